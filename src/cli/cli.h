@@ -1,0 +1,32 @@
+/* cli.h: shared pieces of the superopt command-line tool (src/cli/). */
+#ifndef SUPEROPT_CLI_H
+#define SUPEROPT_CLI_H
+
+#include "../ir/ir.h"
+
+enum { CLI_OK = 0, CLI_USAGE = 1, CLI_BAD_INPUT = 2, CLI_INTERNAL = 3 };
+
+typedef struct cli_command cli_command;
+struct cli_command {
+  const char *name, *summary, *usage;
+  /* argv[0] is the command name; returns the exit status */
+  int (*run)(const cli_command *c, int argc, char **argv);
+};
+
+const cli_command *cli_find(const char *name);
+
+/* Prints "superopt <cmd>: msg" and the usage line; returns CLI_USAGE. */
+int cli_usage_error(const cli_command *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints d and returns the exit status for its code. */
+int cli_report(const ir_diag *d);
+/* Parses a non-negative integer option value; -1 if malformed. */
+long long cli_parse_count(const char *s);
+/* Loads a graph file; prints the error and sets *rc on failure. */
+ir_graph *cli_load(const char *path, int *rc);
+
+int cli_run(const cli_command *c, int argc, char **argv);
+int cli_check(const cli_command *c, int argc, char **argv);
+int cli_print(const cli_command *c, int argc, char **argv);
+
+#endif

@@ -1,0 +1,85 @@
+/* cmd_check.c: `superopt check` (parse, shape-check, counts) and
+ * `superopt print` (canonical form). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void report(const char *path, const ir_graph *g) {
+  int counts[IR_NOPS], nin = 0, nw = 0;
+  int64_t params = 0;
+  ir_op_counts(g, counts);
+  for (int i = 0; i < g->ntensors; i++) {
+    const ir_tensor *t = &g->tensors[i];
+    nin += t->kind == IR_T_INPUT;
+    nw += t->kind == IR_T_WEIGHT;
+    if (t->kind == IR_T_WEIGHT)
+      params += ir_shape_numel(&t->shape);
+  }
+  printf("%s: ok: graph '%s': %d operators, %d inputs, %d weights "
+         "(%" PRId64 " parameters), %d outputs, hash %016" PRIx64 "\n",
+         path, g->name, g->nnodes, nin, nw, params, g->noutputs,
+         ir_graph_hash(g));
+  for (int op = 0; op < IR_NOPS; op++)
+    if (counts[op])
+      printf("  %-16s %d\n", ir_op((ir_opcode)op)->name, counts[op]);
+}
+
+int cli_check(const cli_command *c, int argc, char **argv) {
+  if (argc < 2)
+    return cli_usage_error(c, "expected at least one GRAPH");
+  int rc = CLI_OK;
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-')
+      return cli_usage_error(c, "unknown option '%s'", argv[i]);
+  }
+  for (int i = 1; i < argc; i++) {
+    int r = CLI_OK;
+    ir_graph *g = cli_load(argv[i], &r);
+    if (g)
+      report(argv[i], g);
+    else if (rc == CLI_OK)
+      rc = r;
+    ir_graph_free(g);
+  }
+  return rc;
+}
+
+int cli_print(const cli_command *c, int argc, char **argv) {
+  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                       {0, 0, 0, 0}};
+  const char *out = NULL;
+  int ch;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    if (ch == 'o')
+      out = optarg;
+    else
+      return cli_usage_error(c, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+  }
+  if (argc - optind != 1)
+    return cli_usage_error(c, "expected one GRAPH");
+  int rc = CLI_OK;
+  ir_graph *g = cli_load(argv[optind], &rc);
+  if (!g)
+    return rc;
+  ir_diag d;
+  if (out) {
+    if (ir_write_file(g, out, &d))
+      rc = cli_report(&d);
+  } else {
+    char *s = ir_print(g);
+    if (s)
+      fputs(s, stdout);
+    else
+      rc = CLI_INTERNAL;
+    free(s);
+  }
+  ir_graph_free(g);
+  return rc;
+}

@@ -1,0 +1,45 @@
+/* util.c: helpers shared by the CLI's commands: errors, exit codes, loading. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+int cli_usage_error(const cli_command *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "superopt %s: ", c->name);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(see 'superopt %s --help')\n", c->name);
+  return CLI_USAGE;
+}
+
+int cli_report(const ir_diag *d) {
+  fputs("superopt: ", stderr);
+  ir_diag_print(d, stderr);
+  switch (d->code) {
+  case IR_OK: return CLI_OK;
+  case IR_ERR_NOMEM:
+  case IR_ERR_INTERNAL: return CLI_INTERNAL;
+  default: return CLI_BAD_INPUT;
+  }
+}
+
+long long cli_parse_count(const char *s) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < 0)
+    return -1;
+  return v;
+}
+
+ir_graph *cli_load(const char *path, int *rc) {
+  ir_diag d;
+  ir_graph *g = ir_parse_file(path, &d);
+  if (!g)
+    *rc = cli_report(&d);
+  return g;
+}

@@ -1,0 +1,186 @@
+/* exec.c: the CPU executor's driver: kernel dispatch, value buffers, seeded
+ * random inputs and weights, and running a graph node by node.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "exec.h"
+
+static const ex_kernel kernels[IR_NOPS] = {
+#define OP(ID, name, inputs, params) [IR_OP_##ID] = ex_ref_##name,
+#include "../ir/ops.def"
+#undef OP
+};
+
+ex_kernel ex_kernel_of(ir_opcode op) {
+  return (unsigned)op < IR_NOPS ? kernels[op] : NULL;
+}
+
+ex_values *ex_values_new(const ir_graph *g) {
+  ex_values *v = calloc(1, sizeof *v);
+  if (!v)
+    return NULL;
+  v->n = g->ntensors;
+  v->v = calloc((size_t)g->ntensors + 1, sizeof(float *));
+  if (!v->v) {
+    free(v);
+    return NULL;
+  }
+  return v;
+}
+
+void ex_values_free(ex_values *v) {
+  if (!v)
+    return;
+  for (int i = 0; i < v->n; i++)
+    free(v->v[i]);
+  free(v->v);
+  free(v);
+}
+
+/* ---- random values ------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15u;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return x ^ (x >> 31);
+}
+
+void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
+                    float lo, float hi) {
+  uint64_t base = splitmix64(seed ^ splitmix64(key));
+  for (int64_t i = 0; i < n; i++) {
+    /* 24 random bits -> [0,1) exactly representable in float */
+    float u = (float)(splitmix64(base + (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
+    dst[i] = lo + (hi - lo) * u;
+  }
+}
+
+/* The init hint of the first input slot that reads tensor t. */
+static ir_init_hint first_hint(const ir_graph *g, int t) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    const ir_opinfo *r = ir_op(n->op);
+    for (int k = 0; k < n->nin; k++)
+      if (n->in[k] == t)
+        return r->in_hint[k < r->nnamed ? k : r->nnamed - 1];
+  }
+  return IR_INIT_UNIFORM;
+}
+
+static float fan_in(const ir_shape *s) {
+  if (s->rank == 4)
+    return (float)(s->dim[1] * s->dim[2] * s->dim[3]);
+  if (s->rank >= 2)
+    return (float)s->dim[s->rank - 2];
+  return 1.0f;
+}
+
+static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed) {
+  const ir_tensor *x = &g->tensors[t];
+  int64_t n = ir_shape_numel(&x->shape);
+  uint64_t key = XXH3_64bits(x->name, strlen(x->name));
+  ir_init_hint h = x->kind == IR_T_WEIGHT ? first_hint(g, t) : IR_INIT_UNIFORM;
+  float s = h == IR_INIT_FAN ? 1.0f / sqrtf(fan_in(&x->shape)) : 1.0f;
+  switch (h) {
+  case IR_INIT_POS: ex_random_fill(dst, n, seed, key, 0.5f, 1.5f); break;
+  case IR_INIT_SMALL: ex_random_fill(dst, n, seed, key, -0.1f, 0.1f); break;
+  default: ex_random_fill(dst, n, seed, key, -s, s); break;
+  }
+}
+
+ir_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
+                         ir_diag *d) {
+  for (int t = 0; t < g->ntensors; t++) {
+    const ir_tensor *x = &g->tensors[t];
+    if (x->kind == IR_T_VALUE || v->v[t])
+      continue;
+    size_t n = (size_t)ir_shape_numel(&x->shape);
+    v->v[t] = malloc(sizeof(float) * n);
+    if (!v->v[t])
+      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory for '%s'",
+                         x->name);
+    if (x->data)
+      memcpy(v->v[t], x->data, sizeof(float) * n);
+    else
+      fill_tensor(g, t, v->v[t], seed);
+  }
+  return IR_OK;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+/* Remaining reads of each tensor; outputs get one extra so they survive. */
+static int *use_counts(const ir_graph *g) {
+  int *uses = calloc((size_t)g->ntensors + 1, sizeof(int));
+  if (!uses)
+    return NULL;
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      uses[g->nodes[i].in[k]]++;
+  for (int i = 0; i < g->noutputs; i++)
+    uses[g->outputs[i]]++;
+  return uses;
+}
+
+static ir_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
+                          ir_diag *d) {
+  ex_arg in[64], out[IR_MAX_LIST];
+  for (int k = 0; k < n->nin; k++) {
+    in[k].shape = g->tensors[n->in[k]].shape;
+    in[k].data = v->v[n->in[k]];
+    if (!in[k].data)
+      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
+                         "input '%s' of %s has no value",
+                         g->tensors[n->in[k]].name, ir_op(n->op)->name);
+  }
+  for (int k = 0; k < n->nout; k++) {
+    const ir_tensor *t = &g->tensors[n->out[k]];
+    free(v->v[n->out[k]]);
+    v->v[n->out[k]] = malloc(sizeof(float) * (size_t)ir_shape_numel(&t->shape));
+    if (!v->v[n->out[k]])
+      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory for '%s'",
+                         t->name);
+    out[k].shape = t->shape;
+    out[k].data = v->v[n->out[k]];
+  }
+  ir_status st = kernels[n->op](n, in, out);
+  if (st)
+    return ir_diag_set(d, st, 0, 0, "%s failed: %s", ir_op(n->op)->name,
+                       ir_status_name(st));
+  return IR_OK;
+}
+
+ir_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
+                 ir_diag *d) {
+  int keep = o && o->keep_all;
+#ifdef _OPENMP
+  if (o && o->threads > 0)
+    omp_set_num_threads(o->threads);
+#endif
+  if (v->n != g->ntensors)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "values do not fit the graph");
+  int *uses = keep ? NULL : use_counts(g);
+  if (!keep && !uses)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_status st = IR_OK;
+  for (int i = 0; i < g->nnodes && !st; i++) {
+    const ir_node *n = &g->nodes[i];
+    st = run_node(g, n, v, d);
+    for (int k = 0; uses && k < n->nin; k++) {
+      int t = n->in[k];
+      if (--uses[t] == 0 && g->tensors[t].kind == IR_T_VALUE) {
+        free(v->v[t]);
+        v->v[t] = NULL;
+      }
+    }
+  }
+  free(uses);
+  return st;
+}

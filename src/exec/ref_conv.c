@@ -1,0 +1,369 @@
+/* ref_conv.c: reference kernels of the operators built on windows or matrix
+ * products: conv2d, matmul, avgpool, maxpool, global_avgpool and enlarge.
+ *
+ * conv2d lowers each (batch, group) to one ex_gemm: im2col unrolls the input
+ * windows into a [Cg*kh*kw, OH*OW] matrix B (skipped for a 1x1, stride 1,
+ * unpadded, undilated conv, whose input already is B), the group's weights
+ * [Og, Cg*kh*kw] are A, and C lands directly in the output planes. Threads
+ * split either the gemm (one group) or the (batch, group) pairs (several
+ * groups, each a small gemm); either way each output element is computed by
+ * one thread in a fixed order, so results do not depend on the thread count.
+ * Pooling sums run in double over one window at a time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "exec_int.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- conv2d ------------------------------------------------------------- */
+
+/* Sizes of one conv2d call, from its shapes and attributes. */
+typedef struct conv_geom {
+  int64_t n, c, h, w;     /* input [N,C,H,W] */
+  int64_t o, kh, kw;      /* weights [O,C/groups,kh,kw] */
+  int64_t oh, ow;         /* output [N,O,OH,OW] */
+  int64_t groups, cg, og; /* groups, input and output channels per group */
+  int64_t k, p;           /* gemm depth Cg*kh*kw and width OH*OW */
+  int64_t sh, sw, dh, dw, pt, pl; /* stride, dilation, top and left pad */
+  int pointwise;          /* 1x1, stride 1, no pad, dilation 1: no im2col */
+} conv_geom;
+
+static conv_geom conv_geom_of(const ir_node *n, const ex_arg *in,
+                              const ex_arg *out)
+{
+  const ir_attrs *a = &n->a;
+  conv_geom g;
+  g.n = in[0].shape.dim[0], g.c = in[0].shape.dim[1];
+  g.h = in[0].shape.dim[2], g.w = in[0].shape.dim[3];
+  g.o = in[1].shape.dim[0], g.kh = in[1].shape.dim[2];
+  g.kw = in[1].shape.dim[3];
+  g.oh = out[0].shape.dim[2], g.ow = out[0].shape.dim[3];
+  g.groups = a->groups, g.cg = g.c / g.groups, g.og = g.o / g.groups;
+  g.k = g.cg * g.kh * g.kw, g.p = g.oh * g.ow;
+  g.sh = a->stride[0], g.sw = a->stride[1];
+  g.dh = a->dilation[0], g.dw = a->dilation[1];
+  g.pt = a->pad[0], g.pl = a->pad[1];
+  g.pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
+                a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 &&
+                a->pad[3] == 0;
+  return g;
+}
+
+/* One row of the im2col matrix: input channel plane x at window offset
+ * (ky, kx), for every output position. */
+static void im2col_row(const conv_geom *g, const float *x, int64_t ky,
+                       int64_t kx, float *row)
+{
+  for (int64_t oy = 0; oy < g->oh; oy++) {
+    int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+    float *r = row + oy * g->ow;
+    if (iy < 0 || iy >= g->h) {
+      memset(r, 0, (size_t)g->ow * sizeof(float));
+      continue;
+    }
+    const float *xr = x + iy * g->w;
+    for (int64_t ox = 0; ox < g->ow; ox++) {
+      int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+      r[ox] = ix >= 0 && ix < g->w ? xr[ix] : 0.0f;
+    }
+  }
+}
+
+/* col[Cg*kh*kw, OH*OW] from the Cg channel planes starting at x. */
+static void im2col(const conv_geom *g, const float *x, float *col, int par)
+{
+  int64_t khw = g->kh * g->kw;
+  (void)par;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (par && g->k * g->p >= EX_PAR_MIN)
+#endif
+  for (int64_t r = 0; r < g->k; r++) {
+    const float *plane = x + r / khw * g->h * g->w;
+    int64_t ky = r % khw / g->kw, kx = r % g->kw;
+    im2col_row(g, plane, ky, kx, col + r * g->p);
+  }
+}
+
+/* Output planes of group gi of batch b = weights x (im2col of the input).
+ * col is scratch of g->k * g->p floats (unused when pointwise). */
+static void conv_pair(const conv_geom *g, const float *x, const float *w,
+                      float *y, int64_t b, int64_t gi, float *col, int par)
+{
+  const float *xs = x + (b * g->c + gi * g->cg) * g->h * g->w;
+  const float *bm = xs;
+  if (!g->pointwise) {
+    im2col(g, xs, col, par);
+    bm = col;
+  }
+  float *ys = y + (b * g->o + gi * g->og) * g->p;
+  ex_gemm(g->og, g->p, g->k, w + gi * g->og * g->k, g->k, bm, g->p, ys, g->p,
+          0);
+}
+
+/* One group: pairs in order, threads inside im2col and the gemm. */
+static ir_status conv_serial(const conv_geom *g, const float *x,
+                             const float *w, float *y)
+{
+  float *col = NULL;
+  if (!g->pointwise) {
+    col = malloc((size_t)(g->k * g->p) * sizeof(float));
+    if (!col)
+      return IR_ERR_NOMEM;
+  }
+  for (int64_t b = 0; b < g->n; b++)
+    for (int64_t gi = 0; gi < g->groups; gi++)
+      conv_pair(g, x, w, y, b, gi, col, 1);
+  free(col);
+  return IR_OK;
+}
+
+static int max_threads(void)
+{
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+static int thread_num(void)
+{
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+/* Several groups: threads take whole (batch, group) pairs, each with its
+ * own im2col scratch; the gemm inside runs on its thread alone. */
+static ir_status conv_pairs_parallel(const conv_geom *g, const float *x,
+                                     const float *w, float *y)
+{
+  int nt = max_threads();
+  size_t per = g->pointwise ? 0 : (size_t)(g->k * g->p);
+  float *col = NULL;
+  if (per) {
+    col = malloc((size_t)nt * per * sizeof(float));
+    if (!col)
+      return IR_ERR_NOMEM;
+  }
+  int64_t npairs = g->n * g->groups;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+  for (int64_t i = 0; i < npairs; i++) {
+    float *mine = col ? col + (size_t)thread_num() * per : NULL;
+    conv_pair(g, x, w, y, i / g->groups, i % g->groups, mine, 0);
+  }
+  free(col);
+  return IR_OK;
+}
+
+/* y[b, o, :, :] += bias[o] for every output plane. */
+static void add_channel_bias(float *y, const float *bias, int64_t n,
+                             int64_t c, int64_t len)
+{
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n * c * len >= EX_PAR_MIN)
+#endif
+  for (int64_t pl = 0; pl < n * c; pl++) {
+    float bv = bias[pl % c], *p = y + pl * len;
+    for (int64_t i = 0; i < len; i++)
+      p[i] += bv;
+  }
+}
+
+ir_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  conv_geom g = conv_geom_of(n, in, out);
+  ir_status st;
+  if (g.groups > 1)
+    st = conv_pairs_parallel(&g, in[0].data, in[1].data, out[0].data);
+  else
+    st = conv_serial(&g, in[0].data, in[1].data, out[0].data);
+  if (st != IR_OK)
+    return st;
+  if (n->nin > 2)
+    add_channel_bias(out[0].data, in[2].data, g.n, g.o, g.p);
+  ex_activate(out[0].data, ir_shape_numel(&out[0].shape), n->a.act);
+  return IR_OK;
+}
+
+/* ---- matmul ------------------------------------------------------------- */
+
+/* Batched product with b of a's rank: one gemm per batch. Small products
+ * are spread over threads by batch, large ones by the gemm itself. */
+static void matmul_batched(int64_t batch, int64_t m, int64_t nn, int64_t k,
+                           const float *a, const float *b, float *y)
+{
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (batch > 1 && m * nn * k < EX_PAR_MIN * 4)
+#endif
+  for (int64_t i = 0; i < batch; i++)
+    ex_gemm(m, nn, k, a + i * m * k, k, b + i * k * nn, nn, y + i * m * nn,
+            nn, 0);
+}
+
+/* a [...,M,K] x b [K,N] or [...,K,N], + bias [N], then act. */
+ir_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  const ir_shape *as = &in[0].shape;
+  int64_t m = as->dim[as->rank - 2], k = as->dim[as->rank - 1];
+  int64_t nn = ex_last_dim(&out[0].shape);
+  int64_t batch = m * k > 0 ? ir_shape_numel(as) / (m * k) : 0;
+  float *y = out[0].data;
+  if (in[1].shape.rank == 2) /* shared b: the batches stack into rows */
+    ex_gemm(batch * m, nn, k, in[0].data, k, in[1].data, nn, y, nn, 0);
+  else
+    matmul_batched(batch, m, nn, k, in[0].data, in[1].data, y);
+  if (n->nin > 2) {
+    const float *bias = in[2].data;
+    for (int64_t r = 0; r < batch * m; r++)
+      for (int64_t j = 0; j < nn; j++)
+        y[r * nn + j] += bias[j];
+  }
+  ex_activate(y, batch * m * nn, n->a.act);
+  return IR_OK;
+}
+
+/* ---- pooling ------------------------------------------------------------ */
+
+/* Window geometry of a pool: kernel, stride, top/left pad, sizes. */
+typedef struct pool_geom {
+  int64_t kh, kw, sh, sw, pt, pl;
+  int64_t h, w, oh, ow, planes;
+} pool_geom;
+
+static pool_geom pool_geom_of(const ir_node *n, const ex_arg *in,
+                              const ex_arg *out)
+{
+  pool_geom g;
+  g.kh = n->a.kernel[0], g.kw = n->a.kernel[1];
+  g.sh = n->a.stride[0], g.sw = n->a.stride[1];
+  g.pt = n->a.pad[0], g.pl = n->a.pad[1];
+  g.h = in[0].shape.dim[2], g.w = in[0].shape.dim[3];
+  g.oh = out[0].shape.dim[2], g.ow = out[0].shape.dim[3];
+  g.planes = in[0].shape.dim[0] * in[0].shape.dim[1];
+  return g;
+}
+
+/* The part of window (oy, ox) inside the unpadded input: [y0,y1) x [x0,x1). */
+typedef struct window {
+  int64_t y0, y1, x0, x1;
+} window;
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+static window window_at(const pool_geom *g, int64_t oy, int64_t ox)
+{
+  int64_t y = oy * g->sh - g->pt, x = ox * g->sw - g->pl;
+  window r = {clamp64(y, 0, g->h), clamp64(y + g->kh, 0, g->h),
+              clamp64(x, 0, g->w), clamp64(x + g->kw, 0, g->w)};
+  return r;
+}
+
+/* Mean of one window; an all-padding window (count 0, possible only with
+ * count_include_pad=0 and pads of a kernel's size) gives 0. */
+static float avg_window(const pool_geom *g, const float *x, window r,
+                        int include_pad)
+{
+  double sum = 0.0;
+  for (int64_t y = r.y0; y < r.y1; y++)
+    for (int64_t xx = r.x0; xx < r.x1; xx++)
+      sum += x[y * g->w + xx];
+  int64_t count = include_pad ? g->kh * g->kw : (r.y1 - r.y0) * (r.x1 - r.x0);
+  return count > 0 ? (float)(sum / (double)count) : 0.0f;
+}
+
+/* Max of one window, padding excluded; an all-padding window gives 0. */
+static float max_window(const pool_geom *g, const float *x, window r)
+{
+  if (r.y0 >= r.y1 || r.x0 >= r.x1)
+    return 0.0f;
+  float m = x[r.y0 * g->w + r.x0];
+  for (int64_t y = r.y0; y < r.y1; y++)
+    for (int64_t xx = r.x0; xx < r.x1; xx++)
+      m = x[y * g->w + xx] > m ? x[y * g->w + xx] : m;
+  return m;
+}
+
+/* Pools every plane; is_max selects max, else mean (with include_pad). */
+static void pool(const pool_geom *g, const float *x, float *y, int is_max,
+                 int include_pad)
+{
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (g->planes * g->h * g->w >= EX_PAR_MIN)
+#endif
+  for (int64_t p = 0; p < g->planes; p++) {
+    const float *xp = x + p * g->h * g->w;
+    float *yp = y + p * g->oh * g->ow;
+    for (int64_t oy = 0; oy < g->oh; oy++)
+      for (int64_t ox = 0; ox < g->ow; ox++) {
+        window r = window_at(g, oy, ox);
+        yp[oy * g->ow + ox] = is_max ? max_window(g, xp, r)
+                                     : avg_window(g, xp, r, include_pad);
+      }
+  }
+}
+
+ir_status ex_ref_avgpool(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  pool_geom g = pool_geom_of(n, in, out);
+  pool(&g, in[0].data, out[0].data, 0, n->a.count_include_pad);
+  return IR_OK;
+}
+
+ir_status ex_ref_maxpool(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  pool_geom g = pool_geom_of(n, in, out);
+  pool(&g, in[0].data, out[0].data, 1, 0);
+  return IR_OK;
+}
+
+/* [N,C,H,W] -> [N,C,1,1]: the mean of each plane. */
+ir_status ex_ref_global_avgpool(const ir_node *n, const ex_arg *in,
+                                ex_arg *out)
+{
+  (void)n;
+  const ir_shape *s = &in[0].shape;
+  int64_t planes = s->dim[0] * s->dim[1], len = s->dim[2] * s->dim[3];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (planes * len >= EX_PAR_MIN)
+#endif
+  for (int64_t p = 0; p < planes; p++) {
+    const float *x = in[0].data + p * len;
+    double sum = 0.0;
+    for (int64_t i = 0; i < len; i++)
+      sum += x[i];
+    out[0].data[p] = (float)(sum / (double)len);
+  }
+  return IR_OK;
+}
+
+/* ---- enlarge ------------------------------------------------------------ */
+
+/* w [O,I,h,w] -> [O,I,KH,KW]: w centred in zeros. */
+ir_status ex_ref_enlarge(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  const ir_shape *s = &in[0].shape, *os = &out[0].shape;
+  int64_t planes = s->dim[0] * s->dim[1], h = s->dim[2], w = s->dim[3];
+  int64_t kh = os->dim[2], kw = os->dim[3];
+  int64_t oy = (kh - h) / 2, ox = (kw - w) / 2;
+  memset(out[0].data, 0, (size_t)(planes * kh * kw) * sizeof(float));
+  for (int64_t p = 0; p < planes; p++)
+    for (int64_t y = 0; y < h; y++)
+      memcpy(out[0].data + (p * kh + oy + y) * kw + ox,
+             in[0].data + (p * h + y) * w, (size_t)w * sizeof(float));
+  return IR_OK;
+}

@@ -1,0 +1,293 @@
+/* ref_ew.c: reference kernels of the element-wise and normalisation
+ * operators: ewadd/ewsub/ewmul/ewdiv (NumPy broadcasting), smul, the
+ * activations, clip, batchnorm, softmax and layernorm.
+ *
+ * Every output element is computed by one thread; reductions (softmax sums,
+ * layernorm moments) run in double over one line at a time, so the thread
+ * count never changes a result.
+ */
+#include <math.h>
+
+#include "exec.h"
+#include "exec_int.h"
+
+/* ---- binary element-wise with broadcasting ----------------------------- */
+
+typedef enum ew_op { EW_ADD, EW_SUB, EW_MUL, EW_DIV } ew_op;
+
+/* o[j] = a[j*sa] op b[j*sb] for j < n. */
+static void ew_line(ew_op op, const float *a, int64_t sa, const float *b,
+                    int64_t sb, float *o, int64_t n)
+{
+  switch (op) {
+  case EW_ADD:
+    for (int64_t j = 0; j < n; j++)
+      o[j] = a[j * sa] + b[j * sb];
+    break;
+  case EW_SUB:
+    for (int64_t j = 0; j < n; j++)
+      o[j] = a[j * sa] - b[j * sb];
+    break;
+  case EW_MUL:
+    for (int64_t j = 0; j < n; j++)
+      o[j] = a[j * sa] * b[j * sb];
+    break;
+  case EW_DIV:
+    for (int64_t j = 0; j < n; j++)
+      o[j] = a[j * sa] / b[j * sb];
+    break;
+  }
+}
+
+/* Strides of x seen through the output shape o: x is aligned at o's last
+ * dimension, and a missing or size-1 dimension broadcasts (stride 0). */
+static void bcast_strides(const ir_shape *x, const ir_shape *o,
+                          int64_t st[IR_MAX_RANK])
+{
+  int64_t xst[IR_MAX_RANK];
+  ex_strides(x, xst);
+  int shift = o->rank - x->rank;
+  for (int i = 0; i < o->rank; i++) {
+    int xi = i - shift;
+    st[i] = xi >= 0 && x->dim[xi] != 1 ? xst[xi] : 0;
+  }
+}
+
+/* Same shapes: one flat line, cut into chunks for the threads. */
+static void ew_flat(ew_op op, const float *a, const float *b, float *o,
+                    int64_t n)
+{
+  const int64_t chunk = 1 << 14;
+  int64_t nchunks = (n + chunk - 1) / chunk;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n >= EX_PAR_MIN)
+#endif
+  for (int64_t c = 0; c < nchunks; c++) {
+    int64_t lo = c * chunk, len = n - lo < chunk ? n - lo : chunk;
+    ew_line(op, a + lo, 1, b + lo, 1, o + lo, len);
+  }
+}
+
+/* out = a op b with broadcasting, one output row at a time. */
+static ir_status ew_binary(ew_op op, const ex_arg *in, ex_arg *out)
+{
+  const ir_shape *os = &out[0].shape;
+  int64_t n = ir_shape_numel(os);
+  if (ir_shape_eq(&in[0].shape, os) && ir_shape_eq(&in[1].shape, os)) {
+    ew_flat(op, in[0].data, in[1].data, out[0].data, n);
+    return IR_OK;
+  }
+  int64_t sa[IR_MAX_RANK] = {0}, sb[IR_MAX_RANK] = {0};
+  bcast_strides(&in[0].shape, os, sa);
+  bcast_strides(&in[1].shape, os, sb);
+  int nd = os->rank > 0 ? os->rank - 1 : 0;
+  int64_t len = ex_last_dim(os), rows = ex_rows(os);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n >= EX_PAR_MIN)
+#endif
+  for (int64_t r = 0; r < rows; r++) {
+    const float *a = in[0].data + ex_row_offset(r, os->dim, sa, nd);
+    const float *b = in[1].data + ex_row_offset(r, os->dim, sb, nd);
+    ew_line(op, a, sa[nd], b, sb[nd], out[0].data + r * len, len);
+  }
+  return IR_OK;
+}
+
+ir_status ex_ref_ewadd(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  return ew_binary(EW_ADD, in, out);
+}
+
+ir_status ex_ref_ewsub(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  return ew_binary(EW_SUB, in, out);
+}
+
+ir_status ex_ref_ewmul(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  return ew_binary(EW_MUL, in, out);
+}
+
+ir_status ex_ref_ewdiv(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  return ew_binary(EW_DIV, in, out);
+}
+
+/* ---- unary ------------------------------------------------------------- */
+
+ir_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  int64_t len = ir_shape_numel(&out[0].shape);
+  const float *x = in[0].data;
+  float s = in[1].data[0], *o = out[0].data;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (len >= EX_PAR_MIN)
+#endif
+  for (int64_t i = 0; i < len; i++)
+    o[i] = x[i] * s;
+  return IR_OK;
+}
+
+/* out = act(x): a copy, then the activation in place. */
+static ir_status unary_act(const ex_arg *in, ex_arg *out, int act)
+{
+  int64_t len = ir_shape_numel(&out[0].shape);
+  const float *x = in[0].data;
+  float *o = out[0].data;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (len >= EX_PAR_MIN)
+#endif
+  for (int64_t i = 0; i < len; i++)
+    o[i] = x[i];
+  ex_activate(o, len, act);
+  return IR_OK;
+}
+
+ir_status ex_ref_relu(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  return unary_act(in, out, IR_ACT_RELU);
+}
+
+ir_status ex_ref_sigmoid(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  return unary_act(in, out, IR_ACT_SIGMOID);
+}
+
+ir_status ex_ref_tanh(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  return unary_act(in, out, IR_ACT_TANH);
+}
+
+ir_status ex_ref_gelu(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  return unary_act(in, out, IR_ACT_GELU);
+}
+
+/* min(max(x, lo), hi); a NaN stays NaN. */
+ir_status ex_ref_clip(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  int64_t len = ir_shape_numel(&out[0].shape);
+  const float *x = in[0].data;
+  float *o = out[0].data, lo = n->a.lo, hi = n->a.hi;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (len >= EX_PAR_MIN)
+#endif
+  for (int64_t i = 0; i < len; i++) {
+    float v = x[i] < lo ? lo : x[i];
+    o[i] = v > hi ? hi : v;
+  }
+  return IR_OK;
+}
+
+/* ---- normalisations ---------------------------------------------------- */
+
+/* x [N,C,...]: (x - mean) / sqrt(var + eps) * scale + bias per channel. */
+ir_status ex_ref_batchnorm(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  const ir_shape *s = &in[0].shape;
+  int64_t c = s->dim[1], planes = s->dim[0] * c;
+  int64_t len = planes > 0 ? ir_shape_numel(s) / planes : 0;
+  const float *scale = in[1].data, *bias = in[2].data;
+  const float *mean = in[3].data, *var = in[4].data;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (planes * len >= EX_PAR_MIN)
+#endif
+  for (int64_t p = 0; p < planes; p++) {
+    int64_t ch = p % c;
+    float m = mean[ch], d = sqrtf(var[ch] + n->a.eps);
+    float g = scale[ch], b = bias[ch];
+    const float *x = in[0].data + p * len;
+    float *o = out[0].data + p * len;
+    for (int64_t i = 0; i < len; i++)
+      o[i] = (x[i] - m) / d * g + b;
+  }
+  return IR_OK;
+}
+
+/* Softmax of the len elements x[0], x[st], x[2*st], ... into o likewise. */
+static void softmax_line(const float *x, float *o, int64_t len, int64_t st)
+{
+  float mx = x[0];
+  for (int64_t i = 1; i < len; i++)
+    mx = x[i * st] > mx ? x[i * st] : mx;
+  double sum = 0.0;
+  for (int64_t i = 0; i < len; i++) {
+    float e = expf(x[i * st] - mx);
+    o[i * st] = e;
+    sum += e;
+  }
+  for (int64_t i = 0; i < len; i++)
+    o[i * st] = (float)(o[i * st] / sum);
+}
+
+ir_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  const ir_shape *s = &in[0].shape;
+  int axis = n->a.axis;
+  int64_t len = s->dim[axis], inner = 1, outer = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= s->dim[i];
+  for (int i = axis + 1; i < s->rank; i++)
+    inner *= s->dim[i];
+  int64_t lines = outer * inner;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (lines * len >= EX_PAR_MIN)
+#endif
+  for (int64_t l = 0; l < lines; l++) {
+    int64_t off = l / inner * len * inner + l % inner;
+    softmax_line(in[0].data + off, out[0].data + off, len, inner);
+  }
+  return IR_OK;
+}
+
+/* Normalises one row x[0..len-1] into o, then * gamma + beta if given. */
+static void layernorm_row(const float *x, float *o, int64_t len, float eps,
+                          const float *gamma, const float *beta)
+{
+  double mean = 0.0, var = 0.0;
+  for (int64_t i = 0; i < len; i++)
+    mean += x[i];
+  mean /= (double)len;
+  for (int64_t i = 0; i < len; i++)
+    var += (x[i] - mean) * (x[i] - mean);
+  var /= (double)len;
+  double inv = 1.0 / sqrt(var + eps);
+  for (int64_t i = 0; i < len; i++) {
+    double y = (x[i] - mean) * inv;
+    if (gamma)
+      y *= gamma[i];
+    if (beta)
+      y += beta[i];
+    o[i] = (float)y;
+  }
+}
+
+ir_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  const ir_shape *s = &in[0].shape;
+  int64_t len = 1, rows = 1;
+  for (int i = 0; i < s->rank; i++) {
+    if (i < n->a.axis)
+      rows *= s->dim[i];
+    else
+      len *= s->dim[i];
+  }
+  const float *gamma = n->nin > 1 ? in[1].data : NULL;
+  const float *beta = n->nin > 2 ? in[2].data : NULL;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * len >= EX_PAR_MIN)
+#endif
+  for (int64_t r = 0; r < rows; r++)
+    layernorm_row(in[0].data + r * len, out[0].data + r * len, len,
+                  n->a.eps, gamma, beta);
+  return IR_OK;
+}

@@ -1,0 +1,201 @@
+/* ref_shape.c: reference kernels of the operators that move data without
+ * arithmetic (concat, split, transpose, reshape, pad, slice) and of the
+ * constant generators (const_iconv, const_imm, const_ones, const_pool).
+ *
+ * Most work row by row: a row of the output (all dimensions but the last
+ * fixed) maps to a run of the input found by ex_row_offset, copied with
+ * memcpy or, for a transpose, gathered with the input's stride.
+ */
+#include <string.h>
+
+#include "exec.h"
+#include "exec_int.h"
+
+/* Elements in dims axis+1..rank-1 of s. */
+static int64_t inner_size(const ir_shape *s, int axis)
+{
+  int64_t n = 1;
+  for (int i = axis + 1; i < s->rank; i++)
+    n *= s->dim[i];
+  return n;
+}
+
+/* Elements in dims 0..axis-1 of s. */
+static int64_t outer_size(const ir_shape *s, int axis)
+{
+  int64_t n = 1;
+  for (int i = 0; i < axis; i++)
+    n *= s->dim[i];
+  return n;
+}
+
+static void copy_floats(float *dst, const float *src, int64_t n)
+{
+  if (n > 0 && dst != src)
+    memmove(dst, src, (size_t)n * sizeof(float));
+}
+
+static void fill_floats(float *dst, float v, int64_t n)
+{
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = v;
+}
+
+/* ---- concat and split ---------------------------------------------------- */
+
+/* Each outer index of the output takes one block from every input, in order. */
+ir_status ex_ref_concat(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  int axis = n->a.axis;
+  const ir_shape *os = &out[0].shape;
+  int64_t outer = outer_size(os, axis), inner = inner_size(os, axis);
+  int64_t orow = os->dim[axis] * inner;
+  for (int64_t o = 0; o < outer; o++) {
+    float *dst = out[0].data + o * orow;
+    for (int i = 0; i < n->nin; i++) {
+      int64_t len = in[i].shape.dim[axis] * inner;
+      copy_floats(dst, in[i].data + o * len, len);
+      dst += len;
+    }
+  }
+  return IR_OK;
+}
+
+/* The inverse of concat: output i's sizes come from its shape. */
+ir_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  int axis = n->a.axis;
+  const ir_shape *s = &in[0].shape;
+  int64_t outer = outer_size(s, axis), inner = inner_size(s, axis);
+  int64_t irow = s->dim[axis] * inner;
+  for (int64_t o = 0; o < outer; o++) {
+    const float *src = in[0].data + o * irow;
+    for (int i = 0; i < n->nout; i++) {
+      int64_t len = out[i].shape.dim[axis] * inner;
+      copy_floats(out[i].data + o * len, src, len);
+      src += len;
+    }
+  }
+  return IR_OK;
+}
+
+/* ---- transpose and reshape ------------------------------------------------ */
+
+/* out.dim[i] = x.dim[perm[i]]: each output row gathers with the stride of
+ * input dimension perm[r-1]. */
+ir_status ex_ref_transpose(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  const ir_shape *os = &out[0].shape;
+  int r = os->rank;
+  if (r < 2) {
+    copy_floats(out[0].data, in[0].data, ir_shape_numel(os));
+    return IR_OK;
+  }
+  int64_t ist[IR_MAX_RANK], pst[IR_MAX_RANK];
+  ex_strides(&in[0].shape, ist);
+  for (int i = 0; i < r; i++)
+    pst[i] = ist[n->a.list[i]];
+  int64_t len = ex_last_dim(os), rows = ex_rows(os), step = pst[r - 1];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * len >= EX_PAR_MIN)
+#endif
+  for (int64_t row = 0; row < rows; row++) {
+    const float *src = in[0].data + ex_row_offset(row, os->dim, pst, r - 1);
+    float *dst = out[0].data + row * len;
+    for (int64_t j = 0; j < len; j++)
+      dst[j] = src[j * step];
+  }
+  return IR_OK;
+}
+
+ir_status ex_ref_reshape(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n;
+  copy_floats(out[0].data, in[0].data, ir_shape_numel(&out[0].shape));
+  return IR_OK;
+}
+
+/* ---- pad and slice ------------------------------------------------------- */
+
+/* Fills with value, then copies each input row to its place: before-pads
+ * a.list[0..r-1] shift every coordinate. */
+ir_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  const ir_shape *s = &in[0].shape, *os = &out[0].shape;
+  int r = s->rank;
+  fill_floats(out[0].data, n->a.value, ir_shape_numel(os));
+  if (r == 0) {
+    out[0].data[0] = in[0].data[0];
+    return IR_OK;
+  }
+  int64_t ost[IR_MAX_RANK], base = 0;
+  ex_strides(os, ost);
+  for (int i = 0; i < r; i++)
+    base += n->a.list[i] * ost[i];
+  int64_t len = ex_last_dim(s), rows = ex_rows(s);
+  for (int64_t row = 0; row < rows; row++)
+    copy_floats(out[0].data + base + ex_row_offset(row, s->dim, ost, r - 1),
+                in[0].data + row * len, len);
+  return IR_OK;
+}
+
+/* out = x[starts[i]:ends[i]] in every dimension (a.list, a.list2). */
+ir_status ex_ref_slice(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  const ir_shape *os = &out[0].shape;
+  int r = os->rank;
+  if (r == 0) {
+    out[0].data[0] = in[0].data[0];
+    return IR_OK;
+  }
+  int64_t ist[IR_MAX_RANK], base = 0;
+  ex_strides(&in[0].shape, ist);
+  for (int i = 0; i < r; i++)
+    base += n->a.list[i] * ist[i];
+  int64_t len = ex_last_dim(os), rows = ex_rows(os);
+  for (int64_t row = 0; row < rows; row++)
+    copy_floats(out[0].data + row * len,
+                in[0].data + base + ex_row_offset(row, os->dim, ist, r - 1),
+                len);
+  return IR_OK;
+}
+
+/* ---- constants ------------------------------------------------------------ */
+
+/* [O,I,kh,kw]: 1 at [o, o mod I, kh/2, kw/2], else 0. */
+ir_status ex_ref_const_iconv(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n, (void)in;
+  const ir_shape *s = &out[0].shape;
+  int64_t o = s->dim[0], ci = s->dim[1], kh = s->dim[2], kw = s->dim[3];
+  fill_floats(out[0].data, 0.0f, ir_shape_numel(s));
+  for (int64_t i = 0; i < o; i++)
+    out[0].data[((i * ci + i % ci) * kh + kh / 2) * kw + kw / 2] = 1.0f;
+  return IR_OK;
+}
+
+/* [n,n]: the identity matrix. */
+ir_status ex_ref_const_imm(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n, (void)in;
+  int64_t d = out[0].shape.dim[0];
+  fill_floats(out[0].data, 0.0f, d * d);
+  for (int64_t i = 0; i < d; i++)
+    out[0].data[i * d + i] = 1.0f;
+  return IR_OK;
+}
+
+ir_status ex_ref_const_ones(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n, (void)in;
+  fill_floats(out[0].data, 1.0f, ir_shape_numel(&out[0].shape));
+  return IR_OK;
+}
+
+/* [C,1,kh,kw] of ones: as a depthwise kernel, an unnormalised sum pool. */
+ir_status ex_ref_const_pool(const ir_node *n, const ex_arg *in, ex_arg *out)
+{
+  (void)n, (void)in;
+  fill_floats(out[0].data, 1.0f, ir_shape_numel(&out[0].shape));
+  return IR_OK;
+}

@@ -1,0 +1,74 @@
+/* arena.c: bump allocator for memory that lives and dies with one graph.
+ *
+ * Blocks are chained; ir_arena_free releases them all at once. Allocations
+ * are zeroed and 16-byte aligned. Large requests get a block of their own.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+#define ARENA_BLOCK (64 * 1024)
+
+typedef struct block {
+  struct block *next;
+  size_t used, size;
+  _Alignas(16) unsigned char mem[];
+} block;
+
+struct ir_arena {
+  block *head;
+};
+
+ir_arena *ir_arena_new(void) { return calloc(1, sizeof(ir_arena)); }
+
+static block *block_new(size_t size) {
+  block *b = malloc(sizeof(block) + size);
+  if (!b)
+    return NULL;
+  b->next = NULL;
+  b->used = 0;
+  b->size = size;
+  return b;
+}
+
+void *ir_arena_alloc(ir_arena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (n == 0)
+    n = 16;
+  block *b = a->head;
+  if (!b || b->size - b->used < n) {
+    b = block_new(n > ARENA_BLOCK / 4 ? n : ARENA_BLOCK);
+    if (!b)
+      return NULL;
+    if (n > ARENA_BLOCK / 4 && a->head) {
+      /* a big block goes second, so the current block keeps serving */
+      b->next = a->head->next;
+      a->head->next = b;
+    } else {
+      b->next = a->head;
+      a->head = b;
+    }
+  }
+  void *p = b->mem + b->used;
+  b->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+char *ir_arena_strndup(ir_arena *a, const char *s, size_t n) {
+  char *p = ir_arena_alloc(a, n + 1);
+  if (p)
+    memcpy(p, s, n);
+  return p;
+}
+
+void ir_arena_free(ir_arena *a) {
+  if (!a)
+    return;
+  for (block *b = a->head, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  free(a);
+}

@@ -1,0 +1,385 @@
+/* graph.c: building graphs, checking their invariants, cloning, hashing.
+ *
+ * ir_add_tensor / ir_add_node / ir_add_output are the only ways a graph
+ * grows; ir_add_node runs the operator's shape rule first, so a graph built
+ * through them is shape-correct and topologically ordered by construction.
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "ir_int.h"
+
+static_assert(sizeof(ir_attrs) == 88 + 2 * 8 * IR_MAX_LIST,
+              "ir_attrs must have no padding bytes (it is hashed as bytes)");
+
+/* ---- shapes ------------------------------------------------------------- */
+
+int64_t ir_shape_numel(const ir_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++)
+    n *= s->dim[i];
+  return n;
+}
+
+int ir_shape_eq(const ir_shape *a, const ir_shape *b) {
+  if (a->rank != b->rank)
+    return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dim[i] != b->dim[i])
+      return 0;
+  return 1;
+}
+
+char *ir_shape_str(const ir_shape *s, char *buf, size_t n) {
+  size_t k = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < s->rank && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld",
+                          (long long)s->dim[i]);
+  if (k < n)
+    snprintf(buf + k, n - k, "]");
+  return buf;
+}
+
+ir_shape ir_shape_make(int rank, const int64_t *dims) {
+  ir_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = rank;
+  for (int i = 0; i < rank; i++)
+    s.dim[i] = dims[i];
+  return s;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+int ir_name_start(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+int ir_name_char(int c) {
+  return ir_name_start(c) || (c >= '0' && c <= '9') || c == '.' || c == '/' ||
+         c == '-';
+}
+
+int ir_name_ok(const char *s, size_t len) {
+  if (len == 0 || !ir_name_start((unsigned char)s[0]))
+    return 0;
+  for (size_t i = 1; i < len; i++)
+    if (!ir_name_char((unsigned char)s[i]))
+      return 0;
+  return 1;
+}
+
+/* ---- building ----------------------------------------------------------- */
+
+ir_graph *ir_graph_new(const char *name) {
+  ir_arena *a = ir_arena_new();
+  ir_graph *g = a ? ir_arena_alloc(a, sizeof *g) : NULL;
+  if (!g) {
+    ir_arena_free(a);
+    return NULL;
+  }
+  g->arena = a;
+  g->name = ir_arena_strndup(a, name ? name : "", name ? strlen(name) : 0);
+  if (!g->name) {
+    ir_arena_free(a);
+    return NULL;
+  }
+  return g;
+}
+
+void ir_graph_free(ir_graph *g) {
+  if (g)
+    ir_arena_free(g->arena);
+}
+
+/* Makes room for one more element in an arena-backed array. */
+static int grow(ir_arena *a, void **arr, int32_t n, int32_t *cap, size_t elem) {
+  if (n < *cap)
+    return 0;
+  int32_t ncap = *cap ? *cap * 2 : 16;
+  void *p = ir_arena_alloc(a, elem * (size_t)ncap);
+  if (!p)
+    return -1;
+  if (n)
+    memcpy(p, *arr, elem * (size_t)n);
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+int ir_find_tensor(const ir_graph *g, const char *name) {
+  for (int i = 0; i < g->ntensors; i++)
+    if (strcmp(g->tensors[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+/* Appends a tensor; name must be unique (checked) and valid. */
+static int new_tensor(ir_graph *g, const char *name, ir_tkind kind,
+                      const ir_shape *s, ir_diag *d) {
+  if (!ir_name_ok(name, strlen(name)))
+    return ir_diag_set(d, IR_ERR_SYNTAX, 0, 0, "'%s' is not a valid name", name),
+           -1;
+  int prev = ir_find_tensor(g, name);
+  if (prev >= 0) {
+    if (g->tensors[prev].line > 0)
+      ir_diag_set(d, IR_ERR_DUPLICATE, 0, 0,
+                  "duplicate name '%s' (first defined at line %d)", name,
+                  g->tensors[prev].line);
+    else
+      ir_diag_set(d, IR_ERR_DUPLICATE, 0, 0, "duplicate name '%s'", name);
+    return -1;
+  }
+  if (grow(g->arena, (void **)&g->tensors, g->ntensors, &g->captensors,
+           sizeof(ir_tensor)))
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+  ir_tensor *t = &g->tensors[g->ntensors];
+  memset(t, 0, sizeof *t);
+  t->name = ir_arena_strndup(g->arena, name, strlen(name));
+  if (!t->name)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+  t->kind = kind;
+  t->shape = *s;
+  t->node = -1;
+  return g->ntensors++;
+}
+
+int ir_add_tensor(ir_graph *g, const char *name, ir_tkind kind,
+                  const ir_shape *s, ir_diag *d) {
+  if (kind == IR_T_VALUE || s->rank < 0 || s->rank > IR_MAX_RANK)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad tensor declaration"), -1;
+  for (int i = 0; i < s->rank; i++)
+    if (s->dim[i] < 1)
+      return ir_diag_set(d, IR_ERR_SHAPE, 0, 0,
+                         "dimensions must be positive, got %lld in '%s'",
+                         (long long)s->dim[i], name),
+             -1;
+  return new_tensor(g, name, kind, s, d);
+}
+
+/* An unused automatic name for output slot of a new tensor. */
+static void auto_name(const ir_graph *g, char *buf, size_t n) {
+  int k = g->ntensors;
+  do
+    snprintf(buf, n, "t%d", k++);
+  while (ir_find_tensor(g, buf) >= 0);
+}
+
+int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
+                const ir_attrs *a, const char *const *outnames, ir_diag *d) {
+  const ir_shape *ins[64];
+  ir_shape outs[IR_MAX_LIST];
+  if ((unsigned)op >= IR_NOPS || nin < 0 || nin > 64)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad node"), -1;
+  for (int i = 0; i < nin; i++) {
+    if (in[i] < 0 || in[i] >= g->ntensors)
+      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad tensor index %d", in[i]),
+             -1;
+    ins[i] = &g->tensors[in[i]].shape;
+  }
+  ir_attrs attrs = *a;
+  if (ir_infer(op, &attrs, ins, nin, outs, d))
+    return -1;
+  int nout = ir_op_nout(op, &attrs);
+  int32_t ntensors0 = g->ntensors;
+  if (grow(g->arena, (void **)&g->nodes, g->nnodes, &g->capnodes,
+           sizeof(ir_node)))
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+  ir_node *n = &g->nodes[g->nnodes];
+  memset(n, 0, sizeof *n);
+  n->op = op;
+  n->a = attrs;
+  n->nin = nin;
+  n->nout = nout;
+  n->in = ir_arena_alloc(g->arena, sizeof(int32_t) * (size_t)(nin + nout));
+  if (!n->in)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+  n->out = n->in + nin;
+  memcpy(n->in, in, sizeof(int32_t) * (size_t)nin);
+  for (int i = 0; i < nout; i++) {
+    char buf[32];
+    if (!outnames)
+      auto_name(g, buf, sizeof buf);
+    int t = new_tensor(g, outnames ? outnames[i] : buf, IR_T_VALUE, &outs[i], d);
+    if (t < 0) {
+      g->ntensors = ntensors0; /* undo: the node is not added either */
+      return -1;
+    }
+    g->tensors[t].node = g->nnodes;
+    g->tensors[t].slot = i;
+    n->out[i] = t;
+  }
+  return g->nnodes++;
+}
+
+ir_status ir_add_output(ir_graph *g, int32_t t, ir_diag *d) {
+  if (t < 0 || t >= g->ntensors)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad output tensor %d", t);
+  if (grow(g->arena, (void **)&g->outputs, g->noutputs, &g->capoutputs,
+           sizeof(int32_t)))
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  g->outputs[g->noutputs++] = t;
+  return IR_OK;
+}
+
+/* ---- invariants --------------------------------------------------------- */
+
+static ir_status check_node(const ir_graph *g, int i, ir_diag *d) {
+  const ir_node *n = &g->nodes[i];
+  const ir_shape *ins[64];
+  ir_shape outs[IR_MAX_LIST];
+  if (n->nin > 64 || n->nout > IR_MAX_LIST)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "node %d: too many edges", i);
+  for (int k = 0; k < n->nin; k++) {
+    int t = n->in[k];
+    if (t < 0 || t >= g->ntensors ||
+        (g->tensors[t].kind == IR_T_VALUE && g->tensors[t].node >= i))
+      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
+                         "node %d (%s): input %d is not defined before it", i,
+                         ir_op(n->op)->name, k);
+    ins[k] = &g->tensors[t].shape;
+  }
+  ir_attrs a = n->a;
+  ir_status st = ir_infer(n->op, &a, ins, n->nin, outs, d);
+  if (st)
+    return st;
+  if (n->nout != ir_op_nout(n->op, &a) || memcmp(&a, &n->a, sizeof a))
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
+                       "node %d (%s): parameters are not normalised", i,
+                       ir_op(n->op)->name);
+  for (int k = 0; k < n->nout; k++) {
+    const ir_tensor *t = &g->tensors[n->out[k]];
+    if (t->node != i || t->slot != k || !ir_shape_eq(&t->shape, &outs[k]))
+      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
+                         "node %d (%s): output %d is inconsistent", i,
+                         ir_op(n->op)->name, k);
+  }
+  return IR_OK;
+}
+
+ir_status ir_graph_validate(const ir_graph *g, ir_diag *d) {
+  if (g->noutputs < 1)
+    return ir_diag_set(d, IR_ERR_NO_OUTPUT, 0, 0, "graph has no output");
+  for (int i = 0; i < g->nnodes; i++) {
+    ir_status st = check_node(g, i, d);
+    if (st)
+      return st;
+  }
+  for (int i = 0; i < g->ntensors; i++)
+    for (int j = i + 1; j < g->ntensors; j++)
+      if (strcmp(g->tensors[i].name, g->tensors[j].name) == 0)
+        return ir_diag_set(d, IR_ERR_DUPLICATE, 0, 0, "duplicate name '%s'",
+                           g->tensors[i].name);
+  return IR_OK;
+}
+
+/* ---- clone, counts, hash ------------------------------------------------- */
+
+ir_graph *ir_graph_clone(const ir_graph *g) {
+  ir_graph *c = ir_graph_new(g->name);
+  if (!c)
+    return NULL;
+  ir_arena *a = c->arena;
+  size_t tb = sizeof(ir_tensor) * (size_t)g->ntensors;
+  size_t nb = sizeof(ir_node) * (size_t)g->nnodes;
+  c->tensors = ir_arena_alloc(a, tb + 1);
+  c->nodes = ir_arena_alloc(a, nb + 1);
+  c->outputs = ir_arena_alloc(a, sizeof(int32_t) * (size_t)g->noutputs + 1);
+  if (!c->tensors || !c->nodes || !c->outputs)
+    goto oom;
+  memcpy(c->tensors, g->tensors, tb);
+  memcpy(c->nodes, g->nodes, nb);
+  memcpy(c->outputs, g->outputs, sizeof(int32_t) * (size_t)g->noutputs);
+  c->ntensors = c->captensors = g->ntensors;
+  c->nnodes = c->capnodes = g->nnodes;
+  c->noutputs = c->capoutputs = g->noutputs;
+  for (int i = 0; i < c->ntensors; i++) {
+    ir_tensor *t = &c->tensors[i];
+    t->name = ir_arena_strndup(a, t->name, strlen(t->name));
+    if (!t->name)
+      goto oom;
+    if (t->data) {
+      size_t bytes = sizeof(float) * (size_t)ir_shape_numel(&t->shape);
+      float *p = ir_arena_alloc(a, bytes);
+      if (!p)
+        goto oom;
+      memcpy(p, t->data, bytes);
+      t->data = p;
+    }
+  }
+  for (int i = 0; i < c->nnodes; i++) {
+    ir_node *n = &c->nodes[i];
+    int32_t *e = ir_arena_alloc(a, sizeof(int32_t) * (size_t)(n->nin + n->nout));
+    if (!e)
+      goto oom;
+    memcpy(e, n->in, sizeof(int32_t) * (size_t)n->nin);
+    memcpy(e + n->nin, n->out, sizeof(int32_t) * (size_t)n->nout);
+    n->in = e;
+    n->out = e + n->nin;
+  }
+  return c;
+oom:
+  ir_graph_free(c);
+  return NULL;
+}
+
+void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]) {
+  memset(counts, 0, sizeof(int) * IR_NOPS);
+  for (int i = 0; i < g->nnodes; i++)
+    counts[g->nodes[i].op]++;
+}
+
+static void hash_shape(XXH3_state_t *s, const ir_shape *sh) {
+  XXH3_64bits_update(s, &sh->rank, sizeof sh->rank);
+  XXH3_64bits_update(s, sh->dim, sizeof(int64_t) * (size_t)sh->rank);
+}
+
+/* Hash of a graph input / weight: its kind, ordinal among its kind, shape. */
+static uint64_t leaf_hash(const ir_tensor *t, int ordinal) {
+  XXH3_state_t s;
+  XXH3_64bits_reset(&s);
+  int32_t k = (int32_t)t->kind;
+  XXH3_64bits_update(&s, &k, sizeof k);
+  XXH3_64bits_update(&s, &ordinal, sizeof ordinal);
+  hash_shape(&s, &t->shape);
+  return XXH3_64bits_digest(&s);
+}
+
+static uint64_t node_out_hash(const ir_node *n, const uint64_t *h, int slot) {
+  XXH3_state_t s;
+  XXH3_64bits_reset(&s);
+  int32_t hdr[3] = {(int32_t)n->op, n->nin, slot};
+  XXH3_64bits_update(&s, hdr, sizeof hdr);
+  XXH3_64bits_update(&s, &n->a, sizeof n->a);
+  for (int k = 0; k < n->nin; k++)
+    XXH3_64bits_update(&s, &h[n->in[k]], sizeof(uint64_t));
+  return XXH3_64bits_digest(&s);
+}
+
+uint64_t ir_graph_hash(const ir_graph *g) {
+  uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
+  if (!h)
+    return 0;
+  int ordinal[3] = {0, 0, 0};
+  XXH3_state_t s;
+  XXH3_64bits_reset(&s);
+  for (int i = 0; i < g->ntensors; i++) {
+    const ir_tensor *t = &g->tensors[i];
+    if (t->kind == IR_T_VALUE)
+      continue;
+    h[i] = leaf_hash(t, ordinal[t->kind]++);
+    XXH3_64bits_update(&s, &h[i], sizeof h[i]);
+  }
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nout; k++)
+      h[g->nodes[i].out[k]] = node_out_hash(&g->nodes[i], h, k);
+  for (int i = 0; i < g->noutputs; i++)
+    XXH3_64bits_update(&s, &h[g->outputs[i]], sizeof(uint64_t));
+  uint64_t r = XXH3_64bits_digest(&s);
+  free(h);
+  return r;
+}

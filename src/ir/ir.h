@@ -1,0 +1,263 @@
+/* ir.h: superopt's graph IR, its operator table, shape inference, the .graph
+ * text format and a stable structural hash.
+ *
+ * A graph is a DAG of operator nodes over float32 tensors of rank 0..5.
+ * Tensors are graph inputs, weights (parameters) or values produced by a node;
+ * each is referred to by its index in g->tensors. All of a graph's memory
+ * comes from one arena and dies with ir_graph_free().
+ *
+ * Invariants of a graph returned by any function here (checked by
+ * ir_graph_validate):
+ *   - nodes are in topological order: every input of node i is a graph
+ *     input, a weight, or an output of a node j < i (hence acyclic);
+ *   - every tensor has its inferred shape; every node passed its shape rule;
+ *   - tensor names are unique; there is at least one output.
+ * Library functions never exit or print: they return a status and fill an
+ * ir_diag that the caller prints.
+ */
+#ifndef SUPEROPT_IR_H
+#define SUPEROPT_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define IR_MAX_RANK 5  /* tensors have rank 0..IR_MAX_RANK */
+#define IR_MAX_LIST 16 /* longest list parameter (perm, sizes, shape, ...) */
+#define IR_MAX_PARAMS 8 /* most parameters of one operator */
+#define IR_MAX_FIXED_IN 8 /* most named inputs of one operator */
+
+/* ---- arena ------------------------------------------------------------- */
+
+typedef struct ir_arena ir_arena;
+ir_arena *ir_arena_new(void);
+void *ir_arena_alloc(ir_arena *a, size_t n); /* zeroed, 16-aligned; NULL on OOM */
+char *ir_arena_strndup(ir_arena *a, const char *s, size_t n);
+void ir_arena_free(ir_arena *a); /* frees everything allocated from a */
+
+/* ---- diagnostics ------------------------------------------------------- */
+
+typedef enum ir_status {
+  IR_OK = 0,
+  IR_ERR_SYNTAX,        /* malformed text */
+  IR_ERR_UNKNOWN_OP,    /* no such operator */
+  IR_ERR_UNKNOWN_PARAM, /* operator has no such parameter */
+  IR_ERR_PARAM,         /* missing or invalid parameter value */
+  IR_ERR_ARITY,         /* wrong number of inputs */
+  IR_ERR_SHAPE,         /* shape rule rejected the inputs / annotation differs */
+  IR_ERR_UNDEFINED,     /* name used but never defined */
+  IR_ERR_DUPLICATE,     /* name defined twice */
+  IR_ERR_CYCLE,         /* dependency cycle */
+  IR_ERR_NO_OUTPUT,     /* graph declares no output */
+  IR_ERR_IO,            /* cannot read / write a file */
+  IR_ERR_NOMEM,         /* out of memory */
+  IR_ERR_INTERNAL       /* a bug: an invariant does not hold */
+} ir_status;
+
+/* An error with its position in the user's input (line/col 1-based; 0 when
+ * there is no position). src holds the offending source line, if known. */
+typedef struct ir_diag {
+  ir_status code;
+  char file[256];
+  int line, col;
+  char msg[512];
+  char src[256];
+} ir_diag;
+
+/* Sets d (if non-NULL) and returns code. */
+ir_status ir_diag_set(ir_diag *d, ir_status code, int line, int col,
+                      const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Prints "file:line:col: error: msg", the source line and a caret. */
+void ir_diag_print(const ir_diag *d, FILE *f);
+const char *ir_status_name(ir_status s);
+
+/* ---- shapes ------------------------------------------------------------ */
+
+typedef struct ir_shape {
+  int32_t rank;
+  int64_t dim[IR_MAX_RANK];
+} ir_shape;
+
+int64_t ir_shape_numel(const ir_shape *s);
+int ir_shape_eq(const ir_shape *a, const ir_shape *b);
+/* Writes "[d0,d1,...]" into buf (always NUL-terminated); returns buf. */
+char *ir_shape_str(const ir_shape *s, char *buf, size_t n);
+ir_shape ir_shape_make(int rank, const int64_t *dims);
+
+/* ---- operators and parameters ------------------------------------------ */
+
+typedef enum ir_opcode {
+#define OP(ID, name, inputs, params) IR_OP_##ID,
+#include "ops.def"
+#undef OP
+  IR_NOPS
+} ir_opcode;
+
+typedef enum ir_param_id {
+#define PARAM(ID, name, kind, field) IR_P_##ID,
+#include "params.def"
+#undef PARAM
+  IR_NPARAMS
+} ir_param_id;
+
+typedef enum ir_param_kind {
+  IR_PK_INT,
+  IR_PK_FLOAT,
+  IR_PK_BOOL,
+  IR_PK_PAIR,
+  IR_PK_PAD,
+  IR_PK_ACT,
+  IR_PK_LIST,
+  IR_PK_LIST2
+} ir_param_kind;
+
+typedef enum ir_act {
+  IR_ACT_NONE,
+  IR_ACT_RELU,
+  IR_ACT_SIGMOID,
+  IR_ACT_TANH,
+  IR_ACT_GELU
+} ir_act;
+
+typedef enum ir_padmode { IR_PAD_SAME, IR_PAD_VALID, IR_PAD_EXPLICIT } ir_padmode;
+
+/* How seeded random values for a weight feeding an input slot are drawn. */
+typedef enum ir_init_hint {
+  IR_INIT_UNIFORM, /* uniform(-1, 1) */
+  IR_INIT_FAN,     /* uniform(-1, 1) / sqrt(fan-in) */
+  IR_INIT_POS,     /* uniform(0.5, 1.5) */
+  IR_INIT_SMALL    /* uniform(-0.1, 0.1) */
+} ir_init_hint;
+
+/* All parameters of one node. Unused fields stay zero, so two nodes with
+ * equal parameters compare equal with memcmp (always memset before use). */
+typedef struct ir_attrs {
+  int32_t stride[2], dilation[2], kernel[2];
+  int32_t pad[4];  /* top, left, bottom, right; resolved by shape inference */
+  int32_t padmode; /* ir_padmode */
+  int32_t groups, act, axis, count_include_pad;
+  float eps, lo, hi, value;
+  int32_t nlist, nlist2;
+  int32_t reserved; /* keeps the struct free of padding bytes; always 0 */
+  int64_t list[IR_MAX_LIST], list2[IR_MAX_LIST];
+} ir_attrs;
+
+/* An operator's row, expanded from ops.def. */
+typedef struct ir_opinfo {
+  const char *name;
+  int min_in, max_in; /* max_in < 0: variadic (one or more) */
+  int nnamed;         /* named input slots */
+  char in_name[IR_MAX_FIXED_IN][16];
+  ir_init_hint in_hint[IR_MAX_FIXED_IN];
+  int nparams;
+  ir_param_id params[IR_MAX_PARAMS];
+  uint32_t required; /* bit i: params[i] has no default */
+  ir_attrs defaults;
+} ir_opinfo;
+
+const ir_opinfo *ir_op(ir_opcode op);
+/* Operator by name; -1 if none. */
+int ir_op_lookup(const char *name, size_t len);
+const char *ir_param_name(ir_param_id p);
+ir_param_kind ir_param_kind_of(ir_param_id p);
+/* Parameter by name; -1 if none. */
+int ir_param_lookup(const char *name, size_t len);
+/* Index of p in op's parameter list, or -1 when op has no such parameter. */
+int ir_op_param_index(ir_opcode op, ir_param_id p);
+/* Fills a with op's defaults. */
+void ir_attrs_default(ir_opcode op, ir_attrs *a);
+/* Number of outputs a node of op with attributes a has. */
+int ir_op_nout(ir_opcode op, const ir_attrs *a);
+const char *ir_act_name(ir_act a);
+
+/* ---- graphs ------------------------------------------------------------ */
+
+typedef enum ir_tkind { IR_T_INPUT, IR_T_WEIGHT, IR_T_VALUE } ir_tkind;
+
+typedef struct ir_tensor {
+  const char *name;
+  ir_tkind kind;
+  ir_shape shape;
+  int32_t node;      /* producing node, -1 for inputs and weights */
+  int32_t slot;      /* output index within the producer */
+  const float *data; /* known weight values (arena), or NULL: seeded random */
+  int32_t line, col; /* where defined in the source text; 0 if built */
+} ir_tensor;
+
+typedef struct ir_node {
+  ir_opcode op;
+  int32_t nin, nout;
+  int32_t *in, *out; /* tensor indices */
+  ir_attrs a;
+  int32_t line, col;
+} ir_node;
+
+typedef struct ir_graph {
+  ir_arena *arena;
+  const char *name;
+  ir_tensor *tensors;
+  int32_t ntensors, captensors;
+  ir_node *nodes; /* topological order */
+  int32_t nnodes, capnodes;
+  int32_t *outputs; /* tensor indices, in declared order */
+  int32_t noutputs, capoutputs;
+} ir_graph;
+
+ir_graph *ir_graph_new(const char *name); /* NULL on OOM */
+void ir_graph_free(ir_graph *g);
+/* Deep copy into a fresh arena. */
+ir_graph *ir_graph_clone(const ir_graph *g);
+
+/* Adds a graph input or weight; returns its tensor index, or -1 with d set
+ * (duplicate name, bad shape). */
+int ir_add_tensor(ir_graph *g, const char *name, ir_tkind kind,
+                  const ir_shape *s, ir_diag *d);
+/* Adds a node whose inputs already exist, runs its shape rule and creates
+ * its output tensors (named outnames[i], or "t<N>" when outnames is NULL).
+ * Returns the node index, or -1 with d set and g unchanged. */
+int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
+                const ir_attrs *a, const char *const *outnames, ir_diag *d);
+ir_status ir_add_output(ir_graph *g, int32_t tensor, ir_diag *d);
+/* Tensor index by name, or -1. */
+int ir_find_tensor(const ir_graph *g, const char *name);
+
+/* Runs op's shape rule on input shapes in[0..nin-1], filling out[0..nout-1]
+ * (nout = ir_op_nout). May normalise a (negative axes, resolved pads and
+ * reshape -1). Checks arity and required structure; on failure fills d with
+ * a message naming the offending shapes (no position). */
+ir_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
+                   int nin, ir_shape *out, ir_diag *d);
+
+/* Checks the invariants stated at the top of this file. */
+ir_status ir_graph_validate(const ir_graph *g, ir_diag *d);
+
+/* Stable structural hash: independent of tensor names and of the process;
+ * depends on operators, parameters, shapes, the wiring, the order of inputs
+ * and weights, and the outputs. */
+uint64_t ir_graph_hash(const ir_graph *g);
+
+/* Number of nodes of each opcode, into counts[IR_NOPS]. */
+void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]);
+
+/* ---- .graph text format (docs/graph-format.md) -------------------------- */
+
+/* Parses text (len bytes; need not be NUL-terminated). file names the source
+ * in messages. Returns a valid graph, or NULL with d set: never a partial
+ * graph. */
+ir_graph *ir_parse(const char *text, size_t len, const char *file, ir_diag *d);
+ir_graph *ir_parse_file(const char *path, ir_diag *d);
+/* Prints g in canonical form; returns a malloc'd string (NULL on OOM). */
+char *ir_print(const ir_graph *g);
+/* Writes ir_print(g) to path atomically (temp file + rename). */
+ir_status ir_write_file(const ir_graph *g, const char *path, ir_diag *d);
+
+/* ---- small shared helpers ---------------------------------------------- */
+
+/* Reads a whole file; malloc'd, NUL-terminated, *len set. NULL + d on error. */
+char *ir_read_file(const char *path, size_t *len, ir_diag *d);
+/* Writes len bytes to path atomically. */
+ir_status ir_write_atomic(const char *path, const char *data, size_t len,
+                          ir_diag *d);
+
+#endif

@@ -1,0 +1,29 @@
+/* ir_int.h: internals shared by the IR's source files (not public API). */
+#ifndef SUPEROPT_IR_INT_H
+#define SUPEROPT_IR_INT_H
+
+#include "ir.h"
+
+/* Parses the text of one parameter value (s, len) into the field of a that
+ * holds parameter p. On error returns non-zero and writes why into err. */
+int ir_param_parse(ir_param_id p, const char *s, size_t len, ir_attrs *a,
+                   char *err, size_t errn);
+/* Formats the value of parameter p in a, as the parser reads it. */
+void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n);
+
+/* One shape rule per operator, defined in shape.c. */
+#define OP(ID, name, inputs, params)                                         \
+  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin, \
+                            ir_shape *out, ir_diag *d);
+#include "ops.def"
+#undef OP
+
+/* Checks an operator's input count; the message lists its inputs. */
+ir_status ir_check_arity(const ir_opinfo *r, int nin, ir_diag *d);
+
+/* Whether name is a valid tensor name (NAME in docs/graph-format.md). */
+int ir_name_ok(const char *s, size_t len);
+int ir_name_start(int c);
+int ir_name_char(int c);
+
+#endif

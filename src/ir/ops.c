@@ -1,0 +1,411 @@
+/* ops.c: the operator and parameter tables, expanded from ops.def and
+ * params.def, and the parsing/printing of parameter values.
+ *
+ * The textual columns of ops.def (input names with hints, parameters with
+ * defaults in .graph syntax) are decoded once, on first use, into
+ * ir_opinfo rows; a malformed row is a bug and aborts loudly at start-up.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir_int.h"
+
+typedef struct param_row {
+  const char *name;
+  ir_param_kind kind;
+  size_t offset;
+} param_row;
+
+static const param_row param_rows[IR_NPARAMS] = {
+#define PARAM(ID, name, kind, field) \
+  [IR_P_##ID] = {#name, kind, offsetof(ir_attrs, field)},
+#include "params.def"
+#undef PARAM
+};
+
+typedef struct op_text {
+  const char *name, *inputs, *params;
+} op_text;
+
+static const op_text op_texts[IR_NOPS] = {
+#define OP(ID, name, inputs, params) [IR_OP_##ID] = {#name, inputs, params},
+#include "ops.def"
+#undef OP
+};
+
+static ir_opinfo op_rows[IR_NOPS];
+static pthread_once_t op_once = PTHREAD_ONCE_INIT;
+
+static const char *const act_names[] = {"none", "relu", "sigmoid", "tanh",
+                                        "gelu"};
+
+const char *ir_act_name(ir_act a) {
+  return (unsigned)a < 5 ? act_names[a] : "?";
+}
+
+const char *ir_param_name(ir_param_id p) { return param_rows[p].name; }
+ir_param_kind ir_param_kind_of(ir_param_id p) { return param_rows[p].kind; }
+
+int ir_param_lookup(const char *name, size_t len) {
+  for (int p = 0; p < IR_NPARAMS; p++)
+    if (strlen(param_rows[p].name) == len &&
+        memcmp(param_rows[p].name, name, len) == 0)
+      return p;
+  return -1;
+}
+
+/* ---- value parsing ------------------------------------------------------ */
+
+typedef struct cursor {
+  const char *s, *end;
+} cursor;
+
+static void skip_ws(cursor *c) {
+  while (c->s < c->end && (*c->s == ' ' || *c->s == '\t'))
+    c->s++;
+}
+
+static int parse_int(cursor *c, int64_t *v) {
+  skip_ws(c);
+  const char *p = c->s;
+  char buf[32];
+  size_t n = 0;
+  if (p < c->end && *p == '-')
+    buf[n++] = *p++;
+  if (p >= c->end || !isdigit((unsigned char)*p))
+    return -1;
+  while (p < c->end && isdigit((unsigned char)*p) && n < sizeof buf - 1)
+    buf[n++] = *p++;
+  buf[n] = '\0';
+  errno = 0;
+  long long x = strtoll(buf, NULL, 10);
+  if (errno || x > INT32_MAX || x < -INT32_MAX)
+    return -1;
+  *v = x;
+  c->s = p;
+  return 0;
+}
+
+/* "[a,b,...]" with at most max entries; returns count or -1. */
+static int parse_list(cursor *c, int64_t *v, int max) {
+  skip_ws(c);
+  if (c->s >= c->end || *c->s != '[')
+    return -1;
+  c->s++;
+  skip_ws(c);
+  int n = 0;
+  if (c->s < c->end && *c->s == ']') {
+    c->s++;
+    return 0;
+  }
+  for (;;) {
+    if (n == max || parse_int(c, &v[n]) != 0)
+      return -1;
+    n++;
+    skip_ws(c);
+    if (c->s < c->end && *c->s == ',') {
+      c->s++;
+      continue;
+    }
+    if (c->s < c->end && *c->s == ']') {
+      c->s++;
+      return n;
+    }
+    return -1;
+  }
+}
+
+static int at_end(cursor *c) {
+  skip_ws(c);
+  return c->s == c->end;
+}
+
+static int word_is(cursor *c, const char *w) {
+  size_t n = strlen(w);
+  if ((size_t)(c->end - c->s) >= n && memcmp(c->s, w, n) == 0) {
+    c->s += n;
+    return 1;
+  }
+  return 0;
+}
+
+static int parse_float(cursor *c, float *v) {
+  char buf[64];
+  size_t n = (size_t)(c->end - c->s);
+  if (n == 0 || n >= sizeof buf)
+    return -1;
+  memcpy(buf, c->s, n);
+  buf[n] = '\0';
+  char *endp;
+  errno = 0;
+  float x = strtof(buf, &endp);
+  if (endp == buf || errno == ERANGE || isnan(x))
+    return -1;
+  *v = x;
+  c->s += endp - buf;
+  return 0;
+}
+
+static int parse_pair(cursor *c, int32_t *dst) {
+  int64_t v[2];
+  if (parse_list(c, v, 2) != 2 || v[0] < 1 || v[1] < 1)
+    return -1;
+  dst[0] = (int32_t)v[0];
+  dst[1] = (int32_t)v[1];
+  return 0;
+}
+
+static int parse_pad(cursor *c, ir_attrs *a) {
+  int64_t v[4];
+  memset(a->pad, 0, sizeof a->pad);
+  if (word_is(c, "same")) {
+    a->padmode = IR_PAD_SAME;
+    return 0;
+  }
+  if (word_is(c, "valid")) {
+    a->padmode = IR_PAD_VALID;
+    return 0;
+  }
+  if (parse_list(c, v, 4) != 4)
+    return -1;
+  for (int i = 0; i < 4; i++) {
+    if (v[i] < 0)
+      return -1;
+    a->pad[i] = (int32_t)v[i];
+  }
+  a->padmode = IR_PAD_EXPLICIT;
+  return 0;
+}
+
+static int parse_act(cursor *c, int32_t *dst) {
+  for (int i = 0; i < 5; i++)
+    if ((size_t)(c->end - c->s) == strlen(act_names[i]) &&
+        word_is(c, act_names[i])) {
+      *dst = i;
+      return 0;
+    }
+  return -1;
+}
+
+static const char *kind_expect(ir_param_kind k) {
+  switch (k) {
+  case IR_PK_INT: return "an integer";
+  case IR_PK_FLOAT: return "a number";
+  case IR_PK_BOOL: return "0 or 1";
+  case IR_PK_PAIR: return "a pair [h,w] of positive integers";
+  case IR_PK_PAD: return "same, valid or [top,left,bottom,right] (>= 0)";
+  case IR_PK_ACT: return "none, relu, sigmoid, tanh or gelu";
+  default: return "a list [i,j,...] of at most 16 integers";
+  }
+}
+
+int ir_param_parse(ir_param_id p, const char *s, size_t len, ir_attrs *a,
+                   char *err, size_t errn) {
+  cursor c = {s, s + len};
+  const param_row *r = &param_rows[p];
+  void *field = (char *)a + r->offset;
+  int64_t v, list[IR_MAX_LIST];
+  int bad = 0, n;
+  switch (r->kind) {
+  case IR_PK_INT:
+    bad = parse_int(&c, &v) != 0;
+    if (!bad)
+      *(int32_t *)field = (int32_t)v;
+    break;
+  case IR_PK_BOOL:
+    bad = parse_int(&c, &v) != 0 || (v != 0 && v != 1);
+    if (!bad)
+      *(int32_t *)field = (int32_t)v;
+    break;
+  case IR_PK_FLOAT: bad = parse_float(&c, (float *)field) != 0; break;
+  case IR_PK_PAIR: bad = parse_pair(&c, (int32_t *)field) != 0; break;
+  case IR_PK_PAD: bad = parse_pad(&c, a) != 0; break;
+  case IR_PK_ACT: bad = parse_act(&c, (int32_t *)field) != 0; break;
+  case IR_PK_LIST:
+  case IR_PK_LIST2:
+    n = parse_list(&c, list, IR_MAX_LIST);
+    bad = n < 0;
+    if (!bad) {
+      int32_t *cnt = r->kind == IR_PK_LIST ? &a->nlist : &a->nlist2;
+      *cnt = n;
+      memcpy(field, list, sizeof(int64_t) * (size_t)n);
+    }
+    break;
+  }
+  if (bad || !at_end(&c)) {
+    snprintf(err, errn, "bad value '%.*s' for parameter '%s': expected %s",
+             (int)(len > 64 ? 64 : len), s, r->name, kind_expect(r->kind));
+    return -1;
+  }
+  return 0;
+}
+
+static size_t fmt_list(char *buf, size_t n, const int64_t *v, int cnt) {
+  size_t k = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < cnt && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)v[i]);
+  if (k < n)
+    k += (size_t)snprintf(buf + k, n - k, "]");
+  return k;
+}
+
+void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n) {
+  const param_row *r = &param_rows[p];
+  const void *field = (const char *)a + r->offset;
+  const int32_t *i32 = field;
+  int64_t v[4];
+  switch (r->kind) {
+  case IR_PK_INT:
+  case IR_PK_BOOL: snprintf(buf, n, "%d", (int)*i32); break;
+  case IR_PK_FLOAT: snprintf(buf, n, "%.9g", (double)*(const float *)field); break;
+  case IR_PK_PAIR:
+    v[0] = i32[0];
+    v[1] = i32[1];
+    fmt_list(buf, n, v, 2);
+    break;
+  case IR_PK_PAD:
+    if (a->padmode == IR_PAD_SAME)
+      snprintf(buf, n, "same");
+    else if (a->padmode == IR_PAD_VALID)
+      snprintf(buf, n, "valid");
+    else {
+      for (int i = 0; i < 4; i++)
+        v[i] = a->pad[i];
+      fmt_list(buf, n, v, 4);
+    }
+    break;
+  case IR_PK_ACT: snprintf(buf, n, "%s", ir_act_name((ir_act)*i32)); break;
+  case IR_PK_LIST: fmt_list(buf, n, a->list, a->nlist); break;
+  case IR_PK_LIST2: fmt_list(buf, n, a->list2, a->nlist2); break;
+  }
+}
+
+/* ---- decoding ops.def rows ---------------------------------------------- */
+
+static void die_row(const char *op, const char *what) {
+  fprintf(stderr, "superopt: internal error: ops.def row '%s': %s\n", op, what);
+  abort();
+}
+
+static ir_init_hint hint_of(const char *s, size_t n, const char *op) {
+  if (n == 3 && !memcmp(s, "fan", 3))
+    return IR_INIT_FAN;
+  if (n == 3 && !memcmp(s, "pos", 3))
+    return IR_INIT_POS;
+  if (n == 5 && !memcmp(s, "small", 5))
+    return IR_INIT_SMALL;
+  die_row(op, "unknown init hint");
+  return IR_INIT_UNIFORM;
+}
+
+static void decode_inputs(ir_opinfo *r, const char *spec) {
+  const char *s = spec;
+  int optional = 0;
+  while (*s) {
+    while (*s == ' ')
+      s++;
+    if (!*s)
+      break;
+    const char *w = s;
+    while (ir_name_char((unsigned char)*s))
+      s++;
+    size_t wn = (size_t)(s - w);
+    if (r->nnamed == IR_MAX_FIXED_IN || wn == 0)
+      die_row(r->name, "bad input list");
+    int k = r->nnamed++;
+    if (wn >= sizeof r->in_name[k])
+      die_row(r->name, "input name too long");
+    memcpy(r->in_name[k], w, wn);
+    if (*s == '*') {
+      r->max_in = -1;
+      s++;
+    } else if (*s == '?') {
+      optional = 1;
+      s++;
+    } else if (optional) {
+      die_row(r->name, "required input after an optional one");
+    }
+    if (*s == ':') {
+      const char *h = ++s;
+      while (*s && *s != ' ')
+        s++;
+      r->in_hint[k] = hint_of(h, (size_t)(s - h), r->name);
+    }
+    if (!optional)
+      r->min_in = k + 1;
+    if (r->max_in >= 0)
+      r->max_in = k + 1;
+  }
+}
+
+static void decode_params(ir_opinfo *r, const char *spec) {
+  const char *s = spec;
+  char err[160];
+  while (*s) {
+    while (*s == ' ')
+      s++;
+    if (!*s)
+      break;
+    const char *w = s;
+    while (*s && *s != ' ' && *s != '=')
+      s++;
+    int p = ir_param_lookup(w, (size_t)(s - w));
+    if (p < 0 || r->nparams == IR_MAX_PARAMS)
+      die_row(r->name, "unknown parameter");
+    int k = r->nparams++;
+    r->params[k] = (ir_param_id)p;
+    if (*s != '=') {
+      r->required |= 1u << k;
+      continue;
+    }
+    const char *v = ++s;
+    while (*s && *s != ' ')
+      s++;
+    if (ir_param_parse((ir_param_id)p, v, (size_t)(s - v), &r->defaults, err,
+                       sizeof err))
+      die_row(r->name, err);
+  }
+}
+
+static void build_rows(void) {
+  for (int op = 0; op < IR_NOPS; op++) {
+    ir_opinfo *r = &op_rows[op];
+    memset(r, 0, sizeof *r);
+    r->name = op_texts[op].name;
+    decode_inputs(r, op_texts[op].inputs);
+    decode_params(r, op_texts[op].params);
+  }
+}
+
+const ir_opinfo *ir_op(ir_opcode op) {
+  pthread_once(&op_once, build_rows);
+  return &op_rows[op];
+}
+
+int ir_op_lookup(const char *name, size_t len) {
+  for (int op = 0; op < IR_NOPS; op++)
+    if (strlen(op_texts[op].name) == len &&
+        memcmp(op_texts[op].name, name, len) == 0)
+      return op;
+  return -1;
+}
+
+int ir_op_param_index(ir_opcode op, ir_param_id p) {
+  const ir_opinfo *r = ir_op(op);
+  for (int i = 0; i < r->nparams; i++)
+    if (r->params[i] == p)
+      return i;
+  return -1;
+}
+
+void ir_attrs_default(ir_opcode op, ir_attrs *a) { *a = ir_op(op)->defaults; }
+
+int ir_op_nout(ir_opcode op, const ir_attrs *a) {
+  return op == IR_OP_SPLIT ? a->nlist : 1;
+}

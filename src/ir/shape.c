@@ -1,0 +1,575 @@
+/* shape.c: one shape rule per operator, and ir_infer which dispatches to them.
+ *
+ * A rule checks its inputs' shapes and parameters, normalises the parameters
+ * (negative axes, resolved padding, reshape's -1) and computes the output
+ * shapes. Every rejection says what was expected and shows the shapes
+ * involved; the caller adds the source position.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir_int.h"
+
+#define MAX_NUMEL ((int64_t)1 << 36)
+
+typedef char sbuf[96];
+
+static const char *S(const ir_shape *s, char *buf) {
+  return ir_shape_str(s, buf, sizeof(sbuf));
+}
+
+static ir_status shape_err(ir_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static ir_status shape_err(ir_diag *d, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char msg[sizeof d->msg];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ir_diag_set(d, IR_ERR_SHAPE, 0, 0, "%s", msg);
+}
+
+static ir_status param_err(ir_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static ir_status param_err(ir_diag *d, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char msg[sizeof d->msg];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ir_diag_set(d, IR_ERR_PARAM, 0, 0, "%s", msg);
+}
+
+static ir_status need_rank(const char *op, const char *what, const ir_shape *s,
+                           int rank, ir_diag *d) {
+  sbuf b;
+  if (s->rank == rank)
+    return IR_OK;
+  return shape_err(d, "%s: %s must have rank %d, got %s", op, what, rank,
+                   S(s, b));
+}
+
+/* Normalises axis into [0, rank) (rank+1 when allow_end). */
+static ir_status norm_axis(const char *op, int32_t *axis, int rank,
+                           ir_diag *d) {
+  if (*axis < -rank || *axis >= rank)
+    return param_err(d, "%s: axis %d out of range for rank %d (expected %d..%d)",
+                     op, *axis, rank, -rank, rank - 1);
+  if (*axis < 0)
+    *axis += rank;
+  return IR_OK;
+}
+
+/* ---- windows: conv and pooling ----------------------------------------- */
+
+/* Output size and padding of one spatial dimension; pad_lo/hi in and out. */
+static int window_dim(int padmode, int64_t in, int k, int stride, int dil,
+                      int32_t *lo, int32_t *hi, int64_t *out) {
+  int64_t span = (int64_t)(k - 1) * dil + 1;
+  if (padmode == IR_PAD_SAME) {
+    int64_t o = (in + stride - 1) / stride;
+    int64_t total = (o - 1) * stride + span - in;
+    if (total < 0)
+      total = 0;
+    *lo = (int32_t)(total / 2);
+    *hi = (int32_t)(total - total / 2);
+  } else if (padmode == IR_PAD_VALID) {
+    *lo = *hi = 0;
+  }
+  int64_t padded = in + *lo + *hi;
+  if (padded < span)
+    return -1;
+  *out = (padded - span) / stride + 1;
+  return 0;
+}
+
+static ir_status window(const char *op, ir_attrs *a, const ir_shape *x, int kh,
+                        int kw, int dh, int dw, ir_shape *out, ir_diag *d) {
+  sbuf b;
+  if (a->stride[0] < 1 || a->stride[1] < 1 || kh < 1 || kw < 1)
+    return param_err(d, "%s: kernel and stride must be positive", op);
+  if (a->padmode < IR_PAD_SAME || a->padmode > IR_PAD_EXPLICIT)
+    return param_err(d, "%s: bad padding mode %d", op, a->padmode);
+  *out = *x;
+  if (window_dim(a->padmode, x->dim[2], kh, a->stride[0], dh, &a->pad[0],
+                 &a->pad[2], &out->dim[2]) ||
+      window_dim(a->padmode, x->dim[3], kw, a->stride[1], dw, &a->pad[1],
+                 &a->pad[3], &out->dim[3]))
+    return shape_err(d,
+                     "%s: window %dx%d (dilation %dx%d) does not fit input %s "
+                     "with padding [%d,%d,%d,%d]",
+                     op, kh, kw, dh, dw, S(x, b), a->pad[0], a->pad[1],
+                     a->pad[2], a->pad[3]);
+  return IR_OK;
+}
+
+static ir_status check_act(const char *op, int act, ir_diag *d) {
+  if (act < IR_ACT_NONE || act > IR_ACT_GELU)
+    return param_err(d, "%s: bad activation %d", op, act);
+  return IR_OK;
+}
+
+ir_status ir_shape_conv2d(ir_attrs *a, const ir_shape *const *in, int nin,
+                          ir_shape *out, ir_diag *d) {
+  const ir_shape *x = in[0], *w = in[1];
+  sbuf b0, b1;
+  ir_status st;
+  if ((st = need_rank("conv2d", "input x", x, 4, d)) ||
+      (st = need_rank("conv2d", "weight w", w, 4, d)) ||
+      (st = check_act("conv2d", a->act, d)))
+    return st;
+  int64_t c = x->dim[1], o = w->dim[0];
+  if (a->groups < 1 || c % a->groups || o % a->groups)
+    return param_err(d,
+                     "conv2d: groups=%d must divide the input channels (%lld) "
+                     "and the output channels (%lld)",
+                     a->groups, (long long)c, (long long)o);
+  if (w->dim[1] * a->groups != c)
+    return shape_err(d,
+                     "conv2d: input x %s has %lld channels but weight w %s "
+                     "with groups=%d expects %lld",
+                     S(x, b0), (long long)c, S(w, b1), a->groups,
+                     (long long)(w->dim[1] * a->groups));
+  if (nin == 3 && (in[2]->rank != 1 || in[2]->dim[0] != o))
+    return shape_err(d, "conv2d: bias b %s must be [%lld] to match weight w %s",
+                     S(in[2], b0), (long long)o, S(w, b1));
+  if (a->dilation[0] < 1 || a->dilation[1] < 1)
+    return param_err(d, "conv2d: dilation must be positive");
+  if ((st = window("conv2d", a, x, (int)w->dim[2], (int)w->dim[3],
+                   a->dilation[0], a->dilation[1], out, d)))
+    return st;
+  out->dim[1] = o;
+  return IR_OK;
+}
+
+ir_status ir_shape_matmul(ir_attrs *a, const ir_shape *const *in, int nin,
+                          ir_shape *out, ir_diag *d) {
+  const ir_shape *x = in[0], *y = in[1];
+  sbuf b0, b1;
+  ir_status st;
+  if ((st = check_act("matmul", a->act, d)))
+    return st;
+  if (x->rank < 2 || (y->rank != 2 && y->rank != x->rank))
+    return shape_err(d,
+                     "matmul: expected a of rank >= 2 and b of rank 2 or a's "
+                     "rank, got %s and %s",
+                     S(x, b0), S(y, b1));
+  int r = x->rank;
+  int64_t k = x->dim[r - 1], n = y->dim[y->rank - 1];
+  int batch_ok = 1;
+  for (int i = 0; y->rank == r && i < r - 2; i++)
+    batch_ok &= x->dim[i] == y->dim[i];
+  if (y->dim[y->rank - 2] != k || !batch_ok)
+    return shape_err(d, "matmul: shapes %s and %s do not multiply", S(x, b0),
+                     S(y, b1));
+  if (nin == 3 && (in[2]->rank != 1 || in[2]->dim[0] != n))
+    return shape_err(d, "matmul: bias %s must be [%lld] to match b %s",
+                     S(in[2], b0), (long long)n, S(y, b1));
+  *out = *x;
+  out->dim[r - 1] = n;
+  return IR_OK;
+}
+
+static ir_status broadcast(const char *op, const ir_shape *const *in,
+                           ir_shape *out, ir_diag *d) {
+  const ir_shape *x = in[0], *y = in[1];
+  sbuf b0, b1;
+  int r = x->rank > y->rank ? x->rank : y->rank;
+  out->rank = r;
+  for (int i = 0; i < r; i++) {
+    int ix = i - (r - x->rank), iy = i - (r - y->rank);
+    int64_t dx = ix >= 0 ? x->dim[ix] : 1, dy = iy >= 0 ? y->dim[iy] : 1;
+    if (dx != dy && dx != 1 && dy != 1)
+      return shape_err(d, "%s: shapes %s and %s do not broadcast", op,
+                       S(x, b0), S(y, b1));
+    out->dim[i] = dx == 1 ? dy : dx;
+  }
+  return IR_OK;
+}
+
+#define BINARY(name)                                                       \
+  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in,        \
+                            int nin, ir_shape *out, ir_diag *d) {          \
+    (void)a, (void)nin;                                                    \
+    return broadcast(#name, in, out, d);                                   \
+  }
+BINARY(ewadd)
+BINARY(ewmul)
+BINARY(ewsub)
+BINARY(ewdiv)
+
+ir_status ir_shape_smul(ir_attrs *a, const ir_shape *const *in, int nin,
+                        ir_shape *out, ir_diag *d) {
+  sbuf b;
+  (void)a, (void)nin;
+  if (in[1]->rank != 0)
+    return shape_err(d, "smul: s must be a scalar [], got %s", S(in[1], b));
+  *out = *in[0];
+  return IR_OK;
+}
+
+#define UNARY(name)                                                        \
+  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in,        \
+                            int nin, ir_shape *out, ir_diag *d) {          \
+    (void)a, (void)nin, (void)d;                                           \
+    *out = *in[0];                                                         \
+    return IR_OK;                                                          \
+  }
+UNARY(relu)
+UNARY(sigmoid)
+UNARY(tanh)
+UNARY(gelu)
+
+ir_status ir_shape_clip(ir_attrs *a, const ir_shape *const *in, int nin,
+                        ir_shape *out, ir_diag *d) {
+  (void)nin;
+  if (!(a->lo <= a->hi))
+    return param_err(d, "clip: min (%g) must not exceed max (%g)",
+                     (double)a->lo, (double)a->hi);
+  *out = *in[0];
+  return IR_OK;
+}
+
+ir_status ir_shape_concat(ir_attrs *a, const ir_shape *const *in, int nin,
+                          ir_shape *out, ir_diag *d) {
+  sbuf b0, b1;
+  ir_status st;
+  const ir_shape *x = in[0];
+  if (x->rank < 1)
+    return shape_err(d, "concat: inputs must have rank >= 1, got %s", S(x, b0));
+  if ((st = norm_axis("concat", &a->axis, x->rank, d)))
+    return st;
+  *out = *x;
+  for (int i = 1; i < nin; i++) {
+    int ok = in[i]->rank == x->rank;
+    for (int j = 0; ok && j < x->rank; j++)
+      ok = j == a->axis || in[i]->dim[j] == x->dim[j];
+    if (!ok)
+      return shape_err(d,
+                       "concat: input %d %s does not match input 1 %s outside "
+                       "axis %d",
+                       i + 1, S(in[i], b0), S(x, b1), a->axis);
+    out->dim[a->axis] += in[i]->dim[a->axis];
+  }
+  return IR_OK;
+}
+
+ir_status ir_shape_split(ir_attrs *a, const ir_shape *const *in, int nin,
+                         ir_shape *out, ir_diag *d) {
+  sbuf b;
+  ir_status st;
+  const ir_shape *x = in[0];
+  (void)nin;
+  if (x->rank < 1)
+    return shape_err(d, "split: input must have rank >= 1, got %s", S(x, b));
+  if ((st = norm_axis("split", &a->axis, x->rank, d)))
+    return st;
+  if (a->nlist < 1)
+    return param_err(d, "split: sizes must list at least one size");
+  int64_t sum = 0;
+  for (int i = 0; i < a->nlist; i++) {
+    if (a->list[i] < 1)
+      return param_err(d, "split: sizes must be positive");
+    sum += a->list[i];
+    out[i] = *x;
+    out[i].dim[a->axis] = a->list[i];
+  }
+  if (sum != x->dim[a->axis])
+    return shape_err(d, "split: sizes sum to %lld but input %s has %lld on axis %d",
+                     (long long)sum, S(x, b), (long long)x->dim[a->axis],
+                     a->axis);
+  return IR_OK;
+}
+
+ir_status ir_shape_transpose(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, ir_diag *d) {
+  sbuf b;
+  const ir_shape *x = in[0];
+  int seen[IR_MAX_RANK] = {0};
+  (void)nin;
+  if (a->nlist != x->rank)
+    return shape_err(d, "transpose: perm has %d entries but input %s has rank %d",
+                     a->nlist, S(x, b), x->rank);
+  out->rank = x->rank;
+  for (int i = 0; i < x->rank; i++) {
+    int64_t p = a->list[i];
+    if (p < 0 || p >= x->rank || seen[p]++)
+      return param_err(d, "transpose: perm is not a permutation of 0..%d",
+                       x->rank - 1);
+    out->dim[i] = x->dim[p];
+  }
+  return IR_OK;
+}
+
+ir_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, ir_diag *d) {
+  sbuf b;
+  const ir_shape *x = in[0];
+  int infer = -1;
+  int64_t known = 1;
+  (void)nin;
+  if (a->nlist > IR_MAX_RANK)
+    return param_err(d, "reshape: shape has rank %d, at most %d", a->nlist,
+                     IR_MAX_RANK);
+  for (int i = 0; i < a->nlist; i++) {
+    if (a->list[i] == -1 && infer < 0)
+      infer = i;
+    else if (a->list[i] < 1)
+      return param_err(d, "reshape: dimensions must be positive (one -1 allowed)");
+    else
+      known *= a->list[i];
+  }
+  int64_t n = ir_shape_numel(x);
+  if (infer >= 0 && n % known == 0)
+    a->list[infer] = n / known;
+  else if (infer >= 0 || known != n)
+    return shape_err(d, "reshape: input %s has %lld elements, cannot reshape to the given shape",
+                     S(x, b), (long long)n);
+  *out = ir_shape_make(a->nlist, a->list);
+  return IR_OK;
+}
+
+static ir_status pool(const char *op, ir_attrs *a, const ir_shape *const *in,
+                      ir_shape *out, ir_diag *d) {
+  ir_status st = need_rank(op, "input x", in[0], 4, d);
+  return st ? st : window(op, a, in[0], a->kernel[0], a->kernel[1], 1, 1, out, d);
+}
+
+ir_status ir_shape_avgpool(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, ir_diag *d) {
+  (void)nin;
+  return pool("avgpool", a, in, out, d);
+}
+
+ir_status ir_shape_maxpool(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, ir_diag *d) {
+  (void)nin;
+  return pool("maxpool", a, in, out, d);
+}
+
+ir_status ir_shape_global_avgpool(ir_attrs *a, const ir_shape *const *in,
+                                  int nin, ir_shape *out, ir_diag *d) {
+  ir_status st = need_rank("global_avgpool", "input x", in[0], 4, d);
+  (void)a, (void)nin;
+  if (st)
+    return st;
+  *out = *in[0];
+  out->dim[2] = out->dim[3] = 1;
+  return IR_OK;
+}
+
+ir_status ir_shape_enlarge(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, ir_diag *d) {
+  sbuf b;
+  const ir_shape *w = in[0];
+  ir_status st = need_rank("enlarge", "kernel w", w, 4, d);
+  (void)nin;
+  if (st)
+    return st;
+  int64_t dh = a->kernel[0] - w->dim[2], dw = a->kernel[1] - w->dim[3];
+  if (dh < 0 || dw < 0 || dh % 2 || dw % 2)
+    return shape_err(d,
+                     "enlarge: kernel %s cannot be centred in %dx%d (the "
+                     "target must be at least as large, by an even amount)",
+                     S(w, b), a->kernel[0], a->kernel[1]);
+  *out = *w;
+  out->dim[2] = a->kernel[0];
+  out->dim[3] = a->kernel[1];
+  return IR_OK;
+}
+
+static ir_status per_channel(const char *op, const char *what,
+                             const ir_shape *p, const ir_shape *x, int64_t c,
+                             ir_diag *d) {
+  sbuf b0, b1;
+  if (p->rank == 1 && p->dim[0] == c)
+    return IR_OK;
+  return shape_err(d, "%s: %s %s must be [%lld] for input %s", op, what,
+                   S(p, b0), (long long)c, S(x, b1));
+}
+
+ir_status ir_shape_batchnorm(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, ir_diag *d) {
+  static const char *what[] = {"", "scale", "bias", "mean", "var"};
+  sbuf b;
+  const ir_shape *x = in[0];
+  ir_status st;
+  (void)nin;
+  if (x->rank < 2)
+    return shape_err(d, "batchnorm: input must have rank >= 2, got %s", S(x, b));
+  if (!(a->eps >= 0))
+    return param_err(d, "batchnorm: eps must be >= 0");
+  for (int i = 1; i < 5; i++)
+    if ((st = per_channel("batchnorm", what[i], in[i], x, x->dim[1], d)))
+      return st;
+  *out = *x;
+  return IR_OK;
+}
+
+ir_status ir_shape_softmax(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, ir_diag *d) {
+  sbuf b;
+  (void)nin;
+  if (in[0]->rank < 1)
+    return shape_err(d, "softmax: input must have rank >= 1, got %s",
+                     S(in[0], b));
+  *out = *in[0];
+  return norm_axis("softmax", &a->axis, in[0]->rank, d);
+}
+
+ir_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, ir_diag *d) {
+  sbuf b0, b1;
+  const ir_shape *x = in[0];
+  ir_status st;
+  if (x->rank < 1)
+    return shape_err(d, "layernorm: input must have rank >= 1, got %s", S(x, b0));
+  if ((st = norm_axis("layernorm", &a->axis, x->rank, d)))
+    return st;
+  if (!(a->eps >= 0))
+    return param_err(d, "layernorm: eps must be >= 0");
+  ir_shape tail = ir_shape_make(x->rank - a->axis, x->dim + a->axis);
+  for (int i = 1; i < nin; i++)
+    if (!ir_shape_eq(in[i], &tail))
+      return shape_err(d, "layernorm: %s %s must be %s for input %s",
+                       i == 1 ? "gamma" : "beta", S(in[i], b0),
+                       ir_shape_str(&tail, b1, sizeof b1), S(x, b0));
+  *out = *x;
+  return IR_OK;
+}
+
+ir_status ir_shape_pad(ir_attrs *a, const ir_shape *const *in, int nin,
+                       ir_shape *out, ir_diag *d) {
+  sbuf b;
+  const ir_shape *x = in[0];
+  (void)nin;
+  if (a->nlist != 2 * x->rank)
+    return shape_err(d, "pad: pads has %d entries but input %s needs %d", a->nlist,
+                     S(x, b), 2 * x->rank);
+  *out = *x;
+  for (int i = 0; i < x->rank; i++) {
+    if (a->list[i] < 0 || a->list[i + x->rank] < 0)
+      return param_err(d, "pad: pads must be >= 0");
+    out->dim[i] += a->list[i] + a->list[i + x->rank];
+  }
+  return IR_OK;
+}
+
+ir_status ir_shape_slice(ir_attrs *a, const ir_shape *const *in, int nin,
+                         ir_shape *out, ir_diag *d) {
+  sbuf b;
+  const ir_shape *x = in[0];
+  (void)nin;
+  if (a->nlist != x->rank || a->nlist2 != x->rank)
+    return shape_err(d, "slice: starts and ends need %d entries each for input %s",
+                     x->rank, S(x, b));
+  *out = *x;
+  for (int i = 0; i < x->rank; i++) {
+    int64_t s = a->list[i], e = a->list2[i];
+    if (s < 0 || e <= s || e > x->dim[i])
+      return shape_err(d,
+                       "slice: range [%lld,%lld) is not within dimension %d "
+                       "(size %lld) of input %s",
+                       (long long)s, (long long)e, i, (long long)x->dim[i],
+                       S(x, b));
+    out->dim[i] = e - s;
+  }
+  return IR_OK;
+}
+
+/* Constants: the shape parameter is the output shape. */
+static ir_status const_shape(const char *op, const ir_attrs *a, int rank,
+                             ir_shape *out, ir_diag *d) {
+  if (a->nlist > IR_MAX_RANK || (rank >= 0 && a->nlist != rank))
+    return param_err(d, "%s: shape must have rank %d", op,
+                     rank >= 0 ? rank : IR_MAX_RANK);
+  for (int i = 0; i < a->nlist; i++)
+    if (a->list[i] < 1)
+      return param_err(d, "%s: shape dimensions must be positive", op);
+  *out = ir_shape_make(a->nlist, a->list);
+  return IR_OK;
+}
+
+ir_status ir_shape_const_iconv(ir_attrs *a, const ir_shape *const *in, int nin,
+                               ir_shape *out, ir_diag *d) {
+  ir_status st = const_shape("const_iconv", a, 4, out, d);
+  (void)in, (void)nin;
+  if (!st && (a->list[2] % 2 == 0 || a->list[3] % 2 == 0))
+    return param_err(d, "const_iconv: kernel size must be odd, got %lldx%lld",
+                     (long long)a->list[2], (long long)a->list[3]);
+  return st;
+}
+
+ir_status ir_shape_const_imm(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, ir_diag *d) {
+  ir_status st = const_shape("const_imm", a, 2, out, d);
+  (void)in, (void)nin;
+  if (!st && a->list[0] != a->list[1])
+    return param_err(d, "const_imm: shape must be square");
+  return st;
+}
+
+ir_status ir_shape_const_ones(ir_attrs *a, const ir_shape *const *in, int nin,
+                              ir_shape *out, ir_diag *d) {
+  (void)in, (void)nin;
+  return const_shape("const_ones", a, -1, out, d);
+}
+
+ir_status ir_shape_const_pool(ir_attrs *a, const ir_shape *const *in, int nin,
+                              ir_shape *out, ir_diag *d) {
+  ir_status st = const_shape("const_pool", a, 4, out, d);
+  (void)in, (void)nin;
+  if (!st && a->list[1] != 1)
+    return param_err(d, "const_pool: shape must be [C,1,kh,kw]");
+  return st;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+typedef ir_status (*shape_rule)(ir_attrs *, const ir_shape *const *, int,
+                                ir_shape *, ir_diag *);
+
+static const shape_rule rules[IR_NOPS] = {
+#define OP(ID, name, inputs, params) [IR_OP_##ID] = ir_shape_##name,
+#include "ops.def"
+#undef OP
+};
+
+ir_status ir_check_arity(const ir_opinfo *r, int nin, ir_diag *d) {
+  if (nin >= r->min_in && (r->max_in < 0 || nin <= r->max_in))
+    return IR_OK;
+  if (r->max_in < 0)
+    return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
+                       "%s takes one or more inputs, got %d", r->name, nin);
+  char names[128] = "";
+  size_t k = 0;
+  for (int i = 0; i < r->nnamed && k < sizeof names; i++)
+    k += (size_t)snprintf(names + k, sizeof names - k, "%s%s%s",
+                          i ? ", " : "", r->in_name[i], i >= r->min_in ? "?" : "");
+  if (r->min_in == r->max_in)
+    return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
+                       "%s takes %d input%s (%s), got %d", r->name, r->min_in,
+                       r->min_in == 1 ? "" : "s", names, nin);
+  return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
+                     "%s takes %d to %d inputs (%s), got %d", r->name,
+                     r->min_in, r->max_in, names, nin);
+}
+
+ir_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
+                   int nin, ir_shape *out, ir_diag *d) {
+  if ((unsigned)op >= IR_NOPS)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad opcode %d", (int)op);
+  ir_status st = ir_check_arity(ir_op(op), nin, d);
+  if (st || (st = rules[op](a, in, nin, out, d)))
+    return st;
+  for (int i = 0; i < ir_op_nout(op, a); i++) {
+    int64_t n = ir_shape_numel(&out[i]);
+    if (n < 1 || n > MAX_NUMEL)
+      return shape_err(d, "%s: output %d would have %lld elements", ir_op(op)->name,
+                       i + 1, (long long)n);
+  }
+  return IR_OK;
+}

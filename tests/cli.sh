@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# cli.sh: end-to-end tests of the superopt command line: help, exit codes,
+# error messages with positions, atomic output, stable checksums.
+# usage: tests/cli.sh path/to/superopt path/to/source-dir
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect CODE CMD... : runs CMD, checks the exit status; output in $tmp/out
+expect() {
+  local want=$1
+  shift
+  "$@" >"$tmp/out" 2>&1
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: '$*' exited $got, expected $want"
+    sed 's/^/  | /' "$tmp/out"
+    fails=$((fails + 1))
+  fi
+}
+
+# contains TEXT : the last command's output contains TEXT
+contains() {
+  if ! grep -qF -- "$1" "$tmp/out"; then
+    echo "FAIL: output lacks '$1'"
+    sed 's/^/  | /' "$tmp/out"
+    fails=$((fails + 1))
+  fi
+}
+
+expect 0 "$bin" --help
+contains "commands:"
+contains "run"
+expect 0 "$bin" run --help
+contains "--seed"
+expect 0 "$bin" help check
+contains "usage: superopt check"
+expect 1 "$bin"
+expect 1 "$bin" frobnicate
+contains "unknown command 'frobnicate'"
+expect 1 "$bin" run
+expect 1 "$bin" run "$src/models/resnet50.graph" --device tpu
+contains "unknown device 'tpu'"
+expect 1 "$bin" run "$src/models/resnet50.graph" --seed abc
+contains "bad value 'abc' for --seed"
+expect 1 "$bin" run "$src/models/resnet50.graph" --bogus
+expect 1 "$bin" check --bogus
+
+expect 0 "$bin" check "$src/models/resnet50.graph"
+contains "175 operators"
+contains "conv2d           53"
+contains "batchnorm        53"
+
+expect 2 "$bin" check "$src/tests/data/bad/unknown_op.graph"
+contains "unknown_op.graph:3:5: error: unknown operator 'conv3d'"
+contains "    ^"
+expect 2 "$bin" check "$tmp/missing.graph"
+contains "cannot open"
+expect 2 "$bin" run "$src/tests/data/bad/cycle.graph"
+contains "dependency cycle"
+
+# print: canonical and atomic; a failing print writes nothing
+expect 0 "$bin" print "$src/tests/data/good/every_op.graph" -o "$tmp/a.graph"
+expect 0 "$bin" print "$tmp/a.graph" -o "$tmp/b.graph"
+cmp -s "$tmp/a.graph" "$tmp/b.graph" || { echo "FAIL: print not stable"; fails=$((fails + 1)); }
+expect 2 "$bin" print "$src/tests/data/bad/cycle.graph" -o "$tmp/c.graph"
+[ ! -e "$tmp/c.graph" ] || { echo "FAIL: output written on error"; fails=$((fails + 1)); }
+ls "$tmp" | grep -q tmp && { echo "FAIL: temporary file left behind"; fails=$((fails + 1)); }
+expect 2 "$bin" print "$src/models/resnet50.graph" -o "$tmp/no/such/dir/x.graph"
+contains "cannot"
+
+# run: checksums are stable across runs and thread counts, change with seed
+g="$src/tests/data/good/every_op.graph"
+expect 0 "$bin" run "$g" --seed 3 --threads 1
+grep '^output' "$tmp/out" >"$tmp/r1"
+expect 0 "$bin" run "$g" --seed 3 --threads 2 --iters 3
+contains "median of 3 runs"
+grep '^output' "$tmp/out" >"$tmp/r2"
+expect 0 "$bin" run "$g" --seed 4
+grep '^output' "$tmp/out" >"$tmp/r3"
+cmp -s "$tmp/r1" "$tmp/r2" || { echo "FAIL: checksums differ between runs"; fails=$((fails + 1)); }
+cmp -s "$tmp/r1" "$tmp/r3" && { echo "FAIL: seed has no effect"; fails=$((fails + 1)); }
+[ "$(wc -l <"$tmp/r1")" = 17 ] || { echo "FAIL: expected 17 outputs"; fails=$((fails + 1)); }
+
+if [ "$fails" != 0 ]; then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "cli: all passed"

@@ -1,0 +1,130 @@
+/* test_exec.c: the CPU executor as a whole: every operator runs, results are
+ * deterministic (seed, thread count), intermediates are freed, the random
+ * values follow their init hints, and ResNet-50 gives finite, non-trivial
+ * logits. Per-kernel correctness is in test_kernels.c. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+
+#define SRC SUPEROPT_SOURCE_DIR
+
+static ir_graph *load(const char *path) {
+  ir_diag d;
+  ir_graph *g = ir_parse_file(path, &d);
+  cr_assert(g, "%s:%d:%d: %s", path, d.line, d.col, d.msg);
+  return g;
+}
+
+static ex_values *run(const ir_graph *g, uint64_t seed, int threads, int keep) {
+  ir_diag d;
+  ex_values *v = ex_values_new(g);
+  cr_assert(v);
+  cr_assert_eq(ex_fill_random(g, v, seed, &d), IR_OK, "%s", d.msg);
+  ex_options o = {threads, keep};
+  cr_assert_eq(ex_run(g, v, &o, &d), IR_OK, "%s", d.msg);
+  return v;
+}
+
+static int same_outputs(const ir_graph *g, const ex_values *a,
+                        const ex_values *b) {
+  for (int i = 0; i < g->noutputs; i++) {
+    int t = g->outputs[i];
+    size_t n = (size_t)ir_shape_numel(&g->tensors[t].shape);
+    if (memcmp(a->v[t], b->v[t], n * sizeof(float)))
+      return 0;
+  }
+  return 1;
+}
+
+Test(exec, every_op_covered) {
+  ir_graph *g = load(SRC "/tests/data/good/every_op.graph");
+  int counts[IR_NOPS];
+  ir_op_counts(g, counts);
+  for (int op = 0; op < IR_NOPS; op++)
+    cr_expect_gt(counts[op], 0, "every_op.graph lacks %s",
+                 ir_op((ir_opcode)op)->name);
+  ir_graph_free(g);
+}
+
+Test(exec, deterministic_across_seeds_and_threads) {
+  ir_graph *g = load(SRC "/tests/data/good/every_op.graph");
+  ex_values *a = run(g, 5, 1, 0), *b = run(g, 5, 2, 0), *c = run(g, 6, 2, 0);
+  cr_assert(same_outputs(g, a, b), "thread count changed the results");
+  cr_assert(!same_outputs(g, a, c), "seed did not change the results");
+  for (int i = 0; i < g->noutputs; i++) {
+    int t = g->outputs[i];
+    for (int64_t k = 0; k < ir_shape_numel(&g->tensors[t].shape); k++)
+      cr_assert(isfinite(a->v[t][k]), "%s not finite", g->tensors[t].name);
+  }
+  ex_values_free(a);
+  ex_values_free(b);
+  ex_values_free(c);
+  ir_graph_free(g);
+}
+
+Test(exec, intermediates_freed_unless_kept) {
+  ir_graph *g = load(SRC "/tests/data/good/every_op.graph");
+  ex_values *v = run(g, 1, 0, 0), *k = run(g, 1, 0, 1);
+  int freed = 0;
+  for (int t = 0; t < g->ntensors; t++) {
+    int is_out = 0;
+    for (int i = 0; i < g->noutputs; i++)
+      is_out |= g->outputs[i] == t;
+    if (g->tensors[t].kind == IR_T_VALUE && !is_out) {
+      freed += v->v[t] == NULL;
+      cr_assert(k->v[t], "keep_all dropped %s", g->tensors[t].name);
+    }
+    if (is_out || g->tensors[t].kind != IR_T_VALUE)
+      cr_assert(v->v[t], "%s was freed", g->tensors[t].name);
+  }
+  cr_assert_gt(freed, 0);
+  ex_values_free(v);
+  ex_values_free(k);
+  ir_graph_free(g);
+}
+
+Test(exec, random_values_follow_hints) {
+  ir_graph *g = load(SRC "/tests/data/good/every_op.graph");
+  ex_values *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(g, v, 3, NULL), IR_OK);
+  int var = ir_find_tensor(g, "var"), w = ir_find_tensor(g, "w"),
+      x = ir_find_tensor(g, "x"), mu = ir_find_tensor(g, "mu");
+  float bound = 1.0f / sqrtf(4 * 3 * 3);
+  for (int i = 0; i < 4; i++) {
+    cr_assert(v->v[var][i] >= 0.5f && v->v[var][i] < 1.5f);
+    cr_assert(fabsf(v->v[mu][i]) <= 0.1f);
+  }
+  float wmax = 0, xmax = 0;
+  for (int i = 0; i < 144; i++)
+    wmax = fmaxf(wmax, fabsf(v->v[w][i]));
+  for (int i = 0; i < 200; i++)
+    xmax = fmaxf(xmax, fabsf(v->v[x][i]));
+  cr_assert(wmax <= bound && wmax > bound / 2, "fan-in scaling: %g", wmax);
+  cr_assert(xmax <= 1.0f && xmax > 0.5f);
+  /* same name, same values, whatever else the graph holds */
+  float again[200];
+  ex_random_fill(again, 200, 3, 0, -1, 1);
+  cr_assert(memcmp(again, v->v[x], sizeof again) != 0, "key is ignored");
+  ex_values_free(v);
+  ir_graph_free(g);
+}
+
+Test(exec, resnet50_logits_sane, .timeout = 300) {
+  ir_graph *g = load(SRC "/models/resnet50.graph");
+  ex_values *v = run(g, 1, 0, 0);
+  int t = g->outputs[0];
+  cr_assert_eq(ir_shape_numel(&g->tensors[t].shape), 1000);
+  double sum = 0, sq = 0;
+  for (int i = 0; i < 1000; i++) {
+    cr_assert(isfinite(v->v[t][i]));
+    sum += v->v[t][i];
+    sq += (double)v->v[t][i] * v->v[t][i];
+  }
+  double sd = sqrt(sq / 1000 - (sum / 1000) * (sum / 1000));
+  cr_assert(sd > 1e-3 && sd < 1e3, "logits degenerate: sd %g", sd);
+  ex_values_free(v);
+  ir_graph_free(g);
+}

@@ -1,0 +1,433 @@
+/* test_ir.c: the IR, the .graph parser and printer, shape inference and the
+ * structural hash.
+ *
+ * Round trips every graph in models/ and tests/data/good/; checks one error
+ * per error class with its message and position through the corpus in
+ * tests/data/bad/ (each file's first line says "# expect: L:C: text");
+ * mutates valid files byte by byte (seeded) to make sure the parser never
+ * crashes and never returns a graph that breaks the IR's invariants.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+#define SRC SUPEROPT_SOURCE_DIR
+
+static char *slurp(const char *path, size_t *len) {
+  ir_diag d;
+  char *s = ir_read_file(path, len, &d);
+  cr_assert(s, "cannot read %s: %s", path, d.msg);
+  return s;
+}
+
+static ir_graph *parse_ok(const char *text) {
+  ir_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert(g, "parse failed: %s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+  cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "invalid: %s", d.msg);
+  return g;
+}
+
+static ir_diag parse_err(const char *text) {
+  ir_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert_null(g, "expected an error for:\n%s", text);
+  return d;
+}
+
+/* print(parse(x)) twice; the second round trip must be byte-identical. */
+static void check_round_trip(const char *path) {
+  size_t len;
+  char *text = slurp(path, &len);
+  ir_diag d;
+  ir_graph *g1 = ir_parse(text, len, path, &d);
+  cr_assert(g1, "%s:%d:%d: %s", path, d.line, d.col, d.msg);
+  cr_assert_eq(ir_graph_validate(g1, &d), IR_OK, "%s: %s", path, d.msg);
+  char *p1 = ir_print(g1);
+  ir_graph *g2 = ir_parse(p1, strlen(p1), "print1", &d);
+  cr_assert(g2, "reparse of %s failed: %d:%d: %s", path, d.line, d.col, d.msg);
+  char *p2 = ir_print(g2);
+  cr_assert_str_eq(p1, p2, "second round trip of %s differs", path);
+  cr_assert_eq(ir_graph_hash(g1), ir_graph_hash(g2));
+  free(p1);
+  free(p2);
+  free(text);
+  ir_graph_free(g1);
+  ir_graph_free(g2);
+}
+
+static int has_suffix(const char *s, const char *suf) {
+  size_t n = strlen(s), m = strlen(suf);
+  return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+/* Calls fn on every *.graph file in dir; returns how many. */
+static int each_graph(const char *dir, void (*fn)(const char *)) {
+  DIR *dp = opendir(dir);
+  cr_assert(dp, "cannot open %s", dir);
+  int n = 0;
+  struct dirent *e;
+  char path[1024];
+  while ((e = readdir(dp))) {
+    if (!has_suffix(e->d_name, ".graph"))
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    fn(path);
+    n++;
+  }
+  closedir(dp);
+  return n;
+}
+
+Test(roundtrip, models) {
+  cr_assert_geq(each_graph(SRC "/models", check_round_trip), 1);
+}
+
+Test(roundtrip, good_corpus) {
+  cr_assert_geq(each_graph(SRC "/tests/data/good", check_round_trip), 1);
+}
+
+Test(roundtrip, canonical_form) {
+  const char *in = "# a comment line\n"
+                   "graph g   # trailing comment\n"
+                   "input x: [1,3,8,8]\n"
+                   "weight w: [4,3,3,3]\n"
+                   "y = relu(c)\n"
+                   "c: [1,4,8,8] = conv2d(x, w) act=relu stride=[1,1]\n"
+                   "l, r = split(y) axis=-3 sizes=[1,3]\n"
+                   "output l\n"
+                   "output r\n";
+  const char *want = "graph g\n"
+                     "input x: [1,3,8,8]\n"
+                     "weight w: [4,3,3,3]\n"
+                     "c: [1,4,8,8] = conv2d(x, w) act=relu\n"
+                     "y: [1,4,8,8] = relu(c)\n"
+                     "l: [1,1,8,8], r: [1,3,8,8] = split(y) axis=1 sizes=[1,3]\n"
+                     "output l, r\n";
+  ir_graph *g = parse_ok(in);
+  char *p = ir_print(g);
+  cr_assert_str_eq(p, want);
+  free(p);
+  ir_graph_free(g);
+}
+
+Test(roundtrip, params_print_exactly) {
+  const char *in =
+      "input x: [1,2,9,9]\n"
+      "a: [1,2,4,4] = avgpool(x) kernel=[3,3] stride=[2,2] pad=[1,1,0,0] "
+      "count_include_pad=0\n"
+      "b: [1,2,9,9] = clip(x) min=-0.100000001 max=6\n"
+      "c: [1,2,9,9] = layernorm(x) axis=2 eps=9.99999997e-07\n"
+      "d: [162] = reshape(x) shape=[162]\n"
+      "e: [1,2,11,10] = pad(x) pads=[0,0,1,0,0,0,1,1] value=-3.5\n"
+      "f: [1,1,2,9] = slice(x) starts=[0,1,3,0] ends=[1,2,5,9]\n"
+      "output a, b, c, d, e, f\n";
+  ir_graph *g = parse_ok(in);
+  char *p = ir_print(g);
+  cr_assert_str_eq(p, in);
+  free(p);
+  ir_graph_free(g);
+}
+
+Test(parse, reshape_infers_minus_one) {
+  ir_graph *g = parse_ok("input x: [2,3,4]\ny = reshape(x) shape=[-1,4]\noutput y\n");
+  cr_assert_eq(g->tensors[1].shape.rank, 2);
+  cr_assert_eq(g->tensors[1].shape.dim[0], 6);
+  ir_graph_free(g);
+}
+
+Test(parse, keyword_names_are_names) {
+  ir_graph *g = parse_ok("input input: [2]\noutput: [2] = relu(input)\n"
+                         "output output\n");
+  cr_assert_str_eq(g->tensors[1].name, "output");
+  ir_graph_free(g);
+}
+
+Test(parse, crlf_and_tabs) {
+  ir_graph *g = parse_ok("input\tx: [ 2 , 2 ]\r\ny = relu( x )\r\noutput y\r\n");
+  cr_assert_eq(g->nnodes, 1);
+  ir_graph_free(g);
+}
+
+Test(parse, forward_references_sorted) {
+  ir_graph *g = parse_ok("input x: [2]\nc = relu(b)\nb = relu(a)\na = relu(x)\n"
+                         "output c\n");
+  cr_assert_str_eq(g->tensors[g->nodes[0].out[0]].name, "a");
+  cr_assert_str_eq(g->tensors[g->nodes[2].out[0]].name, "c");
+  ir_graph_free(g);
+}
+
+Test(parse, long_chain_no_recursion) {
+  /* 20000 operators in reverse order: the sorter must not recurse. */
+  int n = 20000;
+  size_t cap = (size_t)n * 40 + 64, k = 0;
+  char *s = malloc(cap);
+  k += (size_t)snprintf(s + k, cap - k, "input x: [2]\n");
+  for (int i = n - 1; i >= 0; i--)
+    k += (size_t)snprintf(s + k, cap - k, "t%d = relu(%s%d)\n", i,
+                          i ? "t" : "x", i ? i - 1 : 0);
+  snprintf(s + k, cap - k, "output t%d\n", n - 1);
+  /* t0 = relu(x0): x0 undefined; fix it to x */
+  char *p = strstr(s, "relu(x0)");
+  memcpy(p, "relu(x) ", 8);
+  ir_graph *g = parse_ok(s);
+  cr_assert_eq(g->nnodes, n);
+  ir_graph_free(g);
+  free(s);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static void check_bad_file(const char *path) {
+  size_t len;
+  char *text = slurp(path, &len);
+  int line, col, off = 0;
+  cr_assert(sscanf(text, "# expect: %d:%d: %n", &line, &col, &off) == 2 && off,
+            "%s: first line must be '# expect: L:C: text'", path);
+  char want[256];
+  const char *nl = strchr(text + off, '\n');
+  size_t wl = nl ? (size_t)(nl - text - off) : strlen(text + off);
+  snprintf(want, sizeof want, "%.*s", (int)wl, text + off);
+  ir_diag d;
+  ir_graph *g = ir_parse(text, len, path, &d);
+  cr_assert_null(g, "%s: parsed but should fail", path);
+  cr_assert_neq(d.code, IR_OK, "%s", path);
+  cr_assert_str_eq(d.file, path);
+  cr_expect(d.line == line && d.col == col, "%s: error at %d:%d, expected %d:%d (%s)",
+            path, d.line, d.col, line, col, d.msg);
+  cr_expect(strstr(d.msg, want), "%s: message '%s' lacks '%s'", path, d.msg, want);
+  free(text);
+}
+
+Test(errors, bad_corpus) {
+  cr_assert_geq(each_graph(SRC "/tests/data/bad", check_bad_file), 20);
+}
+
+Test(errors, codes) {
+  struct {
+    const char *text;
+    ir_status code;
+  } cases[] = {
+      {"input x: [2]\ny = relu(x\noutput y\n", IR_ERR_SYNTAX},
+      {"input x: [2]\ny = frob(x)\noutput y\n", IR_ERR_UNKNOWN_OP},
+      {"input x: [2]\ny = relu(x) k=1\noutput y\n", IR_ERR_UNKNOWN_PARAM},
+      {"input x: [2]\ny = concat(x)\noutput y\n", IR_ERR_PARAM},
+      {"input x: [2]\ny = relu(x, x)\noutput y\n", IR_ERR_ARITY},
+      {"input x: [2]\ny = smul(x, x)\noutput y\n", IR_ERR_SHAPE},
+      {"input x: [2]\ny = relu(z)\noutput y\n", IR_ERR_UNDEFINED},
+      {"input x: [2]\nx = relu(x)\noutput x\n", IR_ERR_DUPLICATE},
+      {"input x: [2]\ny = relu(y)\noutput y\n", IR_ERR_CYCLE},
+      {"input x: [2]\n", IR_ERR_NO_OUTPUT},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ir_diag d = parse_err(cases[i].text);
+    cr_expect_eq(d.code, cases[i].code, "case %zu: got %s (%s)", i,
+                 ir_status_name(d.code), d.msg);
+    cr_expect_gt(d.line, 0, "case %zu has no line", i);
+  }
+}
+
+Test(errors, source_line_and_caret) {
+  ir_diag d = parse_err("input x: [2]\ny = relu(nope)  # c\noutput y\n");
+  cr_assert_str_eq(d.src, "y = relu(nope)  # c");
+  char *buf;
+  size_t n;
+  FILE *f = open_memstream(&buf, &n);
+  ir_diag_print(&d, f);
+  fclose(f);
+  cr_assert_str_eq(buf, "t.graph:2:10: error: undefined name 'nope'\n"
+                        "  y = relu(nope)  # c\n"
+                        "           ^\n");
+  free(buf);
+}
+
+Test(errors, missing_file) {
+  ir_diag d;
+  cr_assert_null(ir_parse_file(SRC "/tests/data/no-such-file.graph", &d));
+  cr_assert_eq(d.code, IR_ERR_IO);
+  cr_assert(strstr(d.msg, "no-such-file.graph"));
+}
+
+/* ---- robustness ------------------------------------------------------------ */
+
+static uint64_t rng(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* Mutates text (delete / insert / replace bytes, duplicate lines), parses:
+ * a failure must carry a code and a position; a success must be valid. */
+static void mutate_and_parse(const char *text, size_t len, int rounds,
+                             uint64_t seed) {
+  static const char alphabet[] = "[]()=,:#-0123456789 \n\txyzw_reluconv";
+  char *buf = malloc(len + 64);
+  for (int r = 0; r < rounds; r++) {
+    memcpy(buf, text, len);
+    size_t n = len;
+    int edits = 1 + (int)(rng(&seed) % 4);
+    for (int e = 0; e < edits && n > 1; e++) {
+      size_t at = rng(&seed) % n;
+      switch (rng(&seed) % 3) {
+      case 0: memmove(buf + at, buf + at + 1, n - at - 1), n--; break;
+      case 1:
+        if (n < len + 60) {
+          memmove(buf + at + 1, buf + at, n - at), n++;
+          buf[at] = alphabet[rng(&seed) % (sizeof alphabet - 1)];
+        }
+        break;
+      default:
+        buf[at] = (char)(rng(&seed) % 4 ? alphabet[rng(&seed) % (sizeof alphabet - 1)]
+                                         : (int)(rng(&seed) & 0xff));
+      }
+    }
+    ir_diag d;
+    ir_graph *g = ir_parse(buf, n, "fuzz", &d);
+    if (g) {
+      cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "mutant invalid: %s", d.msg);
+      char *p = ir_print(g);
+      cr_assert(p);
+      free(p);
+      ir_graph_free(g);
+    } else {
+      cr_assert_neq(d.code, IR_OK);
+      cr_assert(d.msg[0], "empty error message");
+    }
+  }
+  free(buf);
+}
+
+Test(robust, mutated_small_graphs) {
+  const char *text = "graph g\ninput x: [1,3,8,8]\nweight w: [4,3,3,3]\n"
+                     "weight b: [4]\n"
+                     "c: [1,4,8,8] = conv2d(x, w, b) act=relu\n"
+                     "p = maxpool(c) kernel=[2,2] stride=[2,2]\n"
+                     "l, r = split(p) axis=1 sizes=[1,3]\n"
+                     "q = concat(r, l) axis=1\n"
+                     "t = transpose(q) perm=[0,2,3,1]\n"
+                     "output t, l\n";
+  mutate_and_parse(text, strlen(text), 20000, 42);
+}
+
+Test(robust, mutated_resnet50, .timeout = 120) {
+  size_t len;
+  char *text = slurp(SRC "/models/resnet50.graph", &len);
+  mutate_and_parse(text, len, 150, 7);
+  free(text);
+}
+
+/* ---- builder, hash, clone ----------------------------------------------- */
+
+Test(graph, hash_ignores_names) {
+  ir_graph *a = parse_ok("input x: [2,2]\ny = relu(x)\nz = ewadd(y, x)\noutput z\n");
+  ir_graph *b = parse_ok("input p: [2,2]\nq = relu(p)\nr = ewadd(q, p)\noutput r\n");
+  ir_graph *c = parse_ok("input x: [2,2]\ny = relu(x)\nz = ewadd(x, y)\noutput z\n");
+  ir_graph *e = parse_ok("input x: [2,3]\ny = relu(x)\nz = ewadd(y, x)\noutput z\n");
+  cr_assert_eq(ir_graph_hash(a), ir_graph_hash(b));
+  cr_assert_neq(ir_graph_hash(a), ir_graph_hash(c), "argument order matters");
+  cr_assert_neq(ir_graph_hash(a), ir_graph_hash(e), "shapes matter");
+  ir_graph_free(a);
+  ir_graph_free(b);
+  ir_graph_free(c);
+  ir_graph_free(e);
+}
+
+Test(graph, hash_sees_params) {
+  ir_graph *a = parse_ok("input x: [4]\ny = clip(x) min=0 max=6\noutput y\n");
+  ir_graph *b = parse_ok("input x: [4]\ny = clip(x) min=0 max=5\noutput y\n");
+  cr_assert_neq(ir_graph_hash(a), ir_graph_hash(b));
+  ir_graph_free(a);
+  ir_graph_free(b);
+}
+
+Test(graph, clone_is_deep_and_equal) {
+  ir_graph *a = parse_ok("graph g\ninput x: [2,2]\ny = relu(x)\noutput y\n");
+  ir_graph *b = ir_graph_clone(a);
+  char *pa = ir_print(a), *pb;
+  ir_graph_free(a); /* b must not share memory with a */
+  pb = ir_print(b);
+  cr_assert_str_eq(pa, pb);
+  free(pa);
+  free(pb);
+  ir_graph_free(b);
+}
+
+Test(graph, builder_rejects_and_leaves_graph_unchanged) {
+  ir_graph *g = ir_graph_new("b");
+  ir_diag d;
+  ir_shape s = ir_shape_make(2, (int64_t[]){2, 3});
+  ir_shape t = ir_shape_make(2, (int64_t[]){4, 5});
+  int a = ir_add_tensor(g, "a", IR_T_INPUT, &s, &d);
+  int b = ir_add_tensor(g, "b", IR_T_WEIGHT, &t, &d);
+  cr_assert_eq(ir_add_tensor(g, "a", IR_T_INPUT, &s, &d), -1);
+  cr_assert_eq(d.code, IR_ERR_DUPLICATE);
+  ir_attrs at;
+  ir_attrs_default(IR_OP_MATMUL, &at);
+  int32_t in[2] = {a, b};
+  cr_assert_eq(ir_add_node(g, IR_OP_MATMUL, in, 2, &at, NULL, &d), -1);
+  cr_assert_eq(d.code, IR_ERR_SHAPE);
+  cr_assert(strstr(d.msg, "[2,3]") && strstr(d.msg, "[4,5]"), "%s", d.msg);
+  cr_assert_eq(g->nnodes, 0);
+  cr_assert_eq(g->ntensors, 2);
+  /* a node whose output name collides is not added either */
+  const char *names[] = {"b"};
+  cr_assert_eq(ir_add_node(g, IR_OP_RELU, in, 1, &at, names, &d), -1);
+  cr_assert_eq(g->nnodes, 0);
+  cr_assert_eq(g->ntensors, 2);
+  int n = ir_add_node(g, IR_OP_RELU, in, 1, &at, NULL, &d);
+  cr_assert_geq(n, 0);
+  cr_assert_eq(ir_graph_validate(g, &d), IR_ERR_NO_OUTPUT);
+  cr_assert_eq(ir_add_output(g, g->nodes[n].out[0], &d), IR_OK);
+  cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "%s", d.msg);
+  ir_graph_free(g);
+}
+
+Test(graph, validate_catches_broken_invariants) {
+  ir_graph *g = parse_ok("input x: [2]\na = relu(x)\nb = relu(a)\noutput b\n");
+  ir_diag d;
+  g->nodes[0].in[0] = g->nodes[1].out[0]; /* a now reads b: not topological */
+  cr_assert_eq(ir_graph_validate(g, &d), IR_ERR_INTERNAL);
+  ir_graph_free(g);
+  g = parse_ok("input x: [2,3]\na = relu(x)\noutput a\n");
+  g->tensors[1].shape.dim[1] = 4; /* stale shape */
+  cr_assert_eq(ir_graph_validate(g, &d), IR_ERR_INTERNAL);
+  ir_graph_free(g);
+}
+
+Test(graph, op_table_rows) {
+  const ir_opinfo *c = ir_op(IR_OP_CONV2D);
+  cr_assert_str_eq(c->name, "conv2d");
+  cr_assert_eq(c->min_in, 2);
+  cr_assert_eq(c->max_in, 3);
+  cr_assert_eq(c->in_hint[1], IR_INIT_FAN);
+  cr_assert_eq(c->defaults.groups, 1);
+  cr_assert_eq(c->defaults.stride[0], 1);
+  cr_assert_eq(ir_op(IR_OP_CONCAT)->max_in, -1);
+  cr_assert_eq(ir_op(IR_OP_CONST_ONES)->min_in, 0);
+  cr_assert_eq(ir_op(IR_OP_LAYERNORM)->min_in, 1);
+  cr_assert_eq(ir_op(IR_OP_LAYERNORM)->max_in, 3);
+  for (int op = 0; op < IR_NOPS; op++)
+    cr_assert_eq(ir_op_lookup(ir_op((ir_opcode)op)->name,
+                              strlen(ir_op((ir_opcode)op)->name)),
+                 op);
+}
+
+Test(graph, arena_many_and_large) {
+  ir_arena *a = ir_arena_new();
+  for (int i = 0; i < 10000; i++) {
+    unsigned char *p = ir_arena_alloc(a, (size_t)(i % 97) + 1);
+    cr_assert(p);
+    cr_assert_eq((uintptr_t)p % 16, 0);
+    cr_assert_eq(p[0], 0);
+    p[0] = 0xff;
+  }
+  char *big = ir_arena_alloc(a, 1 << 20);
+  cr_assert(big);
+  big[(1 << 20) - 1] = 1;
+  ir_arena_free(a);
+}
