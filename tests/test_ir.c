@@ -101,13 +101,14 @@ Test(roundtrip, canonical_form) {
                    "l, r = split(y) axis=-3 sizes=[1,3]\n"
                    "output l\n"
                    "output r\n";
-  const char *want = "graph g\n"
-                     "input x: [1,3,8,8]\n"
-                     "weight w: [4,3,3,3]\n"
-                     "c: [1,4,8,8] = conv2d(x, w) act=relu\n"
-                     "y: [1,4,8,8] = relu(c)\n"
-                     "l: [1,1,8,8], r: [1,3,8,8] = split(y) axis=1 sizes=[1,3]\n"
-                     "output l, r\n";
+  const char *want =
+      "graph g\n"
+      "input x: [1,3,8,8]\n"
+      "weight w: [4,3,3,3]\n"
+      "c: [1,4,8,8] = conv2d(x, w) act=relu\n"
+      "y: [1,4,8,8] = relu(c)\n"
+      "l: [1,1,8,8], r: [1,3,8,8] = split(y) axis=1 sizes=[1,3]\n"
+      "output l, r\n";
   ir_graph *g = parse_ok(in);
   char *p = ir_print(g);
   cr_assert_str_eq(p, want);
@@ -134,7 +135,8 @@ Test(roundtrip, params_print_exactly) {
 }
 
 Test(parse, reshape_infers_minus_one) {
-  ir_graph *g = parse_ok("input x: [2,3,4]\ny = reshape(x) shape=[-1,4]\noutput y\n");
+  ir_graph *g =
+      parse_ok("input x: [2,3,4]\ny = reshape(x) shape=[-1,4]\noutput y\n");
   cr_assert_eq(g->tensors[1].shape.rank, 2);
   cr_assert_eq(g->tensors[1].shape.dim[0], 6);
   ir_graph_free(g);
@@ -148,7 +150,8 @@ Test(parse, keyword_names_are_names) {
 }
 
 Test(parse, crlf_and_tabs) {
-  ir_graph *g = parse_ok("input\tx: [ 2 , 2 ]\r\ny = relu( x )\r\noutput y\r\n");
+  ir_graph *g =
+      parse_ok("input\tx: [ 2 , 2 ]\r\ny = relu( x )\r\noutput y\r\n");
   cr_assert_eq(g->nnodes, 1);
   ir_graph_free(g);
 }
@@ -197,9 +200,11 @@ static void check_bad_file(const char *path) {
   cr_assert_null(g, "%s: parsed but should fail", path);
   cr_assert_neq(d.code, IR_OK, "%s", path);
   cr_assert_str_eq(d.file, path);
-  cr_expect(d.line == line && d.col == col, "%s: error at %d:%d, expected %d:%d (%s)",
-            path, d.line, d.col, line, col, d.msg);
-  cr_expect(strstr(d.msg, want), "%s: message '%s' lacks '%s'", path, d.msg, want);
+  cr_expect(d.line == line && d.col == col,
+            "%s: error at %d:%d, expected %d:%d (%s)", path, d.line, d.col,
+            line, col, d.msg);
+  cr_expect(strstr(d.msg, want), "%s: message '%s' lacks '%s'", path, d.msg,
+            want);
   free(text);
 }
 
@@ -252,7 +257,8 @@ Test(errors, missing_file) {
   cr_assert(strstr(d.msg, "no-such-file.graph"));
 }
 
-/* ---- robustness ------------------------------------------------------------ */
+/* ---- robustness ------------------------------------------------------------
+ */
 
 static uint64_t rng(uint64_t *s) {
   *s ^= *s << 13;
@@ -282,14 +288,16 @@ static void mutate_and_parse(const char *text, size_t len, int rounds,
         }
         break;
       default:
-        buf[at] = (char)(rng(&seed) % 4 ? alphabet[rng(&seed) % (sizeof alphabet - 1)]
-                                         : (int)(rng(&seed) & 0xff));
+        buf[at] =
+            (char)(rng(&seed) % 4 ? alphabet[rng(&seed) % (sizeof alphabet - 1)]
+                                  : (int)(rng(&seed) & 0xff));
       }
     }
     ir_diag d;
     ir_graph *g = ir_parse(buf, n, "fuzz", &d);
     if (g) {
-      cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "mutant invalid: %s", d.msg);
+      cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "mutant invalid: %s",
+                   d.msg);
       char *p = ir_print(g);
       cr_assert(p);
       free(p);
@@ -324,10 +332,14 @@ Test(robust, mutated_resnet50, .timeout = 120) {
 /* ---- builder, hash, clone ----------------------------------------------- */
 
 Test(graph, hash_ignores_names) {
-  ir_graph *a = parse_ok("input x: [2,2]\ny = relu(x)\nz = ewadd(y, x)\noutput z\n");
-  ir_graph *b = parse_ok("input p: [2,2]\nq = relu(p)\nr = ewadd(q, p)\noutput r\n");
-  ir_graph *c = parse_ok("input x: [2,2]\ny = relu(x)\nz = ewadd(x, y)\noutput z\n");
-  ir_graph *e = parse_ok("input x: [2,3]\ny = relu(x)\nz = ewadd(y, x)\noutput z\n");
+  ir_graph *a =
+      parse_ok("input x: [2,2]\ny = relu(x)\nz = ewadd(y, x)\noutput z\n");
+  ir_graph *b =
+      parse_ok("input p: [2,2]\nq = relu(p)\nr = ewadd(q, p)\noutput r\n");
+  ir_graph *c =
+      parse_ok("input x: [2,2]\ny = relu(x)\nz = ewadd(x, y)\noutput z\n");
+  ir_graph *e =
+      parse_ok("input x: [2,3]\ny = relu(x)\nz = ewadd(y, x)\noutput z\n");
   cr_assert_eq(ir_graph_hash(a), ir_graph_hash(b));
   cr_assert_neq(ir_graph_hash(a), ir_graph_hash(c), "argument order matters");
   cr_assert_neq(ir_graph_hash(a), ir_graph_hash(e), "shapes matter");

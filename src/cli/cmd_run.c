@@ -34,12 +34,11 @@ static int cmp_double(const void *a, const void *b) {
 
 static int parse_opts(const cli_command *c, int argc, char **argv,
                       run_opts *o) {
-  static const struct option opts[] = {
-      {"device", required_argument, 0, 'd'},
-      {"seed", required_argument, 0, 's'},
-      {"threads", required_argument, 0, 't'},
-      {"iters", required_argument, 0, 'i'},
-      {0, 0, 0, 0}};
+  static const struct option opts[] = {{"device", required_argument, 0, 'd'},
+                                       {"seed", required_argument, 0, 's'},
+                                       {"threads", required_argument, 0, 't'},
+                                       {"iters", required_argument, 0, 'i'},
+                                       {0, 0, 0, 0}};
   *o = (run_opts){NULL, "cpu", 1, 0, 1};
   int ch;
   long long v;
@@ -55,7 +54,9 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
     }
     if ((v = cli_parse_count(optarg)) < 0)
       return cli_usage_error(c, "bad value '%s' for --%s", optarg,
-                             ch == 's' ? "seed" : ch == 't' ? "threads" : "iters");
+                             ch == 's'   ? "seed"
+                             : ch == 't' ? "threads"
+                                         : "iters");
     if (ch == 's')
       o->seed = (uint64_t)v;
     else if (ch == 't' && v <= 1024)

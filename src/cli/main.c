@@ -15,7 +15,8 @@
 
 static const cli_command commands[] = {
     {"run", "execute a graph and print its outputs' checksums and time",
-     "usage: superopt run GRAPH [--device cpu] [--seed S] [--threads N] [--iters K]\n"
+     "usage: superopt run GRAPH [--device cpu] [--seed S] [--threads N] "
+     "[--iters K]\n"
      "\n"
      "Runs GRAPH (a .graph file) on seeded random inputs and weights and\n"
      "prints each output's shape and checksums and the run time.\n"

@@ -57,7 +57,8 @@ void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
   uint64_t base = splitmix64(seed ^ splitmix64(key));
   for (int64_t i = 0; i < n; i++) {
     /* 24 random bits -> [0,1) exactly representable in float */
-    float u = (float)(splitmix64(base + (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
+    float u =
+        (float)(splitmix64(base + (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
     dst[i] = lo + (hi - lo) * u;
   }
 }

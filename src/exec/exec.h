@@ -29,7 +29,7 @@ typedef struct ex_arg {
  * and n->a holds normalised parameters (resolved pads and axes). */
 typedef ir_status (*ex_kernel)(const ir_node *n, const ex_arg *in, ex_arg *out);
 
-#define OP(ID, name, inputs, params) \
+#define OP(ID, name, inputs, params)                                           \
   ir_status ex_ref_##name(const ir_node *n, const ex_arg *in, ex_arg *out);
 #include "../ir/ops.def"
 #undef OP
@@ -37,8 +37,8 @@ typedef ir_status (*ex_kernel)(const ir_node *n, const ex_arg *in, ex_arg *out);
 ex_kernel ex_kernel_of(ir_opcode op);
 
 typedef struct ex_values {
-  int32_t n;   /* = graph's ntensors */
-  float **v;   /* v[t]: data of tensor t (malloc'd), or NULL */
+  int32_t n; /* = graph's ntensors */
+  float **v; /* v[t]: data of tensor t (malloc'd), or NULL */
 } ex_values;
 
 ex_values *ex_values_new(const ir_graph *g); /* all NULL; NULL on OOM */

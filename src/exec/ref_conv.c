@@ -31,12 +31,11 @@ typedef struct conv_geom {
   int64_t groups, cg, og; /* groups, input and output channels per group */
   int64_t k, p;           /* gemm depth Cg*kh*kw and width OH*OW */
   int64_t sh, sw, dh, dw, pt, pl; /* stride, dilation, top and left pad */
-  int pointwise;          /* 1x1, stride 1, no pad, dilation 1: no im2col */
+  int pointwise; /* 1x1, stride 1, no pad (dilation moot): no im2col */
 } conv_geom;
 
 static conv_geom conv_geom_of(const ir_node *n, const ex_arg *in,
-                              const ex_arg *out)
-{
+                              const ex_arg *out) {
   const ir_attrs *a = &n->a;
   conv_geom g;
   g.n = in[0].shape.dim[0], g.c = in[0].shape.dim[1];
@@ -58,8 +57,7 @@ static conv_geom conv_geom_of(const ir_node *n, const ex_arg *in,
 /* One row of the im2col matrix: input channel plane x at window offset
  * (ky, kx), for every output position. */
 static void im2col_row(const conv_geom *g, const float *x, int64_t ky,
-                       int64_t kx, float *row)
-{
+                       int64_t kx, float *row) {
   for (int64_t oy = 0; oy < g->oh; oy++) {
     int64_t iy = oy * g->sh - g->pt + ky * g->dh;
     float *r = row + oy * g->ow;
@@ -76,8 +74,7 @@ static void im2col_row(const conv_geom *g, const float *x, int64_t ky,
 }
 
 /* col[Cg*kh*kw, OH*OW] from the Cg channel planes starting at x. */
-static void im2col(const conv_geom *g, const float *x, float *col, int par)
-{
+static void im2col(const conv_geom *g, const float *x, float *col, int par) {
   int64_t khw = g->kh * g->kw;
   (void)par;
 #ifdef _OPENMP
@@ -93,8 +90,7 @@ static void im2col(const conv_geom *g, const float *x, float *col, int par)
 /* Output planes of group gi of batch b = weights x (im2col of the input).
  * col is scratch of g->k * g->p floats (unused when pointwise). */
 static void conv_pair(const conv_geom *g, const float *x, const float *w,
-                      float *y, int64_t b, int64_t gi, float *col, int par)
-{
+                      float *y, int64_t b, int64_t gi, float *col, int par) {
   const float *xs = x + (b * g->c + gi * g->cg) * g->h * g->w;
   const float *bm = xs;
   if (!g->pointwise) {
@@ -107,9 +103,8 @@ static void conv_pair(const conv_geom *g, const float *x, const float *w,
 }
 
 /* One group: pairs in order, threads inside im2col and the gemm. */
-static ir_status conv_serial(const conv_geom *g, const float *x,
-                             const float *w, float *y)
-{
+static ir_status conv_serial(const conv_geom *g, const float *x, const float *w,
+                             float *y) {
   float *col = NULL;
   if (!g->pointwise) {
     col = malloc((size_t)(g->k * g->p) * sizeof(float));
@@ -123,8 +118,7 @@ static ir_status conv_serial(const conv_geom *g, const float *x,
   return IR_OK;
 }
 
-static int max_threads(void)
-{
+static int max_threads(void) {
 #ifdef _OPENMP
   return omp_get_max_threads();
 #else
@@ -132,8 +126,7 @@ static int max_threads(void)
 #endif
 }
 
-static int thread_num(void)
-{
+static int thread_num(void) {
 #ifdef _OPENMP
   return omp_get_thread_num();
 #else
@@ -144,8 +137,7 @@ static int thread_num(void)
 /* Several groups: threads take whole (batch, group) pairs, each with its
  * own im2col scratch; the gemm inside runs on its thread alone. */
 static ir_status conv_pairs_parallel(const conv_geom *g, const float *x,
-                                     const float *w, float *y)
-{
+                                     const float *w, float *y) {
   int nt = max_threads();
   size_t per = g->pointwise ? 0 : (size_t)(g->k * g->p);
   float *col = NULL;
@@ -167,9 +159,8 @@ static ir_status conv_pairs_parallel(const conv_geom *g, const float *x,
 }
 
 /* y[b, o, :, :] += bias[o] for every output plane. */
-static void add_channel_bias(float *y, const float *bias, int64_t n,
-                             int64_t c, int64_t len)
-{
+static void add_channel_bias(float *y, const float *bias, int64_t n, int64_t c,
+                             int64_t len) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (n * c * len >= EX_PAR_MIN)
 #endif
@@ -180,8 +171,7 @@ static void add_channel_bias(float *y, const float *bias, int64_t n,
   }
 }
 
-ir_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out) {
   conv_geom g = conv_geom_of(n, in, out);
   ir_status st;
   if (g.groups > 1)
@@ -201,19 +191,18 @@ ir_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out)
 /* Batched product with b of a's rank: one gemm per batch. Small products
  * are spread over threads by batch, large ones by the gemm itself. */
 static void matmul_batched(int64_t batch, int64_t m, int64_t nn, int64_t k,
-                           const float *a, const float *b, float *y)
-{
+                           const float *a, const float *b, float *y) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (batch > 1 && m * nn * k < EX_PAR_MIN * 4)
+  int par = batch > 1 && m * nn * k < EX_PAR_MIN * 4;
+#pragma omp parallel for schedule(static) if (par)
 #endif
   for (int64_t i = 0; i < batch; i++)
-    ex_gemm(m, nn, k, a + i * m * k, k, b + i * k * nn, nn, y + i * m * nn,
-            nn, 0);
+    ex_gemm(m, nn, k, a + i * m * k, k, b + i * k * nn, nn, y + i * m * nn, nn,
+            0);
 }
 
 /* a [...,M,K] x b [K,N] or [...,K,N], + bias [N], then act. */
-ir_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *as = &in[0].shape;
   int64_t m = as->dim[as->rank - 2], k = as->dim[as->rank - 1];
   int64_t nn = ex_last_dim(&out[0].shape);
@@ -242,8 +231,7 @@ typedef struct pool_geom {
 } pool_geom;
 
 static pool_geom pool_geom_of(const ir_node *n, const ex_arg *in,
-                              const ex_arg *out)
-{
+                              const ex_arg *out) {
   pool_geom g;
   g.kh = n->a.kernel[0], g.kw = n->a.kernel[1];
   g.sh = n->a.stride[0], g.sw = n->a.stride[1];
@@ -259,13 +247,11 @@ typedef struct window {
   int64_t y0, y1, x0, x1;
 } window;
 
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
-{
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-static window window_at(const pool_geom *g, int64_t oy, int64_t ox)
-{
+static window window_at(const pool_geom *g, int64_t oy, int64_t ox) {
   int64_t y = oy * g->sh - g->pt, x = ox * g->sw - g->pl;
   window r = {clamp64(y, 0, g->h), clamp64(y + g->kh, 0, g->h),
               clamp64(x, 0, g->w), clamp64(x + g->kw, 0, g->w)};
@@ -275,8 +261,7 @@ static window window_at(const pool_geom *g, int64_t oy, int64_t ox)
 /* Mean of one window; an all-padding window (count 0, possible only with
  * count_include_pad=0 and pads of a kernel's size) gives 0. */
 static float avg_window(const pool_geom *g, const float *x, window r,
-                        int include_pad)
-{
+                        int include_pad) {
   double sum = 0.0;
   for (int64_t y = r.y0; y < r.y1; y++)
     for (int64_t xx = r.x0; xx < r.x1; xx++)
@@ -286,8 +271,7 @@ static float avg_window(const pool_geom *g, const float *x, window r,
 }
 
 /* Max of one window, padding excluded; an all-padding window gives 0. */
-static float max_window(const pool_geom *g, const float *x, window r)
-{
+static float max_window(const pool_geom *g, const float *x, window r) {
   if (r.y0 >= r.y1 || r.x0 >= r.x1)
     return 0.0f;
   float m = x[r.y0 * g->w + r.x0];
@@ -299,10 +283,10 @@ static float max_window(const pool_geom *g, const float *x, window r)
 
 /* Pools every plane; is_max selects max, else mean (with include_pad). */
 static void pool(const pool_geom *g, const float *x, float *y, int is_max,
-                 int include_pad)
-{
+                 int include_pad) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (g->planes * g->h * g->w >= EX_PAR_MIN)
+  int par = g->planes * g->h * g->w >= EX_PAR_MIN;
+#pragma omp parallel for schedule(static) if (par)
 #endif
   for (int64_t p = 0; p < g->planes; p++) {
     const float *xp = x + p * g->h * g->w;
@@ -310,21 +294,19 @@ static void pool(const pool_geom *g, const float *x, float *y, int is_max,
     for (int64_t oy = 0; oy < g->oh; oy++)
       for (int64_t ox = 0; ox < g->ow; ox++) {
         window r = window_at(g, oy, ox);
-        yp[oy * g->ow + ox] = is_max ? max_window(g, xp, r)
-                                     : avg_window(g, xp, r, include_pad);
+        yp[oy * g->ow + ox] =
+            is_max ? max_window(g, xp, r) : avg_window(g, xp, r, include_pad);
       }
   }
 }
 
-ir_status ex_ref_avgpool(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_avgpool(const ir_node *n, const ex_arg *in, ex_arg *out) {
   pool_geom g = pool_geom_of(n, in, out);
   pool(&g, in[0].data, out[0].data, 0, n->a.count_include_pad);
   return IR_OK;
 }
 
-ir_status ex_ref_maxpool(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_maxpool(const ir_node *n, const ex_arg *in, ex_arg *out) {
   pool_geom g = pool_geom_of(n, in, out);
   pool(&g, in[0].data, out[0].data, 1, 0);
   return IR_OK;
@@ -332,8 +314,7 @@ ir_status ex_ref_maxpool(const ir_node *n, const ex_arg *in, ex_arg *out)
 
 /* [N,C,H,W] -> [N,C,1,1]: the mean of each plane. */
 ir_status ex_ref_global_avgpool(const ir_node *n, const ex_arg *in,
-                                ex_arg *out)
-{
+                                ex_arg *out) {
   (void)n;
   const ir_shape *s = &in[0].shape;
   int64_t planes = s->dim[0] * s->dim[1], len = s->dim[2] * s->dim[3];
@@ -353,8 +334,7 @@ ir_status ex_ref_global_avgpool(const ir_node *n, const ex_arg *in,
 /* ---- enlarge ------------------------------------------------------------ */
 
 /* w [O,I,h,w] -> [O,I,KH,KW]: w centred in zeros. */
-ir_status ex_ref_enlarge(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_enlarge(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   const ir_shape *s = &in[0].shape, *os = &out[0].shape;
   int64_t planes = s->dim[0] * s->dim[1], h = s->dim[2], w = s->dim[3];

@@ -17,8 +17,7 @@ typedef enum ew_op { EW_ADD, EW_SUB, EW_MUL, EW_DIV } ew_op;
 
 /* o[j] = a[j*sa] op b[j*sb] for j < n. */
 static void ew_line(ew_op op, const float *a, int64_t sa, const float *b,
-                    int64_t sb, float *o, int64_t n)
-{
+                    int64_t sb, float *o, int64_t n) {
   switch (op) {
   case EW_ADD:
     for (int64_t j = 0; j < n; j++)
@@ -42,8 +41,7 @@ static void ew_line(ew_op op, const float *a, int64_t sa, const float *b,
 /* Strides of x seen through the output shape o: x is aligned at o's last
  * dimension, and a missing or size-1 dimension broadcasts (stride 0). */
 static void bcast_strides(const ir_shape *x, const ir_shape *o,
-                          int64_t st[IR_MAX_RANK])
-{
+                          int64_t st[IR_MAX_RANK]) {
   int64_t xst[IR_MAX_RANK];
   ex_strides(x, xst);
   int shift = o->rank - x->rank;
@@ -55,8 +53,7 @@ static void bcast_strides(const ir_shape *x, const ir_shape *o,
 
 /* Same shapes: one flat line, cut into chunks for the threads. */
 static void ew_flat(ew_op op, const float *a, const float *b, float *o,
-                    int64_t n)
-{
+                    int64_t n) {
   const int64_t chunk = 1 << 14;
   int64_t nchunks = (n + chunk - 1) / chunk;
 #ifdef _OPENMP
@@ -69,8 +66,7 @@ static void ew_flat(ew_op op, const float *a, const float *b, float *o,
 }
 
 /* out = a op b with broadcasting, one output row at a time. */
-static ir_status ew_binary(ew_op op, const ex_arg *in, ex_arg *out)
-{
+static ir_status ew_binary(ew_op op, const ex_arg *in, ex_arg *out) {
   const ir_shape *os = &out[0].shape;
   int64_t n = ir_shape_numel(os);
   if (ir_shape_eq(&in[0].shape, os) && ir_shape_eq(&in[1].shape, os)) {
@@ -93,34 +89,29 @@ static ir_status ew_binary(ew_op op, const ex_arg *in, ex_arg *out)
   return IR_OK;
 }
 
-ir_status ex_ref_ewadd(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_ewadd(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_ADD, in, out);
 }
 
-ir_status ex_ref_ewsub(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_ewsub(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_SUB, in, out);
 }
 
-ir_status ex_ref_ewmul(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_ewmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_MUL, in, out);
 }
 
-ir_status ex_ref_ewdiv(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_ewdiv(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_DIV, in, out);
 }
 
 /* ---- unary ------------------------------------------------------------- */
 
-ir_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   int64_t len = ir_shape_numel(&out[0].shape);
   const float *x = in[0].data;
@@ -134,8 +125,7 @@ ir_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out)
 }
 
 /* out = act(x): a copy, then the activation in place. */
-static ir_status unary_act(const ex_arg *in, ex_arg *out, int act)
-{
+static ir_status unary_act(const ex_arg *in, ex_arg *out, int act) {
   int64_t len = ir_shape_numel(&out[0].shape);
   const float *x = in[0].data;
   float *o = out[0].data;
@@ -148,33 +138,28 @@ static ir_status unary_act(const ex_arg *in, ex_arg *out, int act)
   return IR_OK;
 }
 
-ir_status ex_ref_relu(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_relu(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_RELU);
 }
 
-ir_status ex_ref_sigmoid(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_sigmoid(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_SIGMOID);
 }
 
-ir_status ex_ref_tanh(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_tanh(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_TANH);
 }
 
-ir_status ex_ref_gelu(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_gelu(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_GELU);
 }
 
 /* min(max(x, lo), hi); a NaN stays NaN. */
-ir_status ex_ref_clip(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_clip(const ir_node *n, const ex_arg *in, ex_arg *out) {
   int64_t len = ir_shape_numel(&out[0].shape);
   const float *x = in[0].data;
   float *o = out[0].data, lo = n->a.lo, hi = n->a.hi;
@@ -191,8 +176,7 @@ ir_status ex_ref_clip(const ir_node *n, const ex_arg *in, ex_arg *out)
 /* ---- normalisations ---------------------------------------------------- */
 
 /* x [N,C,...]: (x - mean) / sqrt(var + eps) * scale + bias per channel. */
-ir_status ex_ref_batchnorm(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_batchnorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape;
   int64_t c = s->dim[1], planes = s->dim[0] * c;
   int64_t len = planes > 0 ? ir_shape_numel(s) / planes : 0;
@@ -214,8 +198,7 @@ ir_status ex_ref_batchnorm(const ir_node *n, const ex_arg *in, ex_arg *out)
 }
 
 /* Softmax of the len elements x[0], x[st], x[2*st], ... into o likewise. */
-static void softmax_line(const float *x, float *o, int64_t len, int64_t st)
-{
+static void softmax_line(const float *x, float *o, int64_t len, int64_t st) {
   float mx = x[0];
   for (int64_t i = 1; i < len; i++)
     mx = x[i * st] > mx ? x[i * st] : mx;
@@ -229,8 +212,7 @@ static void softmax_line(const float *x, float *o, int64_t len, int64_t st)
     o[i * st] = (float)(o[i * st] / sum);
 }
 
-ir_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape;
   int axis = n->a.axis;
   int64_t len = s->dim[axis], inner = 1, outer = 1;
@@ -251,8 +233,7 @@ ir_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out)
 
 /* Normalises one row x[0..len-1] into o, then * gamma + beta if given. */
 static void layernorm_row(const float *x, float *o, int64_t len, float eps,
-                          const float *gamma, const float *beta)
-{
+                          const float *gamma, const float *beta) {
   double mean = 0.0, var = 0.0;
   for (int64_t i = 0; i < len; i++)
     mean += x[i];
@@ -271,8 +252,7 @@ static void layernorm_row(const float *x, float *o, int64_t len, float eps,
   }
 }
 
-ir_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape;
   int64_t len = 1, rows = 1;
   for (int i = 0; i < s->rank; i++) {
@@ -287,7 +267,7 @@ ir_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out)
 #pragma omp parallel for schedule(static) if (rows * len >= EX_PAR_MIN)
 #endif
   for (int64_t r = 0; r < rows; r++)
-    layernorm_row(in[0].data + r * len, out[0].data + r * len, len,
-                  n->a.eps, gamma, beta);
+    layernorm_row(in[0].data + r * len, out[0].data + r * len, len, n->a.eps,
+                  gamma, beta);
   return IR_OK;
 }

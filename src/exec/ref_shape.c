@@ -12,8 +12,7 @@
 #include "exec_int.h"
 
 /* Elements in dims axis+1..rank-1 of s. */
-static int64_t inner_size(const ir_shape *s, int axis)
-{
+static int64_t inner_size(const ir_shape *s, int axis) {
   int64_t n = 1;
   for (int i = axis + 1; i < s->rank; i++)
     n *= s->dim[i];
@@ -21,22 +20,19 @@ static int64_t inner_size(const ir_shape *s, int axis)
 }
 
 /* Elements in dims 0..axis-1 of s. */
-static int64_t outer_size(const ir_shape *s, int axis)
-{
+static int64_t outer_size(const ir_shape *s, int axis) {
   int64_t n = 1;
   for (int i = 0; i < axis; i++)
     n *= s->dim[i];
   return n;
 }
 
-static void copy_floats(float *dst, const float *src, int64_t n)
-{
+static void copy_floats(float *dst, const float *src, int64_t n) {
   if (n > 0 && dst != src)
     memmove(dst, src, (size_t)n * sizeof(float));
 }
 
-static void fill_floats(float *dst, float v, int64_t n)
-{
+static void fill_floats(float *dst, float v, int64_t n) {
   for (int64_t i = 0; i < n; i++)
     dst[i] = v;
 }
@@ -44,8 +40,7 @@ static void fill_floats(float *dst, float v, int64_t n)
 /* ---- concat and split ---------------------------------------------------- */
 
 /* Each outer index of the output takes one block from every input, in order. */
-ir_status ex_ref_concat(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_concat(const ir_node *n, const ex_arg *in, ex_arg *out) {
   int axis = n->a.axis;
   const ir_shape *os = &out[0].shape;
   int64_t outer = outer_size(os, axis), inner = inner_size(os, axis);
@@ -62,8 +57,7 @@ ir_status ex_ref_concat(const ir_node *n, const ex_arg *in, ex_arg *out)
 }
 
 /* The inverse of concat: output i's sizes come from its shape. */
-ir_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out) {
   int axis = n->a.axis;
   const ir_shape *s = &in[0].shape;
   int64_t outer = outer_size(s, axis), inner = inner_size(s, axis);
@@ -79,12 +73,12 @@ ir_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out)
   return IR_OK;
 }
 
-/* ---- transpose and reshape ------------------------------------------------ */
+/* ---- transpose and reshape ------------------------------------------------
+ */
 
 /* out.dim[i] = x.dim[perm[i]]: each output row gathers with the stride of
  * input dimension perm[r-1]. */
-ir_status ex_ref_transpose(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_transpose(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *os = &out[0].shape;
   int r = os->rank;
   if (r < 2) {
@@ -108,8 +102,7 @@ ir_status ex_ref_transpose(const ir_node *n, const ex_arg *in, ex_arg *out)
   return IR_OK;
 }
 
-ir_status ex_ref_reshape(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_reshape(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   copy_floats(out[0].data, in[0].data, ir_shape_numel(&out[0].shape));
   return IR_OK;
@@ -119,8 +112,7 @@ ir_status ex_ref_reshape(const ir_node *n, const ex_arg *in, ex_arg *out)
 
 /* Fills with value, then copies each input row to its place: before-pads
  * a.list[0..r-1] shift every coordinate. */
-ir_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape, *os = &out[0].shape;
   int r = s->rank;
   fill_floats(out[0].data, n->a.value, ir_shape_numel(os));
@@ -140,8 +132,7 @@ ir_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out)
 }
 
 /* out = x[starts[i]:ends[i]] in every dimension (a.list, a.list2). */
-ir_status ex_ref_slice(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_slice(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *os = &out[0].shape;
   int r = os->rank;
   if (r == 0) {
@@ -160,11 +151,11 @@ ir_status ex_ref_slice(const ir_node *n, const ex_arg *in, ex_arg *out)
   return IR_OK;
 }
 
-/* ---- constants ------------------------------------------------------------ */
+/* ---- constants ------------------------------------------------------------
+ */
 
 /* [O,I,kh,kw]: 1 at [o, o mod I, kh/2, kw/2], else 0. */
-ir_status ex_ref_const_iconv(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_const_iconv(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n, (void)in;
   const ir_shape *s = &out[0].shape;
   int64_t o = s->dim[0], ci = s->dim[1], kh = s->dim[2], kw = s->dim[3];
@@ -175,8 +166,7 @@ ir_status ex_ref_const_iconv(const ir_node *n, const ex_arg *in, ex_arg *out)
 }
 
 /* [n,n]: the identity matrix. */
-ir_status ex_ref_const_imm(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_const_imm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n, (void)in;
   int64_t d = out[0].shape.dim[0];
   fill_floats(out[0].data, 0.0f, d * d);
@@ -185,16 +175,14 @@ ir_status ex_ref_const_imm(const ir_node *n, const ex_arg *in, ex_arg *out)
   return IR_OK;
 }
 
-ir_status ex_ref_const_ones(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_const_ones(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n, (void)in;
   fill_floats(out[0].data, 1.0f, ir_shape_numel(&out[0].shape));
   return IR_OK;
 }
 
 /* [C,1,kh,kw] of ones: as a depthwise kernel, an unnormalised sum pool. */
-ir_status ex_ref_const_pool(const ir_node *n, const ex_arg *in, ex_arg *out)
-{
+ir_status ex_ref_const_pool(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n, (void)in;
   fill_floats(out[0].data, 1.0f, ir_shape_numel(&out[0].shape));
   return IR_OK;

@@ -26,11 +26,20 @@ ir_status ir_diag_set(ir_diag *d, ir_status code, int line, int col,
 }
 
 const char *ir_status_name(ir_status s) {
-  static const char *names[] = {
-      "ok",        "syntax error",   "unknown operator", "unknown parameter",
-      "bad parameter", "wrong arity", "shape mismatch",  "undefined name",
-      "duplicate name", "cycle",     "missing output",   "i/o error",
-      "out of memory", "internal error"};
+  static const char *names[] = {"ok",
+                                "syntax error",
+                                "unknown operator",
+                                "unknown parameter",
+                                "bad parameter",
+                                "wrong arity",
+                                "shape mismatch",
+                                "undefined name",
+                                "duplicate name",
+                                "cycle",
+                                "missing output",
+                                "i/o error",
+                                "out of memory",
+                                "internal error"};
   if ((unsigned)s < sizeof names / sizeof *names)
     return names[s];
   return "error";

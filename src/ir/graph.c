@@ -122,7 +122,8 @@ int ir_find_tensor(const ir_graph *g, const char *name) {
 static int new_tensor(ir_graph *g, const char *name, ir_tkind kind,
                       const ir_shape *s, ir_diag *d) {
   if (!ir_name_ok(name, strlen(name)))
-    return ir_diag_set(d, IR_ERR_SYNTAX, 0, 0, "'%s' is not a valid name", name),
+    return ir_diag_set(d, IR_ERR_SYNTAX, 0, 0, "'%s' is not a valid name",
+                       name),
            -1;
   int prev = ir_find_tensor(g, name);
   if (prev >= 0) {
@@ -177,7 +178,8 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
     return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad node"), -1;
   for (int i = 0; i < nin; i++) {
     if (in[i] < 0 || in[i] >= g->ntensors)
-      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad tensor index %d", in[i]),
+      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad tensor index %d",
+                         in[i]),
              -1;
     ins[i] = &g->tensors[in[i]].shape;
   }
@@ -204,7 +206,8 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
     char buf[32];
     if (!outnames)
       auto_name(g, buf, sizeof buf);
-    int t = new_tensor(g, outnames ? outnames[i] : buf, IR_T_VALUE, &outs[i], d);
+    int t =
+        new_tensor(g, outnames ? outnames[i] : buf, IR_T_VALUE, &outs[i], d);
     if (t < 0) {
       g->ntensors = ntensors0; /* undo: the node is not added either */
       return -1;
@@ -313,7 +316,8 @@ ir_graph *ir_graph_clone(const ir_graph *g) {
   }
   for (int i = 0; i < c->nnodes; i++) {
     ir_node *n = &c->nodes[i];
-    int32_t *e = ir_arena_alloc(a, sizeof(int32_t) * (size_t)(n->nin + n->nout));
+    int32_t *e =
+        ir_arena_alloc(a, sizeof(int32_t) * (size_t)(n->nin + n->nout));
     if (!e)
       goto oom;
     memcpy(e, n->in, sizeof(int32_t) * (size_t)n->nin);

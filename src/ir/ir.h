@@ -22,16 +22,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define IR_MAX_RANK 5  /* tensors have rank 0..IR_MAX_RANK */
-#define IR_MAX_LIST 16 /* longest list parameter (perm, sizes, shape, ...) */
-#define IR_MAX_PARAMS 8 /* most parameters of one operator */
+#define IR_MAX_RANK 5     /* tensors have rank 0..IR_MAX_RANK */
+#define IR_MAX_LIST 16    /* longest list parameter (perm, sizes, shape, ...) */
+#define IR_MAX_PARAMS 8   /* most parameters of one operator */
 #define IR_MAX_FIXED_IN 8 /* most named inputs of one operator */
 
 /* ---- arena ------------------------------------------------------------- */
 
 typedef struct ir_arena ir_arena;
 ir_arena *ir_arena_new(void);
-void *ir_arena_alloc(ir_arena *a, size_t n); /* zeroed, 16-aligned; NULL on OOM */
+void *ir_arena_alloc(ir_arena *a,
+                     size_t n); /* zeroed, 16-aligned; NULL on OOM */
 char *ir_arena_strndup(ir_arena *a, const char *s, size_t n);
 void ir_arena_free(ir_arena *a); /* frees everything allocated from a */
 
@@ -44,14 +45,14 @@ typedef enum ir_status {
   IR_ERR_UNKNOWN_PARAM, /* operator has no such parameter */
   IR_ERR_PARAM,         /* missing or invalid parameter value */
   IR_ERR_ARITY,         /* wrong number of inputs */
-  IR_ERR_SHAPE,         /* shape rule rejected the inputs / annotation differs */
-  IR_ERR_UNDEFINED,     /* name used but never defined */
-  IR_ERR_DUPLICATE,     /* name defined twice */
-  IR_ERR_CYCLE,         /* dependency cycle */
-  IR_ERR_NO_OUTPUT,     /* graph declares no output */
-  IR_ERR_IO,            /* cannot read / write a file */
-  IR_ERR_NOMEM,         /* out of memory */
-  IR_ERR_INTERNAL       /* a bug: an invariant does not hold */
+  IR_ERR_SHAPE,     /* shape rule rejected the inputs / annotation differs */
+  IR_ERR_UNDEFINED, /* name used but never defined */
+  IR_ERR_DUPLICATE, /* name defined twice */
+  IR_ERR_CYCLE,     /* dependency cycle */
+  IR_ERR_NO_OUTPUT, /* graph declares no output */
+  IR_ERR_IO,        /* cannot read / write a file */
+  IR_ERR_NOMEM,     /* out of memory */
+  IR_ERR_INTERNAL   /* a bug: an invariant does not hold */
 } ir_status;
 
 /* An error with its position in the user's input (line/col 1-based; 0 when
@@ -120,7 +121,11 @@ typedef enum ir_act {
   IR_ACT_GELU
 } ir_act;
 
-typedef enum ir_padmode { IR_PAD_SAME, IR_PAD_VALID, IR_PAD_EXPLICIT } ir_padmode;
+typedef enum ir_padmode {
+  IR_PAD_SAME,
+  IR_PAD_VALID,
+  IR_PAD_EXPLICIT
+} ir_padmode;
 
 /* How seeded random values for a weight feeding an input slot are drawn. */
 typedef enum ir_init_hint {

@@ -12,8 +12,8 @@ int ir_param_parse(ir_param_id p, const char *s, size_t len, ir_attrs *a,
 void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n);
 
 /* One shape rule per operator, defined in shape.c. */
-#define OP(ID, name, inputs, params)                                         \
-  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin, \
+#define OP(ID, name, inputs, params)                                           \
+  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin,   \
                             ir_shape *out, ir_diag *d);
 #include "ops.def"
 #undef OP

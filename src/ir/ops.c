@@ -23,7 +23,7 @@ typedef struct param_row {
 } param_row;
 
 static const param_row param_rows[IR_NPARAMS] = {
-#define PARAM(ID, name, kind, field) \
+#define PARAM(ID, name, kind, field)                                           \
   [IR_P_##ID] = {#name, kind, offsetof(ir_attrs, field)},
 #include "params.def"
 #undef PARAM
@@ -249,7 +249,8 @@ int ir_param_parse(ir_param_id p, const char *s, size_t len, ir_attrs *a,
 static size_t fmt_list(char *buf, size_t n, const int64_t *v, int cnt) {
   size_t k = (size_t)snprintf(buf, n, "[");
   for (int i = 0; i < cnt && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)v[i]);
+    k +=
+        (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)v[i]);
   if (k < n)
     k += (size_t)snprintf(buf + k, n - k, "]");
   return k;
@@ -263,7 +264,9 @@ void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n) {
   switch (r->kind) {
   case IR_PK_INT:
   case IR_PK_BOOL: snprintf(buf, n, "%d", (int)*i32); break;
-  case IR_PK_FLOAT: snprintf(buf, n, "%.9g", (double)*(const float *)field); break;
+  case IR_PK_FLOAT:
+    snprintf(buf, n, "%.9g", (double)*(const float *)field);
+    break;
   case IR_PK_PAIR:
     v[0] = i32[0];
     v[1] = i32[1];

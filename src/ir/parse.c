@@ -31,13 +31,13 @@ typedef struct result {
 
 typedef struct stmt {
   int kind, line;
-  span text;        /* the whole line, for messages */
-  int op, op_col;   /* S_OP */
+  span text;      /* the whole line, for messages */
+  int op, op_col; /* S_OP */
   int nres, nargs, nnames;
-  result *res;      /* S_OP results; S_INPUT/S_WEIGHT: res[0] */
-  span *args;       /* S_OP inputs; S_OUTPUT names */
+  result *res; /* S_OP results; S_INPUT/S_WEIGHT: res[0] */
+  span *args;  /* S_OP inputs; S_OUTPUT names */
   ir_attrs attrs;
-  int32_t *tensor;  /* tensor index per result, once built */
+  int32_t *tensor; /* tensor index per result, once built */
 } stmt;
 
 /* Where a name is defined: statement and result slot. */
@@ -62,7 +62,8 @@ typedef struct parser {
   int line;
 } parser;
 
-/* ---- errors ---------------------------------------------------------------- */
+/* ---- errors ----------------------------------------------------------------
+ */
 
 static void copy_src(ir_diag *d, const char *s, int len) {
   if (len > (int)sizeof d->src - 1)
@@ -83,7 +84,8 @@ static ir_status at(parser *P, int line, const char *s, int len, int col) {
 }
 
 static ir_status perr(parser *P, ir_status code, const char *pos,
-                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                      const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* An error at pos on the current line. */
 static ir_status perr(parser *P, ir_status code, const char *pos,
@@ -102,7 +104,8 @@ static ir_status stmt_err(parser *P, const stmt *s, int col) {
   return at(P, s->line, s->text.s, s->text.len, col);
 }
 
-/* ---- lexing ---------------------------------------------------------------- */
+/* ---- lexing ----------------------------------------------------------------
+ */
 
 static void ws(parser *P) {
   while (P->p < P->line_end && (*P->p == ' ' || *P->p == '\t'))
@@ -166,8 +169,7 @@ static ir_status shape(parser *P, ir_shape *out) {
     ws(P);
     const char *s = P->p;
     int64_t v = 0;
-    while (P->p < P->line_end && *P->p >= '0' && *P->p <= '9' &&
-           v <= INT32_MAX)
+    while (P->p < P->line_end && *P->p >= '0' && *P->p <= '9' && v <= INT32_MAX)
       v = v * 10 + (*P->p++ - '0');
     if (P->p == s)
       return expected(P, "a dimension (positive integer)");
@@ -189,7 +191,8 @@ static ir_status end_of_line(parser *P) {
   return peek(P) < 0 ? IR_OK : expected(P, "end of line");
 }
 
-/* ---- statements -------------------------------------------------------------- */
+/* ---- statements
+ * -------------------------------------------------------------- */
 
 static stmt *new_stmt(parser *P, int kind) {
   if (P->nst == P->capst) {
@@ -396,7 +399,9 @@ static ir_status op_stmt(parser *P) {
 static ir_status statement(parser *P) {
   span first;
   const char *save = P->p;
-  ir_status st = name(P, &first, "a statement (input, weight, output, graph or NAME = op(...))");
+  ir_status st =
+      name(P, &first,
+           "a statement (input, weight, output, graph or NAME = op(...))");
   if (st)
     return st;
   int kw = span_is(&first, "graph")    ? S_GRAPH
@@ -449,7 +454,8 @@ static ir_status read_lines(parser *P) {
   return IR_OK;
 }
 
-/* ---- name table -------------------------------------------------------------- */
+/* ---- name table
+ * -------------------------------------------------------------- */
 
 static uint64_t str_hash(const char *s, int len) {
   uint64_t h = 1469598103934665603u; /* FNV-1a */
@@ -488,8 +494,8 @@ static ir_status define_all(parser *P) {
       def *d = lookup(P, nm->s, nm->len);
       if (d->s) {
         ir_diag_set(P->d, IR_ERR_DUPLICATE, 0, 0,
-                    "duplicate name '%.*s' (first defined at line %d)",
-                    nm->len, nm->s, P->st[d->stmt].line);
+                    "duplicate name '%.*s' (first defined at line %d)", nm->len,
+                    nm->s, P->st[d->stmt].line);
         return stmt_err(P, s, nm->col);
       }
       *d = (def){nm->s, nm->len, i, k};
@@ -509,7 +515,8 @@ static def *use(parser *P, const stmt *s, const span *nm) {
   return NULL;
 }
 
-/* ---- topological order --------------------------------------------------------- */
+/* ---- topological order
+ * --------------------------------------------------------- */
 
 static ir_status cycle_err(parser *P, const int *stack, int top, int from,
                            const span *arg) {
@@ -520,7 +527,8 @@ static ir_status cycle_err(parser *P, const int *stack, int top, int from,
     start--;
   for (int i = start; i <= top && k < sizeof path; i++) {
     const span *nm = &P->st[stack[i]].res[0].name;
-    k += (size_t)snprintf(path + k, sizeof path - k, "%.*s -> ", nm->len, nm->s);
+    k +=
+        (size_t)snprintf(path + k, sizeof path - k, "%.*s -> ", nm->len, nm->s);
   }
   if (k < sizeof path)
     snprintf(path + k, sizeof path - k, "%.*s", arg->len, arg->s);
@@ -573,7 +581,8 @@ out:
   return st;
 }
 
-/* ---- building ------------------------------------------------------------------ */
+/* ---- building
+ * ------------------------------------------------------------------ */
 
 static char *cstr(parser *P, const span *s) {
   char *p = ir_arena_strndup(P->arena, s->s, (size_t)s->len);
@@ -630,8 +639,8 @@ static ir_status build_op(parser *P, ir_graph *g, stmt *s) {
   s->tensor = scratch(P, sizeof(int32_t) * (size_t)s->nres);
   if (!s->tensor)
     return IR_ERR_NOMEM;
-  int node = ir_add_node(g, (ir_opcode)s->op, in, s->nargs, &s->attrs, outs,
-                         P->d);
+  int node =
+      ir_add_node(g, (ir_opcode)s->op, in, s->nargs, &s->attrs, outs, P->d);
   if (node < 0)
     return stmt_err(P, s, s->op_col);
   g->nodes[node].line = s->line;
@@ -692,8 +701,7 @@ static ir_status build(parser *P, ir_graph *g, const int *order, int norder) {
   return st;
 }
 
-ir_graph *ir_parse(const char *text, size_t len, const char *file,
-                   ir_diag *d) {
+ir_graph *ir_parse(const char *text, size_t len, const char *file, ir_diag *d) {
   ir_diag local;
   parser P;
   memset(&P, 0, sizeof P);
@@ -705,8 +713,9 @@ ir_graph *ir_parse(const char *text, size_t len, const char *file,
   P.arena = ir_arena_new();
   ir_graph *g = ir_graph_new("");
   int *order = NULL, norder = 0;
-  ir_status st = P.arena && g ? IR_OK
-                              : ir_diag_set(P.d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_status st = P.arena && g
+                     ? IR_OK
+                     : ir_diag_set(P.d, IR_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
     st = read_lines(&P);
   if (!st)

@@ -20,7 +20,8 @@ typedef struct buf {
   int oom;
 } buf;
 
-static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void put(buf *b, const char *fmt, ...) {
   if (b->oom)
@@ -109,7 +110,8 @@ ir_status ir_write_file(const ir_graph *g, const char *path, ir_diag *d) {
   return st;
 }
 
-/* ---- files ---------------------------------------------------------------- */
+/* ---- files ----------------------------------------------------------------
+ */
 
 static ir_status io_err(ir_diag *d, const char *path, const char *what) {
   ir_status st = ir_diag_set(d, IR_ERR_IO, 0, 0, "cannot %s '%s': %s", what,

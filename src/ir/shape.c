@@ -56,7 +56,8 @@ static ir_status need_rank(const char *op, const char *what, const ir_shape *s,
 static ir_status norm_axis(const char *op, int32_t *axis, int rank,
                            ir_diag *d) {
   if (*axis < -rank || *axis >= rank)
-    return param_err(d, "%s: axis %d out of range for rank %d (expected %d..%d)",
+    return param_err(d,
+                     "%s: axis %d out of range for rank %d (expected %d..%d)",
                      op, *axis, rank, -rank, rank - 1);
   if (*axis < 0)
     *axis += rank;
@@ -183,18 +184,18 @@ static ir_status broadcast(const char *op, const ir_shape *const *in,
     int ix = i - (r - x->rank), iy = i - (r - y->rank);
     int64_t dx = ix >= 0 ? x->dim[ix] : 1, dy = iy >= 0 ? y->dim[iy] : 1;
     if (dx != dy && dx != 1 && dy != 1)
-      return shape_err(d, "%s: shapes %s and %s do not broadcast", op,
-                       S(x, b0), S(y, b1));
+      return shape_err(d, "%s: shapes %s and %s do not broadcast", op, S(x, b0),
+                       S(y, b1));
     out->dim[i] = dx == 1 ? dy : dx;
   }
   return IR_OK;
 }
 
-#define BINARY(name)                                                       \
-  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in,        \
-                            int nin, ir_shape *out, ir_diag *d) {          \
-    (void)a, (void)nin;                                                    \
-    return broadcast(#name, in, out, d);                                   \
+#define BINARY(name)                                                           \
+  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin,   \
+                            ir_shape *out, ir_diag *d) {                       \
+    (void)a, (void)nin;                                                        \
+    return broadcast(#name, in, out, d);                                       \
   }
 BINARY(ewadd)
 BINARY(ewmul)
@@ -211,12 +212,12 @@ ir_status ir_shape_smul(ir_attrs *a, const ir_shape *const *in, int nin,
   return IR_OK;
 }
 
-#define UNARY(name)                                                        \
-  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in,        \
-                            int nin, ir_shape *out, ir_diag *d) {          \
-    (void)a, (void)nin, (void)d;                                           \
-    *out = *in[0];                                                         \
-    return IR_OK;                                                          \
+#define UNARY(name)                                                            \
+  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin,   \
+                            ir_shape *out, ir_diag *d) {                       \
+    (void)a, (void)nin, (void)d;                                               \
+    *out = *in[0];                                                             \
+    return IR_OK;                                                              \
   }
 UNARY(relu)
 UNARY(sigmoid)
@@ -278,9 +279,9 @@ ir_status ir_shape_split(ir_attrs *a, const ir_shape *const *in, int nin,
     out[i].dim[a->axis] = a->list[i];
   }
   if (sum != x->dim[a->axis])
-    return shape_err(d, "split: sizes sum to %lld but input %s has %lld on axis %d",
-                     (long long)sum, S(x, b), (long long)x->dim[a->axis],
-                     a->axis);
+    return shape_err(
+        d, "split: sizes sum to %lld but input %s has %lld on axis %d",
+        (long long)sum, S(x, b), (long long)x->dim[a->axis], a->axis);
   return IR_OK;
 }
 
@@ -291,7 +292,8 @@ ir_status ir_shape_transpose(ir_attrs *a, const ir_shape *const *in, int nin,
   int seen[IR_MAX_RANK] = {0};
   (void)nin;
   if (a->nlist != x->rank)
-    return shape_err(d, "transpose: perm has %d entries but input %s has rank %d",
+    return shape_err(d,
+                     "transpose: perm has %d entries but input %s has rank %d",
                      a->nlist, S(x, b), x->rank);
   out->rank = x->rank;
   for (int i = 0; i < x->rank; i++) {
@@ -318,7 +320,8 @@ ir_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
     if (a->list[i] == -1 && infer < 0)
       infer = i;
     else if (a->list[i] < 1)
-      return param_err(d, "reshape: dimensions must be positive (one -1 allowed)");
+      return param_err(d,
+                       "reshape: dimensions must be positive (one -1 allowed)");
     else
       known *= a->list[i];
   }
@@ -326,7 +329,9 @@ ir_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
   if (infer >= 0 && n % known == 0)
     a->list[infer] = n / known;
   else if (infer >= 0 || known != n)
-    return shape_err(d, "reshape: input %s has %lld elements, cannot reshape to the given shape",
+    return shape_err(d,
+                     "reshape: input %s has %lld elements, cannot reshape to "
+                     "the given shape",
                      S(x, b), (long long)n);
   *out = ir_shape_make(a->nlist, a->list);
   return IR_OK;
@@ -335,7 +340,8 @@ ir_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
 static ir_status pool(const char *op, ir_attrs *a, const ir_shape *const *in,
                       ir_shape *out, ir_diag *d) {
   ir_status st = need_rank(op, "input x", in[0], 4, d);
-  return st ? st : window(op, a, in[0], a->kernel[0], a->kernel[1], 1, 1, out, d);
+  return st ? st
+            : window(op, a, in[0], a->kernel[0], a->kernel[1], 1, 1, out, d);
 }
 
 ir_status ir_shape_avgpool(ir_attrs *a, const ir_shape *const *in, int nin,
@@ -399,7 +405,8 @@ ir_status ir_shape_batchnorm(ir_attrs *a, const ir_shape *const *in, int nin,
   ir_status st;
   (void)nin;
   if (x->rank < 2)
-    return shape_err(d, "batchnorm: input must have rank >= 2, got %s", S(x, b));
+    return shape_err(d, "batchnorm: input must have rank >= 2, got %s",
+                     S(x, b));
   if (!(a->eps >= 0))
     return param_err(d, "batchnorm: eps must be >= 0");
   for (int i = 1; i < 5; i++)
@@ -426,7 +433,8 @@ ir_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
   const ir_shape *x = in[0];
   ir_status st;
   if (x->rank < 1)
-    return shape_err(d, "layernorm: input must have rank >= 1, got %s", S(x, b0));
+    return shape_err(d, "layernorm: input must have rank >= 1, got %s",
+                     S(x, b0));
   if ((st = norm_axis("layernorm", &a->axis, x->rank, d)))
     return st;
   if (!(a->eps >= 0))
@@ -447,8 +455,8 @@ ir_status ir_shape_pad(ir_attrs *a, const ir_shape *const *in, int nin,
   const ir_shape *x = in[0];
   (void)nin;
   if (a->nlist != 2 * x->rank)
-    return shape_err(d, "pad: pads has %d entries but input %s needs %d", a->nlist,
-                     S(x, b), 2 * x->rank);
+    return shape_err(d, "pad: pads has %d entries but input %s needs %d",
+                     a->nlist, S(x, b), 2 * x->rank);
   *out = *x;
   for (int i = 0; i < x->rank; i++) {
     if (a->list[i] < 0 || a->list[i + x->rank] < 0)
@@ -464,7 +472,8 @@ ir_status ir_shape_slice(ir_attrs *a, const ir_shape *const *in, int nin,
   const ir_shape *x = in[0];
   (void)nin;
   if (a->nlist != x->rank || a->nlist2 != x->rank)
-    return shape_err(d, "slice: starts and ends need %d entries each for input %s",
+    return shape_err(d,
+                     "slice: starts and ends need %d entries each for input %s",
                      x->rank, S(x, b));
   *out = *x;
   for (int i = 0; i < x->rank; i++) {
@@ -547,8 +556,8 @@ ir_status ir_check_arity(const ir_opinfo *r, int nin, ir_diag *d) {
   char names[128] = "";
   size_t k = 0;
   for (int i = 0; i < r->nnamed && k < sizeof names; i++)
-    k += (size_t)snprintf(names + k, sizeof names - k, "%s%s%s",
-                          i ? ", " : "", r->in_name[i], i >= r->min_in ? "?" : "");
+    k += (size_t)snprintf(names + k, sizeof names - k, "%s%s%s", i ? ", " : "",
+                          r->in_name[i], i >= r->min_in ? "?" : "");
   if (r->min_in == r->max_in)
     return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
                        "%s takes %d input%s (%s), got %d", r->name, r->min_in,
@@ -568,8 +577,8 @@ ir_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
   for (int i = 0; i < ir_op_nout(op, a); i++) {
     int64_t n = ir_shape_numel(&out[i]);
     if (n < 1 || n > MAX_NUMEL)
-      return shape_err(d, "%s: output %d would have %lld elements", ir_op(op)->name,
-                       i + 1, (long long)n);
+      return shape_err(d, "%s: output %d would have %lld elements",
+                       ir_op(op)->name, i + 1, (long long)n);
   }
   return IR_OK;
 }
