@@ -20,7 +20,7 @@
 #include "exec/exec.h"
 #include "ir/ir.h"
 
-/* ---- harness ------------------------------------------------------------ */
+/* ---- harness ------------------------------------------------------------- */
 
 #define TOL 1e-4
 #define NDIMS(...) ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
@@ -129,8 +129,7 @@ static double *dalloc(int64_t n) {
 
 static void expect_shape(const ir_graph *g, int t, ir_shape want) {
   char b1[64], b2[64];
-  cr_assert(ir_shape_eq(&g->tensors[t].shape, &want),
-            "shape %s, spec says %s",
+  cr_assert(ir_shape_eq(&g->tensors[t].shape, &want), "shape %s, spec says %s",
             ir_shape_str(&g->tensors[t].shape, b1, sizeof b1),
             ir_shape_str(&want, b2, sizeof b2));
 }
@@ -340,7 +339,7 @@ static void check_matmul(ir_shape as, ir_shape bs, int bias, int act) {
   done(g, v);
 }
 
-/* ---- conv2d ---------------------------------------------------------------- */
+/* ---- conv2d -------------------------------------------------------------- */
 
 Test(conv2d, odd_sizes_groups) {
   /* same, kw=2: width total 1 -> left 0, right 1 */
@@ -349,27 +348,36 @@ Test(conv2d, odd_sizes_groups) {
 }
 
 Test(conv2d, stride_2x3) {
-  conv_spec c = {.x = {2, 6, 9, 7}, .w = {4, 3, 3, 2}, .groups = 2,
-                 .stride = {2, 3}};
+  conv_spec c = {
+      .x = {2, 6, 9, 7}, .w = {4, 3, 3, 2}, .groups = 2, .stride = {2, 3}};
   check_conv(&c, 5, 3); /* ceil(9/2), ceil(7/3) */
 }
 
 Test(conv2d, dilation_2x1) {
-  conv_spec c = {.x = {2, 6, 9, 7}, .w = {4, 6, 3, 2}, .dil = {2, 1},
+  conv_spec c = {.x = {2, 6, 9, 7},
+                 .w = {4, 6, 3, 2},
+                 .dil = {2, 1},
                  .padmode = IR_PAD_VALID};
   check_conv(&c, 5, 6); /* 9-4, 7-1 */
 }
 
 Test(conv2d, explicit_pads) {
-  conv_spec c = {.x = {2, 6, 9, 7}, .w = {4, 3, 3, 2}, .groups = 2,
-                 .padmode = IR_PAD_EXPLICIT, .pad = {1, 0, 2, 1}};
+  conv_spec c = {.x = {2, 6, 9, 7},
+                 .w = {4, 3, 3, 2},
+                 .groups = 2,
+                 .padmode = IR_PAD_EXPLICIT,
+                 .pad = {1, 0, 2, 1}};
   check_conv(&c, 10, 7); /* 9+3-2, 7+1-1 */
 }
 
 Test(conv2d, stride_dilation_explicit_pads) {
-  conv_spec c = {.x = {2, 6, 9, 7}, .w = {4, 3, 3, 2}, .groups = 2,
-                 .stride = {2, 3}, .dil = {2, 1},
-                 .padmode = IR_PAD_EXPLICIT, .pad = {1, 0, 2, 1}};
+  conv_spec c = {.x = {2, 6, 9, 7},
+                 .w = {4, 3, 3, 2},
+                 .groups = 2,
+                 .stride = {2, 3},
+                 .dil = {2, 1},
+                 .padmode = IR_PAD_EXPLICIT,
+                 .pad = {1, 0, 2, 1}};
   check_conv(&c, 4, 3); /* (9+3-5)/2+1, (7+1-2)/3+1 */
 }
 
@@ -389,13 +397,15 @@ Test(conv2d, same_stride2_no_padding_needed) {
 Test(conv2d, same_stride2_dilated) {
   /* H: out 4, total 3*2 + 2*2+1 - 7 = 4 -> [2,2]; W: out 3, total
    * 2*2+5-6 = 3 -> [1,2] */
-  conv_spec c = {.x = {1, 2, 7, 6}, .w = {3, 2, 3, 3}, .stride = {2, 2},
-                 .dil = {2, 2}};
+  conv_spec c = {
+      .x = {1, 2, 7, 6}, .w = {3, 2, 3, 3}, .stride = {2, 2}, .dil = {2, 2}};
   check_conv(&c, 4, 3);
 }
 
 Test(conv2d, valid) {
-  conv_spec c = {.x = {2, 3, 8, 6}, .w = {5, 3, 3, 2}, .stride = {1, 2},
+  conv_spec c = {.x = {2, 3, 8, 6},
+                 .w = {5, 3, 3, 2},
+                 .stride = {1, 2},
                  .padmode = IR_PAD_VALID};
   check_conv(&c, 6, 3);
 }
@@ -406,8 +416,8 @@ Test(conv2d, depthwise) {
 }
 
 Test(conv2d, depthwise_multiplier2) {
-  conv_spec c = {.x = {1, 5, 7, 6}, .w = {10, 1, 3, 3}, .groups = 5,
-                 .stride = {2, 1}};
+  conv_spec c = {
+      .x = {1, 5, 7, 6}, .w = {10, 1, 3, 3}, .groups = 5, .stride = {2, 1}};
   check_conv(&c, 4, 6);
 }
 
@@ -427,26 +437,26 @@ Test(conv2d, larger_than_a_block) {
 }
 
 Test(conv2d, act_relu) {
-  conv_spec c = {.x = {1, 4, 5, 5}, .w = {3, 4, 3, 3}, .bias = 1,
-                 .act = IR_ACT_RELU};
+  conv_spec c = {
+      .x = {1, 4, 5, 5}, .w = {3, 4, 3, 3}, .bias = 1, .act = IR_ACT_RELU};
   check_conv(&c, 5, 5);
 }
 
 Test(conv2d, act_sigmoid) {
-  conv_spec c = {.x = {1, 4, 5, 5}, .w = {3, 4, 3, 3}, .bias = 1,
-                 .act = IR_ACT_SIGMOID};
+  conv_spec c = {
+      .x = {1, 4, 5, 5}, .w = {3, 4, 3, 3}, .bias = 1, .act = IR_ACT_SIGMOID};
   check_conv(&c, 5, 5);
 }
 
 Test(conv2d, act_tanh) {
-  conv_spec c = {.x = {1, 4, 5, 5}, .w = {3, 4, 3, 3}, .bias = 1,
-                 .act = IR_ACT_TANH};
+  conv_spec c = {
+      .x = {1, 4, 5, 5}, .w = {3, 4, 3, 3}, .bias = 1, .act = IR_ACT_TANH};
   check_conv(&c, 5, 5);
 }
 
 Test(conv2d, act_gelu) {
-  conv_spec c = {.x = {1, 4, 5, 5}, .w = {3, 4, 3, 3}, .bias = 1,
-                 .act = IR_ACT_GELU};
+  conv_spec c = {
+      .x = {1, 4, 5, 5}, .w = {3, 4, 3, 3}, .bias = 1, .act = IR_ACT_GELU};
   check_conv(&c, 5, 5);
 }
 
@@ -506,7 +516,7 @@ Test(matmul, bias_gelu_batched) {
 }
 
 Test(matmul, hand_computed) {
-  float av[6] = {1, 2, 3, 4, 5, 6}; /* [2,3] */
+  float av[6] = {1, 2, 3, 4, 5, 6};     /* [2,3] */
   float bv[6] = {1, -1, 0, 2, 3, 0.5f}; /* [3,2] */
   float bias[2] = {10, -10};
   int node;
@@ -524,7 +534,7 @@ Test(matmul, hand_computed) {
   done(g, v);
 }
 
-/* ---- element-wise binary ----------------------------------------------------- */
+/* ---- element-wise binary ------------------------------------------------- */
 
 /* NumPy broadcast of a and b (aligned at the last dimension). */
 static ir_shape bcast_shape(const ir_shape *a, const ir_shape *b) {
@@ -648,7 +658,7 @@ Test(elementwise, smul) {
   done(g, v);
 }
 
-/* ---- element-wise unary at hand-chosen points ----------------------------- */
+/* ---- element-wise unary at hand-chosen points ---------------------------- */
 
 #define NPTS 8
 static const float PTS[NPTS] = {-2, -1, -0.5f, 0, 0.5f, 1, 2, 7.5f};
@@ -689,9 +699,9 @@ Test(unary, relu) {
 }
 
 Test(unary, sigmoid) {
-  double hand[NPTS] = {0.11920292202, 0.26894142137, 0.37754066880, 0.5,
-                       0.62245933120, 0.73105857863, 0.88079707798,
-                       0.99944722136};
+  double hand[NPTS] = {0.11920292202, 0.26894142137, 0.37754066880,
+                       0.5,           0.62245933120, 0.73105857863,
+                       0.88079707798, 0.99944722136};
   check_unary(IR_OP_SIGMOID, IR_ACT_SIGMOID, hand);
 }
 
@@ -703,15 +713,15 @@ Test(unary, sigmoid_of_zero_is_half) {
 }
 
 Test(unary, tanh) {
-  double hand[NPTS] = {-0.96402758008, -0.76159415596, -0.46211715726, 0,
-                       0.46211715726,  0.76159415596,  0.96402758008,
-                       0.99999938819};
+  double hand[NPTS] = {
+      -0.96402758008, -0.76159415596, -0.46211715726, 0,
+      0.46211715726,  0.76159415596,  0.96402758008,  0.99999938819};
   check_unary(IR_OP_TANH, IR_ACT_TANH, hand);
 }
 
 Test(unary, gelu) {
   double hand[NPTS] = {-0.04550026390, -0.15865525393, -0.15426876720, 0,
-                       0.34573123280,  0.84134474607,  1.95449973610, 7.5};
+                       0.34573123280,  0.84134474607,  1.95449973610,  7.5};
   check_unary(IR_OP_GELU, IR_ACT_GELU, hand);
   ir_attrs a = attrs(IR_OP_GELU);
   float *r = unary(IR_OP_GELU, &a);
@@ -754,11 +764,12 @@ Test(unary, random_data_vs_formula) {
   }
 }
 
-/* ---- concat / split ----------------------------------------------------------- */
+/* ---- concat / split ------------------------------------------------------ */
 
 Test(shape_ops, concat_split_roundtrip_axis1) {
   ir_graph *g = new_graph();
-  int32_t in[3] = {add_input(g, "a", SH(2, 3, 4)), add_input(g, "b", SH(2, 5, 4)),
+  int32_t in[3] = {add_input(g, "a", SH(2, 3, 4)),
+                   add_input(g, "b", SH(2, 5, 4)),
                    add_input(g, "c", SH(2, 1, 4))};
   ir_attrs a = attrs(IR_OP_CONCAT);
   a.axis = 1;
@@ -867,7 +878,7 @@ Test(shape_ops, split_axis0_and_last) {
   done(g, v);
 }
 
-/* ---- transpose / reshape / pad / slice ------------------------------------ */
+/* ---- transpose / reshape / pad / slice ----------------------------------- */
 
 Test(shape_ops, transpose_inverse_is_identity) {
   int64_t perm[4] = {1, 3, 0, 2}, inv[4];
@@ -972,7 +983,8 @@ Test(shape_ops, pad_3d_vs_index_math) {
       for (int k = 0; k < 7; k++) {
         int xi = i - 0, xj = j - 2, xk = k - 1;
         int in = xi >= 0 && xi < 2 && xj >= 0 && xj < 3 && xk >= 0 && xk < 4;
-        want[(i * 5 + j) * 7 + k] = in ? v->v[0][(xi * 3 + xj) * 4 + xk] : -1.0f;
+        want[(i * 5 + j) * 7 + k] =
+            in ? v->v[0][(xi * 3 + xj) * 4 + xk] : -1.0f;
       }
   expect_same(v->v[out], want, 105, "pad 3-D");
   done(g, v);
@@ -1000,7 +1012,7 @@ Test(shape_ops, slice_vs_index_math) {
   done(g, v);
 }
 
-/* ---- pooling ------------------------------------------------------------------ */
+/* ---- pooling ------------------------------------------------------------- */
 
 static float *pool_1to9(ir_opcode op, int cip) {
   ir_attrs a = attrs(op);
@@ -1057,8 +1069,8 @@ Test(pooling, maxpool_by_hand) {
 
 /* Naive pooling; pads top/left given. */
 static void pool_ref(int is_max, int cip, const float *x, const ir_shape *xs,
-                     int kh, int kw, int sh, int sw, int pt, int pl,
-                     int64_t oh, int64_t ow, double *out) {
+                     int kh, int kw, int sh, int sw, int pt, int pl, int64_t oh,
+                     int64_t ow, double *out) {
   int64_t NC = xs->dim[0] * xs->dim[1], H = xs->dim[2], W = xs->dim[3];
   for (int64_t p = 0; p < NC; p++)
     for (int64_t y = 0; y < oh; y++)
@@ -1074,8 +1086,7 @@ static void pool_ref(int is_max, int cip, const float *x, const ir_shape *xs,
             sum += val, cnt++;
             mx = val > mx ? val : mx;
           }
-        out[(p * oh + y) * ow + xo] =
-            is_max ? mx : sum / (cip ? kh * kw : cnt);
+        out[(p * oh + y) * ow + xo] = is_max ? mx : sum / (cip ? kh * kw : cnt);
       }
 }
 
@@ -1175,7 +1186,7 @@ Test(pooling, global_avgpool) {
   done(g, v);
 }
 
-/* ---- enlarge ------------------------------------------------------------------ */
+/* ---- enlarge ------------------------------------------------------------- */
 
 static void check_enlarge(ir_shape ws, int kh, int kw) {
   ir_attrs a = attrs(IR_OP_ENLARGE);
@@ -1225,7 +1236,7 @@ Test(enlarge, by_hand) {
   done(g, v);
 }
 
-/* ---- normalisation ------------------------------------------------------------ */
+/* ---- normalisation ------------------------------------------------------- */
 
 static void check_batchnorm(ir_shape xs, float eps) {
   ir_attrs a = attrs(IR_OP_BATCHNORM);
@@ -1414,7 +1425,7 @@ Test(normalise, layernorm_4d_axis2_affine) {
   check_layernorm(SH(2, 3, 4, 5), 2, 1);
 }
 
-/* ---- constants -------------------------------------------------------------- */
+/* ---- constants ----------------------------------------------------------- */
 
 /* conv2d(x, const_<op>(kshape)) with pad=same; the graph and values
  * come back through g_out, v_out (the caller frees them).
@@ -1435,7 +1446,8 @@ static int conv_with_const(ir_opcode op, ir_shape xs, ir_shape ks, int groups,
   c.groups = groups;
   int cv = add_node(g, IR_OP_CONV2D, in, 2, &c);
   mark_outputs(g, cv);
-  expect_shape(g, out_of(g, cv, 0), SH(xs.dim[0], ks.dim[0], xs.dim[2], xs.dim[3]));
+  expect_shape(g, out_of(g, cv, 0),
+               SH(xs.dim[0], ks.dim[0], xs.dim[2], xs.dim[3]));
   ex_values *v = values(g);
   fill(g, v, 20);
   assert_nonzero(v->v[in[0]], ir_shape_numel(&xs));
