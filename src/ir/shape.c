@@ -337,11 +337,22 @@ ir_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
   return IR_OK;
 }
 
+/* Pools also need every window to hold at least one input element: each
+ * padding must be smaller than the kernel (as in ONNX). */
 static ir_status pool(const char *op, ir_attrs *a, const ir_shape *const *in,
                       ir_shape *out, ir_diag *d) {
   ir_status st = need_rank(op, "input x", in[0], 4, d);
-  return st ? st
-            : window(op, a, in[0], a->kernel[0], a->kernel[1], 1, 1, out, d);
+  if (st ||
+      (st = window(op, a, in[0], a->kernel[0], a->kernel[1], 1, 1, out, d)))
+    return st;
+  for (int i = 0; i < 4; i++)
+    if (a->pad[i] >= a->kernel[i % 2])
+      return param_err(d,
+                       "%s: padding [%d,%d,%d,%d] must be smaller than the "
+                       "kernel %dx%d",
+                       op, a->pad[0], a->pad[1], a->pad[2], a->pad[3],
+                       a->kernel[0], a->kernel[1]);
+  return IR_OK;
 }
 
 ir_status ir_shape_avgpool(ir_attrs *a, const ir_shape *const *in, int nin,
