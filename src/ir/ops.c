@@ -52,10 +52,14 @@ const char *ir_act_name(ir_act a) {
 const char *ir_param_name(ir_param_id p) { return param_rows[p].name; }
 ir_param_kind ir_param_kind_of(ir_param_id p) { return param_rows[p].kind; }
 
+/* Whether the NUL-terminated word equals the text (s, len). */
+static int word_eq(const char *word, const char *s, size_t len) {
+  return strlen(word) == len && memcmp(word, s, len) == 0;
+}
+
 int ir_param_lookup(const char *name, size_t len) {
   for (int p = 0; p < IR_NPARAMS; p++)
-    if (strlen(param_rows[p].name) == len &&
-        memcmp(param_rows[p].name, name, len) == 0)
+    if (word_eq(param_rows[p].name, name, len))
       return p;
   return -1;
 }
@@ -393,8 +397,7 @@ const ir_opinfo *ir_op(ir_opcode op) {
 
 int ir_op_lookup(const char *name, size_t len) {
   for (int op = 0; op < IR_NOPS; op++)
-    if (strlen(op_texts[op].name) == len &&
-        memcmp(op_texts[op].name, name, len) == 0)
+    if (word_eq(op_texts[op].name, name, len))
       return op;
   return -1;
 }

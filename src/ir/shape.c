@@ -5,7 +5,6 @@
  * shapes. Every rejection says what was expected and shows the shapes
  * involved; the caller adds the source position.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,29 +18,9 @@ static const char *S(const ir_shape *s, char *buf) {
   return ir_shape_str(s, buf, sizeof(sbuf));
 }
 
-static ir_status shape_err(ir_diag *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static ir_status shape_err(ir_diag *d, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char msg[sizeof d->msg];
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return ir_diag_set(d, IR_ERR_SHAPE, 0, 0, "%s", msg);
-}
-
-static ir_status param_err(ir_diag *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static ir_status param_err(ir_diag *d, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char msg[sizeof d->msg];
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return ir_diag_set(d, IR_ERR_PARAM, 0, 0, "%s", msg);
-}
+/* Errors of a shape rule carry no position: the caller adds it. */
+#define shape_err(d, ...) ir_diag_set(d, IR_ERR_SHAPE, 0, 0, __VA_ARGS__)
+#define param_err(d, ...) ir_diag_set(d, IR_ERR_PARAM, 0, 0, __VA_ARGS__)
 
 static ir_status need_rank(const char *op, const char *what, const ir_shape *s,
                            int rank, ir_diag *d) {
