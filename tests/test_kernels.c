@@ -1663,3 +1663,64 @@ Test(exec, random_fill_range) {
   }
   cr_expect(fabs(mean / 1000 - 1) < 0.05, "mean %g, want ~1", mean / 1000);
 }
+
+/* ---- erf, sqrt, reduce_mean --------------------------------------------- */
+
+Test(unary, erf_and_sqrt) {
+  ir_attrs a = attrs(IR_OP_ERF);
+  float *r = unary(IR_OP_ERF, &a);
+  double x[NPTS] = {-2, -1, -0.5, 0, 0.5, 1, 2, 7.5};
+  for (int i = 0; i < NPTS; i++)
+    cr_expect(fabs(r[i] - erf(x[i])) < 1e-6, "erf(%g) = %.9g", x[i],
+              (double)r[i]);
+  cr_expect(r[3] == 0.0f && fabs(r[5] - 0.8427007929) < 1e-6);
+  free(r);
+  int node;
+  ir_shape s = SH(4);
+  ir_graph *g = graph1(IR_OP_SQRT, &a, 1, &s, &node);
+  ex_values *v = values(g);
+  float in[4] = {0, 1, 2.25f, 16};
+  set_data(g, v, 0, in);
+  run(g, v);
+  float want[4] = {0, 1, 1.5f, 4};
+  expect_same(v->v[out_of(g, node, 0)], want, 4, "sqrt");
+  done(g, v);
+}
+
+/* reduce_mean over the given axes of a [2,3,4] filled with 0..23. */
+static void check_reduce(const int64_t *axes, int naxes, int keep,
+                         ir_shape want_shape, const float *want) {
+  ir_attrs a = attrs(IR_OP_REDUCE_MEAN);
+  a.nlist = naxes;
+  memcpy(a.list, axes, sizeof(int64_t) * (size_t)naxes);
+  a.keepdims = keep;
+  ir_shape s = SH(2, 3, 4);
+  int node;
+  ir_graph *g = graph1(IR_OP_REDUCE_MEAN, &a, 1, &s, &node);
+  ex_values *v = values(g);
+  float in[24];
+  for (int i = 0; i < 24; i++)
+    in[i] = (float)i;
+  set_data(g, v, 0, in);
+  run(g, v);
+  int t = out_of(g, node, 0);
+  expect_shape(g, t, want_shape);
+  expect_same(v->v[t], want, ir_shape_numel(&want_shape), "reduce_mean");
+  done(g, v);
+}
+
+Test(reduce_mean, last_axis_keepdims) {
+  float want[6] = {1.5f, 5.5f, 9.5f, 13.5f, 17.5f, 21.5f};
+  check_reduce((int64_t[]){-1}, 1, 1, SH(2, 3, 1), want);
+}
+
+Test(reduce_mean, two_axes_dropped) {
+  /* mean over axes 0 and 2 of element [i][j][k] = 12i + 4j + k */
+  float want[3] = {7.5f, 11.5f, 15.5f};
+  check_reduce((int64_t[]){2, 0}, 2, 0, SH(3), want);
+}
+
+Test(reduce_mean, all_axes) {
+  float want[1] = {11.5f};
+  check_reduce((int64_t[]){0, 1, 2}, 3, 0, ir_shape_make(0, NULL), want);
+}

@@ -7,6 +7,7 @@
  * count never changes a result.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "exec.h"
 #include "exec_int.h"
@@ -156,6 +157,61 @@ ir_status ex_ref_tanh(const ir_node *n, const ex_arg *in, ex_arg *out) {
 ir_status ex_ref_gelu(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_GELU);
+}
+
+/* out = f(x) for a unary function f of float. */
+static ir_status unary_map(const ex_arg *in, ex_arg *out, float (*f)(float)) {
+  int64_t len = ir_shape_numel(&out[0].shape);
+  const float *x = in[0].data;
+  float *o = out[0].data;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (len >= EX_PAR_MIN)
+#endif
+  for (int64_t i = 0; i < len; i++)
+    o[i] = f(x[i]);
+  return IR_OK;
+}
+
+ir_status ex_ref_erf(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  (void)n;
+  return unary_map(in, out, erff);
+}
+
+ir_status ex_ref_sqrt(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  (void)n;
+  return unary_map(in, out, sqrtf);
+}
+
+/* Mean over the (sorted) axes in a.list: every input element adds into the
+ * output element with the reduced coordinates dropped; sums in double, in
+ * input order, single-threaded (deterministic). */
+ir_status ex_ref_reduce_mean(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  const ir_shape *s = &in[0].shape;
+  int64_t on = ir_shape_numel(&out[0].shape), total = ir_shape_numel(s);
+  int64_t ost[IR_MAX_RANK], kept = 1;
+  int reduced[IR_MAX_RANK] = {0};
+  for (int i = 0; i < n->a.nlist; i++)
+    reduced[n->a.list[i]] = 1;
+  for (int i = s->rank - 1; i >= 0; i--) { /* output strides over kept dims */
+    ost[i] = reduced[i] ? 0 : kept;
+    kept *= reduced[i] ? 1 : s->dim[i];
+  }
+  double *acc = calloc((size_t)on, sizeof *acc);
+  if (!acc)
+    return IR_ERR_NOMEM;
+  for (int64_t e = 0; e < total; e++) {
+    int64_t rem = e, off = 0;
+    for (int i = s->rank - 1; i >= 0; i--) {
+      off += rem % s->dim[i] * ost[i];
+      rem /= s->dim[i];
+    }
+    acc[off] += in[0].data[e];
+  }
+  double count = (double)total / (double)on;
+  for (int64_t i = 0; i < on; i++)
+    out[0].data[i] = (float)(acc[i] / count);
+  free(acc);
+  return IR_OK;
 }
 
 /* min(max(x, lo), hi); a NaN stays NaN. */

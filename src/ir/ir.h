@@ -144,7 +144,7 @@ typedef struct ir_attrs {
   int32_t groups, act, axis, count_include_pad;
   float eps, lo, hi, value;
   int32_t nlist, nlist2;
-  int32_t reserved; /* keeps the struct free of padding bytes; always 0 */
+  int32_t keepdims; /* (also keeps the struct free of padding bytes) */
   int64_t list[IR_MAX_LIST], list2[IR_MAX_LIST];
 } ir_attrs;
 

@@ -202,6 +202,8 @@ UNARY(relu)
 UNARY(sigmoid)
 UNARY(tanh)
 UNARY(gelu)
+UNARY(erf)
+UNARY(sqrt)
 
 ir_status ir_shape_clip(ir_attrs *a, const ir_shape *const *in, int nin,
                         ir_shape *out, ir_diag *d) {
@@ -403,6 +405,33 @@ ir_status ir_shape_batchnorm(ir_attrs *a, const ir_shape *const *in, int nin,
     if ((st = per_channel("batchnorm", what[i], in[i], x, x->dim[1], d)))
       return st;
   *out = *x;
+  return IR_OK;
+}
+
+/* Normalises and sorts axes (unique, each in range); keepdims keeps 1s. */
+ir_status ir_shape_reduce_mean(ir_attrs *a, const ir_shape *const *in, int nin,
+                               ir_shape *out, ir_diag *d) {
+  const ir_shape *x = in[0];
+  int seen[IR_MAX_RANK] = {0};
+  (void)nin;
+  if (a->nlist < 1 || a->nlist > x->rank)
+    return param_err(d, "reduce_mean: axes must list 1 to %d axes", x->rank);
+  for (int i = 0; i < a->nlist; i++) {
+    int32_t ax = (int32_t)a->list[i];
+    ir_status st = norm_axis("reduce_mean", &ax, x->rank, d);
+    if (st)
+      return st;
+    if (seen[ax]++)
+      return param_err(d, "reduce_mean: axis %d listed twice", ax);
+  }
+  out->rank = 0;
+  a->nlist = 0;
+  for (int i = 0; i < x->rank; i++) {
+    if (seen[i])
+      a->list[a->nlist++] = i;
+    if (!seen[i] || a->keepdims)
+      out->dim[out->rank++] = seen[i] ? 1 : x->dim[i];
+  }
   return IR_OK;
 }
 
