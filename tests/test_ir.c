@@ -443,3 +443,49 @@ Test(graph, arena_many_and_large) {
   big[(1 << 20) - 1] = 1;
   ir_arena_free(a);
 }
+
+/* ---- limits (found in review) --------------------------------------------- */
+
+Test(limits, subnormal_and_max_floats_parse) {
+  ir_graph *g = parse_ok("input x: [2]\ny = clip(x) min=1e-40 max=3.40282347e+38\n"
+                         "output y\n");
+  cr_assert(g->nodes[0].a.lo > 0 && g->nodes[0].a.lo < 1e-38f);
+  ir_graph_free(g);
+  ir_diag d = parse_err("input x: [2]\ny = clip(x) min=0 max=1e39\noutput y\n");
+  cr_assert_eq(d.code, IR_ERR_PARAM);
+}
+
+Test(limits, many_outputs_round_trip) {
+  size_t cap = 300 * 32 + 64, k = 0;
+  char *s = malloc(cap);
+  k += (size_t)snprintf(s + k, cap - k, "input x: [2]\n");
+  for (int i = 0; i < 300; i++)
+    k += (size_t)snprintf(s + k, cap - k, "t%d = relu(x)\noutput t%d\n", i, i);
+  ir_graph *g = parse_ok(s);
+  char *p1 = ir_print(g);
+  ir_graph *g2 = parse_ok(p1);
+  cr_assert_eq(g2->noutputs, 300);
+  char *p2 = ir_print(g2);
+  cr_assert_str_eq(p1, p2);
+  free(p1);
+  free(p2);
+  free(s);
+  ir_graph_free(g);
+  ir_graph_free(g2);
+}
+
+Test(limits, concat_too_many_inputs_is_bad_input) {
+  char s[2048] = "input x: [2]\ny = concat(x";
+  for (int i = 0; i < IR_MAX_IN; i++)
+    strcat(s, ", x");
+  strcat(s, ") axis=0\noutput y\n");
+  ir_diag d = parse_err(s);
+  cr_assert_eq(d.code, IR_ERR_ARITY, "%s", d.msg);
+  cr_assert_eq(d.line, 2);
+}
+
+Test(limits, numel_saturates) {
+  ir_shape s = ir_shape_make(5, (int64_t[]){1722007169, 1722007169, 2142470067,
+                                            2142470067, 25});
+  cr_assert_eq(ir_shape_numel(&s), INT64_MAX);
+}

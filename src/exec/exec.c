@@ -63,32 +63,36 @@ void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
   }
 }
 
-/* The init hint of the first input slot that reads tensor t. */
-static ir_init_hint first_hint(const ir_graph *g, int t) {
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    const ir_opinfo *r = ir_op(n->op);
-    for (int k = 0; k < n->nin; k++)
-      if (n->in[k] == t)
-        return r->in_hint[k < r->nnamed ? k : r->nnamed - 1];
-  }
-  return IR_INIT_UNIFORM;
+/* The first node that reads tensor t (-1 if none); *slot gets the slot. */
+static int first_reader(const ir_graph *g, int t, int *slot) {
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      if (g->nodes[i].in[k] == t) {
+        *slot = k;
+        return i;
+      }
+  return -1;
 }
 
-static float fan_in(const ir_shape *s) {
-  if (s->rank == 4)
+/* Fan-in of a weight read by op: I*kh*kw for a conv kernel [O,I,kh,kw],
+ * K for a matmul operand [...,K,N]. */
+static float fan_in(ir_opcode op, const ir_shape *s) {
+  if (op == IR_OP_CONV2D && s->rank == 4)
     return (float)(s->dim[1] * s->dim[2] * s->dim[3]);
-  if (s->rank >= 2)
-    return (float)s->dim[s->rank - 2];
-  return 1.0f;
+  return s->rank >= 2 ? (float)s->dim[s->rank - 2] : 1.0f;
 }
 
 static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed) {
   const ir_tensor *x = &g->tensors[t];
   int64_t n = ir_shape_numel(&x->shape);
   uint64_t key = XXH3_64bits(x->name, strlen(x->name));
-  ir_init_hint h = x->kind == IR_T_WEIGHT ? first_hint(g, t) : IR_INIT_UNIFORM;
-  float s = h == IR_INIT_FAN ? 1.0f / sqrtf(fan_in(&x->shape)) : 1.0f;
+  int slot = 0, node = x->kind == IR_T_WEIGHT ? first_reader(g, t, &slot) : -1;
+  ir_opcode op = node >= 0 ? g->nodes[node].op : IR_OP_RELU;
+  const ir_opinfo *r = ir_op(op);
+  ir_init_hint h = node < 0
+                       ? IR_INIT_UNIFORM
+                       : r->in_hint[slot < r->nnamed ? slot : r->nnamed - 1];
+  float s = h == IR_INIT_FAN ? 1.0f / sqrtf(fan_in(op, &x->shape)) : 1.0f;
   switch (h) {
   case IR_INIT_POS: ex_random_fill(dst, n, seed, key, 0.5f, 1.5f); break;
   case IR_INIT_SMALL: ex_random_fill(dst, n, seed, key, -0.1f, 0.1f); break;
@@ -132,7 +136,7 @@ static int *use_counts(const ir_graph *g) {
 
 static ir_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
                           ir_diag *d) {
-  ex_arg in[64], out[IR_MAX_LIST];
+  ex_arg in[IR_MAX_IN], out[IR_MAX_LIST];
   for (int k = 0; k < n->nin; k++) {
     in[k].shape = g->tensors[n->in[k]].shape;
     in[k].data = v->v[n->in[k]];

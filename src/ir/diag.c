@@ -15,6 +15,7 @@ ir_status ir_diag_set(ir_diag *d, ir_status code, int line, int col,
   if (!d)
     return code;
   d->code = code;
+  d->file[0] = '\0';
   d->line = line;
   d->col = col;
   d->src[0] = '\0';

@@ -21,7 +21,8 @@ static_assert(sizeof(ir_attrs) == 88 + 2 * 8 * IR_MAX_LIST,
 int64_t ir_shape_numel(const ir_shape *s) {
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++)
-    n *= s->dim[i];
+    if (__builtin_mul_overflow(n, s->dim[i], &n))
+      return INT64_MAX;
   return n;
 }
 
@@ -159,6 +160,11 @@ int ir_add_tensor(ir_graph *g, const char *name, ir_tkind kind,
                          "dimensions must be positive, got %lld in '%s'",
                          (long long)s->dim[i], name),
              -1;
+  if (ir_shape_numel(s) > IR_MAX_NUMEL)
+    return ir_diag_set(d, IR_ERR_SHAPE, 0, 0,
+                       "'%s' would have more than %lld elements", name,
+                       (long long)IR_MAX_NUMEL),
+           -1;
   return new_tensor(g, name, kind, s, d);
 }
 
@@ -172,9 +178,9 @@ static void auto_name(const ir_graph *g, char *buf, size_t n) {
 
 int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
                 const ir_attrs *a, const char *const *outnames, ir_diag *d) {
-  const ir_shape *ins[64];
+  const ir_shape *ins[IR_MAX_IN];
   ir_shape outs[IR_MAX_LIST];
-  if ((unsigned)op >= IR_NOPS || nin < 0 || nin > 64)
+  if ((unsigned)op >= IR_NOPS || nin < 0 || nin > IR_MAX_IN)
     return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad node"), -1;
   for (int i = 0; i < nin; i++) {
     if (in[i] < 0 || in[i] >= g->ntensors)
@@ -233,9 +239,9 @@ ir_status ir_add_output(ir_graph *g, int32_t t, ir_diag *d) {
 
 static ir_status check_node(const ir_graph *g, int i, ir_diag *d) {
   const ir_node *n = &g->nodes[i];
-  const ir_shape *ins[64];
+  const ir_shape *ins[IR_MAX_IN];
   ir_shape outs[IR_MAX_LIST];
-  if (n->nin > 64 || n->nout > IR_MAX_LIST)
+  if (n->nin > IR_MAX_IN || n->nout > IR_MAX_LIST)
     return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "node %d: too many edges", i);
   for (int k = 0; k < n->nin; k++) {
     int t = n->in[k];

@@ -26,6 +26,8 @@
 #define IR_MAX_LIST 16    /* longest list parameter (perm, sizes, shape, ...) */
 #define IR_MAX_PARAMS 8   /* most parameters of one operator */
 #define IR_MAX_FIXED_IN 8 /* most named inputs of one operator */
+#define IR_MAX_IN 64 /* most inputs of one node (variadic concat) */
+#define IR_MAX_NUMEL ((int64_t)1 << 36) /* most elements of one tensor */
 
 /* ---- arena ------------------------------------------------------------- */
 
@@ -80,6 +82,7 @@ typedef struct ir_shape {
   int64_t dim[IR_MAX_RANK];
 } ir_shape;
 
+/* Number of elements; saturates at INT64_MAX instead of overflowing. */
 int64_t ir_shape_numel(const ir_shape *s);
 int ir_shape_eq(const ir_shape *a, const ir_shape *b);
 /* Writes "[d0,d1,...]" into buf (always NUL-terminated); returns buf. */

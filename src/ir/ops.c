@@ -149,7 +149,10 @@ static int parse_float(cursor *c, float *v) {
   char *endp;
   errno = 0;
   float x = strtof(buf, &endp);
-  if (endp == buf || errno == ERANGE || isnan(x))
+  /* ERANGE on a subnormal or on a value that rounds to FLT_MAX is fine;
+   * only finite text that overflows to infinity is not */
+  if (endp == buf || isnan(x) ||
+      (errno == ERANGE && isinf(x) && !memchr(buf, 'n', (size_t)(endp - buf))))
     return -1;
   *v = x;
   c->s += endp - buf;

@@ -425,7 +425,10 @@ static ir_status statement(parser *P) {
   if ((st = name_list(P, s, kw == S_GRAPH ? "a graph name" : "a tensor name")))
     return st;
   if (kw == S_GRAPH && s->nargs > 1)
-    return perr(P, IR_ERR_SYNTAX, s->args[1].s - 1, "expected end of line");
+    return perr(
+        P, IR_ERR_SYNTAX,
+        memchr(s->args[0].s, ',', (size_t)(s->args[1].s - s->args[0].s)),
+        "expected end of line");
   return end_of_line(P);
 }
 
@@ -518,20 +521,22 @@ static def *use(parser *P, const stmt *s, const span *nm) {
 /* ---- topological order
  * --------------------------------------------------------- */
 
-static ir_status cycle_err(parser *P, const int *stack, int top, int from,
-                           const span *arg) {
+/* Names the tensors on the cycle: the one the back edge reads, then the
+ * argument each statement on the stack followed (next[s] - 1), back to it. */
+static ir_status cycle_err(parser *P, const int *stack, const int *next,
+                           int top, int from, const span *arg) {
   char path[400];
-  size_t k = 0;
   int start = top;
   while (start > 0 && stack[start] != from)
     start--;
-  for (int i = start; i <= top && k < sizeof path; i++) {
-    const span *nm = &P->st[stack[i]].res[0].name;
+  size_t k = (size_t)snprintf(path, sizeof path, "%.*s", arg->len, arg->s);
+  for (int i = start; i < top && k < sizeof path; i++) {
+    const span *nm = &P->st[stack[i]].args[next[stack[i]] - 1];
     k +=
-        (size_t)snprintf(path + k, sizeof path - k, "%.*s -> ", nm->len, nm->s);
+        (size_t)snprintf(path + k, sizeof path - k, " -> %.*s", nm->len, nm->s);
   }
   if (k < sizeof path)
-    snprintf(path + k, sizeof path - k, "%.*s", arg->len, arg->s);
+    snprintf(path + k, sizeof path - k, " -> %.*s", arg->len, arg->s);
   ir_diag_set(P->d, IR_ERR_CYCLE, 0, 0, "dependency cycle: %s", path);
   return stmt_err(P, &P->st[stack[top]], arg->col);
 }
@@ -567,7 +572,7 @@ static ir_status topo_order(parser *P, int *order, int *norder) {
       if (!d)
         st = P->d->code;
       else if (P->st[d->stmt].kind == S_OP && state[d->stmt] == 1)
-        st = cycle_err(P, stack, top, d->stmt, arg);
+        st = cycle_err(P, stack, next, top, d->stmt, arg);
       else if (P->st[d->stmt].kind == S_OP && state[d->stmt] == 0) {
         state[d->stmt] = 1;
         stack[++top] = d->stmt;

@@ -90,10 +90,9 @@ char *ir_print(const ir_graph *g) {
   put_decls(&b, g, IR_T_WEIGHT);
   for (int i = 0; i < g->nnodes; i++)
     put_node(&b, g, &g->nodes[i]);
-  put(&b, "output");
-  for (int i = 0; i < g->noutputs; i++)
-    put(&b, "%s %s", i ? "," : "", g->tensors[g->outputs[i]].name);
-  put(&b, "\n");
+  for (int i = 0; i < g->noutputs; i++) /* 64 names a line at most */
+    put(&b, "%s %s%s", i % 64 ? "," : "output", g->tensors[g->outputs[i]].name,
+        i % 64 == 63 || i + 1 == g->noutputs ? "\n" : "");
   if (b.oom) {
     free(b.s);
     return NULL;

@@ -10,8 +10,6 @@
 
 #include "ir_int.h"
 
-#define MAX_NUMEL ((int64_t)1 << 36)
-
 typedef char sbuf[96];
 
 static const char *S(const ir_shape *s, char *buf) {
@@ -54,6 +52,8 @@ static int window_dim(int padmode, int64_t in, int k, int stride, int dil,
     int64_t total = (o - 1) * stride + span - in;
     if (total < 0)
       total = 0;
+    if (total > INT32_MAX)
+      return -1;
     *lo = (int32_t)(total / 2);
     *hi = (int32_t)(total - total / 2);
   } else if (padmode == IR_PAD_VALID) {
@@ -303,8 +303,9 @@ ir_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
     else if (a->list[i] < 1)
       return param_err(d,
                        "reshape: dimensions must be positive (one -1 allowed)");
-    else
-      known *= a->list[i];
+    else if (__builtin_mul_overflow(known, a->list[i], &known) ||
+             known > IR_MAX_NUMEL)
+      return param_err(d, "reshape: shape has too many elements");
   }
   int64_t n = ir_shape_numel(x);
   if (infer >= 0 && n % known == 0)
@@ -567,6 +568,10 @@ static const shape_rule rules[IR_NOPS] = {
 };
 
 ir_status ir_check_arity(const ir_opinfo *r, int nin, ir_diag *d) {
+  if (nin > IR_MAX_IN)
+    return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
+                       "%s takes at most %d inputs, got %d", r->name, IR_MAX_IN,
+                       nin);
   if (nin >= r->min_in && (r->max_in < 0 || nin <= r->max_in))
     return IR_OK;
   if (r->max_in < 0)
@@ -595,7 +600,7 @@ ir_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
     return st;
   for (int i = 0; i < ir_op_nout(op, a); i++) {
     int64_t n = ir_shape_numel(&out[i]);
-    if (n < 1 || n > MAX_NUMEL)
+    if (n < 1 || n > IR_MAX_NUMEL)
       return shape_err(d, "%s: output %d would have %lld elements",
                        ir_op(op)->name, i + 1, (long long)n);
   }
