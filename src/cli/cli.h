@@ -22,11 +22,14 @@ int cli_usage_error(const cli_command *c, const char *fmt, ...)
 int cli_report(const ir_diag *d);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
-/* Loads a graph file; prints the error and sets *rc on failure. */
+/* Loads a graph: a .onnx file through the ONNX importer (default options),
+ * anything else as .graph text. Prints the error and sets *rc on failure. */
 ir_graph *cli_load(const char *path, int *rc);
 
 int cli_run(const cli_command *c, int argc, char **argv);
 int cli_check(const cli_command *c, int argc, char **argv);
 int cli_print(const cli_command *c, int argc, char **argv);
+int cli_import(const cli_command *c, int argc, char **argv);
+int cli_export(const cli_command *c, int argc, char **argv);
 
 #endif

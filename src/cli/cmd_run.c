@@ -16,7 +16,7 @@
 #include "cli.h"
 
 typedef struct run_opts {
-  const char *path, *device;
+  const char *path, *device, *dump;
   uint64_t seed;
   int threads, iters;
 } run_opts;
@@ -38,8 +38,9 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
                                        {"seed", required_argument, 0, 's'},
                                        {"threads", required_argument, 0, 't'},
                                        {"iters", required_argument, 0, 'i'},
+                                       {"dump", required_argument, 0, 'D'},
                                        {0, 0, 0, 0}};
-  *o = (run_opts){NULL, "cpu", 1, 0, 1};
+  *o = (run_opts){NULL, "cpu", NULL, 1, 0, 1};
   int ch;
   long long v;
   optind = 1;
@@ -48,8 +49,8 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
     if (ch == '?')
       return cli_usage_error(c, "unknown or incomplete option '%s'",
                              argv[optind - 1]);
-    if (ch == 'd') {
-      o->device = optarg;
+    if (ch == 'd' || ch == 'D') {
+      *(ch == 'd' ? &o->device : &o->dump) = optarg;
       continue;
     }
     if ((v = cli_parse_count(optarg)) < 0)
@@ -92,12 +93,70 @@ static void print_output(const ir_graph *g, int t, const float *x) {
          finite ? "" : " (contains inf/nan)");
 }
 
+/* Writes x (shape s) as a NumPy .npy file (format 1.0, little-endian f4). */
+static ir_status write_npy(const char *path, const ir_shape *s, const float *x,
+                           ir_diag *d) {
+  char hdr[256], dims[160] = "";
+  size_t k = 0;
+  for (int i = 0; i < s->rank; i++)
+    k += (size_t)snprintf(dims + k, sizeof dims - k, "%lld,%s",
+                          (long long)s->dim[i], i + 1 < s->rank ? " " : "");
+  int n = snprintf(hdr + 10, sizeof hdr - 10,
+                   "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }",
+                   dims);
+  int total = (10 + n + 1 + 63) / 64 * 64; /* header padded to 64 bytes */
+  memset(hdr + 10 + n, ' ', (size_t)(total - 10 - n));
+  hdr[total - 1] = '\n';
+  memcpy(hdr, "\x93NUMPY\x01\x00", 8);
+  hdr[8] = (char)((total - 10) & 0xff);
+  hdr[9] = (char)((total - 10) >> 8);
+  size_t bytes = sizeof(float) * (size_t)ir_shape_numel(s);
+  char *buf = malloc((size_t)total + bytes);
+  if (!buf)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  memcpy(buf, hdr, (size_t)total);
+  memcpy(buf + total, x, bytes);
+  ir_status st = ir_write_atomic(path, buf, (size_t)total + bytes, d);
+  free(buf);
+  return st;
+}
+
+/* Writes every input, weight and output of g as DIR/<n>.npy and a
+ * DIR/manifest.tsv of "kind<TAB>name<TAB>file" lines. */
+static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
+  static const char *kinds[] = {"input", "weight", "value", "output"};
+  char path[4096], *man = NULL;
+  size_t mlen = 0;
+  FILE *m = open_memstream(&man, &mlen);
+  ir_diag d;
+  ir_status st =
+      m ? IR_OK : ir_diag_set(&d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  for (int i = 0; !st && i < g->ntensors + g->noutputs; i++) {
+    int t = i < g->ntensors ? i : g->outputs[i - g->ntensors];
+    int kind = i < g->ntensors ? (int)g->tensors[t].kind : 3; /* output */
+    if (kind == IR_T_VALUE)
+      continue;
+    snprintf(path, sizeof path, "%s/%d.npy", dir, i);
+    st = write_npy(path, &g->tensors[t].shape, v->v[t], &d);
+    fprintf(m, "%s\t%s\t%d.npy\n", kinds[kind], g->tensors[t].name, i);
+  }
+  if (m)
+    fclose(m);
+  snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+  if (!st)
+    st = ir_write_atomic(path, man, mlen, &d);
+  free(man);
+  return st ? cli_report(&d) : CLI_OK;
+}
+
 /* One timed run from freshly filled inputs; returns ms or -1 on error. */
 static double run_once(const ir_graph *g, const run_opts *o, ex_values **keep,
                        int *rc) {
   ir_diag d;
   ex_values *v = ex_values_new(g);
   ex_options eo = {o->threads, 0};
+  /* a dump needs the inputs and weights: keep everything */
+  eo.keep_all = o->dump != NULL;
   if (!v || ex_fill_random(g, v, o->seed, &d)) {
     ex_values_free(v);
     *rc = v ? cli_report(&d) : CLI_INTERNAL;
@@ -133,6 +192,8 @@ int cli_run(const cli_command *c, int argc, char **argv) {
   if (rc == CLI_OK) {
     for (int i = 0; i < g->noutputs; i++)
       print_output(g, g->outputs[i], v->v[g->outputs[i]]);
+    if (o.dump)
+      rc = dump_values(g, v, o.dump);
     qsort(ms, (size_t)o.iters, sizeof *ms, cmp_double);
     int threads = o.threads;
 #ifdef _OPENMP

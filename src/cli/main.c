@@ -15,7 +15,8 @@
 
 static const cli_command commands[] = {
     {"run", "execute a graph and print its outputs' checksums and time",
-     "usage: superopt run GRAPH [--device cpu] [--seed S] [--threads N] "
+     "usage: superopt run GRAPH|MODEL.onnx [--device cpu] [--seed S] "
+     "[--threads N] "
      "[--iters K]\n"
      "\n"
      "Runs GRAPH (a .graph file) on seeded random inputs and weights and\n"
@@ -24,7 +25,10 @@ static const cli_command commands[] = {
      "  --device D    where to run: cpu (default)\n"
      "  --seed S      seed of the random inputs and weights (default 1)\n"
      "  --threads N   CPU threads (default: all cores)\n"
-     "  --iters K     time K runs and report the median (default 1)\n",
+     "  --iters K     time K runs and report the median (default 1)\n"
+     "  --dump DIR    write inputs, weights and outputs as DIR/*.npy and\n"
+     "                DIR/manifest.tsv (kind, name, file), for checks\n"
+     "                against other runtimes\n",
      cli_run},
     {"check", "parse and shape-check a graph, report its operator counts",
      "usage: superopt check GRAPH...\n"
@@ -38,6 +42,26 @@ static const cli_command commands[] = {
      "Parses GRAPH and prints it in canonical .graph form to standard output\n"
      "or, with -o, atomically to OUT.\n",
      cli_print},
+    {"import", "import an ONNX model as a .graph",
+     "usage: superopt import MODEL.onnx [-o OUT.graph] [--input-shape "
+     "NAME=1x3x224x224]...\n"
+     "\n"
+     "Converts an ONNX model to a .graph (to standard output, or atomically\n"
+     "to OUT). Weights without values (graph inputs that only feed parameter\n"
+     "slots) become weights with seeded random values when run.\n"
+     "\n"
+     "  -o, --output OUT      write the graph here\n"
+     "  --input-shape N=DIMS  the shape of input N where the model leaves it\n"
+     "                        dynamic (repeatable)\n"
+     "\n"
+     "Supported ONNX operators: see docs/onnx.md.\n",
+     cli_import},
+    {"export", "export a graph as an ONNX model",
+     "usage: superopt export GRAPH -o OUT.onnx\n"
+     "\n"
+     "Writes GRAPH as an ONNX model (opset 17), atomically. Weights with\n"
+     "values become initializers; weights without stay graph inputs.\n",
+     cli_export},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof *commands)

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "../onnx/onnx.h"
 #include "cli.h"
 
 int cli_usage_error(const cli_command *c, const char *fmt, ...) {
@@ -38,7 +41,10 @@ long long cli_parse_count(const char *s) {
 
 ir_graph *cli_load(const char *path, int *rc) {
   ir_diag d;
-  ir_graph *g = ir_parse_file(path, &d);
+  size_t n = strlen(path);
+  ir_graph *g = n > 5 && !strcmp(path + n - 5, ".onnx")
+                    ? ox_import_file(path, NULL, &d)
+                    : ir_parse_file(path, &d);
   if (!g)
     *rc = cli_report(&d);
   return g;

@@ -1,0 +1,81 @@
+/* cmd_onnx.c: `superopt import` (ONNX -> .graph) and `superopt export`
+ * (.graph -> ONNX). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../onnx/onnx.h"
+#include "cli.h"
+
+int cli_import(const cli_command *c, int argc, char **argv) {
+  static const struct option opts[] = {
+      {"output", required_argument, 0, 'o'},
+      {"input-shape", required_argument, 0, 's'},
+      {0, 0, 0, 0}};
+  ox_options o;
+  memset(&o, 0, sizeof o);
+  const char *out = NULL;
+  int ch;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    if (ch == 'o')
+      out = optarg;
+    else if (ch == 's' && o.nshapes < OX_MAX_SHAPES &&
+             ox_parse_shape_arg(optarg, &o.shapes[o.nshapes]) == 0)
+      o.nshapes++;
+    else if (ch == 's')
+      return cli_usage_error(
+          c, "bad --input-shape '%s' (expected NAME=1x3x224x224)", optarg);
+    else
+      return cli_usage_error(c, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+  }
+  if (argc - optind != 1)
+    return cli_usage_error(c, "expected one MODEL.onnx");
+  ir_diag d;
+  ir_graph *g = ox_import_file(argv[optind], &o, &d);
+  if (!g)
+    return cli_report(&d);
+  int rc = CLI_OK;
+  if (out) {
+    if (ir_write_file(g, out, &d))
+      rc = cli_report(&d);
+  } else {
+    char *s = ir_print(g);
+    rc = s ? CLI_OK : CLI_INTERNAL;
+    if (s)
+      fputs(s, stdout);
+    free(s);
+  }
+  ir_graph_free(g);
+  return rc;
+}
+
+int cli_export(const cli_command *c, int argc, char **argv) {
+  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                       {0, 0, 0, 0}};
+  const char *out = NULL;
+  int ch;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    if (ch == 'o')
+      out = optarg;
+    else
+      return cli_usage_error(c, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+  }
+  if (argc - optind != 1 || !out)
+    return cli_usage_error(c, "expected GRAPH and -o OUT.onnx");
+  int rc = CLI_OK;
+  ir_graph *g = cli_load(argv[optind], &rc);
+  if (!g)
+    return rc;
+  ir_diag d;
+  if (ox_export_file(g, out, &d))
+    rc = cli_report(&d);
+  ir_graph_free(g);
+  return rc;
+}

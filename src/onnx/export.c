@@ -1,0 +1,556 @@
+/* export.c: ir_graph -> ONNX model.
+ *
+ * Each IR node becomes one ONNX node, or a short chain where ONNX splits
+ * what the IR fuses (a convolution's activation, a matmul's bias on a
+ * batched operand). Parameters that ONNX takes as inputs (Reshape's shape,
+ * Clip's bounds, Split's sizes, ...) become initializers named after the
+ * node. All message memory comes from one arena, freed after packing.
+ * Opset 20 (the first with Gelu). The mapping is listed in docs/onnx.md.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.h"
+#include "onnx.pb-c.h"
+
+#define OPSET 20
+
+typedef struct exporter {
+  const ir_graph *g;
+  ir_arena *a;
+  ir_diag *d;
+  Onnx__GraphProto *graph;
+  size_t capnode, capinit;
+  int oom;
+  int fresh; /* counter for helper names */
+} exporter;
+
+static void *alloc(exporter *E, size_t n) {
+  void *p = ir_arena_alloc(E->a, n ? n : 1);
+  if (!p)
+    E->oom = 1;
+  return p;
+}
+
+static char *str(exporter *E, const char *s) {
+  char *p = ir_arena_strndup(E->a, s, strlen(s));
+  if (!p)
+    E->oom = 1;
+  return p;
+}
+
+/* Appends p to an arena array (*arr, *n, *cap). */
+static void push(exporter *E, void ***arr, size_t *n, size_t *cap, void *p) {
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    void **na = alloc(E, sizeof(void *) * nc);
+    if (!na)
+      return;
+    if (*n)
+      memcpy(na, *arr, sizeof(void *) * *n);
+    *arr = na;
+    *cap = nc;
+  }
+  (*arr)[(*n)++] = p;
+}
+
+/* A helper tensor name "<base>.<what>" that no IR tensor uses. */
+static char *helper_name(exporter *E, const char *base, const char *what) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s.%s", base, what);
+  while (ir_find_tensor(E->g, buf) >= 0)
+    snprintf(buf, sizeof buf, "%s.%s%d", base, what, ++E->fresh);
+  return str(E, buf);
+}
+
+/* ---- tensors and attributes ------------------------------------------------
+ */
+
+static Onnx__TensorProto *tensor_proto(exporter *E, const char *name, int dtype,
+                                       const int64_t *dims, int rank) {
+  Onnx__TensorProto *t = alloc(E, sizeof *t);
+  if (!t)
+    return NULL;
+  onnx__tensor_proto__init(t);
+  t->name = str(E, name);
+  t->has_data_type = 1;
+  t->data_type = dtype;
+  t->n_dims = (size_t)rank;
+  t->dims = alloc(E, sizeof(int64_t) * (size_t)(rank ? rank : 1));
+  if (t->dims && rank)
+    memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+  return t;
+}
+
+static void add_init(exporter *E, Onnx__TensorProto *t) {
+  if (t)
+    push(E, (void ***)&E->graph->initializer, &E->graph->n_initializer,
+         &E->capinit, t);
+}
+
+/* An int64 initializer; returns its name. */
+static char *init_ints(exporter *E, const char *base, const char *what,
+                       const int64_t *v, int n) {
+  char *name = helper_name(E, base, what);
+  int64_t dim = n;
+  Onnx__TensorProto *t = name ? tensor_proto(E, name, 7, &dim, 1) : NULL;
+  if (!t)
+    return NULL;
+  t->n_int64_data = (size_t)n;
+  t->int64_data = alloc(E, sizeof(int64_t) * (size_t)(n ? n : 1));
+  if (t->int64_data && n)
+    memcpy(t->int64_data, v, sizeof(int64_t) * (size_t)n);
+  add_init(E, t);
+  return name;
+}
+
+/* A float scalar initializer; returns its name. */
+static char *init_scalar(exporter *E, const char *base, const char *what,
+                         float x) {
+  char *name = helper_name(E, base, what);
+  Onnx__TensorProto *t = name ? tensor_proto(E, name, 1, NULL, 0) : NULL;
+  if (!t)
+    return NULL;
+  t->n_float_data = 1;
+  t->float_data = alloc(E, sizeof(float));
+  if (t->float_data)
+    t->float_data[0] = x;
+  add_init(E, t);
+  return name;
+}
+
+static Onnx__AttributeProto *new_attr(exporter *E, Onnx__NodeProto *n,
+                                      const char *name, int type) {
+  Onnx__AttributeProto *a = alloc(E, sizeof *a);
+  if (!a)
+    return NULL;
+  onnx__attribute_proto__init(a);
+  a->name = str(E, name);
+  a->has_type = 1;
+  a->type = (Onnx__AttributeProto__AttributeType)type;
+  size_t cap = n->n_attribute; /* exact-size arrays: re-copy each time */
+  Onnx__AttributeProto **arr = alloc(E, sizeof *arr * (cap + 1));
+  if (!arr)
+    return NULL;
+  if (cap)
+    memcpy(arr, n->attribute, sizeof *arr * cap);
+  arr[cap] = a;
+  n->attribute = arr;
+  n->n_attribute = cap + 1;
+  return a;
+}
+
+static void attr_int(exporter *E, Onnx__NodeProto *n, const char *name,
+                     int64_t v) {
+  Onnx__AttributeProto *a = new_attr(E, n, name, 2);
+  if (a)
+    a->has_i = 1, a->i = v;
+}
+
+static void attr_float(exporter *E, Onnx__NodeProto *n, const char *name,
+                       float v) {
+  Onnx__AttributeProto *a = new_attr(E, n, name, 1);
+  if (a)
+    a->has_f = 1, a->f = v;
+}
+
+static void attr_ints(exporter *E, Onnx__NodeProto *n, const char *name,
+                      const int64_t *v, int cnt) {
+  Onnx__AttributeProto *a = new_attr(E, n, name, 7);
+  if (!a)
+    return;
+  a->n_ints = (size_t)cnt;
+  a->ints = alloc(E, sizeof(int64_t) * (size_t)(cnt ? cnt : 1));
+  if (a->ints && cnt)
+    memcpy(a->ints, v, sizeof(int64_t) * (size_t)cnt);
+}
+
+static void attr_str(exporter *E, Onnx__NodeProto *n, const char *name,
+                     const char *v) {
+  Onnx__AttributeProto *a = new_attr(E, n, name, 3);
+  if (!a)
+    return;
+  a->has_s = 1;
+  a->s.len = strlen(v);
+  a->s.data = (uint8_t *)str(E, v);
+}
+
+/* ---- nodes
+ * ------------------------------------------------------------------- */
+
+/* Adds node type(in...) -> out; inputs NULL-terminated. */
+static Onnx__NodeProto *node(exporter *E, const char *type, const char *out,
+                             const char *const *in) {
+  Onnx__NodeProto *n = alloc(E, sizeof *n);
+  if (!n)
+    return NULL;
+  onnx__node_proto__init(n);
+  n->op_type = str(E, type);
+  n->name = str(E, out);
+  size_t nin = 0;
+  while (in[nin])
+    nin++;
+  n->n_input = nin;
+  n->input = alloc(E, sizeof(char *) * (nin ? nin : 1));
+  for (size_t k = 0; n->input && k < nin; k++)
+    n->input[k] = str(E, in[k]);
+  n->n_output = 1;
+  n->output = alloc(E, sizeof(char *));
+  if (n->output)
+    n->output[0] = str(E, out);
+  push(E, (void ***)&E->graph->node, &E->graph->n_node, &E->capnode, n);
+  return n;
+}
+
+static const char *tname(exporter *E, int t) { return E->g->tensors[t].name; }
+
+/* The fused activation of IR node n as ONNX nodes from x to out. */
+static void activation(exporter *E, int act, const char *x, const char *out) {
+  static const char *types[] = {NULL, "Relu", "Sigmoid", "Tanh", "Gelu"};
+  node(E, types[act], out, (const char *[]){x, NULL});
+}
+
+/* Where a fused node writes before its activation. */
+static const char *pre_act(exporter *E, const ir_node *n, const char *out) {
+  return n->a.act ? helper_name(E, out, "pre") : out;
+}
+
+static void window(exporter *E, Onnx__NodeProto *o, const ir_attrs *a,
+                   int dil) {
+  int64_t v[4] = {a->stride[0], a->stride[1]};
+  attr_ints(E, o, "strides", v, 2);
+  if (dil) {
+    v[0] = a->dilation[0], v[1] = a->dilation[1];
+    attr_ints(E, o, "dilations", v, 2);
+  }
+  if (a->padmode == IR_PAD_SAME)
+    attr_str(E, o, "auto_pad", "SAME_UPPER");
+  else if (a->padmode == IR_PAD_VALID)
+    attr_str(E, o, "auto_pad", "VALID");
+  else {
+    for (int k = 0; k < 4; k++)
+      v[k] = a->pad[k];
+    attr_ints(E, o, "pads", v, 4);
+  }
+}
+
+static void ex_conv(exporter *E, const ir_node *n, const char *out) {
+  const ir_shape *w = &E->g->tensors[n->in[1]].shape;
+  const char *in[4] = {tname(E, n->in[0]), tname(E, n->in[1]),
+                       n->nin > 2 ? tname(E, n->in[2]) : NULL, NULL};
+  const char *y = pre_act(E, n, out);
+  Onnx__NodeProto *o = node(E, "Conv", y, in);
+  if (!o)
+    return;
+  int64_t k[2] = {w->dim[2], w->dim[3]};
+  attr_ints(E, o, "kernel_shape", k, 2);
+  attr_int(E, o, "group", n->a.groups);
+  window(E, o, &n->a, 1);
+  if (n->a.act)
+    activation(E, n->a.act, y, out);
+}
+
+static void ex_matmul(exporter *E, const ir_node *n, const char *out) {
+  const char *a = tname(E, n->in[0]), *b = tname(E, n->in[1]);
+  const char *y = pre_act(E, n, out);
+  int rank2 = E->g->tensors[n->in[0]].shape.rank == 2;
+  if (n->nin == 3 && rank2) /* Gemm holds the bias */
+    node(E, "Gemm", y, (const char *[]){a, b, tname(E, n->in[2]), NULL});
+  else if (n->nin == 3) {
+    const char *mm = helper_name(E, out, "mm");
+    node(E, "MatMul", mm, (const char *[]){a, b, NULL});
+    node(E, "Add", y, (const char *[]){mm, tname(E, n->in[2]), NULL});
+  } else
+    node(E, "MatMul", y, (const char *[]){a, b, NULL});
+  if (n->a.act)
+    activation(E, n->a.act, y, out);
+}
+
+static void ex_pool(exporter *E, const ir_node *n, const char *out,
+                    const char *type) {
+  Onnx__NodeProto *o =
+      node(E, type, out, (const char *[]){tname(E, n->in[0]), NULL});
+  if (!o)
+    return;
+  int64_t k[2] = {n->a.kernel[0], n->a.kernel[1]};
+  attr_ints(E, o, "kernel_shape", k, 2);
+  window(E, o, &n->a, 0);
+  if (n->op == IR_OP_AVGPOOL)
+    attr_int(E, o, "count_include_pad", n->a.count_include_pad);
+}
+
+/* A const_* node: a Constant with its values computed here. */
+static void ex_const(exporter *E, const ir_node *n, const char *out) {
+  const ir_shape *s = &E->g->tensors[n->out[0]].shape;
+  int64_t cnt = ir_shape_numel(s);
+  Onnx__TensorProto *t = tensor_proto(E, out, 1, s->dim, s->rank);
+  Onnx__NodeProto *o = node(E, "Constant", out, (const char *[]){NULL});
+  Onnx__AttributeProto *a = o ? new_attr(E, o, "value", 4) : NULL;
+  float *v = alloc(E, sizeof(float) * (size_t)cnt);
+  if (!t || !a || !v)
+    return;
+  for (int64_t i = 0; i < cnt; i++) {
+    int64_t c = i, kw = 1, kh = 1, in = 1, o4;
+    if (n->op == IR_OP_CONST_IMM) {
+      v[i] = i / s->dim[1] == i % s->dim[1];
+    } else if (n->op == IR_OP_CONST_ICONV) {
+      kw = s->dim[3], kh = s->dim[2], in = s->dim[1];
+      int64_t x = c % kw, y = (c / kw) % kh, ic = (c / kw / kh) % in;
+      o4 = c / kw / kh / in;
+      v[i] = x == kw / 2 && y == kh / 2 && ic == o4 % in;
+    } else
+      v[i] = 1; /* const_ones, const_pool */
+  }
+  t->n_float_data = (size_t)cnt;
+  t->float_data = v;
+  a->t = t;
+}
+
+static void ex_simple(exporter *E, const ir_node *n, const char *out,
+                      const char *type) {
+  const char *in[IR_MAX_IN + 1];
+  for (int k = 0; k < n->nin; k++)
+    in[k] = tname(E, n->in[k]);
+  in[n->nin] = NULL;
+  Onnx__NodeProto *o = node(E, type, out, in);
+  if (!o)
+    return;
+  if (n->op == IR_OP_CONCAT || n->op == IR_OP_SOFTMAX)
+    attr_int(E, o, "axis", n->a.axis);
+  else if (n->op == IR_OP_TRANSPOSE)
+    attr_ints(E, o, "perm", n->a.list, n->a.nlist);
+  else if (n->op == IR_OP_BATCHNORM)
+    attr_float(E, o, "epsilon", n->a.eps);
+}
+
+static void ex_node(exporter *E, const ir_node *n) {
+  const char *out = tname(E, n->out[0]);
+  const char *x = n->nin ? tname(E, n->in[0]) : NULL;
+  const ir_attrs *a = &n->a;
+  Onnx__NodeProto *o;
+  switch (n->op) {
+  case IR_OP_CONV2D: ex_conv(E, n, out); break;
+  case IR_OP_MATMUL: ex_matmul(E, n, out); break;
+  case IR_OP_EWADD: ex_simple(E, n, out, "Add"); break;
+  case IR_OP_EWSUB: ex_simple(E, n, out, "Sub"); break;
+  case IR_OP_EWMUL:
+  case IR_OP_SMUL: ex_simple(E, n, out, "Mul"); break;
+  case IR_OP_EWDIV: ex_simple(E, n, out, "Div"); break;
+  case IR_OP_RELU: ex_simple(E, n, out, "Relu"); break;
+  case IR_OP_SIGMOID: ex_simple(E, n, out, "Sigmoid"); break;
+  case IR_OP_TANH: ex_simple(E, n, out, "Tanh"); break;
+  case IR_OP_GELU: ex_simple(E, n, out, "Gelu"); break;
+  case IR_OP_ERF: ex_simple(E, n, out, "Erf"); break;
+  case IR_OP_SQRT: ex_simple(E, n, out, "Sqrt"); break;
+  case IR_OP_CONCAT: ex_simple(E, n, out, "Concat"); break;
+  case IR_OP_TRANSPOSE: ex_simple(E, n, out, "Transpose"); break;
+  case IR_OP_SOFTMAX: ex_simple(E, n, out, "Softmax"); break;
+  case IR_OP_BATCHNORM: ex_simple(E, n, out, "BatchNormalization"); break;
+  case IR_OP_GLOBAL_AVGPOOL: ex_simple(E, n, out, "GlobalAveragePool"); break;
+  case IR_OP_AVGPOOL: ex_pool(E, n, out, "AveragePool"); break;
+  case IR_OP_MAXPOOL: ex_pool(E, n, out, "MaxPool"); break;
+  case IR_OP_CLIP:
+    node(E, "Clip", out,
+         (const char *[]){x, init_scalar(E, out, "min", a->lo),
+                          init_scalar(E, out, "max", a->hi), NULL});
+    break;
+  case IR_OP_RESHAPE:
+    node(E, "Reshape", out,
+         (const char *[]){x, init_ints(E, out, "shape", a->list, a->nlist),
+                          NULL});
+    break;
+  case IR_OP_SPLIT: {
+    o = node(E, "Split", out,
+             (const char *[]){x, init_ints(E, out, "split", a->list, a->nlist),
+                              NULL});
+    if (!o)
+      break;
+    o->n_output = (size_t)n->nout;
+    o->output = alloc(E, sizeof(char *) * (size_t)n->nout);
+    for (int k = 0; o->output && k < n->nout; k++)
+      o->output[k] = str(E, tname(E, n->out[k]));
+    attr_int(E, o, "axis", a->axis);
+    break;
+  }
+  case IR_OP_REDUCE_MEAN:
+    o = node(E, "ReduceMean", out,
+             (const char *[]){x, init_ints(E, out, "axes", a->list, a->nlist),
+                              NULL});
+    if (o)
+      attr_int(E, o, "keepdims", a->keepdims);
+    break;
+  case IR_OP_LAYERNORM: {
+    const ir_shape *s = &E->g->tensors[n->in[0]].shape;
+    const char *gamma = n->nin > 1 ? tname(E, n->in[1]) : NULL;
+    if (!gamma) { /* ONNX needs a scale: ones */
+      int64_t cnt = 1;
+      for (int k = a->axis; k < s->rank; k++)
+        cnt *= s->dim[k];
+      char *nm = helper_name(E, out, "gamma");
+      Onnx__TensorProto *t =
+          nm ? tensor_proto(E, nm, 1, s->dim + a->axis, s->rank - a->axis)
+             : NULL;
+      float *v = alloc(E, sizeof(float) * (size_t)cnt);
+      if (t && v) {
+        for (int64_t k = 0; k < cnt; k++)
+          v[k] = 1;
+        t->n_float_data = (size_t)cnt;
+        t->float_data = v;
+        add_init(E, t);
+      }
+      gamma = nm;
+    }
+    o = node(E, "LayerNormalization", out,
+             (const char *[]){x, gamma, n->nin > 2 ? tname(E, n->in[2]) : NULL,
+                              NULL});
+    if (o)
+      attr_int(E, o, "axis", a->axis), attr_float(E, o, "epsilon", a->eps);
+    break;
+  }
+  case IR_OP_PAD:
+    node(E, "Pad", out,
+         (const char *[]){x, init_ints(E, out, "pads", a->list, a->nlist),
+                          init_scalar(E, out, "value", a->value), NULL});
+    break;
+  case IR_OP_SLICE: {
+    int64_t axes[IR_MAX_RANK];
+    for (int k = 0; k < a->nlist; k++)
+      axes[k] = k;
+    node(E, "Slice", out,
+         (const char *[]){x, init_ints(E, out, "starts", a->list, a->nlist),
+                          init_ints(E, out, "ends", a->list2, a->nlist2),
+                          init_ints(E, out, "axes", axes, a->nlist), NULL});
+    break;
+  }
+  case IR_OP_ENLARGE: { /* zero padding of the kernel, centred */
+    const ir_shape *w = &E->g->tensors[n->in[0]].shape;
+    int64_t ph = a->kernel[0] - w->dim[2], pw = a->kernel[1] - w->dim[3];
+    int64_t pads[8] = {0, 0, ph / 2, pw / 2, 0, 0, ph - ph / 2, pw - pw / 2};
+    node(E, "Pad", out,
+         (const char *[]){x, init_ints(E, out, "pads", pads, 8), NULL});
+    break;
+  }
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_IMM:
+  case IR_OP_CONST_ONES:
+  case IR_OP_CONST_POOL: ex_const(E, n, out); break;
+  default:
+    ir_diag_set(E->d, IR_ERR_INTERNAL, 0, 0, "no ONNX export for %s",
+                ir_op(n->op)->name);
+    E->oom = -1;
+  }
+}
+
+/* ---- graph
+ * -------------------------------------------------------------------- */
+
+static Onnx__ValueInfoProto *value_info(exporter *E, const ir_tensor *t) {
+  Onnx__ValueInfoProto *v = alloc(E, sizeof *v);
+  Onnx__TypeProto *ty = alloc(E, sizeof *ty);
+  Onnx__TypeProto__Tensor *tt = alloc(E, sizeof *tt);
+  Onnx__TensorShapeProto *sh = alloc(E, sizeof *sh);
+  Onnx__TensorShapeProto__Dimension **dims =
+      alloc(E, sizeof *dims * (size_t)(t->shape.rank ? t->shape.rank : 1));
+  if (!v || !ty || !tt || !sh || !dims)
+    return NULL;
+  onnx__value_info_proto__init(v);
+  onnx__type_proto__init(ty);
+  onnx__type_proto__tensor__init(tt);
+  onnx__tensor_shape_proto__init(sh);
+  for (int k = 0; k < t->shape.rank; k++) {
+    dims[k] = alloc(E, sizeof **dims);
+    if (!dims[k])
+      return NULL;
+    onnx__tensor_shape_proto__dimension__init(dims[k]);
+    dims[k]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+    dims[k]->dim_value = t->shape.dim[k];
+  }
+  sh->n_dim = (size_t)t->shape.rank;
+  sh->dim = dims;
+  tt->has_elem_type = 1;
+  tt->elem_type = 1;
+  tt->shape = sh;
+  ty->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  ty->tensor_type = tt;
+  v->name = str(E, t->name);
+  v->type = ty;
+  return v;
+}
+
+static void add_io(exporter *E, size_t *cap_in, size_t *cap_out) {
+  const ir_graph *g = E->g;
+  for (int i = 0; i < g->ntensors; i++) {
+    const ir_tensor *t = &g->tensors[i];
+    if (t->kind == IR_T_VALUE)
+      continue;
+    if (t->data) { /* a weight with values: an initializer */
+      Onnx__TensorProto *p =
+          tensor_proto(E, t->name, 1, t->shape.dim, t->shape.rank);
+      if (p) {
+        p->n_float_data = (size_t)ir_shape_numel(&t->shape);
+        p->float_data = (float *)t->data;
+      }
+      add_init(E, p);
+      continue;
+    }
+    Onnx__ValueInfoProto *v = value_info(E, t);
+    if (v && t->kind == IR_T_WEIGHT)
+      v->doc_string = str(E, OX_WEIGHT_DOC);
+    if (v)
+      push(E, (void ***)&E->graph->input, &E->graph->n_input, cap_in, v);
+  }
+  for (int i = 0; i < g->noutputs; i++) {
+    Onnx__ValueInfoProto *v = value_info(E, &g->tensors[g->outputs[i]]);
+    if (v)
+      push(E, (void ***)&E->graph->output, &E->graph->n_output, cap_out, v);
+  }
+}
+
+ir_status ox_export_file(const ir_graph *g, const char *path, ir_diag *d) {
+  exporter E;
+  memset(&E, 0, sizeof E);
+  E.g = g;
+  E.d = d;
+  E.a = ir_arena_new();
+  Onnx__ModelProto m;
+  Onnx__OperatorSetIdProto opset, *opsets[1] = {&opset};
+  onnx__model_proto__init(&m);
+  onnx__operator_set_id_proto__init(&opset);
+  opset.domain = "";
+  opset.has_version = 1;
+  opset.version = OPSET;
+  m.has_ir_version = 1;
+  m.ir_version = 9;
+  m.producer_name = "superopt";
+  m.n_opset_import = 1;
+  m.opset_import = opsets;
+  E.graph = E.a ? alloc(&E, sizeof *E.graph) : NULL;
+  if (E.graph) {
+    onnx__graph_proto__init(E.graph);
+    E.graph->name = str(&E, g->name && g->name[0] ? g->name : "graph");
+    m.graph = E.graph;
+    size_t ci = 0, co = 0;
+    add_io(&E, &ci, &co);
+    for (int i = 0; i < g->nnodes && E.oom >= 0; i++)
+      ex_node(&E, &g->nodes[i]);
+  }
+  ir_status st = IR_OK;
+  if (!E.a || !E.graph || E.oom > 0)
+    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  else if (E.oom < 0)
+    st = d ? d->code : IR_ERR_INTERNAL;
+  if (!st) {
+    size_t len = onnx__model_proto__get_packed_size(&m);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+      st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    else {
+      onnx__model_proto__pack(&m, buf);
+      st = ir_write_atomic(path, (const char *)buf, len, d);
+      free(buf);
+    }
+  }
+  ir_arena_free(E.a);
+  return st;
+}

@@ -1,0 +1,1508 @@
+/* import.c: ONNX model -> ir_graph.
+ *
+ * One pass over the (topologically sorted) ONNX nodes. Every ONNX value name
+ * maps to a `val`: either an IR tensor or a host constant (float or int64)
+ * folded at import. A handler per ONNX operator (the table at the bottom)
+ * reads its inputs, attributes and constants and emits IR nodes through
+ * ir_add_node, which shape-checks every step. Any failure names the node
+ * (index, name, type) and frees the graph: never a partial graph.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.h"
+#include "onnx.pb-c.h"
+
+#define MIN_OPSET 11
+#define MAX_INPUTS 64
+
+typedef Onnx__NodeProto node_t;
+
+/* What an ONNX value name refers to. */
+typedef struct val {
+  const char *name; /* ONNX name (owned by the model) */
+  int tensor;       /* IR tensor, or -1 */
+  int is_const;     /* host constant: shape + f (float) or i (int64) */
+  int is_int;
+  ir_shape shape;
+  float *f;
+  int64_t *i;
+} val;
+
+typedef struct imp {
+  const char *file;
+  ir_diag *d;
+  const ox_options *o;
+  Onnx__ModelProto *m;
+  ir_graph *g;
+  int64_t opset;
+  val *vals;
+  int nvals, capvals;
+  int node_index; /* 1-based, for messages */
+  const node_t *node;
+  char *weight_input; /* per graph input: 1 if it feeds only weight slots */
+} imp;
+
+/* ---- errors ----------------------------------------------------------------
+ */
+
+static ir_status fail(imp *I, ir_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* An error about the current node (if any), without a line:col. */
+static ir_status fail(imp *I, ir_status code, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (I->node)
+    ir_diag_set(I->d, code, 0, 0, "node %d '%s' (%s): %s", I->node_index,
+                I->node->name ? I->node->name : "", I->node->op_type, msg);
+  else
+    ir_diag_set(I->d, code, 0, 0, "%s", msg);
+  return code;
+}
+
+/* ---- values
+ * ------------------------------------------------------------------ */
+
+static val *find_val(imp *I, const char *name) {
+  for (int i = I->nvals - 1; i >= 0; i--)
+    if (strcmp(I->vals[i].name, name) == 0)
+      return &I->vals[i];
+  return NULL;
+}
+
+static val *new_val(imp *I, const char *name) {
+  if (I->nvals == I->capvals) {
+    int cap = I->capvals ? 2 * I->capvals : 256;
+    val *v = realloc(I->vals, sizeof *v * (size_t)cap);
+    if (!v)
+      return NULL;
+    I->vals = v;
+    I->capvals = cap;
+  }
+  val *v = &I->vals[I->nvals++];
+  memset(v, 0, sizeof *v);
+  v->name = name;
+  v->tensor = -1;
+  return v;
+}
+
+static void free_vals(imp *I) {
+  for (int i = 0; i < I->nvals; i++) {
+    free(I->vals[i].f);
+    free(I->vals[i].i);
+  }
+  free(I->vals);
+}
+
+/* An IR name for an ONNX name: invalid characters become '_', a name that
+ * does not start with a letter or '_' gets "t_" in front, and a name taken
+ * already gets a numeric suffix. */
+static void ir_name_for(imp *I, const char *onnx, char *buf, size_t n) {
+  size_t k = 0;
+  int c0 = (unsigned char)onnx[0];
+  if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_'))
+    k = (size_t)snprintf(buf, n, "t_");
+  for (const char *p = onnx; *p && k + 1 < n; p++) {
+    int c = (unsigned char)*p;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    buf[k++] = ok ? (char)c : '_';
+  }
+  buf[k] = '\0';
+  if (k == 2 && onnx[0] == '\0')
+    snprintf(buf, n, "t_empty");
+  size_t base = strlen(buf);
+  for (int s = 2; ir_find_tensor(I->g, buf) >= 0; s++)
+    snprintf(buf + (base < n - 12 ? base : n - 12), 12, "_%d", s);
+}
+
+/* ---- constants
+ * ------------------------------------------------------------------ */
+
+enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_DOUBLE = 11 };
+
+static int set_dims(imp *I, ir_shape *s, size_t n, const int64_t *dims) {
+  if (n > IR_MAX_RANK)
+    return fail(I, IR_ERR_SHAPE, "tensor of rank %zu (at most %d)", n,
+                IR_MAX_RANK);
+  memset(s, 0, sizeof *s);
+  s->rank = (int32_t)n;
+  for (size_t k = 0; k < n; k++) {
+    if (dims[k] < 0 || dims[k] > INT32_MAX)
+      return fail(I, IR_ERR_SHAPE, "bad dimension %lld", (long long)dims[k]);
+    s->dim[k] = dims[k];
+  }
+  return IR_OK;
+}
+
+/* Fills v from an ONNX TensorProto (float or integer data). */
+static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
+  ir_status st = set_dims(I, &v->shape, t->n_dims, t->dims);
+  if (st)
+    return st;
+  int64_t n = ir_shape_numel(&v->shape);
+  int dt = t->has_data_type ? t->data_type : 0;
+  size_t raw = t->has_raw_data ? t->raw_data.len : 0;
+  const uint8_t *rp = t->has_raw_data ? t->raw_data.data : NULL;
+  if (t->n_external_data || (t->has_data_location && t->data_location == 1))
+    return fail(I, IR_ERR_PARAM, "tensor '%s' has external data (unsupported)",
+                t->name ? t->name : "");
+  v->is_const = 1;
+  if (dt == DT_FLOAT || dt == DT_DOUBLE) {
+    size_t es = dt == DT_FLOAT ? 4 : 8;
+    size_t have = rp               ? raw / es
+                  : dt == DT_FLOAT ? t->n_float_data
+                                   : t->n_double_data;
+    if ((int64_t)have != n)
+      return fail(I, IR_ERR_SHAPE,
+                  "tensor '%s' holds %zu values for shape of %lld",
+                  t->name ? t->name : "", have, (long long)n);
+    v->f = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!v->f)
+      return fail(I, IR_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < n; k++) {
+      if (dt == DT_FLOAT && rp)
+        memcpy(&v->f[k], rp + 4 * k, 4);
+      else if (dt == DT_FLOAT)
+        v->f[k] = t->float_data[k];
+      else {
+        double x;
+        if (rp)
+          memcpy(&x, rp + 8 * k, 8);
+        else
+          x = t->double_data[k];
+        v->f[k] = (float)x;
+      }
+    }
+    return IR_OK;
+  }
+  if (dt == DT_INT64 || dt == DT_INT32) {
+    size_t es = dt == DT_INT64 ? 8 : 4;
+    size_t have = rp               ? raw / es
+                  : dt == DT_INT64 ? t->n_int64_data
+                                   : t->n_int32_data;
+    if ((int64_t)have != n)
+      return fail(I, IR_ERR_SHAPE,
+                  "tensor '%s' holds %zu values for shape of %lld",
+                  t->name ? t->name : "", have, (long long)n);
+    v->is_int = 1;
+    v->i = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!v->i)
+      return fail(I, IR_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < n; k++) {
+      if (dt == DT_INT64 && rp)
+        memcpy(&v->i[k], rp + 8 * k, 8);
+      else if (dt == DT_INT64)
+        v->i[k] = t->int64_data[k];
+      else if (rp) {
+        int32_t x;
+        memcpy(&x, rp + 4 * k, 4);
+        v->i[k] = x;
+      } else
+        v->i[k] = t->int32_data[k];
+    }
+    return IR_OK;
+  }
+  return fail(I, IR_ERR_PARAM,
+              "tensor '%s' has data type %d (supported: float, "
+              "double, int32, int64)",
+              t->name ? t->name : "", dt);
+}
+
+/* The IR tensor of value v, creating a weight with its data if constant. */
+static int tensor_of(imp *I, val *v) {
+  if (v->tensor >= 0)
+    return v->tensor;
+  char name[256];
+  ir_name_for(I, v->name, name, sizeof name);
+  int t = ir_add_tensor(I->g, name, IR_T_WEIGHT, &v->shape, I->d);
+  if (t < 0)
+    return fail(I, I->d->code, "%s", I->d->msg), -1;
+  int64_t n = ir_shape_numel(&v->shape);
+  float *data =
+      ir_arena_alloc(I->g->arena, sizeof(float) * (size_t)(n ? n : 1));
+  if (!data)
+    return fail(I, IR_ERR_NOMEM, "out of memory"), -1;
+  for (int64_t k = 0; k < n; k++)
+    data[k] = v->is_int ? (float)v->i[k] : v->f[k];
+  I->g->tensors[t].data = data;
+  v->tensor = t;
+  return t;
+}
+
+/* ---- node inputs and attributes
+ * -------------------------------------------------- */
+
+static int has_input(const node_t *n, size_t k) {
+  return k < n->n_input && n->input[k] && n->input[k][0];
+}
+
+static val *input(imp *I, size_t k) {
+  const node_t *n = I->node;
+  if (!has_input(n, k)) {
+    fail(I, IR_ERR_ARITY, "missing input %zu", k + 1);
+    return NULL;
+  }
+  val *v = find_val(I, n->input[k]);
+  if (!v)
+    fail(I, IR_ERR_UNDEFINED, "input '%s' is not defined before this node",
+         n->input[k]);
+  return v;
+}
+
+/* Input k as an IR tensor index, or -1 (error set). */
+static int in_tensor(imp *I, size_t k) {
+  val *v = input(I, k);
+  return v ? tensor_of(I, v) : -1;
+}
+
+/* Input k as a constant, or NULL (error set). */
+static val *in_const(imp *I, size_t k) {
+  val *v = input(I, k);
+  if (v && !v->is_const) {
+    fail(I, IR_ERR_PARAM, "input %zu ('%s') must be a constant", k + 1,
+         v->name);
+    return NULL;
+  }
+  return v;
+}
+
+static const Onnx__AttributeProto *attr(const node_t *n, const char *name) {
+  for (size_t k = 0; k < n->n_attribute; k++)
+    if (n->attribute[k]->name && strcmp(n->attribute[k]->name, name) == 0)
+      return n->attribute[k];
+  return NULL;
+}
+
+static int64_t attr_i(const node_t *n, const char *name, int64_t def) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  return a && a->has_i ? a->i : def;
+}
+
+static float attr_f(const node_t *n, const char *name, float def) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  return a && a->has_f ? a->f : def;
+}
+
+static const char *attr_s(const node_t *n, const char *name, const char *def,
+                          char *buf, size_t len) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  if (!a || !a->has_s)
+    return def;
+  size_t k = a->s.len < len - 1 ? a->s.len : len - 1;
+  memcpy(buf, a->s.data, k);
+  buf[k] = '\0';
+  return buf;
+}
+
+/* Integer list attribute; returns its length (-1 if absent or too long). */
+static int attr_ints(const node_t *n, const char *name, int64_t *out, int max) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  if (!a || (int)a->n_ints > max)
+    return -1;
+  for (size_t k = 0; k < a->n_ints; k++)
+    out[k] = a->ints[k];
+  return (int)a->n_ints;
+}
+
+/* Integer list from a constant input (opset >= 13 style) or an attribute. */
+static int ints_from(imp *I, size_t k, const char *attr_name, int64_t *out,
+                     int max) {
+  if (has_input(I->node, k)) {
+    val *v = in_const(I, k);
+    if (!v)
+      return -2;
+    int64_t n = ir_shape_numel(&v->shape);
+    if (!v->is_int || n > max)
+      return fail(I, IR_ERR_PARAM, "input %zu must hold at most %d integers",
+                  k + 1, max),
+             -2;
+    memcpy(out, v->i, sizeof(int64_t) * (size_t)n);
+    return (int)n;
+  }
+  return attr_ints(I->node, attr_name, out, max);
+}
+
+static const ir_shape *shape_of(imp *I, val *v) {
+  return v->tensor >= 0 ? &I->g->tensors[v->tensor].shape : &v->shape;
+}
+
+/* ---- emitting
+ * ------------------------------------------------------------------- */
+
+/* Defines ONNX output k of the current node as IR tensor t. */
+static ir_status bind(imp *I, size_t k, int t) {
+  if (k >= I->node->n_output || !I->node->output[k][0])
+    return IR_OK;
+  val *v = new_val(I, I->node->output[k]);
+  if (!v)
+    return fail(I, IR_ERR_NOMEM, "out of memory");
+  v->tensor = t;
+  return IR_OK;
+}
+
+/* Adds one IR node; its outputs are named after ONNX outputs first..; when
+ * bind_outputs, ONNX outputs 0..nout-1 refer to them. Returns node or -1. */
+static int emit(imp *I, ir_opcode op, const int32_t *in, int nin,
+                const ir_attrs *a, const char *name_hint, int bind_outputs) {
+  char names[IR_MAX_LIST][256];
+  const char *np[IR_MAX_LIST];
+  int nout = ir_op_nout(op, a);
+  if (nout > IR_MAX_LIST || nout < 1)
+    return fail(I, IR_ERR_PARAM, "too many outputs"), -1;
+  for (int k = 0; k < nout; k++) {
+    const char *src = name_hint;
+    if (bind_outputs && (size_t)k < I->node->n_output && I->node->output[k][0])
+      src = I->node->output[k];
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", src ? src : "t");
+    ir_name_for(I, tmp, names[k], sizeof names[k]);
+    np[k] = names[k];
+  }
+  int node = ir_add_node(I->g, op, in, nin, a, np, I->d);
+  if (node < 0)
+    return fail(I, I->d->code, "%s", I->d->msg), -1;
+  for (int k = 0; bind_outputs && k < nout; k++)
+    if (bind(I, (size_t)k, I->g->nodes[node].out[k]))
+      return -1;
+  return node;
+}
+
+/* The single output tensor of node, or -1 when node < 0. */
+static int out0(imp *I, int node) {
+  return node < 0 ? -1 : I->g->nodes[node].out[0];
+}
+
+/* A helper name for an intermediate tensor: "<first output>.<suffix>". */
+static const char *aux(imp *I, const char *suffix, char *buf, size_t n) {
+  snprintf(buf, n, "%s.%s", I->node->n_output ? I->node->output[0] : "t",
+           suffix);
+  return buf;
+}
+
+/* A float scalar constant as a weight tensor (named after the node). */
+static int scalar_weight(imp *I, float x, const char *suffix) {
+  char hint[256], name[256];
+  ir_shape s;
+  memset(&s, 0, sizeof s);
+  ir_name_for(I, aux(I, suffix, hint, sizeof hint), name, sizeof name);
+  int t = ir_add_tensor(I->g, name, IR_T_WEIGHT, &s, I->d);
+  float *p = t < 0 ? NULL : ir_arena_alloc(I->g->arena, sizeof(float));
+  if (!p)
+    return fail(I, t < 0 ? I->d->code : IR_ERR_NOMEM, "%s",
+                t < 0 ? I->d->msg : "out of memory"),
+           -1;
+  *p = x;
+  I->g->tensors[t].data = p;
+  return t;
+}
+
+/* ---- handlers
+ * --------------------------------------------------------------------- */
+
+typedef ir_status (*handler)(imp *I);
+
+static ir_status emit1(imp *I, ir_opcode op, const int32_t *in, int nin,
+                       const ir_attrs *a) {
+  return emit(I, op, in, nin, a, NULL, 1) < 0 ? I->d->code : IR_OK;
+}
+
+static ir_status unary(imp *I, ir_opcode op) {
+  ir_attrs a;
+  ir_attrs_default(op, &a);
+  int32_t x = in_tensor(I, 0);
+  return x < 0 ? I->d->code : emit1(I, op, &x, 1, &a);
+}
+
+static ir_status h_relu(imp *I) { return unary(I, IR_OP_RELU); }
+static ir_status h_sigmoid(imp *I) { return unary(I, IR_OP_SIGMOID); }
+static ir_status h_tanh(imp *I) { return unary(I, IR_OP_TANH); }
+static ir_status h_erf(imp *I) { return unary(I, IR_OP_ERF); }
+static ir_status h_sqrt(imp *I) { return unary(I, IR_OP_SQRT); }
+
+static ir_status h_gelu(imp *I) {
+  char buf[32];
+  const char *ap = attr_s(I->node, "approximate", "none", buf, sizeof buf);
+  if (strcmp(ap, "none") != 0)
+    return fail(I, IR_ERR_PARAM,
+                "approximate='%s' is not supported (only none)", ap);
+  return unary(I, IR_OP_GELU);
+}
+
+static ir_status alias(imp *I) {
+  val *v = input(I, 0);
+  if (!v)
+    return I->d->code;
+  for (size_t k = 1; k < I->node->n_output; k++)
+    if (I->node->output[k][0])
+      return fail(I, IR_ERR_PARAM, "output %zu is not supported", k + 1);
+  val *o = new_val(I, I->node->output[0]);
+  if (!o)
+    return fail(I, IR_ERR_NOMEM, "out of memory");
+  v = input(I, 0); /* new_val may have moved the array */
+  const char *name = o->name;
+  *o = *v;
+  o->name = name;
+  if (v->is_const) { /* deep copy: each val owns its data */
+    int64_t n = ir_shape_numel(&v->shape);
+    size_t es = v->is_int ? sizeof(int64_t) : sizeof(float);
+    void *p = malloc(es * (size_t)(n ? n : 1));
+    if (!p)
+      return fail(I, IR_ERR_NOMEM, "out of memory");
+    memcpy(p, v->is_int ? (void *)v->i : (void *)v->f, es * (size_t)n);
+    o->i = v->is_int ? p : NULL;
+    o->f = v->is_int ? NULL : p;
+  }
+  return IR_OK;
+}
+
+static ir_status h_dropout(imp *I) { return alias(I); }
+static ir_status h_identity(imp *I) { return alias(I); }
+
+/* A new constant output 0 of the current node. */
+static val *const_out(imp *I, const ir_shape *s, int is_int) {
+  val *v = new_val(I, I->node->n_output ? I->node->output[0] : "");
+  if (!v) {
+    fail(I, IR_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  int64_t n = ir_shape_numel(s);
+  v->is_const = 1;
+  v->is_int = is_int;
+  v->shape = *s;
+  if (is_int)
+    v->i = calloc((size_t)(n ? n : 1), sizeof(int64_t));
+  else
+    v->f = calloc((size_t)(n ? n : 1), sizeof(float));
+  if (!v->i && !v->f) {
+    fail(I, IR_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  return v;
+}
+
+static ir_status h_constant(imp *I) {
+  const node_t *n = I->node;
+  const Onnx__AttributeProto *a;
+  val *v;
+  if ((a = attr(n, "value")) && a->t) {
+    if (!(v = new_val(I, n->output[0])))
+      return fail(I, IR_ERR_NOMEM, "out of memory");
+    return load_tensor(I, a->t, v);
+  }
+  ir_shape s = {0};
+  if ((a = attr(n, "value_float")) && a->has_f) {
+    if (!(v = const_out(I, &s, 0)))
+      return I->d->code;
+    v->f[0] = a->f;
+  } else if ((a = attr(n, "value_int")) && a->has_i) {
+    if (!(v = const_out(I, &s, 1)))
+      return I->d->code;
+    v->i[0] = a->i;
+  } else if ((a = attr(n, "value_floats")) || (a = attr(n, "value_ints"))) {
+    int is_int = a->n_ints > 0 || a->n_floats == 0;
+    s.rank = 1;
+    s.dim[0] = is_int ? (int64_t)a->n_ints : (int64_t)a->n_floats;
+    if (!(v = const_out(I, &s, is_int)))
+      return I->d->code;
+    for (int64_t k = 0; k < s.dim[0]; k++)
+      is_int ? (void)(v->i[k] = a->ints[k]) : (void)(v->f[k] = a->floats[k]);
+  } else
+    return fail(I, IR_ERR_PARAM,
+                "unsupported Constant form (use value, "
+                "value_float(s) or value_int(s))");
+  return IR_OK;
+}
+
+/* Spatial attributes of Conv and pools into a (kernel from k). */
+static ir_status window_attrs(imp *I, ir_attrs *a, const ir_shape *x,
+                              const int64_t *k, int is_pool) {
+  int64_t v[8];
+  char buf[32];
+  if (x->rank != 4)
+    return fail(I, IR_ERR_SHAPE,
+                "only 2-D (NCHW, rank 4) inputs are supported");
+  if (attr_ints(I->node, "strides", v, 2) == 2)
+    a->stride[0] = (int32_t)v[0], a->stride[1] = (int32_t)v[1];
+  int nd = attr_ints(I->node, "dilations", v, 2);
+  if (nd == 2 && is_pool && (v[0] != 1 || v[1] != 1))
+    return fail(I, IR_ERR_PARAM, "pooling with dilation is not supported");
+  if (nd == 2 && !is_pool)
+    a->dilation[0] = (int32_t)v[0], a->dilation[1] = (int32_t)v[1];
+  const char *ap = attr_s(I->node, "auto_pad", "NOTSET", buf, sizeof buf);
+  a->padmode = IR_PAD_EXPLICIT;
+  memset(a->pad, 0, sizeof a->pad);
+  if (!strcmp(ap, "SAME_UPPER"))
+    a->padmode = IR_PAD_SAME;
+  else if (!strcmp(ap, "VALID"))
+    a->padmode = IR_PAD_VALID;
+  else if (!strcmp(ap, "SAME_LOWER")) {
+    for (int d = 0; d < 2; d++) { /* like SAME, extra padding at the start */
+      int64_t in = x->dim[2 + d], s = a->stride[d];
+      int64_t span = (k[d] - 1) * (is_pool ? 1 : a->dilation[d]) + 1;
+      int64_t out = (in + s - 1) / s, tot = (out - 1) * s + span - in;
+      tot = tot < 0 ? 0 : tot;
+      a->pad[d] = (int32_t)(tot - tot / 2);
+      a->pad[d + 2] = (int32_t)(tot / 2);
+    }
+  } else if (!strcmp(ap, "NOTSET")) {
+    if (attr_ints(I->node, "pads", v, 4) == 4)
+      for (int d = 0; d < 4; d++) {
+        if (v[d] < 0 || v[d] > INT32_MAX)
+          return fail(I, IR_ERR_PARAM, "bad pads");
+        a->pad[d] = (int32_t)v[d];
+      }
+  } else
+    return fail(I, IR_ERR_PARAM, "unknown auto_pad '%s'", ap);
+  return IR_OK;
+}
+
+static ir_status h_conv(imp *I) {
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CONV2D, &a);
+  int32_t in[3];
+  int nin = has_input(I->node, 2) ? 3 : 2;
+  for (int k = 0; k < nin; k++)
+    if ((in[k] = in_tensor(I, (size_t)k)) < 0)
+      return I->d->code;
+  const ir_shape *w = &I->g->tensors[in[1]].shape;
+  if (w->rank != 4)
+    return fail(I, IR_ERR_SHAPE, "only 2-D convolutions are supported");
+  a.groups = (int32_t)attr_i(I->node, "group", 1);
+  ir_status st =
+      window_attrs(I, &a, &I->g->tensors[in[0]].shape, w->dim + 2, 0);
+  return st ? st : emit1(I, IR_OP_CONV2D, in, nin, &a);
+}
+
+/* ONNX ceil_mode as extra bottom/right padding (exact for max pooling and
+ * for average pooling that does not count padding). */
+static ir_status ceil_mode(imp *I, ir_attrs *a, const ir_shape *x) {
+  if (a->padmode != IR_PAD_EXPLICIT)
+    return fail(I, IR_ERR_PARAM, "ceil_mode with auto_pad is not supported");
+  for (int d = 0; d < 2; d++) {
+    int64_t in = x->dim[2 + d], k = a->kernel[d], s = a->stride[d];
+    int64_t lo = a->pad[d], hi = a->pad[d + 2];
+    int64_t span = in + lo + hi - k;
+    if (span < 0)
+      continue;
+    int64_t out = (span + s - 1) / s + 1;
+    if ((out - 1) * s >= in + lo) /* last window must start inside */
+      out--;
+    int64_t need = (out - 1) * s + k - (in + lo + hi);
+    if (need > 0)
+      a->pad[d + 2] += (int32_t)need;
+  }
+  return IR_OK;
+}
+
+static ir_status pool(imp *I, ir_opcode op) {
+  ir_attrs a;
+  ir_attrs_default(op, &a);
+  int32_t x = in_tensor(I, 0);
+  int64_t k[2];
+  if (x < 0)
+    return I->d->code;
+  if (attr_ints(I->node, "kernel_shape", k, 2) != 2)
+    return fail(I, IR_ERR_PARAM, "needs a 2-D kernel_shape");
+  a.kernel[0] = (int32_t)k[0], a.kernel[1] = (int32_t)k[1];
+  const ir_shape *xs = &I->g->tensors[x].shape;
+  ir_status st = window_attrs(I, &a, xs, k, 1);
+  if (st)
+    return st;
+  if (op == IR_OP_AVGPOOL)
+    a.count_include_pad = (int32_t)attr_i(I->node, "count_include_pad", 0);
+  if (attr_i(I->node, "ceil_mode", 0)) {
+    if (op == IR_OP_AVGPOOL && a.count_include_pad)
+      return fail(I, IR_ERR_PARAM,
+                  "ceil_mode=1 with count_include_pad=1 is not supported");
+    if ((st = ceil_mode(I, &a, xs)))
+      return st;
+  }
+  if (I->node->n_output > 1 && I->node->output[1][0])
+    return fail(I, IR_ERR_PARAM, "the Indices output is not supported");
+  return emit1(I, op, &x, 1, &a);
+}
+
+static ir_status h_maxpool(imp *I) { return pool(I, IR_OP_MAXPOOL); }
+static ir_status h_avgpool(imp *I) { return pool(I, IR_OP_AVGPOOL); }
+static ir_status h_gap(imp *I) { return unary(I, IR_OP_GLOBAL_AVGPOOL); }
+
+/* Element-wise arithmetic on two int64 constants (shape computations). */
+static ir_status fold_int_binary(imp *I, ir_opcode op, val *x, val *y) {
+  int64_t nx = ir_shape_numel(&x->shape), ny = ir_shape_numel(&y->shape);
+  if (!(nx == ny || nx == 1 || ny == 1) || x->shape.rank > 1 ||
+      y->shape.rank > 1)
+    return fail(I, IR_ERR_SHAPE, "unsupported integer broadcast");
+  ir_shape so = nx >= ny ? x->shape : y->shape; /* copy: vals may move */
+  int64_t *xi = x->i, *yi = y->i;
+  val *o = const_out(I, &so, 1);
+  if (!o)
+    return I->d->code;
+  for (int64_t k = 0; k < ir_shape_numel(&so); k++) {
+    int64_t p = xi[nx == 1 ? 0 : k], q = yi[ny == 1 ? 0 : k];
+    if ((op == IR_OP_EWDIV) && q == 0)
+      return fail(I, IR_ERR_PARAM, "integer division by zero");
+    o->i[k] = op == IR_OP_EWADD   ? p + q
+              : op == IR_OP_EWSUB ? p - q
+              : op == IR_OP_EWMUL ? p * q
+                                  : p / q;
+  }
+  return IR_OK;
+}
+
+static ir_status binary(imp *I, ir_opcode op) {
+  val *x = input(I, 0), *y = x ? input(I, 1) : NULL;
+  if (!y)
+    return I->d->code;
+  if (x->is_const && y->is_const && x->is_int && y->is_int)
+    return fold_int_binary(I, op, x, y);
+  ir_attrs a;
+  ir_attrs_default(op, &a);
+  int32_t in[2] = {in_tensor(I, 0), -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
+    return I->d->code;
+  return emit1(I, op, in, 2, &a);
+}
+
+static ir_status h_add(imp *I) { return binary(I, IR_OP_EWADD); }
+static ir_status h_sub(imp *I) { return binary(I, IR_OP_EWSUB); }
+static ir_status h_mul(imp *I) { return binary(I, IR_OP_EWMUL); }
+static ir_status h_div(imp *I) { return binary(I, IR_OP_EWDIV); }
+
+static ir_status h_pow(imp *I) {
+  val *e = in_const(I, 1);
+  if (!e)
+    return I->d->code;
+  if (ir_shape_numel(&e->shape) != 1)
+    return fail(I, IR_ERR_PARAM, "the exponent must be a scalar constant");
+  double p = e->is_int ? (double)e->i[0] : e->f[0];
+  ir_attrs a;
+  int32_t in[2] = {in_tensor(I, 0), -1};
+  if (in[0] < 0)
+    return I->d->code;
+  in[1] = in[0];
+  if (p == 2) {
+    ir_attrs_default(IR_OP_EWMUL, &a);
+    return emit1(I, IR_OP_EWMUL, in, 2, &a);
+  }
+  if (p == 0.5)
+    return unary(I, IR_OP_SQRT);
+  if (p == 1)
+    return alias(I);
+  return fail(I, IR_ERR_PARAM, "exponent %g is not supported (2, 0.5, 1)", p);
+}
+
+static ir_status h_clip(imp *I) {
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CLIP, &a);
+  a.lo = -INFINITY, a.hi = INFINITY;
+  if (I->opset < 11) {
+    a.lo = attr_f(I->node, "min", a.lo);
+    a.hi = attr_f(I->node, "max", a.hi);
+  }
+  for (size_t k = 1; k <= 2; k++) {
+    if (!has_input(I->node, k))
+      continue;
+    val *v = in_const(I, k);
+    if (!v)
+      return I->d->code;
+    if (ir_shape_numel(&v->shape) != 1)
+      return fail(I, IR_ERR_PARAM, "min and max must be scalars");
+    float x = v->is_int ? (float)v->i[0] : v->f[0];
+    *(k == 1 ? &a.lo : &a.hi) = x;
+  }
+  int32_t x = in_tensor(I, 0);
+  return x < 0 ? I->d->code : emit1(I, IR_OP_CLIP, &x, 1, &a);
+}
+
+static int norm_axis(int64_t axis, int rank) {
+  return (int)(axis < 0 ? axis + rank : axis);
+}
+
+/* Concat of rank-1 constants, else an IR concat. */
+static ir_status h_concat(imp *I) {
+  const node_t *n = I->node;
+  int all_const = n->n_input > 0;
+  for (size_t k = 0; k < n->n_input; k++) {
+    val *v = input(I, k);
+    if (!v)
+      return I->d->code;
+    all_const &= v->is_const && v->is_int && v->shape.rank == 1;
+  }
+  if (all_const) {
+    ir_shape s = {.rank = 1};
+    for (size_t k = 0; k < n->n_input; k++)
+      s.dim[0] += input(I, k)->shape.dim[0];
+    val *o = const_out(I, &s, 1);
+    int64_t at = 0;
+    for (size_t k = 0; o && k < n->n_input; k++) {
+      val *v = input(I, k);
+      memcpy(o->i + at, v->i, sizeof(int64_t) * (size_t)v->shape.dim[0]);
+      at += v->shape.dim[0];
+    }
+    return o ? IR_OK : I->d->code;
+  }
+  if (n->n_input > MAX_INPUTS)
+    return fail(I, IR_ERR_ARITY, "more than %d inputs", MAX_INPUTS);
+  int32_t in[MAX_INPUTS];
+  for (size_t k = 0; k < n->n_input; k++)
+    if ((in[k] = in_tensor(I, k)) < 0)
+      return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CONCAT, &a);
+  a.axis = (int32_t)attr_i(n, "axis", 0);
+  return emit1(I, IR_OP_CONCAT, in, (int)n->n_input, &a);
+}
+
+static ir_status h_split(imp *I) {
+  const node_t *n = I->node;
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
+    return I->d->code;
+  const ir_shape *s = &I->g->tensors[x].shape;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_SPLIT, &a);
+  a.axis = norm_axis(attr_i(n, "axis", 0), s->rank);
+  if (a.axis < 0 || a.axis >= s->rank)
+    return fail(I, IR_ERR_PARAM, "axis out of range");
+  int cnt = ints_from(I, 1, "split", a.list, IR_MAX_LIST);
+  if (cnt == -2)
+    return I->d->code;
+  if (cnt < 0) { /* equal parts, one per output */
+    int64_t parts = attr_i(n, "num_outputs", (int64_t)n->n_output);
+    if (parts < 1 || parts > IR_MAX_LIST)
+      return fail(I, IR_ERR_ARITY, "bad number of outputs");
+    int64_t dim = s->dim[a.axis], each = (dim + parts - 1) / parts;
+    for (cnt = 0; cnt < parts; cnt++)
+      a.list[cnt] = cnt + 1 < parts ? each : dim - each * (parts - 1);
+  }
+  a.nlist = cnt;
+  if ((size_t)cnt != n->n_output)
+    return fail(I, IR_ERR_ARITY, "%d parts but %zu outputs", cnt, n->n_output);
+  return emit1(I, IR_OP_SPLIT, &x, 1, &a);
+}
+
+/* Reshape of a tensor to dims (0 = copy the input's dimension, -1 inferred),
+ * or of a constant (no IR node). */
+static ir_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
+                            int allowzero) {
+  const ir_shape *xs = shape_of(I, x);
+  ir_attrs a;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  if (n > IR_MAX_RANK)
+    return fail(I, IR_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
+  a.nlist = n;
+  for (int k = 0; k < n; k++)
+    a.list[k] =
+        dims[k] == 0 && !allowzero && k < xs->rank ? xs->dim[k] : dims[k];
+  if (x->is_const) { /* fold: reuse the shape rule for -1 and checks */
+    ir_shape out;
+    const ir_shape *in[1] = {xs};
+    if (ir_infer(IR_OP_RESHAPE, &a, in, 1, &out, I->d))
+      return fail(I, I->d->code, "%s", I->d->msg);
+    val *o = const_out(I, &out, x->is_int);
+    if (!o)
+      return I->d->code;
+    x = input(I, 0); /* the array may have moved */
+    int64_t m = ir_shape_numel(&out);
+    if (x->is_int)
+      memcpy(o->i, x->i, sizeof(int64_t) * (size_t)m);
+    else
+      memcpy(o->f, x->f, sizeof(float) * (size_t)m);
+    return IR_OK;
+  }
+  int32_t t = tensor_of(I, x);
+  return t < 0 ? I->d->code : emit1(I, IR_OP_RESHAPE, &t, 1, &a);
+}
+
+static ir_status h_reshape(imp *I) {
+  val *x = input(I, 0), *s = x ? in_const(I, 1) : NULL;
+  if (!s)
+    return I->d->code;
+  if (!s->is_int || s->shape.rank != 1)
+    return fail(I, IR_ERR_PARAM, "shape must be a 1-D integer constant");
+  int64_t dims[IR_MAX_RANK];
+  int n = (int)s->shape.dim[0];
+  if (n > IR_MAX_RANK)
+    return fail(I, IR_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
+  memcpy(dims, s->i, sizeof(int64_t) * (size_t)n);
+  return reshape_to(I, x, dims, n, (int)attr_i(I->node, "allowzero", 0));
+}
+
+static ir_status h_flatten(imp *I) {
+  val *x = input(I, 0);
+  if (!x)
+    return I->d->code;
+  const ir_shape *s = shape_of(I, x);
+  int axis = norm_axis(attr_i(I->node, "axis", 1), s->rank);
+  if (axis < 0 || axis > s->rank)
+    return fail(I, IR_ERR_PARAM, "axis out of range");
+  int64_t dims[2] = {1, 1};
+  for (int k = 0; k < s->rank; k++)
+    dims[k >= axis] *= s->dim[k];
+  return reshape_to(I, x, dims, 2, 1);
+}
+
+/* Unsqueeze / Squeeze: a reshape computed from the axes. */
+static ir_status squeeze(imp *I, int unsq) {
+  val *x = input(I, 0);
+  if (!x)
+    return I->d->code;
+  const ir_shape *s = shape_of(I, x);
+  int64_t axes[IR_MAX_RANK + 1], dims[IR_MAX_RANK + 1];
+  int na = ints_from(I, 1, "axes", axes, IR_MAX_RANK);
+  if (na == -2)
+    return I->d->code;
+  int rank = unsq ? s->rank + (na > 0 ? na : 0) : s->rank;
+  int mark[IR_MAX_RANK + 1] = {0};
+  for (int k = 0; k < na; k++) {
+    int ax = norm_axis(axes[k], rank);
+    if (ax < 0 || ax >= rank || rank > IR_MAX_RANK || mark[ax]++)
+      return fail(I, IR_ERR_PARAM, "bad axes");
+  }
+  int n = 0;
+  for (int k = 0, src = 0; k < rank; k++) {
+    if (unsq)
+      dims[n++] = mark[k] ? 1 : s->dim[src++];
+    else if (!(mark[k] || (na < 0 && s->dim[k] == 1)))
+      dims[n++] = s->dim[k];
+    else if (s->dim[k] != 1)
+      return fail(I, IR_ERR_SHAPE, "cannot squeeze a dimension of size %lld",
+                  (long long)s->dim[k]);
+  }
+  return reshape_to(I, x, dims, n, 1);
+}
+
+static ir_status h_unsqueeze(imp *I) { return squeeze(I, 1); }
+static ir_status h_squeeze(imp *I) { return squeeze(I, 0); }
+
+static ir_status h_shape(imp *I) {
+  val *x = input(I, 0);
+  if (!x)
+    return I->d->code;
+  const ir_shape *s = shape_of(I, x);
+  int64_t start = attr_i(I->node, "start", 0),
+          end = attr_i(I->node, "end", s->rank);
+  start = start < 0 ? start + s->rank : start;
+  end = end < 0 ? end + s->rank : end;
+  start = start < 0 ? 0 : start > s->rank ? s->rank : start;
+  end = end < start ? start : end > s->rank ? s->rank : end;
+  ir_shape os = {.rank = 1, .dim = {end - start}};
+  ir_shape copy = *s;
+  val *o = const_out(I, &os, 1);
+  for (int64_t k = start; o && k < end; k++)
+    o->i[k - start] = copy.dim[k];
+  return o ? IR_OK : I->d->code;
+}
+
+/* Gather on constants (shape arithmetic): data of rank 1, indices rank <= 1. */
+static ir_status h_gather(imp *I) {
+  val *x = input(I, 0), *idx = x ? in_const(I, 1) : NULL;
+  if (!idx)
+    return I->d->code;
+  if (!x->is_const || x->shape.rank != 1 || idx->shape.rank > 1 || !idx->is_int)
+    return fail(I, IR_ERR_PARAM,
+                "only Gather on 1-D constants (shape "
+                "computations) is supported");
+  int64_t n = x->shape.dim[0];
+  ir_shape os = idx->shape;
+  int is_int = x->is_int;
+  val *o = const_out(I, &os, is_int);
+  if (!o)
+    return I->d->code;
+  x = input(I, 0), idx = input(I, 1);
+  for (int64_t k = 0; k < ir_shape_numel(&os); k++) {
+    int64_t j = idx->i[k] < 0 ? idx->i[k] + n : idx->i[k];
+    if (j < 0 || j >= n)
+      return fail(I, IR_ERR_PARAM, "index %lld out of range",
+                  (long long)idx->i[k]);
+    if (is_int)
+      o->i[k] = x->i[j];
+    else
+      o->f[k] = x->f[j];
+  }
+  return IR_OK;
+}
+
+static ir_status h_cast(imp *I) {
+  val *x = input(I, 0);
+  if (!x)
+    return I->d->code;
+  int64_t to = attr_i(I->node, "to", DT_FLOAT);
+  if (!x->is_const && to != DT_FLOAT)
+    return fail(I, IR_ERR_PARAM,
+                "Cast of a tensor to type %lld is not supported",
+                (long long)to);
+  if (!x->is_const || (to == DT_FLOAT) == !x->is_int)
+    return alias(I);
+  ir_shape s = x->shape;
+  int to_int = to == DT_INT64 || to == DT_INT32;
+  if (!to_int && to != DT_FLOAT && to != DT_DOUBLE)
+    return fail(I, IR_ERR_PARAM, "Cast to type %lld is not supported",
+                (long long)to);
+  val *o = const_out(I, &s, to_int);
+  if (!o)
+    return I->d->code;
+  x = input(I, 0);
+  for (int64_t k = 0; k < ir_shape_numel(&s); k++)
+    if (to_int)
+      o->i[k] = (int64_t)x->f[k];
+    else
+      o->f[k] = (float)x->i[k];
+  return IR_OK;
+}
+
+static ir_status transpose(imp *I, int32_t x, const char *name, int32_t *out) {
+  ir_attrs a;
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  int r = I->g->tensors[x].shape.rank;
+  a.nlist = r;
+  for (int k = 0; k < r; k++)
+    a.list[k] = r - 1 - k;
+  char buf[256];
+  *out = out0(
+      I, emit(I, IR_OP_TRANSPOSE, &x, 1, &a, aux(I, name, buf, sizeof buf), 0));
+  return *out < 0 ? I->d->code : IR_OK;
+}
+
+static ir_status h_transpose(imp *I) {
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  int r = I->g->tensors[x].shape.rank;
+  a.nlist = attr_ints(I->node, "perm", a.list, IR_MAX_RANK);
+  if (a.nlist < 0) {
+    a.nlist = r;
+    for (int k = 0; k < r; k++)
+      a.list[k] = r - 1 - k;
+  }
+  return emit1(I, IR_OP_TRANSPOSE, &x, 1, &a);
+}
+
+static ir_status h_matmul(imp *I) {
+  int32_t in[2] = {in_tensor(I, 0), -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_MATMUL, &a);
+  return emit1(I, IR_OP_MATMUL, in, 2, &a);
+}
+
+/* Gemm: alpha * A' B' + beta * C, A' = A or A^T, B' likewise. */
+static ir_status h_gemm(imp *I) {
+  const node_t *n = I->node;
+  float alpha = attr_f(n, "alpha", 1), beta = attr_f(n, "beta", 1);
+  int32_t in[3] = {in_tensor(I, 0), -1, -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
+    return I->d->code;
+  ir_status st = IR_OK;
+  if (attr_i(n, "transA", 0))
+    st = transpose(I, in[0], "a_t", &in[0]);
+  if (!st && attr_i(n, "transB", 0))
+    st = transpose(I, in[1], "b_t", &in[1]);
+  if (st)
+    return st;
+  int has_c = has_input(n, 2);
+  if (has_c && (in[2] = in_tensor(I, 2)) < 0)
+    return I->d->code;
+  const ir_shape *cs = has_c ? &I->g->tensors[in[2]].shape : NULL;
+  int fuse = has_c && alpha == 1 && beta == 1 && cs->rank == 1;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_MATMUL, &a);
+  char buf[256];
+  int last = !has_c || fuse; /* does the matmul give the node's output? */
+  if (alpha == 1 && last)
+    return emit1(I, IR_OP_MATMUL, in, fuse ? 3 : 2, &a);
+  int32_t y = out0(I, emit(I, IR_OP_MATMUL, in, fuse ? 3 : 2, &a,
+                           aux(I, "mm", buf, sizeof buf), 0));
+  if (y < 0)
+    return I->d->code;
+  if (alpha != 1) {
+    int32_t sm[2] = {y, scalar_weight(I, alpha, "alpha")};
+    if (sm[1] < 0)
+      return I->d->code;
+    ir_attrs_default(IR_OP_SMUL, &a);
+    if (last)
+      return emit1(I, IR_OP_SMUL, sm, 2, &a);
+    y = out0(I, emit(I, IR_OP_SMUL, sm, 2, &a,
+                     aux(I, "scaled", buf, sizeof buf), 0));
+    if (y < 0)
+      return I->d->code;
+  }
+  int32_t c = in[2];
+  if (beta != 1) {
+    int32_t sm[2] = {c, scalar_weight(I, beta, "beta")};
+    if (sm[1] < 0)
+      return I->d->code;
+    ir_attrs_default(IR_OP_SMUL, &a);
+    c = out0(I,
+             emit(I, IR_OP_SMUL, sm, 2, &a, aux(I, "c", buf, sizeof buf), 0));
+    if (c < 0)
+      return I->d->code;
+  }
+  int32_t ad[2] = {y, c};
+  ir_attrs_default(IR_OP_EWADD, &a);
+  return emit1(I, IR_OP_EWADD, ad, 2, &a);
+}
+
+static ir_status h_softmax(imp *I) {
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_SOFTMAX, &a);
+  int r = I->g->tensors[x].shape.rank;
+  a.axis = (int32_t)attr_i(I->node, "axis", I->opset >= 13 ? -1 : 1);
+  if (I->opset < 13 && norm_axis(a.axis, r) != r - 1)
+    return fail(I, IR_ERR_PARAM,
+                "Softmax before opset 13 is only supported on "
+                "the last axis");
+  return emit1(I, IR_OP_SOFTMAX, &x, 1, &a);
+}
+
+static ir_status h_batchnorm(imp *I) {
+  if (attr_i(I->node, "training_mode", 0))
+    return fail(I, IR_ERR_PARAM, "training_mode=1 is not supported");
+  int32_t in[5];
+  for (int k = 0; k < 5; k++)
+    if ((in[k] = in_tensor(I, (size_t)k)) < 0)
+      return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_BATCHNORM, &a);
+  a.eps = attr_f(I->node, "epsilon", 1e-5f);
+  return emit1(I, IR_OP_BATCHNORM, in, 5, &a);
+}
+
+static ir_status h_layernorm(imp *I) {
+  const node_t *n = I->node;
+  for (size_t k = 1; k < n->n_output; k++)
+    if (n->output[k][0])
+      return fail(I, IR_ERR_PARAM,
+                  "the Mean/InvStdDev outputs are not supported");
+  int32_t in[3];
+  int nin = has_input(n, 2) ? 3 : 2;
+  for (int k = 0; k < nin; k++)
+    if ((in[k] = in_tensor(I, (size_t)k)) < 0)
+      return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_LAYERNORM, &a);
+  a.axis = (int32_t)attr_i(n, "axis", -1);
+  a.eps = attr_f(n, "epsilon", 1e-5f);
+  return emit1(I, IR_OP_LAYERNORM, in, nin, &a);
+}
+
+static ir_status h_reducemean(imp *I) {
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_REDUCE_MEAN, &a);
+  int r = I->g->tensors[x].shape.rank;
+  a.keepdims = (int32_t)attr_i(I->node, "keepdims", 1) != 0;
+  int n = ints_from(I, 1, "axes", a.list, IR_MAX_RANK);
+  if (n == -2)
+    return I->d->code;
+  if (n <= 0) {
+    if (attr_i(I->node, "noop_with_empty_axes", 0))
+      return alias(I);
+    for (n = 0; n < r; n++)
+      a.list[n] = n;
+  }
+  a.nlist = n;
+  return emit1(I, IR_OP_REDUCE_MEAN, &x, 1, &a);
+}
+
+static ir_status h_pad(imp *I) {
+  char buf[32];
+  const char *mode = attr_s(I->node, "mode", "constant", buf, sizeof buf);
+  if (strcmp(mode, "constant"))
+    return fail(I, IR_ERR_PARAM, "mode '%s' is not supported (constant only)",
+                mode);
+  if (has_input(I->node, 3))
+    return fail(I, IR_ERR_PARAM, "the axes input is not supported");
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_PAD, &a);
+  int n = ints_from(I, 1, "pads", a.list, IR_MAX_LIST);
+  if (n == -2)
+    return I->d->code;
+  a.nlist = n < 0 ? 0 : n;
+  if (has_input(I->node, 2)) {
+    val *v = in_const(I, 2);
+    if (!v)
+      return I->d->code;
+    a.value = v->is_int ? (float)v->i[0] : v->f[0];
+  } else
+    a.value = attr_f(I->node, "value", 0);
+  return emit1(I, IR_OP_PAD, &x, 1, &a);
+}
+
+static ir_status h_slice(imp *I) {
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
+    return I->d->code;
+  const ir_shape *s = &I->g->tensors[x].shape;
+  int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
+  int ns = ints_from(I, 1, "starts", st, IR_MAX_RANK);
+  int ne = ints_from(I, 2, "ends", en, IR_MAX_RANK);
+  int na = ints_from(I, 3, "axes", ax, IR_MAX_RANK);
+  int np = ints_from(I, 4, "steps", sp, IR_MAX_RANK);
+  if (ns == -2 || ne == -2 || na == -2 || np == -2)
+    return I->d->code;
+  if (ns < 0 || ns != ne || (na >= 0 && na != ns) || (np >= 0 && np != ns))
+    return fail(I, IR_ERR_PARAM, "starts, ends, axes and steps must agree");
+  ir_attrs a;
+  ir_attrs_default(IR_OP_SLICE, &a);
+  a.nlist = a.nlist2 = s->rank;
+  for (int k = 0; k < s->rank; k++)
+    a.list[k] = 0, a.list2[k] = s->dim[k];
+  for (int k = 0; k < ns; k++) {
+    int d = na >= 0 ? norm_axis(ax[k], s->rank) : k;
+    if (d < 0 || d >= s->rank || (np >= 0 && sp[k] != 1))
+      return fail(I, IR_ERR_PARAM, "bad axis, or a step other than 1");
+    int64_t dim = s->dim[d], b = st[k] < 0 ? st[k] + dim : st[k];
+    int64_t e = en[k] < 0 ? en[k] + dim : en[k];
+    a.list[d] = b < 0 ? 0 : b > dim ? dim : b;
+    a.list2[d] = e < 0 ? 0 : e > dim ? dim : e;
+  }
+  return emit1(I, IR_OP_SLICE, &x, 1, &a);
+}
+
+/* ---- the table
+ * -------------------------------------------------------------------- */
+
+/* One row per ONNX operator: name, handler, and which input slots hold
+ * parameters (a graph input that only feeds such slots is a weight). */
+typedef struct onnx_op {
+  const char *name;
+  handler fn;
+  unsigned weight_slots;
+} onnx_op;
+
+static const onnx_op onnx_ops[] = {
+    {"Add", h_add, 0},
+    {"AveragePool", h_avgpool, 0},
+    {"BatchNormalization", h_batchnorm, 0x1e},
+    {"Cast", h_cast, 0},
+    {"Clip", h_clip, 0x6},
+    {"Concat", h_concat, 0},
+    {"Constant", h_constant, 0},
+    {"Conv", h_conv, 0x6},
+    {"Div", h_div, 0},
+    {"Dropout", h_dropout, 0},
+    {"Erf", h_erf, 0},
+    {"Flatten", h_flatten, 0},
+    {"Gather", h_gather, 0},
+    {"Gelu", h_gelu, 0},
+    {"Gemm", h_gemm, 0x6},
+    {"GlobalAveragePool", h_gap, 0},
+    {"Identity", h_identity, 0},
+    {"LayerNormalization", h_layernorm, 0x6},
+    {"MatMul", h_matmul, 0},
+    {"MaxPool", h_maxpool, 0},
+    {"Mul", h_mul, 0},
+    {"Pad", h_pad, 0},
+    {"Pow", h_pow, 0},
+    {"ReduceMean", h_reducemean, 0},
+    {"Relu", h_relu, 0},
+    {"Reshape", h_reshape, 0},
+    {"Shape", h_shape, 0},
+    {"Sigmoid", h_sigmoid, 0},
+    {"Slice", h_slice, 0},
+    {"Softmax", h_softmax, 0},
+    {"Split", h_split, 0},
+    {"Sqrt", h_sqrt, 0},
+    {"Squeeze", h_squeeze, 0},
+    {"Sub", h_sub, 0},
+    {"Tanh", h_tanh, 0},
+    {"Transpose", h_transpose, 0},
+    {"Unsqueeze", h_unsqueeze, 0},
+};
+
+#define NONNX_OPS (int)(sizeof onnx_ops / sizeof *onnx_ops)
+
+const char *ox_supported_ops(void) {
+  static char list[1024];
+  if (!list[0]) {
+    size_t k = 0;
+    for (int i = 0; i < NONNX_OPS; i++)
+      k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "",
+                            onnx_ops[i].name);
+  }
+  return list;
+}
+
+static const onnx_op *find_op(const char *name) {
+  for (int i = 0; i < NONNX_OPS; i++)
+    if (strcmp(onnx_ops[i].name, name) == 0)
+      return &onnx_ops[i];
+  return NULL;
+}
+
+/* ---- the model
+ * ---------------------------------------------------------------------- */
+
+static int is_initializer(const Onnx__GraphProto *g, const char *name) {
+  for (size_t k = 0; k < g->n_initializer; k++)
+    if (g->initializer[k]->name && !strcmp(g->initializer[k]->name, name))
+      return 1;
+  return 0;
+}
+
+/* Whether ONNX value name is read only through parameter slots (following
+ * Identity nodes), and read at all. */
+static int only_weight_uses(const Onnx__GraphProto *g, const char *name,
+                            int depth) {
+  int uses = 0;
+  for (size_t i = 0; i < g->n_node && depth < 8; i++) {
+    const node_t *n = g->node[i];
+    const onnx_op *op = find_op(n->op_type ? n->op_type : "");
+    for (size_t k = 0; k < n->n_input; k++) {
+      if (!n->input[k] || strcmp(n->input[k], name))
+        continue;
+      uses++;
+      if (op && (op->fn == h_identity || op->fn == h_transpose)) {
+        if (!only_weight_uses(g, n->output[0], depth + 1))
+          return 0;
+      } else if (!op || k >= 32 || !(op->weight_slots & (1u << k)))
+        return 0;
+    }
+  }
+  return uses > 0;
+}
+
+static ir_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
+                             ir_shape *s) {
+  for (int k = 0; I->o && k < I->o->nshapes; k++)
+    if (!strcmp(I->o->shapes[k].name, vi->name)) {
+      *s = I->o->shapes[k].shape;
+      return IR_OK;
+    }
+  const Onnx__TypeProto *t = vi->type;
+  if (!t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+      !t->tensor_type)
+    return fail(I, IR_ERR_PARAM, "graph input '%s' is not a tensor", vi->name);
+  const Onnx__TypeProto__Tensor *tt = t->tensor_type;
+  if (tt->has_elem_type && tt->elem_type != DT_FLOAT)
+    return fail(I, IR_ERR_PARAM,
+                "graph input '%s' has element type %d (only float32 is "
+                "supported)",
+                vi->name, tt->elem_type);
+  if (!tt->shape)
+    return fail(I, IR_ERR_SHAPE,
+                "graph input '%s' has no shape: pass --input-shape %s=DxDx...",
+                vi->name, vi->name);
+  int64_t dims[IR_MAX_RANK + 1];
+  if (tt->shape->n_dim > IR_MAX_RANK)
+    return fail(I, IR_ERR_SHAPE, "graph input '%s' has rank %zu (at most %d)",
+                vi->name, tt->shape->n_dim, IR_MAX_RANK);
+  for (size_t k = 0; k < tt->shape->n_dim; k++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+    if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+        d->dim_value < 1)
+      return fail(I, IR_ERR_SHAPE,
+                  "graph input '%s' has a dynamic dimension %zu ('%s'): pass "
+                  "--input-shape %s=1x3x224x224 (its real sizes)",
+                  vi->name, k,
+                  d->value_case ==
+                          ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                      ? d->dim_param
+                      : "?",
+                  vi->name);
+    dims[k] = d->dim_value;
+  }
+  return set_dims(I, s, tt->shape->n_dim, dims);
+}
+
+static ir_status load_inputs(imp *I) {
+  const Onnx__GraphProto *g = I->m->graph;
+  for (size_t k = 0; k < g->n_initializer; k++) {
+    const Onnx__TensorProto *t = g->initializer[k];
+    val *v = new_val(I, t->name ? t->name : "");
+    ir_status st =
+        v ? load_tensor(I, t, v) : fail(I, IR_ERR_NOMEM, "out of memory");
+    if (st)
+      return st; /* becomes a weight (with data) when an operator reads it */
+  }
+  for (size_t k = 0; k < g->n_input; k++) {
+    const Onnx__ValueInfoProto *vi = g->input[k];
+    if (!vi->name || is_initializer(g, vi->name))
+      continue;
+    ir_shape s;
+    ir_status st = input_shape(I, vi, &s);
+    if (st)
+      return st;
+    char name[256];
+    ir_name_for(I, vi->name, name, sizeof name);
+    int weight = (vi->doc_string && !strcmp(vi->doc_string, OX_WEIGHT_DOC)) ||
+                 only_weight_uses(g, vi->name, 0);
+    int t =
+        ir_add_tensor(I->g, name, weight ? IR_T_WEIGHT : IR_T_INPUT, &s, I->d);
+    val *v = t >= 0 ? new_val(I, vi->name) : NULL;
+    if (!v)
+      return t < 0 ? fail(I, I->d->code, "%s", I->d->msg)
+                   : fail(I, IR_ERR_NOMEM, "out of memory");
+    v->tensor = t;
+  }
+  return IR_OK;
+}
+
+static ir_status run_nodes(imp *I) {
+  const Onnx__GraphProto *g = I->m->graph;
+  for (size_t i = 0; i < g->n_node; i++) {
+    I->node = g->node[i];
+    I->node_index = (int)i + 1;
+    const char *type = I->node->op_type ? I->node->op_type : "";
+    if (I->node->domain && I->node->domain[0] &&
+        strcmp(I->node->domain, "ai.onnx"))
+      return fail(I, IR_ERR_UNKNOWN_OP, "operator domain '%s' is not supported",
+                  I->node->domain);
+    const onnx_op *op = find_op(type);
+    if (!op)
+      return fail(I, IR_ERR_UNKNOWN_OP,
+                  "unsupported ONNX operator '%s' (supported: %s)", type,
+                  ox_supported_ops());
+    if (I->node->n_output < 1)
+      return fail(I, IR_ERR_ARITY, "node has no output");
+    ir_status st = op->fn(I);
+    if (st)
+      return st;
+  }
+  I->node = NULL;
+  return IR_OK;
+}
+
+static ir_status bind_outputs(imp *I) {
+  const Onnx__GraphProto *g = I->m->graph;
+  for (size_t k = 0; k < g->n_output; k++) {
+    val *v = g->output[k]->name ? find_val(I, g->output[k]->name) : NULL;
+    if (!v)
+      return fail(I, IR_ERR_UNDEFINED, "graph output '%s' is never computed",
+                  g->output[k]->name ? g->output[k]->name : "");
+    int t = tensor_of(I, v);
+    if (t < 0 || ir_add_output(I->g, t, I->d))
+      return I->d->code;
+  }
+  if (g->n_output == 0)
+    return fail(I, IR_ERR_NO_OUTPUT, "the model declares no output");
+  return IR_OK;
+}
+
+/* The graph's name: the ONNX graph name, else the file's stem, made valid. */
+static ir_status name_graph(imp *I) {
+  const char *src = I->m->graph->name, *base = strrchr(I->file, '/');
+  char buf[256];
+  if (!src || !src[0]) {
+    base = base ? base + 1 : I->file;
+    snprintf(buf, sizeof buf, "%s", base);
+    char *dot = strrchr(buf, '.');
+    if (dot && dot != buf)
+      *dot = '\0';
+    src = buf;
+  }
+  char name[256];
+  ir_name_for(I, src, name, sizeof name);
+  I->g->name = ir_arena_strndup(I->g->arena, name, strlen(name));
+  return I->g->name ? IR_OK : fail(I, IR_ERR_NOMEM, "out of memory");
+}
+
+static ir_status check_model(imp *I) {
+  const Onnx__ModelProto *m = I->m;
+  if (!m->graph)
+    return fail(I, IR_ERR_SYNTAX, "the model has no graph");
+  I->opset = -1;
+  for (size_t k = 0; k < m->n_opset_import; k++) {
+    const Onnx__OperatorSetIdProto *o = m->opset_import[k];
+    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx"))
+      I->opset = o->has_version ? o->version : 1;
+  }
+  if (I->opset < 0)
+    return fail(I, IR_ERR_PARAM, "the model imports no default-domain opset");
+  if (I->opset < MIN_OPSET)
+    return fail(I, IR_ERR_PARAM,
+                "opset %lld is too old (at least %d; convert the model with "
+                "onnx.version_converter)",
+                (long long)I->opset, MIN_OPSET);
+  return IR_OK;
+}
+
+ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
+                    const ox_options *o, ir_diag *d) {
+  ir_diag local;
+  imp I;
+  memset(&I, 0, sizeof I);
+  I.file = file ? file : "<onnx>";
+  I.d = d ? d : &local;
+  memset(I.d, 0, sizeof *I.d);
+  I.o = o;
+  I.m = onnx__model_proto__unpack(NULL, len, data);
+  ir_status st = IR_OK;
+  if (!I.m)
+    st = fail(&I, IR_ERR_SYNTAX,
+              "not a valid ONNX model (protobuf parse failed)");
+  if (!st)
+    st = check_model(&I);
+  if (!st && !(I.g = ir_graph_new(NULL)))
+    st = fail(&I, IR_ERR_NOMEM, "out of memory");
+  if (!st)
+    st = name_graph(&I);
+  if (!st)
+    st = load_inputs(&I);
+  if (!st)
+    st = run_nodes(&I);
+  if (!st)
+    st = bind_outputs(&I);
+  if (!st && ir_graph_validate(I.g, I.d))
+    st = fail(&I, IR_ERR_INTERNAL, "imported graph is invalid: %s", I.d->msg);
+  if (st) {
+    ir_graph_free(I.g);
+    I.g = NULL;
+  }
+  snprintf(I.d->file, sizeof I.d->file, "%s", I.file);
+  free_vals(&I);
+  if (I.m)
+    onnx__model_proto__free_unpacked(I.m, NULL);
+  return I.g;
+}
+
+ir_graph *ox_import_file(const char *path, const ox_options *o, ir_diag *d) {
+  size_t len;
+  char *data = ir_read_file(path, &len, d);
+  if (!data)
+    return NULL;
+  ir_graph *g = ox_import((const uint8_t *)data, len, path, o, d);
+  free(data);
+  return g;
+}
+
+int ox_parse_shape_arg(const char *text, ox_shape_arg *a) {
+  const char *eq = strrchr(text, '=');
+  if (!eq || eq == text || (size_t)(eq - text) >= sizeof a->name)
+    return -1;
+  memset(a, 0, sizeof *a);
+  memcpy(a->name, text, (size_t)(eq - text));
+  const char *p = eq + 1;
+  while (*p) {
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || v < 1 || v > INT32_MAX || a->shape.rank == IR_MAX_RANK)
+      return -1;
+    a->shape.dim[a->shape.rank++] = v;
+    if (*end == 'x' || *end == ',')
+      end++;
+    else if (*end)
+      return -1;
+    p = end;
+  }
+  return a->shape.rank > 0 ? 0 : -1;
+}

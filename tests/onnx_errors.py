@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""onnx_errors.py: bad ONNX input gets one clear message, exit status 2 and
+no output file: an unsupported operator (named with its node, position and
+the supported list), malformed protobuf, an opset that is too old, a dynamic
+input shape (and that --input-shape resolves it).
+
+usage: onnx_errors.py SUPEROPT
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import onnx
+from onnx import TensorProto, helper
+
+FAILS = []
+
+
+def model(nodes, inputs, outputs, opset=17, inits=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def expect(superopt, tmp, label, data, code, *texts, args=()):
+    src = os.path.join(tmp, label + ".onnx")
+    out = os.path.join(tmp, label + ".graph")
+    with open(src, "wb") as f:
+        f.write(data)
+    r = subprocess.run([superopt, "import", src, "-o", out, *args],
+                       capture_output=True, text=True)
+    msg = r.stderr
+    if r.returncode != code:
+        FAILS.append(f"{label}: exit {r.returncode}, expected {code}: {msg}")
+    for t in texts:
+        if t not in msg:
+            FAILS.append(f"{label}: message lacks {t!r}: {msg}")
+    if code and os.path.exists(out):
+        FAILS.append(f"{label}: output written despite the error")
+    if code == 2 and msg.count("error:") != 1:
+        FAILS.append(f"{label}: expected one error message: {msg}")
+
+
+def main():
+    superopt = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        relu = helper.make_node("Relu", ["x"], ["r"], name="first")
+        frob = helper.make_node("Frobnicate", ["r"], ["y"], name="my_frob")
+        m = model([relu, frob], [vi("x", [1, 4])], [vi("y", [1, 4])])
+        expect(superopt, tmp, "unsupported", m.SerializeToString(), 2,
+               "node 2 'my_frob' (Frobnicate)",
+               "unsupported ONNX operator 'Frobnicate'", "supported: Add,")
+        expect(superopt, tmp, "garbage", b"\x08\x07\xff\xff\xff garbage", 2,
+               "not a valid ONNX model")
+        expect(superopt, tmp, "empty", b"", 2, "the model has no graph")
+        ok = model([relu], [vi("x", [1, 4])], [vi("r", [1, 4])])
+        data = ok.SerializeToString()
+        expect(superopt, tmp, "truncated", data[: len(data) // 2], 2,
+               "not a valid ONNX model")
+        old = model([relu], [vi("x", [1, 4])], [vi("r", [1, 4])], opset=9)
+        expect(superopt, tmp, "old_opset", old.SerializeToString(), 2,
+               "opset 9 is too old")
+        dyn = model([relu], [vi("x", ["batch", 4])], [vi("r", ["batch", 4])])
+        expect(superopt, tmp, "dynamic", dyn.SerializeToString(), 2,
+               "graph input 'x' has a dynamic dimension 0 ('batch')",
+               "--input-shape x=")
+        expect(superopt, tmp, "dynamic_resolved", dyn.SerializeToString(), 0,
+               args=("--input-shape", "x=3x4"))
+        ok_out = os.path.join(tmp, "dynamic_resolved.graph")
+        if os.path.exists(ok_out) and "input x: [3,4]" not in open(ok_out).read():
+            FAILS.append("dynamic_resolved: --input-shape not applied")
+        expect(superopt, tmp, "bad_flag", dyn.SerializeToString(), 1,
+               "bad --input-shape", args=("--input-shape", "x=3xq"))
+        mm = helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")
+        bad = model([mm], [vi("x", [2, 3]), vi("w", [4, 5])], [vi("y", [2, 5])])
+        expect(superopt, tmp, "shape", bad.SerializeToString(), 2,
+               "node 1 'mm' (MatMul)", "[2,3] and [4,5] do not multiply")
+        undef = model([helper.make_node("Relu", ["nope"], ["y"], name="u")],
+                      [vi("x", [2])], [vi("y", [2])])
+        expect(superopt, tmp, "undefined", undef.SerializeToString(), 2,
+               "input 'nope' is not defined")
+    for f in FAILS:
+        print("FAIL:", f)
+    if FAILS:
+        sys.exit(1)
+    print("onnx errors: all passed")
+
+
+if __name__ == "__main__":
+    main()
