@@ -224,9 +224,11 @@ static void window(exporter *E, Onnx__NodeProto *o, const ir_attrs *a,
     v[0] = a->dilation[0], v[1] = a->dilation[1];
     attr_ints(E, o, "dilations", v, 2);
   }
-  if (a->padmode == IR_PAD_SAME)
+  /* onnxruntime rejects auto_pad with dilation: resolved pads then */
+  int dilated = dil && (a->dilation[0] != 1 || a->dilation[1] != 1);
+  if (a->padmode == IR_PAD_SAME && !dilated)
     attr_str(E, o, "auto_pad", "SAME_UPPER");
-  else if (a->padmode == IR_PAD_VALID)
+  else if (a->padmode == IR_PAD_VALID && !dilated)
     attr_str(E, o, "auto_pad", "VALID");
   else {
     for (int k = 0; k < 4; k++)

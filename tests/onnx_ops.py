@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""onnx_ops.py: one small ONNX model per importer feature (Gemm variants,
+spelled-out layer norm and GELU, shape-computation chains, auto_pad modes,
+ceil_mode, Split/Slice/Pad forms, ...), each imported and run on our CPU
+executor and compared with onnxruntime on the same random inputs
+(relative error <= 1e-4).
+
+usage: onnx_ops.py SUPEROPT
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+TOL = 1e-4
+H = helper.make_node
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def const(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, "t", [vi(n, s) for n, s in inputs],
+                          [vi(n, None) for n in outputs], list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 9
+    return m
+
+
+rng = np.random.default_rng(3)
+W = lambda *s: rng.uniform(-0.5, 0.5, s).astype(np.float32)
+
+CASES = {
+    "gemm_transB_bias": model(
+        [H("Gemm", ["x", "w", "b"], ["y"], transB=1)], [("x", [3, 5])], ["y"],
+        [const("w", W(4, 5)), const("b", W(4))]),
+    "gemm_alpha_beta_transA_C2d": model(
+        [H("Gemm", ["x", "w", "c"], ["y"], transA=1, alpha=0.5, beta=2.0)],
+        [("x", [5, 3])], ["y"], [const("w", W(5, 4)), const("c", W(3, 4))]),
+    "matmul_batched_softmax": model(
+        [H("MatMul", ["x", "w"], ["m"]), H("Softmax", ["m"], ["y"], axis=1)],
+        [("x", [2, 3, 4])], ["y"], [const("w", W(2, 4, 6))]),
+    "layernorm_gelu20": model(
+        [H("LayerNormalization", ["x", "g", "b"], ["l"], axis=-1, epsilon=1e-3),
+         H("Gelu", ["l"], ["y"])], [("x", [2, 3, 8])], ["y"],
+        [const("g", W(8)), const("b", W(8))], opset=20),
+    "layernorm_spelled_out": model(
+        [H("ReduceMean", ["x"], ["mu"], axes=[-1]), H("Sub", ["x", "mu"], ["d"]),
+         H("Pow", ["d", "two"], ["sq"]), H("ReduceMean", ["sq"], ["var"], axes=[-1]),
+         H("Add", ["var", "eps"], ["ve"]), H("Sqrt", ["ve"], ["sd"]),
+         H("Div", ["d", "sd"], ["n"]), H("Mul", ["n", "g"], ["ng"]),
+         H("Add", ["ng", "b"], ["y"])], [("x", [2, 4, 8])], ["y"],
+        [const("two", np.float32(2)), const("eps", np.float32(1e-5)),
+         const("g", W(8)), const("b", W(8))]),
+    "gelu_spelled_out": model(
+        [H("Div", ["x", "s2"], ["a"]), H("Erf", ["a"], ["e"]),
+         H("Add", ["e", "one"], ["p"]), H("Mul", ["x", "p"], ["q"]),
+         H("Mul", ["q", "half"], ["y"])], [("x", [4, 6])], ["y"],
+        [const("s2", np.float32(1.4142135)), const("one", np.float32(1)),
+         const("half", np.float32(0.5))]),
+    "shape_gather_concat_reshape": model(
+        [H("Shape", ["x"], ["s"]), H("Gather", ["s", "i0"], ["n"], axis=0),
+         H("Unsqueeze", ["n", "ax0"], ["n1"]),
+         H("Concat", ["n1", "m1"], ["shp"], axis=0),
+         H("Reshape", ["x", "shp"], ["y"])], [("x", [2, 3, 4])], ["y"],
+        [const("i0", np.int64(0)), const("ax0", np.array([0], np.int64)),
+         const("m1", np.array([-1], np.int64))], opset=13),
+    "reshape_zero_flatten_transpose": model(
+        [H("Reshape", ["x", "shp"], ["r"]), H("Transpose", ["r"], ["t"]),
+         H("Flatten", ["t"], ["y"], axis=2)], [("x", [2, 3, 4])], ["y"],
+        [const("shp", np.array([0, 4, -1], np.int64))]),
+    "squeeze_unsqueeze_cast": model(
+        [H("Unsqueeze", ["x", "ax"], ["u"]), H("Squeeze", ["u", "ax"], ["s"]),
+         H("Cast", ["s"], ["c"], to=1), H("Identity", ["c"], ["i"]),
+         H("Dropout", ["i"], ["y"])], [("x", [3, 4])], ["y"],
+        [const("ax", np.array([1], np.int64))], opset=13),
+    "conv_same_lower_bn_clip": model(
+        [H("Conv", ["x", "w"], ["c"], auto_pad="SAME_LOWER", strides=[2, 2]),
+         H("BatchNormalization", ["c", "sc", "bi", "mu", "va"], ["b"]),
+         H("Clip", ["b", "lo"], ["y"])], [("x", [1, 2, 7, 6])], ["y"],
+        [const("w", W(3, 2, 3, 2)), const("sc", W(3) + 1), const("bi", W(3)),
+         const("mu", W(3)), const("va", np.abs(W(3)) + 0.5),
+         const("lo", np.float32(0))]),
+    "conv_same_upper_grouped": model(
+        [H("Conv", ["x", "w", "b"], ["y"], auto_pad="SAME_UPPER", group=2,
+           strides=[2, 1])], [("x", [1, 4, 9, 8])], ["y"],
+        [const("w", W(6, 2, 3, 3)), const("b", W(6))]),
+    "conv_dilated_pads": model(
+        [H("Conv", ["x", "w", "b"], ["y"], pads=[2, 1, 1, 0], group=2,
+           dilations=[2, 1])], [("x", [1, 4, 9, 8])], ["y"],
+        [const("w", W(6, 2, 3, 3)), const("b", W(6))]),
+    "pools_ceil_mode": model(
+        [H("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], strides=[2, 2],
+           ceil_mode=1),
+         H("AveragePool", ["x"], ["a"], kernel_shape=[3, 3], strides=[2, 2],
+           ceil_mode=1, pads=[1, 1, 0, 0]),
+         H("AveragePool", ["x"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+           count_include_pad=1),
+         H("GlobalAveragePool", ["x"], ["g"])], [("x", [1, 2, 8, 8])],
+        ["m", "a", "c", "g"]),
+    "split_slice_pad": model(
+        [H("Split", ["x", "sp"], ["a", "b"], axis=1),
+         H("Split", ["x"], ["c", "d", "e"], axis=2),
+         H("Slice", ["a", "st", "en", "axs"], ["s"]),
+         H("Pad", ["b", "pads", "pv"], ["p"])], [("x", [2, 5, 6])],
+        ["s", "p", "c", "d", "e"],
+        [const("sp", np.array([2, 3], np.int64)),
+         const("st", np.array([-3, 1], np.int64)),
+         const("en", np.array([1000, 2], np.int64)),
+         const("axs", np.array([2, 0], np.int64)),
+         const("pads", np.array([0, 1, 0, 0, 0, 2], np.int64)),
+         const("pv", np.float32(0.25))], opset=13),
+    "activations_and_constants": model(
+        [H("Constant", [], ["k"], value_float=0.5), H("Mul", ["x", "k"], ["m"]),
+         H("Sigmoid", ["m"], ["s"]), H("Tanh", ["s"], ["t"]),
+         H("Relu", ["t"], ["r"]), H("Sub", ["r", "x"], ["y"])],
+        [("x", [3, 3])], ["y"]),
+}
+
+
+def main():
+    superopt = sys.argv[1]
+    fails = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, m in CASES.items():
+            path = os.path.join(tmp, name + ".onnx")
+            onnx.save(m, path)
+            d = os.path.join(tmp, name)
+            os.mkdir(d)
+            r = subprocess.run([superopt, "run", path, "--dump", d],
+                               capture_output=True, text=True)
+            if r.returncode:
+                fails.append(f"{name}: superopt failed: {r.stderr.strip()}")
+                continue
+            vals = {"input": {}, "output": []}
+            for line in open(os.path.join(d, "manifest.tsv")):
+                kind, nm, fn = line.rstrip("\n").split("\t")
+                a = np.load(os.path.join(d, fn))
+                if kind == "input":
+                    vals["input"][nm] = a
+                elif kind == "output":
+                    vals["output"].append(a)
+            sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            ref = sess.run(None, {i.name: vals["input"][i.name]
+                                  for i in sess.get_inputs()})
+            worst = 0.0
+            for want, got in zip(ref, vals["output"]):
+                if want.shape != got.shape:
+                    fails.append(f"{name}: shape {got.shape} vs {want.shape}")
+                    break
+                scale = float(np.max(np.abs(want))) or 1.0
+                worst = max(worst, float(np.max(np.abs(got - want))) / scale)
+            print(f"{name}: relative error {worst:.2e}")
+            if worst > TOL:
+                fails.append(f"{name}: relative error {worst:.2e}")
+    for f in fails:
+        print("FAIL:", f)
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
