@@ -120,6 +120,15 @@ CASES = {
          const("axs", np.array([2, 0], np.int64)),
          const("pads", np.array([0, 1, 0, 0, 0, 2], np.int64)),
          const("pv", np.float32(0.25))], opset=13),
+    "gather_tensor_expand": model(
+        [H("Gather", ["x", "i"], ["g"], axis=1),
+         H("Gather", ["x", "j"], ["h"], axis=-1),
+         H("Expand", ["g", "shp"], ["e"])], [("x", [2, 3, 4])], ["h", "e"],
+        [const("i", np.int64(2)), const("j", np.array([3, 0, 3], np.int64)),
+         const("shp", np.array([3, 1, 1], np.int64))]),
+    "hardsigmoid_hardswish": model(
+        [H("HardSigmoid", ["x"], ["s"], alpha=0.3, beta=0.4),
+         H("HardSwish", ["x"], ["w"])], [("x", [4, 5])], ["s", "w"]),
     "activations_and_constants": model(
         [H("Constant", [], ["k"], value_float=0.5), H("Mul", ["x", "k"], ["m"]),
          H("Sigmoid", ["m"], ["s"]), H("Tanh", ["s"], ["t"]),

@@ -902,14 +902,11 @@ static ir_status h_shape(imp *I) {
 }
 
 /* Gather on constants (shape arithmetic): data of rank 1, indices rank <= 1. */
-static ir_status h_gather(imp *I) {
-  val *x = input(I, 0), *idx = x ? in_const(I, 1) : NULL;
-  if (!idx)
-    return I->d->code;
-  if (!x->is_const || x->shape.rank != 1 || idx->shape.rank > 1 || !idx->is_int)
+static ir_status gather_const(imp *I, val *x, val *idx) {
+  if (x->shape.rank != 1 || idx->shape.rank > 1)
     return fail(I, IR_ERR_PARAM,
-                "only Gather on 1-D constants (shape "
-                "computations) is supported");
+                "Gather on constants needs 1-D data and "
+                "indices of rank <= 1");
   int64_t n = x->shape.dim[0];
   ir_shape os = idx->shape;
   int is_int = x->is_int;
@@ -928,6 +925,141 @@ static ir_status h_gather(imp *I) {
       o->f[k] = x->f[j];
   }
   return IR_OK;
+}
+
+/* Gather of a tensor with constant indices: one slice per index along the
+ * axis, joined by concat; a scalar index also drops the axis (reshape). */
+static ir_status gather_tensor(imp *I, int32_t x, val *idx, int axis) {
+  ir_shape s = I->g->tensors[x].shape;
+  int64_t cnt = ir_shape_numel(&idx->shape), idxv[IR_MAX_IN];
+  if (idx->shape.rank > 1 || cnt < 1 || cnt > IR_MAX_IN)
+    return fail(I, IR_ERR_PARAM,
+                "Gather needs a scalar or 1-D constant index "
+                "(at most %d entries)",
+                IR_MAX_IN);
+  memcpy(idxv, idx->i, sizeof(int64_t) * (size_t)cnt);
+  int scalar = idx->shape.rank == 0;
+  int32_t parts[IR_MAX_IN];
+  char buf[256], nm[64];
+  ir_attrs a;
+  for (int64_t k = 0; k < cnt; k++) {
+    int64_t j = idxv[k] < 0 ? idxv[k] + s.dim[axis] : idxv[k];
+    if (j < 0 || j >= s.dim[axis])
+      return fail(I, IR_ERR_PARAM, "index %lld out of range",
+                  (long long)idxv[k]);
+    ir_attrs_default(IR_OP_SLICE, &a);
+    a.nlist = a.nlist2 = s.rank;
+    for (int d = 0; d < s.rank; d++)
+      a.list[d] = d == axis ? j : 0, a.list2[d] = d == axis ? j + 1 : s.dim[d];
+    snprintf(nm, sizeof nm, "part%lld", (long long)k);
+    int last = !scalar && cnt == 1;
+    parts[k] = out0(
+        I, emit(I, IR_OP_SLICE, &x, 1, &a, aux(I, nm, buf, sizeof buf), last));
+    if (parts[k] < 0)
+      return I->d->code;
+    if (last)
+      return IR_OK;
+  }
+  if (scalar) {
+    ir_attrs_default(IR_OP_RESHAPE, &a);
+    for (int d = 0; d < s.rank; d++)
+      if (d != axis)
+        a.list[a.nlist++] = s.dim[d];
+    return emit1(I, IR_OP_RESHAPE, parts, 1, &a);
+  }
+  ir_attrs_default(IR_OP_CONCAT, &a);
+  a.axis = axis;
+  return emit1(I, IR_OP_CONCAT, parts, (int)cnt, &a);
+}
+
+static ir_status h_gather(imp *I) {
+  val *x = input(I, 0), *idx = x ? in_const(I, 1) : NULL;
+  if (!idx)
+    return I->d->code;
+  if (!idx->is_int)
+    return fail(I, IR_ERR_PARAM, "Gather indices must be integers");
+  if (x->is_const)
+    return gather_const(I, x, idx);
+  int32_t t = tensor_of(I, x);
+  if (t < 0)
+    return I->d->code;
+  int rank = I->g->tensors[t].shape.rank;
+  int axis = norm_axis(attr_i(I->node, "axis", 0), rank);
+  if (axis < 0 || axis >= rank)
+    return fail(I, IR_ERR_PARAM, "axis out of range");
+  return gather_tensor(I, t, input(I, 1), axis);
+}
+
+/* Expand: x * ones(target), which broadcasts exactly like ONNX. */
+static ir_status h_expand(imp *I) {
+  val *s = in_const(I, 1);
+  int32_t x = s ? in_tensor(I, 0) : -1;
+  if (x < 0)
+    return I->d->code;
+  s = input(I, 1);
+  if (!s->is_int || s->shape.rank != 1 || s->shape.dim[0] > IR_MAX_RANK)
+    return fail(I, IR_ERR_PARAM, "shape must be a 1-D integer constant");
+  ir_shape xs = I->g->tensors[x].shape, ts;
+  ts.rank = (int32_t)(s->shape.dim[0] > xs.rank ? s->shape.dim[0] : xs.rank);
+  for (int d = 0; d < ts.rank; d++) { /* broadcast of shape and x */
+    int ix = d - (ts.rank - xs.rank), is = d - (ts.rank - (int)s->shape.dim[0]);
+    int64_t a = ix >= 0 ? xs.dim[ix] : 1, b = is >= 0 ? s->i[is] : 1;
+    ts.dim[d] = a == 1 ? b : a;
+  }
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CONST_ONES, &a);
+  a.nlist = ts.rank;
+  memcpy(a.list, ts.dim, sizeof(int64_t) * (size_t)ts.rank);
+  char buf[256];
+  const int32_t none[1] = {0};
+  int32_t in[2] = {x, out0(I, emit(I, IR_OP_CONST_ONES, none, 0, &a,
+                                   aux(I, "ones", buf, sizeof buf), 0))};
+  if (in[1] < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_EWMUL, &a);
+  return emit1(I, IR_OP_EWMUL, in, 2, &a);
+}
+
+/* HardSigmoid: clip(alpha * x + beta, 0, 1); with mul_x, HardSwish. */
+static ir_status hard_sigmoid(imp *I, float alpha, float beta, int mul_x) {
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
+    return I->d->code;
+  ir_attrs a;
+  char buf[256];
+  int32_t sm[2] = {x, scalar_weight(I, alpha, "alpha")};
+  if (sm[1] < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_SMUL, &a);
+  int32_t ad[2] = {
+      out0(I, emit(I, IR_OP_SMUL, sm, 2, &a, aux(I, "ax", buf, sizeof buf), 0)),
+      scalar_weight(I, beta, "beta")};
+  if (ad[0] < 0 || ad[1] < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_EWADD, &a);
+  int32_t c = out0(
+      I, emit(I, IR_OP_EWADD, ad, 2, &a, aux(I, "axb", buf, sizeof buf), 0));
+  if (c < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CLIP, &a);
+  a.lo = 0, a.hi = 1;
+  if (!mul_x)
+    return emit1(I, IR_OP_CLIP, &c, 1, &a);
+  int32_t m[2] = {x, out0(I, emit(I, IR_OP_CLIP, &c, 1, &a,
+                                  aux(I, "hsig", buf, sizeof buf), 0))};
+  if (m[1] < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_EWMUL, &a);
+  return emit1(I, IR_OP_EWMUL, m, 2, &a);
+}
+
+static ir_status h_hardsigmoid(imp *I) {
+  return hard_sigmoid(I, attr_f(I->node, "alpha", 0.2f),
+                      attr_f(I->node, "beta", 0.5f), 0);
+}
+
+static ir_status h_hardswish(imp *I) {
+  return hard_sigmoid(I, 1.0f / 6, 0.5f, 1);
 }
 
 static ir_status h_cast(imp *I) {
@@ -1201,11 +1333,14 @@ static const onnx_op onnx_ops[] = {
     {"Div", h_div, 0},
     {"Dropout", h_dropout, 0},
     {"Erf", h_erf, 0},
+    {"Expand", h_expand, 0},
     {"Flatten", h_flatten, 0},
     {"Gather", h_gather, 0},
     {"Gelu", h_gelu, 0},
     {"Gemm", h_gemm, 0x6},
     {"GlobalAveragePool", h_gap, 0},
+    {"HardSigmoid", h_hardsigmoid, 0},
+    {"HardSwish", h_hardswish, 0},
     {"Identity", h_identity, 0},
     {"LayerNormalization", h_layernorm, 0x6},
     {"MatMul", h_matmul, 0},
