@@ -26,6 +26,14 @@ long long cli_parse_count(const char *s);
  * anything else as .graph text. Prints the error and sets *rc on failure. */
 ir_graph *cli_load(const char *path, int *rc);
 
+/* Parses the only option "-o/--output OUT" (OUT may stay NULL); returns
+ * CLI_OK, or a usage error. Leaves optind at the first operand. */
+int cli_output_opt(const cli_command *c, int argc, char **argv,
+                   const char **out);
+/* Writes g's canonical text atomically to out, or to stdout when out is
+ * NULL; returns the exit status. */
+int cli_write_graph(const ir_graph *g, const char *out);
+
 int cli_run(const cli_command *c, int argc, char **argv);
 int cli_check(const cli_command *c, int argc, char **argv);
 int cli_print(const cli_command *c, int argc, char **argv);

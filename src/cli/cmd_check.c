@@ -49,37 +49,16 @@ int cli_check(const cli_command *c, int argc, char **argv) {
 }
 
 int cli_print(const cli_command *c, int argc, char **argv) {
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                       {0, 0, 0, 0}};
   const char *out = NULL;
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    if (ch == 'o')
-      out = optarg;
-    else
-      return cli_usage_error(c, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-  }
+  int rc = cli_output_opt(c, argc, argv, &out);
+  if (rc)
+    return rc;
   if (argc - optind != 1)
     return cli_usage_error(c, "expected one GRAPH");
-  int rc = CLI_OK;
   ir_graph *g = cli_load(argv[optind], &rc);
   if (!g)
     return rc;
-  ir_diag d;
-  if (out) {
-    if (ir_write_file(g, out, &d))
-      rc = cli_report(&d);
-  } else {
-    char *s = ir_print(g);
-    if (s)
-      fputs(s, stdout);
-    else
-      rc = CLI_INTERNAL;
-    free(s);
-  }
+  rc = cli_write_graph(g, out);
   ir_graph_free(g);
   return rc;
 }

@@ -38,38 +38,18 @@ int cli_import(const cli_command *c, int argc, char **argv) {
   ir_graph *g = ox_import_file(argv[optind], &o, &d);
   if (!g)
     return cli_report(&d);
-  int rc = CLI_OK;
-  if (out) {
-    if (ir_write_file(g, out, &d))
-      rc = cli_report(&d);
-  } else {
-    char *s = ir_print(g);
-    rc = s ? CLI_OK : CLI_INTERNAL;
-    if (s)
-      fputs(s, stdout);
-    free(s);
-  }
+  int rc = cli_write_graph(g, out);
   ir_graph_free(g);
   return rc;
 }
 
 int cli_export(const cli_command *c, int argc, char **argv) {
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                       {0, 0, 0, 0}};
   const char *out = NULL;
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    if (ch == 'o')
-      out = optarg;
-    else
-      return cli_usage_error(c, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-  }
+  int rc = cli_output_opt(c, argc, argv, &out);
+  if (rc)
+    return rc;
   if (argc - optind != 1 || !out)
     return cli_usage_error(c, "expected GRAPH and -o OUT.onnx");
-  int rc = CLI_OK;
   ir_graph *g = cli_load(argv[optind], &rc);
   if (!g)
     return rc;

@@ -1,5 +1,6 @@
 /* util.c: helpers shared by the CLI's commands: errors, exit codes, loading. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,34 @@ long long cli_parse_count(const char *s) {
   if (errno || end == s || *end || v < 0)
     return -1;
   return v;
+}
+
+int cli_output_opt(const cli_command *c, int argc, char **argv,
+                   const char **out) {
+  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                       {0, 0, 0, 0}};
+  int ch;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    if (ch != 'o')
+      return cli_usage_error(c, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+    *out = optarg;
+  }
+  return CLI_OK;
+}
+
+int cli_write_graph(const ir_graph *g, const char *out) {
+  ir_diag d;
+  if (out)
+    return ir_write_file(g, out, &d) ? cli_report(&d) : CLI_OK;
+  char *s = ir_print(g);
+  if (!s)
+    return CLI_INTERNAL;
+  fputs(s, stdout);
+  free(s);
+  return CLI_OK;
 }
 
 ir_graph *cli_load(const char *path, int *rc) {
