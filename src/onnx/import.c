@@ -1533,11 +1533,12 @@ static ir_status bind_outputs(imp *I) {
   return IR_OK;
 }
 
-/* The graph's name: the ONNX graph name, else the file's stem, made valid. */
+/* The graph's name: the ONNX graph name, else (also for PyTorch's generic
+ * "main_graph") the file's stem, made valid. */
 static ir_status name_graph(imp *I) {
   const char *src = I->m->graph->name, *base = strrchr(I->file, '/');
   char buf[256];
-  if (!src || !src[0]) {
+  if (!src || !src[0] || !strcmp(src, "main_graph")) {
     base = base ? base + 1 : I->file;
     snprintf(buf, sizeof buf, "%s", base);
     char *dot = strrchr(buf, '.');
