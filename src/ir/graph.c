@@ -112,11 +112,47 @@ static int grow(ir_arena *a, void **arr, int32_t n, int32_t *cap, size_t elem) {
   return 0;
 }
 
+/* ---- the name index (so that adding a tensor is not linear) ----------------
+ */
+
+static uint32_t name_slot(const ir_graph *g, const char *name) {
+  return (uint32_t)XXH3_64bits(name, strlen(name)) &
+         (uint32_t)(g->capnames - 1);
+}
+
 int ir_find_tensor(const ir_graph *g, const char *name) {
-  for (int i = 0; i < g->ntensors; i++)
-    if (strcmp(g->tensors[i].name, name) == 0)
-      return i;
-  return -1;
+  if (!g->names)
+    return -1;
+  for (uint32_t i = name_slot(g, name);;
+       i = (i + 1) & (uint32_t)(g->capnames - 1)) {
+    int32_t t = g->names[i] - 1;
+    if (t < 0)
+      return -1;
+    if (strcmp(g->tensors[t].name, name) == 0)
+      return t;
+  }
+}
+
+static void index_insert(ir_graph *g, int32_t t) {
+  uint32_t i = name_slot(g, g->tensors[t].name);
+  while (g->names[i])
+    i = (i + 1) & (uint32_t)(g->capnames - 1);
+  g->names[i] = t + 1;
+}
+
+/* Rebuilds the index of tensors 0..ntensors-1 with room to grow. */
+static int index_rebuild(ir_graph *g) {
+  int32_t cap = 64;
+  while (cap <= 2 * (g->ntensors + 1))
+    cap *= 2;
+  int32_t *names = ir_arena_alloc(g->arena, sizeof(int32_t) * (size_t)cap);
+  if (!names)
+    return -1;
+  g->names = names;
+  g->capnames = cap;
+  for (int32_t t = 0; t < g->ntensors; t++)
+    index_insert(g, t);
+  return 0;
 }
 
 /* Appends a tensor; name must be unique (checked) and valid. */
@@ -147,7 +183,12 @@ static int new_tensor(ir_graph *g, const char *name, ir_tkind kind,
   t->kind = kind;
   t->shape = *s;
   t->node = -1;
-  return g->ntensors++;
+  g->ntensors++;
+  if (2 * (g->ntensors + 1) >= g->capnames
+          ? index_rebuild(g)
+          : (index_insert(g, g->ntensors - 1), 0))
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+  return g->ntensors - 1;
 }
 
 int ir_add_tensor(ir_graph *g, const char *name, ir_tkind kind,
@@ -216,6 +257,8 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
         new_tensor(g, outnames ? outnames[i] : buf, IR_T_VALUE, &outs[i], d);
     if (t < 0) {
       g->ntensors = ntensors0; /* undo: the node is not added either */
+      if (index_rebuild(g))
+        ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
       return -1;
     }
     g->tensors[t].node = g->nnodes;
@@ -278,11 +321,11 @@ ir_status ir_graph_validate(const ir_graph *g, ir_diag *d) {
     if (st)
       return st;
   }
-  for (int i = 0; i < g->ntensors; i++)
-    for (int j = i + 1; j < g->ntensors; j++)
-      if (strcmp(g->tensors[i].name, g->tensors[j].name) == 0)
-        return ir_diag_set(d, IR_ERR_DUPLICATE, 0, 0, "duplicate name '%s'",
-                           g->tensors[i].name);
+  for (int i = 0; i < g->ntensors; i++) /* names unique, index current */
+    if (ir_find_tensor(g, g->tensors[i].name) != i)
+      return ir_diag_set(d, IR_ERR_DUPLICATE, 0, 0,
+                         "duplicate or unindexed name '%s'",
+                         g->tensors[i].name);
   return IR_OK;
 }
 
@@ -331,6 +374,8 @@ ir_graph *ir_graph_clone(const ir_graph *g) {
     n->in = e;
     n->out = e + n->nin;
   }
+  if (index_rebuild(c))
+    goto oom;
   return c;
 oom:
   ir_graph_free(c);

@@ -26,7 +26,7 @@
 #define IR_MAX_LIST 16    /* longest list parameter (perm, sizes, shape, ...) */
 #define IR_MAX_PARAMS 8   /* most parameters of one operator */
 #define IR_MAX_FIXED_IN 8 /* most named inputs of one operator */
-#define IR_MAX_IN 64 /* most inputs of one node (variadic concat) */
+#define IR_MAX_IN 64      /* most inputs of one node (variadic concat) */
 #define IR_MAX_NUMEL ((int64_t)1 << 36) /* most elements of one tensor */
 
 /* ---- arena ------------------------------------------------------------- */
@@ -210,6 +210,8 @@ typedef struct ir_graph {
   int32_t nnodes, capnodes;
   int32_t *outputs; /* tensor indices, in declared order */
   int32_t noutputs, capoutputs;
+  int32_t *names;   /* name index: open addressing, tensor + 1 (0 = empty) */
+  int32_t capnames; /* power of two, > 2 * ntensors */
 } ir_graph;
 
 ir_graph *ir_graph_new(const char *name); /* NULL on OOM */
