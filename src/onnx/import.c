@@ -40,6 +40,8 @@ typedef struct imp {
   int64_t opset;
   val *vals;
   int nvals, capvals;
+  int32_t *index; /* name -> val, see find_val */
+  int capindex;
   int node_index; /* 1-based, for messages */
   const node_t *node;
   char *weight_input; /* per graph input: 1 if it feeds only weight slots */
@@ -69,11 +71,48 @@ static ir_status fail(imp *I, ir_status code, const char *fmt, ...) {
 /* ---- values
  * ------------------------------------------------------------------ */
 
+/* The values are indexed by name (open addressing over val index + 1, the
+ * latest definition winning), so each lookup is constant-time. */
+static uint32_t val_slot(const imp *I, const char *name) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (const char *p = name; *p; p++)
+    h = (h ^ (unsigned char)*p) * 16777619u;
+  return h & (uint32_t)(I->capindex - 1);
+}
+
 static val *find_val(imp *I, const char *name) {
-  for (int i = I->nvals - 1; i >= 0; i--)
-    if (strcmp(I->vals[i].name, name) == 0)
-      return &I->vals[i];
-  return NULL;
+  if (!I->index)
+    return NULL;
+  for (uint32_t i = val_slot(I, name);;
+       i = (i + 1) & (uint32_t)(I->capindex - 1)) {
+    int32_t k = I->index[i] - 1;
+    if (k < 0)
+      return NULL;
+    if (strcmp(I->vals[k].name, name) == 0)
+      return &I->vals[k];
+  }
+}
+
+static void index_val(imp *I, int32_t k) {
+  uint32_t i = val_slot(I, I->vals[k].name);
+  while (I->index[i] && strcmp(I->vals[I->index[i] - 1].name, I->vals[k].name))
+    i = (i + 1) & (uint32_t)(I->capindex - 1);
+  I->index[i] = k + 1;
+}
+
+static int reindex(imp *I) {
+  int cap = 1024;
+  while (cap <= 2 * I->capvals)
+    cap *= 2;
+  int32_t *index = calloc((size_t)cap, sizeof *index);
+  if (!index)
+    return -1;
+  free(I->index);
+  I->index = index;
+  I->capindex = cap;
+  for (int32_t k = 0; k < I->nvals; k++)
+    index_val(I, k);
+  return 0;
 }
 
 static val *new_val(imp *I, const char *name) {
@@ -84,11 +123,14 @@ static val *new_val(imp *I, const char *name) {
       return NULL;
     I->vals = v;
     I->capvals = cap;
+    if (reindex(I))
+      return NULL;
   }
   val *v = &I->vals[I->nvals++];
   memset(v, 0, sizeof *v);
   v->name = name;
   v->tensor = -1;
+  index_val(I, I->nvals - 1);
   return v;
 }
 
@@ -98,6 +140,7 @@ static void free_vals(imp *I) {
     free(I->vals[i].i);
   }
   free(I->vals);
+  free(I->index);
 }
 
 /* An IR name for an ONNX name: invalid characters become '_', a name that
@@ -141,6 +184,12 @@ static int set_dims(imp *I, ir_shape *s, size_t n, const int64_t *dims) {
   return IR_OK;
 }
 
+static ir_status count_err(imp *I, const Onnx__TensorProto *t, size_t have,
+                           int64_t n) {
+  return fail(I, IR_ERR_SHAPE, "tensor '%s' holds %zu values for shape of %lld",
+              t->name ? t->name : "", have, (long long)n);
+}
+
 /* Fills v from an ONNX TensorProto (float or integer data). */
 static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
   ir_status st = set_dims(I, &v->shape, t->n_dims, t->dims);
@@ -160,9 +209,7 @@ static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
                   : dt == DT_FLOAT ? t->n_float_data
                                    : t->n_double_data;
     if ((int64_t)have != n)
-      return fail(I, IR_ERR_SHAPE,
-                  "tensor '%s' holds %zu values for shape of %lld",
-                  t->name ? t->name : "", have, (long long)n);
+      return count_err(I, t, have, n);
     v->f = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!v->f)
       return fail(I, IR_ERR_NOMEM, "out of memory");
@@ -188,9 +235,7 @@ static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
                   : dt == DT_INT64 ? t->n_int64_data
                                    : t->n_int32_data;
     if ((int64_t)have != n)
-      return fail(I, IR_ERR_SHAPE,
-                  "tensor '%s' holds %zu values for shape of %lld",
-                  t->name ? t->name : "", have, (long long)n);
+      return count_err(I, t, have, n);
     v->is_int = 1;
     v->i = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!v->i)
