@@ -270,4 +270,55 @@ char *ir_read_file(const char *path, size_t *len, ir_diag *d);
 ir_status ir_write_atomic(const char *path, const char *data, size_t len,
                           ir_diag *d);
 
+/* ---- rules: pairs of equivalent graphs (docs/rules-format.md) ----------- */
+
+typedef enum ir_rule_status {
+  IR_RULE_UNVERIFIED, /* not (yet) checked by the verifier */
+  IR_RULE_PROVEN,     /* the verifier proved src == dst from the axioms */
+  IR_RULE_UNPROVEN    /* the verifier failed (sat, unknown, timeout) */
+} ir_rule_status;
+
+/* A substitution: src and dst compute the same outputs, position by
+ * position (src->outputs[i] == dst->outputs[i]), for every value of their
+ * inputs. Both graphs own their arenas. Every input or weight of dst is one
+ * of src's, by name, with the same kind and shape; output shapes agree. */
+typedef struct ir_rule {
+  char *id;     /* unique in its set: [A-Za-z0-9_.-]+ (malloc'd) */
+  ir_graph *src, *dst;
+  ir_rule_status status;
+  char **axioms; /* names of the axioms the proof used (malloc'd) */
+  int naxioms;
+  char *note; /* one line: why unproven, where imported from; or NULL */
+  int32_t line; /* where the rule starts in its file; 0 if built */
+} ir_rule;
+
+typedef struct ir_ruleset {
+  ir_rule *rules;
+  int n, cap;
+} ir_ruleset;
+
+void ir_ruleset_init(ir_ruleset *rs);
+void ir_ruleset_free(ir_ruleset *rs); /* frees every rule and its graphs */
+/* Appends a rule taking ownership of src and dst (freed on failure too);
+ * checks the invariants above. Returns the rule, or NULL with d set. */
+ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
+                        ir_graph *dst, ir_diag *d);
+/* Records the axioms a proof used (copies the strings). */
+ir_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n);
+ir_status ir_rule_set_note(ir_rule *r, const char *note); /* NULL clears */
+/* Checks a rule's invariants (see ir_rule). */
+ir_status ir_rule_validate(const ir_rule *r, ir_diag *d);
+const char *ir_rule_status_name(ir_rule_status s);
+
+/* Parses a rule file; on failure rs is left empty and d holds
+ * file:line:col of the first error. */
+ir_status ir_rules_parse(const char *text, size_t len, const char *file,
+                         ir_ruleset *rs, ir_diag *d);
+ir_status ir_rules_read_file(const char *path, ir_ruleset *rs, ir_diag *d);
+/* Prints a rule set (header comment lines first, each starting "# ", may be
+ * NULL); malloc'd string. Stable: the same set prints byte-identically. */
+char *ir_rules_print(const ir_ruleset *rs, const char *header);
+ir_status ir_rules_write_file(const ir_ruleset *rs, const char *header,
+                              const char *path, ir_diag *d);
+
 #endif

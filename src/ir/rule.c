@@ -1,0 +1,482 @@
+/* rule.c: rule sets (pairs of equivalent graphs) and their text format.
+ *
+ * A rule file is a sequence of blocks (docs/rules-format.md):
+ *
+ *   rule ID STATUS            STATUS: proven | unproven | unverified
+ *   axioms: NAME...           optional: the axioms the proof used
+ *   note: TEXT                optional: one line
+ *   src:
+ *   ...a .graph text...
+ *   dst:
+ *   ...a .graph text...
+ *   end
+ *
+ * The two graphs are parsed by ir_parse(); their messages keep the rule
+ * file's name and line numbers.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir_int.h"
+
+static const char *status_names[] = {"unverified", "proven", "unproven"};
+
+const char *ir_rule_status_name(ir_rule_status s) {
+  return (unsigned)s < 3 ? status_names[s] : "?";
+}
+
+void ir_ruleset_init(ir_ruleset *rs) { memset(rs, 0, sizeof *rs); }
+
+static void rule_free(ir_rule *r) {
+  free(r->id);
+  ir_graph_free(r->src);
+  ir_graph_free(r->dst);
+  for (int i = 0; i < r->naxioms; i++)
+    free(r->axioms[i]);
+  free(r->axioms);
+  free(r->note);
+  memset(r, 0, sizeof *r);
+}
+
+void ir_ruleset_free(ir_ruleset *rs) {
+  for (int i = 0; i < rs->n; i++)
+    rule_free(&rs->rules[i]);
+  free(rs->rules);
+  ir_ruleset_init(rs);
+}
+
+static int valid_id(const char *id) {
+  if (!*id)
+    return 0;
+  for (const char *p = id; *p; p++)
+    if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
+      return 0;
+  return 1;
+}
+
+ir_status ir_rule_validate(const ir_rule *r, ir_diag *d) {
+  char b1[64], b2[64];
+  if (!r->src || !r->dst)
+    return ir_diag_set(d, IR_ERR_INTERNAL, r->line, 0,
+                       "rule %s: missing a graph", r->id);
+  if (r->src->noutputs != r->dst->noutputs)
+    return ir_diag_set(d, IR_ERR_SHAPE, r->line, 0,
+                       "rule %s: src has %d outputs, dst has %d", r->id,
+                       r->src->noutputs, r->dst->noutputs);
+  for (int i = 0; i < r->src->noutputs; i++) {
+    const ir_tensor *a = &r->src->tensors[r->src->outputs[i]];
+    const ir_tensor *b = &r->dst->tensors[r->dst->outputs[i]];
+    if (!ir_shape_eq(&a->shape, &b->shape))
+      return ir_diag_set(d, IR_ERR_SHAPE, r->line, 0,
+                         "rule %s: output %d is %s in src but %s in dst", r->id,
+                         i + 1, ir_shape_str(&a->shape, b1, sizeof b1),
+                         ir_shape_str(&b->shape, b2, sizeof b2));
+  }
+  for (int i = 0; i < r->dst->ntensors; i++) {
+    const ir_tensor *t = &r->dst->tensors[i];
+    if (t->kind == IR_T_VALUE)
+      continue;
+    int j = ir_find_tensor(r->src, t->name);
+    const ir_tensor *s = j >= 0 ? &r->src->tensors[j] : NULL;
+    if (!s || s->kind != t->kind || !ir_shape_eq(&s->shape, &t->shape))
+      return ir_diag_set(
+          d, IR_ERR_UNDEFINED, t->line ? t->line : r->line, t->col,
+          "rule %s: dst %s '%s' %s is not a %s of src with that shape", r->id,
+          t->kind == IR_T_INPUT ? "input" : "weight", t->name,
+          ir_shape_str(&t->shape, b1, sizeof b1),
+          t->kind == IR_T_INPUT ? "input" : "weight");
+  }
+  return IR_OK;
+}
+
+ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
+                        ir_graph *dst, ir_diag *d) {
+  if (!valid_id(id)) {
+    ir_diag_set(d, IR_ERR_SYNTAX, 0, 0, "bad rule id '%s'", id);
+    goto fail;
+  }
+  if (rs->n == rs->cap) {
+    int cap = rs->cap ? 2 * rs->cap : 64;
+    ir_rule *nr = realloc(rs->rules, (size_t)cap * sizeof *nr);
+    if (!nr) {
+      ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      goto fail;
+    }
+    rs->rules = nr;
+    rs->cap = cap;
+  }
+  ir_rule *r = &rs->rules[rs->n];
+  memset(r, 0, sizeof *r);
+  r->id = strdup(id);
+  r->src = src;
+  r->dst = dst;
+  if (!r->id) {
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    r->src = r->dst = NULL;
+    goto fail;
+  }
+  if (ir_rule_validate(r, d) != IR_OK) {
+    rule_free(r);
+    return NULL;
+  }
+  rs->n++;
+  return r;
+fail:
+  ir_graph_free(src);
+  ir_graph_free(dst);
+  return NULL;
+}
+
+ir_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n) {
+  char **a = n ? calloc((size_t)n, sizeof *a) : NULL;
+  if (n && !a)
+    return IR_ERR_NOMEM;
+  for (int i = 0; i < n; i++)
+    if (!(a[i] = strdup(names[i]))) {
+      while (i--)
+        free(a[i]);
+      free(a);
+      return IR_ERR_NOMEM;
+    }
+  for (int i = 0; i < r->naxioms; i++)
+    free(r->axioms[i]);
+  free(r->axioms);
+  r->axioms = a;
+  r->naxioms = n;
+  return IR_OK;
+}
+
+ir_status ir_rule_set_note(ir_rule *r, const char *note) {
+  char *s = NULL;
+  if (note) {
+    if (!(s = strdup(note)))
+      return IR_ERR_NOMEM;
+    for (char *p = s; *p; p++) /* one line */
+      if (*p == '\n' || *p == '\r')
+        *p = ' ';
+  }
+  free(r->note);
+  r->note = s;
+  return IR_OK;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+typedef struct rparser {
+  const char *text, *end, *file;
+  const char *line; /* start of the current line */
+  const char *next; /* start of the following line */
+  int lineno;       /* of the current line */
+  ir_diag *d;
+} rparser;
+
+/* Advances to the next line; returns 0 at the end of the text. */
+static int next_line(rparser *p) {
+  if (p->next >= p->end)
+    return 0;
+  p->line = p->next;
+  const char *nl = memchr(p->line, '\n', (size_t)(p->end - p->line));
+  p->next = nl ? nl + 1 : p->end;
+  p->lineno++;
+  return 1;
+}
+
+static size_t line_len(const rparser *p) {
+  size_t n = (size_t)(p->next - p->line);
+  while (n && (p->line[n - 1] == '\n' || p->line[n - 1] == '\r'))
+    n--;
+  return n;
+}
+
+/* The current line without comment and surrounding blanks, into buf. */
+static const char *stripped(const rparser *p, char *buf, size_t cap) {
+  size_t n = line_len(p);
+  const char *s = p->line;
+  const char *h = memchr(s, '#', n);
+  if (h)
+    n = (size_t)(h - s);
+  while (n && isspace((unsigned char)*s))
+    s++, n--;
+  while (n && isspace((unsigned char)s[n - 1]))
+    n--;
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  return buf;
+}
+
+static ir_status perr(rparser *p, int col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static ir_status perr(rparser *p, int col, const char *fmt, ...) {
+  if (!p->d)
+    return IR_ERR_SYNTAX;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ir_diag_set(p->d, IR_ERR_SYNTAX, p->lineno, col, "%s", msg);
+  snprintf(p->d->file, sizeof p->d->file, "%s", p->file);
+  size_t n = line_len(p);
+  if (n >= sizeof p->d->src)
+    n = sizeof p->d->src - 1;
+  memcpy(p->d->src, p->line, n);
+  p->d->src[n] = 0;
+  return IR_ERR_SYNTAX;
+}
+
+/* Column (1-based) of the first non-blank character of the line. */
+static int first_col(const rparser *p) {
+  int c = 1;
+  while (p->line + c - 1 < p->next &&
+         (p->line[c - 1] == ' ' || p->line[c - 1] == '\t'))
+    c++;
+  return c;
+}
+
+/* Parses the graph text from the line after the current one up to (not
+ * including) the next line that strips to `stop`; leaves that line current. */
+static ir_graph *parse_section(rparser *p, const char *stop) {
+  char buf[64];
+  const char *start = p->next;
+  int startline = p->lineno + 1;
+  int found = 0;
+  while (next_line(p))
+    if (!strcmp(stripped(p, buf, sizeof buf), stop)) {
+      found = 1;
+      break;
+    }
+  if (!found) {
+    perr(p, 1, "missing '%s' before the end of the file", stop);
+    return NULL;
+  }
+  ir_graph *g = ir_parse(start, (size_t)(p->line - start), p->file, p->d);
+  if (!g && p->d && p->d->line > 0)
+    p->d->line += startline - 1;
+  return g;
+}
+
+static ir_status parse_axioms(rparser *p, ir_rule *r, const char *s) {
+  const char *names[256];
+  char copy[4096];
+  int n = 0;
+  snprintf(copy, sizeof copy, "%s", s);
+  for (char *t = strtok(copy, " \t"); t; t = strtok(NULL, " \t")) {
+    if (n == 256)
+      return perr(p, first_col(p), "more than 256 axioms");
+    names[n++] = t;
+  }
+  if (ir_rule_set_axioms(r, names, n) != IR_OK)
+    return ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  return IR_OK;
+}
+
+/* Parses one block whose "rule" line is current. */
+static ir_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
+  char id[256], st[64], extra[8];
+  int rule_line = p->lineno, col = first_col(p);
+  int k = sscanf(head, "rule %255s %63s %7s", id, st, extra);
+  if (k != 2)
+    return perr(p, col, "expected 'rule ID STATUS'");
+  if (!valid_id(id))
+    return perr(p, col + 5, "bad rule id '%s' (letters, digits, _ . -)", id);
+  for (int i = 0; i < rs->n; i++)
+    if (!strcmp(rs->rules[i].id, id))
+      return perr(p, col + 5, "rule '%s' already defined on line %d", id,
+                  rs->rules[i].line);
+  int status = -1;
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(st, status_names[i]))
+      status = i;
+  if (status < 0)
+    return perr(p, col + 6 + (int)strlen(id),
+                "unknown status '%s' (proven, unproven or unverified)", st);
+  ir_rule tmp = {0};
+  char buf[4096];
+  for (;;) { /* axioms: / note: lines, then src: */
+    if (!next_line(p))
+      return perr(p, 1, "rule '%s' ends before 'src:'", id);
+    const char *s = stripped(p, buf, sizeof buf);
+    if (!*s)
+      continue;
+    if (!strncmp(s, "axioms:", 7)) {
+      if (parse_axioms(p, &tmp, s + 7) != IR_OK)
+        goto fail;
+    } else if (!strncmp(s, "note:", 5)) {
+      const char *t = s + 5;
+      while (*t == ' ' || *t == '\t')
+        t++;
+      if (ir_rule_set_note(&tmp, t) != IR_OK)
+        goto fail;
+    } else if (!strcmp(s, "src:")) {
+      break;
+    } else {
+      perr(p, first_col(p), "expected 'axioms:', 'note:' or 'src:'");
+      goto fail;
+    }
+  }
+  ir_graph *src = parse_section(p, "dst:");
+  if (!src)
+    goto fail;
+  ir_graph *dst = parse_section(p, "end");
+  if (!dst) {
+    ir_graph_free(src);
+    goto fail;
+  }
+  ir_rule *r = ir_ruleset_add(rs, id, src, dst, p->d);
+  if (!r) {
+    if (p->d && !p->d->line) {
+      p->d->line = rule_line;
+      snprintf(p->d->file, sizeof p->d->file, "%s", p->file);
+    }
+    goto fail;
+  }
+  r->status = (ir_rule_status)status;
+  r->axioms = tmp.axioms;
+  r->naxioms = tmp.naxioms;
+  r->note = tmp.note;
+  r->line = rule_line;
+  return IR_OK;
+fail:
+  rule_free(&tmp);
+  return p->d && p->d->code ? p->d->code : IR_ERR_SYNTAX;
+}
+
+ir_status ir_rules_parse(const char *text, size_t len, const char *file,
+                         ir_ruleset *rs, ir_diag *d) {
+  rparser p = {text, text + len, file, text, text, 0, d};
+  ir_diag local;
+  if (!p.d)
+    p.d = &local;
+  memset(p.d, 0, sizeof *p.d);
+  ir_ruleset_init(rs);
+  char buf[4096];
+  while (next_line(&p)) {
+    const char *s = stripped(&p, buf, sizeof buf);
+    if (!*s)
+      continue;
+    if (strncmp(s, "rule ", 5) && strncmp(s, "rule\t", 5)) {
+      perr(&p, first_col(&p), "expected 'rule ID STATUS'");
+      goto fail;
+    }
+    if (parse_rule(&p, rs, s) != IR_OK)
+      goto fail;
+  }
+  return IR_OK;
+fail:
+  ir_ruleset_free(rs);
+  if (!p.d->file[0])
+    snprintf(p.d->file, sizeof p.d->file, "%s", file);
+  return p.d->code ? p.d->code : IR_ERR_SYNTAX;
+}
+
+ir_status ir_rules_read_file(const char *path, ir_ruleset *rs, ir_diag *d) {
+  size_t len;
+  ir_ruleset_init(rs);
+  char *text = ir_read_file(path, &len, d);
+  if (!text)
+    return d ? d->code : IR_ERR_IO;
+  ir_status st = ir_rules_parse(text, len, path, rs, d);
+  free(text);
+  return st;
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+typedef struct sbuf {
+  char *s;
+  size_t n, cap;
+  int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+  if (b->oom)
+    return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + n + 1)
+      cap *= 2;
+    char *ns = realloc(b->s, cap);
+    if (!ns) {
+      b->oom = 1;
+      return;
+    }
+    b->s = ns;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->n, s, n);
+  b->n += n;
+  b->s[b->n] = 0;
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+/* A graph's canonical text without its "graph NAME" line. */
+static void sb_graph(sbuf *b, const ir_graph *g) {
+  char *t = ir_print(g);
+  if (!t) {
+    b->oom = 1;
+    return;
+  }
+  const char *s = t;
+  if (!strncmp(s, "graph ", 6)) {
+    const char *nl = strchr(s, '\n');
+    s = nl ? nl + 1 : s + strlen(s);
+  }
+  sb_str(b, s);
+  free(t);
+}
+
+char *ir_rules_print(const ir_ruleset *rs, const char *header) {
+  sbuf b = {0};
+  sb_str(&b, "");
+  if (header)
+    sb_str(&b, header);
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    if (i || header)
+      sb_str(&b, "\n");
+    sb_str(&b, "rule ");
+    sb_str(&b, r->id);
+    sb_str(&b, " ");
+    sb_str(&b, ir_rule_status_name(r->status));
+    sb_str(&b, "\n");
+    if (r->naxioms) {
+      sb_str(&b, "axioms:");
+      for (int j = 0; j < r->naxioms; j++) {
+        sb_str(&b, " ");
+        sb_str(&b, r->axioms[j]);
+      }
+      sb_str(&b, "\n");
+    }
+    if (r->note) {
+      sb_str(&b, "note: ");
+      sb_str(&b, r->note);
+      sb_str(&b, "\n");
+    }
+    sb_str(&b, "src:\n");
+    sb_graph(&b, r->src);
+    sb_str(&b, "dst:\n");
+    sb_graph(&b, r->dst);
+    sb_str(&b, "end\n");
+  }
+  if (b.oom) {
+    free(b.s);
+    return NULL;
+  }
+  return b.s;
+}
+
+ir_status ir_rules_write_file(const ir_ruleset *rs, const char *header,
+                              const char *path, ir_diag *d) {
+  char *s = ir_rules_print(rs, header);
+  if (!s)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_status st = ir_write_atomic(path, s, strlen(s), d);
+  free(s);
+  return st;
+}
