@@ -299,6 +299,8 @@ typedef struct ir_ruleset {
 
 void ir_ruleset_init(ir_ruleset *rs);
 void ir_ruleset_free(ir_ruleset *rs); /* frees every rule and its graphs */
+/* Frees one rule's id, graphs, axioms and note; zeroes *r. */
+void ir_rule_clear(ir_rule *r);
 /* Appends a rule taking ownership of src and dst (freed on failure too);
  * checks the invariants above. Returns the rule, or NULL with d set. */
 ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,

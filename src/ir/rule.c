@@ -30,7 +30,7 @@ const char *ir_rule_status_name(ir_rule_status s) {
 
 void ir_ruleset_init(ir_ruleset *rs) { memset(rs, 0, sizeof *rs); }
 
-static void rule_free(ir_rule *r) {
+void ir_rule_clear(ir_rule *r) {
   free(r->id);
   ir_graph_free(r->src);
   ir_graph_free(r->dst);
@@ -43,7 +43,7 @@ static void rule_free(ir_rule *r) {
 
 void ir_ruleset_free(ir_ruleset *rs) {
   for (int i = 0; i < rs->n; i++)
-    rule_free(&rs->rules[i]);
+    ir_rule_clear(&rs->rules[i]);
   free(rs->rules);
   ir_ruleset_init(rs);
 }
@@ -84,10 +84,10 @@ ir_status ir_rule_validate(const ir_rule *r, ir_diag *d) {
     if (!s || s->kind != t->kind || !ir_shape_eq(&s->shape, &t->shape))
       return ir_diag_set(
           d, IR_ERR_UNDEFINED, t->line ? t->line : r->line, t->col,
-          "rule %s: dst %s '%s' %s is not a %s of src with that shape", r->id,
+          "rule %s: dst %s '%s' %s is not %s of src with that shape", r->id,
           t->kind == IR_T_INPUT ? "input" : "weight", t->name,
           ir_shape_str(&t->shape, b1, sizeof b1),
-          t->kind == IR_T_INPUT ? "input" : "weight");
+          t->kind == IR_T_INPUT ? "an input" : "a weight");
   }
   return IR_OK;
 }
@@ -119,7 +119,7 @@ ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
     goto fail;
   }
   if (ir_rule_validate(r, d) != IR_OK) {
-    rule_free(r);
+    ir_rule_clear(r);
     return NULL;
   }
   rs->n++;
@@ -257,6 +257,12 @@ static ir_graph *parse_section(rparser *p, const char *stop) {
   ir_graph *g = ir_parse(start, (size_t)(p->line - start), p->file, p->d);
   if (!g && p->d && p->d->line > 0)
     p->d->line += startline - 1;
+  for (int i = 0; g && i < g->ntensors; i++) /* positions in the rule file */
+    if (g->tensors[i].line)
+      g->tensors[i].line += startline - 1;
+  for (int i = 0; g && i < g->nnodes; i++)
+    if (g->nodes[i].line)
+      g->nodes[i].line += startline - 1;
   return g;
 }
 
@@ -342,7 +348,7 @@ static ir_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
   r->line = rule_line;
   return IR_OK;
 fail:
-  rule_free(&tmp);
+  ir_rule_clear(&tmp);
   return p->d && p->d->code ? p->d->code : IR_ERR_SYNTAX;
 }
 

@@ -1,0 +1,258 @@
+/* test_rules.c: the rule file format (src/ir/rule.c) and the prune stage
+ * (src/prune/). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir/ir.h"
+#include "prune/prune.h"
+
+#define RULE(id, st, src, dst)                                                 \
+  "rule " id " " st "\nsrc:\n" src "dst:\n" dst "end\n"
+
+static const char *two_rules = "# a header comment\n"
+                               "rule r1 proven\n"
+                               "axioms: ewadd_comm\n"
+                               "note: found by hand\n"
+                               "src:\n"
+                               "input a: [2,4]\n"
+                               "input b: [2,4]\n"
+                               "t = ewadd(a, b)\n"
+                               "output t\n"
+                               "dst:\n"
+                               "input a: [2,4]\n"
+                               "input b: [2,4]\n"
+                               "u = ewadd(b, a)\n"
+                               "output u\n"
+                               "end\n"
+                               "\n"
+                               "rule r2 unverified\n"
+                               "src:\n"
+                               "input q: [4,4]\n"
+                               "t = transpose(q) perm=[1,0]\n"
+                               "u = transpose(t) perm=[1,0]\n"
+                               "output u\n"
+                               "dst:\n"
+                               "input q: [4,4]\n"
+                               "output q\n"
+                               "end\n";
+
+static void parse_ok(const char *text, ir_ruleset *rs) {
+  ir_diag d;
+  ir_status st = ir_rules_parse(text, strlen(text), "t.rules", rs, &d);
+  if (st != IR_OK)
+    ir_diag_print(&d, stderr);
+  cr_assert_eq(st, IR_OK);
+}
+
+Test(rules, parse_print_roundtrip) {
+  ir_ruleset rs, rs2;
+  parse_ok(two_rules, &rs);
+  cr_assert_eq(rs.n, 2);
+  cr_assert_str_eq(rs.rules[0].id, "r1");
+  cr_assert_eq(rs.rules[0].status, IR_RULE_PROVEN);
+  cr_assert_eq(rs.rules[0].naxioms, 1);
+  cr_assert_str_eq(rs.rules[0].axioms[0], "ewadd_comm");
+  cr_assert_str_eq(rs.rules[0].note, "found by hand");
+  cr_assert_eq(rs.rules[1].status, IR_RULE_UNVERIFIED);
+  cr_assert_eq(rs.rules[1].dst->nnodes, 0);
+  cr_assert_eq(rs.rules[0].line, 2);
+  char *a = ir_rules_print(&rs, "# h\n");
+  parse_ok(a, &rs2);
+  char *b = ir_rules_print(&rs2, "# h\n");
+  cr_assert_str_eq(a, b);
+  cr_assert(strstr(a, "rule r2 unverified\nsrc:\ninput q: [4,4]\n"));
+  free(a);
+  free(b);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&rs2);
+}
+
+/* Each bad file with the line:col and message fragment it must produce. */
+static const struct {
+  const char *text;
+  int line, col;
+  const char *msg;
+} bad[] = {
+    {"rule\n", 1, 1, "expected 'rule ID STATUS'"},
+    {"rules r1 proven\n", 1, 1, "expected 'rule ID STATUS'"},
+    {"rule r1 maybe\nsrc:\n", 1, 9, "unknown status 'maybe'"},
+    {"rule r$ proven\n", 1, 6, "bad rule id"},
+    {"rule r1 proven\nsrc:\ninput a: [2]\noutput a\n", 4, 1, "missing 'dst:'"},
+    {RULE("r1", "proven", "input a: [2]\nt = relu(b)\noutput t\n",
+          "input a: [2]\noutput a\n"),
+     4, 10, "undefined name 'b'"},
+    {RULE("r1", "proven", "input a: [2]\nt = relu(a)\noutput t\n",
+          "input a: [3]\noutput a\n"),
+     1, 0, "output 1 is [2] in src but [3] in dst"},
+    {RULE("r1", "proven", "input a: [2]\nt = relu(a)\noutput t\n",
+          "input z: [2]\noutput z\n"),
+     7, 7, "dst input 'z' [2] is not an input of src"},
+    {RULE("r1", "proven", "input a: [2]\noutput a\n",
+          "input a: [2]\noutput a\n")
+         RULE("r1", "proven", "input a: [2]\noutput a\n",
+              "input a: [2]\noutput a\n"),
+     9, 6, "rule 'r1' already defined on line 1"},
+    {"rule r1 proven\nbogus\n", 2, 1, "expected 'axioms:', 'note:' or 'src:'"},
+};
+
+Test(rules, errors_have_positions) {
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ir_ruleset rs;
+    ir_diag d;
+    ir_status st =
+        ir_rules_parse(bad[i].text, strlen(bad[i].text), "bad.rules", &rs, &d);
+    cr_assert_neq(st, IR_OK, "case %zu parsed", i);
+    cr_assert_eq(rs.n, 0);
+    cr_assert_str_eq(d.file, "bad.rules", "case %zu", i);
+    cr_assert(strstr(d.msg, bad[i].msg), "case %zu: got '%s'", i, d.msg);
+    cr_assert_eq(d.line, bad[i].line, "case %zu: line %d", i, d.line);
+    if (bad[i].col)
+      cr_assert_eq(d.col, bad[i].col, "case %zu: col %d", i, d.col);
+  }
+}
+
+Test(rules, write_is_atomic_and_stable) {
+  ir_ruleset rs;
+  ir_diag d;
+  parse_ok(two_rules, &rs);
+  char path[] = "/tmp/superopt_rules_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  cr_assert_eq(ir_rules_write_file(&rs, "# x\n", path, &d), IR_OK);
+  ir_ruleset back;
+  cr_assert_eq(ir_rules_read_file(path, &back, &d), IR_OK);
+  cr_assert_eq(back.n, 2);
+  cr_assert_neq(ir_rules_write_file(&rs, NULL, "/nonexistent/dir/x.rules", &d),
+                IR_OK);
+  remove(path);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&back);
+}
+
+/* ---- prune ----------------------------------------------------------------*/
+
+static ir_ruleset parse_set(const char *text) {
+  ir_ruleset rs;
+  parse_ok(text, &rs);
+  return rs;
+}
+
+#define MM2 "input a: [2,4]\ninput b: [2,4]\ninput c: [2,4]\n"
+
+Test(prune, trivial_commutative) {
+  ir_ruleset rs = parse_set(two_rules);
+  cr_assert(pr_is_trivial(&rs.rules[0])); /* a+b vs b+a */
+  cr_assert(!pr_is_trivial(&rs.rules[1]));
+  ir_ruleset_free(&rs);
+}
+
+Test(prune, common_sub_and_super) {
+  ir_ruleset rs = parse_set(
+      /* both compute relu(a) on an input: common subgraph */
+      RULE("s1", "unverified",
+           MM2 "r = relu(a)\nt = ewadd(r, b)\nu = ewadd(t, c)\noutput u\n",
+           MM2 "r = relu(a)\nt = ewadd(b, c)\nu = ewadd(r, t)\noutput u\n")
+      /* associativity itself: kept */
+      RULE("s2", "unverified",
+           MM2 "t = ewadd(a, b)\nu = ewadd(t, c)\noutput u\n",
+           MM2 "t = ewadd(b, c)\nu = ewadd(a, t)\noutput u\n")
+      /* relu(assoc lhs) vs relu(assoc rhs): common supergraph */
+      RULE("s3", "unverified",
+           MM2 "t = ewadd(a, b)\nu = ewadd(t, c)\nv = relu(u)\noutput v\n",
+           MM2 "t = ewadd(b, c)\nu = ewadd(a, t)\nv = relu(u)\noutput v\n"));
+  cr_assert(pr_has_common_sub(&rs.rules[0]));
+  cr_assert(!pr_has_common_sub(&rs.rules[1]));
+  cr_assert(!pr_has_common_super(&rs.rules[1]));
+  cr_assert(pr_has_common_super(&rs.rules[2]));
+  pr_stats st;
+  ir_diag d;
+  cr_assert_eq(pr_prune(&rs, &st, &d), IR_OK);
+  cr_assert_eq(st.in, 3);
+  cr_assert_eq(st.common_sub, 1);
+  cr_assert_eq(st.common_super, 1);
+  cr_assert_eq(st.out, 1);
+  cr_assert_str_eq(rs.rules[0].id, "s2");
+  ir_ruleset_free(&rs);
+}
+
+Test(prune, renaming_swaps_and_outputs) {
+  ir_ruleset rs = parse_set(
+      RULE("a1", "unverified",
+           MM2 "t = ewadd(a, b)\nu = ewadd(t, c)\noutput u\n",
+           MM2 "t = ewadd(b, c)\nu = ewadd(a, t)\noutput u\n")
+      /* the same with inputs renamed a->c, c->a */
+      RULE("a2", "unverified",
+           MM2 "t = ewadd(c, b)\nu = ewadd(t, a)\noutput u\n",
+           MM2 "t = ewadd(b, a)\nu = ewadd(c, t)\noutput u\n")
+      /* the same with src and dst swapped */
+      RULE("a3", "unverified",
+           MM2 "t = ewadd(b, c)\nu = ewadd(a, t)\noutput u\n",
+           MM2 "t = ewadd(a, b)\nu = ewadd(t, c)\noutput u\n")
+      /* a different law over the same inputs (ewmul): kept */
+      RULE("a4", "unverified",
+           MM2 "t = ewmul(a, b)\nu = ewmul(t, c)\noutput u\n",
+           MM2 "t = ewmul(b, c)\nu = ewmul(a, t)\noutput u\n")
+      /* matmul is not commutative: argument order is kept in the key */
+      RULE("m1", "unverified",
+           "input x: [4,4]\ninput y: [4,4]\ninput z: [4,4]\n"
+           "t = matmul(x, y)\nu = matmul(t, z)\noutput u\n",
+           "input x: [4,4]\ninput y: [4,4]\ninput z: [4,4]\n"
+           "t = matmul(y, z)\nu = matmul(x, t)\noutput u\n")
+          RULE("m2", "unverified",
+               "input x: [4,4]\ninput y: [4,4]\ninput z: [4,4]\n"
+               "t = matmul(y, x)\nu = matmul(t, z)\noutput u\n",
+               "input x: [4,4]\ninput y: [4,4]\ninput z: [4,4]\n"
+               "t = matmul(x, z)\nu = matmul(y, t)\noutput u\n")
+              RULE("m3", "unverified",
+                   "input x: [4,4]\ninput y: [4,4]\ninput z: [4,4]\n"
+                   "t = matmul(x, y)\nu = matmul(t, z)\noutput u\n",
+                   "input x: [4,4]\ninput y: [4,4]\ninput z: [4,4]\n"
+                   "t = matmul(y, x)\nu = matmul(z, t)\noutput u\n"));
+  pr_stats st;
+  ir_diag d;
+  uint64_t k1, k5, k7;
+  cr_assert_eq(pr_pair_key(&rs.rules[0], &k1, &d), IR_OK);
+  cr_assert_eq(pr_pair_key(&rs.rules[4], &k5, &d), IR_OK);
+  cr_assert_eq(pr_pair_key(&rs.rules[6], &k7, &d), IR_OK);
+  cr_assert_neq(k1, k5);
+  cr_assert_neq(k5, k7);
+  cr_assert_eq(pr_prune(&rs, &st, &d), IR_OK);
+  cr_assert_eq(st.renaming, 3, "renaming removed %lld", st.renaming);
+  cr_assert_eq(rs.n, 4);
+  cr_assert_str_eq(rs.rules[0].id, "a1");
+  cr_assert_str_eq(rs.rules[1].id, "a4");
+  cr_assert_str_eq(rs.rules[2].id, "m1");
+  cr_assert_str_eq(rs.rules[3].id, "m3");
+  ir_ruleset_free(&rs);
+}
+
+Test(prune, shapes_distinguish_inputs) {
+  /* the same term over inputs of different shapes is a different pair */
+  ir_ruleset rs =
+      parse_set(RULE("p1", "unverified",
+                     "input a: [2,4]\nt = relu(a)\nu = relu(t)\noutput u\n",
+                     "input a: [2,4]\nt = relu(a)\noutput t\n")
+                    RULE("p2", "unverified",
+                         "input a: [4,4]\nt = relu(a)\nu = relu(t)\noutput u\n",
+                         "input a: [4,4]\nt = relu(a)\noutput t\n"));
+  pr_stats st;
+  ir_diag d;
+  cr_assert_eq(pr_prune(&rs, &st, &d), IR_OK);
+  /* both share relu(a) on an input: common subgraph, both dropped */
+  cr_assert_eq(st.common_sub, 2);
+  ir_ruleset_free(&rs);
+  rs = parse_set(RULE("p1", "unverified",
+                      "input a: [2,4]\nt = transpose(a) perm=[1,0]\n"
+                      "u = transpose(t) perm=[1,0]\noutput u\n",
+                      "input a: [2,4]\noutput a\n")
+                     RULE("p2", "unverified",
+                          "input a: [4,4]\nt = transpose(a) perm=[1,0]\n"
+                          "u = transpose(t) perm=[1,0]\noutput u\n",
+                          "input a: [4,4]\noutput a\n"));
+  cr_assert_eq(pr_prune(&rs, &st, &d), IR_OK);
+  cr_assert_eq(st.out, 2);
+  ir_ruleset_free(&rs);
+}
