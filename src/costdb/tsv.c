@@ -226,7 +226,8 @@ static int cmp_row(const void *a, const void *b) {
 /* Two rows for one (device, sig) in one import is an error (which wins
  * would depend on the order). */
 static ir_status no_duplicates(rows *rs, const char *const *paths, ir_diag *d) {
-  qsort(rs->r, (size_t)rs->n, sizeof *rs->r, cmp_row);
+  if (rs->n > 1)
+    qsort(rs->r, (size_t)rs->n, sizeof *rs->r, cmp_row);
   for (int i = 1; i < rs->n; i++) {
     const row *a = &rs->r[i - 1], *b = &rs->r[i];
     if (strcmp(a->device, b->device) || strcmp(a->sig, b->sig))
@@ -257,7 +258,8 @@ static ir_status read_all(const char *const *paths, int n, texts *tx, rows *rs,
   tx->t = calloc((size_t)(n ? n : 1), sizeof *tx->t);
   if (!tx->t)
     return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  for (int i = 0; i < n; i++, tx->n++) {
+  tx->n = n; /* every slot is a text or NULL */
+  for (int i = 0; i < n; i++) {
     size_t len;
     tx->t[i] = ir_read_file(paths[i], &len, d);
     if (!tx->t[i])
