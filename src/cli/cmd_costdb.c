@@ -10,8 +10,10 @@
 #include "../costdb/costdb.h"
 #include "cli.h"
 
-#ifndef SUPEROPT_SOURCE_DIR
-#define SUPEROPT_SOURCE_DIR NULL
+#ifdef SUPEROPT_SOURCE_DIR
+#define TABLES_DIR SUPEROPT_SOURCE_DIR "/costdb"
+#else
+#define TABLES_DIR NULL
 #endif
 
 typedef struct opts {
@@ -19,14 +21,7 @@ typedef struct opts {
   int no_tables;
 } opts;
 
-const char *cli_costdb_tables(void) {
-  static const char *const src = SUPEROPT_SOURCE_DIR;
-  static char dir[4096];
-  if (!src)
-    return NULL;
-  snprintf(dir, sizeof dir, "%s/costdb", src);
-  return dir;
-}
+const char *cli_costdb_tables(void) { return TABLES_DIR; }
 
 cd_db *cli_costdb_open(const char *path, const char *tables, int *rc) {
   char def[4096];
