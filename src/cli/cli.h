@@ -39,5 +39,13 @@ int cli_check(const cli_command *c, int argc, char **argv);
 int cli_print(const cli_command *c, int argc, char **argv);
 int cli_import(const cli_command *c, int argc, char **argv);
 int cli_export(const cli_command *c, int argc, char **argv);
+int cli_costdb(const cli_command *c, int argc, char **argv);
+
+/* The cost database for commands that cost graphs (cmd_costdb.c): opens
+ * path (NULL: the default, cd_default_path) with the checked-in tables of
+ * folder tables (NULL: none); prints the error and sets *rc on failure. */
+struct cd_db *cli_costdb_open(const char *path, const char *tables, int *rc);
+/* The source tree's costdb/ folder (compile-time), or NULL. */
+const char *cli_costdb_tables(void);
 
 #endif

@@ -62,6 +62,29 @@ static const cli_command commands[] = {
      "Writes GRAPH as an ONNX model (opset 17), atomically. Weights with\n"
      "values become initializers; weights without stay graph inputs.\n",
      cli_export},
+    {"costdb", "inspect, import, export the cost database; estimate a graph",
+     "usage: superopt costdb stats [--db PATH] [--device D]\n"
+     "       superopt costdb import TABLE.tsv... [--db PATH]\n"
+     "       superopt costdb export [--db PATH] [--device D] [-o OUT.tsv]\n"
+     "       superopt costdb estimate GRAPH [--device D] [--db PATH]\n"
+     "                                [--tables DIR | --no-tables]\n"
+     "\n"
+     "Operator costs per device (docs/costdb.md). stats: rows per device\n"
+     "(from checked-in tables vs measured locally) and an integrity check.\n"
+     "import: TSV tables, all in one transaction (a bad line imports\n"
+     "nothing). export: rows sorted by device and signature, to standard\n"
+     "output or atomically to OUT. estimate: each operator's roofline\n"
+     "estimate and measured cost, and the graph's total.\n"
+     "\n"
+     "  --db PATH     the database (default $SUPEROPT_COSTDB, else\n"
+     "                $XDG_CACHE_HOME/superopt/costdb.sqlite, else\n"
+     "                ~/.cache/superopt/costdb.sqlite)\n"
+     "  --device D    h100 (default), h200, h100-tf32, h200-tf32, cpu\n"
+     "  --tables DIR  checked-in tables DIR/<device>.tsv imported on first\n"
+     "                use (default: the source tree's costdb/)\n"
+     "  --no-tables   import no tables\n"
+     "  -o OUT        export to OUT\n",
+     cli_costdb},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof *commands)

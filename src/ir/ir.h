@@ -171,6 +171,9 @@ const char *ir_param_name(ir_param_id p);
 ir_param_kind ir_param_kind_of(ir_param_id p);
 /* Parameter by name; -1 if none. */
 int ir_param_lookup(const char *name, size_t len);
+/* Formats the value of parameter p in a, as the parser reads it (always
+ * NUL-terminated). */
+void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n);
 /* Index of p in op's parameter list, or -1 when op has no such parameter. */
 int ir_op_param_index(ir_opcode op, ir_param_id p);
 /* Fills a with op's defaults. */

@@ -8,8 +8,6 @@
  * holds parameter p. On error returns non-zero and writes why into err. */
 int ir_param_parse(ir_param_id p, const char *s, size_t len, ir_attrs *a,
                    char *err, size_t errn);
-/* Formats the value of parameter p in a, as the parser reads it. */
-void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n);
 
 /* One shape rule per operator, defined in shape.c. */
 #define OP(ID, name, inputs, params)                                           \

@@ -1,0 +1,146 @@
+/* cost.c: the cost of a node (measurement, else estimate) and of a graph
+ * (sum over the nodes that run), with an in-memory cache keyed by the
+ * bytes that determine a node's signature: its device, operator,
+ * parameters and input shapes. Hitting the cache formats no signature and
+ * asks SQLite nothing. */
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "cd_int.h"
+
+int cd_device_index(const cd_device *dev, ir_diag *d) {
+  for (int i = 0; i < cd_ndevices(); i++)
+    if (dev == cd_device_at(i) || !strcmp(dev->name, cd_device_at(i)->name))
+      return i;
+  cd_device_find(dev->name, d);
+  return -1;
+}
+
+/* Appends n bytes at *k. */
+static void append(unsigned char *key, size_t *k, const void *p, size_t n) {
+  memcpy(key + *k, p, n);
+  *k += n;
+}
+
+static size_t key_max(const ir_node *nd) {
+  return 3 * sizeof(int32_t) + sizeof(ir_attrs) +
+         (size_t)nd->nin * (sizeof(int32_t) + IR_MAX_RANK * sizeof(int64_t));
+}
+
+/* The node's cache key into key (key_max bytes); returns its length.
+ * ir_attrs has no padding bytes; shapes are copied field by field. */
+static size_t node_key(const ir_graph *g, const ir_node *nd, int32_t dev,
+                       unsigned char *key) {
+  size_t k = 0;
+  int32_t op = (int32_t)nd->op;
+  append(key, &k, &dev, sizeof dev);
+  append(key, &k, &op, sizeof op);
+  append(key, &k, &nd->nin, sizeof nd->nin);
+  append(key, &k, &nd->a, sizeof nd->a);
+  for (int i = 0; i < nd->nin; i++) {
+    const ir_shape *s = &g->tensors[nd->in[i]].shape;
+    append(key, &k, &s->rank, sizeof s->rank);
+    append(key, &k, s->dim, (size_t)s->rank * sizeof *s->dim);
+  }
+  return k;
+}
+
+/* Cache miss: the database's measurement, else the estimate. */
+static ir_status resolve(cd_db *db, const cd_device *dev, const ir_graph *g,
+                         int node, double *ms, int *estimated, ir_diag *d) {
+  char sig[CD_SIG_MAX];
+  int found = 0;
+  if (cd_node_sig(g, node, sig, sizeof sig) >= sizeof sig)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
+                       "operator signature longer than %d bytes", CD_SIG_MAX);
+  ir_status st = cd_lookup(db, dev->name, sig, ms, &found, d);
+  if (st)
+    return st;
+  *estimated = !found;
+  if (!found)
+    *ms = cd_estimate(dev, g, node);
+  return IR_OK;
+}
+
+static ir_status cached(cd_db *db, int32_t devi, const cd_device *dev,
+                        const ir_graph *g, int node, double *ms, int *estimated,
+                        ir_diag *d) {
+  const ir_node *nd = &g->nodes[node];
+  unsigned char *key = cd_scratch(db, key_max(nd));
+  if (!key)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  size_t len = node_key(g, nd, devi, key);
+  uint64_t h = XXH3_64bits(key, len);
+  const cd_centry *e = cd_cache_get(&db->cache, key, len, h);
+  if (e) {
+    *ms = e->ms;
+    *estimated = e->estimated;
+    return IR_OK;
+  }
+  ir_status st = resolve(db, dev, g, node, ms, estimated, d);
+  if (st)
+    return st;
+  /* resolve may have imported a table (clearing the cache): the key is
+   * still in db->scratch, which only cd_node_cost grows */
+  if (cd_cache_put(&db->cache, key, len, h, *ms, *estimated))
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  return IR_OK;
+}
+
+ir_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
+                       int node, double *ms, int *estimated, ir_diag *d) {
+  int devi = cd_device_index(dev, d);
+  if (devi < 0)
+    return IR_ERR_PARAM;
+  if (!db) {
+    *ms = cd_estimate(dev, g, node);
+    *estimated = 1;
+    return IR_OK;
+  }
+  return cached(db, devi, dev, g, node, ms, estimated, d);
+}
+
+void cd_folded_nodes(const ir_graph *g, unsigned char *folded) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *nd = &g->nodes[i];
+    int f = 1;
+    for (int k = 0; k < nd->nin && f; k++) {
+      const ir_tensor *t = &g->tensors[nd->in[k]];
+      f = t->kind == IR_T_WEIGHT || (t->kind == IR_T_VALUE && folded[t->node]);
+    }
+    folded[i] = (unsigned char)f;
+  }
+}
+
+static ir_status sum(cd_db *db, const cd_device *dev, const ir_graph *g,
+                     const unsigned char *folded, cd_cost *out, ir_diag *d) {
+  for (int i = 0; i < g->nnodes; i++) {
+    double ms;
+    int est;
+    if (folded[i]) {
+      out->nfolded++;
+      continue;
+    }
+    ir_status st = cd_node_cost(db, dev, g, i, &ms, &est, d);
+    if (st)
+      return st;
+    out->ms += ms;
+    out->nestimated += est;
+    out->nmeasured += !est;
+  }
+  return IR_OK;
+}
+
+ir_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
+                        cd_cost *out, ir_diag *d) {
+  memset(out, 0, sizeof *out);
+  unsigned char local[1024], *folded = local;
+  if (g->nnodes > (int)sizeof local && !(folded = malloc((size_t)g->nnodes)))
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  cd_folded_nodes(g, folded);
+  ir_status st = sum(db, dev, g, folded, out, d);
+  if (folded != local)
+    free(folded);
+  return st;
+}

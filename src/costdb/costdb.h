@@ -1,0 +1,158 @@
+/* costdb.h: operator costs per device: canonical operator signatures, device
+ * models with a roofline estimate, a SQLite database of measured costs
+ * (checked-in TSV tables imported on first use), and graph cost = sum of
+ * its operators' costs, cached in memory for the search.
+ *
+ * A cost is in milliseconds: one launch of the operator's kernel(s) as part
+ * of a sequence, launch overhead included. Measured costs come from the
+ * database; operators without one are estimated (cd_estimate). Format of the
+ * database and the tables, and the device figures with sources:
+ * docs/costdb.md. A cd_db is not thread-safe: one per thread.
+ */
+#ifndef SUPEROPT_COSTDB_H
+#define SUPEROPT_COSTDB_H
+
+#include <stddef.h>
+
+#include "../ir/ir.h"
+
+#define CD_SCHEMA_VERSION 1 /* the database schema this code reads */
+#define CD_SIG_MAX 8192     /* longest operator signature, NUL included */
+
+/* ---- devices --------------------------------------------------------- */
+
+typedef struct cd_device {
+  const char *name;  /* key in the database: "h100", "h200", "cpu" */
+  const char *desc;  /* the hardware the figures describe */
+  double fp32_flops; /* peak FP32 FLOP/s on the vector units (FMA = 2) */
+  double tf32_flops; /* peak dense TF32 tensor-core FLOP/s; 0 if none */
+  double mem_bw;     /* peak memory bandwidth, bytes/s */
+  double launch_ms;  /* fixed cost of one kernel launch, ms */
+  int use_tf32;      /* 1: conv2d/matmul estimated at tf32_flops */
+} cd_device;
+
+/* The device called name, or NULL with d listing the known devices. */
+const cd_device *cd_device_find(const char *name, ir_diag *d);
+int cd_ndevices(void);
+const cd_device *cd_device_at(int i); /* 0 <= i < cd_ndevices() */
+
+/* ---- signatures and the roofline estimate ---------------------------- */
+
+/* Writes node's canonical signature into buf (always NUL-terminated when
+ * n > 0): operator name, each input's slot name and shape, then every
+ * parameter (defaults included, pads resolved), e.g.
+ *   conv2d x=[1,64,56,56] w=[64,64,3,3] b=[64] stride=[1,1]
+ *   pad=[1,1,1,1] dilation=[1,1] groups=1 act=relu
+ * Independent of tensor names. Returns the signature's length (as snprintf:
+ * truncated if >= n). */
+size_t cd_node_sig(const ir_graph *g, int node, char *buf, size_t n);
+
+/* Work of one node: floating-point operations, bytes read and written in
+ * device memory (float32), kernel launches (0: a view or a constant). */
+typedef struct cd_work {
+  double flops, bytes;
+  int launches;
+  int matrix; /* conv2d/matmul: may run on tensor cores */
+} cd_work;
+
+cd_work cd_node_work(const ir_graph *g, int node);
+/* Roofline: launches * launch_ms + max(flops / peak, bytes / bandwidth),
+ * in ms; 0 for views and constants. */
+double cd_estimate(const cd_device *dev, const ir_graph *g, int node);
+
+/* ---- the database ---------------------------------------------------- */
+
+typedef struct cd_db cd_db;
+
+/* One measured cost. */
+typedef struct cd_entry {
+  double ms;               /* median time, ms (> 0, finite) */
+  double stddev_ms;        /* standard deviation of the samples (>= 0) */
+  int samples;             /* number of timed runs (>= 1) */
+  const char *source;      /* who measured: "cuda-exec", "tsv:h100.tsv" */
+  const char *gpu_name;    /* e.g. "NVIDIA H100 80GB HBM3"; may be "" */
+  const char *measured_at; /* ISO 8601 date or time; NULL: now (UTC) */
+} cd_entry;
+
+/* $SUPEROPT_COSTDB, else $XDG_CACHE_HOME/superopt/costdb.sqlite, else
+ * $HOME/.cache/superopt/costdb.sqlite; creates the folder. */
+ir_status cd_default_path(char *buf, size_t n, ir_diag *d);
+
+/* Opens (creating if absent) the database at path, in WAL mode. Refuses a
+ * file that is not a SQLite database, a database of another program, a
+ * corrupt one, or one whose schema version is not CD_SCHEMA_VERSION. */
+cd_db *cd_open(const char *path, ir_diag *d);
+void cd_close(cd_db *db);
+/* Folder of checked-in tables <device>.tsv, imported on a device's first
+ * use (and again whenever the file's content changes). NULL: none. */
+ir_status cd_set_tables(cd_db *db, const char *dir, ir_diag *d);
+/* Imports dir/<device>.tsv if its content hash differs from the one last
+ * imported; a missing file is not an error. */
+ir_status cd_sync_tables(cd_db *db, const cd_device *dev, ir_diag *d);
+
+/* Batches: cd_put calls between cd_begin and cd_commit are one transaction
+ * (cd_rollback drops them). Without cd_begin each cd_put commits alone. */
+ir_status cd_begin(cd_db *db, ir_diag *d);
+ir_status cd_commit(cd_db *db, ir_diag *d);
+ir_status cd_rollback(cd_db *db, ir_diag *d);
+
+/* Stores a measurement; it replaces an existing one for (device, sig)
+ * unless that one was measured later. device must be a known device. */
+ir_status cd_put(cd_db *db, const char *device, const char *sig,
+                 const cd_entry *e, ir_diag *d);
+/* *found = 1 and *ms set when (device, sig) has a measurement, else 0. */
+ir_status cd_lookup(cd_db *db, const char *device, const char *sig, double *ms,
+                    int *found, ir_diag *d);
+/* PRAGMA integrity_check; IR_ERR_IO with SQLite's first complaint. */
+ir_status cd_check(cd_db *db, ir_diag *d);
+
+/* Per-device counts for `superopt costdb stats`. */
+typedef struct cd_stat {
+  char device[32];
+  long rows;      /* measurements stored */
+  long imported;  /* of which came from TSV tables (source "tsv:...") */
+  char table[64]; /* table file last imported for the device, or "" */
+  char hash[17];  /* its XXH3-64 content hash (hex), or "" */
+} cd_stat;
+/* Fills out[0..*n-1] (at most max), one row per device with rows or an
+ * import, sorted by device. */
+ir_status cd_stats(cd_db *db, cd_stat *out, int max, int *n, ir_diag *d);
+
+/* ---- TSV tables (docs/costdb.md) ------------------------------------- */
+
+/* Imports the tables paths[0..n-1] in one transaction: every line is checked
+ * first; a bad line fails with file:line and imports nothing. *rows (may be
+ * NULL) gets the number of rows read. */
+ir_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
+                        ir_diag *d);
+/* The rows of device (NULL: all devices) as a TSV table, sorted by device
+ * then signature (bytewise); malloc'd. Formats numbers so that importing
+ * and exporting again is byte-identical. */
+char *cd_export_text(cd_db *db, const char *device, ir_diag *d);
+/* cd_export_text written atomically to path. */
+ir_status cd_export_tsv(cd_db *db, const char *device, const char *path,
+                        ir_diag *d);
+
+/* ---- costs ------------------------------------------------------------ */
+
+/* Cost of one node on dev: the measurement, else the estimate (*estimated
+ * set to 1). db may be NULL (estimates only). Cached in db. */
+ir_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
+                       int node, double *ms, int *estimated, ir_diag *d);
+
+typedef struct cd_cost {
+  double ms;      /* total */
+  int nmeasured;  /* nodes costed from a measurement */
+  int nestimated; /* nodes costed by the roofline estimate */
+  int nfolded;    /* nodes computing only from weights and constants:
+                     folded before running, cost 0 */
+} cd_cost;
+
+/* Sum of the costs of g's nodes on dev, except folded ones (see cd_cost).
+ */
+ir_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
+                        cd_cost *out, ir_diag *d);
+/* Marks in folded[0..g->nnodes-1] the nodes cd_graph_cost folds. */
+void cd_folded_nodes(const ir_graph *g, unsigned char *folded);
+
+#endif

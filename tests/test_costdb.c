@@ -1,0 +1,585 @@
+/* test_costdb.c: the cost database and cost model: signatures (stable,
+ * name-independent), roofline figures worked out by hand, put/lookup,
+ * TSV import/export round trips and errors, refusing corrupt or
+ * newer databases, surviving a writer killed mid-transaction, checked-in
+ * tables imported on first use and re-imported when they change, and the
+ * cost of ResNet-50 (finite, all estimated with an empty database, fast
+ * when cached). */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "costdb/costdb.h"
+
+#define SRC SUPEROPT_SOURCE_DIR
+
+static char dir[64];
+
+static void mkdir_tmp(void) {
+  snprintf(dir, sizeof dir, "/tmp/test_costdb.XXXXXX");
+  cr_assert(mkdtemp(dir));
+}
+
+static void rm_tmp(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(costdb, .init = mkdir_tmp, .fini = rm_tmp);
+
+static const char *tmp(const char *name) {
+  static char paths[8][256];
+  static int k;
+  char *p = paths[k++ % 8];
+  snprintf(p, 256, "%s/%s", dir, name);
+  return p;
+}
+
+static ir_graph *parse(const char *text) {
+  ir_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "line %d: %s", d.line, d.msg);
+  return g;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static cd_db *open_db(const char *path) {
+  ir_diag d;
+  cd_db *db = cd_open(path, &d);
+  cr_assert(db, "%s", d.msg);
+  return db;
+}
+
+static char *export_all(cd_db *db) {
+  ir_diag d;
+  char *t = cd_export_text(db, NULL, &d);
+  cr_assert(t, "%s", d.msg);
+  return t;
+}
+
+#define HDR "device\tsig\tms\tstddev_ms\tsamples\tgpu_name\tmeasured_at\n"
+
+/* ---- signatures ---------------------------------------------------------- */
+
+Test(costdb, signature_exact_and_name_independent) {
+  ir_graph *a = parse("input x: [1,64,56,56]\nweight w: [64,64,3,3]\n"
+                      "y = conv2d(x, w) act=relu\noutput y\n");
+  ir_graph *b = parse("input img: [1,64,56,56]\nweight k: [64,64,3,3]\n"
+                      "out = conv2d(img, k) pad=[1,1,1,1] act=relu\n"
+                      "output out\n");
+  char sa[CD_SIG_MAX], sb[CD_SIG_MAX];
+  cd_node_sig(a, 0, sa, sizeof sa);
+  cd_node_sig(b, 0, sb, sizeof sb);
+  cr_assert_str_eq(sa, "conv2d x=[1,64,56,56] w=[64,64,3,3] stride=[1,1] "
+                       "pad=[1,1,1,1] dilation=[1,1] groups=1 act=relu");
+  cr_assert_str_eq(sa, sb, "pad=same and the equal explicit pads differ");
+  ir_graph_free(a);
+  ir_graph_free(b);
+}
+
+Test(costdb, signature_depends_on_shapes_params_and_truncates) {
+  ir_graph *g =
+      parse("input x: [2,8]\ninput y: [2,8]\nweight s: []\n"
+            "a = ewadd(x, y)\nb = ewadd(a, x)\nc = ewmul(a, x)\n"
+            "d = smul(c, s)\ne = concat(a, b, c) axis=1\n"
+            "f = softmax(e) axis=0\nh = softmax(e)\noutput d, f, h\n");
+  char s[6][CD_SIG_MAX];
+  for (int i = 0; i < 6; i++)
+    cd_node_sig(g, i, s[i], sizeof s[i]);
+  cr_assert_str_eq(s[0], s[1], "ewadd on equal shapes: one key");
+  cr_assert_str_neq(s[1], s[2]);
+  cr_assert_str_eq(s[3], "smul a=[2,8] s=[]");
+  cr_assert_str_eq(s[4], "concat x0=[2,8] x1=[2,8] x2=[2,8] axis=1");
+  char f[CD_SIG_MAX], h[CD_SIG_MAX], small[10];
+  cd_node_sig(g, 5, f, sizeof f);
+  cd_node_sig(g, 6, h, sizeof h);
+  cr_assert_str_neq(f, h, "softmax axis is part of the key");
+  size_t n = cd_node_sig(g, 4, small, sizeof small);
+  cr_assert_eq(n, strlen(s[4]));
+  cr_assert_str_eq(small, "concat x0");
+  ir_graph_free(g);
+}
+
+/* ---- roofline ------------------------------------------------------------ */
+
+static const cd_device *dev(const char *name) {
+  ir_diag d;
+  const cd_device *v = cd_device_find(name, &d);
+  cr_assert(v, "%s", d.msg);
+  return v;
+}
+
+Test(costdb, roofline_conv_matmul_by_hand) {
+  ir_graph *g = parse("input x: [1,64,56,56]\nweight w: [64,64,3,3]\n"
+                      "y = conv2d(x, w) act=relu\n"
+                      "input a: [128,256]\nweight b: [256,512]\n"
+                      "m = matmul(a, b)\nr = reshape(m) shape=[512,128]\n"
+                      "output y, r\n");
+  /* conv: 64*56*56 = 200704 outputs, each 64*3*3 = 576 multiply-adds and a
+   * relu: 200704 * 1153 = 231411712 flops; bytes 4 * (200704 + 36864 +
+   * 200704) = 1753088; compute-bound on the H100: 231411712 / 66.9e12 s */
+  cd_work w = cd_node_work(g, 0);
+  cr_assert_float_eq(w.flops, 231411712.0, 0.5);
+  cr_assert_float_eq(w.bytes, 1753088.0, 0.5);
+  double want = 231411712.0 / 66.9e12 * 1e3 + 0.004;
+  cr_assert_float_eq(cd_estimate(dev("h100"), g, 0), want, 1e-12);
+  /* matmul 128x256x512: 2*128*256*512 = 33554432 flops, bytes 4 * (32768 +
+   * 131072 + 65536) = 917504. FP32 on the H200: compute-bound; TF32 on the
+   * H100: memory-bound (917504 / 3.35e12 s > 33554432 / 494.7e12 s). */
+  w = cd_node_work(g, 1);
+  cr_assert_float_eq(w.flops, 33554432.0, 0.5);
+  cr_assert_float_eq(w.bytes, 917504.0, 0.5);
+  cr_assert_float_eq(cd_estimate(dev("h200"), g, 1),
+                     33554432.0 / 66.9e12 * 1e3 + 0.004, 1e-12);
+  cr_assert_float_eq(cd_estimate(dev("h100-tf32"), g, 1),
+                     917504.0 / 3.35e12 * 1e3 + 0.004, 1e-12);
+  cr_assert_eq(cd_estimate(dev("h100"), g, 2), 0.0, "reshape is a view");
+  ir_graph_free(g);
+}
+
+Test(costdb, views_copies_and_unknown_device) {
+  ir_graph *g = parse("input x: [1,6,4,4]\n"
+                      "a, b = split(x) axis=1 sizes=[2,4]\n"
+                      "c, e = split(x) axis=2 sizes=[1,3]\n"
+                      "t = transpose(x) perm=[1,0,2,3]\n"
+                      "u = transpose(x) perm=[0,1,3,2]\n"
+                      "output a, b, c, e, t, u\n");
+  cr_assert_eq(cd_node_work(g, 0).launches, 0, "channel split is a view");
+  cr_assert_eq(cd_node_work(g, 1).launches, 1, "row split copies");
+  cr_assert_float_eq(cd_node_work(g, 1).bytes, 4.0 * 2 * 96, 0.5);
+  cr_assert_eq(cd_node_work(g, 2).launches, 0, "moves only a size-1 dim");
+  cr_assert_eq(cd_node_work(g, 3).launches, 1);
+  ir_diag d;
+  cr_assert_null(cd_device_find("tpu", &d));
+  cr_assert(strstr(d.msg, "unknown device 'tpu'") && strstr(d.msg, "h100") &&
+                strstr(d.msg, "h200") && strstr(d.msg, "cpu"),
+            "%s", d.msg);
+  ir_graph_free(g);
+}
+
+/* ---- database ------------------------------------------------------------ */
+
+Test(costdb, put_lookup_round_trip_and_cache_invalidation) {
+  cd_db *db = open_db(tmp("a.sqlite"));
+  ir_graph *g = parse("input x: [1,8]\ny = relu(x)\noutput y\n");
+  ir_diag d;
+  cd_cost c0, c1;
+  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c0, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(c0.nestimated, 1);
+  char sig[CD_SIG_MAX];
+  cd_node_sig(g, 0, sig, sizeof sig);
+  cd_entry e = {0.25, 0.01, 10, "test", "NVIDIA H100", "2025-01-02"};
+  cr_assert_eq(cd_put(db, "h100", sig, &e, &d), IR_OK, "%s", d.msg);
+  double ms = 0;
+  int found = 0;
+  cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), IR_OK);
+  cr_assert(found);
+  cr_assert_eq(ms, 0.25);
+  cr_assert_eq(cd_lookup(db, "h200", sig, &ms, &found, &d), IR_OK);
+  cr_assert(!found, "costs are per device");
+  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c1, &d), IR_OK);
+  cr_assert_eq(c1.nmeasured, 1, "the cache kept a stale estimate");
+  cr_assert_eq(c1.ms, 0.25);
+  /* an older measurement does not replace a newer one */
+  cd_entry old = {9.0, 0, 1, "test", "", "2024-01-01"};
+  cr_assert_eq(cd_put(db, "h100", sig, &old, &d), IR_OK);
+  cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), IR_OK);
+  cr_assert_eq(ms, 0.25);
+  cd_entry bad = {-1, 0, 1, "test", "", NULL};
+  cr_assert_neq(cd_put(db, "h100", sig, &bad, &d), IR_OK);
+  cr_assert_neq(cd_put(db, "tpu", sig, &e, &d), IR_OK);
+  cr_assert_neq(cd_put(db, "h100", "nosuchop x=[1]", &e, &d), IR_OK);
+  ir_graph_free(g);
+  cd_close(db);
+}
+
+Test(costdb, batch_rollback_drops_rows) {
+  cd_db *db = open_db(tmp("b.sqlite"));
+  ir_diag d;
+  cd_entry e = {1.0, 0, 1, "test", "", NULL};
+  cr_assert_eq(cd_begin(db, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cd_put(db, "cpu", "relu x=[1]", &e, &d), IR_OK);
+  cr_assert_eq(cd_rollback(db, &d), IR_OK);
+  cr_assert_eq(cd_begin(db, &d), IR_OK);
+  cr_assert_eq(cd_put(db, "cpu", "relu x=[2]", &e, &d), IR_OK);
+  cr_assert_eq(cd_commit(db, &d), IR_OK);
+  double ms;
+  int found;
+  cr_assert_eq(cd_lookup(db, "cpu", "relu x=[1]", &ms, &found, &d), IR_OK);
+  cr_assert(!found);
+  cr_assert_eq(cd_lookup(db, "cpu", "relu x=[2]", &ms, &found, &d), IR_OK);
+  cr_assert(found);
+  cd_close(db);
+}
+
+Test(costdb, corrupt_file_refused) {
+  const char *p = tmp("garbage.sqlite");
+  FILE *f = fopen(p, "wb");
+  for (int i = 0; i < 8192; i++)
+    fputc((i * 7919 + 13) & 0xff, f);
+  fclose(f);
+  ir_diag d;
+  cr_assert_null(cd_open(p, &d));
+  cr_assert_str_eq(d.file, p);
+  cr_assert(strstr(d.msg, "not a usable cost database") &&
+                strstr(d.msg, "not a database"),
+            "%s", d.msg);
+}
+
+Test(costdb, damaged_page_refused) {
+  const char *p = tmp("damaged.sqlite");
+  cd_db *db = open_db(p);
+  ir_diag d;
+  cr_assert_eq(cd_begin(db, &d), IR_OK);
+  for (int i = 0; i < 2000; i++) {
+    char sig[64];
+    snprintf(sig, sizeof sig, "relu x=[%d]", i + 1);
+    cd_entry e = {1.0 + i, 0, 1, "test", "", "2025-01-01"};
+    cr_assert_eq(cd_put(db, "h100", sig, &e, &d), IR_OK);
+  }
+  cr_assert_eq(cd_commit(db, &d), IR_OK);
+  cd_close(db);              /* checkpoints the WAL into the main file */
+  FILE *f = fopen(p, "r+b"); /* the cell contents of every page but 1 */
+  cr_assert(f);
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  for (long page = 4096; page < size; page += 4096) {
+    fseek(f, page + 2048, SEEK_SET);
+    for (int i = 0; i < 2048; i++)
+      fputc(0xA5, f);
+  }
+  fclose(f);
+  db = cd_open(p, &d);
+  cr_assert_null(db, "a damaged database opened");
+  cr_assert(strstr(d.msg, "corrupt") || strstr(d.msg, "malformed"), "%s",
+            d.msg);
+}
+
+static void set_meta(const char *path, const char *sql) {
+  sqlite3 *s;
+  cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(s);
+}
+
+Test(costdb, schema_version_mismatch_refused) {
+  const char *p = tmp("v.sqlite");
+  cd_close(open_db(p));
+  set_meta(p, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  ir_diag d;
+  cr_assert_null(cd_open(p, &d));
+  cr_assert(strstr(d.msg, "schema version 2") &&
+                strstr(d.msg, "reads version 1"),
+            "%s", d.msg);
+  const char *q = tmp("other.sqlite");
+  set_meta(q, "CREATE TABLE t(x); INSERT INTO t VALUES (1)");
+  cr_assert_null(cd_open(q, &d));
+  cr_assert(strstr(d.msg, "not a superopt cost database"), "%s", d.msg);
+}
+
+/* ---- TSV ---------------------------------------------------------------- */
+
+static const char canonical[] =
+    HDR "cpu\trelu x=[4]\t0.1\t0\t3\t\t2025-03-01\n"
+        "h100\tconv2d x=[1,3,224,224] w=[64,3,7,7] stride=[2,2] "
+        "pad=[3,3,3,3] dilation=[1,1] groups=1 act=none\t0.0123456789012345"
+        "67\t0.30000000000000004\t100\tNVIDIA H100 80GB HBM3\t"
+        "2025-03-01T10:00:00Z\n"
+        "h100\trelu x=[1,64,112,112]\t0.0071\t2.5e-07\t50\tNVIDIA H100 80GB "
+        "HBM3\t2025-03-01\n";
+
+Test(costdb, tsv_round_trip_byte_identical) {
+  const char *in = tmp("in.tsv"), *out = tmp("out.tsv");
+  write_file(in, canonical);
+  cd_db *db = open_db(tmp("rt.sqlite"));
+  ir_diag d;
+  int rows = 0;
+  cr_assert_eq(cd_import_tsv(db, &in, 1, &rows, &d), IR_OK, "%s:%d: %s", d.file,
+               d.line, d.msg);
+  cr_assert_eq(rows, 3);
+  cr_assert_eq(cd_export_tsv(db, NULL, out, &d), IR_OK, "%s", d.msg);
+  size_t n;
+  char *text = ir_read_file(out, &n, &d);
+  cr_assert_str_eq(text, canonical);
+  free(text);
+  text = cd_export_text(db, "cpu", &d);
+  cr_assert_str_eq(text, HDR "cpu\trelu x=[4]\t0.1\t0\t3\t\t2025-03-01\n");
+  free(text);
+  cd_close(db);
+}
+
+Test(costdb, header_only_table_imports_nothing) {
+  const char *in = tmp("empty.tsv");
+  write_file(in, HDR);
+  cd_db *db = open_db(tmp("e.sqlite"));
+  ir_diag d;
+  int rows = -1;
+  cr_assert_eq(cd_import_tsv(db, &in, 1, &rows, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(rows, 0);
+  char *all = export_all(db);
+  cr_assert_str_eq(all, HDR);
+  free(all);
+  cd_close(db);
+}
+
+/* Imports text as a table; expects an error at line:col naming why. */
+static void expect_bad(const char *text, int line, int col, const char *why) {
+  const char *good = tmp("good.tsv"), *bad = tmp("bad.tsv");
+  write_file(good, HDR "h200\trelu x=[9]\t1\t0\t1\tgpu\t2025-01-01\n");
+  write_file(bad, text);
+  cd_db *db = open_db(tmp("bad.sqlite"));
+  const char *both[2] = {good, bad};
+  ir_diag d;
+  cr_assert_neq(cd_import_tsv(db, both, 2, NULL, &d), IR_OK, "accepted: %s",
+                text);
+  cr_assert_str_eq(d.file, bad);
+  cr_assert_eq(d.line, line, "%s: %s", text, d.msg);
+  cr_assert_eq(d.col, col, "%s: %s", text, d.msg);
+  cr_assert(strstr(d.msg, why), "%s", d.msg);
+  char *all = export_all(db);
+  cr_assert_str_eq(all, HDR, "an import that failed left rows behind");
+  free(all);
+  cd_close(db);
+}
+
+Test(costdb, tsv_bad_lines_import_nothing) {
+  const char *row = "h100\trelu x=[1]\t1.5\t0\t5\tgpu\t2025-01-01\n";
+  char t[1024];
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\trelu x=[2]\tfast\t0\t5\tgpu\t2025-01-01\n");
+  expect_bad(t, 3, 17, "ms: expected a number");
+  expect_bad("device\tsig\n", 1, 1, "expected the header line");
+  expect_bad("", 1, 1, "empty file");
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "tpu\trelu x=[2]\t1\t0\t5\tg\t2025-01-01\n");
+  expect_bad(t, 3, 1, "unknown device 'tpu'");
+  snprintf(t, sizeof t, HDR "%s%s", row, "h100\trelu x=[2]\t1\t0\t5\tg\n");
+  expect_bad(t, 3, 1, "expected 7 tab-separated fields, found 6");
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\tfoo x=[2]\t1\t0\t5\tg\t2025-01-01\n");
+  expect_bad(t, 3, 6, "unknown operator 'foo'");
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\trelu x=[2]\t-1\t0\t5\tg\t2025-01-01\n");
+  expect_bad(t, 3, 17, "ms must be a finite number > 0");
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\trelu x=[2]\t1\t0\t0\tg\t2025-01-01\n");
+  expect_bad(t, 3, 21, "samples");
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\trelu x=[2]\t1\t0\t5\tg\tyesterday\n");
+  expect_bad(t, 3, 25, "measured_at");
+  snprintf(t, sizeof t, HDR "%s%s", row, row);
+  expect_bad(t, 3, 1, "duplicate row for device h100: first at");
+}
+
+/* ---- killed mid-write ---------------------------------------------------- */
+
+static void writer(const char *path, int fd) {
+  ir_diag d;
+  cd_db *db = cd_open(path, &d);
+  if (!db)
+    _exit(1);
+  for (int i = 0;; i++) {
+    char sig[64];
+    cd_entry e = {1.0 + i, 0.5, 3, "writer", "gpu", "2025-01-01"};
+    if (cd_begin(db, &d))
+      _exit(2);
+    for (int k = 0; k < 3; k++) {
+      snprintf(sig, sizeof sig, "relu x=[%d,%d]", i + 1, k + 1);
+      if (cd_put(db, "h100", sig, &e, &d))
+        _exit(3);
+    }
+    if (cd_commit(db, &d))
+      _exit(4);
+    if (write(fd, &i, sizeof i) != sizeof i)
+      _exit(5);
+  }
+}
+
+Test(costdb, killed_mid_write_keeps_committed_rows) {
+  const char *p = tmp("killed.sqlite");
+  cd_close(open_db(p));
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    close(fds[0]);
+    writer(p, fds[1]);
+  }
+  close(fds[1]);
+  int i, n = 0, last = -1;
+  while (n < 300 && read(fds[0], &i, sizeof i) == sizeof i)
+    last = i, n++;
+  kill(pid, SIGKILL);
+  int status;
+  waitpid(pid, &status, 0);
+  cr_assert(WIFSIGNALED(status), "the writer stopped on its own: %d", status);
+  while (read(fds[0], &i, sizeof i) == sizeof i) /* reported before dying */
+    last = i, n++;
+  close(fds[0]);
+  cr_assert_geq(n, 300);
+  cd_db *db = open_db(p);
+  ir_diag d;
+  cr_assert_eq(cd_check(db, &d), IR_OK, "%s", d.msg);
+  for (int r = 0; r <= last; r++)
+    for (int k = 0; k < 3; k++) {
+      char sig[64];
+      double ms = 0;
+      int found = 0;
+      snprintf(sig, sizeof sig, "relu x=[%d,%d]", r + 1, k + 1);
+      cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), IR_OK);
+      cr_assert(found && ms == 1.0 + r, "committed row %d lost", r);
+    }
+  cr_log_info("writer killed after %d committed transactions", n);
+  cd_close(db);
+}
+
+/* ---- tables and graph cost ---------------------------------------------- */
+
+static ir_graph *resnet(void) {
+  ir_diag d;
+  ir_graph *g = ir_parse_file(SRC "/models/resnet50.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  return g;
+}
+
+Test(costdb, resnet50_all_estimated_with_empty_db) {
+  ir_graph *g = resnet();
+  cd_db *db = open_db(tmp("empty.sqlite"));
+  ir_diag d;
+  cd_cost c;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c, &d), IR_OK, "%s", d.msg);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double cold = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+                 (double)(t1.tv_nsec - t0.tv_nsec)) /
+                1e3;
+  cr_assert(isfinite(c.ms) && c.ms > 0, "%g", c.ms);
+  cr_assert_eq(c.nmeasured, 0);
+  cr_assert_eq(c.nestimated + c.nfolded, g->nnodes);
+  cr_assert_eq(c.nfolded, 0, "resnet50 has no weight-only operators");
+  cd_cost e;
+  cr_assert_eq(cd_graph_cost(NULL, dev("h100"), g, &e, &d), IR_OK);
+  cr_assert_eq(e.ms, c.ms, "the cache changed a cost");
+  cd_cost h200;
+  cr_assert_eq(cd_graph_cost(db, dev("h200"), g, &h200, &d), IR_OK);
+  cr_assert_lt(h200.ms, c.ms, "more bandwidth, same compute: faster");
+  /* warm: a graph cost is a cache hit per node */
+  int iters = 2000;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int k = 0; k < iters; k++)
+    cd_graph_cost(db, dev("h100"), g, &e, &d);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+               (double)(t1.tv_nsec - t0.tv_nsec)) /
+              iters / 1e3;
+  cr_log_info("resnet50 (%d nodes) h100 cost %.4f ms; graph cost: first "
+              "%.0f us, warm %.2f us",
+              g->nnodes, c.ms, cold, us);
+  cr_assert_lt(us, 1000.0, "warm graph cost took %.1f us", us);
+  cr_assert_eq(e.ms, c.ms);
+  ir_graph_free(g);
+  cd_close(db);
+}
+
+Test(costdb, weight_only_operators_fold) {
+  ir_graph *g = parse("input x: [1,4,8,8]\nweight w: [4,4,1,1]\n"
+                      "k = enlarge(w) kernel=[3,3]\ny = conv2d(x, k)\n"
+                      "i = const_ones() shape=[4,1,1]\nz = ewadd(y, i)\n"
+                      "output z\n");
+  cd_cost c;
+  ir_diag d;
+  cr_assert_eq(cd_graph_cost(NULL, dev("cpu"), g, &c, &d), IR_OK);
+  cr_assert_eq(c.nfolded, 2, "enlarge(w) and const_ones fold");
+  cr_assert_eq(c.nestimated, 2);
+  ir_graph_free(g);
+}
+
+Test(costdb, tables_imported_on_first_use_and_when_changed) {
+  ir_graph *g = resnet();
+  char sig[CD_SIG_MAX], text[CD_SIG_MAX + 256];
+  cd_node_sig(g, 0, sig, sizeof sig);
+  const char *tdir = tmp("tables");
+  cr_assert_eq(mkdir(tdir, 0755), 0);
+  snprintf(text, sizeof text, HDR "h100\t%s\t0.5\t0\t9\tgpu\t2025-01-01\n",
+           sig);
+  write_file(tmp("tables/h100.tsv"), text);
+  const char *p = tmp("tables.sqlite");
+  ir_diag d;
+  cd_db *db = open_db(p);
+  cr_assert_eq(cd_set_tables(db, tdir, &d), IR_OK);
+  double ms;
+  int est;
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), IR_OK, "%s",
+               d.msg);
+  cr_assert(!est && ms == 0.5, "table not imported: %g %d", ms, est);
+  cr_assert_eq(cd_node_cost(db, dev("h200"), g, 0, &ms, &est, &d), IR_OK);
+  cr_assert(est, "no h200 table: estimated");
+  cd_stat st[8];
+  int n;
+  cr_assert_eq(cd_stats(db, st, 8, &n, &d), IR_OK);
+  cr_assert_eq(n, 1);
+  cr_assert_str_eq(st[0].device, "h100");
+  cr_assert_eq(st[0].rows, 1);
+  cr_assert_eq(st[0].imported, 1);
+  cr_assert_str_eq(st[0].table, "h100.tsv");
+  cd_close(db);
+  /* same content: not imported again (a local row stays) */
+  db = open_db(p);
+  cd_entry local = {0.7, 0, 1, "cuda-exec", "gpu", "2025-06-01"};
+  cr_assert_eq(cd_put(db, "h100", sig, &local, &d), IR_OK);
+  cr_assert_eq(cd_set_tables(db, tdir, &d), IR_OK);
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), IR_OK);
+  cr_assert_eq(ms, 0.7);
+  cd_close(db);
+  /* new content, newer measurement: imported */
+  snprintf(text, sizeof text, HDR "h100\t%s\t0.3\t0\t9\tgpu\t2025-07-01\n",
+           sig);
+  write_file(tmp("tables/h100.tsv"), text);
+  db = open_db(p);
+  cr_assert_eq(cd_set_tables(db, tdir, &d), IR_OK);
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), IR_OK);
+  cr_assert_eq(ms, 0.3);
+  cd_close(db);
+  /* a broken table is an error with its position, not a silent estimate */
+  write_file(tmp("tables/h100.tsv"),
+             HDR "h100\trelu x=[1]\tx\t0\t1\tg\t2025-01-01\n");
+  db = open_db(p);
+  cr_assert_eq(cd_set_tables(db, tdir, &d), IR_OK);
+  cr_assert_neq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), IR_OK);
+  cr_assert_eq(d.line, 2);
+  cd_close(db);
+  ir_graph_free(g);
+}
+
+Test(costdb, default_path_from_environment) {
+  char buf[512];
+  ir_diag d;
+  setenv("SUPEROPT_COSTDB", tmp("env/x.sqlite"), 1);
+  cr_assert_eq(cd_default_path(buf, sizeof buf, &d), IR_OK, "%s", d.msg);
+  cr_assert_str_eq(buf, tmp("env/x.sqlite"));
+  unsetenv("SUPEROPT_COSTDB");
+  setenv("XDG_CACHE_HOME", tmp("cache"), 1);
+  cr_assert_eq(cd_default_path(buf, sizeof buf, &d), IR_OK, "%s", d.msg);
+  char want[512];
+  snprintf(want, sizeof want, "%s/superopt/costdb.sqlite", tmp("cache"));
+  cr_assert_str_eq(buf, want);
+  cd_close(open_db(buf)); /* the folder was created */
+}
