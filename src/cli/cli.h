@@ -39,5 +39,7 @@ int cli_check(const cli_command *c, int argc, char **argv);
 int cli_print(const cli_command *c, int argc, char **argv);
 int cli_import(const cli_command *c, int argc, char **argv);
 int cli_export(const cli_command *c, int argc, char **argv);
+int cli_import_rules(const cli_command *c, int argc, char **argv);
+int cli_export_rules(const cli_command *c, int argc, char **argv);
 
 #endif
