@@ -519,6 +519,48 @@ Test(taso_text, malformed_terms) {
   expect_err("relu() == input_1\n", 1, 6, "expected a term");
   expect_err("concat(0,input_1) == input_1\n", 1, 17, "takes 3 arguments");
   expect_err("# comment\n\nrelu(input_1) ==\n", 3, 17, "expected a term");
+  char deep[3000] = "";
+  for (int i = 0; i < 250; i++)
+    strcat(deep, "relu(");
+  strcat(deep, "input_1\n");
+  expect_err(deep, 1, 1001, "nested more than 200 deep");
+}
+
+/* Byte-wise mutations of real rule lines: never a crash, and whatever is
+ * imported keeps the rule invariants. */
+Test(taso_text, mutations_never_break_invariants, .timeout = 60) {
+  size_t len;
+  ir_diag d;
+  char *text = ir_read_file(TASO_TXT, &len, &d);
+  cr_assert(text);
+  uint64_t x = 12345;
+  const char alphabet[] = "(),=_0123456789 input_relu\nIconvsplit_1";
+  for (int iter = 0; iter < 400; iter++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    size_t start = (size_t)(x >> 33) % (len - 1200);
+    while (text[start++] != '\n') /* from a line's start */
+      ;
+    char chunk[600];
+    size_t tail = 0;
+    memcpy(chunk, text + start, sizeof chunk);
+    for (int k = 0; k < 3; k++) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      chunk[(x >> 33) % sizeof chunk] =
+          alphabet[(x >> 20) % (sizeof alphabet - 1)];
+    }
+    ir_ruleset rs;
+    while (chunk[sizeof chunk - 1 - tail] != '\n') /* whole lines */
+      tail++;
+    if (ri_import_taso_text_mem(chunk, sizeof chunk - tail, "m.txt", &rs, NULL,
+                                &d) != IR_OK) {
+      cr_assert(d.line >= 1 && d.col >= 1, "error without position: %s", d.msg);
+      continue;
+    }
+    for (int i = 0; i < rs.n; i++)
+      cr_assert_eq(ir_rule_validate(&rs.rules[i], &d), IR_OK, "%s", d.msg);
+    ir_ruleset_free(&rs);
+  }
+  free(text);
 }
 
 Test(taso_text, unsupported_rules_are_counted) {

@@ -83,6 +83,7 @@ typedef struct bctx {
   ir_graph *g;
   const ir_graph *other; /* the rule's other side, for split points */
   int *memo;             /* term -> tensor, -1 when not built */
+  signed char *ctx;      /* term -> needs_ctx, -1 when not known */
   char *why;
   size_t why_n;
   int split_missing; /* a split found no concat */
@@ -129,9 +130,10 @@ static hint hint4(int64_t a, int64_t b, int64_t c, int64_t d) {
 }
 
 /* Whether a term's shape depends on its context (holds a constant that no
- * sibling determines). */
-static int needs_ctx(const ri_terms *ts, int t) {
-  const ri_term *x = &ts->t[t];
+ * sibling determines). Memoised: terms form a DAG. */
+static int needs_ctx_of(bctx *c, int t);
+
+static int needs_ctx_uncached(bctx *c, const ri_term *x) {
   switch (x->k) {
   case RT_INPUT: return 0;
   case RT_ICONV:
@@ -142,12 +144,18 @@ static int needs_ctx(const ri_terms *ts, int t) {
   case RT_CONCAT:
   case RT_MATMUL:
     for (int i = 0; i < x->nin; i++)
-      if (!needs_ctx(ts, x->in[i]))
+      if (!needs_ctx_of(c, x->in[i]))
         return 0;
     return 1;
-  case RT_CONV: return needs_ctx(ts, x->in[0]);
-  default: return x->nin ? needs_ctx(ts, x->in[0]) : 0;
+  default: /* conv2d: its input x; the others: their only term operand */
+    return x->nin ? needs_ctx_of(c, x->in[0]) : 0;
   }
+}
+
+static int needs_ctx_of(bctx *c, int t) {
+  if (c->ctx[t] < 0)
+    c->ctx[t] = (signed char)needs_ctx_uncached(c, &c->ts->t[t]);
+  return c->ctx[t];
 }
 
 static const ir_shape *shape_of(bctx *c, int tensor) {
@@ -220,7 +228,7 @@ static int build_siblings(bctx *c, const ri_term *x, hint h, int axis,
   int have = -1;
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < x->nin; i++) {
-      if (needs_ctx(c->ts, x->in[i]) != pass)
+      if (needs_ctx_of(c, x->in[i]) != pass)
         continue;
       hint hi = have >= 0 ? forget(hint_of(shape_of(c, have)), axis)
                           : forget(h, axis);
@@ -355,7 +363,7 @@ static int build_split(bctx *c, const ri_term *x, hint h) {
 static int build_matmul(bctx *c, const ri_term *x, hint h) {
   int32_t in[2];
   int64_t m = h.rank == 2 ? h.d[0] : -1, n = h.rank == 2 ? h.d[1] : -1;
-  int first = needs_ctx(c->ts, x->in[0]) ? 1 : 0;
+  int first = needs_ctx_of(c, x->in[0]) ? 1 : 0;
   if (first == 0) {
     if ((in[0] = build(c, x->in[0], (hint){2, {m, -1, -1, -1, -1}})) < 0)
       return -1;
@@ -480,15 +488,17 @@ static int build(bctx *c, int t, hint h) {
   return r;
 }
 
-/* Marks in used[] the input numbers reachable from term t. */
-static void mark_inputs(const ri_terms *ts, int t, char *used) {
+/* Marks in used[] the input numbers reachable from term t (seen[]: terms
+ * already visited). */
+static void mark_inputs(const ri_terms *ts, int t, char *used, char *seen) {
   const ri_term *x = &ts->t[t];
-  if (x->k == RT_INPUT) {
-    used[x->p[0]] = 1;
+  if (seen[t])
     return;
-  }
+  seen[t] = 1;
+  if (x->k == RT_INPUT)
+    used[x->p[0]] = 1;
   for (int i = 0; i < x->nin; i++)
-    mark_inputs(ts, x->in[i], used);
+    mark_inputs(ts, x->in[i], used, seen);
 }
 
 /* One side of a rule: inputs used[] (in order of N), then the roots. */
@@ -533,11 +543,15 @@ static ir_status build_pair(bctx *c, const int *src, const int *dst, int n,
                             const ri_inshapes *sh, ir_graph **gs,
                             ir_graph **gd) {
   char used_src[RI_MAX_INPUT + 1] = {0}, used_dst[RI_MAX_INPUT + 1] = {0};
-  for (int i = 0; i < n; i++) {
-    mark_inputs(c->ts, src[i], used_src);
-    mark_inputs(c->ts, dst[i], used_dst);
-    mark_inputs(c->ts, dst[i], used_src); /* dst's inputs are src's */
-  }
+  char *seen = (char *)c->ctx + c->ts->n; /* scratch after ctx[] */
+  memset(seen, 0, (size_t)c->ts->n);
+  for (int i = 0; i < n; i++)
+    mark_inputs(c->ts, src[i], used_src, seen);
+  memset(seen, 0, (size_t)c->ts->n);
+  for (int i = 0; i < n; i++)
+    mark_inputs(c->ts, dst[i], used_dst, seen);
+  for (int k = 0; k <= RI_MAX_INPUT; k++)
+    used_src[k] |= used_dst[k]; /* dst's inputs are src's */
   c->other = NULL;
   *gs = build_side(c, src, n, used_src, sh, "src");
   int retry = !*gs && c->split_missing;
@@ -562,16 +576,21 @@ ir_status ri_build_rule(const ri_terms *ts, const int *src, const int *dst,
                         int n, const ri_inshapes *sh, const char *id,
                         const char *note, ir_ruleset *rs, char *why,
                         size_t why_n) {
-  bctx c = {ts, NULL, NULL, NULL, why, why_n, 0};
+  bctx c = {ts, NULL, NULL, NULL, NULL, why, why_n, 0};
   why[0] = 0;
   c.memo = malloc(((size_t)ts->n + 1) * sizeof *c.memo);
-  if (!c.memo) {
+  c.ctx = malloc(2 * ((size_t)ts->n + 1));
+  if (!c.memo || !c.ctx) {
+    free(c.memo);
+    free(c.ctx);
     snprintf(why, why_n, "out of memory");
     return IR_ERR_NOMEM;
   }
+  memset(c.ctx, -1, (size_t)ts->n + 1);
   ir_graph *gs, *gd;
   ir_status st = build_pair(&c, src, dst, n, sh, &gs, &gd);
   free(c.memo);
+  free(c.ctx);
   if (st != IR_OK)
     return st;
   ir_diag d;

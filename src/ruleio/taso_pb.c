@@ -308,12 +308,17 @@ static int shape_search(search *S) {
   return 0;
 }
 
-static void mark_used(const ri_terms *ts, int t, char *seen) {
+/* Marks the inputs reachable from term t in used[] (visited[]: terms
+ * already seen; the terms form a DAG). */
+static void mark_used(const ri_terms *ts, int t, char *used, char *visited) {
   const ri_term *x = &ts->t[t];
+  if (visited[t])
+    return;
+  visited[t] = 1;
   if (x->k == RT_INPUT)
-    seen[x->p[0]] = 1;
+    used[x->p[0]] = 1;
   for (int i = 0; i < x->nin; i++)
-    mark_used(ts, x->in[i], seen);
+    mark_used(ts, x->in[i], used, visited);
 }
 
 /* Imports rule number k (1-based). */
@@ -340,10 +345,14 @@ static ir_status import_rule(const GraphSubst__Rule *r, int k, const char *file,
   ri_taso_inshapes(&sh);
   search S = {&I.ts, roots, roots + n, n, id, note, out, {0}, 0, {{0}}, 0};
   char seen[RI_MAX_INPUT + 1] = {0};
-  for (int i = 0; i < n; i++) {
-    mark_used(&I.ts, roots[i], seen);
-    mark_used(&I.ts, roots[n + i], seen);
+  char *visited = calloc((size_t)I.ts.n + 1, 1);
+  if (!visited) {
+    s = IR_ERR_NOMEM;
+    goto done;
   }
+  for (int i = 0; i < 2 * n; i++)
+    mark_used(&I.ts, roots[i], seen, visited);
+  free(visited);
   for (int i = 1; i <= RI_MAX_INPUT; i++)
     if (seen[i])
       S.used[S.nused++] = i;

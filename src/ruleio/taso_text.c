@@ -48,6 +48,7 @@ typedef struct tparser {
   int lineno;
   ri_terms *ts;
   char unsup[128]; /* first reason the rule is unsupported */
+  int depth;       /* nesting of the term being parsed */
   ir_diag *d;
 } tparser;
 
@@ -176,7 +177,20 @@ static int parse_args(tparser *P, const taso_op *o, ri_term *x,
   return unsup ? T_UNSUP : 0;
 }
 
+#define MAX_DEPTH 200
+
+static int parse_term_at(tparser *P);
+
 static int parse_term(tparser *P) {
+  if (P->depth >= MAX_DEPTH)
+    return perr(P, P->p, "terms nested more than %d deep", MAX_DEPTH);
+  P->depth++;
+  int t = parse_term_at(P);
+  P->depth--;
+  return t;
+}
+
+static int parse_term_at(tparser *P) {
   skip_blank(P);
   const char *at = P->p;
   while (P->p < P->end && (isalnum((unsigned char)*P->p) || *P->p == '_'))

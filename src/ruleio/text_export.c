@@ -114,9 +114,17 @@ static int tensat_node(const ir_graph *g, const ir_node *n, int slot, ri_buf *b,
   return -1;
 }
 
+/* Longest side written: shared subterms are expanded, which can grow a
+ * small DAG exponentially. */
+#define TENSAT_MAX_SIDE ((size_t)1 << 20)
+
 static int tensat_expr(const ir_graph *g, int t, ri_buf *b, char *why,
                        size_t wn) {
   const ir_tensor *x = &g->tensors[t];
+  if (b->n > TENSAT_MAX_SIDE) {
+    snprintf(why, wn, "too large once shared subterms are expanded");
+    return -1;
+  }
   if (x->node < 0) {
     ri_printf(b, "?%s", x->name);
     return 0;
