@@ -47,5 +47,7 @@ int cli_costdb(const cli_command *c, int argc, char **argv);
 struct cd_db *cli_costdb_open(const char *path, const char *tables, int *rc);
 /* The source tree's costdb/ folder (compile-time), or NULL. */
 const char *cli_costdb_tables(void);
+int cli_import_rules(const cli_command *c, int argc, char **argv);
+int cli_export_rules(const cli_command *c, int argc, char **argv);
 
 #endif

@@ -85,6 +85,25 @@ static const cli_command commands[] = {
      "  --no-tables   import no tables\n"
      "  -o OUT        export to OUT\n",
      cli_costdb},
+    {"import-rules", "import TASO's rules (text or .pb) as a rule file",
+     "usage: superopt import-rules FILE -o OUT.rules [--format "
+     "taso-text|taso-pb]\n"
+     "\n"
+     "Reads TASO's substitutions (taso_rules.txt: one 'LHS == RHS' a line;\n"
+     "graph_subst.pb: GraphSubst.RuleCollection) and writes them, unverified,\n"
+     "as a rule file, atomically. The format comes from the extension (.txt,\n"
+     ".pb) unless given. Prints the counts, unsupported rules by reason, to\n"
+     "stderr. See docs/interop.md.\n",
+     cli_import_rules},
+    {"export-rules", "export proven rules as TASO .pb, Tensat text or JSON",
+     "usage: superopt export-rules RULES --format taso-pb|tensat|json -o OUT "
+     "[--all]\n"
+     "\n"
+     "Writes the proven rules of RULES (every rule with --all) atomically to\n"
+     "OUT as TASO's GraphSubst.RuleCollection, Tensat's rewrite text, or\n"
+     "JSON. Rules the format cannot express are skipped and counted on\n"
+     "stderr. See docs/interop.md.\n",
+     cli_export_rules},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof *commands)
@@ -92,7 +111,7 @@ static const cli_command commands[] = {
 static void usage(FILE *f) {
   fprintf(f, "usage: superopt <command> [options]\n\ncommands:\n");
   for (int i = 0; i < NCOMMANDS; i++)
-    fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fprintf(f,
           "\nRun 'superopt <command> --help' for a command's options.\n"
           "Exit status: 0 ok, 1 usage error, 2 bad input, 3 internal error.\n");

@@ -1,0 +1,102 @@
+/* ri_int.h: internals shared by the files of src/ruleio/.
+ *
+ * Both TASO importers first produce a term DAG in TASO's own vocabulary
+ * (ri_terms): operators with TASO's integer parameters, abstract inputs
+ * input_N and shape-less constants (Iconv, Cpool, Imatmul). ri_build then
+ * turns the two sides of a rule into ir_graphs: it gives the inputs their
+ * shapes, infers each constant's shape from where it is used, finds the
+ * split point of each split, and merges common subterms.
+ */
+#ifndef SUPEROPT_RI_INT_H
+#define SUPEROPT_RI_INT_H
+
+#include "ruleio.h"
+
+/* TASO-level term kinds. */
+typedef enum ri_tk {
+  RT_INPUT,     /* input_N: p[0] = N */
+  RT_CONV,      /* p = sh sw pad act; in = x w */
+  RT_POOLAVG,   /* p = kh kw sh sw pad */
+  RT_POOLMAX,   /* p = kh kw sh sw pad */
+  RT_CONCAT,    /* p[0] = axis; in = 2 or more */
+  RT_SPLIT,     /* p[0] = axis, p[1] = which output (0 or 1) */
+  RT_ENLARGE,   /* p = kh kw; in = w */
+  RT_ICONV,     /* p = kh kw */
+  RT_CPOOL,     /* p = kh kw */
+  RT_IMATMUL,   /* no parameters */
+  RT_SMUL,      /* in = a s */
+  RT_EWADD,     /* in = a b */
+  RT_EWMUL,     /* in = a b */
+  RT_MATMUL,    /* p[0] = act; in = a b */
+  RT_RELU,      /* in = a */
+  RT_SIGMOID,   /* in = a */
+  RT_TANH,      /* in = a */
+  RT_TRANSPOSE, /* p[0] = n, p[1..n] = perm; empty perm (n = 0): [1,0] */
+  RT_NKINDS
+} ri_tk;
+
+#define RI_MAX_TP 8     /* parameters of one term */
+#define RI_MAX_TIN 8    /* inputs of one term */
+#define RI_MAX_INPUT 64 /* largest N of input_N */
+
+typedef struct ri_term {
+  ri_tk k;
+  int np, nin;
+  int p[RI_MAX_TP];
+  int in[RI_MAX_TIN]; /* term indices */
+  int col;            /* where it starts in its line (text import), or 0 */
+} ri_term;
+
+/* A growable table of hash-consed terms: equal terms get one index. */
+typedef struct ri_terms {
+  ri_term *t;
+  int n, cap;
+} ri_terms;
+
+void ri_terms_free(ri_terms *ts);
+/* Index of term x, adding it if new; -1 on out of memory. */
+int ri_terms_intern(ri_terms *ts, const ri_term *x);
+
+/* Shapes chosen for inputs input_1..input_N (rank -1: not set). */
+typedef struct ri_inshapes {
+  ir_shape s[RI_MAX_INPUT + 1];
+} ri_inshapes;
+
+/* TASO's shapes for input_1..input_20 (rank -1 elsewhere). */
+void ri_taso_inshapes(ri_inshapes *sh);
+
+/* Builds the rule whose outputs are terms src[0..n-1] and dst[0..n-1] and
+ * appends it to rs with id `id` and `note`, status unverified. On a term
+ * that cannot be expressed returns IR_ERR_SHAPE (or another code) with a
+ * short reason in why (why_n bytes). */
+ir_status ri_build_rule(const ri_terms *ts, const int *src, const int *dst,
+                        int n, const ri_inshapes *sh, const char *id,
+                        const char *note, ir_ruleset *rs, char *why,
+                        size_t why_n);
+
+/* Growable text buffer. */
+typedef struct ri_buf {
+  char *s;
+  size_t n, cap;
+  int oom;
+} ri_buf;
+
+void ri_put(ri_buf *b, const char *s, size_t n);
+void ri_puts(ri_buf *b, const char *s);
+void ri_printf(ri_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Exporters: append rs's rules in one format to b, counting into st.
+ * `use[i]` says whether rule i is to be exported. */
+ir_status ri_write_tensat(const ir_ruleset *rs, const char *use, ri_buf *b,
+                          ri_stats *st, ir_diag *d);
+ir_status ri_write_json(const ir_ruleset *rs, const char *use, ri_buf *b,
+                        ri_stats *st, ir_diag *d);
+ir_status ri_write_taso_pb(const ir_ruleset *rs, const char *use, ri_buf *b,
+                           ri_stats *st, ir_diag *d);
+
+/* Index of input_N's N in a tensor name "input_N", or 0 if not of that
+ * form (or N out of 1..RI_MAX_INPUT). */
+int ri_input_number(const char *name);
+
+#endif

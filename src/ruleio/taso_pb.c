@@ -1,0 +1,679 @@
+/* taso_pb.c: TASO's binary rule collection (GraphSubst.RuleCollection,
+ * src/ruleio/taso_subst.proto): import into ir_rules and export from them.
+ *
+ * Import: each operator becomes a term (a split, two: one per output);
+ * abstract inputs (opId -N) become input_N. TASO's .pb carries no shapes,
+ * so inputs first get TASO's text-rule shapes; when the rule does not
+ * type-check with them, the importer tries changing one input, then two, to
+ * each of TASO's shapes (fewest changes first) and keeps the first
+ * assignment that builds.
+ *
+ * Export: one operator per node, in topological order; inputs and weights
+ * become abstract inputs (input_N keeps -N; other names get fresh numbers
+ * above 20). The parameter encodings not fixed by TASO's shipped file
+ * (transpose, enlarge, constants) are this project's and documented in
+ * docs/interop.md.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ri_int.h"
+#include "taso_subst.pb-c.h"
+
+/* TASO's operator enum (OpType) and parameter enum (PMParameter). */
+enum {
+  TO_CONV2D = 3,
+  TO_POOL2D_MAX = 6,
+  TO_POOL2D_AVG = 7,
+  TO_RELU = 8,
+  TO_SIGMOID = 9,
+  TO_TANH = 10,
+  TO_CONCAT = 12,
+  TO_SPLIT = 13,
+  TO_TRANSPOSE = 15,
+  TO_EW_ADD = 16,
+  TO_EW_MUL = 17,
+  TO_MATMUL = 18,
+  TO_MUL = 19,
+  TO_ENLARGE = 20,
+  TO_CONSTANT_IMM = 22,
+  TO_CONSTANT_ICONV = 23,
+  TO_CONSTANT_POOL = 25
+};
+enum {
+  PM_NUM_INPUTS = 1,
+  PM_NUM_OUTPUTS = 2,
+  PM_KERNEL_H = 4,
+  PM_KERNEL_W = 5,
+  PM_STRIDE_H = 6,
+  PM_STRIDE_W = 7,
+  PM_PAD = 8,
+  PM_ACTI = 9,
+  PM_NUMDIM = 10,
+  PM_AXIS = 11,
+  PM_PERM = 12
+};
+
+static const char *taso_op_names[] = {
+    "INPUT",        "WEIGHT",       "ANY",          "CONV2D",
+    "DROPOUT",      "LINEAR",       "POOL2D_MAX",   "POOL2D_AVG",
+    "RELU",         "SIGMOID",      "TANH",         "BATCHNORM",
+    "CONCAT",       "SPLIT",        "RESHAPE",      "TRANSPOSE",
+    "EW_ADD",       "EW_MUL",       "MATMUL",       "MUL",
+    "ENLARGE",      "MERGE_GCONV",  "CONSTANT_IMM", "CONSTANT_ICONV",
+    "CONSTANT_ONE", "CONSTANT_POOL"};
+
+/* ---- import -------------------------------------------------------------- */
+
+/* Value of parameter key in o, or dflt. */
+static int para(const GraphSubst__Operator *o, int key, int dflt) {
+  for (size_t i = 0; i < o->n_para; i++)
+    if (o->para[i]->key == key)
+      return o->para[i]->value;
+  return dflt;
+}
+
+typedef struct pimport {
+  ri_terms ts;
+  int *term; /* per operator of the side: term of output 0 (split: 0, 1) */
+  int *term1;
+  char why[160];
+} pimport;
+
+/* Term for an operator's input reference; -1 with why set. */
+static int ref_term(pimport *I, const GraphSubst__Tensor *t, int nops) {
+  if (t->opid < 0) {
+    if (-t->opid > RI_MAX_INPUT) {
+      snprintf(I->why, sizeof I->why, "input id %d out of range", t->opid);
+      return -1;
+    }
+    ri_term x;
+    memset(&x, 0, sizeof x);
+    x.k = RT_INPUT;
+    x.np = 1;
+    x.p[0] = -t->opid;
+    return ri_terms_intern(&I->ts, &x);
+  }
+  if (t->opid >= nops || t->tsid < 0 || t->tsid > 1 ||
+      (t->tsid == 1 && I->term1[t->opid] < 0)) {
+    snprintf(I->why, sizeof I->why, "bad tensor reference");
+    return -1;
+  }
+  return t->tsid ? I->term1[t->opid] : I->term[t->opid];
+}
+
+/* Fills x's kind and parameters from o; 0, or -1 with why set. */
+static int op_kind(pimport *I, const GraphSubst__Operator *o, ri_term *x) {
+  int kh = para(o, PM_KERNEL_H, 0), kw = para(o, PM_KERNEL_W, 0);
+  int sh = para(o, PM_STRIDE_H, 1), sw = para(o, PM_STRIDE_W, 1);
+  int pad = para(o, PM_PAD, 0), act = para(o, PM_ACTI, 0);
+  int p[RI_MAX_TP] = {0}, np = 0, nin = 1;
+  switch (o->type) {
+  case TO_CONV2D:
+    x->k = RT_CONV, nin = 2, np = 4;
+    p[0] = sh, p[1] = sw, p[2] = pad, p[3] = act;
+    break;
+  case TO_POOL2D_MAX:
+  case TO_POOL2D_AVG:
+    if (act) {
+      snprintf(I->why, sizeof I->why, "pooling with an activation");
+      return -1;
+    }
+    x->k = o->type == TO_POOL2D_MAX ? RT_POOLMAX : RT_POOLAVG, np = 5;
+    p[0] = kh, p[1] = kw, p[2] = sh, p[3] = sw, p[4] = pad;
+    break;
+  case TO_RELU:
+  case TO_SIGMOID:
+  case TO_TANH:
+    x->k = o->type == TO_RELU      ? RT_RELU
+           : o->type == TO_SIGMOID ? RT_SIGMOID
+                                   : RT_TANH;
+    break;
+  case TO_CONCAT:
+    x->k = RT_CONCAT, np = 1, nin = (int)o->n_input;
+    p[0] = para(o, PM_AXIS, 0);
+    break;
+  case TO_SPLIT:
+    if (para(o, PM_NUM_OUTPUTS, 2) != 2) {
+      snprintf(I->why, sizeof I->why, "split into other than 2 parts");
+      return -1;
+    }
+    x->k = RT_SPLIT, np = 2;
+    p[0] = para(o, PM_AXIS, 0);
+    break;
+  case TO_TRANSPOSE: {
+    int n = para(o, PM_NUMDIM, 2), code = para(o, PM_PERM, 1);
+    if (n < 1 || n > IR_MAX_RANK) {
+      snprintf(I->why, sizeof I->why, "transpose of rank %d", n);
+      return -1;
+    }
+    x->k = RT_TRANSPOSE, np = 1 + n;
+    p[0] = n;
+    for (int i = n; i >= 1; i--, code /= n)
+      p[i] = code % n;
+    break;
+  }
+  case TO_EW_ADD:
+  case TO_EW_MUL:
+  case TO_MATMUL:
+  case TO_MUL:
+    nin = 2;
+    x->k = o->type == TO_EW_ADD   ? RT_EWADD
+           : o->type == TO_EW_MUL ? RT_EWMUL
+           : o->type == TO_MUL    ? RT_SMUL
+                                  : RT_MATMUL;
+    if (o->type == TO_MATMUL)
+      np = 1, p[0] = act;
+    break;
+  case TO_ENLARGE: x->k = RT_ENLARGE, np = 2, p[0] = kh, p[1] = kw; break;
+  case TO_CONSTANT_IMM: x->k = RT_IMATMUL, nin = 0; break;
+  case TO_CONSTANT_ICONV:
+  case TO_CONSTANT_POOL:
+    x->k = o->type == TO_CONSTANT_ICONV ? RT_ICONV : RT_CPOOL, nin = 0, np = 2;
+    p[0] = kh, p[1] = kw;
+    break;
+  default:
+    if (o->type >= 0 && o->type < (int)(sizeof taso_op_names / sizeof(char *)))
+      snprintf(I->why, sizeof I->why, "TASO operator %s",
+               taso_op_names[o->type]);
+    else
+      snprintf(I->why, sizeof I->why, "TASO operator type %d", o->type);
+    return -1;
+  }
+  if ((int)o->n_input != nin || nin > RI_MAX_TIN) {
+    snprintf(I->why, sizeof I->why, "%s with %d inputs", taso_op_names[o->type],
+             (int)o->n_input);
+    return -1;
+  }
+  x->np = np;
+  x->nin = nin;
+  memcpy(x->p, p, sizeof p);
+  return 0;
+}
+
+/* Terms of one side's operators, in order. */
+static int side_terms(pimport *I, GraphSubst__Operator **ops, size_t n) {
+  for (size_t j = 0; j < n; j++) {
+    ri_term x;
+    memset(&x, 0, sizeof x);
+    I->term1[j] = -1;
+    if (op_kind(I, ops[j], &x) < 0)
+      return -1;
+    for (int i = 0; i < x.nin; i++)
+      if ((x.in[i] = ref_term(I, ops[j]->input[i], (int)j)) < 0)
+        return -1;
+    if ((I->term[j] = ri_terms_intern(&I->ts, &x)) < 0)
+      return -1;
+    if (x.k == RT_SPLIT) {
+      x.p[1] = 1;
+      if ((I->term1[j] = ri_terms_intern(&I->ts, &x)) < 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* The term of output (op, ts) of a side whose terms are in I. */
+static int out_term(pimport *I, int op, int ts, size_t nops) {
+  GraphSubst__Tensor t = GRAPH_SUBST__TENSOR__INIT;
+  t.opid = op;
+  t.tsid = ts;
+  if (op < 0 || (size_t)op >= nops) {
+    snprintf(I->why, sizeof I->why, "bad output reference");
+    return -1;
+  }
+  return ref_term(I, &t, (int)nops);
+}
+
+/* Roots of both sides: src[i], dst[i] for each mapped output. */
+static int rule_terms(pimport *I, const GraphSubst__Rule *r, int *src,
+                      int *dst) {
+  size_t n = r->n_srcop > r->n_dstop ? r->n_srcop : r->n_dstop;
+  int *a = malloc(2 * (n + 1) * sizeof *a);
+  if (!a)
+    return -1;
+  I->term = a;
+  I->term1 = a + n + 1;
+  int ok = side_terms(I, r->srcop, r->n_srcop) == 0;
+  for (size_t i = 0; ok && i < r->n_mappedoutput; i++) {
+    const GraphSubst__MapOutput *m = r->mappedoutput[i];
+    ok = (src[i] = out_term(I, m->srcopid, m->srctsid, r->n_srcop)) >= 0;
+  }
+  ok = ok && side_terms(I, r->dstop, r->n_dstop) == 0;
+  for (size_t i = 0; ok && i < r->n_mappedoutput; i++) {
+    const GraphSubst__MapOutput *m = r->mappedoutput[i];
+    ok = (dst[i] = out_term(I, m->dstopid, m->dsttsid, r->n_dstop)) >= 0;
+  }
+  free(a);
+  return ok ? 0 : -1;
+}
+
+/* TASO's distinct input shapes, the candidates of the shape search. */
+static int candidate_shapes(ir_shape *c) {
+  ri_inshapes d;
+  ri_taso_inshapes(&d);
+  int n = 0;
+  for (int k = 1; k <= 20; k++) {
+    int dup = 0;
+    for (int j = 0; j < n; j++)
+      dup |= ir_shape_eq(&c[j], &d.s[k]);
+    if (!dup)
+      c[n++] = d.s[k];
+  }
+  return n;
+}
+
+typedef struct search {
+  const ri_terms *ts;
+  const int *src, *dst;
+  int n;
+  const char *id, *note;
+  ir_ruleset *rs;
+  int used[RI_MAX_INPUT];
+  int nused;
+  ir_shape cand[16];
+  int ncand;
+} search;
+
+static int try_shapes(search *S, const ri_inshapes *sh) {
+  char why[160];
+  return ri_build_rule(S->ts, S->src, S->dst, S->n, sh, S->id, S->note, S->rs,
+                       why, sizeof why) == IR_OK;
+}
+
+/* Tries every assignment changing inputs i < j (j = -1: only i). */
+static int try_change(search *S, int i, int j) {
+  ri_inshapes sh;
+  ri_taso_inshapes(&sh);
+  for (int a = 0; a < S->ncand; a++)
+    for (int b = 0; b < (j < 0 ? 1 : S->ncand); b++) {
+      sh.s[S->used[i]] = S->cand[a];
+      if (j >= 0)
+        sh.s[S->used[j]] = S->cand[b];
+      if (try_shapes(S, &sh))
+        return 1;
+    }
+  return 0;
+}
+
+static int shape_search(search *S) {
+  S->ncand = candidate_shapes(S->cand);
+  for (int i = 0; i < S->nused; i++)
+    if (try_change(S, i, -1))
+      return 1;
+  for (int i = 0; i < S->nused; i++)
+    for (int j = i + 1; j < S->nused; j++)
+      if (try_change(S, i, j))
+        return 1;
+  return 0;
+}
+
+/* Marks the inputs reachable from term t in used[] (visited[]: terms
+ * already seen; the terms form a DAG). */
+static void mark_used(const ri_terms *ts, int t, char *used, char *visited) {
+  const ri_term *x = &ts->t[t];
+  if (visited[t])
+    return;
+  visited[t] = 1;
+  if (x->k == RT_INPUT)
+    used[x->p[0]] = 1;
+  for (int i = 0; i < x->nin; i++)
+    mark_used(ts, x->in[i], used, visited);
+}
+
+/* Imports rule number k (1-based). */
+static ir_status import_rule(const GraphSubst__Rule *r, int k, const char *file,
+                             ir_ruleset *out, ri_stats *st) {
+  pimport I;
+  memset(&I, 0, sizeof I);
+  int n = (int)r->n_mappedoutput;
+  int *roots = malloc(2 * ((size_t)n + 1) * sizeof *roots);
+  if (!roots)
+    return IR_ERR_NOMEM;
+  ir_status s = IR_OK;
+  if (!n)
+    snprintf(I.why, sizeof I.why, "no mapped output");
+  if (!n || rule_terms(&I, r, roots, roots + n) < 0) {
+    s = ri_stats_skip(st, I.why[0] ? I.why : "out of memory", k);
+    goto done;
+  }
+  const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+  char id[48], note[300];
+  snprintf(id, sizeof id, "taso-pb-%d", k);
+  snprintf(note, sizeof note, "imported from %s rule %d", base, k);
+  ri_inshapes sh;
+  ri_taso_inshapes(&sh);
+  search S = {&I.ts, roots, roots + n, n, id, note, out, {0}, 0, {{0}}, 0};
+  char seen[RI_MAX_INPUT + 1] = {0};
+  char *visited = calloc((size_t)I.ts.n + 1, 1);
+  if (!visited) {
+    s = IR_ERR_NOMEM;
+    goto done;
+  }
+  for (int i = 0; i < 2 * n; i++)
+    mark_used(&I.ts, roots[i], seen, visited);
+  free(visited);
+  for (int i = 1; i <= RI_MAX_INPUT; i++)
+    if (seen[i])
+      S.used[S.nused++] = i;
+  char why[160];
+  s = ri_build_rule(&I.ts, roots, roots + n, n, &sh, id, note, out, why,
+                    sizeof why);
+  if (s == IR_ERR_NOMEM)
+    goto done;
+  if (s != IR_OK && !shape_search(&S)) {
+    s = ri_stats_skip(st, why, k);
+    goto done;
+  }
+  s = IR_OK;
+  if (st)
+    st->done++;
+done:
+  free(roots);
+  ri_terms_free(&I.ts);
+  return s;
+}
+
+ir_status ri_import_taso_pb_mem(const uint8_t *data, size_t len,
+                                const char *file, ir_ruleset *out, ri_stats *st,
+                                ir_diag *d) {
+  ir_ruleset_init(out);
+  GraphSubst__RuleCollection *c =
+      graph_subst__rule_collection__unpack(NULL, len, data);
+  if (!c) {
+    ir_diag_set(d, IR_ERR_SYNTAX, 0, 0,
+                "not a valid GraphSubst.RuleCollection (truncated or "
+                "malformed protobuf, %zu bytes)",
+                len);
+    if (d)
+      snprintf(d->file, sizeof d->file, "%s", file);
+    return IR_ERR_SYNTAX;
+  }
+  ir_status s = IR_OK;
+  for (size_t i = 0; i < c->n_rule && s == IR_OK; i++)
+    s = import_rule(c->rule[i], (int)i + 1, file, out, st);
+  graph_subst__rule_collection__free_unpacked(c, NULL);
+  if (s != IR_OK) {
+    ir_ruleset_free(out);
+    return ir_diag_set(d, s, 0, 0, "out of memory");
+  }
+  return IR_OK;
+}
+
+ir_status ri_import_taso_pb(const char *path, ir_ruleset *out, ri_stats *st,
+                            ir_diag *d) {
+  size_t len;
+  ir_ruleset_init(out);
+  char *data = ir_read_file(path, &len, d);
+  if (!data)
+    return d ? d->code : IR_ERR_IO;
+  ir_status s =
+      ri_import_taso_pb_mem((const uint8_t *)data, len, path, out, st, d);
+  free(data);
+  return s;
+}
+
+/* ---- export -------------------------------------------------------------- */
+
+/* Everything one exported rule allocates, freed at once. */
+typedef struct pool {
+  void **p;
+  int n, cap;
+  int oom;
+} pool;
+
+static void *palloc(pool *P, size_t n) {
+  if (P->oom)
+    return NULL;
+  if (P->n == P->cap) {
+    int cap = P->cap ? 2 * P->cap : 64;
+    void **np = realloc(P->p, (size_t)cap * sizeof *np);
+    if (!np) {
+      P->oom = 1;
+      return NULL;
+    }
+    P->p = np;
+    P->cap = cap;
+  }
+  void *x = calloc(1, n ? n : 1);
+  if (!x)
+    P->oom = 1;
+  else
+    P->p[P->n++] = x;
+  return x;
+}
+
+static void pool_free(pool *P) {
+  for (int i = 0; i < P->n; i++)
+    free(P->p[i]);
+  free(P->p);
+  memset(P, 0, sizeof *P);
+}
+
+/* Abstract input ids of a rule's inputs and weights, by name. */
+typedef struct idmap {
+  const char *name[IR_MAX_IN * 4];
+  int id[IR_MAX_IN * 4];
+  int n, next;
+} idmap;
+
+static int input_id(idmap *M, const char *name) {
+  for (int i = 0; i < M->n; i++)
+    if (!strcmp(M->name[i], name))
+      return M->id[i];
+  if (M->n == (int)(sizeof M->id / sizeof *M->id))
+    return 0;
+  int k = ri_input_number(name);
+  M->name[M->n] = name;
+  M->id[M->n] = k ? -k : -(M->next++);
+  return M->id[M->n++];
+}
+
+static void add_para(pool *P, GraphSubst__Operator *o, int key, int value) {
+  GraphSubst__Parameter *p = palloc(P, sizeof *p);
+  if (!p)
+    return;
+  graph_subst__parameter__init(p);
+  p->key = key;
+  p->value = value;
+  o->para[o->n_para++] = p;
+}
+
+static const int taso_acts[] = {0, 2, 1, 3}; /* ours (none relu sigmoid
+                                                tanh) -> TASO's codes */
+
+/* TASO's type and parameters of node n; why set when there is none. */
+static int node_type(const ir_graph *g, const ir_node *n, pool *P,
+                     GraphSubst__Operator *o, char *why, size_t wn) {
+  const ir_attrs *a = &n->a;
+  int pads = a->padmode == IR_PAD_SAME    ? 0
+             : a->padmode == IR_PAD_VALID ? 1
+                                          : -1;
+  int act = a->act <= IR_ACT_TANH ? taso_acts[a->act] : -1;
+  const char *op = ir_op(n->op)->name;
+  int t = -1;
+  switch (n->op) {
+  case IR_OP_CONV2D: {
+    const ir_shape *w = &g->tensors[n->in[1]].shape;
+    if (n->nin != 2 || a->dilation[0] != 1 || a->dilation[1] != 1 || pads < 0 ||
+        act < 0)
+      break;
+    t = TO_CONV2D;
+    add_para(P, o, PM_KERNEL_H, (int)w->dim[2]);
+    add_para(P, o, PM_KERNEL_W, (int)w->dim[3]);
+    add_para(P, o, PM_STRIDE_H, a->stride[0]);
+    add_para(P, o, PM_STRIDE_W, a->stride[1]);
+    add_para(P, o, PM_PAD, pads);
+    add_para(P, o, PM_ACTI, act);
+    break;
+  }
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+    if (pads < 0 || (n->op == IR_OP_AVGPOOL && !a->count_include_pad))
+      break;
+    t = n->op == IR_OP_AVGPOOL ? TO_POOL2D_AVG : TO_POOL2D_MAX;
+    add_para(P, o, PM_KERNEL_H, a->kernel[0]);
+    add_para(P, o, PM_KERNEL_W, a->kernel[1]);
+    add_para(P, o, PM_STRIDE_H, a->stride[0]);
+    add_para(P, o, PM_STRIDE_W, a->stride[1]);
+    add_para(P, o, PM_PAD, pads);
+    add_para(P, o, PM_ACTI, 0);
+    break;
+  case IR_OP_MATMUL:
+    if (n->nin != 2 || act < 0 || g->tensors[n->in[0]].shape.rank != 2)
+      break;
+    t = TO_MATMUL;
+    add_para(P, o, PM_ACTI, act);
+    break;
+  case IR_OP_CONCAT:
+    t = TO_CONCAT;
+    add_para(P, o, PM_NUM_INPUTS, n->nin);
+    add_para(P, o, PM_AXIS, a->axis);
+    add_para(P, o, PM_NUMDIM, g->tensors[n->out[0]].shape.rank);
+    break;
+  case IR_OP_SPLIT:
+    if (n->nout != 2)
+      break;
+    t = TO_SPLIT;
+    add_para(P, o, PM_NUM_OUTPUTS, n->nout);
+    add_para(P, o, PM_AXIS, a->axis);
+    break;
+  case IR_OP_TRANSPOSE: {
+    int code = 0;
+    for (int i = 0; i < a->nlist; i++)
+      code = code * a->nlist + (int)a->list[i];
+    t = TO_TRANSPOSE;
+    add_para(P, o, PM_NUMDIM, a->nlist);
+    add_para(P, o, PM_PERM, code);
+    break;
+  }
+  case IR_OP_ENLARGE:
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_POOL:
+    t = n->op == IR_OP_ENLARGE       ? TO_ENLARGE
+        : n->op == IR_OP_CONST_ICONV ? TO_CONSTANT_ICONV
+                                     : TO_CONSTANT_POOL;
+    add_para(P, o, PM_KERNEL_H,
+             n->op == IR_OP_ENLARGE ? a->kernel[0] : (int)a->list[2]);
+    add_para(P, o, PM_KERNEL_W,
+             n->op == IR_OP_ENLARGE ? a->kernel[1] : (int)a->list[3]);
+    break;
+  case IR_OP_CONST_IMM: t = TO_CONSTANT_IMM; break;
+  case IR_OP_EWADD: t = TO_EW_ADD; break;
+  case IR_OP_EWMUL: t = TO_EW_MUL; break;
+  case IR_OP_SMUL: t = TO_MUL; break;
+  case IR_OP_RELU: t = TO_RELU; break;
+  case IR_OP_SIGMOID: t = TO_SIGMOID; break;
+  case IR_OP_TANH: t = TO_TANH; break;
+  default: break;
+  }
+  if (t < 0)
+    snprintf(why, wn, "%s has no TASO equivalent", op);
+  o->type = t;
+  return t;
+}
+
+/* One side's operators; the output (op, ts) of each tensor in opof/tsof. */
+static int side_ops(const ir_graph *g, pool *P, idmap *M,
+                    GraphSubst__Operator ***ops, size_t *nops, char *why,
+                    size_t wn) {
+  *ops = palloc(P, (size_t)g->nnodes * sizeof **ops);
+  *nops = (size_t)g->nnodes;
+  for (int i = 0; i < g->nnodes && !P->oom; i++) {
+    const ir_node *n = &g->nodes[i];
+    GraphSubst__Operator *o = palloc(P, sizeof *o);
+    if (!o)
+      break;
+    graph_subst__operator__init(o);
+    o->input = palloc(P, (size_t)n->nin * sizeof *o->input);
+    o->para = palloc(P, 8 * sizeof *o->para);
+    if (!o->input || !o->para)
+      break;
+    (*ops)[i] = o;
+    if (node_type(g, n, P, o, why, wn) < 0)
+      return -1;
+    for (int j = 0; j < n->nin; j++) {
+      const ir_tensor *x = &g->tensors[n->in[j]];
+      GraphSubst__Tensor *t = palloc(P, sizeof *t);
+      if (!t)
+        break;
+      graph_subst__tensor__init(t);
+      t->opid = x->node >= 0 ? x->node : input_id(M, x->name);
+      t->tsid = x->node >= 0 ? x->slot : 0;
+      o->input[o->n_input++] = t;
+    }
+  }
+  return P->oom ? -1 : 0;
+}
+
+/* The protobuf Rule of r, allocated from P; NULL with why set. */
+static GraphSubst__Rule *make_rule(const ir_rule *r, pool *P, char *why,
+                                   size_t wn) {
+  idmap M;
+  memset(&M, 0, sizeof M);
+  M.next = 21;
+  GraphSubst__Rule *pr = palloc(P, sizeof *pr);
+  if (!pr)
+    return NULL;
+  graph_subst__rule__init(pr);
+  if (side_ops(r->src, P, &M, &pr->srcop, &pr->n_srcop, why, wn) < 0 ||
+      side_ops(r->dst, P, &M, &pr->dstop, &pr->n_dstop, why, wn) < 0)
+    return NULL;
+  int n = r->src->noutputs;
+  pr->mappedoutput = palloc(P, (size_t)n * sizeof *pr->mappedoutput);
+  for (int i = 0; i < n && !P->oom; i++) {
+    const ir_tensor *a = &r->src->tensors[r->src->outputs[i]];
+    const ir_tensor *b = &r->dst->tensors[r->dst->outputs[i]];
+    if (a->node < 0 || b->node < 0) {
+      snprintf(why, wn, "an output is an input");
+      return NULL;
+    }
+    GraphSubst__MapOutput *m = palloc(P, sizeof *m);
+    if (!m)
+      return NULL;
+    graph_subst__map_output__init(m);
+    m->srcopid = a->node;
+    m->srctsid = a->slot;
+    m->dstopid = b->node;
+    m->dsttsid = b->slot;
+    pr->mappedoutput[pr->n_mappedoutput++] = m;
+  }
+  return P->oom ? NULL : pr;
+}
+
+ir_status ri_write_taso_pb(const ir_ruleset *rs, const char *use, ri_buf *b,
+                           ri_stats *st, ir_diag *d) {
+  pool P = {0};
+  GraphSubst__RuleCollection c = GRAPH_SUBST__RULE_COLLECTION__INIT;
+  c.rule = palloc(&P, ((size_t)rs->n + 1) * sizeof *c.rule);
+  ir_status s = IR_OK;
+  for (int i = 0; i < rs->n && !P.oom && s == IR_OK; i++) {
+    char why[160] = "";
+    if (!use[i])
+      continue;
+    GraphSubst__Rule *pr = make_rule(&rs->rules[i], &P, why, sizeof why);
+    if (pr) {
+      c.rule[c.n_rule++] = pr;
+      if (st)
+        st->done++;
+    } else if (!P.oom) {
+      s = ri_stats_skip(st, why, i + 1);
+    }
+  }
+  if (!P.oom && s == IR_OK) {
+    size_t n = graph_subst__rule_collection__get_packed_size(&c);
+    uint8_t *buf = malloc(n + 1);
+    if (buf) {
+      graph_subst__rule_collection__pack(&c, buf);
+      ri_put(b, (const char *)buf, n);
+      free(buf);
+    } else {
+      P.oom = 1;
+    }
+  }
+  int oom = P.oom;
+  pool_free(&P);
+  if (oom || s != IR_OK)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  return IR_OK;
+}

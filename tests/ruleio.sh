@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# ruleio.sh: end-to-end tests of `superopt import-rules` and `export-rules`:
+# counts on stderr, exit codes, messages with positions, no output file
+# after an error, and that exported rules import back.
+# usage: tests/ruleio.sh path/to/superopt path/to/source-dir
+set -u
+bin=$1
+src=$2
+taso=$src/../shared/reference/taso
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect CODE CMD... : runs CMD, checks the exit status; output in $tmp/out
+expect() {
+  local want=$1
+  shift
+  "$@" >"$tmp/out" 2>&1
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: '$*' exited $got, expected $want"
+    sed 's/^/  | /' "$tmp/out"
+    fails=$((fails + 1))
+  fi
+}
+
+# contains TEXT : the last command's output contains TEXT
+contains() {
+  if ! grep -qF -- "$1" "$tmp/out"; then
+    echo "FAIL: output lacks '$1'"
+    sed 's/^/  | /' "$tmp/out"
+    fails=$((fails + 1))
+  fi
+}
+
+# absent FILE : FILE was not written
+absent() {
+  if [ -e "$1" ]; then
+    echo "FAIL: $1 exists after an error"
+    fails=$((fails + 1))
+  fi
+}
+
+expect 0 "$bin" --help
+contains "import-rules"
+contains "export-rules"
+expect 0 "$bin" import-rules --help
+contains "usage: superopt import-rules"
+
+# import: counts and reasons
+expect 0 "$bin" import-rules "$taso/taso_rules.txt" -o "$tmp/t.rules"
+contains "imported 928 rules; 3 unsupported"
+contains "unknown term 'Iewmul' (lines 257, 258, 259)"
+expect 0 "$bin" import-rules "$taso/graph_subst.pb" -o "$tmp/p.rules"
+contains "imported 133 rules; 0 unsupported"
+cp "$taso/taso_rules.txt" "$tmp/rules.dat"
+expect 0 "$bin" import-rules "$tmp/rules.dat" --format taso-text -o "$tmp/d.rules"
+contains "imported 928 rules; 3 unsupported"
+[ "$(grep -c '^rule ' "$tmp/d.rules")" = 928 ] ||
+  { echo "FAIL: --format taso-text"; fails=$((fails + 1)); }
+
+# export: proven only by default, everything with --all; round trip via .pb
+expect 0 "$bin" export-rules "$tmp/t.rules" --format tensat -o "$tmp/none.tensat"
+contains "exported 0 rules, 928 not proven left out"
+expect 0 "$bin" export-rules "$tmp/t.rules" --format taso-pb --all -o "$tmp/t.pb"
+contains "exported 928 rules; 0 unsupported"
+expect 0 "$bin" import-rules "$tmp/t.pb" -o "$tmp/back.rules"
+contains "imported 928 rules; 0 unsupported"
+if command -v protoc >/dev/null 2>&1; then
+  expect 0 sh -c "protoc --decode_raw < '$tmp/t.pb'"
+fi
+expect 0 "$bin" export-rules "$tmp/t.rules" --format json --all -o "$tmp/t.json"
+contains "exported 928 rules"
+expect 0 "$bin" export-rules "$tmp/t.rules" --format tensat --all -o "$tmp/t.tensat"
+[ "$(wc -l <"$tmp/t.tensat")" = 928 ] ||
+  { echo "FAIL: tensat export is not 928 lines"; fails=$((fails + 1)); }
+
+# errors: usage (1), bad input (2) with position, nothing written
+expect 1 "$bin" import-rules "$tmp/rules.dat" -o "$tmp/x.rules"
+contains "cannot tell the format"
+expect 1 "$bin" export-rules "$tmp/t.rules" --format onnx -o "$tmp/x"
+contains "--format must be"
+expect 1 "$bin" export-rules "$tmp/t.rules" --format json
+printf 'relu(input_1) == relu(input_1)\nrelu(input_1 == input_1\n' >"$tmp/bad.txt"
+expect 2 "$bin" import-rules "$tmp/bad.txt" -o "$tmp/bad.rules"
+contains "bad.txt:2:14: error:"
+absent "$tmp/bad.rules"
+head -c 1000 "$taso/graph_subst.pb" >"$tmp/cut.pb"
+expect 2 "$bin" import-rules "$tmp/cut.pb" -o "$tmp/cut.rules"
+contains "truncated"
+absent "$tmp/cut.rules"
+expect 2 "$bin" export-rules "$tmp/missing.rules" --format json -o "$tmp/m.json"
+absent "$tmp/m.json"
+expect 2 "$bin" export-rules "$taso/taso_rules.txt" --format json -o "$tmp/m.json"
+contains "taso_rules.txt:1:1: error:"
+absent "$tmp/m.json"
+
+if [ $fails -ne 0 ]; then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "ruleio CLI: all passed"
