@@ -438,3 +438,39 @@ Test(verify, two_threads_two_contexts) {
   cr_expect_eq(jobs[1].proven, 3);
   ir_ruleset_free(&rs);
 }
+
+/* A true rule too large for e-matching in 300 ms: a product of 16 tensors
+ * against a permutation of it (the AC closure explodes). */
+static char *big_ac_rule(void) {
+  static char buf[8192];
+  int w = snprintf(buf, sizeof buf, "rule ac unverified\n");
+  for (int side = 0; side < 2; side++) {
+    w += snprintf(buf + w, sizeof buf - (size_t)w, side ? "dst:\n" : "src:\n");
+    for (int i = 0; i < 16; i++)
+      w += snprintf(buf + w, sizeof buf - (size_t)w, "input a%d: [2,3]\n", i);
+    w += snprintf(buf + w, sizeof buf - (size_t)w, "t0 = ewmul(a0, a%d)\n",
+                  side ? 5 : 1);
+    for (int i = 2; i < 16; i++)
+      w += snprintf(buf + w, sizeof buf - (size_t)w, "t%d = ewmul(t%d, a%d)\n",
+                    i - 1, i - 2, side ? i * 5 % 16 : i);
+    w += snprintf(buf + w, sizeof buf - (size_t)w, "output t14\n");
+  }
+  snprintf(buf + w, sizeof buf - (size_t)w, "end\n");
+  return buf;
+}
+
+Test(verify, timeout_is_reported) {
+  ir_ruleset rs;
+  parse_rules(big_ac_rule(), &rs);
+  vf_opts o = {300};
+  vf_ctx *c = vf_new(&o);
+  cr_assert(c);
+  vf_result res;
+  ir_diag d;
+  cr_assert_eq(vf_prove(c, &rs.rules[0], &res, &d), IR_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_UNPROVEN);
+  cr_expect(strstr(res.reason, "unknown: timeout"), "%s", res.reason);
+  cr_expect_lt(res.ms, 5000, "took %.0f ms", res.ms);
+  vf_free(c);
+  ir_ruleset_free(&rs);
+}

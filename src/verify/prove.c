@@ -155,7 +155,7 @@ static void declare(vf_ctx *c) {
   }
 }
 
-static void set_params(vf_ctx *c) {
+static ir_status set_params(vf_ctx *c, ir_diag *d) {
   Z3_params p = Z3_mk_params(c->z);
   Z3_params_inc_ref(c->z, p);
   Z3_params_set_uint(c->z, p, Z3_mk_string_symbol(c->z, "timeout"),
@@ -164,7 +164,11 @@ static void set_params(vf_ctx *c) {
    * axioms with parameters no well-typed graph has (docs/verify.md) */
   Z3_params_set_bool(c->z, p, Z3_mk_string_symbol(c->z, "smt.mbqi"), false);
   Z3_solver_set_params(c->z, c->s, p);
+  ir_status st = IR_OK;
+  if (Z3_get_error_code(c->z) != Z3_OK)
+    st = z3_failed(c, d, "setting the solver's parameters");
   Z3_params_dec_ref(c->z, p);
+  return st;
 }
 
 vf_ctx *vf_new_with(const vf_opts *o, const vf_axiom *extra, int nextra,
@@ -191,8 +195,8 @@ vf_ctx *vf_new_with(const vf_opts *o, const vf_axiom *extra, int nextra,
   declare(c);
   c->s = Z3_mk_solver(c->z);
   Z3_solver_inc_ref(c->z, c->s);
-  set_params(c);
-  if (add_axioms(c, extra, nextra, replace, d) != IR_OK) {
+  if (set_params(c, d) != IR_OK ||
+      add_axioms(c, extra, nextra, replace, d) != IR_OK) {
     vf_free(c);
     return NULL;
   }
@@ -236,6 +240,17 @@ static void add_core(vf_ctx *c, vf_result *res) {
   Z3_ast_vector_dec_ref(c->z, v);
 }
 
+/* Z3's reason for "unknown", in the verifier's words. With e-matching
+ * only, "incomplete quantifiers" means the instances Z3 generated (up to its
+ * generation limits) gave no contradiction: no proof was found. */
+static const char *unknown_reason(const char *z3) {
+  if (strstr(z3, "incomplete quantifiers"))
+    return "no proof from the axioms (e-matching found no contradiction)";
+  if (strstr(z3, "timeout") || strstr(z3, "canceled"))
+    return "unknown: timeout";
+  return z3;
+}
+
 /* Checks src output i != dst output i; fills res when not proven. */
 static ir_status check_output(vf_ctx *c, Z3_ast a, Z3_ast b, int i,
                               vf_result *res, ir_diag *d) {
@@ -252,8 +267,8 @@ static ir_status check_output(vf_ctx *c, Z3_ast a, Z3_ast b, int i,
     snprintf(res->reason, sizeof res->reason, "output %d: sat (counter-model)",
              i + 1);
   else
-    snprintf(res->reason, sizeof res->reason, "output %d: unknown: %s", i + 1,
-             Z3_solver_get_reason_unknown(c->z, c->s));
+    snprintf(res->reason, sizeof res->reason, "output %d: %s", i + 1,
+             unknown_reason(Z3_solver_get_reason_unknown(c->z, c->s)));
   if (st == IR_OK && r != Z3_L_FALSE)
     res->status = IR_RULE_UNPROVEN;
   Z3_solver_pop(c->z, c->s, 1);
