@@ -298,12 +298,15 @@ static ir_status prove_outputs(vf_ctx *c, const ir_rule *r, Z3_ast *ts,
   vf_assert_shapes(c, r->src, ts);
   vf_assert_shapes(c, r->dst, td);
   ir_status st = IR_OK;
+  res->status = IR_RULE_PROVEN; /* until an output pair says otherwise */
   for (int i = 0; st == IR_OK && i < r->src->noutputs; i++) {
     st = check_output(c, ts[r->src->outputs[i]], td[r->dst->outputs[i]], i, res,
                       d);
     if (res->status == IR_RULE_UNPROVEN)
       break;
   }
+  if (st != IR_OK)
+    res->status = IR_RULE_UNPROVEN;
   blame_generic(res, &e);
   return st;
 }
@@ -311,7 +314,7 @@ static ir_status prove_outputs(vf_ctx *c, const ir_rule *r, Z3_ast *ts,
 ir_status vf_prove(vf_ctx *c, const ir_rule *r, vf_result *res, ir_diag *d) {
   double t0 = now_ms();
   memset(res, 0, sizeof *res);
-  res->status = IR_RULE_PROVEN;
+  res->status = IR_RULE_UNPROVEN;
   if (!r->src || !r->dst || r->src->noutputs != r->dst->noutputs)
     return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "rule %s: malformed",
                        r->id ? r->id : "?");
