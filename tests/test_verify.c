@@ -257,6 +257,24 @@ static const char *known_rules =
     "dst:\n"
     "input a: [1,3]\ninput b: [2,3]\ninput c: [1,3]\n"
     "o = relu(b)\noutput o\n"
+    "end\n"
+    "rule relu_twice unverified\n"
+    "src:\ninput x: [1,2,5,5]\nweight w: [3,2,3,1]\n"
+    "c = conv2d(x, w) act=relu\no = relu(c)\noutput o\n"
+    "dst:\ninput x: [1,2,5,5]\nweight w: [3,2,3,1]\n"
+    "o = conv2d(x, w) act=relu\noutput o\n"
+    "end\n"
+    "rule split_matmul unverified\n"
+    "src:\ninput a: [2,3]\ninput b: [3,4]\n"
+    "m = matmul(a, b)\np, q = split(m) axis=1 sizes=[1,3]\noutput q\n"
+    "dst:\ninput a: [2,3]\ninput b: [3,4]\n"
+    "u, v = split(b) axis=1 sizes=[1,3]\no = matmul(a, v)\noutput o\n"
+    "end\n"
+    "rule depthwise_smul unverified\n"
+    "src:\ninput x: [1,4,5,5]\nweight w: [4,1,1,3]\ninput s: []\n"
+    "xs = smul(x, s)\no = conv2d(xs, w) groups=4\noutput o\n"
+    "dst:\ninput x: [1,4,5,5]\nweight w: [4,1,1,3]\ninput s: []\n"
+    "c = conv2d(x, w) groups=4\no = smul(c, s)\noutput o\n"
     "end\n";
 
 /* Expected axiom in each known rule's core (by position). */
@@ -264,7 +282,7 @@ static const char *const expect_core[] = {
     "matmul_assoc",     "conv_concat_w", "act_concat",          "split0_concat",
     "transpose_matmul", "ewadd_comm",    "matmul_concat_inner", "conv_enlarge",
     "conv_iconv",       "matmul_imm_r",  "smul_concat",         "ewmul_ones",
-    "act_split1"};
+    "act_split1",       "relu_idem",     "split1_matmul_r",     "conv_smul_x"};
 
 static void parse_rules(const char *text, ir_ruleset *rs) {
   ir_diag d;

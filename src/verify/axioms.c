@@ -138,6 +138,8 @@ const vf_axiom vf_axioms_relu[] = {
      "k=2 a=0 n=1 x=[3,2]"},
     {"act_split1", "relu", "(= (act k (split1 a n x)) (split1 a n (act k x)))",
      "k=3 a=1 n=1 x=[3,2]"},
+    {"relu_idem", "relu", "(= (act RELU (act RELU x)) (act RELU x))",
+     "x=[2,3]"},
     VF_AXIOM_END};
 
 const vf_axiom vf_axioms_sigmoid[] = {VF_AXIOM_END};
@@ -169,6 +171,60 @@ const vf_axiom vf_axioms_split[] = {
      "a=1 n=3 x=[2,3] y=[2,2]"},
     {"split1_concat", "split", "(= (split1 a n (concat a n x y)) y)",
      "a=0 n=2 x=[2,3] y=[1,3]"},
+    {"split0_ewadd", "split",
+     "(= (split0 a n (ewadd x y)) (ewadd (split0 a n x) (split0 a n y)))",
+     "a=1 n=1 x=[2,3] y=[2,3]"},
+    {"split1_ewadd", "split",
+     "(= (split1 a n (ewadd x y)) (ewadd (split1 a n x) (split1 a n y)))",
+     "a=0 n=1 x=[3,2] y=[3,2]"},
+    {"split0_ewmul", "split",
+     "(= (split0 a n (ewmul x y)) (ewmul (split0 a n x) (split0 a n y)))",
+     "a=0 n=2 x=[3,2] y=[3,2]"},
+    {"split1_ewmul", "split",
+     "(= (split1 a n (ewmul x y)) (ewmul (split1 a n x) (split1 a n y)))",
+     "a=1 n=2 x=[2,3] y=[2,3]"},
+    {"split0_smul", "split",
+     "(= (split0 a n (smul x s)) (smul (split0 a n x) s))",
+     "a=1 n=2 x=[2,3] s=[]"},
+    {"split1_smul", "split",
+     "(= (split1 a n (smul x s)) (smul (split1 a n x) s))",
+     "a=0 n=1 x=[3,2] s=[]"},
+    {"split0_transpose", "split",
+     "(=> (or (= a 0) (= a 1)) (= (split0 a n (transpose T10 x))"
+     " (transpose T10 (split0 (- 1 a) n x))))",
+     "a=0 n=1 x=[2,3]"},
+    {"split1_transpose", "split",
+     "(=> (or (= a 0) (= a 1)) (= (split1 a n (transpose T10 x))"
+     " (transpose T10 (split1 (- 1 a) n x))))",
+     "a=1 n=1 x=[2,3]"},
+    {"split0_matmul_r", "split",
+     "(= (split0 1 n (matmul a x y)) (matmul a x (split0 1 n y)))",
+     "a=3 n=1 x=[2,3] y=[3,4]"},
+    {"split1_matmul_r", "split",
+     "(= (split1 1 n (matmul a x y)) (matmul a x (split1 1 n y)))",
+     "a=0 n=3 x=[2,3] y=[3,4]"},
+    {"split0_matmul_l", "split",
+     "(= (split0 0 n (matmul a x y)) (matmul a (split0 0 n x) y))",
+     "a=2 n=2 x=[3,3] y=[3,4]"},
+    {"split1_matmul_l", "split",
+     "(= (split1 0 n (matmul a x y)) (matmul a (split1 0 n x) y))",
+     "a=0 n=1 x=[3,3] y=[3,4]"},
+    {"split0_conv_w", "split",
+     "(=> (= g 1) (= (split0 1 n (conv2d sh sw p g a x w))"
+     " (conv2d sh sw p g a x (split0 0 n w))))",
+     "sh=1 sw=1 p=0 g=1 a=1 n=2 x=[1,2,5,5] w=[3,2,3,3]"},
+    {"split1_conv_w", "split",
+     "(=> (= g 1) (= (split1 1 n (conv2d sh sw p g a x w))"
+     " (conv2d sh sw p g a x (split1 0 n w))))",
+     "sh=2 sw=2 p=1 g=1 a=0 n=1 x=[1,2,7,7] w=[3,2,3,3]"},
+    {"split0_conv_n", "split",
+     "(= (split0 0 n (conv2d sh sw p g a x w)) (conv2d sh sw p g a (split0 0 n "
+     "x) w))",
+     "sh=1 sw=1 p=0 g=2 a=1 n=1 x=[3,4,5,5] w=[2,2,3,3]"},
+    {"split1_conv_n", "split",
+     "(= (split1 0 n (conv2d sh sw p g a x w)) (conv2d sh sw p g a (split1 0 n "
+     "x) w))",
+     "sh=1 sw=1 p=0 g=1 a=0 n=2 x=[3,2,5,5] w=[2,2,3,3]"},
     VF_AXIOM_END};
 
 const vf_axiom vf_axioms_transpose[] = {
