@@ -89,6 +89,12 @@ static vf_term *fail(tparser *t, int col, const char *msg, const char *what) {
   return NULL;
 }
 
+static ir_status syntax(tparser *t, int col, const char *msg,
+                        const char *what) {
+  fail(t, col, msg, what);
+  return IR_ERR_SYNTAX;
+}
+
 static void skip_blanks(tparser *t) {
   while (isspace((unsigned char)*t->p))
     t->p++;
@@ -296,21 +302,18 @@ static ir_status destructure(tparser *t, vf_term *root) {
     f->guard = root->args[0];
     eq = root->args[1];
   }
-  if (!is_eq(eq) || eq->args[0]->kind != VF_T_APP) {
-    fail(t, eq->col, "expected (= LHS RHS) with an operator term as LHS", NULL);
-    return IR_ERR_SYNTAX;
-  }
+  if (!is_eq(eq) || eq->args[0]->kind != VF_T_APP)
+    return syntax(t, eq->col,
+                  "expected (= LHS RHS) with an operator term as LHS", NULL);
   f->lhs = eq->args[0];
   f->rhs = eq->args[1];
   /* the equation first: it fixes the sorts the guard's variables need */
   if (!check(t, eq, VF_S_BOOL) || sort_of(t, f->lhs) != VF_S_TENSOR ||
       (f->guard && !check(t, f->guard, VF_S_BOOL)))
-    return fail(t, eq->col, "the equation must be between tensors", NULL),
-           IR_ERR_SYNTAX;
+    return syntax(t, eq->col, "the equation must be between tensors", NULL);
   for (int i = 0; i < f->nvars; i++)
     if (f->vars[i].sort == VF_S_UNK)
-      return fail(t, 1, "variable of unknown sort:", f->vars[i].name),
-             IR_ERR_SYNTAX;
+      return syntax(t, 1, "variable of unknown sort:", f->vars[i].name);
   return IR_OK;
 }
 
@@ -323,9 +326,7 @@ ir_status vf_form_parse(const vf_axiom *ax, vf_form *f, ir_diag *d) {
   if (!root)
     return IR_ERR_SYNTAX;
   skip_blanks(&t);
-  if (*t.p) {
-    fail(&t, col_of(&t), "text after the formula", NULL);
-    return IR_ERR_SYNTAX;
-  }
+  if (*t.p)
+    return syntax(&t, col_of(&t), "text after the formula", NULL);
   return destructure(&t, root);
 }
