@@ -1,0 +1,368 @@
+/* axioms.c: the operator axioms, one array per operator of ops.def
+ * (vf_axioms_<name>, possibly empty), gathered into one table by expanding
+ * ops.def: an operator added without its array is a compile error.
+ *
+ * Every axiom is true under OUR semantics (docs/graph-format.md), for all
+ * shapes that make both sides well-typed; parameter conditions are Int
+ * guards. Each carries a concrete instance that tests/test_verify.c runs on
+ * the CPU executor. Notation: docs/verify.md. Integer arguments in order:
+ *   (conv2d sh sw pad groups act x w)   (matmul act a b)   (act k x)
+ *   (concat axis n x y) n = x.dim[axis] (split0/split1 axis n x)
+ *   (transpose permcode x), T10 = [1,0] (avgpool kh kw sh sw pad cip x)
+ *   (maxpool kh kw sh sw pad x)         (enlarge kh kw w)
+ *   (iconv o i kh kw) (imm n) (ones shapecode) (cpool c kh kw)
+ */
+#include "vf_int.h"
+
+#define X4 "x=[1,2,5,5]"
+#define W4 "w=[3,2,3,3]"
+#define CONVP "sh=1 sw=1 p=0 g=1"
+
+const vf_axiom vf_axioms_conv2d[] = {
+    {"conv_act", "conv2d",
+     "(=> (not (= a NONE)) (= (conv2d sh sw p g a x w)"
+     " (act a (conv2d sh sw p g NONE x w))))",
+     CONVP " a=1 " X4 " " W4},
+    {"conv_ewadd_x", "conv2d",
+     "(= (conv2d sh sw p g NONE (ewadd x y) w)"
+     " (ewadd (conv2d sh sw p g NONE x w) (conv2d sh sw p g NONE y w)))",
+     "sh=2 sw=1 p=1 g=1 x=[1,2,6,6] y=[1,2,6,6] " W4},
+    {"conv_ewadd_w", "conv2d",
+     "(= (conv2d sh sw p g NONE x (ewadd w v))"
+     " (ewadd (conv2d sh sw p g NONE x w) (conv2d sh sw p g NONE x v)))",
+     "sh=1 sw=1 p=0 g=2 x=[1,4,5,5] w=[4,2,3,3] v=[4,2,3,3]"},
+    {"conv_smul_x", "conv2d",
+     "(= (conv2d sh sw p g NONE (smul x s) w)"
+     " (smul (conv2d sh sw p g NONE x w) s))",
+     CONVP " s=[] " X4 " " W4},
+    {"conv_smul_w", "conv2d",
+     "(= (conv2d sh sw p g NONE x (smul w s))"
+     " (smul (conv2d sh sw p g NONE x w) s))",
+     "sh=2 sw=2 p=1 g=1 s=[] x=[1,2,7,7] " W4},
+    {"conv_concat_w", "conv2d",
+     "(=> (= g 1) (= (conv2d sh sw p g a x (concat 0 n w v))"
+     " (concat 1 n (conv2d sh sw p g a x w) (conv2d sh sw p g a x v))))",
+     CONVP " a=1 n=3 " X4 " " W4 " v=[1,2,3,3]"},
+    {"conv_concat_c", "conv2d",
+     "(=> (= g 1) (= (conv2d sh sw p g NONE (concat 1 n x y) (concat 1 n w v))"
+     " (ewadd (conv2d sh sw p g NONE x w) (conv2d sh sw p g NONE y v))))",
+     CONVP " n=2 " X4 " y=[1,1,5,5] " W4 " v=[3,1,3,3]"},
+    {"conv_concat_n", "conv2d",
+     "(= (conv2d sh sw p g a (concat 0 n x y) w)"
+     " (concat 0 n (conv2d sh sw p g a x w) (conv2d sh sw p g a y w)))",
+     "sh=1 sw=2 p=0 g=1 a=2 n=1 " X4 " y=[2,2,5,5] " W4},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_matmul[] = {
+    {"matmul_assoc", "matmul",
+     "(= (matmul NONE (matmul NONE x y) z) (matmul NONE x (matmul NONE y z)))",
+     "x=[2,3] y=[3,4] z=[4,2]"},
+    {"matmul_ewadd_r", "matmul",
+     "(= (matmul NONE x (ewadd y z))"
+     " (ewadd (matmul NONE x y) (matmul NONE x z)))",
+     "x=[2,3] y=[3,4] z=[3,4]"},
+    {"matmul_ewadd_l", "matmul",
+     "(= (matmul NONE (ewadd x y) z)"
+     " (ewadd (matmul NONE x z) (matmul NONE y z)))",
+     "x=[2,3] y=[2,3] z=[3,4]"},
+    {"matmul_smul_l", "matmul",
+     "(= (matmul NONE (smul x s) y) (smul (matmul NONE x y) s))",
+     "x=[2,3] y=[3,4] s=[]"},
+    {"matmul_smul_r", "matmul",
+     "(= (matmul NONE x (smul y s)) (smul (matmul NONE x y) s))",
+     "x=[2,3] y=[3,4] s=[]"},
+    {"matmul_act", "matmul",
+     "(=> (not (= a NONE)) (= (matmul a x y) (act a (matmul NONE x y))))",
+     "a=1 x=[2,3] y=[3,4]"},
+    {"matmul_concat_r", "matmul",
+     "(= (matmul a x (concat 1 n y z))"
+     " (concat 1 n (matmul a x y) (matmul a x z)))",
+     "a=1 n=2 x=[2,3] y=[3,2] z=[3,1]"},
+    {"matmul_concat_l", "matmul",
+     "(= (matmul a (concat 0 n x y) z)"
+     " (concat 0 n (matmul a x z) (matmul a y z)))",
+     "a=3 n=2 x=[2,3] y=[1,3] z=[3,2]"},
+    {"matmul_concat_inner", "matmul",
+     "(= (matmul NONE (concat 1 n x y) (concat 0 n z w))"
+     " (ewadd (matmul NONE x z) (matmul NONE y w)))",
+     "n=3 x=[2,3] y=[2,1] z=[3,4] w=[1,4]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_ewadd[] = {
+    {"ewadd_comm", "ewadd", "(= (ewadd x y) (ewadd y x))", "x=[2,3] y=[2,3]"},
+    {"ewadd_assoc", "ewadd", "(= (ewadd (ewadd x y) z) (ewadd x (ewadd y z)))",
+     "x=[2,3] y=[2,3] z=[2,3]"},
+    {"ewadd_concat", "ewadd",
+     "(= (ewadd (concat a n x y) (concat a n z w))"
+     " (concat a n (ewadd x z) (ewadd y w)))",
+     "a=0 n=2 x=[2,3] y=[1,3] z=[2,3] w=[1,3]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_ewmul[] = {
+    {"ewmul_comm", "ewmul", "(= (ewmul x y) (ewmul y x))", "x=[2,3] y=[2,3]"},
+    {"ewmul_assoc", "ewmul", "(= (ewmul (ewmul x y) z) (ewmul x (ewmul y z)))",
+     "x=[2,3] y=[2,3] z=[2,3]"},
+    {"ewmul_dist", "ewmul",
+     "(= (ewmul (ewadd x y) z) (ewadd (ewmul x z) (ewmul y z)))",
+     "x=[2,3] y=[2,3] z=[2,3]"},
+    {"ewmul_concat", "ewmul",
+     "(= (ewmul (concat a n x y) (concat a n z w))"
+     " (concat a n (ewmul x z) (ewmul y w)))",
+     "a=1 n=3 x=[2,3] y=[2,1] z=[2,3] w=[2,1]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_ewsub[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_ewdiv[] = {VF_AXIOM_END};
+
+const vf_axiom vf_axioms_smul[] = {
+    {"smul_comm", "smul", "(= (smul (smul x s) t) (smul (smul x t) s))",
+     "x=[2,3] s=[] t=[]"},
+    {"smul_ewadd", "smul",
+     "(= (smul (ewadd x y) s) (ewadd (smul x s) (smul y s)))",
+     "x=[2,3] y=[2,3] s=[]"},
+    {"smul_ewmul", "smul", "(= (smul (ewmul x y) s) (ewmul x (smul y s)))",
+     "x=[2,3] y=[2,3] s=[]"},
+    {"smul_concat", "smul",
+     "(= (smul (concat a n x y) s) (concat a n (smul x s) (smul y s)))",
+     "a=1 n=3 x=[2,3] y=[2,2] s=[]"},
+    VF_AXIOM_END};
+
+/* (act k x) stands for every element-wise unary operator. */
+const vf_axiom vf_axioms_relu[] = {
+    {"act_transpose", "relu",
+     "(= (transpose T10 (act k x)) (act k (transpose T10 x)))", "k=1 x=[2,3]"},
+    {"act_concat", "relu",
+     "(= (act k (concat a n x y)) (concat a n (act k x) (act k y)))",
+     "k=1 a=1 n=3 x=[2,3] y=[2,2]"},
+    {"act_split0", "relu", "(= (act k (split0 a n x)) (split0 a n (act k x)))",
+     "k=2 a=0 n=1 x=[3,2]"},
+    {"act_split1", "relu", "(= (act k (split1 a n x)) (split1 a n (act k x)))",
+     "k=3 a=1 n=1 x=[3,2]"},
+    {"relu_idem", "relu", "(= (act RELU (act RELU x)) (act RELU x))",
+     "x=[2,3]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_sigmoid[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_tanh[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_gelu[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_erf[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_sqrt[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_clip[] = {VF_AXIOM_END};
+
+const vf_axiom vf_axioms_concat[] = {
+    {"concat_assoc_l", "concat",
+     "(= (concat a n x (concat a m y z)) (concat a (+ n m) (concat a n x y) "
+     "z))",
+     "a=0 n=2 m=1 x=[2,3] y=[1,3] z=[2,3]"},
+    {"concat_assoc_r", "concat",
+     "(= (concat a k (concat a n x y) z) (concat a n x (concat a (- k n) y "
+     "z)))",
+     "a=1 n=3 k=4 x=[2,3] y=[2,1] z=[2,2]"},
+    {"concat_block", "concat",
+     "(=> (not (= a b)) (= (concat a n (concat b m x y) (concat b m z w))"
+     " (concat b m (concat a n x z) (concat a n y w))))",
+     "a=0 b=1 n=2 m=3 x=[2,3] y=[2,1] z=[1,3] w=[1,1]"},
+    {"concat_split", "concat",
+     "(= (concat a n (split0 a n x) (split1 a n x)) x)", "a=0 n=1 x=[3,2]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_split[] = {
+    {"split0_concat", "split", "(= (split0 a n (concat a n x y)) x)",
+     "a=1 n=3 x=[2,3] y=[2,2]"},
+    {"split1_concat", "split", "(= (split1 a n (concat a n x y)) y)",
+     "a=0 n=2 x=[2,3] y=[1,3]"},
+    {"split0_ewadd", "split",
+     "(= (split0 a n (ewadd x y)) (ewadd (split0 a n x) (split0 a n y)))",
+     "a=1 n=1 x=[2,3] y=[2,3]"},
+    {"split1_ewadd", "split",
+     "(= (split1 a n (ewadd x y)) (ewadd (split1 a n x) (split1 a n y)))",
+     "a=0 n=1 x=[3,2] y=[3,2]"},
+    {"split0_ewmul", "split",
+     "(= (split0 a n (ewmul x y)) (ewmul (split0 a n x) (split0 a n y)))",
+     "a=0 n=2 x=[3,2] y=[3,2]"},
+    {"split1_ewmul", "split",
+     "(= (split1 a n (ewmul x y)) (ewmul (split1 a n x) (split1 a n y)))",
+     "a=1 n=2 x=[2,3] y=[2,3]"},
+    {"split0_smul", "split",
+     "(= (split0 a n (smul x s)) (smul (split0 a n x) s))",
+     "a=1 n=2 x=[2,3] s=[]"},
+    {"split1_smul", "split",
+     "(= (split1 a n (smul x s)) (smul (split1 a n x) s))",
+     "a=0 n=1 x=[3,2] s=[]"},
+    {"split0_transpose", "split",
+     "(=> (or (= a 0) (= a 1)) (= (split0 a n (transpose T10 x))"
+     " (transpose T10 (split0 (- 1 a) n x))))",
+     "a=0 n=1 x=[2,3]"},
+    {"split1_transpose", "split",
+     "(=> (or (= a 0) (= a 1)) (= (split1 a n (transpose T10 x))"
+     " (transpose T10 (split1 (- 1 a) n x))))",
+     "a=1 n=1 x=[2,3]"},
+    {"split0_matmul_r", "split",
+     "(= (split0 1 n (matmul a x y)) (matmul a x (split0 1 n y)))",
+     "a=3 n=1 x=[2,3] y=[3,4]"},
+    {"split1_matmul_r", "split",
+     "(= (split1 1 n (matmul a x y)) (matmul a x (split1 1 n y)))",
+     "a=0 n=3 x=[2,3] y=[3,4]"},
+    {"split0_matmul_l", "split",
+     "(= (split0 0 n (matmul a x y)) (matmul a (split0 0 n x) y))",
+     "a=2 n=2 x=[3,3] y=[3,4]"},
+    {"split1_matmul_l", "split",
+     "(= (split1 0 n (matmul a x y)) (matmul a (split1 0 n x) y))",
+     "a=0 n=1 x=[3,3] y=[3,4]"},
+    {"split0_conv_w", "split",
+     "(=> (= g 1) (= (split0 1 n (conv2d sh sw p g a x w))"
+     " (conv2d sh sw p g a x (split0 0 n w))))",
+     "sh=1 sw=1 p=0 g=1 a=1 n=2 x=[1,2,5,5] w=[3,2,3,3]"},
+    {"split1_conv_w", "split",
+     "(=> (= g 1) (= (split1 1 n (conv2d sh sw p g a x w))"
+     " (conv2d sh sw p g a x (split1 0 n w))))",
+     "sh=2 sw=2 p=1 g=1 a=0 n=1 x=[1,2,7,7] w=[3,2,3,3]"},
+    {"split0_conv_n", "split",
+     "(= (split0 0 n (conv2d sh sw p g a x w)) (conv2d sh sw p g a (split0 0 n "
+     "x) w))",
+     "sh=1 sw=1 p=0 g=2 a=1 n=1 x=[3,4,5,5] w=[2,2,3,3]"},
+    {"split1_conv_n", "split",
+     "(= (split1 0 n (conv2d sh sw p g a x w)) (conv2d sh sw p g a (split1 0 n "
+     "x) w))",
+     "sh=1 sw=1 p=0 g=1 a=0 n=2 x=[3,2,5,5] w=[2,2,3,3]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_transpose[] = {
+    {"transpose_inv", "transpose", "(= (transpose T10 (transpose T10 x)) x)",
+     "x=[2,3]"},
+    {"transpose_ewadd", "transpose",
+     "(= (transpose T10 (ewadd x y))"
+     " (ewadd (transpose T10 x) (transpose T10 y)))",
+     "x=[2,3] y=[2,3]"},
+    {"transpose_ewmul", "transpose",
+     "(= (transpose T10 (ewmul x y))"
+     " (ewmul (transpose T10 x) (transpose T10 y)))",
+     "x=[2,3] y=[2,3]"},
+    {"transpose_smul", "transpose",
+     "(= (transpose T10 (smul x s)) (smul (transpose T10 x) s))",
+     "x=[2,3] s=[]"},
+    {"transpose_matmul", "transpose",
+     "(= (transpose T10 (matmul a x y))"
+     " (matmul a (transpose T10 y) (transpose T10 x)))",
+     "a=1 x=[2,3] y=[3,4]"},
+    {"transpose_concat", "transpose",
+     "(=> (or (= a 0) (= a 1)) (= (transpose T10 (concat a n x y))"
+     " (concat (- 1 a) n (transpose T10 x) (transpose T10 y))))",
+     "a=0 n=2 x=[2,3] y=[1,3]"},
+    {"concat_transpose", "transpose",
+     "(=> (or (= a 0) (= a 1)) (= (concat a n (transpose T10 x)"
+     " (transpose T10 y)) (transpose T10 (concat (- 1 a) n x y))))",
+     "a=1 n=3 x=[3,2] y=[1,2]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_reshape[] = {VF_AXIOM_END};
+
+const vf_axiom vf_axioms_avgpool[] = {
+    {"avgpool_ewadd", "avgpool",
+     "(= (avgpool kh kw sh sw p c (ewadd x y))"
+     " (ewadd (avgpool kh kw sh sw p c x) (avgpool kh kw sh sw p c y)))",
+     "kh=3 kw=3 sh=1 sw=1 p=0 c=1 " X4 " y=[1,2,5,5]"},
+    {"avgpool_smul", "avgpool",
+     "(= (avgpool kh kw sh sw p c (smul x s)) (smul (avgpool kh kw sh sw p c x)"
+     " s))",
+     "kh=3 kw=2 sh=2 sw=1 p=0 c=0 " X4 " s=[]"},
+    {"avgpool_concat", "avgpool",
+     "(=> (or (= a 0) (= a 1)) (= (avgpool kh kw sh sw p c (concat a n x y))"
+     " (concat a n (avgpool kh kw sh sw p c x) (avgpool kh kw sh sw p c y))))",
+     "kh=3 kw=3 sh=1 sw=1 p=0 c=1 a=1 n=2 " X4 " y=[1,1,5,5]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_maxpool[] = {
+    {"maxpool_concat", "maxpool",
+     "(=> (or (= a 0) (= a 1)) (= (maxpool kh kw sh sw p (concat a n x y))"
+     " (concat a n (maxpool kh kw sh sw p x) (maxpool kh kw sh sw p y))))",
+     "kh=3 kw=3 sh=2 sw=2 p=0 a=0 n=1 " X4 " y=[2,2,5,5]"},
+    {"maxpool_act", "maxpool",
+     "(=> (or (= k RELU) (= k SIGMOID) (= k TANH) (= k ERF))"
+     " (= (act k (maxpool kh kw sh sw p x)) (maxpool kh kw sh sw p (act k "
+     "x))))",
+     "k=1 kh=3 kw=3 sh=1 sw=1 p=0 " X4},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_global_avgpool[] = {VF_AXIOM_END};
+
+const vf_axiom vf_axioms_enlarge[] = {
+    {"conv_enlarge", "enlarge",
+     "(= (conv2d 1 1 SAME g a x (enlarge kh kw w)) (conv2d 1 1 SAME g a x w))",
+     "g=1 a=1 kh=3 kw=3 " X4 " w=[3,2,1,3]"},
+    {"enlarge_concat", "enlarge",
+     "(=> (or (= a 0) (= a 1)) (= (concat a n (enlarge kh kw w)"
+     " (enlarge kh kw v)) (enlarge kh kw (concat a n w v))))",
+     "a=0 n=2 kh=3 kw=3 w=[2,2,1,3] v=[1,2,1,3]"},
+    {"enlarge_ewadd", "enlarge",
+     "(= (ewadd (enlarge kh kw w) (enlarge kh kw v))"
+     " (enlarge kh kw (ewadd w v)))",
+     "kh=3 kw=5 w=[2,2,1,3] v=[2,2,1,3]"},
+    {"enlarge_smul", "enlarge",
+     "(= (smul (enlarge kh kw w) s) (enlarge kh kw (smul w s)))",
+     "kh=3 kw=3 w=[2,2,3,1] s=[]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_batchnorm[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_reduce_mean[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_softmax[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_layernorm[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_pad[] = {VF_AXIOM_END};
+const vf_axiom vf_axioms_slice[] = {VF_AXIOM_END};
+
+const vf_axiom vf_axioms_const_iconv[] = {
+    {"conv_iconv", "const_iconv",
+     "(=> (= (* g i) o) (= (conv2d 1 1 SAME g NONE x (iconv o i kh kw)) x))",
+     "g=2 o=4 i=2 kh=3 kw=3 x=[1,4,5,5]"},
+    /* the identity kernel average-pooled (same padding, dividing by the
+     * window) is 1/(kh*kw) everywhere: conv with it is that average pool */
+    {"conv_pooled_iconv", "const_iconv",
+     "(=> (= (* g i) o) (= (conv2d 1 1 SAME g NONE x"
+     " (avgpool kh kw 1 1 SAME 1 (iconv o i kh kw)))"
+     " (avgpool kh kw 1 1 SAME 1 x)))",
+     "g=1 o=3 i=3 kh=3 kw=3 x=[2,3,5,5]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_const_imm[] = {
+    {"matmul_imm_r", "const_imm", "(= (matmul NONE x (imm n)) x)",
+     "n=3 x=[2,3]"},
+    {"matmul_imm_l", "const_imm", "(= (matmul NONE (imm n) x) x)",
+     "n=3 x=[3,2]"},
+    VF_AXIOM_END};
+
+const vf_axiom vf_axioms_const_ones[] = {
+    {"ewmul_ones", "const_ones", "(=> (= (sh x) c) (= (ewmul x (ones c)) x))",
+     "x=[2,3] c=[2,3]"},
+    VF_AXIOM_END};
+
+/* conv with const_pool is an unnormalised sum pool, while avgpool divides
+ * by the window size: no axiom relates them (TASO's does, for its summing
+ * pool). */
+const vf_axiom vf_axioms_const_pool[] = {VF_AXIOM_END};
+
+static const vf_axiom *const per_op[IR_NOPS] = {
+#define OP(ID, name, inputs, params) [IR_OP_##ID] = vf_axioms_##name,
+#include "../ir/ops.def"
+#undef OP
+};
+
+/* The table flattened in ops.def order (small: a linear walk). */
+static int count_all(void) {
+  int n = 0;
+  for (int op = 0; op < IR_NOPS; op++)
+    for (const vf_axiom *a = per_op[op]; a->name; a++)
+      n++;
+  return n;
+}
+
+int vf_naxioms(void) { return count_all(); }
+
+const vf_axiom *vf_axiom_at(int i) {
+  if (i < 0)
+    return NULL;
+  for (int op = 0; op < IR_NOPS; op++)
+    for (const vf_axiom *a = per_op[op]; a->name; a++)
+      if (i-- == 0)
+        return a;
+  return NULL;
+}

@@ -1,0 +1,264 @@
+/* encode.c: graphs and axioms as Z3 terms.
+ *
+ * Tensors are one uninterpreted sort; each function symbol of vf_int.h is an
+ * uninterpreted Z3 function (Int parameters, then tensors). A graph input or
+ * weight is a Tensor constant named after it, so src and dst of a rule share
+ * them. Operators whose form the axioms cover get their own symbol; any
+ * other (or an unusual form: dilated or explicitly padded conv, conv or
+ * matmul with bias, batched matmul) becomes a generic function named after
+ * the operator and all its parameters, equal only by congruence.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "encode.h"
+
+static Z3_ast num(vf_ctx *c, int64_t v) { return Z3_mk_int64(c->z, v, c->I); }
+
+static Z3_ast apply(vf_ctx *c, vf_fn f, const int64_t *iv, const Z3_ast *tv) {
+  const vf_fninfo *fi = vf_fn_info(f);
+  Z3_ast a[VF_MAX_ARGS];
+  for (int i = 0; i < fi->nint; i++)
+    a[i] = num(c, iv[i]);
+  for (int i = 0; i < fi->nten; i++)
+    a[fi->nint + i] = tv[i];
+  return Z3_mk_app(c->z, c->fn[f], (unsigned)(fi->nint + fi->nten), a);
+}
+
+/* Shape code: rank + 8 * (d0 + M * (d1 + M * (...))), M = 2^36 + 1 (dims
+ * are below 2^36), injective; computed by Z3's simplifier. */
+Z3_ast vf_shape_code(vf_ctx *c, const ir_shape *s) {
+  Z3_ast m = Z3_mk_numeral(c->z, "68719476737", c->I), acc = num(c, 0);
+  for (int i = s->rank - 1; i >= 0; i--) {
+    Z3_ast t[2] = {acc, m}, u[2];
+    u[0] = num(c, s->dim[i]);
+    u[1] = Z3_mk_mul(c->z, 2, t);
+    acc = Z3_mk_add(c->z, 2, u);
+  }
+  Z3_ast t[2] = {num(c, 8), acc}, u[2];
+  u[0] = num(c, s->rank);
+  u[1] = Z3_mk_mul(c->z, 2, t);
+  return Z3_simplify(c->z, Z3_mk_add(c->z, 2, u));
+}
+
+/* ---- generic operators -------------------------------------------------- */
+
+static const size_t param_off[IR_NPARAMS] = {
+#define PARAM(ID, name, kind, field) [IR_P_##ID] = offsetof(ir_attrs, field),
+#include "../ir/params.def"
+#undef PARAM
+};
+
+static int put_list(char *b, size_t n, const int64_t *v, int k) {
+  int w = snprintf(b, n, "[");
+  for (int i = 0; i < k && (size_t)w < n; i++)
+    w +=
+        snprintf(b + w, n - (size_t)w, "%s%lld", i ? "," : "", (long long)v[i]);
+  if ((size_t)w < n)
+    w += snprintf(b + w, n - (size_t)w, "]");
+  return w;
+}
+
+/* Writes "name=value" of parameter p of attributes a into b. */
+static int put_param(char *b, size_t n, ir_param_id p, const ir_attrs *a) {
+  const char *f = (const char *)a + param_off[p];
+  int w = snprintf(b, n, "%s=", ir_param_name(p));
+  const int32_t *i32 = (const int32_t *)(const void *)f;
+  switch (ir_param_kind_of(p)) {
+  case IR_PK_FLOAT:
+    return w + snprintf(b + w, n - (size_t)w, "%.9g",
+                        (double)*(const float *)(const void *)f);
+  case IR_PK_PAIR:
+    return w + snprintf(b + w, n - (size_t)w, "[%d,%d]", i32[0], i32[1]);
+  case IR_PK_PAD:
+    return w + snprintf(b + w, n - (size_t)w, "%d:[%d,%d,%d,%d]", a->padmode,
+                        i32[0], i32[1], i32[2], i32[3]);
+  case IR_PK_LIST: return w + put_list(b + w, n - (size_t)w, a->list, a->nlist);
+  case IR_PK_LIST2:
+    return w + put_list(b + w, n - (size_t)w, a->list2, a->nlist2);
+  default: return w + snprintf(b + w, n - (size_t)w, "%d", *i32);
+  }
+}
+
+/* The generic function of node nd's output slot: "op{p=v ...}#slot". */
+static Z3_func_decl generic_decl(vf_ctx *c, const ir_node *nd, int slot) {
+  const ir_opinfo *oi = ir_op(nd->op);
+  char name[1024];
+  int w = snprintf(name, sizeof name, "%s{", oi->name);
+  for (int i = 0; i < oi->nparams && (size_t)w < sizeof name - 64; i++) {
+    w += i ? snprintf(name + w, sizeof name - (size_t)w, " ") : 0;
+    w +=
+        put_param(name + w, sizeof name - (size_t)w - 1, oi->params[i], &nd->a);
+  }
+  snprintf(name + w, sizeof name - (size_t)w, "}#%d", slot);
+  Z3_sort dom[IR_MAX_IN];
+  for (int i = 0; i < nd->nin; i++)
+    dom[i] = c->T;
+  return Z3_mk_func_decl(c->z, Z3_mk_string_symbol(c->z, name),
+                         (unsigned)nd->nin, dom, c->T);
+}
+
+static void note_generic(vf_enc *e, const char *name) {
+  size_t n = strlen(e->generic);
+  if (strstr(e->generic, name) || n + strlen(name) + 3 >= sizeof e->generic)
+    return;
+  snprintf(e->generic + n, sizeof e->generic - n, "%s%s", n ? ", " : "", name);
+}
+
+static void encode_generic(vf_ctx *c, vf_enc *e, const ir_node *nd,
+                           const Z3_ast *in, Z3_ast *out) {
+  for (int k = 0; k < nd->nout; k++)
+    out[k] = Z3_mk_app(c->z, generic_decl(c, nd, k), (unsigned)nd->nin, in);
+  note_generic(e, ir_op(nd->op)->name);
+}
+
+/* ---- operators with axioms ---------------------------------------------- */
+
+static const ir_shape *shape_in(const ir_graph *g, const ir_node *nd, int i) {
+  return &g->tensors[nd->in[i]].shape;
+}
+
+static Z3_ast enc_concat(vf_ctx *c, const ir_graph *g, const ir_node *nd,
+                         const Z3_ast *in) {
+  Z3_ast acc = in[0];
+  int64_t n = shape_in(g, nd, 0)->dim[nd->a.axis];
+  for (int i = 1; i < nd->nin; i++) {
+    int64_t iv[2] = {nd->a.axis, n};
+    Z3_ast tv[2] = {acc, in[i]};
+    acc = apply(c, VF_F_CONCAT, iv, tv);
+    n += shape_in(g, nd, i)->dim[nd->a.axis];
+  }
+  return acc;
+}
+
+static void enc_split(vf_ctx *c, const ir_node *nd, Z3_ast x, Z3_ast *out) {
+  for (int k = 0; k + 1 < nd->nout; k++) {
+    int64_t iv[2] = {nd->a.axis, nd->a.list[k]};
+    out[k] = apply(c, VF_F_SPLIT0, iv, &x);
+    x = apply(c, VF_F_SPLIT1, iv, &x);
+  }
+  out[nd->nout - 1] = x;
+}
+
+static int plain_window(const ir_attrs *a) {
+  return a->padmode == IR_PAD_SAME || a->padmode == IR_PAD_VALID;
+}
+
+static int act_code(ir_opcode op) {
+  switch (op) {
+  case IR_OP_RELU: return VF_ACT_RELU;
+  case IR_OP_SIGMOID: return VF_ACT_SIGMOID;
+  case IR_OP_TANH: return VF_ACT_TANH;
+  case IR_OP_GELU: return VF_ACT_GELU;
+  case IR_OP_ERF: return VF_ACT_ERF;
+  case IR_OP_SQRT: return VF_ACT_SQRT;
+  default: return 0;
+  }
+}
+
+/* Encodes the shape-independent operators; 0 when nd needs another rule. */
+static int enc_simple(vf_ctx *c, const ir_node *nd, const Z3_ast *in,
+                      Z3_ast *out) {
+  const ir_attrs *a = &nd->a;
+  int64_t iv[6];
+  vf_fn f;
+  switch (nd->op) {
+  case IR_OP_EWADD: f = VF_F_EWADD; break;
+  case IR_OP_EWMUL: f = VF_F_EWMUL; break;
+  case IR_OP_SMUL: f = VF_F_SMUL; break;
+  case IR_OP_TRANSPOSE:
+    f = VF_F_TRANSPOSE, iv[0] = vf_perm_code(a->list, a->nlist);
+    break;
+  case IR_OP_ENLARGE:
+    f = VF_F_ENLARGE, iv[0] = a->kernel[0], iv[1] = a->kernel[1];
+    break;
+  case IR_OP_CONST_ICONV:
+    f = VF_F_ICONV;
+    for (int i = 0; i < 4; i++)
+      iv[i] = a->list[i];
+    break;
+  case IR_OP_CONST_IMM: f = VF_F_IMM, iv[0] = a->list[0]; break;
+  case IR_OP_CONST_POOL:
+    f = VF_F_CPOOL, iv[0] = a->list[0], iv[1] = a->list[2];
+    iv[2] = a->list[3];
+    break;
+  default:
+    if (!act_code(nd->op))
+      return 0;
+    f = VF_F_ACT, iv[0] = act_code(nd->op);
+  }
+  out[0] = apply(c, f, iv, in);
+  return 1;
+}
+
+/* Conv, matmul and pools: only their plain forms have axioms. */
+static int enc_windowed(vf_ctx *c, const ir_graph *g, const ir_node *nd,
+                        const Z3_ast *in, Z3_ast *out) {
+  const ir_attrs *a = &nd->a;
+  if (nd->op == IR_OP_CONV2D && nd->nin == 2 && plain_window(a) &&
+      a->dilation[0] == 1 && a->dilation[1] == 1) {
+    int64_t iv[5] = {a->stride[0], a->stride[1], a->padmode, a->groups, a->act};
+    out[0] = apply(c, VF_F_CONV2D, iv, in);
+    return 1;
+  }
+  if (nd->op == IR_OP_MATMUL && nd->nin == 2 && shape_in(g, nd, 0)->rank == 2 &&
+      shape_in(g, nd, 1)->rank == 2) {
+    int64_t iv[1] = {a->act};
+    out[0] = apply(c, VF_F_MATMUL, iv, in);
+    return 1;
+  }
+  if ((nd->op == IR_OP_AVGPOOL || nd->op == IR_OP_MAXPOOL) && plain_window(a)) {
+    int64_t iv[6] = {a->kernel[0], a->kernel[1], a->stride[0],
+                     a->stride[1], a->padmode,   a->count_include_pad};
+    out[0] =
+        apply(c, nd->op == IR_OP_AVGPOOL ? VF_F_AVGPOOL : VF_F_MAXPOOL, iv, in);
+    return 1;
+  }
+  return 0;
+}
+
+static void encode_node(vf_ctx *c, vf_enc *e, const ir_graph *g,
+                        const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
+  if (nd->op == IR_OP_CONCAT)
+    out[0] = enc_concat(c, g, nd, in);
+  else if (nd->op == IR_OP_SPLIT)
+    enc_split(c, nd, in[0], out);
+  else if (nd->op == IR_OP_CONST_ONES) {
+    Z3_ast code = vf_shape_code(c, &g->tensors[nd->out[0]].shape);
+    out[0] = Z3_mk_app(c->z, c->fn[VF_F_ONES], 1, &code);
+  } else if (!enc_simple(c, nd, in, out) && !enc_windowed(c, g, nd, in, out))
+    encode_generic(c, e, nd, in, out);
+}
+
+Z3_ast vf_input_const(vf_ctx *c, const char *name) {
+  char buf[300];
+  snprintf(buf, sizeof buf, "in:%s", name);
+  return Z3_mk_const(c->z, Z3_mk_string_symbol(c->z, buf), c->T);
+}
+
+ir_status vf_encode_graph(vf_ctx *c, vf_enc *e, const ir_graph *g, Z3_ast *t) {
+  for (int i = 0; i < g->ntensors; i++)
+    if (g->tensors[i].kind != IR_T_VALUE)
+      t[i] = vf_input_const(c, g->tensors[i].name);
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *nd = &g->nodes[i];
+    Z3_ast in[IR_MAX_IN], out[IR_MAX_IN];
+    for (int k = 0; k < nd->nin; k++)
+      in[k] = t[nd->in[k]];
+    encode_node(c, e, g, nd, in, out);
+    for (int k = 0; k < nd->nout; k++)
+      t[nd->out[k]] = out[k];
+  }
+  return Z3_get_error_code(c->z) == Z3_OK ? IR_OK : IR_ERR_INTERNAL;
+}
+
+/* Asserts sh(t) = code(shape) for every tensor of g (the shape facts that
+ * guards such as the const_ones axiom's rely on). */
+void vf_assert_shapes(vf_ctx *c, const ir_graph *g, const Z3_ast *t) {
+  for (int i = 0; i < g->ntensors; i++) {
+    Z3_ast s = Z3_mk_app(c->z, c->fn[VF_F_SH], 1, &t[i]);
+    Z3_solver_assert(c->z, c->s,
+                     Z3_mk_eq(c->z, s, vf_shape_code(c, &g->tensors[i].shape)));
+  }
+}

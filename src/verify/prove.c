@@ -1,0 +1,334 @@
+/* prove.c: the verifier context and vf_prove.
+ *
+ * A context holds one Z3 context and one solver. Each axiom is compiled to a
+ * quantified formula with e-matching patterns and asserted at the base scope
+ * behind a tracking literal ("ax:NAME" => axiom). A proof pushes a scope,
+ * encodes both graphs, and for each output pair checks "src != dst" under
+ * all tracking literals as assumptions: unsat means proven, and the unsat
+ * core names the axioms the proof used. Z3 errors do not abort: the error
+ * handler is a no-op and error codes are checked after each step.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "encode.h"
+
+/* Z3 calls this instead of aborting; errors are read back by code. */
+static void on_z3_error(Z3_context z, Z3_error_code e) {
+  (void)z;
+  (void)e;
+}
+
+static ir_status z3_failed(vf_ctx *c, ir_diag *d, const char *what) {
+  Z3_error_code e = Z3_get_error_code(c->z);
+  return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "Z3 failed %s: %s", what,
+                     Z3_get_error_msg(c->z, e));
+}
+
+/* ---- axioms ------------------------------------------------------------- */
+
+static Z3_ast term(vf_ctx *c, const vf_form *f, const Z3_ast *vars,
+                   const vf_term *e);
+
+static Z3_ast logic(vf_ctx *c, vf_fn fn, unsigned n, const Z3_ast *a) {
+  Z3_context z = c->z;
+  switch (fn) {
+  case VF_F_EQ: return Z3_mk_eq(z, a[0], a[1]);
+  case VF_F_IMPLIES: return Z3_mk_implies(z, a[0], a[1]);
+  case VF_F_AND: return Z3_mk_and(z, n, a);
+  case VF_F_OR: return Z3_mk_or(z, n, a);
+  case VF_F_NOT: return Z3_mk_not(z, a[0]);
+  case VF_F_ADD: return Z3_mk_add(z, n, a);
+  case VF_F_SUB: return Z3_mk_sub(z, n, a);
+  case VF_F_MUL: return Z3_mk_mul(z, n, a);
+  case VF_F_MOD: return Z3_mk_mod(z, a[0], a[1]);
+  case VF_F_LT: return Z3_mk_lt(z, a[0], a[1]);
+  case VF_F_LE: return Z3_mk_le(z, a[0], a[1]);
+  case VF_F_GT: return Z3_mk_gt(z, a[0], a[1]);
+  default: return Z3_mk_ge(z, a[0], a[1]);
+  }
+}
+
+static Z3_ast term(vf_ctx *c, const vf_form *f, const Z3_ast *vars,
+                   const vf_term *e) {
+  if (e->kind == VF_T_NUM)
+    return Z3_mk_int64(c->z, e->num, c->I);
+  if (e->kind == VF_T_VAR)
+    return vars[e->var];
+  Z3_ast a[VF_MAX_ARGS];
+  for (int i = 0; i < e->nargs; i++)
+    a[i] = term(c, f, vars, e->args[i]);
+  if (e->fn < VF_NOPFN)
+    return Z3_mk_app(c->z, c->fn[e->fn], (unsigned)e->nargs, a);
+  return logic(c, e->fn, (unsigned)e->nargs, a);
+}
+
+/* Whether e can serve as a pattern: an operator term without arithmetic
+ * that mentions every variable. */
+static int pattern_ok(const vf_form *f, const vf_term *e) {
+  if (e->kind != VF_T_APP)
+    return 0;
+  int seen[VF_MAX_VARS] = {0}, stack = 0, n = 0;
+  const vf_term *todo[VF_MAX_TERMS];
+  todo[stack++] = e;
+  while (stack) {
+    const vf_term *t = todo[--stack];
+    if (t->kind == VF_T_VAR)
+      n += !seen[t->var]++;
+    if (t->kind == VF_T_APP && t->fn >= VF_NOPFN)
+      return 0;
+    for (int i = 0; t->kind == VF_T_APP && i < t->nargs; i++)
+      todo[stack++] = t->args[i];
+  }
+  return n == f->nvars;
+}
+
+Z3_ast vf_compile_axiom(vf_ctx *c, const vf_form *f) {
+  Z3_ast vars[VF_MAX_VARS];
+  Z3_app bound[VF_MAX_VARS];
+  for (int i = 0; i < f->nvars; i++) {
+    char name[40];
+    snprintf(name, sizeof name, "v:%s", f->vars[i].name);
+    vars[i] = Z3_mk_const(c->z, Z3_mk_string_symbol(c->z, name),
+                          f->vars[i].sort == VF_S_INT ? c->I : c->T);
+    bound[i] = Z3_to_app(c->z, vars[i]);
+  }
+  Z3_ast l = term(c, f, vars, f->lhs), r = term(c, f, vars, f->rhs);
+  Z3_ast body = Z3_mk_eq(c->z, l, r);
+  if (f->guard)
+    body = Z3_mk_implies(c->z, term(c, f, vars, f->guard), body);
+  Z3_pattern pats[2];
+  unsigned np = 0;
+  if (pattern_ok(f, f->lhs))
+    pats[np++] = Z3_mk_pattern(c->z, 1, &l);
+  if (pattern_ok(f, f->rhs))
+    pats[np++] = Z3_mk_pattern(c->z, 1, &r);
+  return Z3_mk_forall_const(c->z, 0, (unsigned)f->nvars, bound, np, pats, body);
+}
+
+static ir_status add_axiom(vf_ctx *c, const vf_axiom *ax, vf_form *f,
+                           ir_diag *d) {
+  if (c->nax == VF_MAX_AXIOMS)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "more than %d axioms",
+                       VF_MAX_AXIOMS);
+  ir_status st = vf_form_parse(ax, f, d);
+  if (st != IR_OK)
+    return st;
+  char name[80];
+  snprintf(name, sizeof name, "ax:%s", ax->name);
+  Z3_ast p =
+      Z3_mk_const(c->z, Z3_mk_string_symbol(c->z, name), Z3_mk_bool_sort(c->z));
+  Z3_solver_assert(c->z, c->s, Z3_mk_implies(c->z, p, vf_compile_axiom(c, f)));
+  if (Z3_get_error_code(c->z) != Z3_OK)
+    return z3_failed(c, d, ax->name);
+  c->ax[c->nax] = ax;
+  c->track[c->nax++] = p;
+  return IR_OK;
+}
+
+static ir_status add_axioms(vf_ctx *c, const vf_axiom *extra, int nextra,
+                            int replace, ir_diag *d) {
+  vf_form *f = malloc(sizeof *f);
+  if (!f)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_status st = IR_OK;
+  for (int i = 0; !replace && st == IR_OK && i < vf_naxioms(); i++)
+    st = add_axiom(c, vf_axiom_at(i), f, d);
+  for (int i = 0; st == IR_OK && i < nextra; i++)
+    st = add_axiom(c, &extra[i], f, d);
+  free(f);
+  return st;
+}
+
+/* ---- the context -------------------------------------------------------- */
+
+static void declare(vf_ctx *c) {
+  for (int f = 0; f < VF_NOPFN; f++) {
+    const vf_fninfo *fi = vf_fn_info((vf_fn)f);
+    Z3_sort dom[VF_MAX_ARGS];
+    for (int i = 0; i < fi->nint + fi->nten; i++)
+      dom[i] = i < fi->nint ? c->I : c->T;
+    c->fn[f] = Z3_mk_func_decl(c->z, Z3_mk_string_symbol(c->z, fi->name),
+                               (unsigned)(fi->nint + fi->nten), dom,
+                               fi->result == VF_S_INT ? c->I : c->T);
+  }
+}
+
+static ir_status set_params(vf_ctx *c, ir_diag *d) {
+  Z3_params p = Z3_mk_params(c->z);
+  Z3_params_inc_ref(c->z, p);
+  Z3_params_set_uint(c->z, p, Z3_mk_string_symbol(c->z, "timeout"),
+                     c->timeout_ms);
+  /* e-matching only: model-based instantiation would also instantiate
+   * axioms with parameters no well-typed graph has (docs/verify.md) */
+  Z3_params_set_bool(c->z, p, Z3_mk_string_symbol(c->z, "smt.mbqi"), false);
+  Z3_solver_set_params(c->z, c->s, p);
+  ir_status st = IR_OK;
+  if (Z3_get_error_code(c->z) != Z3_OK)
+    st = z3_failed(c, d, "setting the solver's parameters");
+  Z3_params_dec_ref(c->z, p);
+  return st;
+}
+
+vf_ctx *vf_new_with(const vf_opts *o, const vf_axiom *extra, int nextra,
+                    int replace, ir_diag *d) {
+  vf_ctx *c = calloc(1, sizeof *c);
+  Z3_config cfg = Z3_mk_config();
+  if (!c || !cfg) {
+    free(c);
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  Z3_set_param_value(cfg, "model", "false");
+  c->z = Z3_mk_context(cfg);
+  Z3_del_config(cfg);
+  if (!c->z) {
+    free(c);
+    ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "cannot create a Z3 context");
+    return NULL;
+  }
+  Z3_set_error_handler(c->z, on_z3_error);
+  c->timeout_ms = o && o->timeout_ms ? o->timeout_ms : 10000;
+  c->T = Z3_mk_uninterpreted_sort(c->z, Z3_mk_string_symbol(c->z, "Tensor"));
+  c->I = Z3_mk_int_sort(c->z);
+  declare(c);
+  c->s = Z3_mk_solver(c->z);
+  Z3_solver_inc_ref(c->z, c->s);
+  if (set_params(c, d) != IR_OK ||
+      add_axioms(c, extra, nextra, replace, d) != IR_OK) {
+    vf_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+vf_ctx *vf_new(const vf_opts *o) { return vf_new_with(o, NULL, 0, 0, NULL); }
+
+void vf_free(vf_ctx *c) {
+  if (!c)
+    return;
+  Z3_solver_dec_ref(c->z, c->s);
+  Z3_del_context(c->z);
+  free(c);
+}
+
+/* ---- proving ------------------------------------------------------------ */
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void add_core(vf_ctx *c, vf_result *res) {
+  Z3_ast_vector v = Z3_solver_get_unsat_core(c->z, c->s);
+  Z3_ast_vector_inc_ref(c->z, v);
+  unsigned n = Z3_ast_vector_size(c->z, v);
+  for (unsigned i = 0; i < n; i++) {
+    Z3_ast a = Z3_ast_vector_get(c->z, v, i);
+    for (int k = 0; k < c->nax; k++) {
+      if (!Z3_is_eq_ast(c->z, a, c->track[k]))
+        continue;
+      int dup = 0;
+      for (int j = 0; j < res->ncore; j++)
+        dup |= res->core[j] == c->ax[k]->name;
+      if (!dup && res->ncore < 64)
+        res->core[res->ncore++] = c->ax[k]->name;
+    }
+  }
+  Z3_ast_vector_dec_ref(c->z, v);
+}
+
+/* Z3's reason for "unknown", in the verifier's words. With e-matching
+ * only, "incomplete quantifiers" means the instances Z3 generated (up to its
+ * generation limits) gave no contradiction: no proof was found. */
+static const char *unknown_reason(const char *z3) {
+  if (strstr(z3, "incomplete quantifiers"))
+    return "no proof from the axioms (e-matching found no contradiction)";
+  if (strstr(z3, "timeout") || strstr(z3, "canceled"))
+    return "unknown: timeout";
+  return z3;
+}
+
+/* Checks src output i != dst output i; fills res when not proven. */
+static ir_status check_output(vf_ctx *c, Z3_ast a, Z3_ast b, int i,
+                              vf_result *res, ir_diag *d) {
+  Z3_solver_push(c->z, c->s);
+  Z3_solver_assert(c->z, c->s, Z3_mk_not(c->z, Z3_mk_eq(c->z, a, b)));
+  Z3_lbool r =
+      Z3_solver_check_assumptions(c->z, c->s, (unsigned)c->nax, c->track);
+  ir_status st = IR_OK;
+  if (Z3_get_error_code(c->z) != Z3_OK)
+    st = z3_failed(c, d, "checking a rule");
+  else if (r == Z3_L_FALSE)
+    add_core(c, res);
+  else if (r == Z3_L_TRUE)
+    snprintf(res->reason, sizeof res->reason, "output %d: sat (counter-model)",
+             i + 1);
+  else
+    snprintf(res->reason, sizeof res->reason, "output %d: %s", i + 1,
+             unknown_reason(Z3_solver_get_reason_unknown(c->z, c->s)));
+  if (st == IR_OK && r != Z3_L_FALSE)
+    res->status = IR_RULE_UNPROVEN;
+  Z3_solver_pop(c->z, c->s, 1);
+  return st;
+}
+
+static void blame_generic(vf_result *res, const vf_enc *e) {
+  if (res->status != IR_RULE_UNPROVEN || !e->generic[0])
+    return;
+  char tmp[sizeof res->reason];
+  memcpy(tmp, res->reason, sizeof tmp);
+  int w = snprintf(res->reason, sizeof res->reason,
+                   "unsupported operator %s (congruence only); ", e->generic);
+  if (w > 0 && (size_t)w < sizeof res->reason)
+    memcpy(res->reason + w, tmp,
+           strnlen(tmp, sizeof res->reason - (size_t)w - 1) + 1);
+  res->reason[sizeof res->reason - 1] = 0;
+}
+
+static ir_status prove_outputs(vf_ctx *c, const ir_rule *r, Z3_ast *ts,
+                               Z3_ast *td, vf_result *res, ir_diag *d) {
+  vf_enc e;
+  memset(&e, 0, sizeof e);
+  if (vf_encode_graph(c, &e, r->src, ts) != IR_OK ||
+      vf_encode_graph(c, &e, r->dst, td) != IR_OK)
+    return z3_failed(c, d, "encoding a rule");
+  vf_assert_shapes(c, r->src, ts);
+  vf_assert_shapes(c, r->dst, td);
+  ir_status st = IR_OK;
+  res->status = IR_RULE_PROVEN; /* until an output pair says otherwise */
+  for (int i = 0; st == IR_OK && i < r->src->noutputs; i++) {
+    st = check_output(c, ts[r->src->outputs[i]], td[r->dst->outputs[i]], i, res,
+                      d);
+    if (res->status == IR_RULE_UNPROVEN)
+      break;
+  }
+  if (st != IR_OK)
+    res->status = IR_RULE_UNPROVEN;
+  blame_generic(res, &e);
+  return st;
+}
+
+ir_status vf_prove(vf_ctx *c, const ir_rule *r, vf_result *res, ir_diag *d) {
+  double t0 = now_ms();
+  memset(res, 0, sizeof *res);
+  res->status = IR_RULE_UNPROVEN;
+  if (!r->src || !r->dst || r->src->noutputs != r->dst->noutputs)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "rule %s: malformed",
+                       r->id ? r->id : "?");
+  Z3_ast *ts = calloc((size_t)r->src->ntensors + 1, sizeof *ts);
+  Z3_ast *td = calloc((size_t)r->dst->ntensors + 1, sizeof *td);
+  ir_status st = IR_ERR_NOMEM;
+  if (ts && td) {
+    Z3_solver_push(c->z, c->s);
+    st = prove_outputs(c, r, ts, td, res, d);
+    Z3_solver_pop(c->z, c->s, 1);
+  } else
+    ir_diag_set(d, st, 0, 0, "out of memory");
+  free(ts);
+  free(td);
+  res->ms = now_ms() - t0;
+  return st;
+}

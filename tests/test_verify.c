@@ -1,0 +1,540 @@
+/* test_verify.c: the Z3 verifier (src/verify/). Every axiom is checked
+ * numerically on its concrete instance with the CPU executor (and planted
+ * wrong axioms must fail that check); known laws written as rules are
+ * proven with the expected axioms in the core; planted false rules are
+ * refused; operators without axioms give a reason, not a crash; two threads
+ * with a context each work; the median proof time is reported.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "verify/vf.h"
+
+/* ---- numeric validation of axioms ---------------------------------------- */
+
+/* Runs g on seeded random inputs; returns its output (malloc'd). */
+static float *run1(const ir_graph *g, int64_t *n) {
+  ir_diag d;
+  ex_values *v = ex_values_new(g);
+  cr_assert(v);
+  cr_assert_eq(ex_fill_random(g, v, 7, &d), IR_OK, "%s", d.msg);
+  ex_options o = {1, 0};
+  cr_assert_eq(ex_run(g, v, &o, &d), IR_OK, "%s", d.msg);
+  int t = g->outputs[0];
+  *n = ir_shape_numel(&g->tensors[t].shape);
+  float *r = malloc((size_t)*n * sizeof *r);
+  cr_assert(r);
+  memcpy(r, v->v[t], (size_t)*n * sizeof *r);
+  ex_values_free(v);
+  return r;
+}
+
+/* Builds and runs both sides of ax; returns 1 when they agree within a
+ * relative tolerance of 1e-4 (relative to the largest magnitude). */
+static int axiom_holds(const vf_axiom *ax, double *maxerr) {
+  ir_graph *l, *r;
+  ir_diag d;
+  cr_assert_eq(vf_axiom_graphs(ax, &l, &r, &d), IR_OK, "%s: %s", ax->name,
+               d.msg);
+  cr_assert(ir_shape_eq(&l->tensors[l->outputs[0]].shape,
+                        &r->tensors[r->outputs[0]].shape),
+            "%s: the two sides have different shapes", ax->name);
+  int64_t n, m;
+  float *a = run1(l, &n), *b = run1(r, &m);
+  double scale = 0, err = 0;
+  for (int64_t i = 0; i < n; i++)
+    scale = fmax(scale, fmax(fabs(a[i]), fabs(b[i])));
+  for (int64_t i = 0; i < n; i++)
+    err = fmax(err, fabs(a[i] - b[i]));
+  cr_assert_gt(scale, 0, "%s: the instance computes all zeros", ax->name);
+  *maxerr = err / scale;
+  free(a);
+  free(b);
+  ir_graph_free(l);
+  ir_graph_free(r);
+  return *maxerr <= 1e-4;
+}
+
+Test(verify, axiom_table) {
+  int n = vf_naxioms();
+  cr_assert_geq(n, 40, "only %d axioms", n);
+  for (int i = 0; i < n; i++) {
+    const vf_axiom *a = vf_axiom_at(i);
+    cr_assert(a && a->name && a->text && a->inst);
+    cr_assert_geq(ir_op_lookup(a->op, strlen(a->op)), 0, "%s: bad op %s",
+                  a->name, a->op);
+    for (int j = 0; j < i; j++)
+      cr_assert_str_neq(a->name, vf_axiom_at(j)->name);
+  }
+  cr_assert_null(vf_axiom_at(n));
+  cr_assert_null(vf_axiom_at(-1));
+}
+
+Test(verify, every_axiom_holds_numerically) {
+  for (int i = 0; i < vf_naxioms(); i++) {
+    double err;
+    const vf_axiom *a = vf_axiom_at(i);
+    cr_expect(axiom_holds(a, &err), "axiom %s: relative error %g", a->name,
+              err);
+  }
+}
+
+/* The encoding of graphs agrees with the axioms' own terms: each axiom's
+ * instance, as a rule, is proven from that axiom alone, which must be in the
+ * core. */
+Test(verify, each_axiom_proves_its_instance) {
+  for (int i = 0; i < vf_naxioms(); i++) {
+    const vf_axiom *a = vf_axiom_at(i);
+    ir_graph *l, *r;
+    ir_diag d;
+    cr_assert_eq(vf_axiom_graphs(a, &l, &r, &d), IR_OK, "%s", d.msg);
+    ir_ruleset rs;
+    ir_ruleset_init(&rs);
+    ir_rule *rule = ir_ruleset_add(&rs, a->name, l, r, &d);
+    cr_assert(rule, "%s: %s", a->name, d.msg);
+    vf_ctx *c = vf_new_with(NULL, a, 1, 1, &d);
+    cr_assert(c, "%s", d.msg);
+    vf_result res;
+    cr_assert_eq(vf_prove(c, rule, &res, &d), IR_OK, "%s", d.msg);
+    cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", a->name, res.reason);
+    cr_expect(res.status != IR_RULE_PROVEN ||
+                  (res.ncore == 1 && !strcmp(res.core[0], a->name)),
+              "%s: core of %d", a->name, res.ncore);
+    vf_free(c);
+    ir_ruleset_free(&rs);
+  }
+}
+
+static const vf_axiom wrong[] = {
+    {"matmul_comm", "matmul", "(= (matmul NONE x y) (matmul NONE y x))",
+     "x=[4,4] y=[4,4]"},
+    {"relu_ewadd", "relu",
+     "(= (act RELU (ewadd x y)) (ewadd (act RELU x) (act RELU y)))",
+     "x=[2,3] y=[2,3]"},
+    {"concat_comm", "concat", "(= (concat 0 n x y) (concat 0 n y x))",
+     "n=2 x=[2,3] y=[2,3]"},
+};
+
+Test(verify, wrong_axioms_fail_numerically) {
+  for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+    double err;
+    cr_expect(!axiom_holds(&wrong[i], &err), "wrong axiom %s passed (%g)",
+              wrong[i].name, err);
+  }
+}
+
+Test(verify, bad_instances_are_rejected) {
+  static const vf_axiom bad[] = {
+      /* guard false for the instance */
+      {"g", "conv2d",
+       "(=> (= g 1) (= (conv2d 1 1 SAME g NONE x w) (conv2d 1 1 SAME g NONE x "
+       "w)))",
+       "g=2 x=[1,4,5,5] w=[4,2,3,3]"},
+      /* concat's carried size is not x.dim[axis] */
+      {"n", "concat", "(= (concat 0 n x y) (concat 0 n x y))",
+       "n=1 x=[2,3] y=[2,3]"},
+      /* missing binding */
+      {"m", "ewadd", "(= (ewadd x y) (ewadd y x))", "x=[2,3]"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ir_graph *l, *r;
+    ir_diag d;
+    cr_expect_neq(vf_axiom_graphs(&bad[i], &l, &r, &d), IR_OK, "%s",
+                  bad[i].name);
+    cr_expect(strstr(d.msg, bad[i].name), "%s", d.msg);
+  }
+}
+
+Test(verify, malformed_axiom_text_is_an_error) {
+  static const vf_axiom bad[] = {
+      {"nosuchfn", "ewadd", "(= (frob x) x)", "x=[2]"},
+      {"sorts", "ewadd", "(= (ewadd x y) (concat x 1 y y))", "x=[2]"},
+      {"paren", "ewadd", "(= (ewadd x y) (ewadd y x)", "x=[2]"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ir_diag d;
+    memset(&d, 0, sizeof d);
+    vf_ctx *c = vf_new_with(NULL, &bad[i], 1, 1, &d);
+    cr_expect_null(c, "%s parsed", bad[i].name);
+    vf_free(c);
+    cr_expect(strstr(d.msg, bad[i].name), "message: %s", d.msg);
+    cr_expect_gt(d.col, 0, "%s: no column", bad[i].name);
+  }
+}
+
+/* ---- proving rules --------------------------------------------------------
+ */
+
+static const char *known_rules =
+    "rule matmul_assoc unverified\n"
+    "src:\n"
+    "input a: [2,3]\ninput b: [3,4]\ninput c: [4,5]\n"
+    "t = matmul(a, b)\no = matmul(t, c)\noutput o\n"
+    "dst:\n"
+    "input a: [2,3]\ninput b: [3,4]\ninput c: [4,5]\n"
+    "t = matmul(b, c)\no = matmul(a, t)\noutput o\n"
+    "end\n"
+    "rule conv_concat_weights unverified\n"
+    "src:\n"
+    "input x: [1,2,5,5]\nweight w1: [3,2,3,3]\nweight w2: [2,2,3,3]\n"
+    "w = concat(w1, w2) axis=0\no = conv2d(x, w) act=relu\noutput o\n"
+    "dst:\n"
+    "input x: [1,2,5,5]\nweight w1: [3,2,3,3]\nweight w2: [2,2,3,3]\n"
+    "o1 = conv2d(x, w1) act=relu\no2 = conv2d(x, w2) act=relu\n"
+    "o = concat(o1, o2) axis=1\noutput o\n"
+    "end\n"
+    "rule relu_concat unverified\n"
+    "src:\n"
+    "input a: [2,3]\ninput b: [2,2]\n"
+    "c = concat(a, b) axis=1\no = relu(c)\noutput o\n"
+    "dst:\n"
+    "input a: [2,3]\ninput b: [2,2]\n"
+    "ra = relu(a)\nrb = relu(b)\no = concat(ra, rb) axis=1\noutput o\n"
+    "end\n"
+    "rule split_concat unverified\n"
+    "src:\n"
+    "input a: [2,3]\ninput b: [1,3]\n"
+    "ea = relu(a)\nc = concat(ea, b) axis=0\n"
+    "p, q = split(c) axis=0 sizes=[2,1]\noutput p, q\n"
+    "dst:\n"
+    "input a: [2,3]\ninput b: [1,3]\n"
+    "ea = relu(a)\noutput ea, b\n"
+    "end\n"
+    "rule transpose_matmul unverified\n"
+    "src:\n"
+    "input a: [2,3]\ninput b: [3,4]\n"
+    "m = matmul(a, b)\no = transpose(m) perm=[1,0]\noutput o\n"
+    "dst:\n"
+    "input a: [2,3]\ninput b: [3,4]\n"
+    "ta = transpose(a) perm=[1,0]\ntb = transpose(b) perm=[1,0]\n"
+    "o = matmul(tb, ta)\noutput o\n"
+    "end\n"
+    "rule ewadd_three unverified\n"
+    "src:\n"
+    "input a: [2,3]\ninput b: [2,3]\ninput c: [2,3]\n"
+    "s = ewadd(a, b)\no = ewadd(s, c)\noutput o\n"
+    "dst:\n"
+    "input a: [2,3]\ninput b: [2,3]\ninput c: [2,3]\n"
+    "s = ewadd(b, a)\no = ewadd(c, s)\noutput o\n"
+    "end\n"
+    "rule taso_matmul_concat unverified\n"
+    "src:\n"
+    "input a: [2,4]\ninput b: [2,4]\ninput c: [4,4]\ninput d: [4,4]\n"
+    "l = concat(a, b) axis=1\nr = concat(c, d) axis=0\no = matmul(l, r)\n"
+    "output o\n"
+    "dst:\n"
+    "input a: [2,4]\ninput b: [2,4]\ninput c: [4,4]\ninput d: [4,4]\n"
+    "m1 = matmul(a, c)\nm2 = matmul(b, d)\no = ewadd(m1, m2)\noutput o\n"
+    "end\n"
+    "rule taso_conv_enlarge unverified\n"
+    "src:\n"
+    "input x: [2,4,5,5]\ninput y: [2,4,5,5]\ninput w: [4,4,3,1]\n"
+    "c1 = conv2d(x, w)\nc2 = conv2d(y, w)\no = concat(c1, c2) axis=0\n"
+    "output o\n"
+    "dst:\n"
+    "input x: [2,4,5,5]\ninput y: [2,4,5,5]\ninput w: [4,4,3,1]\n"
+    "xy = concat(x, y) axis=0\new = enlarge(w) kernel=[3,3]\n"
+    "o = conv2d(xy, ew)\noutput o\n"
+    "end\n"
+    "rule iconv_relu unverified\n"
+    "src:\n"
+    "input x: [2,4,5,5]\n"
+    "k = const_iconv() shape=[4,4,3,3]\no = conv2d(x, k) act=relu\noutput o\n"
+    "dst:\n"
+    "input x: [2,4,5,5]\n"
+    "o = relu(x)\noutput o\n"
+    "end\n"
+    "rule imm_linear unverified\n"
+    "src:\n"
+    "input a: [2,4]\ninput b: [4,4]\n"
+    "m = matmul(a, b)\no = ewadd(a, m)\noutput o\n"
+    "dst:\n"
+    "input a: [2,4]\ninput b: [4,4]\n"
+    "i = const_imm() shape=[4,4]\ns = ewadd(b, i)\no = matmul(a, s)\n"
+    "output o\n"
+    "end\n"
+    "rule smul_split unverified\n"
+    "src:\n"
+    "input a: [2,4]\ninput b: [2,3]\ninput s: []\n"
+    "o = smul(a, s)\noutput o\n"
+    "dst:\n"
+    "input a: [2,4]\ninput b: [2,3]\ninput s: []\n"
+    "c = concat(a, b) axis=1\nm = smul(c, s)\n"
+    "p, q = split(m) axis=1 sizes=[4,3]\noutput p\n"
+    "end\n"
+    "rule ones_identity unverified\n"
+    "src:\n"
+    "input a: [2,4]\ninput b: [2,4]\n"
+    "k = const_ones() shape=[2,4]\nm = ewmul(a, k)\no = ewadd(m, b)\n"
+    "output o\n"
+    "dst:\n"
+    "input a: [2,4]\ninput b: [2,4]\n"
+    "o = ewadd(b, a)\noutput o\n"
+    "end\n"
+    "rule split3 unverified\n"
+    "src:\n"
+    "input a: [1,3]\ninput b: [2,3]\ninput c: [1,3]\n"
+    "x = concat(a, b, c) axis=0\ny = relu(x)\n"
+    "p, q, r = split(y) axis=0 sizes=[1,2,1]\noutput q\n"
+    "dst:\n"
+    "input a: [1,3]\ninput b: [2,3]\ninput c: [1,3]\n"
+    "o = relu(b)\noutput o\n"
+    "end\n"
+    "rule relu_twice unverified\n"
+    "src:\ninput x: [1,2,5,5]\nweight w: [3,2,3,1]\n"
+    "c = conv2d(x, w) act=relu\no = relu(c)\noutput o\n"
+    "dst:\ninput x: [1,2,5,5]\nweight w: [3,2,3,1]\n"
+    "o = conv2d(x, w) act=relu\noutput o\n"
+    "end\n"
+    "rule split_matmul unverified\n"
+    "src:\ninput a: [2,3]\ninput b: [3,4]\n"
+    "m = matmul(a, b)\np, q = split(m) axis=1 sizes=[1,3]\noutput q\n"
+    "dst:\ninput a: [2,3]\ninput b: [3,4]\n"
+    "u, v = split(b) axis=1 sizes=[1,3]\no = matmul(a, v)\noutput o\n"
+    "end\n"
+    "rule depthwise_smul unverified\n"
+    "src:\ninput x: [1,4,5,5]\nweight w: [4,1,1,3]\ninput s: []\n"
+    "xs = smul(x, s)\no = conv2d(xs, w) groups=4\noutput o\n"
+    "dst:\ninput x: [1,4,5,5]\nweight w: [4,1,1,3]\ninput s: []\n"
+    "c = conv2d(x, w) groups=4\no = smul(c, s)\noutput o\n"
+    "end\n";
+
+/* Expected axiom in each known rule's core (by position). */
+static const char *const expect_core[] = {
+    "matmul_assoc",     "conv_concat_w", "act_concat",          "split0_concat",
+    "transpose_matmul", "ewadd_comm",    "matmul_concat_inner", "conv_enlarge",
+    "conv_iconv",       "matmul_imm_r",  "smul_concat",         "ewmul_ones",
+    "act_split1",       "relu_idem",     "split1_matmul_r",     "conv_smul_x"};
+
+static void parse_rules(const char *text, ir_ruleset *rs) {
+  ir_diag d;
+  cr_assert_eq(ir_rules_parse(text, strlen(text), "test.rules", rs, &d), IR_OK,
+               "test.rules:%d:%d: %s", d.line, d.col, d.msg);
+}
+
+static int in_core(const vf_result *r, const char *name) {
+  for (int i = 0; i < r->ncore; i++)
+    if (!strcmp(r->core[i], name))
+      return 1;
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+Test(verify, proves_known_laws) {
+  ir_ruleset rs;
+  parse_rules(known_rules, &rs);
+  cr_assert_eq((size_t)rs.n, sizeof expect_core / sizeof expect_core[0]);
+  vf_ctx *c = vf_new(NULL);
+  cr_assert(c);
+  double ms[64];
+  for (int i = 0; i < rs.n; i++) {
+    vf_result res;
+    ir_diag d;
+    cr_assert_eq(vf_prove(c, &rs.rules[i], &res, &d), IR_OK, "%s", d.msg);
+    cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", rs.rules[i].id,
+                 res.reason);
+    cr_expect(in_core(&res, expect_core[i]), "%s: core lacks %s (%d axioms)",
+              rs.rules[i].id, expect_core[i], res.ncore);
+    ms[i] = res.ms;
+  }
+  qsort(ms, (size_t)rs.n, sizeof ms[0], cmp_double);
+  fprintf(stderr, "verify: %d known rules, median proof %.1f ms, max %.1f ms\n",
+          rs.n, ms[rs.n / 2], ms[rs.n - 1]);
+  vf_free(c);
+  ir_ruleset_free(&rs);
+}
+
+static const char *false_rules =
+    "rule matmul_comm unverified\n"
+    "src:\ninput a: [4,4]\ninput b: [4,4]\no = matmul(a, b)\noutput o\n"
+    "dst:\ninput a: [4,4]\ninput b: [4,4]\no = matmul(b, a)\noutput o\n"
+    "end\n"
+    "rule relu_ewadd unverified\n"
+    "src:\ninput a: [2,3]\ninput b: [2,3]\ns = ewadd(a, b)\no = relu(s)\n"
+    "output o\n"
+    "dst:\ninput a: [2,3]\ninput b: [2,3]\nra = relu(a)\nrb = relu(b)\n"
+    "o = ewadd(ra, rb)\noutput o\n"
+    "end\n"
+    "rule concat_swap unverified\n"
+    "src:\ninput a: [2,3]\ninput b: [2,3]\no = concat(a, b) axis=0\n"
+    "output o\n"
+    "dst:\ninput a: [2,3]\ninput b: [2,3]\no = concat(b, a) axis=0\n"
+    "output o\n"
+    "end\n"
+    "rule avgpool_is_not_sum_pool unverified\n"
+    "src:\ninput x: [1,4,5,5]\n"
+    "o = avgpool(x) kernel=[3,3] pad=same count_include_pad=1\noutput o\n"
+    "dst:\ninput x: [1,4,5,5]\n"
+    "k = const_pool() shape=[4,1,3,3]\no = conv2d(x, k) groups=4\noutput o\n"
+    "end\n";
+
+Test(verify, refuses_false_rules) {
+  ir_ruleset rs;
+  parse_rules(false_rules, &rs);
+  vf_opts o = {2000};
+  vf_ctx *c = vf_new(&o);
+  cr_assert(c);
+  for (int i = 0; i < rs.n; i++) {
+    vf_result res;
+    ir_diag d;
+    cr_assert_eq(vf_prove(c, &rs.rules[i], &res, &d), IR_OK, "%s", d.msg);
+    cr_expect_eq(res.status, IR_RULE_UNPROVEN, "%s proven", rs.rules[i].id);
+    cr_expect(res.reason[0], "%s: no reason", rs.rules[i].id);
+  }
+  vf_free(c);
+  ir_ruleset_free(&rs);
+}
+
+Test(verify, planted_axiom_is_used_and_named) {
+  ir_ruleset rs;
+  parse_rules(false_rules, &rs);
+  ir_diag d;
+  vf_ctx *c = vf_new_with(NULL, wrong, 1, 0, &d);
+  cr_assert(c, "%s", d.msg);
+  vf_result res;
+  cr_assert_eq(vf_prove(c, &rs.rules[0], &res, &d), IR_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_PROVEN, "%s", res.reason);
+  cr_expect(in_core(&res, "matmul_comm"));
+  vf_free(c);
+  ir_ruleset_free(&rs);
+}
+
+static const char *softmax_rules =
+    "rule softmax_linear unverified\n"
+    "src:\ninput a: [2,3]\ninput b: [2,3]\ns = ewadd(a, b)\no = softmax(s)\n"
+    "output o\n"
+    "dst:\ninput a: [2,3]\ninput b: [2,3]\nsa = softmax(a)\nsb = softmax(b)\n"
+    "o = ewadd(sa, sb)\noutput o\n"
+    "end\n"
+    "rule softmax_congruence unverified\n"
+    "src:\ninput a: [2,3]\ninput b: [2,3]\ns = ewadd(a, b)\no = softmax(s)\n"
+    "output o\n"
+    "dst:\ninput a: [2,3]\ninput b: [2,3]\ns = ewadd(b, a)\no = softmax(s)\n"
+    "output o\n"
+    "end\n"
+    "rule dilated_conv_congruence unverified\n"
+    "src:\ninput x: [1,2,7,7]\ninput w: [2,2,3,3]\ninput v: [2,2,3,3]\n"
+    "s = ewadd(w, v)\no = conv2d(x, s) dilation=[2,2]\noutput o\n"
+    "dst:\ninput x: [1,2,7,7]\ninput w: [2,2,3,3]\ninput v: [2,2,3,3]\n"
+    "s = ewadd(v, w)\no = conv2d(x, s) dilation=[2,2]\noutput o\n"
+    "end\n";
+
+Test(verify, operators_without_axioms) {
+  ir_ruleset rs;
+  parse_rules(softmax_rules, &rs);
+  vf_opts o = {2000};
+  vf_ctx *c = vf_new(&o);
+  cr_assert(c);
+  vf_result res;
+  ir_diag d;
+  cr_assert_eq(vf_prove(c, &rs.rules[0], &res, &d), IR_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_UNPROVEN);
+  cr_expect(strstr(res.reason, "unsupported operator softmax"), "%s",
+            res.reason);
+  for (int i = 1; i < rs.n; i++) {
+    cr_assert_eq(vf_prove(c, &rs.rules[i], &res, &d), IR_OK, "%s", d.msg);
+    cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", rs.rules[i].id,
+                 res.reason);
+    cr_expect(in_core(&res, "ewadd_comm"));
+  }
+  vf_free(c);
+  ir_ruleset_free(&rs);
+}
+
+typedef struct job {
+  const ir_rule *r;
+  int proven;
+} job;
+
+static void *prove_thread(void *arg) {
+  job *j = arg;
+  vf_ctx *c = vf_new(NULL);
+  if (!c)
+    return NULL;
+  for (int k = 0; k < 3; k++) {
+    vf_result res;
+    ir_diag d;
+    if (vf_prove(c, j->r, &res, &d) == IR_OK)
+      j->proven += res.status == IR_RULE_PROVEN;
+  }
+  vf_free(c);
+  return NULL;
+}
+
+Test(verify, two_threads_two_contexts) {
+  ir_ruleset rs;
+  parse_rules(known_rules, &rs);
+  job jobs[2] = {{&rs.rules[0], 0}, {&rs.rules[1], 0}};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    cr_assert_eq(pthread_create(&t[i], NULL, prove_thread, &jobs[i]), 0);
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  cr_expect_eq(jobs[0].proven, 3);
+  cr_expect_eq(jobs[1].proven, 3);
+  ir_ruleset_free(&rs);
+}
+
+/* A true rule too large for e-matching in 300 ms: a product of 16 tensors
+ * against a permutation of it (the AC closure explodes). */
+static char *big_ac_rule(void) {
+  static char buf[8192];
+  int w = snprintf(buf, sizeof buf, "rule ac unverified\n");
+  for (int side = 0; side < 2; side++) {
+    w += snprintf(buf + w, sizeof buf - (size_t)w, side ? "dst:\n" : "src:\n");
+    for (int i = 0; i < 16; i++)
+      w += snprintf(buf + w, sizeof buf - (size_t)w, "input a%d: [2,3]\n", i);
+    w += snprintf(buf + w, sizeof buf - (size_t)w, "t0 = ewmul(a0, a%d)\n",
+                  side ? 5 : 1);
+    for (int i = 2; i < 16; i++)
+      w += snprintf(buf + w, sizeof buf - (size_t)w, "t%d = ewmul(t%d, a%d)\n",
+                    i - 1, i - 2, side ? i * 5 % 16 : i);
+    w += snprintf(buf + w, sizeof buf - (size_t)w, "output t14\n");
+  }
+  snprintf(buf + w, sizeof buf - (size_t)w, "end\n");
+  return buf;
+}
+
+Test(verify, timeout_is_reported) {
+  ir_ruleset rs;
+  parse_rules(big_ac_rule(), &rs);
+  vf_opts o = {300};
+  vf_ctx *c = vf_new(&o);
+  cr_assert(c);
+  vf_result res;
+  ir_diag d;
+  cr_assert_eq(vf_prove(c, &rs.rules[0], &res, &d), IR_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_UNPROVEN);
+  cr_expect(strstr(res.reason, "unknown: timeout"), "%s", res.reason);
+  cr_expect_lt(res.ms, 5000, "took %.0f ms", res.ms);
+  vf_free(c);
+  ir_ruleset_free(&rs);
+}
+
+/* Every operator encodes (none crashes or fails in Z3): every_op.graph
+ * against itself is proven, by reflexivity. */
+Test(verify, every_operator_encodes) {
+  ir_diag d;
+  const char *path = SUPEROPT_SOURCE_DIR "/tests/data/good/every_op.graph";
+  ir_graph *a = ir_parse_file(path, &d), *b = ir_parse_file(path, &d);
+  cr_assert(a && b, "%s", d.msg);
+  ir_ruleset rs;
+  ir_ruleset_init(&rs);
+  ir_rule *r = ir_ruleset_add(&rs, "every_op", a, b, &d);
+  cr_assert(r, "%s", d.msg);
+  vf_ctx *c = vf_new(NULL);
+  cr_assert(c);
+  vf_result res;
+  cr_assert_eq(vf_prove(c, r, &res, &d), IR_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_PROVEN, "%s", res.reason);
+  vf_free(c);
+  ir_ruleset_free(&rs);
+}
