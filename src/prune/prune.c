@@ -305,9 +305,13 @@ done:
 
 ir_status pr_pair_key(const ir_rule *r, uint64_t *key, ir_diag *d) {
   uint64_t a, b;
+  /* igraph's default handler aborts; errors come back as codes instead */
+  igraph_error_handler_t *old =
+      igraph_set_error_handler(igraph_error_handler_ignore);
   ir_status st = side_key(r, 0, &a, d);
   if (st == IR_OK)
     st = side_key(r, 1, &b, d);
+  igraph_set_error_handler(old);
   if (st == IR_OK)
     *key = a < b ? a : b;
   return st;
@@ -352,7 +356,6 @@ ir_status pr_prune(ir_ruleset *rs, pr_stats *st, ir_diag *d) {
     else if ((status = pr_pair_key(r, &k[nk].key, d)) == IR_OK)
       k[nk++].index = i;
   }
-  igraph_set_error_handler(old);
   qsort(k, (size_t)nk, sizeof *k, cmp_keyed);
   for (int i = 1; i < nk; i++)
     if (k[i].key == k[i - 1].key)
