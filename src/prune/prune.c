@@ -341,8 +341,6 @@ ir_status pr_prune(ir_ruleset *rs, pr_stats *st, ir_diag *d) {
     free(k);
     return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   }
-  igraph_error_handler_t *old =
-      igraph_set_error_handler(igraph_error_handler_ignore);
   ir_status status = IR_OK;
   int nk = 0;
   for (int i = 0; i < rs->n && status == IR_OK; i++) {
