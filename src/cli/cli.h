@@ -39,5 +39,7 @@ int cli_check(const cli_command *c, int argc, char **argv);
 int cli_print(const cli_command *c, int argc, char **argv);
 int cli_import(const cli_command *c, int argc, char **argv);
 int cli_export(const cli_command *c, int argc, char **argv);
+int cli_optimize(const cli_command *c, int argc, char **argv);
+int cli_experiment(const cli_command *c, int argc, char **argv);
 
 #endif
