@@ -124,6 +124,7 @@ typedef struct sstate {
   double best_cost;
   int best_hist;
   int64_t seq;
+  int expanded; /* in this search (the budget's count) */
 } sstate;
 
 static int before(const cand *a, const cand *b) {
@@ -231,7 +232,7 @@ static ir_status offer(sstate *s, const cand *parent, int dir, ir_graph *child,
     ir_graph_free(child);
     return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   }
-  if (c < s->best_cost) {
+  if (c < s->best_cost - 1e-9 * s->best_cost) { /* not float noise */
     ir_graph *b = ir_graph_clone(child);
     if (!b) {
       ir_graph_free(child);
@@ -293,7 +294,7 @@ static void count_rules(sstate *s) {
 
 static ir_status search_loop(sstate *s, ir_diag *d) {
   ir_status st = IR_OK;
-  while (!st && s->n > 0 && s->st->expanded < s->o->budget) {
+  while (!st && s->n > 0 && s->expanded < s->o->budget) {
     if (s->deadline > 0 && srch_now() > s->deadline) {
       s->st->stopped_by_time = 1;
       break;
@@ -301,6 +302,7 @@ static ir_status search_loop(sstate *s, ir_diag *d) {
     cand c = heap_pop(s);
     if (c.depth == 0 || c.cost <= s->o->alpha * s->best_cost) {
       s->st->expanded++;
+      s->expanded++;
       if (s->o->max_depth < 0 || c.depth < s->o->max_depth)
         st = expand(s, &c, d);
     }
