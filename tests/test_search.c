@@ -53,7 +53,8 @@ static int count_op(const ir_graph *g, ir_opcode op) {
   return c[op];
 }
 
-/* ---- matching ---------------------------------------------------------------- */
+/* ---- matching
+ * ---------------------------------------------------------------- */
 
 static const char three_convs[] = "input x: [1,8,6,6]\n"
                                   "weight a: [5,8,1,1]\n"
@@ -105,8 +106,7 @@ Test(match, input_used_twice_binds_one_tensor) {
   ir_graph *same = parse("input x: [4,5]\nc = ewadd(x, x)\noutput c\n");
   ir_graph *diff =
       parse("input x: [4,5]\ninput y: [4,5]\nc = ewadd(x, y)\noutput c\n");
-  ir_graph *rank =
-      parse("input x: [4,5,6]\nc = ewadd(x, x)\noutput c\n");
+  ir_graph *rank = parse("input x: [4,5,6]\nc = ewadd(x, x)\noutput c\n");
   cr_assert_eq(count_matches(pat, same), 1);
   cr_assert_eq(count_matches(pat, diff), 0);
   cr_assert_eq(count_matches(pat, rank), 0, "rank must match");
@@ -116,7 +116,8 @@ Test(match, input_used_twice_binds_one_tensor) {
   ir_graph_free(rank);
 }
 
-/* ---- rewriting ------------------------------------------------------------------ */
+/* ---- rewriting
+ * ------------------------------------------------------------------ */
 
 /* Applies every match of every rule direction to g; each rewrite must
  * type-check and keep the outputs, or be refused with a shape/cycle error.
@@ -142,8 +143,8 @@ static int rewrite_all(const ir_ruleset *rs, const ir_graph *g, int checks) {
         }
         cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
         if (k < checks)
-          cr_assert_leq(check_err(g, h), 1e-4, "rule %s %s",
-                        rs->rules[i].id, bw ? "backward" : "forward");
+          cr_assert_leq(check_err(g, h), 1e-4, "rule %s %s", rs->rules[i].id,
+                        bw ? "backward" : "forward");
         made++;
         ir_graph_free(h);
       }
@@ -240,7 +241,8 @@ Test(rewrite, shape_mismatch_rejected) {
   ir_ruleset_free(&rs);
 }
 
-/* ---- passes ---------------------------------------------------------------------- */
+/* ---- passes
+ * ---------------------------------------------------------------------- */
 
 static const char conv_bn[] =
     "input x: [1,3,9,9]\nweight w: [6,3,3,3]\nweight b: [6]\n"
@@ -292,7 +294,8 @@ Test(passes, fusion_needs_a_sole_reader) {
   ir_graph_free(g);
 }
 
-/* ---- search ---------------------------------------------------------------------- */
+/* ---- search
+ * ---------------------------------------------------------------------- */
 
 static srch_rules *compile(const ir_ruleset *rs) {
   ir_diag d;
@@ -382,7 +385,8 @@ Test(search, deterministic) {
   ir_ruleset_free(&rs);
 }
 
-/* ---- rule files ------------------------------------------------------------------ */
+/* ---- rule files
+ * ------------------------------------------------------------------ */
 
 Test(rules, unproven_refused_unless_allowed) {
   ir_ruleset rs;
@@ -407,7 +411,8 @@ Test(rules, bad_file_refused) {
   cr_assert_eq(rs.n, 0);
 }
 
-/* ---- the zoo ---------------------------------------------------------------------- */
+/* ---- the zoo
+ * ---------------------------------------------------------------------- */
 
 /* Applies the first valid match of every rule direction in turn. Every
  * match's rewrite is validated; returns the rewritten graph. */

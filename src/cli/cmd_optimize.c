@@ -158,7 +158,8 @@ static srch_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
   return r;
 }
 
-/* ---- optimize -------------------------------------------------------------- */
+/* ---- optimize --------------------------------------------------------------
+ */
 
 static void print_rules_applied(const ir_ruleset *rs, const srch_stats *st) {
   int any = 0;
@@ -176,10 +177,10 @@ static void print_rules_applied(const ir_ruleset *rs, const srch_stats *st) {
 static void print_stats(const ir_ruleset *rs, const srch_stats *st,
                         const char *device) {
   const char *est = st->estimated ? " (estimated: built-in roofline)" : "";
-  double gain = st->cost_before > 0
-                    ? 100.0 * (st->cost_before - st->cost_after) /
-                          st->cost_before
-                    : 0;
+  double gain =
+      st->cost_before > 0
+          ? 100.0 * (st->cost_before - st->cost_after) / st->cost_before
+          : 0;
   printf("cost before: %.2f us%s\n", st->cost_before, est);
   printf("cost after:  %.2f us%s, %.1f%% lower (device %s)\n", st->cost_after,
          est, gain, device);
@@ -253,7 +254,8 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   return rc;
 }
 
-/* ---- experiment search -------------------------------------------------------- */
+/* ---- experiment search
+ * -------------------------------------------------------- */
 
 static const char plot_script[] =
     "# Written by superopt experiment search; run: gnuplot plot.gp\n"

@@ -46,8 +46,8 @@ ir_status srch_build_begin(srch_builder *b, const ir_graph *g,
     b->map[t] = -1;
   for (int t = 0; t < g->ntensors; t++) {
     const ir_tensor *x = &g->tensors[t];
-    int keep = x->kind == IR_T_INPUT || (x->kind == IR_T_WEIGHT &&
-                                         (!used || used[t]));
+    int keep =
+        x->kind == IR_T_INPUT || (x->kind == IR_T_WEIGHT && (!used || used[t]));
     if (keep && (b->map[t] = copy_leaf(b, t)) < 0) {
       srch_build_abort(b);
       return d ? d->code : IR_ERR_INTERNAL;

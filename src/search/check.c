@@ -80,8 +80,8 @@ ir_status srch_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
                        a->noutputs, b->noutputs);
   ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
   ex_options eo = {0, 0};
-  ir_status st = va && vb ? IR_OK
-                          : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_status st =
+      va && vb ? IR_OK : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
     st = ex_fill_random(a, va, seed, d);
   if (!st)

@@ -12,7 +12,8 @@
 
 #include "srch_int.h"
 
-/* ---- index ----------------------------------------------------------------- */
+/* ---- index -----------------------------------------------------------------
+ */
 
 void srch_index_free(srch_index *ix) {
   free(ix->use_start);
@@ -71,7 +72,8 @@ ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
   return IR_OK;
 }
 
-/* ---- parameters -------------------------------------------------------------- */
+/* ---- parameters
+ * -------------------------------------------------------------- */
 
 void srch_attrs_generic(ir_opcode op, ir_attrs *a) {
   if (a->padmode != IR_PAD_EXPLICIT)
@@ -91,14 +93,15 @@ static int same_params(const ir_node *p, const ir_node *n) {
   return memcmp(&a, &b, sizeof a) == 0;
 }
 
-/* ---- matching ---------------------------------------------------------------- */
+/* ---- matching
+ * ---------------------------------------------------------------- */
 
 typedef struct mstate {
   const ir_graph *pat, *g;
   const srch_index *ix;
   srch_matches *ms;
   srch_match cur;
-  uint8_t *used;          /* g->nnodes: node already bound */
+  uint8_t *used; /* g->nnodes: node already bound */
   int pat_uses[SRCH_MAX_PTENSORS];
   uint8_t pat_out[SRCH_MAX_PTENSORS];
   ir_status st;

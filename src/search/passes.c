@@ -63,7 +63,8 @@ static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
   return partner;
 }
 
-/* ---- activation fusion ------------------------------------------------------ */
+/* ---- activation fusion ------------------------------------------------------
+ */
 
 static int fusable(const ir_graph *g, const ir_node *n, const ir_node *r) {
   (void)g;
@@ -115,7 +116,8 @@ ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d) {
   return srch_build_end(&b);
 }
 
-/* ---- batchnorm folding -------------------------------------------------------- */
+/* ---- batchnorm folding
+ * -------------------------------------------------------- */
 
 static int foldable(const ir_graph *g, const ir_node *n, const ir_node *r) {
   (void)g;
@@ -155,8 +157,9 @@ static ir_status emit_fold(srch_builder *b, int i, int j) {
   ir_attrs r2 = shape_attrs(IR_OP_RESHAPE, 2, 1, O);
   ir_attrs_default(IR_OP_EWADD, &none);
   snprintf(nm, sizeof nm, "%s.fold", base);
-  int one1 = add1(b, IR_OP_CONST_ONES, NULL, 0, &a1, nm);
-  int one2 = one1 < 0 ? -1 : add1(b, IR_OP_CONST_ONES, NULL, 0, &a2, nm);
+  int32_t noin[1] = {0}; /* ir_add_node copies nin = 0 inputs from here */
+  int one1 = add1(b, IR_OP_CONST_ONES, noin, 0, &a1, nm);
+  int one2 = one1 < 0 ? -1 : add1(b, IR_OP_CONST_ONES, noin, 0, &a2, nm);
   int zin[2] = {one1, one1};
   int zero1 = one2 < 0 ? -1 : add1(b, IR_OP_EWSUB, zin, 2, &none, nm);
   int fin[5] = {one2, s, zero1, zero1, v};
@@ -216,7 +219,8 @@ ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, ir_diag *d) {
   return srch_build_end(&b);
 }
 
-/* ---- dead code ------------------------------------------------------------------- */
+/* ---- dead code
+ * ------------------------------------------------------------------- */
 
 ir_graph *srch_prune_dead(const ir_graph *g, int *count, ir_diag *d) {
   uint8_t *live = calloc((size_t)g->ntensors + 1, 1);

@@ -33,8 +33,8 @@ static void region_free(region *r) {
 static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
                     int t, ir_diag *d) {
   const ir_tensor *x = &g->tensors[t];
-  int weight = x->kind == IR_T_WEIGHT ||
-               (x->kind == IR_T_VALUE && wmask[x->node]);
+  int weight =
+      x->kind == IR_T_WEIGHT || (x->kind == IR_T_VALUE && wmask[x->node]);
   int k = ir_add_tensor(sub, x->name, weight ? IR_T_WEIGHT : IR_T_INPUT,
                         &x->shape, d);
   if (k >= 0)
@@ -43,8 +43,7 @@ static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
 }
 
 static ir_status extract_nodes(region *r, const ir_graph *g,
-                               const uint8_t *wmask, int32_t *map,
-                               ir_diag *d) {
+                               const uint8_t *wmask, int32_t *map, ir_diag *d) {
   for (int i = 0; i < g->nnodes; i++) {
     if (!r->inside[i])
       continue;
@@ -114,7 +113,8 @@ static ir_status extract(region *r, const ir_graph *g, const srch_index *ix,
   return st;
 }
 
-/* ---- stitching ------------------------------------------------------------------ */
+/* ---- stitching
+ * ------------------------------------------------------------------ */
 
 /* A name for sub's tensor t in h: its own unless taken in h, or naming a g
  * tensor computed outside the region. */
@@ -166,7 +166,8 @@ static ir_status stitch(srch_builder *b, const region *r, ir_diag *d) {
   return st;
 }
 
-/* ---- one pass ---------------------------------------------------------------------- */
+/* ---- one pass
+ * ---------------------------------------------------------------------- */
 
 typedef struct pass {
   const ir_graph *g;
@@ -265,7 +266,8 @@ static ir_graph *run_pass(pass *p, int first) {
   return h;
 }
 
-/* ---- the optimizer -------------------------------------------------------------------- */
+/* ---- the optimizer
+ * -------------------------------------------------------------------- */
 
 /* Replaces *g by f(*g) (freeing the old one unless it is keep). */
 static int step(ir_graph **g, const ir_graph *keep, ir_graph *next) {

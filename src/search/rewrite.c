@@ -167,15 +167,16 @@ static ir_status substitute(rw *r) {
                          "replacement output %d is %s, replaced tensor %s", i,
                          ir_shape_str(s, b1, sizeof b1),
                          ir_shape_str(&r->g->tensors[gt].shape, b2, sizeof b2));
-    r->subst[gt] = r->repl->tensors[rt].kind == IR_T_VALUE ? r->G + rt
-                                                            : r->rbound[rt];
+    r->subst[gt] =
+        r->repl->tensors[rt].kind == IR_T_VALUE ? r->G + rt : r->rbound[rt];
   }
   for (int i = 0; i < r->pat->nnodes; i++)
     r->matched[r->m->node[i]] = 1;
   return IR_OK;
 }
 
-/* ---- ordering ---------------------------------------------------------------- */
+/* ---- ordering
+ * ---------------------------------------------------------------- */
 
 /* Items: g's nodes 0..N-1 (matched ones unused) and repl's nodes N.. */
 static int item_nin(const rw *r, int it) {
@@ -250,7 +251,8 @@ static ir_status order_items(rw *r, walk *w) {
   return IR_OK;
 }
 
-/* ---- building ------------------------------------------------------------------ */
+/* ---- building
+ * ------------------------------------------------------------------ */
 
 static int hmap(const rw *r, const srch_builder *b, const int32_t *rmap,
                 int u) {
@@ -363,8 +365,14 @@ ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
   }
   w.next = w.stack + items + 1;
   w.order = w.next + items + 1;
-  *r = (rw){.g = g, .pat = pat, .repl = repl, .m = m, .d = d,
-            .G = g->ntensors, .N = g->nnodes, .subst = r->subst,
+  *r = (rw){.g = g,
+            .pat = pat,
+            .repl = repl,
+            .m = m,
+            .d = d,
+            .G = g->ntensors,
+            .N = g->nnodes,
+            .subst = r->subst,
             .matched = r->matched};
   dm_build(r);
   if (!type_repl(r) && !substitute(r) && !order_items(r, &w))

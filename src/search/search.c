@@ -33,7 +33,8 @@ void srch_stats_free(srch_stats *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* ---- rules -------------------------------------------------------------------- */
+/* ---- rules
+ * -------------------------------------------------------------------- */
 
 /* Can pat be matched and repl instantiated from its bindings? */
 static int usable(const ir_graph *pat, const ir_graph *repl) {
@@ -80,7 +81,8 @@ srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
   for (int i = 0; i < rs->n; i++)
     for (int bw = 0; bw < 2; bw++) {
       const ir_rule *ru = &rs->rules[i];
-      const ir_graph *pat = bw ? ru->dst : ru->src, *repl = bw ? ru->src : ru->dst;
+      const ir_graph *pat = bw ? ru->dst : ru->src,
+                     *repl = bw ? ru->src : ru->dst;
       if ((directions & (bw ? SRCH_BACKWARD : SRCH_FORWARD)) &&
           usable(pat, repl))
         r->dirs[r->ndirs++] = (srch_dir){i, bw, pat, repl};
@@ -96,7 +98,8 @@ void srch_rules_free(srch_rules *r) {
 
 int srch_rules_count(const srch_rules *r) { return r->ndirs; }
 
-/* ---- queue, history, seen set ---------------------------------------------------- */
+/* ---- queue, history, seen set
+ * ---------------------------------------------------- */
 
 typedef struct cand {
   ir_graph *g;
@@ -172,7 +175,8 @@ static int seen_add(sstate *s, uint64_t h) {
       return -1;
     for (int i = 0; i < s->capseen; i++)
       if (s->seen[i])
-        for (int j = (int)(s->seen[i] & (uint64_t)(cap - 1));; j = (j + 1) & (cap - 1))
+        for (int j = (int)(s->seen[i] & (uint64_t)(cap - 1));;
+             j = (j + 1) & (cap - 1))
           if (!t[j]) {
             t[j] = s->seen[i];
             break;
@@ -206,7 +210,8 @@ static int hist_add(sstate *s, int parent, int dir) {
   return s->nh++;
 }
 
-/* ---- expansion -------------------------------------------------------------------- */
+/* ---- expansion
+ * -------------------------------------------------------------------- */
 
 static double graph_cost(const sstate *s, const ir_graph *g) {
   int est = 0;

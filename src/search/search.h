@@ -19,7 +19,8 @@
 #define SRCH_MAX_PNODES 16   /* most nodes of one pattern */
 #define SRCH_MAX_PTENSORS 64 /* most tensors of one pattern */
 
-/* ---- costs ---------------------------------------------------------------- */
+/* ---- costs ----------------------------------------------------------------
+ */
 
 /* Cost of node `node` of g (any unit, e.g. microseconds; lower is better).
  * Sets *estimated to 1 when the figure is a model rather than a measurement.
@@ -30,8 +31,7 @@ typedef double (*srch_cost_fn)(void *u, const ir_graph *g, int node,
 /* The built-in cost: a roofline max(flops / 15 TFLOP/s, bytes / 900 GB/s)
  * plus 2 us per kernel launch, in microseconds; split and reshape are views
  * (free). u is unused. Always estimated. */
-double srch_roofline_cost(void *u, const ir_graph *g, int node,
-                          int *estimated);
+double srch_roofline_cost(void *u, const ir_graph *g, int node, int *estimated);
 
 /* mask[i] = 1 when node i reads only weights, constants and other such
  * nodes' outputs: it can be computed once when the weights are loaded
@@ -43,7 +43,8 @@ void srch_weight_only(const ir_graph *g, uint8_t *mask);
 double srch_graph_cost(const ir_graph *g, srch_cost_fn f, void *u,
                        int *estimated);
 
-/* ---- matching ------------------------------------------------------------- */
+/* ---- matching -------------------------------------------------------------
+ */
 
 /* One occurrence of a pattern graph in a graph. */
 typedef struct srch_match {
@@ -68,7 +69,8 @@ void srch_matches_free(srch_matches *ms);
 ir_status srch_match_graph(const ir_graph *pat, const ir_graph *g,
                            srch_matches *ms, ir_diag *d);
 
-/* ---- rewriting ------------------------------------------------------------ */
+/* ---- rewriting ------------------------------------------------------------
+ */
 
 /* Replaces match m of pat in g by repl (same input names as pat, outputs by
  * position). Returns a new graph in topological order without dead nodes or
@@ -79,7 +81,8 @@ ir_status srch_match_graph(const ir_graph *pat, const ir_graph *g,
 ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
                        const ir_graph *repl, const srch_match *m, ir_diag *d);
 
-/* ---- rules compiled for the search ---------------------------------------- */
+/* ---- rules compiled for the search ----------------------------------------
+ */
 
 enum { SRCH_FORWARD = 1, SRCH_BACKWARD = 2, SRCH_BOTH = 3 };
 
@@ -96,7 +99,8 @@ srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
 void srch_rules_free(srch_rules *r);
 int srch_rules_count(const srch_rules *r); /* usable directed patterns */
 
-/* ---- built-in passes (each returns a new graph; *count = changes made) ---- */
+/* ---- built-in passes (each returns a new graph; *count = changes made) ----
+ */
 
 /* conv2d (act none, output read only by one batchnorm) + batchnorm -> one
  * conv2d whose weights and bias are computed by weight-only nodes from the
@@ -108,19 +112,20 @@ ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *srch_prune_dead(const ir_graph *g, int *count, ir_diag *d);
 
-/* ---- search ---------------------------------------------------------------- */
+/* ---- search ----------------------------------------------------------------
+ */
 
 typedef struct srch_options {
-  double alpha;       /* expand graphs with cost < alpha * best (1.05) */
-  int budget;         /* most expansions per region (1000) */
-  int max_depth;      /* most rewrites from the input; < 0: unlimited */
-  double time_limit;  /* seconds for the whole search; <= 0: none */
-  int directions;     /* SRCH_FORWARD | SRCH_BACKWARD (both) */
-  int region_nodes;   /* regions of at most this many operators (48) */
-  int queue_cap;      /* most queued graphs per region (4096) */
-  int passes;         /* 1 + extra passes with shifted regions (2) */
-  srch_cost_fn cost;  /* node cost (srch_roofline_cost) */
-  void *cost_u;       /* its user pointer */
+  double alpha;      /* expand graphs with cost < alpha * best (1.05) */
+  int budget;        /* most expansions per region (1000) */
+  int max_depth;     /* most rewrites from the input; < 0: unlimited */
+  double time_limit; /* seconds for the whole search; <= 0: none */
+  int directions;    /* SRCH_FORWARD | SRCH_BACKWARD (both) */
+  int region_nodes;  /* regions of at most this many operators (48) */
+  int queue_cap;     /* most queued graphs per region (4096) */
+  int passes;        /* 1 + extra passes with shifted regions (2) */
+  srch_cost_fn cost; /* node cost (srch_roofline_cost) */
+  void *cost_u;      /* its user pointer */
 } srch_options;
 
 void srch_options_default(srch_options *o);
@@ -148,7 +153,8 @@ ir_graph *srch_search(const ir_graph *g, const srch_rules *rules,
 ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
                         const srch_options *o, srch_stats *st, ir_diag *d);
 
-/* ---- end-to-end check -------------------------------------------------------- */
+/* ---- end-to-end check
+ * -------------------------------------------------------- */
 
 /* Runs a and b on the CPU executor with the same inputs and weights (drawn
  * for a with seed; b's inputs and weights copied from a's by name) and sets

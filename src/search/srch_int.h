@@ -40,7 +40,8 @@ struct srch_rules {
 /* Node parameters with the shape-dependent ones cleared, for comparison. */
 void srch_attrs_generic(ir_opcode op, ir_attrs *a);
 
-/* ---- rebuilding graphs ------------------------------------------------------ */
+/* ---- rebuilding graphs ------------------------------------------------------
+ */
 
 /* A graph h under construction from g: map[t] is h's tensor for g's t (-1
  * until added). Inputs and weights are added up front (weights only where
