@@ -49,5 +49,7 @@ struct cd_db *cli_costdb_open(const char *path, const char *tables, int *rc);
 const char *cli_costdb_tables(void);
 int cli_import_rules(const cli_command *c, int argc, char **argv);
 int cli_export_rules(const cli_command *c, int argc, char **argv);
+int cli_optimize(const cli_command *c, int argc, char **argv);
+int cli_experiment(const cli_command *c, int argc, char **argv);
 
 #endif

@@ -104,6 +104,42 @@ static const cli_command commands[] = {
      "JSON. Rules the format cannot express are skipped and counted on\n"
      "stderr. See docs/interop.md.\n",
      cli_export_rules},
+    {"optimize", "rewrite a graph into a cheaper equivalent with proven rules",
+     "usage: superopt optimize MODEL.graph|MODEL.onnx [--rules F] "
+     "[-o OUT.graph|OUT.onnx]\n"
+     "       [--alpha A] [--budget B] [--max-depth D] [--time-limit S]\n"
+     "       [--device D] [--no-check] [--allow-unproven] [--region-size N]\n"
+     "\n"
+     "Folds batchnorms into convolutions, fuses activations, then runs a\n"
+     "cost-based backtracking search (TASO) with the rules, region by\n"
+     "region, and checks the result against the original on the CPU\n"
+     "executor (max relative error 1e-4) before writing it atomically.\n"
+     "\n"
+     "  --rules F          rule file (default: rules/default.rules of the\n"
+     "                     source tree); every rule must be proven\n"
+     "  --allow-unproven   also use unproven and unverified rules (the\n"
+     "                     end-to-end check still guards the result)\n"
+     "  -o, --output OUT   write the optimized graph (.onnx: ONNX)\n"
+     "  --alpha A          expand graphs costing <= A x the best (1.05)\n"
+     "  --budget B         expansions per region (1000)\n"
+     "  --max-depth D      rewrites from the input (default: unlimited)\n"
+     "  --time-limit S     stop searching after S seconds (default: none)\n"
+     "  --device D         cpu or cuda: the device the costs are for\n"
+     "  --region-size N    operators per search region (48)\n"
+     "  --no-check         skip the end-to-end check\n",
+     cli_optimize},
+    {"experiment", "run an experiment grid (search) and plot it",
+     "usage: superopt experiment search MODEL --depth 0,1,2,4,8 "
+     "--alpha 1.0,1.05,1.2\n"
+     "       --budget 100,1000 [-o DIR] [--rules F] [--allow-unproven]\n"
+     "       [--time-limit S] [--region-size N]\n"
+     "\n"
+     "Optimizes MODEL once per combination of the listed depths, alphas\n"
+     "and budgets (no end-to-end check) and writes DIR/results.csv (model,\n"
+     "depth, alpha, budget, cost, expansions, time, rules applied), DIR/\n"
+     "plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png and\n"
+     "DIR/cost_vs_time.png. DIR defaults to experiment-search.\n",
+     cli_experiment},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof *commands)

@@ -1,0 +1,415 @@
+/* cmd_optimize.c: `superopt optimize` (rules -> a faster graph, checked end
+ * to end on the CPU executor) and `superopt experiment search` (the search
+ * over a grid of depth, alpha and budget, as CSV and gnuplot figures). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../onnx/onnx.h"
+#include "../search/search.h"
+#include "cli.h"
+
+#ifndef SUPEROPT_SOURCE_DIR
+#define SUPEROPT_SOURCE_DIR "."
+#endif
+#define DEFAULT_RULES SUPEROPT_SOURCE_DIR "/rules/default.rules"
+#define CHECK_TOL 1e-4
+#define MAX_GRID 16
+
+typedef struct opt_args {
+  const char *model, *rules, *out, *device;
+  srch_options so;
+  int check, allow_unproven;
+  /* experiment grid */
+  int ndepth, nalpha, nbudget;
+  int depth[MAX_GRID], budget[MAX_GRID];
+  double alpha[MAX_GRID];
+} opt_args;
+
+enum {
+  O_RULES = 256,
+  O_ALPHA,
+  O_BUDGET,
+  O_DEPTH,
+  O_TIME,
+  O_DEVICE,
+  O_NOCHECK,
+  O_UNPROVEN,
+  O_REGION
+};
+
+static const struct option long_opts[] = {
+    {"output", required_argument, 0, 'o'},
+    {"rules", required_argument, 0, O_RULES},
+    {"alpha", required_argument, 0, O_ALPHA},
+    {"budget", required_argument, 0, O_BUDGET},
+    {"max-depth", required_argument, 0, O_DEPTH},
+    {"depth", required_argument, 0, O_DEPTH},
+    {"time-limit", required_argument, 0, O_TIME},
+    {"device", required_argument, 0, O_DEVICE},
+    {"no-check", no_argument, 0, O_NOCHECK},
+    {"allow-unproven", no_argument, 0, O_UNPROVEN},
+    {"region-size", required_argument, 0, O_REGION},
+    {0, 0, 0, 0}};
+
+static int parse_double(const char *s, double lo, double hi, double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  return !errno && end != s && !*end && *v >= lo && *v <= hi;
+}
+
+/* "a,b,c" into up to MAX_GRID numbers; 0 if malformed. */
+static int parse_list(const char *s, double lo, double hi, double *v, int *n) {
+  char buf[512], *save = NULL;
+  snprintf(buf, sizeof buf, "%s", s);
+  *n = 0;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (*n == MAX_GRID || !parse_double(t, lo, hi, &v[(*n)++]))
+      return 0;
+  return *n > 0;
+}
+
+static int set_ints(const char *s, double lo, double hi, int *dst, int *n) {
+  double v[MAX_GRID];
+  if (!parse_list(s, lo, hi, v, n))
+    return 0;
+  for (int i = 0; i < *n; i++) {
+    if (v[i] != (int)v[i])
+      return 0;
+    dst[i] = (int)v[i];
+  }
+  return 1;
+}
+
+static int set_opt(opt_args *a, int ch, const char *v) {
+  switch (ch) {
+  case 'o': a->out = v; return 1;
+  case O_RULES: a->rules = v; return 1;
+  case O_DEVICE: a->device = v; return 1;
+  case O_NOCHECK: a->check = 0; return 1;
+  case O_UNPROVEN: a->allow_unproven = 1; return 1;
+  case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
+  case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
+  case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
+  case O_TIME: return parse_double(v, 0, 1e6, &a->so.time_limit);
+  case O_REGION: {
+    int n;
+    return set_ints(v, 1, 100000, &a->so.region_nodes, &n) && n == 1;
+  }
+  default: return 0;
+  }
+}
+
+/* Parses options; grid lists of length 1 set the search options. */
+static int parse_args(const cli_command *c, int argc, char **argv,
+                      opt_args *a) {
+  memset(a, 0, sizeof *a);
+  srch_options_default(&a->so);
+  a->check = 1;
+  a->device = "cpu";
+  int ch;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, "o:", long_opts, NULL)) != -1) {
+    if (ch == '?')
+      return cli_usage_error(c, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+    if (!set_opt(a, ch, optarg))
+      return cli_usage_error(c, "bad value '%s' for '%s'", optarg,
+                             argv[optind - 1]);
+  }
+  if (a->nalpha)
+    a->so.alpha = a->alpha[0];
+  if (a->nbudget)
+    a->so.budget = a->budget[0];
+  if (a->ndepth)
+    a->so.max_depth = a->depth[0];
+  if (strcmp(a->device, "cpu") && strcmp(a->device, "cuda"))
+    return cli_usage_error(c, "unknown device '%s' (cpu or cuda)", a->device);
+  return CLI_OK;
+}
+
+/* Loads the rules file and compiles its rules. */
+static srch_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
+  ir_diag d;
+  const char *path = a->rules ? a->rules : DEFAULT_RULES;
+  struct stat sb;
+  if (!a->rules && stat(path, &sb) != 0) {
+    fprintf(stderr,
+            "superopt: no rules file: the default %s does not exist; "
+            "generate it or pass --rules FILE\n",
+            path);
+    *rc = CLI_BAD_INPUT;
+    return NULL;
+  }
+  if (ir_rules_read_file(path, rs, &d)) {
+    *rc = cli_report(&d);
+    return NULL;
+  }
+  srch_rules *r = srch_rules_compile(rs, SRCH_BOTH, a->allow_unproven, &d);
+  if (!r) {
+    snprintf(d.file, sizeof d.file, "%s", path);
+    *rc = cli_report(&d);
+  }
+  return r;
+}
+
+/* ---- optimize --------------------------------------------------------------
+ */
+
+static void print_rules_applied(const ir_ruleset *rs, const srch_stats *st) {
+  int any = 0;
+  printf("rules applied:");
+  for (int i = 0; i < st->nrules; i++) {
+    int f = st->applied_fw[i], b = st->applied_bw[i];
+    if (f)
+      printf("%s %s x%d", any++ ? "," : "", rs->rules[i].id, f);
+    if (b)
+      printf("%s %s (backward) x%d", any++ ? "," : "", rs->rules[i].id, b);
+  }
+  printf("%s\n", any ? "" : " none");
+}
+
+static void print_stats(const ir_ruleset *rs, const srch_stats *st,
+                        const char *device) {
+  const char *est = st->estimated ? " (estimated: built-in roofline)" : "";
+  double gain =
+      st->cost_before > 0
+          ? 100.0 * (st->cost_before - st->cost_after) / st->cost_before
+          : 0;
+  printf("cost before: %.2f us%s\n", st->cost_before, est);
+  printf("cost after:  %.2f us%s, %.1f%% lower (device %s)\n", st->cost_after,
+         est, gain, device);
+  printf("passes: %d batchnorm folded, %d activations fused\n", st->bn_folded,
+         st->acts_fused);
+  print_rules_applied(rs, st);
+  printf("search: %d expanded, %d generated, %d duplicates, %d rejected, "
+         "queue peak %d, %d regions, %.2f s%s\n",
+         st->expanded, st->generated, st->duplicates, st->rejected,
+         st->queue_peak, st->regions, st->seconds,
+         st->stopped_by_time ? " (time limit reached)" : "");
+}
+
+static int check_result(const ir_graph *g, const ir_graph *h) {
+  ir_diag d;
+  double err;
+  if (srch_check(g, h, 1, &err, &d))
+    return cli_report(&d);
+  printf("check: max relative error %.3g on the CPU executor (seed 1)\n", err);
+  if (!(err <= CHECK_TOL)) {
+    fprintf(stderr,
+            "superopt optimize: the optimized graph's outputs differ from "
+            "the original's (relative error %.3g > %g); nothing written\n",
+            err, CHECK_TOL);
+    return CLI_INTERNAL;
+  }
+  return CLI_OK;
+}
+
+static int write_result(const ir_graph *h, const char *out) {
+  size_t n = strlen(out);
+  ir_diag d;
+  if (n > 5 && !strcmp(out + n - 5, ".onnx"))
+    return ox_export_file(h, out, &d) ? cli_report(&d) : CLI_OK;
+  return cli_write_graph(h, out);
+}
+
+int cli_optimize(const cli_command *c, int argc, char **argv) {
+  opt_args a;
+  int rc = parse_args(c, argc, argv, &a);
+  if (rc)
+    return rc;
+  if (argc - optind != 1)
+    return cli_usage_error(c, "expected one MODEL");
+  if (a.nalpha > 1 || a.nbudget > 1 || a.ndepth > 1)
+    return cli_usage_error(c, "lists of values are for 'experiment search'");
+  ir_ruleset rs;
+  srch_rules *rules = load_rules(&a, &rs, &rc);
+  ir_graph *g = rules ? cli_load(argv[optind], &rc) : NULL;
+  ir_graph *h = NULL;
+  if (g) {
+    srch_stats st;
+    ir_diag d;
+    printf("model: %s (%d operators); %d rules, %d usable directions\n",
+           argv[optind], g->nnodes, rs.n, srch_rules_count(rules));
+    h = srch_optimize(g, rules, &a.so, &st, &d);
+    if (!h)
+      rc = cli_report(&d);
+    else
+      print_stats(&rs, &st, a.device);
+    srch_stats_free(&st);
+  }
+  if (h && a.check)
+    rc = check_result(g, h);
+  if (h && !rc && a.out && !(rc = write_result(h, a.out)))
+    printf("wrote %s (%d operators)\n", a.out, h->nnodes);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  srch_rules_free(rules);
+  ir_ruleset_free(&rs);
+  return rc;
+}
+
+/* ---- experiment search
+ * -------------------------------------------------------- */
+
+static const char plot_script[] =
+    "# Written by superopt experiment search; run: gnuplot plot.gp\n"
+    "set datafile separator ','\n"
+    "set terminal pngcairo size 900,600\n"
+    "set key outside right\n"
+    "set grid\n"
+    "set output 'cost_vs_depth.png'\n"
+    "set title 'Search: cost vs max depth'\n"
+    "set xlabel 'max depth (rewrites)'\n"
+    "set ylabel 'estimated cost (us)'\n"
+    "plot for [a in ALPHAS] for [b in BUDGETS] 'results.csv' using "
+    "(($3==a+0 && $4==b+0) ? $2 : 1/0):5 with linespoints title "
+    "sprintf('alpha %s, budget %s', a, b)\n"
+    "set output 'cost_vs_time.png'\n"
+    "set title 'Search: cost vs search time'\n"
+    "set xlabel 'search time (s)'\n"
+    "plot 'results.csv' using 7:5 with points pt 7 title 'runs'\n";
+
+static int ensure_dir(const char *dir) {
+  if (mkdir(dir, 0777) == 0 || errno == EEXIST)
+    return CLI_OK;
+  fprintf(stderr, "superopt: cannot create '%s': %s\n", dir, strerror(errno));
+  return CLI_BAD_INPUT;
+}
+
+/* Appends one CSV row for a run. */
+static void csv_row(FILE *f, const char *model, int depth, double alpha,
+                    int budget, const srch_stats *st, const ir_ruleset *rs) {
+  int applied = 0;
+  for (int i = 0; i < st->nrules; i++)
+    applied += st->applied_fw[i] + st->applied_bw[i];
+  fprintf(f, "%s,%d,%g,%d,%.4f,%d,%.4f,%d,", model, depth, alpha, budget,
+          st->cost_after, st->expanded, st->seconds, applied);
+  int any = 0;
+  for (int i = 0; i < st->nrules; i++)
+    if (st->applied_fw[i] + st->applied_bw[i])
+      fprintf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
+              st->applied_fw[i] + st->applied_bw[i]);
+  fputc('\n', f);
+}
+
+static int run_grid(const opt_args *a, const ir_graph *g,
+                    const srch_rules *rules, const ir_ruleset *rs, FILE *f) {
+  fprintf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
+             "rules\n");
+  for (int i = 0; i < a->ndepth; i++)
+    for (int j = 0; j < a->nalpha; j++)
+      for (int k = 0; k < a->nbudget; k++) {
+        srch_options o = a->so;
+        srch_stats st;
+        ir_diag d;
+        o.max_depth = a->depth[i];
+        o.alpha = a->alpha[j];
+        o.budget = a->budget[k];
+        ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+        if (!h) {
+          srch_stats_free(&st);
+          return cli_report(&d);
+        }
+        csv_row(f, g->name, o.max_depth, o.alpha, o.budget, &st, rs);
+        printf("depth %d alpha %g budget %d: cost %.2f us, %d expanded, "
+               "%.2f s\n",
+               o.max_depth, o.alpha, o.budget, st.cost_after, st.expanded,
+               st.seconds);
+        ir_graph_free(h);
+        srch_stats_free(&st);
+      }
+  return CLI_OK;
+}
+
+static void list_words(char *buf, size_t n, const double *v, int k) {
+  size_t len = 0;
+  for (int i = 0; i < k && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%g", i ? " " : "", v[i]);
+}
+
+static int write_plots(const opt_args *a, const char *dir) {
+  char path[4096], al[256], bl[256], cmd[4400];
+  double b[MAX_GRID];
+  for (int i = 0; i < a->nbudget; i++)
+    b[i] = a->budget[i];
+  list_words(al, sizeof al, a->alpha, a->nalpha);
+  list_words(bl, sizeof bl, b, a->nbudget);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (!m)
+    return CLI_INTERNAL;
+  fprintf(m, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl, plot_script);
+  fclose(m);
+  ir_diag d;
+  snprintf(path, sizeof path, "%s/plot.gp", dir);
+  ir_status st = ir_write_atomic(path, text, len, &d);
+  free(text);
+  if (st)
+    return cli_report(&d);
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    printf("gnuplot not found: no PNG figures (%s written; run it with "
+           "gnuplot in %s)\n",
+           path, dir);
+    return CLI_OK;
+  }
+  snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plot.gp", dir);
+  if (system(cmd) != 0) {
+    fprintf(stderr, "superopt: gnuplot failed on %s\n", path);
+    return CLI_INTERNAL;
+  }
+  printf("wrote %s/cost_vs_depth.png and %s/cost_vs_time.png\n", dir, dir);
+  return CLI_OK;
+}
+
+static int experiment_search(const cli_command *c, int argc, char **argv) {
+  opt_args a;
+  int rc = parse_args(c, argc, argv, &a);
+  if (rc)
+    return rc;
+  if (argc - optind != 1)
+    return cli_usage_error(c, "expected 'search MODEL'");
+  if (!a.ndepth || !a.nalpha || !a.nbudget)
+    return cli_usage_error(c, "--depth, --alpha and --budget are required");
+  if (strchr(a.out ? a.out : "", '\''))
+    return cli_usage_error(c, "DIR must not contain a quote");
+  const char *dir = a.out ? a.out : "experiment-search";
+  ir_ruleset rs;
+  srch_rules *rules = load_rules(&a, &rs, &rc);
+  ir_graph *g = rules ? cli_load(argv[optind], &rc) : NULL;
+  char *csv = NULL;
+  size_t len = 0;
+  if (g && !(rc = ensure_dir(dir))) {
+    FILE *f = open_memstream(&csv, &len);
+    rc = f ? run_grid(&a, g, rules, &rs, f) : CLI_INTERNAL;
+    if (f)
+      fclose(f);
+  }
+  if (g && !rc) {
+    char path[4096];
+    ir_diag d;
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    rc = ir_write_atomic(path, csv, len, &d) ? cli_report(&d) : CLI_OK;
+    if (!rc)
+      printf("wrote %s\n", path);
+    if (!rc)
+      rc = write_plots(&a, dir);
+  }
+  free(csv);
+  ir_graph_free(g);
+  srch_rules_free(rules);
+  ir_ruleset_free(&rs);
+  return rc;
+}
+
+int cli_experiment(const cli_command *c, int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "search") != 0)
+    return cli_usage_error(c, "expected 'search' (the only experiment)");
+  return experiment_search(c, argc - 1, argv + 1);
+}

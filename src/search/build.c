@@ -1,0 +1,120 @@
+/* build.c: rebuilding a graph node by node (the passes and the region
+ * stitcher copy most nodes of a graph and change a few), fresh names, and
+ * the clock. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "srch_int.h"
+
+double srch_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void srch_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
+                     int *counter, char *buf, size_t n) {
+  snprintf(buf, n, "%s", base);
+  while ((g && ir_find_tensor(g, buf) >= 0) ||
+         (h && ir_find_tensor(h, buf) >= 0))
+    snprintf(buf, n, "%.200s.%d", base, ++*counter);
+}
+
+/* Adds g's input or weight t to h, keeping its name and values. */
+static int copy_leaf(srch_builder *b, int t) {
+  const ir_tensor *x = &b->g->tensors[t];
+  int k = ir_add_tensor(b->h, x->name, x->kind, &x->shape, b->d);
+  if (k >= 0)
+    b->h->tensors[k].data = x->data; /* shared; srch_optimize clones */
+  return k;
+}
+
+ir_status srch_build_begin(srch_builder *b, const ir_graph *g,
+                           const uint8_t *used, ir_diag *d) {
+  memset(b, 0, sizeof *b);
+  b->g = g;
+  b->d = d;
+  b->h = ir_graph_new(g->name);
+  b->map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  if (!b->h || !b->map) {
+    srch_build_abort(b);
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  for (int t = 0; t < g->ntensors; t++)
+    b->map[t] = -1;
+  for (int t = 0; t < g->ntensors; t++) {
+    const ir_tensor *x = &g->tensors[t];
+    int keep =
+        x->kind == IR_T_INPUT || (x->kind == IR_T_WEIGHT && (!used || used[t]));
+    if (keep && (b->map[t] = copy_leaf(b, t)) < 0) {
+      srch_build_abort(b);
+      return d ? d->code : IR_ERR_INTERNAL;
+    }
+  }
+  return IR_OK;
+}
+
+int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
+                    const ir_attrs *a, const char *base) {
+  ir_attrs tmp = *a;
+  int nout = ir_op_nout(op, &tmp);
+  if (nout > IR_MAX_LIST)
+    return ir_diag_set(b->d, IR_ERR_INTERNAL, 0, 0, "too many outputs"), -1;
+  char names[IR_MAX_LIST][256];
+  const char *np[IR_MAX_LIST];
+  for (int o = 0; o < nout; o++) {
+    char want[256];
+    snprintf(want, sizeof want, nout > 1 ? "%.200s.%d" : "%.200s", base, o);
+    srch_fresh_name(b->g, b->h, want, &b->fresh, names[o], sizeof names[o]);
+    np[o] = names[o];
+  }
+  return ir_add_node(b->h, op, in, nin, a, np, b->d);
+}
+
+ir_status srch_build_copy(srch_builder *b, int i, const ir_attrs *a) {
+  const ir_node *n = &b->g->nodes[i];
+  int32_t in[IR_MAX_IN];
+  const char *names[IR_MAX_LIST];
+  for (int k = 0; k < n->nin; k++)
+    if ((in[k] = b->map[n->in[k]]) < 0)
+      return ir_diag_set(b->d, IR_ERR_INTERNAL, 0, 0,
+                         "rebuild: '%s' read before it is computed",
+                         b->g->tensors[n->in[k]].name);
+  for (int o = 0; o < n->nout; o++)
+    names[o] = b->g->tensors[n->out[o]].name;
+  int k = ir_add_node(b->h, n->op, in, n->nin, a ? a : &n->a, names, b->d);
+  if (k < 0)
+    return b->d ? b->d->code : IR_ERR_INTERNAL;
+  for (int o = 0; o < n->nout; o++)
+    b->map[n->out[o]] = b->h->nodes[k].out[o];
+  return IR_OK;
+}
+
+ir_graph *srch_build_end(srch_builder *b) {
+  for (int i = 0; i < b->g->noutputs; i++) {
+    int t = b->map[b->g->outputs[i]];
+    if (t < 0) {
+      ir_diag_set(b->d, IR_ERR_INTERNAL, 0, 0, "rebuild: output '%s' lost",
+                  b->g->tensors[b->g->outputs[i]].name);
+      srch_build_abort(b);
+      return NULL;
+    }
+    if (ir_add_output(b->h, t, b->d)) {
+      srch_build_abort(b);
+      return NULL;
+    }
+  }
+  ir_graph *h = b->h;
+  b->h = NULL;
+  srch_build_abort(b);
+  return h;
+}
+
+void srch_build_abort(srch_builder *b) {
+  ir_graph_free(b->h);
+  free(b->map);
+  b->h = NULL;
+  b->map = NULL;
+}

@@ -1,0 +1,263 @@
+/* match.c: finding every occurrence of a pattern graph in a graph.
+ *
+ * Backtracking over the pattern's nodes in reverse topological order, so
+ * that a node's consumers inside the pattern are placed first: a node whose
+ * output is already bound can only be that tensor's producer; otherwise one
+ * whose input is bound is looked for among that tensor's readers; only the
+ * first node of each connected part scans every node of its operator.
+ * Bindings are undone on the way back, so the search keeps one state.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "srch_int.h"
+
+/* ---- index -----------------------------------------------------------------
+ */
+
+void srch_index_free(srch_index *ix) {
+  free(ix->use_start);
+  free(ix->use_node);
+  free(ix->is_output);
+  free(ix->op_start);
+  free(ix->op_node);
+  memset(ix, 0, sizeof *ix);
+}
+
+static void index_uses(const ir_graph *g, srch_index *ix) {
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      ix->use_start[g->nodes[i].in[k] + 1]++;
+  for (int t = 0; t < g->ntensors; t++)
+    ix->use_start[t + 1] += ix->use_start[t];
+  int32_t *pos = ix->use_start; /* advanced, then shifted back */
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      ix->use_node[pos[g->nodes[i].in[k]]++] = i;
+  for (int t = g->ntensors; t > 0; t--)
+    pos[t] = pos[t - 1];
+  pos[0] = 0;
+}
+
+static void index_ops(const ir_graph *g, srch_index *ix) {
+  for (int i = 0; i < g->nnodes; i++)
+    ix->op_start[g->nodes[i].op + 1]++;
+  for (int o = 0; o < IR_NOPS; o++)
+    ix->op_start[o + 1] += ix->op_start[o];
+  int32_t pos[IR_NOPS + 1];
+  memcpy(pos, ix->op_start, sizeof pos);
+  for (int i = 0; i < g->nnodes; i++)
+    ix->op_node[pos[g->nodes[i].op]++] = i;
+}
+
+ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
+  int64_t nuses = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    nuses += g->nodes[i].nin;
+  memset(ix, 0, sizeof *ix);
+  ix->use_start = calloc((size_t)g->ntensors + 1, sizeof(int32_t));
+  ix->use_node = malloc(sizeof(int32_t) * (size_t)(nuses + 1));
+  ix->is_output = calloc((size_t)g->ntensors + 1, 1);
+  ix->op_start = calloc(IR_NOPS + 1, sizeof(int32_t));
+  ix->op_node = malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
+  if (!ix->use_start || !ix->use_node || !ix->is_output || !ix->op_start ||
+      !ix->op_node) {
+    srch_index_free(ix);
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  index_uses(g, ix);
+  index_ops(g, ix);
+  for (int i = 0; i < g->noutputs; i++)
+    ix->is_output[g->outputs[i]] = 1;
+  return IR_OK;
+}
+
+/* ---- parameters
+ * -------------------------------------------------------------- */
+
+void srch_attrs_generic(ir_opcode op, ir_attrs *a) {
+  if (a->padmode != IR_PAD_EXPLICIT)
+    memset(a->pad, 0, sizeof a->pad);
+  if (op == IR_OP_SPLIT || op == IR_OP_CONST_ICONV || op == IR_OP_CONST_IMM ||
+      op == IR_OP_CONST_ONES || op == IR_OP_CONST_POOL) {
+    memset(a->list, 0, sizeof a->list);
+    if (op != IR_OP_SPLIT)
+      a->nlist = 0;
+  }
+}
+
+static int same_params(const ir_node *p, const ir_node *n) {
+  ir_attrs a = p->a, b = n->a;
+  srch_attrs_generic(p->op, &a);
+  srch_attrs_generic(n->op, &b);
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* ---- matching
+ * ---------------------------------------------------------------- */
+
+typedef struct mstate {
+  const ir_graph *pat, *g;
+  const srch_index *ix;
+  srch_matches *ms;
+  srch_match cur;
+  uint8_t *used; /* g->nnodes: node already bound */
+  int pat_uses[SRCH_MAX_PTENSORS];
+  uint8_t pat_out[SRCH_MAX_PTENSORS];
+  ir_status st;
+} mstate;
+
+static ir_status push_match(mstate *s) {
+  srch_matches *ms = s->ms;
+  if (ms->n == ms->cap) {
+    int cap = ms->cap ? 2 * ms->cap : 16;
+    srch_match *m = realloc(ms->m, sizeof *m * (size_t)cap);
+    if (!m)
+      return IR_ERR_NOMEM;
+    ms->m = m;
+    ms->cap = cap;
+  }
+  ms->m[ms->n++] = s->cur;
+  return IR_OK;
+}
+
+/* Binds pattern tensor p to graph tensor t; records it in undo. 0: clash. */
+static int bind(mstate *s, int p, int t, int *undo, int *nundo) {
+  if (s->cur.tensor[p] >= 0)
+    return s->cur.tensor[p] == t;
+  if (s->pat->tensors[p].shape.rank != s->g->tensors[t].shape.rank)
+    return 0;
+  s->cur.tensor[p] = t;
+  undo[(*nundo)++] = p;
+  return 1;
+}
+
+/* Final checks: intermediates stay inside, inputs are not computed inside. */
+static int match_valid(const mstate *s) {
+  const ir_graph *pat = s->pat, *g = s->g;
+  for (int p = 0; p < pat->ntensors; p++) {
+    int t = s->cur.tensor[p];
+    if (t < 0)
+      continue;
+    const ir_tensor *pt = &pat->tensors[p], *gt = &g->tensors[t];
+    if (pt->kind != IR_T_VALUE) {
+      if (gt->kind == IR_T_VALUE && s->used[gt->node])
+        return 0; /* an input of the pattern computed by the match */
+      continue;
+    }
+    if (s->pat_out[p])
+      continue;
+    int uses = s->ix->use_start[t + 1] - s->ix->use_start[t];
+    if (s->ix->is_output[t] || uses != s->pat_uses[p])
+      return 0;
+  }
+  return 1;
+}
+
+static void match_from(mstate *s, int k);
+
+/* Tries pattern node p on graph node i, then the rest. */
+static void try_node(mstate *s, int k, int p, int i) {
+  const ir_node *pn = &s->pat->nodes[p], *gn = &s->g->nodes[i];
+  if (s->used[i] || pn->op != gn->op || pn->nin != gn->nin ||
+      pn->nout != gn->nout || !same_params(pn, gn))
+    return;
+  int undo[2 * IR_MAX_IN + 2 * IR_MAX_LIST], nundo = 0, ok = 1;
+  for (int o = 0; ok && o < pn->nout; o++)
+    ok = bind(s, pn->out[o], gn->out[o], undo, &nundo);
+  for (int j = 0; ok && j < pn->nin; j++)
+    ok = bind(s, pn->in[j], gn->in[j], undo, &nundo);
+  if (ok) {
+    s->used[i] = 1;
+    s->cur.node[p] = i;
+    match_from(s, k - 1);
+    s->used[i] = 0;
+    s->cur.node[p] = -1;
+  }
+  while (nundo)
+    s->cur.tensor[undo[--nundo]] = -1;
+}
+
+/* Places pattern nodes k, k-1, ..., 0. */
+static void match_from(mstate *s, int k) {
+  if (s->st)
+    return;
+  if (k < 0) {
+    if (match_valid(s))
+      s->st = push_match(s);
+    return;
+  }
+  const ir_node *pn = &s->pat->nodes[k];
+  for (int o = 0; o < pn->nout; o++) {
+    int t = s->cur.tensor[pn->out[o]];
+    if (t >= 0) { /* bound by a consumer: only its producer can match */
+      const ir_tensor *gt = &s->g->tensors[t];
+      if (gt->kind == IR_T_VALUE && gt->slot == o)
+        try_node(s, k, k, gt->node);
+      return;
+    }
+  }
+  for (int j = 0; j < pn->nin; j++) {
+    int t = s->cur.tensor[pn->in[j]];
+    if (t < 0)
+      continue;
+    const srch_index *ix = s->ix;
+    for (int u = ix->use_start[t]; u < ix->use_start[t + 1]; u++)
+      if (u == ix->use_start[t] || ix->use_node[u] != ix->use_node[u - 1])
+        try_node(s, k, k, ix->use_node[u]);
+    return;
+  }
+  for (int u = s->ix->op_start[pn->op]; u < s->ix->op_start[pn->op + 1]; u++)
+    try_node(s, k, k, s->ix->op_node[u]);
+}
+
+ir_status srch_pattern_ok(const ir_graph *pat, ir_diag *d) {
+  if (pat->nnodes < 1 || pat->nnodes > SRCH_MAX_PNODES ||
+      pat->ntensors > SRCH_MAX_PTENSORS)
+    return ir_diag_set(d, IR_ERR_PARAM, 0, 0,
+                       "pattern has %d operators and %d tensors (1..%d and "
+                       "at most %d)",
+                       pat->nnodes, pat->ntensors, SRCH_MAX_PNODES,
+                       SRCH_MAX_PTENSORS);
+  return IR_OK;
+}
+
+ir_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
+                             const srch_index *ix, srch_matches *ms,
+                             ir_diag *d) {
+  ir_status st = srch_pattern_ok(pat, d);
+  if (st)
+    return st;
+  mstate s = {.pat = pat, .g = g, .ix = ix, .ms = ms};
+  memset(s.cur.node, -1, sizeof s.cur.node);
+  memset(s.cur.tensor, -1, sizeof s.cur.tensor);
+  for (int i = 0; i < pat->nnodes; i++)
+    for (int j = 0; j < pat->nodes[i].nin; j++)
+      s.pat_uses[pat->nodes[i].in[j]]++;
+  for (int i = 0; i < pat->noutputs; i++)
+    s.pat_out[pat->outputs[i]] = 1;
+  s.used = calloc((size_t)g->nnodes + 1, 1);
+  if (!s.used)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  match_from(&s, pat->nnodes - 1);
+  free(s.used);
+  if (s.st)
+    return ir_diag_set(d, s.st, 0, 0, "out of memory");
+  return IR_OK;
+}
+
+ir_status srch_match_graph(const ir_graph *pat, const ir_graph *g,
+                           srch_matches *ms, ir_diag *d) {
+  srch_index ix;
+  ir_status st = srch_index_build(g, &ix, d);
+  if (st)
+    return st;
+  st = srch_match_indexed(pat, g, &ix, ms, d);
+  srch_index_free(&ix);
+  return st;
+}
+
+void srch_matches_free(srch_matches *ms) {
+  free(ms->m);
+  memset(ms, 0, sizeof *ms);
+}

@@ -1,0 +1,328 @@
+/* regions.c: the whole optimizer, searching big graphs region by region.
+ *
+ * The search's cost grows with the graph (more matches per expansion, more
+ * equivalent variants), so a graph is cut into regions of at most
+ * region_nodes compute operators, consecutive in topological order. Each
+ * region becomes a graph of its own (tensors read from outside are its
+ * inputs, weights when they are weights or computed from weights only;
+ * tensors read after it are its outputs), is searched, and is stitched back
+ * in its place. A second pass shifts the cuts by half a region so that
+ * rewrites across the first pass's boundaries get their chance (PET cuts
+ * graphs similarly). Weight-only nodes stay outside regions and are emitted
+ * first.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "srch_int.h"
+
+typedef struct region {
+  ir_graph *sub;   /* extracted, then replaced by the optimized graph */
+  int32_t *outs;   /* g tensors matching sub's outputs, by position */
+  uint8_t *inside; /* g nodes of this region (g->nnodes) */
+} region;
+
+static void region_free(region *r) {
+  ir_graph_free(r->sub);
+  free(r->outs);
+  free(r->inside);
+  memset(r, 0, sizeof *r);
+}
+
+/* Adds g's tensor t to sub as an input or weight. */
+static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
+                    int t, ir_diag *d) {
+  const ir_tensor *x = &g->tensors[t];
+  int weight =
+      x->kind == IR_T_WEIGHT || (x->kind == IR_T_VALUE && wmask[x->node]);
+  int k = ir_add_tensor(sub, x->name, weight ? IR_T_WEIGHT : IR_T_INPUT,
+                        &x->shape, d);
+  if (k >= 0)
+    sub->tensors[k].data = x->data;
+  return k;
+}
+
+static ir_status extract_nodes(region *r, const ir_graph *g,
+                               const uint8_t *wmask, int32_t *map, ir_diag *d) {
+  for (int i = 0; i < g->nnodes; i++) {
+    if (!r->inside[i])
+      continue;
+    const ir_node *n = &g->nodes[i];
+    int32_t in[IR_MAX_IN];
+    const char *names[IR_MAX_LIST];
+    for (int k = 0; k < n->nin; k++) {
+      int t = n->in[k];
+      if (map[t] < 0 && (map[t] = add_leaf(r->sub, g, wmask, t, d)) < 0)
+        return d ? d->code : IR_ERR_INTERNAL;
+      in[k] = map[t];
+    }
+    for (int o = 0; o < n->nout; o++)
+      names[o] = g->tensors[n->out[o]].name;
+    int k = ir_add_node(r->sub, n->op, in, n->nin, &n->a, names, d);
+    if (k < 0)
+      return d ? d->code : IR_ERR_INTERNAL;
+    for (int o = 0; o < n->nout; o++)
+      map[n->out[o]] = r->sub->nodes[k].out[o];
+  }
+  return IR_OK;
+}
+
+/* Region outputs: tensors computed inside and read outside or output. */
+static ir_status extract_outputs(region *r, const ir_graph *g,
+                                 const srch_index *ix, const int32_t *map,
+                                 int *nouts, ir_diag *d) {
+  *nouts = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (!r->inside[i])
+      continue;
+    for (int o = 0; o < g->nodes[i].nout; o++) {
+      int t = g->nodes[i].out[o], out = ix->is_output[t];
+      for (int u = ix->use_start[t]; !out && u < ix->use_start[t + 1]; u++)
+        out = !r->inside[ix->use_node[u]];
+      if (!out)
+        continue;
+      r->outs[(*nouts)++] = t;
+      ir_status st = ir_add_output(r->sub, map[t], d);
+      if (st)
+        return st;
+    }
+  }
+  return IR_OK;
+}
+
+static ir_status extract(region *r, const ir_graph *g, const srch_index *ix,
+                         const uint8_t *wmask, ir_diag *d) {
+  int32_t *map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  r->outs = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  r->sub = ir_graph_new(g->name);
+  if (!map || !r->outs || !r->sub) {
+    free(map);
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  for (int t = 0; t < g->ntensors; t++)
+    map[t] = -1;
+  int nouts = 0;
+  ir_status st = extract_nodes(r, g, wmask, map, d);
+  if (!st)
+    st = extract_outputs(r, g, ix, map, &nouts, d);
+  free(map);
+  if (!st && nouts == 0) { /* dead region: nothing to stitch */
+    ir_graph_free(r->sub);
+    r->sub = NULL;
+  }
+  return st;
+}
+
+/* ---- stitching
+ * ------------------------------------------------------------------ */
+
+/* A name for sub's tensor t in h: its own unless taken in h, or naming a g
+ * tensor computed outside the region. */
+static void stitch_name(srch_builder *b, const region *r, const char *name,
+                        char *buf, size_t n) {
+  int gt = ir_find_tensor(b->g, name);
+  const ir_tensor *x = gt >= 0 ? &b->g->tensors[gt] : NULL;
+  int own = !x || (x->kind == IR_T_VALUE && r->inside[x->node]);
+  if (own && ir_find_tensor(b->h, name) < 0)
+    snprintf(buf, n, "%s", name);
+  else
+    srch_fresh_name(b->g, b->h, name, &b->fresh, buf, n);
+}
+
+static ir_status stitch(srch_builder *b, const region *r, ir_diag *d) {
+  const ir_graph *s = r->sub;
+  int32_t *smap = malloc(sizeof(int32_t) * ((size_t)s->ntensors + 1));
+  if (!smap)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_status st = IR_OK;
+  for (int t = 0; !st && t < s->ntensors; t++) {
+    if (s->tensors[t].kind == IR_T_VALUE)
+      continue;
+    int gt = ir_find_tensor(b->g, s->tensors[t].name);
+    if (gt < 0 || (smap[t] = b->map[gt]) < 0)
+      st = ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "region input '%s' lost",
+                       s->tensors[t].name);
+  }
+  for (int i = 0; !st && i < s->nnodes; i++) {
+    const ir_node *n = &s->nodes[i];
+    int32_t in[IR_MAX_IN];
+    char names[IR_MAX_LIST][256];
+    const char *np[IR_MAX_LIST];
+    for (int k = 0; k < n->nin; k++)
+      in[k] = smap[n->in[k]];
+    for (int o = 0; o < n->nout; o++) {
+      stitch_name(b, r, s->tensors[n->out[o]].name, names[o], sizeof names[o]);
+      np[o] = names[o];
+    }
+    int k = ir_add_node(b->h, n->op, in, n->nin, &n->a, np, d);
+    if (k < 0)
+      st = d ? d->code : IR_ERR_INTERNAL;
+    for (int o = 0; !st && o < n->nout; o++)
+      smap[n->out[o]] = b->h->nodes[k].out[o];
+  }
+  for (int k = 0; !st && k < s->noutputs; k++)
+    b->map[r->outs[k]] = smap[s->outputs[k]];
+  free(smap);
+  return st;
+}
+
+/* ---- one pass
+ * ---------------------------------------------------------------------- */
+
+typedef struct pass {
+  const ir_graph *g;
+  const srch_rules *rules;
+  const srch_options *o;
+  double deadline;
+  srch_stats *st;
+  ir_diag *d;
+  uint8_t *wmask;
+  region *rg;
+  int nrg;
+} pass;
+
+/* Cuts the compute nodes into regions: the first of `first` nodes. */
+static ir_status cut(pass *p, const srch_index *ix, int first) {
+  const ir_graph *g = p->g;
+  int size = p->o->region_nodes > 0 ? p->o->region_nodes : g->nnodes + 1;
+  int count = first > 0 ? first : size, cur = -1;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (p->wmask[i])
+      continue;
+    if (cur < 0 || count == 0) {
+      region *r = &p->rg[p->nrg++];
+      if (!(r->inside = calloc((size_t)g->nnodes + 1, 1)))
+        return ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      cur = p->nrg - 1;
+      count = cur == 0 && first > 0 ? first : size;
+    }
+    p->rg[cur].inside[i] = 1;
+    count--;
+  }
+  for (int k = 0; k < p->nrg; k++) {
+    ir_status st = extract(&p->rg[k], g, ix, p->wmask, p->d);
+    if (st)
+      return st;
+  }
+  return IR_OK;
+}
+
+static ir_status search_regions(pass *p) {
+  for (int k = 0; k < p->nrg; k++) {
+    region *r = &p->rg[k];
+    if (!r->sub)
+      continue;
+    p->st->regions++;
+    ir_graph *best =
+        srch_search_until(r->sub, p->rules, p->o, p->deadline, p->st, p->d);
+    if (!best)
+      return p->d ? p->d->code : IR_ERR_INTERNAL;
+    ir_graph_free(r->sub);
+    r->sub = best;
+  }
+  return IR_OK;
+}
+
+static ir_graph *assemble(pass *p) {
+  srch_builder b;
+  if (srch_build_begin(&b, p->g, NULL, p->d))
+    return NULL;
+  b.fresh = p->g->ntensors;
+  ir_status st = IR_OK;
+  for (int i = 0; !st && i < p->g->nnodes; i++)
+    if (p->wmask[i])
+      st = srch_build_copy(&b, i, NULL);
+  for (int k = 0; !st && k < p->nrg; k++)
+    if (p->rg[k].sub)
+      st = stitch(&b, &p->rg[k], p->d);
+  if (st) {
+    srch_build_abort(&b);
+    return NULL;
+  }
+  return srch_build_end(&b);
+}
+
+/* One pass over g with the first cut after `first` nodes (0: a full
+ * region). */
+static ir_graph *run_pass(pass *p, int first) {
+  const ir_graph *g = p->g;
+  srch_index ix;
+  ir_graph *h = NULL;
+  p->wmask = calloc((size_t)g->nnodes + 1, 1);
+  p->rg = calloc((size_t)g->nnodes + 1, sizeof *p->rg);
+  p->nrg = 0;
+  if (!p->wmask || !p->rg || srch_index_build(g, &ix, p->d)) {
+    ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  } else {
+    srch_weight_only(g, p->wmask);
+    if (!cut(p, &ix, first) && !search_regions(p))
+      h = assemble(p);
+    srch_index_free(&ix);
+  }
+  for (int k = 0; p->rg && k < p->nrg; k++)
+    region_free(&p->rg[k]);
+  free(p->rg);
+  free(p->wmask);
+  return h;
+}
+
+/* ---- the optimizer
+ * -------------------------------------------------------------------- */
+
+/* Replaces *g by f(*g) (freeing the old one unless it is keep). */
+static int step(ir_graph **g, const ir_graph *keep, ir_graph *next) {
+  if (!next)
+    return 0;
+  if (*g != keep)
+    ir_graph_free(*g);
+  *g = next;
+  return 1;
+}
+
+static int search_passes(ir_graph **cur, const ir_graph *g,
+                         const srch_rules *rules, const srch_options *o,
+                         srch_stats *st, ir_diag *d) {
+  double deadline = o->time_limit > 0 ? srch_now() + o->time_limit : 0;
+  int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
+  for (int k = 0; k < (o->passes > 0 ? o->passes : 1); k++) {
+    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0};
+    if (!step(cur, g, run_pass(&p, k % 2 ? half : 0)))
+      return 0;
+  }
+  return 1;
+}
+
+ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
+                        const srch_options *o, srch_stats *st, ir_diag *d) {
+  double t0 = srch_now();
+  int dead = 0;
+  memset(st, 0, sizeof *st);
+  st->nrules = rules->rs->n;
+  st->applied_fw = calloc((size_t)st->nrules + 1, sizeof(int));
+  st->applied_bw = calloc((size_t)st->nrules + 1, sizeof(int));
+  if (!st->applied_fw || !st->applied_bw) {
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  st->cost_before = srch_graph_cost(g, o->cost, o->cost_u, &st->estimated);
+  ir_graph *cur = (ir_graph *)g;
+  int ok = step(&cur, g, srch_fold_batchnorm(cur, &st->bn_folded, d)) &&
+           step(&cur, g, srch_fuse_activations(cur, &st->acts_fused, d)) &&
+           search_passes(&cur, g, rules, o, st, d);
+  int more = 0;
+  ok = ok && step(&cur, g, srch_fuse_activations(cur, &more, d)) &&
+       step(&cur, g, srch_prune_dead(cur, &dead, d));
+  st->acts_fused += more;
+  ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
+  if (cur != g)
+    ir_graph_free(cur);
+  if (ok && !r)
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  if (r) {
+    int est = 0;
+    st->cost_after = srch_graph_cost(r, o->cost, o->cost_u, &est);
+    st->estimated |= est;
+  }
+  st->seconds = srch_now() - t0;
+  return r;
+}

@@ -1,0 +1,390 @@
+/* rewrite.c: replacing a match of a pattern by a rule's other side.
+ *
+ * The replacement is first typed on the graph's shapes: its inputs are the
+ * tensors the match bound, shape-dependent parameters (split sizes, const_*
+ * and reshape shapes) are translated through the "dimension map" from the
+ * pattern's dimensions to the bound tensors' dimensions, and ir_infer must
+ * accept every node. Its outputs must have the replaced tensors' exact
+ * shapes. The new graph is then the kept nodes plus the replacement, put in
+ * topological order by a depth-first walk from the outputs: unreachable
+ * nodes drop out, and meeting a node twice on the walk's path is a cycle.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "srch_int.h"
+
+enum { DM_MAX = SRCH_MAX_PTENSORS * IR_MAX_RANK };
+
+typedef struct rw {
+  const ir_graph *g, *pat, *repl;
+  const srch_match *m;
+  ir_diag *d;
+  int G, N;                          /* g's tensors and nodes */
+  int32_t rbound[SRCH_MAX_PTENSORS]; /* repl input -> g tensor */
+  ir_shape rshape[SRCH_MAX_PTENSORS];
+  ir_attrs rattrs[SRCH_MAX_PNODES];
+  int32_t *subst;   /* g tensor -> unified id (>= G: repl tensor - G) */
+  uint8_t *matched; /* g node is part of the match */
+  int64_t dm_from[DM_MAX], dm_to[DM_MAX];
+  int ndm;
+} rw;
+
+static void dm_add(rw *r, int64_t from, int64_t to) {
+  for (int i = 0; i < r->ndm; i++)
+    if (r->dm_from[i] == from) {
+      if (r->dm_to[i] != to)
+        r->dm_to[i] = -1; /* ambiguous */
+      return;
+    }
+  r->dm_from[r->ndm] = from;
+  r->dm_to[r->ndm++] = to;
+}
+
+/* The graph's dimension for pattern dimension v; v when unknown, -1 when
+ * ambiguous. */
+static int64_t dm_get(const rw *r, int64_t v) {
+  for (int i = 0; i < r->ndm; i++)
+    if (r->dm_from[i] == v)
+      return r->dm_to[i];
+  return v;
+}
+
+static void dm_build(rw *r) {
+  for (int p = 0; p < r->pat->ntensors; p++) {
+    int t = r->m->tensor[p];
+    if (t < 0)
+      continue;
+    const ir_shape *a = &r->pat->tensors[p].shape, *b = &r->g->tensors[t].shape;
+    for (int k = 0; k < a->rank && k < b->rank; k++)
+      dm_add(r, a->dim[k], b->dim[k]);
+  }
+}
+
+static const ir_shape *rshape_of(const rw *r, int t) {
+  return r->repl->tensors[t].kind == IR_T_VALUE
+             ? &r->rshape[t]
+             : &r->g->tensors[r->rbound[t]].shape;
+}
+
+/* Index of repl tensor t among repl's outputs, or -1. */
+static int repl_output_index(const rw *r, int t) {
+  for (int i = 0; i < r->repl->noutputs; i++)
+    if (r->repl->outputs[i] == t)
+      return i;
+  return -1;
+}
+
+static ir_status map_list(rw *r, int64_t *list, int n) {
+  for (int i = 0; i < n; i++) {
+    if (list[i] < 0)
+      continue;
+    int64_t v = dm_get(r, list[i]);
+    if (v < 0)
+      return ir_diag_set(r->d, IR_ERR_SHAPE, 0, 0,
+                         "pattern dimension %lld binds several sizes",
+                         (long long)list[i]);
+    list[i] = v;
+  }
+  return IR_OK;
+}
+
+/* Split sizes from the replaced tensors where the outputs are replacement
+ * outputs, else through the dimension map. */
+static ir_status split_sizes(rw *r, const ir_node *n, ir_attrs *a) {
+  for (int o = 0; o < n->nout && o < a->nlist; o++) {
+    int i = repl_output_index(r, n->out[o]);
+    int gt = i >= 0 ? r->m->tensor[r->pat->outputs[i]] : -1;
+    const ir_shape *s = gt >= 0 ? &r->g->tensors[gt].shape : NULL;
+    if (s && a->axis < s->rank) {
+      a->list[o] = s->dim[a->axis];
+      continue;
+    }
+    ir_status st = map_list(r, &a->list[o], 1);
+    if (st)
+      return st;
+  }
+  return IR_OK;
+}
+
+static ir_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
+  switch (n->op) {
+  case IR_OP_SPLIT: return split_sizes(r, n, a);
+  case IR_OP_RESHAPE:
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_IMM:
+  case IR_OP_CONST_ONES:
+  case IR_OP_CONST_POOL: return map_list(r, a->list, a->nlist);
+  default: return IR_OK;
+  }
+}
+
+/* Types the replacement on the graph's shapes. */
+static ir_status type_repl(rw *r) {
+  const ir_graph *repl = r->repl;
+  for (int t = 0; t < repl->ntensors; t++) {
+    if (repl->tensors[t].kind == IR_T_VALUE)
+      continue;
+    int p = ir_find_tensor(r->pat, repl->tensors[t].name);
+    if (p < 0 || (r->rbound[t] = r->m->tensor[p]) < 0)
+      return ir_diag_set(r->d, IR_ERR_PARAM, 0, 0,
+                         "replacement input '%s' is not bound by the match",
+                         repl->tensors[t].name);
+  }
+  for (int i = 0; i < repl->nnodes; i++) {
+    const ir_node *n = &repl->nodes[i];
+    const ir_shape *ins[IR_MAX_IN];
+    ir_shape outs[IR_MAX_LIST];
+    for (int k = 0; k < n->nin; k++)
+      ins[k] = rshape_of(r, n->in[k]);
+    r->rattrs[i] = n->a;
+    ir_status st = fix_params(r, n, &r->rattrs[i]);
+    if (!st)
+      st = ir_infer(n->op, &r->rattrs[i], ins, n->nin, outs, r->d);
+    if (st)
+      return st;
+    if (ir_op_nout(n->op, &r->rattrs[i]) != n->nout)
+      return ir_diag_set(r->d, IR_ERR_SHAPE, 0, 0, "split arity changed");
+    for (int o = 0; o < n->nout; o++)
+      r->rshape[n->out[o]] = outs[o];
+  }
+  return IR_OK;
+}
+
+/* Replacement outputs take the place of the replaced tensors. */
+static ir_status substitute(rw *r) {
+  char b1[64], b2[64];
+  for (int t = 0; t < r->G; t++)
+    r->subst[t] = t;
+  for (int i = 0; i < r->pat->noutputs; i++) {
+    int gt = r->m->tensor[r->pat->outputs[i]];
+    int rt = r->repl->outputs[i];
+    const ir_shape *s = rshape_of(r, rt);
+    if (gt < 0)
+      return ir_diag_set(r->d, IR_ERR_PARAM, 0, 0, "unbound pattern output");
+    if (!ir_shape_eq(s, &r->g->tensors[gt].shape))
+      return ir_diag_set(r->d, IR_ERR_SHAPE, 0, 0,
+                         "replacement output %d is %s, replaced tensor %s", i,
+                         ir_shape_str(s, b1, sizeof b1),
+                         ir_shape_str(&r->g->tensors[gt].shape, b2, sizeof b2));
+    r->subst[gt] =
+        r->repl->tensors[rt].kind == IR_T_VALUE ? r->G + rt : r->rbound[rt];
+  }
+  for (int i = 0; i < r->pat->nnodes; i++)
+    r->matched[r->m->node[i]] = 1;
+  return IR_OK;
+}
+
+/* ---- ordering
+ * ---------------------------------------------------------------- */
+
+/* Items: g's nodes 0..N-1 (matched ones unused) and repl's nodes N.. */
+static int item_nin(const rw *r, int it) {
+  return it < r->N ? r->g->nodes[it].nin : r->repl->nodes[it - r->N].nin;
+}
+
+/* Unified id read by input k of item it. */
+static int item_in(const rw *r, int it, int k) {
+  if (it < r->N)
+    return r->subst[r->g->nodes[it].in[k]];
+  int t = r->repl->nodes[it - r->N].in[k];
+  return r->repl->tensors[t].kind == IR_T_VALUE ? r->G + t : r->rbound[t];
+}
+
+/* Producing item of a unified id; -1 for inputs and weights, -2 for a
+ * tensor of a removed node (a bug: the match left an intermediate used). */
+static int producer(const rw *r, int u) {
+  if (u >= r->G)
+    return r->N + r->repl->tensors[u - r->G].node;
+  const ir_tensor *t = &r->g->tensors[u];
+  if (t->kind != IR_T_VALUE)
+    return -1;
+  return r->matched[t->node] ? -2 : t->node;
+}
+
+typedef struct walk {
+  int32_t *state; /* 0 new, 1 on the path, 2 done */
+  int32_t *stack, *next;
+  int32_t *order;
+  int norder;
+} walk;
+
+/* Depth-first post-order from item root. */
+static ir_status visit(rw *r, walk *w, int root) {
+  int sp = 0;
+  w->stack[sp] = root;
+  w->next[sp++] = 0;
+  w->state[root] = 1;
+  while (sp) {
+    int it = w->stack[sp - 1], k = w->next[sp - 1]++;
+    if (k == item_nin(r, it)) {
+      w->state[it] = 2;
+      w->order[w->norder++] = it;
+      sp--;
+      continue;
+    }
+    int p = producer(r, item_in(r, it, k));
+    if (p == -2)
+      return ir_diag_set(r->d, IR_ERR_INTERNAL, 0, 0, "intermediate escaped");
+    if (p < 0 || w->state[p] == 2)
+      continue;
+    if (w->state[p] == 1)
+      return ir_diag_set(r->d, IR_ERR_CYCLE, 0, 0, "rewrite makes a cycle");
+    w->state[p] = 1;
+    w->stack[sp] = p;
+    w->next[sp++] = 0;
+  }
+  return IR_OK;
+}
+
+static ir_status order_items(rw *r, walk *w) {
+  for (int i = 0; i < r->g->noutputs; i++) {
+    int p = producer(r, r->subst[r->g->outputs[i]]);
+    if (p == -2)
+      return ir_diag_set(r->d, IR_ERR_INTERNAL, 0, 0, "output escaped");
+    if (p >= 0 && w->state[p] == 0) {
+      ir_status st = visit(r, w, p);
+      if (st)
+        return st;
+    }
+  }
+  return IR_OK;
+}
+
+/* ---- building
+ * ------------------------------------------------------------------ */
+
+static int hmap(const rw *r, const srch_builder *b, const int32_t *rmap,
+                int u) {
+  return u >= r->G ? rmap[u - r->G] : b->map[u];
+}
+
+static int emit_kept(rw *r, srch_builder *b, const int32_t *rmap, int i) {
+  const ir_node *n = &r->g->nodes[i];
+  int32_t in[IR_MAX_IN];
+  const char *names[IR_MAX_LIST];
+  for (int k = 0; k < n->nin; k++)
+    in[k] = hmap(r, b, rmap, r->subst[n->in[k]]);
+  for (int o = 0; o < n->nout; o++)
+    names[o] = r->g->tensors[n->out[o]].name;
+  int k = ir_add_node(b->h, n->op, in, n->nin, &n->a, names, r->d);
+  for (int o = 0; k >= 0 && o < n->nout; o++)
+    b->map[n->out[o]] = b->h->nodes[k].out[o];
+  return k;
+}
+
+/* Name for repl tensor t: the replaced tensor's, else a fresh one. */
+static void repl_name(rw *r, srch_builder *b, int t, char *buf, size_t n) {
+  for (int i = 0; i < r->pat->noutputs; i++)
+    if (r->repl->outputs[i] == t) {
+      const char *s = r->g->tensors[r->m->tensor[r->pat->outputs[i]]].name;
+      if (ir_find_tensor(b->h, s) < 0) {
+        snprintf(buf, n, "%s", s);
+        return;
+      }
+    }
+  srch_fresh_name(r->g, b->h, r->repl->tensors[t].name, &b->fresh, buf, n);
+}
+
+static int emit_repl(rw *r, srch_builder *b, int32_t *rmap, int j) {
+  const ir_node *n = &r->repl->nodes[j];
+  int32_t in[IR_MAX_IN];
+  char names[IR_MAX_LIST][256];
+  const char *np[IR_MAX_LIST];
+  for (int k = 0; k < n->nin; k++)
+    in[k] = hmap(r, b, rmap, item_in(r, r->N + j, k));
+  for (int o = 0; o < n->nout; o++) {
+    repl_name(r, b, n->out[o], names[o], sizeof names[o]);
+    np[o] = names[o];
+  }
+  int k = ir_add_node(b->h, n->op, in, n->nin, &r->rattrs[j], np, r->d);
+  for (int o = 0; k >= 0 && o < n->nout; o++)
+    rmap[n->out[o]] = b->h->nodes[k].out[o];
+  return k;
+}
+
+static void mark_used(const rw *r, const walk *w, uint8_t *used) {
+  for (int i = 0; i < w->norder; i++)
+    for (int k = 0; k < item_nin(r, w->order[i]); k++) {
+      int u = item_in(r, w->order[i], k);
+      if (u < r->G)
+        used[u] = 1;
+    }
+  for (int i = 0; i < r->g->noutputs; i++)
+    if (r->subst[r->g->outputs[i]] < r->G)
+      used[r->subst[r->g->outputs[i]]] = 1;
+}
+
+static ir_graph *emit(rw *r, const walk *w, uint8_t *used) {
+  srch_builder b;
+  int32_t rmap[SRCH_MAX_PTENSORS];
+  mark_used(r, w, used);
+  if (srch_build_begin(&b, r->g, used, r->d))
+    return NULL;
+  b.fresh = r->G;
+  for (int i = 0; i < w->norder; i++) {
+    int it = w->order[i];
+    int k = it < r->N ? emit_kept(r, &b, rmap, it)
+                      : emit_repl(r, &b, rmap, it - r->N);
+    if (k < 0) {
+      srch_build_abort(&b);
+      return NULL;
+    }
+  }
+  for (int i = 0; i < r->g->noutputs; i++)
+    if (ir_add_output(b.h, hmap(r, &b, rmap, r->subst[r->g->outputs[i]]),
+                      r->d)) {
+      srch_build_abort(&b);
+      return NULL;
+    }
+  ir_graph *h = b.h;
+  b.h = NULL;
+  srch_build_abort(&b);
+  return h;
+}
+
+ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
+                       const ir_graph *repl, const srch_match *m, ir_diag *d) {
+  if (srch_pattern_ok(pat, d) || srch_pattern_ok(repl, d) ||
+      pat->noutputs != repl->noutputs)
+    return NULL;
+  rw *r = calloc(1, sizeof *r);
+  int items = g->nnodes + repl->nnodes;
+  walk w = {0};
+  if (r) {
+    r->subst = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+    r->matched = calloc((size_t)g->nnodes + 1, 1);
+    w.state = calloc((size_t)items + 1, sizeof(int32_t));
+    w.stack = malloc(sizeof(int32_t) * 4 * ((size_t)items + 1));
+  }
+  uint8_t *used = calloc((size_t)g->ntensors + 1, 1);
+  ir_graph *h = NULL;
+  if (!r || !r->subst || !r->matched || !w.state || !w.stack || !used) {
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    goto out;
+  }
+  w.next = w.stack + items + 1;
+  w.order = w.next + items + 1;
+  *r = (rw){.g = g,
+            .pat = pat,
+            .repl = repl,
+            .m = m,
+            .d = d,
+            .G = g->ntensors,
+            .N = g->nnodes,
+            .subst = r->subst,
+            .matched = r->matched};
+  dm_build(r);
+  if (!type_repl(r) && !substitute(r) && !order_items(r, &w))
+    h = emit(r, &w, used);
+out:
+  if (r) {
+    free(r->subst);
+    free(r->matched);
+  }
+  free(r);
+  free(w.state);
+  free(w.stack);
+  free(used);
+  return h;
+}

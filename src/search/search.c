@@ -1,0 +1,374 @@
+/* search.c: compiled rules and TASO's cost-based backtracking search.
+ *
+ * A priority queue holds candidate graphs by cost. The cheapest is taken
+ * and, if its cost is below alpha times the best cost seen, expanded: every
+ * match of every usable rule direction is rewritten, each new graph (a
+ * structural hash not seen before) is costed and queued. alpha > 1 lets the
+ * search walk through slightly worse graphs to reach better ones. Ties break
+ * by creation order, so the search is deterministic (unless the time limit
+ * stops it). Every queued graph remembers its parent and the rule that made
+ * it, so the rules used by the best graph can be counted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "srch_int.h"
+
+void srch_options_default(srch_options *o) {
+  *o = (srch_options){.alpha = 1.05,
+                      .budget = 1000,
+                      .max_depth = -1,
+                      .time_limit = 0,
+                      .directions = SRCH_BOTH,
+                      .region_nodes = 48,
+                      .queue_cap = 4096,
+                      .passes = 2,
+                      .cost = srch_roofline_cost,
+                      .cost_u = NULL};
+}
+
+void srch_stats_free(srch_stats *s) {
+  free(s->applied_fw);
+  free(s->applied_bw);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- rules
+ * -------------------------------------------------------------------- */
+
+/* Can pat be matched and repl instantiated from its bindings? */
+static int usable(const ir_graph *pat, const ir_graph *repl) {
+  if (srch_pattern_ok(pat, NULL) || repl->nnodes > SRCH_MAX_PNODES ||
+      repl->ntensors > SRCH_MAX_PTENSORS || pat->noutputs != repl->noutputs)
+    return 0;
+  if (ir_graph_hash(pat) == ir_graph_hash(repl))
+    return 0;
+  for (int i = 0; i < pat->noutputs; i++)
+    if (pat->tensors[pat->outputs[i]].kind != IR_T_VALUE)
+      return 0;
+  for (int t = 0; t < repl->ntensors; t++) {
+    if (repl->tensors[t].kind == IR_T_VALUE)
+      continue;
+    int p = ir_find_tensor(pat, repl->tensors[t].name), read = 0;
+    for (int i = 0; p >= 0 && !read && i < pat->nnodes; i++)
+      for (int k = 0; k < pat->nodes[i].nin; k++)
+        read |= pat->nodes[i].in[k] == p;
+    if (!read)
+      return 0;
+  }
+  return 1;
+}
+
+srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
+                               int allow_unproven, ir_diag *d) {
+  for (int i = 0; !allow_unproven && i < rs->n; i++)
+    if (rs->rules[i].status != IR_RULE_PROVEN) {
+      ir_diag_set(d, IR_ERR_PARAM, rs->rules[i].line, 1,
+                  "rule '%s' is %s; only proven rules are used (pass "
+                  "--allow-unproven to use every rule)",
+                  rs->rules[i].id, ir_rule_status_name(rs->rules[i].status));
+      return NULL;
+    }
+  srch_rules *r = calloc(1, sizeof *r);
+  if (r)
+    r->dirs = calloc(2 * (size_t)rs->n + 1, sizeof *r->dirs);
+  if (!r || !r->dirs) {
+    srch_rules_free(r);
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  r->rs = rs;
+  for (int i = 0; i < rs->n; i++)
+    for (int bw = 0; bw < 2; bw++) {
+      const ir_rule *ru = &rs->rules[i];
+      const ir_graph *pat = bw ? ru->dst : ru->src,
+                     *repl = bw ? ru->src : ru->dst;
+      if ((directions & (bw ? SRCH_BACKWARD : SRCH_FORWARD)) &&
+          usable(pat, repl))
+        r->dirs[r->ndirs++] = (srch_dir){i, bw, pat, repl};
+    }
+  return r;
+}
+
+void srch_rules_free(srch_rules *r) {
+  if (r)
+    free(r->dirs);
+  free(r);
+}
+
+int srch_rules_count(const srch_rules *r) { return r->ndirs; }
+
+/* ---- queue, history, seen set
+ * ---------------------------------------------------- */
+
+typedef struct cand {
+  ir_graph *g;
+  double cost;
+  int depth, hist;
+  int64_t seq;
+} cand;
+
+typedef struct hist {
+  int parent, dir;
+} hist;
+
+typedef struct sstate {
+  const srch_rules *rules;
+  const srch_options *o;
+  srch_stats *st;
+  double deadline;
+  cand *heap;
+  int n, cap;
+  hist *h;
+  int nh, caph;
+  uint64_t *seen; /* open addressing; 0 = empty (hash 0 stored as 1) */
+  int nseen, capseen;
+  ir_graph *best;
+  double best_cost;
+  int best_hist;
+  int64_t seq;
+  int expanded; /* in this search (the budget's count) */
+} sstate;
+
+static int before(const cand *a, const cand *b) {
+  return a->cost < b->cost || (a->cost == b->cost && a->seq < b->seq);
+}
+
+static void heap_push(sstate *s, cand c) {
+  int i = s->n++;
+  s->heap[i] = c;
+  while (i > 0 && before(&s->heap[i], &s->heap[(i - 1) / 2])) {
+    cand t = s->heap[i];
+    s->heap[i] = s->heap[(i - 1) / 2];
+    s->heap[(i - 1) / 2] = t;
+    i = (i - 1) / 2;
+  }
+}
+
+static cand heap_pop(sstate *s) {
+  cand top = s->heap[0];
+  s->heap[0] = s->heap[--s->n];
+  for (int i = 0;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < s->n && before(&s->heap[l], &s->heap[m]))
+      m = l;
+    if (r < s->n && before(&s->heap[r], &s->heap[m]))
+      m = r;
+    if (m == i)
+      break;
+    cand t = s->heap[i];
+    s->heap[i] = s->heap[m];
+    s->heap[m] = t;
+    i = m;
+  }
+  return top;
+}
+
+/* Inserts h; returns 1 if new, 0 if seen, -1 on OOM. */
+static int seen_add(sstate *s, uint64_t h) {
+  if (!h)
+    h = 1;
+  if (2 * (s->nseen + 1) > s->capseen) {
+    int cap = s->capseen ? 2 * s->capseen : 1024;
+    uint64_t *t = calloc((size_t)cap, sizeof *t);
+    if (!t)
+      return -1;
+    for (int i = 0; i < s->capseen; i++)
+      if (s->seen[i])
+        for (int j = (int)(s->seen[i] & (uint64_t)(cap - 1));;
+             j = (j + 1) & (cap - 1))
+          if (!t[j]) {
+            t[j] = s->seen[i];
+            break;
+          }
+    free(s->seen);
+    s->seen = t;
+    s->capseen = cap;
+  }
+  for (int j = (int)(h & (uint64_t)(s->capseen - 1));;
+       j = (j + 1) & (s->capseen - 1)) {
+    if (s->seen[j] == h)
+      return 0;
+    if (!s->seen[j]) {
+      s->seen[j] = h;
+      s->nseen++;
+      return 1;
+    }
+  }
+}
+
+static int hist_add(sstate *s, int parent, int dir) {
+  if (s->nh == s->caph) {
+    int cap = s->caph ? 2 * s->caph : 256;
+    hist *h = realloc(s->h, sizeof *h * (size_t)cap);
+    if (!h)
+      return -1;
+    s->h = h;
+    s->caph = cap;
+  }
+  s->h[s->nh] = (hist){parent, dir};
+  return s->nh++;
+}
+
+/* ---- expansion
+ * -------------------------------------------------------------------- */
+
+static double graph_cost(const sstate *s, const ir_graph *g) {
+  int est = 0;
+  double c = srch_graph_cost(g, s->o->cost, s->o->cost_u, &est);
+  s->st->estimated |= est;
+  return c;
+}
+
+/* Costs and queues a new graph (taking it); updates the best. */
+static ir_status offer(sstate *s, const cand *parent, int dir, ir_graph *child,
+                       ir_diag *d) {
+  int fresh = seen_add(s, ir_graph_hash(child));
+  if (fresh <= 0) {
+    ir_graph_free(child);
+    s->st->duplicates += fresh == 0;
+    return fresh < 0 ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
+                     : IR_OK;
+  }
+  s->st->generated++;
+  double c = graph_cost(s, child);
+  int h = hist_add(s, parent->hist, dir);
+  if (h < 0) {
+    ir_graph_free(child);
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  if (c < s->best_cost - 1e-9 * s->best_cost) { /* not float noise */
+    ir_graph *b = ir_graph_clone(child);
+    if (!b) {
+      ir_graph_free(child);
+      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    ir_graph_free(s->best);
+    s->best = b;
+    s->best_cost = c;
+    s->best_hist = h;
+  }
+  if (c <= s->o->alpha * s->best_cost && s->n < s->cap) {
+    heap_push(s, (cand){child, c, parent->depth + 1, h, s->seq++});
+    if (s->n > s->st->queue_peak)
+      s->st->queue_peak = s->n;
+  } else {
+    ir_graph_free(child);
+  }
+  return IR_OK;
+}
+
+static ir_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
+                            int k, ir_diag *d) {
+  const srch_dir *dr = &s->rules->dirs[k];
+  srch_matches ms = {0};
+  ir_status st = srch_match_indexed(dr->pat, c->g, ix, &ms, d);
+  for (int i = 0; !st && i < ms.n; i++) {
+    ir_diag ld;
+    ir_graph *child = srch_rewrite(c->g, dr->pat, dr->repl, &ms.m[i], &ld);
+    if (!child) {
+      if (ld.code == IR_ERR_NOMEM)
+        st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      s->st->rejected++;
+      continue;
+    }
+    st = offer(s, c, k, child, d);
+  }
+  srch_matches_free(&ms);
+  return st;
+}
+
+static ir_status expand(sstate *s, const cand *c, ir_diag *d) {
+  srch_index ix;
+  ir_status st = srch_index_build(c->g, &ix, d);
+  for (int k = 0; !st && k < s->rules->ndirs; k++)
+    st = expand_dir(s, c, &ix, k, d);
+  srch_index_free(&ix);
+  return st;
+}
+
+/* Adds the rules on the best graph's history to the stats. */
+static void count_rules(sstate *s) {
+  for (int h = s->best_hist; h >= 0; h = s->h[h].parent) {
+    if (s->h[h].dir < 0)
+      continue;
+    const srch_dir *dr = &s->rules->dirs[s->h[h].dir];
+    (dr->backward ? s->st->applied_bw : s->st->applied_fw)[dr->rule]++;
+  }
+}
+
+static ir_status search_loop(sstate *s, ir_diag *d) {
+  ir_status st = IR_OK;
+  while (!st && s->n > 0 && s->expanded < s->o->budget) {
+    if (s->deadline > 0 && srch_now() > s->deadline) {
+      s->st->stopped_by_time = 1;
+      break;
+    }
+    cand c = heap_pop(s);
+    if (c.depth == 0 || c.cost <= s->o->alpha * s->best_cost) {
+      s->st->expanded++;
+      s->expanded++;
+      if (s->o->max_depth < 0 || c.depth < s->o->max_depth)
+        st = expand(s, &c, d);
+    }
+    ir_graph_free(c.g);
+  }
+  return st;
+}
+
+/* Searches one graph until the budget, the queue or the deadline ends. */
+static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
+                            const srch_options *o, double deadline,
+                            srch_stats *st, ir_diag *d) {
+  sstate s = {.rules = rules, .o = o, .st = st, .deadline = deadline};
+  s.cap = o->queue_cap > 0 ? o->queue_cap : 1;
+  s.heap = malloc(sizeof(cand) * (size_t)s.cap);
+  ir_graph *start = ir_graph_clone(g);
+  s.best = ir_graph_clone(g);
+  ir_status rc = IR_ERR_NOMEM;
+  if (s.heap && start && s.best && seen_add(&s, ir_graph_hash(g)) > 0 &&
+      (s.best_hist = hist_add(&s, -1, -1)) >= 0) {
+    s.best_cost = graph_cost(&s, g);
+    heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
+    start = NULL;
+    rc = search_loop(&s, d);
+  } else {
+    ir_diag_set(d, rc, 0, 0, "out of memory");
+  }
+  ir_graph_free(start);
+  while (s.n > 0)
+    ir_graph_free(heap_pop(&s).g);
+  if (!rc)
+    count_rules(&s);
+  ir_graph *best = rc ? NULL : s.best;
+  if (rc)
+    ir_graph_free(s.best);
+  free(s.heap);
+  free(s.h);
+  free(s.seen);
+  return best;
+}
+
+ir_graph *srch_search(const ir_graph *g, const srch_rules *rules,
+                      const srch_options *o, srch_stats *st, ir_diag *d) {
+  if (!st->applied_fw) {
+    st->nrules = rules->rs->n;
+    st->applied_fw = calloc((size_t)st->nrules + 1, sizeof(int));
+    st->applied_bw = calloc((size_t)st->nrules + 1, sizeof(int));
+    if (!st->applied_fw || !st->applied_bw) {
+      ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      return NULL;
+    }
+  }
+  double t0 = srch_now();
+  double deadline = o->time_limit > 0 ? t0 + o->time_limit : 0;
+  ir_graph *r = search_one(g, rules, o, deadline, st, d);
+  st->seconds += srch_now() - t0;
+  return r;
+}
+
+ir_graph *srch_search_until(const ir_graph *g, const srch_rules *rules,
+                            const srch_options *o, double deadline,
+                            srch_stats *st, ir_diag *d) {
+  return search_one(g, rules, o, deadline, st, d);
+}

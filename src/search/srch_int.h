@@ -1,0 +1,81 @@
+/* srch_int.h: internals shared by the search module's files: the graph
+ * index used by matching, compiled rule directions, and graph rebuilding. */
+#ifndef SUPEROPT_SRCH_INT_H
+#define SUPEROPT_SRCH_INT_H
+
+#include "search.h"
+
+/* Who reads each tensor, and the nodes of each operator, for one graph. */
+typedef struct srch_index {
+  int32_t *use_start; /* ntensors + 1: uses of t in use_node[start..start+1) */
+  int32_t *use_node;  /* consumer node of each use (a node once per slot) */
+  uint8_t *is_output; /* ntensors: tensor is a graph output */
+  int32_t *op_start;  /* IR_NOPS + 1 */
+  int32_t *op_node;   /* nodes grouped by opcode, in graph order */
+} srch_index;
+
+ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d);
+void srch_index_free(srch_index *ix);
+
+/* Matches with an index built by the caller (see srch_match_graph). */
+ir_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
+                             const srch_index *ix, srch_matches *ms,
+                             ir_diag *d);
+/* Checks that pat fits the matcher's limits. */
+ir_status srch_pattern_ok(const ir_graph *pat, ir_diag *d);
+
+/* One usable direction of a rule. */
+typedef struct srch_dir {
+  int rule;     /* index in the ruleset */
+  int backward; /* 0: src -> dst, 1: dst -> src */
+  const ir_graph *pat, *repl;
+} srch_dir;
+
+struct srch_rules {
+  const ir_ruleset *rs;
+  srch_dir *dirs;
+  int ndirs;
+};
+
+/* Node parameters with the shape-dependent ones cleared, for comparison. */
+void srch_attrs_generic(ir_opcode op, ir_attrs *a);
+
+/* ---- rebuilding graphs ------------------------------------------------------
+ */
+
+/* A graph h under construction from g: map[t] is h's tensor for g's t (-1
+ * until added). Inputs and weights are added up front (weights only where
+ * used[] says so, or all when used is NULL). */
+typedef struct srch_builder {
+  const ir_graph *g;
+  ir_graph *h;
+  int32_t *map;
+  int fresh; /* counter for new names */
+  ir_diag *d;
+} srch_builder;
+
+ir_status srch_build_begin(srch_builder *b, const ir_graph *g,
+                           const uint8_t *used, ir_diag *d);
+/* Adds a copy of g's node i with attributes a (NULL: its own), its inputs
+ * mapped through b->map; maps its outputs. */
+ir_status srch_build_copy(srch_builder *b, int i, const ir_attrs *a);
+/* Adds a new node to h over h's tensors; outputs get fresh names based on
+ * base. Returns the node index or -1. */
+int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
+                    const ir_attrs *a, const char *base);
+/* Sets h's outputs to map[g's outputs]; returns h (b no longer owns it). */
+ir_graph *srch_build_end(srch_builder *b);
+void srch_build_abort(srch_builder *b);
+/* A name unused in g and in h, from base. */
+void srch_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
+                     int *counter, char *buf, size_t n);
+
+/* srch_search with an absolute deadline (0: none), no time accounting. */
+ir_graph *srch_search_until(const ir_graph *g, const srch_rules *rules,
+                            const srch_options *o, double deadline,
+                            srch_stats *st, ir_diag *d);
+
+/* now, in seconds (monotonic) */
+double srch_now(void);
+
+#endif

@@ -1,0 +1,484 @@
+/* test_search.c: matching, rewriting, passes, the search and the optimizer
+ * (src/search/), on small handwritten graphs, the rules of
+ * tests/data/rules/ and the zoo in models/. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "search/search.h"
+
+#define RULES SUPEROPT_SOURCE_DIR "/tests/data/rules/"
+
+static ir_graph *parse(const char *text) {
+  ir_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "parse: %s", d.msg);
+  return g;
+}
+
+static void load_rules(const char *file, ir_ruleset *rs) {
+  ir_diag d;
+  cr_assert_eq(ir_rules_read_file(file, rs, &d), IR_OK, "%s:%d: %s", d.file,
+               d.line, d.msg);
+}
+
+static const ir_rule *rule(const ir_ruleset *rs, const char *id) {
+  for (int i = 0; i < rs->n; i++)
+    if (!strcmp(rs->rules[i].id, id))
+      return &rs->rules[i];
+  cr_assert_fail("no rule %s", id);
+  return NULL;
+}
+
+static int count_matches(const ir_graph *pat, const ir_graph *g) {
+  srch_matches ms = {0};
+  ir_diag d;
+  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), IR_OK, "%s", d.msg);
+  int n = ms.n;
+  srch_matches_free(&ms);
+  return n;
+}
+
+static double check_err(const ir_graph *a, const ir_graph *b) {
+  ir_diag d;
+  double e = -1;
+  cr_assert_eq(srch_check(a, b, 7, &e, &d), IR_OK, "check: %s", d.msg);
+  return e;
+}
+
+static int count_op(const ir_graph *g, ir_opcode op) {
+  int c[IR_NOPS];
+  ir_op_counts(g, c);
+  return c[op];
+}
+
+/* ---- matching
+ * ---------------------------------------------------------------- */
+
+static const char three_convs[] = "input x: [1,8,6,6]\n"
+                                  "weight a: [5,8,1,1]\n"
+                                  "weight b: [7,8,1,1]\n"
+                                  "weight c: [9,8,1,1]\n"
+                                  "weight k: [3,8,3,3]\n"
+                                  "ya = conv2d(x, a)\n"
+                                  "yb = conv2d(x, b)\n"
+                                  "yc = conv2d(x, c)\n"
+                                  "yk = conv2d(x, k)\n"
+                                  "s = concat(ya, yb, yc, yk) axis=1\n"
+                                  "output s\n";
+
+Test(match, overlapping_multi_output) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  ir_graph *g = parse(three_convs);
+  /* ordered pairs of the three 1x1 convs; the 3x3 one differs in rank-
+   * generic shape only, so it matches too: 4 * 3 pairs */
+  cr_assert_eq(count_matches(rule(&rs, "merge_conv1x1")->src, g), 12);
+  /* the 3x3 relu pattern: params differ (act) */
+  cr_assert_eq(count_matches(rule(&rs, "merge_conv3x3_relu")->src, g), 0);
+  ir_graph_free(g);
+  ir_ruleset_free(&rs);
+}
+
+Test(match, intermediate_used_outside) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  const ir_graph *pat = rule(&rs, "fuse_conv_relu")->src;
+  ir_graph *ok = parse("input x: [1,2,4,4]\nweight w: [3,2,3,3]\n"
+                       "y = conv2d(x, w)\nz = relu(y)\noutput z\n");
+  ir_graph *used = parse("input x: [1,2,4,4]\nweight w: [3,2,3,3]\n"
+                         "y = conv2d(x, w)\nz = relu(y)\n"
+                         "s = ewadd(y, z)\noutput s\n");
+  ir_graph *out = parse("input x: [1,2,4,4]\nweight w: [3,2,3,3]\n"
+                        "y = conv2d(x, w)\nz = relu(y)\noutput z, y\n");
+  cr_assert_eq(count_matches(pat, ok), 1);
+  cr_assert_eq(count_matches(pat, used), 0);
+  cr_assert_eq(count_matches(pat, out), 0);
+  ir_graph_free(ok);
+  ir_graph_free(used);
+  ir_graph_free(out);
+  ir_ruleset_free(&rs);
+}
+
+Test(match, input_used_twice_binds_one_tensor) {
+  ir_graph *pat = parse("input a: [2,3]\nc = ewadd(a, a)\noutput c\n");
+  ir_graph *same = parse("input x: [4,5]\nc = ewadd(x, x)\noutput c\n");
+  ir_graph *diff =
+      parse("input x: [4,5]\ninput y: [4,5]\nc = ewadd(x, y)\noutput c\n");
+  ir_graph *rank = parse("input x: [4,5,6]\nc = ewadd(x, x)\noutput c\n");
+  cr_assert_eq(count_matches(pat, same), 1);
+  cr_assert_eq(count_matches(pat, diff), 0);
+  cr_assert_eq(count_matches(pat, rank), 0, "rank must match");
+  ir_graph_free(pat);
+  ir_graph_free(same);
+  ir_graph_free(diff);
+  ir_graph_free(rank);
+}
+
+/* ---- rewriting
+ * ------------------------------------------------------------------ */
+
+/* Applies every match of every rule direction to g; each rewrite must
+ * type-check and keep the outputs, or be refused with a shape/cycle error.
+ * Checks at most `checks` rewrites per direction numerically; returns the
+ * number of rewrites made. */
+static int rewrite_all(const ir_ruleset *rs, const ir_graph *g, int checks) {
+  int made = 0;
+  for (int i = 0; i < rs->n; i++)
+    for (int bw = 0; bw < 2; bw++) {
+      const ir_graph *pat = bw ? rs->rules[i].dst : rs->rules[i].src;
+      const ir_graph *repl = bw ? rs->rules[i].src : rs->rules[i].dst;
+      srch_matches ms = {0};
+      ir_diag d;
+      if (srch_match_graph(pat, g, &ms, &d) != IR_OK)
+        continue; /* a pattern without operators */
+      for (int k = 0; k < ms.n; k++) {
+        ir_graph *h = srch_rewrite(g, pat, repl, &ms.m[k], &d);
+        if (!h) {
+          cr_assert(d.code == IR_ERR_SHAPE || d.code == IR_ERR_CYCLE ||
+                        d.code == IR_ERR_PARAM,
+                    "%s: %s", rs->rules[i].id, d.msg);
+          continue;
+        }
+        cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+        if (k < checks)
+          cr_assert_leq(check_err(g, h), 1e-4, "rule %s %s", rs->rules[i].id,
+                        bw ? "backward" : "forward");
+        made++;
+        ir_graph_free(h);
+      }
+      srch_matches_free(&ms);
+    }
+  return made;
+}
+
+Test(rewrite, small_graphs_keep_outputs) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  ir_graph *g = parse(three_convs);
+  cr_assert_geq(rewrite_all(&rs, g, 1000), 6);
+  ir_graph_free(g);
+  ir_graph *m = parse("input x: [2,6,7]\nweight p: [7,3]\nweight q: [7,4]\n"
+                      "a = matmul(x, p)\nb = matmul(x, q)\n"
+                      "c = relu(a)\noutput c, b\n");
+  cr_assert_geq(rewrite_all(&rs, m, 1000), 2);
+  ir_graph_free(m);
+  ir_ruleset_free(&rs);
+}
+
+Test(rewrite, merged_convs_have_one_conv_and_split_sizes) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  const ir_rule *r = rule(&rs, "merge_conv1x1");
+  ir_graph *g = parse("input x: [1,8,6,6]\nweight a: [5,8,1,1]\n"
+                      "weight b: [7,8,1,1]\nya = conv2d(x, a)\n"
+                      "yb = conv2d(x, b)\noutput ya, yb\n");
+  srch_matches ms = {0};
+  ir_diag d;
+  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), IR_OK);
+  cr_assert_eq(ms.n, 2);
+  ir_graph *h = srch_rewrite(g, r->src, r->dst, &ms.m[0], &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
+  int o = ir_find_tensor(h, "ya");
+  cr_assert_geq(o, 0, "replaced outputs keep their names");
+  cr_assert_eq(h->tensors[o].shape.dim[1], 5);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph_free(h);
+  srch_matches_free(&ms);
+  ir_graph_free(g);
+  ir_ruleset_free(&rs);
+}
+
+Test(rewrite, cycle_rejected) {
+  ir_ruleset rs;
+  load_rules(RULES "cycle.rules", &rs);
+  const ir_rule *r = &rs.rules[0];
+  /* y2 reads y1 (through tanh): merging both relus would be a cycle */
+  ir_graph *g = parse("input x: [3,5]\ny1 = relu(x)\nt = tanh(y1)\n"
+                      "y2 = relu(t)\noutput y2\n");
+  srch_matches ms = {0};
+  ir_diag d;
+  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), IR_OK);
+  int cycles = 0, ok = 0;
+  for (int k = 0; k < ms.n; k++) {
+    ir_graph *h = srch_rewrite(g, r->src, r->dst, &ms.m[k], &d);
+    if (h) {
+      ok++;
+      cr_assert_leq(check_err(g, h), 1e-6);
+    } else {
+      cycles += d.code == IR_ERR_CYCLE;
+    }
+    ir_graph_free(h);
+  }
+  cr_assert_eq(ms.n, 2);
+  cr_assert_eq(cycles, 2, "both orders make a cycle");
+  cr_assert_eq(ok, 0);
+  srch_matches_free(&ms);
+  ir_graph_free(g);
+  ir_ruleset_free(&rs);
+}
+
+Test(rewrite, shape_mismatch_rejected) {
+  ir_ruleset rs;
+  load_rules(RULES "cycle.rules", &rs);
+  const ir_rule *r = &rs.rules[0];
+  /* concat along axis 0 needs equal columns: 5 vs 6 does not type-check */
+  ir_graph *g = parse("input x: [3,5]\ninput z: [2,6]\ny1 = relu(x)\n"
+                      "y2 = relu(z)\noutput y1, y2\n");
+  srch_matches ms = {0};
+  ir_diag d;
+  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), IR_OK);
+  cr_assert_eq(ms.n, 2);
+  for (int k = 0; k < ms.n; k++) {
+    cr_assert_null(srch_rewrite(g, r->src, r->dst, &ms.m[k], &d));
+    cr_assert_eq(d.code, IR_ERR_SHAPE);
+  }
+  srch_matches_free(&ms);
+  ir_graph_free(g);
+  ir_ruleset_free(&rs);
+}
+
+/* ---- passes
+ * ---------------------------------------------------------------------- */
+
+static const char conv_bn[] =
+    "input x: [1,3,9,9]\nweight w: [6,3,3,3]\nweight b: [6]\n"
+    "weight s: [6]\nweight bb: [6]\nweight m: [6]\nweight v: [6]\n"
+    "weight w2: [4,6,1,1]\nweight s2: [4]\nweight bb2: [4]\n"
+    "weight m2: [4]\nweight v2: [4]\n"
+    "c = conv2d(x, w, b) stride=[2,2]\nn = batchnorm(c, s, bb, m, v) "
+    "eps=0.001\nr = relu(n)\nc2 = conv2d(r, w2)\n"
+    "n2 = batchnorm(c2, s2, bb2, m2, v2)\ny = sigmoid(n2)\noutput y\n";
+
+Test(passes, batchnorm_fold_and_fusion_keep_outputs) {
+  ir_graph *g = parse(conv_bn);
+  ir_diag d;
+  int n = 0, f = 0;
+  ir_graph *h = srch_fold_batchnorm(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 2);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph *k = srch_fuse_activations(h, &f, &d);
+  cr_assert(k, "%s", d.msg);
+  cr_assert_eq(f, 2);
+  cr_assert_eq(count_op(k, IR_OP_RELU) + count_op(k, IR_OP_SIGMOID), 0);
+  cr_assert_leq(check_err(g, k), 1e-5);
+  /* the folded weights are weight-only: the compute cost is two convs */
+  uint8_t mask[64];
+  srch_weight_only(k, mask);
+  int compute = 0;
+  for (int i = 0; i < k->nnodes; i++)
+    compute += !mask[i];
+  cr_assert_eq(compute, 2);
+  cr_assert_lt(srch_graph_cost(k, srch_roofline_cost, NULL, NULL),
+               srch_graph_cost(g, srch_roofline_cost, NULL, NULL));
+  ir_graph_free(k);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(passes, fusion_needs_a_sole_reader) {
+  ir_graph *g = parse("input x: [1,3,4,4]\nweight w: [2,3,1,1]\n"
+                      "c = conv2d(x, w)\nr = relu(c)\ns = ewadd(c, r)\n"
+                      "output s\n");
+  ir_diag d;
+  int f = -1;
+  ir_graph *h = srch_fuse_activations(g, &f, &d);
+  cr_assert(h);
+  cr_assert_eq(f, 0);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* ---- search
+ * ---------------------------------------------------------------------- */
+
+static srch_rules *compile(const ir_ruleset *rs) {
+  ir_diag d;
+  srch_rules *r = srch_rules_compile(rs, SRCH_BOTH, 0, &d);
+  cr_assert(r, "%s", d.msg);
+  return r;
+}
+
+Test(search, finds_merged_convs) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  srch_rules *rules = compile(&rs);
+  ir_graph *g = parse("input x: [1,64,28,28]\nweight a: [64,64,1,1]\n"
+                      "weight b: [32,64,1,1]\nya = conv2d(x, a)\n"
+                      "yb = conv2d(x, b)\ns = ewadd(ya, ya)\noutput s, yb\n");
+  srch_options o;
+  srch_options_default(&o);
+  srch_stats st;
+  ir_diag d;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
+  cr_assert_lt(st.cost_after, st.cost_before);
+  cr_assert(st.estimated);
+  int id = (int)(rule(&rs, "merge_conv1x1") - rs.rules);
+  cr_assert_eq(st.applied_fw[id], 1);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  srch_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+Test(search, depth_zero_and_budget) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  srch_rules *rules = compile(&rs);
+  ir_graph *g = parse(three_convs);
+  srch_options o;
+  srch_options_default(&o);
+  o.max_depth = 0;
+  srch_stats st = {0};
+  ir_diag d;
+  ir_graph *h = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h);
+  cr_assert_eq(ir_graph_hash(h), ir_graph_hash(g));
+  cr_assert_eq(st.generated, 0);
+  ir_graph_free(h);
+  o.max_depth = -1;
+  o.budget = 3;
+  h = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h);
+  cr_assert_leq(st.expanded, 1 + 3);
+  ir_graph_free(h);
+  srch_stats_free(&st);
+  ir_graph_free(g);
+  srch_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+static uint64_t optimize_hash(const char *model, const srch_rules *rules) {
+  ir_diag d;
+  ir_graph *g = ir_parse_file(model, &d);
+  cr_assert(g, "%s", d.msg);
+  srch_options o;
+  srch_options_default(&o);
+  o.budget = 200;
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  uint64_t x = ir_graph_hash(h);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  return x;
+}
+
+Test(search, deterministic) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  srch_rules *rules = compile(&rs);
+  const char *m = SUPEROPT_SOURCE_DIR "/models/nasnet_a.graph";
+  cr_assert_eq(optimize_hash(m, rules), optimize_hash(m, rules));
+  srch_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+/* ---- rule files
+ * ------------------------------------------------------------------ */
+
+Test(rules, unproven_refused_unless_allowed) {
+  ir_ruleset rs;
+  load_rules(RULES "unproven.rules", &rs);
+  ir_diag d;
+  cr_assert_null(srch_rules_compile(&rs, SRCH_BOTH, 0, &d));
+  cr_assert_eq(d.code, IR_ERR_PARAM);
+  cr_assert(strstr(d.msg, "wrong"), "%s", d.msg);
+  cr_assert_gt(d.line, 1);
+  srch_rules *r = srch_rules_compile(&rs, SRCH_BOTH, 1, &d);
+  cr_assert(r);
+  cr_assert_eq(srch_rules_count(r), 4);
+  srch_rules_free(r);
+  ir_ruleset_free(&rs);
+}
+
+Test(rules, bad_file_refused) {
+  ir_ruleset rs;
+  ir_diag d;
+  cr_assert_neq(ir_rules_read_file(RULES "bad.rules", &rs, &d), IR_OK);
+  cr_assert_eq(d.line, 4);
+  cr_assert_eq(rs.n, 0);
+}
+
+/* ---- the zoo
+ * ---------------------------------------------------------------------- */
+
+/* Applies the first valid match of every rule direction in turn. Every
+ * match's rewrite is validated; returns the rewritten graph. */
+static ir_graph *apply_each_rule(const ir_ruleset *rs, ir_graph *g) {
+  for (int i = 0; i < rs->n; i++)
+    for (int bw = 0; bw < 2; bw++) {
+      const ir_graph *pat = bw ? rs->rules[i].dst : rs->rules[i].src;
+      const ir_graph *repl = bw ? rs->rules[i].src : rs->rules[i].dst;
+      srch_matches ms = {0};
+      ir_diag d;
+      if (srch_match_graph(pat, g, &ms, &d) != IR_OK)
+        continue;
+      ir_graph *next = NULL;
+      for (int k = 0; k < ms.n; k++) {
+        ir_graph *h = srch_rewrite(g, pat, repl, &ms.m[k], &d);
+        if (!h)
+          continue;
+        cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+        if (!next)
+          next = h;
+        else
+          ir_graph_free(h);
+      }
+      srch_matches_free(&ms);
+      if (next) {
+        ir_graph_free(g);
+        g = next;
+      }
+    }
+  return g;
+}
+
+/* Optimizes a zoo model, then applies every test rule once more on the
+ * result, and checks the outcome end to end against the original. */
+static void zoo_model(const char *name) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  srch_rules *rules = compile(&rs);
+  char path[512];
+  ir_diag d;
+  snprintf(path, sizeof path, SUPEROPT_SOURCE_DIR "/models/%s.graph", name);
+  ir_graph *g = ir_parse_file(path, &d);
+  cr_assert(g, "%s", d.msg);
+  srch_options o;
+  srch_options_default(&o);
+  o.budget = 100;
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s: %s", name, d.msg);
+  cr_assert_leq(st.cost_after, st.cost_before, "%s", name);
+  h = apply_each_rule(&rs, h);
+  cr_assert_leq(check_err(g, h), 1e-4, "%s", name);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  srch_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+Test(zoo, tv_squeezenet) { zoo_model("tv_squeezenet"); }
+Test(zoo, nasnet_a) { zoo_model("nasnet_a"); }
+Test(zoo, resnet50) { zoo_model("resnet50"); }
+Test(zoo, tv_mobilenet_v2) { zoo_model("tv_mobilenet_v2"); }
+#ifndef __SANITIZE_ADDRESS__ /* the big ones: too slow under ASan */
+Test(zoo, tv_resnet50) { zoo_model("tv_resnet50"); }
+Test(zoo, resnext50_taso) { zoo_model("resnext50_taso"); }
+Test(zoo, tv_resnext50) { zoo_model("tv_resnext50"); }
+Test(zoo, bert_base, .timeout = 300) { zoo_model("bert_base"); }
+#endif
