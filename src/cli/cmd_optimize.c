@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../costdb/costdb.h"
 #include "../onnx/onnx.h"
 #include "../search/search.h"
 #include "cli.h"
@@ -20,8 +21,10 @@
 #define MAX_GRID 16
 
 typedef struct opt_args {
-  const char *model, *rules, *out, *device;
+  const char *model, *rules, *out, *device, *db_path;
   srch_options so;
+  cd_db *db;            /* the cost database (measured costs) */
+  const cd_device *dev; /* its device model (estimates) */
   int check, allow_unproven;
   /* experiment grid */
   int ndepth, nalpha, nbudget;
@@ -38,7 +41,8 @@ enum {
   O_DEVICE,
   O_NOCHECK,
   O_UNPROVEN,
-  O_REGION
+  O_REGION,
+  O_DB
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +57,7 @@ static const struct option long_opts[] = {
     {"no-check", no_argument, 0, O_NOCHECK},
     {"allow-unproven", no_argument, 0, O_UNPROVEN},
     {"region-size", required_argument, 0, O_REGION},
+    {"db", required_argument, 0, O_DB},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -90,6 +95,7 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case 'o': a->out = v; return 1;
   case O_RULES: a->rules = v; return 1;
   case O_DEVICE: a->device = v; return 1;
+  case O_DB: a->db_path = v; return 1;
   case O_NOCHECK: a->check = 0; return 1;
   case O_UNPROVEN: a->allow_unproven = 1; return 1;
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
@@ -104,13 +110,27 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   }
 }
 
+/* A node's cost in microseconds from the cost database: its measurement
+ * on the device, else the device's roofline estimate. */
+static double db_cost(void *u, const ir_graph *g, int node, int *estimated) {
+  opt_args *a = u;
+  double ms;
+  int est = 1;
+  ir_diag d;
+  if (cd_node_cost(a->db, a->dev, g, node, &ms, &est, &d) != IR_OK)
+    return 1e12; /* never chosen: only out-of-memory gets here */
+  if (estimated)
+    *estimated = est;
+  return 1000 * ms;
+}
+
 /* Parses options; grid lists of length 1 set the search options. */
 static int parse_args(const cli_command *c, int argc, char **argv,
                       opt_args *a) {
   memset(a, 0, sizeof *a);
   srch_options_default(&a->so);
   a->check = 1;
-  a->device = "cpu";
+  a->device = "h100";
   int ch;
   optind = 1;
   opterr = 0;
@@ -128,8 +148,14 @@ static int parse_args(const cli_command *c, int argc, char **argv,
     a->so.budget = a->budget[0];
   if (a->ndepth)
     a->so.max_depth = a->depth[0];
-  if (strcmp(a->device, "cpu") && strcmp(a->device, "cuda"))
-    return cli_usage_error(c, "unknown device '%s' (cpu or cuda)", a->device);
+  ir_diag d;
+  if (!(a->dev = cd_device_find(a->device, &d)))
+    return cli_usage_error(c, "%s", d.msg);
+  int rc = CLI_OK;
+  if (!(a->db = cli_costdb_open(a->db_path, cli_costdb_tables(), &rc)))
+    return rc;
+  a->so.cost = db_cost;
+  a->so.cost_u = a;
   return CLI_OK;
 }
 
@@ -176,7 +202,9 @@ static void print_rules_applied(const ir_ruleset *rs, const srch_stats *st) {
 
 static void print_stats(const ir_ruleset *rs, const srch_stats *st,
                         const char *device) {
-  const char *est = st->estimated ? " (estimated: built-in roofline)" : "";
+  const char *est = st->estimated
+                        ? " (some operators estimated: roofline, not measured)"
+                        : " (all operators measured)";
   double gain =
       st->cost_before > 0
           ? 100.0 * (st->cost_before - st->cost_after) / st->cost_before
@@ -223,10 +251,13 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   int rc = parse_args(c, argc, argv, &a);
   if (rc)
     return rc;
-  if (argc - optind != 1)
-    return cli_usage_error(c, "expected one MODEL");
-  if (a.nalpha > 1 || a.nbudget > 1 || a.ndepth > 1)
-    return cli_usage_error(c, "lists of values are for 'experiment search'");
+  if (argc - optind != 1 || a.nalpha > 1 || a.nbudget > 1 || a.ndepth > 1) {
+    cd_close(a.db);
+    return argc - optind != 1
+               ? cli_usage_error(c, "expected one MODEL")
+               : cli_usage_error(c,
+                                 "lists of values are for 'experiment search'");
+  }
   ir_ruleset rs;
   srch_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? cli_load(argv[optind], &rc) : NULL;
@@ -251,6 +282,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   ir_graph_free(g);
   srch_rules_free(rules);
   ir_ruleset_free(&rs);
+  cd_close(a.db);
   return rc;
 }
 
@@ -373,12 +405,16 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   int rc = parse_args(c, argc, argv, &a);
   if (rc)
     return rc;
-  if (argc - optind != 1)
-    return cli_usage_error(c, "expected 'search MODEL'");
-  if (!a.ndepth || !a.nalpha || !a.nbudget)
-    return cli_usage_error(c, "--depth, --alpha and --budget are required");
-  if (strchr(a.out ? a.out : "", '\''))
-    return cli_usage_error(c, "DIR must not contain a quote");
+  const char *bad = argc - optind != 1 ? "expected 'search MODEL'"
+                    : !a.ndepth || !a.nalpha || !a.nbudget
+                        ? "--depth, --alpha and --budget are required"
+                    : strchr(a.out ? a.out : "", '\'')
+                        ? "DIR must not contain a quote"
+                        : NULL;
+  if (bad) {
+    cd_close(a.db);
+    return cli_usage_error(c, "%s", bad);
+  }
   const char *dir = a.out ? a.out : "experiment-search";
   ir_ruleset rs;
   srch_rules *rules = load_rules(&a, &rs, &rc);
@@ -405,6 +441,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   ir_graph_free(g);
   srch_rules_free(rules);
   ir_ruleset_free(&rs);
+  cd_close(a.db);
   return rc;
 }
 

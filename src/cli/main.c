@@ -124,7 +124,9 @@ static const cli_command commands[] = {
      "  --budget B         expansions per region (1000)\n"
      "  --max-depth D      rewrites from the input (default: unlimited)\n"
      "  --time-limit S     stop searching after S seconds (default: none)\n"
-     "  --device D         cpu or cuda: the device the costs are for\n"
+     "  --device D         the device costs are for: h100 (default), h200,\n"
+     "                     h100-tf32, h200-tf32, cpu (docs/costdb.md)\n"
+     "  --db PATH          the cost database (default as in 'costdb')\n"
      "  --region-size N    operators per search region (48)\n"
      "  --no-check         skip the end-to-end check\n",
      cli_optimize},
