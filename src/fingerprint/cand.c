@@ -283,7 +283,7 @@ static int pair_push(pair_vec *v, pair p) {
 
 /* Pairs the members of one bucket r[0..n-1] that are not renamings of an
  * earlier member. */
-static int bucket_pairs(const fp_rec *r, size_t n, pair_vec *out,
+static int bucket_pairs(const fp_rec *r, size_t n, fp_pairs mode, pair_vec *out,
                         fp_stats *st) {
   const fp_rec **u = malloc(n * sizeof *u);
   uint64_t *canon = malloc(n * sizeof *canon);
@@ -303,7 +303,9 @@ static int bucket_pairs(const fp_rec *r, size_t n, pair_vec *out,
   }
   for (size_t i = 0; i < m && !err; i++)
     for (size_t j = i + 1; j < m && !err; j++)
-      err = pair_push(out, make_pair(u[i], u[j]));
+      if (mode == FP_PAIRS_ALL || (u[i]->g.nops == u[0]->g.nops &&
+                                   (i == 0 || u[j]->g.nops == u[0]->g.nops)))
+        err = pair_push(out, make_pair(u[i], u[j]));
   free(u);
   free(canon);
   return err;
@@ -315,15 +317,15 @@ static int pair_cmp(const void *a, const void *b) {
   return c ? c : memcmp(&x->dst, &y->dst, sizeof x->dst);
 }
 
-static ir_status make_pairs(const rec_vec *all, pair_vec *out, fp_stats *st,
-                            ir_diag *d) {
+static ir_status make_pairs(const rec_vec *all, fp_pairs mode, pair_vec *out,
+                            fp_stats *st, ir_diag *d) {
   for (size_t i = 0, j; i < all->n; i = j) {
     for (j = i + 1; j < all->n && all->r[j].fp == all->r[i].fp;)
       j++;
     if (j - i < 2)
       continue;
     st->buckets++;
-    if (bucket_pairs(all->r + i, j - i, out, st))
+    if (bucket_pairs(all->r + i, j - i, mode, out, st))
       return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   }
   if (out->n)
@@ -528,8 +530,8 @@ static ir_status confirm(const en_config *c, const pair_vec *pv,
   return err;
 }
 
-ir_status fp_candidates(const en_config *c, ir_ruleset *out, fp_stats *st,
-                        ir_diag *d) {
+ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
+                        fp_stats *st, ir_diag *d) {
   rec_vec all = {0};
   pair_vec pv = {0};
   memset(st, 0, sizeof *st);
@@ -540,7 +542,7 @@ ir_status fp_candidates(const en_config *c, ir_ruleset *out, fp_stats *st,
   st->rss_enum_kb = peak_rss_kb();
   if (!err) {
     t0 = now();
-    err = make_pairs(&all, &pv, st, d);
+    err = make_pairs(&all, mode, &pv, st, d);
     st->t_fp = now() - t0;
     st->rss_fp_kb = peak_rss_kb();
   }

@@ -62,11 +62,20 @@ typedef struct fp_stats {
   long rss_enum_kb, rss_fp_kb, peak_rss_kb; /* peak RSS after each stage */
 } fp_stats;
 
+/* Which pairs of a bucket's graphs (after dropping renamings of an earlier
+ * member) become candidates. Members are ordered by size. */
+typedef enum fp_pairs {
+  FP_PAIRS_ALL,     /* every pair */
+  FP_PAIRS_SMALLEST /* pairs among the smallest members, and every larger
+                       member with the first smallest one: each graph still
+                       reaches every other through at most two rules */
+} fp_pairs;
+
 /* Enumerates graphs per c, fingerprints them and appends the confirmed
  * candidate pairs to out (ids "c000001"... in a deterministic order: by
  * src size, src, dst; byte-identical for any thread count), filling st. */
-ir_status fp_candidates(const en_config *c, ir_ruleset *out, fp_stats *st,
-                        ir_diag *d);
+ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
+                        fp_stats *st, ir_diag *d);
 
 /* ---- single graphs (tests, tools) -----------------------------------------
  */
