@@ -356,8 +356,12 @@ ir_status en_enumerate(const en_config *c, const en_visitor *v, ir_diag *d) {
 #pragma omp critical(en_progress)
 #endif
     {
-      if (st && !err)
+      if (st && !err) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
         err = st;
+      }
       done++;
       if (c->progress)
         c->progress(c->u, "enumerate", done, nb);
