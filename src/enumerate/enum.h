@@ -39,8 +39,9 @@
 #define EN_NODE_OF(v) (((v)-32) / 2)
 #define EN_SLOT_OF(v) (((v)-32) % 2)
 #define EN_MAX_OUTPUTS (2 * EN_MAX_OPS)
-#define EN_DEFAULT_OUTPUTS 2 /* most outputs of a generated graph by default   \
-                              */
+#define EN_DEFAULT_OUTPUTS                                                     \
+  2 /* most outputs of a generated graph by default                            \
+     */
 
 /* Generation operators, in key order (the canonical order compares these
  * first). Constants take their shape from an input class (en_node.p). */
