@@ -1,0 +1,178 @@
+/* enum.h: enumeration of every small operator graph over the generation
+ * operator set and a fixed pool of input tensors (stage 1 of gen-rules).
+ *
+ * A graph is kept in a compact form (en_graph, 26 bytes): up to EN_MAX_OPS
+ * nodes, each a generation operator (en_gop: an IR operator with its
+ * parameters fixed, e.g. "conv2d act=relu") and up to two argument values.
+ * A value is a pool input (id < EN_VNODE(0, 0)) or output `slot` of an
+ * earlier node i (EN_VNODE(i, slot)). The graph's outputs are the node
+ * outputs no later node reads, in node order; a zero-operator graph is one
+ * input (`root`).
+ *
+ * Canonical form (docs/generation.md): nodes are placed in the smallest
+ * topological order under a renaming-invariant key, no node repeats an
+ * earlier one (common subexpressions), the arguments of commutative
+ * operators (ewadd, ewmul) are in id order, and the copies of each input
+ * class are used in first-use order (q1 before q2 before q3). Graphs are
+ * connected (nodes linked by an edge or a shared input) and have at most
+ * max_outputs outputs. en_enumerate visits
+ * every canonical graph once, depth first, so a visitor can evaluate the
+ * graphs incrementally; it runs first-level branches on several threads and
+ * the visitor keeps one state per branch, so results can be merged in branch
+ * order, independent of the thread count.
+ */
+#ifndef SUPEROPT_ENUM_H
+#define SUPEROPT_ENUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ir/ir.h"
+
+#define EN_MAX_OPS 6      /* most operators of an enumerated graph */
+#define EN_NCLASSES 8     /* input shape classes of the pool */
+#define EN_MAX_COPIES 3   /* most copies of one class */
+#define EN_MAX_NUMEL 4096 /* larger intermediate tensors are not generated */
+#define EN_NINPUT_IDS 24  /* input ids: class * EN_MAX_COPIES + copy */
+#define EN_VNODE(i, slot) ((uint8_t)(32 + 2 * (i) + (slot)))
+#define EN_IS_INPUT(v) ((v) < 32)
+#define EN_NODE_OF(v) (((v)-32) / 2)
+#define EN_SLOT_OF(v) (((v)-32) % 2)
+#define EN_MAX_OUTPUTS (2 * EN_MAX_OPS)
+#define EN_DEFAULT_OUTPUTS                                                     \
+  2 /* most outputs of a generated graph by default                            \
+     */
+
+/* Generation operators, in key order (the canonical order compares these
+ * first). Constants take their shape from an input class (en_node.p). */
+typedef enum en_gop {
+  EN_MATMUL,    /* matmul, 2-D, act=none */
+  EN_CONV,      /* conv2d stride 1, pad same, groups = C / w.dim[1] */
+  EN_CONV_RELU, /* the same with act=relu */
+  EN_EWADD,     /* equal shapes (no broadcasting) */
+  EN_EWMUL,
+  EN_SMUL, /* a times a scalar [] */
+  EN_RELU,
+  EN_CONCAT0, /* two inputs, axis 0 */
+  EN_CONCAT1, /* axis 1 */
+  EN_SPLIT0,  /* two parts along axis 0: sizes [p, n-p] */
+  EN_SPLIT1,
+  EN_TRANSPOSE, /* 2-D, perm [1,0] */
+  EN_AVGPOOL,   /* 3x3, stride 1, same, count_include_pad=1 */
+  EN_MAXPOOL,   /* 3x3, stride 1, same */
+  EN_ENLARGE,   /* to 3x3 (not from 3x3) */
+  EN_ICONV,     /* const_iconv of a kernel class's shape */
+  EN_IMM,       /* const_imm [4,4] */
+  EN_ONES,      /* const_ones of any class's shape */
+  EN_CPOOL,     /* const_pool [4,1,3,3] */
+  EN_NGOPS
+} en_gop;
+
+typedef struct en_node {
+  uint8_t gop;  /* en_gop */
+  uint8_t a[2]; /* argument values (0 where unused) */
+  uint8_t p;    /* split: first part's size; constants: class of the shape */
+} en_node;
+
+typedef struct en_graph {
+  uint8_t nops; /* 0..EN_MAX_OPS */
+  uint8_t root; /* the input of a zero-operator graph; 0 otherwise */
+  en_node n[EN_MAX_OPS];
+} en_graph;
+
+/* ---- the input pool ------------------------------------------------------ */
+
+typedef struct en_class {
+  const char *prefix; /* input names are prefix + copy number: q1, q2 */
+  ir_shape shape;
+  int copies; /* 1..EN_MAX_COPIES */
+} en_class;
+
+const en_class *en_class_of(int c); /* c in 0..EN_NCLASSES-1 */
+static inline int en_input_class(int v) { return v / EN_MAX_COPIES; }
+static inline int en_input_copy(int v) { return v % EN_MAX_COPIES; }
+static inline int en_input_id(int c, int copy) {
+  return c * EN_MAX_COPIES + copy;
+}
+/* Input v's name ("q1") into buf (at least 8 bytes). */
+void en_input_name(int v, char *buf, size_t n);
+
+/* ---- generation operators ------------------------------------------------ */
+
+const char *en_gop_name(int gop); /* e.g. "conv2d+relu", "split0" */
+int en_gop_nin(int gop);          /* 0, 1 or 2 */
+int en_gop_nout(int gop);         /* 1, or 2 for split */
+ir_opcode en_gop_op(int gop);
+
+/* Bit (1 << opcode) of every operator of the generation set. */
+uint64_t en_ops_all(void);
+/* Parses a comma-separated list of operator names ("matmul,ewadd") into a
+ * bit set. Returns IR_OK, or IR_ERR_PARAM with a message in err naming the
+ * unknown or unsupported name and listing the valid ones. */
+ir_status en_ops_parse(const char *list, uint64_t *ops, char *err, size_t errn);
+
+/* Operator, normalised attributes and output shapes of node n whose
+ * arguments have shapes in[0..nin-1]. Returns 0, or -1 when the node is
+ * not shape-valid or outside the generation restrictions (ranks, equal
+ * shapes, tensor size). */
+int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
+               ir_attrs *a, ir_shape out[2]);
+/* Shapes of every node output of g (shapes[i][slot]); 0, or -1 if g is not
+ * shape-valid. */
+int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]);
+/* Shape of value v given the node shapes. */
+const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[2]);
+/* g's outputs (values no node reads, in node order; the root when g has no
+ * node) into out[EN_MAX_OUTPUTS]; returns their number. */
+int en_graph_outputs(const en_graph *g, uint8_t *out);
+/* Copies of each class g uses (a canonical graph uses copies 0..k-1). */
+void en_graph_used(const en_graph *g, uint8_t used[EN_NCLASSES]);
+/* g with every input argument v replaced by map[v] (map over input ids). */
+en_graph en_graph_rename(const en_graph *g, const uint8_t map[EN_NINPUT_IDS]);
+/* Builds g as an ir_graph named name: its used inputs (IR_T_INPUT, named
+ * by en_input_name, in id order), its nodes, and the outputs listed in
+ * outs[0..nouts-1] (values of g), in that order. NULL with d set on error. */
+ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
+                         const char *name, ir_diag *d);
+/* One line, e.g. "matmul(matmul(m1,q1),q2)"-like text: "t0=matmul(m1,q1);
+ * t1=matmul(t0,q2)". Into buf; returns buf. */
+char *en_graph_str(const en_graph *g, char *buf, size_t n);
+
+/* ---- enumeration --------------------------------------------------------- */
+
+typedef void (*en_progress_fn)(void *u, const char *stage, double done,
+                               double total);
+
+typedef struct en_config {
+  int max_ops;             /* 0..EN_MAX_OPS */
+  int max_outputs;         /* most outputs of a graph; 0 = EN_DEFAULT_OUTPUTS */
+  uint64_t ops;            /* bit (1 << ir_opcode) per operator; 0 = all */
+  int threads;             /* 0 = all cores */
+  en_progress_fn progress; /* may be NULL; called from one thread at a time */
+  void *u;                 /* passed to progress */
+} en_config;
+
+/* Called for the graphs of one branch. branch_begin returns the branch's
+ * state (NULL: out of memory, aborts). visit is called in depth-first order
+ * for every enumerated graph (is_graph = 1: connected) and for every
+ * disconnected prefix of one (is_graph = 0); when it sees a graph of k >= 1
+ * nodes, the last graph it saw with k-1 nodes was this one's prefix, so it
+ * can evaluate incrementally. Branch 0 holds the zero-operator graphs (each
+ * with nops = 0, shapes NULL). shapes[i][slot] are the node output shapes.
+ * A non-zero return aborts the enumeration with that status. branch_end is
+ * called once per begun branch, possibly from several threads at once
+ * (different branches). */
+typedef struct en_visitor {
+  void *(*branch_begin)(void *u, int branch);
+  ir_status (*visit)(void *state, const en_graph *g,
+                     const ir_shape (*shapes)[2], int is_graph);
+  void (*branch_end)(void *u, int branch, void *state);
+  void *u;
+} en_visitor;
+
+/* Number of branches en_enumerate will run (1 + first-node choices). */
+int en_branch_count(const en_config *c);
+/* Enumerates every canonical graph of 0..c->max_ops operators. */
+ir_status en_enumerate(const en_config *c, const en_visitor *v, ir_diag *d);
+
+#endif

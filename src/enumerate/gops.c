@@ -1,0 +1,369 @@
+/* gops.c: the input pool and the generation operators of the enumerator:
+ * their names, arities, the IR operator and attributes each stands for,
+ * the --ops parser, and helpers on compact graphs (shapes, outputs,
+ * renaming, building an ir_graph).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "enum.h"
+
+/* TASO's pool: three copies of each matrix, image and kernel shape, one
+ * depthwise kernel, one scalar. */
+static const en_class classes[EN_NCLASSES] = {
+    {"m", {2, {2, 4}}, 3},       {"q", {2, {4, 4}}, 3},
+    {"x", {4, {2, 4, 5, 5}}, 3}, {"w", {4, {4, 4, 3, 3}}, 3},
+    {"h", {4, {4, 4, 1, 3}}, 3}, {"v", {4, {4, 4, 3, 1}}, 3},
+    {"d", {4, {4, 1, 3, 3}}, 1}, {"s", {0, {0}}, 1},
+};
+
+enum { C_Q = 1, C_W = 3, C_D = 6 };
+
+const en_class *en_class_of(int c) { return &classes[c]; }
+
+void en_input_name(int v, char *buf, size_t n) {
+  snprintf(buf, n, "%s%d", classes[en_input_class(v)].prefix,
+           en_input_copy(v) + 1);
+}
+
+typedef struct gop_row {
+  const char *name;
+  ir_opcode op;
+  int nin, nout;
+} gop_row;
+
+static const gop_row gops[EN_NGOPS] = {
+    [EN_MATMUL] = {"matmul", IR_OP_MATMUL, 2, 1},
+    [EN_CONV] = {"conv2d", IR_OP_CONV2D, 2, 1},
+    [EN_CONV_RELU] = {"conv2d+relu", IR_OP_CONV2D, 2, 1},
+    [EN_EWADD] = {"ewadd", IR_OP_EWADD, 2, 1},
+    [EN_EWMUL] = {"ewmul", IR_OP_EWMUL, 2, 1},
+    [EN_SMUL] = {"smul", IR_OP_SMUL, 2, 1},
+    [EN_RELU] = {"relu", IR_OP_RELU, 1, 1},
+    [EN_CONCAT0] = {"concat0", IR_OP_CONCAT, 2, 1},
+    [EN_CONCAT1] = {"concat1", IR_OP_CONCAT, 2, 1},
+    [EN_SPLIT0] = {"split0", IR_OP_SPLIT, 1, 2},
+    [EN_SPLIT1] = {"split1", IR_OP_SPLIT, 1, 2},
+    [EN_TRANSPOSE] = {"transpose", IR_OP_TRANSPOSE, 1, 1},
+    [EN_AVGPOOL] = {"avgpool", IR_OP_AVGPOOL, 1, 1},
+    [EN_MAXPOOL] = {"maxpool", IR_OP_MAXPOOL, 1, 1},
+    [EN_ENLARGE] = {"enlarge", IR_OP_ENLARGE, 1, 1},
+    [EN_ICONV] = {"const_iconv", IR_OP_CONST_ICONV, 0, 1},
+    [EN_IMM] = {"const_imm", IR_OP_CONST_IMM, 0, 1},
+    [EN_ONES] = {"const_ones", IR_OP_CONST_ONES, 0, 1},
+    [EN_CPOOL] = {"const_pool", IR_OP_CONST_POOL, 0, 1},
+};
+
+const char *en_gop_name(int gop) { return gops[gop].name; }
+int en_gop_nin(int gop) { return gops[gop].nin; }
+int en_gop_nout(int gop) { return gops[gop].nout; }
+ir_opcode en_gop_op(int gop) { return gops[gop].op; }
+
+uint64_t en_ops_all(void) {
+  uint64_t m = 0;
+  for (int g = 0; g < EN_NGOPS; g++)
+    m |= (uint64_t)1 << gops[g].op;
+  return m;
+}
+
+/* ---- --ops ----------------------------------------------------------------
+ */
+
+static void ops_list(char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int op = 0; op < IR_NOPS && k < n; op++)
+    if (en_ops_all() >> op & 1)
+      k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "",
+                            ir_op((ir_opcode)op)->name);
+}
+
+ir_status en_ops_parse(const char *list, uint64_t *ops, char *err,
+                       size_t errn) {
+  uint64_t m = 0;
+  char valid[512];
+  ops_list(valid, sizeof valid);
+  for (const char *p = list;;) {
+    size_t len = strcspn(p, ",");
+    int op = ir_op_lookup(p, len);
+    if (len == 0 || op < 0 || !(en_ops_all() >> op & 1)) {
+      snprintf(err, errn,
+               len ? "'%.*s' is not a generation operator (valid: %s)"
+                   : "empty operator name in the list%.*s (valid: %s)",
+               (int)len, p, valid);
+      return IR_ERR_PARAM;
+    }
+    m |= (uint64_t)1 << op;
+    if (!p[len])
+      break;
+    p += len + 1;
+  }
+  *ops = m;
+  return IR_OK;
+}
+
+/* ---- node semantics -------------------------------------------------------
+ */
+
+/* Convolutions and pools read images (at least 5x5, like the pool's), not
+ * kernels; conv weights are kernels (at most 3x3). */
+static int image_like(const ir_shape *s) {
+  return s->rank == 4 && s->dim[2] >= 5 && s->dim[3] >= 5;
+}
+
+/* Restrictions of the generation set beyond the IR's shape rules. */
+static int gen_restrict(const en_node *n, const ir_shape *const *in) {
+  switch (n->gop) {
+  case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
+  case EN_CONV:
+  case EN_CONV_RELU:
+    return image_like(in[0]) && in[1]->rank == 4 && in[1]->dim[2] <= 3 &&
+           in[1]->dim[3] <= 3 && in[1]->dim[1] <= in[0]->dim[1] &&
+           in[0]->dim[1] % in[1]->dim[1] == 0;
+  case EN_EWADD:
+  case EN_EWMUL: return ir_shape_eq(in[0], in[1]);
+  case EN_SMUL: return in[1]->rank == 0;
+  case EN_CONCAT0:
+  case EN_SPLIT0: return in[0]->rank >= 1;
+  case EN_CONCAT1:
+  case EN_SPLIT1: return in[0]->rank >= 2;
+  case EN_TRANSPOSE: return in[0]->rank == 2;
+  case EN_AVGPOOL:
+  case EN_MAXPOOL: return image_like(in[0]);
+  case EN_ENLARGE:
+    return in[0]->rank == 4 && in[0]->dim[2] <= 3 && in[0]->dim[3] <= 3 &&
+           !(in[0]->dim[2] == 3 && in[0]->dim[3] == 3);
+  default: return 1;
+  }
+}
+
+static void set_list(ir_attrs *a, int n, const int64_t *v) {
+  a->nlist = n;
+  for (int i = 0; i < n; i++)
+    a->list[i] = v[i];
+}
+
+static void set_window(ir_attrs *a) {
+  a->kernel[0] = a->kernel[1] = 3;
+  a->padmode = IR_PAD_SAME;
+}
+
+/* The IR attributes of n (shapes give conv's groups and split's sizes). */
+static void gen_attrs(const en_node *n, const ir_shape *const *in,
+                      ir_attrs *a) {
+  ir_attrs_default(gops[n->gop].op, a);
+  switch (n->gop) {
+  case EN_CONV_RELU: a->act = IR_ACT_RELU; /* fall through */
+  case EN_CONV: a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]); break;
+  case EN_CONCAT1:
+  case EN_SPLIT1: a->axis = 1; /* fall through */
+  case EN_CONCAT0:
+  case EN_SPLIT0:
+    if (n->gop == EN_SPLIT0 || n->gop == EN_SPLIT1) {
+      int64_t s[2] = {n->p, in[0]->dim[a->axis] - n->p};
+      set_list(a, 2, s);
+    }
+    break;
+  case EN_TRANSPOSE: set_list(a, 2, (const int64_t[]){1, 0}); break;
+  case EN_AVGPOOL: a->count_include_pad = 1; /* fall through */
+  case EN_MAXPOOL: set_window(a); break;
+  case EN_ENLARGE: a->kernel[0] = a->kernel[1] = 3; break;
+  case EN_ICONV:
+  case EN_IMM:
+  case EN_ONES:
+  case EN_CPOOL:
+    set_list(a, classes[n->p].shape.rank, classes[n->p].shape.dim);
+    break;
+  default: break;
+  }
+}
+
+int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
+               ir_attrs *a, ir_shape out[2]) {
+  int nin = gops[n->gop].nin;
+  if (!gen_restrict(n, in))
+    return -1;
+  if ((n->gop == EN_SPLIT0 || n->gop == EN_SPLIT1) &&
+      (n->p < 1 || n->p >= in[0]->dim[n->gop == EN_SPLIT1]))
+    return -1;
+  *op = gops[n->gop].op;
+  gen_attrs(n, in, a);
+  if (ir_infer(*op, a, in, nin, out, NULL) != IR_OK)
+    return -1;
+  for (int i = 0; i < gops[n->gop].nout; i++)
+    if (ir_shape_numel(&out[i]) > EN_MAX_NUMEL)
+      return -1;
+  return 0;
+}
+
+/* ---- compact graphs -------------------------------------------------------
+ */
+
+const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[2]) {
+  if (EN_IS_INPUT(v))
+    return &classes[en_input_class(v)].shape;
+  return &shapes[EN_NODE_OF(v)][EN_SLOT_OF(v)];
+}
+
+int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]) {
+  for (int i = 0; i < g->nops; i++) {
+    const en_node *n = &g->n[i];
+    const ir_shape *in[2] = {NULL, NULL};
+    for (int j = 0; j < gops[n->gop].nin; j++) {
+      if (!EN_IS_INPUT(n->a[j]) && EN_NODE_OF(n->a[j]) >= i)
+        return -1;
+      in[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])shapes);
+    }
+    ir_opcode op;
+    ir_attrs a;
+    if (en_node_op(n, in, &op, &a, shapes[i]))
+      return -1;
+  }
+  return 0;
+}
+
+int en_graph_outputs(const en_graph *g, uint8_t *out) {
+  uint32_t read = 0; /* bit 2*i+slot: node output read by a later node */
+  int k = 0;
+  if (g->nops == 0) {
+    out[0] = g->root;
+    return 1;
+  }
+  for (int i = 0; i < g->nops; i++)
+    for (int j = 0; j < gops[g->n[i].gop].nin; j++)
+      if (!EN_IS_INPUT(g->n[i].a[j]))
+        read |= (uint32_t)1 << (g->n[i].a[j] - 32);
+  for (int i = 0; i < g->nops; i++)
+    for (int s = 0; s < gops[g->n[i].gop].nout; s++)
+      if (!(read >> (2 * i + s) & 1))
+        out[k++] = EN_VNODE(i, s);
+  return k;
+}
+
+static void mark_used(uint8_t v, uint8_t used[EN_NCLASSES]) {
+  int c = en_input_class(v), k = en_input_copy(v) + 1;
+  if (used[c] < k)
+    used[c] = (uint8_t)k;
+}
+
+void en_graph_used(const en_graph *g, uint8_t used[EN_NCLASSES]) {
+  memset(used, 0, EN_NCLASSES);
+  if (g->nops == 0)
+    mark_used(g->root, used);
+  for (int i = 0; i < g->nops; i++)
+    for (int j = 0; j < gops[g->n[i].gop].nin; j++)
+      if (EN_IS_INPUT(g->n[i].a[j]))
+        mark_used(g->n[i].a[j], used);
+}
+
+en_graph en_graph_rename(const en_graph *g, const uint8_t map[EN_NINPUT_IDS]) {
+  en_graph r = *g;
+  if (r.nops == 0)
+    r.root = map[r.root];
+  for (int i = 0; i < r.nops; i++)
+    for (int j = 0; j < gops[r.n[i].gop].nin; j++)
+      if (EN_IS_INPUT(r.n[i].a[j]))
+        r.n[i].a[j] = map[r.n[i].a[j]];
+  return r;
+}
+
+/* Adds g's inputs to b in id order; tensor index of input id v in tix[v]. */
+static int build_inputs(const en_graph *g, ir_graph *b, int32_t *tix,
+                        ir_diag *d) {
+  int use[EN_NINPUT_IDS] = {0};
+  if (g->nops == 0)
+    use[g->root] = 1;
+  for (int i = 0; i < g->nops; i++)
+    for (int j = 0; j < gops[g->n[i].gop].nin; j++)
+      if (EN_IS_INPUT(g->n[i].a[j]))
+        use[g->n[i].a[j]] = 1;
+  for (int v = 0; v < EN_NINPUT_IDS; v++) {
+    char name[16];
+    if (!use[v])
+      continue;
+    en_input_name(v, name, sizeof name);
+    tix[v] = ir_add_tensor(b, name, IR_T_INPUT,
+                           &classes[en_input_class(v)].shape, d);
+    if (tix[v] < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Tensor index of value v in b. */
+static int32_t tensor_of(const ir_graph *b, const int32_t *tix,
+                         const int32_t *nodeix, uint8_t v) {
+  if (EN_IS_INPUT(v))
+    return tix[v];
+  return b->nodes[nodeix[EN_NODE_OF(v)]].out[EN_SLOT_OF(v)];
+}
+
+ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
+                         const char *name, ir_diag *d) {
+  ir_graph *b = ir_graph_new(name);
+  int32_t tix[EN_NINPUT_IDS], nodeix[EN_MAX_OPS];
+  if (!b) {
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  if (build_inputs(g, b, tix, d))
+    goto fail;
+  for (int i = 0; i < g->nops; i++) {
+    const en_node *n = &g->n[i];
+    const ir_shape *in[2] = {NULL, NULL};
+    int32_t args[2];
+    ir_shape out[2];
+    ir_opcode op;
+    ir_attrs a;
+    for (int j = 0; j < gops[n->gop].nin; j++) {
+      args[j] = tensor_of(b, tix, nodeix, n->a[j]);
+      in[j] = &b->tensors[args[j]].shape;
+    }
+    if (en_node_op(n, in, &op, &a, out)) {
+      ir_diag_set(d, IR_ERR_SHAPE, 0, 0, "node %d (%s) is not shape-valid", i,
+                  gops[n->gop].name);
+      goto fail;
+    }
+    if ((nodeix[i] = ir_add_node(b, op, args, gops[n->gop].nin, &a, NULL, d)) <
+        0)
+      goto fail;
+  }
+  for (int i = 0; i < nouts; i++)
+    if (ir_add_output(b, tensor_of(b, tix, nodeix, outs[i]), d) != IR_OK)
+      goto fail;
+  return b;
+fail:
+  ir_graph_free(b);
+  return NULL;
+}
+
+static size_t value_str(uint8_t v, char *buf, size_t n) {
+  if (EN_IS_INPUT(v)) {
+    en_input_name(v, buf, n);
+    return strlen(buf);
+  }
+  return (size_t)snprintf(buf, n, "t%d%s", EN_NODE_OF(v),
+                          EN_SLOT_OF(v) ? ".1" : "");
+}
+
+char *en_graph_str(const en_graph *g, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  if (g->nops == 0)
+    value_str(g->root, buf, n);
+  for (int i = 0; i < g->nops && k + 1 < n; i++) {
+    const en_node *nd = &g->n[i];
+    k += (size_t)snprintf(buf + k, n - k, "%st%d=%s(", i ? "; " : "", i,
+                          gops[nd->gop].name);
+    for (int j = 0; j < gops[nd->gop].nin && k + 1 < n; j++) {
+      if (j && k + 1 < n)
+        buf[k++] = ',', buf[k] = 0;
+      k += value_str(nd->a[j], buf + k, n - k);
+    }
+    if (k + 1 < n)
+      k += (size_t)snprintf(buf + k, n - k, ")");
+    if (nd->p && k + 1 < n)
+      k += (size_t)snprintf(buf + k, n - k, "[%d]", nd->p);
+  }
+  return buf;
+}

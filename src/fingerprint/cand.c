@@ -1,0 +1,558 @@
+/* cand.c: fp_candidates, the driver of enumeration and fingerprinting:
+ *
+ *   1. enumerate (en_enumerate), evaluating each graph incrementally on
+ *      seed-1 residues; record (fingerprint, renaming, compact graph);
+ *   2. sort the records, bucket equal fingerprints, drop graphs that are
+ *      another's renaming, and pair the rest of each bucket;
+ *   3. confirm each pair with seed-2 residues and a float32 run of both
+ *      ir_graphs on the reference executor; keep the survivors as rules.
+ * Records and pairs are sorted by content, so the result does not depend on
+ * the thread count.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "../exec/exec.h"
+#include "fp_int.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define SEED1 1
+#define SEED2 0x2545f4914f6cdd1dull
+#define FLOAT_SEED 7
+#define FLOAT_RTOL 1e-4
+
+typedef struct fp_rec {
+  uint64_t fp;
+  uint32_t code; /* renaming reaching fp */
+  en_graph g;
+} fp_rec;
+
+typedef struct rec_vec {
+  fp_rec *r;
+  size_t n, cap;
+} rec_vec;
+
+static int rec_push(rec_vec *v, const fp_rec *r) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? 2 * v->cap : 1024;
+    fp_rec *nr = realloc(v->r, cap * sizeof *nr);
+    if (!nr)
+      return -1;
+    v->r = nr, v->cap = cap;
+  }
+  v->r[v->n++] = *r;
+  return 0;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static long peak_rss_kb(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+/* ---- stage 1: enumerate and fingerprint ----------------------------------
+ */
+
+typedef struct branch {
+  fp_eval *e, *e2; /* incremental values; scratch for renamings */
+  rec_vec recs;
+} branch;
+
+typedef struct run {
+  fp_inputs *in;
+  branch **br; /* per branch, kept until merged */
+} run;
+
+static void *branch_begin(void *u, int b) {
+  run *r = u;
+  branch *s = calloc(1, sizeof *s);
+  if (s && (s->e = fp_eval_new(r->in)) && (s->e2 = fp_eval_new(r->in))) {
+    r->br[b] = s;
+    return s;
+  }
+  if (s)
+    fp_eval_free(s->e);
+  free(s);
+  return NULL;
+}
+
+static void branch_end(void *u, int b, void *state) {
+  branch *s = state;
+  (void)u, (void)b;
+  fp_eval_free(s->e);
+  fp_eval_free(s->e2);
+  s->e = s->e2 = NULL;
+}
+
+static ir_status visit(void *state, const en_graph *g,
+                       const ir_shape (*shapes)[2], int is_graph) {
+  branch *s = state;
+  fp_rec r;
+  (void)shapes;
+  r.g = *g;
+  if (g->nops) {
+    ir_status st = fp_eval_node(s->e, g, g->nops - 1, NULL);
+    if (st || !is_graph)
+      return st;
+  }
+  ir_status st = fp_min_renaming(s->e, s->e2, g, &r.fp, &r.code);
+  if (st)
+    return st;
+  return rec_push(&s->recs, &r) ? IR_ERR_NOMEM : IR_OK;
+}
+
+static int rec_cmp(const void *a, const void *b) {
+  const fp_rec *x = a, *y = b;
+  if (x->fp != y->fp)
+    return x->fp < y->fp ? -1 : 1;
+  return memcmp(&x->g, &y->g, sizeof x->g);
+}
+
+/* Concatenates the branches' records in branch order and sorts them. */
+static ir_status merge(run *r, int nb, rec_vec *all) {
+  size_t n = 0;
+  for (int b = 0; b < nb; b++)
+    n += r->br[b] ? r->br[b]->recs.n : 0;
+  all->r = malloc((n ? n : 1) * sizeof *all->r);
+  if (!all->r)
+    return IR_ERR_NOMEM;
+  for (int b = 0; b < nb; b++) {
+    if (!r->br[b])
+      continue;
+    memcpy(all->r + all->n, r->br[b]->recs.r,
+           r->br[b]->recs.n * sizeof *all->r);
+    all->n += r->br[b]->recs.n;
+    free(r->br[b]->recs.r);
+    free(r->br[b]);
+    r->br[b] = NULL;
+  }
+  qsort(all->r, all->n, sizeof *all->r, rec_cmp);
+  return IR_OK;
+}
+
+static ir_status enumerate(const en_config *c, rec_vec *all, ir_diag *d) {
+  run r = {fp_inputs_new(SEED1), NULL};
+  int nb = en_branch_count(c);
+  ir_status st = IR_ERR_NOMEM;
+  r.br = calloc((size_t)nb, sizeof *r.br);
+  if (r.in && r.br) {
+    en_visitor v = {branch_begin, visit, branch_end, &r};
+    st = en_enumerate(c, &v, d);
+    if (!st)
+      st = merge(&r, nb, all);
+  }
+  if (st == IR_ERR_NOMEM)
+    ir_diag_set(d, st, 0, 0, "out of memory");
+  for (int b = 0; r.br && b < nb; b++)
+    if (r.br[b]) {
+      free(r.br[b]->recs.r);
+      free(r.br[b]);
+    }
+  free(r.br);
+  fp_inputs_free(r.in);
+  return st;
+}
+
+/* ---- stage 2: buckets and pairs ------------------------------------------
+ */
+
+/* Structural hash: the multiset of node hashes, each over its operator and
+ * its arguments (inputs by id, nodes by their hash). */
+static uint64_t struct_hash(const en_graph *g) {
+  uint64_t nh[EN_MAX_OPS], s[EN_MAX_OPS];
+  if (g->nops == 0)
+    return XXH3_64bits(&g->root, 1);
+  for (int i = 0; i < g->nops; i++) {
+    const en_node *n = &g->n[i];
+    uint64_t b[4] = {n->gop, n->p, 0, 0};
+    for (int j = 0; j < en_gop_nin(n->gop); j++) {
+      uint8_t v = n->a[j];
+      b[2 + j] = EN_IS_INPUT(v) ? v : nh[EN_NODE_OF(v)] + EN_SLOT_OF(v) + 64;
+    }
+    if ((n->gop == EN_EWADD || n->gop == EN_EWMUL) && b[2] > b[3]) {
+      uint64_t t = b[2]; /* commutative: argument order does not matter */
+      b[2] = b[3], b[3] = t;
+    }
+    nh[i] = XXH3_64bits(b, sizeof b);
+  }
+  memcpy(s, nh, sizeof s);
+  for (int i = 1; i < g->nops; i++)
+    for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+      uint64_t t = s[j];
+      s[j] = s[j - 1], s[j - 1] = t;
+    }
+  return XXH3_64bits(s, (size_t)g->nops * sizeof *s);
+}
+
+/* Structural hash minimised over renamings: equal for graphs that are
+ * renamings of each other. */
+static uint64_t struct_canon(const en_graph *g) {
+  uint8_t used[EN_NCLASSES], map[EN_NINPUT_IDS];
+  uint64_t best = UINT64_MAX;
+  en_graph_used(g, used);
+  uint32_t n = fp_renaming_count(used);
+  for (uint32_t i = 0; i < n; i++) {
+    fp_renaming_map(fp_renaming_code(used, i), map);
+    en_graph r = en_graph_rename(g, map);
+    uint64_t h = struct_hash(&r);
+    best = h < best ? h : best;
+  }
+  return best;
+}
+
+typedef struct pair {
+  en_graph src, dst;
+} pair;
+
+typedef struct pair_vec {
+  pair *p;
+  size_t n, cap;
+} pair_vec;
+
+static void first_use(const en_graph *g, uint8_t map[EN_NINPUT_IDS],
+                      uint8_t seen[EN_NINPUT_IDS], uint8_t next[EN_NCLASSES]) {
+  for (int i = 0; i <= g->nops; i++)
+    for (int j = 0; j < 2; j++) {
+      uint8_t v;
+      if (i == g->nops) {
+        if (g->nops || j)
+          break;
+        v = g->root;
+      } else if (j < en_gop_nin(g->n[i].gop)) {
+        v = g->n[i].a[j];
+      } else {
+        break;
+      }
+      if (!EN_IS_INPUT(v) || seen[v])
+        continue;
+      seen[v] = 1;
+      map[v] =
+          (uint8_t)en_input_id(en_input_class(v), next[en_input_class(v)]++);
+    }
+}
+
+/* Renames src and dst jointly so copies are numbered by first use in src,
+ * then in dst. */
+static void joint_normalise(pair *p) {
+  uint8_t map[EN_NINPUT_IDS] = {0}, seen[EN_NINPUT_IDS] = {0};
+  uint8_t next[EN_NCLASSES] = {0};
+  first_use(&p->src, map, seen, next);
+  first_use(&p->dst, map, seen, next);
+  p->src = en_graph_rename(&p->src, map);
+  p->dst = en_graph_rename(&p->dst, map);
+}
+
+static pair make_pair(const fp_rec *a, const fp_rec *b) {
+  uint8_t ma[EN_NINPUT_IDS], mb[EN_NINPUT_IDS];
+  pair p;
+  if (b->g.nops > a->g.nops) { /* src: more operators; tie: a (smaller) */
+    const fp_rec *t = a;
+    a = b, b = t;
+  }
+  fp_renaming_map(a->code, ma);
+  fp_renaming_map(b->code, mb);
+  p.src = en_graph_rename(&a->g, ma);
+  p.dst = en_graph_rename(&b->g, mb);
+  joint_normalise(&p);
+  return p;
+}
+
+static int pair_push(pair_vec *v, pair p) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? 2 * v->cap : 1024;
+    pair *np = realloc(v->p, cap * sizeof *np);
+    if (!np)
+      return -1;
+    v->p = np, v->cap = cap;
+  }
+  v->p[v->n++] = p;
+  return 0;
+}
+
+/* Pairs the members of one bucket r[0..n-1] that are not renamings of an
+ * earlier member. */
+static int bucket_pairs(const fp_rec *r, size_t n, fp_pairs mode, pair_vec *out,
+                        fp_stats *st) {
+  const fp_rec **u = malloc(n * sizeof *u);
+  uint64_t *canon = malloc(n * sizeof *canon);
+  size_t m = 0;
+  int err = !u || !canon;
+  for (size_t i = 0; i < n && !err; i++) {
+    uint64_t h = struct_canon(&r[i].g);
+    size_t j = 0;
+    while (j < m && canon[j] != h)
+      j++;
+    if (j < m) {
+      st->dups++;
+      continue;
+    }
+    canon[m] = h;
+    u[m++] = &r[i];
+  }
+  for (size_t i = 0; i < m && !err; i++)
+    for (size_t j = i + 1; j < m && !err; j++)
+      if (mode == FP_PAIRS_ALL || (u[i]->g.nops == u[0]->g.nops &&
+                                   (i == 0 || u[j]->g.nops == u[0]->g.nops)))
+        err = pair_push(out, make_pair(u[i], u[j]));
+  free(u);
+  free(canon);
+  return err;
+}
+
+static int pair_cmp(const void *a, const void *b) {
+  const pair *x = a, *y = b;
+  int c = memcmp(&x->src, &y->src, sizeof x->src);
+  return c ? c : memcmp(&x->dst, &y->dst, sizeof x->dst);
+}
+
+static ir_status make_pairs(const rec_vec *all, fp_pairs mode, pair_vec *out,
+                            fp_stats *st, ir_diag *d) {
+  for (size_t i = 0, j; i < all->n; i = j) {
+    for (j = i + 1; j < all->n && all->r[j].fp == all->r[i].fp;)
+      j++;
+    if (j - i < 2)
+      continue;
+    st->buckets++;
+    if (bucket_pairs(all->r + i, j - i, mode, out, st))
+      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  if (out->n)
+    qsort(out->p, out->n, sizeof *out->p, pair_cmp);
+  st->pairs = (long long)out->n;
+  return IR_OK;
+}
+
+/* ---- stage 3: confirmation ------------------------------------------------
+ */
+
+enum { V_OK, V_SEED, V_FLOAT, V_INPUTS, V_ERR };
+
+typedef struct verdict {
+  int kind;
+  ir_status st;        /* with V_ERR */
+  ir_graph *src, *dst; /* with V_OK */
+} verdict;
+
+/* Output permutation: dst output perm[i] matches src output i on both
+ * seeds. Returns 0, or -1 when no such matching exists. */
+static int match_outputs(fp_eval *e1, fp_eval *e2, const pair *p,
+                         int perm[EN_MAX_OUTPUTS], int *nout) {
+  uint64_t s1[EN_MAX_OUTPUTS], d1[EN_MAX_OUTPUTS], s2[EN_MAX_OUTPUTS],
+      d2[EN_MAX_OUTPUTS];
+  int ns, nd, taken[EN_MAX_OUTPUTS] = {0};
+  if (fp_eval_graph(e1, &p->src, NULL, s1, &ns) ||
+      fp_eval_graph(e2, &p->src, NULL, s2, &ns) ||
+      fp_eval_graph(e1, &p->dst, NULL, d1, &nd) ||
+      fp_eval_graph(e2, &p->dst, NULL, d2, &nd) || ns != nd)
+    return -1;
+  for (int i = 0; i < ns; i++) {
+    int j = 0;
+    while (j < nd && (taken[j] || d1[j] != s1[i] || d2[j] != s2[i]))
+      j++;
+    if (j == nd)
+      return -1;
+    taken[j] = 1;
+    perm[i] = j;
+  }
+  *nout = ns;
+  return 0;
+}
+
+static int inputs_covered(const pair *p) {
+  uint8_t us[EN_NCLASSES], ud[EN_NCLASSES];
+  en_graph_used(&p->src, us);
+  en_graph_used(&p->dst, ud);
+  for (int c = 0; c < EN_NCLASSES; c++)
+    if (ud[c] > us[c])
+      return 0;
+  return 1;
+}
+
+/* Runs g on the reference executor with FLOAT_SEED inputs. */
+static ex_values *run_float(const ir_graph *g, ir_status *st) {
+  ex_values *v = ex_values_new(g);
+  ex_options o = {1, 0};
+  ir_diag d;
+  *st = v ? ex_fill_random(g, v, FLOAT_SEED, &d) : IR_ERR_NOMEM;
+  if (!*st)
+    *st = ex_run(g, v, &o, &d);
+  return v;
+}
+
+static int close_enough(const float *a, const float *b, int64_t n) {
+  double scale = 1e-3;
+  for (int64_t i = 0; i < n; i++)
+    scale = scale > (double)(a[i] < 0 ? -a[i] : a[i])
+                ? scale
+                : (double)(a[i] < 0 ? -a[i] : a[i]);
+  for (int64_t i = 0; i < n; i++) {
+    double diff = (double)a[i] - (double)b[i];
+    if (!(diff <= FLOAT_RTOL * scale && -diff <= FLOAT_RTOL * scale))
+      return 0;
+  }
+  return 1;
+}
+
+static ir_status float_check(const ir_graph *s, const ir_graph *t, int *ok) {
+  ir_status st1, st2;
+  ex_values *a = run_float(s, &st1), *b = run_float(t, &st2);
+  *ok = 1;
+  for (int i = 0; !st1 && !st2 && i < s->noutputs && *ok; i++) {
+    int32_t x = s->outputs[i], y = t->outputs[i];
+    *ok = close_enough(a->v[x], b->v[y], ir_shape_numel(&s->tensors[x].shape));
+  }
+  ex_values_free(a);
+  ex_values_free(b);
+  return st1 ? st1 : st2;
+}
+
+static void confirm_one(fp_eval *e1, fp_eval *e2, const pair *p, verdict *v) {
+  int perm[EN_MAX_OUTPUTS], n, ok = 0;
+  uint8_t so[EN_MAX_OUTPUTS], dout[EN_MAX_OUTPUTS], dp[EN_MAX_OUTPUTS];
+  ir_diag d;
+  memset(v, 0, sizeof *v);
+  if (match_outputs(e1, e2, p, perm, &n)) {
+    v->kind = V_SEED;
+    return;
+  }
+  if (!inputs_covered(p)) {
+    v->kind = V_INPUTS;
+    return;
+  }
+  en_graph_outputs(&p->src, so);
+  en_graph_outputs(&p->dst, dout);
+  for (int i = 0; i < n; i++)
+    dp[i] = dout[perm[i]];
+  v->src = en_graph_build(&p->src, so, n, "src", &d);
+  v->dst = v->src ? en_graph_build(&p->dst, dp, n, "dst", &d) : NULL;
+  v->st = v->dst ? float_check(v->src, v->dst, &ok) : d.code;
+  if (v->st || !ok) {
+    v->kind = v->st ? V_ERR : V_FLOAT;
+    ir_graph_free(v->src);
+    ir_graph_free(v->dst);
+    v->src = v->dst = NULL;
+  }
+}
+
+typedef struct confirm_ctx {
+  fp_inputs *in1, *in2;
+  int threads;
+} confirm_ctx;
+
+/* Confirms p[0..n-1] into v[0..n-1] on the context's threads. */
+static ir_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
+                               verdict *v) {
+  int nomem = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(c->threads) reduction(| : nomem)
+#endif
+  {
+    fp_eval *e1 = fp_eval_new(c->in1), *e2 = fp_eval_new(c->in2);
+    nomem = !e1 || !e2;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 8)
+#endif
+    for (size_t i = 0; i < n; i++) {
+      if (nomem) {
+        v[i].kind = V_ERR, v[i].st = IR_ERR_NOMEM;
+        continue;
+      }
+      confirm_one(e1, e2, &p[i], &v[i]);
+    }
+    fp_eval_free(e1);
+    fp_eval_free(e2);
+  }
+  return nomem ? IR_ERR_NOMEM : IR_OK;
+}
+
+/* Tallies a chunk's verdicts and adds its rules in order. */
+static ir_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
+                         ir_diag *d) {
+  ir_status err = IR_OK;
+  for (size_t i = 0; i < n; i++) {
+    char id[32];
+    switch (v[i].kind) {
+    case V_SEED: st->rej_seed++; continue;
+    case V_FLOAT: st->rej_float++; continue;
+    case V_INPUTS: st->rej_inputs++; continue;
+    case V_ERR:
+      if (!err)
+        err = ir_diag_set(d, v[i].st, 0, 0, "confirming a candidate: %s",
+                          ir_status_name(v[i].st));
+      continue;
+    }
+    if (err) {
+      ir_graph_free(v[i].src);
+      ir_graph_free(v[i].dst);
+      continue;
+    }
+    snprintf(id, sizeof id, "c%06lld", ++st->rules);
+    if (!ir_ruleset_add(out, id, v[i].src, v[i].dst, d))
+      err = d->code ? d->code : IR_ERR_INTERNAL;
+  }
+  return err;
+}
+
+static ir_status confirm(const en_config *c, const pair_vec *pv,
+                         ir_ruleset *out, fp_stats *st, ir_diag *d) {
+  enum { CHUNK = 4096 };
+  confirm_ctx cx = {fp_inputs_new(SEED1), fp_inputs_new(SEED2), 1};
+  verdict *v = malloc(CHUNK * sizeof *v);
+  ir_status err = cx.in1 && cx.in2 && v ? IR_OK : IR_ERR_NOMEM;
+#ifdef _OPENMP
+  cx.threads = c->threads > 0 ? c->threads : omp_get_max_threads();
+#endif
+  for (size_t i = 0; i < pv->n && !err; i += CHUNK) {
+    size_t n = pv->n - i < CHUNK ? pv->n - i : CHUNK;
+    err = confirm_chunk(&cx, pv->p + i, n, v);
+    if (!err)
+      err = collect(v, n, out, st, d);
+    if (c->progress)
+      c->progress(c->u, "confirm", (double)(i + n), (double)pv->n);
+  }
+  if (err == IR_ERR_NOMEM)
+    ir_diag_set(d, err, 0, 0, "out of memory");
+  free(v);
+  fp_inputs_free(cx.in1);
+  fp_inputs_free(cx.in2);
+  return err;
+}
+
+ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
+                        fp_stats *st, ir_diag *d) {
+  rec_vec all = {0};
+  pair_vec pv = {0};
+  memset(st, 0, sizeof *st);
+  double t0 = now();
+  ir_status err = enumerate(c, &all, d);
+  st->graphs = (long long)all.n;
+  st->t_enum = now() - t0;
+  st->rss_enum_kb = peak_rss_kb();
+  if (!err) {
+    t0 = now();
+    err = make_pairs(&all, mode, &pv, st, d);
+    st->t_fp = now() - t0;
+    st->rss_fp_kb = peak_rss_kb();
+  }
+  free(all.r);
+  if (!err) {
+    t0 = now();
+    err = confirm(c, &pv, out, st, d);
+    st->t_confirm = now() - t0;
+  }
+  st->peak_rss_kb = peak_rss_kb();
+  free(pv.p);
+  return err;
+}

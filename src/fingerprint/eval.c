@@ -1,0 +1,196 @@
+/* eval.c: evaluates compact graphs on seeded residues, hashes their
+ * outputs, and makes the hash invariant under renaming of input copies
+ * (the minimum over the permutations of the copies used of each class).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "fp_int.h"
+
+fp_inputs *fp_inputs_new(uint64_t seed) {
+  fp_inputs *in = calloc(1, sizeof *in);
+  if (!in)
+    return NULL;
+  in->seed = seed;
+  in->key = XXH3_64bits_withSeed("fp_act", 6, seed);
+  for (int c = 0; c < EN_NCLASSES; c++)
+    for (int k = 0; k < en_class_of(c)->copies; k++) {
+      int v = en_input_id(c, k);
+      int64_t n = ir_shape_numel(&en_class_of(c)->shape);
+      if (!(in->v[v] = malloc((size_t)n * sizeof(uint32_t)))) {
+        fp_inputs_free(in);
+        return NULL;
+      }
+      fp_random(in->v[v], n, seed, (uint64_t)v + 1);
+    }
+  return in;
+}
+
+void fp_inputs_free(fp_inputs *in) {
+  if (!in)
+    return;
+  for (int v = 0; v < EN_NINPUT_IDS; v++)
+    free(in->v[v]);
+  free(in);
+}
+
+fp_eval *fp_eval_new(const fp_inputs *in) {
+  fp_eval *e = calloc(1, sizeof *e);
+  if (!e)
+    return NULL;
+  e->in = in;
+  for (int i = 0; i < EN_MAX_OPS; i++)
+    for (int s = 0; s < 2; s++)
+      if (!(e->val[i][s] = malloc(EN_MAX_NUMEL * sizeof(uint32_t)))) {
+        fp_eval_free(e);
+        return NULL;
+      }
+  return e;
+}
+
+void fp_eval_free(fp_eval *e) {
+  if (!e)
+    return;
+  for (int i = 0; i < EN_MAX_OPS; i++)
+    for (int s = 0; s < 2; s++)
+      free(e->val[i][s]);
+  free(e);
+}
+
+static const uint32_t *value_of(const fp_eval *e, uint8_t v,
+                                const uint8_t *map) {
+  if (EN_IS_INPUT(v))
+    return e->in->v[map ? map[v] : v];
+  return e->val[EN_NODE_OF(v)][EN_SLOT_OF(v)];
+}
+
+ir_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
+                       const uint8_t *map) {
+  const en_node *n = &g->n[i];
+  const ir_shape *ins[2] = {NULL, NULL};
+  const uint32_t *in[2] = {NULL, NULL};
+  int nin = en_gop_nin(n->gop);
+  ir_opcode op;
+  ir_attrs a;
+  for (int j = 0; j < nin; j++) {
+    ins[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])e->shapes);
+    in[j] = value_of(e, n->a[j], map);
+  }
+  if (en_node_op(n, ins, &op, &a, e->shapes[i]))
+    return IR_ERR_INTERNAL;
+  return fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
+}
+
+static uint64_t value_hash(const fp_eval *e, uint8_t v, const uint8_t *map) {
+  const ir_shape *s = en_value_shape(v, (const ir_shape(*)[2])e->shapes);
+  int64_t dims[IR_MAX_RANK + 1] = {s->rank};
+  memcpy(dims + 1, s->dim, (size_t)s->rank * sizeof *dims);
+  uint64_t sh = XXH3_64bits(dims, (size_t)(s->rank + 1) * sizeof *dims);
+  return XXH3_64bits_withSeed(value_of(e, v, map),
+                              (size_t)ir_shape_numel(s) * sizeof(uint32_t), sh);
+}
+
+int fp_out_hashes(const fp_eval *e, const en_graph *g, const uint8_t *map,
+                  uint64_t *h) {
+  uint8_t outs[EN_MAX_OUTPUTS];
+  int n = en_graph_outputs(g, outs);
+  for (int i = 0; i < n; i++)
+    h[i] = value_hash(e, outs[i], map);
+  return n;
+}
+
+uint64_t fp_combine(const uint64_t *h, int n) {
+  uint64_t s[EN_MAX_OUTPUTS];
+  memcpy(s, h, (size_t)n * sizeof *s);
+  for (int i = 1; i < n; i++) /* insertion sort: order-independent */
+    for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+      uint64_t t = s[j];
+      s[j] = s[j - 1], s[j - 1] = t;
+    }
+  return XXH3_64bits_withSeed(s, (size_t)n * sizeof *s, (uint64_t)n);
+}
+
+ir_status fp_eval_graph(fp_eval *e, const en_graph *g, const uint8_t *map,
+                        uint64_t *h, int *nout) {
+  for (int i = 0; i < g->nops; i++) {
+    ir_status st = fp_eval_node(e, g, i, map);
+    if (st)
+      return st;
+  }
+  *nout = fp_out_hashes(e, g, map, h);
+  return IR_OK;
+}
+
+/* ---- renamings -------------------------------------------------------------
+ */
+
+/* The permutations of {0,1,2}; the first two also fix 2 (those of {0,1}). */
+static const uint8_t perm3[6][3] = {{0, 1, 2}, {1, 0, 2}, {0, 2, 1},
+                                    {2, 0, 1}, {1, 2, 0}, {2, 1, 0}};
+static const uint32_t nperms[4] = {1, 1, 2, 6}; /* by copies used */
+
+uint32_t fp_renaming_count(const uint8_t used[EN_NCLASSES]) {
+  uint32_t n = 1;
+  for (int c = 0; c < EN_NCLASSES; c++)
+    n *= nperms[used[c]];
+  return n;
+}
+
+uint32_t fp_renaming_code(const uint8_t used[EN_NCLASSES], uint32_t idx) {
+  uint32_t code = 0, place = 1;
+  for (int c = 0; c < EN_NCLASSES; c++) {
+    code += idx % nperms[used[c]] * place;
+    idx /= nperms[used[c]];
+    place *= 6;
+  }
+  return code;
+}
+
+void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]) {
+  for (int c = 0; c < EN_NCLASSES; c++, code /= 6)
+    for (int k = 0; k < EN_MAX_COPIES; k++)
+      map[en_input_id(c, k)] = (uint8_t)en_input_id(c, perm3[code % 6][k]);
+}
+
+ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
+                          uint64_t *fp, uint32_t *code) {
+  uint8_t used[EN_NCLASSES], map[EN_NINPUT_IDS];
+  uint64_t h[EN_MAX_OUTPUTS];
+  int n = fp_out_hashes(e, g, NULL, h);
+  *fp = fp_combine(h, n);
+  *code = 0;
+  en_graph_used(g, used);
+  uint32_t count = fp_renaming_count(used);
+  for (uint32_t i = 1; i < count; i++) {
+    uint32_t c = fp_renaming_code(used, i);
+    fp_renaming_map(c, map);
+    ir_status st = fp_eval_graph(e2, g, map, h, &n);
+    if (st)
+      return st;
+    uint64_t f = fp_combine(h, n);
+    if (f < *fp)
+      *fp = f, *code = c;
+  }
+  return IR_OK;
+}
+
+ir_status fp_graph(const en_graph *g, uint64_t seed, uint64_t *fp,
+                   uint8_t perm[EN_NINPUT_IDS]) {
+  fp_inputs *in = fp_inputs_new(seed);
+  fp_eval *e = in ? fp_eval_new(in) : NULL, *e2 = e ? fp_eval_new(in) : NULL;
+  ir_status st = e2 ? IR_OK : IR_ERR_NOMEM;
+  uint64_t h[EN_MAX_OUTPUTS];
+  uint32_t code = 0;
+  int n;
+  if (!st)
+    st = fp_eval_graph(e, g, NULL, h, &n);
+  if (!st)
+    st = fp_min_renaming(e, e2, g, fp, &code);
+  if (!st && perm)
+    fp_renaming_map(code, perm);
+  fp_eval_free(e2);
+  fp_eval_free(e);
+  fp_inputs_free(in);
+  return st;
+}

@@ -1,0 +1,88 @@
+/* fp.h: fingerprints of enumerated graphs and candidate rule pairs
+ * (stage 2 of gen-rules).
+ *
+ * Each graph is evaluated on seeded random inputs in arithmetic modulo the
+ * prime FP_P = 2^31-1, where every element-wise non-linearity (relu, and
+ * conv2d's act=relu) is a random function of its argument: graphs agree
+ * exactly when a law holds for every element-wise function. The hash of a
+ * graph's outputs (order-independent), minimised over renamings of the
+ * copies of each input class, is its fingerprint. Graphs with equal
+ * fingerprints are candidate equivalents; every pair is confirmed with a
+ * second seed and a float32 run on the reference executor before it becomes
+ * a candidate rule (IR_RULE_UNVERIFIED). Details: docs/generation.md.
+ */
+#ifndef SUPEROPT_FP_H
+#define SUPEROPT_FP_H
+
+#include <stdint.h>
+
+#include "../enumerate/enum.h"
+#include "../ir/ir.h"
+
+#define FP_P 2147483647u /* 2^31 - 1 */
+
+/* ---- modular kernels ------------------------------------------------------
+ */
+
+/* The random function standing for element-wise non-linearity `act`
+ * (IR_ACT_RELU, ...) under key: a residue of the residue x. */
+uint32_t fp_act(int act, uint64_t key, uint32_t x);
+
+/* Evaluates one operator on residues: in[i] has shape ins[i] (row-major),
+ * out[i] receives outs[i] (shapes and normalised attributes as ir_infer
+ * leaves them). key keys the random functions. Supported: the generation
+ * operators (matmul 2-D, conv2d with groups and zero padding, ewadd, ewmul
+ * of equal shapes, smul, relu, concat, split, transpose, avgpool with
+ * count_include_pad=1 (window sum times the inverse of the count), maxpool
+ * (largest residue, padding excluded), enlarge, the four constants).
+ * Returns IR_OK or IR_ERR_PARAM for another operator. */
+ir_status fp_kernel(ir_opcode op, const ir_attrs *a, const ir_shape *const *ins,
+                    const uint32_t *const *in, int nin, const ir_shape *outs,
+                    uint32_t *const *out, uint64_t key);
+
+/* Residues of seeded random inputs: fp_inputs(seed, v) for pool input v
+ * (EN_MAX_NUMEL residues at most). The same values for every graph. */
+void fp_random(uint32_t *dst, int64_t n, uint64_t seed, uint64_t stream);
+
+/* ---- candidates -----------------------------------------------------------
+ */
+
+typedef struct fp_stats {
+  long long graphs;    /* graphs enumerated (including zero-operator ones) */
+  long long buckets;   /* fingerprint buckets holding >= 2 graphs */
+  long long dups;      /* graphs identical to another up to renaming, dropped */
+  long long pairs;     /* candidate pairs before confirmation */
+  long long rej_seed;  /* rejected by the second seed */
+  long long rej_float; /* rejected by the float32 check */
+  long long rej_inputs; /* dropped: dst reads an input src does not */
+  long long rules;      /* pairs returned */
+  double t_enum;        /* seconds: enumeration and fingerprinting */
+  double t_fp;          /* seconds: bucketing and pairing */
+  double t_confirm;     /* seconds: second seed, float check, building graphs */
+  long rss_enum_kb, rss_fp_kb, peak_rss_kb; /* peak RSS after each stage */
+} fp_stats;
+
+/* Which pairs of a bucket's graphs (after dropping renamings of an earlier
+ * member) become candidates. Members are ordered by size. */
+typedef enum fp_pairs {
+  FP_PAIRS_ALL,     /* every pair */
+  FP_PAIRS_SMALLEST /* pairs among the smallest members, and every larger
+                       member with the first smallest one: each graph still
+                       reaches every other through at most two rules */
+} fp_pairs;
+
+/* Enumerates graphs per c, fingerprints them and appends the confirmed
+ * candidate pairs to out (ids "c000001"... in a deterministic order: by
+ * src size, src, dst; byte-identical for any thread count), filling st. */
+ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
+                        fp_stats *st, ir_diag *d);
+
+/* ---- single graphs (tests, tools) -----------------------------------------
+ */
+
+/* Fingerprint of compact graph g under seed (renaming-invariant), with the
+ * renaming that reaches it in perm (input id -> input id; may be NULL). */
+ir_status fp_graph(const en_graph *g, uint64_t seed, uint64_t *fp,
+                   uint8_t perm[EN_NINPUT_IDS]);
+
+#endif

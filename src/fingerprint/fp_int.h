@@ -1,0 +1,57 @@
+/* fp_int.h: internals of the fingerprint module shared by its files:
+ * seeded input residues, the evaluator of compact graphs, output hashes and
+ * the renamings of input copies.
+ */
+#ifndef SUPEROPT_FP_INT_H
+#define SUPEROPT_FP_INT_H
+
+#include "fp.h"
+
+/* Residues of every pool input under one seed; key keys fp_act. */
+typedef struct fp_inputs {
+  uint64_t seed, key;
+  uint32_t *v[EN_NINPUT_IDS]; /* NULL for ids no class has */
+} fp_inputs;
+
+fp_inputs *fp_inputs_new(uint64_t seed);
+void fp_inputs_free(fp_inputs *in);
+
+/* Scratch holding the values of one graph's nodes (reused across graphs:
+ * node i's values stay valid while the graph's prefix does not change). */
+typedef struct fp_eval {
+  const fp_inputs *in;
+  uint32_t *val[EN_MAX_OPS][2]; /* EN_MAX_NUMEL residues each */
+  ir_shape shapes[EN_MAX_OPS][2];
+} fp_eval;
+
+fp_eval *fp_eval_new(const fp_inputs *in);
+void fp_eval_free(fp_eval *e);
+/* Evaluates node i of g (nodes before i evaluated already), input v
+ * reading the values of map[v] (map NULL: v itself). */
+ir_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
+                       const uint8_t *map);
+/* Evaluates all of g; hashes of its outputs (in g's output order) into
+ * h[EN_MAX_OUTPUTS], their number into *nout. */
+ir_status fp_eval_graph(fp_eval *e, const en_graph *g, const uint8_t *map,
+                        uint64_t *h, int *nout);
+/* Output hashes of g after its nodes were evaluated in e. */
+int fp_out_hashes(const fp_eval *e, const en_graph *g, const uint8_t *map,
+                  uint64_t *h);
+/* Order-independent combination of n output hashes. */
+uint64_t fp_combine(const uint64_t *h, int n);
+
+/* Renamings: per class, a permutation of the copies g uses, coded in
+ * mixed radix (6 per class); code 0 is the identity. */
+uint32_t fp_renaming_count(const uint8_t used[EN_NCLASSES]);
+/* The idx-th renaming of the group of used (0 <= idx < count) as its code. */
+uint32_t fp_renaming_code(const uint8_t used[EN_NCLASSES], uint32_t idx);
+/* map[v] for input id v under code. */
+void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]);
+
+/* Fingerprint under e's seed: min over renamings, e2 scratch for the full
+ * re-evaluations; *code receives the minimising renaming. Nodes of g must be
+ * evaluated in e (identity) already. */
+ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
+                          uint64_t *fp, uint32_t *code);
+
+#endif

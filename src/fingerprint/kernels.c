@@ -1,0 +1,283 @@
+/* kernels.c: the fingerprint kernels: the generation operators evaluated on
+ * residues modulo FP_P = 2^31-1.
+ *
+ * Residues are below 2^31, so a product fits in 62 bits and a running sum
+ * reduced after every addition never overflows 64 bits. Linear operators
+ * are exact; avgpool multiplies the window sum by the inverse of the count;
+ * maxpool takes the largest residue (a law about max survives only when it
+ * holds for any total order, e.g. pooling commutes with concat); relu is a
+ * keyed random function (fp_act), the same for conv2d's act=relu.
+ */
+#include <string.h>
+#include <xxhash.h>
+
+#include "fp.h"
+
+static inline uint32_t red(uint64_t x) {
+  x = (x & FP_P) + (x >> 31);
+  x = (x & FP_P) + (x >> 31);
+  return (uint32_t)(x >= FP_P ? x - FP_P : x);
+}
+
+static inline uint32_t addm(uint32_t a, uint32_t b) {
+  uint32_t s = a + b; /* < 2^32 */
+  return s >= FP_P ? s - FP_P : s;
+}
+
+static uint32_t powm(uint32_t b, uint32_t e) {
+  uint64_t r = 1, x = b;
+  for (; e; e >>= 1, x = red(x * x))
+    if (e & 1)
+      r = red(r * x);
+  return (uint32_t)r;
+}
+
+uint32_t fp_act(int act, uint64_t key, uint32_t x) {
+  if (act == IR_ACT_NONE)
+    return x;
+  uint64_t h = XXH3_64bits_withSeed(
+      &x, sizeof x, key ^ (0x9e3779b97f4a7c15ull * (uint64_t)act));
+  return (uint32_t)(h % FP_P);
+}
+
+static uint64_t splitmix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void fp_random(uint32_t *dst, int64_t n, uint64_t seed, uint64_t stream) {
+  uint64_t base = splitmix(seed ^ splitmix(stream));
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = (uint32_t)(splitmix(base + (uint64_t)i) % FP_P);
+}
+
+/* ---- products ------------------------------------------------------------
+ */
+
+static void k_matmul(const ir_shape *const *s, const uint32_t *const *in,
+                     uint32_t *y) {
+  int64_t m = s[0]->dim[0], k = s[0]->dim[1], n = s[1]->dim[1];
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      uint64_t acc = 0;
+      for (int64_t t = 0; t < k; t++)
+        acc = red(acc + (uint64_t)in[0][i * k + t] * in[1][t * n + j]);
+      y[i * n + j] = (uint32_t)acc;
+    }
+}
+
+/* One output element of a convolution: the dot product of the window at
+ * (oy, ox) of channels c0.. of batch plane x with kernel w of output o. */
+static uint32_t conv_at(const ir_shape *xs, const ir_shape *ws,
+                        const ir_attrs *a, const uint32_t *x, const uint32_t *w,
+                        int64_t c0, int64_t oy, int64_t ox) {
+  int64_t cg = ws->dim[1], kh = ws->dim[2], kw = ws->dim[3];
+  int64_t h = xs->dim[2], wd = xs->dim[3];
+  uint64_t acc = 0;
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t ky = 0; ky < kh; ky++) {
+      int64_t iy = oy * a->stride[0] - a->pad[0] + ky * a->dilation[0];
+      if (iy < 0 || iy >= h)
+        continue;
+      for (int64_t kx = 0; kx < kw; kx++) {
+        int64_t ix = ox * a->stride[1] - a->pad[1] + kx * a->dilation[1];
+        if (ix >= 0 && ix < wd)
+          acc = red(acc + (uint64_t)x[((c0 + c) * h + iy) * wd + ix] *
+                              w[(c * kh + ky) * kw + kx]);
+      }
+    }
+  return (uint32_t)acc;
+}
+
+static void k_conv(const ir_attrs *a, const ir_shape *const *s,
+                   const uint32_t *const *in, const ir_shape *os, uint32_t *y,
+                   uint64_t key) {
+  const ir_shape *xs = s[0], *ws = s[1];
+  int64_t nb = xs->dim[0], c = xs->dim[1], o = ws->dim[0];
+  int64_t og = o / a->groups, cg = c / a->groups;
+  int64_t oh = os->dim[2], ow = os->dim[3];
+  int64_t wsz = ws->dim[1] * ws->dim[2] * ws->dim[3];
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t oc = 0; oc < o; oc++)
+      for (int64_t oy = 0; oy < oh; oy++)
+        for (int64_t ox = 0; ox < ow; ox++) {
+          const uint32_t *xb = in[0] + b * c * xs->dim[2] * xs->dim[3];
+          uint32_t v =
+              conv_at(xs, ws, a, xb, in[1] + oc * wsz, oc / og * cg, oy, ox);
+          y[((b * o + oc) * oh + oy) * ow + ox] = fp_act(a->act, key, v);
+        }
+}
+
+/* ---- element-wise --------------------------------------------------------
+ */
+
+static void k_ew(ir_opcode op, int64_t n, const uint32_t *const *in,
+                 uint32_t *y, uint64_t key) {
+  for (int64_t i = 0; i < n; i++)
+    switch (op) {
+    case IR_OP_EWADD: y[i] = addm(in[0][i], in[1][i]); break;
+    case IR_OP_EWMUL: y[i] = red((uint64_t)in[0][i] * in[1][i]); break;
+    case IR_OP_SMUL: y[i] = red((uint64_t)in[0][i] * in[1][0]); break;
+    default: y[i] = fp_act(IR_ACT_RELU, key, in[0][i]); break;
+    }
+}
+
+/* ---- data movement -------------------------------------------------------
+ */
+
+/* Elements before and after axis (outer, inner) of shape s. */
+static void around(const ir_shape *s, int axis, int64_t *outer,
+                   int64_t *inner) {
+  *outer = *inner = 1;
+  for (int i = 0; i < axis; i++)
+    *outer *= s->dim[i];
+  for (int i = axis + 1; i < s->rank; i++)
+    *inner *= s->dim[i];
+}
+
+static void k_concat(int axis, const ir_shape *const *ins,
+                     const uint32_t *const *in, int nin, const ir_shape *os,
+                     uint32_t *y) {
+  int64_t outer, inner, off = 0;
+  around(os, axis, &outer, &inner);
+  int64_t row = os->dim[axis] * inner;
+  for (int i = 0; i < nin; i++) {
+    int64_t len = ins[i]->dim[axis] * inner;
+    for (int64_t o = 0; o < outer; o++)
+      memcpy(y + o * row + off, in[i] + o * len, (size_t)len * sizeof *y);
+    off += len;
+  }
+}
+
+static void k_split(int axis, const ir_shape *s, const uint32_t *x,
+                    const ir_shape *outs, int np, uint32_t *const *out) {
+  int64_t outer, inner, off = 0;
+  around(s, axis, &outer, &inner);
+  int64_t row = s->dim[axis] * inner;
+  for (int i = 0; i < np; i++) {
+    int64_t len = outs[i].dim[axis] * inner;
+    for (int64_t o = 0; o < outer; o++)
+      memcpy(out[i] + o * len, x + o * row + off, (size_t)len * sizeof *x);
+    off += len;
+  }
+}
+
+static void k_transpose(const ir_shape *s, const uint32_t *x, uint32_t *y) {
+  int64_t r = s->dim[0], c = s->dim[1];
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++)
+      y[j * r + i] = x[i * c + j];
+}
+
+static void k_enlarge(const ir_shape *s, const ir_shape *os, const uint32_t *x,
+                      uint32_t *y) {
+  int64_t planes = s->dim[0] * s->dim[1], h = s->dim[2], w = s->dim[3];
+  int64_t kh = os->dim[2], kw = os->dim[3];
+  int64_t oy = (kh - h) / 2, ox = (kw - w) / 2;
+  memset(y, 0, (size_t)(planes * kh * kw) * sizeof *y);
+  for (int64_t p = 0; p < planes; p++)
+    for (int64_t i = 0; i < h; i++)
+      memcpy(y + (p * kh + oy + i) * kw + ox, x + (p * h + i) * w,
+             (size_t)w * sizeof *y);
+}
+
+/* ---- pooling -------------------------------------------------------------
+ */
+
+static uint32_t pool_at(const ir_attrs *a, int is_max, int64_t h, int64_t w,
+                        const uint32_t *x, int64_t oy, int64_t ox) {
+  int64_t y0 = oy * a->stride[0] - a->pad[0],
+          x0 = ox * a->stride[1] - a->pad[1];
+  uint64_t acc = 0;
+  int64_t count = 0;
+  for (int64_t y = y0; y < y0 + a->kernel[0]; y++)
+    for (int64_t xx = x0; xx < x0 + a->kernel[1]; xx++) {
+      if (y < 0 || y >= h || xx < 0 || xx >= w)
+        continue;
+      uint32_t v = x[y * w + xx];
+      acc = is_max ? (v > acc ? v : acc) : addm((uint32_t)acc, v);
+      count++;
+    }
+  if (is_max)
+    return (uint32_t)acc;
+  if (a->count_include_pad)
+    count = (int64_t)a->kernel[0] * a->kernel[1];
+  return count ? red(acc * powm((uint32_t)count, FP_P - 2)) : 0;
+}
+
+static void k_pool(const ir_attrs *a, int is_max, const ir_shape *s,
+                   const ir_shape *os, const uint32_t *x, uint32_t *y) {
+  int64_t planes = s->dim[0] * s->dim[1], h = s->dim[2], w = s->dim[3];
+  int64_t oh = os->dim[2], ow = os->dim[3];
+  for (int64_t p = 0; p < planes; p++)
+    for (int64_t oy = 0; oy < oh; oy++)
+      for (int64_t ox = 0; ox < ow; ox++)
+        y[(p * oh + oy) * ow + ox] =
+            pool_at(a, is_max, h, w, x + p * h * w, oy, ox);
+}
+
+/* ---- constants -----------------------------------------------------------
+ */
+
+static void k_const(ir_opcode op, const ir_shape *s, uint32_t *y) {
+  int64_t n = ir_shape_numel(s);
+  for (int64_t i = 0; i < n; i++)
+    y[i] = op == IR_OP_CONST_ONES || op == IR_OP_CONST_POOL;
+  if (op == IR_OP_CONST_IMM)
+    for (int64_t i = 0; i < s->dim[0]; i++)
+      y[i * s->dim[0] + i] = 1;
+  if (op == IR_OP_CONST_ICONV) {
+    int64_t ci = s->dim[1], kh = s->dim[2], kw = s->dim[3];
+    for (int64_t o = 0; o < s->dim[0]; o++)
+      y[((o * ci + o % ci) * kh + kh / 2) * kw + kw / 2] = 1;
+  }
+}
+
+ir_status fp_kernel(ir_opcode op, const ir_attrs *a, const ir_shape *const *ins,
+                    const uint32_t *const *in, int nin, const ir_shape *outs,
+                    uint32_t *const *out, uint64_t key) {
+  switch (op) {
+  case IR_OP_MATMUL:
+    if (ins[0]->rank != 2 || ins[1]->rank != 2 || nin != 2 || a->act)
+      return IR_ERR_PARAM;
+    k_matmul(ins, in, out[0]);
+    return IR_OK;
+  case IR_OP_CONV2D:
+    if (nin != 2)
+      return IR_ERR_PARAM;
+    k_conv(a, ins, in, &outs[0], out[0], key);
+    return IR_OK;
+  case IR_OP_EWADD:
+  case IR_OP_EWMUL:
+    if (!ir_shape_eq(ins[0], ins[1]))
+      return IR_ERR_PARAM;
+    /* fall through */
+  case IR_OP_SMUL:
+  case IR_OP_RELU:
+    k_ew(op, ir_shape_numel(&outs[0]), in, out[0], key);
+    return IR_OK;
+  case IR_OP_CONCAT:
+    k_concat(a->axis, ins, in, nin, &outs[0], out[0]);
+    return IR_OK;
+  case IR_OP_SPLIT:
+    k_split(a->axis, ins[0], in[0], outs, a->nlist, out);
+    return IR_OK;
+  case IR_OP_TRANSPOSE:
+    if (ins[0]->rank != 2)
+      return IR_ERR_PARAM;
+    k_transpose(ins[0], in[0], out[0]);
+    return IR_OK;
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+    k_pool(a, op == IR_OP_MAXPOOL, ins[0], &outs[0], in[0], out[0]);
+    return IR_OK;
+  case IR_OP_ENLARGE: k_enlarge(ins[0], &outs[0], in[0], out[0]); return IR_OK;
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_IMM:
+  case IR_OP_CONST_ONES:
+  case IR_OP_CONST_POOL: k_const(op, &outs[0], out[0]); return IR_OK;
+  default: return IR_ERR_PARAM;
+  }
+}

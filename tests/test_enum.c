@@ -1,0 +1,213 @@
+/* test_enum.c: the graph enumerator: exact counts on a tiny operator set
+ * (counted by hand below), canonical form (no graph twice, commutative
+ * arguments in order, first-use copies), every graph builds as a valid
+ * ir_graph, the --ops parser and its errors, and per-branch output that
+ * does not depend on the thread count. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enumerate/enum.h"
+
+/* A visitor collecting every enumerated graph of each branch. */
+typedef struct store {
+  en_graph *g;
+  int n, cap;
+} store;
+
+typedef struct coll {
+  store br[512];
+  int nbranches;
+} coll;
+
+static void *begin(void *u, int b) {
+  coll *c = u;
+  cr_assert(b < 512);
+  return &c->br[b];
+}
+
+static void end(void *u, int b, void *s) { (void)u, (void)b, (void)s; }
+
+static ir_status keep(void *state, const en_graph *g,
+                      const ir_shape (*shapes)[2], int is_graph) {
+  store *s = state;
+  (void)shapes;
+  if (!is_graph)
+    return IR_OK;
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 64;
+    s->g = realloc(s->g, (size_t)s->cap * sizeof *s->g);
+    cr_assert(s->g);
+  }
+  s->g[s->n++] = *g;
+  return IR_OK;
+}
+
+static coll *enumerate(int max_ops, const char *ops, int threads) {
+  coll *c = calloc(1, sizeof *c);
+  en_config cfg = {0};
+  char err[512];
+  ir_diag d;
+  cfg.max_ops = max_ops;
+  cfg.threads = threads;
+  if (ops)
+    cr_assert_eq(en_ops_parse(ops, &cfg.ops, err, sizeof err), IR_OK, "%s",
+                 err);
+  c->nbranches = en_branch_count(&cfg);
+  en_visitor v = {begin, keep, end, c};
+  cr_assert_eq(en_enumerate(&cfg, &v, &d), IR_OK, "%s", d.msg);
+  return c;
+}
+
+static void coll_free(coll *c) {
+  for (int b = 0; b < 512; b++)
+    free(c->br[b].g);
+  free(c);
+}
+
+static void count_by_size(const coll *c, long long *n) {
+  memset(n, 0, (EN_MAX_OPS + 1) * sizeof *n);
+  for (int b = 0; b < c->nbranches; b++)
+    for (int i = 0; i < c->br[b].n; i++)
+      n[c->br[b].g[i].nops]++;
+}
+
+/* ops = ewadd, relu, max-ops 2. ewadd needs equal shapes, so a connected
+ * graph stays in one input class. Classes m q x w h v have 3 copies (c1 c2
+ * c3), d and s one.
+ *  0 ops: one input per class: 8.
+ *  1 op, 3-copy class: relu(c1), ewadd(c1,c1), ewadd(c1,c2) = 3;
+ *        1-copy class: relu(c1), ewadd(c1,c1) = 2.  6*3 + 2*2 = 22.
+ *  2 ops (connected: an edge or a shared input; ewadd arguments in id
+ *  order; a node with a smaller key (ewadd < relu) must read the node
+ *  before it; no repeated node), 3-copy class:
+ *   after relu(c1): relu(t0); ewadd(c1,t0) ewadd(c2,t0) ewadd(t0,t0) = 4
+ *   after ewadd(c1,c1): relu(c1) relu(t0); ewadd(c1,c2) ewadd(c1,t0)
+ *                       ewadd(c2,t0) ewadd(t0,t0) = 6
+ *   after ewadd(c1,c2): relu(c1) relu(c2) relu(t0); ewadd(c1,c1)
+ *                       ewadd(c1,c3) ewadd(c1,t0) ewadd(c2,c2) ewadd(c2,c3)
+ *                       ewadd(c2,t0) ewadd(c3,t0) ewadd(t0,t0) = 11
+ *   = 21; 1-copy class: after relu(c1): relu(t0) ewadd(c1,t0) ewadd(t0,t0)
+ *   = 3; after ewadd(c1,c1): relu(c1) relu(t0) ewadd(c1,t0) ewadd(t0,t0)
+ *   = 4; = 7.  6*21 + 2*7 = 140. */
+Test(enum, hand_counted_ewadd_relu) {
+  coll *c = enumerate(2, "ewadd,relu", 1);
+  long long n[EN_MAX_OPS + 1];
+  count_by_size(c, n);
+  cr_expect_eq(n[0], 8);
+  cr_expect_eq(n[1], 22);
+  cr_expect_eq(n[2], 140);
+  coll_free(c);
+}
+
+static int graph_cmp(const void *a, const void *b) {
+  return memcmp(a, b, sizeof(en_graph));
+}
+
+/* No graph twice; every graph is shape-valid, builds and validates. */
+Test(enum, canonical_and_valid) {
+  coll *c = enumerate(2, NULL, 2);
+  long long n[EN_MAX_OPS + 1], total = 0;
+  count_by_size(c, n);
+  for (int i = 0; i <= 2; i++)
+    total += n[i];
+  en_graph *all = malloc((size_t)total * sizeof *all);
+  long long k = 0;
+  for (int b = 0; b < c->nbranches; b++)
+    for (int i = 0; i < c->br[b].n; i++) {
+      const en_graph *g = &c->br[b].g[i];
+      uint8_t outs[EN_MAX_OUTPUTS];
+      ir_diag d;
+      int no = en_graph_outputs(g, outs);
+      cr_assert(no >= 1 && no <= EN_DEFAULT_OUTPUTS);
+      ir_graph *ir = en_graph_build(g, outs, no, "g", &d);
+      cr_assert(ir, "%s", d.msg);
+      cr_assert_eq(ir_graph_validate(ir, &d), IR_OK, "%s", d.msg);
+      ir_graph_free(ir);
+      for (int j = 0; j < g->nops; j++)
+        if (g->n[j].gop == EN_EWADD || g->n[j].gop == EN_EWMUL)
+          cr_assert(g->n[j].a[0] <= g->n[j].a[1]);
+      all[k++] = *g;
+    }
+  qsort(all, (size_t)total, sizeof *all, graph_cmp);
+  for (long long i = 1; i < total; i++)
+    cr_assert(memcmp(&all[i - 1], &all[i], sizeof *all), "graph twice");
+  cr_expect_eq(n[0], 8);
+  free(all);
+  coll_free(c);
+}
+
+/* Copies of a class appear in first-use order: q2 never before q1. */
+Test(enum, first_use_copies) {
+  coll *c = enumerate(2, "matmul,transpose", 1);
+  int seen_q3 = 0;
+  for (int b = 0; b < c->nbranches; b++)
+    for (int i = 0; i < c->br[b].n; i++) {
+      const en_graph *g = &c->br[b].g[i];
+      uint8_t used[EN_NCLASSES] = {0};
+      for (int j = 0; j < g->nops; j++)
+        for (int a = 0; a < en_gop_nin(g->n[j].gop); a++) {
+          uint8_t v = g->n[j].a[a];
+          if (!EN_IS_INPUT(v))
+            continue;
+          int cl = en_input_class(v), cp = en_input_copy(v);
+          cr_assert(cp <= used[cl], "copy %d of class %d before %d", cp + 1, cl,
+                    used[cl] + 1);
+          if (cp == used[cl])
+            used[cl]++;
+          seen_q3 |= cl == 1 && cp == 2;
+        }
+    }
+  cr_expect(seen_q3, "matmul(q1,q2), matmul(t0,q3) uses three copies");
+  coll_free(c);
+}
+
+Test(enum, same_branches_any_thread_count) {
+  coll *a = enumerate(2, NULL, 1), *b = enumerate(2, NULL, 2);
+  cr_assert_eq(a->nbranches, b->nbranches);
+  for (int i = 0; i < a->nbranches; i++) {
+    cr_assert_eq(a->br[i].n, b->br[i].n);
+    cr_assert(
+        !memcmp(a->br[i].g, b->br[i].g, (size_t)a->br[i].n * sizeof(en_graph)));
+  }
+  coll_free(a);
+  coll_free(b);
+}
+
+Test(enum, ops_parse) {
+  uint64_t ops = 0;
+  char err[512];
+  cr_assert_eq(en_ops_parse("matmul,ewadd", &ops, err, sizeof err), IR_OK);
+  cr_expect_eq(ops, (1ull << IR_OP_MATMUL) | (1ull << IR_OP_EWADD));
+  cr_assert_eq(en_ops_parse("matmul,frobnicate", &ops, err, sizeof err),
+               IR_ERR_PARAM);
+  cr_expect(strstr(err, "'frobnicate'"), "%s", err);
+  cr_expect(strstr(err, "conv2d"), "lists the valid names: %s", err);
+  cr_assert_eq(en_ops_parse("sigmoid", &ops, err, sizeof err), IR_ERR_PARAM);
+  cr_expect(strstr(err, "'sigmoid' is not a generation operator"), "%s", err);
+  cr_expect_eq(en_ops_parse("", &ops, err, sizeof err), IR_ERR_PARAM);
+  cr_expect_eq(en_ops_parse("relu,,relu", &ops, err, sizeof err), IR_ERR_PARAM);
+  cr_expect_eq(ops, (1ull << IR_OP_MATMUL) | (1ull << IR_OP_EWADD),
+               "unchanged on error");
+}
+
+Test(enum, bad_max_ops) {
+  en_config c = {0};
+  ir_diag d;
+  en_visitor v = {begin, keep, end, NULL};
+  c.max_ops = EN_MAX_OPS + 1;
+  cr_assert_eq(en_enumerate(&c, &v, &d), IR_ERR_PARAM);
+  cr_expect(strstr(d.msg, "max-ops"), "%s", d.msg);
+}
+
+/* The pool: names and shapes as documented. */
+Test(enum, pool) {
+  char name[8];
+  en_input_name(en_input_id(1, 2), name, sizeof name);
+  cr_expect_str_eq(name, "q3");
+  en_input_name(en_input_id(6, 0), name, sizeof name);
+  cr_expect_str_eq(name, "d1");
+  cr_expect_eq(en_class_of(2)->shape.rank, 4);
+  cr_expect_eq(en_class_of(2)->shape.dim[3], 5);
+  cr_expect_eq(en_class_of(7)->shape.rank, 0);
+}

@@ -1,0 +1,340 @@
+/* test_fp.c: fingerprints and candidate pairs: the modular kernels agree
+ * with the float reference kernels on small integers; known laws get equal
+ * fingerprints and come out as candidate rules (matmul associativity,
+ * transpose(transpose(q)) == q, conv over a concat of weights, relu over
+ * concat); known non-laws do not (matmul commutativity, relu(a+b) vs
+ * relu(a)+relu(b)); output does not depend on the thread count. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "fingerprint/fp.h"
+
+/* ---- modular kernels vs the reference executor ---------------------------
+ */
+
+static uint32_t residue(float f) {
+  long long v = (long long)(f < 0 ? f - 0.5f : f + 0.5f);
+  return (uint32_t)(v < 0 ? (long long)FP_P + v : v);
+}
+
+/* Runs node 0 of g (one node over inputs) both ways on integers in
+ * [lo, hi]; outputs scaled by scale (avgpool's count) must agree. */
+static void agree(const ir_graph *g, int lo, int hi, int scale) {
+  ir_diag d;
+  ex_values *v = ex_values_new(g);
+  const ir_node *n = &g->nodes[0];
+  const ir_shape *ins[2];
+  const uint32_t *in[2];
+  uint32_t *out[2];
+  ir_shape outs[2];
+  uint32_t *res[2] = {NULL, NULL};
+  for (int i = 0; i < n->nin; i++) {
+    const ir_tensor *t = &g->tensors[n->in[i]];
+    int64_t k = ir_shape_numel(&t->shape);
+    v->v[n->in[i]] = malloc((size_t)k * sizeof(float));
+    res[i] = malloc((size_t)k * sizeof(uint32_t));
+    for (int64_t j = 0; j < k; j++) {
+      int x = lo + (int)((j * 7 + i * 3 + 1) % (hi - lo + 1));
+      v->v[n->in[i]][j] = (float)x;
+      res[i][j] = residue((float)x);
+    }
+    ins[i] = &t->shape, in[i] = res[i];
+  }
+  ex_options o = {1, 0};
+  cr_assert_eq(ex_run(g, v, &o, &d), IR_OK, "%s", d.msg);
+  for (int i = 0; i < n->nout; i++) {
+    outs[i] = g->tensors[n->out[i]].shape;
+    out[i] = malloc((size_t)ir_shape_numel(&outs[i]) * sizeof(uint32_t));
+  }
+  cr_assert_eq(fp_kernel(n->op, &n->a, ins, in, n->nin, outs, out, 1), IR_OK);
+  for (int i = 0; i < n->nout; i++) {
+    for (int64_t j = 0; j < ir_shape_numel(&outs[i]); j++) {
+      uint32_t want = residue(v->v[n->out[i]][j] * (float)scale);
+      uint32_t got = (uint32_t)((uint64_t)out[i][j] * scale % FP_P);
+      cr_assert_eq(got, want, "%s output %d element %lld: %u vs %u",
+                   ir_op(n->op)->name, i, (long long)j, got, want);
+    }
+    free(out[i]);
+  }
+  free(res[0]);
+  free(res[1]);
+  ex_values_free(v);
+}
+
+static ir_graph *parse(const char *text) {
+  ir_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "%s", d.msg);
+  return g;
+}
+
+static void kernel_case(const char *text, int lo, int hi, int scale) {
+  ir_graph *g = parse(text);
+  agree(g, lo, hi, scale);
+  ir_graph_free(g);
+}
+
+Test(fp, kernels_match_reference) {
+  kernel_case("input a: [2,4]\ninput b: [4,4]\ny = matmul(a, b)\noutput y\n",
+              -3, 3, 1);
+  kernel_case("input x: [2,4,5,5]\ninput w: [4,4,3,3]\n"
+              "y = conv2d(x, w) pad=same\noutput y\n",
+              -3, 3, 1);
+  kernel_case("input x: [2,4,5,5]\ninput w: [4,4,1,3]\n"
+              "y = conv2d(x, w) pad=same\noutput y\n",
+              -3, 3, 1);
+  kernel_case("input x: [2,4,5,5]\ninput w: [4,1,3,3]\n"
+              "y = conv2d(x, w) pad=same groups=4\noutput y\n",
+              -3, 3, 1);
+  kernel_case("input a: [4,4]\ninput b: [4,4]\ny = ewadd(a, b)\noutput y\n", -5,
+              5, 1);
+  kernel_case("input a: [4,4]\ninput b: [4,4]\ny = ewmul(a, b)\noutput y\n", -5,
+              5, 1);
+  kernel_case("input a: [2,4]\ninput s: []\ny = smul(a, s)\noutput y\n", -5, 5,
+              1);
+  kernel_case("input a: [2,4]\ninput b: [4,4]\ny = concat(a, b) axis=0\n"
+              "output y\n",
+              -5, 5, 1);
+  kernel_case("input a: [4,4,3,3]\ninput b: [4,1,3,3]\n"
+              "y = concat(a, b) axis=1\noutput y\n",
+              -5, 5, 1);
+  kernel_case("input a: [2,8,5,5]\ny, z = split(a) axis=1 sizes=[3,5]\n"
+              "output y, z\n",
+              -5, 5, 1);
+  kernel_case("input a: [2,4]\ny = transpose(a) perm=[1,0]\noutput y\n", -5, 5,
+              1);
+  kernel_case("input x: [2,4,5,5]\n"
+              "y = avgpool(x) kernel=[3,3] pad=same count_include_pad=1\n"
+              "output y\n",
+              -5, 5, 9);
+  kernel_case("input x: [2,4,5,5]\ny = maxpool(x) kernel=[3,3] pad=same\n"
+              "output y\n",
+              0, 9, 1);
+  kernel_case("input w: [4,4,1,3]\ny = enlarge(w) kernel=[3,3]\noutput y\n", -5,
+              5, 1);
+}
+
+Test(fp, constants_match_reference) {
+  const char *texts[] = {
+      "y = const_iconv() shape=[4,4,3,3]\noutput y\n",
+      "y = const_iconv() shape=[4,1,3,1]\noutput y\n",
+      "y = const_imm() shape=[4,4]\noutput y\n",
+      "y = const_ones() shape=[2,4]\noutput y\n",
+      "y = const_pool() shape=[4,1,3,3]\noutput y\n",
+  };
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+    kernel_case(texts[i], 0, 0, 1);
+}
+
+/* relu is a random function: not the identity, consistent, keyed. */
+Test(fp, relu_is_a_keyed_function) {
+  cr_expect_eq(fp_act(IR_ACT_RELU, 1, 5), fp_act(IR_ACT_RELU, 1, 5));
+  cr_expect_neq(fp_act(IR_ACT_RELU, 1, 5), fp_act(IR_ACT_RELU, 2, 5));
+  cr_expect_neq(fp_act(IR_ACT_RELU, 1, 5), 5);
+  cr_expect(fp_act(IR_ACT_RELU, 1, 5) < FP_P);
+  cr_expect_eq(fp_act(IR_ACT_NONE, 1, 5), 5);
+}
+
+/* ---- fingerprints of known laws and non-laws ------------------------------
+ */
+
+#define M(c) ((uint8_t)en_input_id(0, (c)-1))
+#define Q(c) ((uint8_t)en_input_id(1, (c)-1))
+#define X(c) ((uint8_t)en_input_id(2, (c)-1))
+#define W(c) ((uint8_t)en_input_id(3, (c)-1))
+#define T(i) EN_VNODE(i, 0)
+
+static en_graph graph(int n, const en_node *nodes) {
+  en_graph g;
+  memset(&g, 0, sizeof g);
+  g.nops = (uint8_t)n;
+  memcpy(g.n, nodes, (size_t)n * sizeof *nodes);
+  return g;
+}
+
+static uint64_t fp_of(en_graph g) {
+  uint64_t f;
+  ir_shape sh[EN_MAX_OPS][2];
+  cr_assert_eq(en_graph_shapes(&g, sh), 0);
+  cr_assert_eq(fp_graph(&g, 1, &f, NULL), IR_OK);
+  return f;
+}
+
+#define G(...)                                                                 \
+  graph(sizeof((en_node[]){__VA_ARGS__}) / sizeof(en_node),                    \
+        (en_node[]){__VA_ARGS__})
+
+Test(fp, laws_have_equal_fingerprints) {
+  /* (m1 q1) q2 == m1 (q1 q2), and with the copies renamed: q3 (q1 q2) ==
+   * (q3 q1) q2 needs a renaming of the q copies */
+  cr_expect_eq(
+      fp_of(G({EN_MATMUL, {M(1), Q(1)}, 0}, {EN_MATMUL, {T(0), Q(2)}, 0})),
+      fp_of(G({EN_MATMUL, {Q(1), Q(2)}, 0}, {EN_MATMUL, {M(1), T(0)}, 0})));
+  cr_expect_eq(
+      fp_of(G({EN_MATMUL, {Q(1), Q(2)}, 0}, {EN_MATMUL, {Q(3), T(0)}, 0})),
+      fp_of(G({EN_MATMUL, {Q(1), Q(2)}, 0}, {EN_MATMUL, {T(0), Q(3)}, 0})));
+  en_graph q1 = {0};
+  q1.root = Q(1);
+  cr_expect_eq(
+      fp_of(G({EN_TRANSPOSE, {Q(1), 0}, 0}, {EN_TRANSPOSE, {T(0), 0}, 0})),
+      fp_of(q1));
+  /* conv(x, concat0(w1, w2)) == concat1(conv(x, w1), conv(x, w2)) */
+  cr_expect_eq(
+      fp_of(G({EN_CONCAT0, {W(1), W(2)}, 0}, {EN_CONV_RELU, {X(1), T(0)}, 0})),
+      fp_of(G({EN_CONV_RELU, {X(1), W(1)}, 0}, {EN_CONV_RELU, {X(1), W(2)}, 0},
+              {EN_CONCAT1, {T(0), T(1)}, 0})));
+  /* relu(concat(q1, q2)) == concat(relu(q1), relu(q2)) */
+  cr_expect_eq(fp_of(G({EN_CONCAT0, {Q(1), Q(2)}, 0}, {EN_RELU, {T(0), 0}, 0})),
+               fp_of(G({EN_RELU, {Q(1), 0}, 0}, {EN_RELU, {Q(2), 0}, 0},
+                       {EN_CONCAT0, {T(0), T(1)}, 0})));
+  /* a two-output graph matches whatever its output order */
+  cr_expect_eq(fp_of(G({EN_RELU, {M(1), 0}, 0}, {EN_TRANSPOSE, {M(1), 0}, 0})),
+               fp_of(G({EN_TRANSPOSE, {M(1), 0}, 0}, {EN_RELU, {M(1), 0}, 0})));
+}
+
+Test(fp, non_laws_differ) {
+  /* relu(q1 + q2) vs relu(q1) + relu(q2) */
+  cr_expect_neq(fp_of(G({EN_EWADD, {Q(1), Q(2)}, 0}, {EN_RELU, {T(0), 0}, 0})),
+                fp_of(G({EN_RELU, {Q(1), 0}, 0}, {EN_RELU, {Q(2), 0}, 0},
+                        {EN_EWADD, {T(0), T(1)}, 0})));
+  /* relu(relu(q)) vs relu(q): not a law for every element-wise function */
+  cr_expect_neq(fp_of(G({EN_RELU, {Q(1), 0}, 0}, {EN_RELU, {T(0), 0}, 0})),
+                fp_of(G({EN_RELU, {Q(1), 0}, 0})));
+  /* relu(q1 q2) vs relu(q1) q2 */
+  cr_expect_neq(
+      fp_of(G({EN_MATMUL, {Q(1), Q(2)}, 0}, {EN_RELU, {T(0), 0}, 0})),
+      fp_of(G({EN_RELU, {Q(1), 0}, 0}, {EN_MATMUL, {T(0), Q(2)}, 0})));
+  /* q1 * q2 vs q1 + q2 */
+  cr_expect_neq(fp_of(G({EN_EWMUL, {Q(1), Q(2)}, 0})),
+                fp_of(G({EN_EWADD, {Q(1), Q(2)}, 0})));
+}
+
+/* ---- candidates -----------------------------------------------------------
+ */
+
+static ir_ruleset run_candidates(const char *ops, int max_ops, int threads,
+                                 fp_stats *st) {
+  en_config c = {0};
+  ir_ruleset rs;
+  char err[512];
+  ir_diag d;
+  c.max_ops = max_ops;
+  c.threads = threads;
+  cr_assert_eq(en_ops_parse(ops, &c.ops, err, sizeof err), IR_OK, "%s", err);
+  ir_ruleset_init(&rs);
+  cr_assert_eq(fp_candidates(&c, FP_PAIRS_ALL, &rs, st, &d), IR_OK, "%s",
+               d.msg);
+  cr_expect_eq(st->pairs,
+               st->rules + st->rej_seed + st->rej_float + st->rej_inputs);
+  return rs;
+}
+
+static int count_op(const ir_graph *g, ir_opcode op) {
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    n += g->nodes[i].op == op;
+  return n;
+}
+
+/* Is some input of node i of g an output of another node? */
+static int reads_node(const ir_graph *g, int i, int arg) {
+  return g->tensors[g->nodes[i].in[arg]].kind == IR_T_VALUE;
+}
+
+Test(fp, matmul_associativity_found_commutativity_not) {
+  fp_stats st;
+  ir_ruleset rs = run_candidates("matmul", 1, 1, &st);
+  cr_expect_eq(rs.n, 0, "matmul(q1,q2) vs matmul(q2,q1) is no rule");
+  ir_ruleset_free(&rs);
+  rs = run_candidates("matmul", 2, 2, &st);
+  int assoc = 0;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_graph *s = rs.rules[i].src, *d = rs.rules[i].dst;
+    if (count_op(s, IR_OP_MATMUL) == 2 && count_op(d, IR_OP_MATMUL) == 2 &&
+        reads_node(s, 1, 0) != reads_node(d, 1, 0))
+      assoc++;
+  }
+  cr_expect(assoc >= 2, "(m q) q and (q q) q associativity: %d", assoc);
+  cr_expect_eq(st.rej_seed, 0);
+  cr_expect_eq(st.rej_float, 0);
+  ir_ruleset_free(&rs);
+}
+
+Test(fp, transpose_involution_found) {
+  fp_stats st;
+  ir_ruleset rs = run_candidates("transpose", 2, 1, &st);
+  int found = 0;
+  for (int i = 0; i < rs.n; i++)
+    found += rs.rules[i].src->nnodes == 2 && rs.rules[i].dst->nnodes == 0;
+  cr_expect_eq(found, 2, "transpose(transpose(m1)) and (q1) == input");
+  ir_ruleset_free(&rs);
+}
+
+Test(fp, conv_over_concat_found) {
+  fp_stats st;
+  ir_ruleset rs = run_candidates("conv2d,concat", 3, 2, &st);
+  int found = 0;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_graph *s = rs.rules[i].src, *d = rs.rules[i].dst;
+    found += count_op(s, IR_OP_CONV2D) == 2 && count_op(s, IR_OP_CONCAT) == 1 &&
+             count_op(d, IR_OP_CONV2D) == 1 && count_op(d, IR_OP_CONCAT) == 1;
+  }
+  cr_expect(found > 0, "conv over a concat of weights");
+  cr_expect_eq(st.rej_float, 0);
+  ir_ruleset_free(&rs);
+}
+
+Test(fp, relu_concat_found_relu_add_not) {
+  fp_stats st;
+  ir_ruleset rs = run_candidates("relu,concat,ewadd", 3, 1, &st);
+  int found = 0;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_graph *s = rs.rules[i].src, *d = rs.rules[i].dst;
+    found += count_op(s, IR_OP_RELU) == 2 && count_op(s, IR_OP_CONCAT) == 1 &&
+             count_op(d, IR_OP_RELU) == 1 && count_op(d, IR_OP_CONCAT) == 1;
+    cr_expect(!(count_op(s, IR_OP_RELU) == 2 && count_op(s, IR_OP_EWADD) == 1 &&
+                count_op(d, IR_OP_RELU) == 1 && count_op(d, IR_OP_EWADD) == 1 &&
+                s->nnodes == 3 && d->nnodes == 2),
+              "rule %s: relu(a+b) == relu(a)+relu(b)?", rs.rules[i].id);
+  }
+  cr_expect(found > 0, "relu over concat");
+  ir_ruleset_free(&rs);
+}
+
+Test(fp, deterministic_over_threads) {
+  fp_stats s1, s2;
+  ir_ruleset a = run_candidates(
+      "matmul,ewadd,ewmul,relu,transpose,concat,split,smul", 2, 1, &s1);
+  ir_ruleset b = run_candidates(
+      "matmul,ewadd,ewmul,relu,transpose,concat,split,smul", 2, 2, &s2);
+  char *pa = ir_rules_print(&a, NULL), *pb = ir_rules_print(&b, NULL);
+  cr_assert(pa && pb);
+  cr_expect(a.n > 10);
+  cr_expect_str_eq(pa, pb);
+  cr_expect_eq(s1.graphs, s2.graphs);
+  cr_expect_eq(s1.buckets, s2.buckets);
+  free(pa);
+  free(pb);
+  ir_ruleset_free(&a);
+  ir_ruleset_free(&b);
+}
+
+/* Every rule re-parses from its text and survives a float check of its own
+ * (the verifier's input must be well-formed). */
+Test(fp, rules_round_trip) {
+  fp_stats st;
+  ir_ruleset rs = run_candidates("ewadd,ewmul,smul,relu", 2, 2, &st), back;
+  char *text = ir_rules_print(&rs, "# test");
+  ir_diag d;
+  cr_assert(text);
+  cr_assert_eq(ir_rules_parse(text, strlen(text), "rules", &back, &d), IR_OK,
+               "%s:%d: %s", d.file, d.line, d.msg);
+  cr_expect_eq(back.n, rs.n);
+  for (int i = 0; i < rs.n; i++)
+    cr_expect_eq(rs.rules[i].status, IR_RULE_UNVERIFIED);
+  free(text);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&back);
+}
