@@ -51,5 +51,8 @@ int cli_import_rules(const cli_command *c, int argc, char **argv);
 int cli_export_rules(const cli_command *c, int argc, char **argv);
 int cli_optimize(const cli_command *c, int argc, char **argv);
 int cli_experiment(const cli_command *c, int argc, char **argv);
+int cli_gen_rules(const cli_command *c, int argc, char **argv);
+int cli_verify_rules(const cli_command *c, int argc, char **argv);
+int cli_compare_rules(const cli_command *c, int argc, char **argv);
 
 #endif

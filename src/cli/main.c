@@ -104,6 +104,44 @@ static const cli_command commands[] = {
      "JSON. Rules the format cannot express are skipped and counted on\n"
      "stderr. See docs/interop.md.\n",
      cli_export_rules},
+    {"gen-rules", "discover and prove graph substitutions (a .rules file)",
+     "usage: superopt gen-rules [--max-ops N] [--ops LIST] [-o OUT.rules]\n"
+     "       [--threads T] [--z3-timeout MS] [--keep-unproven] [--pairs P]\n"
+     "\n"
+     "Enumerates every graph of 1..N operators over the generation operator\n"
+     "set and TASO's input pool, fingerprints them, pairs equal ones, prunes\n"
+     "redundant pairs and proves the rest with Z3; writes the proven rules\n"
+     "atomically, in a stable order (docs/rules-format.md). Progress and a\n"
+     "summary table (counts, time, peak memory per stage) go to stderr.\n"
+     "\n"
+     "  --max-ops N      largest graph, in operators (1..5; default 3)\n"
+     "  --ops LIST       comma-separated operators to use (default: all of\n"
+     "                   docs/generation.md)\n"
+     "  -o, --output F   the rule file (default generated.rules)\n"
+     "  --threads T      threads (default: all cores)\n"
+     "  --z3-timeout MS  per proof (default 10000)\n"
+     "  --keep-unproven  also write unproven rules, marked unproven\n"
+     "  --pairs P        smallest (default): pair each graph of a bucket with\n"
+     "                   its smallest member; all: every pair of a bucket\n",
+     cli_gen_rules},
+    {"verify-rules", "re-prove every rule of a .rules file with Z3",
+     "usage: superopt verify-rules RULES [-o OUT.rules] [--threads T]\n"
+     "       [--z3-timeout MS]\n"
+     "\n"
+     "Proves each rule of RULES from the operator axioms (docs/verify.md);\n"
+     "lists the rules not proven with the reason. Exit 0 when all are\n"
+     "proven, 2 otherwise. -o writes the rules with their new status and\n"
+     "the axioms each proof used.\n",
+     cli_verify_rules},
+    {"compare-rules", "how much of a reference rule set a library covers",
+     "usage: superopt compare-rules REFERENCE.rules LIBRARY.rules\n"
+     "       [--max-ops N] [--list]\n"
+     "\n"
+     "Counts the reference rules with both sides <= N operators (default 4)\n"
+     "that LIBRARY contains up to renaming of inputs, swapping sides and\n"
+     "commutative argument order, and those redundant by the prune rules.\n"
+     "--list names the missing ones.\n",
+     cli_compare_rules},
     {"optimize", "rewrite a graph into a cheaper equivalent with proven rules",
      "usage: superopt optimize MODEL.graph|MODEL.onnx [--rules F] "
      "[-o OUT.graph|OUT.onnx]\n"

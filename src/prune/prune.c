@@ -176,7 +176,10 @@ static int input_vertex(pgraph *p, invert *iv, const ir_tensor *t) {
   for (int i = 0; i < iv->n; i++)
     if (!strcmp(iv->name[i], t->name))
       return iv->v[i];
-  uint64_t l = mix(str_hash("in"), XXH3_64bits(&t->shape, sizeof t->shape));
+  /* ir_shape has padding after rank: hash its fields, not its bytes */
+  uint64_t l = mix(str_hash("in"), (uint64_t)t->shape.rank);
+  for (int i = 0; i < t->shape.rank; i++)
+    l = mix(l, (uint64_t)t->shape.dim[i]);
   int v = pg_vertex(p, mix(l, t->kind));
   if (iv->n < (int)(sizeof iv->v / sizeof *iv->v)) {
     iv->name[iv->n] = t->name;
@@ -240,8 +243,8 @@ static ir_status side_key(const ir_rule *r, int swap, uint64_t *key,
   }
   add_side(&p, iv, r->src, swap ? 1 : 0, os);
   add_side(&p, iv, r->dst, swap ? 0 : 1, od);
-  for (int i = 0; i < no; i++) /* output i of src pairs with output i of dst */
-    pg_edge(&p, os[i], od[i]);
+  for (int i = 0; i < no; i++) /* output i of side 0 -> output i of side 1 */
+    pg_edge(&p, swap ? od[i] : os[i], swap ? os[i] : od[i]);
   if (p.oom) {
     st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
