@@ -85,6 +85,29 @@ cmp -s "$tmp/r1" "$tmp/r2" || { echo "FAIL: checksums differ between runs"; fail
 cmp -s "$tmp/r1" "$tmp/r3" && { echo "FAIL: seed has no effect"; fails=$((fails + 1)); }
 [ "$(wc -l <"$tmp/r1")" = 21 ] || { echo "FAIL: expected 21 outputs"; fails=$((fails + 1)); }
 
+# gen-rules / verify-rules / compare-rules
+expect 1 "$bin" gen-rules --max-ops 0
+contains "--max-ops must be 1..5"
+expect 1 "$bin" gen-rules --max-ops 99
+expect 1 "$bin" gen-rules --ops matmul,frobnicate
+contains "frobnicate"
+expect 0 "$bin" gen-rules --max-ops 2 --ops matmul,transpose -o "$tmp/g1.rules" --threads 1
+contains "stage"
+contains "proven (verify)"
+expect 0 "$bin" gen-rules --max-ops 2 --ops matmul,transpose -o "$tmp/g2.rules" --threads 2
+cmp -s "$tmp/g1.rules" "$tmp/g2.rules" || { echo "FAIL: gen-rules output depends on threads"; fails=$((fails + 1)); }
+grep -q "= transpose(" "$tmp/g1.rules" || { echo "FAIL: no transpose rule found"; fails=$((fails + 1)); }
+expect 0 "$bin" verify-rules "$tmp/g1.rules"
+contains "rules proven"
+expect 0 "$bin" compare-rules "$tmp/g1.rules" "$tmp/g1.rules" --max-ops 2
+contains "(100.0%)"
+printf 'rule r1 proven\nsrc:\ninput a: [2,4]\nt = relu(b)\noutput t\ndst:\ninput a: [2,4]\noutput a\nend\n' >"$tmp/bad.rules"
+expect 2 "$bin" verify-rules "$tmp/bad.rules"
+contains "bad.rules:4:10: error: undefined name 'b'"
+printf 'rule r1 unverified\nsrc:\ninput a: [2,4]\nt = relu(a)\noutput t\ndst:\ninput a: [2,4]\noutput a\nend\n' >"$tmp/false.rules"
+expect 2 "$bin" verify-rules "$tmp/false.rules"
+contains "rule r1 not proven"
+
 if [ "$fails" != 0 ]; then
   echo "$fails failure(s)"
   exit 1
