@@ -7,34 +7,6 @@
 
 #include "cd_int.h"
 
-typedef struct buf {
-  char *s;
-  size_t len, cap;
-  int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void put(buf *b, const char *fmt, ...) {
-  while (!b->oom) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && (size_t)n < b->cap - b->len) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap * 2 + (size_t)(n > 0 ? n : 0) + 4096;
-    char *s = realloc(b->s, cap);
-    if (!s)
-      b->oom = 1;
-    else
-      b->s = s, b->cap = cap;
-  }
-}
-
 /* The shortest %.Ng (N = 15..17) that reads back as v. */
 static void fmt_double(char out[32], double v) {
   for (int p = 15; p <= 17; p++) {
@@ -44,13 +16,13 @@ static void fmt_double(char out[32], double v) {
   }
 }
 
-static void put_row(buf *b, sqlite3_stmt *s) {
+static void put_row(ir_buf *b, sqlite3_stmt *s) {
   char ms[32], sd[32];
   fmt_double(ms, sqlite3_column_double(s, 2));
   fmt_double(sd, sqlite3_column_double(s, 3));
-  put(b, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", sqlite3_column_text(s, 0),
-      sqlite3_column_text(s, 1), ms, sd, sqlite3_column_int(s, 4),
-      sqlite3_column_text(s, 5), sqlite3_column_text(s, 6));
+  ir_buf_printf(b, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", sqlite3_column_text(s, 0),
+                sqlite3_column_text(s, 1), ms, sd, sqlite3_column_int(s, 4),
+                sqlite3_column_text(s, 5), sqlite3_column_text(s, 6));
 }
 
 char *cd_export_text(cd_db *db, const char *device, ir_diag *d) {
@@ -63,8 +35,9 @@ char *cd_export_text(cd_db *db, const char *device, ir_diag *d) {
     return cd_sql_err(db, "cost database", d), NULL;
   if (device)
     sqlite3_bind_text(s, 1, device, -1, SQLITE_STATIC);
-  buf b = {0};
-  put(&b, "device\tsig\tms\tstddev_ms\tsamples\tgpu_name\tmeasured_at\n");
+  ir_buf b = {0};
+  ir_buf_printf(&b,
+                "device\tsig\tms\tstddev_ms\tsamples\tgpu_name\tmeasured_at\n");
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW)
     put_row(&b, s);

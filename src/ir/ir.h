@@ -267,6 +267,19 @@ ir_status ir_write_file(const ir_graph *g, const char *path, ir_diag *d);
 
 /* ---- small shared helpers ---------------------------------------------- */
 
+/* A growable text buffer: s is NUL-terminated (or NULL while empty); oom
+ * set on allocation failure, after which appends do nothing. Zero-init it;
+ * free(b.s) when done. */
+typedef struct ir_buf {
+  char *s;
+  size_t len, cap;
+  int oom;
+} ir_buf;
+void ir_buf_put(ir_buf *b, const char *s, size_t n);
+void ir_buf_puts(ir_buf *b, const char *s);
+void ir_buf_printf(ir_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Reads a whole file; malloc'd, NUL-terminated, *len set. NULL + d on error. */
 char *ir_read_file(const char *path, size_t *len, ir_diag *d);
 /* Writes len bytes to path atomically. */
@@ -286,12 +299,12 @@ typedef enum ir_rule_status {
  * inputs. Both graphs own their arenas. Every input or weight of dst is one
  * of src's, by name, with the same kind and shape; output shapes agree. */
 typedef struct ir_rule {
-  char *id;     /* unique in its set: [A-Za-z0-9_.-]+ (malloc'd) */
+  char *id; /* unique in its set: [A-Za-z0-9_.-]+ (malloc'd) */
   ir_graph *src, *dst;
   ir_rule_status status;
   char **axioms; /* names of the axioms the proof used (malloc'd) */
   int naxioms;
-  char *note; /* one line: why unproven, where imported from; or NULL */
+  char *note;   /* one line: why unproven, where imported from; or NULL */
   int32_t line; /* where the rule starts in its file; 0 if built */
 } ir_rule;
 

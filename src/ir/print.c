@@ -13,86 +13,54 @@
 
 #include "ir_int.h"
 
-/* A growable string. */
-typedef struct buf {
-  char *s;
-  size_t len, cap;
-  int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void put(buf *b, const char *fmt, ...) {
-  if (b->oom)
-    return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && (size_t)n < b->cap - b->len) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap * 2 + (size_t)(n > 0 ? n : 0) + 256;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-      b->oom = 1;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-}
-
-static void put_params(buf *b, const ir_node *n) {
+static void put_params(ir_buf *b, const ir_node *n) {
   const ir_opinfo *r = ir_op(n->op);
   for (int i = 0; i < r->nparams; i++) {
     char v[256], dv[256];
     ir_param_format(r->params[i], &n->a, v, sizeof v);
     ir_param_format(r->params[i], &r->defaults, dv, sizeof dv);
     if ((r->required & (1u << i)) || strcmp(v, dv) != 0)
-      put(b, " %s=%s", ir_param_name(r->params[i]), v);
+      ir_buf_printf(b, " %s=%s", ir_param_name(r->params[i]), v);
   }
 }
 
-static void put_node(buf *b, const ir_graph *g, const ir_node *n) {
+static void put_node(ir_buf *b, const ir_graph *g, const ir_node *n) {
   char sh[96];
   for (int k = 0; k < n->nout; k++) {
     const ir_tensor *t = &g->tensors[n->out[k]];
-    put(b, "%s%s: %s", k ? ", " : "", t->name,
-        ir_shape_str(&t->shape, sh, sizeof sh));
+    ir_buf_printf(b, "%s%s: %s", k ? ", " : "", t->name,
+                  ir_shape_str(&t->shape, sh, sizeof sh));
   }
-  put(b, " = %s(", ir_op(n->op)->name);
+  ir_buf_printf(b, " = %s(", ir_op(n->op)->name);
   for (int k = 0; k < n->nin; k++)
-    put(b, "%s%s", k ? ", " : "", g->tensors[n->in[k]].name);
-  put(b, ")");
+    ir_buf_printf(b, "%s%s", k ? ", " : "", g->tensors[n->in[k]].name);
+  ir_buf_printf(b, ")");
   put_params(b, n);
-  put(b, "\n");
+  ir_buf_printf(b, "\n");
 }
 
-static void put_decls(buf *b, const ir_graph *g, ir_tkind kind) {
+static void put_decls(ir_buf *b, const ir_graph *g, ir_tkind kind) {
   char sh[96];
   for (int i = 0; i < g->ntensors; i++) {
     const ir_tensor *t = &g->tensors[i];
     if (t->kind == kind)
-      put(b, "%s %s: %s\n", kind == IR_T_INPUT ? "input" : "weight", t->name,
-          ir_shape_str(&t->shape, sh, sizeof sh));
+      ir_buf_printf(b, "%s %s: %s\n", kind == IR_T_INPUT ? "input" : "weight",
+                    t->name, ir_shape_str(&t->shape, sh, sizeof sh));
   }
 }
 
 char *ir_print(const ir_graph *g) {
-  buf b = {0};
+  ir_buf b = {0};
   if (g->name && g->name[0])
-    put(&b, "graph %s\n", g->name);
+    ir_buf_printf(&b, "graph %s\n", g->name);
   put_decls(&b, g, IR_T_INPUT);
   put_decls(&b, g, IR_T_WEIGHT);
   for (int i = 0; i < g->nnodes; i++)
     put_node(&b, g, &g->nodes[i]);
   for (int i = 0; i < g->noutputs; i++) /* 64 names a line at most */
-    put(&b, "%s %s%s", i % 64 ? "," : "output", g->tensors[g->outputs[i]].name,
-        i % 64 == 63 || i + 1 == g->noutputs ? "\n" : "");
+    ir_buf_printf(&b, "%s %s%s", i % 64 ? "," : "output",
+                  g->tensors[g->outputs[i]].name,
+                  i % 64 == 63 || i + 1 == g->noutputs ? "\n" : "");
   if (b.oom) {
     free(b.s);
     return NULL;

@@ -393,36 +393,8 @@ ir_status ir_rules_read_file(const char *path, ir_ruleset *rs, ir_diag *d) {
 
 /* ---- printing ----------------------------------------------------------- */
 
-typedef struct sbuf {
-  char *s;
-  size_t n, cap;
-  int oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->oom)
-    return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *ns = realloc(b->s, cap);
-    if (!ns) {
-      b->oom = 1;
-      return;
-    }
-    b->s = ns;
-    b->cap = cap;
-  }
-  memcpy(b->s + b->n, s, n);
-  b->n += n;
-  b->s[b->n] = 0;
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
 /* A graph's canonical text without its "graph NAME" line. */
-static void sb_graph(sbuf *b, const ir_graph *g) {
+static void sb_graph(ir_buf *b, const ir_graph *g) {
   char *t = ir_print(g);
   if (!t) {
     b->oom = 1;
@@ -433,42 +405,42 @@ static void sb_graph(sbuf *b, const ir_graph *g) {
     const char *nl = strchr(s, '\n');
     s = nl ? nl + 1 : s + strlen(s);
   }
-  sb_str(b, s);
+  ir_buf_puts(b, s);
   free(t);
 }
 
 char *ir_rules_print(const ir_ruleset *rs, const char *header) {
-  sbuf b = {0};
-  sb_str(&b, "");
+  ir_buf b = {0};
+  ir_buf_puts(&b, "");
   if (header)
-    sb_str(&b, header);
+    ir_buf_puts(&b, header);
   for (int i = 0; i < rs->n; i++) {
     const ir_rule *r = &rs->rules[i];
     if (i || header)
-      sb_str(&b, "\n");
-    sb_str(&b, "rule ");
-    sb_str(&b, r->id);
-    sb_str(&b, " ");
-    sb_str(&b, ir_rule_status_name(r->status));
-    sb_str(&b, "\n");
+      ir_buf_puts(&b, "\n");
+    ir_buf_puts(&b, "rule ");
+    ir_buf_puts(&b, r->id);
+    ir_buf_puts(&b, " ");
+    ir_buf_puts(&b, ir_rule_status_name(r->status));
+    ir_buf_puts(&b, "\n");
     if (r->naxioms) {
-      sb_str(&b, "axioms:");
+      ir_buf_puts(&b, "axioms:");
       for (int j = 0; j < r->naxioms; j++) {
-        sb_str(&b, " ");
-        sb_str(&b, r->axioms[j]);
+        ir_buf_puts(&b, " ");
+        ir_buf_puts(&b, r->axioms[j]);
       }
-      sb_str(&b, "\n");
+      ir_buf_puts(&b, "\n");
     }
     if (r->note) {
-      sb_str(&b, "note: ");
-      sb_str(&b, r->note);
-      sb_str(&b, "\n");
+      ir_buf_puts(&b, "note: ");
+      ir_buf_puts(&b, r->note);
+      ir_buf_puts(&b, "\n");
     }
-    sb_str(&b, "src:\n");
+    ir_buf_puts(&b, "src:\n");
     sb_graph(&b, r->src);
-    sb_str(&b, "dst:\n");
+    ir_buf_puts(&b, "dst:\n");
     sb_graph(&b, r->dst);
-    sb_str(&b, "end\n");
+    ir_buf_puts(&b, "end\n");
   }
   if (b.oom) {
     free(b.s);

@@ -72,54 +72,6 @@ ir_status ri_stats_skip(ri_stats *st, const char *what, int where) {
   return IR_OK;
 }
 
-/* ---- text buffer --------------------------------------------------------- */
-
-void ri_put(ri_buf *b, const char *s, size_t n) {
-  if (b->oom)
-    return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->n + n + 1)
-      cap *= 2;
-    char *ns = realloc(b->s, cap);
-    if (!ns) {
-      b->oom = 1;
-      return;
-    }
-    b->s = ns;
-    b->cap = cap;
-  }
-  memcpy(b->s + b->n, s, n);
-  b->n += n;
-  b->s[b->n] = 0;
-}
-
-void ri_puts(ri_buf *b, const char *s) { ri_put(b, s, strlen(s)); }
-
-void ri_printf(ri_buf *b, const char *fmt, ...) {
-  char tmp[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    return;
-  if ((size_t)n < sizeof tmp) {
-    ri_put(b, tmp, (size_t)n);
-    return;
-  }
-  char *big = malloc((size_t)n + 1);
-  if (!big) {
-    b->oom = 1;
-    return;
-  }
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  ri_put(b, big, (size_t)n);
-  free(big);
-}
-
 /* ---- export -------------------------------------------------------------- */
 
 ir_status ri_export_mem(const ir_ruleset *rs, ri_format f, int flags,
@@ -153,7 +105,7 @@ ir_status ri_export_mem(const ir_ruleset *rs, ri_format f, int flags,
     return s;
   }
   *out = b.s;
-  *len = b.n;
+  *len = b.len;
   return IR_OK;
 }
 

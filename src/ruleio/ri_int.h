@@ -74,17 +74,11 @@ ir_status ri_build_rule(const ri_terms *ts, const int *src, const int *dst,
                         const char *note, ir_ruleset *rs, char *why,
                         size_t why_n);
 
-/* Growable text buffer. */
-typedef struct ri_buf {
-  char *s;
-  size_t n, cap;
-  int oom;
-} ri_buf;
-
-void ri_put(ri_buf *b, const char *s, size_t n);
-void ri_puts(ri_buf *b, const char *s);
-void ri_printf(ri_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Growable text buffer: ir_buf (ir.h). */
+typedef ir_buf ri_buf;
+#define ri_put ir_buf_put
+#define ri_puts ir_buf_puts
+#define ri_printf ir_buf_printf
 
 /* Exporters: append rs's rules in one format to b, counting into st.
  * `use[i]` says whether rule i is to be exported. */

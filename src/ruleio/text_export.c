@@ -121,7 +121,7 @@ static int tensat_node(const ir_graph *g, const ir_node *n, int slot, ri_buf *b,
 static int tensat_expr(const ir_graph *g, int t, ri_buf *b, char *why,
                        size_t wn) {
   const ir_tensor *x = &g->tensors[t];
-  if (b->n > TENSAT_MAX_SIDE) {
+  if (b->len > TENSAT_MAX_SIDE) {
     snprintf(why, wn, "too large once shared subterms are expanded");
     return -1;
   }
@@ -155,7 +155,7 @@ ir_status ri_write_tensat(const ir_ruleset *rs, const char *use, ri_buf *b,
     char why[160] = "";
     ri_put(&one, "", 0);
     if (tensat_rule(&rs->rules[i], &one, why, sizeof why) == 0) {
-      ri_put(b, one.s, one.n);
+      ri_put(b, one.s, one.len);
       if (st)
         st->done++;
     } else if (ri_stats_skip(st, why, i + 1) != IR_OK) {
