@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "ir_int.h"
 
 static const char *status_names[] = {"unverified", "proven", "unproven"};
@@ -171,7 +173,38 @@ typedef struct rparser {
   const char *next; /* start of the following line */
   int lineno;       /* of the current line */
   ir_diag *d;
+  int32_t *ids; /* rule ids seen: open addressing, rule index + 1 */
+  int capids;   /* power of two, > 2 * rules */
 } rparser;
+
+/* The rule of rs with this id, or -1; remembers index `add` (>= 0) under
+ * id when absent. Returns -2 on out of memory. */
+static int id_lookup(rparser *p, const ir_ruleset *rs, const char *id,
+                     int add) {
+  if (2 * (rs->n + 1) >= p->capids) { /* grow and rehash */
+    int cap = p->capids ? 2 * p->capids : 256;
+    int32_t *t = calloc((size_t)cap, sizeof *t);
+    if (!t)
+      return -2;
+    for (int i = 0; i < rs->n; i++) {
+      uint64_t h = XXH3_64bits(rs->rules[i].id, strlen(rs->rules[i].id));
+      size_t j = h & (size_t)(cap - 1);
+      while (t[j])
+        j = (j + 1) & (size_t)(cap - 1);
+      t[j] = i + 1;
+    }
+    free(p->ids);
+    p->ids = t;
+    p->capids = cap;
+  }
+  size_t j = XXH3_64bits(id, strlen(id)) & (size_t)(p->capids - 1);
+  for (; p->ids[j]; j = (j + 1) & (size_t)(p->capids - 1))
+    if (!strcmp(rs->rules[p->ids[j] - 1].id, id))
+      return p->ids[j] - 1;
+  if (add >= 0)
+    p->ids[j] = add + 1;
+  return -1;
+}
 
 /* Advances to the next line; returns 0 at the end of the text. */
 static int next_line(rparser *p) {
@@ -290,10 +323,12 @@ static ir_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
     return perr(p, col, "expected 'rule ID STATUS'");
   if (!valid_id(id))
     return perr(p, col + 5, "bad rule id '%s' (letters, digits, _ . -)", id);
-  for (int i = 0; i < rs->n; i++)
-    if (!strcmp(rs->rules[i].id, id))
-      return perr(p, col + 5, "rule '%s' already defined on line %d", id,
-                  rs->rules[i].line);
+  int dup = id_lookup(p, rs, id, -1);
+  if (dup == -2)
+    return ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  if (dup >= 0)
+    return perr(p, col + 5, "rule '%s' already defined on line %d", id,
+                rs->rules[dup].line);
   int status = -1;
   for (int i = 0; i < 3; i++)
     if (!strcmp(st, status_names[i]))
@@ -341,6 +376,7 @@ static ir_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
     }
     goto fail;
   }
+  id_lookup(p, rs, r->id, rs->n - 1); /* the table has room: grown above */
   r->status = (ir_rule_status)status;
   r->axioms = tmp.axioms;
   r->naxioms = tmp.naxioms;
@@ -354,7 +390,7 @@ fail:
 
 ir_status ir_rules_parse(const char *text, size_t len, const char *file,
                          ir_ruleset *rs, ir_diag *d) {
-  rparser p = {text, text + len, file, text, text, 0, d};
+  rparser p = {text, text + len, file, text, text, 0, d, NULL, 0};
   ir_diag local;
   if (!p.d)
     p.d = &local;
@@ -372,8 +408,10 @@ ir_status ir_rules_parse(const char *text, size_t len, const char *file,
     if (parse_rule(&p, rs, s) != IR_OK)
       goto fail;
   }
+  free(p.ids);
   return IR_OK;
 fail:
+  free(p.ids);
   ir_ruleset_free(rs);
   if (!p.d->file[0])
     snprintf(p.d->file, sizeof p.d->file, "%s", file);

@@ -258,9 +258,26 @@ static ir_status offer(sstate *s, const cand *parent, int dir, ir_graph *child,
   return IR_OK;
 }
 
+/* Whether g (indexed by ix) has at least as many nodes of each operator as
+ * the pattern: a cheap filter before matching (a library has thousands of
+ * rules, most of which name an operator the region lacks). */
+static int may_match(const ir_graph *pat, const srch_index *ix) {
+  int need[IR_NOPS] = {0};
+  for (int i = 0; i < pat->nnodes; i++)
+    need[pat->nodes[i].op]++;
+  for (int i = 0; i < pat->nnodes; i++) {
+    int o = pat->nodes[i].op;
+    if (need[o] > ix->op_start[o + 1] - ix->op_start[o])
+      return 0;
+  }
+  return 1;
+}
+
 static ir_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
                             int k, ir_diag *d) {
   const srch_dir *dr = &s->rules->dirs[k];
+  if (!may_match(dr->pat, ix))
+    return IR_OK;
   srch_matches ms = {0};
   ir_status st = srch_match_indexed(dr->pat, c->g, ix, &ms, d);
   for (int i = 0; !st && i < ms.n; i++) {
