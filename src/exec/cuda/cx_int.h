@@ -1,0 +1,124 @@
+/* cx_int.h: the CUDA executor's private structures (src/exec/cuda/ only).
+ *
+ * A plan holds one cx_step per graph node: what run needs beyond the graph
+ * itself (device pointers of its tensors, cuDNN descriptors and the chosen
+ * algorithm for convolutions, a cuBLASLt descriptor set and algorithm for
+ * matmuls, a scratch buffer). Pointers are fixed at plan time, so the node
+ * sequence can be captured once as a CUDA graph and replayed.
+ */
+#ifndef SUPEROPT_CX_INT_H
+#define SUPEROPT_CX_INT_H
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "cuda_exec.h"
+#include "cx_kern.h"
+
+/* A remembered cudnnFind result, keyed by the convolution's geometry. */
+typedef struct cx_conv_key {
+  int64_t n, c, h, w, o, kh, kw;
+  int32_t pad[2], stride[2], dil[2], groups, strict;
+} cx_conv_key;
+
+typedef struct cx_conv_choice {
+  cx_conv_key key;
+  cudnnConvolutionFwdAlgo_t algo;
+  cudnnMathType_t math;
+  size_t ws;
+} cx_conv_choice;
+
+struct cx_ctx {
+  int device;
+  cx_options opt;
+  cudaStream_t stream;
+  cudnnHandle_t dnn;
+  cublasLtHandle_t lt;
+  struct cudaDeviceProp prop;
+  cx_conv_choice *convs; /* algorithm cache */
+  int nconvs, capconvs;
+};
+
+typedef struct cx_conv {
+  cudnnTensorDescriptor_t x, y, b;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnActivationDescriptor_t act; /* fused relu, or NULL */
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t ws;
+  int prepad; /* asymmetric padding: x is copied padded into scratch */
+  cxk_pad pad;
+} cx_conv;
+
+typedef struct cx_mm {
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulAlgo_t algo;
+  size_t ws;
+  int post_act;     /* activation left for a separate kernel */
+  int post_bias;    /* bias left for a separate kernel */
+  int64_t n, count; /* columns of the result, its element count */
+} cx_mm;
+
+typedef struct cx_step {
+  float *scratch; /* node-private scratch in the arena, or NULL */
+  size_t scratch_bytes;
+  cx_conv *conv;
+  cx_mm *mm;
+} cx_step;
+
+struct cx_plan {
+  cx_ctx *ctx;
+  const ir_graph *g;
+  float **ptr;   /* device pointer of every tensor */
+  int32_t *last; /* last node reading a tensor's bytes (poison), -1 never */
+  char *arena;   /* activations */
+  char *persist; /* inputs and weights */
+  void *ws;      /* cuDNN / cuBLASLt workspace */
+  size_t arena_bytes, persist_bytes, ws_bytes, unplanned_bytes;
+  cx_step *steps;
+  cudaGraphExec_t exec;
+  int captured;
+};
+
+/* Sets d from a failed CUDA runtime call; returns IR_ERR_NOMEM for out of
+ * memory, else IR_ERR_INTERNAL. */
+ir_status cx_cuda_fail(ir_diag *d, cudaError_t e, const char *what);
+ir_status cx_dnn_fail(ir_diag *d, cudnnStatus_t e, const char *what);
+ir_status cx_blas_fail(ir_diag *d, cublasStatus_t e, const char *what);
+
+#define CX_CUDA(d, call)                                                       \
+  do {                                                                         \
+    cudaError_t cx_e_ = (call);                                                \
+    if (cx_e_ != cudaSuccess)                                                  \
+      return cx_cuda_fail(d, cx_e_, #call);                                    \
+  } while (0)
+#define CX_DNN(d, call)                                                        \
+  do {                                                                         \
+    cudnnStatus_t cx_e_ = (call);                                              \
+    if (cx_e_ != CUDNN_STATUS_SUCCESS)                                         \
+      return cx_dnn_fail(d, cx_e_, #call);                                     \
+  } while (0)
+#define CX_BLAS(d, call)                                                       \
+  do {                                                                         \
+    cublasStatus_t cx_e_ = (call);                                             \
+    if (cx_e_ != CUBLAS_STATUS_SUCCESS)                                        \
+      return cx_blas_fail(d, cx_e_, #call);                                    \
+  } while (0)
+
+/* Looks up or runs cudnnFind for a convolution; fills algo/math/ws. */
+ir_status cx_conv_choose(cx_ctx *c, const cx_conv_key *k,
+                         cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                         cudnnConvolutionDescriptor_t conv,
+                         cudnnTensorDescriptor_t y, cx_conv_choice *out,
+                         ir_diag *d);
+
+/* cx_ops.c: prepares node i of p (descriptors, algorithms, scratch size);
+ * called before memory is planned. */
+ir_status cx_step_prepare(cx_plan *p, int i, ir_diag *d);
+void cx_step_release(cx_step *s);
+/* Enqueues node i on the context's stream. */
+ir_status cx_step_enqueue(cx_plan *p, int i, ir_diag *d);
+
+#endif
