@@ -41,6 +41,12 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static const char *opt_name(const struct option *o, int ch) {
+  while (o->name && o->val != ch)
+    o++;
+  return o->name ? o->name : "?";
+}
+
 static int parse_opts(const cli_command *c, int argc, char **argv,
                       run_opts *o) {
   static const struct option opts[] = {{"device", required_argument, 0, 'd'},
@@ -76,8 +82,8 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
       continue;
     }
     if ((v = cli_parse_count(optarg)) < 0)
-      return cli_usage_error(c, "bad value '%s' for %s", optarg,
-                             argv[optind - 1]);
+      return cli_usage_error(c, "bad value '%s' for --%s", optarg,
+                             opt_name(opts, ch));
     if (ch == 's')
       o->seed = (uint64_t)v;
     else if (ch == 't' && v <= 1024)
