@@ -27,7 +27,8 @@ static ir_graph *parse(const char *text) {
   return g;
 }
 
-/* ---- no GPU needed ----------------------------------------------------------- */
+/* ---- no GPU needed
+ * ----------------------------------------------------------- */
 
 Test(cuda, memplan_never_overlaps_live_blocks) {
   enum { N = 300 };
@@ -70,6 +71,12 @@ Test(cuda, rebatch_follows_reshapes) {
   cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 3);
   ir_graph_free(h);
   ir_graph_free(g);
+  g = ir_parse_file(SRC "/models/nasnet_a.graph", &d); /* slices the batch */
+  cr_assert(g, "%s", d.msg);
+  cr_assert_eq(cx_rebatch(g, 16, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 16);
+  ir_graph_free(h);
+  ir_graph_free(g);
 }
 
 Test(cuda, rebatch_reports_a_pinned_batch) {
@@ -85,7 +92,8 @@ Test(cuda, rebatch_reports_a_pinned_batch) {
   ir_graph_free(g);
 }
 
-/* ---- on the GPU ---------------------------------------------------------------- */
+/* ---- on the GPU
+ * ---------------------------------------------------------------- */
 
 static void need_gpu(void) {
   if (cx_device_count() < 1)

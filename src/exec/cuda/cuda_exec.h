@@ -72,7 +72,8 @@ ir_status cx_measure_node(cx_ctx *c, const ir_graph *g, int node, int warmup,
 
 /* A copy of g whose batch dimension (dim 0 of every input) is `batch`:
  * inputs get dim 0 = batch, reshape targets whose dim 0 is the old batch
- * follow, and every shape is inferred again. Fails (IR_ERR_SHAPE, message
+ * and slices that keep the whole batch follow, and every shape is inferred
+ * again. Fails (IR_ERR_SHAPE, message
  * naming the node) when the graph does not follow its batch dimension. */
 ir_status cx_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
                      ir_diag *d);

@@ -2,11 +2,13 @@
  *
  * The batch dimension is dim 0 of the graph inputs. The copy gives every
  * input dim 0 = batch and re-runs every node's shape rule; the only
- * operator whose parameters carry the batch is reshape, whose target's dim 0
- * follows when it equals its input's old dim 0 (the flatten and head-split
- * reshapes of the zoo). Anything else that pins the batch (a reshape that
- * folds it into another dimension, a weight combined with an activation
- * along dim 0) fails the shape rules and is reported with the node's line.
+ * operators whose parameters carry the batch are reshape, whose target's
+ * dim 0 follows when it equals its input's old dim 0 (the flatten and
+ * head-split reshapes of the zoo), and slice, whose end in dim 0 follows
+ * when the slice keeps the whole batch. Anything else that pins the batch (a
+ * reshape that folds it into another dimension, a weight combined with an
+ * activation along dim 0) fails the shape rules and is reported with the node's
+ * line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +50,13 @@ static int add_copy(const ir_graph *g, const ir_node *n, const int32_t *map,
   for (int k = 0; k < n->nout; k++)
     names[k] = g->tensors[n->out[k]].name;
   ir_attrs a = n->a;
-  if (n->op == IR_OP_RESHAPE && a.nlist > 0 &&
-      a.list[0] == g->tensors[n->in[0]].shape.dim[0])
-    a.list[0] = h->tensors[in[0]].shape.dim[0];
+  int64_t old = g->tensors[n->in[0]].shape.dim[0];
+  int64_t now = h->tensors[in[0]].shape.dim[0];
+  if (n->op == IR_OP_RESHAPE && a.nlist > 0 && a.list[0] == old)
+    a.list[0] = now;
+  if (n->op == IR_OP_SLICE && a.nlist > 0 && a.list[0] == 0 &&
+      a.list2[0] == old)
+    a.list2[0] = now; /* a slice that keeps the whole batch */
   int id = ir_add_node(h, n->op, in, n->nin, &a, names, d);
   if (id < 0 && d) {
     char msg[sizeof d->msg];
