@@ -66,13 +66,9 @@ def parse_graph(text):
             outputs += [o.strip() for o in line[7:].split(",")]
             continue
         lhs, rhs = line.split("=", 1)
-        outs = []
-        for r in lhs.split(","):
-            name, _, shape = r.partition(":")
-            shape = shape.strip()
-            outs.append((name.strip(),
-                         [int(x) for x in shape[1:-1].split(",") if x]
-                         if shape else None))
+        outs = [(n, [int(x) for x in s.split(",") if x] if s else None)
+                for n, s in re.findall(r"([^\s,:]+)\s*(?::\s*\[([\d,]*)\])?",
+                                       lhs)]
         m = re.match(r"\s*(\w+)\((.*?)\)(.*)$", rhs)
         op, args, rest = m.group(1), m.group(2), m.group(3)
         ins = [a.strip() for a in args.split(",") if a.strip()]
@@ -309,6 +305,21 @@ def bench_one(a, path, batch, dev, state):
     return row
 
 
+def torch_profile(spec, dev):
+    """Prints PyTorch's profile of a torchvision network: NAME:BATCH."""
+    name, batch = spec.split(":")
+    m, x = tv_model(name, dev), torch.rand(int(batch), 3, 224, 224, device=dev)
+    from torch.profiler import ProfilerActivity, profile
+    time_torch(m, [x], 10, 10)
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(10):
+            m(x)
+        torch.cuda.synchronize()
+    print("PyTorch eager %s, 10 runs:" % spec)
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=15,
+                                    max_name_column_width=70))
+
+
 def versions():
     import torchvision
     p = torch.cuda.get_device_properties(0)
@@ -344,12 +355,19 @@ def main():
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--compile-budget", type=float, default=330,
                     help="seconds after which torch.compile is skipped")
+    ap.add_argument("--torch-profile", action="append", default=[],
+                    help="NAME:BATCH: print PyTorch's kernel profile of a "
+                    "tv_* network instead of benchmarking")
     ap.add_argument("graphs", nargs="*", help="extra .graph files to time")
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = True
     torch.backends.cuda.matmul.allow_tf32 = True
     dev = torch.device("cuda")
+    for spec in a.torch_profile:
+        torch_profile(spec, dev)
+    if a.torch_profile:
+        return 0
     paths = sorted(os.path.join(a.models, f) for f in os.listdir(a.models)
                    if f.endswith(".graph")) + a.graphs
     state, rows = {"t0": time.time()}, []

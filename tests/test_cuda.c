@@ -204,11 +204,22 @@ static const char *const op_graphs[] = {
     "y = conv2d(x, ic) groups=2\nim = const_imm() shape=[5,5]\n"
     "on = const_ones() shape=[2,3,2]\ncp = const_pool() shape=[6,1,3,3]\n"
     "z = conv2d(x, cp) groups=6\noutput e, y, im, on, z\n",
+    /* relus folded into their producers, and relus that must not be (the
+     * producer is read twice, is an output, or has its own act) */
+    "input x: [2,4,9,7]\nweight w: [4,4,3,3]\nweight b: [4]\ninput m: [6,5]\n"
+    "weight q: [5,3]\nweight g: [4]\nweight gb: [4]\nweight mu: [4]\n"
+    "weight var: [4]\n"
+    "c = conv2d(x, w, b)\ncr = relu(c)\na = ewadd(cr, x)\nar = relu(a)\n"
+    "n = batchnorm(ar, g, gb, mu, var)\nnr = relu(n)\nmm = matmul(m, q)\n"
+    "mr = relu(mm)\nt = conv2d(nr, w) act=tanh\ntr = relu(t)\n"
+    "s = ewsub(nr, x)\nsr = relu(s)\nsq = ewmul(s, sr)\n"
+    "o = ewdiv(sq, g)\nor = relu(o)\nr2 = reshape(or) shape=[2,-1]\n"
+    "rr = relu(r2)\noutput mr, tr, sq, o, or, rr\n",
 };
 
 Test(cuda, every_operator_tf32) {
   need_gpu();
-  cx_options o = {0, 0, 0};
+  cx_options o = {.fp32_strict = 0};
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
     char what[32];
@@ -220,7 +231,7 @@ Test(cuda, every_operator_tf32) {
 
 Test(cuda, every_operator_fp32_strict) {
   need_gpu();
-  cx_options o = {1, 0, 0};
+  cx_options o = {.fp32_strict = 1};
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
     char what[32];
@@ -235,7 +246,9 @@ Test(cuda, every_op_graph_with_poisoned_buffers) {
   ir_diag d;
   ir_graph *g = ir_parse_file(SRC "/tests/data/good/every_op.graph", &d);
   cr_assert(g, "%s", d.msg);
-  cx_options strict = {1, 0, 0}, poison = {1, 1, 0}, eager = {0, 1, 1};
+  cx_options strict = {.fp32_strict = 1, .no_fuse = 1};
+  cx_options poison = {.fp32_strict = 1, .poison = 1};
+  cx_options eager = {.poison = 1, .no_graph = 1};
   compare(g, &strict, 1e-5, "every_op (strict)");
   compare(g, &poison, 1e-5, "every_op (poisoned)");
   compare(g, &eager, 1e-3, "every_op (poisoned, no CUDA graph)");
@@ -252,7 +265,7 @@ Test(cuda, memory_reuse_with_poison) {
                       "e = ewadd(d, c)\nf = conv2d(e, w, b)\n"
                       "g = ewmul(f, a)\nh = concat(g, e) axis=1\n"
                       "output h\n");
-  cx_options o = {1, 1, 0};
+  cx_options o = {.fp32_strict = 1, .poison = 1};
   compare(g, &o, 1e-5, "reuse chain (poisoned)");
   ir_diag d;
   cx_ctx *c;

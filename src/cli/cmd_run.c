@@ -27,7 +27,7 @@ typedef struct run_opts {
   const char *path, *device, *dump;
   uint64_t seed;
   int threads, iters, warmup, batch;
-  int check, strict, profile, poison; /* flags */
+  int check, strict, profile, poison, no_fuse; /* flags */
 } run_opts;
 
 static double now_ms(void) {
@@ -60,6 +60,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
                                        {"fp32-strict", no_argument, 0, 'f'},
                                        {"profile", no_argument, 0, 'p'},
                                        {"poison", no_argument, 0, 'P'},
+                                       {"no-fuse", no_argument, 0, 'F'},
                                        {0, 0, 0, 0}};
   *o = (run_opts){.device = "cpu", .seed = 1, .iters = 1, .warmup = -1};
   int ch;
@@ -74,11 +75,12 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
       *(ch == 'd' ? &o->device : &o->dump) = optarg;
       continue;
     }
-    if (ch == 'c' || ch == 'f' || ch == 'p' || ch == 'P') {
+    if (strchr("cfpPF", ch)) {
       *(ch == 'c'   ? &o->check
         : ch == 'f' ? &o->strict
         : ch == 'p' ? &o->profile
-                    : &o->poison) = 1;
+        : ch == 'P' ? &o->poison
+                    : &o->no_fuse) = 1;
       continue;
     }
     if ((v = cli_parse_count(optarg)) < 0)
@@ -107,10 +109,10 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
   if (strcmp(o->device, "cpu") != 0 && !cuda)
     return cli_usage_error(c, "unknown device '%s' (this build has: %s)",
                            o->device, RUN_DEVICES);
-  if (!cuda &&
-      (o->check || o->strict || o->profile || o->poison || o->warmup >= 0))
-    return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison "
-                              "and --warmup need --device cuda");
+  if (!cuda && (o->check || o->strict || o->profile || o->poison ||
+                o->no_fuse || o->warmup >= 0))
+    return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
+                              "--no-fuse and --warmup need --device cuda");
   if (cuda && o->dump)
     return cli_usage_error(c, "--dump is for --device cpu");
   return CLI_OK;
@@ -363,7 +365,8 @@ static int cuda_steps(const ir_graph *g, cx_ctx *cx, cx_plan *p, ex_values *v,
 
 static int run_cuda(const ir_graph *g, const run_opts *o) {
   ir_diag d;
-  cx_options co = {o->strict, o->poison, 0};
+  cx_options co = {
+      .fp32_strict = o->strict, .poison = o->poison, .no_fuse = o->no_fuse};
   cx_ctx *cx = NULL;
   cx_plan *p = NULL;
   ex_values *v = ex_values_new(g);

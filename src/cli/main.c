@@ -37,7 +37,8 @@ static const cli_command commands[] = {
      "                (relative L2 error <= 1e-3 with TF32, 1e-5 strict)\n"
      "  --fp32-strict no TF32 in convolutions and matmuls\n"
      "  --profile     per-operator time breakdown and the 10 slowest nodes\n"
-     "  --poison      debug: fill every released buffer with NaN\n",
+     "  --poison      debug: fill every released buffer with NaN\n"
+     "  --no-fuse     run a relu after conv/matmul/add/... as its own kernel\n",
      cli_run},
     {"check", "parse and shape-check a graph, report its operator counts",
      "usage: superopt check GRAPH...\n"

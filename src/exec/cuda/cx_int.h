@@ -58,10 +58,13 @@ typedef struct cx_mm {
   size_t ws;
   int post_act;     /* activation left for a separate kernel */
   int post_bias;    /* bias left for a separate kernel */
+  int act;          /* the effective activation (ir_act) */
   int64_t n, count; /* columns of the result, its element count */
 } cx_mm;
 
 typedef struct cx_step {
+  int fuse_relu;  /* the node's only reader is a relu, folded in here */
+  int view;       /* the node (reshape, folded relu) only names its input */
   float *scratch; /* node-private scratch in the arena, or NULL */
   size_t scratch_bytes;
   cx_conv *conv;
@@ -72,6 +75,7 @@ struct cx_plan {
   cx_ctx *ctx;
   const ir_graph *g;
   float **ptr;   /* device pointer of every tensor */
+  int32_t *root; /* the tensor whose bytes a tensor uses (views) */
   int32_t *last; /* last node reading a tensor's bytes (poison), -1 never */
   char *arena;   /* activations */
   char *persist; /* inputs and weights */
@@ -106,6 +110,10 @@ ir_status cx_blas_fail(ir_diag *d, cublasStatus_t e, const char *what);
     if (cx_e_ != CUBLAS_STATUS_SUCCESS)                                        \
       return cx_blas_fail(d, cx_e_, #call);                                    \
   } while (0)
+
+/* The activation node n of step s applies after its bias: its own act, or
+ * relu when a following relu was folded into it. */
+int cx_effective_act(const ir_node *n, const cx_step *s);
 
 /* Looks up or runs cudnnFind for a convolution; fills algo/math/ws. */
 ir_status cx_conv_choose(cx_ctx *c, const cx_conv_key *k,

@@ -71,9 +71,10 @@ cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
                          int64_t c, int64_t inner, int act);
 cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v);
-/* o = a op b; bc NULL when a, b and o all have n elements. */
+/* o = a op b (then ReLU if relu); bc NULL when a, b and o all have n
+ * elements. */
 cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
-                       float *o, int64_t n, const cxk_bcast *bc);
+                       float *o, int64_t n, const cxk_bcast *bc, int relu);
 cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
                      const cxk_walk *w);
 cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
@@ -81,7 +82,7 @@ cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
 cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
                           const float *bias, const float *mean,
                           const float *var, float *y, int64_t n, int64_t c,
-                          int64_t inner, float eps);
+                          int64_t inner, float eps, int relu);
 cudaError_t cxk_pool2d(cudaStream_t s, const float *x, float *y,
                        const cxk_pool *p);
 cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,

@@ -72,13 +72,17 @@ __device__ __forceinline__ float bin_fn(int op, float a, float b) {
   }
 }
 
+__device__ __forceinline__ float relu_if(int relu, float v) {
+  return relu ? (v > 0.0f ? v : 0.0f) : v;
+}
+
 __global__ void k_binary_flat(int op, const float *a, const float *b, float *o,
-                              int64_t n) {
-  GRID_LOOP(i, n) { o[i] = bin_fn(op, a[i], b[i]); }
+                              int64_t n, int relu) {
+  GRID_LOOP(i, n) { o[i] = relu_if(relu, bin_fn(op, a[i], b[i])); }
 }
 
 __global__ void k_binary_bcast(int op, const float *a, const float *b, float *o,
-                               int64_t n, cxk_bcast bc) {
+                               int64_t n, cxk_bcast bc, int relu) {
   GRID_LOOP(i, n) {
     int64_t rem = i, oa = 0, ob = 0;
     for (int d = bc.rank - 1; d >= 0; d--) {
@@ -87,7 +91,7 @@ __global__ void k_binary_bcast(int op, const float *a, const float *b, float *o,
       oa += c * bc.sa[d];
       ob += c * bc.sb[d];
     }
-    o[i] = bin_fn(op, a[oa], b[ob]);
+    o[i] = relu_if(relu, bin_fn(op, a[oa], b[ob]));
   }
 }
 
@@ -122,10 +126,11 @@ __global__ void k_pad(const float *x, float *y, int64_t n, cxk_pad p) {
 __global__ void k_batchnorm(const float *x, const float *scale,
                             const float *bias, const float *mean,
                             const float *var, float *y, int64_t n, int64_t c,
-                            int64_t inner, float eps) {
+                            int64_t inner, float eps, int relu) {
   GRID_LOOP(i, n) {
     int64_t ch = (i / inner) % c;
-    y[i] = (x[i] - mean[ch]) / sqrtf(var[ch] + eps) * scale[ch] + bias[ch];
+    y[i] = relu_if(relu, (x[i] - mean[ch]) / sqrtf(var[ch] + eps) * scale[ch] +
+                             bias[ch]);
   }
 }
 
@@ -313,11 +318,12 @@ cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v) {
 }
 
 cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
-                       float *o, int64_t n, const cxk_bcast *bc) {
+                       float *o, int64_t n, const cxk_bcast *bc, int relu) {
   if (!bc)
-    k_binary_flat<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n);
+    k_binary_flat<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
   else
-    k_binary_bcast<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, *bc);
+    k_binary_bcast<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, *bc,
+                                                      relu);
   return cudaGetLastError();
 }
 
@@ -342,9 +348,9 @@ cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
 cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
                           const float *bias, const float *mean,
                           const float *var, float *y, int64_t n, int64_t c,
-                          int64_t inner, float eps) {
+                          int64_t inner, float eps, int relu) {
   k_batchnorm<<<blocks_for(n), kThreads, 0, s>>>(x, scale, bias, mean, var, y,
-                                                 n, c, inner, eps);
+                                                 n, c, inner, eps, relu);
   return cudaGetLastError();
 }
 

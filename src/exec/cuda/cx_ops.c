@@ -38,6 +38,10 @@ static int act_fn(int act) {
   }
 }
 
+int cx_effective_act(const ir_node *n, const cx_step *s) {
+  return n->a.act == IR_ACT_NONE && s->fuse_relu ? IR_ACT_RELU : n->a.act;
+}
+
 /* ---- convolution --------------------------------------------------------- */
 
 static ir_status conv_descs(cx_plan *p, const ir_node *n, cx_conv *cv,
@@ -121,7 +125,7 @@ static ir_status conv_prepare(cx_plan *p, const ir_node *n, cx_step *s,
                 p->ctx->dnn, cv->x, cv->w, cv->conv, cv->y, cv->algo, &cv->ws));
   if (cv->prepad)
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
-  if (n->a.act == IR_ACT_RELU && n->nin == 3) {
+  if (cx_effective_act(n, s) == IR_ACT_RELU && n->nin == 3) {
     CX_DNN(d, cudnnCreateTensorDescriptor(&cv->b));
     CX_DNN(d, cudnnSetTensor4dDescriptor(cv->b, CUDNN_TENSOR_NCHW,
                                          CUDNN_DATA_FLOAT, 1, (int)k.o, 1, 1));
@@ -153,10 +157,11 @@ static ir_status conv_enqueue(cx_plan *p, const ir_node *n, cx_step *s,
   CX_DNN(d, cudnnConvolutionForward(c->dnn, &one, cv->x, x, cv->w, w, cv->conv,
                                     cv->algo, p->ws, cv->ws, &zero, cv->y, y));
   const ir_shape *ys = shp(p, n->out[0]);
-  if (n->nin == 3 || n->a.act != IR_ACT_NONE)
+  int act = cx_effective_act(n, s);
+  if (n->nin == 3 || act != IR_ACT_NONE)
     CX_CUDA(d, cxk_bias_act(c->stream, y, n->nin == 3 ? p->ptr[n->in[2]] : NULL,
                             ir_shape_numel(ys), ys->dim[1],
-                            ys->dim[2] * ys->dim[3], act_fn(n->a.act)));
+                            ys->dim[2] * ys->dim[3], act_fn(act)));
   return IR_OK;
 }
 
@@ -188,11 +193,12 @@ static ir_status mm_layouts(cx_mm *m, int64_t mm, int64_t nn, int64_t kk,
   return IR_OK;
 }
 
-static cublasLtEpilogue_t mm_epilogue(cx_mm *m, const ir_node *n,
+static cublasLtEpilogue_t mm_epilogue(cx_mm *m, const ir_node *n, int act,
                                       int64_t batch) {
-  int bias = n->nin == 3, relu = n->a.act == IR_ACT_RELU;
+  int bias = n->nin == 3, relu = act == IR_ACT_RELU;
+  m->act = act;
   m->post_bias = bias && batch > 1;
-  m->post_act = n->a.act != IR_ACT_NONE && !(relu && !m->post_bias);
+  m->post_act = act != IR_ACT_NONE && !(relu && !m->post_bias);
   if (m->post_bias)
     return CUBLASLT_EPILOGUE_DEFAULT;
   if (bias)
@@ -240,7 +246,7 @@ static ir_status mm_prepare(cx_plan *p, const ir_node *n, cx_step *s,
                                ? CUBLAS_COMPUTE_32F
                                : CUBLAS_COMPUTE_32F_FAST_TF32;
   CX_BLAS(d, cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
-  cublasLtEpilogue_t ep = mm_epilogue(m, n, batch);
+  cublasLtEpilogue_t ep = mm_epilogue(m, n, cx_effective_act(n, s), batch);
   CX_BLAS(d, cublasLtMatmulDescSetAttribute(
                  m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
   if (ep == CUBLASLT_EPILOGUE_BIAS || ep == CUBLASLT_EPILOGUE_RELU_BIAS) {
@@ -269,7 +275,7 @@ static ir_status mm_enqueue(cx_plan *p, const ir_node *n, cx_step *s,
                             &m->algo, p->ws, m->ws, c->stream));
   if (m->post_bias || m->post_act)
     CX_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
-                            m->n, 1, m->post_act ? act_fn(n->a.act) : CXK_ID));
+                            m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID));
   return IR_OK;
 }
 
@@ -286,19 +292,19 @@ static void bcast_strides(const ir_shape *x, const ir_shape *o, int64_t *st) {
   }
 }
 
-static cudaError_t binary(cx_plan *p, const ir_node *n, int op) {
+static cudaError_t binary(cx_plan *p, const ir_node *n, int op, int relu) {
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]);
   const ir_shape *o = shp(p, n->out[0]);
   int64_t cnt = ir_shape_numel(o);
   const float *pa = p->ptr[n->in[0]], *pb = p->ptr[n->in[1]];
   float *po = p->ptr[n->out[0]];
   if (ir_shape_eq(a, o) && ir_shape_eq(b, o))
-    return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, NULL);
+    return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, NULL, relu);
   cxk_bcast bc = {.rank = o->rank};
   memcpy(bc.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
   bcast_strides(a, o, bc.sa);
   bcast_strides(b, o, bc.sb);
-  return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc);
+  return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, relu);
 }
 
 static cudaError_t unary(cx_plan *p, const ir_node *n, int fn) {
@@ -421,13 +427,13 @@ static cudaError_t reduce_node(cx_plan *p, const ir_node *n) {
   return reduce(p, n, red);
 }
 
-static cudaError_t batchnorm(cx_plan *p, const ir_node *n) {
+static cudaError_t batchnorm(cx_plan *p, const ir_node *n, int relu) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t cnt = ir_shape_numel(x), c = x->dim[1];
   return cxk_batchnorm(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->in[1]],
                        p->ptr[n->in[2]], p->ptr[n->in[3]], p->ptr[n->in[4]],
                        p->ptr[n->out[0]], cnt, c, cnt / (x->dim[0] * c),
-                       n->a.eps);
+                       n->a.eps, relu);
 }
 
 static cudaError_t softmax(cx_plan *p, const ir_node *n) {
@@ -507,13 +513,16 @@ void cx_step_release(cx_step *s) {
   memset(s, 0, sizeof *s);
 }
 
-static cudaError_t simple(cx_plan *p, const ir_node *n) {
+static cudaError_t simple(cx_plan *p, const ir_node *n, const cx_step *s) {
+  if (s->view)
+    return cudaSuccess; /* reshape, or a relu folded into its producer */
+  int relu = s->fuse_relu;
   switch (n->op) {
-  case IR_OP_EWADD: return binary(p, n, CXK_ADD);
-  case IR_OP_EWSUB: return binary(p, n, CXK_SUB);
+  case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);
+  case IR_OP_EWSUB: return binary(p, n, CXK_SUB, relu);
   case IR_OP_EWMUL:
-  case IR_OP_SMUL: return binary(p, n, CXK_MUL);
-  case IR_OP_EWDIV: return binary(p, n, CXK_DIV);
+  case IR_OP_SMUL: return binary(p, n, CXK_MUL, relu);
+  case IR_OP_EWDIV: return binary(p, n, CXK_DIV, relu);
   case IR_OP_RELU: return unary(p, n, CXK_RELU);
   case IR_OP_SIGMOID: return unary(p, n, CXK_SIGMOID);
   case IR_OP_TANH: return unary(p, n, CXK_TANH);
@@ -531,7 +540,7 @@ static cudaError_t simple(cx_plan *p, const ir_node *n) {
   case IR_OP_MAXPOOL: return pool(p, n, 1);
   case IR_OP_GLOBAL_AVGPOOL:
   case IR_OP_REDUCE_MEAN: return reduce_node(p, n);
-  case IR_OP_BATCHNORM: return batchnorm(p, n);
+  case IR_OP_BATCHNORM: return batchnorm(p, n, relu);
   case IR_OP_SOFTMAX: return softmax(p, n);
   case IR_OP_LAYERNORM: return layernorm(p, n);
   case IR_OP_CONST_ICONV:
@@ -551,7 +560,7 @@ ir_status cx_step_enqueue(cx_plan *p, int i, ir_diag *d) {
   else if (n->op == IR_OP_MATMUL)
     st = mm_enqueue(p, n, &p->steps[i], d);
   else {
-    cudaError_t e = simple(p, n);
+    cudaError_t e = simple(p, n, &p->steps[i]);
     if (e != cudaSuccess)
       st = cx_cuda_fail(d, e, ir_op(n->op)->name);
   }

@@ -17,18 +17,20 @@ static size_t tensor_bytes(const ir_graph *g, int t) {
   return sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape);
 }
 
-/* The tensor whose bytes t uses: reshape outputs are views of their input. */
-static int root_of(const ir_graph *g, const int *root, int t) {
-  const ir_tensor *x = &g->tensors[t];
-  if (x->kind == IR_T_VALUE && g->nodes[x->node].op == IR_OP_RESHAPE)
-    return root[g->nodes[x->node].in[0]];
+/* The tensor whose bytes t uses: outputs of views (reshape, a relu folded
+ * into its producer) share their input's. */
+static int root_of(const cx_plan *p, const int32_t *root, int t) {
+  const ir_tensor *x = &p->g->tensors[t];
+  if (x->kind == IR_T_VALUE && p->steps[x->node].view)
+    return root[p->g->nodes[x->node].in[0]];
   return t;
 }
 
 /* Lifetimes: first[t] = producing node, last[t] = last node reading t or
  * any view of it (g->nnodes for graph outputs). */
-static void lifetimes(const ir_graph *g, int *root, int32_t *first,
+static void lifetimes(const cx_plan *p, int32_t *root, int32_t *first,
                       int32_t *last) {
+  const ir_graph *g = p->g;
   for (int t = 0; t < g->ntensors; t++) {
     root[t] = t;
     first[t] = g->tensors[t].kind == IR_T_VALUE ? g->tensors[t].node : -1;
@@ -37,7 +39,7 @@ static void lifetimes(const ir_graph *g, int *root, int32_t *first,
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     for (int k = 0; k < n->nout; k++)
-      root[n->out[k]] = root_of(g, root, n->out[k]);
+      root[n->out[k]] = root_of(p, root, n->out[k]);
     for (int k = 0; k < n->nin; k++)
       if (last[root[n->in[k]]] < i)
         last[root[n->in[k]]] = i;
@@ -46,9 +48,52 @@ static void lifetimes(const ir_graph *g, int *root, int32_t *first,
     last[root[g->outputs[i]]] = g->nnodes;
 }
 
+/* Can a following relu be folded into n (applied by n's own kernel)? */
+static int takes_relu(const ir_node *n) {
+  switch (n->op) {
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL: return n->a.act == IR_ACT_NONE;
+  case IR_OP_EWADD:
+  case IR_OP_EWSUB:
+  case IR_OP_EWMUL:
+  case IR_OP_EWDIV:
+  case IR_OP_SMUL:
+  case IR_OP_BATCHNORM: return n->nout == 1;
+  default: return 0;
+  }
+}
+
+/* Marks views: reshapes, and relus folded into a producer whose result
+ * they alone read (and that is no graph output). */
+static ir_status plan_fusion(cx_plan *p, ir_diag *d) {
+  const ir_graph *g = p->g;
+  int *reads = calloc((size_t)g->ntensors + 1, sizeof *reads);
+  if (!reads)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      reads[g->nodes[i].in[k]]++;
+  for (int i = 0; i < g->noutputs; i++)
+    reads[g->outputs[i]]++;
+  for (int j = 0; j < g->nnodes; j++) {
+    const ir_node *n = &g->nodes[j];
+    p->steps[j].view = n->op == IR_OP_RESHAPE;
+    if (n->op != IR_OP_RELU || p->ctx->opt.no_fuse)
+      continue;
+    const ir_tensor *x = &g->tensors[n->in[0]];
+    if (x->kind != IR_T_VALUE || reads[n->in[0]] != 1 ||
+        !takes_relu(&g->nodes[x->node]) || p->steps[x->node].view)
+      continue;
+    p->steps[x->node].fuse_relu = 1;
+    p->steps[j].view = 1;
+  }
+  free(reads);
+  return IR_OK;
+}
+
 /* Blocks to plan: every root value, then every node's scratch. */
-static ir_status plan_arena(cx_plan *p, const int *root, const int32_t *first,
-                            ir_diag *d) {
+static ir_status plan_arena(cx_plan *p, const int32_t *root,
+                            const int32_t *first, ir_diag *d) {
   const ir_graph *g = p->g;
   int nb = g->ntensors + g->nnodes;
   size_t *sz = calloc((size_t)nb, sizeof *sz),
@@ -112,17 +157,19 @@ static ir_status plan_persist(cx_plan *p, ir_diag *d) {
 
 static ir_status plan_build(cx_plan *p, ir_diag *d) {
   const ir_graph *g = p->g;
-  int *root = calloc((size_t)g->ntensors, sizeof *root);
-  int32_t *first = calloc((size_t)g->ntensors, sizeof *first);
-  if (!root || !first) {
-    free(root), free(first);
+  int32_t *root = p->root;
+  int32_t *first = calloc((size_t)g->ntensors + 1, sizeof *first);
+  if (!first)
     return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_status st = plan_fusion(p, d);
+  if (st) {
+    free(first);
+    return st;
   }
-  lifetimes(g, root, first, p->last);
+  lifetimes(p, root, first, p->last);
   for (int t = 0; t < g->ntensors; t++) /* outputs: never released */
     if (p->last[t] == g->nnodes)
       p->last[t] = -1;
-  ir_status st = IR_OK;
   for (int i = 0; !st && i < g->nnodes; i++) {
     st = cx_step_prepare(p, i, d);
     cx_step *s = &p->steps[i];
@@ -141,7 +188,7 @@ static ir_status plan_build(cx_plan *p, ir_diag *d) {
   for (int t = 0; !st && t < g->ntensors; t++) /* views */
     if (root[t] != t)
       p->ptr[t] = p->ptr[root[t]];
-  free(root), free(first);
+  free(first);
   return st;
 }
 
@@ -154,8 +201,9 @@ ir_status cx_plan_new(cx_ctx *c, const ir_graph *g, cx_plan **out, ir_diag *d) {
   p->g = g;
   p->ptr = calloc((size_t)g->ntensors + 1, sizeof *p->ptr);
   p->last = calloc((size_t)g->ntensors + 1, sizeof *p->last);
+  p->root = calloc((size_t)g->ntensors + 1, sizeof *p->root);
   p->steps = calloc((size_t)g->nnodes + 1, sizeof *p->steps);
-  ir_status st = p->ptr && p->last && p->steps
+  ir_status st = p->ptr && p->last && p->root && p->steps
                      ? plan_build(p, d)
                      : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   if (st) {
@@ -176,7 +224,7 @@ void cx_plan_free(cx_plan *p) {
   cudaFree(p->arena);
   cudaFree(p->persist);
   cudaFree(p->ws);
-  free(p->steps), free(p->ptr), free(p->last);
+  free(p->steps), free(p->ptr), free(p->last), free(p->root);
   free(p);
 }
 
@@ -219,8 +267,7 @@ static ir_status poison_after(cx_plan *p, int i, ir_diag *d) {
   for (int t = 0; t < g->ntensors; t++)
     if (p->last[t] == i && g->tensors[t].kind == IR_T_VALUE && p->ptr[t] &&
         (char *)p->ptr[t] >= p->arena &&
-        (char *)p->ptr[t] < p->arena + p->arena_bytes &&
-        !(g->nodes[g->tensors[t].node].op == IR_OP_RESHAPE))
+        (char *)p->ptr[t] < p->arena + p->arena_bytes && p->root[t] == t)
       CX_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->ptr[t],
                            ir_shape_numel(&g->tensors[t].shape), 0, 0));
   if (p->steps[i].scratch)
