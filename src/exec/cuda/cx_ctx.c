@@ -78,6 +78,9 @@ void cx_ctx_free(cx_ctx *c) {
     cudnnDestroy(c->dnn);
   if (c->stream)
     cudaStreamDestroy(c->stream);
+  for (int i = 0; i < c->nconvs; i++)
+    if (c->convs[i].plan)
+      cudnnBackendDestroyDescriptor(c->convs[i].plan);
   free(c->convs);
   free(c);
 }
@@ -86,12 +89,16 @@ void cx_ctx_describe(const cx_ctx *c, char *buf, size_t n) {
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
+  int graph_api = 0;
+  for (int i = 0; i < c->nconvs; i++)
+    graph_api += c->convs[i].plan != NULL;
   snprintf(buf, n,
            "%s (sm_%d%d), CUDA runtime %d.%d, driver %d.%d, cuDNN %zu, "
-           "cuBLASLt %zu, %s",
+           "cuBLASLt %zu, %s, %d conv geometries (%d via cuDNN graph API)",
            c->prop.name, c->prop.major, c->prop.minor, rt / 1000,
            rt % 1000 / 10, drv / 1000, drv % 1000 / 10, cudnnGetVersion(),
-           cublasLtGetVersion(), c->opt.fp32_strict ? "fp32 strict" : "tf32");
+           cublasLtGetVersion(), c->opt.fp32_strict ? "fp32 strict" : "tf32",
+           c->nconvs, graph_api);
 }
 
 /* ---- convolution algorithm cache ---------------------------------------- */
@@ -156,5 +163,17 @@ ir_status cx_conv_choose(cx_ctx *c, const cx_conv_key *k,
   out->algo = r[i].algo;
   out->math = k->strict ? CUDNN_FMA_MATH : r[i].mathType;
   out->ws = r[i].memory;
-  return remember(c, out, d);
+  out->plan = NULL;
+  cx_dnn_choice g;
+  cx_dnn_autotune(c, k, &g);
+  if (g.plan && g.ms < r[i].time) { /* the graph API's engine is faster */
+    out->plan = g.plan;
+    out->ws = g.ws;
+  } else if (g.plan) {
+    cudnnBackendDestroyDescriptor(g.plan);
+  }
+  ir_status st = remember(c, out, d);
+  if (st && out->plan)
+    cudnnBackendDestroyDescriptor(out->plan);
+  return st;
 }

@@ -24,10 +24,19 @@ typedef struct cx_conv_key {
 
 typedef struct cx_conv_choice {
   cx_conv_key key;
-  cudnnConvolutionFwdAlgo_t algo;
+  cudnnConvolutionFwdAlgo_t algo; /* legacy API, when plan is NULL */
   cudnnMathType_t math;
+  cudnnBackendDescriptor_t plan; /* graph API execution plan, or NULL */
   size_t ws;
 } cx_conv_choice;
+
+/* The graph API's best plan for a geometry (cx_dnn.c). */
+typedef struct cx_dnn_choice {
+  cudnnBackendDescriptor_t plan; /* NULL when no engine worked */
+  size_t ws;
+  float ms; /* its median time */
+  int tried;
+} cx_dnn_choice;
 
 struct cx_ctx {
   int device;
@@ -46,6 +55,8 @@ typedef struct cx_conv {
   cudnnConvolutionDescriptor_t conv;
   cudnnActivationDescriptor_t act; /* fused relu, or NULL */
   cudnnConvolutionFwdAlgo_t algo;
+  cudnnBackendDescriptor_t plan; /* graph API plan (the context's), or NULL */
+  cudnnBackendDescriptor_t vp;   /* its variant pack (this node's pointers) */
   size_t ws;
   int prepad; /* asymmetric padding: x is copied padded into scratch */
   cxk_pad pad;
@@ -121,6 +132,13 @@ ir_status cx_conv_choose(cx_ctx *c, const cx_conv_key *k,
                          cudnnConvolutionDescriptor_t conv,
                          cudnnTensorDescriptor_t y, cx_conv_choice *out,
                          ir_diag *d);
+
+/* Autotunes the graph API's engines for k (never fails: out->plan NULL). */
+void cx_dnn_autotune(cx_ctx *c, const cx_conv_key *k, cx_dnn_choice *out);
+/* Runs plan on x, w -> y (the variant pack *vp is made on first use). */
+ir_status cx_dnn_execute(cx_ctx *c, cudnnBackendDescriptor_t plan,
+                         cudnnBackendDescriptor_t *vp, const float *x,
+                         const float *w, float *y, void *ws, ir_diag *d);
 
 /* cx_ops.c: prepares node i of p (descriptors, algorithms, scratch size);
  * called before memory is planned. */

@@ -120,6 +120,13 @@ static ir_status conv_prepare(cx_plan *p, const ir_node *n, cx_step *s,
   if ((st = cx_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
   cv->algo = ch.algo;
+  if (ch.plan) { /* graph API engine: bias and activation by cxk_bias_act */
+    cv->plan = ch.plan;
+    cv->ws = ch.ws;
+    if (cv->prepad)
+      s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
+    return IR_OK;
+  }
   CX_DNN(d, cudnnSetConvolutionMathType(cv->conv, ch.math));
   CX_DNN(d, cudnnGetConvolutionForwardWorkspaceSize(
                 p->ctx->dnn, cv->x, cv->w, cv->conv, cv->y, cv->algo, &cv->ws));
@@ -147,15 +154,21 @@ static ir_status conv_enqueue(cx_plan *p, const ir_node *n, cx_step *s,
     x = s->scratch;
   }
   const float one = 1.0f, zero = 0.0f;
-  if (cv->act) {
+  if (cv->plan) {
+    ir_status st = cx_dnn_execute(c, cv->plan, &cv->vp, x, w, y, p->ws, d);
+    if (st)
+      return st;
+  } else if (cv->act) {
     CX_DNN(d, cudnnConvolutionBiasActivationForward(
                   c->dnn, &one, cv->x, x, cv->w, w, cv->conv, cv->algo, p->ws,
                   cv->ws, &zero, cv->y, y, cv->b, p->ptr[n->in[2]], cv->act,
                   cv->y, y));
     return IR_OK;
+  } else {
+    CX_DNN(d,
+           cudnnConvolutionForward(c->dnn, &one, cv->x, x, cv->w, w, cv->conv,
+                                   cv->algo, p->ws, cv->ws, &zero, cv->y, y));
   }
-  CX_DNN(d, cudnnConvolutionForward(c->dnn, &one, cv->x, x, cv->w, w, cv->conv,
-                                    cv->algo, p->ws, cv->ws, &zero, cv->y, y));
   const ir_shape *ys = shp(p, n->out[0]);
   int act = cx_effective_act(n, s);
   if (n->nin == 3 || act != IR_ACT_NONE)
@@ -496,6 +509,8 @@ void cx_step_release(cx_step *s) {
       cudnnDestroyConvolutionDescriptor(c->conv);
     if (c->act)
       cudnnDestroyActivationDescriptor(c->act);
+    if (c->vp)
+      cudnnBackendDestroyDescriptor(c->vp);
     free(c);
   }
   if (s->mm) {
