@@ -208,14 +208,28 @@ static const char *const op_graphs[] = {
      * producer is read twice, is an output, or has its own act) */
     "input x: [2,4,9,7]\nweight w: [4,4,3,3]\nweight b: [4]\ninput m: [6,5]\n"
     "weight q: [5,3]\nweight g: [4]\nweight gb: [4]\nweight mu: [4]\n"
-    "weight var: [4]\n"
+    "weight var: [4]\nweight dv: [4,1,1]\n"
     "c = conv2d(x, w, b)\ncr = relu(c)\na = ewadd(cr, x)\nar = relu(a)\n"
     "n = batchnorm(ar, g, gb, mu, var)\nnr = relu(n)\nmm = matmul(m, q)\n"
     "mr = relu(mm)\nt = conv2d(nr, w) act=tanh\ntr = relu(t)\n"
     "s = ewsub(nr, x)\nsr = relu(s)\nsq = ewmul(s, sr)\n"
-    "o = ewdiv(sq, g)\nor = relu(o)\nr2 = reshape(or) shape=[2,-1]\n"
+    "o = ewdiv(sq, dv)\nor = relu(o)\nr2 = reshape(or) shape=[2,-1]\n"
     "rr = relu(r2)\noutput mr, tr, sq, o, or, rr\n",
 };
+
+/* The graphs above parse, and the CPU runs them (no GPU needed). */
+Test(cuda, op_graphs_are_valid) {
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    ir_diag d;
+    ex_values *v = ex_values_new(g);
+    cr_assert_eq(ex_fill_random(g, v, 3, &d), IR_OK, "%s", d.msg);
+    ex_options eo = {1, 0};
+    cr_assert_eq(ex_run(g, v, &eo, &d), IR_OK, "graph %zu: %s", i, d.msg);
+    ex_values_free(v);
+    ir_graph_free(g);
+  }
+}
 
 Test(cuda, every_operator_tf32) {
   need_gpu();

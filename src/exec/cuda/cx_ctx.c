@@ -82,6 +82,7 @@ void cx_ctx_free(cx_ctx *c) {
     if (c->convs[i].plan)
       cudnnBackendDestroyDescriptor(c->convs[i].plan);
   free(c->convs);
+  free(c->mms);
   free(c);
 }
 

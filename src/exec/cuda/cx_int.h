@@ -38,6 +38,18 @@ typedef struct cx_dnn_choice {
   int tried;
 } cx_dnn_choice;
 
+/* A remembered matmul algorithm, keyed by shape, epilogue and precision. */
+typedef struct cx_mm_key {
+  int64_t m, n, k, batch;
+  int32_t epilogue, bias, strict, pad_;
+} cx_mm_key;
+
+typedef struct cx_mm_choice {
+  cx_mm_key key;
+  cublasLtMatmulAlgo_t algo;
+  size_t ws;
+} cx_mm_choice;
+
 struct cx_ctx {
   int device;
   cx_options opt;
@@ -47,6 +59,8 @@ struct cx_ctx {
   struct cudaDeviceProp prop;
   cx_conv_choice *convs; /* algorithm cache */
   int nconvs, capconvs;
+  cx_mm_choice *mms; /* matmul algorithm cache */
+  int nmms, capmms;
 };
 
 typedef struct cx_conv {
@@ -62,7 +76,8 @@ typedef struct cx_conv {
   cxk_pad pad;
 } cx_conv;
 
-typedef struct cx_mm {
+typedef struct cx_mm cx_mm;
+struct cx_mm {
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t la, lb, lc;
   cublasLtMatmulAlgo_t algo;
@@ -71,7 +86,7 @@ typedef struct cx_mm {
   int post_bias;    /* bias left for a separate kernel */
   int act;          /* the effective activation (ir_act) */
   int64_t n, count; /* columns of the result, its element count */
-} cx_mm;
+};
 
 typedef struct cx_step {
   int fuse_relu;  /* the node's only reader is a relu, folded in here */
@@ -139,6 +154,11 @@ void cx_dnn_autotune(cx_ctx *c, const cx_conv_key *k, cx_dnn_choice *out);
 ir_status cx_dnn_execute(cx_ctx *c, cudnnBackendDescriptor_t plan,
                          cudnnBackendDescriptor_t *vp, const float *x,
                          const float *w, float *y, void *ws, ir_diag *d);
+
+#define CX_MM_WS ((size_t)32 << 20) /* matmul workspace limit */
+
+/* Looks up or times cuBLASLt's candidates for m (descriptors set up). */
+ir_status cx_mm_choose(cx_ctx *c, const cx_mm_key *k, cx_mm *m, ir_diag *d);
 
 /* cx_ops.c: prepares node i of p (descriptors, algorithms, scratch size);
  * called before memory is planned. */

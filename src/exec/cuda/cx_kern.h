@@ -36,6 +36,7 @@ typedef struct cxk_walk {
   int rank;
   int64_t dim[CXK_RANK], sst[CXK_RANK], dst[CXK_RANK];
   int64_t soff, doff;
+  int64_t extent; /* elements of the larger of src and dst */
 } cxk_walk;
 
 /* Binary broadcast: output dims and each operand's strides (0 broadcast). */

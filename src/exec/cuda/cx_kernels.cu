@@ -49,13 +49,31 @@ __global__ void k_unary(int fn, const float *x, float *y, int64_t n, float lo,
   GRID_LOOP(i, n) { y[i] = act_fn(fn, x ? x[i] : 0.0f, lo, hi); }
 }
 
-__global__ void k_bias_act(float *y, const float *bias, int64_t n, int64_t c,
-                           int64_t inner, int act) {
-  GRID_LOOP(i, n) {
+/* Index arithmetic in I: 32-bit when every offset fits (far cheaper
+ * divisions than 64-bit), else 64-bit. */
+#define GRID_LOOP_T(I, i, n)                                                   \
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)(n);             \
+       i += (I)gridDim.x * blockDim.x)
+
+/* y[i] = act(y[i] + bias[(i / inner) % c]) for small inner. */
+template <typename I>
+__global__ void k_bias_act(float *y, const float *bias, I n, I c, I inner,
+                           int act) {
+  GRID_LOOP_T(I, i, n) {
     float v = y[i];
     if (bias)
       v += bias[(i / inner) % c];
     y[i] = act_fn(act, v, 0.0f, 0.0f);
+  }
+}
+
+/* The same over planes of `inner` elements: blockIdx.y picks planes. */
+__global__ void k_bias_act_planes(float *y, const float *bias, int64_t planes,
+                                  int64_t c, int64_t inner, int act) {
+  for (int64_t pl = blockIdx.y; pl < planes; pl += gridDim.y) {
+    float b = bias ? bias[pl % c] : 0.0f;
+    float *row = y + pl * inner;
+    GRID_LOOP(i, inner) { row[i] = act_fn(act, row[i] + b, 0.0f, 0.0f); }
   }
 }
 
@@ -81,75 +99,94 @@ __global__ void k_binary_flat(int op, const float *a, const float *b, float *o,
   GRID_LOOP(i, n) { o[i] = relu_if(relu, bin_fn(op, a[i], b[i])); }
 }
 
+/* b a single value broadcast over a (smul, bias-like scalars). */
+__global__ void k_binary_scalar(int op, const float *a, const float *b,
+                                float *o, int64_t n, int relu) {
+  float bv = *b;
+  GRID_LOOP(i, n) { o[i] = relu_if(relu, bin_fn(op, a[i], bv)); }
+}
+
+template <typename I>
 __global__ void k_binary_bcast(int op, const float *a, const float *b, float *o,
-                               int64_t n, cxk_bcast bc, int relu) {
-  GRID_LOOP(i, n) {
-    int64_t rem = i, oa = 0, ob = 0;
+                               I n, cxk_bcast bc, int relu) {
+  GRID_LOOP_T(I, i, n) {
+    I rem = i, oa = 0, ob = 0;
     for (int d = bc.rank - 1; d >= 0; d--) {
-      int64_t c = rem % bc.dim[d];
-      rem /= bc.dim[d];
-      oa += c * bc.sa[d];
-      ob += c * bc.sb[d];
+      I c = rem % (I)bc.dim[d];
+      rem /= (I)bc.dim[d];
+      oa += c * (I)bc.sa[d];
+      ob += c * (I)bc.sb[d];
     }
     o[i] = relu_if(relu, bin_fn(op, a[oa], b[ob]));
   }
 }
 
-__global__ void k_copy(const float *src, float *dst, int64_t n, cxk_walk w) {
-  GRID_LOOP(i, n) {
-    int64_t rem = i, so = w.soff, dof = w.doff;
+template <typename I>
+__global__ void k_copy(const float *src, float *dst, I n, cxk_walk w) {
+  GRID_LOOP_T(I, i, n) {
+    I rem = i, so = (I)w.soff, dof = (I)w.doff;
     for (int d = w.rank - 1; d >= 0; d--) {
-      int64_t c = rem % w.dim[d];
-      rem /= w.dim[d];
-      so += c * w.sst[d];
-      dof += c * w.dst[d];
+      I c = rem % (I)w.dim[d];
+      rem /= (I)w.dim[d];
+      so += c * (I)w.sst[d];
+      dof += c * (I)w.dst[d];
     }
     dst[dof] = src[so];
   }
 }
 
-__global__ void k_pad(const float *x, float *y, int64_t n, cxk_pad p) {
-  GRID_LOOP(i, n) {
-    int64_t rem = i, off = 0, st = 1;
+template <typename I>
+__global__ void k_pad(const float *x, float *y, I n, cxk_pad p) {
+  GRID_LOOP_T(I, i, n) {
+    I rem = i, off = 0, st = 1;
     bool inside = true;
     for (int d = p.rank - 1; d >= 0; d--) {
-      int64_t c = rem % p.odim[d] - p.before[d];
-      rem /= p.odim[d];
-      inside = inside && c >= 0 && c < p.idim[d];
-      off += c * st;
-      st *= p.idim[d];
+      I od = (I)p.odim[d], id = (I)p.idim[d];
+      I q = rem % od;
+      rem /= od;
+      bool in_d = q >= (I)p.before[d] && q - (I)p.before[d] < id;
+      inside = inside && in_d;
+      off += (in_d ? q - (I)p.before[d] : 0) * st;
+      st *= id;
     }
     y[i] = inside ? x[off] : p.value;
   }
 }
 
+/* Batch norm over planes of `inner` elements: per-channel constants once
+ * per plane. */
 __global__ void k_batchnorm(const float *x, const float *scale,
                             const float *bias, const float *mean,
-                            const float *var, float *y, int64_t n, int64_t c,
-                            int64_t inner, float eps, int relu) {
-  GRID_LOOP(i, n) {
-    int64_t ch = (i / inner) % c;
-    y[i] = relu_if(relu, (x[i] - mean[ch]) / sqrtf(var[ch] + eps) * scale[ch] +
-                             bias[ch]);
+                            const float *var, float *y, int64_t planes,
+                            int64_t c, int64_t inner, float eps, int relu) {
+  for (int64_t pl = blockIdx.y; pl < planes; pl += gridDim.y) {
+    int64_t ch = pl % c;
+    float m = mean[ch], dv = sqrtf(var[ch] + eps), g = scale[ch], b = bias[ch];
+    const float *xr = x + pl * inner;
+    float *yr = y + pl * inner;
+    GRID_LOOP(i, inner) { yr[i] = relu_if(relu, (xr[i] - m) / dv * g + b); }
   }
 }
 
-__global__ void k_pool(const float *x, float *y, int64_t n, cxk_pool p) {
-  GRID_LOOP(i, n) {
-    int64_t ox = i % p.ow, oy = (i / p.ow) % p.oh, plane = i / (p.ow * p.oh);
-    const float *xp = x + plane * p.h * p.w;
-    int64_t y0 = oy * p.sh - p.pt, x0 = ox * p.sw - p.pl;
+template <typename I>
+__global__ void k_pool(const float *x, float *y, I n, cxk_pool p) {
+  GRID_LOOP_T(I, i, n) {
+    I ow = (I)p.ow, oh = (I)p.oh;
+    I ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
+    const float *xp = x + (int64_t)plane * p.h * p.w;
+    int y0 = (int)oy * p.sh - p.pt, x0 = (int)ox * p.sw - p.pl;
+    int h = (int)p.h, w = (int)p.w;
     float best = -INFINITY, sum = 0.0f;
     int cnt = 0;
     for (int ky = 0; ky < p.kh; ky++) {
-      int64_t yy = y0 + ky;
-      if (yy < 0 || yy >= p.h)
+      int yy = y0 + ky;
+      if (yy < 0 || yy >= h)
         continue;
       for (int kx = 0; kx < p.kw; kx++) {
-        int64_t xx = x0 + kx;
-        if (xx < 0 || xx >= p.w)
+        int xx = x0 + kx;
+        if (xx < 0 || xx >= w)
           continue;
-        float v = xp[yy * p.w + xx];
+        float v = xp[yy * w + xx];
         best = v > best ? v : best;
         sum += v;
         cnt++;
@@ -173,22 +210,23 @@ __device__ __forceinline__ float warp_max(float v) {
 }
 
 /* One warp per output element. */
+template <typename I>
 __global__ void k_reduce_mean(const float *x, float *y, cxk_reduce r) {
   int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   int lane = threadIdx.x % 32;
   if (warp >= r.nout)
     return;
-  int64_t rem = warp, base = 0;
+  I rem = (I)warp, base = 0;
   for (int d = r.nkeep - 1; d >= 0; d--) {
-    base += rem % r.kdim[d] * r.kst[d];
-    rem /= r.kdim[d];
+    base += rem % (I)r.kdim[d] * (I)r.kst[d];
+    rem /= (I)r.kdim[d];
   }
   float s = 0.0f;
-  for (int64_t e = lane; e < r.count; e += 32) {
-    int64_t q = e, off = base;
+  for (I e = lane; e < (I)r.count; e += 32) {
+    I q = e, off = base;
     for (int d = r.nred - 1; d >= 0; d--) {
-      off += q % r.rdim[d] * r.rst[d];
-      q /= r.rdim[d];
+      off += q % (I)r.rdim[d] * (I)r.rst[d];
+      q /= (I)r.rdim[d];
     }
     s += x[off];
   }
@@ -306,9 +344,27 @@ cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
   return cudaGetLastError();
 }
 
+/* Every offset below 2^31: 32-bit index arithmetic. */
+static bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
+
+/* Grid for a plane-wise kernel: x over `inner`, y over planes. */
+static dim3 plane_grid(int64_t planes, int64_t inner) {
+  int64_t bx = (inner + kThreads - 1) / kThreads;
+  return dim3((unsigned)(bx > 1024 ? 1024 : bx),
+              (unsigned)(planes > 65535 ? 65535 : planes));
+}
+
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
                          int64_t c, int64_t inner, int act) {
-  k_bias_act<<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, c, inner, act);
+  if (inner >= 128)
+    k_bias_act_planes<<<plane_grid(n / inner, inner), kThreads, 0, s>>>(
+        y, bias, n / inner, c, inner, act);
+  else if (fits32(n))
+    k_bias_act<int32_t><<<blocks_for(n), kThreads, 0, s>>>(
+        y, bias, (int32_t)n, (int32_t)c, (int32_t)inner, act);
+  else
+    k_bias_act<int64_t>
+        <<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, c, inner, act);
   return cudaGetLastError();
 }
 
@@ -319,11 +375,22 @@ cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v) {
 
 cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
                        float *o, int64_t n, const cxk_bcast *bc, int relu) {
+  int scalar_b = bc != NULL; /* b one value, a laid out like o */
+  int64_t st = 1;
+  for (int d = bc ? bc->rank - 1 : -1; d >= 0; d--) {
+    scalar_b &= bc->sb[d] == 0 && (bc->dim[d] == 1 || bc->sa[d] == st);
+    st *= bc->dim[d];
+  }
   if (!bc)
     k_binary_flat<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
+  else if (scalar_b)
+    k_binary_scalar<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
+  else if (fits32(n))
+    k_binary_bcast<int32_t>
+        <<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, (int32_t)n, *bc, relu);
   else
-    k_binary_bcast<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, *bc,
-                                                      relu);
+    k_binary_bcast<int64_t>
+        <<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, *bc, relu);
   return cudaGetLastError();
 }
 
@@ -332,7 +399,11 @@ cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
   int64_t n = 1;
   for (int d = 0; d < w->rank; d++)
     n *= w->dim[d];
-  k_copy<<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, *w);
+  if (fits32(w->extent))
+    k_copy<int32_t>
+        <<<blocks_for(n), kThreads, 0, s>>>(src, dst, (int32_t)n, *w);
+  else
+    k_copy<int64_t><<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, *w);
   return cudaGetLastError();
 }
 
@@ -341,7 +412,10 @@ cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
   int64_t n = 1;
   for (int d = 0; d < p->rank; d++)
     n *= p->odim[d];
-  k_pad<<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
+  if (fits32(n))
+    k_pad<int32_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+  else
+    k_pad<int64_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
   return cudaGetLastError();
 }
 
@@ -349,21 +423,29 @@ cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
                           const float *bias, const float *mean,
                           const float *var, float *y, int64_t n, int64_t c,
                           int64_t inner, float eps, int relu) {
-  k_batchnorm<<<blocks_for(n), kThreads, 0, s>>>(x, scale, bias, mean, var, y,
-                                                 n, c, inner, eps, relu);
+  k_batchnorm<<<plane_grid(n / inner, inner), kThreads, 0, s>>>(
+      x, scale, bias, mean, var, y, n / inner, c, inner, eps, relu);
   return cudaGetLastError();
 }
 
 cudaError_t cxk_pool2d(cudaStream_t s, const float *x, float *y,
                        const cxk_pool *p) {
   int64_t n = p->n * p->c * p->oh * p->ow;
-  k_pool<<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
+  if (fits32(n) && fits32(p->n * p->c * p->h * p->w))
+    k_pool<int32_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+  else
+    k_pool<int64_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
   return cudaGetLastError();
 }
 
 cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
                             const cxk_reduce *r) {
-  k_reduce_mean<<<blocks_for(r->nout * 32), kThreads, 0, s>>>(x, y, *r);
+  if (fits32(r->nout * r->count))
+    k_reduce_mean<int32_t>
+        <<<blocks_for(r->nout * 32), kThreads, 0, s>>>(x, y, *r);
+  else
+    k_reduce_mean<int64_t>
+        <<<blocks_for(r->nout * 32), kThreads, 0, s>>>(x, y, *r);
   return cudaGetLastError();
 }
 

@@ -14,8 +14,6 @@
 
 #include "cx_int.h"
 
-#define CX_MM_WS ((size_t)32 << 20)
-
 static const ir_shape *shp(const cx_plan *p, int t) {
   return &p->g->tensors[t].shape;
 }
@@ -219,28 +217,6 @@ static cublasLtEpilogue_t mm_epilogue(cx_mm *m, const ir_node *n, int act,
   return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
-static ir_status mm_algo(cx_ctx *c, cx_mm *m, ir_diag *d) {
-  cublasLtMatmulPreference_t pref;
-  CX_BLAS(d, cublasLtMatmulPreferenceCreate(&pref));
-  size_t ws = CX_MM_WS;
-  cublasStatus_t e = cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  cublasLtMatmulHeuristicResult_t r;
-  int nr = 0;
-  if (e == CUBLAS_STATUS_SUCCESS)
-    e = cublasLtMatmulAlgoGetHeuristic(c->lt, m->desc, m->la, m->lb, m->lc,
-                                       m->lc, pref, 1, &r, &nr);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (e != CUBLAS_STATUS_SUCCESS)
-    return cx_blas_fail(d, e, "cublasLtMatmulAlgoGetHeuristic");
-  if (nr < 1)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                       "cuBLASLt has no algorithm for a matmul");
-  m->algo = r.algo;
-  m->ws = r.workspaceSize;
-  return IR_OK;
-}
-
 static ir_status mm_prepare(cx_plan *p, const ir_node *n, cx_step *s,
                             ir_diag *d) {
   cx_mm *m = s->mm = calloc(1, sizeof *m);
@@ -269,7 +245,16 @@ static ir_status mm_prepare(cx_plan *p, const ir_node *n, cx_step *s,
                    m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
   }
   ir_status st = mm_layouts(m, mm, nn, kk, batch, d);
-  return st ? st : mm_algo(p->ctx, m, d);
+  cx_mm_key key = {mm,
+                   nn,
+                   kk,
+                   batch,
+                   (int32_t)ep,
+                   ep == CUBLASLT_EPILOGUE_BIAS ||
+                       ep == CUBLASLT_EPILOGUE_RELU_BIAS,
+                   p->ctx->opt.fp32_strict,
+                   0};
+  return st ? st : cx_mm_choose(p->ctx, &key, m, d);
 }
 
 static ir_status mm_enqueue(cx_plan *p, const ir_node *n, cx_step *s,
@@ -334,7 +319,9 @@ static cudaError_t concat(cx_plan *p, const ir_node *n) {
   strides_of(o, ost);
   for (int k = 0; k < n->nin; k++) {
     const ir_shape *x = shp(p, n->in[k]);
-    cxk_walk w = {.rank = x->rank, .doff = at * ost[n->a.axis]};
+    cxk_walk w = {.rank = x->rank,
+                  .doff = at * ost[n->a.axis],
+                  .extent = ir_shape_numel(o)};
     memcpy(w.dim, x->dim, sizeof(int64_t) * (size_t)x->rank);
     strides_of(x, w.sst);
     memcpy(w.dst, ost, sizeof ost);
@@ -353,7 +340,9 @@ static cudaError_t split(cx_plan *p, const ir_node *n) {
   strides_of(x, ist);
   for (int k = 0; k < n->nout; k++) {
     const ir_shape *o = shp(p, n->out[k]);
-    cxk_walk w = {.rank = o->rank, .soff = at * ist[n->a.axis]};
+    cxk_walk w = {.rank = o->rank,
+                  .soff = at * ist[n->a.axis],
+                  .extent = ir_shape_numel(x)};
     memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
     memcpy(w.sst, ist, sizeof ist);
     strides_of(o, w.dst);
@@ -371,7 +360,7 @@ static cudaError_t gather(cx_plan *p, const ir_node *n, int is_slice) {
   const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
   int64_t ist[CXK_RANK];
   strides_of(x, ist);
-  cxk_walk w = {.rank = o->rank};
+  cxk_walk w = {.rank = o->rank, .extent = ir_shape_numel(x)};
   memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
   strides_of(o, w.dst);
   for (int i = 0; i < o->rank; i++) {
