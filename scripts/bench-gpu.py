@@ -256,9 +256,9 @@ def time_torch(fn, xs, warmup, iters):
     return statistics.median(ts)
 
 
-def time_ours(superopt, graph, batch, iters):
+def time_ours(superopt, graph, batch, iters, extra=()):
     cmd = [superopt, "run", graph, "--device", "cuda", "--batch", str(batch),
-           "--iters", str(iters), "--warmup", "20"]
+           "--iters", str(iters), "--warmup", "20"] + list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"^time: ([0-9.]+) ms", r.stdout, re.M)
     if r.returncode or not m:
@@ -282,6 +282,12 @@ def bench_one(a, path, batch, dev, state):
         row["ours"] = time_ours(a.superopt, path, batch, a.iters)
     except Exception as e:  # report and go on
         row["ours"] = "error: " + str(e).splitlines()[-1]
+    if a.legacy:
+        try:
+            row["ours-legacy-conv"] = time_ours(a.superopt, path, batch,
+                                                a.iters, ["--legacy-conv"])
+        except Exception as e:  # report and go on
+            row["ours-legacy-conv"] = "error: " + str(e).splitlines()[-1]
     text = subprocess.run([a.superopt, "print", path], capture_output=True,
                           text=True, check=True).stdout
     try:
@@ -331,8 +337,8 @@ def versions():
 
 
 def write(out, rows, ver):
-    cols = ["graph", "batch", "ours", "eager-graph", "tv-eager", "tv-compile",
-            "compile-s"]
+    cols = ["graph", "batch", "ours", "ours-legacy-conv", "eager-graph",
+            "tv-eager", "tv-compile", "compile-s"]
     lines = ["| " + " | ".join(cols) + " |",
              "|" + "---|" * len(cols)]
     for r in rows:
@@ -355,6 +361,8 @@ def main():
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--compile-budget", type=float, default=330,
                     help="seconds after which torch.compile is skipped")
+    ap.add_argument("--legacy", action="store_true",
+                    help="also time ours with --legacy-conv")
     ap.add_argument("--torch-profile", action="append", default=[],
                     help="NAME:BATCH: print PyTorch's kernel profile of a "
                     "tv_* network instead of benchmarking")

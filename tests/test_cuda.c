@@ -233,12 +233,14 @@ Test(cuda, op_graphs_are_valid) {
 
 Test(cuda, every_operator_tf32) {
   need_gpu();
-  cx_options o = {.fp32_strict = 0};
+  cx_options o = {.fp32_strict = 0}, legacy = {.legacy_conv = 1};
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
-    char what[32];
+    char what[48];
     snprintf(what, sizeof what, "op graph %zu (tf32)", i);
     compare(g, &o, 1e-3, what);
+    snprintf(what, sizeof what, "op graph %zu (tf32, legacy conv)", i);
+    compare(g, &legacy, 1e-3, what);
     ir_graph_free(g);
   }
 }

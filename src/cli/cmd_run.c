@@ -27,7 +27,7 @@ typedef struct run_opts {
   const char *path, *device, *dump;
   uint64_t seed;
   int threads, iters, warmup, batch;
-  int check, strict, profile, poison, no_fuse; /* flags */
+  int check, strict, profile, poison, no_fuse, legacy_conv; /* flags */
 } run_opts;
 
 static double now_ms(void) {
@@ -61,6 +61,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
                                        {"profile", no_argument, 0, 'p'},
                                        {"poison", no_argument, 0, 'P'},
                                        {"no-fuse", no_argument, 0, 'F'},
+                                       {"legacy-conv", no_argument, 0, 'L'},
                                        {0, 0, 0, 0}};
   *o = (run_opts){.device = "cpu", .seed = 1, .iters = 1, .warmup = -1};
   int ch;
@@ -75,12 +76,13 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
       *(ch == 'd' ? &o->device : &o->dump) = optarg;
       continue;
     }
-    if (strchr("cfpPF", ch)) {
+    if (strchr("cfpPFL", ch)) {
       *(ch == 'c'   ? &o->check
         : ch == 'f' ? &o->strict
         : ch == 'p' ? &o->profile
         : ch == 'P' ? &o->poison
-                    : &o->no_fuse) = 1;
+        : ch == 'F' ? &o->no_fuse
+                    : &o->legacy_conv) = 1;
       continue;
     }
     if ((v = cli_parse_count(optarg)) < 0)
@@ -110,9 +112,10 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
     return cli_usage_error(c, "unknown device '%s' (this build has: %s)",
                            o->device, RUN_DEVICES);
   if (!cuda && (o->check || o->strict || o->profile || o->poison ||
-                o->no_fuse || o->warmup >= 0))
+                o->no_fuse || o->legacy_conv || o->warmup >= 0))
     return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
-                              "--no-fuse and --warmup need --device cuda");
+                              "--no-fuse, --legacy-conv and --warmup need "
+                              "--device cuda");
   if (cuda && o->dump)
     return cli_usage_error(c, "--dump is for --device cpu");
   return CLI_OK;
@@ -365,8 +368,10 @@ static int cuda_steps(const ir_graph *g, cx_ctx *cx, cx_plan *p, ex_values *v,
 
 static int run_cuda(const ir_graph *g, const run_opts *o) {
   ir_diag d;
-  cx_options co = {
-      .fp32_strict = o->strict, .poison = o->poison, .no_fuse = o->no_fuse};
+  cx_options co = {.fp32_strict = o->strict,
+                   .poison = o->poison,
+                   .no_fuse = o->no_fuse,
+                   .legacy_conv = o->legacy_conv};
   cx_ctx *cx = NULL;
   cx_plan *p = NULL;
   ex_values *v = ex_values_new(g);

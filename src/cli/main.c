@@ -38,7 +38,8 @@ static const cli_command commands[] = {
      "  --fp32-strict no TF32 in convolutions and matmuls\n"
      "  --profile     per-operator time breakdown and the 10 slowest nodes\n"
      "  --poison      debug: fill every released buffer with NaN\n"
-     "  --no-fuse     run a relu after conv/matmul/add/... as its own kernel\n",
+     "  --no-fuse     run a relu after conv/matmul/add/... as its own kernel\n"
+     "  --legacy-conv legacy cuDNN convolution algorithms only\n",
      cli_run},
     {"check", "parse and shape-check a graph, report its operator counts",
      "usage: superopt check GRAPH...\n"

@@ -28,6 +28,7 @@ typedef struct cx_options {
                       right after its last reader (catches planner bugs) */
   int no_graph;    /* 1: launch node by node instead of a CUDA graph */
   int no_fuse;     /* 1: do not fold a relu into the node before it */
+  int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
 } cx_options;
 
 /* Number of usable CUDA devices; 0 when there is no driver or no device. */

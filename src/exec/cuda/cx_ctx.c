@@ -165,8 +165,9 @@ ir_status cx_conv_choose(cx_ctx *c, const cx_conv_key *k,
   out->math = k->strict ? CUDNN_FMA_MATH : r[i].mathType;
   out->ws = r[i].memory;
   out->plan = NULL;
-  cx_dnn_choice g;
-  cx_dnn_autotune(c, k, &g);
+  cx_dnn_choice g = {0};
+  if (!c->opt.legacy_conv)
+    cx_dnn_autotune(c, k, &g);
   if (g.plan && g.ms < r[i].time) { /* the graph API's engine is faster */
     out->plan = g.plan;
     out->ws = g.ws;

@@ -67,13 +67,18 @@ __global__ void k_bias_act(float *y, const float *bias, I n, I c, I inner,
   }
 }
 
-/* The same over planes of `inner` elements: blockIdx.y picks planes. */
-__global__ void k_bias_act_planes(float *y, const float *bias, int64_t planes,
-                                  int64_t c, int64_t inner, int act) {
-  for (int64_t pl = blockIdx.y; pl < planes; pl += gridDim.y) {
-    float b = bias ? bias[pl % c] : 0.0f;
-    float *row = y + pl * inner;
-    GRID_LOOP(i, inner) { row[i] = act_fn(act, row[i] + b, 0.0f, 0.0f); }
+/* The same four elements at a time (inner a multiple of 4, n4 = n / 4). */
+template <typename I>
+__global__ void k_bias_act4(float4 *y, const float *bias, I n4, I c, I inner4,
+                            int act) {
+  GRID_LOOP_T(I, i, n4) {
+    float4 v = y[i];
+    float b = bias ? bias[(i / inner4) % c] : 0.0f;
+    v.x = act_fn(act, v.x + b, 0.0f, 0.0f);
+    v.y = act_fn(act, v.y + b, 0.0f, 0.0f);
+    v.z = act_fn(act, v.z + b, 0.0f, 0.0f);
+    v.w = act_fn(act, v.w + b, 0.0f, 0.0f);
+    y[i] = v;
   }
 }
 
@@ -97,6 +102,18 @@ __device__ __forceinline__ float relu_if(int relu, float v) {
 __global__ void k_binary_flat(int op, const float *a, const float *b, float *o,
                               int64_t n, int relu) {
   GRID_LOOP(i, n) { o[i] = relu_if(relu, bin_fn(op, a[i], b[i])); }
+}
+
+__global__ void k_binary_flat4(int op, const float4 *a, const float4 *b,
+                               float4 *o, int64_t n4, int relu) {
+  GRID_LOOP(i, n4) {
+    float4 x = a[i], y = b[i];
+    x.x = relu_if(relu, bin_fn(op, x.x, y.x));
+    x.y = relu_if(relu, bin_fn(op, x.y, y.y));
+    x.z = relu_if(relu, bin_fn(op, x.z, y.z));
+    x.w = relu_if(relu, bin_fn(op, x.w, y.w));
+    o[i] = x;
+  }
 }
 
 /* b a single value broadcast over a (smul, bias-like scalars). */
@@ -153,18 +170,33 @@ __global__ void k_pad(const float *x, float *y, I n, cxk_pad p) {
   }
 }
 
-/* Batch norm over planes of `inner` elements: per-channel constants once
- * per plane. */
+__device__ __forceinline__ float bn_fn(float x, const float *scale,
+                                       const float *bias, const float *mean,
+                                       const float *var, int64_t ch, float eps,
+                                       int relu) {
+  return relu_if(relu,
+                 (x - mean[ch]) / sqrtf(var[ch] + eps) * scale[ch] + bias[ch]);
+}
+
+/* Batch norm, elements of a channel `inner` apart in runs; VEC = 4 loads
+ * and stores float4 (inner a multiple of 4, n and inner counted in 4s). */
+template <typename I, int VEC>
 __global__ void k_batchnorm(const float *x, const float *scale,
                             const float *bias, const float *mean,
-                            const float *var, float *y, int64_t planes,
-                            int64_t c, int64_t inner, float eps, int relu) {
-  for (int64_t pl = blockIdx.y; pl < planes; pl += gridDim.y) {
-    int64_t ch = pl % c;
-    float m = mean[ch], dv = sqrtf(var[ch] + eps), g = scale[ch], b = bias[ch];
-    const float *xr = x + pl * inner;
-    float *yr = y + pl * inner;
-    GRID_LOOP(i, inner) { yr[i] = relu_if(relu, (xr[i] - m) / dv * g + b); }
+                            const float *var, float *y, I n, I c, I inner,
+                            float eps, int relu) {
+  GRID_LOOP_T(I, i, n) {
+    I ch = (i / inner) % c;
+    if (VEC == 4) {
+      float4 v = ((const float4 *)x)[i];
+      v.x = bn_fn(v.x, scale, bias, mean, var, ch, eps, relu);
+      v.y = bn_fn(v.y, scale, bias, mean, var, ch, eps, relu);
+      v.z = bn_fn(v.z, scale, bias, mean, var, ch, eps, relu);
+      v.w = bn_fn(v.w, scale, bias, mean, var, ch, eps, relu);
+      ((float4 *)y)[i] = v;
+    } else {
+      y[i] = bn_fn(x[i], scale, bias, mean, var, ch, eps, relu);
+    }
   }
 }
 
@@ -347,18 +379,12 @@ cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
 /* Every offset below 2^31: 32-bit index arithmetic. */
 static bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
 
-/* Grid for a plane-wise kernel: x over `inner`, y over planes. */
-static dim3 plane_grid(int64_t planes, int64_t inner) {
-  int64_t bx = (inner + kThreads - 1) / kThreads;
-  return dim3((unsigned)(bx > 1024 ? 1024 : bx),
-              (unsigned)(planes > 65535 ? 65535 : planes));
-}
-
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
                          int64_t c, int64_t inner, int act) {
-  if (inner >= 128)
-    k_bias_act_planes<<<plane_grid(n / inner, inner), kThreads, 0, s>>>(
-        y, bias, n / inner, c, inner, act);
+  if (inner % 4 == 0 && fits32(n))
+    k_bias_act4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        (float4 *)y, bias, (int32_t)(n / 4), (int32_t)c, (int32_t)(inner / 4),
+        act);
   else if (fits32(n))
     k_bias_act<int32_t><<<blocks_for(n), kThreads, 0, s>>>(
         y, bias, (int32_t)n, (int32_t)c, (int32_t)inner, act);
@@ -381,7 +407,10 @@ cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
     scalar_b &= bc->sb[d] == 0 && (bc->dim[d] == 1 || bc->sa[d] == st);
     st *= bc->dim[d];
   }
-  if (!bc)
+  if (!bc && n % 4 == 0)
+    k_binary_flat4<<<blocks_for(n / 4), kThreads, 0, s>>>(
+        op, (const float4 *)a, (const float4 *)b, (float4 *)o, n / 4, relu);
+  else if (!bc)
     k_binary_flat<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
   else if (scalar_b)
     k_binary_scalar<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
@@ -423,8 +452,17 @@ cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
                           const float *bias, const float *mean,
                           const float *var, float *y, int64_t n, int64_t c,
                           int64_t inner, float eps, int relu) {
-  k_batchnorm<<<plane_grid(n / inner, inner), kThreads, 0, s>>>(
-      x, scale, bias, mean, var, y, n / inner, c, inner, eps, relu);
+  if (inner % 4 == 0 && fits32(n))
+    k_batchnorm<int32_t, 4><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        x, scale, bias, mean, var, y, (int32_t)(n / 4), (int32_t)c,
+        (int32_t)(inner / 4), eps, relu);
+  else if (fits32(n))
+    k_batchnorm<int32_t, 1><<<blocks_for(n), kThreads, 0, s>>>(
+        x, scale, bias, mean, var, y, (int32_t)n, (int32_t)c, (int32_t)inner,
+        eps, relu);
+  else
+    k_batchnorm<int64_t, 1><<<blocks_for(n), kThreads, 0, s>>>(
+        x, scale, bias, mean, var, y, n, c, inner, eps, relu);
   return cudaGetLastError();
 }
 
