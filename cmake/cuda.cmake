@@ -34,7 +34,8 @@ target_include_directories(superopt_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(superopt_cuda PUBLIC CUDA::cudart)
 
 target_sources(libsuperopt PRIVATE ${CX_C})
-set_target_properties(libsuperopt PROPERTIES CUDA_ARCHITECTURES 90)
+set_target_properties(libsuperopt PROPERTIES
+  CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
 target_include_directories(libsuperopt SYSTEM PUBLIC
                            ${CUDAToolkit_INCLUDE_DIRS} ${CUDNN_INCLUDE_DIR})
 target_compile_definitions(libsuperopt PUBLIC SUPEROPT_HAVE_CUDA=1)
