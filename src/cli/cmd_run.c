@@ -1,5 +1,7 @@
 /* cmd_run.c: `superopt run`: execute a graph on seeded random data and
- * print each output's shape, checksums and the run time. */
+ * print each output's shape, checksums and the run time; on the CPU
+ * reference executor or, in a CUDA build, on the GPU (--device cuda), with
+ * an optional check against the CPU and a per-operator profile. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -14,11 +16,18 @@
 
 #include "../exec/exec.h"
 #include "cli.h"
+#ifdef SUPEROPT_HAVE_CUDA
+#include "../exec/cuda/cuda_exec.h"
+#define RUN_DEVICES "cpu, cuda"
+#else
+#define RUN_DEVICES "cpu"
+#endif
 
 typedef struct run_opts {
   const char *path, *device, *dump;
   uint64_t seed;
-  int threads, iters;
+  int threads, iters, warmup, batch;
+  int check, strict, profile, poison, no_fuse, legacy_conv; /* flags */
 } run_opts;
 
 static double now_ms(void) {
@@ -32,15 +41,29 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static const char *opt_name(const struct option *o, int ch) {
+  while (o->name && o->val != ch)
+    o++;
+  return o->name ? o->name : "?";
+}
+
 static int parse_opts(const cli_command *c, int argc, char **argv,
                       run_opts *o) {
   static const struct option opts[] = {{"device", required_argument, 0, 'd'},
                                        {"seed", required_argument, 0, 's'},
                                        {"threads", required_argument, 0, 't'},
                                        {"iters", required_argument, 0, 'i'},
+                                       {"warmup", required_argument, 0, 'w'},
+                                       {"batch", required_argument, 0, 'b'},
                                        {"dump", required_argument, 0, 'D'},
+                                       {"check", no_argument, 0, 'c'},
+                                       {"fp32-strict", no_argument, 0, 'f'},
+                                       {"profile", no_argument, 0, 'p'},
+                                       {"poison", no_argument, 0, 'P'},
+                                       {"no-fuse", no_argument, 0, 'F'},
+                                       {"legacy-conv", no_argument, 0, 'L'},
                                        {0, 0, 0, 0}};
-  *o = (run_opts){NULL, "cpu", NULL, 1, 0, 1};
+  *o = (run_opts){.device = "cpu", .seed = 1, .iters = 1, .warmup = -1};
   int ch;
   long long v;
   optind = 1;
@@ -53,26 +76,48 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
       *(ch == 'd' ? &o->device : &o->dump) = optarg;
       continue;
     }
+    if (strchr("cfpPFL", ch)) {
+      *(ch == 'c'   ? &o->check
+        : ch == 'f' ? &o->strict
+        : ch == 'p' ? &o->profile
+        : ch == 'P' ? &o->poison
+        : ch == 'F' ? &o->no_fuse
+                    : &o->legacy_conv) = 1;
+      continue;
+    }
     if ((v = cli_parse_count(optarg)) < 0)
       return cli_usage_error(c, "bad value '%s' for --%s", optarg,
-                             ch == 's'   ? "seed"
-                             : ch == 't' ? "threads"
-                                         : "iters");
+                             opt_name(opts, ch));
     if (ch == 's')
       o->seed = (uint64_t)v;
     else if (ch == 't' && v <= 1024)
       o->threads = (int)v;
     else if (ch == 'i' && v >= 1 && v <= 100000)
       o->iters = (int)v;
+    else if (ch == 'w' && v <= 100000)
+      o->warmup = (int)v;
+    else if (ch == 'b' && v >= 1 && v <= 65536)
+      o->batch = (int)v;
     else
       return cli_usage_error(c, "value '%s' out of range", optarg);
   }
   if (argc - optind != 1)
     return cli_usage_error(c, "expected one GRAPH");
   o->path = argv[optind];
-  if (strcmp(o->device, "cpu") != 0)
-    return cli_usage_error(c, "unknown device '%s' (this build has: cpu)",
-                           o->device);
+  int cuda = !strcmp(o->device, "cuda");
+#ifndef SUPEROPT_HAVE_CUDA
+  cuda = 0;
+#endif
+  if (strcmp(o->device, "cpu") != 0 && !cuda)
+    return cli_usage_error(c, "unknown device '%s' (this build has: %s)",
+                           o->device, RUN_DEVICES);
+  if (!cuda && (o->check || o->strict || o->profile || o->poison ||
+                o->no_fuse || o->legacy_conv || o->warmup >= 0))
+    return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
+                              "--no-fuse, --legacy-conv and --warmup need "
+                              "--device cuda");
+  if (cuda && o->dump)
+    return cli_usage_error(c, "--dump is for --device cpu");
   return CLI_OK;
 }
 
@@ -175,27 +220,202 @@ static double run_once(const ir_graph *g, const run_opts *o, ex_values **keep,
   return ms;
 }
 
-int cli_run(const cli_command *c, int argc, char **argv) {
-  run_opts o;
-  int rc = parse_opts(c, argc, argv, &o);
-  if (rc)
-    return rc;
-  ir_graph *g = cli_load(o.path, &rc);
-  if (!g)
-    return rc;
-  double *ms = calloc((size_t)o.iters, sizeof *ms);
+#ifdef SUPEROPT_HAVE_CUDA
+/* ---- --device cuda ----------------------------------------------------------
+ */
+
+/* ||gpu - cpu||_2 / ||cpu||_2 (0 when both are zero; inf on NaN). */
+static double rel_error(const float *gpu, const float *cpu, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double e = (double)gpu[i] - (double)cpu[i];
+    num += e * e;
+    den += (double)cpu[i] * cpu[i];
+  }
+  if (!isfinite(num))
+    return INFINITY;
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Runs the CPU reference on v (inputs, weights already there) and compares
+ * every output with the GPU's; returns CLI_OK or CLI_INTERNAL. */
+static int check_outputs(const ir_graph *g, ex_values *v, float **gpu,
+                         const run_opts *o) {
+  ir_diag d;
+  ex_options eo = {o->threads, 0};
+  if (ex_run(g, v, &eo, &d))
+    return cli_report(&d);
+  double tol = o->strict ? 1e-5 : 1e-3;
+  int bad = 0;
+  for (int i = 0; i < g->noutputs; i++) {
+    int t = g->outputs[i];
+    double e = rel_error(gpu[i], v->v[t], ir_shape_numel(&g->tensors[t].shape));
+    bad |= !(e <= tol);
+    printf("check %s: rel_err=%.3e (tolerance %.0e) %s\n", g->tensors[t].name,
+           e, tol, e <= tol ? "ok" : "FAIL");
+  }
+  if (bad)
+    fprintf(stderr, "superopt: error: the GPU's outputs differ from the CPU "
+                    "reference executor's\n");
+  return bad ? CLI_INTERNAL : CLI_OK;
+}
+
+typedef struct op_total {
+  double ms;
+  int count, op;
+} op_total;
+
+static int cmp_total(const void *a, const void *b) {
+  double x = ((const op_total *)a)->ms, y = ((const op_total *)b)->ms;
+  return (x < y) - (x > y);
+}
+
+/* Time per operator type and the 10 slowest nodes. */
+static void print_profile(const ir_graph *g, const double *ms, double whole) {
+  op_total tot[IR_NOPS];
+  double sum = 0;
+  for (int k = 0; k < IR_NOPS; k++)
+    tot[k] = (op_total){0, 0, k};
+  for (int i = 0; i < g->nnodes; i++) {
+    tot[g->nodes[i].op].ms += ms[i];
+    tot[g->nodes[i].op].count++;
+    sum += ms[i];
+  }
+  qsort(tot, IR_NOPS, sizeof *tot, cmp_total);
+  printf("profile: %d nodes, %.3f ms summed node by node (graph replay %.3f "
+         "ms)\n%-16s %6s %10s %6s\n",
+         g->nnodes, sum, whole, "operator", "nodes", "ms", "share");
+  for (int k = 0; k < IR_NOPS && tot[k].count; k++)
+    printf("%-16s %6d %10.4f %5.1f%%\n", ir_op((ir_opcode)tot[k].op)->name,
+           tot[k].count, tot[k].ms, sum > 0 ? 100 * tot[k].ms / sum : 0);
+  op_total *top = malloc(sizeof *top * (size_t)(g->nnodes ? g->nnodes : 1));
+  if (!top)
+    return;
+  for (int i = 0; i < g->nnodes; i++)
+    top[i] = (op_total){ms[i], 1, i}; /* .op holds the node index here */
+  qsort(top, (size_t)g->nnodes, sizeof *top, cmp_total);
+  printf("slowest nodes:\n");
+  for (int k = 0; k < g->nnodes && k < 10; k++) {
+    const ir_node *n = &g->nodes[top[k].op];
+    char sh[96];
+    printf("  %10.4f ms  %-14s %s %s (line %d)\n", top[k].ms,
+           ir_op(n->op)->name, g->tensors[n->out[0]].name,
+           ir_shape_str(&g->tensors[n->out[0]].shape, sh, sizeof sh), n->line);
+  }
+  free(top);
+}
+
+static int report_memory_and_time(cx_ctx *cx, cx_plan *p, const run_opts *o,
+                                  double *med) {
+  ir_diag d;
+  if (cx_plan_time(p, o->warmup < 0 ? 10 : o->warmup, o->iters, med, &d))
+    return cli_report(&d);
+  size_t arena, persist, ws;
+  cx_plan_memory(p, &arena, &persist, &ws);
+  char dev[256];
+  cx_ctx_describe(cx, dev, sizeof dev);
+  printf("memory: activations %.1f MiB (%.1f MiB without reuse), inputs and "
+         "weights %.1f MiB, workspace %.1f MiB\n",
+         arena / 1048576.0, cx_plan_unplanned_bytes(p) / 1048576.0,
+         persist / 1048576.0, ws / 1048576.0);
+  printf("time: %.4f ms (median of %d run%s after %d warm-up; device cuda: "
+         "%s; seed %" PRIu64 ")\n",
+         *med, o->iters, o->iters == 1 ? "" : "s",
+         o->warmup < 0 ? 10 : o->warmup, dev, o->seed);
+  return CLI_OK;
+}
+
+/* Downloads and prints every output into gpu[i] (malloc'd). */
+static int fetch_outputs(const ir_graph *g, cx_plan *p, float **gpu) {
+  ir_diag d;
+  for (int i = 0; i < g->noutputs; i++) {
+    int t = g->outputs[i];
+    gpu[i] =
+        malloc(sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape));
+    if (!gpu[i])
+      return CLI_INTERNAL;
+    if (cx_plan_download(p, t, gpu[i], &d))
+      return cli_report(&d);
+    print_output(g, t, gpu[i]);
+  }
+  return CLI_OK;
+}
+
+static int cuda_steps(const ir_graph *g, cx_ctx *cx, cx_plan *p, ex_values *v,
+                      const run_opts *o) {
+  ir_diag d;
+  if (cx_plan_upload(p, v, &d) || cx_plan_run(p, &d))
+    return cli_report(&d);
+  float **gpu = calloc((size_t)g->noutputs, sizeof *gpu);
+  int rc = gpu ? fetch_outputs(g, p, gpu) : CLI_INTERNAL;
+  double med = 0;
+  if (!rc)
+    rc = report_memory_and_time(cx, p, o, &med);
+  double *ms = o->profile ? calloc((size_t)g->nnodes + 1, sizeof *ms) : NULL;
+  if (!rc && o->profile && !ms)
+    rc = CLI_INTERNAL;
+  if (!rc && ms && cx_plan_profile(p, o->iters < 5 ? 5 : o->iters, ms, &d))
+    rc = cli_report(&d);
+  if (!rc && ms)
+    print_profile(g, ms, med);
+  if (!rc && o->check)
+    rc = check_outputs(g, v, gpu, o);
+  for (int i = 0; gpu && i < g->noutputs; i++)
+    free(gpu[i]);
+  free(gpu), free(ms);
+  return rc;
+}
+
+static int run_cuda(const ir_graph *g, const run_opts *o) {
+  ir_diag d;
+  cx_options co = {.fp32_strict = o->strict,
+                   .poison = o->poison,
+                   .no_fuse = o->no_fuse,
+                   .legacy_conv = o->legacy_conv};
+  cx_ctx *cx = NULL;
+  cx_plan *p = NULL;
+  ex_values *v = ex_values_new(g);
+  if (!v)
+    return CLI_INTERNAL;
+  int rc = CLI_OK;
+  if (ex_fill_random(g, v, o->seed, &d) || cx_ctx_new(&co, &cx, &d) ||
+      cx_plan_new(cx, g, &p, &d))
+    rc = cli_report(&d);
+  if (!rc)
+    rc = cuda_steps(g, cx, p, v, o);
+  cx_plan_free(p);
+  cx_ctx_free(cx);
+  ex_values_free(v);
+  return rc;
+}
+
+/* --batch: the graph rebatched (replaces *g). */
+static int rebatch(ir_graph **g, int batch) {
+  ir_diag d;
+  ir_graph *h;
+  if (cx_rebatch(*g, batch, &h, &d))
+    return cli_report(&d);
+  ir_graph_free(*g);
+  *g = h;
+  return CLI_OK;
+}
+#endif
+
+static int run_cpu(const ir_graph *g, const run_opts *o) {
+  int rc = CLI_OK;
+  double *ms = calloc((size_t)o->iters, sizeof *ms);
   ex_values *v = NULL;
-  for (int i = 0; ms && i < o.iters && rc == CLI_OK; i++)
-    ms[i] = run_once(g, &o, &v, &rc);
+  for (int i = 0; ms && i < o->iters && rc == CLI_OK; i++)
+    ms[i] = run_once(g, o, &v, &rc);
   if (!ms)
     rc = CLI_INTERNAL;
   if (rc == CLI_OK) {
     for (int i = 0; i < g->noutputs; i++)
       print_output(g, g->outputs[i], v->v[g->outputs[i]]);
-    if (o.dump)
-      rc = dump_values(g, v, o.dump);
-    qsort(ms, (size_t)o.iters, sizeof *ms, cmp_double);
-    int threads = o.threads;
+    if (o->dump)
+      rc = dump_values(g, v, o->dump);
+    qsort(ms, (size_t)o->iters, sizeof *ms, cmp_double);
+    int threads = o->threads;
 #ifdef _OPENMP
     if (!threads)
       threads = omp_get_max_threads();
@@ -204,11 +424,34 @@ int cli_run(const cli_command *c, int argc, char **argv) {
 #endif
     printf("time: %.1f ms (median of %d run%s; min %.1f ms; device cpu, %d "
            "thread%s, seed %" PRIu64 ")\n",
-           ms[o.iters / 2], o.iters, o.iters == 1 ? "" : "s", ms[0], threads,
-           threads == 1 ? "" : "s", o.seed);
+           ms[o->iters / 2], o->iters, o->iters == 1 ? "" : "s", ms[0], threads,
+           threads == 1 ? "" : "s", o->seed);
   }
   free(ms);
   ex_values_free(v);
+  return rc;
+}
+
+int cli_run(const cli_command *c, int argc, char **argv) {
+  run_opts o;
+  int rc = parse_opts(c, argc, argv, &o);
+  if (rc)
+    return rc;
+#ifndef SUPEROPT_HAVE_CUDA
+  if (o.batch)
+    return cli_usage_error(c, "--batch needs a CUDA build");
+#endif
+  ir_graph *g = cli_load(o.path, &rc);
+  if (!g)
+    return rc;
+#ifdef SUPEROPT_HAVE_CUDA
+  if (o.batch)
+    rc = rebatch(&g, o.batch);
+  if (!rc)
+    rc = strcmp(o.device, "cuda") ? run_cpu(g, &o) : run_cuda(g, &o);
+#else
+  rc = run_cpu(g, &o);
+#endif
   ir_graph_free(g);
   return rc;
 }

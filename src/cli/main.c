@@ -15,20 +15,31 @@
 
 static const cli_command commands[] = {
     {"run", "execute a graph and print its outputs' checksums and time",
-     "usage: superopt run GRAPH|MODEL.onnx [--device cpu] [--seed S] "
-     "[--threads N] "
-     "[--iters K]\n"
+     "usage: superopt run GRAPH|MODEL.onnx [--device cpu|cuda] [--seed S] "
+     "[--threads N] [--iters K] [--warmup W] [--batch N] [--check] "
+     "[--fp32-strict] [--profile] [--dump DIR]\n"
      "\n"
      "Runs GRAPH (a .graph file) on seeded random inputs and weights and\n"
      "prints each output's shape and checksums and the run time.\n"
      "\n"
-     "  --device D    where to run: cpu (default)\n"
+     "  --device D    where to run: cpu (default) or cuda (CUDA builds)\n"
      "  --seed S      seed of the random inputs and weights (default 1)\n"
      "  --threads N   CPU threads (default: all cores)\n"
      "  --iters K     time K runs and report the median (default 1)\n"
+     "  --batch N     rescale the batch (dim 0 of the inputs) to N\n"
      "  --dump DIR    write inputs, weights and outputs as DIR/*.npy and\n"
      "                DIR/manifest.tsv (kind, name, file), for checks\n"
-     "                against other runtimes\n",
+     "                against other runtimes (cpu)\n"
+     "\n"
+     "With --device cuda (docs/cuda.md):\n"
+     "  --warmup W    untimed runs before timing (default 10)\n"
+     "  --check       compare every output with the CPU reference executor\n"
+     "                (relative L2 error <= 1e-3 with TF32, 1e-5 strict)\n"
+     "  --fp32-strict no TF32 in convolutions and matmuls\n"
+     "  --profile     per-operator time breakdown and the 10 slowest nodes\n"
+     "  --poison      debug: fill every released buffer with NaN\n"
+     "  --no-fuse     run a relu after conv/matmul/add/... as its own kernel\n"
+     "  --legacy-conv legacy cuDNN convolution algorithms only\n",
      cli_run},
     {"check", "parse and shape-check a graph, report its operator counts",
      "usage: superopt check GRAPH...\n"

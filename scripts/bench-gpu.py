@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""bench-gpu.py: latency of superopt's CUDA executor vs PyTorch, per graph.
+
+Runs on the GPU machine (scripts/gpu-check bench). For every graph (the
+zoo's models/*.graph and any extra .graph files named on the command line,
+e.g. optimized graphs) at each batch size it times:
+
+  ours         superopt run G --device cuda --batch B (CUDA-graph replay,
+               median of CUDA-event-timed runs after warm-up)
+  eager-graph  PyTorch eager executing the same .graph, operator by
+               operator (a small interpreter below; the same parameters)
+  tv-eager     for the tv_* graphs: the torchvision network they were
+  tv-compile   exported from, eager and torch.compile (default mode)
+
+All in float32 with TF32 allowed for convolutions and matmuls (PyTorch's
+cudnn.allow_tf32 default, and matmul.allow_tf32 switched on to match ours),
+cudnn.benchmark on, no_grad. Each PyTorch time is the median over `iters`
+iterations, each timed with CUDA events after warm-up. Writes bench.json and
+bench.md into --out.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+TV = {"tv_resnet50": "resnet50", "tv_resnext50": "resnext50_32x4d",
+      "tv_squeezenet": "squeezenet1_1", "tv_mobilenet_v2": "mobilenet_v2"}
+
+
+# ---- the .graph interpreter ------------------------------------------------
+
+def parse_value(v):
+    if v.startswith("["):
+        body = v[1:-1].strip()
+        return [int(x) for x in body.split(",")] if body else []
+    if re.fullmatch(r"-?\d+", v):
+        return int(v)
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def parse_graph(text):
+    """Canonical .graph text -> (inputs, weights, nodes, outputs)."""
+    inputs, weights, nodes, outputs = [], [], [], []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith("graph "):
+            continue
+        m = re.match(r"(input|weight)\s+(\S+)\s*:\s*\[([\d,]*)\]$", line)
+        if m:
+            shape = [int(x) for x in m.group(3).split(",") if x]
+            (inputs if m.group(1) == "input" else weights).append(
+                (m.group(2), shape))
+            continue
+        if line.startswith("output "):
+            outputs += [o.strip() for o in line[7:].split(",")]
+            continue
+        lhs, rhs = line.split("=", 1)
+        outs = [(n, [int(x) for x in s.split(",") if x] if s else None)
+                for n, s in re.findall(r"([^\s,:]+)\s*(?::\s*\[([\d,]*)\])?",
+                                       lhs)]
+        m = re.match(r"\s*(\w+)\((.*?)\)(.*)$", rhs)
+        op, args, rest = m.group(1), m.group(2), m.group(3)
+        ins = [a.strip() for a in args.split(",") if a.strip()]
+        params = {k: parse_value(v) for k, v in
+                  re.findall(r"(\w+)=(\[[^\]]*\]|\S+)", rest)}
+        nodes.append((op, ins, outs, params))
+    return inputs, weights, nodes, outputs
+
+
+ACTS = {"none": lambda x: x, "relu": F.relu, "sigmoid": torch.sigmoid,
+        "tanh": torch.tanh, "gelu": F.gelu}
+
+
+def same_pads(size, k, s, d):
+    out = -(-size // s)
+    total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def pads_of(p, x, k, s, d):
+    """[top, left, bottom, right] for pad=same|valid|[t,l,b,r]."""
+    mode = p.get("pad", "same")
+    if isinstance(mode, list):
+        return mode
+    if mode == "valid":
+        return [0, 0, 0, 0]
+    t, b = same_pads(x.shape[2], k[0], s[0], d[0])
+    l, r = same_pads(x.shape[3], k[1], s[1], d[1])
+    return [t, l, b, r]
+
+
+def conv(x, w, b, p):
+    s, d = p.get("stride", [1, 1]), p.get("dilation", [1, 1])
+    t, l, bo, r = pads_of(p, x, w.shape[2:], s, d)
+    if t != bo or l != r:
+        x, t, l = F.pad(x, (l, r, t, bo)), 0, 0
+    y = F.conv2d(x, w, b, s, (t, l), d, p.get("groups", 1))
+    return ACTS[p.get("act", "none")](y)
+
+
+def pool(x, p, is_max):
+    k, s = p["kernel"], p.get("stride", [1, 1])
+    t, l, bo, r = pads_of(p if "pad" in p else dict(p, pad="valid"), x, k, s,
+                          [1, 1])
+    if t != bo or l != r:
+        x = F.pad(x, (l, r, t, bo), value=-math.inf if is_max else 0.0)
+        t = l = 0
+    if is_max:
+        return F.max_pool2d(x, k, s, (t, l))
+    return F.avg_pool2d(x, k, s, (t, l),
+                        count_include_pad=bool(p["count_include_pad"]))
+
+
+def matmul(a, b, bias, p):
+    y = torch.matmul(a, b)
+    if bias is not None:
+        y = y + bias
+    return ACTS[p.get("act", "none")](y)
+
+
+def run_node(op, x, p, old):
+    """One operator; old = the graph's annotated shapes of its inputs."""
+    if op == "conv2d":
+        return conv(x[0], x[1], x[2] if len(x) > 2 else None, p)
+    if op == "matmul":
+        return matmul(x[0], x[1], x[2] if len(x) > 2 else None, p)
+    simple = {"ewadd": lambda: x[0] + x[1], "ewsub": lambda: x[0] - x[1],
+              "ewmul": lambda: x[0] * x[1], "ewdiv": lambda: x[0] / x[1],
+              "smul": lambda: x[0] * x[1], "relu": lambda: F.relu(x[0]),
+              "sigmoid": lambda: torch.sigmoid(x[0]),
+              "tanh": lambda: torch.tanh(x[0]), "gelu": lambda: F.gelu(x[0]),
+              "erf": lambda: torch.erf(x[0]), "sqrt": lambda: torch.sqrt(x[0]),
+              "clip": lambda: torch.clamp(x[0], p["min"], p["max"]),
+              "global_avgpool": lambda: x[0].mean((2, 3), keepdim=True)}
+    if op in simple:
+        return simple[op]()
+    if op == "concat":
+        return torch.cat(x, p["axis"])
+    if op == "split":
+        return torch.split(x[0], p["sizes"], p["axis"])
+    if op == "transpose":
+        return x[0].permute(p["perm"])
+    if op == "reshape":
+        shape = list(p["shape"])
+        if old[0] and shape and shape[0] == old[0][0]:
+            shape[0] = x[0].shape[0]
+        return x[0].reshape(shape)
+    if op in ("avgpool", "maxpool"):
+        return pool(x[0], p, op == "maxpool")
+    if op == "batchnorm":
+        return F.batch_norm(x[0], x[3], x[4], x[1], x[2], False, 0.0,
+                            p.get("eps", 1e-5))
+    if op == "reduce_mean":
+        return x[0].mean(tuple(p["axes"]), keepdim=bool(p.get("keepdims", 1)))
+    if op == "softmax":
+        return torch.softmax(x[0], p.get("axis", -1))
+    if op == "layernorm":
+        ax = p.get("axis", -1) % x[0].dim()
+        return F.layer_norm(x[0], x[0].shape[ax:],
+                            x[1] if len(x) > 1 else None,
+                            x[2] if len(x) > 2 else None, p.get("eps", 1e-5))
+    if op == "enlarge":
+        kh, kw = p["kernel"]
+        h, w = x[0].shape[2], x[0].shape[3]
+        t, l = (kh - h) // 2, (kw - w) // 2
+        return F.pad(x[0], (l, kw - w - l, t, kh - h - t))
+    if op == "pad":
+        r, pads = x[0].dim(), p["pads"]
+        tp = []
+        for i in reversed(range(r)):
+            tp += [pads[i], pads[r + i]]
+        return F.pad(x[0], tp, value=p.get("value", 0.0))
+    if op == "slice":
+        ends = list(p["ends"])
+        if old[0] and ends[0] == old[0][0]:
+            ends[0] = x[0].shape[0]
+        return x[0][tuple(slice(s, e) for s, e in zip(p["starts"], ends))]
+    raise ValueError("bench-gpu: no PyTorch form for operator " + op)
+
+
+def constant(op, p, dev):
+    shape = p["shape"]
+    if op == "const_imm":
+        return torch.eye(shape[0], device=dev)
+    if op == "const_iconv":
+        w = torch.zeros(shape, device=dev)
+        for o in range(shape[0]):
+            w[o, o % shape[1], shape[2] // 2, shape[3] // 2] = 1
+        return w
+    return torch.ones(shape, device=dev)
+
+
+def build_graph_fn(text, batch, dev):
+    """A function of the input tensors computing the graph's outputs."""
+    inputs, weights, nodes, outputs = parse_graph(text)
+    shapes = {n: s for n, s in inputs + weights}
+    for _, _, outs, _ in nodes:
+        shapes.update({n: s for n, s in outs})
+    env = {}
+    for name, shape in weights:
+        w = torch.rand(shape, device=dev) * 0.1
+        env[name] = w + 0.5 if len(shape) == 1 else w - 0.05
+    consts = {}
+    for op, ins, outs, p in nodes:
+        if op.startswith("const_"):
+            consts[outs[0][0]] = constant(op, p, dev)
+
+    def fn(*xs):
+        vals = dict(env)
+        vals.update(consts)
+        for (name, _), x in zip(inputs, xs):
+            vals[name] = x
+        for op, ins, outs, p in nodes:
+            if op.startswith("const_"):
+                continue
+            y = run_node(op, [vals[i] for i in ins], p,
+                         [shapes.get(i) for i in ins])
+            if isinstance(y, (tuple, list)):
+                for (n, _), t in zip(outs, y):
+                    vals[n] = t
+            else:
+                vals[outs[0][0]] = y
+        return [vals[o] for o in outputs]
+
+    xs = [torch.rand([batch] + s[1:], device=dev) * 2 - 1 for _, s in inputs]
+    return fn, xs
+
+
+# ---- timing --------------------------------------------------------------------
+
+def time_torch(fn, xs, warmup, iters):
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn(*xs)
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(iters):
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn(*xs)
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b))
+    return statistics.median(ts)
+
+
+def time_ours(superopt, graph, batch, iters, extra=()):
+    cmd = [superopt, "run", graph, "--device", "cuda", "--batch", str(batch),
+           "--iters", str(iters), "--warmup", "20"] + list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    m = re.search(r"^time: ([0-9.]+) ms", r.stdout, re.M)
+    if r.returncode or not m:
+        raise RuntimeError((r.stdout + r.stderr).strip()[-300:])
+    return float(m.group(1))
+
+
+def tv_model(name, dev):
+    import torchvision
+    return getattr(torchvision.models, TV[name])(weights=None).eval().to(dev)
+
+
+def fmt(v):
+    return "%.3f" % v if isinstance(v, float) else str(v)
+
+
+def bench_one(a, path, batch, dev, state):
+    name = os.path.basename(path)[:-6]
+    row = {"graph": name, "batch": batch}
+    try:
+        row["ours"] = time_ours(a.superopt, path, batch, a.iters)
+    except Exception as e:  # report and go on
+        row["ours"] = "error: " + str(e).splitlines()[-1]
+    if a.legacy:
+        try:
+            row["ours-legacy-conv"] = time_ours(a.superopt, path, batch,
+                                                a.iters, ["--legacy-conv"])
+        except Exception as e:  # report and go on
+            row["ours-legacy-conv"] = "error: " + str(e).splitlines()[-1]
+    text = subprocess.run([a.superopt, "print", path], capture_output=True,
+                          text=True, check=True).stdout
+    try:
+        fn, xs = build_graph_fn(text, batch, dev)
+        row["eager-graph"] = time_torch(fn, xs, 10, a.iters)
+    except Exception as e:  # report and go on
+        row["eager-graph"] = "error: %s" % e
+    if name in TV:
+        m = tv_model(name, dev)
+        x = torch.rand(batch, 3, 224, 224, device=dev)
+        row["tv-eager"] = time_torch(m, [x], 10, a.iters)
+        if time.time() - state["t0"] < a.compile_budget:
+            t = time.time()
+            cm = torch.compile(m)
+            with torch.no_grad():
+                cm(x)
+            row["compile-s"] = round(time.time() - t, 1)
+            row["tv-compile"] = time_torch(cm, [x], 10, a.iters)
+        else:
+            row["tv-compile"] = "skipped (time budget)"
+    return row
+
+
+def torch_profile(spec, dev):
+    """Prints PyTorch's profile of a torchvision network: NAME:BATCH."""
+    name, batch = spec.split(":")
+    m, x = tv_model(name, dev), torch.rand(int(batch), 3, 224, 224, device=dev)
+    from torch.profiler import ProfilerActivity, profile
+    time_torch(m, [x], 10, 10)
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(10):
+            m(x)
+        torch.cuda.synchronize()
+    print("PyTorch eager %s, 10 runs:" % spec)
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=15,
+                                    max_name_column_width=70))
+
+
+def versions():
+    import torchvision
+    p = torch.cuda.get_device_properties(0)
+    return {"gpu": p.name, "torch": torch.__version__,
+            "torchvision": torchvision.__version__,
+            "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def write(out, rows, ver):
+    cols = ["graph", "batch", "ours", "ours-legacy-conv", "eager-graph",
+            "tv-eager", "tv-compile", "compile-s"]
+    lines = ["| " + " | ".join(cols) + " |",
+             "|" + "---|" * len(cols)]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt(r.get(c, "")) for c in cols) +
+                     " |")
+    md = "\n".join(["%s: %s" % kv for kv in ver.items()] + [""] + lines)
+    with open(os.path.join(out, "bench.md"), "w") as f:
+        f.write(md + "\n")
+    with open(os.path.join(out, "bench.json"), "w") as f:
+        json.dump({"versions": ver, "rows": rows}, f, indent=1)
+    return md
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--superopt", required=True)
+    ap.add_argument("--models", required=True, help="folder of .graph files")
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--batches", default="1,16")
+    ap.add_argument("--iters", type=int, default=100)
+    ap.add_argument("--compile-budget", type=float, default=330,
+                    help="seconds after which torch.compile is skipped")
+    ap.add_argument("--legacy", action="store_true",
+                    help="also time ours with --legacy-conv")
+    ap.add_argument("--torch-profile", action="append", default=[],
+                    help="NAME:BATCH: print PyTorch's kernel profile of a "
+                    "tv_* network instead of benchmarking")
+    ap.add_argument("graphs", nargs="*", help="extra .graph files to time")
+    a = ap.parse_args()
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cuda.matmul.allow_tf32 = True
+    dev = torch.device("cuda")
+    for spec in a.torch_profile:
+        torch_profile(spec, dev)
+    if a.torch_profile:
+        return 0
+    paths = sorted(os.path.join(a.models, f) for f in os.listdir(a.models)
+                   if f.endswith(".graph")) + a.graphs
+    state, rows = {"t0": time.time()}, []
+    for path in paths:
+        for b in [int(x) for x in a.batches.split(",")]:
+            row = bench_one(a, path, b, dev, state)
+            rows.append(row)
+            print(" ".join("%s=%s" % (k, fmt(v)) for k, v in row.items()),
+                  flush=True)
+            md = write(a.out, rows, versions())  # after each row: partial
+    print(md)                                     # results survive a kill
+
+
+if __name__ == "__main__":
+    sys.exit(main())

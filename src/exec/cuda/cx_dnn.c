@@ -1,0 +1,326 @@
+/* cx_dnn.c: convolutions through cuDNN's graph (backend) API, autotuned.
+ *
+ * The legacy cudnnFind only knows the classic algorithms; the graph API's
+ * engines include the Hopper implicit-GEMM kernels that frameworks reach
+ * with cudnn.benchmark. For one convolution geometry this builds the
+ * operation graph, asks heuristics (mode A) for engine configurations,
+ * finalises up to CX_DNN_CANDIDATES execution plans, times each on scratch
+ * buffers (median of CX_DNN_REPS runs after a warm-up, CUDA events) and
+ * keeps the fastest. In strict fp32 mode engines with the tensor-core or
+ * down-convert numerical notes (TF32) are skipped. Failure to find any plan
+ * is not an error: the caller falls back to the legacy algorithm.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cx_int.h"
+
+#define CX_DNN_CANDIDATES 10
+#define CX_DNN_REPS 5
+#define CX_DNN_WS_MAX ((int64_t)256 << 20)
+
+typedef cudnnBackendDescriptor_t bdesc;
+
+#define BK(call)                                                               \
+  do {                                                                         \
+    cudnnStatus_t bk_e_ = (call);                                              \
+    if (bk_e_ != CUDNN_STATUS_SUCCESS)                                         \
+      return bk_e_;                                                            \
+  } while (0)
+
+static cudnnStatus_t set(bdesc d, cudnnBackendAttributeName_t a,
+                         cudnnBackendAttributeType_t t, int64_t n,
+                         const void *v) {
+  return cudnnBackendSetAttribute(d, a, t, n, v);
+}
+
+/* An NCHW float tensor descriptor. */
+static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4]) {
+  int64_t st[4] = {dim[1] * dim[2] * dim[3], dim[2] * dim[3], dim[3], 1};
+  int64_t align = 16;
+  cudnnDataType_t f = CUDNN_DATA_FLOAT;
+  BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, t));
+  BK(set(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f));
+  BK(set(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dim));
+  BK(set(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, st));
+  BK(set(*t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
+  BK(set(*t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
+  return cudnnBackendFinalize(*t);
+}
+
+static cudnnStatus_t conv_desc(bdesc *c, const cx_conv_key *k) {
+  int64_t two = 2, pad[2] = {k->pad[0], k->pad[1]};
+  int64_t str[2] = {k->stride[0], k->stride[1]},
+          dil[2] = {k->dil[0], k->dil[1]};
+  cudnnDataType_t f = CUDNN_DATA_FLOAT;
+  cudnnConvolutionMode_t m = CUDNN_CROSS_CORRELATION;
+  BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, c));
+  BK(set(*c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f));
+  BK(set(*c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1,
+         &m));
+  BK(set(*c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &two));
+  BK(set(*c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil));
+  BK(set(*c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, str));
+  BK(set(*c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
+  BK(set(*c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
+  return cudnnBackendFinalize(*c);
+}
+
+/* Output size of one spatial dimension. */
+static int64_t out_dim(int64_t in, int64_t k, int pad, int st, int dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / st + 1;
+}
+
+/* The descriptors of one convolution's operation graph. */
+typedef struct graph_descs {
+  bdesc x, w, y, conv, op, graph;
+} graph_descs;
+
+static void graph_free(graph_descs *g) {
+  bdesc *all[] = {&g->graph, &g->op, &g->conv, &g->y, &g->w, &g->x};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    if (*all[i])
+      cudnnBackendDestroyDescriptor(*all[i]);
+  memset(g, 0, sizeof *g);
+}
+
+static void dims_of(const cx_conv_key *k, int64_t x[4], int64_t w[4],
+                    int64_t y[4]) {
+  int64_t xd[4] = {k->n, k->c, k->h, k->w};
+  int64_t wd[4] = {k->o, k->c / k->groups, k->kh, k->kw};
+  int64_t yd[4] = {k->n, k->o,
+                   out_dim(k->h, k->kh, k->pad[0], k->stride[0], k->dil[0]),
+                   out_dim(k->w, k->kw, k->pad[1], k->stride[1], k->dil[1])};
+  memcpy(x, xd, sizeof xd), memcpy(w, wd, sizeof wd), memcpy(y, yd, sizeof yd);
+}
+
+static cudnnStatus_t graph_build(cudnnHandle_t h, const cx_conv_key *k,
+                                 graph_descs *g) {
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  float one = 1.0f, zero = 0.0f;
+  BK(tensor(&g->x, 1, xd));
+  BK(tensor(&g->w, 2, wd));
+  BK(tensor(&g->y, 3, yd));
+  BK(conv_desc(&g->conv, k));
+  BK(cudnnBackendCreateDescriptor(
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &g->op));
+  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->x));
+  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->w));
+  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->y));
+  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->conv));
+  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+         CUDNN_TYPE_FLOAT, 1, &one));
+  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT,
+         1, &zero));
+  BK(cudnnBackendFinalize(g->op));
+  BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
+                                  &g->graph));
+  BK(set(g->graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+         1, &g->op));
+  BK(set(g->graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
+  return cudnnBackendFinalize(g->graph);
+}
+
+/* Does cfg's engine compute in TF32 (tensor cores on float data)? */
+static int uses_tf32(bdesc cfg) {
+  bdesc eng = NULL;
+  int64_t n = 0;
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  int tf32 = 1; /* unknown counts as TF32: strict mode skips it */
+  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) ==
+          CUDNN_STATUS_SUCCESS &&
+      cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                               &eng) == CUDNN_STATUS_SUCCESS &&
+      cudnnBackendGetAttribute(
+          eng, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+          CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes) == CUDNN_STATUS_SUCCESS) {
+    tf32 = 0;
+    for (int64_t i = 0; i < n; i++)
+      tf32 |= notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
+              notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+  }
+  if (eng)
+    cudnnBackendDestroyDescriptor(eng);
+  return tf32;
+}
+
+static cudnnStatus_t make_plan(cudnnHandle_t h, bdesc cfg, bdesc *plan,
+                               int64_t *ws) {
+  int64_t n = 0;
+  BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
+                                  plan));
+  BK(set(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg));
+  BK(set(*plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
+  BK(cudnnBackendFinalize(*plan));
+  return cudnnBackendGetAttribute(*plan,
+                                  CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                  CUDNN_TYPE_INT64, 1, &n, ws);
+}
+
+/* Up to CX_DNN_CANDIDATES finalised plans for g (strict: no TF32). */
+static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
+                      bdesc *plans, int64_t *ws) {
+  bdesc heur = NULL, cfg[CX_DNN_CANDIDATES * 2] = {0};
+  cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  int64_t ncfg = 0;
+  int np = 0, want = CX_DNN_CANDIDATES * 2;
+  for (int i = 0; i < want; i++)
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+                                     &cfg[i]) != CUDNN_STATUS_SUCCESS)
+      want = i;
+  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+                                   &heur) == CUDNN_STATUS_SUCCESS &&
+      set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->graph) == 0 &&
+      set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode) ==
+          0 &&
+      cudnnBackendFinalize(heur) == CUDNN_STATUS_SUCCESS &&
+      cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, want, &ncfg,
+                               cfg) == CUDNN_STATUS_SUCCESS) {
+    for (int64_t i = 0; i < ncfg && i < want && np < CX_DNN_CANDIDATES; i++) {
+      if (strict && uses_tf32(cfg[i]))
+        continue;
+      plans[np] = NULL;
+      if (make_plan(h, cfg[i], &plans[np], &ws[np]) == CUDNN_STATUS_SUCCESS &&
+          ws[np] <= CX_DNN_WS_MAX)
+        np++;
+      else if (plans[np])
+        cudnnBackendDestroyDescriptor(plans[np]);
+    }
+  }
+  if (heur)
+    cudnnBackendDestroyDescriptor(heur);
+  for (int i = 0; i < want; i++)
+    cudnnBackendDestroyDescriptor(cfg[i]);
+  return np;
+}
+
+static cudnnStatus_t variant_pack(bdesc *vp, const void *x, const void *w,
+                                  void *y, void *ws) {
+  int64_t uids[3] = {1, 2, 3};
+  void *ptrs[3] = {(void *)x, (void *)w, y};
+  BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, vp));
+  BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids));
+  BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3,
+         ptrs));
+  BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
+  return cudnnBackendFinalize(*vp);
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median time of plan on the scratch buffers; a huge value on failure. */
+static float time_plan(cx_ctx *c, bdesc plan, bdesc vp, cudaEvent_t e0,
+                       cudaEvent_t e1) {
+  float t[CX_DNN_REPS];
+  if (cudnnBackendExecute(c->dnn, plan, vp) != CUDNN_STATUS_SUCCESS)
+    return 1e30f;
+  for (int r = 0; r < CX_DNN_REPS; r++) {
+    t[r] = 1e30f;
+    if (cudaEventRecord(e0, c->stream) != cudaSuccess ||
+        cudnnBackendExecute(c->dnn, plan, vp) != CUDNN_STATUS_SUCCESS ||
+        cudaEventRecord(e1, c->stream) != cudaSuccess ||
+        cudaEventSynchronize(e1) != cudaSuccess ||
+        cudaEventElapsedTime(&t[r], e0, e1) != cudaSuccess)
+      t[r] = 1e30f;
+  }
+  cudaGetLastError();
+  qsort(t, CX_DNN_REPS, sizeof *t, cmp_float);
+  return t[CX_DNN_REPS / 2];
+}
+
+typedef struct scratch {
+  float *x, *w, *y;
+  void *ws;
+  cudaEvent_t e0, e1;
+} scratch;
+
+static int scratch_new(cx_ctx *c, const cx_conv_key *k, int64_t ws,
+                       scratch *s) {
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  size_t fx = (size_t)(xd[0] * xd[1] * xd[2] * xd[3]);
+  size_t fw = (size_t)(wd[0] * wd[1] * wd[2] * wd[3]);
+  size_t fy = (size_t)(yd[0] * yd[1] * yd[2] * yd[3]);
+  memset(s, 0, sizeof *s);
+  if (cudaMalloc((void **)&s->x, fx * 4) ||
+      cudaMalloc((void **)&s->w, fw * 4) ||
+      cudaMalloc((void **)&s->y, fy * 4) ||
+      cudaMalloc(&s->ws, ws > 0 ? (size_t)ws : 256) ||
+      cudaEventCreate(&s->e0) || cudaEventCreate(&s->e1) ||
+      cxk_fill(c->stream, s->x, (int64_t)fx, 0.5f) ||
+      cxk_fill(c->stream, s->w, (int64_t)fw, 0.01f))
+    return -1;
+  return 0;
+}
+
+static void scratch_free(scratch *s) {
+  cudaFree(s->x), cudaFree(s->w), cudaFree(s->y), cudaFree(s->ws);
+  if (s->e0)
+    cudaEventDestroy(s->e0);
+  if (s->e1)
+    cudaEventDestroy(s->e1);
+  cudaGetLastError();
+}
+
+void cx_dnn_autotune(cx_ctx *c, const cx_conv_key *k, cx_dnn_choice *out) {
+  graph_descs g = {0};
+  bdesc plans[CX_DNN_CANDIDATES];
+  int64_t ws[CX_DNN_CANDIDATES], wmax = 0;
+  memset(out, 0, sizeof *out);
+  out->ms = 1e30f;
+  int np = graph_build(c->dnn, k, &g) == CUDNN_STATUS_SUCCESS
+               ? candidates(c->dnn, &g, k->strict, plans, ws)
+               : 0;
+  for (int i = 0; i < np; i++)
+    wmax = ws[i] > wmax ? ws[i] : wmax;
+  scratch s;
+  int ok = np > 0 && scratch_new(c, k, wmax, &s) == 0;
+  int best = -1;
+  for (int i = 0; ok && i < np; i++) {
+    bdesc vp = NULL;
+    float t = variant_pack(&vp, s.x, s.w, s.y, s.ws) == CUDNN_STATUS_SUCCESS
+                  ? time_plan(c, plans[i], vp, s.e0, s.e1)
+                  : 1e30f;
+    if (vp)
+      cudnnBackendDestroyDescriptor(vp);
+    if (t < out->ms) {
+      out->ms = t;
+      best = i;
+    }
+  }
+  if (np > 0)
+    scratch_free(&s);
+  for (int i = 0; i < np; i++)
+    if (i != best)
+      cudnnBackendDestroyDescriptor(plans[i]);
+  if (best >= 0) {
+    out->plan = plans[best];
+    out->ws = (size_t)ws[best];
+  }
+  out->tried = np;
+  graph_free(&g);
+}
+
+ir_status cx_dnn_execute(cx_ctx *c, cudnnBackendDescriptor_t plan,
+                         cudnnBackendDescriptor_t *vp, const float *x,
+                         const float *w, float *y, void *ws, ir_diag *d) {
+  if (!*vp) {
+    cudnnStatus_t e = variant_pack(vp, x, w, y, ws);
+    if (e != CUDNN_STATUS_SUCCESS)
+      return cx_dnn_fail(d, e, "cuDNN variant pack");
+  }
+  CX_DNN(d, cudnnBackendExecute(c->dnn, plan, *vp));
+  return IR_OK;
+}

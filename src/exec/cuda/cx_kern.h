@@ -1,0 +1,108 @@
+/* cx_kern.h: the CUDA kernels' launchers (cx_kernels.cu), callable from C.
+ *
+ * Each launcher enqueues one or two kernels on a stream and returns the
+ * launch status (cudaGetLastError). Index math is 64-bit throughout; shapes
+ * come from the IR (rank <= 5). Parameter blocks are passed by value.
+ */
+#ifndef SUPEROPT_CX_KERN_H
+#define SUPEROPT_CX_KERN_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CXK_RANK 5
+
+/* Element-wise unary functions (also the fused activations). */
+enum {
+  CXK_ID,
+  CXK_RELU,
+  CXK_SIGMOID,
+  CXK_TANH,
+  CXK_GELU,
+  CXK_ERF,
+  CXK_SQRT,
+  CXK_CLIP,
+  CXK_NAN /* writes NaN (poisoning) */
+};
+enum { CXK_ADD, CXK_SUB, CXK_MUL, CXK_DIV };
+
+/* A strided walk over `dim`: element (c0..c{r-1}) reads
+ * src[soff + sum ci*sst[i]] and writes dst[doff + sum ci*dst[i]]. */
+typedef struct cxk_walk {
+  int rank;
+  int64_t dim[CXK_RANK], sst[CXK_RANK], dst[CXK_RANK];
+  int64_t soff, doff;
+  int64_t extent; /* elements of the larger of src and dst */
+} cxk_walk;
+
+/* Binary broadcast: output dims and each operand's strides (0 broadcast). */
+typedef struct cxk_bcast {
+  int rank;
+  int64_t dim[CXK_RANK], sa[CXK_RANK], sb[CXK_RANK];
+} cxk_bcast;
+
+typedef struct cxk_pool {
+  int64_t n, c, h, w, oh, ow;
+  int kh, kw, sh, sw, pt, pl;
+  int is_max, count_include_pad;
+} cxk_pool;
+
+/* Padding: out[dims] = in[coords - before] where inside in, else value. */
+typedef struct cxk_pad {
+  int rank;
+  int64_t odim[CXK_RANK], idim[CXK_RANK], before[CXK_RANK];
+  float value;
+} cxk_pad;
+
+/* reduce: output element j sums in[base(j) + sum over reduced coords]. */
+typedef struct cxk_reduce {
+  int nkeep, nred;
+  int64_t kdim[CXK_RANK], kst[CXK_RANK]; /* kept dims, their input strides */
+  int64_t rdim[CXK_RANK], rst[CXK_RANK]; /* reduced dims, input strides */
+  int64_t nout, count;
+} cxk_reduce;
+
+cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
+                      int64_t n, float lo, float hi);
+/* y[i] = act(y[i] + bias[(i / inner) % c]) in place; bias may be NULL. */
+cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
+                         int64_t c, int64_t inner, int act);
+cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v);
+/* o = a op b (then ReLU if relu); bc NULL when a, b and o all have n
+ * elements. */
+cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
+                       float *o, int64_t n, const cxk_bcast *bc, int relu);
+cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
+                     const cxk_walk *w);
+cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
+                       const cxk_pad *p);
+cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
+                          const float *bias, const float *mean,
+                          const float *var, float *y, int64_t n, int64_t c,
+                          int64_t inner, float eps, int relu);
+cudaError_t cxk_pool2d(cudaStream_t s, const float *x, float *y,
+                       const cxk_pool *p);
+cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
+                            const cxk_reduce *r);
+/* Softmax of x viewed as [outer, len, inner] along len. */
+cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
+                        int64_t len, int64_t inner);
+cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *gamma,
+                          const float *beta, float *y, int64_t rows,
+                          int64_t len, float eps);
+/* Identity conv kernel [o,i,kh,kw] and identity matrix [n,n]. */
+cudaError_t cxk_iconv(cudaStream_t s, float *y, int64_t o, int64_t i,
+                      int64_t kh, int64_t kw);
+cudaError_t cxk_eye(cudaStream_t s, float *y, int64_t n);
+/* One thread spinning for ns nanoseconds: keeps the GPU busy while the host
+ * queues work behind it (per-node profiling without launch gaps). */
+cudaError_t cxk_spin(cudaStream_t s, int64_t ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

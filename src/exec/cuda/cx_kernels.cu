@@ -1,0 +1,524 @@
+/* cx_kernels.cu: the CUDA executor's own kernels: element-wise maps and
+ * activations, broadcast binaries, strided copies (concat, split, slice,
+ * transpose), padding (pad, enlarge, asymmetric conv padding), batch norm,
+ * pooling, reductions, softmax, layer norm and constants.
+ *
+ * Memory-bound and simple by design: grid-stride loops, one thread per
+ * output element, except the row reductions (softmax, layernorm, reduce),
+ * which give each row one warp or block and reduce with shuffles. Every
+ * formula follows the CPU reference (src/exec/ref_*.c).
+ */
+#include <math.h>
+
+#include "cx_kern.h"
+
+namespace {
+
+const int kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  if (b < 1)
+    b = 1;
+  return (unsigned)(b > (1 << 20) ? (1 << 20) : b);
+}
+
+__device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
+  switch (fn) {
+  case CXK_RELU: return v > 0.0f ? v : 0.0f;
+  case CXK_SIGMOID: return 1.0f / (1.0f + expf(-v));
+  case CXK_TANH: return tanhf(v);
+  case CXK_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+  case CXK_ERF: return erff(v);
+  case CXK_SQRT: return sqrtf(v);
+  case CXK_CLIP: {
+    float t = v < lo ? lo : v;
+    return t > hi ? hi : t;
+  }
+  case CXK_NAN: return __int_as_float(0x7fc00000);
+  default: return v;
+  }
+}
+
+#define GRID_LOOP(i, n)                                                        \
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);    \
+       i += (int64_t)gridDim.x * blockDim.x)
+
+__global__ void k_unary(int fn, const float *x, float *y, int64_t n, float lo,
+                        float hi) {
+  GRID_LOOP(i, n) { y[i] = act_fn(fn, x ? x[i] : 0.0f, lo, hi); }
+}
+
+/* Index arithmetic in I: 32-bit when every offset fits (far cheaper
+ * divisions than 64-bit), else 64-bit. */
+#define GRID_LOOP_T(I, i, n)                                                   \
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)(n);             \
+       i += (I)gridDim.x * blockDim.x)
+
+/* y[i] = act(y[i] + bias[(i / inner) % c]) for small inner. */
+template <typename I>
+__global__ void k_bias_act(float *y, const float *bias, I n, I c, I inner,
+                           int act) {
+  GRID_LOOP_T(I, i, n) {
+    float v = y[i];
+    if (bias)
+      v += bias[(i / inner) % c];
+    y[i] = act_fn(act, v, 0.0f, 0.0f);
+  }
+}
+
+/* The same four elements at a time (inner a multiple of 4, n4 = n / 4). */
+template <typename I>
+__global__ void k_bias_act4(float4 *y, const float *bias, I n4, I c, I inner4,
+                            int act) {
+  GRID_LOOP_T(I, i, n4) {
+    float4 v = y[i];
+    float b = bias ? bias[(i / inner4) % c] : 0.0f;
+    v.x = act_fn(act, v.x + b, 0.0f, 0.0f);
+    v.y = act_fn(act, v.y + b, 0.0f, 0.0f);
+    v.z = act_fn(act, v.z + b, 0.0f, 0.0f);
+    v.w = act_fn(act, v.w + b, 0.0f, 0.0f);
+    y[i] = v;
+  }
+}
+
+__global__ void k_fill(float *y, int64_t n, float v) {
+  GRID_LOOP(i, n) { y[i] = v; }
+}
+
+__device__ __forceinline__ float bin_fn(int op, float a, float b) {
+  switch (op) {
+  case CXK_ADD: return a + b;
+  case CXK_SUB: return a - b;
+  case CXK_MUL: return a * b;
+  default: return a / b;
+  }
+}
+
+__device__ __forceinline__ float relu_if(int relu, float v) {
+  return relu ? (v > 0.0f ? v : 0.0f) : v;
+}
+
+__global__ void k_binary_flat(int op, const float *a, const float *b, float *o,
+                              int64_t n, int relu) {
+  GRID_LOOP(i, n) { o[i] = relu_if(relu, bin_fn(op, a[i], b[i])); }
+}
+
+__global__ void k_binary_flat4(int op, const float4 *a, const float4 *b,
+                               float4 *o, int64_t n4, int relu) {
+  GRID_LOOP(i, n4) {
+    float4 x = a[i], y = b[i];
+    x.x = relu_if(relu, bin_fn(op, x.x, y.x));
+    x.y = relu_if(relu, bin_fn(op, x.y, y.y));
+    x.z = relu_if(relu, bin_fn(op, x.z, y.z));
+    x.w = relu_if(relu, bin_fn(op, x.w, y.w));
+    o[i] = x;
+  }
+}
+
+/* b a single value broadcast over a (smul, bias-like scalars). */
+__global__ void k_binary_scalar(int op, const float *a, const float *b,
+                                float *o, int64_t n, int relu) {
+  float bv = *b;
+  GRID_LOOP(i, n) { o[i] = relu_if(relu, bin_fn(op, a[i], bv)); }
+}
+
+template <typename I>
+__global__ void k_binary_bcast(int op, const float *a, const float *b, float *o,
+                               I n, cxk_bcast bc, int relu) {
+  GRID_LOOP_T(I, i, n) {
+    I rem = i, oa = 0, ob = 0;
+    for (int d = bc.rank - 1; d >= 0; d--) {
+      I c = rem % (I)bc.dim[d];
+      rem /= (I)bc.dim[d];
+      oa += c * (I)bc.sa[d];
+      ob += c * (I)bc.sb[d];
+    }
+    o[i] = relu_if(relu, bin_fn(op, a[oa], b[ob]));
+  }
+}
+
+template <typename I>
+__global__ void k_copy(const float *src, float *dst, I n, cxk_walk w) {
+  GRID_LOOP_T(I, i, n) {
+    I rem = i, so = (I)w.soff, dof = (I)w.doff;
+    for (int d = w.rank - 1; d >= 0; d--) {
+      I c = rem % (I)w.dim[d];
+      rem /= (I)w.dim[d];
+      so += c * (I)w.sst[d];
+      dof += c * (I)w.dst[d];
+    }
+    dst[dof] = src[so];
+  }
+}
+
+template <typename I>
+__global__ void k_pad(const float *x, float *y, I n, cxk_pad p) {
+  GRID_LOOP_T(I, i, n) {
+    I rem = i, off = 0, st = 1;
+    bool inside = true;
+    for (int d = p.rank - 1; d >= 0; d--) {
+      I od = (I)p.odim[d], id = (I)p.idim[d];
+      I q = rem % od;
+      rem /= od;
+      bool in_d = q >= (I)p.before[d] && q - (I)p.before[d] < id;
+      inside = inside && in_d;
+      off += (in_d ? q - (I)p.before[d] : 0) * st;
+      st *= id;
+    }
+    y[i] = inside ? x[off] : p.value;
+  }
+}
+
+__device__ __forceinline__ float bn_fn(float x, const float *scale,
+                                       const float *bias, const float *mean,
+                                       const float *var, int64_t ch, float eps,
+                                       int relu) {
+  return relu_if(relu,
+                 (x - mean[ch]) / sqrtf(var[ch] + eps) * scale[ch] + bias[ch]);
+}
+
+/* Batch norm, elements of a channel `inner` apart in runs; VEC = 4 loads
+ * and stores float4 (inner a multiple of 4, n and inner counted in 4s). */
+template <typename I, int VEC>
+__global__ void k_batchnorm(const float *x, const float *scale,
+                            const float *bias, const float *mean,
+                            const float *var, float *y, I n, I c, I inner,
+                            float eps, int relu) {
+  GRID_LOOP_T(I, i, n) {
+    I ch = (i / inner) % c;
+    if (VEC == 4) {
+      float4 v = ((const float4 *)x)[i];
+      v.x = bn_fn(v.x, scale, bias, mean, var, ch, eps, relu);
+      v.y = bn_fn(v.y, scale, bias, mean, var, ch, eps, relu);
+      v.z = bn_fn(v.z, scale, bias, mean, var, ch, eps, relu);
+      v.w = bn_fn(v.w, scale, bias, mean, var, ch, eps, relu);
+      ((float4 *)y)[i] = v;
+    } else {
+      y[i] = bn_fn(x[i], scale, bias, mean, var, ch, eps, relu);
+    }
+  }
+}
+
+template <typename I>
+__global__ void k_pool(const float *x, float *y, I n, cxk_pool p) {
+  GRID_LOOP_T(I, i, n) {
+    I ow = (I)p.ow, oh = (I)p.oh;
+    I ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
+    const float *xp = x + (int64_t)plane * p.h * p.w;
+    int y0 = (int)oy * p.sh - p.pt, x0 = (int)ox * p.sw - p.pl;
+    int h = (int)p.h, w = (int)p.w;
+    float best = -INFINITY, sum = 0.0f;
+    int cnt = 0;
+    for (int ky = 0; ky < p.kh; ky++) {
+      int yy = y0 + ky;
+      if (yy < 0 || yy >= h)
+        continue;
+      for (int kx = 0; kx < p.kw; kx++) {
+        int xx = x0 + kx;
+        if (xx < 0 || xx >= w)
+          continue;
+        float v = xp[yy * w + xx];
+        best = v > best ? v : best;
+        sum += v;
+        cnt++;
+      }
+    }
+    int div = p.count_include_pad ? p.kh * p.kw : cnt;
+    y[i] = p.is_max ? best : sum / (float)div;
+  }
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/* One warp per output element. */
+template <typename I>
+__global__ void k_reduce_mean(const float *x, float *y, cxk_reduce r) {
+  int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  int lane = threadIdx.x % 32;
+  if (warp >= r.nout)
+    return;
+  I rem = (I)warp, base = 0;
+  for (int d = r.nkeep - 1; d >= 0; d--) {
+    base += rem % (I)r.kdim[d] * (I)r.kst[d];
+    rem /= (I)r.kdim[d];
+  }
+  float s = 0.0f;
+  for (I e = lane; e < (I)r.count; e += 32) {
+    I q = e, off = base;
+    for (int d = r.nred - 1; d >= 0; d--) {
+      off += q % (I)r.rdim[d] * (I)r.rst[d];
+      q /= (I)r.rdim[d];
+    }
+    s += x[off];
+  }
+  s = warp_sum(s);
+  if (lane == 0)
+    y[warp] = s / (float)r.count;
+}
+
+/* Block-wide sum or max of v (blockDim.x a multiple of 32, <= 1024). */
+__device__ float block_reduce(float v, bool is_max) {
+  __shared__ float part[32];
+  int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  v = is_max ? warp_max(v) : warp_sum(v);
+  __syncthreads();
+  if (lane == 0)
+    part[w] = v;
+  __syncthreads();
+  int nw = blockDim.x / 32;
+  v = lane < nw ? part[lane] : (is_max ? -INFINITY : 0.0f);
+  return is_max ? warp_max(v) : warp_sum(v);
+}
+
+/* Softmax along contiguous rows: one block per row. */
+__global__ void k_softmax_rows(const float *x, float *y, int64_t len) {
+  const float *xr = x + blockIdx.x * len;
+  float *yr = y + blockIdx.x * len;
+  float mx = -INFINITY;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    mx = fmaxf(mx, xr[i]);
+  mx = block_reduce(mx, true);
+  float s = 0.0f;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
+    float e = expf(xr[i] - mx);
+    yr[i] = e;
+    s += e;
+  }
+  s = block_reduce(s, false);
+  float inv = 1.0f / s;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    yr[i] *= inv;
+}
+
+/* Softmax along a strided axis: one thread per (outer, inner) line. */
+__global__ void k_softmax_cols(const float *x, float *y, int64_t outer,
+                               int64_t len, int64_t inner) {
+  GRID_LOOP(l, outer * inner) {
+    int64_t off = l / inner * len * inner + l % inner;
+    float mx = -INFINITY, s = 0.0f;
+    for (int64_t i = 0; i < len; i++)
+      mx = fmaxf(mx, x[off + i * inner]);
+    for (int64_t i = 0; i < len; i++) {
+      float e = expf(x[off + i * inner] - mx);
+      y[off + i * inner] = e;
+      s += e;
+    }
+    for (int64_t i = 0; i < len; i++)
+      y[off + i * inner] /= s;
+  }
+}
+
+/* Layer norm: one block per row, two passes (mean, then variance). */
+__global__ void k_layernorm(const float *x, const float *gamma,
+                            const float *beta, float *y, int64_t len,
+                            float eps) {
+  const float *xr = x + blockIdx.x * len;
+  float *yr = y + blockIdx.x * len;
+  float s = 0.0f;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    s += xr[i];
+  float mean = block_reduce(s, false) / (float)len;
+  float v = 0.0f;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
+    float d = xr[i] - mean;
+    v += d * d;
+  }
+  float inv = rsqrtf(block_reduce(v, false) / (float)len + eps);
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
+    float o = (xr[i] - mean) * inv;
+    if (gamma)
+      o *= gamma[i];
+    if (beta)
+      o += beta[i];
+    yr[i] = o;
+  }
+}
+
+__global__ void k_iconv(float *y, int64_t n, int64_t ci, int64_t kh,
+                        int64_t kw) {
+  GRID_LOOP(i, n) {
+    int64_t x = i % kw, r = i / kw, yy = r % kh, q = r / kh;
+    int64_t in = q % ci, o = q / ci;
+    y[i] = (in == o % ci && yy == kh / 2 && x == kw / 2) ? 1.0f : 0.0f;
+  }
+}
+
+__global__ void k_eye(float *y, int64_t n, int64_t d) {
+  GRID_LOOP(i, n) { y[i] = (i / d == i % d) ? 1.0f : 0.0f; }
+}
+
+__global__ void k_spin(int64_t ns) {
+  uint64_t t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while ((int64_t)(t - t0) < ns);
+}
+
+} // namespace
+
+extern "C" {
+
+cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
+                      int64_t n, float lo, float hi) {
+  k_unary<<<blocks_for(n), kThreads, 0, s>>>(fn, x, y, n, lo, hi);
+  return cudaGetLastError();
+}
+
+/* Every offset below 2^31: 32-bit index arithmetic. */
+static bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
+
+cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
+                         int64_t c, int64_t inner, int act) {
+  if (inner % 4 == 0 && fits32(n))
+    k_bias_act4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        (float4 *)y, bias, (int32_t)(n / 4), (int32_t)c, (int32_t)(inner / 4),
+        act);
+  else if (fits32(n))
+    k_bias_act<int32_t><<<blocks_for(n), kThreads, 0, s>>>(
+        y, bias, (int32_t)n, (int32_t)c, (int32_t)inner, act);
+  else
+    k_bias_act<int64_t>
+        <<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, c, inner, act);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v) {
+  k_fill<<<blocks_for(n), kThreads, 0, s>>>(y, n, v);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
+                       float *o, int64_t n, const cxk_bcast *bc, int relu) {
+  int scalar_b = bc != NULL; /* b one value, a laid out like o */
+  int64_t st = 1;
+  for (int d = bc ? bc->rank - 1 : -1; d >= 0; d--) {
+    scalar_b &= bc->sb[d] == 0 && (bc->dim[d] == 1 || bc->sa[d] == st);
+    st *= bc->dim[d];
+  }
+  if (!bc && n % 4 == 0)
+    k_binary_flat4<<<blocks_for(n / 4), kThreads, 0, s>>>(
+        op, (const float4 *)a, (const float4 *)b, (float4 *)o, n / 4, relu);
+  else if (!bc)
+    k_binary_flat<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
+  else if (scalar_b)
+    k_binary_scalar<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
+  else if (fits32(n))
+    k_binary_bcast<int32_t>
+        <<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, (int32_t)n, *bc, relu);
+  else
+    k_binary_bcast<int64_t>
+        <<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, *bc, relu);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
+                     const cxk_walk *w) {
+  int64_t n = 1;
+  for (int d = 0; d < w->rank; d++)
+    n *= w->dim[d];
+  if (fits32(w->extent))
+    k_copy<int32_t>
+        <<<blocks_for(n), kThreads, 0, s>>>(src, dst, (int32_t)n, *w);
+  else
+    k_copy<int64_t><<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, *w);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
+                       const cxk_pad *p) {
+  int64_t n = 1;
+  for (int d = 0; d < p->rank; d++)
+    n *= p->odim[d];
+  if (fits32(n))
+    k_pad<int32_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+  else
+    k_pad<int64_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
+                          const float *bias, const float *mean,
+                          const float *var, float *y, int64_t n, int64_t c,
+                          int64_t inner, float eps, int relu) {
+  if (inner % 4 == 0 && fits32(n))
+    k_batchnorm<int32_t, 4><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        x, scale, bias, mean, var, y, (int32_t)(n / 4), (int32_t)c,
+        (int32_t)(inner / 4), eps, relu);
+  else if (fits32(n))
+    k_batchnorm<int32_t, 1><<<blocks_for(n), kThreads, 0, s>>>(
+        x, scale, bias, mean, var, y, (int32_t)n, (int32_t)c, (int32_t)inner,
+        eps, relu);
+  else
+    k_batchnorm<int64_t, 1><<<blocks_for(n), kThreads, 0, s>>>(
+        x, scale, bias, mean, var, y, n, c, inner, eps, relu);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_pool2d(cudaStream_t s, const float *x, float *y,
+                       const cxk_pool *p) {
+  int64_t n = p->n * p->c * p->oh * p->ow;
+  if (fits32(n) && fits32(p->n * p->c * p->h * p->w))
+    k_pool<int32_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+  else
+    k_pool<int64_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
+                            const cxk_reduce *r) {
+  if (fits32(r->nout * r->count))
+    k_reduce_mean<int32_t>
+        <<<blocks_for(r->nout * 32), kThreads, 0, s>>>(x, y, *r);
+  else
+    k_reduce_mean<int64_t>
+        <<<blocks_for(r->nout * 32), kThreads, 0, s>>>(x, y, *r);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
+                        int64_t len, int64_t inner) {
+  if (inner == 1)
+    k_softmax_rows<<<(unsigned)outer, kThreads, 0, s>>>(x, y, len);
+  else
+    k_softmax_cols<<<blocks_for(outer * inner), kThreads, 0, s>>>(x, y, outer,
+                                                                  len, inner);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *gamma,
+                          const float *beta, float *y, int64_t rows,
+                          int64_t len, float eps) {
+  k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, gamma, beta, y, len, eps);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_iconv(cudaStream_t s, float *y, int64_t o, int64_t i,
+                      int64_t kh, int64_t kw) {
+  int64_t n = o * i * kh * kw;
+  k_iconv<<<blocks_for(n), kThreads, 0, s>>>(y, n, i, kh, kw);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_eye(cudaStream_t s, float *y, int64_t n) {
+  k_eye<<<blocks_for(n * n), kThreads, 0, s>>>(y, n * n, n);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_spin(cudaStream_t s, int64_t ns) {
+  k_spin<<<1, 1, 0, s>>>(ns);
+  return cudaGetLastError();
+}
+
+} // extern "C"

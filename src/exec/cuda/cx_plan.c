@@ -1,0 +1,429 @@
+/* cx_plan.c: a graph compiled for the GPU: tensor lifetimes and the
+ * activation arena, weight upload, CUDA-graph capture and replay, timing,
+ * per-node profiling and the debug poisoning of released buffers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cx_int.h"
+
+#define CX_ALIGN ((size_t)256)
+
+static size_t round_up(size_t x) {
+  return (x + CX_ALIGN - 1) / CX_ALIGN * CX_ALIGN;
+}
+
+static size_t tensor_bytes(const ir_graph *g, int t) {
+  return sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape);
+}
+
+/* The tensor whose bytes t uses: outputs of views (reshape, a relu folded
+ * into its producer) share their input's. */
+static int root_of(const cx_plan *p, const int32_t *root, int t) {
+  const ir_tensor *x = &p->g->tensors[t];
+  if (x->kind == IR_T_VALUE && p->steps[x->node].view)
+    return root[p->g->nodes[x->node].in[0]];
+  return t;
+}
+
+/* Lifetimes: first[t] = producing node, last[t] = last node reading t or
+ * any view of it (g->nnodes for graph outputs). */
+static void lifetimes(const cx_plan *p, int32_t *root, int32_t *first,
+                      int32_t *last) {
+  const ir_graph *g = p->g;
+  for (int t = 0; t < g->ntensors; t++) {
+    root[t] = t;
+    first[t] = g->tensors[t].kind == IR_T_VALUE ? g->tensors[t].node : -1;
+    last[t] = first[t];
+  }
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    for (int k = 0; k < n->nout; k++)
+      root[n->out[k]] = root_of(p, root, n->out[k]);
+    for (int k = 0; k < n->nin; k++)
+      if (last[root[n->in[k]]] < i)
+        last[root[n->in[k]]] = i;
+  }
+  for (int i = 0; i < g->noutputs; i++)
+    last[root[g->outputs[i]]] = g->nnodes;
+}
+
+/* Can a following relu be folded into n (applied by n's own kernel)? */
+static int takes_relu(const ir_node *n) {
+  switch (n->op) {
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL: return n->a.act == IR_ACT_NONE;
+  case IR_OP_EWADD:
+  case IR_OP_EWSUB:
+  case IR_OP_EWMUL:
+  case IR_OP_EWDIV:
+  case IR_OP_SMUL:
+  case IR_OP_BATCHNORM: return n->nout == 1;
+  default: return 0;
+  }
+}
+
+/* Marks views: reshapes, and relus folded into a producer whose result
+ * they alone read (and that is no graph output). */
+static ir_status plan_fusion(cx_plan *p, ir_diag *d) {
+  const ir_graph *g = p->g;
+  int *reads = calloc((size_t)g->ntensors + 1, sizeof *reads);
+  if (!reads)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      reads[g->nodes[i].in[k]]++;
+  for (int i = 0; i < g->noutputs; i++)
+    reads[g->outputs[i]]++;
+  for (int j = 0; j < g->nnodes; j++) {
+    const ir_node *n = &g->nodes[j];
+    p->steps[j].view = n->op == IR_OP_RESHAPE;
+    if (n->op != IR_OP_RELU || p->ctx->opt.no_fuse)
+      continue;
+    const ir_tensor *x = &g->tensors[n->in[0]];
+    if (x->kind != IR_T_VALUE || reads[n->in[0]] != 1 ||
+        !takes_relu(&g->nodes[x->node]) || p->steps[x->node].view)
+      continue;
+    p->steps[x->node].fuse_relu = 1;
+    p->steps[j].view = 1;
+  }
+  free(reads);
+  return IR_OK;
+}
+
+/* Blocks to plan: every root value, then every node's scratch. */
+static ir_status plan_arena(cx_plan *p, const int32_t *root,
+                            const int32_t *first, ir_diag *d) {
+  const ir_graph *g = p->g;
+  int nb = g->ntensors + g->nnodes;
+  size_t *sz = calloc((size_t)nb, sizeof *sz),
+         *off = calloc((size_t)nb, sizeof *off);
+  int32_t *f = calloc((size_t)nb, sizeof *f),
+          *l = calloc((size_t)nb, sizeof *l);
+  ir_status st = IR_OK;
+  if (!sz || !off || !f || !l)
+    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  for (int t = 0; !st && t < g->ntensors; t++) {
+    int planned = g->tensors[t].kind == IR_T_VALUE && root[t] == t;
+    sz[t] = planned ? tensor_bytes(g, t) : 0;
+    f[t] = first[t];
+    l[t] = p->last[t] < 0 ? first[t] : p->last[t];
+    if (p->last[t] == -1 && planned)
+      l[t] = g->nnodes; /* outputs */
+    p->unplanned_bytes += sz[t];
+  }
+  for (int i = 0; !st && i < g->nnodes; i++) {
+    sz[g->ntensors + i] = p->steps[i].scratch_bytes;
+    f[g->ntensors + i] = l[g->ntensors + i] = i;
+  }
+  size_t total = st ? 0 : cx_memplan(nb, sz, f, l, off);
+  if (!st && total == (size_t)-1)
+    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st && total)
+    st = cudaMalloc((void **)&p->arena, total) == cudaSuccess
+             ? IR_OK
+             : cx_cuda_fail(d, cudaErrorMemoryAllocation,
+                            "cudaMalloc of the activation arena");
+  p->arena_bytes = total;
+  for (int t = 0; !st && t < g->ntensors; t++)
+    if (sz[t])
+      p->ptr[t] = (float *)(p->arena + off[t]);
+  for (int i = 0; !st && i < g->nnodes; i++)
+    if (sz[g->ntensors + i])
+      p->steps[i].scratch = (float *)(p->arena + off[g->ntensors + i]);
+  free(sz), free(off), free(f), free(l);
+  return st;
+}
+
+/* Inputs and weights: one allocation, uploaded by cx_plan_upload. */
+static ir_status plan_persist(cx_plan *p, ir_diag *d) {
+  const ir_graph *g = p->g;
+  size_t total = 0;
+  for (int t = 0; t < g->ntensors; t++)
+    if (g->tensors[t].kind != IR_T_VALUE)
+      total += round_up(tensor_bytes(g, t));
+  p->persist_bytes = total;
+  if (total && cudaMalloc((void **)&p->persist, total) != cudaSuccess)
+    return cx_cuda_fail(d, cudaErrorMemoryAllocation,
+                        "cudaMalloc of the inputs and weights");
+  size_t at = 0;
+  for (int t = 0; t < g->ntensors; t++)
+    if (g->tensors[t].kind != IR_T_VALUE) {
+      p->ptr[t] = (float *)(p->persist + at);
+      at += round_up(tensor_bytes(g, t));
+    }
+  return IR_OK;
+}
+
+static ir_status plan_build(cx_plan *p, ir_diag *d) {
+  const ir_graph *g = p->g;
+  int32_t *root = p->root;
+  int32_t *first = calloc((size_t)g->ntensors + 1, sizeof *first);
+  if (!first)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_status st = plan_fusion(p, d);
+  if (st) {
+    free(first);
+    return st;
+  }
+  lifetimes(p, root, first, p->last);
+  for (int t = 0; t < g->ntensors; t++) /* outputs: never released */
+    if (p->last[t] == g->nnodes)
+      p->last[t] = -1;
+  for (int i = 0; !st && i < g->nnodes; i++) {
+    st = cx_step_prepare(p, i, d);
+    cx_step *s = &p->steps[i];
+    size_t ws = s->conv ? s->conv->ws : s->mm ? s->mm->ws : 0;
+    if (ws > p->ws_bytes)
+      p->ws_bytes = ws;
+  }
+  if (!st)
+    st = plan_arena(p, root, first, d);
+  if (!st)
+    st = plan_persist(p, d);
+  if (!st &&
+      cudaMalloc(&p->ws, p->ws_bytes ? p->ws_bytes : CX_ALIGN) != cudaSuccess)
+    st = cx_cuda_fail(d, cudaErrorMemoryAllocation,
+                      "cudaMalloc of the workspace");
+  for (int t = 0; !st && t < g->ntensors; t++) /* views */
+    if (root[t] != t)
+      p->ptr[t] = p->ptr[root[t]];
+  free(first);
+  return st;
+}
+
+ir_status cx_plan_new(cx_ctx *c, const ir_graph *g, cx_plan **out, ir_diag *d) {
+  *out = NULL;
+  cx_plan *p = calloc(1, sizeof *p);
+  if (!p)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  p->ctx = c;
+  p->g = g;
+  p->ptr = calloc((size_t)g->ntensors + 1, sizeof *p->ptr);
+  p->last = calloc((size_t)g->ntensors + 1, sizeof *p->last);
+  p->root = calloc((size_t)g->ntensors + 1, sizeof *p->root);
+  p->steps = calloc((size_t)g->nnodes + 1, sizeof *p->steps);
+  ir_status st = p->ptr && p->last && p->root && p->steps
+                     ? plan_build(p, d)
+                     : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  if (st) {
+    cx_plan_free(p);
+    return st;
+  }
+  *out = p;
+  return IR_OK;
+}
+
+void cx_plan_free(cx_plan *p) {
+  if (!p)
+    return;
+  if (p->captured)
+    cudaGraphExecDestroy(p->exec);
+  for (int i = 0; p->steps && i < p->g->nnodes; i++)
+    cx_step_release(&p->steps[i]);
+  cudaFree(p->arena);
+  cudaFree(p->persist);
+  cudaFree(p->ws);
+  free(p->steps), free(p->ptr), free(p->last), free(p->root);
+  free(p);
+}
+
+void cx_plan_memory(const cx_plan *p, size_t *arena, size_t *persist,
+                    size_t *workspace) {
+  *arena = p->arena_bytes;
+  *persist = p->persist_bytes;
+  *workspace = p->ws_bytes;
+}
+
+size_t cx_plan_unplanned_bytes(const cx_plan *p) { return p->unplanned_bytes; }
+
+ir_status cx_plan_upload(cx_plan *p, const ex_values *v, ir_diag *d) {
+  const ir_graph *g = p->g;
+  for (int t = 0; t < g->ntensors; t++) {
+    if (g->tensors[t].kind == IR_T_VALUE)
+      continue;
+    if (!v->v[t])
+      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "'%s' has no value",
+                         g->tensors[t].name);
+    CX_CUDA(d, cudaMemcpy(p->ptr[t], v->v[t], tensor_bytes(g, t),
+                          cudaMemcpyHostToDevice));
+  }
+  return IR_OK;
+}
+
+ir_status cx_plan_download(cx_plan *p, int t, float *dst, ir_diag *d) {
+  CX_CUDA(d, cudaMemcpy(dst, p->ptr[t], tensor_bytes(p->g, t),
+                        cudaMemcpyDeviceToHost));
+  return IR_OK;
+}
+
+/* ---- running ----------------------------------------------------------------
+ */
+
+/* Debug: NaN over every block whose last reader is node i. */
+static ir_status poison_after(cx_plan *p, int i, ir_diag *d) {
+  const ir_graph *g = p->g;
+  cudaStream_t s = p->ctx->stream;
+  for (int t = 0; t < g->ntensors; t++)
+    if (p->last[t] == i && g->tensors[t].kind == IR_T_VALUE && p->ptr[t] &&
+        (char *)p->ptr[t] >= p->arena &&
+        (char *)p->ptr[t] < p->arena + p->arena_bytes && p->root[t] == t)
+      CX_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->ptr[t],
+                           ir_shape_numel(&g->tensors[t].shape), 0, 0));
+  if (p->steps[i].scratch)
+    CX_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->steps[i].scratch,
+                         (int64_t)(p->steps[i].scratch_bytes / sizeof(float)),
+                         0, 0));
+  return IR_OK;
+}
+
+static ir_status enqueue_all(cx_plan *p, int repeat, ir_diag *d) {
+  for (int r = 0; r < repeat; r++)
+    for (int i = 0; i < p->g->nnodes; i++) {
+      ir_status st = cx_step_enqueue(p, i, d);
+      if (!st && p->ctx->opt.poison)
+        st = poison_after(p, i, d);
+      if (st)
+        return st;
+    }
+  return IR_OK;
+}
+
+static ir_status capture(cx_plan *p, int repeat, ir_diag *d) {
+  cudaStream_t s = p->ctx->stream;
+  cudaGraph_t graph = NULL;
+  CX_CUDA(d, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  ir_status st = enqueue_all(p, repeat, d);
+  cudaError_t e = cudaStreamEndCapture(s, &graph);
+  if (st) {
+    if (graph)
+      cudaGraphDestroy(graph);
+    return st;
+  }
+  if (e != cudaSuccess)
+    return cx_cuda_fail(d, e, "cudaStreamEndCapture");
+  e = cudaGraphInstantiate(&p->exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess)
+    return cx_cuda_fail(d, e, "cudaGraphInstantiate");
+  p->captured = 1;
+  return IR_OK;
+}
+
+/* Enqueues one whole run (graph replay, or node by node). */
+static ir_status launch(cx_plan *p, ir_diag *d) {
+  if (p->ctx->opt.no_graph)
+    return enqueue_all(p, 1, d);
+  if (!p->captured) {
+    ir_status st = capture(p, 1, d);
+    if (st)
+      return st;
+  }
+  CX_CUDA(d, cudaGraphLaunch(p->exec, p->ctx->stream));
+  return IR_OK;
+}
+
+ir_status cx_plan_run(cx_plan *p, ir_diag *d) {
+  ir_status st = launch(p, d);
+  if (st)
+    return st;
+  CX_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
+  return IR_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Times `iters` launches of one run each with events; median in ms. */
+static ir_status time_runs(cx_plan *p, int warmup, int iters, double *med,
+                           ir_diag *d) {
+  cudaStream_t s = p->ctx->stream;
+  cudaEvent_t a = NULL, b = NULL;
+  double *ms = calloc((size_t)iters, sizeof *ms);
+  ir_status st =
+      ms ? IR_OK : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st && (cudaEventCreate(&a) != cudaSuccess ||
+              cudaEventCreate(&b) != cudaSuccess))
+    st = ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
+  for (int i = 0; !st && i < warmup + iters; i++) {
+    float t = 0;
+    cudaError_t e = cudaEventRecord(a, s);
+    if (e == cudaSuccess)
+      st = launch(p, d);
+    if (!st && e == cudaSuccess)
+      e = cudaEventRecord(b, s);
+    if (!st && e == cudaSuccess)
+      e = cudaEventSynchronize(b);
+    if (!st && e == cudaSuccess)
+      e = cudaEventElapsedTime(&t, a, b);
+    if (!st && e != cudaSuccess)
+      st = cx_cuda_fail(d, e, "timing events");
+    if (!st && i >= warmup)
+      ms[i - warmup] = t;
+  }
+  if (!st) {
+    qsort(ms, (size_t)iters, sizeof *ms, cmp_double);
+    *med = ms[iters / 2];
+  }
+  if (a)
+    cudaEventDestroy(a);
+  if (b)
+    cudaEventDestroy(b);
+  free(ms);
+  return st;
+}
+
+ir_status cx_plan_time(cx_plan *p, int warmup, int iters, double *median_ms,
+                       ir_diag *d) {
+  if (iters < 1)
+    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "iters must be positive");
+  return time_runs(p, warmup, iters, median_ms, d);
+}
+
+/* One profiled pass: a spin kernel holds the GPU while every node is queued
+ * between events, so launch gaps stay out of the per-node times. */
+static ir_status profile_pass(cx_plan *p, cudaEvent_t *ev, float *ms,
+                              ir_diag *d) {
+  cudaStream_t s = p->ctx->stream;
+  int nn = p->g->nnodes;
+  CX_CUDA(d, cxk_spin(s, 20000000 + 20000 * (int64_t)nn));
+  for (int i = 0; i < nn; i++) {
+    CX_CUDA(d, cudaEventRecord(ev[i], s));
+    ir_status st = cx_step_enqueue(p, i, d);
+    if (st)
+      return st;
+  }
+  CX_CUDA(d, cudaEventRecord(ev[nn], s));
+  CX_CUDA(d, cudaEventSynchronize(ev[nn]));
+  for (int i = 0; i < nn; i++)
+    CX_CUDA(d, cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
+  return IR_OK;
+}
+
+ir_status cx_plan_profile(cx_plan *p, int reps, double *node_ms, ir_diag *d) {
+  int nn = p->g->nnodes;
+  cudaEvent_t *ev = calloc((size_t)nn + 1, sizeof *ev);
+  float *ms = calloc((size_t)nn * (size_t)(reps > 0 ? reps : 1), sizeof *ms);
+  double *col = calloc((size_t)(reps > 0 ? reps : 1), sizeof *col);
+  ir_status st = ev && ms && col && reps > 0
+                     ? IR_OK
+                     : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  for (int i = 0; !st && i <= nn; i++)
+    if (cudaEventCreate(&ev[i]) != cudaSuccess)
+      st = ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
+  for (int r = 0; !st && r < reps + 1; r++) /* the first pass warms up */
+    st = profile_pass(p, ev, ms + (size_t)nn * (size_t)(r ? r - 1 : 0), d);
+  for (int i = 0; !st && i < nn; i++) {
+    for (int r = 0; r < reps; r++)
+      col[r] = ms[(size_t)nn * (size_t)r + (size_t)i];
+    qsort(col, (size_t)reps, sizeof *col, cmp_double);
+    node_ms[i] = col[reps / 2];
+  }
+  for (int i = 0; ev && i <= nn; i++)
+    if (ev[i])
+      cudaEventDestroy(ev[i]);
+  free(ev), free(ms), free(col);
+  return st;
+}

@@ -1,0 +1,105 @@
+/* cx_rebatch.c: a graph with another batch size.
+ *
+ * The batch dimension is dim 0 of the graph inputs. The copy gives every
+ * input dim 0 = batch and re-runs every node's shape rule; the only
+ * operators whose parameters carry the batch are reshape, whose target's
+ * dim 0 follows when it equals its input's old dim 0 (the flatten and
+ * head-split reshapes of the zoo), and slice, whose end in dim 0 follows
+ * when the slice keeps the whole batch. Anything else that pins the batch (a
+ * reshape that folds it into another dimension, a weight combined with an
+ * activation along dim 0) fails the shape rules and is reported with the node's
+ * line.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_exec.h"
+
+static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
+                    ir_diag *d) {
+  const ir_tensor *x = &g->tensors[t];
+  ir_shape s = x->shape;
+  if (x->kind == IR_T_INPUT) {
+    if (s.rank < 1) {
+      ir_diag_set(d, IR_ERR_SHAPE, x->line, x->col,
+                  "cannot rebatch: input '%s' is a scalar", x->name);
+      return -1;
+    }
+    s.dim[0] = batch;
+  }
+  int id = ir_add_tensor(h, x->name, x->kind, &s, d);
+  if (id >= 0 && x->data) {
+    size_t n = sizeof(float) * (size_t)ir_shape_numel(&s);
+    float *copy = ir_arena_alloc(h->arena, n);
+    if (!copy) {
+      ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      return -1;
+    }
+    memcpy(copy, x->data, n);
+    h->tensors[id].data = copy;
+  }
+  return id;
+}
+
+static int add_copy(const ir_graph *g, const ir_node *n, const int32_t *map,
+                    ir_graph *h, ir_diag *d) {
+  int32_t in[IR_MAX_IN];
+  const char *names[IR_MAX_LIST];
+  for (int k = 0; k < n->nin; k++)
+    in[k] = map[n->in[k]];
+  for (int k = 0; k < n->nout; k++)
+    names[k] = g->tensors[n->out[k]].name;
+  ir_attrs a = n->a;
+  int64_t old = g->tensors[n->in[0]].shape.dim[0];
+  int64_t now = h->tensors[in[0]].shape.dim[0];
+  if (n->op == IR_OP_RESHAPE && a.nlist > 0 && a.list[0] == old)
+    a.list[0] = now;
+  if (n->op == IR_OP_SLICE && a.nlist > 0 && a.list[0] == 0 &&
+      a.list2[0] == old)
+    a.list2[0] = now; /* a slice that keeps the whole batch */
+  int id = ir_add_node(h, n->op, in, n->nin, &a, names, d);
+  if (id < 0 && d) {
+    char msg[sizeof d->msg];
+    memcpy(msg, d->msg, sizeof msg);
+    int k = snprintf(d->msg, sizeof d->msg,
+                     "cannot rebatch %s: ", ir_op(n->op)->name);
+    if (k > 0 && (size_t)k < sizeof d->msg)
+      memcpy(d->msg + k, msg, sizeof d->msg - (size_t)k - 1);
+    d->msg[sizeof d->msg - 1] = '\0';
+    d->line = n->line;
+    d->col = n->col;
+  }
+  return id;
+}
+
+ir_status cx_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
+                     ir_diag *d) {
+  *out = NULL;
+  if (batch < 1)
+    return ir_diag_set(d, IR_ERR_PARAM, 0, 0, "batch must be positive");
+  ir_graph *h = ir_graph_new(g->name);
+  int32_t *map = calloc((size_t)g->ntensors + 1, sizeof *map);
+  ir_status st =
+      h && map ? IR_OK : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  for (int t = 0; !st && t < g->ntensors; t++)
+    if (g->tensors[t].kind != IR_T_VALUE &&
+        (map[t] = add_leaf(g, t, batch, h, d)) < 0)
+      st = d ? d->code : IR_ERR_INTERNAL;
+  for (int i = 0; !st && i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int id = add_copy(g, n, map, h, d);
+    if (id < 0)
+      st = d ? d->code : IR_ERR_INTERNAL;
+    for (int k = 0; !st && k < n->nout; k++)
+      map[n->out[k]] = h->nodes[id].out[k];
+  }
+  for (int i = 0; !st && i < g->noutputs; i++)
+    st = ir_add_output(h, map[g->outputs[i]], d);
+  free(map);
+  if (st) {
+    ir_graph_free(h);
+    return st;
+  }
+  *out = h;
+  return IR_OK;
+}

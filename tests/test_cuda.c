@@ -1,0 +1,367 @@
+/* test_cuda.c: the CUDA executor against the CPU reference executor.
+ *
+ * Without a GPU (or in a CPU-only build) the device tests report skipped;
+ * the memory planner and rebatching need no GPU and always run. On a GPU:
+ * every operator on random data with odd shapes (TF32 and strict fp32),
+ * every_op.graph whole, NaN poisoning of released buffers, per-node
+ * measurement and profiling, and a failing allocation as a clean error.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+
+#define SRC SUPEROPT_SOURCE_DIR
+
+#ifndef SUPEROPT_HAVE_CUDA
+Test(cuda, not_built) { cr_skip_test("CPU-only build: no CUDA executor"); }
+#else
+#include "exec/cuda/cuda_exec.h"
+
+static ir_graph *parse(const char *text) {
+  ir_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
+  return g;
+}
+
+/* ---- no GPU needed
+ * ----------------------------------------------------------- */
+
+Test(cuda, memplan_never_overlaps_live_blocks) {
+  enum { N = 300 };
+  size_t sz[N], off[N], sum = 0;
+  int32_t first[N], last[N];
+  srand(7);
+  for (int k = 0; k < N; k++) {
+    sz[k] = (size_t)(rand() % 5000) * 4 + (k % 17 == 0 ? 0 : 4);
+    first[k] = rand() % 100;
+    last[k] = first[k] + rand() % 10;
+    sum += sz[k];
+  }
+  size_t total = cx_memplan(N, sz, first, last, off);
+  cr_assert_lt(total, sum, "no reuse at all: %zu of %zu", total, sum);
+  for (int a = 0; a < N; a++) {
+    cr_assert_eq(off[a] % 256, 0);
+    cr_assert_leq(off[a] + sz[a], total);
+    for (int b = a + 1; b < N; b++) {
+      int live = first[a] <= last[b] && first[b] <= last[a];
+      int bytes = off[a] < off[b] + sz[b] && off[b] < off[a] + sz[a];
+      cr_assert(!(live && bytes && sz[a] && sz[b]),
+                "blocks %d and %d are live together and share bytes", a, b);
+    }
+  }
+}
+
+Test(cuda, rebatch_follows_reshapes) {
+  ir_diag d;
+  ir_graph *g = ir_parse_file(SRC "/models/resnet50.graph", &d), *h = NULL;
+  cr_assert(g, "%s", d.msg);
+  cr_assert_eq(cx_rebatch(g, 5, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 5);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[1], 1000);
+  cr_assert_eq(h->nnodes, g->nnodes);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  g = ir_parse_file(SRC "/models/bert_base.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  cr_assert_eq(cx_rebatch(g, 3, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 3);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  g = ir_parse_file(SRC "/models/nasnet_a.graph", &d); /* slices the batch */
+  cr_assert(g, "%s", d.msg);
+  cr_assert_eq(cx_rebatch(g, 16, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 16);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(cuda, rebatch_reports_a_pinned_batch) {
+  ir_graph *g = parse("input x: [2,3]\n"
+                      "y = reshape(x) shape=[6]\n"
+                      "output y\n"),
+           *h = (ir_graph *)1;
+  ir_diag d;
+  cr_assert_eq(cx_rebatch(g, 4, &h, &d), IR_ERR_SHAPE);
+  cr_assert_null(h);
+  cr_assert_eq(d.line, 2);
+  cr_assert(strstr(d.msg, "cannot rebatch reshape"), "%s", d.msg);
+  ir_graph_free(g);
+}
+
+/* ---- on the GPU
+ * ---------------------------------------------------------------- */
+
+static void need_gpu(void) {
+  if (cx_device_count() < 1)
+    cr_skip_test("no CUDA device");
+}
+
+static double rel_error(const float *x, const float *ref, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double e = (double)x[i] - ref[i];
+    num += e * e;
+    den += (double)ref[i] * ref[i];
+  }
+  return isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
+}
+
+/* Runs g on the GPU and the CPU on the same seeded values; asserts every
+ * output's relative L2 error is within tol and that outputs are not all
+ * zero. */
+static void compare(const ir_graph *g, const cx_options *o, double tol,
+                    const char *what) {
+  ir_diag d;
+  cx_ctx *c;
+  cx_plan *p;
+  ex_values *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(g, v, 11, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cx_ctx_new(o, &c, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cx_plan_new(c, g, &p, &d), IR_OK, "%s: %s", what, d.msg);
+  cr_assert_eq(cx_plan_upload(p, v, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cx_plan_run(p, &d), IR_OK, "%s: %s", what, d.msg);
+  cr_assert_eq(cx_plan_run(p, &d), IR_OK, "%s: %s", what, d.msg); /* replay */
+  ex_options eo = {0, 0};
+  cr_assert_eq(ex_run(g, v, &eo, &d), IR_OK, "%s", d.msg);
+  for (int i = 0; i < g->noutputs; i++) {
+    int t = g->outputs[i];
+    int64_t n = ir_shape_numel(&g->tensors[t].shape);
+    float *y = malloc(sizeof(float) * (size_t)n);
+    cr_assert_eq(cx_plan_download(p, t, y, &d), IR_OK, "%s", d.msg);
+    double e = rel_error(y, v->v[t], n), mag = 0;
+    for (int64_t k = 0; k < n; k++)
+      mag += fabs(v->v[t][k]);
+    cr_expect(e <= tol, "%s: output %s: rel error %.3e > %.0e", what,
+              g->tensors[t].name, e, tol);
+    cr_expect(mag > 0, "%s: output %s is all zero", what, g->tensors[t].name);
+    free(y);
+  }
+  cx_plan_free(p);
+  cx_ctx_free(c);
+  ex_values_free(v);
+}
+
+/* Small graphs with odd shapes, one feature each. */
+static const char *const op_graphs[] = {
+    /* conv: asymmetric same padding (stride 2), bias + sigmoid */
+    "input x: [3,5,13,11]\nweight w: [7,5,3,3]\nweight b: [7]\n"
+    "y = conv2d(x, w, b) stride=[2,2] act=sigmoid\noutput y\n",
+    /* conv: 7x7 stride 2 same (pads 2/3), fused bias + relu */
+    "input x: [2,3,23,19]\nweight w: [9,3,7,7]\nweight b: [9]\n"
+    "y = conv2d(x, w, b) stride=[2,2] act=relu\noutput y\n",
+    /* conv: dilated, no bias, tanh; grouped and depthwise */
+    "input x: [1,6,17,9]\nweight w: [4,6,3,3]\nweight wg: [6,2,1,3]\n"
+    "weight wd: [6,1,3,3]\n"
+    "a = conv2d(x, w) dilation=[2,3] act=tanh\n"
+    "b = conv2d(x, wg) groups=3 pad=valid stride=[1,2]\n"
+    "c = conv2d(x, wd) groups=6 pad=[1,0,2,1] act=gelu\noutput a, b, c\n",
+    /* matmul: plain with bias+relu (epilogue), bias+gelu, no bias relu */
+    "input a: [37,53]\nweight b: [53,29]\nweight bias: [29]\n"
+    "x = matmul(a, b, bias) act=relu\ny = matmul(a, b, bias) act=gelu\n"
+    "z = matmul(a, b) act=relu\nw = matmul(a, b, bias)\noutput x, y, z, w\n",
+    /* matmul: batched with batched b, bias + tanh; rank 4 with shared b */
+    "input a: [3,17,31]\ninput b: [3,31,19]\nweight bias: [19]\n"
+    "input c: [2,3,5,7]\nweight q: [7,11]\n"
+    "x = matmul(a, b, bias) act=tanh\ny = matmul(c, q) act=sigmoid\n"
+    "z = matmul(a, b)\noutput x, y, z\n",
+    /* broadcast binaries and smul */
+    "input a: [3,4,5]\ninput b: [4,1]\ninput c: [5]\nweight dv: [3,1,5]\n"
+    "input s: []\n"
+    "x = ewadd(a, b)\ny = ewsub(c, a)\nz = ewmul(x, y)\nq = ewdiv(z, dv)\n"
+    "r = smul(q, s)\nt = ewadd(a, a)\noutput x, y, z, q, r, t\n",
+    /* unary maps */
+    "input x: [7,13,3]\nweight v: [5,3]\n"
+    "a = relu(x)\nb = sigmoid(x)\nc = tanh(x)\nd = gelu(x)\ne = erf(x)\n"
+    "f = sqrt(v)\ng = clip(x) min=-0.25 max=0.5\noutput a, b, c, d, e, f, g\n",
+    /* data movement: concat, split, transpose, reshape as a view, slice, pad
+     */
+    "input x: [2,3,5]\ninput y: [2,4,5]\ninput z: [2,1,5]\n"
+    "c = concat(x, y, z) axis=1\np, q, r = split(c) axis=2 sizes=[1,3,1]\n"
+    "t = transpose(c) perm=[2,0,1]\nv = reshape(t) shape=[5,16]\n"
+    "w = relu(v)\ns = slice(c) starts=[1,2,1] ends=[2,7,4]\n"
+    "d = pad(x) pads=[0,1,2,1,0,3] value=-2\noutput p, q, r, w, s, d\n",
+    /* pooling */
+    "input x: [2,3,11,9]\n"
+    "a = avgpool(x) kernel=[3,3] stride=[2,2] pad=same count_include_pad=1\n"
+    "b = avgpool(x) kernel=[3,2] pad=[1,1,1,0] count_include_pad=0\n"
+    "c = maxpool(x) kernel=[3,3] stride=[2,2] pad=same\n"
+    "d = global_avgpool(x)\noutput a, b, c, d\n",
+    /* normalisations and reductions */
+    "input x: [3,7,5,3]\ninput s: [4,9,1000]\nweight g: [7]\nweight b: [7]\n"
+    "weight m: [7]\nweight v: [7]\nweight lg: [1000]\nweight lb: [1000]\n"
+    "bn = batchnorm(x, g, b, m, v) eps=0.001\n"
+    "r1 = reduce_mean(x) axes=[1,3]\nr2 = reduce_mean(s) axes=[0,2] "
+    "keepdims=0\nsm = softmax(s)\nsm1 = softmax(x) axis=1\n"
+    "ln = layernorm(s, lg, lb)\nln2 = layernorm(x) axis=1\n"
+    "output bn, r1, r2, sm, sm1, ln, ln2\n",
+    /* constants and enlarge */
+    "weight w: [4,3,1,3]\ninput x: [4,6,5,5]\n"
+    "e = enlarge(w) kernel=[5,5]\nic = const_iconv() shape=[6,3,3,3]\n"
+    "y = conv2d(x, ic) groups=2\nim = const_imm() shape=[5,5]\n"
+    "on = const_ones() shape=[2,3,2]\ncp = const_pool() shape=[6,1,3,3]\n"
+    "z = conv2d(x, cp) groups=6\noutput e, y, im, on, z\n",
+    /* relus folded into their producers, and relus that must not be (the
+     * producer is read twice, is an output, or has its own act) */
+    "input x: [2,4,9,7]\nweight w: [4,4,3,3]\nweight b: [4]\ninput m: [6,5]\n"
+    "weight q: [5,3]\nweight g: [4]\nweight gb: [4]\nweight mu: [4]\n"
+    "weight var: [4]\nweight dv: [4,1,1]\n"
+    "c = conv2d(x, w, b)\ncr = relu(c)\na = ewadd(cr, x)\nar = relu(a)\n"
+    "n = batchnorm(ar, g, gb, mu, var)\nnr = relu(n)\nmm = matmul(m, q)\n"
+    "mr = relu(mm)\nt = conv2d(nr, w) act=tanh\ntr = relu(t)\n"
+    "s = ewsub(nr, x)\nsr = relu(s)\nsq = ewmul(s, sr)\n"
+    "o = ewdiv(sq, dv)\nor = relu(o)\nr2 = reshape(or) shape=[2,-1]\n"
+    "rr = relu(r2)\noutput mr, tr, sq, o, or, rr\n",
+};
+
+/* The graphs above parse, and the CPU runs them (no GPU needed). */
+Test(cuda, op_graphs_are_valid) {
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    ir_diag d;
+    ex_values *v = ex_values_new(g);
+    cr_assert_eq(ex_fill_random(g, v, 3, &d), IR_OK, "%s", d.msg);
+    ex_options eo = {1, 0};
+    cr_assert_eq(ex_run(g, v, &eo, &d), IR_OK, "graph %zu: %s", i, d.msg);
+    ex_values_free(v);
+    ir_graph_free(g);
+  }
+}
+
+Test(cuda, every_operator_tf32) {
+  need_gpu();
+  cx_options o = {.fp32_strict = 0}, legacy = {.legacy_conv = 1};
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    char what[48];
+    snprintf(what, sizeof what, "op graph %zu (tf32)", i);
+    compare(g, &o, 1e-3, what);
+    snprintf(what, sizeof what, "op graph %zu (tf32, legacy conv)", i);
+    compare(g, &legacy, 1e-3, what);
+    ir_graph_free(g);
+  }
+}
+
+Test(cuda, every_operator_fp32_strict) {
+  need_gpu();
+  cx_options o = {.fp32_strict = 1};
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    char what[32];
+    snprintf(what, sizeof what, "op graph %zu (strict)", i);
+    compare(g, &o, 1e-5, what);
+    ir_graph_free(g);
+  }
+}
+
+Test(cuda, every_op_graph_with_poisoned_buffers) {
+  need_gpu();
+  ir_diag d;
+  ir_graph *g = ir_parse_file(SRC "/tests/data/good/every_op.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  cx_options strict = {.fp32_strict = 1, .no_fuse = 1};
+  cx_options poison = {.fp32_strict = 1, .poison = 1};
+  cx_options eager = {.poison = 1, .no_graph = 1};
+  compare(g, &strict, 1e-5, "every_op (strict)");
+  compare(g, &poison, 1e-5, "every_op (poisoned)");
+  compare(g, &eager, 1e-3, "every_op (poisoned, no CUDA graph)");
+  ir_graph_free(g);
+}
+
+/* A chain whose buffers are reused many times over, poisoned. */
+Test(cuda, memory_reuse_with_poison) {
+  need_gpu();
+  ir_graph *g = parse("input x: [2,8,15,15]\nweight w: [8,8,3,3]\n"
+                      "weight b: [8]\n"
+                      "a = conv2d(x, w, b) act=relu\nb1 = conv2d(a, w)\n"
+                      "c = ewadd(b1, x)\nd = conv2d(c, w, b) act=tanh\n"
+                      "e = ewadd(d, c)\nf = conv2d(e, w, b)\n"
+                      "g = ewmul(f, a)\nh = concat(g, e) axis=1\n"
+                      "output h\n");
+  cx_options o = {.fp32_strict = 1, .poison = 1};
+  compare(g, &o, 1e-5, "reuse chain (poisoned)");
+  ir_diag d;
+  cx_ctx *c;
+  cx_plan *p;
+  cr_assert_eq(cx_ctx_new(&o, &c, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cx_plan_new(c, g, &p, &d), IR_OK, "%s", d.msg);
+  size_t arena, persist, ws;
+  cx_plan_memory(p, &arena, &persist, &ws);
+  cr_expect_lt(arena, cx_plan_unplanned_bytes(p), "no buffer was reused");
+  cx_plan_free(p);
+  cx_ctx_free(c);
+  ir_graph_free(g);
+}
+
+Test(cuda, absurd_allocation_is_a_clean_error) {
+  need_gpu();
+  ir_graph *g = parse("input x: [65536,65536,16]\ny = relu(x)\noutput y\n");
+  ir_diag d;
+  cx_ctx *c;
+  cx_plan *p = (cx_plan *)1;
+  cr_assert_eq(cx_ctx_new(NULL, &c, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cx_plan_new(c, g, &p, &d), IR_ERR_NOMEM, "%s", d.msg);
+  cr_assert_null(p);
+  cr_assert(strstr(d.msg, "cudaMalloc"), "%s", d.msg);
+  /* the context still works afterwards */
+  ir_graph *h = parse("input x: [3,5]\ny = tanh(x)\noutput y\n");
+  cr_assert_eq(cx_plan_new(c, h, &p, &d), IR_OK, "%s", d.msg);
+  cx_plan_free(p);
+  cx_ctx_free(c);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(cuda, measure_and_profile) {
+  need_gpu();
+  ir_diag d;
+  ir_graph *g = ir_parse_file(SRC "/models/resnet50.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  cx_ctx *c;
+  cr_assert_eq(cx_ctx_new(NULL, &c, &d), IR_OK, "%s", d.msg);
+  double conv = 0, relu = 0;
+  int iconv = -1, irelu = -1;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (g->nodes[i].op == IR_OP_CONV2D && iconv < 0)
+      iconv = i;
+    if (g->nodes[i].op == IR_OP_RELU && irelu < 0)
+      irelu = i;
+  }
+  cr_assert_eq(cx_measure_node(c, g, iconv, 3, 20, &conv, &d), IR_OK, "%s",
+               d.msg);
+  cr_assert_eq(cx_measure_node(c, g, irelu, 3, 20, &relu, &d), IR_OK, "%s",
+               d.msg);
+  cr_expect(conv > 0 && conv < 50 && relu > 0 && relu < 50, "%g %g", conv,
+            relu);
+  cx_plan *p;
+  ex_values *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(g, v, 1, &d), IR_OK);
+  cr_assert_eq(cx_plan_new(c, g, &p, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cx_plan_upload(p, v, &d), IR_OK, "%s", d.msg);
+  double *ms = calloc((size_t)g->nnodes, sizeof *ms), sum = 0, whole = 0;
+  cr_assert_eq(cx_plan_profile(p, 3, ms, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cx_plan_time(p, 3, 10, &whole, &d), IR_OK, "%s", d.msg);
+  for (int i = 0; i < g->nnodes; i++)
+    sum += ms[i];
+  cr_expect(sum > 0 && whole > 0 && sum < 20 * whole, "sum %g whole %g", sum,
+            whole);
+  free(ms);
+  cx_plan_free(p);
+  ex_values_free(v);
+  cx_ctx_free(c);
+  ir_graph_free(g);
+}
+
+Test(cuda, no_device_is_a_clean_error) {
+  if (cx_device_count() > 0)
+    cr_skip_test("a device is present");
+  ir_diag d;
+  cx_ctx *c = (cx_ctx *)1;
+  cr_assert_neq(cx_ctx_new(NULL, &c, &d), IR_OK);
+  cr_assert_null(c);
+  cr_assert(strstr(d.msg, "no CUDA device"), "%s", d.msg);
+}
+#endif
