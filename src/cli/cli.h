@@ -45,6 +45,10 @@ int cli_costdb(const cli_command *c, int argc, char **argv);
  * path (NULL: the default, cd_default_path) with the checked-in tables of
  * folder tables (NULL: none); prints the error and sets *rc on failure. */
 struct cd_db *cli_costdb_open(const char *path, const char *tables, int *rc);
+/* `costdb measure`: every distinct operator signature of the graphs timed
+ * on the GPU into db under device (NULL: named after the GPU, e.g. h100). */
+int cli_costdb_measure(struct cd_db *db, const char *device, int n,
+                       char **graphs);
 /* The source tree's costdb/ folder (compile-time), or NULL. */
 const char *cli_costdb_tables(void);
 int cli_import_rules(const cli_command *c, int argc, char **argv);

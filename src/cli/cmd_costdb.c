@@ -185,10 +185,14 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
 static int run_sub(const cli_command *c, const char *sub, int n, char **args,
                    const opts *o) {
   int rc = CLI_OK;
-  int want = !strcmp(sub, "import") ? -1 : !strcmp(sub, "estimate") ? 1 : 0;
+  int measure = !strcmp(sub, "measure");
+  int want = !strcmp(sub, "import") || measure ? -1
+             : !strcmp(sub, "estimate")        ? 1
+                                               : 0;
   if (want < 0 ? n < 1 : n != want)
     return cli_usage_error(c, "%s: expected %s", sub,
-                           want < 0   ? "one or more TSV files"
+                           measure    ? "one or more GRAPHs"
+                           : want < 0 ? "one or more TSV files"
                            : want > 0 ? "one GRAPH"
                                       : "no operands");
   const cd_device *dev = NULL;
@@ -205,6 +209,8 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
     rc = import(db, n, args);
   else if (!strcmp(sub, "export"))
     rc = export(db, o);
+  else if (measure)
+    rc = cli_costdb_measure(db, o->device, n, args);
   else
     rc = estimate(db, dev, args[0]);
   cd_close(db);
@@ -212,11 +218,13 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
 }
 
 int cli_costdb(const cli_command *c, int argc, char **argv) {
-  static const char *const subs[] = {"stats", "import", "export", "estimate"};
+  static const char *const subs[] = {"stats", "import", "export", "estimate",
+                                     "measure"};
   if (argc < 2)
-    return cli_usage_error(c, "expected stats, import, export or estimate");
+    return cli_usage_error(
+        c, "expected stats, import, export, estimate or measure");
   int known = 0;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     known |= !strcmp(argv[1], subs[i]);
   if (!known)
     return cli_usage_error(c, "unknown subcommand '%s'", argv[1]);
