@@ -84,8 +84,12 @@ srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
       const ir_graph *pat = bw ? ru->dst : ru->src,
                      *repl = bw ? ru->src : ru->dst;
       if ((directions & (bw ? SRCH_BACKWARD : SRCH_FORWARD)) &&
-          usable(pat, repl))
-        r->dirs[r->ndirs++] = (srch_dir){i, bw, pat, repl};
+          usable(pat, repl)) {
+        uint64_t ops = 0;
+        for (int k = 0; k < pat->nnodes; k++)
+          ops |= (uint64_t)1 << pat->nodes[k].op;
+        r->dirs[r->ndirs++] = (srch_dir){i, bw, pat, repl, ops};
+      }
     }
   return r;
 }
@@ -273,10 +277,19 @@ static int may_match(const ir_graph *pat, const srch_index *ix) {
   return 1;
 }
 
+/* The operators present in the indexed graph, as a bit set. */
+static uint64_t ix_ops(const srch_index *ix) {
+  uint64_t m = 0;
+  for (int o = 0; o < IR_NOPS; o++)
+    if (ix->op_start[o + 1] > ix->op_start[o])
+      m |= (uint64_t)1 << o;
+  return m;
+}
+
 static ir_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
-                            int k, ir_diag *d) {
+                            uint64_t ops, int k, ir_diag *d) {
   const srch_dir *dr = &s->rules->dirs[k];
-  if (!may_match(dr->pat, ix))
+  if ((dr->ops & ~ops) || !may_match(dr->pat, ix))
     return IR_OK;
   srch_matches ms = {0};
   ir_status st = srch_match_indexed(dr->pat, c->g, ix, &ms, d);
@@ -298,8 +311,9 @@ static ir_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
 static ir_status expand(sstate *s, const cand *c, ir_diag *d) {
   srch_index ix;
   ir_status st = srch_index_build(c->g, &ix, d);
+  uint64_t ops = st ? 0 : ix_ops(&ix);
   for (int k = 0; !st && k < s->rules->ndirs; k++)
-    st = expand_dir(s, c, &ix, k, d);
+    st = expand_dir(s, c, &ix, ops, k, d);
   srch_index_free(&ix);
   return st;
 }

@@ -29,6 +29,7 @@ typedef struct srch_dir {
   int rule;     /* index in the ruleset */
   int backward; /* 0: src -> dst, 1: dst -> src */
   const ir_graph *pat, *repl;
+  uint64_t ops; /* bit op: the pattern has a node of operator op */
 } srch_dir;
 
 struct srch_rules {
