@@ -26,6 +26,10 @@
 #define FLOAT_SEED 7
 #define FLOAT_RTOL 1e-4
 
+/* FP_PAIRS_SMALLEST pairs the smallest members of a bucket with each other
+ * only while there are at most this many (else with the first only). */
+#define FP_CLIQUE_MAX 16
+
 typedef struct fp_rec {
   uint64_t fp;
   uint32_t code; /* renaming reaching fp */
@@ -324,10 +328,14 @@ static int bucket_pairs(const fp_rec *r, size_t n, fp_pairs mode, pair_vec *out,
     canon[m] = h;
     u[m++] = &r[i];
   }
+  size_t small = 0; /* members of the smallest size (first in the bucket) */
+  while (small < m && u[small]->g.nops == u[0]->g.nops)
+    small++;
+  int star = mode == FP_PAIRS_SMALLEST && small > FP_CLIQUE_MAX;
   for (size_t i = 0; i < m && !err; i++)
     for (size_t j = i + 1; j < m && !err; j++)
-      if (mode == FP_PAIRS_ALL || (u[i]->g.nops == u[0]->g.nops &&
-                                   (i == 0 || u[j]->g.nops == u[0]->g.nops)))
+      if (mode == FP_PAIRS_ALL ||
+          (i == 0 || (!star && j < small && u[i]->g.nops == u[0]->g.nops)))
         err = pair_push(out, make_pair(u[i], u[j]));
   free(u);
   free(canon);
