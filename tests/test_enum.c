@@ -54,7 +54,7 @@ static coll *enumerate(int max_ops, const char *ops, int threads) {
     cr_assert_eq(en_ops_parse(ops, &cfg.ops, err, sizeof err), IR_OK, "%s",
                  err);
   c->nbranches = en_branch_count(&cfg);
-  en_visitor v = {begin, keep, end, c};
+  en_visitor v = {begin, keep, end, c, NULL};
   cr_assert_eq(en_enumerate(&cfg, &v, &d), IR_OK, "%s", d.msg);
   return c;
 }
@@ -194,7 +194,7 @@ Test(enum, ops_parse) {
 Test(enum, bad_max_ops) {
   en_config c = {0};
   ir_diag d;
-  en_visitor v = {begin, keep, end, NULL};
+  en_visitor v = {begin, keep, end, NULL, NULL};
   c.max_ops = EN_MAX_OPS + 1;
   cr_assert_eq(en_enumerate(&c, &v, &d), IR_ERR_PARAM);
   cr_expect(strstr(d.msg, "max-ops"), "%s", d.msg);

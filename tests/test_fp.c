@@ -338,3 +338,130 @@ Test(fp, rules_round_trip) {
   ir_ruleset_free(&rs);
   ir_ruleset_free(&back);
 }
+
+/* ---- normal-form pruning --------------------------------------------------
+ */
+
+/* Does g read the result of transpose(transpose(...)) inside (not as an
+ * output)? That value is its argument: not in normal form. */
+static int reads_double_transpose(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    for (int j = 0; j < n->nin; j++) {
+      const ir_tensor *t = &g->tensors[n->in[j]];
+      if (t->kind != IR_T_VALUE || g->nodes[t->node].op != IR_OP_TRANSPOSE)
+        continue;
+      const ir_tensor *u = &g->tensors[g->nodes[t->node].in[0]];
+      if (u->kind == IR_T_VALUE && g->nodes[u->node].op == IR_OP_TRANSPOSE)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+static int count_double_transpose_reads(const ir_ruleset *rs) {
+  int n = 0;
+  for (int i = 0; i < rs->n; i++)
+    n += reads_double_transpose(rs->rules[i].src) +
+         reads_double_transpose(rs->rules[i].dst);
+  return n;
+}
+
+static ir_ruleset candidates_nf(int keep_non_normal, fp_stats *st) {
+  en_config c = {0};
+  ir_ruleset rs;
+  char err[512];
+  ir_diag d;
+  c.max_ops = 3;
+  c.threads = 2;
+  c.keep_non_normal = keep_non_normal;
+  cr_assert_eq(en_ops_parse("matmul,transpose", &c.ops, err, sizeof err), IR_OK,
+               "%s", err);
+  ir_ruleset_init(&rs);
+  cr_assert_eq(fp_candidates(&c, FP_PAIRS_SMALLEST, &rs, st, &d), IR_OK, "%s",
+               d.msg);
+  return rs;
+}
+
+Test(fp, normal_form_pruning) {
+  fp_stats with, without;
+  ir_ruleset a = candidates_nf(0, &with), b = candidates_nf(1, &without);
+  /* matmul(m1, transpose(transpose(q1))) is enumerated and paired only
+   * without the pruning */
+  cr_expect_gt(count_double_transpose_reads(&b), 0);
+  cr_expect_eq(count_double_transpose_reads(&a), 0);
+  cr_expect_gt(with.nf_values, 0);
+  cr_expect_eq(without.nf_values, 0);
+  cr_expect_lt(with.graphs, without.graphs);
+  cr_expect_lt(with.pairs, without.pairs);
+  /* known laws are still found: transpose(transpose(q1)) == q1 and
+   * transpose(m1 q1) == transpose(q1) transpose(m1) */
+  int invol = 0, tmm = 0;
+  for (int i = 0; i < a.n; i++) {
+    const ir_graph *s = a.rules[i].src, *d = a.rules[i].dst;
+    invol +=
+        s->nnodes == 2 && count_op(s, IR_OP_TRANSPOSE) == 2 && d->nnodes == 0;
+    tmm += s->nnodes == 3 && count_op(s, IR_OP_TRANSPOSE) == 2 &&
+           count_op(s, IR_OP_MATMUL) == 1 && d->nnodes == 2 &&
+           count_op(d, IR_OP_TRANSPOSE) == 1;
+  }
+  cr_expect_gt(invol, 0, "transpose(transpose(q)) == q");
+  cr_expect_gt(tmm, 0, "transpose of a matmul");
+  ir_ruleset_free(&a);
+  ir_ruleset_free(&b);
+}
+
+static const char *nf_rules = "rule a unverified\n"
+                              "src:\n"
+                              "input m1: [2,4]\n"
+                              "input q1: [4,4]\n"
+                              "t0: [4,4] = transpose(q1) perm=[1,0]\n"
+                              "t1: [4,4] = transpose(t0) perm=[1,0]\n"
+                              "t2: [2,4] = matmul(m1, t1)\n"
+                              "output t2\n"
+                              "dst:\n"
+                              "input m1: [2,4]\n"
+                              "input q1: [4,4]\n"
+                              "t0: [2,4] = matmul(m1, q1)\n"
+                              "output t0\n"
+                              "end\n"
+                              "rule b unverified\n"
+                              "src:\n"
+                              "input q1: [4,4]\n"
+                              "input q2: [4,4]\n"
+                              "t0: [4,4] = matmul(q1, q2)\n"
+                              "t1: [4,4] = transpose(t0) perm=[1,0]\n"
+                              "output t1\n"
+                              "dst:\n"
+                              "input q1: [4,4]\n"
+                              "input q2: [4,4]\n"
+                              "t0: [4,4] = transpose(q2) perm=[1,0]\n"
+                              "t1: [4,4] = transpose(q1) perm=[1,0]\n"
+                              "t2: [4,4] = matmul(t0, t1)\n"
+                              "output t2\n"
+                              "end\n";
+
+/* The table finds the non-normal intermediate of rule a (transpose of a
+ * transpose, read by the matmul), and none in rule b. */
+Test(fp, normal_form_table) {
+  en_config c = {0};
+  char err[512];
+  ir_diag d;
+  ir_ruleset rs;
+  fp_nf *t = NULL;
+  int red = -1;
+  c.threads = 1;
+  cr_assert_eq(en_ops_parse("transpose,matmul", &c.ops, err, sizeof err), IR_OK,
+               "%s", err);
+  cr_assert_eq(fp_nf_build(&c, 2, &t, &d), IR_OK, "%s", d.msg);
+  cr_expect_gt(fp_nf_count(t), EN_NINPUT_IDS / 2);
+  cr_assert_eq(ir_rules_parse(nf_rules, strlen(nf_rules), "nf", &rs, &d), IR_OK,
+               "%d: %s", d.line, d.msg);
+  cr_assert_eq(rs.n, 2);
+  cr_assert_eq(fp_nf_rule_redundant(t, &rs.rules[0], &red, &d), IR_OK);
+  cr_expect_eq(red, 1, "matmul(m1, transpose(transpose(q1)))");
+  cr_assert_eq(fp_nf_rule_redundant(t, &rs.rules[1], &red, &d), IR_OK);
+  cr_expect_eq(red, 0, "transpose(q1 q2) == transpose(q2) transpose(q1)");
+  ir_ruleset_free(&rs);
+  fp_nf_free(t);
+}

@@ -136,7 +136,9 @@ static const cli_command commands[] = {
      "  --z3-timeout MS  per proof (default 10000)\n"
      "  --keep-unproven  also write unproven rules, marked unproven\n"
      "  --pairs P        smallest (default): pair each graph of a bucket with\n"
-     "                   its smallest member; all: every pair of a bucket\n",
+     "                   its smallest member; all: every pair of a bucket\n"
+     "  --no-normal-form also enumerate graphs with a non-normal intermediate\n"
+     "                   value (docs/generation.md; far slower)\n",
      cli_gen_rules},
     {"verify-rules", "re-prove every rule of a .rules file with Z3",
      "usage: superopt verify-rules RULES [-o OUT.rules] [--threads T]\n"

@@ -137,7 +137,7 @@ static ir_status try_node(dfs *s, en_node n) {
   ir_status st = IR_OK;
   if (keep || deeper)
     st = s->v->visit(s->state, &s->g, (const ir_shape(*)[2])s->shapes, keep);
-  if (!st && deeper)
+  if (!st && deeper && (!s->v->stop || !s->v->stop(s->state, &s->g)))
     st = descend(s);
   s->g.nops = (uint8_t)k;
   memset(&s->g.n[k], 0, sizeof s->g.n[k]);
@@ -281,7 +281,7 @@ static void dfs_init(dfs *s, const en_config *c, const en_visitor *v,
 /* Fills first[0..cap-1] with the first nodes, returns their number. */
 static int first_nodes(const en_config *c, en_node *first, int cap) {
   collect col = {first, 0, cap};
-  en_visitor v = {NULL, collect_visit, NULL, NULL};
+  en_visitor v = {NULL, collect_visit, NULL, NULL, NULL};
   en_config one = *c;
   dfs s;
   one.max_ops = c->max_ops > 0 ? 1 : 0;

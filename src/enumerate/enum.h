@@ -120,6 +120,9 @@ int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
 /* Shapes of every node output of g (shapes[i][slot]); 0, or -1 if g is not
  * shape-valid. */
 int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]);
+/* Bit mask of the nodes value v of g depends on (its sub-DAG, the node
+ * itself included); 0 for an input. */
+uint32_t en_value_cone(const en_graph *g, uint8_t v);
 /* Shape of value v given the node shapes. */
 const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[2]);
 /* g's outputs (values no node reads, in node order; the root when g has no
@@ -150,6 +153,7 @@ typedef struct en_config {
   int threads;             /* 0 = all cores */
   en_progress_fn progress; /* may be NULL; called from one thread at a time */
   void *u;                 /* passed to progress */
+  int keep_non_normal;     /* fp_candidates: 1 = no normal-form pruning */
 } en_config;
 
 /* Called for the graphs of one branch. branch_begin returns the branch's
@@ -168,6 +172,11 @@ typedef struct en_visitor {
                      const ir_shape (*shapes)[2], int is_graph);
   void (*branch_end)(void *u, int branch, void *state);
   void *u;
+  /* May be NULL. Called after visit for a graph that would be extended;
+   * non-zero: do not extend it (e.g. its last node's value is not in normal
+   * form). Should depend only on the last node's sub-DAG, not on where the
+   * node is placed, so that the pruned set does not depend on the order. */
+  int (*stop)(void *state, const en_graph *g);
 } en_visitor;
 
 /* Number of branches en_enumerate will run (1 + first-node choices). */

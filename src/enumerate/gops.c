@@ -199,6 +199,16 @@ int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
 /* ---- compact graphs -------------------------------------------------------
  */
 
+uint32_t en_value_cone(const en_graph *g, uint8_t v) {
+  if (EN_IS_INPUT(v))
+    return 0;
+  int i = EN_NODE_OF(v);
+  uint32_t m = 1u << i;
+  for (int j = 0; j < gops[g->n[i].gop].nin; j++)
+    m |= en_value_cone(g, g->n[i].a[j]);
+  return m;
+}
+
 const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[2]) {
   if (EN_IS_INPUT(v))
     return &classes[en_input_class(v)].shape;

@@ -22,10 +22,13 @@
 #include <omp.h>
 #endif
 
-#define SEED1 1
 #define SEED2 0x2545f4914f6cdd1dull
 #define FLOAT_SEED 7
 #define FLOAT_RTOL 1e-4
+
+/* FP_PAIRS_SMALLEST pairs the smallest members of a bucket with each other
+ * only while there are at most this many (else with the first only). */
+#define FP_CLIQUE_MAX 16
 
 typedef struct fp_rec {
   uint64_t fp;
@@ -67,11 +70,15 @@ static long peak_rss_kb(void) {
 
 typedef struct branch {
   fp_eval *e, *e2; /* incremental values; scratch for renamings */
+  const fp_nf *nf; /* NULL: no normal-form pruning */
+  int nn;          /* the last visited graph's last node is not normal */
+  long long dropped;
   rec_vec recs;
 } branch;
 
 typedef struct run {
   fp_inputs *in;
+  const fp_nf *nf;
   branch **br; /* per branch, kept until merged */
 } run;
 
@@ -79,6 +86,7 @@ static void *branch_begin(void *u, int b) {
   run *r = u;
   branch *s = calloc(1, sizeof *s);
   if (s && (s->e = fp_eval_new(r->in)) && (s->e2 = fp_eval_new(r->in))) {
+    s->nf = r->nf;
     r->br[b] = s;
     return s;
   }
@@ -102,15 +110,31 @@ static ir_status visit(void *state, const en_graph *g,
   fp_rec r;
   (void)shapes;
   r.g = *g;
+  s->nn = 0;
   if (g->nops) {
     ir_status st = fp_eval_node(s->e, g, g->nops - 1, NULL);
-    if (st || !is_graph)
+    if (st)
       return st;
+    s->nn = fp_nf_last_non_normal(s->nf, s->e, g);
+    if (!is_graph)
+      return IR_OK;
+    uint8_t outs[EN_MAX_OUTPUTS];
+    if (s->nn && en_graph_outputs(g, outs) > 1) {
+      s->dropped++; /* follows from the output's smaller form */
+      return IR_OK;
+    }
   }
   ir_status st = fp_min_renaming(s->e, s->e2, g, &r.fp, &r.code);
   if (st)
     return st;
   return rec_push(&s->recs, &r) ? IR_ERR_NOMEM : IR_OK;
+}
+
+/* A graph whose last node is not in normal form is not extended: every
+ * extension reads it (not normal) or keeps it as one of several outputs. */
+static int stop(void *state, const en_graph *g) {
+  (void)g;
+  return ((branch *)state)->nn;
 }
 
 static int rec_cmp(const void *a, const void *b) {
@@ -121,10 +145,12 @@ static int rec_cmp(const void *a, const void *b) {
 }
 
 /* Concatenates the branches' records in branch order and sorts them. */
-static ir_status merge(run *r, int nb, rec_vec *all) {
+static ir_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
   size_t n = 0;
   for (int b = 0; b < nb; b++)
     n += r->br[b] ? r->br[b]->recs.n : 0;
+  for (int b = 0; b < nb; b++)
+    st->nf_dropped += r->br[b] ? r->br[b]->dropped : 0;
   all->r = malloc((n ? n : 1) * sizeof *all->r);
   if (!all->r)
     return IR_ERR_NOMEM;
@@ -142,16 +168,17 @@ static ir_status merge(run *r, int nb, rec_vec *all) {
   return IR_OK;
 }
 
-static ir_status enumerate(const en_config *c, rec_vec *all, ir_diag *d) {
-  run r = {fp_inputs_new(SEED1), NULL};
+static ir_status enumerate(const en_config *c, const fp_nf *nf, rec_vec *all,
+                           fp_stats *fs, ir_diag *d) {
+  run r = {fp_inputs_new(FP_SEED1), nf, NULL};
   int nb = en_branch_count(c);
   ir_status st = IR_ERR_NOMEM;
   r.br = calloc((size_t)nb, sizeof *r.br);
   if (r.in && r.br) {
-    en_visitor v = {branch_begin, visit, branch_end, &r};
+    en_visitor v = {branch_begin, visit, branch_end, &r, stop};
     st = en_enumerate(c, &v, d);
     if (!st)
-      st = merge(&r, nb, all);
+      st = merge(&r, nb, all, fs);
   }
   if (st == IR_ERR_NOMEM)
     ir_diag_set(d, st, 0, 0, "out of memory");
@@ -301,10 +328,14 @@ static int bucket_pairs(const fp_rec *r, size_t n, fp_pairs mode, pair_vec *out,
     canon[m] = h;
     u[m++] = &r[i];
   }
+  size_t small = 0; /* members of the smallest size (first in the bucket) */
+  while (small < m && u[small]->g.nops == u[0]->g.nops)
+    small++;
+  int star = mode == FP_PAIRS_SMALLEST && small > FP_CLIQUE_MAX;
   for (size_t i = 0; i < m && !err; i++)
     for (size_t j = i + 1; j < m && !err; j++)
-      if (mode == FP_PAIRS_ALL || (u[i]->g.nops == u[0]->g.nops &&
-                                   (i == 0 || u[j]->g.nops == u[0]->g.nops)))
+      if (mode == FP_PAIRS_ALL ||
+          (i == 0 || (!star && j < small && u[i]->g.nops == u[0]->g.nops)))
         err = pair_push(out, make_pair(u[i], u[j]));
   free(u);
   free(canon);
@@ -508,7 +539,7 @@ static ir_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
 static ir_status confirm(const en_config *c, const pair_vec *pv,
                          ir_ruleset *out, fp_stats *st, ir_diag *d) {
   enum { CHUNK = 4096 };
-  confirm_ctx cx = {fp_inputs_new(SEED1), fp_inputs_new(SEED2), 1};
+  confirm_ctx cx = {fp_inputs_new(FP_SEED1), fp_inputs_new(SEED2), 1};
   verdict *v = malloc(CHUNK * sizeof *v);
   ir_status err = cx.in1 && cx.in2 && v ? IR_OK : IR_ERR_NOMEM;
 #ifdef _OPENMP
@@ -534,9 +565,19 @@ ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
                         fp_stats *st, ir_diag *d) {
   rec_vec all = {0};
   pair_vec pv = {0};
+  fp_nf *nf = NULL;
+  ir_status err = IR_OK;
   memset(st, 0, sizeof *st);
   double t0 = now();
-  ir_status err = enumerate(c, &all, d);
+  if (!c->keep_non_normal && c->max_ops >= 2) {
+    err = fp_nf_build(c, c->max_ops - 1, &nf, d);
+    st->nf_values = fp_nf_count(nf);
+  }
+  st->t_nf = now() - t0;
+  t0 = now();
+  if (!err)
+    err = enumerate(c, nf, &all, st, d);
+  fp_nf_free(nf);
   st->graphs = (long long)all.n;
   st->t_enum = now() - t0;
   st->rss_enum_kb = peak_rss_kb();

@@ -82,13 +82,17 @@ ir_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
   return fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
 }
 
-static uint64_t value_hash(const fp_eval *e, uint8_t v, const uint8_t *map) {
-  const ir_shape *s = en_value_shape(v, (const ir_shape(*)[2])e->shapes);
+uint64_t fp_tensor_hash(const ir_shape *s, const uint32_t *val) {
   int64_t dims[IR_MAX_RANK + 1] = {s->rank};
   memcpy(dims + 1, s->dim, (size_t)s->rank * sizeof *dims);
   uint64_t sh = XXH3_64bits(dims, (size_t)(s->rank + 1) * sizeof *dims);
-  return XXH3_64bits_withSeed(value_of(e, v, map),
-                              (size_t)ir_shape_numel(s) * sizeof(uint32_t), sh);
+  return XXH3_64bits_withSeed(val, (size_t)ir_shape_numel(s) * sizeof(uint32_t),
+                              sh);
+}
+
+uint64_t fp_value_hash(const fp_eval *e, uint8_t v, const uint8_t *map) {
+  const ir_shape *s = en_value_shape(v, (const ir_shape(*)[2])e->shapes);
+  return fp_tensor_hash(s, value_of(e, v, map));
 }
 
 int fp_out_hashes(const fp_eval *e, const en_graph *g, const uint8_t *map,
@@ -96,7 +100,7 @@ int fp_out_hashes(const fp_eval *e, const en_graph *g, const uint8_t *map,
   uint8_t outs[EN_MAX_OUTPUTS];
   int n = en_graph_outputs(g, outs);
   for (int i = 0; i < n; i++)
-    h[i] = value_hash(e, outs[i], map);
+    h[i] = fp_value_hash(e, outs[i], map);
   return n;
 }
 

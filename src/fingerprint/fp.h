@@ -56,6 +56,9 @@ typedef struct fp_stats {
   long long rej_float; /* rejected by the float32 check */
   long long rej_inputs; /* dropped: dst reads an input src does not */
   long long rules;      /* pairs returned */
+  long long nf_values;  /* normal-form table entries (0: not used) */
+  long long nf_dropped; /* multi-output graphs with a non-normal output */
+  double t_nf;          /* seconds: building the normal-form table */
   double t_enum;        /* seconds: enumeration and fingerprinting */
   double t_fp;          /* seconds: bucketing and pairing */
   double t_confirm;     /* seconds: second seed, float check, building graphs */
@@ -76,6 +79,33 @@ typedef enum fp_pairs {
  * src size, src, dst; byte-identical for any thread count), filling st. */
 ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
                         fp_stats *st, ir_diag *d);
+
+/* ---- normal forms ---------------------------------------------------------
+ *
+ * A value (a node output) is in normal form when no sub-DAG with fewer
+ * operators over the pool computes it (a pool input has 0). The table maps a
+ * value's hash (seed-1 residues; every injective renaming of its input copies
+ * is stored) to the fewest operators found. fp_candidates uses it to stop
+ * extending graphs at a non-normal value and to drop multi-output graphs
+ * with a non-normal output (docs/generation.md).
+ */
+typedef struct fp_nf fp_nf;
+
+/* Builds the table of every value of 0..max_size operators enumerable under
+ * c (c->max_ops is ignored), size by size. */
+ir_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
+                      ir_diag *d);
+void fp_nf_free(fp_nf *t);
+long long fp_nf_count(const fp_nf *t); /* distinct value hashes */
+/* Fewest operators computing the value of hash h, or -1 if not in t. */
+int fp_nf_smallest(const fp_nf *t, uint64_t h);
+/* Whether either side of r (an ir_graph pair over pool-shaped inputs) has
+ * an intermediate value (read by a node, not an output) that t computes
+ * with fewer operators than its sub-DAG in r: the rule follows from smaller
+ * ones (*redundant = 1). Sides that cannot be evaluated (inputs that are
+ * not pool shapes, other operators) count as normal. */
+ir_status fp_nf_rule_redundant(const fp_nf *t, const ir_rule *r, int *redundant,
+                               ir_diag *d);
 
 /* ---- single graphs (tests, tools) -----------------------------------------
  */

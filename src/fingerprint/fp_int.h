@@ -7,6 +7,8 @@
 
 #include "fp.h"
 
+#define FP_SEED1 1 /* the seed of fingerprints and the normal-form table */
+
 /* Residues of every pool input under one seed; key keys fp_act. */
 typedef struct fp_inputs {
   uint64_t seed, key;
@@ -34,6 +36,10 @@ ir_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
  * h[EN_MAX_OUTPUTS], their number into *nout. */
 ir_status fp_eval_graph(fp_eval *e, const en_graph *g, const uint8_t *map,
                         uint64_t *h, int *nout);
+/* Hash of a tensor of residues (seeded by its shape). */
+uint64_t fp_tensor_hash(const ir_shape *s, const uint32_t *val);
+/* Hash of value v of the graph evaluated in e (inputs through map). */
+uint64_t fp_value_hash(const fp_eval *e, uint8_t v, const uint8_t *map);
 /* Output hashes of g after its nodes were evaluated in e. */
 int fp_out_hashes(const fp_eval *e, const en_graph *g, const uint8_t *map,
                   uint64_t *h);
@@ -53,5 +59,9 @@ void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]);
  * evaluated in e (identity) already. */
 ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
                           uint64_t *fp, uint32_t *code);
+
+/* Whether g's last node (evaluated in e) computes a value that t has with
+ * fewer operators than the node's sub-DAG (t NULL: 0). */
+int fp_nf_last_non_normal(const fp_nf *t, const fp_eval *e, const en_graph *g);
 
 #endif
