@@ -232,6 +232,24 @@ static void list_unproven(const ir_ruleset *rs, int max) {
     }
 }
 
+/* Options gen-rules and verify-rules share: --threads, --z3-timeout, -o. */
+static int prover_opt(const cli_command *c, int ch, int *threads,
+                      long long *timeout, const char **out) {
+  long long v = ch == 'o' ? 0 : cli_parse_count(optarg);
+  if (ch == 'o')
+    *out = optarg;
+  else if (ch == 't' && v >= 1 && v <= 1024)
+    *threads = (int)v;
+  else if (ch == 'z' && v >= 1 && v <= 3600000)
+    *timeout = v;
+  else if (ch == 't')
+    return cli_usage_error(c, "--threads must be 1..1024, not '%s'", optarg);
+  else
+    return cli_usage_error(c, "--z3-timeout must be 1..3600000 ms, not '%s'",
+                           optarg);
+  return CLI_OK;
+}
+
 int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   static const struct option opts[] = {
       {"max-ops", required_argument, 0, 'n'},
@@ -251,6 +269,7 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   opterr = 0;
   for (int ch; (ch = getopt_long(argc, argv, ":o:", opts, NULL)) != -1;) {
     long long v;
+    int rc;
     switch (ch) {
     case 'n':
       v = cli_parse_count(optarg);
@@ -261,20 +280,11 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
       break;
     case 'p': ops = optarg; break;
     case 't':
-      v = cli_parse_count(optarg);
-      if (v < 1 || v > 1024)
-        return cli_usage_error(c, "--threads must be 1..1024, not '%s'",
-                               optarg);
-      threads = (int)v;
-      break;
     case 'z':
-      v = cli_parse_count(optarg);
-      if (v < 1 || v > 3600000)
-        return cli_usage_error(
-            c, "--z3-timeout must be 1..3600000 ms, not '%s'", optarg);
-      timeout = v;
+    case 'o':
+      if ((rc = prover_opt(c, ch, &threads, &timeout, &out)))
+        return rc;
       break;
-    case 'o': out = optarg; break;
     case 'k': keep = 1; break;
     case 'N': no_nf = 1; break;
     case 'P':
@@ -411,23 +421,14 @@ int cli_verify_rules(const cli_command *c, int argc, char **argv) {
   optind = 1;
   opterr = 0;
   for (int ch; (ch = getopt_long(argc, argv, ":o:", opts, NULL)) != -1;) {
-    long long v;
+    int rc;
     switch (ch) {
     case 't':
-      v = cli_parse_count(optarg);
-      if (v < 1 || v > 1024)
-        return cli_usage_error(c, "--threads must be 1..1024, not '%s'",
-                               optarg);
-      threads = (int)v;
-      break;
     case 'z':
-      v = cli_parse_count(optarg);
-      if (v < 1 || v > 3600000)
-        return cli_usage_error(
-            c, "--z3-timeout must be 1..3600000 ms, not '%s'", optarg);
-      timeout = v;
+    case 'o':
+      if ((rc = prover_opt(c, ch, &threads, &timeout, &out)))
+        return rc;
       break;
-    case 'o': out = optarg; break;
     case ':':
       return cli_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
