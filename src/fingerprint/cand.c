@@ -85,13 +85,11 @@ typedef struct run {
 static void *branch_begin(void *u, int b) {
   run *r = u;
   branch *s = calloc(1, sizeof *s);
-  if (s && (s->e = fp_eval_new(r->in)) && (s->e2 = fp_eval_new(r->in))) {
+  if (s && fp_eval_pair_new(r->in, &s->e, &s->e2)) {
     s->nf = r->nf;
     r->br[b] = s;
     return s;
   }
-  if (s)
-    fp_eval_free(s->e);
   free(s);
   return NULL;
 }
@@ -99,9 +97,7 @@ static void *branch_begin(void *u, int b) {
 static void branch_end(void *u, int b, void *state) {
   branch *s = state;
   (void)u, (void)b;
-  fp_eval_free(s->e);
-  fp_eval_free(s->e2);
-  s->e = s->e2 = NULL;
+  fp_eval_pair_free(&s->e, &s->e2);
 }
 
 static ir_status visit(void *state, const en_graph *g,

@@ -198,3 +198,18 @@ ir_status fp_graph(const en_graph *g, uint64_t seed, uint64_t *fp,
   fp_inputs_free(in);
   return st;
 }
+
+int fp_eval_pair_new(const fp_inputs *in, fp_eval **e, fp_eval **e2) {
+  *e = fp_eval_new(in);
+  *e2 = *e ? fp_eval_new(in) : NULL;
+  if (*e2)
+    return 1;
+  fp_eval_pair_free(e, e2);
+  return 0;
+}
+
+void fp_eval_pair_free(fp_eval **e, fp_eval **e2) {
+  fp_eval_free(*e);
+  fp_eval_free(*e2);
+  *e = *e2 = NULL;
+}

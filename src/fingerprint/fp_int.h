@@ -28,6 +28,10 @@ typedef struct fp_eval {
 
 fp_eval *fp_eval_new(const fp_inputs *in);
 void fp_eval_free(fp_eval *e);
+/* Two evaluators over in (the pair a branch uses for its two seeds);
+ * returns 0 with both NULL when out of memory. */
+int fp_eval_pair_new(const fp_inputs *in, fp_eval **e, fp_eval **e2);
+void fp_eval_pair_free(fp_eval **e, fp_eval **e2); /* both; sets NULL */
 /* Evaluates node i of g (nodes before i evaluated already), input v
  * reading the values of map[v] (map NULL: v itself). */
 ir_status fp_eval_node(fp_eval *e, const en_graph *g, int i,

@@ -135,13 +135,11 @@ struct nf_run {
 static void *nf_begin(void *u, int b) {
   nf_run *r = u;
   nf_branch *s = calloc(1, sizeof *s);
-  if (s && (s->e = fp_eval_new(r->in)) && (s->e2 = fp_eval_new(r->in))) {
+  if (s && fp_eval_pair_new(r->in, &s->e, &s->e2)) {
     s->run = r;
     r->br[b] = s;
     return s;
   }
-  if (s)
-    fp_eval_free(s->e);
   free(s);
   return NULL;
 }
@@ -149,9 +147,7 @@ static void *nf_begin(void *u, int b) {
 static void nf_end(void *u, int b, void *state) {
   nf_branch *s = state;
   (void)u, (void)b;
-  fp_eval_free(s->e);
-  fp_eval_free(s->e2);
-  s->e = s->e2 = NULL;
+  fp_eval_pair_free(&s->e, &s->e2);
 }
 
 /* Arrangements of `used` distinct copies out of `copies`, as images of
