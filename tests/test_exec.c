@@ -128,3 +128,31 @@ Test(exec, resnet50_logits_sane, .timeout = 300) {
   ex_values_free(v);
   ir_graph_free(g);
 }
+
+/* A weight read through a weight-only preprocessing node of its own shape
+ * (w * folded scale, as optimize's batch-norm folding writes it) is drawn
+ * with the hint of the slot the result feeds: the same values as when it
+ * feeds that slot directly. */
+Test(exec, hints_follow_weight_preprocessing) {
+  static const char direct[] = "input x: [1,4,5,5]\nweight w: [4,4,3,3]\n"
+                               "y = conv2d(x, w)\noutput y\n";
+  static const char folded[] = "input x: [1,4,5,5]\nweight w: [4,4,3,3]\n"
+                               "weight s: [4,1,1,1]\n"
+                               "one = const_ones() shape=[4,4,3,3]\n"
+                               "ws = ewmul(w, one)\ny = conv2d(x, ws)\n"
+                               "output y\n";
+  ir_diag d;
+  ir_graph *a = ir_parse(direct, strlen(direct), "a", &d);
+  ir_graph *b = ir_parse(folded, strlen(folded), "b", &d);
+  cr_assert(a && b);
+  ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
+  cr_assert_eq(ex_fill_random(a, va, 7, NULL), IR_OK);
+  cr_assert_eq(ex_fill_random(b, vb, 7, NULL), IR_OK);
+  int wa = ir_find_tensor(a, "w"), wb = ir_find_tensor(b, "w");
+  cr_assert(!memcmp(va->v[wa], vb->v[wb], 144 * sizeof(float)),
+            "w drawn differently behind a weight-only ewmul");
+  ex_values_free(va);
+  ex_values_free(vb);
+  ir_graph_free(a);
+  ir_graph_free(b);
+}

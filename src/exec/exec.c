@@ -82,16 +82,58 @@ static float fan_in(ir_opcode op, const ir_shape *s) {
   return s->rank >= 2 ? (float)s->dim[s->rank - 2] : 1.0f;
 }
 
-static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed) {
+/* wonly[t] = 1 when tensor t is computed from weights and constants only
+ * (a weight-preprocessing subgraph, e.g. a folded batch norm); malloc'd. */
+static unsigned char *weight_only(const ir_graph *g) {
+  unsigned char *w = calloc((size_t)g->ntensors + 1, 1);
+  if (!w)
+    return NULL;
+  for (int t = 0; t < g->ntensors; t++)
+    w[t] = g->tensors[t].kind == IR_T_WEIGHT;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int all = 1;
+    for (int k = 0; k < n->nin; k++)
+      all &= w[n->in[k]];
+    for (int k = 0; k < n->nout; k++)
+      w[n->out[k]] = (unsigned char)all;
+  }
+  return w;
+}
+
+/* How a weight is drawn: the hint of the input slot of its first reader.
+ * When that reader is a weight-only node with an unhinted slot and an
+ * output of the weight's own shape (w * folded scale, say), the hint is
+ * that of the slot the result feeds, followed up to 8 such steps; *op is
+ * the operator whose slot decided. */
+static ir_init_hint weight_hint(const ir_graph *g, int t,
+                                const unsigned char *wonly, ir_opcode *op) {
+  const ir_shape *s0 = &g->tensors[t].shape;
+  *op = IR_OP_RELU;
+  for (int depth = 0; depth < 8; depth++) {
+    int slot = 0, node = first_reader(g, t, &slot);
+    if (node < 0)
+      return IR_INIT_UNIFORM;
+    const ir_node *n = &g->nodes[node];
+    const ir_opinfo *r = ir_op(n->op);
+    ir_init_hint h = r->in_hint[slot < r->nnamed ? slot : r->nnamed - 1];
+    *op = n->op;
+    if (h != IR_INIT_UNIFORM || !wonly || n->nout != 1 || !wonly[n->out[0]] ||
+        !ir_shape_eq(&g->tensors[n->out[0]].shape, s0))
+      return h;
+    t = n->out[0];
+  }
+  return IR_INIT_UNIFORM;
+}
+
+static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
+                        const unsigned char *wonly) {
   const ir_tensor *x = &g->tensors[t];
   int64_t n = ir_shape_numel(&x->shape);
   uint64_t key = XXH3_64bits(x->name, strlen(x->name));
-  int slot = 0, node = x->kind == IR_T_WEIGHT ? first_reader(g, t, &slot) : -1;
-  ir_opcode op = node >= 0 ? g->nodes[node].op : IR_OP_RELU;
-  const ir_opinfo *r = ir_op(op);
-  ir_init_hint h = node < 0
-                       ? IR_INIT_UNIFORM
-                       : r->in_hint[slot < r->nnamed ? slot : r->nnamed - 1];
+  ir_opcode op = IR_OP_RELU;
+  ir_init_hint h =
+      x->kind == IR_T_WEIGHT ? weight_hint(g, t, wonly, &op) : IR_INIT_UNIFORM;
   float s = h == IR_INIT_FAN ? 1.0f / sqrtf(fan_in(op, &x->shape)) : 1.0f;
   switch (h) {
   case IR_INIT_POS: ex_random_fill(dst, n, seed, key, 0.5f, 1.5f); break;
@@ -102,20 +144,26 @@ static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed) {
 
 ir_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
                          ir_diag *d) {
+  unsigned char *wonly = weight_only(g);
+  if (!wonly)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   for (int t = 0; t < g->ntensors; t++) {
     const ir_tensor *x = &g->tensors[t];
     if (x->kind == IR_T_VALUE || v->v[t])
       continue;
     size_t n = (size_t)ir_shape_numel(&x->shape);
     v->v[t] = malloc(sizeof(float) * n);
-    if (!v->v[t])
+    if (!v->v[t]) {
+      free(wonly);
       return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory for '%s'",
                          x->name);
+    }
     if (x->data)
       memcpy(v->v[t], x->data, sizeof(float) * n);
     else
-      fill_tensor(g, t, v->v[t], seed);
+      fill_tensor(g, t, v->v[t], seed, wonly);
   }
+  free(wonly);
   return IR_OK;
 }
 

@@ -49,7 +49,8 @@ void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
                     float lo, float hi);
 /* Fills every input and weight of g that has no value yet: weights with
  * known data get a copy of it, the rest seeded random values drawn by the
- * init hint of their first consumer (see ops.def). */
+ * init hint of their first consumer (see ops.def), looking through
+ * weight-only nodes of the weight's own shape (docs/architecture.md). */
 ir_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
                          ir_diag *d);
 
