@@ -108,6 +108,8 @@ struct cx_plan {
   void *ws;      /* cuDNN / cuBLASLt workspace */
   size_t arena_bytes, persist_bytes, ws_bytes, unplanned_bytes;
   cx_step *steps;
+  unsigned char *wonly; /* node computes from weights and constants only:
+                           run once by cx_plan_upload, not in each replay */
   cudaGraphExec_t exec;
   int captured;
 };

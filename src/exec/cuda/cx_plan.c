@@ -155,6 +155,33 @@ static ir_status plan_persist(cx_plan *p, ir_diag *d) {
   return IR_OK;
 }
 
+/* Weight-only nodes (TASO's preprocess_weights: folded batch norms,
+ * transposed weights) run once when the weights are uploaded; their
+ * results live for the whole plan, like weights. */
+static void mark_weight_only(cx_plan *p, int32_t *first) {
+  const ir_graph *g = p->g;
+  unsigned char *wt = calloc((size_t)g->ntensors + 1, 1);
+  if (!wt)
+    return; /* then every node simply runs in each replay */
+  for (int t = 0; t < g->ntensors; t++)
+    wt[t] = g->tensors[t].kind == IR_T_WEIGHT;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int all = 1;
+    for (int k = 0; k < n->nin; k++)
+      all &= wt[n->in[k]];
+    p->wonly[i] = (unsigned char)all;
+    for (int k = 0; k < n->nout; k++)
+      wt[n->out[k]] = (unsigned char)all;
+  }
+  for (int t = 0; t < g->ntensors; t++)
+    if (g->tensors[t].kind == IR_T_VALUE && wt[t]) {
+      first[t] = 0;
+      p->last[t] = -1;
+    }
+  free(wt);
+}
+
 static ir_status plan_build(cx_plan *p, ir_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
@@ -170,6 +197,7 @@ static ir_status plan_build(cx_plan *p, ir_diag *d) {
   for (int t = 0; t < g->ntensors; t++) /* outputs: never released */
     if (p->last[t] == g->nnodes)
       p->last[t] = -1;
+  mark_weight_only(p, first);
   for (int i = 0; !st && i < g->nnodes; i++) {
     st = cx_step_prepare(p, i, d);
     cx_step *s = &p->steps[i];
@@ -203,7 +231,8 @@ ir_status cx_plan_new(cx_ctx *c, const ir_graph *g, cx_plan **out, ir_diag *d) {
   p->last = calloc((size_t)g->ntensors + 1, sizeof *p->last);
   p->root = calloc((size_t)g->ntensors + 1, sizeof *p->root);
   p->steps = calloc((size_t)g->nnodes + 1, sizeof *p->steps);
-  ir_status st = p->ptr && p->last && p->root && p->steps
+  p->wonly = calloc((size_t)g->nnodes + 1, 1);
+  ir_status st = p->ptr && p->last && p->root && p->steps && p->wonly
                      ? plan_build(p, d)
                      : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   if (st) {
@@ -225,6 +254,7 @@ void cx_plan_free(cx_plan *p) {
   cudaFree(p->persist);
   cudaFree(p->ws);
   free(p->steps), free(p->ptr), free(p->last), free(p->root);
+  free(p->wonly);
   free(p);
 }
 
@@ -248,6 +278,13 @@ ir_status cx_plan_upload(cx_plan *p, const ex_values *v, ir_diag *d) {
     CX_CUDA(d, cudaMemcpy(p->ptr[t], v->v[t], tensor_bytes(g, t),
                           cudaMemcpyHostToDevice));
   }
+  for (int i = 0; i < g->nnodes; i++) /* weight preprocessing, once */
+    if (p->wonly[i]) {
+      ir_status st = cx_step_enqueue(p, i, d);
+      if (st)
+        return st;
+    }
+  CX_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
   return IR_OK;
 }
 
@@ -280,6 +317,8 @@ static ir_status poison_after(cx_plan *p, int i, ir_diag *d) {
 static ir_status enqueue_all(cx_plan *p, int repeat, ir_diag *d) {
   for (int r = 0; r < repeat; r++)
     for (int i = 0; i < p->g->nnodes; i++) {
+      if (p->wonly[i]) /* computed by cx_plan_upload */
+        continue;
       ir_status st = cx_step_enqueue(p, i, d);
       if (!st && p->ctx->opt.poison)
         st = poison_after(p, i, d);
@@ -391,7 +430,7 @@ static ir_status profile_pass(cx_plan *p, cudaEvent_t *ev, float *ms,
   CX_CUDA(d, cxk_spin(s, 20000000 + 20000 * (int64_t)nn));
   for (int i = 0; i < nn; i++) {
     CX_CUDA(d, cudaEventRecord(ev[i], s));
-    ir_status st = cx_step_enqueue(p, i, d);
+    ir_status st = p->wonly[i] ? IR_OK : cx_step_enqueue(p, i, d);
     if (st)
       return st;
   }
