@@ -269,7 +269,7 @@ Test(passes, batchnorm_fold_and_fusion_keep_outputs) {
   cr_assert_leq(check_err(g, k), 1e-5);
   /* the folded weights are weight-only: the compute cost is two convs */
   uint8_t mask[64];
-  srch_weight_only(k, mask);
+  ir_weight_only(k, mask);
   int compute = 0;
   for (int i = 0; i < k->nnodes; i++)
     compute += !mask[i];

@@ -161,7 +161,7 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
     ir_graph_free(g);
     return CLI_INTERNAL;
   }
-  cd_folded_nodes(g, folded);
+  ir_weight_only(g, folded);
   printf("%s on %s (%s)\n%5s  %-14s %-28s %12s %12s\n", g->name, dev->name,
          dev->desc, "node", "operator", "output", "estimate_ms", "measured_ms");
   for (int i = 0; i < g->nnodes && !rc; i++)

@@ -101,18 +101,6 @@ ir_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
   return cached(db, devi, dev, g, node, ms, estimated, d);
 }
 
-void cd_folded_nodes(const ir_graph *g, unsigned char *folded) {
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *nd = &g->nodes[i];
-    int f = 1;
-    for (int k = 0; k < nd->nin && f; k++) {
-      const ir_tensor *t = &g->tensors[nd->in[k]];
-      f = t->kind == IR_T_WEIGHT || (t->kind == IR_T_VALUE && folded[t->node]);
-    }
-    folded[i] = (unsigned char)f;
-  }
-}
-
 static ir_status sum(cd_db *db, const cd_device *dev, const ir_graph *g,
                      const unsigned char *folded, cd_cost *out, ir_diag *d) {
   for (int i = 0; i < g->nnodes; i++) {
@@ -138,7 +126,7 @@ ir_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
   unsigned char local[1024], *folded = local;
   if (g->nnodes > (int)sizeof local && !(folded = malloc((size_t)g->nnodes)))
     return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  cd_folded_nodes(g, folded);
+  ir_weight_only(g, folded);
   ir_status st = sum(db, dev, g, folded, out, d);
   if (folded != local)
     free(folded);

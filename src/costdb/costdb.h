@@ -152,7 +152,5 @@ typedef struct cd_cost {
  */
 ir_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
                         cd_cost *out, ir_diag *d);
-/* Marks in folded[0..g->nnodes-1] the nodes cd_graph_cost folds. */
-void cd_folded_nodes(const ir_graph *g, unsigned char *folded);
 
 #endif

@@ -82,25 +82,6 @@ static float fan_in(ir_opcode op, const ir_shape *s) {
   return s->rank >= 2 ? (float)s->dim[s->rank - 2] : 1.0f;
 }
 
-/* wonly[t] = 1 when tensor t is computed from weights and constants only
- * (a weight-preprocessing subgraph, e.g. a folded batch norm); malloc'd. */
-static unsigned char *weight_only(const ir_graph *g) {
-  unsigned char *w = calloc((size_t)g->ntensors + 1, 1);
-  if (!w)
-    return NULL;
-  for (int t = 0; t < g->ntensors; t++)
-    w[t] = g->tensors[t].kind == IR_T_WEIGHT;
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    int all = 1;
-    for (int k = 0; k < n->nin; k++)
-      all &= w[n->in[k]];
-    for (int k = 0; k < n->nout; k++)
-      w[n->out[k]] = (unsigned char)all;
-  }
-  return w;
-}
-
 /* How a weight is drawn: the hint of the input slot of its first reader.
  * When that reader is a weight-only node with an unhinted slot and an
  * output of the weight's own shape (w * folded scale, say), the hint is
@@ -118,7 +99,7 @@ static ir_init_hint weight_hint(const ir_graph *g, int t,
     const ir_opinfo *r = ir_op(n->op);
     ir_init_hint h = r->in_hint[slot < r->nnamed ? slot : r->nnamed - 1];
     *op = n->op;
-    if (h != IR_INIT_UNIFORM || !wonly || n->nout != 1 || !wonly[n->out[0]] ||
+    if (h != IR_INIT_UNIFORM || !wonly || n->nout != 1 || !wonly[node] ||
         !ir_shape_eq(&g->tensors[n->out[0]].shape, s0))
       return h;
     t = n->out[0];
@@ -144,9 +125,10 @@ static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
 
 ir_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
                          ir_diag *d) {
-  unsigned char *wonly = weight_only(g);
+  unsigned char *wonly = malloc((size_t)g->nnodes + 1);
   if (!wonly)
     return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  ir_weight_only(g, wonly);
   for (int t = 0; t < g->ntensors; t++) {
     const ir_tensor *x = &g->tensors[t];
     if (x->kind == IR_T_VALUE || v->v[t])

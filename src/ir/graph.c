@@ -442,3 +442,15 @@ uint64_t ir_graph_hash(const ir_graph *g) {
   free(h);
   return r;
 }
+
+void ir_weight_only(const ir_graph *g, unsigned char *mask) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int w = 1;
+    for (int k = 0; w && k < n->nin; k++) {
+      const ir_tensor *t = &g->tensors[n->in[k]];
+      w = t->kind == IR_T_WEIGHT || (t->kind == IR_T_VALUE && mask[t->node]);
+    }
+    mask[i] = (unsigned char)w;
+  }
+}

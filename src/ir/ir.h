@@ -250,6 +250,12 @@ ir_status ir_graph_validate(const ir_graph *g, ir_diag *d);
  * and weights, and the outputs. */
 uint64_t ir_graph_hash(const ir_graph *g);
 
+/* mask[i] = 1 for every node i that computes from weights and constants
+ * only (no graph input upstream): weight preprocessing (folded batch
+ * norms, transposed weights) that can run once when weights are loaded.
+ * mask has g->nnodes entries. */
+void ir_weight_only(const ir_graph *g, unsigned char *mask);
+
 /* Number of nodes of each opcode, into counts[IR_NOPS]. */
 void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]);
 

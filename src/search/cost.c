@@ -61,24 +61,12 @@ double srch_roofline_cost(void *u, const ir_graph *g, int node,
   return (f > m ? f : m) * 1e6 + LAUNCH_US;
 }
 
-void srch_weight_only(const ir_graph *g, uint8_t *mask) {
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    int w = 1;
-    for (int k = 0; w && k < n->nin; k++) {
-      const ir_tensor *t = &g->tensors[n->in[k]];
-      w = t->kind == IR_T_WEIGHT || (t->kind == IR_T_VALUE && mask[t->node]);
-    }
-    mask[i] = (uint8_t)w;
-  }
-}
-
 double srch_graph_cost(const ir_graph *g, srch_cost_fn f, void *u,
                        int *estimated) {
   uint8_t small[256], *mask = small;
   if (g->nnodes > (int)sizeof small && !(mask = malloc((size_t)g->nnodes)))
     return 1e300;
-  srch_weight_only(g, mask);
+  ir_weight_only(g, mask);
   double c = 0;
   int est = 0;
   for (int i = 0; i < g->nnodes; i++) {

@@ -254,7 +254,7 @@ static ir_graph *run_pass(pass *p, int first) {
   if (!p->wmask || !p->rg || srch_index_build(g, &ix, p->d)) {
     ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
   } else {
-    srch_weight_only(g, p->wmask);
+    ir_weight_only(g, p->wmask);
     if (!cut(p, &ix, first) && !search_regions(p))
       h = assemble(p);
     srch_index_free(&ix);

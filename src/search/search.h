@@ -33,11 +33,6 @@ typedef double (*srch_cost_fn)(void *u, const ir_graph *g, int node,
  * (free). u is unused. Always estimated. */
 double srch_roofline_cost(void *u, const ir_graph *g, int node, int *estimated);
 
-/* mask[i] = 1 when node i reads only weights, constants and other such
- * nodes' outputs: it can be computed once when the weights are loaded
- * (TASO's preprocess_weights). mask holds g->nnodes bytes. */
-void srch_weight_only(const ir_graph *g, uint8_t *mask);
-
 /* Sum of f over the nodes of g that are not weight-only. *estimated (may be
  * NULL) is set when any node's cost was estimated. */
 double srch_graph_cost(const ir_graph *g, srch_cost_fn f, void *u,

@@ -160,26 +160,12 @@ static ir_status plan_persist(cx_plan *p, ir_diag *d) {
  * results live for the whole plan, like weights. */
 static void mark_weight_only(cx_plan *p, int32_t *first) {
   const ir_graph *g = p->g;
-  unsigned char *wt = calloc((size_t)g->ntensors + 1, 1);
-  if (!wt)
-    return; /* then every node simply runs in each replay */
+  ir_weight_only(g, p->wonly);
   for (int t = 0; t < g->ntensors; t++)
-    wt[t] = g->tensors[t].kind == IR_T_WEIGHT;
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    int all = 1;
-    for (int k = 0; k < n->nin; k++)
-      all &= wt[n->in[k]];
-    p->wonly[i] = (unsigned char)all;
-    for (int k = 0; k < n->nout; k++)
-      wt[n->out[k]] = (unsigned char)all;
-  }
-  for (int t = 0; t < g->ntensors; t++)
-    if (g->tensors[t].kind == IR_T_VALUE && wt[t]) {
+    if (g->tensors[t].kind == IR_T_VALUE && p->wonly[g->tensors[t].node]) {
       first[t] = 0;
       p->last[t] = -1;
     }
-  free(wt);
 }
 
 static ir_status plan_build(cx_plan *p, ir_diag *d) {
