@@ -10,6 +10,7 @@
 
 #include "exec/exec.h"
 #include "fingerprint/fp.h"
+#include "prune/prune.h"
 
 /* ---- modular kernels vs the reference executor ---------------------------
  */
@@ -224,8 +225,8 @@ static ir_ruleset run_candidates(const char *ops, int max_ops, int threads,
   c.threads = threads;
   cr_assert_eq(en_ops_parse(ops, &c.ops, err, sizeof err), IR_OK, "%s", err);
   ir_ruleset_init(&rs);
-  cr_assert_eq(fp_candidates(&c, FP_PAIRS_ALL, &rs, st, &d), IR_OK, "%s",
-               d.msg);
+  cr_assert_eq(fp_candidates(&c, FP_PAIRS_ALL, NULL, NULL, &rs, st, &d), IR_OK,
+               "%s", d.msg);
   cr_expect_eq(st->pairs,
                st->rules + st->rej_seed + st->rej_float + st->rej_inputs);
   return rs;
@@ -321,6 +322,92 @@ Test(fp, deterministic_over_threads) {
   ir_ruleset_free(&b);
 }
 
+/* ---- spanning pairs --------------------------------------------------------
+ */
+
+/* The filter gen-rules uses: redundant on its own, or a common context. */
+static int span_filter(void *u, const ir_rule *r) {
+  uint64_t vs[64], vd[64];
+  (void)u;
+  pr_kind k = pr_redundant(r);
+  if (k != PR_KEEP)
+    return (int)k;
+  cr_assert(r->src->ntensors <= 64 && r->dst->ntensors <= 64);
+  cr_assert_eq(fp_value_hashes(r->src, 1, vs), IR_OK);
+  cr_assert_eq(fp_value_hashes(r->dst, 1, vd), IR_OK);
+  return pr_has_common_context(r, vs, vd) ? PR_COMMON_CONTEXT : PR_KEEP;
+}
+
+static ir_ruleset run_spanning(const char *ops, int max_ops, int threads,
+                               fp_stats *st) {
+  en_config c = {0};
+  ir_ruleset rs;
+  char err[512];
+  ir_diag d;
+  c.max_ops = max_ops;
+  c.threads = threads;
+  cr_assert_eq(en_ops_parse(ops, &c.ops, err, sizeof err), IR_OK, "%s", err);
+  ir_ruleset_init(&rs);
+  cr_assert_eq(
+      fp_candidates(&c, FP_PAIRS_SPANNING, span_filter, NULL, &rs, st, &d),
+      IR_OK, "%s", d.msg);
+  return rs;
+}
+
+static int distinct_inputs(const ir_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->ntensors; i++)
+    n += g->tensors[i].kind == IR_T_INPUT;
+  return n;
+}
+
+/* (q1+q2)+q3 == (q1+q3)+q2 relates a graph to its own renaming: found as
+ * symmetric variants. The three groupings of each class of three copies
+ * (m q x w h v) are joined by two rules. */
+Test(fp, spanning_finds_symmetric_variants) {
+  fp_stats st;
+  ir_ruleset rs = run_spanning("ewadd", 2, 2, &st);
+  int three = 0;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_graph *s = rs.rules[i].src, *d = rs.rules[i].dst;
+    cr_expect_eq(count_op(s, IR_OP_EWADD) + count_op(d, IR_OP_EWADD), 4);
+    three += distinct_inputs(s) == 3;
+  }
+  cr_expect_eq(three, 12, "two 3-input associativities per class: %d", three);
+  ir_ruleset_free(&rs);
+}
+
+/* Kruskal order: relu(conv(x, w)) == conv(x, w, act=relu) stays a rule
+ * although 3-operator members (via identity kernels) also connect it. */
+Test(fp, spanning_keeps_small_rules) {
+  fp_stats st;
+  ir_ruleset rs = run_spanning("conv2d,relu,const_iconv", 3, 2, &st);
+  int act = 0;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_graph *s = rs.rules[i].src, *d = rs.rules[i].dst;
+    act += s->nnodes == 2 && d->nnodes == 1 && count_op(s, IR_OP_RELU) == 1 &&
+           d->nodes[0].a.act == IR_ACT_RELU;
+  }
+  cr_expect_eq(act, 4, "conv+relu fusion for each kernel class: %d", act);
+  cr_expect_gt(st.span_joined, 0);
+  ir_ruleset_free(&rs);
+}
+
+Test(fp, spanning_deterministic_over_threads) {
+  fp_stats s1, s2;
+  ir_ruleset a = run_spanning("matmul,ewadd,relu,concat,split", 3, 1, &s1);
+  ir_ruleset b = run_spanning("matmul,ewadd,relu,concat,split", 3, 2, &s2);
+  char *pa = ir_rules_print(&a, NULL), *pb = ir_rules_print(&b, NULL);
+  cr_assert(pa && pb);
+  cr_expect_gt(a.n, 10);
+  cr_expect_str_eq(pa, pb);
+  cr_expect_eq(s1.span_joined, s2.span_joined);
+  free(pa);
+  free(pb);
+  ir_ruleset_free(&a);
+  ir_ruleset_free(&b);
+}
+
 /* Every rule re-parses from its text and survives a float check of its own
  * (the verifier's input must be well-formed). */
 Test(fp, rules_round_trip) {
@@ -378,8 +465,8 @@ static ir_ruleset candidates_nf(int keep_non_normal, fp_stats *st) {
   cr_assert_eq(en_ops_parse("matmul,transpose", &c.ops, err, sizeof err), IR_OK,
                "%s", err);
   ir_ruleset_init(&rs);
-  cr_assert_eq(fp_candidates(&c, FP_PAIRS_SMALLEST, &rs, st, &d), IR_OK, "%s",
-               d.msg);
+  cr_assert_eq(fp_candidates(&c, FP_PAIRS_SMALLEST, NULL, NULL, &rs, st, &d),
+               IR_OK, "%s", d.msg);
   return rs;
 }
 

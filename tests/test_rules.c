@@ -279,3 +279,70 @@ Test(prune, swapped_sides_share_a_key) {
   cr_assert_eq(k1, k2);
   ir_ruleset_free(&rs);
 }
+
+/* ---- common context and derivation ---------------------------------------
+ */
+
+#include "fingerprint/fp.h"
+
+static int context_of(const ir_rule *r) {
+  uint64_t vs[64], vd[64];
+  cr_assert_eq(fp_value_hashes(r->src, 1, vs), IR_OK);
+  cr_assert_eq(fp_value_hashes(r->dst, 1, vd), IR_OK);
+  return pr_has_common_context(r, vs, vd);
+}
+
+Test(prune, common_context) {
+  ir_ruleset rs = parse_set(
+      /* (a+a)*b == (b+b)*a inside the same context: follows from that pair */
+      RULE("c1", "unverified",
+           MM2 "s = ewadd(a, a)\nt = ewmul(b, s)\nu = relu(t)\n"
+               "v = ewadd(c, t)\noutput u, v\n",
+           MM2 "s = ewadd(b, b)\nt = ewmul(a, s)\nu = relu(t)\n"
+               "v = ewadd(c, t)\noutput u, v\n")
+      /* associativity: no intermediate value in common */
+      RULE("c2", "unverified",
+           MM2 "t = ewadd(a, b)\nu = ewadd(t, c)\noutput u\n",
+           MM2 "t = ewadd(b, c)\nu = ewadd(a, t)\noutput u\n")
+      /* a common value, but different contexts: relu(t)+c vs relu(c)+t */
+      RULE("c3", "unverified",
+           MM2 "s = ewadd(a, a)\nt = ewmul(b, s)\nu = relu(t)\n"
+               "v = ewadd(u, c)\noutput v\n",
+           MM2 "s = ewadd(b, b)\nt = ewmul(a, s)\nu = relu(c)\n"
+               "v = ewadd(u, t)\noutput v\n"));
+  cr_expect(!pr_has_common_super(&rs.rules[0]));
+  cr_expect(context_of(&rs.rules[0]));
+  cr_expect(!context_of(&rs.rules[1]));
+  cr_expect(!context_of(&rs.rules[2]));
+  ir_ruleset_free(&rs);
+}
+
+Test(prune, derivation_by_rewriting) {
+  ir_ruleset lib = parse_set(RULE(
+      "assoc", "proven", MM2 "t = ewadd(a, b)\nu = ewadd(t, c)\noutput u\n",
+      MM2 "t = ewadd(b, c)\nu = ewadd(a, t)\noutput u\n"));
+  ir_ruleset goals = parse_set(
+      /* (a+b)+c == (a+c)+b: associativity and commutativity (free) */
+      RULE("g1", "unverified",
+           MM2 "t = ewadd(a, b)\nu = ewadd(t, c)\noutput u\n",
+           MM2 "t = ewadd(a, c)\nu = ewadd(t, b)\noutput u\n")
+      /* relu(a+b) == relu(a)+relu(b) is false: never derived */
+      RULE("g2", "unverified", MM2 "t = ewadd(a, b)\nu = relu(t)\noutput u\n",
+           MM2 "t = relu(a)\nu = relu(b)\nv = ewadd(t, u)\noutput v\n"));
+  pr_lib *l = pr_lib_new(&lib);
+  cr_assert(l);
+  int found = 0;
+  ir_diag d;
+  cr_assert_eq(pr_derivable(l, &goals.rules[0], 4, 1000, &found, &d), IR_OK);
+  cr_expect(found, "(a+b)+c == (a+c)+b from associativity");
+  cr_assert_eq(pr_derivable(l, &goals.rules[1], 4, 1000, &found, &d), IR_OK);
+  cr_expect(!found);
+  lib.rules[0].status = IR_RULE_UNVERIFIED; /* unproven rules are not used */
+  pr_lib_free(l);
+  l = pr_lib_new(&lib);
+  cr_assert_eq(pr_derivable(l, &goals.rules[0], 4, 1000, &found, &d), IR_OK);
+  cr_expect(!found);
+  pr_lib_free(l);
+  ir_ruleset_free(&lib);
+  ir_ruleset_free(&goals);
+}

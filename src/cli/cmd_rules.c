@@ -250,6 +250,23 @@ static int prover_opt(const cli_command *c, int ch, int *threads,
   return CLI_OK;
 }
 
+/* Drops pairs redundant on their own before their float check, so they are
+ * never kept in memory (at --max-ops 4 most of the millions of candidates). */
+static int prune_filter(void *u, const ir_rule *r) {
+  (void)u;
+  pr_kind k = pr_redundant(r);
+  if (k != PR_KEEP)
+    return (int)k;
+  uint64_t *vs = malloc(((size_t)r->src->ntensors + 1) * sizeof *vs);
+  uint64_t *vd = malloc(((size_t)r->dst->ntensors + 1) * sizeof *vd);
+  if (vs && vd && !fp_value_hashes(r->src, 1, vs) &&
+      !fp_value_hashes(r->dst, 1, vd) && pr_has_common_context(r, vs, vd))
+    k = PR_COMMON_CONTEXT;
+  free(vs);
+  free(vd);
+  return (int)k;
+}
+
 int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   static const struct option opts[] = {
       {"max-ops", required_argument, 0, 'n'},
@@ -264,7 +281,7 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   int max_ops = 3, threads = omp_get_num_procs(), keep = 0, no_nf = 0;
   long long timeout = 10000;
   const char *ops = NULL, *out = "generated.rules";
-  fp_pairs pairs = FP_PAIRS_SMALLEST;
+  fp_pairs pairs = FP_PAIRS_SPANNING;
   optind = 1;
   opterr = 0;
   for (int ch; (ch = getopt_long(argc, argv, ":o:", opts, NULL)) != -1;) {
@@ -292,9 +309,11 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
         pairs = FP_PAIRS_ALL;
       else if (!strcmp(optarg, "smallest"))
         pairs = FP_PAIRS_SMALLEST;
+      else if (!strcmp(optarg, "spanning"))
+        pairs = FP_PAIRS_SPANNING;
       else
-        return cli_usage_error(c, "--pairs must be all or smallest, not '%s'",
-                               optarg);
+        return cli_usage_error(
+            c, "--pairs must be spanning, smallest or all, not '%s'", optarg);
       break;
     case ':':
       return cli_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
@@ -325,7 +344,7 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   fp_stats fs = {0};
   ir_diag d = {0};
   double t0 = now_s();
-  if (fp_candidates(&cfg, pairs, &rs, &fs, &d) != IR_OK) {
+  if (fp_candidates(&cfg, pairs, prune_filter, NULL, &rs, &fs, &d) != IR_OK) {
     progress_end(&pg);
     ir_ruleset_free(&rs);
     return cli_report(&d);
@@ -344,10 +363,15 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
     return cli_report(&d);
   }
   double t_pr = now_s() - t0, rss_pr = peak_rss_mib();
+  for (int k = 1; k < FP_FILTER_KINDS; k++) { /* dropped while confirming */
+    ps.in += fs.filtered[k];
+    pr_stats_add(&ps, (pr_kind)k, fs.filtered[k]);
+  }
   fprintf(stderr,
           "pruned: %lld trivial, %lld common subgraph, %lld common supergraph, "
-          "%lld renamings: %lld pairs left\n",
-          ps.trivial, ps.common_sub, ps.common_super, ps.renaming, ps.out);
+          "%lld common context, %lld renamings: %lld pairs left\n",
+          ps.trivial, ps.common_sub, ps.common_super, ps.common_context,
+          ps.renaming, ps.out);
 
   vstats vs;
   if (verify_all(&rs, (unsigned)timeout, threads, &vs, &d) != IR_OK) {
@@ -372,7 +396,9 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
            "# %d rules; proofs checked by Z3 against the axioms in "
            "docs/verify.md\n",
            max_ops, ops ? " --ops " : "", ops ? ops : "",
-           pairs == FP_PAIRS_ALL ? " --pairs all" : "",
+           pairs == FP_PAIRS_ALL        ? " --pairs all"
+           : pairs == FP_PAIRS_SMALLEST ? " --pairs smallest"
+                                        : "",
            keep ? " --keep-unproven" : "", no_nf ? " --no-normal-form" : "",
            rs.n);
   if (ir_rules_write_file(&rs, header, out, &d) != IR_OK) {
@@ -384,6 +410,7 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
       {"enumerated graphs", fs.graphs, fs.t_enum, -1},
       {"  dropped: non-normal out", fs.nf_dropped, -1, 0},
       {"fingerprint buckets", fs.buckets, fs.t_fp, -1},
+      {"  members joined (smaller)", fs.span_joined, -1, 0},
       {"candidate pairs", fs.pairs, -1, 0},
       {"  rejected: 2nd seed", fs.rej_seed, -1, 0},
       {"  rejected: float check", fs.rej_float, fs.t_confirm, -1},
@@ -393,6 +420,9 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
       {"after common subgraph", ps.in - ps.trivial - ps.common_sub, -1, 0},
       {"after common supergraph",
        ps.in - ps.trivial - ps.common_sub - ps.common_super, -1, 0},
+      {"after common context",
+       ps.in - ps.trivial - ps.common_sub - ps.common_super - ps.common_context,
+       -1, 0},
       {"after renaming (prune)", ps.out, t_pr, rss_pr},
       {"proven (verify)", vs.proven, vs.seconds, rss_vf},
       {"unproven", vs.unproven, -1, 0},
@@ -473,8 +503,9 @@ static int cmp_keyidx(const void *a, const void *b) {
 int cli_compare_rules(const cli_command *c, int argc, char **argv) {
   static const struct option opts[] = {{"max-ops", required_argument, 0, 'n'},
                                        {"list", no_argument, 0, 'l'},
+                                       {"depth", required_argument, 0, 'D'},
                                        {0, 0, 0, 0}};
-  int max_ops = 4, list = 0;
+  int max_ops = 4, list = 0, depth = 4;
   optind = 1;
   opterr = 0;
   for (int ch; (ch = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
@@ -487,6 +518,12 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
       max_ops = (int)v;
       break;
     case 'l': list = 1; break;
+    case 'D':
+      v = cli_parse_count(optarg);
+      if (v < 0 || v > 8)
+        return cli_usage_error(c, "--depth must be 0..8, not '%s'", optarg);
+      depth = (int)v;
+      break;
     case ':':
       return cli_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
     default: return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
@@ -505,7 +542,8 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
   int rc = CLI_OK;
   fp_nf *nf = NULL;
   keyidx *k = calloc((size_t)lib.n + 1, sizeof *k);
-  if (!k) {
+  pr_lib *pl = pr_lib_new(&lib);
+  if (!k || !pl) {
     rc = CLI_INTERNAL;
     goto done;
   }
@@ -523,7 +561,7 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
     rc = cli_report(&d);
     goto done;
   }
-  long long small = 0, found = 0, implied = 0, non_normal = 0;
+  long long small = 0, found = 0, implied = 0, non_normal = 0, derived = 0;
   for (int i = 0; i < ref.n; i++) {
     const ir_rule *r = &ref.rules[i];
     if (r->src->nnodes > max_ops || r->dst->nnodes > max_ops)
@@ -534,12 +572,17 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
       rc = cli_report(&d);
       goto done;
     }
-    int nf_red = 0;
+    int nf_red = 0, der = 0;
     if (bsearch(&q, k, (size_t)lib.n, sizeof *k, cmp_keyidx)) {
       found++;
     } else if (pr_is_trivial(r) || pr_has_common_sub(r) ||
                pr_has_common_super(r)) {
       implied++; /* redundant by the prune rules: follows from a smaller one */
+    } else if (depth && pr_derivable(pl, r, depth, 4096, &der, &d) != IR_OK) {
+      rc = cli_report(&d);
+      goto done;
+    } else if (der) {
+      derived++; /* library rules rewrite one side into the other */
     } else if (fp_nf_rule_redundant(nf, r, &nf_red, &d) != IR_OK) {
       rc = cli_report(&d);
       goto done;
@@ -553,11 +596,16 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
          small);
   printf("  in the library up to renaming:   %lld (%.1f%%)\n", found,
          small ? 100.0 * (double)found / (double)small : 0.0);
+  printf("  derived by rewriting with library rules (<= %d steps): %lld "
+         "(%.1f%% with the above)\n",
+         depth, derived,
+         small ? 100.0 * (double)(found + derived) / (double)small : 0.0);
   printf("  redundant (trivial, common sub/supergraph): %lld\n", implied);
   printf("  redundant (non-normal intermediate, docs/generation.md): %lld\n",
          non_normal);
-  printf("  missing: %lld\n", small - found - implied - non_normal);
+  printf("  missing: %lld\n", small - found - derived - implied - non_normal);
 done:
+  pr_lib_free(pl);
   fp_nf_free(nf);
   free(k);
   ir_ruleset_free(&ref);

@@ -151,12 +151,13 @@ static const cli_command commands[] = {
      cli_verify_rules},
     {"compare-rules", "how much of a reference rule set a library covers",
      "usage: superopt compare-rules REFERENCE.rules LIBRARY.rules\n"
-     "       [--max-ops N] [--list]\n"
+     "       [--max-ops N] [--depth D] [--list]\n"
      "\n"
      "Counts the reference rules with both sides <= N operators (default 4)\n"
      "that LIBRARY contains up to renaming of inputs, swapping sides and\n"
-     "commutative argument order, and those redundant by the prune rules.\n"
-     "--list names the missing ones.\n",
+     "commutative argument order, those LIBRARY's proven rules derive by at\n"
+     "most D rewrites (default 4; 0: do not try), and those redundant by the\n"
+     "prune rules. --list names the missing ones.\n",
      cli_compare_rules},
     {"optimize", "rewrite a graph into a cheaper equivalent with proven rules",
      "usage: superopt optimize MODEL.graph|MODEL.onnx [--rules F] "

@@ -9,6 +9,7 @@
  * Records and pairs are sorted by content, so the result does not depend on
  * the thread count.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -32,9 +33,16 @@
 
 typedef struct fp_rec {
   uint64_t fp;
-  uint32_t code; /* renaming reaching fp */
+  uint32_t code; /* renaming reaching fp; SYM_VARIANT: see visit() */
   en_graph g;
 } fp_rec;
+
+/* A second record of a graph whose value is symmetric under a renaming
+ * that changes its structure, e.g. (q1+q2)+q3 == (q1+q3)+q2: the graph
+ * renamed by it is a member of its own in the bucket. */
+#define SYM_VARIANT 0x80000000u
+
+static uint64_t struct_hash(const en_graph *g);
 
 typedef struct rec_vec {
   fp_rec *r;
@@ -100,6 +108,36 @@ static void branch_end(void *u, int b, void *state) {
   fp_eval_pair_free(&s->e, &s->e2);
 }
 
+static uint64_t renamed_struct(const en_graph *g, uint32_t code) {
+  uint8_t map[EN_NINPUT_IDS];
+  fp_renaming_map(code, map);
+  en_graph r = en_graph_rename(g, map);
+  return struct_hash(&r);
+}
+
+/* Records r's graph once more for each renaming in alt that gives its value
+ * but a structure not seen yet. */
+static ir_status push_variants(branch *s, const fp_rec *r, const uint32_t *alt,
+                               int nalt) {
+  uint64_t seen[FP_MAX_ALT + 1];
+  int ns = 0;
+  seen[ns++] = renamed_struct(&r->g, r->code);
+  for (int i = 0; i < nalt; i++) {
+    uint64_t h = renamed_struct(&r->g, alt[i]);
+    int k = 0;
+    while (k < ns && seen[k] != h)
+      k++;
+    if (k < ns)
+      continue;
+    seen[ns++] = h;
+    fp_rec v = *r;
+    v.code = alt[i] | SYM_VARIANT;
+    if (rec_push(&s->recs, &v))
+      return IR_ERR_NOMEM;
+  }
+  return IR_OK;
+}
+
 static ir_status visit(void *state, const en_graph *g,
                        const ir_shape (*shapes)[2], int is_graph) {
   branch *s = state;
@@ -120,10 +158,12 @@ static ir_status visit(void *state, const en_graph *g,
       return IR_OK;
     }
   }
-  ir_status st = fp_min_renaming(s->e, s->e2, g, &r.fp, &r.code);
-  if (st)
-    return st;
-  return rec_push(&s->recs, &r) ? IR_ERR_NOMEM : IR_OK;
+  uint32_t alt[FP_MAX_ALT];
+  int nalt;
+  ir_status st = fp_min_renaming(s->e, s->e2, g, &r.fp, &r.code, alt, &nalt);
+  if (st || rec_push(&s->recs, &r))
+    return st ? st : IR_ERR_NOMEM;
+  return push_variants(s, &r, alt, nalt);
 }
 
 /* A graph whose last node is not in normal form is not extended: every
@@ -210,7 +250,7 @@ static uint64_t struct_hash(const en_graph *g) {
     }
     nh[i] = XXH3_64bits(b, sizeof b);
   }
-  memcpy(s, nh, sizeof s);
+  memcpy(s, nh, (size_t)g->nops * sizeof *s);
   for (int i = 1; i < g->nops; i++)
     for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
       uint64_t t = s[j];
@@ -284,8 +324,8 @@ static pair make_pair(const fp_rec *a, const fp_rec *b) {
     const fp_rec *t = a;
     a = b, b = t;
   }
-  fp_renaming_map(a->code, ma);
-  fp_renaming_map(b->code, mb);
+  fp_renaming_map(a->code & ~SYM_VARIANT, ma);
+  fp_renaming_map(b->code & ~SYM_VARIANT, mb);
   p.src = en_graph_rename(&a->g, ma);
   p.dst = en_graph_rename(&b->g, mb);
   joint_normalise(&p);
@@ -304,26 +344,33 @@ static int pair_push(pair_vec *v, pair p) {
   return 0;
 }
 
-/* Pairs the members of one bucket r[0..n-1] that are not renamings of an
- * earlier member. */
-static int bucket_pairs(const fp_rec *r, size_t n, fp_pairs mode, pair_vec *out,
-                        fp_stats *st) {
-  const fp_rec **u = malloc(n * sizeof *u);
-  uint64_t *canon = malloc(n * sizeof *canon);
+/* The members of bucket r[0..n-1] into u: records that are not renamings
+ * of an earlier member, and every symmetric variant (canon: scratch). */
+static size_t bucket_members(const fp_rec *r, size_t n, const fp_rec **u,
+                             uint64_t *canon, long long *dups) {
   size_t m = 0;
-  int err = !u || !canon;
-  for (size_t i = 0; i < n && !err; i++) {
+  for (size_t i = 0; i < n; i++) {
     uint64_t h = struct_canon(&r[i].g);
-    size_t j = 0;
+    size_t j = r[i].code & SYM_VARIANT ? m : 0; /* variants are members */
     while (j < m && canon[j] != h)
       j++;
     if (j < m) {
-      st->dups++;
+      (*dups)++;
       continue;
     }
     canon[m] = h;
     u[m++] = &r[i];
   }
+  return m;
+}
+
+/* Pairs the members of one bucket r[0..n-1]. */
+static int bucket_pairs(const fp_rec *r, size_t n, fp_pairs mode, pair_vec *out,
+                        fp_stats *st) {
+  const fp_rec **u = malloc(n * sizeof *u);
+  uint64_t *canon = malloc(n * sizeof *canon);
+  int err = !u || !canon;
+  size_t m = err ? 0 : bucket_members(r, n, u, canon, &st->dups);
   size_t small = 0; /* members of the smallest size (first in the bucket) */
   while (small < m && u[small]->g.nops == u[0]->g.nops)
     small++;
@@ -364,10 +411,11 @@ static ir_status make_pairs(const rec_vec *all, fp_pairs mode, pair_vec *out,
 /* ---- stage 3: confirmation ------------------------------------------------
  */
 
-enum { V_OK, V_SEED, V_FLOAT, V_INPUTS, V_ERR };
+enum { V_OK, V_SEED, V_FLOAT, V_INPUTS, V_FILTERED, V_ERR };
 
 typedef struct verdict {
   int kind;
+  int filtered;        /* with V_FILTERED: the filter's kind */
   ir_status st;        /* with V_ERR */
   ir_graph *src, *dst; /* with V_OK */
 } verdict;
@@ -445,8 +493,24 @@ static ir_status float_check(const ir_graph *s, const ir_graph *t, int *ok) {
   return st1 ? st1 : st2;
 }
 
-static void confirm_one(fp_eval *e1, fp_eval *e2, const pair *p, verdict *v) {
-  int perm[EN_MAX_OUTPUTS], n, ok = 0;
+typedef struct confirm_ctx {
+  fp_inputs *in1, *in2;
+  int threads;
+  fp_filter filter;
+  void *fu;
+  int filtered; /* the pairs passed the filter already (FP_PAIRS_SPANNING) */
+} confirm_ctx;
+
+static void drop_graphs(verdict *v) {
+  ir_graph_free(v->src);
+  ir_graph_free(v->dst);
+  v->src = v->dst = NULL;
+}
+
+/* Builds p's two ir_graphs (dst's outputs in the order matching src's on
+ * both seeds) into v (V_OK), or says why not (V_SEED, V_INPUTS, V_ERR). */
+static void build_pair(fp_eval *e1, fp_eval *e2, const pair *p, verdict *v) {
+  int perm[EN_MAX_OUTPUTS], n;
   uint8_t so[EN_MAX_OUTPUTS], dout[EN_MAX_OUTPUTS], dp[EN_MAX_OUTPUTS];
   ir_diag d;
   memset(v, 0, sizeof *v);
@@ -464,19 +528,209 @@ static void confirm_one(fp_eval *e1, fp_eval *e2, const pair *p, verdict *v) {
     dp[i] = dout[perm[i]];
   v->src = en_graph_build(&p->src, so, n, "src", &d);
   v->dst = v->src ? en_graph_build(&p->dst, dp, n, "dst", &d) : NULL;
-  v->st = v->dst ? float_check(v->src, v->dst, &ok) : d.code;
-  if (v->st || !ok) {
-    v->kind = v->st ? V_ERR : V_FLOAT;
-    ir_graph_free(v->src);
-    ir_graph_free(v->dst);
-    v->src = v->dst = NULL;
+  if (!v->dst) {
+    v->kind = V_ERR, v->st = d.code ? d.code : IR_ERR_NOMEM;
+    drop_graphs(v);
   }
 }
 
-typedef struct confirm_ctx {
-  fp_inputs *in1, *in2;
-  int threads;
-} confirm_ctx;
+/* Confirms one pair: built, filtered (unless the pairing did already),
+ * float-checked. */
+static void confirm_one(const confirm_ctx *c, fp_eval *e1, fp_eval *e2,
+                        const pair *p, verdict *v) {
+  int ok = 0;
+  build_pair(e1, e2, p, v);
+  if (v->kind != V_OK)
+    return;
+  if (c->filter && !c->filtered) {
+    ir_rule r = {.src = v->src, .dst = v->dst};
+    if ((v->filtered = c->filter(c->fu, &r)) > 0) {
+      v->kind = V_FILTERED;
+      drop_graphs(v);
+      return;
+    }
+  }
+  v->st = float_check(v->src, v->dst, &ok);
+  if (v->st || !ok) {
+    v->kind = v->st ? V_ERR : V_FLOAT;
+    drop_graphs(v);
+  }
+}
+
+/* ---- spanning pairs (FP_PAIRS_SPANNING) -----------------------------------
+ *
+ * The members of a bucket are one equivalence class. Two members joined by
+ * a pair the filter drops (redundant on its own: it follows from smaller
+ * pairs) are connected for free; only pairs joining the components that
+ * remain are new rules. Pairs are taken by size, smallest first (a minimum
+ * spanning forest), so each rule is as small as the class allows.
+ */
+
+#define SPAN_TESTS_MAX 256 /* a member is tested against this many others */
+
+typedef struct span {
+  const confirm_ctx *cx;
+  fp_eval *e1, *e2;
+  pair_vec out;
+  long long tests, joined, dups;
+  int err;
+} span;
+
+static int uf_find(int *parent, int i) {
+  while (parent[i] != i)
+    i = parent[i] = parent[parent[i]];
+  return i;
+}
+
+/* Whether the pair of a and b is redundant on its own. */
+static int span_free(span *s, const fp_rec *a, const fp_rec *b) {
+  pair p = make_pair(a, b);
+  verdict v;
+  build_pair(s->e1, s->e2, &p, &v);
+  if (v.kind == V_ERR)
+    s->err = 1;
+  if (v.kind != V_OK)
+    return 0;
+  ir_rule r = {.src = v.src, .dst = v.dst};
+  int f = s->cx->filter(s->cx->fu, &r) > 0;
+  drop_graphs(&v);
+  return f;
+}
+
+static void uf_union(int *parent, int a, int b) {
+  parent[a > b ? a : b] = a < b ? a : b; /* roots are first members */
+}
+
+typedef struct edge_vec {
+  uint32_t (*e)[2];
+  size_t n, cap;
+} edge_vec;
+
+static int edge_push(edge_vec *v, size_t i, size_t j) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? 2 * v->cap : 64;
+    uint32_t(*ne)[2] = realloc(v->e, cap * sizeof *ne);
+    if (!ne)
+      return -1;
+    v->e = ne, v->cap = cap;
+  }
+  v->e[v->n][0] = (uint32_t)i, v->e[v->n++][1] = (uint32_t)j;
+  return 0;
+}
+
+/* Joins members by the pairs whose two sides have `size` operators in all,
+ * Kruskal-style: first every free pair, then each other pair that still
+ * joins two components becomes a candidate. Smaller pairs go first, so a
+ * small rule is never left out for a detour through larger graphs. */
+static void span_size(span *s, const fp_rec **u, size_t m, int *parent,
+                      int size, edge_vec *rest) {
+  rest->n = 0;
+  for (size_t j = 1; j < m && !s->err; j++)
+    for (size_t i = 0; i < j && i < SPAN_TESTS_MAX; i++) {
+      int a = uf_find(parent, (int)i), b = uf_find(parent, (int)j);
+      if (a == b || u[i]->g.nops + u[j]->g.nops != size)
+        continue;
+      s->tests++;
+      if (span_free(s, u[i], u[j])) {
+        uf_union(parent, a, b);
+        s->joined++;
+      } else if (edge_push(rest, i, j)) {
+        s->err = 1;
+      }
+    }
+  for (size_t k = 0; k < rest->n && !s->err; k++) {
+    int a = uf_find(parent, (int)rest->e[k][0]);
+    int b = uf_find(parent, (int)rest->e[k][1]);
+    if (a == b)
+      continue;
+    uf_union(parent, a, b);
+    if (pair_push(&s->out, make_pair(u[rest->e[k][0]], u[rest->e[k][1]])))
+      s->err = 1;
+  }
+}
+
+static void span_bucket(span *s, const fp_rec *r, size_t n) {
+  const fp_rec **u = malloc(n * sizeof *u);
+  uint64_t *canon = malloc(n * sizeof *canon);
+  int *parent = malloc(n * sizeof *parent);
+  edge_vec rest = {0};
+  if (!u || !canon || !parent) {
+    s->err = 1;
+    goto done;
+  }
+  size_t m = bucket_members(r, n, u, canon, &s->dups);
+  for (size_t i = 0; i < m; i++)
+    parent[i] = (int)i;
+  if (m > 1) /* members are in size order */
+    for (int size = u[0]->g.nops + u[1]->g.nops;
+         size <= 2 * u[m - 1]->g.nops && !s->err; size++)
+      span_size(s, u, m, parent, size, &rest);
+done:
+  free(rest.e);
+  free(u);
+  free(canon);
+  free(parent);
+}
+
+static ir_status make_pairs_span(const en_config *c, const rec_vec *all,
+                                 const confirm_ctx *cx, pair_vec *out,
+                                 fp_stats *st, ir_diag *d) {
+  size_t nb = 0, *start = malloc((all->n + 1) * sizeof *start);
+  if (!start)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  for (size_t i = 0, j; i < all->n; i = j) {
+    for (j = i + 1; j < all->n && all->r[j].fp == all->r[i].fp;)
+      j++;
+    if (j - i >= 2)
+      start[nb++] = i;
+  }
+  st->buckets = (long long)nb;
+  int err = 0;
+  long long done = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(cx->threads) reduction(| : err)
+#endif
+  {
+    span s = {cx, fp_eval_new(cx->in1), fp_eval_new(cx->in2), {0}, 0, 0, 0, 0};
+    s.err = !s.e1 || !s.e2;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 64)
+#endif
+    for (size_t b = 0; b < nb; b++) {
+      size_t i = start[b], j = i + 1;
+      while (j < all->n && all->r[j].fp == all->r[i].fp)
+        j++;
+      if (!s.err)
+        span_bucket(&s, all->r + i, j - i);
+#ifdef _OPENMP
+#pragma omp critical
+#endif
+      if (c->progress && ++done % 4096 == 0)
+        c->progress(c->u, "pair", (double)done, (double)nb);
+    }
+#ifdef _OPENMP
+#pragma omp critical
+#endif
+    {
+      for (size_t k = 0; k < s.out.n && !s.err; k++)
+        s.err = pair_push(out, s.out.p[k]);
+      st->span_tests += s.tests;
+      st->span_joined += s.joined;
+      st->dups += s.dups;
+    }
+    err |= s.err;
+    free(s.out.p);
+    fp_eval_free(s.e1);
+    fp_eval_free(s.e2);
+  }
+  free(start);
+  if (err)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "pairing buckets failed");
+  if (out->n) /* content order: the same for any thread count */
+    qsort(out->p, out->n, sizeof *out->p, pair_cmp);
+  st->pairs = (long long)out->n;
+  return IR_OK;
+}
 
 /* Confirms p[0..n-1] into v[0..n-1] on the context's threads. */
 static ir_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
@@ -496,7 +750,7 @@ static ir_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
         v[i].kind = V_ERR, v[i].st = IR_ERR_NOMEM;
         continue;
       }
-      confirm_one(e1, e2, &p[i], &v[i]);
+      confirm_one(c, e1, e2, &p[i], &v[i]);
     }
     fp_eval_free(e1);
     fp_eval_free(e2);
@@ -514,6 +768,9 @@ static ir_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
     case V_SEED: st->rej_seed++; continue;
     case V_FLOAT: st->rej_float++; continue;
     case V_INPUTS: st->rej_inputs++; continue;
+    case V_FILTERED:
+      st->filtered[v[i].filtered < FP_FILTER_KINDS ? v[i].filtered : 0]++;
+      continue;
     case V_ERR:
       if (!err)
         err = ir_diag_set(d, v[i].st, 0, 0, "confirming a candidate: %s",
@@ -532,18 +789,15 @@ static ir_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
   return err;
 }
 
-static ir_status confirm(const en_config *c, const pair_vec *pv,
-                         ir_ruleset *out, fp_stats *st, ir_diag *d) {
+static ir_status confirm(const en_config *c, const confirm_ctx *cx,
+                         const pair_vec *pv, ir_ruleset *out, fp_stats *st,
+                         ir_diag *d) {
   enum { CHUNK = 4096 };
-  confirm_ctx cx = {fp_inputs_new(FP_SEED1), fp_inputs_new(SEED2), 1};
   verdict *v = malloc(CHUNK * sizeof *v);
-  ir_status err = cx.in1 && cx.in2 && v ? IR_OK : IR_ERR_NOMEM;
-#ifdef _OPENMP
-  cx.threads = c->threads > 0 ? c->threads : omp_get_max_threads();
-#endif
+  ir_status err = v ? IR_OK : IR_ERR_NOMEM;
   for (size_t i = 0; i < pv->n && !err; i += CHUNK) {
     size_t n = pv->n - i < CHUNK ? pv->n - i : CHUNK;
-    err = confirm_chunk(&cx, pv->p + i, n, v);
+    err = confirm_chunk(cx, pv->p + i, n, v);
     if (!err)
       err = collect(v, n, out, st, d);
     if (c->progress)
@@ -552,20 +806,26 @@ static ir_status confirm(const en_config *c, const pair_vec *pv,
   if (err == IR_ERR_NOMEM)
     ir_diag_set(d, err, 0, 0, "out of memory");
   free(v);
-  fp_inputs_free(cx.in1);
-  fp_inputs_free(cx.in2);
   return err;
 }
 
-ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
-                        fp_stats *st, ir_diag *d) {
+ir_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
+                        void *fu, ir_ruleset *out, fp_stats *st, ir_diag *d) {
   rec_vec all = {0};
   pair_vec pv = {0};
   fp_nf *nf = NULL;
   ir_status err = IR_OK;
+  confirm_ctx cx = {
+      fp_inputs_new(FP_SEED1),       fp_inputs_new(SEED2), 1, f, fu,
+      mode == FP_PAIRS_SPANNING && f};
   memset(st, 0, sizeof *st);
+#ifdef _OPENMP
+  cx.threads = c->threads > 0 ? c->threads : omp_get_max_threads();
+#endif
+  if (!cx.in1 || !cx.in2)
+    err = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   double t0 = now();
-  if (!c->keep_non_normal && c->max_ops >= 2) {
+  if (!err && !c->keep_non_normal && c->max_ops >= 2) {
     err = fp_nf_build(c, c->max_ops - 1, &nf, d);
     st->nf_values = fp_nf_count(nf);
   }
@@ -579,17 +839,23 @@ ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
   st->rss_enum_kb = peak_rss_kb();
   if (!err) {
     t0 = now();
-    err = make_pairs(&all, mode, &pv, st, d);
+    err =
+        cx.filtered
+            ? make_pairs_span(c, &all, &cx, &pv, st, d)
+            : make_pairs(&all, mode == FP_PAIRS_ALL ? mode : FP_PAIRS_SMALLEST,
+                         &pv, st, d);
     st->t_fp = now() - t0;
     st->rss_fp_kb = peak_rss_kb();
   }
   free(all.r);
   if (!err) {
     t0 = now();
-    err = confirm(c, &pv, out, st, d);
+    err = confirm(c, &cx, &pv, out, st, d);
     st->t_confirm = now() - t0;
   }
   st->peak_rss_kb = peak_rss_kb();
   free(pv.p);
+  fp_inputs_free(cx.in1);
+  fp_inputs_free(cx.in2);
   return err;
 }

@@ -158,12 +158,15 @@ void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]) {
 }
 
 ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
-                          uint64_t *fp, uint32_t *code) {
+                          uint64_t *fp, uint32_t *code, uint32_t *alt,
+                          int *nalt) {
   uint8_t used[EN_NCLASSES], map[EN_NINPUT_IDS];
   uint64_t h[EN_MAX_OUTPUTS];
   int n = fp_out_hashes(e, g, NULL, h);
   *fp = fp_combine(h, n);
   *code = 0;
+  if (nalt)
+    *nalt = 0;
   en_graph_used(g, used);
   uint32_t count = fp_renaming_count(used);
   for (uint32_t i = 1; i < count; i++) {
@@ -173,8 +176,13 @@ ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
     if (st)
       return st;
     uint64_t f = fp_combine(h, n);
-    if (f < *fp)
+    if (f < *fp) {
       *fp = f, *code = c;
+      if (nalt)
+        *nalt = 0;
+    } else if (f == *fp && nalt && *nalt < FP_MAX_ALT) {
+      alt[(*nalt)++] = c;
+    }
   }
   return IR_OK;
 }
@@ -190,7 +198,7 @@ ir_status fp_graph(const en_graph *g, uint64_t seed, uint64_t *fp,
   if (!st)
     st = fp_eval_graph(e, g, NULL, h, &n);
   if (!st)
-    st = fp_min_renaming(e, e2, g, fp, &code);
+    st = fp_min_renaming(e, e2, g, fp, &code, NULL, NULL);
   if (!st && perm)
     fp_renaming_map(code, perm);
   fp_eval_free(e2);

@@ -47,6 +47,14 @@ void fp_random(uint32_t *dst, int64_t n, uint64_t seed, uint64_t stream);
 /* ---- candidates -----------------------------------------------------------
  */
 
+#define FP_FILTER_KINDS 8
+
+/* A filter on candidate pairs, applied after the second seed and before the
+ * float check (the costly part), so redundant pairs are never kept: returns
+ * 0 to keep r, or a kind 1..FP_FILTER_KINDS-1 to drop it (counted in
+ * fp_stats.filtered[kind]). Called from several threads at once. */
+typedef int (*fp_filter)(void *u, const ir_rule *r);
+
 typedef struct fp_stats {
   long long graphs;    /* graphs enumerated (including zero-operator ones) */
   long long buckets;   /* fingerprint buckets holding >= 2 graphs */
@@ -58,27 +66,35 @@ typedef struct fp_stats {
   long long rules;      /* pairs returned */
   long long nf_values;  /* normal-form table entries (0: not used) */
   long long nf_dropped; /* multi-output graphs with a non-normal output */
-  double t_nf;          /* seconds: building the normal-form table */
-  double t_enum;        /* seconds: enumeration and fingerprinting */
-  double t_fp;          /* seconds: bucketing and pairing */
-  double t_confirm;     /* seconds: second seed, float check, building graphs */
+  long long filtered[FP_FILTER_KINDS]; /* dropped by the filter, by kind */
+  long long span_tests;  /* FP_PAIRS_SPANNING: member pairs filtered */
+  long long span_joined; /* ... and joined by a pair the filter drops */
+  double t_nf;           /* seconds: building the normal-form table */
+  double t_enum;         /* seconds: enumeration and fingerprinting */
+  double t_fp;           /* seconds: bucketing and pairing */
+  double t_confirm; /* seconds: second seed, float check, building graphs */
   long rss_enum_kb, rss_fp_kb, peak_rss_kb; /* peak RSS after each stage */
 } fp_stats;
 
 /* Which pairs of a bucket's graphs (after dropping renamings of an earlier
  * member) become candidates. Members are ordered by size. */
 typedef enum fp_pairs {
-  FP_PAIRS_ALL,     /* every pair */
-  FP_PAIRS_SMALLEST /* pairs among the smallest members, and every larger
+  FP_PAIRS_ALL,      /* every pair */
+  FP_PAIRS_SMALLEST, /* pairs among the smallest members, and every larger
                        member with the first smallest one: each graph still
                        reaches every other through at most two rules */
+  FP_PAIRS_SPANNING  /* members joined by a pair the filter drops are
+                       connected; only pairs joining what remains are
+                       candidates, smallest pairs first (a minimum spanning
+                       forest). Without a filter: FP_PAIRS_SMALLEST */
 } fp_pairs;
 
 /* Enumerates graphs per c, fingerprints them and appends the confirmed
- * candidate pairs to out (ids "c000001"... in a deterministic order: by
- * src size, src, dst; byte-identical for any thread count), filling st. */
-ir_status fp_candidates(const en_config *c, fp_pairs mode, ir_ruleset *out,
-                        fp_stats *st, ir_diag *d);
+ * candidate pairs that filter f (may be NULL) keeps to out (ids
+ * "c000001"... in a deterministic order: by src size, src, dst;
+ * byte-identical for any thread count), filling st. */
+ir_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
+                        void *fu, ir_ruleset *out, fp_stats *st, ir_diag *d);
 
 /* ---- normal forms ---------------------------------------------------------
  *
@@ -109,6 +125,13 @@ ir_status fp_nf_rule_redundant(const fp_nf *t, const ir_rule *r, int *redundant,
 
 /* ---- single graphs (tests, tools) -----------------------------------------
  */
+
+/* Value hash of every tensor of g (h[g->ntensors]) evaluated in modular
+ * arithmetic under seed: inputs and weights get residues seeded by their
+ * name, so graphs over the same names agree exactly where their values are
+ * equal. 0 for a tensor that cannot be evaluated (an operator fp_kernel
+ * lacks, more than EN_MAX_NUMEL elements, or an input of such). */
+ir_status fp_value_hashes(const ir_graph *g, uint64_t seed, uint64_t *h);
 
 /* Fingerprint of compact graph g under seed (renaming-invariant), with the
  * renaming that reaches it in perm (input id -> input id; may be NULL). */

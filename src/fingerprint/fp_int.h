@@ -50,6 +50,11 @@ int fp_out_hashes(const fp_eval *e, const en_graph *g, const uint8_t *map,
 /* Order-independent combination of n output hashes. */
 uint64_t fp_combine(const uint64_t *h, int n);
 
+/* Evaluates node k of ir_graph g into val (indexed by tensor; its outputs
+ * malloc'd): 0, or -1 when an input is missing, an output has more than
+ * EN_MAX_NUMEL elements or fp_kernel lacks the operator. */
+int fp_ir_node(const ir_graph *g, int k, uint32_t **val, uint64_t key);
+
 /* Renamings: per class, a permutation of the copies g uses, coded in
  * mixed radix (6 per class); code 0 is the identity. */
 uint32_t fp_renaming_count(const uint8_t used[EN_NCLASSES]);
@@ -58,11 +63,16 @@ uint32_t fp_renaming_code(const uint8_t used[EN_NCLASSES], uint32_t idx);
 /* map[v] for input id v under code. */
 void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]);
 
+#define FP_MAX_ALT 4
+
 /* Fingerprint under e's seed: min over renamings, e2 scratch for the full
- * re-evaluations; *code receives the minimising renaming. Nodes of g must be
- * evaluated in e (identity) already. */
+ * re-evaluations; *code receives the minimising renaming, and alt[*nalt]
+ * (if nalt; at most FP_MAX_ALT) later renamings reaching the same value:
+ * the value is symmetric under them, which gives a rule when the graph is
+ * not. Nodes of g must be evaluated in e (identity) already. */
 ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
-                          uint64_t *fp, uint32_t *code);
+                          uint64_t *fp, uint32_t *code, uint32_t *alt,
+                          int *nalt);
 
 /* Whether g's last node (evaluated in e) computes a value that t has with
  * fewer operators than the node's sub-DAG (t NULL: 0). */

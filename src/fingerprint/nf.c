@@ -298,30 +298,6 @@ static int pool_input(const ir_shape *s, int next[EN_NCLASSES]) {
   return -1;
 }
 
-/* Evaluates node k of g into val (outputs malloc'd); -1 if it cannot. */
-static int side_node(const ir_graph *g, int k, uint32_t **val, uint64_t key) {
-  const ir_node *n = &g->nodes[k];
-  const ir_shape *ins[IR_MAX_IN];
-  const uint32_t *in[IR_MAX_IN];
-  ir_shape outs[2];
-  uint32_t *out[2];
-  if (n->nout > 2)
-    return -1;
-  for (int j = 0; j < n->nin; j++) {
-    ins[j] = &g->tensors[n->in[j]].shape;
-    if (!(in[j] = val[n->in[j]]))
-      return -1;
-  }
-  for (int j = 0; j < n->nout; j++) {
-    outs[j] = g->tensors[n->out[j]].shape;
-    int64_t m = ir_shape_numel(&outs[j]);
-    if (m > EN_MAX_NUMEL || !(val[n->out[j]] = malloc((size_t)m * 4 + 4)))
-      return -1;
-    out[j] = val[n->out[j]];
-  }
-  return fp_kernel(n->op, &n->a, ins, in, n->nin, outs, out, key) ? -1 : 0;
-}
-
 /* Whether an intermediate of g is not in normal form (0 when g cannot be
  * evaluated on the pool). */
 static int side_redundant(const fp_nf *t, const fp_inputs *in,
@@ -340,7 +316,7 @@ static int side_redundant(const fp_nf *t, const fp_inputs *in,
     flags[g->outputs[i]] |= OUT;
   for (int k = 0; k < g->nnodes; k++) {
     const ir_node *n = &g->nodes[k];
-    if (side_node(g, k, val, in->key))
+    if (fp_ir_node(g, k, val, in->key))
       return 0;
     uint64_t m = (uint64_t)1 << k;
     for (int j = 0; j < n->nin; j++) {

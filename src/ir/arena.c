@@ -2,12 +2,16 @@
  *
  * Blocks are chained; ir_arena_free releases them all at once. Allocations
  * are zeroed and 16-byte aligned. Large requests get a block of their own.
+ * The first block is small (a rule side of a few nodes fits in it: the
+ * rule generator keeps millions of such graphs) and each further block
+ * doubles, up to ARENA_BLOCK.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
 
+#define ARENA_FIRST 1024
 #define ARENA_BLOCK (64 * 1024)
 
 typedef struct block {
@@ -18,6 +22,7 @@ typedef struct block {
 
 struct ir_arena {
   block *head;
+  size_t next; /* size of the next ordinary block */
 };
 
 ir_arena *ir_arena_new(void) { return calloc(1, sizeof(ir_arena)); }
@@ -38,9 +43,14 @@ void *ir_arena_alloc(ir_arena *a, size_t n) {
     n = 16;
   block *b = a->head;
   if (!b || b->size - b->used < n) {
-    b = block_new(n > ARENA_BLOCK / 4 ? n : ARENA_BLOCK);
+    size_t size = a->next ? a->next : ARENA_FIRST;
+    while (size < 2 * n && size < ARENA_BLOCK)
+      size *= 2;
+    b = block_new(n > ARENA_BLOCK / 4 ? n : size);
     if (!b)
       return NULL;
+    if (n <= ARENA_BLOCK / 4)
+      a->next = size < ARENA_BLOCK ? 2 * size : ARENA_BLOCK;
     if (n > ARENA_BLOCK / 4 && a->head) {
       /* a big block goes second, so the current block keeps serving */
       b->next = a->head->next;

@@ -35,8 +35,9 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Term hashes of every tensor of g into h[ntensors] (malloc'd). */
-static uint64_t *term_hashes(const ir_graph *g) {
+/* Term hashes of every tensor of g into h[ntensors] (malloc'd); commutative
+ * arguments sorted unless ordered. */
+static uint64_t *term_hashes_by(const ir_graph *g, int ordered) {
   uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
   if (!h)
     return NULL;
@@ -48,7 +49,7 @@ static uint64_t *term_hashes(const ir_graph *g) {
     const ir_node *n = &g->nodes[k];
     for (int j = 0; j < n->nin; j++)
       args[j] = h[n->in[j]];
-    if (pr_commutative(n->op))
+    if (pr_commutative(n->op) && !ordered)
       qsort(args, (size_t)n->nin, sizeof *args, cmp_u64);
     uint64_t v = mix(op_hash(n), XXH3_64bits(args, (size_t)n->nin * 8));
     for (int j = 0; j < n->nout; j++)
@@ -57,8 +58,10 @@ static uint64_t *term_hashes(const ir_graph *g) {
   return h;
 }
 
-uint64_t pr_term_hash(const ir_graph *g) {
-  uint64_t *h = term_hashes(g);
+static uint64_t *term_hashes(const ir_graph *g) { return term_hashes_by(g, 0); }
+
+static uint64_t outputs_hash(const ir_graph *g, int ordered) {
+  uint64_t *h = term_hashes_by(g, ordered);
   if (!h)
     return 0;
   uint64_t r = 0x5eed;
@@ -67,6 +70,10 @@ uint64_t pr_term_hash(const ir_graph *g) {
   free(h);
   return r;
 }
+
+uint64_t pr_term_hash(const ir_graph *g) { return outputs_hash(g, 0); }
+
+uint64_t pr_term_hash_ordered(const ir_graph *g) { return outputs_hash(g, 1); }
 
 int pr_is_trivial(const ir_rule *r) {
   return pr_term_hash(r->src) == pr_term_hash(r->dst);
@@ -122,6 +129,95 @@ int pr_has_common_super(const ir_rule *r) {
   free(hs);
   free(hd);
   return differ == 1;
+}
+
+/* ---- common context ------------------------------------------------------ */
+
+/* Sorted values of g's tensors (0 and output values left out). */
+static int sorted_values(const ir_graph *g, const uint64_t *vh, uint64_t *out) {
+  int n = 0;
+  for (int i = 0; i < g->ntensors; i++)
+    if (vh[i])
+      out[n++] = vh[i];
+  qsort(out, (size_t)n, sizeof *out, cmp_u64);
+  return n;
+}
+
+static int has_value(const uint64_t *set, int n, uint64_t v) {
+  return v && bsearch(&v, set, (size_t)n, sizeof v, cmp_u64) != NULL;
+}
+
+/* Context hash of g's outputs into out[]; *cuts counts node results cut. */
+static int context_hashes(const ir_graph *g, const uint64_t *vh,
+                          const uint64_t *cut, int ncut, uint64_t *out,
+                          int *cuts) {
+  uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
+  if (!h)
+    return -1;
+  for (int i = 0; i < g->ntensors; i++)
+    if (g->tensors[i].kind != IR_T_VALUE)
+      h[i] = vh[i] ? mix(0xc07, vh[i]) : mix(str_hash(g->tensors[i].name), 1);
+  uint64_t args[IR_MAX_IN];
+  for (int k = 0; k < g->nnodes; k++) {
+    const ir_node *n = &g->nodes[k];
+    for (int j = 0; j < n->nin; j++)
+      args[j] = h[n->in[j]];
+    if (pr_commutative(n->op))
+      qsort(args, (size_t)n->nin, sizeof *args, cmp_u64);
+    uint64_t v = mix(op_hash(n), XXH3_64bits(args, (size_t)n->nin * 8));
+    for (int j = 0; j < n->nout; j++) {
+      int32_t t = n->out[j];
+      if (has_value(cut, ncut, vh[t])) {
+        h[t] = mix(0xc07, vh[t]);
+        (*cuts)++;
+      } else {
+        h[t] = mix(v, (uint64_t)j);
+      }
+    }
+  }
+  for (int i = 0; i < g->noutputs; i++)
+    out[i] = h[g->outputs[i]];
+  free(h);
+  return 0;
+}
+
+int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
+                          const uint64_t *vd) {
+  const ir_graph *s = r->src, *d = r->dst;
+  size_t n = (size_t)s->ntensors + (size_t)d->ntensors + 2;
+  uint64_t *a = malloc(n * sizeof *a), *b = a ? a + s->ntensors + 1 : NULL;
+  uint64_t *cut = malloc(n * sizeof *cut);
+  uint64_t *os = malloc((size_t)(s->noutputs + d->noutputs + 1) * 8);
+  int found = 0, cuts = 0, na, nb, nc = 0;
+  if (!a || !cut || !os || s->noutputs != d->noutputs)
+    goto done;
+  na = sorted_values(s, vs, a);
+  nb = sorted_values(d, vd, b);
+  for (int i = 0, j = 0; i < na && j < nb;) /* a and b, without outputs */
+    if (a[i] < b[j])
+      i++;
+    else if (b[j] < a[i])
+      j++;
+    else {
+      int out = 0;
+      for (int k = 0; k < s->noutputs; k++)
+        out |= vs[s->outputs[k]] == a[i] || vd[d->outputs[k]] == a[i];
+      if (!out && (!nc || cut[nc - 1] != a[i]))
+        cut[nc++] = a[i];
+      i++, j++;
+    }
+  uint64_t *od = os + s->noutputs;
+  if (!nc || context_hashes(s, vs, cut, nc, os, &cuts) ||
+      context_hashes(d, vd, cut, nc, od, &cuts) || !cuts)
+    goto done;
+  found = 1;
+  for (int k = 0; k < s->noutputs; k++)
+    found &= os[k] == od[k];
+done:
+  free(a);
+  free(cut);
+  free(os);
+  return found;
 }
 
 /* ---- the pair graph and its canonical key ------------------------------ */
@@ -334,6 +430,25 @@ static int cmp_keyed(const void *a, const void *b) {
   return x->index - y->index;
 }
 
+pr_kind pr_redundant(const ir_rule *r) {
+  if (pr_is_trivial(r))
+    return PR_TRIVIAL;
+  if (pr_has_common_sub(r))
+    return PR_COMMON_SUB;
+  return pr_has_common_super(r) ? PR_COMMON_SUPER : PR_KEEP;
+}
+
+void pr_stats_add(pr_stats *st, pr_kind k, long long n) {
+  if (k == PR_TRIVIAL)
+    st->trivial += n;
+  else if (k == PR_COMMON_SUB)
+    st->common_sub += n;
+  else if (k == PR_COMMON_SUPER)
+    st->common_super += n;
+  else if (k == PR_COMMON_CONTEXT)
+    st->common_context += n;
+}
+
 ir_status pr_prune(ir_ruleset *rs, pr_stats *st, ir_diag *d) {
   pr_stats s = {0};
   s.in = rs->n;
@@ -348,13 +463,11 @@ ir_status pr_prune(ir_ruleset *rs, pr_stats *st, ir_diag *d) {
   int nk = 0;
   for (int i = 0; i < rs->n && status == IR_OK; i++) {
     const ir_rule *r = &rs->rules[i];
-    if (pr_is_trivial(r))
-      drop[i] = 1, s.trivial++;
-    else if (pr_has_common_sub(r))
-      drop[i] = 1, s.common_sub++;
-    else if (pr_has_common_super(r))
-      drop[i] = 1, s.common_super++;
-    else if ((status = pr_pair_key(r, &k[nk].key, d)) == IR_OK)
+    pr_kind kind = pr_redundant(r);
+    if (kind != PR_KEEP) {
+      drop[i] = 1;
+      pr_stats_add(&s, kind, 1);
+    } else if ((status = pr_pair_key(r, &k[nk].key, d)) == IR_OK)
       k[nk++].index = i;
   }
   qsort(k, (size_t)nk, sizeof *k, cmp_keyed);

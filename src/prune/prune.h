@@ -12,6 +12,9 @@
  *   common super  both graphs end in the same operator with the same
  *                 parameters and differ in one argument only: the pair follows
  *                 from the pair of those arguments (TASO's second pruning);
+ *   common context  (pr_has_common_context, applied by gen-rules while
+ *                 confirming, where value hashes are known) the two sides
+ *                 are the same once values both compute are cut out;
  *   renaming      the pair is an earlier pair up to a renaming of its inputs,
  *                 a joint permutation of the outputs, commutative argument
  *                 order, or swapping src and dst. Decided by a canonical form:
@@ -28,10 +31,38 @@ typedef struct pr_stats {
   long long trivial;    /* removed: identical up to commutativity */
   long long common_sub; /* removed: identical operator on the same inputs */
   long long
-      common_super;   /* removed: same last operator, one argument differs */
-  long long renaming; /* removed: an earlier pair up to renaming */
-  long long out;      /* pairs kept */
+      common_super; /* removed: same last operator, one argument differs */
+  long long common_context; /* removed: same terms once values are cut */
+  long long renaming;       /* removed: an earlier pair up to renaming */
+  long long out;            /* pairs kept */
 } pr_stats;
+
+/* Why one pair is redundant on its own (no other pair needed). */
+typedef enum pr_kind {
+  PR_KEEP = 0,
+  PR_TRIVIAL,
+  PR_COMMON_SUB,
+  PR_COMMON_SUPER,
+  PR_COMMON_CONTEXT
+} pr_kind;
+
+/* The first of the trivial, common-sub and common-super tests r fails, or
+ * PR_KEEP. Thread-safe: gen-rules applies it while confirming candidates. */
+pr_kind pr_redundant(const ir_rule *r);
+
+/* Common context (a generalisation of common super): vs and vd are value
+ * hashes of every tensor of r's src and dst (fp_value_hashes; 0 unknown).
+ * Every intermediate tensor whose value the other side also computes (not
+ * an output's value) is cut into a leaf named by its value; the pair is
+ * redundant when at least one node's result was cut and the two sides are
+ * then the same terms (commutative arguments unordered): it follows from
+ * the smaller pairs of the cut values and the smaller pair of the contexts.
+ * Thread-safe. */
+int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
+                          const uint64_t *vd);
+
+/* Counts n pairs dropped for kind k in st (not in st->in). */
+void pr_stats_add(pr_stats *st, pr_kind k, long long n);
 
 /* Removes redundant pairs from rs in place (order of the rest kept). */
 ir_status pr_prune(ir_ruleset *rs, pr_stats *st, ir_diag *d);
@@ -43,11 +74,26 @@ int pr_commutative(ir_opcode op);
  * commutative operators in a canonical order. Equal for src and dst exactly
  * when the pair is trivial. */
 uint64_t pr_term_hash(const ir_graph *g);
+/* The same with commutative arguments in the order written. */
+uint64_t pr_term_hash_ordered(const ir_graph *g);
 
 /* Canonical key of a pair: equal for two pairs exactly when they are the
  * same up to renaming inputs (of equal shapes), permuting outputs jointly,
  * reordering commutative arguments and swapping src and dst. */
 ir_status pr_pair_key(const ir_rule *r, uint64_t *key, ir_diag *d);
+
+/* ---- derivation (derive.c) ---------------------------------------------
+ *
+ * Whether a rule follows from a library by rewriting: a bidirectional
+ * breadth-first search applying the library's proven rules (either
+ * direction, at every match) to both sides of the goal, alternating sides,
+ * `depth` rewrites in all, through graphs of at most one operator more than
+ * the larger side, at most max_states graphs per side. */
+typedef struct pr_lib pr_lib;
+pr_lib *pr_lib_new(const ir_ruleset *lib); /* lib must outlive it */
+void pr_lib_free(pr_lib *l);
+ir_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
+                       int max_states, int *found, ir_diag *d);
 
 /* The individual tests, exposed for tests. */
 int pr_is_trivial(const ir_rule *r);
