@@ -135,8 +135,10 @@ static const cli_command commands[] = {
      "  --threads T      threads (default: all cores)\n"
      "  --z3-timeout MS  per proof (default 10000)\n"
      "  --keep-unproven  also write unproven rules, marked unproven\n"
-     "  --pairs P        smallest (default): pair each graph of a bucket with\n"
-     "                   its smallest member; all: every pair of a bucket\n"
+     "  --pairs P        spanning (default): only pairs that smaller rules do\n"
+     "                   not imply, a minimum spanning forest of each bucket;\n"
+     "                   smallest: each graph of a bucket with its smallest\n"
+     "                   member; all: every pair of a bucket\n"
      "  --no-normal-form also enumerate graphs with a non-normal intermediate\n"
      "                   value (docs/generation.md; far slower)\n",
      cli_gen_rules},

@@ -19,6 +19,13 @@ static inline uint32_t red(uint64_t x) {
   return (uint32_t)(x >= FP_P ? x - FP_P : x);
 }
 
+/* A product of two residues folded once: congruent, below 2^32, so up to
+ * 2^32 of them add up in a uint64_t before one red(). */
+static inline uint64_t mulf(uint32_t a, uint32_t b) {
+  uint64_t x = (uint64_t)a * b;
+  return (x & FP_P) + (x >> 31);
+}
+
 static inline uint32_t addm(uint32_t a, uint32_t b) {
   uint32_t s = a + b; /* < 2^32 */
   return s >= FP_P ? s - FP_P : s;
@@ -63,8 +70,8 @@ static void k_matmul(const ir_shape *const *s, const uint32_t *const *in,
     for (int64_t j = 0; j < n; j++) {
       uint64_t acc = 0;
       for (int64_t t = 0; t < k; t++)
-        acc = red(acc + (uint64_t)in[0][i * k + t] * in[1][t * n + j]);
-      y[i * n + j] = (uint32_t)acc;
+        acc += mulf(in[0][i * k + t], in[1][t * n + j]);
+      y[i * n + j] = red(acc);
     }
 }
 
@@ -84,11 +91,11 @@ static uint32_t conv_at(const ir_shape *xs, const ir_shape *ws,
       for (int64_t kx = 0; kx < kw; kx++) {
         int64_t ix = ox * a->stride[1] - a->pad[1] + kx * a->dilation[1];
         if (ix >= 0 && ix < wd)
-          acc = red(acc + (uint64_t)x[((c0 + c) * h + iy) * wd + ix] *
-                              w[(c * kh + ky) * kw + kx]);
+          acc += mulf(x[((c0 + c) * h + iy) * wd + ix],
+                      w[(c * kh + ky) * kw + kx]);
       }
     }
-  return (uint32_t)acc;
+  return red(acc);
 }
 
 static void k_conv(const ir_attrs *a, const ir_shape *const *s,

@@ -17,8 +17,11 @@ static const char *S(const ir_shape *s, char *buf) {
 }
 
 /* Errors of a shape rule carry no position: the caller adds it. */
-#define shape_err(d, ...) ir_diag_set(d, IR_ERR_SHAPE, 0, 0, __VA_ARGS__)
-#define param_err(d, ...) ir_diag_set(d, IR_ERR_PARAM, 0, 0, __VA_ARGS__)
+/* Arguments (shape strings) are only formatted when d wants a message. */
+#define shape_err(d, ...)                                                      \
+  ((d) ? ir_diag_set(d, IR_ERR_SHAPE, 0, 0, __VA_ARGS__) : IR_ERR_SHAPE)
+#define param_err(d, ...)                                                      \
+  ((d) ? ir_diag_set(d, IR_ERR_PARAM, 0, 0, __VA_ARGS__) : IR_ERR_PARAM)
 
 static ir_status need_rank(const char *op, const char *what, const ir_shape *s,
                            int rank, ir_diag *d) {
