@@ -101,7 +101,7 @@ void ir_graph_free(ir_graph *g) {
 static int grow(ir_arena *a, void **arr, int32_t n, int32_t *cap, size_t elem) {
   if (n < *cap)
     return 0;
-  int32_t ncap = *cap ? *cap * 2 : 16;
+  int32_t ncap = *cap ? *cap * 2 : 4; /* rule sides are small */
   void *p = ir_arena_alloc(a, elem * (size_t)ncap);
   if (!p)
     return -1;
@@ -142,7 +142,7 @@ static void index_insert(ir_graph *g, int32_t t) {
 
 /* Rebuilds the index of tensors 0..ntensors-1 with room to grow. */
 static int index_rebuild(ir_graph *g) {
-  int32_t cap = 64;
+  int32_t cap = 16;
   while (cap <= 2 * (g->ntensors + 1))
     cap *= 2;
   int32_t *names = ir_arena_alloc(g->arena, sizeof(int32_t) * (size_t)cap);
