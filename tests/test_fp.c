@@ -215,8 +215,8 @@ Test(fp, non_laws_differ) {
 /* ---- candidates -----------------------------------------------------------
  */
 
-static ir_ruleset run_candidates(const char *ops, int max_ops, int threads,
-                                 fp_stats *st) {
+static ir_ruleset run_mode(const char *ops, int max_ops, int threads,
+                           fp_pairs mode, fp_filter f, fp_stats *st) {
   en_config c = {0};
   ir_ruleset rs;
   char err[512];
@@ -225,8 +225,14 @@ static ir_ruleset run_candidates(const char *ops, int max_ops, int threads,
   c.threads = threads;
   cr_assert_eq(en_ops_parse(ops, &c.ops, err, sizeof err), IR_OK, "%s", err);
   ir_ruleset_init(&rs);
-  cr_assert_eq(fp_candidates(&c, FP_PAIRS_ALL, NULL, NULL, &rs, st, &d), IR_OK,
-               "%s", d.msg);
+  cr_assert_eq(fp_candidates(&c, mode, f, NULL, &rs, st, &d), IR_OK, "%s",
+               d.msg);
+  return rs;
+}
+
+static ir_ruleset run_candidates(const char *ops, int max_ops, int threads,
+                                 fp_stats *st) {
+  ir_ruleset rs = run_mode(ops, max_ops, threads, FP_PAIRS_ALL, NULL, st);
   cr_expect_eq(st->pairs,
                st->rules + st->rej_seed + st->rej_float + st->rej_inputs);
   return rs;
@@ -242,6 +248,20 @@ static int count_op(const ir_graph *g, ir_opcode op) {
 /* Is some input of node i of g an output of another node? */
 static int reads_node(const ir_graph *g, int i, int arg) {
   return g->tensors[g->nodes[i].in[arg]].kind == IR_T_VALUE;
+}
+
+/* How many rules of rs satisfy pred(src, dst). */
+static int count_rules(const ir_ruleset *rs,
+                       int (*pred)(const ir_graph *, const ir_graph *)) {
+  int n = 0;
+  for (int i = 0; i < rs->n; i++)
+    n += pred(rs->rules[i].src, rs->rules[i].dst);
+  return n;
+}
+
+static int conv_over_concat(const ir_graph *s, const ir_graph *d) {
+  return count_op(s, IR_OP_CONV2D) == 2 && count_op(s, IR_OP_CONCAT) == 1 &&
+         count_op(d, IR_OP_CONV2D) == 1 && count_op(d, IR_OP_CONCAT) == 1;
 }
 
 Test(fp, matmul_associativity_found_commutativity_not) {
@@ -276,13 +296,8 @@ Test(fp, transpose_involution_found) {
 Test(fp, conv_over_concat_found) {
   fp_stats st;
   ir_ruleset rs = run_candidates("conv2d,concat", 3, 2, &st);
-  int found = 0;
-  for (int i = 0; i < rs.n; i++) {
-    const ir_graph *s = rs.rules[i].src, *d = rs.rules[i].dst;
-    found += count_op(s, IR_OP_CONV2D) == 2 && count_op(s, IR_OP_CONCAT) == 1 &&
-             count_op(d, IR_OP_CONV2D) == 1 && count_op(d, IR_OP_CONCAT) == 1;
-  }
-  cr_expect(found > 0, "conv over a concat of weights");
+  cr_expect(count_rules(&rs, conv_over_concat) > 0,
+            "conv over a concat of weights");
   cr_expect_eq(st.rej_float, 0);
   ir_ruleset_free(&rs);
 }
@@ -340,18 +355,7 @@ static int span_filter(void *u, const ir_rule *r) {
 
 static ir_ruleset run_spanning(const char *ops, int max_ops, int threads,
                                fp_stats *st) {
-  en_config c = {0};
-  ir_ruleset rs;
-  char err[512];
-  ir_diag d;
-  c.max_ops = max_ops;
-  c.threads = threads;
-  cr_assert_eq(en_ops_parse(ops, &c.ops, err, sizeof err), IR_OK, "%s", err);
-  ir_ruleset_init(&rs);
-  cr_assert_eq(
-      fp_candidates(&c, FP_PAIRS_SPANNING, span_filter, NULL, &rs, st, &d),
-      IR_OK, "%s", d.msg);
-  return rs;
+  return run_mode(ops, max_ops, threads, FP_PAIRS_SPANNING, span_filter, st);
 }
 
 static int distinct_inputs(const ir_graph *g) {
@@ -364,17 +368,22 @@ static int distinct_inputs(const ir_graph *g) {
 /* (q1+q2)+q3 == (q1+q3)+q2 relates a graph to its own renaming: found as
  * symmetric variants. The three groupings of each class of three copies
  * (m q x w h v) are joined by two rules. */
+static int three_input_assoc(const ir_graph *s, const ir_graph *d) {
+  return count_op(s, IR_OP_EWADD) == 2 && count_op(d, IR_OP_EWADD) == 2 &&
+         distinct_inputs(s) == 3;
+}
+
 Test(fp, spanning_finds_symmetric_variants) {
   fp_stats st;
   ir_ruleset rs = run_spanning("ewadd", 2, 2, &st);
-  int three = 0;
-  for (int i = 0; i < rs.n; i++) {
-    const ir_graph *s = rs.rules[i].src, *d = rs.rules[i].dst;
-    cr_expect_eq(count_op(s, IR_OP_EWADD) + count_op(d, IR_OP_EWADD), 4);
-    three += distinct_inputs(s) == 3;
-  }
+  int three = count_rules(&rs, three_input_assoc);
   cr_expect_eq(three, 12, "two 3-input associativities per class: %d", three);
   ir_ruleset_free(&rs);
+}
+
+static int conv_relu_fused(const ir_graph *s, const ir_graph *d) {
+  return s->nnodes == 2 && d->nnodes == 1 && count_op(s, IR_OP_RELU) == 1 &&
+         d->nodes[0].a.act == IR_ACT_RELU;
 }
 
 /* Kruskal order: relu(conv(x, w)) == conv(x, w, act=relu) stays a rule
@@ -382,12 +391,7 @@ Test(fp, spanning_finds_symmetric_variants) {
 Test(fp, spanning_keeps_small_rules) {
   fp_stats st;
   ir_ruleset rs = run_spanning("conv2d,relu,const_iconv", 3, 2, &st);
-  int act = 0;
-  for (int i = 0; i < rs.n; i++) {
-    const ir_graph *s = rs.rules[i].src, *d = rs.rules[i].dst;
-    act += s->nnodes == 2 && d->nnodes == 1 && count_op(s, IR_OP_RELU) == 1 &&
-           d->nodes[0].a.act == IR_ACT_RELU;
-  }
+  int act = count_rules(&rs, conv_relu_fused);
   cr_expect_eq(act, 4, "conv+relu fusion for each kernel class: %d", act);
   cr_expect_gt(st.span_joined, 0);
   ir_ruleset_free(&rs);
