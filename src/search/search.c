@@ -85,10 +85,9 @@ srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
                      *repl = bw ? ru->src : ru->dst;
       if ((directions & (bw ? SRCH_BACKWARD : SRCH_FORWARD)) &&
           usable(pat, repl)) {
-        uint64_t ops = 0;
-        for (int k = 0; k < pat->nnodes; k++)
-          ops |= (uint64_t)1 << pat->nodes[k].op;
-        r->dirs[r->ndirs++] = (srch_dir){i, bw, pat, repl, ops};
+        srch_dir *dr = &r->dirs[r->ndirs++];
+        *dr = (srch_dir){.rule = i, .backward = bw, .pat = pat, .repl = repl};
+        srch_cpat_init(&dr->cp, pat, NULL); /* usable() checked its size */
       }
     }
   return r;
@@ -262,21 +261,6 @@ static ir_status offer(sstate *s, const cand *parent, int dir, ir_graph *child,
   return IR_OK;
 }
 
-/* Whether g (indexed by ix) has at least as many nodes of each operator as
- * the pattern: a cheap filter before matching (a library has thousands of
- * rules, most of which name an operator the region lacks). */
-static int may_match(const ir_graph *pat, const srch_index *ix) {
-  int need[IR_NOPS] = {0};
-  for (int i = 0; i < pat->nnodes; i++)
-    need[pat->nodes[i].op]++;
-  for (int i = 0; i < pat->nnodes; i++) {
-    int o = pat->nodes[i].op;
-    if (need[o] > ix->op_start[o + 1] - ix->op_start[o])
-      return 0;
-  }
-  return 1;
-}
-
 /* The operators present in the indexed graph, as a bit set. */
 static uint64_t ix_ops(const srch_index *ix) {
   uint64_t m = 0;
@@ -286,13 +270,15 @@ static uint64_t ix_ops(const srch_index *ix) {
   return m;
 }
 
+/* Rewrites every match of direction k in c's graph (indexed by ix); ops:
+ * the operators present. */
 static ir_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
                             uint64_t ops, int k, ir_diag *d) {
   const srch_dir *dr = &s->rules->dirs[k];
-  if ((dr->ops & ~ops) || !may_match(dr->pat, ix))
+  if ((dr->cp.ops & ~ops) || !srch_cpat_may_match(&dr->cp, ix))
     return IR_OK;
   srch_matches ms = {0};
-  ir_status st = srch_match_indexed(dr->pat, c->g, ix, &ms, d);
+  ir_status st = srch_match_cpat(&dr->cp, c->g, ix, &ms, d);
   for (int i = 0; !st && i < ms.n; i++) {
     ir_diag ld;
     ir_graph *child = srch_rewrite(c->g, dr->pat, dr->repl, &ms.m[i], &ld);

@@ -5,6 +5,9 @@
 
 #include "search.h"
 
+/* Bits of a node-signature filter (a small Bloom filter). */
+#define SRCH_SIG_WORDS 4
+
 /* Who reads each tensor, and the nodes of each operator, for one graph. */
 typedef struct srch_index {
   int32_t *use_start; /* ntensors + 1: uses of t in use_node[start..start+1) */
@@ -12,15 +15,48 @@ typedef struct srch_index {
   uint8_t *is_output; /* ntensors: tensor is a graph output */
   int32_t *op_start;  /* IR_NOPS + 1 */
   int32_t *op_node;   /* nodes grouped by opcode, in graph order */
+  uint64_t *sig;      /* nnodes: srch_node_sig of each node */
+  uint64_t sigset[SRCH_SIG_WORDS]; /* the signatures present (Bloom) */
+  uint8_t *busy; /* nnodes: matcher scratch, all zero between matches */
 } srch_index;
+
+/* A node's signature: a hash of its operator, arity, parameters (shape-
+ * dependent ones cleared) and the ranks of its inputs and outputs. Two nodes
+ * the matcher may pair have equal signatures (the converse needs the full
+ * comparison). */
+uint64_t srch_node_sig(const ir_graph *g, const ir_node *n);
+/* The Bloom filter bits of signature s. */
+void srch_sig_bits(uint64_t s, uint64_t set[SRCH_SIG_WORDS]);
 
 ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d);
 void srch_index_free(srch_index *ix);
+
+/* A pattern prepared for matching: node signatures, the signature filter,
+ * the operator counts it needs, and per-tensor facts. */
+typedef struct srch_cpat {
+  const ir_graph *g;
+  uint64_t sig[SRCH_MAX_PNODES];
+  uint64_t sigset[SRCH_SIG_WORDS];
+  uint64_t ops; /* bit op: the pattern has a node of operator op */
+  int nneed;
+  uint8_t need_op[SRCH_MAX_PNODES], need_count[SRCH_MAX_PNODES];
+  uint8_t uses[SRCH_MAX_PTENSORS]; /* readers of each tensor in the pattern */
+  uint8_t out[SRCH_MAX_PTENSORS];  /* tensor is a pattern output */
+} srch_cpat;
+
+/* Prepares pat (which must outlive cp); IR_ERR_PARAM when too large. */
+ir_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, ir_diag *d);
+/* Whether the indexed graph has every signature and enough nodes of every
+ * operator cp needs: a necessary condition for a match. */
+int srch_cpat_may_match(const srch_cpat *cp, const srch_index *ix);
 
 /* Matches with an index built by the caller (see srch_match_graph). */
 ir_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
                              const srch_index *ix, srch_matches *ms,
                              ir_diag *d);
+/* The same with a prepared pattern. */
+ir_status srch_match_cpat(const srch_cpat *cp, const ir_graph *g,
+                          const srch_index *ix, srch_matches *ms, ir_diag *d);
 /* Checks that pat fits the matcher's limits. */
 ir_status srch_pattern_ok(const ir_graph *pat, ir_diag *d);
 
@@ -29,7 +65,7 @@ typedef struct srch_dir {
   int rule;     /* index in the ruleset */
   int backward; /* 0: src -> dst, 1: dst -> src */
   const ir_graph *pat, *repl;
-  uint64_t ops; /* bit op: the pattern has a node of operator op */
+  srch_cpat cp; /* pat prepared */
 } srch_dir;
 
 struct srch_rules {
