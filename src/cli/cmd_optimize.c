@@ -42,7 +42,8 @@ enum {
   O_NOCHECK,
   O_UNPROVEN,
   O_REGION,
-  O_DB
+  O_DB,
+  O_NOMERGE
 };
 
 static const struct option long_opts[] = {
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
     {"allow-unproven", no_argument, 0, O_UNPROVEN},
     {"region-size", required_argument, 0, O_REGION},
     {"db", required_argument, 0, O_DB},
+    {"no-merge", no_argument, 0, O_NOMERGE},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -98,6 +100,7 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_DB: a->db_path = v; return 1;
   case O_NOCHECK: a->check = 0; return 1;
   case O_UNPROVEN: a->allow_unproven = 1; return 1;
+  case O_NOMERGE: a->so.merge = 0; return 1;
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
@@ -212,8 +215,9 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
   printf("cost before: %.2f us%s\n", st->cost_before, est);
   printf("cost after:  %.2f us%s, %.1f%% lower (device %s)\n", st->cost_after,
          est, gain, device);
-  printf("passes: %d batchnorm folded, %d activations fused\n", st->bn_folded,
-         st->acts_fused);
+  printf("passes: %d batchnorm folded, %d activations fused, %d sibling "
+         "groups merged\n",
+         st->bn_folded, st->acts_fused, st->merged);
   print_rules_applied(rs, st);
   printf("search: %d expanded, %d generated, %d duplicates, %d rejected, "
          "queue peak %d, %d regions, %.2f s%s\n",

@@ -345,9 +345,15 @@ static ir_graph *emit(rw *r, const walk *w, uint8_t *used) {
 
 ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
                        const ir_graph *repl, const srch_match *m, ir_diag *d) {
-  if (srch_pattern_ok(pat, d) || srch_pattern_ok(repl, d) ||
-      pat->noutputs != repl->noutputs)
+  /* a replacement may have no operator (x op identity -> x) */
+  if (srch_pattern_ok(pat, d) || repl->nnodes > SRCH_MAX_PNODES ||
+      repl->ntensors > SRCH_MAX_PTENSORS || pat->noutputs != repl->noutputs) {
+    if (!srch_pattern_ok(pat, NULL))
+      ir_diag_set(d, IR_ERR_PARAM, 0, 0,
+                  "replacement too large or with %d outputs for %d",
+                  repl->noutputs, pat->noutputs);
     return NULL;
+  }
   rw *r = calloc(1, sizeof *r);
   int items = g->nnodes + repl->nnodes;
   walk w = {0};

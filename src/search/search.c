@@ -23,6 +23,7 @@ void srch_options_default(srch_options *o) {
                       .region_nodes = 48,
                       .queue_cap = 4096,
                       .passes = 2,
+                      .merge = 1,
                       .cost = srch_roofline_cost,
                       .cost_u = NULL};
 }
