@@ -1,0 +1,221 @@
+/* test_search_merge.c: the sibling-merging pass (srch_merge_siblings), the
+ * signature prefilter of the matcher, and rewrites whose replacement has no
+ * operator; every merged graph is checked against the original on the CPU
+ * executor. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "search/search.h"
+
+static ir_graph *parse(const char *text) {
+  ir_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "parse: %s", d.msg);
+  return g;
+}
+
+static int count_op(const ir_graph *g, ir_opcode op) {
+  int c[IR_NOPS];
+  ir_op_counts(g, c);
+  return c[op];
+}
+
+static double check_err(const ir_graph *a, const ir_graph *b) {
+  ir_diag d;
+  double e = -1;
+  cr_assert_eq(srch_check(a, b, 3, &e, &d), IR_OK, "check: %s", d.msg);
+  return e;
+}
+
+/* Merges g's siblings with cost f; returns the result, *count set. */
+static ir_graph *merge(const ir_graph *g, srch_cost_fn f, int *count) {
+  ir_diag d;
+  ir_graph *h = srch_merge_siblings(g, f, NULL, count, &d);
+  cr_assert(h, "merge: %s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+  return h;
+}
+
+/* Two biased 1x1 convs with a relu on one input, as after batch-norm
+ * folding and activation fusion: TASO's merge. */
+static const char two_biased[] = "input x: [1,16,12,12]\n"
+                                 "weight a: [24,16,1,1]\n"
+                                 "weight ab: [24]\n"
+                                 "weight b: [40,16,1,1]\n"
+                                 "weight bb: [40]\n"
+                                 "ya = conv2d(x, a, ab) act=relu\n"
+                                 "yb = conv2d(x, b, bb) act=relu\n"
+                                 "s = ewadd(ya, ya)\n"
+                                 "output s, yb\n";
+
+Test(merge, two_biased_1x1_convs) {
+  ir_graph *g = parse(two_biased);
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
+  cr_assert_eq(count_op(h, IR_OP_CONCAT), 2); /* weights and biases */
+  int yb = ir_find_tensor(h, "yb");
+  cr_assert_geq(yb, 0, "split outputs keep the siblings' names");
+  cr_assert_eq(h->tensors[yb].shape.dim[1], 40);
+  /* the concatenations read weights only: free */
+  cr_assert_lt(srch_graph_cost(h, srch_roofline_cost, NULL, NULL),
+               srch_graph_cost(g, srch_roofline_cost, NULL, NULL));
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(merge, kernels_enlarged) {
+  /* SqueezeNet's expand: 1x1 (pad 0) and 3x3 (pad 1) on one input */
+  ir_graph *g = parse("input x: [1,8,9,9]\n"
+                      "weight a: [16,8,1,1]\nweight ab: [16]\n"
+                      "weight b: [12,8,3,3]\nweight bb: [12]\n"
+                      "ya = conv2d(x, a, ab) pad=[0,0,0,0] act=relu\n"
+                      "yb = conv2d(x, b, bb) pad=[1,1,1,1] act=relu\n"
+                      "s = concat(ya, yb) axis=1\noutput s\n");
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_ENLARGE), 1);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(merge, three_matmuls) {
+  /* attention's q, k, v projections */
+  ir_graph *g = parse("input x: [1,6,32]\n"
+                      "weight q: [32,32]\nweight qb: [32]\n"
+                      "weight k: [32,32]\nweight kb: [32]\n"
+                      "weight v: [32,16]\nweight vb: [16]\n"
+                      "yq = matmul(x, q, qb)\nyk = matmul(x, k, kb)\n"
+                      "yv = matmul(x, v, vb) act=gelu\n"
+                      "yw = matmul(x, v, vb)\n"
+                      "output yq, yk, yv, yw\n");
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 1, "q, k and the plain v: one group (gelu differs)");
+  cr_assert_eq(count_op(h, IR_OP_MATMUL), 2);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(merge, left_alone) {
+  /* different strides, grouped convs, a weight computed from the input,
+   * kernels that cannot be centred (2x2 in 1x1) */
+  ir_graph *g = parse("input x: [1,8,8,8]\n"
+                      "weight a: [8,8,1,1]\nweight b: [8,8,1,1]\n"
+                      "weight c: [8,1,3,3]\nweight e: [8,1,3,3]\n"
+                      "weight f: [8,8,2,2]\n"
+                      "y1 = conv2d(x, a) stride=[2,2]\n"
+                      "y2 = conv2d(x, b)\n"
+                      "y3 = conv2d(x, c) groups=8\n"
+                      "y4 = conv2d(x, e) groups=8\n"
+                      "y5 = conv2d(x, f) pad=[0,0,1,1]\n"
+                      "xw = reshape(x) shape=[64,8,1,1]\n"
+                      "y6 = conv2d(x, xw)\n"
+                      "output y1, y2, y3, y4, y5, y6\n");
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(ir_graph_hash(h), ir_graph_hash(g), "unchanged, same order");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* A cost that counts kernels: conv + split is no cheaper than two convs. */
+static double per_node(void *u, const ir_graph *g, int node, int *est) {
+  (void)u, (void)g, (void)node;
+  *est = 0;
+  return 1;
+}
+
+Test(merge, only_when_cheaper) {
+  ir_graph *g = parse(two_biased);
+  int n = -1;
+  ir_graph *h = merge(g, per_node, &n);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* ---- the optimizer with the pass
+ * ------------------------------------------------------------ */
+
+/* concat(split(x)) -> x: a rule whose replacement has no operator. */
+static const char identity_rule[] =
+    "rule cs proven\n"
+    "src:\n"
+    "input h: [4,4,1,3]\n"
+    "t1: [4,2,1,3], t2: [4,2,1,3] = split(h) axis=1 sizes=[2,2]\n"
+    "t3: [4,4,1,3] = concat(t1, t2) axis=1\n"
+    "output t3\n"
+    "dst:\n"
+    "input h: [4,4,1,3]\n"
+    "output h\n"
+    "end\n";
+
+Test(optimize, merge_then_identity_rule) {
+  ir_ruleset rs;
+  ir_diag d;
+  cr_assert_eq(
+      ir_rules_parse(identity_rule, strlen(identity_rule), "t", &rs, &d), IR_OK,
+      "%s", d.msg);
+  srch_rules *rules = srch_rules_compile(&rs, SRCH_BOTH, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+  ir_graph *g = parse("input x: [1,8,9,9]\n"
+                      "weight a: [16,8,1,1]\nweight ab: [16]\n"
+                      "weight b: [16,8,3,3]\nweight bb: [16]\n"
+                      "ra = conv2d(x, a, ab) pad=[0,0,0,0]\n"
+                      "ya = relu(ra)\n"
+                      "rb = conv2d(x, b, bb) pad=[1,1,1,1]\n"
+                      "yb = relu(rb)\n"
+                      "s = concat(ya, yb) axis=1\noutput s\n");
+  srch_options o;
+  srch_options_default(&o);
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.merged, 1);
+  cr_assert_eq(st.applied_fw[0], 1, "split + concat removed");
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 0);
+  cr_assert_eq(count_op(h, IR_OP_CONCAT), 2); /* weight-only */
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  /* without the pass: two convs, nothing for the rule to do */
+  o.merge = 0;
+  h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.merged, 0);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  srch_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+Test(match, signatures_equal_for_pairable_nodes) {
+  /* the prefilter must never hide a match: same operator and parameters
+   * but different shapes of equal rank still match */
+  ir_graph *pat = parse("input p: [2,3]\nweight q: [3,5]\n"
+                        "r = matmul(p, q) act=relu\noutput r\n");
+  ir_graph *g = parse("input x: [7,9]\nweight w: [9,4]\nweight v: [9,4]\n"
+                      "y = matmul(x, w) act=relu\nz = matmul(x, v)\n"
+                      "output y, z\n");
+  srch_matches ms = {0};
+  ir_diag d;
+  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ms.n, 1, "only the relu one");
+  srch_matches_free(&ms);
+  ir_graph_free(g);
+  ir_graph_free(pat);
+}
