@@ -224,17 +224,9 @@ static double graph_cost(const sstate *s, const ir_graph *g) {
   return c;
 }
 
-/* Costs and queues a new graph (taking it); updates the best. */
-static ir_status offer(sstate *s, const cand *parent, int dir, ir_graph *child,
-                       ir_diag *d) {
-  int fresh = seen_add(s, ir_graph_hash(child));
-  if (fresh <= 0) {
-    ir_graph_free(child);
-    s->st->duplicates += fresh == 0;
-    return fresh < 0 ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
-                     : IR_OK;
-  }
-  s->st->generated++;
+/* Costs and queues a built new graph (taking it); updates the best. */
+static ir_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
+                      ir_diag *d) {
   double c = graph_cost(s, child);
   int h = hist_add(s, parent->hist, dir);
   if (h < 0) {
@@ -262,6 +254,45 @@ static ir_status offer(sstate *s, const cand *parent, int dir, ir_graph *child,
   return IR_OK;
 }
 
+/* Offers the rewrite of match m by direction k of c's graph (summarised by
+ * gs): probed first (hash, cost), built only when it is new and could
+ * become the best or be queued. The probe's cost differs from the built
+ * graph's by float rounding at most, hence the margin: the built graph's
+ * exact cost decides, as if every new graph were built. */
+static ir_status offer(sstate *s, const cand *c, int k, const srch_match *m,
+                       srch_gsum *gs, ir_diag *d) {
+  const srch_dir *dr = &s->rules->dirs[k];
+  srch_probe pr;
+  ir_diag ld;
+  ir_status st = srch_rewrite_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
+  if (st == IR_ERR_NOMEM)
+    return ir_diag_set(d, st, 0, 0, "out of memory");
+  if (st) {
+    s->st->rejected++;
+    return IR_OK;
+  }
+  int fresh = seen_add(s, pr.hash);
+  if (fresh <= 0) {
+    s->st->duplicates += fresh == 0;
+    return fresh < 0 ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
+                     : IR_OK;
+  }
+  s->st->generated++;
+  s->st->estimated |= pr.estimated;
+  double margin = 1e-6 * s->best_cost;
+  if (pr.cost > s->best_cost + margin &&
+      (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin))
+    return IR_OK; /* would be neither the best nor queued */
+  ir_graph *child = srch_rewrite(c->g, dr->pat, dr->repl, m, &ld);
+  if (!child) {
+    s->st->rejected++;
+    return ld.code == IR_ERR_NOMEM
+               ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
+               : IR_OK;
+  }
+  return take(s, c, k, child, d);
+}
+
 /* The operators present in the indexed graph, as a bit set. */
 static uint64_t ix_ops(const srch_index *ix) {
   uint64_t m = 0;
@@ -274,33 +305,29 @@ static uint64_t ix_ops(const srch_index *ix) {
 /* Rewrites every match of direction k in c's graph (indexed by ix); ops:
  * the operators present. */
 static ir_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
-                            uint64_t ops, int k, ir_diag *d) {
+                            srch_gsum *gs, uint64_t ops, int k, ir_diag *d) {
   const srch_dir *dr = &s->rules->dirs[k];
   if ((dr->cp.ops & ~ops) || !srch_cpat_may_match(&dr->cp, ix))
     return IR_OK;
   srch_matches ms = {0};
   ir_status st = srch_match_cpat(&dr->cp, c->g, ix, &ms, d);
-  for (int i = 0; !st && i < ms.n; i++) {
-    ir_diag ld;
-    ir_graph *child = srch_rewrite(c->g, dr->pat, dr->repl, &ms.m[i], &ld);
-    if (!child) {
-      if (ld.code == IR_ERR_NOMEM)
-        st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-      s->st->rejected++;
-      continue;
-    }
-    st = offer(s, c, k, child, d);
-  }
+  for (int i = 0; !st && i < ms.n; i++)
+    st = offer(s, c, k, &ms.m[i], gs, d);
   srch_matches_free(&ms);
   return st;
 }
 
 static ir_status expand(sstate *s, const cand *c, ir_diag *d) {
   srch_index ix;
+  srch_gsum gs;
   ir_status st = srch_index_build(c->g, &ix, d);
-  uint64_t ops = st ? 0 : ix_ops(&ix);
+  if (st)
+    return st;
+  st = srch_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d);
+  uint64_t ops = ix_ops(&ix);
   for (int k = 0; !st && k < s->rules->ndirs; k++)
-    st = expand_dir(s, c, &ix, ops, k, d);
+    st = expand_dir(s, c, &ix, &gs, ops, k, d);
+  srch_gsum_free(&gs);
   srch_index_free(&ix);
   return st;
 }
@@ -344,7 +371,9 @@ static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
   ir_graph *start = ir_graph_clone(g);
   s.best = ir_graph_clone(g);
   ir_status rc = IR_ERR_NOMEM;
-  if (s.heap && start && s.best && seen_add(&s, ir_graph_hash(g)) > 0 &&
+  ir_status hs = IR_OK;
+  uint64_t h0 = srch_graph_shash(g, d, &hs);
+  if (!hs && s.heap && start && s.best && seen_add(&s, h0) > 0 &&
       (s.best_hist = hist_add(&s, -1, -1)) >= 0) {
     s.best_cost = graph_cost(&s, g);
     heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});

@@ -107,6 +107,53 @@ void srch_build_abort(srch_builder *b);
 void srch_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
                      int *counter, char *buf, size_t n);
 
+/* ---- structural hashes and rewrite probes ---------------------------------
+ */
+
+/* The search's Merkle hash (hash.c): leaves by kind, name and shape; node
+ * outputs by operator, parameters, slot and input hashes; graphs by their
+ * outputs' hashes. */
+uint64_t srch_leaf_hash(const ir_tensor *t);
+uint64_t srch_out_hash(ir_opcode op, const ir_attrs *a, const uint64_t *in,
+                       int nin, int slot);
+uint64_t srch_outputs_hash(const uint64_t *out, int n);
+/* A graph's hash (*st set on out of memory). */
+uint64_t srch_graph_shash(const ir_graph *g, ir_diag *d, ir_status *st);
+
+/* What probing rewrites of one graph needs: its tensors' hashes, its
+ * weight-only nodes, its node costs (costed on first use), and scratch. */
+typedef struct srch_gsum {
+  const ir_graph *g;
+  srch_cost_fn f;
+  void *u;
+  uint64_t hash; /* the graph's */
+  uint64_t *th;  /* ntensors */
+  uint8_t *wo;   /* nnodes: weight-only */
+  double *nc;    /* nnodes: node cost, NAN until needed */
+  uint64_t *nh;  /* scratch: a result's hashes of g's tensors */
+  uint8_t *cwo;  /* scratch: a result's weight-only items */
+} srch_gsum;
+
+ir_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
+                          void *u, ir_diag *d);
+void srch_gsum_free(srch_gsum *s);
+/* Cost of g's node i (sets *estimated when it is costed and estimated). */
+double srch_gsum_node_cost(srch_gsum *s, int i, int *estimated);
+
+/* What srch_rewrite would make of a match, without making it: the result's
+ * hash, and its cost as the sum of its nodes' costs (the cost of a node
+ * depending on the node and its tensors' shapes only; exact up to the
+ * order of summation). IR_OK, or the error srch_rewrite would fail with. */
+typedef struct srch_probe {
+  uint64_t hash;
+  double cost;
+  int estimated;
+} srch_probe;
+
+ir_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
+                             const ir_graph *repl, const srch_match *m,
+                             srch_probe *out, ir_diag *d);
+
 /* srch_search with an absolute deadline (0: none), no time accounting. */
 ir_graph *srch_search_until(const ir_graph *g, const srch_rules *rules,
                             const srch_options *o, double deadline,
