@@ -1,11 +1,14 @@
 /* test_search_merge.c: the sibling-merging pass (srch_merge_siblings), the
- * signature prefilter of the matcher, and rewrites whose replacement has no
- * operator; every merged graph is checked against the original on the CPU
- * executor. */
+ * signature prefilter of the matcher, rewrites whose replacement has no
+ * operator, and rewrite probes (hash and cost predicted without building)
+ * against built rewrites; every merged graph is checked against the
+ * original on the CPU executor. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "search/search.h"
+#include "search/srch_int.h"
 
 static ir_graph *parse(const char *text) {
   ir_diag d;
@@ -218,4 +221,81 @@ Test(match, signatures_equal_for_pairable_nodes) {
   srch_matches_free(&ms);
   ir_graph_free(g);
   ir_graph_free(pat);
+}
+
+/* ---- probes agree with built rewrites
+ * ------------------------------------------------------- */
+
+/* For every match of every direction of the default rules on g: the probe
+ * fails exactly when the rewrite does, and otherwise predicts the built
+ * graph's hash and cost. Returns the number of rewrites compared. */
+static int compare_probes(const ir_graph *g, const srch_rules *r) {
+  srch_gsum gs;
+  srch_index ix;
+  ir_diag d;
+  cr_assert_eq(srch_gsum_build(&gs, g, srch_roofline_cost, NULL, &d), IR_OK);
+  cr_assert_eq(srch_index_build(g, &ix, &d), IR_OK);
+  int n = 0;
+  for (int k = 0; k < r->ndirs; k++) {
+    const srch_dir *dr = &r->dirs[k];
+    srch_matches ms = {0};
+    cr_assert_eq(srch_match_cpat(&dr->cp, g, &ix, &ms, &d), IR_OK);
+    for (int i = 0; i < ms.n; i++) {
+      srch_probe p;
+      ir_status st =
+          srch_rewrite_probe(&gs, dr->pat, dr->repl, &ms.m[i], &p, &d);
+      ir_graph *h = srch_rewrite(g, dr->pat, dr->repl, &ms.m[i], &d);
+      cr_assert_eq(st == IR_OK, h != NULL, "rule %d", dr->rule);
+      if (!h)
+        continue;
+      ir_status hs;
+      cr_assert_eq(p.hash, srch_graph_shash(h, &d, &hs));
+      double c = srch_graph_cost(h, srch_roofline_cost, NULL, NULL);
+      cr_assert_float_eq(p.cost, c, 1e-9 * c);
+      ir_graph_free(h);
+      n++;
+    }
+    srch_matches_free(&ms);
+  }
+  srch_index_free(&ix);
+  srch_gsum_free(&gs);
+  return n;
+}
+
+/* The passes' result for a zoo model, probed against built rewrites. */
+static int probe_model(const char *name, const srch_rules *r) {
+  char path[512];
+  ir_diag d;
+  snprintf(path, sizeof path, SUPEROPT_SOURCE_DIR "/models/%s.graph", name);
+  ir_graph *g = ir_parse_file(path, &d);
+  cr_assert(g, "%s", d.msg);
+  int n = 0;
+  ir_graph *b = srch_fold_batchnorm(g, &n, &d);
+  ir_graph *f = b ? srch_fuse_activations(b, &n, &d) : NULL;
+  ir_graph *m =
+      f ? srch_merge_siblings(f, srch_roofline_cost, NULL, &n, &d) : NULL;
+  cr_assert(m, "%s", d.msg);
+  n = compare_probes(m, r);
+  ir_graph_free(m);
+  ir_graph_free(f);
+  ir_graph_free(b);
+  ir_graph_free(g);
+  return n;
+}
+
+Test(probe, agrees_with_rewrites, .timeout = 300) {
+  ir_ruleset rs;
+  ir_diag d;
+  cr_assert_eq(
+      ir_rules_read_file(SUPEROPT_SOURCE_DIR "/rules/default.rules", &rs, &d),
+      IR_OK, "%s", d.msg);
+  srch_rules *r = srch_rules_compile(&rs, SRCH_BOTH, 0, &d);
+  cr_assert(r, "%s", d.msg);
+  /* squeezenet: concat_split removals (no replacement operator); nasnet:
+   * reassociated adds, concats, enlarged kernels, weight-only results */
+  int ns = probe_model("tv_squeezenet", r), nn = probe_model("nasnet_a", r);
+  cr_assert_geq(ns, 8);
+  cr_assert_gt(nn, 100);
+  srch_rules_free(r);
+  ir_ruleset_free(&rs);
 }
