@@ -9,6 +9,7 @@
 
 #include "search/search.h"
 #include "search/srch_int.h"
+#include "verify/vf.h"
 
 static ir_graph *parse(const char *text) {
   ir_diag d;
@@ -128,6 +129,50 @@ Test(merge, left_alone) {
   cr_assert_eq(n, 0);
   cr_assert_eq(ir_graph_hash(h), ir_graph_hash(g), "unchanged, same order");
   ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* The pass's result, as a rule from g, proven by the Z3 verifier from its
+ * axioms (conv_bias_concat_w and the split/concat ones). */
+static ir_rule_status prove(const ir_graph *g, const ir_graph *h,
+                            vf_result *res) {
+  ir_rule r = {.id = "merge", .src = (ir_graph *)g, .dst = (ir_graph *)h};
+  ir_diag d;
+  vf_ctx *c = vf_new(NULL);
+  cr_assert(c);
+  cr_assert_eq(vf_prove(c, &r, res, &d), IR_OK, "%s", d.msg);
+  vf_free(c);
+  return res->status;
+}
+
+Test(merge, proven_by_the_verifier) {
+  /* pad=same, stride 2, relu: the encodable form of biased convolutions */
+  ir_graph *g = parse("input x: [1,4,7,7]\n"
+                      "weight a: [3,4,3,3]\nweight ab: [3]\n"
+                      "weight b: [5,4,3,3]\nweight bb: [5]\n"
+                      "ya = conv2d(x, a, ab) stride=[2,2] pad=same act=relu\n"
+                      "yb = conv2d(x, b, bb) stride=[2,2] pad=same act=relu\n"
+                      "output ya, yb\n");
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 1);
+  vf_result res;
+  cr_assert_eq(prove(g, h, &res), IR_RULE_PROVEN, "%s", res.reason);
+  int used = 0;
+  for (int i = 0; i < res.ncore; i++)
+    used |= !strcmp(res.core[i], "conv_bias_concat_w");
+  cr_assert(used, "the proof rests on the conv bias axiom");
+  ir_graph_free(h);
+  /* and a wrong merge (the biases swapped) is not proven */
+  ir_graph *w = parse("input x: [1,4,7,7]\n"
+                      "weight a: [3,4,3,3]\nweight ab: [3]\n"
+                      "weight b: [5,4,3,3]\nweight bb: [5]\n"
+                      "cw = concat(a, b) axis=0\ncb = concat(bb, ab) axis=0\n"
+                      "y = conv2d(x, cw, cb) stride=[2,2] pad=same act=relu\n"
+                      "ya, yb = split(y) axis=1 sizes=[3,5]\n"
+                      "output ya, yb\n");
+  cr_assert_neq(prove(g, w, &res), IR_RULE_PROVEN);
+  ir_graph_free(w);
   ir_graph_free(g);
 }
 
