@@ -24,6 +24,7 @@ void srch_index_free(srch_index *ix) {
   free(ix->op_start);
   free(ix->op_node);
   free(ix->sig);
+  free(ix->by_sig);
   free(ix->busy);
   memset(ix, 0, sizeof *ix);
 }
@@ -54,6 +55,46 @@ static void index_ops(const ir_graph *g, srch_index *ix) {
     ix->op_node[pos[g->nodes[i].op]++] = i;
 }
 
+/* by_sig: the nodes sorted by (signature, index). */
+typedef struct sig_idx {
+  uint64_t sig;
+  int32_t i;
+} sig_idx;
+
+static int cmp_sig(const void *a, const void *b) {
+  const sig_idx *x = a, *y = b;
+  return x->sig < y->sig   ? -1
+         : x->sig > y->sig ? 1
+                           : (x->i > y->i) - (x->i < y->i);
+}
+
+static ir_status index_sigs(int n, srch_index *ix) {
+  sig_idx small[64], *v = n <= 64 ? small : malloc(sizeof *v * (size_t)n);
+  if (!v)
+    return IR_ERR_NOMEM;
+  for (int i = 0; i < n; i++)
+    v[i] = (sig_idx){ix->sig[i], i};
+  qsort(v, (size_t)n, sizeof *v, cmp_sig);
+  for (int i = 0; i < n; i++)
+    ix->by_sig[i] = v[i].i;
+  if (v != small)
+    free(v);
+  return IR_OK;
+}
+
+/* First position in by_sig with signature >= s. */
+static int sig_lower(const srch_index *ix, int n, uint64_t s) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (ix->sig[ix->by_sig[mid]] < s)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
   int64_t nuses = 0;
   for (int i = 0; i < g->nnodes; i++)
@@ -65,9 +106,10 @@ ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
   ix->op_start = calloc(IR_NOPS + 1, sizeof(int32_t));
   ix->op_node = malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
   ix->sig = malloc(sizeof(uint64_t) * (size_t)(g->nnodes + 1));
+  ix->by_sig = malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
   ix->busy = calloc((size_t)g->nnodes + 1, 1);
   if (!ix->use_start || !ix->use_node || !ix->is_output || !ix->op_start ||
-      !ix->op_node || !ix->sig || !ix->busy) {
+      !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy) {
     srch_index_free(ix);
     return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   }
@@ -76,6 +118,10 @@ ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
   for (int i = 0; i < g->nnodes; i++) {
     ix->sig[i] = srch_node_sig(g, &g->nodes[i]);
     srch_sig_bits(ix->sig[i], ix->sigset);
+  }
+  if (index_sigs(g->nnodes, ix)) {
+    srch_index_free(ix);
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   }
   for (int i = 0; i < g->noutputs; i++)
     ix->is_output[g->outputs[i]] = 1;
@@ -245,8 +291,11 @@ static void match_from(mstate *s, int k) {
         try_node(s, k, k, ix->use_node[u]);
     return;
   }
-  for (int u = s->ix->op_start[pn->op]; u < s->ix->op_start[pn->op + 1]; u++)
-    try_node(s, k, k, s->ix->op_node[u]);
+  /* the nodes with this node's signature, in graph order */
+  int n = s->g->nnodes;
+  for (int u = sig_lower(s->ix, n, s->cp->sig[k]);
+       u < n && s->ix->sig[s->ix->by_sig[u]] == s->cp->sig[k]; u++)
+    try_node(s, k, k, s->ix->by_sig[u]);
 }
 
 ir_status srch_pattern_ok(const ir_graph *pat, ir_diag *d) {

@@ -60,6 +60,8 @@ static int usable(const ir_graph *pat, const ir_graph *repl) {
   return 1;
 }
 
+static int anchors_build(srch_rules *r);
+
 srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
                                int allow_unproven, ir_diag *d) {
   for (int i = 0; !allow_unproven && i < rs->n; i++)
@@ -91,13 +93,82 @@ srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
         srch_cpat_init(&dr->cp, pat, NULL); /* usable() checked its size */
       }
     }
+  if (anchors_build(r)) {
+    srch_rules_free(r);
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
   return r;
 }
 
 void srch_rules_free(srch_rules *r) {
-  if (r)
+  if (r) {
     free(r->dirs);
+    free(r->an.key);
+    free(r->an.start);
+    free(r->an.count);
+    free(r->an.dir);
+  }
   free(r);
+}
+
+/* The slot of signature s in the anchor table (its own or the empty one
+ * where it would go). */
+static int anchor_slot(const srch_anchors *an, uint64_t s) {
+  if (!s)
+    s = 1;
+  int j = (int)(s & (uint64_t)(an->cap - 1));
+  while (an->key[j] && an->key[j] != s)
+    j = (j + 1) & (an->cap - 1);
+  return j;
+}
+
+/* Groups the directions by their anchor signature (counting, then
+ * placing, so that each group keeps increasing order). */
+static int anchors_build(srch_rules *r) {
+  srch_anchors *an = &r->an;
+  an->cap = 64;
+  while (an->cap < 2 * r->ndirs + 2)
+    an->cap *= 2;
+  an->key = calloc((size_t)an->cap, sizeof *an->key);
+  an->start = calloc((size_t)an->cap, sizeof *an->start);
+  an->count = calloc((size_t)an->cap, sizeof *an->count);
+  an->dir = malloc(sizeof *an->dir * ((size_t)r->ndirs + 1));
+  if (!an->key || !an->start || !an->count || !an->dir)
+    return -1;
+  for (int k = 0; k < r->ndirs; k++) {
+    const srch_cpat *cp = &r->dirs[k].cp;
+    uint64_t s = cp->sig[cp->g->nnodes - 1];
+    int j = anchor_slot(an, s);
+    an->key[j] = s ? s : 1;
+    an->count[j]++;
+  }
+  for (int j = 0, at = 0; j < an->cap; j++) {
+    an->start[j] = at;
+    at += an->count[j];
+    an->count[j] = 0;
+  }
+  for (int k = 0; k < r->ndirs; k++) {
+    const srch_cpat *cp = &r->dirs[k].cp;
+    int j = anchor_slot(an, cp->sig[cp->g->nnodes - 1]);
+    an->dir[an->start[j] + an->count[j]++] = k;
+  }
+  return 0;
+}
+
+void srch_anchors_mark(const srch_rules *r, const srch_index *ix, int nnodes,
+                       uint64_t *mask) {
+  const srch_anchors *an = &r->an;
+  for (int u = 0; u < nnodes; u++) {
+    int i = ix->by_sig[u];
+    if (u > 0 && ix->sig[i] == ix->sig[ix->by_sig[u - 1]])
+      continue; /* one look-up per distinct signature */
+    int j = anchor_slot(an, ix->sig[i]);
+    for (int c = 0; an->key[j] && c < an->count[j]; c++) {
+      int k = an->dir[an->start[j] + c];
+      mask[k / 64] |= (uint64_t)1 << (k % 64);
+    }
+  }
 }
 
 int srch_rules_count(const srch_rules *r) { return r->ndirs; }
@@ -323,11 +394,19 @@ static ir_status expand(sstate *s, const cand *c, ir_diag *d) {
   ir_status st = srch_index_build(c->g, &ix, d);
   if (st)
     return st;
-  st = srch_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d);
-  uint64_t ops = ix_ops(&ix);
-  for (int k = 0; !st && k < s->rules->ndirs; k++)
-    st = expand_dir(s, c, &ix, &gs, ops, k, d);
-  srch_gsum_free(&gs);
+  int nw = (s->rules->ndirs + 63) / 64;
+  uint64_t *mask = calloc((size_t)nw + 1, sizeof *mask);
+  st = mask ? srch_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
+            : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st) { /* the directions whose anchor is in the graph, in order */
+    uint64_t ops = ix_ops(&ix);
+    srch_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
+    for (int w = 0; !st && w < nw; w++)
+      for (uint64_t m = mask[w]; !st && m; m &= m - 1)
+        st = expand_dir(s, c, &ix, &gs, ops, 64 * w + __builtin_ctzll(m), d);
+    srch_gsum_free(&gs);
+  }
+  free(mask);
   srch_index_free(&ix);
   return st;
 }

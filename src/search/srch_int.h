@@ -16,6 +16,7 @@ typedef struct srch_index {
   int32_t *op_start;  /* IR_NOPS + 1 */
   int32_t *op_node;   /* nodes grouped by opcode, in graph order */
   uint64_t *sig;      /* nnodes: srch_node_sig of each node */
+  int32_t *by_sig;    /* nnodes: nodes sorted by (signature, index) */
   uint64_t sigset[SRCH_SIG_WORDS]; /* the signatures present (Bloom) */
   uint8_t *busy; /* nnodes: matcher scratch, all zero between matches */
 } srch_index;
@@ -68,11 +69,28 @@ typedef struct srch_dir {
   srch_cpat cp; /* pat prepared */
 } srch_dir;
 
+/* Directions by the signature of their anchor (the pattern node the
+ * matcher places first, the last one): an open-addressing table of
+ * signatures, each with its directions in increasing order. */
+typedef struct srch_anchors {
+  uint64_t *key;  /* cap slots; 0 = empty (a signature 0 is stored as 1) */
+  int32_t *start; /* cap slots: first of its directions in dir[] */
+  int32_t *count; /* cap slots */
+  int32_t *dir;   /* ndirs direction indices grouped by anchor */
+  int cap;
+} srch_anchors;
+
 struct srch_rules {
   const ir_ruleset *rs;
   srch_dir *dirs;
   int ndirs;
+  srch_anchors an;
 };
+
+/* Sets bit k of mask (ndirs bits) for every direction k whose anchor
+ * signature is that of some node of the indexed graph. */
+void srch_anchors_mark(const srch_rules *r, const srch_index *ix, int nnodes,
+                       uint64_t *mask);
 
 /* Node parameters with the shape-dependent ones cleared, for comparison. */
 void srch_attrs_generic(ir_opcode op, ir_attrs *a);
