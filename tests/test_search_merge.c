@@ -193,6 +193,27 @@ Test(merge, only_when_cheaper) {
   ir_graph_free(g);
 }
 
+Test(cse, duplicates_dropped_outputs_kept) {
+  ir_graph *g = parse("input x: [1,4,5,5]\nweight w: [4,4,1,1]\n"
+                      "r1 = relu(x)\nr2 = relu(x)\nr3 = relu(x)\n"
+                      "c1 = conv2d(r1, w)\nc2 = conv2d(r2, w)\n"
+                      "s = ewadd(c1, c2)\ns2 = ewadd(c2, c1)\n"
+                      "output s, s2, r3\n");
+  int n = -1;
+  ir_diag d;
+  ir_graph *h = srch_cse(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(n, 2, "r2 and then c2 (its input now r1)");
+  cr_assert_eq(count_op(h, IR_OP_RELU), 2, "r3 is an output: kept");
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 2, "both outputs: kept");
+  cr_assert_geq(ir_find_tensor(h, "r3"), 0);
+  cr_assert_leq(check_err(g, h), 1e-6);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* ---- the optimizer with the pass
  * ------------------------------------------------------------ */
 
