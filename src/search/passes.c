@@ -1,5 +1,5 @@
-/* passes.c: the built-in passes run before and after the search: batchnorm
- * folding, activation fusion and dead code removal.
+/* passes.c: the built-in passes run before and after the search: common
+ * subexpressions, batchnorm folding, activation fusion and dead code removal.
  *
  * Batchnorm folding is written in the IR itself, since most weights have no
  * values: for conv y = w*x + b followed by batchnorm(scale, bias, mean, var),

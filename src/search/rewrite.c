@@ -8,6 +8,9 @@
  * shapes. The new graph is then the kept nodes plus the replacement, put in
  * topological order by a depth-first walk from the outputs: unreachable
  * nodes drop out, and meeting a node twice on the walk's path is a cycle.
+ * A probe (srch_rewrite_probe) does the same up to the ordering, then
+ * computes the result's Merkle hash and cost from the parent's instead of
+ * building it.
  */
 #include <stdlib.h>
 #include <string.h>

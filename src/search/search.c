@@ -7,7 +7,10 @@
  * search walk through slightly worse graphs to reach better ones. Ties break
  * by creation order, so the search is deterministic (unless the time limit
  * stops it). Every queued graph remembers its parent and the rule that made
- * it, so the rules used by the best graph can be counted.
+ * it, so the rules used by the best graph can be counted. Rule directions
+ * are grouped by their anchor's signature, so an expansion tries only those
+ * whose anchor occurs in the graph; each match is probed (hash and cost,
+ * rewrite.c) and built only when it is new and could be queued or best.
  */
 #include <stdlib.h>
 #include <string.h>
