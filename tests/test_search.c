@@ -313,6 +313,7 @@ Test(search, finds_merged_convs) {
                       "yb = conv2d(x, b)\ns = ewadd(ya, ya)\noutput s, yb\n");
   srch_options o;
   srch_options_default(&o);
+  o.merge = 0; /* the search, not the sibling-merging pass, merges */
   srch_stats st;
   ir_diag d;
   ir_graph *h = srch_optimize(g, rules, &o, &st, &d);

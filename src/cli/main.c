@@ -166,8 +166,10 @@ static const cli_command commands[] = {
      "[-o OUT.graph|OUT.onnx]\n"
      "       [--alpha A] [--budget B] [--max-depth D] [--time-limit S]\n"
      "       [--device D] [--no-check] [--allow-unproven] [--region-size N]\n"
+     "       [--no-merge]\n"
      "\n"
-     "Folds batchnorms into convolutions, fuses activations, then runs a\n"
+     "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
+     "convolutions/matmuls where cheaper, then runs a\n"
      "cost-based backtracking search (TASO) with the rules, region by\n"
      "region, and checks the result against the original on the CPU\n"
      "executor (max relative error 1e-4) before writing it atomically.\n"
@@ -185,6 +187,7 @@ static const cli_command commands[] = {
      "                     h100-tf32, h200-tf32, cpu (docs/costdb.md)\n"
      "  --db PATH          the cost database (default as in 'costdb')\n"
      "  --region-size N    operators per search region (48)\n"
+     "  --no-merge         do not merge sibling convolutions/matmuls\n"
      "  --no-check         skip the end-to-end check\n",
      cli_optimize},
     {"experiment", "run an experiment grid (search) and plot it",

@@ -7,8 +7,10 @@
  * first node of each connected part scans every node of its operator.
  * Bindings are undone on the way back, so the search keeps one state.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "srch_int.h"
 
@@ -21,6 +23,9 @@ void srch_index_free(srch_index *ix) {
   free(ix->is_output);
   free(ix->op_start);
   free(ix->op_node);
+  free(ix->sig);
+  free(ix->by_sig);
+  free(ix->busy);
   memset(ix, 0, sizeof *ix);
 }
 
@@ -50,6 +55,46 @@ static void index_ops(const ir_graph *g, srch_index *ix) {
     ix->op_node[pos[g->nodes[i].op]++] = i;
 }
 
+/* by_sig: the nodes sorted by (signature, index). */
+typedef struct sig_idx {
+  uint64_t sig;
+  int32_t i;
+} sig_idx;
+
+static int cmp_sig(const void *a, const void *b) {
+  const sig_idx *x = a, *y = b;
+  return x->sig < y->sig   ? -1
+         : x->sig > y->sig ? 1
+                           : (x->i > y->i) - (x->i < y->i);
+}
+
+static ir_status index_sigs(int n, srch_index *ix) {
+  sig_idx small[64], *v = n <= 64 ? small : malloc(sizeof *v * (size_t)n);
+  if (!v)
+    return IR_ERR_NOMEM;
+  for (int i = 0; i < n; i++)
+    v[i] = (sig_idx){ix->sig[i], i};
+  qsort(v, (size_t)n, sizeof *v, cmp_sig);
+  for (int i = 0; i < n; i++)
+    ix->by_sig[i] = v[i].i;
+  if (v != small)
+    free(v);
+  return IR_OK;
+}
+
+/* First position in by_sig with signature >= s. */
+static int sig_lower(const srch_index *ix, int n, uint64_t s) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (ix->sig[ix->by_sig[mid]] < s)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
   int64_t nuses = 0;
   for (int i = 0; i < g->nnodes; i++)
@@ -60,13 +105,24 @@ ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
   ix->is_output = calloc((size_t)g->ntensors + 1, 1);
   ix->op_start = calloc(IR_NOPS + 1, sizeof(int32_t));
   ix->op_node = malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
+  ix->sig = malloc(sizeof(uint64_t) * (size_t)(g->nnodes + 1));
+  ix->by_sig = malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
+  ix->busy = calloc((size_t)g->nnodes + 1, 1);
   if (!ix->use_start || !ix->use_node || !ix->is_output || !ix->op_start ||
-      !ix->op_node) {
+      !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy) {
     srch_index_free(ix);
     return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
   }
   index_uses(g, ix);
   index_ops(g, ix);
+  for (int i = 0; i < g->nnodes; i++) {
+    ix->sig[i] = srch_node_sig(g, &g->nodes[i]);
+    srch_sig_bits(ix->sig[i], ix->sigset);
+  }
+  if (index_sigs(g->nnodes, ix)) {
+    srch_index_free(ix);
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  }
   for (int i = 0; i < g->noutputs; i++)
     ix->is_output[g->outputs[i]] = 1;
   return IR_OK;
@@ -86,6 +142,35 @@ void srch_attrs_generic(ir_opcode op, ir_attrs *a) {
   }
 }
 
+/* What a node signature hashes (zeroed first: no stray bytes). */
+typedef struct sig_key {
+  ir_attrs a;
+  int32_t op, nin, nout;
+  uint8_t rank[IR_MAX_IN + IR_MAX_LIST];
+} sig_key;
+
+uint64_t srch_node_sig(const ir_graph *g, const ir_node *n) {
+  sig_key k;
+  memset(&k, 0, sizeof k);
+  k.a = n->a;
+  srch_attrs_generic(n->op, &k.a);
+  k.op = n->op;
+  k.nin = n->nin;
+  k.nout = n->nout;
+  for (int i = 0; i < n->nin; i++)
+    k.rank[i] = (uint8_t)g->tensors[n->in[i]].shape.rank;
+  for (int o = 0; o < n->nout; o++)
+    k.rank[n->nin + o] = (uint8_t)g->tensors[n->out[o]].shape.rank;
+  return XXH3_64bits(&k, offsetof(sig_key, rank) + (size_t)(n->nin + n->nout));
+}
+
+void srch_sig_bits(uint64_t s, uint64_t set[SRCH_SIG_WORDS]) {
+  for (int h = 0; h < 2; h++) { /* two bits of 256 per signature */
+    unsigned b = (unsigned)(s >> (16 * h)) & (64 * SRCH_SIG_WORDS - 1);
+    set[b / 64] |= (uint64_t)1 << (b % 64);
+  }
+}
+
 static int same_params(const ir_node *p, const ir_node *n) {
   ir_attrs a = p->a, b = n->a;
   srch_attrs_generic(p->op, &a);
@@ -97,13 +182,12 @@ static int same_params(const ir_node *p, const ir_node *n) {
  * ---------------------------------------------------------------- */
 
 typedef struct mstate {
+  const srch_cpat *cp;
   const ir_graph *pat, *g;
   const srch_index *ix;
   srch_matches *ms;
   srch_match cur;
-  uint8_t *used; /* g->nnodes: node already bound */
-  int pat_uses[SRCH_MAX_PTENSORS];
-  uint8_t pat_out[SRCH_MAX_PTENSORS];
+  uint8_t *used; /* g->nnodes: node already bound (the index's scratch) */
   ir_status st;
 } mstate;
 
@@ -145,10 +229,10 @@ static int match_valid(const mstate *s) {
         return 0; /* an input of the pattern computed by the match */
       continue;
     }
-    if (s->pat_out[p])
+    if (s->cp->out[p])
       continue;
     int uses = s->ix->use_start[t + 1] - s->ix->use_start[t];
-    if (s->ix->is_output[t] || uses != s->pat_uses[p])
+    if (s->ix->is_output[t] || uses != s->cp->uses[p])
       return 0;
   }
   return 1;
@@ -159,8 +243,8 @@ static void match_from(mstate *s, int k);
 /* Tries pattern node p on graph node i, then the rest. */
 static void try_node(mstate *s, int k, int p, int i) {
   const ir_node *pn = &s->pat->nodes[p], *gn = &s->g->nodes[i];
-  if (s->used[i] || pn->op != gn->op || pn->nin != gn->nin ||
-      pn->nout != gn->nout || !same_params(pn, gn))
+  if (s->used[i] || s->cp->sig[p] != s->ix->sig[i] || pn->op != gn->op ||
+      pn->nin != gn->nin || pn->nout != gn->nout || !same_params(pn, gn))
     return;
   int undo[2 * IR_MAX_IN + 2 * IR_MAX_LIST], nundo = 0, ok = 1;
   for (int o = 0; ok && o < pn->nout; o++)
@@ -207,8 +291,11 @@ static void match_from(mstate *s, int k) {
         try_node(s, k, k, ix->use_node[u]);
     return;
   }
-  for (int u = s->ix->op_start[pn->op]; u < s->ix->op_start[pn->op + 1]; u++)
-    try_node(s, k, k, s->ix->op_node[u]);
+  /* the nodes with this node's signature, in graph order */
+  int n = s->g->nnodes;
+  for (int u = sig_lower(s->ix, n, s->cp->sig[k]);
+       u < n && s->ix->sig[s->ix->by_sig[u]] == s->cp->sig[k]; u++)
+    try_node(s, k, k, s->ix->by_sig[u]);
 }
 
 ir_status srch_pattern_ok(const ir_graph *pat, ir_diag *d) {
@@ -222,28 +309,60 @@ ir_status srch_pattern_ok(const ir_graph *pat, ir_diag *d) {
   return IR_OK;
 }
 
-ir_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
-                             const srch_index *ix, srch_matches *ms,
-                             ir_diag *d) {
+ir_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, ir_diag *d) {
   ir_status st = srch_pattern_ok(pat, d);
   if (st)
     return st;
-  mstate s = {.pat = pat, .g = g, .ix = ix, .ms = ms};
+  memset(cp, 0, sizeof *cp);
+  cp->g = pat;
+  int count[IR_NOPS] = {0};
+  for (int i = 0; i < pat->nnodes; i++) {
+    const ir_node *n = &pat->nodes[i];
+    cp->sig[i] = srch_node_sig(pat, n);
+    srch_sig_bits(cp->sig[i], cp->sigset);
+    cp->ops |= (uint64_t)1 << n->op;
+    if (count[n->op]++ == 0)
+      cp->need_op[cp->nneed++] = (uint8_t)n->op;
+    for (int j = 0; j < n->nin; j++)
+      cp->uses[n->in[j]]++;
+  }
+  for (int k = 0; k < cp->nneed; k++)
+    cp->need_count[k] = (uint8_t)count[cp->need_op[k]];
+  for (int i = 0; i < pat->noutputs; i++)
+    cp->out[pat->outputs[i]] = 1;
+  return IR_OK;
+}
+
+int srch_cpat_may_match(const srch_cpat *cp, const srch_index *ix) {
+  for (int w = 0; w < SRCH_SIG_WORDS; w++)
+    if (cp->sigset[w] & ~ix->sigset[w])
+      return 0;
+  for (int k = 0; k < cp->nneed; k++) {
+    int o = cp->need_op[k];
+    if (cp->need_count[k] > ix->op_start[o + 1] - ix->op_start[o])
+      return 0;
+  }
+  return 1;
+}
+
+ir_status srch_match_cpat(const srch_cpat *cp, const ir_graph *g,
+                          const srch_index *ix, srch_matches *ms, ir_diag *d) {
+  mstate s = {
+      .cp = cp, .pat = cp->g, .g = g, .ix = ix, .ms = ms, .used = ix->busy};
   memset(s.cur.node, -1, sizeof s.cur.node);
   memset(s.cur.tensor, -1, sizeof s.cur.tensor);
-  for (int i = 0; i < pat->nnodes; i++)
-    for (int j = 0; j < pat->nodes[i].nin; j++)
-      s.pat_uses[pat->nodes[i].in[j]]++;
-  for (int i = 0; i < pat->noutputs; i++)
-    s.pat_out[pat->outputs[i]] = 1;
-  s.used = calloc((size_t)g->nnodes + 1, 1);
-  if (!s.used)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  match_from(&s, pat->nnodes - 1);
-  free(s.used);
+  match_from(&s, cp->g->nnodes - 1);
   if (s.st)
     return ir_diag_set(d, s.st, 0, 0, "out of memory");
   return IR_OK;
+}
+
+ir_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
+                             const srch_index *ix, srch_matches *ms,
+                             ir_diag *d) {
+  srch_cpat cp;
+  ir_status st = srch_cpat_init(&cp, pat, d);
+  return st ? st : srch_match_cpat(&cp, g, ix, ms, d);
 }
 
 ir_status srch_match_graph(const ir_graph *pat, const ir_graph *g,

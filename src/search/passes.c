@@ -1,5 +1,5 @@
-/* passes.c: the built-in passes run before and after the search: batchnorm
- * folding, activation fusion and dead code removal.
+/* passes.c: the built-in passes run before and after the search: common
+ * subexpressions, batchnorm folding, activation fusion and dead code removal.
  *
  * Batchnorm folding is written in the IR itself, since most weights have no
  * values: for conv y = w*x + b followed by batchnorm(scale, bias, mean, var),
@@ -254,4 +254,98 @@ out:
   free(live);
   free(keep);
   return h;
+}
+
+/* ---- common subexpressions
+ * ----------------------------------------------------------- */
+
+/* A node as CSE compares it: operator, parameters, inputs (h's tensors). */
+typedef struct cse_node {
+  ir_opcode op;
+  int nin, nout;
+  const int32_t *in;
+  const ir_attrs *a;
+} cse_node;
+
+static uint64_t cse_key(const cse_node *n) {
+  uint64_t in[IR_MAX_IN];
+  for (int k = 0; k < n->nin; k++)
+    in[k] = (uint64_t)n->in[k];
+  return srch_out_hash(n->op, n->a, in, n->nin, n->nout);
+}
+
+static int cse_same(const ir_node *a, const cse_node *b) {
+  return a->op == b->op && a->nin == b->nin && a->nout == b->nout &&
+         !memcmp(a->in, b->in, sizeof(int32_t) * (size_t)a->nin) &&
+         !memcmp(&a->a, b->a, sizeof a->a);
+}
+
+/* The node of h equal to n, or -1; *slot: where n's index goes if added. */
+static int cse_find(const ir_graph *h, const int32_t *tab, int cap,
+                    const cse_node *n, int *slot) {
+  for (int s = (int)(cse_key(n) & (uint64_t)(cap - 1));;
+       s = (s + 1) & (cap - 1)) {
+    if (tab[s] < 0) {
+      *slot = s;
+      return -1;
+    }
+    if (cse_same(&h->nodes[tab[s]], n))
+      return tab[s];
+  }
+}
+
+/* Copies node i unless an equal node is in h already (then maps its
+ * outputs to that node's). Nodes computing graph outputs are kept, so the
+ * outputs keep their names. */
+static ir_status cse_node_copy(srch_builder *b, int i, int32_t *tab, int cap,
+                               const uint8_t *out, int *count) {
+  const ir_node *n = &b->g->nodes[i];
+  int32_t in[IR_MAX_IN];
+  int keep = 0, slot = -1;
+  for (int k = 0; k < n->nin; k++)
+    in[k] = b->map[n->in[k]];
+  for (int o = 0; o < n->nout; o++)
+    keep |= out[n->out[o]];
+  cse_node c = {n->op, n->nin, n->nout, in, &n->a};
+  int j = cse_find(b->h, tab, cap, &c, &slot);
+  if (j >= 0 && !keep) {
+    for (int o = 0; o < n->nout; o++)
+      b->map[n->out[o]] = b->h->nodes[j].out[o];
+    ++*count;
+    return IR_OK;
+  }
+  ir_status st = srch_build_copy(b, i, NULL);
+  if (!st && j < 0)
+    tab[slot] = b->h->nnodes - 1;
+  return st;
+}
+
+ir_graph *srch_cse(const ir_graph *g, int *count, ir_diag *d) {
+  srch_builder b;
+  int cap = 64;
+  while (cap < 2 * g->nnodes + 2)
+    cap *= 2;
+  int32_t *tab = malloc(sizeof(int32_t) * (size_t)cap);
+  uint8_t *out = calloc((size_t)g->ntensors + 1, 1);
+  *count = 0;
+  if (!tab || !out || srch_build_begin(&b, g, NULL, d)) {
+    free(tab);
+    free(out);
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  for (int s = 0; s < cap; s++)
+    tab[s] = -1;
+  for (int i = 0; i < g->noutputs; i++)
+    out[g->outputs[i]] = 1;
+  ir_status st = IR_OK;
+  for (int i = 0; !st && i < g->nnodes; i++)
+    st = cse_node_copy(&b, i, tab, cap, out, count);
+  free(tab);
+  free(out);
+  if (st) {
+    srch_build_abort(&b);
+    return NULL;
+  }
+  return srch_build_end(&b);
 }

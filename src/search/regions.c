@@ -306,8 +306,12 @@ ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
   }
   st->cost_before = srch_graph_cost(g, o->cost, o->cost_u, &st->estimated);
   ir_graph *cur = (ir_graph *)g;
-  int ok = step(&cur, g, srch_fold_batchnorm(cur, &st->bn_folded, d)) &&
+  int ok = step(&cur, g, srch_cse(cur, &st->cse, d)) &&
+           step(&cur, g, srch_fold_batchnorm(cur, &st->bn_folded, d)) &&
            step(&cur, g, srch_fuse_activations(cur, &st->acts_fused, d)) &&
+           (!o->merge || step(&cur, g,
+                              srch_merge_siblings(cur, o->cost, o->cost_u,
+                                                  &st->merged, d))) &&
            search_passes(&cur, g, rules, o, st, d);
   int more = 0;
   ok = ok && step(&cur, g, srch_fuse_activations(cur, &more, d)) &&

@@ -8,6 +8,9 @@
  * shapes. The new graph is then the kept nodes plus the replacement, put in
  * topological order by a depth-first walk from the outputs: unreachable
  * nodes drop out, and meeting a node twice on the walk's path is a cycle.
+ * A probe (srch_rewrite_probe) does the same up to the ordering, then
+ * computes the result's Merkle hash and cost from the parent's instead of
+ * building it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -343,28 +346,56 @@ static ir_graph *emit(rw *r, const walk *w, uint8_t *used) {
   return h;
 }
 
-ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
-                       const ir_graph *repl, const srch_match *m, ir_diag *d) {
-  if (srch_pattern_ok(pat, d) || srch_pattern_ok(repl, d) ||
+/* ---- preparing (typing, substitution, order) --------------------------------
+ */
+
+/* A rewrite's state with its arrays. */
+typedef struct rwall {
+  rw *r;
+  walk w;
+  uint8_t *used;
+} rwall;
+
+static void rw_release(rwall *a) {
+  if (a->r) {
+    free(a->r->subst);
+    free(a->r->matched);
+  }
+  free(a->r);
+  free(a->w.state);
+  free(a->w.stack);
+  free(a->used);
+}
+
+/* Types the replacement, substitutes and orders the result's items; IR_OK
+ * or the reason the rewrite fails. */
+static ir_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
+                            const ir_graph *repl, const srch_match *m,
+                            ir_diag *d) {
+  memset(a, 0, sizeof *a);
+  /* a replacement may have no operator (x op identity -> x) */
+  if (srch_pattern_ok(pat, d))
+    return d ? d->code : IR_ERR_PARAM;
+  if (repl->nnodes > SRCH_MAX_PNODES || repl->ntensors > SRCH_MAX_PTENSORS ||
       pat->noutputs != repl->noutputs)
-    return NULL;
-  rw *r = calloc(1, sizeof *r);
+    return ir_diag_set(d, IR_ERR_PARAM, 0, 0,
+                       "replacement too large or with %d outputs for %d",
+                       repl->noutputs, pat->noutputs);
   int items = g->nnodes + repl->nnodes;
-  walk w = {0};
-  if (r) {
-    r->subst = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
-    r->matched = calloc((size_t)g->nnodes + 1, 1);
-    w.state = calloc((size_t)items + 1, sizeof(int32_t));
-    w.stack = malloc(sizeof(int32_t) * 4 * ((size_t)items + 1));
+  a->r = calloc(1, sizeof *a->r);
+  if (a->r) {
+    a->r->subst = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+    a->r->matched = calloc((size_t)g->nnodes + 1, 1);
+    a->w.state = calloc((size_t)items + 1, sizeof(int32_t));
+    a->w.stack = malloc(sizeof(int32_t) * 4 * ((size_t)items + 1));
   }
-  uint8_t *used = calloc((size_t)g->ntensors + 1, 1);
-  ir_graph *h = NULL;
-  if (!r || !r->subst || !r->matched || !w.state || !w.stack || !used) {
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-    goto out;
-  }
-  w.next = w.stack + items + 1;
-  w.order = w.next + items + 1;
+  a->used = calloc((size_t)g->ntensors + 1, 1);
+  if (!a->r || !a->r->subst || !a->r->matched || !a->w.state || !a->w.stack ||
+      !a->used)
+    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  a->w.next = a->w.stack + items + 1;
+  a->w.order = a->w.next + items + 1;
+  rw *r = a->r;
   *r = (rw){.g = g,
             .pat = pat,
             .repl = repl,
@@ -375,16 +406,139 @@ ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
             .subst = r->subst,
             .matched = r->matched};
   dm_build(r);
-  if (!type_repl(r) && !substitute(r) && !order_items(r, &w))
-    h = emit(r, &w, used);
-out:
-  if (r) {
-    free(r->subst);
-    free(r->matched);
-  }
-  free(r);
-  free(w.state);
-  free(w.stack);
-  free(used);
+  ir_status st = type_repl(r);
+  if (!st)
+    st = substitute(r);
+  if (!st)
+    st = order_items(r, &a->w);
+  return st;
+}
+
+ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
+                       const ir_graph *repl, const srch_match *m, ir_diag *d) {
+  rwall a;
+  ir_graph *h = NULL;
+  if (!rw_prepare(&a, g, pat, repl, m, d))
+    h = emit(a.r, &a.w, a.used);
+  rw_release(&a);
   return h;
+}
+
+/* ---- probing
+ * -----------------------------------------------------------------
+ */
+
+typedef struct probe_acc {
+  srch_gsum *s;
+  const rw *r;
+  uint64_t rh[SRCH_MAX_PTENSORS];   /* hashes of repl's value tensors */
+  uint8_t *iwo;                     /* items: weight-only in the result */
+  int need[SRCH_MAX_PNODES], nneed; /* repl nodes to cost */
+} probe_acc;
+
+static uint64_t unified_hash(const probe_acc *p, int u) {
+  return u >= p->r->G ? p->rh[u - p->r->G] : p->s->nh[u];
+}
+
+static int unified_wo(const probe_acc *p, int u) {
+  const rw *r = p->r;
+  if (u >= r->G)
+    return p->iwo[r->N + r->repl->tensors[u - r->G].node];
+  const ir_tensor *t = &r->g->tensors[u];
+  return t->kind == IR_T_WEIGHT || (t->kind == IR_T_VALUE && p->iwo[t->node]);
+}
+
+/* Hashes item it of the result and adds its cost (repl nodes: later). */
+static void probe_item(probe_acc *p, int it, double *cost, int *est) {
+  const rw *r = p->r;
+  uint64_t in[IR_MAX_IN];
+  int n = item_nin(r, it), wo = 1, same = it < r->N;
+  for (int k = 0; k < n; k++) {
+    int u = item_in(r, it, k);
+    in[k] = unified_hash(p, u);
+    wo &= unified_wo(p, u);
+    if (same)
+      same = u < r->G && in[k] == p->s->th[r->g->nodes[it].in[k]];
+  }
+  p->iwo[it] = (uint8_t)wo;
+  if (it < r->N) {
+    const ir_node *nd = &r->g->nodes[it];
+    for (int o = 0; !same && o < nd->nout; o++)
+      p->s->nh[nd->out[o]] = srch_out_hash(nd->op, &nd->a, in, n, o);
+    if (!wo)
+      *cost += srch_gsum_node_cost(p->s, it, est);
+    return;
+  }
+  int j = it - r->N;
+  const ir_node *nd = &r->repl->nodes[j];
+  for (int o = 0; o < nd->nout; o++)
+    p->rh[nd->out[o]] = srch_out_hash(nd->op, &r->rattrs[j], in, n, o);
+  if (!wo)
+    p->need[p->nneed++] = j;
+}
+
+/* Costs the replacement nodes p->need on a graph of the replacement alone
+ * (typed on the bound shapes). */
+static ir_status probe_repl_cost(probe_acc *p, double *cost, int *est,
+                                 ir_diag *d) {
+  const rw *r = p->r;
+  const ir_graph *repl = r->repl;
+  ir_graph *h = ir_graph_new("probe");
+  int32_t map[SRCH_MAX_PTENSORS];
+  ir_status st = h ? IR_OK : IR_ERR_NOMEM;
+  for (int t = 0; !st && t < repl->ntensors; t++)
+    if (repl->tensors[t].kind != IR_T_VALUE &&
+        (map[t] = ir_add_tensor(h, repl->tensors[t].name, IR_T_INPUT,
+                                rshape_of(r, t), d)) < 0)
+      st = d ? d->code : IR_ERR_INTERNAL;
+  for (int j = 0; !st && j < repl->nnodes; j++) {
+    const ir_node *n = &repl->nodes[j];
+    int32_t in[IR_MAX_IN];
+    const char *np[IR_MAX_LIST];
+    for (int k = 0; k < n->nin; k++)
+      in[k] = map[n->in[k]];
+    for (int o = 0; o < n->nout; o++)
+      np[o] = repl->tensors[n->out[o]].name;
+    int k = ir_add_node(h, n->op, in, n->nin, &r->rattrs[j], np, d);
+    if (k < 0)
+      st = d ? d->code : IR_ERR_INTERNAL;
+    for (int o = 0; !st && o < n->nout; o++)
+      map[n->out[o]] = h->nodes[k].out[o];
+  }
+  for (int i = 0; !st && i < p->nneed; i++) {
+    int e = 0;
+    *cost += p->s->f(p->s->u, h, p->need[i], &e);
+    *est |= e;
+  }
+  ir_graph_free(h);
+  return st == IR_ERR_NOMEM ? ir_diag_set(d, st, 0, 0, "out of memory") : st;
+}
+
+ir_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
+                             const ir_graph *repl, const srch_match *m,
+                             srch_probe *out, ir_diag *d) {
+  rwall a;
+  const ir_graph *g = s->g;
+  ir_status st = rw_prepare(&a, g, pat, repl, m, d);
+  if (!st) {
+    probe_acc p = {.s = s, .r = a.r, .iwo = s->cwo};
+    double cost = 0;
+    int est = 0;
+    memcpy(s->nh, s->th, sizeof(uint64_t) * (size_t)g->ntensors);
+    for (int i = 0; i < a.w.norder; i++)
+      probe_item(&p, a.w.order[i], &cost, &est);
+    if (p.nneed)
+      st = probe_repl_cost(&p, &cost, &est, d);
+    uint64_t oh[256], *o = g->noutputs <= 256 ? oh : NULL;
+    if (!st && !o && !(o = malloc(sizeof(uint64_t) * (size_t)g->noutputs)))
+      st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    for (int i = 0; !st && i < g->noutputs; i++)
+      o[i] = unified_hash(&p, a.r->subst[g->outputs[i]]);
+    if (!st)
+      *out = (srch_probe){srch_outputs_hash(o, g->noutputs), cost, est};
+    if (o && o != oh)
+      free(o);
+  }
+  rw_release(&a);
+  return st;
 }

@@ -7,7 +7,10 @@
  * search walk through slightly worse graphs to reach better ones. Ties break
  * by creation order, so the search is deterministic (unless the time limit
  * stops it). Every queued graph remembers its parent and the rule that made
- * it, so the rules used by the best graph can be counted.
+ * it, so the rules used by the best graph can be counted. Rule directions
+ * are grouped by their anchor's signature, so an expansion tries only those
+ * whose anchor occurs in the graph; each match is probed (hash and cost,
+ * rewrite.c) and built only when it is new and could be queued or best.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@ void srch_options_default(srch_options *o) {
                       .region_nodes = 48,
                       .queue_cap = 4096,
                       .passes = 2,
+                      .merge = 1,
                       .cost = srch_roofline_cost,
                       .cost_u = NULL};
 }
@@ -59,6 +63,8 @@ static int usable(const ir_graph *pat, const ir_graph *repl) {
   return 1;
 }
 
+static int anchors_build(srch_rules *r);
+
 srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
                                int allow_unproven, ir_diag *d) {
   for (int i = 0; !allow_unproven && i < rs->n; i++)
@@ -85,19 +91,87 @@ srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
                      *repl = bw ? ru->src : ru->dst;
       if ((directions & (bw ? SRCH_BACKWARD : SRCH_FORWARD)) &&
           usable(pat, repl)) {
-        uint64_t ops = 0;
-        for (int k = 0; k < pat->nnodes; k++)
-          ops |= (uint64_t)1 << pat->nodes[k].op;
-        r->dirs[r->ndirs++] = (srch_dir){i, bw, pat, repl, ops};
+        srch_dir *dr = &r->dirs[r->ndirs++];
+        *dr = (srch_dir){.rule = i, .backward = bw, .pat = pat, .repl = repl};
+        srch_cpat_init(&dr->cp, pat, NULL); /* usable() checked its size */
       }
     }
+  if (anchors_build(r)) {
+    srch_rules_free(r);
+    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
   return r;
 }
 
 void srch_rules_free(srch_rules *r) {
-  if (r)
+  if (r) {
     free(r->dirs);
+    free(r->an.key);
+    free(r->an.start);
+    free(r->an.count);
+    free(r->an.dir);
+  }
   free(r);
+}
+
+/* The slot of signature s in the anchor table (its own or the empty one
+ * where it would go). */
+static int anchor_slot(const srch_anchors *an, uint64_t s) {
+  if (!s)
+    s = 1;
+  int j = (int)(s & (uint64_t)(an->cap - 1));
+  while (an->key[j] && an->key[j] != s)
+    j = (j + 1) & (an->cap - 1);
+  return j;
+}
+
+/* Groups the directions by their anchor signature (counting, then
+ * placing, so that each group keeps increasing order). */
+static int anchors_build(srch_rules *r) {
+  srch_anchors *an = &r->an;
+  an->cap = 64;
+  while (an->cap < 2 * r->ndirs + 2)
+    an->cap *= 2;
+  an->key = calloc((size_t)an->cap, sizeof *an->key);
+  an->start = calloc((size_t)an->cap, sizeof *an->start);
+  an->count = calloc((size_t)an->cap, sizeof *an->count);
+  an->dir = malloc(sizeof *an->dir * ((size_t)r->ndirs + 1));
+  if (!an->key || !an->start || !an->count || !an->dir)
+    return -1;
+  for (int k = 0; k < r->ndirs; k++) {
+    const srch_cpat *cp = &r->dirs[k].cp;
+    uint64_t s = cp->sig[cp->g->nnodes - 1];
+    int j = anchor_slot(an, s);
+    an->key[j] = s ? s : 1;
+    an->count[j]++;
+  }
+  for (int j = 0, at = 0; j < an->cap; j++) {
+    an->start[j] = at;
+    at += an->count[j];
+    an->count[j] = 0;
+  }
+  for (int k = 0; k < r->ndirs; k++) {
+    const srch_cpat *cp = &r->dirs[k].cp;
+    int j = anchor_slot(an, cp->sig[cp->g->nnodes - 1]);
+    an->dir[an->start[j] + an->count[j]++] = k;
+  }
+  return 0;
+}
+
+void srch_anchors_mark(const srch_rules *r, const srch_index *ix, int nnodes,
+                       uint64_t *mask) {
+  const srch_anchors *an = &r->an;
+  for (int u = 0; u < nnodes; u++) {
+    int i = ix->by_sig[u];
+    if (u > 0 && ix->sig[i] == ix->sig[ix->by_sig[u - 1]])
+      continue; /* one look-up per distinct signature */
+    int j = anchor_slot(an, ix->sig[i]);
+    for (int c = 0; an->key[j] && c < an->count[j]; c++) {
+      int k = an->dir[an->start[j] + c];
+      mask[k / 64] |= (uint64_t)1 << (k % 64);
+    }
+  }
 }
 
 int srch_rules_count(const srch_rules *r) { return r->ndirs; }
@@ -224,17 +298,9 @@ static double graph_cost(const sstate *s, const ir_graph *g) {
   return c;
 }
 
-/* Costs and queues a new graph (taking it); updates the best. */
-static ir_status offer(sstate *s, const cand *parent, int dir, ir_graph *child,
-                       ir_diag *d) {
-  int fresh = seen_add(s, ir_graph_hash(child));
-  if (fresh <= 0) {
-    ir_graph_free(child);
-    s->st->duplicates += fresh == 0;
-    return fresh < 0 ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
-                     : IR_OK;
-  }
-  s->st->generated++;
+/* Costs and queues a built new graph (taking it); updates the best. */
+static ir_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
+                      ir_diag *d) {
   double c = graph_cost(s, child);
   int h = hist_add(s, parent->hist, dir);
   if (h < 0) {
@@ -262,19 +328,43 @@ static ir_status offer(sstate *s, const cand *parent, int dir, ir_graph *child,
   return IR_OK;
 }
 
-/* Whether g (indexed by ix) has at least as many nodes of each operator as
- * the pattern: a cheap filter before matching (a library has thousands of
- * rules, most of which name an operator the region lacks). */
-static int may_match(const ir_graph *pat, const srch_index *ix) {
-  int need[IR_NOPS] = {0};
-  for (int i = 0; i < pat->nnodes; i++)
-    need[pat->nodes[i].op]++;
-  for (int i = 0; i < pat->nnodes; i++) {
-    int o = pat->nodes[i].op;
-    if (need[o] > ix->op_start[o + 1] - ix->op_start[o])
-      return 0;
+/* Offers the rewrite of match m by direction k of c's graph (summarised by
+ * gs): probed first (hash, cost), built only when it is new and could
+ * become the best or be queued. The probe's cost differs from the built
+ * graph's by float rounding at most, hence the margin: the built graph's
+ * exact cost decides, as if every new graph were built. */
+static ir_status offer(sstate *s, const cand *c, int k, const srch_match *m,
+                       srch_gsum *gs, ir_diag *d) {
+  const srch_dir *dr = &s->rules->dirs[k];
+  srch_probe pr;
+  ir_diag ld;
+  ir_status st = srch_rewrite_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
+  if (st == IR_ERR_NOMEM)
+    return ir_diag_set(d, st, 0, 0, "out of memory");
+  if (st) {
+    s->st->rejected++;
+    return IR_OK;
   }
-  return 1;
+  int fresh = seen_add(s, pr.hash);
+  if (fresh <= 0) {
+    s->st->duplicates += fresh == 0;
+    return fresh < 0 ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
+                     : IR_OK;
+  }
+  s->st->generated++;
+  s->st->estimated |= pr.estimated;
+  double margin = 1e-6 * s->best_cost;
+  if (pr.cost > s->best_cost + margin &&
+      (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin))
+    return IR_OK; /* would be neither the best nor queued */
+  ir_graph *child = srch_rewrite(c->g, dr->pat, dr->repl, m, &ld);
+  if (!child) {
+    s->st->rejected++;
+    return ld.code == IR_ERR_NOMEM
+               ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
+               : IR_OK;
+  }
+  return take(s, c, k, child, d);
 }
 
 /* The operators present in the indexed graph, as a bit set. */
@@ -286,34 +376,40 @@ static uint64_t ix_ops(const srch_index *ix) {
   return m;
 }
 
+/* Rewrites every match of direction k in c's graph (indexed by ix); ops:
+ * the operators present. */
 static ir_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
-                            uint64_t ops, int k, ir_diag *d) {
+                            srch_gsum *gs, uint64_t ops, int k, ir_diag *d) {
   const srch_dir *dr = &s->rules->dirs[k];
-  if ((dr->ops & ~ops) || !may_match(dr->pat, ix))
+  if ((dr->cp.ops & ~ops) || !srch_cpat_may_match(&dr->cp, ix))
     return IR_OK;
   srch_matches ms = {0};
-  ir_status st = srch_match_indexed(dr->pat, c->g, ix, &ms, d);
-  for (int i = 0; !st && i < ms.n; i++) {
-    ir_diag ld;
-    ir_graph *child = srch_rewrite(c->g, dr->pat, dr->repl, &ms.m[i], &ld);
-    if (!child) {
-      if (ld.code == IR_ERR_NOMEM)
-        st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-      s->st->rejected++;
-      continue;
-    }
-    st = offer(s, c, k, child, d);
-  }
+  ir_status st = srch_match_cpat(&dr->cp, c->g, ix, &ms, d);
+  for (int i = 0; !st && i < ms.n; i++)
+    st = offer(s, c, k, &ms.m[i], gs, d);
   srch_matches_free(&ms);
   return st;
 }
 
 static ir_status expand(sstate *s, const cand *c, ir_diag *d) {
   srch_index ix;
+  srch_gsum gs;
   ir_status st = srch_index_build(c->g, &ix, d);
-  uint64_t ops = st ? 0 : ix_ops(&ix);
-  for (int k = 0; !st && k < s->rules->ndirs; k++)
-    st = expand_dir(s, c, &ix, ops, k, d);
+  if (st)
+    return st;
+  int nw = (s->rules->ndirs + 63) / 64;
+  uint64_t *mask = calloc((size_t)nw + 1, sizeof *mask);
+  st = mask ? srch_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
+            : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st) { /* the directions whose anchor is in the graph, in order */
+    uint64_t ops = ix_ops(&ix);
+    srch_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
+    for (int w = 0; !st && w < nw; w++)
+      for (uint64_t m = mask[w]; !st && m; m &= m - 1)
+        st = expand_dir(s, c, &ix, &gs, ops, 64 * w + __builtin_ctzll(m), d);
+    srch_gsum_free(&gs);
+  }
+  free(mask);
   srch_index_free(&ix);
   return st;
 }
@@ -357,7 +453,9 @@ static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
   ir_graph *start = ir_graph_clone(g);
   s.best = ir_graph_clone(g);
   ir_status rc = IR_ERR_NOMEM;
-  if (s.heap && start && s.best && seen_add(&s, ir_graph_hash(g)) > 0 &&
+  ir_status hs = IR_OK;
+  uint64_t h0 = srch_graph_shash(g, d, &hs);
+  if (!hs && s.heap && start && s.best && seen_add(&s, h0) > 0 &&
       (s.best_hist = hist_add(&s, -1, -1)) >= 0) {
     s.best_cost = graph_cost(&s, g);
     heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});

@@ -104,6 +104,20 @@ ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, ir_diag *d);
 /* conv2d/matmul (act none) whose output is read only by a relu, sigmoid,
  * tanh or gelu -> the conv/matmul with that act. */
 ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d);
+/* Sibling merging: conv2d (groups 1) or matmul (rank-2 weight) nodes that
+ * read the same input with equal parameters, weights of equal shape but
+ * for the output channels, and weights and biases computed from weights
+ * only -> one node on weights (and biases) concatenated by weight-only
+ * nodes, and a split whose outputs keep the siblings' names. A group (up
+ * to 16 nodes) is merged only when f (user pointer u) costs the result
+ * lower. */
+ir_graph *srch_merge_siblings(const ir_graph *g, srch_cost_fn f, void *u,
+                              int *count, ir_diag *d);
+/* Common subexpressions: a node with the operator, parameters and inputs
+ * of an earlier one (NASNet-A's branches each apply relu to one input) is
+ * dropped and its readers read the earlier node's outputs. Nodes computing
+ * graph outputs are kept. Unused weights stay (srch_prune_dead). */
+ir_graph *srch_cse(const ir_graph *g, int *count, ir_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *srch_prune_dead(const ir_graph *g, int *count, ir_diag *d);
 
@@ -119,6 +133,7 @@ typedef struct srch_options {
   int region_nodes;  /* regions of at most this many operators (48) */
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
+  int merge;         /* run srch_merge_siblings before the search (1) */
   srch_cost_fn cost; /* node cost (srch_roofline_cost) */
   void *cost_u;      /* its user pointer */
 } srch_options;
@@ -127,7 +142,7 @@ void srch_options_default(srch_options *o);
 
 typedef struct srch_stats {
   int expanded, generated, duplicates, rejected, queue_peak, regions;
-  int bn_folded, acts_fused, stopped_by_time;
+  int cse, bn_folded, acts_fused, merged, stopped_by_time;
   double seconds, cost_before, cost_after;
   int estimated;   /* some cost was estimated */
   int nrules;      /* = ruleset size */
@@ -142,9 +157,10 @@ void srch_stats_free(srch_stats *s);
 ir_graph *srch_search(const ir_graph *g, const srch_rules *rules,
                       const srch_options *o, srch_stats *st, ir_diag *d);
 
-/* The whole optimizer: batchnorm folding, activation fusion, the search
- * region by region (stitched back), activation fusion again, dead code
- * removal. st is reset and filled. Returns a new self-contained graph. */
+/* The whole optimizer: common subexpressions, batchnorm folding,
+ * activation fusion, sibling merging (o->merge), the search region by region
+ * (stitched back), activation fusion again, dead code removal. st is reset and
+ * filled. Returns a new self-contained graph. */
 ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
                         const srch_options *o, srch_stats *st, ir_diag *d);
 

@@ -7,6 +7,7 @@
  * guards. Each carries a concrete instance that tests/test_verify.c runs on
  * the CPU executor. Notation: docs/verify.md. Integer arguments in order:
  *   (conv2d sh sw pad groups act x w)   (matmul act a b)   (act k x)
+ *   (conv2db sh sw pad groups act x w b): conv2d with bias b
  *   (concat axis n x y) n = x.dim[axis] (split0/split1 axis n x)
  *   (transpose permcode x), T10 = [1,0] (avgpool kh kw sh sw pad cip x)
  *   (maxpool kh kw sh sw pad x)         (enlarge kh kw w)
@@ -43,6 +44,10 @@ const vf_axiom vf_axioms_conv2d[] = {
      "(=> (= g 1) (= (conv2d sh sw p g a x (concat 0 n w v))"
      " (concat 1 n (conv2d sh sw p g a x w) (conv2d sh sw p g a x v))))",
      CONVP " a=1 n=3 " X4 " " W4 " v=[1,2,3,3]"},
+    {"conv_bias_concat_w", "conv2d",
+     "(=> (= g 1) (= (conv2db sh sw p g a x (concat 0 n w v) (concat 0 n b c))"
+     " (concat 1 n (conv2db sh sw p g a x w b) (conv2db sh sw p g a x v c))))",
+     CONVP " a=1 n=3 " X4 " " W4 " v=[1,2,3,3] b=[3] c=[1]"},
     {"conv_concat_c", "conv2d",
      "(=> (= g 1) (= (conv2d sh sw p g NONE (concat 1 n x y) (concat 1 n w v))"
      " (ewadd (conv2d sh sw p g NONE x w) (conv2d sh sw p g NONE y v))))",

@@ -4,8 +4,8 @@
  * uninterpreted Z3 function (Int parameters, then tensors). A graph input or
  * weight is a Tensor constant named after it, so src and dst of a rule share
  * them. Operators whose form the axioms cover get their own symbol; any
- * other (or an unusual form: dilated or explicitly padded conv, conv or
- * matmul with bias, batched matmul) becomes a generic function named after
+ * other (or an unusual form: dilated or explicitly padded conv, matmul
+ * with bias, batched matmul) becomes a generic function named after
  * the operator and all its parameters, equal only by congruence.
  */
 #include <stddef.h>
@@ -196,10 +196,10 @@ static int enc_simple(vf_ctx *c, const ir_node *nd, const Z3_ast *in,
 static int enc_windowed(vf_ctx *c, const ir_graph *g, const ir_node *nd,
                         const Z3_ast *in, Z3_ast *out) {
   const ir_attrs *a = &nd->a;
-  if (nd->op == IR_OP_CONV2D && nd->nin == 2 && plain_window(a) &&
-      a->dilation[0] == 1 && a->dilation[1] == 1) {
+  if (nd->op == IR_OP_CONV2D && plain_window(a) && a->dilation[0] == 1 &&
+      a->dilation[1] == 1) { /* with a bias: its own symbol */
     int64_t iv[5] = {a->stride[0], a->stride[1], a->padmode, a->groups, a->act};
-    out[0] = apply(c, VF_F_CONV2D, iv, in);
+    out[0] = apply(c, nd->nin == 2 ? VF_F_CONV2D : VF_F_CONV2DB, iv, in);
     return 1;
   }
   if (nd->op == IR_OP_MATMUL && nd->nin == 2 && shape_in(g, nd, 0)->rank == 2 &&

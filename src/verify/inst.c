@@ -214,6 +214,7 @@ static int describe(const vf_term *e, const ival *iv, gnode *g) {
   g->slot = 0;
   switch (e->fn) {
   case VF_F_CONV2D:
+  case VF_F_CONV2DB:
     g->op = IR_OP_CONV2D;
     ir_attrs_default(g->op, a);
     a->stride[0] = (int32_t)iv[0].v, a->stride[1] = (int32_t)iv[1].v;

@@ -31,6 +31,7 @@ static const vf_fninfo fns[VF_NFN] = {
     [VF_F_ONES] = {"ones", 1, 0, VF_S_TENSOR},
     [VF_F_CPOOL] = {"cpool", 3, 0, VF_S_TENSOR},
     [VF_F_SH] = {"sh", 0, 1, VF_S_INT},
+    [VF_F_CONV2DB] = {"conv2db", 5, 3, VF_S_TENSOR},
     [VF_F_EQ] = {"=", 0, 0, VF_S_BOOL},
     [VF_F_IMPLIES] = {"=>", 0, 0, VF_S_BOOL},
     [VF_F_AND] = {"and", 0, 0, VF_S_BOOL},

@@ -29,6 +29,7 @@ typedef enum vf_fn {
   VF_F_ONES,      /* (ones shapecode) */
   VF_F_CPOOL,     /* (cpool c kh kw) */
   VF_F_SH,        /* (sh x): x's shape code (Int); guards only */
+  VF_F_CONV2DB,   /* (conv2db sh sw pad groups act x w b): with bias b */
   VF_NOPFN,
   VF_F_EQ = VF_NOPFN,
   VF_F_IMPLIES,

@@ -1,0 +1,367 @@
+/* test_search_merge.c: the sibling-merging pass (srch_merge_siblings), the
+ * signature prefilter of the matcher, rewrites whose replacement has no
+ * operator, and rewrite probes (hash and cost predicted without building)
+ * against built rewrites; every merged graph is checked against the
+ * original on the CPU executor. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "search/search.h"
+#include "search/srch_int.h"
+#include "verify/vf.h"
+
+static ir_graph *parse(const char *text) {
+  ir_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "parse: %s", d.msg);
+  return g;
+}
+
+static int count_op(const ir_graph *g, ir_opcode op) {
+  int c[IR_NOPS];
+  ir_op_counts(g, c);
+  return c[op];
+}
+
+static double check_err(const ir_graph *a, const ir_graph *b) {
+  ir_diag d;
+  double e = -1;
+  cr_assert_eq(srch_check(a, b, 3, &e, &d), IR_OK, "check: %s", d.msg);
+  return e;
+}
+
+/* Merges g's siblings with cost f; returns the result, *count set. */
+static ir_graph *merge(const ir_graph *g, srch_cost_fn f, int *count) {
+  ir_diag d;
+  ir_graph *h = srch_merge_siblings(g, f, NULL, count, &d);
+  cr_assert(h, "merge: %s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+  return h;
+}
+
+/* Two biased 1x1 convs with a relu on one input, as after batch-norm
+ * folding and activation fusion: TASO's merge. */
+static const char two_biased[] = "input x: [1,16,12,12]\n"
+                                 "weight a: [24,16,1,1]\n"
+                                 "weight ab: [24]\n"
+                                 "weight b: [40,16,1,1]\n"
+                                 "weight bb: [40]\n"
+                                 "ya = conv2d(x, a, ab) act=relu\n"
+                                 "yb = conv2d(x, b, bb) act=relu\n"
+                                 "s = ewadd(ya, ya)\n"
+                                 "output s, yb\n";
+
+Test(merge, two_biased_1x1_convs) {
+  ir_graph *g = parse(two_biased);
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
+  cr_assert_eq(count_op(h, IR_OP_CONCAT), 2); /* weights and biases */
+  int yb = ir_find_tensor(h, "yb");
+  cr_assert_geq(yb, 0, "split outputs keep the siblings' names");
+  cr_assert_eq(h->tensors[yb].shape.dim[1], 40);
+  /* the concatenations read weights only: free */
+  cr_assert_lt(srch_graph_cost(h, srch_roofline_cost, NULL, NULL),
+               srch_graph_cost(g, srch_roofline_cost, NULL, NULL));
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(merge, kernels_enlarged) {
+  /* SqueezeNet's expand: 1x1 (pad 0) and 3x3 (pad 1) on one input */
+  ir_graph *g = parse("input x: [1,8,9,9]\n"
+                      "weight a: [16,8,1,1]\nweight ab: [16]\n"
+                      "weight b: [12,8,3,3]\nweight bb: [12]\n"
+                      "ya = conv2d(x, a, ab) pad=[0,0,0,0] act=relu\n"
+                      "yb = conv2d(x, b, bb) pad=[1,1,1,1] act=relu\n"
+                      "s = concat(ya, yb) axis=1\noutput s\n");
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_ENLARGE), 1);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(merge, three_matmuls) {
+  /* attention's q, k, v projections */
+  ir_graph *g = parse("input x: [1,6,32]\n"
+                      "weight q: [32,32]\nweight qb: [32]\n"
+                      "weight k: [32,32]\nweight kb: [32]\n"
+                      "weight v: [32,16]\nweight vb: [16]\n"
+                      "yq = matmul(x, q, qb)\nyk = matmul(x, k, kb)\n"
+                      "yv = matmul(x, v, vb) act=gelu\n"
+                      "yw = matmul(x, v, vb)\n"
+                      "output yq, yk, yv, yw\n");
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 1, "q, k and the plain v: one group (gelu differs)");
+  cr_assert_eq(count_op(h, IR_OP_MATMUL), 2);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(merge, left_alone) {
+  /* different strides, grouped convs, a weight computed from the input,
+   * kernels that cannot be centred (2x2 in 1x1) */
+  ir_graph *g = parse("input x: [1,8,8,8]\n"
+                      "weight a: [8,8,1,1]\nweight b: [8,8,1,1]\n"
+                      "weight c: [8,1,3,3]\nweight e: [8,1,3,3]\n"
+                      "weight f: [8,8,2,2]\n"
+                      "y1 = conv2d(x, a) stride=[2,2]\n"
+                      "y2 = conv2d(x, b)\n"
+                      "y3 = conv2d(x, c) groups=8\n"
+                      "y4 = conv2d(x, e) groups=8\n"
+                      "y5 = conv2d(x, f) pad=[0,0,1,1]\n"
+                      "xw = reshape(x) shape=[64,8,1,1]\n"
+                      "y6 = conv2d(x, xw)\n"
+                      "output y1, y2, y3, y4, y5, y6\n");
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(ir_graph_hash(h), ir_graph_hash(g), "unchanged, same order");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* The pass's result, as a rule from g, proven by the Z3 verifier from its
+ * axioms (conv_bias_concat_w and the split/concat ones). */
+static ir_rule_status prove(const ir_graph *g, const ir_graph *h,
+                            vf_result *res) {
+  ir_rule r = {.id = "merge", .src = (ir_graph *)g, .dst = (ir_graph *)h};
+  ir_diag d;
+  vf_ctx *c = vf_new(NULL);
+  cr_assert(c);
+  cr_assert_eq(vf_prove(c, &r, res, &d), IR_OK, "%s", d.msg);
+  vf_free(c);
+  return res->status;
+}
+
+Test(merge, proven_by_the_verifier) {
+  /* pad=same, stride 2, relu: the encodable form of biased convolutions */
+  ir_graph *g = parse("input x: [1,4,7,7]\n"
+                      "weight a: [3,4,3,3]\nweight ab: [3]\n"
+                      "weight b: [5,4,3,3]\nweight bb: [5]\n"
+                      "ya = conv2d(x, a, ab) stride=[2,2] pad=same act=relu\n"
+                      "yb = conv2d(x, b, bb) stride=[2,2] pad=same act=relu\n"
+                      "output ya, yb\n");
+  int n = -1;
+  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  cr_assert_eq(n, 1);
+  vf_result res;
+  cr_assert_eq(prove(g, h, &res), IR_RULE_PROVEN, "%s", res.reason);
+  int used = 0;
+  for (int i = 0; i < res.ncore; i++)
+    used |= !strcmp(res.core[i], "conv_bias_concat_w");
+  cr_assert(used, "the proof rests on the conv bias axiom");
+  ir_graph_free(h);
+  /* and a wrong merge (the biases swapped) is not proven */
+  ir_graph *w = parse("input x: [1,4,7,7]\n"
+                      "weight a: [3,4,3,3]\nweight ab: [3]\n"
+                      "weight b: [5,4,3,3]\nweight bb: [5]\n"
+                      "cw = concat(a, b) axis=0\ncb = concat(bb, ab) axis=0\n"
+                      "y = conv2d(x, cw, cb) stride=[2,2] pad=same act=relu\n"
+                      "ya, yb = split(y) axis=1 sizes=[3,5]\n"
+                      "output ya, yb\n");
+  cr_assert_neq(prove(g, w, &res), IR_RULE_PROVEN);
+  ir_graph_free(w);
+  ir_graph_free(g);
+}
+
+/* A cost that counts kernels: conv + split is no cheaper than two convs. */
+static double per_node(void *u, const ir_graph *g, int node, int *est) {
+  (void)u, (void)g, (void)node;
+  *est = 0;
+  return 1;
+}
+
+Test(merge, only_when_cheaper) {
+  ir_graph *g = parse(two_biased);
+  int n = -1;
+  ir_graph *h = merge(g, per_node, &n);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(cse, duplicates_dropped_outputs_kept) {
+  ir_graph *g = parse("input x: [1,4,5,5]\nweight w: [4,4,1,1]\n"
+                      "r1 = relu(x)\nr2 = relu(x)\nr3 = relu(x)\n"
+                      "c1 = conv2d(r1, w)\nc2 = conv2d(r2, w)\n"
+                      "s = ewadd(c1, c2)\ns2 = ewadd(c2, c1)\n"
+                      "output s, s2, r3\n");
+  int n = -1;
+  ir_diag d;
+  ir_graph *h = srch_cse(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(n, 2, "r2 and then c2 (its input now r1)");
+  cr_assert_eq(count_op(h, IR_OP_RELU), 2, "r3 is an output: kept");
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 2, "both outputs: kept");
+  cr_assert_geq(ir_find_tensor(h, "r3"), 0);
+  cr_assert_leq(check_err(g, h), 1e-6);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* ---- the optimizer with the pass
+ * ------------------------------------------------------------ */
+
+/* concat(split(x)) -> x: a rule whose replacement has no operator. */
+static const char identity_rule[] =
+    "rule cs proven\n"
+    "src:\n"
+    "input h: [4,4,1,3]\n"
+    "t1: [4,2,1,3], t2: [4,2,1,3] = split(h) axis=1 sizes=[2,2]\n"
+    "t3: [4,4,1,3] = concat(t1, t2) axis=1\n"
+    "output t3\n"
+    "dst:\n"
+    "input h: [4,4,1,3]\n"
+    "output h\n"
+    "end\n";
+
+Test(optimize, merge_then_identity_rule) {
+  ir_ruleset rs;
+  ir_diag d;
+  cr_assert_eq(
+      ir_rules_parse(identity_rule, strlen(identity_rule), "t", &rs, &d), IR_OK,
+      "%s", d.msg);
+  srch_rules *rules = srch_rules_compile(&rs, SRCH_BOTH, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+  ir_graph *g = parse("input x: [1,8,9,9]\n"
+                      "weight a: [16,8,1,1]\nweight ab: [16]\n"
+                      "weight b: [16,8,3,3]\nweight bb: [16]\n"
+                      "ra = conv2d(x, a, ab) pad=[0,0,0,0]\n"
+                      "ya = relu(ra)\n"
+                      "rb = conv2d(x, b, bb) pad=[1,1,1,1]\n"
+                      "yb = relu(rb)\n"
+                      "s = concat(ya, yb) axis=1\noutput s\n");
+  srch_options o;
+  srch_options_default(&o);
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.merged, 1);
+  cr_assert_eq(st.applied_fw[0], 1, "split + concat removed");
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 0);
+  cr_assert_eq(count_op(h, IR_OP_CONCAT), 2); /* weight-only */
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  /* without the pass: two convs, nothing for the rule to do */
+  o.merge = 0;
+  h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.merged, 0);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  srch_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+Test(match, signatures_equal_for_pairable_nodes) {
+  /* the prefilter must never hide a match: same operator and parameters
+   * but different shapes of equal rank still match */
+  ir_graph *pat = parse("input p: [2,3]\nweight q: [3,5]\n"
+                        "r = matmul(p, q) act=relu\noutput r\n");
+  ir_graph *g = parse("input x: [7,9]\nweight w: [9,4]\nweight v: [9,4]\n"
+                      "y = matmul(x, w) act=relu\nz = matmul(x, v)\n"
+                      "output y, z\n");
+  srch_matches ms = {0};
+  ir_diag d;
+  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ms.n, 1, "only the relu one");
+  srch_matches_free(&ms);
+  ir_graph_free(g);
+  ir_graph_free(pat);
+}
+
+/* ---- probes agree with built rewrites
+ * ------------------------------------------------------- */
+
+/* For every match of every direction of the default rules on g: the probe
+ * fails exactly when the rewrite does, and otherwise predicts the built
+ * graph's hash and cost. Returns the number of rewrites compared. */
+static int compare_probes(const ir_graph *g, const srch_rules *r) {
+  srch_gsum gs;
+  srch_index ix;
+  ir_diag d;
+  cr_assert_eq(srch_gsum_build(&gs, g, srch_roofline_cost, NULL, &d), IR_OK);
+  cr_assert_eq(srch_index_build(g, &ix, &d), IR_OK);
+  int n = 0;
+  for (int k = 0; k < r->ndirs; k++) {
+    const srch_dir *dr = &r->dirs[k];
+    srch_matches ms = {0};
+    cr_assert_eq(srch_match_cpat(&dr->cp, g, &ix, &ms, &d), IR_OK);
+    for (int i = 0; i < ms.n; i++) {
+      srch_probe p;
+      ir_status st =
+          srch_rewrite_probe(&gs, dr->pat, dr->repl, &ms.m[i], &p, &d);
+      ir_graph *h = srch_rewrite(g, dr->pat, dr->repl, &ms.m[i], &d);
+      cr_assert_eq(st == IR_OK, h != NULL, "rule %d", dr->rule);
+      if (!h)
+        continue;
+      ir_status hs;
+      cr_assert_eq(p.hash, srch_graph_shash(h, &d, &hs));
+      double c = srch_graph_cost(h, srch_roofline_cost, NULL, NULL);
+      cr_assert_float_eq(p.cost, c, 1e-9 * c);
+      ir_graph_free(h);
+      n++;
+    }
+    srch_matches_free(&ms);
+  }
+  srch_index_free(&ix);
+  srch_gsum_free(&gs);
+  return n;
+}
+
+/* The passes' result for a zoo model, probed against built rewrites. */
+static int probe_model(const char *name, const srch_rules *r) {
+  char path[512];
+  ir_diag d;
+  snprintf(path, sizeof path, SUPEROPT_SOURCE_DIR "/models/%s.graph", name);
+  ir_graph *g = ir_parse_file(path, &d);
+  cr_assert(g, "%s", d.msg);
+  int n = 0;
+  ir_graph *b = srch_fold_batchnorm(g, &n, &d);
+  ir_graph *f = b ? srch_fuse_activations(b, &n, &d) : NULL;
+  ir_graph *m =
+      f ? srch_merge_siblings(f, srch_roofline_cost, NULL, &n, &d) : NULL;
+  cr_assert(m, "%s", d.msg);
+  n = compare_probes(m, r);
+  ir_graph_free(m);
+  ir_graph_free(f);
+  ir_graph_free(b);
+  ir_graph_free(g);
+  return n;
+}
+
+Test(probe, agrees_with_rewrites, .timeout = 300) {
+  ir_ruleset rs;
+  ir_diag d;
+  cr_assert_eq(
+      ir_rules_read_file(SUPEROPT_SOURCE_DIR "/rules/default.rules", &rs, &d),
+      IR_OK, "%s", d.msg);
+  srch_rules *r = srch_rules_compile(&rs, SRCH_BOTH, 0, &d);
+  cr_assert(r, "%s", d.msg);
+  /* squeezenet: concat_split removals (no replacement operator); nasnet:
+   * reassociated adds, concats, enlarged kernels, weight-only results */
+  int ns = probe_model("tv_squeezenet", r), nn = probe_model("nasnet_a", r);
+  cr_assert_geq(ns, 8);
+  cr_assert_gt(nn, 100);
+  srch_rules_free(r);
+  ir_ruleset_free(&rs);
+}
