@@ -27,6 +27,7 @@ typedef struct opt_args {
   const cd_device *dev;  /* its device model (estimates) */
   double scale[IR_NOPS]; /* estimate multiplier per operator (calibrate) */
   int check, allow_unproven;
+  int patience_given; /* else experiments search without patience */
   /* experiment grid */
   int ndepth, nalpha, nbudget;
   int depth[MAX_GRID], budget[MAX_GRID];
@@ -44,7 +45,8 @@ enum {
   O_UNPROVEN,
   O_REGION,
   O_DB,
-  O_NOMERGE
+  O_NOMERGE,
+  O_PATIENCE
 };
 
 static const struct option long_opts[] = {
@@ -52,6 +54,7 @@ static const struct option long_opts[] = {
     {"rules", required_argument, 0, O_RULES},
     {"alpha", required_argument, 0, O_ALPHA},
     {"budget", required_argument, 0, O_BUDGET},
+    {"patience", required_argument, 0, O_PATIENCE},
     {"max-depth", required_argument, 0, O_DEPTH},
     {"depth", required_argument, 0, O_DEPTH},
     {"time-limit", required_argument, 0, O_TIME},
@@ -106,6 +109,11 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
   case O_TIME: return parse_double(v, 0, 1e6, &a->so.time_limit);
+  case O_PATIENCE: {
+    int n;
+    a->patience_given = 1;
+    return set_ints(v, 0, 1000000000, &a->so.patience, &n) && n == 1;
+  }
   case O_REGION: {
     int n;
     return set_ints(v, 1, 100000, &a->so.region_nodes, &n) && n == 1;
@@ -262,9 +270,9 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
          st->cse, st->bn_folded, st->acts_fused, st->merged);
   print_rules_applied(rs, st);
   printf("search: %d expanded, %d generated, %d duplicates, %d rejected, "
-         "queue peak %d, %d regions, %.2f s%s\n",
+         "queue peak %d, %d regions (%d stopped by patience), %.2f s%s\n",
          st->expanded, st->generated, st->duplicates, st->rejected,
-         st->queue_peak, st->regions, st->seconds,
+         st->queue_peak, st->regions, st->stopped_by_patience, st->seconds,
          st->stopped_by_time ? " (time limit reached)" : "");
 }
 
@@ -462,6 +470,8 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
     cd_close(a.db);
     return cli_usage_error(c, "%s", bad);
   }
+  if (!a.patience_given) /* the budget is what the grid varies */
+    a.so.patience = 0;
   const char *dir = a.out ? a.out : "experiment-search";
   ir_ruleset rs;
   srch_rules *rules = load_rules(&a, &rs, &rc);

@@ -20,6 +20,7 @@
 void srch_options_default(srch_options *o) {
   *o = (srch_options){.alpha = 1.05,
                       .budget = 1000,
+                      .patience = 100,
                       .max_depth = -1,
                       .time_limit = 0,
                       .directions = SRCH_BOTH,
@@ -206,6 +207,7 @@ typedef struct sstate {
   int best_hist;
   int64_t seq;
   int expanded; /* in this search (the budget's count) */
+  int gained;   /* expanded when the best last improved */
 } sstate;
 
 static int before(const cand *a, const cand *b) {
@@ -317,6 +319,7 @@ static ir_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
     s->best = b;
     s->best_cost = c;
     s->best_hist = h;
+    s->gained = s->expanded;
   }
   if (c <= s->o->alpha * s->best_cost && s->n < s->cap) {
     heap_push(s, (cand){child, c, parent->depth + 1, h, s->seq++});
@@ -427,6 +430,10 @@ static void count_rules(sstate *s) {
 static ir_status search_loop(sstate *s, ir_diag *d) {
   ir_status st = IR_OK;
   while (!st && s->n > 0 && s->expanded < s->o->budget) {
+    if (s->o->patience > 0 && s->expanded - s->gained >= s->o->patience) {
+      s->st->stopped_by_patience++;
+      break;
+    }
     if (s->deadline > 0 && srch_now() > s->deadline) {
       s->st->stopped_by_time = 1;
       break;

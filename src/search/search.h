@@ -127,6 +127,8 @@ ir_graph *srch_prune_dead(const ir_graph *g, int *count, ir_diag *d);
 typedef struct srch_options {
   double alpha;      /* expand graphs with cost < alpha * best (1.05) */
   int budget;        /* most expansions per region (1000) */
+  int patience;      /* stop a region after this many expansions without a
+                        cheaper graph (100); 0: never */
   int max_depth;     /* most rewrites from the input; < 0: unlimited */
   double time_limit; /* seconds for the whole search; <= 0: none */
   int directions;    /* SRCH_FORWARD | SRCH_BACKWARD (both) */
@@ -143,6 +145,7 @@ void srch_options_default(srch_options *o);
 typedef struct srch_stats {
   int expanded, generated, duplicates, rejected, queue_peak, regions;
   int cse, bn_folded, acts_fused, merged, stopped_by_time;
+  int stopped_by_patience; /* regions stopped for want of progress */
   double seconds, cost_before, cost_after;
   int estimated;   /* some cost was estimated */
   int nrules;      /* = ruleset size */
