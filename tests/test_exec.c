@@ -156,3 +156,34 @@ Test(exec, hints_follow_weight_preprocessing) {
   ir_graph_free(a);
   ir_graph_free(b);
 }
+
+/* Weights concatenated by a weight-only node for a merged matmul (as
+ * optimize's sibling merging writes q/k/v projections) are drawn as if
+ * they fed the matmul themselves: scaled by their fan-in, not uniform in
+ * (-1, 1), which would make a deep network's outputs chaotic. */
+Test(exec, hints_follow_merged_weights) {
+  static const char direct[] = "input x: [2,16]\nweight w1: [16,8]\n"
+                               "y = matmul(x, w1)\noutput y\n";
+  static const char merged[] = "input x: [2,16]\nweight w1: [16,8]\n"
+                               "weight w2: [16,8]\n"
+                               "w = concat(w1, w2) axis=1\n"
+                               "y = matmul(x, w)\noutput y\n";
+  ir_diag d;
+  ir_graph *a = ir_parse(direct, strlen(direct), "a", &d);
+  ir_graph *b = ir_parse(merged, strlen(merged), "b", &d);
+  cr_assert(a && b);
+  ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
+  cr_assert_eq(ex_fill_random(a, va, 7, NULL), IR_OK);
+  cr_assert_eq(ex_fill_random(b, vb, 7, NULL), IR_OK);
+  int wa = ir_find_tensor(a, "w1"), wb = ir_find_tensor(b, "w1");
+  cr_assert(!memcmp(va->v[wa], vb->v[wb], 128 * sizeof(float)),
+            "w1 drawn differently behind a weight-only concat");
+  float top = 0;
+  for (int i = 0; i < 128; i++)
+    top = fmaxf(top, fabsf(vb->v[wb][i]));
+  cr_expect_leq(top, 0.25f, "fan-in 16: |w| <= 1/4, got %g", top);
+  ex_values_free(va);
+  ex_values_free(vb);
+  ir_graph_free(a);
+  ir_graph_free(b);
+}

@@ -84,9 +84,10 @@ static float fan_in(ir_opcode op, const ir_shape *s) {
 
 /* How a weight is drawn: the hint of the input slot of its first reader.
  * When that reader is a weight-only node with an unhinted slot and an
- * output of the weight's own shape (w * folded scale, say), the hint is
- * that of the slot the result feeds, followed up to 8 such steps; *op is
- * the operator whose slot decided. */
+ * output of the weight's rank (w * folded scale, weights concatenated for
+ * a merged matmul, an enlarged kernel), the hint is that of the slot the
+ * result feeds, followed up to 8 such steps; *op is the operator whose
+ * slot decided. The fan-in comes from the weight's own shape. */
 static ir_init_hint weight_hint(const ir_graph *g, int t,
                                 const unsigned char *wonly, ir_opcode *op) {
   const ir_shape *s0 = &g->tensors[t].shape;
@@ -100,7 +101,7 @@ static ir_init_hint weight_hint(const ir_graph *g, int t,
     ir_init_hint h = r->in_hint[slot < r->nnamed ? slot : r->nnamed - 1];
     *op = n->op;
     if (h != IR_INIT_UNIFORM || !wonly || n->nout != 1 || !wonly[node] ||
-        !ir_shape_eq(&g->tensors[n->out[0]].shape, s0))
+        g->tensors[n->out[0]].shape.rank != s0->rank)
       return h;
     t = n->out[0];
   }
