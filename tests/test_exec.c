@@ -133,6 +133,29 @@ Test(exec, resnet50_logits_sane, .timeout = 300) {
  * (w * folded scale, as optimize's batch-norm folding writes it) is drawn
  * with the hint of the slot the result feeds: the same values as when it
  * feeds that slot directly. */
+/* Fills graphs a and b (texts) with seed 7; returns b's values of weight w
+ * after asserting they equal a's (n floats). Frees everything else. */
+static float *same_draw(const char *ta, const char *tb, const char *w, int n) {
+  ir_diag d;
+  ir_graph *a = ir_parse(ta, strlen(ta), "a", &d);
+  ir_graph *b = ir_parse(tb, strlen(tb), "b", &d);
+  cr_assert(a && b);
+  ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
+  cr_assert_eq(ex_fill_random(a, va, 7, NULL), IR_OK);
+  cr_assert_eq(ex_fill_random(b, vb, 7, NULL), IR_OK);
+  int wa = ir_find_tensor(a, w), wb = ir_find_tensor(b, w);
+  cr_assert(!memcmp(va->v[wa], vb->v[wb], (size_t)n * sizeof(float)),
+            "%s drawn differently behind a weight-only node", w);
+  float *out = malloc((size_t)n * sizeof(float));
+  cr_assert(out);
+  memcpy(out, vb->v[wb], (size_t)n * sizeof(float));
+  ex_values_free(va);
+  ex_values_free(vb);
+  ir_graph_free(a);
+  ir_graph_free(b);
+  return out;
+}
+
 Test(exec, hints_follow_weight_preprocessing) {
   static const char direct[] = "input x: [1,4,5,5]\nweight w: [4,4,3,3]\n"
                                "y = conv2d(x, w)\noutput y\n";
@@ -141,20 +164,7 @@ Test(exec, hints_follow_weight_preprocessing) {
                                "one = const_ones() shape=[4,4,3,3]\n"
                                "ws = ewmul(w, one)\ny = conv2d(x, ws)\n"
                                "output y\n";
-  ir_diag d;
-  ir_graph *a = ir_parse(direct, strlen(direct), "a", &d);
-  ir_graph *b = ir_parse(folded, strlen(folded), "b", &d);
-  cr_assert(a && b);
-  ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
-  cr_assert_eq(ex_fill_random(a, va, 7, NULL), IR_OK);
-  cr_assert_eq(ex_fill_random(b, vb, 7, NULL), IR_OK);
-  int wa = ir_find_tensor(a, "w"), wb = ir_find_tensor(b, "w");
-  cr_assert(!memcmp(va->v[wa], vb->v[wb], 144 * sizeof(float)),
-            "w drawn differently behind a weight-only ewmul");
-  ex_values_free(va);
-  ex_values_free(vb);
-  ir_graph_free(a);
-  ir_graph_free(b);
+  free(same_draw(direct, folded, "w", 144));
 }
 
 /* Weights concatenated by a weight-only node for a merged matmul (as
@@ -168,22 +178,9 @@ Test(exec, hints_follow_merged_weights) {
                                "weight w2: [16,8]\n"
                                "w = concat(w1, w2) axis=1\n"
                                "y = matmul(x, w)\noutput y\n";
-  ir_diag d;
-  ir_graph *a = ir_parse(direct, strlen(direct), "a", &d);
-  ir_graph *b = ir_parse(merged, strlen(merged), "b", &d);
-  cr_assert(a && b);
-  ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
-  cr_assert_eq(ex_fill_random(a, va, 7, NULL), IR_OK);
-  cr_assert_eq(ex_fill_random(b, vb, 7, NULL), IR_OK);
-  int wa = ir_find_tensor(a, "w1"), wb = ir_find_tensor(b, "w1");
-  cr_assert(!memcmp(va->v[wa], vb->v[wb], 128 * sizeof(float)),
-            "w1 drawn differently behind a weight-only concat");
-  float top = 0;
+  float *w = same_draw(direct, merged, "w1", 128), top = 0;
   for (int i = 0; i < 128; i++)
-    top = fmaxf(top, fabsf(vb->v[wb][i]));
+    top = fmaxf(top, fabsf(w[i]));
   cr_expect_leq(top, 0.25f, "fan-in 16: |w| <= 1/4, got %g", top);
-  ex_values_free(va);
-  ex_values_free(vb);
-  ir_graph_free(a);
-  ir_graph_free(b);
+  free(w);
 }
