@@ -313,44 +313,62 @@ static cudaError_t unary(cx_plan *p, const ir_node *n, int fn) {
 /* ---- data movement --------------------------------------------------------
  */
 
+/* Concat and split move blocks of rows: along `axis`, a part of `w`
+ * positions at position `at` of a whole of `whole` positions is `outer`
+ * rows of w * inner floats, one pitched 2-D copy (near the memory
+ * bandwidth; the generic strided walk ran at a third of it). */
+typedef struct rows {
+  int64_t outer, inner;
+} rows;
+
+static rows rows_of(const ir_shape *s, int axis) {
+  rows r = {1, 1};
+  for (int i = 0; i < axis; i++)
+    r.outer *= s->dim[i];
+  for (int i = axis + 1; i < s->rank; i++)
+    r.inner *= s->dim[i];
+  return r;
+}
+
+static cudaError_t copy_rows(cx_plan *p, float *dst, int64_t dpitch,
+                             const float *src, int64_t spitch, int64_t width,
+                             int64_t height) {
+  if (width == 0 || height == 0)
+    return cudaSuccess;
+  return cudaMemcpy2DAsync(dst, (size_t)dpitch * sizeof(float), src,
+                           (size_t)spitch * sizeof(float),
+                           (size_t)width * sizeof(float), (size_t)height,
+                           cudaMemcpyDeviceToDevice, p->ctx->stream);
+}
+
 static cudaError_t concat(cx_plan *p, const ir_node *n) {
   const ir_shape *o = shp(p, n->out[0]);
-  int64_t ost[CXK_RANK], at = 0;
-  strides_of(o, ost);
+  int axis = n->a.axis;
+  rows r = rows_of(o, axis);
+  int64_t pitch = o->dim[axis] * r.inner, at = 0;
   for (int k = 0; k < n->nin; k++) {
-    const ir_shape *x = shp(p, n->in[k]);
-    cxk_walk w = {.rank = x->rank,
-                  .doff = at * ost[n->a.axis],
-                  .extent = ir_shape_numel(o)};
-    memcpy(w.dim, x->dim, sizeof(int64_t) * (size_t)x->rank);
-    strides_of(x, w.sst);
-    memcpy(w.dst, ost, sizeof ost);
-    cudaError_t e =
-        cxk_copy(p->ctx->stream, p->ptr[n->in[k]], p->ptr[n->out[0]], &w);
+    int64_t w = shp(p, n->in[k])->dim[axis] * r.inner;
+    cudaError_t e = copy_rows(p, p->ptr[n->out[0]] + at, pitch,
+                              p->ptr[n->in[k]], w, w, r.outer);
     if (e != cudaSuccess)
       return e;
-    at += x->dim[n->a.axis];
+    at += w;
   }
   return cudaSuccess;
 }
 
 static cudaError_t split(cx_plan *p, const ir_node *n) {
   const ir_shape *x = shp(p, n->in[0]);
-  int64_t ist[CXK_RANK], at = 0;
-  strides_of(x, ist);
+  int axis = n->a.axis;
+  rows r = rows_of(x, axis);
+  int64_t pitch = x->dim[axis] * r.inner, at = 0;
   for (int k = 0; k < n->nout; k++) {
-    const ir_shape *o = shp(p, n->out[k]);
-    cxk_walk w = {.rank = o->rank,
-                  .soff = at * ist[n->a.axis],
-                  .extent = ir_shape_numel(x)};
-    memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
-    memcpy(w.sst, ist, sizeof ist);
-    strides_of(o, w.dst);
-    cudaError_t e =
-        cxk_copy(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[k]], &w);
+    int64_t w = shp(p, n->out[k])->dim[axis] * r.inner;
+    cudaError_t e = copy_rows(p, p->ptr[n->out[k]], w, p->ptr[n->in[0]] + at,
+                              pitch, w, r.outer);
     if (e != cudaSuccess)
       return e;
-    at += o->dim[n->a.axis];
+    at += w;
   }
   return cudaSuccess;
 }
