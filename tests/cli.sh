@@ -68,6 +68,8 @@ cmp -s "$tmp/r1" "$tmp/r3" && { echo "FAIL: seed has no effect"; fails=$((fails 
 # gen-rules / verify-rules / compare-rules
 expect 1 "$bin" gen-rules --max-ops 0
 contains "--max-ops must be 1..5"
+expect 1 "$bin" gen-rules --max-ops 5
+contains "--max-ops 5 needs --ops"
 expect 1 "$bin" gen-rules --max-ops 99
 expect 1 "$bin" gen-rules --ops matmul,frobnicate
 contains "frobnicate"

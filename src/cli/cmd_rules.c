@@ -19,6 +19,7 @@
 #include "cli.h"
 
 #define GEN_MAX_OPS 5 /* beyond this the enumeration does not fit in memory */
+#define GEN_MAX_OPS_ALL 4 /* ... and this with every operator */
 
 static double now_s(void) {
   struct timespec t;
@@ -322,6 +323,12 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   }
   if (optind != argc)
     return cli_usage_error(c, "unexpected argument '%s'", argv[optind]);
+  if (max_ops > GEN_MAX_OPS_ALL && !ops)
+    return cli_usage_error(
+        c,
+        "--max-ops %d needs --ops: with every operator it would enumerate "
+        "about 500 million graphs (over 20 GiB; --max-ops 4: 11 million)",
+        max_ops);
 
   en_config cfg = {0};
   cfg.max_ops = max_ops;
