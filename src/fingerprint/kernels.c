@@ -77,23 +77,35 @@ static void k_matmul(const ir_shape *const *s, const uint32_t *const *in,
 
 /* One output element of a convolution: the dot product of the window at
  * (oy, ox) of channels c0.. of batch plane x with kernel w of output o. */
+/* The kernel taps [lo, hi) of one axis that land inside the input (from
+ * position p0, dilation d, input extent n, kernel extent k). */
+static void taps(int64_t p0, int64_t d, int64_t n, int64_t k, int64_t *lo,
+                 int64_t *hi) {
+  *lo = 0, *hi = k;
+  while (*lo < k && p0 + *lo * d < 0)
+    (*lo)++;
+  while (*hi > *lo && p0 + (*hi - 1) * d >= n)
+    (*hi)--;
+}
+
 static uint32_t conv_at(const ir_shape *xs, const ir_shape *ws,
                         const ir_attrs *a, const uint32_t *x, const uint32_t *w,
                         int64_t c0, int64_t oy, int64_t ox) {
   int64_t cg = ws->dim[1], kh = ws->dim[2], kw = ws->dim[3];
   int64_t h = xs->dim[2], wd = xs->dim[3];
+  int64_t dy = a->dilation[0], dx = a->dilation[1];
+  int64_t y0 = oy * a->stride[0] - a->pad[0],
+          x0 = ox * a->stride[1] - a->pad[1];
+  int64_t ky0, ky1, kx0, kx1;
+  taps(y0, dy, h, kh, &ky0, &ky1);
+  taps(x0, dx, wd, kw, &kx0, &kx1);
   uint64_t acc = 0;
   for (int64_t c = 0; c < cg; c++)
-    for (int64_t ky = 0; ky < kh; ky++) {
-      int64_t iy = oy * a->stride[0] - a->pad[0] + ky * a->dilation[0];
-      if (iy < 0 || iy >= h)
-        continue;
-      for (int64_t kx = 0; kx < kw; kx++) {
-        int64_t ix = ox * a->stride[1] - a->pad[1] + kx * a->dilation[1];
-        if (ix >= 0 && ix < wd)
-          acc += mulf(x[((c0 + c) * h + iy) * wd + ix],
-                      w[(c * kh + ky) * kw + kx]);
-      }
+    for (int64_t ky = ky0; ky < ky1; ky++) {
+      const uint32_t *xr = x + ((c0 + c) * h + y0 + ky * dy) * wd + x0;
+      const uint32_t *wr = w + (c * kh + ky) * kw;
+      for (int64_t kx = kx0; kx < kx1; kx++)
+        acc += mulf(xr[kx * dx], wr[kx]);
     }
   return red(acc);
 }
