@@ -35,15 +35,32 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Cutting values out of a graph (common context): tensors whose value
+ * hash (vh) is in the sorted set cut[n] become leaves named by the value. */
+typedef struct cutset {
+  const uint64_t *vh, *cut;
+  int n;
+  int cuts; /* node results cut */
+} cutset;
+
+static int has_value(const uint64_t *set, int n, uint64_t v) {
+  return v && bsearch(&v, set, (size_t)n, sizeof v, cmp_u64) != NULL;
+}
+
+static uint64_t value_leaf(uint64_t v) { return mix(0xc07, v); }
+
 /* Term hashes of every tensor of g into h[ntensors] (malloc'd); commutative
- * arguments sorted unless ordered. */
-static uint64_t *term_hashes_by(const ir_graph *g, int ordered) {
+ * arguments sorted unless ordered. Inputs and weights are named by name, or
+ * with a cut set by value, and node results in the cut set are leaves. */
+static uint64_t *term_hashes_by(const ir_graph *g, int ordered, cutset *cs) {
   uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
   if (!h)
     return NULL;
   for (int i = 0; i < g->ntensors; i++)
     if (g->tensors[i].kind != IR_T_VALUE)
-      h[i] = mix(str_hash(g->tensors[i].name), g->tensors[i].kind);
+      h[i] = cs && cs->vh[i]
+                 ? value_leaf(cs->vh[i])
+                 : mix(str_hash(g->tensors[i].name), g->tensors[i].kind);
   uint64_t args[IR_MAX_IN];
   for (int k = 0; k < g->nnodes; k++) {
     const ir_node *n = &g->nodes[k];
@@ -52,16 +69,25 @@ static uint64_t *term_hashes_by(const ir_graph *g, int ordered) {
     if (pr_commutative(n->op) && !ordered)
       qsort(args, (size_t)n->nin, sizeof *args, cmp_u64);
     uint64_t v = mix(op_hash(n), XXH3_64bits(args, (size_t)n->nin * 8));
-    for (int j = 0; j < n->nout; j++)
-      h[n->out[j]] = mix(v, (uint64_t)j);
+    for (int j = 0; j < n->nout; j++) {
+      int32_t t = n->out[j];
+      if (cs && has_value(cs->cut, cs->n, cs->vh[t])) {
+        h[t] = value_leaf(cs->vh[t]);
+        cs->cuts++;
+      } else {
+        h[t] = mix(v, (uint64_t)j);
+      }
+    }
   }
   return h;
 }
 
-static uint64_t *term_hashes(const ir_graph *g) { return term_hashes_by(g, 0); }
+static uint64_t *term_hashes(const ir_graph *g) {
+  return term_hashes_by(g, 0, NULL);
+}
 
 static uint64_t outputs_hash(const ir_graph *g, int ordered) {
-  uint64_t *h = term_hashes_by(g, ordered);
+  uint64_t *h = term_hashes_by(g, ordered, NULL);
   if (!h)
     return 0;
   uint64_t r = 0x5eed;
@@ -133,7 +159,7 @@ int pr_has_common_super(const ir_rule *r) {
 
 /* ---- common context ------------------------------------------------------ */
 
-/* Sorted values of g's tensors (0 and output values left out). */
+/* Sorted nonzero value hashes of g's tensors. */
 static int sorted_values(const ir_graph *g, const uint64_t *vh, uint64_t *out) {
   int n = 0;
   for (int i = 0; i < g->ntensors; i++)
@@ -143,38 +169,11 @@ static int sorted_values(const ir_graph *g, const uint64_t *vh, uint64_t *out) {
   return n;
 }
 
-static int has_value(const uint64_t *set, int n, uint64_t v) {
-  return v && bsearch(&v, set, (size_t)n, sizeof v, cmp_u64) != NULL;
-}
-
-/* Context hash of g's outputs into out[]; *cuts counts node results cut. */
-static int context_hashes(const ir_graph *g, const uint64_t *vh,
-                          const uint64_t *cut, int ncut, uint64_t *out,
-                          int *cuts) {
-  uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
+/* The hashes of g's outputs with cs's values cut out into out[]. */
+static int context_hashes(const ir_graph *g, cutset *cs, uint64_t *out) {
+  uint64_t *h = term_hashes_by(g, 0, cs);
   if (!h)
     return -1;
-  for (int i = 0; i < g->ntensors; i++)
-    if (g->tensors[i].kind != IR_T_VALUE)
-      h[i] = vh[i] ? mix(0xc07, vh[i]) : mix(str_hash(g->tensors[i].name), 1);
-  uint64_t args[IR_MAX_IN];
-  for (int k = 0; k < g->nnodes; k++) {
-    const ir_node *n = &g->nodes[k];
-    for (int j = 0; j < n->nin; j++)
-      args[j] = h[n->in[j]];
-    if (pr_commutative(n->op))
-      qsort(args, (size_t)n->nin, sizeof *args, cmp_u64);
-    uint64_t v = mix(op_hash(n), XXH3_64bits(args, (size_t)n->nin * 8));
-    for (int j = 0; j < n->nout; j++) {
-      int32_t t = n->out[j];
-      if (has_value(cut, ncut, vh[t])) {
-        h[t] = mix(0xc07, vh[t]);
-        (*cuts)++;
-      } else {
-        h[t] = mix(v, (uint64_t)j);
-      }
-    }
-  }
   for (int i = 0; i < g->noutputs; i++)
     out[i] = h[g->outputs[i]];
   free(h);
@@ -188,7 +187,7 @@ int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
   uint64_t *a = malloc(n * sizeof *a), *b = a ? a + s->ntensors + 1 : NULL;
   uint64_t *cut = malloc(n * sizeof *cut);
   uint64_t *os = malloc((size_t)(s->noutputs + d->noutputs + 1) * 8);
-  int found = 0, cuts = 0, na, nb, nc = 0;
+  int found = 0, na, nb, nc = 0;
   if (!a || !cut || !os || s->noutputs != d->noutputs)
     goto done;
   na = sorted_values(s, vs, a);
@@ -207,8 +206,9 @@ int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
       i++, j++;
     }
   uint64_t *od = os + s->noutputs;
-  if (!nc || context_hashes(s, vs, cut, nc, os, &cuts) ||
-      context_hashes(d, vd, cut, nc, od, &cuts) || !cuts)
+  cutset cs = {vs, cut, nc, 0}, cd = {vd, cut, nc, 0};
+  if (!nc || context_hashes(s, &cs, os) || context_hashes(d, &cd, od) ||
+      !(cs.cuts + cd.cuts))
     goto done;
   found = 1;
   for (int k = 0; k < s->noutputs; k++)
