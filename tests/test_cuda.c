@@ -55,43 +55,6 @@ Test(cuda, memplan_never_overlaps_live_blocks) {
   }
 }
 
-Test(cuda, rebatch_follows_reshapes) {
-  ir_diag d;
-  ir_graph *g = ir_parse_file(SRC "/models/resnet50.graph", &d), *h = NULL;
-  cr_assert(g, "%s", d.msg);
-  cr_assert_eq(cx_rebatch(g, 5, &h, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 5);
-  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[1], 1000);
-  cr_assert_eq(h->nnodes, g->nnodes);
-  ir_graph_free(h);
-  ir_graph_free(g);
-  g = ir_parse_file(SRC "/models/bert_base.graph", &d);
-  cr_assert(g, "%s", d.msg);
-  cr_assert_eq(cx_rebatch(g, 3, &h, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 3);
-  ir_graph_free(h);
-  ir_graph_free(g);
-  g = ir_parse_file(SRC "/models/nasnet_a.graph", &d); /* slices the batch */
-  cr_assert(g, "%s", d.msg);
-  cr_assert_eq(cx_rebatch(g, 16, &h, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 16);
-  ir_graph_free(h);
-  ir_graph_free(g);
-}
-
-Test(cuda, rebatch_reports_a_pinned_batch) {
-  ir_graph *g = parse("input x: [2,3]\n"
-                      "y = reshape(x) shape=[6]\n"
-                      "output y\n"),
-           *h = (ir_graph *)1;
-  ir_diag d;
-  cr_assert_eq(cx_rebatch(g, 4, &h, &d), IR_ERR_SHAPE);
-  cr_assert_null(h);
-  cr_assert_eq(d.line, 2);
-  cr_assert(strstr(d.msg, "cannot rebatch reshape"), "%s", d.msg);
-  ir_graph_free(g);
-}
-
 /* ---- on the GPU
  * ---------------------------------------------------------------- */
 

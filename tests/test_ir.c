@@ -444,11 +444,13 @@ Test(graph, arena_many_and_large) {
   ir_arena_free(a);
 }
 
-/* ---- limits (found in review) --------------------------------------------- */
+/* ---- limits (found in review) ---------------------------------------------
+ */
 
 Test(limits, subnormal_and_max_floats_parse) {
-  ir_graph *g = parse_ok("input x: [2]\ny = clip(x) min=1e-40 max=3.40282347e+38\n"
-                         "output y\n");
+  ir_graph *g =
+      parse_ok("input x: [2]\ny = clip(x) min=1e-40 max=3.40282347e+38\n"
+               "output y\n");
   cr_assert(g->nodes[0].a.lo > 0 && g->nodes[0].a.lo < 1e-38f);
   ir_graph_free(g);
   ir_diag d = parse_err("input x: [2]\ny = clip(x) min=0 max=1e39\noutput y\n");
@@ -485,7 +487,47 @@ Test(limits, concat_too_many_inputs_is_bad_input) {
 }
 
 Test(limits, numel_saturates) {
-  ir_shape s = ir_shape_make(5, (int64_t[]){1722007169, 1722007169, 2142470067,
-                                            2142470067, 25});
+  ir_shape s = ir_shape_make(
+      5, (int64_t[]){1722007169, 1722007169, 2142470067, 2142470067, 25});
   cr_assert_eq(ir_shape_numel(&s), INT64_MAX);
+}
+
+/* ---- rebatching (src/ir/rebatch.c) ----------------------------------------
+ */
+
+Test(rebatch, follows_reshapes) {
+  ir_diag d;
+  ir_graph *g = ir_parse_file(SRC "/models/resnet50.graph", &d), *h = NULL;
+  cr_assert(g, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 5, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 5);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[1], 1000);
+  cr_assert_eq(h->nnodes, g->nnodes);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  g = ir_parse_file(SRC "/models/bert_base.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 3, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 3);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  g = ir_parse_file(SRC "/models/nasnet_a.graph", &d); /* slices the batch */
+  cr_assert(g, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 16, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 16);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(rebatch, reports_a_pinned_batch) {
+  ir_graph *g = parse_ok("input x: [2,3]\n"
+                         "y = reshape(x) shape=[6]\n"
+                         "output y\n"),
+           *h = (ir_graph *)1;
+  ir_diag d;
+  cr_assert_eq(ir_rebatch(g, 4, &h, &d), IR_ERR_SHAPE);
+  cr_assert_null(h);
+  cr_assert_eq(d.line, 2);
+  cr_assert(strstr(d.msg, "cannot rebatch reshape"), "%s", d.msg);
+  ir_graph_free(g);
 }

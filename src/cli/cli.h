@@ -25,6 +25,9 @@ long long cli_parse_count(const char *s);
 /* Loads a graph: a .onnx file through the ONNX importer (default options),
  * anything else as .graph text. Prints the error and sets *rc on failure. */
 ir_graph *cli_load(const char *path, int *rc);
+/* Replaces *g by its copy at batch size `batch` (--batch); CLI_OK, or the
+ * reported error's exit code. */
+int cli_rebatch(ir_graph **g, int batch);
 
 /* Parses the only option "-o/--output OUT" (OUT may stay NULL); returns
  * CLI_OK, or a usage error. Leaves optind at the first operand. */
@@ -45,9 +48,10 @@ int cli_costdb(const cli_command *c, int argc, char **argv);
  * path (NULL: the default, cd_default_path) with the checked-in tables of
  * folder tables (NULL: none); prints the error and sets *rc on failure. */
 struct cd_db *cli_costdb_open(const char *path, const char *tables, int *rc);
-/* `costdb measure`: every distinct operator signature of the graphs timed
- * on the GPU into db under device (NULL: named after the GPU, e.g. h100). */
-int cli_costdb_measure(struct cd_db *db, const char *device, int n,
+/* `costdb measure`: every distinct operator signature of the graphs
+ * (rebatched to `batch` unless 0) timed on the GPU into db under device
+ * (NULL: named after the GPU, e.g. h100). */
+int cli_costdb_measure(struct cd_db *db, const char *device, int batch, int n,
                        char **graphs);
 /* The source tree's costdb/ folder (compile-time), or NULL. */
 const char *cli_costdb_tables(void);

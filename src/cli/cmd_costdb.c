@@ -19,6 +19,7 @@
 typedef struct opts {
   const char *db, *device, *tables, *out;
   int no_tables;
+  int batch; /* measure: rebatch the graphs first (0: as they are) */
 } opts;
 
 const char *cli_costdb_tables(void) { return TABLES_DIR; }
@@ -49,6 +50,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv, opts *o) {
                                      {"tables", required_argument, 0, 't'},
                                      {"no-tables", no_argument, 0, 'n'},
                                      {"output", required_argument, 0, 'o'},
+                                     {"batch", required_argument, 0, 'b'},
                                      {0, 0, 0, 0}};
   int ch;
   optind = 1;
@@ -60,6 +62,14 @@ static int parse_opts(const cli_command *c, int argc, char **argv, opts *o) {
     case 't': o->tables = optarg; break;
     case 'n': o->no_tables = 1; break;
     case 'o': o->out = optarg; break;
+    case 'b': {
+      long long v = cli_parse_count(optarg);
+      if (v < 1 || v > 1000000)
+        return cli_usage_error(c, "--batch must be 1..1000000, not '%s'",
+                               optarg);
+      o->batch = (int)v;
+      break;
+    }
     default:
       return cli_usage_error(c, "unknown or incomplete option '%s'",
                              argv[optind - 1]);
@@ -210,7 +220,7 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
   else if (!strcmp(sub, "export"))
     rc = export(db, o);
   else if (measure)
-    rc = cli_costdb_measure(db, o->device, n, args);
+    rc = cli_costdb_measure(db, o->device, o->batch, n, args);
   else
     rc = estimate(db, dev, args[0]);
   cd_close(db);

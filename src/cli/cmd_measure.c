@@ -39,12 +39,16 @@ static void device_from_name(const char *gpu, char *out, size_t n) {
 }
 
 static int measure_graph(cx_ctx *cx, cd_db *db, const char *device,
-                         const char *gpu, const char *path, int *measured,
-                         int *skipped) {
+                         const char *gpu, const char *path, int batch,
+                         int *measured, int *skipped) {
   int rc = CLI_OK;
   ir_graph *g = cli_load(path, &rc);
-  if (!g)
+  if (g && batch)
+    rc = cli_rebatch(&g, batch);
+  if (!g || rc) {
+    ir_graph_free(g);
     return rc;
+  }
   ir_diag d;
   char sig[4096];
   for (int i = 0; i < g->nnodes && !rc; i++) {
@@ -78,9 +82,10 @@ static int measure_graph(cx_ctx *cx, cd_db *db, const char *device,
 }
 #endif
 
-int cli_costdb_measure(cd_db *db, const char *device, int n, char **graphs) {
+int cli_costdb_measure(cd_db *db, const char *device, int batch, int n,
+                       char **graphs) {
 #ifndef SUPEROPT_HAVE_CUDA
-  (void)db, (void)device, (void)n, (void)graphs;
+  (void)db, (void)device, (void)batch, (void)n, (void)graphs;
   fprintf(stderr, "superopt costdb measure: this build has no CUDA "
                   "executor (nvcc was not found at build time)\n");
   return CLI_USAGE;
@@ -103,7 +108,8 @@ int cli_costdb_measure(cd_db *db, const char *device, int n, char **graphs) {
       rc = cli_report(&d);
       break;
     }
-    rc = measure_graph(cx, db, device, gpu, graphs[i], &measured, &skipped);
+    rc = measure_graph(cx, db, device, gpu, graphs[i], batch, &measured,
+                       &skipped);
     if (!rc && cd_commit(db, &d) != IR_OK)
       rc = cli_report(&d);
     if (rc)

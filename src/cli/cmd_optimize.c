@@ -28,6 +28,7 @@ typedef struct opt_args {
   double scale[IR_NOPS]; /* estimate multiplier per operator (calibrate) */
   int check, allow_unproven;
   int patience_given; /* else experiments search without patience */
+  int batch;          /* --batch: the model rebatched first (0: as is) */
   /* experiment grid */
   int ndepth, nalpha, nbudget;
   int depth[MAX_GRID], budget[MAX_GRID];
@@ -46,7 +47,8 @@ enum {
   O_REGION,
   O_DB,
   O_NOMERGE,
-  O_PATIENCE
+  O_PATIENCE,
+  O_BATCH
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +57,7 @@ static const struct option long_opts[] = {
     {"alpha", required_argument, 0, O_ALPHA},
     {"budget", required_argument, 0, O_BUDGET},
     {"patience", required_argument, 0, O_PATIENCE},
+    {"batch", required_argument, 0, O_BATCH},
     {"max-depth", required_argument, 0, O_DEPTH},
     {"depth", required_argument, 0, O_DEPTH},
     {"time-limit", required_argument, 0, O_TIME},
@@ -109,6 +112,10 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
   case O_TIME: return parse_double(v, 0, 1e6, &a->so.time_limit);
+  case O_BATCH: {
+    int n;
+    return set_ints(v, 1, 1000000, &a->batch, &n) && n == 1;
+  }
   case O_PATIENCE: {
     int n;
     a->patience_given = 1;
@@ -175,6 +182,17 @@ static void calibrate(opt_args *a, const ir_graph *g) {
 }
 
 /* Parses options; grid lists of length 1 set the search options. */
+/* The model, rebatched when --batch asks (costs are then looked up for the
+ * shapes of that batch, and the result is written at that batch). */
+static ir_graph *load_model(const opt_args *a, const char *path, int *rc) {
+  ir_graph *g = cli_load(path, rc);
+  if (g && a->batch && (*rc = cli_rebatch(&g, a->batch))) {
+    ir_graph_free(g);
+    g = NULL;
+  }
+  return g;
+}
+
 static int parse_args(const cli_command *c, int argc, char **argv,
                       opt_args *a) {
   memset(a, 0, sizeof *a);
@@ -314,7 +332,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   }
   ir_ruleset rs;
   srch_rules *rules = load_rules(&a, &rs, &rc);
-  ir_graph *g = rules ? cli_load(argv[optind], &rc) : NULL;
+  ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   ir_graph *h = NULL;
   if (g) {
     srch_stats st;
@@ -475,7 +493,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   const char *dir = a.out ? a.out : "experiment-search";
   ir_ruleset rs;
   srch_rules *rules = load_rules(&a, &rs, &rc);
-  ir_graph *g = rules ? cli_load(argv[optind], &rc) : NULL;
+  ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   char *csv = NULL;
   size_t len = 0;
   if (g && !(rc = ensure_dir(dir))) {

@@ -389,16 +389,6 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
   return rc;
 }
 
-/* --batch: the graph rebatched (replaces *g). */
-static int rebatch(ir_graph **g, int batch) {
-  ir_diag d;
-  ir_graph *h;
-  if (cx_rebatch(*g, batch, &h, &d))
-    return cli_report(&d);
-  ir_graph_free(*g);
-  *g = h;
-  return CLI_OK;
-}
 #endif
 
 static int run_cpu(const ir_graph *g, const run_opts *o) {
@@ -437,20 +427,17 @@ int cli_run(const cli_command *c, int argc, char **argv) {
   int rc = parse_opts(c, argc, argv, &o);
   if (rc)
     return rc;
-#ifndef SUPEROPT_HAVE_CUDA
-  if (o.batch)
-    return cli_usage_error(c, "--batch needs a CUDA build");
-#endif
   ir_graph *g = cli_load(o.path, &rc);
   if (!g)
     return rc;
-#ifdef SUPEROPT_HAVE_CUDA
   if (o.batch)
-    rc = rebatch(&g, o.batch);
+    rc = cli_rebatch(&g, o.batch);
+#ifdef SUPEROPT_HAVE_CUDA
   if (!rc)
     rc = strcmp(o.device, "cuda") ? run_cpu(g, &o) : run_cuda(g, &o);
 #else
-  rc = run_cpu(g, &o);
+  if (!rc)
+    rc = run_cpu(g, &o);
 #endif
   ir_graph_free(g);
   return rc;

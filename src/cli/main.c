@@ -79,7 +79,8 @@ static const cli_command commands[] = {
      "       superopt costdb export [--db PATH] [--device D] [-o OUT.tsv]\n"
      "       superopt costdb estimate GRAPH [--device D] [--db PATH]\n"
      "       superopt costdb measure GRAPH... [--device D] [--db PATH]\n"
-     "                                [--tables DIR | --no-tables]\n"
+     "                                [--batch N] [--tables DIR | "
+     "--no-tables]\n"
      "\n"
      "Operator costs per device (docs/costdb.md). stats: rows per device\n"
      "(from checked-in tables vs measured locally) and an integrity check.\n"
@@ -97,6 +98,7 @@ static const cli_command commands[] = {
      "  --tables DIR  checked-in tables DIR/<device>.tsv imported on first\n"
      "                use (default: the source tree's costdb/)\n"
      "  --no-tables   import no tables\n"
+     "  --batch N     measure: the graphs rebatched to N first\n"
      "  -o OUT        export to OUT\n",
      cli_costdb},
     {"import-rules", "import TASO's rules (text or .pb) as a rule file",
@@ -166,8 +168,8 @@ static const cli_command commands[] = {
      "usage: superopt optimize MODEL.graph|MODEL.onnx [--rules F] "
      "[-o OUT.graph|OUT.onnx]\n"
      "       [--alpha A] [--budget B] [--patience P] [--max-depth D]\n"
-     "       [--time-limit S] [--device D] [--no-check] [--allow-unproven]\n"
-     "       [--region-size N] [--no-merge]\n"
+     "       [--time-limit S] [--device D] [--batch N] [--no-check]\n"
+     "       [--allow-unproven] [--region-size N] [--no-merge]\n"
      "\n"
      "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
      "convolutions/matmuls where cheaper, then runs a\n"
@@ -186,6 +188,8 @@ static const cli_command commands[] = {
      "                     cheaper graph (100; 0: never)\n"
      "  --max-depth D      rewrites from the input (default: unlimited)\n"
      "  --time-limit S     stop searching after S seconds (default: none)\n"
+     "  --batch N          optimize for batch size N: the model is rebatched\n"
+     "                     first (costs for those shapes; output at N)\n"
      "  --device D         the device costs are for: h100 (default), h200,\n"
      "                     h100-tf32, h200-tf32, cpu (docs/costdb.md)\n"
      "  --db PATH          the cost database (default as in 'costdb')\n"

@@ -78,3 +78,13 @@ ir_graph *cli_load(const char *path, int *rc) {
     *rc = cli_report(&d);
   return g;
 }
+
+int cli_rebatch(ir_graph **g, int batch) {
+  ir_diag d;
+  ir_graph *h;
+  if (ir_rebatch(*g, batch, &h, &d))
+    return cli_report(&d);
+  ir_graph_free(*g);
+  *g = h;
+  return CLI_OK;
+}

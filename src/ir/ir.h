@@ -250,6 +250,14 @@ ir_status ir_graph_validate(const ir_graph *g, ir_diag *d);
  * and weights, and the outputs. */
 uint64_t ir_graph_hash(const ir_graph *g);
 
+/* A copy of g whose batch dimension (dim 0 of every input) is `batch`:
+ * inputs get dim 0 = batch, reshape targets whose dim 0 is the old batch
+ * and slices that keep the whole batch follow, and every shape is inferred
+ * again (rebatch.c). Fails (IR_ERR_SHAPE, message naming the node, its
+ * line) when the graph does not follow its batch dimension. */
+ir_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
+                     ir_diag *d);
+
 /* mask[i] = 1 for every node i that computes from weights and constants
  * only (no graph input upstream): weight preprocessing (folded batch
  * norms, transposed weights) that can run once when weights are loaded.

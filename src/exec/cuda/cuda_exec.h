@@ -72,14 +72,6 @@ size_t cx_plan_unplanned_bytes(const cx_plan *p);
 ir_status cx_measure_node(cx_ctx *c, const ir_graph *g, int node, int warmup,
                           int reps, double *median_ms, ir_diag *d);
 
-/* A copy of g whose batch dimension (dim 0 of every input) is `batch`:
- * inputs get dim 0 = batch, reshape targets whose dim 0 is the old batch
- * and slices that keep the whole batch follow, and every shape is inferred
- * again. Fails (IR_ERR_SHAPE, message
- * naming the node) when the graph does not follow its batch dimension. */
-ir_status cx_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
-                     ir_diag *d);
-
 /* The memory planner (no GPU needed): block k of sizes[k] bytes is live
  * from step first[k] to step last[k] inclusive; off[k] gets a 256-aligned
  * offset such that blocks whose lives overlap never overlap in bytes.

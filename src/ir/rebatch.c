@@ -1,4 +1,4 @@
-/* cx_rebatch.c: a graph with another batch size.
+/* rebatch.c: a graph with another batch size (ir_rebatch).
  *
  * The batch dimension is dim 0 of the graph inputs. The copy gives every
  * input dim 0 = batch and re-runs every node's shape rule; the only
@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_exec.h"
+#include <stdio.h>
+
+#include "ir.h"
 
 static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
                     ir_diag *d) {
@@ -72,7 +74,7 @@ static int add_copy(const ir_graph *g, const ir_node *n, const int32_t *map,
   return id;
 }
 
-ir_status cx_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
+ir_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
                      ir_diag *d) {
   *out = NULL;
   if (batch < 1)
