@@ -104,6 +104,29 @@ printf 'rule r1 unverified\nsrc:\ninput a: [2,4]\nt = relu(a)\noutput t\ndst:\ni
 expect 2 "$bin" verify-rules "$tmp/false.rules"
 contains "rule r1 not proven"
 
+# optimize: two biased 1x1 convs on one input merge; bad inputs refused
+export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
+printf 'input x: [1,8,6,6]\nweight a: [8,8,1,1]\nweight ab: [8]\nweight b: [8,8,1,1]\nweight bb: [8]\nya = conv2d(x, a, ab)\nyb = conv2d(x, b, bb)\noutput ya, yb\n' >"$tmp/two.graph"
+expect 0 "$bin" optimize "$tmp/two.graph" -o "$tmp/two.opt.graph"
+contains "1 sibling groups merged"
+contains "check: max relative error"
+[ "$(grep -c '= conv2d(' "$tmp/two.opt.graph")" = 1 ] || { echo "FAIL: the two convs were not merged"; fails=$((fails + 1)); }
+expect 0 "$bin" optimize "$tmp/two.graph" --batch 3 -o "$tmp/two3.graph"
+grep -q '^input x: \[3,8,6,6\]' "$tmp/two3.graph" || { echo "FAIL: optimize --batch 3 did not rebatch"; fails=$((fails + 1)); }
+expect 1 "$bin" optimize "$tmp/two.graph" --device tpu -o "$tmp/never.graph"
+contains "tpu"
+expect 1 "$bin" optimize "$tmp/two.graph" --batch 0
+printf 'rule r1 unverified\nsrc:\ninput a: [2,4]\nt = relu(a)\nu = relu(t)\noutput u\ndst:\ninput a: [2,4]\nt = relu(a)\noutput t\nend\n' >"$tmp/unproven.rules"
+expect 2 "$bin" optimize "$tmp/two.graph" --rules "$tmp/unproven.rules" -o "$tmp/never.graph"
+contains "only proven rules are used"
+[ ! -e "$tmp/never.graph" ] || { echo "FAIL: optimize wrote output after an error"; fails=$((fails + 1)); }
+printf 'input x: [1,4]\ny = reshape(x) shape=[4]\noutput y\n' >"$tmp/pinned.graph"
+expect 2 "$bin" optimize "$tmp/pinned.graph" --batch 2
+contains "cannot rebatch reshape"
+expect 1 "$bin" costdb measure "$tmp/two.graph" --batch 0
+contains "--batch must be 1..1000000"
+unset SUPEROPT_COSTDB
+
 if [ "$fails" != 0 ]; then
   echo "$fails failure(s)"
   exit 1
