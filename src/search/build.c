@@ -112,6 +112,15 @@ ir_graph *srch_build_end(srch_builder *b) {
   return h;
 }
 
+ir_graph *srch_build_finish(srch_builder *b, ir_status st) {
+  if (!st)
+    return srch_build_end(b);
+  srch_build_abort(b);
+  if (st == IR_ERR_NOMEM)
+    ir_diag_set(b->d, st, 0, 0, "out of memory");
+  return NULL;
+}
+
 void srch_build_abort(srch_builder *b) {
   ir_graph_free(b->h);
   free(b->map);

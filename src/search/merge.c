@@ -264,11 +264,7 @@ static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
                      : srch_build_copy(&b, i, NULL);
   }
   free(grp);
-  if (st) {
-    srch_build_abort(&b);
-    return NULL;
-  }
-  return srch_build_end(&b);
+  return srch_build_finish(&b, st);
 }
 
 ir_graph *srch_merge_siblings(const ir_graph *g, srch_cost_fn f, void *u,

@@ -107,13 +107,7 @@ ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d) {
   }
   free(skip);
   free(partner);
-  if (st) {
-    srch_build_abort(&b);
-    if (st == IR_ERR_NOMEM)
-      ir_diag_set(d, st, 0, 0, "out of memory");
-    return NULL;
-  }
-  return srch_build_end(&b);
+  return srch_build_finish(&b, st);
 }
 
 /* ---- batchnorm folding
@@ -210,13 +204,7 @@ ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, ir_diag *d) {
   }
   free(conv_of);
   free(partner);
-  if (st) {
-    srch_build_abort(&b);
-    if (st == IR_ERR_NOMEM)
-      ir_diag_set(d, st, 0, 0, "out of memory");
-    return NULL;
-  }
-  return srch_build_end(&b);
+  return srch_build_finish(&b, st);
 }
 
 /* ---- dead code
@@ -343,9 +331,5 @@ ir_graph *srch_cse(const ir_graph *g, int *count, ir_diag *d) {
     st = cse_node_copy(&b, i, tab, cap, out, count);
   free(tab);
   free(out);
-  if (st) {
-    srch_build_abort(&b);
-    return NULL;
-  }
-  return srch_build_end(&b);
+  return srch_build_finish(&b, st);
 }

@@ -235,11 +235,7 @@ static ir_graph *assemble(pass *p) {
   for (int k = 0; !st && k < p->nrg; k++)
     if (p->rg[k].sub)
       st = stitch(&b, &p->rg[k], p->d);
-  if (st) {
-    srch_build_abort(&b);
-    return NULL;
-  }
-  return srch_build_end(&b);
+  return srch_build_finish(&b, st);
 }
 
 /* One pass over g with the first cut after `first` nodes (0: a full

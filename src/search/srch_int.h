@@ -121,6 +121,9 @@ int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
 /* Sets h's outputs to map[g's outputs]; returns h (b no longer owns it). */
 ir_graph *srch_build_end(srch_builder *b);
 void srch_build_abort(srch_builder *b);
+/* How a pass ends its build: the graph (srch_build_end) when st is IR_OK,
+ * else NULL after srch_build_abort (an IR_ERR_NOMEM gets its message). */
+ir_graph *srch_build_finish(srch_builder *b, ir_status st);
 /* A name unused in g and in h, from base. */
 void srch_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
                      int *counter, char *buf, size_t n);
