@@ -1,4 +1,4 @@
-# cuda.cmake: the CUDA executor (src/exec/cuda/), included by the top-level
+# cuda.cmake: the CUDA executor (src/gpu/), included by the top-level
 # CMakeLists.txt when nvcc is found. Its C sources join libsuperopt; its
 # kernels (.cu) build into the static library superopt_cuda, linked into
 # libsuperopt with cudart, cuDNN and cuBLASLt. SUPEROPT_HAVE_CUDA is defined
@@ -18,10 +18,10 @@ if(NOT CUDNN_LIBRARY OR NOT CUDNN_INCLUDE_DIR)
   message(FATAL_ERROR "superopt: nvcc found but no cuDNN (cudnn.h, libcudnn)")
 endif()
 
-file(GLOB CX_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/exec/cuda/*.cu)
-file(GLOB CX_C CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/exec/cuda/*.c)
+file(GLOB GPU_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.cu)
+file(GLOB GPU_C CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.c)
 
-add_library(superopt_cuda STATIC ${CX_CU})
+add_library(superopt_cuda STATIC ${GPU_CU})
 # The directory-wide C flags (-Wall..., sanitizers) are not nvcc's: replace
 # them with their nvcc spelling for the kernels.
 set_target_properties(superopt_cuda PROPERTIES
@@ -33,7 +33,7 @@ target_compile_options(superopt_cuda PRIVATE
 target_include_directories(superopt_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(superopt_cuda PUBLIC CUDA::cudart)
 
-target_sources(libsuperopt PRIVATE ${CX_C})
+target_sources(libsuperopt PRIVATE ${GPU_C})
 set_target_properties(libsuperopt PROPERTIES
   CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
 target_include_directories(libsuperopt SYSTEM PUBLIC

@@ -46,7 +46,7 @@ static const char *tmp(const char *name) {
 }
 
 static ir_graph *parse(const char *text) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "test", &d);
   cr_assert(g, "line %d: %s", d.line, d.msg);
   return g;
@@ -60,14 +60,14 @@ static void write_file(const char *path, const char *text) {
 }
 
 static cd_db *open_db(const char *path) {
-  ir_diag d;
+  base_diag d;
   cd_db *db = cd_open(path, &d);
   cr_assert(db, "%s", d.msg);
   return db;
 }
 
 static char *export_all(cd_db *db) {
-  ir_diag d;
+  base_diag d;
   char *t = cd_export_text(db, NULL, &d);
   cr_assert(t, "%s", d.msg);
   return t;
@@ -119,7 +119,7 @@ Test(costdb, signature_depends_on_shapes_params_and_truncates) {
 /* ---- roofline ------------------------------------------------------------ */
 
 static const cd_device *dev(const char *name) {
-  ir_diag d;
+  base_diag d;
   const cd_device *v = cd_device_find(name, &d);
   cr_assert(v, "%s", d.msg);
   return v;
@@ -165,7 +165,7 @@ Test(costdb, views_copies_and_unknown_device) {
   cr_assert_float_eq(cd_node_work(g, 1).bytes, 4.0 * 2 * 96, 0.5);
   cr_assert_eq(cd_node_work(g, 2).launches, 0, "moves only a size-1 dim");
   cr_assert_eq(cd_node_work(g, 3).launches, 1);
-  ir_diag d;
+  base_diag d;
   cr_assert_null(cd_device_find("tpu", &d));
   cr_assert(strstr(d.msg, "unknown device 'tpu'") && strstr(d.msg, "h100") &&
                 strstr(d.msg, "h200") && strstr(d.msg, "cpu"),
@@ -178,52 +178,53 @@ Test(costdb, views_copies_and_unknown_device) {
 Test(costdb, put_lookup_round_trip_and_cache_invalidation) {
   cd_db *db = open_db(tmp("a.sqlite"));
   ir_graph *g = parse("input x: [1,8]\ny = relu(x)\noutput y\n");
-  ir_diag d;
+  base_diag d;
   cd_cost c0, c1;
-  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c0, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c0, &d), BASE_OK, "%s",
+               d.msg);
   cr_assert_eq(c0.nestimated, 1);
   char sig[CD_SIG_MAX];
   cd_node_sig(g, 0, sig, sizeof sig);
   cd_entry e = {0.25, 0.01, 10, "test", "NVIDIA H100", "2025-01-02"};
-  cr_assert_eq(cd_put(db, "h100", sig, &e, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cd_put(db, "h100", sig, &e, &d), BASE_OK, "%s", d.msg);
   double ms = 0;
   int found = 0;
-  cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), IR_OK);
+  cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), BASE_OK);
   cr_assert(found);
   cr_assert_eq(ms, 0.25);
-  cr_assert_eq(cd_lookup(db, "h200", sig, &ms, &found, &d), IR_OK);
+  cr_assert_eq(cd_lookup(db, "h200", sig, &ms, &found, &d), BASE_OK);
   cr_assert(!found, "costs are per device");
-  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c1, &d), IR_OK);
+  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c1, &d), BASE_OK);
   cr_assert_eq(c1.nmeasured, 1, "the cache kept a stale estimate");
   cr_assert_eq(c1.ms, 0.25);
   /* an older measurement does not replace a newer one */
   cd_entry old = {9.0, 0, 1, "test", "", "2024-01-01"};
-  cr_assert_eq(cd_put(db, "h100", sig, &old, &d), IR_OK);
-  cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), IR_OK);
+  cr_assert_eq(cd_put(db, "h100", sig, &old, &d), BASE_OK);
+  cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), BASE_OK);
   cr_assert_eq(ms, 0.25);
   cd_entry bad = {-1, 0, 1, "test", "", NULL};
-  cr_assert_neq(cd_put(db, "h100", sig, &bad, &d), IR_OK);
-  cr_assert_neq(cd_put(db, "tpu", sig, &e, &d), IR_OK);
-  cr_assert_neq(cd_put(db, "h100", "nosuchop x=[1]", &e, &d), IR_OK);
+  cr_assert_neq(cd_put(db, "h100", sig, &bad, &d), BASE_OK);
+  cr_assert_neq(cd_put(db, "tpu", sig, &e, &d), BASE_OK);
+  cr_assert_neq(cd_put(db, "h100", "nosuchop x=[1]", &e, &d), BASE_OK);
   ir_graph_free(g);
   cd_close(db);
 }
 
 Test(costdb, batch_rollback_drops_rows) {
   cd_db *db = open_db(tmp("b.sqlite"));
-  ir_diag d;
+  base_diag d;
   cd_entry e = {1.0, 0, 1, "test", "", NULL};
-  cr_assert_eq(cd_begin(db, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(cd_put(db, "cpu", "relu x=[1]", &e, &d), IR_OK);
-  cr_assert_eq(cd_rollback(db, &d), IR_OK);
-  cr_assert_eq(cd_begin(db, &d), IR_OK);
-  cr_assert_eq(cd_put(db, "cpu", "relu x=[2]", &e, &d), IR_OK);
-  cr_assert_eq(cd_commit(db, &d), IR_OK);
+  cr_assert_eq(cd_begin(db, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(cd_put(db, "cpu", "relu x=[1]", &e, &d), BASE_OK);
+  cr_assert_eq(cd_rollback(db, &d), BASE_OK);
+  cr_assert_eq(cd_begin(db, &d), BASE_OK);
+  cr_assert_eq(cd_put(db, "cpu", "relu x=[2]", &e, &d), BASE_OK);
+  cr_assert_eq(cd_commit(db, &d), BASE_OK);
   double ms;
   int found;
-  cr_assert_eq(cd_lookup(db, "cpu", "relu x=[1]", &ms, &found, &d), IR_OK);
+  cr_assert_eq(cd_lookup(db, "cpu", "relu x=[1]", &ms, &found, &d), BASE_OK);
   cr_assert(!found);
-  cr_assert_eq(cd_lookup(db, "cpu", "relu x=[2]", &ms, &found, &d), IR_OK);
+  cr_assert_eq(cd_lookup(db, "cpu", "relu x=[2]", &ms, &found, &d), BASE_OK);
   cr_assert(found);
   cd_close(db);
 }
@@ -234,7 +235,7 @@ Test(costdb, corrupt_file_refused) {
   for (int i = 0; i < 8192; i++)
     fputc((i * 7919 + 13) & 0xff, f);
   fclose(f);
-  ir_diag d;
+  base_diag d;
   cr_assert_null(cd_open(p, &d));
   cr_assert_str_eq(d.file, p);
   cr_assert(strstr(d.msg, "not a usable cost database") &&
@@ -245,15 +246,15 @@ Test(costdb, corrupt_file_refused) {
 Test(costdb, damaged_page_refused) {
   const char *p = tmp("damaged.sqlite");
   cd_db *db = open_db(p);
-  ir_diag d;
-  cr_assert_eq(cd_begin(db, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(cd_begin(db, &d), BASE_OK);
   for (int i = 0; i < 2000; i++) {
     char sig[64];
     snprintf(sig, sizeof sig, "relu x=[%d]", i + 1);
     cd_entry e = {1.0 + i, 0, 1, "test", "", "2025-01-01"};
-    cr_assert_eq(cd_put(db, "h100", sig, &e, &d), IR_OK);
+    cr_assert_eq(cd_put(db, "h100", sig, &e, &d), BASE_OK);
   }
-  cr_assert_eq(cd_commit(db, &d), IR_OK);
+  cr_assert_eq(cd_commit(db, &d), BASE_OK);
   cd_close(db);              /* checkpoints the WAL into the main file */
   FILE *f = fopen(p, "r+b"); /* the cell contents of every page but 1 */
   cr_assert(f);
@@ -282,7 +283,7 @@ Test(costdb, schema_version_mismatch_refused) {
   const char *p = tmp("v.sqlite");
   cd_close(open_db(p));
   set_meta(p, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
-  ir_diag d;
+  base_diag d;
   cr_assert_null(cd_open(p, &d));
   cr_assert(strstr(d.msg, "schema version 2") &&
                 strstr(d.msg, "reads version 1"),
@@ -308,14 +309,14 @@ Test(costdb, tsv_round_trip_byte_identical) {
   const char *in = tmp("in.tsv"), *out = tmp("out.tsv");
   write_file(in, canonical);
   cd_db *db = open_db(tmp("rt.sqlite"));
-  ir_diag d;
+  base_diag d;
   int rows = 0;
-  cr_assert_eq(cd_import_tsv(db, &in, 1, &rows, &d), IR_OK, "%s:%d: %s", d.file,
-               d.line, d.msg);
+  cr_assert_eq(cd_import_tsv(db, &in, 1, &rows, &d), BASE_OK, "%s:%d: %s",
+               d.file, d.line, d.msg);
   cr_assert_eq(rows, 3);
-  cr_assert_eq(cd_export_tsv(db, NULL, out, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cd_export_tsv(db, NULL, out, &d), BASE_OK, "%s", d.msg);
   size_t n;
-  char *text = ir_read_file(out, &n, &d);
+  char *text = base_read_file(out, &n, &d);
   cr_assert_str_eq(text, canonical);
   free(text);
   text = cd_export_text(db, "cpu", &d);
@@ -328,9 +329,9 @@ Test(costdb, header_only_table_imports_nothing) {
   const char *in = tmp("empty.tsv");
   write_file(in, HDR);
   cd_db *db = open_db(tmp("e.sqlite"));
-  ir_diag d;
+  base_diag d;
   int rows = -1;
-  cr_assert_eq(cd_import_tsv(db, &in, 1, &rows, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cd_import_tsv(db, &in, 1, &rows, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(rows, 0);
   char *all = export_all(db);
   cr_assert_str_eq(all, HDR);
@@ -345,8 +346,8 @@ static void expect_bad(const char *text, int line, int col, const char *why) {
   write_file(bad, text);
   cd_db *db = open_db(tmp("bad.sqlite"));
   const char *both[2] = {good, bad};
-  ir_diag d;
-  cr_assert_neq(cd_import_tsv(db, both, 2, NULL, &d), IR_OK, "accepted: %s",
+  base_diag d;
+  cr_assert_neq(cd_import_tsv(db, both, 2, NULL, &d), BASE_OK, "accepted: %s",
                 text);
   cr_assert_str_eq(d.file, bad);
   cr_assert_eq(d.line, line, "%s: %s", text, d.msg);
@@ -390,7 +391,7 @@ Test(costdb, tsv_bad_lines_import_nothing) {
 /* ---- killed mid-write ---------------------------------------------------- */
 
 static void writer(const char *path, int fd) {
-  ir_diag d;
+  base_diag d;
   cd_db *db = cd_open(path, &d);
   if (!db)
     _exit(1);
@@ -435,15 +436,15 @@ Test(costdb, killed_mid_write_keeps_committed_rows) {
   close(fds[0]);
   cr_assert_geq(n, 300);
   cd_db *db = open_db(p);
-  ir_diag d;
-  cr_assert_eq(cd_check(db, &d), IR_OK, "%s", d.msg);
+  base_diag d;
+  cr_assert_eq(cd_check(db, &d), BASE_OK, "%s", d.msg);
   for (int r = 0; r <= last; r++)
     for (int k = 0; k < 3; k++) {
       char sig[64];
       double ms = 0;
       int found = 0;
       snprintf(sig, sizeof sig, "relu x=[%d,%d]", r + 1, k + 1);
-      cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), IR_OK);
+      cr_assert_eq(cd_lookup(db, "h100", sig, &ms, &found, &d), BASE_OK);
       cr_assert(found && ms == 1.0 + r, "committed row %d lost", r);
     }
   cr_log_info("writer killed after %d committed transactions", n);
@@ -453,7 +454,7 @@ Test(costdb, killed_mid_write_keeps_committed_rows) {
 /* ---- tables and graph cost ---------------------------------------------- */
 
 static ir_graph *resnet(void) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse_file(SRC "/models/resnet50.graph", &d);
   cr_assert(g, "%s", d.msg);
   return g;
@@ -462,11 +463,11 @@ static ir_graph *resnet(void) {
 Test(costdb, resnet50_all_estimated_with_empty_db) {
   ir_graph *g = resnet();
   cd_db *db = open_db(tmp("empty.sqlite"));
-  ir_diag d;
+  base_diag d;
   cd_cost c;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cd_graph_cost(db, dev("h100"), g, &c, &d), BASE_OK, "%s", d.msg);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double cold = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
                  (double)(t1.tv_nsec - t0.tv_nsec)) /
@@ -476,10 +477,10 @@ Test(costdb, resnet50_all_estimated_with_empty_db) {
   cr_assert_eq(c.nestimated + c.nfolded, g->nnodes);
   cr_assert_eq(c.nfolded, 0, "resnet50 has no weight-only operators");
   cd_cost e;
-  cr_assert_eq(cd_graph_cost(NULL, dev("h100"), g, &e, &d), IR_OK);
+  cr_assert_eq(cd_graph_cost(NULL, dev("h100"), g, &e, &d), BASE_OK);
   cr_assert_eq(e.ms, c.ms, "the cache changed a cost");
   cd_cost h200;
-  cr_assert_eq(cd_graph_cost(db, dev("h200"), g, &h200, &d), IR_OK);
+  cr_assert_eq(cd_graph_cost(db, dev("h200"), g, &h200, &d), BASE_OK);
   cr_assert_lt(h200.ms, c.ms, "more bandwidth, same compute: faster");
   /* warm: a graph cost is a cache hit per node */
   int iters = 2000;
@@ -505,8 +506,8 @@ Test(costdb, weight_only_operators_fold) {
                       "i = const_ones() shape=[4,1,1]\nz = ewadd(y, i)\n"
                       "output z\n");
   cd_cost c;
-  ir_diag d;
-  cr_assert_eq(cd_graph_cost(NULL, dev("cpu"), g, &c, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(cd_graph_cost(NULL, dev("cpu"), g, &c, &d), BASE_OK);
   cr_assert_eq(c.nfolded, 2, "enlarge(w) and const_ones fold");
   cr_assert_eq(c.nestimated, 2);
   ir_graph_free(g);
@@ -522,19 +523,19 @@ Test(costdb, tables_imported_on_first_use_and_when_changed) {
            sig);
   write_file(tmp("tables/h100.tsv"), text);
   const char *p = tmp("tables.sqlite");
-  ir_diag d;
+  base_diag d;
   cd_db *db = open_db(p);
-  cr_assert_eq(cd_set_tables(db, tdir, &d), IR_OK);
+  cr_assert_eq(cd_set_tables(db, tdir, &d), BASE_OK);
   double ms;
   int est;
-  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), IR_OK, "%s",
-               d.msg);
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), BASE_OK,
+               "%s", d.msg);
   cr_assert(!est && ms == 0.5, "table not imported: %g %d", ms, est);
-  cr_assert_eq(cd_node_cost(db, dev("h200"), g, 0, &ms, &est, &d), IR_OK);
+  cr_assert_eq(cd_node_cost(db, dev("h200"), g, 0, &ms, &est, &d), BASE_OK);
   cr_assert(est, "no h200 table: estimated");
   cd_stat st[8];
   int n;
-  cr_assert_eq(cd_stats(db, st, 8, &n, &d), IR_OK);
+  cr_assert_eq(cd_stats(db, st, 8, &n, &d), BASE_OK);
   cr_assert_eq(n, 1);
   cr_assert_str_eq(st[0].device, "h100");
   cr_assert_eq(st[0].rows, 1);
@@ -544,9 +545,9 @@ Test(costdb, tables_imported_on_first_use_and_when_changed) {
   /* same content: not imported again (a local row stays) */
   db = open_db(p);
   cd_entry local = {0.7, 0, 1, "cuda-exec", "gpu", "2025-06-01"};
-  cr_assert_eq(cd_put(db, "h100", sig, &local, &d), IR_OK);
-  cr_assert_eq(cd_set_tables(db, tdir, &d), IR_OK);
-  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), IR_OK);
+  cr_assert_eq(cd_put(db, "h100", sig, &local, &d), BASE_OK);
+  cr_assert_eq(cd_set_tables(db, tdir, &d), BASE_OK);
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), BASE_OK);
   cr_assert_eq(ms, 0.7);
   cd_close(db);
   /* new content, newer measurement: imported */
@@ -554,16 +555,16 @@ Test(costdb, tables_imported_on_first_use_and_when_changed) {
            sig);
   write_file(tmp("tables/h100.tsv"), text);
   db = open_db(p);
-  cr_assert_eq(cd_set_tables(db, tdir, &d), IR_OK);
-  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), IR_OK);
+  cr_assert_eq(cd_set_tables(db, tdir, &d), BASE_OK);
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), BASE_OK);
   cr_assert_eq(ms, 0.3);
   cd_close(db);
   /* a broken table is an error with its position, not a silent estimate */
   write_file(tmp("tables/h100.tsv"),
              HDR "h100\trelu x=[1]\tx\t0\t1\tg\t2025-01-01\n");
   db = open_db(p);
-  cr_assert_eq(cd_set_tables(db, tdir, &d), IR_OK);
-  cr_assert_neq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), IR_OK);
+  cr_assert_eq(cd_set_tables(db, tdir, &d), BASE_OK);
+  cr_assert_neq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), BASE_OK);
   cr_assert_eq(d.line, 2);
   cd_close(db);
   ir_graph_free(g);
@@ -571,13 +572,13 @@ Test(costdb, tables_imported_on_first_use_and_when_changed) {
 
 Test(costdb, default_path_from_environment) {
   char buf[512];
-  ir_diag d;
+  base_diag d;
   setenv("SUPEROPT_COSTDB", tmp("env/x.sqlite"), 1);
-  cr_assert_eq(cd_default_path(buf, sizeof buf, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cd_default_path(buf, sizeof buf, &d), BASE_OK, "%s", d.msg);
   cr_assert_str_eq(buf, tmp("env/x.sqlite"));
   unsetenv("SUPEROPT_COSTDB");
   setenv("XDG_CACHE_HOME", tmp("cache"), 1);
-  cr_assert_eq(cd_default_path(buf, sizeof buf, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(cd_default_path(buf, sizeof buf, &d), BASE_OK, "%s", d.msg);
   char want[512];
   snprintf(want, sizeof want, "%s/superopt/costdb.sqlite", tmp("cache"));
   cr_assert_str_eq(buf, want);

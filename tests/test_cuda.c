@@ -18,10 +18,10 @@
 #ifndef SUPEROPT_HAVE_CUDA
 Test(cuda, not_built) { cr_skip_test("CPU-only build: no CUDA executor"); }
 #else
-#include "exec/cuda/cuda_exec.h"
+#include "gpu/gpu.h"
 
 static ir_graph *parse(const char *text) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "test", &d);
   cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
   return g;
@@ -41,7 +41,7 @@ Test(cuda, memplan_never_overlaps_live_blocks) {
     last[k] = first[k] + rand() % 10;
     sum += sz[k];
   }
-  size_t total = cx_memplan(N, sz, first, last, off);
+  size_t total = gpu_memplan(N, sz, first, last, off);
   cr_assert_lt(total, sum, "no reuse at all: %zu of %zu", total, sum);
   for (int a = 0; a < N; a++) {
     cr_assert_eq(off[a] % 256, 0);
@@ -59,7 +59,7 @@ Test(cuda, memplan_never_overlaps_live_blocks) {
  * ---------------------------------------------------------------- */
 
 static void need_gpu(void) {
-  if (cx_device_count() < 1)
+  if (gpu_device_count() < 1)
     cr_skip_test("no CUDA device");
 }
 
@@ -76,25 +76,26 @@ static double rel_error(const float *x, const float *ref, int64_t n) {
 /* Runs g on the GPU and the CPU on the same seeded values; asserts every
  * output's relative L2 error is within tol and that outputs are not all
  * zero. */
-static void compare(const ir_graph *g, const cx_options *o, double tol,
+static void compare(const ir_graph *g, const gpu_options *o, double tol,
                     const char *what) {
-  ir_diag d;
-  cx_ctx *c;
-  cx_plan *p;
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p;
   ex_values *v = ex_values_new(g);
-  cr_assert_eq(ex_fill_random(g, v, 11, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(cx_ctx_new(o, &c, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(cx_plan_new(c, g, &p, &d), IR_OK, "%s: %s", what, d.msg);
-  cr_assert_eq(cx_plan_upload(p, v, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(cx_plan_run(p, &d), IR_OK, "%s: %s", what, d.msg);
-  cr_assert_eq(cx_plan_run(p, &d), IR_OK, "%s: %s", what, d.msg); /* replay */
+  cr_assert_eq(ex_fill_random(g, v, 11, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_ctx_new(o, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s: %s", what, d.msg);
+  cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what, d.msg);
+  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what,
+               d.msg); /* replay */
   ex_options eo = {0, 0};
-  cr_assert_eq(ex_run(g, v, &eo, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ex_run(g, v, &eo, &d), BASE_OK, "%s", d.msg);
   for (int i = 0; i < g->noutputs; i++) {
     int t = g->outputs[i];
     int64_t n = ir_shape_numel(&g->tensors[t].shape);
     float *y = malloc(sizeof(float) * (size_t)n);
-    cr_assert_eq(cx_plan_download(p, t, y, &d), IR_OK, "%s", d.msg);
+    cr_assert_eq(gpu_plan_download(p, t, y, &d), BASE_OK, "%s", d.msg);
     double e = rel_error(y, v->v[t], n), mag = 0;
     for (int64_t k = 0; k < n; k++)
       mag += fabs(v->v[t][k]);
@@ -103,8 +104,8 @@ static void compare(const ir_graph *g, const cx_options *o, double tol,
     cr_expect(mag > 0, "%s: output %s is all zero", what, g->tensors[t].name);
     free(y);
   }
-  cx_plan_free(p);
-  cx_ctx_free(c);
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
   ex_values_free(v);
 }
 
@@ -184,11 +185,11 @@ static const char *const op_graphs[] = {
 Test(cuda, op_graphs_are_valid) {
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
-    ir_diag d;
+    base_diag d;
     ex_values *v = ex_values_new(g);
-    cr_assert_eq(ex_fill_random(g, v, 3, &d), IR_OK, "%s", d.msg);
+    cr_assert_eq(ex_fill_random(g, v, 3, &d), BASE_OK, "%s", d.msg);
     ex_options eo = {1, 0};
-    cr_assert_eq(ex_run(g, v, &eo, &d), IR_OK, "graph %zu: %s", i, d.msg);
+    cr_assert_eq(ex_run(g, v, &eo, &d), BASE_OK, "graph %zu: %s", i, d.msg);
     ex_values_free(v);
     ir_graph_free(g);
   }
@@ -196,7 +197,7 @@ Test(cuda, op_graphs_are_valid) {
 
 Test(cuda, every_operator_tf32) {
   need_gpu();
-  cx_options o = {.fp32_strict = 0}, legacy = {.legacy_conv = 1};
+  gpu_options o = {.fp32_strict = 0}, legacy = {.legacy_conv = 1};
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
     char what[48];
@@ -210,7 +211,7 @@ Test(cuda, every_operator_tf32) {
 
 Test(cuda, every_operator_fp32_strict) {
   need_gpu();
-  cx_options o = {.fp32_strict = 1};
+  gpu_options o = {.fp32_strict = 1};
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
     char what[32];
@@ -222,12 +223,12 @@ Test(cuda, every_operator_fp32_strict) {
 
 Test(cuda, every_op_graph_with_poisoned_buffers) {
   need_gpu();
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse_file(SRC "/tests/data/good/every_op.graph", &d);
   cr_assert(g, "%s", d.msg);
-  cx_options strict = {.fp32_strict = 1, .no_fuse = 1};
-  cx_options poison = {.fp32_strict = 1, .poison = 1};
-  cx_options eager = {.poison = 1, .no_graph = 1};
+  gpu_options strict = {.fp32_strict = 1, .no_fuse = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  gpu_options eager = {.poison = 1, .no_graph = 1};
   compare(g, &strict, 1e-5, "every_op (strict)");
   compare(g, &poison, 1e-5, "every_op (poisoned)");
   compare(g, &eager, 1e-3, "every_op (poisoned, no CUDA graph)");
@@ -244,47 +245,47 @@ Test(cuda, memory_reuse_with_poison) {
                       "e = ewadd(d, c)\nf = conv2d(e, w, b)\n"
                       "g = ewmul(f, a)\nh = concat(g, e) axis=1\n"
                       "output h\n");
-  cx_options o = {.fp32_strict = 1, .poison = 1};
+  gpu_options o = {.fp32_strict = 1, .poison = 1};
   compare(g, &o, 1e-5, "reuse chain (poisoned)");
-  ir_diag d;
-  cx_ctx *c;
-  cx_plan *p;
-  cr_assert_eq(cx_ctx_new(&o, &c, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(cx_plan_new(c, g, &p, &d), IR_OK, "%s", d.msg);
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p;
+  cr_assert_eq(gpu_ctx_new(&o, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
   size_t arena, persist, ws;
-  cx_plan_memory(p, &arena, &persist, &ws);
-  cr_expect_lt(arena, cx_plan_unplanned_bytes(p), "no buffer was reused");
-  cx_plan_free(p);
-  cx_ctx_free(c);
+  gpu_plan_memory(p, &arena, &persist, &ws);
+  cr_expect_lt(arena, gpu_plan_unplanned_bytes(p), "no buffer was reused");
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
   ir_graph_free(g);
 }
 
 Test(cuda, absurd_allocation_is_a_clean_error) {
   need_gpu();
   ir_graph *g = parse("input x: [65536,65536,16]\ny = relu(x)\noutput y\n");
-  ir_diag d;
-  cx_ctx *c;
-  cx_plan *p = (cx_plan *)1;
-  cr_assert_eq(cx_ctx_new(NULL, &c, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(cx_plan_new(c, g, &p, &d), IR_ERR_NOMEM, "%s", d.msg);
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p = (gpu_plan *)1;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_ERR_NOMEM, "%s", d.msg);
   cr_assert_null(p);
   cr_assert(strstr(d.msg, "cudaMalloc"), "%s", d.msg);
   /* the context still works afterwards */
   ir_graph *h = parse("input x: [3,5]\ny = tanh(x)\noutput y\n");
-  cr_assert_eq(cx_plan_new(c, h, &p, &d), IR_OK, "%s", d.msg);
-  cx_plan_free(p);
-  cx_ctx_free(c);
+  cr_assert_eq(gpu_plan_new(c, h, &p, &d), BASE_OK, "%s", d.msg);
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
   ir_graph_free(h);
   ir_graph_free(g);
 }
 
 Test(cuda, measure_and_profile) {
   need_gpu();
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse_file(SRC "/models/resnet50.graph", &d);
   cr_assert(g, "%s", d.msg);
-  cx_ctx *c;
-  cr_assert_eq(cx_ctx_new(NULL, &c, &d), IR_OK, "%s", d.msg);
+  gpu_ctx *c;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
   double conv = 0, relu = 0;
   int iconv = -1, irelu = -1;
   for (int i = 0; i < g->nnodes; i++) {
@@ -293,37 +294,37 @@ Test(cuda, measure_and_profile) {
     if (g->nodes[i].op == IR_OP_RELU && irelu < 0)
       irelu = i;
   }
-  cr_assert_eq(cx_measure_node(c, g, iconv, 3, 20, &conv, &d), IR_OK, "%s",
+  cr_assert_eq(gpu_measure_node(c, g, iconv, 3, 20, &conv, &d), BASE_OK, "%s",
                d.msg);
-  cr_assert_eq(cx_measure_node(c, g, irelu, 3, 20, &relu, &d), IR_OK, "%s",
+  cr_assert_eq(gpu_measure_node(c, g, irelu, 3, 20, &relu, &d), BASE_OK, "%s",
                d.msg);
   cr_expect(conv > 0 && conv < 50 && relu > 0 && relu < 50, "%g %g", conv,
             relu);
-  cx_plan *p;
+  gpu_plan *p;
   ex_values *v = ex_values_new(g);
-  cr_assert_eq(ex_fill_random(g, v, 1, &d), IR_OK);
-  cr_assert_eq(cx_plan_new(c, g, &p, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(cx_plan_upload(p, v, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ex_fill_random(g, v, 1, &d), BASE_OK);
+  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
   double *ms = calloc((size_t)g->nnodes, sizeof *ms), sum = 0, whole = 0;
-  cr_assert_eq(cx_plan_profile(p, 3, ms, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(cx_plan_time(p, 3, 10, &whole, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_profile(p, 3, ms, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_time(p, 3, 10, &whole, &d), BASE_OK, "%s", d.msg);
   for (int i = 0; i < g->nnodes; i++)
     sum += ms[i];
   cr_expect(sum > 0 && whole > 0 && sum < 20 * whole, "sum %g whole %g", sum,
             whole);
   free(ms);
-  cx_plan_free(p);
+  gpu_plan_free(p);
   ex_values_free(v);
-  cx_ctx_free(c);
+  gpu_ctx_free(c);
   ir_graph_free(g);
 }
 
 Test(cuda, no_device_is_a_clean_error) {
-  if (cx_device_count() > 0)
+  if (gpu_device_count() > 0)
     cr_skip_test("a device is present");
-  ir_diag d;
-  cx_ctx *c = (cx_ctx *)1;
-  cr_assert_neq(cx_ctx_new(NULL, &c, &d), IR_OK);
+  base_diag d;
+  gpu_ctx *c = (gpu_ctx *)1;
+  cr_assert_neq(gpu_ctx_new(NULL, &c, &d), BASE_OK);
   cr_assert_null(c);
   cr_assert(strstr(d.msg, "no CUDA device"), "%s", d.msg);
 }

@@ -28,34 +28,34 @@ static void *begin(void *u, int b) {
 
 static void end(void *u, int b, void *s) { (void)u, (void)b, (void)s; }
 
-static ir_status keep(void *state, const en_graph *g,
-                      const ir_shape (*shapes)[2], int is_graph) {
+static base_status keep(void *state, const en_graph *g,
+                        const ir_shape (*shapes)[2], int is_graph) {
   store *s = state;
   (void)shapes;
   if (!is_graph)
-    return IR_OK;
+    return BASE_OK;
   if (s->n == s->cap) {
     s->cap = s->cap ? 2 * s->cap : 64;
     s->g = realloc(s->g, (size_t)s->cap * sizeof *s->g);
     cr_assert(s->g);
   }
   s->g[s->n++] = *g;
-  return IR_OK;
+  return BASE_OK;
 }
 
 static coll *enumerate(int max_ops, const char *ops, int threads) {
   coll *c = calloc(1, sizeof *c);
   en_config cfg = {0};
   char err[512];
-  ir_diag d;
+  base_diag d;
   cfg.max_ops = max_ops;
   cfg.threads = threads;
   if (ops)
-    cr_assert_eq(en_ops_parse(ops, &cfg.ops, err, sizeof err), IR_OK, "%s",
+    cr_assert_eq(en_ops_parse(ops, &cfg.ops, err, sizeof err), BASE_OK, "%s",
                  err);
   c->nbranches = en_branch_count(&cfg);
   en_visitor v = {begin, keep, end, c, NULL};
-  cr_assert_eq(en_enumerate(&cfg, &v, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(en_enumerate(&cfg, &v, &d), BASE_OK, "%s", d.msg);
   return c;
 }
 
@@ -117,12 +117,12 @@ Test(enum, canonical_and_valid) {
     for (int i = 0; i < c->br[b].n; i++) {
       const en_graph *g = &c->br[b].g[i];
       uint8_t outs[EN_MAX_OUTPUTS];
-      ir_diag d;
+      base_diag d;
       int no = en_graph_outputs(g, outs);
       cr_assert(no >= 1 && no <= EN_DEFAULT_OUTPUTS);
       ir_graph *ir = en_graph_build(g, outs, no, "g", &d);
       cr_assert(ir, "%s", d.msg);
-      cr_assert_eq(ir_graph_validate(ir, &d), IR_OK, "%s", d.msg);
+      cr_assert_eq(ir_graph_validate(ir, &d), BASE_OK, "%s", d.msg);
       ir_graph_free(ir);
       for (int j = 0; j < g->nops; j++)
         if (g->n[j].gop == EN_EWADD || g->n[j].gop == EN_EWMUL)
@@ -177,26 +177,27 @@ Test(enum, same_branches_any_thread_count) {
 Test(enum, ops_parse) {
   uint64_t ops = 0;
   char err[512];
-  cr_assert_eq(en_ops_parse("matmul,ewadd", &ops, err, sizeof err), IR_OK);
+  cr_assert_eq(en_ops_parse("matmul,ewadd", &ops, err, sizeof err), BASE_OK);
   cr_expect_eq(ops, (1ull << IR_OP_MATMUL) | (1ull << IR_OP_EWADD));
   cr_assert_eq(en_ops_parse("matmul,frobnicate", &ops, err, sizeof err),
-               IR_ERR_PARAM);
+               BASE_ERR_PARAM);
   cr_expect(strstr(err, "'frobnicate'"), "%s", err);
   cr_expect(strstr(err, "conv2d"), "lists the valid names: %s", err);
-  cr_assert_eq(en_ops_parse("sigmoid", &ops, err, sizeof err), IR_ERR_PARAM);
+  cr_assert_eq(en_ops_parse("sigmoid", &ops, err, sizeof err), BASE_ERR_PARAM);
   cr_expect(strstr(err, "'sigmoid' is not a generation operator"), "%s", err);
-  cr_expect_eq(en_ops_parse("", &ops, err, sizeof err), IR_ERR_PARAM);
-  cr_expect_eq(en_ops_parse("relu,,relu", &ops, err, sizeof err), IR_ERR_PARAM);
+  cr_expect_eq(en_ops_parse("", &ops, err, sizeof err), BASE_ERR_PARAM);
+  cr_expect_eq(en_ops_parse("relu,,relu", &ops, err, sizeof err),
+               BASE_ERR_PARAM);
   cr_expect_eq(ops, (1ull << IR_OP_MATMUL) | (1ull << IR_OP_EWADD),
                "unchanged on error");
 }
 
 Test(enum, bad_max_ops) {
   en_config c = {0};
-  ir_diag d;
+  base_diag d;
   en_visitor v = {begin, keep, end, NULL, NULL};
   c.max_ops = EN_MAX_OPS + 1;
-  cr_assert_eq(en_enumerate(&c, &v, &d), IR_ERR_PARAM);
+  cr_assert_eq(en_enumerate(&c, &v, &d), BASE_ERR_PARAM);
   cr_expect(strstr(d.msg, "max-ops"), "%s", d.msg);
 }
 

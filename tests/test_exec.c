@@ -12,19 +12,19 @@
 #define SRC SUPEROPT_SOURCE_DIR
 
 static ir_graph *load(const char *path) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse_file(path, &d);
   cr_assert(g, "%s:%d:%d: %s", path, d.line, d.col, d.msg);
   return g;
 }
 
 static ex_values *run(const ir_graph *g, uint64_t seed, int threads, int keep) {
-  ir_diag d;
+  base_diag d;
   ex_values *v = ex_values_new(g);
   cr_assert(v);
-  cr_assert_eq(ex_fill_random(g, v, seed, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ex_fill_random(g, v, seed, &d), BASE_OK, "%s", d.msg);
   ex_options o = {threads, keep};
-  cr_assert_eq(ex_run(g, v, &o, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
   return v;
 }
 
@@ -89,7 +89,7 @@ Test(exec, intermediates_freed_unless_kept) {
 Test(exec, random_values_follow_hints) {
   ir_graph *g = load(SRC "/tests/data/good/every_op.graph");
   ex_values *v = ex_values_new(g);
-  cr_assert_eq(ex_fill_random(g, v, 3, NULL), IR_OK);
+  cr_assert_eq(ex_fill_random(g, v, 3, NULL), BASE_OK);
   int var = ir_find_tensor(g, "var"), w = ir_find_tensor(g, "w"),
       x = ir_find_tensor(g, "x"), mu = ir_find_tensor(g, "mu");
   float bound = 1.0f / sqrtf(4 * 3 * 3);
@@ -136,13 +136,13 @@ Test(exec, resnet50_logits_sane, .timeout = 300) {
 /* Fills graphs a and b (texts) with seed 7; returns b's values of weight w
  * after asserting they equal a's (n floats). Frees everything else. */
 static float *same_draw(const char *ta, const char *tb, const char *w, int n) {
-  ir_diag d;
+  base_diag d;
   ir_graph *a = ir_parse(ta, strlen(ta), "a", &d);
   ir_graph *b = ir_parse(tb, strlen(tb), "b", &d);
   cr_assert(a && b);
   ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
-  cr_assert_eq(ex_fill_random(a, va, 7, NULL), IR_OK);
-  cr_assert_eq(ex_fill_random(b, vb, 7, NULL), IR_OK);
+  cr_assert_eq(ex_fill_random(a, va, 7, NULL), BASE_OK);
+  cr_assert_eq(ex_fill_random(b, vb, 7, NULL), BASE_OK);
   int wa = ir_find_tensor(a, w), wb = ir_find_tensor(b, w);
   cr_assert(!memcmp(va->v[wa], vb->v[wb], (size_t)n * sizeof(float)),
             "%s drawn differently behind a weight-only node", w);

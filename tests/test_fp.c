@@ -23,7 +23,7 @@ static uint32_t residue(float f) {
 /* Runs node 0 of g (one node over inputs) both ways on integers in
  * [lo, hi]; outputs scaled by scale (avgpool's count) must agree. */
 static void agree(const ir_graph *g, int lo, int hi, int scale) {
-  ir_diag d;
+  base_diag d;
   ex_values *v = ex_values_new(g);
   const ir_node *n = &g->nodes[0];
   const ir_shape *ins[2];
@@ -44,12 +44,12 @@ static void agree(const ir_graph *g, int lo, int hi, int scale) {
     ins[i] = &t->shape, in[i] = res[i];
   }
   ex_options o = {1, 0};
-  cr_assert_eq(ex_run(g, v, &o, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
   for (int i = 0; i < n->nout; i++) {
     outs[i] = g->tensors[n->out[i]].shape;
     out[i] = malloc((size_t)ir_shape_numel(&outs[i]) * sizeof(uint32_t));
   }
-  cr_assert_eq(fp_kernel(n->op, &n->a, ins, in, n->nin, outs, out, 1), IR_OK);
+  cr_assert_eq(fp_kernel(n->op, &n->a, ins, in, n->nin, outs, out, 1), BASE_OK);
   for (int i = 0; i < n->nout; i++) {
     for (int64_t j = 0; j < ir_shape_numel(&outs[i]); j++) {
       uint32_t want = residue(v->v[n->out[i]][j] * (float)scale);
@@ -65,7 +65,7 @@ static void agree(const ir_graph *g, int lo, int hi, int scale) {
 }
 
 static ir_graph *parse(const char *text) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "test", &d);
   cr_assert(g, "%s", d.msg);
   return g;
@@ -159,7 +159,7 @@ static uint64_t fp_of(en_graph g) {
   uint64_t f;
   ir_shape sh[EN_MAX_OPS][2];
   cr_assert_eq(en_graph_shapes(&g, sh), 0);
-  cr_assert_eq(fp_graph(&g, 1, &f, NULL), IR_OK);
+  cr_assert_eq(fp_graph(&g, 1, &f, NULL), BASE_OK);
   return f;
 }
 
@@ -220,12 +220,12 @@ static ir_ruleset run_mode(const char *ops, int max_ops, int threads,
   en_config c = {0};
   ir_ruleset rs;
   char err[512];
-  ir_diag d;
+  base_diag d;
   c.max_ops = max_ops;
   c.threads = threads;
-  cr_assert_eq(en_ops_parse(ops, &c.ops, err, sizeof err), IR_OK, "%s", err);
+  cr_assert_eq(en_ops_parse(ops, &c.ops, err, sizeof err), BASE_OK, "%s", err);
   ir_ruleset_init(&rs);
-  cr_assert_eq(fp_candidates(&c, mode, f, NULL, &rs, st, &d), IR_OK, "%s",
+  cr_assert_eq(fp_candidates(&c, mode, f, NULL, &rs, st, &d), BASE_OK, "%s",
                d.msg);
   return rs;
 }
@@ -348,8 +348,8 @@ static int span_filter(void *u, const ir_rule *r) {
   if (k != PR_KEEP)
     return (int)k;
   cr_assert(r->src->ntensors <= 64 && r->dst->ntensors <= 64);
-  cr_assert_eq(fp_value_hashes(r->src, 1, vs), IR_OK);
-  cr_assert_eq(fp_value_hashes(r->dst, 1, vd), IR_OK);
+  cr_assert_eq(fp_value_hashes(r->src, 1, vs), BASE_OK);
+  cr_assert_eq(fp_value_hashes(r->dst, 1, vd), BASE_OK);
   return pr_has_common_context(r, vs, vd) ? PR_COMMON_CONTEXT : PR_KEEP;
 }
 
@@ -418,9 +418,9 @@ Test(fp, rules_round_trip) {
   fp_stats st;
   ir_ruleset rs = run_candidates("ewadd,ewmul,smul,relu", 2, 2, &st), back;
   char *text = ir_rules_print(&rs, "# test");
-  ir_diag d;
+  base_diag d;
   cr_assert(text);
-  cr_assert_eq(ir_rules_parse(text, strlen(text), "rules", &back, &d), IR_OK,
+  cr_assert_eq(ir_rules_parse(text, strlen(text), "rules", &back, &d), BASE_OK,
                "%s:%d: %s", d.file, d.line, d.msg);
   cr_expect_eq(back.n, rs.n);
   for (int i = 0; i < rs.n; i++)
@@ -462,15 +462,15 @@ static ir_ruleset candidates_nf(int keep_non_normal, fp_stats *st) {
   en_config c = {0};
   ir_ruleset rs;
   char err[512];
-  ir_diag d;
+  base_diag d;
   c.max_ops = 3;
   c.threads = 2;
   c.keep_non_normal = keep_non_normal;
-  cr_assert_eq(en_ops_parse("matmul,transpose", &c.ops, err, sizeof err), IR_OK,
-               "%s", err);
+  cr_assert_eq(en_ops_parse("matmul,transpose", &c.ops, err, sizeof err),
+               BASE_OK, "%s", err);
   ir_ruleset_init(&rs);
   cr_assert_eq(fp_candidates(&c, FP_PAIRS_SMALLEST, NULL, NULL, &rs, st, &d),
-               IR_OK, "%s", d.msg);
+               BASE_OK, "%s", d.msg);
   return rs;
 }
 
@@ -537,21 +537,21 @@ static const char *nf_rules = "rule a unverified\n"
 Test(fp, normal_form_table) {
   en_config c = {0};
   char err[512];
-  ir_diag d;
+  base_diag d;
   ir_ruleset rs;
   fp_nf *t = NULL;
   int red = -1;
   c.threads = 1;
-  cr_assert_eq(en_ops_parse("transpose,matmul", &c.ops, err, sizeof err), IR_OK,
-               "%s", err);
-  cr_assert_eq(fp_nf_build(&c, 2, &t, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(en_ops_parse("transpose,matmul", &c.ops, err, sizeof err),
+               BASE_OK, "%s", err);
+  cr_assert_eq(fp_nf_build(&c, 2, &t, &d), BASE_OK, "%s", d.msg);
   cr_expect_gt(fp_nf_count(t), EN_NINPUT_IDS / 2);
-  cr_assert_eq(ir_rules_parse(nf_rules, strlen(nf_rules), "nf", &rs, &d), IR_OK,
-               "%d: %s", d.line, d.msg);
+  cr_assert_eq(ir_rules_parse(nf_rules, strlen(nf_rules), "nf", &rs, &d),
+               BASE_OK, "%d: %s", d.line, d.msg);
   cr_assert_eq(rs.n, 2);
-  cr_assert_eq(fp_nf_rule_redundant(t, &rs.rules[0], &red, &d), IR_OK);
+  cr_assert_eq(fp_nf_rule_redundant(t, &rs.rules[0], &red, &d), BASE_OK);
   cr_expect_eq(red, 1, "matmul(m1, transpose(transpose(q1)))");
-  cr_assert_eq(fp_nf_rule_redundant(t, &rs.rules[1], &red, &d), IR_OK);
+  cr_assert_eq(fp_nf_rule_redundant(t, &rs.rules[1], &red, &d), BASE_OK);
   cr_expect_eq(red, 0, "transpose(q1 q2) == transpose(q2) transpose(q1)");
   ir_ruleset_free(&rs);
   fp_nf_free(t);

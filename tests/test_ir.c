@@ -18,22 +18,22 @@
 #define SRC SUPEROPT_SOURCE_DIR
 
 static char *slurp(const char *path, size_t *len) {
-  ir_diag d;
-  char *s = ir_read_file(path, len, &d);
+  base_diag d;
+  char *s = base_read_file(path, len, &d);
   cr_assert(s, "cannot read %s: %s", path, d.msg);
   return s;
 }
 
 static ir_graph *parse_ok(const char *text) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
   cr_assert(g, "parse failed: %s:%d:%d: %s", d.file, d.line, d.col, d.msg);
-  cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "invalid: %s", d.msg);
+  cr_assert_eq(ir_graph_validate(g, &d), BASE_OK, "invalid: %s", d.msg);
   return g;
 }
 
-static ir_diag parse_err(const char *text) {
-  ir_diag d;
+static base_diag parse_err(const char *text) {
+  base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
   cr_assert_null(g, "expected an error for:\n%s", text);
   return d;
@@ -43,10 +43,10 @@ static ir_diag parse_err(const char *text) {
 static void check_round_trip(const char *path) {
   size_t len;
   char *text = slurp(path, &len);
-  ir_diag d;
+  base_diag d;
   ir_graph *g1 = ir_parse(text, len, path, &d);
   cr_assert(g1, "%s:%d:%d: %s", path, d.line, d.col, d.msg);
-  cr_assert_eq(ir_graph_validate(g1, &d), IR_OK, "%s: %s", path, d.msg);
+  cr_assert_eq(ir_graph_validate(g1, &d), BASE_OK, "%s: %s", path, d.msg);
   char *p1 = ir_print(g1);
   ir_graph *g2 = ir_parse(p1, strlen(p1), "print1", &d);
   cr_assert(g2, "reparse of %s failed: %d:%d: %s", path, d.line, d.col, d.msg);
@@ -195,10 +195,10 @@ static void check_bad_file(const char *path) {
   const char *nl = strchr(text + off, '\n');
   size_t wl = nl ? (size_t)(nl - text - off) : strlen(text + off);
   snprintf(want, sizeof want, "%.*s", (int)wl, text + off);
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse(text, len, path, &d);
   cr_assert_null(g, "%s: parsed but should fail", path);
-  cr_assert_neq(d.code, IR_OK, "%s", path);
+  cr_assert_neq(d.code, BASE_OK, "%s", path);
   cr_assert_str_eq(d.file, path);
   cr_expect(d.line == line && d.col == col,
             "%s: error at %d:%d, expected %d:%d (%s)", path, d.line, d.col,
@@ -215,34 +215,34 @@ Test(errors, bad_corpus) {
 Test(errors, codes) {
   struct {
     const char *text;
-    ir_status code;
+    base_status code;
   } cases[] = {
-      {"input x: [2]\ny = relu(x\noutput y\n", IR_ERR_SYNTAX},
-      {"input x: [2]\ny = frob(x)\noutput y\n", IR_ERR_UNKNOWN_OP},
-      {"input x: [2]\ny = relu(x) k=1\noutput y\n", IR_ERR_UNKNOWN_PARAM},
-      {"input x: [2]\ny = concat(x)\noutput y\n", IR_ERR_PARAM},
-      {"input x: [2]\ny = relu(x, x)\noutput y\n", IR_ERR_ARITY},
-      {"input x: [2]\ny = smul(x, x)\noutput y\n", IR_ERR_SHAPE},
-      {"input x: [2]\ny = relu(z)\noutput y\n", IR_ERR_UNDEFINED},
-      {"input x: [2]\nx = relu(x)\noutput x\n", IR_ERR_DUPLICATE},
-      {"input x: [2]\ny = relu(y)\noutput y\n", IR_ERR_CYCLE},
-      {"input x: [2]\n", IR_ERR_NO_OUTPUT},
+      {"input x: [2]\ny = relu(x\noutput y\n", BASE_ERR_SYNTAX},
+      {"input x: [2]\ny = frob(x)\noutput y\n", BASE_ERR_UNKNOWN_OP},
+      {"input x: [2]\ny = relu(x) k=1\noutput y\n", BASE_ERR_UNKNOWN_PARAM},
+      {"input x: [2]\ny = concat(x)\noutput y\n", BASE_ERR_PARAM},
+      {"input x: [2]\ny = relu(x, x)\noutput y\n", BASE_ERR_ARITY},
+      {"input x: [2]\ny = smul(x, x)\noutput y\n", BASE_ERR_SHAPE},
+      {"input x: [2]\ny = relu(z)\noutput y\n", BASE_ERR_UNDEFINED},
+      {"input x: [2]\nx = relu(x)\noutput x\n", BASE_ERR_DUPLICATE},
+      {"input x: [2]\ny = relu(y)\noutput y\n", BASE_ERR_CYCLE},
+      {"input x: [2]\n", BASE_ERR_NO_OUTPUT},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    ir_diag d = parse_err(cases[i].text);
+    base_diag d = parse_err(cases[i].text);
     cr_expect_eq(d.code, cases[i].code, "case %zu: got %s (%s)", i,
-                 ir_status_name(d.code), d.msg);
+                 base_status_name(d.code), d.msg);
     cr_expect_gt(d.line, 0, "case %zu has no line", i);
   }
 }
 
 Test(errors, source_line_and_caret) {
-  ir_diag d = parse_err("input x: [2]\ny = relu(nope)  # c\noutput y\n");
+  base_diag d = parse_err("input x: [2]\ny = relu(nope)  # c\noutput y\n");
   cr_assert_str_eq(d.src, "y = relu(nope)  # c");
   char *buf;
   size_t n;
   FILE *f = open_memstream(&buf, &n);
-  ir_diag_print(&d, f);
+  base_diag_print(&d, f);
   fclose(f);
   cr_assert_str_eq(buf, "t.graph:2:10: error: undefined name 'nope'\n"
                         "  y = relu(nope)  # c\n"
@@ -251,9 +251,9 @@ Test(errors, source_line_and_caret) {
 }
 
 Test(errors, missing_file) {
-  ir_diag d;
+  base_diag d;
   cr_assert_null(ir_parse_file(SRC "/tests/data/no-such-file.graph", &d));
-  cr_assert_eq(d.code, IR_ERR_IO);
+  cr_assert_eq(d.code, BASE_ERR_IO);
   cr_assert(strstr(d.msg, "no-such-file.graph"));
 }
 
@@ -293,17 +293,17 @@ static void mutate_and_parse(const char *text, size_t len, int rounds,
                                   : (int)(rng(&seed) & 0xff));
       }
     }
-    ir_diag d;
+    base_diag d;
     ir_graph *g = ir_parse(buf, n, "fuzz", &d);
     if (g) {
-      cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "mutant invalid: %s",
+      cr_assert_eq(ir_graph_validate(g, &d), BASE_OK, "mutant invalid: %s",
                    d.msg);
       char *p = ir_print(g);
       cr_assert(p);
       free(p);
       ir_graph_free(g);
     } else {
-      cr_assert_neq(d.code, IR_OK);
+      cr_assert_neq(d.code, BASE_OK);
       cr_assert(d.msg[0], "empty error message");
     }
   }
@@ -371,18 +371,18 @@ Test(graph, clone_is_deep_and_equal) {
 
 Test(graph, builder_rejects_and_leaves_graph_unchanged) {
   ir_graph *g = ir_graph_new("b");
-  ir_diag d;
+  base_diag d;
   ir_shape s = ir_shape_make(2, (int64_t[]){2, 3});
   ir_shape t = ir_shape_make(2, (int64_t[]){4, 5});
   int a = ir_add_tensor(g, "a", IR_T_INPUT, &s, &d);
   int b = ir_add_tensor(g, "b", IR_T_WEIGHT, &t, &d);
   cr_assert_eq(ir_add_tensor(g, "a", IR_T_INPUT, &s, &d), -1);
-  cr_assert_eq(d.code, IR_ERR_DUPLICATE);
+  cr_assert_eq(d.code, BASE_ERR_DUPLICATE);
   ir_attrs at;
   ir_attrs_default(IR_OP_MATMUL, &at);
   int32_t in[2] = {a, b};
   cr_assert_eq(ir_add_node(g, IR_OP_MATMUL, in, 2, &at, NULL, &d), -1);
-  cr_assert_eq(d.code, IR_ERR_SHAPE);
+  cr_assert_eq(d.code, BASE_ERR_SHAPE);
   cr_assert(strstr(d.msg, "[2,3]") && strstr(d.msg, "[4,5]"), "%s", d.msg);
   cr_assert_eq(g->nnodes, 0);
   cr_assert_eq(g->ntensors, 2);
@@ -393,21 +393,21 @@ Test(graph, builder_rejects_and_leaves_graph_unchanged) {
   cr_assert_eq(g->ntensors, 2);
   int n = ir_add_node(g, IR_OP_RELU, in, 1, &at, NULL, &d);
   cr_assert_geq(n, 0);
-  cr_assert_eq(ir_graph_validate(g, &d), IR_ERR_NO_OUTPUT);
-  cr_assert_eq(ir_add_output(g, g->nodes[n].out[0], &d), IR_OK);
-  cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(g, &d), BASE_ERR_NO_OUTPUT);
+  cr_assert_eq(ir_add_output(g, g->nodes[n].out[0], &d), BASE_OK);
+  cr_assert_eq(ir_graph_validate(g, &d), BASE_OK, "%s", d.msg);
   ir_graph_free(g);
 }
 
 Test(graph, validate_catches_broken_invariants) {
   ir_graph *g = parse_ok("input x: [2]\na = relu(x)\nb = relu(a)\noutput b\n");
-  ir_diag d;
+  base_diag d;
   g->nodes[0].in[0] = g->nodes[1].out[0]; /* a now reads b: not topological */
-  cr_assert_eq(ir_graph_validate(g, &d), IR_ERR_INTERNAL);
+  cr_assert_eq(ir_graph_validate(g, &d), BASE_ERR_INTERNAL);
   ir_graph_free(g);
   g = parse_ok("input x: [2,3]\na = relu(x)\noutput a\n");
   g->tensors[1].shape.dim[1] = 4; /* stale shape */
-  cr_assert_eq(ir_graph_validate(g, &d), IR_ERR_INTERNAL);
+  cr_assert_eq(ir_graph_validate(g, &d), BASE_ERR_INTERNAL);
   ir_graph_free(g);
 }
 
@@ -430,18 +430,18 @@ Test(graph, op_table_rows) {
 }
 
 Test(graph, arena_many_and_large) {
-  ir_arena *a = ir_arena_new();
+  base_arena *a = base_arena_new();
   for (int i = 0; i < 10000; i++) {
-    unsigned char *p = ir_arena_alloc(a, (size_t)(i % 97) + 1);
+    unsigned char *p = base_arena_alloc(a, (size_t)(i % 97) + 1);
     cr_assert(p);
     cr_assert_eq((uintptr_t)p % 16, 0);
     cr_assert_eq(p[0], 0);
     p[0] = 0xff;
   }
-  char *big = ir_arena_alloc(a, 1 << 20);
+  char *big = base_arena_alloc(a, 1 << 20);
   cr_assert(big);
   big[(1 << 20) - 1] = 1;
-  ir_arena_free(a);
+  base_arena_free(a);
 }
 
 /* ---- limits (found in review) ---------------------------------------------
@@ -453,8 +453,9 @@ Test(limits, subnormal_and_max_floats_parse) {
                "output y\n");
   cr_assert(g->nodes[0].a.lo > 0 && g->nodes[0].a.lo < 1e-38f);
   ir_graph_free(g);
-  ir_diag d = parse_err("input x: [2]\ny = clip(x) min=0 max=1e39\noutput y\n");
-  cr_assert_eq(d.code, IR_ERR_PARAM);
+  base_diag d =
+      parse_err("input x: [2]\ny = clip(x) min=0 max=1e39\noutput y\n");
+  cr_assert_eq(d.code, BASE_ERR_PARAM);
 }
 
 Test(limits, many_outputs_round_trip) {
@@ -481,8 +482,8 @@ Test(limits, concat_too_many_inputs_is_bad_input) {
   for (int i = 0; i < IR_MAX_IN; i++)
     strcat(s, ", x");
   strcat(s, ") axis=0\noutput y\n");
-  ir_diag d = parse_err(s);
-  cr_assert_eq(d.code, IR_ERR_ARITY, "%s", d.msg);
+  base_diag d = parse_err(s);
+  cr_assert_eq(d.code, BASE_ERR_ARITY, "%s", d.msg);
   cr_assert_eq(d.line, 2);
 }
 
@@ -496,10 +497,10 @@ Test(limits, numel_saturates) {
  */
 
 Test(rebatch, follows_reshapes) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse_file(SRC "/models/resnet50.graph", &d), *h = NULL;
   cr_assert(g, "%s", d.msg);
-  cr_assert_eq(ir_rebatch(g, 5, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 5, &h, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 5);
   cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[1], 1000);
   cr_assert_eq(h->nnodes, g->nnodes);
@@ -507,13 +508,13 @@ Test(rebatch, follows_reshapes) {
   ir_graph_free(g);
   g = ir_parse_file(SRC "/models/bert_base.graph", &d);
   cr_assert(g, "%s", d.msg);
-  cr_assert_eq(ir_rebatch(g, 3, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 3, &h, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 3);
   ir_graph_free(h);
   ir_graph_free(g);
   g = ir_parse_file(SRC "/models/nasnet_a.graph", &d); /* slices the batch */
   cr_assert(g, "%s", d.msg);
-  cr_assert_eq(ir_rebatch(g, 16, &h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 16, &h, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 16);
   ir_graph_free(h);
   ir_graph_free(g);
@@ -524,8 +525,8 @@ Test(rebatch, reports_a_pinned_batch) {
                          "y = reshape(x) shape=[6]\n"
                          "output y\n"),
            *h = (ir_graph *)1;
-  ir_diag d;
-  cr_assert_eq(ir_rebatch(g, 4, &h, &d), IR_ERR_SHAPE);
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 4, &h, &d), BASE_ERR_SHAPE);
   cr_assert_null(h);
   cr_assert_eq(d.line, 2);
   cr_assert(strstr(d.msg, "cannot rebatch reshape"), "%s", d.msg);

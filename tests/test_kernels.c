@@ -37,7 +37,7 @@ static ir_graph *new_graph(void) {
 
 /* Adds a graph input; returns its tensor index. */
 static int add_input(ir_graph *g, const char *name, ir_shape s) {
-  ir_diag d = {0};
+  base_diag d = {0};
   int t = ir_add_tensor(g, name, IR_T_INPUT, &s, &d);
   cr_assert(t >= 0, "ir_add_tensor(%s): %s", name, d.msg);
   return t;
@@ -46,7 +46,7 @@ static int add_input(ir_graph *g, const char *name, ir_shape s) {
 /* Adds a node (shape inference must accept it); returns the node index. */
 static int add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
                     const ir_attrs *a) {
-  ir_diag d = {0};
+  base_diag d = {0};
   static const int32_t none[1] = {0};
   int k = ir_add_node(g, op, nin ? in : none, nin, a, NULL, &d);
   cr_assert(k >= 0, "ir_add_node(%s): %s", ir_op(op)->name, d.msg);
@@ -60,7 +60,7 @@ static int out_of(const ir_graph *g, int node, int slot) {
 /* Marks every output of node as a graph output. */
 static void mark_outputs(ir_graph *g, int node) {
   for (int k = 0; k < g->nodes[node].nout; k++)
-    cr_assert(ir_add_output(g, out_of(g, node, k), NULL) == IR_OK);
+    cr_assert(ir_add_output(g, out_of(g, node, k), NULL) == BASE_OK);
 }
 
 static ir_attrs attrs(ir_opcode op) {
@@ -103,15 +103,15 @@ static void set_data(const ir_graph *g, ex_values *v, int t, const float *src) {
 }
 
 static void fill(const ir_graph *g, ex_values *v, uint64_t seed) {
-  ir_diag d = {0};
-  cr_assert(ex_fill_random(g, v, seed, &d) == IR_OK, "fill: %s", d.msg);
+  base_diag d = {0};
+  cr_assert(ex_fill_random(g, v, seed, &d) == BASE_OK, "fill: %s", d.msg);
 }
 
 static void run_threads(const ir_graph *g, ex_values *v, int threads) {
-  ir_diag d = {0};
+  base_diag d = {0};
   ex_options o = {.threads = threads, .keep_all = 1};
-  ir_status st = ex_run(g, v, &o, &d);
-  cr_assert(st == IR_OK, "ex_run: %s: %s", ir_status_name(st), d.msg);
+  base_status st = ex_run(g, v, &o, &d);
+  cr_assert(st == BASE_OK, "ex_run: %s: %s", base_status_name(st), d.msg);
 }
 
 static void run(const ir_graph *g, ex_values *v) { run_threads(g, v, 0); }

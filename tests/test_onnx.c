@@ -14,22 +14,22 @@
 #define SRC SUPEROPT_SOURCE_DIR
 
 static char *slurp(const char *path, size_t *len) {
-  ir_diag d;
-  char *s = ir_read_file(path, len, &d);
+  base_diag d;
+  char *s = base_read_file(path, len, &d);
   cr_assert(s, "cannot read %s: %s", path, d.msg);
   return s;
 }
 
 /* Exports a .graph to ONNX and returns the bytes. */
 static char *exported(const char *graph, size_t *len) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse_file(graph, &d);
   cr_assert(g, "%s", d.msg);
   char path[] = "/tmp/superopt-test-XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
   close(fd);
-  cr_assert_eq(ox_export_file(g, path, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ox_export_file(g, path, &d), BASE_OK, "%s", d.msg);
   char *s = slurp(path, len);
   unlink(path);
   ir_graph_free(g);
@@ -39,11 +39,11 @@ static char *exported(const char *graph, size_t *len) {
 Test(onnx, export_import_round_trip_of_every_op) {
   size_t len;
   char *bytes = exported(SRC "/tests/data/good/every_op.graph", &len);
-  ir_diag d;
+  base_diag d;
   ir_graph *g =
       ox_import((const uint8_t *)bytes, len, "every_op.onnx", NULL, &d);
   cr_assert(g, "%s", d.msg);
-  cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(g, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(g->noutputs, 21);
   ir_graph_free(g);
   free(bytes);
@@ -88,14 +88,14 @@ static void fuzz(const char *label, const char *data, size_t len, int rounds,
           n = at + 1; /* truncate */
       }
     }
-    ir_diag d;
+    base_diag d;
     ir_graph *g = ox_import((const uint8_t *)buf, n, label, NULL, &d);
     if (g) {
       parsed++;
-      cr_assert_eq(ir_graph_validate(g, &d), IR_OK, "%s: %s", label, d.msg);
+      cr_assert_eq(ir_graph_validate(g, &d), BASE_OK, "%s: %s", label, d.msg);
       ir_graph_free(g);
     } else {
-      cr_assert_neq(d.code, IR_OK);
+      cr_assert_neq(d.code, BASE_OK);
       cr_assert(d.msg[0], "%s: empty message", label);
     }
   }

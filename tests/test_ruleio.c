@@ -23,18 +23,18 @@
 #define TASO_TXT SRC "/../shared/reference/taso/taso_rules.txt"
 #define TASO_PB SRC "/../shared/reference/taso/graph_subst.pb"
 
-static void import_text(ir_ruleset *rs, ri_stats *st) {
-  ir_diag d;
-  ri_stats_init(st);
-  ir_status s = ri_import_taso_text(TASO_TXT, rs, st, &d);
-  cr_assert_eq(s, IR_OK, "%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+static void import_text(ir_ruleset *rs, ruleio_stats *st) {
+  base_diag d;
+  ruleio_stats_init(st);
+  base_status s = ruleio_import_taso_text(TASO_TXT, rs, st, &d);
+  cr_assert_eq(s, BASE_OK, "%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
 }
 
-static void import_pb(ir_ruleset *rs, ri_stats *st) {
-  ir_diag d;
-  ri_stats_init(st);
-  ir_status s = ri_import_taso_pb(TASO_PB, rs, st, &d);
-  cr_assert_eq(s, IR_OK, "%s: %s", d.file, d.msg);
+static void import_pb(ir_ruleset *rs, ruleio_stats *st) {
+  base_diag d;
+  ruleio_stats_init(st);
+  base_status s = ruleio_import_taso_pb(TASO_PB, rs, st, &d);
+  cr_assert_eq(s, BASE_OK, "%s: %s", d.file, d.msg);
 }
 
 /* ---- numeric agreement --------------------------------------------------- */
@@ -49,12 +49,12 @@ static int has_op(const ir_rule *r, ir_opcode op) {
 }
 
 static ex_values *run(const ir_graph *g) {
-  ir_diag d;
+  base_diag d;
   ex_options o = {1, 0};
   ex_values *v = ex_values_new(g);
   cr_assert(v);
-  cr_assert_eq(ex_fill_random(g, v, 7, &d), IR_OK, "%s", d.msg);
-  cr_assert_eq(ex_run(g, v, &o, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ex_fill_random(g, v, 7, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
   return v;
 }
 
@@ -105,7 +105,7 @@ static int disagreements(const ir_ruleset *rs, int pooled, char *ids,
 
 Test(taso_text, import_counts) {
   ir_ruleset rs;
-  ri_stats st;
+  ruleio_stats st;
   import_text(&rs, &st);
   cr_assert_eq(st.done + st.skipped, 931);
   cr_assert_eq(st.done, 928);
@@ -115,23 +115,23 @@ Test(taso_text, import_counts) {
   cr_assert_eq(st.reasons[0].count, 3);
   cr_assert_eq(st.reasons[0].where[0], 257);
   cr_assert_eq(st.reasons[0].where[2], 259);
-  ir_diag d;
+  base_diag d;
   for (int i = 0; i < rs.n; i++) {
     const ir_rule *r = &rs.rules[i];
-    cr_assert_eq(ir_rule_validate(r, &d), IR_OK, "%s: %s", r->id, d.msg);
-    cr_assert_eq(ir_graph_validate(r->src, &d), IR_OK, "%s", r->id);
-    cr_assert_eq(ir_graph_validate(r->dst, &d), IR_OK, "%s", r->id);
+    cr_assert_eq(ir_rule_validate(r, &d), BASE_OK, "%s: %s", r->id, d.msg);
+    cr_assert_eq(ir_graph_validate(r->src, &d), BASE_OK, "%s", r->id);
+    cr_assert_eq(ir_graph_validate(r->dst, &d), BASE_OK, "%s", r->id);
     cr_assert_eq(r->status, IR_RULE_UNVERIFIED);
     cr_assert(!strncmp(r->id, "taso-", 5));
   }
   cr_assert_str_eq(rs.rules[0].id, "taso-1");
   ir_ruleset_free(&rs);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
 }
 
 Test(taso_text, sides_agree_numerically, .timeout = 120) {
   ir_ruleset rs;
-  ri_stats st;
+  ruleio_stats st;
   char ids[4096];
   import_text(&rs, &st);
   /* TASO's fingerprints treat relu as an arbitrary function and its
@@ -151,22 +151,22 @@ Test(taso_text, sides_agree_numerically, .timeout = 120) {
   cr_assert_eq(pooled, 44);
   cr_assert_eq(npool, 44, "%d of 44 disagree: %s", npool, ids);
   ir_ruleset_free(&rs);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
 }
 
 /* ---- TASO .pb ------------------------------------------------------------ */
 
 Test(taso_pb, import_graph_subst) {
   ir_ruleset rs;
-  ri_stats st;
+  ruleio_stats st;
   char ids[4096];
   import_pb(&rs, &st);
   cr_assert_eq(st.done, 133);
   cr_assert_eq(st.skipped, 0);
   cr_assert_eq(rs.n, 133);
-  ir_diag d;
+  base_diag d;
   for (int i = 0; i < rs.n; i++)
-    cr_assert_eq(ir_rule_validate(&rs.rules[i], &d), IR_OK, "%s: %s",
+    cr_assert_eq(ir_rule_validate(&rs.rules[i], &d), BASE_OK, "%s: %s",
                  rs.rules[i].id, d.msg);
   /* rule 71: relu(x1), relu(x2) == split(relu(concat(x1, x2))): two
    * outputs, split at the concat's point */
@@ -177,7 +177,7 @@ Test(taso_pb, import_graph_subst) {
   int n = disagreements(&rs, 0, ids, sizeof ids);
   cr_assert_eq(n, 0, "%d rules disagree: %s", n, ids);
   ir_ruleset_free(&rs);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
 }
 
 /* Sets ids and notes aside so that two imports of the same rules print
@@ -195,24 +195,25 @@ static char *print_plain(ir_ruleset *rs) {
 
 Test(taso_pb, export_reimport_round_trip, .timeout = 60) {
   ir_ruleset rs, back;
-  ri_stats st, st2;
-  ir_diag d;
+  ruleio_stats st, st2;
+  base_diag d;
   char *data;
   size_t len;
   import_text(&rs, &st);
-  ri_stats_free(&st);
-  ri_stats_init(&st);
-  cr_assert_eq(
-      ri_export_mem(&rs, RI_TASO_PB, RI_EXPORT_ALL, &data, &len, &st, &d),
-      IR_OK, "%s", d.msg);
+  ruleio_stats_free(&st);
+  ruleio_stats_init(&st);
+  cr_assert_eq(ruleio_export_mem(&rs, RULEIO_TASO_PB, RULEIO_EXPORT_ALL, &data,
+                                 &len, &st, &d),
+               BASE_OK, "%s", d.msg);
   cr_assert_eq(st.done, 928);
   cr_assert_eq(st.skipped, 0);
   char path[] = "/tmp/test_ruleio_XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
   close(fd);
-  cr_assert_eq(ri_export(&rs, RI_TASO_PB, RI_EXPORT_ALL, path, NULL, &d),
-               IR_OK);
+  cr_assert_eq(
+      ruleio_export(&rs, RULEIO_TASO_PB, RULEIO_EXPORT_ALL, path, NULL, &d),
+      BASE_OK);
   if (system("command -v protoc >/dev/null 2>&1") == 0) {
     char cmd[256];
     snprintf(cmd, sizeof cmd, "protoc --decode_raw < %s > /dev/null", path);
@@ -220,8 +221,9 @@ Test(taso_pb, export_reimport_round_trip, .timeout = 60) {
   } else {
     cr_log_warn("no protoc: --decode_raw check skipped");
   }
-  ri_stats_init(&st2);
-  cr_assert_eq(ri_import_taso_pb(path, &back, &st2, &d), IR_OK, "%s", d.msg);
+  ruleio_stats_init(&st2);
+  cr_assert_eq(ruleio_import_taso_pb(path, &back, &st2, &d), BASE_OK, "%s",
+               d.msg);
   unlink(path);
   cr_assert_eq(st2.done, 928);
   char *a = print_plain(&rs), *b = print_plain(&back);
@@ -231,8 +233,8 @@ Test(taso_pb, export_reimport_round_trip, .timeout = 60) {
   free(data);
   ir_ruleset_free(&rs);
   ir_ruleset_free(&back);
-  ri_stats_free(&st);
-  ri_stats_free(&st2);
+  ruleio_stats_free(&st);
+  ruleio_stats_free(&st2);
 }
 
 /* Appends a protobuf varint / tag to buf at *n. */
@@ -277,40 +279,41 @@ static size_t one_op_rule(uint8_t *out, int type) {
 Test(taso_pb, hand_made_rules) {
   uint8_t buf[256];
   ir_ruleset rs;
-  ri_stats st;
-  ir_diag d;
-  ri_stats_init(&st);
+  ruleio_stats st;
+  base_diag d;
+  ruleio_stats_init(&st);
   size_t n = one_op_rule(buf, 8); /* RELU */
-  cr_assert_eq(ri_import_taso_pb_mem(buf, n, "m.pb", &rs, &st, &d), IR_OK, "%s",
-               d.msg);
+  cr_assert_eq(ruleio_import_taso_pb_mem(buf, n, "m.pb", &rs, &st, &d), BASE_OK,
+               "%s", d.msg);
   cr_assert_eq(rs.n, 1);
   cr_assert_eq(rs.rules[0].src->nodes[0].op, IR_OP_RELU);
   cr_assert_eq(rs.rules[0].src->tensors[0].shape.rank, 4); /* input_7 */
   ir_ruleset_free(&rs);
   n = one_op_rule(buf, 11); /* BATCHNORM: unsupported, counted */
-  cr_assert_eq(ri_import_taso_pb_mem(buf, n, "m.pb", &rs, &st, &d), IR_OK);
+  cr_assert_eq(ruleio_import_taso_pb_mem(buf, n, "m.pb", &rs, &st, &d),
+               BASE_OK);
   cr_assert_eq(rs.n, 0);
   cr_assert_eq(st.skipped, 1);
   cr_assert_str_eq(st.reasons[0].what, "TASO operator BATCHNORM");
   ir_ruleset_free(&rs);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
 }
 
 Test(taso_pb, truncated_is_an_error) {
   size_t len;
-  ir_diag d;
+  base_diag d;
   ir_ruleset rs;
-  char *data = ir_read_file(TASO_PB, &len, &d);
+  char *data = base_read_file(TASO_PB, &len, &d);
   cr_assert(data);
-  ir_status s =
-      ri_import_taso_pb_mem((uint8_t *)data, len - 3, "cut.pb", &rs, NULL, &d);
-  cr_assert_eq(s, IR_ERR_SYNTAX);
+  base_status s = ruleio_import_taso_pb_mem((uint8_t *)data, len - 3, "cut.pb",
+                                            &rs, NULL, &d);
+  cr_assert_eq(s, BASE_ERR_SYNTAX);
   cr_assert_eq(rs.n, 0);
   cr_assert(strstr(d.msg, "truncated"), "%s", d.msg);
   cr_assert_str_eq(d.file, "cut.pb");
-  s = ri_import_taso_pb_mem((const uint8_t *)"\xff\xff\xff", 3, "junk.pb", &rs,
-                            NULL, &d);
-  cr_assert_eq(s, IR_ERR_SYNTAX);
+  s = ruleio_import_taso_pb_mem((const uint8_t *)"\xff\xff\xff", 3, "junk.pb",
+                                &rs, NULL, &d);
+  cr_assert_eq(s, BASE_ERR_SYNTAX);
   free(data);
 }
 
@@ -369,19 +372,19 @@ static const char small_rules[] =
     "end\n";
 
 static void small_set(ir_ruleset *rs) {
-  ir_diag d;
+  base_diag d;
   cr_assert_eq(
       ir_rules_parse(small_rules, strlen(small_rules), "small.rules", rs, &d),
-      IR_OK, "%d:%d: %s", d.line, d.col, d.msg);
+      BASE_OK, "%d:%d: %s", d.line, d.col, d.msg);
 }
 
-static char *export_str(const ir_ruleset *rs, ri_format f, int flags,
-                        ri_stats *st) {
+static char *export_str(const ir_ruleset *rs, ruleio_format f, int flags,
+                        ruleio_stats *st) {
   char *s;
   size_t len;
-  ir_diag d;
-  ri_stats_init(st);
-  cr_assert_eq(ri_export_mem(rs, f, flags, &s, &len, st, &d), IR_OK, "%s",
+  base_diag d;
+  ruleio_stats_init(st);
+  cr_assert_eq(ruleio_export_mem(rs, f, flags, &s, &len, st, &d), BASE_OK, "%s",
                d.msg);
   cr_assert_eq(strlen(s), len);
   return s;
@@ -389,9 +392,9 @@ static char *export_str(const ir_ruleset *rs, ri_format f, int flags,
 
 Test(export, tensat_text) {
   ir_ruleset rs;
-  ri_stats st;
+  ruleio_stats st;
   small_set(&rs);
-  char *s = export_str(&rs, RI_TENSAT, RI_EXPORT_ALL, &st);
+  char *s = export_str(&rs, RULEIO_TENSAT, RULEIO_EXPORT_ALL, &st);
   cr_assert_str_eq(s, "(ewadd ?a ?b)=>(ewadd ?b ?a)\n"
                       "(poolavg 3 3 1 1 0 (conv2d 1 1 0 2 ?x ?w))=>"
                       "(poolavg 3 3 1 1 0 (relu (conv2d 1 1 0 0 ?x ?w)))\n"
@@ -402,24 +405,24 @@ Test(export, tensat_text) {
                    "several outputs (Tensat rules have one)");
   cr_assert_eq(st.reasons[0].where[0], 4);
   free(s);
-  ri_stats_free(&st);
-  s = export_str(&rs, RI_TENSAT, 0, &st); /* proven only */
+  ruleio_stats_free(&st);
+  s = export_str(&rs, RULEIO_TENSAT, 0, &st); /* proven only */
   cr_assert_str_eq(s, "(ewadd ?a ?b)=>(ewadd ?b ?a)\n"
                       "(split_0 (split 1 (concat 1 ?a ?b)))=>?a\n");
   cr_assert_eq(st.filtered, 1);
   free(s);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
   ir_ruleset_free(&rs);
 }
 
 Test(export, json_text) {
   ir_ruleset rs;
-  ri_stats st;
+  ruleio_stats st;
   small_set(&rs);
   /* only r1 and r2 */
   rs.rules[2].status = rs.rules[3].status = IR_RULE_UNPROVEN;
   rs.rules[1].status = IR_RULE_PROVEN;
-  char *s = export_str(&rs, RI_JSON, 0, &st);
+  char *s = export_str(&rs, RULEIO_JSON, 0, &st);
   cr_assert_str_eq(
       s,
       "{\n"
@@ -467,25 +470,25 @@ Test(export, json_text) {
   cr_assert_eq(st.done, 2);
   cr_assert_eq(st.filtered, 2);
   free(s);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
   ir_ruleset_free(&rs);
 }
 
 /* ---- errors -------------------------------------------------------------- */
 
-static ir_diag text_err(const char *text) {
+static base_diag text_err(const char *text) {
   ir_ruleset rs;
-  ir_diag d;
-  ir_status s =
-      ri_import_taso_text_mem(text, strlen(text), "bad.txt", &rs, NULL, &d);
-  cr_assert_neq(s, IR_OK, "expected an error for: %s", text);
+  base_diag d;
+  base_status s =
+      ruleio_import_taso_text_mem(text, strlen(text), "bad.txt", &rs, NULL, &d);
+  cr_assert_neq(s, BASE_OK, "expected an error for: %s", text);
   cr_assert_eq(rs.n, 0);
   cr_assert_str_eq(d.file, "bad.txt");
   return d;
 }
 
 static void expect_err(const char *text, int line, int col, const char *msg) {
-  ir_diag d = text_err(text);
+  base_diag d = text_err(text);
   cr_assert_eq(d.line, line, "%s: line %d", text, d.line);
   cr_assert_eq(d.col, col, "%s: col %d (%s)", text, d.col, d.msg);
   cr_assert(strstr(d.msg, msg), "message '%s' lacks '%s'", d.msg, msg);
@@ -496,10 +499,10 @@ Test(taso_text, a_false_rule_disagrees) {
                      "smul(input_1,input_20) == smul(input_2,input_20)\n"
                      "ewadd(input_1,input_2) == ewadd(input_2,input_1)\n";
   ir_ruleset rs;
-  ir_diag d;
+  base_diag d;
   cr_assert_eq(
-      ri_import_taso_text_mem(text, strlen(text), "f.txt", &rs, NULL, &d),
-      IR_OK);
+      ruleio_import_taso_text_mem(text, strlen(text), "f.txt", &rs, NULL, &d),
+      BASE_OK);
   cr_assert_eq(rs.n, 3);
   cr_assert(!rule_agrees(&rs.rules[0]));
   cr_assert(!rule_agrees(&rs.rules[1]));
@@ -530,8 +533,8 @@ Test(taso_text, malformed_terms) {
  * imported keeps the rule invariants. */
 Test(taso_text, mutations_never_break_invariants, .timeout = 60) {
   size_t len;
-  ir_diag d;
-  char *text = ir_read_file(TASO_TXT, &len, &d);
+  base_diag d;
+  char *text = base_read_file(TASO_TXT, &len, &d);
   cr_assert(text);
   uint64_t x = 12345;
   const char alphabet[] = "(),=_0123456789 input_relu\nIconvsplit_1";
@@ -551,13 +554,13 @@ Test(taso_text, mutations_never_break_invariants, .timeout = 60) {
     ir_ruleset rs;
     while (chunk[sizeof chunk - 1 - tail] != '\n') /* whole lines */
       tail++;
-    if (ri_import_taso_text_mem(chunk, sizeof chunk - tail, "m.txt", &rs, NULL,
-                                &d) != IR_OK) {
+    if (ruleio_import_taso_text_mem(chunk, sizeof chunk - tail, "m.txt", &rs,
+                                    NULL, &d) != BASE_OK) {
       cr_assert(d.line >= 1 && d.col >= 1, "error without position: %s", d.msg);
       continue;
     }
     for (int i = 0; i < rs.n; i++)
-      cr_assert_eq(ir_rule_validate(&rs.rules[i], &d), IR_OK, "%s", d.msg);
+      cr_assert_eq(ir_rule_validate(&rs.rules[i], &d), BASE_OK, "%s", d.msg);
     ir_ruleset_free(&rs);
   }
   free(text);
@@ -570,12 +573,12 @@ Test(taso_text, unsupported_rules_are_counted) {
                      "split_0(1,relu(input_1)) == input_1\n"
                      "relu(Iconv(3,3)) == relu(Iconv(3,3))\n";
   ir_ruleset rs;
-  ri_stats st;
-  ir_diag d;
-  ri_stats_init(&st);
+  ruleio_stats st;
+  base_diag d;
+  ruleio_stats_init(&st);
   cr_assert_eq(
-      ri_import_taso_text_mem(text, strlen(text), "u.txt", &rs, &st, &d), IR_OK,
-      "%d:%d: %s", d.line, d.col, d.msg);
+      ruleio_import_taso_text_mem(text, strlen(text), "u.txt", &rs, &st, &d),
+      BASE_OK, "%d:%d: %s", d.line, d.col, d.msg);
   cr_assert_eq(rs.n, 1);
   cr_assert_str_eq(rs.rules[0].id, "taso-2");
   cr_assert_eq(st.done, 1);
@@ -588,5 +591,5 @@ Test(taso_text, unsupported_rules_are_counted) {
     cr_assert_eq(st.reasons[i].where[0], i == 0 ? 1 : i + 2);
   }
   ir_ruleset_free(&rs);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
 }

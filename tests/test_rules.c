@@ -39,11 +39,11 @@ static const char *two_rules = "# a header comment\n"
                                "end\n";
 
 static void parse_ok(const char *text, ir_ruleset *rs) {
-  ir_diag d;
-  ir_status st = ir_rules_parse(text, strlen(text), "t.rules", rs, &d);
-  if (st != IR_OK)
-    ir_diag_print(&d, stderr);
-  cr_assert_eq(st, IR_OK);
+  base_diag d;
+  base_status st = ir_rules_parse(text, strlen(text), "t.rules", rs, &d);
+  if (st != BASE_OK)
+    base_diag_print(&d, stderr);
+  cr_assert_eq(st, BASE_OK);
 }
 
 Test(rules, parse_print_roundtrip) {
@@ -100,10 +100,10 @@ static const struct {
 Test(rules, errors_have_positions) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     ir_ruleset rs;
-    ir_diag d;
-    ir_status st =
+    base_diag d;
+    base_status st =
         ir_rules_parse(bad[i].text, strlen(bad[i].text), "bad.rules", &rs, &d);
-    cr_assert_neq(st, IR_OK, "case %zu parsed", i);
+    cr_assert_neq(st, BASE_OK, "case %zu parsed", i);
     cr_assert_eq(rs.n, 0);
     cr_assert_str_eq(d.file, "bad.rules", "case %zu", i);
     cr_assert(strstr(d.msg, bad[i].msg), "case %zu: got '%s'", i, d.msg);
@@ -115,18 +115,18 @@ Test(rules, errors_have_positions) {
 
 Test(rules, write_is_atomic_and_stable) {
   ir_ruleset rs;
-  ir_diag d;
+  base_diag d;
   parse_ok(two_rules, &rs);
   char path[] = "/tmp/superopt_rules_XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
   close(fd);
-  cr_assert_eq(ir_rules_write_file(&rs, "# x\n", path, &d), IR_OK);
+  cr_assert_eq(ir_rules_write_file(&rs, "# x\n", path, &d), BASE_OK);
   ir_ruleset back;
-  cr_assert_eq(ir_rules_read_file(path, &back, &d), IR_OK);
+  cr_assert_eq(ir_rules_read_file(path, &back, &d), BASE_OK);
   cr_assert_eq(back.n, 2);
   cr_assert_neq(ir_rules_write_file(&rs, NULL, "/nonexistent/dir/x.rules", &d),
-                IR_OK);
+                BASE_OK);
   remove(path);
   ir_ruleset_free(&rs);
   ir_ruleset_free(&back);
@@ -168,8 +168,8 @@ Test(prune, common_sub_and_super) {
   cr_assert(!pr_has_common_super(&rs.rules[1]));
   cr_assert(pr_has_common_super(&rs.rules[2]));
   pr_stats st;
-  ir_diag d;
-  cr_assert_eq(pr_prune(&rs, &st, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(pr_prune(&rs, &st, &d), BASE_OK);
   cr_assert_eq(st.in, 3);
   cr_assert_eq(st.common_sub, 1);
   cr_assert_eq(st.common_super, 1);
@@ -212,14 +212,14 @@ Test(prune, renaming_swaps_and_outputs) {
                    "input x: [4,4]\ninput y: [4,4]\ninput z: [4,4]\n"
                    "t = matmul(y, x)\nu = matmul(z, t)\noutput u\n"));
   pr_stats st;
-  ir_diag d;
+  base_diag d;
   uint64_t k1, k5, k7;
-  cr_assert_eq(pr_pair_key(&rs.rules[0], &k1, &d), IR_OK);
-  cr_assert_eq(pr_pair_key(&rs.rules[4], &k5, &d), IR_OK);
-  cr_assert_eq(pr_pair_key(&rs.rules[6], &k7, &d), IR_OK);
+  cr_assert_eq(pr_pair_key(&rs.rules[0], &k1, &d), BASE_OK);
+  cr_assert_eq(pr_pair_key(&rs.rules[4], &k5, &d), BASE_OK);
+  cr_assert_eq(pr_pair_key(&rs.rules[6], &k7, &d), BASE_OK);
   cr_assert_neq(k1, k5);
   cr_assert_neq(k5, k7);
-  cr_assert_eq(pr_prune(&rs, &st, &d), IR_OK);
+  cr_assert_eq(pr_prune(&rs, &st, &d), BASE_OK);
   cr_assert_eq(st.renaming, 3, "renaming removed %lld", st.renaming);
   cr_assert_eq(rs.n, 4);
   cr_assert_str_eq(rs.rules[0].id, "a1");
@@ -239,8 +239,8 @@ Test(prune, shapes_distinguish_inputs) {
                          "input a: [4,4]\nt = relu(a)\nu = relu(t)\noutput u\n",
                          "input a: [4,4]\nt = relu(a)\noutput t\n"));
   pr_stats st;
-  ir_diag d;
-  cr_assert_eq(pr_prune(&rs, &st, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(pr_prune(&rs, &st, &d), BASE_OK);
   /* both share relu(a) on an input: common subgraph, both dropped */
   cr_assert_eq(st.common_sub, 2);
   ir_ruleset_free(&rs);
@@ -252,7 +252,7 @@ Test(prune, shapes_distinguish_inputs) {
                           "input a: [4,4]\nt = transpose(a) perm=[1,0]\n"
                           "u = transpose(t) perm=[1,0]\noutput u\n",
                           "input a: [4,4]\noutput a\n"));
-  cr_assert_eq(pr_prune(&rs, &st, &d), IR_OK);
+  cr_assert_eq(pr_prune(&rs, &st, &d), BASE_OK);
   cr_assert_eq(st.out, 2);
   ir_ruleset_free(&rs);
 }
@@ -273,9 +273,9 @@ Test(prune, swapped_sides_share_a_key) {
                          "input a: [2,4,5,5]\ninput k: [4,4,3,3]\n"
                          "t = conv2d(a, k) act=relu\noutput t\n"));
   uint64_t k1, k2;
-  ir_diag d;
-  cr_assert_eq(pr_pair_key(&rs.rules[0], &k1, &d), IR_OK);
-  cr_assert_eq(pr_pair_key(&rs.rules[1], &k2, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(pr_pair_key(&rs.rules[0], &k1, &d), BASE_OK);
+  cr_assert_eq(pr_pair_key(&rs.rules[1], &k2, &d), BASE_OK);
   cr_assert_eq(k1, k2);
   ir_ruleset_free(&rs);
 }
@@ -287,8 +287,8 @@ Test(prune, swapped_sides_share_a_key) {
 
 static int context_of(const ir_rule *r) {
   uint64_t vs[64], vd[64];
-  cr_assert_eq(fp_value_hashes(r->src, 1, vs), IR_OK);
-  cr_assert_eq(fp_value_hashes(r->dst, 1, vd), IR_OK);
+  cr_assert_eq(fp_value_hashes(r->src, 1, vs), BASE_OK);
+  cr_assert_eq(fp_value_hashes(r->dst, 1, vd), BASE_OK);
   return pr_has_common_context(r, vs, vd);
 }
 
@@ -332,15 +332,15 @@ Test(prune, derivation_by_rewriting) {
   pr_lib *l = pr_lib_new(&lib);
   cr_assert(l);
   int found = 0;
-  ir_diag d;
-  cr_assert_eq(pr_derivable(l, &goals.rules[0], 4, 1000, &found, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(pr_derivable(l, &goals.rules[0], 4, 1000, &found, &d), BASE_OK);
   cr_expect(found, "(a+b)+c == (a+c)+b from associativity");
-  cr_assert_eq(pr_derivable(l, &goals.rules[1], 4, 1000, &found, &d), IR_OK);
+  cr_assert_eq(pr_derivable(l, &goals.rules[1], 4, 1000, &found, &d), BASE_OK);
   cr_expect(!found);
   lib.rules[0].status = IR_RULE_UNVERIFIED; /* unproven rules are not used */
   pr_lib_free(l);
   l = pr_lib_new(&lib);
-  cr_assert_eq(pr_derivable(l, &goals.rules[0], 4, 1000, &found, &d), IR_OK);
+  cr_assert_eq(pr_derivable(l, &goals.rules[0], 4, 1000, &found, &d), BASE_OK);
   cr_expect(!found);
   pr_lib_free(l);
   ir_ruleset_free(&lib);

@@ -11,15 +11,15 @@
 #define RULES SUPEROPT_SOURCE_DIR "/tests/data/rules/"
 
 static ir_graph *parse(const char *text) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "test", &d);
   cr_assert(g, "parse: %s", d.msg);
   return g;
 }
 
 static void load_rules(const char *file, ir_ruleset *rs) {
-  ir_diag d;
-  cr_assert_eq(ir_rules_read_file(file, rs, &d), IR_OK, "%s:%d: %s", d.file,
+  base_diag d;
+  cr_assert_eq(ir_rules_read_file(file, rs, &d), BASE_OK, "%s:%d: %s", d.file,
                d.line, d.msg);
 }
 
@@ -33,17 +33,17 @@ static const ir_rule *rule(const ir_ruleset *rs, const char *id) {
 
 static int count_matches(const ir_graph *pat, const ir_graph *g) {
   srch_matches ms = {0};
-  ir_diag d;
-  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), IR_OK, "%s", d.msg);
+  base_diag d;
+  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), BASE_OK, "%s", d.msg);
   int n = ms.n;
   srch_matches_free(&ms);
   return n;
 }
 
 static double check_err(const ir_graph *a, const ir_graph *b) {
-  ir_diag d;
+  base_diag d;
   double e = -1;
-  cr_assert_eq(srch_check(a, b, 7, &e, &d), IR_OK, "check: %s", d.msg);
+  cr_assert_eq(srch_check(a, b, 7, &e, &d), BASE_OK, "check: %s", d.msg);
   return e;
 }
 
@@ -130,18 +130,18 @@ static int rewrite_all(const ir_ruleset *rs, const ir_graph *g, int checks) {
       const ir_graph *pat = bw ? rs->rules[i].dst : rs->rules[i].src;
       const ir_graph *repl = bw ? rs->rules[i].src : rs->rules[i].dst;
       srch_matches ms = {0};
-      ir_diag d;
-      if (srch_match_graph(pat, g, &ms, &d) != IR_OK)
+      base_diag d;
+      if (srch_match_graph(pat, g, &ms, &d) != BASE_OK)
         continue; /* a pattern without operators */
       for (int k = 0; k < ms.n; k++) {
         ir_graph *h = srch_rewrite(g, pat, repl, &ms.m[k], &d);
         if (!h) {
-          cr_assert(d.code == IR_ERR_SHAPE || d.code == IR_ERR_CYCLE ||
-                        d.code == IR_ERR_PARAM,
+          cr_assert(d.code == BASE_ERR_SHAPE || d.code == BASE_ERR_CYCLE ||
+                        d.code == BASE_ERR_PARAM,
                     "%s: %s", rs->rules[i].id, d.msg);
           continue;
         }
-        cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+        cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
         if (k < checks)
           cr_assert_leq(check_err(g, h), 1e-4, "rule %s %s", rs->rules[i].id,
                         bw ? "backward" : "forward");
@@ -175,8 +175,8 @@ Test(rewrite, merged_convs_have_one_conv_and_split_sizes) {
                       "weight b: [7,8,1,1]\nya = conv2d(x, a)\n"
                       "yb = conv2d(x, b)\noutput ya, yb\n");
   srch_matches ms = {0};
-  ir_diag d;
-  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), BASE_OK);
   cr_assert_eq(ms.n, 2);
   ir_graph *h = srch_rewrite(g, r->src, r->dst, &ms.m[0], &d);
   cr_assert(h, "%s", d.msg);
@@ -200,8 +200,8 @@ Test(rewrite, cycle_rejected) {
   ir_graph *g = parse("input x: [3,5]\ny1 = relu(x)\nt = tanh(y1)\n"
                       "y2 = relu(t)\noutput y2\n");
   srch_matches ms = {0};
-  ir_diag d;
-  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), BASE_OK);
   int cycles = 0, ok = 0;
   for (int k = 0; k < ms.n; k++) {
     ir_graph *h = srch_rewrite(g, r->src, r->dst, &ms.m[k], &d);
@@ -209,7 +209,7 @@ Test(rewrite, cycle_rejected) {
       ok++;
       cr_assert_leq(check_err(g, h), 1e-6);
     } else {
-      cycles += d.code == IR_ERR_CYCLE;
+      cycles += d.code == BASE_ERR_CYCLE;
     }
     ir_graph_free(h);
   }
@@ -229,12 +229,12 @@ Test(rewrite, shape_mismatch_rejected) {
   ir_graph *g = parse("input x: [3,5]\ninput z: [2,6]\ny1 = relu(x)\n"
                       "y2 = relu(z)\noutput y1, y2\n");
   srch_matches ms = {0};
-  ir_diag d;
-  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), BASE_OK);
   cr_assert_eq(ms.n, 2);
   for (int k = 0; k < ms.n; k++) {
     cr_assert_null(srch_rewrite(g, r->src, r->dst, &ms.m[k], &d));
-    cr_assert_eq(d.code, IR_ERR_SHAPE);
+    cr_assert_eq(d.code, BASE_ERR_SHAPE);
   }
   srch_matches_free(&ms);
   ir_graph_free(g);
@@ -255,7 +255,7 @@ static const char conv_bn[] =
 
 Test(passes, batchnorm_fold_and_fusion_keep_outputs) {
   ir_graph *g = parse(conv_bn);
-  ir_diag d;
+  base_diag d;
   int n = 0, f = 0;
   ir_graph *h = srch_fold_batchnorm(g, &n, &d);
   cr_assert(h, "%s", d.msg);
@@ -285,7 +285,7 @@ Test(passes, fusion_needs_a_sole_reader) {
   ir_graph *g = parse("input x: [1,3,4,4]\nweight w: [2,3,1,1]\n"
                       "c = conv2d(x, w)\nr = relu(c)\ns = ewadd(c, r)\n"
                       "output s\n");
-  ir_diag d;
+  base_diag d;
   int f = -1;
   ir_graph *h = srch_fuse_activations(g, &f, &d);
   cr_assert(h);
@@ -298,7 +298,7 @@ Test(passes, fusion_needs_a_sole_reader) {
  * ---------------------------------------------------------------------- */
 
 static srch_rules *compile(const ir_ruleset *rs) {
-  ir_diag d;
+  base_diag d;
   srch_rules *r = srch_rules_compile(rs, SRCH_BOTH, 0, &d);
   cr_assert(r, "%s", d.msg);
   return r;
@@ -315,7 +315,7 @@ Test(search, finds_merged_convs) {
   srch_options_default(&o);
   o.merge = 0; /* the search, not the sibling-merging pass, merges */
   srch_stats st;
-  ir_diag d;
+  base_diag d;
   ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
   cr_assert(h, "%s", d.msg);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
@@ -341,7 +341,7 @@ Test(search, depth_zero_and_budget) {
   srch_options_default(&o);
   o.max_depth = 0;
   srch_stats st = {0};
-  ir_diag d;
+  base_diag d;
   ir_graph *h = srch_search(g, rules, &o, &st, &d);
   cr_assert(h);
   cr_assert_eq(ir_graph_hash(h), ir_graph_hash(g));
@@ -360,7 +360,7 @@ Test(search, depth_zero_and_budget) {
 }
 
 static uint64_t optimize_hash(const char *model, const srch_rules *rules) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse_file(model, &d);
   cr_assert(g, "%s", d.msg);
   srch_options o;
@@ -392,9 +392,9 @@ Test(search, deterministic) {
 Test(rules, unproven_refused_unless_allowed) {
   ir_ruleset rs;
   load_rules(RULES "unproven.rules", &rs);
-  ir_diag d;
+  base_diag d;
   cr_assert_null(srch_rules_compile(&rs, SRCH_BOTH, 0, &d));
-  cr_assert_eq(d.code, IR_ERR_PARAM);
+  cr_assert_eq(d.code, BASE_ERR_PARAM);
   cr_assert(strstr(d.msg, "wrong"), "%s", d.msg);
   cr_assert_gt(d.line, 1);
   srch_rules *r = srch_rules_compile(&rs, SRCH_BOTH, 1, &d);
@@ -406,8 +406,8 @@ Test(rules, unproven_refused_unless_allowed) {
 
 Test(rules, bad_file_refused) {
   ir_ruleset rs;
-  ir_diag d;
-  cr_assert_neq(ir_rules_read_file(RULES "bad.rules", &rs, &d), IR_OK);
+  base_diag d;
+  cr_assert_neq(ir_rules_read_file(RULES "bad.rules", &rs, &d), BASE_OK);
   cr_assert_eq(d.line, 4);
   cr_assert_eq(rs.n, 0);
 }
@@ -423,15 +423,15 @@ static ir_graph *apply_each_rule(const ir_ruleset *rs, ir_graph *g) {
       const ir_graph *pat = bw ? rs->rules[i].dst : rs->rules[i].src;
       const ir_graph *repl = bw ? rs->rules[i].src : rs->rules[i].dst;
       srch_matches ms = {0};
-      ir_diag d;
-      if (srch_match_graph(pat, g, &ms, &d) != IR_OK)
+      base_diag d;
+      if (srch_match_graph(pat, g, &ms, &d) != BASE_OK)
         continue;
       ir_graph *next = NULL;
       for (int k = 0; k < ms.n; k++) {
         ir_graph *h = srch_rewrite(g, pat, repl, &ms.m[k], &d);
         if (!h)
           continue;
-        cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+        cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
         if (!next)
           next = h;
         else
@@ -453,7 +453,7 @@ static void zoo_model(const char *name) {
   load_rules(RULES "basic.rules", &rs);
   srch_rules *rules = compile(&rs);
   char path[512];
-  ir_diag d;
+  base_diag d;
   snprintf(path, sizeof path, SUPEROPT_SOURCE_DIR "/models/%s.graph", name);
   ir_graph *g = ir_parse_file(path, &d);
   cr_assert(g, "%s", d.msg);

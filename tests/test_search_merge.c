@@ -9,10 +9,10 @@
 
 #include "search/search.h"
 #include "search/srch_int.h"
-#include "verify/vf.h"
+#include "verify/verify.h"
 
 static ir_graph *parse(const char *text) {
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "test", &d);
   cr_assert(g, "parse: %s", d.msg);
   return g;
@@ -25,18 +25,18 @@ static int count_op(const ir_graph *g, ir_opcode op) {
 }
 
 static double check_err(const ir_graph *a, const ir_graph *b) {
-  ir_diag d;
+  base_diag d;
   double e = -1;
-  cr_assert_eq(srch_check(a, b, 3, &e, &d), IR_OK, "check: %s", d.msg);
+  cr_assert_eq(srch_check(a, b, 3, &e, &d), BASE_OK, "check: %s", d.msg);
   return e;
 }
 
 /* Merges g's siblings with cost f; returns the result, *count set. */
 static ir_graph *merge(const ir_graph *g, srch_cost_fn f, int *count) {
-  ir_diag d;
+  base_diag d;
   ir_graph *h = srch_merge_siblings(g, f, NULL, count, &d);
   cr_assert(h, "merge: %s", d.msg);
-  cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
   return h;
 }
 
@@ -135,13 +135,13 @@ Test(merge, left_alone) {
 /* The pass's result, as a rule from g, proven by the Z3 verifier from its
  * axioms (conv_bias_concat_w and the split/concat ones). */
 static ir_rule_status prove(const ir_graph *g, const ir_graph *h,
-                            vf_result *res) {
+                            verify_result *res) {
   ir_rule r = {.id = "merge", .src = (ir_graph *)g, .dst = (ir_graph *)h};
-  ir_diag d;
-  vf_ctx *c = vf_new(NULL);
+  base_diag d;
+  verify_ctx *c = verify_new(NULL);
   cr_assert(c);
-  cr_assert_eq(vf_prove(c, &r, res, &d), IR_OK, "%s", d.msg);
-  vf_free(c);
+  cr_assert_eq(verify_prove(c, &r, res, &d), BASE_OK, "%s", d.msg);
+  verify_free(c);
   return res->status;
 }
 
@@ -156,7 +156,7 @@ Test(merge, proven_by_the_verifier) {
   int n = -1;
   ir_graph *h = merge(g, srch_roofline_cost, &n);
   cr_assert_eq(n, 1);
-  vf_result res;
+  verify_result res;
   cr_assert_eq(prove(g, h, &res), IR_RULE_PROVEN, "%s", res.reason);
   int used = 0;
   for (int i = 0; i < res.ncore; i++)
@@ -200,10 +200,10 @@ Test(cse, duplicates_dropped_outputs_kept) {
                       "s = ewadd(c1, c2)\ns2 = ewadd(c2, c1)\n"
                       "output s, s2, r3\n");
   int n = -1;
-  ir_diag d;
+  base_diag d;
   ir_graph *h = srch_cse(g, &n, &d);
   cr_assert(h, "%s", d.msg);
-  cr_assert_eq(ir_graph_validate(h, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(n, 2, "r2 and then c2 (its input now r1)");
   cr_assert_eq(count_op(h, IR_OP_RELU), 2, "r3 is an output: kept");
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
@@ -232,10 +232,10 @@ static const char identity_rule[] =
 
 Test(optimize, merge_then_identity_rule) {
   ir_ruleset rs;
-  ir_diag d;
+  base_diag d;
   cr_assert_eq(
-      ir_rules_parse(identity_rule, strlen(identity_rule), "t", &rs, &d), IR_OK,
-      "%s", d.msg);
+      ir_rules_parse(identity_rule, strlen(identity_rule), "t", &rs, &d),
+      BASE_OK, "%s", d.msg);
   srch_rules *rules = srch_rules_compile(&rs, SRCH_BOTH, 0, &d);
   cr_assert(rules, "%s", d.msg);
   ir_graph *g = parse("input x: [1,8,9,9]\n"
@@ -281,8 +281,8 @@ Test(match, signatures_equal_for_pairable_nodes) {
                       "y = matmul(x, w) act=relu\nz = matmul(x, v)\n"
                       "output y, z\n");
   srch_matches ms = {0};
-  ir_diag d;
-  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), IR_OK, "%s", d.msg);
+  base_diag d;
+  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(ms.n, 1, "only the relu one");
   srch_matches_free(&ms);
   ir_graph_free(g);
@@ -298,23 +298,23 @@ Test(match, signatures_equal_for_pairable_nodes) {
 static int compare_probes(const ir_graph *g, const srch_rules *r) {
   srch_gsum gs;
   srch_index ix;
-  ir_diag d;
-  cr_assert_eq(srch_gsum_build(&gs, g, srch_roofline_cost, NULL, &d), IR_OK);
-  cr_assert_eq(srch_index_build(g, &ix, &d), IR_OK);
+  base_diag d;
+  cr_assert_eq(srch_gsum_build(&gs, g, srch_roofline_cost, NULL, &d), BASE_OK);
+  cr_assert_eq(srch_index_build(g, &ix, &d), BASE_OK);
   int n = 0;
   for (int k = 0; k < r->ndirs; k++) {
     const srch_dir *dr = &r->dirs[k];
     srch_matches ms = {0};
-    cr_assert_eq(srch_match_cpat(&dr->cp, g, &ix, &ms, &d), IR_OK);
+    cr_assert_eq(srch_match_cpat(&dr->cp, g, &ix, &ms, &d), BASE_OK);
     for (int i = 0; i < ms.n; i++) {
       srch_probe p;
-      ir_status st =
+      base_status st =
           srch_rewrite_probe(&gs, dr->pat, dr->repl, &ms.m[i], &p, &d);
       ir_graph *h = srch_rewrite(g, dr->pat, dr->repl, &ms.m[i], &d);
-      cr_assert_eq(st == IR_OK, h != NULL, "rule %d", dr->rule);
+      cr_assert_eq(st == BASE_OK, h != NULL, "rule %d", dr->rule);
       if (!h)
         continue;
-      ir_status hs;
+      base_status hs;
       cr_assert_eq(p.hash, srch_graph_shash(h, &d, &hs));
       double c = srch_graph_cost(h, srch_roofline_cost, NULL, NULL);
       cr_assert_float_eq(p.cost, c, 1e-9 * c);
@@ -331,7 +331,7 @@ static int compare_probes(const ir_graph *g, const srch_rules *r) {
 /* The passes' result for a zoo model, probed against built rewrites. */
 static int probe_model(const char *name, const srch_rules *r) {
   char path[512];
-  ir_diag d;
+  base_diag d;
   snprintf(path, sizeof path, SUPEROPT_SOURCE_DIR "/models/%s.graph", name);
   ir_graph *g = ir_parse_file(path, &d);
   cr_assert(g, "%s", d.msg);
@@ -351,10 +351,10 @@ static int probe_model(const char *name, const srch_rules *r) {
 
 Test(probe, agrees_with_rewrites, .timeout = 300) {
   ir_ruleset rs;
-  ir_diag d;
+  base_diag d;
   cr_assert_eq(
       ir_rules_read_file(SUPEROPT_SOURCE_DIR "/rules/default.rules", &rs, &d),
-      IR_OK, "%s", d.msg);
+      BASE_OK, "%s", d.msg);
   srch_rules *r = srch_rules_compile(&rs, SRCH_BOTH, 0, &d);
   cr_assert(r, "%s", d.msg);
   /* squeezenet: concat_split removals (no replacement operator); nasnet:

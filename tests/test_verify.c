@@ -12,18 +12,18 @@
 #include <string.h>
 
 #include "exec/exec.h"
-#include "verify/vf.h"
+#include "verify/verify.h"
 
 /* ---- numeric validation of axioms ---------------------------------------- */
 
 /* Runs g on seeded random inputs; returns its output (malloc'd). */
 static float *run1(const ir_graph *g, int64_t *n) {
-  ir_diag d;
+  base_diag d;
   ex_values *v = ex_values_new(g);
   cr_assert(v);
-  cr_assert_eq(ex_fill_random(g, v, 7, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ex_fill_random(g, v, 7, &d), BASE_OK, "%s", d.msg);
   ex_options o = {1, 0};
-  cr_assert_eq(ex_run(g, v, &o, &d), IR_OK, "%s", d.msg);
+  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
   int t = g->outputs[0];
   *n = ir_shape_numel(&g->tensors[t].shape);
   float *r = malloc((size_t)*n * sizeof *r);
@@ -35,10 +35,10 @@ static float *run1(const ir_graph *g, int64_t *n) {
 
 /* Builds and runs both sides of ax; returns 1 when they agree within a
  * relative tolerance of 1e-4 (relative to the largest magnitude). */
-static int axiom_holds(const vf_axiom *ax, double *maxerr) {
+static int axiom_holds(const verify_axiom *ax, double *maxerr) {
   ir_graph *l, *r;
-  ir_diag d;
-  cr_assert_eq(vf_axiom_graphs(ax, &l, &r, &d), IR_OK, "%s: %s", ax->name,
+  base_diag d;
+  cr_assert_eq(verify_axiom_graphs(ax, &l, &r, &d), BASE_OK, "%s: %s", ax->name,
                d.msg);
   cr_assert(ir_shape_eq(&l->tensors[l->outputs[0]].shape,
                         &r->tensors[r->outputs[0]].shape),
@@ -60,24 +60,24 @@ static int axiom_holds(const vf_axiom *ax, double *maxerr) {
 }
 
 Test(verify, axiom_table) {
-  int n = vf_naxioms();
+  int n = verify_naxioms();
   cr_assert_geq(n, 40, "only %d axioms", n);
   for (int i = 0; i < n; i++) {
-    const vf_axiom *a = vf_axiom_at(i);
+    const verify_axiom *a = verify_axiom_at(i);
     cr_assert(a && a->name && a->text && a->inst);
     cr_assert_geq(ir_op_lookup(a->op, strlen(a->op)), 0, "%s: bad op %s",
                   a->name, a->op);
     for (int j = 0; j < i; j++)
-      cr_assert_str_neq(a->name, vf_axiom_at(j)->name);
+      cr_assert_str_neq(a->name, verify_axiom_at(j)->name);
   }
-  cr_assert_null(vf_axiom_at(n));
-  cr_assert_null(vf_axiom_at(-1));
+  cr_assert_null(verify_axiom_at(n));
+  cr_assert_null(verify_axiom_at(-1));
 }
 
 Test(verify, every_axiom_holds_numerically) {
-  for (int i = 0; i < vf_naxioms(); i++) {
+  for (int i = 0; i < verify_naxioms(); i++) {
     double err;
-    const vf_axiom *a = vf_axiom_at(i);
+    const verify_axiom *a = verify_axiom_at(i);
     cr_expect(axiom_holds(a, &err), "axiom %s: relative error %g", a->name,
               err);
   }
@@ -87,29 +87,29 @@ Test(verify, every_axiom_holds_numerically) {
  * instance, as a rule, is proven from that axiom alone, which must be in the
  * core. */
 Test(verify, each_axiom_proves_its_instance) {
-  for (int i = 0; i < vf_naxioms(); i++) {
-    const vf_axiom *a = vf_axiom_at(i);
+  for (int i = 0; i < verify_naxioms(); i++) {
+    const verify_axiom *a = verify_axiom_at(i);
     ir_graph *l, *r;
-    ir_diag d;
-    cr_assert_eq(vf_axiom_graphs(a, &l, &r, &d), IR_OK, "%s", d.msg);
+    base_diag d;
+    cr_assert_eq(verify_axiom_graphs(a, &l, &r, &d), BASE_OK, "%s", d.msg);
     ir_ruleset rs;
     ir_ruleset_init(&rs);
     ir_rule *rule = ir_ruleset_add(&rs, a->name, l, r, &d);
     cr_assert(rule, "%s: %s", a->name, d.msg);
-    vf_ctx *c = vf_new_with(NULL, a, 1, 1, &d);
+    verify_ctx *c = verify_new_with(NULL, a, 1, 1, &d);
     cr_assert(c, "%s", d.msg);
-    vf_result res;
-    cr_assert_eq(vf_prove(c, rule, &res, &d), IR_OK, "%s", d.msg);
+    verify_result res;
+    cr_assert_eq(verify_prove(c, rule, &res, &d), BASE_OK, "%s", d.msg);
     cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", a->name, res.reason);
     cr_expect(res.status != IR_RULE_PROVEN ||
                   (res.ncore == 1 && !strcmp(res.core[0], a->name)),
               "%s: core of %d", a->name, res.ncore);
-    vf_free(c);
+    verify_free(c);
     ir_ruleset_free(&rs);
   }
 }
 
-static const vf_axiom wrong[] = {
+static const verify_axiom wrong[] = {
     {"matmul_comm", "matmul", "(= (matmul NONE x y) (matmul NONE y x))",
      "x=[4,4] y=[4,4]"},
     {"relu_ewadd", "relu",
@@ -128,7 +128,7 @@ Test(verify, wrong_axioms_fail_numerically) {
 }
 
 Test(verify, bad_instances_are_rejected) {
-  static const vf_axiom bad[] = {
+  static const verify_axiom bad[] = {
       /* guard false for the instance */
       {"g", "conv2d",
        "(=> (= g 1) (= (conv2d 1 1 SAME g NONE x w) (conv2d 1 1 SAME g NONE x "
@@ -142,25 +142,25 @@ Test(verify, bad_instances_are_rejected) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ir_graph *l, *r;
-    ir_diag d;
-    cr_expect_neq(vf_axiom_graphs(&bad[i], &l, &r, &d), IR_OK, "%s",
+    base_diag d;
+    cr_expect_neq(verify_axiom_graphs(&bad[i], &l, &r, &d), BASE_OK, "%s",
                   bad[i].name);
     cr_expect(strstr(d.msg, bad[i].name), "%s", d.msg);
   }
 }
 
 Test(verify, malformed_axiom_text_is_an_error) {
-  static const vf_axiom bad[] = {
+  static const verify_axiom bad[] = {
       {"nosuchfn", "ewadd", "(= (frob x) x)", "x=[2]"},
       {"sorts", "ewadd", "(= (ewadd x y) (concat x 1 y y))", "x=[2]"},
       {"paren", "ewadd", "(= (ewadd x y) (ewadd y x)", "x=[2]"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    ir_diag d;
+    base_diag d;
     memset(&d, 0, sizeof d);
-    vf_ctx *c = vf_new_with(NULL, &bad[i], 1, 1, &d);
+    verify_ctx *c = verify_new_with(NULL, &bad[i], 1, 1, &d);
     cr_expect_null(c, "%s parsed", bad[i].name);
-    vf_free(c);
+    verify_free(c);
     cr_expect(strstr(d.msg, bad[i].name), "message: %s", d.msg);
     cr_expect_gt(d.col, 0, "%s: no column", bad[i].name);
   }
@@ -311,12 +311,12 @@ static const char *const expect_core[] = {
     "act_split1",       "relu_idem",     "split1_matmul_r",     "conv_smul_x"};
 
 static void parse_rules(const char *text, ir_ruleset *rs) {
-  ir_diag d;
-  cr_assert_eq(ir_rules_parse(text, strlen(text), "test.rules", rs, &d), IR_OK,
-               "test.rules:%d:%d: %s", d.line, d.col, d.msg);
+  base_diag d;
+  cr_assert_eq(ir_rules_parse(text, strlen(text), "test.rules", rs, &d),
+               BASE_OK, "test.rules:%d:%d: %s", d.line, d.col, d.msg);
 }
 
-static int in_core(const vf_result *r, const char *name) {
+static int in_core(const verify_result *r, const char *name) {
   for (int i = 0; i < r->ncore; i++)
     if (!strcmp(r->core[i], name))
       return 1;
@@ -332,13 +332,13 @@ Test(verify, proves_known_laws) {
   ir_ruleset rs;
   parse_rules(known_rules, &rs);
   cr_assert_eq((size_t)rs.n, sizeof expect_core / sizeof expect_core[0]);
-  vf_ctx *c = vf_new(NULL);
+  verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   double ms[64];
   for (int i = 0; i < rs.n; i++) {
-    vf_result res;
-    ir_diag d;
-    cr_assert_eq(vf_prove(c, &rs.rules[i], &res, &d), IR_OK, "%s", d.msg);
+    verify_result res;
+    base_diag d;
+    cr_assert_eq(verify_prove(c, &rs.rules[i], &res, &d), BASE_OK, "%s", d.msg);
     cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", rs.rules[i].id,
                  res.reason);
     cr_expect(in_core(&res, expect_core[i]), "%s: core lacks %s (%d axioms)",
@@ -348,7 +348,7 @@ Test(verify, proves_known_laws) {
   qsort(ms, (size_t)rs.n, sizeof ms[0], cmp_double);
   fprintf(stderr, "verify: %d known rules, median proof %.1f ms, max %.1f ms\n",
           rs.n, ms[rs.n / 2], ms[rs.n - 1]);
-  vf_free(c);
+  verify_free(c);
   ir_ruleset_free(&rs);
 }
 
@@ -379,31 +379,31 @@ static const char *false_rules =
 Test(verify, refuses_false_rules) {
   ir_ruleset rs;
   parse_rules(false_rules, &rs);
-  vf_opts o = {2000};
-  vf_ctx *c = vf_new(&o);
+  verify_opts o = {2000};
+  verify_ctx *c = verify_new(&o);
   cr_assert(c);
   for (int i = 0; i < rs.n; i++) {
-    vf_result res;
-    ir_diag d;
-    cr_assert_eq(vf_prove(c, &rs.rules[i], &res, &d), IR_OK, "%s", d.msg);
+    verify_result res;
+    base_diag d;
+    cr_assert_eq(verify_prove(c, &rs.rules[i], &res, &d), BASE_OK, "%s", d.msg);
     cr_expect_eq(res.status, IR_RULE_UNPROVEN, "%s proven", rs.rules[i].id);
     cr_expect(res.reason[0], "%s: no reason", rs.rules[i].id);
   }
-  vf_free(c);
+  verify_free(c);
   ir_ruleset_free(&rs);
 }
 
 Test(verify, planted_axiom_is_used_and_named) {
   ir_ruleset rs;
   parse_rules(false_rules, &rs);
-  ir_diag d;
-  vf_ctx *c = vf_new_with(NULL, wrong, 1, 0, &d);
+  base_diag d;
+  verify_ctx *c = verify_new_with(NULL, wrong, 1, 0, &d);
   cr_assert(c, "%s", d.msg);
-  vf_result res;
-  cr_assert_eq(vf_prove(c, &rs.rules[0], &res, &d), IR_OK, "%s", d.msg);
+  verify_result res;
+  cr_assert_eq(verify_prove(c, &rs.rules[0], &res, &d), BASE_OK, "%s", d.msg);
   cr_expect_eq(res.status, IR_RULE_PROVEN, "%s", res.reason);
   cr_expect(in_core(&res, "matmul_comm"));
-  vf_free(c);
+  verify_free(c);
   ir_ruleset_free(&rs);
 }
 
@@ -430,22 +430,22 @@ static const char *softmax_rules =
 Test(verify, operators_without_axioms) {
   ir_ruleset rs;
   parse_rules(softmax_rules, &rs);
-  vf_opts o = {2000};
-  vf_ctx *c = vf_new(&o);
+  verify_opts o = {2000};
+  verify_ctx *c = verify_new(&o);
   cr_assert(c);
-  vf_result res;
-  ir_diag d;
-  cr_assert_eq(vf_prove(c, &rs.rules[0], &res, &d), IR_OK, "%s", d.msg);
+  verify_result res;
+  base_diag d;
+  cr_assert_eq(verify_prove(c, &rs.rules[0], &res, &d), BASE_OK, "%s", d.msg);
   cr_expect_eq(res.status, IR_RULE_UNPROVEN);
   cr_expect(strstr(res.reason, "unsupported operator softmax"), "%s",
             res.reason);
   for (int i = 1; i < rs.n; i++) {
-    cr_assert_eq(vf_prove(c, &rs.rules[i], &res, &d), IR_OK, "%s", d.msg);
+    cr_assert_eq(verify_prove(c, &rs.rules[i], &res, &d), BASE_OK, "%s", d.msg);
     cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", rs.rules[i].id,
                  res.reason);
     cr_expect(in_core(&res, "ewadd_comm"));
   }
-  vf_free(c);
+  verify_free(c);
   ir_ruleset_free(&rs);
 }
 
@@ -456,16 +456,16 @@ typedef struct job {
 
 static void *prove_thread(void *arg) {
   job *j = arg;
-  vf_ctx *c = vf_new(NULL);
+  verify_ctx *c = verify_new(NULL);
   if (!c)
     return NULL;
   for (int k = 0; k < 3; k++) {
-    vf_result res;
-    ir_diag d;
-    if (vf_prove(c, j->r, &res, &d) == IR_OK)
+    verify_result res;
+    base_diag d;
+    if (verify_prove(c, j->r, &res, &d) == BASE_OK)
       j->proven += res.status == IR_RULE_PROVEN;
   }
-  vf_free(c);
+  verify_free(c);
   return NULL;
 }
 
@@ -506,23 +506,23 @@ static char *big_ac_rule(void) {
 Test(verify, timeout_is_reported) {
   ir_ruleset rs;
   parse_rules(big_ac_rule(), &rs);
-  vf_opts o = {300};
-  vf_ctx *c = vf_new(&o);
+  verify_opts o = {300};
+  verify_ctx *c = verify_new(&o);
   cr_assert(c);
-  vf_result res;
-  ir_diag d;
-  cr_assert_eq(vf_prove(c, &rs.rules[0], &res, &d), IR_OK, "%s", d.msg);
+  verify_result res;
+  base_diag d;
+  cr_assert_eq(verify_prove(c, &rs.rules[0], &res, &d), BASE_OK, "%s", d.msg);
   cr_expect_eq(res.status, IR_RULE_UNPROVEN);
   cr_expect(strstr(res.reason, "unknown: timeout"), "%s", res.reason);
   cr_expect_lt(res.ms, 5000, "took %.0f ms", res.ms);
-  vf_free(c);
+  verify_free(c);
   ir_ruleset_free(&rs);
 }
 
 /* Every operator encodes (none crashes or fails in Z3): every_op.graph
  * against itself is proven, by reflexivity. */
 Test(verify, every_operator_encodes) {
-  ir_diag d;
+  base_diag d;
   const char *path = SUPEROPT_SOURCE_DIR "/tests/data/good/every_op.graph";
   ir_graph *a = ir_parse_file(path, &d), *b = ir_parse_file(path, &d);
   cr_assert(a && b, "%s", d.msg);
@@ -530,11 +530,11 @@ Test(verify, every_operator_encodes) {
   ir_ruleset_init(&rs);
   ir_rule *r = ir_ruleset_add(&rs, "every_op", a, b, &d);
   cr_assert(r, "%s", d.msg);
-  vf_ctx *c = vf_new(NULL);
+  verify_ctx *c = verify_new(NULL);
   cr_assert(c);
-  vf_result res;
-  cr_assert_eq(vf_prove(c, r, &res, &d), IR_OK, "%s", d.msg);
+  verify_result res;
+  cr_assert_eq(verify_prove(c, r, &res, &d), BASE_OK, "%s", d.msg);
   cr_expect_eq(res.status, IR_RULE_PROVEN, "%s", res.reason);
-  vf_free(c);
+  verify_free(c);
   ir_ruleset_free(&rs);
 }

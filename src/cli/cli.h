@@ -19,7 +19,7 @@ const cli_command *cli_find(const char *name);
 int cli_usage_error(const cli_command *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Prints d and returns the exit status for its code. */
-int cli_report(const ir_diag *d);
+int cli_report(const base_diag *d);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
 /* Loads a graph: a .onnx file through the ONNX importer (default options),

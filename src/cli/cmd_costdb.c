@@ -26,7 +26,7 @@ const char *cli_costdb_tables(void) { return TABLES_DIR; }
 
 cd_db *cli_costdb_open(const char *path, const char *tables, int *rc) {
   char def[4096];
-  ir_diag d;
+  base_diag d;
   if (!path) {
     if (cd_default_path(def, sizeof def, &d)) {
       *rc = cli_report(&d);
@@ -84,7 +84,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv, opts *o) {
 
 static const cd_device *device_opt(const char *name, const char *dflt,
                                    int *rc) {
-  ir_diag d;
+  base_diag d;
   const cd_device *dev = cd_device_find(name ? name : dflt, &d);
   if (!dev) {
     fprintf(stderr, "superopt costdb: %s\n", d.msg);
@@ -99,7 +99,7 @@ static const cd_device *device_opt(const char *name, const char *dflt,
 static int stats(cd_db *db, const char *device) {
   cd_stat st[64];
   int n;
-  ir_diag d;
+  base_diag d;
   if (cd_stats(db, st, 64, &n, &d) || cd_check(db, &d))
     return cli_report(&d);
   printf("schema version %d, integrity ok\n", CD_SCHEMA_VERSION);
@@ -120,7 +120,7 @@ static int stats(cd_db *db, const char *device) {
  */
 
 static int import(cd_db *db, int n, char **files) {
-  ir_diag d;
+  base_diag d;
   int rows = 0;
   if (cd_import_tsv(db, (const char *const *)files, n, &rows, &d))
     return cli_report(&d);
@@ -129,7 +129,7 @@ static int import(cd_db *db, int n, char **files) {
 }
 
 static int export(cd_db *db, const opts *o) {
-  ir_diag d;
+  base_diag d;
   if (o->out)
     return cd_export_tsv(db, o->device, o->out, &d) ? cli_report(&d) : CLI_OK;
   char *t = cd_export_text(db, o->device, &d);
@@ -148,7 +148,7 @@ static int node_line(cd_db *db, const cd_device *dev, const ir_graph *g, int i,
   const ir_node *nd = &g->nodes[i];
   double ms = 0;
   int est = 1;
-  ir_diag d;
+  base_diag d;
   if (!folded && cd_node_cost(db, dev, g, i, &ms, &est, &d))
     return cli_report(&d);
   char measured[32] = "-";
@@ -177,7 +177,7 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
   for (int i = 0; i < g->nnodes && !rc; i++)
     rc = node_line(db, dev, g, i, folded[i]);
   cd_cost c;
-  ir_diag d;
+  base_diag d;
   if (!rc && cd_graph_cost(db, dev, g, &c, &d))
     rc = cli_report(&d);
   if (!rc)

@@ -10,7 +10,7 @@
 #include "../costdb/costdb.h"
 #include "cli.h"
 #ifdef SUPEROPT_HAVE_CUDA
-#include "../exec/cuda/cuda_exec.h"
+#include "../gpu/gpu.h"
 #endif
 
 #define MEASURE_WARMUP 5
@@ -38,7 +38,7 @@ static void device_from_name(const char *gpu, char *out, size_t n) {
   }
 }
 
-static int measure_graph(cx_ctx *cx, cd_db *db, const char *device,
+static int measure_graph(gpu_ctx *cx, cd_db *db, const char *device,
                          const char *gpu, const char *path, int batch,
                          int *measured, int *skipped) {
   int rc = CLI_OK;
@@ -49,13 +49,13 @@ static int measure_graph(cx_ctx *cx, cd_db *db, const char *device,
     ir_graph_free(g);
     return rc;
   }
-  ir_diag d;
+  base_diag d;
   char sig[4096];
   for (int i = 0; i < g->nnodes && !rc; i++) {
     cd_node_sig(g, i, sig, sizeof sig);
     double old;
     int found = 0;
-    if (cd_lookup(db, device, sig, &old, &found, &d) != IR_OK) {
+    if (cd_lookup(db, device, sig, &old, &found, &d) != BASE_OK) {
       rc = cli_report(&d);
       break;
     }
@@ -64,14 +64,14 @@ static int measure_graph(cx_ctx *cx, cd_db *db, const char *device,
       continue;
     }
     double ms;
-    if (cx_measure_node(cx, g, i, MEASURE_WARMUP, MEASURE_REPS, &ms, &d)) {
+    if (gpu_measure_node(cx, g, i, MEASURE_WARMUP, MEASURE_REPS, &ms, &d)) {
       rc = cli_report(&d);
       break;
     }
     cd_entry e = {ms, 0, MEASURE_REPS, "cuda-exec", gpu, NULL};
     if (ms <= 0) /* a view or constant: no kernel; keep a tiny cost */
       e.ms = 1e-6;
-    if (cd_put(db, device, sig, &e, &d) != IR_OK) {
+    if (cd_put(db, device, sig, &e, &d) != BASE_OK) {
       rc = cli_report(&d);
       break;
     }
@@ -90,12 +90,12 @@ int cli_costdb_measure(cd_db *db, const char *device, int batch, int n,
                   "executor (nvcc was not found at build time)\n");
   return CLI_USAGE;
 #else
-  cx_ctx *cx = NULL;
-  ir_diag d;
-  if (cx_ctx_new(NULL, &cx, &d) != IR_OK)
+  gpu_ctx *cx = NULL;
+  base_diag d;
+  if (gpu_ctx_new(NULL, &cx, &d) != BASE_OK)
     return cli_report(&d);
   char desc[512], gpu[256], dev[64];
-  cx_ctx_describe(cx, desc, sizeof desc);
+  gpu_ctx_describe(cx, desc, sizeof desc);
   snprintf(gpu, sizeof gpu, "%.*s", (int)strcspn(desc, "("), desc);
   for (size_t k = strlen(gpu); k > 0 && gpu[k - 1] == ' ';)
     gpu[--k] = 0;
@@ -104,13 +104,13 @@ int cli_costdb_measure(cd_db *db, const char *device, int batch, int n,
     device = dev;
   int rc = CLI_OK, measured = 0, skipped = 0;
   for (int i = 0; i < n && !rc; i++) {
-    if (cd_begin(db, &d) != IR_OK) {
+    if (cd_begin(db, &d) != BASE_OK) {
       rc = cli_report(&d);
       break;
     }
     rc = measure_graph(cx, db, device, gpu, graphs[i], batch, &measured,
                        &skipped);
-    if (!rc && cd_commit(db, &d) != IR_OK)
+    if (!rc && cd_commit(db, &d) != BASE_OK)
       rc = cli_report(&d);
     if (rc)
       cd_rollback(db, &d);
@@ -122,7 +122,7 @@ int cli_costdb_measure(cd_db *db, const char *device, int batch, int n,
     printf("measured %d operator signatures on %s (device %s); %d nodes "
            "already measured\n",
            measured, gpu, device, skipped);
-  cx_ctx_free(cx);
+  gpu_ctx_free(cx);
   return rc;
 #endif
 }

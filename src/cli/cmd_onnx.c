@@ -34,7 +34,7 @@ int cli_import(const cli_command *c, int argc, char **argv) {
   }
   if (argc - optind != 1)
     return cli_usage_error(c, "expected one MODEL.onnx");
-  ir_diag d;
+  base_diag d;
   ir_graph *g = ox_import_file(argv[optind], &o, &d);
   if (!g)
     return cli_report(&d);
@@ -53,7 +53,7 @@ int cli_export(const cli_command *c, int argc, char **argv) {
   ir_graph *g = cli_load(argv[optind], &rc);
   if (!g)
     return rc;
-  ir_diag d;
+  base_diag d;
   if (ox_export_file(g, out, &d))
     rc = cli_report(&d);
   ir_graph_free(g);

@@ -136,8 +136,8 @@ static double db_cost(void *u, const ir_graph *g, int node, int *estimated) {
   opt_args *a = u;
   double ms;
   int est = 1;
-  ir_diag d;
-  if (cd_node_cost(a->db, a->dev, g, node, &ms, &est, &d) != IR_OK)
+  base_diag d;
+  if (cd_node_cost(a->db, a->dev, g, node, &ms, &est, &d) != BASE_OK)
     return 1e12; /* never chosen: only out-of-memory gets here */
   if (estimated)
     *estimated = est;
@@ -161,9 +161,9 @@ static void calibrate(opt_args *a, const ir_graph *g) {
   for (int i = 0; i < g->nnodes; i++) {
     double ms, x = cd_estimate(a->dev, g, i);
     int est = 1;
-    ir_diag d;
+    base_diag d;
     if (wo[i] || x <= 0 ||
-        cd_node_cost(a->db, a->dev, g, i, &ms, &est, &d) != IR_OK || est)
+        cd_node_cost(a->db, a->dev, g, i, &ms, &est, &d) != BASE_OK || est)
       continue;
     m[g->nodes[i].op] += ms;
     e[g->nodes[i].op] += x;
@@ -218,7 +218,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
     a->so.budget = a->budget[0];
   if (a->ndepth)
     a->so.max_depth = a->depth[0];
-  ir_diag d;
+  base_diag d;
   if (!(a->dev = cd_device_find(a->device, &d)))
     return cli_usage_error(c, "%s", d.msg);
   int rc = CLI_OK;
@@ -231,7 +231,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
 
 /* Loads the rules file and compiles its rules. */
 static srch_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
-  ir_diag d;
+  base_diag d;
   const char *path = a->rules ? a->rules : DEFAULT_RULES;
   struct stat sb;
   if (!a->rules && stat(path, &sb) != 0) {
@@ -295,7 +295,7 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
 }
 
 static int check_result(const ir_graph *g, const ir_graph *h) {
-  ir_diag d;
+  base_diag d;
   double err;
   if (srch_check(g, h, 1, &err, &d))
     return cli_report(&d);
@@ -312,7 +312,7 @@ static int check_result(const ir_graph *g, const ir_graph *h) {
 
 static int write_result(const ir_graph *h, const char *out) {
   size_t n = strlen(out);
-  ir_diag d;
+  base_diag d;
   if (n > 5 && !strcmp(out + n - 5, ".onnx"))
     return ox_export_file(h, out, &d) ? cli_report(&d) : CLI_OK;
   return cli_write_graph(h, out);
@@ -336,7 +336,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   ir_graph *h = NULL;
   if (g) {
     srch_stats st;
-    ir_diag d;
+    base_diag d;
     printf("model: %s (%d operators); %d rules, %d usable directions\n",
            argv[optind], g->nnodes, rs.n, srch_rules_count(rules));
     calibrate(&a, g);
@@ -412,7 +412,7 @@ static int run_grid(const opt_args *a, const ir_graph *g,
       for (int k = 0; k < a->nbudget; k++) {
         srch_options o = a->so;
         srch_stats st;
-        ir_diag d;
+        base_diag d;
         o.max_depth = a->depth[i];
         o.alpha = a->alpha[j];
         o.budget = a->budget[k];
@@ -452,9 +452,9 @@ static int write_plots(const opt_args *a, const char *dir) {
     return CLI_INTERNAL;
   fprintf(m, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl, plot_script);
   fclose(m);
-  ir_diag d;
+  base_diag d;
   snprintf(path, sizeof path, "%s/plot.gp", dir);
-  ir_status st = ir_write_atomic(path, text, len, &d);
+  base_status st = base_write_atomic(path, text, len, &d);
   free(text);
   if (st)
     return cli_report(&d);
@@ -505,9 +505,9 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   }
   if (g && !rc) {
     char path[4096];
-    ir_diag d;
+    base_diag d;
     snprintf(path, sizeof path, "%s/results.csv", dir);
-    rc = ir_write_atomic(path, csv, len, &d) ? cli_report(&d) : CLI_OK;
+    rc = base_write_atomic(path, csv, len, &d) ? cli_report(&d) : CLI_OK;
     if (!rc)
       printf("wrote %s\n", path);
     if (!rc)

@@ -11,14 +11,14 @@
 
 /* Prints "verb N rules" and each reason with (up to 12 of) its positions. */
 static void print_stats(const char *verb, const char *unit,
-                        const ri_stats *st) {
+                        const ruleio_stats *st) {
   fprintf(stderr, "%s %d rules", verb, st->done);
   if (st->filtered)
     fprintf(stderr, ", %d not proven left out (--all exports them)",
             st->filtered);
   fprintf(stderr, "; %d unsupported\n", st->skipped);
   for (int i = 0; i < st->nreasons; i++) {
-    const ri_reason *r = &st->reasons[i];
+    const ruleio_reason *r = &st->reasons[i];
     fprintf(stderr, "  %4d  %s (%s", r->count, r->what, unit);
     for (int j = 0; j < r->count && j < 12; j++)
       fprintf(stderr, "%s%d", j ? ", " : " ", r->where[j]);
@@ -63,11 +63,11 @@ int cli_import_rules(const cli_command *c, int argc, char **argv) {
   if (rc)
     return rc;
   const char *in = argv[optind];
-  int f = format                  ? ri_format_lookup(format)
-          : ends_with(in, ".pb")  ? RI_TASO_PB
-          : ends_with(in, ".txt") ? RI_TASO_TEXT
+  int f = format                  ? ruleio_format_lookup(format)
+          : ends_with(in, ".pb")  ? RULEIO_TASO_PB
+          : ends_with(in, ".txt") ? RULEIO_TASO_TEXT
                                   : -1;
-  if (f != RI_TASO_TEXT && f != RI_TASO_PB)
+  if (f != RULEIO_TASO_TEXT && f != RULEIO_TASO_PB)
     return cli_usage_error(c,
                            format ? "cannot import format '%s' "
                                     "(taso-text or taso-pb)"
@@ -75,25 +75,26 @@ int cli_import_rules(const cli_command *c, int argc, char **argv) {
                                     "--format taso-text|taso-pb",
                            format ? format : in);
   ir_ruleset rs;
-  ri_stats st;
-  ir_diag d;
-  ri_stats_init(&st);
-  ir_status s = f == RI_TASO_TEXT ? ri_import_taso_text(in, &rs, &st, &d)
-                                  : ri_import_taso_pb(in, &rs, &st, &d);
-  if (s == IR_OK) {
+  ruleio_stats st;
+  base_diag d;
+  ruleio_stats_init(&st);
+  base_status s = f == RULEIO_TASO_TEXT
+                      ? ruleio_import_taso_text(in, &rs, &st, &d)
+                      : ruleio_import_taso_pb(in, &rs, &st, &d);
+  if (s == BASE_OK) {
     char header[600];
     snprintf(header, sizeof header,
              "# imported from %s by superopt "
              "import-rules (%s)\n",
-             in, ri_format_name((ri_format)f));
+             in, ruleio_format_name((ruleio_format)f));
     s = ir_rules_write_file(&rs, header, out, &d);
   }
-  if (s == IR_OK)
-    print_stats("imported", f == RI_TASO_TEXT ? "lines" : "rules", &st);
+  if (s == BASE_OK)
+    print_stats("imported", f == RULEIO_TASO_TEXT ? "lines" : "rules", &st);
   else
     rc = cli_report(&d);
   ir_ruleset_free(&rs);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
   return rc;
 }
 
@@ -103,21 +104,22 @@ int cli_export_rules(const cli_command *c, int argc, char **argv) {
   int rc = parse_opts(c, argc, argv, &out, &format, &all);
   if (rc)
     return rc;
-  int f = format ? ri_format_lookup(format) : -1;
-  if (f != RI_TASO_PB && f != RI_TENSAT && f != RI_JSON)
+  int f = format ? ruleio_format_lookup(format) : -1;
+  if (f != RULEIO_TASO_PB && f != RULEIO_TENSAT && f != RULEIO_JSON)
     return cli_usage_error(c, "--format must be taso-pb, tensat or json");
   ir_ruleset rs;
-  ri_stats st;
-  ir_diag d;
-  ri_stats_init(&st);
-  ir_status s = ir_rules_read_file(argv[optind], &rs, &d);
-  if (s == IR_OK)
-    s = ri_export(&rs, (ri_format)f, all ? RI_EXPORT_ALL : 0, out, &st, &d);
-  if (s == IR_OK)
+  ruleio_stats st;
+  base_diag d;
+  ruleio_stats_init(&st);
+  base_status s = ir_rules_read_file(argv[optind], &rs, &d);
+  if (s == BASE_OK)
+    s = ruleio_export(&rs, (ruleio_format)f, all ? RULEIO_EXPORT_ALL : 0, out,
+                      &st, &d);
+  if (s == BASE_OK)
     print_stats("exported", "rules", &st);
   else
     rc = cli_report(&d);
   ir_ruleset_free(&rs);
-  ri_stats_free(&st);
+  ruleio_stats_free(&st);
   return rc;
 }

@@ -15,23 +15,11 @@
 
 #include "../fingerprint/fp.h"
 #include "../prune/prune.h"
-#include "../verify/vf.h"
+#include "../verify/verify.h"
 #include "cli.h"
 
 #define GEN_MAX_OPS 5 /* beyond this the enumeration does not fit in memory */
 #define GEN_MAX_OPS_ALL 4 /* ... and this with every operator */
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static double peak_rss_mib(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return (double)ru.ru_maxrss / 1024.0;
-}
 
 /* ---- progress ------------------------------------------------------------ */
 
@@ -43,13 +31,13 @@ typedef struct progress {
 
 static void progress_begin(progress *p, const char *stage) {
   p->stage = stage;
-  p->start = p->last = now_s();
+  p->start = p->last = base_now();
   p->tty = isatty(2);
 }
 
 static void progress_cb(void *u, const char *stage, double done, double total) {
   progress *p = u;
-  double t = now_s();
+  double t = base_now();
   if (stage && strcmp(stage, p->stage)) { /* a new stage: restart the clock */
     if (p->tty)
       fprintf(stderr, "\n");
@@ -85,34 +73,34 @@ typedef struct vstats {
 
 /* Proves every rule of rs with `threads` Z3 contexts; records status, core
  * and note in each rule. */
-static ir_status verify_all(ir_ruleset *rs, unsigned timeout_ms, int threads,
-                            vstats *vs, ir_diag *d) {
-  double t0 = now_s();
-  ir_status status = IR_OK;
+static base_status verify_all(ir_ruleset *rs, unsigned timeout_ms, int threads,
+                              vstats *vs, base_diag *d) {
+  double t0 = base_now();
+  base_status status = BASE_OK;
   long long done = 0;
   progress pg;
   progress_begin(&pg, "verify");
-  vf_opts o = {timeout_ms};
+  verify_opts o = {timeout_ms};
 #pragma omp parallel num_threads(threads)
   {
-    vf_ctx *c = vf_new(&o);
-    ir_diag local = {0};
+    verify_ctx *c = verify_new(&o);
+    base_diag local = {0};
     if (!c) {
 #pragma omp critical
-      status = ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "cannot start Z3");
+      status = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cannot start Z3");
     }
 #pragma omp for schedule(dynamic, 1)
     for (int i = 0; i < rs->n; i++) {
-      if (!c || status != IR_OK)
+      if (!c || status != BASE_OK)
         continue;
       ir_rule *r = &rs->rules[i];
-      vf_result res;
-      if (vf_prove(c, r, &res, &local) != IR_OK) {
+      verify_result res;
+      if (verify_prove(c, r, &res, &local) != BASE_OK) {
 #pragma omp critical
         {
-          if (status == IR_OK) {
+          if (status == BASE_OK) {
             *d = local;
-            status = local.code ? local.code : IR_ERR_INTERNAL;
+            status = local.code ? local.code : BASE_ERR_INTERNAL;
           }
         }
         continue;
@@ -127,13 +115,13 @@ static ir_status verify_all(ir_ruleset *rs, unsigned timeout_ms, int threads,
           progress_cb(&pg, "verify", (double)done, (double)rs->n);
       }
     }
-    vf_free(c);
+    verify_free(c);
   }
   progress_end(&pg);
   vs->proven = vs->unproven = 0;
   for (int i = 0; i < rs->n; i++)
     rs->rules[i].status == IR_RULE_PROVEN ? vs->proven++ : vs->unproven++;
-  vs->seconds = now_s() - t0;
+  vs->seconds = base_now() - t0;
   return status;
 }
 
@@ -153,10 +141,10 @@ static int cmp_sorted(const void *a, const void *b) {
 }
 
 /* Sorts rules by operator count then text, renumbers them r00001... */
-static ir_status stable_order(ir_ruleset *rs, ir_diag *d) {
+static base_status stable_order(ir_ruleset *rs, base_diag *d) {
   sorted_rule *s = calloc((size_t)rs->n + 1, sizeof *s);
   if (!s)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < rs->n; i++) {
     ir_ruleset one = {&rs->rules[i], 1, 1};
     char *saved = rs->rules[i].id;
@@ -169,7 +157,7 @@ static ir_status stable_order(ir_ruleset *rs, ir_diag *d) {
       for (int j = 0; j < i; j++)
         free(s[j].text);
       free(s);
-      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     }
   }
   qsort(s, (size_t)rs->n, sizeof *s, cmp_sorted);
@@ -185,7 +173,7 @@ static ir_status stable_order(ir_ruleset *rs, ir_diag *d) {
     free(s[i].text);
   }
   free(s);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Removes rules that are not proven (freed). */
@@ -349,27 +337,27 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   ir_ruleset rs;
   ir_ruleset_init(&rs);
   fp_stats fs = {0};
-  ir_diag d = {0};
-  double t0 = now_s();
-  if (fp_candidates(&cfg, pairs, prune_filter, NULL, &rs, &fs, &d) != IR_OK) {
+  base_diag d = {0};
+  double t0 = base_now();
+  if (fp_candidates(&cfg, pairs, prune_filter, NULL, &rs, &fs, &d) != BASE_OK) {
     progress_end(&pg);
     ir_ruleset_free(&rs);
     return cli_report(&d);
   }
   progress_end(&pg);
-  double t_fp = now_s() - t0, rss_fp = peak_rss_mib();
+  double t_fp = base_now() - t0, rss_fp = base_peak_rss_mib();
   fprintf(stderr,
           "normal-form table %lld values; enumerated %lld graphs (%lld "
           "dropped: non-normal output), %lld buckets, %lld candidate pairs\n",
           fs.nf_values, fs.graphs, fs.nf_dropped, fs.buckets, fs.pairs);
 
   pr_stats ps;
-  t0 = now_s();
-  if (pr_prune(&rs, &ps, &d) != IR_OK) {
+  t0 = base_now();
+  if (pr_prune(&rs, &ps, &d) != BASE_OK) {
     ir_ruleset_free(&rs);
     return cli_report(&d);
   }
-  double t_pr = now_s() - t0, rss_pr = peak_rss_mib();
+  double t_pr = base_now() - t0, rss_pr = base_peak_rss_mib();
   for (int k = 1; k < FP_FILTER_KINDS; k++) { /* dropped while confirming */
     ps.in += fs.filtered[k];
     pr_stats_add(&ps, (pr_kind)k, fs.filtered[k]);
@@ -381,18 +369,18 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
           ps.renaming, ps.out);
 
   vstats vs;
-  if (verify_all(&rs, (unsigned)timeout, threads, &vs, &d) != IR_OK) {
+  if (verify_all(&rs, (unsigned)timeout, threads, &vs, &d) != BASE_OK) {
     ir_ruleset_free(&rs);
     return cli_report(&d);
   }
-  double rss_vf = peak_rss_mib();
+  double rss_vf = base_peak_rss_mib();
   fprintf(stderr, "verified: %lld proven, %lld unproven\n", vs.proven,
           vs.unproven);
   list_unproven(&rs, 20);
 
   if (!keep)
     keep_proven(&rs);
-  if (stable_order(&rs, &d) != IR_OK) {
+  if (stable_order(&rs, &d) != BASE_OK) {
     ir_ruleset_free(&rs);
     return cli_report(&d);
   }
@@ -408,7 +396,7 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
                                         : "",
            keep ? " --keep-unproven" : "", no_nf ? " --no-normal-form" : "",
            rs.n);
-  if (ir_rules_write_file(&rs, header, out, &d) != IR_OK) {
+  if (ir_rules_write_file(&rs, header, out, &d) != BASE_OK) {
     ir_ruleset_free(&rs);
     return cli_report(&d);
   }
@@ -474,11 +462,11 @@ int cli_verify_rules(const cli_command *c, int argc, char **argv) {
   if (optind != argc - 1)
     return cli_usage_error(c, "expected one rules file");
   ir_ruleset rs;
-  ir_diag d = {0};
-  if (ir_rules_read_file(argv[optind], &rs, &d) != IR_OK)
+  base_diag d = {0};
+  if (ir_rules_read_file(argv[optind], &rs, &d) != BASE_OK)
     return cli_report(&d);
   vstats vs;
-  if (verify_all(&rs, (unsigned)timeout, threads, &vs, &d) != IR_OK) {
+  if (verify_all(&rs, (unsigned)timeout, threads, &vs, &d) != BASE_OK) {
     ir_ruleset_free(&rs);
     return cli_report(&d);
   }
@@ -489,7 +477,7 @@ int cli_verify_rules(const cli_command *c, int argc, char **argv) {
               rs.rules[i].note ? rs.rules[i].note : "?");
   printf("%lld of %d rules proven (%.2f s)\n", vs.proven, rs.n, vs.seconds);
   int rc = vs.unproven ? CLI_BAD_INPUT : CLI_OK;
-  if (out && ir_rules_write_file(&rs, NULL, out, &d) != IR_OK)
+  if (out && ir_rules_write_file(&rs, NULL, out, &d) != BASE_OK)
     rc = cli_report(&d);
   ir_ruleset_free(&rs);
   return rc;
@@ -539,10 +527,10 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
   if (optind != argc - 2)
     return cli_usage_error(c, "expected REFERENCE.rules LIBRARY.rules");
   ir_ruleset ref, lib;
-  ir_diag d = {0};
-  if (ir_rules_read_file(argv[optind], &ref, &d) != IR_OK)
+  base_diag d = {0};
+  if (ir_rules_read_file(argv[optind], &ref, &d) != BASE_OK)
     return cli_report(&d);
-  if (ir_rules_read_file(argv[optind + 1], &lib, &d) != IR_OK) {
+  if (ir_rules_read_file(argv[optind + 1], &lib, &d) != BASE_OK) {
     ir_ruleset_free(&ref);
     return cli_report(&d);
   }
@@ -555,7 +543,7 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
     goto done;
   }
   for (int i = 0; i < lib.n; i++) {
-    if (pr_pair_key(&lib.rules[i], &k[i].key, &d) != IR_OK) {
+    if (pr_pair_key(&lib.rules[i], &k[i].key, &d) != BASE_OK) {
       rc = cli_report(&d);
       goto done;
     }
@@ -564,7 +552,8 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
   qsort(k, (size_t)lib.n, sizeof *k, cmp_keyidx);
   en_config cfg = {0};
   cfg.threads = omp_get_num_procs();
-  if (fp_nf_build(&cfg, max_ops - 1 < 3 ? max_ops - 1 : 3, &nf, &d) != IR_OK) {
+  if (fp_nf_build(&cfg, max_ops - 1 < 3 ? max_ops - 1 : 3, &nf, &d) !=
+      BASE_OK) {
     rc = cli_report(&d);
     goto done;
   }
@@ -575,7 +564,7 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
       continue;
     small++;
     keyidx q = {0, 0};
-    if (pr_pair_key(r, &q.key, &d) != IR_OK) {
+    if (pr_pair_key(r, &q.key, &d) != BASE_OK) {
       rc = cli_report(&d);
       goto done;
     }
@@ -585,12 +574,12 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
     } else if (pr_is_trivial(r) || pr_has_common_sub(r) ||
                pr_has_common_super(r)) {
       implied++; /* redundant by the prune rules: follows from a smaller one */
-    } else if (depth && pr_derivable(pl, r, depth, 4096, &der, &d) != IR_OK) {
+    } else if (depth && pr_derivable(pl, r, depth, 4096, &der, &d) != BASE_OK) {
       rc = cli_report(&d);
       goto done;
     } else if (der) {
       derived++; /* library rules rewrite one side into the other */
-    } else if (fp_nf_rule_redundant(nf, r, &nf_red, &d) != IR_OK) {
+    } else if (fp_nf_rule_redundant(nf, r, &nf_red, &d) != BASE_OK) {
       rc = cli_report(&d);
       goto done;
     } else if (nf_red) {

@@ -17,7 +17,7 @@
 #include "../exec/exec.h"
 #include "cli.h"
 #ifdef SUPEROPT_HAVE_CUDA
-#include "../exec/cuda/cuda_exec.h"
+#include "../gpu/gpu.h"
 #define RUN_DEVICES "cpu, cuda"
 #else
 #define RUN_DEVICES "cpu"
@@ -29,12 +29,6 @@ typedef struct run_opts {
   int threads, iters, warmup, batch;
   int check, strict, profile, poison, no_fuse, legacy_conv; /* flags */
 } run_opts;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -139,8 +133,8 @@ static void print_output(const ir_graph *g, int t, const float *x) {
 }
 
 /* Writes x (shape s) as a NumPy .npy file (format 1.0, little-endian f4). */
-static ir_status write_npy(const char *path, const ir_shape *s, const float *x,
-                           ir_diag *d) {
+static base_status write_npy(const char *path, const ir_shape *s,
+                             const float *x, base_diag *d) {
   char hdr[256], dims[160] = "";
   size_t k = 0;
   for (int i = 0; i < s->rank; i++)
@@ -158,10 +152,10 @@ static ir_status write_npy(const char *path, const ir_shape *s, const float *x,
   size_t bytes = sizeof(float) * (size_t)ir_shape_numel(s);
   char *buf = malloc((size_t)total + bytes);
   if (!buf)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   memcpy(buf, hdr, (size_t)total);
   memcpy(buf + total, x, bytes);
-  ir_status st = ir_write_atomic(path, buf, (size_t)total + bytes, d);
+  base_status st = base_write_atomic(path, buf, (size_t)total + bytes, d);
   free(buf);
   return st;
 }
@@ -173,9 +167,9 @@ static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
   char path[4096], *man = NULL;
   size_t mlen = 0;
   FILE *m = open_memstream(&man, &mlen);
-  ir_diag d;
-  ir_status st =
-      m ? IR_OK : ir_diag_set(&d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  base_diag d;
+  base_status st =
+      m ? BASE_OK : base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; !st && i < g->ntensors + g->noutputs; i++) {
     int t = i < g->ntensors ? i : g->outputs[i - g->ntensors];
     int kind = i < g->ntensors ? (int)g->tensors[t].kind : 3; /* output */
@@ -189,7 +183,7 @@ static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
     fclose(m);
   snprintf(path, sizeof path, "%s/manifest.tsv", dir);
   if (!st)
-    st = ir_write_atomic(path, man, mlen, &d);
+    st = base_write_atomic(path, man, mlen, &d);
   free(man);
   return st ? cli_report(&d) : CLI_OK;
 }
@@ -197,7 +191,7 @@ static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
 /* One timed run from freshly filled inputs; returns ms or -1 on error. */
 static double run_once(const ir_graph *g, const run_opts *o, ex_values **keep,
                        int *rc) {
-  ir_diag d;
+  base_diag d;
   ex_values *v = ex_values_new(g);
   ex_options eo = {o->threads, 0};
   /* a dump needs the inputs and weights: keep everything */
@@ -207,9 +201,9 @@ static double run_once(const ir_graph *g, const run_opts *o, ex_values **keep,
     *rc = v ? cli_report(&d) : CLI_INTERNAL;
     return -1;
   }
-  double t0 = now_ms();
-  ir_status st = ex_run(g, v, &eo, &d);
-  double ms = now_ms() - t0;
+  double t0 = (base_now() * 1e3);
+  base_status st = ex_run(g, v, &eo, &d);
+  double ms = (base_now() * 1e3) - t0;
   if (st) {
     ex_values_free(v);
     *rc = cli_report(&d);
@@ -241,7 +235,7 @@ static double rel_error(const float *gpu, const float *cpu, int64_t n) {
  * every output with the GPU's; returns CLI_OK or CLI_INTERNAL. */
 static int check_outputs(const ir_graph *g, ex_values *v, float **gpu,
                          const run_opts *o) {
-  ir_diag d;
+  base_diag d;
   ex_options eo = {o->threads, 0};
   if (ex_run(g, v, &eo, &d))
     return cli_report(&d);
@@ -305,18 +299,18 @@ static void print_profile(const ir_graph *g, const double *ms, double whole) {
   free(top);
 }
 
-static int report_memory_and_time(cx_ctx *cx, cx_plan *p, const run_opts *o,
+static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
                                   double *med) {
-  ir_diag d;
-  if (cx_plan_time(p, o->warmup < 0 ? 10 : o->warmup, o->iters, med, &d))
+  base_diag d;
+  if (gpu_plan_time(p, o->warmup < 0 ? 10 : o->warmup, o->iters, med, &d))
     return cli_report(&d);
   size_t arena, persist, ws;
-  cx_plan_memory(p, &arena, &persist, &ws);
+  gpu_plan_memory(p, &arena, &persist, &ws);
   char dev[256];
-  cx_ctx_describe(cx, dev, sizeof dev);
+  gpu_ctx_describe(cx, dev, sizeof dev);
   printf("memory: activations %.1f MiB (%.1f MiB without reuse), inputs and "
          "weights %.1f MiB, workspace %.1f MiB\n",
-         arena / 1048576.0, cx_plan_unplanned_bytes(p) / 1048576.0,
+         arena / 1048576.0, gpu_plan_unplanned_bytes(p) / 1048576.0,
          persist / 1048576.0, ws / 1048576.0);
   printf("time: %.4f ms (median of %d run%s after %d warm-up; device cuda: "
          "%s; seed %" PRIu64 ")\n",
@@ -326,25 +320,25 @@ static int report_memory_and_time(cx_ctx *cx, cx_plan *p, const run_opts *o,
 }
 
 /* Downloads and prints every output into gpu[i] (malloc'd). */
-static int fetch_outputs(const ir_graph *g, cx_plan *p, float **gpu) {
-  ir_diag d;
+static int fetch_outputs(const ir_graph *g, gpu_plan *p, float **gpu) {
+  base_diag d;
   for (int i = 0; i < g->noutputs; i++) {
     int t = g->outputs[i];
     gpu[i] =
         malloc(sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape));
     if (!gpu[i])
       return CLI_INTERNAL;
-    if (cx_plan_download(p, t, gpu[i], &d))
+    if (gpu_plan_download(p, t, gpu[i], &d))
       return cli_report(&d);
     print_output(g, t, gpu[i]);
   }
   return CLI_OK;
 }
 
-static int cuda_steps(const ir_graph *g, cx_ctx *cx, cx_plan *p, ex_values *v,
+static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
                       const run_opts *o) {
-  ir_diag d;
-  if (cx_plan_upload(p, v, &d) || cx_plan_run(p, &d))
+  base_diag d;
+  if (gpu_plan_upload(p, v, &d) || gpu_plan_run(p, &d))
     return cli_report(&d);
   float **gpu = calloc((size_t)g->noutputs, sizeof *gpu);
   int rc = gpu ? fetch_outputs(g, p, gpu) : CLI_INTERNAL;
@@ -354,7 +348,7 @@ static int cuda_steps(const ir_graph *g, cx_ctx *cx, cx_plan *p, ex_values *v,
   double *ms = o->profile ? calloc((size_t)g->nnodes + 1, sizeof *ms) : NULL;
   if (!rc && o->profile && !ms)
     rc = CLI_INTERNAL;
-  if (!rc && ms && cx_plan_profile(p, o->iters < 5 ? 5 : o->iters, ms, &d))
+  if (!rc && ms && gpu_plan_profile(p, o->iters < 5 ? 5 : o->iters, ms, &d))
     rc = cli_report(&d);
   if (!rc && ms)
     print_profile(g, ms, med);
@@ -367,24 +361,24 @@ static int cuda_steps(const ir_graph *g, cx_ctx *cx, cx_plan *p, ex_values *v,
 }
 
 static int run_cuda(const ir_graph *g, const run_opts *o) {
-  ir_diag d;
-  cx_options co = {.fp32_strict = o->strict,
-                   .poison = o->poison,
-                   .no_fuse = o->no_fuse,
-                   .legacy_conv = o->legacy_conv};
-  cx_ctx *cx = NULL;
-  cx_plan *p = NULL;
+  base_diag d;
+  gpu_options co = {.fp32_strict = o->strict,
+                    .poison = o->poison,
+                    .no_fuse = o->no_fuse,
+                    .legacy_conv = o->legacy_conv};
+  gpu_ctx *cx = NULL;
+  gpu_plan *p = NULL;
   ex_values *v = ex_values_new(g);
   if (!v)
     return CLI_INTERNAL;
   int rc = CLI_OK;
-  if (ex_fill_random(g, v, o->seed, &d) || cx_ctx_new(&co, &cx, &d) ||
-      cx_plan_new(cx, g, &p, &d))
+  if (ex_fill_random(g, v, o->seed, &d) || gpu_ctx_new(&co, &cx, &d) ||
+      gpu_plan_new(cx, g, &p, &d))
     rc = cli_report(&d);
   if (!rc)
     rc = cuda_steps(g, cx, p, v, o);
-  cx_plan_free(p);
-  cx_ctx_free(cx);
+  gpu_plan_free(p);
+  gpu_ctx_free(cx);
   ex_values_free(v);
   return rc;
 }

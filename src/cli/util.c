@@ -20,13 +20,13 @@ int cli_usage_error(const cli_command *c, const char *fmt, ...) {
   return CLI_USAGE;
 }
 
-int cli_report(const ir_diag *d) {
+int cli_report(const base_diag *d) {
   fputs("superopt: ", stderr);
-  ir_diag_print(d, stderr);
+  base_diag_print(d, stderr);
   switch (d->code) {
-  case IR_OK: return CLI_OK;
-  case IR_ERR_NOMEM:
-  case IR_ERR_INTERNAL: return CLI_INTERNAL;
+  case BASE_OK: return CLI_OK;
+  case BASE_ERR_NOMEM:
+  case BASE_ERR_INTERNAL: return CLI_INTERNAL;
   default: return CLI_BAD_INPUT;
   }
 }
@@ -57,7 +57,7 @@ int cli_output_opt(const cli_command *c, int argc, char **argv,
 }
 
 int cli_write_graph(const ir_graph *g, const char *out) {
-  ir_diag d;
+  base_diag d;
   if (out)
     return ir_write_file(g, out, &d) ? cli_report(&d) : CLI_OK;
   char *s = ir_print(g);
@@ -69,7 +69,7 @@ int cli_write_graph(const ir_graph *g, const char *out) {
 }
 
 ir_graph *cli_load(const char *path, int *rc) {
-  ir_diag d;
+  base_diag d;
   size_t n = strlen(path);
   ir_graph *g = n > 5 && !strcmp(path + n - 5, ".onnx")
                     ? ox_import_file(path, NULL, &d)
@@ -80,7 +80,7 @@ ir_graph *cli_load(const char *path, int *rc) {
 }
 
 int cli_rebatch(ir_graph **g, int batch) {
-  ir_diag d;
+  base_diag d;
   ir_graph *h;
   if (ir_rebatch(*g, batch, &h, &d))
     return cli_report(&d);

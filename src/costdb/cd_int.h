@@ -47,18 +47,18 @@ struct cd_db {
 };
 
 /* Index of dev in the device table, or -1 with d set. */
-int cd_device_index(const cd_device *dev, ir_diag *d);
+int cd_device_index(const cd_device *dev, base_diag *d);
 /* Sets d from SQLite's last error on db: "what: sqlite message". */
-ir_status cd_sql_err(cd_db *db, const char *what, ir_diag *d);
+base_status cd_sql_err(cd_db *db, const char *what, base_diag *d);
 /* Runs sql (no results); status + d on failure. */
-ir_status cd_exec(cd_db *db, const char *sql, ir_diag *d);
+base_status cd_exec(cd_db *db, const char *sql, base_diag *d);
 /* Checks the fields of a row; on failure returns the 0-based field that is
  * wrong and writes why into why. -1 when all are right. */
 int cd_row_check(const char *device, const char *sig, const cd_entry *e,
                  char *why, size_t n);
 /* Upserts one row (no checks). */
-ir_status cd_upsert(cd_db *db, const char *device, const char *sig,
-                    const cd_entry *e, ir_diag *d);
+base_status cd_upsert(cd_db *db, const char *device, const char *sig,
+                      const cd_entry *e, base_diag *d);
 /* Current UTC time as YYYY-MM-DDTHH:MM:SSZ. */
 void cd_now(char buf[32]);
 /* Grows db->scratch to n bytes; NULL on OOM. */

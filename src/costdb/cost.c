@@ -9,7 +9,7 @@
 
 #include "cd_int.h"
 
-int cd_device_index(const cd_device *dev, ir_diag *d) {
+int cd_device_index(const cd_device *dev, base_diag *d) {
   for (int i = 0; i < cd_ndevices(); i++)
     if (dev == cd_device_at(i) || !strcmp(dev->name, cd_device_at(i)->name))
       return i;
@@ -47,62 +47,63 @@ static size_t node_key(const ir_graph *g, const ir_node *nd, int32_t dev,
 }
 
 /* Cache miss: the database's measurement, else the estimate. */
-static ir_status resolve(cd_db *db, const cd_device *dev, const ir_graph *g,
-                         int node, double *ms, int *estimated, ir_diag *d) {
+static base_status resolve(cd_db *db, const cd_device *dev, const ir_graph *g,
+                           int node, double *ms, int *estimated, base_diag *d) {
   char sig[CD_SIG_MAX];
   int found = 0;
   if (cd_node_sig(g, node, sig, sizeof sig) >= sizeof sig)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                       "operator signature longer than %d bytes", CD_SIG_MAX);
-  ir_status st = cd_lookup(db, dev->name, sig, ms, &found, d);
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "operator signature longer than %d bytes", CD_SIG_MAX);
+  base_status st = cd_lookup(db, dev->name, sig, ms, &found, d);
   if (st)
     return st;
   *estimated = !found;
   if (!found)
     *ms = cd_estimate(dev, g, node);
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status cached(cd_db *db, int32_t devi, const cd_device *dev,
-                        const ir_graph *g, int node, double *ms, int *estimated,
-                        ir_diag *d) {
+static base_status cached(cd_db *db, int32_t devi, const cd_device *dev,
+                          const ir_graph *g, int node, double *ms,
+                          int *estimated, base_diag *d) {
   const ir_node *nd = &g->nodes[node];
   unsigned char *key = cd_scratch(db, key_max(nd));
   if (!key)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   size_t len = node_key(g, nd, devi, key);
   uint64_t h = XXH3_64bits(key, len);
   const cd_centry *e = cd_cache_get(&db->cache, key, len, h);
   if (e) {
     *ms = e->ms;
     *estimated = e->estimated;
-    return IR_OK;
+    return BASE_OK;
   }
-  ir_status st = resolve(db, dev, g, node, ms, estimated, d);
+  base_status st = resolve(db, dev, g, node, ms, estimated, d);
   if (st)
     return st;
   /* resolve may have imported a table (clearing the cache): the key is
    * still in db->scratch, which only cd_node_cost grows */
   if (cd_cache_put(&db->cache, key, len, h, *ms, *estimated))
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  return IR_OK;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  return BASE_OK;
 }
 
-ir_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
-                       int node, double *ms, int *estimated, ir_diag *d) {
+base_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
+                         int node, double *ms, int *estimated, base_diag *d) {
   int devi = cd_device_index(dev, d);
   if (devi < 0)
-    return IR_ERR_PARAM;
+    return BASE_ERR_PARAM;
   if (!db) {
     *ms = cd_estimate(dev, g, node);
     *estimated = 1;
-    return IR_OK;
+    return BASE_OK;
   }
   return cached(db, devi, dev, g, node, ms, estimated, d);
 }
 
-static ir_status sum(cd_db *db, const cd_device *dev, const ir_graph *g,
-                     const unsigned char *folded, cd_cost *out, ir_diag *d) {
+static base_status sum(cd_db *db, const cd_device *dev, const ir_graph *g,
+                       const unsigned char *folded, cd_cost *out,
+                       base_diag *d) {
   for (int i = 0; i < g->nnodes; i++) {
     double ms;
     int est;
@@ -110,24 +111,24 @@ static ir_status sum(cd_db *db, const cd_device *dev, const ir_graph *g,
       out->nfolded++;
       continue;
     }
-    ir_status st = cd_node_cost(db, dev, g, i, &ms, &est, d);
+    base_status st = cd_node_cost(db, dev, g, i, &ms, &est, d);
     if (st)
       return st;
     out->ms += ms;
     out->nestimated += est;
     out->nmeasured += !est;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
-                        cd_cost *out, ir_diag *d) {
+base_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
+                          cd_cost *out, base_diag *d) {
   memset(out, 0, sizeof *out);
   unsigned char local[1024], *folded = local;
   if (g->nnodes > (int)sizeof local && !(folded = malloc((size_t)g->nnodes)))
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   ir_weight_only(g, folded);
-  ir_status st = sum(db, dev, g, folded, out, d);
+  base_status st = sum(db, dev, g, folded, out, d);
   if (folded != local)
     free(folded);
   return st;

@@ -32,7 +32,7 @@ typedef struct cd_device {
 } cd_device;
 
 /* The device called name, or NULL with d listing the known devices. */
-const cd_device *cd_device_find(const char *name, ir_diag *d);
+const cd_device *cd_device_find(const char *name, base_diag *d);
 int cd_ndevices(void);
 const cd_device *cd_device_at(int i); /* 0 <= i < cd_ndevices() */
 
@@ -76,35 +76,35 @@ typedef struct cd_entry {
 
 /* $SUPEROPT_COSTDB, else $XDG_CACHE_HOME/superopt/costdb.sqlite, else
  * $HOME/.cache/superopt/costdb.sqlite; creates the folder. */
-ir_status cd_default_path(char *buf, size_t n, ir_diag *d);
+base_status cd_default_path(char *buf, size_t n, base_diag *d);
 
 /* Opens (creating if absent) the database at path, in WAL mode. Refuses a
  * file that is not a SQLite database, a database of another program, a
  * corrupt one, or one whose schema version is not CD_SCHEMA_VERSION. */
-cd_db *cd_open(const char *path, ir_diag *d);
+cd_db *cd_open(const char *path, base_diag *d);
 void cd_close(cd_db *db);
 /* Folder of checked-in tables <device>.tsv, imported on a device's first
  * use (and again whenever the file's content changes). NULL: none. */
-ir_status cd_set_tables(cd_db *db, const char *dir, ir_diag *d);
+base_status cd_set_tables(cd_db *db, const char *dir, base_diag *d);
 /* Imports dir/<device>.tsv if its content hash differs from the one last
  * imported; a missing file is not an error. */
-ir_status cd_sync_tables(cd_db *db, const cd_device *dev, ir_diag *d);
+base_status cd_sync_tables(cd_db *db, const cd_device *dev, base_diag *d);
 
 /* Batches: cd_put calls between cd_begin and cd_commit are one transaction
  * (cd_rollback drops them). Without cd_begin each cd_put commits alone. */
-ir_status cd_begin(cd_db *db, ir_diag *d);
-ir_status cd_commit(cd_db *db, ir_diag *d);
-ir_status cd_rollback(cd_db *db, ir_diag *d);
+base_status cd_begin(cd_db *db, base_diag *d);
+base_status cd_commit(cd_db *db, base_diag *d);
+base_status cd_rollback(cd_db *db, base_diag *d);
 
 /* Stores a measurement; it replaces an existing one for (device, sig)
  * unless that one was measured later. device must be a known device. */
-ir_status cd_put(cd_db *db, const char *device, const char *sig,
-                 const cd_entry *e, ir_diag *d);
+base_status cd_put(cd_db *db, const char *device, const char *sig,
+                   const cd_entry *e, base_diag *d);
 /* *found = 1 and *ms set when (device, sig) has a measurement, else 0. */
-ir_status cd_lookup(cd_db *db, const char *device, const char *sig, double *ms,
-                    int *found, ir_diag *d);
-/* PRAGMA integrity_check; IR_ERR_IO with SQLite's first complaint. */
-ir_status cd_check(cd_db *db, ir_diag *d);
+base_status cd_lookup(cd_db *db, const char *device, const char *sig,
+                      double *ms, int *found, base_diag *d);
+/* PRAGMA integrity_check; BASE_ERR_IO with SQLite's first complaint. */
+base_status cd_check(cd_db *db, base_diag *d);
 
 /* Per-device counts for `superopt costdb stats`. */
 typedef struct cd_stat {
@@ -116,29 +116,29 @@ typedef struct cd_stat {
 } cd_stat;
 /* Fills out[0..*n-1] (at most max), one row per device with rows or an
  * import, sorted by device. */
-ir_status cd_stats(cd_db *db, cd_stat *out, int max, int *n, ir_diag *d);
+base_status cd_stats(cd_db *db, cd_stat *out, int max, int *n, base_diag *d);
 
 /* ---- TSV tables (docs/costdb.md) ------------------------------------- */
 
 /* Imports the tables paths[0..n-1] in one transaction: every line is checked
  * first; a bad line fails with file:line and imports nothing. *rows (may be
  * NULL) gets the number of rows read. */
-ir_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
-                        ir_diag *d);
+base_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
+                          base_diag *d);
 /* The rows of device (NULL: all devices) as a TSV table, sorted by device
  * then signature (bytewise); malloc'd. Formats numbers so that importing
  * and exporting again is byte-identical. */
-char *cd_export_text(cd_db *db, const char *device, ir_diag *d);
+char *cd_export_text(cd_db *db, const char *device, base_diag *d);
 /* cd_export_text written atomically to path. */
-ir_status cd_export_tsv(cd_db *db, const char *device, const char *path,
-                        ir_diag *d);
+base_status cd_export_tsv(cd_db *db, const char *device, const char *path,
+                          base_diag *d);
 
 /* ---- costs ------------------------------------------------------------ */
 
 /* Cost of one node on dev: the measurement, else the estimate (*estimated
  * set to 1). db may be NULL (estimates only). Cached in db. */
-ir_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
-                       int node, double *ms, int *estimated, ir_diag *d);
+base_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
+                         int node, double *ms, int *estimated, base_diag *d);
 
 typedef struct cd_cost {
   double ms;      /* total */
@@ -150,7 +150,7 @@ typedef struct cd_cost {
 
 /* Sum of the costs of g's nodes on dev, except folded ones (see cd_cost).
  */
-ir_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
-                        cd_cost *out, ir_diag *d);
+base_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
+                          cd_cost *out, base_diag *d);
 
 #endif

@@ -37,27 +37,27 @@ static const char upsert_sql[] =
     " measured_at = excluded.measured_at"
     " WHERE excluded.measured_at >= costs.measured_at";
 
-ir_status cd_sql_err(cd_db *db, const char *what, ir_diag *d) {
+base_status cd_sql_err(cd_db *db, const char *what, base_diag *d) {
   int rc = sqlite3_extended_errcode(db->sql);
-  ir_status st = rc == SQLITE_NOMEM ? IR_ERR_NOMEM : IR_ERR_IO;
-  ir_diag_set(d, st, 0, 0, "%s: %s", what, sqlite3_errmsg(db->sql));
+  base_status st = rc == SQLITE_NOMEM ? BASE_ERR_NOMEM : BASE_ERR_IO;
+  base_diag_set(d, st, 0, 0, "%s: %s", what, sqlite3_errmsg(db->sql));
   if (d)
     snprintf(d->file, sizeof d->file, "%s", db->path);
   return st;
 }
 
-ir_status cd_exec(cd_db *db, const char *sql, ir_diag *d) {
+base_status cd_exec(cd_db *db, const char *sql, base_diag *d) {
   if (sqlite3_exec(db->sql, sql, NULL, NULL, NULL) != SQLITE_OK)
     return cd_sql_err(db, "cost database", d);
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status refuse(cd_db *db, ir_diag *d, const char *fmt,
-                        const char *detail) {
-  ir_diag_set(d, IR_ERR_IO, 0, 0, fmt, detail);
+static base_status refuse(cd_db *db, base_diag *d, const char *fmt,
+                          const char *detail) {
+  base_diag_set(d, BASE_ERR_IO, 0, 0, fmt, detail);
   if (d)
     snprintf(d->file, sizeof d->file, "%s", db->path);
-  return IR_ERR_IO;
+  return BASE_ERR_IO;
 }
 
 /* Runs a one-value query into out (text); SQLITE_ROW, SQLITE_DONE or an
@@ -78,7 +78,7 @@ static int query1(cd_db *db, const char *sql, char *out, size_t n) {
 
 /* A SQLite file that is not one (garbage, truncated) fails the first
  * read with SQLITE_NOTADB or SQLITE_CORRUPT. */
-static ir_status check_file(cd_db *db, ir_diag *d) {
+static base_status check_file(cd_db *db, base_diag *d) {
   char v[256];
   int rc = query1(db, "PRAGMA quick_check", v, sizeof v);
   if (rc != SQLITE_ROW)
@@ -86,10 +86,10 @@ static ir_status check_file(cd_db *db, ir_diag *d) {
                   sqlite3_errmsg(db->sql));
   if (strcmp(v, "ok"))
     return refuse(db, d, "corrupt cost database (quick_check: %.200s)", v);
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status check_version(cd_db *db, ir_diag *d) {
+static base_status check_version(cd_db *db, base_diag *d) {
   char v[64];
   int rc = query1(db, "SELECT value FROM meta WHERE key = 'schema_version'", v,
                   sizeof v);
@@ -108,18 +108,18 @@ static ir_status check_version(cd_db *db, ir_diag *d) {
              v, CD_SCHEMA_VERSION);
     return refuse(db, d, "cost database has schema version %s", msg);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Creates the schema in an empty database; checks the version otherwise.
  * BEGIN IMMEDIATE so that two processes creating it at once do not both
  * create it. */
-static ir_status init_schema(cd_db *db, ir_diag *d) {
+static base_status init_schema(cd_db *db, base_diag *d) {
   char n[32];
   if (cd_exec(db, "BEGIN IMMEDIATE", d))
-    return IR_ERR_IO;
+    return BASE_ERR_IO;
   int rc = query1(db, "SELECT count(*) FROM sqlite_schema", n, sizeof n);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (rc != SQLITE_ROW)
     st = cd_sql_err(db, "cost database", d);
   else if (!strcmp(n, "0"))
@@ -133,16 +133,16 @@ static ir_status init_schema(cd_db *db, ir_diag *d) {
   return cd_exec(db, "COMMIT", d);
 }
 
-static ir_status configure(cd_db *db, ir_diag *d) {
+static base_status configure(cd_db *db, base_diag *d) {
   char mode[32];
   sqlite3_busy_timeout(db->sql, 10000);
-  ir_status st = check_file(db, d);
+  base_status st = check_file(db, d);
   if (st)
     return st;
   if (query1(db, "PRAGMA journal_mode = WAL", mode, sizeof mode) != SQLITE_ROW)
     return cd_sql_err(db, "cannot switch to WAL mode", d);
   if (cd_exec(db, "PRAGMA synchronous = NORMAL", d))
-    return IR_ERR_IO;
+    return BASE_ERR_IO;
   st = init_schema(db, d);
   if (st)
     return st;
@@ -151,23 +151,23 @@ static ir_status configure(cd_db *db, ir_diag *d) {
                          -1, &db->get, NULL) ||
       sqlite3_prepare_v2(db->sql, upsert_sql, -1, &db->put, NULL))
     return cd_sql_err(db, "cost database", d);
-  return IR_OK;
+  return BASE_OK;
 }
 
-cd_db *cd_open(const char *path, ir_diag *d) {
+cd_db *cd_open(const char *path, base_diag *d) {
   cd_db *db = calloc(1, sizeof *db);
   if (db)
     db->path = strdup(path);
   if (!db || !db->path) {
     free(db);
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   int rc = sqlite3_open_v2(path, &db->sql,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-  ir_status st = rc == SQLITE_OK
-                     ? configure(db, d)
-                     : cd_sql_err(db, "cannot open the cost database", d);
+  base_status st = rc == SQLITE_OK
+                       ? configure(db, d)
+                       : cd_sql_err(db, "cannot open the cost database", d);
   if (st) {
     cd_close(db);
     return NULL;
@@ -188,7 +188,7 @@ void cd_close(cd_db *db) {
   free(db);
 }
 
-static ir_status mkdirs(char *path, ir_diag *d) {
+static base_status mkdirs(char *path, base_diag *d) {
   for (char *p = path + 1; *p; p++) {
     if (*p != '/')
       continue;
@@ -196,14 +196,14 @@ static ir_status mkdirs(char *path, ir_diag *d) {
     int bad = mkdir(path, 0755) != 0 && errno != EEXIST;
     *p = '/';
     if (bad)
-      return ir_diag_set(d, IR_ERR_IO, 0, 0,
-                         "cannot create folder for '%s': %s", path,
-                         strerror(errno));
+      return base_diag_set(d, BASE_ERR_IO, 0, 0,
+                           "cannot create folder for '%s': %s", path,
+                           strerror(errno));
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status cd_default_path(char *buf, size_t n, ir_diag *d) {
+base_status cd_default_path(char *buf, size_t n, base_diag *d) {
   const char *env = getenv("SUPEROPT_COSTDB"),
              *cache = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
@@ -215,20 +215,22 @@ ir_status cd_default_path(char *buf, size_t n, ir_diag *d) {
   else if (home && *home)
     k = snprintf(buf, n, "%s/.cache/superopt/costdb.sqlite", home);
   else
-    return ir_diag_set(d, IR_ERR_IO, 0, 0,
-                       "no cost database path: set SUPEROPT_COSTDB or HOME");
+    return base_diag_set(d, BASE_ERR_IO, 0, 0,
+                         "no cost database path: set SUPEROPT_COSTDB or HOME");
   if (k < 0 || (size_t)k >= n)
-    return ir_diag_set(d, IR_ERR_IO, 0, 0, "cost database path too long");
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cost database path too long");
   return mkdirs(buf, d);
 }
 
-ir_status cd_begin(cd_db *db, ir_diag *d) {
+base_status cd_begin(cd_db *db, base_diag *d) {
   return cd_exec(db, "BEGIN IMMEDIATE", d);
 }
 
-ir_status cd_commit(cd_db *db, ir_diag *d) { return cd_exec(db, "COMMIT", d); }
+base_status cd_commit(cd_db *db, base_diag *d) {
+  return cd_exec(db, "COMMIT", d);
+}
 
-ir_status cd_rollback(cd_db *db, ir_diag *d) {
+base_status cd_rollback(cd_db *db, base_diag *d) {
   cd_cache_clear(&db->cache); /* it may hold rolled-back rows */
   return cd_exec(db, "ROLLBACK", d);
 }
@@ -240,8 +242,8 @@ void cd_now(char buf[32]) {
   strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-ir_status cd_upsert(cd_db *db, const char *device, const char *sig,
-                    const cd_entry *e, ir_diag *d) {
+base_status cd_upsert(cd_db *db, const char *device, const char *sig,
+                      const cd_entry *e, base_diag *d) {
   char now[32];
   if (!e->measured_at)
     cd_now(now);
@@ -262,25 +264,25 @@ ir_status cd_upsert(cd_db *db, const char *device, const char *sig,
   if (rc != SQLITE_DONE)
     return cd_sql_err(db, "cannot store a cost", d);
   cd_cache_clear(&db->cache);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status cd_put(cd_db *db, const char *device, const char *sig,
-                 const cd_entry *e, ir_diag *d) {
+base_status cd_put(cd_db *db, const char *device, const char *sig,
+                   const cd_entry *e, base_diag *d) {
   char why[256];
   if (cd_row_check(device, sig, e, why, sizeof why) >= 0)
-    return ir_diag_set(d, IR_ERR_PARAM, 0, 0, "bad cost row: %s", why);
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0, "bad cost row: %s", why);
   return cd_upsert(db, device, sig, e, d);
 }
 
-static ir_status sync_name(cd_db *db, const char *device, ir_diag *d) {
+static base_status sync_name(cd_db *db, const char *device, base_diag *d) {
   const cd_device *dev = cd_device_find(device, d);
-  return dev ? cd_sync_tables(db, dev, d) : IR_ERR_PARAM;
+  return dev ? cd_sync_tables(db, dev, d) : BASE_ERR_PARAM;
 }
 
-ir_status cd_lookup(cd_db *db, const char *device, const char *sig, double *ms,
-                    int *found, ir_diag *d) {
-  ir_status st = sync_name(db, device, d);
+base_status cd_lookup(cd_db *db, const char *device, const char *sig,
+                      double *ms, int *found, base_diag *d) {
+  base_status st = sync_name(db, device, d);
   if (st)
     return st;
   sqlite3_stmt *s = db->get;
@@ -296,17 +298,17 @@ ir_status cd_lookup(cd_db *db, const char *device, const char *sig, double *ms,
     return cd_sql_err(db, "cannot read a cost", d);
   if (*found && !(isfinite(*ms) && *ms > 0))
     return refuse(db, d, "corrupt cost database: bad cost for '%.200s'", sig);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status cd_check(cd_db *db, ir_diag *d) {
+base_status cd_check(cd_db *db, base_diag *d) {
   char v[256];
   int rc = query1(db, "PRAGMA integrity_check", v, sizeof v);
   if (rc != SQLITE_ROW)
     return cd_sql_err(db, "integrity check failed", d);
   if (strcmp(v, "ok"))
     return refuse(db, d, "corrupt cost database (integrity_check: %.200s)", v);
-  return IR_OK;
+  return BASE_OK;
 }
 
 unsigned char *cd_scratch(cd_db *db, size_t n) {

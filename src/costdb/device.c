@@ -30,7 +30,7 @@ const cd_device *cd_device_at(int i) {
   return i >= 0 && i < NDEVICES ? &devices[i] : NULL;
 }
 
-const cd_device *cd_device_find(const char *name, ir_diag *d) {
+const cd_device *cd_device_find(const char *name, base_diag *d) {
   for (int i = 0; i < NDEVICES; i++)
     if (!strcmp(devices[i].name, name))
       return &devices[i];
@@ -39,7 +39,7 @@ const cd_device *cd_device_find(const char *name, ir_diag *d) {
   for (int i = 0; i < NDEVICES && k < sizeof known; i++)
     k += (size_t)snprintf(known + k, sizeof known - k, "%s%s", i ? ", " : "",
                           devices[i].name);
-  ir_diag_set(d, IR_ERR_PARAM, 0, 0, "unknown device '%.64s' (known: %s)", name,
-              known);
+  base_diag_set(d, BASE_ERR_PARAM, 0, 0, "unknown device '%.64s' (known: %s)",
+                name, known);
   return NULL;
 }

@@ -16,16 +16,16 @@ static void fmt_double(char out[32], double v) {
   }
 }
 
-static void put_row(ir_buf *b, sqlite3_stmt *s) {
+static void put_row(base_buf *b, sqlite3_stmt *s) {
   char ms[32], sd[32];
   fmt_double(ms, sqlite3_column_double(s, 2));
   fmt_double(sd, sqlite3_column_double(s, 3));
-  ir_buf_printf(b, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", sqlite3_column_text(s, 0),
-                sqlite3_column_text(s, 1), ms, sd, sqlite3_column_int(s, 4),
-                sqlite3_column_text(s, 5), sqlite3_column_text(s, 6));
+  base_buf_printf(b, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", sqlite3_column_text(s, 0),
+                  sqlite3_column_text(s, 1), ms, sd, sqlite3_column_int(s, 4),
+                  sqlite3_column_text(s, 5), sqlite3_column_text(s, 6));
 }
 
-char *cd_export_text(cd_db *db, const char *device, ir_diag *d) {
+char *cd_export_text(cd_db *db, const char *device, base_diag *d) {
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(db->sql,
                          "SELECT device, sig, ms, stddev_ms, samples, "
@@ -35,9 +35,9 @@ char *cd_export_text(cd_db *db, const char *device, ir_diag *d) {
     return cd_sql_err(db, "cost database", d), NULL;
   if (device)
     sqlite3_bind_text(s, 1, device, -1, SQLITE_STATIC);
-  ir_buf b = {0};
-  ir_buf_printf(&b,
-                "device\tsig\tms\tstddev_ms\tsamples\tgpu_name\tmeasured_at\n");
+  base_buf b = {0};
+  base_buf_printf(
+      &b, "device\tsig\tms\tstddev_ms\tsamples\tgpu_name\tmeasured_at\n");
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW)
     put_row(&b, s);
@@ -45,7 +45,7 @@ char *cd_export_text(cd_db *db, const char *device, ir_diag *d) {
     if (rc != SQLITE_DONE)
       cd_sql_err(db, "cannot read the costs", d);
     else
-      ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     free(b.s);
     b.s = NULL;
   }
@@ -53,12 +53,12 @@ char *cd_export_text(cd_db *db, const char *device, ir_diag *d) {
   return b.s;
 }
 
-ir_status cd_export_tsv(cd_db *db, const char *device, const char *path,
-                        ir_diag *d) {
+base_status cd_export_tsv(cd_db *db, const char *device, const char *path,
+                          base_diag *d) {
   char *text = cd_export_text(db, device, d);
   if (!text)
-    return d ? d->code : IR_ERR_IO;
-  ir_status st = ir_write_atomic(path, text, strlen(text), d);
+    return d ? d->code : BASE_ERR_IO;
+  base_status st = base_write_atomic(path, text, strlen(text), d);
   free(text);
   return st;
 }
@@ -75,7 +75,7 @@ static void stat_row(sqlite3_stmt *s, cd_stat *o) {
   snprintf(o->hash, sizeof o->hash, "%s", t ? (const char *)t : "");
 }
 
-ir_status cd_stats(cd_db *db, cd_stat *out, int max, int *n, ir_diag *d) {
+base_status cd_stats(cd_db *db, cd_stat *out, int max, int *n, base_diag *d) {
   static const char sql[] =
       "WITH devs AS (SELECT device FROM costs UNION SELECT device FROM "
       "imports) SELECT devs.device, (SELECT count(*) FROM costs c WHERE "
@@ -92,5 +92,5 @@ ir_status cd_stats(cd_db *db, cd_stat *out, int max, int *n, ir_diag *d) {
   sqlite3_finalize(s);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     return cd_sql_err(db, "cannot read the costs", d);
-  return IR_OK;
+  return BASE_OK;
 }

@@ -74,7 +74,7 @@ static int sig_ok(const char *sig, char *why, size_t n) {
 
 int cd_row_check(const char *device, const char *sig, const cd_entry *e,
                  char *why, size_t n) {
-  ir_diag d;
+  base_diag d;
   if (!cd_device_find(device, &d))
     return snprintf(why, n, "%s", d.msg), 0;
   if (!sig_ok(sig, why, n))
@@ -98,14 +98,14 @@ int cd_row_check(const char *device, const char *sig, const cd_entry *e,
 
 /* ---- parsing ------------------------------------------------------------ */
 
-static ir_status at(ir_diag *d, const char *file, int line, int col,
-                    const char *src, const char *msg) {
-  ir_diag_set(d, IR_ERR_SYNTAX, line, col, "%s", msg);
+static base_status at(base_diag *d, const char *file, int line, int col,
+                      const char *src, const char *msg) {
+  base_diag_set(d, BASE_ERR_SYNTAX, line, col, "%s", msg);
   if (d) {
     snprintf(d->file, sizeof d->file, "%s", file);
     snprintf(d->src, sizeof d->src, "%s", src ? src : "");
   }
-  return IR_ERR_SYNTAX;
+  return BASE_ERR_SYNTAX;
 }
 
 static int num(const char *s, double *v) {
@@ -155,8 +155,8 @@ static int split(char *line, char **f, int *col) {
   }
 }
 
-static ir_status parse_row(char *line, const char *src, const char *file,
-                           int lineno, row *r, ir_diag *d) {
+static base_status parse_row(char *line, const char *src, const char *file,
+                             int lineno, row *r, base_diag *d) {
   char *f[NFIELDS + 1], why[320];
   int col[NFIELDS + 1];
   int n = split(line, f, col);
@@ -178,12 +178,12 @@ static ir_status parse_row(char *line, const char *src, const char *file,
   if (!count(f[4], &r->e.samples))
     return at(d, file, lineno, col[4], src, "samples: expected an integer");
   int bad = cd_row_check(r->device, r->sig, &r->e, why, sizeof why);
-  return bad < 0 ? IR_OK : at(d, file, lineno, col[bad], src, why);
+  return bad < 0 ? BASE_OK : at(d, file, lineno, col[bad], src, why);
 }
 
 /* Parses text (modified in place) into rs. */
-static ir_status parse_text(char *text, size_t len, const char *file,
-                            int fileno, rows *rs, ir_diag *d) {
+static base_status parse_text(char *text, size_t len, const char *file,
+                              int fileno, rows *rs, base_diag *d) {
   int lineno = 0;
   char *p = text, *end = text + len;
   if (!len)
@@ -202,15 +202,15 @@ static ir_status parse_text(char *text, size_t len, const char *file,
                   "gpu_name measured_at' (fields separated by tabs)");
     } else {
       row r = {.file = fileno, .line = lineno};
-      ir_status st = parse_row(p, src, file, lineno, &r, d);
+      base_status st = parse_row(p, src, file, lineno, &r, d);
       if (st)
         return st;
       if (push(rs, &r))
-        return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+        return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     }
     p = eol + 1;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 static int cmp_row(const void *a, const void *b) {
@@ -225,7 +225,8 @@ static int cmp_row(const void *a, const void *b) {
 
 /* Two rows for one (device, sig) in one import is an error (which wins
  * would depend on the order). */
-static ir_status no_duplicates(rows *rs, const char *const *paths, ir_diag *d) {
+static base_status no_duplicates(rows *rs, const char *const *paths,
+                                 base_diag *d) {
   if (rs->n > 1)
     qsort(rs->r, (size_t)rs->n, sizeof *rs->r, cmp_row);
   for (int i = 1; i < rs->n; i++) {
@@ -237,7 +238,7 @@ static ir_status no_duplicates(rows *rs, const char *const *paths, ir_diag *d) {
              a->device, paths[a->file], a->line);
     return at(d, paths[b->file], b->line, 1, NULL, why);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- importing ---------------------------------------------------------- */
@@ -253,18 +254,18 @@ static void texts_free(texts *t) {
   free(t->t);
 }
 
-static ir_status read_all(const char *const *paths, int n, texts *tx, rows *rs,
-                          ir_diag *d) {
+static base_status read_all(const char *const *paths, int n, texts *tx,
+                            rows *rs, base_diag *d) {
   tx->t = calloc((size_t)(n ? n : 1), sizeof *tx->t);
   if (!tx->t)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   tx->n = n; /* every slot is a text or NULL */
   for (int i = 0; i < n; i++) {
     size_t len;
-    tx->t[i] = ir_read_file(paths[i], &len, d);
+    tx->t[i] = base_read_file(paths[i], &len, d);
     if (!tx->t[i])
-      return d ? d->code : IR_ERR_IO;
-    ir_status st = parse_text(tx->t[i], len, paths[i], i, rs, d);
+      return d ? d->code : BASE_ERR_IO;
+    base_status st = parse_text(tx->t[i], len, paths[i], i, rs, d);
     if (st)
       return st;
   }
@@ -276,28 +277,28 @@ static const char *base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
-static ir_status store(cd_db *db, const rows *rs, const char *const *paths,
-                       ir_diag *d) {
+static base_status store(cd_db *db, const rows *rs, const char *const *paths,
+                         base_diag *d) {
   for (int i = 0; i < rs->n; i++) {
     row r = rs->r[i];
     char src[300];
     snprintf(src, sizeof src, "tsv:%s", base_name(paths[r.file]));
     r.e.source = src;
-    ir_status st = cd_upsert(db, r.device, r.sig, &r.e, d);
+    base_status st = cd_upsert(db, r.device, r.sig, &r.e, d);
     if (st)
       return st;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Stores rs and runs record in a savepoint (which nests inside cd_begin):
  * all or nothing. */
-static ir_status import_rows(cd_db *db, const rows *rs,
-                             const char *const *paths, const char *record,
-                             ir_diag *d) {
+static base_status import_rows(cd_db *db, const rows *rs,
+                               const char *const *paths, const char *record,
+                               base_diag *d) {
   if (cd_exec(db, "SAVEPOINT cd_import", d))
-    return IR_ERR_IO;
-  ir_status st = store(db, rs, paths, d);
+    return BASE_ERR_IO;
+  base_status st = store(db, rs, paths, d);
   if (!st && record)
     st = cd_exec(db, record, d);
   if (st) {
@@ -310,8 +311,8 @@ static ir_status import_rows(cd_db *db, const rows *rs,
 }
 
 /* A device's table holds only that device's rows. */
-static ir_status only_device(const rows *rs, const char *const *paths,
-                             const char *device, ir_diag *d) {
+static base_status only_device(const rows *rs, const char *const *paths,
+                               const char *device, base_diag *d) {
   for (int i = 0; device && i < rs->n; i++)
     if (strcmp(rs->r[i].device, device)) {
       char why[128];
@@ -320,17 +321,17 @@ static ir_status only_device(const rows *rs, const char *const *paths,
                rs->r[i].device, device);
       return at(d, paths[rs->r[i].file], rs->r[i].line, 1, NULL, why);
     }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Imports paths[0..n-1] (rows of device only, unless NULL), running record
  * (SQL, or NULL) in the same transaction. */
-static ir_status import_files(cd_db *db, const char *const *paths, int n,
-                              const char *device, const char *record,
-                              int *nrows, ir_diag *d) {
+static base_status import_files(cd_db *db, const char *const *paths, int n,
+                                const char *device, const char *record,
+                                int *nrows, base_diag *d) {
   texts tx = {0};
   rows rs = {0};
-  ir_status st = read_all(paths, n, &tx, &rs, d);
+  base_status st = read_all(paths, n, &tx, &rs, d);
   if (!st)
     st = only_device(&rs, paths, device, d);
   if (!st)
@@ -342,25 +343,25 @@ static ir_status import_files(cd_db *db, const char *const *paths, int n,
   return st;
 }
 
-ir_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
-                        ir_diag *d) {
+base_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
+                          base_diag *d) {
   return import_files(db, paths, n, NULL, NULL, rows, d);
 }
 
 /* ---- tables on first use ------------------------------------------------ */
 
-ir_status cd_set_tables(cd_db *db, const char *dir, ir_diag *d) {
+base_status cd_set_tables(cd_db *db, const char *dir, base_diag *d) {
   char *copy = dir ? strdup(dir) : NULL;
   if (dir && !copy)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   free(db->tables);
   db->tables = copy;
   db->synced = 0;
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status imported_hash(cd_db *db, const char *device, char *hash,
-                               ir_diag *d) {
+static base_status imported_hash(cd_db *db, const char *device, char *hash,
+                                 base_diag *d) {
   sqlite3_stmt *s;
   hash[0] = '\0';
   if (sqlite3_prepare_v2(db->sql, "SELECT hash FROM imports WHERE device=?1",
@@ -373,11 +374,11 @@ static ir_status imported_hash(cd_db *db, const char *device, char *hash,
   sqlite3_finalize(s);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     return cd_sql_err(db, "cost database", d);
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status import_table(cd_db *db, const char *path, const char *device,
-                              const char *hash, ir_diag *d) {
+static base_status import_table(cd_db *db, const char *path, const char *device,
+                                const char *hash, base_diag *d) {
   char now[32];
   cd_now(now);
   const char *file = base_name(path);
@@ -386,23 +387,23 @@ static ir_status import_table(cd_db *db, const char *path, const char *device,
       "FROM costs WHERE device = %Q AND source = 'tsv:' || %Q), %Q)",
       device, file, hash, device, file, now);
   if (!rec)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  ir_status st = import_files(db, &path, 1, device, rec, NULL, d);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = import_files(db, &path, 1, device, rec, NULL, d);
   sqlite3_free(rec);
   return st;
 }
 
-ir_status cd_sync_tables(cd_db *db, const cd_device *dev, ir_diag *d) {
+base_status cd_sync_tables(cd_db *db, const cd_device *dev, base_diag *d) {
   int i = cd_device_index(dev, d);
   if (i < 0)
-    return IR_ERR_PARAM;
+    return BASE_ERR_PARAM;
   if (!db->tables || (db->synced >> i & 1))
-    return IR_OK;
+    return BASE_OK;
   char path[4096], hash[17], old[17];
   snprintf(path, sizeof path, "%s/%s.tsv", db->tables, dev->name);
   size_t len;
-  char *text = ir_read_file(path, &len, NULL);
-  ir_status st = IR_OK;
+  char *text = base_read_file(path, &len, NULL);
+  base_status st = BASE_OK;
   if (text) { /* no table for this device: nothing to import */
     snprintf(hash, sizeof hash, "%016llx",
              (unsigned long long)XXH3_64bits(text, len));

@@ -82,7 +82,7 @@ static void use(uint8_t used[EN_NCLASSES], uint8_t v) {
     used[en_input_class(v)]++;
 }
 
-static ir_status descend(dfs *s);
+static base_status descend(dfs *s);
 
 static int find(int *up, int i) {
   while (up[i] != i)
@@ -111,17 +111,17 @@ static int components(const en_graph *g) {
 }
 
 /* Appends n if it passes the checks, visits the graph and goes deeper. */
-static ir_status try_node(dfs *s, en_node n) {
+static base_status try_node(dfs *s, en_node n) {
   const ir_shape *in[2] = {NULL, NULL};
   int k = s->g.nops;
   ir_opcode op;
   ir_attrs a;
   if (!canonical(s, &n))
-    return IR_OK;
+    return BASE_OK;
   for (int j = 0; j < en_gop_nin(n.gop); j++)
     in[j] = en_value_shape(n.a[j], (const ir_shape(*)[2])s->shapes);
   if (en_node_op(&n, in, &op, &a, s->shapes[k]))
-    return IR_OK;
+    return BASE_OK;
   uint8_t saved[EN_NCLASSES];
   memcpy(saved, s->used, sizeof saved);
   for (int j = 0; j < en_gop_nin(n.gop); j++)
@@ -134,7 +134,7 @@ static ir_status try_node(dfs *s, en_node n) {
   /* each further node joins at most two components into one, and reads at
    * most two outputs while adding one */
   int deeper = left > 0 && comps - 1 <= left && nout - s->max_outputs <= left;
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (keep || deeper)
     st = s->v->visit(s->state, &s->g, (const ir_shape(*)[2])s->shapes, keep);
   if (!st && deeper && (!s->v->stop || !s->v->stop(s->state, &s->g)))
@@ -176,18 +176,18 @@ static int const_ok(int gop, int c) {
   }
 }
 
-static ir_status expand_const(dfs *s, int gop) {
-  ir_status st = IR_OK;
+static base_status expand_const(dfs *s, int gop) {
+  base_status st = BASE_OK;
   for (int c = 0; c < EN_NCLASSES && !st; c++)
     if (const_ok(gop, c))
       st = try_node(s, (en_node){(uint8_t)gop, {0, 0}, (uint8_t)c});
   return st;
 }
 
-static ir_status expand_unary(dfs *s, int gop) {
+static base_status expand_unary(dfs *s, int gop) {
   uint8_t vals[EN_NINPUT_IDS + EN_MAX_OUTPUTS], pts[64];
   int nv = avail(s, s->used, vals);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   for (int i = 0; i < nv && !st; i++) {
     en_node n = {(uint8_t)gop, {vals[i], 0}, 0};
     if (gop != EN_SPLIT0 && gop != EN_SPLIT1) {
@@ -208,11 +208,11 @@ static ir_status expand_unary(dfs *s, int gop) {
   return st;
 }
 
-static ir_status expand_binary(dfs *s, int gop) {
+static base_status expand_binary(dfs *s, int gop) {
   uint8_t v0[EN_NINPUT_IDS + EN_MAX_OUTPUTS],
       v1[EN_NINPUT_IDS + EN_MAX_OUTPUTS];
   int n0 = avail(s, s->used, v0);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   for (int i = 0; i < n0 && !st; i++) {
     uint8_t used[EN_NCLASSES];
     memcpy(used, s->used, sizeof used);
@@ -224,7 +224,7 @@ static ir_status expand_binary(dfs *s, int gop) {
   return st;
 }
 
-static ir_status expand(dfs *s, int gop) {
+static base_status expand(dfs *s, int gop) {
   switch (en_gop_nin(gop)) {
   case 0: return expand_const(s, gop);
   case 1: return expand_unary(s, gop);
@@ -232,8 +232,8 @@ static ir_status expand(dfs *s, int gop) {
   }
 }
 
-static ir_status descend(dfs *s) {
-  ir_status st = IR_OK;
+static base_status descend(dfs *s) {
+  base_status st = BASE_OK;
   for (int gop = 0; gop < EN_NGOPS && !st; gop++)
     if (s->gops >> gop & 1)
       st = expand(s, gop);
@@ -258,14 +258,14 @@ typedef struct collect {
   int n, cap;
 } collect;
 
-static ir_status collect_visit(void *state, const en_graph *g,
-                               const ir_shape (*shapes)[2], int is_graph) {
+static base_status collect_visit(void *state, const en_graph *g,
+                                 const ir_shape (*shapes)[2], int is_graph) {
   collect *c = state;
   (void)shapes, (void)is_graph;
   if (c->first && c->n < c->cap)
     c->first[c->n] = g->n[0];
   c->n++;
-  return IR_OK;
+  return BASE_OK;
 }
 
 static void dfs_init(dfs *s, const en_config *c, const en_visitor *v,
@@ -294,9 +294,9 @@ static int first_nodes(const en_config *c, en_node *first, int cap) {
 int en_branch_count(const en_config *c) { return 1 + first_nodes(c, NULL, 0); }
 
 /* Branch 0: every class's first copy alone. */
-static ir_status run_inputs(const en_config *c, const en_visitor *v,
-                            void *state) {
-  ir_status st = IR_OK;
+static base_status run_inputs(const en_config *c, const en_visitor *v,
+                              void *state) {
+  base_status st = BASE_OK;
   (void)c;
   for (int cl = 0; cl < EN_NCLASSES && !st; cl++) {
     en_graph g;
@@ -308,8 +308,8 @@ static ir_status run_inputs(const en_config *c, const en_visitor *v,
 }
 
 /* Branch b >= 1: the graphs whose first node is first[b-1]. */
-static ir_status run_branch(const en_config *c, const en_visitor *v,
-                            void *state, en_node first) {
+static base_status run_branch(const en_config *c, const en_visitor *v,
+                              void *state, en_node first) {
   dfs s;
   dfs_init(&s, c, v, state);
   s.max_ops = c->max_ops;
@@ -317,26 +317,28 @@ static ir_status run_branch(const en_config *c, const en_visitor *v,
   return try_node(&s, first);
 }
 
-static ir_status run_one(const en_config *c, const en_visitor *v,
-                         const en_node *first, int b) {
+static base_status run_one(const en_config *c, const en_visitor *v,
+                           const en_node *first, int b) {
   void *state = v->branch_begin(v->u, b);
   if (!state)
-    return IR_ERR_NOMEM;
-  ir_status st =
+    return BASE_ERR_NOMEM;
+  base_status st =
       b == 0 ? run_inputs(c, v, state) : run_branch(c, v, state, first[b - 1]);
   v->branch_end(v->u, b, state);
   return st;
 }
 
-ir_status en_enumerate(const en_config *c, const en_visitor *v, ir_diag *d) {
+base_status en_enumerate(const en_config *c, const en_visitor *v,
+                         base_diag *d) {
   if (c->max_ops < 0 || c->max_ops > EN_MAX_OPS)
-    return ir_diag_set(d, IR_ERR_PARAM, 0, 0, "max-ops must be 0..%d, got %d",
-                       EN_MAX_OPS, c->max_ops);
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "max-ops must be 0..%d, got %d", EN_MAX_OPS,
+                         c->max_ops);
   int nfirst = first_nodes(c, NULL, 0);
   en_node first[nfirst + 1];
   first_nodes(c, first, nfirst);
   int nb = nfirst + 1, done = 0;
-  ir_status err = IR_OK;
+  base_status err = BASE_OK;
   int threads = c->threads > 0 ? c->threads : 0;
   (void)threads;
 #ifdef _OPENMP
@@ -344,7 +346,7 @@ ir_status en_enumerate(const en_config *c, const en_visitor *v, ir_diag *d) {
     num_threads(threads ? threads : omp_get_max_threads())
 #endif
   for (int b = 0; b < nb; b++) {
-    ir_status st;
+    base_status st;
 #ifdef _OPENMP
 #pragma omp atomic read
 #endif
@@ -368,7 +370,7 @@ ir_status en_enumerate(const en_config *c, const en_visitor *v, ir_diag *d) {
     }
   }
   if (err)
-    return ir_diag_set(d, err, 0, 0, "enumeration failed: %s",
-                       ir_status_name(err));
-  return IR_OK;
+    return base_diag_set(d, err, 0, 0, "enumeration failed: %s",
+                         base_status_name(err));
+  return BASE_OK;
 }

@@ -107,9 +107,10 @@ ir_opcode en_gop_op(int gop);
 /* Bit (1 << opcode) of every operator of the generation set. */
 uint64_t en_ops_all(void);
 /* Parses a comma-separated list of operator names ("matmul,ewadd") into a
- * bit set. Returns IR_OK, or IR_ERR_PARAM with a message in err naming the
+ * bit set. Returns BASE_OK, or BASE_ERR_PARAM with a message in err naming the
  * unknown or unsupported name and listing the valid ones. */
-ir_status en_ops_parse(const char *list, uint64_t *ops, char *err, size_t errn);
+base_status en_ops_parse(const char *list, uint64_t *ops, char *err,
+                         size_t errn);
 
 /* Operator, normalised attributes and output shapes of node n whose
  * arguments have shapes in[0..nin-1]. Returns 0, or -1 when the node is
@@ -136,7 +137,7 @@ en_graph en_graph_rename(const en_graph *g, const uint8_t map[EN_NINPUT_IDS]);
  * by en_input_name, in id order), its nodes, and the outputs listed in
  * outs[0..nouts-1] (values of g), in that order. NULL with d set on error. */
 ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
-                         const char *name, ir_diag *d);
+                         const char *name, base_diag *d);
 /* One line, e.g. "matmul(matmul(m1,q1),q2)"-like text: "t0=matmul(m1,q1);
  * t1=matmul(t0,q2)". Into buf; returns buf. */
 char *en_graph_str(const en_graph *g, char *buf, size_t n);
@@ -168,8 +169,8 @@ typedef struct en_config {
  * (different branches). */
 typedef struct en_visitor {
   void *(*branch_begin)(void *u, int branch);
-  ir_status (*visit)(void *state, const en_graph *g,
-                     const ir_shape (*shapes)[2], int is_graph);
+  base_status (*visit)(void *state, const en_graph *g,
+                       const ir_shape (*shapes)[2], int is_graph);
   void (*branch_end)(void *u, int branch, void *state);
   void *u;
   /* May be NULL. Called after visit for a graph that would be extended;
@@ -182,6 +183,6 @@ typedef struct en_visitor {
 /* Number of branches en_enumerate will run (1 + first-node choices). */
 int en_branch_count(const en_config *c);
 /* Enumerates every canonical graph of 0..c->max_ops operators. */
-ir_status en_enumerate(const en_config *c, const en_visitor *v, ir_diag *d);
+base_status en_enumerate(const en_config *c, const en_visitor *v, base_diag *d);
 
 #endif

@@ -78,8 +78,8 @@ static void ops_list(char *buf, size_t n) {
                             ir_op((ir_opcode)op)->name);
 }
 
-ir_status en_ops_parse(const char *list, uint64_t *ops, char *err,
-                       size_t errn) {
+base_status en_ops_parse(const char *list, uint64_t *ops, char *err,
+                         size_t errn) {
   uint64_t m = 0;
   char valid[512];
   ops_list(valid, sizeof valid);
@@ -91,7 +91,7 @@ ir_status en_ops_parse(const char *list, uint64_t *ops, char *err,
                len ? "'%.*s' is not a generation operator (valid: %s)"
                    : "empty operator name in the list%.*s (valid: %s)",
                (int)len, p, valid);
-      return IR_ERR_PARAM;
+      return BASE_ERR_PARAM;
     }
     m |= (uint64_t)1 << op;
     if (!p[len])
@@ -99,7 +99,7 @@ ir_status en_ops_parse(const char *list, uint64_t *ops, char *err,
     p += len + 1;
   }
   *ops = m;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- node semantics -------------------------------------------------------
@@ -188,7 +188,7 @@ int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
     return -1;
   *op = gops[n->gop].op;
   gen_attrs(n, in, a);
-  if (ir_infer(*op, a, in, nin, out, NULL) != IR_OK)
+  if (ir_infer(*op, a, in, nin, out, NULL) != BASE_OK)
     return -1;
   for (int i = 0; i < gops[n->gop].nout; i++)
     if (ir_shape_numel(&out[i]) > EN_MAX_NUMEL)
@@ -279,7 +279,7 @@ en_graph en_graph_rename(const en_graph *g, const uint8_t map[EN_NINPUT_IDS]) {
 
 /* Adds g's inputs to b in id order; tensor index of input id v in tix[v]. */
 static int build_inputs(const en_graph *g, ir_graph *b, int32_t *tix,
-                        ir_diag *d) {
+                        base_diag *d) {
   int use[EN_NINPUT_IDS] = {0};
   if (g->nops == 0)
     use[g->root] = 1;
@@ -309,11 +309,11 @@ static int32_t tensor_of(const ir_graph *b, const int32_t *tix,
 }
 
 ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
-                         const char *name, ir_diag *d) {
+                         const char *name, base_diag *d) {
   ir_graph *b = ir_graph_new(name);
   int32_t tix[EN_NINPUT_IDS], nodeix[EN_MAX_OPS];
   if (!b) {
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   if (build_inputs(g, b, tix, d))
@@ -330,8 +330,8 @@ ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
       in[j] = &b->tensors[args[j]].shape;
     }
     if (en_node_op(n, in, &op, &a, out)) {
-      ir_diag_set(d, IR_ERR_SHAPE, 0, 0, "node %d (%s) is not shape-valid", i,
-                  gops[n->gop].name);
+      base_diag_set(d, BASE_ERR_SHAPE, 0, 0, "node %d (%s) is not shape-valid",
+                    i, gops[n->gop].name);
       goto fail;
     }
     if ((nodeix[i] = ir_add_node(b, op, args, gops[n->gop].nin, &a, NULL, d)) <
@@ -339,7 +339,7 @@ ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
       goto fail;
   }
   for (int i = 0; i < nouts; i++)
-    if (ir_add_output(b, tensor_of(b, tix, nodeix, outs[i]), d) != IR_OK)
+    if (ir_add_output(b, tensor_of(b, tix, nodeix, outs[i]), d) != BASE_OK)
       goto fail;
   return b;
 fail:

@@ -124,11 +124,11 @@ static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
   }
 }
 
-ir_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
-                         ir_diag *d) {
+base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
+                           base_diag *d) {
   unsigned char *wonly = malloc((size_t)g->nnodes + 1);
   if (!wonly)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   ir_weight_only(g, wonly);
   for (int t = 0; t < g->ntensors; t++) {
     const ir_tensor *x = &g->tensors[t];
@@ -138,8 +138,8 @@ ir_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
     v->v[t] = malloc(sizeof(float) * n);
     if (!v->v[t]) {
       free(wonly);
-      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory for '%s'",
-                         x->name);
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory for '%s'",
+                           x->name);
     }
     if (x->data)
       memcpy(v->v[t], x->data, sizeof(float) * n);
@@ -147,7 +147,7 @@ ir_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
       fill_tensor(g, t, v->v[t], seed, wonly);
   }
   free(wonly);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- running ------------------------------------------------------------- */
@@ -165,47 +165,48 @@ static int *use_counts(const ir_graph *g) {
   return uses;
 }
 
-static ir_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
-                          ir_diag *d) {
+static base_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
+                            base_diag *d) {
   ex_arg in[IR_MAX_IN], out[IR_MAX_LIST];
   for (int k = 0; k < n->nin; k++) {
     in[k].shape = g->tensors[n->in[k]].shape;
     in[k].data = v->v[n->in[k]];
     if (!in[k].data)
-      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                         "input '%s' of %s has no value",
-                         g->tensors[n->in[k]].name, ir_op(n->op)->name);
+      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                           "input '%s' of %s has no value",
+                           g->tensors[n->in[k]].name, ir_op(n->op)->name);
   }
   for (int k = 0; k < n->nout; k++) {
     const ir_tensor *t = &g->tensors[n->out[k]];
     free(v->v[n->out[k]]);
     v->v[n->out[k]] = malloc(sizeof(float) * (size_t)ir_shape_numel(&t->shape));
     if (!v->v[n->out[k]])
-      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory for '%s'",
-                         t->name);
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory for '%s'",
+                           t->name);
     out[k].shape = t->shape;
     out[k].data = v->v[n->out[k]];
   }
-  ir_status st = kernels[n->op](n, in, out);
+  base_status st = kernels[n->op](n, in, out);
   if (st)
-    return ir_diag_set(d, st, 0, 0, "%s failed: %s", ir_op(n->op)->name,
-                       ir_status_name(st));
-  return IR_OK;
+    return base_diag_set(d, st, 0, 0, "%s failed: %s", ir_op(n->op)->name,
+                         base_status_name(st));
+  return BASE_OK;
 }
 
-ir_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
-                 ir_diag *d) {
+base_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
+                   base_diag *d) {
   int keep = o && o->keep_all;
 #ifdef _OPENMP
   if (o && o->threads > 0)
     omp_set_num_threads(o->threads);
 #endif
   if (v->n != g->ntensors)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "values do not fit the graph");
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "values do not fit the graph");
   int *uses = keep ? NULL : use_counts(g);
   if (!keep && !uses)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  ir_status st = IR_OK;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = BASE_OK;
   for (int i = 0; i < g->nnodes && !st; i++) {
     const ir_node *n = &g->nodes[i];
     st = run_node(g, n, v, d);

@@ -24,13 +24,14 @@ typedef struct ex_arg {
 } ex_arg;
 
 /* A reference kernel: computes out[0..n->nout-1] (buffers allocated by the
- * caller, shapes set) from in[0..n->nin-1]. Returns IR_OK, or IR_ERR_NOMEM
+ * caller, shapes set) from in[0..n->nin-1]. Returns BASE_OK, or BASE_ERR_NOMEM
  * when scratch memory runs out. Shapes have passed the operator's shape rule
  * and n->a holds normalised parameters (resolved pads and axes). */
-typedef ir_status (*ex_kernel)(const ir_node *n, const ex_arg *in, ex_arg *out);
+typedef base_status (*ex_kernel)(const ir_node *n, const ex_arg *in,
+                                 ex_arg *out);
 
 #define OP(ID, name, inputs, params)                                           \
-  ir_status ex_ref_##name(const ir_node *n, const ex_arg *in, ex_arg *out);
+  base_status ex_ref_##name(const ir_node *n, const ex_arg *in, ex_arg *out);
 #include "../ir/ops.def"
 #undef OP
 
@@ -51,8 +52,8 @@ void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
  * known data get a copy of it, the rest seeded random values drawn by the
  * init hint of their first consumer (see ops.def), looking through
  * weight-only nodes of the weight's own shape (docs/architecture.md). */
-ir_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
-                         ir_diag *d);
+base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
+                           base_diag *d);
 
 typedef struct ex_options {
   int threads;  /* 0 = all cores */
@@ -61,8 +62,8 @@ typedef struct ex_options {
 
 /* Computes every node of g in order. Inputs and weights must be filled.
  * Output tensors (and, with keep_all, every tensor) hold values after. */
-ir_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
-                 ir_diag *d);
+base_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
+                   base_diag *d);
 
 /* Applies a fused activation in place. */
 void ex_activate(float *x, int64_t n, int act);

@@ -103,19 +103,19 @@ static void conv_pair(const conv_geom *g, const float *x, const float *w,
 }
 
 /* One group: pairs in order, threads inside im2col and the gemm. */
-static ir_status conv_serial(const conv_geom *g, const float *x, const float *w,
-                             float *y) {
+static base_status conv_serial(const conv_geom *g, const float *x,
+                               const float *w, float *y) {
   float *col = NULL;
   if (!g->pointwise) {
     col = malloc((size_t)(g->k * g->p) * sizeof(float));
     if (!col)
-      return IR_ERR_NOMEM;
+      return BASE_ERR_NOMEM;
   }
   for (int64_t b = 0; b < g->n; b++)
     for (int64_t gi = 0; gi < g->groups; gi++)
       conv_pair(g, x, w, y, b, gi, col, 1);
   free(col);
-  return IR_OK;
+  return BASE_OK;
 }
 
 static int max_threads(void) {
@@ -136,15 +136,15 @@ static int thread_num(void) {
 
 /* Several groups: threads take whole (batch, group) pairs, each with its
  * own im2col scratch; the gemm inside runs on its thread alone. */
-static ir_status conv_pairs_parallel(const conv_geom *g, const float *x,
-                                     const float *w, float *y) {
+static base_status conv_pairs_parallel(const conv_geom *g, const float *x,
+                                       const float *w, float *y) {
   int nt = max_threads();
   size_t per = g->pointwise ? 0 : (size_t)(g->k * g->p);
   float *col = NULL;
   if (per) {
     col = malloc((size_t)nt * per * sizeof(float));
     if (!col)
-      return IR_ERR_NOMEM;
+      return BASE_ERR_NOMEM;
   }
   int64_t npairs = g->n * g->groups;
 #ifdef _OPENMP
@@ -155,7 +155,7 @@ static ir_status conv_pairs_parallel(const conv_geom *g, const float *x,
     conv_pair(g, x, w, y, i / g->groups, i % g->groups, mine, 0);
   }
   free(col);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* y[b, o, :, :] += bias[o] for every output plane. */
@@ -171,19 +171,19 @@ static void add_channel_bias(float *y, const float *bias, int64_t n, int64_t c,
   }
 }
 
-ir_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out) {
   conv_geom g = conv_geom_of(n, in, out);
-  ir_status st;
+  base_status st;
   if (g.groups > 1)
     st = conv_pairs_parallel(&g, in[0].data, in[1].data, out[0].data);
   else
     st = conv_serial(&g, in[0].data, in[1].data, out[0].data);
-  if (st != IR_OK)
+  if (st != BASE_OK)
     return st;
   if (n->nin > 2)
     add_channel_bias(out[0].data, in[2].data, g.n, g.o, g.p);
   ex_activate(out[0].data, ir_shape_numel(&out[0].shape), n->a.act);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- matmul ------------------------------------------------------------- */
@@ -202,7 +202,7 @@ static void matmul_batched(int64_t batch, int64_t m, int64_t nn, int64_t k,
 }
 
 /* a [...,M,K] x b [K,N] or [...,K,N], + bias [N], then act. */
-ir_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *as = &in[0].shape;
   int64_t m = as->dim[as->rank - 2], k = as->dim[as->rank - 1];
   int64_t nn = ex_last_dim(&out[0].shape);
@@ -219,7 +219,7 @@ ir_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
         y[r * nn + j] += bias[j];
   }
   ex_activate(y, batch * m * nn, n->a.act);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- pooling ------------------------------------------------------------ */
@@ -300,21 +300,21 @@ static void pool(const pool_geom *g, const float *x, float *y, int is_max,
   }
 }
 
-ir_status ex_ref_avgpool(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_avgpool(const ir_node *n, const ex_arg *in, ex_arg *out) {
   pool_geom g = pool_geom_of(n, in, out);
   pool(&g, in[0].data, out[0].data, 0, n->a.count_include_pad);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ex_ref_maxpool(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_maxpool(const ir_node *n, const ex_arg *in, ex_arg *out) {
   pool_geom g = pool_geom_of(n, in, out);
   pool(&g, in[0].data, out[0].data, 1, 0);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* [N,C,H,W] -> [N,C,1,1]: the mean of each plane. */
-ir_status ex_ref_global_avgpool(const ir_node *n, const ex_arg *in,
-                                ex_arg *out) {
+base_status ex_ref_global_avgpool(const ir_node *n, const ex_arg *in,
+                                  ex_arg *out) {
   (void)n;
   const ir_shape *s = &in[0].shape;
   int64_t planes = s->dim[0] * s->dim[1], len = s->dim[2] * s->dim[3];
@@ -328,13 +328,13 @@ ir_status ex_ref_global_avgpool(const ir_node *n, const ex_arg *in,
       sum += x[i];
     out[0].data[p] = (float)(sum / (double)len);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- enlarge ------------------------------------------------------------ */
 
 /* w [O,I,h,w] -> [O,I,KH,KW]: w centred in zeros. */
-ir_status ex_ref_enlarge(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_enlarge(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   const ir_shape *s = &in[0].shape, *os = &out[0].shape;
   int64_t planes = s->dim[0] * s->dim[1], h = s->dim[2], w = s->dim[3];
@@ -345,5 +345,5 @@ ir_status ex_ref_enlarge(const ir_node *n, const ex_arg *in, ex_arg *out) {
     for (int64_t y = 0; y < h; y++)
       memcpy(out[0].data + (p * kh + oy + y) * kw + ox,
              in[0].data + (p * h + y) * w, (size_t)w * sizeof(float));
-  return IR_OK;
+  return BASE_OK;
 }

@@ -67,12 +67,12 @@ static void ew_flat(ew_op op, const float *a, const float *b, float *o,
 }
 
 /* out = a op b with broadcasting, one output row at a time. */
-static ir_status ew_binary(ew_op op, const ex_arg *in, ex_arg *out) {
+static base_status ew_binary(ew_op op, const ex_arg *in, ex_arg *out) {
   const ir_shape *os = &out[0].shape;
   int64_t n = ir_shape_numel(os);
   if (ir_shape_eq(&in[0].shape, os) && ir_shape_eq(&in[1].shape, os)) {
     ew_flat(op, in[0].data, in[1].data, out[0].data, n);
-    return IR_OK;
+    return BASE_OK;
   }
   int64_t sa[IR_MAX_RANK] = {0}, sb[IR_MAX_RANK] = {0};
   bcast_strides(&in[0].shape, os, sa);
@@ -87,32 +87,32 @@ static ir_status ew_binary(ew_op op, const ex_arg *in, ex_arg *out) {
     const float *b = in[1].data + ex_row_offset(r, os->dim, sb, nd);
     ew_line(op, a, sa[nd], b, sb[nd], out[0].data + r * len, len);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ex_ref_ewadd(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_ewadd(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_ADD, in, out);
 }
 
-ir_status ex_ref_ewsub(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_ewsub(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_SUB, in, out);
 }
 
-ir_status ex_ref_ewmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_ewmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_MUL, in, out);
 }
 
-ir_status ex_ref_ewdiv(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_ewdiv(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_DIV, in, out);
 }
 
 /* ---- unary ------------------------------------------------------------- */
 
-ir_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   int64_t len = ir_shape_numel(&out[0].shape);
   const float *x = in[0].data;
@@ -122,11 +122,11 @@ ir_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out) {
 #endif
   for (int64_t i = 0; i < len; i++)
     o[i] = x[i] * s;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* out = act(x): a copy, then the activation in place. */
-static ir_status unary_act(const ex_arg *in, ex_arg *out, int act) {
+static base_status unary_act(const ex_arg *in, ex_arg *out, int act) {
   int64_t len = ir_shape_numel(&out[0].shape);
   const float *x = in[0].data;
   float *o = out[0].data;
@@ -136,31 +136,31 @@ static ir_status unary_act(const ex_arg *in, ex_arg *out, int act) {
   for (int64_t i = 0; i < len; i++)
     o[i] = x[i];
   ex_activate(o, len, act);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ex_ref_relu(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_relu(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_RELU);
 }
 
-ir_status ex_ref_sigmoid(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_sigmoid(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_SIGMOID);
 }
 
-ir_status ex_ref_tanh(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_tanh(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_TANH);
 }
 
-ir_status ex_ref_gelu(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_gelu(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_act(in, out, IR_ACT_GELU);
 }
 
 /* out = f(x) for a unary function f of float. */
-static ir_status unary_map(const ex_arg *in, ex_arg *out, float (*f)(float)) {
+static base_status unary_map(const ex_arg *in, ex_arg *out, float (*f)(float)) {
   int64_t len = ir_shape_numel(&out[0].shape);
   const float *x = in[0].data;
   float *o = out[0].data;
@@ -169,15 +169,15 @@ static ir_status unary_map(const ex_arg *in, ex_arg *out, float (*f)(float)) {
 #endif
   for (int64_t i = 0; i < len; i++)
     o[i] = f(x[i]);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ex_ref_erf(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_erf(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_map(in, out, erff);
 }
 
-ir_status ex_ref_sqrt(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_sqrt(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return unary_map(in, out, sqrtf);
 }
@@ -185,7 +185,8 @@ ir_status ex_ref_sqrt(const ir_node *n, const ex_arg *in, ex_arg *out) {
 /* Mean over the (sorted) axes in a.list: every input element adds into the
  * output element with the reduced coordinates dropped; sums in double, in
  * input order, single-threaded (deterministic). */
-ir_status ex_ref_reduce_mean(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_reduce_mean(const ir_node *n, const ex_arg *in,
+                               ex_arg *out) {
   const ir_shape *s = &in[0].shape;
   int64_t on = ir_shape_numel(&out[0].shape), total = ir_shape_numel(s);
   int64_t ost[IR_MAX_RANK], kept = 1;
@@ -198,7 +199,7 @@ ir_status ex_ref_reduce_mean(const ir_node *n, const ex_arg *in, ex_arg *out) {
   }
   double *acc = calloc((size_t)on, sizeof *acc);
   if (!acc)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   for (int64_t e = 0; e < total; e++) {
     int64_t rem = e, off = 0;
     for (int i = s->rank - 1; i >= 0; i--) {
@@ -211,11 +212,11 @@ ir_status ex_ref_reduce_mean(const ir_node *n, const ex_arg *in, ex_arg *out) {
   for (int64_t i = 0; i < on; i++)
     out[0].data[i] = (float)(acc[i] / count);
   free(acc);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* min(max(x, lo), hi); a NaN stays NaN. */
-ir_status ex_ref_clip(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_clip(const ir_node *n, const ex_arg *in, ex_arg *out) {
   int64_t len = ir_shape_numel(&out[0].shape);
   const float *x = in[0].data;
   float *o = out[0].data, lo = n->a.lo, hi = n->a.hi;
@@ -226,13 +227,13 @@ ir_status ex_ref_clip(const ir_node *n, const ex_arg *in, ex_arg *out) {
     float v = x[i] < lo ? lo : x[i];
     o[i] = v > hi ? hi : v;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- normalisations ---------------------------------------------------- */
 
 /* x [N,C,...]: (x - mean) / sqrt(var + eps) * scale + bias per channel. */
-ir_status ex_ref_batchnorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_batchnorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape;
   int64_t c = s->dim[1], planes = s->dim[0] * c;
   int64_t len = planes > 0 ? ir_shape_numel(s) / planes : 0;
@@ -250,7 +251,7 @@ ir_status ex_ref_batchnorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
     for (int64_t i = 0; i < len; i++)
       o[i] = (x[i] - m) / d * g + b;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Softmax of the len elements x[0], x[st], x[2*st], ... into o likewise. */
@@ -268,7 +269,7 @@ static void softmax_line(const float *x, float *o, int64_t len, int64_t st) {
     o[i * st] = (float)(o[i * st] / sum);
 }
 
-ir_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape;
   int axis = n->a.axis;
   int64_t len = s->dim[axis], inner = 1, outer = 1;
@@ -284,7 +285,7 @@ ir_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out) {
     int64_t off = l / inner * len * inner + l % inner;
     softmax_line(in[0].data + off, out[0].data + off, len, inner);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Normalises one row x[0..len-1] into o, then * gamma + beta if given. */
@@ -308,7 +309,7 @@ static void layernorm_row(const float *x, float *o, int64_t len, float eps,
   }
 }
 
-ir_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape;
   int64_t len = 1, rows = 1;
   for (int i = 0; i < s->rank; i++) {
@@ -325,5 +326,5 @@ ir_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   for (int64_t r = 0; r < rows; r++)
     layernorm_row(in[0].data + r * len, out[0].data + r * len, len, n->a.eps,
                   gamma, beta);
-  return IR_OK;
+  return BASE_OK;
 }

@@ -40,7 +40,7 @@ static void fill_floats(float *dst, float v, int64_t n) {
 /* ---- concat and split ---------------------------------------------------- */
 
 /* Each outer index of the output takes one block from every input, in order. */
-ir_status ex_ref_concat(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_concat(const ir_node *n, const ex_arg *in, ex_arg *out) {
   int axis = n->a.axis;
   const ir_shape *os = &out[0].shape;
   int64_t outer = outer_size(os, axis), inner = inner_size(os, axis);
@@ -53,11 +53,11 @@ ir_status ex_ref_concat(const ir_node *n, const ex_arg *in, ex_arg *out) {
       dst += len;
     }
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* The inverse of concat: output i's sizes come from its shape. */
-ir_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out) {
   int axis = n->a.axis;
   const ir_shape *s = &in[0].shape;
   int64_t outer = outer_size(s, axis), inner = inner_size(s, axis);
@@ -70,7 +70,7 @@ ir_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out) {
       src += len;
     }
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- transpose and reshape ------------------------------------------------
@@ -78,12 +78,12 @@ ir_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out) {
 
 /* out.dim[i] = x.dim[perm[i]]: each output row gathers with the stride of
  * input dimension perm[r-1]. */
-ir_status ex_ref_transpose(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_transpose(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *os = &out[0].shape;
   int r = os->rank;
   if (r < 2) {
     copy_floats(out[0].data, in[0].data, ir_shape_numel(os));
-    return IR_OK;
+    return BASE_OK;
   }
   int64_t ist[IR_MAX_RANK], pst[IR_MAX_RANK];
   ex_strides(&in[0].shape, ist);
@@ -99,26 +99,26 @@ ir_status ex_ref_transpose(const ir_node *n, const ex_arg *in, ex_arg *out) {
     for (int64_t j = 0; j < len; j++)
       dst[j] = src[j * step];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ex_ref_reshape(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_reshape(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   copy_floats(out[0].data, in[0].data, ir_shape_numel(&out[0].shape));
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- pad and slice ------------------------------------------------------- */
 
 /* Fills with value, then copies each input row to its place: before-pads
  * a.list[0..r-1] shift every coordinate. */
-ir_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape, *os = &out[0].shape;
   int r = s->rank;
   fill_floats(out[0].data, n->a.value, ir_shape_numel(os));
   if (r == 0) {
     out[0].data[0] = in[0].data[0];
-    return IR_OK;
+    return BASE_OK;
   }
   int64_t ost[IR_MAX_RANK], base = 0;
   ex_strides(os, ost);
@@ -128,16 +128,16 @@ ir_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out) {
   for (int64_t row = 0; row < rows; row++)
     copy_floats(out[0].data + base + ex_row_offset(row, s->dim, ost, r - 1),
                 in[0].data + row * len, len);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* out = x[starts[i]:ends[i]] in every dimension (a.list, a.list2). */
-ir_status ex_ref_slice(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_slice(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *os = &out[0].shape;
   int r = os->rank;
   if (r == 0) {
     out[0].data[0] = in[0].data[0];
-    return IR_OK;
+    return BASE_OK;
   }
   int64_t ist[IR_MAX_RANK], base = 0;
   ex_strides(&in[0].shape, ist);
@@ -148,42 +148,43 @@ ir_status ex_ref_slice(const ir_node *n, const ex_arg *in, ex_arg *out) {
     copy_floats(out[0].data + row * len,
                 in[0].data + base + ex_row_offset(row, os->dim, ist, r - 1),
                 len);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- constants ------------------------------------------------------------
  */
 
 /* [O,I,kh,kw]: 1 at [o, o mod I, kh/2, kw/2], else 0. */
-ir_status ex_ref_const_iconv(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_const_iconv(const ir_node *n, const ex_arg *in,
+                               ex_arg *out) {
   (void)n, (void)in;
   const ir_shape *s = &out[0].shape;
   int64_t o = s->dim[0], ci = s->dim[1], kh = s->dim[2], kw = s->dim[3];
   fill_floats(out[0].data, 0.0f, ir_shape_numel(s));
   for (int64_t i = 0; i < o; i++)
     out[0].data[((i * ci + i % ci) * kh + kh / 2) * kw + kw / 2] = 1.0f;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* [n,n]: the identity matrix. */
-ir_status ex_ref_const_imm(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_const_imm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n, (void)in;
   int64_t d = out[0].shape.dim[0];
   fill_floats(out[0].data, 0.0f, d * d);
   for (int64_t i = 0; i < d; i++)
     out[0].data[i * d + i] = 1.0f;
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ex_ref_const_ones(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_const_ones(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n, (void)in;
   fill_floats(out[0].data, 1.0f, ir_shape_numel(&out[0].shape));
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* [C,1,kh,kw] of ones: as a depthwise kernel, an unnormalised sum pool. */
-ir_status ex_ref_const_pool(const ir_node *n, const ex_arg *in, ex_arg *out) {
+base_status ex_ref_const_pool(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n, (void)in;
   fill_floats(out[0].data, 1.0f, ir_shape_numel(&out[0].shape));
-  return IR_OK;
+  return BASE_OK;
 }

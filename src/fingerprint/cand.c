@@ -61,18 +61,6 @@ static int rec_push(rec_vec *v, const fp_rec *r) {
   return 0;
 }
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static long peak_rss_kb(void) {
-  struct rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
-
 /* ---- stage 1: enumerate and fingerprint ----------------------------------
  */
 
@@ -117,8 +105,8 @@ static uint64_t renamed_struct(const en_graph *g, uint32_t code) {
 
 /* Records r's graph once more for each renaming in alt that gives its value
  * but a structure not seen yet. */
-static ir_status push_variants(branch *s, const fp_rec *r, const uint32_t *alt,
-                               int nalt) {
+static base_status push_variants(branch *s, const fp_rec *r,
+                                 const uint32_t *alt, int nalt) {
   uint64_t seen[FP_MAX_ALT + 1];
   int ns = 0;
   seen[ns++] = renamed_struct(&r->g, r->code);
@@ -133,36 +121,36 @@ static ir_status push_variants(branch *s, const fp_rec *r, const uint32_t *alt,
     fp_rec v = *r;
     v.code = alt[i] | SYM_VARIANT;
     if (rec_push(&s->recs, &v))
-      return IR_ERR_NOMEM;
+      return BASE_ERR_NOMEM;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status visit(void *state, const en_graph *g,
-                       const ir_shape (*shapes)[2], int is_graph) {
+static base_status visit(void *state, const en_graph *g,
+                         const ir_shape (*shapes)[2], int is_graph) {
   branch *s = state;
   fp_rec r;
   (void)shapes;
   r.g = *g;
   s->nn = 0;
   if (g->nops) {
-    ir_status st = fp_eval_node(s->e, g, g->nops - 1, NULL);
+    base_status st = fp_eval_node(s->e, g, g->nops - 1, NULL);
     if (st)
       return st;
     s->nn = fp_nf_last_non_normal(s->nf, s->e, g);
     if (!is_graph)
-      return IR_OK;
+      return BASE_OK;
     uint8_t outs[EN_MAX_OUTPUTS];
     if (s->nn && en_graph_outputs(g, outs) > 1) {
       s->dropped++; /* follows from the output's smaller form */
-      return IR_OK;
+      return BASE_OK;
     }
   }
   uint32_t alt[FP_MAX_ALT];
   int nalt;
-  ir_status st = fp_min_renaming(s->e, s->e2, g, &r.fp, &r.code, alt, &nalt);
+  base_status st = fp_min_renaming(s->e, s->e2, g, &r.fp, &r.code, alt, &nalt);
   if (st || rec_push(&s->recs, &r))
-    return st ? st : IR_ERR_NOMEM;
+    return st ? st : BASE_ERR_NOMEM;
   return push_variants(s, &r, alt, nalt);
 }
 
@@ -181,7 +169,7 @@ static int rec_cmp(const void *a, const void *b) {
 }
 
 /* Concatenates the branches' records in branch order and sorts them. */
-static ir_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
+static base_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
   size_t n = 0;
   for (int b = 0; b < nb; b++)
     n += r->br[b] ? r->br[b]->recs.n : 0;
@@ -189,7 +177,7 @@ static ir_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
     st->nf_dropped += r->br[b] ? r->br[b]->dropped : 0;
   all->r = malloc((n ? n : 1) * sizeof *all->r);
   if (!all->r)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   for (int b = 0; b < nb; b++) {
     if (!r->br[b])
       continue;
@@ -201,14 +189,14 @@ static ir_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
     r->br[b] = NULL;
   }
   qsort(all->r, all->n, sizeof *all->r, rec_cmp);
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status enumerate(const en_config *c, const fp_nf *nf, rec_vec *all,
-                           fp_stats *fs, ir_diag *d) {
+static base_status enumerate(const en_config *c, const fp_nf *nf, rec_vec *all,
+                             fp_stats *fs, base_diag *d) {
   run r = {fp_inputs_new(FP_SEED1), nf, NULL};
   int nb = en_branch_count(c);
-  ir_status st = IR_ERR_NOMEM;
+  base_status st = BASE_ERR_NOMEM;
   r.br = calloc((size_t)nb, sizeof *r.br);
   if (r.in && r.br) {
     en_visitor v = {branch_begin, visit, branch_end, &r, stop};
@@ -216,8 +204,8 @@ static ir_status enumerate(const en_config *c, const fp_nf *nf, rec_vec *all,
     if (!st)
       st = merge(&r, nb, all, fs);
   }
-  if (st == IR_ERR_NOMEM)
-    ir_diag_set(d, st, 0, 0, "out of memory");
+  if (st == BASE_ERR_NOMEM)
+    base_diag_set(d, st, 0, 0, "out of memory");
   for (int b = 0; r.br && b < nb; b++)
     if (r.br[b]) {
       free(r.br[b]->recs.r);
@@ -391,8 +379,8 @@ static int pair_cmp(const void *a, const void *b) {
   return c ? c : memcmp(&x->dst, &y->dst, sizeof x->dst);
 }
 
-static ir_status make_pairs(const rec_vec *all, fp_pairs mode, pair_vec *out,
-                            fp_stats *st, ir_diag *d) {
+static base_status make_pairs(const rec_vec *all, fp_pairs mode, pair_vec *out,
+                              fp_stats *st, base_diag *d) {
   for (size_t i = 0, j; i < all->n; i = j) {
     for (j = i + 1; j < all->n && all->r[j].fp == all->r[i].fp;)
       j++;
@@ -400,12 +388,12 @@ static ir_status make_pairs(const rec_vec *all, fp_pairs mode, pair_vec *out,
       continue;
     st->buckets++;
     if (bucket_pairs(all->r + i, j - i, mode, out, st))
-      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   if (out->n)
     qsort(out->p, out->n, sizeof *out->p, pair_cmp);
   st->pairs = (long long)out->n;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- stage 3: confirmation ------------------------------------------------
@@ -416,7 +404,7 @@ enum { V_OK, V_SEED, V_FLOAT, V_INPUTS, V_FILTERED, V_ERR };
 typedef struct verdict {
   int kind;
   int filtered;        /* with V_FILTERED: the filter's kind */
-  ir_status st;        /* with V_ERR */
+  base_status st;      /* with V_ERR */
   ir_graph *src, *dst; /* with V_OK */
 } verdict;
 
@@ -456,11 +444,11 @@ static int inputs_covered(const pair *p) {
 }
 
 /* Runs g on the reference executor with FLOAT_SEED inputs. */
-static ex_values *run_float(const ir_graph *g, ir_status *st) {
+static ex_values *run_float(const ir_graph *g, base_status *st) {
   ex_values *v = ex_values_new(g);
   ex_options o = {1, 0};
-  ir_diag d;
-  *st = v ? ex_fill_random(g, v, FLOAT_SEED, &d) : IR_ERR_NOMEM;
+  base_diag d;
+  *st = v ? ex_fill_random(g, v, FLOAT_SEED, &d) : BASE_ERR_NOMEM;
   if (!*st)
     *st = ex_run(g, v, &o, &d);
   return v;
@@ -480,8 +468,8 @@ static int close_enough(const float *a, const float *b, int64_t n) {
   return 1;
 }
 
-static ir_status float_check(const ir_graph *s, const ir_graph *t, int *ok) {
-  ir_status st1, st2;
+static base_status float_check(const ir_graph *s, const ir_graph *t, int *ok) {
+  base_status st1, st2;
   ex_values *a = run_float(s, &st1), *b = run_float(t, &st2);
   *ok = 1;
   for (int i = 0; !st1 && !st2 && i < s->noutputs && *ok; i++) {
@@ -512,7 +500,7 @@ static void drop_graphs(verdict *v) {
 static void build_pair(fp_eval *e1, fp_eval *e2, const pair *p, verdict *v) {
   int perm[EN_MAX_OUTPUTS], n;
   uint8_t so[EN_MAX_OUTPUTS], dout[EN_MAX_OUTPUTS], dp[EN_MAX_OUTPUTS];
-  ir_diag d;
+  base_diag d;
   memset(v, 0, sizeof *v);
   if (match_outputs(e1, e2, p, perm, &n)) {
     v->kind = V_SEED;
@@ -529,7 +517,7 @@ static void build_pair(fp_eval *e1, fp_eval *e2, const pair *p, verdict *v) {
   v->src = en_graph_build(&p->src, so, n, "src", &d);
   v->dst = v->src ? en_graph_build(&p->dst, dp, n, "dst", &d) : NULL;
   if (!v->dst) {
-    v->kind = V_ERR, v->st = d.code ? d.code : IR_ERR_NOMEM;
+    v->kind = V_ERR, v->st = d.code ? d.code : BASE_ERR_NOMEM;
     drop_graphs(v);
   }
 }
@@ -672,12 +660,12 @@ done:
   free(parent);
 }
 
-static ir_status make_pairs_span(const en_config *c, const rec_vec *all,
-                                 const confirm_ctx *cx, pair_vec *out,
-                                 fp_stats *st, ir_diag *d) {
+static base_status make_pairs_span(const en_config *c, const rec_vec *all,
+                                   const confirm_ctx *cx, pair_vec *out,
+                                   fp_stats *st, base_diag *d) {
   size_t nb = 0, *start = malloc((all->n + 1) * sizeof *start);
   if (!start)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (size_t i = 0, j; i < all->n; i = j) {
     for (j = i + 1; j < all->n && all->r[j].fp == all->r[i].fp;)
       j++;
@@ -725,16 +713,16 @@ static ir_status make_pairs_span(const en_config *c, const rec_vec *all,
   }
   free(start);
   if (err)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "pairing buckets failed");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "pairing buckets failed");
   if (out->n) /* content order: the same for any thread count */
     qsort(out->p, out->n, sizeof *out->p, pair_cmp);
   st->pairs = (long long)out->n;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Confirms p[0..n-1] into v[0..n-1] on the context's threads. */
-static ir_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
-                               verdict *v) {
+static base_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
+                                 verdict *v) {
   int nomem = 0;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(c->threads) reduction(| : nomem)
@@ -747,7 +735,7 @@ static ir_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
 #endif
     for (size_t i = 0; i < n; i++) {
       if (nomem) {
-        v[i].kind = V_ERR, v[i].st = IR_ERR_NOMEM;
+        v[i].kind = V_ERR, v[i].st = BASE_ERR_NOMEM;
         continue;
       }
       confirm_one(c, e1, e2, &p[i], &v[i]);
@@ -755,13 +743,13 @@ static ir_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
     fp_eval_free(e1);
     fp_eval_free(e2);
   }
-  return nomem ? IR_ERR_NOMEM : IR_OK;
+  return nomem ? BASE_ERR_NOMEM : BASE_OK;
 }
 
 /* Tallies a chunk's verdicts and adds its rules in order. */
-static ir_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
-                         ir_diag *d) {
-  ir_status err = IR_OK;
+static base_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
+                           base_diag *d) {
+  base_status err = BASE_OK;
   for (size_t i = 0; i < n; i++) {
     char id[32];
     switch (v[i].kind) {
@@ -773,8 +761,8 @@ static ir_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
       continue;
     case V_ERR:
       if (!err)
-        err = ir_diag_set(d, v[i].st, 0, 0, "confirming a candidate: %s",
-                          ir_status_name(v[i].st));
+        err = base_diag_set(d, v[i].st, 0, 0, "confirming a candidate: %s",
+                            base_status_name(v[i].st));
       continue;
     }
     if (err) {
@@ -784,17 +772,17 @@ static ir_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
     }
     snprintf(id, sizeof id, "c%06lld", ++st->rules);
     if (!ir_ruleset_add(out, id, v[i].src, v[i].dst, d))
-      err = d->code ? d->code : IR_ERR_INTERNAL;
+      err = d->code ? d->code : BASE_ERR_INTERNAL;
   }
   return err;
 }
 
-static ir_status confirm(const en_config *c, const confirm_ctx *cx,
-                         const pair_vec *pv, ir_ruleset *out, fp_stats *st,
-                         ir_diag *d) {
+static base_status confirm(const en_config *c, const confirm_ctx *cx,
+                           const pair_vec *pv, ir_ruleset *out, fp_stats *st,
+                           base_diag *d) {
   enum { CHUNK = 4096 };
   verdict *v = malloc(CHUNK * sizeof *v);
-  ir_status err = v ? IR_OK : IR_ERR_NOMEM;
+  base_status err = v ? BASE_OK : BASE_ERR_NOMEM;
   for (size_t i = 0; i < pv->n && !err; i += CHUNK) {
     size_t n = pv->n - i < CHUNK ? pv->n - i : CHUNK;
     err = confirm_chunk(cx, pv->p + i, n, v);
@@ -803,18 +791,19 @@ static ir_status confirm(const en_config *c, const confirm_ctx *cx,
     if (c->progress)
       c->progress(c->u, "confirm", (double)(i + n), (double)pv->n);
   }
-  if (err == IR_ERR_NOMEM)
-    ir_diag_set(d, err, 0, 0, "out of memory");
+  if (err == BASE_ERR_NOMEM)
+    base_diag_set(d, err, 0, 0, "out of memory");
   free(v);
   return err;
 }
 
-ir_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
-                        void *fu, ir_ruleset *out, fp_stats *st, ir_diag *d) {
+base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
+                          void *fu, ir_ruleset *out, fp_stats *st,
+                          base_diag *d) {
   rec_vec all = {0};
   pair_vec pv = {0};
   fp_nf *nf = NULL;
-  ir_status err = IR_OK;
+  base_status err = BASE_OK;
   confirm_ctx cx = {
       fp_inputs_new(FP_SEED1),       fp_inputs_new(SEED2), 1, f, fu,
       mode == FP_PAIRS_SPANNING && f};
@@ -823,37 +812,37 @@ ir_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
   cx.threads = c->threads > 0 ? c->threads : omp_get_max_threads();
 #endif
   if (!cx.in1 || !cx.in2)
-    err = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  double t0 = now();
+    err = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  double t0 = base_now();
   if (!err && !c->keep_non_normal && c->max_ops >= 2) {
     err = fp_nf_build(c, c->max_ops - 1, &nf, d);
     st->nf_values = fp_nf_count(nf);
   }
-  st->t_nf = now() - t0;
-  t0 = now();
+  st->t_nf = base_now() - t0;
+  t0 = base_now();
   if (!err)
     err = enumerate(c, nf, &all, st, d);
   fp_nf_free(nf);
   st->graphs = (long long)all.n;
-  st->t_enum = now() - t0;
-  st->rss_enum_kb = peak_rss_kb();
+  st->t_enum = base_now() - t0;
+  st->rss_enum_kb = (long)(base_peak_rss_mib() * 1024);
   if (!err) {
-    t0 = now();
+    t0 = base_now();
     err =
         cx.filtered
             ? make_pairs_span(c, &all, &cx, &pv, st, d)
             : make_pairs(&all, mode == FP_PAIRS_ALL ? mode : FP_PAIRS_SMALLEST,
                          &pv, st, d);
-    st->t_fp = now() - t0;
-    st->rss_fp_kb = peak_rss_kb();
+    st->t_fp = base_now() - t0;
+    st->rss_fp_kb = (long)(base_peak_rss_mib() * 1024);
   }
   free(all.r);
   if (!err) {
-    t0 = now();
+    t0 = base_now();
     err = confirm(c, &cx, &pv, out, st, d);
-    st->t_confirm = now() - t0;
+    st->t_confirm = base_now() - t0;
   }
-  st->peak_rss_kb = peak_rss_kb();
+  st->peak_rss_kb = (long)(base_peak_rss_mib() * 1024);
   free(pv.p);
   fp_inputs_free(cx.in1);
   fp_inputs_free(cx.in2);

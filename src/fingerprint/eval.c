@@ -65,8 +65,8 @@ static const uint32_t *value_of(const fp_eval *e, uint8_t v,
   return e->val[EN_NODE_OF(v)][EN_SLOT_OF(v)];
 }
 
-ir_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
-                       const uint8_t *map) {
+base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
+                         const uint8_t *map) {
   const en_node *n = &g->n[i];
   const ir_shape *ins[2] = {NULL, NULL};
   const uint32_t *in[2] = {NULL, NULL};
@@ -78,7 +78,7 @@ ir_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
     in[j] = value_of(e, n->a[j], map);
   }
   if (en_node_op(n, ins, &op, &a, e->shapes[i]))
-    return IR_ERR_INTERNAL;
+    return BASE_ERR_INTERNAL;
   return fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
 }
 
@@ -115,15 +115,15 @@ uint64_t fp_combine(const uint64_t *h, int n) {
   return XXH3_64bits_withSeed(s, (size_t)n * sizeof *s, (uint64_t)n);
 }
 
-ir_status fp_eval_graph(fp_eval *e, const en_graph *g, const uint8_t *map,
-                        uint64_t *h, int *nout) {
+base_status fp_eval_graph(fp_eval *e, const en_graph *g, const uint8_t *map,
+                          uint64_t *h, int *nout) {
   for (int i = 0; i < g->nops; i++) {
-    ir_status st = fp_eval_node(e, g, i, map);
+    base_status st = fp_eval_node(e, g, i, map);
     if (st)
       return st;
   }
   *nout = fp_out_hashes(e, g, map, h);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- renamings -------------------------------------------------------------
@@ -157,9 +157,9 @@ void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]) {
       map[en_input_id(c, k)] = (uint8_t)en_input_id(c, perm3[code % 6][k]);
 }
 
-ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
-                          uint64_t *fp, uint32_t *code, uint32_t *alt,
-                          int *nalt) {
+base_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
+                            uint64_t *fp, uint32_t *code, uint32_t *alt,
+                            int *nalt) {
   uint8_t used[EN_NCLASSES], map[EN_NINPUT_IDS];
   uint64_t h[EN_MAX_OUTPUTS];
   int n = fp_out_hashes(e, g, NULL, h);
@@ -172,7 +172,7 @@ ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
   for (uint32_t i = 1; i < count; i++) {
     uint32_t c = fp_renaming_code(used, i);
     fp_renaming_map(c, map);
-    ir_status st = fp_eval_graph(e2, g, map, h, &n);
+    base_status st = fp_eval_graph(e2, g, map, h, &n);
     if (st)
       return st;
     uint64_t f = fp_combine(h, n);
@@ -184,14 +184,14 @@ ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
       alt[(*nalt)++] = c;
     }
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status fp_graph(const en_graph *g, uint64_t seed, uint64_t *fp,
-                   uint8_t perm[EN_NINPUT_IDS]) {
+base_status fp_graph(const en_graph *g, uint64_t seed, uint64_t *fp,
+                     uint8_t perm[EN_NINPUT_IDS]) {
   fp_inputs *in = fp_inputs_new(seed);
   fp_eval *e = in ? fp_eval_new(in) : NULL, *e2 = e ? fp_eval_new(in) : NULL;
-  ir_status st = e2 ? IR_OK : IR_ERR_NOMEM;
+  base_status st = e2 ? BASE_OK : BASE_ERR_NOMEM;
   uint64_t h[EN_MAX_OUTPUTS];
   uint32_t code = 0;
   int n;

@@ -35,10 +35,11 @@ uint32_t fp_act(int act, uint64_t key, uint32_t x);
  * of equal shapes, smul, relu, concat, split, transpose, avgpool with
  * count_include_pad=1 (window sum times the inverse of the count), maxpool
  * (largest residue, padding excluded), enlarge, the four constants).
- * Returns IR_OK or IR_ERR_PARAM for another operator. */
-ir_status fp_kernel(ir_opcode op, const ir_attrs *a, const ir_shape *const *ins,
-                    const uint32_t *const *in, int nin, const ir_shape *outs,
-                    uint32_t *const *out, uint64_t key);
+ * Returns BASE_OK or BASE_ERR_PARAM for another operator. */
+base_status fp_kernel(ir_opcode op, const ir_attrs *a,
+                      const ir_shape *const *ins, const uint32_t *const *in,
+                      int nin, const ir_shape *outs, uint32_t *const *out,
+                      uint64_t key);
 
 /* Residues of seeded random inputs: fp_inputs(seed, v) for pool input v
  * (EN_MAX_NUMEL residues at most). The same values for every graph. */
@@ -93,8 +94,9 @@ typedef enum fp_pairs {
  * candidate pairs that filter f (may be NULL) keeps to out (ids
  * "c000001"... in a deterministic order: by src size, src, dst;
  * byte-identical for any thread count), filling st. */
-ir_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
-                        void *fu, ir_ruleset *out, fp_stats *st, ir_diag *d);
+base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
+                          void *fu, ir_ruleset *out, fp_stats *st,
+                          base_diag *d);
 
 /* ---- normal forms ---------------------------------------------------------
  *
@@ -109,8 +111,8 @@ typedef struct fp_nf fp_nf;
 
 /* Builds the table of every value of 0..max_size operators enumerable under
  * c (c->max_ops is ignored), size by size. */
-ir_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
-                      ir_diag *d);
+base_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
+                        base_diag *d);
 void fp_nf_free(fp_nf *t);
 long long fp_nf_count(const fp_nf *t); /* distinct value hashes */
 /* Fewest operators computing the value of hash h, or -1 if not in t. */
@@ -120,8 +122,8 @@ int fp_nf_smallest(const fp_nf *t, uint64_t h);
  * with fewer operators than its sub-DAG in r: the rule follows from smaller
  * ones (*redundant = 1). Sides that cannot be evaluated (inputs that are
  * not pool shapes, other operators) count as normal. */
-ir_status fp_nf_rule_redundant(const fp_nf *t, const ir_rule *r, int *redundant,
-                               ir_diag *d);
+base_status fp_nf_rule_redundant(const fp_nf *t, const ir_rule *r,
+                                 int *redundant, base_diag *d);
 
 /* ---- single graphs (tests, tools) -----------------------------------------
  */
@@ -131,11 +133,11 @@ ir_status fp_nf_rule_redundant(const fp_nf *t, const ir_rule *r, int *redundant,
  * name, so graphs over the same names agree exactly where their values are
  * equal. 0 for a tensor that cannot be evaluated (an operator fp_kernel
  * lacks, more than EN_MAX_NUMEL elements, or an input of such). */
-ir_status fp_value_hashes(const ir_graph *g, uint64_t seed, uint64_t *h);
+base_status fp_value_hashes(const ir_graph *g, uint64_t seed, uint64_t *h);
 
 /* Fingerprint of compact graph g under seed (renaming-invariant), with the
  * renaming that reaches it in perm (input id -> input id; may be NULL). */
-ir_status fp_graph(const en_graph *g, uint64_t seed, uint64_t *fp,
-                   uint8_t perm[EN_NINPUT_IDS]);
+base_status fp_graph(const en_graph *g, uint64_t seed, uint64_t *fp,
+                     uint8_t perm[EN_NINPUT_IDS]);
 
 #endif

@@ -34,12 +34,12 @@ int fp_eval_pair_new(const fp_inputs *in, fp_eval **e, fp_eval **e2);
 void fp_eval_pair_free(fp_eval **e, fp_eval **e2); /* both; sets NULL */
 /* Evaluates node i of g (nodes before i evaluated already), input v
  * reading the values of map[v] (map NULL: v itself). */
-ir_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
-                       const uint8_t *map);
+base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
+                         const uint8_t *map);
 /* Evaluates all of g; hashes of its outputs (in g's output order) into
  * h[EN_MAX_OUTPUTS], their number into *nout. */
-ir_status fp_eval_graph(fp_eval *e, const en_graph *g, const uint8_t *map,
-                        uint64_t *h, int *nout);
+base_status fp_eval_graph(fp_eval *e, const en_graph *g, const uint8_t *map,
+                          uint64_t *h, int *nout);
 /* Hash of a tensor of residues (seeded by its shape). */
 uint64_t fp_tensor_hash(const ir_shape *s, const uint32_t *val);
 /* Hash of value v of the graph evaluated in e (inputs through map). */
@@ -70,9 +70,9 @@ void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]);
  * (if nalt; at most FP_MAX_ALT) later renamings reaching the same value:
  * the value is symmetric under them, which gives a rule when the graph is
  * not. Nodes of g must be evaluated in e (identity) already. */
-ir_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
-                          uint64_t *fp, uint32_t *code, uint32_t *alt,
-                          int *nalt);
+base_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
+                            uint64_t *fp, uint32_t *code, uint32_t *alt,
+                            int *nalt);
 
 /* Whether g's last node (evaluated in e) computes a value that t has with
  * fewer operators than the node's sub-DAG (t NULL: 0). */

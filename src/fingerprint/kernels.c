@@ -254,49 +254,52 @@ static void k_const(ir_opcode op, const ir_shape *s, uint32_t *y) {
   }
 }
 
-ir_status fp_kernel(ir_opcode op, const ir_attrs *a, const ir_shape *const *ins,
-                    const uint32_t *const *in, int nin, const ir_shape *outs,
-                    uint32_t *const *out, uint64_t key) {
+base_status fp_kernel(ir_opcode op, const ir_attrs *a,
+                      const ir_shape *const *ins, const uint32_t *const *in,
+                      int nin, const ir_shape *outs, uint32_t *const *out,
+                      uint64_t key) {
   switch (op) {
   case IR_OP_MATMUL:
     if (ins[0]->rank != 2 || ins[1]->rank != 2 || nin != 2 || a->act)
-      return IR_ERR_PARAM;
+      return BASE_ERR_PARAM;
     k_matmul(ins, in, out[0]);
-    return IR_OK;
+    return BASE_OK;
   case IR_OP_CONV2D:
     if (nin != 2)
-      return IR_ERR_PARAM;
+      return BASE_ERR_PARAM;
     k_conv(a, ins, in, &outs[0], out[0], key);
-    return IR_OK;
+    return BASE_OK;
   case IR_OP_EWADD:
   case IR_OP_EWMUL:
     if (!ir_shape_eq(ins[0], ins[1]))
-      return IR_ERR_PARAM;
+      return BASE_ERR_PARAM;
     /* fall through */
   case IR_OP_SMUL:
   case IR_OP_RELU:
     k_ew(op, ir_shape_numel(&outs[0]), in, out[0], key);
-    return IR_OK;
+    return BASE_OK;
   case IR_OP_CONCAT:
     k_concat(a->axis, ins, in, nin, &outs[0], out[0]);
-    return IR_OK;
+    return BASE_OK;
   case IR_OP_SPLIT:
     k_split(a->axis, ins[0], in[0], outs, a->nlist, out);
-    return IR_OK;
+    return BASE_OK;
   case IR_OP_TRANSPOSE:
     if (ins[0]->rank != 2)
-      return IR_ERR_PARAM;
+      return BASE_ERR_PARAM;
     k_transpose(ins[0], in[0], out[0]);
-    return IR_OK;
+    return BASE_OK;
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:
     k_pool(a, op == IR_OP_MAXPOOL, ins[0], &outs[0], in[0], out[0]);
-    return IR_OK;
-  case IR_OP_ENLARGE: k_enlarge(ins[0], &outs[0], in[0], out[0]); return IR_OK;
+    return BASE_OK;
+  case IR_OP_ENLARGE:
+    k_enlarge(ins[0], &outs[0], in[0], out[0]);
+    return BASE_OK;
   case IR_OP_CONST_ICONV:
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
-  case IR_OP_CONST_POOL: k_const(op, &outs[0], out[0]); return IR_OK;
-  default: return IR_ERR_PARAM;
+  case IR_OP_CONST_POOL: k_const(op, &outs[0], out[0]); return BASE_OK;
+  default: return BASE_ERR_PARAM;
   }
 }

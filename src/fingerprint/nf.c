@@ -172,7 +172,7 @@ static int arrangements(int used, int copies, uint8_t out[6][3]) {
 
 /* Hashes of the last node's values under every injective renaming of the
  * copies g reads, into s->found. */
-static ir_status nf_record(nf_branch *s, const en_graph *g) {
+static base_status nf_record(nf_branch *s, const en_graph *g) {
   uint8_t used[EN_NCLASSES], arr[EN_NCLASSES][6][3], map[EN_NINPUT_IDS];
   int narr[EN_NCLASSES], idx[EN_NCLASSES] = {0};
   en_graph_used(g, used);
@@ -185,39 +185,39 @@ static ir_status nf_record(nf_branch *s, const en_graph *g) {
       for (int k = 0; k < used[c]; k++)
         map[en_input_id(c, k)] = (uint8_t)en_input_id(c, arr[c][idx[c]][k]);
     for (int i = 0; i < g->nops; i++) {
-      ir_status st = fp_eval_node(s->e2, g, i, map);
+      base_status st = fp_eval_node(s->e2, g, i, map);
       if (st)
         return st;
     }
     int k = g->nops - 1;
     for (int sl = 0; sl < en_gop_nout(g->n[k].gop); sl++)
       if (hvec_push(&s->found, fp_value_hash(s->e2, EN_VNODE(k, sl), map)))
-        return IR_ERR_NOMEM;
+        return BASE_ERR_NOMEM;
     int c = 0; /* next renaming: mixed-radix odometer */
     while (c < EN_NCLASSES && ++idx[c] == narr[c])
       idx[c++] = 0;
     if (c == EN_NCLASSES)
-      return IR_OK;
+      return BASE_OK;
   }
 }
 
 /* Evaluates the last node; at the level's depth records the values of a
  * normal last node whose sub-DAG is the whole graph. */
-static ir_status nf_visit(void *state, const en_graph *g,
-                          const ir_shape (*shapes)[2], int is_graph) {
+static base_status nf_visit(void *state, const en_graph *g,
+                            const ir_shape (*shapes)[2], int is_graph) {
   nf_branch *s = state;
   (void)shapes, (void)is_graph;
   s->stop = 0;
   if (!g->nops)
-    return IR_OK;
-  ir_status st = fp_eval_node(s->e, g, g->nops - 1, NULL);
+    return BASE_OK;
+  base_status st = fp_eval_node(s->e, g, g->nops - 1, NULL);
   if (st)
     return st;
   s->stop = fp_nf_last_non_normal(s->run->t, s->e, g);
   uint32_t all = (1u << g->nops) - 1;
   if (s->stop || g->nops != s->run->level ||
       en_value_cone(g, EN_VNODE(g->nops - 1, 0)) != all)
-    return IR_OK;
+    return BASE_OK;
   return nf_record(s, g);
 }
 
@@ -227,26 +227,26 @@ static int nf_stop(void *state, const en_graph *g) {
 }
 
 /* Size 0: every pool input. */
-static ir_status nf_inputs(fp_nf *t, const fp_inputs *in) {
+static base_status nf_inputs(fp_nf *t, const fp_inputs *in) {
   if (nf_grow(t, EN_NINPUT_IDS))
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   for (int c = 0; c < EN_NCLASSES; c++)
     for (int k = 0; k < en_class_of(c)->copies; k++)
       nf_put(t,
              fp_tensor_hash(&en_class_of(c)->shape, in->v[en_input_id(c, k)]),
              0);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Adds the values of `level` operators (t complete below level). */
-static ir_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
-                          int level, ir_diag *d) {
+static base_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
+                            int level, base_diag *d) {
   en_config lc = *c;
   lc.max_ops = level;
   lc.progress = NULL;
   int nb = en_branch_count(&lc);
   nf_run r = {t, in, level, calloc((size_t)nb, sizeof(nf_branch *))};
-  ir_status st = r.br ? IR_OK : IR_ERR_NOMEM;
+  base_status st = r.br ? BASE_OK : BASE_ERR_NOMEM;
   if (!st) {
     en_visitor v = {nf_begin, nf_visit, nf_end, &r, nf_stop};
     st = en_enumerate(&lc, &v, d);
@@ -255,7 +255,7 @@ static ir_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
   for (int b = 0; r.br && b < nb; b++)
     n += r.br[b] ? r.br[b]->found.n : 0;
   if (!st && nf_grow(t, n))
-    st = IR_ERR_NOMEM;
+    st = BASE_ERR_NOMEM;
   for (int b = 0; r.br && b < nb; b++) {
     if (!r.br[b])
       continue;
@@ -268,17 +268,17 @@ static ir_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
   return st;
 }
 
-ir_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
-                      ir_diag *d) {
+base_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
+                        base_diag *d) {
   fp_nf *t = calloc(1, sizeof *t);
   fp_inputs *in = fp_inputs_new(FP_SEED1);
-  ir_status st = t && in ? nf_inputs(t, in) : IR_ERR_NOMEM;
+  base_status st = t && in ? nf_inputs(t, in) : BASE_ERR_NOMEM;
   for (int level = 1; level <= max_size && !st; level++)
     st = nf_level(t, c, in, level, d);
   fp_inputs_free(in);
   if (st) {
-    if (st == IR_ERR_NOMEM)
-      ir_diag_set(d, st, 0, 0, "out of memory");
+    if (st == BASE_ERR_NOMEM)
+      base_diag_set(d, st, 0, 0, "out of memory");
     fp_nf_free(t);
     t = NULL;
   }
@@ -336,13 +336,13 @@ static int side_redundant(const fp_nf *t, const fp_inputs *in,
   return 0;
 }
 
-static ir_status graph_redundant(const fp_nf *t, const fp_inputs *in,
-                                 const ir_graph *g, int *red) {
+static base_status graph_redundant(const fp_nf *t, const fp_inputs *in,
+                                   const ir_graph *g, int *red) {
   size_t n = (size_t)g->ntensors + 1;
   uint32_t **val = calloc(n, sizeof *val);
   uint64_t *cone = calloc(n, sizeof *cone);
   uint8_t *flags = calloc(n, 1);
-  ir_status st = val && cone && flags ? IR_OK : IR_ERR_NOMEM;
+  base_status st = val && cone && flags ? BASE_OK : BASE_ERR_NOMEM;
   if (!st && g->nnodes <= 64)
     *red = side_redundant(t, in, g, val, cone, flags);
   for (int i = 0; val && i < g->ntensors; i++)
@@ -354,16 +354,16 @@ static ir_status graph_redundant(const fp_nf *t, const fp_inputs *in,
   return st;
 }
 
-ir_status fp_nf_rule_redundant(const fp_nf *t, const ir_rule *r, int *redundant,
-                               ir_diag *d) {
+base_status fp_nf_rule_redundant(const fp_nf *t, const ir_rule *r,
+                                 int *redundant, base_diag *d) {
   fp_inputs *in = fp_inputs_new(FP_SEED1);
   int a = 0, b = 0;
-  ir_status st = in ? graph_redundant(t, in, r->src, &a) : IR_ERR_NOMEM;
+  base_status st = in ? graph_redundant(t, in, r->src, &a) : BASE_ERR_NOMEM;
   if (!st)
     st = graph_redundant(t, in, r->dst, &b);
   fp_inputs_free(in);
   *redundant = a || b;
   if (st)
-    return ir_diag_set(d, st, 0, 0, "out of memory");
-  return IR_OK;
+    return base_diag_set(d, st, 0, 0, "out of memory");
+  return BASE_OK;
 }

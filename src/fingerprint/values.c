@@ -44,11 +44,11 @@ static uint32_t *leaf_values(const ir_tensor *t, uint64_t seed) {
   return v;
 }
 
-ir_status fp_value_hashes(const ir_graph *g, uint64_t seed, uint64_t *h) {
+base_status fp_value_hashes(const ir_graph *g, uint64_t seed, uint64_t *h) {
   size_t n = (size_t)g->ntensors + 1;
   uint32_t **val = calloc(n, sizeof *val);
   if (!val)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   for (int i = 0; i < g->ntensors; i++)
     if (g->tensors[i].kind != IR_T_VALUE)
       val[i] = leaf_values(&g->tensors[i], seed);
@@ -60,5 +60,5 @@ ir_status fp_value_hashes(const ir_graph *g, uint64_t seed, uint64_t *h) {
     free(val[i]);
   }
   free(val);
-  return IR_OK;
+  return BASE_OK;
 }

@@ -77,16 +77,16 @@ int ir_name_ok(const char *s, size_t len) {
 /* ---- building ----------------------------------------------------------- */
 
 ir_graph *ir_graph_new(const char *name) {
-  ir_arena *a = ir_arena_new();
-  ir_graph *g = a ? ir_arena_alloc(a, sizeof *g) : NULL;
+  base_arena *a = base_arena_new();
+  ir_graph *g = a ? base_arena_alloc(a, sizeof *g) : NULL;
   if (!g) {
-    ir_arena_free(a);
+    base_arena_free(a);
     return NULL;
   }
   g->arena = a;
-  g->name = ir_arena_strndup(a, name ? name : "", name ? strlen(name) : 0);
+  g->name = base_arena_strndup(a, name ? name : "", name ? strlen(name) : 0);
   if (!g->name) {
-    ir_arena_free(a);
+    base_arena_free(a);
     return NULL;
   }
   return g;
@@ -94,15 +94,16 @@ ir_graph *ir_graph_new(const char *name) {
 
 void ir_graph_free(ir_graph *g) {
   if (g)
-    ir_arena_free(g->arena);
+    base_arena_free(g->arena);
 }
 
 /* Makes room for one more element in an arena-backed array. */
-static int grow(ir_arena *a, void **arr, int32_t n, int32_t *cap, size_t elem) {
+static int grow(base_arena *a, void **arr, int32_t n, int32_t *cap,
+                size_t elem) {
   if (n < *cap)
     return 0;
   int32_t ncap = *cap ? *cap * 2 : 4; /* rule sides are small */
-  void *p = ir_arena_alloc(a, elem * (size_t)ncap);
+  void *p = base_arena_alloc(a, elem * (size_t)ncap);
   if (!p)
     return -1;
   if (n)
@@ -145,7 +146,7 @@ static int index_rebuild(ir_graph *g) {
   int32_t cap = 16;
   while (cap <= 2 * (g->ntensors + 1))
     cap *= 2;
-  int32_t *names = ir_arena_alloc(g->arena, sizeof(int32_t) * (size_t)cap);
+  int32_t *names = base_arena_alloc(g->arena, sizeof(int32_t) * (size_t)cap);
   if (!names)
     return -1;
   g->names = names;
@@ -157,29 +158,29 @@ static int index_rebuild(ir_graph *g) {
 
 /* Appends a tensor; name must be unique (checked) and valid. */
 static int new_tensor(ir_graph *g, const char *name, ir_tkind kind,
-                      const ir_shape *s, ir_diag *d) {
+                      const ir_shape *s, base_diag *d) {
   if (!ir_name_ok(name, strlen(name)))
-    return ir_diag_set(d, IR_ERR_SYNTAX, 0, 0, "'%s' is not a valid name",
-                       name),
+    return base_diag_set(d, BASE_ERR_SYNTAX, 0, 0, "'%s' is not a valid name",
+                         name),
            -1;
   int prev = ir_find_tensor(g, name);
   if (prev >= 0) {
     if (g->tensors[prev].line > 0)
-      ir_diag_set(d, IR_ERR_DUPLICATE, 0, 0,
-                  "duplicate name '%s' (first defined at line %d)", name,
-                  g->tensors[prev].line);
+      base_diag_set(d, BASE_ERR_DUPLICATE, 0, 0,
+                    "duplicate name '%s' (first defined at line %d)", name,
+                    g->tensors[prev].line);
     else
-      ir_diag_set(d, IR_ERR_DUPLICATE, 0, 0, "duplicate name '%s'", name);
+      base_diag_set(d, BASE_ERR_DUPLICATE, 0, 0, "duplicate name '%s'", name);
     return -1;
   }
   if (grow(g->arena, (void **)&g->tensors, g->ntensors, &g->captensors,
            sizeof(ir_tensor)))
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory"), -1;
   ir_tensor *t = &g->tensors[g->ntensors];
   memset(t, 0, sizeof *t);
-  t->name = ir_arena_strndup(g->arena, name, strlen(name));
+  t->name = base_arena_strndup(g->arena, name, strlen(name));
   if (!t->name)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory"), -1;
   t->kind = kind;
   t->shape = *s;
   t->node = -1;
@@ -187,24 +188,25 @@ static int new_tensor(ir_graph *g, const char *name, ir_tkind kind,
   if (2 * (g->ntensors + 1) >= g->capnames
           ? index_rebuild(g)
           : (index_insert(g, g->ntensors - 1), 0))
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory"), -1;
   return g->ntensors - 1;
 }
 
 int ir_add_tensor(ir_graph *g, const char *name, ir_tkind kind,
-                  const ir_shape *s, ir_diag *d) {
+                  const ir_shape *s, base_diag *d) {
   if (kind == IR_T_VALUE || s->rank < 0 || s->rank > IR_MAX_RANK)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad tensor declaration"), -1;
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "bad tensor declaration"),
+           -1;
   for (int i = 0; i < s->rank; i++)
     if (s->dim[i] < 1)
-      return ir_diag_set(d, IR_ERR_SHAPE, 0, 0,
-                         "dimensions must be positive, got %lld in '%s'",
-                         (long long)s->dim[i], name),
+      return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
+                           "dimensions must be positive, got %lld in '%s'",
+                           (long long)s->dim[i], name),
              -1;
   if (ir_shape_numel(s) > IR_MAX_NUMEL)
-    return ir_diag_set(d, IR_ERR_SHAPE, 0, 0,
-                       "'%s' would have more than %lld elements", name,
-                       (long long)IR_MAX_NUMEL),
+    return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
+                         "'%s' would have more than %lld elements", name,
+                         (long long)IR_MAX_NUMEL),
            -1;
   return new_tensor(g, name, kind, s, d);
 }
@@ -218,15 +220,15 @@ static void auto_name(const ir_graph *g, char *buf, size_t n) {
 }
 
 int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
-                const ir_attrs *a, const char *const *outnames, ir_diag *d) {
+                const ir_attrs *a, const char *const *outnames, base_diag *d) {
   const ir_shape *ins[IR_MAX_IN];
   ir_shape outs[IR_MAX_LIST];
   if ((unsigned)op >= IR_NOPS || nin < 0 || nin > IR_MAX_IN)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad node"), -1;
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "bad node"), -1;
   for (int i = 0; i < nin; i++) {
     if (in[i] < 0 || in[i] >= g->ntensors)
-      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad tensor index %d",
-                         in[i]),
+      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "bad tensor index %d",
+                           in[i]),
              -1;
     ins[i] = &g->tensors[in[i]].shape;
   }
@@ -237,16 +239,16 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
   int32_t ntensors0 = g->ntensors;
   if (grow(g->arena, (void **)&g->nodes, g->nnodes, &g->capnodes,
            sizeof(ir_node)))
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory"), -1;
   ir_node *n = &g->nodes[g->nnodes];
   memset(n, 0, sizeof *n);
   n->op = op;
   n->a = attrs;
   n->nin = nin;
   n->nout = nout;
-  n->in = ir_arena_alloc(g->arena, sizeof(int32_t) * (size_t)(nin + nout));
+  n->in = base_arena_alloc(g->arena, sizeof(int32_t) * (size_t)(nin + nout));
   if (!n->in)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory"), -1;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory"), -1;
   n->out = n->in + nin;
   memcpy(n->in, in, sizeof(int32_t) * (size_t)nin);
   for (int i = 0; i < nout; i++) {
@@ -258,7 +260,7 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
     if (t < 0) {
       g->ntensors = ntensors0; /* undo: the node is not added either */
       if (index_rebuild(g))
-        ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+        base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       return -1;
     }
     g->tensors[t].node = g->nnodes;
@@ -268,65 +270,66 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
   return g->nnodes++;
 }
 
-ir_status ir_add_output(ir_graph *g, int32_t t, ir_diag *d) {
+base_status ir_add_output(ir_graph *g, int32_t t, base_diag *d) {
   if (t < 0 || t >= g->ntensors)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad output tensor %d", t);
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "bad output tensor %d", t);
   if (grow(g->arena, (void **)&g->outputs, g->noutputs, &g->capoutputs,
            sizeof(int32_t)))
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   g->outputs[g->noutputs++] = t;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- invariants --------------------------------------------------------- */
 
-static ir_status check_node(const ir_graph *g, int i, ir_diag *d) {
+static base_status check_node(const ir_graph *g, int i, base_diag *d) {
   const ir_node *n = &g->nodes[i];
   const ir_shape *ins[IR_MAX_IN];
   ir_shape outs[IR_MAX_LIST];
   if (n->nin > IR_MAX_IN || n->nout > IR_MAX_LIST)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "node %d: too many edges", i);
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "node %d: too many edges",
+                         i);
   for (int k = 0; k < n->nin; k++) {
     int t = n->in[k];
     if (t < 0 || t >= g->ntensors ||
         (g->tensors[t].kind == IR_T_VALUE && g->tensors[t].node >= i))
-      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                         "node %d (%s): input %d is not defined before it", i,
-                         ir_op(n->op)->name, k);
+      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                           "node %d (%s): input %d is not defined before it", i,
+                           ir_op(n->op)->name, k);
     ins[k] = &g->tensors[t].shape;
   }
   ir_attrs a = n->a;
-  ir_status st = ir_infer(n->op, &a, ins, n->nin, outs, d);
+  base_status st = ir_infer(n->op, &a, ins, n->nin, outs, d);
   if (st)
     return st;
   if (n->nout != ir_op_nout(n->op, &a) || memcmp(&a, &n->a, sizeof a))
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                       "node %d (%s): parameters are not normalised", i,
-                       ir_op(n->op)->name);
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "node %d (%s): parameters are not normalised", i,
+                         ir_op(n->op)->name);
   for (int k = 0; k < n->nout; k++) {
     const ir_tensor *t = &g->tensors[n->out[k]];
     if (t->node != i || t->slot != k || !ir_shape_eq(&t->shape, &outs[k]))
-      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                         "node %d (%s): output %d is inconsistent", i,
-                         ir_op(n->op)->name, k);
+      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                           "node %d (%s): output %d is inconsistent", i,
+                           ir_op(n->op)->name, k);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_graph_validate(const ir_graph *g, ir_diag *d) {
+base_status ir_graph_validate(const ir_graph *g, base_diag *d) {
   if (g->noutputs < 1)
-    return ir_diag_set(d, IR_ERR_NO_OUTPUT, 0, 0, "graph has no output");
+    return base_diag_set(d, BASE_ERR_NO_OUTPUT, 0, 0, "graph has no output");
   for (int i = 0; i < g->nnodes; i++) {
-    ir_status st = check_node(g, i, d);
+    base_status st = check_node(g, i, d);
     if (st)
       return st;
   }
   for (int i = 0; i < g->ntensors; i++) /* names unique, index current */
     if (ir_find_tensor(g, g->tensors[i].name) != i)
-      return ir_diag_set(d, IR_ERR_DUPLICATE, 0, 0,
-                         "duplicate or unindexed name '%s'",
-                         g->tensors[i].name);
-  return IR_OK;
+      return base_diag_set(d, BASE_ERR_DUPLICATE, 0, 0,
+                           "duplicate or unindexed name '%s'",
+                           g->tensors[i].name);
+  return BASE_OK;
 }
 
 /* ---- clone, counts, hash ------------------------------------------------- */
@@ -335,12 +338,12 @@ ir_graph *ir_graph_clone(const ir_graph *g) {
   ir_graph *c = ir_graph_new(g->name);
   if (!c)
     return NULL;
-  ir_arena *a = c->arena;
+  base_arena *a = c->arena;
   size_t tb = sizeof(ir_tensor) * (size_t)g->ntensors;
   size_t nb = sizeof(ir_node) * (size_t)g->nnodes;
-  c->tensors = ir_arena_alloc(a, tb + 1);
-  c->nodes = ir_arena_alloc(a, nb + 1);
-  c->outputs = ir_arena_alloc(a, sizeof(int32_t) * (size_t)g->noutputs + 1);
+  c->tensors = base_arena_alloc(a, tb + 1);
+  c->nodes = base_arena_alloc(a, nb + 1);
+  c->outputs = base_arena_alloc(a, sizeof(int32_t) * (size_t)g->noutputs + 1);
   if (!c->tensors || !c->nodes || !c->outputs)
     goto oom;
   memcpy(c->tensors, g->tensors, tb);
@@ -351,12 +354,12 @@ ir_graph *ir_graph_clone(const ir_graph *g) {
   c->noutputs = c->capoutputs = g->noutputs;
   for (int i = 0; i < c->ntensors; i++) {
     ir_tensor *t = &c->tensors[i];
-    t->name = ir_arena_strndup(a, t->name, strlen(t->name));
+    t->name = base_arena_strndup(a, t->name, strlen(t->name));
     if (!t->name)
       goto oom;
     if (t->data) {
       size_t bytes = sizeof(float) * (size_t)ir_shape_numel(&t->shape);
-      float *p = ir_arena_alloc(a, bytes);
+      float *p = base_arena_alloc(a, bytes);
       if (!p)
         goto oom;
       memcpy(p, t->data, bytes);
@@ -366,7 +369,7 @@ ir_graph *ir_graph_clone(const ir_graph *g) {
   for (int i = 0; i < c->nnodes; i++) {
     ir_node *n = &c->nodes[i];
     int32_t *e =
-        ir_arena_alloc(a, sizeof(int32_t) * (size_t)(n->nin + n->nout));
+        base_arena_alloc(a, sizeof(int32_t) * (size_t)(n->nin + n->nout));
     if (!e)
       goto oom;
     memcpy(e, n->in, sizeof(int32_t) * (size_t)n->nin);

@@ -13,7 +13,7 @@
  *   - every tensor has its inferred shape; every node passed its shape rule;
  *   - tensor names are unique; there is at least one output.
  * Library functions never exit or print: they return a status and fill an
- * ir_diag that the caller prints.
+ * base_diag that the caller prints.
  */
 #ifndef SUPEROPT_IR_H
 #define SUPEROPT_IR_H
@@ -22,58 +22,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../base/base.h"
+
 #define IR_MAX_RANK 5     /* tensors have rank 0..IR_MAX_RANK */
 #define IR_MAX_LIST 16    /* longest list parameter (perm, sizes, shape, ...) */
 #define IR_MAX_PARAMS 8   /* most parameters of one operator */
 #define IR_MAX_FIXED_IN 8 /* most named inputs of one operator */
 #define IR_MAX_IN 64      /* most inputs of one node (variadic concat) */
 #define IR_MAX_NUMEL ((int64_t)1 << 36) /* most elements of one tensor */
-
-/* ---- arena ------------------------------------------------------------- */
-
-typedef struct ir_arena ir_arena;
-ir_arena *ir_arena_new(void);
-void *ir_arena_alloc(ir_arena *a,
-                     size_t n); /* zeroed, 16-aligned; NULL on OOM */
-char *ir_arena_strndup(ir_arena *a, const char *s, size_t n);
-void ir_arena_free(ir_arena *a); /* frees everything allocated from a */
-
-/* ---- diagnostics ------------------------------------------------------- */
-
-typedef enum ir_status {
-  IR_OK = 0,
-  IR_ERR_SYNTAX,        /* malformed text */
-  IR_ERR_UNKNOWN_OP,    /* no such operator */
-  IR_ERR_UNKNOWN_PARAM, /* operator has no such parameter */
-  IR_ERR_PARAM,         /* missing or invalid parameter value */
-  IR_ERR_ARITY,         /* wrong number of inputs */
-  IR_ERR_SHAPE,     /* shape rule rejected the inputs / annotation differs */
-  IR_ERR_UNDEFINED, /* name used but never defined */
-  IR_ERR_DUPLICATE, /* name defined twice */
-  IR_ERR_CYCLE,     /* dependency cycle */
-  IR_ERR_NO_OUTPUT, /* graph declares no output */
-  IR_ERR_IO,        /* cannot read / write a file */
-  IR_ERR_NOMEM,     /* out of memory */
-  IR_ERR_INTERNAL   /* a bug: an invariant does not hold */
-} ir_status;
-
-/* An error with its position in the user's input (line/col 1-based; 0 when
- * there is no position). src holds the offending source line, if known. */
-typedef struct ir_diag {
-  ir_status code;
-  char file[256];
-  int line, col;
-  char msg[512];
-  char src[256];
-} ir_diag;
-
-/* Sets d (if non-NULL) and returns code. */
-ir_status ir_diag_set(ir_diag *d, ir_status code, int line, int col,
-                      const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-/* Prints "file:line:col: error: msg", the source line and a caret. */
-void ir_diag_print(const ir_diag *d, FILE *f);
-const char *ir_status_name(ir_status s);
 
 /* ---- shapes ------------------------------------------------------------ */
 
@@ -205,7 +161,7 @@ typedef struct ir_node {
 } ir_node;
 
 typedef struct ir_graph {
-  ir_arena *arena;
+  base_arena *arena;
   const char *name;
   ir_tensor *tensors;
   int32_t ntensors, captensors;
@@ -225,13 +181,13 @@ ir_graph *ir_graph_clone(const ir_graph *g);
 /* Adds a graph input or weight; returns its tensor index, or -1 with d set
  * (duplicate name, bad shape). */
 int ir_add_tensor(ir_graph *g, const char *name, ir_tkind kind,
-                  const ir_shape *s, ir_diag *d);
+                  const ir_shape *s, base_diag *d);
 /* Adds a node whose inputs already exist, runs its shape rule and creates
  * its output tensors (named outnames[i], or "t<N>" when outnames is NULL).
  * Returns the node index, or -1 with d set and g unchanged. */
 int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
-                const ir_attrs *a, const char *const *outnames, ir_diag *d);
-ir_status ir_add_output(ir_graph *g, int32_t tensor, ir_diag *d);
+                const ir_attrs *a, const char *const *outnames, base_diag *d);
+base_status ir_add_output(ir_graph *g, int32_t tensor, base_diag *d);
 /* Tensor index by name, or -1. */
 int ir_find_tensor(const ir_graph *g, const char *name);
 
@@ -239,11 +195,11 @@ int ir_find_tensor(const ir_graph *g, const char *name);
  * (nout = ir_op_nout). May normalise a (negative axes, resolved pads and
  * reshape -1). Checks arity and required structure; on failure fills d with
  * a message naming the offending shapes (no position). */
-ir_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
-                   int nin, ir_shape *out, ir_diag *d);
+base_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
+                     int nin, ir_shape *out, base_diag *d);
 
 /* Checks the invariants stated at the top of this file. */
-ir_status ir_graph_validate(const ir_graph *g, ir_diag *d);
+base_status ir_graph_validate(const ir_graph *g, base_diag *d);
 
 /* Stable structural hash: independent of tensor names and of the process;
  * depends on operators, parameters, shapes, the wiring, the order of inputs
@@ -253,10 +209,10 @@ uint64_t ir_graph_hash(const ir_graph *g);
 /* A copy of g whose batch dimension (dim 0 of every input) is `batch`:
  * inputs get dim 0 = batch, reshape targets whose dim 0 is the old batch
  * and slices that keep the whole batch follow, and every shape is inferred
- * again (rebatch.c). Fails (IR_ERR_SHAPE, message naming the node, its
+ * again (rebatch.c). Fails (BASE_ERR_SHAPE, message naming the node, its
  * line) when the graph does not follow its batch dimension. */
-ir_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
-                     ir_diag *d);
+base_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
+                       base_diag *d);
 
 /* mask[i] = 1 for every node i that computes from weights and constants
  * only (no graph input upstream): weight preprocessing (folded batch
@@ -272,33 +228,13 @@ void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]);
 /* Parses text (len bytes; need not be NUL-terminated). file names the source
  * in messages. Returns a valid graph, or NULL with d set: never a partial
  * graph. */
-ir_graph *ir_parse(const char *text, size_t len, const char *file, ir_diag *d);
-ir_graph *ir_parse_file(const char *path, ir_diag *d);
+ir_graph *ir_parse(const char *text, size_t len, const char *file,
+                   base_diag *d);
+ir_graph *ir_parse_file(const char *path, base_diag *d);
 /* Prints g in canonical form; returns a malloc'd string (NULL on OOM). */
 char *ir_print(const ir_graph *g);
 /* Writes ir_print(g) to path atomically (temp file + rename). */
-ir_status ir_write_file(const ir_graph *g, const char *path, ir_diag *d);
-
-/* ---- small shared helpers ---------------------------------------------- */
-
-/* A growable text buffer: s is NUL-terminated (or NULL while empty); oom
- * set on allocation failure, after which appends do nothing. Zero-init it;
- * free(b.s) when done. */
-typedef struct ir_buf {
-  char *s;
-  size_t len, cap;
-  int oom;
-} ir_buf;
-void ir_buf_put(ir_buf *b, const char *s, size_t n);
-void ir_buf_puts(ir_buf *b, const char *s);
-void ir_buf_printf(ir_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Reads a whole file; malloc'd, NUL-terminated, *len set. NULL + d on error. */
-char *ir_read_file(const char *path, size_t *len, ir_diag *d);
-/* Writes len bytes to path atomically. */
-ir_status ir_write_atomic(const char *path, const char *data, size_t len,
-                          ir_diag *d);
+base_status ir_write_file(const ir_graph *g, const char *path, base_diag *d);
 
 /* ---- rules: pairs of equivalent graphs (docs/rules-format.md) ----------- */
 
@@ -334,23 +270,23 @@ void ir_rule_clear(ir_rule *r);
 /* Appends a rule taking ownership of src and dst (freed on failure too);
  * checks the invariants above. Returns the rule, or NULL with d set. */
 ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
-                        ir_graph *dst, ir_diag *d);
+                        ir_graph *dst, base_diag *d);
 /* Records the axioms a proof used (copies the strings). */
-ir_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n);
-ir_status ir_rule_set_note(ir_rule *r, const char *note); /* NULL clears */
+base_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n);
+base_status ir_rule_set_note(ir_rule *r, const char *note); /* NULL clears */
 /* Checks a rule's invariants (see ir_rule). */
-ir_status ir_rule_validate(const ir_rule *r, ir_diag *d);
+base_status ir_rule_validate(const ir_rule *r, base_diag *d);
 const char *ir_rule_status_name(ir_rule_status s);
 
 /* Parses a rule file; on failure rs is left empty and d holds
  * file:line:col of the first error. */
-ir_status ir_rules_parse(const char *text, size_t len, const char *file,
-                         ir_ruleset *rs, ir_diag *d);
-ir_status ir_rules_read_file(const char *path, ir_ruleset *rs, ir_diag *d);
+base_status ir_rules_parse(const char *text, size_t len, const char *file,
+                           ir_ruleset *rs, base_diag *d);
+base_status ir_rules_read_file(const char *path, ir_ruleset *rs, base_diag *d);
 /* Prints a rule set (header comment lines first, each starting "# ", may be
  * NULL); malloc'd string. Stable: the same set prints byte-identically. */
 char *ir_rules_print(const ir_ruleset *rs, const char *header);
-ir_status ir_rules_write_file(const ir_ruleset *rs, const char *header,
-                              const char *path, ir_diag *d);
+base_status ir_rules_write_file(const ir_ruleset *rs, const char *header,
+                                const char *path, base_diag *d);
 
 #endif

@@ -11,13 +11,13 @@ int ir_param_parse(ir_param_id p, const char *s, size_t len, ir_attrs *a,
 
 /* One shape rule per operator, defined in shape.c. */
 #define OP(ID, name, inputs, params)                                           \
-  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin,   \
-                            ir_shape *out, ir_diag *d);
+  base_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin, \
+                              ir_shape *out, base_diag *d);
 #include "ops.def"
 #undef OP
 
 /* Checks an operator's input count; the message lists its inputs. */
-ir_status ir_check_arity(const ir_opinfo *r, int nin, ir_diag *d);
+base_status ir_check_arity(const ir_opinfo *r, int nin, base_diag *d);
 
 /* Whether name is a valid tensor name (NAME in docs/graph-format.md). */
 int ir_name_ok(const char *s, size_t len);

@@ -50,8 +50,8 @@ typedef struct def {
 typedef struct parser {
   const char *file;
   const char *text, *end;
-  ir_diag *d;
-  ir_arena *arena; /* scratch, freed after parsing */
+  base_diag *d;
+  base_arena *arena; /* scratch, freed after parsing */
   stmt *st;
   int nst, capst, nlines;
   def *defs; /* open addressing, capdefs a power of two */
@@ -65,7 +65,7 @@ typedef struct parser {
 /* ---- errors ----------------------------------------------------------------
  */
 
-static void copy_src(ir_diag *d, const char *s, int len) {
+static void copy_src(base_diag *d, const char *s, int len) {
   if (len > (int)sizeof d->src - 1)
     len = (int)sizeof d->src - 1;
   for (int i = 0; i < len; i++)
@@ -74,8 +74,8 @@ static void copy_src(ir_diag *d, const char *s, int len) {
 }
 
 /* Positions an error at line/col with src line (s,len). */
-static ir_status at(parser *P, int line, const char *s, int len, int col) {
-  ir_diag *d = P->d;
+static base_status at(parser *P, int line, const char *s, int len, int col) {
+  base_diag *d = P->d;
   snprintf(d->file, sizeof d->file, "%s", P->file);
   d->line = line;
   d->col = col;
@@ -83,13 +83,13 @@ static ir_status at(parser *P, int line, const char *s, int len, int col) {
   return d->code;
 }
 
-static ir_status perr(parser *P, ir_status code, const char *pos,
-                      const char *fmt, ...)
+static base_status perr(parser *P, base_status code, const char *pos,
+                        const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* An error at pos on the current line. */
-static ir_status perr(parser *P, ir_status code, const char *pos,
-                      const char *fmt, ...) {
+static base_status perr(parser *P, base_status code, const char *pos,
+                        const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(P->d->msg, sizeof P->d->msg, fmt, ap);
@@ -100,7 +100,7 @@ static ir_status perr(parser *P, ir_status code, const char *pos,
 }
 
 /* Moves an existing diag (from a shape rule) to a statement's position. */
-static ir_status stmt_err(parser *P, const stmt *s, int col) {
+static base_status stmt_err(parser *P, const stmt *s, int col) {
   return at(P, s->line, s->text.s, s->text.len, col);
 }
 
@@ -128,9 +128,9 @@ static const char *describe(parser *P, char *buf, size_t n) {
   return buf;
 }
 
-static ir_status expected(parser *P, const char *what) {
+static base_status expected(parser *P, const char *what) {
   char buf[32];
-  return perr(P, IR_ERR_SYNTAX, P->p, "expected %s, found %s", what,
+  return perr(P, BASE_ERR_SYNTAX, P->p, "expected %s, found %s", what,
               describe(P, buf, sizeof buf));
 }
 
@@ -141,18 +141,18 @@ static int accept(parser *P, int c) {
   return 1;
 }
 
-static ir_status expect(parser *P, int c, const char *what) {
-  return accept(P, c) ? IR_OK : expected(P, what);
+static base_status expect(parser *P, int c, const char *what) {
+  return accept(P, c) ? BASE_OK : expected(P, what);
 }
 
-static ir_status name(parser *P, span *out, const char *what) {
+static base_status name(parser *P, span *out, const char *what) {
   if (peek(P) < 0 || !ir_name_start((unsigned char)*P->p))
     return expected(P, what);
   const char *s = P->p;
   while (P->p < P->line_end && ir_name_char((unsigned char)*P->p))
     P->p++;
   *out = (span){s, (int)(P->p - s), (int)(s - P->line_start) + 1};
-  return IR_OK;
+  return BASE_OK;
 }
 
 static int span_is(const span *s, const char *w) {
@@ -160,8 +160,8 @@ static int span_is(const span *s, const char *w) {
 }
 
 /* shape := '[' [INT {',' INT}] ']' */
-static ir_status shape(parser *P, ir_shape *out) {
-  ir_status st = expect(P, '[', "'[' starting a shape");
+static base_status shape(parser *P, ir_shape *out) {
+  base_status st = expect(P, '[', "'[' starting a shape");
   memset(out, 0, sizeof *out);
   if (st || accept(P, ']'))
     return st;
@@ -174,21 +174,21 @@ static ir_status shape(parser *P, ir_shape *out) {
     if (P->p == s)
       return expected(P, "a dimension (positive integer)");
     if (v < 1 || v > INT32_MAX)
-      return perr(P, IR_ERR_SHAPE, s, "dimension must be between 1 and %d",
+      return perr(P, BASE_ERR_SHAPE, s, "dimension must be between 1 and %d",
                   INT32_MAX);
     if (out->rank == IR_MAX_RANK)
-      return perr(P, IR_ERR_SHAPE, s, "rank exceeds the maximum of %d",
+      return perr(P, BASE_ERR_SHAPE, s, "rank exceeds the maximum of %d",
                   IR_MAX_RANK);
     out->dim[out->rank++] = v;
     if (accept(P, ']'))
-      return IR_OK;
+      return BASE_OK;
     if ((st = expect(P, ',', "',' or ']' in a shape")))
       return st;
   }
 }
 
-static ir_status end_of_line(parser *P) {
-  return peek(P) < 0 ? IR_OK : expected(P, "end of line");
+static base_status end_of_line(parser *P) {
+  return peek(P) < 0 ? BASE_OK : expected(P, "end of line");
 }
 
 /* ---- statements
@@ -212,37 +212,37 @@ static stmt *new_stmt(parser *P, int kind) {
 }
 
 static void *scratch(parser *P, size_t n) {
-  void *p = ir_arena_alloc(P->arena, n);
+  void *p = base_arena_alloc(P->arena, n);
   if (!p)
-    ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   return p;
 }
 
 /* NAME {',' NAME} up to end of line, into args. */
-static ir_status name_list(parser *P, stmt *s, const char *what) {
+static base_status name_list(parser *P, stmt *s, const char *what) {
   span buf[256];
   int n = 0;
-  ir_status st;
+  base_status st;
   do {
     if (n == 256)
-      return perr(P, IR_ERR_SYNTAX, P->p, "too many names on one line");
+      return perr(P, BASE_ERR_SYNTAX, P->p, "too many names on one line");
     if ((st = name(P, &buf[n++], what)))
       return st;
   } while (accept(P, ','));
   s->args = scratch(P, sizeof(span) * (size_t)n);
   if (!s->args)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   memcpy(s->args, buf, sizeof(span) * (size_t)n);
   s->nargs = n;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ('input'|'weight') NAME ':' shape */
-static ir_status decl(parser *P, int kind) {
+static base_status decl(parser *P, int kind) {
   stmt *s = new_stmt(P, kind);
-  ir_status st;
+  base_status st;
   if (!s || !(s->res = scratch(P, sizeof(result))))
-    return ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   s->nres = 1;
   if ((st = name(P, &s->res[0].name, "a tensor name")) ||
       (st = expect(P, ':', "':' before the shape")))
@@ -254,25 +254,25 @@ static ir_status decl(parser *P, int kind) {
   return end_of_line(P);
 }
 
-static ir_status unknown_op(parser *P, const span *opname) {
+static base_status unknown_op(parser *P, const span *opname) {
   char list[512];
   size_t k = 0;
   for (int i = 0; i < IR_NOPS && k < sizeof list; i++)
     k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "",
                           ir_op((ir_opcode)i)->name);
-  return perr(P, IR_ERR_UNKNOWN_OP, opname->s,
+  return perr(P, BASE_ERR_UNKNOWN_OP, opname->s,
               "unknown operator '%.*s' (known: %s)", opname->len, opname->s,
               list);
 }
 
-static ir_status unknown_param(parser *P, const stmt *s, const span *key) {
+static base_status unknown_param(parser *P, const stmt *s, const span *key) {
   const ir_opinfo *r = ir_op((ir_opcode)s->op);
   char list[256] = "none";
   size_t k = 0;
   for (int i = 0; i < r->nparams && k < sizeof list; i++)
     k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "",
                           ir_param_name(r->params[i]));
-  return perr(P, IR_ERR_UNKNOWN_PARAM, key->s,
+  return perr(P, BASE_ERR_UNKNOWN_PARAM, key->s,
               "%s has no parameter '%.*s' (its parameters: %s)", r->name,
               key->len, key->s, list);
 }
@@ -294,10 +294,10 @@ static span value_span(parser *P) {
 }
 
 /* { KEY '=' value } to end of line, then required-parameter check. */
-static ir_status params(parser *P, stmt *s, const span *opname) {
+static base_status params(parser *P, stmt *s, const span *opname) {
   const ir_opinfo *r = ir_op((ir_opcode)s->op);
   uint32_t given = 0;
-  ir_status st;
+  base_status st;
   ir_attrs_default((ir_opcode)s->op, &s->attrs);
   while (peek(P) >= 0) {
     span key, val;
@@ -309,7 +309,7 @@ static ir_status params(parser *P, stmt *s, const span *opname) {
     if (idx < 0)
       return unknown_param(P, s, &key);
     if (given & (1u << idx))
-      return perr(P, IR_ERR_PARAM, key.s, "parameter '%.*s' given twice",
+      return perr(P, BASE_ERR_PARAM, key.s, "parameter '%.*s' given twice",
                   key.len, key.s);
     given |= 1u << idx;
     if ((st = expect(P, '=', "'=' after the parameter name")))
@@ -319,19 +319,19 @@ static ir_status params(parser *P, stmt *s, const span *opname) {
       return expected(P, "a parameter value");
     if (ir_param_parse((ir_param_id)p, val.s, (size_t)val.len, &s->attrs, err,
                        sizeof err))
-      return perr(P, IR_ERR_PARAM, val.s, "%s", err);
+      return perr(P, BASE_ERR_PARAM, val.s, "%s", err);
   }
   uint32_t missing = r->required & ~given;
   for (int i = 0; missing && i < r->nparams; i++)
     if (missing & (1u << i))
-      return perr(P, IR_ERR_PARAM, opname->s, "%s needs parameter '%s'",
+      return perr(P, BASE_ERR_PARAM, opname->s, "%s needs parameter '%s'",
                   r->name, ir_param_name(r->params[i]));
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* '(' [NAME {',' NAME}] ')' */
-static ir_status args(parser *P, stmt *s) {
-  ir_status st = expect(P, '(', "'(' after the operator name");
+static base_status args(parser *P, stmt *s) {
+  base_status st = expect(P, '(', "'(' after the operator name");
   if (st || accept(P, ')'))
     return st;
   if ((st = name_list(P, s, "an input name")))
@@ -339,32 +339,32 @@ static ir_status args(parser *P, stmt *s) {
   return expect(P, ')', "',' or ')' after an input name");
 }
 
-static ir_status check_arity(parser *P, stmt *s, const span *opname) {
+static base_status check_arity(parser *P, stmt *s, const span *opname) {
   const ir_opinfo *r = ir_op((ir_opcode)s->op);
-  ir_diag *d = P->d;
+  base_diag *d = P->d;
   int n = ir_op_nout((ir_opcode)s->op, &s->attrs);
   if (s->nres != n)
-    return perr(P, IR_ERR_ARITY, s->text.s + s->res[0].name.col - 1,
+    return perr(P, BASE_ERR_ARITY, s->text.s + s->res[0].name.col - 1,
                 "%s gives %d output%s but %d name%s given", r->name, n,
                 n == 1 ? "" : "s", s->nres, s->nres == 1 ? " is" : "s are");
   if (ir_check_arity(r, s->nargs, d)) {
     char msg[sizeof d->msg];
     memcpy(msg, d->msg, sizeof msg);
-    return perr(P, IR_ERR_ARITY, opname->s, "%s", msg);
+    return perr(P, BASE_ERR_ARITY, opname->s, "%s", msg);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* result {',' result} '=' OP '(' args ')' params */
-static ir_status op_stmt(parser *P) {
+static base_status op_stmt(parser *P) {
   stmt *s = new_stmt(P, S_OP);
   result buf[IR_MAX_LIST + 1];
-  ir_status st;
+  base_status st;
   if (!s)
-    return ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   do {
     if (s->nres == IR_MAX_LIST)
-      return perr(P, IR_ERR_ARITY, P->p, "too many results (at most %d)",
+      return perr(P, BASE_ERR_ARITY, P->p, "too many results (at most %d)",
                   IR_MAX_LIST);
     result *r = &buf[s->nres++];
     memset(r, 0, sizeof *r);
@@ -382,7 +382,7 @@ static ir_status op_stmt(parser *P) {
     return st;
   s->res = scratch(P, sizeof(result) * (size_t)s->nres);
   if (!s->res)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   memcpy(s->res, buf, sizeof(result) * (size_t)s->nres);
   span opname;
   if ((st = name(P, &opname, "an operator name")))
@@ -396,10 +396,10 @@ static ir_status op_stmt(parser *P) {
   return check_arity(P, s, &opname);
 }
 
-static ir_status statement(parser *P) {
+static base_status statement(parser *P) {
   span first;
   const char *save = P->p;
-  ir_status st =
+  base_status st =
       name(P, &first,
            "a statement (input, weight, output, graph or NAME = op(...))");
   if (st)
@@ -418,22 +418,22 @@ static ir_status statement(parser *P) {
     return decl(P, kw);
   stmt *s = new_stmt(P, kw);
   if (!s)
-    return ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (kw == S_GRAPH && P->nst > 1)
-    return perr(P, IR_ERR_SYNTAX, first.s,
+    return perr(P, BASE_ERR_SYNTAX, first.s,
                 "'graph' must be the first statement");
   if ((st = name_list(P, s, kw == S_GRAPH ? "a graph name" : "a tensor name")))
     return st;
   if (kw == S_GRAPH && s->nargs > 1)
     return perr(
-        P, IR_ERR_SYNTAX,
+        P, BASE_ERR_SYNTAX,
         memchr(s->args[0].s, ',', (size_t)(s->args[1].s - s->args[0].s)),
         "expected end of line");
   return end_of_line(P);
 }
 
 /* Splits the text into lines and reads each into a statement. */
-static ir_status read_lines(parser *P) {
+static base_status read_lines(parser *P) {
   const char *p = P->text;
   while (p < P->end) {
     const char *e = p, *hash = NULL;
@@ -447,14 +447,14 @@ static ir_status read_lines(parser *P) {
     P->full_end = e > p && e[-1] == '\r' ? e - 1 : e;
     P->line_end = hash ? hash : P->full_end;
     if (peek(P) >= 0) {
-      ir_status st = statement(P);
+      base_status st = statement(P);
       if (st)
         return st;
     }
     p = e + (e < P->end);
   }
   P->nlines = P->line;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- name table
@@ -476,7 +476,7 @@ static def *lookup(parser *P, const char *s, int len) {
   }
 }
 
-static ir_status define_all(parser *P) {
+static base_status define_all(parser *P) {
   int n = 0;
   for (int i = 0; i < P->nst; i++)
     n += P->st[i].kind == S_OP || P->st[i].kind == S_INPUT ||
@@ -487,7 +487,7 @@ static ir_status define_all(parser *P) {
     P->capdefs *= 2;
   P->defs = calloc((size_t)P->capdefs, sizeof(def));
   if (!P->defs)
-    return ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < P->nst; i++) {
     stmt *s = &P->st[i];
     if (s->kind == S_GRAPH || s->kind == S_OUTPUT)
@@ -496,15 +496,15 @@ static ir_status define_all(parser *P) {
       span *nm = &s->res[k].name;
       def *d = lookup(P, nm->s, nm->len);
       if (d->s) {
-        ir_diag_set(P->d, IR_ERR_DUPLICATE, 0, 0,
-                    "duplicate name '%.*s' (first defined at line %d)", nm->len,
-                    nm->s, P->st[d->stmt].line);
+        base_diag_set(P->d, BASE_ERR_DUPLICATE, 0, 0,
+                      "duplicate name '%.*s' (first defined at line %d)",
+                      nm->len, nm->s, P->st[d->stmt].line);
         return stmt_err(P, s, nm->col);
       }
       *d = (def){nm->s, nm->len, i, k};
     }
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* The definition of a used name, or an "undefined" error at its position. */
@@ -512,8 +512,8 @@ static def *use(parser *P, const stmt *s, const span *nm) {
   def *d = lookup(P, nm->s, nm->len);
   if (d->s)
     return d;
-  ir_diag_set(P->d, IR_ERR_UNDEFINED, 0, 0, "undefined name '%.*s'", nm->len,
-              nm->s);
+  base_diag_set(P->d, BASE_ERR_UNDEFINED, 0, 0, "undefined name '%.*s'",
+                nm->len, nm->s);
   stmt_err(P, s, nm->col);
   return NULL;
 }
@@ -523,8 +523,8 @@ static def *use(parser *P, const stmt *s, const span *nm) {
 
 /* Names the tensors on the cycle: the one the back edge reads, then the
  * argument each statement on the stack followed (next[s] - 1), back to it. */
-static ir_status cycle_err(parser *P, const int *stack, const int *next,
-                           int top, int from, const span *arg) {
+static base_status cycle_err(parser *P, const int *stack, const int *next,
+                             int top, int from, const span *arg) {
   char path[400];
   int start = top;
   while (start > 0 && stack[start] != from)
@@ -537,20 +537,20 @@ static ir_status cycle_err(parser *P, const int *stack, const int *next,
   }
   if (k < sizeof path)
     snprintf(path + k, sizeof path - k, " -> %.*s", arg->len, arg->s);
-  ir_diag_set(P->d, IR_ERR_CYCLE, 0, 0, "dependency cycle: %s", path);
+  base_diag_set(P->d, BASE_ERR_CYCLE, 0, 0, "dependency cycle: %s", path);
   return stmt_err(P, &P->st[stack[top]], arg->col);
 }
 
 /* Depth-first, iterative, visiting statements in file order and inputs in
  * argument order: a file already in topological order keeps its order. */
-static ir_status topo_order(parser *P, int *order, int *norder) {
+static base_status topo_order(parser *P, int *order, int *norder) {
   int n = P->nst;
   char *state = calloc((size_t)n, 1); /* 0 new, 1 on stack, 2 done */
   int *stack = malloc(sizeof(int) * (size_t)(n + 1));
   int *next = calloc((size_t)n, sizeof(int)); /* next argument to visit */
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (!state || !stack || !next) {
-    st = ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    st = base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto out;
   }
   *norder = 0;
@@ -590,17 +590,17 @@ out:
  * ------------------------------------------------------------------ */
 
 static char *cstr(parser *P, const span *s) {
-  char *p = ir_arena_strndup(P->arena, s->s, (size_t)s->len);
+  char *p = base_arena_strndup(P->arena, s->s, (size_t)s->len);
   if (!p)
-    ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   return p;
 }
 
-static ir_status build_decl(parser *P, ir_graph *g, stmt *s) {
+static base_status build_decl(parser *P, ir_graph *g, stmt *s) {
   result *r = &s->res[0];
   char *nm = cstr(P, &r->name);
   if (!nm)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   int t = ir_add_tensor(g, nm, s->kind == S_INPUT ? IR_T_INPUT : IR_T_WEIGHT,
                         &r->shape, P->d);
   if (t < 0)
@@ -609,29 +609,29 @@ static ir_status build_decl(parser *P, ir_graph *g, stmt *s) {
   g->tensors[t].col = r->name.col;
   s->tensor = scratch(P, sizeof(int32_t));
   if (!s->tensor)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   s->tensor[0] = t;
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status check_annotations(parser *P, ir_graph *g, stmt *s) {
+static base_status check_annotations(parser *P, ir_graph *g, stmt *s) {
   char b0[96], b1[96];
   for (int k = 0; k < s->nres; k++) {
     const result *r = &s->res[k];
     const ir_tensor *t = &g->tensors[s->tensor[k]];
     if (!r->has_shape || ir_shape_eq(&r->shape, &t->shape))
       continue;
-    ir_diag_set(P->d, IR_ERR_SHAPE, 0, 0,
-                "shape mismatch: '%.*s' is annotated %s but %s gives %s",
-                r->name.len, r->name.s, ir_shape_str(&r->shape, b0, sizeof b0),
-                ir_op((ir_opcode)s->op)->name,
-                ir_shape_str(&t->shape, b1, sizeof b1));
+    base_diag_set(
+        P->d, BASE_ERR_SHAPE, 0, 0,
+        "shape mismatch: '%.*s' is annotated %s but %s gives %s", r->name.len,
+        r->name.s, ir_shape_str(&r->shape, b0, sizeof b0),
+        ir_op((ir_opcode)s->op)->name, ir_shape_str(&t->shape, b1, sizeof b1));
     return stmt_err(P, s, r->shape_col);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status build_op(parser *P, ir_graph *g, stmt *s) {
+static base_status build_op(parser *P, ir_graph *g, stmt *s) {
   int32_t in[256];
   const char *outs[IR_MAX_LIST];
   for (int k = 0; k < s->nargs; k++) {
@@ -640,10 +640,10 @@ static ir_status build_op(parser *P, ir_graph *g, stmt *s) {
   }
   for (int k = 0; k < s->nres; k++)
     if (!(outs[k] = cstr(P, &s->res[k].name)))
-      return IR_ERR_NOMEM;
+      return BASE_ERR_NOMEM;
   s->tensor = scratch(P, sizeof(int32_t) * (size_t)s->nres);
   if (!s->tensor)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   int node =
       ir_add_node(g, (ir_opcode)s->op, in, s->nargs, &s->attrs, outs, P->d);
   if (node < 0)
@@ -658,7 +658,7 @@ static ir_status build_op(parser *P, ir_graph *g, stmt *s) {
   return check_annotations(P, g, s);
 }
 
-static ir_status build_outputs(parser *P, ir_graph *g) {
+static base_status build_outputs(parser *P, ir_graph *g) {
   const stmt *last = NULL;
   for (int i = 0; i < P->nst; i++) {
     stmt *s = &P->st[i];
@@ -674,20 +674,20 @@ static ir_status build_outputs(parser *P, ir_graph *g) {
     }
   }
   if (!last) {
-    ir_diag_set(P->d, IR_ERR_NO_OUTPUT, 0, 0,
-                "graph declares no output (add a line 'output NAME')");
+    base_diag_set(P->d, BASE_ERR_NO_OUTPUT, 0, 0,
+                  "graph declares no output (add a line 'output NAME')");
     return at(P, P->nlines > 0 ? P->nlines : 1, "", 0, 1);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status build(parser *P, ir_graph *g, const int *order, int norder) {
-  ir_status st = IR_OK;
+static base_status build(parser *P, ir_graph *g, const int *order, int norder) {
+  base_status st = BASE_OK;
   for (int i = 0; i < P->nst && !st; i++) {
     stmt *s = &P->st[i];
     if (s->kind == S_GRAPH) {
       g->name = cstr(P, &s->args[0]);
-      st = g->name ? IR_OK : IR_ERR_NOMEM;
+      st = g->name ? BASE_OK : BASE_ERR_NOMEM;
     } else if (s->kind == S_INPUT || s->kind == S_WEIGHT) {
       st = build_decl(P, g, s);
     }
@@ -699,15 +699,16 @@ static ir_status build(parser *P, ir_graph *g, const int *order, int norder) {
   if (!st && g->name != NULL) {
     /* the graph name lives in the scratch arena: copy it into g's */
     const char *nm = g->name;
-    g->name = ir_arena_strndup(g->arena, nm, strlen(nm));
+    g->name = base_arena_strndup(g->arena, nm, strlen(nm));
     if (!g->name)
-      st = ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      st = base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   return st;
 }
 
-ir_graph *ir_parse(const char *text, size_t len, const char *file, ir_diag *d) {
-  ir_diag local;
+ir_graph *ir_parse(const char *text, size_t len, const char *file,
+                   base_diag *d) {
+  base_diag local;
   parser P;
   memset(&P, 0, sizeof P);
   P.d = d ? d : &local;
@@ -715,18 +716,18 @@ ir_graph *ir_parse(const char *text, size_t len, const char *file, ir_diag *d) {
   P.file = file ? file : "<string>";
   P.text = text;
   P.end = text + len;
-  P.arena = ir_arena_new();
+  P.arena = base_arena_new();
   ir_graph *g = ir_graph_new("");
   int *order = NULL, norder = 0;
-  ir_status st = P.arena && g
-                     ? IR_OK
-                     : ir_diag_set(P.d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st =
+      P.arena && g ? BASE_OK
+                   : base_diag_set(P.d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
     st = read_lines(&P);
   if (!st)
     st = define_all(&P);
   if (!st && !(order = malloc(sizeof(int) * (size_t)(P.nst + 1))))
-    st = ir_diag_set(P.d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    st = base_diag_set(P.d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
     st = topo_order(&P, order, &norder);
   if (!st)
@@ -739,13 +740,13 @@ ir_graph *ir_parse(const char *text, size_t len, const char *file, ir_diag *d) {
   free(order);
   free(P.st);
   free(P.defs);
-  ir_arena_free(P.arena);
+  base_arena_free(P.arena);
   return g;
 }
 
-ir_graph *ir_parse_file(const char *path, ir_diag *d) {
+ir_graph *ir_parse_file(const char *path, base_diag *d) {
   size_t len;
-  char *text = ir_read_file(path, &len, d);
+  char *text = base_read_file(path, &len, d);
   if (!text)
     return NULL;
   ir_graph *g = ir_parse(text, len, path, d);

@@ -18,13 +18,13 @@
 #include "ir.h"
 
 static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
-                    ir_diag *d) {
+                    base_diag *d) {
   const ir_tensor *x = &g->tensors[t];
   ir_shape s = x->shape;
   if (x->kind == IR_T_INPUT) {
     if (s.rank < 1) {
-      ir_diag_set(d, IR_ERR_SHAPE, x->line, x->col,
-                  "cannot rebatch: input '%s' is a scalar", x->name);
+      base_diag_set(d, BASE_ERR_SHAPE, x->line, x->col,
+                    "cannot rebatch: input '%s' is a scalar", x->name);
       return -1;
     }
     s.dim[0] = batch;
@@ -32,9 +32,9 @@ static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
   int id = ir_add_tensor(h, x->name, x->kind, &s, d);
   if (id >= 0 && x->data) {
     size_t n = sizeof(float) * (size_t)ir_shape_numel(&s);
-    float *copy = ir_arena_alloc(h->arena, n);
+    float *copy = base_arena_alloc(h->arena, n);
     if (!copy) {
-      ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       return -1;
     }
     memcpy(copy, x->data, n);
@@ -44,7 +44,7 @@ static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
 }
 
 static int add_copy(const ir_graph *g, const ir_node *n, const int32_t *map,
-                    ir_graph *h, ir_diag *d) {
+                    ir_graph *h, base_diag *d) {
   int32_t in[IR_MAX_IN];
   const char *names[IR_MAX_LIST];
   for (int k = 0; k < n->nin; k++)
@@ -74,24 +74,25 @@ static int add_copy(const ir_graph *g, const ir_node *n, const int32_t *map,
   return id;
 }
 
-ir_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
-                     ir_diag *d) {
+base_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
+                       base_diag *d) {
   *out = NULL;
   if (batch < 1)
-    return ir_diag_set(d, IR_ERR_PARAM, 0, 0, "batch must be positive");
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0, "batch must be positive");
   ir_graph *h = ir_graph_new(g->name);
   int32_t *map = calloc((size_t)g->ntensors + 1, sizeof *map);
-  ir_status st =
-      h && map ? IR_OK : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st =
+      h && map ? BASE_OK
+               : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int t = 0; !st && t < g->ntensors; t++)
     if (g->tensors[t].kind != IR_T_VALUE &&
         (map[t] = add_leaf(g, t, batch, h, d)) < 0)
-      st = d ? d->code : IR_ERR_INTERNAL;
+      st = d ? d->code : BASE_ERR_INTERNAL;
   for (int i = 0; !st && i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     int id = add_copy(g, n, map, h, d);
     if (id < 0)
-      st = d ? d->code : IR_ERR_INTERNAL;
+      st = d ? d->code : BASE_ERR_INTERNAL;
     for (int k = 0; !st && k < n->nout; k++)
       map[n->out[k]] = h->nodes[id].out[k];
   }
@@ -103,5 +104,5 @@ ir_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
     return st;
   }
   *out = h;
-  return IR_OK;
+  return BASE_OK;
 }

@@ -59,23 +59,23 @@ static int valid_id(const char *id) {
   return 1;
 }
 
-ir_status ir_rule_validate(const ir_rule *r, ir_diag *d) {
+base_status ir_rule_validate(const ir_rule *r, base_diag *d) {
   char b1[64], b2[64];
   if (!r->src || !r->dst)
-    return ir_diag_set(d, IR_ERR_INTERNAL, r->line, 0,
-                       "rule %s: missing a graph", r->id);
+    return base_diag_set(d, BASE_ERR_INTERNAL, r->line, 0,
+                         "rule %s: missing a graph", r->id);
   if (r->src->noutputs != r->dst->noutputs)
-    return ir_diag_set(d, IR_ERR_SHAPE, r->line, 0,
-                       "rule %s: src has %d outputs, dst has %d", r->id,
-                       r->src->noutputs, r->dst->noutputs);
+    return base_diag_set(d, BASE_ERR_SHAPE, r->line, 0,
+                         "rule %s: src has %d outputs, dst has %d", r->id,
+                         r->src->noutputs, r->dst->noutputs);
   for (int i = 0; i < r->src->noutputs; i++) {
     const ir_tensor *a = &r->src->tensors[r->src->outputs[i]];
     const ir_tensor *b = &r->dst->tensors[r->dst->outputs[i]];
     if (!ir_shape_eq(&a->shape, &b->shape))
-      return ir_diag_set(d, IR_ERR_SHAPE, r->line, 0,
-                         "rule %s: output %d is %s in src but %s in dst", r->id,
-                         i + 1, ir_shape_str(&a->shape, b1, sizeof b1),
-                         ir_shape_str(&b->shape, b2, sizeof b2));
+      return base_diag_set(d, BASE_ERR_SHAPE, r->line, 0,
+                           "rule %s: output %d is %s in src but %s in dst",
+                           r->id, i + 1, ir_shape_str(&a->shape, b1, sizeof b1),
+                           ir_shape_str(&b->shape, b2, sizeof b2));
   }
   for (int i = 0; i < r->dst->ntensors; i++) {
     const ir_tensor *t = &r->dst->tensors[i];
@@ -84,27 +84,27 @@ ir_status ir_rule_validate(const ir_rule *r, ir_diag *d) {
     int j = ir_find_tensor(r->src, t->name);
     const ir_tensor *s = j >= 0 ? &r->src->tensors[j] : NULL;
     if (!s || s->kind != t->kind || !ir_shape_eq(&s->shape, &t->shape))
-      return ir_diag_set(
-          d, IR_ERR_UNDEFINED, t->line ? t->line : r->line, t->col,
+      return base_diag_set(
+          d, BASE_ERR_UNDEFINED, t->line ? t->line : r->line, t->col,
           "rule %s: dst %s '%s' %s is not %s of src with that shape", r->id,
           t->kind == IR_T_INPUT ? "input" : "weight", t->name,
           ir_shape_str(&t->shape, b1, sizeof b1),
           t->kind == IR_T_INPUT ? "an input" : "a weight");
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
-                        ir_graph *dst, ir_diag *d) {
+                        ir_graph *dst, base_diag *d) {
   if (!valid_id(id)) {
-    ir_diag_set(d, IR_ERR_SYNTAX, 0, 0, "bad rule id '%s'", id);
+    base_diag_set(d, BASE_ERR_SYNTAX, 0, 0, "bad rule id '%s'", id);
     goto fail;
   }
   if (rs->n == rs->cap) {
     int cap = rs->cap ? 2 * rs->cap : 64;
     ir_rule *nr = realloc(rs->rules, (size_t)cap * sizeof *nr);
     if (!nr) {
-      ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       goto fail;
     }
     rs->rules = nr;
@@ -116,11 +116,11 @@ ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
   r->src = src;
   r->dst = dst;
   if (!r->id) {
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     r->src = r->dst = NULL;
     goto fail;
   }
-  if (ir_rule_validate(r, d) != IR_OK) {
+  if (ir_rule_validate(r, d) != BASE_OK) {
     ir_rule_clear(r);
     return NULL;
   }
@@ -132,37 +132,37 @@ fail:
   return NULL;
 }
 
-ir_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n) {
+base_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n) {
   char **a = n ? calloc((size_t)n, sizeof *a) : NULL;
   if (n && !a)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   for (int i = 0; i < n; i++)
     if (!(a[i] = strdup(names[i]))) {
       while (i--)
         free(a[i]);
       free(a);
-      return IR_ERR_NOMEM;
+      return BASE_ERR_NOMEM;
     }
   for (int i = 0; i < r->naxioms; i++)
     free(r->axioms[i]);
   free(r->axioms);
   r->axioms = a;
   r->naxioms = n;
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_rule_set_note(ir_rule *r, const char *note) {
+base_status ir_rule_set_note(ir_rule *r, const char *note) {
   char *s = NULL;
   if (note) {
     if (!(s = strdup(note)))
-      return IR_ERR_NOMEM;
+      return BASE_ERR_NOMEM;
     for (char *p = s; *p; p++) /* one line */
       if (*p == '\n' || *p == '\r')
         *p = ' ';
   }
   free(r->note);
   r->note = s;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- parsing ------------------------------------------------------------ */
@@ -172,7 +172,7 @@ typedef struct rparser {
   const char *line; /* start of the current line */
   const char *next; /* start of the following line */
   int lineno;       /* of the current line */
-  ir_diag *d;
+  base_diag *d;
   int32_t *ids; /* rule ids seen: open addressing, rule index + 1 */
   int capids;   /* power of two, > 2 * rules */
 } rparser;
@@ -242,24 +242,24 @@ static const char *stripped(const rparser *p, char *buf, size_t cap) {
   return buf;
 }
 
-static ir_status perr(rparser *p, int col, const char *fmt, ...)
+static base_status perr(rparser *p, int col, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static ir_status perr(rparser *p, int col, const char *fmt, ...) {
+static base_status perr(rparser *p, int col, const char *fmt, ...) {
   if (!p->d)
-    return IR_ERR_SYNTAX;
+    return BASE_ERR_SYNTAX;
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  ir_diag_set(p->d, IR_ERR_SYNTAX, p->lineno, col, "%s", msg);
+  base_diag_set(p->d, BASE_ERR_SYNTAX, p->lineno, col, "%s", msg);
   snprintf(p->d->file, sizeof p->d->file, "%s", p->file);
   size_t n = line_len(p);
   if (n >= sizeof p->d->src)
     n = sizeof p->d->src - 1;
   memcpy(p->d->src, p->line, n);
   p->d->src[n] = 0;
-  return IR_ERR_SYNTAX;
+  return BASE_ERR_SYNTAX;
 }
 
 /* Column (1-based) of the first non-blank character of the line. */
@@ -299,7 +299,7 @@ static ir_graph *parse_section(rparser *p, const char *stop) {
   return g;
 }
 
-static ir_status parse_axioms(rparser *p, ir_rule *r, const char *s) {
+static base_status parse_axioms(rparser *p, ir_rule *r, const char *s) {
   const char *names[256];
   char copy[4096];
   int n = 0;
@@ -309,13 +309,13 @@ static ir_status parse_axioms(rparser *p, ir_rule *r, const char *s) {
       return perr(p, first_col(p), "more than 256 axioms");
     names[n++] = t;
   }
-  if (ir_rule_set_axioms(r, names, n) != IR_OK)
-    return ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  return IR_OK;
+  if (ir_rule_set_axioms(r, names, n) != BASE_OK)
+    return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  return BASE_OK;
 }
 
 /* Parses one block whose "rule" line is current. */
-static ir_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
+static base_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
   char id[256], st[64], extra[8];
   int rule_line = p->lineno, col = first_col(p);
   int k = sscanf(head, "rule %255s %63s %7s", id, st, extra);
@@ -325,7 +325,7 @@ static ir_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
     return perr(p, col + 5, "bad rule id '%s' (letters, digits, _ . -)", id);
   int dup = id_lookup(p, rs, id, -1);
   if (dup == -2)
-    return ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (dup >= 0)
     return perr(p, col + 5, "rule '%s' already defined on line %d", id,
                 rs->rules[dup].line);
@@ -345,13 +345,13 @@ static ir_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
     if (!*s)
       continue;
     if (!strncmp(s, "axioms:", 7)) {
-      if (parse_axioms(p, &tmp, s + 7) != IR_OK)
+      if (parse_axioms(p, &tmp, s + 7) != BASE_OK)
         goto fail;
     } else if (!strncmp(s, "note:", 5)) {
       const char *t = s + 5;
       while (*t == ' ' || *t == '\t')
         t++;
-      if (ir_rule_set_note(&tmp, t) != IR_OK)
+      if (ir_rule_set_note(&tmp, t) != BASE_OK)
         goto fail;
     } else if (!strcmp(s, "src:")) {
       break;
@@ -382,16 +382,16 @@ static ir_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
   r->naxioms = tmp.naxioms;
   r->note = tmp.note;
   r->line = rule_line;
-  return IR_OK;
+  return BASE_OK;
 fail:
   ir_rule_clear(&tmp);
-  return p->d && p->d->code ? p->d->code : IR_ERR_SYNTAX;
+  return p->d && p->d->code ? p->d->code : BASE_ERR_SYNTAX;
 }
 
-ir_status ir_rules_parse(const char *text, size_t len, const char *file,
-                         ir_ruleset *rs, ir_diag *d) {
+base_status ir_rules_parse(const char *text, size_t len, const char *file,
+                           ir_ruleset *rs, base_diag *d) {
   rparser p = {text, text + len, file, text, text, 0, d, NULL, 0};
-  ir_diag local;
+  base_diag local;
   if (!p.d)
     p.d = &local;
   memset(p.d, 0, sizeof *p.d);
@@ -405,26 +405,26 @@ ir_status ir_rules_parse(const char *text, size_t len, const char *file,
       perr(&p, first_col(&p), "expected 'rule ID STATUS'");
       goto fail;
     }
-    if (parse_rule(&p, rs, s) != IR_OK)
+    if (parse_rule(&p, rs, s) != BASE_OK)
       goto fail;
   }
   free(p.ids);
-  return IR_OK;
+  return BASE_OK;
 fail:
   free(p.ids);
   ir_ruleset_free(rs);
   if (!p.d->file[0])
     snprintf(p.d->file, sizeof p.d->file, "%s", file);
-  return p.d->code ? p.d->code : IR_ERR_SYNTAX;
+  return p.d->code ? p.d->code : BASE_ERR_SYNTAX;
 }
 
-ir_status ir_rules_read_file(const char *path, ir_ruleset *rs, ir_diag *d) {
+base_status ir_rules_read_file(const char *path, ir_ruleset *rs, base_diag *d) {
   size_t len;
   ir_ruleset_init(rs);
-  char *text = ir_read_file(path, &len, d);
+  char *text = base_read_file(path, &len, d);
   if (!text)
-    return d ? d->code : IR_ERR_IO;
-  ir_status st = ir_rules_parse(text, len, path, rs, d);
+    return d ? d->code : BASE_ERR_IO;
+  base_status st = ir_rules_parse(text, len, path, rs, d);
   free(text);
   return st;
 }
@@ -432,7 +432,7 @@ ir_status ir_rules_read_file(const char *path, ir_ruleset *rs, ir_diag *d) {
 /* ---- printing ----------------------------------------------------------- */
 
 /* A graph's canonical text without its "graph NAME" line. */
-static void sb_graph(ir_buf *b, const ir_graph *g) {
+static void sb_graph(base_buf *b, const ir_graph *g) {
   char *t = ir_print(g);
   if (!t) {
     b->oom = 1;
@@ -443,42 +443,42 @@ static void sb_graph(ir_buf *b, const ir_graph *g) {
     const char *nl = strchr(s, '\n');
     s = nl ? nl + 1 : s + strlen(s);
   }
-  ir_buf_puts(b, s);
+  base_buf_puts(b, s);
   free(t);
 }
 
 char *ir_rules_print(const ir_ruleset *rs, const char *header) {
-  ir_buf b = {0};
-  ir_buf_puts(&b, "");
+  base_buf b = {0};
+  base_buf_puts(&b, "");
   if (header)
-    ir_buf_puts(&b, header);
+    base_buf_puts(&b, header);
   for (int i = 0; i < rs->n; i++) {
     const ir_rule *r = &rs->rules[i];
     if (i || header)
-      ir_buf_puts(&b, "\n");
-    ir_buf_puts(&b, "rule ");
-    ir_buf_puts(&b, r->id);
-    ir_buf_puts(&b, " ");
-    ir_buf_puts(&b, ir_rule_status_name(r->status));
-    ir_buf_puts(&b, "\n");
+      base_buf_puts(&b, "\n");
+    base_buf_puts(&b, "rule ");
+    base_buf_puts(&b, r->id);
+    base_buf_puts(&b, " ");
+    base_buf_puts(&b, ir_rule_status_name(r->status));
+    base_buf_puts(&b, "\n");
     if (r->naxioms) {
-      ir_buf_puts(&b, "axioms:");
+      base_buf_puts(&b, "axioms:");
       for (int j = 0; j < r->naxioms; j++) {
-        ir_buf_puts(&b, " ");
-        ir_buf_puts(&b, r->axioms[j]);
+        base_buf_puts(&b, " ");
+        base_buf_puts(&b, r->axioms[j]);
       }
-      ir_buf_puts(&b, "\n");
+      base_buf_puts(&b, "\n");
     }
     if (r->note) {
-      ir_buf_puts(&b, "note: ");
-      ir_buf_puts(&b, r->note);
-      ir_buf_puts(&b, "\n");
+      base_buf_puts(&b, "note: ");
+      base_buf_puts(&b, r->note);
+      base_buf_puts(&b, "\n");
     }
-    ir_buf_puts(&b, "src:\n");
+    base_buf_puts(&b, "src:\n");
     sb_graph(&b, r->src);
-    ir_buf_puts(&b, "dst:\n");
+    base_buf_puts(&b, "dst:\n");
     sb_graph(&b, r->dst);
-    ir_buf_puts(&b, "end\n");
+    base_buf_puts(&b, "end\n");
   }
   if (b.oom) {
     free(b.s);
@@ -487,12 +487,12 @@ char *ir_rules_print(const ir_ruleset *rs, const char *header) {
   return b.s;
 }
 
-ir_status ir_rules_write_file(const ir_ruleset *rs, const char *header,
-                              const char *path, ir_diag *d) {
+base_status ir_rules_write_file(const ir_ruleset *rs, const char *header,
+                                const char *path, base_diag *d) {
   char *s = ir_rules_print(rs, header);
   if (!s)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  ir_status st = ir_write_atomic(path, s, strlen(s), d);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = base_write_atomic(path, s, strlen(s), d);
   free(s);
   return st;
 }

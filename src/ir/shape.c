@@ -19,29 +19,29 @@ static const char *S(const ir_shape *s, char *buf) {
 /* Errors of a shape rule carry no position: the caller adds it. */
 /* Arguments (shape strings) are only formatted when d wants a message. */
 #define shape_err(d, ...)                                                      \
-  ((d) ? ir_diag_set(d, IR_ERR_SHAPE, 0, 0, __VA_ARGS__) : IR_ERR_SHAPE)
+  ((d) ? base_diag_set(d, BASE_ERR_SHAPE, 0, 0, __VA_ARGS__) : BASE_ERR_SHAPE)
 #define param_err(d, ...)                                                      \
-  ((d) ? ir_diag_set(d, IR_ERR_PARAM, 0, 0, __VA_ARGS__) : IR_ERR_PARAM)
+  ((d) ? base_diag_set(d, BASE_ERR_PARAM, 0, 0, __VA_ARGS__) : BASE_ERR_PARAM)
 
-static ir_status need_rank(const char *op, const char *what, const ir_shape *s,
-                           int rank, ir_diag *d) {
+static base_status need_rank(const char *op, const char *what,
+                             const ir_shape *s, int rank, base_diag *d) {
   sbuf b;
   if (s->rank == rank)
-    return IR_OK;
+    return BASE_OK;
   return shape_err(d, "%s: %s must have rank %d, got %s", op, what, rank,
                    S(s, b));
 }
 
 /* Normalises axis into [0, rank) (rank+1 when allow_end). */
-static ir_status norm_axis(const char *op, int32_t *axis, int rank,
-                           ir_diag *d) {
+static base_status norm_axis(const char *op, int32_t *axis, int rank,
+                             base_diag *d) {
   if (*axis < -rank || *axis >= rank)
     return param_err(d,
                      "%s: axis %d out of range for rank %d (expected %d..%d)",
                      op, *axis, rank, -rank, rank - 1);
   if (*axis < 0)
     *axis += rank;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- windows: conv and pooling ----------------------------------------- */
@@ -69,8 +69,9 @@ static int window_dim(int padmode, int64_t in, int k, int stride, int dil,
   return 0;
 }
 
-static ir_status window(const char *op, ir_attrs *a, const ir_shape *x, int kh,
-                        int kw, int dh, int dw, ir_shape *out, ir_diag *d) {
+static base_status window(const char *op, ir_attrs *a, const ir_shape *x,
+                          int kh, int kw, int dh, int dw, ir_shape *out,
+                          base_diag *d) {
   sbuf b;
   if (a->stride[0] < 1 || a->stride[1] < 1 || kh < 1 || kw < 1)
     return param_err(d, "%s: kernel and stride must be positive", op);
@@ -86,20 +87,20 @@ static ir_status window(const char *op, ir_attrs *a, const ir_shape *x, int kh,
                      "with padding [%d,%d,%d,%d]",
                      op, kh, kw, dh, dw, S(x, b), a->pad[0], a->pad[1],
                      a->pad[2], a->pad[3]);
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status check_act(const char *op, int act, ir_diag *d) {
+static base_status check_act(const char *op, int act, base_diag *d) {
   if (act < IR_ACT_NONE || act > IR_ACT_GELU)
     return param_err(d, "%s: bad activation %d", op, act);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_conv2d(ir_attrs *a, const ir_shape *const *in, int nin,
-                          ir_shape *out, ir_diag *d) {
+base_status ir_shape_conv2d(ir_attrs *a, const ir_shape *const *in, int nin,
+                            ir_shape *out, base_diag *d) {
   const ir_shape *x = in[0], *w = in[1];
   sbuf b0, b1;
-  ir_status st;
+  base_status st;
   if ((st = need_rank("conv2d", "input x", x, 4, d)) ||
       (st = need_rank("conv2d", "weight w", w, 4, d)) ||
       (st = check_act("conv2d", a->act, d)))
@@ -125,14 +126,14 @@ ir_status ir_shape_conv2d(ir_attrs *a, const ir_shape *const *in, int nin,
                    a->dilation[0], a->dilation[1], out, d)))
     return st;
   out->dim[1] = o;
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_matmul(ir_attrs *a, const ir_shape *const *in, int nin,
-                          ir_shape *out, ir_diag *d) {
+base_status ir_shape_matmul(ir_attrs *a, const ir_shape *const *in, int nin,
+                            ir_shape *out, base_diag *d) {
   const ir_shape *x = in[0], *y = in[1];
   sbuf b0, b1;
-  ir_status st;
+  base_status st;
   if ((st = check_act("matmul", a->act, d)))
     return st;
   if (x->rank < 2 || (y->rank != 2 && y->rank != x->rank))
@@ -153,11 +154,11 @@ ir_status ir_shape_matmul(ir_attrs *a, const ir_shape *const *in, int nin,
                      S(in[2], b0), (long long)n, S(y, b1));
   *out = *x;
   out->dim[r - 1] = n;
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status broadcast(const char *op, const ir_shape *const *in,
-                           ir_shape *out, ir_diag *d) {
+static base_status broadcast(const char *op, const ir_shape *const *in,
+                             ir_shape *out, base_diag *d) {
   const ir_shape *x = in[0], *y = in[1];
   sbuf b0, b1;
   int r = x->rank > y->rank ? x->rank : y->rank;
@@ -170,12 +171,12 @@ static ir_status broadcast(const char *op, const ir_shape *const *in,
                        S(y, b1));
     out->dim[i] = dx == 1 ? dy : dx;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 #define BINARY(name)                                                           \
-  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin,   \
-                            ir_shape *out, ir_diag *d) {                       \
+  base_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin, \
+                              ir_shape *out, base_diag *d) {                   \
     (void)a, (void)nin;                                                        \
     return broadcast(#name, in, out, d);                                       \
   }
@@ -184,22 +185,22 @@ BINARY(ewmul)
 BINARY(ewsub)
 BINARY(ewdiv)
 
-ir_status ir_shape_smul(ir_attrs *a, const ir_shape *const *in, int nin,
-                        ir_shape *out, ir_diag *d) {
+base_status ir_shape_smul(ir_attrs *a, const ir_shape *const *in, int nin,
+                          ir_shape *out, base_diag *d) {
   sbuf b;
   (void)a, (void)nin;
   if (in[1]->rank != 0)
     return shape_err(d, "smul: s must be a scalar [], got %s", S(in[1], b));
   *out = *in[0];
-  return IR_OK;
+  return BASE_OK;
 }
 
 #define UNARY(name)                                                            \
-  ir_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin,   \
-                            ir_shape *out, ir_diag *d) {                       \
+  base_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin, \
+                              ir_shape *out, base_diag *d) {                   \
     (void)a, (void)nin, (void)d;                                               \
     *out = *in[0];                                                             \
-    return IR_OK;                                                              \
+    return BASE_OK;                                                            \
   }
 UNARY(relu)
 UNARY(sigmoid)
@@ -208,20 +209,20 @@ UNARY(gelu)
 UNARY(erf)
 UNARY(sqrt)
 
-ir_status ir_shape_clip(ir_attrs *a, const ir_shape *const *in, int nin,
-                        ir_shape *out, ir_diag *d) {
+base_status ir_shape_clip(ir_attrs *a, const ir_shape *const *in, int nin,
+                          ir_shape *out, base_diag *d) {
   (void)nin;
   if (!(a->lo <= a->hi))
     return param_err(d, "clip: min (%g) must not exceed max (%g)",
                      (double)a->lo, (double)a->hi);
   *out = *in[0];
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_concat(ir_attrs *a, const ir_shape *const *in, int nin,
-                          ir_shape *out, ir_diag *d) {
+base_status ir_shape_concat(ir_attrs *a, const ir_shape *const *in, int nin,
+                            ir_shape *out, base_diag *d) {
   sbuf b0, b1;
-  ir_status st;
+  base_status st;
   const ir_shape *x = in[0];
   if (x->rank < 1)
     return shape_err(d, "concat: inputs must have rank >= 1, got %s", S(x, b0));
@@ -239,13 +240,13 @@ ir_status ir_shape_concat(ir_attrs *a, const ir_shape *const *in, int nin,
                        i + 1, S(in[i], b0), S(x, b1), a->axis);
     out->dim[a->axis] += in[i]->dim[a->axis];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_split(ir_attrs *a, const ir_shape *const *in, int nin,
-                         ir_shape *out, ir_diag *d) {
+base_status ir_shape_split(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, base_diag *d) {
   sbuf b;
-  ir_status st;
+  base_status st;
   const ir_shape *x = in[0];
   (void)nin;
   if (x->rank < 1)
@@ -266,11 +267,11 @@ ir_status ir_shape_split(ir_attrs *a, const ir_shape *const *in, int nin,
     return shape_err(
         d, "split: sizes sum to %lld but input %s has %lld on axis %d",
         (long long)sum, S(x, b), (long long)x->dim[a->axis], a->axis);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_transpose(ir_attrs *a, const ir_shape *const *in, int nin,
-                             ir_shape *out, ir_diag *d) {
+base_status ir_shape_transpose(ir_attrs *a, const ir_shape *const *in, int nin,
+                               ir_shape *out, base_diag *d) {
   sbuf b;
   const ir_shape *x = in[0];
   int seen[IR_MAX_RANK] = {0};
@@ -287,11 +288,11 @@ ir_status ir_shape_transpose(ir_attrs *a, const ir_shape *const *in, int nin,
                        x->rank - 1);
     out->dim[i] = x->dim[p];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
-                           ir_shape *out, ir_diag *d) {
+base_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, base_diag *d) {
   sbuf b;
   const ir_shape *x = in[0];
   int infer = -1;
@@ -319,14 +320,14 @@ ir_status ir_shape_reshape(ir_attrs *a, const ir_shape *const *in, int nin,
                      "the given shape",
                      S(x, b), (long long)n);
   *out = ir_shape_make(a->nlist, a->list);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Pools also need every window to hold at least one input element: each
  * padding must be smaller than the kernel (as in ONNX). */
-static ir_status pool(const char *op, ir_attrs *a, const ir_shape *const *in,
-                      ir_shape *out, ir_diag *d) {
-  ir_status st = need_rank(op, "input x", in[0], 4, d);
+static base_status pool(const char *op, ir_attrs *a, const ir_shape *const *in,
+                        ir_shape *out, base_diag *d) {
+  base_status st = need_rank(op, "input x", in[0], 4, d);
   if (st ||
       (st = window(op, a, in[0], a->kernel[0], a->kernel[1], 1, 1, out, d)))
     return st;
@@ -337,37 +338,37 @@ static ir_status pool(const char *op, ir_attrs *a, const ir_shape *const *in,
                        "kernel %dx%d",
                        op, a->pad[0], a->pad[1], a->pad[2], a->pad[3],
                        a->kernel[0], a->kernel[1]);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_avgpool(ir_attrs *a, const ir_shape *const *in, int nin,
-                           ir_shape *out, ir_diag *d) {
+base_status ir_shape_avgpool(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, base_diag *d) {
   (void)nin;
   return pool("avgpool", a, in, out, d);
 }
 
-ir_status ir_shape_maxpool(ir_attrs *a, const ir_shape *const *in, int nin,
-                           ir_shape *out, ir_diag *d) {
+base_status ir_shape_maxpool(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, base_diag *d) {
   (void)nin;
   return pool("maxpool", a, in, out, d);
 }
 
-ir_status ir_shape_global_avgpool(ir_attrs *a, const ir_shape *const *in,
-                                  int nin, ir_shape *out, ir_diag *d) {
-  ir_status st = need_rank("global_avgpool", "input x", in[0], 4, d);
+base_status ir_shape_global_avgpool(ir_attrs *a, const ir_shape *const *in,
+                                    int nin, ir_shape *out, base_diag *d) {
+  base_status st = need_rank("global_avgpool", "input x", in[0], 4, d);
   (void)a, (void)nin;
   if (st)
     return st;
   *out = *in[0];
   out->dim[2] = out->dim[3] = 1;
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_enlarge(ir_attrs *a, const ir_shape *const *in, int nin,
-                           ir_shape *out, ir_diag *d) {
+base_status ir_shape_enlarge(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, base_diag *d) {
   sbuf b;
   const ir_shape *w = in[0];
-  ir_status st = need_rank("enlarge", "kernel w", w, 4, d);
+  base_status st = need_rank("enlarge", "kernel w", w, 4, d);
   (void)nin;
   if (st)
     return st;
@@ -380,25 +381,25 @@ ir_status ir_shape_enlarge(ir_attrs *a, const ir_shape *const *in, int nin,
   *out = *w;
   out->dim[2] = a->kernel[0];
   out->dim[3] = a->kernel[1];
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status per_channel(const char *op, const char *what,
-                             const ir_shape *p, const ir_shape *x, int64_t c,
-                             ir_diag *d) {
+static base_status per_channel(const char *op, const char *what,
+                               const ir_shape *p, const ir_shape *x, int64_t c,
+                               base_diag *d) {
   sbuf b0, b1;
   if (p->rank == 1 && p->dim[0] == c)
-    return IR_OK;
+    return BASE_OK;
   return shape_err(d, "%s: %s %s must be [%lld] for input %s", op, what,
                    S(p, b0), (long long)c, S(x, b1));
 }
 
-ir_status ir_shape_batchnorm(ir_attrs *a, const ir_shape *const *in, int nin,
-                             ir_shape *out, ir_diag *d) {
+base_status ir_shape_batchnorm(ir_attrs *a, const ir_shape *const *in, int nin,
+                               ir_shape *out, base_diag *d) {
   static const char *what[] = {"", "scale", "bias", "mean", "var"};
   sbuf b;
   const ir_shape *x = in[0];
-  ir_status st;
+  base_status st;
   (void)nin;
   if (x->rank < 2)
     return shape_err(d, "batchnorm: input must have rank >= 2, got %s",
@@ -409,12 +410,12 @@ ir_status ir_shape_batchnorm(ir_attrs *a, const ir_shape *const *in, int nin,
     if ((st = per_channel("batchnorm", what[i], in[i], x, x->dim[1], d)))
       return st;
   *out = *x;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Normalises and sorts axes (unique, each in range); keepdims keeps 1s. */
-ir_status ir_shape_reduce_mean(ir_attrs *a, const ir_shape *const *in, int nin,
-                               ir_shape *out, ir_diag *d) {
+base_status ir_shape_reduce_mean(ir_attrs *a, const ir_shape *const *in,
+                                 int nin, ir_shape *out, base_diag *d) {
   const ir_shape *x = in[0];
   int seen[IR_MAX_RANK] = {0};
   (void)nin;
@@ -422,7 +423,7 @@ ir_status ir_shape_reduce_mean(ir_attrs *a, const ir_shape *const *in, int nin,
     return param_err(d, "reduce_mean: axes must list 1 to %d axes", x->rank);
   for (int i = 0; i < a->nlist; i++) {
     int32_t ax = (int32_t)a->list[i];
-    ir_status st = norm_axis("reduce_mean", &ax, x->rank, d);
+    base_status st = norm_axis("reduce_mean", &ax, x->rank, d);
     if (st)
       return st;
     if (seen[ax]++)
@@ -436,11 +437,11 @@ ir_status ir_shape_reduce_mean(ir_attrs *a, const ir_shape *const *in, int nin,
     if (!seen[i] || a->keepdims)
       out->dim[out->rank++] = seen[i] ? 1 : x->dim[i];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_softmax(ir_attrs *a, const ir_shape *const *in, int nin,
-                           ir_shape *out, ir_diag *d) {
+base_status ir_shape_softmax(ir_attrs *a, const ir_shape *const *in, int nin,
+                             ir_shape *out, base_diag *d) {
   sbuf b;
   (void)nin;
   if (in[0]->rank < 1)
@@ -450,11 +451,11 @@ ir_status ir_shape_softmax(ir_attrs *a, const ir_shape *const *in, int nin,
   return norm_axis("softmax", &a->axis, in[0]->rank, d);
 }
 
-ir_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
-                             ir_shape *out, ir_diag *d) {
+base_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
+                               ir_shape *out, base_diag *d) {
   sbuf b0, b1;
   const ir_shape *x = in[0];
-  ir_status st;
+  base_status st;
   if (x->rank < 1)
     return shape_err(d, "layernorm: input must have rank >= 1, got %s",
                      S(x, b0));
@@ -469,11 +470,11 @@ ir_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
                        i == 1 ? "gamma" : "beta", S(in[i], b0),
                        ir_shape_str(&tail, b1, sizeof b1), S(x, b0));
   *out = *x;
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_pad(ir_attrs *a, const ir_shape *const *in, int nin,
-                       ir_shape *out, ir_diag *d) {
+base_status ir_shape_pad(ir_attrs *a, const ir_shape *const *in, int nin,
+                         ir_shape *out, base_diag *d) {
   sbuf b;
   const ir_shape *x = in[0];
   (void)nin;
@@ -486,11 +487,11 @@ ir_status ir_shape_pad(ir_attrs *a, const ir_shape *const *in, int nin,
       return param_err(d, "pad: pads must be >= 0");
     out->dim[i] += a->list[i] + a->list[i + x->rank];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_slice(ir_attrs *a, const ir_shape *const *in, int nin,
-                         ir_shape *out, ir_diag *d) {
+base_status ir_shape_slice(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, base_diag *d) {
   sbuf b;
   const ir_shape *x = in[0];
   (void)nin;
@@ -509,12 +510,12 @@ ir_status ir_shape_slice(ir_attrs *a, const ir_shape *const *in, int nin,
                        S(x, b));
     out->dim[i] = e - s;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Constants: the shape parameter is the output shape. */
-static ir_status const_shape(const char *op, const ir_attrs *a, int rank,
-                             ir_shape *out, ir_diag *d) {
+static base_status const_shape(const char *op, const ir_attrs *a, int rank,
+                               ir_shape *out, base_diag *d) {
   if (a->nlist > IR_MAX_RANK || (rank >= 0 && a->nlist != rank))
     return param_err(d, "%s: shape must have rank %d", op,
                      rank >= 0 ? rank : IR_MAX_RANK);
@@ -522,12 +523,12 @@ static ir_status const_shape(const char *op, const ir_attrs *a, int rank,
     if (a->list[i] < 1)
       return param_err(d, "%s: shape dimensions must be positive", op);
   *out = ir_shape_make(a->nlist, a->list);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ir_shape_const_iconv(ir_attrs *a, const ir_shape *const *in, int nin,
-                               ir_shape *out, ir_diag *d) {
-  ir_status st = const_shape("const_iconv", a, 4, out, d);
+base_status ir_shape_const_iconv(ir_attrs *a, const ir_shape *const *in,
+                                 int nin, ir_shape *out, base_diag *d) {
+  base_status st = const_shape("const_iconv", a, 4, out, d);
   (void)in, (void)nin;
   if (!st && (a->list[2] % 2 == 0 || a->list[3] % 2 == 0))
     return param_err(d, "const_iconv: kernel size must be odd, got %lldx%lld",
@@ -535,24 +536,24 @@ ir_status ir_shape_const_iconv(ir_attrs *a, const ir_shape *const *in, int nin,
   return st;
 }
 
-ir_status ir_shape_const_imm(ir_attrs *a, const ir_shape *const *in, int nin,
-                             ir_shape *out, ir_diag *d) {
-  ir_status st = const_shape("const_imm", a, 2, out, d);
+base_status ir_shape_const_imm(ir_attrs *a, const ir_shape *const *in, int nin,
+                               ir_shape *out, base_diag *d) {
+  base_status st = const_shape("const_imm", a, 2, out, d);
   (void)in, (void)nin;
   if (!st && a->list[0] != a->list[1])
     return param_err(d, "const_imm: shape must be square");
   return st;
 }
 
-ir_status ir_shape_const_ones(ir_attrs *a, const ir_shape *const *in, int nin,
-                              ir_shape *out, ir_diag *d) {
+base_status ir_shape_const_ones(ir_attrs *a, const ir_shape *const *in, int nin,
+                                ir_shape *out, base_diag *d) {
   (void)in, (void)nin;
   return const_shape("const_ones", a, -1, out, d);
 }
 
-ir_status ir_shape_const_pool(ir_attrs *a, const ir_shape *const *in, int nin,
-                              ir_shape *out, ir_diag *d) {
-  ir_status st = const_shape("const_pool", a, 4, out, d);
+base_status ir_shape_const_pool(ir_attrs *a, const ir_shape *const *in, int nin,
+                                ir_shape *out, base_diag *d) {
+  base_status st = const_shape("const_pool", a, 4, out, d);
   (void)in, (void)nin;
   if (!st && a->list[1] != 1)
     return param_err(d, "const_pool: shape must be [C,1,kh,kw]");
@@ -561,8 +562,8 @@ ir_status ir_shape_const_pool(ir_attrs *a, const ir_shape *const *in, int nin,
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-typedef ir_status (*shape_rule)(ir_attrs *, const ir_shape *const *, int,
-                                ir_shape *, ir_diag *);
+typedef base_status (*shape_rule)(ir_attrs *, const ir_shape *const *, int,
+                                  ir_shape *, base_diag *);
 
 static const shape_rule rules[IR_NOPS] = {
 #define OP(ID, name, inputs, params) [IR_OP_##ID] = ir_shape_##name,
@@ -570,35 +571,35 @@ static const shape_rule rules[IR_NOPS] = {
 #undef OP
 };
 
-ir_status ir_check_arity(const ir_opinfo *r, int nin, ir_diag *d) {
+base_status ir_check_arity(const ir_opinfo *r, int nin, base_diag *d) {
   if (nin > IR_MAX_IN)
-    return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
-                       "%s takes at most %d inputs, got %d", r->name, IR_MAX_IN,
-                       nin);
+    return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                         "%s takes at most %d inputs, got %d", r->name,
+                         IR_MAX_IN, nin);
   if (nin >= r->min_in && (r->max_in < 0 || nin <= r->max_in))
-    return IR_OK;
+    return BASE_OK;
   if (r->max_in < 0)
-    return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
-                       "%s takes one or more inputs, got %d", r->name, nin);
+    return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                         "%s takes one or more inputs, got %d", r->name, nin);
   char names[128] = "";
   size_t k = 0;
   for (int i = 0; i < r->nnamed && k < sizeof names; i++)
     k += (size_t)snprintf(names + k, sizeof names - k, "%s%s%s", i ? ", " : "",
                           r->in_name[i], i >= r->min_in ? "?" : "");
   if (r->min_in == r->max_in)
-    return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
-                       "%s takes %d input%s (%s), got %d", r->name, r->min_in,
-                       r->min_in == 1 ? "" : "s", names, nin);
-  return ir_diag_set(d, IR_ERR_ARITY, 0, 0,
-                     "%s takes %d to %d inputs (%s), got %d", r->name,
-                     r->min_in, r->max_in, names, nin);
+    return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                         "%s takes %d input%s (%s), got %d", r->name, r->min_in,
+                         r->min_in == 1 ? "" : "s", names, nin);
+  return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                       "%s takes %d to %d inputs (%s), got %d", r->name,
+                       r->min_in, r->max_in, names, nin);
 }
 
-ir_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
-                   int nin, ir_shape *out, ir_diag *d) {
+base_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
+                     int nin, ir_shape *out, base_diag *d) {
   if ((unsigned)op >= IR_NOPS)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "bad opcode %d", (int)op);
-  ir_status st = ir_check_arity(ir_op(op), nin, d);
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "bad opcode %d", (int)op);
+  base_status st = ir_check_arity(ir_op(op), nin, d);
   if (st || (st = rules[op](a, in, nin, out, d)))
     return st;
   for (int i = 0; i < ir_op_nout(op, a); i++) {
@@ -607,5 +608,5 @@ ir_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
       return shape_err(d, "%s: output %d would have %lld elements",
                        ir_op(op)->name, i + 1, (long long)n);
   }
-  return IR_OK;
+  return BASE_OK;
 }

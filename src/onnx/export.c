@@ -18,8 +18,8 @@
 
 typedef struct exporter {
   const ir_graph *g;
-  ir_arena *a;
-  ir_diag *d;
+  base_arena *a;
+  base_diag *d;
   Onnx__GraphProto *graph;
   size_t capnode, capinit;
   int oom;
@@ -27,14 +27,14 @@ typedef struct exporter {
 } exporter;
 
 static void *alloc(exporter *E, size_t n) {
-  void *p = ir_arena_alloc(E->a, n ? n : 1);
+  void *p = base_arena_alloc(E->a, n ? n : 1);
   if (!p)
     E->oom = 1;
   return p;
 }
 
 static char *str(exporter *E, const char *s) {
-  char *p = ir_arena_strndup(E->a, s, strlen(s));
+  char *p = base_arena_strndup(E->a, s, strlen(s));
   if (!p)
     E->oom = 1;
   return p;
@@ -438,8 +438,8 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: ex_const(E, n, out); break;
   default:
-    ir_diag_set(E->d, IR_ERR_INTERNAL, 0, 0, "no ONNX export for %s",
-                ir_op(n->op)->name);
+    base_diag_set(E->d, BASE_ERR_INTERNAL, 0, 0, "no ONNX export for %s",
+                  ir_op(n->op)->name);
     E->oom = -1;
   }
 }
@@ -509,12 +509,12 @@ static void add_io(exporter *E, size_t *cap_in, size_t *cap_out) {
   }
 }
 
-ir_status ox_export_file(const ir_graph *g, const char *path, ir_diag *d) {
+base_status ox_export_file(const ir_graph *g, const char *path, base_diag *d) {
   exporter E;
   memset(&E, 0, sizeof E);
   E.g = g;
   E.d = d;
-  E.a = ir_arena_new();
+  E.a = base_arena_new();
   Onnx__ModelProto m;
   Onnx__OperatorSetIdProto opset, *opsets[1] = {&opset};
   onnx__model_proto__init(&m);
@@ -537,22 +537,22 @@ ir_status ox_export_file(const ir_graph *g, const char *path, ir_diag *d) {
     for (int i = 0; i < g->nnodes && E.oom >= 0; i++)
       ex_node(&E, &g->nodes[i]);
   }
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (!E.a || !E.graph || E.oom > 0)
-    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   else if (E.oom < 0)
-    st = d ? d->code : IR_ERR_INTERNAL;
+    st = d ? d->code : BASE_ERR_INTERNAL;
   if (!st) {
     size_t len = onnx__model_proto__get_packed_size(&m);
     uint8_t *buf = malloc(len ? len : 1);
     if (!buf)
-      st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     else {
       onnx__model_proto__pack(&m, buf);
-      st = ir_write_atomic(path, (const char *)buf, len, d);
+      st = base_write_atomic(path, (const char *)buf, len, d);
       free(buf);
     }
   }
-  ir_arena_free(E.a);
+  base_arena_free(E.a);
   return st;
 }

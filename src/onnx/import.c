@@ -33,7 +33,7 @@ typedef struct val {
 
 typedef struct imp {
   const char *file;
-  ir_diag *d;
+  base_diag *d;
   const ox_options *o;
   Onnx__ModelProto *m;
   ir_graph *g;
@@ -50,21 +50,21 @@ typedef struct imp {
 /* ---- errors ----------------------------------------------------------------
  */
 
-static ir_status fail(imp *I, ir_status code, const char *fmt, ...)
+static base_status fail(imp *I, base_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* An error about the current node (if any), without a line:col. */
-static ir_status fail(imp *I, ir_status code, const char *fmt, ...) {
+static base_status fail(imp *I, base_status code, const char *fmt, ...) {
   char msg[400];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (I->node)
-    ir_diag_set(I->d, code, 0, 0, "node %d '%s' (%s): %s", I->node_index,
-                I->node->name ? I->node->name : "", I->node->op_type, msg);
+    base_diag_set(I->d, code, 0, 0, "node %d '%s' (%s): %s", I->node_index,
+                  I->node->name ? I->node->name : "", I->node->op_type, msg);
   else
-    ir_diag_set(I->d, code, 0, 0, "%s", msg);
+    base_diag_set(I->d, code, 0, 0, "%s", msg);
   return code;
 }
 
@@ -172,27 +172,28 @@ enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_DOUBLE = 11 };
 
 static int set_dims(imp *I, ir_shape *s, size_t n, const int64_t *dims) {
   if (n > IR_MAX_RANK)
-    return fail(I, IR_ERR_SHAPE, "tensor of rank %zu (at most %d)", n,
+    return fail(I, BASE_ERR_SHAPE, "tensor of rank %zu (at most %d)", n,
                 IR_MAX_RANK);
   memset(s, 0, sizeof *s);
   s->rank = (int32_t)n;
   for (size_t k = 0; k < n; k++) {
     if (dims[k] < 0 || dims[k] > INT32_MAX)
-      return fail(I, IR_ERR_SHAPE, "bad dimension %lld", (long long)dims[k]);
+      return fail(I, BASE_ERR_SHAPE, "bad dimension %lld", (long long)dims[k]);
     s->dim[k] = dims[k];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status count_err(imp *I, const Onnx__TensorProto *t, size_t have,
-                           int64_t n) {
-  return fail(I, IR_ERR_SHAPE, "tensor '%s' holds %zu values for shape of %lld",
+static base_status count_err(imp *I, const Onnx__TensorProto *t, size_t have,
+                             int64_t n) {
+  return fail(I, BASE_ERR_SHAPE,
+              "tensor '%s' holds %zu values for shape of %lld",
               t->name ? t->name : "", have, (long long)n);
 }
 
 /* Fills v from an ONNX TensorProto (float or integer data). */
-static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
-  ir_status st = set_dims(I, &v->shape, t->n_dims, t->dims);
+static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
+  base_status st = set_dims(I, &v->shape, t->n_dims, t->dims);
   if (st)
     return st;
   int64_t n = ir_shape_numel(&v->shape);
@@ -200,7 +201,8 @@ static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
   size_t raw = t->has_raw_data ? t->raw_data.len : 0;
   const uint8_t *rp = t->has_raw_data ? t->raw_data.data : NULL;
   if (t->n_external_data || (t->has_data_location && t->data_location == 1))
-    return fail(I, IR_ERR_PARAM, "tensor '%s' has external data (unsupported)",
+    return fail(I, BASE_ERR_PARAM,
+                "tensor '%s' has external data (unsupported)",
                 t->name ? t->name : "");
   v->is_const = 1;
   if (dt == DT_FLOAT || dt == DT_DOUBLE) {
@@ -212,7 +214,7 @@ static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
       return count_err(I, t, have, n);
     v->f = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!v->f)
-      return fail(I, IR_ERR_NOMEM, "out of memory");
+      return fail(I, BASE_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; k < n; k++) {
       if (dt == DT_FLOAT && rp)
         memcpy(&v->f[k], rp + 4 * k, 4);
@@ -227,7 +229,7 @@ static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
         v->f[k] = (float)x;
       }
     }
-    return IR_OK;
+    return BASE_OK;
   }
   if (dt == DT_INT64 || dt == DT_INT32) {
     size_t es = dt == DT_INT64 ? 8 : 4;
@@ -239,7 +241,7 @@ static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
     v->is_int = 1;
     v->i = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!v->i)
-      return fail(I, IR_ERR_NOMEM, "out of memory");
+      return fail(I, BASE_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; k < n; k++) {
       if (dt == DT_INT64 && rp)
         memcpy(&v->i[k], rp + 8 * k, 8);
@@ -252,9 +254,9 @@ static ir_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
       } else
         v->i[k] = t->int32_data[k];
     }
-    return IR_OK;
+    return BASE_OK;
   }
-  return fail(I, IR_ERR_PARAM,
+  return fail(I, BASE_ERR_PARAM,
               "tensor '%s' has data type %d (supported: float, "
               "double, int32, int64)",
               t->name ? t->name : "", dt);
@@ -271,9 +273,9 @@ static int tensor_of(imp *I, val *v) {
     return fail(I, I->d->code, "%s", I->d->msg), -1;
   int64_t n = ir_shape_numel(&v->shape);
   float *data =
-      ir_arena_alloc(I->g->arena, sizeof(float) * (size_t)(n ? n : 1));
+      base_arena_alloc(I->g->arena, sizeof(float) * (size_t)(n ? n : 1));
   if (!data)
-    return fail(I, IR_ERR_NOMEM, "out of memory"), -1;
+    return fail(I, BASE_ERR_NOMEM, "out of memory"), -1;
   for (int64_t k = 0; k < n; k++)
     data[k] = v->is_int ? (float)v->i[k] : v->f[k];
   I->g->tensors[t].data = data;
@@ -291,12 +293,12 @@ static int has_input(const node_t *n, size_t k) {
 static val *input(imp *I, size_t k) {
   const node_t *n = I->node;
   if (!has_input(n, k)) {
-    fail(I, IR_ERR_ARITY, "missing input %zu", k + 1);
+    fail(I, BASE_ERR_ARITY, "missing input %zu", k + 1);
     return NULL;
   }
   val *v = find_val(I, n->input[k]);
   if (!v)
-    fail(I, IR_ERR_UNDEFINED, "input '%s' is not defined before this node",
+    fail(I, BASE_ERR_UNDEFINED, "input '%s' is not defined before this node",
          n->input[k]);
   return v;
 }
@@ -311,7 +313,7 @@ static int in_tensor(imp *I, size_t k) {
 static val *in_const(imp *I, size_t k) {
   val *v = input(I, k);
   if (v && !v->is_const) {
-    fail(I, IR_ERR_PARAM, "input %zu ('%s') must be a constant", k + 1,
+    fail(I, BASE_ERR_PARAM, "input %zu ('%s') must be a constant", k + 1,
          v->name);
     return NULL;
   }
@@ -365,7 +367,7 @@ static int ints_from(imp *I, size_t k, const char *attr_name, int64_t *out,
       return -2;
     int64_t n = ir_shape_numel(&v->shape);
     if (!v->is_int || n > max)
-      return fail(I, IR_ERR_PARAM, "input %zu must hold at most %d integers",
+      return fail(I, BASE_ERR_PARAM, "input %zu must hold at most %d integers",
                   k + 1, max),
              -2;
     memcpy(out, v->i, sizeof(int64_t) * (size_t)n);
@@ -382,14 +384,14 @@ static const ir_shape *shape_of(imp *I, val *v) {
  * ------------------------------------------------------------------- */
 
 /* Defines ONNX output k of the current node as IR tensor t. */
-static ir_status bind(imp *I, size_t k, int t) {
+static base_status bind(imp *I, size_t k, int t) {
   if (k >= I->node->n_output || !I->node->output[k][0])
-    return IR_OK;
+    return BASE_OK;
   val *v = new_val(I, I->node->output[k]);
   if (!v)
-    return fail(I, IR_ERR_NOMEM, "out of memory");
+    return fail(I, BASE_ERR_NOMEM, "out of memory");
   v->tensor = t;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Adds one IR node; its outputs are named after ONNX outputs first..; when
@@ -400,7 +402,7 @@ static int emit(imp *I, ir_opcode op, const int32_t *in, int nin,
   const char *np[IR_MAX_LIST];
   int nout = ir_op_nout(op, a);
   if (nout > IR_MAX_LIST || nout < 1)
-    return fail(I, IR_ERR_PARAM, "too many outputs"), -1;
+    return fail(I, BASE_ERR_PARAM, "too many outputs"), -1;
   for (int k = 0; k < nout; k++) {
     const char *src = name_hint;
     if (bind_outputs && (size_t)k < I->node->n_output && I->node->output[k][0])
@@ -438,9 +440,9 @@ static int scalar_weight(imp *I, float x, const char *suffix) {
   memset(&s, 0, sizeof s);
   ir_name_for(I, aux(I, suffix, hint, sizeof hint), name, sizeof name);
   int t = ir_add_tensor(I->g, name, IR_T_WEIGHT, &s, I->d);
-  float *p = t < 0 ? NULL : ir_arena_alloc(I->g->arena, sizeof(float));
+  float *p = t < 0 ? NULL : base_arena_alloc(I->g->arena, sizeof(float));
   if (!p)
-    return fail(I, t < 0 ? I->d->code : IR_ERR_NOMEM, "%s",
+    return fail(I, t < 0 ? I->d->code : BASE_ERR_NOMEM, "%s",
                 t < 0 ? I->d->msg : "out of memory"),
            -1;
   *p = x;
@@ -451,45 +453,45 @@ static int scalar_weight(imp *I, float x, const char *suffix) {
 /* ---- handlers
  * --------------------------------------------------------------------- */
 
-typedef ir_status (*handler)(imp *I);
+typedef base_status (*handler)(imp *I);
 
-static ir_status emit1(imp *I, ir_opcode op, const int32_t *in, int nin,
-                       const ir_attrs *a) {
-  return emit(I, op, in, nin, a, NULL, 1) < 0 ? I->d->code : IR_OK;
+static base_status emit1(imp *I, ir_opcode op, const int32_t *in, int nin,
+                         const ir_attrs *a) {
+  return emit(I, op, in, nin, a, NULL, 1) < 0 ? I->d->code : BASE_OK;
 }
 
-static ir_status unary(imp *I, ir_opcode op) {
+static base_status unary(imp *I, ir_opcode op) {
   ir_attrs a;
   ir_attrs_default(op, &a);
   int32_t x = in_tensor(I, 0);
   return x < 0 ? I->d->code : emit1(I, op, &x, 1, &a);
 }
 
-static ir_status h_relu(imp *I) { return unary(I, IR_OP_RELU); }
-static ir_status h_sigmoid(imp *I) { return unary(I, IR_OP_SIGMOID); }
-static ir_status h_tanh(imp *I) { return unary(I, IR_OP_TANH); }
-static ir_status h_erf(imp *I) { return unary(I, IR_OP_ERF); }
-static ir_status h_sqrt(imp *I) { return unary(I, IR_OP_SQRT); }
+static base_status h_relu(imp *I) { return unary(I, IR_OP_RELU); }
+static base_status h_sigmoid(imp *I) { return unary(I, IR_OP_SIGMOID); }
+static base_status h_tanh(imp *I) { return unary(I, IR_OP_TANH); }
+static base_status h_erf(imp *I) { return unary(I, IR_OP_ERF); }
+static base_status h_sqrt(imp *I) { return unary(I, IR_OP_SQRT); }
 
-static ir_status h_gelu(imp *I) {
+static base_status h_gelu(imp *I) {
   char buf[32];
   const char *ap = attr_s(I->node, "approximate", "none", buf, sizeof buf);
   if (strcmp(ap, "none") != 0)
-    return fail(I, IR_ERR_PARAM,
+    return fail(I, BASE_ERR_PARAM,
                 "approximate='%s' is not supported (only none)", ap);
   return unary(I, IR_OP_GELU);
 }
 
-static ir_status alias(imp *I) {
+static base_status alias(imp *I) {
   val *v = input(I, 0);
   if (!v)
     return I->d->code;
   for (size_t k = 1; k < I->node->n_output; k++)
     if (I->node->output[k][0])
-      return fail(I, IR_ERR_PARAM, "output %zu is not supported", k + 1);
+      return fail(I, BASE_ERR_PARAM, "output %zu is not supported", k + 1);
   val *o = new_val(I, I->node->output[0]);
   if (!o)
-    return fail(I, IR_ERR_NOMEM, "out of memory");
+    return fail(I, BASE_ERR_NOMEM, "out of memory");
   v = input(I, 0); /* new_val may have moved the array */
   const char *name = o->name;
   *o = *v;
@@ -499,22 +501,22 @@ static ir_status alias(imp *I) {
     size_t es = v->is_int ? sizeof(int64_t) : sizeof(float);
     void *p = malloc(es * (size_t)(n ? n : 1));
     if (!p)
-      return fail(I, IR_ERR_NOMEM, "out of memory");
+      return fail(I, BASE_ERR_NOMEM, "out of memory");
     memcpy(p, v->is_int ? (void *)v->i : (void *)v->f, es * (size_t)n);
     o->i = v->is_int ? p : NULL;
     o->f = v->is_int ? NULL : p;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status h_dropout(imp *I) { return alias(I); }
-static ir_status h_identity(imp *I) { return alias(I); }
+static base_status h_dropout(imp *I) { return alias(I); }
+static base_status h_identity(imp *I) { return alias(I); }
 
 /* A new constant output 0 of the current node. */
 static val *const_out(imp *I, const ir_shape *s, int is_int) {
   val *v = new_val(I, I->node->n_output ? I->node->output[0] : "");
   if (!v) {
-    fail(I, IR_ERR_NOMEM, "out of memory");
+    fail(I, BASE_ERR_NOMEM, "out of memory");
     return NULL;
   }
   int64_t n = ir_shape_numel(s);
@@ -526,19 +528,19 @@ static val *const_out(imp *I, const ir_shape *s, int is_int) {
   else
     v->f = calloc((size_t)(n ? n : 1), sizeof(float));
   if (!v->i && !v->f) {
-    fail(I, IR_ERR_NOMEM, "out of memory");
+    fail(I, BASE_ERR_NOMEM, "out of memory");
     return NULL;
   }
   return v;
 }
 
-static ir_status h_constant(imp *I) {
+static base_status h_constant(imp *I) {
   const node_t *n = I->node;
   const Onnx__AttributeProto *a;
   val *v;
   if ((a = attr(n, "value")) && a->t) {
     if (!(v = new_val(I, n->output[0])))
-      return fail(I, IR_ERR_NOMEM, "out of memory");
+      return fail(I, BASE_ERR_NOMEM, "out of memory");
     return load_tensor(I, a->t, v);
   }
   ir_shape s = {0};
@@ -559,25 +561,25 @@ static ir_status h_constant(imp *I) {
     for (int64_t k = 0; k < s.dim[0]; k++)
       is_int ? (void)(v->i[k] = a->ints[k]) : (void)(v->f[k] = a->floats[k]);
   } else
-    return fail(I, IR_ERR_PARAM,
+    return fail(I, BASE_ERR_PARAM,
                 "unsupported Constant form (use value, "
                 "value_float(s) or value_int(s))");
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Spatial attributes of Conv and pools into a (kernel from k). */
-static ir_status window_attrs(imp *I, ir_attrs *a, const ir_shape *x,
-                              const int64_t *k, int is_pool) {
+static base_status window_attrs(imp *I, ir_attrs *a, const ir_shape *x,
+                                const int64_t *k, int is_pool) {
   int64_t v[8];
   char buf[32];
   if (x->rank != 4)
-    return fail(I, IR_ERR_SHAPE,
+    return fail(I, BASE_ERR_SHAPE,
                 "only 2-D (NCHW, rank 4) inputs are supported");
   if (attr_ints(I->node, "strides", v, 2) == 2)
     a->stride[0] = (int32_t)v[0], a->stride[1] = (int32_t)v[1];
   int nd = attr_ints(I->node, "dilations", v, 2);
   if (nd == 2 && is_pool && (v[0] != 1 || v[1] != 1))
-    return fail(I, IR_ERR_PARAM, "pooling with dilation is not supported");
+    return fail(I, BASE_ERR_PARAM, "pooling with dilation is not supported");
   if (nd == 2 && !is_pool)
     a->dilation[0] = (int32_t)v[0], a->dilation[1] = (int32_t)v[1];
   const char *ap = attr_s(I->node, "auto_pad", "NOTSET", buf, sizeof buf);
@@ -600,15 +602,15 @@ static ir_status window_attrs(imp *I, ir_attrs *a, const ir_shape *x,
     if (attr_ints(I->node, "pads", v, 4) == 4)
       for (int d = 0; d < 4; d++) {
         if (v[d] < 0 || v[d] > INT32_MAX)
-          return fail(I, IR_ERR_PARAM, "bad pads");
+          return fail(I, BASE_ERR_PARAM, "bad pads");
         a->pad[d] = (int32_t)v[d];
       }
   } else
-    return fail(I, IR_ERR_PARAM, "unknown auto_pad '%s'", ap);
-  return IR_OK;
+    return fail(I, BASE_ERR_PARAM, "unknown auto_pad '%s'", ap);
+  return BASE_OK;
 }
 
-static ir_status h_conv(imp *I) {
+static base_status h_conv(imp *I) {
   ir_attrs a;
   ir_attrs_default(IR_OP_CONV2D, &a);
   int32_t in[3];
@@ -618,18 +620,18 @@ static ir_status h_conv(imp *I) {
       return I->d->code;
   const ir_shape *w = &I->g->tensors[in[1]].shape;
   if (w->rank != 4)
-    return fail(I, IR_ERR_SHAPE, "only 2-D convolutions are supported");
+    return fail(I, BASE_ERR_SHAPE, "only 2-D convolutions are supported");
   a.groups = (int32_t)attr_i(I->node, "group", 1);
-  ir_status st =
+  base_status st =
       window_attrs(I, &a, &I->g->tensors[in[0]].shape, w->dim + 2, 0);
   return st ? st : emit1(I, IR_OP_CONV2D, in, nin, &a);
 }
 
 /* ONNX ceil_mode as extra bottom/right padding (exact for max pooling and
  * for average pooling that does not count padding). */
-static ir_status ceil_mode(imp *I, ir_attrs *a, const ir_shape *x) {
+static base_status ceil_mode(imp *I, ir_attrs *a, const ir_shape *x) {
   if (a->padmode != IR_PAD_EXPLICIT)
-    return fail(I, IR_ERR_PARAM, "ceil_mode with auto_pad is not supported");
+    return fail(I, BASE_ERR_PARAM, "ceil_mode with auto_pad is not supported");
   for (int d = 0; d < 2; d++) {
     int64_t in = x->dim[2 + d], k = a->kernel[d], s = a->stride[d];
     int64_t lo = a->pad[d], hi = a->pad[d + 2];
@@ -643,10 +645,10 @@ static ir_status ceil_mode(imp *I, ir_attrs *a, const ir_shape *x) {
     if (need > 0)
       a->pad[d + 2] += (int32_t)need;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status pool(imp *I, ir_opcode op) {
+static base_status pool(imp *I, ir_opcode op) {
   ir_attrs a;
   ir_attrs_default(op, &a);
   int32_t x = in_tensor(I, 0);
@@ -654,36 +656,36 @@ static ir_status pool(imp *I, ir_opcode op) {
   if (x < 0)
     return I->d->code;
   if (attr_ints(I->node, "kernel_shape", k, 2) != 2)
-    return fail(I, IR_ERR_PARAM, "needs a 2-D kernel_shape");
+    return fail(I, BASE_ERR_PARAM, "needs a 2-D kernel_shape");
   a.kernel[0] = (int32_t)k[0], a.kernel[1] = (int32_t)k[1];
   const ir_shape *xs = &I->g->tensors[x].shape;
-  ir_status st = window_attrs(I, &a, xs, k, 1);
+  base_status st = window_attrs(I, &a, xs, k, 1);
   if (st)
     return st;
   if (op == IR_OP_AVGPOOL)
     a.count_include_pad = (int32_t)attr_i(I->node, "count_include_pad", 0);
   if (attr_i(I->node, "ceil_mode", 0)) {
     if (op == IR_OP_AVGPOOL && a.count_include_pad)
-      return fail(I, IR_ERR_PARAM,
+      return fail(I, BASE_ERR_PARAM,
                   "ceil_mode=1 with count_include_pad=1 is not supported");
     if ((st = ceil_mode(I, &a, xs)))
       return st;
   }
   if (I->node->n_output > 1 && I->node->output[1][0])
-    return fail(I, IR_ERR_PARAM, "the Indices output is not supported");
+    return fail(I, BASE_ERR_PARAM, "the Indices output is not supported");
   return emit1(I, op, &x, 1, &a);
 }
 
-static ir_status h_maxpool(imp *I) { return pool(I, IR_OP_MAXPOOL); }
-static ir_status h_avgpool(imp *I) { return pool(I, IR_OP_AVGPOOL); }
-static ir_status h_gap(imp *I) { return unary(I, IR_OP_GLOBAL_AVGPOOL); }
+static base_status h_maxpool(imp *I) { return pool(I, IR_OP_MAXPOOL); }
+static base_status h_avgpool(imp *I) { return pool(I, IR_OP_AVGPOOL); }
+static base_status h_gap(imp *I) { return unary(I, IR_OP_GLOBAL_AVGPOOL); }
 
 /* Element-wise arithmetic on two int64 constants (shape computations). */
-static ir_status fold_int_binary(imp *I, ir_opcode op, val *x, val *y) {
+static base_status fold_int_binary(imp *I, ir_opcode op, val *x, val *y) {
   int64_t nx = ir_shape_numel(&x->shape), ny = ir_shape_numel(&y->shape);
   if (!(nx == ny || nx == 1 || ny == 1) || x->shape.rank > 1 ||
       y->shape.rank > 1)
-    return fail(I, IR_ERR_SHAPE, "unsupported integer broadcast");
+    return fail(I, BASE_ERR_SHAPE, "unsupported integer broadcast");
   ir_shape so = nx >= ny ? x->shape : y->shape; /* copy: vals may move */
   int64_t *xi = x->i, *yi = y->i;
   val *o = const_out(I, &so, 1);
@@ -692,16 +694,16 @@ static ir_status fold_int_binary(imp *I, ir_opcode op, val *x, val *y) {
   for (int64_t k = 0; k < ir_shape_numel(&so); k++) {
     int64_t p = xi[nx == 1 ? 0 : k], q = yi[ny == 1 ? 0 : k];
     if ((op == IR_OP_EWDIV) && q == 0)
-      return fail(I, IR_ERR_PARAM, "integer division by zero");
+      return fail(I, BASE_ERR_PARAM, "integer division by zero");
     o->i[k] = op == IR_OP_EWADD   ? p + q
               : op == IR_OP_EWSUB ? p - q
               : op == IR_OP_EWMUL ? p * q
                                   : p / q;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status binary(imp *I, ir_opcode op) {
+static base_status binary(imp *I, ir_opcode op) {
   val *x = input(I, 0), *y = x ? input(I, 1) : NULL;
   if (!y)
     return I->d->code;
@@ -715,17 +717,17 @@ static ir_status binary(imp *I, ir_opcode op) {
   return emit1(I, op, in, 2, &a);
 }
 
-static ir_status h_add(imp *I) { return binary(I, IR_OP_EWADD); }
-static ir_status h_sub(imp *I) { return binary(I, IR_OP_EWSUB); }
-static ir_status h_mul(imp *I) { return binary(I, IR_OP_EWMUL); }
-static ir_status h_div(imp *I) { return binary(I, IR_OP_EWDIV); }
+static base_status h_add(imp *I) { return binary(I, IR_OP_EWADD); }
+static base_status h_sub(imp *I) { return binary(I, IR_OP_EWSUB); }
+static base_status h_mul(imp *I) { return binary(I, IR_OP_EWMUL); }
+static base_status h_div(imp *I) { return binary(I, IR_OP_EWDIV); }
 
-static ir_status h_pow(imp *I) {
+static base_status h_pow(imp *I) {
   val *e = in_const(I, 1);
   if (!e)
     return I->d->code;
   if (ir_shape_numel(&e->shape) != 1)
-    return fail(I, IR_ERR_PARAM, "the exponent must be a scalar constant");
+    return fail(I, BASE_ERR_PARAM, "the exponent must be a scalar constant");
   double p = e->is_int ? (double)e->i[0] : e->f[0];
   ir_attrs a;
   int32_t in[2] = {in_tensor(I, 0), -1};
@@ -740,10 +742,10 @@ static ir_status h_pow(imp *I) {
     return unary(I, IR_OP_SQRT);
   if (p == 1)
     return alias(I);
-  return fail(I, IR_ERR_PARAM, "exponent %g is not supported (2, 0.5, 1)", p);
+  return fail(I, BASE_ERR_PARAM, "exponent %g is not supported (2, 0.5, 1)", p);
 }
 
-static ir_status h_clip(imp *I) {
+static base_status h_clip(imp *I) {
   ir_attrs a;
   ir_attrs_default(IR_OP_CLIP, &a);
   a.lo = -INFINITY, a.hi = INFINITY;
@@ -758,7 +760,7 @@ static ir_status h_clip(imp *I) {
     if (!v)
       return I->d->code;
     if (ir_shape_numel(&v->shape) != 1)
-      return fail(I, IR_ERR_PARAM, "min and max must be scalars");
+      return fail(I, BASE_ERR_PARAM, "min and max must be scalars");
     float x = v->is_int ? (float)v->i[0] : v->f[0];
     *(k == 1 ? &a.lo : &a.hi) = x;
   }
@@ -771,7 +773,7 @@ static int norm_axis(int64_t axis, int rank) {
 }
 
 /* Concat of rank-1 constants, else an IR concat. */
-static ir_status h_concat(imp *I) {
+static base_status h_concat(imp *I) {
   const node_t *n = I->node;
   int all_const = n->n_input > 0;
   for (size_t k = 0; k < n->n_input; k++) {
@@ -791,10 +793,10 @@ static ir_status h_concat(imp *I) {
       memcpy(o->i + at, v->i, sizeof(int64_t) * (size_t)v->shape.dim[0]);
       at += v->shape.dim[0];
     }
-    return o ? IR_OK : I->d->code;
+    return o ? BASE_OK : I->d->code;
   }
   if (n->n_input > MAX_INPUTS)
-    return fail(I, IR_ERR_ARITY, "more than %d inputs", MAX_INPUTS);
+    return fail(I, BASE_ERR_ARITY, "more than %d inputs", MAX_INPUTS);
   int32_t in[MAX_INPUTS];
   for (size_t k = 0; k < n->n_input; k++)
     if ((in[k] = in_tensor(I, k)) < 0)
@@ -805,7 +807,7 @@ static ir_status h_concat(imp *I) {
   return emit1(I, IR_OP_CONCAT, in, (int)n->n_input, &a);
 }
 
-static ir_status h_split(imp *I) {
+static base_status h_split(imp *I) {
   const node_t *n = I->node;
   int32_t x = in_tensor(I, 0);
   if (x < 0)
@@ -815,33 +817,34 @@ static ir_status h_split(imp *I) {
   ir_attrs_default(IR_OP_SPLIT, &a);
   a.axis = norm_axis(attr_i(n, "axis", 0), s->rank);
   if (a.axis < 0 || a.axis >= s->rank)
-    return fail(I, IR_ERR_PARAM, "axis out of range");
+    return fail(I, BASE_ERR_PARAM, "axis out of range");
   int cnt = ints_from(I, 1, "split", a.list, IR_MAX_LIST);
   if (cnt == -2)
     return I->d->code;
   if (cnt < 0) { /* equal parts, one per output */
     int64_t parts = attr_i(n, "num_outputs", (int64_t)n->n_output);
     if (parts < 1 || parts > IR_MAX_LIST)
-      return fail(I, IR_ERR_ARITY, "bad number of outputs");
+      return fail(I, BASE_ERR_ARITY, "bad number of outputs");
     int64_t dim = s->dim[a.axis], each = (dim + parts - 1) / parts;
     for (cnt = 0; cnt < parts; cnt++)
       a.list[cnt] = cnt + 1 < parts ? each : dim - each * (parts - 1);
   }
   a.nlist = cnt;
   if ((size_t)cnt != n->n_output)
-    return fail(I, IR_ERR_ARITY, "%d parts but %zu outputs", cnt, n->n_output);
+    return fail(I, BASE_ERR_ARITY, "%d parts but %zu outputs", cnt,
+                n->n_output);
   return emit1(I, IR_OP_SPLIT, &x, 1, &a);
 }
 
 /* Reshape of a tensor to dims (0 = copy the input's dimension, -1 inferred),
  * or of a constant (no IR node). */
-static ir_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
-                            int allowzero) {
+static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
+                              int allowzero) {
   const ir_shape *xs = shape_of(I, x);
   ir_attrs a;
   ir_attrs_default(IR_OP_RESHAPE, &a);
   if (n > IR_MAX_RANK)
-    return fail(I, IR_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
+    return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
   a.nlist = n;
   for (int k = 0; k < n; k++)
     a.list[k] =
@@ -860,34 +863,34 @@ static ir_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
       memcpy(o->i, x->i, sizeof(int64_t) * (size_t)m);
     else
       memcpy(o->f, x->f, sizeof(float) * (size_t)m);
-    return IR_OK;
+    return BASE_OK;
   }
   int32_t t = tensor_of(I, x);
   return t < 0 ? I->d->code : emit1(I, IR_OP_RESHAPE, &t, 1, &a);
 }
 
-static ir_status h_reshape(imp *I) {
+static base_status h_reshape(imp *I) {
   val *x = input(I, 0), *s = x ? in_const(I, 1) : NULL;
   if (!s)
     return I->d->code;
   if (!s->is_int || s->shape.rank != 1)
-    return fail(I, IR_ERR_PARAM, "shape must be a 1-D integer constant");
+    return fail(I, BASE_ERR_PARAM, "shape must be a 1-D integer constant");
   int64_t dims[IR_MAX_RANK];
   int n = (int)s->shape.dim[0];
   if (n > IR_MAX_RANK)
-    return fail(I, IR_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
+    return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
   memcpy(dims, s->i, sizeof(int64_t) * (size_t)n);
   return reshape_to(I, x, dims, n, (int)attr_i(I->node, "allowzero", 0));
 }
 
-static ir_status h_flatten(imp *I) {
+static base_status h_flatten(imp *I) {
   val *x = input(I, 0);
   if (!x)
     return I->d->code;
   const ir_shape *s = shape_of(I, x);
   int axis = norm_axis(attr_i(I->node, "axis", 1), s->rank);
   if (axis < 0 || axis > s->rank)
-    return fail(I, IR_ERR_PARAM, "axis out of range");
+    return fail(I, BASE_ERR_PARAM, "axis out of range");
   int64_t dims[2] = {1, 1};
   for (int k = 0; k < s->rank; k++)
     dims[k >= axis] *= s->dim[k];
@@ -895,7 +898,7 @@ static ir_status h_flatten(imp *I) {
 }
 
 /* Unsqueeze / Squeeze: a reshape computed from the axes. */
-static ir_status squeeze(imp *I, int unsq) {
+static base_status squeeze(imp *I, int unsq) {
   val *x = input(I, 0);
   if (!x)
     return I->d->code;
@@ -909,7 +912,7 @@ static ir_status squeeze(imp *I, int unsq) {
   for (int k = 0; k < na; k++) {
     int ax = norm_axis(axes[k], rank);
     if (ax < 0 || ax >= rank || rank > IR_MAX_RANK || mark[ax]++)
-      return fail(I, IR_ERR_PARAM, "bad axes");
+      return fail(I, BASE_ERR_PARAM, "bad axes");
   }
   int n = 0;
   for (int k = 0, src = 0; k < rank; k++) {
@@ -918,16 +921,16 @@ static ir_status squeeze(imp *I, int unsq) {
     else if (!(mark[k] || (na < 0 && s->dim[k] == 1)))
       dims[n++] = s->dim[k];
     else if (s->dim[k] != 1)
-      return fail(I, IR_ERR_SHAPE, "cannot squeeze a dimension of size %lld",
+      return fail(I, BASE_ERR_SHAPE, "cannot squeeze a dimension of size %lld",
                   (long long)s->dim[k]);
   }
   return reshape_to(I, x, dims, n, 1);
 }
 
-static ir_status h_unsqueeze(imp *I) { return squeeze(I, 1); }
-static ir_status h_squeeze(imp *I) { return squeeze(I, 0); }
+static base_status h_unsqueeze(imp *I) { return squeeze(I, 1); }
+static base_status h_squeeze(imp *I) { return squeeze(I, 0); }
 
-static ir_status h_shape(imp *I) {
+static base_status h_shape(imp *I) {
   val *x = input(I, 0);
   if (!x)
     return I->d->code;
@@ -943,13 +946,13 @@ static ir_status h_shape(imp *I) {
   val *o = const_out(I, &os, 1);
   for (int64_t k = start; o && k < end; k++)
     o->i[k - start] = copy.dim[k];
-  return o ? IR_OK : I->d->code;
+  return o ? BASE_OK : I->d->code;
 }
 
 /* Gather on constants (shape arithmetic): data of rank 1, indices rank <= 1. */
-static ir_status gather_const(imp *I, val *x, val *idx) {
+static base_status gather_const(imp *I, val *x, val *idx) {
   if (x->shape.rank != 1 || idx->shape.rank > 1)
-    return fail(I, IR_ERR_PARAM,
+    return fail(I, BASE_ERR_PARAM,
                 "Gather on constants needs 1-D data and "
                 "indices of rank <= 1");
   int64_t n = x->shape.dim[0];
@@ -962,23 +965,23 @@ static ir_status gather_const(imp *I, val *x, val *idx) {
   for (int64_t k = 0; k < ir_shape_numel(&os); k++) {
     int64_t j = idx->i[k] < 0 ? idx->i[k] + n : idx->i[k];
     if (j < 0 || j >= n)
-      return fail(I, IR_ERR_PARAM, "index %lld out of range",
+      return fail(I, BASE_ERR_PARAM, "index %lld out of range",
                   (long long)idx->i[k]);
     if (is_int)
       o->i[k] = x->i[j];
     else
       o->f[k] = x->f[j];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Gather of a tensor with constant indices: one slice per index along the
  * axis, joined by concat; a scalar index also drops the axis (reshape). */
-static ir_status gather_tensor(imp *I, int32_t x, val *idx, int axis) {
+static base_status gather_tensor(imp *I, int32_t x, val *idx, int axis) {
   ir_shape s = I->g->tensors[x].shape;
   int64_t cnt = ir_shape_numel(&idx->shape), idxv[IR_MAX_IN];
   if (idx->shape.rank > 1 || cnt < 1 || cnt > IR_MAX_IN)
-    return fail(I, IR_ERR_PARAM,
+    return fail(I, BASE_ERR_PARAM,
                 "Gather needs a scalar or 1-D constant index "
                 "(at most %d entries)",
                 IR_MAX_IN);
@@ -990,7 +993,7 @@ static ir_status gather_tensor(imp *I, int32_t x, val *idx, int axis) {
   for (int64_t k = 0; k < cnt; k++) {
     int64_t j = idxv[k] < 0 ? idxv[k] + s.dim[axis] : idxv[k];
     if (j < 0 || j >= s.dim[axis])
-      return fail(I, IR_ERR_PARAM, "index %lld out of range",
+      return fail(I, BASE_ERR_PARAM, "index %lld out of range",
                   (long long)idxv[k]);
     ir_attrs_default(IR_OP_SLICE, &a);
     a.nlist = a.nlist2 = s.rank;
@@ -1003,7 +1006,7 @@ static ir_status gather_tensor(imp *I, int32_t x, val *idx, int axis) {
     if (parts[k] < 0)
       return I->d->code;
     if (last)
-      return IR_OK;
+      return BASE_OK;
   }
   if (scalar) {
     ir_attrs_default(IR_OP_RESHAPE, &a);
@@ -1017,12 +1020,12 @@ static ir_status gather_tensor(imp *I, int32_t x, val *idx, int axis) {
   return emit1(I, IR_OP_CONCAT, parts, (int)cnt, &a);
 }
 
-static ir_status h_gather(imp *I) {
+static base_status h_gather(imp *I) {
   val *x = input(I, 0), *idx = x ? in_const(I, 1) : NULL;
   if (!idx)
     return I->d->code;
   if (!idx->is_int)
-    return fail(I, IR_ERR_PARAM, "Gather indices must be integers");
+    return fail(I, BASE_ERR_PARAM, "Gather indices must be integers");
   if (x->is_const)
     return gather_const(I, x, idx);
   int32_t t = tensor_of(I, x);
@@ -1031,19 +1034,19 @@ static ir_status h_gather(imp *I) {
   int rank = I->g->tensors[t].shape.rank;
   int axis = norm_axis(attr_i(I->node, "axis", 0), rank);
   if (axis < 0 || axis >= rank)
-    return fail(I, IR_ERR_PARAM, "axis out of range");
+    return fail(I, BASE_ERR_PARAM, "axis out of range");
   return gather_tensor(I, t, input(I, 1), axis);
 }
 
 /* Expand: x * ones(target), which broadcasts exactly like ONNX. */
-static ir_status h_expand(imp *I) {
+static base_status h_expand(imp *I) {
   val *s = in_const(I, 1);
   int32_t x = s ? in_tensor(I, 0) : -1;
   if (x < 0)
     return I->d->code;
   s = input(I, 1);
   if (!s->is_int || s->shape.rank != 1 || s->shape.dim[0] > IR_MAX_RANK)
-    return fail(I, IR_ERR_PARAM, "shape must be a 1-D integer constant");
+    return fail(I, BASE_ERR_PARAM, "shape must be a 1-D integer constant");
   ir_shape xs = I->g->tensors[x].shape, ts;
   ts.rank = (int32_t)(s->shape.dim[0] > xs.rank ? s->shape.dim[0] : xs.rank);
   for (int d = 0; d < ts.rank; d++) { /* broadcast of shape and x */
@@ -1066,7 +1069,7 @@ static ir_status h_expand(imp *I) {
 }
 
 /* HardSigmoid: clip(alpha * x + beta, 0, 1); with mul_x, HardSwish. */
-static ir_status hard_sigmoid(imp *I, float alpha, float beta, int mul_x) {
+static base_status hard_sigmoid(imp *I, float alpha, float beta, int mul_x) {
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;
@@ -1098,22 +1101,22 @@ static ir_status hard_sigmoid(imp *I, float alpha, float beta, int mul_x) {
   return emit1(I, IR_OP_EWMUL, m, 2, &a);
 }
 
-static ir_status h_hardsigmoid(imp *I) {
+static base_status h_hardsigmoid(imp *I) {
   return hard_sigmoid(I, attr_f(I->node, "alpha", 0.2f),
                       attr_f(I->node, "beta", 0.5f), 0);
 }
 
-static ir_status h_hardswish(imp *I) {
+static base_status h_hardswish(imp *I) {
   return hard_sigmoid(I, 1.0f / 6, 0.5f, 1);
 }
 
-static ir_status h_cast(imp *I) {
+static base_status h_cast(imp *I) {
   val *x = input(I, 0);
   if (!x)
     return I->d->code;
   int64_t to = attr_i(I->node, "to", DT_FLOAT);
   if (!x->is_const && to != DT_FLOAT)
-    return fail(I, IR_ERR_PARAM,
+    return fail(I, BASE_ERR_PARAM,
                 "Cast of a tensor to type %lld is not supported",
                 (long long)to);
   if (!x->is_const || (to == DT_FLOAT) == !x->is_int)
@@ -1121,7 +1124,7 @@ static ir_status h_cast(imp *I) {
   ir_shape s = x->shape;
   int to_int = to == DT_INT64 || to == DT_INT32;
   if (!to_int && to != DT_FLOAT && to != DT_DOUBLE)
-    return fail(I, IR_ERR_PARAM, "Cast to type %lld is not supported",
+    return fail(I, BASE_ERR_PARAM, "Cast to type %lld is not supported",
                 (long long)to);
   val *o = const_out(I, &s, to_int);
   if (!o)
@@ -1132,10 +1135,11 @@ static ir_status h_cast(imp *I) {
       o->i[k] = (int64_t)x->f[k];
     else
       o->f[k] = (float)x->i[k];
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status transpose(imp *I, int32_t x, const char *name, int32_t *out) {
+static base_status transpose(imp *I, int32_t x, const char *name,
+                             int32_t *out) {
   ir_attrs a;
   ir_attrs_default(IR_OP_TRANSPOSE, &a);
   int r = I->g->tensors[x].shape.rank;
@@ -1145,10 +1149,10 @@ static ir_status transpose(imp *I, int32_t x, const char *name, int32_t *out) {
   char buf[256];
   *out = out0(
       I, emit(I, IR_OP_TRANSPOSE, &x, 1, &a, aux(I, name, buf, sizeof buf), 0));
-  return *out < 0 ? I->d->code : IR_OK;
+  return *out < 0 ? I->d->code : BASE_OK;
 }
 
-static ir_status h_transpose(imp *I) {
+static base_status h_transpose(imp *I) {
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;
@@ -1164,7 +1168,7 @@ static ir_status h_transpose(imp *I) {
   return emit1(I, IR_OP_TRANSPOSE, &x, 1, &a);
 }
 
-static ir_status h_matmul(imp *I) {
+static base_status h_matmul(imp *I) {
   int32_t in[2] = {in_tensor(I, 0), -1};
   if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
     return I->d->code;
@@ -1174,13 +1178,13 @@ static ir_status h_matmul(imp *I) {
 }
 
 /* Gemm: alpha * A' B' + beta * C, A' = A or A^T, B' likewise. */
-static ir_status h_gemm(imp *I) {
+static base_status h_gemm(imp *I) {
   const node_t *n = I->node;
   float alpha = attr_f(n, "alpha", 1), beta = attr_f(n, "beta", 1);
   int32_t in[3] = {in_tensor(I, 0), -1, -1};
   if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
     return I->d->code;
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (attr_i(n, "transA", 0))
     st = transpose(I, in[0], "a_t", &in[0]);
   if (!st && attr_i(n, "transB", 0))
@@ -1230,7 +1234,7 @@ static ir_status h_gemm(imp *I) {
   return emit1(I, IR_OP_EWADD, ad, 2, &a);
 }
 
-static ir_status h_softmax(imp *I) {
+static base_status h_softmax(imp *I) {
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;
@@ -1239,15 +1243,15 @@ static ir_status h_softmax(imp *I) {
   int r = I->g->tensors[x].shape.rank;
   a.axis = (int32_t)attr_i(I->node, "axis", I->opset >= 13 ? -1 : 1);
   if (I->opset < 13 && norm_axis(a.axis, r) != r - 1)
-    return fail(I, IR_ERR_PARAM,
+    return fail(I, BASE_ERR_PARAM,
                 "Softmax before opset 13 is only supported on "
                 "the last axis");
   return emit1(I, IR_OP_SOFTMAX, &x, 1, &a);
 }
 
-static ir_status h_batchnorm(imp *I) {
+static base_status h_batchnorm(imp *I) {
   if (attr_i(I->node, "training_mode", 0))
-    return fail(I, IR_ERR_PARAM, "training_mode=1 is not supported");
+    return fail(I, BASE_ERR_PARAM, "training_mode=1 is not supported");
   int32_t in[5];
   for (int k = 0; k < 5; k++)
     if ((in[k] = in_tensor(I, (size_t)k)) < 0)
@@ -1258,11 +1262,11 @@ static ir_status h_batchnorm(imp *I) {
   return emit1(I, IR_OP_BATCHNORM, in, 5, &a);
 }
 
-static ir_status h_layernorm(imp *I) {
+static base_status h_layernorm(imp *I) {
   const node_t *n = I->node;
   for (size_t k = 1; k < n->n_output; k++)
     if (n->output[k][0])
-      return fail(I, IR_ERR_PARAM,
+      return fail(I, BASE_ERR_PARAM,
                   "the Mean/InvStdDev outputs are not supported");
   int32_t in[3];
   int nin = has_input(n, 2) ? 3 : 2;
@@ -1276,7 +1280,7 @@ static ir_status h_layernorm(imp *I) {
   return emit1(I, IR_OP_LAYERNORM, in, nin, &a);
 }
 
-static ir_status h_reducemean(imp *I) {
+static base_status h_reducemean(imp *I) {
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;
@@ -1297,14 +1301,14 @@ static ir_status h_reducemean(imp *I) {
   return emit1(I, IR_OP_REDUCE_MEAN, &x, 1, &a);
 }
 
-static ir_status h_pad(imp *I) {
+static base_status h_pad(imp *I) {
   char buf[32];
   const char *mode = attr_s(I->node, "mode", "constant", buf, sizeof buf);
   if (strcmp(mode, "constant"))
-    return fail(I, IR_ERR_PARAM, "mode '%s' is not supported (constant only)",
+    return fail(I, BASE_ERR_PARAM, "mode '%s' is not supported (constant only)",
                 mode);
   if (has_input(I->node, 3))
-    return fail(I, IR_ERR_PARAM, "the axes input is not supported");
+    return fail(I, BASE_ERR_PARAM, "the axes input is not supported");
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;
@@ -1324,7 +1328,7 @@ static ir_status h_pad(imp *I) {
   return emit1(I, IR_OP_PAD, &x, 1, &a);
 }
 
-static ir_status h_slice(imp *I) {
+static base_status h_slice(imp *I) {
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;
@@ -1337,7 +1341,7 @@ static ir_status h_slice(imp *I) {
   if (ns == -2 || ne == -2 || na == -2 || np == -2)
     return I->d->code;
   if (ns < 0 || ns != ne || (na >= 0 && na != ns) || (np >= 0 && np != ns))
-    return fail(I, IR_ERR_PARAM, "starts, ends, axes and steps must agree");
+    return fail(I, BASE_ERR_PARAM, "starts, ends, axes and steps must agree");
   ir_attrs a;
   ir_attrs_default(IR_OP_SLICE, &a);
   a.nlist = a.nlist2 = s->rank;
@@ -1346,7 +1350,7 @@ static ir_status h_slice(imp *I) {
   for (int k = 0; k < ns; k++) {
     int d = na >= 0 ? norm_axis(ax[k], s->rank) : k;
     if (d < 0 || d >= s->rank || (np >= 0 && sp[k] != 1))
-      return fail(I, IR_ERR_PARAM, "bad axis, or a step other than 1");
+      return fail(I, BASE_ERR_PARAM, "bad axis, or a step other than 1");
     int64_t dim = s->dim[d], b = st[k] < 0 ? st[k] + dim : st[k];
     int64_t e = en[k] < 0 ? en[k] + dim : en[k];
     a.list[d] = b < 0 ? 0 : b > dim ? dim : b;
@@ -1461,36 +1465,37 @@ static int only_weight_uses(const Onnx__GraphProto *g, const char *name,
   return uses > 0;
 }
 
-static ir_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
-                             ir_shape *s) {
+static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
+                               ir_shape *s) {
   for (int k = 0; I->o && k < I->o->nshapes; k++)
     if (!strcmp(I->o->shapes[k].name, vi->name)) {
       *s = I->o->shapes[k].shape;
-      return IR_OK;
+      return BASE_OK;
     }
   const Onnx__TypeProto *t = vi->type;
   if (!t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
       !t->tensor_type)
-    return fail(I, IR_ERR_PARAM, "graph input '%s' is not a tensor", vi->name);
+    return fail(I, BASE_ERR_PARAM, "graph input '%s' is not a tensor",
+                vi->name);
   const Onnx__TypeProto__Tensor *tt = t->tensor_type;
   if (tt->has_elem_type && tt->elem_type != DT_FLOAT)
-    return fail(I, IR_ERR_PARAM,
+    return fail(I, BASE_ERR_PARAM,
                 "graph input '%s' has element type %d (only float32 is "
                 "supported)",
                 vi->name, tt->elem_type);
   if (!tt->shape)
-    return fail(I, IR_ERR_SHAPE,
+    return fail(I, BASE_ERR_SHAPE,
                 "graph input '%s' has no shape: pass --input-shape %s=DxDx...",
                 vi->name, vi->name);
   int64_t dims[IR_MAX_RANK + 1];
   if (tt->shape->n_dim > IR_MAX_RANK)
-    return fail(I, IR_ERR_SHAPE, "graph input '%s' has rank %zu (at most %d)",
+    return fail(I, BASE_ERR_SHAPE, "graph input '%s' has rank %zu (at most %d)",
                 vi->name, tt->shape->n_dim, IR_MAX_RANK);
   for (size_t k = 0; k < tt->shape->n_dim; k++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
     if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
         d->dim_value < 1)
-      return fail(I, IR_ERR_SHAPE,
+      return fail(I, BASE_ERR_SHAPE,
                   "graph input '%s' has a dynamic dimension %zu ('%s'): pass "
                   "--input-shape %s=1x3x224x224 (its real sizes)",
                   vi->name, k,
@@ -1504,13 +1509,13 @@ static ir_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
   return set_dims(I, s, tt->shape->n_dim, dims);
 }
 
-static ir_status load_inputs(imp *I) {
+static base_status load_inputs(imp *I) {
   const Onnx__GraphProto *g = I->m->graph;
   for (size_t k = 0; k < g->n_initializer; k++) {
     const Onnx__TensorProto *t = g->initializer[k];
     val *v = new_val(I, t->name ? t->name : "");
-    ir_status st =
-        v ? load_tensor(I, t, v) : fail(I, IR_ERR_NOMEM, "out of memory");
+    base_status st =
+        v ? load_tensor(I, t, v) : fail(I, BASE_ERR_NOMEM, "out of memory");
     if (st)
       return st; /* becomes a weight (with data) when an operator reads it */
   }
@@ -1519,7 +1524,7 @@ static ir_status load_inputs(imp *I) {
     if (!vi->name || is_initializer(g, vi->name))
       continue;
     ir_shape s;
-    ir_status st = input_shape(I, vi, &s);
+    base_status st = input_shape(I, vi, &s);
     if (st)
       return st;
     char name[256];
@@ -1531,13 +1536,13 @@ static ir_status load_inputs(imp *I) {
     val *v = t >= 0 ? new_val(I, vi->name) : NULL;
     if (!v)
       return t < 0 ? fail(I, I->d->code, "%s", I->d->msg)
-                   : fail(I, IR_ERR_NOMEM, "out of memory");
+                   : fail(I, BASE_ERR_NOMEM, "out of memory");
     v->tensor = t;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status run_nodes(imp *I) {
+static base_status run_nodes(imp *I) {
   const Onnx__GraphProto *g = I->m->graph;
   for (size_t i = 0; i < g->n_node; i++) {
     I->node = g->node[i];
@@ -1545,42 +1550,42 @@ static ir_status run_nodes(imp *I) {
     const char *type = I->node->op_type ? I->node->op_type : "";
     if (I->node->domain && I->node->domain[0] &&
         strcmp(I->node->domain, "ai.onnx"))
-      return fail(I, IR_ERR_UNKNOWN_OP, "operator domain '%s' is not supported",
-                  I->node->domain);
+      return fail(I, BASE_ERR_UNKNOWN_OP,
+                  "operator domain '%s' is not supported", I->node->domain);
     const onnx_op *op = find_op(type);
     if (!op)
-      return fail(I, IR_ERR_UNKNOWN_OP,
+      return fail(I, BASE_ERR_UNKNOWN_OP,
                   "unsupported ONNX operator '%s' (supported: %s)", type,
                   ox_supported_ops());
     if (I->node->n_output < 1)
-      return fail(I, IR_ERR_ARITY, "node has no output");
-    ir_status st = op->fn(I);
+      return fail(I, BASE_ERR_ARITY, "node has no output");
+    base_status st = op->fn(I);
     if (st)
       return st;
   }
   I->node = NULL;
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status bind_outputs(imp *I) {
+static base_status bind_outputs(imp *I) {
   const Onnx__GraphProto *g = I->m->graph;
   for (size_t k = 0; k < g->n_output; k++) {
     val *v = g->output[k]->name ? find_val(I, g->output[k]->name) : NULL;
     if (!v)
-      return fail(I, IR_ERR_UNDEFINED, "graph output '%s' is never computed",
+      return fail(I, BASE_ERR_UNDEFINED, "graph output '%s' is never computed",
                   g->output[k]->name ? g->output[k]->name : "");
     int t = tensor_of(I, v);
     if (t < 0 || ir_add_output(I->g, t, I->d))
       return I->d->code;
   }
   if (g->n_output == 0)
-    return fail(I, IR_ERR_NO_OUTPUT, "the model declares no output");
-  return IR_OK;
+    return fail(I, BASE_ERR_NO_OUTPUT, "the model declares no output");
+  return BASE_OK;
 }
 
 /* The graph's name: the ONNX graph name, else (also for PyTorch's generic
  * "main_graph") the file's stem, made valid. */
-static ir_status name_graph(imp *I) {
+static base_status name_graph(imp *I) {
   const char *src = I->m->graph->name, *base = strrchr(I->file, '/');
   char buf[256];
   if (!src || !src[0] || !strcmp(src, "main_graph")) {
@@ -1593,14 +1598,14 @@ static ir_status name_graph(imp *I) {
   }
   char name[256];
   ir_name_for(I, src, name, sizeof name);
-  I->g->name = ir_arena_strndup(I->g->arena, name, strlen(name));
-  return I->g->name ? IR_OK : fail(I, IR_ERR_NOMEM, "out of memory");
+  I->g->name = base_arena_strndup(I->g->arena, name, strlen(name));
+  return I->g->name ? BASE_OK : fail(I, BASE_ERR_NOMEM, "out of memory");
 }
 
-static ir_status check_model(imp *I) {
+static base_status check_model(imp *I) {
   const Onnx__ModelProto *m = I->m;
   if (!m->graph)
-    return fail(I, IR_ERR_SYNTAX, "the model has no graph");
+    return fail(I, BASE_ERR_SYNTAX, "the model has no graph");
   I->opset = -1;
   for (size_t k = 0; k < m->n_opset_import; k++) {
     const Onnx__OperatorSetIdProto *o = m->opset_import[k];
@@ -1608,18 +1613,18 @@ static ir_status check_model(imp *I) {
       I->opset = o->has_version ? o->version : 1;
   }
   if (I->opset < 0)
-    return fail(I, IR_ERR_PARAM, "the model imports no default-domain opset");
+    return fail(I, BASE_ERR_PARAM, "the model imports no default-domain opset");
   if (I->opset < MIN_OPSET)
-    return fail(I, IR_ERR_PARAM,
+    return fail(I, BASE_ERR_PARAM,
                 "opset %lld is too old (at least %d; convert the model with "
                 "onnx.version_converter)",
                 (long long)I->opset, MIN_OPSET);
-  return IR_OK;
+  return BASE_OK;
 }
 
 ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
-                    const ox_options *o, ir_diag *d) {
-  ir_diag local;
+                    const ox_options *o, base_diag *d) {
+  base_diag local;
   imp I;
   memset(&I, 0, sizeof I);
   I.file = file ? file : "<onnx>";
@@ -1627,14 +1632,14 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
   memset(I.d, 0, sizeof *I.d);
   I.o = o;
   I.m = onnx__model_proto__unpack(NULL, len, data);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (!I.m)
-    st = fail(&I, IR_ERR_SYNTAX,
+    st = fail(&I, BASE_ERR_SYNTAX,
               "not a valid ONNX model (protobuf parse failed)");
   if (!st)
     st = check_model(&I);
   if (!st && !(I.g = ir_graph_new(NULL)))
-    st = fail(&I, IR_ERR_NOMEM, "out of memory");
+    st = fail(&I, BASE_ERR_NOMEM, "out of memory");
   if (!st)
     st = name_graph(&I);
   if (!st)
@@ -1644,7 +1649,7 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
   if (!st)
     st = bind_outputs(&I);
   if (!st && ir_graph_validate(I.g, I.d))
-    st = fail(&I, IR_ERR_INTERNAL, "imported graph is invalid: %s", I.d->msg);
+    st = fail(&I, BASE_ERR_INTERNAL, "imported graph is invalid: %s", I.d->msg);
   if (st) {
     ir_graph_free(I.g);
     I.g = NULL;
@@ -1656,9 +1661,9 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
   return I.g;
 }
 
-ir_graph *ox_import_file(const char *path, const ox_options *o, ir_diag *d) {
+ir_graph *ox_import_file(const char *path, const ox_options *o, base_diag *d) {
   size_t len;
-  char *data = ir_read_file(path, &len, d);
+  char *data = base_read_file(path, &len, d);
   if (!data)
     return NULL;
   ir_graph *g = ox_import((const uint8_t *)data, len, path, o, d);

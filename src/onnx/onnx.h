@@ -36,12 +36,12 @@ int ox_parse_shape_arg(const char *text, ox_shape_arg *a);
  * d->file is the path, d->line the 1-based node index when the error is
  * about a node (col 0). */
 ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
-                    const ox_options *o, ir_diag *d);
-ir_graph *ox_import_file(const char *path, const ox_options *o, ir_diag *d);
+                    const ox_options *o, base_diag *d);
+ir_graph *ox_import_file(const char *path, const ox_options *o, base_diag *d);
 
 /* Writes g as an ONNX model (opset 17) to path, atomically. Weights with
  * values become initializers; weights without stay graph inputs. */
-ir_status ox_export_file(const ir_graph *g, const char *path, ir_diag *d);
+base_status ox_export_file(const ir_graph *g, const char *path, base_diag *d);
 
 /* Comma-separated names of the supported ONNX operators. */
 const char *ox_supported_ops(void);

@@ -137,16 +137,16 @@ static void side_free(side *s) {
 
 /* Expands s's graphs [from, to) by one rewrite each; stops at max states
  * or when a new graph's hash is in other (*met). */
-static ir_status expand(const pr_lib *l, side *s, int from, int to,
-                        const side *other, int max_nodes, int max_states,
-                        int *met) {
+static base_status expand(const pr_lib *l, side *s, int from, int to,
+                          const side *other, int max_nodes, int max_states,
+                          int *met) {
   srch_matches ms = {0};
   for (int i = from; i < to && !*met && s->n < max_states; i++) {
     const ir_graph *g = s->g[i];
     uint64_t have = op_mask(g);
     for (int k = 0; k < l->n && !*met && s->n < max_states; k++) {
       const dir *r = &l->d[k];
-      ir_diag d;
+      base_diag d;
       if ((r->ops & ~have) || r->pat->nnodes > g->nnodes)
         continue;
       ms.n = 0;
@@ -163,20 +163,20 @@ static ir_status expand(const pr_lib *l, side *s, int from, int to,
         *met = has(other->h, other->n, pr_term_hash(ng));
         if (side_add(s, ng)) {
           srch_matches_free(&ms);
-          return IR_ERR_NOMEM;
+          return BASE_ERR_NOMEM;
         }
       }
     }
   }
   srch_matches_free(&ms);
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
-                       int max_states, int *found, ir_diag *d) {
+base_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
+                         int max_states, int *found, base_diag *d) {
   side a = {0}, b = {0};
   ir_graph *s = ir_graph_clone(goal->src), *t = ir_graph_clone(goal->dst);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   *found = 0;
   if (!s || !t || side_add(&a, s) || side_add(&b, t)) {
     if (!a.n)
@@ -185,7 +185,7 @@ ir_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
       ir_graph_free(t);
     side_free(&a);
     side_free(&b);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   int max_nodes = goal->src->nnodes > goal->dst->nnodes ? goal->src->nnodes
                                                         : goal->dst->nnodes;
@@ -201,6 +201,6 @@ ir_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
   side_free(&a);
   side_free(&b);
   if (st)
-    return ir_diag_set(d, st, 0, 0, "out of memory");
-  return IR_OK;
+    return base_diag_set(d, st, 0, 0, "out of memory");
+  return BASE_OK;
 }

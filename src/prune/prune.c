@@ -325,16 +325,16 @@ static void add_side(pgraph *p, invert *iv, const ir_graph *g, int side,
 }
 
 /* Canonical hash of the pair graph with src on side a and dst on side b. */
-static ir_status side_key(const ir_rule *r, int swap, uint64_t *key,
-                          ir_diag *d) {
+static base_status side_key(const ir_rule *r, int swap, uint64_t *key,
+                            base_diag *d) {
   pgraph p = {0};
   invert *iv = calloc(1, sizeof *iv);
   int no = r->src->noutputs;
   int *os = calloc((size_t)no, sizeof *os),
       *od = calloc((size_t)no, sizeof *od);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (!iv || !os || !od) {
-    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
   }
   add_side(&p, iv, r->src, swap ? 1 : 0, os);
@@ -342,7 +342,7 @@ static ir_status side_key(const ir_rule *r, int swap, uint64_t *key,
   for (int i = 0; i < no; i++) /* output i of side 0 -> output i of side 1 */
     pg_edge(&p, swap ? od[i] : os[i], swap ? os[i] : od[i]);
   if (p.oom) {
-    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
   }
   /* colours: the rank of each label among the distinct labels */
@@ -350,7 +350,7 @@ static ir_status side_key(const ir_rule *r, int swap, uint64_t *key,
   igraph_vector_int_t col, lab, ev;
   igraph_t ig;
   if (!sorted) {
-    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
   }
   memcpy(sorted, p.label, (size_t)p.nv * sizeof *sorted);
@@ -370,12 +370,12 @@ static ir_status side_key(const ir_rule *r, int swap, uint64_t *key,
   if (!err)
     err = igraph_canonical_permutation(&ig, &col, &lab, IGRAPH_BLISS_FL, NULL);
   if (err) {
-    st = ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "igraph: %s",
-                     igraph_strerror(err));
+    st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "igraph: %s",
+                       igraph_strerror(err));
   } else {
     uint64_t *canon = calloc((size_t)p.nv + 2 * (size_t)p.ne, sizeof *canon);
     if (!canon) {
-      st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     } else {
       for (int i = 0; i < p.nv; i++)
         canon[VECTOR(lab)[i]] = p.label[i];
@@ -402,16 +402,16 @@ done:
   return st;
 }
 
-ir_status pr_pair_key(const ir_rule *r, uint64_t *key, ir_diag *d) {
+base_status pr_pair_key(const ir_rule *r, uint64_t *key, base_diag *d) {
   uint64_t a, b;
   /* igraph's default handler aborts; errors come back as codes instead */
   igraph_error_handler_t *old =
       igraph_set_error_handler(igraph_error_handler_ignore);
-  ir_status st = side_key(r, 0, &a, d);
-  if (st == IR_OK)
+  base_status st = side_key(r, 0, &a, d);
+  if (st == BASE_OK)
     st = side_key(r, 1, &b, d);
   igraph_set_error_handler(old);
-  if (st == IR_OK)
+  if (st == BASE_OK)
     *key = a < b ? a : b;
   return st;
 }
@@ -449,7 +449,7 @@ void pr_stats_add(pr_stats *st, pr_kind k, long long n) {
     st->common_context += n;
 }
 
-ir_status pr_prune(ir_ruleset *rs, pr_stats *st, ir_diag *d) {
+base_status pr_prune(ir_ruleset *rs, pr_stats *st, base_diag *d) {
   pr_stats s = {0};
   s.in = rs->n;
   char *drop = calloc((size_t)rs->n + 1, 1);
@@ -457,24 +457,24 @@ ir_status pr_prune(ir_ruleset *rs, pr_stats *st, ir_diag *d) {
   if (!drop || !k) {
     free(drop);
     free(k);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  ir_status status = IR_OK;
+  base_status status = BASE_OK;
   int nk = 0;
-  for (int i = 0; i < rs->n && status == IR_OK; i++) {
+  for (int i = 0; i < rs->n && status == BASE_OK; i++) {
     const ir_rule *r = &rs->rules[i];
     pr_kind kind = pr_redundant(r);
     if (kind != PR_KEEP) {
       drop[i] = 1;
       pr_stats_add(&s, kind, 1);
-    } else if ((status = pr_pair_key(r, &k[nk].key, d)) == IR_OK)
+    } else if ((status = pr_pair_key(r, &k[nk].key, d)) == BASE_OK)
       k[nk++].index = i;
   }
   qsort(k, (size_t)nk, sizeof *k, cmp_keyed);
   for (int i = 1; i < nk; i++)
     if (k[i].key == k[i - 1].key)
       drop[k[i].index] = 1, s.renaming++;
-  if (status == IR_OK) { /* compact, keeping order */
+  if (status == BASE_OK) { /* compact, keeping order */
     int w = 0;
     for (int i = 0; i < rs->n; i++) {
       if (!drop[i]) {

@@ -65,7 +65,7 @@ int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
 void pr_stats_add(pr_stats *st, pr_kind k, long long n);
 
 /* Removes redundant pairs from rs in place (order of the rest kept). */
-ir_status pr_prune(ir_ruleset *rs, pr_stats *st, ir_diag *d);
+base_status pr_prune(ir_ruleset *rs, pr_stats *st, base_diag *d);
 
 /* Whether op's inputs may be swapped (ewadd, ewmul). */
 int pr_commutative(ir_opcode op);
@@ -80,7 +80,7 @@ uint64_t pr_term_hash_ordered(const ir_graph *g);
 /* Canonical key of a pair: equal for two pairs exactly when they are the
  * same up to renaming inputs (of equal shapes), permuting outputs jointly,
  * reordering commutative arguments and swapping src and dst. */
-ir_status pr_pair_key(const ir_rule *r, uint64_t *key, ir_diag *d);
+base_status pr_pair_key(const ir_rule *r, uint64_t *key, base_diag *d);
 
 /* ---- derivation (derive.c) ---------------------------------------------
  *
@@ -92,8 +92,8 @@ ir_status pr_pair_key(const ir_rule *r, uint64_t *key, ir_diag *d);
 typedef struct pr_lib pr_lib;
 pr_lib *pr_lib_new(const ir_ruleset *lib); /* lib must outlive it */
 void pr_lib_free(pr_lib *l);
-ir_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
-                       int max_states, int *found, ir_diag *d);
+base_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
+                         int max_states, int *found, base_diag *d);
 
 /* The individual tests, exposed for tests. */
 int pr_is_trivial(const ir_rule *r);

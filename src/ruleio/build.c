@@ -18,25 +18,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ri_int.h"
+#include "ruleio_int.h"
 
 /* ---- term table ---------------------------------------------------------- */
 
-void ri_terms_free(ri_terms *ts) {
+void ruleio_terms_free(ruleio_terms *ts) {
   free(ts->t);
   memset(ts, 0, sizeof *ts);
 }
 
-int ri_terms_intern(ri_terms *ts, const ri_term *x) {
+int ruleio_terms_intern(ruleio_terms *ts, const ruleio_term *x) {
   for (int i = 0; i < ts->n; i++) {
-    const ri_term *y = &ts->t[i];
+    const ruleio_term *y = &ts->t[i];
     if (y->k == x->k && y->np == x->np && y->nin == x->nin &&
         !memcmp(y->p, x->p, sizeof x->p) && !memcmp(y->in, x->in, sizeof x->in))
       return i;
   }
   if (ts->n == ts->cap) {
     int cap = ts->cap ? 2 * ts->cap : 32;
-    ri_term *nt = realloc(ts->t, (size_t)cap * sizeof *nt);
+    ruleio_term *nt = realloc(ts->t, (size_t)cap * sizeof *nt);
     if (!nt)
       return -1;
     ts->t = nt;
@@ -46,11 +46,11 @@ int ri_terms_intern(ri_terms *ts, const ri_term *x) {
   return ts->n++;
 }
 
-void ri_taso_inshapes(ri_inshapes *sh) {
+void ruleio_taso_inshapes(ruleio_inshapes *sh) {
   static const int64_t mat[2][2] = {{2, 4}, {4, 4}};
   static const int64_t img[6][4] = {
       {2, 4, 5, 5}, {4, 4, 3, 3}, {4, 4, 1, 3}, {4, 4, 3, 1}, {4, 1, 3, 3}};
-  for (int i = 0; i <= RI_MAX_INPUT; i++)
+  for (int i = 0; i <= RULEIO_MAX_INPUT; i++)
     sh->s[i].rank = -1;
   for (int n = 1; n <= 6; n++)
     sh->s[n] = ir_shape_make(2, mat[(n - 1) / 3]);
@@ -59,16 +59,16 @@ void ri_taso_inshapes(ri_inshapes *sh) {
   sh->s[20] = ir_shape_make(0, NULL);
 }
 
-int ri_input_number(const char *name) {
+int ruleio_input_number(const char *name) {
   if (strncmp(name, "input_", 6) || !name[6] || name[6] == '0')
     return 0;
   int n = 0;
   for (const char *p = name + 6; *p; p++) {
-    if (*p < '0' || *p > '9' || n > RI_MAX_INPUT)
+    if (*p < '0' || *p > '9' || n > RULEIO_MAX_INPUT)
       return 0;
     n = n * 10 + (*p - '0');
   }
-  return n >= 1 && n <= RI_MAX_INPUT ? n : 0;
+  return n >= 1 && n <= RULEIO_MAX_INPUT ? n : 0;
 }
 
 /* ---- building ------------------------------------------------------------ */
@@ -79,7 +79,7 @@ typedef struct hint {
 } hint;
 
 typedef struct bctx {
-  const ri_terms *ts;
+  const ruleio_terms *ts;
   ir_graph *g;
   const ir_graph *other; /* the rule's other side, for split points */
   int *memo;             /* term -> tensor, -1 when not built */
@@ -133,7 +133,7 @@ static hint hint4(int64_t a, int64_t b, int64_t c, int64_t d) {
  * sibling determines). Memoised: terms form a DAG. */
 static int needs_ctx_of(bctx *c, int t);
 
-static int needs_ctx_uncached(bctx *c, const ri_term *x) {
+static int needs_ctx_uncached(bctx *c, const ruleio_term *x) {
   switch (x->k) {
   case RT_INPUT: return 0;
   case RT_ICONV:
@@ -165,13 +165,13 @@ static const ir_shape *shape_of(bctx *c, int tensor) {
 /* Adds (or finds an equal) node; returns its output `slot`'s tensor. */
 static int emit(bctx *c, ir_opcode op, const int32_t *in, int nin, ir_attrs *a,
                 int slot) {
-  const ir_shape *ins[RI_MAX_TIN];
+  const ir_shape *ins[RULEIO_MAX_TIN];
   ir_shape outs[4];
-  ir_diag d;
+  base_diag d;
   for (int i = 0; i < nin; i++)
     ins[i] = shape_of(c, in[i]);
   ir_attrs norm = *a;
-  if (ir_infer(op, &norm, ins, nin, outs, &d) != IR_OK)
+  if (ir_infer(op, &norm, ins, nin, outs, &d) != BASE_OK)
     return fail(c, "shape error in %s", ir_op(op)->name);
   for (int i = 0; i < c->g->nnodes; i++) {
     const ir_node *n = &c->g->nodes[i];
@@ -189,7 +189,7 @@ static int emit(bctx *c, ir_opcode op, const int32_t *in, int nin, ir_attrs *a,
 static int build(bctx *c, int t, hint h);
 
 /* A constant from its hint. */
-static int build_const(bctx *c, const ri_term *x, hint h) {
+static int build_const(bctx *c, const ruleio_term *x, hint h) {
   ir_attrs a;
   int64_t *s = a.list;
   int32_t none[1] = {0};
@@ -223,7 +223,7 @@ static int build_const(bctx *c, const ri_term *x, hint h) {
 /* Builds the operands of an ewadd/ewmul/concat: self-determined ones
  * first, then the others with a built sibling's shape (dimension `axis`
  * forgotten) as hint. */
-static int build_siblings(bctx *c, const ri_term *x, hint h, int axis,
+static int build_siblings(bctx *c, const ruleio_term *x, hint h, int axis,
                           int32_t *in) {
   int have = -1;
   for (int pass = 0; pass < 2; pass++)
@@ -240,7 +240,7 @@ static int build_siblings(bctx *c, const ri_term *x, hint h, int axis,
   return 0;
 }
 
-static int build_conv(bctx *c, const ri_term *x, hint h) {
+static int build_conv(bctx *c, const ruleio_term *x, hint h) {
   int32_t in[2];
   static const int acts[4] = {IR_ACT_NONE, IR_ACT_SIGMOID, IR_ACT_RELU,
                               IR_ACT_TANH};
@@ -269,7 +269,7 @@ static int build_conv(bctx *c, const ri_term *x, hint h) {
   return emit(c, IR_OP_CONV2D, in, 2, &a, 0);
 }
 
-static int build_pool(bctx *c, const ri_term *x, hint h) {
+static int build_pool(bctx *c, const ruleio_term *x, hint h) {
   if (x->p[4] < 0 || x->p[4] > 1)
     return fail(c, "pool padding code %d", x->p[4]);
   int keep = x->p[2] == 1 && x->p[3] == 1 && x->p[4] == 0;
@@ -333,7 +333,7 @@ done:
   return p;
 }
 
-static int build_split(bctx *c, const ri_term *x, hint h) {
+static int build_split(bctx *c, const ruleio_term *x, hint h) {
   int axis = x->p[0];
   int32_t in;
   if ((in = build(c, x->in[0], forget(h, axis))) < 0)
@@ -360,7 +360,7 @@ static int build_split(bctx *c, const ri_term *x, hint h) {
   return emit(c, IR_OP_SPLIT, &in, 1, &a, x->p[1]);
 }
 
-static int build_matmul(bctx *c, const ri_term *x, hint h) {
+static int build_matmul(bctx *c, const ruleio_term *x, hint h) {
   int32_t in[2];
   int64_t m = h.rank == 2 ? h.d[0] : -1, n = h.rank == 2 ? h.d[1] : -1;
   int first = needs_ctx_of(c, x->in[0]) ? 1 : 0;
@@ -389,7 +389,7 @@ static int build_matmul(bctx *c, const ri_term *x, hint h) {
   return emit(c, IR_OP_MATMUL, in, 2, &a, 0);
 }
 
-static int build_transpose(bctx *c, const ri_term *x, hint h) {
+static int build_transpose(bctx *c, const ruleio_term *x, hint h) {
   int n = x->p[0] ? x->p[0] : 2;
   int64_t perm[IR_MAX_RANK] = {1, 0};
   for (int i = 0; x->p[0] && i < n; i++)
@@ -413,8 +413,8 @@ static int build_transpose(bctx *c, const ri_term *x, hint h) {
 }
 
 /* Operators whose operands are built independently of each other. */
-static int build_simple(bctx *c, const ri_term *x, hint h) {
-  int32_t in[RI_MAX_TIN];
+static int build_simple(bctx *c, const ruleio_term *x, hint h) {
+  int32_t in[RULEIO_MAX_TIN];
   ir_attrs a;
   ir_opcode op;
   switch (x->k) {
@@ -445,8 +445,8 @@ static int build_simple(bctx *c, const ri_term *x, hint h) {
 }
 
 static int build_uncached(bctx *c, int t, hint h) {
-  const ri_term *x = &c->ts->t[t];
-  int32_t in[RI_MAX_TIN];
+  const ruleio_term *x = &c->ts->t[t];
+  int32_t in[RULEIO_MAX_TIN];
   ir_attrs a;
   char name[32];
   switch (x->k) {
@@ -490,8 +490,8 @@ static int build(bctx *c, int t, hint h) {
 
 /* Marks in used[] the input numbers reachable from term t (seen[]: terms
  * already visited). */
-static void mark_inputs(const ri_terms *ts, int t, char *used, char *seen) {
-  const ri_term *x = &ts->t[t];
+static void mark_inputs(const ruleio_terms *ts, int t, char *used, char *seen) {
+  const ruleio_term *x = &ts->t[t];
   if (seen[t])
     return;
   seen[t] = 1;
@@ -503,8 +503,8 @@ static void mark_inputs(const ri_terms *ts, int t, char *used, char *seen) {
 
 /* One side of a rule: inputs used[] (in order of N), then the roots. */
 static ir_graph *build_side(bctx *c, const int *roots, int n, const char *used,
-                            const ri_inshapes *sh, const char *gname) {
-  ir_diag d;
+                            const ruleio_inshapes *sh, const char *gname) {
+  base_diag d;
   c->g = ir_graph_new(gname);
   if (!c->g) {
     fail(c, "out of memory");
@@ -512,7 +512,7 @@ static ir_graph *build_side(bctx *c, const int *roots, int n, const char *used,
   }
   for (int i = 0; i < c->ts->n; i++)
     c->memo[i] = -1;
-  for (int k = 1; k <= RI_MAX_INPUT; k++) {
+  for (int k = 1; k <= RULEIO_MAX_INPUT; k++) {
     if (!used[k])
       continue;
     char name[32];
@@ -525,7 +525,7 @@ static ir_graph *build_side(bctx *c, const int *roots, int n, const char *used,
   }
   for (int i = 0; i < n; i++) {
     int t = build(c, roots[i], no_hint());
-    if (t < 0 || ir_add_output(c->g, t, &d) != IR_OK) {
+    if (t < 0 || ir_add_output(c->g, t, &d) != BASE_OK) {
       fail(c, "cannot build an output");
       goto bad;
     }
@@ -539,10 +539,11 @@ bad:
 
 /* Builds src then dst; if src lacked a concat for a split, once more with
  * dst's concats in view. */
-static ir_status build_pair(bctx *c, const int *src, const int *dst, int n,
-                            const ri_inshapes *sh, ir_graph **gs,
-                            ir_graph **gd) {
-  char used_src[RI_MAX_INPUT + 1] = {0}, used_dst[RI_MAX_INPUT + 1] = {0};
+static base_status build_pair(bctx *c, const int *src, const int *dst, int n,
+                              const ruleio_inshapes *sh, ir_graph **gs,
+                              ir_graph **gd) {
+  char used_src[RULEIO_MAX_INPUT + 1] = {0},
+                                   used_dst[RULEIO_MAX_INPUT + 1] = {0};
   char *seen = (char *)c->ctx + c->ts->n; /* scratch after ctx[] */
   memset(seen, 0, (size_t)c->ts->n);
   for (int i = 0; i < n; i++)
@@ -550,7 +551,7 @@ static ir_status build_pair(bctx *c, const int *src, const int *dst, int n,
   memset(seen, 0, (size_t)c->ts->n);
   for (int i = 0; i < n; i++)
     mark_inputs(c->ts, dst[i], used_dst, seen);
-  for (int k = 0; k <= RI_MAX_INPUT; k++)
+  for (int k = 0; k <= RULEIO_MAX_INPUT; k++)
     used_src[k] |= used_dst[k]; /* dst's inputs are src's */
   c->other = NULL;
   *gs = build_side(c, src, n, used_src, sh, "src");
@@ -565,17 +566,17 @@ static ir_status build_pair(bctx *c, const int *src, const int *dst, int n,
     *gs = build_side(c, src, n, used_src, sh, "src");
   }
   if (*gs && *gd)
-    return IR_OK;
+    return BASE_OK;
   ir_graph_free(*gs);
   ir_graph_free(*gd);
   *gs = *gd = NULL;
-  return IR_ERR_SHAPE;
+  return BASE_ERR_SHAPE;
 }
 
-ir_status ri_build_rule(const ri_terms *ts, const int *src, const int *dst,
-                        int n, const ri_inshapes *sh, const char *id,
-                        const char *note, ir_ruleset *rs, char *why,
-                        size_t why_n) {
+base_status ruleio_build_rule(const ruleio_terms *ts, const int *src,
+                              const int *dst, int n, const ruleio_inshapes *sh,
+                              const char *id, const char *note, ir_ruleset *rs,
+                              char *why, size_t why_n) {
   bctx c = {ts, NULL, NULL, NULL, NULL, why, why_n, 0};
   why[0] = 0;
   c.memo = malloc(((size_t)ts->n + 1) * sizeof *c.memo);
@@ -584,26 +585,26 @@ ir_status ri_build_rule(const ri_terms *ts, const int *src, const int *dst,
     free(c.memo);
     free(c.ctx);
     snprintf(why, why_n, "out of memory");
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   }
   memset(c.ctx, -1, (size_t)ts->n + 1);
   ir_graph *gs, *gd;
-  ir_status st = build_pair(&c, src, dst, n, sh, &gs, &gd);
+  base_status st = build_pair(&c, src, dst, n, sh, &gs, &gd);
   free(c.memo);
   free(c.ctx);
-  if (st != IR_OK)
+  if (st != BASE_OK)
     return st;
-  ir_diag d;
+  base_diag d;
   ir_rule *r = ir_ruleset_add(rs, id, gs, gd, &d);
   if (!r) {
     snprintf(why, why_n, "%s",
-             d.code == IR_ERR_NOMEM ? "out of memory" : "sides do not agree");
+             d.code == BASE_ERR_NOMEM ? "out of memory" : "sides do not agree");
     return d.code;
   }
   r->status = IR_RULE_UNVERIFIED;
-  if (note && ir_rule_set_note(r, note) != IR_OK) {
+  if (note && ir_rule_set_note(r, note) != BASE_OK) {
     snprintf(why, why_n, "out of memory");
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   }
-  return IR_OK;
+  return BASE_OK;
 }

@@ -1,4 +1,4 @@
-/* ruleio.h: rule interop with peer superoptimizers (prefix ri_).
+/* ruleio.h: rule interop with peer superoptimizers (prefix ruleio_).
  *
  * Imports TASO's published substitutions (the `LHS == RHS` text of
  * taso_rules.txt and the GraphSubst RuleCollection protobuf of
@@ -9,7 +9,7 @@
  *
  * A rule that cannot be expressed on the other side (an unknown term, a
  * shape that does not type-check, an operator the target lacks) is not an
- * error: it is skipped and counted in an ri_stats, grouped by reason. Input
+ * error: it is skipped and counted in an ruleio_stats, grouped by reason. Input
  * that is malformed (a bad term, a truncated protobuf) is an error with its
  * position, and nothing is imported or written.
  */
@@ -18,39 +18,39 @@
 
 #include "../ir/ir.h"
 
-typedef enum ri_format {
-  RI_TASO_TEXT, /* TASO's terms, one `LHS == RHS` per line (import only) */
-  RI_TASO_PB,   /* TASO's GraphSubst.RuleCollection protobuf */
-  RI_TENSAT,    /* Tensat's rewrite text: `(lhs)=>(rhs)` per line (export) */
-  RI_JSON       /* this project's JSON schema (export) */
-} ri_format;
+typedef enum ruleio_format {
+  RULEIO_TASO_TEXT, /* TASO's terms, one `LHS == RHS` per line (import only) */
+  RULEIO_TASO_PB,   /* TASO's GraphSubst.RuleCollection protobuf */
+  RULEIO_TENSAT, /* Tensat's rewrite text: `(lhs)=>(rhs)` per line (export) */
+  RULEIO_JSON    /* this project's JSON schema (export) */
+} ruleio_format;
 
 /* Format by name ("taso-text", "taso-pb", "tensat", "json"); -1 if none. */
-int ri_format_lookup(const char *name);
-const char *ri_format_name(ri_format f);
+int ruleio_format_lookup(const char *name);
+const char *ruleio_format_name(ruleio_format f);
 
 /* One reason rules were skipped, with where each skipped rule came from:
  * its line (TASO text), its 1-based position in the collection (TASO .pb)
  * or its 1-based position in the exported set (export). */
-typedef struct ri_reason {
+typedef struct ruleio_reason {
   char *what;   /* e.g. "unknown term 'Iewmul'" (malloc'd) */
   int count;    /* rules skipped for this reason */
   int *where;   /* count positions (malloc'd) */
   int capwhere; /* allocated length of where */
-} ri_reason;
+} ruleio_reason;
 
-typedef struct ri_stats {
+typedef struct ruleio_stats {
   int done;     /* rules imported or exported */
   int skipped;  /* rules skipped (sum of the reasons' counts) */
   int filtered; /* export: rules left out because not proven (no --all) */
-  ri_reason *reasons;
+  ruleio_reason *reasons;
   int nreasons, capreasons;
-} ri_stats;
+} ruleio_stats;
 
-void ri_stats_init(ri_stats *st);
-void ri_stats_free(ri_stats *st);
+void ruleio_stats_init(ruleio_stats *st);
+void ruleio_stats_free(ruleio_stats *st);
 /* Counts one skipped rule at position `where` under reason `what`. */
-ir_status ri_stats_skip(ri_stats *st, const char *what, int where);
+base_status ruleio_stats_skip(ruleio_stats *st, const char *what, int where);
 
 /* ---- import -------------------------------------------------------------- */
 
@@ -59,35 +59,36 @@ ir_status ri_stats_skip(ri_stats *st, const char *what, int where);
  * unverified with id "taso-<line>". st (may be NULL) counts imported and
  * skipped rules. On a malformed line returns an error with d holding
  * file:line:col, and out is left empty. */
-ir_status ri_import_taso_text(const char *path, ir_ruleset *out, ri_stats *st,
-                              ir_diag *d);
-ir_status ri_import_taso_text_mem(const char *text, size_t len,
-                                  const char *file, ir_ruleset *out,
-                                  ri_stats *st, ir_diag *d);
+base_status ruleio_import_taso_text(const char *path, ir_ruleset *out,
+                                    ruleio_stats *st, base_diag *d);
+base_status ruleio_import_taso_text_mem(const char *text, size_t len,
+                                        const char *file, ir_ruleset *out,
+                                        ruleio_stats *st, base_diag *d);
 
 /* Reads a TASO GraphSubst.RuleCollection (.pb) into out, ids "taso-pb-<n>"
  * (n from 1). Abstract inputs (opId -N) become inputs named input_N with the
  * shapes of TASO's text rules where those type-check, else the nearest
  * assignment of TASO's shapes that does (docs/interop.md). A truncated or
  * malformed message is an error; out is left empty. */
-ir_status ri_import_taso_pb(const char *path, ir_ruleset *out, ri_stats *st,
-                            ir_diag *d);
-ir_status ri_import_taso_pb_mem(const uint8_t *data, size_t len,
-                                const char *file, ir_ruleset *out, ri_stats *st,
-                                ir_diag *d);
+base_status ruleio_import_taso_pb(const char *path, ir_ruleset *out,
+                                  ruleio_stats *st, base_diag *d);
+base_status ruleio_import_taso_pb_mem(const uint8_t *data, size_t len,
+                                      const char *file, ir_ruleset *out,
+                                      ruleio_stats *st, base_diag *d);
 
 /* ---- export -------------------------------------------------------------- */
 
-enum { RI_EXPORT_ALL = 1 }; /* flags: export every rule, not only proven */
+enum { RULEIO_EXPORT_ALL = 1 }; /* flags: export every rule, not only proven */
 
-/* Serialises rs in format f (RI_TASO_PB, RI_TENSAT or RI_JSON) into a
- * malloc'd buffer *out of *len bytes (NUL-terminated for text formats).
- * Only proven rules unless flags has RI_EXPORT_ALL; rules the format cannot
+/* Serialises rs in format f (RULEIO_TASO_PB, RULEIO_TENSAT or RULEIO_JSON) into
+ * a malloc'd buffer *out of *len bytes (NUL-terminated for text formats). Only
+ * proven rules unless flags has RULEIO_EXPORT_ALL; rules the format cannot
  * express are skipped and counted in st (may be NULL). */
-ir_status ri_export_mem(const ir_ruleset *rs, ri_format f, int flags,
-                        char **out, size_t *len, ri_stats *st, ir_diag *d);
+base_status ruleio_export_mem(const ir_ruleset *rs, ruleio_format f, int flags,
+                              char **out, size_t *len, ruleio_stats *st,
+                              base_diag *d);
 /* The same, written atomically to path. */
-ir_status ri_export(const ir_ruleset *rs, ri_format f, int flags,
-                    const char *path, ri_stats *st, ir_diag *d);
+base_status ruleio_export(const ir_ruleset *rs, ruleio_format f, int flags,
+                          const char *path, ruleio_stats *st, base_diag *d);
 
 #endif

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ri_int.h"
+#include "ruleio_int.h"
 #include "taso_subst.pb-c.h"
 
 /* TASO's operator enum (OpType) and parameter enum (PMParameter). */
@@ -74,7 +74,7 @@ static int para(const GraphSubst__Operator *o, int key, int dflt) {
 }
 
 typedef struct pimport {
-  ri_terms ts;
+  ruleio_terms ts;
   int *term; /* per operator of the side: term of output 0 (split: 0, 1) */
   int *term1;
   char why[160];
@@ -83,16 +83,16 @@ typedef struct pimport {
 /* Term for an operator's input reference; -1 with why set. */
 static int ref_term(pimport *I, const GraphSubst__Tensor *t, int nops) {
   if (t->opid < 0) {
-    if (-t->opid > RI_MAX_INPUT) {
+    if (-t->opid > RULEIO_MAX_INPUT) {
       snprintf(I->why, sizeof I->why, "input id %d out of range", t->opid);
       return -1;
     }
-    ri_term x;
+    ruleio_term x;
     memset(&x, 0, sizeof x);
     x.k = RT_INPUT;
     x.np = 1;
     x.p[0] = -t->opid;
-    return ri_terms_intern(&I->ts, &x);
+    return ruleio_terms_intern(&I->ts, &x);
   }
   if (t->opid >= nops || t->tsid < 0 || t->tsid > 1 ||
       (t->tsid == 1 && I->term1[t->opid] < 0)) {
@@ -103,11 +103,11 @@ static int ref_term(pimport *I, const GraphSubst__Tensor *t, int nops) {
 }
 
 /* Fills x's kind and parameters from o; 0, or -1 with why set. */
-static int op_kind(pimport *I, const GraphSubst__Operator *o, ri_term *x) {
+static int op_kind(pimport *I, const GraphSubst__Operator *o, ruleio_term *x) {
   int kh = para(o, PM_KERNEL_H, 0), kw = para(o, PM_KERNEL_W, 0);
   int sh = para(o, PM_STRIDE_H, 1), sw = para(o, PM_STRIDE_W, 1);
   int pad = para(o, PM_PAD, 0), act = para(o, PM_ACTI, 0);
-  int p[RI_MAX_TP] = {0}, np = 0, nin = 1;
+  int p[RULEIO_MAX_TP] = {0}, np = 0, nin = 1;
   switch (o->type) {
   case TO_CONV2D:
     x->k = RT_CONV, nin = 2, np = 4;
@@ -180,7 +180,7 @@ static int op_kind(pimport *I, const GraphSubst__Operator *o, ri_term *x) {
       snprintf(I->why, sizeof I->why, "TASO operator type %d", o->type);
     return -1;
   }
-  if ((int)o->n_input != nin || nin > RI_MAX_TIN) {
+  if ((int)o->n_input != nin || nin > RULEIO_MAX_TIN) {
     snprintf(I->why, sizeof I->why, "%s with %d inputs", taso_op_names[o->type],
              (int)o->n_input);
     return -1;
@@ -194,7 +194,7 @@ static int op_kind(pimport *I, const GraphSubst__Operator *o, ri_term *x) {
 /* Terms of one side's operators, in order. */
 static int side_terms(pimport *I, GraphSubst__Operator **ops, size_t n) {
   for (size_t j = 0; j < n; j++) {
-    ri_term x;
+    ruleio_term x;
     memset(&x, 0, sizeof x);
     I->term1[j] = -1;
     if (op_kind(I, ops[j], &x) < 0)
@@ -202,11 +202,11 @@ static int side_terms(pimport *I, GraphSubst__Operator **ops, size_t n) {
     for (int i = 0; i < x.nin; i++)
       if ((x.in[i] = ref_term(I, ops[j]->input[i], (int)j)) < 0)
         return -1;
-    if ((I->term[j] = ri_terms_intern(&I->ts, &x)) < 0)
+    if ((I->term[j] = ruleio_terms_intern(&I->ts, &x)) < 0)
       return -1;
     if (x.k == RT_SPLIT) {
       x.p[1] = 1;
-      if ((I->term1[j] = ri_terms_intern(&I->ts, &x)) < 0)
+      if ((I->term1[j] = ruleio_terms_intern(&I->ts, &x)) < 0)
         return -1;
     }
   }
@@ -250,8 +250,8 @@ static int rule_terms(pimport *I, const GraphSubst__Rule *r, int *src,
 
 /* TASO's distinct input shapes, the candidates of the shape search. */
 static int candidate_shapes(ir_shape *c) {
-  ri_inshapes d;
-  ri_taso_inshapes(&d);
+  ruleio_inshapes d;
+  ruleio_taso_inshapes(&d);
   int n = 0;
   for (int k = 1; k <= 20; k++) {
     int dup = 0;
@@ -264,27 +264,27 @@ static int candidate_shapes(ir_shape *c) {
 }
 
 typedef struct search {
-  const ri_terms *ts;
+  const ruleio_terms *ts;
   const int *src, *dst;
   int n;
   const char *id, *note;
   ir_ruleset *rs;
-  int used[RI_MAX_INPUT];
+  int used[RULEIO_MAX_INPUT];
   int nused;
   ir_shape cand[16];
   int ncand;
 } search;
 
-static int try_shapes(search *S, const ri_inshapes *sh) {
+static int try_shapes(search *S, const ruleio_inshapes *sh) {
   char why[160];
-  return ri_build_rule(S->ts, S->src, S->dst, S->n, sh, S->id, S->note, S->rs,
-                       why, sizeof why) == IR_OK;
+  return ruleio_build_rule(S->ts, S->src, S->dst, S->n, sh, S->id, S->note,
+                           S->rs, why, sizeof why) == BASE_OK;
 }
 
 /* Tries every assignment changing inputs i < j (j = -1: only i). */
 static int try_change(search *S, int i, int j) {
-  ri_inshapes sh;
-  ri_taso_inshapes(&sh);
+  ruleio_inshapes sh;
+  ruleio_taso_inshapes(&sh);
   for (int a = 0; a < S->ncand; a++)
     for (int b = 0; b < (j < 0 ? 1 : S->ncand); b++) {
       sh.s[S->used[i]] = S->cand[a];
@@ -310,8 +310,9 @@ static int shape_search(search *S) {
 
 /* Marks the inputs reachable from term t in used[] (visited[]: terms
  * already seen; the terms form a DAG). */
-static void mark_used(const ri_terms *ts, int t, char *used, char *visited) {
-  const ri_term *x = &ts->t[t];
+static void mark_used(const ruleio_terms *ts, int t, char *used,
+                      char *visited) {
+  const ruleio_term *x = &ts->t[t];
   if (visited[t])
     return;
   visited[t] = 1;
@@ -322,93 +323,94 @@ static void mark_used(const ri_terms *ts, int t, char *used, char *visited) {
 }
 
 /* Imports rule number k (1-based). */
-static ir_status import_rule(const GraphSubst__Rule *r, int k, const char *file,
-                             ir_ruleset *out, ri_stats *st) {
+static base_status import_rule(const GraphSubst__Rule *r, int k,
+                               const char *file, ir_ruleset *out,
+                               ruleio_stats *st) {
   pimport I;
   memset(&I, 0, sizeof I);
   int n = (int)r->n_mappedoutput;
   int *roots = malloc(2 * ((size_t)n + 1) * sizeof *roots);
   if (!roots)
-    return IR_ERR_NOMEM;
-  ir_status s = IR_OK;
+    return BASE_ERR_NOMEM;
+  base_status s = BASE_OK;
   if (!n)
     snprintf(I.why, sizeof I.why, "no mapped output");
   if (!n || rule_terms(&I, r, roots, roots + n) < 0) {
-    s = ri_stats_skip(st, I.why[0] ? I.why : "out of memory", k);
+    s = ruleio_stats_skip(st, I.why[0] ? I.why : "out of memory", k);
     goto done;
   }
   const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
   char id[48], note[300];
   snprintf(id, sizeof id, "taso-pb-%d", k);
   snprintf(note, sizeof note, "imported from %s rule %d", base, k);
-  ri_inshapes sh;
-  ri_taso_inshapes(&sh);
+  ruleio_inshapes sh;
+  ruleio_taso_inshapes(&sh);
   search S = {&I.ts, roots, roots + n, n, id, note, out, {0}, 0, {{0}}, 0};
-  char seen[RI_MAX_INPUT + 1] = {0};
+  char seen[RULEIO_MAX_INPUT + 1] = {0};
   char *visited = calloc((size_t)I.ts.n + 1, 1);
   if (!visited) {
-    s = IR_ERR_NOMEM;
+    s = BASE_ERR_NOMEM;
     goto done;
   }
   for (int i = 0; i < 2 * n; i++)
     mark_used(&I.ts, roots[i], seen, visited);
   free(visited);
-  for (int i = 1; i <= RI_MAX_INPUT; i++)
+  for (int i = 1; i <= RULEIO_MAX_INPUT; i++)
     if (seen[i])
       S.used[S.nused++] = i;
   char why[160];
-  s = ri_build_rule(&I.ts, roots, roots + n, n, &sh, id, note, out, why,
-                    sizeof why);
-  if (s == IR_ERR_NOMEM)
+  s = ruleio_build_rule(&I.ts, roots, roots + n, n, &sh, id, note, out, why,
+                        sizeof why);
+  if (s == BASE_ERR_NOMEM)
     goto done;
-  if (s != IR_OK && !shape_search(&S)) {
-    s = ri_stats_skip(st, why, k);
+  if (s != BASE_OK && !shape_search(&S)) {
+    s = ruleio_stats_skip(st, why, k);
     goto done;
   }
-  s = IR_OK;
+  s = BASE_OK;
   if (st)
     st->done++;
 done:
   free(roots);
-  ri_terms_free(&I.ts);
+  ruleio_terms_free(&I.ts);
   return s;
 }
 
-ir_status ri_import_taso_pb_mem(const uint8_t *data, size_t len,
-                                const char *file, ir_ruleset *out, ri_stats *st,
-                                ir_diag *d) {
+base_status ruleio_import_taso_pb_mem(const uint8_t *data, size_t len,
+                                      const char *file, ir_ruleset *out,
+                                      ruleio_stats *st, base_diag *d) {
   ir_ruleset_init(out);
   GraphSubst__RuleCollection *c =
       graph_subst__rule_collection__unpack(NULL, len, data);
   if (!c) {
-    ir_diag_set(d, IR_ERR_SYNTAX, 0, 0,
-                "not a valid GraphSubst.RuleCollection (truncated or "
-                "malformed protobuf, %zu bytes)",
-                len);
+    base_diag_set(d, BASE_ERR_SYNTAX, 0, 0,
+                  "not a valid GraphSubst.RuleCollection (truncated or "
+                  "malformed protobuf, %zu bytes)",
+                  len);
     if (d)
       snprintf(d->file, sizeof d->file, "%s", file);
-    return IR_ERR_SYNTAX;
+    return BASE_ERR_SYNTAX;
   }
-  ir_status s = IR_OK;
-  for (size_t i = 0; i < c->n_rule && s == IR_OK; i++)
+  base_status s = BASE_OK;
+  for (size_t i = 0; i < c->n_rule && s == BASE_OK; i++)
     s = import_rule(c->rule[i], (int)i + 1, file, out, st);
   graph_subst__rule_collection__free_unpacked(c, NULL);
-  if (s != IR_OK) {
+  if (s != BASE_OK) {
     ir_ruleset_free(out);
-    return ir_diag_set(d, s, 0, 0, "out of memory");
+    return base_diag_set(d, s, 0, 0, "out of memory");
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ri_import_taso_pb(const char *path, ir_ruleset *out, ri_stats *st,
-                            ir_diag *d) {
+base_status ruleio_import_taso_pb(const char *path, ir_ruleset *out,
+                                  ruleio_stats *st, base_diag *d) {
   size_t len;
   ir_ruleset_init(out);
-  char *data = ir_read_file(path, &len, d);
+  char *data = base_read_file(path, &len, d);
   if (!data)
-    return d ? d->code : IR_ERR_IO;
-  ir_status s =
-      ri_import_taso_pb_mem((const uint8_t *)data, len, path, out, st, d);
+    return d ? d->code : BASE_ERR_IO;
+  base_status s =
+      ruleio_import_taso_pb_mem((const uint8_t *)data, len, path, out, st, d);
   free(data);
   return s;
 }
@@ -463,7 +465,7 @@ static int input_id(idmap *M, const char *name) {
       return M->id[i];
   if (M->n == (int)(sizeof M->id / sizeof *M->id))
     return 0;
-  int k = ri_input_number(name);
+  int k = ruleio_input_number(name);
   M->name[M->n] = name;
   M->id[M->n] = k ? -k : -(M->next++);
   return M->id[M->n++];
@@ -641,13 +643,14 @@ static GraphSubst__Rule *make_rule(const ir_rule *r, pool *P, char *why,
   return P->oom ? NULL : pr;
 }
 
-ir_status ri_write_taso_pb(const ir_ruleset *rs, const char *use, ri_buf *b,
-                           ri_stats *st, ir_diag *d) {
+base_status ruleio_write_taso_pb(const ir_ruleset *rs, const char *use,
+                                 ruleio_buf *b, ruleio_stats *st,
+                                 base_diag *d) {
   pool P = {0};
   GraphSubst__RuleCollection c = GRAPH_SUBST__RULE_COLLECTION__INIT;
   c.rule = palloc(&P, ((size_t)rs->n + 1) * sizeof *c.rule);
-  ir_status s = IR_OK;
-  for (int i = 0; i < rs->n && !P.oom && s == IR_OK; i++) {
+  base_status s = BASE_OK;
+  for (int i = 0; i < rs->n && !P.oom && s == BASE_OK; i++) {
     char why[160] = "";
     if (!use[i])
       continue;
@@ -657,15 +660,15 @@ ir_status ri_write_taso_pb(const ir_ruleset *rs, const char *use, ri_buf *b,
       if (st)
         st->done++;
     } else if (!P.oom) {
-      s = ri_stats_skip(st, why, i + 1);
+      s = ruleio_stats_skip(st, why, i + 1);
     }
   }
-  if (!P.oom && s == IR_OK) {
+  if (!P.oom && s == BASE_OK) {
     size_t n = graph_subst__rule_collection__get_packed_size(&c);
     uint8_t *buf = malloc(n + 1);
     if (buf) {
       graph_subst__rule_collection__pack(&c, buf);
-      ri_put(b, (const char *)buf, n);
+      ruleio_put(b, (const char *)buf, n);
       free(buf);
     } else {
       P.oom = 1;
@@ -673,7 +676,7 @@ ir_status ri_write_taso_pb(const ir_ruleset *rs, const char *use, ri_buf *b,
   }
   int oom = P.oom;
   pool_free(&P);
-  if (oom || s != IR_OK)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  return IR_OK;
+  if (oom || s != BASE_OK)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  return BASE_OK;
 }

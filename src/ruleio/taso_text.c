@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ri_int.h"
+#include "ruleio_int.h"
 
 /* An operator of the text: its kind, integer parameters, then terms. */
 typedef struct taso_op {
   const char *name;
-  ri_tk k;
+  ruleio_tk k;
   int nint, nterm;
   int extra; /* split: which output */
 } taso_op;
@@ -46,10 +46,10 @@ typedef struct tparser {
   const char *p;
   const char *file;
   int lineno;
-  ri_terms *ts;
+  ruleio_terms *ts;
   char unsup[128]; /* first reason the rule is unsupported */
   int depth;       /* nesting of the term being parsed */
-  ir_diag *d;
+  base_diag *d;
 } tparser;
 
 static int col(const tparser *P, const char *at) {
@@ -64,7 +64,7 @@ static int perr(tparser *P, const char *at, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  ir_diag_set(P->d, IR_ERR_SYNTAX, P->lineno, col(P, at), "%s", msg);
+  base_diag_set(P->d, BASE_ERR_SYNTAX, P->lineno, col(P, at), "%s", msg);
   if (P->d) {
     snprintf(P->d->file, sizeof P->d->file, "%s", P->file);
     size_t n = (size_t)(P->end - P->s);
@@ -145,7 +145,7 @@ static int unsupported(tparser *P, const char *fmt, const char *name,
 }
 
 /* The arguments of known operator o, into x. */
-static int parse_args(tparser *P, const taso_op *o, ri_term *x,
+static int parse_args(tparser *P, const taso_op *o, ruleio_term *x,
                       const char *at) {
   int unsup = 0;
   x->np = o->nint;
@@ -198,7 +198,7 @@ static int parse_term_at(tparser *P) {
   size_t n = (size_t)(P->p - at);
   if (!n)
     return perr(P, at, "expected a term");
-  ri_term x;
+  ruleio_term x;
   memset(&x, 0, sizeof x);
   x.col = col(P, at);
   if (n > 6 && !strncmp(at, "input_", 6)) {
@@ -206,9 +206,9 @@ static int parse_term_at(tparser *P) {
     snprintf(name, sizeof name, "%.*s", (int)n, at);
     x.k = RT_INPUT;
     x.np = 1;
-    if (!(x.p[0] = ri_input_number(name)))
+    if (!(x.p[0] = ruleio_input_number(name)))
       return perr(P, at, "bad input name '%s' (input_1..input_%d)", name,
-                  RI_MAX_INPUT);
+                  RULEIO_MAX_INPUT);
   } else {
     const taso_op *o = NULL;
     for (int i = 0; i < NTASO_OPS; i++)
@@ -226,9 +226,9 @@ static int parse_term_at(tparser *P) {
     if (o->k == RT_SPLIT)
       x.p[x.np++] = o->extra;
   }
-  int t = ri_terms_intern(P->ts, &x);
+  int t = ruleio_terms_intern(P->ts, &x);
   if (t < 0) {
-    ir_diag_set(P->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return T_ERR;
   }
   return t;
@@ -256,46 +256,46 @@ static const char *base_name(const char *path) {
 }
 
 /* Imports the rule on the current line (already known non-blank). */
-static ir_status import_line(tparser *P, const ri_inshapes *sh, ir_ruleset *out,
-                             ri_stats *st) {
+static base_status import_line(tparser *P, const ruleio_inshapes *sh,
+                               ir_ruleset *out, ruleio_stats *st) {
   int l, r;
   P->unsup[0] = 0;
-  ri_terms_free(P->ts);
+  ruleio_terms_free(P->ts);
   if (parse_rule_line(P, &l, &r) == T_ERR)
-    return P->d && P->d->code ? P->d->code : IR_ERR_SYNTAX;
+    return P->d && P->d->code ? P->d->code : BASE_ERR_SYNTAX;
   if (P->unsup[0])
-    return ri_stats_skip(st, P->unsup, P->lineno);
+    return ruleio_stats_skip(st, P->unsup, P->lineno);
   char id[48], note[300], why[160];
   snprintf(id, sizeof id, "taso-%d", P->lineno);
   snprintf(note, sizeof note, "imported from %s line %d", base_name(P->file),
            P->lineno);
-  ir_status s =
-      ri_build_rule(P->ts, &l, &r, 1, sh, id, note, out, why, sizeof why);
-  if (s == IR_ERR_NOMEM)
-    return ir_diag_set(P->d, s, 0, 0, "out of memory");
-  if (s != IR_OK)
-    return ri_stats_skip(st, why, P->lineno);
+  base_status s =
+      ruleio_build_rule(P->ts, &l, &r, 1, sh, id, note, out, why, sizeof why);
+  if (s == BASE_ERR_NOMEM)
+    return base_diag_set(P->d, s, 0, 0, "out of memory");
+  if (s != BASE_OK)
+    return ruleio_stats_skip(st, why, P->lineno);
   if (st)
     st->done++;
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status ri_import_taso_text_mem(const char *text, size_t len,
-                                  const char *file, ir_ruleset *out,
-                                  ri_stats *st, ir_diag *d) {
-  ir_diag local;
-  ri_terms ts = {0};
-  ri_inshapes sh;
+base_status ruleio_import_taso_text_mem(const char *text, size_t len,
+                                        const char *file, ir_ruleset *out,
+                                        ruleio_stats *st, base_diag *d) {
+  base_diag local;
+  ruleio_terms ts = {0};
+  ruleio_inshapes sh;
   tparser P = {0};
   P.file = file;
   P.ts = &ts;
   P.d = d ? d : &local;
   memset(P.d, 0, sizeof *P.d);
   ir_ruleset_init(out);
-  ri_taso_inshapes(&sh);
+  ruleio_taso_inshapes(&sh);
   const char *s = text, *end = text + len;
-  ir_status status = IR_OK;
-  while (s < end && status == IR_OK) {
+  base_status status = BASE_OK;
+  while (s < end && status == BASE_OK) {
     const char *nl = memchr(s, '\n', (size_t)(end - s));
     P.s = P.p = s;
     P.end = nl ? nl : end;
@@ -306,8 +306,8 @@ ir_status ri_import_taso_text_mem(const char *text, size_t len,
       continue;
     status = import_line(&P, &sh, out, st);
   }
-  ri_terms_free(&ts);
-  if (status != IR_OK) {
+  ruleio_terms_free(&ts);
+  if (status != BASE_OK) {
     ir_ruleset_free(out);
     if (!P.d->file[0])
       snprintf(P.d->file, sizeof P.d->file, "%s", file);
@@ -315,14 +315,14 @@ ir_status ri_import_taso_text_mem(const char *text, size_t len,
   return status;
 }
 
-ir_status ri_import_taso_text(const char *path, ir_ruleset *out, ri_stats *st,
-                              ir_diag *d) {
+base_status ruleio_import_taso_text(const char *path, ir_ruleset *out,
+                                    ruleio_stats *st, base_diag *d) {
   size_t len;
   ir_ruleset_init(out);
-  char *text = ir_read_file(path, &len, d);
+  char *text = base_read_file(path, &len, d);
   if (!text)
-    return d ? d->code : IR_ERR_IO;
-  ir_status s = ri_import_taso_text_mem(text, len, path, out, st, d);
+    return d ? d->code : BASE_ERR_IO;
+  base_status s = ruleio_import_taso_text_mem(text, len, path, out, st, d);
   free(text);
   return s;
 }

@@ -15,32 +15,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ri_int.h"
+#include "ruleio_int.h"
 
 /* ---- Tensat -------------------------------------------------------------- */
 
 static const int tensat_acts[] = {0, 2, 1, 3}; /* ours -> TASO codes */
 
-static int tensat_expr(const ir_graph *g, int t, ri_buf *b, char *why,
+static int tensat_expr(const ir_graph *g, int t, ruleio_buf *b, char *why,
                        size_t wn);
 
 /* Writes the operands of n in order, space-separated, each preceded by a
  * space. */
 static int tensat_args(const ir_graph *g, const ir_node *n, int from, int to,
-                       ri_buf *b, char *why, size_t wn) {
+                       ruleio_buf *b, char *why, size_t wn) {
   for (int i = from; i < to; i++) {
-    ri_puts(b, " ");
+    ruleio_puts(b, " ");
     if (tensat_expr(g, n->in[i], b, why, wn) < 0)
       return -1;
   }
-  ri_puts(b, ")");
+  ruleio_puts(b, ")");
   return 0;
 }
 
 static int tensat_concat(const ir_graph *g, const ir_node *n, int upto,
-                         ri_buf *b, char *why, size_t wn) {
+                         ruleio_buf *b, char *why, size_t wn) {
   /* concat(x1..xk) = concat(concat(x1..xk-1), xk) */
-  ri_printf(b, "(concat %d ", n->a.axis);
+  ruleio_printf(b, "(concat %d ", n->a.axis);
   if (upto == 2) {
     if (tensat_expr(g, n->in[0], b, why, wn) < 0)
       return -1;
@@ -50,8 +50,8 @@ static int tensat_concat(const ir_graph *g, const ir_node *n, int upto,
   return tensat_args(g, n, upto - 1, upto, b, why, wn);
 }
 
-static int tensat_node(const ir_graph *g, const ir_node *n, int slot, ri_buf *b,
-                       char *why, size_t wn) {
+static int tensat_node(const ir_graph *g, const ir_node *n, int slot,
+                       ruleio_buf *b, char *why, size_t wn) {
   const ir_attrs *a = &n->a;
   int pad = a->padmode == IR_PAD_SAME ? 0 : a->padmode == IR_PAD_VALID ? 1 : -1;
   int act = a->act <= IR_ACT_TANH ? tensat_acts[a->act] : -1;
@@ -60,32 +60,33 @@ static int tensat_node(const ir_graph *g, const ir_node *n, int slot, ri_buf *b,
     if (n->nin != 2 || a->dilation[0] != 1 || a->dilation[1] != 1 || pad < 0 ||
         act < 0)
       break;
-    ri_printf(b, "(conv2d %d %d %d %d", a->stride[0], a->stride[1], pad, act);
+    ruleio_printf(b, "(conv2d %d %d %d %d", a->stride[0], a->stride[1], pad,
+                  act);
     return tensat_args(g, n, 0, 2, b, why, wn);
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:
     if (pad < 0 || (n->op == IR_OP_AVGPOOL && !a->count_include_pad))
       break;
-    ri_printf(b, "(%s %d %d %d %d %d",
-              n->op == IR_OP_AVGPOOL ? "poolavg" : "poolmax", a->kernel[0],
-              a->kernel[1], a->stride[0], a->stride[1], pad);
+    ruleio_printf(b, "(%s %d %d %d %d %d",
+                  n->op == IR_OP_AVGPOOL ? "poolavg" : "poolmax", a->kernel[0],
+                  a->kernel[1], a->stride[0], a->stride[1], pad);
     return tensat_args(g, n, 0, 1, b, why, wn);
   case IR_OP_MATMUL:
     if (n->nin != 2 || a->act != IR_ACT_NONE ||
         g->tensors[n->in[0]].shape.rank != 2)
       break;
-    ri_puts(b, "(matmul");
+    ruleio_puts(b, "(matmul");
     return tensat_args(g, n, 0, 2, b, why, wn);
   case IR_OP_EWADD:
   case IR_OP_EWMUL:
   case IR_OP_SMUL:
   case IR_OP_RELU:
-    ri_printf(b, "(%s", ir_op(n->op)->name);
+    ruleio_printf(b, "(%s", ir_op(n->op)->name);
     return tensat_args(g, n, 0, n->nin, b, why, wn);
   case IR_OP_TRANSPOSE:
     if (a->nlist != 2)
       break;
-    ri_puts(b, "(transpose");
+    ruleio_puts(b, "(transpose");
     return tensat_args(g, n, 0, 1, b, why, wn);
   case IR_OP_CONCAT:
     if (n->nin < 2)
@@ -94,20 +95,21 @@ static int tensat_node(const ir_graph *g, const ir_node *n, int slot, ri_buf *b,
   case IR_OP_SPLIT:
     if (n->nout != 2)
       break;
-    ri_printf(b, "(split_%d (split %d", slot, a->axis);
+    ruleio_printf(b, "(split_%d (split %d", slot, a->axis);
     if (tensat_args(g, n, 0, 1, b, why, wn) < 0)
       return -1;
-    ri_puts(b, ")");
+    ruleio_puts(b, ")");
     return 0;
   case IR_OP_ENLARGE:
-    ri_printf(b, "(enlarge %d %d", a->kernel[0], a->kernel[1]);
+    ruleio_printf(b, "(enlarge %d %d", a->kernel[0], a->kernel[1]);
     return tensat_args(g, n, 0, 1, b, why, wn);
   case IR_OP_CONST_ICONV:
   case IR_OP_CONST_POOL:
-    ri_printf(b, "(%s %d %d)", n->op == IR_OP_CONST_ICONV ? "Iconv" : "Cpool",
-              (int)a->list[2], (int)a->list[3]);
+    ruleio_printf(b, "(%s %d %d)",
+                  n->op == IR_OP_CONST_ICONV ? "Iconv" : "Cpool",
+                  (int)a->list[2], (int)a->list[3]);
     return 0;
-  case IR_OP_CONST_IMM: ri_puts(b, "Imatmul"); return 0;
+  case IR_OP_CONST_IMM: ruleio_puts(b, "Imatmul"); return 0;
   default: break;
   }
   snprintf(why, wn, "%s has no Tensat equivalent", ir_op(n->op)->name);
@@ -118,7 +120,7 @@ static int tensat_node(const ir_graph *g, const ir_node *n, int slot, ri_buf *b,
  * small DAG exponentially. */
 #define TENSAT_MAX_SIDE ((size_t)1 << 20)
 
-static int tensat_expr(const ir_graph *g, int t, ri_buf *b, char *why,
+static int tensat_expr(const ir_graph *g, int t, ruleio_buf *b, char *why,
                        size_t wn) {
   const ir_tensor *x = &g->tensors[t];
   if (b->len > TENSAT_MAX_SIDE) {
@@ -126,73 +128,73 @@ static int tensat_expr(const ir_graph *g, int t, ri_buf *b, char *why,
     return -1;
   }
   if (x->node < 0) {
-    ri_printf(b, "?%s", x->name);
+    ruleio_printf(b, "?%s", x->name);
     return 0;
   }
   return tensat_node(g, &g->nodes[x->node], x->slot, b, why, wn);
 }
 
-static int tensat_rule(const ir_rule *r, ri_buf *b, char *why, size_t wn) {
+static int tensat_rule(const ir_rule *r, ruleio_buf *b, char *why, size_t wn) {
   if (r->src->noutputs != 1) {
     snprintf(why, wn, "several outputs (Tensat rules have one)");
     return -1;
   }
   if (tensat_expr(r->src, r->src->outputs[0], b, why, wn) < 0)
     return -1;
-  ri_puts(b, "=>");
+  ruleio_puts(b, "=>");
   if (tensat_expr(r->dst, r->dst->outputs[0], b, why, wn) < 0)
     return -1;
-  ri_puts(b, "\n");
+  ruleio_puts(b, "\n");
   return 0;
 }
 
-ir_status ri_write_tensat(const ir_ruleset *rs, const char *use, ri_buf *b,
-                          ri_stats *st, ir_diag *d) {
+base_status ruleio_write_tensat(const ir_ruleset *rs, const char *use,
+                                ruleio_buf *b, ruleio_stats *st, base_diag *d) {
   for (int i = 0; i < rs->n; i++) {
     if (!use[i])
       continue;
-    ri_buf one = {0};
+    ruleio_buf one = {0};
     char why[160] = "";
-    ri_put(&one, "", 0);
+    ruleio_put(&one, "", 0);
     if (tensat_rule(&rs->rules[i], &one, why, sizeof why) == 0) {
-      ri_put(b, one.s, one.len);
+      ruleio_put(b, one.s, one.len);
       if (st)
         st->done++;
-    } else if (ri_stats_skip(st, why, i + 1) != IR_OK) {
+    } else if (ruleio_stats_skip(st, why, i + 1) != BASE_OK) {
       one.oom = 1;
     }
     int oom = one.oom;
     free(one.s);
     if (oom)
-      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void json_str(ri_buf *b, const char *s) {
-  ri_puts(b, "\"");
+static void json_str(ruleio_buf *b, const char *s) {
+  ruleio_puts(b, "\"");
   for (; *s; s++) {
     unsigned char ch = (unsigned char)*s;
     if (ch == '"' || ch == '\\')
-      ri_printf(b, "\\%c", ch);
+      ruleio_printf(b, "\\%c", ch);
     else if (ch < 0x20)
-      ri_printf(b, "\\u%04x", ch);
+      ruleio_printf(b, "\\u%04x", ch);
     else
-      ri_put(b, s, 1);
+      ruleio_put(b, s, 1);
   }
-  ri_puts(b, "\"");
+  ruleio_puts(b, "\"");
 }
 
-static void json_ints(ri_buf *b, const int64_t *v, int n) {
-  ri_puts(b, "[");
+static void json_ints(ruleio_buf *b, const int64_t *v, int n) {
+  ruleio_puts(b, "[");
   for (int i = 0; i < n; i++)
-    ri_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
-  ri_puts(b, "]");
+    ruleio_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  ruleio_puts(b, "]");
 }
 
-static void json_shape(ri_buf *b, const ir_shape *s) {
+static void json_shape(ruleio_buf *b, const ir_shape *s) {
   json_ints(b, s->dim, s->rank);
 }
 
@@ -208,31 +210,31 @@ static size_t param_offset(ir_param_id p) {
   }
 }
 
-static void json_param(ri_buf *b, const ir_attrs *a, ir_param_id p) {
+static void json_param(ruleio_buf *b, const ir_attrs *a, ir_param_id p) {
   const char *base = (const char *)a + param_offset(p);
   int32_t i32[4];
   switch (ir_param_kind_of(p)) {
   case IR_PK_INT:
   case IR_PK_BOOL:
     memcpy(i32, base, sizeof(int32_t));
-    ri_printf(b, "%d", i32[0]);
+    ruleio_printf(b, "%d", i32[0]);
     break;
   case IR_PK_FLOAT: {
     float f;
     memcpy(&f, base, sizeof f);
-    ri_printf(b, "%.9g", (double)f);
+    ruleio_printf(b, "%.9g", (double)f);
     break;
   }
   case IR_PK_PAIR:
     memcpy(i32, base, 2 * sizeof(int32_t));
-    ri_printf(b, "[%d, %d]", i32[0], i32[1]);
+    ruleio_printf(b, "[%d, %d]", i32[0], i32[1]);
     break;
   case IR_PK_PAD:
     if (a->padmode != IR_PAD_EXPLICIT)
       json_str(b, a->padmode == IR_PAD_SAME ? "same" : "valid");
     else
-      ri_printf(b, "[%d, %d, %d, %d]", a->pad[0], a->pad[1], a->pad[2],
-                a->pad[3]);
+      ruleio_printf(b, "[%d, %d, %d, %d]", a->pad[0], a->pad[1], a->pad[2],
+                    a->pad[3]);
     break;
   case IR_PK_ACT: json_str(b, ir_act_name((ir_act)a->act)); break;
   case IR_PK_LIST: json_ints(b, a->list, a->nlist); break;
@@ -240,110 +242,110 @@ static void json_param(ri_buf *b, const ir_attrs *a, ir_param_id p) {
   }
 }
 
-static void json_node(ri_buf *b, const ir_graph *g, const ir_node *n) {
+static void json_node(ruleio_buf *b, const ir_graph *g, const ir_node *n) {
   const ir_opinfo *info = ir_op(n->op);
-  ri_puts(b, "{\"op\": ");
+  ruleio_puts(b, "{\"op\": ");
   json_str(b, info->name);
-  ri_puts(b, ", \"inputs\": [");
+  ruleio_puts(b, ", \"inputs\": [");
   for (int i = 0; i < n->nin; i++) {
-    ri_puts(b, i ? ", " : "");
+    ruleio_puts(b, i ? ", " : "");
     json_str(b, g->tensors[n->in[i]].name);
   }
-  ri_puts(b, "], \"outputs\": [");
+  ruleio_puts(b, "], \"outputs\": [");
   for (int i = 0; i < n->nout; i++) {
     const ir_tensor *t = &g->tensors[n->out[i]];
-    ri_puts(b, i ? ", {\"name\": " : "{\"name\": ");
+    ruleio_puts(b, i ? ", {\"name\": " : "{\"name\": ");
     json_str(b, t->name);
-    ri_puts(b, ", \"shape\": ");
+    ruleio_puts(b, ", \"shape\": ");
     json_shape(b, &t->shape);
-    ri_puts(b, "}");
+    ruleio_puts(b, "}");
   }
-  ri_puts(b, "], \"params\": {");
+  ruleio_puts(b, "], \"params\": {");
   for (int i = 0; i < info->nparams; i++) {
-    ri_puts(b, i ? ", " : "");
+    ruleio_puts(b, i ? ", " : "");
     json_str(b, ir_param_name(info->params[i]));
-    ri_puts(b, ": ");
+    ruleio_puts(b, ": ");
     json_param(b, &n->a, info->params[i]);
   }
-  ri_puts(b, "}}");
+  ruleio_puts(b, "}}");
 }
 
-static void json_tensor(ri_buf *b, const ir_tensor *t) {
-  ri_puts(b, "{\"name\": ");
+static void json_tensor(ruleio_buf *b, const ir_tensor *t) {
+  ruleio_puts(b, "{\"name\": ");
   json_str(b, t->name);
-  ri_printf(b, ", \"kind\": \"%s\", \"shape\": ",
-            t->kind == IR_T_INPUT ? "input" : "weight");
+  ruleio_printf(b, ", \"kind\": \"%s\", \"shape\": ",
+                t->kind == IR_T_INPUT ? "input" : "weight");
   json_shape(b, &t->shape);
   if (t->data) {
     int64_t n = ir_shape_numel(&t->shape);
-    ri_puts(b, ", \"data\": [");
+    ruleio_puts(b, ", \"data\": [");
     for (int64_t i = 0; i < n; i++)
-      ri_printf(b, "%s%.9g", i ? ", " : "", (double)t->data[i]);
-    ri_puts(b, "]");
+      ruleio_printf(b, "%s%.9g", i ? ", " : "", (double)t->data[i]);
+    ruleio_puts(b, "]");
   }
-  ri_puts(b, "}");
+  ruleio_puts(b, "}");
 }
 
-static void json_graph(ri_buf *b, const ir_graph *g) {
+static void json_graph(ruleio_buf *b, const ir_graph *g) {
   int first = 1;
-  ri_puts(b, "{\"inputs\": [");
+  ruleio_puts(b, "{\"inputs\": [");
   for (int i = 0; i < g->ntensors; i++) {
     if (g->tensors[i].kind == IR_T_VALUE)
       continue;
-    ri_puts(b, first ? "" : ", ");
+    ruleio_puts(b, first ? "" : ", ");
     first = 0;
     json_tensor(b, &g->tensors[i]);
   }
-  ri_puts(b, "], \"nodes\": [");
+  ruleio_puts(b, "], \"nodes\": [");
   for (int i = 0; i < g->nnodes; i++) {
-    ri_puts(b, i ? ", " : "");
+    ruleio_puts(b, i ? ", " : "");
     json_node(b, g, &g->nodes[i]);
   }
-  ri_puts(b, "], \"outputs\": [");
+  ruleio_puts(b, "], \"outputs\": [");
   for (int i = 0; i < g->noutputs; i++) {
-    ri_puts(b, i ? ", " : "");
+    ruleio_puts(b, i ? ", " : "");
     json_str(b, g->tensors[g->outputs[i]].name);
   }
-  ri_puts(b, "]}");
+  ruleio_puts(b, "]}");
 }
 
-static void json_rule(ri_buf *b, const ir_rule *r) {
-  ri_puts(b, "    {\"id\": ");
+static void json_rule(ruleio_buf *b, const ir_rule *r) {
+  ruleio_puts(b, "    {\"id\": ");
   json_str(b, r->id);
-  ri_puts(b, ", \"status\": ");
+  ruleio_puts(b, ", \"status\": ");
   json_str(b, ir_rule_status_name(r->status));
-  ri_puts(b, ", \"axioms\": [");
+  ruleio_puts(b, ", \"axioms\": [");
   for (int i = 0; i < r->naxioms; i++) {
-    ri_puts(b, i ? ", " : "");
+    ruleio_puts(b, i ? ", " : "");
     json_str(b, r->axioms[i]);
   }
-  ri_puts(b, "], \"note\": ");
+  ruleio_puts(b, "], \"note\": ");
   if (r->note)
     json_str(b, r->note);
   else
-    ri_puts(b, "null");
-  ri_puts(b, ",\n     \"src\": ");
+    ruleio_puts(b, "null");
+  ruleio_puts(b, ",\n     \"src\": ");
   json_graph(b, r->src);
-  ri_puts(b, ",\n     \"dst\": ");
+  ruleio_puts(b, ",\n     \"dst\": ");
   json_graph(b, r->dst);
-  ri_puts(b, "}");
+  ruleio_puts(b, "}");
 }
 
-ir_status ri_write_json(const ir_ruleset *rs, const char *use, ri_buf *b,
-                        ri_stats *st, ir_diag *d) {
+base_status ruleio_write_json(const ir_ruleset *rs, const char *use,
+                              ruleio_buf *b, ruleio_stats *st, base_diag *d) {
   int first = 1;
   (void)d;
-  ri_puts(b, "{\n  \"format\": \"superopt-rules\",\n  \"version\": 1,\n"
-             "  \"rules\": [");
+  ruleio_puts(b, "{\n  \"format\": \"superopt-rules\",\n  \"version\": 1,\n"
+                 "  \"rules\": [");
   for (int i = 0; i < rs->n; i++) {
     if (!use[i])
       continue;
-    ri_puts(b, first ? "\n" : ",\n");
+    ruleio_puts(b, first ? "\n" : ",\n");
     first = 0;
     json_rule(b, &rs->rules[i]);
     if (st)
       st->done++;
   }
-  ri_puts(b, first ? "]\n}\n" : "\n  ]\n}\n");
-  return IR_OK;
+  ruleio_puts(b, first ? "]\n}\n" : "\n  ]\n}\n");
+  return BASE_OK;
 }

@@ -8,12 +8,6 @@
 
 #include "srch_int.h"
 
-double srch_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 void srch_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
                      int *counter, char *buf, size_t n) {
   snprintf(buf, n, "%s", base);
@@ -31,8 +25,8 @@ static int copy_leaf(srch_builder *b, int t) {
   return k;
 }
 
-ir_status srch_build_begin(srch_builder *b, const ir_graph *g,
-                           const uint8_t *used, ir_diag *d) {
+base_status srch_build_begin(srch_builder *b, const ir_graph *g,
+                             const uint8_t *used, base_diag *d) {
   memset(b, 0, sizeof *b);
   b->g = g;
   b->d = d;
@@ -40,7 +34,7 @@ ir_status srch_build_begin(srch_builder *b, const ir_graph *g,
   b->map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   if (!b->h || !b->map) {
     srch_build_abort(b);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   for (int t = 0; t < g->ntensors; t++)
     b->map[t] = -1;
@@ -50,10 +44,10 @@ ir_status srch_build_begin(srch_builder *b, const ir_graph *g,
         x->kind == IR_T_INPUT || (x->kind == IR_T_WEIGHT && (!used || used[t]));
     if (keep && (b->map[t] = copy_leaf(b, t)) < 0) {
       srch_build_abort(b);
-      return d ? d->code : IR_ERR_INTERNAL;
+      return d ? d->code : BASE_ERR_INTERNAL;
     }
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
@@ -61,7 +55,7 @@ int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
   ir_attrs tmp = *a;
   int nout = ir_op_nout(op, &tmp);
   if (nout > IR_MAX_LIST)
-    return ir_diag_set(b->d, IR_ERR_INTERNAL, 0, 0, "too many outputs"), -1;
+    return base_diag_set(b->d, BASE_ERR_INTERNAL, 0, 0, "too many outputs"), -1;
   char names[IR_MAX_LIST][256];
   const char *np[IR_MAX_LIST];
   for (int o = 0; o < nout; o++) {
@@ -73,31 +67,31 @@ int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
   return ir_add_node(b->h, op, in, nin, a, np, b->d);
 }
 
-ir_status srch_build_copy(srch_builder *b, int i, const ir_attrs *a) {
+base_status srch_build_copy(srch_builder *b, int i, const ir_attrs *a) {
   const ir_node *n = &b->g->nodes[i];
   int32_t in[IR_MAX_IN];
   const char *names[IR_MAX_LIST];
   for (int k = 0; k < n->nin; k++)
     if ((in[k] = b->map[n->in[k]]) < 0)
-      return ir_diag_set(b->d, IR_ERR_INTERNAL, 0, 0,
-                         "rebuild: '%s' read before it is computed",
-                         b->g->tensors[n->in[k]].name);
+      return base_diag_set(b->d, BASE_ERR_INTERNAL, 0, 0,
+                           "rebuild: '%s' read before it is computed",
+                           b->g->tensors[n->in[k]].name);
   for (int o = 0; o < n->nout; o++)
     names[o] = b->g->tensors[n->out[o]].name;
   int k = ir_add_node(b->h, n->op, in, n->nin, a ? a : &n->a, names, b->d);
   if (k < 0)
-    return b->d ? b->d->code : IR_ERR_INTERNAL;
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
   for (int o = 0; o < n->nout; o++)
     b->map[n->out[o]] = b->h->nodes[k].out[o];
-  return IR_OK;
+  return BASE_OK;
 }
 
 ir_graph *srch_build_end(srch_builder *b) {
   for (int i = 0; i < b->g->noutputs; i++) {
     int t = b->map[b->g->outputs[i]];
     if (t < 0) {
-      ir_diag_set(b->d, IR_ERR_INTERNAL, 0, 0, "rebuild: output '%s' lost",
-                  b->g->tensors[b->g->outputs[i]].name);
+      base_diag_set(b->d, BASE_ERR_INTERNAL, 0, 0, "rebuild: output '%s' lost",
+                    b->g->tensors[b->g->outputs[i]].name);
       srch_build_abort(b);
       return NULL;
     }
@@ -112,12 +106,12 @@ ir_graph *srch_build_end(srch_builder *b) {
   return h;
 }
 
-ir_graph *srch_build_finish(srch_builder *b, ir_status st) {
+ir_graph *srch_build_finish(srch_builder *b, base_status st) {
   if (!st)
     return srch_build_end(b);
   srch_build_abort(b);
-  if (st == IR_ERR_NOMEM)
-    ir_diag_set(b->d, st, 0, 0, "out of memory");
+  if (st == BASE_ERR_NOMEM)
+    base_diag_set(b->d, st, 0, 0, "out of memory");
   return NULL;
 }
 

@@ -13,8 +13,9 @@
 #include "../exec/exec.h"
 #include "srch_int.h"
 
-static ir_status share_leaves(const ir_graph *a, const ex_values *va,
-                              const ir_graph *b, ex_values *vb, ir_diag *d) {
+static base_status share_leaves(const ir_graph *a, const ex_values *va,
+                                const ir_graph *b, ex_values *vb,
+                                base_diag *d) {
   for (int t = 0; t < b->ntensors; t++) {
     const ir_tensor *x = &b->tensors[t];
     if (x->kind == IR_T_VALUE)
@@ -24,17 +25,17 @@ static ir_status share_leaves(const ir_graph *a, const ex_values *va,
         !ir_shape_eq(&a->tensors[s].shape, &x->shape)) {
       if (x->data)
         continue; /* known values: ex_fill_random copies them */
-      return ir_diag_set(d, IR_ERR_SHAPE, 0, 0,
-                         "optimized graph reads '%s', which the original "
-                         "graph has not as an input or weight of that shape",
-                         x->name);
+      return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
+                           "optimized graph reads '%s', which the original "
+                           "graph has not as an input or weight of that shape",
+                           x->name);
     }
     size_t n = sizeof(float) * (size_t)ir_shape_numel(&x->shape);
     if (!(vb->v[t] = malloc(n)))
-      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     memcpy(vb->v[t], va->v[s], n);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 static double output_error(const float *x, const float *y, int64_t n) {
@@ -51,37 +52,38 @@ static double output_error(const float *x, const float *y, int64_t n) {
   return scale > 0 ? diff / scale : INFINITY;
 }
 
-static ir_status compare(const ir_graph *a, const ex_values *va,
-                         const ir_graph *b, const ex_values *vb,
-                         double *max_err, ir_diag *d) {
+static base_status compare(const ir_graph *a, const ex_values *va,
+                           const ir_graph *b, const ex_values *vb,
+                           double *max_err, base_diag *d) {
   char s1[64], s2[64];
   *max_err = 0;
   for (int i = 0; i < a->noutputs; i++) {
     const ir_shape *sa = &a->tensors[a->outputs[i]].shape;
     const ir_shape *sb = &b->tensors[b->outputs[i]].shape;
     if (!ir_shape_eq(sa, sb))
-      return ir_diag_set(d, IR_ERR_SHAPE, 0, 0,
-                         "output %d is %s in the original, %s optimized", i + 1,
-                         ir_shape_str(sa, s1, sizeof s1),
-                         ir_shape_str(sb, s2, sizeof s2));
+      return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
+                           "output %d is %s in the original, %s optimized",
+                           i + 1, ir_shape_str(sa, s1, sizeof s1),
+                           ir_shape_str(sb, s2, sizeof s2));
     double e = output_error(va->v[a->outputs[i]], vb->v[b->outputs[i]],
                             ir_shape_numel(sa));
     if (e > *max_err || isnan(e))
       *max_err = e;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status srch_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
-                     double *max_err, ir_diag *d) {
+base_status srch_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
+                       double *max_err, base_diag *d) {
   if (a->noutputs != b->noutputs)
-    return ir_diag_set(d, IR_ERR_SHAPE, 0, 0,
-                       "the original has %d outputs, the optimized graph %d",
-                       a->noutputs, b->noutputs);
+    return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
+                         "the original has %d outputs, the optimized graph %d",
+                         a->noutputs, b->noutputs);
   ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
   ex_options eo = {0, 0};
-  ir_status st =
-      va && vb ? IR_OK : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st =
+      va && vb ? BASE_OK
+               : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
     st = ex_fill_random(a, va, seed, d);
   if (!st)

@@ -71,8 +71,8 @@ static void hash_tensors(const ir_graph *g, uint64_t *th) {
   }
 }
 
-ir_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
-                          void *u, ir_diag *d) {
+base_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
+                            void *u, base_diag *d) {
   memset(s, 0, sizeof *s);
   s->g = g;
   s->f = f;
@@ -85,7 +85,7 @@ ir_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
   s->cwo = malloc(nt + nn + 2 * SRCH_MAX_PTENSORS);
   if (!s->th || !s->nh || !s->wo || !s->nc || !s->cwo) {
     srch_gsum_free(s);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   hash_tensors(g, s->th);
   ir_weight_only(g, s->wo);
@@ -94,14 +94,14 @@ ir_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
   uint64_t out[256], *o = g->noutputs <= 256 ? out : NULL;
   if (!o && !(o = malloc(sizeof(uint64_t) * (size_t)g->noutputs))) {
     srch_gsum_free(s);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   for (int i = 0; i < g->noutputs; i++)
     o[i] = s->th[g->outputs[i]];
   s->hash = srch_outputs_hash(o, g->noutputs);
   if (o != out)
     free(o);
-  return IR_OK;
+  return BASE_OK;
 }
 
 double srch_gsum_node_cost(srch_gsum *s, int i, int *estimated) {
@@ -113,7 +113,7 @@ double srch_gsum_node_cost(srch_gsum *s, int i, int *estimated) {
   return s->nc[i];
 }
 
-uint64_t srch_graph_shash(const ir_graph *g, ir_diag *d, ir_status *st) {
+uint64_t srch_graph_shash(const ir_graph *g, base_diag *d, base_status *st) {
   srch_gsum s;
   *st = srch_gsum_build(&s, g, NULL, NULL, d);
   uint64_t h = s.hash;

@@ -68,10 +68,10 @@ static int cmp_sig(const void *a, const void *b) {
                            : (x->i > y->i) - (x->i < y->i);
 }
 
-static ir_status index_sigs(int n, srch_index *ix) {
+static base_status index_sigs(int n, srch_index *ix) {
   sig_idx small[64], *v = n <= 64 ? small : malloc(sizeof *v * (size_t)n);
   if (!v)
-    return IR_ERR_NOMEM;
+    return BASE_ERR_NOMEM;
   for (int i = 0; i < n; i++)
     v[i] = (sig_idx){ix->sig[i], i};
   qsort(v, (size_t)n, sizeof *v, cmp_sig);
@@ -79,7 +79,7 @@ static ir_status index_sigs(int n, srch_index *ix) {
     ix->by_sig[i] = v[i].i;
   if (v != small)
     free(v);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* First position in by_sig with signature >= s. */
@@ -95,7 +95,7 @@ static int sig_lower(const srch_index *ix, int n, uint64_t s) {
   return lo;
 }
 
-ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
+base_status srch_index_build(const ir_graph *g, srch_index *ix, base_diag *d) {
   int64_t nuses = 0;
   for (int i = 0; i < g->nnodes; i++)
     nuses += g->nodes[i].nin;
@@ -111,7 +111,7 @@ ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
   if (!ix->use_start || !ix->use_node || !ix->is_output || !ix->op_start ||
       !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy) {
     srch_index_free(ix);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   index_uses(g, ix);
   index_ops(g, ix);
@@ -121,11 +121,11 @@ ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d) {
   }
   if (index_sigs(g->nnodes, ix)) {
     srch_index_free(ix);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   for (int i = 0; i < g->noutputs; i++)
     ix->is_output[g->outputs[i]] = 1;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- parameters
@@ -188,21 +188,21 @@ typedef struct mstate {
   srch_matches *ms;
   srch_match cur;
   uint8_t *used; /* g->nnodes: node already bound (the index's scratch) */
-  ir_status st;
+  base_status st;
 } mstate;
 
-static ir_status push_match(mstate *s) {
+static base_status push_match(mstate *s) {
   srch_matches *ms = s->ms;
   if (ms->n == ms->cap) {
     int cap = ms->cap ? 2 * ms->cap : 16;
     srch_match *m = realloc(ms->m, sizeof *m * (size_t)cap);
     if (!m)
-      return IR_ERR_NOMEM;
+      return BASE_ERR_NOMEM;
     ms->m = m;
     ms->cap = cap;
   }
   ms->m[ms->n++] = s->cur;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Binds pattern tensor p to graph tensor t; records it in undo. 0: clash. */
@@ -298,19 +298,19 @@ static void match_from(mstate *s, int k) {
     try_node(s, k, k, s->ix->by_sig[u]);
 }
 
-ir_status srch_pattern_ok(const ir_graph *pat, ir_diag *d) {
+base_status srch_pattern_ok(const ir_graph *pat, base_diag *d) {
   if (pat->nnodes < 1 || pat->nnodes > SRCH_MAX_PNODES ||
       pat->ntensors > SRCH_MAX_PTENSORS)
-    return ir_diag_set(d, IR_ERR_PARAM, 0, 0,
-                       "pattern has %d operators and %d tensors (1..%d and "
-                       "at most %d)",
-                       pat->nnodes, pat->ntensors, SRCH_MAX_PNODES,
-                       SRCH_MAX_PTENSORS);
-  return IR_OK;
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "pattern has %d operators and %d tensors (1..%d and "
+                         "at most %d)",
+                         pat->nnodes, pat->ntensors, SRCH_MAX_PNODES,
+                         SRCH_MAX_PTENSORS);
+  return BASE_OK;
 }
 
-ir_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, ir_diag *d) {
-  ir_status st = srch_pattern_ok(pat, d);
+base_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, base_diag *d) {
+  base_status st = srch_pattern_ok(pat, d);
   if (st)
     return st;
   memset(cp, 0, sizeof *cp);
@@ -330,7 +330,7 @@ ir_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, ir_diag *d) {
     cp->need_count[k] = (uint8_t)count[cp->need_op[k]];
   for (int i = 0; i < pat->noutputs; i++)
     cp->out[pat->outputs[i]] = 1;
-  return IR_OK;
+  return BASE_OK;
 }
 
 int srch_cpat_may_match(const srch_cpat *cp, const srch_index *ix) {
@@ -345,30 +345,31 @@ int srch_cpat_may_match(const srch_cpat *cp, const srch_index *ix) {
   return 1;
 }
 
-ir_status srch_match_cpat(const srch_cpat *cp, const ir_graph *g,
-                          const srch_index *ix, srch_matches *ms, ir_diag *d) {
+base_status srch_match_cpat(const srch_cpat *cp, const ir_graph *g,
+                            const srch_index *ix, srch_matches *ms,
+                            base_diag *d) {
   mstate s = {
       .cp = cp, .pat = cp->g, .g = g, .ix = ix, .ms = ms, .used = ix->busy};
   memset(s.cur.node, -1, sizeof s.cur.node);
   memset(s.cur.tensor, -1, sizeof s.cur.tensor);
   match_from(&s, cp->g->nnodes - 1);
   if (s.st)
-    return ir_diag_set(d, s.st, 0, 0, "out of memory");
-  return IR_OK;
+    return base_diag_set(d, s.st, 0, 0, "out of memory");
+  return BASE_OK;
 }
 
-ir_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
-                             const srch_index *ix, srch_matches *ms,
-                             ir_diag *d) {
+base_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
+                               const srch_index *ix, srch_matches *ms,
+                               base_diag *d) {
   srch_cpat cp;
-  ir_status st = srch_cpat_init(&cp, pat, d);
+  base_status st = srch_cpat_init(&cp, pat, d);
   return st ? st : srch_match_cpat(&cp, g, ix, ms, d);
 }
 
-ir_status srch_match_graph(const ir_graph *pat, const ir_graph *g,
-                           srch_matches *ms, ir_diag *d) {
+base_status srch_match_graph(const ir_graph *pat, const ir_graph *g,
+                             srch_matches *ms, base_diag *d) {
   srch_index ix;
-  ir_status st = srch_index_build(g, &ix, d);
+  base_status st = srch_index_build(g, &ix, d);
   if (st)
     return st;
   st = srch_match_indexed(pat, g, &ix, ms, d);

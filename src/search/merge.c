@@ -124,13 +124,13 @@ static int group_anchor(const ir_graph *g, const int32_t *node, int n) {
 
 /* Groups of >= 2 siblings, each node in at most one. */
 static int find_groups(const ir_graph *g, const uint8_t *wmask, group **out,
-                       ir_diag *d) {
+                       base_diag *d) {
   uint8_t *ok = calloc((size_t)g->nnodes + 1, 1);
   group *gr = malloc(sizeof *gr * ((size_t)g->nnodes / 2 + 1));
   if (!ok || !gr) {
     free(ok);
     free(gr);
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return -1;
   }
   for (int i = 0; i < g->nnodes; i++)
@@ -194,7 +194,7 @@ static int emit_concat(srch_builder *b, const group *c, int k, int axis,
 
 /* The merged node and its split, the split's outputs taking the siblings'
  * output names. */
-static ir_status emit_group(srch_builder *b, const group *c) {
+static base_status emit_group(srch_builder *b, const group *c) {
   const ir_graph *g = b->g;
   const ir_node *first = &g->nodes[c->node[0]];
   const ir_node *anchor = &g->nodes[c->node[c->anchor]];
@@ -206,13 +206,13 @@ static ir_status emit_group(srch_builder *b, const group *c) {
   if (first->nin > 2 && in[1] >= 0)
     in[2] = emit_concat(b, c, 2, 0, base);
   if (in[1] < 0 || (first->nin > 2 && in[2] < 0))
-    return b->d ? b->d->code : IR_ERR_INTERNAL;
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
   char name[300];
   srch_fresh_name(g, b->h, base, &b->fresh, name, sizeof name);
   const char *np = name;
   int k = ir_add_node(b->h, first->op, in, first->nin, &anchor->a, &np, b->d);
   if (k < 0)
-    return b->d ? b->d->code : IR_ERR_INTERNAL;
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
   int32_t y = b->h->nodes[k].out[0];
   ir_attrs sa;
   ir_attrs_default(IR_OP_SPLIT, &sa);
@@ -226,22 +226,22 @@ static ir_status emit_group(srch_builder *b, const group *c) {
   }
   k = ir_add_node(b->h, IR_OP_SPLIT, &y, 1, &sa, outs, b->d);
   if (k < 0)
-    return b->d ? b->d->code : IR_ERR_INTERNAL;
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
   for (int m = 0; m < c->n; m++)
     b->map[g->nodes[c->node[m]].out[0]] = b->h->nodes[k].out[m];
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* g with the groups whose take[] is set merged: weight-only nodes first,
  * then the others in order, each group emitted at its first node. */
 static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
                          const group *gr, int ng, const uint8_t *take,
-                         ir_diag *d) {
+                         base_diag *d) {
   srch_builder b;
   int32_t *grp = malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
   if (!grp || srch_build_begin(&b, g, NULL, d)) {
     free(grp);
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   b.fresh = g->ntensors;
@@ -253,7 +253,7 @@ static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
   int any = 0; /* with no group taken, g's order is kept */
   for (int k = 0; k < ng; k++)
     any |= take[k];
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   for (int i = 0; any && !st && i < g->nnodes; i++)
     if (wmask[i])
       st = srch_build_copy(&b, i, NULL);
@@ -268,12 +268,12 @@ static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
 }
 
 ir_graph *srch_merge_siblings(const ir_graph *g, srch_cost_fn f, void *u,
-                              int *count, ir_diag *d) {
+                              int *count, base_diag *d) {
   *count = 0;
   uint8_t *wmask = calloc((size_t)g->nnodes + 1, 1);
   group *gr = NULL;
   if (!wmask) {
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   ir_weight_only(g, wmask);
@@ -281,7 +281,7 @@ ir_graph *srch_merge_siblings(const ir_graph *g, srch_cost_fn f, void *u,
   uint8_t *take = ng >= 0 ? calloc((size_t)ng + 1, 1) : NULL;
   ir_graph *h = NULL;
   if (ng >= 0 && !take)
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (take) {
     /* groups are disjoint and costs are per node: decide each alone */
     double c0 = srch_graph_cost(g, f, u, NULL);

@@ -41,12 +41,12 @@ static ir_act act_of(ir_opcode op) {
 typedef int (*pair_fn)(const ir_graph *g, const ir_node *n, const ir_node *r);
 
 static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
-                           ir_diag *d) {
+                           base_diag *d) {
   srch_index ix;
   int32_t *partner = malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
   if (!partner || srch_index_build(g, &ix, d)) {
     free(partner);
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   *count = 0;
@@ -72,7 +72,7 @@ static int fusable(const ir_graph *g, const ir_node *n, const ir_node *r) {
          n->a.act == IR_ACT_NONE && act_of(r->op) != IR_ACT_NONE;
 }
 
-ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d) {
+ir_graph *srch_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
   srch_builder b;
   int32_t *partner = find_pairs(g, fusable, count, d);
   if (!partner || srch_build_begin(&b, g, NULL, d)) {
@@ -80,7 +80,7 @@ ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d) {
     return NULL;
   }
   uint8_t *skip = calloc((size_t)g->nnodes + 1, 1);
-  ir_status st = skip ? IR_OK : IR_ERR_NOMEM;
+  base_status st = skip ? BASE_OK : BASE_ERR_NOMEM;
   for (int i = 0; i < g->nnodes && !st; i++) {
     if (skip[i])
       continue;
@@ -99,7 +99,7 @@ ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d) {
       in[k] = b.map[n->in[k]];
     int k = ir_add_node(b.h, n->op, in, n->nin, &a, &name, d);
     if (k < 0) {
-      st = d ? d->code : IR_ERR_INTERNAL;
+      st = d ? d->code : BASE_ERR_INTERNAL;
       break;
     }
     b.map[r->out[0]] = b.h->nodes[k].out[0];
@@ -136,7 +136,7 @@ static ir_attrs shape_attrs(ir_opcode op, int n, int64_t d0, int64_t d1) {
 }
 
 /* Emits the folded conv for conv node i and its batchnorm node j. */
-static ir_status emit_fold(srch_builder *b, int i, int j) {
+static base_status emit_fold(srch_builder *b, int i, int j) {
   const ir_graph *g = b->g;
   const ir_node *cv = &g->nodes[i], *bn = &g->nodes[j];
   const char *base = g->tensors[bn->out[0]].name;
@@ -173,16 +173,16 @@ static ir_status emit_fold(srch_builder *b, int i, int j) {
   int b2 = xb < 0 ? -1 : add1(b, IR_OP_BATCHNORM, bin5, 5, &bn->a, nm);
   int b1 = b2 < 0 ? -1 : add1(b, IR_OP_RESHAPE, &b2, 1, &r1, nm);
   if (b1 < 0)
-    return b->d ? b->d->code : IR_ERR_INTERNAL;
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
   int32_t cin[3] = {b->map[cv->in[0]], w, b1};
   int k = ir_add_node(b->h, IR_OP_CONV2D, cin, 3, &cv->a, &base, b->d);
   if (k < 0)
-    return b->d ? b->d->code : IR_ERR_INTERNAL;
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
   b->map[bn->out[0]] = b->h->nodes[k].out[0];
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, ir_diag *d) {
+ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
   srch_builder b;
   int32_t *partner = find_pairs(g, foldable, count, d);
   if (!partner || srch_build_begin(&b, g, NULL, d)) {
@@ -190,7 +190,7 @@ ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, ir_diag *d) {
     return NULL;
   }
   int32_t *conv_of = malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
-  ir_status st = conv_of ? IR_OK : IR_ERR_NOMEM;
+  base_status st = conv_of ? BASE_OK : BASE_ERR_NOMEM;
   for (int i = 0; conv_of && i < g->nnodes; i++)
     conv_of[i] = -1;
   for (int i = 0; conv_of && i < g->nnodes; i++)
@@ -210,14 +210,14 @@ ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, ir_diag *d) {
 /* ---- dead code
  * ------------------------------------------------------------------- */
 
-ir_graph *srch_prune_dead(const ir_graph *g, int *count, ir_diag *d) {
+ir_graph *srch_prune_dead(const ir_graph *g, int *count, base_diag *d) {
   uint8_t *live = calloc((size_t)g->ntensors + 1, 1);
   uint8_t *keep = calloc((size_t)g->nnodes + 1, 1);
   srch_builder b;
   ir_graph *h = NULL;
   *count = 0;
   if (!live || !keep) {
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto out;
   }
   for (int i = 0; i < g->noutputs; i++)
@@ -285,8 +285,8 @@ static int cse_find(const ir_graph *h, const int32_t *tab, int cap,
 /* Copies node i unless an equal node is in h already (then maps its
  * outputs to that node's). Nodes computing graph outputs are kept, so the
  * outputs keep their names. */
-static ir_status cse_node_copy(srch_builder *b, int i, int32_t *tab, int cap,
-                               const uint8_t *out, int *count) {
+static base_status cse_node_copy(srch_builder *b, int i, int32_t *tab, int cap,
+                                 const uint8_t *out, int *count) {
   const ir_node *n = &b->g->nodes[i];
   int32_t in[IR_MAX_IN];
   int keep = 0, slot = -1;
@@ -300,15 +300,15 @@ static ir_status cse_node_copy(srch_builder *b, int i, int32_t *tab, int cap,
     for (int o = 0; o < n->nout; o++)
       b->map[n->out[o]] = b->h->nodes[j].out[o];
     ++*count;
-    return IR_OK;
+    return BASE_OK;
   }
-  ir_status st = srch_build_copy(b, i, NULL);
+  base_status st = srch_build_copy(b, i, NULL);
   if (!st && j < 0)
     tab[slot] = b->h->nnodes - 1;
   return st;
 }
 
-ir_graph *srch_cse(const ir_graph *g, int *count, ir_diag *d) {
+ir_graph *srch_cse(const ir_graph *g, int *count, base_diag *d) {
   srch_builder b;
   int cap = 64;
   while (cap < 2 * g->nnodes + 2)
@@ -319,14 +319,14 @@ ir_graph *srch_cse(const ir_graph *g, int *count, ir_diag *d) {
   if (!tab || !out || srch_build_begin(&b, g, NULL, d)) {
     free(tab);
     free(out);
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   for (int s = 0; s < cap; s++)
     tab[s] = -1;
   for (int i = 0; i < g->noutputs; i++)
     out[g->outputs[i]] = 1;
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   for (int i = 0; !st && i < g->nnodes; i++)
     st = cse_node_copy(&b, i, tab, cap, out, count);
   free(tab);

@@ -31,7 +31,7 @@ static void region_free(region *r) {
 
 /* Adds g's tensor t to sub as an input or weight. */
 static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
-                    int t, ir_diag *d) {
+                    int t, base_diag *d) {
   const ir_tensor *x = &g->tensors[t];
   int weight =
       x->kind == IR_T_WEIGHT || (x->kind == IR_T_VALUE && wmask[x->node]);
@@ -42,8 +42,9 @@ static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
   return k;
 }
 
-static ir_status extract_nodes(region *r, const ir_graph *g,
-                               const uint8_t *wmask, int32_t *map, ir_diag *d) {
+static base_status extract_nodes(region *r, const ir_graph *g,
+                                 const uint8_t *wmask, int32_t *map,
+                                 base_diag *d) {
   for (int i = 0; i < g->nnodes; i++) {
     if (!r->inside[i])
       continue;
@@ -53,24 +54,24 @@ static ir_status extract_nodes(region *r, const ir_graph *g,
     for (int k = 0; k < n->nin; k++) {
       int t = n->in[k];
       if (map[t] < 0 && (map[t] = add_leaf(r->sub, g, wmask, t, d)) < 0)
-        return d ? d->code : IR_ERR_INTERNAL;
+        return d ? d->code : BASE_ERR_INTERNAL;
       in[k] = map[t];
     }
     for (int o = 0; o < n->nout; o++)
       names[o] = g->tensors[n->out[o]].name;
     int k = ir_add_node(r->sub, n->op, in, n->nin, &n->a, names, d);
     if (k < 0)
-      return d ? d->code : IR_ERR_INTERNAL;
+      return d ? d->code : BASE_ERR_INTERNAL;
     for (int o = 0; o < n->nout; o++)
       map[n->out[o]] = r->sub->nodes[k].out[o];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Region outputs: tensors computed inside and read outside or output. */
-static ir_status extract_outputs(region *r, const ir_graph *g,
-                                 const srch_index *ix, const int32_t *map,
-                                 int *nouts, ir_diag *d) {
+static base_status extract_outputs(region *r, const ir_graph *g,
+                                   const srch_index *ix, const int32_t *map,
+                                   int *nouts, base_diag *d) {
   *nouts = 0;
   for (int i = 0; i < g->nnodes; i++) {
     if (!r->inside[i])
@@ -82,27 +83,27 @@ static ir_status extract_outputs(region *r, const ir_graph *g,
       if (!out)
         continue;
       r->outs[(*nouts)++] = t;
-      ir_status st = ir_add_output(r->sub, map[t], d);
+      base_status st = ir_add_output(r->sub, map[t], d);
       if (st)
         return st;
     }
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status extract(region *r, const ir_graph *g, const srch_index *ix,
-                         const uint8_t *wmask, ir_diag *d) {
+static base_status extract(region *r, const ir_graph *g, const srch_index *ix,
+                           const uint8_t *wmask, base_diag *d) {
   int32_t *map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->outs = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->sub = ir_graph_new(g->name);
   if (!map || !r->outs || !r->sub) {
     free(map);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   for (int t = 0; t < g->ntensors; t++)
     map[t] = -1;
   int nouts = 0;
-  ir_status st = extract_nodes(r, g, wmask, map, d);
+  base_status st = extract_nodes(r, g, wmask, map, d);
   if (!st)
     st = extract_outputs(r, g, ix, map, &nouts, d);
   free(map);
@@ -129,19 +130,19 @@ static void stitch_name(srch_builder *b, const region *r, const char *name,
     srch_fresh_name(b->g, b->h, name, &b->fresh, buf, n);
 }
 
-static ir_status stitch(srch_builder *b, const region *r, ir_diag *d) {
+static base_status stitch(srch_builder *b, const region *r, base_diag *d) {
   const ir_graph *s = r->sub;
   int32_t *smap = malloc(sizeof(int32_t) * ((size_t)s->ntensors + 1));
   if (!smap)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  ir_status st = IR_OK;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = BASE_OK;
   for (int t = 0; !st && t < s->ntensors; t++) {
     if (s->tensors[t].kind == IR_T_VALUE)
       continue;
     int gt = ir_find_tensor(b->g, s->tensors[t].name);
     if (gt < 0 || (smap[t] = b->map[gt]) < 0)
-      st = ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "region input '%s' lost",
-                       s->tensors[t].name);
+      st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "region input '%s' lost",
+                         s->tensors[t].name);
   }
   for (int i = 0; !st && i < s->nnodes; i++) {
     const ir_node *n = &s->nodes[i];
@@ -156,7 +157,7 @@ static ir_status stitch(srch_builder *b, const region *r, ir_diag *d) {
     }
     int k = ir_add_node(b->h, n->op, in, n->nin, &n->a, np, d);
     if (k < 0)
-      st = d ? d->code : IR_ERR_INTERNAL;
+      st = d ? d->code : BASE_ERR_INTERNAL;
     for (int o = 0; !st && o < n->nout; o++)
       smap[n->out[o]] = b->h->nodes[k].out[o];
   }
@@ -175,14 +176,14 @@ typedef struct pass {
   const srch_options *o;
   double deadline;
   srch_stats *st;
-  ir_diag *d;
+  base_diag *d;
   uint8_t *wmask;
   region *rg;
   int nrg;
 } pass;
 
 /* Cuts the compute nodes into regions: the first of `first` nodes. */
-static ir_status cut(pass *p, const srch_index *ix, int first) {
+static base_status cut(pass *p, const srch_index *ix, int first) {
   const ir_graph *g = p->g;
   int size = p->o->region_nodes > 0 ? p->o->region_nodes : g->nnodes + 1;
   int count = first > 0 ? first : size, cur = -1;
@@ -192,7 +193,7 @@ static ir_status cut(pass *p, const srch_index *ix, int first) {
     if (cur < 0 || count == 0) {
       region *r = &p->rg[p->nrg++];
       if (!(r->inside = calloc((size_t)g->nnodes + 1, 1)))
-        return ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+        return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       cur = p->nrg - 1;
       count = cur == 0 && first > 0 ? first : size;
     }
@@ -200,14 +201,14 @@ static ir_status cut(pass *p, const srch_index *ix, int first) {
     count--;
   }
   for (int k = 0; k < p->nrg; k++) {
-    ir_status st = extract(&p->rg[k], g, ix, p->wmask, p->d);
+    base_status st = extract(&p->rg[k], g, ix, p->wmask, p->d);
     if (st)
       return st;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status search_regions(pass *p) {
+static base_status search_regions(pass *p) {
   for (int k = 0; k < p->nrg; k++) {
     region *r = &p->rg[k];
     if (!r->sub)
@@ -216,11 +217,11 @@ static ir_status search_regions(pass *p) {
     ir_graph *best =
         srch_search_until(r->sub, p->rules, p->o, p->deadline, p->st, p->d);
     if (!best)
-      return p->d ? p->d->code : IR_ERR_INTERNAL;
+      return p->d ? p->d->code : BASE_ERR_INTERNAL;
     ir_graph_free(r->sub);
     r->sub = best;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 static ir_graph *assemble(pass *p) {
@@ -228,7 +229,7 @@ static ir_graph *assemble(pass *p) {
   if (srch_build_begin(&b, p->g, NULL, p->d))
     return NULL;
   b.fresh = p->g->ntensors;
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   for (int i = 0; !st && i < p->g->nnodes; i++)
     if (p->wmask[i])
       st = srch_build_copy(&b, i, NULL);
@@ -248,7 +249,7 @@ static ir_graph *run_pass(pass *p, int first) {
   p->rg = calloc((size_t)g->nnodes + 1, sizeof *p->rg);
   p->nrg = 0;
   if (!p->wmask || !p->rg || srch_index_build(g, &ix, p->d)) {
-    ir_diag_set(p->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   } else {
     ir_weight_only(g, p->wmask);
     if (!cut(p, &ix, first) && !search_regions(p))
@@ -277,8 +278,8 @@ static int step(ir_graph **g, const ir_graph *keep, ir_graph *next) {
 
 static int search_passes(ir_graph **cur, const ir_graph *g,
                          const srch_rules *rules, const srch_options *o,
-                         srch_stats *st, ir_diag *d) {
-  double deadline = o->time_limit > 0 ? srch_now() + o->time_limit : 0;
+                         srch_stats *st, base_diag *d) {
+  double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
   for (int k = 0; k < (o->passes > 0 ? o->passes : 1); k++) {
     pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0};
@@ -289,15 +290,15 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
 }
 
 ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
-                        const srch_options *o, srch_stats *st, ir_diag *d) {
-  double t0 = srch_now();
+                        const srch_options *o, srch_stats *st, base_diag *d) {
+  double t0 = base_now();
   int dead = 0;
   memset(st, 0, sizeof *st);
   st->nrules = rules->rs->n;
   st->applied_fw = calloc((size_t)st->nrules + 1, sizeof(int));
   st->applied_bw = calloc((size_t)st->nrules + 1, sizeof(int));
   if (!st->applied_fw || !st->applied_bw) {
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   st->cost_before = srch_graph_cost(g, o->cost, o->cost_u, &st->estimated);
@@ -317,12 +318,12 @@ ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
   if (cur != g)
     ir_graph_free(cur);
   if (ok && !r)
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (r) {
     int est = 0;
     st->cost_after = srch_graph_cost(r, o->cost, o->cost_u, &est);
     st->estimated |= est;
   }
-  st->seconds = srch_now() - t0;
+  st->seconds = base_now() - t0;
   return r;
 }

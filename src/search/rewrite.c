@@ -22,7 +22,7 @@ enum { DM_MAX = SRCH_MAX_PTENSORS * IR_MAX_RANK };
 typedef struct rw {
   const ir_graph *g, *pat, *repl;
   const srch_match *m;
-  ir_diag *d;
+  base_diag *d;
   int G, N;                          /* g's tensors and nodes */
   int32_t rbound[SRCH_MAX_PTENSORS]; /* repl input -> g tensor */
   ir_shape rshape[SRCH_MAX_PTENSORS];
@@ -78,23 +78,23 @@ static int repl_output_index(const rw *r, int t) {
   return -1;
 }
 
-static ir_status map_list(rw *r, int64_t *list, int n) {
+static base_status map_list(rw *r, int64_t *list, int n) {
   for (int i = 0; i < n; i++) {
     if (list[i] < 0)
       continue;
     int64_t v = dm_get(r, list[i]);
     if (v < 0)
-      return ir_diag_set(r->d, IR_ERR_SHAPE, 0, 0,
-                         "pattern dimension %lld binds several sizes",
-                         (long long)list[i]);
+      return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0,
+                           "pattern dimension %lld binds several sizes",
+                           (long long)list[i]);
     list[i] = v;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Split sizes from the replaced tensors where the outputs are replacement
  * outputs, else through the dimension map. */
-static ir_status split_sizes(rw *r, const ir_node *n, ir_attrs *a) {
+static base_status split_sizes(rw *r, const ir_node *n, ir_attrs *a) {
   for (int o = 0; o < n->nout && o < a->nlist; o++) {
     int i = repl_output_index(r, n->out[o]);
     int gt = i >= 0 ? r->m->tensor[r->pat->outputs[i]] : -1;
@@ -103,14 +103,14 @@ static ir_status split_sizes(rw *r, const ir_node *n, ir_attrs *a) {
       a->list[o] = s->dim[a->axis];
       continue;
     }
-    ir_status st = map_list(r, &a->list[o], 1);
+    base_status st = map_list(r, &a->list[o], 1);
     if (st)
       return st;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
+static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
   switch (n->op) {
   case IR_OP_SPLIT: return split_sizes(r, n, a);
   case IR_OP_RESHAPE:
@@ -118,21 +118,21 @@ static ir_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: return map_list(r, a->list, a->nlist);
-  default: return IR_OK;
+  default: return BASE_OK;
   }
 }
 
 /* Types the replacement on the graph's shapes. */
-static ir_status type_repl(rw *r) {
+static base_status type_repl(rw *r) {
   const ir_graph *repl = r->repl;
   for (int t = 0; t < repl->ntensors; t++) {
     if (repl->tensors[t].kind == IR_T_VALUE)
       continue;
     int p = ir_find_tensor(r->pat, repl->tensors[t].name);
     if (p < 0 || (r->rbound[t] = r->m->tensor[p]) < 0)
-      return ir_diag_set(r->d, IR_ERR_PARAM, 0, 0,
-                         "replacement input '%s' is not bound by the match",
-                         repl->tensors[t].name);
+      return base_diag_set(r->d, BASE_ERR_PARAM, 0, 0,
+                           "replacement input '%s' is not bound by the match",
+                           repl->tensors[t].name);
   }
   for (int i = 0; i < repl->nnodes; i++) {
     const ir_node *n = &repl->nodes[i];
@@ -141,21 +141,21 @@ static ir_status type_repl(rw *r) {
     for (int k = 0; k < n->nin; k++)
       ins[k] = rshape_of(r, n->in[k]);
     r->rattrs[i] = n->a;
-    ir_status st = fix_params(r, n, &r->rattrs[i]);
+    base_status st = fix_params(r, n, &r->rattrs[i]);
     if (!st)
       st = ir_infer(n->op, &r->rattrs[i], ins, n->nin, outs, r->d);
     if (st)
       return st;
     if (ir_op_nout(n->op, &r->rattrs[i]) != n->nout)
-      return ir_diag_set(r->d, IR_ERR_SHAPE, 0, 0, "split arity changed");
+      return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0, "split arity changed");
     for (int o = 0; o < n->nout; o++)
       r->rshape[n->out[o]] = outs[o];
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Replacement outputs take the place of the replaced tensors. */
-static ir_status substitute(rw *r) {
+static base_status substitute(rw *r) {
   char b1[64], b2[64];
   for (int t = 0; t < r->G; t++)
     r->subst[t] = t;
@@ -164,18 +164,20 @@ static ir_status substitute(rw *r) {
     int rt = r->repl->outputs[i];
     const ir_shape *s = rshape_of(r, rt);
     if (gt < 0)
-      return ir_diag_set(r->d, IR_ERR_PARAM, 0, 0, "unbound pattern output");
+      return base_diag_set(r->d, BASE_ERR_PARAM, 0, 0,
+                           "unbound pattern output");
     if (!ir_shape_eq(s, &r->g->tensors[gt].shape))
-      return ir_diag_set(r->d, IR_ERR_SHAPE, 0, 0,
-                         "replacement output %d is %s, replaced tensor %s", i,
-                         ir_shape_str(s, b1, sizeof b1),
-                         ir_shape_str(&r->g->tensors[gt].shape, b2, sizeof b2));
+      return base_diag_set(
+          r->d, BASE_ERR_SHAPE, 0, 0,
+          "replacement output %d is %s, replaced tensor %s", i,
+          ir_shape_str(s, b1, sizeof b1),
+          ir_shape_str(&r->g->tensors[gt].shape, b2, sizeof b2));
     r->subst[gt] =
         r->repl->tensors[rt].kind == IR_T_VALUE ? r->G + rt : r->rbound[rt];
   }
   for (int i = 0; i < r->pat->nnodes; i++)
     r->matched[r->m->node[i]] = 1;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- ordering
@@ -213,7 +215,7 @@ typedef struct walk {
 } walk;
 
 /* Depth-first post-order from item root. */
-static ir_status visit(rw *r, walk *w, int root) {
+static base_status visit(rw *r, walk *w, int root) {
   int sp = 0;
   w->stack[sp] = root;
   w->next[sp++] = 0;
@@ -228,30 +230,31 @@ static ir_status visit(rw *r, walk *w, int root) {
     }
     int p = producer(r, item_in(r, it, k));
     if (p == -2)
-      return ir_diag_set(r->d, IR_ERR_INTERNAL, 0, 0, "intermediate escaped");
+      return base_diag_set(r->d, BASE_ERR_INTERNAL, 0, 0,
+                           "intermediate escaped");
     if (p < 0 || w->state[p] == 2)
       continue;
     if (w->state[p] == 1)
-      return ir_diag_set(r->d, IR_ERR_CYCLE, 0, 0, "rewrite makes a cycle");
+      return base_diag_set(r->d, BASE_ERR_CYCLE, 0, 0, "rewrite makes a cycle");
     w->state[p] = 1;
     w->stack[sp] = p;
     w->next[sp++] = 0;
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status order_items(rw *r, walk *w) {
+static base_status order_items(rw *r, walk *w) {
   for (int i = 0; i < r->g->noutputs; i++) {
     int p = producer(r, r->subst[r->g->outputs[i]]);
     if (p == -2)
-      return ir_diag_set(r->d, IR_ERR_INTERNAL, 0, 0, "output escaped");
+      return base_diag_set(r->d, BASE_ERR_INTERNAL, 0, 0, "output escaped");
     if (p >= 0 && w->state[p] == 0) {
-      ir_status st = visit(r, w, p);
+      base_status st = visit(r, w, p);
       if (st)
         return st;
     }
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- building
@@ -367,20 +370,20 @@ static void rw_release(rwall *a) {
   free(a->used);
 }
 
-/* Types the replacement, substitutes and orders the result's items; IR_OK
+/* Types the replacement, substitutes and orders the result's items; BASE_OK
  * or the reason the rewrite fails. */
-static ir_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
-                            const ir_graph *repl, const srch_match *m,
-                            ir_diag *d) {
+static base_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
+                              const ir_graph *repl, const srch_match *m,
+                              base_diag *d) {
   memset(a, 0, sizeof *a);
   /* a replacement may have no operator (x op identity -> x) */
   if (srch_pattern_ok(pat, d))
-    return d ? d->code : IR_ERR_PARAM;
+    return d ? d->code : BASE_ERR_PARAM;
   if (repl->nnodes > SRCH_MAX_PNODES || repl->ntensors > SRCH_MAX_PTENSORS ||
       pat->noutputs != repl->noutputs)
-    return ir_diag_set(d, IR_ERR_PARAM, 0, 0,
-                       "replacement too large or with %d outputs for %d",
-                       repl->noutputs, pat->noutputs);
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "replacement too large or with %d outputs for %d",
+                         repl->noutputs, pat->noutputs);
   int items = g->nnodes + repl->nnodes;
   a->r = calloc(1, sizeof *a->r);
   if (a->r) {
@@ -392,7 +395,7 @@ static ir_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
   a->used = calloc((size_t)g->ntensors + 1, 1);
   if (!a->r || !a->r->subst || !a->r->matched || !a->w.state || !a->w.stack ||
       !a->used)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   a->w.next = a->w.stack + items + 1;
   a->w.order = a->w.next + items + 1;
   rw *r = a->r;
@@ -406,7 +409,7 @@ static ir_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
             .subst = r->subst,
             .matched = r->matched};
   dm_build(r);
-  ir_status st = type_repl(r);
+  base_status st = type_repl(r);
   if (!st)
     st = substitute(r);
   if (!st)
@@ -415,7 +418,8 @@ static ir_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
 }
 
 ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
-                       const ir_graph *repl, const srch_match *m, ir_diag *d) {
+                       const ir_graph *repl, const srch_match *m,
+                       base_diag *d) {
   rwall a;
   ir_graph *h = NULL;
   if (!rw_prepare(&a, g, pat, repl, m, d))
@@ -479,18 +483,18 @@ static void probe_item(probe_acc *p, int it, double *cost, int *est) {
 
 /* Costs the replacement nodes p->need on a graph of the replacement alone
  * (typed on the bound shapes). */
-static ir_status probe_repl_cost(probe_acc *p, double *cost, int *est,
-                                 ir_diag *d) {
+static base_status probe_repl_cost(probe_acc *p, double *cost, int *est,
+                                   base_diag *d) {
   const rw *r = p->r;
   const ir_graph *repl = r->repl;
   ir_graph *h = ir_graph_new("probe");
   int32_t map[SRCH_MAX_PTENSORS];
-  ir_status st = h ? IR_OK : IR_ERR_NOMEM;
+  base_status st = h ? BASE_OK : BASE_ERR_NOMEM;
   for (int t = 0; !st && t < repl->ntensors; t++)
     if (repl->tensors[t].kind != IR_T_VALUE &&
         (map[t] = ir_add_tensor(h, repl->tensors[t].name, IR_T_INPUT,
                                 rshape_of(r, t), d)) < 0)
-      st = d ? d->code : IR_ERR_INTERNAL;
+      st = d ? d->code : BASE_ERR_INTERNAL;
   for (int j = 0; !st && j < repl->nnodes; j++) {
     const ir_node *n = &repl->nodes[j];
     int32_t in[IR_MAX_IN];
@@ -501,7 +505,7 @@ static ir_status probe_repl_cost(probe_acc *p, double *cost, int *est,
       np[o] = repl->tensors[n->out[o]].name;
     int k = ir_add_node(h, n->op, in, n->nin, &r->rattrs[j], np, d);
     if (k < 0)
-      st = d ? d->code : IR_ERR_INTERNAL;
+      st = d ? d->code : BASE_ERR_INTERNAL;
     for (int o = 0; !st && o < n->nout; o++)
       map[n->out[o]] = h->nodes[k].out[o];
   }
@@ -511,15 +515,16 @@ static ir_status probe_repl_cost(probe_acc *p, double *cost, int *est,
     *est |= e;
   }
   ir_graph_free(h);
-  return st == IR_ERR_NOMEM ? ir_diag_set(d, st, 0, 0, "out of memory") : st;
+  return st == BASE_ERR_NOMEM ? base_diag_set(d, st, 0, 0, "out of memory")
+                              : st;
 }
 
-ir_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
-                             const ir_graph *repl, const srch_match *m,
-                             srch_probe *out, ir_diag *d) {
+base_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
+                               const ir_graph *repl, const srch_match *m,
+                               srch_probe *out, base_diag *d) {
   rwall a;
   const ir_graph *g = s->g;
-  ir_status st = rw_prepare(&a, g, pat, repl, m, d);
+  base_status st = rw_prepare(&a, g, pat, repl, m, d);
   if (!st) {
     probe_acc p = {.s = s, .r = a.r, .iwo = s->cwo};
     double cost = 0;
@@ -531,7 +536,7 @@ ir_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
       st = probe_repl_cost(&p, &cost, &est, d);
     uint64_t oh[256], *o = g->noutputs <= 256 ? oh : NULL;
     if (!st && !o && !(o = malloc(sizeof(uint64_t) * (size_t)g->noutputs)))
-      st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     for (int i = 0; !st && i < g->noutputs; i++)
       o[i] = unified_hash(&p, a.r->subst[g->outputs[i]]);
     if (!st)

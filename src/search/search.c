@@ -67,13 +67,13 @@ static int usable(const ir_graph *pat, const ir_graph *repl) {
 static int anchors_build(srch_rules *r);
 
 srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
-                               int allow_unproven, ir_diag *d) {
+                               int allow_unproven, base_diag *d) {
   for (int i = 0; !allow_unproven && i < rs->n; i++)
     if (rs->rules[i].status != IR_RULE_PROVEN) {
-      ir_diag_set(d, IR_ERR_PARAM, rs->rules[i].line, 1,
-                  "rule '%s' is %s; only proven rules are used (pass "
-                  "--allow-unproven to use every rule)",
-                  rs->rules[i].id, ir_rule_status_name(rs->rules[i].status));
+      base_diag_set(d, BASE_ERR_PARAM, rs->rules[i].line, 1,
+                    "rule '%s' is %s; only proven rules are used (pass "
+                    "--allow-unproven to use every rule)",
+                    rs->rules[i].id, ir_rule_status_name(rs->rules[i].status));
       return NULL;
     }
   srch_rules *r = calloc(1, sizeof *r);
@@ -81,7 +81,7 @@ srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
     r->dirs = calloc(2 * (size_t)rs->n + 1, sizeof *r->dirs);
   if (!r || !r->dirs) {
     srch_rules_free(r);
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   r->rs = rs;
@@ -99,7 +99,7 @@ srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
     }
   if (anchors_build(r)) {
     srch_rules_free(r);
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   return r;
@@ -301,19 +301,19 @@ static double graph_cost(const sstate *s, const ir_graph *g) {
 }
 
 /* Costs and queues a built new graph (taking it); updates the best. */
-static ir_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
-                      ir_diag *d) {
+static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
+                        base_diag *d) {
   double c = graph_cost(s, child);
   int h = hist_add(s, parent->hist, dir);
   if (h < 0) {
     ir_graph_free(child);
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   if (c < s->best_cost - 1e-9 * s->best_cost) { /* not float noise */
     ir_graph *b = ir_graph_clone(child);
     if (!b) {
       ir_graph_free(child);
-      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     }
     ir_graph_free(s->best);
     s->best = b;
@@ -328,7 +328,7 @@ static ir_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
   } else {
     ir_graph_free(child);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Offers the rewrite of match m by direction k of c's graph (summarised by
@@ -336,36 +336,36 @@ static ir_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
  * become the best or be queued. The probe's cost differs from the built
  * graph's by float rounding at most, hence the margin: the built graph's
  * exact cost decides, as if every new graph were built. */
-static ir_status offer(sstate *s, const cand *c, int k, const srch_match *m,
-                       srch_gsum *gs, ir_diag *d) {
+static base_status offer(sstate *s, const cand *c, int k, const srch_match *m,
+                         srch_gsum *gs, base_diag *d) {
   const srch_dir *dr = &s->rules->dirs[k];
   srch_probe pr;
-  ir_diag ld;
-  ir_status st = srch_rewrite_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
-  if (st == IR_ERR_NOMEM)
-    return ir_diag_set(d, st, 0, 0, "out of memory");
+  base_diag ld;
+  base_status st = srch_rewrite_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
+  if (st == BASE_ERR_NOMEM)
+    return base_diag_set(d, st, 0, 0, "out of memory");
   if (st) {
     s->st->rejected++;
-    return IR_OK;
+    return BASE_OK;
   }
   int fresh = seen_add(s, pr.hash);
   if (fresh <= 0) {
     s->st->duplicates += fresh == 0;
-    return fresh < 0 ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
-                     : IR_OK;
+    return fresh < 0 ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+                     : BASE_OK;
   }
   s->st->generated++;
   s->st->estimated |= pr.estimated;
   double margin = 1e-6 * s->best_cost;
   if (pr.cost > s->best_cost + margin &&
       (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin))
-    return IR_OK; /* would be neither the best nor queued */
+    return BASE_OK; /* would be neither the best nor queued */
   ir_graph *child = srch_rewrite(c->g, dr->pat, dr->repl, m, &ld);
   if (!child) {
     s->st->rejected++;
-    return ld.code == IR_ERR_NOMEM
-               ? ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory")
-               : IR_OK;
+    return ld.code == BASE_ERR_NOMEM
+               ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+               : BASE_OK;
   }
   return take(s, c, k, child, d);
 }
@@ -381,29 +381,30 @@ static uint64_t ix_ops(const srch_index *ix) {
 
 /* Rewrites every match of direction k in c's graph (indexed by ix); ops:
  * the operators present. */
-static ir_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
-                            srch_gsum *gs, uint64_t ops, int k, ir_diag *d) {
+static base_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
+                              srch_gsum *gs, uint64_t ops, int k,
+                              base_diag *d) {
   const srch_dir *dr = &s->rules->dirs[k];
   if ((dr->cp.ops & ~ops) || !srch_cpat_may_match(&dr->cp, ix))
-    return IR_OK;
+    return BASE_OK;
   srch_matches ms = {0};
-  ir_status st = srch_match_cpat(&dr->cp, c->g, ix, &ms, d);
+  base_status st = srch_match_cpat(&dr->cp, c->g, ix, &ms, d);
   for (int i = 0; !st && i < ms.n; i++)
     st = offer(s, c, k, &ms.m[i], gs, d);
   srch_matches_free(&ms);
   return st;
 }
 
-static ir_status expand(sstate *s, const cand *c, ir_diag *d) {
+static base_status expand(sstate *s, const cand *c, base_diag *d) {
   srch_index ix;
   srch_gsum gs;
-  ir_status st = srch_index_build(c->g, &ix, d);
+  base_status st = srch_index_build(c->g, &ix, d);
   if (st)
     return st;
   int nw = (s->rules->ndirs + 63) / 64;
   uint64_t *mask = calloc((size_t)nw + 1, sizeof *mask);
   st = mask ? srch_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
-            : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+            : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st) { /* the directions whose anchor is in the graph, in order */
     uint64_t ops = ix_ops(&ix);
     srch_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
@@ -427,14 +428,14 @@ static void count_rules(sstate *s) {
   }
 }
 
-static ir_status search_loop(sstate *s, ir_diag *d) {
-  ir_status st = IR_OK;
+static base_status search_loop(sstate *s, base_diag *d) {
+  base_status st = BASE_OK;
   while (!st && s->n > 0 && s->expanded < s->o->budget) {
     if (s->o->patience > 0 && s->expanded - s->gained >= s->o->patience) {
       s->st->stopped_by_patience++;
       break;
     }
-    if (s->deadline > 0 && srch_now() > s->deadline) {
+    if (s->deadline > 0 && base_now() > s->deadline) {
       s->st->stopped_by_time = 1;
       break;
     }
@@ -453,14 +454,14 @@ static ir_status search_loop(sstate *s, ir_diag *d) {
 /* Searches one graph until the budget, the queue or the deadline ends. */
 static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
                             const srch_options *o, double deadline,
-                            srch_stats *st, ir_diag *d) {
+                            srch_stats *st, base_diag *d) {
   sstate s = {.rules = rules, .o = o, .st = st, .deadline = deadline};
   s.cap = o->queue_cap > 0 ? o->queue_cap : 1;
   s.heap = malloc(sizeof(cand) * (size_t)s.cap);
   ir_graph *start = ir_graph_clone(g);
   s.best = ir_graph_clone(g);
-  ir_status rc = IR_ERR_NOMEM;
-  ir_status hs = IR_OK;
+  base_status rc = BASE_ERR_NOMEM;
+  base_status hs = BASE_OK;
   uint64_t h0 = srch_graph_shash(g, d, &hs);
   if (!hs && s.heap && start && s.best && seen_add(&s, h0) > 0 &&
       (s.best_hist = hist_add(&s, -1, -1)) >= 0) {
@@ -469,7 +470,7 @@ static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
     start = NULL;
     rc = search_loop(&s, d);
   } else {
-    ir_diag_set(d, rc, 0, 0, "out of memory");
+    base_diag_set(d, rc, 0, 0, "out of memory");
   }
   ir_graph_free(start);
   while (s.n > 0)
@@ -486,25 +487,25 @@ static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
 }
 
 ir_graph *srch_search(const ir_graph *g, const srch_rules *rules,
-                      const srch_options *o, srch_stats *st, ir_diag *d) {
+                      const srch_options *o, srch_stats *st, base_diag *d) {
   if (!st->applied_fw) {
     st->nrules = rules->rs->n;
     st->applied_fw = calloc((size_t)st->nrules + 1, sizeof(int));
     st->applied_bw = calloc((size_t)st->nrules + 1, sizeof(int));
     if (!st->applied_fw || !st->applied_bw) {
-      ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       return NULL;
     }
   }
-  double t0 = srch_now();
+  double t0 = base_now();
   double deadline = o->time_limit > 0 ? t0 + o->time_limit : 0;
   ir_graph *r = search_one(g, rules, o, deadline, st, d);
-  st->seconds += srch_now() - t0;
+  st->seconds += base_now() - t0;
   return r;
 }
 
 ir_graph *srch_search_until(const ir_graph *g, const srch_rules *rules,
                             const srch_options *o, double deadline,
-                            srch_stats *st, ir_diag *d) {
+                            srch_stats *st, base_diag *d) {
   return search_one(g, rules, o, deadline, st, d);
 }

@@ -60,21 +60,21 @@ void srch_matches_free(srch_matches *ms);
  * binds one tensor, distinct pattern nodes bind distinct graph nodes, and no
  * intermediate tensor of the match (not an output of pat) is read outside
  * the match or is an output of g. Patterns with more than SRCH_MAX_PNODES
- * nodes or SRCH_MAX_PTENSORS tensors are an IR_ERR_PARAM. */
-ir_status srch_match_graph(const ir_graph *pat, const ir_graph *g,
-                           srch_matches *ms, ir_diag *d);
+ * nodes or SRCH_MAX_PTENSORS tensors are an BASE_ERR_PARAM. */
+base_status srch_match_graph(const ir_graph *pat, const ir_graph *g,
+                             srch_matches *ms, base_diag *d);
 
 /* ---- rewriting ------------------------------------------------------------
  */
 
 /* Replaces match m of pat in g by repl (same input names as pat, outputs by
  * position). Returns a new graph in topological order without dead nodes or
- * unused weights. NULL with d set (IR_ERR_SHAPE, IR_ERR_CYCLE, ...) when repl
- * does not type-check on g's shapes, its outputs' shapes differ from the
+ * unused weights. NULL with d set (BASE_ERR_SHAPE, BASE_ERR_CYCLE, ...) when
+ * repl does not type-check on g's shapes, its outputs' shapes differ from the
  * replaced tensors', or the result would have a cycle. The result may share
  * weight values (tensor data) with g: keep g alive, or ir_graph_clone it. */
 ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
-                       const ir_graph *repl, const srch_match *m, ir_diag *d);
+                       const ir_graph *repl, const srch_match *m, base_diag *d);
 
 /* ---- rules compiled for the search ----------------------------------------
  */
@@ -84,13 +84,13 @@ enum { SRCH_FORWARD = 1, SRCH_BACKWARD = 2, SRCH_BOTH = 3 };
 typedef struct srch_rules srch_rules;
 
 /* Compiles the usable directions of rs's rules (directions: SRCH_*). Rules
- * whose status is not proven are refused (IR_ERR_PARAM naming the first
+ * whose status is not proven are refused (BASE_ERR_PARAM naming the first
  * one) unless allow_unproven. A direction is unusable, and skipped, when its
  * pattern has no operator, an output that is not computed by the pattern,
  * or an input the replacement needs but the pattern never reads. rs must
  * outlive the result. */
 srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
-                               int allow_unproven, ir_diag *d);
+                               int allow_unproven, base_diag *d);
 void srch_rules_free(srch_rules *r);
 int srch_rules_count(const srch_rules *r); /* usable directed patterns */
 
@@ -100,10 +100,10 @@ int srch_rules_count(const srch_rules *r); /* usable directed patterns */
 /* conv2d (act none, output read only by one batchnorm) + batchnorm -> one
  * conv2d whose weights and bias are computed by weight-only nodes from the
  * conv's and the batchnorm's parameters. */
-ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, ir_diag *d);
+ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, base_diag *d);
 /* conv2d/matmul (act none) whose output is read only by a relu, sigmoid,
  * tanh or gelu -> the conv/matmul with that act. */
-ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d);
+ir_graph *srch_fuse_activations(const ir_graph *g, int *count, base_diag *d);
 /* Sibling merging: conv2d (groups 1) or matmul (rank-2 weight) nodes that
  * read the same input with equal parameters, weights of equal shape but
  * for the output channels, and weights and biases computed from weights
@@ -112,14 +112,14 @@ ir_graph *srch_fuse_activations(const ir_graph *g, int *count, ir_diag *d);
  * to 16 nodes) is merged only when f (user pointer u) costs the result
  * lower. */
 ir_graph *srch_merge_siblings(const ir_graph *g, srch_cost_fn f, void *u,
-                              int *count, ir_diag *d);
+                              int *count, base_diag *d);
 /* Common subexpressions: a node with the operator, parameters and inputs
  * of an earlier one (NASNet-A's branches each apply relu to one input) is
  * dropped and its readers read the earlier node's outputs. Nodes computing
  * graph outputs are kept. Unused weights stay (srch_prune_dead). */
-ir_graph *srch_cse(const ir_graph *g, int *count, ir_diag *d);
+ir_graph *srch_cse(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
-ir_graph *srch_prune_dead(const ir_graph *g, int *count, ir_diag *d);
+ir_graph *srch_prune_dead(const ir_graph *g, int *count, base_diag *d);
 
 /* ---- search ----------------------------------------------------------------
  */
@@ -158,14 +158,14 @@ void srch_stats_free(srch_stats *s);
 /* Searches g (one region, no passes) for its cheapest equivalent. Returns a
  * new graph (g itself cloned when nothing is better); st accumulates. */
 ir_graph *srch_search(const ir_graph *g, const srch_rules *rules,
-                      const srch_options *o, srch_stats *st, ir_diag *d);
+                      const srch_options *o, srch_stats *st, base_diag *d);
 
 /* The whole optimizer: common subexpressions, batchnorm folding,
  * activation fusion, sibling merging (o->merge), the search region by region
  * (stitched back), activation fusion again, dead code removal. st is reset and
  * filled. Returns a new self-contained graph. */
 ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
-                        const srch_options *o, srch_stats *st, ir_diag *d);
+                        const srch_options *o, srch_stats *st, base_diag *d);
 
 /* ---- end-to-end check
  * -------------------------------------------------------- */
@@ -173,9 +173,9 @@ ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
 /* Runs a and b on the CPU executor with the same inputs and weights (drawn
  * for a with seed; b's inputs and weights copied from a's by name) and sets
  * *max_err to the largest |a - b| over each output divided by that output's
- * largest |a|. IR_ERR_SHAPE when the outputs do not correspond, or b needs
+ * largest |a|. BASE_ERR_SHAPE when the outputs do not correspond, or b needs
  * a weight a lacks. */
-ir_status srch_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
-                     double *max_err, ir_diag *d);
+base_status srch_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
+                       double *max_err, base_diag *d);
 
 #endif

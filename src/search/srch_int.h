@@ -29,7 +29,7 @@ uint64_t srch_node_sig(const ir_graph *g, const ir_node *n);
 /* The Bloom filter bits of signature s. */
 void srch_sig_bits(uint64_t s, uint64_t set[SRCH_SIG_WORDS]);
 
-ir_status srch_index_build(const ir_graph *g, srch_index *ix, ir_diag *d);
+base_status srch_index_build(const ir_graph *g, srch_index *ix, base_diag *d);
 void srch_index_free(srch_index *ix);
 
 /* A pattern prepared for matching: node signatures, the signature filter,
@@ -45,21 +45,22 @@ typedef struct srch_cpat {
   uint8_t out[SRCH_MAX_PTENSORS];  /* tensor is a pattern output */
 } srch_cpat;
 
-/* Prepares pat (which must outlive cp); IR_ERR_PARAM when too large. */
-ir_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, ir_diag *d);
+/* Prepares pat (which must outlive cp); BASE_ERR_PARAM when too large. */
+base_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, base_diag *d);
 /* Whether the indexed graph has every signature and enough nodes of every
  * operator cp needs: a necessary condition for a match. */
 int srch_cpat_may_match(const srch_cpat *cp, const srch_index *ix);
 
 /* Matches with an index built by the caller (see srch_match_graph). */
-ir_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
-                             const srch_index *ix, srch_matches *ms,
-                             ir_diag *d);
+base_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
+                               const srch_index *ix, srch_matches *ms,
+                               base_diag *d);
 /* The same with a prepared pattern. */
-ir_status srch_match_cpat(const srch_cpat *cp, const ir_graph *g,
-                          const srch_index *ix, srch_matches *ms, ir_diag *d);
+base_status srch_match_cpat(const srch_cpat *cp, const ir_graph *g,
+                            const srch_index *ix, srch_matches *ms,
+                            base_diag *d);
 /* Checks that pat fits the matcher's limits. */
-ir_status srch_pattern_ok(const ir_graph *pat, ir_diag *d);
+base_status srch_pattern_ok(const ir_graph *pat, base_diag *d);
 
 /* One usable direction of a rule. */
 typedef struct srch_dir {
@@ -106,14 +107,14 @@ typedef struct srch_builder {
   ir_graph *h;
   int32_t *map;
   int fresh; /* counter for new names */
-  ir_diag *d;
+  base_diag *d;
 } srch_builder;
 
-ir_status srch_build_begin(srch_builder *b, const ir_graph *g,
-                           const uint8_t *used, ir_diag *d);
+base_status srch_build_begin(srch_builder *b, const ir_graph *g,
+                             const uint8_t *used, base_diag *d);
 /* Adds a copy of g's node i with attributes a (NULL: its own), its inputs
  * mapped through b->map; maps its outputs. */
-ir_status srch_build_copy(srch_builder *b, int i, const ir_attrs *a);
+base_status srch_build_copy(srch_builder *b, int i, const ir_attrs *a);
 /* Adds a new node to h over h's tensors; outputs get fresh names based on
  * base. Returns the node index or -1. */
 int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
@@ -121,9 +122,9 @@ int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
 /* Sets h's outputs to map[g's outputs]; returns h (b no longer owns it). */
 ir_graph *srch_build_end(srch_builder *b);
 void srch_build_abort(srch_builder *b);
-/* How a pass ends its build: the graph (srch_build_end) when st is IR_OK,
- * else NULL after srch_build_abort (an IR_ERR_NOMEM gets its message). */
-ir_graph *srch_build_finish(srch_builder *b, ir_status st);
+/* How a pass ends its build: the graph (srch_build_end) when st is BASE_OK,
+ * else NULL after srch_build_abort (an BASE_ERR_NOMEM gets its message). */
+ir_graph *srch_build_finish(srch_builder *b, base_status st);
 /* A name unused in g and in h, from base. */
 void srch_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
                      int *counter, char *buf, size_t n);
@@ -139,7 +140,7 @@ uint64_t srch_out_hash(ir_opcode op, const ir_attrs *a, const uint64_t *in,
                        int nin, int slot);
 uint64_t srch_outputs_hash(const uint64_t *out, int n);
 /* A graph's hash (*st set on out of memory). */
-uint64_t srch_graph_shash(const ir_graph *g, ir_diag *d, ir_status *st);
+uint64_t srch_graph_shash(const ir_graph *g, base_diag *d, base_status *st);
 
 /* What probing rewrites of one graph needs: its tensors' hashes, its
  * weight-only nodes, its node costs (costed on first use), and scratch. */
@@ -155,8 +156,8 @@ typedef struct srch_gsum {
   uint8_t *cwo;  /* scratch: a result's weight-only items */
 } srch_gsum;
 
-ir_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
-                          void *u, ir_diag *d);
+base_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
+                            void *u, base_diag *d);
 void srch_gsum_free(srch_gsum *s);
 /* Cost of g's node i (sets *estimated when it is costed and estimated). */
 double srch_gsum_node_cost(srch_gsum *s, int i, int *estimated);
@@ -164,23 +165,20 @@ double srch_gsum_node_cost(srch_gsum *s, int i, int *estimated);
 /* What srch_rewrite would make of a match, without making it: the result's
  * hash, and its cost as the sum of its nodes' costs (the cost of a node
  * depending on the node and its tensors' shapes only; exact up to the
- * order of summation). IR_OK, or the error srch_rewrite would fail with. */
+ * order of summation). BASE_OK, or the error srch_rewrite would fail with. */
 typedef struct srch_probe {
   uint64_t hash;
   double cost;
   int estimated;
 } srch_probe;
 
-ir_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
-                             const ir_graph *repl, const srch_match *m,
-                             srch_probe *out, ir_diag *d);
+base_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
+                               const ir_graph *repl, const srch_match *m,
+                               srch_probe *out, base_diag *d);
 
 /* srch_search with an absolute deadline (0: none), no time accounting. */
 ir_graph *srch_search_until(const ir_graph *g, const srch_rules *rules,
                             const srch_options *o, double deadline,
-                            srch_stats *st, ir_diag *d);
-
-/* now, in seconds (monotonic) */
-double srch_now(void);
+                            srch_stats *st, base_diag *d);
 
 #endif

@@ -1,5 +1,5 @@
 /* axioms.c: the operator axioms, one array per operator of ops.def
- * (vf_axioms_<name>, possibly empty), gathered into one table by expanding
+ * (verify_axioms_<name>, possibly empty), gathered into one table by expanding
  * ops.def: an operator added without its array is a compile error.
  *
  * Every axiom is true under OUR semantics (docs/graph-format.md), for all
@@ -13,13 +13,13 @@
  *   (maxpool kh kw sh sw pad x)         (enlarge kh kw w)
  *   (iconv o i kh kw) (imm n) (ones shapecode) (cpool c kh kw)
  */
-#include "vf_int.h"
+#include "verify_int.h"
 
 #define X4 "x=[1,2,5,5]"
 #define W4 "w=[3,2,3,3]"
 #define CONVP "sh=1 sw=1 p=0 g=1"
 
-const vf_axiom vf_axioms_conv2d[] = {
+const verify_axiom verify_axioms_conv2d[] = {
     {"conv_act", "conv2d",
      "(=> (not (= a NONE)) (= (conv2d sh sw p g a x w)"
      " (act a (conv2d sh sw p g NONE x w))))",
@@ -56,9 +56,9 @@ const vf_axiom vf_axioms_conv2d[] = {
      "(= (conv2d sh sw p g a (concat 0 n x y) w)"
      " (concat 0 n (conv2d sh sw p g a x w) (conv2d sh sw p g a y w)))",
      "sh=1 sw=2 p=0 g=1 a=2 n=1 " X4 " y=[2,2,5,5] " W4},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_matmul[] = {
+const verify_axiom verify_axioms_matmul[] = {
     {"matmul_assoc", "matmul",
      "(= (matmul NONE (matmul NONE x y) z) (matmul NONE x (matmul NONE y z)))",
      "x=[2,3] y=[3,4] z=[4,2]"},
@@ -91,9 +91,9 @@ const vf_axiom vf_axioms_matmul[] = {
      "(= (matmul NONE (concat 1 n x y) (concat 0 n z w))"
      " (ewadd (matmul NONE x z) (matmul NONE y w)))",
      "n=3 x=[2,3] y=[2,1] z=[3,4] w=[1,4]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_ewadd[] = {
+const verify_axiom verify_axioms_ewadd[] = {
     {"ewadd_comm", "ewadd", "(= (ewadd x y) (ewadd y x))", "x=[2,3] y=[2,3]"},
     {"ewadd_assoc", "ewadd", "(= (ewadd (ewadd x y) z) (ewadd x (ewadd y z)))",
      "x=[2,3] y=[2,3] z=[2,3]"},
@@ -101,9 +101,9 @@ const vf_axiom vf_axioms_ewadd[] = {
      "(= (ewadd (concat a n x y) (concat a n z w))"
      " (concat a n (ewadd x z) (ewadd y w)))",
      "a=0 n=2 x=[2,3] y=[1,3] z=[2,3] w=[1,3]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_ewmul[] = {
+const verify_axiom verify_axioms_ewmul[] = {
     {"ewmul_comm", "ewmul", "(= (ewmul x y) (ewmul y x))", "x=[2,3] y=[2,3]"},
     {"ewmul_assoc", "ewmul", "(= (ewmul (ewmul x y) z) (ewmul x (ewmul y z)))",
      "x=[2,3] y=[2,3] z=[2,3]"},
@@ -114,12 +114,12 @@ const vf_axiom vf_axioms_ewmul[] = {
      "(= (ewmul (concat a n x y) (concat a n z w))"
      " (concat a n (ewmul x z) (ewmul y w)))",
      "a=1 n=3 x=[2,3] y=[2,1] z=[2,3] w=[2,1]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_ewsub[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_ewdiv[] = {VF_AXIOM_END};
+const verify_axiom verify_axioms_ewsub[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_ewdiv[] = {VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_smul[] = {
+const verify_axiom verify_axioms_smul[] = {
     {"smul_comm", "smul", "(= (smul (smul x s) t) (smul (smul x t) s))",
      "x=[2,3] s=[] t=[]"},
     {"smul_ewadd", "smul",
@@ -130,10 +130,10 @@ const vf_axiom vf_axioms_smul[] = {
     {"smul_concat", "smul",
      "(= (smul (concat a n x y) s) (concat a n (smul x s) (smul y s)))",
      "a=1 n=3 x=[2,3] y=[2,2] s=[]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
 /* (act k x) stands for every element-wise unary operator. */
-const vf_axiom vf_axioms_relu[] = {
+const verify_axiom verify_axioms_relu[] = {
     {"act_transpose", "relu",
      "(= (transpose T10 (act k x)) (act k (transpose T10 x)))", "k=1 x=[2,3]"},
     {"act_concat", "relu",
@@ -145,16 +145,16 @@ const vf_axiom vf_axioms_relu[] = {
      "k=3 a=1 n=1 x=[3,2]"},
     {"relu_idem", "relu", "(= (act RELU (act RELU x)) (act RELU x))",
      "x=[2,3]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_sigmoid[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_tanh[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_gelu[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_erf[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_sqrt[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_clip[] = {VF_AXIOM_END};
+const verify_axiom verify_axioms_sigmoid[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_tanh[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_gelu[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_erf[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_sqrt[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_clip[] = {VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_concat[] = {
+const verify_axiom verify_axioms_concat[] = {
     {"concat_assoc_l", "concat",
      "(= (concat a n x (concat a m y z)) (concat a (+ n m) (concat a n x y) "
      "z))",
@@ -169,9 +169,9 @@ const vf_axiom vf_axioms_concat[] = {
      "a=0 b=1 n=2 m=3 x=[2,3] y=[2,1] z=[1,3] w=[1,1]"},
     {"concat_split", "concat",
      "(= (concat a n (split0 a n x) (split1 a n x)) x)", "a=0 n=1 x=[3,2]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_split[] = {
+const verify_axiom verify_axioms_split[] = {
     {"split0_concat", "split", "(= (split0 a n (concat a n x y)) x)",
      "a=1 n=3 x=[2,3] y=[2,2]"},
     {"split1_concat", "split", "(= (split1 a n (concat a n x y)) y)",
@@ -230,9 +230,9 @@ const vf_axiom vf_axioms_split[] = {
      "(= (split1 0 n (conv2d sh sw p g a x w)) (conv2d sh sw p g a (split1 0 n "
      "x) w))",
      "sh=1 sw=1 p=0 g=1 a=0 n=2 x=[3,2,5,5] w=[2,2,3,3]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_transpose[] = {
+const verify_axiom verify_axioms_transpose[] = {
     {"transpose_inv", "transpose", "(= (transpose T10 (transpose T10 x)) x)",
      "x=[2,3]"},
     {"transpose_ewadd", "transpose",
@@ -258,11 +258,11 @@ const vf_axiom vf_axioms_transpose[] = {
      "(=> (or (= a 0) (= a 1)) (= (concat a n (transpose T10 x)"
      " (transpose T10 y)) (transpose T10 (concat (- 1 a) n x y))))",
      "a=1 n=3 x=[3,2] y=[1,2]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_reshape[] = {VF_AXIOM_END};
+const verify_axiom verify_axioms_reshape[] = {VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_avgpool[] = {
+const verify_axiom verify_axioms_avgpool[] = {
     {"avgpool_ewadd", "avgpool",
      "(= (avgpool kh kw sh sw p c (ewadd x y))"
      " (ewadd (avgpool kh kw sh sw p c x) (avgpool kh kw sh sw p c y)))",
@@ -275,9 +275,9 @@ const vf_axiom vf_axioms_avgpool[] = {
      "(=> (or (= a 0) (= a 1)) (= (avgpool kh kw sh sw p c (concat a n x y))"
      " (concat a n (avgpool kh kw sh sw p c x) (avgpool kh kw sh sw p c y))))",
      "kh=3 kw=3 sh=1 sw=1 p=0 c=1 a=1 n=2 " X4 " y=[1,1,5,5]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_maxpool[] = {
+const verify_axiom verify_axioms_maxpool[] = {
     {"maxpool_concat", "maxpool",
      "(=> (or (= a 0) (= a 1)) (= (maxpool kh kw sh sw p (concat a n x y))"
      " (concat a n (maxpool kh kw sh sw p x) (maxpool kh kw sh sw p y))))",
@@ -287,11 +287,11 @@ const vf_axiom vf_axioms_maxpool[] = {
      " (= (act k (maxpool kh kw sh sw p x)) (maxpool kh kw sh sw p (act k "
      "x))))",
      "k=1 kh=3 kw=3 sh=1 sw=1 p=0 " X4},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_global_avgpool[] = {VF_AXIOM_END};
+const verify_axiom verify_axioms_global_avgpool[] = {VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_enlarge[] = {
+const verify_axiom verify_axioms_enlarge[] = {
     {"conv_enlarge", "enlarge",
      "(= (conv2d 1 1 SAME g a x (enlarge kh kw w)) (conv2d 1 1 SAME g a x w))",
      "g=1 a=1 kh=3 kw=3 " X4 " w=[3,2,1,3]"},
@@ -306,16 +306,16 @@ const vf_axiom vf_axioms_enlarge[] = {
     {"enlarge_smul", "enlarge",
      "(= (smul (enlarge kh kw w) s) (enlarge kh kw (smul w s)))",
      "kh=3 kw=3 w=[2,2,3,1] s=[]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_batchnorm[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_reduce_mean[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_softmax[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_layernorm[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_pad[] = {VF_AXIOM_END};
-const vf_axiom vf_axioms_slice[] = {VF_AXIOM_END};
+const verify_axiom verify_axioms_batchnorm[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_reduce_mean[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_softmax[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_layernorm[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_pad[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_slice[] = {VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_const_iconv[] = {
+const verify_axiom verify_axioms_const_iconv[] = {
     {"conv_iconv", "const_iconv",
      "(=> (= (* g i) o) (= (conv2d 1 1 SAME g NONE x (iconv o i kh kw)) x))",
      "g=2 o=4 i=2 kh=3 kw=3 x=[1,4,5,5]"},
@@ -326,27 +326,27 @@ const vf_axiom vf_axioms_const_iconv[] = {
      " (avgpool kh kw 1 1 SAME 1 (iconv o i kh kw)))"
      " (avgpool kh kw 1 1 SAME 1 x)))",
      "g=1 o=3 i=3 kh=3 kw=3 x=[2,3,5,5]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_const_imm[] = {
+const verify_axiom verify_axioms_const_imm[] = {
     {"matmul_imm_r", "const_imm", "(= (matmul NONE x (imm n)) x)",
      "n=3 x=[2,3]"},
     {"matmul_imm_l", "const_imm", "(= (matmul NONE (imm n) x) x)",
      "n=3 x=[3,2]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
-const vf_axiom vf_axioms_const_ones[] = {
+const verify_axiom verify_axioms_const_ones[] = {
     {"ewmul_ones", "const_ones", "(=> (= (sh x) c) (= (ewmul x (ones c)) x))",
      "x=[2,3] c=[2,3]"},
-    VF_AXIOM_END};
+    VERIFY_AXIOM_END};
 
 /* conv with const_pool is an unnormalised sum pool, while avgpool divides
  * by the window size: no axiom relates them (TASO's does, for its summing
  * pool). */
-const vf_axiom vf_axioms_const_pool[] = {VF_AXIOM_END};
+const verify_axiom verify_axioms_const_pool[] = {VERIFY_AXIOM_END};
 
-static const vf_axiom *const per_op[IR_NOPS] = {
-#define OP(ID, name, inputs, params) [IR_OP_##ID] = vf_axioms_##name,
+static const verify_axiom *const per_op[IR_NOPS] = {
+#define OP(ID, name, inputs, params) [IR_OP_##ID] = verify_axioms_##name,
 #include "../ir/ops.def"
 #undef OP
 };
@@ -355,18 +355,18 @@ static const vf_axiom *const per_op[IR_NOPS] = {
 static int count_all(void) {
   int n = 0;
   for (int op = 0; op < IR_NOPS; op++)
-    for (const vf_axiom *a = per_op[op]; a->name; a++)
+    for (const verify_axiom *a = per_op[op]; a->name; a++)
       n++;
   return n;
 }
 
-int vf_naxioms(void) { return count_all(); }
+int verify_naxioms(void) { return count_all(); }
 
-const vf_axiom *vf_axiom_at(int i) {
+const verify_axiom *verify_axiom_at(int i) {
   if (i < 0)
     return NULL;
   for (int op = 0; op < IR_NOPS; op++)
-    for (const vf_axiom *a = per_op[op]; a->name; a++)
+    for (const verify_axiom *a = per_op[op]; a->name; a++)
       if (i-- == 0)
         return a;
   return NULL;

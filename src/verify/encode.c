@@ -1,7 +1,7 @@
 /* encode.c: graphs and axioms as Z3 terms.
  *
- * Tensors are one uninterpreted sort; each function symbol of vf_int.h is an
- * uninterpreted Z3 function (Int parameters, then tensors). A graph input or
+ * Tensors are one uninterpreted sort; each function symbol of verify_int.h is
+ * an uninterpreted Z3 function (Int parameters, then tensors). A graph input or
  * weight is a Tensor constant named after it, so src and dst of a rule share
  * them. Operators whose form the axioms cover get their own symbol; any
  * other (or an unusual form: dilated or explicitly padded conv, matmul
@@ -14,11 +14,14 @@
 
 #include "encode.h"
 
-static Z3_ast num(vf_ctx *c, int64_t v) { return Z3_mk_int64(c->z, v, c->I); }
+static Z3_ast num(verify_ctx *c, int64_t v) {
+  return Z3_mk_int64(c->z, v, c->I);
+}
 
-static Z3_ast apply(vf_ctx *c, vf_fn f, const int64_t *iv, const Z3_ast *tv) {
-  const vf_fninfo *fi = vf_fn_info(f);
-  Z3_ast a[VF_MAX_ARGS];
+static Z3_ast apply(verify_ctx *c, verify_fn f, const int64_t *iv,
+                    const Z3_ast *tv) {
+  const verify_fninfo *fi = verify_fn_info(f);
+  Z3_ast a[VERIFY_MAX_ARGS];
   for (int i = 0; i < fi->nint; i++)
     a[i] = num(c, iv[i]);
   for (int i = 0; i < fi->nten; i++)
@@ -28,7 +31,7 @@ static Z3_ast apply(vf_ctx *c, vf_fn f, const int64_t *iv, const Z3_ast *tv) {
 
 /* Shape code: rank + 8 * (d0 + M * (d1 + M * (...))), M = 2^36 + 1 (dims
  * are below 2^36), injective; computed by Z3's simplifier. */
-Z3_ast vf_shape_code(vf_ctx *c, const ir_shape *s) {
+Z3_ast verify_shape_code(verify_ctx *c, const ir_shape *s) {
   Z3_ast m = Z3_mk_numeral(c->z, "68719476737", c->I), acc = num(c, 0);
   for (int i = s->rank - 1; i >= 0; i--) {
     Z3_ast t[2] = {acc, m}, u[2];
@@ -82,7 +85,7 @@ static int put_param(char *b, size_t n, ir_param_id p, const ir_attrs *a) {
 }
 
 /* The generic function of node nd's output slot: "op{p=v ...}#slot". */
-static Z3_func_decl generic_decl(vf_ctx *c, const ir_node *nd, int slot) {
+static Z3_func_decl generic_decl(verify_ctx *c, const ir_node *nd, int slot) {
   const ir_opinfo *oi = ir_op(nd->op);
   char name[1024];
   int w = snprintf(name, sizeof name, "%s{", oi->name);
@@ -99,14 +102,14 @@ static Z3_func_decl generic_decl(vf_ctx *c, const ir_node *nd, int slot) {
                          (unsigned)nd->nin, dom, c->T);
 }
 
-static void note_generic(vf_enc *e, const char *name) {
+static void note_generic(verify_enc *e, const char *name) {
   size_t n = strlen(e->generic);
   if (strstr(e->generic, name) || n + strlen(name) + 3 >= sizeof e->generic)
     return;
   snprintf(e->generic + n, sizeof e->generic - n, "%s%s", n ? ", " : "", name);
 }
 
-static void encode_generic(vf_ctx *c, vf_enc *e, const ir_node *nd,
+static void encode_generic(verify_ctx *c, verify_enc *e, const ir_node *nd,
                            const Z3_ast *in, Z3_ast *out) {
   for (int k = 0; k < nd->nout; k++)
     out[k] = Z3_mk_app(c->z, generic_decl(c, nd, k), (unsigned)nd->nin, in);
@@ -119,24 +122,24 @@ static const ir_shape *shape_in(const ir_graph *g, const ir_node *nd, int i) {
   return &g->tensors[nd->in[i]].shape;
 }
 
-static Z3_ast enc_concat(vf_ctx *c, const ir_graph *g, const ir_node *nd,
+static Z3_ast enc_concat(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                          const Z3_ast *in) {
   Z3_ast acc = in[0];
   int64_t n = shape_in(g, nd, 0)->dim[nd->a.axis];
   for (int i = 1; i < nd->nin; i++) {
     int64_t iv[2] = {nd->a.axis, n};
     Z3_ast tv[2] = {acc, in[i]};
-    acc = apply(c, VF_F_CONCAT, iv, tv);
+    acc = apply(c, VERIFY_F_CONCAT, iv, tv);
     n += shape_in(g, nd, i)->dim[nd->a.axis];
   }
   return acc;
 }
 
-static void enc_split(vf_ctx *c, const ir_node *nd, Z3_ast x, Z3_ast *out) {
+static void enc_split(verify_ctx *c, const ir_node *nd, Z3_ast x, Z3_ast *out) {
   for (int k = 0; k + 1 < nd->nout; k++) {
     int64_t iv[2] = {nd->a.axis, nd->a.list[k]};
-    out[k] = apply(c, VF_F_SPLIT0, iv, &x);
-    x = apply(c, VF_F_SPLIT1, iv, &x);
+    out[k] = apply(c, VERIFY_F_SPLIT0, iv, &x);
+    x = apply(c, VERIFY_F_SPLIT1, iv, &x);
   }
   out[nd->nout - 1] = x;
 }
@@ -147,100 +150,103 @@ static int plain_window(const ir_attrs *a) {
 
 static int act_code(ir_opcode op) {
   switch (op) {
-  case IR_OP_RELU: return VF_ACT_RELU;
-  case IR_OP_SIGMOID: return VF_ACT_SIGMOID;
-  case IR_OP_TANH: return VF_ACT_TANH;
-  case IR_OP_GELU: return VF_ACT_GELU;
-  case IR_OP_ERF: return VF_ACT_ERF;
-  case IR_OP_SQRT: return VF_ACT_SQRT;
+  case IR_OP_RELU: return VERIFY_ACT_RELU;
+  case IR_OP_SIGMOID: return VERIFY_ACT_SIGMOID;
+  case IR_OP_TANH: return VERIFY_ACT_TANH;
+  case IR_OP_GELU: return VERIFY_ACT_GELU;
+  case IR_OP_ERF: return VERIFY_ACT_ERF;
+  case IR_OP_SQRT: return VERIFY_ACT_SQRT;
   default: return 0;
   }
 }
 
 /* Encodes the shape-independent operators; 0 when nd needs another rule. */
-static int enc_simple(vf_ctx *c, const ir_node *nd, const Z3_ast *in,
+static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
                       Z3_ast *out) {
   const ir_attrs *a = &nd->a;
   int64_t iv[6];
-  vf_fn f;
+  verify_fn f;
   switch (nd->op) {
-  case IR_OP_EWADD: f = VF_F_EWADD; break;
-  case IR_OP_EWMUL: f = VF_F_EWMUL; break;
-  case IR_OP_SMUL: f = VF_F_SMUL; break;
+  case IR_OP_EWADD: f = VERIFY_F_EWADD; break;
+  case IR_OP_EWMUL: f = VERIFY_F_EWMUL; break;
+  case IR_OP_SMUL: f = VERIFY_F_SMUL; break;
   case IR_OP_TRANSPOSE:
-    f = VF_F_TRANSPOSE, iv[0] = vf_perm_code(a->list, a->nlist);
+    f = VERIFY_F_TRANSPOSE, iv[0] = verify_perm_code(a->list, a->nlist);
     break;
   case IR_OP_ENLARGE:
-    f = VF_F_ENLARGE, iv[0] = a->kernel[0], iv[1] = a->kernel[1];
+    f = VERIFY_F_ENLARGE, iv[0] = a->kernel[0], iv[1] = a->kernel[1];
     break;
   case IR_OP_CONST_ICONV:
-    f = VF_F_ICONV;
+    f = VERIFY_F_ICONV;
     for (int i = 0; i < 4; i++)
       iv[i] = a->list[i];
     break;
-  case IR_OP_CONST_IMM: f = VF_F_IMM, iv[0] = a->list[0]; break;
+  case IR_OP_CONST_IMM: f = VERIFY_F_IMM, iv[0] = a->list[0]; break;
   case IR_OP_CONST_POOL:
-    f = VF_F_CPOOL, iv[0] = a->list[0], iv[1] = a->list[2];
+    f = VERIFY_F_CPOOL, iv[0] = a->list[0], iv[1] = a->list[2];
     iv[2] = a->list[3];
     break;
   default:
     if (!act_code(nd->op))
       return 0;
-    f = VF_F_ACT, iv[0] = act_code(nd->op);
+    f = VERIFY_F_ACT, iv[0] = act_code(nd->op);
   }
   out[0] = apply(c, f, iv, in);
   return 1;
 }
 
 /* Conv, matmul and pools: only their plain forms have axioms. */
-static int enc_windowed(vf_ctx *c, const ir_graph *g, const ir_node *nd,
+static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                         const Z3_ast *in, Z3_ast *out) {
   const ir_attrs *a = &nd->a;
   if (nd->op == IR_OP_CONV2D && plain_window(a) && a->dilation[0] == 1 &&
       a->dilation[1] == 1) { /* with a bias: its own symbol */
     int64_t iv[5] = {a->stride[0], a->stride[1], a->padmode, a->groups, a->act};
-    out[0] = apply(c, nd->nin == 2 ? VF_F_CONV2D : VF_F_CONV2DB, iv, in);
+    out[0] =
+        apply(c, nd->nin == 2 ? VERIFY_F_CONV2D : VERIFY_F_CONV2DB, iv, in);
     return 1;
   }
   if (nd->op == IR_OP_MATMUL && nd->nin == 2 && shape_in(g, nd, 0)->rank == 2 &&
       shape_in(g, nd, 1)->rank == 2) {
     int64_t iv[1] = {a->act};
-    out[0] = apply(c, VF_F_MATMUL, iv, in);
+    out[0] = apply(c, VERIFY_F_MATMUL, iv, in);
     return 1;
   }
   if ((nd->op == IR_OP_AVGPOOL || nd->op == IR_OP_MAXPOOL) && plain_window(a)) {
     int64_t iv[6] = {a->kernel[0], a->kernel[1], a->stride[0],
                      a->stride[1], a->padmode,   a->count_include_pad};
     out[0] =
-        apply(c, nd->op == IR_OP_AVGPOOL ? VF_F_AVGPOOL : VF_F_MAXPOOL, iv, in);
+        apply(c, nd->op == IR_OP_AVGPOOL ? VERIFY_F_AVGPOOL : VERIFY_F_MAXPOOL,
+              iv, in);
     return 1;
   }
   return 0;
 }
 
-static void encode_node(vf_ctx *c, vf_enc *e, const ir_graph *g,
+static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
   if (nd->op == IR_OP_CONCAT)
     out[0] = enc_concat(c, g, nd, in);
   else if (nd->op == IR_OP_SPLIT)
     enc_split(c, nd, in[0], out);
   else if (nd->op == IR_OP_CONST_ONES) {
-    Z3_ast code = vf_shape_code(c, &g->tensors[nd->out[0]].shape);
-    out[0] = Z3_mk_app(c->z, c->fn[VF_F_ONES], 1, &code);
+    Z3_ast code = verify_shape_code(c, &g->tensors[nd->out[0]].shape);
+    out[0] = Z3_mk_app(c->z, c->fn[VERIFY_F_ONES], 1, &code);
   } else if (!enc_simple(c, nd, in, out) && !enc_windowed(c, g, nd, in, out))
     encode_generic(c, e, nd, in, out);
 }
 
-Z3_ast vf_input_const(vf_ctx *c, const char *name) {
+Z3_ast verify_input_const(verify_ctx *c, const char *name) {
   char buf[300];
   snprintf(buf, sizeof buf, "in:%s", name);
   return Z3_mk_const(c->z, Z3_mk_string_symbol(c->z, buf), c->T);
 }
 
-ir_status vf_encode_graph(vf_ctx *c, vf_enc *e, const ir_graph *g, Z3_ast *t) {
+base_status verify_encode_graph(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                                Z3_ast *t) {
   for (int i = 0; i < g->ntensors; i++)
     if (g->tensors[i].kind != IR_T_VALUE)
-      t[i] = vf_input_const(c, g->tensors[i].name);
+      t[i] = verify_input_const(c, g->tensors[i].name);
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *nd = &g->nodes[i];
     Z3_ast in[IR_MAX_IN], out[IR_MAX_IN];
@@ -250,15 +256,16 @@ ir_status vf_encode_graph(vf_ctx *c, vf_enc *e, const ir_graph *g, Z3_ast *t) {
     for (int k = 0; k < nd->nout; k++)
       t[nd->out[k]] = out[k];
   }
-  return Z3_get_error_code(c->z) == Z3_OK ? IR_OK : IR_ERR_INTERNAL;
+  return Z3_get_error_code(c->z) == Z3_OK ? BASE_OK : BASE_ERR_INTERNAL;
 }
 
 /* Asserts sh(t) = code(shape) for every tensor of g (the shape facts that
  * guards such as the const_ones axiom's rely on). */
-void vf_assert_shapes(vf_ctx *c, const ir_graph *g, const Z3_ast *t) {
+void verify_assert_shapes(verify_ctx *c, const ir_graph *g, const Z3_ast *t) {
   for (int i = 0; i < g->ntensors; i++) {
-    Z3_ast s = Z3_mk_app(c->z, c->fn[VF_F_SH], 1, &t[i]);
-    Z3_solver_assert(c->z, c->s,
-                     Z3_mk_eq(c->z, s, vf_shape_code(c, &g->tensors[i].shape)));
+    Z3_ast s = Z3_mk_app(c->z, c->fn[VERIFY_F_SH], 1, &t[i]);
+    Z3_solver_assert(
+        c->z, c->s,
+        Z3_mk_eq(c->z, s, verify_shape_code(c, &g->tensors[i].shape)));
   }
 }

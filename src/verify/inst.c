@@ -1,4 +1,4 @@
-/* inst.c: an axiom's concrete instance as two ir_graphs (vf_axiom_graphs),
+/* inst.c: an axiom's concrete instance as two ir_graphs (verify_axiom_graphs),
  * so that every axiom can be checked numerically on the CPU executor.
  *
  * The instance string binds each variable: a shape for a tensor variable
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vf_int.h"
+#include "verify_int.h"
 
 /* An Int value: a number, or a shape code kept as the shape itself. */
 typedef struct ival {
@@ -21,16 +21,16 @@ typedef struct ival {
 } ival;
 
 typedef struct inst {
-  const vf_axiom *ax;
-  vf_form *f;
-  ival val[VF_MAX_VARS];
-  int bound[VF_MAX_VARS];
-  ir_diag *d;
+  const verify_axiom *ax;
+  verify_form *f;
+  ival val[VERIFY_MAX_VARS];
+  int bound[VERIFY_MAX_VARS];
+  base_diag *d;
 } inst;
 
-static ir_status ierr(inst *in, const char *msg, const char *what) {
-  return ir_diag_set(in->d, IR_ERR_PARAM, 0, 0, "axiom %s: %s%s%s",
-                     in->ax->name, msg, what ? " " : "", what ? what : "");
+static base_status ierr(inst *in, const char *msg, const char *what) {
+  return base_diag_set(in->d, BASE_ERR_PARAM, 0, 0, "axiom %s: %s%s%s",
+                       in->ax->name, msg, what ? " " : "", what ? what : "");
 }
 
 /* Parses "[d0,d1,...]" at *p into s. */
@@ -53,14 +53,14 @@ static int parse_shape(const char **p, ir_shape *s) {
   return 1;
 }
 
-static int find_var(const vf_form *f, const char *name, size_t n) {
+static int find_var(const verify_form *f, const char *name, size_t n) {
   for (int i = 0; i < f->nvars; i++)
     if (strlen(f->vars[i].name) == n && !strncmp(f->vars[i].name, name, n))
       return i;
   return -1;
 }
 
-static ir_status parse_binding(inst *in, const char **pp) {
+static base_status parse_binding(inst *in, const char **pp) {
   const char *p = *pp, *eq = strchr(p, '=');
   if (!eq)
     return ierr(in, "bad instance near", p);
@@ -76,37 +76,37 @@ static ir_status parse_binding(inst *in, const char **pp) {
   } else {
     char *e;
     x->v = strtoll(p, &e, 10);
-    if (e == p || in->f->vars[v].sort != VF_S_INT)
+    if (e == p || in->f->vars[v].sort != VERIFY_S_INT)
       return ierr(in, "bad value in instance near", eq);
     p = e;
   }
   in->bound[v] = 1;
   *pp = p;
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status parse_inst(inst *in) {
+static base_status parse_inst(inst *in) {
   const char *p = in->ax->inst ? in->ax->inst : "";
   for (;;) {
     while (*p == ' ')
       p++;
     if (!*p)
       break;
-    ir_status st = parse_binding(in, &p);
-    if (st != IR_OK)
+    base_status st = parse_binding(in, &p);
+    if (st != BASE_OK)
       return st;
   }
   for (int i = 0; i < in->f->nvars; i++) {
-    const vf_var *v = &in->f->vars[i];
-    if (!in->bound[i] || (v->sort == VF_S_TENSOR && !in->val[i].is_shape))
+    const verify_var *v = &in->f->vars[i];
+    if (!in->bound[i] || (v->sort == VERIFY_S_TENSOR && !in->val[i].is_shape))
       return ierr(in, "instance lacks a value for", v->name);
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* ---- evaluating guards and parameters ----------------------------------- */
 
-static ival eval_int(inst *in, const vf_term *e, int *ok);
+static ival eval_int(inst *in, const verify_term *e, int *ok);
 
 static ival num(int64_t v) {
   ival r = {0, v, {0}};
@@ -119,12 +119,12 @@ static int ival_eq(const ival *a, const ival *b) {
   return a->is_shape ? ir_shape_eq(&a->s, &b->s) : a->v == b->v;
 }
 
-static int64_t arith(vf_fn fn, int64_t a, int64_t b, int *ok) {
+static int64_t arith(verify_fn fn, int64_t a, int64_t b, int *ok) {
   switch (fn) {
-  case VF_F_ADD: return a + b;
-  case VF_F_SUB: return a - b;
-  case VF_F_MUL: return a * b;
-  case VF_F_MOD:
+  case VERIFY_F_ADD: return a + b;
+  case VERIFY_F_SUB: return a - b;
+  case VERIFY_F_MUL: return a * b;
+  case VERIFY_F_MOD:
     if (b == 0)
       break;
     return ((a % b) + b) % b;
@@ -134,12 +134,12 @@ static int64_t arith(vf_fn fn, int64_t a, int64_t b, int *ok) {
   return 0;
 }
 
-static ival eval_int(inst *in, const vf_term *e, int *ok) {
-  if (e->kind == VF_T_NUM)
+static ival eval_int(inst *in, const verify_term *e, int *ok) {
+  if (e->kind == VERIFY_T_NUM)
     return num(e->num);
-  if (e->kind == VF_T_VAR)
+  if (e->kind == VERIFY_T_VAR)
     return in->val[e->var];
-  if (e->fn == VF_F_SH && e->args[0]->kind == VF_T_VAR) {
+  if (e->fn == VERIFY_F_SH && e->args[0]->kind == VERIFY_T_VAR) {
     ival r = in->val[e->args[0]->var];
     r.is_shape = 1;
     return r;
@@ -150,30 +150,30 @@ static ival eval_int(inst *in, const vf_term *e, int *ok) {
   return num(arith(e->fn, a.v, b.v, ok));
 }
 
-static int eval_bool(inst *in, const vf_term *e, int *ok) {
-  if (e->fn == VF_F_EQ) {
+static int eval_bool(inst *in, const verify_term *e, int *ok) {
+  if (e->fn == VERIFY_F_EQ) {
     ival a = eval_int(in, e->args[0], ok), b = eval_int(in, e->args[1], ok);
     return ival_eq(&a, &b);
   }
-  if (e->fn == VF_F_NOT)
+  if (e->fn == VERIFY_F_NOT)
     return !eval_bool(in, e->args[0], ok);
-  if (e->fn == VF_F_AND || e->fn == VF_F_OR) {
+  if (e->fn == VERIFY_F_AND || e->fn == VERIFY_F_OR) {
     int all = 1, any = 0;
     for (int i = 0; i < e->nargs; i++) {
       int b = eval_bool(in, e->args[i], ok);
       all &= b;
       any |= b;
     }
-    return e->fn == VF_F_AND ? all : any;
+    return e->fn == VERIFY_F_AND ? all : any;
   }
-  if (e->fn == VF_F_IMPLIES)
+  if (e->fn == VERIFY_F_IMPLIES)
     return !eval_bool(in, e->args[0], ok) || eval_bool(in, e->args[1], ok);
   ival a = eval_int(in, e->args[0], ok), b = eval_int(in, e->args[1], ok);
   switch (e->fn) {
-  case VF_F_LT: return a.v < b.v;
-  case VF_F_LE: return a.v <= b.v;
-  case VF_F_GT: return a.v > b.v;
-  case VF_F_GE: return a.v >= b.v;
+  case VERIFY_F_LT: return a.v < b.v;
+  case VERIFY_F_LE: return a.v <= b.v;
+  case VERIFY_F_GT: return a.v > b.v;
+  case VERIFY_F_GE: return a.v >= b.v;
   default: *ok = 0; return 0;
   }
 }
@@ -181,9 +181,9 @@ static int eval_bool(inst *in, const vf_term *e, int *ok) {
 /* ---- building graphs ---------------------------------------------------- */
 
 static const ir_opcode act_ops[] = {
-    [VF_ACT_RELU] = IR_OP_RELU, [VF_ACT_SIGMOID] = IR_OP_SIGMOID,
-    [VF_ACT_TANH] = IR_OP_TANH, [VF_ACT_GELU] = IR_OP_GELU,
-    [VF_ACT_ERF] = IR_OP_ERF,   [VF_ACT_SQRT] = IR_OP_SQRT};
+    [VERIFY_ACT_RELU] = IR_OP_RELU, [VERIFY_ACT_SIGMOID] = IR_OP_SIGMOID,
+    [VERIFY_ACT_TANH] = IR_OP_TANH, [VERIFY_ACT_GELU] = IR_OP_GELU,
+    [VERIFY_ACT_ERF] = IR_OP_ERF,   [VERIFY_ACT_SQRT] = IR_OP_SQRT};
 
 typedef struct gnode {
   ir_opcode op;
@@ -209,81 +209,81 @@ static int decode_perm(int64_t code, ir_attrs *a) {
 }
 
 /* Fills g's operator and parameters from the term's Int arguments iv[]. */
-static int describe(const vf_term *e, const ival *iv, gnode *g) {
+static int describe(const verify_term *e, const ival *iv, gnode *g) {
   ir_attrs *a = &g->a;
   g->slot = 0;
   switch (e->fn) {
-  case VF_F_CONV2D:
-  case VF_F_CONV2DB:
+  case VERIFY_F_CONV2D:
+  case VERIFY_F_CONV2DB:
     g->op = IR_OP_CONV2D;
     ir_attrs_default(g->op, a);
     a->stride[0] = (int32_t)iv[0].v, a->stride[1] = (int32_t)iv[1].v;
     a->padmode = (int32_t)iv[2].v, a->groups = (int32_t)iv[3].v;
     a->act = (int32_t)iv[4].v;
     return a->padmode == IR_PAD_SAME || a->padmode == IR_PAD_VALID;
-  case VF_F_MATMUL:
+  case VERIFY_F_MATMUL:
     g->op = IR_OP_MATMUL;
     ir_attrs_default(g->op, a);
     a->act = (int32_t)iv[0].v;
     return 1;
-  case VF_F_EWADD: g->op = IR_OP_EWADD; break;
-  case VF_F_EWMUL: g->op = IR_OP_EWMUL; break;
-  case VF_F_SMUL: g->op = IR_OP_SMUL; break;
-  case VF_F_ACT:
-    if (iv[0].v < VF_ACT_RELU || iv[0].v > VF_ACT_SQRT)
+  case VERIFY_F_EWADD: g->op = IR_OP_EWADD; break;
+  case VERIFY_F_EWMUL: g->op = IR_OP_EWMUL; break;
+  case VERIFY_F_SMUL: g->op = IR_OP_SMUL; break;
+  case VERIFY_F_ACT:
+    if (iv[0].v < VERIFY_ACT_RELU || iv[0].v > VERIFY_ACT_SQRT)
       return 0;
     g->op = act_ops[iv[0].v];
     break;
-  case VF_F_CONCAT:
+  case VERIFY_F_CONCAT:
     g->op = IR_OP_CONCAT;
     ir_attrs_default(g->op, a);
     a->axis = (int32_t)iv[0].v;
     return 1;
-  case VF_F_SPLIT0:
-  case VF_F_SPLIT1:
+  case VERIFY_F_SPLIT0:
+  case VERIFY_F_SPLIT1:
     g->op = IR_OP_SPLIT;
     ir_attrs_default(g->op, a);
     a->axis = (int32_t)iv[0].v;
-    g->slot = e->fn == VF_F_SPLIT1;
+    g->slot = e->fn == VERIFY_F_SPLIT1;
     return 1; /* sizes are filled once the input's shape is known */
-  case VF_F_TRANSPOSE:
+  case VERIFY_F_TRANSPOSE:
     g->op = IR_OP_TRANSPOSE;
     ir_attrs_default(g->op, a);
     return decode_perm(iv[0].v, a);
-  case VF_F_AVGPOOL:
-  case VF_F_MAXPOOL:
-    g->op = e->fn == VF_F_AVGPOOL ? IR_OP_AVGPOOL : IR_OP_MAXPOOL;
+  case VERIFY_F_AVGPOOL:
+  case VERIFY_F_MAXPOOL:
+    g->op = e->fn == VERIFY_F_AVGPOOL ? IR_OP_AVGPOOL : IR_OP_MAXPOOL;
     ir_attrs_default(g->op, a);
     a->kernel[0] = (int32_t)iv[0].v, a->kernel[1] = (int32_t)iv[1].v;
     a->stride[0] = (int32_t)iv[2].v, a->stride[1] = (int32_t)iv[3].v;
     a->padmode = (int32_t)iv[4].v;
-    if (e->fn == VF_F_AVGPOOL)
+    if (e->fn == VERIFY_F_AVGPOOL)
       a->count_include_pad = (int32_t)iv[5].v;
     return a->padmode == IR_PAD_SAME || a->padmode == IR_PAD_VALID;
-  case VF_F_ENLARGE:
+  case VERIFY_F_ENLARGE:
     g->op = IR_OP_ENLARGE;
     ir_attrs_default(g->op, a);
     a->kernel[0] = (int32_t)iv[0].v, a->kernel[1] = (int32_t)iv[1].v;
     return 1;
-  case VF_F_ICONV:
-  case VF_F_CPOOL:
-  case VF_F_IMM: {
-    g->op = e->fn == VF_F_ICONV ? IR_OP_CONST_ICONV
-            : e->fn == VF_F_IMM ? IR_OP_CONST_IMM
-                                : IR_OP_CONST_POOL;
+  case VERIFY_F_ICONV:
+  case VERIFY_F_CPOOL:
+  case VERIFY_F_IMM: {
+    g->op = e->fn == VERIFY_F_ICONV ? IR_OP_CONST_ICONV
+            : e->fn == VERIFY_F_IMM ? IR_OP_CONST_IMM
+                                    : IR_OP_CONST_POOL;
     ir_attrs_default(g->op, a);
     int64_t d[4];
-    int n = vf_fn_info(e->fn)->nint;
+    int n = verify_fn_info(e->fn)->nint;
     for (int i = 0; i < n; i++)
       d[i] = iv[i].v;
-    if (e->fn == VF_F_IMM)
+    if (e->fn == VERIFY_F_IMM)
       d[1] = d[0], n = 2;
-    if (e->fn == VF_F_CPOOL)
+    if (e->fn == VERIFY_F_CPOOL)
       d[3] = d[2], d[2] = d[1], d[1] = 1, n = 4;
     set_list(a, d, n);
     return 1;
   }
-  case VF_F_ONES:
+  case VERIFY_F_ONES:
     g->op = IR_OP_CONST_ONES;
     ir_attrs_default(g->op, a);
     if (!iv[0].is_shape)
@@ -299,27 +299,27 @@ static int describe(const vf_term *e, const ival *iv, gnode *g) {
 /* Checks concat's and split's carried size n against x's shape: concat's
  * n is x.dim[axis]; a split point lies strictly inside (and fills split's
  * sizes). */
-static int carried_size(inst *in, const ir_graph *g, const vf_term *e, int x,
-                        int64_t n, gnode *gn) {
+static int carried_size(inst *in, const ir_graph *g, const verify_term *e,
+                        int x, int64_t n, gnode *gn) {
   const ir_shape *s = &g->tensors[x].shape;
   int ax = gn->a.axis;
   int64_t dim = ax >= 0 && ax < s->rank ? s->dim[ax] : -1;
-  int good = e->fn == VF_F_CONCAT ? n == dim : n > 0 && n < dim;
+  int good = e->fn == VERIFY_F_CONCAT ? n == dim : n > 0 && n < dim;
   if (!good) {
     ierr(in, "carried size disagrees with the shapes in",
-         vf_fn_info(e->fn)->name);
+         verify_fn_info(e->fn)->name);
     return 0;
   }
-  if (e->fn != VF_F_CONCAT) {
+  if (e->fn != VERIFY_F_CONCAT) {
     int64_t sz[2] = {n, dim - n};
     set_list(&gn->a, sz, 2);
   }
   return 1;
 }
 
-static int build(inst *in, ir_graph *g, const vf_term *e);
+static int build(inst *in, ir_graph *g, const verify_term *e);
 
-static int build_var(inst *in, ir_graph *g, const vf_term *e) {
+static int build_var(inst *in, ir_graph *g, const verify_term *e) {
   const char *name = in->f->vars[e->var].name;
   int t = ir_find_tensor(g, name);
   if (t >= 0)
@@ -327,10 +327,10 @@ static int build_var(inst *in, ir_graph *g, const vf_term *e) {
   return ir_add_tensor(g, name, IR_T_INPUT, &in->val[e->var].s, in->d);
 }
 
-static int build_app(inst *in, ir_graph *g, const vf_term *e) {
-  const vf_fninfo *fi = vf_fn_info(e->fn);
-  ival iv[VF_MAX_ARGS];
-  int32_t ids[VF_MAX_ARGS];
+static int build_app(inst *in, ir_graph *g, const verify_term *e) {
+  const verify_fninfo *fi = verify_fn_info(e->fn);
+  ival iv[VERIFY_MAX_ARGS];
+  int32_t ids[VERIFY_MAX_ARGS];
   int ok = 1;
   for (int i = 0; i < fi->nint; i++)
     iv[i] = eval_int(in, e->args[i], &ok);
@@ -343,55 +343,57 @@ static int build_app(inst *in, ir_graph *g, const vf_term *e) {
     ierr(in, "bad parameters for", fi->name);
     return -1;
   }
-  if ((e->fn == VF_F_CONCAT || e->fn == VF_F_SPLIT0 || e->fn == VF_F_SPLIT1) &&
+  if ((e->fn == VERIFY_F_CONCAT || e->fn == VERIFY_F_SPLIT0 ||
+       e->fn == VERIFY_F_SPLIT1) &&
       !carried_size(in, g, e, ids[0], iv[1].v, &gn))
     return -1;
   int nd = ir_add_node(g, gn.op, ids, fi->nten, &gn.a, NULL, in->d);
   return nd < 0 ? -1 : g->nodes[nd].out[gn.slot];
 }
 
-static int build(inst *in, ir_graph *g, const vf_term *e) {
-  if (e->kind == VF_T_VAR)
+static int build(inst *in, ir_graph *g, const verify_term *e) {
+  if (e->kind == VERIFY_T_VAR)
     return build_var(in, g, e);
-  if (e->kind != VF_T_APP || vf_fn_info(e->fn)->result != VF_S_TENSOR) {
+  if (e->kind != VERIFY_T_APP ||
+      verify_fn_info(e->fn)->result != VERIFY_S_TENSOR) {
     ierr(in, "not a tensor term", NULL);
     return -1;
   }
   return build_app(in, g, e);
 }
 
-static ir_graph *side(inst *in, const vf_term *e, const char *name) {
+static ir_graph *side(inst *in, const verify_term *e, const char *name) {
   ir_graph *g = ir_graph_new(name);
   if (!g) {
-    ir_diag_set(in->d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(in->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   int t = build(in, g, e);
-  if (t < 0 || ir_add_output(g, t, in->d) != IR_OK) {
+  if (t < 0 || ir_add_output(g, t, in->d) != BASE_OK) {
     ir_graph_free(g);
     return NULL;
   }
   return g;
 }
 
-ir_status vf_axiom_graphs(const vf_axiom *ax, ir_graph **lhs, ir_graph **rhs,
-                          ir_diag *d) {
+base_status verify_axiom_graphs(const verify_axiom *ax, ir_graph **lhs,
+                                ir_graph **rhs, base_diag *d) {
   *lhs = *rhs = NULL;
-  vf_form *f = malloc(sizeof *f);
+  verify_form *f = malloc(sizeof *f);
   if (!f)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   inst in;
   memset(&in, 0, sizeof in);
   in.ax = ax, in.f = f, in.d = d;
-  ir_status st = vf_form_parse(ax, f, d);
-  if (st == IR_OK)
+  base_status st = verify_form_parse(ax, f, d);
+  if (st == BASE_OK)
     st = parse_inst(&in);
   int ok = 1;
-  if (st == IR_OK && f->guard && !(eval_bool(&in, f->guard, &ok) && ok))
+  if (st == BASE_OK && f->guard && !(eval_bool(&in, f->guard, &ok) && ok))
     st = ierr(&in, "the guard does not hold for the instance", NULL);
-  if (st == IR_OK && (!(*lhs = side(&in, f->lhs, "lhs")) ||
-                      !(*rhs = side(&in, f->rhs, "rhs")))) {
-    st = d && d->code ? d->code : IR_ERR_INTERNAL;
+  if (st == BASE_OK && (!(*lhs = side(&in, f->lhs, "lhs")) ||
+                        !(*rhs = side(&in, f->rhs, "rhs")))) {
+    st = d && d->code ? d->code : BASE_ERR_INTERNAL;
     ir_graph_free(*lhs);
     *lhs = NULL;
   }

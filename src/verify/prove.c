@@ -1,4 +1,4 @@
-/* prove.c: the verifier context and vf_prove.
+/* prove.c: the verifier context and verify_prove.
  *
  * A context holds one Z3 context and one solver. Each axiom is compiled to a
  * quantified formula with e-matching patterns and asserted at the base scope
@@ -20,78 +20,78 @@ static void on_z3_error(Z3_context z, Z3_error_code e) {
   (void)e;
 }
 
-static ir_status z3_failed(vf_ctx *c, ir_diag *d, const char *what) {
+static base_status z3_failed(verify_ctx *c, base_diag *d, const char *what) {
   Z3_error_code e = Z3_get_error_code(c->z);
-  return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "Z3 failed %s: %s", what,
-                     Z3_get_error_msg(c->z, e));
+  return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "Z3 failed %s: %s", what,
+                       Z3_get_error_msg(c->z, e));
 }
 
 /* ---- axioms ------------------------------------------------------------- */
 
-static Z3_ast term(vf_ctx *c, const vf_form *f, const Z3_ast *vars,
-                   const vf_term *e);
+static Z3_ast term(verify_ctx *c, const verify_form *f, const Z3_ast *vars,
+                   const verify_term *e);
 
-static Z3_ast logic(vf_ctx *c, vf_fn fn, unsigned n, const Z3_ast *a) {
+static Z3_ast logic(verify_ctx *c, verify_fn fn, unsigned n, const Z3_ast *a) {
   Z3_context z = c->z;
   switch (fn) {
-  case VF_F_EQ: return Z3_mk_eq(z, a[0], a[1]);
-  case VF_F_IMPLIES: return Z3_mk_implies(z, a[0], a[1]);
-  case VF_F_AND: return Z3_mk_and(z, n, a);
-  case VF_F_OR: return Z3_mk_or(z, n, a);
-  case VF_F_NOT: return Z3_mk_not(z, a[0]);
-  case VF_F_ADD: return Z3_mk_add(z, n, a);
-  case VF_F_SUB: return Z3_mk_sub(z, n, a);
-  case VF_F_MUL: return Z3_mk_mul(z, n, a);
-  case VF_F_MOD: return Z3_mk_mod(z, a[0], a[1]);
-  case VF_F_LT: return Z3_mk_lt(z, a[0], a[1]);
-  case VF_F_LE: return Z3_mk_le(z, a[0], a[1]);
-  case VF_F_GT: return Z3_mk_gt(z, a[0], a[1]);
+  case VERIFY_F_EQ: return Z3_mk_eq(z, a[0], a[1]);
+  case VERIFY_F_IMPLIES: return Z3_mk_implies(z, a[0], a[1]);
+  case VERIFY_F_AND: return Z3_mk_and(z, n, a);
+  case VERIFY_F_OR: return Z3_mk_or(z, n, a);
+  case VERIFY_F_NOT: return Z3_mk_not(z, a[0]);
+  case VERIFY_F_ADD: return Z3_mk_add(z, n, a);
+  case VERIFY_F_SUB: return Z3_mk_sub(z, n, a);
+  case VERIFY_F_MUL: return Z3_mk_mul(z, n, a);
+  case VERIFY_F_MOD: return Z3_mk_mod(z, a[0], a[1]);
+  case VERIFY_F_LT: return Z3_mk_lt(z, a[0], a[1]);
+  case VERIFY_F_LE: return Z3_mk_le(z, a[0], a[1]);
+  case VERIFY_F_GT: return Z3_mk_gt(z, a[0], a[1]);
   default: return Z3_mk_ge(z, a[0], a[1]);
   }
 }
 
-static Z3_ast term(vf_ctx *c, const vf_form *f, const Z3_ast *vars,
-                   const vf_term *e) {
-  if (e->kind == VF_T_NUM)
+static Z3_ast term(verify_ctx *c, const verify_form *f, const Z3_ast *vars,
+                   const verify_term *e) {
+  if (e->kind == VERIFY_T_NUM)
     return Z3_mk_int64(c->z, e->num, c->I);
-  if (e->kind == VF_T_VAR)
+  if (e->kind == VERIFY_T_VAR)
     return vars[e->var];
-  Z3_ast a[VF_MAX_ARGS];
+  Z3_ast a[VERIFY_MAX_ARGS];
   for (int i = 0; i < e->nargs; i++)
     a[i] = term(c, f, vars, e->args[i]);
-  if (e->fn < VF_NOPFN)
+  if (e->fn < VERIFY_NOPFN)
     return Z3_mk_app(c->z, c->fn[e->fn], (unsigned)e->nargs, a);
   return logic(c, e->fn, (unsigned)e->nargs, a);
 }
 
 /* Whether e can serve as a pattern: an operator term without arithmetic
  * that mentions every variable. */
-static int pattern_ok(const vf_form *f, const vf_term *e) {
-  if (e->kind != VF_T_APP)
+static int pattern_ok(const verify_form *f, const verify_term *e) {
+  if (e->kind != VERIFY_T_APP)
     return 0;
-  int seen[VF_MAX_VARS] = {0}, stack = 0, n = 0;
-  const vf_term *todo[VF_MAX_TERMS];
+  int seen[VERIFY_MAX_VARS] = {0}, stack = 0, n = 0;
+  const verify_term *todo[VERIFY_MAX_TERMS];
   todo[stack++] = e;
   while (stack) {
-    const vf_term *t = todo[--stack];
-    if (t->kind == VF_T_VAR)
+    const verify_term *t = todo[--stack];
+    if (t->kind == VERIFY_T_VAR)
       n += !seen[t->var]++;
-    if (t->kind == VF_T_APP && t->fn >= VF_NOPFN)
+    if (t->kind == VERIFY_T_APP && t->fn >= VERIFY_NOPFN)
       return 0;
-    for (int i = 0; t->kind == VF_T_APP && i < t->nargs; i++)
+    for (int i = 0; t->kind == VERIFY_T_APP && i < t->nargs; i++)
       todo[stack++] = t->args[i];
   }
   return n == f->nvars;
 }
 
-Z3_ast vf_compile_axiom(vf_ctx *c, const vf_form *f) {
-  Z3_ast vars[VF_MAX_VARS];
-  Z3_app bound[VF_MAX_VARS];
+Z3_ast verify_compile_axiom(verify_ctx *c, const verify_form *f) {
+  Z3_ast vars[VERIFY_MAX_VARS];
+  Z3_app bound[VERIFY_MAX_VARS];
   for (int i = 0; i < f->nvars; i++) {
     char name[40];
     snprintf(name, sizeof name, "v:%s", f->vars[i].name);
     vars[i] = Z3_mk_const(c->z, Z3_mk_string_symbol(c->z, name),
-                          f->vars[i].sort == VF_S_INT ? c->I : c->T);
+                          f->vars[i].sort == VERIFY_S_INT ? c->I : c->T);
     bound[i] = Z3_to_app(c->z, vars[i]);
   }
   Z3_ast l = term(c, f, vars, f->lhs), r = term(c, f, vars, f->rhs);
@@ -107,35 +107,36 @@ Z3_ast vf_compile_axiom(vf_ctx *c, const vf_form *f) {
   return Z3_mk_forall_const(c->z, 0, (unsigned)f->nvars, bound, np, pats, body);
 }
 
-static ir_status add_axiom(vf_ctx *c, const vf_axiom *ax, vf_form *f,
-                           ir_diag *d) {
-  if (c->nax == VF_MAX_AXIOMS)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "more than %d axioms",
-                       VF_MAX_AXIOMS);
-  ir_status st = vf_form_parse(ax, f, d);
-  if (st != IR_OK)
+static base_status add_axiom(verify_ctx *c, const verify_axiom *ax,
+                             verify_form *f, base_diag *d) {
+  if (c->nax == VERIFY_MAX_AXIOMS)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "more than %d axioms",
+                         VERIFY_MAX_AXIOMS);
+  base_status st = verify_form_parse(ax, f, d);
+  if (st != BASE_OK)
     return st;
   char name[80];
   snprintf(name, sizeof name, "ax:%s", ax->name);
   Z3_ast p =
       Z3_mk_const(c->z, Z3_mk_string_symbol(c->z, name), Z3_mk_bool_sort(c->z));
-  Z3_solver_assert(c->z, c->s, Z3_mk_implies(c->z, p, vf_compile_axiom(c, f)));
+  Z3_solver_assert(c->z, c->s,
+                   Z3_mk_implies(c->z, p, verify_compile_axiom(c, f)));
   if (Z3_get_error_code(c->z) != Z3_OK)
     return z3_failed(c, d, ax->name);
   c->ax[c->nax] = ax;
   c->track[c->nax++] = p;
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status add_axioms(vf_ctx *c, const vf_axiom *extra, int nextra,
-                            int replace, ir_diag *d) {
-  vf_form *f = malloc(sizeof *f);
+static base_status add_axioms(verify_ctx *c, const verify_axiom *extra,
+                              int nextra, int replace, base_diag *d) {
+  verify_form *f = malloc(sizeof *f);
   if (!f)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  ir_status st = IR_OK;
-  for (int i = 0; !replace && st == IR_OK && i < vf_naxioms(); i++)
-    st = add_axiom(c, vf_axiom_at(i), f, d);
-  for (int i = 0; st == IR_OK && i < nextra; i++)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = BASE_OK;
+  for (int i = 0; !replace && st == BASE_OK && i < verify_naxioms(); i++)
+    st = add_axiom(c, verify_axiom_at(i), f, d);
+  for (int i = 0; st == BASE_OK && i < nextra; i++)
     st = add_axiom(c, &extra[i], f, d);
   free(f);
   return st;
@@ -143,19 +144,19 @@ static ir_status add_axioms(vf_ctx *c, const vf_axiom *extra, int nextra,
 
 /* ---- the context -------------------------------------------------------- */
 
-static void declare(vf_ctx *c) {
-  for (int f = 0; f < VF_NOPFN; f++) {
-    const vf_fninfo *fi = vf_fn_info((vf_fn)f);
-    Z3_sort dom[VF_MAX_ARGS];
+static void declare(verify_ctx *c) {
+  for (int f = 0; f < VERIFY_NOPFN; f++) {
+    const verify_fninfo *fi = verify_fn_info((verify_fn)f);
+    Z3_sort dom[VERIFY_MAX_ARGS];
     for (int i = 0; i < fi->nint + fi->nten; i++)
       dom[i] = i < fi->nint ? c->I : c->T;
     c->fn[f] = Z3_mk_func_decl(c->z, Z3_mk_string_symbol(c->z, fi->name),
                                (unsigned)(fi->nint + fi->nten), dom,
-                               fi->result == VF_S_INT ? c->I : c->T);
+                               fi->result == VERIFY_S_INT ? c->I : c->T);
   }
 }
 
-static ir_status set_params(vf_ctx *c, ir_diag *d) {
+static base_status set_params(verify_ctx *c, base_diag *d) {
   Z3_params p = Z3_mk_params(c->z);
   Z3_params_inc_ref(c->z, p);
   Z3_params_set_uint(c->z, p, Z3_mk_string_symbol(c->z, "timeout"),
@@ -164,20 +165,20 @@ static ir_status set_params(vf_ctx *c, ir_diag *d) {
    * axioms with parameters no well-typed graph has (docs/verify.md) */
   Z3_params_set_bool(c->z, p, Z3_mk_string_symbol(c->z, "smt.mbqi"), false);
   Z3_solver_set_params(c->z, c->s, p);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (Z3_get_error_code(c->z) != Z3_OK)
     st = z3_failed(c, d, "setting the solver's parameters");
   Z3_params_dec_ref(c->z, p);
   return st;
 }
 
-vf_ctx *vf_new_with(const vf_opts *o, const vf_axiom *extra, int nextra,
-                    int replace, ir_diag *d) {
-  vf_ctx *c = calloc(1, sizeof *c);
+verify_ctx *verify_new_with(const verify_opts *o, const verify_axiom *extra,
+                            int nextra, int replace, base_diag *d) {
+  verify_ctx *c = calloc(1, sizeof *c);
   Z3_config cfg = Z3_mk_config();
   if (!c || !cfg) {
     free(c);
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   Z3_set_param_value(cfg, "model", "false");
@@ -185,7 +186,7 @@ vf_ctx *vf_new_with(const vf_opts *o, const vf_axiom *extra, int nextra,
   Z3_del_config(cfg);
   if (!c->z) {
     free(c);
-    ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "cannot create a Z3 context");
+    base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cannot create a Z3 context");
     return NULL;
   }
   Z3_set_error_handler(c->z, on_z3_error);
@@ -195,17 +196,19 @@ vf_ctx *vf_new_with(const vf_opts *o, const vf_axiom *extra, int nextra,
   declare(c);
   c->s = Z3_mk_solver(c->z);
   Z3_solver_inc_ref(c->z, c->s);
-  if (set_params(c, d) != IR_OK ||
-      add_axioms(c, extra, nextra, replace, d) != IR_OK) {
-    vf_free(c);
+  if (set_params(c, d) != BASE_OK ||
+      add_axioms(c, extra, nextra, replace, d) != BASE_OK) {
+    verify_free(c);
     return NULL;
   }
   return c;
 }
 
-vf_ctx *vf_new(const vf_opts *o) { return vf_new_with(o, NULL, 0, 0, NULL); }
+verify_ctx *verify_new(const verify_opts *o) {
+  return verify_new_with(o, NULL, 0, 0, NULL);
+}
 
-void vf_free(vf_ctx *c) {
+void verify_free(verify_ctx *c) {
   if (!c)
     return;
   Z3_solver_dec_ref(c->z, c->s);
@@ -215,13 +218,7 @@ void vf_free(vf_ctx *c) {
 
 /* ---- proving ------------------------------------------------------------ */
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void add_core(vf_ctx *c, vf_result *res) {
+static void add_core(verify_ctx *c, verify_result *res) {
   Z3_ast_vector v = Z3_solver_get_unsat_core(c->z, c->s);
   Z3_ast_vector_inc_ref(c->z, v);
   unsigned n = Z3_ast_vector_size(c->z, v);
@@ -252,13 +249,13 @@ static const char *unknown_reason(const char *z3) {
 }
 
 /* Checks src output i != dst output i; fills res when not proven. */
-static ir_status check_output(vf_ctx *c, Z3_ast a, Z3_ast b, int i,
-                              vf_result *res, ir_diag *d) {
+static base_status check_output(verify_ctx *c, Z3_ast a, Z3_ast b, int i,
+                                verify_result *res, base_diag *d) {
   Z3_solver_push(c->z, c->s);
   Z3_solver_assert(c->z, c->s, Z3_mk_not(c->z, Z3_mk_eq(c->z, a, b)));
   Z3_lbool r =
       Z3_solver_check_assumptions(c->z, c->s, (unsigned)c->nax, c->track);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (Z3_get_error_code(c->z) != Z3_OK)
     st = z3_failed(c, d, "checking a rule");
   else if (r == Z3_L_FALSE)
@@ -269,13 +266,13 @@ static ir_status check_output(vf_ctx *c, Z3_ast a, Z3_ast b, int i,
   else
     snprintf(res->reason, sizeof res->reason, "output %d: %s", i + 1,
              unknown_reason(Z3_solver_get_reason_unknown(c->z, c->s)));
-  if (st == IR_OK && r != Z3_L_FALSE)
+  if (st == BASE_OK && r != Z3_L_FALSE)
     res->status = IR_RULE_UNPROVEN;
   Z3_solver_pop(c->z, c->s, 1);
   return st;
 }
 
-static void blame_generic(vf_result *res, const vf_enc *e) {
+static void blame_generic(verify_result *res, const verify_enc *e) {
   if (res->status != IR_RULE_UNPROVEN || !e->generic[0])
     return;
   char tmp[sizeof res->reason];
@@ -288,47 +285,48 @@ static void blame_generic(vf_result *res, const vf_enc *e) {
   res->reason[sizeof res->reason - 1] = 0;
 }
 
-static ir_status prove_outputs(vf_ctx *c, const ir_rule *r, Z3_ast *ts,
-                               Z3_ast *td, vf_result *res, ir_diag *d) {
-  vf_enc e;
+static base_status prove_outputs(verify_ctx *c, const ir_rule *r, Z3_ast *ts,
+                                 Z3_ast *td, verify_result *res, base_diag *d) {
+  verify_enc e;
   memset(&e, 0, sizeof e);
-  if (vf_encode_graph(c, &e, r->src, ts) != IR_OK ||
-      vf_encode_graph(c, &e, r->dst, td) != IR_OK)
+  if (verify_encode_graph(c, &e, r->src, ts) != BASE_OK ||
+      verify_encode_graph(c, &e, r->dst, td) != BASE_OK)
     return z3_failed(c, d, "encoding a rule");
-  vf_assert_shapes(c, r->src, ts);
-  vf_assert_shapes(c, r->dst, td);
-  ir_status st = IR_OK;
+  verify_assert_shapes(c, r->src, ts);
+  verify_assert_shapes(c, r->dst, td);
+  base_status st = BASE_OK;
   res->status = IR_RULE_PROVEN; /* until an output pair says otherwise */
-  for (int i = 0; st == IR_OK && i < r->src->noutputs; i++) {
+  for (int i = 0; st == BASE_OK && i < r->src->noutputs; i++) {
     st = check_output(c, ts[r->src->outputs[i]], td[r->dst->outputs[i]], i, res,
                       d);
     if (res->status == IR_RULE_UNPROVEN)
       break;
   }
-  if (st != IR_OK)
+  if (st != BASE_OK)
     res->status = IR_RULE_UNPROVEN;
   blame_generic(res, &e);
   return st;
 }
 
-ir_status vf_prove(vf_ctx *c, const ir_rule *r, vf_result *res, ir_diag *d) {
-  double t0 = now_ms();
+base_status verify_prove(verify_ctx *c, const ir_rule *r, verify_result *res,
+                         base_diag *d) {
+  double t0 = (base_now() * 1e3);
   memset(res, 0, sizeof *res);
   res->status = IR_RULE_UNPROVEN;
   if (!r->src || !r->dst || r->src->noutputs != r->dst->noutputs)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "rule %s: malformed",
-                       r->id ? r->id : "?");
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "rule %s: malformed",
+                         r->id ? r->id : "?");
   Z3_ast *ts = calloc((size_t)r->src->ntensors + 1, sizeof *ts);
   Z3_ast *td = calloc((size_t)r->dst->ntensors + 1, sizeof *td);
-  ir_status st = IR_ERR_NOMEM;
+  base_status st = BASE_ERR_NOMEM;
   if (ts && td) {
     Z3_solver_push(c->z, c->s);
     st = prove_outputs(c, r, ts, td, res, d);
     Z3_solver_pop(c->z, c->s, 1);
   } else
-    ir_diag_set(d, st, 0, 0, "out of memory");
+    base_diag_set(d, st, 0, 0, "out of memory");
   free(ts);
   free(td);
-  res->ms = now_ms() - t0;
+  res->ms = (base_now() * 1e3) - t0;
   return st;
 }

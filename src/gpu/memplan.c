@@ -1,4 +1,4 @@
-/* cx_memplan.c: offsets for the activation arena from tensor lifetimes.
+/* memplan.c: offsets for the activation arena from tensor lifetimes.
  *
  * Greedy by size: blocks are placed largest first; each goes to the lowest
  * offset where it overlaps no already placed block whose lifetime overlaps
@@ -7,9 +7,9 @@
  */
 #include <stdlib.h>
 
-#include "cuda_exec.h"
+#include "gpu.h"
 
-#define CX_ALIGN ((size_t)256)
+#define GPU_ALIGN ((size_t)256)
 
 typedef struct span {
   size_t lo, hi;
@@ -39,13 +39,13 @@ static size_t first_fit(const span *s, int n, size_t size) {
     if (s[i].lo >= at + size)
       break;
     if (s[i].hi > at)
-      at = (s[i].hi + CX_ALIGN - 1) / CX_ALIGN * CX_ALIGN;
+      at = (s[i].hi + GPU_ALIGN - 1) / GPU_ALIGN * GPU_ALIGN;
   }
   return at;
 }
 
-size_t cx_memplan(int n, const size_t *sizes, const int32_t *first,
-                  const int32_t *last, size_t *off) {
+size_t gpu_memplan(int n, const size_t *sizes, const int32_t *first,
+                   const int32_t *last, size_t *off) {
   block *order = malloc(sizeof(block) * (size_t)(n ? n : 1));
   span *busy = malloc(sizeof(span) * (size_t)(n ? n : 1));
   if (!order || !busy) {
@@ -71,5 +71,5 @@ size_t cx_memplan(int n, const size_t *sizes, const int32_t *first,
   }
   free(order);
   free(busy);
-  return (total + CX_ALIGN - 1) / CX_ALIGN * CX_ALIGN;
+  return (total + GPU_ALIGN - 1) / GPU_ALIGN * GPU_ALIGN;
 }

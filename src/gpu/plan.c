@@ -1,16 +1,16 @@
-/* cx_plan.c: a graph compiled for the GPU: tensor lifetimes and the
+/* plan.c: a graph compiled for the GPU: tensor lifetimes and the
  * activation arena, weight upload, CUDA-graph capture and replay, timing,
  * per-node profiling and the debug poisoning of released buffers.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cx_int.h"
+#include "gpu_int.h"
 
-#define CX_ALIGN ((size_t)256)
+#define GPU_ALIGN ((size_t)256)
 
 static size_t round_up(size_t x) {
-  return (x + CX_ALIGN - 1) / CX_ALIGN * CX_ALIGN;
+  return (x + GPU_ALIGN - 1) / GPU_ALIGN * GPU_ALIGN;
 }
 
 static size_t tensor_bytes(const ir_graph *g, int t) {
@@ -19,7 +19,7 @@ static size_t tensor_bytes(const ir_graph *g, int t) {
 
 /* The tensor whose bytes t uses: outputs of views (reshape, a relu folded
  * into its producer) share their input's. */
-static int root_of(const cx_plan *p, const int32_t *root, int t) {
+static int root_of(const gpu_plan *p, const int32_t *root, int t) {
   const ir_tensor *x = &p->g->tensors[t];
   if (x->kind == IR_T_VALUE && p->steps[x->node].view)
     return root[p->g->nodes[x->node].in[0]];
@@ -28,7 +28,7 @@ static int root_of(const cx_plan *p, const int32_t *root, int t) {
 
 /* Lifetimes: first[t] = producing node, last[t] = last node reading t or
  * any view of it (g->nnodes for graph outputs). */
-static void lifetimes(const cx_plan *p, int32_t *root, int32_t *first,
+static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
                       int32_t *last) {
   const ir_graph *g = p->g;
   for (int t = 0; t < g->ntensors; t++) {
@@ -65,11 +65,11 @@ static int takes_relu(const ir_node *n) {
 
 /* Marks views: reshapes, and relus folded into a producer whose result
  * they alone read (and that is no graph output). */
-static ir_status plan_fusion(cx_plan *p, ir_diag *d) {
+static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int *reads = calloc((size_t)g->ntensors + 1, sizeof *reads);
   if (!reads)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < g->nnodes; i++)
     for (int k = 0; k < g->nodes[i].nin; k++)
       reads[g->nodes[i].in[k]]++;
@@ -88,21 +88,21 @@ static ir_status plan_fusion(cx_plan *p, ir_diag *d) {
     p->steps[j].view = 1;
   }
   free(reads);
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Blocks to plan: every root value, then every node's scratch. */
-static ir_status plan_arena(cx_plan *p, const int32_t *root,
-                            const int32_t *first, ir_diag *d) {
+static base_status plan_arena(gpu_plan *p, const int32_t *root,
+                              const int32_t *first, base_diag *d) {
   const ir_graph *g = p->g;
   int nb = g->ntensors + g->nnodes;
   size_t *sz = calloc((size_t)nb, sizeof *sz),
          *off = calloc((size_t)nb, sizeof *off);
   int32_t *f = calloc((size_t)nb, sizeof *f),
           *l = calloc((size_t)nb, sizeof *l);
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (!sz || !off || !f || !l)
-    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int t = 0; !st && t < g->ntensors; t++) {
     int planned = g->tensors[t].kind == IR_T_VALUE && root[t] == t;
     sz[t] = planned ? tensor_bytes(g, t) : 0;
@@ -116,14 +116,14 @@ static ir_status plan_arena(cx_plan *p, const int32_t *root,
     sz[g->ntensors + i] = p->steps[i].scratch_bytes;
     f[g->ntensors + i] = l[g->ntensors + i] = i;
   }
-  size_t total = st ? 0 : cx_memplan(nb, sz, f, l, off);
+  size_t total = st ? 0 : gpu_memplan(nb, sz, f, l, off);
   if (!st && total == (size_t)-1)
-    st = ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st && total)
     st = cudaMalloc((void **)&p->arena, total) == cudaSuccess
-             ? IR_OK
-             : cx_cuda_fail(d, cudaErrorMemoryAllocation,
-                            "cudaMalloc of the activation arena");
+             ? BASE_OK
+             : gpu_cuda_fail(d, cudaErrorMemoryAllocation,
+                             "cudaMalloc of the activation arena");
   p->arena_bytes = total;
   for (int t = 0; !st && t < g->ntensors; t++)
     if (sz[t])
@@ -135,8 +135,8 @@ static ir_status plan_arena(cx_plan *p, const int32_t *root,
   return st;
 }
 
-/* Inputs and weights: one allocation, uploaded by cx_plan_upload. */
-static ir_status plan_persist(cx_plan *p, ir_diag *d) {
+/* Inputs and weights: one allocation, uploaded by gpu_plan_upload. */
+static base_status plan_persist(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   size_t total = 0;
   for (int t = 0; t < g->ntensors; t++)
@@ -144,21 +144,21 @@ static ir_status plan_persist(cx_plan *p, ir_diag *d) {
       total += round_up(tensor_bytes(g, t));
   p->persist_bytes = total;
   if (total && cudaMalloc((void **)&p->persist, total) != cudaSuccess)
-    return cx_cuda_fail(d, cudaErrorMemoryAllocation,
-                        "cudaMalloc of the inputs and weights");
+    return gpu_cuda_fail(d, cudaErrorMemoryAllocation,
+                         "cudaMalloc of the inputs and weights");
   size_t at = 0;
   for (int t = 0; t < g->ntensors; t++)
     if (g->tensors[t].kind != IR_T_VALUE) {
       p->ptr[t] = (float *)(p->persist + at);
       at += round_up(tensor_bytes(g, t));
     }
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Weight-only nodes (TASO's preprocess_weights: folded batch norms,
  * transposed weights) run once when the weights are uploaded; their
  * results live for the whole plan, like weights. */
-static void mark_weight_only(cx_plan *p, int32_t *first) {
+static void mark_weight_only(gpu_plan *p, int32_t *first) {
   const ir_graph *g = p->g;
   ir_weight_only(g, p->wonly);
   for (int t = 0; t < g->ntensors; t++)
@@ -168,13 +168,13 @@ static void mark_weight_only(cx_plan *p, int32_t *first) {
     }
 }
 
-static ir_status plan_build(cx_plan *p, ir_diag *d) {
+static base_status plan_build(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
   int32_t *first = calloc((size_t)g->ntensors + 1, sizeof *first);
   if (!first)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  ir_status st = plan_fusion(p, d);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = plan_fusion(p, d);
   if (st) {
     free(first);
     return st;
@@ -185,8 +185,8 @@ static ir_status plan_build(cx_plan *p, ir_diag *d) {
       p->last[t] = -1;
   mark_weight_only(p, first);
   for (int i = 0; !st && i < g->nnodes; i++) {
-    st = cx_step_prepare(p, i, d);
-    cx_step *s = &p->steps[i];
+    st = gpu_step_prepare(p, i, d);
+    gpu_step *s = &p->steps[i];
     size_t ws = s->conv ? s->conv->ws : s->mm ? s->mm->ws : 0;
     if (ws > p->ws_bytes)
       p->ws_bytes = ws;
@@ -196,9 +196,9 @@ static ir_status plan_build(cx_plan *p, ir_diag *d) {
   if (!st)
     st = plan_persist(p, d);
   if (!st &&
-      cudaMalloc(&p->ws, p->ws_bytes ? p->ws_bytes : CX_ALIGN) != cudaSuccess)
-    st = cx_cuda_fail(d, cudaErrorMemoryAllocation,
-                      "cudaMalloc of the workspace");
+      cudaMalloc(&p->ws, p->ws_bytes ? p->ws_bytes : GPU_ALIGN) != cudaSuccess)
+    st = gpu_cuda_fail(d, cudaErrorMemoryAllocation,
+                       "cudaMalloc of the workspace");
   for (int t = 0; !st && t < g->ntensors; t++) /* views */
     if (root[t] != t)
       p->ptr[t] = p->ptr[root[t]];
@@ -206,11 +206,12 @@ static ir_status plan_build(cx_plan *p, ir_diag *d) {
   return st;
 }
 
-ir_status cx_plan_new(cx_ctx *c, const ir_graph *g, cx_plan **out, ir_diag *d) {
+base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
+                         base_diag *d) {
   *out = NULL;
-  cx_plan *p = calloc(1, sizeof *p);
+  gpu_plan *p = calloc(1, sizeof *p);
   if (!p)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   p->ctx = c;
   p->g = g;
   p->ptr = calloc((size_t)g->ntensors + 1, sizeof *p->ptr);
@@ -218,24 +219,25 @@ ir_status cx_plan_new(cx_ctx *c, const ir_graph *g, cx_plan **out, ir_diag *d) {
   p->root = calloc((size_t)g->ntensors + 1, sizeof *p->root);
   p->steps = calloc((size_t)g->nnodes + 1, sizeof *p->steps);
   p->wonly = calloc((size_t)g->nnodes + 1, 1);
-  ir_status st = p->ptr && p->last && p->root && p->steps && p->wonly
-                     ? plan_build(p, d)
-                     : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st =
+      p->ptr && p->last && p->root && p->steps && p->wonly
+          ? plan_build(p, d)
+          : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (st) {
-    cx_plan_free(p);
+    gpu_plan_free(p);
     return st;
   }
   *out = p;
-  return IR_OK;
+  return BASE_OK;
 }
 
-void cx_plan_free(cx_plan *p) {
+void gpu_plan_free(gpu_plan *p) {
   if (!p)
     return;
   if (p->captured)
     cudaGraphExecDestroy(p->exec);
   for (int i = 0; p->steps && i < p->g->nnodes; i++)
-    cx_step_release(&p->steps[i]);
+    gpu_step_release(&p->steps[i]);
   cudaFree(p->arena);
   cudaFree(p->persist);
   cudaFree(p->ws);
@@ -244,81 +246,83 @@ void cx_plan_free(cx_plan *p) {
   free(p);
 }
 
-void cx_plan_memory(const cx_plan *p, size_t *arena, size_t *persist,
-                    size_t *workspace) {
+void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
+                     size_t *workspace) {
   *arena = p->arena_bytes;
   *persist = p->persist_bytes;
   *workspace = p->ws_bytes;
 }
 
-size_t cx_plan_unplanned_bytes(const cx_plan *p) { return p->unplanned_bytes; }
+size_t gpu_plan_unplanned_bytes(const gpu_plan *p) {
+  return p->unplanned_bytes;
+}
 
-ir_status cx_plan_upload(cx_plan *p, const ex_values *v, ir_diag *d) {
+base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {
   const ir_graph *g = p->g;
   for (int t = 0; t < g->ntensors; t++) {
     if (g->tensors[t].kind == IR_T_VALUE)
       continue;
     if (!v->v[t])
-      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "'%s' has no value",
-                         g->tensors[t].name);
-    CX_CUDA(d, cudaMemcpy(p->ptr[t], v->v[t], tensor_bytes(g, t),
-                          cudaMemcpyHostToDevice));
+      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "'%s' has no value",
+                           g->tensors[t].name);
+    GPU_CUDA(d, cudaMemcpy(p->ptr[t], v->v[t], tensor_bytes(g, t),
+                           cudaMemcpyHostToDevice));
   }
   for (int i = 0; i < g->nnodes; i++) /* weight preprocessing, once */
     if (p->wonly[i]) {
-      ir_status st = cx_step_enqueue(p, i, d);
+      base_status st = gpu_step_enqueue(p, i, d);
       if (st)
         return st;
     }
-  CX_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
-  return IR_OK;
+  GPU_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
+  return BASE_OK;
 }
 
-ir_status cx_plan_download(cx_plan *p, int t, float *dst, ir_diag *d) {
-  CX_CUDA(d, cudaMemcpy(dst, p->ptr[t], tensor_bytes(p->g, t),
-                        cudaMemcpyDeviceToHost));
-  return IR_OK;
+base_status gpu_plan_download(gpu_plan *p, int t, float *dst, base_diag *d) {
+  GPU_CUDA(d, cudaMemcpy(dst, p->ptr[t], tensor_bytes(p->g, t),
+                         cudaMemcpyDeviceToHost));
+  return BASE_OK;
 }
 
 /* ---- running ----------------------------------------------------------------
  */
 
 /* Debug: NaN over every block whose last reader is node i. */
-static ir_status poison_after(cx_plan *p, int i, ir_diag *d) {
+static base_status poison_after(gpu_plan *p, int i, base_diag *d) {
   const ir_graph *g = p->g;
   cudaStream_t s = p->ctx->stream;
   for (int t = 0; t < g->ntensors; t++)
     if (p->last[t] == i && g->tensors[t].kind == IR_T_VALUE && p->ptr[t] &&
         (char *)p->ptr[t] >= p->arena &&
         (char *)p->ptr[t] < p->arena + p->arena_bytes && p->root[t] == t)
-      CX_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->ptr[t],
-                           ir_shape_numel(&g->tensors[t].shape), 0, 0));
+      GPU_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->ptr[t],
+                            ir_shape_numel(&g->tensors[t].shape), 0, 0));
   if (p->steps[i].scratch)
-    CX_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->steps[i].scratch,
-                         (int64_t)(p->steps[i].scratch_bytes / sizeof(float)),
-                         0, 0));
-  return IR_OK;
+    GPU_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->steps[i].scratch,
+                          (int64_t)(p->steps[i].scratch_bytes / sizeof(float)),
+                          0, 0));
+  return BASE_OK;
 }
 
-static ir_status enqueue_all(cx_plan *p, int repeat, ir_diag *d) {
+static base_status enqueue_all(gpu_plan *p, int repeat, base_diag *d) {
   for (int r = 0; r < repeat; r++)
     for (int i = 0; i < p->g->nnodes; i++) {
-      if (p->wonly[i]) /* computed by cx_plan_upload */
+      if (p->wonly[i]) /* computed by gpu_plan_upload */
         continue;
-      ir_status st = cx_step_enqueue(p, i, d);
+      base_status st = gpu_step_enqueue(p, i, d);
       if (!st && p->ctx->opt.poison)
         st = poison_after(p, i, d);
       if (st)
         return st;
     }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status capture(cx_plan *p, int repeat, ir_diag *d) {
+static base_status capture(gpu_plan *p, int repeat, base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   cudaGraph_t graph = NULL;
-  CX_CUDA(d, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  ir_status st = enqueue_all(p, repeat, d);
+  GPU_CUDA(d, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  base_status st = enqueue_all(p, repeat, d);
   cudaError_t e = cudaStreamEndCapture(s, &graph);
   if (st) {
     if (graph)
@@ -326,34 +330,34 @@ static ir_status capture(cx_plan *p, int repeat, ir_diag *d) {
     return st;
   }
   if (e != cudaSuccess)
-    return cx_cuda_fail(d, e, "cudaStreamEndCapture");
+    return gpu_cuda_fail(d, e, "cudaStreamEndCapture");
   e = cudaGraphInstantiate(&p->exec, graph, 0);
   cudaGraphDestroy(graph);
   if (e != cudaSuccess)
-    return cx_cuda_fail(d, e, "cudaGraphInstantiate");
+    return gpu_cuda_fail(d, e, "cudaGraphInstantiate");
   p->captured = 1;
-  return IR_OK;
+  return BASE_OK;
 }
 
 /* Enqueues one whole run (graph replay, or node by node). */
-static ir_status launch(cx_plan *p, ir_diag *d) {
+static base_status launch(gpu_plan *p, base_diag *d) {
   if (p->ctx->opt.no_graph)
     return enqueue_all(p, 1, d);
   if (!p->captured) {
-    ir_status st = capture(p, 1, d);
+    base_status st = capture(p, 1, d);
     if (st)
       return st;
   }
-  CX_CUDA(d, cudaGraphLaunch(p->exec, p->ctx->stream));
-  return IR_OK;
+  GPU_CUDA(d, cudaGraphLaunch(p->exec, p->ctx->stream));
+  return BASE_OK;
 }
 
-ir_status cx_plan_run(cx_plan *p, ir_diag *d) {
-  ir_status st = launch(p, d);
+base_status gpu_plan_run(gpu_plan *p, base_diag *d) {
+  base_status st = launch(p, d);
   if (st)
     return st;
-  CX_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
-  return IR_OK;
+  GPU_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
+  return BASE_OK;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -362,16 +366,16 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Times `iters` launches of one run each with events; median in ms. */
-static ir_status time_runs(cx_plan *p, int warmup, int iters, double *med,
-                           ir_diag *d) {
+static base_status time_runs(gpu_plan *p, int warmup, int iters, double *med,
+                             base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   cudaEvent_t a = NULL, b = NULL;
   double *ms = calloc((size_t)iters, sizeof *ms);
-  ir_status st =
-      ms ? IR_OK : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st =
+      ms ? BASE_OK : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st && (cudaEventCreate(&a) != cudaSuccess ||
               cudaEventCreate(&b) != cudaSuccess))
-    st = ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
+    st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
   for (int i = 0; !st && i < warmup + iters; i++) {
     float t = 0;
     cudaError_t e = cudaEventRecord(a, s);
@@ -384,7 +388,7 @@ static ir_status time_runs(cx_plan *p, int warmup, int iters, double *med,
     if (!st && e == cudaSuccess)
       e = cudaEventElapsedTime(&t, a, b);
     if (!st && e != cudaSuccess)
-      st = cx_cuda_fail(d, e, "timing events");
+      st = gpu_cuda_fail(d, e, "timing events");
     if (!st && i >= warmup)
       ms[i - warmup] = t;
   }
@@ -400,44 +404,46 @@ static ir_status time_runs(cx_plan *p, int warmup, int iters, double *med,
   return st;
 }
 
-ir_status cx_plan_time(cx_plan *p, int warmup, int iters, double *median_ms,
-                       ir_diag *d) {
+base_status gpu_plan_time(gpu_plan *p, int warmup, int iters, double *median_ms,
+                          base_diag *d) {
   if (iters < 1)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "iters must be positive");
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "iters must be positive");
   return time_runs(p, warmup, iters, median_ms, d);
 }
 
 /* One profiled pass: a spin kernel holds the GPU while every node is queued
  * between events, so launch gaps stay out of the per-node times. */
-static ir_status profile_pass(cx_plan *p, cudaEvent_t *ev, float *ms,
-                              ir_diag *d) {
+static base_status profile_pass(gpu_plan *p, cudaEvent_t *ev, float *ms,
+                                base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   int nn = p->g->nnodes;
-  CX_CUDA(d, cxk_spin(s, 20000000 + 20000 * (int64_t)nn));
+  GPU_CUDA(d, cxk_spin(s, 20000000 + 20000 * (int64_t)nn));
   for (int i = 0; i < nn; i++) {
-    CX_CUDA(d, cudaEventRecord(ev[i], s));
-    ir_status st = p->wonly[i] ? IR_OK : cx_step_enqueue(p, i, d);
+    GPU_CUDA(d, cudaEventRecord(ev[i], s));
+    base_status st = p->wonly[i] ? BASE_OK : gpu_step_enqueue(p, i, d);
     if (st)
       return st;
   }
-  CX_CUDA(d, cudaEventRecord(ev[nn], s));
-  CX_CUDA(d, cudaEventSynchronize(ev[nn]));
+  GPU_CUDA(d, cudaEventRecord(ev[nn], s));
+  GPU_CUDA(d, cudaEventSynchronize(ev[nn]));
   for (int i = 0; i < nn; i++)
-    CX_CUDA(d, cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
-  return IR_OK;
+    GPU_CUDA(d, cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
+  return BASE_OK;
 }
 
-ir_status cx_plan_profile(cx_plan *p, int reps, double *node_ms, ir_diag *d) {
+base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
+                             base_diag *d) {
   int nn = p->g->nnodes;
   cudaEvent_t *ev = calloc((size_t)nn + 1, sizeof *ev);
   float *ms = calloc((size_t)nn * (size_t)(reps > 0 ? reps : 1), sizeof *ms);
   double *col = calloc((size_t)(reps > 0 ? reps : 1), sizeof *col);
-  ir_status st = ev && ms && col && reps > 0
-                     ? IR_OK
-                     : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st =
+      ev && ms && col && reps > 0
+          ? BASE_OK
+          : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; !st && i <= nn; i++)
     if (cudaEventCreate(&ev[i]) != cudaSuccess)
-      st = ir_diag_set(d, IR_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
+      st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
   for (int r = 0; !st && r < reps + 1; r++) /* the first pass warms up */
     st = profile_pass(p, ev, ms + (size_t)nn * (size_t)(r ? r - 1 : 0), d);
   for (int i = 0; !st && i < nn; i++) {

@@ -1,6 +1,6 @@
 /* arena.c: bump allocator for memory that lives and dies with one graph.
  *
- * Blocks are chained; ir_arena_free releases them all at once. Allocations
+ * Blocks are chained; base_arena_free releases them all at once. Allocations
  * are zeroed and 16-byte aligned. Large requests get a block of their own.
  * The first block is small (a rule side of a few nodes fits in it: the
  * rule generator keeps millions of such graphs) and each further block
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "base.h"
 
 #define ARENA_FIRST 1024
 #define ARENA_BLOCK (64 * 1024)
@@ -20,12 +20,12 @@ typedef struct block {
   _Alignas(16) unsigned char mem[];
 } block;
 
-struct ir_arena {
+struct base_arena {
   block *head;
   size_t next; /* size of the next ordinary block */
 };
 
-ir_arena *ir_arena_new(void) { return calloc(1, sizeof(ir_arena)); }
+base_arena *base_arena_new(void) { return calloc(1, sizeof(base_arena)); }
 
 static block *block_new(size_t size) {
   block *b = malloc(sizeof(block) + size);
@@ -37,7 +37,7 @@ static block *block_new(size_t size) {
   return b;
 }
 
-void *ir_arena_alloc(ir_arena *a, size_t n) {
+void *base_arena_alloc(base_arena *a, size_t n) {
   n = (n + 15) & ~(size_t)15;
   if (n == 0)
     n = 16;
@@ -66,14 +66,14 @@ void *ir_arena_alloc(ir_arena *a, size_t n) {
   return p;
 }
 
-char *ir_arena_strndup(ir_arena *a, const char *s, size_t n) {
-  char *p = ir_arena_alloc(a, n + 1);
+char *base_arena_strndup(base_arena *a, const char *s, size_t n) {
+  char *p = base_arena_alloc(a, n + 1);
   if (p)
     memcpy(p, s, n);
   return p;
 }
 
-void ir_arena_free(ir_arena *a) {
+void base_arena_free(base_arena *a) {
   if (!a)
     return;
   for (block *b = a->head, *next; b; b = next) {

@@ -1,6 +1,6 @@
 /* diag.c: error values with positions, and how they are printed.
  *
- * Library code fills an ir_diag and returns its code; only the CLI prints.
+ * Library code fills an base_diag and returns its code; only the CLI prints.
  * Printing follows chibicc: "file:line:col: error: message", then the
  * source line and a caret under the column.
  */
@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir.h"
+#include "base.h"
 
-ir_status ir_diag_set(ir_diag *d, ir_status code, int line, int col,
-                      const char *fmt, ...) {
+base_status base_diag_set(base_diag *d, base_status code, int line, int col,
+                          const char *fmt, ...) {
   if (!d)
     return code;
   d->code = code;
@@ -26,7 +26,7 @@ ir_status ir_diag_set(ir_diag *d, ir_status code, int line, int col,
   return code;
 }
 
-const char *ir_status_name(ir_status s) {
+const char *base_status_name(base_status s) {
   static const char *names[] = {"ok",
                                 "syntax error",
                                 "unknown operator",
@@ -46,7 +46,7 @@ const char *ir_status_name(ir_status s) {
   return "error";
 }
 
-void ir_diag_print(const ir_diag *d, FILE *f) {
+void base_diag_print(const base_diag *d, FILE *f) {
   if (d->file[0] && d->line > 0)
     fprintf(f, "%s:%d:%d: ", d->file, d->line, d->col > 0 ? d->col : 1);
   else if (d->file[0])

@@ -1,4 +1,4 @@
-/* cx_ops.c: each operator on the GPU: preparation at plan time (cuDNN and
+/* ops.c: each operator on the GPU: preparation at plan time (cuDNN and
  * cuBLASLt descriptors, algorithm choice, scratch size) and enqueueing at
  * run time (one or a few launches on the context's stream).
  *
@@ -7,14 +7,14 @@
  * through one extra kernel; asymmetric "same" padding is materialised into
  * scratch first, since cuDNN pads symmetrically). Matmul is cuBLASLt on the
  * row-major product seen as its column-major transpose, with the bias/ReLU
- * epilogue where it applies. Everything else is a kernel of cx_kernels.cu.
+ * epilogue where it applies. Everything else is a kernel of kernels.cu.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cx_int.h"
+#include "gpu_int.h"
 
-static const ir_shape *shp(const cx_plan *p, int t) {
+static const ir_shape *shp(const gpu_plan *p, int t) {
   return &p->g->tensors[t].shape;
 }
 
@@ -36,14 +36,14 @@ static int act_fn(int act) {
   }
 }
 
-int cx_effective_act(const ir_node *n, const cx_step *s) {
+int gpu_effective_act(const ir_node *n, const gpu_step *s) {
   return n->a.act == IR_ACT_NONE && s->fuse_relu ? IR_ACT_RELU : n->a.act;
 }
 
 /* ---- convolution --------------------------------------------------------- */
 
-static ir_status conv_descs(cx_plan *p, const ir_node *n, cx_conv *cv,
-                            cx_conv_key *k, ir_diag *d) {
+static base_status conv_descs(gpu_plan *p, const ir_node *n, gpu_conv *cv,
+                              gpu_conv_key *k, base_diag *d) {
   const ir_shape *x = shp(p, n->in[0]), *w = shp(p, n->in[1]);
   const ir_shape *y = shp(p, n->out[0]);
   const int32_t *pd = n->a.pad;
@@ -61,61 +61,61 @@ static ir_status conv_descs(cx_plan *p, const ir_node *n, cx_conv *cv,
     q->before[3] = pd[1];
     ph = pw = 0;
   }
-  *k = (cx_conv_key){x->dim[0],
-                     x->dim[1],
-                     h,
-                     wd,
-                     w->dim[0],
-                     w->dim[2],
-                     w->dim[3],
-                     {ph, pw},
-                     {n->a.stride[0], n->a.stride[1]},
-                     {n->a.dilation[0], n->a.dilation[1]},
-                     n->a.groups,
-                     p->ctx->opt.fp32_strict};
-  CX_DNN(d, cudnnCreateTensorDescriptor(&cv->x));
-  CX_DNN(d, cudnnCreateTensorDescriptor(&cv->y));
-  CX_DNN(d, cudnnCreateFilterDescriptor(&cv->w));
-  CX_DNN(d, cudnnCreateConvolutionDescriptor(&cv->conv));
-  CX_DNN(d,
-         cudnnSetTensor4dDescriptor(cv->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                    (int)k->n, (int)k->c, (int)h, (int)wd));
-  CX_DNN(d, cudnnSetTensor4dDescriptor(
-                cv->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)y->dim[0],
-                (int)y->dim[1], (int)y->dim[2], (int)y->dim[3]));
-  CX_DNN(d, cudnnSetFilter4dDescriptor(
-                cv->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)w->dim[0],
-                (int)w->dim[1], (int)w->dim[2], (int)w->dim[3]));
-  CX_DNN(d,
-         cudnnSetConvolution2dDescriptor(
-             cv->conv, ph, pw, n->a.stride[0], n->a.stride[1], n->a.dilation[0],
-             n->a.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  CX_DNN(d, cudnnSetConvolutionGroupCount(cv->conv, n->a.groups));
-  CX_DNN(d, cudnnSetConvolutionMathType(
-                cv->conv, k->strict ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
+  *k = (gpu_conv_key){x->dim[0],
+                      x->dim[1],
+                      h,
+                      wd,
+                      w->dim[0],
+                      w->dim[2],
+                      w->dim[3],
+                      {ph, pw},
+                      {n->a.stride[0], n->a.stride[1]},
+                      {n->a.dilation[0], n->a.dilation[1]},
+                      n->a.groups,
+                      p->ctx->opt.fp32_strict};
+  GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->x));
+  GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->y));
+  GPU_DNN(d, cudnnCreateFilterDescriptor(&cv->w));
+  GPU_DNN(d, cudnnCreateConvolutionDescriptor(&cv->conv));
+  GPU_DNN(d,
+          cudnnSetTensor4dDescriptor(cv->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                     (int)k->n, (int)k->c, (int)h, (int)wd));
+  GPU_DNN(d, cudnnSetTensor4dDescriptor(
+                 cv->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)y->dim[0],
+                 (int)y->dim[1], (int)y->dim[2], (int)y->dim[3]));
+  GPU_DNN(d, cudnnSetFilter4dDescriptor(
+                 cv->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)w->dim[0],
+                 (int)w->dim[1], (int)w->dim[2], (int)w->dim[3]));
+  GPU_DNN(d, cudnnSetConvolution2dDescriptor(
+                 cv->conv, ph, pw, n->a.stride[0], n->a.stride[1],
+                 n->a.dilation[0], n->a.dilation[1], CUDNN_CROSS_CORRELATION,
+                 CUDNN_DATA_FLOAT));
+  GPU_DNN(d, cudnnSetConvolutionGroupCount(cv->conv, n->a.groups));
+  GPU_DNN(d, cudnnSetConvolutionMathType(
+                 cv->conv, k->strict ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
   int dims[4];
-  CX_DNN(d, cudnnGetConvolutionNdForwardOutputDim(cv->conv, cv->x, cv->w, 4,
-                                                  dims));
+  GPU_DNN(d, cudnnGetConvolutionNdForwardOutputDim(cv->conv, cv->x, cv->w, 4,
+                                                   dims));
   for (int i = 0; i < 4; i++)
     if (dims[i] != y->dim[i])
-      return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                         "cuDNN's output shape of conv2d (line %d) differs "
-                         "from the IR's in dimension %d (%d vs %lld)",
-                         n->line, i, dims[i], (long long)y->dim[i]);
-  return IR_OK;
+      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                           "cuDNN's output shape of conv2d (line %d) differs "
+                           "from the IR's in dimension %d (%d vs %lld)",
+                           n->line, i, dims[i], (long long)y->dim[i]);
+  return BASE_OK;
 }
 
-static ir_status conv_prepare(cx_plan *p, const ir_node *n, cx_step *s,
-                              ir_diag *d) {
-  cx_conv *cv = s->conv = calloc(1, sizeof *cv);
+static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
+                                base_diag *d) {
+  gpu_conv *cv = s->conv = calloc(1, sizeof *cv);
   if (!cv)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
-  cx_conv_key k;
-  ir_status st = conv_descs(p, n, cv, &k, d);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  gpu_conv_key k;
+  base_status st = conv_descs(p, n, cv, &k, d);
   if (st)
     return st;
-  cx_conv_choice ch;
-  if ((st = cx_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
+  gpu_conv_choice ch;
+  if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
   cv->algo = ch.algo;
   if (ch.plan) { /* graph API engine: bias and activation by cxk_bias_act */
@@ -123,88 +123,91 @@ static ir_status conv_prepare(cx_plan *p, const ir_node *n, cx_step *s,
     cv->ws = ch.ws;
     if (cv->prepad)
       s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
-    return IR_OK;
+    return BASE_OK;
   }
-  CX_DNN(d, cudnnSetConvolutionMathType(cv->conv, ch.math));
-  CX_DNN(d, cudnnGetConvolutionForwardWorkspaceSize(
-                p->ctx->dnn, cv->x, cv->w, cv->conv, cv->y, cv->algo, &cv->ws));
+  GPU_DNN(d, cudnnSetConvolutionMathType(cv->conv, ch.math));
+  GPU_DNN(d, cudnnGetConvolutionForwardWorkspaceSize(p->ctx->dnn, cv->x, cv->w,
+                                                     cv->conv, cv->y, cv->algo,
+                                                     &cv->ws));
   if (cv->prepad)
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
-  if (cx_effective_act(n, s) == IR_ACT_RELU && n->nin == 3) {
-    CX_DNN(d, cudnnCreateTensorDescriptor(&cv->b));
-    CX_DNN(d, cudnnSetTensor4dDescriptor(cv->b, CUDNN_TENSOR_NCHW,
-                                         CUDNN_DATA_FLOAT, 1, (int)k.o, 1, 1));
-    CX_DNN(d, cudnnCreateActivationDescriptor(&cv->act));
-    CX_DNN(d, cudnnSetActivationDescriptor(cv->act, CUDNN_ACTIVATION_RELU,
-                                           CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  if (gpu_effective_act(n, s) == IR_ACT_RELU && n->nin == 3) {
+    GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->b));
+    GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->b, CUDNN_TENSOR_NCHW,
+                                          CUDNN_DATA_FLOAT, 1, (int)k.o, 1, 1));
+    GPU_DNN(d, cudnnCreateActivationDescriptor(&cv->act));
+    GPU_DNN(d, cudnnSetActivationDescriptor(cv->act, CUDNN_ACTIVATION_RELU,
+                                            CUDNN_NOT_PROPAGATE_NAN, 0.0));
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static ir_status conv_enqueue(cx_plan *p, const ir_node *n, cx_step *s,
-                              ir_diag *d) {
-  cx_conv *cv = s->conv;
-  cx_ctx *c = p->ctx;
+static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
+                                base_diag *d) {
+  gpu_conv *cv = s->conv;
+  gpu_ctx *c = p->ctx;
   const float *x = p->ptr[n->in[0]], *w = p->ptr[n->in[1]];
   float *y = p->ptr[n->out[0]];
   if (cv->prepad) {
-    CX_CUDA(d, cxk_pad_nd(c->stream, x, s->scratch, &cv->pad));
+    GPU_CUDA(d, cxk_pad_nd(c->stream, x, s->scratch, &cv->pad));
     x = s->scratch;
   }
   const float one = 1.0f, zero = 0.0f;
   if (cv->plan) {
-    ir_status st = cx_dnn_execute(c, cv->plan, &cv->vp, x, w, y, p->ws, d);
+    base_status st = gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, p->ws, d);
     if (st)
       return st;
   } else if (cv->act) {
-    CX_DNN(d, cudnnConvolutionBiasActivationForward(
-                  c->dnn, &one, cv->x, x, cv->w, w, cv->conv, cv->algo, p->ws,
-                  cv->ws, &zero, cv->y, y, cv->b, p->ptr[n->in[2]], cv->act,
-                  cv->y, y));
-    return IR_OK;
+    GPU_DNN(d, cudnnConvolutionBiasActivationForward(
+                   c->dnn, &one, cv->x, x, cv->w, w, cv->conv, cv->algo, p->ws,
+                   cv->ws, &zero, cv->y, y, cv->b, p->ptr[n->in[2]], cv->act,
+                   cv->y, y));
+    return BASE_OK;
   } else {
-    CX_DNN(d,
-           cudnnConvolutionForward(c->dnn, &one, cv->x, x, cv->w, w, cv->conv,
-                                   cv->algo, p->ws, cv->ws, &zero, cv->y, y));
+    GPU_DNN(d,
+            cudnnConvolutionForward(c->dnn, &one, cv->x, x, cv->w, w, cv->conv,
+                                    cv->algo, p->ws, cv->ws, &zero, cv->y, y));
   }
   const ir_shape *ys = shp(p, n->out[0]);
-  int act = cx_effective_act(n, s);
+  int act = gpu_effective_act(n, s);
   if (n->nin == 3 || act != IR_ACT_NONE)
-    CX_CUDA(d, cxk_bias_act(c->stream, y, n->nin == 3 ? p->ptr[n->in[2]] : NULL,
-                            ir_shape_numel(ys), ys->dim[1],
-                            ys->dim[2] * ys->dim[3], act_fn(act)));
-  return IR_OK;
+    GPU_CUDA(d,
+             cxk_bias_act(c->stream, y, n->nin == 3 ? p->ptr[n->in[2]] : NULL,
+                          ir_shape_numel(ys), ys->dim[1],
+                          ys->dim[2] * ys->dim[3], act_fn(act)));
+  return BASE_OK;
 }
 
 /* ---- matmul ---------------------------------------------------------------
  * Row-major C[M,N] = A[M,K] B[K,N] is column-major C^T = B^T A^T: cuBLASLt's
  * "A" is our b (N x K, ld N), its "B" our a (K x M, ld K), D is N x M. */
 
-static ir_status mm_layouts(cx_mm *m, int64_t mm, int64_t nn, int64_t kk,
-                            int64_t batch, ir_diag *d) {
-  CX_BLAS(d, cublasLtMatrixLayoutCreate(&m->la, CUDA_R_32F, (uint64_t)nn,
-                                        (uint64_t)kk, nn));
-  CX_BLAS(d, cublasLtMatrixLayoutCreate(&m->lb, CUDA_R_32F, (uint64_t)kk,
-                                        (uint64_t)mm, kk));
-  CX_BLAS(d, cublasLtMatrixLayoutCreate(&m->lc, CUDA_R_32F, (uint64_t)nn,
-                                        (uint64_t)mm, nn));
+static base_status mm_layouts(gpu_mm *m, int64_t mm, int64_t nn, int64_t kk,
+                              int64_t batch, base_diag *d) {
+  GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->la, CUDA_R_32F, (uint64_t)nn,
+                                         (uint64_t)kk, nn));
+  GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->lb, CUDA_R_32F, (uint64_t)kk,
+                                         (uint64_t)mm, kk));
+  GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->lc, CUDA_R_32F, (uint64_t)nn,
+                                         (uint64_t)mm, nn));
   if (batch == 1)
-    return IR_OK;
+    return BASE_OK;
   int32_t b32 = (int32_t)batch;
   int64_t sa = kk * nn, sb = mm * kk, sc = mm * nn;
   cublasLtMatrixLayout_t l[3] = {m->la, m->lb, m->lc};
   int64_t st[3] = {sa, sb, sc};
   for (int i = 0; i < 3; i++) {
-    CX_BLAS(d, cublasLtMatrixLayoutSetAttribute(
-                   l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b32, sizeof b32));
-    CX_BLAS(d, cublasLtMatrixLayoutSetAttribute(
-                   l[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &st[i],
-                   sizeof st[i]));
+    GPU_BLAS(d,
+             cublasLtMatrixLayoutSetAttribute(
+                 l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b32, sizeof b32));
+    GPU_BLAS(d, cublasLtMatrixLayoutSetAttribute(
+                    l[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &st[i],
+                    sizeof st[i]));
   }
-  return IR_OK;
+  return BASE_OK;
 }
 
-static cublasLtEpilogue_t mm_epilogue(cx_mm *m, const ir_node *n, int act,
+static cublasLtEpilogue_t mm_epilogue(gpu_mm *m, const ir_node *n, int act,
                                       int64_t batch) {
   int bias = n->nin == 3, relu = act == IR_ACT_RELU;
   m->act = act;
@@ -217,11 +220,11 @@ static cublasLtEpilogue_t mm_epilogue(cx_mm *m, const ir_node *n, int act,
   return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
-static ir_status mm_prepare(cx_plan *p, const ir_node *n, cx_step *s,
-                            ir_diag *d) {
-  cx_mm *m = s->mm = calloc(1, sizeof *m);
+static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
+                              base_diag *d) {
+  gpu_mm *m = s->mm = calloc(1, sizeof *m);
   if (!m)
-    return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]);
   int64_t kk = a->dim[a->rank - 1], nn = b->dim[b->rank - 1];
   int64_t mm = a->dim[a->rank - 2], batch = 1;
@@ -234,47 +237,48 @@ static ir_status mm_prepare(cx_plan *p, const ir_node *n, cx_step *s,
   cublasComputeType_t ct = p->ctx->opt.fp32_strict
                                ? CUBLAS_COMPUTE_32F
                                : CUBLAS_COMPUTE_32F_FAST_TF32;
-  CX_BLAS(d, cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
-  cublasLtEpilogue_t ep = mm_epilogue(m, n, cx_effective_act(n, s), batch);
-  CX_BLAS(d, cublasLtMatmulDescSetAttribute(
-                 m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
+  GPU_BLAS(d, cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
+  cublasLtEpilogue_t ep = mm_epilogue(m, n, gpu_effective_act(n, s), batch);
+  GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
+                  m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
   if (ep == CUBLASLT_EPILOGUE_BIAS || ep == CUBLASLT_EPILOGUE_RELU_BIAS) {
     /* a placeholder for the heuristic; the real pointer is set per run */
     const void *bp = (const void *)(uintptr_t)256;
-    CX_BLAS(d, cublasLtMatmulDescSetAttribute(
-                   m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
+    GPU_BLAS(d,
+             cublasLtMatmulDescSetAttribute(
+                 m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
   }
-  ir_status st = mm_layouts(m, mm, nn, kk, batch, d);
-  cx_mm_key key = {mm,
-                   nn,
-                   kk,
-                   batch,
-                   (int32_t)ep,
-                   ep == CUBLASLT_EPILOGUE_BIAS ||
-                       ep == CUBLASLT_EPILOGUE_RELU_BIAS,
-                   p->ctx->opt.fp32_strict,
-                   0};
-  return st ? st : cx_mm_choose(p->ctx, &key, m, d);
+  base_status st = mm_layouts(m, mm, nn, kk, batch, d);
+  gpu_mm_key key = {mm,
+                    nn,
+                    kk,
+                    batch,
+                    (int32_t)ep,
+                    ep == CUBLASLT_EPILOGUE_BIAS ||
+                        ep == CUBLASLT_EPILOGUE_RELU_BIAS,
+                    p->ctx->opt.fp32_strict,
+                    0};
+  return st ? st : gpu_mm_choose(p->ctx, &key, m, d);
 }
 
-static ir_status mm_enqueue(cx_plan *p, const ir_node *n, cx_step *s,
-                            ir_diag *d) {
-  cx_mm *m = s->mm;
-  cx_ctx *c = p->ctx;
+static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
+                              base_diag *d) {
+  gpu_mm *m = s->mm;
+  gpu_ctx *c = p->ctx;
   const float *bias = n->nin == 3 ? p->ptr[n->in[2]] : NULL;
   float *y = p->ptr[n->out[0]];
   if (bias && !m->post_bias)
-    CX_BLAS(d, cublasLtMatmulDescSetAttribute(m->desc,
-                                              CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                              &bias, sizeof bias));
+    GPU_BLAS(
+        d, cublasLtMatmulDescSetAttribute(
+               m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   const float one = 1.0f, zero = 0.0f;
-  CX_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, p->ptr[n->in[1]], m->la,
-                            p->ptr[n->in[0]], m->lb, &zero, y, m->lc, y, m->lc,
-                            &m->algo, p->ws, m->ws, c->stream));
+  GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, p->ptr[n->in[1]], m->la,
+                             p->ptr[n->in[0]], m->lb, &zero, y, m->lc, y, m->lc,
+                             &m->algo, p->ws, m->ws, c->stream));
   if (m->post_bias || m->post_act)
-    CX_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
-                            m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID));
-  return IR_OK;
+    GPU_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
+                             m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID));
+  return BASE_OK;
 }
 
 /* ---- element-wise ---------------------------------------------------------
@@ -290,7 +294,7 @@ static void bcast_strides(const ir_shape *x, const ir_shape *o, int64_t *st) {
   }
 }
 
-static cudaError_t binary(cx_plan *p, const ir_node *n, int op, int relu) {
+static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]);
   const ir_shape *o = shp(p, n->out[0]);
   int64_t cnt = ir_shape_numel(o);
@@ -305,7 +309,7 @@ static cudaError_t binary(cx_plan *p, const ir_node *n, int op, int relu) {
   return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, relu);
 }
 
-static cudaError_t unary(cx_plan *p, const ir_node *n, int fn) {
+static cudaError_t unary(gpu_plan *p, const ir_node *n, int fn) {
   return cxk_unary(p->ctx->stream, fn, p->ptr[n->in[0]], p->ptr[n->out[0]],
                    ir_shape_numel(shp(p, n->out[0])), n->a.lo, n->a.hi);
 }
@@ -330,7 +334,7 @@ static rows rows_of(const ir_shape *s, int axis) {
   return r;
 }
 
-static cudaError_t copy_rows(cx_plan *p, float *dst, int64_t dpitch,
+static cudaError_t copy_rows(gpu_plan *p, float *dst, int64_t dpitch,
                              const float *src, int64_t spitch, int64_t width,
                              int64_t height) {
   if (width == 0 || height == 0)
@@ -341,7 +345,7 @@ static cudaError_t copy_rows(cx_plan *p, float *dst, int64_t dpitch,
                            cudaMemcpyDeviceToDevice, p->ctx->stream);
 }
 
-static cudaError_t concat(cx_plan *p, const ir_node *n) {
+static cudaError_t concat(gpu_plan *p, const ir_node *n) {
   const ir_shape *o = shp(p, n->out[0]);
   int axis = n->a.axis;
   rows r = rows_of(o, axis);
@@ -357,7 +361,7 @@ static cudaError_t concat(cx_plan *p, const ir_node *n) {
   return cudaSuccess;
 }
 
-static cudaError_t split(cx_plan *p, const ir_node *n) {
+static cudaError_t split(gpu_plan *p, const ir_node *n) {
   const ir_shape *x = shp(p, n->in[0]);
   int axis = n->a.axis;
   rows r = rows_of(x, axis);
@@ -374,7 +378,7 @@ static cudaError_t split(cx_plan *p, const ir_node *n) {
 }
 
 /* transpose (perm in a.list) or slice (starts in a.list) as one gather. */
-static cudaError_t gather(cx_plan *p, const ir_node *n, int is_slice) {
+static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
   const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
   int64_t ist[CXK_RANK];
   strides_of(x, ist);
@@ -390,7 +394,7 @@ static cudaError_t gather(cx_plan *p, const ir_node *n, int is_slice) {
 }
 
 /* pad (before-pads in a.list) or enlarge (centred zero padding). */
-static cudaError_t pad(cx_plan *p, const ir_node *n, int is_enlarge) {
+static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
   const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
   cxk_pad q = {.rank = o->rank, .value = is_enlarge ? 0.0f : n->a.value};
   for (int i = 0; i < o->rank; i++) {
@@ -404,7 +408,7 @@ static cudaError_t pad(cx_plan *p, const ir_node *n, int is_enlarge) {
 /* ---- pooling, normalisation, reduction ------------------------------------
  */
 
-static cudaError_t pool(cx_plan *p, const ir_node *n, int is_max) {
+static cudaError_t pool(gpu_plan *p, const ir_node *n, int is_max) {
   const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
   cxk_pool q = {x->dim[0],      x->dim[1],
                 x->dim[2],      x->dim[3],
@@ -417,7 +421,7 @@ static cudaError_t pool(cx_plan *p, const ir_node *n, int is_max) {
 }
 
 /* Mean over the axes flagged in red[] (global_avgpool: H and W). */
-static cudaError_t reduce(cx_plan *p, const ir_node *n, const int *red) {
+static cudaError_t reduce(gpu_plan *p, const ir_node *n, const int *red) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t ist[CXK_RANK];
   strides_of(x, ist);
@@ -437,7 +441,7 @@ static cudaError_t reduce(cx_plan *p, const ir_node *n, const int *red) {
                          &r);
 }
 
-static cudaError_t reduce_node(cx_plan *p, const ir_node *n) {
+static cudaError_t reduce_node(gpu_plan *p, const ir_node *n) {
   int red[CXK_RANK] = {0};
   if (n->op == IR_OP_GLOBAL_AVGPOOL)
     red[2] = red[3] = 1;
@@ -447,7 +451,7 @@ static cudaError_t reduce_node(cx_plan *p, const ir_node *n) {
   return reduce(p, n, red);
 }
 
-static cudaError_t batchnorm(cx_plan *p, const ir_node *n, int relu) {
+static cudaError_t batchnorm(gpu_plan *p, const ir_node *n, int relu) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t cnt = ir_shape_numel(x), c = x->dim[1];
   return cxk_batchnorm(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->in[1]],
@@ -456,7 +460,7 @@ static cudaError_t batchnorm(cx_plan *p, const ir_node *n, int relu) {
                        n->a.eps, relu);
 }
 
-static cudaError_t softmax(cx_plan *p, const ir_node *n) {
+static cudaError_t softmax(gpu_plan *p, const ir_node *n) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < n->a.axis; i++)
@@ -467,7 +471,7 @@ static cudaError_t softmax(cx_plan *p, const ir_node *n) {
                      x->dim[n->a.axis], inner);
 }
 
-static cudaError_t layernorm(cx_plan *p, const ir_node *n) {
+static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t rows = 1, len = 1;
   for (int i = 0; i < x->rank; i++)
@@ -478,7 +482,7 @@ static cudaError_t layernorm(cx_plan *p, const ir_node *n) {
                        rows, len, n->a.eps);
 }
 
-static cudaError_t constant(cx_plan *p, const ir_node *n) {
+static cudaError_t constant(gpu_plan *p, const ir_node *n) {
   const ir_shape *o = shp(p, n->out[0]);
   float *y = p->ptr[n->out[0]];
   cudaStream_t s = p->ctx->stream;
@@ -492,18 +496,18 @@ static cudaError_t constant(cx_plan *p, const ir_node *n) {
 /* ---- dispatch
  * ---------------------------------------------------------------- */
 
-ir_status cx_step_prepare(cx_plan *p, int i, ir_diag *d) {
+base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
   if (n->op == IR_OP_CONV2D)
     return conv_prepare(p, n, &p->steps[i], d);
   if (n->op == IR_OP_MATMUL)
     return mm_prepare(p, n, &p->steps[i], d);
-  return IR_OK;
+  return BASE_OK;
 }
 
-void cx_step_release(cx_step *s) {
+void gpu_step_release(gpu_step *s) {
   if (s->conv) {
-    cx_conv *c = s->conv;
+    gpu_conv *c = s->conv;
     if (c->x)
       cudnnDestroyTensorDescriptor(c->x);
     if (c->y)
@@ -521,7 +525,7 @@ void cx_step_release(cx_step *s) {
     free(c);
   }
   if (s->mm) {
-    cx_mm *m = s->mm;
+    gpu_mm *m = s->mm;
     if (m->la)
       cublasLtMatrixLayoutDestroy(m->la);
     if (m->lb)
@@ -535,7 +539,7 @@ void cx_step_release(cx_step *s) {
   memset(s, 0, sizeof *s);
 }
 
-static cudaError_t simple(cx_plan *p, const ir_node *n, const cx_step *s) {
+static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s) {
   if (s->view)
     return cudaSuccess; /* reshape, or a relu folded into its producer */
   int relu = s->fuse_relu;
@@ -574,9 +578,9 @@ static cudaError_t simple(cx_plan *p, const ir_node *n, const cx_step *s) {
   }
 }
 
-ir_status cx_step_enqueue(cx_plan *p, int i, ir_diag *d) {
+base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
-  ir_status st = IR_OK;
+  base_status st = BASE_OK;
   if (n->op == IR_OP_CONV2D)
     st = conv_enqueue(p, n, &p->steps[i], d);
   else if (n->op == IR_OP_MATMUL)
@@ -584,7 +588,7 @@ ir_status cx_step_enqueue(cx_plan *p, int i, ir_diag *d) {
   else {
     cudaError_t e = simple(p, n, &p->steps[i]);
     if (e != cudaSuccess)
-      st = cx_cuda_fail(d, e, ir_op(n->op)->name);
+      st = gpu_cuda_fail(d, e, ir_op(n->op)->name);
   }
   if (st && d && d->line == 0) {
     d->line = n->line;

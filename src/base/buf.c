@@ -1,4 +1,4 @@
-/* buf.c: a growable, always NUL-terminated text buffer (ir_buf), shared by
+/* buf.c: a growable, always NUL-terminated text buffer (base_buf), shared by
  * every printer and exporter. Out of memory sets b->oom and makes every
  * later call a no-op, so callers check once at the end. */
 #include <stdarg.h>
@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "base.h"
 
-static int grow(ir_buf *b, size_t need) {
+static int grow(base_buf *b, size_t need) {
   if (b->oom)
     return 0;
   if (b->len + need + 1 <= b->cap)
@@ -26,7 +26,7 @@ static int grow(ir_buf *b, size_t need) {
   return 1;
 }
 
-void ir_buf_put(ir_buf *b, const char *s, size_t n) {
+void base_buf_put(base_buf *b, const char *s, size_t n) {
   if (!grow(b, n))
     return;
   memcpy(b->s + b->len, s, n);
@@ -34,9 +34,11 @@ void ir_buf_put(ir_buf *b, const char *s, size_t n) {
   b->s[b->len] = 0;
 }
 
-void ir_buf_puts(ir_buf *b, const char *s) { ir_buf_put(b, s, strlen(s)); }
+void base_buf_puts(base_buf *b, const char *s) {
+  base_buf_put(b, s, strlen(s));
+}
 
-void ir_buf_printf(ir_buf *b, const char *fmt, ...) {
+void base_buf_printf(base_buf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);

@@ -1,83 +1,86 @@
-/* cuda_exec.h: the CUDA executor (prefix cx_).
+/* gpu.h: the CUDA executor (prefix gpu_).
  *
  * Runs an ir_graph on one NVIDIA GPU with the same semantics as the CPU
- * reference executor (src/exec/exec.h). A cx_ctx owns the device, a stream,
+ * reference executor (src/exec/exec.h). A gpu_ctx owns the device, a stream,
  * the cuDNN and cuBLASLt handles and a cache of convolution algorithm
- * choices (cudnnFind, once per convolution configuration). A cx_plan is a
+ * choices (cudnnFind, once per convolution configuration). A gpu_plan is a
  * graph compiled for that context: every intermediate tensor gets an offset
  * in one activation arena planned by tensor lifetimes (two tensors share
  * bytes only when their lifetimes are disjoint; reshape is a view), inputs
- * and weights are uploaded once, and cx_plan_run replays the whole graph as
+ * and weights are uploaded once, and gpu_plan_run replays the whole graph as
  * one CUDA graph.
  *
  * Every CUDA, cuDNN and cuBLASLt status is checked; a failure comes back as
- * an ir_status with an ir_diag naming the call (out of device memory is
- * IR_ERR_NOMEM, anything else IR_ERR_INTERNAL). Nothing here prints.
+ * an base_status with an base_diag naming the call (out of device memory is
+ * BASE_ERR_NOMEM, anything else BASE_ERR_INTERNAL). Nothing here prints.
  */
 #ifndef SUPEROPT_CUDA_EXEC_H
 #define SUPEROPT_CUDA_EXEC_H
 
-#include "../exec.h"
+#include "../exec/exec.h"
 
-typedef struct cx_ctx cx_ctx;
-typedef struct cx_plan cx_plan;
+typedef struct gpu_ctx gpu_ctx;
+typedef struct gpu_plan gpu_plan;
 
-typedef struct cx_options {
+typedef struct gpu_options {
   int fp32_strict; /* 1: no TF32 in conv/matmul (default 0: TF32 allowed) */
   int poison;      /* debug: fill every released activation buffer with NaN
                       right after its last reader (catches planner bugs) */
   int no_graph;    /* 1: launch node by node instead of a CUDA graph */
   int no_fuse;     /* 1: do not fold a relu into the node before it */
   int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
-} cx_options;
+} gpu_options;
 
 /* Number of usable CUDA devices; 0 when there is no driver or no device. */
-int cx_device_count(void);
+int gpu_device_count(void);
 
 /* Opens device 0. o may be NULL (defaults). Fails cleanly without a GPU. */
-ir_status cx_ctx_new(const cx_options *o, cx_ctx **out, ir_diag *d);
-void cx_ctx_free(cx_ctx *c);
+base_status gpu_ctx_new(const gpu_options *o, gpu_ctx **out, base_diag *d);
+void gpu_ctx_free(gpu_ctx *c);
 /* Device name, compute capability and library versions, one line. */
-void cx_ctx_describe(const cx_ctx *c, char *buf, size_t n);
+void gpu_ctx_describe(const gpu_ctx *c, char *buf, size_t n);
 
 /* Compiles g for c: plans memory, allocates it, prepares every node
  * (descriptors, algorithms). g must outlive the plan. */
-ir_status cx_plan_new(cx_ctx *c, const ir_graph *g, cx_plan **out, ir_diag *d);
-void cx_plan_free(cx_plan *p);
+base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
+                         base_diag *d);
+void gpu_plan_free(gpu_plan *p);
 /* Uploads every input and weight of g from v (all must be filled). */
-ir_status cx_plan_upload(cx_plan *p, const ex_values *v, ir_diag *d);
+base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d);
 /* Runs the graph once (CUDA graph replay; captured on first use) and waits
  * for it. */
-ir_status cx_plan_run(cx_plan *p, ir_diag *d);
+base_status gpu_plan_run(gpu_plan *p, base_diag *d);
 /* Copies tensor t (an output, input or weight) to host memory dst. */
-ir_status cx_plan_download(cx_plan *p, int t, float *dst, ir_diag *d);
+base_status gpu_plan_download(gpu_plan *p, int t, float *dst, base_diag *d);
 /* Median latency of `iters` whole-graph runs after `warmup` runs, timed
  * with CUDA events around each replay. */
-ir_status cx_plan_time(cx_plan *p, int warmup, int iters, double *median_ms,
-                       ir_diag *d);
+base_status gpu_plan_time(gpu_plan *p, int warmup, int iters, double *median_ms,
+                          base_diag *d);
 /* Per-node device time: runs node by node `reps` times with events between
  * nodes; node_ms[i] (g->nnodes entries) gets node i's median. */
-ir_status cx_plan_profile(cx_plan *p, int reps, double *node_ms, ir_diag *d);
+base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
+                             base_diag *d);
 /* Bytes of the activation arena, of inputs+weights and of workspace. */
-void cx_plan_memory(const cx_plan *p, size_t *arena, size_t *persist,
-                    size_t *workspace);
+void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
+                     size_t *workspace);
 /* Sum of the sizes of all activations (what the arena would be without
  * reuse). */
-size_t cx_plan_unplanned_bytes(const cx_plan *p);
+size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
 
 /* Measures node `node` of g alone: a one-node graph with the node's inputs
  * as inputs/weights (seeded random, same init hints), the same algorithm
  * choices as run (c's cache), timed as a CUDA graph replay; median of reps
  * after warmup. */
-ir_status cx_measure_node(cx_ctx *c, const ir_graph *g, int node, int warmup,
-                          int reps, double *median_ms, ir_diag *d);
+base_status gpu_measure_node(gpu_ctx *c, const ir_graph *g, int node,
+                             int warmup, int reps, double *median_ms,
+                             base_diag *d);
 
 /* The memory planner (no GPU needed): block k of sizes[k] bytes is live
  * from step first[k] to step last[k] inclusive; off[k] gets a 256-aligned
  * offset such that blocks whose lives overlap never overlap in bytes.
  * Largest blocks first, each at the lowest gap that fits. Returns the arena
  * size, or (size_t)-1 when out of host memory. */
-size_t cx_memplan(int n, const size_t *sizes, const int32_t *first,
-                  const int32_t *last, size_t *off);
+size_t gpu_memplan(int n, const size_t *sizes, const int32_t *first,
+                   const int32_t *last, size_t *off);
 
 #endif

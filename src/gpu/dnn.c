@@ -1,11 +1,11 @@
-/* cx_dnn.c: convolutions through cuDNN's graph (backend) API, autotuned.
+/* dnn.c: convolutions through cuDNN's graph (backend) API, autotuned.
  *
  * The legacy cudnnFind only knows the classic algorithms; the graph API's
  * engines include the Hopper implicit-GEMM kernels that frameworks reach
  * with cudnn.benchmark. For one convolution geometry this builds the
  * operation graph, asks heuristics (mode A) for engine configurations,
- * finalises up to CX_DNN_CANDIDATES execution plans, times each on scratch
- * buffers (median of CX_DNN_REPS runs after a warm-up, CUDA events) and
+ * finalises up to GPU_DNN_CANDIDATES execution plans, times each on scratch
+ * buffers (median of GPU_DNN_REPS runs after a warm-up, CUDA events) and
  * keeps the fastest. In strict fp32 mode engines with the tensor-core or
  * down-convert numerical notes (TF32) are skipped. Failure to find any plan
  * is not an error: the caller falls back to the legacy algorithm.
@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cx_int.h"
+#include "gpu_int.h"
 
-#define CX_DNN_CANDIDATES 10
-#define CX_DNN_REPS 5
-#define CX_DNN_WS_MAX ((int64_t)256 << 20)
+#define GPU_DNN_CANDIDATES 10
+#define GPU_DNN_REPS 5
+#define GPU_DNN_WS_MAX ((int64_t)256 << 20)
 
 typedef cudnnBackendDescriptor_t bdesc;
 
@@ -48,7 +48,7 @@ static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4]) {
   return cudnnBackendFinalize(*t);
 }
 
-static cudnnStatus_t conv_desc(bdesc *c, const cx_conv_key *k) {
+static cudnnStatus_t conv_desc(bdesc *c, const gpu_conv_key *k) {
   int64_t two = 2, pad[2] = {k->pad[0], k->pad[1]};
   int64_t str[2] = {k->stride[0], k->stride[1]},
           dil[2] = {k->dil[0], k->dil[1]};
@@ -84,7 +84,7 @@ static void graph_free(graph_descs *g) {
   memset(g, 0, sizeof *g);
 }
 
-static void dims_of(const cx_conv_key *k, int64_t x[4], int64_t w[4],
+static void dims_of(const gpu_conv_key *k, int64_t x[4], int64_t w[4],
                     int64_t y[4]) {
   int64_t xd[4] = {k->n, k->c, k->h, k->w};
   int64_t wd[4] = {k->o, k->c / k->groups, k->kh, k->kw};
@@ -94,7 +94,7 @@ static void dims_of(const cx_conv_key *k, int64_t x[4], int64_t w[4],
   memcpy(x, xd, sizeof xd), memcpy(w, wd, sizeof wd), memcpy(y, yd, sizeof yd);
 }
 
-static cudnnStatus_t graph_build(cudnnHandle_t h, const cx_conv_key *k,
+static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
                                  graph_descs *g) {
   int64_t xd[4], wd[4], yd[4];
   dims_of(k, xd, wd, yd);
@@ -164,13 +164,13 @@ static cudnnStatus_t make_plan(cudnnHandle_t h, bdesc cfg, bdesc *plan,
                                   CUDNN_TYPE_INT64, 1, &n, ws);
 }
 
-/* Up to CX_DNN_CANDIDATES finalised plans for g (strict: no TF32). */
+/* Up to GPU_DNN_CANDIDATES finalised plans for g (strict: no TF32). */
 static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
                       bdesc *plans, int64_t *ws) {
-  bdesc heur = NULL, cfg[CX_DNN_CANDIDATES * 2] = {0};
+  bdesc heur = NULL, cfg[GPU_DNN_CANDIDATES * 2] = {0};
   cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
   int64_t ncfg = 0;
-  int np = 0, want = CX_DNN_CANDIDATES * 2;
+  int np = 0, want = GPU_DNN_CANDIDATES * 2;
   for (int i = 0; i < want; i++)
     if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
                                      &cfg[i]) != CUDNN_STATUS_SUCCESS)
@@ -185,12 +185,12 @@ static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
       cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                CUDNN_TYPE_BACKEND_DESCRIPTOR, want, &ncfg,
                                cfg) == CUDNN_STATUS_SUCCESS) {
-    for (int64_t i = 0; i < ncfg && i < want && np < CX_DNN_CANDIDATES; i++) {
+    for (int64_t i = 0; i < ncfg && i < want && np < GPU_DNN_CANDIDATES; i++) {
       if (strict && uses_tf32(cfg[i]))
         continue;
       plans[np] = NULL;
       if (make_plan(h, cfg[i], &plans[np], &ws[np]) == CUDNN_STATUS_SUCCESS &&
-          ws[np] <= CX_DNN_WS_MAX)
+          ws[np] <= GPU_DNN_WS_MAX)
         np++;
       else if (plans[np])
         cudnnBackendDestroyDescriptor(plans[np]);
@@ -221,12 +221,12 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 /* Median time of plan on the scratch buffers; a huge value on failure. */
-static float time_plan(cx_ctx *c, bdesc plan, bdesc vp, cudaEvent_t e0,
+static float time_plan(gpu_ctx *c, bdesc plan, bdesc vp, cudaEvent_t e0,
                        cudaEvent_t e1) {
-  float t[CX_DNN_REPS];
+  float t[GPU_DNN_REPS];
   if (cudnnBackendExecute(c->dnn, plan, vp) != CUDNN_STATUS_SUCCESS)
     return 1e30f;
-  for (int r = 0; r < CX_DNN_REPS; r++) {
+  for (int r = 0; r < GPU_DNN_REPS; r++) {
     t[r] = 1e30f;
     if (cudaEventRecord(e0, c->stream) != cudaSuccess ||
         cudnnBackendExecute(c->dnn, plan, vp) != CUDNN_STATUS_SUCCESS ||
@@ -236,8 +236,8 @@ static float time_plan(cx_ctx *c, bdesc plan, bdesc vp, cudaEvent_t e0,
       t[r] = 1e30f;
   }
   cudaGetLastError();
-  qsort(t, CX_DNN_REPS, sizeof *t, cmp_float);
-  return t[CX_DNN_REPS / 2];
+  qsort(t, GPU_DNN_REPS, sizeof *t, cmp_float);
+  return t[GPU_DNN_REPS / 2];
 }
 
 typedef struct scratch {
@@ -246,7 +246,7 @@ typedef struct scratch {
   cudaEvent_t e0, e1;
 } scratch;
 
-static int scratch_new(cx_ctx *c, const cx_conv_key *k, int64_t ws,
+static int scratch_new(gpu_ctx *c, const gpu_conv_key *k, int64_t ws,
                        scratch *s) {
   int64_t xd[4], wd[4], yd[4];
   dims_of(k, xd, wd, yd);
@@ -274,10 +274,10 @@ static void scratch_free(scratch *s) {
   cudaGetLastError();
 }
 
-void cx_dnn_autotune(cx_ctx *c, const cx_conv_key *k, cx_dnn_choice *out) {
+void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
   graph_descs g = {0};
-  bdesc plans[CX_DNN_CANDIDATES];
-  int64_t ws[CX_DNN_CANDIDATES], wmax = 0;
+  bdesc plans[GPU_DNN_CANDIDATES];
+  int64_t ws[GPU_DNN_CANDIDATES], wmax = 0;
   memset(out, 0, sizeof *out);
   out->ms = 1e30f;
   int np = graph_build(c->dnn, k, &g) == CUDNN_STATUS_SUCCESS
@@ -313,14 +313,14 @@ void cx_dnn_autotune(cx_ctx *c, const cx_conv_key *k, cx_dnn_choice *out) {
   graph_free(&g);
 }
 
-ir_status cx_dnn_execute(cx_ctx *c, cudnnBackendDescriptor_t plan,
-                         cudnnBackendDescriptor_t *vp, const float *x,
-                         const float *w, float *y, void *ws, ir_diag *d) {
+base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
+                            cudnnBackendDescriptor_t *vp, const float *x,
+                            const float *w, float *y, void *ws, base_diag *d) {
   if (!*vp) {
     cudnnStatus_t e = variant_pack(vp, x, w, y, ws);
     if (e != CUDNN_STATUS_SUCCESS)
-      return cx_dnn_fail(d, e, "cuDNN variant pack");
+      return gpu_dnn_fail(d, e, "cuDNN variant pack");
   }
-  CX_DNN(d, cudnnBackendExecute(c->dnn, plan, *vp));
-  return IR_OK;
+  GPU_DNN(d, cudnnBackendExecute(c->dnn, plan, *vp));
+  return BASE_OK;
 }

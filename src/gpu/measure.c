@@ -1,27 +1,27 @@
-/* cx_measure.c: one operator timed alone, for the cost database.
+/* measure.c: one operator timed alone, for the cost database.
  *
  * The node is copied into a graph of its own (its inputs become graph
  * inputs or weights under their own names, so seeded values and init hints
  * match the whole graph's), compiled in the caller's context (so the
  * convolution algorithm is the one the whole-graph run chose) and captured
- * as a CUDA graph that runs the node CX_MEASURE_REPEAT times; one replay's
+ * as a CUDA graph that runs the node GPU_MEASURE_REPEAT times; one replay's
  * median time over that count is the node's cost, launch overhead
  * amortised as it is inside a whole-graph replay.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cx_int.h"
+#include "gpu_int.h"
 
-#define CX_MEASURE_REPEAT 10
+#define GPU_MEASURE_REPEAT 10
 
 /* g's node `node` alone: distinct inputs as inputs (graph inputs) or
  * weights (everything else), the node, its outputs. */
-static ir_graph *isolate(const ir_graph *g, int node, ir_diag *d) {
+static ir_graph *isolate(const ir_graph *g, int node, base_diag *d) {
   const ir_node *n = &g->nodes[node];
   ir_graph *h = ir_graph_new(ir_op(n->op)->name);
   if (!h) {
-    ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   int32_t in[IR_MAX_IN];
@@ -53,54 +53,55 @@ fail:
   return NULL;
 }
 
-/* Times p's graph replayed with the node enqueued CX_MEASURE_REPEAT times. */
-static ir_status time_repeated(cx_plan *p, int warmup, int reps, double *ms,
-                               ir_diag *d) {
+/* Times p's graph replayed with the node enqueued GPU_MEASURE_REPEAT times. */
+static base_status time_repeated(gpu_plan *p, int warmup, int reps, double *ms,
+                                 base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   cudaGraph_t graph = NULL;
-  CX_CUDA(d, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  ir_status st = IR_OK;
-  for (int r = 0; !st && r < CX_MEASURE_REPEAT; r++)
-    st = cx_step_enqueue(p, 0, d);
+  GPU_CUDA(d, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  base_status st = BASE_OK;
+  for (int r = 0; !st && r < GPU_MEASURE_REPEAT; r++)
+    st = gpu_step_enqueue(p, 0, d);
   cudaError_t e = cudaStreamEndCapture(s, &graph);
   if (!st && e != cudaSuccess)
-    st = cx_cuda_fail(d, e, "cudaStreamEndCapture");
+    st = gpu_cuda_fail(d, e, "cudaStreamEndCapture");
   if (!st && (e = cudaGraphInstantiate(&p->exec, graph, 0)) != cudaSuccess)
-    st = cx_cuda_fail(d, e, "cudaGraphInstantiate");
+    st = gpu_cuda_fail(d, e, "cudaGraphInstantiate");
   if (graph)
     cudaGraphDestroy(graph);
   if (st)
     return st;
   p->captured = 1;
   double med = 0;
-  st = cx_plan_time(p, warmup, reps, &med, d);
-  *ms = med / CX_MEASURE_REPEAT;
+  st = gpu_plan_time(p, warmup, reps, &med, d);
+  *ms = med / GPU_MEASURE_REPEAT;
   return st;
 }
 
-ir_status cx_measure_node(cx_ctx *c, const ir_graph *g, int node, int warmup,
-                          int reps, double *median_ms, ir_diag *d) {
+base_status gpu_measure_node(gpu_ctx *c, const ir_graph *g, int node,
+                             int warmup, int reps, double *median_ms,
+                             base_diag *d) {
   if (node < 0 || node >= g->nnodes || reps < 1)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                       "cx_measure_node: node %d of %d, reps %d", node,
-                       g->nnodes, reps);
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "gpu_measure_node: node %d of %d, reps %d", node,
+                         g->nnodes, reps);
   ir_graph *h = isolate(g, node, d);
   if (!h)
-    return d ? d->code : IR_ERR_INTERNAL;
-  cx_plan *p = NULL;
+    return d ? d->code : BASE_ERR_INTERNAL;
+  gpu_plan *p = NULL;
   ex_values *v = ex_values_new(h);
-  ir_status st = v ? ex_fill_random(h, v, 1, d)
-                   : ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = v ? ex_fill_random(h, v, 1, d)
+                     : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
-    st = cx_plan_new(c, h, &p, d);
+    st = gpu_plan_new(c, h, &p, d);
   if (!st)
-    st = cx_plan_upload(p, v, d);
-  cx_options saved = c->opt; /* graph replay, no poisoning */
+    st = gpu_plan_upload(p, v, d);
+  gpu_options saved = c->opt; /* graph replay, no poisoning */
   c->opt.no_graph = c->opt.poison = 0;
   if (!st)
     st = time_repeated(p, warmup, reps, median_ms, d);
   c->opt = saved;
-  cx_plan_free(p);
+  gpu_plan_free(p);
   ex_values_free(v);
   ir_graph_free(h);
   return st;

@@ -1,4 +1,4 @@
-/* cx_kernels.cu: the CUDA executor's own kernels: element-wise maps and
+/* kernels.cu: the CUDA executor's own kernels: element-wise maps and
  * activations, broadcast binaries, strided copies (concat, split, slice,
  * transpose), padding (pad, enlarge, asymmetric conv padding), batch norm,
  * pooling, reductions, softmax, layer norm and constants.
@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "cx_kern.h"
+#include "kern.h"
 
 namespace {
 

@@ -1,15 +1,15 @@
-/* cx_blas.c: matmul algorithm choice: cuBLASLt's heuristic candidates,
+/* blas.c: matmul algorithm choice: cuBLASLt's heuristic candidates,
  * timed on scratch buffers, fastest kept per (shape, epilogue, precision)
- * in the context, so every node of that shape (and cx_measure_node) uses
+ * in the context, so every node of that shape (and gpu_measure_node) uses
  * the same algorithm.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cx_int.h"
+#include "gpu_int.h"
 
-#define CX_MM_CANDIDATES 8
-#define CX_MM_REPS 5
+#define GPU_MM_CANDIDATES 8
+#define GPU_MM_REPS 5
 
 static int cmp_float(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b;
@@ -22,7 +22,7 @@ typedef struct mm_scratch {
   cudaEvent_t e0, e1;
 } mm_scratch;
 
-static int scratch_new(cx_ctx *c, const cx_mm_key *k, size_t ws,
+static int scratch_new(gpu_ctx *c, const gpu_mm_key *k, size_t ws,
                        mm_scratch *s) {
   int64_t na = k->batch * k->k * k->n, nb = k->batch * k->m * k->k;
   int64_t nc = k->batch * k->m * k->n;
@@ -50,11 +50,11 @@ static void scratch_free(mm_scratch *s) {
 }
 
 /* Median time of one algorithm; a huge value when it fails. */
-static float time_algo(cx_ctx *c, cx_mm *m, const cublasLtMatmulAlgo_t *algo,
+static float time_algo(gpu_ctx *c, gpu_mm *m, const cublasLtMatmulAlgo_t *algo,
                        size_t ws, mm_scratch *s) {
   const float one = 1.0f, zero = 0.0f;
-  float t[CX_MM_REPS];
-  for (int r = -1; r < CX_MM_REPS; r++) {
+  float t[GPU_MM_REPS];
+  for (int r = -1; r < GPU_MM_REPS; r++) {
     float ms = 1e30f;
     if ((r < 0 || cudaEventRecord(s->e0, c->stream) == cudaSuccess) &&
         cublasLtMatmul(c->lt, m->desc, &one, s->a, m->la, s->b, m->lb, &zero,
@@ -67,12 +67,12 @@ static float time_algo(cx_ctx *c, cx_mm *m, const cublasLtMatmulAlgo_t *algo,
       t[r] = ms;
   }
   cudaGetLastError();
-  qsort(t, CX_MM_REPS, sizeof *t, cmp_float);
-  return t[CX_MM_REPS / 2];
+  qsort(t, GPU_MM_REPS, sizeof *t, cmp_float);
+  return t[GPU_MM_REPS / 2];
 }
 
 /* Index of the fastest of r[0..nr-1] (0 when timing is impossible). */
-static int fastest(cx_ctx *c, const cx_mm_key *k, cx_mm *m,
+static int fastest(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
                    const cublasLtMatmulHeuristicResult_t *r, int nr) {
   size_t wmax = 0;
   for (int i = 0; i < nr; i++)
@@ -97,44 +97,45 @@ static int fastest(cx_ctx *c, const cx_mm_key *k, cx_mm *m,
   return best;
 }
 
-static ir_status remember(cx_ctx *c, const cx_mm_choice *ch, ir_diag *d) {
+static base_status remember(gpu_ctx *c, const gpu_mm_choice *ch, base_diag *d) {
   if (c->nmms == c->capmms) {
     int cap = c->capmms ? 2 * c->capmms : 16;
-    cx_mm_choice *nc = realloc(c->mms, (size_t)cap * sizeof *nc);
+    gpu_mm_choice *nc = realloc(c->mms, (size_t)cap * sizeof *nc);
     if (!nc)
-      return ir_diag_set(d, IR_ERR_NOMEM, 0, 0, "out of memory");
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     c->mms = nc;
     c->capmms = cap;
   }
   c->mms[c->nmms++] = *ch;
-  return IR_OK;
+  return BASE_OK;
 }
 
-ir_status cx_mm_choose(cx_ctx *c, const cx_mm_key *k, cx_mm *m, ir_diag *d) {
+base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
+                          base_diag *d) {
   for (int i = 0; i < c->nmms; i++)
     if (!memcmp(&c->mms[i].key, k, sizeof *k)) {
       m->algo = c->mms[i].algo;
       m->ws = c->mms[i].ws;
-      return IR_OK;
+      return BASE_OK;
     }
   cublasLtMatmulPreference_t pref;
-  CX_BLAS(d, cublasLtMatmulPreferenceCreate(&pref));
-  size_t ws = CX_MM_WS;
+  GPU_BLAS(d, cublasLtMatmulPreferenceCreate(&pref));
+  size_t ws = GPU_MM_WS;
   cublasStatus_t e = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  cublasLtMatmulHeuristicResult_t r[CX_MM_CANDIDATES];
+  cublasLtMatmulHeuristicResult_t r[GPU_MM_CANDIDATES];
   int nr = 0;
   if (e == CUBLAS_STATUS_SUCCESS)
     e = cublasLtMatmulAlgoGetHeuristic(c->lt, m->desc, m->la, m->lb, m->lc,
-                                       m->lc, pref, CX_MM_CANDIDATES, r, &nr);
+                                       m->lc, pref, GPU_MM_CANDIDATES, r, &nr);
   cublasLtMatmulPreferenceDestroy(pref);
   if (e != CUBLAS_STATUS_SUCCESS)
-    return cx_blas_fail(d, e, "cublasLtMatmulAlgoGetHeuristic");
+    return gpu_blas_fail(d, e, "cublasLtMatmulAlgoGetHeuristic");
   if (nr < 1)
-    return ir_diag_set(d, IR_ERR_INTERNAL, 0, 0,
-                       "cuBLASLt has no algorithm for a matmul");
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "cuBLASLt has no algorithm for a matmul");
   int i = fastest(c, k, m, r, nr);
-  cx_mm_choice ch = {*k, r[i].algo, r[i].workspaceSize};
+  gpu_mm_choice ch = {*k, r[i].algo, r[i].workspaceSize};
   m->algo = ch.algo;
   m->ws = ch.ws;
   return remember(c, &ch, d);

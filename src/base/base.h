@@ -1,0 +1,91 @@
+/* base.h: what every module shares and nothing else: the arena that owns a
+ * graph's memory, error statuses and diagnostics (file:line:col), growable
+ * text buffers, whole-file reads and atomic writes, and a monotonic clock.
+ *
+ * Depends on nothing of superopt's. Library functions never exit or print:
+ * they return a base_status and fill a base_diag that the caller prints.
+ */
+#ifndef SUPEROPT_BASE_H
+#define SUPEROPT_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- arena ------------------------------------------------------------- */
+
+typedef struct base_arena base_arena;
+base_arena *base_arena_new(void);
+void *base_arena_alloc(base_arena *a,
+                       size_t n); /* zeroed, 16-aligned; NULL on OOM */
+char *base_arena_strndup(base_arena *a, const char *s, size_t n);
+void base_arena_free(base_arena *a); /* frees everything allocated from a */
+
+/* ---- diagnostics ------------------------------------------------------- */
+
+typedef enum base_status {
+  BASE_OK = 0,
+  BASE_ERR_SYNTAX,        /* malformed text */
+  BASE_ERR_UNKNOWN_OP,    /* no such operator */
+  BASE_ERR_UNKNOWN_PARAM, /* operator has no such parameter */
+  BASE_ERR_PARAM,         /* missing or invalid parameter value */
+  BASE_ERR_ARITY,         /* wrong number of inputs */
+  BASE_ERR_SHAPE,     /* shape rule rejected the inputs / annotation differs */
+  BASE_ERR_UNDEFINED, /* name used but never defined */
+  BASE_ERR_DUPLICATE, /* name defined twice */
+  BASE_ERR_CYCLE,     /* dependency cycle */
+  BASE_ERR_NO_OUTPUT, /* graph declares no output */
+  BASE_ERR_IO,        /* cannot read / write a file */
+  BASE_ERR_NOMEM,     /* out of memory */
+  BASE_ERR_INTERNAL   /* a bug: an invariant does not hold */
+} base_status;
+
+/* An error with its position in the user's input (line/col 1-based; 0 when
+ * there is no position). src holds the offending source line, if known. */
+typedef struct base_diag {
+  base_status code;
+  char file[256];
+  int line, col;
+  char msg[512];
+  char src[256];
+} base_diag;
+
+/* Sets d (if non-NULL) and returns code. */
+base_status base_diag_set(base_diag *d, base_status code, int line, int col,
+                          const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Prints "file:line:col: error: msg", the source line and a caret. */
+void base_diag_print(const base_diag *d, FILE *f);
+const char *base_status_name(base_status s);
+
+/* ---- text buffers ------------------------------------------------------ */
+
+/* A growable text buffer: s is NUL-terminated (or NULL while empty); oom
+ * set on allocation failure, after which appends do nothing. Zero-init it;
+ * free(b.s) when done. */
+typedef struct base_buf {
+  char *s;
+  size_t len, cap;
+  int oom;
+} base_buf;
+void base_buf_put(base_buf *b, const char *s, size_t n);
+void base_buf_puts(base_buf *b, const char *s);
+void base_buf_printf(base_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- files ------------------------------------------------------------- */
+
+/* Reads a whole file; malloc'd, NUL-terminated, *len set. NULL + d on error. */
+char *base_read_file(const char *path, size_t *len, base_diag *d);
+/* Writes len bytes to path atomically. */
+base_status base_write_atomic(const char *path, const char *data, size_t len,
+                              base_diag *d);
+
+/* ---- clock and memory -------------------------------------------------- */
+
+/* Seconds on a monotonic clock (for elapsed times and progress). */
+double base_now(void);
+/* Peak resident set size of this process so far, in MiB. */
+double base_peak_rss_mib(void);
+
+#endif

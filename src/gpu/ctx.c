@@ -1,0 +1,181 @@
+/* ctx.c: the CUDA executor's context: device, stream, cuDNN and cuBLASLt
+ * handles, error translation, and the cache of convolution algorithms
+ * (cudnnFind runs once per convolution geometry and math mode).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_int.h"
+
+/* Workspace a convolution algorithm may ask for. */
+#define GPU_CONV_WS_MAX ((size_t)256 << 20)
+
+base_status gpu_cuda_fail(base_diag *d, cudaError_t e, const char *what) {
+  base_status st =
+      e == cudaErrorMemoryAllocation ? BASE_ERR_NOMEM : BASE_ERR_INTERNAL;
+  cudaGetLastError(); /* clear a sticky launch error where possible */
+  return base_diag_set(d, st, 0, 0, "CUDA error %s (%s) in %s",
+                       cudaGetErrorName(e), cudaGetErrorString(e), what);
+}
+
+base_status gpu_dnn_fail(base_diag *d, cudnnStatus_t e, const char *what) {
+  base_status st =
+      e == CUDNN_STATUS_ALLOC_FAILED ? BASE_ERR_NOMEM : BASE_ERR_INTERNAL;
+  return base_diag_set(d, st, 0, 0, "cuDNN error %s in %s",
+                       cudnnGetErrorString(e), what);
+}
+
+base_status gpu_blas_fail(base_diag *d, cublasStatus_t e, const char *what) {
+  base_status st =
+      e == CUBLAS_STATUS_ALLOC_FAILED ? BASE_ERR_NOMEM : BASE_ERR_INTERNAL;
+  return base_diag_set(d, st, 0, 0, "cuBLAS error %d in %s", (int)e, what);
+}
+
+int gpu_device_count(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+static base_status ctx_open(gpu_ctx *c, base_diag *d) {
+  GPU_CUDA(d, cudaSetDevice(c->device));
+  GPU_CUDA(d, cudaGetDeviceProperties(&c->prop, c->device));
+  GPU_CUDA(d, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  GPU_DNN(d, cudnnCreate(&c->dnn));
+  GPU_DNN(d, cudnnSetStream(c->dnn, c->stream));
+  GPU_BLAS(d, cublasLtCreate(&c->lt));
+  return BASE_OK;
+}
+
+base_status gpu_ctx_new(const gpu_options *o, gpu_ctx **out, base_diag *d) {
+  *out = NULL;
+  if (gpu_device_count() < 1)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "no CUDA device (cudaGetDeviceCount found none)");
+  gpu_ctx *c = calloc(1, sizeof *c);
+  if (!c)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (o)
+    c->opt = *o;
+  base_status st = ctx_open(c, d);
+  if (st) {
+    gpu_ctx_free(c);
+    return st;
+  }
+  *out = c;
+  return BASE_OK;
+}
+
+void gpu_ctx_free(gpu_ctx *c) {
+  if (!c)
+    return;
+  if (c->lt)
+    cublasLtDestroy(c->lt);
+  if (c->dnn)
+    cudnnDestroy(c->dnn);
+  if (c->stream)
+    cudaStreamDestroy(c->stream);
+  for (int i = 0; i < c->nconvs; i++)
+    if (c->convs[i].plan)
+      cudnnBackendDestroyDescriptor(c->convs[i].plan);
+  free(c->convs);
+  free(c->mms);
+  free(c);
+}
+
+void gpu_ctx_describe(const gpu_ctx *c, char *buf, size_t n) {
+  int rt = 0, drv = 0;
+  cudaRuntimeGetVersion(&rt);
+  cudaDriverGetVersion(&drv);
+  int graph_api = 0;
+  for (int i = 0; i < c->nconvs; i++)
+    graph_api += c->convs[i].plan != NULL;
+  snprintf(buf, n,
+           "%s (sm_%d%d), CUDA runtime %d.%d, driver %d.%d, cuDNN %zu, "
+           "cuBLASLt %zu, %s, %d conv geometries (%d via cuDNN graph API)",
+           c->prop.name, c->prop.major, c->prop.minor, rt / 1000,
+           rt % 1000 / 10, drv / 1000, drv % 1000 / 10, cudnnGetVersion(),
+           cublasLtGetVersion(), c->opt.fp32_strict ? "fp32 strict" : "tf32",
+           c->nconvs, graph_api);
+}
+
+/* ---- convolution algorithm cache ---------------------------------------- */
+
+static gpu_conv_choice *find_choice(gpu_ctx *c, const gpu_conv_key *k) {
+  for (int i = 0; i < c->nconvs; i++)
+    if (!memcmp(&c->convs[i].key, k, sizeof *k))
+      return &c->convs[i];
+  return NULL;
+}
+
+static base_status remember(gpu_ctx *c, const gpu_conv_choice *ch,
+                            base_diag *d) {
+  if (c->nconvs == c->capconvs) {
+    int cap = c->capconvs ? 2 * c->capconvs : 32;
+    gpu_conv_choice *nc = realloc(c->convs, (size_t)cap * sizeof *nc);
+    if (!nc)
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    c->convs = nc;
+    c->capconvs = cap;
+  }
+  c->convs[c->nconvs++] = *ch;
+  return BASE_OK;
+}
+
+/* Picks the fastest successful result within the workspace limit; strict
+ * mode takes only plain FMA math (no TF32). */
+static int pick(const cudnnConvolutionFwdAlgoPerf_t *r, int n, int strict) {
+  for (int i = 0; i < n; i++) {
+    if (r[i].status != CUDNN_STATUS_SUCCESS || r[i].memory > GPU_CONV_WS_MAX)
+      continue;
+    if (strict && r[i].mathType != CUDNN_FMA_MATH &&
+        r[i].mathType != CUDNN_DEFAULT_MATH)
+      continue;
+    return i;
+  }
+  return -1;
+}
+
+base_status
+gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
+                cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+                cudnnTensorDescriptor_t y, gpu_conv_choice *out, base_diag *d) {
+  gpu_conv_choice *hit = find_choice(c, k);
+  if (hit) {
+    *out = *hit;
+    return BASE_OK;
+  }
+  cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int n = 0;
+  GPU_DNN(d,
+          cudnnFindConvolutionForwardAlgorithm(
+              c->dnn, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r));
+  int i = pick(r, n, k->strict);
+  if (i < 0)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "cuDNN found no usable algorithm for a convolution "
+                         "(%lldx%lldx%lldx%lld, kernel %lldx%lld)",
+                         (long long)k->n, (long long)k->c, (long long)k->h,
+                         (long long)k->w, (long long)k->kh, (long long)k->kw);
+  out->key = *k;
+  out->algo = r[i].algo;
+  out->math = k->strict ? CUDNN_FMA_MATH : r[i].mathType;
+  out->ws = r[i].memory;
+  out->plan = NULL;
+  gpu_dnn_choice g = {0};
+  if (!c->opt.legacy_conv)
+    gpu_dnn_autotune(c, k, &g);
+  if (g.plan && g.ms < r[i].time) { /* the graph API's engine is faster */
+    out->plan = g.plan;
+    out->ws = g.ws;
+  } else if (g.plan) {
+    cudnnBackendDestroyDescriptor(g.plan);
+  }
+  base_status st = remember(c, out, d);
+  if (st && out->plan)
+    cudnnBackendDestroyDescriptor(out->plan);
+  return st;
+}

@@ -1,0 +1,125 @@
+/* verify_int.h: the verifier's private interface: the axiom term language
+ * (parsed formulas with sorted variables), the function symbols it shares
+ * with the Z3 encoding, and the per-operator axiom arrays.
+ */
+#ifndef SUPEROPT_VF_INT_H
+#define SUPEROPT_VF_INT_H
+
+#include "verify.h"
+
+/* Function symbols of the encoding. The first VERIFY_NOPFN are uninterpreted
+ * functions in Z3 (Int parameters first, then tensors); the rest are the
+ * logic and Int arithmetic of guards. */
+typedef enum verify_fn {
+  VERIFY_F_CONV2D,    /* (conv2d sh sw pad groups act x w) */
+  VERIFY_F_MATMUL,    /* (matmul act a b), 2-D, no bias */
+  VERIFY_F_EWADD,     /* (ewadd a b) */
+  VERIFY_F_EWMUL,     /* (ewmul a b) */
+  VERIFY_F_SMUL,      /* (smul a s) */
+  VERIFY_F_ACT,       /* (act k x): k = VERIFY_ACT_* element-wise function */
+  VERIFY_F_CONCAT,    /* (concat axis n x y), n = x.dim[axis] */
+  VERIFY_F_SPLIT0,    /* (split0 axis n x): x[.., :n, ..] */
+  VERIFY_F_SPLIT1,    /* (split1 axis n x): x[.., n:, ..] */
+  VERIFY_F_TRANSPOSE, /* (transpose permcode x) */
+  VERIFY_F_AVGPOOL,   /* (avgpool kh kw sh sw pad cip x) */
+  VERIFY_F_MAXPOOL,   /* (maxpool kh kw sh sw pad x) */
+  VERIFY_F_ENLARGE,   /* (enlarge kh kw w) */
+  VERIFY_F_ICONV,     /* (iconv o i kh kw) */
+  VERIFY_F_IMM,       /* (imm n) */
+  VERIFY_F_ONES,      /* (ones shapecode) */
+  VERIFY_F_CPOOL,     /* (cpool c kh kw) */
+  VERIFY_F_SH,        /* (sh x): x's shape code (Int); guards only */
+  VERIFY_F_CONV2DB,   /* (conv2db sh sw pad groups act x w b): with bias b */
+  VERIFY_NOPFN,
+  VERIFY_F_EQ = VERIFY_NOPFN,
+  VERIFY_F_IMPLIES,
+  VERIFY_F_AND,
+  VERIFY_F_OR,
+  VERIFY_F_NOT,
+  VERIFY_F_ADD,
+  VERIFY_F_SUB,
+  VERIFY_F_MUL,
+  VERIFY_F_MOD,
+  VERIFY_F_LT,
+  VERIFY_F_LE,
+  VERIFY_F_GT,
+  VERIFY_F_GE,
+  VERIFY_NFN
+} verify_fn;
+
+/* Codes of the element-wise unary functions of (act k x); 1..4 are the
+ * ir_act values of fused activations. */
+enum {
+  VERIFY_ACT_RELU = 1,
+  VERIFY_ACT_SIGMOID,
+  VERIFY_ACT_TANH,
+  VERIFY_ACT_GELU,
+  VERIFY_ACT_ERF,
+  VERIFY_ACT_SQRT
+};
+
+typedef enum verify_sort {
+  VERIFY_S_UNK,
+  VERIFY_S_INT,
+  VERIFY_S_TENSOR,
+  VERIFY_S_BOOL
+} verify_sort;
+
+typedef struct verify_fninfo {
+  const char *name;
+  int nint, nten; /* operator symbols: Int parameters, then tensors */
+  verify_sort result;
+} verify_fninfo;
+const verify_fninfo *verify_fn_info(verify_fn f);
+
+typedef enum verify_tkind {
+  VERIFY_T_NUM,
+  VERIFY_T_VAR,
+  VERIFY_T_APP
+} verify_tkind;
+
+#define VERIFY_MAX_ARGS 8
+#define VERIFY_MAX_TERMS 256
+#define VERIFY_MAX_VARS 24
+
+typedef struct verify_term {
+  verify_tkind kind;
+  int64_t num;  /* VERIFY_T_NUM */
+  int var;      /* VERIFY_T_VAR: index into verify_form.vars */
+  verify_fn fn; /* VERIFY_T_APP */
+  int nargs;
+  struct verify_term *args[VERIFY_MAX_ARGS];
+  int col; /* 1-based column in the text */
+} verify_term;
+
+typedef struct verify_var {
+  char name[24];
+  verify_sort sort;
+} verify_var;
+
+/* A parsed, sort-checked axiom formula. */
+typedef struct verify_form {
+  verify_term terms[VERIFY_MAX_TERMS];
+  int nterms;
+  verify_var vars[VERIFY_MAX_VARS];
+  int nvars;
+  verify_term *guard; /* NULL when unconditional */
+  verify_term *lhs, *rhs;
+} verify_form;
+
+/* Parses and sort-checks ax->text into f. */
+base_status verify_form_parse(const verify_axiom *ax, verify_form *f,
+                              base_diag *d);
+
+/* Code of a transpose permutation: n + 8 * sum(perm[i] * 8^i). */
+int64_t verify_perm_code(const int64_t *perm, int n);
+
+/* Per-operator axiom arrays, each ended by VERIFY_AXIOM_END (name NULL). */
+#define VERIFY_AXIOM_END                                                       \
+  { NULL, NULL, NULL, NULL }
+#define OP(ID, name, inputs, params)                                           \
+  extern const verify_axiom verify_axioms_##name[];
+#include "../ir/ops.def"
+#undef OP
+
+#endif
