@@ -112,7 +112,8 @@ static const cli_command commands[] = {
      "stderr. See docs/interop.md.\n",
      cli_import_rules},
     {"export-rules", "export proven rules as TASO .pb, Tensat text or JSON",
-     "usage: superopt export-rules RULES --format taso-pb|tensat|json -o OUT "
+     "usage: superopt export-rules RULES --format "
+     "taso-pb|tensat|tensat-multi|json -o OUT "
      "[--all]\n"
      "\n"
      "Writes the proven rules of RULES (every rule with --all) atomically to\n"
