@@ -12,16 +12,19 @@ int cli_import(const cli_command *c, int argc, char **argv) {
   static const struct option opts[] = {
       {"output", required_argument, 0, 'o'},
       {"input-shape", required_argument, 0, 's'},
+      {"drop-weights", no_argument, 0, 'D'},
       {0, 0, 0, 0}};
   ox_options o;
   memset(&o, 0, sizeof o);
   const char *out = NULL;
-  int ch;
+  int ch, drop = 0;
   optind = 1;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
     if (ch == 'o')
       out = optarg;
+    else if (ch == 'D')
+      drop = 1;
     else if (ch == 's' && o.nshapes < OX_MAX_SHAPES &&
              ox_parse_shape_arg(optarg, &o.shapes[o.nshapes]) == 0)
       o.nshapes++;
@@ -38,14 +41,14 @@ int cli_import(const cli_command *c, int argc, char **argv) {
   ir_graph *g = ox_import_file(argv[optind], &o, &d);
   if (!g)
     return cli_report(&d);
-  int rc = cli_write_graph(g, out);
+  int rc = cli_write_graph(g, out, drop);
   ir_graph_free(g);
   return rc;
 }
 
 int cli_export(const cli_command *c, int argc, char **argv) {
   const char *out = NULL;
-  int rc = cli_output_opt(c, argc, argv, &out);
+  int rc = cli_output_opt(c, argc, argv, &out, NULL);
   if (rc)
     return rc;
   if (argc - optind != 1 || !out)
