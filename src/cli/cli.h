@@ -41,6 +41,9 @@ int cli_output_opt(const cli_command *c, int argc, char **argv,
  * there are none); or to stdout when out is NULL, which refuses (usage
  * error) a graph with weight values unless drop. Returns the exit status. */
 int cli_write_graph(const ir_graph *g, const char *out, int drop);
+/* Exports g as ONNX to out, a drop-in for the original model `like` (NULL:
+ * none: ox_export_file_ex); prints what was done to stderr. */
+int cli_export_onnx(const ir_graph *g, const char *out, const char *like);
 
 int cli_run(const cli_command *c, int argc, char **argv);
 int cli_check(const cli_command *c, int argc, char **argv);

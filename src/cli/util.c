@@ -94,6 +94,31 @@ int cli_write_graph(const ir_graph *g, const char *out, int drop) {
   return CLI_OK;
 }
 
+int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
+  base_diag d;
+  ox_export_options o = {like, 0};
+  ox_export_report r;
+  if (ox_export_file_ex(g, out, &o, &r, &d))
+    return cli_report(&d);
+  fprintf(stderr, "export: opset %d", r.opset);
+  if (r.like_opset && r.opset == r.like_opset)
+    fprintf(stderr, " (as %s)", like);
+  else if (r.like_opset)
+    fprintf(stderr, " (%s has %d: %s)", like, r.like_opset, r.opset_why);
+  if (like)
+    fprintf(stderr, "; %d names given back from %s", r.renamed, like);
+  fprintf(stderr,
+          "; %d weight-preprocessing operators computed into "
+          "initializers\n",
+          r.folded);
+  if (r.at_load)
+    fprintf(stderr,
+            "export: %d weight-preprocessing operators kept (their weights "
+            "have no values): run once at load\n",
+            r.at_load);
+  return CLI_OK;
+}
+
 ir_graph *cli_load(const char *path, int *rc) {
   base_diag d;
   size_t n = strlen(path);
