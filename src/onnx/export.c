@@ -733,7 +733,8 @@ static base_status read_like(exporter *E, const char *path, int *opset,
   E->nren = k;
   if (r)
     r->renamed = k;
-  qsort(E->ren, (size_t)E->nren, sizeof *E->ren, ren_cmp);
+  if (E->nren)
+    qsort(E->ren, (size_t)E->nren, sizeof *E->ren, ren_cmp);
   onnx__model_proto__free_unpacked(m, NULL);
   return E->oom ? base_diag_set(E->d, BASE_ERR_NOMEM, 0, 0, "out of memory")
                 : BASE_OK;
