@@ -22,11 +22,13 @@
 
 typedef struct opt_args {
   const char *model, *rules, *out, *device, *db_path;
+  const char *like; /* --like: the original ONNX model of an .onnx output */
   srch_options so;
   cd_db *db;             /* the cost database (measured costs) */
   const cd_device *dev;  /* its device model (estimates) */
   double scale[IR_NOPS]; /* estimate multiplier per operator (calibrate) */
   int check, allow_unproven;
+  int drop_weights;   /* --drop-weights: write a .graph without values */
   int patience_given; /* else experiments search without patience */
   int batch;          /* --batch: the model rebatched first (0: as is) */
   /* experiment grid */
@@ -48,7 +50,9 @@ enum {
   O_DB,
   O_NOMERGE,
   O_PATIENCE,
-  O_BATCH
+  O_BATCH,
+  O_DROP,
+  O_LIKE
 };
 
 static const struct option long_opts[] = {
@@ -67,6 +71,8 @@ static const struct option long_opts[] = {
     {"region-size", required_argument, 0, O_REGION},
     {"db", required_argument, 0, O_DB},
     {"no-merge", no_argument, 0, O_NOMERGE},
+    {"drop-weights", no_argument, 0, O_DROP},
+    {"like", required_argument, 0, O_LIKE},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -108,6 +114,8 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_NOCHECK: a->check = 0; return 1;
   case O_UNPROVEN: a->allow_unproven = 1; return 1;
   case O_NOMERGE: a->so.merge = 0; return 1;
+  case O_DROP: a->drop_weights = 1; return 1;
+  case O_LIKE: a->like = v; return 1;
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
@@ -310,12 +318,16 @@ static int check_result(const ir_graph *g, const ir_graph *h) {
   return CLI_OK;
 }
 
-static int write_result(const ir_graph *h, const char *out) {
-  size_t n = strlen(out);
-  base_diag d;
-  if (n > 5 && !strcmp(out + n - 5, ".onnx"))
-    return ox_export_file(h, out, &d) ? cli_report(&d) : CLI_OK;
-  return cli_write_graph(h, out);
+/* Writes the result: .onnx as a drop-in for the original model (--like, or
+ * the input when it is ONNX), else a .graph with its weights' sidecar. */
+static int write_result(const opt_args *a, const ir_graph *h, const char *in) {
+  size_t n = strlen(a->out), m = strlen(in);
+  if (n > 5 && !strcmp(a->out + n - 5, ".onnx"))
+    return cli_export_onnx(h, a->out,
+                           a->like                                 ? a->like
+                           : m > 5 && !strcmp(in + m - 5, ".onnx") ? in
+                                                                   : NULL);
+  return cli_write_graph(h, a->out, a->drop_weights);
 }
 
 int cli_optimize(const cli_command *c, int argc, char **argv) {
@@ -349,7 +361,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   }
   if (h && a.check)
     rc = check_result(g, h);
-  if (h && !rc && a.out && !(rc = write_result(h, a.out)))
+  if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);
   ir_graph_free(h);
   ir_graph_free(g);
