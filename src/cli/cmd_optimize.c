@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "../costdb/costdb.h"
+#include "../exec/exec.h"
 #include "../onnx/onnx.h"
 #include "../search/search.h"
 #include "cli.h"
@@ -230,7 +231,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
 }
 
 /* Loads the rules file and compiles its rules. */
-static srch_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
+static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
   base_diag d;
   const char *path = a->rules ? a->rules : DEFAULT_RULES;
   struct stat sb;
@@ -246,7 +247,8 @@ static srch_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
     *rc = cli_report(&d);
     return NULL;
   }
-  srch_rules *r = srch_rules_compile(rs, SRCH_BOTH, a->allow_unproven, &d);
+  rewrite_rules *r =
+      rewrite_rules_compile(rs, REWRITE_BOTH, a->allow_unproven, &d);
   if (!r) {
     snprintf(d.file, sizeof d.file, "%s", path);
     *rc = cli_report(&d);
@@ -297,7 +299,7 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
 static int check_result(const ir_graph *g, const ir_graph *h) {
   base_diag d;
   double err;
-  if (srch_check(g, h, 1, &err, &d))
+  if (ex_check(g, h, 1, &err, &d))
     return cli_report(&d);
   printf("check: max relative error %.3g on the CPU executor (seed 1)\n", err);
   if (!(err <= CHECK_TOL)) {
@@ -331,14 +333,14 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
                                  "lists of values are for 'experiment search'");
   }
   ir_ruleset rs;
-  srch_rules *rules = load_rules(&a, &rs, &rc);
+  rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   ir_graph *h = NULL;
   if (g) {
     srch_stats st;
     base_diag d;
     printf("model: %s (%d operators); %d rules, %d usable directions\n",
-           argv[optind], g->nnodes, rs.n, srch_rules_count(rules));
+           argv[optind], g->nnodes, rs.n, rewrite_rules_count(rules));
     calibrate(&a, g);
     h = srch_optimize(g, rules, &a.so, &st, &d);
     if (!h)
@@ -353,7 +355,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);
   ir_graph_free(h);
   ir_graph_free(g);
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
   cd_close(a.db);
   return rc;
@@ -404,7 +406,7 @@ static void csv_row(FILE *f, const char *model, int depth, double alpha,
 }
 
 static int run_grid(const opt_args *a, const ir_graph *g,
-                    const srch_rules *rules, const ir_ruleset *rs, FILE *f) {
+                    const rewrite_rules *rules, const ir_ruleset *rs, FILE *f) {
   fprintf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
              "rules\n");
   for (int i = 0; i < a->ndepth; i++)
@@ -492,7 +494,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
     a.so.patience = 0;
   const char *dir = a.out ? a.out : "experiment-search";
   ir_ruleset rs;
-  srch_rules *rules = load_rules(&a, &rs, &rc);
+  rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   char *csv = NULL;
   size_t len = 0;
@@ -515,7 +517,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   }
   free(csv);
   ir_graph_free(g);
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
   cd_close(a.db);
   return rc;

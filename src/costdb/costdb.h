@@ -135,6 +135,16 @@ base_status cd_export_tsv(cd_db *db, const char *device, const char *path,
 
 /* ---- costs ------------------------------------------------------------ */
 
+/* Cost of node `node` of g (any unit, e.g. microseconds; lower is better).
+ * Sets *estimated to 1 when the figure is a model rather than a measurement.
+ * The search never calls it for weight-only nodes (they are free). */
+typedef double (*cd_cost_fn)(void *u, const ir_graph *g, int node,
+                             int *estimated);
+
+/* Sum of f over the nodes of g that are not weight-only. *estimated (may be
+ * NULL) is set when any node's cost was estimated. */
+double cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, int *estimated);
+
 /* Cost of one node on dev: the measurement, else the estimate (*estimated
  * set to 1). db may be NULL (estimates only). Cached in db. */
 base_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,

@@ -3,7 +3,7 @@
  * A node costs max(flops / PEAK_FLOPS, bytes / PEAK_BW) plus a launch
  * overhead, in microseconds, with figures of a data-centre GPU: enough to
  * rank rewrites (fewer launches, less traffic, same arithmetic) until a
- * measured cost database (src/costdb/) is plugged in through srch_cost_fn.
+ * measured cost database (src/costdb/) is plugged in through cd_cost_fn.
  * Weight-only nodes are free: they run once when the weights are loaded.
  */
 #include <stdlib.h>
@@ -59,26 +59,4 @@ double srch_roofline_cost(void *u, const ir_graph *g, int node,
     return 0; /* views of their input */
   double f = node_flops(g, n) / PEAK_FLOPS, m = node_bytes(g, n) / PEAK_BW;
   return (f > m ? f : m) * 1e6 + LAUNCH_US;
-}
-
-double srch_graph_cost(const ir_graph *g, srch_cost_fn f, void *u,
-                       int *estimated) {
-  uint8_t small[256], *mask = small;
-  if (g->nnodes > (int)sizeof small && !(mask = malloc((size_t)g->nnodes)))
-    return 1e300;
-  ir_weight_only(g, mask);
-  double c = 0;
-  int est = 0;
-  for (int i = 0; i < g->nnodes; i++) {
-    if (mask[i])
-      continue;
-    int e = 0;
-    c += f(u, g, i, &e);
-    est |= e;
-  }
-  if (mask != small)
-    free(mask);
-  if (estimated)
-    *estimated = est;
-  return c;
 }
