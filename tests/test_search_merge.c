@@ -57,7 +57,7 @@ static const char two_biased[] = "input x: [1,16,12,12]\n"
 Test(merge, two_biased_1x1_convs) {
   ir_graph *g = parse(two_biased);
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 1);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
   cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
@@ -66,8 +66,8 @@ Test(merge, two_biased_1x1_convs) {
   cr_assert_geq(yb, 0, "split outputs keep the siblings' names");
   cr_assert_eq(h->tensors[yb].shape.dim[1], 40);
   /* the concatenations read weights only: free */
-  cr_assert_lt(cd_sum_cost(h, srch_roofline_cost, NULL, NULL),
-               cd_sum_cost(g, srch_roofline_cost, NULL, NULL));
+  cr_assert_lt(cd_sum_cost(h, cd_model_cost, NULL, NULL),
+               cd_sum_cost(g, cd_model_cost, NULL, NULL));
   cr_assert_leq(check_err(g, h), 1e-5);
   ir_graph_free(h);
   ir_graph_free(g);
@@ -82,7 +82,7 @@ Test(merge, kernels_enlarged) {
                       "yb = conv2d(x, b, bb) pad=[1,1,1,1] act=relu\n"
                       "s = concat(ya, yb) axis=1\noutput s\n");
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 1);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
   cr_assert_eq(count_op(h, IR_OP_ENLARGE), 1);
@@ -102,7 +102,7 @@ Test(merge, three_matmuls) {
                       "yw = matmul(x, v, vb)\n"
                       "output yq, yk, yv, yw\n");
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 1, "q, k and the plain v: one group (gelu differs)");
   cr_assert_eq(count_op(h, IR_OP_MATMUL), 2);
   cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
@@ -127,7 +127,7 @@ Test(merge, left_alone) {
                       "y6 = conv2d(x, xw)\n"
                       "output y1, y2, y3, y4, y5, y6\n");
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 0);
   cr_assert_eq(ir_graph_hash(h), ir_graph_hash(g), "unchanged, same order");
   ir_graph_free(h);
@@ -156,7 +156,7 @@ Test(merge, proven_by_the_verifier) {
                       "yb = conv2d(x, b, bb) stride=[2,2] pad=same act=relu\n"
                       "output ya, yb\n");
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 1);
   verify_result res;
   cr_assert_eq(prove(g, h, &res), IR_RULE_PROVEN, "%s", res.reason);
@@ -301,7 +301,7 @@ static int compare_probes(const ir_graph *g, const rewrite_rules *r) {
   rewrite_gsum gs;
   rewrite_index ix;
   base_diag d;
-  cr_assert_eq(rewrite_gsum_build(&gs, g, srch_roofline_cost, NULL, &d),
+  cr_assert_eq(rewrite_gsum_build(&gs, g, cd_model_cost, NULL, &d),
                BASE_OK);
   cr_assert_eq(rewrite_index_build(g, &ix, &d), BASE_OK);
   int n = 0;
@@ -319,7 +319,7 @@ static int compare_probes(const ir_graph *g, const rewrite_rules *r) {
         continue;
       base_status hs;
       cr_assert_eq(p.hash, rewrite_graph_shash(h, &d, &hs));
-      double c = cd_sum_cost(h, srch_roofline_cost, NULL, NULL);
+      double c = cd_sum_cost(h, cd_model_cost, NULL, NULL);
       cr_assert_float_eq(p.cost, c, 1e-9 * c);
       ir_graph_free(h);
       n++;
@@ -342,7 +342,7 @@ static int probe_model(const char *name, const rewrite_rules *r) {
   ir_graph *b = pass_fold_batchnorm(g, &n, &d);
   ir_graph *f = b ? pass_fuse_activations(b, &n, &d) : NULL;
   ir_graph *m =
-      f ? pass_merge_siblings(f, srch_roofline_cost, NULL, &n, &d) : NULL;
+      f ? pass_merge_siblings(f, cd_model_cost, NULL, &n, &d) : NULL;
   cr_assert(m, "%s", d.msg);
   n = compare_probes(m, r);
   ir_graph_free(m);

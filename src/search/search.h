@@ -16,14 +16,6 @@
 #include "../ir/ir.h"
 #include "../rewrite/rewrite.h"
 
-/* ---- costs ----------------------------------------------------------------
- */
-
-/* The built-in cost: a roofline max(flops / 15 TFLOP/s, bytes / 900 GB/s)
- * plus 2 us per kernel launch, in microseconds; split and reshape are views
- * (free). u is unused. Always estimated. */
-double srch_roofline_cost(void *u, const ir_graph *g, int node, int *estimated);
-
 /* ---- search ----------------------------------------------------------------
  */
 
@@ -39,8 +31,8 @@ typedef struct srch_options {
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
   int merge;         /* run pass_merge_siblings before the search (1) */
-  cd_cost_fn cost;   /* node cost (srch_roofline_cost) */
-  void *cost_u;      /* its user pointer */
+  cd_cost_fn cost;   /* node cost (cd_model_cost) */
+  void *cost_u;      /* its user pointer (NULL: plain h100 estimate) */
 } srch_options;
 
 void srch_options_default(srch_options *o);
