@@ -30,7 +30,7 @@ typedef struct ex_arg {
 typedef base_status (*ex_kernel)(const ir_node *n, const ex_arg *in,
                                  ex_arg *out);
 
-#define OP(ID, name, inputs, params)                                           \
+#define OP(ID, name, inputs, params, ...)                                      \
   base_status ex_ref_##name(const ir_node *n, const ex_arg *in, ex_arg *out);
 #include "../ir/ops.def"
 #undef OP

@@ -28,16 +28,6 @@ static int sole_reader(const ir_graph *g, const rewrite_index *ix, int i) {
   return ix->use_node[ix->use_start[t]];
 }
 
-static ir_act act_of(ir_opcode op) {
-  switch (op) {
-  case IR_OP_RELU: return IR_ACT_RELU;
-  case IR_OP_SIGMOID: return IR_ACT_SIGMOID;
-  case IR_OP_TANH: return IR_ACT_TANH;
-  case IR_OP_GELU: return IR_ACT_GELU;
-  default: return IR_ACT_NONE;
-  }
-}
-
 /* partner[i] = j: node i is merged with its reader j (by the pass's rule). */
 typedef int (*pair_fn)(const ir_graph *g, const ir_node *n, const ir_node *r);
 
@@ -69,8 +59,8 @@ static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
 
 static int fusable(const ir_graph *g, const ir_node *n, const ir_node *r) {
   (void)g;
-  return (n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) &&
-         n->a.act == IR_ACT_NONE && act_of(r->op) != IR_ACT_NONE;
+  return (ir_op(n->op)->flags & IR_OPF_ACT_PARAM) && n->a.act == IR_ACT_NONE &&
+         ir_op(r->op)->act != IR_ACT_NONE;
 }
 
 ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
@@ -92,7 +82,7 @@ ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
     }
     const ir_node *n = &g->nodes[i], *r = &g->nodes[j];
     ir_attrs a = n->a;
-    a.act = act_of(r->op);
+    a.act = ir_op(r->op)->act;
     /* the fused node takes the activation's output name */
     const char *name = g->tensors[r->out[0]].name;
     int32_t in[IR_MAX_IN];

@@ -118,8 +118,34 @@ static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: return map_list(r, a->list, a->nlist);
-  default: return BASE_OK;
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL:
+  case IR_OP_EWADD:
+  case IR_OP_EWMUL:
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_SMUL:
+  case IR_OP_RELU:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_CONCAT:
+  case IR_OP_TRANSPOSE:
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_ENLARGE:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE: break; /* no parameter follows the shapes */
   }
+  return BASE_OK;
 }
 
 /* Types the replacement on the graph's shapes. */

@@ -110,7 +110,23 @@ static int tensat_node(const ir_graph *g, const ir_node *n, int slot,
                   (int)a->list[2], (int)a->list[3]);
     return 0;
   case IR_OP_CONST_IMM: ruleio_puts(b, "Imatmul"); return 0;
-  default: break;
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_RESHAPE:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE:
+  case IR_OP_CONST_ONES: break; /* no Tensat equivalent */
   }
   snprintf(why, wn, "%s has no Tensat equivalent", ir_op(n->op)->name);
   return -1;
