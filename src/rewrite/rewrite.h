@@ -17,7 +17,6 @@
 #include <stdint.h>
 
 #include "../base/base.h"
-#include "../costdb/costdb.h"
 #include "../ir/ir.h"
 
 #define REWRITE_MAX_PNODES 16   /* most nodes of one pattern */

@@ -6,6 +6,7 @@
 #ifndef SUPEROPT_REWRITE_INT_H
 #define SUPEROPT_REWRITE_INT_H
 
+#include "../costdb/costdb.h"
 #include "rewrite.h"
 
 /* Bits of a node-signature filter (a small Bloom filter). */
