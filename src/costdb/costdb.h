@@ -181,7 +181,8 @@ void cd_model_init(cd_model *m, cd_db *db, const cd_device *dev);
  * mixing both would favour rewrites into unmeasured shapes. For each
  * operator with measured nodes in g (weight-only nodes and views aside),
  * sets scale[op] = sum(measured) / sum(estimated) over those nodes and
- * calibrated[op] = 1; other operators get 1. */
+ * calibrated[op] = 1; other operators get 1. A node whose cost cannot be
+ * looked up (other than for want of memory) is left out. */
 base_status cd_model_calibrate(cd_model *m, const ir_graph *g, base_diag *d);
 /* The cd_cost_fn of a model: u is a cd_model (const; NULL: the plain h100
  * estimate, what library callers that pass no cost function get). */
