@@ -301,8 +301,7 @@ static int compare_probes(const ir_graph *g, const rewrite_rules *r) {
   rewrite_gsum gs;
   rewrite_index ix;
   base_diag d;
-  cr_assert_eq(rewrite_gsum_build(&gs, g, cd_model_cost, NULL, &d),
-               BASE_OK);
+  cr_assert_eq(rewrite_gsum_build(&gs, g, cd_model_cost, NULL, &d), BASE_OK);
   cr_assert_eq(rewrite_index_build(g, &ix, &d), BASE_OK);
   int n = 0;
   for (int k = 0; k < r->ndirs; k++) {
@@ -341,8 +340,7 @@ static int probe_model(const char *name, const rewrite_rules *r) {
   int n = 0;
   ir_graph *b = pass_fold_batchnorm(g, &n, &d);
   ir_graph *f = b ? pass_fuse_activations(b, &n, &d) : NULL;
-  ir_graph *m =
-      f ? pass_merge_siblings(f, cd_model_cost, NULL, &n, &d) : NULL;
+  ir_graph *m = f ? pass_merge_siblings(f, cd_model_cost, NULL, &n, &d) : NULL;
   cr_assert(m, "%s", d.msg);
   n = compare_probes(m, r);
   ir_graph_free(m);
