@@ -513,6 +513,50 @@ Test(costdb, weight_only_operators_fold) {
   ir_graph_free(g);
 }
 
+/* The optimizer's cost (cd_model): measured nodes cost their measurement;
+ * unmeasured nodes of a calibrated operator cost the estimate times
+ * sum(measured) / sum(estimated) of that operator's measured nodes; other
+ * operators the plain estimate; weight-only nodes do not calibrate. */
+Test(costdb, model_calibrates_estimates_by_measurements) {
+  cd_db *db = open_db(tmp("m.sqlite"));
+  ir_graph *g = parse("input x: [1,64]\nweight w: [64]\n"
+                      "a = relu(x)\nb = relu(a)\nc = ewadd(b, x)\n"
+                      "v = relu(w)\nd = ewadd(c, v)\noutput d\n");
+  const cd_device *h = dev("h100");
+  base_diag d;
+  char sig[CD_SIG_MAX];
+  cd_node_sig(g, 0, sig, sizeof sig); /* a and b share the signature */
+  double ea = cd_estimate(h, g, 0), ec = cd_estimate(h, g, 2);
+  cd_entry e = {3 * ea, 0, 5, "test", "", "2025-01-02"};
+  cr_assert_eq(cd_put(db, "h100", sig, &e, &d), BASE_OK, "%s", d.msg);
+  cd_model m;
+  cd_model_init(&m, db, h);
+  cr_assert_eq(cd_model_calibrate(&m, g, &d), BASE_OK, "%s", d.msg);
+  cr_assert(m.calibrated[IR_OP_RELU]);
+  cr_assert_float_eq(m.scale[IR_OP_RELU], 3.0, 1e-12);
+  cr_assert(!m.calibrated[IR_OP_EWADD]);
+  cr_assert_eq(m.scale[IR_OP_EWADD], 1.0);
+  int est = -1;
+  cr_assert_float_eq(cd_model_cost(&m, g, 0, &est), 3000 * ea, 1e-9);
+  cr_assert_eq(est, 0, "measured");
+  cr_assert_float_eq(cd_model_cost(&m, g, 2, &est), 1000 * ec, 1e-9);
+  cr_assert_eq(est, 1, "estimated");
+  /* an unmeasured relu (another shape) is scaled by relu's factor */
+  ir_graph *k = parse("input x: [1,32]\ny = relu(x)\noutput y\n");
+  cr_assert_float_eq(cd_model_cost(&m, k, 0, &est), 3000 * cd_estimate(h, k, 0),
+                     1e-9);
+  cr_assert_eq(est, 1);
+  /* the graph sum skips the weight-only relu(w) */
+  double sum = cd_sum_cost(g, cd_model_cost, &m, &est);
+  cr_assert_float_eq(sum, 2 * 3000 * ea + 2000 * ec, 1e-9);
+  cr_assert_eq(est, 1);
+  /* no model: the plain h100 estimate */
+  cr_assert_float_eq(cd_model_cost(NULL, g, 0, &est), 1000 * ea, 1e-12);
+  ir_graph_free(k);
+  ir_graph_free(g);
+  cd_close(db);
+}
+
 Test(costdb, tables_imported_on_first_use_and_when_changed) {
   ir_graph *g = resnet();
   char sig[CD_SIG_MAX], text[CD_SIG_MAX + 256];

@@ -532,3 +532,76 @@ Test(rebatch, reports_a_pinned_batch) {
   cr_assert(strstr(d.msg, "cannot rebatch reshape"), "%s", d.msg);
   ir_graph_free(g);
 }
+
+/* ---- the operator table's columns ---------------------------------------- */
+
+/* Every row of ops.def has every column, and the columns agree: the kind
+ * and flops per element the roofline reads, the activation an operator
+ * computes (one operator per activation), its flags. The compiler checks
+ * the arity of each row; this checks the values. */
+Test(optable, every_operator_has_every_column) {
+  int act_ops[IR_ACT_GELU + 1] = {0};
+  for (int op = 0; op < IR_NOPS; op++) {
+    const ir_opinfo *r = ir_op((ir_opcode)op);
+    cr_assert(r->name && r->name[0], "operator %d has no name", op);
+    cr_expect(r->kind >= IR_OPK_MATRIX && r->kind <= IR_OPK_CONST,
+              "%s: no kind", r->name);
+    cr_expect(r->act >= IR_ACT_NONE && r->act <= IR_ACT_GELU, "%s: act",
+              r->name);
+    cr_expect(r->flops >= 0 && r->flops < 1e3, "%s: flops", r->name);
+    int computes = r->kind == IR_OPK_EW || r->kind == IR_OPK_NORM ||
+                   r->kind == IR_OPK_REDUCE;
+    cr_expect(computes ? r->flops > 0 : r->flops == 0,
+              "%s: flops per element %g for its kind", r->name, r->flops);
+    if (r->act != IR_ACT_NONE) {
+      act_ops[r->act]++;
+      cr_expect_eq(r->kind, IR_OPK_EW, "%s: an activation is element-wise",
+                   r->name);
+      cr_expect_eq(ir_act_op(r->act), op, "%s: ir_act_op", r->name);
+    }
+    unsigned views =
+        r->flags & (IR_OPF_VIEW | IR_OPF_VIEW_BLOCKS | IR_OPF_VIEW_ORDER);
+    cr_expect(!views || (r->kind == IR_OPK_MOVE && !(views & (views - 1))),
+              "%s: one view flag, on data movement only", r->name);
+    cr_expect_eq(!!(r->flags & IR_OPF_ACT_PARAM),
+                 ir_op_param_index((ir_opcode)op, IR_P_ACT) >= 0,
+                 "%s: IR_OPF_ACT_PARAM iff it has act=", r->name);
+    if (r->flags & IR_OPF_COMM)
+      cr_expect(r->min_in == 2 && r->max_in == 2, "%s: commutative in 2",
+                r->name);
+    cr_expect_eq(r->kind == IR_OPK_CONST, r->max_in == 0,
+                 "%s: constants and only they have no inputs", r->name);
+    cr_expect(
+        !(r->flags & ~(IR_OPF_COMM | IR_OPF_ACT_PARAM | IR_OPF_RELU_EPILOGUE |
+                       IR_OPF_VIEW | IR_OPF_VIEW_BLOCKS | IR_OPF_VIEW_ORDER)),
+        "%s: unknown flags", r->name);
+  }
+  cr_expect_eq(ir_act_op(IR_ACT_NONE), -1);
+  for (int a = IR_ACT_RELU; a <= IR_ACT_GELU; a++)
+    cr_expect_eq(act_ops[a], 1, "activation %s: %d operators",
+                 ir_act_name((ir_act)a), act_ops[a]);
+}
+
+/* Views by operator and shapes (ir_node_is_view). */
+Test(optable, views) {
+  base_diag d;
+  const char *text = "input x: [1,4,1,6]\n"
+                     "a = reshape(x) shape=[4,6]\n"
+                     "b0, b1 = split(x) axis=1 sizes=[1,3]\n"
+                     "c0, c1 = split(x) axis=3 sizes=[2,4]\n"
+                     "t = transpose(x) perm=[0,2,1,3]\n"
+                     "u = transpose(x) perm=[0,3,2,1]\n"
+                     "s = slice(x) starts=[0,0,0,0] ends=[1,2,1,6]\n"
+                     "r = relu(x)\n"
+                     "output a, b0, b1, c0, c1, t, u, s, r\n";
+  ir_graph *g = ir_parse(text, strlen(text), "views", &d);
+  cr_assert(g, "%d: %s", d.line, d.msg);
+  cr_expect(ir_node_is_view(g, &g->nodes[0]), "reshape");
+  cr_expect(ir_node_is_view(g, &g->nodes[1]), "split along the 2nd dim");
+  cr_expect(!ir_node_is_view(g, &g->nodes[2]), "split along the last dim");
+  cr_expect(ir_node_is_view(g, &g->nodes[3]), "transpose of a 1-dim");
+  cr_expect(!ir_node_is_view(g, &g->nodes[4]), "a real transpose");
+  cr_expect(ir_node_is_view(g, &g->nodes[5]), "slice of leading rows");
+  cr_expect(!ir_node_is_view(g, &g->nodes[6]), "relu");
+  ir_graph_free(g);
+}

@@ -1567,7 +1567,7 @@ Test(exec, every_operator_has_a_kernel) {
   for (int op = 0; op < IR_NOPS; op++)
     cr_expect(ex_kernel_of((ir_opcode)op) != NULL, "no kernel for %s",
               ir_op((ir_opcode)op)->name);
-  cr_expect(ex_kernel_of(IR_NOPS) == NULL);
+  cr_expect(ex_kernel_of((ir_opcode)IR_NOPS) == NULL);
 }
 
 /* Runs g on the same seeded values with 1 and with 2 threads; the output

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "exec/exec.h"
+#include "pass/pass.h"
 #include "search/search.h"
 
 #define RULES SUPEROPT_SOURCE_DIR "/tests/data/rules/"
@@ -32,18 +33,18 @@ static const ir_rule *rule(const ir_ruleset *rs, const char *id) {
 }
 
 static int count_matches(const ir_graph *pat, const ir_graph *g) {
-  srch_matches ms = {0};
+  rewrite_matches ms = {0};
   base_diag d;
-  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(rewrite_match_graph(pat, g, &ms, &d), BASE_OK, "%s", d.msg);
   int n = ms.n;
-  srch_matches_free(&ms);
+  rewrite_matches_free(&ms);
   return n;
 }
 
 static double check_err(const ir_graph *a, const ir_graph *b) {
   base_diag d;
   double e = -1;
-  cr_assert_eq(srch_check(a, b, 7, &e, &d), BASE_OK, "check: %s", d.msg);
+  cr_assert_eq(ex_check(a, b, 7, &e, &d), BASE_OK, "check: %s", d.msg);
   return e;
 }
 
@@ -129,12 +130,12 @@ static int rewrite_all(const ir_ruleset *rs, const ir_graph *g, int checks) {
     for (int bw = 0; bw < 2; bw++) {
       const ir_graph *pat = bw ? rs->rules[i].dst : rs->rules[i].src;
       const ir_graph *repl = bw ? rs->rules[i].src : rs->rules[i].dst;
-      srch_matches ms = {0};
+      rewrite_matches ms = {0};
       base_diag d;
-      if (srch_match_graph(pat, g, &ms, &d) != BASE_OK)
+      if (rewrite_match_graph(pat, g, &ms, &d) != BASE_OK)
         continue; /* a pattern without operators */
       for (int k = 0; k < ms.n; k++) {
-        ir_graph *h = srch_rewrite(g, pat, repl, &ms.m[k], &d);
+        ir_graph *h = rewrite_apply(g, pat, repl, &ms.m[k], &d);
         if (!h) {
           cr_assert(d.code == BASE_ERR_SHAPE || d.code == BASE_ERR_CYCLE ||
                         d.code == BASE_ERR_PARAM,
@@ -148,7 +149,7 @@ static int rewrite_all(const ir_ruleset *rs, const ir_graph *g, int checks) {
         made++;
         ir_graph_free(h);
       }
-      srch_matches_free(&ms);
+      rewrite_matches_free(&ms);
     }
   return made;
 }
@@ -174,11 +175,11 @@ Test(rewrite, merged_convs_have_one_conv_and_split_sizes) {
   ir_graph *g = parse("input x: [1,8,6,6]\nweight a: [5,8,1,1]\n"
                       "weight b: [7,8,1,1]\nya = conv2d(x, a)\n"
                       "yb = conv2d(x, b)\noutput ya, yb\n");
-  srch_matches ms = {0};
+  rewrite_matches ms = {0};
   base_diag d;
-  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), BASE_OK);
+  cr_assert_eq(rewrite_match_graph(r->src, g, &ms, &d), BASE_OK);
   cr_assert_eq(ms.n, 2);
-  ir_graph *h = srch_rewrite(g, r->src, r->dst, &ms.m[0], &d);
+  ir_graph *h = rewrite_apply(g, r->src, r->dst, &ms.m[0], &d);
   cr_assert(h, "%s", d.msg);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
   cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
@@ -187,7 +188,7 @@ Test(rewrite, merged_convs_have_one_conv_and_split_sizes) {
   cr_assert_eq(h->tensors[o].shape.dim[1], 5);
   cr_assert_leq(check_err(g, h), 1e-5);
   ir_graph_free(h);
-  srch_matches_free(&ms);
+  rewrite_matches_free(&ms);
   ir_graph_free(g);
   ir_ruleset_free(&rs);
 }
@@ -199,12 +200,12 @@ Test(rewrite, cycle_rejected) {
   /* y2 reads y1 (through tanh): merging both relus would be a cycle */
   ir_graph *g = parse("input x: [3,5]\ny1 = relu(x)\nt = tanh(y1)\n"
                       "y2 = relu(t)\noutput y2\n");
-  srch_matches ms = {0};
+  rewrite_matches ms = {0};
   base_diag d;
-  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), BASE_OK);
+  cr_assert_eq(rewrite_match_graph(r->src, g, &ms, &d), BASE_OK);
   int cycles = 0, ok = 0;
   for (int k = 0; k < ms.n; k++) {
-    ir_graph *h = srch_rewrite(g, r->src, r->dst, &ms.m[k], &d);
+    ir_graph *h = rewrite_apply(g, r->src, r->dst, &ms.m[k], &d);
     if (h) {
       ok++;
       cr_assert_leq(check_err(g, h), 1e-6);
@@ -216,7 +217,7 @@ Test(rewrite, cycle_rejected) {
   cr_assert_eq(ms.n, 2);
   cr_assert_eq(cycles, 2, "both orders make a cycle");
   cr_assert_eq(ok, 0);
-  srch_matches_free(&ms);
+  rewrite_matches_free(&ms);
   ir_graph_free(g);
   ir_ruleset_free(&rs);
 }
@@ -228,15 +229,15 @@ Test(rewrite, shape_mismatch_rejected) {
   /* concat along axis 0 needs equal columns: 5 vs 6 does not type-check */
   ir_graph *g = parse("input x: [3,5]\ninput z: [2,6]\ny1 = relu(x)\n"
                       "y2 = relu(z)\noutput y1, y2\n");
-  srch_matches ms = {0};
+  rewrite_matches ms = {0};
   base_diag d;
-  cr_assert_eq(srch_match_graph(r->src, g, &ms, &d), BASE_OK);
+  cr_assert_eq(rewrite_match_graph(r->src, g, &ms, &d), BASE_OK);
   cr_assert_eq(ms.n, 2);
   for (int k = 0; k < ms.n; k++) {
-    cr_assert_null(srch_rewrite(g, r->src, r->dst, &ms.m[k], &d));
+    cr_assert_null(rewrite_apply(g, r->src, r->dst, &ms.m[k], &d));
     cr_assert_eq(d.code, BASE_ERR_SHAPE);
   }
-  srch_matches_free(&ms);
+  rewrite_matches_free(&ms);
   ir_graph_free(g);
   ir_ruleset_free(&rs);
 }
@@ -257,12 +258,12 @@ Test(passes, batchnorm_fold_and_fusion_keep_outputs) {
   ir_graph *g = parse(conv_bn);
   base_diag d;
   int n = 0, f = 0;
-  ir_graph *h = srch_fold_batchnorm(g, &n, &d);
+  ir_graph *h = pass_fold_batchnorm(g, &n, &d);
   cr_assert(h, "%s", d.msg);
   cr_assert_eq(n, 2);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
   cr_assert_leq(check_err(g, h), 1e-5);
-  ir_graph *k = srch_fuse_activations(h, &f, &d);
+  ir_graph *k = pass_fuse_activations(h, &f, &d);
   cr_assert(k, "%s", d.msg);
   cr_assert_eq(f, 2);
   cr_assert_eq(count_op(k, IR_OP_RELU) + count_op(k, IR_OP_SIGMOID), 0);
@@ -274,8 +275,8 @@ Test(passes, batchnorm_fold_and_fusion_keep_outputs) {
   for (int i = 0; i < k->nnodes; i++)
     compute += !mask[i];
   cr_assert_eq(compute, 2);
-  cr_assert_lt(srch_graph_cost(k, srch_roofline_cost, NULL, NULL),
-               srch_graph_cost(g, srch_roofline_cost, NULL, NULL));
+  cr_assert_lt(cd_sum_cost(k, cd_model_cost, NULL, NULL),
+               cd_sum_cost(g, cd_model_cost, NULL, NULL));
   ir_graph_free(k);
   ir_graph_free(h);
   ir_graph_free(g);
@@ -287,7 +288,7 @@ Test(passes, fusion_needs_a_sole_reader) {
                       "output s\n");
   base_diag d;
   int f = -1;
-  ir_graph *h = srch_fuse_activations(g, &f, &d);
+  ir_graph *h = pass_fuse_activations(g, &f, &d);
   cr_assert(h);
   cr_assert_eq(f, 0);
   ir_graph_free(h);
@@ -297,9 +298,9 @@ Test(passes, fusion_needs_a_sole_reader) {
 /* ---- search
  * ---------------------------------------------------------------------- */
 
-static srch_rules *compile(const ir_ruleset *rs) {
+static rewrite_rules *compile(const ir_ruleset *rs) {
   base_diag d;
-  srch_rules *r = srch_rules_compile(rs, SRCH_BOTH, 0, &d);
+  rewrite_rules *r = rewrite_rules_compile(rs, REWRITE_BOTH, 0, &d);
   cr_assert(r, "%s", d.msg);
   return r;
 }
@@ -307,7 +308,7 @@ static srch_rules *compile(const ir_ruleset *rs) {
 Test(search, finds_merged_convs) {
   ir_ruleset rs;
   load_rules(RULES "basic.rules", &rs);
-  srch_rules *rules = compile(&rs);
+  rewrite_rules *rules = compile(&rs);
   ir_graph *g = parse("input x: [1,64,28,28]\nweight a: [64,64,1,1]\n"
                       "weight b: [32,64,1,1]\nya = conv2d(x, a)\n"
                       "yb = conv2d(x, b)\ns = ewadd(ya, ya)\noutput s, yb\n");
@@ -328,14 +329,14 @@ Test(search, finds_merged_convs) {
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
 }
 
 Test(search, depth_zero_and_budget) {
   ir_ruleset rs;
   load_rules(RULES "basic.rules", &rs);
-  srch_rules *rules = compile(&rs);
+  rewrite_rules *rules = compile(&rs);
   ir_graph *g = parse(three_convs);
   srch_options o;
   srch_options_default(&o);
@@ -355,11 +356,11 @@ Test(search, depth_zero_and_budget) {
   ir_graph_free(h);
   srch_stats_free(&st);
   ir_graph_free(g);
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
 }
 
-static uint64_t optimize_hash(const char *model, const srch_rules *rules) {
+static uint64_t optimize_hash(const char *model, const rewrite_rules *rules) {
   base_diag d;
   ir_graph *g = ir_parse_file(model, &d);
   cr_assert(g, "%s", d.msg);
@@ -379,10 +380,10 @@ static uint64_t optimize_hash(const char *model, const srch_rules *rules) {
 Test(search, deterministic) {
   ir_ruleset rs;
   load_rules(RULES "basic.rules", &rs);
-  srch_rules *rules = compile(&rs);
+  rewrite_rules *rules = compile(&rs);
   const char *m = SUPEROPT_SOURCE_DIR "/models/nasnet_a.graph";
   cr_assert_eq(optimize_hash(m, rules), optimize_hash(m, rules));
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
 }
 
@@ -393,14 +394,14 @@ Test(rules, unproven_refused_unless_allowed) {
   ir_ruleset rs;
   load_rules(RULES "unproven.rules", &rs);
   base_diag d;
-  cr_assert_null(srch_rules_compile(&rs, SRCH_BOTH, 0, &d));
+  cr_assert_null(rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d));
   cr_assert_eq(d.code, BASE_ERR_PARAM);
   cr_assert(strstr(d.msg, "wrong"), "%s", d.msg);
   cr_assert_gt(d.line, 1);
-  srch_rules *r = srch_rules_compile(&rs, SRCH_BOTH, 1, &d);
+  rewrite_rules *r = rewrite_rules_compile(&rs, REWRITE_BOTH, 1, &d);
   cr_assert(r);
-  cr_assert_eq(srch_rules_count(r), 4);
-  srch_rules_free(r);
+  cr_assert_eq(rewrite_rules_count(r), 4);
+  rewrite_rules_free(r);
   ir_ruleset_free(&rs);
 }
 
@@ -422,13 +423,13 @@ static ir_graph *apply_each_rule(const ir_ruleset *rs, ir_graph *g) {
     for (int bw = 0; bw < 2; bw++) {
       const ir_graph *pat = bw ? rs->rules[i].dst : rs->rules[i].src;
       const ir_graph *repl = bw ? rs->rules[i].src : rs->rules[i].dst;
-      srch_matches ms = {0};
+      rewrite_matches ms = {0};
       base_diag d;
-      if (srch_match_graph(pat, g, &ms, &d) != BASE_OK)
+      if (rewrite_match_graph(pat, g, &ms, &d) != BASE_OK)
         continue;
       ir_graph *next = NULL;
       for (int k = 0; k < ms.n; k++) {
-        ir_graph *h = srch_rewrite(g, pat, repl, &ms.m[k], &d);
+        ir_graph *h = rewrite_apply(g, pat, repl, &ms.m[k], &d);
         if (!h)
           continue;
         cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
@@ -437,7 +438,7 @@ static ir_graph *apply_each_rule(const ir_ruleset *rs, ir_graph *g) {
         else
           ir_graph_free(h);
       }
-      srch_matches_free(&ms);
+      rewrite_matches_free(&ms);
       if (next) {
         ir_graph_free(g);
         g = next;
@@ -451,7 +452,7 @@ static ir_graph *apply_each_rule(const ir_ruleset *rs, ir_graph *g) {
 static void zoo_model(const char *name) {
   ir_ruleset rs;
   load_rules(RULES "basic.rules", &rs);
-  srch_rules *rules = compile(&rs);
+  rewrite_rules *rules = compile(&rs);
   char path[512];
   base_diag d;
   snprintf(path, sizeof path, SUPEROPT_SOURCE_DIR "/models/%s.graph", name);
@@ -469,7 +470,7 @@ static void zoo_model(const char *name) {
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
 }
 

@@ -1,4 +1,4 @@
-/* test_search_merge.c: the sibling-merging pass (srch_merge_siblings), the
+/* test_search_merge.c: the sibling-merging pass (pass_merge_siblings), the
  * signature prefilter of the matcher, rewrites whose replacement has no
  * operator, and rewrite probes (hash and cost predicted without building)
  * against built rewrites; every merged graph is checked against the
@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "exec/exec.h"
+#include "pass/pass.h"
+#include "rewrite/rewrite_int.h"
 #include "search/search.h"
-#include "search/srch_int.h"
 #include "verify/verify.h"
 
 static ir_graph *parse(const char *text) {
@@ -27,14 +29,14 @@ static int count_op(const ir_graph *g, ir_opcode op) {
 static double check_err(const ir_graph *a, const ir_graph *b) {
   base_diag d;
   double e = -1;
-  cr_assert_eq(srch_check(a, b, 3, &e, &d), BASE_OK, "check: %s", d.msg);
+  cr_assert_eq(ex_check(a, b, 3, &e, &d), BASE_OK, "check: %s", d.msg);
   return e;
 }
 
 /* Merges g's siblings with cost f; returns the result, *count set. */
-static ir_graph *merge(const ir_graph *g, srch_cost_fn f, int *count) {
+static ir_graph *merge(const ir_graph *g, cd_cost_fn f, int *count) {
   base_diag d;
-  ir_graph *h = srch_merge_siblings(g, f, NULL, count, &d);
+  ir_graph *h = pass_merge_siblings(g, f, NULL, count, &d);
   cr_assert(h, "merge: %s", d.msg);
   cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
   return h;
@@ -55,7 +57,7 @@ static const char two_biased[] = "input x: [1,16,12,12]\n"
 Test(merge, two_biased_1x1_convs) {
   ir_graph *g = parse(two_biased);
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 1);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
   cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
@@ -64,8 +66,8 @@ Test(merge, two_biased_1x1_convs) {
   cr_assert_geq(yb, 0, "split outputs keep the siblings' names");
   cr_assert_eq(h->tensors[yb].shape.dim[1], 40);
   /* the concatenations read weights only: free */
-  cr_assert_lt(srch_graph_cost(h, srch_roofline_cost, NULL, NULL),
-               srch_graph_cost(g, srch_roofline_cost, NULL, NULL));
+  cr_assert_lt(cd_sum_cost(h, cd_model_cost, NULL, NULL),
+               cd_sum_cost(g, cd_model_cost, NULL, NULL));
   cr_assert_leq(check_err(g, h), 1e-5);
   ir_graph_free(h);
   ir_graph_free(g);
@@ -80,7 +82,7 @@ Test(merge, kernels_enlarged) {
                       "yb = conv2d(x, b, bb) pad=[1,1,1,1] act=relu\n"
                       "s = concat(ya, yb) axis=1\noutput s\n");
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 1);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
   cr_assert_eq(count_op(h, IR_OP_ENLARGE), 1);
@@ -100,7 +102,7 @@ Test(merge, three_matmuls) {
                       "yw = matmul(x, v, vb)\n"
                       "output yq, yk, yv, yw\n");
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 1, "q, k and the plain v: one group (gelu differs)");
   cr_assert_eq(count_op(h, IR_OP_MATMUL), 2);
   cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
@@ -125,7 +127,7 @@ Test(merge, left_alone) {
                       "y6 = conv2d(x, xw)\n"
                       "output y1, y2, y3, y4, y5, y6\n");
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 0);
   cr_assert_eq(ir_graph_hash(h), ir_graph_hash(g), "unchanged, same order");
   ir_graph_free(h);
@@ -154,7 +156,7 @@ Test(merge, proven_by_the_verifier) {
                       "yb = conv2d(x, b, bb) stride=[2,2] pad=same act=relu\n"
                       "output ya, yb\n");
   int n = -1;
-  ir_graph *h = merge(g, srch_roofline_cost, &n);
+  ir_graph *h = merge(g, cd_model_cost, &n);
   cr_assert_eq(n, 1);
   verify_result res;
   cr_assert_eq(prove(g, h, &res), IR_RULE_PROVEN, "%s", res.reason);
@@ -201,7 +203,7 @@ Test(cse, duplicates_dropped_outputs_kept) {
                       "output s, s2, r3\n");
   int n = -1;
   base_diag d;
-  ir_graph *h = srch_cse(g, &n, &d);
+  ir_graph *h = pass_cse(g, &n, &d);
   cr_assert(h, "%s", d.msg);
   cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(n, 2, "r2 and then c2 (its input now r1)");
@@ -236,7 +238,7 @@ Test(optimize, merge_then_identity_rule) {
   cr_assert_eq(
       ir_rules_parse(identity_rule, strlen(identity_rule), "t", &rs, &d),
       BASE_OK, "%s", d.msg);
-  srch_rules *rules = srch_rules_compile(&rs, SRCH_BOTH, 0, &d);
+  rewrite_rules *rules = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
   cr_assert(rules, "%s", d.msg);
   ir_graph *g = parse("input x: [1,8,9,9]\n"
                       "weight a: [16,8,1,1]\nweight ab: [16]\n"
@@ -268,7 +270,7 @@ Test(optimize, merge_then_identity_rule) {
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
 }
 
@@ -280,11 +282,11 @@ Test(match, signatures_equal_for_pairable_nodes) {
   ir_graph *g = parse("input x: [7,9]\nweight w: [9,4]\nweight v: [9,4]\n"
                       "y = matmul(x, w) act=relu\nz = matmul(x, v)\n"
                       "output y, z\n");
-  srch_matches ms = {0};
+  rewrite_matches ms = {0};
   base_diag d;
-  cr_assert_eq(srch_match_graph(pat, g, &ms, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(rewrite_match_graph(pat, g, &ms, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(ms.n, 1, "only the relu one");
-  srch_matches_free(&ms);
+  rewrite_matches_free(&ms);
   ir_graph_free(g);
   ir_graph_free(pat);
 }
@@ -295,51 +297,50 @@ Test(match, signatures_equal_for_pairable_nodes) {
 /* For every match of every direction of the default rules on g: the probe
  * fails exactly when the rewrite does, and otherwise predicts the built
  * graph's hash and cost. Returns the number of rewrites compared. */
-static int compare_probes(const ir_graph *g, const srch_rules *r) {
-  srch_gsum gs;
-  srch_index ix;
+static int compare_probes(const ir_graph *g, const rewrite_rules *r) {
+  rewrite_gsum gs;
+  rewrite_index ix;
   base_diag d;
-  cr_assert_eq(srch_gsum_build(&gs, g, srch_roofline_cost, NULL, &d), BASE_OK);
-  cr_assert_eq(srch_index_build(g, &ix, &d), BASE_OK);
+  cr_assert_eq(rewrite_gsum_build(&gs, g, cd_model_cost, NULL, &d), BASE_OK);
+  cr_assert_eq(rewrite_index_build(g, &ix, &d), BASE_OK);
   int n = 0;
   for (int k = 0; k < r->ndirs; k++) {
-    const srch_dir *dr = &r->dirs[k];
-    srch_matches ms = {0};
-    cr_assert_eq(srch_match_cpat(&dr->cp, g, &ix, &ms, &d), BASE_OK);
+    const rewrite_dir *dr = &r->dirs[k];
+    rewrite_matches ms = {0};
+    cr_assert_eq(rewrite_match_cpat(&dr->cp, g, &ix, &ms, &d), BASE_OK);
     for (int i = 0; i < ms.n; i++) {
-      srch_probe p;
+      rewrite_probe p;
       base_status st =
-          srch_rewrite_probe(&gs, dr->pat, dr->repl, &ms.m[i], &p, &d);
-      ir_graph *h = srch_rewrite(g, dr->pat, dr->repl, &ms.m[i], &d);
+          rewrite_apply_probe(&gs, dr->pat, dr->repl, &ms.m[i], &p, &d);
+      ir_graph *h = rewrite_apply(g, dr->pat, dr->repl, &ms.m[i], &d);
       cr_assert_eq(st == BASE_OK, h != NULL, "rule %d", dr->rule);
       if (!h)
         continue;
       base_status hs;
-      cr_assert_eq(p.hash, srch_graph_shash(h, &d, &hs));
-      double c = srch_graph_cost(h, srch_roofline_cost, NULL, NULL);
+      cr_assert_eq(p.hash, rewrite_graph_shash(h, &d, &hs));
+      double c = cd_sum_cost(h, cd_model_cost, NULL, NULL);
       cr_assert_float_eq(p.cost, c, 1e-9 * c);
       ir_graph_free(h);
       n++;
     }
-    srch_matches_free(&ms);
+    rewrite_matches_free(&ms);
   }
-  srch_index_free(&ix);
-  srch_gsum_free(&gs);
+  rewrite_index_free(&ix);
+  rewrite_gsum_free(&gs);
   return n;
 }
 
 /* The passes' result for a zoo model, probed against built rewrites. */
-static int probe_model(const char *name, const srch_rules *r) {
+static int probe_model(const char *name, const rewrite_rules *r) {
   char path[512];
   base_diag d;
   snprintf(path, sizeof path, SUPEROPT_SOURCE_DIR "/models/%s.graph", name);
   ir_graph *g = ir_parse_file(path, &d);
   cr_assert(g, "%s", d.msg);
   int n = 0;
-  ir_graph *b = srch_fold_batchnorm(g, &n, &d);
-  ir_graph *f = b ? srch_fuse_activations(b, &n, &d) : NULL;
-  ir_graph *m =
-      f ? srch_merge_siblings(f, srch_roofline_cost, NULL, &n, &d) : NULL;
+  ir_graph *b = pass_fold_batchnorm(g, &n, &d);
+  ir_graph *f = b ? pass_fuse_activations(b, &n, &d) : NULL;
+  ir_graph *m = f ? pass_merge_siblings(f, cd_model_cost, NULL, &n, &d) : NULL;
   cr_assert(m, "%s", d.msg);
   n = compare_probes(m, r);
   ir_graph_free(m);
@@ -355,13 +356,13 @@ Test(probe, agrees_with_rewrites, .timeout = 300) {
   cr_assert_eq(
       ir_rules_read_file(SUPEROPT_SOURCE_DIR "/rules/default.rules", &rs, &d),
       BASE_OK, "%s", d.msg);
-  srch_rules *r = srch_rules_compile(&rs, SRCH_BOTH, 0, &d);
+  rewrite_rules *r = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
   cr_assert(r, "%s", d.msg);
   /* squeezenet: concat_split removals (no replacement operator); nasnet:
    * reassociated adds, concats, enlarged kernels, weight-only results */
   int ns = probe_model("tv_squeezenet", r), nn = probe_model("nasnet_a", r);
   cr_assert_geq(ns, 8);
   cr_assert_gt(nn, 100);
-  srch_rules_free(r);
+  rewrite_rules_free(r);
   ir_ruleset_free(&rs);
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "../costdb/costdb.h"
+#include "../exec/exec.h"
 #include "../onnx/onnx.h"
 #include "../search/search.h"
 #include "cli.h"
@@ -24,9 +25,9 @@ typedef struct opt_args {
   const char *model, *rules, *out, *device, *db_path;
   const char *like; /* --like: the original ONNX model of an .onnx output */
   srch_options so;
-  cd_db *db;             /* the cost database (measured costs) */
-  const cd_device *dev;  /* its device model (estimates) */
-  double scale[IR_NOPS]; /* estimate multiplier per operator (calibrate) */
+  cd_db *db;            /* the cost database (measured costs) */
+  const cd_device *dev; /* its device model (estimates) */
+  cd_model cost;        /* db + dev, calibrated on the model */
   int check, allow_unproven;
   int drop_weights;   /* --drop-weights: write a .graph without values */
   int patience_given; /* else experiments search without patience */
@@ -137,56 +138,21 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   }
 }
 
-/* A node's cost in microseconds from the cost database: its measurement
- * on the device, else the device's roofline estimate times the operator's
- * calibration factor (see calibrate). */
-static double db_cost(void *u, const ir_graph *g, int node, int *estimated) {
-  opt_args *a = u;
-  double ms;
-  int est = 1;
+/* Calibrates the cost model on the input model (cd_model_calibrate) and
+ * prints the factors used. */
+static int calibrate(opt_args *a, const ir_graph *g) {
   base_diag d;
-  if (cd_node_cost(a->db, a->dev, g, node, &ms, &est, &d) != BASE_OK)
-    return 1e12; /* never chosen: only out-of-memory gets here */
-  if (estimated)
-    *estimated = est;
-  return 1000 * ms * (est ? a->scale[g->nodes[node].op] : 1);
-}
-
-/* Roofline estimates are optimistic next to measurements (launch and
- * library overheads), so a graph mixing both would favour rewrites into
- * unmeasured shapes. For each operator with measured nodes in g (not
- * weight-only), estimates are scaled by sum(measured) / sum(estimated) over
- * those nodes; other operators keep the plain estimate. Prints the factors
- * used. */
-static void calibrate(opt_args *a, const ir_graph *g) {
-  double m[IR_NOPS] = {0}, e[IR_NOPS] = {0};
-  unsigned char *wo = calloc((size_t)g->nnodes + 1, 1);
-  for (int o = 0; o < IR_NOPS; o++)
-    a->scale[o] = 1;
-  if (!wo)
-    return;
-  ir_weight_only(g, wo);
-  for (int i = 0; i < g->nnodes; i++) {
-    double ms, x = cd_estimate(a->dev, g, i);
-    int est = 1;
-    base_diag d;
-    if (wo[i] || x <= 0 ||
-        cd_node_cost(a->db, a->dev, g, i, &ms, &est, &d) != BASE_OK || est)
-      continue;
-    m[g->nodes[i].op] += ms;
-    e[g->nodes[i].op] += x;
-  }
-  free(wo);
+  if (cd_model_calibrate(&a->cost, g, &d))
+    return cli_report(&d);
   int any = 0;
   for (int o = 0; o < IR_NOPS; o++)
-    if (e[o] > 0) {
-      a->scale[o] = m[o] / e[o];
+    if (a->cost.calibrated[o])
       printf("%s %s x%.2f",
              any++ ? "," : "estimates scaled (measured/roofline):",
-             ir_op(o)->name, a->scale[o]);
-    }
+             ir_op(o)->name, a->cost.scale[o]);
   if (any)
     printf("\n");
+  return CLI_OK;
 }
 
 /* Parses options; grid lists of length 1 set the search options. */
@@ -207,8 +173,6 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   srch_options_default(&a->so);
   a->check = 1;
   a->device = "h100";
-  for (int o = 0; o < IR_NOPS; o++)
-    a->scale[o] = 1;
   int ch;
   optind = 1;
   opterr = 0;
@@ -232,13 +196,14 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   int rc = CLI_OK;
   if (!(a->db = cli_costdb_open(a->db_path, cli_costdb_tables(), &rc)))
     return rc;
-  a->so.cost = db_cost;
-  a->so.cost_u = a;
+  cd_model_init(&a->cost, a->db, a->dev);
+  a->so.cost = cd_model_cost;
+  a->so.cost_u = &a->cost;
   return CLI_OK;
 }
 
 /* Loads the rules file and compiles its rules. */
-static srch_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
+static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
   base_diag d;
   const char *path = a->rules ? a->rules : DEFAULT_RULES;
   struct stat sb;
@@ -254,7 +219,8 @@ static srch_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
     *rc = cli_report(&d);
     return NULL;
   }
-  srch_rules *r = srch_rules_compile(rs, SRCH_BOTH, a->allow_unproven, &d);
+  rewrite_rules *r =
+      rewrite_rules_compile(rs, REWRITE_BOTH, a->allow_unproven, &d);
   if (!r) {
     snprintf(d.file, sizeof d.file, "%s", path);
     *rc = cli_report(&d);
@@ -305,7 +271,7 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
 static int check_result(const ir_graph *g, const ir_graph *h) {
   base_diag d;
   double err;
-  if (srch_check(g, h, 1, &err, &d))
+  if (ex_check(g, h, 1, &err, &d))
     return cli_report(&d);
   printf("check: max relative error %.3g on the CPU executor (seed 1)\n", err);
   if (!(err <= CHECK_TOL)) {
@@ -343,15 +309,17 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
                                  "lists of values are for 'experiment search'");
   }
   ir_ruleset rs;
-  srch_rules *rules = load_rules(&a, &rs, &rc);
+  rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   ir_graph *h = NULL;
   if (g) {
+    printf("model: %s (%d operators); %d rules, %d usable directions\n",
+           argv[optind], g->nnodes, rs.n, rewrite_rules_count(rules));
+    rc = calibrate(&a, g);
+  }
+  if (g && !rc) {
     srch_stats st;
     base_diag d;
-    printf("model: %s (%d operators); %d rules, %d usable directions\n",
-           argv[optind], g->nnodes, rs.n, srch_rules_count(rules));
-    calibrate(&a, g);
     h = srch_optimize(g, rules, &a.so, &st, &d);
     if (!h)
       rc = cli_report(&d);
@@ -365,7 +333,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);
   ir_graph_free(h);
   ir_graph_free(g);
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
   cd_close(a.db);
   return rc;
@@ -416,7 +384,7 @@ static void csv_row(FILE *f, const char *model, int depth, double alpha,
 }
 
 static int run_grid(const opt_args *a, const ir_graph *g,
-                    const srch_rules *rules, const ir_ruleset *rs, FILE *f) {
+                    const rewrite_rules *rules, const ir_ruleset *rs, FILE *f) {
   fprintf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
              "rules\n");
   for (int i = 0; i < a->ndepth; i++)
@@ -504,12 +472,11 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
     a.so.patience = 0;
   const char *dir = a.out ? a.out : "experiment-search";
   ir_ruleset rs;
-  srch_rules *rules = load_rules(&a, &rs, &rc);
+  rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   char *csv = NULL;
   size_t len = 0;
-  if (g && !(rc = ensure_dir(dir))) {
-    calibrate(&a, g);
+  if (g && !(rc = ensure_dir(dir)) && !(rc = calibrate(&a, g))) {
     FILE *f = open_memstream(&csv, &len);
     rc = f ? run_grid(&a, g, rules, &rs, f) : CLI_INTERNAL;
     if (f)
@@ -527,7 +494,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   }
   free(csv);
   ir_graph_free(g);
-  srch_rules_free(rules);
+  rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
   cd_close(a.db);
   return rc;

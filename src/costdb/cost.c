@@ -133,3 +133,24 @@ base_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
     free(folded);
   return st;
 }
+
+double cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, int *estimated) {
+  uint8_t small[256], *mask = small;
+  if (g->nnodes > (int)sizeof small && !(mask = malloc((size_t)g->nnodes)))
+    return 1e300;
+  ir_weight_only(g, mask);
+  double c = 0;
+  int est = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (mask[i])
+      continue;
+    int e = 0;
+    c += f(u, g, i, &e);
+    est |= e;
+  }
+  if (mask != small)
+    free(mask);
+  if (estimated)
+    *estimated = est;
+  return c;
+}

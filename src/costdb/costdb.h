@@ -135,6 +135,16 @@ base_status cd_export_tsv(cd_db *db, const char *device, const char *path,
 
 /* ---- costs ------------------------------------------------------------ */
 
+/* Cost of node `node` of g (any unit, e.g. microseconds; lower is better).
+ * Sets *estimated to 1 when the figure is a model rather than a measurement.
+ * The search never calls it for weight-only nodes (they are free). */
+typedef double (*cd_cost_fn)(void *u, const ir_graph *g, int node,
+                             int *estimated);
+
+/* Sum of f over the nodes of g that are not weight-only. *estimated (may be
+ * NULL) is set when any node's cost was estimated. */
+double cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, int *estimated);
+
 /* Cost of one node on dev: the measurement, else the estimate (*estimated
  * set to 1). db may be NULL (estimates only). Cached in db. */
 base_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
@@ -152,5 +162,30 @@ typedef struct cd_cost {
  */
 base_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
                           cd_cost *out, base_diag *d);
+
+/* ---- the optimizer's cost model -------------------------------------- */
+
+/* A node's cost in microseconds: its measurement on dev from db, else
+ * dev's roofline estimate (cd_estimate) times its operator's calibration
+ * factor scale[op]. This is the cost `superopt optimize` searches with. */
+typedef struct cd_model {
+  cd_db *db;                         /* measurements; NULL: estimates only */
+  const cd_device *dev;              /* the device costs are for */
+  double scale[IR_NOPS];             /* estimate multiplier per operator */
+  unsigned char calibrated[IR_NOPS]; /* scale[op] set by calibration */
+} cd_model;
+
+/* db may be NULL; dev NULL: the first device (h100). Scales are 1. */
+void cd_model_init(cd_model *m, cd_db *db, const cd_device *dev);
+/* Roofline estimates are optimistic next to measurements, so a graph
+ * mixing both would favour rewrites into unmeasured shapes. For each
+ * operator with measured nodes in g (weight-only nodes and views aside),
+ * sets scale[op] = sum(measured) / sum(estimated) over those nodes and
+ * calibrated[op] = 1; other operators get 1. A node whose cost cannot be
+ * looked up (other than for want of memory) is left out. */
+base_status cd_model_calibrate(cd_model *m, const ir_graph *g, base_diag *d);
+/* The cd_cost_fn of a model: u is a cd_model (const; NULL: the plain h100
+ * estimate, what library callers that pass no cost function get). */
+double cd_model_cost(void *u, const ir_graph *g, int node, int *estimated);
 
 #endif

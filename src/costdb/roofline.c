@@ -3,9 +3,10 @@
  *
  * Counts are for a straightforward kernel: each input read once, each
  * output written once (float32, 4 bytes), a multiply-add counted as 2
- * operations, transcendental functions as a few. Views (reshape, and
- * split/slice/transpose results that are a contiguous block of their
- * input in the same order) and constants launch nothing and cost 0.
+ * operations, transcendental functions as a few: the kind and flops per
+ * element of the operator's row in ops.def. Views (ir_node_is_view:
+ * reshape, and split/slice/transpose results that are a contiguous block of
+ * their input in the same order) and constants launch nothing and cost 0.
  */
 #include <math.h>
 
@@ -24,60 +25,10 @@ static double io_bytes(const ir_graph *g, const ir_node *nd) {
   return 4 * b;
 }
 
-/* Operations per element of an activation. */
-static double act_flops(int act) {
-  switch (act) {
-  case IR_ACT_NONE: return 0;
-  case IR_ACT_RELU: return 1;
-  case IR_ACT_SIGMOID:
-  case IR_ACT_TANH: return 4;
-  default: return 8; /* gelu: erf and 4 more */
-  }
-}
-
-/* Whether out is a contiguous block of in (same rank): the first
- * dimension that differs has only dimensions of size 1 before it and whole
- * ones after it. */
-static int is_block(const ir_shape *in, const ir_shape *out) {
-  int i = 0;
-  if (in->rank != out->rank)
-    return 0;
-  while (i < in->rank && in->dim[i] == out->dim[i])
-    i++;
-  if (i == in->rank)
-    return 1; /* the whole input */
-  for (int j = 0; j < i; j++)
-    if (out->dim[j] != 1)
-      return 0;
-  for (int j = i + 1; j < in->rank; j++)
-    if (in->dim[j] != out->dim[j])
-      return 0;
-  return 1;
-}
-
-static int outputs_are_blocks(const ir_graph *g, const ir_node *nd) {
-  const ir_shape *in = &g->tensors[nd->in[0]].shape;
-  for (int k = 0; k < nd->nout; k++) {
-    if (!is_block(in, &g->tensors[nd->out[k]].shape))
-      return 0;
-  }
-  return 1;
-}
-
-/* A transpose that keeps the order of the dimensions larger than 1 moves
- * no data. */
-static int transpose_is_view(const ir_graph *g, const ir_node *nd) {
-  const ir_shape *in = &g->tensors[nd->in[0]].shape;
-  int last = -1;
-  for (int i = 0; i < nd->a.nlist; i++) {
-    int p = (int)nd->a.list[i];
-    if (in->dim[p] == 1)
-      continue;
-    if (p < last)
-      return 0;
-    last = p;
-  }
-  return 1;
+/* Operations per element of an activation: those of its operator. */
+static double act_flops(ir_act act) {
+  int op = ir_act_op(act);
+  return op < 0 ? 0 : ir_op((ir_opcode)op)->flops;
 }
 
 static cd_work matrix_work(const ir_graph *g, const ir_node *nd) {
@@ -101,48 +52,24 @@ static cd_work kernel(const ir_graph *g, const ir_node *nd, double per_elem,
 
 static const cd_work view = {0, 0, 0, 0};
 
-static cd_work elementwise(const ir_graph *g, const ir_node *nd) {
-  switch (nd->op) {
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH: return kernel(g, nd, 4, 0);
-  case IR_OP_GELU:
-  case IR_OP_ERF: return kernel(g, nd, 8, 0);
-  case IR_OP_CLIP: return kernel(g, nd, 2, 0);
-  default: return kernel(g, nd, 1, 0); /* ew*, smul, relu, sqrt */
-  }
-}
-
 static cd_work window(const ir_graph *g, const ir_node *nd) {
   return kernel(g, nd, (double)nd->a.kernel[0] * nd->a.kernel[1], 0);
 }
 
+/* By the operator's kind and flops per element (ops.def). */
 cd_work cd_node_work(const ir_graph *g, int node) {
   const ir_node *nd = &g->nodes[node];
-  switch (nd->op) {
-  case IR_OP_CONV2D:
-  case IR_OP_MATMUL: return matrix_work(g, nd);
-  case IR_OP_RESHAPE: return view;
-  case IR_OP_SPLIT:
-  case IR_OP_SLICE:
-    return outputs_are_blocks(g, nd) ? view : kernel(g, nd, 0, 0);
-  case IR_OP_TRANSPOSE:
-    return transpose_is_view(g, nd) ? view : kernel(g, nd, 0, 0);
-  case IR_OP_CONCAT:
-  case IR_OP_PAD:
-  case IR_OP_ENLARGE: return kernel(g, nd, 0, 0);
-  case IR_OP_AVGPOOL:
-  case IR_OP_MAXPOOL: return window(g, nd);
-  case IR_OP_GLOBAL_AVGPOOL:
-  case IR_OP_REDUCE_MEAN: return kernel(g, nd, 1, 1);
-  case IR_OP_BATCHNORM: return kernel(g, nd, 2, 0);
-  case IR_OP_SOFTMAX: return kernel(g, nd, 5, 0);
-  case IR_OP_LAYERNORM: return kernel(g, nd, 8, 0);
-  case IR_OP_CONST_ICONV:
-  case IR_OP_CONST_IMM:
-  case IR_OP_CONST_ONES:
-  case IR_OP_CONST_POOL: return view;
-  default: return elementwise(g, nd);
+  const ir_opinfo *r = ir_op(nd->op);
+  switch (r->kind) {
+  case IR_OPK_MATRIX: return matrix_work(g, nd);
+  case IR_OPK_WINDOW: return window(g, nd);
+  case IR_OPK_CONST: return view;
+  case IR_OPK_REDUCE: return kernel(g, nd, r->flops, 1);
+  case IR_OPK_EW:
+  case IR_OPK_NORM:
+  case IR_OPK_MOVE: break;
   }
+  return ir_node_is_view(g, nd) ? view : kernel(g, nd, r->flops, 0);
 }
 
 double cd_estimate(const cd_device *dev, const ir_graph *g, int node) {

@@ -12,7 +12,7 @@
 #include "exec.h"
 
 static const ex_kernel kernels[IR_NOPS] = {
-#define OP(ID, name, inputs, params) [IR_OP_##ID] = ex_ref_##name,
+#define OP(ID, name, inputs, params, ...) [IR_OP_##ID] = ex_ref_##name,
 #include "../ir/ops.def"
 #undef OP
 };

@@ -30,7 +30,7 @@ typedef struct ex_arg {
 typedef base_status (*ex_kernel)(const ir_node *n, const ex_arg *in,
                                  ex_arg *out);
 
-#define OP(ID, name, inputs, params)                                           \
+#define OP(ID, name, inputs, params, ...)                                      \
   base_status ex_ref_##name(const ir_node *n, const ex_arg *in, ex_arg *out);
 #include "../ir/ops.def"
 #undef OP
@@ -73,5 +73,15 @@ void ex_activate(float *x, int64_t n, int act);
 void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
              const float *B, int64_t ldb, float *C, int64_t ldc,
              int accumulate);
+
+/* ---- end-to-end check ---------------------------------------------- */
+
+/* Runs a and b on the CPU executor with the same inputs and weights (drawn
+ * for a with seed; b's inputs and weights copied from a's by name) and sets
+ * *max_err to the largest |a - b| over each output divided by that output's
+ * largest |a|. BASE_ERR_SHAPE when the outputs do not correspond, or b needs
+ * a weight a lacks. */
+base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
+                     double *max_err, base_diag *d);
 
 #endif

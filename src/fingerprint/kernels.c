@@ -132,14 +132,17 @@ static void k_conv(const ir_attrs *a, const ir_shape *const *s,
 /* ---- element-wise --------------------------------------------------------
  */
 
-static void k_ew(ir_opcode op, int64_t n, const uint32_t *const *in,
-                 uint32_t *y, uint64_t key) {
+/* The element-wise kernels: y = a + b, a * b, a * scalar b, relu(a). */
+typedef enum ew_fn { EW_ADD, EW_MUL, EW_SMUL, EW_RELU } ew_fn;
+
+static void k_ew(ew_fn fn, int64_t n, const uint32_t *const *in, uint32_t *y,
+                 uint64_t key) {
   for (int64_t i = 0; i < n; i++)
-    switch (op) {
-    case IR_OP_EWADD: y[i] = addm(in[0][i], in[1][i]); break;
-    case IR_OP_EWMUL: y[i] = red((uint64_t)in[0][i] * in[1][i]); break;
-    case IR_OP_SMUL: y[i] = red((uint64_t)in[0][i] * in[1][0]); break;
-    default: y[i] = fp_act(IR_ACT_RELU, key, in[0][i]); break;
+    switch (fn) {
+    case EW_ADD: y[i] = addm(in[0][i], in[1][i]); break;
+    case EW_MUL: y[i] = red((uint64_t)in[0][i] * in[1][i]); break;
+    case EW_SMUL: y[i] = red((uint64_t)in[0][i] * in[1][0]); break;
+    case EW_RELU: y[i] = fp_act(IR_ACT_RELU, key, in[0][i]); break;
     }
 }
 
@@ -273,10 +276,13 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_EWMUL:
     if (!ir_shape_eq(ins[0], ins[1]))
       return BASE_ERR_PARAM;
-    /* fall through */
+    k_ew(op == IR_OP_EWADD ? EW_ADD : EW_MUL, ir_shape_numel(&outs[0]), in,
+         out[0], key);
+    return BASE_OK;
   case IR_OP_SMUL:
   case IR_OP_RELU:
-    k_ew(op, ir_shape_numel(&outs[0]), in, out[0], key);
+    k_ew(op == IR_OP_SMUL ? EW_SMUL : EW_RELU, ir_shape_numel(&outs[0]), in,
+         out[0], key);
     return BASE_OK;
   case IR_OP_CONCAT:
     k_concat(a->axis, ins, in, nin, &outs[0], out[0]);
@@ -300,6 +306,22 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: k_const(op, &outs[0], out[0]); return BASE_OK;
-  default: return BASE_ERR_PARAM;
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_RESHAPE:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE: break; /* not generation operators */
   }
+  return BASE_ERR_PARAM; /* no fingerprint kernel: unsupported operator */
 }

@@ -106,8 +106,7 @@ static int cl_capable(ir_opcode op) {
   case IR_OP_CONST_ICONV:
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
-  case IR_OP_CONST_POOL:
-  case IR_NOPS: return 0;
+  case IR_OP_CONST_POOL: return 0;
   }
   return 0;
 }

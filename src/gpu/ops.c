@@ -30,14 +30,17 @@ static void strides_of(const ir_shape *s, int64_t st[CXK_RANK]) {
 #define IN(p, n, k) gpu_in((p), (int)((n) - (p)->g->nodes), (k))
 #define STEP(p, n) (&(p)->steps[(n) - (p)->g->nodes])
 
+/* The kernel of each unary element-wise operator (CXK_ID: none). */
+static const int unary_fn[IR_NOPS] = {
+    [IR_OP_RELU] = CXK_RELU, [IR_OP_SIGMOID] = CXK_SIGMOID,
+    [IR_OP_TANH] = CXK_TANH, [IR_OP_GELU] = CXK_GELU,
+    [IR_OP_ERF] = CXK_ERF,   [IR_OP_SQRT] = CXK_SQRT,
+    [IR_OP_CLIP] = CXK_CLIP};
+
+/* An activation's kernel: that of the operator computing it (ops.def). */
 static int act_fn(int act) {
-  switch (act) {
-  case IR_ACT_RELU: return CXK_RELU;
-  case IR_ACT_SIGMOID: return CXK_SIGMOID;
-  case IR_ACT_TANH: return CXK_TANH;
-  case IR_ACT_GELU: return CXK_GELU;
-  default: return CXK_ID;
-  }
+  int op = ir_act_op((ir_act)act);
+  return op < 0 ? CXK_ID : unary_fn[op];
 }
 
 int gpu_effective_act(const ir_node *n, const gpu_step *s) {
@@ -594,7 +597,10 @@ void gpu_step_release(gpu_step *s) {
   memset(s, 0, sizeof *s);
 }
 
-static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s) {
+/* Enqueues the kernels of a node that is not conv2d or matmul; *none = 1
+ * when there is no kernel for its operator. */
+static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
+                          int *none) {
   if (s->view)
     return cudaSuccess; /* reshape, or a relu folded into its producer */
   int relu = s->fuse_relu;
@@ -604,13 +610,13 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s) {
   case IR_OP_EWMUL:
   case IR_OP_SMUL: return binary(p, n, CXK_MUL, relu);
   case IR_OP_EWDIV: return binary(p, n, CXK_DIV, relu);
-  case IR_OP_RELU: return unary(p, n, CXK_RELU);
-  case IR_OP_SIGMOID: return unary(p, n, CXK_SIGMOID);
-  case IR_OP_TANH: return unary(p, n, CXK_TANH);
-  case IR_OP_GELU: return unary(p, n, CXK_GELU);
-  case IR_OP_ERF: return unary(p, n, CXK_ERF);
-  case IR_OP_SQRT: return unary(p, n, CXK_SQRT);
-  case IR_OP_CLIP: return unary(p, n, CXK_CLIP);
+  case IR_OP_RELU:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
   case IR_OP_CONCAT: return concat(p, n);
   case IR_OP_SPLIT: return split(p, n);
   case IR_OP_TRANSPOSE: return gather(p, n, 0);
@@ -628,9 +634,12 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: return constant(p, n);
-  case IR_OP_RESHAPE: /* a view: shares its input's bytes */
-  default: return cudaSuccess;
+  case IR_OP_RESHAPE: return cudaSuccess; /* a view: its input's bytes */
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL: break; /* cuDNN and cuBLASLt: gpu_step_enqueue */
   }
+  *none = 1; /* an operator with no kernel here */
+  return cudaSuccess;
 }
 
 base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
@@ -647,8 +656,13 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
   else if (n->op == IR_OP_MATMUL)
     st = mm_enqueue(p, n, &p->steps[i], d);
   else {
-    cudaError_t e = simple(p, n, &p->steps[i]);
-    if (e != cudaSuccess)
+    int none = 0;
+    cudaError_t e = simple(p, n, &p->steps[i], &none);
+    if (none)
+      st = base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "unsupported operator %s on the GPU executor",
+                         ir_op(n->op)->name);
+    else if (e != cudaSuccess)
       st = gpu_cuda_fail(d, e, ir_op(n->op)->name);
   }
   if (st && d && d->line == 0) {

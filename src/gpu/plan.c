@@ -48,23 +48,18 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
     last[root[g->outputs[i]]] = g->nnodes;
 }
 
-/* Can a following relu be folded into n (applied by n's own kernel)? */
+/* Can a following relu be folded into n (applied by n's own kernel)? An
+ * operator with act= when it has none; one whose kernel has a relu
+ * epilogue (ops.def) when it has one output. */
 static int takes_relu(const ir_node *n) {
-  switch (n->op) {
-  case IR_OP_CONV2D:
-  case IR_OP_MATMUL: return n->a.act == IR_ACT_NONE;
-  case IR_OP_EWADD:
-  case IR_OP_EWSUB:
-  case IR_OP_EWMUL:
-  case IR_OP_EWDIV:
-  case IR_OP_SMUL:
-  case IR_OP_BATCHNORM: return n->nout == 1;
-  default: return 0;
-  }
+  unsigned f = ir_op(n->op)->flags;
+  if (f & IR_OPF_ACT_PARAM)
+    return n->a.act == IR_ACT_NONE;
+  return (f & IR_OPF_RELU_EPILOGUE) && n->nout == 1;
 }
 
-/* Marks views: reshapes, and relus folded into a producer whose result
- * they alone read (and that is no graph output). */
+/* Marks views: reshapes (IR_OPF_VIEW), and relus folded into a producer whose
+ * result they alone read (and that is no graph output). */
 static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int *reads = calloc((size_t)g->ntensors + 1, sizeof *reads);
@@ -77,7 +72,7 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
     reads[g->outputs[i]]++;
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
-    p->steps[j].view = n->op == IR_OP_RESHAPE;
+    p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
     if (n->op != IR_OP_RELU || p->ctx->opt.no_fuse)
       continue;
     const ir_tensor *x = &g->tensors[n->in[0]];

@@ -48,11 +48,40 @@ ir_shape ir_shape_make(int rank, const int64_t *dims);
 /* ---- operators and parameters ------------------------------------------ */
 
 typedef enum ir_opcode {
-#define OP(ID, name, inputs, params) IR_OP_##ID,
+#define OP(ID, name, inputs, params, ...) IR_OP_##ID,
 #include "ops.def"
 #undef OP
-  IR_NOPS
 } ir_opcode;
+
+/* Number of operators (not an ir_opcode, so that a switch over every
+ * operator needs no case for it: -Wswitch catches a missing operator). */
+enum {
+  IR_NOPS = 0
+#define OP(ID, ...) +1
+#include "ops.def"
+#undef OP
+};
+
+/* How an operator computes (ops.def's kind column). 0 is no kind. */
+typedef enum ir_opkind {
+  IR_OPK_MATRIX = 1, /* conv2d, matmul */
+  IR_OPK_WINDOW,     /* pooling over a kernel window */
+  IR_OPK_EW,         /* element-wise; flops per output element */
+  IR_OPK_NORM,       /* normalisation; flops per output element */
+  IR_OPK_REDUCE,     /* reduction; flops per input element */
+  IR_OPK_MOVE,       /* moves data, no arithmetic */
+  IR_OPK_CONST       /* a constant: no inputs, folded */
+} ir_opkind;
+
+/* Operator flags (ops.def's flags column). */
+enum {
+  IR_OPF_COMM = 1 << 0,          /* commutative in its two inputs */
+  IR_OPF_ACT_PARAM = 1 << 1,     /* has act=: absorbs a following activation */
+  IR_OPF_RELU_EPILOGUE = 1 << 2, /* its kernel can apply a following relu */
+  IR_OPF_VIEW = 1 << 3,          /* always a view of its input */
+  IR_OPF_VIEW_BLOCKS = 1 << 4,   /* a view when outputs are blocks of x */
+  IR_OPF_VIEW_ORDER = 1 << 5     /* a view when it keeps non-1 dims' order */
+};
 
 typedef enum ir_param_id {
 #define PARAM(ID, name, kind, field) IR_P_##ID,
@@ -118,6 +147,11 @@ typedef struct ir_opinfo {
   ir_param_id params[IR_MAX_PARAMS];
   uint32_t required; /* bit i: params[i] has no default */
   ir_attrs defaults;
+  /* traits (ops.def's last columns) */
+  ir_opkind kind;
+  ir_act act;     /* the activation it computes (IR_ACT_NONE: none) */
+  double flops;   /* floating-point operations per element (see kind) */
+  unsigned flags; /* IR_OPF_* */
 } ir_opinfo;
 
 const ir_opinfo *ir_op(ir_opcode op);
@@ -137,6 +171,8 @@ void ir_attrs_default(ir_opcode op, ir_attrs *a);
 /* Number of outputs a node of op with attributes a has. */
 int ir_op_nout(ir_opcode op, const ir_attrs *a);
 const char *ir_act_name(ir_act a);
+/* The operator computing activation a (relu -> IR_OP_RELU); -1 for none. */
+int ir_act_op(ir_act a);
 
 /* ---- graphs ------------------------------------------------------------ */
 
@@ -219,6 +255,12 @@ base_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
  * norms, transposed weights) that can run once when weights are loaded.
  * mask has g->nnodes entries. */
 void ir_weight_only(const ir_graph *g, unsigned char *mask);
+
+/* Whether node n of g moves no data: its operator is a view
+ * (IR_OPF_VIEW), or its outputs are contiguous blocks of its input
+ * (IR_OPF_VIEW_BLOCKS), or it keeps the order of the dimensions larger
+ * than 1 (IR_OPF_VIEW_ORDER). */
+int ir_node_is_view(const ir_graph *g, const ir_node *n);
 
 /* Number of nodes of each opcode, into counts[IR_NOPS]. */
 void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]);

@@ -10,7 +10,7 @@ int ir_param_parse(ir_param_id p, const char *s, size_t len, ir_attrs *a,
                    char *err, size_t errn);
 
 /* One shape rule per operator, defined in shape.c. */
-#define OP(ID, name, inputs, params)                                           \
+#define OP(ID, name, inputs, params, ...)                                      \
   base_status ir_shape_##name(ir_attrs *a, const ir_shape *const *in, int nin, \
                               ir_shape *out, base_diag *d);
 #include "ops.def"

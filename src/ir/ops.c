@@ -31,10 +31,16 @@ static const param_row param_rows[IR_NPARAMS] = {
 
 typedef struct op_text {
   const char *name, *inputs, *params;
+  ir_opkind kind;
+  ir_act act;
+  double flops;
+  unsigned flags;
 } op_text;
 
 static const op_text op_texts[IR_NOPS] = {
-#define OP(ID, name, inputs, params) [IR_OP_##ID] = {#name, inputs, params},
+#define OP(ID, name, inputs, params, kind, act, flops, flags)                  \
+  [IR_OP_##ID] = {#name,        inputs, params, IR_OPK_##kind,                 \
+                  IR_ACT_##act, flops,  flags},
 #include "ops.def"
 #undef OP
 };
@@ -390,6 +396,10 @@ static void build_rows(void) {
     r->name = op_texts[op].name;
     decode_inputs(r, op_texts[op].inputs);
     decode_params(r, op_texts[op].params);
+    r->kind = op_texts[op].kind;
+    r->act = op_texts[op].act;
+    r->flops = op_texts[op].flops;
+    r->flags = op_texts[op].flags;
   }
 }
 
@@ -414,6 +424,63 @@ int ir_op_param_index(ir_opcode op, ir_param_id p) {
 }
 
 void ir_attrs_default(ir_opcode op, ir_attrs *a) { *a = ir_op(op)->defaults; }
+
+int ir_act_op(ir_act a) {
+  for (int op = 0; a != IR_ACT_NONE && op < IR_NOPS; op++)
+    if (op_texts[op].act == a)
+      return op;
+  return -1;
+}
+
+/* Whether out is a contiguous block of in (same rank): the first
+ * dimension that differs has only dimensions of size 1 before it and whole
+ * ones after it. */
+static int is_block(const ir_shape *in, const ir_shape *out) {
+  int i = 0;
+  if (in->rank != out->rank)
+    return 0;
+  while (i < in->rank && in->dim[i] == out->dim[i])
+    i++;
+  if (i == in->rank)
+    return 1; /* the whole input */
+  for (int j = 0; j < i; j++)
+    if (out->dim[j] != 1)
+      return 0;
+  for (int j = i + 1; j < in->rank; j++)
+    if (in->dim[j] != out->dim[j])
+      return 0;
+  return 1;
+}
+
+/* A permutation that keeps the order of the dimensions larger than 1
+ * moves no data. */
+static int keeps_order(const ir_shape *in, const ir_attrs *a) {
+  int last = -1;
+  for (int i = 0; i < a->nlist; i++) {
+    int p = (int)a->list[i];
+    if (in->dim[p] == 1)
+      continue;
+    if (p < last)
+      return 0;
+    last = p;
+  }
+  return 1;
+}
+
+int ir_node_is_view(const ir_graph *g, const ir_node *n) {
+  unsigned f = op_texts[n->op].flags;
+  const ir_shape *in = n->nin ? &g->tensors[n->in[0]].shape : NULL;
+  if (f & IR_OPF_VIEW)
+    return 1;
+  if ((f & IR_OPF_VIEW_ORDER) && in)
+    return keeps_order(in, &n->a);
+  if (!(f & IR_OPF_VIEW_BLOCKS) || !in)
+    return 0;
+  for (int k = 0; k < n->nout; k++)
+    if (!is_block(in, &g->tensors[n->out[k]].shape))
+      return 0;
+  return 1;
+}
 
 int ir_op_nout(ir_opcode op, const ir_attrs *a) {
   return op == IR_OP_SPLIT ? a->nlist : 1;

@@ -566,7 +566,7 @@ typedef base_status (*shape_rule)(ir_attrs *, const ir_shape *const *, int,
                                   ir_shape *, base_diag *);
 
 static const shape_rule rules[IR_NOPS] = {
-#define OP(ID, name, inputs, params) [IR_OP_##ID] = ir_shape_##name,
+#define OP(ID, name, inputs, params, ...) [IR_OP_##ID] = ir_shape_##name,
 #include "ops.def"
 #undef OP
 };

@@ -507,10 +507,6 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: ex_const(E, n, out); break;
-  default:
-    base_diag_set(E->d, BASE_ERR_INTERNAL, 0, 0, "no ONNX export for %s",
-                  ir_op(n->op)->name);
-    E->oom = -1;
   }
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../search/search.h"
+#include "../rewrite/rewrite.h"
 #include "prune.h"
 
 typedef struct dir {
@@ -140,7 +140,7 @@ static void side_free(side *s) {
 static base_status expand(const pr_lib *l, side *s, int from, int to,
                           const side *other, int max_nodes, int max_states,
                           int *met) {
-  srch_matches ms = {0};
+  rewrite_matches ms = {0};
   for (int i = from; i < to && !*met && s->n < max_states; i++) {
     const ir_graph *g = s->g[i];
     uint64_t have = op_mask(g);
@@ -150,10 +150,10 @@ static base_status expand(const pr_lib *l, side *s, int from, int to,
       if ((r->ops & ~have) || r->pat->nnodes > g->nnodes)
         continue;
       ms.n = 0;
-      if (srch_match_graph(r->pat, g, &ms, &d))
+      if (rewrite_match_graph(r->pat, g, &ms, &d))
         continue;
       for (int m = 0; m < ms.n && !*met && s->n < max_states; m++) {
-        ir_graph *ng = srch_rewrite(g, r->pat, r->repl, &ms.m[m], &d);
+        ir_graph *ng = rewrite_apply(g, r->pat, r->repl, &ms.m[m], &d);
         if (!ng)
           continue;
         if (ng->nnodes > max_nodes) {
@@ -162,13 +162,13 @@ static base_status expand(const pr_lib *l, side *s, int from, int to,
         }
         *met = has(other->h, other->n, pr_term_hash(ng));
         if (side_add(s, ng)) {
-          srch_matches_free(&ms);
+          rewrite_matches_free(&ms);
           return BASE_ERR_NOMEM;
         }
       }
     }
   }
-  srch_matches_free(&ms);
+  rewrite_matches_free(&ms);
   return BASE_OK;
 }
 

@@ -15,7 +15,7 @@
 #include <xxhash.h>
 
 int pr_commutative(ir_opcode op) {
-  return op == IR_OP_EWADD || op == IR_OP_EWMUL;
+  return (ir_op(op)->flags & IR_OPF_COMM) != 0;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v) {

@@ -67,7 +67,7 @@ void pr_stats_add(pr_stats *st, pr_kind k, long long n);
 /* Removes redundant pairs from rs in place (order of the rest kept). */
 base_status pr_prune(ir_ruleset *rs, pr_stats *st, base_diag *d);
 
-/* Whether op's inputs may be swapped (ewadd, ewmul). */
+/* Whether op's inputs may be swapped (IR_OPF_COMM in ops.def). */
 int pr_commutative(ir_opcode op);
 
 /* Hash of g's outputs as terms over its input names, with the arguments of

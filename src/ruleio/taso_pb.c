@@ -637,7 +637,20 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
   case IR_OP_RELU: t = TO_RELU; break;
   case IR_OP_SIGMOID: t = TO_SIGMOID; break;
   case IR_OP_TANH: t = TO_TANH; break;
-  default: break;
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_RESHAPE:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE: break; /* no TASO equivalent */
   }
   if (t < 0)
     snprintf(why, wn, "%s has no TASO equivalent", op);

@@ -193,7 +193,21 @@ static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
                        : n->op == IR_OP_CONST_ICONV ? "Iconv"
                        : n->op == IR_OP_CONST_POOL  ? "Cpool"
                                                     : "Imatmul");
-  default: break;
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_RESHAPE:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE:
+  case IR_OP_CONST_ONES: break; /* no Tensat equivalent */
   }
   return tensat_fail(c, "%s has no Tensat equivalent", op);
 }

@@ -70,7 +70,7 @@ static base_status extract_nodes(region *r, const ir_graph *g,
 
 /* Region outputs: tensors computed inside and read outside or output. */
 static base_status extract_outputs(region *r, const ir_graph *g,
-                                   const srch_index *ix, const int32_t *map,
+                                   const rewrite_index *ix, const int32_t *map,
                                    int *nouts, base_diag *d) {
   *nouts = 0;
   for (int i = 0; i < g->nnodes; i++) {
@@ -91,8 +91,9 @@ static base_status extract_outputs(region *r, const ir_graph *g,
   return BASE_OK;
 }
 
-static base_status extract(region *r, const ir_graph *g, const srch_index *ix,
-                           const uint8_t *wmask, base_diag *d) {
+static base_status extract(region *r, const ir_graph *g,
+                           const rewrite_index *ix, const uint8_t *wmask,
+                           base_diag *d) {
   int32_t *map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->outs = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->sub = ir_graph_new(g->name);
@@ -119,7 +120,7 @@ static base_status extract(region *r, const ir_graph *g, const srch_index *ix,
 
 /* A name for sub's tensor t in h: its own unless taken in h, or naming a g
  * tensor computed outside the region. */
-static void stitch_name(srch_builder *b, const region *r, const char *name,
+static void stitch_name(rewrite_builder *b, const region *r, const char *name,
                         char *buf, size_t n) {
   int gt = ir_find_tensor(b->g, name);
   const ir_tensor *x = gt >= 0 ? &b->g->tensors[gt] : NULL;
@@ -127,10 +128,10 @@ static void stitch_name(srch_builder *b, const region *r, const char *name,
   if (own && ir_find_tensor(b->h, name) < 0)
     snprintf(buf, n, "%s", name);
   else
-    srch_fresh_name(b->g, b->h, name, &b->fresh, buf, n);
+    rewrite_fresh_name(b->g, b->h, name, &b->fresh, buf, n);
 }
 
-static base_status stitch(srch_builder *b, const region *r, base_diag *d) {
+static base_status stitch(rewrite_builder *b, const region *r, base_diag *d) {
   const ir_graph *s = r->sub;
   int32_t *smap = malloc(sizeof(int32_t) * ((size_t)s->ntensors + 1));
   if (!smap)
@@ -172,7 +173,7 @@ static base_status stitch(srch_builder *b, const region *r, base_diag *d) {
 
 typedef struct pass {
   const ir_graph *g;
-  const srch_rules *rules;
+  const rewrite_rules *rules;
   const srch_options *o;
   double deadline;
   srch_stats *st;
@@ -183,7 +184,7 @@ typedef struct pass {
 } pass;
 
 /* Cuts the compute nodes into regions: the first of `first` nodes. */
-static base_status cut(pass *p, const srch_index *ix, int first) {
+static base_status cut(pass *p, const rewrite_index *ix, int first) {
   const ir_graph *g = p->g;
   int size = p->o->region_nodes > 0 ? p->o->region_nodes : g->nnodes + 1;
   int count = first > 0 ? first : size, cur = -1;
@@ -225,36 +226,36 @@ static base_status search_regions(pass *p) {
 }
 
 static ir_graph *assemble(pass *p) {
-  srch_builder b;
-  if (srch_build_begin(&b, p->g, NULL, p->d))
+  rewrite_builder b;
+  if (rewrite_build_begin(&b, p->g, NULL, p->d))
     return NULL;
   b.fresh = p->g->ntensors;
   base_status st = BASE_OK;
   for (int i = 0; !st && i < p->g->nnodes; i++)
     if (p->wmask[i])
-      st = srch_build_copy(&b, i, NULL);
+      st = rewrite_build_copy(&b, i, NULL);
   for (int k = 0; !st && k < p->nrg; k++)
     if (p->rg[k].sub)
       st = stitch(&b, &p->rg[k], p->d);
-  return srch_build_finish(&b, st);
+  return rewrite_build_finish(&b, st);
 }
 
 /* One pass over g with the first cut after `first` nodes (0: a full
  * region). */
 static ir_graph *run_pass(pass *p, int first) {
   const ir_graph *g = p->g;
-  srch_index ix;
+  rewrite_index ix;
   ir_graph *h = NULL;
   p->wmask = calloc((size_t)g->nnodes + 1, 1);
   p->rg = calloc((size_t)g->nnodes + 1, sizeof *p->rg);
   p->nrg = 0;
-  if (!p->wmask || !p->rg || srch_index_build(g, &ix, p->d)) {
+  if (!p->wmask || !p->rg || rewrite_index_build(g, &ix, p->d)) {
     base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   } else {
     ir_weight_only(g, p->wmask);
     if (!cut(p, &ix, first) && !search_regions(p))
       h = assemble(p);
-    srch_index_free(&ix);
+    rewrite_index_free(&ix);
   }
   for (int k = 0; p->rg && k < p->nrg; k++)
     region_free(&p->rg[k]);
@@ -277,7 +278,7 @@ static int step(ir_graph **g, const ir_graph *keep, ir_graph *next) {
 }
 
 static int search_passes(ir_graph **cur, const ir_graph *g,
-                         const srch_rules *rules, const srch_options *o,
+                         const rewrite_rules *rules, const srch_options *o,
                          srch_stats *st, base_diag *d) {
   double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
@@ -289,7 +290,7 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
   return 1;
 }
 
-ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
+ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
                         const srch_options *o, srch_stats *st, base_diag *d) {
   double t0 = base_now();
   int dead = 0;
@@ -301,18 +302,18 @@ ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
-  st->cost_before = srch_graph_cost(g, o->cost, o->cost_u, &st->estimated);
+  st->cost_before = cd_sum_cost(g, o->cost, o->cost_u, &st->estimated);
   ir_graph *cur = (ir_graph *)g;
-  int ok = step(&cur, g, srch_cse(cur, &st->cse, d)) &&
-           step(&cur, g, srch_fold_batchnorm(cur, &st->bn_folded, d)) &&
-           step(&cur, g, srch_fuse_activations(cur, &st->acts_fused, d)) &&
+  int ok = step(&cur, g, pass_cse(cur, &st->cse, d)) &&
+           step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d)) &&
+           step(&cur, g, pass_fuse_activations(cur, &st->acts_fused, d)) &&
            (!o->merge || step(&cur, g,
-                              srch_merge_siblings(cur, o->cost, o->cost_u,
+                              pass_merge_siblings(cur, o->cost, o->cost_u,
                                                   &st->merged, d))) &&
            search_passes(&cur, g, rules, o, st, d);
   int more = 0;
-  ok = ok && step(&cur, g, srch_fuse_activations(cur, &more, d)) &&
-       step(&cur, g, srch_prune_dead(cur, &dead, d));
+  ok = ok && step(&cur, g, pass_fuse_activations(cur, &more, d)) &&
+       step(&cur, g, pass_prune_dead(cur, &dead, d));
   st->acts_fused += more;
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
   if (cur != g)
@@ -321,7 +322,7 @@ ir_graph *srch_optimize(const ir_graph *g, const srch_rules *rules,
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (r) {
     int est = 0;
-    st->cost_after = srch_graph_cost(r, o->cost, o->cost_u, &est);
+    st->cost_after = cd_sum_cost(r, o->cost, o->cost_u, &est);
     st->estimated |= est;
   }
   st->seconds = base_now() - t0;

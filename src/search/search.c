@@ -1,4 +1,4 @@
-/* search.c: compiled rules and TASO's cost-based backtracking search.
+/* search.c: TASO's cost-based backtracking search.
  *
  * A priority queue holds candidate graphs by cost. The cheapest is taken
  * and, if its cost is below alpha times the best cost seen, expanded: every
@@ -23,12 +23,12 @@ void srch_options_default(srch_options *o) {
                       .patience = 100,
                       .max_depth = -1,
                       .time_limit = 0,
-                      .directions = SRCH_BOTH,
+                      .directions = REWRITE_BOTH,
                       .region_nodes = 48,
                       .queue_cap = 4096,
                       .passes = 2,
                       .merge = 1,
-                      .cost = srch_roofline_cost,
+                      .cost = cd_model_cost,
                       .cost_u = NULL};
 }
 
@@ -37,145 +37,6 @@ void srch_stats_free(srch_stats *s) {
   free(s->applied_bw);
   memset(s, 0, sizeof *s);
 }
-
-/* ---- rules
- * -------------------------------------------------------------------- */
-
-/* Can pat be matched and repl instantiated from its bindings? */
-static int usable(const ir_graph *pat, const ir_graph *repl) {
-  if (srch_pattern_ok(pat, NULL) || repl->nnodes > SRCH_MAX_PNODES ||
-      repl->ntensors > SRCH_MAX_PTENSORS || pat->noutputs != repl->noutputs)
-    return 0;
-  if (ir_graph_hash(pat) == ir_graph_hash(repl))
-    return 0;
-  for (int i = 0; i < pat->noutputs; i++)
-    if (pat->tensors[pat->outputs[i]].kind != IR_T_VALUE)
-      return 0;
-  for (int t = 0; t < repl->ntensors; t++) {
-    if (repl->tensors[t].kind == IR_T_VALUE)
-      continue;
-    int p = ir_find_tensor(pat, repl->tensors[t].name), read = 0;
-    for (int i = 0; p >= 0 && !read && i < pat->nnodes; i++)
-      for (int k = 0; k < pat->nodes[i].nin; k++)
-        read |= pat->nodes[i].in[k] == p;
-    if (!read)
-      return 0;
-  }
-  return 1;
-}
-
-static int anchors_build(srch_rules *r);
-
-srch_rules *srch_rules_compile(const ir_ruleset *rs, int directions,
-                               int allow_unproven, base_diag *d) {
-  for (int i = 0; !allow_unproven && i < rs->n; i++)
-    if (rs->rules[i].status != IR_RULE_PROVEN) {
-      base_diag_set(d, BASE_ERR_PARAM, rs->rules[i].line, 1,
-                    "rule '%s' is %s; only proven rules are used (pass "
-                    "--allow-unproven to use every rule)",
-                    rs->rules[i].id, ir_rule_status_name(rs->rules[i].status));
-      return NULL;
-    }
-  srch_rules *r = calloc(1, sizeof *r);
-  if (r)
-    r->dirs = calloc(2 * (size_t)rs->n + 1, sizeof *r->dirs);
-  if (!r || !r->dirs) {
-    srch_rules_free(r);
-    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    return NULL;
-  }
-  r->rs = rs;
-  for (int i = 0; i < rs->n; i++)
-    for (int bw = 0; bw < 2; bw++) {
-      const ir_rule *ru = &rs->rules[i];
-      const ir_graph *pat = bw ? ru->dst : ru->src,
-                     *repl = bw ? ru->src : ru->dst;
-      if ((directions & (bw ? SRCH_BACKWARD : SRCH_FORWARD)) &&
-          usable(pat, repl)) {
-        srch_dir *dr = &r->dirs[r->ndirs++];
-        *dr = (srch_dir){.rule = i, .backward = bw, .pat = pat, .repl = repl};
-        srch_cpat_init(&dr->cp, pat, NULL); /* usable() checked its size */
-      }
-    }
-  if (anchors_build(r)) {
-    srch_rules_free(r);
-    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    return NULL;
-  }
-  return r;
-}
-
-void srch_rules_free(srch_rules *r) {
-  if (r) {
-    free(r->dirs);
-    free(r->an.key);
-    free(r->an.start);
-    free(r->an.count);
-    free(r->an.dir);
-  }
-  free(r);
-}
-
-/* The slot of signature s in the anchor table (its own or the empty one
- * where it would go). */
-static int anchor_slot(const srch_anchors *an, uint64_t s) {
-  if (!s)
-    s = 1;
-  int j = (int)(s & (uint64_t)(an->cap - 1));
-  while (an->key[j] && an->key[j] != s)
-    j = (j + 1) & (an->cap - 1);
-  return j;
-}
-
-/* Groups the directions by their anchor signature (counting, then
- * placing, so that each group keeps increasing order). */
-static int anchors_build(srch_rules *r) {
-  srch_anchors *an = &r->an;
-  an->cap = 64;
-  while (an->cap < 2 * r->ndirs + 2)
-    an->cap *= 2;
-  an->key = calloc((size_t)an->cap, sizeof *an->key);
-  an->start = calloc((size_t)an->cap, sizeof *an->start);
-  an->count = calloc((size_t)an->cap, sizeof *an->count);
-  an->dir = malloc(sizeof *an->dir * ((size_t)r->ndirs + 1));
-  if (!an->key || !an->start || !an->count || !an->dir)
-    return -1;
-  for (int k = 0; k < r->ndirs; k++) {
-    const srch_cpat *cp = &r->dirs[k].cp;
-    uint64_t s = cp->sig[cp->g->nnodes - 1];
-    int j = anchor_slot(an, s);
-    an->key[j] = s ? s : 1;
-    an->count[j]++;
-  }
-  for (int j = 0, at = 0; j < an->cap; j++) {
-    an->start[j] = at;
-    at += an->count[j];
-    an->count[j] = 0;
-  }
-  for (int k = 0; k < r->ndirs; k++) {
-    const srch_cpat *cp = &r->dirs[k].cp;
-    int j = anchor_slot(an, cp->sig[cp->g->nnodes - 1]);
-    an->dir[an->start[j] + an->count[j]++] = k;
-  }
-  return 0;
-}
-
-void srch_anchors_mark(const srch_rules *r, const srch_index *ix, int nnodes,
-                       uint64_t *mask) {
-  const srch_anchors *an = &r->an;
-  for (int u = 0; u < nnodes; u++) {
-    int i = ix->by_sig[u];
-    if (u > 0 && ix->sig[i] == ix->sig[ix->by_sig[u - 1]])
-      continue; /* one look-up per distinct signature */
-    int j = anchor_slot(an, ix->sig[i]);
-    for (int c = 0; an->key[j] && c < an->count[j]; c++) {
-      int k = an->dir[an->start[j] + c];
-      mask[k / 64] |= (uint64_t)1 << (k % 64);
-    }
-  }
-}
-
-int srch_rules_count(const srch_rules *r) { return r->ndirs; }
 
 /* ---- queue, history, seen set
  * ---------------------------------------------------- */
@@ -192,7 +53,7 @@ typedef struct hist {
 } hist;
 
 typedef struct sstate {
-  const srch_rules *rules;
+  const rewrite_rules *rules;
   const srch_options *o;
   srch_stats *st;
   double deadline;
@@ -295,7 +156,7 @@ static int hist_add(sstate *s, int parent, int dir) {
 
 static double graph_cost(const sstate *s, const ir_graph *g) {
   int est = 0;
-  double c = srch_graph_cost(g, s->o->cost, s->o->cost_u, &est);
+  double c = cd_sum_cost(g, s->o->cost, s->o->cost_u, &est);
   s->st->estimated |= est;
   return c;
 }
@@ -336,12 +197,13 @@ static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
  * become the best or be queued. The probe's cost differs from the built
  * graph's by float rounding at most, hence the margin: the built graph's
  * exact cost decides, as if every new graph were built. */
-static base_status offer(sstate *s, const cand *c, int k, const srch_match *m,
-                         srch_gsum *gs, base_diag *d) {
-  const srch_dir *dr = &s->rules->dirs[k];
-  srch_probe pr;
+static base_status offer(sstate *s, const cand *c, int k,
+                         const rewrite_match *m, rewrite_gsum *gs,
+                         base_diag *d) {
+  const rewrite_dir *dr = &s->rules->dirs[k];
+  rewrite_probe pr;
   base_diag ld;
-  base_status st = srch_rewrite_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
+  base_status st = rewrite_apply_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
   if (st == BASE_ERR_NOMEM)
     return base_diag_set(d, st, 0, 0, "out of memory");
   if (st) {
@@ -360,7 +222,7 @@ static base_status offer(sstate *s, const cand *c, int k, const srch_match *m,
   if (pr.cost > s->best_cost + margin &&
       (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin))
     return BASE_OK; /* would be neither the best nor queued */
-  ir_graph *child = srch_rewrite(c->g, dr->pat, dr->repl, m, &ld);
+  ir_graph *child = rewrite_apply(c->g, dr->pat, dr->repl, m, &ld);
   if (!child) {
     s->st->rejected++;
     return ld.code == BASE_ERR_NOMEM
@@ -371,7 +233,7 @@ static base_status offer(sstate *s, const cand *c, int k, const srch_match *m,
 }
 
 /* The operators present in the indexed graph, as a bit set. */
-static uint64_t ix_ops(const srch_index *ix) {
+static uint64_t ix_ops(const rewrite_index *ix) {
   uint64_t m = 0;
   for (int o = 0; o < IR_NOPS; o++)
     if (ix->op_start[o + 1] > ix->op_start[o])
@@ -381,40 +243,40 @@ static uint64_t ix_ops(const srch_index *ix) {
 
 /* Rewrites every match of direction k in c's graph (indexed by ix); ops:
  * the operators present. */
-static base_status expand_dir(sstate *s, const cand *c, const srch_index *ix,
-                              srch_gsum *gs, uint64_t ops, int k,
+static base_status expand_dir(sstate *s, const cand *c, const rewrite_index *ix,
+                              rewrite_gsum *gs, uint64_t ops, int k,
                               base_diag *d) {
-  const srch_dir *dr = &s->rules->dirs[k];
-  if ((dr->cp.ops & ~ops) || !srch_cpat_may_match(&dr->cp, ix))
+  const rewrite_dir *dr = &s->rules->dirs[k];
+  if ((dr->cp.ops & ~ops) || !rewrite_cpat_may_match(&dr->cp, ix))
     return BASE_OK;
-  srch_matches ms = {0};
-  base_status st = srch_match_cpat(&dr->cp, c->g, ix, &ms, d);
+  rewrite_matches ms = {0};
+  base_status st = rewrite_match_cpat(&dr->cp, c->g, ix, &ms, d);
   for (int i = 0; !st && i < ms.n; i++)
     st = offer(s, c, k, &ms.m[i], gs, d);
-  srch_matches_free(&ms);
+  rewrite_matches_free(&ms);
   return st;
 }
 
 static base_status expand(sstate *s, const cand *c, base_diag *d) {
-  srch_index ix;
-  srch_gsum gs;
-  base_status st = srch_index_build(c->g, &ix, d);
+  rewrite_index ix;
+  rewrite_gsum gs;
+  base_status st = rewrite_index_build(c->g, &ix, d);
   if (st)
     return st;
   int nw = (s->rules->ndirs + 63) / 64;
   uint64_t *mask = calloc((size_t)nw + 1, sizeof *mask);
-  st = mask ? srch_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
+  st = mask ? rewrite_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
             : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st) { /* the directions whose anchor is in the graph, in order */
     uint64_t ops = ix_ops(&ix);
-    srch_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
+    rewrite_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
     for (int w = 0; !st && w < nw; w++)
       for (uint64_t m = mask[w]; !st && m; m &= m - 1)
         st = expand_dir(s, c, &ix, &gs, ops, 64 * w + __builtin_ctzll(m), d);
-    srch_gsum_free(&gs);
+    rewrite_gsum_free(&gs);
   }
   free(mask);
-  srch_index_free(&ix);
+  rewrite_index_free(&ix);
   return st;
 }
 
@@ -423,7 +285,7 @@ static void count_rules(sstate *s) {
   for (int h = s->best_hist; h >= 0; h = s->h[h].parent) {
     if (s->h[h].dir < 0)
       continue;
-    const srch_dir *dr = &s->rules->dirs[s->h[h].dir];
+    const rewrite_dir *dr = &s->rules->dirs[s->h[h].dir];
     (dr->backward ? s->st->applied_bw : s->st->applied_fw)[dr->rule]++;
   }
 }
@@ -452,7 +314,7 @@ static base_status search_loop(sstate *s, base_diag *d) {
 }
 
 /* Searches one graph until the budget, the queue or the deadline ends. */
-static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
+static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
                             const srch_options *o, double deadline,
                             srch_stats *st, base_diag *d) {
   sstate s = {.rules = rules, .o = o, .st = st, .deadline = deadline};
@@ -462,7 +324,7 @@ static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
   s.best = ir_graph_clone(g);
   base_status rc = BASE_ERR_NOMEM;
   base_status hs = BASE_OK;
-  uint64_t h0 = srch_graph_shash(g, d, &hs);
+  uint64_t h0 = rewrite_graph_shash(g, d, &hs);
   if (!hs && s.heap && start && s.best && seen_add(&s, h0) > 0 &&
       (s.best_hist = hist_add(&s, -1, -1)) >= 0) {
     s.best_cost = graph_cost(&s, g);
@@ -486,7 +348,7 @@ static ir_graph *search_one(const ir_graph *g, const srch_rules *rules,
   return best;
 }
 
-ir_graph *srch_search(const ir_graph *g, const srch_rules *rules,
+ir_graph *srch_search(const ir_graph *g, const rewrite_rules *rules,
                       const srch_options *o, srch_stats *st, base_diag *d) {
   if (!st->applied_fw) {
     st->nrules = rules->rs->n;
@@ -504,7 +366,7 @@ ir_graph *srch_search(const ir_graph *g, const srch_rules *rules,
   return r;
 }
 
-ir_graph *srch_search_until(const ir_graph *g, const srch_rules *rules,
+ir_graph *srch_search_until(const ir_graph *g, const rewrite_rules *rules,
                             const srch_options *o, double deadline,
                             srch_stats *st, base_diag *d) {
   return search_one(g, rules, o, deadline, st, d);

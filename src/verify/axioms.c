@@ -346,7 +346,7 @@ const verify_axiom verify_axioms_const_ones[] = {
 const verify_axiom verify_axioms_const_pool[] = {VERIFY_AXIOM_END};
 
 static const verify_axiom *const per_op[IR_NOPS] = {
-#define OP(ID, name, inputs, params) [IR_OP_##ID] = verify_axioms_##name,
+#define OP(ID, name, inputs, params, ...) [IR_OP_##ID] = verify_axioms_##name,
 #include "../ir/ops.def"
 #undef OP
 };

@@ -148,24 +148,19 @@ static int plain_window(const ir_attrs *a) {
   return a->padmode == IR_PAD_SAME || a->padmode == IR_PAD_VALID;
 }
 
-static int act_code(ir_opcode op) {
-  switch (op) {
-  case IR_OP_RELU: return VERIFY_ACT_RELU;
-  case IR_OP_SIGMOID: return VERIFY_ACT_SIGMOID;
-  case IR_OP_TANH: return VERIFY_ACT_TANH;
-  case IR_OP_GELU: return VERIFY_ACT_GELU;
-  case IR_OP_ERF: return VERIFY_ACT_ERF;
-  case IR_OP_SQRT: return VERIFY_ACT_SQRT;
-  default: return 0;
-  }
-}
+/* The activation operators' codes are ir_act's (ops.def's act column). */
+_Static_assert((int)VERIFY_ACT_RELU == (int)IR_ACT_RELU &&
+                   (int)VERIFY_ACT_SIGMOID == (int)IR_ACT_SIGMOID &&
+                   (int)VERIFY_ACT_TANH == (int)IR_ACT_TANH &&
+                   (int)VERIFY_ACT_GELU == (int)IR_ACT_GELU,
+               "VERIFY_ACT_* codes follow ir_act");
 
 /* Encodes the shape-independent operators; 0 when nd needs another rule. */
 static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
                       Z3_ast *out) {
   const ir_attrs *a = &nd->a;
   int64_t iv[6];
-  verify_fn f;
+  int f = -1; /* a verify_fn */
   switch (nd->op) {
   case IR_OP_EWADD: f = VERIFY_F_EWADD; break;
   case IR_OP_EWMUL: f = VERIFY_F_EWMUL; break;
@@ -186,12 +181,36 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
     f = VERIFY_F_CPOOL, iv[0] = a->list[0], iv[1] = a->list[2];
     iv[2] = a->list[3];
     break;
-  default:
-    if (!act_code(nd->op))
-      return 0;
-    f = VERIFY_F_ACT, iv[0] = act_code(nd->op);
+  case IR_OP_RELU:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU: f = VERIFY_F_ACT, iv[0] = ir_op(nd->op)->act; break;
+  case IR_OP_ERF: f = VERIFY_F_ACT, iv[0] = VERIFY_ACT_ERF; break;
+  case IR_OP_SQRT: f = VERIFY_F_ACT, iv[0] = VERIFY_ACT_SQRT; break;
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL:
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_CLIP:
+  case IR_OP_CONCAT:
+  case IR_OP_SPLIT:
+  case IR_OP_RESHAPE:
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE:
+  case IR_OP_CONST_ONES:
+    return 0; /* encode_node: its own case, enc_windowed
+                  or encode_generic */
   }
-  out[0] = apply(c, f, iv, in);
+  if (f < 0)
+    return 0; /* not an operator (a corrupt node) */
+  out[0] = apply(c, (verify_fn)f, iv, in);
   return 1;
 }
 

@@ -117,7 +117,7 @@ int64_t verify_perm_code(const int64_t *perm, int n);
 /* Per-operator axiom arrays, each ended by VERIFY_AXIOM_END (name NULL). */
 #define VERIFY_AXIOM_END                                                       \
   { NULL, NULL, NULL, NULL }
-#define OP(ID, name, inputs, params)                                           \
+#define OP(ID, name, inputs, params, ...)                                      \
   extern const verify_axiom verify_axioms_##name[];
 #include "../ir/ops.def"
 #undef OP

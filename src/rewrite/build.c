@@ -6,10 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "srch_int.h"
+#include "rewrite_int.h"
 
-void srch_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
-                     int *counter, char *buf, size_t n) {
+void rewrite_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
+                        int *counter, char *buf, size_t n) {
   snprintf(buf, n, "%s", base);
   while ((g && ir_find_tensor(g, buf) >= 0) ||
          (h && ir_find_tensor(h, buf) >= 0))
@@ -17,7 +17,7 @@ void srch_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
 }
 
 /* Adds g's input or weight t to h, keeping its name and values. */
-static int copy_leaf(srch_builder *b, int t) {
+static int copy_leaf(rewrite_builder *b, int t) {
   const ir_tensor *x = &b->g->tensors[t];
   int k = ir_add_tensor(b->h, x->name, x->kind, &x->shape, b->d);
   if (k >= 0)
@@ -25,15 +25,15 @@ static int copy_leaf(srch_builder *b, int t) {
   return k;
 }
 
-base_status srch_build_begin(srch_builder *b, const ir_graph *g,
-                             const uint8_t *used, base_diag *d) {
+base_status rewrite_build_begin(rewrite_builder *b, const ir_graph *g,
+                                const uint8_t *used, base_diag *d) {
   memset(b, 0, sizeof *b);
   b->g = g;
   b->d = d;
   b->h = ir_graph_new(g->name);
   b->map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   if (!b->h || !b->map) {
-    srch_build_abort(b);
+    rewrite_build_abort(b);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   for (int t = 0; t < g->ntensors; t++)
@@ -43,15 +43,15 @@ base_status srch_build_begin(srch_builder *b, const ir_graph *g,
     int keep =
         x->kind == IR_T_INPUT || (x->kind == IR_T_WEIGHT && (!used || used[t]));
     if (keep && (b->map[t] = copy_leaf(b, t)) < 0) {
-      srch_build_abort(b);
+      rewrite_build_abort(b);
       return d ? d->code : BASE_ERR_INTERNAL;
     }
   }
   return BASE_OK;
 }
 
-int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
-                    const ir_attrs *a, const char *base) {
+int rewrite_build_node(rewrite_builder *b, ir_opcode op, const int32_t *in,
+                       int nin, const ir_attrs *a, const char *base) {
   ir_attrs tmp = *a;
   int nout = ir_op_nout(op, &tmp);
   if (nout > IR_MAX_LIST)
@@ -61,13 +61,13 @@ int srch_build_node(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
   for (int o = 0; o < nout; o++) {
     char want[256];
     snprintf(want, sizeof want, nout > 1 ? "%.200s.%d" : "%.200s", base, o);
-    srch_fresh_name(b->g, b->h, want, &b->fresh, names[o], sizeof names[o]);
+    rewrite_fresh_name(b->g, b->h, want, &b->fresh, names[o], sizeof names[o]);
     np[o] = names[o];
   }
   return ir_add_node(b->h, op, in, nin, a, np, b->d);
 }
 
-base_status srch_build_copy(srch_builder *b, int i, const ir_attrs *a) {
+base_status rewrite_build_copy(rewrite_builder *b, int i, const ir_attrs *a) {
   const ir_node *n = &b->g->nodes[i];
   int32_t in[IR_MAX_IN];
   const char *names[IR_MAX_LIST];
@@ -86,36 +86,36 @@ base_status srch_build_copy(srch_builder *b, int i, const ir_attrs *a) {
   return BASE_OK;
 }
 
-ir_graph *srch_build_end(srch_builder *b) {
+ir_graph *rewrite_build_end(rewrite_builder *b) {
   for (int i = 0; i < b->g->noutputs; i++) {
     int t = b->map[b->g->outputs[i]];
     if (t < 0) {
       base_diag_set(b->d, BASE_ERR_INTERNAL, 0, 0, "rebuild: output '%s' lost",
                     b->g->tensors[b->g->outputs[i]].name);
-      srch_build_abort(b);
+      rewrite_build_abort(b);
       return NULL;
     }
     if (ir_add_output(b->h, t, b->d)) {
-      srch_build_abort(b);
+      rewrite_build_abort(b);
       return NULL;
     }
   }
   ir_graph *h = b->h;
   b->h = NULL;
-  srch_build_abort(b);
+  rewrite_build_abort(b);
   return h;
 }
 
-ir_graph *srch_build_finish(srch_builder *b, base_status st) {
+ir_graph *rewrite_build_finish(rewrite_builder *b, base_status st) {
   if (!st)
-    return srch_build_end(b);
-  srch_build_abort(b);
+    return rewrite_build_end(b);
+  rewrite_build_abort(b);
   if (st == BASE_ERR_NOMEM)
     base_diag_set(b->d, st, 0, 0, "out of memory");
   return NULL;
 }
 
-void srch_build_abort(srch_builder *b) {
+void rewrite_build_abort(rewrite_builder *b) {
   ir_graph_free(b->h);
   free(b->map);
   b->h = NULL;

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exec/exec.h"
-#include "srch_int.h"
+#include "exec.h"
 
 static base_status share_leaves(const ir_graph *a, const ex_values *va,
                                 const ir_graph *b, ex_values *vb,
@@ -73,8 +72,8 @@ static base_status compare(const ir_graph *a, const ex_values *va,
   return BASE_OK;
 }
 
-base_status srch_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
-                       double *max_err, base_diag *d) {
+base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
+                     double *max_err, base_diag *d) {
   if (a->noutputs != b->noutputs)
     return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
                          "the original has %d outputs, the optimized graph %d",

@@ -24,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "srch_int.h"
+#include "../rewrite/rewrite_int.h"
+#include "pass.h"
 
 #define MAX_GROUP IR_MAX_LIST /* split outputs */
 
@@ -159,7 +160,7 @@ static int find_groups(const ir_graph *g, const uint8_t *wmask, group **out,
 
 /* Input slot k of the group's node m, its kernel enlarged to the anchor's
  * when it is a smaller convolution weight. */
-static int member_input(srch_builder *b, const group *c, int m, int k,
+static int member_input(rewrite_builder *b, const group *c, int m, int k,
                         const char *base) {
   const ir_graph *g = b->g;
   const ir_node *n = &g->nodes[c->node[m]], *a = &g->nodes[c->node[c->anchor]];
@@ -174,12 +175,12 @@ static int member_input(srch_builder *b, const group *c, int m, int k,
   ir_attrs_default(IR_OP_ENLARGE, &e);
   e.kernel[0] = (int32_t)wa->dim[2];
   e.kernel[1] = (int32_t)wa->dim[3];
-  int x = srch_build_node(b, IR_OP_ENLARGE, &t, 1, &e, base);
+  int x = rewrite_build_node(b, IR_OP_ENLARGE, &t, 1, &e, base);
   return x < 0 ? -1 : b->h->nodes[x].out[0];
 }
 
 /* Concatenation of input slot k of the group's nodes along axis. */
-static int emit_concat(srch_builder *b, const group *c, int k, int axis,
+static int emit_concat(rewrite_builder *b, const group *c, int k, int axis,
                        const char *base) {
   int32_t in[MAX_GROUP];
   for (int m = 0; m < c->n; m++)
@@ -188,13 +189,13 @@ static int emit_concat(srch_builder *b, const group *c, int k, int axis,
   ir_attrs a;
   ir_attrs_default(IR_OP_CONCAT, &a);
   a.axis = axis;
-  int n = srch_build_node(b, IR_OP_CONCAT, in, c->n, &a, base);
+  int n = rewrite_build_node(b, IR_OP_CONCAT, in, c->n, &a, base);
   return n < 0 ? -1 : b->h->nodes[n].out[0];
 }
 
 /* The merged node and its split, the split's outputs taking the siblings'
  * output names. */
-static base_status emit_group(srch_builder *b, const group *c) {
+static base_status emit_group(rewrite_builder *b, const group *c) {
   const ir_graph *g = b->g;
   const ir_node *first = &g->nodes[c->node[0]];
   const ir_node *anchor = &g->nodes[c->node[c->anchor]];
@@ -208,7 +209,7 @@ static base_status emit_group(srch_builder *b, const group *c) {
   if (in[1] < 0 || (first->nin > 2 && in[2] < 0))
     return b->d ? b->d->code : BASE_ERR_INTERNAL;
   char name[300];
-  srch_fresh_name(g, b->h, base, &b->fresh, name, sizeof name);
+  rewrite_fresh_name(g, b->h, base, &b->fresh, name, sizeof name);
   const char *np = name;
   int k = ir_add_node(b->h, first->op, in, first->nin, &anchor->a, &np, b->d);
   if (k < 0)
@@ -237,9 +238,9 @@ static base_status emit_group(srch_builder *b, const group *c) {
 static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
                          const group *gr, int ng, const uint8_t *take,
                          base_diag *d) {
-  srch_builder b;
+  rewrite_builder b;
   int32_t *grp = malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
-  if (!grp || srch_build_begin(&b, g, NULL, d)) {
+  if (!grp || rewrite_build_begin(&b, g, NULL, d)) {
     free(grp);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
@@ -256,18 +257,18 @@ static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
   base_status st = BASE_OK;
   for (int i = 0; any && !st && i < g->nnodes; i++)
     if (wmask[i])
-      st = srch_build_copy(&b, i, NULL);
+      st = rewrite_build_copy(&b, i, NULL);
   for (int i = 0; !st && i < g->nnodes; i++) {
     if ((any && wmask[i]) || grp[i] == ng)
       continue;
     st = grp[i] >= 0 ? emit_group(&b, &gr[grp[i]])
-                     : srch_build_copy(&b, i, NULL);
+                     : rewrite_build_copy(&b, i, NULL);
   }
   free(grp);
-  return srch_build_finish(&b, st);
+  return rewrite_build_finish(&b, st);
 }
 
-ir_graph *srch_merge_siblings(const ir_graph *g, srch_cost_fn f, void *u,
+ir_graph *pass_merge_siblings(const ir_graph *g, cd_cost_fn f, void *u,
                               int *count, base_diag *d) {
   *count = 0;
   uint8_t *wmask = calloc((size_t)g->nnodes + 1, 1);
@@ -284,14 +285,14 @@ ir_graph *srch_merge_siblings(const ir_graph *g, srch_cost_fn f, void *u,
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (take) {
     /* groups are disjoint and costs are per node: decide each alone */
-    double c0 = srch_graph_cost(g, f, u, NULL);
+    double c0 = cd_sum_cost(g, f, u, NULL);
     int ok = 1;
     for (int k = 0; ok && k < ng; k++) {
       take[k] = 1;
       ir_graph *one = rebuild(g, wmask, gr, ng, take, d);
       take[k] = 0;
       ok = one != NULL;
-      if (one && srch_graph_cost(one, f, u, NULL) < c0 * (1 - 1e-9))
+      if (one && cd_sum_cost(one, f, u, NULL) < c0 * (1 - 1e-9))
         take[k] = 1, ++*count;
       ir_graph_free(one);
     }

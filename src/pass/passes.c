@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "srch_int.h"
+#include "../rewrite/rewrite_int.h"
+#include "pass.h"
 
 /* The only reader of node i's single output when that output is not a graph
  * output and is read once, else -1. */
-static int sole_reader(const ir_graph *g, const srch_index *ix, int i) {
+static int sole_reader(const ir_graph *g, const rewrite_index *ix, int i) {
   const ir_node *n = &g->nodes[i];
   if (n->nout != 1)
     return -1;
@@ -27,24 +28,14 @@ static int sole_reader(const ir_graph *g, const srch_index *ix, int i) {
   return ix->use_node[ix->use_start[t]];
 }
 
-static ir_act act_of(ir_opcode op) {
-  switch (op) {
-  case IR_OP_RELU: return IR_ACT_RELU;
-  case IR_OP_SIGMOID: return IR_ACT_SIGMOID;
-  case IR_OP_TANH: return IR_ACT_TANH;
-  case IR_OP_GELU: return IR_ACT_GELU;
-  default: return IR_ACT_NONE;
-  }
-}
-
 /* partner[i] = j: node i is merged with its reader j (by the pass's rule). */
 typedef int (*pair_fn)(const ir_graph *g, const ir_node *n, const ir_node *r);
 
 static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
                            base_diag *d) {
-  srch_index ix;
+  rewrite_index ix;
   int32_t *partner = malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
-  if (!partner || srch_index_build(g, &ix, d)) {
+  if (!partner || rewrite_index_build(g, &ix, d)) {
     free(partner);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
@@ -59,7 +50,7 @@ static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
       ++*count;
     }
   }
-  srch_index_free(&ix);
+  rewrite_index_free(&ix);
   return partner;
 }
 
@@ -68,14 +59,14 @@ static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
 
 static int fusable(const ir_graph *g, const ir_node *n, const ir_node *r) {
   (void)g;
-  return (n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) &&
-         n->a.act == IR_ACT_NONE && act_of(r->op) != IR_ACT_NONE;
+  return (ir_op(n->op)->flags & IR_OPF_ACT_PARAM) && n->a.act == IR_ACT_NONE &&
+         ir_op(r->op)->act != IR_ACT_NONE;
 }
 
-ir_graph *srch_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
-  srch_builder b;
+ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
+  rewrite_builder b;
   int32_t *partner = find_pairs(g, fusable, count, d);
-  if (!partner || srch_build_begin(&b, g, NULL, d)) {
+  if (!partner || rewrite_build_begin(&b, g, NULL, d)) {
     free(partner);
     return NULL;
   }
@@ -86,12 +77,12 @@ ir_graph *srch_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
       continue;
     int j = partner[i];
     if (j < 0) {
-      st = srch_build_copy(&b, i, NULL);
+      st = rewrite_build_copy(&b, i, NULL);
       continue;
     }
     const ir_node *n = &g->nodes[i], *r = &g->nodes[j];
     ir_attrs a = n->a;
-    a.act = act_of(r->op);
+    a.act = ir_op(r->op)->act;
     /* the fused node takes the activation's output name */
     const char *name = g->tensors[r->out[0]].name;
     int32_t in[IR_MAX_IN];
@@ -107,7 +98,7 @@ ir_graph *srch_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
   }
   free(skip);
   free(partner);
-  return srch_build_finish(&b, st);
+  return rewrite_build_finish(&b, st);
 }
 
 /* ---- batchnorm folding
@@ -119,9 +110,9 @@ static int foldable(const ir_graph *g, const ir_node *n, const ir_node *r) {
          r->op == IR_OP_BATCHNORM && r->in[0] == n->out[0];
 }
 
-static int add1(srch_builder *b, ir_opcode op, const int32_t *in, int nin,
+static int add1(rewrite_builder *b, ir_opcode op, const int32_t *in, int nin,
                 const ir_attrs *a, const char *base) {
-  int k = srch_build_node(b, op, in, nin, a, base);
+  int k = rewrite_build_node(b, op, in, nin, a, base);
   return k < 0 ? -1 : b->h->nodes[k].out[0];
 }
 
@@ -136,7 +127,7 @@ static ir_attrs shape_attrs(ir_opcode op, int n, int64_t d0, int64_t d1) {
 }
 
 /* Emits the folded conv for conv node i and its batchnorm node j. */
-static base_status emit_fold(srch_builder *b, int i, int j) {
+static base_status emit_fold(rewrite_builder *b, int i, int j) {
   const ir_graph *g = b->g;
   const ir_node *cv = &g->nodes[i], *bn = &g->nodes[j];
   const char *base = g->tensors[bn->out[0]].name;
@@ -182,10 +173,10 @@ static base_status emit_fold(srch_builder *b, int i, int j) {
   return BASE_OK;
 }
 
-ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
-  srch_builder b;
+ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
+  rewrite_builder b;
   int32_t *partner = find_pairs(g, foldable, count, d);
-  if (!partner || srch_build_begin(&b, g, NULL, d)) {
+  if (!partner || rewrite_build_begin(&b, g, NULL, d)) {
     free(partner);
     return NULL;
   }
@@ -200,20 +191,20 @@ ir_graph *srch_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
     if (partner[i] >= 0)
       continue; /* emitted at its batchnorm, whose inputs are all ready */
     st = conv_of[i] >= 0 ? emit_fold(&b, conv_of[i], i)
-                         : srch_build_copy(&b, i, NULL);
+                         : rewrite_build_copy(&b, i, NULL);
   }
   free(conv_of);
   free(partner);
-  return srch_build_finish(&b, st);
+  return rewrite_build_finish(&b, st);
 }
 
 /* ---- dead code
  * ------------------------------------------------------------------- */
 
-ir_graph *srch_prune_dead(const ir_graph *g, int *count, base_diag *d) {
+ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d) {
   uint8_t *live = calloc((size_t)g->ntensors + 1, 1);
   uint8_t *keep = calloc((size_t)g->nnodes + 1, 1);
-  srch_builder b;
+  rewrite_builder b;
   ir_graph *h = NULL;
   *count = 0;
   if (!live || !keep) {
@@ -230,14 +221,14 @@ ir_graph *srch_prune_dead(const ir_graph *g, int *count, base_diag *d) {
       live[n->in[k]] = 1;
     *count += !keep[i];
   }
-  if (srch_build_begin(&b, g, live, d))
+  if (rewrite_build_begin(&b, g, live, d))
     goto out;
   for (int i = 0; i < g->nnodes; i++)
-    if (keep[i] && srch_build_copy(&b, i, NULL)) {
-      srch_build_abort(&b);
+    if (keep[i] && rewrite_build_copy(&b, i, NULL)) {
+      rewrite_build_abort(&b);
       goto out;
     }
-  h = srch_build_end(&b);
+  h = rewrite_build_end(&b);
 out:
   free(live);
   free(keep);
@@ -259,7 +250,7 @@ static uint64_t cse_key(const cse_node *n) {
   uint64_t in[IR_MAX_IN];
   for (int k = 0; k < n->nin; k++)
     in[k] = (uint64_t)n->in[k];
-  return srch_out_hash(n->op, n->a, in, n->nin, n->nout);
+  return rewrite_out_hash(n->op, n->a, in, n->nin, n->nout);
 }
 
 static int cse_same(const ir_node *a, const cse_node *b) {
@@ -285,8 +276,8 @@ static int cse_find(const ir_graph *h, const int32_t *tab, int cap,
 /* Copies node i unless an equal node is in h already (then maps its
  * outputs to that node's). Nodes computing graph outputs are kept, so the
  * outputs keep their names. */
-static base_status cse_node_copy(srch_builder *b, int i, int32_t *tab, int cap,
-                                 const uint8_t *out, int *count) {
+static base_status cse_node_copy(rewrite_builder *b, int i, int32_t *tab,
+                                 int cap, const uint8_t *out, int *count) {
   const ir_node *n = &b->g->nodes[i];
   int32_t in[IR_MAX_IN];
   int keep = 0, slot = -1;
@@ -302,21 +293,21 @@ static base_status cse_node_copy(srch_builder *b, int i, int32_t *tab, int cap,
     ++*count;
     return BASE_OK;
   }
-  base_status st = srch_build_copy(b, i, NULL);
+  base_status st = rewrite_build_copy(b, i, NULL);
   if (!st && j < 0)
     tab[slot] = b->h->nnodes - 1;
   return st;
 }
 
-ir_graph *srch_cse(const ir_graph *g, int *count, base_diag *d) {
-  srch_builder b;
+ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d) {
+  rewrite_builder b;
   int cap = 64;
   while (cap < 2 * g->nnodes + 2)
     cap *= 2;
   int32_t *tab = malloc(sizeof(int32_t) * (size_t)cap);
   uint8_t *out = calloc((size_t)g->ntensors + 1, 1);
   *count = 0;
-  if (!tab || !out || srch_build_begin(&b, g, NULL, d)) {
+  if (!tab || !out || rewrite_build_begin(&b, g, NULL, d)) {
     free(tab);
     free(out);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -331,5 +322,5 @@ ir_graph *srch_cse(const ir_graph *g, int *count, base_diag *d) {
     st = cse_node_copy(&b, i, tab, cap, out, count);
   free(tab);
   free(out);
-  return srch_build_finish(&b, st);
+  return rewrite_build_finish(&b, st);
 }

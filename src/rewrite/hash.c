@@ -15,9 +15,9 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
-#include "srch_int.h"
+#include "rewrite_int.h"
 
-uint64_t srch_leaf_hash(const ir_tensor *t) {
+uint64_t rewrite_leaf_hash(const ir_tensor *t) {
   XXH3_state_t s;
   XXH3_64bits_reset(&s);
   int32_t k[2] = {(int32_t)t->kind, t->shape.rank};
@@ -27,8 +27,8 @@ uint64_t srch_leaf_hash(const ir_tensor *t) {
   return XXH3_64bits_digest(&s);
 }
 
-uint64_t srch_out_hash(ir_opcode op, const ir_attrs *a, const uint64_t *in,
-                       int nin, int slot) {
+uint64_t rewrite_out_hash(ir_opcode op, const ir_attrs *a, const uint64_t *in,
+                          int nin, int slot) {
   struct {
     ir_attrs a;
     int32_t op, nin, slot, pad;
@@ -43,11 +43,11 @@ uint64_t srch_out_hash(ir_opcode op, const ir_attrs *a, const uint64_t *in,
   return XXH3_64bits(&k, sizeof k - sizeof k.in + sizeof(uint64_t) * nin);
 }
 
-uint64_t srch_outputs_hash(const uint64_t *out, int n) {
+uint64_t rewrite_outputs_hash(const uint64_t *out, int n) {
   return XXH3_64bits(out, sizeof(uint64_t) * (size_t)n);
 }
 
-void srch_gsum_free(srch_gsum *s) {
+void rewrite_gsum_free(rewrite_gsum *s) {
   free(s->th);
   free(s->wo);
   free(s->nc);
@@ -60,19 +60,19 @@ void srch_gsum_free(srch_gsum *s) {
 static void hash_tensors(const ir_graph *g, uint64_t *th) {
   for (int t = 0; t < g->ntensors; t++)
     if (g->tensors[t].kind != IR_T_VALUE)
-      th[t] = srch_leaf_hash(&g->tensors[t]);
+      th[t] = rewrite_leaf_hash(&g->tensors[t]);
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     uint64_t in[IR_MAX_IN];
     for (int k = 0; k < n->nin; k++)
       in[k] = th[n->in[k]];
     for (int o = 0; o < n->nout; o++)
-      th[n->out[o]] = srch_out_hash(n->op, &n->a, in, n->nin, o);
+      th[n->out[o]] = rewrite_out_hash(n->op, &n->a, in, n->nin, o);
   }
 }
 
-base_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
-                            void *u, base_diag *d) {
+base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
+                               void *u, base_diag *d) {
   memset(s, 0, sizeof *s);
   s->g = g;
   s->f = f;
@@ -82,9 +82,9 @@ base_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
   s->nh = malloc(sizeof(uint64_t) * nt);
   s->wo = calloc(nn, 1);
   s->nc = malloc(sizeof(double) * nn);
-  s->cwo = malloc(nt + nn + 2 * SRCH_MAX_PTENSORS);
+  s->cwo = malloc(nt + nn + 2 * REWRITE_MAX_PTENSORS);
   if (!s->th || !s->nh || !s->wo || !s->nc || !s->cwo) {
-    srch_gsum_free(s);
+    rewrite_gsum_free(s);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   hash_tensors(g, s->th);
@@ -93,18 +93,18 @@ base_status srch_gsum_build(srch_gsum *s, const ir_graph *g, srch_cost_fn f,
     s->nc[i] = NAN; /* costed when first needed */
   uint64_t out[256], *o = g->noutputs <= 256 ? out : NULL;
   if (!o && !(o = malloc(sizeof(uint64_t) * (size_t)g->noutputs))) {
-    srch_gsum_free(s);
+    rewrite_gsum_free(s);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   for (int i = 0; i < g->noutputs; i++)
     o[i] = s->th[g->outputs[i]];
-  s->hash = srch_outputs_hash(o, g->noutputs);
+  s->hash = rewrite_outputs_hash(o, g->noutputs);
   if (o != out)
     free(o);
   return BASE_OK;
 }
 
-double srch_gsum_node_cost(srch_gsum *s, int i, int *estimated) {
+double rewrite_gsum_node_cost(rewrite_gsum *s, int i, int *estimated) {
   if (isnan(s->nc[i])) { /* (an estimate is reported when first costed) */
     int e = 0;
     s->nc[i] = s->f(s->u, s->g, i, &e);
@@ -113,10 +113,10 @@ double srch_gsum_node_cost(srch_gsum *s, int i, int *estimated) {
   return s->nc[i];
 }
 
-uint64_t srch_graph_shash(const ir_graph *g, base_diag *d, base_status *st) {
-  srch_gsum s;
-  *st = srch_gsum_build(&s, g, NULL, NULL, d);
+uint64_t rewrite_graph_shash(const ir_graph *g, base_diag *d, base_status *st) {
+  rewrite_gsum s;
+  *st = rewrite_gsum_build(&s, g, NULL, NULL, d);
   uint64_t h = s.hash;
-  srch_gsum_free(&s);
+  rewrite_gsum_free(&s);
   return h;
 }

@@ -8,25 +8,25 @@
  * shapes. The new graph is then the kept nodes plus the replacement, put in
  * topological order by a depth-first walk from the outputs: unreachable
  * nodes drop out, and meeting a node twice on the walk's path is a cycle.
- * A probe (srch_rewrite_probe) does the same up to the ordering, then
+ * A probe (rewrite_apply_probe) does the same up to the ordering, then
  * computes the result's Merkle hash and cost from the parent's instead of
  * building it.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "srch_int.h"
+#include "rewrite_int.h"
 
-enum { DM_MAX = SRCH_MAX_PTENSORS * IR_MAX_RANK };
+enum { DM_MAX = REWRITE_MAX_PTENSORS * IR_MAX_RANK };
 
 typedef struct rw {
   const ir_graph *g, *pat, *repl;
-  const srch_match *m;
+  const rewrite_match *m;
   base_diag *d;
-  int G, N;                          /* g's tensors and nodes */
-  int32_t rbound[SRCH_MAX_PTENSORS]; /* repl input -> g tensor */
-  ir_shape rshape[SRCH_MAX_PTENSORS];
-  ir_attrs rattrs[SRCH_MAX_PNODES];
+  int G, N;                             /* g's tensors and nodes */
+  int32_t rbound[REWRITE_MAX_PTENSORS]; /* repl input -> g tensor */
+  ir_shape rshape[REWRITE_MAX_PTENSORS];
+  ir_attrs rattrs[REWRITE_MAX_PNODES];
   int32_t *subst;   /* g tensor -> unified id (>= G: repl tensor - G) */
   uint8_t *matched; /* g node is part of the match */
   int64_t dm_from[DM_MAX], dm_to[DM_MAX];
@@ -118,8 +118,34 @@ static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: return map_list(r, a->list, a->nlist);
-  default: return BASE_OK;
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL:
+  case IR_OP_EWADD:
+  case IR_OP_EWMUL:
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_SMUL:
+  case IR_OP_RELU:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_CONCAT:
+  case IR_OP_TRANSPOSE:
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_ENLARGE:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE: break; /* no parameter follows the shapes */
   }
+  return BASE_OK;
 }
 
 /* Types the replacement on the graph's shapes. */
@@ -260,12 +286,12 @@ static base_status order_items(rw *r, walk *w) {
 /* ---- building
  * ------------------------------------------------------------------ */
 
-static int hmap(const rw *r, const srch_builder *b, const int32_t *rmap,
+static int hmap(const rw *r, const rewrite_builder *b, const int32_t *rmap,
                 int u) {
   return u >= r->G ? rmap[u - r->G] : b->map[u];
 }
 
-static int emit_kept(rw *r, srch_builder *b, const int32_t *rmap, int i) {
+static int emit_kept(rw *r, rewrite_builder *b, const int32_t *rmap, int i) {
   const ir_node *n = &r->g->nodes[i];
   int32_t in[IR_MAX_IN];
   const char *names[IR_MAX_LIST];
@@ -280,7 +306,7 @@ static int emit_kept(rw *r, srch_builder *b, const int32_t *rmap, int i) {
 }
 
 /* Name for repl tensor t: the replaced tensor's, else a fresh one. */
-static void repl_name(rw *r, srch_builder *b, int t, char *buf, size_t n) {
+static void repl_name(rw *r, rewrite_builder *b, int t, char *buf, size_t n) {
   for (int i = 0; i < r->pat->noutputs; i++)
     if (r->repl->outputs[i] == t) {
       const char *s = r->g->tensors[r->m->tensor[r->pat->outputs[i]]].name;
@@ -289,10 +315,10 @@ static void repl_name(rw *r, srch_builder *b, int t, char *buf, size_t n) {
         return;
       }
     }
-  srch_fresh_name(r->g, b->h, r->repl->tensors[t].name, &b->fresh, buf, n);
+  rewrite_fresh_name(r->g, b->h, r->repl->tensors[t].name, &b->fresh, buf, n);
 }
 
-static int emit_repl(rw *r, srch_builder *b, int32_t *rmap, int j) {
+static int emit_repl(rw *r, rewrite_builder *b, int32_t *rmap, int j) {
   const ir_node *n = &r->repl->nodes[j];
   int32_t in[IR_MAX_IN];
   char names[IR_MAX_LIST][256];
@@ -322,10 +348,10 @@ static void mark_used(const rw *r, const walk *w, uint8_t *used) {
 }
 
 static ir_graph *emit(rw *r, const walk *w, uint8_t *used) {
-  srch_builder b;
-  int32_t rmap[SRCH_MAX_PTENSORS];
+  rewrite_builder b;
+  int32_t rmap[REWRITE_MAX_PTENSORS];
   mark_used(r, w, used);
-  if (srch_build_begin(&b, r->g, used, r->d))
+  if (rewrite_build_begin(&b, r->g, used, r->d))
     return NULL;
   b.fresh = r->G;
   for (int i = 0; i < w->norder; i++) {
@@ -333,19 +359,19 @@ static ir_graph *emit(rw *r, const walk *w, uint8_t *used) {
     int k = it < r->N ? emit_kept(r, &b, rmap, it)
                       : emit_repl(r, &b, rmap, it - r->N);
     if (k < 0) {
-      srch_build_abort(&b);
+      rewrite_build_abort(&b);
       return NULL;
     }
   }
   for (int i = 0; i < r->g->noutputs; i++)
     if (ir_add_output(b.h, hmap(r, &b, rmap, r->subst[r->g->outputs[i]]),
                       r->d)) {
-      srch_build_abort(&b);
+      rewrite_build_abort(&b);
       return NULL;
     }
   ir_graph *h = b.h;
   b.h = NULL;
-  srch_build_abort(&b);
+  rewrite_build_abort(&b);
   return h;
 }
 
@@ -373,14 +399,14 @@ static void rw_release(rwall *a) {
 /* Types the replacement, substitutes and orders the result's items; BASE_OK
  * or the reason the rewrite fails. */
 static base_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
-                              const ir_graph *repl, const srch_match *m,
+                              const ir_graph *repl, const rewrite_match *m,
                               base_diag *d) {
   memset(a, 0, sizeof *a);
   /* a replacement may have no operator (x op identity -> x) */
-  if (srch_pattern_ok(pat, d))
+  if (rewrite_pattern_ok(pat, d))
     return d ? d->code : BASE_ERR_PARAM;
-  if (repl->nnodes > SRCH_MAX_PNODES || repl->ntensors > SRCH_MAX_PTENSORS ||
-      pat->noutputs != repl->noutputs)
+  if (repl->nnodes > REWRITE_MAX_PNODES ||
+      repl->ntensors > REWRITE_MAX_PTENSORS || pat->noutputs != repl->noutputs)
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                          "replacement too large or with %d outputs for %d",
                          repl->noutputs, pat->noutputs);
@@ -417,9 +443,9 @@ static base_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
   return st;
 }
 
-ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
-                       const ir_graph *repl, const srch_match *m,
-                       base_diag *d) {
+ir_graph *rewrite_apply(const ir_graph *g, const ir_graph *pat,
+                        const ir_graph *repl, const rewrite_match *m,
+                        base_diag *d) {
   rwall a;
   ir_graph *h = NULL;
   if (!rw_prepare(&a, g, pat, repl, m, d))
@@ -433,11 +459,11 @@ ir_graph *srch_rewrite(const ir_graph *g, const ir_graph *pat,
  */
 
 typedef struct probe_acc {
-  srch_gsum *s;
+  rewrite_gsum *s;
   const rw *r;
-  uint64_t rh[SRCH_MAX_PTENSORS];   /* hashes of repl's value tensors */
-  uint8_t *iwo;                     /* items: weight-only in the result */
-  int need[SRCH_MAX_PNODES], nneed; /* repl nodes to cost */
+  uint64_t rh[REWRITE_MAX_PTENSORS];   /* hashes of repl's value tensors */
+  uint8_t *iwo;                        /* items: weight-only in the result */
+  int need[REWRITE_MAX_PNODES], nneed; /* repl nodes to cost */
 } probe_acc;
 
 static uint64_t unified_hash(const probe_acc *p, int u) {
@@ -468,15 +494,15 @@ static void probe_item(probe_acc *p, int it, double *cost, int *est) {
   if (it < r->N) {
     const ir_node *nd = &r->g->nodes[it];
     for (int o = 0; !same && o < nd->nout; o++)
-      p->s->nh[nd->out[o]] = srch_out_hash(nd->op, &nd->a, in, n, o);
+      p->s->nh[nd->out[o]] = rewrite_out_hash(nd->op, &nd->a, in, n, o);
     if (!wo)
-      *cost += srch_gsum_node_cost(p->s, it, est);
+      *cost += rewrite_gsum_node_cost(p->s, it, est);
     return;
   }
   int j = it - r->N;
   const ir_node *nd = &r->repl->nodes[j];
   for (int o = 0; o < nd->nout; o++)
-    p->rh[nd->out[o]] = srch_out_hash(nd->op, &r->rattrs[j], in, n, o);
+    p->rh[nd->out[o]] = rewrite_out_hash(nd->op, &r->rattrs[j], in, n, o);
   if (!wo)
     p->need[p->nneed++] = j;
 }
@@ -488,7 +514,7 @@ static base_status probe_repl_cost(probe_acc *p, double *cost, int *est,
   const rw *r = p->r;
   const ir_graph *repl = r->repl;
   ir_graph *h = ir_graph_new("probe");
-  int32_t map[SRCH_MAX_PTENSORS];
+  int32_t map[REWRITE_MAX_PTENSORS];
   base_status st = h ? BASE_OK : BASE_ERR_NOMEM;
   for (int t = 0; !st && t < repl->ntensors; t++)
     if (repl->tensors[t].kind != IR_T_VALUE &&
@@ -519,9 +545,9 @@ static base_status probe_repl_cost(probe_acc *p, double *cost, int *est,
                               : st;
 }
 
-base_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
-                               const ir_graph *repl, const srch_match *m,
-                               srch_probe *out, base_diag *d) {
+base_status rewrite_apply_probe(rewrite_gsum *s, const ir_graph *pat,
+                                const ir_graph *repl, const rewrite_match *m,
+                                rewrite_probe *out, base_diag *d) {
   rwall a;
   const ir_graph *g = s->g;
   base_status st = rw_prepare(&a, g, pat, repl, m, d);
@@ -540,7 +566,7 @@ base_status srch_rewrite_probe(srch_gsum *s, const ir_graph *pat,
     for (int i = 0; !st && i < g->noutputs; i++)
       o[i] = unified_hash(&p, a.r->subst[g->outputs[i]]);
     if (!st)
-      *out = (srch_probe){srch_outputs_hash(o, g->noutputs), cost, est};
+      *out = (rewrite_probe){rewrite_outputs_hash(o, g->noutputs), cost, est};
     if (o && o != oh)
       free(o);
   }

@@ -12,12 +12,12 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "srch_int.h"
+#include "rewrite_int.h"
 
 /* ---- index -----------------------------------------------------------------
  */
 
-void srch_index_free(srch_index *ix) {
+void rewrite_index_free(rewrite_index *ix) {
   free(ix->use_start);
   free(ix->use_node);
   free(ix->is_output);
@@ -29,7 +29,7 @@ void srch_index_free(srch_index *ix) {
   memset(ix, 0, sizeof *ix);
 }
 
-static void index_uses(const ir_graph *g, srch_index *ix) {
+static void index_uses(const ir_graph *g, rewrite_index *ix) {
   for (int i = 0; i < g->nnodes; i++)
     for (int k = 0; k < g->nodes[i].nin; k++)
       ix->use_start[g->nodes[i].in[k] + 1]++;
@@ -44,7 +44,7 @@ static void index_uses(const ir_graph *g, srch_index *ix) {
   pos[0] = 0;
 }
 
-static void index_ops(const ir_graph *g, srch_index *ix) {
+static void index_ops(const ir_graph *g, rewrite_index *ix) {
   for (int i = 0; i < g->nnodes; i++)
     ix->op_start[g->nodes[i].op + 1]++;
   for (int o = 0; o < IR_NOPS; o++)
@@ -68,7 +68,7 @@ static int cmp_sig(const void *a, const void *b) {
                            : (x->i > y->i) - (x->i < y->i);
 }
 
-static base_status index_sigs(int n, srch_index *ix) {
+static base_status index_sigs(int n, rewrite_index *ix) {
   sig_idx small[64], *v = n <= 64 ? small : malloc(sizeof *v * (size_t)n);
   if (!v)
     return BASE_ERR_NOMEM;
@@ -83,7 +83,7 @@ static base_status index_sigs(int n, srch_index *ix) {
 }
 
 /* First position in by_sig with signature >= s. */
-static int sig_lower(const srch_index *ix, int n, uint64_t s) {
+static int sig_lower(const rewrite_index *ix, int n, uint64_t s) {
   int lo = 0, hi = n;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
@@ -95,7 +95,8 @@ static int sig_lower(const srch_index *ix, int n, uint64_t s) {
   return lo;
 }
 
-base_status srch_index_build(const ir_graph *g, srch_index *ix, base_diag *d) {
+base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
+                                base_diag *d) {
   int64_t nuses = 0;
   for (int i = 0; i < g->nnodes; i++)
     nuses += g->nodes[i].nin;
@@ -110,17 +111,17 @@ base_status srch_index_build(const ir_graph *g, srch_index *ix, base_diag *d) {
   ix->busy = calloc((size_t)g->nnodes + 1, 1);
   if (!ix->use_start || !ix->use_node || !ix->is_output || !ix->op_start ||
       !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy) {
-    srch_index_free(ix);
+    rewrite_index_free(ix);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   index_uses(g, ix);
   index_ops(g, ix);
   for (int i = 0; i < g->nnodes; i++) {
-    ix->sig[i] = srch_node_sig(g, &g->nodes[i]);
-    srch_sig_bits(ix->sig[i], ix->sigset);
+    ix->sig[i] = rewrite_node_sig(g, &g->nodes[i]);
+    rewrite_sig_bits(ix->sig[i], ix->sigset);
   }
   if (index_sigs(g->nnodes, ix)) {
-    srch_index_free(ix);
+    rewrite_index_free(ix);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   for (int i = 0; i < g->noutputs; i++)
@@ -131,7 +132,7 @@ base_status srch_index_build(const ir_graph *g, srch_index *ix, base_diag *d) {
 /* ---- parameters
  * -------------------------------------------------------------- */
 
-void srch_attrs_generic(ir_opcode op, ir_attrs *a) {
+void rewrite_attrs_generic(ir_opcode op, ir_attrs *a) {
   if (a->padmode != IR_PAD_EXPLICIT)
     memset(a->pad, 0, sizeof a->pad);
   if (op == IR_OP_SPLIT || op == IR_OP_CONST_ICONV || op == IR_OP_CONST_IMM ||
@@ -149,11 +150,11 @@ typedef struct sig_key {
   uint8_t rank[IR_MAX_IN + IR_MAX_LIST];
 } sig_key;
 
-uint64_t srch_node_sig(const ir_graph *g, const ir_node *n) {
+uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n) {
   sig_key k;
   memset(&k, 0, sizeof k);
   k.a = n->a;
-  srch_attrs_generic(n->op, &k.a);
+  rewrite_attrs_generic(n->op, &k.a);
   k.op = n->op;
   k.nin = n->nin;
   k.nout = n->nout;
@@ -164,17 +165,17 @@ uint64_t srch_node_sig(const ir_graph *g, const ir_node *n) {
   return XXH3_64bits(&k, offsetof(sig_key, rank) + (size_t)(n->nin + n->nout));
 }
 
-void srch_sig_bits(uint64_t s, uint64_t set[SRCH_SIG_WORDS]) {
+void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]) {
   for (int h = 0; h < 2; h++) { /* two bits of 256 per signature */
-    unsigned b = (unsigned)(s >> (16 * h)) & (64 * SRCH_SIG_WORDS - 1);
+    unsigned b = (unsigned)(s >> (16 * h)) & (64 * REWRITE_SIG_WORDS - 1);
     set[b / 64] |= (uint64_t)1 << (b % 64);
   }
 }
 
 static int same_params(const ir_node *p, const ir_node *n) {
   ir_attrs a = p->a, b = n->a;
-  srch_attrs_generic(p->op, &a);
-  srch_attrs_generic(n->op, &b);
+  rewrite_attrs_generic(p->op, &a);
+  rewrite_attrs_generic(n->op, &b);
   return memcmp(&a, &b, sizeof a) == 0;
 }
 
@@ -182,20 +183,20 @@ static int same_params(const ir_node *p, const ir_node *n) {
  * ---------------------------------------------------------------- */
 
 typedef struct mstate {
-  const srch_cpat *cp;
+  const rewrite_cpat *cp;
   const ir_graph *pat, *g;
-  const srch_index *ix;
-  srch_matches *ms;
-  srch_match cur;
+  const rewrite_index *ix;
+  rewrite_matches *ms;
+  rewrite_match cur;
   uint8_t *used; /* g->nnodes: node already bound (the index's scratch) */
   base_status st;
 } mstate;
 
 static base_status push_match(mstate *s) {
-  srch_matches *ms = s->ms;
+  rewrite_matches *ms = s->ms;
   if (ms->n == ms->cap) {
     int cap = ms->cap ? 2 * ms->cap : 16;
-    srch_match *m = realloc(ms->m, sizeof *m * (size_t)cap);
+    rewrite_match *m = realloc(ms->m, sizeof *m * (size_t)cap);
     if (!m)
       return BASE_ERR_NOMEM;
     ms->m = m;
@@ -285,7 +286,7 @@ static void match_from(mstate *s, int k) {
     int t = s->cur.tensor[pn->in[j]];
     if (t < 0)
       continue;
-    const srch_index *ix = s->ix;
+    const rewrite_index *ix = s->ix;
     for (int u = ix->use_start[t]; u < ix->use_start[t + 1]; u++)
       if (u == ix->use_start[t] || ix->use_node[u] != ix->use_node[u - 1])
         try_node(s, k, k, ix->use_node[u]);
@@ -298,19 +299,20 @@ static void match_from(mstate *s, int k) {
     try_node(s, k, k, s->ix->by_sig[u]);
 }
 
-base_status srch_pattern_ok(const ir_graph *pat, base_diag *d) {
-  if (pat->nnodes < 1 || pat->nnodes > SRCH_MAX_PNODES ||
-      pat->ntensors > SRCH_MAX_PTENSORS)
+base_status rewrite_pattern_ok(const ir_graph *pat, base_diag *d) {
+  if (pat->nnodes < 1 || pat->nnodes > REWRITE_MAX_PNODES ||
+      pat->ntensors > REWRITE_MAX_PTENSORS)
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                          "pattern has %d operators and %d tensors (1..%d and "
                          "at most %d)",
-                         pat->nnodes, pat->ntensors, SRCH_MAX_PNODES,
-                         SRCH_MAX_PTENSORS);
+                         pat->nnodes, pat->ntensors, REWRITE_MAX_PNODES,
+                         REWRITE_MAX_PTENSORS);
   return BASE_OK;
 }
 
-base_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, base_diag *d) {
-  base_status st = srch_pattern_ok(pat, d);
+base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
+                              base_diag *d) {
+  base_status st = rewrite_pattern_ok(pat, d);
   if (st)
     return st;
   memset(cp, 0, sizeof *cp);
@@ -318,8 +320,8 @@ base_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, base_diag *d) {
   int count[IR_NOPS] = {0};
   for (int i = 0; i < pat->nnodes; i++) {
     const ir_node *n = &pat->nodes[i];
-    cp->sig[i] = srch_node_sig(pat, n);
-    srch_sig_bits(cp->sig[i], cp->sigset);
+    cp->sig[i] = rewrite_node_sig(pat, n);
+    rewrite_sig_bits(cp->sig[i], cp->sigset);
     cp->ops |= (uint64_t)1 << n->op;
     if (count[n->op]++ == 0)
       cp->need_op[cp->nneed++] = (uint8_t)n->op;
@@ -333,8 +335,8 @@ base_status srch_cpat_init(srch_cpat *cp, const ir_graph *pat, base_diag *d) {
   return BASE_OK;
 }
 
-int srch_cpat_may_match(const srch_cpat *cp, const srch_index *ix) {
-  for (int w = 0; w < SRCH_SIG_WORDS; w++)
+int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix) {
+  for (int w = 0; w < REWRITE_SIG_WORDS; w++)
     if (cp->sigset[w] & ~ix->sigset[w])
       return 0;
   for (int k = 0; k < cp->nneed; k++) {
@@ -345,9 +347,9 @@ int srch_cpat_may_match(const srch_cpat *cp, const srch_index *ix) {
   return 1;
 }
 
-base_status srch_match_cpat(const srch_cpat *cp, const ir_graph *g,
-                            const srch_index *ix, srch_matches *ms,
-                            base_diag *d) {
+base_status rewrite_match_cpat(const rewrite_cpat *cp, const ir_graph *g,
+                               const rewrite_index *ix, rewrite_matches *ms,
+                               base_diag *d) {
   mstate s = {
       .cp = cp, .pat = cp->g, .g = g, .ix = ix, .ms = ms, .used = ix->busy};
   memset(s.cur.node, -1, sizeof s.cur.node);
@@ -358,26 +360,26 @@ base_status srch_match_cpat(const srch_cpat *cp, const ir_graph *g,
   return BASE_OK;
 }
 
-base_status srch_match_indexed(const ir_graph *pat, const ir_graph *g,
-                               const srch_index *ix, srch_matches *ms,
-                               base_diag *d) {
-  srch_cpat cp;
-  base_status st = srch_cpat_init(&cp, pat, d);
-  return st ? st : srch_match_cpat(&cp, g, ix, ms, d);
+base_status rewrite_match_indexed(const ir_graph *pat, const ir_graph *g,
+                                  const rewrite_index *ix, rewrite_matches *ms,
+                                  base_diag *d) {
+  rewrite_cpat cp;
+  base_status st = rewrite_cpat_init(&cp, pat, d);
+  return st ? st : rewrite_match_cpat(&cp, g, ix, ms, d);
 }
 
-base_status srch_match_graph(const ir_graph *pat, const ir_graph *g,
-                             srch_matches *ms, base_diag *d) {
-  srch_index ix;
-  base_status st = srch_index_build(g, &ix, d);
+base_status rewrite_match_graph(const ir_graph *pat, const ir_graph *g,
+                                rewrite_matches *ms, base_diag *d) {
+  rewrite_index ix;
+  base_status st = rewrite_index_build(g, &ix, d);
   if (st)
     return st;
-  st = srch_match_indexed(pat, g, &ix, ms, d);
-  srch_index_free(&ix);
+  st = rewrite_match_indexed(pat, g, &ix, ms, d);
+  rewrite_index_free(&ix);
   return st;
 }
 
-void srch_matches_free(srch_matches *ms) {
+void rewrite_matches_free(rewrite_matches *ms) {
   free(ms->m);
   memset(ms, 0, sizeof *ms);
 }

@@ -1,0 +1,36 @@
+/* pass.h: the optimizer's built-in passes: common subexpressions, batchnorm
+ * folding, activation fusion, sibling merging and dead code removal. Each
+ * takes a const graph and returns a new one (NULL with d set on failure);
+ * *count gets the number of changes made. docs/search.md describes them.
+ */
+#ifndef SUPEROPT_PASS_H
+#define SUPEROPT_PASS_H
+
+#include "../costdb/costdb.h"
+#include "../ir/ir.h"
+
+/* conv2d (act none, output read only by one batchnorm) + batchnorm -> one
+ * conv2d whose weights and bias are computed by weight-only nodes from the
+ * conv's and the batchnorm's parameters. */
+ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d);
+/* conv2d/matmul (act none) whose output is read only by a relu, sigmoid,
+ * tanh or gelu -> the conv/matmul with that act. */
+ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d);
+/* Sibling merging: conv2d (groups 1) or matmul (rank-2 weight) nodes that
+ * read the same input with equal parameters, weights of equal shape but
+ * for the output channels, and weights and biases computed from weights
+ * only -> one node on weights (and biases) concatenated by weight-only
+ * nodes, and a split whose outputs keep the siblings' names. A group (up
+ * to 16 nodes) is merged only when f (user pointer u) costs the result
+ * lower. */
+ir_graph *pass_merge_siblings(const ir_graph *g, cd_cost_fn f, void *u,
+                              int *count, base_diag *d);
+/* Common subexpressions: a node with the operator, parameters and inputs
+ * of an earlier one (NASNet-A's branches each apply relu to one input) is
+ * dropped and its readers read the earlier node's outputs. Nodes computing
+ * graph outputs are kept. Unused weights stay (pass_prune_dead). */
+ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
+/* Removes nodes whose outputs are never used and unused weights. */
+ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
+
+#endif

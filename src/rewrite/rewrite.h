@@ -1,0 +1,115 @@
+/* rewrite.h: rule matching and rewriting, the directions of a rule set
+ * compiled for matching, and rebuilding graphs (what the built-in passes and
+ * the search are made of).
+ *
+ * IR in, IR out: every function takes const graphs and returns fresh ones.
+ * A rule (ir_rule) is used in a direction: forward matches its src graph and
+ * substitutes its dst graph, backward the other way round. Matching is
+ * shape-generic: a pattern proven on small shapes applies to any tensors of
+ * the same ranks; the substituted side is re-typed with the graph's shapes
+ * (ir_infer) and must reproduce the replaced tensors' shapes exactly.
+ * docs/search.md explains the algorithms.
+ */
+#ifndef SUPEROPT_REWRITE_H
+#define SUPEROPT_REWRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/base.h"
+#include "../ir/ir.h"
+
+#define REWRITE_MAX_PNODES 16   /* most nodes of one pattern */
+#define REWRITE_MAX_PTENSORS 64 /* most tensors of one pattern */
+
+/* ---- matching -------------------------------------------------------------
+ */
+
+/* One occurrence of a pattern graph in a graph. */
+typedef struct rewrite_match {
+  int32_t node[REWRITE_MAX_PNODES];     /* pattern node i -> graph node */
+  int32_t tensor[REWRITE_MAX_PTENSORS]; /* pattern tensor i -> graph tensor */
+} rewrite_match;
+
+typedef struct rewrite_matches {
+  rewrite_match *m; /* malloc'd */
+  int n, cap;
+} rewrite_matches;
+
+void rewrite_matches_free(rewrite_matches *ms);
+
+/* Appends to ms every match of pat in g: operators, arities and parameters
+ * equal (parameters that follow shapes excepted: split sizes, const_*
+ * shapes, resolved 'same' padding), ranks equal, a pattern input used twice
+ * binds one tensor, distinct pattern nodes bind distinct graph nodes, and no
+ * intermediate tensor of the match (not an output of pat) is read outside
+ * the match or is an output of g. Patterns with more than REWRITE_MAX_PNODES
+ * nodes or REWRITE_MAX_PTENSORS tensors are an BASE_ERR_PARAM. */
+base_status rewrite_match_graph(const ir_graph *pat, const ir_graph *g,
+                                rewrite_matches *ms, base_diag *d);
+
+/* ---- rewriting ------------------------------------------------------------
+ */
+
+/* Replaces match m of pat in g by repl (same input names as pat, outputs by
+ * position). Returns a new graph in topological order without dead nodes or
+ * unused weights. NULL with d set (BASE_ERR_SHAPE, BASE_ERR_CYCLE, ...) when
+ * repl does not type-check on g's shapes, its outputs' shapes differ from the
+ * replaced tensors', or the result would have a cycle. The result may share
+ * weight values (tensor data) with g: keep g alive, or ir_graph_clone it. */
+ir_graph *rewrite_apply(const ir_graph *g, const ir_graph *pat,
+                        const ir_graph *repl, const rewrite_match *m,
+                        base_diag *d);
+
+/* ---- rules compiled for the search ----------------------------------------
+ */
+
+enum { REWRITE_FORWARD = 1, REWRITE_BACKWARD = 2, REWRITE_BOTH = 3 };
+
+typedef struct rewrite_rules rewrite_rules;
+
+/* Compiles the usable directions of rs's rules (directions: SRCH_*). Rules
+ * whose status is not proven are refused (BASE_ERR_PARAM naming the first
+ * one) unless allow_unproven. A direction is unusable, and skipped, when its
+ * pattern has no operator, an output that is not computed by the pattern,
+ * or an input the replacement needs but the pattern never reads. rs must
+ * outlive the result. */
+rewrite_rules *rewrite_rules_compile(const ir_ruleset *rs, int directions,
+                                     int allow_unproven, base_diag *d);
+void rewrite_rules_free(rewrite_rules *r);
+int rewrite_rules_count(const rewrite_rules *r); /* usable directed patterns */
+
+/* ---- rebuilding graphs ------------------------------------------------------
+ */
+
+/* A graph h under construction from g: map[t] is h's tensor for g's t (-1
+ * until added). Inputs and weights are added up front (weights only where
+ * used[] says so, or all when used is NULL). */
+typedef struct rewrite_builder {
+  const ir_graph *g;
+  ir_graph *h;
+  int32_t *map;
+  int fresh; /* counter for new names */
+  base_diag *d;
+} rewrite_builder;
+
+base_status rewrite_build_begin(rewrite_builder *b, const ir_graph *g,
+                                const uint8_t *used, base_diag *d);
+/* Adds a copy of g's node i with attributes a (NULL: its own), its inputs
+ * mapped through b->map; maps its outputs. */
+base_status rewrite_build_copy(rewrite_builder *b, int i, const ir_attrs *a);
+/* Adds a new node to h over h's tensors; outputs get fresh names based on
+ * base. Returns the node index or -1. */
+int rewrite_build_node(rewrite_builder *b, ir_opcode op, const int32_t *in,
+                       int nin, const ir_attrs *a, const char *base);
+/* Sets h's outputs to map[g's outputs]; returns h (b no longer owns it). */
+ir_graph *rewrite_build_end(rewrite_builder *b);
+void rewrite_build_abort(rewrite_builder *b);
+/* How a pass ends its build: the graph (rewrite_build_end) when st is BASE_OK,
+ * else NULL after rewrite_build_abort (an BASE_ERR_NOMEM gets its message). */
+ir_graph *rewrite_build_finish(rewrite_builder *b, base_status st);
+/* A name unused in g and in h, from base. */
+void rewrite_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
+                        int *counter, char *buf, size_t n);
+
+#endif

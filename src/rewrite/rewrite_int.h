@@ -1,0 +1,153 @@
+/* rewrite_int.h: the rewrite module's internals, shared with the
+ * optimizer's other modules (src/pass, src/search) and white-box tests, not
+ * a library API: the graph index used by matching, prepared patterns,
+ * compiled rule directions grouped by anchor, structural hashes, and probes
+ * that price a rewrite without making it. */
+#ifndef SUPEROPT_REWRITE_INT_H
+#define SUPEROPT_REWRITE_INT_H
+
+#include "../costdb/costdb.h"
+#include "rewrite.h"
+
+/* Bits of a node-signature filter (a small Bloom filter). */
+#define REWRITE_SIG_WORDS 4
+
+/* Who reads each tensor, and the nodes of each operator, for one graph. */
+typedef struct rewrite_index {
+  int32_t *use_start; /* ntensors + 1: uses of t in use_node[start..start+1) */
+  int32_t *use_node;  /* consumer node of each use (a node once per slot) */
+  uint8_t *is_output; /* ntensors: tensor is a graph output */
+  int32_t *op_start;  /* IR_NOPS + 1 */
+  int32_t *op_node;   /* nodes grouped by opcode, in graph order */
+  uint64_t *sig;      /* nnodes: rewrite_node_sig of each node */
+  int32_t *by_sig;    /* nnodes: nodes sorted by (signature, index) */
+  uint64_t sigset[REWRITE_SIG_WORDS]; /* the signatures present (Bloom) */
+  uint8_t *busy; /* nnodes: matcher scratch, all zero between matches */
+} rewrite_index;
+
+/* A node's signature: a hash of its operator, arity, parameters (shape-
+ * dependent ones cleared) and the ranks of its inputs and outputs. Two nodes
+ * the matcher may pair have equal signatures (the converse needs the full
+ * comparison). */
+uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n);
+/* The Bloom filter bits of signature s. */
+void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]);
+
+base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
+                                base_diag *d);
+void rewrite_index_free(rewrite_index *ix);
+
+/* A pattern prepared for matching: node signatures, the signature filter,
+ * the operator counts it needs, and per-tensor facts. */
+typedef struct rewrite_cpat {
+  const ir_graph *g;
+  uint64_t sig[REWRITE_MAX_PNODES];
+  uint64_t sigset[REWRITE_SIG_WORDS];
+  uint64_t ops; /* bit op: the pattern has a node of operator op */
+  int nneed;
+  uint8_t need_op[REWRITE_MAX_PNODES], need_count[REWRITE_MAX_PNODES];
+  uint8_t
+      uses[REWRITE_MAX_PTENSORS];    /* readers of each tensor in the pattern */
+  uint8_t out[REWRITE_MAX_PTENSORS]; /* tensor is a pattern output */
+} rewrite_cpat;
+
+/* Prepares pat (which must outlive cp); BASE_ERR_PARAM when too large. */
+base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
+                              base_diag *d);
+/* Whether the indexed graph has every signature and enough nodes of every
+ * operator cp needs: a necessary condition for a match. */
+int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix);
+
+/* Matches with an index built by the caller (see rewrite_match_graph). */
+base_status rewrite_match_indexed(const ir_graph *pat, const ir_graph *g,
+                                  const rewrite_index *ix, rewrite_matches *ms,
+                                  base_diag *d);
+/* The same with a prepared pattern. */
+base_status rewrite_match_cpat(const rewrite_cpat *cp, const ir_graph *g,
+                               const rewrite_index *ix, rewrite_matches *ms,
+                               base_diag *d);
+/* Checks that pat fits the matcher's limits. */
+base_status rewrite_pattern_ok(const ir_graph *pat, base_diag *d);
+
+/* One usable direction of a rule. */
+typedef struct rewrite_dir {
+  int rule;     /* index in the ruleset */
+  int backward; /* 0: src -> dst, 1: dst -> src */
+  const ir_graph *pat, *repl;
+  rewrite_cpat cp; /* pat prepared */
+} rewrite_dir;
+
+/* Directions by the signature of their anchor (the pattern node the
+ * matcher places first, the last one): an open-addressing table of
+ * signatures, each with its directions in increasing order. */
+typedef struct rewrite_anchors {
+  uint64_t *key;  /* cap slots; 0 = empty (a signature 0 is stored as 1) */
+  int32_t *start; /* cap slots: first of its directions in dir[] */
+  int32_t *count; /* cap slots */
+  int32_t *dir;   /* ndirs direction indices grouped by anchor */
+  int cap;
+} rewrite_anchors;
+
+struct rewrite_rules {
+  const ir_ruleset *rs;
+  rewrite_dir *dirs;
+  int ndirs;
+  rewrite_anchors an;
+};
+
+/* Sets bit k of mask (ndirs bits) for every direction k whose anchor
+ * signature is that of some node of the indexed graph. */
+void rewrite_anchors_mark(const rewrite_rules *r, const rewrite_index *ix,
+                          int nnodes, uint64_t *mask);
+
+/* Node parameters with the shape-dependent ones cleared, for comparison. */
+void rewrite_attrs_generic(ir_opcode op, ir_attrs *a);
+
+/* ---- structural hashes and rewrite probes ---------------------------------
+ */
+
+/* The search's Merkle hash (hash.c): leaves by kind, name and shape; node
+ * outputs by operator, parameters, slot and input hashes; graphs by their
+ * outputs' hashes. */
+uint64_t rewrite_leaf_hash(const ir_tensor *t);
+uint64_t rewrite_out_hash(ir_opcode op, const ir_attrs *a, const uint64_t *in,
+                          int nin, int slot);
+uint64_t rewrite_outputs_hash(const uint64_t *out, int n);
+/* A graph's hash (*st set on out of memory). */
+uint64_t rewrite_graph_shash(const ir_graph *g, base_diag *d, base_status *st);
+
+/* What probing rewrites of one graph needs: its tensors' hashes, its
+ * weight-only nodes, its node costs (costed on first use), and scratch. */
+typedef struct rewrite_gsum {
+  const ir_graph *g;
+  cd_cost_fn f;
+  void *u;
+  uint64_t hash; /* the graph's */
+  uint64_t *th;  /* ntensors */
+  uint8_t *wo;   /* nnodes: weight-only */
+  double *nc;    /* nnodes: node cost, NAN until needed */
+  uint64_t *nh;  /* scratch: a result's hashes of g's tensors */
+  uint8_t *cwo;  /* scratch: a result's weight-only items */
+} rewrite_gsum;
+
+base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
+                               void *u, base_diag *d);
+void rewrite_gsum_free(rewrite_gsum *s);
+/* Cost of g's node i (sets *estimated when it is costed and estimated). */
+double rewrite_gsum_node_cost(rewrite_gsum *s, int i, int *estimated);
+
+/* What rewrite_apply would make of a match, without making it: the result's
+ * hash, and its cost as the sum of its nodes' costs (the cost of a node
+ * depending on the node and its tensors' shapes only; exact up to the
+ * order of summation). BASE_OK, or the error rewrite_apply would fail with. */
+typedef struct rewrite_probe {
+  uint64_t hash;
+  double cost;
+  int estimated;
+} rewrite_probe;
+
+base_status rewrite_apply_probe(rewrite_gsum *s, const ir_graph *pat,
+                                const ir_graph *repl, const rewrite_match *m,
+                                rewrite_probe *out, base_diag *d);
+
+#endif
