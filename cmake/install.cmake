@@ -28,14 +28,15 @@ foreach(d rules costdb)
   endif()
 endforeach()
 
-# pkg-config: shared by default; `pkg-config --static` adds what the
-# static library needs.
+# pkg-config: superopt (the shared library) and superopt-static (the
+# archive, with the libraries it needs).
 set(PC_LIBS_PRIVATE "-fopenmp -lm")
 if(SUPEROPT_HAVE_CUDA)
   string(APPEND PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart"
          " -lcublasLt ${CUDNN_LIBRARY} -lstdc++")
 endif()
 configure_file(cmake/superopt.pc.in ${API_GEN}/superopt.pc @ONLY)
+configure_file(cmake/superopt-static.pc.in ${API_GEN}/superopt-static.pc @ONLY)
 configure_file(cmake/superoptConfig.cmake.in
                ${API_GEN}/superoptConfig.cmake @ONLY)
 include(CMakePackageConfigHelpers)
@@ -49,7 +50,8 @@ if(SUPEROPT_HAVE_CUDA)
   install(TARGETS superopt_cuda ARCHIVE DESTINATION lib)
 endif()
 install(FILES src/api/superopt.h DESTINATION include/superopt)
-install(FILES ${API_GEN}/superopt.pc DESTINATION lib/pkgconfig)
+install(FILES ${API_GEN}/superopt.pc ${API_GEN}/superopt-static.pc
+        DESTINATION lib/pkgconfig)
 install(FILES ${API_GEN}/superoptConfig.cmake
               ${API_GEN}/superoptConfigVersion.cmake
         DESTINATION lib/cmake/superopt)

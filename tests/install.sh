@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# install.sh: `cmake --install` into a temporary prefix, moved elsewhere
+# afterwards, then used as a stranger would: the installed superopt finds
+# its data relative to itself (no build or source path in the installed
+# files), a missing data file is exit 2 listing the paths tried, --version,
+# optimize, and the example program (examples/embed.c) compiled through
+# pkg-config (shared and --static) and through find_package(superopt).
+# usage: tests/install.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+. "$(dirname "$0")/lib.sh"
+unset SUPEROPT_DATA
+
+if ! cmake --install "$build" --prefix "$tmp/stage" >"$tmp/install.log" 2>&1; then
+  echo "FAIL: cmake --install"; cat "$tmp/install.log"; exit 1
+fi
+# The prefix is relocatable: move it; keep the test inputs outside the tree.
+mv "$tmp/stage" "$tmp/prefix"
+p=$tmp/prefix
+mkdir "$tmp/work"
+cp "$src/tests/data/good/every_op.graph" "$src/examples/embed.c" "$tmp/work/"
+cd "$tmp/work" || exit 1
+
+for f in bin/superopt lib/libsuperopt.so lib/libsuperopt.a \
+  include/superopt/superopt.h lib/pkgconfig/superopt.pc \
+  lib/cmake/superopt/superoptConfig.cmake \
+  share/superopt/rules/default.rules share/superopt/costdb/h100.tsv; do
+  [ -e "$p/$f" ] || { echo "FAIL: $f not installed"; fails=$((fails + 1)); }
+done
+# Nothing installed names the data of the build or the source tree (debug
+# information aside: strip it first; protobuf-c's generated code keeps its
+# own file name for assertions).
+for f in bin/superopt lib/libsuperopt.so; do
+  strip -o "$tmp/stripped" "$p/$f"
+  if grep -qaF -e "$src/rules" -e "$src/costdb" -e "$build/share" \
+    -e "$src/models" "$tmp/stripped"; then
+    echo "FAIL: $f names the build or source tree"; fails=$((fails + 1))
+  fi
+  if readelf -d "$p/$f" | grep -E 'RPATH|RUNPATH' | grep -qF -e "$build" -e "$src"; then
+    echo "FAIL: $f has a run path into the build or source tree"; fails=$((fails + 1))
+  fi
+done
+
+expect 0 "$p/bin/superopt" --version
+contains "superopt 0.1.0"
+contains "commit: "
+contains "backends: CPU"
+contains "CUDA: "
+contains "data: $p/bin/../share/superopt"
+
+expect 0 "$p/bin/superopt" optimize every_op.graph --budget 20 \
+  --db "$tmp/cost.sqlite" -o opt.onnx
+contains "check: max relative error"
+contains "wrote opt.onnx"
+
+# A missing data file: exit 2 and the paths tried, nothing written.
+mv "$p/share/superopt/rules/default.rules" "$tmp/default.rules"
+expect 2 "$p/bin/superopt" optimize every_op.graph --db "$tmp/cost.sqlite" \
+  -o missing.graph
+contains "data file 'rules/default.rules' not found; looked in: $p/bin/../share/superopt/rules/default.rules"
+[ ! -e missing.graph ] || { echo "FAIL: wrote missing.graph"; fails=$((fails + 1)); }
+# ... and SUPEROPT_DATA finds a copy elsewhere.
+mkdir -p "$tmp/data/rules"
+mv "$tmp/default.rules" "$tmp/data/rules/"
+cp -r "$p/share/superopt/costdb" "$tmp/data/"
+SUPEROPT_DATA=$tmp/data expect 0 "$p/bin/superopt" optimize every_op.graph \
+  --budget 5 --db "$tmp/cost.sqlite"
+mv "$tmp/data/rules/default.rules" "$p/share/superopt/rules/"
+
+# The example through pkg-config, against the shared library...
+export PKG_CONFIG_PATH=$p/lib/pkgconfig
+expect 0 cc -std=c17 -Wall -Wextra -Werror embed.c \
+  $(pkg-config --cflags --libs superopt) -lm -Wl,-rpath,"$p/lib" -o embed
+expect 0 ./embed every_op.graph embed.onnx 20
+contains "optimized: "
+contains "wrote embed.onnx"
+ldd ./embed | grep -qF "$p/lib/libsuperopt.so" ||
+  { echo "FAIL: embed does not use the installed libsuperopt.so"; fails=$((fails + 1)); }
+# ... and the static one (superopt-static.pc: the archive and the shared
+# libraries it depends on).
+expect 0 cc -std=c17 -Wall -Wextra -Werror embed.c \
+  $(pkg-config --cflags --libs superopt-static) -lm -o embed_static
+# A program with the archive linked in finds no data beside itself:
+expect 2 ./embed_static every_op.graph embed2.onnx 20
+contains "data file 'costdb' not found; looked in: $tmp/work/../share/superopt/costdb"
+SUPEROPT_DATA=$p/share/superopt expect 0 ./embed_static every_op.graph \
+  embed2.onnx 20
+contains "wrote embed2.onnx"
+
+# find_package(superopt) from a CMake project.
+mkdir -p cm
+cat >cm/CMakeLists.txt <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(embed_example C)
+find_package(superopt 0.1 REQUIRED)
+add_executable(embed ../embed.c)
+target_link_libraries(embed PRIVATE superopt::superopt m)
+CM
+expect 0 cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$p"
+expect 0 cmake --build cm/build
+expect 0 cm/build/embed every_op.graph embed3.onnx 5
+contains "wrote embed3.onnx"
+
+[ "$fails" = 0 ] && echo "install: all passed"
+exit $((fails > 0))
