@@ -1,7 +1,9 @@
 /* run.c: api_runner: a graph prepared for repeated runs with caller
  * buffers, on the CPU reference executor or (CUDA builds) the CUDA
- * executor. Weights are filled once (their values, else seeded random);
- * each run borrows the caller's input buffers and copies the outputs out. */
+ * executor. Weights are filled once (their values, else seeded random; on
+ * CUDA uploaded once, with the weight preprocessing); each CPU run borrows
+ * the caller's input buffers and copies the outputs out; each CUDA run
+ * copies the inputs in from host or device memory and the outputs out. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,8 +45,8 @@ void api_runner_free(api_runner *r) {
   free(r);
 }
 
-/* Fills every weight (and, temporarily, every input) then drops the
- * inputs: they come from the caller at each run. */
+/* Fills every weight and, until drop_inputs, every input (CUDA uploads
+ * them all once; the inputs then come from the caller at each run). */
 static api_code fill_weights(api_runner *r, uint64_t seed, api_error *err) {
   base_diag d;
   if (!(r->weights = ex_values_new(r->g)) ||
@@ -53,12 +55,16 @@ static api_code fill_weights(api_runner *r, uint64_t seed, api_error *err) {
   if (ex_fill_random(r->g, r->weights, seed, &d))
     return api_fail_diag(err, &d);
   for (int t = 0; t < r->g->ntensors; t++)
-    if (r->g->tensors[t].kind == IR_T_INPUT) {
+    if (r->g->tensors[t].kind == IR_T_INPUT)
       r->inputs[r->ninputs++] = t;
-      free(r->weights->v[t]);
-      r->weights->v[t] = NULL;
-    }
   return API_OK;
+}
+
+static void drop_inputs(api_runner *r) {
+  for (int i = 0; i < r->ninputs; i++) {
+    free(r->weights->v[r->inputs[i]]);
+    r->weights->v[r->inputs[i]] = NULL;
+  }
 }
 
 static api_code cuda_prepare(api_runner *r, const api_run_options *o,
@@ -70,7 +76,9 @@ static api_code cuda_prepare(api_runner *r, const api_run_options *o,
   if (gpu_device_count() <= 0)
     return api_fail(err, API_ERR_UNSUPPORTED,
                     "device cuda: no usable CUDA GPU on this machine");
-  if (gpu_ctx_new(&go, &r->ctx, &d) || gpu_plan_new(r->ctx, r->g, &r->plan, &d))
+  if (gpu_ctx_new(&go, &r->ctx, &d) ||
+      gpu_plan_new(r->ctx, r->g, &r->plan, &d) ||
+      gpu_plan_upload(r->plan, r->weights, &d))
     return api_fail_diag(err, &d);
   return API_OK;
 #else
@@ -104,6 +112,8 @@ api_code api_runner_new(const api_graph *g, const api_run_options *o,
   api_code rc = fill_weights(r, o->seed, err);
   if (!rc && r->cuda)
     rc = cuda_prepare(r, o, err);
+  if (r->weights)
+    drop_inputs(r);
   if (rc) {
     api_runner_free(r);
     return rc;
@@ -125,32 +135,47 @@ static api_code copy_outputs(const api_runner *r, const ex_values *v,
   return API_OK;
 }
 
-/* Runs with v, whose weights and inputs are borrowed. */
-static api_code run_borrowed(api_runner *r, ex_values *v, float *const *outputs,
-                             api_error *err) {
-  base_diag d;
-  if (!r->cuda) {
-    ex_options eo = {.threads = r->threads, .keep_all = 0};
-    if (ex_run(r->g, v, &eo, &d))
-      return api_fail_diag(err, &d);
-    return copy_outputs(r, v, outputs, err);
-  }
+/* One CUDA run: inputs copied in, outputs copied out (from/to device
+ * memory when on_device). */
+static api_code cuda_run(api_runner *r, const void *const *inputs,
+                         void *const *outputs, int on_device, api_error *err) {
 #ifdef SUPEROPT_HAVE_CUDA
-  if (gpu_plan_upload(r->plan, v, &d) || gpu_plan_run(r->plan, &d))
+  base_diag d;
+  for (int i = 0; i < r->ninputs; i++)
+    if (gpu_plan_write(r->plan, r->inputs[i], inputs[i], on_device, &d))
+      return api_fail_diag(err, &d);
+  if (gpu_plan_run(r->plan, &d))
     return api_fail_diag(err, &d);
   for (int i = 0; i < r->g->noutputs; i++)
-    if (gpu_plan_download(r->plan, r->g->outputs[i], outputs[i], &d))
+    if (gpu_plan_read(r->plan, r->g->outputs[i], outputs[i], on_device, &d))
       return api_fail_diag(err, &d);
-  return API_OK;
+  return api_ok(err);
 #else
+  (void)r;
+  (void)inputs;
+  (void)outputs;
+  (void)on_device;
   return api_fail(err, API_ERR_INTERNAL, "no CUDA executor in this build");
 #endif
+}
+
+api_code api_runner_run_device(api_runner *r, const void *const *inputs,
+                               void *const *outputs, api_error *err) {
+  if (!r || (!inputs && r->ninputs) || (!outputs && r->g->noutputs))
+    return api_fail(err, API_ERR_USAGE, "api_runner_run_device: NULL argument");
+  if (!r->cuda)
+    return api_fail(err, API_ERR_USAGE,
+                    "api_runner_run_device: the runner is not on cuda");
+  return cuda_run(r, inputs, outputs, 1, err);
 }
 
 api_code api_runner_run(api_runner *r, const float *const *inputs,
                         float *const *outputs, api_error *err) {
   if (!r || (!inputs && r->ninputs) || (!outputs && r->g->noutputs))
     return api_fail(err, API_ERR_USAGE, "api_runner_run: NULL argument");
+  if (r->cuda)
+    return cuda_run(r, (const void *const *)inputs, (void *const *)outputs, 0,
+                    err);
   ex_values *v = ex_values_new(r->g);
   if (!v)
     return api_fail(err, API_ERR_INTERNAL, "out of memory");
@@ -159,7 +184,10 @@ api_code api_runner_run(api_runner *r, const float *const *inputs,
       v->v[t] = r->weights->v[t];
   for (int i = 0; i < r->ninputs; i++)
     v->v[r->inputs[i]] = (float *)inputs[i]; /* read only */
-  api_code rc = run_borrowed(r, v, outputs, err);
+  base_diag d;
+  ex_options eo = {.threads = r->threads, .keep_all = 0};
+  api_code rc = ex_run(r->g, v, &eo, &d) ? api_fail_diag(err, &d)
+                                         : copy_outputs(r, v, outputs, err);
   for (int t = 0; t < r->g->ntensors; t++)
     if (r->g->tensors[t].kind != IR_T_VALUE)
       v->v[t] = NULL; /* borrowed: not ours to free */

@@ -126,8 +126,9 @@ api_code api_optimize(const api_graph *g, const api_optimize_options *o,
  * weights are loaded once (their values, or seeded random ones for weights
  * without values); each run reads the inputs from caller buffers and writes
  * the outputs to caller buffers. Host buffers, float32, row-major, in the
- * order of api_graph_input_name / api_graph_output_name. The runner keeps
- * its own copy of the graph: g may be freed after. */
+ * order of api_graph_input_name / api_graph_output_name (or, on CUDA,
+ * device memory: api_runner_run_device). The runner keeps its own copy of
+ * the graph: g may be freed after. */
 typedef struct api_runner api_runner;
 
 typedef struct api_run_options {
@@ -145,6 +146,12 @@ api_code api_runner_new(const api_graph *g, const api_run_options *o,
  * likewise for the outputs. */
 api_code api_runner_run(api_runner *r, const float *const *inputs,
                         float *const *outputs, api_error *err);
+/* CUDA runners: inputs and outputs in GPU memory of the runner's device
+ * (e.g. torch tensors' data_ptr()), copied on the runner's own stream: the
+ * caller makes sure its inputs are ready (synchronizes its stream) before;
+ * the outputs are complete when the call returns. */
+api_code api_runner_run_device(api_runner *r, const void *const *inputs,
+                               void *const *outputs, api_error *err);
 void api_runner_free(api_runner *r); /* NULL is fine */
 
 /* One-shot: api_runner_new + api_runner_run + api_runner_free. */
