@@ -3,9 +3,11 @@
 # afterwards, then used as a stranger would: the installed superopt finds
 # its data relative to itself (no build or source path in the installed
 # files), a missing data file is exit 2 listing the paths tried, --version,
-# optimize, and the example program (examples/embed.c) compiled through
-# pkg-config (shared and --static) and through find_package(superopt).
-# usage: tests/install.sh BUILD_DIR SOURCE_DIR
+# optimize, the example program (examples/embed.c) compiled through
+# pkg-config (shared and --static) and through find_package(superopt), and,
+# given a Python with pytest, `pip install ./python` bundling the prefix
+# and the Python tests against that package.
+# usage: tests/install.sh BUILD_DIR SOURCE_DIR [PYTHON]
 set -u
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
@@ -13,7 +15,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 . "$(dirname "$0")/lib.sh"
-unset SUPEROPT_DATA
+unset SUPEROPT_DATA SUPEROPT_LIB SUPEROPT_PREFIX SUPEROPT_BIN
 
 if ! cmake --install "$build" --prefix "$tmp/stage" >"$tmp/install.log" 2>&1; then
   echo "FAIL: cmake --install"; cat "$tmp/install.log"; exit 1
@@ -23,6 +25,8 @@ mv "$tmp/stage" "$tmp/prefix"
 p=$tmp/prefix
 mkdir "$tmp/work"
 cp "$src/tests/data/good/every_op.graph" "$src/examples/embed.c" "$tmp/work/"
+cp -r "$src/python" "$tmp/work/python"
+rm -rf "$tmp/work/python/build" "$tmp/work/python/"*.egg-info
 cd "$tmp/work" || exit 1
 
 for f in bin/superopt lib/libsuperopt.so lib/libsuperopt.a \
@@ -104,6 +108,19 @@ expect 0 cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$p"
 expect 0 cmake --build cm/build
 expect 0 cm/build/embed every_op.graph embed3.onnx 5
 contains "wrote embed3.onnx"
+
+# The Python package, bundling the prefix, tested from outside the tree.
+py=${3:-}
+if [ -n "$py" ]; then
+  SUPEROPT_PREFIX=$p expect 0 "$py" -m pip install -q --no-deps \
+    --disable-pip-version-check --target "$tmp/site" ./python
+  [ -e "$tmp/site/superopt/_native/lib/libsuperopt.so" ] ||
+    { echo "FAIL: pip install did not bundle libsuperopt.so"; fails=$((fails + 1)); }
+  mv python/tests pytests && rm -rf python
+  PYTHONPATH="$tmp/site" expect 0 "$py" -m pytest -q -p no:cacheprovider \
+    pytests
+  contains "passed"
+fi
 
 [ "$fails" = 0 ] && echo "install: all passed"
 exit $((fails > 0))

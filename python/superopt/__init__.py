@@ -8,11 +8,13 @@ over libsuperopt.so; docs/python.md).
     outputs = h.run([x], device="cpu")             # NumPy in, NumPy out
 
 TASO's spelling works too: superopt.optimize(graph, alpha, budget),
-superopt.export_onnx(graph). After `import superopt`, torch.compile(model,
-backend="superopt") uses superopt.torch_backend. Errors raise SuperoptError
+superopt.export_onnx(graph). After `import torch; import superopt` (or
+with the package installed), torch.compile(model, backend="superopt") uses
+superopt.torch_backend. Errors raise SuperoptError
 with the library's message."""
 import os
 import subprocess
+import sys
 import tempfile
 
 from . import _lib
@@ -116,8 +118,12 @@ def gen_rules(max_ops=3, ops=None, output=None, threads=None,
 
 
 def _register_torch_backend():
-    """Registers backend="superopt" with torch.compile when torch is
-    already imported or importable; silent otherwise."""
+    """Registers backend="superopt" with torch.compile when torch is already
+    imported (importing it here would slow every `import superopt`); an
+    installed package is also found through its torch_dynamo_backends entry
+    point, or call superopt.torch_backend.register()."""
+    if "torch" not in sys.modules:
+        return
     try:
         from . import torch_backend
         torch_backend.register()
