@@ -30,10 +30,10 @@ endforeach()
 
 # pkg-config: superopt (the shared library) and superopt-static (the
 # archive, with the libraries it needs).
+# (CUDA builds: the executor is libsuperopt_gpu.so, loaded at run time.)
 set(PC_LIBS_PRIVATE "-fopenmp -lm")
 if(SUPEROPT_HAVE_CUDA)
-  string(APPEND PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart"
-         " -lcublasLt ${CUDNN_LIBRARY} -lstdc++")
+  string(APPEND PC_LIBS_PRIVATE " -ldl -lpthread")
 endif()
 configure_file(cmake/superopt.pc.in ${API_GEN}/superopt.pc @ONLY)
 configure_file(cmake/superopt-static.pc.in ${API_GEN}/superopt-static.pc @ONLY)
@@ -47,7 +47,8 @@ install(TARGETS superopt RUNTIME DESTINATION bin)
 install(TARGETS libsuperopt libsuperopt_shared
         ARCHIVE DESTINATION lib LIBRARY DESTINATION lib)
 if(SUPEROPT_HAVE_CUDA)
-  install(TARGETS superopt_cuda ARCHIVE DESTINATION lib)
+  install(TARGETS superopt_gpu LIBRARY DESTINATION lib)
+  add_dependencies(superopt superopt_gpu) # built with the CLI, which loads it
 endif()
 install(FILES src/api/superopt.h DESTINATION include/superopt)
 install(FILES ${API_GEN}/superopt.pc ${API_GEN}/superopt-static.pc

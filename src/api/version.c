@@ -1,7 +1,8 @@
 /* version.c: the version, the build (git commit, build type) and the
  * backends this build has (api_version, api_build_info,
  * api_cuda_available). The commit comes from api_version.h, which CMake
- * writes at configure time (cmake/api_version.h.in). */
+ * writes at configure time (cmake/api_version.h.in). The CUDA libraries
+ * are asked through the executor, which this loads (src/gpu/lazy.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,28 +10,19 @@
 #include "api_version.h"
 #ifdef SUPEROPT_HAVE_CUDA
 #include "../gpu/gpu.h"
-#include <cublasLt.h>
-#include <cuda_runtime_api.h>
-#include <cudnn.h>
 #endif
 
 const char *api_version(void) { return SUPEROPT_VERSION_STRING; }
 
 #ifdef SUPEROPT_HAVE_CUDA
-/* "CUDA runtime 12.4, driver 12.4, cuDNN 9.1.0, cuBLASLt 12.4.5, N GPUs". */
+/* "CUDA: runtime 13.0, driver 13.0, cuDNN ..., cuBLASLt ...; 1 GPU usable"
+ * (loads the executor, src/gpu/lazy.c). */
 static void cuda_line(char *buf, size_t n) {
-  int rt = 0, drv = 0;
-  cudaRuntimeGetVersion(&rt);
-  if (cudaDriverGetVersion(&drv) != cudaSuccess)
-    drv = 0;
-  size_t dnn = cudnnGetVersion(), lt = cublasLtGetVersion();
+  char libs[400];
+  gpu_lib_versions(libs, sizeof libs);
   int ngpu = gpu_device_count();
-  snprintf(buf, n,
-           "CUDA: runtime %d.%d, driver %d.%d, cuDNN %zu.%zu.%zu, cuBLASLt "
-           "%zu.%zu.%zu; %d GPU%s usable",
-           rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10, dnn / 10000,
-           dnn % 10000 / 100, dnn % 100, lt / 10000, lt % 10000 / 100, lt % 100,
-           ngpu, ngpu == 1 ? "" : "s");
+  snprintf(buf, n, "CUDA: %s; %d GPU%s usable", libs, ngpu,
+           ngpu == 1 ? "" : "s");
 }
 #endif
 

@@ -31,7 +31,14 @@ typedef struct gpu_options {
   int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
 } gpu_options;
 
-/* Number of usable CUDA devices; 0 when there is no driver or no device. */
+/* The executor lives in libsuperopt_gpu.so, loaded on first use (lazy.c);
+ * NULL when it is loaded, else why it could not be. */
+const char *gpu_load_error(void);
+/* CUDA runtime, driver, cuDNN and cuBLASLt versions, one line. */
+void gpu_lib_versions(char *buf, size_t n);
+
+/* Number of usable CUDA devices; 0 when there is no driver or no device
+ * (or the executor cannot be loaded). */
 int gpu_device_count(void);
 
 /* Opens device 0. o may be NULL (defaults). Fails cleanly without a GPU. */
