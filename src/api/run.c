@@ -35,8 +35,10 @@ void api_runner_free(api_runner *r) {
   if (!r)
     return;
 #ifdef SUPEROPT_HAVE_CUDA
-  gpu_plan_free(r->plan);
-  gpu_ctx_free(r->ctx);
+  if (r->plan)
+    gpu_plan_free(r->plan);
+  if (r->ctx)
+    gpu_ctx_free(r->ctx);
 #endif
   if (r->weights)
     ex_values_free(r->weights);

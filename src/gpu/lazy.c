@@ -148,16 +148,25 @@ void gpu_lib_versions(char *buf, size_t n) {
     snprintf(buf, n, "executor not loaded (%s)", why);
 }
 
+/* Freeing NULL needs no executor. */
+void gpu_ctx_free(gpu_ctx *c) {
+  if (c)
+    fn.gpu_ctx_free(c);
+}
+
+void gpu_plan_free(gpu_plan *p) {
+  if (p)
+    fn.gpu_plan_free(p);
+}
+
 /* The rest need a context, so the object is loaded. */
 #define FORWARD(name, ret, params, args)                                       \
   ret name params { return fn.name args; }
-FORWARD(gpu_ctx_free, void, (gpu_ctx * c), (c))
 FORWARD(gpu_ctx_describe, void, (const gpu_ctx *c, char *buf, size_t n),
         (c, buf, n))
 FORWARD(gpu_plan_new, base_status,
         (gpu_ctx * c, const ir_graph *g, gpu_plan **out, base_diag *d),
         (c, g, out, d))
-FORWARD(gpu_plan_free, void, (gpu_plan * p), (p))
 FORWARD(gpu_plan_upload, base_status,
         (gpu_plan * p, const ex_values *v, base_diag *d), (p, v, d))
 FORWARD(gpu_plan_run, base_status, (gpu_plan * p, base_diag *d), (p, d))
