@@ -97,7 +97,8 @@ static const cli_command commands[] = {
      "                ~/.cache/superopt/costdb.sqlite)\n"
      "  --device D    h100 (default), h200, h100-tf32, h200-tf32, cpu\n"
      "  --tables DIR  checked-in tables DIR/<device>.tsv imported on first\n"
-     "                use (default: the source tree's costdb/)\n"
+     "                use (default: the data folder's costdb/, see\n"
+     "                --version)\n"
      "  --no-tables   import no tables\n"
      "  --batch N     measure: the graphs rebatched to N first\n"
      "  -o OUT        export to OUT\n",
