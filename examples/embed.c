@@ -36,6 +36,12 @@ static float **buffers(const api_graph *g, int is_input) {
   return b;
 }
 
+static void free_buffers(float **b, int n) {
+  for (int i = 0; b && i < n; i++)
+    free(b[i]);
+  free(b);
+}
+
 static int fail(const api_error *e) {
   fprintf(stderr, "embed: %s\n", e->message);
   return e->code;
@@ -79,6 +85,9 @@ int main(int argc, char **argv) {
   if (api_graph_save(h, argv[2], &err))
     return fail(&err);
   printf("wrote %s\n", argv[2]);
+  free_buffers(in, api_graph_ninputs(g));
+  free_buffers(out_g, api_graph_noutputs(g));
+  free_buffers(out_h, api_graph_noutputs(h));
   api_graph_free(g);
   api_graph_free(h);
   return worst <= 1e-4 ? 0 : 3;
