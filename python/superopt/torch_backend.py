@@ -81,7 +81,8 @@ def _export(module, inputs, path):
     names_in = ["input%d" % i for i in range(len(inputs))]
     errors = []
     for kw in ({"dynamo": False, "opset_version": 17},
-               {"dynamo": True, "opset_version": 20}):
+               {"dynamo": True, "opset_version": 20,
+                "external_data": False}):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
