@@ -67,6 +67,10 @@ expect 2 "$p/bin/superopt" optimize every_op.graph --db "$tmp/cost.sqlite" \
   -o missing.graph
 contains "data file 'rules/default.rules' not found; looked in: $p/bin/../share/superopt/rules/default.rules"
 [ ! -e missing.graph ] || { echo "FAIL: wrote missing.graph"; fails=$((fails + 1)); }
+mv "$p/share/superopt/costdb" "$tmp/costdb"
+expect 2 "$p/bin/superopt" optimize every_op.graph --db "$tmp/cost.sqlite"
+contains "data file 'costdb' not found; looked in: $p/bin/../share/superopt/costdb"
+mv "$tmp/costdb" "$p/share/superopt/costdb"
 # ... and SUPEROPT_DATA finds a copy elsewhere.
 mkdir -p "$tmp/data/rules"
 mv "$tmp/default.rules" "$tmp/data/rules/"
@@ -74,6 +78,24 @@ cp -r "$p/share/superopt/costdb" "$tmp/data/"
 SUPEROPT_DATA=$tmp/data expect 0 "$p/bin/superopt" optimize every_op.graph \
   --budget 5 --db "$tmp/cost.sqlite"
 mv "$tmp/data/rules/default.rules" "$p/share/superopt/rules/"
+
+# CUDA builds: the executor (libsuperopt_gpu.so) is loaded only when a
+# command needs it: not for --help or a CPU command, but for --version.
+if [ -e "$p/lib/libsuperopt_gpu.so" ]; then
+  LD_DEBUG=files "$p/bin/superopt" --help >/dev/null 2>"$tmp/ld.log"
+  LD_DEBUG=files "$p/bin/superopt" check every_op.graph >/dev/null 2>>"$tmp/ld.log"
+  if grep -qE 'libcudnn|libcublasLt|libcudart|libsuperopt_gpu' "$tmp/ld.log"; then
+    echo "FAIL: --help or check loaded the CUDA libraries"; fails=$((fails + 1))
+  fi
+  LD_DEBUG=files "$p/bin/superopt" --version >/dev/null 2>"$tmp/ld.log"
+  grep -q 'libsuperopt_gpu' "$tmp/ld.log" ||
+    { echo "FAIL: --version did not load the executor"; fails=$((fails + 1)); }
+  SUPEROPT_GPU_LIB=$tmp/none.so expect 3 "$p/bin/superopt" run every_op.graph \
+    --device cuda
+  contains "the CUDA executor (libsuperopt_gpu.so) could not be loaded: $tmp/none.so"
+  SUPEROPT_GPU_LIB=$tmp/none.so expect 0 "$p/bin/superopt" --version
+  contains "CUDA: executor not loaded ($tmp/none.so"
+fi
 
 # The example through pkg-config, against the shared library...
 export PKG_CONFIG_PATH=$p/lib/pkgconfig
