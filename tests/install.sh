@@ -51,7 +51,11 @@ done
 
 expect 0 "$p/bin/superopt" --version
 contains "superopt 0.1.0"
-contains "commit: "
+if commit=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null); then
+  contains "commit: $commit"
+else
+  contains "commit: "
+fi
 contains "backends: CPU"
 contains "CUDA: "
 contains "data: $p/bin/../share/superopt"

@@ -1,11 +1,13 @@
 /* version.c: the version, the build (git commit, build type) and the
  * backends this build has (api_version, api_build_info,
- * api_cuda_available). The commit comes from api_version.h, which CMake
- * writes at configure time (cmake/api_version.h.in). The CUDA libraries
+ * api_cuda_available). The version comes from api_version.h (configure
+ * time, cmake/api_version.h.in), the commit from api_commit.h (every build,
+ * cmake/git_commit.cmake). The CUDA libraries
  * are asked through the executor, which this loads (src/gpu/lazy.c). */
 #include <stdio.h>
 #include <string.h>
 
+#include "api_commit.h"
 #include "api_int.h"
 #include "api_version.h"
 #ifdef SUPEROPT_HAVE_CUDA
