@@ -7,26 +7,50 @@
 # pkg-config (shared and --static) and through find_package(superopt), and,
 # given a Python with pytest, `pip install ./python` bundling the prefix
 # and the Python tests against that package.
+#
+# Where the system allows a private mount namespace (unshare -m), the
+# checks run with the build tree and the source tree's data, sources,
+# models, tests, examples and python/ hidden under empty tmpfs mounts, as if
+# deleted (the Python interpreter's environment stays visible).
 # usage: tests/install.sh BUILD_DIR SOURCE_DIR [PYTHON]
 set -u
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 fails=0
 . "$(dirname "$0")/lib.sh"
 unset SUPEROPT_DATA SUPEROPT_LIB SUPEROPT_PREFIX SUPEROPT_BIN
 
-if ! cmake --install "$build" --prefix "$tmp/stage" >"$tmp/install.log" 2>&1; then
-  echo "FAIL: cmake --install"; cat "$tmp/install.log"; exit 1
+if [ -z "${INSTALL_SH_TMP:-}" ]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  if ! cmake --install "$build" --prefix "$tmp/stage" >"$tmp/install.log" 2>&1; then
+    echo "FAIL: cmake --install"; cat "$tmp/install.log"; exit 1
+  fi
+  # The prefix is relocatable: move it; the test inputs go outside the tree.
+  mv "$tmp/stage" "$tmp/prefix"
+  mkdir "$tmp/work"
+  cp "$src/tests/data/good/every_op.graph" "$src/examples/embed.c" "$tmp/work/"
+  cp -r "$src/python" "$tmp/work/python"
+  rm -rf "$tmp/work/python/build" "$tmp/work/python/"*.egg-info
+  if unshare -m --propagation private true 2>/dev/null; then
+    INSTALL_SH_TMP=$tmp INSTALL_SH_MASK=1 unshare -m --propagation private \
+      bash "$0" "$@"
+  else
+    echo "install: no mount namespace here: build and source trees stay visible"
+    INSTALL_SH_TMP=$tmp bash "$0" "$@"
+  fi
+  exit $?
 fi
-# The prefix is relocatable: move it; keep the test inputs outside the tree.
-mv "$tmp/stage" "$tmp/prefix"
+tmp=$INSTALL_SH_TMP
 p=$tmp/prefix
-mkdir "$tmp/work"
-cp "$src/tests/data/good/every_op.graph" "$src/examples/embed.c" "$tmp/work/"
-cp -r "$src/python" "$tmp/work/python"
-rm -rf "$tmp/work/python/build" "$tmp/work/python/"*.egg-info
+if [ -n "${INSTALL_SH_MASK:-}" ]; then
+  for d in "$build" "$src/rules" "$src/costdb" "$src/src" "$src/models" \
+    "$src/tests" "$src/examples" "$src/python"; do
+    mount -t tmpfs none "$d" || { echo "FAIL: cannot hide $d"; exit 1; }
+  done
+  [ ! -e "$src/rules/default.rules" ] && [ ! -e "$build/superopt" ] ||
+    { echo "FAIL: the trees are still visible"; exit 1; }
+fi
 cd "$tmp/work" || exit 1
 
 for f in bin/superopt lib/libsuperopt.so lib/libsuperopt.a \
