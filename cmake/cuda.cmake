@@ -1,7 +1,10 @@
 # cuda.cmake: the CUDA executor (src/gpu/), included by the top-level
-# CMakeLists.txt when nvcc is found. Its C sources join libsuperopt; its
-# kernels (.cu) build into the static library superopt_cuda, linked into
-# libsuperopt with cudart, cuDNN and cuBLASLt. SUPEROPT_HAVE_CUDA is defined
+# CMakeLists.txt when nvcc is found. Its kernels (.cu) build into the static
+# library superopt_cuda; its C sources and the kernels, with cudart, cuDNN
+# and cuBLASLt, into the shared object libsuperopt_gpu.so, which
+# libsuperopt loads on first use (src/gpu/lazy.c: the forwarders of gpu.h,
+# built into libsuperopt with the memory planner), so that nothing that
+# stays on the CPU maps the CUDA libraries. SUPEROPT_HAVE_CUDA is defined
 # for every C source that links libsuperopt (the CLI and the tests).
 enable_language(CUDA)
 find_package(CUDAToolkit REQUIRED)
@@ -20,6 +23,7 @@ endif()
 
 file(GLOB GPU_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.cu)
 file(GLOB GPU_C CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.c)
+list(REMOVE_ITEM GPU_C ${PROJECT_SOURCE_DIR}/src/gpu/lazy.c)
 
 add_library(superopt_cuda STATIC ${GPU_CU})
 # The directory-wide C flags (-Wall..., sanitizers) are not nvcc's: replace
@@ -33,11 +37,25 @@ target_compile_options(superopt_cuda PRIVATE
 target_include_directories(superopt_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(superopt_cuda PUBLIC CUDA::cudart)
 
-target_sources(libsuperopt PRIVATE ${GPU_C})
-set_target_properties(libsuperopt PROPERTIES
-  CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
-target_include_directories(libsuperopt SYSTEM PUBLIC
-                           ${CUDAToolkit_INCLUDE_DIRS} ${CUDNN_INCLUDE_DIR})
+# libsuperopt: the loader and the memory planner (no CUDA).
+target_sources(libsuperopt PRIVATE ${PROJECT_SOURCE_DIR}/src/gpu/lazy.c
+               ${PROJECT_SOURCE_DIR}/src/gpu/memplan.c)
 target_compile_definitions(libsuperopt PUBLIC SUPEROPT_HAVE_CUDA=1)
-target_link_libraries(libsuperopt PUBLIC superopt_cuda CUDA::cudart
-                      CUDA::cublasLt ${CUDNN_LIBRARY})
+target_link_libraries(libsuperopt PUBLIC ${CMAKE_DL_LIBS} Threads::Threads)
+
+# libsuperopt_gpu.so: the executor. Its gpu.h functions are renamed *_impl
+# (impl_names.h) for lazy.c to find; the parts of libsuperopt it uses are
+# linked in and kept private (--exclude-libs), so it loads the same way
+# into the CLI, a program linked with libsuperopt.a and the Python module.
+add_library(superopt_gpu SHARED ${GPU_C})
+target_compile_options(superopt_gpu PRIVATE
+  "$<$<COMPILE_LANGUAGE:C>:SHELL:-include ${PROJECT_SOURCE_DIR}/src/gpu/impl_names.h>")
+target_include_directories(superopt_gpu SYSTEM PRIVATE
+                           ${CUDAToolkit_INCLUDE_DIRS} ${CUDNN_INCLUDE_DIR})
+target_link_libraries(superopt_gpu PRIVATE superopt_cuda libsuperopt
+                      CUDA::cudart CUDA::cublasLt ${CUDNN_LIBRARY})
+target_link_options(superopt_gpu PRIVATE -Wl,--exclude-libs,ALL
+                    -Wl,--no-undefined)
+set_target_properties(superopt_gpu PROPERTIES
+  CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
+  INSTALL_RPATH_USE_LINK_PATH ON)

@@ -61,8 +61,12 @@ struct cd_db *cli_costdb_open(const char *path, const char *tables, int *rc);
  * (NULL: named after the GPU, e.g. h100). */
 int cli_costdb_measure(struct cd_db *db, const char *device, int batch, int n,
                        char **graphs);
-/* The source tree's costdb/ folder (compile-time), or NULL. */
+/* The installed costdb/ folder (data.c, api_data_path), or NULL. */
 const char *cli_costdb_tables(void);
+/* The path of data file rel (e.g. "rules/default.rules") from
+ * api_data_path; NULL after printing the paths tried, *rc = CLI_BAD_INPUT.
+ * The string lives until four more calls. */
+const char *cli_data_file(const char *rel, int *rc);
 int cli_import_rules(const cli_command *c, int argc, char **argv);
 int cli_export_rules(const cli_command *c, int argc, char **argv);
 int cli_optimize(const cli_command *c, int argc, char **argv);

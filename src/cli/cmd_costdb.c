@@ -10,19 +10,11 @@
 #include "../costdb/costdb.h"
 #include "cli.h"
 
-#ifdef SUPEROPT_SOURCE_DIR
-#define TABLES_DIR SUPEROPT_SOURCE_DIR "/costdb"
-#else
-#define TABLES_DIR NULL
-#endif
-
 typedef struct opts {
   const char *db, *device, *tables, *out;
   int no_tables;
   int batch; /* measure: rebatch the graphs first (0: as they are) */
 } opts;
-
-const char *cli_costdb_tables(void) { return TABLES_DIR; }
 
 cd_db *cli_costdb_open(const char *path, const char *tables, int *rc) {
   char def[4096];

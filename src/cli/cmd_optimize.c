@@ -14,10 +14,6 @@
 #include "../search/search.h"
 #include "cli.h"
 
-#ifndef SUPEROPT_SOURCE_DIR
-#define SUPEROPT_SOURCE_DIR "."
-#endif
-#define DEFAULT_RULES SUPEROPT_SOURCE_DIR "/rules/default.rules"
 #define CHECK_TOL 1e-4
 #define MAX_GRID 16
 
@@ -194,7 +190,8 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   if (!(a->dev = cd_device_find(a->device, &d)))
     return cli_usage_error(c, "%s", d.msg);
   int rc = CLI_OK;
-  if (!(a->db = cli_costdb_open(a->db_path, cli_costdb_tables(), &rc)))
+  const char *tables = cli_data_file("costdb", &rc);
+  if (!tables || !(a->db = cli_costdb_open(a->db_path, tables, &rc)))
     return rc;
   cd_model_init(&a->cost, a->db, a->dev);
   a->so.cost = cd_model_cost;
@@ -205,16 +202,10 @@ static int parse_args(const cli_command *c, int argc, char **argv,
 /* Loads the rules file and compiles its rules. */
 static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
   base_diag d;
-  const char *path = a->rules ? a->rules : DEFAULT_RULES;
-  struct stat sb;
-  if (!a->rules && stat(path, &sb) != 0) {
-    fprintf(stderr,
-            "superopt: no rules file: the default %s does not exist; "
-            "generate it or pass --rules FILE\n",
-            path);
-    *rc = CLI_BAD_INPUT;
+  const char *path =
+      a->rules ? a->rules : cli_data_file("rules/default.rules", rc);
+  if (!path)
     return NULL;
-  }
   if (ir_rules_read_file(path, rs, &d)) {
     *rc = cli_report(&d);
     return NULL;
@@ -309,6 +300,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
                                  "lists of values are for 'experiment search'");
   }
   ir_ruleset rs;
+  ir_ruleset_init(&rs);
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   ir_graph *h = NULL;
@@ -472,6 +464,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
     a.so.patience = 0;
   const char *dir = a.out ? a.out : "experiment-search";
   ir_ruleset rs;
+  ir_ruleset_init(&rs);
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   char *csv = NULL;

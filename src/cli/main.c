@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../api/superopt.h"
 #include "cli.h"
 
 static const cli_command commands[] = {
@@ -105,7 +106,8 @@ static const cli_command commands[] = {
      "                ~/.cache/superopt/costdb.sqlite)\n"
      "  --device D    h100 (default), h200, h100-tf32, h200-tf32, cpu\n"
      "  --tables DIR  checked-in tables DIR/<device>.tsv imported on first\n"
-     "                use (default: the source tree's costdb/)\n"
+     "                use (default: the data folder's costdb/, see\n"
+     "                --version)\n"
      "  --no-tables   import no tables\n"
      "  --batch N     measure: the graphs rebatched to N first\n"
      "  -o OUT        export to OUT\n",
@@ -188,7 +190,8 @@ static const cli_command commands[] = {
      "executor (max relative error 1e-4) before writing it atomically.\n"
      "\n"
      "  --rules F          rule file (default: rules/default.rules of the\n"
-     "                     source tree); every rule must be proven\n"
+     "                     data folder, see --version); every rule must be\n"
+     "                     proven\n"
      "  --allow-unproven   also use unproven and unverified rules (the\n"
      "                     end-to-end check still guards the result)\n"
      "  -o, --output OUT   write the optimized graph (.onnx: ONNX; .graph:\n"
@@ -230,7 +233,8 @@ static void usage(FILE *f) {
   for (int i = 0; i < NCOMMANDS; i++)
     fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fprintf(f,
-          "\nRun 'superopt <command> --help' for a command's options.\n"
+          "\nRun 'superopt <command> --help' for a command's options;\n"
+          "'superopt --version' for the version, backends and data folder.\n"
           "Exit status: 0 ok, 1 usage error, 2 bad input, 3 internal error.\n");
 }
 
@@ -245,6 +249,14 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+    char data[4096];
+    fputs(api_build_info(), stdout);
+    printf("data: %s\n", api_data_path("", data, sizeof data, NULL) == API_OK
+                             ? data
+                             : "not found (see SUPEROPT_DATA)");
+    return CLI_OK;
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
       !strcmp(argv[1], "help")) {

@@ -34,7 +34,14 @@ typedef struct gpu_options {
                       run channels-last, NHWC) */
 } gpu_options;
 
-/* Number of usable CUDA devices; 0 when there is no driver or no device. */
+/* The executor lives in libsuperopt_gpu.so, loaded on first use (lazy.c);
+ * NULL when it is loaded, else why it could not be. */
+const char *gpu_load_error(void);
+/* CUDA runtime, driver, cuDNN and cuBLASLt versions, one line. */
+void gpu_lib_versions(char *buf, size_t n);
+
+/* Number of usable CUDA devices; 0 when there is no driver or no device
+ * (or the executor cannot be loaded). */
 int gpu_device_count(void);
 
 /* Opens device 0. o may be NULL (defaults). Fails cleanly without a GPU. */
@@ -55,6 +62,13 @@ base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d);
 base_status gpu_plan_run(gpu_plan *p, base_diag *d);
 /* Copies tensor t (an output, input or weight) to host memory dst. */
 base_status gpu_plan_download(gpu_plan *p, int t, float *dst, base_diag *d);
+/* After gpu_plan_upload: input t written from src (host memory, or device
+ * memory when on_device), ordered before the next run; tensor t read into
+ * dst likewise, waiting for the copy (io.c). */
+base_status gpu_plan_write(gpu_plan *p, int t, const void *src, int on_device,
+                           base_diag *d);
+base_status gpu_plan_read(gpu_plan *p, int t, void *dst, int on_device,
+                          base_diag *d);
 /* Median latency of `iters` whole-graph runs after `warmup` runs, timed
  * with CUDA events around each replay. */
 base_status gpu_plan_time(gpu_plan *p, int warmup, int iters, double *median_ms,

@@ -1,0 +1,181 @@
+"""_lib.py: finds and loads libsuperopt.so through ctypes and declares the C
+API of include/superopt/superopt.h (docs/api.md).
+
+The library is looked for, in order: $SUPEROPT_LIB (the .so itself), the
+copy bundled into this package at install (superopt/_native/lib/), an install
+prefix $SUPEROPT_PREFIX (lib/libsuperopt.so), the prefix of a `superopt`
+binary on PATH (../lib/), then the system's library path. The library finds
+its own data (rules, cost tables) relative to itself or through
+$SUPEROPT_DATA."""
+import ctypes
+import ctypes.util
+import os
+import shutil
+
+from .errors import SuperoptError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NATIVE = os.path.join(HERE, "_native")
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * 1024)]
+
+
+class OptimizeOptions(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_char_p), ("rules", ctypes.c_char_p),
+                ("db", ctypes.c_char_p), ("alpha", ctypes.c_double),
+                ("budget", ctypes.c_int), ("patience", ctypes.c_int),
+                ("max_depth", ctypes.c_int), ("time_limit", ctypes.c_double),
+                ("batch", ctypes.c_int), ("check", ctypes.c_int),
+                ("allow_unproven", ctypes.c_int)]
+
+
+class Report(ctypes.Structure):
+    _fields_ = [("cost_before_us", ctypes.c_double),
+                ("cost_after_us", ctypes.c_double),
+                ("estimated", ctypes.c_int), ("nodes_before", ctypes.c_int),
+                ("nodes_after", ctypes.c_int), ("rules", ctypes.c_int),
+                ("rules_applied", ctypes.c_int), ("expanded", ctypes.c_int),
+                ("bn_folded", ctypes.c_int), ("acts_fused", ctypes.c_int),
+                ("merged", ctypes.c_int), ("seconds", ctypes.c_double),
+                ("max_rel_error", ctypes.c_double)]
+
+
+class RunOptions(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_char_p), ("threads", ctypes.c_int),
+                ("seed", ctypes.c_uint64), ("fp32_strict", ctypes.c_int)]
+
+
+def _candidates():
+    env = os.environ.get("SUPEROPT_LIB")
+    if env:
+        yield env
+    yield os.path.join(NATIVE, "lib", "libsuperopt.so")
+    prefix = os.environ.get("SUPEROPT_PREFIX")
+    if prefix:
+        yield os.path.join(prefix, "lib", "libsuperopt.so")
+    exe = shutil.which("superopt")
+    if exe:
+        yield os.path.join(os.path.dirname(os.path.realpath(exe)), "..", "lib",
+                           "libsuperopt.so")
+    found = ctypes.util.find_library("superopt")
+    if found:
+        yield found
+
+
+def library_path():
+    """The path of the libsuperopt.so this package uses."""
+    tried = []
+    for c in _candidates():
+        if os.path.isabs(c) and not os.path.exists(c):
+            tried.append(c)
+            continue
+        return c
+    raise SuperoptError(
+        2, "libsuperopt.so not found; looked in: %s (set SUPEROPT_LIB to "
+        "the library or SUPEROPT_PREFIX to an install prefix)" %
+        (", ".join(tried) or "(nowhere)"))
+
+
+P = ctypes.POINTER
+_SIGNATURES = {
+    "api_version": (ctypes.c_char_p, []),
+    "api_build_info": (ctypes.c_char_p, []),
+    "api_cuda_available": (ctypes.c_int, []),
+    "api_graph_load": (ctypes.c_int, [ctypes.c_char_p, P(ctypes.c_void_p),
+                                      P(Error)]),
+    "api_graph_parse": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t,
+                                       ctypes.c_char_p, P(ctypes.c_void_p),
+                                       P(Error)]),
+    "api_graph_load_onnx": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t,
+                                           ctypes.c_char_p,
+                                           P(ctypes.c_void_p), P(Error)]),
+    "api_graph_free": (None, [ctypes.c_void_p]),
+    "api_graph_nnodes": (ctypes.c_int, [ctypes.c_void_p]),
+    "api_graph_ninputs": (ctypes.c_int, [ctypes.c_void_p]),
+    "api_graph_noutputs": (ctypes.c_int, [ctypes.c_void_p]),
+    "api_graph_input_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
+    "api_graph_output_name": (ctypes.c_char_p, [ctypes.c_void_p,
+                                                ctypes.c_int]),
+    "api_graph_input_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int,
+                                             P(ctypes.c_int64), ctypes.c_int]),
+    "api_graph_output_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int,
+                                              P(ctypes.c_int64),
+                                              ctypes.c_int]),
+    "api_graph_print": (ctypes.c_void_p, [ctypes.c_void_p]),
+    "api_graph_save": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                      P(Error)]),
+    "api_graph_export_onnx": (ctypes.c_int, [ctypes.c_void_p,
+                                             P(ctypes.c_void_p),
+                                             P(ctypes.c_size_t), P(Error)]),
+    "api_optimize_options_default": (None, [P(OptimizeOptions)]),
+    "api_optimize": (ctypes.c_int, [ctypes.c_void_p, P(OptimizeOptions),
+                                    P(ctypes.c_void_p), P(Report), P(Error)]),
+    "api_run_options_default": (None, [P(RunOptions)]),
+    "api_runner_new": (ctypes.c_int, [ctypes.c_void_p, P(RunOptions),
+                                      P(ctypes.c_void_p), P(Error)]),
+    "api_runner_run": (ctypes.c_int, [ctypes.c_void_p,
+                                      P(ctypes.c_void_p), P(ctypes.c_void_p),
+                                      P(Error)]),
+    "api_runner_run_device": (ctypes.c_int, [ctypes.c_void_p,
+                                             P(ctypes.c_void_p),
+                                             P(ctypes.c_void_p), P(Error)]),
+    "api_runner_free": (None, [ctypes.c_void_p]),
+    "api_data_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
+                                     ctypes.c_size_t, P(Error)]),
+}
+
+_lib = None
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+
+
+def lib():
+    """The loaded library (loaded on first use), with its signatures."""
+    global _lib
+    if _lib is None:
+        path = library_path()
+        try:
+            so = ctypes.CDLL(path)
+        except OSError as e:
+            raise SuperoptError(2, "cannot load %s: %s" % (path, e)) from None
+        for name, (res, args) in _SIGNATURES.items():
+            fn = getattr(so, name)
+            fn.restype = res
+            fn.argtypes = args
+        _lib = so
+    return _lib
+
+
+def free(ptr):
+    _libc.free(ptr)
+
+
+def check(code, err):
+    """Raises SuperoptError with the C message when code is not API_OK."""
+    if code:
+        raise SuperoptError(code, err.message.decode("utf-8", "replace"))
+
+
+def binary_path():
+    """The superopt command-line tool beside the library (for gen_rules)."""
+    tried = []
+    env = os.environ.get("SUPEROPT_BIN")
+    cands = [env] if env else []
+    cands.append(os.path.join(NATIVE, "bin", "superopt"))
+    try:
+        libdir = os.path.dirname(os.path.realpath(library_path()))
+        cands += [os.path.join(libdir, "..", "bin", "superopt"),
+                  os.path.join(libdir, "superopt")]  # the build tree
+    except SuperoptError:
+        pass
+    for c in cands:
+        if os.access(c, os.X_OK):
+            return c
+        tried.append(c)
+    exe = shutil.which("superopt")
+    if exe:
+        return exe
+    raise SuperoptError(2, "superopt binary not found; looked in: %s and "
+                        "PATH (set SUPEROPT_BIN)" % ", ".join(tried))

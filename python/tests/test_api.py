@@ -1,0 +1,155 @@
+"""test_api.py: the Python API over libsuperopt.so: ONNX in (path, bytes,
+ModelProto), optimize with options and a report, ONNX out with the weights
+kept, runs on the CPU against onnxruntime, gen_rules, and errors raised as
+SuperoptError carrying the library's message."""
+import os
+
+import numpy as np
+import pytest
+
+import superopt
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def ort_run(model, x):
+    s = ort.InferenceSession(model.SerializeToString(),
+                             providers=["CPUExecutionProvider"])
+    return s.run(None, {s.get_inputs()[0].name: x})[0]
+
+
+def close(a, b, tol=1e-4):
+    return np.max(np.abs(a - b)) <= tol * max(1.0, np.max(np.abs(b)))
+
+
+def test_build_info_and_data():
+    assert superopt.version() == "0.1.0"
+    info = superopt.build_info()
+    assert "commit: " in info and "backends: CPU" in info
+    assert os.path.exists(superopt.data_path("rules/default.rules"))
+
+
+def test_load_forms(small_model, tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(small_model.SerializeToString())
+    for src in (small_model, str(path), path, small_model.SerializeToString()):
+        g = superopt.load_onnx(src)
+        assert g.inputs == [("x", (1, 3, 8, 8))]
+        assert g.outputs[0][1] == (1, 10)
+        assert g.num_nodes >= 9
+    assert superopt.load(str(path)).num_nodes == g.num_nodes
+
+
+def test_run_matches_onnxruntime(small_model, x):
+    g = superopt.load_onnx(small_model)
+    (y,) = g.run([x])
+    assert y.shape == (1, 10) and y.dtype == np.float32
+    assert close(y, ort_run(small_model, x))
+    (y2,) = g.run({"x": x.astype(np.float64)})  # converted to float32
+    assert np.array_equal(y, y2)
+
+
+def test_optimize_roundtrip(small_model, x, tmp_path):
+    g = superopt.load_onnx(small_model)
+    h, rep = g.optimize(device="h100", alpha=1.05, budget=50,
+                        db=str(tmp_path / "cost.sqlite"))
+    assert isinstance(rep, superopt.OptimizeReport)
+    assert rep.nodes_before == g.num_nodes
+    assert rep.nodes_after == h.num_nodes
+    assert rep.bn_folded == 1
+    assert rep.cost_after_us < rep.cost_before_us
+    assert rep.max_rel_error is not None and rep.max_rel_error <= 1e-4
+    assert rep.rules > 1000  # the installed default library
+    m = h.export_onnx()
+    assert isinstance(m, superopt_onnx().ModelProto)
+    assert len(m.graph.initializer) > 0  # weights kept with their values
+    ref = ort_run(small_model, x)
+    assert close(ort_run(m, x), ref)  # onnxruntime on our export
+    assert close(h.run([x])[0], ref)  # our executor on the optimized graph
+    h2 = superopt.load_onnx(m)  # and back in (constants folded at import)
+    assert h2.num_nodes <= h.num_nodes
+    assert close(h2.run([x])[0], ref)
+
+
+def superopt_onnx():
+    import onnx
+    return onnx
+
+
+def test_taso_spelling(small_model, tmp_path):
+    g = superopt.load_onnx(small_model)
+    h = superopt.optimize(g, 1.0, 10, db=str(tmp_path / "c.sqlite"))
+    assert isinstance(h, superopt.Graph)
+    assert superopt.export_onnx(h).graph.node
+
+
+def test_parse_and_text():
+    text = "graph tiny\ninput x: [2,3]\nr = relu(x)\noutput r\n"
+    try:
+        g = superopt.parse(text)
+    except superopt.SuperoptError as e:
+        pytest.fail(str(e))
+    assert superopt.parse(g.text()).text() == g.text()
+    (y,) = g.run([np.array([[-1, 2, -3], [4, -5, 6]], np.float32)])
+    assert np.array_equal(y, [[0, 2, 0], [4, 0, 6]])
+
+
+def test_gen_rules_then_optimize(small_model, tmp_path):
+    out = superopt.gen_rules(max_ops=2, ops=["relu", "ewadd"],
+                             output=tmp_path / "g.rules")
+    text = open(out).read()
+    assert text.startswith("# superopt rules v1") and "rule r" in text
+    g = superopt.load_onnx(small_model)
+    h, rep = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"))
+    assert 0 < rep.rules < 100
+
+
+def test_errors(small_model, x, tmp_path):
+    with pytest.raises(superopt.SuperoptError) as e:
+        superopt.load_onnx(b"not a protobuf")
+    assert e.value.code == 2 and "<onnx>" in e.value.message
+    bad = tmp_path / "bad.graph"
+    bad.write_text("input x: [1,3,8,8]\n\ny = conv3d(x)\noutput y\n")
+    with pytest.raises(superopt.SuperoptError) as e:
+        superopt.load(str(bad))
+    assert e.value.code == 2
+    assert "bad.graph:3:5: unknown operator 'conv3d'" in e.value.message
+    g = superopt.load_onnx(small_model)
+    with pytest.raises(superopt.SuperoptError) as e:
+        g.optimize(device="tpu")
+    assert e.value.code == 1 and "tpu" in e.value.message
+    with pytest.raises(superopt.SuperoptError) as e:
+        g.optimize(rules=str(tmp_path / "missing.rules"),
+                   db=str(tmp_path / "c.sqlite"))
+    assert e.value.code == 2 and "missing.rules" in e.value.message
+    with pytest.raises(superopt.SuperoptError) as e:
+        g.run([x[:, :2]])
+    assert "shape (1, 2, 8, 8), expected (1, 3, 8, 8)" in e.value.message
+    with pytest.raises(superopt.SuperoptError) as e:
+        g.run([x], device="tpu")
+    assert e.value.code == 1 and "unknown run device 'tpu'" in e.value.message
+    if not superopt.cuda_available():
+        with pytest.raises(superopt.SuperoptError) as e:
+            g.run([x], device="cuda")
+        assert e.value.code == 4 and "cuda" in e.value.message
+
+
+def test_missing_data(small_model, tmp_path, monkeypatch):
+    """With SUPEROPT_DATA pointing at an empty folder the installed data is
+    still found after it (it is a first choice, not the only one); with the
+    default rules named explicitly missing, the message names the file."""
+    monkeypatch.setenv("SUPEROPT_DATA", str(tmp_path))
+    assert superopt.data_path("rules/default.rules") != str(
+        tmp_path / "rules/default.rules")
+    with pytest.raises(superopt.SuperoptError) as e:
+        superopt.data_path("rules/nothing.rules")
+    assert e.value.code == 2
+    assert str(tmp_path / "rules/nothing.rules") in e.value.message
+
+
+def test_cuda_run(small_model, x):
+    if not superopt.cuda_available():
+        pytest.skip("no CUDA build or no GPU")
+    g = superopt.load_onnx(small_model)
+    (y,) = g.run([x], device="cuda")
+    assert close(y, ort_run(small_model, x), 1e-3)  # TF32

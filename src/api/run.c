@@ -1,0 +1,210 @@
+/* run.c: api_runner: a graph prepared for repeated runs with caller
+ * buffers, on the CPU reference executor or (CUDA builds) the CUDA
+ * executor. Weights are filled once (their values, else seeded random; on
+ * CUDA uploaded once, with the weight preprocessing); each CPU run borrows
+ * the caller's input buffers and copies the outputs out; each CUDA run
+ * copies the inputs in from host or device memory and the outputs out. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../exec/exec.h"
+#include "api_int.h"
+#ifdef SUPEROPT_HAVE_CUDA
+#include "../gpu/gpu.h"
+#endif
+
+struct api_runner {
+  ir_graph *g;        /* own copy */
+  ex_values *weights; /* weights filled; inputs NULL */
+  int cuda, threads;
+  int *inputs; /* tensor index of input i */
+  int ninputs;
+#ifdef SUPEROPT_HAVE_CUDA
+  gpu_ctx *ctx;
+  gpu_plan *plan;
+#endif
+};
+
+void api_run_options_default(api_run_options *o) {
+  memset(o, 0, sizeof *o);
+  o->device = "cpu";
+  o->seed = 1;
+}
+
+void api_runner_free(api_runner *r) {
+  if (!r)
+    return;
+#ifdef SUPEROPT_HAVE_CUDA
+  if (r->plan)
+    gpu_plan_free(r->plan);
+  if (r->ctx)
+    gpu_ctx_free(r->ctx);
+#endif
+  if (r->weights)
+    ex_values_free(r->weights);
+  ir_graph_free(r->g);
+  free(r->inputs);
+  free(r);
+}
+
+/* Fills every weight and, until drop_inputs, every input (CUDA uploads
+ * them all once; the inputs then come from the caller at each run). */
+static api_code fill_weights(api_runner *r, uint64_t seed, api_error *err) {
+  base_diag d;
+  if (!(r->weights = ex_values_new(r->g)) ||
+      !(r->inputs = malloc(sizeof(int) * ((size_t)r->g->ntensors + 1))))
+    return api_fail(err, API_ERR_INTERNAL, "out of memory");
+  if (ex_fill_random(r->g, r->weights, seed, &d))
+    return api_fail_diag(err, &d);
+  for (int t = 0; t < r->g->ntensors; t++)
+    if (r->g->tensors[t].kind == IR_T_INPUT)
+      r->inputs[r->ninputs++] = t;
+  return API_OK;
+}
+
+static void drop_inputs(api_runner *r) {
+  for (int i = 0; i < r->ninputs; i++) {
+    free(r->weights->v[r->inputs[i]]);
+    r->weights->v[r->inputs[i]] = NULL;
+  }
+}
+
+static api_code cuda_prepare(api_runner *r, const api_run_options *o,
+                             api_error *err) {
+#ifdef SUPEROPT_HAVE_CUDA
+  gpu_options go = {0};
+  base_diag d;
+  go.fp32_strict = o->fp32_strict;
+  if (gpu_device_count() <= 0)
+    return api_fail(err, API_ERR_UNSUPPORTED,
+                    "device cuda: no usable CUDA GPU on this machine");
+  if (gpu_ctx_new(&go, &r->ctx, &d) ||
+      gpu_plan_new(r->ctx, r->g, &r->plan, &d) ||
+      gpu_plan_upload(r->plan, r->weights, &d))
+    return api_fail_diag(err, &d);
+  return API_OK;
+#else
+  (void)r;
+  (void)o;
+  return api_fail(err, API_ERR_UNSUPPORTED,
+                  "device cuda: this libsuperopt was built without CUDA");
+#endif
+}
+
+api_code api_runner_new(const api_graph *g, const api_run_options *o,
+                        api_runner **out, api_error *err) {
+  api_run_options def;
+  if (!g || !out)
+    return api_fail(err, API_ERR_USAGE, "api_runner_new: NULL argument");
+  if (!o) {
+    api_run_options_default(&def);
+    o = &def;
+  }
+  const char *dev = o->device ? o->device : "cpu";
+  if (strcmp(dev, "cpu") && strcmp(dev, "cuda"))
+    return api_fail(err, API_ERR_USAGE, "unknown run device '%s' (cpu or cuda)",
+                    dev);
+  api_runner *r = calloc(1, sizeof *r);
+  if (!r || !(r->g = ir_graph_clone(g->g))) {
+    free(r);
+    return api_fail(err, API_ERR_INTERNAL, "out of memory");
+  }
+  r->cuda = !strcmp(dev, "cuda");
+  r->threads = o->threads;
+  api_code rc = fill_weights(r, o->seed, err);
+  if (!rc && r->cuda)
+    rc = cuda_prepare(r, o, err);
+  if (r->weights)
+    drop_inputs(r);
+  if (rc) {
+    api_runner_free(r);
+    return rc;
+  }
+  *out = r;
+  return api_ok(err);
+}
+
+static api_code copy_outputs(const api_runner *r, const ex_values *v,
+                             float *const *outputs, api_error *err) {
+  for (int i = 0; i < r->g->noutputs; i++) {
+    int t = r->g->outputs[i];
+    if (!v->v[t])
+      return api_fail(err, API_ERR_INTERNAL, "output %s was not computed",
+                      r->g->tensors[t].name);
+    memcpy(outputs[i], v->v[t],
+           sizeof(float) * (size_t)ir_shape_numel(&r->g->tensors[t].shape));
+  }
+  return API_OK;
+}
+
+/* One CUDA run: inputs copied in, outputs copied out (from/to device
+ * memory when on_device). */
+static api_code cuda_run(api_runner *r, const void *const *inputs,
+                         void *const *outputs, int on_device, api_error *err) {
+#ifdef SUPEROPT_HAVE_CUDA
+  base_diag d;
+  for (int i = 0; i < r->ninputs; i++)
+    if (gpu_plan_write(r->plan, r->inputs[i], inputs[i], on_device, &d))
+      return api_fail_diag(err, &d);
+  if (gpu_plan_run(r->plan, &d))
+    return api_fail_diag(err, &d);
+  for (int i = 0; i < r->g->noutputs; i++)
+    if (gpu_plan_read(r->plan, r->g->outputs[i], outputs[i], on_device, &d))
+      return api_fail_diag(err, &d);
+  return api_ok(err);
+#else
+  (void)r;
+  (void)inputs;
+  (void)outputs;
+  (void)on_device;
+  return api_fail(err, API_ERR_INTERNAL, "no CUDA executor in this build");
+#endif
+}
+
+api_code api_runner_run_device(api_runner *r, const void *const *inputs,
+                               void *const *outputs, api_error *err) {
+  if (!r || (!inputs && r->ninputs) || (!outputs && r->g->noutputs))
+    return api_fail(err, API_ERR_USAGE, "api_runner_run_device: NULL argument");
+  if (!r->cuda)
+    return api_fail(err, API_ERR_USAGE,
+                    "api_runner_run_device: the runner is not on cuda");
+  return cuda_run(r, inputs, outputs, 1, err);
+}
+
+api_code api_runner_run(api_runner *r, const float *const *inputs,
+                        float *const *outputs, api_error *err) {
+  if (!r || (!inputs && r->ninputs) || (!outputs && r->g->noutputs))
+    return api_fail(err, API_ERR_USAGE, "api_runner_run: NULL argument");
+  if (r->cuda)
+    return cuda_run(r, (const void *const *)inputs, (void *const *)outputs, 0,
+                    err);
+  ex_values *v = ex_values_new(r->g);
+  if (!v)
+    return api_fail(err, API_ERR_INTERNAL, "out of memory");
+  for (int t = 0; t < r->g->ntensors; t++)
+    if (r->g->tensors[t].kind == IR_T_WEIGHT)
+      v->v[t] = r->weights->v[t];
+  for (int i = 0; i < r->ninputs; i++)
+    v->v[r->inputs[i]] = (float *)inputs[i]; /* read only */
+  base_diag d;
+  ex_options eo = {.threads = r->threads, .keep_all = 0};
+  api_code rc = ex_run(r->g, v, &eo, &d) ? api_fail_diag(err, &d)
+                                         : copy_outputs(r, v, outputs, err);
+  for (int t = 0; t < r->g->ntensors; t++)
+    if (r->g->tensors[t].kind != IR_T_VALUE)
+      v->v[t] = NULL; /* borrowed: not ours to free */
+  ex_values_free(v);
+  return rc ? rc : api_ok(err);
+}
+
+api_code api_graph_run(const api_graph *g, const api_run_options *o,
+                       const float *const *inputs, float *const *outputs,
+                       api_error *err) {
+  api_runner *r;
+  api_code rc = api_runner_new(g, o, &r, err);
+  if (rc)
+    return rc;
+  rc = api_runner_run(r, inputs, outputs, err);
+  api_runner_free(r);
+  return rc;
+}

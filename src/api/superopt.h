@@ -1,0 +1,173 @@
+/* superopt.h: the embedding API of libsuperopt (module src/api/, prefix
+ * api_), installed as <superopt/superopt.h>.
+ *
+ * A small C interface for programs that embed the optimizer: load a graph
+ * (.graph text or ONNX), optimize it with proven rules, run it on the CPU or
+ * a CUDA GPU with buffers the caller owns, export it as ONNX, free it. This
+ * header is self-contained: it includes only standard headers and exposes
+ * opaque handles, so the library's internals can change freely.
+ *
+ * Errors are values: every fallible function returns an api_code (API_OK is
+ * 0) and, when err is not NULL, fills *err with the code and a one-line
+ * message (with file:line:col where there is one). Nothing is printed and
+ * the process never exits. A failed call leaves its outputs untouched and
+ * allocates nothing. Handles are not thread-safe; distinct handles are.
+ *
+ * Data files (rules/default.rules, costdb/<device>.tsv) are found by
+ * api_data_path: $SUPEROPT_DATA, then share/superopt next to the library or
+ * the program that contains it (../share/superopt), then the build tree's
+ * share/superopt. See docs/api.md.
+ */
+#ifndef SUPEROPT_API_H
+#define SUPEROPT_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exit-status-like codes, the same as the superopt CLI's (README.md). */
+typedef enum api_code {
+  API_OK = 0,
+  API_ERR_USAGE = 1,      /* a bad argument (unknown device, NULL, range) */
+  API_ERR_INPUT = 2,      /* bad input: file, syntax, shape, missing data */
+  API_ERR_INTERNAL = 3,   /* out of memory, a broken invariant */
+  API_ERR_UNSUPPORTED = 4 /* not in this build or on this machine (CUDA) */
+} api_code;
+
+typedef struct api_error {
+  api_code code;
+  char message[1024]; /* NUL-terminated; "" when code is API_OK */
+} api_error;
+
+/* "0.1.0" */
+const char *api_version(void);
+/* Several lines: version, git commit, build type, backends (CPU; CUDA with
+ * the runtime, cuDNN and cuBLASLt versions, or why not). Static storage. */
+const char *api_build_info(void);
+/* 1 when this build has the CUDA executor and a GPU is usable, else 0. */
+int api_cuda_available(void);
+
+/* ---- graphs ---------------------------------------------------------- */
+
+typedef struct api_graph api_graph;
+
+/* Loads a .graph file, or an ONNX model when path ends in ".onnx". */
+api_code api_graph_load(const char *path, api_graph **out, api_error *err);
+/* Parses .graph text (len bytes); name is used in messages. */
+api_code api_graph_parse(const char *text, size_t len, const char *name,
+                         api_graph **out, api_error *err);
+/* Imports a serialized ONNX ModelProto (len bytes). */
+api_code api_graph_load_onnx(const void *data, size_t len, const char *name,
+                             api_graph **out, api_error *err);
+void api_graph_free(api_graph *g); /* NULL is fine */
+
+int api_graph_nnodes(const api_graph *g);  /* operators */
+int api_graph_ninputs(const api_graph *g); /* graph inputs (not weights) */
+int api_graph_noutputs(const api_graph *g);
+/* Name of input/output i (0-based; NULL when out of range). Owned by g. */
+const char *api_graph_input_name(const api_graph *g, int i);
+const char *api_graph_output_name(const api_graph *g, int i);
+/* Rank of input/output i, its dims into dims[0..min(rank,max)-1]; -1 when
+ * i is out of range. */
+int api_graph_input_shape(const api_graph *g, int i, int64_t *dims, int max);
+int api_graph_output_shape(const api_graph *g, int i, int64_t *dims, int max);
+
+/* The graph as canonical .graph text; malloc'd (free() it), NULL on OOM. */
+char *api_graph_print(const api_graph *g);
+/* Writes the graph atomically: ONNX (opset 17) when path ends in ".onnx",
+ * else .graph text. Weights with values become initializers. */
+api_code api_graph_save(const api_graph *g, const char *path, api_error *err);
+/* The graph as a serialized ONNX ModelProto: *data malloc'd (free() it). */
+api_code api_graph_export_onnx(const api_graph *g, void **data, size_t *len,
+                               api_error *err);
+
+/* ---- optimize -------------------------------------------------------- */
+
+typedef struct api_optimize_options {
+  const char *device; /* cost model: h100 (default), h200, h100-tf32,
+                         h200-tf32, cpu */
+  const char *rules;  /* rule file; NULL: the installed default.rules */
+  const char *db;     /* cost database; NULL: as `superopt costdb` */
+  double alpha;       /* expand graphs costing <= alpha x the best (1.05) */
+  int budget;         /* expansions per region (1000) */
+  int patience;       /* expansions without progress per region (100) */
+  int max_depth;      /* rewrites from the input (-1: unlimited) */
+  double time_limit;  /* seconds; <= 0: none */
+  int batch;          /* > 0: rebatch the graph to this batch first */
+  int check;          /* 1 (default): check the result on the CPU executor
+                         (relative error <= 1e-4), fail if it differs */
+  int allow_unproven; /* 1: also use unproven and unverified rules */
+} api_optimize_options;
+
+/* Fills o with the defaults above. */
+void api_optimize_options_default(api_optimize_options *o);
+
+typedef struct api_report {
+  double cost_before_us, cost_after_us; /* the cost model's totals */
+  int estimated; /* 1: some operator cost was a roofline estimate */
+  int nodes_before, nodes_after;
+  int rules, rules_applied; /* usable rules; rewrites in the result */
+  int expanded;             /* graphs expanded by the search */
+  int bn_folded, acts_fused, merged;
+  double seconds;       /* search time */
+  double max_rel_error; /* of the check; -1 when not checked */
+} api_report;
+
+/* Optimizes g into a new graph *out (g is unchanged). rep may be NULL. */
+api_code api_optimize(const api_graph *g, const api_optimize_options *o,
+                      api_graph **out, api_report *rep, api_error *err);
+
+/* ---- run ------------------------------------------------------------- */
+
+/* A graph prepared for repeated runs on one device ("cpu" or "cuda"):
+ * weights are loaded once (their values, or seeded random ones for weights
+ * without values); each run reads the inputs from caller buffers and writes
+ * the outputs to caller buffers. Host buffers, float32, row-major, in the
+ * order of api_graph_input_name / api_graph_output_name (or, on CUDA,
+ * device memory: api_runner_run_device). The runner keeps its own copy of
+ * the graph: g may be freed after. */
+typedef struct api_runner api_runner;
+
+typedef struct api_run_options {
+  const char *device; /* "cpu" (default) or "cuda" */
+  int threads;        /* CPU threads (0: all cores) */
+  uint64_t seed;      /* seed of weights without values (1) */
+  int fp32_strict;    /* CUDA: no TF32 in convolutions and matmuls */
+} api_run_options;
+
+void api_run_options_default(api_run_options *o);
+
+api_code api_runner_new(const api_graph *g, const api_run_options *o,
+                        api_runner **out, api_error *err);
+/* inputs[i]: api_graph_input_shape's element count floats; outputs[i]
+ * likewise for the outputs. */
+api_code api_runner_run(api_runner *r, const float *const *inputs,
+                        float *const *outputs, api_error *err);
+/* CUDA runners: inputs and outputs in GPU memory of the runner's device
+ * (e.g. torch tensors' data_ptr()), copied on the runner's own stream: the
+ * caller makes sure its inputs are ready (synchronizes its stream) before;
+ * the outputs are complete when the call returns. */
+api_code api_runner_run_device(api_runner *r, const void *const *inputs,
+                               void *const *outputs, api_error *err);
+void api_runner_free(api_runner *r); /* NULL is fine */
+
+/* One-shot: api_runner_new + api_runner_run + api_runner_free. */
+api_code api_graph_run(const api_graph *g, const api_run_options *o,
+                       const float *const *inputs, float *const *outputs,
+                       api_error *err);
+
+/* ---- data files ------------------------------------------------------ */
+
+/* Finds data file rel (e.g. "rules/default.rules", "costdb") in the data
+ * directories (see the top of this file) and writes its path to buf. When
+ * none has it: API_ERR_INPUT, with a message listing every path tried. */
+api_code api_data_path(const char *rel, char *buf, size_t n, api_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

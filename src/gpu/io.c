@@ -1,0 +1,36 @@
+/* io.c: one tensor of a plan written from, or read into, host or device
+ * memory, for callers that upload the weights once (gpu_plan_upload) and
+ * then only change the inputs between runs: the embedding API's runner
+ * (src/api/run.c), which may hold its data on the GPU already (a torch
+ * tensor's device pointer). Copies run on the plan's stream, so a write is
+ * ordered before the next gpu_plan_run; a read waits for its copy. */
+#include "gpu_int.h"
+
+static size_t bytes_of(const gpu_plan *p, int t) {
+  return sizeof(float) * (size_t)ir_shape_numel(&p->g->tensors[t].shape);
+}
+
+base_status gpu_plan_write(gpu_plan *p, int t, const void *src, int on_device,
+                           base_diag *d) {
+  if (t < 0 || t >= p->g->ntensors || p->g->tensors[t].kind != IR_T_INPUT)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "gpu_plan_write: tensor %d is not an input", t);
+  GPU_CUDA(d, cudaMemcpyAsync(p->ptr[t], src, bytes_of(p, t),
+                              on_device ? cudaMemcpyDeviceToDevice
+                                        : cudaMemcpyHostToDevice,
+                              p->ctx->stream));
+  return BASE_OK;
+}
+
+base_status gpu_plan_read(gpu_plan *p, int t, void *dst, int on_device,
+                          base_diag *d) {
+  if (t < 0 || t >= p->g->ntensors)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "gpu_plan_read: no tensor %d", t);
+  GPU_CUDA(d, cudaMemcpyAsync(dst, p->ptr[t], bytes_of(p, t),
+                              on_device ? cudaMemcpyDeviceToDevice
+                                        : cudaMemcpyDeviceToHost,
+                              p->ctx->stream));
+  GPU_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
+  return BASE_OK;
+}

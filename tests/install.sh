@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# install.sh: `cmake --install` into a temporary prefix, moved elsewhere
+# afterwards, then used as a stranger would: the installed superopt finds
+# its data relative to itself (no build or source path in the installed
+# files), a missing data file is exit 2 listing the paths tried, --version,
+# optimize, the example program (examples/embed.c) compiled through
+# pkg-config (shared and --static) and through find_package(superopt), and,
+# given a Python with pytest, `pip install ./python` bundling the prefix
+# and the Python tests against that package.
+#
+# Where the system allows a private mount namespace (unshare -m), the
+# checks run with the build tree and the source tree's data, sources,
+# models, tests, examples and python/ hidden under empty tmpfs mounts, as if
+# deleted (the Python interpreter's environment stays visible).
+# usage: tests/install.sh BUILD_DIR SOURCE_DIR [PYTHON]
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+fails=0
+. "$(dirname "$0")/lib.sh"
+unset SUPEROPT_DATA SUPEROPT_LIB SUPEROPT_PREFIX SUPEROPT_BIN
+
+if [ -z "${INSTALL_SH_TMP:-}" ]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  if ! cmake --install "$build" --prefix "$tmp/stage" >"$tmp/install.log" 2>&1; then
+    echo "FAIL: cmake --install"; cat "$tmp/install.log"; exit 1
+  fi
+  # The prefix is relocatable: move it; the test inputs go outside the tree.
+  mv "$tmp/stage" "$tmp/prefix"
+  mkdir "$tmp/work"
+  cp "$src/tests/data/good/every_op.graph" "$src/examples/embed.c" "$tmp/work/"
+  cp -r "$src/python" "$tmp/work/python"
+  rm -rf "$tmp/work/python/build" "$tmp/work/python/"*.egg-info
+  if unshare -m --propagation private true 2>/dev/null; then
+    INSTALL_SH_TMP=$tmp INSTALL_SH_MASK=1 unshare -m --propagation private \
+      bash "$0" "$@"
+  else
+    echo "install: no mount namespace here: build and source trees stay visible"
+    INSTALL_SH_TMP=$tmp bash "$0" "$@"
+  fi
+  exit $?
+fi
+tmp=$INSTALL_SH_TMP
+p=$tmp/prefix
+if [ -n "${INSTALL_SH_MASK:-}" ]; then
+  for d in "$build" "$src/rules" "$src/costdb" "$src/src" "$src/models" \
+    "$src/tests" "$src/examples" "$src/python"; do
+    mount -t tmpfs none "$d" || { echo "FAIL: cannot hide $d"; exit 1; }
+  done
+  [ ! -e "$src/rules/default.rules" ] && [ ! -e "$build/superopt" ] ||
+    { echo "FAIL: the trees are still visible"; exit 1; }
+fi
+cd "$tmp/work" || exit 1
+
+for f in bin/superopt lib/libsuperopt.so lib/libsuperopt.a \
+  include/superopt/superopt.h lib/pkgconfig/superopt.pc \
+  lib/cmake/superopt/superoptConfig.cmake \
+  share/superopt/rules/default.rules share/superopt/costdb/h100.tsv; do
+  [ -e "$p/$f" ] || { echo "FAIL: $f not installed"; fails=$((fails + 1)); }
+done
+# Nothing installed names the data of the build or the source tree (debug
+# information aside: strip it first; protobuf-c's generated code keeps its
+# own file name for assertions).
+for f in bin/superopt lib/libsuperopt.so; do
+  strip -o "$tmp/stripped" "$p/$f"
+  if grep -qaF -e "$src/rules" -e "$src/costdb" -e "$build/share" \
+    -e "$src/models" "$tmp/stripped"; then
+    echo "FAIL: $f names the build or source tree"; fails=$((fails + 1))
+  fi
+  if readelf -d "$p/$f" | grep -E 'RPATH|RUNPATH' | grep -qF -e "$build" -e "$src"; then
+    echo "FAIL: $f has a run path into the build or source tree"; fails=$((fails + 1))
+  fi
+done
+
+expect 0 "$p/bin/superopt" --version
+contains "superopt 0.1.0"
+# the commit the build was made from (12 hex digits, -dirty with changes)
+grep -qE '^commit: ([0-9a-f]{12}(-dirty)?|unknown)$' "$tmp/out" ||
+  { echo "FAIL: no commit line"; fails=$((fails + 1)); }
+contains "backends: CPU"
+contains "CUDA: "
+contains "data: $p/bin/../share/superopt"
+
+expect 0 "$p/bin/superopt" optimize every_op.graph --budget 20 \
+  --db "$tmp/cost.sqlite" -o opt.onnx
+contains "check: max relative error"
+contains "wrote opt.onnx"
+
+# A missing data file: exit 2 and the paths tried, nothing written.
+mv "$p/share/superopt/rules/default.rules" "$tmp/default.rules"
+expect 2 "$p/bin/superopt" optimize every_op.graph --db "$tmp/cost.sqlite" \
+  -o missing.graph
+contains "data file 'rules/default.rules' not found; looked in: $p/bin/../share/superopt/rules/default.rules"
+[ ! -e missing.graph ] || { echo "FAIL: wrote missing.graph"; fails=$((fails + 1)); }
+mv "$p/share/superopt/costdb" "$tmp/costdb"
+expect 2 "$p/bin/superopt" optimize every_op.graph --db "$tmp/cost.sqlite"
+contains "data file 'costdb' not found; looked in: $p/bin/../share/superopt/costdb"
+mv "$tmp/costdb" "$p/share/superopt/costdb"
+# ... and SUPEROPT_DATA finds a copy elsewhere.
+mkdir -p "$tmp/data/rules"
+mv "$tmp/default.rules" "$tmp/data/rules/"
+cp -r "$p/share/superopt/costdb" "$tmp/data/"
+SUPEROPT_DATA=$tmp/data expect 0 "$p/bin/superopt" optimize every_op.graph \
+  --budget 5 --db "$tmp/cost.sqlite"
+mv "$tmp/data/rules/default.rules" "$p/share/superopt/rules/"
+
+# CUDA builds: the executor (libsuperopt_gpu.so) is loaded only when a
+# command needs it: not for --help or a CPU command, but for --version.
+if [ -e "$p/lib/libsuperopt_gpu.so" ]; then
+  LD_DEBUG=files "$p/bin/superopt" --help >/dev/null 2>"$tmp/ld.log"
+  LD_DEBUG=files "$p/bin/superopt" check every_op.graph >/dev/null 2>>"$tmp/ld.log"
+  if grep -qE 'libcudnn|libcublasLt|libcudart|libsuperopt_gpu' "$tmp/ld.log"; then
+    echo "FAIL: --help or check loaded the CUDA libraries"; fails=$((fails + 1))
+  fi
+  LD_DEBUG=files "$p/bin/superopt" --version >/dev/null 2>"$tmp/ld.log"
+  grep -q 'libsuperopt_gpu' "$tmp/ld.log" ||
+    { echo "FAIL: --version did not load the executor"; fails=$((fails + 1)); }
+  SUPEROPT_GPU_LIB=$tmp/none.so expect 3 "$p/bin/superopt" run every_op.graph \
+    --device cuda
+  contains "the CUDA executor (libsuperopt_gpu.so) could not be loaded: $tmp/none.so"
+  SUPEROPT_GPU_LIB=$tmp/none.so expect 0 "$p/bin/superopt" --version
+  contains "CUDA: executor not loaded ($tmp/none.so"
+fi
+
+# The example through pkg-config, against the shared library...
+export PKG_CONFIG_PATH=$p/lib/pkgconfig
+expect 0 cc -std=c17 -Wall -Wextra -Werror embed.c \
+  $(pkg-config --cflags --libs superopt) -lm -Wl,-rpath,"$p/lib" -o embed
+expect 0 ./embed every_op.graph embed.onnx 20
+contains "optimized: "
+contains "wrote embed.onnx"
+ldd ./embed | grep -qF "$p/lib/libsuperopt.so" ||
+  { echo "FAIL: embed does not use the installed libsuperopt.so"; fails=$((fails + 1)); }
+# ... and the static one (superopt-static.pc: the archive and the shared
+# libraries it depends on).
+expect 0 cc -std=c17 -Wall -Wextra -Werror embed.c \
+  $(pkg-config --cflags --libs superopt-static) -lm -o embed_static
+# A program with the archive linked in finds no data beside itself:
+expect 2 ./embed_static every_op.graph embed2.onnx 20
+contains "data file 'costdb' not found; looked in: $tmp/work/../share/superopt/costdb"
+SUPEROPT_DATA=$p/share/superopt expect 0 ./embed_static every_op.graph \
+  embed2.onnx 20
+contains "wrote embed2.onnx"
+
+# find_package(superopt) from a CMake project.
+mkdir -p cm
+cat >cm/CMakeLists.txt <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(embed_example C)
+find_package(superopt 0.1 REQUIRED)
+add_executable(embed ../embed.c)
+target_link_libraries(embed PRIVATE superopt::superopt m)
+CM
+expect 0 cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$p"
+expect 0 cmake --build cm/build
+expect 0 cm/build/embed every_op.graph embed3.onnx 5
+contains "wrote embed3.onnx"
+
+# The Python package, bundling the prefix, tested from outside the tree.
+py=${3:-}
+if [ -n "$py" ]; then
+  SUPEROPT_PREFIX=$p expect 0 "$py" -m pip install -q --no-deps \
+    --disable-pip-version-check --target "$tmp/site" ./python
+  [ -e "$tmp/site/superopt/_native/lib/libsuperopt.so" ] ||
+    { echo "FAIL: pip install did not bundle libsuperopt.so"; fails=$((fails + 1)); }
+  mv python/tests pytests && rm -rf python
+  PYTHONPATH="$tmp/site" expect 0 "$py" -m pytest -q -p no:cacheprovider \
+    pytests
+  contains "passed"
+fi
+
+[ "$fails" = 0 ] && echo "install: all passed"
+exit $((fails > 0))
