@@ -1,0 +1,299 @@
+/* test_mutant.c: partially equivalent mutants (src/mutant/): for every class
+ * on small shapes, the box analysis marks exactly the positions where f and
+ * g differ (brute force over every output position) and exactly the region
+ * the class predicts; mutant + correction equals the original on the CPU
+ * executor and in the box analysis; a deliberately wrong correction is
+ * caught; generation and analysis are deterministic for a seed. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mutant/mutant.h"
+
+static ir_graph *parse(const char *text) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "%s", d.msg);
+  return g;
+}
+
+/* A model with one site of each class: c1/c2 share a kernel shape on two
+ * inputs of different widths (concat-w), c3 has a 5x5 kernel and a relu
+ * (split-h), c4 is dilated (dilated), c5 and c6 share their weights. */
+static const char *model_text =
+    "graph m\n"
+    "input a: [1,3,8,6]\n"
+    "input b: [1,3,8,5]\n"
+    "input x: [1,2,8,8]\n"
+    "input z: [1,2,6,6]\n"
+    "weight w1: [4,3,3,3]\n"
+    "weight b1: [4]\n"
+    "weight w2: [4,3,3,3]\n"
+    "weight b2: [4]\n"
+    "weight w3: [3,2,5,5]\n"
+    "weight w4: [3,2,3,3]\n"
+    "weight b4: [3]\n"
+    "weight w5: [2,3,3,3]\n"
+    "c1 = conv2d(a, w1, b1) pad=same\n"
+    "c2 = conv2d(b, w2, b2) pad=same\n"
+    "c3 = conv2d(x, w3) pad=same act=relu\n"
+    "c4 = conv2d(z, w4, b4) pad=same dilation=[3,3]\n"
+    "c5 = conv2d(a, w5) pad=same\n"
+    "c6 = conv2d(b, w5) pad=same\n"
+    "output c1, c2, c3, c4, c5, c6\n";
+
+static mutant make(ir_graph *m, mutant_class c, int n0, int n1) {
+  mutant mu;
+  base_diag d;
+  int32_t nodes[2] = {n0, n1};
+  cr_assert_eq(mutant_make(c, m, nodes, &mu, &d), BASE_OK, "%s", d.msg);
+  return mu;
+}
+
+/* The analysis against brute force, position by position, every output;
+ * returns the number of wrong positions. */
+static int64_t check_exact(const mutant *mu, const mutant_boxes *b,
+                           uint64_t seed) {
+  base_diag d;
+  int64_t wrong = 0;
+  for (int o = 0; o < mu->f->noutputs; o++) {
+    const ir_shape *s = &mu->f->tensors[mu->f->outputs[o]].shape;
+    int64_t n = ir_shape_numel(s), idx[IR_MAX_RANK];
+    uint8_t *mask = malloc((size_t)n);
+    cr_assert_eq(mutant_diff_all(mu->f, mu->g, seed, o, mask, &d), BASE_OK,
+                 "%s", d.msg);
+    for (int64_t j = 0; j < n; j++) {
+      int64_t r = j;
+      for (int k = s->rank - 1; k >= 0; k--)
+        idx[k] = r % s->dim[k], r /= s->dim[k];
+      cr_assert_eq(mutant_in_wrong(b, o, idx), mask[j],
+                   "%s output %d position %lld: boxes say %d, brute force %d",
+                   mutant_class_name(mu->cls), o, (long long)j,
+                   mutant_in_wrong(b, o, idx), mask[j]);
+      wrong += mask[j];
+    }
+    free(mask);
+  }
+  cr_assert_eq(wrong, b->wrong_numel);
+  return wrong;
+}
+
+static void analyze(const mutant *mu, uint64_t seed, mutant_boxes *b) {
+  base_diag d;
+  cr_assert_eq(mutant_analyze(mu->f, mu->g, seed, b, &d), BASE_OK, "%s", d.msg);
+}
+
+/* ---- the box analysis finds exactly the wrong region ---------------------
+ */
+
+Test(mutant, split_h_rows_next_to_the_cut) {
+  ir_graph *m = parse(model_text);
+  mutant mu = make(m, MUTANT_SPLIT_H, 2, -1);
+  mutant_boxes b;
+  analyze(&mu, 7, &b);
+  check_exact(&mu, &b, 7);
+  check_exact(&mu, &b, 8); /* and under another seed */
+  /* 5x5 kernel, cut at row 4: rows 2..5 read across it, every channel
+   * and column */
+  cr_assert_eq(b.nwrong, 1);
+  cr_assert_eq(b.wrong[0].lo[2], 2);
+  cr_assert_eq(b.wrong[0].hi[2], 6);
+  cr_assert_eq(b.wrong_numel, 3 * 4 * 8);
+  cr_assert_lt(b.points, b.numel, "corners only, not every position");
+  mutant_boxes_free(&b);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+Test(mutant, concat_w_boundary_columns) {
+  ir_graph *m = parse(model_text);
+  for (int shared = 0; shared < 2; shared++) {
+    mutant mu = shared ? make(m, MUTANT_CONCAT_W, 4, 5)
+                       : make(m, MUTANT_CONCAT_W, 0, 1);
+    mutant_boxes b;
+    analyze(&mu, 3, &b);
+    check_exact(&mu, &b, 3);
+    /* 3x3 kernel: the last column of the first output, the first of the
+     * second */
+    cr_assert_eq(b.nwrong, 2);
+    cr_assert_eq(b.wrong[0].out, 0);
+    cr_assert_eq(b.wrong[0].lo[3], 5);
+    cr_assert_eq(b.wrong[0].hi[3], 6);
+    cr_assert_eq(b.wrong[1].out, 1);
+    cr_assert_eq(b.wrong[1].lo[3], 0);
+    cr_assert_eq(b.wrong[1].hi[3], 1);
+    int64_t o = shared ? 2 : 4;
+    cr_assert_eq(b.wrong_numel, 2 * o * 8);
+    mutant_boxes_free(&b);
+    ir_graph_free(mu.f), ir_graph_free(mu.g);
+  }
+  ir_graph_free(m);
+}
+
+Test(mutant, dilated_is_equal_everywhere) {
+  ir_graph *m = parse(model_text);
+  mutant mu = make(m, MUTANT_DILATED, 3, -1);
+  mutant_boxes b;
+  analyze(&mu, 5, &b);
+  cr_assert_eq(check_exact(&mu, &b, 5), 0);
+  cr_assert_eq(b.nwrong, 0);
+  mutant_boxes_free(&b);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+/* A wrong mutant: the dilated class with the batch-to-space permutation
+ * broken must be found different, exactly where brute force says. */
+Test(mutant, broken_mutant_found_exactly) {
+  ir_graph *m = parse(model_text);
+  mutant mu = make(m, MUTANT_DILATED, 3, -1);
+  for (int k = 0; k < mu.g->nnodes; k++) {
+    ir_node *n = &mu.g->nodes[k];
+    if (n->op == IR_OP_TRANSPOSE && n->a.list[0] == 2 && n->a.list[1] == 3) {
+      n->a.list[2] = 1, n->a.list[4] = 0; /* [2,3,1,4,0]: same shape */
+      break;
+    }
+  }
+  mutant_boxes b;
+  analyze(&mu, 5, &b);
+  cr_assert_gt(check_exact(&mu, &b, 5), 0);
+  mutant_boxes_free(&b);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+/* ---- correction ----------------------------------------------------------
+ */
+
+static ir_graph *corrected(const mutant *mu, const mutant_box *w, int n) {
+  base_diag d;
+  ir_graph *h = NULL;
+  cr_assert_eq(mutant_correct(mu->f, mu->g, w, n, &h, &d), BASE_OK, "%s",
+               d.msg);
+  return h;
+}
+
+static void check_corrected(const mutant *mu) {
+  base_diag d;
+  mutant_boxes b, b2;
+  double err = 1;
+  analyze(mu, 11, &b);
+  ir_graph *h = corrected(mu, b.wrong, b.nwrong);
+  /* exact on floats and in the box analysis */
+  cr_assert_eq(mutant_float_check(mu->f, h, 2, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5, "%s: corrected error %g", mutant_class_name(mu->cls),
+               err);
+  cr_assert_eq(mutant_analyze(mu->f, h, 12, &b2, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(b2.nwrong, 0);
+  /* the mutant alone is wrong where the boxes say */
+  cr_assert_eq(mutant_float_check(mu->f, mu->g, 2, &err, &d), BASE_OK);
+  cr_assert(b.nwrong ? err > 1e-3 : err < 1e-5, "%s: mutant error %g",
+            mutant_class_name(mu->cls), err);
+  /* no correction conv computes a whole output of f */
+  for (int k = mu->g->nnodes; k < h->nnodes; k++)
+    if (h->nodes[k].op == IR_OP_CONV2D)
+      cr_assert_lt(ir_shape_numel(&h->tensors[h->nodes[k].out[0]].shape),
+                   ir_shape_numel(&mu->f->tensors[mu->f->outputs[0]].shape));
+  mutant_boxes_free(&b2);
+  ir_graph_free(h);
+
+  /* deliberately wrong corrections: a box one row short, or moved */
+  for (int i = 0; i < b.nwrong; i++)
+    for (int how = 0; how < 2; how++) {
+      mutant_box *w = malloc(sizeof *w * (size_t)b.nwrong);
+      memcpy(w, b.wrong, sizeof *w * (size_t)b.nwrong);
+      const ir_shape *s = &mu->f->tensors[mu->f->outputs[w[i].out]].shape;
+      int ax = w[i].hi[3] - w[i].lo[3] < s->dim[3] ? 3 : 2;
+      if (how == 0 && w[i].hi[ax] - w[i].lo[ax] > 1)
+        w[i].hi[ax]--; /* one short */
+      else if (w[i].hi[ax] < s->dim[ax])
+        w[i].lo[ax]++, w[i].hi[ax]++; /* moved */
+      else
+        w[i].lo[ax]--, w[i].hi[ax]--;
+      h = corrected(mu, w, b.nwrong);
+      cr_assert_eq(mutant_float_check(mu->f, h, 2, &err, &d), BASE_OK);
+      cr_assert_gt(err, 1e-3, "%s box %d (%d): a wrong correction passed",
+                   mutant_class_name(mu->cls), i, how);
+      cr_assert_eq(mutant_analyze(mu->f, h, 12, &b2, &d), BASE_OK);
+      cr_assert_gt(b2.nwrong, 0);
+      mutant_boxes_free(&b2);
+      ir_graph_free(h);
+      free(w);
+    }
+  mutant_boxes_free(&b);
+}
+
+Test(mutant, correction_makes_every_class_exact) {
+  ir_graph *m = parse(model_text);
+  int sites[4][3] = {{MUTANT_SPLIT_H, 2, -1},
+                     {MUTANT_CONCAT_W, 0, 1},
+                     {MUTANT_CONCAT_W, 4, 5},
+                     {MUTANT_DILATED, 3, -1}};
+  for (int i = 0; i < 4; i++) {
+    mutant mu = make(m, (mutant_class)sites[i][0], sites[i][1], sites[i][2]);
+    check_corrected(&mu);
+    ir_graph_free(mu.f), ir_graph_free(mu.g);
+  }
+  ir_graph_free(m);
+}
+
+/* Strided and grouped convs: the correction widens to whole groups and
+ * slices with the stride. split-h on a grouped 3x3 conv. */
+Test(mutant, correction_grouped) {
+  ir_graph *m = parse("input x: [2,4,10,6]\n"
+                      "weight w: [6,2,3,3]\n"
+                      "weight b: [6]\n"
+                      "y = conv2d(x, w, b) pad=same groups=2 act=relu\n"
+                      "output y\n");
+  mutant mu = make(m, MUTANT_SPLIT_H, 0, -1);
+  mutant_boxes b;
+  analyze(&mu, 1, &b);
+  check_exact(&mu, &b, 1);
+  cr_assert_eq(b.wrong_numel, 2 * 6 * 2 * 6);
+  mutant_boxes_free(&b);
+  check_corrected(&mu);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+/* ---- generation ----------------------------------------------------------
+ */
+
+Test(mutant, generation_is_deterministic) {
+  ir_graph *m = parse(model_text);
+  mutant_list l1 = {0}, l2 = {0};
+  base_diag d;
+  cr_assert_eq(mutant_generate(m, ~0u, &l1, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(mutant_generate(m, ~0u, &l2, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(l1.n, l2.n);
+  int count[MUTANT_NCLASSES] = {0};
+  for (int i = 0; i < l1.n; i++) {
+    char *a = ir_print(l1.m[i].g), *b = ir_print(l2.m[i].g);
+    cr_assert_str_eq(a, b);
+    free(a), free(b);
+    count[l1.m[i].cls]++;
+    mutant_boxes x, y;
+    analyze(&l1.m[i], 9, &x);
+    analyze(&l2.m[i], 9, &y);
+    cr_assert_eq(x.nwrong, y.nwrong);
+    cr_assert_eq(memcmp(x.wrong, y.wrong, sizeof *x.wrong * (size_t)x.nwrong),
+                 0);
+    mutant_boxes_free(&x), mutant_boxes_free(&y);
+  }
+  /* every conv splits along H; c4 is dilated; (c1,c2) and (c5,c6) are
+   * concat-w pairs (c1 with c5: the same input, refused) */
+  cr_assert_eq(count[MUTANT_DILATED], 1);
+  cr_assert_eq(count[MUTANT_CONCAT_W], 2, "%d", count[MUTANT_CONCAT_W]);
+  cr_assert_eq(count[MUTANT_SPLIT_H], 6, "%d", count[MUTANT_SPLIT_H]);
+  mutant_list_free(&l1), mutant_list_free(&l2);
+  ir_graph_free(m);
+}
+
+Test(mutant, refusals_say_why) {
+  ir_graph *m = parse(model_text);
+  mutant mu;
+  base_diag d;
+  int32_t nodes[2] = {0, 4}; /* c1 and c5 read the same input */
+  cr_assert_eq(mutant_make(MUTANT_CONCAT_W, m, nodes, &mu, &d), BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "different inputs"), "%s", d.msg);
+  nodes[0] = 0;
+  cr_assert_eq(mutant_make(MUTANT_DILATED, m, nodes, &mu, &d), BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "dilation"), "%s", d.msg);
+  ir_graph_free(m);
+}
