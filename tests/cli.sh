@@ -127,6 +127,25 @@ expect 1 "$bin" costdb measure "$tmp/two.graph" --batch 0
 contains "--batch must be 1..1000000"
 unset SUPEROPT_COSTDB
 
+# mutants: boxes, correction and float check per class; listing only
+m="$src/tests/data/good/mutants.graph"
+expect 0 "$bin" mutants "$m" --dump "$tmp/mut"
+contains "4 mutants"
+contains "concat-w at c1 (node 0) + c2 (node 1)"
+contains "wrong box output 0 [0:1,0:4,0:8,5:6]"
+contains "wrong box output 1 [0:1,0:4,0:8,0:1]"
+contains "wrong box output 0 [0:1,0:4,3:5,0:6]"
+contains "by class: concat-w 1 split-h 2 dilated 1"
+grep -q FAILED "$tmp/out" && { echo "FAIL: mutant float check"; fails=$((fails + 1)); }
+[ -s "$tmp/mut/m001.corrected.graph" ] || { echo "FAIL: mutants --dump"; fails=$((fails + 1)); }
+expect 0 "$bin" check "$tmp/mut/m001.corrected.graph"
+expect 0 "$bin" mutants "$m" --class dilated --no-check
+contains "1 mutants"
+contains "0 different"
+expect 1 "$bin" mutants "$m" --class winograd
+contains "unknown class 'winograd'"
+expect 2 "$bin" mutants "$tmp/missing.graph"
+
 if [ "$fails" != 0 ]; then
   echo "$fails failure(s)"
   exit 1

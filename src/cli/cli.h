@@ -62,5 +62,6 @@ int cli_experiment(const cli_command *c, int argc, char **argv);
 int cli_gen_rules(const cli_command *c, int argc, char **argv);
 int cli_verify_rules(const cli_command *c, int argc, char **argv);
 int cli_compare_rules(const cli_command *c, int argc, char **argv);
+int cli_mutants(const cli_command *c, int argc, char **argv);
 
 #endif

@@ -209,6 +209,24 @@ static const cli_command commands[] = {
      "plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png and\n"
      "DIR/cost_vs_time.png. DIR defaults to experiment-search.\n",
      cli_experiment},
+    {"mutants", "list a model's partially equivalent mutants and their boxes",
+     "usage: superopt mutants MODEL [--class "
+     "conv|concat-w|split-h|dilated]...\n"
+     "       [--seed S] [--batch N] [--limit K] [--dump DIR] [--no-check]\n"
+     "\n"
+     "Lists the mutants of MODEL's convolutions (docs/mutants.md): for each,\n"
+     "the grid of boxes of every output, the boxes where the mutant differs\n"
+     "from the original (box analysis in arithmetic modulo 2^31-1, seed S),\n"
+     "the corrected fraction, the error bound, and a float check of mutant +\n"
+     "correction against the original on the CPU. MODEL is not changed.\n"
+     "\n"
+     "  --class C   only class C (repeatable; conv = every class)\n"
+     "  --seed S    seed of the random residues and floats (default 1)\n"
+     "  --batch N   rescale the batch (dim 0 of the inputs) to N\n"
+     "  --limit K   analyse only the first K mutants\n"
+     "  --dump DIR  write DIR/mNNN.{f,g,corrected}.graph\n"
+     "  --no-check  skip the float check\n",
+     cli_mutants},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof *commands)

@@ -250,8 +250,13 @@ static base_status fits_split_h(const ir_graph *m, int k, base_diag *d) {
   const ir_node *nd = &m->nodes[k];
   const ir_shape *xs = &m->tensors[nd->in[0]].shape,
                  *ws = &m->tensors[nd->in[1]].shape;
+  int64_t span = (ws->dim[2] - 1) * nd->a.dilation[0] + 1;
   if (nd->a.stride[0] != 1)
     return refuse(d, m, k, "split-h needs stride 1 along H");
+  if (2 * (span - 1) > xs->dim[2])
+    return refuse(d, m, k,
+                  "split-h: the rows next to the cut would be more than half "
+                  "the output");
   if (xs->dim[2] % 2 || xs->dim[2] < 4 || ws->dim[2] < 2)
     return refuse(d, m, k,
                   "split-h needs an even H of at least 4 and a window "
