@@ -200,8 +200,9 @@ int cli_mutants(const cli_command *c, int argc, char **argv) {
     printf("by class:");
     for (int k = 0; k < MUTANT_NCLASSES; k++)
       printf(" %s %d", mutant_class_name((mutant_class)k), count[k]);
-    printf("; corrected %" PRId64 " of %" PRId64 " outputs (%.2f%%)\n", wrong,
-           total, total ? 100.0 * (double)wrong / (double)total : 0.0);
+    printf("; corrected outputs, summed over the mutants: %" PRId64
+           " of %" PRId64 " (%.2f%%)\n",
+           wrong, total, total ? 100.0 * (double)wrong / (double)total : 0.0);
   }
   mutant_list_free(&l);
   ir_graph_free(model);

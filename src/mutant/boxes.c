@@ -286,9 +286,10 @@ base_status mutant_diff_all(const ir_graph *f, const ir_graph *g, uint64_t seed,
   return st;
 }
 
-/* Degree of each value as a polynomial in the inputs and weights: products
- * add degrees, sums take the largest; a random element-wise function (an
- * activation) starts afresh at 1 and counts one collision chance. */
+/* Largest degree of a value as a polynomial in the inputs and weights
+ * (products add degrees, sums take the largest); a random element-wise
+ * function (an activation) starts afresh at 1 after its argument and counts
+ * one collision chance in *acts. */
 static int graph_degree(const ir_graph *g, int *acts) {
   int *deg = calloc((size_t)g->ntensors + 1, sizeof *deg), best = 1;
   if (!deg)
@@ -308,13 +309,13 @@ static int graph_degree(const ir_graph *g, int *acts) {
                         ? deg[nd->in[0]] + deg[nd->in[1]]
                         : s)
                  : m;
+    best = v > best ? v : best; /* the argument of an activation too */
     if ((nd->op == IR_OP_CONV2D || nd->op == IR_OP_MATMUL) && nd->a.act)
       v = 1, (*acts)++;
     if (nd->op == IR_OP_RELU)
       v = 1, (*acts)++;
     for (int j = 0; j < nd->nout; j++)
       deg[nd->out[j]] = v;
-    best = v > best ? v : best;
   }
   free(deg);
   return best;
