@@ -298,3 +298,93 @@ Test(mutant, refusals_say_why) {
   cr_assert(strstr(d.msg, "dilation"), "%s", d.msg);
   ir_graph_free(m);
 }
+
+/* ---- applying mutants to a model -----------------------------------------
+ */
+
+/* A toy cost: a conv producing 8 rows or more is expensive, any other node
+ * cheap, so split-h pays and concat-w (whose corrections are full-height
+ * convs) does not. */
+static double toy_cost(void *u, const ir_graph *g, int node) {
+  const ir_node *n = &g->nodes[node];
+  (void)u;
+  if (n->op == IR_OP_CONV2D && g->tensors[n->out[0]].shape.dim[2] >= 8)
+    return 1000;
+  return 1;
+}
+
+Test(mutant, apply_takes_what_pays_and_stays_exact) {
+  ir_graph *m = parse(model_text), *out = NULL, *out2 = NULL;
+  mutant_apply_stats st, st2;
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(mutant_apply(m, ~0u, 1, toy_cost, NULL, &out, &st, &d), BASE_OK,
+               "%s", d.msg);
+  /* split-h on c1, c2, c3, c5, c6; not dilated on c4 (6 rows: cheap
+   * already); both concat-w pairs overlap taken split-h sites */
+  cr_assert_eq(st.considered, 8);
+  cr_assert_eq(st.napplied, 5, "applied %d not_cheaper %d refused %d",
+               st.napplied, st.not_cheaper, st.refused);
+  cr_assert_eq(st.not_cheaper, 1);
+  cr_assert_eq(st.overlapping, 2);
+  for (int i = 0; i < st.napplied; i++)
+    cr_assert_lt(st.applied[i].ms_after, st.applied[i].ms_before);
+  cr_assert_eq(mutant_float_check(m, out, 4, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5);
+  cr_assert_eq(out->noutputs, m->noutputs);
+  for (int i = 0; i < m->noutputs; i++)
+    cr_assert_str_eq(out->tensors[out->outputs[i]].name,
+                     m->tensors[m->outputs[i]].name);
+  /* deterministic */
+  cr_assert_eq(mutant_apply(m, ~0u, 1, toy_cost, NULL, &out2, &st2, &d),
+               BASE_OK);
+  char *a = ir_print(out), *b = ir_print(out2);
+  cr_assert_str_eq(a, b);
+  free(a), free(b);
+  ir_graph_free(out2), mutant_apply_stats_free(&st2);
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+
+  /* concat-w alone: g is cheaper, g + correction is not */
+  cr_assert_eq(
+      mutant_apply(m, 1u << MUTANT_CONCAT_W, 1, toy_cost, NULL, &out, &st, &d),
+      BASE_OK);
+  cr_assert_eq(st.napplied, 0);
+  cr_assert_eq(st.not_cheaper, 2);
+  cr_assert_eq(out->nnodes, m->nnodes);
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+  ir_graph_free(m);
+}
+
+static double cheap_wide(void *u, const ir_graph *g, int node) {
+  const ir_node *n = &g->nodes[node];
+  (void)u;
+  if (n->op == IR_OP_CONV2D && g->tensors[n->out[0]].shape.dim[3] == 6)
+    return 100;
+  return 1;
+}
+
+/* Splicing keeps the graph valid when the first conv's output feeds nodes
+ * before the second conv of a concat-w pair. */
+Test(mutant, apply_concat_w_with_consumers_between) {
+  ir_graph *m = parse("input a: [1,2,8,6]\n"
+                      "input b: [1,2,8,6]\n"
+                      "weight w: [2,2,3,3]\n"
+                      "y1 = conv2d(a, w) pad=same\n"
+                      "r1 = relu(y1)\n"
+                      "y2 = conv2d(b, w) pad=same\n"
+                      "s = ewadd(r1, y2)\n"
+                      "output s\n");
+  mutant_apply_stats st;
+  ir_graph *out = NULL;
+  base_diag d;
+  double err = 1;
+  /* every node costs 1 but a conv over 6 columns: concat-w pays */
+  cr_assert_eq(mutant_apply(m, 1u << MUTANT_CONCAT_W, 1, cheap_wide, NULL, &out,
+                            &st, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_eq(st.napplied, 1);
+  cr_assert_eq(mutant_float_check(m, out, 4, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5);
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+  ir_graph_free(m);
+}

@@ -138,4 +138,39 @@ base_status mutant_correct(const ir_graph *f, const ir_graph *g,
 base_status mutant_float_check(const ir_graph *f, const ir_graph *h,
                                uint64_t seed, double *err, base_diag *d);
 
+/* ---- applying mutants to a model (apply.c) ------------------------------- */
+
+/* Cost of node `node` of g (any unit, e.g. microseconds). */
+typedef double (*mutant_cost_fn)(void *u, const ir_graph *g, int node);
+
+typedef struct mutant_applied {
+  mutant_class cls;
+  char site[2][128];   /* the model outputs it replaced ("" unused) */
+  double ms_before;    /* cost of f */
+  double ms_after;     /* cost of g + correction */
+  int64_t wrong_numel; /* corrected outputs */
+  int64_t numel;       /* outputs of f */
+  double bound;        /* mutant_false_equal_bound */
+} mutant_applied;
+
+typedef struct mutant_apply_stats {
+  int considered;  /* mutants generated */
+  int overlapping; /* skipped: a site already rewritten by a taken mutant */
+  int not_cheaper; /* g, or g + correction, not cheaper than f */
+  int refused;     /* no box analysis, correction or splice for it */
+  mutant_applied *applied; /* taken, in order (malloc'd) */
+  int napplied;
+} mutant_apply_stats;
+
+/* g with every mutant of the classes in mask that pays under cost spliced
+ * in (mutant + correction in place of f's nodes, f's output names kept),
+ * chosen greedily in generation order; deterministic for a seed. *out is a
+ * new graph (g itself when nothing pays, as a copy). Free st with
+ * mutant_apply_stats_free. The result is verified by the box argument, not
+ * proven: callers check it end to end. */
+base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
+                         mutant_cost_fn cost, void *u, ir_graph **out,
+                         mutant_apply_stats *st, base_diag *d);
+void mutant_apply_stats_free(mutant_apply_stats *st);
+
 #endif
