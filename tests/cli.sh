@@ -145,6 +145,15 @@ contains "0 different"
 expect 1 "$bin" mutants "$m" --class winograd
 contains "unknown class 'winograd'"
 expect 2 "$bin" mutants "$tmp/missing.graph"
+expect 0 "$bin" optimize "$m" -o "$tmp/mut/opt.graph"
+contains "mutants applied: 0 of 4 considered (4 not cheaper"
+contains "verified by the box argument (mutants): 0"
+expect 0 "$bin" optimize "$m" --no-mutants
+grep -q "mutants applied" "$tmp/out" && { echo "FAIL: --no-mutants"; fails=$((fails + 1)); }
+expect 0 "$bin" optimize "$m" --proven-only
+grep -q "mutants applied" "$tmp/out" && { echo "FAIL: --proven-only"; fails=$((fails + 1)); }
+expect 1 "$bin" optimize "$m" --proven-only --allow-unproven
+contains "conflict"
 
 if [ "$fails" != 0 ]; then
   echo "$fails failure(s)"

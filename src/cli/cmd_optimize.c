@@ -27,8 +27,9 @@ typedef struct opt_args {
   const cd_device *dev;  /* its device model (estimates) */
   double scale[IR_NOPS]; /* estimate multiplier per operator (calibrate) */
   int check, allow_unproven;
-  int patience_given; /* else experiments search without patience */
-  int batch;          /* --batch: the model rebatched first (0: as is) */
+  int no_mutants, proven_only; /* --no-mutants, --proven-only */
+  int patience_given;          /* else experiments search without patience */
+  int batch; /* --batch: the model rebatched first (0: as is) */
   /* experiment grid */
   int ndepth, nalpha, nbudget;
   int depth[MAX_GRID], budget[MAX_GRID];
@@ -48,7 +49,9 @@ enum {
   O_DB,
   O_NOMERGE,
   O_PATIENCE,
-  O_BATCH
+  O_BATCH,
+  O_NOMUTANTS,
+  O_PROVENONLY
 };
 
 static const struct option long_opts[] = {
@@ -67,6 +70,8 @@ static const struct option long_opts[] = {
     {"region-size", required_argument, 0, O_REGION},
     {"db", required_argument, 0, O_DB},
     {"no-merge", no_argument, 0, O_NOMERGE},
+    {"no-mutants", no_argument, 0, O_NOMUTANTS},
+    {"proven-only", no_argument, 0, O_PROVENONLY},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -108,6 +113,8 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_NOCHECK: a->check = 0; return 1;
   case O_UNPROVEN: a->allow_unproven = 1; return 1;
   case O_NOMERGE: a->so.merge = 0; return 1;
+  case O_NOMUTANTS: a->no_mutants = 1; return 1;
+  case O_PROVENONLY: a->proven_only = 1; return 1;
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
@@ -142,6 +149,10 @@ static double db_cost(void *u, const ir_graph *g, int node, int *estimated) {
   if (estimated)
     *estimated = est;
   return 1000 * ms * (est ? a->scale[g->nodes[node].op] : 1);
+}
+
+static double cost_for_mutants(void *u, const ir_graph *g, int node) {
+  return db_cost(u, g, node, NULL);
 }
 
 /* Roofline estimates are optimistic next to measurements (launch and
@@ -218,6 +229,8 @@ static int parse_args(const cli_command *c, int argc, char **argv,
     a->so.budget = a->budget[0];
   if (a->ndepth)
     a->so.max_depth = a->depth[0];
+  if (a->proven_only && a->allow_unproven)
+    return cli_usage_error(c, "--proven-only and --allow-unproven conflict");
   base_diag d;
   if (!(a->dev = cd_device_find(a->device, &d)))
     return cli_usage_error(c, "%s", d.msg);
@@ -346,6 +359,8 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     else
       print_stats(&rs, &st, a.device);
     srch_stats_free(&st);
+    if (h && !a.no_mutants && !a.proven_only)
+      rc = cli_apply_mutants(&h, cost_for_mutants, &a);
   }
   if (h && a.check)
     rc = check_result(g, h);

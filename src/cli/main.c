@@ -170,12 +170,15 @@ static const cli_command commands[] = {
      "       [--alpha A] [--budget B] [--patience P] [--max-depth D]\n"
      "       [--time-limit S] [--device D] [--batch N] [--no-check]\n"
      "       [--allow-unproven] [--region-size N] [--no-merge]\n"
+     "       [--no-mutants] [--proven-only]\n"
      "\n"
      "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
      "convolutions/matmuls where cheaper, then runs a\n"
      "cost-based backtracking search (TASO) with the rules, region by\n"
-     "region, and checks the result against the original on the CPU\n"
-     "executor (max relative error 1e-4) before writing it atomically.\n"
+     "region, applies the partially equivalent mutants that pay (with their\n"
+     "corrections; docs/mutants.md), and checks the result against the\n"
+     "original on the CPU executor (max relative error 1e-4) before writing\n"
+     "it atomically.\n"
      "\n"
      "  --rules F          rule file (default: rules/default.rules of the\n"
      "                     source tree); every rule must be proven\n"
@@ -195,6 +198,9 @@ static const cli_command commands[] = {
      "  --db PATH          the cost database (default as in 'costdb')\n"
      "  --region-size N    operators per search region (48)\n"
      "  --no-merge         do not merge sibling convolutions/matmuls\n"
+     "  --no-mutants       apply no mutants\n"
+     "  --proven-only      only proven rewrites: no mutants (verified by the\n"
+     "                     box argument, not proven), no unproven rules\n"
      "  --no-check         skip the end-to-end check\n",
      cli_optimize},
     {"experiment", "run an experiment grid (search) and plot it",
