@@ -51,7 +51,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
       if (k < 0 && strcmp(optarg, "conv") != 0)
         return cli_usage_error(c,
                                "unknown class '%s' (conv, concat-w, split-h, "
-                               "dilated)",
+                               "dilated, batch-w)",
                                optarg);
       o->mask |= k < 0 ? ~0u : 1u << k;
       continue;

@@ -217,7 +217,7 @@ static const cli_command commands[] = {
      cli_experiment},
     {"mutants", "list a model's partially equivalent mutants and their boxes",
      "usage: superopt mutants MODEL [--class "
-     "conv|concat-w|split-h|dilated]...\n"
+     "conv|concat-w|split-h|dilated|batch-w]...\n"
      "       [--seed S] [--batch N] [--limit K] [--dump DIR] [--no-check]\n"
      "\n"
      "Lists the mutants of MODEL's convolutions (docs/mutants.md): for each,\n"

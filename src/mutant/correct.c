@@ -16,11 +16,6 @@
 #include "../exec/exec.h"
 #include "mutant_int.h"
 
-/* f's leaf t in h (by name), added when h lacks it. */
-static int leaf_in(ir_graph *h, const ir_graph *f, int t, base_diag *d) {
-  return mutant_leaf(h, f, t, d);
-}
-
 /* The box recomputed: conv of f's node nd over slices of its leaves in h.
  * *b may widen (channels to whole groups). Returns the tensor, or -1. */
 static int recompute(ir_graph *h, const ir_graph *f, const ir_node *nd,
@@ -53,14 +48,14 @@ static int recompute(ir_graph *h, const ir_graph *f, const ir_node *nd,
     a.pad[ax] = (int32_t)(r1 - xhi[ax]);
   }
   int32_t in[3];
-  int x = leaf_in(h, f, nd->in[0], d);
+  int x = mutant_leaf(h, f, nd->in[0], d);
   in[0] = x < 0 ? -1 : mutant_slice(h, x, xlo, xhi, d);
   for (int j = 1; in[0] >= 0 && j < nd->nin; j++) {
     const ir_shape *s = &f->tensors[nd->in[j]].shape;
     int64_t lo[4] = {o0, 0, 0, 0}, hi[4];
     memcpy(hi, s->dim, sizeof hi);
     hi[0] = o1;
-    int t = leaf_in(h, f, nd->in[j], d);
+    int t = mutant_leaf(h, f, nd->in[j], d);
     in[j] = t < 0                  ? -1
             : o1 - o0 == s->dim[0] ? t
                                    : mutant_slice(h, t, lo, hi, d);
@@ -76,17 +71,17 @@ static int recompute(ir_graph *h, const ir_graph *f, const ir_node *nd,
  * the parts of m before and after it are concatenated to p. */
 static int replace(ir_graph *h, int m, const mutant_box *b, int p,
                    base_diag *d) {
-  const ir_shape *s = &h->tensors[m].shape;
-  int r = s->rank;
+  const ir_shape s = h->tensors[m].shape; /* h->tensors grows below */
+  int r = s.rank;
   for (int a = r - 1; a >= 0 && p >= 0; a--) {
-    if (b->lo[a] == 0 && b->hi[a] == s->dim[a])
+    if (b->lo[a] == 0 && b->hi[a] == s.dim[a])
       continue;
     int64_t lo[IR_MAX_RANK], hi[IR_MAX_RANK];
     int32_t parts[3];
     int n = 0;
     for (int k = 0; k < r; k++) {
       lo[k] = k < a ? b->lo[k] : 0;
-      hi[k] = k < a ? b->hi[k] : s->dim[k];
+      hi[k] = k < a ? b->hi[k] : s.dim[k];
     }
     if (b->lo[a] > 0) {
       hi[a] = b->lo[a];
@@ -94,8 +89,8 @@ static int replace(ir_graph *h, int m, const mutant_box *b, int p,
         return -1;
     }
     parts[n++] = p;
-    if (b->hi[a] < s->dim[a]) {
-      lo[a] = b->hi[a], hi[a] = s->dim[a];
+    if (b->hi[a] < s.dim[a]) {
+      lo[a] = b->hi[a], hi[a] = s.dim[a];
       if ((parts[n++] = mutant_slice(h, m, lo, hi, d)) < 0)
         return -1;
     }

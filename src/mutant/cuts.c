@@ -10,9 +10,10 @@
  * lines it introduces (concat, split, slice and pad boundaries) and carries
  * its inputs' lines to its output. A window (conv, pool) carries a line to
  * every output whose taps fall into a different interval of the input,
- * including the image edges (the padding). A reshape goes through the
- * flattened tensor, which is cut at every row of the input's last axis: sound,
- * and fine-grained only where the reshape actually moves data.
+ * including the image edges (the padding). A reshape matches its axes into
+ * groups; a group of merged or split axes goes through its flattened
+ * elements, cut at every row of the group's last input axis: sound, and
+ * fine-grained only where the reshape actually merges or splits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -240,26 +241,26 @@ static int cut_transpose(const ir_graph *g, const ir_node *nd,
   return 0;
 }
 
-/* Reshape: flatten (cut at every row of the input's last axis, plus that
- * axis's own cuts in every row), then split the flat axis into the output's
- * axes one by one: an axis of size a*b with cuts C becomes an outer axis cut
- * at c/b (and c/b+1 when c is inside a row) and an inner one cut at c%b. */
-static int cut_reshape(const ir_graph *g, const ir_node *nd, mutant_cuts *cu) {
-  const ir_shape *xs = &g->tensors[nd->in[0]].shape,
-                 *ys = &g->tensors[nd->out[0]].shape;
-  const mutant_cuts *x = &cu[nd->in[0]];
-  mutant_cuts *y = &cu[nd->out[0]];
-  if (xs->rank == 0 || ys->rank == 0)
-    return 0;
+/* One group of a reshape: input axes [i0, i1) hold the same elements as
+ * output axes [o0, o1). Flatten the group (cut at every row of its last
+ * input axis, plus that axis's own cuts in every row), then split the flat
+ * axis into the output axes one by one: an axis of size a*b with cuts C
+ * becomes an outer axis cut at c/b (and c/b+1 when c is inside a row) and an
+ * inner one cut at c%b. */
+static int reshape_group(const ir_shape *xs, const mutant_cuts *x, int i0,
+                         int i1, const ir_shape *ys, mutant_cuts *y, int o0,
+                         int o1) {
   mutant_cuts flat = {{0}, {NULL}}, next;
-  int64_t n = ir_shape_numel(xs), row = xs->dim[xs->rank - 1];
+  int64_t n = 1, row = xs->dim[i1 - 1];
   int rc = 0;
+  for (int i = i0; i < i1; i++)
+    n *= xs->dim[i];
   for (int64_t m = 0; m < n && !rc; m += row) {
     rc |= mutant_cut_add(&flat, 0, m, n);
-    for (int i = 0; i < x->n[xs->rank - 1] && !rc; i++)
-      rc |= mutant_cut_add(&flat, 0, m + x->c[xs->rank - 1][i], n);
+    for (int i = 0; i < x->n[i1 - 1] && !rc; i++)
+      rc |= mutant_cut_add(&flat, 0, m + x->c[i1 - 1][i], n);
   }
-  for (int k = 0; k < ys->rank - 1 && !rc; k++) {
+  for (int k = o0; k < o1 - 1 && !rc; k++) {
     int64_t b = n / ys->dim[k];
     memset(&next, 0, sizeof next);
     for (int i = 0; i < flat.n[0] && !rc; i++) {
@@ -275,8 +276,41 @@ static int cut_reshape(const ir_graph *g, const ir_node *nd, mutant_cuts *cu) {
     n = b;
   }
   if (!rc)
-    rc = carry(y, ys->rank - 1, &flat, 0, 0, ys->dim[ys->rank - 1]);
+    rc = carry(y, o1 - 1, &flat, 0, 0, ys->dim[o1 - 1]);
   free(flat.c[0]);
+  return rc;
+}
+
+/* Reshape: the axes are matched into groups of equal products (size-1 axes
+ * alone); an axis kept as is carries its cuts, merged or split axes go
+ * through reshape_group. */
+static int cut_reshape(const ir_graph *g, const ir_node *nd, mutant_cuts *cu) {
+  const ir_shape *xs = &g->tensors[nd->in[0]].shape,
+                 *ys = &g->tensors[nd->out[0]].shape;
+  const mutant_cuts *x = &cu[nd->in[0]];
+  mutant_cuts *y = &cu[nd->out[0]];
+  int i = 0, o = 0, rc = 0;
+  while (!rc && i < xs->rank && o < ys->rank) {
+    if (xs->dim[i] == 1 || ys->dim[o] == 1) { /* no cuts on size-1 axes */
+      i += xs->dim[i] == 1, o += ys->dim[o] == 1;
+      continue;
+    }
+    int i1 = i + 1, o1 = o + 1;
+    int64_t pi = xs->dim[i], po = ys->dim[o];
+    while (pi != po && i1 <= xs->rank && o1 <= ys->rank) {
+      if (pi < po && i1 < xs->rank)
+        pi *= xs->dim[i1++];
+      else if (po < pi && o1 < ys->rank)
+        po *= ys->dim[o1++];
+      else
+        break;
+    }
+    if (pi != po) /* cannot happen for equal element counts */
+      return -1;
+    rc = i1 - i == 1 && o1 - o == 1 ? carry(y, o, x, i, 0, ys->dim[o])
+                                    : reshape_group(xs, x, i, i1, ys, y, o, o1);
+    i = i1, o = o1;
+  }
   return rc;
 }
 

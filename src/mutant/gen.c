@@ -12,7 +12,7 @@
 #include "mutant_int.h"
 
 static const char *const class_names[MUTANT_NCLASSES] = {"concat-w", "split-h",
-                                                         "dilated"};
+                                                         "dilated", "batch-w"};
 
 const char *mutant_class_name(mutant_class c) {
   return (unsigned)c < MUTANT_NCLASSES ? class_names[c] : "?";
@@ -204,6 +204,28 @@ static int build_dilated(const ir_graph *m, int k, ir_graph *g, base_diag *d) {
                            m->tensors[nd->out[0]].name, d);
 }
 
+/* batch-w: the batch's images side by side along W (transpose to
+ * [C,H,N,W], reshape to [1,C,H,N*W]), one conv, and back (reshape to
+ * [O,H,N,W], transpose to [N,O,H,W]). Wrong only in the columns whose window
+ * crosses from one image into the next. */
+static int build_batch_w(const ir_graph *m, int k, ir_graph *g, base_diag *d) {
+  const ir_node *nd = &m->nodes[k];
+  const ir_shape *xs = &m->tensors[nd->in[0]].shape,
+                 *ys = &m->tensors[nd->out[0]].shape;
+  int64_t n = xs->dim[0], c = xs->dim[1], h = xs->dim[2], w = xs->dim[3];
+  int64_t p1[4] = {1, 2, 0, 3}, r1[4] = {1, c, h, n * w};
+  int64_t r2[4] = {ys->dim[1], ys->dim[2], n, w}, p2[4] = {2, 0, 1, 3};
+  ir_attrs a = explicit_pads(nd);
+  int t = mutant_leaf(g, m, nd->in[0], d);
+  t = t < 0 ? -1 : op_layout(g, IR_OP_TRANSPOSE, t, 4, p1, NULL, d);
+  t = t < 0 ? -1 : op_layout(g, IR_OP_RESHAPE, t, 4, r1, NULL, d);
+  t = t < 0 ? -1 : conv_of(g, m, k, t, &a, NULL, d);
+  t = t < 0 ? -1 : op_layout(g, IR_OP_RESHAPE, t, 4, r2, NULL, d);
+  return t < 0 ? -1
+               : op_layout(g, IR_OP_TRANSPOSE, t, 4, p2,
+                           m->tensors[nd->out[0]].name, d);
+}
+
 /* concat-w: both inputs joined along W, one conv (weights joined along O
  * unless shared), each output sliced back. Wrong only in the columns whose
  * window crosses the join. Returns 0 or -1; outputs added to g. */
@@ -288,6 +310,21 @@ static base_status fits_dilated(const ir_graph *m, int k, base_diag *d) {
   return BASE_OK;
 }
 
+static base_status fits_batch_w(const ir_graph *m, int k, base_diag *d) {
+  const ir_node *nd = &m->nodes[k];
+  const ir_shape *xs = &m->tensors[nd->in[0]].shape,
+                 *ys = &m->tensors[nd->out[0]].shape;
+  if (xs->dim[0] < 2)
+    return refuse(d, m, k, "batch-w needs a batch of at least 2");
+  if (nd->a.stride[1] != 1 || ys->dim[3] != xs->dim[3])
+    return refuse(d, m, k,
+                  "batch-w needs stride 1 along W and output width = input "
+                  "width");
+  if (xs->dim[0] * xs->dim[3] > INT32_MAX)
+    return refuse(d, m, k, "batch-w: tensor too large");
+  return BASE_OK;
+}
+
 /* Whether node j reads, directly or not, an output of node i (i < j). */
 static int depends(const ir_graph *m, int i, int j, uint8_t *seen) {
   if (j == i)
@@ -348,9 +385,14 @@ base_status mutant_make(mutant_class cls, const ir_graph *model,
     if (!is_conv(model, nodes[i]))
       return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                            "mutant: node %d is not a conv2d", nodes[i]);
-  base_status st = cls == MUTANT_SPLIT_H   ? fits_split_h(model, nodes[0], d)
-                   : cls == MUTANT_DILATED ? fits_dilated(model, nodes[0], d)
-                                           : fits_concat_w(model, nodes, d);
+  base_status st;
+  switch (cls) {
+  case MUTANT_SPLIT_H: st = fits_split_h(model, nodes[0], d); break;
+  case MUTANT_DILATED: st = fits_dilated(model, nodes[0], d); break;
+  case MUTANT_BATCH_W: st = fits_batch_w(model, nodes[0], d); break;
+  case MUTANT_CONCAT_W:
+  case MUTANT_NCLASSES: st = fits_concat_w(model, nodes, d); break;
+  }
   if (st)
     return st;
   ir_graph *f = ir_graph_new("f"), *g = ir_graph_new("g");
@@ -368,9 +410,14 @@ base_status mutant_make(mutant_class cls, const ir_graph *model,
       st = d->code;
       goto fail;
     }
-  int y = cls == MUTANT_SPLIT_H   ? build_split_h(model, nodes[0], g, d)
-          : cls == MUTANT_DILATED ? build_dilated(model, nodes[0], g, d)
-                                  : build_concat_w(model, nodes, g, d);
+  int y = -1;
+  switch (cls) {
+  case MUTANT_SPLIT_H: y = build_split_h(model, nodes[0], g, d); break;
+  case MUTANT_DILATED: y = build_dilated(model, nodes[0], g, d); break;
+  case MUTANT_BATCH_W: y = build_batch_w(model, nodes[0], g, d); break;
+  case MUTANT_CONCAT_W:
+  case MUTANT_NCLASSES: y = build_concat_w(model, nodes, g, d); break;
+  }
   if (y < 0 || (cls != MUTANT_CONCAT_W && ir_add_output(g, y, d))) {
     st = d->code ? d->code : BASE_ERR_INTERNAL;
     goto fail;
@@ -433,6 +480,8 @@ base_status mutant_generate(const ir_graph *model, unsigned mask,
       st = try_site(MUTANT_SPLIT_H, model, one, out, d);
     if (!st && mask & 1u << MUTANT_DILATED)
       st = try_site(MUTANT_DILATED, model, one, out, d);
+    if (!st && mask & 1u << MUTANT_BATCH_W)
+      st = try_site(MUTANT_BATCH_W, model, one, out, d);
     if (st || !(mask & 1u << MUTANT_CONCAT_W))
       continue;
     base_diag quiet;

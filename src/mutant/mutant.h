@@ -34,6 +34,8 @@ typedef enum mutant_class {
                       the batch, one conv, unstacked */
   MUTANT_DILATED,  /* dilated conv = space-to-batch + plain conv +
                       batch-to-space (reshape/transpose/pad/slice) */
+  MUTANT_BATCH_W,  /* a batch's images side by side along W, one conv on
+                      batch 1, back to the batch (transpose/reshape) */
   MUTANT_NCLASSES
 } mutant_class;
 
@@ -66,7 +68,7 @@ base_status mutant_make(mutant_class cls, const ir_graph *model,
                         const int32_t *nodes, mutant *out, base_diag *d);
 
 /* Every mutant of the classes in mask (bit 1 << cls) over model's conv2d
- * nodes, in node order (deterministic): split-h and dilated for each conv
+ * nodes, in node order (deterministic): split-h, dilated, batch-w for each conv
  * they apply to; concat-w for each conv with the next conv of the same
  * kernel shape and parameters on a different input of the same N, C, H that
  * does not depend on it. Appends to out. */
