@@ -324,8 +324,8 @@ Test(mutant, generation_is_deterministic) {
     analyze(&l1.m[i], 9, &x);
     analyze(&l2.m[i], 9, &y);
     cr_assert_eq(x.nwrong, y.nwrong);
-    cr_assert_eq(memcmp(x.wrong, y.wrong, sizeof *x.wrong * (size_t)x.nwrong),
-                 0);
+    cr_assert(!x.nwrong ||
+              !memcmp(x.wrong, y.wrong, sizeof *x.wrong * (size_t)x.nwrong));
     mutant_boxes_free(&x), mutant_boxes_free(&y);
   }
   /* every conv but c4 splits along H (c4's 7-row window would make every
