@@ -231,13 +231,18 @@ static void check_corrected(const mutant *mu) {
       mutant_box *w = malloc(sizeof *w * (size_t)b.nwrong);
       memcpy(w, b.wrong, sizeof *w * (size_t)b.nwrong);
       const ir_shape *s = &mu->f->tensors[mu->f->outputs[w[i].out]].shape;
+      /* a spatial axis (a channel range would widen to whole groups):
+       * W unless the box spans it */
       int ax = w[i].hi[3] - w[i].lo[3] < s->dim[3] ? 3 : 2;
-      if (how == 0 && w[i].hi[ax] - w[i].lo[ax] > 1)
+      if (w[i].hi[ax] - w[i].lo[ax] == s->dim[ax] || how == 0) {
+        ax = w[i].hi[3] - w[i].lo[3] > 1 ? 3 : 2;
+        cr_assert_gt(w[i].hi[ax] - w[i].lo[ax], 1, "a 1x1 box");
         w[i].hi[ax]--; /* one short */
-      else if (w[i].hi[ax] < s->dim[ax])
+      } else if (w[i].hi[ax] < s->dim[ax]) {
         w[i].lo[ax]++, w[i].hi[ax]++; /* moved */
-      else
+      } else {
         w[i].lo[ax]--, w[i].hi[ax]--;
+      }
       h = corrected(mu, w, b.nwrong);
       cr_assert_eq(mutant_float_check(mu->f, h, 2, &err, &d), BASE_OK);
       cr_assert_gt(err, 1e-3, "%s box %d (%d): a wrong correction passed",
@@ -439,4 +444,104 @@ Test(mutant, apply_concat_w_with_consumers_between) {
   cr_assert_lt(err, 1e-5);
   ir_graph_free(out), mutant_apply_stats_free(&st);
   ir_graph_free(m);
+}
+
+/* ---- many shapes ---------------------------------------------------------
+ */
+
+/* Every class over a grid of kernel sizes (odd and even: 'same' padding is
+ * then asymmetric), dilations, strides along the other axis and sizes: the
+ * analysis is exact against brute force and the correction exact on floats.
+ * Returns the number of mutants checked. */
+static int sweep(mutant_class cls, const char *fmt, const int *v, int nv,
+                 int nvals) {
+  int checked = 0;
+  for (int i = 0; i + nvals <= nv; i += nvals) {
+    char text[1024];
+    const int *p = v + i;
+    snprintf(text, sizeof text, fmt, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+             p[7]);
+    ir_graph *m = parse(text);
+    mutant mu;
+    base_diag d;
+    int32_t nodes[2] = {0, 1};
+    if (mutant_make(cls, m, nodes, &mu, &d)) {
+      cr_assert_eq(d.code, BASE_ERR_PARAM, "%s", d.msg);
+      ir_graph_free(m);
+      continue; /* refused: e.g. split-h whose cut rows would be most */
+    }
+    mutant_boxes b;
+    analyze(&mu, 21, &b);
+    check_exact(&mu, &b, 21);
+    mutant_boxes_free(&b);
+    check_corrected(&mu);
+    ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+    checked++;
+  }
+  return checked;
+}
+
+Test(mutant, sweep_split_h) {
+  /* H, W, kh, kw, dilation h, dilation w, stride w */
+  const char *fmt = "input x: [1,2,%d,%d]\n"
+                    "weight w: [3,2,%d,%d]\n"
+                    "y = conv2d(x, w) pad=same dilation=[%d,%d] "
+                    "stride=[1,%d]\n"
+                    "output y\n";
+  int v[] = {8,  6, 2, 3, 1, 1, 1, 10, 7, 3, 2, 1, 1, 2, 12, 5, 4, 1, 1, 1, 1,
+             12, 6, 3, 3, 2, 2, 1, 8,  8, 5, 1, 1, 1, 1, 16, 4, 3, 3, 3, 1, 2};
+  cr_assert_eq(sweep(MUTANT_SPLIT_H, fmt, v, sizeof v / sizeof *v, 7), 6);
+}
+
+Test(mutant, sweep_concat_w) {
+  /* W1, W2, kh, kw, dilation w, groups */
+  const char *fmt = "input a: [1,4,5,%d]\n"
+                    "input b: [1,4,5,%d]\n"
+                    "weight w1: [4,%d,%d,%d]\n"
+                    "weight w2: [4,%d,%d,%d]\n"
+                    "y1 = conv2d(a, w1) pad=same dilation=[1,%d] groups=%d\n"
+                    "y2 = conv2d(b, w2) pad=same dilation=[1,%d] groups=%d\n"
+                    "output y1, y2\n";
+  int rows[][6] = {{4, 7, 3, 3, 1, 1},
+                   {6, 6, 1, 2, 1, 1},
+                   {5, 4, 3, 4, 1, 2},
+                   {7, 5, 3, 3, 2, 4},
+                   {3, 8, 5, 5, 1, 1}};
+  int checked = 0;
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+    char text[1024];
+    int *q = rows[r], cg = 4 / q[5];
+    snprintf(text, sizeof text, fmt, q[0], q[1], cg, q[2], q[3], cg, q[2], q[3],
+             q[4], q[5], q[4], q[5]);
+    ir_graph *m = parse(text);
+    mutant mu = make(m, MUTANT_CONCAT_W, 0, 1);
+    mutant_boxes b;
+    analyze(&mu, 22, &b);
+    check_exact(&mu, &b, 22);
+    mutant_boxes_free(&b);
+    check_corrected(&mu);
+    ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+    checked++;
+  }
+  cr_assert_eq(checked, 5);
+}
+
+Test(mutant, sweep_batch_w_and_dilated) {
+  /* batch-w: N, H, W, kh, kw, dilation w, stride h */
+  const char *bw = "input x: [%d,2,%d,%d]\n"
+                   "weight w: [3,2,%d,%d]\n"
+                   "y = conv2d(x, w) pad=same dilation=[1,%d] stride=[%d,1]\n"
+                   "output y\n";
+  int v[] = {2, 4, 5, 3, 3, 1, 1, 4, 3, 4, 1, 2, 1, 1, 3, 6, 6, 3,
+             4, 1, 2, 2, 5, 7, 5, 3, 2, 1, 3, 4, 4, 1, 1, 1, 1};
+  cr_assert_eq(sweep(MUTANT_BATCH_W, bw, v, sizeof v / sizeof *v, 7), 5);
+  /* dilated: N, H, W, kh, kw, dilation */
+  const char *dl = "input x: [%d,2,%d,%d]\n"
+                   "weight w: [3,2,%d,%d]\n"
+                   "weight b: [3]\n"
+                   "y = conv2d(x, w, b) pad=same dilation=[%d,%d] act=relu\n"
+                   "output y\n";
+  int u[] = {1, 6, 4, 3, 3, 2, 2, 2, 6, 9, 3, 5, 3, 3,
+             1, 8, 8, 5, 3, 4, 4, 2, 4, 6, 1, 3, 2, 2};
+  cr_assert_eq(sweep(MUTANT_DILATED, dl, u, sizeof u / sizeof *u, 7), 4);
 }

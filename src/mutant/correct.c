@@ -116,6 +116,16 @@ base_status mutant_correct(const ir_graph *f, const ir_graph *g,
                          "mutant: box %d names no output", i);
       break;
     }
+    const ir_shape *ys = &f->tensors[f->outputs[b.out]].shape;
+    int in_range = 1;
+    for (int k = 0; k < ys->rank; k++)
+      in_range &= 0 <= b.lo[k] && b.lo[k] < b.hi[k] && b.hi[k] <= ys->dim[k];
+    if (!in_range) {
+      st = base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "mutant: box %d is empty or outside output %d", i,
+                         b.out);
+      break;
+    }
     int node = f->tensors[f->outputs[b.out]].node;
     const ir_node *nd = node >= 0 ? &f->nodes[node] : NULL;
     int leaves = nd && nd->op == IR_OP_CONV2D;
