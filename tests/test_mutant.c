@@ -458,7 +458,8 @@ static int sweep(mutant_class cls, const char *fmt, const int *v, int nv,
   int checked = 0;
   for (int i = 0; i + nvals <= nv; i += nvals) {
     char text[1024];
-    const int *p = v + i;
+    int p[8] = {0};
+    memcpy(p, v + i, sizeof *p * (size_t)nvals); /* nvals <= 8 */
     snprintf(text, sizeof text, fmt, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
              p[7]);
     ir_graph *m = parse(text);
