@@ -182,7 +182,10 @@ static const char *const op_graphs[] = {
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */
+static const char *const cl_graph;
 Test(cuda, op_graphs_are_valid) {
+  ir_graph *cg = parse(cl_graph);
+  ir_graph_free(cg);
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
     base_diag d;
@@ -232,6 +235,41 @@ Test(cuda, every_op_graph_with_poisoned_buffers) {
   compare(g, &strict, 1e-5, "every_op (strict)");
   compare(g, &poison, 1e-5, "every_op (poisoned)");
   compare(g, &eager, 1e-3, "every_op (poisoned, no CUDA graph)");
+  ir_graph_free(g);
+}
+
+/* Convolution chains run channels-last (layout.c): every node kind that
+ * can, mixed layouts through strides, conversions at the boundaries
+ * (transpose, slice, the input), an output that must stay NCHW, prepadding
+ * and filters converted to KRSC; the same graph with --nchw as a control. */
+static const char *const cl_graph =
+    "input x: [2,5,13,11]\nweight w1: [8,5,3,3]\nweight b1: [8]\n"
+    "weight w2: [8,8,3,3]\nweight wd: [8,1,3,3]\nweight wg: [8,4,1,1]\n"
+    "weight g: [8]\nweight bb: [8]\nweight mu: [8]\nweight var: [8]\n"
+    "weight cb: [8,1,1]\nweight wf: [16,10]\n"
+    "a = conv2d(x, w1, b1) act=relu\n"
+    "p = maxpool(a) kernel=[3,3] stride=[2,2] pad=same\n"
+    "c = conv2d(p, w2) stride=[2,2]\n"
+    "n = batchnorm(c, g, bb, mu, var)\nr = relu(n)\ne = ewadd(r, cb)\n"
+    "dw = conv2d(e, wd) groups=8 act=relu\nk = concat(e, dw) axis=1\n"
+    "k2 = concat(k, k) axis=3\ns1, s2 = split(k2) axis=2 sizes=[1,3]\n"
+    "gp = global_avgpool(k)\nsg = sigmoid(gp)\nm = ewmul(k, sg)\n"
+    "gc = conv2d(m, wg) groups=4\n"
+    "ap = avgpool(gc) kernel=[2,2] count_include_pad=0\n"
+    "t = transpose(ap) perm=[0,2,3,1]\n"
+    "sl = slice(s2) starts=[0,0,0,1] ends=[2,16,3,5]\n"
+    "rm = reduce_mean(gc) axes=[1,3]\nf = reshape(gp) shape=[2,16]\n"
+    "y = matmul(f, wf)\noutput e, s1, t, sl, rm, y, m\n";
+
+Test(cuda, channels_last_chain) {
+  need_gpu();
+  ir_graph *g = parse(cl_graph);
+  gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  compare(g, &cl, 1e-3, "channels-last (tf32)");
+  compare(g, &nchw, 1e-3, "nchw (tf32)");
+  compare(g, &strict, 1e-5, "channels-last (strict)");
+  compare(g, &poison, 1e-5, "channels-last (strict, poisoned)");
   ir_graph_free(g);
 }
 

@@ -23,19 +23,27 @@ int cli_report(const base_diag *d);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
 /* Loads a graph: a .onnx file through the ONNX importer (default options),
- * anything else as .graph text. Prints the error and sets *rc on failure. */
+ * anything else as .graph text with its weight values from the sidecar
+ * beside it (x.graph -> x.safetensors) when there is one. Prints the error
+ * and sets *rc on failure. */
 ir_graph *cli_load(const char *path, int *rc);
 /* Replaces *g by its copy at batch size `batch` (--batch); CLI_OK, or the
  * reported error's exit code. */
 int cli_rebatch(ir_graph **g, int batch);
 
-/* Parses the only option "-o/--output OUT" (OUT may stay NULL); returns
- * CLI_OK, or a usage error. Leaves optind at the first operand. */
+/* Parses the options "-o/--output OUT" (OUT may stay NULL) and, when drop
+ * is not NULL, "--drop-weights"; returns CLI_OK, or a usage error. Leaves
+ * optind at the first operand. */
 int cli_output_opt(const cli_command *c, int argc, char **argv,
-                   const char **out);
-/* Writes g's canonical text atomically to out, or to stdout when out is
- * NULL; returns the exit status. */
-int cli_write_graph(const ir_graph *g, const char *out);
+                   const char **out, int *drop);
+/* Writes g's canonical text atomically to out, and the known weight values
+ * to the safetensors sidecar beside it (a stale sidecar is removed when
+ * there are none); or to stdout when out is NULL, which refuses (usage
+ * error) a graph with weight values unless drop. Returns the exit status. */
+int cli_write_graph(const ir_graph *g, const char *out, int drop);
+/* Exports g as ONNX to out, a drop-in for the original model `like` (NULL:
+ * none: ox_export_file_ex); prints what was done to stderr. */
+int cli_export_onnx(const ir_graph *g, const char *out, const char *like);
 
 int cli_run(const cli_command *c, int argc, char **argv);
 int cli_check(const cli_command *c, int argc, char **argv);

@@ -50,7 +50,8 @@ int cli_check(const cli_command *c, int argc, char **argv) {
 
 int cli_print(const cli_command *c, int argc, char **argv) {
   const char *out = NULL;
-  int rc = cli_output_opt(c, argc, argv, &out);
+  int drop = 0;
+  int rc = cli_output_opt(c, argc, argv, &out, &drop);
   if (rc)
     return rc;
   if (argc - optind != 1)
@@ -58,7 +59,7 @@ int cli_print(const cli_command *c, int argc, char **argv) {
   ir_graph *g = cli_load(argv[optind], &rc);
   if (!g)
     return rc;
-  rc = cli_write_graph(g, out);
+  rc = cli_write_graph(g, out, drop);
   ir_graph_free(g);
   return rc;
 }

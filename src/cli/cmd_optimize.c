@@ -22,14 +22,16 @@
 
 typedef struct opt_args {
   const char *model, *rules, *out, *device, *db_path;
+  const char *like; /* --like: the original ONNX model of an .onnx output */
   srch_options so;
   cd_db *db;             /* the cost database (measured costs) */
   const cd_device *dev;  /* its device model (estimates) */
   double scale[IR_NOPS]; /* estimate multiplier per operator (calibrate) */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
-  int patience_given;          /* else experiments search without patience */
-  int batch; /* --batch: the model rebatched first (0: as is) */
+  int drop_weights;   /* --drop-weights: write a .graph without values */
+  int patience_given; /* else experiments search without patience */
+  int batch;          /* --batch: the model rebatched first (0: as is) */
   /* experiment grid */
   int ndepth, nalpha, nbudget;
   int depth[MAX_GRID], budget[MAX_GRID];
@@ -50,6 +52,8 @@ enum {
   O_NOMERGE,
   O_PATIENCE,
   O_BATCH,
+  O_DROP,
+  O_LIKE,
   O_NOMUTANTS,
   O_PROVENONLY
 };
@@ -70,6 +74,8 @@ static const struct option long_opts[] = {
     {"region-size", required_argument, 0, O_REGION},
     {"db", required_argument, 0, O_DB},
     {"no-merge", no_argument, 0, O_NOMERGE},
+    {"drop-weights", no_argument, 0, O_DROP},
+    {"like", required_argument, 0, O_LIKE},
     {"no-mutants", no_argument, 0, O_NOMUTANTS},
     {"proven-only", no_argument, 0, O_PROVENONLY},
     {0, 0, 0, 0}};
@@ -113,6 +119,8 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_NOCHECK: a->check = 0; return 1;
   case O_UNPROVEN: a->allow_unproven = 1; return 1;
   case O_NOMERGE: a->so.merge = 0; return 1;
+  case O_DROP: a->drop_weights = 1; return 1;
+  case O_LIKE: a->like = v; return 1;
   case O_NOMUTANTS: a->no_mutants = 1; return 1;
   case O_PROVENONLY: a->proven_only = 1; return 1;
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
@@ -323,12 +331,16 @@ static int check_result(const ir_graph *g, const ir_graph *h) {
   return CLI_OK;
 }
 
-static int write_result(const ir_graph *h, const char *out) {
-  size_t n = strlen(out);
-  base_diag d;
-  if (n > 5 && !strcmp(out + n - 5, ".onnx"))
-    return ox_export_file(h, out, &d) ? cli_report(&d) : CLI_OK;
-  return cli_write_graph(h, out);
+/* Writes the result: .onnx as a drop-in for the original model (--like, or
+ * the input when it is ONNX), else a .graph with its weights' sidecar. */
+static int write_result(const opt_args *a, const ir_graph *h, const char *in) {
+  size_t n = strlen(a->out), m = strlen(in);
+  if (n > 5 && !strcmp(a->out + n - 5, ".onnx"))
+    return cli_export_onnx(h, a->out,
+                           a->like                                 ? a->like
+                           : m > 5 && !strcmp(in + m - 5, ".onnx") ? in
+                                                                   : NULL);
+  return cli_write_graph(h, a->out, a->drop_weights);
 }
 
 int cli_optimize(const cli_command *c, int argc, char **argv) {
@@ -364,7 +376,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   }
   if (h && a.check)
     rc = check_result(g, h);
-  if (h && !rc && a.out && !(rc = write_result(h, a.out)))
+  if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);
   ir_graph_free(h);
   ir_graph_free(g);

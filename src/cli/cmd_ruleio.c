@@ -105,8 +105,10 @@ int cli_export_rules(const cli_command *c, int argc, char **argv) {
   if (rc)
     return rc;
   int f = format ? ruleio_format_lookup(format) : -1;
-  if (f != RULEIO_TASO_PB && f != RULEIO_TENSAT && f != RULEIO_JSON)
-    return cli_usage_error(c, "--format must be taso-pb, tensat or json");
+  if (f != RULEIO_TASO_PB && f != RULEIO_TENSAT && f != RULEIO_JSON &&
+      f != RULEIO_TENSAT_MULTI)
+    return cli_usage_error(
+        c, "--format must be taso-pb, tensat, tensat-multi or json");
   ir_ruleset rs;
   ruleio_stats st;
   base_diag d;

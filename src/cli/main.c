@@ -39,7 +39,9 @@ static const cli_command commands[] = {
      "  --profile     per-operator time breakdown and the 10 slowest nodes\n"
      "  --poison      debug: fill every released buffer with NaN\n"
      "  --no-fuse     run a relu after conv/matmul/add/... as its own kernel\n"
-     "  --legacy-conv legacy cuDNN convolution algorithms only\n",
+     "  --legacy-conv legacy cuDNN convolution algorithms only\n"
+     "  --nchw        keep every tensor NCHW (default: convolution chains\n"
+     "                run channels-last, NHWC)\n",
      cli_run},
     {"check", "parse and shape-check a graph, report its operator counts",
      "usage: superopt check GRAPH...\n"
@@ -48,20 +50,27 @@ static const cli_command commands[] = {
      "inputs, weights, parameter count and structural hash.\n",
      cli_check},
     {"print", "print a graph in canonical form",
-     "usage: superopt print GRAPH [-o OUT]\n"
+     "usage: superopt print GRAPH [-o OUT] [--drop-weights]\n"
      "\n"
      "Parses GRAPH and prints it in canonical .graph form to standard output\n"
-     "or, with -o, atomically to OUT.\n",
+     "or, with -o, atomically to OUT (weight values to OUT's .safetensors\n"
+     "sidecar). A graph with weight values is not printed to standard output\n"
+     "(they would be lost) unless --drop-weights.\n",
      cli_print},
     {"import", "import an ONNX model as a .graph",
      "usage: superopt import MODEL.onnx [-o OUT.graph] [--input-shape "
      "NAME=1x3x224x224]...\n"
+     "       [--drop-weights]\n"
      "\n"
      "Converts an ONNX model to a .graph (to standard output, or atomically\n"
-     "to OUT). Weights without values (graph inputs that only feed parameter\n"
-     "slots) become weights with seeded random values when run.\n"
+     "to OUT) and its initializers' values to OUT's sidecar (OUT.graph ->\n"
+     "OUT.safetensors, docs/graph-format.md). Weights without values (graph\n"
+     "inputs that only feed parameter slots) become weights with seeded\n"
+     "random values when run.\n"
      "\n"
      "  -o, --output OUT      write the graph here\n"
+     "  --drop-weights        leave the weights' values out (else a model\n"
+     "                        with values is not written to standard output)\n"
      "  --input-shape N=DIMS  the shape of input N where the model leaves it\n"
      "                        dynamic (repeatable)\n"
      "\n"
@@ -112,7 +121,8 @@ static const cli_command commands[] = {
      "stderr. See docs/interop.md.\n",
      cli_import_rules},
     {"export-rules", "export proven rules as TASO .pb, Tensat text or JSON",
-     "usage: superopt export-rules RULES --format taso-pb|tensat|json -o OUT "
+     "usage: superopt export-rules RULES --format "
+     "taso-pb|tensat|tensat-multi|json -o OUT "
      "[--all]\n"
      "\n"
      "Writes the proven rules of RULES (every rule with --all) atomically to\n"
@@ -184,7 +194,9 @@ static const cli_command commands[] = {
      "                     source tree); every rule must be proven\n"
      "  --allow-unproven   also use unproven and unverified rules (the\n"
      "                     end-to-end check still guards the result)\n"
-     "  -o, --output OUT   write the optimized graph (.onnx: ONNX)\n"
+     "  -o, --output OUT   write the optimized graph (.onnx: ONNX; .graph:\n"
+     "                     weight values to OUT.safetensors beside it)\n"
+     "  --drop-weights     write a .graph without its weights' values\n"
      "  --alpha A          expand graphs costing <= A x the best (1.05)\n"
      "  --budget B         expansions per region (1000)\n"
      "  --patience P       stop a region after P expansions that found no\n"

@@ -41,25 +41,51 @@ long long cli_parse_count(const char *s) {
 }
 
 int cli_output_opt(const cli_command *c, int argc, char **argv,
-                   const char **out) {
+                   const char **out, int *drop) {
   static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                       {"drop-weights", no_argument, 0, 'D'},
                                        {0, 0, 0, 0}};
   int ch;
   optind = 1;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    if (ch != 'o')
+    if (ch == 'D' && drop)
+      *drop = 1;
+    else if (ch != 'o')
       return cli_usage_error(c, "unknown or incomplete option '%s'",
                              argv[optind - 1]);
-    *out = optarg;
+    else
+      *out = optarg;
   }
   return CLI_OK;
 }
 
-int cli_write_graph(const ir_graph *g, const char *out) {
+int cli_write_graph(const ir_graph *g, const char *out, int drop) {
   base_diag d;
-  if (out)
-    return ir_write_file(g, out, &d) ? cli_report(&d) : CLI_OK;
+  int nw = ir_weights_count(g);
+  if (nw && !drop && !out) {
+    fprintf(stderr,
+            "superopt: the graph has %d weight%s with values, which standard "
+            "output would drop; give -o OUT.graph (the values go to "
+            "OUT.safetensors beside it) or --drop-weights\n",
+            nw, nw == 1 ? "" : "s");
+    return CLI_USAGE;
+  }
+  if (out) {
+    char side[4096];
+    ir_weights_path(out, side, sizeof side);
+    if (nw && !drop && ir_weights_write(g, side, &d))
+      return cli_report(&d);
+    if (ir_write_file(g, out, &d))
+      return cli_report(&d);
+    /* a sidecar left from an earlier write would lend its values to this
+     * graph: remove it */
+    if ((!nw || drop) && ir_weights_exists(side) && remove(side) != 0) {
+      fprintf(stderr, "superopt: cannot remove the stale %s\n", side);
+      return CLI_BAD_INPUT;
+    }
+    return CLI_OK;
+  }
   char *s = ir_print(g);
   if (!s)
     return CLI_INTERNAL;
@@ -68,12 +94,44 @@ int cli_write_graph(const ir_graph *g, const char *out) {
   return CLI_OK;
 }
 
+int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
+  base_diag d;
+  ox_export_options o = {like, 0};
+  ox_export_report r;
+  if (ox_export_file_ex(g, out, &o, &r, &d))
+    return cli_report(&d);
+  fprintf(stderr, "export: opset %d", r.opset);
+  if (r.like_opset && r.opset == r.like_opset)
+    fprintf(stderr, " (as %s)", like);
+  else if (r.like_opset)
+    fprintf(stderr, " (%s has %d: %s)", like, r.like_opset, r.opset_why);
+  if (like)
+    fprintf(stderr, "; %d names given back from %s", r.renamed, like);
+  fprintf(stderr,
+          "; %d weight-preprocessing operators computed into "
+          "initializers\n",
+          r.folded);
+  if (r.at_load)
+    fprintf(stderr,
+            "export: %d weight-preprocessing operators kept (their weights "
+            "have no values): run once at load\n",
+            r.at_load);
+  return CLI_OK;
+}
+
 ir_graph *cli_load(const char *path, int *rc) {
   base_diag d;
   size_t n = strlen(path);
-  ir_graph *g = n > 5 && !strcmp(path + n - 5, ".onnx")
-                    ? ox_import_file(path, NULL, &d)
-                    : ir_parse_file(path, &d);
+  int onnx = n > 5 && !strcmp(path + n - 5, ".onnx");
+  ir_graph *g = onnx ? ox_import_file(path, NULL, &d) : ir_parse_file(path, &d);
+  if (g && !onnx) {
+    char side[4096];
+    ir_weights_path(path, side, sizeof side);
+    if (ir_weights_exists(side) && ir_weights_read(g, side, &d)) {
+      ir_graph_free(g);
+      g = NULL;
+    }
+  }
   if (!g)
     *rc = cli_report(&d);
   return g;

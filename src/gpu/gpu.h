@@ -29,6 +29,9 @@ typedef struct gpu_options {
   int no_graph;    /* 1: launch node by node instead of a CUDA graph */
   int no_fuse;     /* 1: do not fold a relu into the node before it */
   int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
+  int nchw;        /* 1: every tensor NCHW (default 0: convolutions and the
+                      element-wise, pooling and concat nodes between them
+                      run channels-last, NHWC) */
 } gpu_options;
 
 /* Number of usable CUDA devices; 0 when there is no driver or no device. */

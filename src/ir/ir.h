@@ -236,6 +236,25 @@ char *ir_print(const ir_graph *g);
 /* Writes ir_print(g) to path atomically (temp file + rename). */
 base_status ir_write_file(const ir_graph *g, const char *path, base_diag *d);
 
+/* ---- weight values: the safetensors sidecar (weights.c) ----------------- */
+
+/* The sidecar of a .graph file: "x.graph" -> "x.safetensors", anything
+ * else gets ".safetensors" appended. */
+void ir_weights_path(const char *graph_path, char *buf, size_t n);
+/* Number of weights of g whose values are known (data != NULL). */
+int ir_weights_count(const ir_graph *g);
+/* Whether a file exists at path. */
+int ir_weights_exists(const char *path);
+/* Writes the known weight values of g to path (safetensors, F32, in
+ * declaration order; docs/graph-format.md), atomically. */
+base_status ir_weights_write(const ir_graph *g, const char *path, base_diag *d);
+/* Reads a safetensors file into g's weights: every tensor in it must be a
+ * weight of g of the same shape, dtype F32. A malformed file or a mismatch
+ * is an error (d names the file) and leaves g unchanged. */
+base_status ir_weights_read(ir_graph *g, const char *path, base_diag *d);
+base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
+                                const char *path, base_diag *d);
+
 /* ---- rules: pairs of equivalent graphs (docs/rules-format.md) ----------- */
 
 typedef enum ir_rule_status {

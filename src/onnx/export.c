@@ -1,20 +1,36 @@
-/* export.c: ir_graph -> ONNX model.
+/* export.c: ir_graph -> ONNX model, a drop-in replacement for the model
+ * it came from.
  *
  * Each IR node becomes one ONNX node, or a short chain where ONNX splits
  * what the IR fuses (a convolution's activation, a matmul's bias on a
  * batched operand). Parameters that ONNX takes as inputs (Reshape's shape,
  * Clip's bounds, Split's sizes, ...) become initializers named after the
  * node. All message memory comes from one arena, freed after packing.
- * Opset 20 (the first with Gelu). The mapping is listed in docs/onnx.md.
+ *
+ * Drop-in (ox_export_options): weight preprocessing (nodes that compute from
+ * weights only, ir_weight_only: folded batch norms, transposed weights) is
+ * computed here on the CPU reference kernels and written as initializers
+ * when the weights' values are known; when they are not, those nodes stay
+ * (to run once at load) and are counted. Given the original model, graph
+ * inputs, outputs and initializers get back their original ONNX names and
+ * the model keeps its opset where every operator allows (opset 13 at least:
+ * Split's sizes and Softmax's axis as today; 17 for LayerNormalization;
+ * Gelu is written as its erf formula below opset 20). The mapping is listed
+ * in docs/onnx.md.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../exec/exec.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
 
-#define OPSET 20
+/* An original ONNX name for an IR name (from the model given as `like`). */
+typedef struct rename {
+  char *ir, *onnx;
+} rename_t;
 
 typedef struct exporter {
   const ir_graph *g;
@@ -24,7 +40,27 @@ typedef struct exporter {
   size_t capnode, capinit;
   int oom;
   int fresh; /* counter for helper names */
+  int opset;
+  rename_t *ren; /* sorted by ir name */
+  int nren;
+  float **known;           /* per tensor: values known here (weights, folded) */
+  unsigned char *folded;   /* per node: computed here, not written */
+  unsigned char *consumed; /* per tensor: read by a written node or output */
 } exporter;
+
+static int ren_cmp(const void *a, const void *b) {
+  return strcmp(((const rename_t *)a)->ir, ((const rename_t *)b)->ir);
+}
+
+/* The name tensor `ir` has in the model written. */
+static const char *out_name(const exporter *E, const char *ir) {
+  if (!E->nren)
+    return ir;
+  rename_t key = {(char *)ir, NULL};
+  const rename_t *r =
+      bsearch(&key, E->ren, (size_t)E->nren, sizeof *E->ren, ren_cmp);
+  return r ? r->onnx : ir;
+}
 
 static void *alloc(exporter *E, size_t n) {
   void *p = base_arena_alloc(E->a, n ? n : 1);
@@ -203,12 +239,41 @@ static Onnx__NodeProto *node(exporter *E, const char *type, const char *out,
   return n;
 }
 
-static const char *tname(exporter *E, int t) { return E->g->tensors[t].name; }
+static const char *tname(exporter *E, int t) {
+  return out_name(E, E->g->tensors[t].name);
+}
+
+static char *init_scalar(exporter *E, const char *base, const char *what,
+                         float x);
+
+/* gelu(x) = x * 0.5 * (1 + erf(x / sqrt(2))): Gelu from opset 20, else
+ * this formula (Erf is opset 9). */
+static void gelu(exporter *E, const char *x, const char *out) {
+  if (E->opset >= 20) {
+    node(E, "Gelu", out, (const char *[]){x, NULL});
+    return;
+  }
+  const char *q = helper_name(E, out, "gelu_div");
+  const char *e = helper_name(E, out, "gelu_erf");
+  const char *p = helper_name(E, out, "gelu_add");
+  const char *h = helper_name(E, out, "gelu_half");
+  node(E, "Div", q,
+       (const char *[]){x, init_scalar(E, out, "sqrt2", (float)sqrt(2.0)),
+                        NULL});
+  node(E, "Erf", e, (const char *[]){q, NULL});
+  node(E, "Add", p, (const char *[]){e, init_scalar(E, out, "one", 1), NULL});
+  node(E, "Mul", h, (const char *[]){x, p, NULL});
+  node(E, "Mul", out,
+       (const char *[]){h, init_scalar(E, out, "half", 0.5f), NULL});
+}
 
 /* The fused activation of IR node n as ONNX nodes from x to out. */
 static void activation(exporter *E, int act, const char *x, const char *out) {
   static const char *types[] = {NULL, "Relu", "Sigmoid", "Tanh", "Gelu"};
-  node(E, types[act], out, (const char *[]){x, NULL});
+  if (act == IR_ACT_GELU)
+    gelu(E, x, out);
+  else
+    node(E, types[act], out, (const char *[]){x, NULL});
 }
 
 /* Where a fused node writes before its activation. */
@@ -342,7 +407,7 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_RELU: ex_simple(E, n, out, "Relu"); break;
   case IR_OP_SIGMOID: ex_simple(E, n, out, "Sigmoid"); break;
   case IR_OP_TANH: ex_simple(E, n, out, "Tanh"); break;
-  case IR_OP_GELU: ex_simple(E, n, out, "Gelu"); break;
+  case IR_OP_GELU: gelu(E, x, out); break;
   case IR_OP_ERF: ex_simple(E, n, out, "Erf"); break;
   case IR_OP_SQRT: ex_simple(E, n, out, "Sqrt"); break;
   case IR_OP_CONCAT: ex_simple(E, n, out, "Concat"); break;
@@ -375,10 +440,15 @@ static void ex_node(exporter *E, const ir_node *n) {
     attr_int(E, o, "axis", a->axis);
     break;
   }
-  case IR_OP_REDUCE_MEAN:
+  case IR_OP_REDUCE_MEAN: /* axes: an input from opset 18, else attribute */
     o = node(E, "ReduceMean", out,
-             (const char *[]){x, init_ints(E, out, "axes", a->list, a->nlist),
+             (const char *[]){x,
+                              E->opset >= 18
+                                  ? init_ints(E, out, "axes", a->list, a->nlist)
+                                  : NULL,
                               NULL});
+    if (o && E->opset < 18)
+      attr_ints(E, o, "axes", a->list, a->nlist);
     if (o)
       attr_int(E, o, "keepdims", a->keepdims);
     break;
@@ -475,25 +545,35 @@ static Onnx__ValueInfoProto *value_info(exporter *E, const ir_tensor *t) {
   tt->shape = sh;
   ty->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
   ty->tensor_type = tt;
-  v->name = str(E, t->name);
+  v->name = str(E, out_name(E, t->name));
   v->type = ty;
   return v;
+}
+
+/* A float initializer named `name` holding v (not copied). */
+static void init_floats(exporter *E, const char *name, const ir_shape *s,
+                        const float *v) {
+  Onnx__TensorProto *p = tensor_proto(E, name, 1, s->dim, s->rank);
+  if (p) {
+    p->n_float_data = (size_t)ir_shape_numel(s);
+    p->float_data = (float *)v;
+  }
+  add_init(E, p);
 }
 
 static void add_io(exporter *E, size_t *cap_in, size_t *cap_out) {
   const ir_graph *g = E->g;
   for (int i = 0; i < g->ntensors; i++) {
     const ir_tensor *t = &g->tensors[i];
-    if (t->kind == IR_T_VALUE)
+    if (t->kind == IR_T_VALUE) {
+      if (E->known[i] && E->consumed[i]) /* folded preprocessing */
+        init_floats(E, out_name(E, t->name), &t->shape, E->known[i]);
+      continue;
+    }
+    if (!E->consumed[i] && E->known[i]) /* only feeds folded nodes */
       continue;
     if (t->data) { /* a weight with values: an initializer */
-      Onnx__TensorProto *p =
-          tensor_proto(E, t->name, 1, t->shape.dim, t->shape.rank);
-      if (p) {
-        p->n_float_data = (size_t)ir_shape_numel(&t->shape);
-        p->float_data = (float *)t->data;
-      }
-      add_init(E, p);
+      init_floats(E, out_name(E, t->name), &t->shape, t->data);
       continue;
     }
     Onnx__ValueInfoProto *v = value_info(E, t);
@@ -509,25 +589,220 @@ static void add_io(exporter *E, size_t *cap_in, size_t *cap_out) {
   }
 }
 
-base_status ox_export_file(const ir_graph *g, const char *path, base_diag *d) {
+/* ---- weight preprocessing ------------------------------------------------ */
+
+/* Computes the weight-only nodes whose inputs' values are known (weights
+ * with values, constants, earlier folded nodes) on the reference kernels;
+ * marks what is read by the nodes still written. Counts into r. */
+static base_status fold(exporter *E, ox_export_report *r) {
+  const ir_graph *g = E->g;
+  unsigned char *wo = calloc((size_t)g->nnodes + 1, 1);
+  E->known = calloc((size_t)g->ntensors + 1, sizeof *E->known);
+  E->folded = calloc((size_t)g->nnodes + 1, 1);
+  E->consumed = calloc((size_t)g->ntensors + 1, 1);
+  if (!wo || !E->known || !E->folded || !E->consumed) {
+    free(wo);
+    return base_diag_set(E->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  ir_weight_only(g, wo);
+  for (int i = 0; i < g->ntensors; i++)
+    if (g->tensors[i].kind == IR_T_WEIGHT && g->tensors[i].data)
+      E->known[i] = (float *)g->tensors[i].data;
+  base_status st = BASE_OK;
+  for (int i = 0; i < g->nnodes && !st; i++) {
+    const ir_node *n = &g->nodes[i];
+    int ok = wo[i];
+    for (int k = 0; ok && k < n->nin; k++)
+      ok = E->known[n->in[k]] != NULL;
+    if (!ok) {
+      if (wo[i] && r)
+        r->at_load++;
+      continue;
+    }
+    ex_arg in[IR_MAX_IN], out[IR_MAX_LIST];
+    for (int k = 0; k < n->nin; k++) {
+      in[k].shape = g->tensors[n->in[k]].shape;
+      in[k].data = E->known[n->in[k]];
+    }
+    for (int k = 0; k < n->nout && !st; k++) {
+      const ir_tensor *t = &g->tensors[n->out[k]];
+      out[k].shape = t->shape;
+      out[k].data = base_arena_alloc(
+          E->a, sizeof(float) * (size_t)ir_shape_numel(&t->shape) + 1);
+      if (!out[k].data)
+        st = base_diag_set(E->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      E->known[n->out[k]] = out[k].data;
+    }
+    if (!st && (st = ex_kernel_of(n->op)(n, in, out)) != BASE_OK)
+      st = base_diag_set(E->d, st, 0, 0, "computing %s (weight preprocessing)",
+                         ir_op(n->op)->name);
+    E->folded[i] = 1;
+    if (r)
+      r->folded++;
+  }
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; !E->folded[i] && k < g->nodes[i].nin; k++)
+      E->consumed[g->nodes[i].in[k]] = 1;
+  for (int i = 0; i < g->noutputs; i++)
+    E->consumed[g->outputs[i]] = 1;
+  free(wo);
+  return st;
+}
+
+/* ---- the original model: names and opset ---------------------------------
+ */
+
+/* The importer's IR name for an ONNX name (ir_name_for in import.c, without
+ * its suffix for names taken twice). */
+static void ir_name_of(const char *onnx, char *buf, size_t n) {
+  size_t k = 0;
+  int c0 = (unsigned char)onnx[0];
+  if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_'))
+    k = (size_t)snprintf(buf, n, "t_");
+  for (const char *p = onnx; *p && k + 1 < n; p++) {
+    int c = (unsigned char)*p;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    buf[k++] = ok ? (char)c : '_';
+  }
+  buf[k] = '\0';
+  if (!onnx[0])
+    snprintf(buf, n, "t_empty");
+}
+
+static void add_rename(exporter *E, const char *onnx, int *cap) {
+  char ir[512];
+  ir_name_of(onnx, ir, sizeof ir);
+  if (!strcmp(ir, onnx) || ir_find_tensor(E->g, ir) < 0)
+    return;
+  for (int i = 0; i < E->nren; i++)
+    if (!strcmp(E->ren[i].ir, ir)) {
+      E->ren[i].onnx = NULL; /* two originals for one name: keep ours */
+      return;
+    }
+  if (E->nren == *cap) {
+    int nc = *cap ? 2 * *cap : 64;
+    rename_t *nr = alloc(E, sizeof *nr * (size_t)nc);
+    if (!nr)
+      return;
+    if (E->nren)
+      memcpy(nr, E->ren, sizeof *nr * (size_t)E->nren);
+    E->ren = nr;
+    *cap = nc;
+  }
+  E->ren[E->nren].ir = str(E, ir);
+  E->ren[E->nren++].onnx = str(E, onnx);
+}
+
+/* Reads the original model: its opset (*opset) and its interface and
+ * initializer names into E->ren. */
+static base_status read_like(exporter *E, const char *path, int *opset,
+                             ox_export_report *r) {
+  size_t len;
+  char *data = base_read_file(path, &len, E->d);
+  if (!data)
+    return E->d ? E->d->code : BASE_ERR_IO;
+  Onnx__ModelProto *m =
+      onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
+  free(data);
+  if (!m || !m->graph) {
+    if (m)
+      onnx__model_proto__free_unpacked(m, NULL);
+    base_diag_set(E->d, BASE_ERR_SYNTAX, 0, 0, "not an ONNX model");
+    if (E->d)
+      snprintf(E->d->file, sizeof E->d->file, "%s", path);
+    return BASE_ERR_SYNTAX;
+  }
+  for (size_t i = 0; i < m->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx"))
+      *opset = (int)o->version;
+  }
+  int cap = 0;
+  const Onnx__GraphProto *g = m->graph;
+  for (size_t i = 0; i < g->n_input; i++)
+    add_rename(E, g->input[i]->name, &cap);
+  for (size_t i = 0; i < g->n_output; i++)
+    add_rename(E, g->output[i]->name, &cap);
+  for (size_t i = 0; i < g->n_initializer; i++)
+    add_rename(E, g->initializer[i]->name, &cap);
+  int k = 0;
+  for (int i = 0; i < E->nren; i++)
+    if (E->ren[i].onnx)
+      E->ren[k++] = E->ren[i];
+  E->nren = k;
+  if (r)
+    r->renamed = k;
+  if (E->nren)
+    qsort(E->ren, (size_t)E->nren, sizeof *E->ren, ren_cmp);
+  onnx__model_proto__free_unpacked(m, NULL);
+  return E->oom ? base_diag_set(E->d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+                : BASE_OK;
+}
+
+/* The lowest opset that writes every written node of g as today, and why
+ * (an operator) when above 13. */
+static int needed_opset(const exporter *E, const char **why) {
+  int need = 13;
+  *why = "Split's sizes and Softmax's axis as inputs/semantics of opset 13";
+  for (int i = 0; i < E->g->nnodes; i++)
+    if (!E->folded[i] && E->g->nodes[i].op == IR_OP_LAYERNORM && need < 17) {
+      need = 17;
+      *why = "layernorm needs LayerNormalization (opset 17)";
+    }
+  return need;
+}
+
+base_status ox_export_file_ex(const ir_graph *g, const char *path,
+                              const ox_export_options *o, ox_export_report *r,
+                              base_diag *d) {
   exporter E;
   memset(&E, 0, sizeof E);
   E.g = g;
   E.d = d;
   E.a = base_arena_new();
+  if (r)
+    memset(r, 0, sizeof *r);
   Onnx__ModelProto m;
   Onnx__OperatorSetIdProto opset, *opsets[1] = {&opset};
   onnx__model_proto__init(&m);
   onnx__operator_set_id_proto__init(&opset);
+  base_status st =
+      E.a ? BASE_OK : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  int like_opset = 0;
+  if (!st && o && o->like)
+    st = read_like(&E, o->like, &like_opset, r);
+  if (!st && (!o || !o->keep_preprocessing))
+    st = fold(&E, r);
+  else if (!st) {
+    E.known = calloc((size_t)g->ntensors + 1, sizeof *E.known);
+    E.folded = calloc((size_t)g->nnodes + 1, 1);
+    E.consumed = calloc((size_t)g->ntensors + 1, 1);
+    if (!E.known || !E.folded || !E.consumed)
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    for (int i = 0; !st && i < g->ntensors; i++)
+      E.consumed[i] = 1;
+  }
+  const char *why = "";
+  int need = st ? 13 : needed_opset(&E, &why);
+  E.opset = like_opset ? like_opset : OX_DEFAULT_OPSET;
+  if (E.opset < need)
+    E.opset = need;
+  if (r) {
+    r->opset = E.opset;
+    r->like_opset = like_opset;
+    snprintf(r->opset_why, sizeof r->opset_why, "%s",
+             like_opset && E.opset > like_opset ? why : "");
+  }
   opset.domain = "";
   opset.has_version = 1;
-  opset.version = OPSET;
+  opset.version = E.opset;
   m.has_ir_version = 1;
-  m.ir_version = 9;
+  m.ir_version = E.opset >= 21 ? 10 : E.opset >= 19 ? 9 : 8;
   m.producer_name = "superopt";
   m.n_opset_import = 1;
   m.opset_import = opsets;
-  E.graph = E.a ? alloc(&E, sizeof *E.graph) : NULL;
+  E.graph = !st ? alloc(&E, sizeof *E.graph) : NULL;
   if (E.graph) {
     onnx__graph_proto__init(E.graph);
     E.graph->name = str(&E, g->name && g->name[0] ? g->name : "graph");
@@ -535,10 +810,12 @@ base_status ox_export_file(const ir_graph *g, const char *path, base_diag *d) {
     size_t ci = 0, co = 0;
     add_io(&E, &ci, &co);
     for (int i = 0; i < g->nnodes && E.oom >= 0; i++)
-      ex_node(&E, &g->nodes[i]);
+      if (!E.folded[i])
+        ex_node(&E, &g->nodes[i]);
   }
-  base_status st = BASE_OK;
-  if (!E.a || !E.graph || E.oom > 0)
+  if (st)
+    ;
+  else if (!E.graph || E.oom > 0)
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   else if (E.oom < 0)
     st = d ? d->code : BASE_ERR_INTERNAL;
@@ -553,6 +830,13 @@ base_status ox_export_file(const ir_graph *g, const char *path, base_diag *d) {
       free(buf);
     }
   }
+  free(E.known);
+  free(E.folded);
+  free(E.consumed);
   base_arena_free(E.a);
   return st;
+}
+
+base_status ox_export_file(const ir_graph *g, const char *path, base_diag *d) {
+  return ox_export_file_ex(g, path, NULL, NULL, d);
 }

@@ -6,7 +6,9 @@
  * nodes, Shape/Gather/Unsqueeze/Concat chains over them) are folded at
  * import, and graph inputs that only feed parameter slots (convolution and
  * Gemm weights, normalisation parameters) become weights. Initializers keep
- * their values. ox_export writes an ir_graph back as an ONNX model (opset 17).
+ * their values. ox_export writes an ir_graph back as an ONNX model, as a
+ * drop-in replacement of the original (its names and opset, weight
+ * preprocessing folded into initializers).
  * The supported operators and their mapping are listed in docs/onnx.md.
  */
 #ifndef SUPEROPT_ONNX_H
@@ -39,8 +41,38 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
                     const ox_options *o, base_diag *d);
 ir_graph *ox_import_file(const char *path, const ox_options *o, base_diag *d);
 
-/* Writes g as an ONNX model (opset 17) to path, atomically. Weights with
- * values become initializers; weights without stay graph inputs. */
+/* Opset of an export without an original model (and the least when the
+ * original's is lower than the operators need: see ox_export_report). */
+#define OX_DEFAULT_OPSET 17
+
+typedef struct ox_export_options {
+  /* the original ONNX model (NULL: none): graph inputs, outputs and
+   * initializers get back its names, and its opset is kept where the
+   * operators allow */
+  const char *like;
+  /* keep weight preprocessing as nodes even when the weights' values are
+   * known (default 0: computed here and written as initializers) */
+  int keep_preprocessing;
+} ox_export_options;
+
+typedef struct ox_export_report {
+  int opset;           /* opset written */
+  int like_opset;      /* the original's (0: no original) */
+  char opset_why[160]; /* why opset > like_opset ("" when not raised) */
+  int folded;          /* weight-only nodes computed into initializers */
+  int at_load;         /* weight-only nodes kept (weights without values):
+                          they run once at load, not per inference */
+  int renamed;         /* tensors given back their original names */
+} ox_export_report;
+
+/* Writes g as an ONNX model to path, atomically. Weights with values
+ * become initializers; weights without stay graph inputs (doc_string
+ * OX_WEIGHT_DOC). o may be NULL (no original, preprocessing folded); r (may
+ * be NULL) says what was done. */
+base_status ox_export_file_ex(const ir_graph *g, const char *path,
+                              const ox_export_options *o, ox_export_report *r,
+                              base_diag *d);
+/* ox_export_file_ex with no options. */
 base_status ox_export_file(const ir_graph *g, const char *path, base_diag *d);
 
 /* Comma-separated names of the supported ONNX operators. */

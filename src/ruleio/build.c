@@ -50,6 +50,7 @@ void ruleio_taso_inshapes(ruleio_inshapes *sh) {
   static const int64_t mat[2][2] = {{2, 4}, {4, 4}};
   static const int64_t img[6][4] = {
       {2, 4, 5, 5}, {4, 4, 3, 3}, {4, 4, 1, 3}, {4, 4, 3, 1}, {4, 1, 3, 3}};
+  memset(sh, 0, sizeof *sh);
   for (int i = 0; i <= RULEIO_MAX_INPUT; i++)
     sh->s[i].rank = -1;
   for (int n = 1; n <= 6; n++)
@@ -82,8 +83,9 @@ typedef struct bctx {
   const ruleio_terms *ts;
   ir_graph *g;
   const ir_graph *other; /* the rule's other side, for split points */
-  int *memo;             /* term -> tensor, -1 when not built */
-  signed char *ctx;      /* term -> needs_ctx, -1 when not known */
+  const ruleio_inshapes *sh;
+  int *memo;        /* term -> tensor, -1 when not built */
+  signed char *ctx; /* term -> needs_ctx, -1 when not known */
   char *why;
   size_t why_n;
   int split_missing; /* a split found no concat */
@@ -137,8 +139,9 @@ static int needs_ctx_uncached(bctx *c, const ruleio_term *x) {
   switch (x->k) {
   case RT_INPUT: return 0;
   case RT_ICONV:
-  case RT_CPOOL:
-  case RT_IMATMUL: return 1;
+  case RT_CPOOL: return x->p[2] == 0;
+  case RT_IMATMUL: return x->p[0] == 0;
+  case RT_CONES: return 0;
   case RT_EWADD:
   case RT_EWMUL:
   case RT_CONCAT:
@@ -197,6 +200,25 @@ static int build_const(bctx *c, const ruleio_term *x, hint h) {
   const char *name = x->k == RT_ICONV   ? "Iconv"
                      : x->k == RT_CPOOL ? "Cpool"
                                         : "Imatmul";
+  /* a carried shape (TASO .pb extension) */
+  int rank = x->k == RT_CONES                       ? x->p[0]
+             : x->k == RT_IMATMUL                   ? (x->p[0] ? 2 : 0)
+             : x->k == RT_ICONV || x->k == RT_CPOOL ? x->p[2]
+                                                    : 0;
+  if (rank > 0 || x->k == RT_CONES) {
+    const int *dims = x->k == RT_CONES ? x->p + 1 : x->p + 3;
+    op = x->k == RT_CONES     ? IR_OP_CONST_ONES
+         : x->k == RT_IMATMUL ? IR_OP_CONST_IMM
+         : x->k == RT_ICONV   ? IR_OP_CONST_ICONV
+                              : IR_OP_CONST_POOL;
+    ir_attrs_default(op, &a);
+    if (rank < 0 || rank > IR_MAX_RANK)
+      return fail(c, "constant of rank %d", rank);
+    for (int i = 0; i < rank; i++)
+      s[i] = x->k == RT_IMATMUL ? x->p[0] : dims[i];
+    a.nlist = rank;
+    return emit(c, op, none, 0, &a, 0);
+  }
   if (x->k == RT_IMATMUL) {
     int64_t n = h.rank == 2 ? (h.d[0] > 0 ? h.d[0] : h.d[1]) : -1;
     if (n <= 0)
@@ -342,7 +364,11 @@ static int build_split(bctx *c, const ruleio_term *x, hint h) {
   if (axis < 0 || axis >= s->rank)
     return fail(c, "shape error in split");
   int64_t dim = s->dim[axis];
-  int64_t p = split_point(c->g, in, axis, dim);
+  int64_t p = x->p[2] > 0 && x->p[2] < dim ? x->p[2] : -1;
+  if (x->p[2] > 0 && p < 0)
+    return fail(c, "split size %d does not fit", x->p[2]);
+  if (p < 0)
+    p = split_point(c->g, in, axis, dim);
   if (p < 0)
     p = split_point(c->g, -1, axis, dim);
   if (p < 0 && c->other)
@@ -451,6 +477,8 @@ static int build_uncached(bctx *c, int t, hint h) {
   char name[32];
   switch (x->k) {
   case RT_INPUT:
+    if (c->sh->name[x->p[0]])
+      return ir_find_tensor(c->g, c->sh->name[x->p[0]]);
     snprintf(name, sizeof name, "input_%d", x->p[0]);
     return ir_find_tensor(c->g, name);
   case RT_CONV: return build_conv(c, x, h);
@@ -472,7 +500,8 @@ static int build_uncached(bctx *c, int t, hint h) {
   case RT_SPLIT: return build_split(c, x, h);
   case RT_ICONV:
   case RT_CPOOL:
-  case RT_IMATMUL: return build_const(c, x, h);
+  case RT_IMATMUL:
+  case RT_CONES: return build_const(c, x, h);
   case RT_MATMUL: return build_matmul(c, x, h);
   case RT_TRANSPOSE: return build_transpose(c, x, h);
   default: return build_simple(c, x, h);
@@ -518,7 +547,9 @@ static ir_graph *build_side(bctx *c, const int *roots, int n, const char *used,
     char name[32];
     snprintf(name, sizeof name, "input_%d", k);
     if (sh->s[k].rank < 0 ||
-        ir_add_tensor(c->g, name, IR_T_INPUT, &sh->s[k], &d) < 0) {
+        ir_add_tensor(c->g, sh->name[k] ? sh->name[k] : name,
+                      sh->weight[k] ? IR_T_WEIGHT : IR_T_INPUT, &sh->s[k],
+                      &d) < 0) {
       fail(c, "no shape for input_%d", k);
       goto bad;
     }
@@ -577,7 +608,7 @@ base_status ruleio_build_rule(const ruleio_terms *ts, const int *src,
                               const int *dst, int n, const ruleio_inshapes *sh,
                               const char *id, const char *note, ir_ruleset *rs,
                               char *why, size_t why_n) {
-  bctx c = {ts, NULL, NULL, NULL, NULL, why, why_n, 0};
+  bctx c = {ts, NULL, NULL, sh, NULL, NULL, why, why_n, 0};
   why[0] = 0;
   c.memo = malloc(((size_t)ts->n + 1) * sizeof *c.memo);
   c.ctx = malloc(2 * ((size_t)ts->n + 1));

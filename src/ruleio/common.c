@@ -7,17 +7,18 @@
 
 #include "ruleio_int.h"
 
-static const char *format_names[] = {"taso-text", "taso-pb", "tensat", "json"};
+static const char *format_names[] = {"taso-text", "taso-pb", "tensat", "json",
+                                     "tensat-multi"};
 
 int ruleio_format_lookup(const char *name) {
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     if (!strcmp(name, format_names[i]))
       return i;
   return -1;
 }
 
 const char *ruleio_format_name(ruleio_format f) {
-  return (unsigned)f < 4 ? format_names[f] : "?";
+  return (unsigned)f < 5 ? format_names[f] : "?";
 }
 
 /* ---- statistics ---------------------------------------------------------- */
@@ -93,7 +94,10 @@ base_status ruleio_export_mem(const ir_ruleset *rs, ruleio_format f, int flags,
   ruleio_put(&b, "", 0);
   switch (f) {
   case RULEIO_TASO_PB: s = ruleio_write_taso_pb(rs, use, &b, st, d); break;
-  case RULEIO_TENSAT: s = ruleio_write_tensat(rs, use, &b, st, d); break;
+  case RULEIO_TENSAT: s = ruleio_write_tensat(rs, use, 0, &b, st, d); break;
+  case RULEIO_TENSAT_MULTI:
+    s = ruleio_write_tensat(rs, use, 1, &b, st, d);
+    break;
   case RULEIO_JSON: s = ruleio_write_json(rs, use, &b, st, d); break;
   default:
     s = base_diag_set(d, BASE_ERR_PARAM, 0, 0, "cannot export as %s",

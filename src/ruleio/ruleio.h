@@ -22,10 +22,12 @@ typedef enum ruleio_format {
   RULEIO_TASO_TEXT, /* TASO's terms, one `LHS == RHS` per line (import only) */
   RULEIO_TASO_PB,   /* TASO's GraphSubst.RuleCollection protobuf */
   RULEIO_TENSAT, /* Tensat's rewrite text: `(lhs)=>(rhs)` per line (export) */
-  RULEIO_JSON    /* this project's JSON schema (export) */
+  RULEIO_JSON,   /* this project's JSON schema (export) */
+  RULEIO_TENSAT_MULTI /* Tensat's multi-pattern rules: two lines per rule */
 } ruleio_format;
 
-/* Format by name ("taso-text", "taso-pb", "tensat", "json"); -1 if none. */
+/* Format by name ("taso-text", "taso-pb", "tensat", "json",
+ * "tensat-multi"); -1 if none. */
 int ruleio_format_lookup(const char *name);
 const char *ruleio_format_name(ruleio_format f);
 

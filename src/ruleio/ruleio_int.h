@@ -19,11 +19,12 @@ typedef enum ruleio_tk {
   RT_POOLAVG,   /* p = kh kw sh sw pad */
   RT_POOLMAX,   /* p = kh kw sh sw pad */
   RT_CONCAT,    /* p[0] = axis; in = 2 or more */
-  RT_SPLIT,     /* p[0] = axis, p[1] = which output (0 or 1) */
+  RT_SPLIT,     /* p[0] = axis, p[1] = which output (0 or 1), p[2] = size
+                   of the first part (0: where a concat joined) */
   RT_ENLARGE,   /* p = kh kw; in = w */
-  RT_ICONV,     /* p = kh kw */
-  RT_CPOOL,     /* p = kh kw */
-  RT_IMATMUL,   /* no parameters */
+  RT_ICONV,     /* p = kh kw, then p[2] = rank (0: from context), p[3..] */
+  RT_CPOOL,     /* p = kh kw, then as RT_ICONV */
+  RT_IMATMUL,   /* p[0] = n of its [n,n] shape (0: from context) */
   RT_SMUL,      /* in = a s */
   RT_EWADD,     /* in = a b */
   RT_EWMUL,     /* in = a b */
@@ -32,6 +33,7 @@ typedef enum ruleio_tk {
   RT_SIGMOID,   /* in = a */
   RT_TANH,      /* in = a */
   RT_TRANSPOSE, /* p[0] = n, p[1..n] = perm; empty perm (n = 0): [1,0] */
+  RT_CONES,     /* const_ones: p[0] = rank, p[1..rank] = shape */
   RT_NKINDS
 } ruleio_tk;
 
@@ -57,9 +59,12 @@ void ruleio_terms_free(ruleio_terms *ts);
 /* Index of term x, adding it if new; -1 on out of memory. */
 int ruleio_terms_intern(ruleio_terms *ts, const ruleio_term *x);
 
-/* Shapes chosen for inputs input_1..input_N (rank -1: not set). */
+/* Shapes chosen for inputs input_1..input_N (rank -1: not set), with the
+ * name and kind an input carries (name NULL: "input_N"; weight 0: input). */
 typedef struct ruleio_inshapes {
   ir_shape s[RULEIO_MAX_INPUT + 1];
+  const char *name[RULEIO_MAX_INPUT + 1];
+  char weight[RULEIO_MAX_INPUT + 1];
 } ruleio_inshapes;
 
 /* TASO's shapes for input_1..input_20 (rank -1 elsewhere). */
@@ -82,8 +87,11 @@ typedef base_buf ruleio_buf;
 
 /* Exporters: append rs's rules in one format to b, counting into st.
  * `use[i]` says whether rule i is to be exported. */
+/* Tensat: multi = 0 writes the one-output rules (Tensat's --rules file),
+ * multi = 1 the two-output ones (its --multi_rules file). */
 base_status ruleio_write_tensat(const ir_ruleset *rs, const char *use,
-                                ruleio_buf *b, ruleio_stats *st, base_diag *d);
+                                int multi, ruleio_buf *b, ruleio_stats *st,
+                                base_diag *d);
 base_status ruleio_write_json(const ir_ruleset *rs, const char *use,
                               ruleio_buf *b, ruleio_stats *st, base_diag *d);
 base_status ruleio_write_taso_pb(const ir_ruleset *rs, const char *use,

@@ -38,6 +38,7 @@ enum {
   TO_ENLARGE = 20,
   TO_CONSTANT_IMM = 22,
   TO_CONSTANT_ICONV = 23,
+  TO_CONSTANT_ONE = 24,
   TO_CONSTANT_POOL = 25
 };
 enum {
@@ -138,8 +139,10 @@ static int op_kind(pimport *I, const GraphSubst__Operator *o, ruleio_term *x) {
       snprintf(I->why, sizeof I->why, "split into other than 2 parts");
       return -1;
     }
-    x->k = RT_SPLIT, np = 2;
+    x->k = RT_SPLIT, np = 3;
     p[0] = para(o, PM_AXIS, 0);
+    if (o->n_size == 2) /* extension: the parts' sizes */
+      p[2] = o->size[0];
     break;
   case TO_TRANSPOSE: {
     int n = para(o, PM_NUMDIM, 2), code = para(o, PM_PERM, 1);
@@ -166,11 +169,31 @@ static int op_kind(pimport *I, const GraphSubst__Operator *o, ruleio_term *x) {
       np = 1, p[0] = act;
     break;
   case TO_ENLARGE: x->k = RT_ENLARGE, np = 2, p[0] = kh, p[1] = kw; break;
-  case TO_CONSTANT_IMM: x->k = RT_IMATMUL, nin = 0; break;
+  case TO_CONSTANT_IMM:
+    x->k = RT_IMATMUL, nin = 0;
+    if (o->n_size == 3 && o->size[0] == 2) /* extension: its shape */
+      np = 1, p[0] = o->size[1];
+    break;
   case TO_CONSTANT_ICONV:
   case TO_CONSTANT_POOL:
     x->k = o->type == TO_CONSTANT_ICONV ? RT_ICONV : RT_CPOOL, nin = 0, np = 2;
     p[0] = kh, p[1] = kw;
+    if (o->n_size == 5 && o->size[0] == 4) { /* extension: its shape */
+      np = 7;
+      for (int i = 0; i < 5; i++)
+        p[2 + i] = o->size[i];
+    }
+    break;
+  case TO_CONSTANT_ONE:
+    if (o->n_size < 1 || o->size[0] < 0 || o->size[0] > IR_MAX_RANK ||
+        o->n_size != (size_t)o->size[0] + 1) {
+      snprintf(I->why, sizeof I->why,
+               "cannot infer the shape of CONSTANT_ONE (no shape carried)");
+      return -1;
+    }
+    x->k = RT_CONES, nin = 0, np = (int)o->n_size;
+    for (size_t i = 0; i < o->n_size; i++)
+      p[i] = o->size[i];
     break;
   default:
     if (o->type >= 0 && o->type < (int)(sizeof taso_op_names / sizeof(char *)))
@@ -322,6 +345,27 @@ static void mark_used(const ruleio_terms *ts, int t, char *used,
     mark_used(ts, x->in[i], used, visited);
 }
 
+/* The inputs' shapes, names and kinds the extension carries (field 16 of
+ * Rule) over TASO's shapes in sh; 0, or -1 with why set. */
+static int carried_inputs(const GraphSubst__Rule *r, ruleio_inshapes *sh,
+                          char *why, size_t wn) {
+  for (size_t i = 0; i < r->n_input; i++) {
+    const GraphSubst__Input *in = r->input[i];
+    int k = -in->opid;
+    if (k < 1 || k > RULEIO_MAX_INPUT || in->n_dim > IR_MAX_RANK) {
+      snprintf(why, wn, "carried input %d out of range", in->opid);
+      return -1;
+    }
+    int64_t dims[IR_MAX_RANK];
+    for (size_t j = 0; j < in->n_dim; j++)
+      dims[j] = in->dim[j];
+    sh->s[k] = ir_shape_make((int)in->n_dim, dims);
+    sh->name[k] = in->name && in->name[0] ? in->name : NULL;
+    sh->weight[k] = in->has_weight && in->weight;
+  }
+  return 0;
+}
+
 /* Imports rule number k (1-based). */
 static base_status import_rule(const GraphSubst__Rule *r, int k,
                                const char *file, ir_ruleset *out,
@@ -345,6 +389,10 @@ static base_status import_rule(const GraphSubst__Rule *r, int k,
   snprintf(note, sizeof note, "imported from %s rule %d", base, k);
   ruleio_inshapes sh;
   ruleio_taso_inshapes(&sh);
+  if (carried_inputs(r, &sh, I.why, sizeof I.why) < 0) {
+    s = ruleio_stats_skip(st, I.why, k);
+    goto done;
+  }
   search S = {&I.ts, roots, roots + n, n, id, note, out, {0}, 0, {{0}}, 0};
   char seen[RULEIO_MAX_INPUT + 1] = {0};
   char *visited = calloc((size_t)I.ts.n + 1, 1);
@@ -363,7 +411,7 @@ static base_status import_rule(const GraphSubst__Rule *r, int k,
                         sizeof why);
   if (s == BASE_ERR_NOMEM)
     goto done;
-  if (s != BASE_OK && !shape_search(&S)) {
+  if (s != BASE_OK && (r->n_input || !shape_search(&S))) {
     s = ruleio_stats_skip(st, why, k);
     goto done;
   }
@@ -452,7 +500,8 @@ static void pool_free(pool *P) {
   memset(P, 0, sizeof *P);
 }
 
-/* Abstract input ids of a rule's inputs and weights, by name. */
+/* Abstract input ids of a rule's inputs and weights, by name: -1, -2, ...
+ * in src's declaration order. */
 typedef struct idmap {
   const char *name[IR_MAX_IN * 4];
   int id[IR_MAX_IN * 4];
@@ -465,10 +514,21 @@ static int input_id(idmap *M, const char *name) {
       return M->id[i];
   if (M->n == (int)(sizeof M->id / sizeof *M->id))
     return 0;
-  int k = ruleio_input_number(name);
   M->name[M->n] = name;
-  M->id[M->n] = k ? -k : -(M->next++);
+  M->id[M->n] = -(M->next++);
   return M->id[M->n++];
+}
+
+/* Extension field `size` of o: n values. */
+static void add_sizes(pool *P, GraphSubst__Operator *o, const int64_t *v, int n,
+                      int rank_first) {
+  o->size = palloc(P, (size_t)(n + 1) * sizeof *o->size);
+  if (!o->size)
+    return;
+  if (rank_first)
+    o->size[o->n_size++] = n;
+  for (int i = 0; i < n; i++)
+    o->size[o->n_size++] = (int32_t)v[i];
 }
 
 static void add_para(pool *P, GraphSubst__Operator *o, int key, int value) {
@@ -539,6 +599,7 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
     t = TO_SPLIT;
     add_para(P, o, PM_NUM_OUTPUTS, n->nout);
     add_para(P, o, PM_AXIS, a->axis);
+    add_sizes(P, o, a->list, 2, 0);
     break;
   case IR_OP_TRANSPOSE: {
     int code = 0;
@@ -559,8 +620,17 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
              n->op == IR_OP_ENLARGE ? a->kernel[0] : (int)a->list[2]);
     add_para(P, o, PM_KERNEL_W,
              n->op == IR_OP_ENLARGE ? a->kernel[1] : (int)a->list[3]);
+    if (n->op != IR_OP_ENLARGE)
+      add_sizes(P, o, a->list, a->nlist, 1);
     break;
-  case IR_OP_CONST_IMM: t = TO_CONSTANT_IMM; break;
+  case IR_OP_CONST_IMM:
+    t = TO_CONSTANT_IMM;
+    add_sizes(P, o, a->list, a->nlist, 1);
+    break;
+  case IR_OP_CONST_ONES:
+    t = TO_CONSTANT_ONE;
+    add_sizes(P, o, a->list, a->nlist, 1);
+    break;
   case IR_OP_EWADD: t = TO_EW_ADD; break;
   case IR_OP_EWMUL: t = TO_EW_MUL; break;
   case IR_OP_SMUL: t = TO_MUL; break;
@@ -613,11 +683,41 @@ static GraphSubst__Rule *make_rule(const ir_rule *r, pool *P, char *why,
                                    size_t wn) {
   idmap M;
   memset(&M, 0, sizeof M);
-  M.next = 21;
+  M.next = 1;
   GraphSubst__Rule *pr = palloc(P, sizeof *pr);
   if (!pr)
     return NULL;
   graph_subst__rule__init(pr);
+  /* extension: every input and weight of the rule, src's order */
+  const ir_graph *g = r->src;
+  pr->input = palloc(P, ((size_t)g->ntensors + 1) * sizeof *pr->input);
+  for (int i = 0; i < g->ntensors && pr->input; i++) {
+    const ir_tensor *t = &g->tensors[i];
+    if (t->kind == IR_T_VALUE)
+      continue;
+    if (t->data) {
+      snprintf(why, wn, "a weight with values (TASO's format has none)");
+      return NULL;
+    }
+    if (M.n == (int)(sizeof M.id / sizeof *M.id) || M.next > RULEIO_MAX_INPUT) {
+      snprintf(why, wn, "more than %d inputs", RULEIO_MAX_INPUT);
+      return NULL;
+    }
+    GraphSubst__Input *in = palloc(P, sizeof *in);
+    int32_t *dim = palloc(P, IR_MAX_RANK * sizeof *dim);
+    if (!in || !dim)
+      return NULL;
+    graph_subst__input__init(in);
+    in->opid = input_id(&M, t->name);
+    in->dim = dim;
+    in->n_dim = (size_t)t->shape.rank;
+    for (int j = 0; j < t->shape.rank; j++)
+      dim[j] = (int32_t)t->shape.dim[j];
+    in->name = (char *)t->name;
+    in->has_weight = t->kind == IR_T_WEIGHT;
+    in->weight = in->has_weight;
+    pr->input[pr->n_input++] = in;
+  }
   if (side_ops(r->src, P, &M, &pr->srcop, &pr->n_srcop, why, wn) < 0 ||
       side_ops(r->dst, P, &M, &pr->dstop, &pr->n_dstop, why, wn) < 0)
     return NULL;

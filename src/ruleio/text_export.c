@@ -11,7 +11,9 @@
  * (kind, shape, values when known), nodes (operator, input names, output
  * names and shapes, every parameter) and outputs.
  */
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,155 +21,378 @@
 
 /* ---- Tensat -------------------------------------------------------------- */
 
+/* Tensat's language is `Mdl` in its src/model.rs; its analysis (the `make`
+ * of TensorAnalysis) computes shapes only for some of the operators the
+ * language names, and stops (todo!()) on the others (smul, Iconv, Cpool,
+ * Imatmul): rules using those parse but cannot be applied, so they are not
+ * written. Arities, parameters first except for pools and transpose:
+ *   (matmul act a b)  (conv2d sh sw pad act x w)  (ewadd a b)  (ewmul a b)
+ *   (relu x)  (tanh x)  (sigmoid x)  (poolavg x kh kw sh sw pad act)
+ *   (poolmax ...)  (concat axis ndim a b)  (concat3 axis ndim a b c) ..
+ *   (concat5 ...)  (split axis x)  (split_0 s)  (split_1 s)
+ *   (enlarge w ref)  (transpose x perm shuffle), perm as `1_0`. */
+
 static const int tensat_acts[] = {0, 2, 1, 3}; /* ours -> TASO codes */
 
-static int tensat_expr(const ir_graph *g, int t, ruleio_buf *b, char *why,
-                       size_t wn);
+typedef struct tensat_ctx {
+  const ir_rule *r;
+  const ir_graph *g; /* the side being written */
+  ruleio_buf *b;
+  char *why;
+  size_t wn;
+} tensat_ctx;
 
-/* Writes the operands of n in order, space-separated, each preceded by a
- * space. */
-static int tensat_args(const ir_graph *g, const ir_node *n, int from, int to,
-                       ruleio_buf *b, char *why, size_t wn) {
+static int tensat_expr(tensat_ctx *c, int t);
+
+static int tensat_fail(tensat_ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int tensat_fail(tensat_ctx *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->why, c->wn, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Writes " e1 e2 .. )" for operands from..to-1 of n. */
+static int tensat_args(tensat_ctx *c, const ir_node *n, int from, int to) {
   for (int i = from; i < to; i++) {
-    ruleio_puts(b, " ");
-    if (tensat_expr(g, n->in[i], b, why, wn) < 0)
+    ruleio_puts(c->b, " ");
+    if (tensat_expr(c, n->in[i]) < 0)
       return -1;
   }
-  ruleio_puts(b, ")");
+  ruleio_puts(c->b, ")");
   return 0;
 }
 
-static int tensat_concat(const ir_graph *g, const ir_node *n, int upto,
-                         ruleio_buf *b, char *why, size_t wn) {
-  /* concat(x1..xk) = concat(concat(x1..xk-1), xk) */
-  ruleio_printf(b, "(concat %d ", n->a.axis);
-  if (upto == 2) {
-    if (tensat_expr(g, n->in[0], b, why, wn) < 0)
-      return -1;
-  } else if (tensat_concat(g, n, upto - 1, b, why, wn) < 0) {
-    return -1;
+/* concat of operands 0..upto-1: Tensat has concat (2 operands) to concat5;
+ * longer ones nest to the left. */
+static int tensat_concat(tensat_ctx *c, const ir_node *n, int upto) {
+  int ndim = c->g->tensors[n->out[0]].shape.rank;
+  if (upto <= 5) {
+    if (upto == 2)
+      ruleio_printf(c->b, "(concat %d %d", n->a.axis, ndim);
+    else
+      ruleio_printf(c->b, "(concat%d %d %d", upto, n->a.axis, ndim);
+    return tensat_args(c, n, 0, upto);
   }
-  return tensat_args(g, n, upto - 1, upto, b, why, wn);
+  ruleio_printf(c->b, "(concat %d %d ", n->a.axis, ndim);
+  if (tensat_concat(c, n, upto - 1) < 0)
+    return -1;
+  return tensat_args(c, n, upto - 1, upto);
 }
 
-static int tensat_node(const ir_graph *g, const ir_node *n, int slot,
-                       ruleio_buf *b, char *why, size_t wn) {
+/* enlarge's reference: the first of the rule's inputs that is a rank-4
+ * kernel of the enlarged size (src declares every input of the rule). */
+static const char *enlarge_ref(const tensat_ctx *c, const ir_node *n) {
+  const ir_graph *s = c->r->src;
+  for (int i = 0; i < s->ntensors; i++) {
+    const ir_tensor *t = &s->tensors[i];
+    if (t->kind != IR_T_VALUE && t->shape.rank == 4 &&
+        t->shape.dim[2] == n->a.kernel[0] && t->shape.dim[3] == n->a.kernel[1])
+      return t->name;
+  }
+  return NULL;
+}
+
+static int same_shape(const ir_graph *g, const ir_node *n) {
+  return ir_shape_eq(&g->tensors[n->in[0]].shape, &g->tensors[n->in[1]].shape);
+}
+
+static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
+  const ir_graph *g = c->g;
   const ir_attrs *a = &n->a;
+  const char *op = ir_op(n->op)->name;
   int pad = a->padmode == IR_PAD_SAME ? 0 : a->padmode == IR_PAD_VALID ? 1 : -1;
   int act = a->act <= IR_ACT_TANH ? tensat_acts[a->act] : -1;
   switch (n->op) {
   case IR_OP_CONV2D:
-    if (n->nin != 2 || a->dilation[0] != 1 || a->dilation[1] != 1 || pad < 0 ||
-        act < 0)
-      break;
-    ruleio_printf(b, "(conv2d %d %d %d %d", a->stride[0], a->stride[1], pad,
+    if (n->nin != 2)
+      return tensat_fail(c, "conv2d with a bias has no Tensat equivalent");
+    if (a->dilation[0] != 1 || a->dilation[1] != 1 || pad < 0 || act < 0)
+      return tensat_fail(c, "conv2d with dilation, explicit pads or an "
+                            "activation Tensat lacks");
+    ruleio_printf(c->b, "(conv2d %d %d %d %d", a->stride[0], a->stride[1], pad,
                   act);
-    return tensat_args(g, n, 0, 2, b, why, wn);
+    return tensat_args(c, n, 0, 2);
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:
     if (pad < 0 || (n->op == IR_OP_AVGPOOL && !a->count_include_pad))
-      break;
-    ruleio_printf(b, "(%s %d %d %d %d %d",
-                  n->op == IR_OP_AVGPOOL ? "poolavg" : "poolmax", a->kernel[0],
-                  a->kernel[1], a->stride[0], a->stride[1], pad);
-    return tensat_args(g, n, 0, 1, b, why, wn);
-  case IR_OP_MATMUL:
-    if (n->nin != 2 || a->act != IR_ACT_NONE ||
-        g->tensors[n->in[0]].shape.rank != 2)
-      break;
-    ruleio_puts(b, "(matmul");
-    return tensat_args(g, n, 0, 2, b, why, wn);
+      return tensat_fail(c,
+                         "%s with explicit pads or count_include_pad=0 has "
+                         "no Tensat equivalent",
+                         op);
+    ruleio_printf(c->b, "(%s ", n->op == IR_OP_AVGPOOL ? "poolavg" : "poolmax");
+    if (tensat_expr(c, n->in[0]) < 0)
+      return -1;
+    ruleio_printf(c->b, " %d %d %d %d %d 0)", a->kernel[0], a->kernel[1],
+                  a->stride[0], a->stride[1], pad);
+    return 0;
+  case IR_OP_MATMUL: {
+    const ir_shape *x = &g->tensors[n->in[0]].shape,
+                   *y = &g->tensors[n->in[1]].shape;
+    if (n->nin != 2 || act < 0 || x->rank != y->rank ||
+        (x->rank != 2 && x->rank != 3) ||
+        (x->rank == 3 && x->dim[0] != y->dim[0]))
+      return tensat_fail(c, "matmul other than rank 2 or batched rank 3 "
+                            "without bias has no Tensat equivalent");
+    ruleio_printf(c->b, "(matmul %d", act);
+    return tensat_args(c, n, 0, 2);
+  }
   case IR_OP_EWADD:
   case IR_OP_EWMUL:
-  case IR_OP_SMUL:
+    if (!same_shape(g, n))
+      return tensat_fail(c, "broadcasting %s has no Tensat equivalent", op);
+    ruleio_printf(c->b, "(%s", op);
+    return tensat_args(c, n, 0, 2);
   case IR_OP_RELU:
-    ruleio_printf(b, "(%s", ir_op(n->op)->name);
-    return tensat_args(g, n, 0, n->nin, b, why, wn);
+  case IR_OP_TANH:
+  case IR_OP_SIGMOID:
+    ruleio_printf(c->b, "(%s", op);
+    return tensat_args(c, n, 0, 1);
   case IR_OP_TRANSPOSE:
-    if (a->nlist != 2)
-      break;
-    ruleio_puts(b, "(transpose");
-    return tensat_args(g, n, 0, 1, b, why, wn);
+    ruleio_puts(c->b, "(transpose ");
+    if (tensat_expr(c, n->in[0]) < 0)
+      return -1;
+    for (int i = 0; i < a->nlist; i++)
+      ruleio_printf(c->b, "%s%d", i ? "_" : " ", (int)a->list[i]);
+    ruleio_puts(c->b, " 0)");
+    return 0;
   case IR_OP_CONCAT:
     if (n->nin < 2)
-      break;
-    return tensat_concat(g, n, n->nin, b, why, wn);
+      return tensat_fail(c, "concat of one tensor has no Tensat equivalent");
+    return tensat_concat(c, n, n->nin);
   case IR_OP_SPLIT:
     if (n->nout != 2)
-      break;
-    ruleio_printf(b, "(split_%d (split %d", slot, a->axis);
-    if (tensat_args(g, n, 0, 1, b, why, wn) < 0)
+      return tensat_fail(c, "split into other than 2 parts has no Tensat "
+                            "equivalent");
+    ruleio_printf(c->b, "(split_%d (split %d", slot, a->axis);
+    if (tensat_args(c, n, 0, 1) < 0)
       return -1;
-    ruleio_puts(b, ")");
+    ruleio_puts(c->b, ")");
     return 0;
-  case IR_OP_ENLARGE:
-    ruleio_printf(b, "(enlarge %d %d", a->kernel[0], a->kernel[1]);
-    return tensat_args(g, n, 0, 1, b, why, wn);
+  case IR_OP_ENLARGE: {
+    const char *ref = enlarge_ref(c, n);
+    if (!ref)
+      return tensat_fail(c, "enlarge: no input of the enlarged kernel size "
+                            "for Tensat's (enlarge w ref)");
+    ruleio_puts(c->b, "(enlarge ");
+    if (tensat_expr(c, n->in[0]) < 0)
+      return -1;
+    ruleio_printf(c->b, " ?%s)", ref);
+    return 0;
+  }
+  case IR_OP_SMUL:
   case IR_OP_CONST_ICONV:
   case IR_OP_CONST_POOL:
-    ruleio_printf(b, "(%s %d %d)",
-                  n->op == IR_OP_CONST_ICONV ? "Iconv" : "Cpool",
-                  (int)a->list[2], (int)a->list[3]);
-    return 0;
-  case IR_OP_CONST_IMM: ruleio_puts(b, "Imatmul"); return 0;
+  case IR_OP_CONST_IMM:
+    return tensat_fail(c,
+                       "%s: in Tensat's language but not in its shape "
+                       "analysis (model.rs stops with todo!())",
+                       n->op == IR_OP_SMUL          ? "smul"
+                       : n->op == IR_OP_CONST_ICONV ? "Iconv"
+                       : n->op == IR_OP_CONST_POOL  ? "Cpool"
+                                                    : "Imatmul");
   default: break;
   }
-  snprintf(why, wn, "%s has no Tensat equivalent", ir_op(n->op)->name);
-  return -1;
+  return tensat_fail(c, "%s has no Tensat equivalent", op);
 }
 
 /* Longest side written: shared subterms are expanded, which can grow a
  * small DAG exponentially. */
 #define TENSAT_MAX_SIDE ((size_t)1 << 20)
 
-static int tensat_expr(const ir_graph *g, int t, ruleio_buf *b, char *why,
-                       size_t wn) {
-  const ir_tensor *x = &g->tensors[t];
-  if (b->len > TENSAT_MAX_SIDE) {
-    snprintf(why, wn, "too large once shared subterms are expanded");
-    return -1;
-  }
+static int tensat_var_ok(const char *s) {
+  if (!*s)
+    return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          (*s >= '0' && *s <= '9') || *s == '_'))
+      return 0;
+  return 1;
+}
+
+static int tensat_expr(tensat_ctx *c, int t) {
+  const ir_tensor *x = &c->g->tensors[t];
+  if (c->b->len > TENSAT_MAX_SIDE)
+    return tensat_fail(c, "too large once shared subterms are expanded");
   if (x->node < 0) {
-    ruleio_printf(b, "?%s", x->name);
+    if (!tensat_var_ok(x->name))
+      return tensat_fail(c, "input name not a Tensat variable "
+                            "([A-Za-z0-9_]+)");
+    ruleio_printf(c->b, "?%s", x->name);
     return 0;
   }
-  return tensat_node(g, &g->nodes[x->node], x->slot, b, why, wn);
+  return tensat_node(c, &c->g->nodes[x->node], x->slot);
 }
 
-static int tensat_rule(const ir_rule *r, ruleio_buf *b, char *why, size_t wn) {
-  if (r->src->noutputs != 1) {
-    snprintf(why, wn, "several outputs (Tensat rules have one)");
-    return -1;
-  }
-  if (tensat_expr(r->src, r->src->outputs[0], b, why, wn) < 0)
+/* Whether output k of r is the same input on both sides (a = a): such
+ * outputs say nothing and are left out. */
+static int trivial_output(const ir_rule *r, int k) {
+  const ir_tensor *a = &r->src->tensors[r->src->outputs[k]],
+                  *b = &r->dst->tensors[r->dst->outputs[k]];
+  return a->node < 0 && b->node < 0 && !strcmp(a->name, b->name);
+}
+
+/* Writes output k of r as one `LHS=>RHS` line (no newline). */
+static int tensat_line(const ir_rule *r, int k, ruleio_buf *b, char *why,
+                       size_t wn) {
+  tensat_ctx c = {r, r->src, b, why, wn};
+  if (tensat_expr(&c, r->src->outputs[k]) < 0)
     return -1;
   ruleio_puts(b, "=>");
-  if (tensat_expr(r->dst, r->dst->outputs[0], b, why, wn) < 0)
-    return -1;
-  ruleio_puts(b, "\n");
-  return 0;
+  c.g = r->dst;
+  return tensat_expr(&c, r->dst->outputs[k]);
 }
 
+/* The text with its pattern variables renamed ?0, ?1, ... in order of
+ * first appearance: equal for rules equal up to renaming. malloc'd. */
+static char *tensat_canonical(const char *s, size_t len) {
+  ruleio_buf out = {0};
+  const char *names[256];
+  size_t lens[256];
+  int n = 0;
+  ruleio_put(&out, "", 0);
+  for (size_t i = 0; i < len;) {
+    if (s[i] != '?') {
+      ruleio_put(&out, s + i, 1);
+      i++;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < len && s[j] != ' ' && s[j] != ')' && s[j] != '\n' && s[j] != '=')
+      j++;
+    int k = 0;
+    while (k < n && !(lens[k] == j - i && !memcmp(names[k], s + i, j - i)))
+      k++;
+    if (k == n && n < 256) {
+      names[n] = s + i;
+      lens[n++] = j - i;
+    }
+    ruleio_printf(&out, "?%d", k);
+    i = j;
+  }
+  if (out.oom) {
+    free(out.s);
+    return NULL;
+  }
+  return out.s;
+}
+
+/* A set of strings (open addressing, FNV-1a), for duplicate lines. */
+typedef struct strset {
+  char **slot;
+  size_t cap, n;
+} strset;
+
+static uint64_t str_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Adds key (taking it) unless present; 1 added, 0 present (key freed),
+ * -1 out of memory (key freed). */
+static int strset_add(strset *S, char *key) {
+  if (2 * (S->n + 1) > S->cap) {
+    size_t cap = S->cap ? 2 * S->cap : 1024;
+    char **ns = calloc(cap, sizeof *ns);
+    if (!ns) {
+      free(key);
+      return -1;
+    }
+    for (size_t i = 0; i < S->cap; i++)
+      if (S->slot[i]) {
+        size_t j = str_hash(S->slot[i]) & (cap - 1);
+        while (ns[j])
+          j = (j + 1) & (cap - 1);
+        ns[j] = S->slot[i];
+      }
+    free(S->slot);
+    S->slot = ns;
+    S->cap = cap;
+  }
+  size_t j = str_hash(key) & (S->cap - 1);
+  for (; S->slot[j]; j = (j + 1) & (S->cap - 1))
+    if (!strcmp(S->slot[j], key)) {
+      free(key);
+      return 0;
+    }
+  S->slot[j] = key;
+  S->n++;
+  return 1;
+}
+
+static void strset_free(strset *S) {
+  for (size_t i = 0; i < S->cap; i++)
+    free(S->slot[i]);
+  free(S->slot);
+}
+
+/* Rules with one output (multi = 0) or two (multi = 1: Tensat's
+ * --multi_rules file, two lines per rule sharing their variables). Lines
+ * are separated by '\n' with none after the last: Tensat splits the file on
+ * '\n' and parses every piece, so a final newline would be an empty rule. */
 base_status ruleio_write_tensat(const ir_ruleset *rs, const char *use,
-                                ruleio_buf *b, ruleio_stats *st, base_diag *d) {
-  for (int i = 0; i < rs->n; i++) {
+                                int multi, ruleio_buf *b, ruleio_stats *st,
+                                base_diag *d) {
+  strset seen = {0};
+  int oom = 0, written = 0;
+  for (int i = 0; i < rs->n && !oom; i++) {
     if (!use[i])
       continue;
+    const ir_rule *r = &rs->rules[i];
+    int outs[2], nout = 0;
+    for (int k = 0; k < r->src->noutputs; k++)
+      if (!trivial_output(r, k) && nout++ < 2)
+        outs[nout - 1] = k;
     ruleio_buf one = {0};
-    char why[160] = "";
+    char why[200] = "";
     ruleio_put(&one, "", 0);
-    if (tensat_rule(&rs->rules[i], &one, why, sizeof why) == 0) {
-      ruleio_put(b, one.s, one.len);
-      if (st)
-        st->done++;
-    } else if (ruleio_stats_skip(st, why, i + 1) != BASE_OK) {
-      one.oom = 1;
+    if (!nout)
+      snprintf(why, sizeof why, "every output is an input, unchanged");
+    else if (nout > 2)
+      snprintf(why, sizeof why,
+               "more than two outputs (Tensat's rules have "
+               "one, its multi-pattern rules two)");
+    else if (nout == 2 && !multi)
+      snprintf(why, sizeof why,
+               "two outputs (written by --format "
+               "tensat-multi)");
+    else if (nout == 1 && multi)
+      snprintf(why, sizeof why, "one output (written by --format tensat)");
+    else
+      for (int k = 0; k < nout && !why[0]; k++) {
+        if (k)
+          ruleio_puts(&one, "\n");
+        tensat_line(r, outs[k], &one, why, sizeof why);
+      }
+    if (!why[0] && !one.oom) {
+      char *key = tensat_canonical(one.s, one.len);
+      int added = key ? strset_add(&seen, key) : -1;
+      if (added < 0) {
+        one.oom = 1;
+      } else if (!added) {
+        snprintf(why, sizeof why,
+                 "same as an earlier rule once variables "
+                 "are renamed");
+      } else {
+        if (written++)
+          ruleio_puts(b, "\n");
+        ruleio_put(b, one.s, one.len);
+        if (st)
+          st->done++;
+      }
     }
-    int oom = one.oom;
+    if (why[0] && ruleio_stats_skip(st, why, i + 1) != BASE_OK)
+      one.oom = 1;
+    oom |= one.oom;
     free(one.s);
-    if (oom)
-      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
+  strset_free(&seen);
+  if (oom)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   return BASE_OK;
 }
 

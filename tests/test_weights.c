@@ -1,0 +1,182 @@
+/* test_weights.c: the safetensors sidecar of a .graph (src/ir/weights.c).
+ *
+ * Writes a graph's weight values, reads them into a fresh parse of the same
+ * graph and writes them again: the two files are byte-identical and the
+ * values equal. Reads a file laid out as another writer would (other key
+ * order, metadata, unpadded header). Malformed files and mismatches with the
+ * graph are errors naming the file and the problem, and leave the graph's
+ * weights untouched.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir/ir.h"
+
+static const char graph_text[] = "graph g\n"
+                                 "input x: [1,2]\n"
+                                 "weight w: [2,3]\n"
+                                 "weight b: [3]\n"
+                                 "weight s: []\n"
+                                 "y = matmul(x, w, b)\n"
+                                 "z = smul(y, s)\n"
+                                 "output z\n";
+
+static ir_graph *parse(void) {
+  base_diag d;
+  ir_graph *g = ir_parse(graph_text, strlen(graph_text), "g.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  return g;
+}
+
+static void set_values(ir_graph *g, const char *name, float first) {
+  int t = ir_find_tensor(g, name);
+  cr_assert(t >= 0);
+  int64_t n = ir_shape_numel(&g->tensors[t].shape);
+  float *v = base_arena_alloc(g->arena, (size_t)n * sizeof *v + 1);
+  cr_assert(v);
+  for (int64_t i = 0; i < n; i++)
+    v[i] = first + 0.25f * (float)i;
+  g->tensors[t].data = v;
+}
+
+static char *tmp_path(void) {
+  char *p = strdup("/tmp/test_weights_XXXXXX");
+  int fd = mkstemp(p);
+  cr_assert(fd >= 0);
+  close(fd);
+  return p;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  base_diag d;
+  char *s = base_read_file(path, len, &d);
+  cr_assert(s, "%s", d.msg);
+  return s;
+}
+
+Test(weights, round_trip_byte_identical) {
+  base_diag d;
+  ir_graph *g = parse();
+  set_values(g, "w", -1.5f);
+  set_values(g, "s", 3.0f); /* b stays without values */
+  cr_assert_eq(ir_weights_count(g), 2);
+  char *p1 = tmp_path(), *p2 = tmp_path();
+  cr_assert_eq(ir_weights_write(g, p1, &d), BASE_OK, "%s", d.msg);
+  ir_graph *h = parse();
+  cr_assert_eq(ir_weights_read(h, p1, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_weights_count(h), 2);
+  int w = ir_find_tensor(h, "w");
+  for (int i = 0; i < 6; i++)
+    cr_assert_eq(h->tensors[w].data[i], -1.5f + 0.25f * (float)i);
+  cr_assert_eq(h->tensors[ir_find_tensor(h, "s")].data[0], 3.0f);
+  cr_assert_null(h->tensors[ir_find_tensor(h, "b")].data);
+  cr_assert_eq(ir_weights_write(h, p2, &d), BASE_OK, "%s", d.msg);
+  size_t n1, n2;
+  char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+  cr_assert_eq(n1, n2);
+  cr_assert(!memcmp(a, b, n1), "the rewritten sidecar differs");
+  /* layout: 8-byte length, header padded to 8, 7 floats */
+  uint64_t hl = 0;
+  for (int i = 7; i >= 0; i--)
+    hl = (hl << 8) | (unsigned char)a[i];
+  cr_assert_eq(hl % 8, 0);
+  cr_assert_eq(n1, 8 + hl + 7 * 4);
+  cr_assert(strstr(a + 8, "\"w\":{\"dtype\":\"F32\",\"shape\":[2,3],"
+                          "\"data_offsets\":[0,24]}"));
+  free(a);
+  free(b);
+  unlink(p1);
+  unlink(p2);
+  free(p1);
+  free(p2);
+  ir_graph_free(g);
+  ir_graph_free(h);
+}
+
+/* A sidecar as another writer lays it out: keys in another order, its own
+ * metadata, no padding. */
+Test(weights, foreign_layout) {
+  const char hdr[] = "{\"s\":{\"data_offsets\":[12,16],\"shape\":[],"
+                     "\"dtype\":\"F32\"},\"__metadata__\":{\"by\":\"other\"},"
+                     "\"b\":{\"dtype\":\"F32\",\"shape\":[3],"
+                     "\"data_offsets\":[0,12]}}";
+  size_t hl = strlen(hdr), n = 8 + hl + 16;
+  uint8_t *buf = calloc(n, 1);
+  buf[0] = (uint8_t)hl;
+  memcpy(buf + 8, hdr, hl);
+  float v[4] = {1, 2, 3, 9};
+  memcpy(buf + 8 + hl, v, sizeof v); /* little-endian host */
+  ir_graph *g = parse();
+  base_diag d;
+  cr_assert_eq(ir_weights_read_mem(g, buf, n, "o.safetensors", &d), BASE_OK,
+               "%s", d.msg);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "b")].data[2], 3.0f);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "s")].data[0], 9.0f);
+  free(buf);
+  ir_graph_free(g);
+}
+
+/* Reads header `hdr` followed by `data` bytes of zeros; expects an error
+ * whose message contains `want`, and no weight changed. */
+static void expect_bad(const char *hdr, size_t data, const char *want) {
+  size_t hl = strlen(hdr), n = 8 + hl + data;
+  uint8_t *buf = calloc(n, 1);
+  for (int i = 0; i < 8; i++)
+    buf[i] = (uint8_t)((uint64_t)hl >> (8 * i));
+  memcpy(buf + 8, hdr, hl);
+  ir_graph *g = parse();
+  base_diag d;
+  cr_assert_neq(ir_weights_read_mem(g, buf, n, "bad.safetensors", &d), BASE_OK,
+                "no error for %s", hdr);
+  cr_assert_str_eq(d.file, "bad.safetensors");
+  cr_assert(strstr(d.msg, want), "'%s' lacks '%s'", d.msg, want);
+  cr_assert_eq(ir_weights_count(g), 0, "a weight was set despite the error");
+  free(buf);
+  ir_graph_free(g);
+}
+
+#define GOOD_B "\"b\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]}"
+
+Test(weights, malformed) {
+  base_diag d;
+  ir_graph *g = parse();
+  uint8_t tiny[5] = {0};
+  cr_assert_neq(ir_weights_read_mem(g, tiny, 5, "t.safetensors", &d), BASE_OK);
+  cr_assert(strstr(d.msg, "no 8-byte header length"), "%s", d.msg);
+  uint8_t big[12] = {200, 0, 0, 0, 0, 0, 0, 0, '{', '}', ' ', ' '};
+  cr_assert_neq(ir_weights_read_mem(g, big, 12, "t.safetensors", &d), BASE_OK);
+  cr_assert(strstr(d.msg, "header length 200 exceeds the 4 bytes"), "%s",
+            d.msg);
+  ir_graph_free(g);
+  expect_bad("{\"b\": [1,", 0, "header (JSON) at byte");
+  expect_bad("[1, 2]", 0, "header is not a JSON object");
+  expect_bad("{" GOOD_B ", \"w\":{\"dtype\":\"F16\",\"shape\":[2,3],"
+             "\"data_offsets\":[12,24]}}",
+             24, "tensor 'w' has dtype F16; weights are float32");
+  expect_bad("{" GOOD_B ", \"q\":{\"dtype\":\"F32\",\"shape\":[1],"
+             "\"data_offsets\":[12,16]}}",
+             16, "tensor 'q' is not a weight of the graph");
+  expect_bad("{\"x\":{\"dtype\":\"F32\",\"shape\":[1,2],"
+             "\"data_offsets\":[0,8]}}",
+             8, "tensor 'x' is not a weight of the graph");
+  expect_bad("{" GOOD_B ", \"w\":{\"dtype\":\"F32\",\"shape\":[3,2],"
+             "\"data_offsets\":[12,36]}}",
+             36, "tensor 'w' has shape [3,2]; the graph says [2,3]");
+  expect_bad("{\"b\":{\"dtype\":\"F32\",\"shape\":[3],"
+             "\"data_offsets\":[0,12]}}",
+             8, "data_offsets [0, 12] do not hold its 3 floats");
+  expect_bad("{\"b\":{\"dtype\":\"F32\",\"shape\":[3]}}", 12,
+             "lacks dtype, shape or data_offsets");
+  expect_bad("{" GOOD_B "," GOOD_B "}", 12, "header (JSON) at byte");
+}
+
+Test(weights, sidecar_path) {
+  char buf[64];
+  ir_weights_path("dir/model.graph", buf, sizeof buf);
+  cr_assert_str_eq(buf, "dir/model.safetensors");
+  ir_weights_path("model.txt", buf, sizeof buf);
+  cr_assert_str_eq(buf, "model.txt.safetensors");
+}
