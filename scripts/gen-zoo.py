@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Generate models/{bert_base,nasnet_a,resnext50_taso}.graph: three networks
-of the TASO/PET evaluation in the .graph format.
+of the TASO/PET evaluation in the .graph format; and csrnet, PET's dilated
+network (not written into models/ so far: docs/mutants.md).
 
 Prints one network as a `.graph` text file, the format specified in
 docs/graph-format.md. Every operator result carries its shape annotation,
@@ -64,12 +65,20 @@ resnext50_taso
     1024 (outputs 256, 512, 1024, 2048). Weights are named after
     torchvision's state-dict keys as in models/resnet50.graph.
 
+csrnet
+    CSRNet (Li et al., CVPR'18), as in PET's evaluation: VGG-16's first ten
+    3x3 convs with three 2x2 max pools, six 3x3 convs with dilation 2
+    (512, 512, 512, 256, 128, 64) and a 1x1 density head to one channel;
+    every conv has a bias (`frontend.K.weight`/`.bias`, `backend.K.*`,
+    `output_layer.*`) and all but the head a fused relu. Input
+    x: [N,3,224,224], output [N,1,28,28].
+
 Usage (Python 3 standard library only):
 
     python3 scripts/gen-zoo.py bert_base > models/bert_base.graph
     python3 scripts/gen-zoo.py nasnet_a -o models/nasnet_a.graph
     python3 scripts/gen-zoo.py resnext50_taso --batch 8 -o /tmp/rx-b8.graph
-    python3 scripts/gen-zoo.py --all           # writes all three into models/
+    python3 scripts/gen-zoo.py --all           # writes every one into models/
     python3 scripts/gen-zoo.py --check --all   # print and assert the op and
                                                # parameter counts; no graph
 
@@ -77,7 +86,7 @@ Usage (Python 3 standard library only):
 --check exclude batch-norm running mean/var and are those of the reference
 models: torchvision resnext50_32x4d (25028904), keras NASNetMobile's
 trainable parameters (5289978), BERT-base's encoder (85054464) plus the
-12 attention scale scalars.
+12 attention scale scalars, CSRNet's 16263489.
 """
 
 import argparse
@@ -483,6 +492,45 @@ def build_resnext50_taso(batch):
     return g
 
 
+# -- CSRNet -----------------------------------------------------------------
+
+# CSRNet (Li et al., CVPR'18; PET's evaluation): VGG-16's first ten 3x3
+# convs and three max pools, then six 3x3 convs with dilation 2 and a 1x1
+# density head; every conv has a bias, all but the head a relu.
+CSR_FRONT = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512]
+CSR_BACK = [512, 512, 512, 256, 128, 64]
+
+
+def csr_conv(g, x, name, out_ch, k=3, dilation=1, relu=True):
+    n, c, h, w = g.shapes[x]
+    wname = g.weight(name + ".weight", [out_ch, c, k, k])
+    bname = g.weight(name + ".bias", [out_ch])
+    params = []
+    if dilation != 1:
+        params.append(("dilation", fmt_list([dilation, dilation])))
+    if relu:
+        params.append(("act", "relu"))
+    return g.op(name, [n, out_ch, h, w], "conv2d", [x, wname, bname], params)
+
+
+def build_csrnet(batch):
+    g = Graph("csrnet")
+    t = g.input("x", [batch, 3, 224, 224])
+    conv = pool = 0
+    for v in CSR_FRONT:
+        if v == "M":
+            t = g.maxpool("frontend.pool%d" % pool, t, 2, 2, "valid")
+            pool += 1
+        else:
+            t = csr_conv(g, t, "frontend.%d" % conv, v)
+            conv += 1
+    for i, v in enumerate(CSR_BACK):
+        t = csr_conv(g, t, "backend.%d" % i, v, dilation=2)
+    t = csr_conv(g, t, "output_layer", 1, k=1, relu=False)
+    g.outputs = [t]
+    return g
+
+
 # -- driver ------------------------------------------------------------------
 
 MODELS = {
@@ -493,6 +541,13 @@ MODELS = {
         "ops": {"matmul": 96, "reshape": 48, "transpose": 48, "smul": 12,
                 "softmax": 12, "ewadd": 24, "layernorm": 24},
         "params": 85054464 + BERT_LAYERS,
+    },
+    "csrnet": {
+        "build": build_csrnet,
+        "describe": "CSRNet (VGG-16 front end, dilation-2 back end), "
+                    "224x224,",
+        "ops": {"conv2d": 17, "maxpool": 3},
+        "params": 16263489,
     },
     "nasnet_a": {
         "build": build_nasnet_a,

@@ -127,6 +127,34 @@ expect 1 "$bin" costdb measure "$tmp/two.graph" --batch 0
 contains "--batch must be 1..1000000"
 unset SUPEROPT_COSTDB
 
+# mutants: boxes, correction and float check per class; listing only
+m="$src/tests/data/good/mutants.graph"
+expect 0 "$bin" mutants "$m" --dump "$tmp/mut"
+contains "4 mutants"
+contains "concat-w at c1 (node 0) + c2 (node 1)"
+contains "wrong box output 0 [0:1,0:4,0:8,5:6]"
+contains "wrong box output 1 [0:1,0:4,0:8,0:1]"
+contains "wrong box output 0 [0:1,0:4,3:5,0:6]"
+contains "by class: concat-w 1 split-h 2 dilated 1"
+grep -q FAILED "$tmp/out" && { echo "FAIL: mutant float check"; fails=$((fails + 1)); }
+[ -s "$tmp/mut/m001.corrected.graph" ] || { echo "FAIL: mutants --dump"; fails=$((fails + 1)); }
+expect 0 "$bin" check "$tmp/mut/m001.corrected.graph"
+expect 0 "$bin" mutants "$m" --class dilated --no-check
+contains "1 mutants"
+contains "0 different"
+expect 1 "$bin" mutants "$m" --class winograd
+contains "unknown class 'winograd'"
+expect 2 "$bin" mutants "$tmp/missing.graph"
+expect 0 "$bin" optimize "$m" -o "$tmp/mut/opt.graph"
+contains "mutants applied: 0 of 4 considered (4 not cheaper"
+contains "verified by the box argument (mutants): 0"
+expect 0 "$bin" optimize "$m" --no-mutants
+grep -q "mutants applied" "$tmp/out" && { echo "FAIL: --no-mutants"; fails=$((fails + 1)); }
+expect 0 "$bin" optimize "$m" --proven-only
+grep -q "mutants applied" "$tmp/out" && { echo "FAIL: --proven-only"; fails=$((fails + 1)); }
+expect 1 "$bin" optimize "$m" --proven-only --allow-unproven
+contains "conflict"
+
 if [ "$fails" != 0 ]; then
   echo "$fails failure(s)"
   exit 1

@@ -25,6 +25,7 @@ typedef struct opt_args {
   const cd_device *dev; /* its device model (estimates) */
   cd_model cost;        /* db + dev, calibrated on the model */
   int check, allow_unproven;
+  int no_mutants, proven_only; /* --no-mutants, --proven-only */
   int drop_weights;   /* --drop-weights: write a .graph without values */
   int patience_given; /* else experiments search without patience */
   int batch;          /* --batch: the model rebatched first (0: as is) */
@@ -49,7 +50,9 @@ enum {
   O_PATIENCE,
   O_BATCH,
   O_DROP,
-  O_LIKE
+  O_LIKE,
+  O_NOMUTANTS,
+  O_PROVENONLY
 };
 
 static const struct option long_opts[] = {
@@ -70,6 +73,8 @@ static const struct option long_opts[] = {
     {"no-merge", no_argument, 0, O_NOMERGE},
     {"drop-weights", no_argument, 0, O_DROP},
     {"like", required_argument, 0, O_LIKE},
+    {"no-mutants", no_argument, 0, O_NOMUTANTS},
+    {"proven-only", no_argument, 0, O_PROVENONLY},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -113,6 +118,8 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_NOMERGE: a->so.merge = 0; return 1;
   case O_DROP: a->drop_weights = 1; return 1;
   case O_LIKE: a->like = v; return 1;
+  case O_NOMUTANTS: a->no_mutants = 1; return 1;
+  case O_PROVENONLY: a->proven_only = 1; return 1;
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
@@ -132,6 +139,12 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   }
   default: return 0;
   }
+}
+
+/* The mutant pass prices with the search's cost model. */
+static double cost_for_mutants(void *u, const ir_graph *g, int node) {
+  const opt_args *a = u;
+  return cd_model_cost((void *)&a->cost, g, node, NULL);
 }
 
 /* Calibrates the cost model on the input model (cd_model_calibrate) and
@@ -186,6 +199,8 @@ static int parse_args(const cli_command *c, int argc, char **argv,
     a->so.budget = a->budget[0];
   if (a->ndepth)
     a->so.max_depth = a->depth[0];
+  if (a->proven_only && a->allow_unproven)
+    return cli_usage_error(c, "--proven-only and --allow-unproven conflict");
   base_diag d;
   if (!(a->dev = cd_device_find(a->device, &d)))
     return cli_usage_error(c, "%s", d.msg);
@@ -318,6 +333,8 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     else
       print_stats(&rs, &st, a.device);
     srch_stats_free(&st);
+    if (h && !a.no_mutants && !a.proven_only)
+      rc = cli_apply_mutants(&h, cost_for_mutants, &a);
   }
   if (h && a.check)
     rc = check_result(g, h);

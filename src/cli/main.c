@@ -182,12 +182,15 @@ static const cli_command commands[] = {
      "       [--alpha A] [--budget B] [--patience P] [--max-depth D]\n"
      "       [--time-limit S] [--device D] [--batch N] [--no-check]\n"
      "       [--allow-unproven] [--region-size N] [--no-merge]\n"
+     "       [--no-mutants] [--proven-only]\n"
      "\n"
      "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
      "convolutions/matmuls where cheaper, then runs a\n"
      "cost-based backtracking search (TASO) with the rules, region by\n"
-     "region, and checks the result against the original on the CPU\n"
-     "executor (max relative error 1e-4) before writing it atomically.\n"
+     "region, applies the partially equivalent mutants that pay (with their\n"
+     "corrections; docs/mutants.md), and checks the result against the\n"
+     "original on the CPU executor (max relative error 1e-4) before writing\n"
+     "it atomically.\n"
      "\n"
      "  --rules F          rule file (default: rules/default.rules of the\n"
      "                     data folder, see --version); every rule must be\n"
@@ -210,6 +213,9 @@ static const cli_command commands[] = {
      "  --db PATH          the cost database (default as in 'costdb')\n"
      "  --region-size N    operators per search region (48)\n"
      "  --no-merge         do not merge sibling convolutions/matmuls\n"
+     "  --no-mutants       apply no mutants\n"
+     "  --proven-only      only proven rewrites: no mutants (verified by the\n"
+     "                     box argument, not proven), no unproven rules\n"
      "  --no-check         skip the end-to-end check\n",
      cli_optimize},
     {"experiment", "run an experiment grid (search) and plot it",
@@ -224,6 +230,24 @@ static const cli_command commands[] = {
      "plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png and\n"
      "DIR/cost_vs_time.png. DIR defaults to experiment-search.\n",
      cli_experiment},
+    {"mutants", "list a model's partially equivalent mutants and their boxes",
+     "usage: superopt mutants MODEL [--class "
+     "conv|concat-w|split-h|dilated|batch-w]...\n"
+     "       [--seed S] [--batch N] [--limit K] [--dump DIR] [--no-check]\n"
+     "\n"
+     "Lists the mutants of MODEL's convolutions (docs/mutants.md): for each,\n"
+     "the grid of boxes of every output, the boxes where the mutant differs\n"
+     "from the original (box analysis in arithmetic modulo 2^31-1, seed S),\n"
+     "the corrected fraction, the error bound, and a float check of mutant +\n"
+     "correction against the original on the CPU. MODEL is not changed.\n"
+     "\n"
+     "  --class C   only class C (repeatable; conv = every class)\n"
+     "  --seed S    seed of the random residues and floats (default 1)\n"
+     "  --batch N   rescale the batch (dim 0 of the inputs) to N\n"
+     "  --limit K   analyse only the first K mutants\n"
+     "  --dump DIR  write DIR/mNNN.{f,g,corrected}.graph\n"
+     "  --no-check  skip the float check\n",
+     cli_mutants},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof *commands)

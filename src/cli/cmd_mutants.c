@@ -1,0 +1,246 @@
+/* cmd_mutants.c: `superopt mutants`: the partially equivalent mutants of a
+ * model's convolutions, with the boxes where each differs from the
+ * original, the correction that makes it exact and its float check
+ * (src/mutant/, docs/mutants.md). A listing for researchers: nothing in the
+ * model is changed. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../mutant/mutant.h"
+#include "cli.h"
+
+typedef struct mut_opts {
+  const char *path, *dump;
+  unsigned mask;
+  uint64_t seed;
+  int batch, limit, check;
+} mut_opts;
+
+static int parse_opts(const cli_command *c, int argc, char **argv,
+                      mut_opts *o) {
+  static const struct option opts[] = {{"class", required_argument, 0, 'c'},
+                                       {"seed", required_argument, 0, 's'},
+                                       {"batch", required_argument, 0, 'b'},
+                                       {"limit", required_argument, 0, 'l'},
+                                       {"dump", required_argument, 0, 'D'},
+                                       {"no-check", no_argument, 0, 'n'},
+                                       {0, 0, 0, 0}};
+  *o = (mut_opts){.seed = 1, .check = 1};
+  int ch;
+  long long v;
+  optind = 1;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    if (ch == '?')
+      return cli_usage_error(c, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+    if (ch == 'n') {
+      o->check = 0;
+      continue;
+    }
+    if (ch == 'D') {
+      o->dump = optarg;
+      continue;
+    }
+    if (ch == 'c') {
+      int k = mutant_class_lookup(optarg);
+      if (k < 0 && strcmp(optarg, "conv") != 0)
+        return cli_usage_error(c,
+                               "unknown class '%s' (conv, concat-w, split-h, "
+                               "dilated, batch-w)",
+                               optarg);
+      o->mask |= k < 0 ? ~0u : 1u << k;
+      continue;
+    }
+    if ((v = cli_parse_count(optarg)) < 0)
+      return cli_usage_error(c, "bad value '%s'", optarg);
+    if (ch == 's')
+      o->seed = (uint64_t)v;
+    else if (ch == 'b' && v >= 1 && v <= 65536)
+      o->batch = (int)v;
+    else if (ch == 'l' && v <= 1000000)
+      o->limit = (int)v;
+    else
+      return cli_usage_error(c, "value '%s' out of range", optarg);
+  }
+  if (!o->mask)
+    o->mask = ~0u;
+  if (argc - optind != 1)
+    return cli_usage_error(c, "expected one MODEL");
+  o->path = argv[optind];
+  return CLI_OK;
+}
+
+static void print_box(const mutant_box *b, int rank) {
+  printf("[");
+  for (int k = 0; k < rank; k++)
+    printf("%s%" PRId64 ":%" PRId64, k ? "," : "", b->lo[k], b->hi[k]);
+  printf("]");
+}
+
+/* Site of mutant m: the model's output names of its nodes. */
+static void print_site(const ir_graph *model, const mutant *m) {
+  for (int i = 0; i < 2 && m->site[i] >= 0; i++)
+    printf("%s%s (node %d)", i ? " + " : "",
+           model->tensors[model->nodes[m->site[i]].out[0]].name, m->site[i]);
+}
+
+static int dump(const char *dir, int i, const mutant *m, const ir_graph *h) {
+  char path[4096];
+  base_diag d;
+  const ir_graph *gs[3] = {m->f, m->g, h};
+  const char *what[3] = {"f", "g", "corrected"};
+  for (int k = 0; k < 3; k++) {
+    if (!gs[k])
+      continue;
+    snprintf(path, sizeof path, "%s/m%03d.%s.graph", dir, i + 1, what[k]);
+    if (ir_write_file(gs[k], path, &d))
+      return cli_report(&d);
+  }
+  return CLI_OK;
+}
+
+/* Analyses, corrects and checks one mutant; prints its block. */
+static int show(const mut_opts *o, const ir_graph *model, int i,
+                const mutant *m, int64_t *wrong, int64_t *total) {
+  base_diag d;
+  mutant_boxes b;
+  ir_graph *h = NULL;
+  if (mutant_analyze(m->f, m->g, o->seed, &b, &d))
+    return cli_report(&d);
+  printf("mutant %d: %s at ", i + 1, mutant_class_name(m->cls));
+  print_site(model, m);
+  printf(": %d -> %d operators\n", m->f->nnodes, m->g->nnodes);
+  for (int k = 0; k < b.nout; k++) {
+    const mutant_grid *gr = &b.grid[k];
+    char sb[96];
+    printf("  output %s %s: %" PRId64 " boxes (",
+           m->f->tensors[m->f->outputs[k]].name,
+           ir_shape_str(&gr->shape, sb, sizeof sb), gr->ncells);
+    for (int a = 0; a < gr->shape.rank; a++)
+      printf("%s%d", a ? "x" : "", gr->ncut[a]);
+    printf("), %" PRId64 " different\n", gr->ndiff);
+  }
+  for (int k = 0; k < b.nwrong; k++) {
+    printf("    wrong box output %d ", b.wrong[k].out);
+    print_box(&b.wrong[k], b.grid[b.wrong[k].out].shape.rank);
+    printf("\n");
+  }
+  printf("  corrected region: %" PRId64 " of %" PRId64
+         " outputs (%.2f%%); %" PRId64 " box corners evaluated\n",
+         b.wrong_numel, b.numel,
+         100.0 * (double)b.wrong_numel / (double)b.numel, b.points);
+  *wrong += b.wrong_numel, *total += b.numel;
+  int rc = CLI_OK;
+  if (mutant_correct(m->f, m->g, b.wrong, b.nwrong, &h, &d))
+    rc = cli_report(&d);
+  if (!rc)
+    printf("  verified by the box argument: P(a different box passes as "
+           "equal) <= %.1e per box (seed %" PRIu64 ")\n",
+           mutant_false_equal_bound(m->f, m->g), o->seed);
+  double err = 0;
+  if (!rc && o->check && mutant_float_check(m->f, h, o->seed, &err, &d))
+    rc = cli_report(&d);
+  if (!rc && o->check) {
+    printf("  float check, mutant + correction vs original: max relative "
+           "error %.2e%s\n",
+           err, err <= 1e-4 ? "" : "  FAILED");
+    rc = err <= 1e-4 ? CLI_OK : CLI_INTERNAL;
+  }
+  if (!rc && o->dump)
+    rc = dump(o->dump, i, m, h);
+  ir_graph_free(h);
+  mutant_boxes_free(&b);
+  return rc;
+}
+
+int cli_mutants(const cli_command *c, int argc, char **argv) {
+  mut_opts o;
+  int rc = parse_opts(c, argc, argv, &o);
+  if (rc)
+    return rc;
+  ir_graph *model = cli_load(o.path, &rc);
+  if (!model)
+    return rc;
+  if (o.batch && (rc = cli_rebatch(&model, o.batch))) {
+    ir_graph_free(model);
+    return rc;
+  }
+  if (o.dump && mkdir(o.dump, 0777)) {
+    struct stat st;
+    if (stat(o.dump, &st) || !S_ISDIR(st.st_mode)) {
+      fprintf(stderr, "superopt mutants: cannot create directory '%s'\n",
+              o.dump);
+      ir_graph_free(model);
+      return CLI_BAD_INPUT;
+    }
+  }
+  mutant_list l = {0};
+  base_diag d;
+  if (mutant_generate(model, o.mask, &l, &d)) {
+    ir_graph_free(model);
+    return cli_report(&d);
+  }
+  int n = o.limit && o.limit < l.n ? o.limit : l.n,
+      count[MUTANT_NCLASSES] = {0};
+  int64_t wrong = 0, total = 0;
+  printf("%s: %d mutants", o.path, l.n);
+  if (n < l.n)
+    printf(" (showing the first %d)", n);
+  printf("\n");
+  for (int i = 0; i < n && !rc; i++) {
+    rc = show(&o, model, i, &l.m[i], &wrong, &total);
+    count[l.m[i].cls]++;
+  }
+  if (!rc) {
+    printf("by class:");
+    for (int k = 0; k < MUTANT_NCLASSES; k++)
+      printf(" %s %d", mutant_class_name((mutant_class)k), count[k]);
+    printf("; corrected outputs, summed over the mutants: %" PRId64
+           " of %" PRId64 " (%.2f%%)\n",
+           wrong, total, total ? 100.0 * (double)wrong / (double)total : 0.0);
+  }
+  mutant_list_free(&l);
+  ir_graph_free(model);
+  return rc;
+}
+
+int cli_apply_mutants(ir_graph **g,
+                      double (*cost)(void *u, const ir_graph *g, int node),
+                      void *u) {
+  mutant_apply_stats st;
+  ir_graph *out = NULL;
+  base_diag d;
+  if (mutant_apply(*g, ~0u, 1, cost, u, &out, &st, &d))
+    return cli_report(&d);
+  printf("mutants applied: %d of %d considered (%d not cheaper, %d "
+         "overlapping, %d refused)%s\n",
+         st.napplied, st.considered, st.not_cheaper, st.overlapping, st.refused,
+         st.napplied ? "; verified by the box argument, not proven" : "");
+  for (int i = 0; i < st.napplied; i++) {
+    const mutant_applied *a = &st.applied[i];
+    printf("  %s at %s%s%s: corrected %" PRId64 " of %" PRId64
+           " outputs (%.2f%%), cost %.2f -> %.2f us (saving %.2f), "
+           "P(false equal) <= %.1e per box\n",
+           mutant_class_name(a->cls), a->site[0], a->site[1][0] ? " + " : "",
+           a->site[1], a->wrong_numel, a->numel,
+           100.0 * (double)a->wrong_numel / (double)a->numel, a->ms_before,
+           a->ms_after, a->ms_before - a->ms_after, a->bound);
+  }
+  double saved = 0;
+  for (int i = 0; i < st.napplied; i++)
+    saved += st.applied[i].ms_before - st.applied[i].ms_after;
+  if (st.napplied)
+    printf("cost after mutants: %.2f us lower than 'cost after'\n", saved);
+  printf("rewrites: proven (rules) as listed above; verified by the box "
+         "argument (mutants): %d\n",
+         st.napplied);
+  mutant_apply_stats_free(&st);
+  ir_graph_free(*g);
+  *g = out;
+  return CLI_OK;
+}

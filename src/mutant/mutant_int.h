@@ -1,0 +1,56 @@
+/* mutant_int.h: internals of the mutant module shared by its files: the
+ * modular evaluator of whole ir_graphs and the cut lines of every tensor.
+ */
+#ifndef SUPEROPT_MUTANT_INT_H
+#define SUPEROPT_MUTANT_INT_H
+
+#include "mutant.h"
+
+/* Residues of every tensor of g (v[g->ntensors], malloc'd) under seed:
+ * inputs and weights seeded by name (as fp_value_hashes does), so two
+ * graphs over the same names read the same values; nodes through
+ * fp_kernel, plus the layout operators and conv2d bias it lacks. */
+base_status mutant_eval(const ir_graph *g, uint64_t seed, uint32_t ***v,
+                        base_diag *d);
+void mutant_vals_free(const ir_graph *g, uint32_t **v);
+
+/* The cut lines of one tensor: along axis k, c[k][0..n[k]-1] sorted
+ * distinct positions p in (0, dim[k]): positions p-1 and p may behave
+ * differently. Between two cuts, moving one step along k is a translation
+ * of everything the value reads (the box argument, docs/mutants.md). */
+typedef struct mutant_cuts {
+  int32_t n[IR_MAX_RANK];
+  int64_t *c[IR_MAX_RANK]; /* malloc'd */
+} mutant_cuts;
+
+/* Cuts of every tensor of g (cuts[g->ntensors], calloc'd): none on inputs
+ * and weights, then per operator. BASE_ERR_PARAM with d for an operator
+ * without a cut rule. */
+base_status mutant_cut_graph(const ir_graph *g, mutant_cuts **cuts,
+                             base_diag *d);
+void mutant_cuts_free(mutant_cuts *c, int n);
+/* Adds position p to axis k of c (ignored unless 0 < p < dim). */
+int mutant_cut_add(mutant_cuts *c, int k, int64_t p, int64_t dim);
+/* Sorts and deduplicates every axis of c. */
+void mutant_cut_norm(mutant_cuts *c);
+
+/* Row-major multi-index of flat position j in s. */
+void mutant_unravel(const ir_shape *s, int64_t j, int64_t *idx);
+
+/* ---- building graphs (gen.c) ---- */
+
+/* Model tensor t as a leaf of dst (same name; a weight stays a weight,
+ * anything else becomes an input; known data copied): its index, or -1. */
+int mutant_leaf(ir_graph *dst, const ir_graph *m, int t, base_diag *d);
+/* Adds a node; returns its first output tensor, or -1 with d set. name
+ * (may be NULL) names that output when the name is unused in g. */
+int mutant_add(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
+               const ir_attrs *a, const char *name, base_diag *d);
+/* slice(x) over [lo, hi) on every axis; output tensor or -1. */
+int mutant_slice(ir_graph *g, int x, const int64_t *lo, const int64_t *hi,
+                 base_diag *d);
+/* concat(xs[0..n-1]) along axis; output tensor or -1. */
+int mutant_concat(ir_graph *g, const int32_t *xs, int n, int axis,
+                  const char *name, base_diag *d);
+
+#endif

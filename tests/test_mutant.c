@@ -1,0 +1,548 @@
+/* test_mutant.c: partially equivalent mutants (src/mutant/): for every class
+ * on small shapes, the box analysis marks exactly the positions where f and
+ * g differ (brute force over every output position) and exactly the region
+ * the class predicts; mutant + correction equals the original on the CPU
+ * executor and in the box analysis; a deliberately wrong correction is
+ * caught; generation and analysis are deterministic for a seed. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mutant/mutant.h"
+
+static ir_graph *parse(const char *text) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "%s", d.msg);
+  return g;
+}
+
+/* A model with one site of each class: c1/c2 share a kernel shape on two
+ * inputs of different widths (concat-w), c3 has a 5x5 kernel and a relu
+ * (split-h), c4 is dilated (dilated), c5 and c6 share their weights. */
+static const char *model_text =
+    "graph m\n"
+    "input a: [1,3,8,6]\n"
+    "input b: [1,3,8,5]\n"
+    "input x: [1,2,8,8]\n"
+    "input z: [1,2,6,6]\n"
+    "weight w1: [4,3,3,3]\n"
+    "weight b1: [4]\n"
+    "weight w2: [4,3,3,3]\n"
+    "weight b2: [4]\n"
+    "weight w3: [3,2,5,5]\n"
+    "weight w4: [3,2,3,3]\n"
+    "weight b4: [3]\n"
+    "weight w5: [2,3,3,3]\n"
+    "c1 = conv2d(a, w1, b1) pad=same\n"
+    "c2 = conv2d(b, w2, b2) pad=same\n"
+    "c3 = conv2d(x, w3) pad=same act=relu\n"
+    "c4 = conv2d(z, w4, b4) pad=same dilation=[3,3]\n"
+    "c5 = conv2d(a, w5) pad=same\n"
+    "c6 = conv2d(b, w5) pad=same\n"
+    "output c1, c2, c3, c4, c5, c6\n";
+
+static mutant make(ir_graph *m, mutant_class c, int n0, int n1) {
+  mutant mu;
+  base_diag d;
+  int32_t nodes[2] = {n0, n1};
+  cr_assert_eq(mutant_make(c, m, nodes, &mu, &d), BASE_OK, "%s", d.msg);
+  return mu;
+}
+
+/* The analysis against brute force, position by position, every output;
+ * returns the number of wrong positions. */
+static int64_t check_exact(const mutant *mu, const mutant_boxes *b,
+                           uint64_t seed) {
+  base_diag d;
+  int64_t wrong = 0;
+  for (int o = 0; o < mu->f->noutputs; o++) {
+    const ir_shape *s = &mu->f->tensors[mu->f->outputs[o]].shape;
+    int64_t n = ir_shape_numel(s), idx[IR_MAX_RANK];
+    uint8_t *mask = malloc((size_t)n);
+    cr_assert_eq(mutant_diff_all(mu->f, mu->g, seed, o, mask, &d), BASE_OK,
+                 "%s", d.msg);
+    for (int64_t j = 0; j < n; j++) {
+      int64_t r = j;
+      for (int k = s->rank - 1; k >= 0; k--)
+        idx[k] = r % s->dim[k], r /= s->dim[k];
+      cr_assert_eq(mutant_in_wrong(b, o, idx), mask[j],
+                   "%s output %d position %lld: boxes say %d, brute force %d",
+                   mutant_class_name(mu->cls), o, (long long)j,
+                   mutant_in_wrong(b, o, idx), mask[j]);
+      wrong += mask[j];
+    }
+    free(mask);
+  }
+  cr_assert_eq(wrong, b->wrong_numel);
+  return wrong;
+}
+
+/* Soundness only: every position where brute force finds f != g lies in a
+ * wrong box (no false "equal"); returns the number of such positions. */
+static int64_t check_sound(const mutant *mu, const mutant_boxes *b,
+                           uint64_t seed) {
+  base_diag d;
+  int64_t wrong = 0;
+  for (int o = 0; o < mu->f->noutputs; o++) {
+    const ir_shape *s = &mu->f->tensors[mu->f->outputs[o]].shape;
+    int64_t n = ir_shape_numel(s), idx[IR_MAX_RANK];
+    uint8_t *mask = malloc((size_t)n);
+    cr_assert_eq(mutant_diff_all(mu->f, mu->g, seed, o, mask, &d), BASE_OK,
+                 "%s", d.msg);
+    for (int64_t j = 0; j < n; j++) {
+      int64_t r = j;
+      for (int k = s->rank - 1; k >= 0; k--)
+        idx[k] = r % s->dim[k], r /= s->dim[k];
+      cr_assert(!mask[j] || mutant_in_wrong(b, o, idx),
+                "output %d position %lld differs outside every wrong box", o,
+                (long long)j);
+      wrong += mask[j];
+    }
+    free(mask);
+  }
+  return wrong;
+}
+
+static void analyze(const mutant *mu, uint64_t seed, mutant_boxes *b) {
+  base_diag d;
+  cr_assert_eq(mutant_analyze(mu->f, mu->g, seed, b, &d), BASE_OK, "%s", d.msg);
+}
+
+/* ---- the box analysis finds exactly the wrong region ---------------------
+ */
+
+Test(mutant, split_h_rows_next_to_the_cut) {
+  ir_graph *m = parse(model_text);
+  mutant mu = make(m, MUTANT_SPLIT_H, 2, -1);
+  mutant_boxes b;
+  analyze(&mu, 7, &b);
+  check_exact(&mu, &b, 7);
+  check_exact(&mu, &b, 8); /* and under another seed */
+  /* 5x5 kernel, cut at row 4: rows 2..5 read across it, every channel
+   * and column */
+  cr_assert_eq(b.nwrong, 1);
+  cr_assert_eq(b.wrong[0].lo[2], 2);
+  cr_assert_eq(b.wrong[0].hi[2], 6);
+  cr_assert_eq(b.wrong_numel, 3 * 4 * 8);
+  cr_assert_lt(b.points, b.numel, "corners only, not every position");
+  mutant_boxes_free(&b);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+Test(mutant, concat_w_boundary_columns) {
+  ir_graph *m = parse(model_text);
+  for (int shared = 0; shared < 2; shared++) {
+    mutant mu = shared ? make(m, MUTANT_CONCAT_W, 4, 5)
+                       : make(m, MUTANT_CONCAT_W, 0, 1);
+    mutant_boxes b;
+    analyze(&mu, 3, &b);
+    check_exact(&mu, &b, 3);
+    /* 3x3 kernel: the last column of the first output, the first of the
+     * second */
+    cr_assert_eq(b.nwrong, 2);
+    cr_assert_eq(b.wrong[0].out, 0);
+    cr_assert_eq(b.wrong[0].lo[3], 5);
+    cr_assert_eq(b.wrong[0].hi[3], 6);
+    cr_assert_eq(b.wrong[1].out, 1);
+    cr_assert_eq(b.wrong[1].lo[3], 0);
+    cr_assert_eq(b.wrong[1].hi[3], 1);
+    int64_t o = shared ? 2 : 4;
+    cr_assert_eq(b.wrong_numel, 2 * o * 8);
+    mutant_boxes_free(&b);
+    ir_graph_free(mu.f), ir_graph_free(mu.g);
+  }
+  ir_graph_free(m);
+}
+
+Test(mutant, dilated_is_equal_everywhere) {
+  ir_graph *m = parse(model_text);
+  mutant mu = make(m, MUTANT_DILATED, 3, -1);
+  mutant_boxes b;
+  analyze(&mu, 5, &b);
+  cr_assert_eq(check_exact(&mu, &b, 5), 0);
+  cr_assert_eq(b.nwrong, 0);
+  mutant_boxes_free(&b);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+/* A wrong mutant: the dilated class with the batch-to-space permutation
+ * broken. Its output rows now step through column phases: g translates
+ * differently from f inside a box, so a box may mix equal and different
+ * positions (reported different: exactness needs f and g to translate
+ * alike), but no different position may be missed (the corners argument,
+ * docs/mutants.md). */
+Test(mutant, broken_mutant_found_exactly) {
+  ir_graph *m = parse(model_text);
+  mutant mu = make(m, MUTANT_DILATED, 3, -1);
+  for (int k = 0; k < mu.g->nnodes; k++) {
+    ir_node *n = &mu.g->nodes[k];
+    if (n->op == IR_OP_TRANSPOSE && n->a.list[0] == 2 && n->a.list[1] == 3) {
+      n->a.list[2] = 1, n->a.list[4] = 0; /* [2,3,1,4,0]: same shape */
+      break;
+    }
+  }
+  mutant_boxes b;
+  analyze(&mu, 5, &b);
+  cr_assert_gt(check_sound(&mu, &b, 5), 0);
+  cr_assert_gt(b.nwrong, 0);
+  mutant_boxes_free(&b);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+/* ---- correction ----------------------------------------------------------
+ */
+
+static ir_graph *corrected(const mutant *mu, const mutant_box *w, int n) {
+  base_diag d;
+  ir_graph *h = NULL;
+  cr_assert_eq(mutant_correct(mu->f, mu->g, w, n, &h, &d), BASE_OK, "%s",
+               d.msg);
+  return h;
+}
+
+static void check_corrected(const mutant *mu) {
+  base_diag d;
+  mutant_boxes b, b2;
+  double err = 1;
+  analyze(mu, 11, &b);
+  ir_graph *h = corrected(mu, b.wrong, b.nwrong);
+  /* exact on floats and in the box analysis */
+  cr_assert_eq(mutant_float_check(mu->f, h, 2, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5, "%s: corrected error %g", mutant_class_name(mu->cls),
+               err);
+  cr_assert_eq(mutant_analyze(mu->f, h, 12, &b2, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(b2.nwrong, 0);
+  /* the mutant alone is wrong where the boxes say */
+  cr_assert_eq(mutant_float_check(mu->f, mu->g, 2, &err, &d), BASE_OK);
+  cr_assert(b.nwrong ? err > 1e-3 : err < 1e-5, "%s: mutant error %g",
+            mutant_class_name(mu->cls), err);
+  /* no correction conv computes a whole output of f */
+  for (int k = mu->g->nnodes; k < h->nnodes; k++)
+    if (h->nodes[k].op == IR_OP_CONV2D)
+      cr_assert_lt(ir_shape_numel(&h->tensors[h->nodes[k].out[0]].shape),
+                   ir_shape_numel(&mu->f->tensors[mu->f->outputs[0]].shape));
+  mutant_boxes_free(&b2);
+  ir_graph_free(h);
+
+  /* deliberately wrong corrections: a box one row short, or moved */
+  for (int i = 0; i < b.nwrong; i++)
+    for (int how = 0; how < 2; how++) {
+      mutant_box *w = malloc(sizeof *w * (size_t)b.nwrong);
+      memcpy(w, b.wrong, sizeof *w * (size_t)b.nwrong);
+      const ir_shape *s = &mu->f->tensors[mu->f->outputs[w[i].out]].shape;
+      /* a spatial axis (a channel range would widen to whole groups):
+       * W unless the box spans it */
+      int ax = w[i].hi[3] - w[i].lo[3] < s->dim[3] ? 3 : 2;
+      if (w[i].hi[ax] - w[i].lo[ax] == s->dim[ax] || how == 0) {
+        ax = w[i].hi[3] - w[i].lo[3] > 1 ? 3 : 2;
+        cr_assert_gt(w[i].hi[ax] - w[i].lo[ax], 1, "a 1x1 box");
+        w[i].hi[ax]--; /* one short */
+      } else if (w[i].hi[ax] < s->dim[ax]) {
+        w[i].lo[ax]++, w[i].hi[ax]++; /* moved */
+      } else {
+        w[i].lo[ax]--, w[i].hi[ax]--;
+      }
+      h = corrected(mu, w, b.nwrong);
+      cr_assert_eq(mutant_float_check(mu->f, h, 2, &err, &d), BASE_OK);
+      cr_assert_gt(err, 1e-3, "%s box %d (%d): a wrong correction passed",
+                   mutant_class_name(mu->cls), i, how);
+      cr_assert_eq(mutant_analyze(mu->f, h, 12, &b2, &d), BASE_OK);
+      cr_assert_gt(b2.nwrong, 0);
+      mutant_boxes_free(&b2);
+      ir_graph_free(h);
+      free(w);
+    }
+  mutant_boxes_free(&b);
+}
+
+Test(mutant, correction_makes_every_class_exact) {
+  ir_graph *m = parse(model_text);
+  int sites[4][3] = {{MUTANT_SPLIT_H, 2, -1},
+                     {MUTANT_CONCAT_W, 0, 1},
+                     {MUTANT_CONCAT_W, 4, 5},
+                     {MUTANT_DILATED, 3, -1}};
+  for (int i = 0; i < 4; i++) {
+    mutant mu = make(m, (mutant_class)sites[i][0], sites[i][1], sites[i][2]);
+    check_corrected(&mu);
+    ir_graph_free(mu.f), ir_graph_free(mu.g);
+  }
+  ir_graph_free(m);
+}
+
+/* Strided and grouped convs: the correction widens to whole groups and
+ * slices with the stride. split-h on a grouped 3x3 conv. */
+Test(mutant, correction_grouped) {
+  ir_graph *m = parse("input x: [2,4,10,6]\n"
+                      "weight w: [6,2,3,3]\n"
+                      "weight b: [6]\n"
+                      "y = conv2d(x, w, b) pad=same groups=2 act=relu\n"
+                      "output y\n");
+  mutant mu = make(m, MUTANT_SPLIT_H, 0, -1);
+  mutant_boxes b;
+  analyze(&mu, 1, &b);
+  check_exact(&mu, &b, 1);
+  cr_assert_eq(b.wrong_numel, 2 * 6 * 2 * 6);
+  mutant_boxes_free(&b);
+  check_corrected(&mu);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+/* batch-w: through transposes and reshapes; wrong in the columns next to
+ * each join between images (not at the outer edges of the row of images). */
+Test(mutant, batch_w_columns_between_images) {
+  ir_graph *m = parse("input x: [3,2,6,5]\n"
+                      "weight w: [4,2,3,3]\n"
+                      "weight b: [4]\n"
+                      "y = conv2d(x, w, b) pad=same act=relu\n"
+                      "output y\n");
+  mutant mu = make(m, MUTANT_BATCH_W, 0, -1);
+  mutant_boxes b;
+  analyze(&mu, 2, &b);
+  cr_assert_eq(check_exact(&mu, &b, 2), 4 * 4 * 6, "one column per join side");
+  int64_t last0[4] = {0, 1, 3, 4}, first1[4] = {1, 0, 0, 0},
+          first0[4] = {0, 0, 0, 0}, last2[4] = {2, 3, 5, 4};
+  cr_assert(mutant_in_wrong(&b, 0, last0) && mutant_in_wrong(&b, 0, first1));
+  cr_assert(!mutant_in_wrong(&b, 0, first0) && !mutant_in_wrong(&b, 0, last2));
+  mutant_boxes_free(&b);
+  check_corrected(&mu);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+/* ---- generation ----------------------------------------------------------
+ */
+
+Test(mutant, generation_is_deterministic) {
+  ir_graph *m = parse(model_text);
+  mutant_list l1 = {0}, l2 = {0};
+  base_diag d;
+  cr_assert_eq(mutant_generate(m, ~0u, &l1, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(mutant_generate(m, ~0u, &l2, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(l1.n, l2.n);
+  int count[MUTANT_NCLASSES] = {0};
+  for (int i = 0; i < l1.n; i++) {
+    char *a = ir_print(l1.m[i].g), *b = ir_print(l2.m[i].g);
+    cr_assert_str_eq(a, b);
+    free(a), free(b);
+    count[l1.m[i].cls]++;
+    mutant_boxes x, y;
+    analyze(&l1.m[i], 9, &x);
+    analyze(&l2.m[i], 9, &y);
+    cr_assert_eq(x.nwrong, y.nwrong);
+    cr_assert(!x.nwrong ||
+              !memcmp(x.wrong, y.wrong, sizeof *x.wrong * (size_t)x.nwrong));
+    mutant_boxes_free(&x), mutant_boxes_free(&y);
+  }
+  /* every conv but c4 splits along H (c4's 7-row window would make every
+   * row wrong); c4 is dilated; (c1,c2) and (c5,c6) are concat-w pairs (c1
+   * with c5: the same input, refused) */
+  cr_assert_eq(count[MUTANT_DILATED], 1);
+  cr_assert_eq(count[MUTANT_CONCAT_W], 2, "%d", count[MUTANT_CONCAT_W]);
+  cr_assert_eq(count[MUTANT_SPLIT_H], 5, "%d", count[MUTANT_SPLIT_H]);
+  mutant_list_free(&l1), mutant_list_free(&l2);
+  ir_graph_free(m);
+}
+
+Test(mutant, refusals_say_why) {
+  ir_graph *m = parse(model_text);
+  mutant mu;
+  base_diag d;
+  int32_t nodes[2] = {0, 4}; /* c1 and c5 read the same input */
+  cr_assert_eq(mutant_make(MUTANT_CONCAT_W, m, nodes, &mu, &d), BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "different inputs"), "%s", d.msg);
+  nodes[0] = 0;
+  cr_assert_eq(mutant_make(MUTANT_DILATED, m, nodes, &mu, &d), BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "dilation"), "%s", d.msg);
+  ir_graph_free(m);
+}
+
+/* ---- applying mutants to a model -----------------------------------------
+ */
+
+/* A toy cost: a conv producing 8 rows or more is expensive, any other node
+ * cheap, so split-h pays and concat-w (whose corrections are full-height
+ * convs) does not. */
+static double toy_cost(void *u, const ir_graph *g, int node) {
+  const ir_node *n = &g->nodes[node];
+  (void)u;
+  if (n->op == IR_OP_CONV2D && g->tensors[n->out[0]].shape.dim[2] >= 8)
+    return 1000;
+  return 1;
+}
+
+Test(mutant, apply_takes_what_pays_and_stays_exact) {
+  ir_graph *m = parse(model_text), *out = NULL, *out2 = NULL;
+  mutant_apply_stats st, st2;
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(mutant_apply(m, ~0u, 1, toy_cost, NULL, &out, &st, &d), BASE_OK,
+               "%s", d.msg);
+  /* split-h on c1, c2, c3, c5, c6; not dilated on c4 (6 rows: cheap
+   * already); both concat-w pairs overlap taken split-h sites */
+  cr_assert_eq(st.considered, 8);
+  cr_assert_eq(st.napplied, 5, "applied %d not_cheaper %d refused %d",
+               st.napplied, st.not_cheaper, st.refused);
+  cr_assert_eq(st.not_cheaper, 1);
+  cr_assert_eq(st.overlapping, 2);
+  for (int i = 0; i < st.napplied; i++)
+    cr_assert_lt(st.applied[i].ms_after, st.applied[i].ms_before);
+  cr_assert_eq(mutant_float_check(m, out, 4, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5);
+  cr_assert_eq(out->noutputs, m->noutputs);
+  for (int i = 0; i < m->noutputs; i++)
+    cr_assert_str_eq(out->tensors[out->outputs[i]].name,
+                     m->tensors[m->outputs[i]].name);
+  /* deterministic */
+  cr_assert_eq(mutant_apply(m, ~0u, 1, toy_cost, NULL, &out2, &st2, &d),
+               BASE_OK);
+  char *a = ir_print(out), *b = ir_print(out2);
+  cr_assert_str_eq(a, b);
+  free(a), free(b);
+  ir_graph_free(out2), mutant_apply_stats_free(&st2);
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+
+  /* concat-w alone: g is cheaper, g + correction is not */
+  cr_assert_eq(
+      mutant_apply(m, 1u << MUTANT_CONCAT_W, 1, toy_cost, NULL, &out, &st, &d),
+      BASE_OK);
+  cr_assert_eq(st.napplied, 0);
+  cr_assert_eq(st.not_cheaper, 2);
+  cr_assert_eq(out->nnodes, m->nnodes);
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+  ir_graph_free(m);
+}
+
+static double cheap_wide(void *u, const ir_graph *g, int node) {
+  const ir_node *n = &g->nodes[node];
+  (void)u;
+  if (n->op == IR_OP_CONV2D && g->tensors[n->out[0]].shape.dim[3] == 6)
+    return 100;
+  return 1;
+}
+
+/* Splicing keeps the graph valid when the first conv's output feeds nodes
+ * before the second conv of a concat-w pair. */
+Test(mutant, apply_concat_w_with_consumers_between) {
+  ir_graph *m = parse("input a: [1,2,8,6]\n"
+                      "input b: [1,2,8,6]\n"
+                      "weight w: [2,2,3,3]\n"
+                      "y1 = conv2d(a, w) pad=same\n"
+                      "r1 = relu(y1)\n"
+                      "y2 = conv2d(b, w) pad=same\n"
+                      "s = ewadd(r1, y2)\n"
+                      "output s\n");
+  mutant_apply_stats st;
+  ir_graph *out = NULL;
+  base_diag d;
+  double err = 1;
+  /* every node costs 1 but a conv over 6 columns: concat-w pays */
+  cr_assert_eq(mutant_apply(m, 1u << MUTANT_CONCAT_W, 1, cheap_wide, NULL, &out,
+                            &st, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_eq(st.napplied, 1);
+  cr_assert_eq(mutant_float_check(m, out, 4, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5);
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+  ir_graph_free(m);
+}
+
+/* ---- many shapes ---------------------------------------------------------
+ */
+
+/* Every class over a grid of kernel sizes (odd and even: 'same' padding is
+ * then asymmetric), dilations, strides along the other axis and sizes: the
+ * analysis is exact against brute force and the correction exact on floats.
+ * Returns the number of mutants checked. */
+static int sweep(mutant_class cls, const char *fmt, const int *v, int nv,
+                 int nvals) {
+  int checked = 0;
+  for (int i = 0; i + nvals <= nv; i += nvals) {
+    char text[1024];
+    int p[8] = {0};
+    memcpy(p, v + i, sizeof *p * (size_t)nvals); /* nvals <= 8 */
+    snprintf(text, sizeof text, fmt, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+             p[7]);
+    ir_graph *m = parse(text);
+    mutant mu;
+    base_diag d;
+    int32_t nodes[2] = {0, 1};
+    if (mutant_make(cls, m, nodes, &mu, &d)) {
+      cr_assert_eq(d.code, BASE_ERR_PARAM, "%s", d.msg);
+      ir_graph_free(m);
+      continue; /* refused: e.g. split-h whose cut rows would be most */
+    }
+    mutant_boxes b;
+    analyze(&mu, 21, &b);
+    check_exact(&mu, &b, 21);
+    mutant_boxes_free(&b);
+    check_corrected(&mu);
+    ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+    checked++;
+  }
+  return checked;
+}
+
+Test(mutant, sweep_split_h) {
+  /* H, W, kh, kw, dilation h, dilation w, stride w */
+  const char *fmt = "input x: [1,2,%d,%d]\n"
+                    "weight w: [3,2,%d,%d]\n"
+                    "y = conv2d(x, w) pad=same dilation=[%d,%d] "
+                    "stride=[1,%d]\n"
+                    "output y\n";
+  int v[] = {8,  6, 2, 3, 1, 1, 1, 10, 7, 3, 2, 1, 1, 2, 12, 5, 4, 1, 1, 1, 1,
+             12, 6, 3, 3, 2, 2, 1, 8,  8, 5, 1, 1, 1, 1, 16, 4, 3, 3, 3, 1, 2};
+  cr_assert_eq(sweep(MUTANT_SPLIT_H, fmt, v, sizeof v / sizeof *v, 7), 6);
+}
+
+Test(mutant, sweep_concat_w) {
+  /* W1, W2, kh, kw, dilation w, groups */
+  const char *fmt = "input a: [1,4,5,%d]\n"
+                    "input b: [1,4,5,%d]\n"
+                    "weight w1: [4,%d,%d,%d]\n"
+                    "weight w2: [4,%d,%d,%d]\n"
+                    "y1 = conv2d(a, w1) pad=same dilation=[1,%d] groups=%d\n"
+                    "y2 = conv2d(b, w2) pad=same dilation=[1,%d] groups=%d\n"
+                    "output y1, y2\n";
+  int rows[][6] = {{4, 7, 3, 3, 1, 1},
+                   {6, 6, 1, 2, 1, 1},
+                   {5, 4, 3, 4, 1, 2},
+                   {7, 5, 3, 3, 2, 4},
+                   {3, 8, 5, 5, 1, 1}};
+  int checked = 0;
+  for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+    char text[1024];
+    int *q = rows[r], cg = 4 / q[5];
+    snprintf(text, sizeof text, fmt, q[0], q[1], cg, q[2], q[3], cg, q[2], q[3],
+             q[4], q[5], q[4], q[5]);
+    ir_graph *m = parse(text);
+    mutant mu = make(m, MUTANT_CONCAT_W, 0, 1);
+    mutant_boxes b;
+    analyze(&mu, 22, &b);
+    check_exact(&mu, &b, 22);
+    mutant_boxes_free(&b);
+    check_corrected(&mu);
+    ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+    checked++;
+  }
+  cr_assert_eq(checked, 5);
+}
+
+Test(mutant, sweep_batch_w_and_dilated) {
+  /* batch-w: N, H, W, kh, kw, dilation w, stride h */
+  const char *bw = "input x: [%d,2,%d,%d]\n"
+                   "weight w: [3,2,%d,%d]\n"
+                   "y = conv2d(x, w) pad=same dilation=[1,%d] stride=[%d,1]\n"
+                   "output y\n";
+  int v[] = {2, 4, 5, 3, 3, 1, 1, 4, 3, 4, 1, 2, 1, 1, 3, 6, 6, 3,
+             4, 1, 2, 2, 5, 7, 5, 3, 2, 1, 3, 4, 4, 1, 1, 1, 1};
+  cr_assert_eq(sweep(MUTANT_BATCH_W, bw, v, sizeof v / sizeof *v, 7), 5);
+  /* dilated: N, H, W, kh, kw, dilation */
+  const char *dl = "input x: [%d,2,%d,%d]\n"
+                   "weight w: [3,2,%d,%d]\n"
+                   "weight b: [3]\n"
+                   "y = conv2d(x, w, b) pad=same dilation=[%d,%d] act=relu\n"
+                   "output y\n";
+  int u[] = {1, 6, 4, 3, 3, 2, 2, 2, 6, 9, 3, 5, 3, 3,
+             1, 8, 8, 5, 3, 4, 4, 2, 4, 6, 1, 3, 2, 2};
+  cr_assert_eq(sweep(MUTANT_DILATED, dl, u, sizeof u / sizeof *u, 7), 4);
+}
