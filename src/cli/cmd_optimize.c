@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "../costdb/costdb.h"
+#include "../fuse/fuse.h"
 #include "../onnx/onnx.h"
 #include "../search/search.h"
 #include "cli.h"
@@ -27,6 +28,7 @@ typedef struct opt_args {
   const cd_device *dev;  /* its device model (estimates) */
   double scale[IR_NOPS]; /* estimate multiplier per operator (calibrate) */
   int check, allow_unproven;
+  int fuse;           /* group element-wise chains after the search */
   int patience_given; /* else experiments search without patience */
   int batch;          /* --batch: the model rebatched first (0: as is) */
   /* experiment grid */
@@ -48,7 +50,8 @@ enum {
   O_DB,
   O_NOMERGE,
   O_PATIENCE,
-  O_BATCH
+  O_BATCH,
+  O_NOFUSE
 };
 
 static const struct option long_opts[] = {
@@ -67,6 +70,7 @@ static const struct option long_opts[] = {
     {"region-size", required_argument, 0, O_REGION},
     {"db", required_argument, 0, O_DB},
     {"no-merge", no_argument, 0, O_NOMERGE},
+    {"no-fuse", no_argument, 0, O_NOFUSE},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -108,6 +112,7 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_NOCHECK: a->check = 0; return 1;
   case O_UNPROVEN: a->allow_unproven = 1; return 1;
   case O_NOMERGE: a->so.merge = 0; return 1;
+  case O_NOFUSE: a->fuse = 0; return 1;
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
@@ -144,12 +149,36 @@ static double db_cost(void *u, const ir_graph *g, int node, int *estimated) {
   return 1000 * ms * (est ? a->scale[g->nodes[node].op] : 1);
 }
 
+static double fuse_cost(void *u, const ir_graph *g, int node) {
+  return db_cost(u, g, node, NULL);
+}
+
+/* The fusion pass after the search (fuse.h): replaces *h when it fused
+ * anything. */
+static int fuse_result(opt_args *a, ir_graph **h) {
+  fuse_options fo = {fuse_cost, a};
+  fuse_stats fs;
+  base_diag d;
+  ir_graph *f = fuse_graph(*h, &fo, &fs, &d);
+  if (!f)
+    return cli_report(&d);
+  printf("fusion: %d fused node%s replace %d operators (%d recomputed, %d "
+         "group%s refused by cost); estimated %.1f -> %.1f us\n",
+         fs.groups, fs.groups == 1 ? "" : "s", fs.fused_ops, fs.recomputed,
+         fs.rejected, fs.rejected == 1 ? "" : "s", fs.cost_before,
+         fs.cost_after);
+  ir_graph_free(*h);
+  *h = f;
+  return CLI_OK;
+}
+
 /* Roofline estimates are optimistic next to measurements (launch and
  * library overheads), so a graph mixing both would favour rewrites into
  * unmeasured shapes. For each operator with measured nodes in g (not
  * weight-only), estimates are scaled by sum(measured) / sum(estimated) over
- * those nodes; other operators keep the plain estimate. Prints the factors
- * used. */
+ * those nodes; other operators keep the plain estimate. Fused nodes (never
+ * measured) take the factor of all measured element-wise nodes. Prints the
+ * factors used. */
 static void calibrate(opt_args *a, const ir_graph *g) {
   double m[IR_NOPS] = {0}, e[IR_NOPS] = {0};
   unsigned char *wo = calloc((size_t)g->nnodes + 1, 1);
@@ -167,6 +196,10 @@ static void calibrate(opt_args *a, const ir_graph *g) {
       continue;
     m[g->nodes[i].op] += ms;
     e[g->nodes[i].op] += x;
+    if (ir_body_op_ok(g->nodes[i].op)) { /* fused: element-wise kernels */
+      m[IR_OP_FUSED] += ms;
+      e[IR_OP_FUSED] += x;
+    }
   }
   free(wo);
   int any = 0;
@@ -198,6 +231,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   memset(a, 0, sizeof *a);
   srch_options_default(&a->so);
   a->check = 1;
+  a->fuse = 1;
   a->device = "h100";
   for (int o = 0; o < IR_NOPS; o++)
     a->scale[o] = 1;
@@ -347,7 +381,12 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
       print_stats(&rs, &st, a.device);
     srch_stats_free(&st);
   }
-  if (h && a.check)
+  size_t olen = a.out ? strlen(a.out) : 0;
+  if (h && a.fuse && olen > 5 && !strcmp(a.out + olen - 5, ".onnx"))
+    printf("fusion: skipped (ONNX has no fused operator)\n");
+  else if (h && a.fuse)
+    rc = fuse_result(&a, &h);
+  if (h && !rc && a.check)
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(h, a.out)))
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);

@@ -169,12 +169,14 @@ static const cli_command commands[] = {
      "[-o OUT.graph|OUT.onnx]\n"
      "       [--alpha A] [--budget B] [--patience P] [--max-depth D]\n"
      "       [--time-limit S] [--device D] [--batch N] [--no-check]\n"
-     "       [--allow-unproven] [--region-size N] [--no-merge]\n"
+     "       [--allow-unproven] [--region-size N] [--no-merge] [--no-fuse]\n"
      "\n"
      "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
      "convolutions/matmuls where cheaper, then runs a\n"
      "cost-based backtracking search (TASO) with the rules, region by\n"
-     "region, and checks the result against the original on the CPU\n"
+     "region, groups element-wise chains into fused nodes where cheaper\n"
+     "(one kernel each, docs/search.md), and checks the result against the "
+     "original on the CPU\n"
      "executor (max relative error 1e-4) before writing it atomically.\n"
      "\n"
      "  --rules F          rule file (default: rules/default.rules of the\n"
@@ -195,6 +197,8 @@ static const cli_command commands[] = {
      "  --db PATH          the cost database (default as in 'costdb')\n"
      "  --region-size N    operators per search region (48)\n"
      "  --no-merge         do not merge sibling convolutions/matmuls\n"
+     "  --no-fuse          no fused nodes (element-wise operators stay\n"
+     "                     separate; ONNX output is never fused)\n"
      "  --no-check         skip the end-to-end check\n",
      cli_optimize},
     {"experiment", "run an experiment grid (search) and plot it",

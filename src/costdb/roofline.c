@@ -112,6 +112,24 @@ static cd_work elementwise(const ir_graph *g, const ir_node *nd) {
   }
 }
 
+/* A fused node: one launch, its inputs read once and its output written
+ * once; the body's operations on every output element. */
+static cd_work fused(const ir_graph *g, const ir_node *nd) {
+  const ir_body *b = ir_body_get(nd->a.body);
+  double per = 0;
+  for (int i = 0; b && i < b->nops; i++)
+    switch (b->ops[i].op) {
+    case IR_OP_SIGMOID:
+    case IR_OP_TANH: per += 4; break;
+    case IR_OP_GELU:
+    case IR_OP_ERF: per += 8; break;
+    case IR_OP_CLIP:
+    case IR_OP_BATCHNORM: per += 2; break;
+    default: per += 1; break;
+    }
+  return kernel(g, nd, per, 0);
+}
+
 static cd_work window(const ir_graph *g, const ir_node *nd) {
   return kernel(g, nd, (double)nd->a.kernel[0] * nd->a.kernel[1], 0);
 }
@@ -141,6 +159,7 @@ cd_work cd_node_work(const ir_graph *g, int node) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: return view;
+  case IR_OP_FUSED: return fused(g, nd);
   default: return elementwise(g, nd);
   }
 }

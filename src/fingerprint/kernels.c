@@ -300,6 +300,7 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: k_const(op, &outs[0], out[0]); return BASE_OK;
+  case IR_OP_FUSED: return BASE_ERR_PARAM; /* fusion runs after the search */
   default: return BASE_ERR_PARAM;
   }
 }

@@ -36,6 +36,10 @@ static double node_flops(const ir_graph *g, const ir_node *n) {
   case IR_OP_SOFTMAX:
   case IR_OP_LAYERNORM:
   case IR_OP_BATCHNORM: return 8.0 * out;
+  case IR_OP_FUSED: {
+    const ir_body *b = ir_body_get(n->a.body);
+    return out * (b ? b->nops : 1);
+  }
   default: return out;
   }
 }
