@@ -574,6 +574,7 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s) {
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: return constant(p, n);
   case IR_OP_RESHAPE: /* a view: shares its input's bytes */
+  case IR_OP_FUSED:   /* generated kernels: gpu_fused_enqueue */
   default: return cudaSuccess;
   }
 }
@@ -585,6 +586,8 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
     st = conv_enqueue(p, n, &p->steps[i], d);
   else if (n->op == IR_OP_MATMUL)
     st = mm_enqueue(p, n, &p->steps[i], d);
+  else if (n->op == IR_OP_FUSED)
+    st = gpu_fused_enqueue(p, n, &p->steps[i], d);
   else {
     cudaError_t e = simple(p, n, &p->steps[i]);
     if (e != cudaSuccess)
