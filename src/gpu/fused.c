@@ -330,7 +330,12 @@ static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
     const load *ld = &G->loads[l];
     int last = o->rank > 0 ? (int)ld->st[o->rank - 1] : 0;
     base_buf_printf(s, "  const %s o%d = ", I, l);
-    offset(s, ld, o->rank, I);
+    int64_t ost[IR_MAX_RANK];
+    bcast(o, o, ost);
+    if (o->rank > 0 && !memcmp(ost, ld->st, sizeof(int64_t) * (size_t)o->rank))
+      base_buf_printf(s, "%s", vec ? "i * 4" : "i"); /* the output's layout */
+    else
+      offset(s, ld, o->rank, I);
     base_buf_printf(s, ";\n");
     if (vec && last == 1)
       base_buf_printf(s,
