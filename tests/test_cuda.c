@@ -339,10 +339,12 @@ static const char *const fused_graphs[] = {
     "y = fused(x) { a = relu($0); b = sigmoid($0); c = tanh($0); d = gelu($0); "
     "e = erf($0); f = ewadd(a, b); g = ewmul(c, d); h = ewsub(f, g); "
     "i = ewadd(h, e); j = clip(i) min=-0.25 max=0.5 }\noutput y\n",
-    /* binary with broadcasting on both sides, last dim a multiple of 4 */
+    /* binary with broadcasting on both sides, last dim a multiple of 4
+       (sqrt of a square: a negative argument would be NaN on both sides) */
     "input x: [2,3,9,8]\nweight w: [8]\nweight u: [3,1,1]\nweight s: []\n"
     "y = fused(x, w, u, s) { a = ewmul($0, $1); b = ewadd(a, $2); "
-    "c = smul(b, $3); d = ewdiv(c, $2); e = sqrt(d); f = ewsub($1, e) }\n"
+    "c = smul(b, $3); d = ewdiv(c, $2); e = ewmul(d, d); f = sqrt(e); "
+    "g = ewsub($1, f) }\n"
     "output y\n",
     /* batch norm + residual + relu (a conv epilogue), both vector paths */
     "input x: [1,6,5,12]\ninput r: [1,6,5,12]\nweight g: [6]\nweight b: [6]\n"
