@@ -182,7 +182,10 @@ static const char *const op_graphs[] = {
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */
+static const char *const cl_graph;
 Test(cuda, op_graphs_are_valid) {
+  ir_graph *cg = parse(cl_graph);
+  ir_graph_free(cg);
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
     base_diag d;
@@ -232,6 +235,41 @@ Test(cuda, every_op_graph_with_poisoned_buffers) {
   compare(g, &strict, 1e-5, "every_op (strict)");
   compare(g, &poison, 1e-5, "every_op (poisoned)");
   compare(g, &eager, 1e-3, "every_op (poisoned, no CUDA graph)");
+  ir_graph_free(g);
+}
+
+/* Convolution chains run channels-last (layout.c): every node kind that
+ * can, mixed layouts through strides, conversions at the boundaries
+ * (transpose, slice, the input), an output that must stay NCHW, prepadding
+ * and filters converted to KRSC; the same graph with --nchw as a control. */
+static const char *const cl_graph =
+    "input x: [2,5,13,11]\nweight w1: [8,5,3,3]\nweight b1: [8]\n"
+    "weight w2: [8,8,3,3]\nweight wd: [8,1,3,3]\nweight wg: [8,4,1,1]\n"
+    "weight g: [8]\nweight bb: [8]\nweight mu: [8]\nweight var: [8]\n"
+    "weight cb: [8,1,1]\nweight wf: [16,10]\n"
+    "a = conv2d(x, w1, b1) act=relu\n"
+    "p = maxpool(a) kernel=[3,3] stride=[2,2] pad=same\n"
+    "c = conv2d(p, w2) stride=[2,2]\n"
+    "n = batchnorm(c, g, bb, mu, var)\nr = relu(n)\ne = ewadd(r, cb)\n"
+    "dw = conv2d(e, wd) groups=8 act=relu\nk = concat(e, dw) axis=1\n"
+    "k2 = concat(k, k) axis=3\ns1, s2 = split(k2) axis=2 sizes=[1,3]\n"
+    "gp = global_avgpool(k)\nsg = sigmoid(gp)\nm = ewmul(k, sg)\n"
+    "gc = conv2d(m, wg) groups=4\n"
+    "ap = avgpool(gc) kernel=[2,2] count_include_pad=0\n"
+    "t = transpose(ap) perm=[0,2,3,1]\n"
+    "sl = slice(s2) starts=[0,0,0,1] ends=[2,16,3,5]\n"
+    "rm = reduce_mean(gc) axes=[1,3]\nf = reshape(gp) shape=[2,16]\n"
+    "y = matmul(f, wf)\noutput e, s1, t, sl, rm, y, m\n";
+
+Test(cuda, channels_last_chain) {
+  need_gpu();
+  ir_graph *g = parse(cl_graph);
+  gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  compare(g, &cl, 1e-3, "channels-last (tf32)");
+  compare(g, &nchw, 1e-3, "nchw (tf32)");
+  compare(g, &strict, 1e-5, "channels-last (strict)");
+  compare(g, &poison, 1e-5, "channels-last (strict, poisoned)");
   ir_graph_free(g);
 }
 
@@ -376,7 +414,7 @@ Test(cuda, fused_sources_compile_with_nvrtc) {
       for (int k = 0; k <= IR_MAX_IN; k++)
         unaligned[k] = (const float *)(uintptr_t)4;
       cr_assert_eq(gpu_fused_source(g, &g->nodes[0], vecok ? NULL : unaligned,
-                                    "sm_90", &src, name, &key, &vec, &d),
+                                    NULL, "sm_90", &src, name, &key, &vec, &d),
                    BASE_OK, "graph %zu: %s", i, d.msg);
       cr_assert(!vecok ? !vec : 1, "unaligned pointers took float4");
       if (getenv("SUPEROPT_TEST_SHOW_SOURCE")) /* for reading them */
@@ -390,6 +428,41 @@ Test(cuda, fused_sources_compile_with_nvrtc) {
     }
     ir_graph_free(g);
   }
+}
+
+/* Channels-last operands (layout.c): the kernel walks the output in NHWC
+ * order and reads each input through its own strides. */
+Test(cuda, fused_source_channels_last_compiles) {
+  ir_graph *g = parse(fused_graphs[2]); /* [1,6,5,12] bn + residual + relu */
+  int64_t nhwc[4] = {6 * 5 * 12, 1, 12 * 6, 6}, nchw[4] = {360, 60, 12, 1};
+  int64_t phys[7][IR_MAX_RANK] = {{0}};
+  for (int k = 0; k < 7; k++) {
+    const int64_t *st = k == 0 || k == 6 ? nhwc : k == 5 ? nchw : NULL;
+    if (st)
+      memcpy(phys[k], st, sizeof nhwc);
+    else
+      phys[k][0] = 1; /* the 1-D batch-norm parameters */
+  }
+  base_diag d;
+  char *src = NULL, name[40], *cubin = NULL;
+  uint64_t key = 0, key_nchw = 0;
+  int vec = -1;
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, "sm_90", &src,
+                                name, &key_nchw, &vec, &d),
+               BASE_OK, "%s", d.msg);
+  free(src);
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL,
+                                (const int64_t(*)[IR_MAX_RANK])phys, "sm_90",
+                                &src, name, &key, &vec, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_neq(key, key_nchw, "the layout is part of the kernel's key");
+  cr_assert(!vec, "NHWC: the innermost dimension is C = 6, no float4");
+  size_t len;
+  cr_assert_eq(gpu_fused_compile(src, name, "sm_90", &cubin, &len, &d), BASE_OK,
+               "%s\n%s", d.msg, src);
+  free(cubin);
+  free(src);
+  ir_graph_free(g);
 }
 
 Test(cuda, fused_compile_error_names_the_source) {
@@ -413,6 +486,24 @@ Test(cuda, fused_kernels_match_cpu) {
     compare(g, NULL, 1e-5, what);
     ir_graph_free(g);
   }
+}
+
+/* A fused node after a convolution runs channels-last (layout.c) and
+ * reads a residual in NCHW; also with channels-last off. */
+Test(cuda, fused_after_conv_any_layout) {
+  need_gpu();
+  ir_graph *g =
+      parse("input x: [2,5,7,9]\ninput r: [2,8,7,9]\nweight w: [8,5,3,3]\n"
+            "weight s: [8]\nweight b: [8]\nweight m: [8]\nweight v: [8]\n"
+            "c = conv2d(x, w)\n"
+            "y = fused(c, s, b, m, v, r) { n = batchnorm($0, $1, $2, $3, $4); "
+            "a = ewadd(n, $5); o = clip(a) min=0 max=6 }\n"
+            "z = conv2d(y, w2)\nweight w2: [4,8,1,1]\noutput z\n");
+  gpu_options o = {.fp32_strict = 1};
+  compare(g, &o, 1e-5, "fused after conv, channels-last");
+  o.nchw = 1;
+  compare(g, &o, 1e-5, "fused after conv, NCHW");
+  ir_graph_free(g);
 }
 
 /* A second context finds every kernel in the disk cache: nothing compiled. */

@@ -27,7 +27,7 @@ typedef struct run_opts {
   const char *path, *device, *dump;
   uint64_t seed;
   int threads, iters, warmup, batch;
-  int check, strict, profile, poison, no_fuse, legacy_conv; /* flags */
+  int check, strict, profile, poison, no_fuse, legacy_conv, nchw; /* flags */
 } run_opts;
 
 static int cmp_double(const void *a, const void *b) {
@@ -56,6 +56,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
                                        {"poison", no_argument, 0, 'P'},
                                        {"no-fuse", no_argument, 0, 'F'},
                                        {"legacy-conv", no_argument, 0, 'L'},
+                                       {"nchw", no_argument, 0, 'N'},
                                        {0, 0, 0, 0}};
   *o = (run_opts){.device = "cpu", .seed = 1, .iters = 1, .warmup = -1};
   int ch;
@@ -70,12 +71,13 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
       *(ch == 'd' ? &o->device : &o->dump) = optarg;
       continue;
     }
-    if (strchr("cfpPFL", ch)) {
+    if (strchr("cfpPFLN", ch)) {
       *(ch == 'c'   ? &o->check
         : ch == 'f' ? &o->strict
         : ch == 'p' ? &o->profile
         : ch == 'P' ? &o->poison
         : ch == 'F' ? &o->no_fuse
+        : ch == 'N' ? &o->nchw
                     : &o->legacy_conv) = 1;
       continue;
     }
@@ -106,10 +108,10 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
     return cli_usage_error(c, "unknown device '%s' (this build has: %s)",
                            o->device, RUN_DEVICES);
   if (!cuda && (o->check || o->strict || o->profile || o->poison ||
-                o->no_fuse || o->legacy_conv || o->warmup >= 0))
+                o->no_fuse || o->legacy_conv || o->nchw || o->warmup >= 0))
     return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
-                              "--no-fuse, --legacy-conv and --warmup need "
-                              "--device cuda");
+                              "--no-fuse, --legacy-conv, --nchw and --warmup "
+                              "need --device cuda");
   if (cuda && o->dump)
     return cli_usage_error(c, "--dump is for --device cpu");
   return CLI_OK;
@@ -371,7 +373,8 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
   gpu_options co = {.fp32_strict = o->strict,
                     .poison = o->poison,
                     .no_fuse = o->no_fuse,
-                    .legacy_conv = o->legacy_conv};
+                    .legacy_conv = o->legacy_conv,
+                    .nchw = o->nchw};
   gpu_ctx *cx = NULL;
   gpu_plan *p = NULL;
   ex_values *v = ex_values_new(g);

@@ -39,7 +39,9 @@ static const cli_command commands[] = {
      "  --profile     per-operator time breakdown and the 10 slowest nodes\n"
      "  --poison      debug: fill every released buffer with NaN\n"
      "  --no-fuse     run a relu after conv/matmul/add/... as its own kernel\n"
-     "  --legacy-conv legacy cuDNN convolution algorithms only\n",
+     "  --legacy-conv legacy cuDNN convolution algorithms only\n"
+     "  --nchw        keep every tensor NCHW (default: convolution chains\n"
+     "                run channels-last, NHWC)\n",
      cli_run},
     {"check", "parse and shape-check a graph, report its operator counts",
      "usage: superopt check GRAPH...\n"

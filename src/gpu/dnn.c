@@ -34,9 +34,16 @@ static cudnnStatus_t set(bdesc d, cudnnBackendAttributeName_t a,
   return cudnnBackendSetAttribute(d, a, t, n, v);
 }
 
-/* An NCHW float tensor descriptor. */
-static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4]) {
+/* A float tensor descriptor of logical dims (N, C, H, W), NCHW or, when
+ * cl, NHWC (for a filter: KRSC) in memory. */
+static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4],
+                            int cl) {
   int64_t st[4] = {dim[1] * dim[2] * dim[3], dim[2] * dim[3], dim[3], 1};
+  if (cl) {
+    st[1] = 1;
+    st[3] = dim[1];
+    st[2] = dim[1] * dim[3];
+  }
   int64_t align = 16;
   cudnnDataType_t f = CUDNN_DATA_FLOAT;
   BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, t));
@@ -99,9 +106,9 @@ static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
   int64_t xd[4], wd[4], yd[4];
   dims_of(k, xd, wd, yd);
   float one = 1.0f, zero = 0.0f;
-  BK(tensor(&g->x, 1, xd));
-  BK(tensor(&g->w, 2, wd));
-  BK(tensor(&g->y, 3, yd));
+  BK(tensor(&g->x, 1, xd, k->cl));
+  BK(tensor(&g->w, 2, wd, k->cl));
+  BK(tensor(&g->y, 3, yd, k->cl));
   BK(conv_desc(&g->conv, k));
   BK(cudnnBackendCreateDescriptor(
       CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &g->op));

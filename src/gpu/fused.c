@@ -6,12 +6,14 @@
  * to a cubin for the device's architecture, loaded with the driver API and
  * launched with cuLaunchKernel (capturable into the plan's CUDA graph).
  *
- * One thread computes one output element, or four consecutive ones along
- * the last dimension (float4 loads and stores) when that dimension is a
- * multiple of 4, every pointer is 16-byte aligned and no per-channel
- * operand varies along it. Each input is read at the output coordinate
- * through its broadcast strides; batch-norm parameters by the channel of
- * the batch norm's own input.
+ * One thread computes one output element, or four consecutive ones in
+ * memory (float4 loads and stores) when the output's innermost dimension
+ * is a multiple of 4, every pointer is 16-byte aligned and every input is
+ * either contiguous or constant along that dimension. Threads walk the
+ * output in its memory order (NCHW, or NHWC where layout.c chose
+ * channels-last); each input is read at the output coordinate through its
+ * own memory strides (any layout) with broadcasting; batch-norm parameters
+ * by the channel of the batch norm's own input.
  *
  * Kernels are cached: in the context (a body at given shapes is compiled
  * once per process) and on disk as <cache>/<key>.cubin, the key hashing the
@@ -114,6 +116,11 @@ typedef struct load {
 typedef struct gen {
   const ir_body *b;
   const ir_shape *out;
+  const int64_t (*phys)[IR_MAX_RANK]; /* memory strides per input, then the
+                                         output; NULL: row-major */
+  int order[IR_MAX_RANK];   /* output dims, outermost in memory first */
+  int inner;                /* the output dim innermost in memory */
+  int64_t ost[IR_MAX_RANK]; /* the output's strides, 0 for size-1 dims */
   load loads[IR_BODY_MAX_OPS * IR_MAX_FIXED_IN];
   int nloads;
   int ref[IR_BODY_MAX_OPS][IR_MAX_FIXED_IN]; /* body operand -> load */
@@ -129,15 +136,41 @@ static int add_load(gen *G, int in, const int64_t *st) {
   return G->nloads++;
 }
 
-/* Strides of x seen through the output (NumPy broadcasting). */
-static void bcast(const ir_shape *x, const ir_shape *o, int64_t *st) {
+/* Strides of x seen through the output (NumPy broadcasting): x's memory
+ * strides mem (NULL: row-major), 0 where x broadcasts. */
+static void bcast(const ir_shape *x, const int64_t *mem, const ir_shape *o,
+                  int64_t *st) {
   int64_t acc = 1;
   memset(st, 0, sizeof(int64_t) * IR_MAX_RANK);
   for (int i = x->rank - 1; i >= 0; i--) {
     int oi = i + o->rank - x->rank;
-    st[oi] = x->dim[i] == 1 ? 0 : acc;
+    st[oi] = x->dim[i] == 1 ? 0 : mem ? mem[i] : acc;
     acc *= x->dim[i];
   }
+}
+
+/* The output's memory order: dims by decreasing memory stride (size-1
+ * dims, stride 0 here, in logical order: they take no room). */
+static void out_order(gen *G) {
+  const ir_shape *o = G->out;
+  bcast(o, G->phys ? G->phys[G->b->nin] : NULL, o, G->ost);
+  for (int j = 0; j < o->rank; j++)
+    G->order[j] = j;
+  for (int a = 1; a < o->rank; a++) /* insertion sort, stable */
+    for (int b = a; b > 0; b--) {
+      int x = G->order[b - 1], y = G->order[b];
+      int64_t sx = o->dim[x] == 1 ? INT64_MAX : G->ost[x];
+      int64_t sy = o->dim[y] == 1 ? INT64_MAX : G->ost[y];
+      if (sx >= sy)
+        break;
+      G->order[b - 1] = y, G->order[b] = x;
+    }
+  G->inner = o->rank > 0 ? G->order[o->rank - 1] : 0;
+  for (int k = o->rank - 1; k >= 0; k--) /* a size-1 dim is never inner */
+    if (o->dim[G->order[k]] != 1) {
+      G->inner = G->order[k];
+      break;
+    }
 }
 
 /* Plans every load; fails (returns -1) on a batch-norm parameter computed
@@ -161,7 +194,7 @@ static int plan_loads(gen *G, const ir_shape *ins, const ir_shape *shapes) {
         G->ref[i][k] = add_load(G, -1 - r, st);
       } else if (r < 0) {
         int64_t st[IR_MAX_RANK];
-        bcast(&ins[-1 - r], G->out, st);
+        bcast(&ins[-1 - r], G->phys ? G->phys[-1 - r] : NULL, G->out, st);
         G->ref[i][k] = add_load(G, -1 - r, st);
       }
     }
@@ -319,20 +352,22 @@ static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
                   "  const %s i = (%s)blockIdx.x * %d + threadIdx.x;\n"
                   "  if (i >= (%s)%lld) return;\n",
                   I, I, THREADS, I, (long long)work);
-  /* coordinates, last dimension first; in vec mode i counts 4s */
+  /* coordinates from the output's memory offset, innermost first; in vec
+   * mode i counts 4s */
   base_buf_printf(s, "  %s r = i%s;\n", I, vec ? " * 4" : "");
-  for (int j = o->rank - 1; j >= 0; j--)
+  for (int k = o->rank - 1; k >= 0; k--) {
+    int j = G->order[k];
     base_buf_printf(s, "  const %s c%d = r %% %lld; r /= %lld;\n", I, j,
                     (long long)o->dim[j], (long long)o->dim[j]);
+  }
   if (o->rank == 0)
     base_buf_printf(s, "  (void)r;\n");
   for (int l = 0; l < G->nloads; l++) {
     const load *ld = &G->loads[l];
-    int last = o->rank > 0 ? (int)ld->st[o->rank - 1] : 0;
+    int last = o->rank > 0 ? (int)ld->st[G->inner] : 0;
     base_buf_printf(s, "  const %s o%d = ", I, l);
-    int64_t ost[IR_MAX_RANK];
-    bcast(o, o, ost);
-    if (o->rank > 0 && !memcmp(ost, ld->st, sizeof(int64_t) * (size_t)o->rank))
+    if (o->rank > 0 &&
+        !memcmp(G->ost, ld->st, sizeof(int64_t) * (size_t)o->rank))
       base_buf_printf(s, "%s", vec ? "i * 4" : "i"); /* the output's layout */
     else
       offset(s, ld, o->rank, I);
@@ -356,7 +391,7 @@ static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
   for (int q = 0; q < 4; q++) {
     base_buf_printf(s, "  y.%c = body(", lane[q]);
     for (int l = 0; l < G->nloads; l++) {
-      int last = (int)G->loads[l].st[o->rank - 1];
+      int last = (int)G->loads[l].st[G->inner];
       if (last == 1)
         base_buf_printf(s, "%sv%d.%c", l ? ", " : "", l, lane[q]);
       else
@@ -517,9 +552,10 @@ void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
  */
 
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
-                             const float *const *ptrs, const char *arch,
-                             char **src, char name[40], uint64_t *key, int *vec,
-                             base_diag *d) {
+                             const float *const *ptrs,
+                             const int64_t (*phys)[IR_MAX_RANK],
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d) {
   const ir_body *b = ir_body_get(n->a.body);
   *src = NULL;
   if (n->op != IR_OP_FUSED || !b || b->nin != n->nin)
@@ -539,15 +575,18 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
   const ir_shape *o = &g->tensors[n->out[0]].shape;
   G->b = b;
   G->out = o;
+  G->phys = phys;
+  out_order(G);
   if (plan_loads(G, ins, shapes)) {
     free(G);
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                          "fused: CUDA code generation needs batch-norm "
                          "parameters that are inputs of the fused node");
   }
-  int v = o->rank > 0 && o->dim[o->rank - 1] % 4 == 0;
+  int v = o->rank > 0 && o->dim[G->inner] % 4 == 0 &&
+          (G->ost[G->inner] == 1 || o->dim[G->inner] == 1);
   for (int l = 0; v && l < G->nloads; l++) {
-    int64_t last = G->loads[l].st[o->rank - 1];
+    int64_t last = G->loads[l].st[G->inner];
     v = last == 0 ||
         (last == 1 && (!ptrs || ((uintptr_t)ptrs[G->loads[l].in] & 15) == 0));
   }
@@ -586,13 +625,18 @@ base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   for (int k = 0; k < n->nin; k++)
     ptrs[k] = p->ptr[n->in[k]];
   ptrs[n->nin] = p->ptr[n->out[0]];
+  int64_t phys[IR_MAX_IN + 1][IR_MAX_RANK]; /* layouts (layout.c) */
+  for (int k = 0; k < n->nin; k++)
+    gpu_strides(p, n->in[k], phys[k]);
+  gpu_strides(p, n->out[0], phys[n->nin]);
   char arch[16], name[40], *src = NULL;
   snprintf(arch, sizeof arch, "sm_%d%d", p->ctx->prop.major,
            p->ctx->prop.minor);
   uint64_t key = 0;
   int vec = 0, idx = -1;
   base_status st =
-      gpu_fused_source(p->g, n, ptrs, arch, &src, name, &key, &vec, d);
+      gpu_fused_source(p->g, n, ptrs, (const int64_t(*)[IR_MAX_RANK])phys, arch,
+                       &src, name, &key, &vec, d);
   if (!st)
     st = get_kernel(p->ctx, src, name, key, &idx, d);
   free(src);

@@ -29,6 +29,9 @@ typedef struct gpu_options {
   int no_graph;    /* 1: launch node by node instead of a CUDA graph */
   int no_fuse;     /* 1: do not fold a relu into the node before it */
   int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
+  int nchw;        /* 1: every tensor NCHW (default 0: convolutions and the
+                      element-wise, pooling and concat nodes between them
+                      run channels-last, NHWC) */
 } gpu_options;
 
 /* Number of usable CUDA devices; 0 when there is no driver or no device. */
@@ -49,11 +52,14 @@ void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
  * n's kernel (*src, malloc'd), its function name and cache key (hash of
  * the source, arch "sm_90" and the NVRTC version), and whether it uses
  * float4 (*vec). ptrs (the node's input pointers, then its output's) are
- * checked for 16-byte alignment; NULL assumes aligned. */
+ * checked for 16-byte alignment; NULL assumes aligned. phys: the memory
+ * strides of each input, then of the output (channels-last tensors);
+ * NULL: row-major. */
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
-                             const float *const *ptrs, const char *arch,
-                             char **src, char name[40], uint64_t *key, int *vec,
-                             base_diag *d);
+                             const float *const *ptrs,
+                             const int64_t (*phys)[IR_MAX_RANK],
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d);
 /* Compiles a generated source with NVRTC for arch ("sm_90") into a cubin
  * (*cubin malloc'd, *len bytes). Needs no GPU. */
 base_status gpu_fused_compile(const char *src, const char *name,

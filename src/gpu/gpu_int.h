@@ -20,6 +20,7 @@
 typedef struct gpu_conv_key {
   int64_t n, c, h, w, o, kh, kw;
   int32_t pad[2], stride[2], dil[2], groups, strict;
+  int32_t cl, pad_; /* channels-last tensors; padding kept zero */
 } gpu_conv_key;
 
 typedef struct gpu_conv_choice {
@@ -80,6 +81,9 @@ typedef struct gpu_conv {
   size_t ws;
   int prepad; /* asymmetric padding: x is copied padded into scratch */
   cxk_pad pad;
+  float *wcl;     /* channels-last: the filter as KRSC (own allocation), or
+                     NULL when w serves as is (1x1 kernels, NCHW) */
+  int wcl_static; /* w is a weight or weight-only: wcl filled at upload */
 } gpu_conv;
 
 typedef struct gpu_mm gpu_mm;
@@ -103,6 +107,10 @@ typedef struct gpu_step {
   gpu_mm *mm;
   int fused;            /* fused node: 1 + its kernel's index in ctx->fks */
   int64_t fused_blocks; /* its grid */
+  int cl;               /* runs channels-last (layout.c) */
+  size_t *cin_off;      /* per input: offset in scratch of its copy converted to
+                           the node's layout, (size_t)-1 when read as is; NULL
+                           when no input is converted */
 } gpu_step;
 
 struct gpu_plan {
@@ -118,6 +126,8 @@ struct gpu_plan {
   gpu_step *steps;
   unsigned char *wonly; /* node computes from weights and constants only:
                            run once by gpu_plan_upload, not in each replay */
+  unsigned char *cl;    /* tensor stored channels-last (NHWC): rank 4 with
+                           H * W > 1 only (layout.c) */
   cudaGraphExec_t exec;
   int captured;
 };
@@ -178,6 +188,23 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
 /* Looks up or times cuBLASLt's candidates for m (descriptors set up). */
 base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
                           base_diag *d);
+
+/* layout.c: chooses each node's layout (channels-last or NCHW) and each
+ * tensor's; called before the steps are prepared. */
+base_status gpu_layout_assign(gpu_plan *p, base_diag *d);
+/* layout.c: after the steps are prepared: which inputs each node converts
+ * to its own layout, in its scratch (grows scratch_bytes). */
+base_status gpu_layout_conversions(gpu_plan *p, base_diag *d);
+/* Whether t's bytes are NHWC. */
+int gpu_is_cl(const gpu_plan *p, int t);
+/* Strides of t's logical (N, C, H, W, ...) coordinates in its bytes. */
+void gpu_strides(const gpu_plan *p, int t, int64_t st[CXK_RANK]);
+/* Enqueues a copy of t's bytes (shape s) from src to dst in the other
+ * layout: to NHWC when to_cl, else to NCHW. */
+cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
+                        float *dst, int to_cl);
+/* The pointer node i reads its input k from (converted copy or tensor). */
+const float *gpu_in(const gpu_plan *p, int i, int k);
 
 /* gpu_ops.c: prepares node i of p (descriptors, algorithms, scratch size);
  * called before memory is planned. */

@@ -49,6 +49,7 @@ typedef struct cxk_pool {
   int64_t n, c, h, w, oh, ow;
   int kh, kw, sh, sw, pt, pl;
   int is_max, count_include_pad;
+  int cl; /* x and y channels-last (NHWC) */
 } cxk_pool;
 
 /* Padding: out[dims] = in[coords - before] where inside in, else value. */

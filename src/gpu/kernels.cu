@@ -203,9 +203,22 @@ __global__ void k_batchnorm(const float *x, const float *scale,
 template <typename I>
 __global__ void k_pool(const float *x, float *y, I n, cxk_pool p) {
   GRID_LOOP_T(I, i, n) {
-    I ow = (I)p.ow, oh = (I)p.oh;
-    I ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
-    const float *xp = x + (int64_t)plane * p.h * p.w;
+    I ow = (I)p.ow, oh = (I)p.oh, c = (I)p.c;
+    /* NCHW: plane = n * C + c, one plane of h * w; NHWC: element (y, x) of
+       image n, channel ch at ((n * h + y) * w + x) * C + ch */
+    I ox, oy, plane, ch = 0, cs = 1;
+    if (p.cl) {
+      ch = i % c;
+      ox = (i / c) % ow;
+      oy = (i / (c * ow)) % oh;
+      plane = i / (c * ow * oh);
+      cs = c;
+    } else {
+      ox = i % ow;
+      oy = (i / ow) % oh;
+      plane = i / (ow * oh);
+    }
+    const float *xp = x + (int64_t)plane * p.h * p.w * cs + ch;
     int y0 = (int)oy * p.sh - p.pt, x0 = (int)ox * p.sw - p.pl;
     int h = (int)p.h, w = (int)p.w;
     float best = -INFINITY, sum = 0.0f;
@@ -218,7 +231,7 @@ __global__ void k_pool(const float *x, float *y, I n, cxk_pool p) {
         int xx = x0 + kx;
         if (xx < 0 || xx >= w)
           continue;
-        float v = xp[yy * w + xx];
+        float v = xp[(int64_t)(yy * w + xx) * cs];
         best = v > best ? v : best;
         sum += v;
         cnt++;

@@ -26,6 +26,10 @@ static void strides_of(const ir_shape *s, int64_t st[CXK_RANK]) {
   }
 }
 
+/* Input k of node n: its bytes, or their copy in the node's layout. */
+#define IN(p, n, k) gpu_in((p), (int)((n) - (p)->g->nodes), (k))
+#define STEP(p, n) (&(p)->steps[(n) - (p)->g->nodes])
+
 static int act_fn(int act) {
   switch (act) {
   case IR_ACT_RELU: return CXK_RELU;
@@ -42,8 +46,8 @@ int gpu_effective_act(const ir_node *n, const gpu_step *s) {
 
 /* ---- convolution --------------------------------------------------------- */
 
-static base_status conv_descs(gpu_plan *p, const ir_node *n, gpu_conv *cv,
-                              gpu_conv_key *k, base_diag *d) {
+static base_status conv_descs(gpu_plan *p, const ir_node *n, int cl,
+                              gpu_conv *cv, gpu_conv_key *k, base_diag *d) {
   const ir_shape *x = shp(p, n->in[0]), *w = shp(p, n->in[1]);
   const ir_shape *y = shp(p, n->out[0]);
   const int32_t *pd = n->a.pad;
@@ -59,6 +63,12 @@ static base_status conv_descs(gpu_plan *p, const ir_node *n, gpu_conv *cv,
     q->odim[3] = wd += pd[1] + pd[3];
     q->before[2] = pd[0];
     q->before[3] = pd[1];
+    if (cl) { /* the same padding over the bytes' (n, h, w, c) order */
+      int64_t id[4] = {x->dim[0], x->dim[2], x->dim[3], x->dim[1]};
+      int64_t od[4] = {x->dim[0], h, wd, x->dim[1]};
+      memcpy(q->idim, id, sizeof id), memcpy(q->odim, od, sizeof od);
+      q->before[1] = pd[0], q->before[2] = pd[1], q->before[3] = 0;
+    }
     ph = pw = 0;
   }
   *k = (gpu_conv_key){x->dim[0],
@@ -72,20 +82,22 @@ static base_status conv_descs(gpu_plan *p, const ir_node *n, gpu_conv *cv,
                       {n->a.stride[0], n->a.stride[1]},
                       {n->a.dilation[0], n->a.dilation[1]},
                       n->a.groups,
-                      p->ctx->opt.fp32_strict};
+                      p->ctx->opt.fp32_strict,
+                      cl,
+                      0};
+  cudnnTensorFormat_t fmt = cl ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->x));
   GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->y));
   GPU_DNN(d, cudnnCreateFilterDescriptor(&cv->w));
   GPU_DNN(d, cudnnCreateConvolutionDescriptor(&cv->conv));
-  GPU_DNN(d,
-          cudnnSetTensor4dDescriptor(cv->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                     (int)k->n, (int)k->c, (int)h, (int)wd));
-  GPU_DNN(d, cudnnSetTensor4dDescriptor(
-                 cv->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)y->dim[0],
-                 (int)y->dim[1], (int)y->dim[2], (int)y->dim[3]));
-  GPU_DNN(d, cudnnSetFilter4dDescriptor(
-                 cv->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)w->dim[0],
-                 (int)w->dim[1], (int)w->dim[2], (int)w->dim[3]));
+  GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->x, fmt, CUDNN_DATA_FLOAT, (int)k->n,
+                                        (int)k->c, (int)h, (int)wd));
+  GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->y, fmt, CUDNN_DATA_FLOAT,
+                                        (int)y->dim[0], (int)y->dim[1],
+                                        (int)y->dim[2], (int)y->dim[3]));
+  GPU_DNN(d, cudnnSetFilter4dDescriptor(cv->w, CUDNN_DATA_FLOAT, fmt,
+                                        (int)w->dim[0], (int)w->dim[1],
+                                        (int)w->dim[2], (int)w->dim[3]));
   GPU_DNN(d, cudnnSetConvolution2dDescriptor(
                  cv->conv, ph, pw, n->a.stride[0], n->a.stride[1],
                  n->a.dilation[0], n->a.dilation[1], CUDNN_CROSS_CORRELATION,
@@ -111,9 +123,17 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   if (!cv)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   gpu_conv_key k;
-  base_status st = conv_descs(p, n, cv, &k, d);
+  base_status st = conv_descs(p, n, s->cl, cv, &k, d);
   if (st)
     return st;
+  const ir_shape *ws = shp(p, n->in[1]);
+  if (s->cl && ws->dim[2] * ws->dim[3] > 1) { /* the filter as KRSC */
+    const ir_tensor *w = &p->g->tensors[n->in[1]];
+    cv->wcl_static =
+        w->kind == IR_T_WEIGHT || (w->kind == IR_T_VALUE && p->wonly[w->node]);
+    GPU_CUDA(d, cudaMalloc((void **)&cv->wcl,
+                           sizeof(float) * (size_t)ir_shape_numel(ws)));
+  }
   gpu_conv_choice ch;
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
@@ -146,8 +166,13 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                                 base_diag *d) {
   gpu_conv *cv = s->conv;
   gpu_ctx *c = p->ctx;
-  const float *x = p->ptr[n->in[0]], *w = p->ptr[n->in[1]];
+  const float *x = IN(p, n, 0), *w = p->ptr[n->in[1]];
   float *y = p->ptr[n->out[0]];
+  if (cv->wcl) {
+    if (!cv->wcl_static) /* else converted once, at upload */
+      GPU_CUDA(d, gpu_convert(c->stream, shp(p, n->in[1]), w, cv->wcl, 1));
+    w = cv->wcl;
+  }
   if (cv->prepad) {
     GPU_CUDA(d, cxk_pad_nd(c->stream, x, s->scratch, &cv->pad));
     x = s->scratch;
@@ -174,7 +199,7 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     GPU_CUDA(d,
              cxk_bias_act(c->stream, y, n->nin == 3 ? p->ptr[n->in[2]] : NULL,
                           ir_shape_numel(ys), ys->dim[1],
-                          ys->dim[2] * ys->dim[3], act_fn(act)));
+                          s->cl ? 1 : ys->dim[2] * ys->dim[3], act_fn(act)));
   return BASE_OK;
 }
 
@@ -272,8 +297,8 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
         d, cublasLtMatmulDescSetAttribute(
                m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   const float one = 1.0f, zero = 0.0f;
-  GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, p->ptr[n->in[1]], m->la,
-                             p->ptr[n->in[0]], m->lb, &zero, y, m->lc, y, m->lc,
+  GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, IN(p, n, 1), m->la,
+                             IN(p, n, 0), m->lb, &zero, y, m->lc, y, m->lc,
                              &m->algo, p->ws, m->ws, c->stream));
   if (m->post_bias || m->post_act)
     GPU_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
@@ -284,14 +309,24 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
 /* ---- element-wise ---------------------------------------------------------
  */
 
-static void bcast_strides(const ir_shape *x, const ir_shape *o, int64_t *st) {
+/* Strides of input t over the output's logical coordinates (0 where t
+ * is broadcast), in either layout. */
+static void bcast_strides(const gpu_plan *p, int t, const ir_shape *o,
+                          int64_t *st) {
+  const ir_shape *x = shp(p, t);
   int64_t xs[CXK_RANK];
-  strides_of(x, xs);
+  gpu_strides(p, t, xs);
   int shift = o->rank - x->rank;
   for (int i = 0; i < o->rank; i++) {
     int xi = i - shift;
     st[i] = xi >= 0 && x->dim[xi] != 1 ? xs[xi] : 0;
   }
+}
+
+/* A channels-last output is walked in its bytes' order (n, h, w, c). */
+static void to_cl_order(int64_t *v) {
+  int64_t c = v[1];
+  v[1] = v[2], v[2] = v[3], v[3] = c;
 }
 
 static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
@@ -300,17 +335,22 @@ static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
   int64_t cnt = ir_shape_numel(o);
   const float *pa = p->ptr[n->in[0]], *pb = p->ptr[n->in[1]];
   float *po = p->ptr[n->out[0]];
-  if (ir_shape_eq(a, o) && ir_shape_eq(b, o))
+  int ocl = gpu_is_cl(p, n->out[0]);
+  if (ir_shape_eq(a, o) && ir_shape_eq(b, o) && gpu_is_cl(p, n->in[0]) == ocl &&
+      gpu_is_cl(p, n->in[1]) == ocl)
     return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, NULL, relu);
   cxk_bcast bc = {.rank = o->rank};
   memcpy(bc.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
-  bcast_strides(a, o, bc.sa);
-  bcast_strides(b, o, bc.sb);
+  bcast_strides(p, n->in[0], o, bc.sa);
+  bcast_strides(p, n->in[1], o, bc.sb);
+  if (ocl) {
+    to_cl_order(bc.dim), to_cl_order(bc.sa), to_cl_order(bc.sb);
+  }
   return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, relu);
 }
 
 static cudaError_t unary(gpu_plan *p, const ir_node *n, int fn) {
-  return cxk_unary(p->ctx->stream, fn, p->ptr[n->in[0]], p->ptr[n->out[0]],
+  return cxk_unary(p->ctx->stream, fn, IN(p, n, 0), p->ptr[n->out[0]],
                    ir_shape_numel(shp(p, n->out[0])), n->a.lo, n->a.hi);
 }
 
@@ -345,15 +385,27 @@ static cudaError_t copy_rows(gpu_plan *p, float *dst, int64_t dpitch,
                            cudaMemcpyDeviceToDevice, p->ctx->stream);
 }
 
+/* Shape and axis over the bytes' order: (n, h, w, c) when channels-last. */
+static ir_shape bytes_order(const gpu_plan *p, const ir_node *n, int t,
+                            int *axis) {
+  ir_shape s = *shp(p, t);
+  if (STEP(p, n)->cl && s.rank == 4) {
+    to_cl_order(s.dim);
+    static const int pos[4] = {0, 3, 1, 2};
+    *axis = pos[n->a.axis];
+  }
+  return s;
+}
+
 static cudaError_t concat(gpu_plan *p, const ir_node *n) {
-  const ir_shape *o = shp(p, n->out[0]);
   int axis = n->a.axis;
+  ir_shape os = bytes_order(p, n, n->out[0], &axis), *o = &os;
   rows r = rows_of(o, axis);
   int64_t pitch = o->dim[axis] * r.inner, at = 0;
   for (int k = 0; k < n->nin; k++) {
-    int64_t w = shp(p, n->in[k])->dim[axis] * r.inner;
-    cudaError_t e = copy_rows(p, p->ptr[n->out[0]] + at, pitch,
-                              p->ptr[n->in[k]], w, w, r.outer);
+    int64_t w = shp(p, n->in[k])->dim[n->a.axis] * r.inner;
+    cudaError_t e =
+        copy_rows(p, p->ptr[n->out[0]] + at, pitch, IN(p, n, k), w, w, r.outer);
     if (e != cudaSuccess)
       return e;
     at += w;
@@ -362,14 +414,14 @@ static cudaError_t concat(gpu_plan *p, const ir_node *n) {
 }
 
 static cudaError_t split(gpu_plan *p, const ir_node *n) {
-  const ir_shape *x = shp(p, n->in[0]);
   int axis = n->a.axis;
+  ir_shape xs = bytes_order(p, n, n->in[0], &axis), *x = &xs;
   rows r = rows_of(x, axis);
   int64_t pitch = x->dim[axis] * r.inner, at = 0;
   for (int k = 0; k < n->nout; k++) {
-    int64_t w = shp(p, n->out[k])->dim[axis] * r.inner;
-    cudaError_t e = copy_rows(p, p->ptr[n->out[k]], w, p->ptr[n->in[0]] + at,
-                              pitch, w, r.outer);
+    int64_t w = shp(p, n->out[k])->dim[n->a.axis] * r.inner;
+    cudaError_t e =
+        copy_rows(p, p->ptr[n->out[k]], w, IN(p, n, 0) + at, pitch, w, r.outer);
     if (e != cudaSuccess)
       return e;
     at += w;
@@ -390,7 +442,7 @@ static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
     if (is_slice)
       w.soff += n->a.list[i] * ist[i];
   }
-  return cxk_copy(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[0]], &w);
+  return cxk_copy(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &w);
 }
 
 /* pad (before-pads in a.list) or enlarge (centred zero padding). */
@@ -402,7 +454,7 @@ static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
     q.idim[i] = x->dim[i];
     q.before[i] = is_enlarge ? (o->dim[i] - x->dim[i]) / 2 : n->a.list[i];
   }
-  return cxk_pad_nd(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[0]], &q);
+  return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
 
 /* ---- pooling, normalisation, reduction ------------------------------------
@@ -416,15 +468,16 @@ static cudaError_t pool(gpu_plan *p, const ir_node *n, int is_max) {
                 n->a.kernel[0], n->a.kernel[1],
                 n->a.stride[0], n->a.stride[1],
                 n->a.pad[0],    n->a.pad[1],
-                is_max,         n->a.count_include_pad};
-  return cxk_pool2d(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[0]], &q);
+                is_max,         n->a.count_include_pad,
+                STEP(p, n)->cl};
+  return cxk_pool2d(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
 
 /* Mean over the axes flagged in red[] (global_avgpool: H and W). */
 static cudaError_t reduce(gpu_plan *p, const ir_node *n, const int *red) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t ist[CXK_RANK];
-  strides_of(x, ist);
+  gpu_strides(p, n->in[0], ist);
   cxk_reduce r = {.nout = 1, .count = 1};
   for (int i = 0; i < x->rank; i++) {
     if (red[i]) {
@@ -454,10 +507,10 @@ static cudaError_t reduce_node(gpu_plan *p, const ir_node *n) {
 static cudaError_t batchnorm(gpu_plan *p, const ir_node *n, int relu) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t cnt = ir_shape_numel(x), c = x->dim[1];
-  return cxk_batchnorm(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->in[1]],
+  int64_t inner = STEP(p, n)->cl ? 1 : cnt / (x->dim[0] * c);
+  return cxk_batchnorm(p->ctx->stream, IN(p, n, 0), p->ptr[n->in[1]],
                        p->ptr[n->in[2]], p->ptr[n->in[3]], p->ptr[n->in[4]],
-                       p->ptr[n->out[0]], cnt, c, cnt / (x->dim[0] * c),
-                       n->a.eps, relu);
+                       p->ptr[n->out[0]], cnt, c, inner, n->a.eps, relu);
 }
 
 static cudaError_t softmax(gpu_plan *p, const ir_node *n) {
@@ -467,7 +520,7 @@ static cudaError_t softmax(gpu_plan *p, const ir_node *n) {
     outer *= x->dim[i];
   for (int i = n->a.axis + 1; i < x->rank; i++)
     inner *= x->dim[i];
-  return cxk_softmax(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[0]], outer,
+  return cxk_softmax(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], outer,
                      x->dim[n->a.axis], inner);
 }
 
@@ -476,7 +529,7 @@ static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
   int64_t rows = 1, len = 1;
   for (int i = 0; i < x->rank; i++)
     *(i < n->a.axis ? &rows : &len) *= x->dim[i];
-  return cxk_layernorm(p->ctx->stream, p->ptr[n->in[0]],
+  return cxk_layernorm(p->ctx->stream, IN(p, n, 0),
                        n->nin > 1 ? p->ptr[n->in[1]] : NULL,
                        n->nin > 2 ? p->ptr[n->in[2]] : NULL, p->ptr[n->out[0]],
                        rows, len, n->a.eps);
@@ -522,6 +575,7 @@ void gpu_step_release(gpu_step *s) {
       cudnnDestroyActivationDescriptor(c->act);
     if (c->vp)
       cudnnBackendDestroyDescriptor(c->vp);
+    cudaFree(c->wcl);
     free(c);
   }
   if (s->mm) {
@@ -536,6 +590,7 @@ void gpu_step_release(gpu_step *s) {
       cublasLtMatmulDescDestroy(m->desc);
     free(m);
   }
+  free(s->cin_off);
   memset(s, 0, sizeof *s);
 }
 
@@ -581,7 +636,13 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s) {
 
 base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
+  const gpu_step *s = &p->steps[i];
   base_status st = BASE_OK;
+  for (int k = 0; s->cin_off && k < n->nin; k++)
+    if (s->cin_off[k] != (size_t)-1)
+      GPU_CUDA(d,
+               gpu_convert(p->ctx->stream, shp(p, n->in[k]), p->ptr[n->in[k]],
+                           (float *)gpu_in(p, i, k), s->cl));
   if (n->op == IR_OP_CONV2D)
     st = conv_enqueue(p, n, &p->steps[i], d);
   else if (n->op == IR_OP_MATMUL)

@@ -184,6 +184,7 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
     if (p->last[t] == g->nnodes)
       p->last[t] = -1;
   mark_weight_only(p, first);
+  st = gpu_layout_assign(p, d);
   for (int i = 0; !st && i < g->nnodes; i++) {
     st = gpu_step_prepare(p, i, d);
     gpu_step *s = &p->steps[i];
@@ -191,6 +192,8 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
     if (ws > p->ws_bytes)
       p->ws_bytes = ws;
   }
+  if (!st)
+    st = gpu_layout_conversions(p, d);
   if (!st)
     st = plan_arena(p, root, first, d);
   if (!st)
@@ -249,7 +252,7 @@ void gpu_plan_free(gpu_plan *p) {
   cudaFree(p->persist);
   cudaFree(p->ws);
   free(p->steps), free(p->ptr), free(p->last), free(p->root);
-  free(p->wonly);
+  free(p->wonly), free(p->cl);
   free(p);
 }
 
@@ -281,6 +284,14 @@ base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {
       if (st)
         return st;
     }
+  for (int i = 0; i < g->nnodes; i++) { /* channels-last filters, once */
+    const gpu_conv *cv = p->steps[i].conv;
+    if (cv && cv->wcl && cv->wcl_static) {
+      int w = g->nodes[i].in[1];
+      GPU_CUDA(d, gpu_convert(p->ctx->stream, &g->tensors[w].shape, p->ptr[w],
+                              cv->wcl, 1));
+    }
+  }
   GPU_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
   return BASE_OK;
 }

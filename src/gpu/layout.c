@@ -1,0 +1,208 @@
+/* layout.c: channels-last (NHWC) execution of convolution chains.
+ *
+ * cuDNN's TF32 tensor-core convolutions work in NHWC: handed NCHW tensors
+ * they transpose internally, and at batch 1 a ResNet-18 convolution costs
+ * 1.6x its channels-last time (scripts/conv-study.py on an H100: 467 vs
+ * 293 us for the network's convolutions). Logical shapes stay NCHW in the
+ * IR; only the bytes of a tensor change order.
+ *
+ * The choice, node by node in topological order:
+ *   - a convolution runs channels-last unless its output must be NCHW;
+ *   - an element-wise, batch-norm, fused, pooling, concat, split or
+ *     spatial reduction node runs channels-last when one of its rank-4
+ *     inputs is;
+ *   - every other node (matmul, reshape, transpose, slice, pad, softmax,
+ *     layer norm, constants) and every weight-only node runs NCHW.
+ * A node's rank-4 outputs with H * W > 1 take its layout (a reduction's
+ * output is NCHW). Tensors with H * W == 1 are the same bytes in both
+ * layouts and always count as NCHW. Graph inputs, weights and graph outputs
+ * are NCHW; so is every tensor a view (reshape) reads, and a node producing
+ * one runs NCHW. Where a node needs an input in the other layout, it
+ * converts it into its own scratch first (gpu_layout_conversions): at the
+ * network's boundaries only, e.g. the input image. Binary element-wise
+ * nodes, reductions and fused nodes (their generated kernels, fused.c)
+ * read any mix of layouts through strides instead.
+ * Convolution filters are converted to KRSC once, when weights are
+ * uploaded (ops.c). opt.nchw turns all of this off.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_int.h"
+
+static const ir_shape *shp(const gpu_plan *p, int t) {
+  return &p->g->tensors[t].shape;
+}
+
+/* Rank 4 with more than one spatial position: NHWC and NCHW differ. */
+static int spatial(const ir_shape *s) {
+  return s->rank == 4 && s->dim[2] * s->dim[3] > 1;
+}
+
+int gpu_is_cl(const gpu_plan *p, int t) { return p->cl && p->cl[t]; }
+
+void gpu_strides(const gpu_plan *p, int t, int64_t st[CXK_RANK]) {
+  const ir_shape *s = shp(p, t);
+  int64_t acc = 1;
+  for (int i = s->rank - 1; i >= 0; i--) {
+    st[i] = acc;
+    acc *= s->dim[i];
+  }
+  if (gpu_is_cl(p, t)) { /* (n, c, h, w) at n*HWC + c + h*WC + w*C */
+    int64_t c = s->dim[1], w = s->dim[3];
+    st[1] = 1;
+    st[3] = c;
+    st[2] = c * w;
+  }
+}
+
+cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
+                        float *dst, int to_cl) {
+  int64_t n = s->dim[0], c = s->dim[1], h = s->dim[2], w = s->dim[3];
+  cxk_walk k = {.rank = 4, .extent = ir_shape_numel(s)};
+  if (to_cl) { /* walk (n, h, w, c) of the NHWC result */
+    int64_t d[4] = {n, h, w, c}, ds[4] = {h * w * c, w * c, c, 1},
+            ss[4] = {c * h * w, w, 1, h * w};
+    memcpy(k.dim, d, sizeof d), memcpy(k.dst, ds, sizeof ds);
+    memcpy(k.sst, ss, sizeof ss);
+  } else { /* walk (n, c, h, w) of the NCHW result */
+    int64_t d[4] = {n, c, h, w}, ds[4] = {c * h * w, h * w, w, 1},
+            ss[4] = {h * w * c, 1, w * c, c};
+    memcpy(k.dim, d, sizeof d), memcpy(k.dst, ds, sizeof ds);
+    memcpy(k.sst, ss, sizeof ss);
+  }
+  return cxk_copy(st, src, dst, &k);
+}
+
+/* Nodes that can run channels-last. */
+static int cl_capable(ir_opcode op) {
+  switch (op) {
+  case IR_OP_CONV2D:
+  case IR_OP_EWADD:
+  case IR_OP_EWMUL:
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_SMUL:
+  case IR_OP_RELU:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_CONCAT:
+  case IR_OP_SPLIT:
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_BATCHNORM:
+  case IR_OP_FUSED: return 1;
+  case IR_OP_MATMUL:
+  case IR_OP_TRANSPOSE:
+  case IR_OP_RESHAPE:
+  case IR_OP_ENLARGE:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE:
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_IMM:
+  case IR_OP_CONST_ONES:
+  case IR_OP_CONST_POOL:
+  case IR_NOPS: return 0;
+  }
+  return 0;
+}
+
+/* Inputs read through strides in any layout: never converted. */
+static int reads_strided(ir_opcode op) {
+  return op == IR_OP_EWADD || op == IR_OP_EWSUB || op == IR_OP_EWMUL ||
+         op == IR_OP_EWDIV || op == IR_OP_SMUL || op == IR_OP_GLOBAL_AVGPOOL ||
+         op == IR_OP_REDUCE_MEAN || op == IR_OP_FUSED;
+}
+
+/* Does node n's output layout follow its mode (not a reduction's)? */
+static int output_follows(ir_opcode op) {
+  return op != IR_OP_GLOBAL_AVGPOOL && op != IR_OP_REDUCE_MEAN;
+}
+
+static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
+  const ir_graph *g = p->g;
+  const ir_node *n = &g->nodes[i];
+  if (p->wonly[i] || !cl_capable(n->op))
+    return 0;
+  for (int k = 0; k < n->nout; k++)
+    if (output_follows(n->op) && spatial(shp(p, n->out[k])) &&
+        must[p->root[n->out[k]]])
+      return 0;
+  if (n->op == IR_OP_CONV2D)
+    return spatial(shp(p, n->out[0])) || spatial(shp(p, n->in[0]));
+  for (int k = 0; k < n->nin; k++)
+    if (p->cl[n->in[k]])
+      return 1;
+  return 0;
+}
+
+base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
+  const ir_graph *g = p->g;
+  p->cl = calloc((size_t)g->ntensors + 1, 1);
+  unsigned char *must = calloc((size_t)g->ntensors + 1, 1);
+  if (!p->cl || !must) {
+    free(must);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  if (!p->ctx->opt.nchw) {
+    for (int i = 0; i < g->noutputs; i++)
+      must[p->root[g->outputs[i]]] = 1;
+    for (int i = 0; i < g->nnodes; i++)
+      if (g->nodes[i].op == IR_OP_RESHAPE)
+        must[p->root[g->nodes[i].in[0]]] = 1;
+    for (int i = 0; i < g->nnodes; i++) {
+      const ir_node *n = &g->nodes[i];
+      int m = p->steps[i].cl = node_mode(p, i, must);
+      for (int k = 0; k < n->nout; k++) {
+        int t = n->out[k];
+        p->cl[t] = m && output_follows(n->op) && spatial(shp(p, t));
+      }
+    }
+    for (int t = 0; t < g->ntensors; t++) /* views share their root's */
+      p->cl[t] = p->cl[p->root[t]] && spatial(shp(p, t));
+  }
+  free(must);
+  return BASE_OK;
+}
+
+base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
+  const ir_graph *g = p->g;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    gpu_step *s = &p->steps[i];
+    if (s->view || reads_strided(n->op))
+      continue;
+    for (int k = 0; k < n->nin; k++) {
+      int t = n->in[k];
+      if (n->op == IR_OP_CONV2D && k > 0)
+        break; /* the filter is converted at upload; the bias is 1-D */
+      if (!spatial(shp(p, t)) || (int)p->cl[t] == s->cl)
+        continue;
+      if (!s->cin_off) {
+        s->cin_off = malloc((size_t)n->nin * sizeof *s->cin_off);
+        if (!s->cin_off)
+          return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+        memset(s->cin_off, 0xff, (size_t)n->nin * sizeof *s->cin_off);
+      }
+      size_t at = (s->scratch_bytes + 255) / 256 * 256;
+      s->cin_off[k] = at;
+      s->scratch_bytes = at + sizeof(float) * (size_t)ir_shape_numel(shp(p, t));
+    }
+  }
+  return BASE_OK;
+}
+
+const float *gpu_in(const gpu_plan *p, int i, int k) {
+  const gpu_step *s = &p->steps[i];
+  if (s->cin_off && s->cin_off[k] != (size_t)-1)
+    return (const float *)((const char *)s->scratch + s->cin_off[k]);
+  return p->ptr[p->g->nodes[i].in[k]];
+}
