@@ -457,6 +457,8 @@ Test(cuda, fused_source_channels_last_compiles) {
                BASE_OK, "%s", d.msg);
   cr_assert_neq(key, key_nchw, "the layout is part of the kernel's key");
   cr_assert(!vec, "NHWC: the innermost dimension is C = 6, no float4");
+  if (getenv("SUPEROPT_TEST_SHOW_SOURCE"))
+    fprintf(stderr, "---- NHWC\n%s", src);
   size_t len;
   cr_assert_eq(gpu_fused_compile(src, name, "sm_90", &cubin, &len, &d), BASE_OK,
                "%s\n%s", d.msg, src);
