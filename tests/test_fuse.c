@@ -142,6 +142,18 @@ Test(fused, malformed_bodies_have_positions) {
   }
 }
 
+Test(fused, too_many_inputs_is_an_arity_error) {
+  char text[4096];
+  size_t k = (size_t)snprintf(text, sizeof text, "input x: [2]\ny = fused(");
+  for (int i = 0; i < 70; i++)
+    k += (size_t)snprintf(text + k, sizeof text - k, "%sx", i ? ", " : "");
+  snprintf(text + k, sizeof text - k, ") { a = relu($0) }\noutput y\n");
+  base_diag d;
+  cr_assert_null(ir_parse(text, strlen(text), "m.graph", &d));
+  cr_assert_eq(d.code, BASE_ERR_ARITY, "%s", d.msg);
+  cr_assert_eq(d.line, 2);
+}
+
 /* ---- property test: random chains ---------------------------------------- */
 
 static const char *const unary[] = {"relu", "sigmoid", "tanh", "gelu", "erf"};

@@ -377,6 +377,9 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
   span names[IR_BODY_MAX_OPS];
   const char *opos[IR_BODY_MAX_OPS];
   int n = 0;
+  if (s->nargs > IR_MAX_IN)
+    return perr(P, BASE_ERR_ARITY, s->args[IR_MAX_IN].s,
+                "fused takes at most %d inputs, got %d", IR_MAX_IN, s->nargs);
   base_status st = expect(P, '{', "'{' starting the fused body");
   if (st)
     return st;
