@@ -366,4 +366,172 @@ Test(cuda, no_device_is_a_clean_error) {
   cr_assert_null(c);
   cr_assert(strstr(d.msg, "no CUDA device"), "%s", d.msg);
 }
+/* ---- fused nodes: generated kernels
+ * ---------------------------------------------------- */
+
+/* Fused bodies with odd shapes: every body operator, broadcasting from
+ * every side, per-channel batch norm, float4 and scalar paths, ranks 0..5. */
+static const char *const fused_graphs[] = {
+    /* every unary, odd last dimension (scalar path) */
+    "input x: [3,5,7]\n"
+    "y = fused(x) { a = relu($0); b = sigmoid($0); c = tanh($0); d = gelu($0); "
+    "e = erf($0); f = ewadd(a, b); g = ewmul(c, d); h = ewsub(f, g); "
+    "i = ewadd(h, e); j = clip(i) min=-0.25 max=0.5 }\noutput y\n",
+    /* binary with broadcasting on both sides, last dim a multiple of 4
+       (sqrt of a square: a negative argument would be NaN on both sides) */
+    "input x: [2,3,9,8]\nweight w: [8]\nweight u: [3,1,1]\nweight s: []\n"
+    "y = fused(x, w, u, s) { a = ewmul($0, $1); b = ewadd(a, $2); "
+    "c = smul(b, $3); d = ewdiv(c, $2); e = ewmul(d, d); f = sqrt(e); "
+    "g = ewsub($1, f) }\n"
+    "output y\n",
+    /* batch norm + residual + relu (a conv epilogue), both vector paths */
+    "input x: [1,6,5,12]\ninput r: [1,6,5,12]\nweight g: [6]\nweight b: [6]\n"
+    "weight m: [6]\nweight v: [6]\n"
+    "y = fused(x, g, b, m, v, r) { n = batchnorm($0, $1, $2, $3, $4) "
+    "eps=0.001; a = ewadd(n, $5); o = relu(a) }\noutput y\n",
+    /* batch norm on rank 2: the channel is the last dimension */
+    "input x: [7,12]\nweight g: [12]\nweight b: [12]\nweight m: [12]\n"
+    "weight v: [12]\n"
+    "y = fused(x, g, b, m, v) { n = batchnorm($0, $1, $2, $3, $4); "
+    "s = sigmoid(n); o = ewmul(n, s) }\noutput y\n",
+    /* the output wider than every input; rank 5 */
+    "input x: [2,1,3,1,5]\ninput z: [4,1]\n"
+    "y = fused(x, z) { a = ewadd($0, $1); b = tanh(a) }\noutput y\n",
+    /* scalars */
+    "input x: []\ninput z: []\n"
+    "y = fused(x, z) { a = ewmul($0, $1); b = sigmoid(a) }\noutput y\n",
+};
+
+Test(cuda, fused_sources_compile_with_nvrtc) {
+  for (size_t i = 0; i < sizeof fused_graphs / sizeof *fused_graphs; i++) {
+    ir_graph *g = parse(fused_graphs[i]);
+    for (int vecok = 0; vecok < 2; vecok++) {
+      base_diag d;
+      char *src = NULL, name[40], *cubin = NULL;
+      uint64_t key = 0;
+      int vec = -1;
+      const float *unaligned[IR_MAX_IN + 1];
+      for (int k = 0; k <= IR_MAX_IN; k++)
+        unaligned[k] = (const float *)(uintptr_t)4;
+      cr_assert_eq(gpu_fused_source(g, &g->nodes[0], vecok ? NULL : unaligned,
+                                    NULL, "sm_90", &src, name, &key, &vec, &d),
+                   BASE_OK, "graph %zu: %s", i, d.msg);
+      cr_assert(!vecok ? !vec : 1, "unaligned pointers took float4");
+      if (getenv("SUPEROPT_TEST_SHOW_SOURCE")) /* for reading them */
+        fprintf(stderr, "---- graph %zu (vec %d)\n%s", i, vec, src);
+      size_t len = 0;
+      cr_assert_eq(gpu_fused_compile(src, name, "sm_90", &cubin, &len, &d),
+                   BASE_OK, "graph %zu: %s\n%s", i, d.msg, src);
+      cr_assert_gt(len, 0);
+      free(cubin);
+      free(src);
+    }
+    ir_graph_free(g);
+  }
+}
+
+/* Channels-last operands (layout.c): the kernel walks the output in NHWC
+ * order and reads each input through its own strides. */
+Test(cuda, fused_source_channels_last_compiles) {
+  ir_graph *g = parse(fused_graphs[2]); /* [1,6,5,12] bn + residual + relu */
+  int64_t nhwc[4] = {6 * 5 * 12, 1, 12 * 6, 6}, nchw[4] = {360, 60, 12, 1};
+  int64_t phys[7][IR_MAX_RANK] = {{0}};
+  for (int k = 0; k < 7; k++) {
+    const int64_t *st = k == 0 || k == 6 ? nhwc : k == 5 ? nchw : NULL;
+    if (st)
+      memcpy(phys[k], st, sizeof nhwc);
+    else
+      phys[k][0] = 1; /* the 1-D batch-norm parameters */
+  }
+  base_diag d;
+  char *src = NULL, name[40], *cubin = NULL;
+  uint64_t key = 0, key_nchw = 0;
+  int vec = -1;
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, "sm_90", &src,
+                                name, &key_nchw, &vec, &d),
+               BASE_OK, "%s", d.msg);
+  free(src);
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL,
+                                (const int64_t(*)[IR_MAX_RANK])phys, "sm_90",
+                                &src, name, &key, &vec, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_neq(key, key_nchw, "the layout is part of the kernel's key");
+  cr_assert(!vec, "NHWC: the innermost dimension is C = 6, no float4");
+  if (getenv("SUPEROPT_TEST_SHOW_SOURCE"))
+    fprintf(stderr, "---- NHWC\n%s", src);
+  size_t len;
+  cr_assert_eq(gpu_fused_compile(src, name, "sm_90", &cubin, &len, &d), BASE_OK,
+               "%s\n%s", d.msg, src);
+  free(cubin);
+  free(src);
+  ir_graph_free(g);
+}
+
+Test(cuda, fused_compile_error_names_the_source) {
+  base_diag d;
+  char *cubin = NULL;
+  size_t len;
+  cr_assert_neq(gpu_fused_compile("this is not C++", "fused_bad", "sm_90",
+                                  &cubin, &len, &d),
+                BASE_OK);
+  cr_assert(strstr(d.msg, "fused_bad.cu"), "%s", d.msg);
+  cr_assert(strstr(d.msg, "nvrtcCompileProgram"), "%s", d.msg);
+  cr_assert_null(cubin);
+}
+
+Test(cuda, fused_kernels_match_cpu) {
+  need_gpu();
+  for (size_t i = 0; i < sizeof fused_graphs / sizeof *fused_graphs; i++) {
+    ir_graph *g = parse(fused_graphs[i]);
+    char what[32];
+    snprintf(what, sizeof what, "fused graph %zu", i);
+    compare(g, NULL, 1e-5, what);
+    ir_graph_free(g);
+  }
+}
+
+/* A fused node after a convolution runs channels-last (layout.c) and
+ * reads a residual in NCHW; also with channels-last off. */
+Test(cuda, fused_after_conv_any_layout) {
+  need_gpu();
+  ir_graph *g =
+      parse("input x: [2,5,7,9]\ninput r: [2,8,7,9]\nweight w: [8,5,3,3]\n"
+            "weight s: [8]\nweight b: [8]\nweight m: [8]\nweight v: [8]\n"
+            "c = conv2d(x, w)\n"
+            "y = fused(c, s, b, m, v, r) { n = batchnorm($0, $1, $2, $3, $4); "
+            "a = ewadd(n, $5); o = clip(a) min=0 max=6 }\n"
+            "z = conv2d(y, w2)\nweight w2: [4,8,1,1]\noutput z\n");
+  gpu_options o = {.fp32_strict = 1};
+  compare(g, &o, 1e-5, "fused after conv, channels-last");
+  o.nchw = 1;
+  compare(g, &o, 1e-5, "fused after conv, NCHW");
+  ir_graph_free(g);
+}
+
+/* A second context finds every kernel in the disk cache: nothing compiled. */
+Test(cuda, fused_kernel_cache_second_run_compiles_nothing) {
+  need_gpu();
+  char dir[] = "/tmp/superopt-kcache-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  setenv("SUPEROPT_KERNEL_CACHE", dir, 1);
+  int compiled[2], disk[2], reused[2];
+  for (int run = 0; run < 2; run++) {
+    base_diag d;
+    gpu_ctx *c;
+    cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+    for (size_t i = 0; i < sizeof fused_graphs / sizeof *fused_graphs; i++) {
+      ir_graph *g = parse(fused_graphs[i]);
+      gpu_plan *p;
+      cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+      gpu_plan_free(p);
+      ir_graph_free(g);
+    }
+    gpu_kernel_stats(c, &compiled[run], &disk[run], &reused[run]);
+    gpu_ctx_free(c);
+  }
+  unsetenv("SUPEROPT_KERNEL_CACHE");
+  cr_assert_gt(compiled[0], 0);
+  cr_assert_eq(compiled[1], 0, "second run compiled %d kernels", compiled[1]);
+  cr_assert_eq(disk[1], compiled[0]);
+}
 #endif

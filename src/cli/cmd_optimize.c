@@ -10,6 +10,7 @@
 
 #include "../costdb/costdb.h"
 #include "../exec/exec.h"
+#include "../fuse/fuse.h"
 #include "../onnx/onnx.h"
 #include "../search/search.h"
 #include "cli.h"
@@ -27,6 +28,7 @@ typedef struct opt_args {
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
   int drop_weights;   /* --drop-weights: write a .graph without values */
+  int fuse;           /* group element-wise chains after the search */
   int patience_given; /* else experiments search without patience */
   int batch;          /* --batch: the model rebatched first (0: as is) */
   /* experiment grid */
@@ -52,7 +54,8 @@ enum {
   O_DROP,
   O_LIKE,
   O_NOMUTANTS,
-  O_PROVENONLY
+  O_PROVENONLY,
+  O_NOFUSE
 };
 
 static const struct option long_opts[] = {
@@ -75,6 +78,7 @@ static const struct option long_opts[] = {
     {"like", required_argument, 0, O_LIKE},
     {"no-mutants", no_argument, 0, O_NOMUTANTS},
     {"proven-only", no_argument, 0, O_PROVENONLY},
+    {"no-fuse", no_argument, 0, O_NOFUSE},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -120,6 +124,7 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_LIKE: a->like = v; return 1;
   case O_NOMUTANTS: a->no_mutants = 1; return 1;
   case O_PROVENONLY: a->proven_only = 1; return 1;
+  case O_NOFUSE: a->fuse = 0; return 1;
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
@@ -141,10 +146,29 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   }
 }
 
-/* The mutant pass prices with the search's cost model. */
-static double cost_for_mutants(void *u, const ir_graph *g, int node) {
+/* The mutant and fusion passes price with the search's cost model. */
+static double pass_cost(void *u, const ir_graph *g, int node) {
   const opt_args *a = u;
   return cd_model_cost((void *)&a->cost, g, node, NULL);
+}
+
+/* The fusion pass after the search (fuse.h): replaces *h when it fused
+ * anything. */
+static int fuse_result(opt_args *a, ir_graph **h) {
+  fuse_options fo = {pass_cost, a};
+  fuse_stats fs;
+  base_diag d;
+  ir_graph *f = fuse_graph(*h, &fo, &fs, &d);
+  if (!f)
+    return cli_report(&d);
+  printf("fusion: %d fused node%s replace %d operators (%d recomputed, %d "
+         "group%s refused by cost); estimated %.1f -> %.1f us\n",
+         fs.groups, fs.groups == 1 ? "" : "s", fs.fused_ops, fs.recomputed,
+         fs.rejected, fs.rejected == 1 ? "" : "s", fs.cost_before,
+         fs.cost_after);
+  ir_graph_free(*h);
+  *h = f;
+  return CLI_OK;
 }
 
 /* Calibrates the cost model on the input model (cd_model_calibrate) and
@@ -181,6 +205,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   memset(a, 0, sizeof *a);
   srch_options_default(&a->so);
   a->check = 1;
+  a->fuse = 1;
   a->device = "h100";
   int ch;
   optind = 1;
@@ -334,9 +359,14 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
       print_stats(&rs, &st, a.device);
     srch_stats_free(&st);
     if (h && !a.no_mutants && !a.proven_only)
-      rc = cli_apply_mutants(&h, cost_for_mutants, &a);
+      rc = cli_apply_mutants(&h, pass_cost, &a);
   }
-  if (h && a.check)
+  size_t olen = a.out ? strlen(a.out) : 0;
+  if (h && a.fuse && olen > 5 && !strcmp(a.out + olen - 5, ".onnx"))
+    printf("fusion: skipped (ONNX has no fused operator)\n");
+  else if (h && a.fuse)
+    rc = fuse_result(&a, &h);
+  if (h && !rc && a.check)
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);

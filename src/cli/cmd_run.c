@@ -314,6 +314,12 @@ static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
          "weights %.1f MiB, workspace %.1f MiB\n",
          arena / 1048576.0, gpu_plan_unplanned_bytes(p) / 1048576.0,
          persist / 1048576.0, ws / 1048576.0);
+  int kc, kd, kr;
+  gpu_kernel_stats(cx, &kc, &kd, &kr);
+  if (kc + kd + kr)
+    printf("fused kernels: %d compiled by NVRTC, %d from the disk cache, %d "
+           "reused\n",
+           kc, kd, kr);
   printf("time: %.4f ms (median of %d run%s after %d warm-up; device cuda: "
          "%s; seed %" PRIu64 ")\n",
          *med, o->iters, o->iters == 1 ? "" : "s",

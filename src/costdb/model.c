@@ -6,7 +6,9 @@
  * library overheads), so a graph mixing both would favour rewrites into
  * unmeasured shapes. cd_model_calibrate scales, for each operator with
  * measured nodes in the input graph, every estimate by sum(measured) /
- * sum(estimated) over those nodes (docs/search.md, "Costs").
+ * sum(estimated) over those nodes (docs/search.md, "Costs"); fused
+ * nodes, never in the input graph, take the factor of all its measured
+ * element-wise nodes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,10 @@ base_status cd_model_calibrate(cd_model *m, const ir_graph *g, base_diag *d) {
       continue;
     ms_sum[g->nodes[i].op] += ms;
     est_sum[g->nodes[i].op] += x;
+    if (ir_body_op_ok(g->nodes[i].op)) { /* fused nodes: never measured */
+      ms_sum[IR_OP_FUSED] += ms;         /* before fusion, so they take */
+      est_sum[IR_OP_FUSED] += x;         /* the element-wise kernels' */
+    }
   }
   free(wo);
   if (st != BASE_OK)

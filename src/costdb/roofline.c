@@ -52,6 +52,16 @@ static cd_work kernel(const ir_graph *g, const ir_node *nd, double per_elem,
 
 static const cd_work view = {0, 0, 0, 0};
 
+/* A fused node: one launch, its inputs read once and its output written
+ * once; the flops of the body's operators (ops.def) on every element. */
+static cd_work fused(const ir_graph *g, const ir_node *nd) {
+  const ir_body *b = ir_body_get(nd->a.body);
+  double per = 0;
+  for (int i = 0; b && i < b->nops; i++)
+    per += ir_op(b->ops[i].op)->flops;
+  return kernel(g, nd, per, 0);
+}
+
 static cd_work window(const ir_graph *g, const ir_node *nd) {
   return kernel(g, nd, (double)nd->a.kernel[0] * nd->a.kernel[1], 0);
 }
@@ -68,6 +78,7 @@ cd_work cd_node_work(const ir_graph *g, int node) {
   case IR_OPK_EW:
   case IR_OPK_NORM:
   case IR_OPK_MOVE: break;
+  case IR_OPK_FUSED: return fused(g, nd);
   }
   return ir_node_is_view(g, nd) ? view : kernel(g, nd, r->flops, 0);
 }

@@ -62,5 +62,11 @@ size_t cd_node_sig(const ir_graph *g, int node, char *buf, size_t n) {
   add(buf, n, &k, ir_op(nd->op)->name);
   add_inputs(g, nd, buf, n, &k);
   add_params(nd, buf, n, &k);
+  if (nd->op == IR_OP_FUSED) { /* the body by its content hash */
+    char body[32];
+    snprintf(body, sizeof body, " body=%016llx",
+             (unsigned long long)nd->a.body);
+    add(buf, n, &k, body);
+  }
   return k;
 }

@@ -97,9 +97,7 @@ static ir_init_hint weight_hint(const ir_graph *g, int t,
     if (node < 0)
       return IR_INIT_UNIFORM;
     const ir_node *n = &g->nodes[node];
-    const ir_opinfo *r = ir_op(n->op);
-    ir_init_hint h = r->in_hint[slot < r->nnamed ? slot : r->nnamed - 1];
-    *op = n->op;
+    ir_init_hint h = ir_node_in_hint(n, slot, op);
     if (h != IR_INIT_UNIFORM || !wonly || n->nout != 1 || !wonly[node] ||
         g->tensors[n->out[0]].shape.rank != s0->rank)
       return h;

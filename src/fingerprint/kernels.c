@@ -321,7 +321,9 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_SOFTMAX:
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
-  case IR_OP_SLICE: break; /* not generation operators */
+  case IR_OP_SLICE:
+  case IR_OP_FUSED: break; /* not generation operators (fusion runs after
+                              the search) */
   }
   return BASE_ERR_PARAM; /* no fingerprint kernel: unsupported operator */
 }

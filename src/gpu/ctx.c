@@ -83,6 +83,7 @@ void gpu_ctx_free(gpu_ctx *c) {
       cudnnBackendDestroyDescriptor(c->convs[i].plan);
   free(c->convs);
   free(c->mms);
+  gpu_fused_ctx_free(c);
   free(c);
 }
 

@@ -50,6 +50,29 @@ void gpu_ctx_free(gpu_ctx *c);
 /* Device name, compute capability and library versions, one line. */
 void gpu_ctx_describe(const gpu_ctx *c, char *buf, size_t n);
 
+/* Generated kernels of fused nodes so far in c: compiled by NVRTC, loaded
+ * from the disk cache, reused from c's own cache. */
+void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
+                      int *reused);
+
+/* Code generation for fused nodes (needs no GPU): the CUDA source of node
+ * n's kernel (*src, malloc'd), its function name and cache key (hash of
+ * the source, arch "sm_90" and the NVRTC version), and whether it uses
+ * float4 (*vec). ptrs (the node's input pointers, then its output's) are
+ * checked for 16-byte alignment; NULL assumes aligned. phys: the memory
+ * strides of each input, then of the output (channels-last tensors);
+ * NULL: row-major. */
+base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
+                             const float *const *ptrs,
+                             const int64_t (*phys)[IR_MAX_RANK],
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d);
+/* Compiles a generated source with NVRTC for arch ("sm_90") into a cubin
+ * (*cubin malloc'd, *len bytes). Needs no GPU. */
+base_status gpu_fused_compile(const char *src, const char *name,
+                              const char *arch, char **cubin, size_t *len,
+                              base_diag *d);
+
 /* Compiles g for c: plans memory, allocates it, prepares every node
  * (descriptors, algorithms). g must outlive the plan. */
 base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,

@@ -51,6 +51,9 @@ typedef struct gpu_mm_choice {
   size_t ws;
 } gpu_mm_choice;
 
+/* A kernel generated for fused nodes (fused.c). */
+typedef struct gpu_fk gpu_fk;
+
 struct gpu_ctx {
   int device;
   gpu_options opt;
@@ -62,6 +65,9 @@ struct gpu_ctx {
   int nconvs, capconvs;
   gpu_mm_choice *mms; /* matmul algorithm cache */
   int nmms, capmms;
+  gpu_fk *fks; /* generated kernels (fused.c) */
+  int nfks, capfks;
+  int fk_compiled, fk_disk, fk_reused; /* NVRTC runs, disk and memory hits */
 };
 
 typedef struct gpu_conv {
@@ -99,10 +105,12 @@ typedef struct gpu_step {
   size_t scratch_bytes;
   gpu_conv *conv;
   gpu_mm *mm;
-  int cl;          /* runs channels-last (layout.c) */
-  size_t *cin_off; /* per input: offset in scratch of its copy converted to
-                      the node's layout, (size_t)-1 when read as is; NULL
-                      when no input is converted */
+  int fused;            /* fused node: 1 + its kernel's index in ctx->fks */
+  int64_t fused_blocks; /* its grid */
+  int cl;               /* runs channels-last (layout.c) */
+  size_t *cin_off;      /* per input: offset in scratch of its copy converted to
+                           the node's layout, (size_t)-1 when read as is; NULL
+                           when no input is converted */
 } gpu_step;
 
 struct gpu_plan {
@@ -152,6 +160,15 @@ base_status gpu_blas_fail(base_diag *d, cublasStatus_t e, const char *what);
 /* The activation node n of step s applies after its bias: its own act, or
  * relu when a following relu was folded into it. */
 int gpu_effective_act(const ir_node *n, const gpu_step *s);
+
+/* Fused nodes (fused.c): generates, compiles (or finds cached) and loads
+ * node n's kernel once the plan's pointers are known; launches it. */
+base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
+                              base_diag *d);
+base_status gpu_fused_enqueue(gpu_plan *p, const ir_node *n, const gpu_step *s,
+                              base_diag *d);
+/* Unloads the context's generated kernels. */
+void gpu_fused_ctx_free(gpu_ctx *c);
 
 /* Looks up or runs cudnnFind for a convolution; fills algo/math/ws. */
 base_status

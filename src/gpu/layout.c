@@ -8,8 +8,9 @@
  *
  * The choice, node by node in topological order:
  *   - a convolution runs channels-last unless its output must be NCHW;
- *   - an element-wise, batch-norm, pooling, concat, split or spatial
- *     reduction node runs channels-last when one of its rank-4 inputs is;
+ *   - an element-wise, batch-norm, fused, pooling, concat, split or
+ *     spatial reduction node runs channels-last when one of its rank-4
+ *     inputs is;
  *   - every other node (matmul, reshape, transpose, slice, pad, softmax,
  *     layer norm, constants) and every weight-only node runs NCHW.
  * A node's rank-4 outputs with H * W > 1 take its layout (a reduction's
@@ -19,7 +20,8 @@
  * one runs NCHW. Where a node needs an input in the other layout, it
  * converts it into its own scratch first (gpu_layout_conversions): at the
  * network's boundaries only, e.g. the input image. Binary element-wise
- * nodes and reductions read any mix of layouts through strides instead.
+ * nodes, reductions and fused nodes (their generated kernels, fused.c)
+ * read any mix of layouts through strides instead.
  * Convolution filters are converted to KRSC once, when weights are
  * uploaded (ops.c). opt.nchw turns all of this off.
  */
@@ -94,7 +96,8 @@ static int cl_capable(ir_opcode op) {
   case IR_OP_MAXPOOL:
   case IR_OP_GLOBAL_AVGPOOL:
   case IR_OP_REDUCE_MEAN:
-  case IR_OP_BATCHNORM: return 1;
+  case IR_OP_BATCHNORM:
+  case IR_OP_FUSED: return 1;
   case IR_OP_MATMUL:
   case IR_OP_TRANSPOSE:
   case IR_OP_RESHAPE:
@@ -115,7 +118,7 @@ static int cl_capable(ir_opcode op) {
 static int reads_strided(ir_opcode op) {
   return op == IR_OP_EWADD || op == IR_OP_EWSUB || op == IR_OP_EWMUL ||
          op == IR_OP_EWDIV || op == IR_OP_SMUL || op == IR_OP_GLOBAL_AVGPOOL ||
-         op == IR_OP_REDUCE_MEAN;
+         op == IR_OP_REDUCE_MEAN || op == IR_OP_FUSED;
 }
 
 /* Does node n's output layout follow its mode (not a reduction's)? */

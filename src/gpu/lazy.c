@@ -62,7 +62,19 @@
   X(gpu_measure_node, base_status,                                             \
     (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,           \
      double *median_ms, base_diag *d),                                         \
-    (c, g, node, warmup, reps, median_ms, d))
+    (c, g, node, warmup, reps, median_ms, d))                                  \
+  X(gpu_kernel_stats, void,                                                    \
+    (const gpu_ctx *c, int *compiled, int *from_disk, int *reused),            \
+    (c, compiled, from_disk, reused))                                          \
+  X(gpu_fused_source, base_status,                                             \
+    (const ir_graph *g, const ir_node *n, const float *const *ptrs,            \
+     const int64_t(*phys)[IR_MAX_RANK], const char *arch, char **src,          \
+     char name[40], uint64_t *key, int *vec, base_diag *d),                    \
+    (g, n, ptrs, phys, arch, src, name, key, vec, d))                          \
+  X(gpu_fused_compile, base_status,                                            \
+    (const char *src, const char *name, const char *arch, char **cubin,        \
+     size_t *len, base_diag *d),                                               \
+    (src, name, arch, cubin, len, d))
 
 static struct {
 #define FIELD(name, ret, params, args) ret(*name) params;
@@ -128,16 +140,21 @@ static int ready(void) {
   return loaded;
 }
 
+/* The executor could not be loaded: an error naming why. */
+static base_status not_loaded(base_diag *d) {
+  return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                       "the CUDA executor (libsuperopt_gpu.so) could not be "
+                       "loaded: %s",
+                       why);
+}
+
 const char *gpu_load_error(void) { return ready() ? NULL : why; }
 
 int gpu_device_count(void) { return ready() ? fn.gpu_device_count() : 0; }
 
 base_status gpu_ctx_new(const gpu_options *o, gpu_ctx **out, base_diag *d) {
   if (!ready())
-    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
-                         "the CUDA executor (libsuperopt_gpu.so) could not "
-                         "be loaded: %s",
-                         why);
+    return not_loaded(d);
   return fn.gpu_ctx_new(o, out, d);
 }
 
@@ -192,4 +209,26 @@ FORWARD(gpu_measure_node, base_status,
         (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,
          double *median_ms, base_diag *d),
         (c, g, node, warmup, reps, median_ms, d))
+FORWARD(gpu_kernel_stats, void,
+        (const gpu_ctx *c, int *compiled, int *from_disk, int *reused),
+        (c, compiled, from_disk, reused))
 #undef FORWARD
+
+/* Code generation needs no GPU, but NVRTC, which the executor links. */
+base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
+                             const float *const *ptrs,
+                             const int64_t (*phys)[IR_MAX_RANK],
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d) {
+  if (!ready())
+    return not_loaded(d);
+  return fn.gpu_fused_source(g, n, ptrs, phys, arch, src, name, key, vec, d);
+}
+
+base_status gpu_fused_compile(const char *src, const char *name,
+                              const char *arch, char **cubin, size_t *len,
+                              base_diag *d) {
+  if (!ready())
+    return not_loaded(d);
+  return fn.gpu_fused_compile(src, name, arch, cubin, len, d);
+}

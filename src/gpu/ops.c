@@ -636,7 +636,8 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_CONST_POOL: return constant(p, n);
   case IR_OP_RESHAPE: return cudaSuccess; /* a view: its input's bytes */
   case IR_OP_CONV2D:
-  case IR_OP_MATMUL: break; /* cuDNN and cuBLASLt: gpu_step_enqueue */
+  case IR_OP_MATMUL:       /* cuDNN and cuBLASLt: gpu_step_enqueue */
+  case IR_OP_FUSED: break; /* generated kernels: gpu_fused_enqueue */
   }
   *none = 1; /* an operator with no kernel here */
   return cudaSuccess;
@@ -655,6 +656,8 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
     st = conv_enqueue(p, n, &p->steps[i], d);
   else if (n->op == IR_OP_MATMUL)
     st = mm_enqueue(p, n, &p->steps[i], d);
+  else if (n->op == IR_OP_FUSED)
+    st = gpu_fused_enqueue(p, n, &p->steps[i], d);
   else {
     int none = 0;
     cudaError_t e = simple(p, n, &p->steps[i], &none);

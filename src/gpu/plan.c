@@ -200,6 +200,13 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   for (int t = 0; !st && t < g->ntensors; t++) /* views */
     if (root[t] != t)
       p->ptr[t] = p->ptr[root[t]];
+  for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
+    if (g->nodes[i].op == IR_OP_FUSED &&
+        (st = gpu_fused_prepare(p, &g->nodes[i], &p->steps[i], d)) && d &&
+        d->line == 0) {
+      d->line = g->nodes[i].line;
+      d->col = g->nodes[i].col;
+    }
   free(first);
   return st;
 }

@@ -13,7 +13,7 @@
 
 #include "ir_int.h"
 
-static_assert(sizeof(ir_attrs) == 88 + 2 * 8 * IR_MAX_LIST,
+static_assert(sizeof(ir_attrs) == 88 + 2 * 8 * IR_MAX_LIST + 8,
               "ir_attrs must have no padding bytes (it is hashed as bytes)");
 
 /* ---- shapes ------------------------------------------------------------- */

@@ -70,7 +70,8 @@ typedef enum ir_opkind {
   IR_OPK_NORM,       /* normalisation; flops per output element */
   IR_OPK_REDUCE,     /* reduction; flops per input element */
   IR_OPK_MOVE,       /* moves data, no arithmetic */
-  IR_OPK_CONST       /* a constant: no inputs, folded */
+  IR_OPK_CONST,      /* a constant: no inputs, folded */
+  IR_OPK_FUSED       /* a fused element-wise body (ir_body): its work */
 } ir_opkind;
 
 /* Operator flags (ops.def's flags column). */
@@ -134,6 +135,7 @@ typedef struct ir_attrs {
   int32_t nlist, nlist2;
   int32_t keepdims; /* (also keeps the struct free of padding bytes) */
   int64_t list[IR_MAX_LIST], list2[IR_MAX_LIST];
+  uint64_t body; /* fused: the interned body's id (ir_body_get); else 0 */
 } ir_attrs;
 
 /* An operator's row, expanded from ops.def. */
@@ -174,6 +176,48 @@ const char *ir_act_name(ir_act a);
 /* The operator computing activation a (relu -> IR_OP_RELU); -1 for none. */
 int ir_act_op(ir_act a);
 
+/* ---- fused bodies ------------------------------------------------------ */
+
+/* A `fused` node computes a small graph of element-wise operators (its
+ * body) in one kernel. Body operators read the node's inputs ($k) or
+ * earlier body operators; the last one is the node's single output. Bodies
+ * carry no shapes (the same body serves every shape) and are interned:
+ * equal bodies share one immutable process-wide copy whose id is a stable
+ * content hash, stored in ir_attrs.body, so attributes still compare and
+ * hash as bytes and can be copied between graphs freely. */
+#define IR_BODY_MAX_OPS 32
+
+typedef struct ir_body_op {
+  ir_opcode op;
+  int32_t nin;
+  int32_t in[IR_MAX_FIXED_IN]; /* >= 0: body operator; < 0: input -1-in */
+  ir_attrs a;                  /* normalised parameters; a.body = 0 */
+} ir_body_op;
+
+typedef struct ir_body {
+  uint64_t id; /* content hash, never 0 */
+  int32_t nin, nops;
+  ir_body_op ops[]; /* nops of them; ops[nops-1] is the output */
+} ir_body;
+
+/* Whether op may appear in a fused body (element-wise operators). */
+int ir_body_op_ok(ir_opcode op);
+/* Checks and interns a body of nops operators over nin inputs: every
+ * operator allowed, its arity right, references in range and earlier,
+ * every input and every operator but the last used. Returns the interned
+ * copy (never freed), or NULL with d set (no position). */
+const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
+                              base_diag *d);
+/* The interned body with this id, or NULL. */
+const ir_body *ir_body_get(uint64_t id);
+/* Shapes of every body operator (shapes[nops]) for input shapes in[nin];
+ * fails with a message naming the body operator. */
+base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
+                           ir_shape *shapes, base_diag *d);
+/* The body in .graph syntax, "{ t0 = op($0, ...) params; ... }" (malloc'd;
+ * NULL on OOM). */
+char *ir_body_str(const ir_body *b);
+
 /* ---- graphs ------------------------------------------------------------ */
 
 typedef enum ir_tkind { IR_T_INPUT, IR_T_WEIGHT, IR_T_VALUE } ir_tkind;
@@ -195,6 +239,10 @@ typedef struct ir_node {
   ir_attrs a;
   int32_t line, col;
 } ir_node;
+
+/* How seeded random weights fed to input `slot` of node n are drawn, and
+ * the operator whose slot decided (looks inside fused bodies). */
+ir_init_hint ir_node_in_hint(const ir_node *n, int slot, ir_opcode *op);
 
 typedef struct ir_graph {
   base_arena *arena;

@@ -265,8 +265,8 @@ static base_status unknown_op(parser *P, const span *opname) {
               list);
 }
 
-static base_status unknown_param(parser *P, const stmt *s, const span *key) {
-  const ir_opinfo *r = ir_op((ir_opcode)s->op);
+static base_status unknown_param(parser *P, ir_opcode op, const span *key) {
+  const ir_opinfo *r = ir_op(op);
   char list[256] = "none";
   size_t k = 0;
   for (int i = 0; i < r->nparams && k < sizeof list; i++)
@@ -287,27 +287,30 @@ static span value_span(parser *P) {
     if (P->p < P->line_end && *P->p == ']')
       P->p++;
   } else {
-    while (P->p < P->line_end && *P->p != ' ' && *P->p != '\t' && *P->p != '#')
+    while (P->p < P->line_end && *P->p != ' ' && *P->p != '\t' &&
+           *P->p != '#' && *P->p != ';' && *P->p != '}')
       P->p++;
   }
   return (span){s, (int)(P->p - s), (int)(s - P->line_start) + 1};
 }
 
-/* { KEY '=' value } to end of line, then required-parameter check. */
-static base_status params(parser *P, stmt *s, const span *opname) {
-  const ir_opinfo *r = ir_op((ir_opcode)s->op);
+/* { KEY '=' value } to end of line (in a fused body: to ';' or '}'), then
+ * required-parameter check. */
+static base_status params_of(parser *P, ir_opcode op, ir_attrs *attrs,
+                             const span *opname, int in_body) {
+  const ir_opinfo *r = ir_op(op);
   uint32_t given = 0;
   base_status st;
-  ir_attrs_default((ir_opcode)s->op, &s->attrs);
-  while (peek(P) >= 0) {
+  ir_attrs_default(op, attrs);
+  for (int c; (c = peek(P)) >= 0 && !(in_body && (c == ';' || c == '}'));) {
     span key, val;
     char err[200];
     if ((st = name(P, &key, "a parameter name or end of line")))
       return st;
     int p = ir_param_lookup(key.s, (size_t)key.len);
-    int idx = p < 0 ? -1 : ir_op_param_index((ir_opcode)s->op, (ir_param_id)p);
+    int idx = p < 0 ? -1 : ir_op_param_index(op, (ir_param_id)p);
     if (idx < 0)
-      return unknown_param(P, s, &key);
+      return unknown_param(P, op, &key);
     if (given & (1u << idx))
       return perr(P, BASE_ERR_PARAM, key.s, "parameter '%.*s' given twice",
                   key.len, key.s);
@@ -317,7 +320,7 @@ static base_status params(parser *P, stmt *s, const span *opname) {
     val = value_span(P);
     if (val.len == 0)
       return expected(P, "a parameter value");
-    if (ir_param_parse((ir_param_id)p, val.s, (size_t)val.len, &s->attrs, err,
+    if (ir_param_parse((ir_param_id)p, val.s, (size_t)val.len, attrs, err,
                        sizeof err))
       return perr(P, BASE_ERR_PARAM, val.s, "%s", err);
   }
@@ -326,6 +329,138 @@ static base_status params(parser *P, stmt *s, const span *opname) {
     if (missing & (1u << i))
       return perr(P, BASE_ERR_PARAM, opname->s, "%s needs parameter '%s'",
                   r->name, ir_param_name(r->params[i]));
+  return BASE_OK;
+}
+
+static base_status params(parser *P, stmt *s, const span *opname) {
+  return params_of(P, (ir_opcode)s->op, &s->attrs, opname, 0);
+}
+
+/* One argument of a body operator: '$' INT (an input of the fused node) or
+ * the name of an earlier body operator. */
+static base_status body_arg(parser *P, const stmt *s, const span *names, int n,
+                            int32_t *ref) {
+  if (accept(P, '$')) {
+    const char *d0 = P->p;
+    int64_t k = 0;
+    while (P->p < P->line_end && *P->p >= '0' && *P->p <= '9' && k <= IR_MAX_IN)
+      k = k * 10 + (*P->p++ - '0');
+    if (P->p == d0)
+      return expected(P, "an input number after '$'");
+    if (k >= s->nargs)
+      return perr(P, BASE_ERR_UNDEFINED, d0 - 1,
+                  "$%lld: the fused node has %d input%s ($0..$%d)",
+                  (long long)k, s->nargs, s->nargs == 1 ? "" : "s",
+                  s->nargs - 1);
+    *ref = -1 - (int32_t)k;
+    return BASE_OK;
+  }
+  span nm;
+  base_status st = name(P, &nm, "'$N' or the name of an earlier body result");
+  if (st)
+    return st;
+  for (int i = 0; i < n; i++)
+    if (names[i].len == nm.len && !memcmp(names[i].s, nm.s, (size_t)nm.len)) {
+      *ref = i;
+      return BASE_OK;
+    }
+  return perr(P, BASE_ERR_UNDEFINED, nm.s,
+              "undefined name '%.*s' in the fused body (a body reads $N or "
+              "results defined before it in the body)",
+              nm.len, nm.s);
+}
+
+/* '{' bstmt {';' bstmt} '}', bstmt := NAME '=' OP '(' barg {',' barg} ')'
+ * params. Interns the body into *id. */
+static base_status body(parser *P, const stmt *s, uint64_t *id) {
+  ir_body_op ops[IR_BODY_MAX_OPS];
+  span names[IR_BODY_MAX_OPS];
+  const char *opos[IR_BODY_MAX_OPS];
+  int n = 0;
+  if (s->nargs > IR_MAX_IN)
+    return perr(P, BASE_ERR_ARITY, s->args[IR_MAX_IN].s,
+                "fused takes at most %d inputs, got %d", IR_MAX_IN, s->nargs);
+  base_status st = expect(P, '{', "'{' starting the fused body");
+  if (st)
+    return st;
+  const char *brace = P->p - 1;
+  do {
+    span nm, opn;
+    if (n == IR_BODY_MAX_OPS)
+      return perr(P, BASE_ERR_PARAM, P->p,
+                  "fused body has more than %d operators", IR_BODY_MAX_OPS);
+    if ((st = name(P, &nm, "a body result name")))
+      return st;
+    for (int i = 0; i < n; i++)
+      if (names[i].len == nm.len && !memcmp(names[i].s, nm.s, (size_t)nm.len))
+        return perr(P, BASE_ERR_DUPLICATE, nm.s,
+                    "duplicate name '%.*s' in the fused body", nm.len, nm.s);
+    if ((st = expect(P, '=', "'=' after a body result name")) ||
+        (st = name(P, &opn, "an operator name")))
+      return st;
+    int op = ir_op_lookup(opn.s, (size_t)opn.len);
+    if (op < 0)
+      return unknown_op(P, &opn);
+    if (!ir_body_op_ok((ir_opcode)op))
+      return perr(P, BASE_ERR_PARAM, opn.s,
+                  "%s cannot be part of a fused body (allowed: ewadd ewmul "
+                  "ewsub ewdiv smul relu sigmoid tanh gelu erf sqrt clip "
+                  "batchnorm)",
+                  ir_op((ir_opcode)op)->name);
+    ir_body_op *o = &ops[n];
+    memset(o, 0, sizeof *o);
+    o->op = (ir_opcode)op;
+    if ((st = expect(P, '(', "'(' after the operator name")))
+      return st;
+    if (!accept(P, ')')) {
+      do {
+        if (o->nin == IR_MAX_FIXED_IN)
+          return perr(P, BASE_ERR_ARITY, P->p, "too many inputs");
+        if ((st = body_arg(P, s, names, n, &o->in[o->nin++])))
+          return st;
+      } while (accept(P, ','));
+      if ((st = expect(P, ')', "',' or ')' after an input")))
+        return st;
+    }
+    if (ir_check_arity(ir_op(o->op), o->nin, P->d)) {
+      char msg[sizeof P->d->msg];
+      memcpy(msg, P->d->msg, sizeof msg);
+      return perr(P, BASE_ERR_ARITY, opn.s, "%s", msg);
+    }
+    if ((st = params_of(P, o->op, &o->a, &opn, 1)))
+      return st;
+    names[n] = nm;
+    opos[n++] = nm.s;
+  } while (accept(P, ';'));
+  if ((st = expect(P, '}', "';' or '}' in the fused body")))
+    return st;
+  char used[IR_BODY_MAX_OPS] = {0}, used_in[IR_MAX_IN] = {0};
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < ops[i].nin; k++) {
+      if (ops[i].in[k] >= 0)
+        used[ops[i].in[k]] = 1;
+      else
+        used_in[-1 - ops[i].in[k]] = 1;
+    }
+  for (int i = 0; i + 1 < n; i++)
+    if (!used[i])
+      return perr(P, BASE_ERR_PARAM, opos[i],
+                  "body result '%.*s' is never read (the last body result is "
+                  "the output)",
+                  names[i].len, names[i].s);
+  for (int k = 0; k < s->nargs; k++)
+    if (!used_in[k])
+      return perr(P, BASE_ERR_PARAM, brace,
+                  "input $%d ('%.*s') is never read "
+                  "by the fused body",
+                  k, s->args[k].len, s->args[k].s);
+  const ir_body *b = ir_body_intern(s->nargs, n, ops, P->d);
+  if (!b) {
+    char msg[sizeof P->d->msg];
+    memcpy(msg, P->d->msg, sizeof msg);
+    return perr(P, P->d->code, brace, "%s", msg);
+  }
+  *id = b->id;
   return BASE_OK;
 }
 
@@ -391,8 +526,12 @@ static base_status op_stmt(parser *P) {
   s->op_col = opname.col;
   if (s->op < 0)
     return unknown_op(P, &opname);
-  if ((st = args(P, s)) || (st = params(P, s, &opname)))
+  uint64_t body_id = 0;
+  if ((st = args(P, s)) ||
+      (s->op == IR_OP_FUSED && s->nargs > 0 && (st = body(P, s, &body_id))) ||
+      (st = params(P, s, &opname)))
     return st;
+  s->attrs.body = body_id;
   return check_arity(P, s, &opname);
 }
 

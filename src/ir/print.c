@@ -13,15 +13,41 @@
 
 #include "ir_int.h"
 
-static void put_params(base_buf *b, const ir_node *n) {
-  const ir_opinfo *r = ir_op(n->op);
+static void put_params(base_buf *b, ir_opcode op, const ir_attrs *a) {
+  const ir_opinfo *r = ir_op(op);
   for (int i = 0; i < r->nparams; i++) {
     char v[256], dv[256];
-    ir_param_format(r->params[i], &n->a, v, sizeof v);
+    ir_param_format(r->params[i], a, v, sizeof v);
     ir_param_format(r->params[i], &r->defaults, dv, sizeof dv);
     if ((r->required & (1u << i)) || strcmp(v, dv) != 0)
       base_buf_printf(b, " %s=%s", ir_param_name(r->params[i]), v);
   }
+}
+
+/* "{ t0 = op($0, ...) params; t1 = ...; ... }": body results are named
+ * t<i> by position. */
+static void put_body(base_buf *b, const ir_body *body) {
+  base_buf_printf(b, "{ ");
+  for (int i = 0; i < body->nops; i++) {
+    const ir_body_op *o = &body->ops[i];
+    base_buf_printf(b, "%st%d = %s(", i ? "; " : "", i, ir_op(o->op)->name);
+    for (int k = 0; k < o->nin; k++)
+      base_buf_printf(b, o->in[k] < 0 ? "%s$%d" : "%st%d", k ? ", " : "",
+                      o->in[k] < 0 ? -1 - o->in[k] : o->in[k]);
+    base_buf_printf(b, ")");
+    put_params(b, o->op, &o->a);
+  }
+  base_buf_printf(b, " }");
+}
+
+char *ir_body_str(const ir_body *body) {
+  base_buf b = {0};
+  put_body(&b, body);
+  if (b.oom) {
+    free(b.s);
+    return NULL;
+  }
+  return b.s;
 }
 
 static void put_node(base_buf *b, const ir_graph *g, const ir_node *n) {
@@ -35,7 +61,15 @@ static void put_node(base_buf *b, const ir_graph *g, const ir_node *n) {
   for (int k = 0; k < n->nin; k++)
     base_buf_printf(b, "%s%s", k ? ", " : "", g->tensors[n->in[k]].name);
   base_buf_printf(b, ")");
-  put_params(b, n);
+  if (n->op == IR_OP_FUSED) {
+    const ir_body *body = ir_body_get(n->a.body);
+    base_buf_printf(b, " ");
+    if (body)
+      put_body(b, body);
+    else
+      base_buf_printf(b, "{ }"); /* unreachable for a validated graph */
+  }
+  put_params(b, n->op, &n->a);
   base_buf_printf(b, "\n");
 }
 

@@ -507,6 +507,14 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: ex_const(E, n, out); break;
+  case IR_OP_FUSED:
+    base_diag_set(E->d, BASE_ERR_PARAM, 0, 0,
+                  "fused node at line %d: ONNX export of fused operators is "
+                  "not supported (export the graph before fusion: optimize "
+                  "--no-fuse)",
+                  n->line);
+    E->oom = -1;
+    break;
   }
 }
 

@@ -143,7 +143,8 @@ static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
   case IR_OP_SOFTMAX:
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
-  case IR_OP_SLICE: break; /* no parameter follows the shapes */
+  case IR_OP_SLICE:
+  case IR_OP_FUSED: break; /* no parameter follows the shapes */
   }
   return BASE_OK;
 }

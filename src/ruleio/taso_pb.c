@@ -650,7 +650,8 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
   case IR_OP_SOFTMAX:
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
-  case IR_OP_SLICE: break; /* no TASO equivalent */
+  case IR_OP_SLICE:
+  case IR_OP_FUSED: break; /* no TASO equivalent */
   }
   if (t < 0)
     snprintf(why, wn, "%s has no TASO equivalent", op);

@@ -207,7 +207,8 @@ static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
   case IR_OP_SLICE:
-  case IR_OP_CONST_ONES: break; /* no Tensat equivalent */
+  case IR_OP_CONST_ONES:
+  case IR_OP_FUSED: break; /* no Tensat equivalent */
   }
   return tensat_fail(c, "%s has no Tensat equivalent", op);
 }

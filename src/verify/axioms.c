@@ -344,6 +344,8 @@ const verify_axiom verify_axioms_const_ones[] = {
  * by the window size: no axiom relates them (TASO's does, for its summing
  * pool). */
 const verify_axiom verify_axioms_const_pool[] = {VERIFY_AXIOM_END};
+/* fused nodes are not verified: the encoder refuses them (encode.c) */
+const verify_axiom verify_axioms_fused[] = {VERIFY_AXIOM_END};
 
 static const verify_axiom *const per_op[IR_NOPS] = {
 #define OP(ID, name, inputs, params, ...) [IR_OP_##ID] = verify_axioms_##name,

@@ -94,6 +94,9 @@ static Z3_func_decl generic_decl(verify_ctx *c, const ir_node *nd, int slot) {
     w +=
         put_param(name + w, sizeof name - (size_t)w - 1, oi->params[i], &nd->a);
   }
+  if (nd->op == IR_OP_FUSED) /* one function per body, not one for all */
+    w += snprintf(name + w, sizeof name - (size_t)w, "body=%016llx",
+                  (unsigned long long)nd->a.body);
   snprintf(name + w, sizeof name - (size_t)w, "}#%d", slot);
   Z3_sort dom[IR_MAX_IN];
   for (int i = 0; i < nd->nin; i++)
@@ -205,8 +208,9 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   case IR_OP_PAD:
   case IR_OP_SLICE:
   case IR_OP_CONST_ONES:
-    return 0; /* encode_node: its own case, enc_windowed
-                  or encode_generic */
+  case IR_OP_FUSED: /* encode_generic: one uninterpreted function per body */
+    return 0;       /* encode_node: its own case, enc_windowed
+                       or encode_generic */
   }
   if (f < 0)
     return 0; /* not an operator (a corrupt node) */

@@ -1,0 +1,327 @@
+/* fuse.c: the fusion pass (see fuse.h for the grouping rules).
+ *
+ * inl[n] says whether node n is inlined into its consumers. Every node that
+ * is not inlined but reads an inlined one is a group root: it becomes a
+ * fused node whose body is the root's expression tree cut at tensors that
+ * are kept (graph inputs, weights, outputs of nodes not inlined). Bodies
+ * that overflow the body limits, and groups the cost function refuses,
+ * un-inline nodes; the graph is rebuilt until nothing changes (each round
+ * inlines fewer nodes, so this ends).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse.h"
+
+#define FAIL INT32_MIN
+
+typedef struct ctx {
+  const ir_graph *g;
+  unsigned char *inl, *wonly, *fusible;
+  int *ncons;   /* distinct consumer nodes of each node */
+  int *isout;   /* per tensor: a graph output */
+  int *share;   /* per node: how many groups contain it */
+  int *root_of; /* per node of the built graph: its root in g, or -1 */
+  int32_t *map; /* g tensor -> built graph tensor */
+} ctx;
+
+/* A body under construction for one root. */
+typedef struct bb {
+  ir_body_op ops[IR_BODY_MAX_OPS];
+  int nops;
+  int32_t leaves[IR_MAX_IN];
+  int nleaves;
+  int memo_node[IR_BODY_MAX_OPS];
+  int members[IR_BODY_MAX_OPS];
+} bb;
+
+static int32_t expand(ctx *c, bb *b, int n);
+
+static int32_t ref_of(ctx *c, bb *b, int32_t t) {
+  int p = c->g->tensors[t].node;
+  if (p >= 0 && c->inl[p])
+    return expand(c, b, p);
+  for (int k = 0; k < b->nleaves; k++)
+    if (b->leaves[k] == t)
+      return -1 - k;
+  if (b->nleaves == IR_MAX_IN)
+    return FAIL;
+  b->leaves[b->nleaves] = t;
+  return -1 - b->nleaves++;
+}
+
+/* Appends node n (after its inlined producers); its body index or FAIL. */
+static int32_t expand(ctx *c, bb *b, int n) {
+  for (int i = 0; i < b->nops; i++)
+    if (b->memo_node[i] == n)
+      return i;
+  const ir_node *nd = &c->g->nodes[n];
+  int32_t in[IR_MAX_FIXED_IN];
+  if (nd->nin > IR_MAX_FIXED_IN)
+    return FAIL;
+  for (int k = 0; k < nd->nin; k++)
+    if ((in[k] = ref_of(c, b, nd->in[k])) == FAIL)
+      return FAIL;
+  if (b->nops == IR_BODY_MAX_OPS)
+    return FAIL;
+  ir_body_op *o = &b->ops[b->nops];
+  memset(o, 0, sizeof *o);
+  o->op = nd->op;
+  o->nin = nd->nin;
+  memcpy(o->in, in, sizeof(int32_t) * (size_t)nd->nin);
+  o->a = nd->a;
+  b->memo_node[b->nops] = n;
+  b->members[b->nops] = n;
+  return b->nops++;
+}
+
+static int is_root(const ctx *c, int n) {
+  const ir_node *nd = &c->g->nodes[n];
+  if (c->inl[n] || !c->fusible[n])
+    return 0;
+  for (int k = 0; k < nd->nin; k++) {
+    int p = c->g->tensors[nd->in[k]].node;
+    if (p >= 0 && c->inl[p])
+      return 1;
+  }
+  return 0;
+}
+
+/* Un-inlines the inlined producers of n (a body that does not fit). */
+static void cut_inputs(ctx *c, int n) {
+  const ir_node *nd = &c->g->nodes[n];
+  for (int k = 0; k < nd->nin; k++) {
+    int p = c->g->tensors[nd->in[k]].node;
+    if (p >= 0)
+      c->inl[p] = 0;
+  }
+}
+
+static int copy_tensor(ir_graph *h, const ir_tensor *t, base_diag *d) {
+  int i = ir_add_tensor(h, t->name, t->kind, &t->shape, d);
+  if (i < 0)
+    return -1;
+  h->tensors[i].line = t->line;
+  h->tensors[i].col = t->col;
+  if (t->data) {
+    size_t n = sizeof(float) * (size_t)ir_shape_numel(&t->shape);
+    float *p = base_arena_alloc(h->arena, n);
+    if (!p) {
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      return -1;
+    }
+    memcpy(p, t->data, n);
+    h->tensors[i].data = p;
+  }
+  return i;
+}
+
+/* Builds the graph for the current inl. *changed is set when a body did
+ * not fit (its inputs were cut: build again). */
+static ir_graph *build(ctx *c, int *changed, base_diag *d) {
+  const ir_graph *g = c->g;
+  ir_graph *h = ir_graph_new(g->name);
+  if (!h) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  memset(c->share, 0, sizeof(int) * (size_t)g->nnodes);
+  *changed = 0;
+  for (int t = 0; t < g->ntensors; t++)
+    if (g->tensors[t].kind != IR_T_VALUE &&
+        (c->map[t] = copy_tensor(h, &g->tensors[t], d)) < 0)
+      goto fail;
+  for (int n = 0; n < g->nnodes; n++) {
+    const ir_node *nd = &g->nodes[n];
+    if (c->inl[n])
+      continue;
+    const char *outs[IR_MAX_LIST];
+    for (int k = 0; k < nd->nout; k++)
+      outs[k] = g->tensors[nd->out[k]].name;
+    int node;
+    if (is_root(c, n)) {
+      bb b;
+      b.nops = b.nleaves = 0;
+      if (expand(c, &b, n) == FAIL) {
+        cut_inputs(c, n);
+        *changed = 1;
+        continue; /* this graph is thrown away */
+      }
+      const ir_body *body = ir_body_intern(b.nleaves, b.nops, b.ops, d);
+      if (!body)
+        goto fail;
+      int32_t in[IR_MAX_IN];
+      for (int k = 0; k < b.nleaves; k++)
+        in[k] = c->map[b.leaves[k]];
+      ir_attrs a;
+      ir_attrs_default(IR_OP_FUSED, &a);
+      a.body = body->id;
+      node = ir_add_node(h, IR_OP_FUSED, in, b.nleaves, &a, outs, d);
+      if (node >= 0)
+        for (int i = 0; i < b.nops; i++)
+          c->share[b.members[i]]++;
+    } else {
+      int32_t in[IR_MAX_IN];
+      for (int k = 0; k < nd->nin; k++)
+        in[k] = c->map[nd->in[k]];
+      node = ir_add_node(h, nd->op, in, nd->nin, &nd->a, outs, d);
+    }
+    if (node < 0) {
+      if (*changed) /* a cut body left a hole: rebuild */
+        break;
+      goto fail;
+    }
+    h->nodes[node].line = nd->line;
+    h->nodes[node].col = nd->col;
+    c->root_of[node] = is_root(c, n) ? n : -1;
+    for (int k = 0; k < nd->nout; k++)
+      c->map[nd->out[k]] = h->nodes[node].out[k];
+  }
+  if (*changed)
+    return h;
+  for (int i = 0; i < g->noutputs; i++)
+    if (ir_add_output(h, c->map[g->outputs[i]], d))
+      goto fail;
+  return h;
+fail:
+  ir_graph_free(h);
+  return NULL;
+}
+
+/* Refuses groups whose fused node costs at least what it replaces;
+ * returns how many. */
+static int reject_costly(ctx *c, const ir_graph *h, const fuse_options *o,
+                         fuse_stats *st) {
+  int rejected = 0;
+  for (int i = 0; i < h->nnodes; i++) {
+    int r = c->root_of[i];
+    if (r < 0 || h->nodes[i].op != IR_OP_FUSED)
+      continue;
+    bb b;
+    b.nops = b.nleaves = 0;
+    if (expand(c, &b, r) == FAIL)
+      continue;
+    double before = 0;
+    for (int k = 0; k < b.nops; k++)
+      before += o->cost(o->cost_u, c->g, b.members[k]) /
+                (c->share[b.members[k]] ? c->share[b.members[k]] : 1);
+    if (o->cost(o->cost_u, h, i) < before)
+      continue;
+    cut_inputs(c, r);
+    rejected++;
+  }
+  st->rejected += rejected;
+  return rejected;
+}
+
+static int init(ctx *c, const ir_graph *g) {
+  size_t nn = (size_t)g->nnodes + 1, nt = (size_t)g->ntensors + 1;
+  c->g = g;
+  c->inl = calloc(nn, 1);
+  c->wonly = calloc(nn, 1);
+  c->fusible = calloc(nn, 1);
+  c->ncons = calloc(nn, sizeof(int));
+  c->share = calloc(nn, sizeof(int));
+  c->root_of = calloc(nn, sizeof(int));
+  c->isout = calloc(nt, sizeof(int));
+  c->map = calloc(nt, sizeof(int32_t));
+  if (!c->inl || !c->wonly || !c->fusible || !c->ncons || !c->share ||
+      !c->root_of || !c->isout || !c->map)
+    return -1;
+  ir_weight_only(g, c->wonly);
+  for (int i = 0; i < g->noutputs; i++)
+    c->isout[g->outputs[i]] = 1;
+  for (int n = 0; n < g->nnodes; n++) {
+    const ir_node *nd = &g->nodes[n];
+    c->fusible[n] = ir_body_op_ok(nd->op) && nd->nout == 1 && !c->wonly[n];
+    for (int k = 0; k < nd->nin; k++) { /* distinct producers */
+      int p = g->tensors[nd->in[k]].node, seen = 0;
+      for (int j = 0; j < k; j++)
+        seen |= g->tensors[nd->in[j]].node == p;
+      if (p >= 0 && !seen)
+        c->ncons[p]++;
+    }
+  }
+  /* inline: element-wise, all consumers element-wise, not an output */
+  int *allfus = calloc(nn, sizeof(int));
+  if (!allfus)
+    return -1;
+  for (int n = 0; n < g->nnodes; n++)
+    allfus[n] = 1;
+  for (int n = 0; n < g->nnodes; n++) {
+    const ir_node *nd = &g->nodes[n];
+    for (int k = 0; k < nd->nin; k++) {
+      int p = g->tensors[nd->in[k]].node;
+      if (p >= 0 && !c->fusible[n])
+        allfus[p] = 0;
+    }
+  }
+  for (int n = 0; n < g->nnodes; n++) {
+    const ir_node *nd = &g->nodes[n];
+    if (!c->fusible[n] || !allfus[n] || c->ncons[n] == 0 ||
+        c->isout[nd->out[0]])
+      continue;
+    if (c->ncons[n] == 1) {
+      c->inl[n] = 1;
+      continue;
+    }
+    double out = (double)ir_shape_numel(&g->tensors[nd->out[0]].shape);
+    double in = 0;
+    for (int k = 0; k < nd->nin; k++)
+      in += (double)ir_shape_numel(&g->tensors[nd->in[k]].shape);
+    double keep = out * (1 + c->ncons[n]), recompute = in * c->ncons[n];
+    c->inl[n] = recompute < keep;
+  }
+  free(allfus);
+  return 0;
+}
+
+static void done(ctx *c) {
+  free(c->inl);
+  free(c->wonly);
+  free(c->fusible);
+  free(c->ncons);
+  free(c->share);
+  free(c->root_of);
+  free(c->isout);
+  free(c->map);
+}
+
+ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
+                     base_diag *d) {
+  fuse_stats local;
+  if (!st)
+    st = &local;
+  memset(st, 0, sizeof *st);
+  ctx c;
+  memset(&c, 0, sizeof c);
+  ir_graph *h = NULL;
+  if (init(&c, g)) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    goto out;
+  }
+  for (;;) {
+    int changed;
+    h = build(&c, &changed, d);
+    if (!h)
+      goto out;
+    if (!changed && !(o && o->cost && reject_costly(&c, h, o, st)))
+      break;
+    ir_graph_free(h);
+  }
+  for (int i = 0; i < h->nnodes; i++)
+    st->groups += h->nodes[i].op == IR_OP_FUSED;
+  for (int n = 0; n < g->nnodes; n++) {
+    st->fused_ops += c.share[n] > 0;
+    st->recomputed += c.share[n] > 1;
+  }
+  if (o && o->cost) {
+    for (int n = 0; n < g->nnodes; n++)
+      st->cost_before += o->cost(o->cost_u, g, n);
+    for (int n = 0; n < h->nnodes; n++)
+      st->cost_after += o->cost(o->cost_u, h, n);
+  }
+out:
+  done(&c);
+  return h;
+}

@@ -1,0 +1,46 @@
+/* fuse.h: grouping element-wise operators into `fused` nodes.
+ *
+ * fuse_graph rewrites a graph so that chains and trees of element-wise
+ * operators (the operators ir_body_op_ok accepts) run as one fused node
+ * each: one kernel, intermediate tensors never written to memory. Fusing
+ * preserves semantics by construction (the fused node's reference kernel
+ * runs the same operators), so it needs no rule and no proof.
+ *
+ * Grouping: an element-wise node is inlined into its consumers when all of
+ * them are element-wise and it is not a graph output nor weight-only (those
+ * run once at load). A node read by one consumer is always inlined; a node
+ * read by several is recomputed in each when that moves fewer bytes than
+ * keeping it (roofline: keep = write it once and read it per consumer,
+ * recompute = read its inputs per consumer), else kept. Each group is then
+ * kept only when the cost function prices the fused node below the nodes
+ * it replaces (shared nodes counted by share). Runs as a pass after the
+ * rule search (not inside it).
+ */
+#ifndef SUPEROPT_FUSE_H
+#define SUPEROPT_FUSE_H
+
+#include "../ir/ir.h"
+
+/* Cost of node `node` of g in microseconds (any consistent unit). */
+typedef double (*fuse_cost_fn)(void *u, const ir_graph *g, int node);
+
+typedef struct fuse_options {
+  fuse_cost_fn cost; /* NULL: every group is kept */
+  void *cost_u;
+} fuse_options;
+
+typedef struct fuse_stats {
+  int groups;                     /* fused nodes created */
+  int fused_ops;                  /* original nodes they replace */
+  int recomputed;                 /* nodes recomputed in several groups */
+  int rejected;                   /* groups the cost function refused */
+  double cost_before, cost_after; /* sums of the cost function (if any) */
+} fuse_stats;
+
+/* A new graph with element-wise groups fused (same inputs, weights,
+ * outputs and tensor names for everything kept), or NULL with d set (out
+ * of memory). st may be NULL. */
+ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
+                     base_diag *d);
+
+#endif

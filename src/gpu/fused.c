@@ -1,0 +1,670 @@
+/* fused.c: run-time code generation for `fused` nodes.
+ *
+ * At plan time each fused node's body is written out as CUDA C++
+ * specialised to its shapes (dimensions and broadcast strides are
+ * constants, so index divisions become multiplications), compiled by NVRTC
+ * to a cubin for the device's architecture, loaded with the driver API and
+ * launched with cuLaunchKernel (capturable into the plan's CUDA graph).
+ *
+ * One thread computes one output element, or four consecutive ones in
+ * memory (float4 loads and stores) when the output's innermost dimension
+ * is a multiple of 4, every pointer is 16-byte aligned and every input is
+ * either contiguous or constant along that dimension. Threads walk the
+ * output in its memory order (NCHW, or NHWC where layout.c chose
+ * channels-last); each input is read at the output coordinate through its
+ * own memory strides (any layout) with broadcasting; batch-norm parameters
+ * by the channel of the batch norm's own input.
+ *
+ * Kernels are cached: in the context (a body at given shapes is compiled
+ * once per process) and on disk as <cache>/<key>.cubin, the key hashing the
+ * generated source (body, shapes, vector width), the architecture and the
+ * NVRTC version; <cache> is $SUPEROPT_KERNEL_CACHE ("off": no disk
+ * cache), else $XDG_CACHE_HOME/superopt/kernels, else
+ * ~/.cache/superopt/kernels. Every NVRTC and driver status is checked; a
+ * failure names the call and the generated source (fused_<key>.cu).
+ */
+#include <cuda.h>
+#include <errno.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <xxhash.h>
+
+#include "gpu_int.h"
+
+#define THREADS 256
+
+/* Driver API entry points, resolved through the runtime
+ * (cudaGetDriverEntryPointByVersion) rather than linked: linking libcuda
+ * would stop the binary from loading on machines without a driver. */
+typedef struct drv_api {
+  CUresult (*load)(CUmodule *, const void *);
+  CUresult (*get_fn)(CUfunction *, CUmodule, const char *);
+  CUresult (*unload)(CUmodule);
+  CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                     unsigned, unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*err_name)(CUresult, const char **);
+  CUresult (*err_str)(CUresult, const char **);
+} drv_api;
+
+static drv_api drv;
+static int drv_state; /* 0 unresolved, 1 ok, -1 failed */
+
+static base_status drv_init(base_diag *d) {
+  static const char *const names[] = {"cuModuleLoadData", "cuModuleGetFunction",
+                                      "cuModuleUnload",   "cuLaunchKernel",
+                                      "cuGetErrorName",   "cuGetErrorString"};
+  void **slots[] = {(void **)&drv.load,     (void **)&drv.get_fn,
+                    (void **)&drv.unload,   (void **)&drv.launch,
+                    (void **)&drv.err_name, (void **)&drv.err_str};
+  if (drv_state == 0) {
+    drv_state = 1;
+    for (int i = 0; i < 6; i++) {
+      enum cudaDriverEntryPointQueryResult q;
+      if (cudaGetDriverEntryPointByVersion(names[i], slots[i], 12000,
+                                           cudaEnableDefault,
+                                           &q) != cudaSuccess ||
+          q != cudaDriverEntryPointSuccess || !*slots[i]) {
+        cudaGetLastError();
+        drv_state = -1;
+        return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                             "CUDA driver entry point %s not found", names[i]);
+      }
+    }
+  }
+  return drv_state > 0 ? BASE_OK
+                       : base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                                       "CUDA driver entry points not found");
+}
+
+struct gpu_fk {
+  uint64_t key;
+  CUmodule mod;
+  CUfunction fn;
+};
+
+static base_status drv_fail(base_diag *d, CUresult r, const char *what,
+                            const char *src) {
+  const char *name = NULL, *msg = NULL;
+  if (drv.err_name)
+    drv.err_name(r, &name);
+  if (drv.err_str)
+    drv.err_str(r, &msg);
+  return base_diag_set(
+      d, r == CUDA_ERROR_OUT_OF_MEMORY ? BASE_ERR_NOMEM : BASE_ERR_INTERNAL, 0,
+      0, "CUDA driver error %s (%s) in %s for %s", name ? name : "?",
+      msg ? msg : "?", what, src);
+}
+
+static base_status rtc_fail(base_diag *d, nvrtcResult r, const char *what,
+                            const char *src, const char *log) {
+  return base_diag_set(
+      d, BASE_ERR_INTERNAL, 0, 0, "NVRTC error %s in %s for %s%s%.300s",
+      nvrtcGetErrorString(r), what, src, log ? ": " : "", log ? log : "");
+}
+
+/* ---- code generation ----------------------------------------------------- */
+
+/* One load: input k read with strides st over the output coordinates. */
+typedef struct load {
+  int in;
+  int64_t st[IR_MAX_RANK];
+} load;
+
+typedef struct gen {
+  const ir_body *b;
+  const ir_shape *out;
+  const int64_t (*phys)[IR_MAX_RANK]; /* memory strides per input, then the
+                                         output; NULL: row-major */
+  int order[IR_MAX_RANK];   /* output dims, outermost in memory first */
+  int inner;                /* the output dim innermost in memory */
+  int64_t ost[IR_MAX_RANK]; /* the output's strides, 0 for size-1 dims */
+  load loads[IR_BODY_MAX_OPS * IR_MAX_FIXED_IN];
+  int nloads;
+  int ref[IR_BODY_MAX_OPS][IR_MAX_FIXED_IN]; /* body operand -> load */
+} gen;
+
+static int add_load(gen *G, int in, const int64_t *st) {
+  for (int i = 0; i < G->nloads; i++)
+    if (G->loads[i].in == in &&
+        !memcmp(G->loads[i].st, st, sizeof(int64_t) * IR_MAX_RANK))
+      return i;
+  G->loads[G->nloads].in = in;
+  memcpy(G->loads[G->nloads].st, st, sizeof(int64_t) * IR_MAX_RANK);
+  return G->nloads++;
+}
+
+/* Strides of x seen through the output (NumPy broadcasting): x's memory
+ * strides mem (NULL: row-major), 0 where x broadcasts. */
+static void bcast(const ir_shape *x, const int64_t *mem, const ir_shape *o,
+                  int64_t *st) {
+  int64_t acc = 1;
+  memset(st, 0, sizeof(int64_t) * IR_MAX_RANK);
+  for (int i = x->rank - 1; i >= 0; i--) {
+    int oi = i + o->rank - x->rank;
+    st[oi] = x->dim[i] == 1 ? 0 : mem ? mem[i] : acc;
+    acc *= x->dim[i];
+  }
+}
+
+/* The output's memory order: dims by decreasing memory stride (size-1
+ * dims, stride 0 here, in logical order: they take no room). */
+static void out_order(gen *G) {
+  const ir_shape *o = G->out;
+  bcast(o, G->phys ? G->phys[G->b->nin] : NULL, o, G->ost);
+  for (int j = 0; j < o->rank; j++)
+    G->order[j] = j;
+  for (int a = 1; a < o->rank; a++) /* insertion sort, stable */
+    for (int b = a; b > 0; b--) {
+      int x = G->order[b - 1], y = G->order[b];
+      int64_t sx = o->dim[x] == 1 ? INT64_MAX : G->ost[x];
+      int64_t sy = o->dim[y] == 1 ? INT64_MAX : G->ost[y];
+      if (sx >= sy)
+        break;
+      G->order[b - 1] = y, G->order[b] = x;
+    }
+  G->inner = o->rank > 0 ? G->order[o->rank - 1] : 0;
+  for (int k = o->rank - 1; k >= 0; k--) /* a size-1 dim is never inner */
+    if (o->dim[G->order[k]] != 1) {
+      G->inner = G->order[k];
+      break;
+    }
+}
+
+/* Plans every load; fails (returns -1) on a batch-norm parameter computed
+ * in the body (only inputs can be indexed by channel). */
+static int plan_loads(gen *G, const ir_shape *ins, const ir_shape *shapes) {
+  const ir_body *b = G->b;
+  for (int i = 0; i < b->nops; i++) {
+    const ir_body_op *o = &b->ops[i];
+    for (int k = 0; k < o->nin; k++) {
+      int r = o->in[k];
+      G->ref[i][k] = -1;
+      if (o->op == IR_OP_BATCHNORM && k > 0) {
+        if (r >= 0)
+          return -1;
+        const ir_shape *x =
+            o->in[0] < 0 ? &ins[-1 - o->in[0]] : &shapes[o->in[0]];
+        int64_t st[IR_MAX_RANK] = {0};
+        int oc = G->out->rank - x->rank + 1;
+        if (x->dim[1] != 1)
+          st[oc] = 1;
+        G->ref[i][k] = add_load(G, -1 - r, st);
+      } else if (r < 0) {
+        int64_t st[IR_MAX_RANK];
+        bcast(&ins[-1 - r], G->phys ? G->phys[-1 - r] : NULL, G->out, st);
+        G->ref[i][k] = add_load(G, -1 - r, st);
+      }
+    }
+  }
+  return 0;
+}
+
+static void operand(base_buf *s, const gen *G, int i, int k) {
+  int r = G->b->ops[i].in[k];
+  if (r >= 0)
+    base_buf_printf(s, "t%d", r);
+  else
+    base_buf_printf(s, "a%d", G->ref[i][k]);
+}
+
+static void fbits(base_buf *s, float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  base_buf_printf(s, "__int_as_float(0x%08x)", u);
+}
+
+static void body_fn(base_buf *s, const gen *G) {
+  const ir_body *b = G->b;
+  base_buf_printf(s, "__device__ __forceinline__ float body(");
+  for (int l = 0; l < G->nloads; l++)
+    base_buf_printf(s, "%sfloat a%d", l ? ", " : "", l);
+  base_buf_printf(s, ") {\n");
+  for (int i = 0; i < b->nops; i++) {
+    const ir_body_op *o = &b->ops[i];
+    base_buf_printf(s, "  const float t%d = ", i);
+    switch (o->op) {
+    case IR_OP_EWADD:
+    case IR_OP_EWSUB:
+    case IR_OP_EWMUL:
+    case IR_OP_EWDIV:
+    case IR_OP_SMUL:
+      operand(s, G, i, 0);
+      base_buf_printf(s, o->op == IR_OP_EWADD   ? " + "
+                         : o->op == IR_OP_EWSUB ? " - "
+                         : o->op == IR_OP_EWDIV ? " / "
+                                                : " * ");
+      operand(s, G, i, 1);
+      break;
+    case IR_OP_RELU:
+      base_buf_printf(s, "(");
+      operand(s, G, i, 0);
+      base_buf_printf(s, " > 0.0f ? ");
+      operand(s, G, i, 0);
+      base_buf_printf(s, " : 0.0f)");
+      break;
+    case IR_OP_SIGMOID:
+      base_buf_printf(s, "1.0f / (1.0f + expf(-");
+      operand(s, G, i, 0);
+      base_buf_printf(s, "))");
+      break;
+    case IR_OP_TANH:
+    case IR_OP_ERF:
+    case IR_OP_SQRT:
+      base_buf_printf(s, o->op == IR_OP_TANH  ? "tanhf("
+                         : o->op == IR_OP_ERF ? "erff("
+                                              : "sqrtf(");
+      operand(s, G, i, 0);
+      base_buf_printf(s, ")");
+      break;
+    case IR_OP_GELU:
+      base_buf_printf(s, "0.5f * ");
+      operand(s, G, i, 0);
+      base_buf_printf(s, " * (1.0f + erff(");
+      operand(s, G, i, 0);
+      base_buf_printf(s, " * 0.70710678118654752f))");
+      break;
+    case IR_OP_CLIP:
+      base_buf_printf(s, "fminf_(fmaxf_(");
+      operand(s, G, i, 0);
+      base_buf_printf(s, ", ");
+      fbits(s, o->a.lo);
+      base_buf_printf(s, "), ");
+      fbits(s, o->a.hi);
+      base_buf_printf(s, ")");
+      break;
+    case IR_OP_BATCHNORM:
+      base_buf_printf(s, "(");
+      operand(s, G, i, 0);
+      base_buf_printf(s, " - ");
+      operand(s, G, i, 3);
+      base_buf_printf(s, ") / sqrtf(");
+      operand(s, G, i, 4);
+      base_buf_printf(s, " + ");
+      fbits(s, o->a.eps);
+      base_buf_printf(s, ") * ");
+      operand(s, G, i, 1);
+      base_buf_printf(s, " + ");
+      operand(s, G, i, 2);
+      break;
+    case IR_OP_CONV2D:
+    case IR_OP_MATMUL:
+    case IR_OP_CONCAT:
+    case IR_OP_SPLIT:
+    case IR_OP_TRANSPOSE:
+    case IR_OP_RESHAPE:
+    case IR_OP_AVGPOOL:
+    case IR_OP_MAXPOOL:
+    case IR_OP_GLOBAL_AVGPOOL:
+    case IR_OP_ENLARGE:
+    case IR_OP_REDUCE_MEAN:
+    case IR_OP_SOFTMAX:
+    case IR_OP_LAYERNORM:
+    case IR_OP_PAD:
+    case IR_OP_SLICE:
+    case IR_OP_CONST_ICONV:
+    case IR_OP_CONST_IMM:
+    case IR_OP_CONST_ONES:
+    case IR_OP_CONST_POOL:
+    case IR_OP_FUSED: base_buf_printf(s, "0.0f /* not element-wise */"); break;
+    }
+    base_buf_printf(s, ";\n");
+  }
+  base_buf_printf(s, "  return t%d;\n}\n", b->nops - 1);
+}
+
+/* The offset expression of load l (coordinates c0..c{r-1}). */
+static void offset(base_buf *s, const load *l, int rank, const char *I) {
+  int any = 0;
+  for (int j = 0; j < rank; j++)
+    if (l->st[j]) {
+      base_buf_printf(s, "%s(%s)c%d * %lld", any ? " + " : "", I, j,
+                      (long long)l->st[j]);
+      any = 1;
+    }
+  if (!any)
+    base_buf_printf(s, "0");
+}
+
+/* Writes the kernel `name` into s. vec: 4 elements per thread. */
+static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
+                       const char *name) {
+  const ir_shape *o = G->out;
+  int64_t n = ir_shape_numel(o);
+  const char *I = n * 4 < ((int64_t)1 << 31) ? "unsigned" : "long long";
+  base_buf_printf(s,
+                  "// generated by superopt (src/gpu/fused.c)\n"
+                  "__device__ __forceinline__ float fminf_(float a, float b) "
+                  "{ return a > b ? b : a; }\n"
+                  "__device__ __forceinline__ float fmaxf_(float a, float b) "
+                  "{ return a < b ? b : a; }\n");
+  body_fn(s, G);
+  base_buf_printf(s, "extern \"C\" __global__ void __launch_bounds__(%d) %s(",
+                  THREADS, name);
+  for (int k = 0; k < nin; k++)
+    base_buf_printf(s, "const float *__restrict__ in%d, ", k);
+  base_buf_printf(s, "float *__restrict__ out) {\n");
+  int64_t work = vec ? n / 4 : n;
+  base_buf_printf(s,
+                  "  const %s i = (%s)blockIdx.x * %d + threadIdx.x;\n"
+                  "  if (i >= (%s)%lld) return;\n",
+                  I, I, THREADS, I, (long long)work);
+  /* coordinates from the output's memory offset, innermost first; in vec
+   * mode i counts 4s */
+  base_buf_printf(s, "  %s r = i%s;\n", I, vec ? " * 4" : "");
+  for (int k = o->rank - 1; k >= 0; k--) {
+    int j = G->order[k];
+    base_buf_printf(s, "  const %s c%d = r %% %lld; r /= %lld;\n", I, j,
+                    (long long)o->dim[j], (long long)o->dim[j]);
+  }
+  if (o->rank == 0)
+    base_buf_printf(s, "  (void)r;\n");
+  for (int l = 0; l < G->nloads; l++) {
+    const load *ld = &G->loads[l];
+    int last = o->rank > 0 ? (int)ld->st[G->inner] : 0;
+    base_buf_printf(s, "  const %s o%d = ", I, l);
+    if (o->rank > 0 &&
+        !memcmp(G->ost, ld->st, sizeof(int64_t) * (size_t)o->rank))
+      base_buf_printf(s, "%s", vec ? "i * 4" : "i"); /* the output's layout */
+    else
+      offset(s, ld, o->rank, I);
+    base_buf_printf(s, ";\n");
+    if (vec && last == 1)
+      base_buf_printf(s,
+                      "  const float4 v%d = *(const float4 *)(in%d + o%d);\n",
+                      l, ld->in, l);
+    else
+      base_buf_printf(s, "  const float v%d = in%d[o%d];\n", l, ld->in, l);
+  }
+  if (!vec) {
+    base_buf_printf(s, "  out[i] = body(");
+    for (int l = 0; l < G->nloads; l++)
+      base_buf_printf(s, "%sv%d", l ? ", " : "", l);
+    base_buf_printf(s, ");\n}\n");
+    return;
+  }
+  static const char lane[4] = {'x', 'y', 'z', 'w'};
+  base_buf_printf(s, "  float4 y;\n");
+  for (int q = 0; q < 4; q++) {
+    base_buf_printf(s, "  y.%c = body(", lane[q]);
+    for (int l = 0; l < G->nloads; l++) {
+      int last = (int)G->loads[l].st[G->inner];
+      if (last == 1)
+        base_buf_printf(s, "%sv%d.%c", l ? ", " : "", l, lane[q]);
+      else
+        base_buf_printf(s, "%sv%d", l ? ", " : "", l);
+    }
+    base_buf_printf(s, ");\n");
+  }
+  base_buf_printf(s, "  *(float4 *)(out + (%s)i * 4) = y;\n}\n", I);
+}
+
+/* ---- compiling and caching ------------------------------------------------
+ */
+
+static base_status cache_dir(char *buf, size_t n, int *off) {
+  const char *env = getenv("SUPEROPT_KERNEL_CACHE"),
+             *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  *off = 0;
+  int k;
+  if (env && !strcmp(env, "off")) {
+    *off = 1;
+    return BASE_OK;
+  }
+  if (env && *env)
+    k = snprintf(buf, n, "%s", env);
+  else if (xdg && *xdg)
+    k = snprintf(buf, n, "%s/superopt/kernels", xdg);
+  else if (home && *home)
+    k = snprintf(buf, n, "%s/.cache/superopt/kernels", home);
+  else {
+    *off = 1;
+    return BASE_OK;
+  }
+  if (k < 0 || (size_t)k >= n)
+    *off = 1;
+  return BASE_OK;
+}
+
+static void mkdirs(char *path) {
+  for (char *p = path + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      mkdir(path, 0755);
+      *p = '/';
+    }
+  mkdir(path, 0755);
+}
+
+base_status gpu_fused_compile(const char *src, const char *name,
+                              const char *arch, char **cubin, size_t *len,
+                              base_diag *d) {
+  char srcname[64];
+  snprintf(srcname, sizeof srcname, "%s.cu", name);
+  *cubin = NULL;
+  nvrtcProgram prog;
+  nvrtcResult r = nvrtcCreateProgram(&prog, src, srcname, 0, NULL, NULL);
+  if (r != NVRTC_SUCCESS)
+    return rtc_fail(d, r, "nvrtcCreateProgram", srcname, NULL);
+  char archopt[64];
+  snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+  const char *opts[] = {archopt, "--std=c++17"};
+  base_status st = BASE_OK;
+  r = nvrtcCompileProgram(prog, 2, opts);
+  if (r != NVRTC_SUCCESS) {
+    size_t ln = 0;
+    char *log = NULL;
+    if (nvrtcGetProgramLogSize(prog, &ln) == NVRTC_SUCCESS &&
+        (log = calloc(ln + 1, 1)))
+      nvrtcGetProgramLog(prog, log);
+    st = rtc_fail(d, r, "nvrtcCompileProgram", srcname, log);
+    free(log);
+  } else if ((r = nvrtcGetCUBINSize(prog, len)) != NVRTC_SUCCESS) {
+    st = rtc_fail(d, r, "nvrtcGetCUBINSize", srcname, NULL);
+  } else if (!(*cubin = malloc(*len ? *len : 1))) {
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  } else if ((r = nvrtcGetCUBIN(prog, *cubin)) != NVRTC_SUCCESS) {
+    free(*cubin);
+    *cubin = NULL;
+    st = rtc_fail(d, r, "nvrtcGetCUBIN", srcname, NULL);
+  }
+  nvrtcDestroyProgram(&prog);
+  return st;
+}
+
+/* The kernel for source src (function `name`), from the context, the disk
+ * cache or NVRTC; *idx gets its index in c->fks. */
+static base_status get_kernel(gpu_ctx *c, const char *src, const char *name,
+                              uint64_t key, int *idx, base_diag *d) {
+  for (int i = 0; i < c->nfks; i++)
+    if (c->fks[i].key == key) {
+      *idx = i;
+      c->fk_reused++;
+      return BASE_OK;
+    }
+  base_status st0 = drv_init(d);
+  if (st0)
+    return st0;
+  if (c->nfks == c->capfks) {
+    int cap = c->capfks ? 2 * c->capfks : 16;
+    gpu_fk *f = realloc(c->fks, sizeof *f * (size_t)cap);
+    if (!f)
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    c->fks = f;
+    c->capfks = cap;
+  }
+  char srcname[64], dir[1024], path[1200];
+  snprintf(srcname, sizeof srcname, "%s.cu", name);
+  int off;
+  cache_dir(dir, sizeof dir, &off);
+  snprintf(path, sizeof path, "%s/%016llx.cubin", dir, (unsigned long long)key);
+  size_t len = 0;
+  char *cubin = NULL;
+  base_diag ignore;
+  if (!off && (cubin = base_read_file(path, &len, &ignore)))
+    c->fk_disk++;
+  else {
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%d", c->prop.major, c->prop.minor);
+    base_status st = gpu_fused_compile(src, name, arch, &cubin, &len, d);
+    if (st)
+      return st;
+    c->fk_compiled++;
+    if (!off) { /* a cache that cannot be written is no error */
+      mkdirs(dir);
+      base_write_atomic(path, cubin, len, &ignore);
+    }
+  }
+  gpu_fk *f = &c->fks[c->nfks];
+  CUresult r = drv.load(&f->mod, cubin);
+  free(cubin);
+  if (r != CUDA_SUCCESS)
+    return drv_fail(d, r, "cuModuleLoadData", srcname);
+  if ((r = drv.get_fn(&f->fn, f->mod, name)) != CUDA_SUCCESS) {
+    drv.unload(f->mod);
+    return drv_fail(d, r, "cuModuleGetFunction", srcname);
+  }
+  f->key = key;
+  *idx = c->nfks++;
+  return BASE_OK;
+}
+
+void gpu_fused_ctx_free(gpu_ctx *c) {
+  for (int i = 0; i < c->nfks; i++)
+    if (drv.unload)
+      drv.unload(c->fks[i].mod);
+  free(c->fks);
+  c->fks = NULL;
+  c->nfks = c->capfks = 0;
+}
+
+void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
+                      int *reused) {
+  *compiled = c->fk_compiled;
+  *from_disk = c->fk_disk;
+  *reused = c->fk_reused;
+}
+
+/* ---- plan and run ---------------------------------------------------------
+ */
+
+base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
+                             const float *const *ptrs,
+                             const int64_t (*phys)[IR_MAX_RANK],
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d) {
+  const ir_body *b = ir_body_get(n->a.body);
+  *src = NULL;
+  if (n->op != IR_OP_FUSED || !b || b->nin != n->nin)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "fused node has no body");
+  ir_shape ins[IR_MAX_IN], shapes[IR_BODY_MAX_OPS];
+  const ir_shape *inp[IR_MAX_IN];
+  for (int k = 0; k < n->nin; k++) {
+    ins[k] = g->tensors[n->in[k]].shape;
+    inp[k] = &ins[k];
+  }
+  base_status st = ir_body_shapes(b, inp, shapes, d);
+  if (st)
+    return st;
+  gen *G = calloc(1, sizeof *G);
+  if (!G)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  const ir_shape *o = &g->tensors[n->out[0]].shape;
+  G->b = b;
+  G->out = o;
+  G->phys = phys;
+  out_order(G);
+  if (plan_loads(G, ins, shapes)) {
+    free(G);
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "fused: CUDA code generation needs batch-norm "
+                         "parameters that are inputs of the fused node");
+  }
+  int v = o->rank > 0 && o->dim[G->inner] % 4 == 0 &&
+          (G->ost[G->inner] == 1 || o->dim[G->inner] == 1);
+  for (int l = 0; v && l < G->nloads; l++) {
+    int64_t last = G->loads[l].st[G->inner];
+    v = last == 0 ||
+        (last == 1 && (!ptrs || ((uintptr_t)ptrs[G->loads[l].in] & 15) == 0));
+  }
+  v = v && (!ptrs || ((uintptr_t)ptrs[n->nin] & 15) == 0);
+  *vec = v;
+  /* the key hashes the source written with a placeholder name */
+  base_buf tmp = {0}, real = {0};
+  kernel_src(&tmp, G, n->nin, v, "FUSED_KERNEL");
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  char salt[64];
+  snprintf(salt, sizeof salt, "%s nvrtc %d.%d", arch, major, minor);
+  XXH3_state_t *hs = tmp.oom ? NULL : XXH3_createState();
+  if (hs) {
+    XXH3_64bits_reset(hs);
+    XXH3_64bits_update(hs, tmp.s, strlen(tmp.s));
+    XXH3_64bits_update(hs, salt, strlen(salt));
+    *key = XXH3_64bits_digest(hs);
+    XXH3_freeState(hs);
+    snprintf(name, 40, "fused_%016llx", (unsigned long long)*key);
+    kernel_src(&real, G, n->nin, v, name);
+  }
+  free(tmp.s);
+  free(G);
+  if (!hs || real.oom) {
+    free(real.s);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  *src = real.s;
+  return BASE_OK;
+}
+
+base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
+                              base_diag *d) {
+  const float *ptrs[IR_MAX_IN + 1];
+  for (int k = 0; k < n->nin; k++)
+    ptrs[k] = p->ptr[n->in[k]];
+  ptrs[n->nin] = p->ptr[n->out[0]];
+  int64_t phys[IR_MAX_IN + 1][IR_MAX_RANK]; /* layouts (layout.c) */
+  for (int k = 0; k < n->nin; k++)
+    gpu_strides(p, n->in[k], phys[k]);
+  gpu_strides(p, n->out[0], phys[n->nin]);
+  char arch[16], name[40], *src = NULL;
+  snprintf(arch, sizeof arch, "sm_%d%d", p->ctx->prop.major,
+           p->ctx->prop.minor);
+  uint64_t key = 0;
+  int vec = 0, idx = -1;
+  base_status st =
+      gpu_fused_source(p->g, n, ptrs, (const int64_t(*)[IR_MAX_RANK])phys, arch,
+                       &src, name, &key, &vec, d);
+  if (!st)
+    st = get_kernel(p->ctx, src, name, key, &idx, d);
+  free(src);
+  if (st)
+    return st;
+  const ir_shape *o = &p->g->tensors[n->out[0]].shape;
+  int64_t work = vec ? ir_shape_numel(o) / 4 : ir_shape_numel(o);
+  s->fused = idx + 1;
+  s->fused_blocks = (work + THREADS - 1) / THREADS;
+  return BASE_OK;
+}
+
+base_status gpu_fused_enqueue(gpu_plan *p, const ir_node *n, const gpu_step *s,
+                              base_diag *d) {
+  if (s->fused < 1)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "fused node not planned");
+  const gpu_fk *f = &p->ctx->fks[s->fused - 1];
+  void *ptrs[IR_MAX_IN + 1], *args[IR_MAX_IN + 1];
+  for (int k = 0; k < n->nin; k++)
+    ptrs[k] = p->ptr[n->in[k]];
+  ptrs[n->nin] = p->ptr[n->out[0]];
+  for (int k = 0; k <= n->nin; k++)
+    args[k] = &ptrs[k];
+  CUresult r = drv.launch(f->fn, (unsigned)s->fused_blocks, 1, 1, THREADS, 1, 1,
+                          0, (CUstream)p->ctx->stream, args, NULL);
+  if (r != CUDA_SUCCESS) {
+    char what[64];
+    snprintf(what, sizeof what, "fused_%016llx.cu", (unsigned long long)f->key);
+    return drv_fail(d, r, "cuLaunchKernel", what);
+  }
+  return BASE_OK;
+}

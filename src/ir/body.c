@@ -1,0 +1,276 @@
+/* body.c: bodies of `fused` nodes (see ir.h): checking, interning, shape
+ * inference, and the fused operator's shape rule.
+ *
+ * Interned bodies live for the whole process in one table guarded by a
+ * mutex; an id is the XXH3 hash of the body's content, so it is the same in
+ * every process and ir_graph_hash of a graph with fused nodes is stable.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "ir_int.h"
+
+int ir_body_op_ok(ir_opcode op) {
+  switch (op) {
+  case IR_OP_EWADD:
+  case IR_OP_EWMUL:
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_SMUL:
+  case IR_OP_RELU:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_BATCHNORM: return 1;
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL:
+  case IR_OP_CONCAT:
+  case IR_OP_SPLIT:
+  case IR_OP_TRANSPOSE:
+  case IR_OP_RESHAPE:
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_ENLARGE:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_SLICE:
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_IMM:
+  case IR_OP_CONST_ONES:
+  case IR_OP_CONST_POOL:
+  case IR_OP_FUSED: return 0;
+  }
+  return 0;
+}
+
+static uint64_t body_hash(int nin, int nops, const ir_body_op *ops) {
+  XXH3_state_t s;
+  XXH3_64bits_reset(&s);
+  int32_t hdr[2] = {nin, nops};
+  XXH3_64bits_update(&s, hdr, sizeof hdr);
+  for (int i = 0; i < nops; i++) {
+    int32_t w[2] = {(int32_t)ops[i].op, ops[i].nin};
+    XXH3_64bits_update(&s, w, sizeof w);
+    XXH3_64bits_update(&s, ops[i].in, sizeof(int32_t) * (size_t)ops[i].nin);
+    XXH3_64bits_update(&s, &ops[i].a, sizeof ops[i].a);
+  }
+  uint64_t h = XXH3_64bits_digest(&s);
+  return h ? h : 1;
+}
+
+static base_status check(int nin, int nops, const ir_body_op *ops,
+                         base_diag *d) {
+  if (nin < 1 || nin > IR_MAX_IN)
+    return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                         "fused: %d inputs (expected 1 to %d)", nin, IR_MAX_IN);
+  if (nops < 1 || nops > IR_BODY_MAX_OPS)
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "fused: body has %d operators (expected 1 to %d)",
+                         nops, IR_BODY_MAX_OPS);
+  char used_in[IR_MAX_IN] = {0}, used_op[IR_BODY_MAX_OPS] = {0};
+  for (int i = 0; i < nops; i++) {
+    const ir_body_op *o = &ops[i];
+    if ((unsigned)o->op >= IR_NOPS || !ir_body_op_ok(o->op))
+      return base_diag_set(
+          d, BASE_ERR_PARAM, 0, 0,
+          "fused: body operator %d is %s, which is not element-wise (allowed: "
+          "ewadd ewmul ewsub ewdiv smul relu sigmoid tanh gelu erf sqrt clip "
+          "batchnorm)",
+          i + 1, (unsigned)o->op < IR_NOPS ? ir_op(o->op)->name : "unknown");
+    if (o->nin > IR_MAX_FIXED_IN || ir_check_arity(ir_op(o->op), o->nin, d))
+      return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                           "fused: body operator %d (%s) has %d inputs", i + 1,
+                           ir_op(o->op)->name, o->nin);
+    if (o->a.body)
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "fused: body operator %d has a body", i + 1);
+    for (int k = 0; k < o->nin; k++) {
+      int r = o->in[k];
+      if (r >= i || r < -nin)
+        return base_diag_set(
+            d, BASE_ERR_UNDEFINED, 0, 0,
+            "fused: body operator %d (%s) reads %s%d, which is not defined "
+            "before it",
+            i + 1, ir_op(o->op)->name, r < 0 ? "$" : "body operator ",
+            r < 0 ? -1 - r : r + 1);
+      if (r < 0)
+        used_in[-1 - r] = 1;
+      else
+        used_op[r] = 1;
+    }
+  }
+  for (int i = 0; i < nin; i++)
+    if (!used_in[i])
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "fused: input $%d is never read by the body", i);
+  for (int i = 0; i + 1 < nops; i++)
+    if (!used_op[i])
+      return base_diag_set(
+          d, BASE_ERR_PARAM, 0, 0,
+          "fused: body operator %d (%s) is never read (the last operator is "
+          "the output)",
+          i + 1, ir_op(ops[i].op)->name);
+  return BASE_OK;
+}
+
+/* ---- the intern table --------------------------------------------------- */
+
+static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
+static ir_body **table; /* open addressing by id; cap a power of two */
+static size_t table_cap, table_n;
+
+static ir_body **slot_of(uint64_t id) {
+  size_t mask = table_cap - 1;
+  for (size_t i = (size_t)id & mask;; i = (i + 1) & mask)
+    if (!table[i] || table[i]->id == id)
+      return &table[i];
+}
+
+static int grow(void) {
+  size_t cap = table_cap ? table_cap * 2 : 64;
+  ir_body **old = table, **nt = calloc(cap, sizeof *nt);
+  size_t oldcap = table_cap;
+  if (!nt)
+    return -1;
+  table = nt;
+  table_cap = cap;
+  for (size_t i = 0; i < oldcap; i++)
+    if (old[i])
+      *slot_of(old[i]->id) = old[i];
+  free(old);
+  return 0;
+}
+
+static int same(const ir_body *b, int nin, int nops, const ir_body_op *ops) {
+  if (b->nin != nin || b->nops != nops)
+    return 0;
+  for (int i = 0; i < nops; i++)
+    if (b->ops[i].op != ops[i].op || b->ops[i].nin != ops[i].nin ||
+        memcmp(b->ops[i].in, ops[i].in, sizeof(int32_t) * (size_t)ops[i].nin) ||
+        memcmp(&b->ops[i].a, &ops[i].a, sizeof ops[i].a))
+      return 0;
+  return 1;
+}
+
+const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
+                              base_diag *d) {
+  if (check(nin, nops, ops, d))
+    return NULL;
+  /* canonical bytes: unused input slots zero */
+  ir_body *b = calloc(1, sizeof *b + sizeof(ir_body_op) * (size_t)nops);
+  if (!b) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  b->nin = nin;
+  b->nops = nops;
+  for (int i = 0; i < nops; i++) {
+    b->ops[i].op = ops[i].op;
+    b->ops[i].nin = ops[i].nin;
+    memcpy(b->ops[i].in, ops[i].in, sizeof(int32_t) * (size_t)ops[i].nin);
+    b->ops[i].a = ops[i].a;
+  }
+  b->id = body_hash(nin, nops, b->ops);
+  pthread_mutex_lock(&table_mu);
+  const ir_body *r = NULL;
+  if ((table_n + 1) * 2 > table_cap && grow()) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  } else {
+    ir_body **s = slot_of(b->id);
+    if (!*s) {
+      *s = b;
+      table_n++;
+      r = b;
+      b = NULL;
+    } else if (same(*s, nin, nops, b->ops)) {
+      r = *s;
+    } else {
+      base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                    "fused: two different bodies hash to %016llx",
+                    (unsigned long long)b->id);
+    }
+  }
+  pthread_mutex_unlock(&table_mu);
+  free(b);
+  return r;
+}
+
+const ir_body *ir_body_get(uint64_t id) {
+  const ir_body *r = NULL;
+  pthread_mutex_lock(&table_mu);
+  if (table_cap && id)
+    r = *slot_of(id);
+  pthread_mutex_unlock(&table_mu);
+  return r;
+}
+
+/* ---- shapes ---------------------------------------------------------------
+ */
+
+base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
+                           ir_shape *shapes, base_diag *d) {
+  for (int i = 0; i < b->nops; i++) {
+    const ir_body_op *o = &b->ops[i];
+    const ir_shape *ins[IR_MAX_FIXED_IN];
+    for (int k = 0; k < o->nin; k++)
+      ins[k] = o->in[k] < 0 ? in[-1 - o->in[k]] : &shapes[o->in[k]];
+    ir_attrs a = o->a;
+    if (ir_infer(o->op, &a, ins, o->nin, &shapes[i], d)) {
+      if (d) {
+        char msg[sizeof d->msg];
+        memcpy(msg, d->msg, sizeof msg);
+        msg[sizeof msg - 40] = '\0';
+        snprintf(d->msg, sizeof d->msg, "fused: body operator %d: %.*s", i + 1,
+                 (int)sizeof msg - 40, msg);
+      }
+      return d ? d->code : BASE_ERR_SHAPE;
+    }
+  }
+  return BASE_OK;
+}
+
+base_status ir_shape_fused(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, base_diag *d) {
+  const ir_body *b = ir_body_get(a->body);
+  if (!b)
+    return d ? base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                             "fused: node has no body (write { ... } after "
+                             "its inputs)")
+             : BASE_ERR_PARAM;
+  if (nin != b->nin)
+    return d ? base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                             "fused: body reads %d inputs but the node has %d",
+                             b->nin, nin)
+             : BASE_ERR_ARITY;
+  ir_shape shapes[IR_BODY_MAX_OPS];
+  base_status st = ir_body_shapes(b, in, shapes, d);
+  if (st)
+    return st;
+  *out = shapes[b->nops - 1];
+  return BASE_OK;
+}
+
+ir_init_hint ir_node_in_hint(const ir_node *n, int slot, ir_opcode *op) {
+  const ir_opinfo *r = ir_op(n->op);
+  if (n->op == IR_OP_FUSED) {
+    const ir_body *b = ir_body_get(n->a.body);
+    for (int i = 0; b && i < b->nops; i++)
+      for (int k = 0; k < b->ops[i].nin; k++)
+        if (b->ops[i].in[k] == -1 - slot) {
+          const ir_opinfo *br = ir_op(b->ops[i].op);
+          *op = b->ops[i].op;
+          return br->in_hint[k < br->nnamed ? k : br->nnamed - 1];
+        }
+  }
+  *op = n->op;
+  return r->in_hint[slot < r->nnamed ? slot : r->nnamed - 1];
+}

@@ -1,0 +1,320 @@
+/* test_fuse.c: the fused operator and the fusion pass on the CPU.
+ *
+ * Parsing, printing and errors of fused bodies; a property test: random
+ * element-wise chains with broadcasting, fused by fuse_graph, compute the
+ * same outputs (bit for bit: the fused reference kernel runs the same
+ * kernels) as the unfused graph; every zoo model fused passes the
+ * end-to-end check.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "fuse/fuse.h"
+#include "search/search.h"
+
+#define SRC SUPEROPT_SOURCE_DIR
+
+static ir_graph *parse(const char *text) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
+  return g;
+}
+
+static const char fused_text[] =
+    "input x: [2,3,4,5]\n"
+    "weight s: [3]\nweight b: [3]\nweight m: [3]\nweight v: [3]\n"
+    "weight c: [5]\n"
+    "y = fused(x, s, b, m, v, c) { n = batchnorm($0, $1, $2, $3, $4) "
+    "eps=0.001; a = ewadd(n, $5); r = clip(a) min=0 max=6; q = ewmul(r, $0) "
+    "}\n"
+    "output y\n";
+
+static const char unfused_text[] = "input x: [2,3,4,5]\n"
+                                   "weight s: [3]\nweight b: [3]\nweight m: "
+                                   "[3]\nweight v: [3]\n"
+                                   "weight c: [5]\n"
+                                   "n = batchnorm(x, s, b, m, v) eps=0.001\n"
+                                   "a = ewadd(n, c)\n"
+                                   "r = clip(a) min=0 max=6\n"
+                                   "y = ewmul(r, x)\n"
+                                   "output y\n";
+
+/* Runs g on seeded values; returns the values (caller frees). */
+static ex_values *run(const ir_graph *g) {
+  base_diag d;
+  ex_values *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(g, v, 3, &d), BASE_OK, "%s", d.msg);
+  ex_options o = {1, 0};
+  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
+  return v;
+}
+
+static void assert_same_outputs(const ir_graph *a, const ir_graph *b) {
+  ex_values *va = run(a), *vb = run(b);
+  cr_assert_eq(a->noutputs, b->noutputs);
+  for (int i = 0; i < a->noutputs; i++) {
+    int ta = a->outputs[i], tb = b->outputs[i];
+    int64_t n = ir_shape_numel(&a->tensors[ta].shape);
+    cr_assert(ir_shape_eq(&a->tensors[ta].shape, &b->tensors[tb].shape));
+    cr_assert(!memcmp(va->v[ta], vb->v[tb], sizeof(float) * (size_t)n),
+              "output %d differs", i);
+  }
+  ex_values_free(va);
+  ex_values_free(vb);
+}
+
+Test(fused, parse_print_round_trip_and_shape) {
+  ir_graph *g = parse(fused_text);
+  cr_assert_eq(g->nnodes, 1);
+  cr_assert_eq(g->nodes[0].op, IR_OP_FUSED);
+  char buf[64];
+  cr_assert_str_eq(ir_shape_str(&g->tensors[g->outputs[0]].shape, buf, 64),
+                   "[2,3,4,5]");
+  char *p1 = ir_print(g);
+  cr_assert(strstr(p1, "fused(x, s, b, m, v, c) { t0 = batchnorm($0, $1, $2, "
+                       "$3, $4) eps=0.00100000005; t1 = ewadd(t0, $5); t2 = "
+                       "clip(t1) min=0 max=6; t3 = ewmul(t2, $0) }"),
+            "%s", p1);
+  ir_graph *h = parse(p1);
+  char *p2 = ir_print(h);
+  cr_assert_str_eq(p1, p2);
+  cr_assert_eq(ir_graph_hash(g), ir_graph_hash(h));
+  free(p1);
+  free(p2);
+  ir_graph_free(g);
+  ir_graph_free(h);
+}
+
+Test(fused, runs_like_the_unfused_subgraph) {
+  ir_graph *f = parse(fused_text), *u = parse(unfused_text);
+  assert_same_outputs(f, u); /* weights drawn with the same hints too */
+  ir_graph_free(f);
+  ir_graph_free(u);
+}
+
+Test(fused, equal_bodies_are_one_body) {
+  ir_graph *a = parse(fused_text), *b = parse(fused_text);
+  cr_assert_eq(a->nodes[0].a.body, b->nodes[0].a.body);
+  cr_assert_eq(ir_body_get(a->nodes[0].a.body),
+               ir_body_get(b->nodes[0].a.body));
+  ir_graph_free(a);
+  ir_graph_free(b);
+}
+
+/* Each malformed body: its error class and column. */
+Test(fused, malformed_bodies_have_positions) {
+  static const struct {
+    const char *body;
+    base_status code;
+    int col;
+  } cases[] = {
+      {"{ a = relu($0) ; b = ewadd(a, $1)", BASE_ERR_SYNTAX, 50},
+      {"{ a = relu($2) }", BASE_ERR_UNDEFINED, 28},
+      {"{ a = conv2d($0, $1) }", BASE_ERR_PARAM, 23},
+      {"{ a = relu(zz) }", BASE_ERR_UNDEFINED, 28},
+      {"{ a = relu($0); b = relu($0); c = ewadd(b, $1) }", BASE_ERR_PARAM, 19},
+      {"{ a = relu($0) }", BASE_ERR_PARAM, 17},
+      {"{ a = clip($0, $1) min=0 max=1 }", BASE_ERR_ARITY, 23},
+      {"{ a = ewadd($0, $1); a = relu(a) }", BASE_ERR_DUPLICATE, 38},
+      {"{ a = clip($0) min=0; b = ewadd(a, $1) }", BASE_ERR_PARAM, 23},
+      {"{ a = nosuch($0, $1) }", BASE_ERR_UNKNOWN_OP, 23},
+      {"", BASE_ERR_SYNTAX, 17},
+      {"{ a = ewadd($0, $1) } eps=1", BASE_ERR_UNKNOWN_PARAM, 39},
+      {"{ a = ewadd($0, $1) }", BASE_ERR_SHAPE, 5}, /* [2,3] + [4] */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "input x: [2,3]\ninput w: [4]\ny = fused(x, w) %s\noutput y\n",
+             cases[i].body);
+    base_diag d;
+    ir_graph *g = ir_parse(text, strlen(text), "e.graph", &d);
+    cr_assert_null(g, "case %zu parsed", i);
+    cr_expect_eq(d.code, cases[i].code, "case %zu: code %d (%s)", i, d.code,
+                 d.msg);
+    cr_expect_eq(d.line, 3, "case %zu", i);
+    cr_expect_eq(d.col, cases[i].col, "case %zu: col %d (%s)", i, d.col, d.msg);
+    cr_expect_str_eq(d.file, "e.graph");
+  }
+}
+
+Test(fused, too_many_inputs_is_an_arity_error) {
+  char text[4096];
+  size_t k = (size_t)snprintf(text, sizeof text, "input x: [2]\ny = fused(");
+  for (int i = 0; i < 70; i++)
+    k += (size_t)snprintf(text + k, sizeof text - k, "%sx", i ? ", " : "");
+  snprintf(text + k, sizeof text - k, ") { a = relu($0) }\noutput y\n");
+  base_diag d;
+  cr_assert_null(ir_parse(text, strlen(text), "m.graph", &d));
+  cr_assert_eq(d.code, BASE_ERR_ARITY, "%s", d.msg);
+  cr_assert_eq(d.line, 2);
+}
+
+/* ---- property test: random chains ---------------------------------------- */
+
+static const char *const unary[] = {"relu", "sigmoid", "tanh", "gelu", "erf"};
+static const char *const binary[] = {"ewadd", "ewsub", "ewmul"};
+
+/* A random graph: an input [2,3,5,4], broadcast weights of shapes that
+ * broadcast against it, and a chain/tree of element-wise operators, some
+ * values read twice, one kept as a second output now and then. */
+static char *random_graph(unsigned seed) {
+  static const char *const wshapes[] = {"[4]",       "[5,1]",     "[3,1,1]",
+                                        "[1,3,5,4]", "[2,3,5,4]", "[]"};
+  srand(seed);
+  size_t cap = 8192, k = 0;
+  char *s = malloc(cap);
+  k += (size_t)snprintf(s + k, cap - k, "input x: [2,3,5,4]\n");
+  int nw = 1 + rand() % 4;
+  for (int w = 0; w < nw; w++)
+    k += (size_t)snprintf(s + k, cap - k, "weight w%d: %s\n", w,
+                          wshapes[rand() % 6]);
+  int nv = 1 + rand() % 10;
+  for (int i = 0; i < nv; i++) {
+    /* operands: x, an earlier value, or a weight */
+    char a[16], b[16];
+    int pick = i ? rand() % (i + 1) : 0;
+    if (pick == 0)
+      snprintf(a, sizeof a, "x");
+    else
+      snprintf(a, sizeof a, "v%d", pick - 1);
+    int r = rand() % 10;
+    if (r < 4)
+      k += (size_t)snprintf(s + k, cap - k, "v%d = %s(%s)\n", i,
+                            unary[rand() % 5], a);
+    else if (r < 5)
+      k += (size_t)snprintf(s + k, cap - k, "v%d = clip(%s) min=-0.5 max=0.7\n",
+                            i, a);
+    else {
+      int q = rand() % 3;
+      if (q == 0)
+        snprintf(b, sizeof b, "w%d", rand() % nw);
+      else if (q == 1 && i > 0)
+        snprintf(b, sizeof b, "v%d", rand() % i);
+      else
+        snprintf(b, sizeof b, "x");
+      /* weights on the left too: the result may be wider than both */
+      if (rand() % 4 == 0)
+        k += (size_t)snprintf(s + k, cap - k, "v%d = %s(%s, %s)\n", i,
+                              binary[rand() % 3], b, a);
+      else
+        k += (size_t)snprintf(s + k, cap - k, "v%d = %s(%s, %s)\n", i,
+                              binary[rand() % 3], a, b);
+    }
+  }
+  if (nv > 2 && rand() % 3 == 0)
+    k += (size_t)snprintf(s + k, cap - k, "output v%d\n", rand() % (nv - 1));
+  snprintf(s + k, cap - k, "output v%d\n", nv - 1);
+  return s;
+}
+
+Test(fused, random_chains_fused_compute_the_same) {
+  int fused_any = 0, tried = 0;
+  for (unsigned seed = 1; seed <= 300; seed++) {
+    char *text = random_graph(seed);
+    base_diag d;
+    ir_graph *g = ir_parse(text, strlen(text), "r.graph", &d);
+    if (!g) { /* shapes that do not broadcast: skip */
+      cr_assert_eq(d.code, BASE_ERR_SHAPE, "seed %u: %s\n%s", seed, d.msg,
+                   text);
+      free(text);
+      continue;
+    }
+    tried++;
+    fuse_stats st;
+    ir_graph *h = fuse_graph(g, NULL, &st, &d);
+    cr_assert(h, "seed %u: %s", seed, d.msg);
+    cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "seed %u: %s", seed, d.msg);
+    fused_any += st.groups > 0;
+    cr_assert_leq(h->nnodes, g->nnodes);
+    /* printed and parsed again: the same graph */
+    char *p = ir_print(h);
+    ir_graph *h2 = ir_parse(p, strlen(p), "p.graph", &d);
+    cr_assert(h2, "seed %u: %s\n%s", seed, d.msg, p);
+    cr_assert_eq(ir_graph_hash(h), ir_graph_hash(h2));
+    assert_same_outputs(g, h);
+    free(p);
+    ir_graph_free(h2);
+    ir_graph_free(h);
+    ir_graph_free(g);
+    free(text);
+  }
+  cr_assert_gt(tried, 150, "only %d graphs broadcast", tried);
+  cr_assert_gt(fused_any, tried / 2, "fused only %d of %d", fused_any, tried);
+}
+
+/* A value read twice: recomputed when cheaper (relu of the input), kept
+ * when not (a sum of two full tensors). */
+Test(fused, shared_values_kept_or_recomputed) {
+  ir_graph *g = parse("input x: [8,64]\ninput z: [8,64]\n"
+                      "r = relu(x)\na = sigmoid(r)\nb = tanh(r)\n"
+                      "s = ewadd(x, z)\np = sigmoid(s)\nq = tanh(s)\n"
+                      "e = ewmul(p, q)\noutput a, b, e\n");
+  fuse_stats st;
+  base_diag d;
+  ir_graph *h = fuse_graph(g, NULL, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.recomputed, 1); /* r */
+  cr_assert_neq(ir_find_tensor(h, "s"), -1, "s is kept");
+  cr_assert_eq(ir_find_tensor(h, "r"), -1, "r is recomputed");
+  cr_assert_eq(h->nnodes, 4); /* a, b (each with r), s, e */
+  assert_same_outputs(g, h);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* A cost function that prices every fused node too high: nothing fused. */
+static double pricey(void *u, const ir_graph *g, int node) {
+  (void)u;
+  return g->nodes[node].op == IR_OP_FUSED ? 1e9 : 1;
+}
+
+Test(fused, cost_refuses_groups) {
+  ir_graph *g = parse(unfused_text);
+  fuse_options o = {pricey, NULL};
+  fuse_stats st;
+  base_diag d;
+  ir_graph *h = fuse_graph(g, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.groups, 0);
+  cr_assert_geq(st.rejected, 1);
+  cr_assert_eq(h->nnodes, g->nnodes);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Every zoo model, fused as it is (batch norms and activations not yet
+ * folded, so most of them fuse), passes the end-to-end check. */
+Test(fused, zoo_models_fused_pass_the_check, .timeout = 900) {
+  DIR *dir = opendir(SRC "/models");
+  cr_assert(dir);
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(dir))) {
+    size_t len = strlen(e->d_name);
+    if (len < 7 || strcmp(e->d_name + len - 6, ".graph"))
+      continue;
+    char path[1024];
+    snprintf(path, sizeof path, SRC "/models/%s", e->d_name);
+    base_diag d;
+    ir_graph *g = ir_parse_file(path, &d);
+    cr_assert(g, "%s: %s", path, d.msg);
+    fuse_stats st;
+    ir_graph *h = fuse_graph(g, NULL, &st, &d);
+    cr_assert(h, "%s: %s", path, d.msg);
+    double err = 1;
+    cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s: %s", path, d.msg);
+    cr_expect_leq(err, 1e-5, "%s: error %g", e->d_name, err);
+    cr_log_info("%s: %d fused nodes for %d operators, error %g", e->d_name,
+                st.groups, st.fused_ops, err);
+    ir_graph_free(h);
+    ir_graph_free(g);
+    n++;
+  }
+  closedir(dir);
+  cr_assert_geq(n, 5);
+}
