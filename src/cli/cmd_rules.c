@@ -17,6 +17,9 @@
 
 #include "../gen/gen.h"
 #include "cli.h"
+#ifdef SUPEROPT_HAVE_MPI
+#include "../gen/mpi/gen_mpi.h"
+#endif
 
 /* ---- progress ------------------------------------------------------------ */
 
@@ -24,12 +27,14 @@ typedef struct progress {
   const char *stage;
   double start, last;
   int tty;
+  int ranks; /* > 1: the bar shows rank 0's share of the work */
 } progress;
 
 static void progress_begin(progress *p, const char *stage) {
   p->stage = stage;
   p->start = p->last = base_now();
   p->tty = isatty(2);
+  p->ranks = 1;
 }
 
 static void progress_cb(void *u, const char *stage, double done, double total) {
@@ -53,6 +58,8 @@ static void progress_cb(void *u, const char *stage, double done, double total) {
   double eta = frac > 0.01 ? el * (1 - frac) / frac : 0;
   fprintf(stderr, "\r%-11s [%s] %5.1f%%  %.0f/s  ETA %4.0fs ", p->stage, bar,
           100 * frac, el > 0 ? done / el : 0, eta);
+  if (p->ranks > 1)
+    fprintf(stderr, "(rank 0 of %d) ", p->ranks);
   fflush(stderr);
 }
 
@@ -148,6 +155,72 @@ static int prover_opt(const cli_command *c, int ch, int *threads,
   return CLI_OK;
 }
 
+/* Per-rank time and memory (rank 0 of a distributed run). */
+static void print_ranks(const gen_stats *st) {
+  fprintf(stderr, "\n%-5s %10s %7s %8s %8s %8s %7s %8s %8s %8s\n", "rank",
+          "graphs", "nf (s)", "enum (s)", "pair (s)", "conf (s)", "prune",
+          "verify", "proven", "RSS MiB");
+  for (int r = 0; r < st->nranks; r++) {
+    const gen_rank_stats *k = &st->ranks[r];
+    fprintf(stderr,
+            "%-5d %10lld %7.2f %8.2f %8.2f %8.2f %7.2f %8.2f %8lld %8.0f\n", r,
+            k->graphs, k->t_nf, k->t_enum, k->t_pair, k->t_confirm, k->t_prune,
+            k->t_verify, k->proven, k->rss_mib);
+  }
+}
+
+/* Runs gen_rules, over MPI when mpirun started this process; threads 0:
+ * the cores shared by the ranks on this node. */
+static int run_gen(gen_options *o, int threads) {
+  int local = 1, rank = 0, rc;
+  base_diag d = {0};
+#ifdef SUPEROPT_HAVE_MPI
+  fp_comm comm;
+  if (gen_mpi_launched()) {
+    if (gen_mpi_init(&comm, &d) != BASE_OK)
+      return cli_report(&d);
+    o->comm = &comm;
+    rank = comm.rank;
+    local = gen_mpi_local_size();
+  }
+#else
+  if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK")) {
+    fprintf(stderr, "superopt gen-rules: started by mpirun, but this build "
+                    "has no MPI (build with Open MPI installed)\n");
+    return CLI_USAGE;
+  }
+#endif
+  o->threads = threads ? threads : omp_get_num_procs() / local;
+  o->threads = o->threads > 0 ? o->threads : 1;
+  progress pg;
+  progress_begin(&pg, "enumerate");
+  pg.ranks = o->comm ? o->comm->size : 1;
+  o->progress = rank == 0 ? progress_cb : NULL;
+  o->u = &pg;
+  gen_stats st;
+  base_status s = gen_rules(o, &st, &d);
+  if (rank == 0)
+    progress_end(&pg);
+  if (s)
+    rc = rank == 0
+             ? cli_report(&d)
+             : (s == BASE_ERR_NOMEM || s == BASE_ERR_INTERNAL ? CLI_INTERNAL
+                                                              : CLI_BAD_INPUT);
+  else
+    rc = CLI_OK;
+  if (!s && rank == 0) {
+    print_summary(&st, o->output);
+    if (st.nranks > 1)
+      print_ranks(&st);
+  }
+  gen_stats_free(&st);
+#ifdef SUPEROPT_HAVE_MPI
+  if (o->comm)
+    gen_mpi_finish();
+#endif
+  return rc;
+}
+
 int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   static const struct option opts[] = {
       {"max-ops", required_argument, 0, 'n'},
@@ -159,7 +232,7 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
       {"pairs", required_argument, 0, 'P'},
       {"no-normal-form", no_argument, 0, 'N'},
       {0, 0, 0, 0}};
-  int max_ops = 3, threads = omp_get_num_procs(), keep = 0, no_nf = 0;
+  int max_ops = 3, threads = 0, keep = 0, no_nf = 0;
   long long timeout = 10000;
   const char *ops = NULL, *out = "generated.rules";
   fp_pairs pairs = FP_PAIRS_SPANNING;
@@ -207,25 +280,14 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   o.max_ops = max_ops;
   o.ops = ops;
   o.pairs = pairs;
-  o.threads = threads;
   o.z3_timeout_ms = (unsigned)timeout;
   o.keep_unproven = keep;
   o.no_normal_form = no_nf;
   o.output = out;
-  progress pg;
-  progress_begin(&pg, "enumerate");
-  o.progress = progress_cb;
-  o.u = &pg;
-  gen_stats st;
   base_diag d = {0};
   if (gen_options_check(&o, &d) != BASE_OK)
     return cli_usage_error(c, "%s", d.msg);
-  base_status s = gen_rules(&o, &st, &d);
-  progress_end(&pg);
-  if (s)
-    return cli_report(&d);
-  print_summary(&st, out);
-  return CLI_OK;
+  return run_gen(&o, threads);
 }
 
 /* ---- verify-rules -------------------------------------------------------- */

@@ -40,6 +40,10 @@ typedef struct gen_options {
   /* May be NULL. Non-zero: stop at the next stage boundary, with
    * BASE_ERR_INTERRUPTED and nothing written. */
   const volatile sig_atomic_t *interrupt;
+  /* NULL: this process alone. Else the ranks of a distributed run (MPI:
+   * gen_mpi.h); every rank calls gen_rules with the same options, rank 0
+   * alone calls progress and writes the file. */
+  const fp_comm *comm;
 } gen_options;
 
 /* One rule that Z3 did not prove (for the CLI to list). */
@@ -47,6 +51,15 @@ typedef struct gen_unproven {
   char id[16];
   char note[240];
 } gen_unproven;
+
+/* Time and memory of one process (rank) of a run. */
+typedef struct gen_rank_stats {
+  double t_nf, t_enum, t_pair, t_confirm; /* fp_stats' stage times */
+  double t_prune, t_verify;               /* seconds */
+  long long graphs;                       /* graphs (records) it enumerated */
+  long long proven; /* rules it proved (of those it was given) */
+  double rss_mib;   /* its peak RSS */
+} gen_rank_stats;
 
 typedef struct gen_stats {
   fp_stats fp; /* enumerate, fingerprint, confirm (all ranks) */
@@ -56,17 +69,22 @@ typedef struct gen_stats {
   double rss_fp, rss_pr, rss_vf; /* peak RSS MiB after each (this rank) */
   gen_unproven unproven_list[GEN_UNPROVEN_LIST];
   int nunproven_list;
+  int nranks;            /* processes: 1 without comm */
+  gen_rank_stats *ranks; /* [nranks] (malloc'd; gen_stats_free) */
 } gen_stats;
 
 /* BASE_OK, or BASE_ERR_PARAM with a message when o is not valid (max_ops
  * out of range, too large without ops, an unknown operator, no output). */
 base_status gen_options_check(const gen_options *o, base_diag *d);
 
-/* Generates rules per o and writes them to o->output (once, atomically;
- * nothing is written on error). Fills st (zeroed first). The output is
- * byte-identical for any thread count. BASE_ERR_PARAM for bad options
- * (unknown operator, max_ops out of range). */
+/* Generates rules per o and writes them to o->output (once, atomically, by
+ * rank 0; nothing is written on error, and an error on any rank is an
+ * error on every rank, naming it). Fills st (zeroed first; counts over all
+ * ranks, times and memory per rank in st->ranks). The output is
+ * byte-identical for any thread and rank count. BASE_ERR_PARAM for bad
+ * options (unknown operator, max_ops out of range). */
 base_status gen_rules(const gen_options *o, gen_stats *st, base_diag *d);
+void gen_stats_free(gen_stats *st);
 
 /* Proves every rule of rs on `threads` Z3 contexts (0: all cores) with
  * timeout_ms per query; records status, axiom core and note in each rule

@@ -190,32 +190,175 @@ static base_status finish(const gen_options *o, ir_ruleset *rs, gen_stats *st,
   return s;
 }
 
+/* ---- several processes ---------------------------------------------------
+ *
+ * Every rank holds the same candidate rules after fp_candidates_comm and
+ * prunes them the same way; rank r proves rules r, r + ranks, ... and the
+ * results (status, axiom core, note) go to every rank, rank 0 writes.
+ */
+
+static int rank_of(const gen_options *o) { return o->comm ? o->comm->rank : 0; }
+static int ranks(const gen_options *o) { return o->comm ? o->comm->size : 1; }
+
+/* A proof's result, appended to b: index, status, core size, the core's
+ * names and the note, each name NUL-terminated. */
+static void put_result(base_buf *b, int i, const ir_rule *r) {
+  int32_t h[3] = {i, (int32_t)r->status, r->naxioms};
+  base_buf_put(b, (const char *)h, sizeof h);
+  for (int k = 0; k < r->naxioms; k++)
+    base_buf_put(b, r->axioms[k], strlen(r->axioms[k]) + 1);
+  base_buf_put(b, r->note ? r->note : "", strlen(r->note ? r->note : "") + 1);
+}
+
+/* Applies the results in p[0..n-1] to rs. */
+static base_status apply_results(ir_ruleset *rs, const char *p, size_t n,
+                                 base_diag *d) {
+  const char *end = p + n;
+  while (p < end) {
+    int32_t h[3];
+    const char *names[256];
+    if ((size_t)(end - p) < sizeof h)
+      break;
+    memcpy(h, p, sizeof h);
+    p += sizeof h;
+    if (h[0] < 0 || h[0] >= rs->n || h[2] < 0 || h[2] > 256)
+      break;
+    for (int k = 0; k <= h[2] && p < end; k++) {
+      if (k < h[2])
+        names[k] = p;
+      else if (*p)
+        ir_rule_set_note(&rs->rules[h[0]], p);
+      p += strlen(p) + 1;
+    }
+    rs->rules[h[0]].status = (ir_rule_status)h[1];
+    if (ir_rule_set_axioms(&rs->rules[h[0]], names, h[2]))
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  if (p != end)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "malformed proof results from another rank");
+  return BASE_OK;
+}
+
+/* Proves this rank's share of rs and exchanges the results. */
+static base_status verify_shared(const gen_options *o, ir_ruleset *rs,
+                                 gen_stats *st, base_diag *d) {
+  const fp_comm *c = o->comm;
+  ir_ruleset mine = {0};
+  base_buf b = {0};
+  size_t *n = calloc((size_t)c->size, sizeof *n);
+  void *all = NULL;
+  long long unproven;
+  mine.cap = rs->n / c->size + 1;
+  mine.rules = calloc((size_t)mine.cap, sizeof *mine.rules);
+  base_status s = n && mine.rules
+                      ? BASE_OK
+                      : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int i = c->rank; !s && i < rs->n; i += c->size)
+    mine.rules[mine.n++] = rs->rules[i]; /* shallow: results copied back */
+  if (!s)
+    s = gen_verify_all(&mine, o->z3_timeout_ms, o->threads,
+                       c->rank ? NULL : o->progress, o->u, &st->ranks[0].proven,
+                       &unproven, d);
+  for (int k = 0; k < mine.n; k++) {
+    rs->rules[c->rank + k * c->size] = mine.rules[k];
+    put_result(&b, c->rank + k * c->size, &mine.rules[k]);
+  }
+  if (!s && b.oom)
+    s = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (!(s = fp_comm_agree(c, s, d)))
+    s = c->allgatherv(c->u, b.s, b.len, &all, n, d);
+  if (!s) {
+    size_t total = 0;
+    for (int r = 0; r < c->size; r++)
+      total += n[r];
+    s = apply_results(rs, all, total, d);
+  }
+  st->proven = st->unproven = 0;
+  for (int i = 0; i < rs->n; i++)
+    rs->rules[i].status == IR_RULE_PROVEN ? st->proven++ : st->unproven++;
+  free(all);
+  free(b.s);
+  free(n);
+  free(mine.rules);
+  return s;
+}
+
+/* Every rank's gen_rank_stats (st->ranks[0] holds this rank's) to all. */
+static base_status gather_ranks(const gen_options *o, gen_stats *st,
+                                base_diag *d) {
+  gen_rank_stats *me = &st->ranks[0], *all = NULL;
+  me->t_nf = st->fp.t_nf, me->t_enum = st->fp.t_enum;
+  me->t_pair = st->fp.t_fp, me->t_confirm = st->fp.t_confirm;
+  me->t_prune = st->t_pr, me->t_verify = st->t_vf;
+  me->rss_mib = base_peak_rss_mib();
+  if (!o->comm || o->comm->size == 1) {
+    me->proven = st->proven;
+    return BASE_OK;
+  }
+  size_t *n = calloc((size_t)o->comm->size, sizeof *n);
+  base_status s =
+      n ? o->comm->allgatherv(o->comm->u, me, sizeof *me, (void **)&all, n, d)
+        : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  free(n);
+  if (!s) {
+    free(st->ranks);
+    st->ranks = all;
+  }
+  return s;
+}
+
+void gen_stats_free(gen_stats *st) {
+  free(st->ranks);
+  st->ranks = NULL;
+}
+
+/* enumerate -> fingerprint -> prune -> verify, then the ranks agree. */
+static base_status pipeline(const gen_options *o, en_config *cfg,
+                            ir_ruleset *rs, gen_stats *st, base_diag *d) {
+  double t0 = base_now();
+  base_status s = fp_candidates_comm(cfg, o->pairs, prune_filter, NULL, o->comm,
+                                     rs, &st->fp, d);
+  st->t_fp = base_now() - t0;
+  st->rss_fp = base_peak_rss_mib();
+  st->ranks[0].graphs = st->fp.graphs_here;
+  if (!s && interrupted(o, d))
+    s = BASE_ERR_INTERRUPTED;
+  if (!(s = fp_comm_agree(o->comm, s, d)))
+    s = prune(rs, st, d);
+  if (!s && interrupted(o, d))
+    s = BASE_ERR_INTERRUPTED;
+  if ((s = fp_comm_agree(o->comm, s, d)))
+    return s;
+  t0 = base_now();
+  if (ranks(o) > 1)
+    s = verify_shared(o, rs, st, d);
+  else
+    s = gen_verify_all(rs, o->z3_timeout_ms, o->threads, o->progress, o->u,
+                       &st->proven, &st->unproven, d);
+  st->t_vf = base_now() - t0;
+  st->rss_vf = base_peak_rss_mib();
+  return fp_comm_agree(o->comm, s, d);
+}
+
 base_status gen_rules(const gen_options *o, gen_stats *st, base_diag *d) {
   en_config cfg;
   ir_ruleset rs;
   memset(st, 0, sizeof *st);
+  st->nranks = ranks(o);
+  st->ranks = calloc((size_t)st->nranks, sizeof *st->ranks);
+  if (!st->ranks)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status s = config(o, &cfg, d);
   if (s)
     return s;
+  if (rank_of(o) != 0)
+    cfg.progress = NULL;
   ir_ruleset_init(&rs);
-  double t0 = base_now();
-  s = fp_candidates(&cfg, o->pairs, prune_filter, NULL, &rs, &st->fp, d);
-  st->t_fp = base_now() - t0;
-  st->rss_fp = base_peak_rss_mib();
-  if (!s && !interrupted(o, d))
-    s = prune(&rs, st, d);
-  else if (!s)
-    s = BASE_ERR_INTERRUPTED;
-  if (!s && !interrupted(o, d)) {
-    t0 = base_now();
-    s = gen_verify_all(&rs, o->z3_timeout_ms, o->threads, o->progress, o->u,
-                       &st->proven, &st->unproven, d);
-    st->t_vf = base_now() - t0;
-    st->rss_vf = base_peak_rss_mib();
-  } else if (!s) {
-    s = BASE_ERR_INTERRUPTED;
-  }
+  s = pipeline(o, &cfg, &rs, st, d);
   if (!s)
+    s = gather_ranks(o, st, d);
+  if (!s && rank_of(o) == 0)
     s = finish(o, &rs, st, d);
   ir_ruleset_free(&rs);
   return s;
