@@ -21,7 +21,7 @@
 #define GEN_MAX_OPS_ALL 4    /* ... and this with every operator */
 #define GEN_UNPROVEN_LIST 20 /* unproven rules named in gen_stats */
 
-/* Progress of a stage ("nf", "enumerate", "pair", "confirm", "verify"):
+/* Progress of a stage ("enumerate", "pair", "confirm", "verify"):
  * done of total units. Called from one thread at a time. */
 typedef void (*gen_progress_fn)(void *u, const char *stage, double done,
                                 double total);
