@@ -556,3 +556,36 @@ Test(fp, normal_form_table) {
   ir_ruleset_free(&rs);
   fp_nf_free(t);
 }
+
+/* ---- fp_comm_agree: a failure on one rank names it on every rank ---------
+ * A fake communicator of 3 ranks (this process is rank 0) whose peers
+ * report: rank 1 fine, rank 2 the error in fake_peer. */
+static base_diag fake_peer;
+
+static base_status fake_allgatherv(void *u, const void *send, size_t n,
+                                   void **recv, size_t *recvn, base_diag *d) {
+  (void)u, (void)d;
+  char *r = calloc(3, n);
+  cr_assert(r && n == sizeof(base_diag));
+  memcpy(r, send, n);               /* rank 0: this process */
+  memcpy(r + 2 * n, &fake_peer, n); /* rank 2; rank 1 zero: ok */
+  recvn[0] = recvn[1] = recvn[2] = n;
+  *recv = r;
+  return BASE_OK;
+}
+
+Test(fp, comm_agree_names_the_failing_rank) {
+  fp_comm c = {0, 3, NULL, fake_allgatherv, NULL};
+  base_diag d = {0};
+  memset(&fake_peer, 0, sizeof fake_peer);
+  cr_assert_eq(fp_comm_agree(&c, BASE_OK, &d), BASE_OK);
+  base_diag_set(&fake_peer, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  cr_assert_eq(fp_comm_agree(&c, BASE_OK, &d), BASE_ERR_NOMEM);
+  cr_assert_str_eq(d.msg, "rank 2: out of memory");
+  /* the lowest failing rank wins: this one */
+  base_diag_set(&d, BASE_ERR_IO, 0, 0, "cannot write");
+  cr_assert_eq(fp_comm_agree(&c, BASE_ERR_IO, &d), BASE_ERR_IO);
+  cr_assert_str_eq(d.msg, "rank 0: cannot write");
+  /* one process: its own status */
+  cr_assert_eq(fp_comm_agree(NULL, BASE_ERR_IO, &d), BASE_ERR_IO);
+}

@@ -37,7 +37,9 @@ typedef enum base_status {
   BASE_ERR_NO_OUTPUT, /* graph declares no output */
   BASE_ERR_IO,        /* cannot read / write a file */
   BASE_ERR_NOMEM,     /* out of memory */
-  BASE_ERR_INTERNAL   /* a bug: an invariant does not hold */
+  BASE_ERR_INTERNAL,  /* a bug: an invariant does not hold */
+  /* stopped on request (an interrupt flag) */
+  BASE_ERR_INTERRUPTED
 } base_status;
 
 /* An error with its position in the user's input (line/col 1-based; 0 when

@@ -40,7 +40,8 @@ const char *base_status_name(base_status s) {
                                 "missing output",
                                 "i/o error",
                                 "out of memory",
-                                "internal error"};
+                                "internal error",
+                                "interrupted"};
   if ((unsigned)s < sizeof names / sizeof *names)
     return names[s];
   return "error";

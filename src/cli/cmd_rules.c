@@ -1,5 +1,7 @@
-/* cmd_rules.c: `superopt gen-rules` (enumerate -> fingerprint -> prune ->
- * verify -> a .rules file) and `superopt verify-rules` (re-prove a file).
+/* cmd_rules.c: `superopt gen-rules` (gen_rules: enumerate -> fingerprint
+ * -> prune -> verify -> a .rules file), `superopt verify-rules` (re-prove a
+ * file) and `superopt compare-rules` (gen_compare). The pipelines live in
+ * src/gen/; this file parses flags and prints.
  *
  * Progress goes to stderr (a bar with rate and ETA when it is a terminal);
  * the summary table at the end gives counts, time and peak memory per stage.
@@ -13,13 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../fingerprint/fp.h"
-#include "../prune/prune.h"
-#include "../verify/verify.h"
+#include "../gen/gen.h"
 #include "cli.h"
-
-#define GEN_MAX_OPS 5 /* beyond this the enumeration does not fit in memory */
-#define GEN_MAX_OPS_ALL 4 /* ... and this with every operator */
+#ifdef SUPEROPT_HAVE_MPI
+#include "../gen/mpi/gen_mpi.h"
+#endif
 
 /* ---- progress ------------------------------------------------------------ */
 
@@ -27,12 +27,14 @@ typedef struct progress {
   const char *stage;
   double start, last;
   int tty;
+  int ranks; /* > 1: the bar shows rank 0's share of the work */
 } progress;
 
 static void progress_begin(progress *p, const char *stage) {
   p->stage = stage;
   p->start = p->last = base_now();
   p->tty = isatty(2);
+  p->ranks = 1;
 }
 
 static void progress_cb(void *u, const char *stage, double done, double total) {
@@ -56,136 +58,14 @@ static void progress_cb(void *u, const char *stage, double done, double total) {
   double eta = frac > 0.01 ? el * (1 - frac) / frac : 0;
   fprintf(stderr, "\r%-11s [%s] %5.1f%%  %.0f/s  ETA %4.0fs ", p->stage, bar,
           100 * frac, el > 0 ? done / el : 0, eta);
+  if (p->ranks > 1)
+    fprintf(stderr, "(rank 0 of %d) ", p->ranks);
   fflush(stderr);
 }
 
 static void progress_end(progress *p) {
   if (p->tty)
     fprintf(stderr, "\r%-78s\r", "");
-}
-
-/* ---- verification over threads --------------------------------------------*/
-
-typedef struct vstats {
-  long long proven, unproven;
-  double seconds;
-} vstats;
-
-/* Proves every rule of rs with `threads` Z3 contexts; records status, core
- * and note in each rule. */
-static base_status verify_all(ir_ruleset *rs, unsigned timeout_ms, int threads,
-                              vstats *vs, base_diag *d) {
-  double t0 = base_now();
-  base_status status = BASE_OK;
-  long long done = 0;
-  progress pg;
-  progress_begin(&pg, "verify");
-  verify_opts o = {timeout_ms};
-#pragma omp parallel num_threads(threads)
-  {
-    verify_ctx *c = verify_new(&o);
-    base_diag local = {0};
-    if (!c) {
-#pragma omp critical
-      status = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cannot start Z3");
-    }
-#pragma omp for schedule(dynamic, 1)
-    for (int i = 0; i < rs->n; i++) {
-      if (!c || status != BASE_OK)
-        continue;
-      ir_rule *r = &rs->rules[i];
-      verify_result res;
-      if (verify_prove(c, r, &res, &local) != BASE_OK) {
-#pragma omp critical
-        {
-          if (status == BASE_OK) {
-            *d = local;
-            status = local.code ? local.code : BASE_ERR_INTERNAL;
-          }
-        }
-        continue;
-      }
-      r->status = res.status;
-      ir_rule_set_axioms(r, res.core, res.ncore);
-      ir_rule_set_note(r, res.status == IR_RULE_PROVEN ? NULL : res.reason);
-#pragma omp critical
-      {
-        done++;
-        if (omp_get_thread_num() == 0 || done == rs->n)
-          progress_cb(&pg, "verify", (double)done, (double)rs->n);
-      }
-    }
-    verify_free(c);
-  }
-  progress_end(&pg);
-  vs->proven = vs->unproven = 0;
-  for (int i = 0; i < rs->n; i++)
-    rs->rules[i].status == IR_RULE_PROVEN ? vs->proven++ : vs->unproven++;
-  vs->seconds = base_now() - t0;
-  return status;
-}
-
-/* ---- stable order -------------------------------------------------------- */
-
-typedef struct sorted_rule {
-  int ops;
-  char *text;
-  ir_rule r;
-} sorted_rule;
-
-static int cmp_sorted(const void *a, const void *b) {
-  const sorted_rule *x = a, *y = b;
-  if (x->ops != y->ops)
-    return x->ops - y->ops;
-  return strcmp(x->text, y->text);
-}
-
-/* Sorts rules by operator count then text, renumbers them r00001... */
-static base_status stable_order(ir_ruleset *rs, base_diag *d) {
-  sorted_rule *s = calloc((size_t)rs->n + 1, sizeof *s);
-  if (!s)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  for (int i = 0; i < rs->n; i++) {
-    ir_ruleset one = {&rs->rules[i], 1, 1};
-    char *saved = rs->rules[i].id;
-    rs->rules[i].id = (char *)"x";
-    s[i].text = ir_rules_print(&one, NULL);
-    rs->rules[i].id = saved;
-    s[i].ops = rs->rules[i].src->nnodes + rs->rules[i].dst->nnodes;
-    s[i].r = rs->rules[i];
-    if (!s[i].text) {
-      for (int j = 0; j < i; j++)
-        free(s[j].text);
-      free(s);
-      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    }
-  }
-  qsort(s, (size_t)rs->n, sizeof *s, cmp_sorted);
-  for (int i = 0; i < rs->n; i++) {
-    rs->rules[i] = s[i].r;
-    char id[32];
-    snprintf(id, sizeof id, "r%05d", i + 1);
-    char *nid = strdup(id);
-    if (nid) {
-      free(rs->rules[i].id);
-      rs->rules[i].id = nid;
-    }
-    free(s[i].text);
-  }
-  free(s);
-  return BASE_OK;
-}
-
-/* Removes rules that are not proven (freed). */
-static void keep_proven(ir_ruleset *rs) {
-  int w = 0;
-  for (int i = 0; i < rs->n; i++) {
-    if (rs->rules[i].status == IR_RULE_PROVEN)
-      rs->rules[w++] = rs->rules[i];
-    else
-      ir_rule_clear(&rs->rules[i]);
-  }
-  rs->n = w;
 }
 
 /* ---- gen-rules ------------------------------------------------------------
@@ -209,16 +89,52 @@ static void print_table(const stage_row *rows, int n) {
   }
 }
 
-static void list_unproven(const ir_ruleset *rs, int max) {
-  int shown = 0;
-  for (int i = 0; i < rs->n && shown < max; i++)
-    if (rs->rules[i].status != IR_RULE_PROVEN) {
-      char *s = ir_print(rs->rules[i].src);
-      fprintf(stderr, "unproven: %s: %s\n", rs->rules[i].id,
-              rs->rules[i].note ? rs->rules[i].note : "?");
-      free(s);
-      shown++;
-    }
+/* What gen-rules prints at the end: stage counts, the first unproven
+ * rules, and the table. */
+static void print_summary(const gen_stats *st, const char *out) {
+  const fp_stats *fs = &st->fp;
+  const pr_stats *ps = &st->pr;
+  fprintf(stderr,
+          "normal-form table %lld values; enumerated %lld graphs (%lld "
+          "dropped: non-normal output), %lld buckets, %lld candidate pairs\n",
+          fs->nf_values, fs->graphs, fs->nf_dropped, fs->buckets, fs->pairs);
+  fprintf(stderr,
+          "pruned: %lld trivial, %lld common subgraph, %lld common supergraph, "
+          "%lld common context, %lld renamings: %lld pairs left\n",
+          ps->trivial, ps->common_sub, ps->common_super, ps->common_context,
+          ps->renaming, ps->out);
+  fprintf(stderr, "verified: %lld proven, %lld unproven\n", st->proven,
+          st->unproven);
+  for (int i = 0; i < st->nunproven_list; i++)
+    fprintf(stderr, "unproven: %s: %s\n", st->unproven_list[i].id,
+            st->unproven_list[i].note);
+  long long sub = ps->in - ps->trivial - ps->common_sub;
+  stage_row rows[] = {
+      {"normal-form table values", fs->nf_values, fs->t_nf, -1},
+      {"enumerated graphs", fs->graphs, fs->t_enum, -1},
+      {"  dropped: non-normal out", fs->nf_dropped, -1, 0},
+      {"fingerprint buckets", fs->buckets, fs->t_fp, -1},
+      {"  members joined (smaller)", fs->span_joined, -1, 0},
+      {"candidate pairs", fs->pairs, -1, 0},
+      {"  rejected: 2nd seed", fs->rej_seed, -1, 0},
+      {"  rejected: float check", fs->rej_float, fs->t_confirm, -1},
+      {"enumerate+fingerprint", fs->pairs - fs->rej_seed - fs->rej_float,
+       st->t_fp, st->rss_fp},
+      {"after trivial", ps->in - ps->trivial, -1, 0},
+      {"after common subgraph", sub, -1, 0},
+      {"after common supergraph", sub - ps->common_super, -1, 0},
+      {"after common context", sub - ps->common_super - ps->common_context, -1,
+       0},
+      {"after renaming (prune)", ps->out, st->t_pr, st->rss_pr},
+      {"proven (verify)", st->proven, st->t_vf, st->rss_vf},
+      {"unproven", st->unproven, -1, 0},
+      {"written", st->written, -1, 0},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+    if (rows[i].seconds >= 0 && rows[i].rss_mib < 0)
+      rows[i].rss_mib = st->rss_fp;
+  print_table(rows, (int)(sizeof rows / sizeof *rows));
+  fprintf(stderr, "wrote %lld rules to %s\n", st->written, out);
 }
 
 /* Options gen-rules and verify-rules share: --threads, --z3-timeout, -o. */
@@ -239,21 +155,70 @@ static int prover_opt(const cli_command *c, int ch, int *threads,
   return CLI_OK;
 }
 
-/* Drops pairs redundant on their own before their float check, so they are
- * never kept in memory (at --max-ops 4 most of the millions of candidates). */
-static int prune_filter(void *u, const ir_rule *r) {
-  (void)u;
-  pr_kind k = pr_redundant(r);
-  if (k != PR_KEEP)
-    return (int)k;
-  uint64_t *vs = malloc(((size_t)r->src->ntensors + 1) * sizeof *vs);
-  uint64_t *vd = malloc(((size_t)r->dst->ntensors + 1) * sizeof *vd);
-  if (vs && vd && !fp_value_hashes(r->src, 1, vs) &&
-      !fp_value_hashes(r->dst, 1, vd) && pr_has_common_context(r, vs, vd))
-    k = PR_COMMON_CONTEXT;
-  free(vs);
-  free(vd);
-  return (int)k;
+/* Per-rank time and memory (rank 0 of a distributed run). */
+static void print_ranks(const gen_stats *st) {
+  fprintf(stderr, "\n%-5s %10s %7s %8s %8s %8s %7s %8s %8s %8s\n", "rank",
+          "graphs", "nf (s)", "enum (s)", "pair (s)", "conf (s)", "prune",
+          "verify", "proven", "RSS MiB");
+  for (int r = 0; r < st->nranks; r++) {
+    const gen_rank_stats *k = &st->ranks[r];
+    fprintf(stderr,
+            "%-5d %10lld %7.2f %8.2f %8.2f %8.2f %7.2f %8.2f %8lld %8.0f\n", r,
+            k->graphs, k->t_nf, k->t_enum, k->t_pair, k->t_confirm, k->t_prune,
+            k->t_verify, k->proven, k->rss_mib);
+  }
+}
+
+/* Runs gen_rules, over MPI when mpirun started this process; threads 0:
+ * the cores shared by the ranks on this node. */
+static int run_gen(gen_options *o, int threads) {
+  int local = 1, rank = 0, rc;
+  base_diag d = {0};
+#ifdef SUPEROPT_HAVE_MPI
+  fp_comm comm;
+  if (gen_mpi_launched()) {
+    if (gen_mpi_init(&comm, &d) != BASE_OK)
+      return cli_report(&d);
+    o->comm = &comm;
+    rank = comm.rank;
+    local = gen_mpi_local_size();
+  }
+#else
+  if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK")) {
+    fprintf(stderr, "superopt gen-rules: started by mpirun, but this build "
+                    "has no MPI (build with Open MPI installed)\n");
+    return CLI_USAGE;
+  }
+#endif
+  o->threads = threads ? threads : omp_get_num_procs() / local;
+  o->threads = o->threads > 0 ? o->threads : 1;
+  progress pg;
+  progress_begin(&pg, "enumerate");
+  pg.ranks = o->comm ? o->comm->size : 1;
+  o->progress = rank == 0 ? progress_cb : NULL;
+  o->u = &pg;
+  gen_stats st;
+  base_status s = gen_rules(o, &st, &d);
+  if (rank == 0)
+    progress_end(&pg);
+  if (s)
+    rc = rank == 0
+             ? cli_report(&d)
+             : (s == BASE_ERR_NOMEM || s == BASE_ERR_INTERNAL ? CLI_INTERNAL
+                                                              : CLI_BAD_INPUT);
+  else
+    rc = CLI_OK;
+  if (!s && rank == 0) {
+    print_summary(&st, o->output);
+    if (st.nranks > 1)
+      print_ranks(&st);
+  }
+  gen_stats_free(&st);
+#ifdef SUPEROPT_HAVE_MPI
+  if (o->comm)
+    gen_mpi_finish();
+#endif
+  return rc;
 }
 
 int cli_gen_rules(const cli_command *c, int argc, char **argv) {
@@ -267,7 +232,7 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
       {"pairs", required_argument, 0, 'P'},
       {"no-normal-form", no_argument, 0, 'N'},
       {0, 0, 0, 0}};
-  int max_ops = 3, threads = omp_get_num_procs(), keep = 0, no_nf = 0;
+  int max_ops = 3, threads = 0, keep = 0, no_nf = 0;
   long long timeout = 10000;
   const char *ops = NULL, *out = "generated.rules";
   fp_pairs pairs = FP_PAIRS_SPANNING;
@@ -311,125 +276,18 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv) {
   }
   if (optind != argc)
     return cli_usage_error(c, "unexpected argument '%s'", argv[optind]);
-  if (max_ops > GEN_MAX_OPS_ALL && !ops)
-    return cli_usage_error(
-        c,
-        "--max-ops %d needs --ops: with every operator it would enumerate "
-        "about 500 million graphs (over 20 GiB; --max-ops 4: 11 million)",
-        max_ops);
-
-  en_config cfg = {0};
-  cfg.max_ops = max_ops;
-  cfg.threads = threads;
-  cfg.keep_non_normal = no_nf;
-  if (ops) {
-    char err[256];
-    if (en_ops_parse(ops, &cfg.ops, err, sizeof err) != 0) {
-      fprintf(stderr, "superopt gen-rules: --ops: %s\n", err);
-      return CLI_USAGE;
-    }
-  }
-  progress pg;
-  progress_begin(&pg, "enumerate");
-  cfg.progress = progress_cb;
-  cfg.u = &pg;
-
-  ir_ruleset rs;
-  ir_ruleset_init(&rs);
-  fp_stats fs = {0};
+  gen_options o = {0};
+  o.max_ops = max_ops;
+  o.ops = ops;
+  o.pairs = pairs;
+  o.z3_timeout_ms = (unsigned)timeout;
+  o.keep_unproven = keep;
+  o.no_normal_form = no_nf;
+  o.output = out;
   base_diag d = {0};
-  double t0 = base_now();
-  if (fp_candidates(&cfg, pairs, prune_filter, NULL, &rs, &fs, &d) != BASE_OK) {
-    progress_end(&pg);
-    ir_ruleset_free(&rs);
-    return cli_report(&d);
-  }
-  progress_end(&pg);
-  double t_fp = base_now() - t0, rss_fp = base_peak_rss_mib();
-  fprintf(stderr,
-          "normal-form table %lld values; enumerated %lld graphs (%lld "
-          "dropped: non-normal output), %lld buckets, %lld candidate pairs\n",
-          fs.nf_values, fs.graphs, fs.nf_dropped, fs.buckets, fs.pairs);
-
-  pr_stats ps;
-  t0 = base_now();
-  if (pr_prune(&rs, &ps, &d) != BASE_OK) {
-    ir_ruleset_free(&rs);
-    return cli_report(&d);
-  }
-  double t_pr = base_now() - t0, rss_pr = base_peak_rss_mib();
-  for (int k = 1; k < FP_FILTER_KINDS; k++) { /* dropped while confirming */
-    ps.in += fs.filtered[k];
-    pr_stats_add(&ps, (pr_kind)k, fs.filtered[k]);
-  }
-  fprintf(stderr,
-          "pruned: %lld trivial, %lld common subgraph, %lld common supergraph, "
-          "%lld common context, %lld renamings: %lld pairs left\n",
-          ps.trivial, ps.common_sub, ps.common_super, ps.common_context,
-          ps.renaming, ps.out);
-
-  vstats vs;
-  if (verify_all(&rs, (unsigned)timeout, threads, &vs, &d) != BASE_OK) {
-    ir_ruleset_free(&rs);
-    return cli_report(&d);
-  }
-  double rss_vf = base_peak_rss_mib();
-  fprintf(stderr, "verified: %lld proven, %lld unproven\n", vs.proven,
-          vs.unproven);
-  list_unproven(&rs, 20);
-
-  if (!keep)
-    keep_proven(&rs);
-  if (stable_order(&rs, &d) != BASE_OK) {
-    ir_ruleset_free(&rs);
-    return cli_report(&d);
-  }
-  char header[1024];
-  snprintf(header, sizeof header,
-           "# superopt rules v1\n"
-           "# generated by: superopt gen-rules --max-ops %d%s%s%s%s%s\n"
-           "# %d rules; proofs checked by Z3 against the axioms in "
-           "docs/verify.md\n",
-           max_ops, ops ? " --ops " : "", ops ? ops : "",
-           pairs == FP_PAIRS_ALL        ? " --pairs all"
-           : pairs == FP_PAIRS_SMALLEST ? " --pairs smallest"
-                                        : "",
-           keep ? " --keep-unproven" : "", no_nf ? " --no-normal-form" : "",
-           rs.n);
-  if (ir_rules_write_file(&rs, header, out, &d) != BASE_OK) {
-    ir_ruleset_free(&rs);
-    return cli_report(&d);
-  }
-  stage_row rows[] = {
-      {"normal-form table values", fs.nf_values, fs.t_nf, -1},
-      {"enumerated graphs", fs.graphs, fs.t_enum, -1},
-      {"  dropped: non-normal out", fs.nf_dropped, -1, 0},
-      {"fingerprint buckets", fs.buckets, fs.t_fp, -1},
-      {"  members joined (smaller)", fs.span_joined, -1, 0},
-      {"candidate pairs", fs.pairs, -1, 0},
-      {"  rejected: 2nd seed", fs.rej_seed, -1, 0},
-      {"  rejected: float check", fs.rej_float, fs.t_confirm, -1},
-      {"enumerate+fingerprint", fs.pairs - fs.rej_seed - fs.rej_float, t_fp,
-       rss_fp},
-      {"after trivial", ps.in - ps.trivial, -1, 0},
-      {"after common subgraph", ps.in - ps.trivial - ps.common_sub, -1, 0},
-      {"after common supergraph",
-       ps.in - ps.trivial - ps.common_sub - ps.common_super, -1, 0},
-      {"after common context",
-       ps.in - ps.trivial - ps.common_sub - ps.common_super - ps.common_context,
-       -1, 0},
-      {"after renaming (prune)", ps.out, t_pr, rss_pr},
-      {"proven (verify)", vs.proven, vs.seconds, rss_vf},
-      {"unproven", vs.unproven, -1, 0},
-      {"written", rs.n, -1, 0},
-  };
-  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
-    if (rows[i].seconds >= 0 && rows[i].rss_mib < 0)
-      rows[i].rss_mib = rss_fp;
-  print_table(rows, (int)(sizeof rows / sizeof *rows));
-  fprintf(stderr, "wrote %d rules to %s\n", rs.n, out);
-  ir_ruleset_free(&rs);
-  return CLI_OK;
+  if (gen_options_check(&o, &d) != BASE_OK)
+    return cli_usage_error(c, "%s", d.msg);
+  return run_gen(&o, threads);
 }
 
 /* ---- verify-rules -------------------------------------------------------- */
@@ -465,8 +323,15 @@ int cli_verify_rules(const cli_command *c, int argc, char **argv) {
   base_diag d = {0};
   if (ir_rules_read_file(argv[optind], &rs, &d) != BASE_OK)
     return cli_report(&d);
-  vstats vs;
-  if (verify_all(&rs, (unsigned)timeout, threads, &vs, &d) != BASE_OK) {
+  long long proven, unproven;
+  progress pg;
+  progress_begin(&pg, "verify");
+  double t0 = base_now();
+  base_status s = gen_verify_all(&rs, (unsigned)timeout, threads, progress_cb,
+                                 &pg, &proven, &unproven, &d);
+  double seconds = base_now() - t0;
+  progress_end(&pg);
+  if (s != BASE_OK) {
     ir_ruleset_free(&rs);
     return cli_report(&d);
   }
@@ -475,8 +340,8 @@ int cli_verify_rules(const cli_command *c, int argc, char **argv) {
       fprintf(stderr, "%s:%d: rule %s not proven: %s\n", argv[optind],
               rs.rules[i].line, rs.rules[i].id,
               rs.rules[i].note ? rs.rules[i].note : "?");
-  printf("%lld of %d rules proven (%.2f s)\n", vs.proven, rs.n, vs.seconds);
-  int rc = vs.unproven ? CLI_BAD_INPUT : CLI_OK;
+  printf("%lld of %d rules proven (%.2f s)\n", proven, rs.n, seconds);
+  int rc = unproven ? CLI_BAD_INPUT : CLI_OK;
   if (out && ir_rules_write_file(&rs, NULL, out, &d) != BASE_OK)
     rc = cli_report(&d);
   ir_ruleset_free(&rs);
@@ -485,14 +350,9 @@ int cli_verify_rules(const cli_command *c, int argc, char **argv) {
 
 /* ---- compare-rules --------------------------------------------------------*/
 
-typedef struct keyidx {
-  uint64_t key;
-  int idx;
-} keyidx;
-
-static int cmp_keyidx(const void *a, const void *b) {
-  const keyidx *x = a, *y = b;
-  return x->key < y->key ? -1 : x->key > y->key;
+static void print_missing(void *u, const ir_rule *r) {
+  (void)u;
+  printf("missing: %s (line %d)\n", r->id, r->line);
 }
 
 int cli_compare_rules(const cli_command *c, int argc, char **argv) {
@@ -534,76 +394,29 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
     ir_ruleset_free(&ref);
     return cli_report(&d);
   }
+  gen_compare_options o = {max_ops, depth, 0, list ? print_missing : NULL,
+                           NULL};
+  gen_compare_stats st;
   int rc = CLI_OK;
-  fp_nf *nf = NULL;
-  keyidx *k = calloc((size_t)lib.n + 1, sizeof *k);
-  pr_lib *pl = pr_lib_new(&lib);
-  if (!k || !pl) {
-    rc = CLI_INTERNAL;
-    goto done;
-  }
-  for (int i = 0; i < lib.n; i++) {
-    if (pr_pair_key(&lib.rules[i], &k[i].key, &d) != BASE_OK) {
-      rc = cli_report(&d);
-      goto done;
-    }
-    k[i].idx = i;
-  }
-  qsort(k, (size_t)lib.n, sizeof *k, cmp_keyidx);
-  en_config cfg = {0};
-  cfg.threads = omp_get_num_procs();
-  if (fp_nf_build(&cfg, max_ops - 1 < 3 ? max_ops - 1 : 3, &nf, &d) !=
-      BASE_OK) {
+  if (gen_compare(&ref, &lib, &o, &st, &d) != BASE_OK) {
     rc = cli_report(&d);
-    goto done;
+  } else {
+    long long small = st.small;
+    printf("reference rules with both sides <= %d operators: %lld\n", max_ops,
+           small);
+    printf("  in the library up to renaming:   %lld (%.1f%%)\n", st.found,
+           small ? 100.0 * (double)st.found / (double)small : 0.0);
+    printf("  derived by rewriting with library rules (<= %d steps): %lld "
+           "(%.1f%% with the above)\n",
+           depth, st.derived,
+           small ? 100.0 * (double)(st.found + st.derived) / (double)small
+                 : 0.0);
+    printf("  redundant (trivial, common sub/supergraph): %lld\n", st.implied);
+    printf("  redundant (non-normal intermediate, docs/generation.md): "
+           "%lld\n",
+           st.non_normal);
+    printf("  missing: %lld\n", st.missing);
   }
-  long long small = 0, found = 0, implied = 0, non_normal = 0, derived = 0;
-  for (int i = 0; i < ref.n; i++) {
-    const ir_rule *r = &ref.rules[i];
-    if (r->src->nnodes > max_ops || r->dst->nnodes > max_ops)
-      continue;
-    small++;
-    keyidx q = {0, 0};
-    if (pr_pair_key(r, &q.key, &d) != BASE_OK) {
-      rc = cli_report(&d);
-      goto done;
-    }
-    int nf_red = 0, der = 0;
-    if (bsearch(&q, k, (size_t)lib.n, sizeof *k, cmp_keyidx)) {
-      found++;
-    } else if (pr_is_trivial(r) || pr_has_common_sub(r) ||
-               pr_has_common_super(r)) {
-      implied++; /* redundant by the prune rules: follows from a smaller one */
-    } else if (depth && pr_derivable(pl, r, depth, 4096, &der, &d) != BASE_OK) {
-      rc = cli_report(&d);
-      goto done;
-    } else if (der) {
-      derived++; /* library rules rewrite one side into the other */
-    } else if (fp_nf_rule_redundant(nf, r, &nf_red, &d) != BASE_OK) {
-      rc = cli_report(&d);
-      goto done;
-    } else if (nf_red) {
-      non_normal++; /* an intermediate has a smaller form: see generation.md */
-    } else if (list) {
-      printf("missing: %s (line %d)\n", r->id, r->line);
-    }
-  }
-  printf("reference rules with both sides <= %d operators: %lld\n", max_ops,
-         small);
-  printf("  in the library up to renaming:   %lld (%.1f%%)\n", found,
-         small ? 100.0 * (double)found / (double)small : 0.0);
-  printf("  derived by rewriting with library rules (<= %d steps): %lld "
-         "(%.1f%% with the above)\n",
-         depth, derived,
-         small ? 100.0 * (double)(found + derived) / (double)small : 0.0);
-  printf("  redundant (trivial, common sub/supergraph): %lld\n", implied);
-  printf("  redundant (non-normal intermediate, docs/generation.md): %lld\n",
-         non_normal);
-  printf("  missing: %lld\n", small - found - derived - implied - non_normal);
-done:
-  pr_lib_free(pl);
-  fp_nf_free(nf);
-  free(k);
   ir_ruleset_free(&ref);
   ir_ruleset_free(&lib);
   return rc;

@@ -147,7 +147,8 @@ static const cli_command commands[] = {
      "  --ops LIST       comma-separated operators to use (default: all of\n"
      "                   docs/generation.md)\n"
      "  -o, --output F   the rule file (default generated.rules)\n"
-     "  --threads T      threads (default: all cores)\n"
+     "  --threads T      threads (default: all cores; under mpirun, per\n"
+     "                   rank: the node's cores shared among its ranks)\n"
      "  --z3-timeout MS  per proof (default 10000)\n"
      "  --keep-unproven  also write unproven rules, marked unproven\n"
      "  --pairs P        spanning (default): only pairs that smaller rules do\n"
@@ -155,7 +156,11 @@ static const cli_command commands[] = {
      "                   smallest: each graph of a bucket with its smallest\n"
      "                   member; all: every pair of a bucket\n"
      "  --no-normal-form also enumerate graphs with a non-normal intermediate\n"
-     "                   value (docs/generation.md; far slower)\n",
+     "                   value (docs/generation.md; far slower)\n"
+     "\n"
+     "Under `mpirun -np N` (MPI builds) the work is spread over N processes\n"
+     "and the same file is written by rank 0; a per-rank table of time and\n"
+     "memory follows the summary (docs/generation.md).\n",
      cli_gen_rules},
     {"verify-rules", "re-prove every rule of a .rules file with Z3",
      "usage: superopt verify-rules RULES [-o OUT.rules] [--threads T]\n"

@@ -337,8 +337,10 @@ base_status en_enumerate(const en_config *c, const en_visitor *v,
   int nfirst = first_nodes(c, NULL, 0);
   en_node first[nfirst + 1];
   first_nodes(c, first, nfirst);
-  int nb = nfirst + 1, done = 0;
+  int nb = nfirst + 1, done = 0, total = 0;
   base_status err = BASE_OK;
+  for (int b = 0; b < nb; b++)
+    total += !c->branches || c->branches[b];
   int threads = c->threads > 0 ? c->threads : 0;
   (void)threads;
 #ifdef _OPENMP
@@ -351,7 +353,7 @@ base_status en_enumerate(const en_config *c, const en_visitor *v,
 #pragma omp atomic read
 #endif
     st = err;
-    if (st)
+    if (st || (c->branches && !c->branches[b]))
       continue;
     st = run_one(c, v, first, b);
 #ifdef _OPENMP
@@ -366,7 +368,7 @@ base_status en_enumerate(const en_config *c, const en_visitor *v,
       }
       done++;
       if (c->progress)
-        c->progress(c->u, "enumerate", done, nb);
+        c->progress(c->u, "enumerate", done, total);
     }
   }
   if (err)

@@ -155,6 +155,10 @@ typedef struct en_config {
   en_progress_fn progress; /* may be NULL; called from one thread at a time */
   void *u;                 /* passed to progress */
   int keep_non_normal;     /* fp_candidates: 1 = no normal-form pruning */
+  /* NULL: every branch. Else en_branch_count entries: branch b is run only
+   * where branches[b] is non-zero (one process's share of a distributed
+   * run; the progress total is the number of branches run). */
+  const uint8_t *branches;
 } en_config;
 
 /* Called for the graphs of one branch. branch_begin returns the branch's

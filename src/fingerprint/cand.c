@@ -746,25 +746,32 @@ static base_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
   return nomem ? BASE_ERR_NOMEM : BASE_OK;
 }
 
+/* Counts a rejected verdict in st: 0; V_OK: 1; V_ERR: -1. */
+static int tally(const verdict *v, fp_stats *st) {
+  switch (v->kind) {
+  case V_SEED: st->rej_seed++; return 0;
+  case V_FLOAT: st->rej_float++; return 0;
+  case V_INPUTS: st->rej_inputs++; return 0;
+  case V_FILTERED:
+    st->filtered[v->filtered < FP_FILTER_KINDS ? v->filtered : 0]++;
+    return 0;
+  case V_ERR: return -1;
+  }
+  return 1;
+}
+
 /* Tallies a chunk's verdicts and adds its rules in order. */
 static base_status collect(verdict *v, size_t n, ir_ruleset *out, fp_stats *st,
                            base_diag *d) {
   base_status err = BASE_OK;
   for (size_t i = 0; i < n; i++) {
     char id[32];
-    switch (v[i].kind) {
-    case V_SEED: st->rej_seed++; continue;
-    case V_FLOAT: st->rej_float++; continue;
-    case V_INPUTS: st->rej_inputs++; continue;
-    case V_FILTERED:
-      st->filtered[v[i].filtered < FP_FILTER_KINDS ? v[i].filtered : 0]++;
+    int t = tally(&v[i], st);
+    if (t < 0 && !err)
+      err = base_diag_set(d, v[i].st, 0, 0, "confirming a candidate: %s",
+                          base_status_name(v[i].st));
+    if (t <= 0)
       continue;
-    case V_ERR:
-      if (!err)
-        err = base_diag_set(d, v[i].st, 0, 0, "confirming a candidate: %s",
-                            base_status_name(v[i].st));
-      continue;
-    }
     if (err) {
       ir_graph_free(v[i].src);
       ir_graph_free(v[i].dst);
@@ -797,9 +804,20 @@ static base_status confirm(const en_config *c, const confirm_ctx *cx,
   return err;
 }
 
+static base_status candidates_dist(const en_config *c, fp_pairs mode,
+                                   const confirm_ctx *cx, const fp_comm *comm,
+                                   base_status err, ir_ruleset *out,
+                                   fp_stats *st, base_diag *d);
+
 base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
                           void *fu, ir_ruleset *out, fp_stats *st,
                           base_diag *d) {
+  return fp_candidates_comm(c, mode, f, fu, NULL, out, st, d);
+}
+
+base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
+                               void *fu, const fp_comm *comm, ir_ruleset *out,
+                               fp_stats *st, base_diag *d) {
   rec_vec all = {0};
   pair_vec pv = {0};
   fp_nf *nf = NULL;
@@ -813,6 +831,12 @@ base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
 #endif
   if (!cx.in1 || !cx.in2)
     err = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (comm && comm->size > 1) {
+    err = candidates_dist(c, mode, &cx, comm, err, out, st, d);
+    fp_inputs_free(cx.in1);
+    fp_inputs_free(cx.in2);
+    return err;
+  }
   double t0 = base_now();
   if (!err && !c->keep_non_normal && c->max_ops >= 2) {
     err = fp_nf_build(c, c->max_ops - 1, &nf, d);
@@ -823,7 +847,7 @@ base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
   if (!err)
     err = enumerate(c, nf, &all, st, d);
   fp_nf_free(nf);
-  st->graphs = (long long)all.n;
+  st->graphs = st->graphs_here = (long long)all.n;
   st->t_enum = base_now() - t0;
   st->rss_enum_kb = (long)(base_peak_rss_mib() * 1024);
   if (!err) {
@@ -846,5 +870,309 @@ base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
   free(pv.p);
   fp_inputs_free(cx.in1);
   fp_inputs_free(cx.in2);
+  return err;
+}
+
+/* ---- several processes (fp_candidates_comm) ------------------------------
+ *
+ * Every rank builds the normal-form table, enumerates its share of the
+ * branches and sends each record to the rank of its fingerprint's shard
+ * (fp mod ranks), so a bucket lies whole on one rank. Each rank pairs and
+ * confirms its buckets; the confirmed pairs go to every rank, which sorts
+ * them (the order fp_candidates confirms them in) and builds the rules.
+ * Before each exchange the ranks agree that none failed.
+ */
+
+static void *count_begin(void *u, int b) { return (long long *)u + b; }
+
+static base_status count_visit(void *state, const en_graph *g,
+                               const ir_shape (*shapes)[2], int is_graph) {
+  (void)g, (void)shapes;
+  *(long long *)state += is_graph;
+  return BASE_OK;
+}
+
+static void count_end(void *u, int b, void *state) {
+  (void)u, (void)b, (void)state;
+}
+
+/* Branch weights: 1 + the graphs each branch has with one operator fewer
+ * (counted without evaluating them: a fraction of the enumeration). */
+static base_status branch_weights(const en_config *c, long long *w, int nb,
+                                  base_diag *d) {
+  en_config lc = *c;
+  for (int b = 0; b < nb; b++)
+    w[b] = 0;
+  lc.max_ops = c->max_ops - 1;
+  lc.progress = NULL;
+  lc.branches = NULL;
+  base_status st = BASE_OK;
+  if (lc.max_ops > 0) {
+    en_visitor v = {count_begin, count_visit, count_end, w, NULL};
+    st = en_enumerate(&lc, &v, d);
+  }
+  for (int b = 0; b < nb; b++)
+    w[b]++;
+  return st;
+}
+
+/* This rank's branches into mask[nb]: the heaviest branch first to the
+ * least loaded rank (the lowest on ties), the same on every rank. */
+static base_status partition(const en_config *c, const fp_comm *comm,
+                             uint8_t **mask, base_diag *d) {
+  int nb = en_branch_count(c);
+  long long *w = calloc((size_t)nb, sizeof *w);
+  long long *load = calloc((size_t)comm->size, sizeof *load);
+  uint8_t *m = calloc((size_t)nb, 1), *taken = calloc((size_t)nb, 1);
+  base_status st = w && load && m && taken ? BASE_OK : BASE_ERR_NOMEM;
+  if (!st)
+    st = branch_weights(c, w, nb, d);
+  for (int k = 0; k < nb && !st; k++) {
+    int b = -1, r = 0;
+    for (int i = 0; i < nb; i++)
+      if (!taken[i] && (b < 0 || w[i] > w[b]))
+        b = i;
+    for (int j = 1; j < comm->size; j++)
+      if (load[j] < load[r])
+        r = j;
+    taken[b] = 1;
+    load[r] += w[b];
+    m[b] = r == comm->rank;
+  }
+  free(w);
+  free(load);
+  free(taken);
+  if (st) {
+    free(m);
+    return st == BASE_ERR_NOMEM ? base_diag_set(d, st, 0, 0, "out of memory")
+                                : st;
+  }
+  *mask = m;
+  return BASE_OK;
+}
+
+/* Sends each record to its shard's rank; all then holds this rank's shard,
+ * sorted. */
+static base_status exchange_records(const fp_comm *comm, rec_vec *all,
+                                    base_diag *d) {
+  size_t sz = (size_t)comm->size;
+  size_t *cnt = calloc(sz, sizeof *cnt), *off = calloc(sz, sizeof *off);
+  size_t *recvn = calloc(sz, sizeof *recvn);
+  fp_rec *send = malloc((all->n ? all->n : 1) * sizeof *send);
+  void *recv = NULL;
+  base_status st = cnt && off && recvn && send ? BASE_OK : BASE_ERR_NOMEM;
+  for (size_t i = 0; !st && i < all->n; i++)
+    cnt[all->r[i].fp % sz]++;
+  for (size_t j = 1; !st && j < sz; j++)
+    off[j] = off[j - 1] + cnt[j - 1];
+  for (size_t i = 0; !st && i < all->n; i++)
+    send[off[all->r[i].fp % sz]++] = all->r[i];
+  for (size_t j = 0; !st && j < sz; j++)
+    cnt[j] *= sizeof *send;
+  if (!st) {
+    free(all->r);
+    all->r = NULL;
+    all->n = 0;
+    st = comm->alltoallv(comm->u, send, cnt, &recv, recvn, d);
+  } else {
+    base_diag_set(d, st, 0, 0, "out of memory");
+  }
+  if (!st) {
+    size_t n = 0;
+    for (size_t j = 0; j < sz; j++)
+      n += recvn[j];
+    all->r = recv;
+    all->n = all->cap = n / sizeof *all->r;
+    if (all->n)
+      qsort(all->r, all->n, sizeof *all->r, rec_cmp);
+  }
+  free(cnt);
+  free(off);
+  free(recvn);
+  free(send);
+  return st;
+}
+
+/* Confirms pv's pairs, keeping those that pass (as pairs) in keep. */
+static base_status confirm_keep(const en_config *c, const confirm_ctx *cx,
+                                const pair_vec *pv, pair_vec *keep,
+                                fp_stats *st, base_diag *d) {
+  enum { CHUNK = 4096 };
+  verdict *v = malloc(CHUNK * sizeof *v);
+  base_status err = v ? BASE_OK : BASE_ERR_NOMEM;
+  for (size_t i = 0; i < pv->n && !err; i += CHUNK) {
+    size_t n = pv->n - i < CHUNK ? pv->n - i : CHUNK;
+    err = confirm_chunk(cx, pv->p + i, n, v);
+    for (size_t k = 0; k < n && !err; k++) {
+      int t = tally(&v[k], st);
+      if (t < 0)
+        err = base_diag_set(d, v[k].st, 0, 0, "confirming a candidate: %s",
+                            base_status_name(v[k].st));
+      else if (t > 0 && pair_push(keep, pv->p[i + k]))
+        err = BASE_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < n; k++)
+      if (v[k].kind == V_OK)
+        drop_graphs(&v[k]);
+    if (c->progress)
+      c->progress(c->u, "confirm", (double)(i + n), (double)pv->n);
+  }
+  if (err == BASE_ERR_NOMEM)
+    base_diag_set(d, err, 0, 0, "out of memory");
+  free(v);
+  return err;
+}
+
+/* Builds the rules of confirmed pairs p[0..n-1] into out, in order. */
+static base_status build_rules(const confirm_ctx *cx, const pair *p, size_t n,
+                               ir_ruleset *out, fp_stats *st, base_diag *d) {
+  enum { CHUNK = 4096 };
+  verdict *v = malloc(CHUNK * sizeof *v);
+  base_status err = v ? BASE_OK : BASE_ERR_NOMEM;
+  for (size_t i = 0; i < n && !err; i += CHUNK) {
+    size_t m = n - i < CHUNK ? n - i : CHUNK;
+    int nomem = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(cx->threads) reduction(| : nomem)
+#endif
+    {
+      fp_eval *e1 = fp_eval_new(cx->in1), *e2 = fp_eval_new(cx->in2);
+      nomem = !e1 || !e2;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 64)
+#endif
+      for (size_t k = 0; k < m; k++) {
+        if (nomem)
+          v[k].kind = V_ERR, v[k].st = BASE_ERR_NOMEM,
+          v[k].src = v[k].dst = NULL;
+        else
+          build_pair(e1, e2, &p[i + k], &v[k]);
+      }
+      fp_eval_free(e1);
+      fp_eval_free(e2);
+    }
+    for (size_t k = 0; k < m; k++) {
+      char id[32];
+      if (!err && v[k].kind != V_OK)
+        err = base_diag_set(d, v[k].kind == V_ERR ? v[k].st : BASE_ERR_INTERNAL,
+                            0, 0, "rebuilding a confirmed candidate failed");
+      if (err) {
+        drop_graphs(&v[k]);
+        continue;
+      }
+      snprintf(id, sizeof id, "c%06lld", ++st->rules);
+      if (!ir_ruleset_add(out, id, v[k].src, v[k].dst, d))
+        err = d->code ? d->code : BASE_ERR_INTERNAL;
+    }
+  }
+  if (err == BASE_ERR_NOMEM && !v)
+    base_diag_set(d, err, 0, 0, "out of memory");
+  free(v);
+  return err;
+}
+
+/* Sums every rank's counts into st (times and memory stay this rank's). */
+static base_status sum_stats(const fp_comm *comm, fp_stats *st, base_diag *d) {
+  size_t *n = calloc((size_t)comm->size, sizeof *n);
+  fp_stats *all = NULL;
+  base_status err =
+      n ? comm->allgatherv(comm->u, st, sizeof *st, (void **)&all, n, d)
+        : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  free(n);
+  if (err)
+    return err;
+  fp_stats s = *st;
+  s.graphs = s.buckets = s.dups = s.pairs = s.rej_seed = s.rej_float = 0;
+  s.rej_inputs = s.nf_dropped = s.span_tests = s.span_joined = 0;
+  memset(s.filtered, 0, sizeof s.filtered);
+  for (int r = 0; r < comm->size; r++) {
+    const fp_stats *a = &all[r];
+    s.graphs += a->graphs, s.buckets += a->buckets, s.dups += a->dups;
+    s.pairs += a->pairs, s.rej_seed += a->rej_seed;
+    s.rej_float += a->rej_float, s.rej_inputs += a->rej_inputs;
+    s.nf_dropped += a->nf_dropped, s.span_tests += a->span_tests;
+    s.span_joined += a->span_joined;
+    for (int k = 0; k < FP_FILTER_KINDS; k++)
+      s.filtered[k] += a->filtered[k];
+  }
+  *st = s;
+  free(all);
+  return BASE_OK;
+}
+
+/* Every rank's confirmed pairs to every rank, in fp_candidates' order. */
+static base_status gather_pairs(const fp_comm *comm, pair_vec *keep,
+                                base_diag *d) {
+  size_t *n = calloc((size_t)comm->size, sizeof *n);
+  pair *all = NULL;
+  base_status err =
+      n ? comm->allgatherv(comm->u, keep->p, keep->n * sizeof *keep->p,
+                           (void **)&all, n, d)
+        : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (!err) {
+    size_t total = 0;
+    for (int r = 0; r < comm->size; r++)
+      total += n[r];
+    free(keep->p);
+    keep->p = all;
+    keep->n = keep->cap = total / sizeof *all;
+    if (keep->n)
+      qsort(keep->p, keep->n, sizeof *keep->p, pair_cmp);
+  }
+  free(n);
+  return err;
+}
+
+static base_status candidates_dist(const en_config *c, fp_pairs mode,
+                                   const confirm_ctx *cx, const fp_comm *comm,
+                                   base_status err, ir_ruleset *out,
+                                   fp_stats *st, base_diag *d) {
+  rec_vec all = {0};
+  pair_vec pv = {0}, keep = {0};
+  fp_nf *nf = NULL;
+  uint8_t *mask = NULL;
+  en_config lc = *c;
+  double t0 = base_now();
+  if (!err && !c->keep_non_normal && c->max_ops >= 2) {
+    err = fp_nf_build(c, c->max_ops - 1, &nf, d);
+    st->nf_values = fp_nf_count(nf);
+  }
+  st->t_nf = base_now() - t0;
+  t0 = base_now();
+  if (!err)
+    err = partition(c, comm, &mask, d);
+  lc.branches = mask;
+  if (!err)
+    err = enumerate(&lc, nf, &all, st, d);
+  fp_nf_free(nf);
+  free(mask);
+  st->graphs = st->graphs_here = (long long)all.n;
+  st->t_enum = base_now() - t0;
+  st->rss_enum_kb = (long)(base_peak_rss_mib() * 1024);
+  t0 = base_now();
+  if (!(err = fp_comm_agree(comm, err, d)))
+    err = exchange_records(comm, &all, d);
+  if (!(err = fp_comm_agree(comm, err, d)))
+    err =
+        cx->filtered
+            ? make_pairs_span(c, &all, cx, &pv, st, d)
+            : make_pairs(&all, mode == FP_PAIRS_ALL ? mode : FP_PAIRS_SMALLEST,
+                         &pv, st, d);
+  st->t_fp = base_now() - t0;
+  st->rss_fp_kb = (long)(base_peak_rss_mib() * 1024);
+  free(all.r);
+  t0 = base_now();
+  if (!err)
+    err = confirm_keep(c, cx, &pv, &keep, st, d);
+  free(pv.p);
+  if (!(err = fp_comm_agree(comm, err, d)))
+    err = gather_pairs(comm, &keep, d);
+  if (!(err = fp_comm_agree(comm, err, d)))
+    err = sum_stats(comm, st, d);
+  if (!err)
+    err = build_rules(cx, keep.p, keep.n, out, st, d);
+  st->t_confirm = base_now() - t0;
+  st->peak_rss_kb = (long)(base_peak_rss_mib() * 1024);
+  free(keep.p);
   return err;
 }

@@ -57,8 +57,9 @@ void fp_random(uint32_t *dst, int64_t n, uint64_t seed, uint64_t stream);
 typedef int (*fp_filter)(void *u, const ir_rule *r);
 
 typedef struct fp_stats {
-  long long graphs;    /* graphs enumerated (including zero-operator ones) */
-  long long buckets;   /* fingerprint buckets holding >= 2 graphs */
+  long long graphs;      /* graphs enumerated (including zero-operator ones) */
+  long long graphs_here; /* ... by this rank (fp_candidates_comm) */
+  long long buckets;     /* fingerprint buckets holding >= 2 graphs */
   long long dups;      /* graphs identical to another up to renaming, dropped */
   long long pairs;     /* candidate pairs before confirmation */
   long long rej_seed;  /* rejected by the second seed */
@@ -97,6 +98,42 @@ typedef enum fp_pairs {
 base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
                           void *fu, ir_ruleset *out, fp_stats *st,
                           base_diag *d);
+
+/* ---- several processes ---------------------------------------------------
+ *
+ * Collectives over the processes (ranks) of a distributed run; gen_mpi.c
+ * implements them on MPI. Every rank calls them in the same order. Byte
+ * counts are per peer; a block over 2 GiB is an error (use more ranks).
+ */
+typedef struct fp_comm {
+  int rank, size;
+  /* Sends sendn[j] bytes of send (blocks in rank order) to each rank j;
+   * *recv (malloc'd, the caller frees) receives recvn[j] bytes from each
+   * rank j, in rank order. */
+  base_status (*alltoallv)(void *u, const void *send, const size_t *sendn,
+                           void **recv, size_t *recvn, base_diag *d);
+  /* *recv (malloc'd) receives every rank's n bytes, in rank order,
+   * recvn[j] from rank j. */
+  base_status (*allgatherv)(void *u, const void *send, size_t n, void **recv,
+                            size_t *recvn, base_diag *d);
+  void *u;
+} fp_comm;
+
+/* A collective: BASE_OK when st is BASE_OK on every rank; otherwise the
+ * status of the lowest failing rank, with d (on every rank) holding
+ * "rank R: " and that rank's message. */
+base_status fp_comm_agree(const fp_comm *c, base_status st, base_diag *d);
+
+/* fp_candidates over the ranks of comm (NULL or size 1: this process
+ * alone): each rank enumerates its share of the branches (balanced by their
+ * graph counts one operator smaller), records move to the rank of their
+ * fingerprint's shard, each rank pairs and confirms its buckets, and every
+ * rank receives all confirmed pairs and builds the same out as
+ * fp_candidates would (byte-identical for any rank and thread count). st's
+ * counts are summed over ranks; its times and memory are this rank's. */
+base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
+                               void *fu, const fp_comm *comm, ir_ruleset *out,
+                               fp_stats *st, base_diag *d);
 
 /* ---- normal forms ---------------------------------------------------------
  *

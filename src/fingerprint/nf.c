@@ -244,6 +244,7 @@ static base_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
   en_config lc = *c;
   lc.max_ops = level;
   lc.progress = NULL;
+  lc.branches = NULL; /* the table is whole on every process */
   int nb = en_branch_count(&lc);
   nf_run r = {t, in, level, calloc((size_t)nb, sizeof(nf_branch *))};
   base_status st = r.br ? BASE_OK : BASE_ERR_NOMEM;

@@ -1,0 +1,122 @@
+/* gen.h: rule generation and rule comparison as library calls.
+ *
+ * gen_rules runs the whole pipeline of `superopt gen-rules`:
+ *   enumerate -> fingerprint -> prune -> verify -> write
+ * (src/enumerate, src/fingerprint, src/prune, src/verify) and writes the
+ * .rules file atomically; gen_verify_all proves every rule of a set on
+ * several Z3 contexts (`verify-rules`); gen_compare measures how much of a
+ * reference rule set a library covers (`compare-rules`). The CLI only parses
+ * flags and prints what these return. Details: docs/generation.md.
+ */
+#ifndef SUPEROPT_GEN_H
+#define SUPEROPT_GEN_H
+
+#include <signal.h>
+
+#include "../fingerprint/fp.h"
+#include "../ir/ir.h"
+#include "../prune/prune.h"
+
+#define GEN_MAX_OPS 5        /* beyond this the enumeration does not fit */
+#define GEN_MAX_OPS_ALL 4    /* ... and this with every operator */
+#define GEN_UNPROVEN_LIST 20 /* unproven rules named in gen_stats */
+
+/* Progress of a stage ("enumerate", "pair", "confirm", "verify"):
+ * done of total units. Called from one thread at a time. */
+typedef void (*gen_progress_fn)(void *u, const char *stage, double done,
+                                double total);
+
+typedef struct gen_options {
+  int max_ops;              /* 1..GEN_MAX_OPS (> GEN_MAX_OPS_ALL needs ops) */
+  const char *ops;          /* comma-separated operator names; NULL: all */
+  fp_pairs pairs;           /* which pairs of a fingerprint bucket (fp.h) */
+  int threads;              /* threads per process; 0: all cores */
+  unsigned z3_timeout_ms;   /* per Z3 query; 0: 10000 */
+  int keep_unproven;        /* 1: write unproven rules too (marked) */
+  int no_normal_form;       /* 1: no normal-form pruning */
+  const char *output;       /* the .rules file, written atomically */
+  gen_progress_fn progress; /* may be NULL */
+  void *u;                  /* passed to progress */
+  /* May be NULL. Non-zero: stop at the next stage boundary, with
+   * BASE_ERR_INTERRUPTED and nothing written. */
+  const volatile sig_atomic_t *interrupt;
+  /* NULL: this process alone. Else the ranks of a distributed run (MPI:
+   * gen_mpi.h); every rank calls gen_rules with the same options, rank 0
+   * alone calls progress and writes the file. */
+  const fp_comm *comm;
+} gen_options;
+
+/* One rule that Z3 did not prove (for the CLI to list). */
+typedef struct gen_unproven {
+  char id[16];
+  char note[240];
+} gen_unproven;
+
+/* Time and memory of one process (rank) of a run. */
+typedef struct gen_rank_stats {
+  double t_nf, t_enum, t_pair, t_confirm; /* fp_stats' stage times */
+  double t_prune, t_verify;               /* seconds */
+  long long graphs;                       /* graphs (records) it enumerated */
+  long long proven; /* rules it proved (of those it was given) */
+  double rss_mib;   /* its peak RSS */
+} gen_rank_stats;
+
+typedef struct gen_stats {
+  fp_stats fp; /* enumerate, fingerprint, confirm (all ranks) */
+  pr_stats pr; /* prune, with the filter's drops counted in */
+  long long proven, unproven, written;
+  double t_fp, t_pr, t_vf;       /* seconds per stage (wall) */
+  double rss_fp, rss_pr, rss_vf; /* peak RSS MiB after each (this rank) */
+  gen_unproven unproven_list[GEN_UNPROVEN_LIST];
+  int nunproven_list;
+  int nranks;            /* processes: 1 without comm */
+  gen_rank_stats *ranks; /* [nranks] (malloc'd; gen_stats_free) */
+} gen_stats;
+
+/* BASE_OK, or BASE_ERR_PARAM with a message when o is not valid (max_ops
+ * out of range, too large without ops, an unknown operator, no output). */
+base_status gen_options_check(const gen_options *o, base_diag *d);
+
+/* Generates rules per o and writes them to o->output (once, atomically, by
+ * rank 0; nothing is written on error, and an error on any rank is an
+ * error on every rank, naming it). Fills st (zeroed first; counts over all
+ * ranks, times and memory per rank in st->ranks). The output is
+ * byte-identical for any thread and rank count. BASE_ERR_PARAM for bad
+ * options (unknown operator, max_ops out of range). */
+base_status gen_rules(const gen_options *o, gen_stats *st, base_diag *d);
+void gen_stats_free(gen_stats *st);
+
+/* Proves every rule of rs on `threads` Z3 contexts (0: all cores) with
+ * timeout_ms per query; records status, axiom core and note in each rule
+ * and counts proven and unproven ones. */
+base_status gen_verify_all(ir_ruleset *rs, unsigned timeout_ms, int threads,
+                           gen_progress_fn progress, void *u, long long *proven,
+                           long long *unproven, base_diag *d);
+
+/* ---- comparison (`compare-rules`) --------------------------------------- */
+
+typedef struct gen_compare_options {
+  int max_ops; /* compare reference rules with both sides <= max_ops ops */
+  int depth;   /* derivation depth with library rules (0: none) */
+  int threads; /* 0: all cores */
+  /* May be NULL: called for each missing reference rule. */
+  void (*missing)(void *u, const ir_rule *r);
+  void *u;
+} gen_compare_options;
+
+typedef struct gen_compare_stats {
+  long long small;      /* reference rules with both sides <= max_ops */
+  long long found;      /* in the library up to renaming */
+  long long derived;    /* derived by rewriting with library rules */
+  long long implied;    /* redundant: trivial, common sub/supergraph */
+  long long non_normal; /* redundant: a non-normal intermediate */
+  long long missing;    /* the rest */
+} gen_compare_stats;
+
+/* Classifies each rule of ref with both sides <= o->max_ops operators
+ * against the library lib. */
+base_status gen_compare(const ir_ruleset *ref, const ir_ruleset *lib,
+                        const gen_compare_options *o, gen_compare_stats *st,
+                        base_diag *d);
+
+#endif

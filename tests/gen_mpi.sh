@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# gen_mpi.sh: gen-rules over MPI. The rules file is byte-identical for 1, 2
+# and 3 ranks (and other thread counts) to the one-process run; rank 0
+# prints the per-rank table; a rank killed mid-run fails the job, named by
+# its rank, with no output file. Skips (77) without mpirun or MPI support.
+# usage: tests/gen_mpi.sh path/to/superopt HAVE_MPI(ON|OFF) [mpirun]
+set -u
+bin=$1
+have=$2
+mpirun=${3:-$(command -v mpirun || true)}
+if [ "$have" != ON ] || [ -z "$mpirun" ] || [ ! -x "$mpirun" ]; then
+  echo "SKIP: no MPI build or no mpirun"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+. "$(dirname "$0")/lib.sh"
+
+# Open MPI refuses root without this flag, and more ranks than cores
+# without --oversubscribe (CI has 2 cores).
+mpi=("$mpirun" --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_rmaps_base_oversubscribe=1
+# containers often forbid the cross-process reads (CMA) of the shared-memory
+# transport's single-copy path; copying through shared memory always works
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+expect 0 "$bin" gen-rules --max-ops 3 --threads 2 -o "$tmp/ref.rules"
+for n in 1 2 3; do
+  threads=$((n == 2 ? 2 : 1))
+  expect 0 "${mpi[@]}" -np $n "$bin" gen-rules --max-ops 3 \
+    --threads $threads -o "$tmp/n$n.rules"
+  cmp -s "$tmp/ref.rules" "$tmp/n$n.rules" ||
+    { echo "FAIL: $n ranks: rules differ from one process"; fails=$((fails + 1)); }
+  [ $n = 2 ] && { contains "RSS MiB"; contains "wrote 2509 rules"; }
+done
+
+# A rank killed mid-run: the job fails naming it; nothing is written.
+"${mpi[@]}" -np 2 "$bin" gen-rules --max-ops 3 --threads 1 \
+  -o "$tmp/killed.rules" >"$tmp/out" 2>&1 &
+job=$!
+victim=""
+for _ in $(seq 100); do
+  for d in /proc/[0-9]*; do # rank 1 of this job (no pgrep needed)
+    grep -qzF -- "$tmp/killed.rules" "$d/cmdline" 2>/dev/null &&
+      grep -qz '^OMPI_COMM_WORLD_RANK=1$' "$d/environ" 2>/dev/null &&
+      victim=${d#/proc/}
+  done
+  [ -n "$victim" ] && break
+  sleep 0.1
+done
+if [ -z "$victim" ]; then
+  echo "FAIL: rank 1 not found"
+  fails=$((fails + 1))
+else
+  sleep 1
+  kill -9 "$victim"
+fi
+wait $job
+rc=$?
+[ $rc != 0 ] || { echo "FAIL: a killed rank left exit status 0"; fails=$((fails + 1)); }
+contains "rank 1"
+[ ! -e "$tmp/killed.rules" ] ||
+  { echo "FAIL: a failed run wrote its output"; fails=$((fails + 1)); }
+
+[ $fails = 0 ] && echo "gen_mpi: all passed"
+exit $((fails > 0))
