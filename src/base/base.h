@@ -81,6 +81,17 @@ char *base_read_file(const char *path, size_t *len, base_diag *d);
 base_status base_write_atomic(const char *path, const char *data, size_t len,
                               base_diag *d);
 
+/* ---- protobuf ---------------------------------------------------------- */
+
+struct ProtobufCMessageDescriptor;
+/* Refuses (BASE_ERR_SYNTAX + d) a message of type desc in data[0..len) whose
+ * submessages nest deeper than max_depth (at most 255), before protobuf-c's
+ * recursive unpacking could overflow the stack on it. Iterative; malformed
+ * input passes, for protobuf-c to reject. */
+base_status base_pb_check_depth(const struct ProtobufCMessageDescriptor *desc,
+                                const uint8_t *data, size_t len, int max_depth,
+                                base_diag *d);
+
 /* ---- clock and memory -------------------------------------------------- */
 
 /* Seconds on a monotonic clock (for elapsed times and progress). */
