@@ -229,11 +229,14 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   return CLI_OK;
 }
 
-/* Loads the rules file and compiles its rules. */
+/* Loads the rules file (--rules, else $SUPEROPT_RULES, else the source
+ * tree's rules/default.rules) and compiles its rules. */
 static srch_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
   base_diag d;
-  const char *path = a->rules ? a->rules : DEFAULT_RULES;
+  const char *def = getenv("SUPEROPT_RULES");
+  const char *path = a->rules ? a->rules : def && *def ? def : DEFAULT_RULES;
   struct stat sb;
+  ir_ruleset_init(rs); /* the caller frees it on every path */
   if (!a->rules && stat(path, &sb) != 0) {
     fprintf(stderr,
             "superopt: no rules file: the default %s does not exist; "
