@@ -19,17 +19,21 @@ fail() {
   fails=$((fails + 1))
 }
 
-# interrupt SIG TEXT CMD... : runs CMD in the background (its own process
+# interrupt SIG WHEN CMD... : runs CMD in the background (its own process
 # group, so that the signal is not ignored as in a non-interactive shell's
-# background job), sends SIG once its output holds TEXT; status in $got
+# background job), sends SIG once its output holds the text WHEN (or, for
+# WHEN "after:S", after S seconds); status in $got
 interrupt() {
   local sig=$1 text=$2
   shift 2
+  : >"$tmp/out" # not the last command's output: it may hold WHEN
   set -m
   "$@" >"$tmp/out" 2>&1 &
   local pid=$!
   set +m
+  case "$text" in after:*) sleep "${text#after:}" ;; esac
   for _ in $(seq 1 1200); do
+    case "$text" in after:*) break ;; esac
     grep -qF -- "$text" "$tmp/out" && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
@@ -115,6 +119,17 @@ interrupt INT "pruned:" "$bin" gen-rules --max-ops 2 -o "$tmp/gen.rules" --threa
 [ "$got" = 130 ] || { fail "gen-rules interrupted while proving exited $got, expected 130"; sed 's/^/  | /' "$tmp/out"; }
 grep -q "proven (verify)" "$tmp/out" && fail "gen-rules finished its proofs after SIGINT"
 [ "$(cat "$tmp/gen.rules")" = "old rules" ] || fail "gen-rules replaced the old file after SIGINT"
+# ... and while verify-rules proves 8,000 rules (about 9 s; the signal
+# comes after 1.5 s): Z3 swallowed it, and the command went on to exit 0
+awk 'BEGIN { for (i = 1; i <= 8000; i++) {
+  io = "input a: [2,4]\ninput b: [4,4]\ninput c: [2,4]\nt = matmul(a, b)\n"
+  printf "rule r%d proven\nsrc:\n%su = ewadd(t, c)\noutput u\ndst:\n%s", i, io, io
+  printf "u = ewadd(c, t)\noutput u\nend\n" } }' >"$tmp/many.rules"
+echo "old rules" >"$tmp/verified.rules"
+interrupt INT after:1.5 "$bin" verify-rules "$tmp/many.rules" -o "$tmp/verified.rules" --threads 1
+[ "$got" = 130 ] || { fail "verify-rules interrupted while proving exited $got, expected 130"; sed 's/^/  | /' "$tmp/out"; }
+grep -q "rules proven" "$tmp/out" && fail "verify-rules finished its proofs after SIGINT"
+[ "$(cat "$tmp/verified.rules")" = "old rules" ] || fail "verify-rules replaced the old file after SIGINT"
 # SIGTERM as soon as the candidates are counted (pruning)
 interrupt TERM "dropped: non-normal" "$bin" gen-rules --max-ops 2 -o "$tmp/gen.rules" --threads 1
 [ "$got" = 143 ] || fail "gen-rules terminated exited $got, expected 143"
