@@ -3,10 +3,12 @@
  * over a grid of depth, alpha and budget, as CSV and gnuplot figures). */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "../costdb/costdb.h"
 #include "../onnx/onnx.h"
@@ -468,7 +470,14 @@ static int write_plots(const opt_args *a, const char *dir) {
     return CLI_OK;
   }
   snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plot.gp", dir);
-  if (system(cmd) != 0) {
+  int ws = system(cmd);
+  if (ws != 0) {
+    /* system() ignores SIGINT while gnuplot runs: pass an interrupt on */
+    int sig = WIFSIGNALED(ws)                          ? WTERMSIG(ws)
+              : WIFEXITED(ws) && WEXITSTATUS(ws) > 128 ? WEXITSTATUS(ws) - 128
+                                                       : 0;
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+      raise(sig);
     fprintf(stderr, "superopt: gnuplot failed on %s\n", path);
     return CLI_INTERNAL;
   }
