@@ -381,6 +381,24 @@ base_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
   return import_files(db, paths, n, NULL, NULL, rows, d);
 }
 
+base_status cd_check_tsv(const char *text, size_t len, const char *file,
+                         int *nrows, base_diag *d) {
+  char *copy = malloc(len + 1);
+  if (!copy)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  rows rs = {0};
+  base_status st = parse_text(copy, len, file, 0, &rs, d);
+  if (!st)
+    st = no_duplicates(&rs, &file, d);
+  if (!st && nrows)
+    *nrows = rs.n;
+  free(rs.r);
+  free(copy);
+  return st;
+}
+
 /* ---- tables on first use ------------------------------------------------ */
 
 base_status cd_set_tables(cd_db *db, const char *dir, base_diag *d) {
