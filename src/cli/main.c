@@ -322,9 +322,9 @@ static int dispatch(int argc, char **argv) {
  * (a full disk, /dev/full, a closed pipe's EIO) is an error, not a loss. */
 static int finish_stdout(int rc) {
   int bad = ferror(stdout), err = 0;
-  if (fflush(stdout) != 0 && !bad)
+  if (fflush(stdout) != 0) /* retries what is buffered: errno says why */
     bad = 1, err = errno;
-  if (fclose(stdout) != 0 && !bad)
+  if (fclose(stdout) != 0 && !err)
     bad = 1, err = errno;
   if (!bad)
     return rc;
