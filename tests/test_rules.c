@@ -156,6 +156,33 @@ Test(rules, long_lines_not_truncated) {
   free(h.s);
 }
 
+/* Found by fuzz_rules: a note of control characters printed as text that
+ * parsed to another note; a NUL byte cut a line. Notes are one line of
+ * printable text without surrounding blanks; a NUL is an error. */
+Test(rules, notes_round_trip_and_nul_refused) {
+  static const char note_cr[] = "rule m proven\nnote: \v a\rb\x01 \r\n"
+                                "src:\ninput a: [2]\noutput a\n"
+                                "dst:\ninput a: [2]\noutput a\nend\n";
+  ir_ruleset rs, rs2;
+  parse_ok(note_cr, &rs);
+  cr_assert_str_eq(rs.rules[0].note, "a b");
+  char *a = ir_rules_print(&rs, NULL);
+  parse_ok(a, &rs2);
+  char *b = ir_rules_print(&rs2, NULL);
+  cr_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&rs2);
+  static const char nul[] = "rule m proven\nnote: a\0b\nsrc:\n";
+  base_diag d;
+  cr_assert_neq(ir_rules_parse(nul, sizeof nul - 1, "t.rules", &rs, &d),
+                BASE_OK);
+  cr_assert(strstr(d.msg, "a NUL byte"), "%s", d.msg);
+  cr_assert_eq(d.line, 2);
+  cr_assert_eq(d.col, 8);
+}
+
 Test(rules, write_is_atomic_and_stable) {
   ir_ruleset rs;
   base_diag d;

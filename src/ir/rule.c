@@ -154,11 +154,18 @@ base_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n) {
 base_status ir_rule_set_note(ir_rule *r, const char *note) {
   char *s = NULL;
   if (note) {
+    while (isspace((unsigned char)*note))
+      note++;
     if (!(s = strdup(note)))
       return BASE_ERR_NOMEM;
-    for (char *p = s; *p; p++) /* one line */
-      if (*p == '\n' || *p == '\r')
+    size_t n = 0;
+    for (char *p = s; *p; p++) { /* one line, as printing and parsing see it */
+      if ((unsigned char)*p < 0x20 || *p == 0x7f)
         *p = ' ';
+      if (*p != ' ')
+        n = (size_t)(p - s) + 1;
+    }
+    s[n] = '\0';
   }
   free(r->note);
   r->note = s;
@@ -429,6 +436,13 @@ base_status ir_rules_parse(const char *text, size_t len, const char *file,
     p.d = &local;
   memset(p.d, 0, sizeof *p.d);
   ir_ruleset_init(rs);
+  const char *nul = memchr(text, '\0', len);
+  if (nul) { /* text, not binary: C strings would cut it there */
+    while (next_line(&p) && p.next <= nul)
+      ;
+    perr(&p, (int)(nul - p.line) + 1, "a NUL byte");
+    goto fail;
+  }
   char buf[4096];
   while (next_line(&p)) {
     size_t n;
