@@ -174,6 +174,11 @@ Test(rules, notes_round_trip_and_nul_refused) {
   free(b);
   ir_ruleset_free(&rs);
   ir_ruleset_free(&rs2);
+  static const char lead[] = "rule m proven\nnote:\x01:x\nsrc:\ninput a: [2]\n"
+                             "output a\ndst:\ninput a: [2]\noutput a\nend\n";
+  parse_ok(lead, &rs);
+  cr_assert_str_eq(rs.rules[0].note, ":x");
+  ir_ruleset_free(&rs);
   static const char nul[] = "rule m proven\nnote: a\0b\nsrc:\n";
   base_diag d;
   cr_assert_neq(ir_rules_parse(nul, sizeof nul - 1, "t.rules", &rs, &d),

@@ -154,18 +154,22 @@ base_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n) {
 base_status ir_rule_set_note(ir_rule *r, const char *note) {
   char *s = NULL;
   if (note) {
-    while (isspace((unsigned char)*note))
-      note++;
     if (!(s = strdup(note)))
       return BASE_ERR_NOMEM;
-    size_t n = 0;
-    for (char *p = s; *p; p++) { /* one line, as printing and parsing see it */
-      if ((unsigned char)*p < 0x20 || *p == 0x7f)
-        *p = ' ';
-      if (*p != ' ')
-        n = (size_t)(p - s) + 1;
+    /* one line of printable text without surrounding blanks: what printing
+     * and parsing it again give back */
+    size_t start = SIZE_MAX, end = 0;
+    for (size_t k = 0; s[k]; k++) {
+      if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f)
+        s[k] = ' ';
+      if (s[k] != ' ') {
+        start = start == SIZE_MAX ? k : start;
+        end = k + 1;
+      }
     }
-    s[n] = '\0';
+    start = start == SIZE_MAX ? 0 : start;
+    memmove(s, s + start, end - start);
+    s[end - start] = '\0';
   }
   free(r->note);
   r->note = s;
