@@ -123,6 +123,9 @@ contains "only proven rules are used"
 printf 'input x: [1,4]\ny = reshape(x) shape=[4]\noutput y\n' >"$tmp/pinned.graph"
 expect 2 "$bin" optimize "$tmp/pinned.graph" --batch 2
 contains "cannot rebatch reshape"
+# the default rules file missing: a message and exit 2, not a crash
+SUPEROPT_RULES="$tmp/none.rules" expect 2 "$bin" optimize "$tmp/two.graph"
+contains "no rules file: the default $tmp/none.rules does not exist"
 expect 1 "$bin" costdb measure "$tmp/two.graph" --batch 0
 contains "--batch must be 1..1000000"
 unset SUPEROPT_COSTDB

@@ -2,7 +2,9 @@
 """onnx_errors.py: bad ONNX input gets one clear message, exit status 2 and
 no output file: an unsupported operator (named with its node, position and
 the supported list), malformed protobuf, an opset that is too old, a dynamic
-input shape (and that --input-shape resolves it).
+input shape (and that --input-shape resolves it); hostile shapes (issue 12):
+a node without outputs or op type, a negative dimension, messages nested
+thousands deep.
 
 usage: onnx_errors.py SUPEROPT
 """
@@ -24,6 +26,25 @@ def model(nodes, inputs, outputs, opset=17, inits=()):
 
 def vi(name, shape):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        if not n:
+            return out + bytes([b])
+        out += bytes([b | 0x80])
+
+
+def nested(levels):
+    """A model whose graph nests graph -> node -> attribute -> graph."""
+    def ld(field, payload):
+        return varint(field << 3 | 2) + varint(len(payload)) + payload
+    g = b""
+    for _ in range(levels):
+        g = ld(1, ld(5, ld(6, g)))  # GraphProto.node.attribute.g
+    return ld(7, g) + bytes([0x42, 2, 0x10, 17])  # graph, opset_import 17
 
 
 def expect(superopt, tmp, label, data, code, *texts, args=()):
@@ -83,6 +104,20 @@ def main():
                       [vi("x", [2])], [vi("y", [2])])
         expect(superopt, tmp, "undefined", undef.SerializeToString(), 2,
                "input 'nope' is not defined")
+        noout = model([helper.make_node("Identity", ["x"], [], name="i")],
+                      [vi("x", [2])], [vi("x", [2])])
+        expect(superopt, tmp, "no_output", noout.SerializeToString(), 2,
+               "node 1 'i' (Identity): the node has no output")
+        noop = helper.make_node("Relu", ["x"], ["y"], name="n")
+        noop.ClearField("op_type")
+        m = model([noop], [vi("x", [2])], [vi("y", [2])])
+        expect(superopt, tmp, "no_op_type", m.SerializeToString(), 2,
+               "node 1 'n' (no op type): the node has no op type")
+        m = model([relu], [vi("x", [-5, 4])], [vi("r", [-5, 4])])
+        expect(superopt, tmp, "negative_dim", m.SerializeToString(), 2,
+               "graph input 'x' has a negative dimension 0 (-5)")
+        expect(superopt, tmp, "deep", nested(5000), 2,
+               "messages nested more than 100 deep")
     for f in FAILS:
         print("FAIL:", f)
     if FAILS:

@@ -325,6 +325,21 @@ Test(costdb, tsv_round_trip_byte_identical) {
   cd_close(db);
 }
 
+Test(costdb, tsv_calendar_dates_accepted) {
+  const char *in = tmp("dates.tsv");
+  write_file(in,
+             HDR "cpu\trelu x=[4]\t0.1\t0\t3\t\t2024-02-29\n"
+                 "cpu\trelu x=[5]\t0.1\t0\t3\t\t2000-02-29T23:59\n"
+                 "cpu\trelu x=[6]\t0.1\t0\t3\t\t2016-12-31T23:59:60.5+01:00\n");
+  cd_db *db = open_db(tmp("dates.sqlite"));
+  base_diag d;
+  int rows = 0;
+  cr_assert_eq(cd_import_tsv(db, &in, 1, &rows, &d), BASE_OK, "%s:%d: %s",
+               d.file, d.line, d.msg);
+  cr_assert_eq(rows, 3);
+  cd_close(db);
+}
+
 Test(costdb, header_only_table_imports_nothing) {
   const char *in = tmp("empty.tsv");
   write_file(in, HDR);
@@ -386,6 +401,21 @@ Test(costdb, tsv_bad_lines_import_nothing) {
   expect_bad(t, 3, 25, "measured_at");
   snprintf(t, sizeof t, HDR "%s%s", row, row);
   expect_bad(t, 3, 1, "duplicate row for device h100: first at");
+  /* dates are calendar dates; CRLF names the carriage return */
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\trelu x=[2]\t1\t0\t5\tg\t2025-13-45\n");
+  expect_bad(t, 3, 25, "measured_at must be a calendar date");
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\trelu x=[2]\t1\t0\t5\tg\t2025-02-29\n");
+  expect_bad(t, 3, 25, "measured_at");
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\trelu x=[2]\t1\t0\t5\tg\t2025-01-01T25:00:00Z\n");
+  expect_bad(t, 3, 25, "measured_at");
+  expect_bad("device\tsig\tms\tstddev_ms\tsamples\tgpu_name\tmeasured_at\r\n",
+             1, 53, "a carriage return (CRLF line endings?)");
+  snprintf(t, sizeof t, HDR "%s%s", row,
+           "h100\trelu x=[2]\t1\t0\t5\tg\t2024-02-29T23:59:60.5+01:00\r\n");
+  expect_bad(t, 3, 52, "carriage return");
 }
 
 /* ---- killed mid-write ---------------------------------------------------- */

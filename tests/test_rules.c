@@ -95,6 +95,8 @@ static const struct {
               "input a: [2]\noutput a\n"),
      9, 6, "rule 'r1' already defined on line 1"},
     {"rule r1 proven\nbogus\n", 2, 1, "expected 'axioms:', 'note:' or 'src:'"},
+    /* what was read before the error is freed (ASan's leak check) */
+    {"rule r1 proven\naxioms: a b\nnote: n\n", 3, 1, "ends before 'src:'"},
 };
 
 Test(rules, errors_have_positions) {
@@ -111,6 +113,79 @@ Test(rules, errors_have_positions) {
     if (bad[i].col)
       cr_assert_eq(d.col, bad[i].col, "case %zu: col %d", i, d.col);
   }
+}
+
+/* axioms: and note: lines of any length survive a round trip (they were
+ * cut at 4,096 bytes without a word); a rule line that long is refused. */
+Test(rules, long_lines_not_truncated) {
+  base_buf b = {0}, note = {0};
+  base_buf_puts(&b, "rule r1 proven\naxioms:");
+  for (int i = 0; i < 200; i++)
+    base_buf_printf(&b, " axiom_with_a_rather_long_name_%03d", i);
+  for (int i = 0; i < 600; i++)
+    base_buf_puts(&note, "0123456789");
+  base_buf_printf(&b, "\nnote: %s\n", note.s);
+  base_buf_puts(&b, "src:\ninput a: [2]\noutput a\ndst:\ninput a: [2]\n"
+                    "output a\nend\n");
+  cr_assert_gt(b.len, 2 * 4096);
+  ir_ruleset rs, rs2;
+  parse_ok(b.s, &rs);
+  cr_assert_eq(rs.rules[0].naxioms, 200);
+  cr_assert_str_eq(rs.rules[0].axioms[199],
+                   "axiom_with_a_rather_long_name_199");
+  cr_assert_str_eq(rs.rules[0].note, note.s);
+  char *a = ir_rules_print(&rs, NULL);
+  parse_ok(a, &rs2);
+  char *c = ir_rules_print(&rs2, NULL);
+  cr_assert_str_eq(a, c);
+  free(a);
+  free(c);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&rs2);
+
+  base_buf h = {0};
+  base_buf_puts(&h, "rule r1 proven");
+  for (int i = 0; i < 5000; i++)
+    base_buf_puts(&h, " ");
+  base_buf_puts(&h, "junk\nsrc:\n");
+  base_diag d;
+  cr_assert_neq(ir_rules_parse(h.s, h.len, "t.rules", &rs, &d), BASE_OK);
+  cr_assert(strstr(d.msg, "line longer than 4095 characters"), "%s", d.msg);
+  free(b.s);
+  free(note.s);
+  free(h.s);
+}
+
+/* Found by fuzz_rules: a note of control characters printed as text that
+ * parsed to another note; a NUL byte cut a line. Notes are one line of
+ * printable text without surrounding blanks; a NUL is an error. */
+Test(rules, notes_round_trip_and_nul_refused) {
+  static const char note_cr[] = "rule m proven\nnote: \v a\rb\x01 \r\n"
+                                "src:\ninput a: [2]\noutput a\n"
+                                "dst:\ninput a: [2]\noutput a\nend\n";
+  ir_ruleset rs, rs2;
+  parse_ok(note_cr, &rs);
+  cr_assert_str_eq(rs.rules[0].note, "a b");
+  char *a = ir_rules_print(&rs, NULL);
+  parse_ok(a, &rs2);
+  char *b = ir_rules_print(&rs2, NULL);
+  cr_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&rs2);
+  static const char lead[] = "rule m proven\nnote:\x01:x\nsrc:\ninput a: [2]\n"
+                             "output a\ndst:\ninput a: [2]\noutput a\nend\n";
+  parse_ok(lead, &rs);
+  cr_assert_str_eq(rs.rules[0].note, ":x");
+  ir_ruleset_free(&rs);
+  static const char nul[] = "rule m proven\nnote: a\0b\nsrc:\n";
+  base_diag d;
+  cr_assert_neq(ir_rules_parse(nul, sizeof nul - 1, "t.rules", &rs, &d),
+                BASE_OK);
+  cr_assert(strstr(d.msg, "a NUL byte"), "%s", d.msg);
+  cr_assert_eq(d.line, 2);
+  cr_assert_eq(d.col, 8);
 }
 
 Test(rules, write_is_atomic_and_stable) {

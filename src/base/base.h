@@ -77,11 +77,44 @@ void base_buf_printf(base_buf *b, const char *fmt, ...)
 
 /* ---- files ------------------------------------------------------------- */
 
-/* Reads a whole file; malloc'd, NUL-terminated, *len set. NULL + d on error. */
+#define BASE_MAX_INPUT_DEFAULT ((size_t)1 << 30) /* 1 GiB */
+#define BASE_PIPE_WAIT_DEFAULT 30                /* seconds */
+
+/* Reads a whole file, device or pipe; malloc'd, NUL-terminated, *len set.
+ * NULL + d on error, also for input past the limit (base_set_max_input)
+ * and for a pipe or FIFO silent for base_set_pipe_wait seconds. */
 char *base_read_file(const char *path, size_t *len, base_diag *d);
-/* Writes len bytes to path atomically. */
+/* The input size limit of base_read_file, in bytes (process-wide). */
+void base_set_max_input(size_t bytes);
+size_t base_max_input(void);
+/* How long base_read_file waits for a pipe's data (seconds; <= 0: ever). */
+void base_set_pipe_wait(int seconds);
+/* Writes len bytes to path atomically: a new or regular file (also behind
+ * symlinks) is replaced by rename; a character device or FIFO is written in
+ * place; anything else is refused. */
 base_status base_write_atomic(const char *path, const char *data, size_t len,
                               base_diag *d);
+/* Removes the temporary file of a base_write_atomic in progress, if any.
+ * Async-signal-safe: for signal handlers (base_signals_install). */
+void base_file_abort(void);
+
+/* ---- signals ----------------------------------------------------------- */
+
+/* SIGINT, SIGTERM and SIGHUP (unless ignored when the process started)
+ * remove base_write_atomic's temporary file, then end the process by the
+ * same signal (status 128 + signal: 130, 143, 129). Old files stay. */
+void base_signals_install(void);
+
+/* ---- protobuf ---------------------------------------------------------- */
+
+struct ProtobufCMessageDescriptor;
+/* Refuses (BASE_ERR_SYNTAX + d) a message of type desc in data[0..len) whose
+ * submessages nest deeper than max_depth (at most 255), before protobuf-c's
+ * recursive unpacking could overflow the stack on it. Iterative; malformed
+ * input passes, for protobuf-c to reject. */
+base_status base_pb_check_depth(const struct ProtobufCMessageDescriptor *desc,
+                                const uint8_t *data, size_t len, int max_depth,
+                                base_diag *d);
 
 /* ---- clock and memory -------------------------------------------------- */
 

@@ -3,10 +3,12 @@
  * over a grid of depth, alpha and budget, as CSV and gnuplot figures). */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "../costdb/costdb.h"
 #include "../exec/exec.h"
@@ -239,11 +241,23 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   return CLI_OK;
 }
 
-/* Loads the rules file and compiles its rules. */
+/* Loads the rules file (--rules, else $SUPEROPT_RULES, else the data
+ * folder's rules/default.rules) and compiles its rules. */
 static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
   base_diag d;
-  const char *path =
-      a->rules ? a->rules : cli_data_file("rules/default.rules", rc);
+  const char *def = getenv("SUPEROPT_RULES");
+  struct stat sb;
+  if (!a->rules && def && *def && stat(def, &sb) != 0) {
+    fprintf(stderr,
+            "superopt: no rules file: $SUPEROPT_RULES names %s, which does "
+            "not exist; generate it or pass --rules FILE\n",
+            def);
+    *rc = CLI_BAD_INPUT;
+    return NULL;
+  }
+  const char *path = a->rules         ? a->rules
+                     : def && *def    ? def
+                                      : cli_data_file("rules/default.rules", rc);
   if (!path)
     return NULL;
   if (ir_rules_read_file(path, rs, &d)) {
@@ -484,7 +498,14 @@ static int write_plots(const opt_args *a, const char *dir) {
     return CLI_OK;
   }
   snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plot.gp", dir);
-  if (system(cmd) != 0) {
+  int ws = system(cmd);
+  if (ws != 0) {
+    /* system() ignores SIGINT while gnuplot runs: pass an interrupt on */
+    int sig = WIFSIGNALED(ws)                          ? WTERMSIG(ws)
+              : WIFEXITED(ws) && WEXITSTATUS(ws) > 128 ? WEXITSTATUS(ws) - 128
+                                                       : 0;
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+      raise(sig);
     fprintf(stderr, "superopt: gnuplot failed on %s\n", path);
     return CLI_INTERNAL;
   }

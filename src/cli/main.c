@@ -4,9 +4,14 @@
  *
  * Each command is a row of the table below: its name, a one-line summary,
  * its usage text and the function that runs it. Exit codes: 0 ok, 1 usage
- * error, 2 bad input, 3 internal error (see README.md).
+ * error, 2 bad input, 3 internal error (see README.md); interrupts and
+ * limits are policy here (docs/reliability.md): signals end every command
+ * the same way, --max-input-size applies to every command, and standard
+ * output is checked like any file.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,7 +272,10 @@ static void usage(FILE *f) {
   fprintf(f,
           "\nRun 'superopt <command> --help' for a command's options;\n"
           "'superopt --version' for the version, backends and data folder.\n"
-          "Exit status: 0 ok, 1 usage error, 2 bad input, 3 internal error.\n");
+          "Every command takes --max-input-size N (bytes, or with K, M, G;\n"
+          "default 1G): the largest input file it reads.\n"
+          "Exit status: 0 ok, 1 usage error, 2 bad input, 3 internal error;\n"
+          "killed by SIGINT 130, SIGTERM 143 (docs/reliability.md).\n");
 }
 
 const cli_command *cli_find(const char *name) {
@@ -277,7 +285,58 @@ const cli_command *cli_find(const char *name) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
+/* Parses a size: a count of bytes, or with a K, M or G suffix (KiB, MiB,
+ * GiB); 0 if malformed or zero. */
+static size_t parse_size(const char *s) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+  if (shift)
+    end++;
+  if (errno || end == s || *end || s[0] == '-' || v == 0 ||
+      v > (SIZE_MAX >> shift))
+    return 0;
+  return (size_t)v << shift;
+}
+
+/* Takes the options every command has out of argv (from argv[2] on):
+ * --max-input-size N. Returns 0, or -1 after printing a usage error. */
+static int global_options(int *argc, char **argv) {
+  int j = 2;
+  for (int i = 2; i < *argc; i++) {
+    const char *v = NULL, *a = argv[i];
+    if (!strcmp(a, "--max-input-size")) {
+      if (i + 1 == *argc) {
+        fprintf(stderr, "superopt: --max-input-size needs a value\n");
+        return -1;
+      }
+      v = argv[++i];
+    } else if (!strncmp(a, "--max-input-size=", 17)) {
+      v = a + 17;
+    } else {
+      argv[j++] = argv[i];
+      continue;
+    }
+    size_t n = parse_size(v);
+    if (!n) {
+      fprintf(stderr,
+              "superopt: bad value '%s' for --max-input-size (bytes, or "
+              "with K, M, G)\n",
+              v);
+      return -1;
+    }
+    base_set_max_input(n);
+  }
+  argv[j] = NULL;
+  *argc = j;
+  const char *w = getenv("SUPEROPT_PIPE_WAIT");
+  if (w && *w)
+    base_set_pipe_wait(atoi(w));
+  return 0;
+}
+
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return CLI_USAGE;
@@ -310,5 +369,27 @@ int main(int argc, char **argv) {
       fputs(c->usage, stdout);
       return CLI_OK;
     }
+  if (global_options(&argc, argv))
+    return CLI_USAGE;
   return c->run(c, argc - 1, argv + 1);
+}
+
+/* Standard output is checked like any file: a write or close that failed
+ * (a full disk, /dev/full, a closed pipe's EIO) is an error, not a loss. */
+static int finish_stdout(int rc) {
+  int bad = ferror(stdout), err = 0;
+  if (fflush(stdout) != 0) /* retries what is buffered: errno says why */
+    bad = 1, err = errno;
+  if (fclose(stdout) != 0 && !err)
+    bad = 1, err = errno;
+  if (!bad)
+    return rc;
+  fprintf(stderr, "superopt: error: cannot write standard output%s%s\n",
+          err ? ": " : "", err ? strerror(err) : "");
+  return rc ? rc : CLI_BAD_INPUT;
+}
+
+int main(int argc, char **argv) {
+  base_signals_install();
+  return finish_stdout(dispatch(argc, argv));
 }

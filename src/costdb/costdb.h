@@ -125,6 +125,10 @@ base_status cd_stats(cd_db *db, cd_stat *out, int max, int *n, base_diag *d);
  * NULL) gets the number of rows read. */
 base_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
                           base_diag *d);
+/* Checks a table's text (len bytes) as cd_import_tsv would, importing
+ * nothing (for the fuzzer and for checks); *nrows (may be NULL) set. */
+base_status cd_check_tsv(const char *text, size_t len, const char *file,
+                         int *nrows, base_diag *d);
 /* The rows of device (NULL: all devices) as a TSV table, sorted by device
  * then signature (bytewise); malloc'd. Formats numbers so that importing
  * and exporting again is byte-identical. */

@@ -42,17 +42,44 @@ static int text_ok(const char *s) {
   return 1;
 }
 
-/* YYYY-MM-DD, optionally followed by 'T' and a time without spaces. */
+/* The value of the n digits at s (all digits, checked by the caller). */
+static int digits(const char *s, int n) {
+  int v = 0;
+  for (int i = 0; i < n; i++)
+    v = v * 10 + (s[i] - '0');
+  return v;
+}
+
+/* A calendar date YYYY-MM-DD (month 1..12, a day the month has), optionally
+ * followed by 'T' and a time hh:mm[:ss] (hh < 24, mm < 60, ss <= 60) and a
+ * suffix without spaces (fractions, Z, +hh:mm). */
 static int date_ok(const char *s) {
   static const char pat[] = "dddd-dd-dd";
   for (int i = 0; pat[i]; i++)
     if (pat[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != pat[i])
       return 0;
+  static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int y = digits(s, 4), m = digits(s + 5, 2), day = digits(s + 8, 2);
+  int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (m < 1 || m > 12 || day < 1 || day > mdays[m - 1] ||
+      (m == 2 && day == 29 && !leap))
+    return 0;
   if (!s[10])
     return 1;
-  if (s[10] != 'T' || !s[11])
+  s += 11;
+  if (s[-1] != 'T' || !isdigit((unsigned char)s[0]) ||
+      !isdigit((unsigned char)s[1]) || s[2] != ':' ||
+      !isdigit((unsigned char)s[3]) || !isdigit((unsigned char)s[4]) ||
+      digits(s, 2) > 23 || digits(s + 3, 2) > 59)
     return 0;
-  for (s += 11; *s; s++)
+  s += 5;
+  if (s[0] == ':') {
+    if (!isdigit((unsigned char)s[1]) || !isdigit((unsigned char)s[2]) ||
+        digits(s + 1, 2) > 60)
+      return 0;
+    s += 3;
+  }
+  for (; *s; s++)
     if (!isgraph((unsigned char)*s))
       return 0;
   return 1;
@@ -89,7 +116,8 @@ int cd_row_check(const char *device, const char *sig, const cd_entry *e,
     return snprintf(why, n, "gpu_name holds control characters"), 5;
   if (e->measured_at && !date_ok(e->measured_at))
     return snprintf(why, n,
-                    "measured_at must be a date YYYY-MM-DD[Thh:mm:ss...]"),
+                    "measured_at must be a calendar date "
+                    "YYYY-MM-DD[Thh:mm[:ss]...]"),
            6;
   if (e->source && !text_ok(e->source))
     return snprintf(why, n, "source holds control characters"), 6;
@@ -195,6 +223,11 @@ static base_status parse_text(char *text, size_t len, const char *file,
     lineno++;
     char src[256];
     snprintf(src, sizeof src, "%s", p);
+    char *cr = strchr(p, '\r');
+    if (cr)
+      return at(d, file, lineno, (int)(cr - p) + 1, src,
+                "a carriage return (CRLF line endings?): lines must end "
+                "with '\\n' alone");
     if (lineno == 1) {
       if (strcmp(p, HEADER))
         return at(d, file, 1, 1, src,
@@ -346,6 +379,24 @@ static base_status import_files(cd_db *db, const char *const *paths, int n,
 base_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
                           base_diag *d) {
   return import_files(db, paths, n, NULL, NULL, rows, d);
+}
+
+base_status cd_check_tsv(const char *text, size_t len, const char *file,
+                         int *nrows, base_diag *d) {
+  char *copy = malloc(len + 1);
+  if (!copy)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  rows rs = {0};
+  base_status st = parse_text(copy, len, file, 0, &rs, d);
+  if (!st)
+    st = no_duplicates(&rs, &file, d);
+  if (!st && nrows)
+    *nrows = rs.n;
+  free(rs.r);
+  free(copy);
+  return st;
 }
 
 /* ---- tables on first use ------------------------------------------------ */

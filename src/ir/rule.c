@@ -156,9 +156,20 @@ base_status ir_rule_set_note(ir_rule *r, const char *note) {
   if (note) {
     if (!(s = strdup(note)))
       return BASE_ERR_NOMEM;
-    for (char *p = s; *p; p++) /* one line */
-      if (*p == '\n' || *p == '\r')
-        *p = ' ';
+    /* one line of printable text without surrounding blanks: what printing
+     * and parsing it again give back */
+    size_t start = SIZE_MAX, end = 0;
+    for (size_t k = 0; s[k]; k++) {
+      if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f)
+        s[k] = ' ';
+      if (s[k] != ' ') {
+        start = start == SIZE_MAX ? k : start;
+        end = k + 1;
+      }
+    }
+    start = start == SIZE_MAX ? 0 : start;
+    memmove(s, s + start, end - start);
+    s[end - start] = '\0';
   }
   free(r->note);
   r->note = s;
@@ -224,8 +235,9 @@ static size_t line_len(const rparser *p) {
   return n;
 }
 
-/* The current line without comment and surrounding blanks, into buf. */
-static const char *stripped(const rparser *p, char *buf, size_t cap) {
+/* The current line without comment and surrounding blanks: its start in
+ * the text, and its length in *len. */
+static const char *span(const rparser *p, size_t *len) {
   size_t n = line_len(p);
   const char *s = p->line;
   const char *h = memchr(s, '#', n);
@@ -235,6 +247,15 @@ static const char *stripped(const rparser *p, char *buf, size_t cap) {
     s++, n--;
   while (n && isspace((unsigned char)s[n - 1]))
     n--;
+  *len = n;
+  return s;
+}
+
+/* The current line's span, into buf: cut to cap - 1 characters, so only
+ * for lines compared with short keywords (a cut line never equals one). */
+static const char *stripped(const rparser *p, char *buf, size_t cap) {
+  size_t n;
+  const char *s = span(p, &n);
   if (n >= cap)
     n = cap - 1;
   memcpy(buf, s, n);
@@ -301,17 +322,44 @@ static ir_graph *parse_section(rparser *p, const char *stop) {
 
 static base_status parse_axioms(rparser *p, ir_rule *r, const char *s) {
   const char *names[256];
-  char copy[4096];
+  char *copy = strdup(s);
   int n = 0;
-  snprintf(copy, sizeof copy, "%s", s);
+  if (!copy)
+    return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (char *t = strtok(copy, " \t"); t; t = strtok(NULL, " \t")) {
-    if (n == 256)
+    if (n == 256) {
+      free(copy);
       return perr(p, first_col(p), "more than 256 axioms");
+    }
     names[n++] = t;
   }
-  if (ir_rule_set_axioms(r, names, n) != BASE_OK)
+  base_status st = ir_rule_set_axioms(r, names, n);
+  free(copy);
+  if (st != BASE_OK)
     return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   return BASE_OK;
+}
+
+/* One line between "rule" and "src:" (s: the line, stripped): 'axioms:'
+ * or 'note:' into r (any length), or 'src:'. Returns 1 at 'src:', 0 for
+ * another line, -1 on error. */
+static int meta_line(rparser *p, ir_rule *r, const char *s) {
+  if (!strncmp(s, "axioms:", 7))
+    return parse_axioms(p, r, s + 7) != BASE_OK ? -1 : 0;
+  if (!strncmp(s, "note:", 5)) {
+    const char *t = s + 5;
+    while (*t == ' ' || *t == '\t')
+      t++;
+    if (ir_rule_set_note(r, t) == BASE_OK)
+      return 0;
+    base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return -1;
+  }
+  if (!strcmp(s, "src:"))
+    return 1;
+  if (*s)
+    perr(p, first_col(p), "expected 'axioms:', 'note:' or 'src:'");
+  return *s ? -1 : 0;
 }
 
 /* Parses one block whose "rule" line is current. */
@@ -337,28 +385,24 @@ static base_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
     return perr(p, col + 6 + (int)strlen(id),
                 "unknown status '%s' (proven, unproven or unverified)", st);
   ir_rule tmp = {0};
-  char buf[4096];
   for (;;) { /* axioms: / note: lines, then src: */
-    if (!next_line(p))
-      return perr(p, 1, "rule '%s' ends before 'src:'", id);
-    const char *s = stripped(p, buf, sizeof buf);
-    if (!*s)
-      continue;
-    if (!strncmp(s, "axioms:", 7)) {
-      if (parse_axioms(p, &tmp, s + 7) != BASE_OK)
-        goto fail;
-    } else if (!strncmp(s, "note:", 5)) {
-      const char *t = s + 5;
-      while (*t == ' ' || *t == '\t')
-        t++;
-      if (ir_rule_set_note(&tmp, t) != BASE_OK)
-        goto fail;
-    } else if (!strcmp(s, "src:")) {
-      break;
-    } else {
-      perr(p, first_col(p), "expected 'axioms:', 'note:' or 'src:'");
+    if (!next_line(p)) {
+      perr(p, 1, "rule '%s' ends before 'src:'", id);
       goto fail;
     }
+    size_t n;
+    const char *raw = span(p, &n);
+    char *s = strndup(raw, n);
+    if (!s) {
+      base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      goto fail;
+    }
+    int k = meta_line(p, &tmp, s);
+    free(s);
+    if (k < 0)
+      goto fail;
+    if (k > 0)
+      break;
   }
   ir_graph *src = parse_section(p, "dst:");
   if (!src)
@@ -396,8 +440,22 @@ base_status ir_rules_parse(const char *text, size_t len, const char *file,
     p.d = &local;
   memset(p.d, 0, sizeof *p.d);
   ir_ruleset_init(rs);
+  const char *nul = memchr(text, '\0', len);
+  if (nul) { /* text, not binary: C strings would cut it there */
+    while (next_line(&p) && p.next <= nul)
+      ;
+    perr(&p, (int)(nul - p.line) + 1, "a NUL byte");
+    goto fail;
+  }
   char buf[4096];
   while (next_line(&p)) {
+    size_t n;
+    span(&p, &n);
+    if (n >= sizeof buf) { /* a rule line: never silently cut */
+      perr(&p, first_col(&p), "line longer than %zu characters",
+           sizeof buf - 1);
+      goto fail;
+    }
     const char *s = stripped(&p, buf, sizeof buf);
     if (!*s)
       continue;

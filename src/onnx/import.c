@@ -17,6 +17,9 @@
 
 #define MIN_OPSET 11
 #define MAX_INPUTS 64
+/* protobuf messages nested deeper are refused before unpacking (a subgraph
+ * level is 3: graph -> node -> attribute -> graph) */
+#define MAX_NESTING 100
 
 typedef Onnx__NodeProto node_t;
 
@@ -62,7 +65,10 @@ static base_status fail(imp *I, base_status code, const char *fmt, ...) {
   va_end(ap);
   if (I->node)
     base_diag_set(I->d, code, 0, 0, "node %d '%s' (%s): %s", I->node_index,
-                  I->node->name ? I->node->name : "", I->node->op_type, msg);
+                  I->node->name ? I->node->name : "",
+                  I->node->op_type && I->node->op_type[0] ? I->node->op_type
+                                                          : "no op type",
+                  msg);
   else
     base_diag_set(I->d, code, 0, 0, "%s", msg);
   return code;
@@ -1493,6 +1499,11 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
                 vi->name, tt->shape->n_dim, IR_MAX_RANK);
   for (size_t k = 0; k < tt->shape->n_dim; k++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        d->dim_value < 0)
+      return fail(I, BASE_ERR_SHAPE,
+                  "graph input '%s' has a negative dimension %zu (%lld)",
+                  vi->name, k, (long long)d->dim_value);
     if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
         d->dim_value < 1)
       return fail(I, BASE_ERR_SHAPE,
@@ -1542,6 +1553,37 @@ static base_status load_inputs(imp *I) {
   return BASE_OK;
 }
 
+/* Every node's shape as a message, checked before anything reads a node:
+ * an op type, at least one output, at most MAX_INPUTS inputs and
+ * IR_MAX_LIST outputs, and names present (handlers and the weight scan
+ * index input[k] and output[0] without further checks). */
+static base_status check_nodes(imp *I) {
+  const Onnx__GraphProto *g = I->m->graph;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const node_t *n = g->node[i];
+    I->node = n;
+    I->node_index = (int)i + 1;
+    if (!n->op_type || !n->op_type[0])
+      return fail(I, BASE_ERR_UNKNOWN_OP, "the node has no op type");
+    if (n->n_output < 1)
+      return fail(I, BASE_ERR_ARITY, "the node has no output");
+    if (n->n_input > MAX_INPUTS)
+      return fail(I, BASE_ERR_ARITY, "%zu inputs (at most %d)", n->n_input,
+                  MAX_INPUTS);
+    if (n->n_output > IR_MAX_LIST)
+      return fail(I, BASE_ERR_ARITY, "%zu outputs (at most %d)", n->n_output,
+                  IR_MAX_LIST);
+    for (size_t k = 0; k < n->n_input; k++)
+      if (!n->input[k])
+        return fail(I, BASE_ERR_SYNTAX, "input %zu has no name", k + 1);
+    for (size_t k = 0; k < n->n_output; k++)
+      if (!n->output[k])
+        return fail(I, BASE_ERR_SYNTAX, "output %zu has no name", k + 1);
+  }
+  I->node = NULL;
+  return BASE_OK;
+}
+
 static base_status run_nodes(imp *I) {
   const Onnx__GraphProto *g = I->m->graph;
   for (size_t i = 0; i < g->n_node; i++) {
@@ -1557,8 +1599,6 @@ static base_status run_nodes(imp *I) {
       return fail(I, BASE_ERR_UNKNOWN_OP,
                   "unsupported ONNX operator '%s' (supported: %s)", type,
                   ox_supported_ops());
-    if (I->node->n_output < 1)
-      return fail(I, BASE_ERR_ARITY, "node has no output");
     base_status st = op->fn(I);
     if (st)
       return st;
@@ -1631,15 +1671,21 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
   I.d = d ? d : &local;
   memset(I.d, 0, sizeof *I.d);
   I.o = o;
-  I.m = onnx__model_proto__unpack(NULL, len, data);
-  base_status st = BASE_OK;
-  if (!I.m)
+  base_status st = base_pb_check_depth(&onnx__model_proto__descriptor, data,
+                                       len, MAX_NESTING, I.d);
+  if (st)
+    fail(&I, st, "not a valid ONNX model: %s", I.d->msg);
+  else
+    I.m = onnx__model_proto__unpack(NULL, len, data);
+  if (!st && !I.m)
     st = fail(&I, BASE_ERR_SYNTAX,
               "not a valid ONNX model (protobuf parse failed)");
   if (!st)
     st = check_model(&I);
   if (!st && !(I.g = ir_graph_new(NULL)))
     st = fail(&I, BASE_ERR_NOMEM, "out of memory");
+  if (!st)
+    st = check_nodes(&I);
   if (!st)
     st = name_graph(&I);
   if (!st)

@@ -164,6 +164,10 @@ static base_status set_params(verify_ctx *c, base_diag *d) {
   /* e-matching only: model-based instantiation would also instantiate
    * axioms with parameters no well-typed graph has (docs/verify.md) */
   Z3_params_set_bool(c->z, p, Z3_mk_string_symbol(c->z, "smt.mbqi"), false);
+  /* Z3 would otherwise catch SIGINT during a check and only cancel that
+   * proof, so Ctrl-C would end in a rule file missing rules; the process's
+   * own policy (base_signals_install) applies instead */
+  Z3_params_set_bool(c->z, p, Z3_mk_string_symbol(c->z, "ctrl_c"), false);
   Z3_solver_set_params(c->z, c->s, p);
   base_status st = BASE_OK;
   if (Z3_get_error_code(c->z) != Z3_OK)

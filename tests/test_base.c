@@ -1,0 +1,118 @@
+/* test_base.c: the base module's policies (docs/reliability.md): the input
+ * size limit, a signal in the middle of an atomic write (the temporary file
+ * removed, the old file kept, death by the signal), and the protobuf
+ * nesting bound. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+static char dir[] = "/tmp/superopt_base_XXXXXX";
+
+static void setup(void) { cr_assert(mkdtemp(dir)); }
+static void teardown(void) {
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(base, .init = setup, .fini = teardown);
+
+static void put(const char *path, const char *text) {
+  base_diag d;
+  cr_assert_eq(base_write_atomic(path, text, strlen(text), &d), BASE_OK, "%s",
+               d.msg);
+}
+
+/* Whether dir holds a file whose name contains ".tmp.". */
+static int has_tmp(void) {
+  DIR *dp = opendir(dir);
+  struct dirent *e;
+  int found = 0;
+  while (dp && (e = readdir(dp)))
+    found |= strstr(e->d_name, ".tmp.") != NULL;
+  if (dp)
+    closedir(dp);
+  return found;
+}
+
+Test(base, input_limit) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/ten", dir);
+  put(path, "0123456789");
+  size_t len;
+  base_diag d;
+  size_t old = base_max_input();
+  base_set_max_input(10);
+  char *s = base_read_file(path, &len, &d);
+  cr_assert(s && len == 10);
+  free(s);
+  base_set_max_input(9);
+  cr_assert_null(base_read_file(path, &len, &d));
+  cr_assert(strstr(d.msg, "larger than the input limit of 9 bytes"), "%s",
+            d.msg);
+  base_set_max_input(5000); /* a device: read up to the limit, no further */
+  cr_assert_null(base_read_file("/dev/zero", &len, &d));
+  cr_assert(strstr(d.msg, "'/dev/zero' is larger than the input limit"));
+  base_set_max_input(old);
+}
+
+/* SIGTERM while a 64 MiB file is being written over an old one: the
+ * process dies by SIGTERM, the old file stays, no temporary file is left. */
+Test(base, signal_mid_write_keeps_old_file) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/out", dir);
+  put(path, "old\n");
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    base_signals_install();
+    size_t n = (size_t)64 << 20;
+    char *big = malloc(n);
+    if (!big)
+      _exit(3);
+    memset(big, 'x', n);
+    for (;;) /* until the signal comes */
+      base_write_atomic(path, big, n, NULL);
+  }
+  struct timespec half_ms = {0, 500000};
+  for (int i = 0; i < 20000 && !has_tmp(); i++)
+    nanosleep(&half_ms, NULL);
+  kill(pid, SIGTERM);
+  int ws;
+  cr_assert_eq(waitpid(pid, &ws, 0), pid);
+  cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "status %x", ws);
+  cr_assert(!has_tmp(), "temporary file left behind");
+  size_t len;
+  base_diag d;
+  char *s = base_read_file(path, &len, &d);
+  cr_assert(s);
+  /* the old file, or (had a whole write won the race) the new one */
+  cr_assert(!strcmp(s, "old\n") || len == (size_t)64 << 20);
+  free(s);
+}
+
+Test(base, write_through_links_and_devices) {
+  char target[128], link[128];
+  snprintf(target, sizeof target, "%s/target", dir);
+  snprintf(link, sizeof link, "%s/link", dir);
+  put(target, "old\n");
+  cr_assert_eq(symlink("target", link), 0);
+  put(link, "new\n");
+  size_t len;
+  base_diag d;
+  char *s = base_read_file(target, &len, &d);
+  cr_assert_str_eq(s, "new\n");
+  free(s);
+  char buf[8];
+  cr_assert_gt(readlink(link, buf, sizeof buf), 0, "the link was replaced");
+  put("/dev/null", "into the void\n");
+  cr_assert_neq(base_write_atomic(dir, "x", 1, &d), BASE_OK);
+  cr_assert(strstr(d.msg, "it is a directory"), "%s", d.msg);
+}
