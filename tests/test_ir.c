@@ -544,7 +544,7 @@ Test(optable, every_operator_has_every_column) {
   for (int op = 0; op < IR_NOPS; op++) {
     const ir_opinfo *r = ir_op((ir_opcode)op);
     cr_assert(r->name && r->name[0], "operator %d has no name", op);
-    cr_expect(r->kind >= IR_OPK_MATRIX && r->kind <= IR_OPK_CONST,
+    cr_expect(r->kind >= IR_OPK_MATRIX && r->kind <= IR_OPK_FUSED,
               "%s: no kind", r->name);
     cr_expect(r->act >= IR_ACT_NONE && r->act <= IR_ACT_GELU, "%s: act",
               r->name);

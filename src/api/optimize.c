@@ -64,7 +64,8 @@ static api_code load_rules(const api_optimize_options *o, ir_ruleset *rs,
     return rc;
   if (ir_rules_read_file(o->rules ? o->rules : path, rs, &d))
     return api_fail_diag(err, &d);
-  if (!(*out = rewrite_rules_compile(rs, REWRITE_BOTH, o->allow_unproven, &d))) {
+  if (!(*out =
+            rewrite_rules_compile(rs, REWRITE_BOTH, o->allow_unproven, &d))) {
     snprintf(d.file, sizeof d.file, "%.255s", o->rules ? o->rules : path);
     ir_ruleset_free(rs);
     return api_fail_diag(err, &d);

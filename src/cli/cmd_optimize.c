@@ -255,9 +255,9 @@ static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
     *rc = CLI_BAD_INPUT;
     return NULL;
   }
-  const char *path = a->rules         ? a->rules
-                     : def && *def    ? def
-                                      : cli_data_file("rules/default.rules", rc);
+  const char *path = a->rules      ? a->rules
+                     : def && *def ? def
+                                   : cli_data_file("rules/default.rules", rc);
   if (!path)
     return NULL;
   if (ir_rules_read_file(path, rs, &d)) {

@@ -23,3 +23,4 @@
 #define gpu_kernel_stats gpu_kernel_stats_impl
 #define gpu_fused_source gpu_fused_source_impl
 #define gpu_fused_compile gpu_fused_compile_impl
+#define gpu_attach_host gpu_attach_host_impl

@@ -132,6 +132,12 @@ static void load(void) {
   }
   GPU_FORWARDED(RESOLVE)
 #undef RESOLVE
+  void (*attach)(const ir_body *(*)(uint64_t));
+  if (!(*(void **)&attach = dlsym(h, "gpu_attach_host_impl"))) {
+    snprintf(why, sizeof why, "libsuperopt_gpu.so lacks gpu_attach_host_impl");
+    return;
+  }
+  attach(ir_body_get); /* fused bodies are interned on this side */
   loaded = 1;
 }
 

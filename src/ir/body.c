@@ -204,7 +204,15 @@ const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
   return r;
 }
 
+/* Set in a copy of the IR inside a separately loaded object: the host's
+ * registry, which holds every body the host's graphs refer to. */
+static const ir_body *(*host_get)(uint64_t id);
+
+void ir_body_use_host(const ir_body *(*get)(uint64_t id)) { host_get = get; }
+
 const ir_body *ir_body_get(uint64_t id) {
+  if (host_get)
+    return host_get(id);
   const ir_body *r = NULL;
   pthread_mutex_lock(&table_mu);
   if (table_cap && id)

@@ -210,6 +210,10 @@ const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
                               base_diag *d);
 /* The interned body with this id, or NULL. */
 const ir_body *ir_body_get(uint64_t id);
+/* For a copy of the IR linked into a separately loaded object (the GPU
+ * executor, libsuperopt_gpu.so): look bodies up with the host's get, whose
+ * registry interned them, instead of this copy's empty one. */
+void ir_body_use_host(const ir_body *(*get)(uint64_t id));
 /* Shapes of every body operator (shapes[nops]) for input shapes in[nin];
  * fails with a message naming the body operator. */
 base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
