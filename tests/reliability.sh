@@ -115,7 +115,7 @@ contains "35 operators"
 # to catch it, cancel one proof and let a file with a rule missing be
 # written)
 echo "old rules" >"$tmp/gen.rules"
-interrupt INT "pruned:" "$bin" gen-rules --max-ops 2 -o "$tmp/gen.rules" --threads 1
+interrupt INT "stage: verify" "$bin" gen-rules --max-ops 2 -o "$tmp/gen.rules" --threads 1
 [ "$got" = 130 ] || { fail "gen-rules interrupted while proving exited $got, expected 130"; sed 's/^/  | /' "$tmp/out"; }
 grep -q "proven (verify)" "$tmp/out" && fail "gen-rules finished its proofs after SIGINT"
 [ "$(cat "$tmp/gen.rules")" = "old rules" ] || fail "gen-rules replaced the old file after SIGINT"
@@ -130,8 +130,8 @@ interrupt INT after:1.5 "$bin" verify-rules "$tmp/many.rules" -o "$tmp/verified.
 [ "$got" = 130 ] || { fail "verify-rules interrupted while proving exited $got, expected 130"; sed 's/^/  | /' "$tmp/out"; }
 grep -q "rules proven" "$tmp/out" && fail "verify-rules finished its proofs after SIGINT"
 [ "$(cat "$tmp/verified.rules")" = "old rules" ] || fail "verify-rules replaced the old file after SIGINT"
-# SIGTERM as soon as the candidates are counted (pruning)
-interrupt TERM "dropped: non-normal" "$bin" gen-rules --max-ops 2 -o "$tmp/gen.rules" --threads 1
+# SIGTERM while the candidates are confirmed
+interrupt TERM "stage: confirm" "$bin" gen-rules --max-ops 2 -o "$tmp/gen.rules" --threads 1
 [ "$got" = 143 ] || fail "gen-rules terminated exited $got, expected 143"
 [ "$(cat "$tmp/gen.rules")" = "old rules" ] || fail "gen-rules replaced the old file after SIGTERM"
 ls "$tmp" | grep -q '\.tmp\.' && fail "temporary file left behind"

@@ -249,8 +249,8 @@ static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
   struct stat sb;
   if (!a->rules && def && *def && stat(def, &sb) != 0) {
     fprintf(stderr,
-            "superopt: no rules file: $SUPEROPT_RULES names %s, which does "
-            "not exist; generate it or pass --rules FILE\n",
+            "superopt: no rules file: the default %s does not exist "
+            "($SUPEROPT_RULES); generate it or pass --rules FILE\n",
             def);
     *rc = CLI_BAD_INPUT;
     return NULL;

@@ -27,7 +27,8 @@ typedef struct progress {
   const char *stage;
   double start, last;
   int tty;
-  int ranks; /* > 1: the bar shows rank 0's share of the work */
+  int ranks;     /* > 1: the bar shows rank 0's share of the work */
+  int announced; /* not a terminal: the stage's line is printed */
 } progress;
 
 static void progress_begin(progress *p, const char *stage) {
@@ -35,6 +36,7 @@ static void progress_begin(progress *p, const char *stage) {
   p->start = p->last = base_now();
   p->tty = isatty(2);
   p->ranks = 1;
+  p->announced = 0;
 }
 
 static void progress_cb(void *u, const char *stage, double done, double total) {
@@ -45,6 +47,11 @@ static void progress_cb(void *u, const char *stage, double done, double total) {
       fprintf(stderr, "\n");
     p->stage = stage;
     p->start = t;
+    p->announced = 0;
+  }
+  if (!p->tty && !p->announced) { /* a log: one line when a stage starts */
+    fprintf(stderr, "stage: %s (%.0f to do)\n", p->stage, total);
+    p->announced = 1;
   }
   if (!p->tty || (t - p->last < 0.2 && done < total))
     return;
