@@ -17,6 +17,8 @@ set(CMAKE_CUDA_STANDARD 17)
 find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR}
              PATH_SUFFIXES lib lib64)
 find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+find_library(NVRTC_LIBRARY nvrtc HINTS ${CUDAToolkit_LIBRARY_DIR}
+             PATH_SUFFIXES lib lib64 REQUIRED)
 if(NOT CUDNN_LIBRARY OR NOT CUDNN_INCLUDE_DIR)
   message(FATAL_ERROR "superopt: nvcc found but no cuDNN (cudnn.h, libcudnn)")
 endif()
@@ -53,7 +55,10 @@ target_compile_options(superopt_gpu PRIVATE
 target_include_directories(superopt_gpu SYSTEM PRIVATE
                            ${CUDAToolkit_INCLUDE_DIRS} ${CUDNN_INCLUDE_DIR})
 target_link_libraries(superopt_gpu PRIVATE superopt_cuda libsuperopt
-                      CUDA::cudart CUDA::cublasLt CUDA::nvrtc ${CUDNN_LIBRARY})
+                      CUDA::cudart CUDA::cublasLt ${NVRTC_LIBRARY} ${CUDNN_LIBRARY})
+# NVRTC by its path: CMake's CUDA::nvrtc drags in CUDA::cuda_driver (the
+# stub libcuda.so), which an ASan link (no --as-needed) would record as
+# needed, so the executor would not load where no driver is installed.
 # The driver API (fused kernels, src/gpu/fused.c) is reached through
 # cudaGetDriverEntryPointByVersion, not by linking CUDA::cuda_driver: a
 # binary linked with libcuda does not even start where no driver is
