@@ -158,7 +158,7 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
   ir_graph *g = cli_load(path, &rc);
   if (!g)
     return rc;
-  unsigned char *folded = malloc((size_t)g->nnodes + 1);
+  unsigned char *folded = base_malloc((size_t)g->nnodes + 1);
   if (!folded) {
     ir_graph_free(g);
     return CLI_INTERNAL;

@@ -421,25 +421,26 @@ static int ensure_dir(const char *dir) {
 }
 
 /* Appends one CSV row for a run. */
-static void csv_row(FILE *f, const char *model, int depth, double alpha,
+static void csv_row(base_buf *f, const char *model, int depth, double alpha,
                     int budget, const srch_stats *st, const ir_ruleset *rs) {
   int applied = 0;
   for (int i = 0; i < st->nrules; i++)
     applied += st->applied_fw[i] + st->applied_bw[i];
-  fprintf(f, "%s,%d,%g,%d,%.4f,%d,%.4f,%d,", model, depth, alpha, budget,
-          st->cost_after, st->expanded, st->seconds, applied);
+  base_buf_printf(f, "%s,%d,%g,%d,%.4f,%d,%.4f,%d,", model, depth, alpha,
+                  budget, st->cost_after, st->expanded, st->seconds, applied);
   int any = 0;
   for (int i = 0; i < st->nrules; i++)
     if (st->applied_fw[i] + st->applied_bw[i])
-      fprintf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
-              st->applied_fw[i] + st->applied_bw[i]);
-  fputc('\n', f);
+      base_buf_printf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
+                      st->applied_fw[i] + st->applied_bw[i]);
+  base_buf_puts(f, "\n");
 }
 
 static int run_grid(const opt_args *a, const ir_graph *g,
-                    const rewrite_rules *rules, const ir_ruleset *rs, FILE *f) {
-  fprintf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
-             "rules\n");
+                    const rewrite_rules *rules, const ir_ruleset *rs,
+                    base_buf *f) {
+  base_buf_printf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
+                     "rules\n");
   for (int i = 0; i < a->ndepth; i++)
     for (int j = 0; j < a->nalpha; j++)
       for (int k = 0; k < a->nbudget; k++) {
@@ -478,17 +479,15 @@ static int write_plots(const opt_args *a, const char *dir) {
     b[i] = a->budget[i];
   list_words(al, sizeof al, a->alpha, a->nalpha);
   list_words(bl, sizeof bl, b, a->nbudget);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&text, &len);
-  if (!m)
-    return CLI_INTERNAL;
-  fprintf(m, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl, plot_script);
-  fclose(m);
+  base_buf text = {0};
+  base_buf_printf(&text, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl,
+                  plot_script);
   base_diag d;
   snprintf(path, sizeof path, "%s/plot.gp", dir);
-  base_status st = base_write_atomic(path, text, len, &d);
-  free(text);
+  base_status st =
+      text.oom ? base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+               : base_write_atomic(path, text.s, text.len, &d);
+  free(text.s);
   if (st)
     return cli_report(&d);
   if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -535,25 +534,23 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   ir_ruleset_init(&rs);
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
-  char *csv = NULL;
-  size_t len = 0;
-  if (g && !(rc = ensure_dir(dir)) && !(rc = calibrate(&a, g))) {
-    FILE *f = open_memstream(&csv, &len);
-    rc = f ? run_grid(&a, g, rules, &rs, f) : CLI_INTERNAL;
-    if (f)
-      fclose(f);
-  }
+  base_buf csv = {0};
+  if (g && !(rc = ensure_dir(dir)) && !(rc = calibrate(&a, g)))
+    rc = run_grid(&a, g, rules, &rs, &csv);
   if (g && !rc) {
     char path[4096];
     base_diag d;
     snprintf(path, sizeof path, "%s/results.csv", dir);
-    rc = base_write_atomic(path, csv, len, &d) ? cli_report(&d) : CLI_OK;
+    if (csv.oom)
+      base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    rc = csv.oom || base_write_atomic(path, csv.s, csv.len, &d) ? cli_report(&d)
+                                                                : CLI_OK;
     if (!rc)
       printf("wrote %s\n", path);
     if (!rc)
       rc = write_plots(&a, dir);
   }
-  free(csv);
+  free(csv.s);
   ir_graph_free(g);
   rewrite_rules_free(rules);
   ir_ruleset_free(&rs);

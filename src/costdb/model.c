@@ -29,7 +29,7 @@ base_status cd_model_calibrate(cd_model *m, const ir_graph *g, base_diag *d) {
     m->scale[o] = 1;
     m->calibrated[o] = 0;
   }
-  unsigned char *wo = calloc((size_t)g->nnodes + 1, 1);
+  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
   if (!wo)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   ir_weight_only(g, wo);

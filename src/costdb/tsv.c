@@ -154,7 +154,7 @@ static int count(const char *s, int *v) {
 static int push(rows *rs, const row *r) {
   if (rs->n == rs->cap) {
     int cap = rs->cap ? rs->cap * 2 : 256;
-    row *p = realloc(rs->r, (size_t)cap * sizeof *p);
+    row *p = base_realloc(rs->r, (size_t)cap * sizeof *p);
     if (!p)
       return -1;
     rs->r = p;
@@ -289,7 +289,7 @@ static void texts_free(texts *t) {
 
 static base_status read_all(const char *const *paths, int n, texts *tx,
                             rows *rs, base_diag *d) {
-  tx->t = calloc((size_t)(n ? n : 1), sizeof *tx->t);
+  tx->t = base_calloc((size_t)(n ? n : 1), sizeof *tx->t);
   if (!tx->t)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   tx->n = n; /* every slot is a text or NULL */
@@ -383,7 +383,7 @@ base_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
 
 base_status cd_check_tsv(const char *text, size_t len, const char *file,
                          int *nrows, base_diag *d) {
-  char *copy = malloc(len + 1);
+  char *copy = base_malloc(len + 1);
   if (!copy)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   memcpy(copy, text, len);
@@ -402,7 +402,7 @@ base_status cd_check_tsv(const char *text, size_t len, const char *file,
 /* ---- tables on first use ------------------------------------------------ */
 
 base_status cd_set_tables(cd_db *db, const char *dir, base_diag *d) {
-  char *copy = dir ? strdup(dir) : NULL;
+  char *copy = dir ? base_strdup(dir) : NULL;
   if (dir && !copy)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   free(db->tables);

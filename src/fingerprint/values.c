@@ -25,7 +25,7 @@ int fp_ir_node(const ir_graph *g, int k, uint32_t **val, uint64_t key) {
   for (int j = 0; j < n->nout; j++) {
     outs[j] = g->tensors[n->out[j]].shape;
     int64_t m = ir_shape_numel(&outs[j]);
-    if (m > EN_MAX_NUMEL || !(val[n->out[j]] = malloc((size_t)m * 4 + 4)))
+    if (m > EN_MAX_NUMEL || !(val[n->out[j]] = base_malloc((size_t)m * 4 + 4)))
       return -1;
     out[j] = val[n->out[j]];
   }
@@ -38,7 +38,7 @@ static uint32_t *leaf_values(const ir_tensor *t, uint64_t seed) {
   int64_t m = ir_shape_numel(&t->shape);
   if (m > EN_MAX_NUMEL)
     return NULL;
-  uint32_t *v = malloc((size_t)m * 4 + 4);
+  uint32_t *v = base_malloc((size_t)m * 4 + 4);
   if (v)
     fp_random(v, m, seed, XXH3_64bits(t->name, strlen(t->name)));
   return v;
@@ -46,7 +46,7 @@ static uint32_t *leaf_values(const ir_tensor *t, uint64_t seed) {
 
 base_status fp_value_hashes(const ir_graph *g, uint64_t seed, uint64_t *h) {
   size_t n = (size_t)g->ntensors + 1;
-  uint32_t **val = calloc(n, sizeof *val);
+  uint32_t **val = base_calloc(n, sizeof *val);
   if (!val)
     return BASE_ERR_NOMEM;
   for (int i = 0; i < g->ntensors; i++)

@@ -24,7 +24,7 @@ static int cmp_keyidx(const void *a, const void *b) {
 
 /* The library's pair keys, sorted (into *out, n = lib->n). */
 static base_status lib_keys(const ir_ruleset *lib, keyidx **out, base_diag *d) {
-  keyidx *k = calloc((size_t)lib->n + 1, sizeof *k);
+  keyidx *k = base_calloc((size_t)lib->n + 1, sizeof *k);
   if (!k)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < lib->n; i++) {

@@ -21,8 +21,8 @@ static int prune_filter(void *u, const ir_rule *r) {
   pr_kind k = pr_redundant(r);
   if (k != PR_KEEP)
     return (int)k;
-  uint64_t *vs = malloc(((size_t)r->src->ntensors + 1) * sizeof *vs);
-  uint64_t *vd = malloc(((size_t)r->dst->ntensors + 1) * sizeof *vd);
+  uint64_t *vs = base_malloc(((size_t)r->src->ntensors + 1) * sizeof *vs);
+  uint64_t *vd = base_malloc(((size_t)r->dst->ntensors + 1) * sizeof *vd);
   if (vs && vd && !fp_value_hashes(r->src, 1, vs) &&
       !fp_value_hashes(r->dst, 1, vd) && pr_has_common_context(r, vs, vd))
     k = PR_COMMON_CONTEXT;
@@ -48,7 +48,7 @@ static int cmp_sorted(const void *a, const void *b) {
 
 /* Sorts rules by operator count then text, renumbers them r00001... */
 static base_status stable_order(ir_ruleset *rs, base_diag *d) {
-  sorted_rule *s = calloc((size_t)rs->n + 1, sizeof *s);
+  sorted_rule *s = base_calloc((size_t)rs->n + 1, sizeof *s);
   if (!s)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < rs->n; i++) {
@@ -71,7 +71,7 @@ static base_status stable_order(ir_ruleset *rs, base_diag *d) {
     rs->rules[i] = s[i].r;
     char id[32];
     snprintf(id, sizeof id, "r%05d", i + 1);
-    char *nid = strdup(id);
+    char *nid = base_strdup(id);
     if (nid) {
       free(rs->rules[i].id);
       rs->rules[i].id = nid;
@@ -246,11 +246,11 @@ static base_status verify_shared(const gen_options *o, ir_ruleset *rs,
   const fp_comm *c = o->comm;
   ir_ruleset mine = {0};
   base_buf b = {0};
-  size_t *n = calloc((size_t)c->size, sizeof *n);
+  size_t *n = base_calloc((size_t)c->size, sizeof *n);
   void *all = NULL;
   long long unproven;
   mine.cap = rs->n / c->size + 1;
-  mine.rules = calloc((size_t)mine.cap, sizeof *mine.rules);
+  mine.rules = base_calloc((size_t)mine.cap, sizeof *mine.rules);
   base_status s = n && mine.rules
                       ? BASE_OK
                       : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -296,7 +296,7 @@ static base_status gather_ranks(const gen_options *o, gen_stats *st,
     me->proven = st->proven;
     return BASE_OK;
   }
-  size_t *n = calloc((size_t)o->comm->size, sizeof *n);
+  size_t *n = base_calloc((size_t)o->comm->size, sizeof *n);
   base_status s =
       n ? o->comm->allgatherv(o->comm->u, me, sizeof *me, (void **)&all, n, d)
         : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -346,7 +346,7 @@ base_status gen_rules(const gen_options *o, gen_stats *st, base_diag *d) {
   ir_ruleset rs;
   memset(st, 0, sizeof *st);
   st->nranks = ranks(o);
-  st->ranks = calloc((size_t)st->nranks, sizeof *st->ranks);
+  st->ranks = base_calloc((size_t)st->nranks, sizeof *st->ranks);
   if (!st->ranks)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status s = config(o, &cfg, d);

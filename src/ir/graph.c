@@ -423,7 +423,7 @@ static uint64_t node_out_hash(const ir_node *n, const uint64_t *h, int slot) {
 }
 
 uint64_t ir_graph_hash(const ir_graph *g) {
-  uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
+  uint64_t *h = base_calloc((size_t)g->ntensors + 1, sizeof *h);
   if (!h)
     return 0;
   int ordinal[3] = {0, 0, 0};

@@ -31,8 +31,8 @@ static uint64_t op_mask(const ir_graph *g) {
 }
 
 pr_lib *pr_lib_new(const ir_ruleset *lib) {
-  pr_lib *l = calloc(1, sizeof *l);
-  if (!l || !(l->d = calloc((size_t)lib->n * 2 + 1, sizeof *l->d))) {
+  pr_lib *l = base_calloc(1, sizeof *l);
+  if (!l || !(l->d = base_calloc((size_t)lib->n * 2 + 1, sizeof *l->d))) {
     free(l);
     return NULL;
   }
@@ -75,13 +75,13 @@ static int has(const uint64_t *h, int n, uint64_t v) {
 static int side_push(side *s, ir_graph *g, uint64_t h, uint64_t o) {
   if (s->n == s->cap) {
     int cap = s->cap ? 2 * s->cap : 64;
-    ir_graph **ng = realloc(s->g, (size_t)cap * sizeof *ng);
+    ir_graph **ng = base_realloc(s->g, (size_t)cap * sizeof *ng);
     if (ng)
       s->g = ng;
-    uint64_t *nh = ng ? realloc(s->h, (size_t)cap * sizeof *nh) : NULL;
+    uint64_t *nh = ng ? base_realloc(s->h, (size_t)cap * sizeof *nh) : NULL;
     if (nh)
       s->h = nh;
-    uint64_t *no = nh ? realloc(s->o, (size_t)cap * sizeof *no) : NULL;
+    uint64_t *no = nh ? base_realloc(s->o, (size_t)cap * sizeof *no) : NULL;
     if (!no)
       return -1;
     s->o = no, s->cap = cap;

@@ -53,7 +53,7 @@ static uint64_t value_leaf(uint64_t v) { return mix(0xc07, v); }
  * arguments sorted unless ordered. Inputs and weights are named by name, or
  * with a cut set by value, and node results in the cut set are leaves. */
 static uint64_t *term_hashes_by(const ir_graph *g, int ordered, cutset *cs) {
-  uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
+  uint64_t *h = base_calloc((size_t)g->ntensors + 1, sizeof *h);
   if (!h)
     return NULL;
   for (int i = 0; i < g->ntensors; i++)
@@ -184,9 +184,9 @@ int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
                           const uint64_t *vd) {
   const ir_graph *s = r->src, *d = r->dst;
   size_t n = (size_t)s->ntensors + (size_t)d->ntensors + 2;
-  uint64_t *a = malloc(n * sizeof *a), *b = a ? a + s->ntensors + 1 : NULL;
-  uint64_t *cut = malloc(n * sizeof *cut);
-  uint64_t *os = malloc((size_t)(s->noutputs + d->noutputs + 1) * 8);
+  uint64_t *a = base_malloc(n * sizeof *a), *b = a ? a + s->ntensors + 1 : NULL;
+  uint64_t *cut = base_malloc(n * sizeof *cut);
+  uint64_t *os = base_malloc((size_t)(s->noutputs + d->noutputs + 1) * 8);
   int found = 0, na, nb, nc = 0;
   if (!a || !cut || !os || s->noutputs != d->noutputs)
     goto done;
@@ -233,7 +233,7 @@ typedef struct pgraph {
 static int pg_vertex(pgraph *p, uint64_t label) {
   if (p->nv == p->capv) {
     int cap = p->capv ? 2 * p->capv : 64;
-    uint64_t *l = realloc(p->label, (size_t)cap * sizeof *l);
+    uint64_t *l = base_realloc(p->label, (size_t)cap * sizeof *l);
     if (!l) {
       p->oom = 1;
       return 0;
@@ -248,7 +248,7 @@ static int pg_vertex(pgraph *p, uint64_t label) {
 static void pg_edge(pgraph *p, int u, int v) {
   if (p->ne == p->cape) {
     int cap = p->cape ? 2 * p->cape : 128;
-    igraph_integer_t *e = realloc(p->edges, (size_t)cap * 2 * sizeof *e);
+    igraph_integer_t *e = base_realloc(p->edges, (size_t)cap * 2 * sizeof *e);
     if (!e) {
       p->oom = 1;
       return;
@@ -289,7 +289,7 @@ static int input_vertex(pgraph *p, invert *iv, const ir_tensor *t) {
 /* Adds one side; out_v[i] receives the vertex of output i's marker. */
 static void add_side(pgraph *p, invert *iv, const ir_graph *g, int side,
                      int *out_v) {
-  int *tv = malloc(((size_t)g->ntensors + 1) * sizeof *tv);
+  int *tv = base_malloc(((size_t)g->ntensors + 1) * sizeof *tv);
   if (!tv) {
     p->oom = 1;
     return;
@@ -328,10 +328,10 @@ static void add_side(pgraph *p, invert *iv, const ir_graph *g, int side,
 static base_status side_key(const ir_rule *r, int swap, uint64_t *key,
                             base_diag *d) {
   pgraph p = {0};
-  invert *iv = calloc(1, sizeof *iv);
+  invert *iv = base_calloc(1, sizeof *iv);
   int no = r->src->noutputs;
-  int *os = calloc((size_t)no, sizeof *os),
-      *od = calloc((size_t)no, sizeof *od);
+  int *os = base_calloc((size_t)no, sizeof *os),
+      *od = base_calloc((size_t)no, sizeof *od);
   base_status st = BASE_OK;
   if (!iv || !os || !od) {
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -346,7 +346,7 @@ static base_status side_key(const ir_rule *r, int swap, uint64_t *key,
     goto done;
   }
   /* colours: the rank of each label among the distinct labels */
-  uint64_t *sorted = malloc((size_t)p.nv * sizeof *sorted);
+  uint64_t *sorted = base_malloc((size_t)p.nv * sizeof *sorted);
   igraph_vector_int_t col, lab, ev;
   igraph_t ig;
   if (!sorted) {
@@ -373,7 +373,8 @@ static base_status side_key(const ir_rule *r, int swap, uint64_t *key,
     st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "igraph: %s",
                        igraph_strerror(err));
   } else {
-    uint64_t *canon = calloc((size_t)p.nv + 2 * (size_t)p.ne, sizeof *canon);
+    uint64_t *canon =
+        base_calloc((size_t)p.nv + 2 * (size_t)p.ne, sizeof *canon);
     if (!canon) {
       st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     } else {
@@ -452,8 +453,8 @@ void pr_stats_add(pr_stats *st, pr_kind k, long long n) {
 base_status pr_prune(ir_ruleset *rs, pr_stats *st, base_diag *d) {
   pr_stats s = {0};
   s.in = rs->n;
-  char *drop = calloc((size_t)rs->n + 1, 1);
-  keyed *k = calloc((size_t)rs->n + 1, sizeof *k);
+  char *drop = base_calloc((size_t)rs->n + 1, 1);
+  keyed *k = base_calloc((size_t)rs->n + 1, sizeof *k);
   if (!drop || !k) {
     free(drop);
     free(k);

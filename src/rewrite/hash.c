@@ -78,11 +78,11 @@ base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
   s->f = f;
   s->u = u;
   size_t nt = (size_t)g->ntensors + 1, nn = (size_t)g->nnodes + 1;
-  s->th = malloc(sizeof(uint64_t) * nt);
-  s->nh = malloc(sizeof(uint64_t) * nt);
-  s->wo = calloc(nn, 1);
-  s->nc = malloc(sizeof(double) * nn);
-  s->cwo = malloc(nt + nn + 2 * REWRITE_MAX_PTENSORS);
+  s->th = base_malloc(sizeof(uint64_t) * nt);
+  s->nh = base_malloc(sizeof(uint64_t) * nt);
+  s->wo = base_calloc(nn, 1);
+  s->nc = base_malloc(sizeof(double) * nn);
+  s->cwo = base_malloc(nt + nn + 2 * REWRITE_MAX_PTENSORS);
   if (!s->th || !s->nh || !s->wo || !s->nc || !s->cwo) {
     rewrite_gsum_free(s);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -92,7 +92,7 @@ base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
   for (int i = 0; i < g->nnodes; i++)
     s->nc[i] = NAN; /* costed when first needed */
   uint64_t out[256], *o = g->noutputs <= 256 ? out : NULL;
-  if (!o && !(o = malloc(sizeof(uint64_t) * (size_t)g->noutputs))) {
+  if (!o && !(o = base_malloc(sizeof(uint64_t) * (size_t)g->noutputs))) {
     rewrite_gsum_free(s);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }

@@ -412,14 +412,14 @@ static base_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
                          "replacement too large or with %d outputs for %d",
                          repl->noutputs, pat->noutputs);
   int items = g->nnodes + repl->nnodes;
-  a->r = calloc(1, sizeof *a->r);
+  a->r = base_calloc(1, sizeof *a->r);
   if (a->r) {
-    a->r->subst = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
-    a->r->matched = calloc((size_t)g->nnodes + 1, 1);
-    a->w.state = calloc((size_t)items + 1, sizeof(int32_t));
-    a->w.stack = malloc(sizeof(int32_t) * 4 * ((size_t)items + 1));
+    a->r->subst = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+    a->r->matched = base_calloc((size_t)g->nnodes + 1, 1);
+    a->w.state = base_calloc((size_t)items + 1, sizeof(int32_t));
+    a->w.stack = base_malloc(sizeof(int32_t) * 4 * ((size_t)items + 1));
   }
-  a->used = calloc((size_t)g->ntensors + 1, 1);
+  a->used = base_calloc((size_t)g->ntensors + 1, 1);
   if (!a->r || !a->r->subst || !a->r->matched || !a->w.state || !a->w.stack ||
       !a->used)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -562,7 +562,7 @@ base_status rewrite_apply_probe(rewrite_gsum *s, const ir_graph *pat,
     if (p.nneed)
       st = probe_repl_cost(&p, &cost, &est, d);
     uint64_t oh[256], *o = g->noutputs <= 256 ? oh : NULL;
-    if (!st && !o && !(o = malloc(sizeof(uint64_t) * (size_t)g->noutputs)))
+    if (!st && !o && !(o = base_malloc(sizeof(uint64_t) * (size_t)g->noutputs)))
       st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     for (int i = 0; !st && i < g->noutputs; i++)
       o[i] = unified_hash(&p, a.r->subst[g->outputs[i]]);

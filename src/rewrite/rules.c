@@ -44,9 +44,9 @@ rewrite_rules *rewrite_rules_compile(const ir_ruleset *rs, int directions,
                     rs->rules[i].id, ir_rule_status_name(rs->rules[i].status));
       return NULL;
     }
-  rewrite_rules *r = calloc(1, sizeof *r);
+  rewrite_rules *r = base_calloc(1, sizeof *r);
   if (r)
-    r->dirs = calloc(2 * (size_t)rs->n + 1, sizeof *r->dirs);
+    r->dirs = base_calloc(2 * (size_t)rs->n + 1, sizeof *r->dirs);
   if (!r || !r->dirs) {
     rewrite_rules_free(r);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -103,10 +103,10 @@ static int anchors_build(rewrite_rules *r) {
   an->cap = 64;
   while (an->cap < 2 * r->ndirs + 2)
     an->cap *= 2;
-  an->key = calloc((size_t)an->cap, sizeof *an->key);
-  an->start = calloc((size_t)an->cap, sizeof *an->start);
-  an->count = calloc((size_t)an->cap, sizeof *an->count);
-  an->dir = malloc(sizeof *an->dir * ((size_t)r->ndirs + 1));
+  an->key = base_calloc((size_t)an->cap, sizeof *an->key);
+  an->start = base_calloc((size_t)an->cap, sizeof *an->start);
+  an->count = base_calloc((size_t)an->cap, sizeof *an->count);
+  an->dir = base_malloc(sizeof *an->dir * ((size_t)r->ndirs + 1));
   if (!an->key || !an->start || !an->count || !an->dir)
     return -1;
   for (int k = 0; k < r->ndirs; k++) {

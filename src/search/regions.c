@@ -94,8 +94,8 @@ static base_status extract_outputs(region *r, const ir_graph *g,
 static base_status extract(region *r, const ir_graph *g,
                            const rewrite_index *ix, const uint8_t *wmask,
                            base_diag *d) {
-  int32_t *map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
-  r->outs = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  int32_t *map = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  r->outs = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->sub = ir_graph_new(g->name);
   if (!map || !r->outs || !r->sub) {
     free(map);
@@ -133,7 +133,7 @@ static void stitch_name(rewrite_builder *b, const region *r, const char *name,
 
 static base_status stitch(rewrite_builder *b, const region *r, base_diag *d) {
   const ir_graph *s = r->sub;
-  int32_t *smap = malloc(sizeof(int32_t) * ((size_t)s->ntensors + 1));
+  int32_t *smap = base_malloc(sizeof(int32_t) * ((size_t)s->ntensors + 1));
   if (!smap)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status st = BASE_OK;
@@ -193,7 +193,7 @@ static base_status cut(pass *p, const rewrite_index *ix, int first) {
       continue;
     if (cur < 0 || count == 0) {
       region *r = &p->rg[p->nrg++];
-      if (!(r->inside = calloc((size_t)g->nnodes + 1, 1)))
+      if (!(r->inside = base_calloc((size_t)g->nnodes + 1, 1)))
         return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       cur = p->nrg - 1;
       count = cur == 0 && first > 0 ? first : size;
@@ -246,8 +246,8 @@ static ir_graph *run_pass(pass *p, int first) {
   const ir_graph *g = p->g;
   rewrite_index ix;
   ir_graph *h = NULL;
-  p->wmask = calloc((size_t)g->nnodes + 1, 1);
-  p->rg = calloc((size_t)g->nnodes + 1, sizeof *p->rg);
+  p->wmask = base_calloc((size_t)g->nnodes + 1, 1);
+  p->rg = base_calloc((size_t)g->nnodes + 1, sizeof *p->rg);
   p->nrg = 0;
   if (!p->wmask || !p->rg || rewrite_index_build(g, &ix, p->d)) {
     base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -296,8 +296,8 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   int dead = 0;
   memset(st, 0, sizeof *st);
   st->nrules = rules->rs->n;
-  st->applied_fw = calloc((size_t)st->nrules + 1, sizeof(int));
-  st->applied_bw = calloc((size_t)st->nrules + 1, sizeof(int));
+  st->applied_fw = base_calloc((size_t)st->nrules + 1, sizeof(int));
+  st->applied_bw = base_calloc((size_t)st->nrules + 1, sizeof(int));
   if (!st->applied_fw || !st->applied_bw) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
