@@ -12,11 +12,16 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <execinfo.h>
+#include <unistd.h>
+#endif
 
 #include "base.h"
 
 static atomic_long fail_at; /* 0: off; else the allocation to fail */
 static atomic_long count;   /* allocations since the switch was set */
+static int trace;           /* print the failing allocation's call stack */
 
 void base_alloc_fail_at(long n) {
   atomic_store(&count, 0);
@@ -29,6 +34,7 @@ long base_alloc_fail_from_env(void) {
   long n = s ? strtol(s, &end, 10) : 0;
   if (!s || end == s || *end || n <= 0)
     return 0;
+  trace = getenv("SUPEROPT_FAIL_ALLOC_TRACE") != NULL;
   base_alloc_fail_at(n);
   return n;
 }
@@ -38,7 +44,15 @@ long base_alloc_count(void) { return atomic_load(&count); }
 /* 1 when this allocation is the one to fail. */
 static int injected_failure(void) {
   long at = atomic_load_explicit(&fail_at, memory_order_relaxed);
-  return at && atomic_fetch_add(&count, 1) + 1 == at;
+  if (!at || atomic_fetch_add(&count, 1) + 1 != at)
+    return 0;
+#ifdef __GLIBC__
+  if (trace) { /* a debugging aid: where the walk's failure struck */
+    void *frames[32];
+    backtrace_symbols_fd(frames, backtrace(frames, 32), STDERR_FILENO);
+  }
+#endif
+  return 1;
 }
 
 void *base_malloc(size_t n) { return injected_failure() ? NULL : malloc(n); }

@@ -34,7 +34,9 @@ void base_hook_free(void *data, void *p);
  * once, returning NULL; n <= 0 turns the switch off. Thread-safe. */
 void base_alloc_fail_at(long n);
 /* Sets the switch from $SUPEROPT_FAIL_ALLOC (a positive integer; the CLI
- * calls this once at start-up); returns it, or 0 when unset. */
+ * calls this once at start-up); returns it, or 0 when unset. With
+ * $SUPEROPT_FAIL_ALLOC_TRACE set too, the failing allocation prints its
+ * call stack to stderr (glibc). */
 long base_alloc_fail_from_env(void);
 /* Allocations made since the switch was set (counted only while it is on):
  * a run whose count stays below n never reached the failure. */
