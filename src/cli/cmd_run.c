@@ -199,7 +199,7 @@ static double run_once(const ir_graph *g, const run_opts *o, ex_values **keep,
   eo.keep_all = o->dump != NULL;
   if (!v || ex_fill_random(g, v, o->seed, &d)) {
     ex_values_free(v);
-    *rc = v ? cli_report(&d) : CLI_INTERNAL;
+    *rc = v ? cli_report(&d) : cli_oom();
     return -1;
   }
   double t0 = (base_now() * 1e3);
@@ -335,7 +335,7 @@ static int fetch_outputs(const ir_graph *g, gpu_plan *p, float **gpu) {
     gpu[i] = base_malloc(sizeof(float) *
                          (size_t)ir_shape_numel(&g->tensors[t].shape));
     if (!gpu[i])
-      return CLI_INTERNAL;
+      return cli_oom();
     if (gpu_plan_download(p, t, gpu[i], &d))
       return cli_report(&d);
     print_output(g, t, gpu[i]);
@@ -349,14 +349,14 @@ static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
   if (gpu_plan_upload(p, v, &d) || gpu_plan_run(p, &d))
     return cli_report(&d);
   float **gpu = base_calloc((size_t)g->noutputs, sizeof *gpu);
-  int rc = gpu ? fetch_outputs(g, p, gpu) : CLI_INTERNAL;
+  int rc = gpu ? fetch_outputs(g, p, gpu) : cli_oom();
   double med = 0;
   if (!rc)
     rc = report_memory_and_time(cx, p, o, &med);
   double *ms =
       o->profile ? base_calloc((size_t)g->nnodes + 1, sizeof *ms) : NULL;
   if (!rc && o->profile && !ms)
-    rc = CLI_INTERNAL;
+    rc = cli_oom();
   if (!rc && ms && gpu_plan_profile(p, o->iters < 5 ? 5 : o->iters, ms, &d))
     rc = cli_report(&d);
   if (!rc && ms)
@@ -380,7 +380,7 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
   gpu_plan *p = NULL;
   ex_values *v = ex_values_new(g);
   if (!v)
-    return CLI_INTERNAL;
+    return cli_oom();
   int rc = CLI_OK;
   if (ex_fill_random(g, v, o->seed, &d) || gpu_ctx_new(&co, &cx, &d) ||
       gpu_plan_new(cx, g, &p, &d))
@@ -402,7 +402,7 @@ static int run_cpu(const ir_graph *g, const run_opts *o) {
   for (int i = 0; ms && i < o->iters && rc == CLI_OK; i++)
     ms[i] = run_once(g, o, &v, &rc);
   if (!ms)
-    rc = CLI_INTERNAL;
+    rc = cli_oom();
   if (rc == CLI_OK) {
     for (int i = 0; i < g->noutputs; i++)
       print_output(g, g->outputs[i], v->v[g->outputs[i]]);
