@@ -291,8 +291,9 @@ base_status ir_graph_validate(const ir_graph *g, base_diag *d);
 
 /* Stable structural hash: independent of tensor names and of the process;
  * depends on operators, parameters, shapes, the wiring, the order of inputs
- * and weights, and the outputs. */
-uint64_t ir_graph_hash(const ir_graph *g);
+ * and weights, and the outputs. Sets *out; BASE_ERR_NOMEM (*out unset)
+ * when out of memory. */
+base_status ir_graph_hash(const ir_graph *g, uint64_t *out);
 
 /* A copy of g whose batch dimension (dim 0 of every input) is `batch`:
  * inputs get dim 0 = batch, reshape targets whose dim 0 is the old batch
