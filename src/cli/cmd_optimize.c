@@ -27,6 +27,8 @@ typedef struct opt_args {
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
   cd_model cost;        /* db + dev, calibrated on the model */
+  base_status cost_st;  /* the mutant and fusion passes' first cost error */
+  base_diag cost_d;     /* and its message */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
   int drop_weights;   /* --drop-weights: write a .graph without values */
@@ -148,10 +150,25 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   }
 }
 
-/* The mutant and fusion passes price with the search's cost model. */
+/* The mutant and fusion passes price with the search's cost model. Their
+ * cost functions cannot fail, so the first error (out of memory, a
+ * database error) is kept in a->cost_st, the node priced out of reach, and
+ * the command fails with the error after the pass (pass_cost_error). */
 static double pass_cost(void *u, const ir_graph *g, int node) {
-  const opt_args *a = u;
-  return cd_model_cost((void *)&a->cost, g, node, NULL);
+  opt_args *a = u;
+  double c = 0;
+  base_diag d;
+  base_status st = cd_model_cost(&a->cost, g, node, &c, NULL, &d);
+  if (st && !a->cost_st) {
+    a->cost_st = st;
+    a->cost_d = d;
+  }
+  return st ? 1e12 : c;
+}
+
+/* rc, or the exit status of a cost error met by pass_cost. */
+static int pass_cost_error(opt_args *a, int rc) {
+  return rc || !a->cost_st ? rc : cli_report(&a->cost_d);
 }
 
 /* The fusion pass after the search (fuse.h): replaces *h when it fused
@@ -364,7 +381,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     rc = calibrate(&a, g);
   }
   if (g && !rc) {
-    srch_stats st;
+    srch_stats st = {0};
     base_diag d;
     h = srch_optimize(g, rules, &a.so, &st, &d);
     if (!h)
@@ -373,13 +390,13 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
       print_stats(&rs, &st, a.device);
     srch_stats_free(&st);
     if (h && !a.no_mutants && !a.proven_only)
-      rc = cli_apply_mutants(&h, pass_cost, &a);
+      rc = pass_cost_error(&a, cli_apply_mutants(&h, pass_cost, &a));
   }
   size_t olen = a.out ? strlen(a.out) : 0;
   if (h && a.fuse && olen > 5 && !strcmp(a.out + olen - 5, ".onnx"))
     printf("fusion: skipped (ONNX has no fused operator)\n");
-  else if (h && a.fuse)
-    rc = fuse_result(&a, &h);
+  else if (h && a.fuse && !rc)
+    rc = pass_cost_error(&a, fuse_result(&a, &h));
   if (h && !rc && a.check)
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))

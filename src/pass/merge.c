@@ -285,14 +285,14 @@ ir_graph *pass_merge_siblings(const ir_graph *g, cd_cost_fn f, void *u,
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (take) {
     /* groups are disjoint and costs are per node: decide each alone */
-    double c0 = cd_sum_cost(g, f, u, NULL);
-    int ok = 1;
+    double c0, c1;
+    int ok = !cd_sum_cost(g, f, u, &c0, NULL, d);
     for (int k = 0; ok && k < ng; k++) {
       take[k] = 1;
       ir_graph *one = rebuild(g, wmask, gr, ng, take, d);
       take[k] = 0;
-      ok = one != NULL;
-      if (one && cd_sum_cost(one, f, u, NULL) < c0 * (1 - 1e-9))
+      ok = one && !cd_sum_cost(one, f, u, &c1, NULL, d);
+      if (ok && c1 < c0 * (1 - 1e-9))
         take[k] = 1, ++*count;
       ir_graph_free(one);
     }

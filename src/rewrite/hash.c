@@ -104,13 +104,19 @@ base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
   return BASE_OK;
 }
 
-double rewrite_gsum_node_cost(rewrite_gsum *s, int i, int *estimated) {
+base_status rewrite_gsum_node_cost(rewrite_gsum *s, int i, double *cost,
+                                   int *estimated, base_diag *d) {
   if (isnan(s->nc[i])) { /* (an estimate is reported when first costed) */
     int e = 0;
-    s->nc[i] = s->f(s->u, s->g, i, &e);
+    double c = 0;
+    base_status st = s->f(s->u, s->g, i, &c, &e, d);
+    if (st)
+      return st;
+    s->nc[i] = c;
     *estimated |= e;
   }
-  return s->nc[i];
+  *cost += s->nc[i];
+  return BASE_OK;
 }
 
 uint64_t rewrite_graph_shash(const ir_graph *g, base_diag *d, base_status *st) {

@@ -302,7 +302,8 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
-  st->cost_before = cd_sum_cost(g, o->cost, o->cost_u, &st->estimated);
+  if (cd_sum_cost(g, o->cost, o->cost_u, &st->cost_before, &st->estimated, d))
+    return NULL;
   ir_graph *cur = (ir_graph *)g;
   int ok = step(&cur, g, pass_cse(cur, &st->cse, d)) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d)) &&
@@ -320,11 +321,12 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
     ir_graph_free(cur);
   if (ok && !r)
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  if (r) {
-    int est = 0;
-    st->cost_after = cd_sum_cost(r, o->cost, o->cost_u, &est);
-    st->estimated |= est;
+  int est = 0;
+  if (r && cd_sum_cost(r, o->cost, o->cost_u, &st->cost_after, &est, d)) {
+    ir_graph_free(r);
+    r = NULL;
   }
+  st->estimated |= est;
   st->seconds = base_now() - t0;
   return r;
 }

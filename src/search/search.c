@@ -154,17 +154,23 @@ static int hist_add(sstate *s, int parent, int dir) {
 /* ---- expansion
  * -------------------------------------------------------------------- */
 
-static double graph_cost(const sstate *s, const ir_graph *g) {
+static base_status graph_cost(const sstate *s, const ir_graph *g, double *c,
+                              base_diag *d) {
   int est = 0;
-  double c = cd_sum_cost(g, s->o->cost, s->o->cost_u, &est);
+  base_status st = cd_sum_cost(g, s->o->cost, s->o->cost_u, c, &est, d);
   s->st->estimated |= est;
-  return c;
+  return st;
 }
 
 /* Costs and queues a built new graph (taking it); updates the best. */
 static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
                         base_diag *d) {
-  double c = graph_cost(s, child);
+  double c;
+  base_status cs = graph_cost(s, child, &c, d);
+  if (cs) {
+    ir_graph_free(child);
+    return cs;
+  }
   int h = hist_add(s, parent->hist, dir);
   if (h < 0) {
     ir_graph_free(child);
@@ -206,6 +212,10 @@ static base_status offer(sstate *s, const cand *c, int k,
   base_status st = rewrite_apply_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
   if (st == BASE_ERR_NOMEM)
     return base_diag_set(d, st, 0, 0, "out of memory");
+  if (st == BASE_ERR_IO || st == BASE_ERR_INTERNAL) { /* the cost function's */
+    *d = ld;
+    return st;
+  }
   if (st) {
     s->st->rejected++;
     return BASE_OK;
@@ -327,10 +337,12 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
   uint64_t h0 = rewrite_graph_shash(g, d, &hs);
   if (!hs && s.heap && start && s.best && seen_add(&s, h0) > 0 &&
       (s.best_hist = hist_add(&s, -1, -1)) >= 0) {
-    s.best_cost = graph_cost(&s, g);
-    heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
-    start = NULL;
-    rc = search_loop(&s, d);
+    rc = graph_cost(&s, g, &s.best_cost, d);
+    if (!rc) {
+      heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
+      start = NULL;
+      rc = search_loop(&s, d);
+    }
   } else {
     base_diag_set(d, rc, 0, 0, "out of memory");
   }
