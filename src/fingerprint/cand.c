@@ -532,8 +532,10 @@ static void confirm_one(const confirm_ctx *c, fp_eval *e1, fp_eval *e2,
     return;
   if (c->filter && !c->filtered) {
     ir_rule r = {.src = v->src, .dst = v->dst};
-    if ((v->filtered = c->filter(c->fu, &r)) > 0) {
-      v->kind = V_FILTERED;
+    if ((v->filtered = c->filter(c->fu, &r)) != 0) {
+      v->kind = v->filtered > 0 ? V_FILTERED : V_ERR;
+      v->st = v->filtered > 0 ? BASE_OK : BASE_ERR_NOMEM;
+      v->filtered = v->filtered > 0 ? v->filtered : 0;
       drop_graphs(v);
       return;
     }
@@ -580,9 +582,11 @@ static int span_free(span *s, const fp_rec *a, const fp_rec *b) {
   if (v.kind != V_OK)
     return 0;
   ir_rule r = {.src = v.src, .dst = v.dst};
-  int f = s->cx->filter(s->cx->fu, &r) > 0;
+  int f = s->cx->filter(s->cx->fu, &r);
+  if (f < 0)
+    s->err = 1; /* out of memory */
   drop_graphs(&v);
-  return f;
+  return f > 0;
 }
 
 static void uf_union(int *parent, int a, int b) {
@@ -713,7 +717,8 @@ static base_status make_pairs_span(const en_config *c, const rec_vec *all,
   }
   free(start);
   if (err)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "pairing buckets failed");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0,
+                         "out of memory while pairing buckets");
   if (out->n) /* content order: the same for any thread count */
     qsort(out->p, out->n, sizeof *out->p, pair_cmp);
   st->pairs = (long long)out->n;

@@ -300,7 +300,7 @@ static int pool_input(const ir_shape *s, int next[EN_NCLASSES]) {
 }
 
 /* Whether an intermediate of g is not in normal form (0 when g cannot be
- * evaluated on the pool). */
+ * evaluated on the pool; -1 when out of memory). */
 static int side_redundant(const fp_nf *t, const fp_inputs *in,
                           const ir_graph *g, uint32_t **val, uint64_t *cone,
                           uint8_t *flags) {
@@ -317,8 +317,9 @@ static int side_redundant(const fp_nf *t, const fp_inputs *in,
     flags[g->outputs[i]] |= OUT;
   for (int k = 0; k < g->nnodes; k++) {
     const ir_node *n = &g->nodes[k];
-    if (fp_ir_node(g, k, val, in->key))
-      return 0;
+    int e = fp_ir_node(g, k, val, in->key);
+    if (e)
+      return e == -2 ? -1 : 0;
     uint64_t m = (uint64_t)1 << k;
     for (int j = 0; j < n->nin; j++) {
       m |= cone[n->in[j]];
@@ -346,6 +347,8 @@ static base_status graph_redundant(const fp_nf *t, const fp_inputs *in,
   base_status st = val && cone && flags ? BASE_OK : BASE_ERR_NOMEM;
   if (!st && g->nnodes <= 64)
     *red = side_redundant(t, in, g, val, cone, flags);
+  if (!st && *red < 0)
+    st = BASE_ERR_NOMEM, *red = 0;
   for (int i = 0; val && i < g->ntensors; i++)
     if (g->tensors[i].kind == IR_T_VALUE)
       free(val[i]);

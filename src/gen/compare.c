@@ -60,7 +60,10 @@ static base_status classify(const compare_ctx *c, const ir_rule *r,
     st->found++;
     return BASE_OK;
   }
-  if (pr_is_trivial(r) || pr_has_common_sub(r) || pr_has_common_super(r)) {
+  pr_kind kind = PR_KEEP;
+  if ((s = pr_redundant(r, &kind)) != BASE_OK)
+    return base_diag_set(d, s, 0, 0, "out of memory");
+  if (kind != PR_KEEP) {
     st->implied++; /* redundant by the prune rules: follows from a smaller one
                     */
     return BASE_OK;
