@@ -453,9 +453,13 @@ base_status cd_sync_tables(cd_db *db, const cd_device *dev, base_diag *d) {
   char path[4096], hash[17], old[17];
   snprintf(path, sizeof path, "%s/%s.tsv", db->tables, dev->name);
   size_t len;
-  char *text = base_read_file(path, &len, NULL);
-  base_status st = BASE_OK;
-  if (text) { /* no table for this device: nothing to import */
+  base_diag rd = {0};
+  char *text = base_read_file(path, &len, &rd);
+  /* no table for this device (cannot open it): nothing to import */
+  base_status st = !text && rd.code == BASE_ERR_NOMEM
+                       ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+                       : BASE_OK;
+  if (text) {
     snprintf(hash, sizeof hash, "%016llx",
              (unsigned long long)XXH3_64bits(text, len));
     free(text);
