@@ -75,11 +75,13 @@ static base_status stable_order(ir_ruleset *rs, base_diag *d) {
     }
   }
   qsort(s, (size_t)rs->n, sizeof *s, cmp_sorted);
+  int oom = 0;
   for (int i = 0; i < rs->n; i++) {
     rs->rules[i] = s[i].r;
     char id[32];
     snprintf(id, sizeof id, "r%05d", i + 1);
     char *nid = base_strdup(id);
+    oom |= !nid;
     if (nid) {
       free(rs->rules[i].id);
       rs->rules[i].id = nid;
@@ -87,7 +89,8 @@ static base_status stable_order(ir_ruleset *rs, base_diag *d) {
     free(s[i].text);
   }
   free(s);
-  return BASE_OK;
+  return oom ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+             : BASE_OK;
 }
 
 /* Removes rules that are not proven (freed). */
@@ -234,8 +237,8 @@ static base_status apply_results(ir_ruleset *rs, const char *p, size_t n,
     for (int k = 0; k <= h[2] && p < end; k++) {
       if (k < h[2])
         names[k] = p;
-      else if (*p)
-        ir_rule_set_note(&rs->rules[h[0]], p);
+      else if (*p && ir_rule_set_note(&rs->rules[h[0]], p))
+        return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       p += strlen(p) + 1;
     }
     rs->rules[h[0]].status = (ir_rule_status)h[1];
