@@ -418,6 +418,23 @@ Test(graph, validate_catches_broken_invariants) {
   ir_graph_free(g);
 }
 
+/* The optimizer's debug check: on in SUPEROPT_CHECK_INVARIANTS builds (the
+ * ASan build), a no-op otherwise. */
+Test(graph, check_invariants_between_passes) {
+  ir_graph *g = parse_ok("input x: [2,3]\na = relu(x)\noutput a\n");
+  base_diag d;
+  cr_assert_eq(ir_check_invariants(g, "a test", &d), BASE_OK);
+  g->tensors[1].shape.dim[1] = 4; /* stale shape */
+#ifdef SUPEROPT_CHECK_INVARIANTS
+  cr_assert_eq(ir_check_invariants(g, "a test", &d), BASE_ERR_INTERNAL);
+  cr_assert(strstr(d.msg, "graph invariant broken after a test: "), "%s",
+            d.msg);
+#else
+  cr_assert_eq(ir_check_invariants(g, "a test", &d), BASE_OK);
+#endif
+  ir_graph_free(g);
+}
+
 Test(graph, op_table_rows) {
   const ir_opinfo *c = ir_op(IR_OP_CONV2D);
   cr_assert_str_eq(c->name, "conv2d");

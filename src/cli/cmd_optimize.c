@@ -166,9 +166,16 @@ static double pass_cost(void *u, const ir_graph *g, int node) {
   return st ? 1e12 : c;
 }
 
-/* rc, or the exit status of a cost error met by pass_cost. */
-static int pass_cost_error(opt_args *a, int rc) {
-  return rc || !a->cost_st ? rc : cli_report(&a->cost_d);
+/* rc, or the exit status of a cost error met by pass_cost, or (in builds
+ * that check invariants, ir_check_invariants) of a graph h the pass broke. */
+static int pass_cost_error(opt_args *a, int rc, const ir_graph *h,
+                           const char *pass) {
+  base_diag d;
+  if (rc)
+    return rc;
+  if (a->cost_st)
+    return cli_report(&a->cost_d);
+  return h && ir_check_invariants(h, pass, &d) ? cli_report(&d) : CLI_OK;
 }
 
 /* The fusion pass after the search (fuse.h): replaces *h when it fused
@@ -389,14 +396,18 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     else
       print_stats(&rs, &st, a.device);
     srch_stats_free(&st);
-    if (h && !a.no_mutants && !a.proven_only)
-      rc = pass_cost_error(&a, cli_apply_mutants(&h, pass_cost, &a));
+    if (h && !a.no_mutants && !a.proven_only) {
+      rc = cli_apply_mutants(&h, pass_cost, &a); /* may replace h */
+      rc = pass_cost_error(&a, rc, h, "the mutant pass");
+    }
   }
   size_t olen = a.out ? strlen(a.out) : 0;
   if (h && a.fuse && olen > 5 && !strcmp(a.out + olen - 5, ".onnx"))
     printf("fusion: skipped (ONNX has no fused operator)\n");
-  else if (h && a.fuse && !rc)
-    rc = pass_cost_error(&a, fuse_result(&a, &h));
+  else if (h && a.fuse && !rc) {
+    rc = fuse_result(&a, &h); /* may replace h */
+    rc = pass_cost_error(&a, rc, h, "fusion");
+  }
   if (h && !rc && a.check)
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))

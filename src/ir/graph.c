@@ -332,6 +332,19 @@ base_status ir_graph_validate(const ir_graph *g, base_diag *d) {
   return BASE_OK;
 }
 
+base_status ir_check_invariants(const ir_graph *g, const char *after,
+                                base_diag *d) {
+#ifdef SUPEROPT_CHECK_INVARIANTS
+  base_diag v;
+  if (ir_graph_validate(g, &v))
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "graph invariant broken after %s: %s", after, v.msg);
+#else
+  (void)g, (void)after, (void)d;
+#endif
+  return BASE_OK;
+}
+
 /* ---- clone, counts, hash ------------------------------------------------- */
 
 ir_graph *ir_graph_clone(const ir_graph *g) {

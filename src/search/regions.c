@@ -267,14 +267,16 @@ static ir_graph *run_pass(pass *p, int first) {
 /* ---- the optimizer
  * -------------------------------------------------------------------- */
 
-/* Replaces *g by f(*g) (freeing the old one unless it is keep). */
-static int step(ir_graph **g, const ir_graph *keep, ir_graph *next) {
+/* Replaces *g by f(*g) (freeing the old one unless it is keep); in builds
+ * that check invariants, 0 with d set when the new graph breaks one. */
+static int step(ir_graph **g, const ir_graph *keep, ir_graph *next,
+                const char *pass, base_diag *d) {
   if (!next)
     return 0;
   if (*g != keep)
     ir_graph_free(*g);
   *g = next;
-  return 1;
+  return ir_check_invariants(next, pass, d) == BASE_OK;
 }
 
 static int search_passes(ir_graph **cur, const ir_graph *g,
@@ -284,7 +286,7 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
   for (int k = 0; k < (o->passes > 0 ? o->passes : 1); k++) {
     pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0};
-    if (!step(cur, g, run_pass(&p, k % 2 ? half : 0)))
+    if (!step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d))
       return 0;
   }
   return 1;
@@ -305,16 +307,21 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   if (cd_sum_cost(g, o->cost, o->cost_u, &st->cost_before, &st->estimated, d))
     return NULL;
   ir_graph *cur = (ir_graph *)g;
-  int ok = step(&cur, g, pass_cse(cur, &st->cse, d)) &&
-           step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d)) &&
-           step(&cur, g, pass_fuse_activations(cur, &st->acts_fused, d)) &&
-           (!o->merge || step(&cur, g,
-                              pass_merge_siblings(cur, o->cost, o->cost_u,
-                                                  &st->merged, d))) &&
+  int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
+           step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
+                "fold batchnorm", d) &&
+           step(&cur, g, pass_fuse_activations(cur, &st->acts_fused, d),
+                "fuse activations", d) &&
+           (!o->merge ||
+            step(&cur, g,
+                 pass_merge_siblings(cur, o->cost, o->cost_u, &st->merged, d),
+                 "merge siblings", d)) &&
            search_passes(&cur, g, rules, o, st, d);
   int more = 0;
-  ok = ok && step(&cur, g, pass_fuse_activations(cur, &more, d)) &&
-       step(&cur, g, pass_prune_dead(cur, &dead, d));
+  ok = ok &&
+       step(&cur, g, pass_fuse_activations(cur, &more, d), "fuse activations",
+            d) &&
+       step(&cur, g, pass_prune_dead(cur, &dead, d), "prune dead", d);
   st->acts_fused += more;
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
   if (cur != g)

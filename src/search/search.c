@@ -166,7 +166,9 @@ static base_status graph_cost(const sstate *s, const ir_graph *g, double *c,
 static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
                         base_diag *d) {
   double c;
-  base_status cs = graph_cost(s, child, &c, d);
+  base_status cs = ir_check_invariants(child, "a rewrite", d);
+  if (!cs)
+    cs = graph_cost(s, child, &c, d);
   if (cs) {
     ir_graph_free(child);
     return cs;
