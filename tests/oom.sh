@@ -9,7 +9,7 @@
 # wrong answer, or another error.
 #
 # usage: tests/oom.sh path/to/superopt path/to/source-dir [WORKLOAD...]
-# $OOM_RUNS (default 150) caps the runs per workload: S = ceil(K / OOM_RUNS),
+# $OOM_RUNS (default 300) caps the runs per workload: S = ceil(K / OOM_RUNS),
 # so CI samples the large walks with a stride; OOM_RUNS=0 walks every N.
 set -u
 bin=$1
@@ -18,7 +18,7 @@ shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
-runs=${OOM_RUNS:-150}
+runs=${OOM_RUNS:-300}
 export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
 
 # The workloads' inputs, made without fault injection.
