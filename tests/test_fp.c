@@ -344,13 +344,16 @@ Test(fp, deterministic_over_threads) {
 static int span_filter(void *u, const ir_rule *r) {
   uint64_t vs[64], vd[64];
   (void)u;
-  pr_kind k = pr_redundant(r);
+  pr_kind k;
+  cr_assert_eq(pr_redundant(r, &k), BASE_OK);
   if (k != PR_KEEP)
     return (int)k;
   cr_assert(r->src->ntensors <= 64 && r->dst->ntensors <= 64);
   cr_assert_eq(fp_value_hashes(r->src, 1, vs), BASE_OK);
   cr_assert_eq(fp_value_hashes(r->dst, 1, vd), BASE_OK);
-  return pr_has_common_context(r, vs, vd) ? PR_COMMON_CONTEXT : PR_KEEP;
+  int cc = 0;
+  cr_assert_eq(pr_has_common_context(r, vs, vd, &cc), BASE_OK);
+  return cc ? PR_COMMON_CONTEXT : PR_KEEP;
 }
 
 static ir_ruleset run_spanning(const char *ops, int max_ops, int threads,

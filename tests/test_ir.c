@@ -15,6 +15,13 @@
 
 #include "ir/ir.h"
 
+/* ir_graph_hash's value (the tests do not run out of memory). */
+static uint64_t graph_hash(const ir_graph *g) {
+  uint64_t h = 0;
+  cr_assert_eq(ir_graph_hash(g, &h), BASE_OK);
+  return h;
+}
+
 #define SRC SUPEROPT_SOURCE_DIR
 
 static char *slurp(const char *path, size_t *len) {
@@ -52,7 +59,7 @@ static void check_round_trip(const char *path) {
   cr_assert(g2, "reparse of %s failed: %d:%d: %s", path, d.line, d.col, d.msg);
   char *p2 = ir_print(g2);
   cr_assert_str_eq(p1, p2, "second round trip of %s differs", path);
-  cr_assert_eq(ir_graph_hash(g1), ir_graph_hash(g2));
+  cr_assert_eq(graph_hash(g1), graph_hash(g2));
   free(p1);
   free(p2);
   free(text);
@@ -340,9 +347,9 @@ Test(graph, hash_ignores_names) {
       parse_ok("input x: [2,2]\ny = relu(x)\nz = ewadd(x, y)\noutput z\n");
   ir_graph *e =
       parse_ok("input x: [2,3]\ny = relu(x)\nz = ewadd(y, x)\noutput z\n");
-  cr_assert_eq(ir_graph_hash(a), ir_graph_hash(b));
-  cr_assert_neq(ir_graph_hash(a), ir_graph_hash(c), "argument order matters");
-  cr_assert_neq(ir_graph_hash(a), ir_graph_hash(e), "shapes matter");
+  cr_assert_eq(graph_hash(a), graph_hash(b));
+  cr_assert_neq(graph_hash(a), graph_hash(c), "argument order matters");
+  cr_assert_neq(graph_hash(a), graph_hash(e), "shapes matter");
   ir_graph_free(a);
   ir_graph_free(b);
   ir_graph_free(c);
@@ -352,7 +359,7 @@ Test(graph, hash_ignores_names) {
 Test(graph, hash_sees_params) {
   ir_graph *a = parse_ok("input x: [4]\ny = clip(x) min=0 max=6\noutput y\n");
   ir_graph *b = parse_ok("input x: [4]\ny = clip(x) min=0 max=5\noutput y\n");
-  cr_assert_neq(ir_graph_hash(a), ir_graph_hash(b));
+  cr_assert_neq(graph_hash(a), graph_hash(b));
   ir_graph_free(a);
   ir_graph_free(b);
 }
@@ -408,6 +415,23 @@ Test(graph, validate_catches_broken_invariants) {
   g = parse_ok("input x: [2,3]\na = relu(x)\noutput a\n");
   g->tensors[1].shape.dim[1] = 4; /* stale shape */
   cr_assert_eq(ir_graph_validate(g, &d), BASE_ERR_INTERNAL);
+  ir_graph_free(g);
+}
+
+/* The optimizer's debug check: on in SUPEROPT_CHECK_INVARIANTS builds (the
+ * ASan build), a no-op otherwise. */
+Test(graph, check_invariants_between_passes) {
+  ir_graph *g = parse_ok("input x: [2,3]\na = relu(x)\noutput a\n");
+  base_diag d;
+  cr_assert_eq(ir_check_invariants(g, "a test", &d), BASE_OK);
+  g->tensors[1].shape.dim[1] = 4; /* stale shape */
+#ifdef SUPEROPT_CHECK_INVARIANTS
+  cr_assert_eq(ir_check_invariants(g, "a test", &d), BASE_ERR_INTERNAL);
+  cr_assert(strstr(d.msg, "graph invariant broken after a test: "), "%s",
+            d.msg);
+#else
+  cr_assert_eq(ir_check_invariants(g, "a test", &d), BASE_OK);
+#endif
   ir_graph_free(g);
 }
 

@@ -9,7 +9,7 @@
 #include "api_int.h"
 
 api_code api_wrap(ir_graph *g, api_graph **out, api_error *err) {
-  api_graph *h = malloc(sizeof *h);
+  api_graph *h = base_malloc(sizeof *h);
   if (!h) {
     ir_graph_free(g);
     return api_fail(err, API_ERR_INTERNAL, "out of memory");

@@ -52,7 +52,7 @@ void api_runner_free(api_runner *r) {
 static api_code fill_weights(api_runner *r, uint64_t seed, api_error *err) {
   base_diag d;
   if (!(r->weights = ex_values_new(r->g)) ||
-      !(r->inputs = malloc(sizeof(int) * ((size_t)r->g->ntensors + 1))))
+      !(r->inputs = base_malloc(sizeof(int) * ((size_t)r->g->ntensors + 1))))
     return api_fail(err, API_ERR_INTERNAL, "out of memory");
   if (ex_fill_random(r->g, r->weights, seed, &d))
     return api_fail_diag(err, &d);
@@ -104,7 +104,7 @@ api_code api_runner_new(const api_graph *g, const api_run_options *o,
   if (strcmp(dev, "cpu") && strcmp(dev, "cuda"))
     return api_fail(err, API_ERR_USAGE, "unknown run device '%s' (cpu or cuda)",
                     dev);
-  api_runner *r = calloc(1, sizeof *r);
+  api_runner *r = base_calloc(1, sizeof *r);
   if (!r || !(r->g = ir_graph_clone(g->g))) {
     free(r);
     return api_fail(err, API_ERR_INTERNAL, "out of memory");

@@ -25,10 +25,10 @@ struct base_arena {
   size_t next; /* size of the next ordinary block */
 };
 
-base_arena *base_arena_new(void) { return calloc(1, sizeof(base_arena)); }
+base_arena *base_arena_new(void) { return base_calloc(1, sizeof(base_arena)); }
 
 static block *block_new(size_t size) {
-  block *b = malloc(sizeof(block) + size);
+  block *b = base_malloc(sizeof(block) + size);
   if (!b)
     return NULL;
   b->next = NULL;

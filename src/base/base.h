@@ -1,6 +1,7 @@
 /* base.h: what every module shares and nothing else: the arena that owns a
  * graph's memory, error statuses and diagnostics (file:line:col), growable
- * text buffers, whole-file reads and atomic writes, and a monotonic clock.
+ * text buffers, whole-file reads and atomic writes, a monotonic clock, and
+ * the heap allocator every module uses (with its fault-injection switch).
  *
  * Depends on nothing of superopt's. Library functions never exit or print:
  * they return a base_status and fill a base_diag that the caller prints.
@@ -11,6 +12,35 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* ---- heap allocation --------------------------------------------------- */
+
+/* malloc, calloc, realloc and strdup for all of superopt (release with
+ * free). Nothing else in src/ calls libc's allocators: scripts/check-alloc
+ * enforces it, so the switch below reaches every allocation we own. */
+void *base_malloc(size_t n);
+void *base_calloc(size_t n, size_t size);
+void *base_realloc(void *p, size_t n);
+char *base_strdup(const char *s);
+
+/* The allocator hooks for libraries that take one (protobuf-c's
+ * ProtobufCAllocator: {base_hook_alloc, base_hook_free, &failed}): they
+ * allocate through base_malloc and set *(int *)data to 1 when an allocation
+ * failed, so a caller can tell "out of memory" from "malformed input". */
+void *base_hook_alloc(void *data, size_t n);
+void base_hook_free(void *data, void *p);
+
+/* Fault injection for tests: the nth allocation from now (1-based) fails
+ * once, returning NULL; n <= 0 turns the switch off. Thread-safe. */
+void base_alloc_fail_at(long n);
+/* Sets the switch from $SUPEROPT_FAIL_ALLOC (a positive integer; the CLI
+ * calls this once at start-up); returns it, or 0 when unset. With
+ * $SUPEROPT_FAIL_ALLOC_TRACE set too, the failing allocation prints its
+ * call stack to stderr (glibc). */
+long base_alloc_fail_from_env(void);
+/* Allocations made since the switch was set (counted only while it is on):
+ * a run whose count stays below n never reached the failure. */
+long base_alloc_count(void);
 
 /* ---- arena ------------------------------------------------------------- */
 

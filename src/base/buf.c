@@ -16,7 +16,7 @@ static int grow(base_buf *b, size_t need) {
   size_t cap = b->cap ? b->cap : 256;
   while (cap < b->len + need + 1)
     cap *= 2;
-  char *s = realloc(b->s, cap);
+  char *s = base_realloc(b->s, cap);
   if (!s) {
     b->oom = 1;
     return 0;

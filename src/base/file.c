@@ -76,7 +76,7 @@ static char *read_fd(int fd, const char *path, int is_pipe, size_t hint,
   size_t cap = hint < max_input ? hint + 2 : max_input + 2, n = 0;
   if (cap < 4096)
     cap = 4096;
-  char *s = malloc(cap);
+  char *s = base_malloc(cap);
   for (;;) {
     if (!s)
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory"), NULL;
@@ -84,7 +84,7 @@ static char *read_fd(int fd, const char *path, int is_pipe, size_t hint,
       if (n > max_input)
         break;
       size_t want = cap > (max_input + 2) / 2 ? max_input + 2 : cap * 2;
-      char *t = realloc(s, want);
+      char *t = base_realloc(s, want);
       if (!t)
         free(s);
       s = t;

@@ -20,6 +20,8 @@ int cli_usage_error(const cli_command *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Prints d and returns the exit status for its code. */
 int cli_report(const base_diag *d);
+/* Prints "superopt: error: out of memory"; returns CLI_INTERNAL. */
+int cli_oom(void);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
 /* Loads a graph: a .onnx file through the ONNX importer (default options),

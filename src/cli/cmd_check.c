@@ -8,9 +8,13 @@
 
 #include "cli.h"
 
-static void report(const char *path, const ir_graph *g) {
+/* Prints g's summary; CLI_OK, or the out-of-memory status. */
+static int report(const char *path, const ir_graph *g) {
   int counts[IR_NOPS], nin = 0, nw = 0;
   int64_t params = 0;
+  uint64_t hash;
+  if (ir_graph_hash(g, &hash))
+    return cli_oom();
   ir_op_counts(g, counts);
   for (int i = 0; i < g->ntensors; i++) {
     const ir_tensor *t = &g->tensors[i];
@@ -21,11 +25,11 @@ static void report(const char *path, const ir_graph *g) {
   }
   printf("%s: ok: graph '%s': %d operators, %d inputs, %d weights "
          "(%" PRId64 " parameters), %d outputs, hash %016" PRIx64 "\n",
-         path, g->name, g->nnodes, nin, nw, params, g->noutputs,
-         ir_graph_hash(g));
+         path, g->name, g->nnodes, nin, nw, params, g->noutputs, hash);
   for (int op = 0; op < IR_NOPS; op++)
     if (counts[op])
       printf("  %-16s %d\n", ir_op((ir_opcode)op)->name, counts[op]);
+  return CLI_OK;
 }
 
 int cli_check(const cli_command *c, int argc, char **argv) {
@@ -40,8 +44,8 @@ int cli_check(const cli_command *c, int argc, char **argv) {
     int r = CLI_OK;
     ir_graph *g = cli_load(argv[i], &r);
     if (g)
-      report(argv[i], g);
-    else if (rc == CLI_OK)
+      r = report(argv[i], g);
+    if (r && rc == CLI_OK)
       rc = r;
     ir_graph_free(g);
   }

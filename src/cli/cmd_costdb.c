@@ -158,10 +158,10 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
   ir_graph *g = cli_load(path, &rc);
   if (!g)
     return rc;
-  unsigned char *folded = malloc((size_t)g->nnodes + 1);
+  unsigned char *folded = base_malloc((size_t)g->nnodes + 1);
   if (!folded) {
     ir_graph_free(g);
-    return CLI_INTERNAL;
+    return cli_oom();
   }
   ir_weight_only(g, folded);
   printf("%s on %s (%s)\n%5s  %-14s %-28s %12s %12s\n", g->name, dev->name,

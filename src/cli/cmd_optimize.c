@@ -27,6 +27,8 @@ typedef struct opt_args {
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
   cd_model cost;        /* db + dev, calibrated on the model */
+  base_status cost_st;  /* the mutant and fusion passes' first cost error */
+  base_diag cost_d;     /* and its message */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
   int drop_weights;   /* --drop-weights: write a .graph without values */
@@ -148,10 +150,32 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   }
 }
 
-/* The mutant and fusion passes price with the search's cost model. */
+/* The mutant and fusion passes price with the search's cost model. Their
+ * cost functions cannot fail, so the first error (out of memory, a
+ * database error) is kept in a->cost_st, the node priced out of reach, and
+ * the command fails with the error after the pass (pass_cost_error). */
 static double pass_cost(void *u, const ir_graph *g, int node) {
-  const opt_args *a = u;
-  return cd_model_cost((void *)&a->cost, g, node, NULL);
+  opt_args *a = u;
+  double c = 0;
+  base_diag d;
+  base_status st = cd_model_cost(&a->cost, g, node, &c, NULL, &d);
+  if (st && !a->cost_st) {
+    a->cost_st = st;
+    a->cost_d = d;
+  }
+  return st ? 1e12 : c;
+}
+
+/* rc, or the exit status of a cost error met by pass_cost, or (in builds
+ * that check invariants, ir_check_invariants) of a graph h the pass broke. */
+static int pass_cost_error(opt_args *a, int rc, const ir_graph *h,
+                           const char *pass) {
+  base_diag d;
+  if (rc)
+    return rc;
+  if (a->cost_st)
+    return cli_report(&a->cost_d);
+  return h && ir_check_invariants(h, pass, &d) ? cli_report(&d) : CLI_OK;
 }
 
 /* The fusion pass after the search (fuse.h): replaces *h when it fused
@@ -364,7 +388,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     rc = calibrate(&a, g);
   }
   if (g && !rc) {
-    srch_stats st;
+    srch_stats st = {0};
     base_diag d;
     h = srch_optimize(g, rules, &a.so, &st, &d);
     if (!h)
@@ -372,14 +396,18 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     else
       print_stats(&rs, &st, a.device);
     srch_stats_free(&st);
-    if (h && !a.no_mutants && !a.proven_only)
-      rc = cli_apply_mutants(&h, pass_cost, &a);
+    if (h && !a.no_mutants && !a.proven_only) {
+      rc = cli_apply_mutants(&h, pass_cost, &a); /* may replace h */
+      rc = pass_cost_error(&a, rc, h, "the mutant pass");
+    }
   }
   size_t olen = a.out ? strlen(a.out) : 0;
   if (h && a.fuse && olen > 5 && !strcmp(a.out + olen - 5, ".onnx"))
     printf("fusion: skipped (ONNX has no fused operator)\n");
-  else if (h && a.fuse)
-    rc = fuse_result(&a, &h);
+  else if (h && a.fuse && !rc) {
+    rc = fuse_result(&a, &h); /* may replace h */
+    rc = pass_cost_error(&a, rc, h, "fusion");
+  }
   if (h && !rc && a.check)
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
@@ -421,25 +449,26 @@ static int ensure_dir(const char *dir) {
 }
 
 /* Appends one CSV row for a run. */
-static void csv_row(FILE *f, const char *model, int depth, double alpha,
+static void csv_row(base_buf *f, const char *model, int depth, double alpha,
                     int budget, const srch_stats *st, const ir_ruleset *rs) {
   int applied = 0;
   for (int i = 0; i < st->nrules; i++)
     applied += st->applied_fw[i] + st->applied_bw[i];
-  fprintf(f, "%s,%d,%g,%d,%.4f,%d,%.4f,%d,", model, depth, alpha, budget,
-          st->cost_after, st->expanded, st->seconds, applied);
+  base_buf_printf(f, "%s,%d,%g,%d,%.4f,%d,%.4f,%d,", model, depth, alpha,
+                  budget, st->cost_after, st->expanded, st->seconds, applied);
   int any = 0;
   for (int i = 0; i < st->nrules; i++)
     if (st->applied_fw[i] + st->applied_bw[i])
-      fprintf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
-              st->applied_fw[i] + st->applied_bw[i]);
-  fputc('\n', f);
+      base_buf_printf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
+                      st->applied_fw[i] + st->applied_bw[i]);
+  base_buf_puts(f, "\n");
 }
 
 static int run_grid(const opt_args *a, const ir_graph *g,
-                    const rewrite_rules *rules, const ir_ruleset *rs, FILE *f) {
-  fprintf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
-             "rules\n");
+                    const rewrite_rules *rules, const ir_ruleset *rs,
+                    base_buf *f) {
+  base_buf_printf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
+                     "rules\n");
   for (int i = 0; i < a->ndepth; i++)
     for (int j = 0; j < a->nalpha; j++)
       for (int k = 0; k < a->nbudget; k++) {
@@ -478,17 +507,15 @@ static int write_plots(const opt_args *a, const char *dir) {
     b[i] = a->budget[i];
   list_words(al, sizeof al, a->alpha, a->nalpha);
   list_words(bl, sizeof bl, b, a->nbudget);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&text, &len);
-  if (!m)
-    return CLI_INTERNAL;
-  fprintf(m, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl, plot_script);
-  fclose(m);
+  base_buf text = {0};
+  base_buf_printf(&text, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl,
+                  plot_script);
   base_diag d;
   snprintf(path, sizeof path, "%s/plot.gp", dir);
-  base_status st = base_write_atomic(path, text, len, &d);
-  free(text);
+  base_status st =
+      text.oom ? base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+               : base_write_atomic(path, text.s, text.len, &d);
+  free(text.s);
   if (st)
     return cli_report(&d);
   if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -535,25 +562,23 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   ir_ruleset_init(&rs);
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
-  char *csv = NULL;
-  size_t len = 0;
-  if (g && !(rc = ensure_dir(dir)) && !(rc = calibrate(&a, g))) {
-    FILE *f = open_memstream(&csv, &len);
-    rc = f ? run_grid(&a, g, rules, &rs, f) : CLI_INTERNAL;
-    if (f)
-      fclose(f);
-  }
+  base_buf csv = {0};
+  if (g && !(rc = ensure_dir(dir)) && !(rc = calibrate(&a, g)))
+    rc = run_grid(&a, g, rules, &rs, &csv);
   if (g && !rc) {
     char path[4096];
     base_diag d;
     snprintf(path, sizeof path, "%s/results.csv", dir);
-    rc = base_write_atomic(path, csv, len, &d) ? cli_report(&d) : CLI_OK;
+    if (csv.oom)
+      base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    rc = csv.oom || base_write_atomic(path, csv.s, csv.len, &d) ? cli_report(&d)
+                                                                : CLI_OK;
     if (!rc)
       printf("wrote %s\n", path);
     if (!rc)
       rc = write_plots(&a, dir);
   }
-  free(csv);
+  free(csv.s);
   ir_graph_free(g);
   rewrite_rules_free(rules);
   ir_ruleset_free(&rs);

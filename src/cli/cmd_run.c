@@ -152,7 +152,7 @@ static base_status write_npy(const char *path, const ir_shape *s,
   hdr[8] = (char)((total - 10) & 0xff);
   hdr[9] = (char)((total - 10) >> 8);
   size_t bytes = sizeof(float) * (size_t)ir_shape_numel(s);
-  char *buf = malloc((size_t)total + bytes);
+  char *buf = base_malloc((size_t)total + bytes);
   if (!buf)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   memcpy(buf, hdr, (size_t)total);
@@ -166,12 +166,10 @@ static base_status write_npy(const char *path, const ir_shape *s,
  * DIR/manifest.tsv of "kind<TAB>name<TAB>file" lines. */
 static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
   static const char *kinds[] = {"input", "weight", "value", "output"};
-  char path[4096], *man = NULL;
-  size_t mlen = 0;
-  FILE *m = open_memstream(&man, &mlen);
+  char path[4096];
+  base_buf man = {0};
   base_diag d;
-  base_status st =
-      m ? BASE_OK : base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = BASE_OK;
   for (int i = 0; !st && i < g->ntensors + g->noutputs; i++) {
     int t = i < g->ntensors ? i : g->outputs[i - g->ntensors];
     int kind = i < g->ntensors ? (int)g->tensors[t].kind : 3; /* output */
@@ -179,14 +177,15 @@ static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
       continue;
     snprintf(path, sizeof path, "%s/%d.npy", dir, i);
     st = write_npy(path, &g->tensors[t].shape, v->v[t], &d);
-    fprintf(m, "%s\t%s\t%d.npy\n", kinds[kind], g->tensors[t].name, i);
+    base_buf_printf(&man, "%s\t%s\t%d.npy\n", kinds[kind], g->tensors[t].name,
+                    i);
   }
-  if (m)
-    fclose(m);
   snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+  if (!st && man.oom)
+    st = base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
-    st = base_write_atomic(path, man, mlen, &d);
-  free(man);
+    st = base_write_atomic(path, man.s, man.len, &d);
+  free(man.s);
   return st ? cli_report(&d) : CLI_OK;
 }
 
@@ -200,7 +199,7 @@ static double run_once(const ir_graph *g, const run_opts *o, ex_values **keep,
   eo.keep_all = o->dump != NULL;
   if (!v || ex_fill_random(g, v, o->seed, &d)) {
     ex_values_free(v);
-    *rc = v ? cli_report(&d) : CLI_INTERNAL;
+    *rc = v ? cli_report(&d) : cli_oom();
     return -1;
   }
   double t0 = (base_now() * 1e3);
@@ -284,7 +283,8 @@ static void print_profile(const ir_graph *g, const double *ms, double whole) {
   for (int k = 0; k < IR_NOPS && tot[k].count; k++)
     printf("%-16s %6d %10.4f %5.1f%%\n", ir_op((ir_opcode)tot[k].op)->name,
            tot[k].count, tot[k].ms, sum > 0 ? 100 * tot[k].ms / sum : 0);
-  op_total *top = malloc(sizeof *top * (size_t)(g->nnodes ? g->nnodes : 1));
+  op_total *top =
+      base_malloc(sizeof *top * (size_t)(g->nnodes ? g->nnodes : 1));
   if (!top)
     return;
   for (int i = 0; i < g->nnodes; i++)
@@ -332,10 +332,10 @@ static int fetch_outputs(const ir_graph *g, gpu_plan *p, float **gpu) {
   base_diag d;
   for (int i = 0; i < g->noutputs; i++) {
     int t = g->outputs[i];
-    gpu[i] =
-        malloc(sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape));
+    gpu[i] = base_malloc(sizeof(float) *
+                         (size_t)ir_shape_numel(&g->tensors[t].shape));
     if (!gpu[i])
-      return CLI_INTERNAL;
+      return cli_oom();
     if (gpu_plan_download(p, t, gpu[i], &d))
       return cli_report(&d);
     print_output(g, t, gpu[i]);
@@ -348,14 +348,15 @@ static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
   base_diag d;
   if (gpu_plan_upload(p, v, &d) || gpu_plan_run(p, &d))
     return cli_report(&d);
-  float **gpu = calloc((size_t)g->noutputs, sizeof *gpu);
-  int rc = gpu ? fetch_outputs(g, p, gpu) : CLI_INTERNAL;
+  float **gpu = base_calloc((size_t)g->noutputs, sizeof *gpu);
+  int rc = gpu ? fetch_outputs(g, p, gpu) : cli_oom();
   double med = 0;
   if (!rc)
     rc = report_memory_and_time(cx, p, o, &med);
-  double *ms = o->profile ? calloc((size_t)g->nnodes + 1, sizeof *ms) : NULL;
+  double *ms =
+      o->profile ? base_calloc((size_t)g->nnodes + 1, sizeof *ms) : NULL;
   if (!rc && o->profile && !ms)
-    rc = CLI_INTERNAL;
+    rc = cli_oom();
   if (!rc && ms && gpu_plan_profile(p, o->iters < 5 ? 5 : o->iters, ms, &d))
     rc = cli_report(&d);
   if (!rc && ms)
@@ -379,7 +380,7 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
   gpu_plan *p = NULL;
   ex_values *v = ex_values_new(g);
   if (!v)
-    return CLI_INTERNAL;
+    return cli_oom();
   int rc = CLI_OK;
   if (ex_fill_random(g, v, o->seed, &d) || gpu_ctx_new(&co, &cx, &d) ||
       gpu_plan_new(cx, g, &p, &d))
@@ -396,12 +397,12 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
 
 static int run_cpu(const ir_graph *g, const run_opts *o) {
   int rc = CLI_OK;
-  double *ms = calloc((size_t)o->iters, sizeof *ms);
+  double *ms = base_calloc((size_t)o->iters, sizeof *ms);
   ex_values *v = NULL;
   for (int i = 0; ms && i < o->iters && rc == CLI_OK; i++)
     ms[i] = run_once(g, o, &v, &rc);
   if (!ms)
-    rc = CLI_INTERNAL;
+    rc = cli_oom();
   if (rc == CLI_OK) {
     for (int i = 0; i < g->noutputs; i++)
       print_output(g, g->outputs[i], v->v[g->outputs[i]]);

@@ -4,10 +4,11 @@
  *
  * Each command is a row of the table below: its name, a one-line summary,
  * its usage text and the function that runs it. Exit codes: 0 ok, 1 usage
- * error, 2 bad input, 3 internal error (see README.md); interrupts and
- * limits are policy here (docs/reliability.md): signals end every command
- * the same way, --max-input-size applies to every command, and standard
- * output is checked like any file.
+ * error, 2 bad input, 3 internal error or out of memory (see README.md);
+ * interrupts and limits are policy here (docs/reliability.md): signals end
+ * every command the same way, --max-input-size applies to every command,
+ * and standard output is checked like any file. $SUPEROPT_FAIL_ALLOC=N
+ * makes the Nth allocation fail (base.h; tests).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -285,6 +286,13 @@ const cli_command *cli_find(const char *name) {
   return NULL;
 }
 
+/* With $SUPEROPT_FAIL_ALLOC=N (tests/oom.sh), says how many allocations the
+ * run made: fewer than N means the injected failure was never reached. */
+static void report_allocations(void) {
+  fprintf(stderr, "superopt: SUPEROPT_FAIL_ALLOC: %ld allocations\n",
+          base_alloc_count());
+}
+
 /* Parses a size: a count of bytes, or with a K, M or G suffix (KiB, MiB,
  * GiB); 0 if malformed or zero. */
 static size_t parse_size(const char *s) {
@@ -390,6 +398,8 @@ static int finish_stdout(int rc) {
 }
 
 int main(int argc, char **argv) {
+  if (base_alloc_fail_from_env())
+    atexit(report_allocations);
   base_signals_install();
   return finish_stdout(dispatch(argc, argv));
 }

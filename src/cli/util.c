@@ -31,6 +31,12 @@ int cli_report(const base_diag *d) {
   }
 }
 
+int cli_oom(void) {
+  base_diag d;
+  base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  return cli_report(&d);
+}
+
 long long cli_parse_count(const char *s) {
   char *end;
   errno = 0;
@@ -88,7 +94,7 @@ int cli_write_graph(const ir_graph *g, const char *out, int drop) {
   }
   char *s = ir_print(g);
   if (!s)
-    return CLI_INTERNAL;
+    return cli_oom();
   fputs(s, stdout);
   free(s);
   return CLI_OK;

@@ -30,7 +30,7 @@ static void place(cd_cache *c, int32_t idx) {
 
 static int grow_slots(cd_cache *c) {
   int32_t cap = c->capslot ? c->capslot * 2 : 256;
-  int32_t *s = calloc((size_t)cap, sizeof *s);
+  int32_t *s = base_calloc((size_t)cap, sizeof *s);
   if (!s)
     return -1;
   free(c->slot);
@@ -44,7 +44,7 @@ static int grow_slots(cd_cache *c) {
 static int reserve(cd_cache *c, size_t len) {
   if (c->n == c->cap) {
     int32_t cap = c->cap ? c->cap * 2 : 128;
-    cd_centry *e = realloc(c->e, (size_t)cap * sizeof *e);
+    cd_centry *e = base_realloc(c->e, (size_t)cap * sizeof *e);
     if (!e)
       return -1;
     c->e = e;
@@ -52,7 +52,7 @@ static int reserve(cd_cache *c, size_t len) {
   }
   if (c->nkeys + len > c->capkeys) {
     size_t cap = (c->capkeys + len) * 2;
-    unsigned char *k = realloc(c->keys, cap);
+    unsigned char *k = base_realloc(c->keys, cap);
     if (!k)
       return -1;
     c->keys = k;

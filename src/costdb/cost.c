@@ -125,7 +125,8 @@ base_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
                           cd_cost *out, base_diag *d) {
   memset(out, 0, sizeof *out);
   unsigned char local[1024], *folded = local;
-  if (g->nnodes > (int)sizeof local && !(folded = malloc((size_t)g->nnodes)))
+  if (g->nnodes > (int)sizeof local &&
+      !(folded = base_malloc((size_t)g->nnodes)))
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   ir_weight_only(g, folded);
   base_status st = sum(db, dev, g, folded, out, d);
@@ -134,23 +135,28 @@ base_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
   return st;
 }
 
-double cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, int *estimated) {
+base_status cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, double *cost,
+                        int *estimated, base_diag *d) {
   uint8_t small[256], *mask = small;
-  if (g->nnodes > (int)sizeof small && !(mask = malloc((size_t)g->nnodes)))
-    return 1e300;
+  if (g->nnodes > (int)sizeof small && !(mask = base_malloc((size_t)g->nnodes)))
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   ir_weight_only(g, mask);
   double c = 0;
   int est = 0;
-  for (int i = 0; i < g->nnodes; i++) {
+  base_status st = BASE_OK;
+  for (int i = 0; !st && i < g->nnodes; i++) {
     if (mask[i])
       continue;
     int e = 0;
-    c += f(u, g, i, &e);
+    double ci = 0;
+    st = f(u, g, i, &ci, &e, d);
+    c += ci;
     est |= e;
   }
   if (mask != small)
     free(mask);
   if (estimated)
     *estimated = est;
-  return c;
+  *cost = c;
+  return st;
 }

@@ -139,15 +139,20 @@ base_status cd_export_tsv(cd_db *db, const char *device, const char *path,
 
 /* ---- costs ------------------------------------------------------------ */
 
-/* Cost of node `node` of g (any unit, e.g. microseconds; lower is better).
- * Sets *estimated to 1 when the figure is a model rather than a measurement.
- * The search never calls it for weight-only nodes (they are free). */
-typedef double (*cd_cost_fn)(void *u, const ir_graph *g, int node,
-                             int *estimated);
+/* Sets *cost to the cost of node `node` of g (any unit, e.g. microseconds;
+ * lower is better) and *estimated (may be NULL) to 1 when the figure is a
+ * model rather than a measurement. Returns BASE_OK, or an error (out of
+ * memory, a database error; d filled) that fails the search: a cost is
+ * never an in-band error value. The search never calls it for weight-only
+ * nodes (they are free). */
+typedef base_status (*cd_cost_fn)(void *u, const ir_graph *g, int node,
+                                  double *cost, int *estimated, base_diag *d);
 
-/* Sum of f over the nodes of g that are not weight-only. *estimated (may be
- * NULL) is set when any node's cost was estimated. */
-double cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, int *estimated);
+/* Sets *cost to the sum of f over the nodes of g that are not weight-only.
+ * *estimated (may be NULL) is set when any node's cost was estimated.
+ * Returns f's first error, or BASE_ERR_NOMEM. */
+base_status cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, double *cost,
+                        int *estimated, base_diag *d);
 
 /* Cost of one node on dev: the measurement, else the estimate (*estimated
  * set to 1). db may be NULL (estimates only). Cached in db. */
@@ -189,7 +194,10 @@ void cd_model_init(cd_model *m, cd_db *db, const cd_device *dev);
  * looked up (other than for want of memory) is left out. */
 base_status cd_model_calibrate(cd_model *m, const ir_graph *g, base_diag *d);
 /* The cd_cost_fn of a model: u is a cd_model (const; NULL: the plain h100
- * estimate, what library callers that pass no cost function get). */
-double cd_model_cost(void *u, const ir_graph *g, int node, int *estimated);
+ * estimate, what library callers that pass no cost function get, which
+ * never fails). Fails with cd_node_cost's error (out of memory, a database
+ * error). */
+base_status cd_model_cost(void *u, const ir_graph *g, int node, double *cost,
+                          int *estimated, base_diag *d);
 
 #endif

@@ -155,9 +155,9 @@ static base_status configure(cd_db *db, base_diag *d) {
 }
 
 cd_db *cd_open(const char *path, base_diag *d) {
-  cd_db *db = calloc(1, sizeof *db);
+  cd_db *db = base_calloc(1, sizeof *db);
   if (db)
-    db->path = strdup(path);
+    db->path = base_strdup(path);
   if (!db || !db->path) {
     free(db);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -313,7 +313,7 @@ base_status cd_check(cd_db *db, base_diag *d) {
 
 unsigned char *cd_scratch(cd_db *db, size_t n) {
   if (n > db->capscratch) {
-    unsigned char *p = realloc(db->scratch, n * 2);
+    unsigned char *p = base_realloc(db->scratch, n * 2);
     if (!p)
       return NULL;
     db->scratch = p;

@@ -29,7 +29,7 @@ base_status cd_model_calibrate(cd_model *m, const ir_graph *g, base_diag *d) {
     m->scale[o] = 1;
     m->calibrated[o] = 0;
   }
-  unsigned char *wo = calloc((size_t)g->nnodes + 1, 1);
+  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
   if (!wo)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   ir_weight_only(g, wo);
@@ -62,19 +62,22 @@ base_status cd_model_calibrate(cd_model *m, const ir_graph *g, base_diag *d) {
   return BASE_OK;
 }
 
-double cd_model_cost(void *u, const ir_graph *g, int node, int *estimated) {
+base_status cd_model_cost(void *u, const ir_graph *g, int node, double *cost,
+                          int *estimated, base_diag *d) {
   const cd_model *m = u;
   if (!m) { /* the first device's (h100) plain estimate */
     if (estimated)
       *estimated = 1;
-    return 1000 * cd_estimate(cd_device_at(0), g, node);
+    *cost = 1000 * cd_estimate(cd_device_at(0), g, node);
+    return BASE_OK;
   }
   double ms;
   int est = 1;
-  base_diag d;
-  if (cd_node_cost(m->db, m->dev, g, node, &ms, &est, &d) != BASE_OK)
-    return 1e12; /* never chosen: only out-of-memory gets here */
+  base_status st = cd_node_cost(m->db, m->dev, g, node, &ms, &est, d);
+  if (st)
+    return st;
   if (estimated)
     *estimated = est;
-  return 1000 * ms * (est ? m->scale[g->nodes[node].op] : 1);
+  *cost = 1000 * ms * (est ? m->scale[g->nodes[node].op] : 1);
+  return BASE_OK;
 }

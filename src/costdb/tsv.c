@@ -154,7 +154,7 @@ static int count(const char *s, int *v) {
 static int push(rows *rs, const row *r) {
   if (rs->n == rs->cap) {
     int cap = rs->cap ? rs->cap * 2 : 256;
-    row *p = realloc(rs->r, (size_t)cap * sizeof *p);
+    row *p = base_realloc(rs->r, (size_t)cap * sizeof *p);
     if (!p)
       return -1;
     rs->r = p;
@@ -289,7 +289,7 @@ static void texts_free(texts *t) {
 
 static base_status read_all(const char *const *paths, int n, texts *tx,
                             rows *rs, base_diag *d) {
-  tx->t = calloc((size_t)(n ? n : 1), sizeof *tx->t);
+  tx->t = base_calloc((size_t)(n ? n : 1), sizeof *tx->t);
   if (!tx->t)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   tx->n = n; /* every slot is a text or NULL */
@@ -383,7 +383,7 @@ base_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
 
 base_status cd_check_tsv(const char *text, size_t len, const char *file,
                          int *nrows, base_diag *d) {
-  char *copy = malloc(len + 1);
+  char *copy = base_malloc(len + 1);
   if (!copy)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   memcpy(copy, text, len);
@@ -402,7 +402,7 @@ base_status cd_check_tsv(const char *text, size_t len, const char *file,
 /* ---- tables on first use ------------------------------------------------ */
 
 base_status cd_set_tables(cd_db *db, const char *dir, base_diag *d) {
-  char *copy = dir ? strdup(dir) : NULL;
+  char *copy = dir ? base_strdup(dir) : NULL;
   if (dir && !copy)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   free(db->tables);
@@ -453,9 +453,13 @@ base_status cd_sync_tables(cd_db *db, const cd_device *dev, base_diag *d) {
   char path[4096], hash[17], old[17];
   snprintf(path, sizeof path, "%s/%s.tsv", db->tables, dev->name);
   size_t len;
-  char *text = base_read_file(path, &len, NULL);
-  base_status st = BASE_OK;
-  if (text) { /* no table for this device: nothing to import */
+  base_diag rd = {0};
+  char *text = base_read_file(path, &len, &rd);
+  /* no table for this device (cannot open it): nothing to import */
+  base_status st = !text && rd.code == BASE_ERR_NOMEM
+                       ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+                       : BASE_OK;
+  if (text) {
     snprintf(hash, sizeof hash, "%016llx",
              (unsigned long long)XXH3_64bits(text, len));
     free(text);

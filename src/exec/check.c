@@ -30,7 +30,7 @@ static base_status share_leaves(const ir_graph *a, const ex_values *va,
                            x->name);
     }
     size_t n = sizeof(float) * (size_t)ir_shape_numel(&x->shape);
-    if (!(vb->v[t] = malloc(n)))
+    if (!(vb->v[t] = base_malloc(n)))
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     memcpy(vb->v[t], va->v[s], n);
   }

@@ -22,11 +22,11 @@ ex_kernel ex_kernel_of(ir_opcode op) {
 }
 
 ex_values *ex_values_new(const ir_graph *g) {
-  ex_values *v = calloc(1, sizeof *v);
+  ex_values *v = base_calloc(1, sizeof *v);
   if (!v)
     return NULL;
   v->n = g->ntensors;
-  v->v = calloc((size_t)g->ntensors + 1, sizeof(float *));
+  v->v = base_calloc((size_t)g->ntensors + 1, sizeof(float *));
   if (!v->v) {
     free(v);
     return NULL;
@@ -124,7 +124,7 @@ static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
 
 base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
                            base_diag *d) {
-  unsigned char *wonly = malloc((size_t)g->nnodes + 1);
+  unsigned char *wonly = base_malloc((size_t)g->nnodes + 1);
   if (!wonly)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   ir_weight_only(g, wonly);
@@ -133,7 +133,7 @@ base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
     if (x->kind == IR_T_VALUE || v->v[t])
       continue;
     size_t n = (size_t)ir_shape_numel(&x->shape);
-    v->v[t] = malloc(sizeof(float) * n);
+    v->v[t] = base_malloc(sizeof(float) * n);
     if (!v->v[t]) {
       free(wonly);
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory for '%s'",
@@ -152,7 +152,7 @@ base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
 
 /* Remaining reads of each tensor; outputs get one extra so they survive. */
 static int *use_counts(const ir_graph *g) {
-  int *uses = calloc((size_t)g->ntensors + 1, sizeof(int));
+  int *uses = base_calloc((size_t)g->ntensors + 1, sizeof(int));
   if (!uses)
     return NULL;
   for (int i = 0; i < g->nnodes; i++)
@@ -177,7 +177,8 @@ static base_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
   for (int k = 0; k < n->nout; k++) {
     const ir_tensor *t = &g->tensors[n->out[k]];
     free(v->v[n->out[k]]);
-    v->v[n->out[k]] = malloc(sizeof(float) * (size_t)ir_shape_numel(&t->shape));
+    v->v[n->out[k]] =
+        base_malloc(sizeof(float) * (size_t)ir_shape_numel(&t->shape));
     if (!v->v[n->out[k]])
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory for '%s'",
                            t->name);

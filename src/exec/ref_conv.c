@@ -107,7 +107,7 @@ static base_status conv_serial(const conv_geom *g, const float *x,
                                const float *w, float *y) {
   float *col = NULL;
   if (!g->pointwise) {
-    col = malloc((size_t)(g->k * g->p) * sizeof(float));
+    col = base_malloc((size_t)(g->k * g->p) * sizeof(float));
     if (!col)
       return BASE_ERR_NOMEM;
   }
@@ -142,7 +142,7 @@ static base_status conv_pairs_parallel(const conv_geom *g, const float *x,
   size_t per = g->pointwise ? 0 : (size_t)(g->k * g->p);
   float *col = NULL;
   if (per) {
-    col = malloc((size_t)nt * per * sizeof(float));
+    col = base_malloc((size_t)nt * per * sizeof(float));
     if (!col)
       return BASE_ERR_NOMEM;
   }

@@ -197,7 +197,7 @@ base_status ex_ref_reduce_mean(const ir_node *n, const ex_arg *in,
     ost[i] = reduced[i] ? 0 : kept;
     kept *= reduced[i] ? 1 : s->dim[i];
   }
-  double *acc = calloc((size_t)on, sizeof *acc);
+  double *acc = base_calloc((size_t)on, sizeof *acc);
   if (!acc)
     return BASE_ERR_NOMEM;
   for (int64_t e = 0; e < total; e++) {

@@ -30,7 +30,7 @@ base_status ex_ref_fused(const ir_node *n, const ex_arg *in, ex_arg *out) {
     if (i + 1 == b->nops) {
       r.data = out[0].data;
     } else {
-      r.data = malloc(sizeof(float) * (size_t)ir_shape_numel(&shapes[i]));
+      r.data = base_malloc(sizeof(float) * (size_t)ir_shape_numel(&shapes[i]));
       if (!r.data) {
         st = BASE_ERR_NOMEM;
         break;

@@ -52,7 +52,7 @@ typedef struct rec_vec {
 static int rec_push(rec_vec *v, const fp_rec *r) {
   if (v->n == v->cap) {
     size_t cap = v->cap ? 2 * v->cap : 1024;
-    fp_rec *nr = realloc(v->r, cap * sizeof *nr);
+    fp_rec *nr = base_realloc(v->r, cap * sizeof *nr);
     if (!nr)
       return -1;
     v->r = nr, v->cap = cap;
@@ -80,7 +80,7 @@ typedef struct run {
 
 static void *branch_begin(void *u, int b) {
   run *r = u;
-  branch *s = calloc(1, sizeof *s);
+  branch *s = base_calloc(1, sizeof *s);
   if (s && fp_eval_pair_new(r->in, &s->e, &s->e2)) {
     s->nf = r->nf;
     r->br[b] = s;
@@ -175,7 +175,7 @@ static base_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
     n += r->br[b] ? r->br[b]->recs.n : 0;
   for (int b = 0; b < nb; b++)
     st->nf_dropped += r->br[b] ? r->br[b]->dropped : 0;
-  all->r = malloc((n ? n : 1) * sizeof *all->r);
+  all->r = base_malloc((n ? n : 1) * sizeof *all->r);
   if (!all->r)
     return BASE_ERR_NOMEM;
   for (int b = 0; b < nb; b++) {
@@ -197,7 +197,7 @@ static base_status enumerate(const en_config *c, const fp_nf *nf, rec_vec *all,
   run r = {fp_inputs_new(FP_SEED1), nf, NULL};
   int nb = en_branch_count(c);
   base_status st = BASE_ERR_NOMEM;
-  r.br = calloc((size_t)nb, sizeof *r.br);
+  r.br = base_calloc((size_t)nb, sizeof *r.br);
   if (r.in && r.br) {
     en_visitor v = {branch_begin, visit, branch_end, &r, stop};
     st = en_enumerate(c, &v, d);
@@ -323,7 +323,7 @@ static pair make_pair(const fp_rec *a, const fp_rec *b) {
 static int pair_push(pair_vec *v, pair p) {
   if (v->n == v->cap) {
     size_t cap = v->cap ? 2 * v->cap : 1024;
-    pair *np = realloc(v->p, cap * sizeof *np);
+    pair *np = base_realloc(v->p, cap * sizeof *np);
     if (!np)
       return -1;
     v->p = np, v->cap = cap;
@@ -355,8 +355,8 @@ static size_t bucket_members(const fp_rec *r, size_t n, const fp_rec **u,
 /* Pairs the members of one bucket r[0..n-1]. */
 static int bucket_pairs(const fp_rec *r, size_t n, fp_pairs mode, pair_vec *out,
                         fp_stats *st) {
-  const fp_rec **u = malloc(n * sizeof *u);
-  uint64_t *canon = malloc(n * sizeof *canon);
+  const fp_rec **u = base_malloc(n * sizeof *u);
+  uint64_t *canon = base_malloc(n * sizeof *canon);
   int err = !u || !canon;
   size_t m = err ? 0 : bucket_members(r, n, u, canon, &st->dups);
   size_t small = 0; /* members of the smallest size (first in the bucket) */
@@ -532,8 +532,10 @@ static void confirm_one(const confirm_ctx *c, fp_eval *e1, fp_eval *e2,
     return;
   if (c->filter && !c->filtered) {
     ir_rule r = {.src = v->src, .dst = v->dst};
-    if ((v->filtered = c->filter(c->fu, &r)) > 0) {
-      v->kind = V_FILTERED;
+    if ((v->filtered = c->filter(c->fu, &r)) != 0) {
+      v->kind = v->filtered > 0 ? V_FILTERED : V_ERR;
+      v->st = v->filtered > 0 ? BASE_OK : BASE_ERR_NOMEM;
+      v->filtered = v->filtered > 0 ? v->filtered : 0;
       drop_graphs(v);
       return;
     }
@@ -580,9 +582,11 @@ static int span_free(span *s, const fp_rec *a, const fp_rec *b) {
   if (v.kind != V_OK)
     return 0;
   ir_rule r = {.src = v.src, .dst = v.dst};
-  int f = s->cx->filter(s->cx->fu, &r) > 0;
+  int f = s->cx->filter(s->cx->fu, &r);
+  if (f < 0)
+    s->err = 1; /* out of memory */
   drop_graphs(&v);
-  return f;
+  return f > 0;
 }
 
 static void uf_union(int *parent, int a, int b) {
@@ -597,7 +601,7 @@ typedef struct edge_vec {
 static int edge_push(edge_vec *v, size_t i, size_t j) {
   if (v->n == v->cap) {
     size_t cap = v->cap ? 2 * v->cap : 64;
-    uint32_t(*ne)[2] = realloc(v->e, cap * sizeof *ne);
+    uint32_t(*ne)[2] = base_realloc(v->e, cap * sizeof *ne);
     if (!ne)
       return -1;
     v->e = ne, v->cap = cap;
@@ -638,9 +642,9 @@ static void span_size(span *s, const fp_rec **u, size_t m, int *parent,
 }
 
 static void span_bucket(span *s, const fp_rec *r, size_t n) {
-  const fp_rec **u = malloc(n * sizeof *u);
-  uint64_t *canon = malloc(n * sizeof *canon);
-  int *parent = malloc(n * sizeof *parent);
+  const fp_rec **u = base_malloc(n * sizeof *u);
+  uint64_t *canon = base_malloc(n * sizeof *canon);
+  int *parent = base_malloc(n * sizeof *parent);
   edge_vec rest = {0};
   if (!u || !canon || !parent) {
     s->err = 1;
@@ -663,7 +667,7 @@ done:
 static base_status make_pairs_span(const en_config *c, const rec_vec *all,
                                    const confirm_ctx *cx, pair_vec *out,
                                    fp_stats *st, base_diag *d) {
-  size_t nb = 0, *start = malloc((all->n + 1) * sizeof *start);
+  size_t nb = 0, *start = base_malloc((all->n + 1) * sizeof *start);
   if (!start)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (size_t i = 0, j; i < all->n; i = j) {
@@ -713,7 +717,8 @@ static base_status make_pairs_span(const en_config *c, const rec_vec *all,
   }
   free(start);
   if (err)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "pairing buckets failed");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0,
+                         "out of memory while pairing buckets");
   if (out->n) /* content order: the same for any thread count */
     qsort(out->p, out->n, sizeof *out->p, pair_cmp);
   st->pairs = (long long)out->n;
@@ -788,7 +793,7 @@ static base_status confirm(const en_config *c, const confirm_ctx *cx,
                            const pair_vec *pv, ir_ruleset *out, fp_stats *st,
                            base_diag *d) {
   enum { CHUNK = 4096 };
-  verdict *v = malloc(CHUNK * sizeof *v);
+  verdict *v = base_malloc(CHUNK * sizeof *v);
   base_status err = v ? BASE_OK : BASE_ERR_NOMEM;
   for (size_t i = 0; i < pv->n && !err; i += CHUNK) {
     size_t n = pv->n - i < CHUNK ? pv->n - i : CHUNK;
@@ -921,9 +926,9 @@ static base_status branch_weights(const en_config *c, long long *w, int nb,
 static base_status partition(const en_config *c, const fp_comm *comm,
                              uint8_t **mask, base_diag *d) {
   int nb = en_branch_count(c);
-  long long *w = calloc((size_t)nb, sizeof *w);
-  long long *load = calloc((size_t)comm->size, sizeof *load);
-  uint8_t *m = calloc((size_t)nb, 1), *taken = calloc((size_t)nb, 1);
+  long long *w = base_calloc((size_t)nb, sizeof *w);
+  long long *load = base_calloc((size_t)comm->size, sizeof *load);
+  uint8_t *m = base_calloc((size_t)nb, 1), *taken = base_calloc((size_t)nb, 1);
   base_status st = w && load && m && taken ? BASE_OK : BASE_ERR_NOMEM;
   if (!st)
     st = branch_weights(c, w, nb, d);
@@ -956,9 +961,10 @@ static base_status partition(const en_config *c, const fp_comm *comm,
 static base_status exchange_records(const fp_comm *comm, rec_vec *all,
                                     base_diag *d) {
   size_t sz = (size_t)comm->size;
-  size_t *cnt = calloc(sz, sizeof *cnt), *off = calloc(sz, sizeof *off);
-  size_t *recvn = calloc(sz, sizeof *recvn);
-  fp_rec *send = malloc((all->n ? all->n : 1) * sizeof *send);
+  size_t *cnt = base_calloc(sz, sizeof *cnt),
+         *off = base_calloc(sz, sizeof *off);
+  size_t *recvn = base_calloc(sz, sizeof *recvn);
+  fp_rec *send = base_malloc((all->n ? all->n : 1) * sizeof *send);
   void *recv = NULL;
   base_status st = cnt && off && recvn && send ? BASE_OK : BASE_ERR_NOMEM;
   for (size_t i = 0; !st && i < all->n; i++)
@@ -998,7 +1004,7 @@ static base_status confirm_keep(const en_config *c, const confirm_ctx *cx,
                                 const pair_vec *pv, pair_vec *keep,
                                 fp_stats *st, base_diag *d) {
   enum { CHUNK = 4096 };
-  verdict *v = malloc(CHUNK * sizeof *v);
+  verdict *v = base_malloc(CHUNK * sizeof *v);
   base_status err = v ? BASE_OK : BASE_ERR_NOMEM;
   for (size_t i = 0; i < pv->n && !err; i += CHUNK) {
     size_t n = pv->n - i < CHUNK ? pv->n - i : CHUNK;
@@ -1027,7 +1033,7 @@ static base_status confirm_keep(const en_config *c, const confirm_ctx *cx,
 static base_status build_rules(const confirm_ctx *cx, const pair *p, size_t n,
                                ir_ruleset *out, fp_stats *st, base_diag *d) {
   enum { CHUNK = 4096 };
-  verdict *v = malloc(CHUNK * sizeof *v);
+  verdict *v = base_malloc(CHUNK * sizeof *v);
   base_status err = v ? BASE_OK : BASE_ERR_NOMEM;
   for (size_t i = 0; i < n && !err; i += CHUNK) {
     size_t m = n - i < CHUNK ? n - i : CHUNK;
@@ -1073,7 +1079,7 @@ static base_status build_rules(const confirm_ctx *cx, const pair *p, size_t n,
 
 /* Sums every rank's counts into st (times and memory stay this rank's). */
 static base_status sum_stats(const fp_comm *comm, fp_stats *st, base_diag *d) {
-  size_t *n = calloc((size_t)comm->size, sizeof *n);
+  size_t *n = base_calloc((size_t)comm->size, sizeof *n);
   fp_stats *all = NULL;
   base_status err =
       n ? comm->allgatherv(comm->u, st, sizeof *st, (void **)&all, n, d)
@@ -1103,7 +1109,7 @@ static base_status sum_stats(const fp_comm *comm, fp_stats *st, base_diag *d) {
 /* Every rank's confirmed pairs to every rank, in fp_candidates' order. */
 static base_status gather_pairs(const fp_comm *comm, pair_vec *keep,
                                 base_diag *d) {
-  size_t *n = calloc((size_t)comm->size, sizeof *n);
+  size_t *n = base_calloc((size_t)comm->size, sizeof *n);
   pair *all = NULL;
   base_status err =
       n ? comm->allgatherv(comm->u, keep->p, keep->n * sizeof *keep->p,

@@ -13,7 +13,7 @@ base_status fp_comm_agree(const fp_comm *c, base_status st, base_diag *d) {
   if (!c || c->size <= 1)
     return st;
   base_diag mine = {0}, *all = NULL;
-  size_t *n = calloc((size_t)c->size, sizeof *n);
+  size_t *n = base_calloc((size_t)c->size, sizeof *n);
   if (st) {
     mine = *d;
     mine.code = st;

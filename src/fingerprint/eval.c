@@ -9,7 +9,7 @@
 #include "fp_int.h"
 
 fp_inputs *fp_inputs_new(uint64_t seed) {
-  fp_inputs *in = calloc(1, sizeof *in);
+  fp_inputs *in = base_calloc(1, sizeof *in);
   if (!in)
     return NULL;
   in->seed = seed;
@@ -18,7 +18,7 @@ fp_inputs *fp_inputs_new(uint64_t seed) {
     for (int k = 0; k < en_class_of(c)->copies; k++) {
       int v = en_input_id(c, k);
       int64_t n = ir_shape_numel(&en_class_of(c)->shape);
-      if (!(in->v[v] = malloc((size_t)n * sizeof(uint32_t)))) {
+      if (!(in->v[v] = base_malloc((size_t)n * sizeof(uint32_t)))) {
         fp_inputs_free(in);
         return NULL;
       }
@@ -36,13 +36,13 @@ void fp_inputs_free(fp_inputs *in) {
 }
 
 fp_eval *fp_eval_new(const fp_inputs *in) {
-  fp_eval *e = calloc(1, sizeof *e);
+  fp_eval *e = base_calloc(1, sizeof *e);
   if (!e)
     return NULL;
   e->in = in;
   for (int i = 0; i < EN_MAX_OPS; i++)
     for (int s = 0; s < 2; s++)
-      if (!(e->val[i][s] = malloc(EN_MAX_NUMEL * sizeof(uint32_t)))) {
+      if (!(e->val[i][s] = base_malloc(EN_MAX_NUMEL * sizeof(uint32_t)))) {
         fp_eval_free(e);
         return NULL;
       }

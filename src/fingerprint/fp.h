@@ -53,7 +53,8 @@ void fp_random(uint32_t *dst, int64_t n, uint64_t seed, uint64_t stream);
 /* A filter on candidate pairs, applied after the second seed and before the
  * float check (the costly part), so redundant pairs are never kept: returns
  * 0 to keep r, or a kind 1..FP_FILTER_KINDS-1 to drop it (counted in
- * fp_stats.filtered[kind]). Called from several threads at once. */
+ * fp_stats.filtered[kind]), or -1 when out of memory (fp_candidates then
+ * fails with BASE_ERR_NOMEM). Called from several threads at once. */
 typedef int (*fp_filter)(void *u, const ir_rule *r);
 
 typedef struct fp_stats {

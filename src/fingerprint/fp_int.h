@@ -52,7 +52,8 @@ uint64_t fp_combine(const uint64_t *h, int n);
 
 /* Evaluates node k of ir_graph g into val (indexed by tensor; its outputs
  * malloc'd): 0, or -1 when an input is missing, an output has more than
- * EN_MAX_NUMEL elements or fp_kernel lacks the operator. */
+ * EN_MAX_NUMEL elements or fp_kernel lacks the operator, or -2 when out of
+ * memory. */
 int fp_ir_node(const ir_graph *g, int k, uint32_t **val, uint64_t key);
 
 /* Renamings: per class, a permutation of the copies g uses, coded in

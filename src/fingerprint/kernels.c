@@ -322,8 +322,9 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
   case IR_OP_SLICE:
-  case IR_OP_FUSED: break; /* not generation operators (fusion runs after
-                              the search) */
+  case IR_OP_FUSED:
+    break; /* not generation operators (fusion runs after
+              the search) */
   }
   return BASE_ERR_PARAM; /* no fingerprint kernel: unsupported operator */
 }

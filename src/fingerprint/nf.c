@@ -39,8 +39,8 @@ static int nf_grow(fp_nf *t, size_t need) {
   while (cap < 2 * need)
     cap *= 2;
   fp_nf old = *t;
-  t->key = calloc(cap, sizeof *t->key);
-  t->size = malloc(cap);
+  t->key = base_calloc(cap, sizeof *t->key);
+  t->size = base_malloc(cap);
   if (!t->key || !t->size) {
     free(t->key);
     free(t->size);
@@ -107,7 +107,7 @@ typedef struct hvec {
 static int hvec_push(hvec *v, uint64_t h) {
   if (v->n == v->cap) {
     size_t cap = v->cap ? 2 * v->cap : 1024;
-    uint64_t *nh = realloc(v->h, cap * sizeof *nh);
+    uint64_t *nh = base_realloc(v->h, cap * sizeof *nh);
     if (!nh)
       return -1;
     v->h = nh, v->cap = cap;
@@ -134,7 +134,7 @@ struct nf_run {
 
 static void *nf_begin(void *u, int b) {
   nf_run *r = u;
-  nf_branch *s = calloc(1, sizeof *s);
+  nf_branch *s = base_calloc(1, sizeof *s);
   if (s && fp_eval_pair_new(r->in, &s->e, &s->e2)) {
     s->run = r;
     r->br[b] = s;
@@ -246,7 +246,7 @@ static base_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
   lc.progress = NULL;
   lc.branches = NULL; /* the table is whole on every process */
   int nb = en_branch_count(&lc);
-  nf_run r = {t, in, level, calloc((size_t)nb, sizeof(nf_branch *))};
+  nf_run r = {t, in, level, base_calloc((size_t)nb, sizeof(nf_branch *))};
   base_status st = r.br ? BASE_OK : BASE_ERR_NOMEM;
   if (!st) {
     en_visitor v = {nf_begin, nf_visit, nf_end, &r, nf_stop};
@@ -271,7 +271,7 @@ static base_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
 
 base_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
                         base_diag *d) {
-  fp_nf *t = calloc(1, sizeof *t);
+  fp_nf *t = base_calloc(1, sizeof *t);
   fp_inputs *in = fp_inputs_new(FP_SEED1);
   base_status st = t && in ? nf_inputs(t, in) : BASE_ERR_NOMEM;
   for (int level = 1; level <= max_size && !st; level++)
@@ -300,7 +300,7 @@ static int pool_input(const ir_shape *s, int next[EN_NCLASSES]) {
 }
 
 /* Whether an intermediate of g is not in normal form (0 when g cannot be
- * evaluated on the pool). */
+ * evaluated on the pool; -1 when out of memory). */
 static int side_redundant(const fp_nf *t, const fp_inputs *in,
                           const ir_graph *g, uint32_t **val, uint64_t *cone,
                           uint8_t *flags) {
@@ -317,8 +317,9 @@ static int side_redundant(const fp_nf *t, const fp_inputs *in,
     flags[g->outputs[i]] |= OUT;
   for (int k = 0; k < g->nnodes; k++) {
     const ir_node *n = &g->nodes[k];
-    if (fp_ir_node(g, k, val, in->key))
-      return 0;
+    int e = fp_ir_node(g, k, val, in->key);
+    if (e)
+      return e == -2 ? -1 : 0;
     uint64_t m = (uint64_t)1 << k;
     for (int j = 0; j < n->nin; j++) {
       m |= cone[n->in[j]];
@@ -340,12 +341,14 @@ static int side_redundant(const fp_nf *t, const fp_inputs *in,
 static base_status graph_redundant(const fp_nf *t, const fp_inputs *in,
                                    const ir_graph *g, int *red) {
   size_t n = (size_t)g->ntensors + 1;
-  uint32_t **val = calloc(n, sizeof *val);
-  uint64_t *cone = calloc(n, sizeof *cone);
-  uint8_t *flags = calloc(n, 1);
+  uint32_t **val = base_calloc(n, sizeof *val);
+  uint64_t *cone = base_calloc(n, sizeof *cone);
+  uint8_t *flags = base_calloc(n, 1);
   base_status st = val && cone && flags ? BASE_OK : BASE_ERR_NOMEM;
   if (!st && g->nnodes <= 64)
     *red = side_redundant(t, in, g, val, cone, flags);
+  if (!st && *red < 0)
+    st = BASE_ERR_NOMEM, *red = 0;
   for (int i = 0; val && i < g->ntensors; i++)
     if (g->tensors[i].kind == IR_T_VALUE)
       free(val[i]);

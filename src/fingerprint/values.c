@@ -25,8 +25,10 @@ int fp_ir_node(const ir_graph *g, int k, uint32_t **val, uint64_t key) {
   for (int j = 0; j < n->nout; j++) {
     outs[j] = g->tensors[n->out[j]].shape;
     int64_t m = ir_shape_numel(&outs[j]);
-    if (m > EN_MAX_NUMEL || !(val[n->out[j]] = malloc((size_t)m * 4 + 4)))
+    if (m > EN_MAX_NUMEL)
       return -1;
+    if (!(val[n->out[j]] = base_malloc((size_t)m * 4 + 4)))
+      return -2;
     out[j] = val[n->out[j]];
   }
   return fp_kernel(n->op, &n->a, ins, in, n->nin, outs, out, key) ? -1 : 0;
@@ -38,7 +40,7 @@ static uint32_t *leaf_values(const ir_tensor *t, uint64_t seed) {
   int64_t m = ir_shape_numel(&t->shape);
   if (m > EN_MAX_NUMEL)
     return NULL;
-  uint32_t *v = malloc((size_t)m * 4 + 4);
+  uint32_t *v = base_malloc((size_t)m * 4 + 4);
   if (v)
     fp_random(v, m, seed, XXH3_64bits(t->name, strlen(t->name)));
   return v;
@@ -46,19 +48,22 @@ static uint32_t *leaf_values(const ir_tensor *t, uint64_t seed) {
 
 base_status fp_value_hashes(const ir_graph *g, uint64_t seed, uint64_t *h) {
   size_t n = (size_t)g->ntensors + 1;
-  uint32_t **val = calloc(n, sizeof *val);
+  uint32_t **val = base_calloc(n, sizeof *val);
   if (!val)
     return BASE_ERR_NOMEM;
+  int oom = 0;
   for (int i = 0; i < g->ntensors; i++)
-    if (g->tensors[i].kind != IR_T_VALUE)
+    if (g->tensors[i].kind != IR_T_VALUE) {
       val[i] = leaf_values(&g->tensors[i], seed);
+      oom |= !val[i] && ir_shape_numel(&g->tensors[i].shape) <= EN_MAX_NUMEL;
+    }
   uint64_t key = XXH3_64bits_withSeed("act", 3, seed);
-  for (int k = 0; k < g->nnodes; k++)
-    (void)fp_ir_node(g, k, val, key); /* a failure leaves its outputs NULL */
+  for (int k = 0; !oom && k < g->nnodes; k++) /* -1 leaves outputs NULL */
+    oom = fp_ir_node(g, k, val, key) == -2;
   for (int i = 0; i < g->ntensors; i++) {
     h[i] = val[i] ? fp_tensor_hash(&g->tensors[i].shape, val[i]) : 0;
     free(val[i]);
   }
   free(val);
-  return BASE_OK;
+  return oom ? BASE_ERR_NOMEM : BASE_OK;
 }

@@ -217,14 +217,14 @@ static int reject_costly(ctx *c, const ir_graph *h, const fuse_options *o,
 static int init(ctx *c, const ir_graph *g) {
   size_t nn = (size_t)g->nnodes + 1, nt = (size_t)g->ntensors + 1;
   c->g = g;
-  c->inl = calloc(nn, 1);
-  c->wonly = calloc(nn, 1);
-  c->fusible = calloc(nn, 1);
-  c->ncons = calloc(nn, sizeof(int));
-  c->share = calloc(nn, sizeof(int));
-  c->root_of = calloc(nn, sizeof(int));
-  c->isout = calloc(nt, sizeof(int));
-  c->map = calloc(nt, sizeof(int32_t));
+  c->inl = base_calloc(nn, 1);
+  c->wonly = base_calloc(nn, 1);
+  c->fusible = base_calloc(nn, 1);
+  c->ncons = base_calloc(nn, sizeof(int));
+  c->share = base_calloc(nn, sizeof(int));
+  c->root_of = base_calloc(nn, sizeof(int));
+  c->isout = base_calloc(nt, sizeof(int));
+  c->map = base_calloc(nt, sizeof(int32_t));
   if (!c->inl || !c->wonly || !c->fusible || !c->ncons || !c->share ||
       !c->root_of || !c->isout || !c->map)
     return -1;
@@ -243,7 +243,7 @@ static int init(ctx *c, const ir_graph *g) {
     }
   }
   /* inline: element-wise, all consumers element-wise, not an output */
-  int *allfus = calloc(nn, sizeof(int));
+  int *allfus = base_calloc(nn, sizeof(int));
   if (!allfus)
     return -1;
   for (int n = 0; n < g->nnodes; n++)

@@ -24,7 +24,7 @@ static int cmp_keyidx(const void *a, const void *b) {
 
 /* The library's pair keys, sorted (into *out, n = lib->n). */
 static base_status lib_keys(const ir_ruleset *lib, keyidx **out, base_diag *d) {
-  keyidx *k = calloc((size_t)lib->n + 1, sizeof *k);
+  keyidx *k = base_calloc((size_t)lib->n + 1, sizeof *k);
   if (!k)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < lib->n; i++) {
@@ -60,7 +60,10 @@ static base_status classify(const compare_ctx *c, const ir_rule *r,
     st->found++;
     return BASE_OK;
   }
-  if (pr_is_trivial(r) || pr_has_common_sub(r) || pr_has_common_super(r)) {
+  pr_kind kind = PR_KEEP;
+  if ((s = pr_redundant(r, &kind)) != BASE_OK)
+    return base_diag_set(d, s, 0, 0, "out of memory");
+  if (kind != PR_KEEP) {
     st->implied++; /* redundant by the prune rules: follows from a smaller one
                     */
     return BASE_OK;

@@ -15,20 +15,28 @@
 #include "gen.h"
 
 /* Drops pairs redundant on their own before their float check, so they are
- * never kept in memory (at --max-ops 4 most of the millions of candidates). */
+ * never kept in memory (at --max-ops 4 most of the millions of candidates).
+ * -1 when out of memory (fp_filter). */
 static int prune_filter(void *u, const ir_rule *r) {
   (void)u;
-  pr_kind k = pr_redundant(r);
+  pr_kind k;
+  if (pr_redundant(r, &k))
+    return -1;
   if (k != PR_KEEP)
     return (int)k;
-  uint64_t *vs = malloc(((size_t)r->src->ntensors + 1) * sizeof *vs);
-  uint64_t *vd = malloc(((size_t)r->dst->ntensors + 1) * sizeof *vd);
-  if (vs && vd && !fp_value_hashes(r->src, 1, vs) &&
-      !fp_value_hashes(r->dst, 1, vd) && pr_has_common_context(r, vs, vd))
-    k = PR_COMMON_CONTEXT;
+  uint64_t *vs = base_malloc(((size_t)r->src->ntensors + 1) * sizeof *vs);
+  uint64_t *vd = base_malloc(((size_t)r->dst->ntensors + 1) * sizeof *vd);
+  int cc = 0;
+  base_status st = vs && vd ? BASE_OK : BASE_ERR_NOMEM;
+  if (!st)
+    st = fp_value_hashes(r->src, 1, vs);
+  if (!st)
+    st = fp_value_hashes(r->dst, 1, vd);
+  if (!st)
+    st = pr_has_common_context(r, vs, vd, &cc);
   free(vs);
   free(vd);
-  return (int)k;
+  return st ? -1 : cc ? PR_COMMON_CONTEXT : PR_KEEP;
 }
 
 /* ---- stable order -------------------------------------------------------- */
@@ -48,7 +56,7 @@ static int cmp_sorted(const void *a, const void *b) {
 
 /* Sorts rules by operator count then text, renumbers them r00001... */
 static base_status stable_order(ir_ruleset *rs, base_diag *d) {
-  sorted_rule *s = calloc((size_t)rs->n + 1, sizeof *s);
+  sorted_rule *s = base_calloc((size_t)rs->n + 1, sizeof *s);
   if (!s)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < rs->n; i++) {
@@ -67,11 +75,13 @@ static base_status stable_order(ir_ruleset *rs, base_diag *d) {
     }
   }
   qsort(s, (size_t)rs->n, sizeof *s, cmp_sorted);
+  int oom = 0;
   for (int i = 0; i < rs->n; i++) {
     rs->rules[i] = s[i].r;
     char id[32];
     snprintf(id, sizeof id, "r%05d", i + 1);
-    char *nid = strdup(id);
+    char *nid = base_strdup(id);
+    oom |= !nid;
     if (nid) {
       free(rs->rules[i].id);
       rs->rules[i].id = nid;
@@ -79,7 +89,8 @@ static base_status stable_order(ir_ruleset *rs, base_diag *d) {
     free(s[i].text);
   }
   free(s);
-  return BASE_OK;
+  return oom ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+             : BASE_OK;
 }
 
 /* Removes rules that are not proven (freed). */
@@ -226,8 +237,8 @@ static base_status apply_results(ir_ruleset *rs, const char *p, size_t n,
     for (int k = 0; k <= h[2] && p < end; k++) {
       if (k < h[2])
         names[k] = p;
-      else if (*p)
-        ir_rule_set_note(&rs->rules[h[0]], p);
+      else if (*p && ir_rule_set_note(&rs->rules[h[0]], p))
+        return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       p += strlen(p) + 1;
     }
     rs->rules[h[0]].status = (ir_rule_status)h[1];
@@ -246,11 +257,11 @@ static base_status verify_shared(const gen_options *o, ir_ruleset *rs,
   const fp_comm *c = o->comm;
   ir_ruleset mine = {0};
   base_buf b = {0};
-  size_t *n = calloc((size_t)c->size, sizeof *n);
+  size_t *n = base_calloc((size_t)c->size, sizeof *n);
   void *all = NULL;
   long long unproven;
   mine.cap = rs->n / c->size + 1;
-  mine.rules = calloc((size_t)mine.cap, sizeof *mine.rules);
+  mine.rules = base_calloc((size_t)mine.cap, sizeof *mine.rules);
   base_status s = n && mine.rules
                       ? BASE_OK
                       : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -296,7 +307,7 @@ static base_status gather_ranks(const gen_options *o, gen_stats *st,
     me->proven = st->proven;
     return BASE_OK;
   }
-  size_t *n = calloc((size_t)o->comm->size, sizeof *n);
+  size_t *n = base_calloc((size_t)o->comm->size, sizeof *n);
   base_status s =
       n ? o->comm->allgatherv(o->comm->u, me, sizeof *me, (void **)&all, n, d)
         : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -346,7 +357,7 @@ base_status gen_rules(const gen_options *o, gen_stats *st, base_diag *d) {
   ir_ruleset rs;
   memset(st, 0, sizeof *st);
   st->nranks = ranks(o);
-  st->ranks = calloc((size_t)st->nranks, sizeof *st->ranks);
+  st->ranks = base_calloc((size_t)st->nranks, sizeof *st->ranks);
   if (!st->ranks)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status s = config(o, &cfg, d);

@@ -18,11 +18,16 @@ base_status gen_verify_all(ir_ruleset *rs, unsigned timeout_ms, int threads,
     threads = omp_get_num_procs();
 #pragma omp parallel num_threads(threads)
   {
-    verify_ctx *c = verify_new(&o);
     base_diag local = {0};
+    verify_ctx *c = verify_new_with(&o, NULL, 0, 0, &local);
     if (!c) {
 #pragma omp critical
-      status = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cannot start Z3");
+      {
+        if (status == BASE_OK) {
+          *d = local;
+          status = local.code ? local.code : BASE_ERR_INTERNAL;
+        }
+      }
     }
 #pragma omp for schedule(dynamic, 1)
     for (int i = 0; i < rs->n; i++) {
@@ -41,10 +46,14 @@ base_status gen_verify_all(ir_ruleset *rs, unsigned timeout_ms, int threads,
         continue;
       }
       r->status = res.status;
-      ir_rule_set_axioms(r, res.core, res.ncore);
-      ir_rule_set_note(r, res.status == IR_RULE_PROVEN ? NULL : res.reason);
+      base_status st = ir_rule_set_axioms(r, res.core, res.ncore);
+      if (!st)
+        st = ir_rule_set_note(r,
+                              res.status == IR_RULE_PROVEN ? NULL : res.reason);
 #pragma omp critical
       {
+        if (st && status == BASE_OK)
+          status = base_diag_set(d, st, 0, 0, "out of memory");
         done++;
         if (progress && (omp_get_thread_num() == 0 || done == rs->n))
           progress(u, "verify", (double)done, (double)rs->n);

@@ -100,7 +100,7 @@ static int fastest(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
 static base_status remember(gpu_ctx *c, const gpu_mm_choice *ch, base_diag *d) {
   if (c->nmms == c->capmms) {
     int cap = c->capmms ? 2 * c->capmms : 16;
-    gpu_mm_choice *nc = realloc(c->mms, (size_t)cap * sizeof *nc);
+    gpu_mm_choice *nc = base_realloc(c->mms, (size_t)cap * sizeof *nc);
     if (!nc)
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     c->mms = nc;

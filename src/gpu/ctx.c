@@ -55,7 +55,7 @@ base_status gpu_ctx_new(const gpu_options *o, gpu_ctx **out, base_diag *d) {
   if (gpu_device_count() < 1)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "no CUDA device (cudaGetDeviceCount found none)");
-  gpu_ctx *c = calloc(1, sizeof *c);
+  gpu_ctx *c = base_calloc(1, sizeof *c);
   if (!c)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (o)
@@ -116,7 +116,7 @@ static base_status remember(gpu_ctx *c, const gpu_conv_choice *ch,
                             base_diag *d) {
   if (c->nconvs == c->capconvs) {
     int cap = c->capconvs ? 2 * c->capconvs : 32;
-    gpu_conv_choice *nc = realloc(c->convs, (size_t)cap * sizeof *nc);
+    gpu_conv_choice *nc = base_realloc(c->convs, (size_t)cap * sizeof *nc);
     if (!nc)
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     c->convs = nc;

@@ -457,13 +457,13 @@ base_status gpu_fused_compile(const char *src, const char *name,
     size_t ln = 0;
     char *log = NULL;
     if (nvrtcGetProgramLogSize(prog, &ln) == NVRTC_SUCCESS &&
-        (log = calloc(ln + 1, 1)))
+        (log = base_calloc(ln + 1, 1)))
       nvrtcGetProgramLog(prog, log);
     st = rtc_fail(d, r, "nvrtcCompileProgram", srcname, log);
     free(log);
   } else if ((r = nvrtcGetCUBINSize(prog, len)) != NVRTC_SUCCESS) {
     st = rtc_fail(d, r, "nvrtcGetCUBINSize", srcname, NULL);
-  } else if (!(*cubin = malloc(*len ? *len : 1))) {
+  } else if (!(*cubin = base_malloc(*len ? *len : 1))) {
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   } else if ((r = nvrtcGetCUBIN(prog, *cubin)) != NVRTC_SUCCESS) {
     free(*cubin);
@@ -489,7 +489,7 @@ static base_status get_kernel(gpu_ctx *c, const char *src, const char *name,
     return st0;
   if (c->nfks == c->capfks) {
     int cap = c->capfks ? 2 * c->capfks : 16;
-    gpu_fk *f = realloc(c->fks, sizeof *f * (size_t)cap);
+    gpu_fk *f = base_realloc(c->fks, sizeof *f * (size_t)cap);
     if (!f)
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     c->fks = f;
@@ -568,7 +568,7 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
   base_status st = ir_body_shapes(b, inp, shapes, d);
   if (st)
     return st;
-  gen *G = calloc(1, sizeof *G);
+  gen *G = base_calloc(1, sizeof *G);
   if (!G)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   const ir_shape *o = &g->tensors[n->out[0]].shape;

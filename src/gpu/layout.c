@@ -145,8 +145,8 @@ static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
 
 base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
-  p->cl = calloc((size_t)g->ntensors + 1, 1);
-  unsigned char *must = calloc((size_t)g->ntensors + 1, 1);
+  p->cl = base_calloc((size_t)g->ntensors + 1, 1);
+  unsigned char *must = base_calloc((size_t)g->ntensors + 1, 1);
   if (!p->cl || !must) {
     free(must);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -186,7 +186,7 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
       if (!spatial(shp(p, t)) || (int)p->cl[t] == s->cl)
         continue;
       if (!s->cin_off) {
-        s->cin_off = malloc((size_t)n->nin * sizeof *s->cin_off);
+        s->cin_off = base_malloc((size_t)n->nin * sizeof *s->cin_off);
         if (!s->cin_off)
           return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
         memset(s->cin_off, 0xff, (size_t)n->nin * sizeof *s->cin_off);

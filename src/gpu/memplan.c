@@ -46,8 +46,8 @@ static size_t first_fit(const span *s, int n, size_t size) {
 
 size_t gpu_memplan(int n, const size_t *sizes, const int32_t *first,
                    const int32_t *last, size_t *off) {
-  block *order = malloc(sizeof(block) * (size_t)(n ? n : 1));
-  span *busy = malloc(sizeof(span) * (size_t)(n ? n : 1));
+  block *order = base_malloc(sizeof(block) * (size_t)(n ? n : 1));
+  span *busy = base_malloc(sizeof(span) * (size_t)(n ? n : 1));
   if (!order || !busy) {
     free(order);
     free(busy);

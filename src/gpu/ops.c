@@ -122,7 +122,7 @@ static base_status conv_descs(gpu_plan *p, const ir_node *n, int cl,
 
 static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                 base_diag *d) {
-  gpu_conv *cv = s->conv = calloc(1, sizeof *cv);
+  gpu_conv *cv = s->conv = base_calloc(1, sizeof *cv);
   if (!cv)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   gpu_conv_key k;
@@ -250,7 +250,7 @@ static cublasLtEpilogue_t mm_epilogue(gpu_mm *m, const ir_node *n, int act,
 
 static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
-  gpu_mm *m = s->mm = calloc(1, sizeof *m);
+  gpu_mm *m = s->mm = base_calloc(1, sizeof *m);
   if (!m)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]);

@@ -62,7 +62,7 @@ static int takes_relu(const ir_node *n) {
  * result they alone read (and that is no graph output). */
 static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
-  int *reads = calloc((size_t)g->ntensors + 1, sizeof *reads);
+  int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
   if (!reads)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < g->nnodes; i++)
@@ -91,10 +91,10 @@ static base_status plan_arena(gpu_plan *p, const int32_t *root,
                               const int32_t *first, base_diag *d) {
   const ir_graph *g = p->g;
   int nb = g->ntensors + g->nnodes;
-  size_t *sz = calloc((size_t)nb, sizeof *sz),
-         *off = calloc((size_t)nb, sizeof *off);
-  int32_t *f = calloc((size_t)nb, sizeof *f),
-          *l = calloc((size_t)nb, sizeof *l);
+  size_t *sz = base_calloc((size_t)nb, sizeof *sz),
+         *off = base_calloc((size_t)nb, sizeof *off);
+  int32_t *f = base_calloc((size_t)nb, sizeof *f),
+          *l = base_calloc((size_t)nb, sizeof *l);
   base_status st = BASE_OK;
   if (!sz || !off || !f || !l)
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -166,7 +166,7 @@ static void mark_weight_only(gpu_plan *p, int32_t *first) {
 static base_status plan_build(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
-  int32_t *first = calloc((size_t)g->ntensors + 1, sizeof *first);
+  int32_t *first = base_calloc((size_t)g->ntensors + 1, sizeof *first);
   if (!first)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status st = plan_fusion(p, d);
@@ -214,16 +214,16 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
 base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
                          base_diag *d) {
   *out = NULL;
-  gpu_plan *p = calloc(1, sizeof *p);
+  gpu_plan *p = base_calloc(1, sizeof *p);
   if (!p)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   p->ctx = c;
   p->g = g;
-  p->ptr = calloc((size_t)g->ntensors + 1, sizeof *p->ptr);
-  p->last = calloc((size_t)g->ntensors + 1, sizeof *p->last);
-  p->root = calloc((size_t)g->ntensors + 1, sizeof *p->root);
-  p->steps = calloc((size_t)g->nnodes + 1, sizeof *p->steps);
-  p->wonly = calloc((size_t)g->nnodes + 1, 1);
+  p->ptr = base_calloc((size_t)g->ntensors + 1, sizeof *p->ptr);
+  p->last = base_calloc((size_t)g->ntensors + 1, sizeof *p->last);
+  p->root = base_calloc((size_t)g->ntensors + 1, sizeof *p->root);
+  p->steps = base_calloc((size_t)g->nnodes + 1, sizeof *p->steps);
+  p->wonly = base_calloc((size_t)g->nnodes + 1, 1);
   base_status st =
       p->ptr && p->last && p->root && p->steps && p->wonly
           ? plan_build(p, d)
@@ -383,7 +383,7 @@ static base_status time_runs(gpu_plan *p, int warmup, int iters, double *med,
                              base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   cudaEvent_t a = NULL, b = NULL;
-  double *ms = calloc((size_t)iters, sizeof *ms);
+  double *ms = base_calloc((size_t)iters, sizeof *ms);
   base_status st =
       ms ? BASE_OK : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st && (cudaEventCreate(&a) != cudaSuccess ||
@@ -447,9 +447,10 @@ static base_status profile_pass(gpu_plan *p, cudaEvent_t *ev, float *ms,
 base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
                              base_diag *d) {
   int nn = p->g->nnodes;
-  cudaEvent_t *ev = calloc((size_t)nn + 1, sizeof *ev);
-  float *ms = calloc((size_t)nn * (size_t)(reps > 0 ? reps : 1), sizeof *ms);
-  double *col = calloc((size_t)(reps > 0 ? reps : 1), sizeof *col);
+  cudaEvent_t *ev = base_calloc((size_t)nn + 1, sizeof *ev);
+  float *ms =
+      base_calloc((size_t)nn * (size_t)(reps > 0 ? reps : 1), sizeof *ms);
+  double *col = base_calloc((size_t)(reps > 0 ? reps : 1), sizeof *col);
   base_status st =
       ev && ms && col && reps > 0
           ? BASE_OK

@@ -137,7 +137,7 @@ static ir_body **slot_of(uint64_t id) {
 
 static int grow(void) {
   size_t cap = table_cap ? table_cap * 2 : 64;
-  ir_body **old = table, **nt = calloc(cap, sizeof *nt);
+  ir_body **old = table, **nt = base_calloc(cap, sizeof *nt);
   size_t oldcap = table_cap;
   if (!nt)
     return -1;
@@ -166,7 +166,7 @@ const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
   if (check(nin, nops, ops, d))
     return NULL;
   /* canonical bytes: unused input slots zero */
-  ir_body *b = calloc(1, sizeof *b + sizeof(ir_body_op) * (size_t)nops);
+  ir_body *b = base_calloc(1, sizeof *b + sizeof(ir_body_op) * (size_t)nops);
   if (!b) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;

@@ -332,6 +332,19 @@ base_status ir_graph_validate(const ir_graph *g, base_diag *d) {
   return BASE_OK;
 }
 
+base_status ir_check_invariants(const ir_graph *g, const char *after,
+                                base_diag *d) {
+#ifdef SUPEROPT_CHECK_INVARIANTS
+  base_diag v;
+  if (ir_graph_validate(g, &v))
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "graph invariant broken after %s: %s", after, v.msg);
+#else
+  (void)g, (void)after, (void)d;
+#endif
+  return BASE_OK;
+}
+
 /* ---- clone, counts, hash ------------------------------------------------- */
 
 ir_graph *ir_graph_clone(const ir_graph *g) {
@@ -422,10 +435,10 @@ static uint64_t node_out_hash(const ir_node *n, const uint64_t *h, int slot) {
   return XXH3_64bits_digest(&s);
 }
 
-uint64_t ir_graph_hash(const ir_graph *g) {
-  uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
+base_status ir_graph_hash(const ir_graph *g, uint64_t *out) {
+  uint64_t *h = base_calloc((size_t)g->ntensors + 1, sizeof *h);
   if (!h)
-    return 0;
+    return BASE_ERR_NOMEM;
   int ordinal[3] = {0, 0, 0};
   XXH3_state_t s;
   XXH3_64bits_reset(&s);
@@ -441,9 +454,9 @@ uint64_t ir_graph_hash(const ir_graph *g) {
       h[g->nodes[i].out[k]] = node_out_hash(&g->nodes[i], h, k);
   for (int i = 0; i < g->noutputs; i++)
     XXH3_64bits_update(&s, &h[g->outputs[i]], sizeof(uint64_t));
-  uint64_t r = XXH3_64bits_digest(&s);
+  *out = XXH3_64bits_digest(&s);
   free(h);
-  return r;
+  return BASE_OK;
 }
 
 void ir_weight_only(const ir_graph *g, unsigned char *mask) {

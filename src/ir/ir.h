@@ -288,11 +288,19 @@ base_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
 
 /* Checks the invariants stated at the top of this file. */
 base_status ir_graph_validate(const ir_graph *g, base_diag *d);
+/* In builds with SUPEROPT_CHECK_INVARIANTS (the ASan build, Debug builds;
+ * docs/architecture.md) ir_graph_validate(g), failing with
+ * BASE_ERR_INTERNAL "graph invariant broken after <after>: ..."; the
+ * optimizer calls it between passes and after every search step. BASE_OK
+ * (and nothing checked) in other builds. */
+base_status ir_check_invariants(const ir_graph *g, const char *after,
+                                base_diag *d);
 
 /* Stable structural hash: independent of tensor names and of the process;
  * depends on operators, parameters, shapes, the wiring, the order of inputs
- * and weights, and the outputs. */
-uint64_t ir_graph_hash(const ir_graph *g);
+ * and weights, and the outputs. Sets *out; BASE_ERR_NOMEM (*out unset)
+ * when out of memory. */
+base_status ir_graph_hash(const ir_graph *g, uint64_t *out);
 
 /* A copy of g whose batch dimension (dim 0 of every input) is `batch`:
  * inputs get dim 0 = batch, reshape targets whose dim 0 is the old batch

@@ -197,7 +197,7 @@ static base_status end_of_line(parser *P) {
 static stmt *new_stmt(parser *P, int kind) {
   if (P->nst == P->capst) {
     int cap = P->capst ? P->capst * 2 : 64;
-    stmt *s = realloc(P->st, sizeof *s * (size_t)cap);
+    stmt *s = base_realloc(P->st, sizeof *s * (size_t)cap);
     if (!s)
       return NULL;
     P->st = s;
@@ -624,7 +624,7 @@ static base_status define_all(parser *P) {
              : 0;
   for (P->capdefs = 16; P->capdefs < 2 * n;)
     P->capdefs *= 2;
-  P->defs = calloc((size_t)P->capdefs, sizeof(def));
+  P->defs = base_calloc((size_t)P->capdefs, sizeof(def));
   if (!P->defs)
     return base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < P->nst; i++) {
@@ -684,9 +684,9 @@ static base_status cycle_err(parser *P, const int *stack, const int *next,
  * argument order: a file already in topological order keeps its order. */
 static base_status topo_order(parser *P, int *order, int *norder) {
   int n = P->nst;
-  char *state = calloc((size_t)n, 1); /* 0 new, 1 on stack, 2 done */
-  int *stack = malloc(sizeof(int) * (size_t)(n + 1));
-  int *next = calloc((size_t)n, sizeof(int)); /* next argument to visit */
+  char *state = base_calloc((size_t)n, 1); /* 0 new, 1 on stack, 2 done */
+  int *stack = base_malloc(sizeof(int) * (size_t)(n + 1));
+  int *next = base_calloc((size_t)n, sizeof(int)); /* next argument to visit */
   base_status st = BASE_OK;
   if (!state || !stack || !next) {
     st = base_diag_set(P->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -865,7 +865,7 @@ ir_graph *ir_parse(const char *text, size_t len, const char *file,
     st = read_lines(&P);
   if (!st)
     st = define_all(&P);
-  if (!st && !(order = malloc(sizeof(int) * (size_t)(P.nst + 1))))
+  if (!st && !(order = base_malloc(sizeof(int) * (size_t)(P.nst + 1))))
     st = base_diag_set(P.d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
     st = topo_order(&P, order, &norder);

@@ -80,7 +80,7 @@ base_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
   if (batch < 1)
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0, "batch must be positive");
   ir_graph *h = ir_graph_new(g->name);
-  int32_t *map = calloc((size_t)g->ntensors + 1, sizeof *map);
+  int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
   base_status st =
       h && map ? BASE_OK
                : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");

@@ -102,7 +102,7 @@ ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
   }
   if (rs->n == rs->cap) {
     int cap = rs->cap ? 2 * rs->cap : 64;
-    ir_rule *nr = realloc(rs->rules, (size_t)cap * sizeof *nr);
+    ir_rule *nr = base_realloc(rs->rules, (size_t)cap * sizeof *nr);
     if (!nr) {
       base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       goto fail;
@@ -112,7 +112,7 @@ ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
   }
   ir_rule *r = &rs->rules[rs->n];
   memset(r, 0, sizeof *r);
-  r->id = strdup(id);
+  r->id = base_strdup(id);
   r->src = src;
   r->dst = dst;
   if (!r->id) {
@@ -133,11 +133,11 @@ fail:
 }
 
 base_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n) {
-  char **a = n ? calloc((size_t)n, sizeof *a) : NULL;
+  char **a = n ? base_calloc((size_t)n, sizeof *a) : NULL;
   if (n && !a)
     return BASE_ERR_NOMEM;
   for (int i = 0; i < n; i++)
-    if (!(a[i] = strdup(names[i]))) {
+    if (!(a[i] = base_strdup(names[i]))) {
       while (i--)
         free(a[i]);
       free(a);
@@ -154,7 +154,7 @@ base_status ir_rule_set_axioms(ir_rule *r, const char *const *names, int n) {
 base_status ir_rule_set_note(ir_rule *r, const char *note) {
   char *s = NULL;
   if (note) {
-    if (!(s = strdup(note)))
+    if (!(s = base_strdup(note)))
       return BASE_ERR_NOMEM;
     /* one line of printable text without surrounding blanks: what printing
      * and parsing it again give back */
@@ -194,7 +194,7 @@ static int id_lookup(rparser *p, const ir_ruleset *rs, const char *id,
                      int add) {
   if (2 * (rs->n + 1) >= p->capids) { /* grow and rehash */
     int cap = p->capids ? 2 * p->capids : 256;
-    int32_t *t = calloc((size_t)cap, sizeof *t);
+    int32_t *t = base_calloc((size_t)cap, sizeof *t);
     if (!t)
       return -2;
     for (int i = 0; i < rs->n; i++) {
@@ -322,7 +322,7 @@ static ir_graph *parse_section(rparser *p, const char *stop) {
 
 static base_status parse_axioms(rparser *p, ir_rule *r, const char *s) {
   const char *names[256];
-  char *copy = strdup(s);
+  char *copy = base_strdup(s);
   int n = 0;
   if (!copy)
     return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -392,8 +392,11 @@ static base_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
     }
     size_t n;
     const char *raw = span(p, &n);
-    char *s = strndup(raw, n);
-    if (!s) {
+    char *s = base_malloc(n + 1);
+    if (s) {
+      memcpy(s, raw, n);
+      s[n] = '\0';
+    } else {
       base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       goto fail;
     }

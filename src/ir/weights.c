@@ -81,7 +81,7 @@ base_status ir_weights_write(const ir_graph *g, const char *path,
                : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   size_t hl = strlen(js), padded = (hl + 7) / 8 * 8;
   size_t total = 8 + padded + (size_t)off;
-  uint8_t *buf = malloc(total ? total : 1);
+  uint8_t *buf = base_malloc(total ? total : 1);
   if (!buf) {
     free(js);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -204,8 +204,8 @@ base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
   const uint8_t *raw = data + 8 + hl;
   uint64_t datalen = len - 8 - hl;
   int n = (int)json_object_size(h);
-  int *which = calloc((size_t)n + 1, sizeof *which);
-  uint64_t *from = calloc((size_t)n + 1, sizeof *from);
+  int *which = base_calloc((size_t)n + 1, sizeof *which);
+  uint64_t *from = base_calloc((size_t)n + 1, sizeof *from);
   int k = 0;
   if (!json_is_object(h))
     s = bad(d, path, "header is not a JSON object");

@@ -118,10 +118,10 @@ static base_status splice_graph(const ir_graph *g, const int32_t *sites,
                                 const ir_graph *h, ir_graph **out,
                                 base_diag *d) {
   splice s = {g, f, h, ir_graph_new(g->name), NULL, NULL, 0};
-  uint8_t *site = calloc((size_t)g->nnodes + 1, 1), *done = NULL;
-  s.map = malloc(sizeof *s.map * ((size_t)g->ntensors + 1));
-  s.hmap = malloc(sizeof *s.hmap * ((size_t)h->ntensors + 1));
-  done = calloc((size_t)g->nnodes + 1, 1);
+  uint8_t *site = base_calloc((size_t)g->nnodes + 1, 1), *done = NULL;
+  s.map = base_malloc(sizeof *s.map * ((size_t)g->ntensors + 1));
+  s.hmap = base_malloc(sizeof *s.hmap * ((size_t)h->ntensors + 1));
+  done = base_calloc((size_t)g->nnodes + 1, 1);
   base_status st = BASE_OK;
   if (!s.n || !site || !s.map || !s.hmap || !done) {
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -175,7 +175,7 @@ out:
 /* Sum of cost over g's nodes that compute from inputs (weight-only nodes,
  * e.g. sliced weights, run once at load and cost nothing). */
 static double graph_cost(const ir_graph *g, mutant_cost_fn cost, void *u) {
-  unsigned char *wo = calloc((size_t)g->nnodes + 1, 1);
+  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
   double c = 0;
   if (!wo)
     return 1e300;
@@ -189,7 +189,7 @@ static double graph_cost(const ir_graph *g, mutant_cost_fn cost, void *u) {
 
 static int record(mutant_apply_stats *st, const mutant_applied *a) {
   mutant_applied *v =
-      realloc(st->applied, sizeof *v * (size_t)(st->napplied + 1));
+      base_realloc(st->applied, sizeof *v * (size_t)(st->napplied + 1));
   if (!v)
     return -1;
   st->applied = v;
@@ -268,7 +268,7 @@ base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
   mutant_list l = {0};
   memset(st, 0, sizeof *st);
   ir_graph *cur = ir_graph_clone(g);
-  uint8_t *used = calloc((size_t)g->nnodes + 1, 1);
+  uint8_t *used = base_calloc((size_t)g->nnodes + 1, 1);
   base_status s = cur && used ? BASE_OK : BASE_ERR_NOMEM;
   if (s)
     base_diag_set(d, s, 0, 0, "out of memory");

@@ -53,7 +53,7 @@ static int make_grid(mutant_grid *gr, const ir_shape *s, const mutant_cuts *a,
   mutant_cut_norm(&u);
   for (int k = 0; k < s->rank; k++) {
     gr->ncut[k] = u.n[k] + 1;
-    if (!(gr->cut[k] = malloc(sizeof(int64_t) * (size_t)gr->ncut[k])))
+    if (!(gr->cut[k] = base_malloc(sizeof(int64_t) * (size_t)gr->ncut[k])))
       goto oom;
     gr->cut[k][0] = 0;
     if (u.n[k])
@@ -62,7 +62,7 @@ static int make_grid(mutant_grid *gr, const ir_shape *s, const mutant_cuts *a,
   }
   for (int k = 0; k < IR_MAX_RANK; k++)
     free(u.c[k]);
-  gr->diff = calloc((size_t)gr->ncells + 1, 1);
+  gr->diff = base_calloc((size_t)gr->ncells + 1, 1);
   return gr->diff ? 0 : -1;
 oom:
   for (int k = 0; k < IR_MAX_RANK; k++)
@@ -151,7 +151,7 @@ static void cover(const mutant_grid *gr, uint8_t *cov, const int64_t *clo,
 static int push_box(mutant_boxes *b, const mutant_box *x, int *cap) {
   if (b->nwrong == *cap) {
     int nc = *cap ? 2 * *cap : 8;
-    mutant_box *w = realloc(b->wrong, sizeof *w * (size_t)nc);
+    mutant_box *w = base_realloc(b->wrong, sizeof *w * (size_t)nc);
     if (!w)
       return -1;
     b->wrong = w, *cap = nc;
@@ -169,7 +169,7 @@ static int merge(mutant_boxes *b, int i, int *cap) {
   ir_shape gs = {r, {0}};
   for (int k = 0; k < r; k++)
     gs.dim[k] = gr->ncut[k];
-  uint8_t *cov = calloc((size_t)gr->ncells + 1, 1);
+  uint8_t *cov = base_calloc((size_t)gr->ncells + 1, 1);
   if (!cov)
     return -1;
   for (int64_t c = 0; c < gr->ncells; c++) {
@@ -233,7 +233,7 @@ base_status mutant_analyze(const ir_graph *f, const ir_graph *g, uint64_t seed,
     st = mutant_eval(f, seed, &vf, d);
   if (!st)
     st = mutant_eval(g, seed, &vg, d);
-  if (!st && !(out->grid = calloc((size_t)f->noutputs, sizeof *out->grid)))
+  if (!st && !(out->grid = base_calloc((size_t)f->noutputs, sizeof *out->grid)))
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; !st && i < f->noutputs; i++) {
     int tf = f->outputs[i], tg = g->outputs[i];
@@ -291,7 +291,7 @@ base_status mutant_diff_all(const ir_graph *f, const ir_graph *g, uint64_t seed,
  * function (an activation) starts afresh at 1 after its argument and counts
  * one collision chance in *acts. */
 static int graph_degree(const ir_graph *g, int *acts) {
-  int *deg = calloc((size_t)g->ntensors + 1, sizeof *deg), best = 1;
+  int *deg = base_calloc((size_t)g->ntensors + 1, sizeof *deg), best = 1;
   if (!deg)
     return 64; /* out of memory: a loose bound */
   for (int i = 0; i < g->ntensors; i++)

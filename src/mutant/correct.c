@@ -103,7 +103,7 @@ base_status mutant_correct(const ir_graph *f, const ir_graph *g,
                            const mutant_box *wrong, int nwrong, ir_graph **out,
                            base_diag *d) {
   ir_graph *h = ir_graph_clone(g);
-  int32_t *cur = calloc((size_t)g->noutputs + 1, sizeof *cur);
+  int32_t *cur = base_calloc((size_t)g->noutputs + 1, sizeof *cur);
   base_status st = h && cur ? BASE_OK : BASE_ERR_NOMEM;
   if (st)
     base_diag_set(d, st, 0, 0, "out of memory");
@@ -177,7 +177,7 @@ base_status mutant_float_check(const ir_graph *f, const ir_graph *h,
     if (j < 0 || !ir_shape_eq(&f->tensors[j].shape, &t->shape))
       st = base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
                          "mutant: %s is not an input of the original", t->name);
-    else if (!(vh->v[i] = malloc(n * sizeof(float))))
+    else if (!(vh->v[i] = base_malloc(n * sizeof(float))))
       st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     else
       memcpy(vh->v[i], vf->v[j], n * sizeof(float));

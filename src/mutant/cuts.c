@@ -25,7 +25,7 @@ int mutant_cut_add(mutant_cuts *c, int k, int64_t p, int64_t dim) {
     return 0;
   int n = c->n[k];
   if ((n & (n - 1)) == 0 || n == 0) { /* grow at powers of two */
-    int64_t *v = realloc(c->c[k], sizeof *v * (size_t)(n ? 2 * n : 4));
+    int64_t *v = base_realloc(c->c[k], sizeof *v * (size_t)(n ? 2 * n : 4));
     if (!v)
       return -1;
     c->c[k] = v;
@@ -356,7 +356,7 @@ static int cut_node(const ir_graph *g, const ir_node *nd, mutant_cuts *cu,
 
 base_status mutant_cut_graph(const ir_graph *g, mutant_cuts **out,
                              base_diag *d) {
-  mutant_cuts *cu = calloc((size_t)g->ntensors + 1, sizeof *cu);
+  mutant_cuts *cu = base_calloc((size_t)g->ntensors + 1, sizeof *cu);
   if (!cu)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int k = 0; k < g->nnodes; k++) {

@@ -95,7 +95,7 @@ static base_status eval_node(const ir_graph *g, int k, uint32_t **val,
   for (int j = 0; j < nd->nout; j++) {
     outs[j] = g->tensors[nd->out[j]].shape;
     int64_t m = ir_shape_numel(&outs[j]);
-    if (!(val[nd->out[j]] = malloc((size_t)m * sizeof(uint32_t) + 4)))
+    if (!(val[nd->out[j]] = base_malloc((size_t)m * sizeof(uint32_t) + 4)))
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     out[j] = val[nd->out[j]];
   }
@@ -143,7 +143,7 @@ void mutant_vals_free(const ir_graph *g, uint32_t **v) {
 
 base_status mutant_eval(const ir_graph *g, uint64_t seed, uint32_t ***out,
                         base_diag *d) {
-  uint32_t **v = calloc((size_t)g->ntensors + 1, sizeof *v);
+  uint32_t **v = base_calloc((size_t)g->ntensors + 1, sizeof *v);
   if (!v)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < g->ntensors; i++) {
@@ -151,7 +151,7 @@ base_status mutant_eval(const ir_graph *g, uint64_t seed, uint32_t ***out,
     if (t->kind == IR_T_VALUE)
       continue;
     int64_t m = ir_shape_numel(&t->shape);
-    if (!(v[i] = malloc((size_t)m * sizeof(uint32_t) + 4))) {
+    if (!(v[i] = base_malloc((size_t)m * sizeof(uint32_t) + 4))) {
       mutant_vals_free(g, v);
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     }

@@ -362,7 +362,7 @@ static base_status fits_concat_w(const ir_graph *m, const int32_t *k,
     return refuse(d, m, k[0],
                   "concat-w needs stride 1 along W and output width = input "
                   "width");
-  uint8_t *seen = calloc((size_t)m->nnodes + 1, 1);
+  uint8_t *seen = base_calloc((size_t)m->nnodes + 1, 1);
   if (!seen)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   int lo = k[0] < k[1] ? k[0] : k[1], hi = k[0] < k[1] ? k[1] : k[0];
@@ -440,7 +440,7 @@ fail:
 static base_status push(mutant_list *l, const mutant *m) {
   if (l->n == l->cap) {
     int nc = l->cap ? 2 * l->cap : 16;
-    mutant *v = realloc(l->m, sizeof *v * (size_t)nc);
+    mutant *v = base_realloc(l->m, sizeof *v * (size_t)nc);
     if (!v)
       return BASE_ERR_NOMEM;
     l->m = v, l->cap = nc;

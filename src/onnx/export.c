@@ -600,10 +600,10 @@ static void add_io(exporter *E, size_t *cap_in, size_t *cap_out) {
  * marks what is read by the nodes still written. Counts into r. */
 static base_status fold(exporter *E, ox_export_report *r) {
   const ir_graph *g = E->g;
-  unsigned char *wo = calloc((size_t)g->nnodes + 1, 1);
-  E->known = calloc((size_t)g->ntensors + 1, sizeof *E->known);
-  E->folded = calloc((size_t)g->nnodes + 1, 1);
-  E->consumed = calloc((size_t)g->ntensors + 1, 1);
+  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
+  E->known = base_calloc((size_t)g->ntensors + 1, sizeof *E->known);
+  E->folded = base_calloc((size_t)g->nnodes + 1, 1);
+  E->consumed = base_calloc((size_t)g->ntensors + 1, 1);
   if (!wo || !E->known || !E->folded || !E->consumed) {
     free(wo);
     return base_diag_set(E->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -706,12 +706,16 @@ static base_status read_like(exporter *E, const char *path, int *opset,
   char *data = base_read_file(path, &len, E->d);
   if (!data)
     return E->d ? E->d->code : BASE_ERR_IO;
+  int oom = 0; /* protobuf-c allocates through base_malloc (base.h) */
+  ProtobufCAllocator pa = {base_hook_alloc, base_hook_free, &oom};
   Onnx__ModelProto *m =
-      onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
+      onnx__model_proto__unpack(&pa, len, (const uint8_t *)data);
   free(data);
+  if (!m && oom)
+    return base_diag_set(E->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!m || !m->graph) {
     if (m)
-      onnx__model_proto__free_unpacked(m, NULL);
+      onnx__model_proto__free_unpacked(m, &pa);
     base_diag_set(E->d, BASE_ERR_SYNTAX, 0, 0, "not an ONNX model");
     if (E->d)
       snprintf(E->d->file, sizeof E->d->file, "%s", path);
@@ -739,7 +743,7 @@ static base_status read_like(exporter *E, const char *path, int *opset,
     r->renamed = k;
   if (E->nren)
     qsort(E->ren, (size_t)E->nren, sizeof *E->ren, ren_cmp);
-  onnx__model_proto__free_unpacked(m, NULL);
+  onnx__model_proto__free_unpacked(m, &pa);
   return E->oom ? base_diag_set(E->d, BASE_ERR_NOMEM, 0, 0, "out of memory")
                 : BASE_OK;
 }
@@ -779,9 +783,9 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
   if (!st && (!o || !o->keep_preprocessing))
     st = fold(&E, r);
   else if (!st) {
-    E.known = calloc((size_t)g->ntensors + 1, sizeof *E.known);
-    E.folded = calloc((size_t)g->nnodes + 1, 1);
-    E.consumed = calloc((size_t)g->ntensors + 1, 1);
+    E.known = base_calloc((size_t)g->ntensors + 1, sizeof *E.known);
+    E.folded = base_calloc((size_t)g->nnodes + 1, 1);
+    E.consumed = base_calloc((size_t)g->ntensors + 1, 1);
     if (!E.known || !E.folded || !E.consumed)
       st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     for (int i = 0; !st && i < g->ntensors; i++)
@@ -825,7 +829,7 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
     st = d ? d->code : BASE_ERR_INTERNAL;
   if (!st) {
     size_t len = onnx__model_proto__get_packed_size(&m);
-    uint8_t *buf = malloc(len ? len : 1);
+    uint8_t *buf = base_malloc(len ? len : 1);
     if (!buf)
       st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     else {

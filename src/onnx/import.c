@@ -110,7 +110,7 @@ static int reindex(imp *I) {
   int cap = 1024;
   while (cap <= 2 * I->capvals)
     cap *= 2;
-  int32_t *index = calloc((size_t)cap, sizeof *index);
+  int32_t *index = base_calloc((size_t)cap, sizeof *index);
   if (!index)
     return -1;
   free(I->index);
@@ -124,7 +124,7 @@ static int reindex(imp *I) {
 static val *new_val(imp *I, const char *name) {
   if (I->nvals == I->capvals) {
     int cap = I->capvals ? 2 * I->capvals : 256;
-    val *v = realloc(I->vals, sizeof *v * (size_t)cap);
+    val *v = base_realloc(I->vals, sizeof *v * (size_t)cap);
     if (!v)
       return NULL;
     I->vals = v;
@@ -218,7 +218,7 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
                                    : t->n_double_data;
     if ((int64_t)have != n)
       return count_err(I, t, have, n);
-    v->f = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    v->f = base_malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!v->f)
       return fail(I, BASE_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; k < n; k++) {
@@ -245,7 +245,7 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
     if ((int64_t)have != n)
       return count_err(I, t, have, n);
     v->is_int = 1;
-    v->i = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    v->i = base_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!v->i)
       return fail(I, BASE_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; k < n; k++) {
@@ -505,7 +505,7 @@ static base_status alias(imp *I) {
   if (v->is_const) { /* deep copy: each val owns its data */
     int64_t n = ir_shape_numel(&v->shape);
     size_t es = v->is_int ? sizeof(int64_t) : sizeof(float);
-    void *p = malloc(es * (size_t)(n ? n : 1));
+    void *p = base_malloc(es * (size_t)(n ? n : 1));
     if (!p)
       return fail(I, BASE_ERR_NOMEM, "out of memory");
     memcpy(p, v->is_int ? (void *)v->i : (void *)v->f, es * (size_t)n);
@@ -530,9 +530,9 @@ static val *const_out(imp *I, const ir_shape *s, int is_int) {
   v->is_int = is_int;
   v->shape = *s;
   if (is_int)
-    v->i = calloc((size_t)(n ? n : 1), sizeof(int64_t));
+    v->i = base_calloc((size_t)(n ? n : 1), sizeof(int64_t));
   else
-    v->f = calloc((size_t)(n ? n : 1), sizeof(float));
+    v->f = base_calloc((size_t)(n ? n : 1), sizeof(float));
   if (!v->i && !v->f) {
     fail(I, BASE_ERR_NOMEM, "out of memory");
     return NULL;
@@ -1671,15 +1671,18 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
   I.d = d ? d : &local;
   memset(I.d, 0, sizeof *I.d);
   I.o = o;
+  int oom = 0; /* protobuf-c allocates through base_malloc (base.h) */
+  ProtobufCAllocator pa = {base_hook_alloc, base_hook_free, &oom};
   base_status st = base_pb_check_depth(&onnx__model_proto__descriptor, data,
                                        len, MAX_NESTING, I.d);
   if (st)
     fail(&I, st, "not a valid ONNX model: %s", I.d->msg);
   else
-    I.m = onnx__model_proto__unpack(NULL, len, data);
+    I.m = onnx__model_proto__unpack(&pa, len, data);
   if (!st && !I.m)
-    st = fail(&I, BASE_ERR_SYNTAX,
-              "not a valid ONNX model (protobuf parse failed)");
+    st = oom ? fail(&I, BASE_ERR_NOMEM, "out of memory")
+             : fail(&I, BASE_ERR_SYNTAX,
+                    "not a valid ONNX model (protobuf parse failed)");
   if (!st)
     st = check_model(&I);
   if (!st && !(I.g = ir_graph_new(NULL)))
@@ -1703,7 +1706,7 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
   snprintf(I.d->file, sizeof I.d->file, "%s", I.file);
   free_vals(&I);
   if (I.m)
-    onnx__model_proto__free_unpacked(I.m, NULL);
+    onnx__model_proto__free_unpacked(I.m, &pa);
   return I.g;
 }
 

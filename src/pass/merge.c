@@ -126,8 +126,8 @@ static int group_anchor(const ir_graph *g, const int32_t *node, int n) {
 /* Groups of >= 2 siblings, each node in at most one. */
 static int find_groups(const ir_graph *g, const uint8_t *wmask, group **out,
                        base_diag *d) {
-  uint8_t *ok = calloc((size_t)g->nnodes + 1, 1);
-  group *gr = malloc(sizeof *gr * ((size_t)g->nnodes / 2 + 1));
+  uint8_t *ok = base_calloc((size_t)g->nnodes + 1, 1);
+  group *gr = base_malloc(sizeof *gr * ((size_t)g->nnodes / 2 + 1));
   if (!ok || !gr) {
     free(ok);
     free(gr);
@@ -239,7 +239,7 @@ static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
                          const group *gr, int ng, const uint8_t *take,
                          base_diag *d) {
   rewrite_builder b;
-  int32_t *grp = malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
+  int32_t *grp = base_malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
   if (!grp || rewrite_build_begin(&b, g, NULL, d)) {
     free(grp);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -271,7 +271,7 @@ static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
 ir_graph *pass_merge_siblings(const ir_graph *g, cd_cost_fn f, void *u,
                               int *count, base_diag *d) {
   *count = 0;
-  uint8_t *wmask = calloc((size_t)g->nnodes + 1, 1);
+  uint8_t *wmask = base_calloc((size_t)g->nnodes + 1, 1);
   group *gr = NULL;
   if (!wmask) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -279,20 +279,20 @@ ir_graph *pass_merge_siblings(const ir_graph *g, cd_cost_fn f, void *u,
   }
   ir_weight_only(g, wmask);
   int ng = find_groups(g, wmask, &gr, d);
-  uint8_t *take = ng >= 0 ? calloc((size_t)ng + 1, 1) : NULL;
+  uint8_t *take = ng >= 0 ? base_calloc((size_t)ng + 1, 1) : NULL;
   ir_graph *h = NULL;
   if (ng >= 0 && !take)
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (take) {
     /* groups are disjoint and costs are per node: decide each alone */
-    double c0 = cd_sum_cost(g, f, u, NULL);
-    int ok = 1;
+    double c0, c1;
+    int ok = !cd_sum_cost(g, f, u, &c0, NULL, d);
     for (int k = 0; ok && k < ng; k++) {
       take[k] = 1;
       ir_graph *one = rebuild(g, wmask, gr, ng, take, d);
       take[k] = 0;
-      ok = one != NULL;
-      if (one && cd_sum_cost(one, f, u, NULL) < c0 * (1 - 1e-9))
+      ok = one && !cd_sum_cost(one, f, u, &c1, NULL, d);
+      if (ok && c1 < c0 * (1 - 1e-9))
         take[k] = 1, ++*count;
       ir_graph_free(one);
     }

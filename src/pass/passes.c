@@ -34,7 +34,7 @@ typedef int (*pair_fn)(const ir_graph *g, const ir_node *n, const ir_node *r);
 static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
                            base_diag *d) {
   rewrite_index ix;
-  int32_t *partner = malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
+  int32_t *partner = base_malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
   if (!partner || rewrite_index_build(g, &ix, d)) {
     free(partner);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -70,7 +70,7 @@ ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
     free(partner);
     return NULL;
   }
-  uint8_t *skip = calloc((size_t)g->nnodes + 1, 1);
+  uint8_t *skip = base_calloc((size_t)g->nnodes + 1, 1);
   base_status st = skip ? BASE_OK : BASE_ERR_NOMEM;
   for (int i = 0; i < g->nnodes && !st; i++) {
     if (skip[i])
@@ -180,7 +180,7 @@ ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
     free(partner);
     return NULL;
   }
-  int32_t *conv_of = malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
+  int32_t *conv_of = base_malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
   base_status st = conv_of ? BASE_OK : BASE_ERR_NOMEM;
   for (int i = 0; conv_of && i < g->nnodes; i++)
     conv_of[i] = -1;
@@ -202,8 +202,8 @@ ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
  * ------------------------------------------------------------------- */
 
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d) {
-  uint8_t *live = calloc((size_t)g->ntensors + 1, 1);
-  uint8_t *keep = calloc((size_t)g->nnodes + 1, 1);
+  uint8_t *live = base_calloc((size_t)g->ntensors + 1, 1);
+  uint8_t *keep = base_calloc((size_t)g->nnodes + 1, 1);
   rewrite_builder b;
   ir_graph *h = NULL;
   *count = 0;
@@ -304,8 +304,8 @@ ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d) {
   int cap = 64;
   while (cap < 2 * g->nnodes + 2)
     cap *= 2;
-  int32_t *tab = malloc(sizeof(int32_t) * (size_t)cap);
-  uint8_t *out = calloc((size_t)g->ntensors + 1, 1);
+  int32_t *tab = base_malloc(sizeof(int32_t) * (size_t)cap);
+  uint8_t *out = base_calloc((size_t)g->ntensors + 1, 1);
   *count = 0;
   if (!tab || !out || rewrite_build_begin(&b, g, NULL, d)) {
     free(tab);

@@ -31,8 +31,8 @@ static uint64_t op_mask(const ir_graph *g) {
 }
 
 pr_lib *pr_lib_new(const ir_ruleset *lib) {
-  pr_lib *l = calloc(1, sizeof *l);
-  if (!l || !(l->d = calloc((size_t)lib->n * 2 + 1, sizeof *l->d))) {
+  pr_lib *l = base_calloc(1, sizeof *l);
+  if (!l || !(l->d = base_calloc((size_t)lib->n * 2 + 1, sizeof *l->d))) {
     free(l);
     return NULL;
   }
@@ -75,13 +75,13 @@ static int has(const uint64_t *h, int n, uint64_t v) {
 static int side_push(side *s, ir_graph *g, uint64_t h, uint64_t o) {
   if (s->n == s->cap) {
     int cap = s->cap ? 2 * s->cap : 64;
-    ir_graph **ng = realloc(s->g, (size_t)cap * sizeof *ng);
+    ir_graph **ng = base_realloc(s->g, (size_t)cap * sizeof *ng);
     if (ng)
       s->g = ng;
-    uint64_t *nh = ng ? realloc(s->h, (size_t)cap * sizeof *nh) : NULL;
+    uint64_t *nh = ng ? base_realloc(s->h, (size_t)cap * sizeof *nh) : NULL;
     if (nh)
       s->h = nh;
-    uint64_t *no = nh ? realloc(s->o, (size_t)cap * sizeof *no) : NULL;
+    uint64_t *no = nh ? base_realloc(s->o, (size_t)cap * sizeof *no) : NULL;
     if (!no)
       return -1;
     s->o = no, s->cap = cap;
@@ -90,10 +90,14 @@ static int side_push(side *s, ir_graph *g, uint64_t h, uint64_t o) {
   return 0;
 }
 
-/* Adds g (owned; freed if already there) and every order of its
- * commutative operators' arguments. */
+/* Adds g (owned; freed if already there or on failure) and every order of
+ * its commutative operators' arguments; -1 when out of memory. */
 static int side_add(side *s, ir_graph *g) {
-  uint64_t h = pr_term_hash(g), o = pr_term_hash_ordered(g);
+  uint64_t h, o;
+  if (pr_term_hash(g, &h) || pr_term_hash_ordered(g, &o)) {
+    ir_graph_free(g);
+    return -1;
+  }
   if (has(s->o, s->n, o)) {
     ir_graph_free(g);
     return 0;
@@ -116,7 +120,10 @@ static int side_add(side *s, ir_graph *g) {
         int32_t *in = v->nodes[comm[j]].in, t = in[0];
         in[0] = in[1], in[1] = t;
       }
-    o = pr_term_hash_ordered(v);
+    if (pr_term_hash_ordered(v, &o)) {
+      ir_graph_free(v);
+      return -1;
+    }
     if (has(s->o, s->n, o)) {
       ir_graph_free(v);
     } else if (side_push(s, v, h, o)) {
@@ -150,17 +157,32 @@ static base_status expand(const pr_lib *l, side *s, int from, int to,
       if ((r->ops & ~have) || r->pat->nnodes > g->nnodes)
         continue;
       ms.n = 0;
-      if (rewrite_match_graph(r->pat, g, &ms, &d))
+      base_status st = rewrite_match_graph(r->pat, g, &ms, &d);
+      if (st == BASE_ERR_NOMEM) {
+        rewrite_matches_free(&ms);
+        return st;
+      }
+      if (st)
         continue;
       for (int m = 0; m < ms.n && !*met && s->n < max_states; m++) {
         ir_graph *ng = rewrite_apply(g, r->pat, r->repl, &ms.m[m], &d);
+        uint64_t h = 0;
+        if (!ng && d.code == BASE_ERR_NOMEM) {
+          rewrite_matches_free(&ms);
+          return BASE_ERR_NOMEM;
+        }
         if (!ng)
           continue;
         if (ng->nnodes > max_nodes) {
           ir_graph_free(ng);
           continue;
         }
-        *met = has(other->h, other->n, pr_term_hash(ng));
+        if (pr_term_hash(ng, &h)) {
+          ir_graph_free(ng);
+          rewrite_matches_free(&ms);
+          return BASE_ERR_NOMEM;
+        }
+        *met = has(other->h, other->n, h);
         if (side_add(s, ng)) {
           rewrite_matches_free(&ms);
           return BASE_ERR_NOMEM;
@@ -178,11 +200,18 @@ base_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
   ir_graph *s = ir_graph_clone(goal->src), *t = ir_graph_clone(goal->dst);
   base_status st = BASE_OK;
   *found = 0;
-  if (!s || !t || side_add(&a, s) || side_add(&b, t)) {
-    if (!a.n)
-      ir_graph_free(s);
-    if (!b.n)
-      ir_graph_free(t);
+  /* side_add takes its graph, also when it fails */
+  int bad = !s || !t;
+  if (bad) {
+    ir_graph_free(s);
+    ir_graph_free(t);
+  } else if (side_add(&a, s)) {
+    ir_graph_free(t);
+    bad = 1;
+  } else {
+    bad = side_add(&b, t);
+  }
+  if (bad) {
     side_free(&a);
     side_free(&b);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");

@@ -53,7 +53,7 @@ static uint64_t value_leaf(uint64_t v) { return mix(0xc07, v); }
  * arguments sorted unless ordered. Inputs and weights are named by name, or
  * with a cut set by value, and node results in the cut set are leaves. */
 static uint64_t *term_hashes_by(const ir_graph *g, int ordered, cutset *cs) {
-  uint64_t *h = calloc((size_t)g->ntensors + 1, sizeof *h);
+  uint64_t *h = base_calloc((size_t)g->ntensors + 1, sizeof *h);
   if (!h)
     return NULL;
   for (int i = 0; i < g->ntensors; i++)
@@ -86,23 +86,33 @@ static uint64_t *term_hashes(const ir_graph *g) {
   return term_hashes_by(g, 0, NULL);
 }
 
-static uint64_t outputs_hash(const ir_graph *g, int ordered) {
+static base_status outputs_hash(const ir_graph *g, int ordered, uint64_t *out) {
   uint64_t *h = term_hashes_by(g, ordered, NULL);
   if (!h)
-    return 0;
+    return BASE_ERR_NOMEM;
   uint64_t r = 0x5eed;
   for (int i = 0; i < g->noutputs; i++)
     r = mix(r, h[g->outputs[i]]);
   free(h);
-  return r;
+  *out = r;
+  return BASE_OK;
 }
 
-uint64_t pr_term_hash(const ir_graph *g) { return outputs_hash(g, 0); }
+base_status pr_term_hash(const ir_graph *g, uint64_t *h) {
+  return outputs_hash(g, 0, h);
+}
 
-uint64_t pr_term_hash_ordered(const ir_graph *g) { return outputs_hash(g, 1); }
+base_status pr_term_hash_ordered(const ir_graph *g, uint64_t *h) {
+  return outputs_hash(g, 1, h);
+}
 
-int pr_is_trivial(const ir_rule *r) {
-  return pr_term_hash(r->src) == pr_term_hash(r->dst);
+base_status pr_is_trivial(const ir_rule *r, int *yes) {
+  uint64_t a, b;
+  base_status st = pr_term_hash(r->src, &a);
+  if (!st)
+    st = pr_term_hash(r->dst, &b);
+  *yes = !st && a == b;
+  return st;
 }
 
 /* Hash of node n if all its inputs are graph inputs or weights, else 0. */
@@ -114,9 +124,10 @@ static uint64_t leaf_op_hash(const ir_graph *g, const ir_node *n,
   return h[n->out[0]];
 }
 
-int pr_has_common_sub(const ir_rule *r) {
+base_status pr_has_common_sub(const ir_rule *r, int *yes) {
   uint64_t *hs = term_hashes(r->src), *hd = term_hashes(r->dst);
   int found = 0;
+  base_status st = hs && hd ? BASE_OK : BASE_ERR_NOMEM;
   for (int i = 0; hs && hd && i < r->src->nnodes && !found; i++) {
     uint64_t a = leaf_op_hash(r->src, &r->src->nodes[i], hs);
     for (int j = 0; a && j < r->dst->nnodes && !found; j++)
@@ -124,21 +135,24 @@ int pr_has_common_sub(const ir_rule *r) {
   }
   free(hs);
   free(hd);
-  return found;
+  *yes = found;
+  return st;
 }
 
-int pr_has_common_super(const ir_rule *r) {
+base_status pr_has_common_super(const ir_rule *r, int *yes) {
+  *yes = 0;
   if (r->src->noutputs != 1)
-    return 0;
+    return BASE_OK;
   const ir_tensor *ts = &r->src->tensors[r->src->outputs[0]];
   const ir_tensor *td = &r->dst->tensors[r->dst->outputs[0]];
   if (ts->node < 0 || td->node < 0 || ts->slot != td->slot)
-    return 0;
+    return BASE_OK;
   const ir_node *a = &r->src->nodes[ts->node], *b = &r->dst->nodes[td->node];
   if (a->op != b->op || a->nin != b->nin || op_hash(a) != op_hash(b))
-    return 0;
+    return BASE_OK;
   uint64_t *hs = term_hashes(r->src), *hd = term_hashes(r->dst);
   int differ = 0;
+  base_status st = hs && hd ? BASE_OK : BASE_ERR_NOMEM;
   if (hs && hd) {
     uint64_t x[IR_MAX_IN], y[IR_MAX_IN];
     for (int j = 0; j < a->nin; j++) {
@@ -154,7 +168,8 @@ int pr_has_common_super(const ir_rule *r) {
   }
   free(hs);
   free(hd);
-  return differ == 1;
+  *yes = !st && differ == 1;
+  return st;
 }
 
 /* ---- common context ------------------------------------------------------ */
@@ -180,15 +195,16 @@ static int context_hashes(const ir_graph *g, cutset *cs, uint64_t *out) {
   return 0;
 }
 
-int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
-                          const uint64_t *vd) {
+base_status pr_has_common_context(const ir_rule *r, const uint64_t *vs,
+                                  const uint64_t *vd, int *yes) {
   const ir_graph *s = r->src, *d = r->dst;
   size_t n = (size_t)s->ntensors + (size_t)d->ntensors + 2;
-  uint64_t *a = malloc(n * sizeof *a), *b = a ? a + s->ntensors + 1 : NULL;
-  uint64_t *cut = malloc(n * sizeof *cut);
-  uint64_t *os = malloc((size_t)(s->noutputs + d->noutputs + 1) * 8);
+  uint64_t *a = base_malloc(n * sizeof *a), *b = a ? a + s->ntensors + 1 : NULL;
+  uint64_t *cut = base_malloc(n * sizeof *cut);
+  uint64_t *os = base_malloc((size_t)(s->noutputs + d->noutputs + 1) * 8);
   int found = 0, na, nb, nc = 0;
-  if (!a || !cut || !os || s->noutputs != d->noutputs)
+  base_status st = a && cut && os ? BASE_OK : BASE_ERR_NOMEM;
+  if (st || s->noutputs != d->noutputs)
     goto done;
   na = sorted_values(s, vs, a);
   nb = sorted_values(d, vd, b);
@@ -207,8 +223,13 @@ int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
     }
   uint64_t *od = os + s->noutputs;
   cutset cs = {vs, cut, nc, 0}, cd = {vd, cut, nc, 0};
-  if (!nc || context_hashes(s, &cs, os) || context_hashes(d, &cd, od) ||
-      !(cs.cuts + cd.cuts))
+  if (!nc)
+    goto done;
+  if (context_hashes(s, &cs, os) || context_hashes(d, &cd, od)) {
+    st = BASE_ERR_NOMEM;
+    goto done;
+  }
+  if (!(cs.cuts + cd.cuts))
     goto done;
   found = 1;
   for (int k = 0; k < s->noutputs; k++)
@@ -217,7 +238,8 @@ done:
   free(a);
   free(cut);
   free(os);
-  return found;
+  *yes = found;
+  return st;
 }
 
 /* ---- the pair graph and its canonical key ------------------------------ */
@@ -233,7 +255,7 @@ typedef struct pgraph {
 static int pg_vertex(pgraph *p, uint64_t label) {
   if (p->nv == p->capv) {
     int cap = p->capv ? 2 * p->capv : 64;
-    uint64_t *l = realloc(p->label, (size_t)cap * sizeof *l);
+    uint64_t *l = base_realloc(p->label, (size_t)cap * sizeof *l);
     if (!l) {
       p->oom = 1;
       return 0;
@@ -248,7 +270,7 @@ static int pg_vertex(pgraph *p, uint64_t label) {
 static void pg_edge(pgraph *p, int u, int v) {
   if (p->ne == p->cape) {
     int cap = p->cape ? 2 * p->cape : 128;
-    igraph_integer_t *e = realloc(p->edges, (size_t)cap * 2 * sizeof *e);
+    igraph_integer_t *e = base_realloc(p->edges, (size_t)cap * 2 * sizeof *e);
     if (!e) {
       p->oom = 1;
       return;
@@ -289,7 +311,7 @@ static int input_vertex(pgraph *p, invert *iv, const ir_tensor *t) {
 /* Adds one side; out_v[i] receives the vertex of output i's marker. */
 static void add_side(pgraph *p, invert *iv, const ir_graph *g, int side,
                      int *out_v) {
-  int *tv = malloc(((size_t)g->ntensors + 1) * sizeof *tv);
+  int *tv = base_malloc(((size_t)g->ntensors + 1) * sizeof *tv);
   if (!tv) {
     p->oom = 1;
     return;
@@ -328,10 +350,10 @@ static void add_side(pgraph *p, invert *iv, const ir_graph *g, int side,
 static base_status side_key(const ir_rule *r, int swap, uint64_t *key,
                             base_diag *d) {
   pgraph p = {0};
-  invert *iv = calloc(1, sizeof *iv);
+  invert *iv = base_calloc(1, sizeof *iv);
   int no = r->src->noutputs;
-  int *os = calloc((size_t)no, sizeof *os),
-      *od = calloc((size_t)no, sizeof *od);
+  int *os = base_calloc((size_t)no, sizeof *os),
+      *od = base_calloc((size_t)no, sizeof *od);
   base_status st = BASE_OK;
   if (!iv || !os || !od) {
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -346,7 +368,7 @@ static base_status side_key(const ir_rule *r, int swap, uint64_t *key,
     goto done;
   }
   /* colours: the rank of each label among the distinct labels */
-  uint64_t *sorted = malloc((size_t)p.nv * sizeof *sorted);
+  uint64_t *sorted = base_malloc((size_t)p.nv * sizeof *sorted);
   igraph_vector_int_t col, lab, ev;
   igraph_t ig;
   if (!sorted) {
@@ -373,7 +395,8 @@ static base_status side_key(const ir_rule *r, int swap, uint64_t *key,
     st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "igraph: %s",
                        igraph_strerror(err));
   } else {
-    uint64_t *canon = calloc((size_t)p.nv + 2 * (size_t)p.ne, sizeof *canon);
+    uint64_t *canon =
+        base_calloc((size_t)p.nv + 2 * (size_t)p.ne, sizeof *canon);
     if (!canon) {
       st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     } else {
@@ -430,12 +453,21 @@ static int cmp_keyed(const void *a, const void *b) {
   return x->index - y->index;
 }
 
-pr_kind pr_redundant(const ir_rule *r) {
-  if (pr_is_trivial(r))
-    return PR_TRIVIAL;
-  if (pr_has_common_sub(r))
-    return PR_COMMON_SUB;
-  return pr_has_common_super(r) ? PR_COMMON_SUPER : PR_KEEP;
+base_status pr_redundant(const ir_rule *r, pr_kind *kind) {
+  int yes = 0;
+  base_status st = pr_is_trivial(r, &yes);
+  *kind = PR_TRIVIAL;
+  if (!st && !yes) {
+    st = pr_has_common_sub(r, &yes);
+    *kind = PR_COMMON_SUB;
+  }
+  if (!st && !yes) {
+    st = pr_has_common_super(r, &yes);
+    *kind = PR_COMMON_SUPER;
+  }
+  if (st || !yes)
+    *kind = PR_KEEP;
+  return st;
 }
 
 void pr_stats_add(pr_stats *st, pr_kind k, long long n) {
@@ -452,8 +484,8 @@ void pr_stats_add(pr_stats *st, pr_kind k, long long n) {
 base_status pr_prune(ir_ruleset *rs, pr_stats *st, base_diag *d) {
   pr_stats s = {0};
   s.in = rs->n;
-  char *drop = calloc((size_t)rs->n + 1, 1);
-  keyed *k = calloc((size_t)rs->n + 1, sizeof *k);
+  char *drop = base_calloc((size_t)rs->n + 1, 1);
+  keyed *k = base_calloc((size_t)rs->n + 1, sizeof *k);
   if (!drop || !k) {
     free(drop);
     free(k);
@@ -463,7 +495,11 @@ base_status pr_prune(ir_ruleset *rs, pr_stats *st, base_diag *d) {
   int nk = 0;
   for (int i = 0; i < rs->n && status == BASE_OK; i++) {
     const ir_rule *r = &rs->rules[i];
-    pr_kind kind = pr_redundant(r);
+    pr_kind kind;
+    if ((status = pr_redundant(r, &kind))) {
+      base_diag_set(d, status, 0, 0, "out of memory");
+      break;
+    }
     if (kind != PR_KEEP) {
       drop[i] = 1;
       pr_stats_add(&s, kind, 1);

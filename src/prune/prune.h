@@ -46,9 +46,10 @@ typedef enum pr_kind {
   PR_COMMON_CONTEXT
 } pr_kind;
 
-/* The first of the trivial, common-sub and common-super tests r fails, or
- * PR_KEEP. Thread-safe: gen-rules applies it while confirming candidates. */
-pr_kind pr_redundant(const ir_rule *r);
+/* Sets *kind to the first of the trivial, common-sub and common-super tests
+ * r fails, or PR_KEEP; BASE_ERR_NOMEM (*kind PR_KEEP) when out of memory.
+ * Thread-safe: gen-rules applies it while confirming candidates. */
+base_status pr_redundant(const ir_rule *r, pr_kind *kind);
 
 /* Common context (a generalisation of common super): vs and vd are value
  * hashes of every tensor of r's src and dst (fp_value_hashes; 0 unknown).
@@ -57,9 +58,9 @@ pr_kind pr_redundant(const ir_rule *r);
  * redundant when at least one node's result was cut and the two sides are
  * then the same terms (commutative arguments unordered): it follows from
  * the smaller pairs of the cut values and the smaller pair of the contexts.
- * Thread-safe. */
-int pr_has_common_context(const ir_rule *r, const uint64_t *vs,
-                          const uint64_t *vd);
+ * Sets *yes; BASE_ERR_NOMEM when out of memory. Thread-safe. */
+base_status pr_has_common_context(const ir_rule *r, const uint64_t *vs,
+                                  const uint64_t *vd, int *yes);
 
 /* Counts n pairs dropped for kind k in st (not in st->in). */
 void pr_stats_add(pr_stats *st, pr_kind k, long long n);
@@ -72,10 +73,10 @@ int pr_commutative(ir_opcode op);
 
 /* Hash of g's outputs as terms over its input names, with the arguments of
  * commutative operators in a canonical order. Equal for src and dst exactly
- * when the pair is trivial. */
-uint64_t pr_term_hash(const ir_graph *g);
+ * when the pair is trivial. Sets *h; BASE_ERR_NOMEM when out of memory. */
+base_status pr_term_hash(const ir_graph *g, uint64_t *h);
 /* The same with commutative arguments in the order written. */
-uint64_t pr_term_hash_ordered(const ir_graph *g);
+base_status pr_term_hash_ordered(const ir_graph *g, uint64_t *h);
 
 /* Canonical key of a pair: equal for two pairs exactly when they are the
  * same up to renaming inputs (of equal shapes), permuting outputs jointly,
@@ -95,9 +96,10 @@ void pr_lib_free(pr_lib *l);
 base_status pr_derivable(const pr_lib *l, const ir_rule *goal, int depth,
                          int max_states, int *found, base_diag *d);
 
-/* The individual tests, exposed for tests. */
-int pr_is_trivial(const ir_rule *r);
-int pr_has_common_sub(const ir_rule *r);
-int pr_has_common_super(const ir_rule *r);
+/* The individual tests, exposed for tests: set *yes; BASE_ERR_NOMEM when
+ * out of memory. */
+base_status pr_is_trivial(const ir_rule *r, int *yes);
+base_status pr_has_common_sub(const ir_rule *r, int *yes);
+base_status pr_has_common_super(const ir_rule *r, int *yes);
 
 #endif

@@ -31,7 +31,7 @@ base_status rewrite_build_begin(rewrite_builder *b, const ir_graph *g,
   b->g = g;
   b->d = d;
   b->h = ir_graph_new(g->name);
-  b->map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  b->map = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   if (!b->h || !b->map) {
     rewrite_build_abort(b);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");

@@ -78,11 +78,11 @@ base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
   s->f = f;
   s->u = u;
   size_t nt = (size_t)g->ntensors + 1, nn = (size_t)g->nnodes + 1;
-  s->th = malloc(sizeof(uint64_t) * nt);
-  s->nh = malloc(sizeof(uint64_t) * nt);
-  s->wo = calloc(nn, 1);
-  s->nc = malloc(sizeof(double) * nn);
-  s->cwo = malloc(nt + nn + 2 * REWRITE_MAX_PTENSORS);
+  s->th = base_malloc(sizeof(uint64_t) * nt);
+  s->nh = base_malloc(sizeof(uint64_t) * nt);
+  s->wo = base_calloc(nn, 1);
+  s->nc = base_malloc(sizeof(double) * nn);
+  s->cwo = base_malloc(nt + nn + 2 * REWRITE_MAX_PTENSORS);
   if (!s->th || !s->nh || !s->wo || !s->nc || !s->cwo) {
     rewrite_gsum_free(s);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -92,7 +92,7 @@ base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
   for (int i = 0; i < g->nnodes; i++)
     s->nc[i] = NAN; /* costed when first needed */
   uint64_t out[256], *o = g->noutputs <= 256 ? out : NULL;
-  if (!o && !(o = malloc(sizeof(uint64_t) * (size_t)g->noutputs))) {
+  if (!o && !(o = base_malloc(sizeof(uint64_t) * (size_t)g->noutputs))) {
     rewrite_gsum_free(s);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
@@ -104,13 +104,19 @@ base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
   return BASE_OK;
 }
 
-double rewrite_gsum_node_cost(rewrite_gsum *s, int i, int *estimated) {
+base_status rewrite_gsum_node_cost(rewrite_gsum *s, int i, double *cost,
+                                   int *estimated, base_diag *d) {
   if (isnan(s->nc[i])) { /* (an estimate is reported when first costed) */
     int e = 0;
-    s->nc[i] = s->f(s->u, s->g, i, &e);
+    double c = 0;
+    base_status st = s->f(s->u, s->g, i, &c, &e, d);
+    if (st)
+      return st;
+    s->nc[i] = c;
     *estimated |= e;
   }
-  return s->nc[i];
+  *cost += s->nc[i];
+  return BASE_OK;
 }
 
 uint64_t rewrite_graph_shash(const ir_graph *g, base_diag *d, base_status *st) {

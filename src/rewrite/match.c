@@ -69,7 +69,7 @@ static int cmp_sig(const void *a, const void *b) {
 }
 
 static base_status index_sigs(int n, rewrite_index *ix) {
-  sig_idx small[64], *v = n <= 64 ? small : malloc(sizeof *v * (size_t)n);
+  sig_idx small[64], *v = n <= 64 ? small : base_malloc(sizeof *v * (size_t)n);
   if (!v)
     return BASE_ERR_NOMEM;
   for (int i = 0; i < n; i++)
@@ -101,14 +101,14 @@ base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
   for (int i = 0; i < g->nnodes; i++)
     nuses += g->nodes[i].nin;
   memset(ix, 0, sizeof *ix);
-  ix->use_start = calloc((size_t)g->ntensors + 1, sizeof(int32_t));
-  ix->use_node = malloc(sizeof(int32_t) * (size_t)(nuses + 1));
-  ix->is_output = calloc((size_t)g->ntensors + 1, 1);
-  ix->op_start = calloc(IR_NOPS + 1, sizeof(int32_t));
-  ix->op_node = malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
-  ix->sig = malloc(sizeof(uint64_t) * (size_t)(g->nnodes + 1));
-  ix->by_sig = malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
-  ix->busy = calloc((size_t)g->nnodes + 1, 1);
+  ix->use_start = base_calloc((size_t)g->ntensors + 1, sizeof(int32_t));
+  ix->use_node = base_malloc(sizeof(int32_t) * (size_t)(nuses + 1));
+  ix->is_output = base_calloc((size_t)g->ntensors + 1, 1);
+  ix->op_start = base_calloc(IR_NOPS + 1, sizeof(int32_t));
+  ix->op_node = base_malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
+  ix->sig = base_malloc(sizeof(uint64_t) * (size_t)(g->nnodes + 1));
+  ix->by_sig = base_malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
+  ix->busy = base_calloc((size_t)g->nnodes + 1, 1);
   if (!ix->use_start || !ix->use_node || !ix->is_output || !ix->op_start ||
       !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy) {
     rewrite_index_free(ix);
@@ -196,7 +196,7 @@ static base_status push_match(mstate *s) {
   rewrite_matches *ms = s->ms;
   if (ms->n == ms->cap) {
     int cap = ms->cap ? 2 * ms->cap : 16;
-    rewrite_match *m = realloc(ms->m, sizeof *m * (size_t)cap);
+    rewrite_match *m = base_realloc(ms->m, sizeof *m * (size_t)cap);
     if (!m)
       return BASE_ERR_NOMEM;
     ms->m = m;

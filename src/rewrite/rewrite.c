@@ -412,14 +412,14 @@ static base_status rw_prepare(rwall *a, const ir_graph *g, const ir_graph *pat,
                          "replacement too large or with %d outputs for %d",
                          repl->noutputs, pat->noutputs);
   int items = g->nnodes + repl->nnodes;
-  a->r = calloc(1, sizeof *a->r);
+  a->r = base_calloc(1, sizeof *a->r);
   if (a->r) {
-    a->r->subst = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
-    a->r->matched = calloc((size_t)g->nnodes + 1, 1);
-    a->w.state = calloc((size_t)items + 1, sizeof(int32_t));
-    a->w.stack = malloc(sizeof(int32_t) * 4 * ((size_t)items + 1));
+    a->r->subst = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+    a->r->matched = base_calloc((size_t)g->nnodes + 1, 1);
+    a->w.state = base_calloc((size_t)items + 1, sizeof(int32_t));
+    a->w.stack = base_malloc(sizeof(int32_t) * 4 * ((size_t)items + 1));
   }
-  a->used = calloc((size_t)g->ntensors + 1, 1);
+  a->used = base_calloc((size_t)g->ntensors + 1, 1);
   if (!a->r || !a->r->subst || !a->r->matched || !a->w.state || !a->w.stack ||
       !a->used)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -465,6 +465,8 @@ typedef struct probe_acc {
   uint64_t rh[REWRITE_MAX_PTENSORS];   /* hashes of repl's value tensors */
   uint8_t *iwo;                        /* items: weight-only in the result */
   int need[REWRITE_MAX_PNODES], nneed; /* repl nodes to cost */
+  base_status st;                      /* the first cost function error */
+  base_diag *d;                        /* and its message */
 } probe_acc;
 
 static uint64_t unified_hash(const probe_acc *p, int u) {
@@ -496,8 +498,8 @@ static void probe_item(probe_acc *p, int it, double *cost, int *est) {
     const ir_node *nd = &r->g->nodes[it];
     for (int o = 0; !same && o < nd->nout; o++)
       p->s->nh[nd->out[o]] = rewrite_out_hash(nd->op, &nd->a, in, n, o);
-    if (!wo)
-      *cost += rewrite_gsum_node_cost(p->s, it, est);
+    if (!wo && !p->st)
+      p->st = rewrite_gsum_node_cost(p->s, it, cost, est, p->d);
     return;
   }
   int j = it - r->N;
@@ -538,7 +540,9 @@ static base_status probe_repl_cost(probe_acc *p, double *cost, int *est,
   }
   for (int i = 0; !st && i < p->nneed; i++) {
     int e = 0;
-    *cost += p->s->f(p->s->u, h, p->need[i], &e);
+    double c = 0;
+    st = p->s->f(p->s->u, h, p->need[i], &c, &e, d);
+    *cost += c;
     *est |= e;
   }
   ir_graph_free(h);
@@ -553,16 +557,17 @@ base_status rewrite_apply_probe(rewrite_gsum *s, const ir_graph *pat,
   const ir_graph *g = s->g;
   base_status st = rw_prepare(&a, g, pat, repl, m, d);
   if (!st) {
-    probe_acc p = {.s = s, .r = a.r, .iwo = s->cwo};
+    probe_acc p = {.s = s, .r = a.r, .iwo = s->cwo, .d = d};
     double cost = 0;
     int est = 0;
     memcpy(s->nh, s->th, sizeof(uint64_t) * (size_t)g->ntensors);
     for (int i = 0; i < a.w.norder; i++)
       probe_item(&p, a.w.order[i], &cost, &est);
-    if (p.nneed)
+    st = p.st;
+    if (!st && p.nneed)
       st = probe_repl_cost(&p, &cost, &est, d);
     uint64_t oh[256], *o = g->noutputs <= 256 ? oh : NULL;
-    if (!st && !o && !(o = malloc(sizeof(uint64_t) * (size_t)g->noutputs)))
+    if (!st && !o && !(o = base_malloc(sizeof(uint64_t) * (size_t)g->noutputs)))
       st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     for (int i = 0; !st && i < g->noutputs; i++)
       o[i] = unified_hash(&p, a.r->subst[g->outputs[i]]);

@@ -134,7 +134,8 @@ base_status rewrite_gsum_build(rewrite_gsum *s, const ir_graph *g, cd_cost_fn f,
                                void *u, base_diag *d);
 void rewrite_gsum_free(rewrite_gsum *s);
 /* Cost of g's node i (sets *estimated when it is costed and estimated). */
-double rewrite_gsum_node_cost(rewrite_gsum *s, int i, int *estimated);
+base_status rewrite_gsum_node_cost(rewrite_gsum *s, int i, double *cost,
+                                   int *estimated, base_diag *d);
 
 /* What rewrite_apply would make of a match, without making it: the result's
  * hash, and its cost as the sum of its nodes' costs (the cost of a node

@@ -9,12 +9,16 @@
 /* ---- rules
  * -------------------------------------------------------------------- */
 
-/* Can pat be matched and repl instantiated from its bindings? */
+/* Can pat be matched and repl instantiated from its bindings? 1 yes, 0 no,
+ * -1 out of memory. */
 static int usable(const ir_graph *pat, const ir_graph *repl) {
   if (rewrite_pattern_ok(pat, NULL) || repl->nnodes > REWRITE_MAX_PNODES ||
       repl->ntensors > REWRITE_MAX_PTENSORS || pat->noutputs != repl->noutputs)
     return 0;
-  if (ir_graph_hash(pat) == ir_graph_hash(repl))
+  uint64_t hp, hr;
+  if (ir_graph_hash(pat, &hp) || ir_graph_hash(repl, &hr))
+    return -1;
+  if (hp == hr)
     return 0;
   for (int i = 0; i < pat->noutputs; i++)
     if (pat->tensors[pat->outputs[i]].kind != IR_T_VALUE)
@@ -44,29 +48,33 @@ rewrite_rules *rewrite_rules_compile(const ir_ruleset *rs, int directions,
                     rs->rules[i].id, ir_rule_status_name(rs->rules[i].status));
       return NULL;
     }
-  rewrite_rules *r = calloc(1, sizeof *r);
+  rewrite_rules *r = base_calloc(1, sizeof *r);
   if (r)
-    r->dirs = calloc(2 * (size_t)rs->n + 1, sizeof *r->dirs);
+    r->dirs = base_calloc(2 * (size_t)rs->n + 1, sizeof *r->dirs);
   if (!r || !r->dirs) {
     rewrite_rules_free(r);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
   r->rs = rs;
-  for (int i = 0; i < rs->n; i++)
-    for (int bw = 0; bw < 2; bw++) {
+  int oom = 0;
+  for (int i = 0; !oom && i < rs->n; i++)
+    for (int bw = 0; !oom && bw < 2; bw++) {
       const ir_rule *ru = &rs->rules[i];
       const ir_graph *pat = bw ? ru->dst : ru->src,
                      *repl = bw ? ru->src : ru->dst;
-      if ((directions & (bw ? REWRITE_BACKWARD : REWRITE_FORWARD)) &&
-          usable(pat, repl)) {
+      int u = directions & (bw ? REWRITE_BACKWARD : REWRITE_FORWARD)
+                  ? usable(pat, repl)
+                  : 0;
+      oom = u < 0;
+      if (u > 0) {
         rewrite_dir *dr = &r->dirs[r->ndirs++];
         *dr =
             (rewrite_dir){.rule = i, .backward = bw, .pat = pat, .repl = repl};
         rewrite_cpat_init(&dr->cp, pat, NULL); /* usable() checked its size */
       }
     }
-  if (anchors_build(r)) {
+  if (oom || anchors_build(r)) {
     rewrite_rules_free(r);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
@@ -103,10 +111,10 @@ static int anchors_build(rewrite_rules *r) {
   an->cap = 64;
   while (an->cap < 2 * r->ndirs + 2)
     an->cap *= 2;
-  an->key = calloc((size_t)an->cap, sizeof *an->key);
-  an->start = calloc((size_t)an->cap, sizeof *an->start);
-  an->count = calloc((size_t)an->cap, sizeof *an->count);
-  an->dir = malloc(sizeof *an->dir * ((size_t)r->ndirs + 1));
+  an->key = base_calloc((size_t)an->cap, sizeof *an->key);
+  an->start = base_calloc((size_t)an->cap, sizeof *an->start);
+  an->count = base_calloc((size_t)an->cap, sizeof *an->count);
+  an->dir = base_malloc(sizeof *an->dir * ((size_t)r->ndirs + 1));
   if (!an->key || !an->start || !an->count || !an->dir)
     return -1;
   for (int k = 0; k < r->ndirs; k++) {

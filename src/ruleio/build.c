@@ -36,7 +36,7 @@ int ruleio_terms_intern(ruleio_terms *ts, const ruleio_term *x) {
   }
   if (ts->n == ts->cap) {
     int cap = ts->cap ? 2 * ts->cap : 32;
-    ruleio_term *nt = realloc(ts->t, (size_t)cap * sizeof *nt);
+    ruleio_term *nt = base_realloc(ts->t, (size_t)cap * sizeof *nt);
     if (!nt)
       return -1;
     ts->t = nt;
@@ -314,8 +314,8 @@ static int build_pool(bctx *c, const ruleio_term *x, hint h) {
 
 /* The split point of a split of tensor t along axis (see the top). */
 static int64_t split_point(const ir_graph *g, int t, int axis, int64_t dim) {
-  int32_t *queue = calloc((size_t)g->ntensors + 1, sizeof *queue);
-  char *seen = calloc((size_t)g->ntensors + 1, 1);
+  int32_t *queue = base_calloc((size_t)g->ntensors + 1, sizeof *queue);
+  char *seen = base_calloc((size_t)g->ntensors + 1, 1);
   int64_t p = -1;
   int head = 0, tail = 0;
   (void)axis;
@@ -610,8 +610,8 @@ base_status ruleio_build_rule(const ruleio_terms *ts, const int *src,
                               char *why, size_t why_n) {
   bctx c = {ts, NULL, NULL, sh, NULL, NULL, why, why_n, 0};
   why[0] = 0;
-  c.memo = malloc(((size_t)ts->n + 1) * sizeof *c.memo);
-  c.ctx = malloc(2 * ((size_t)ts->n + 1));
+  c.memo = base_malloc(((size_t)ts->n + 1) * sizeof *c.memo);
+  c.ctx = base_malloc(2 * ((size_t)ts->n + 1));
   if (!c.memo || !c.ctx) {
     free(c.memo);
     free(c.ctx);

@@ -40,7 +40,7 @@ static ruleio_reason *find_reason(ruleio_stats *st, const char *what) {
       return &st->reasons[i];
   if (st->nreasons == st->capreasons) {
     int cap = st->capreasons ? 2 * st->capreasons : 8;
-    ruleio_reason *nr = realloc(st->reasons, (size_t)cap * sizeof *nr);
+    ruleio_reason *nr = base_realloc(st->reasons, (size_t)cap * sizeof *nr);
     if (!nr)
       return NULL;
     st->reasons = nr;
@@ -48,7 +48,7 @@ static ruleio_reason *find_reason(ruleio_stats *st, const char *what) {
   }
   ruleio_reason *r = &st->reasons[st->nreasons];
   memset(r, 0, sizeof *r);
-  if (!(r->what = strdup(what)))
+  if (!(r->what = base_strdup(what)))
     return NULL;
   st->nreasons++;
   return r;
@@ -62,7 +62,7 @@ base_status ruleio_stats_skip(ruleio_stats *st, const char *what, int where) {
     return BASE_ERR_NOMEM;
   if (r->count == r->capwhere) {
     int cap = r->capwhere ? 2 * r->capwhere : 8;
-    int *nw = realloc(r->where, (size_t)cap * sizeof *nw);
+    int *nw = base_realloc(r->where, (size_t)cap * sizeof *nw);
     if (!nw)
       return BASE_ERR_NOMEM;
     r->where = nw;
@@ -82,7 +82,7 @@ base_status ruleio_export_mem(const ir_ruleset *rs, ruleio_format f, int flags,
   base_status s;
   *out = NULL;
   *len = 0;
-  char *use = calloc((size_t)rs->n + 1, 1);
+  char *use = base_calloc((size_t)rs->n + 1, 1);
   if (!use)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   for (int i = 0; i < rs->n; i++) {

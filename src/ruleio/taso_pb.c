@@ -252,7 +252,7 @@ static int out_term(pimport *I, int op, int ts, size_t nops) {
 static int rule_terms(pimport *I, const GraphSubst__Rule *r, int *src,
                       int *dst) {
   size_t n = r->n_srcop > r->n_dstop ? r->n_srcop : r->n_dstop;
-  int *a = malloc(2 * (n + 1) * sizeof *a);
+  int *a = base_malloc(2 * (n + 1) * sizeof *a);
   if (!a)
     return -1;
   I->term = a;
@@ -373,7 +373,7 @@ static base_status import_rule(const GraphSubst__Rule *r, int k,
   pimport I;
   memset(&I, 0, sizeof I);
   int n = (int)r->n_mappedoutput;
-  int *roots = malloc(2 * ((size_t)n + 1) * sizeof *roots);
+  int *roots = base_malloc(2 * ((size_t)n + 1) * sizeof *roots);
   if (!roots)
     return BASE_ERR_NOMEM;
   base_status s = BASE_OK;
@@ -395,7 +395,7 @@ static base_status import_rule(const GraphSubst__Rule *r, int k,
   }
   search S = {&I.ts, roots, roots + n, n, id, note, out, {0}, 0, {{0}}, 0};
   char seen[RULEIO_MAX_INPUT + 1] = {0};
-  char *visited = calloc((size_t)I.ts.n + 1, 1);
+  char *visited = base_calloc((size_t)I.ts.n + 1, 1);
   if (!visited) {
     s = BASE_ERR_NOMEM;
     goto done;
@@ -428,8 +428,12 @@ base_status ruleio_import_taso_pb_mem(const uint8_t *data, size_t len,
                                       const char *file, ir_ruleset *out,
                                       ruleio_stats *st, base_diag *d) {
   ir_ruleset_init(out);
+  int oom = 0; /* protobuf-c allocates through base_malloc (base.h) */
+  ProtobufCAllocator pa = {base_hook_alloc, base_hook_free, &oom};
   GraphSubst__RuleCollection *c =
-      graph_subst__rule_collection__unpack(NULL, len, data);
+      graph_subst__rule_collection__unpack(&pa, len, data);
+  if (!c && oom)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!c) {
     base_diag_set(d, BASE_ERR_SYNTAX, 0, 0,
                   "not a valid GraphSubst.RuleCollection (truncated or "
@@ -442,7 +446,7 @@ base_status ruleio_import_taso_pb_mem(const uint8_t *data, size_t len,
   base_status s = BASE_OK;
   for (size_t i = 0; i < c->n_rule && s == BASE_OK; i++)
     s = import_rule(c->rule[i], (int)i + 1, file, out, st);
-  graph_subst__rule_collection__free_unpacked(c, NULL);
+  graph_subst__rule_collection__free_unpacked(c, &pa);
   if (s != BASE_OK) {
     ir_ruleset_free(out);
     return base_diag_set(d, s, 0, 0, "out of memory");
@@ -477,7 +481,7 @@ static void *palloc(pool *P, size_t n) {
     return NULL;
   if (P->n == P->cap) {
     int cap = P->cap ? 2 * P->cap : 64;
-    void **np = realloc(P->p, (size_t)cap * sizeof *np);
+    void **np = base_realloc(P->p, (size_t)cap * sizeof *np);
     if (!np) {
       P->oom = 1;
       return NULL;
@@ -485,7 +489,7 @@ static void *palloc(pool *P, size_t n) {
     P->p = np;
     P->cap = cap;
   }
-  void *x = calloc(1, n ? n : 1);
+  void *x = base_calloc(1, n ? n : 1);
   if (!x)
     P->oom = 1;
   else
@@ -779,7 +783,7 @@ base_status ruleio_write_taso_pb(const ir_ruleset *rs, const char *use,
   }
   if (!P.oom && s == BASE_OK) {
     size_t n = graph_subst__rule_collection__get_packed_size(&c);
-    uint8_t *buf = malloc(n + 1);
+    uint8_t *buf = base_malloc(n + 1);
     if (buf) {
       graph_subst__rule_collection__pack(&c, buf);
       ruleio_put(b, (const char *)buf, n);

@@ -312,7 +312,7 @@ static uint64_t str_hash(const char *s) {
 static int strset_add(strset *S, char *key) {
   if (2 * (S->n + 1) > S->cap) {
     size_t cap = S->cap ? 2 * S->cap : 1024;
-    char **ns = calloc(cap, sizeof *ns);
+    char **ns = base_calloc(cap, sizeof *ns);
     if (!ns) {
       free(key);
       return -1;

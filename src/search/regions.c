@@ -94,8 +94,8 @@ static base_status extract_outputs(region *r, const ir_graph *g,
 static base_status extract(region *r, const ir_graph *g,
                            const rewrite_index *ix, const uint8_t *wmask,
                            base_diag *d) {
-  int32_t *map = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
-  r->outs = malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  int32_t *map = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  r->outs = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->sub = ir_graph_new(g->name);
   if (!map || !r->outs || !r->sub) {
     free(map);
@@ -133,7 +133,7 @@ static void stitch_name(rewrite_builder *b, const region *r, const char *name,
 
 static base_status stitch(rewrite_builder *b, const region *r, base_diag *d) {
   const ir_graph *s = r->sub;
-  int32_t *smap = malloc(sizeof(int32_t) * ((size_t)s->ntensors + 1));
+  int32_t *smap = base_malloc(sizeof(int32_t) * ((size_t)s->ntensors + 1));
   if (!smap)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status st = BASE_OK;
@@ -193,7 +193,7 @@ static base_status cut(pass *p, const rewrite_index *ix, int first) {
       continue;
     if (cur < 0 || count == 0) {
       region *r = &p->rg[p->nrg++];
-      if (!(r->inside = calloc((size_t)g->nnodes + 1, 1)))
+      if (!(r->inside = base_calloc((size_t)g->nnodes + 1, 1)))
         return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       cur = p->nrg - 1;
       count = cur == 0 && first > 0 ? first : size;
@@ -246,8 +246,8 @@ static ir_graph *run_pass(pass *p, int first) {
   const ir_graph *g = p->g;
   rewrite_index ix;
   ir_graph *h = NULL;
-  p->wmask = calloc((size_t)g->nnodes + 1, 1);
-  p->rg = calloc((size_t)g->nnodes + 1, sizeof *p->rg);
+  p->wmask = base_calloc((size_t)g->nnodes + 1, 1);
+  p->rg = base_calloc((size_t)g->nnodes + 1, sizeof *p->rg);
   p->nrg = 0;
   if (!p->wmask || !p->rg || rewrite_index_build(g, &ix, p->d)) {
     base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -267,14 +267,16 @@ static ir_graph *run_pass(pass *p, int first) {
 /* ---- the optimizer
  * -------------------------------------------------------------------- */
 
-/* Replaces *g by f(*g) (freeing the old one unless it is keep). */
-static int step(ir_graph **g, const ir_graph *keep, ir_graph *next) {
+/* Replaces *g by f(*g) (freeing the old one unless it is keep); in builds
+ * that check invariants, 0 with d set when the new graph breaks one. */
+static int step(ir_graph **g, const ir_graph *keep, ir_graph *next,
+                const char *pass, base_diag *d) {
   if (!next)
     return 0;
   if (*g != keep)
     ir_graph_free(*g);
   *g = next;
-  return 1;
+  return ir_check_invariants(next, pass, d) == BASE_OK;
 }
 
 static int search_passes(ir_graph **cur, const ir_graph *g,
@@ -284,7 +286,7 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
   for (int k = 0; k < (o->passes > 0 ? o->passes : 1); k++) {
     pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0};
-    if (!step(cur, g, run_pass(&p, k % 2 ? half : 0)))
+    if (!step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d))
       return 0;
   }
   return 1;
@@ -296,35 +298,42 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   int dead = 0;
   memset(st, 0, sizeof *st);
   st->nrules = rules->rs->n;
-  st->applied_fw = calloc((size_t)st->nrules + 1, sizeof(int));
-  st->applied_bw = calloc((size_t)st->nrules + 1, sizeof(int));
+  st->applied_fw = base_calloc((size_t)st->nrules + 1, sizeof(int));
+  st->applied_bw = base_calloc((size_t)st->nrules + 1, sizeof(int));
   if (!st->applied_fw || !st->applied_bw) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
-  st->cost_before = cd_sum_cost(g, o->cost, o->cost_u, &st->estimated);
+  if (cd_sum_cost(g, o->cost, o->cost_u, &st->cost_before, &st->estimated, d))
+    return NULL;
   ir_graph *cur = (ir_graph *)g;
-  int ok = step(&cur, g, pass_cse(cur, &st->cse, d)) &&
-           step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d)) &&
-           step(&cur, g, pass_fuse_activations(cur, &st->acts_fused, d)) &&
-           (!o->merge || step(&cur, g,
-                              pass_merge_siblings(cur, o->cost, o->cost_u,
-                                                  &st->merged, d))) &&
+  int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
+           step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
+                "fold batchnorm", d) &&
+           step(&cur, g, pass_fuse_activations(cur, &st->acts_fused, d),
+                "fuse activations", d) &&
+           (!o->merge ||
+            step(&cur, g,
+                 pass_merge_siblings(cur, o->cost, o->cost_u, &st->merged, d),
+                 "merge siblings", d)) &&
            search_passes(&cur, g, rules, o, st, d);
   int more = 0;
-  ok = ok && step(&cur, g, pass_fuse_activations(cur, &more, d)) &&
-       step(&cur, g, pass_prune_dead(cur, &dead, d));
+  ok = ok &&
+       step(&cur, g, pass_fuse_activations(cur, &more, d), "fuse activations",
+            d) &&
+       step(&cur, g, pass_prune_dead(cur, &dead, d), "prune dead", d);
   st->acts_fused += more;
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
   if (cur != g)
     ir_graph_free(cur);
   if (ok && !r)
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  if (r) {
-    int est = 0;
-    st->cost_after = cd_sum_cost(r, o->cost, o->cost_u, &est);
-    st->estimated |= est;
+  int est = 0;
+  if (r && cd_sum_cost(r, o->cost, o->cost_u, &st->cost_after, &est, d)) {
+    ir_graph_free(r);
+    r = NULL;
   }
+  st->estimated |= est;
   st->seconds = base_now() - t0;
   return r;
 }

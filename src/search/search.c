@@ -111,7 +111,7 @@ static int seen_add(sstate *s, uint64_t h) {
     h = 1;
   if (2 * (s->nseen + 1) > s->capseen) {
     int cap = s->capseen ? 2 * s->capseen : 1024;
-    uint64_t *t = calloc((size_t)cap, sizeof *t);
+    uint64_t *t = base_calloc((size_t)cap, sizeof *t);
     if (!t)
       return -1;
     for (int i = 0; i < s->capseen; i++)
@@ -141,7 +141,7 @@ static int seen_add(sstate *s, uint64_t h) {
 static int hist_add(sstate *s, int parent, int dir) {
   if (s->nh == s->caph) {
     int cap = s->caph ? 2 * s->caph : 256;
-    hist *h = realloc(s->h, sizeof *h * (size_t)cap);
+    hist *h = base_realloc(s->h, sizeof *h * (size_t)cap);
     if (!h)
       return -1;
     s->h = h;
@@ -154,17 +154,25 @@ static int hist_add(sstate *s, int parent, int dir) {
 /* ---- expansion
  * -------------------------------------------------------------------- */
 
-static double graph_cost(const sstate *s, const ir_graph *g) {
+static base_status graph_cost(const sstate *s, const ir_graph *g, double *c,
+                              base_diag *d) {
   int est = 0;
-  double c = cd_sum_cost(g, s->o->cost, s->o->cost_u, &est);
+  base_status st = cd_sum_cost(g, s->o->cost, s->o->cost_u, c, &est, d);
   s->st->estimated |= est;
-  return c;
+  return st;
 }
 
 /* Costs and queues a built new graph (taking it); updates the best. */
 static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
                         base_diag *d) {
-  double c = graph_cost(s, child);
+  double c;
+  base_status cs = ir_check_invariants(child, "a rewrite", d);
+  if (!cs)
+    cs = graph_cost(s, child, &c, d);
+  if (cs) {
+    ir_graph_free(child);
+    return cs;
+  }
   int h = hist_add(s, parent->hist, dir);
   if (h < 0) {
     ir_graph_free(child);
@@ -206,6 +214,10 @@ static base_status offer(sstate *s, const cand *c, int k,
   base_status st = rewrite_apply_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
   if (st == BASE_ERR_NOMEM)
     return base_diag_set(d, st, 0, 0, "out of memory");
+  if (st == BASE_ERR_IO || st == BASE_ERR_INTERNAL) { /* the cost function's */
+    *d = ld;
+    return st;
+  }
   if (st) {
     s->st->rejected++;
     return BASE_OK;
@@ -264,7 +276,7 @@ static base_status expand(sstate *s, const cand *c, base_diag *d) {
   if (st)
     return st;
   int nw = (s->rules->ndirs + 63) / 64;
-  uint64_t *mask = calloc((size_t)nw + 1, sizeof *mask);
+  uint64_t *mask = base_calloc((size_t)nw + 1, sizeof *mask);
   st = mask ? rewrite_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
             : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st) { /* the directions whose anchor is in the graph, in order */
@@ -319,7 +331,7 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
                             srch_stats *st, base_diag *d) {
   sstate s = {.rules = rules, .o = o, .st = st, .deadline = deadline};
   s.cap = o->queue_cap > 0 ? o->queue_cap : 1;
-  s.heap = malloc(sizeof(cand) * (size_t)s.cap);
+  s.heap = base_malloc(sizeof(cand) * (size_t)s.cap);
   ir_graph *start = ir_graph_clone(g);
   s.best = ir_graph_clone(g);
   base_status rc = BASE_ERR_NOMEM;
@@ -327,10 +339,12 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
   uint64_t h0 = rewrite_graph_shash(g, d, &hs);
   if (!hs && s.heap && start && s.best && seen_add(&s, h0) > 0 &&
       (s.best_hist = hist_add(&s, -1, -1)) >= 0) {
-    s.best_cost = graph_cost(&s, g);
-    heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
-    start = NULL;
-    rc = search_loop(&s, d);
+    rc = graph_cost(&s, g, &s.best_cost, d);
+    if (!rc) {
+      heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
+      start = NULL;
+      rc = search_loop(&s, d);
+    }
   } else {
     base_diag_set(d, rc, 0, 0, "out of memory");
   }
@@ -352,8 +366,8 @@ ir_graph *srch_search(const ir_graph *g, const rewrite_rules *rules,
                       const srch_options *o, srch_stats *st, base_diag *d) {
   if (!st->applied_fw) {
     st->nrules = rules->rs->n;
-    st->applied_fw = calloc((size_t)st->nrules + 1, sizeof(int));
-    st->applied_bw = calloc((size_t)st->nrules + 1, sizeof(int));
+    st->applied_fw = base_calloc((size_t)st->nrules + 1, sizeof(int));
+    st->applied_bw = base_calloc((size_t)st->nrules + 1, sizeof(int));
     if (!st->applied_fw || !st->applied_bw) {
       base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       return NULL;

@@ -379,7 +379,7 @@ static ir_graph *side(inst *in, const verify_term *e, const char *name) {
 base_status verify_axiom_graphs(const verify_axiom *ax, ir_graph **lhs,
                                 ir_graph **rhs, base_diag *d) {
   *lhs = *rhs = NULL;
-  verify_form *f = malloc(sizeof *f);
+  verify_form *f = base_malloc(sizeof *f);
   if (!f)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   inst in;

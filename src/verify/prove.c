@@ -130,7 +130,7 @@ static base_status add_axiom(verify_ctx *c, const verify_axiom *ax,
 
 static base_status add_axioms(verify_ctx *c, const verify_axiom *extra,
                               int nextra, int replace, base_diag *d) {
-  verify_form *f = malloc(sizeof *f);
+  verify_form *f = base_malloc(sizeof *f);
   if (!f)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status st = BASE_OK;
@@ -178,7 +178,7 @@ static base_status set_params(verify_ctx *c, base_diag *d) {
 
 verify_ctx *verify_new_with(const verify_opts *o, const verify_axiom *extra,
                             int nextra, int replace, base_diag *d) {
-  verify_ctx *c = calloc(1, sizeof *c);
+  verify_ctx *c = base_calloc(1, sizeof *c);
   Z3_config cfg = Z3_mk_config();
   if (!c || !cfg) {
     free(c);
@@ -320,8 +320,8 @@ base_status verify_prove(verify_ctx *c, const ir_rule *r, verify_result *res,
   if (!r->src || !r->dst || r->src->noutputs != r->dst->noutputs)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "rule %s: malformed",
                          r->id ? r->id : "?");
-  Z3_ast *ts = calloc((size_t)r->src->ntensors + 1, sizeof *ts);
-  Z3_ast *td = calloc((size_t)r->dst->ntensors + 1, sizeof *td);
+  Z3_ast *ts = base_calloc((size_t)r->src->ntensors + 1, sizeof *ts);
+  Z3_ast *td = base_calloc((size_t)r->dst->ntensors + 1, sizeof *td);
   base_status st = BASE_ERR_NOMEM;
   if (ts && td) {
     Z3_solver_push(c->z, c->s);

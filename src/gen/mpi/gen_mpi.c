@@ -52,10 +52,10 @@ static base_status mpi_alltoallv(void *u, const void *send, const size_t *sendn,
   (void)u;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  uint64_t *sn = malloc((size_t)size * sizeof *sn);
-  uint64_t *rn = malloc((size_t)size * sizeof *rn);
-  size_t *soff = calloc((size_t)size + 1, sizeof *soff);
-  size_t *roff = calloc((size_t)size + 1, sizeof *roff);
+  uint64_t *sn = base_malloc((size_t)size * sizeof *sn);
+  uint64_t *rn = base_malloc((size_t)size * sizeof *rn);
+  size_t *soff = base_calloc((size_t)size + 1, sizeof *soff);
+  size_t *roff = base_calloc((size_t)size + 1, sizeof *roff);
   (void)d;
   if (!sn || !rn || !soff || !roff)
     oom_abort();
@@ -67,7 +67,7 @@ static base_status mpi_alltoallv(void *u, const void *send, const size_t *sendn,
     soff[j + 1] = soff[j] + sendn[j];
     roff[j + 1] = roff[j] + recvn[j];
   }
-  char *r = malloc(roff[size] ? roff[size] : 1);
+  char *r = base_malloc(roff[size] ? roff[size] : 1);
   if (!r)
     oom_abort();
   for (int k = 0; k < size; k++) {
@@ -85,9 +85,9 @@ static base_status mpi_allgatherv(void *u, const void *send, size_t n,
   int size;
   (void)u;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  uint64_t mine = n, *all = malloc((size_t)size * sizeof *all);
-  int *cnt = malloc((size_t)size * sizeof *cnt);
-  int *off = malloc((size_t)size * sizeof *off);
+  uint64_t mine = n, *all = base_malloc((size_t)size * sizeof *all);
+  int *cnt = base_malloc((size_t)size * sizeof *cnt);
+  int *off = base_malloc((size_t)size * sizeof *off);
   if (!all || !cnt || !off)
     oom_abort();
   MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -105,7 +105,7 @@ static base_status mpi_allgatherv(void *u, const void *send, size_t n,
                          "gathering %llu bytes: over 2 GiB",
                          (unsigned long long)total);
   }
-  char *r = malloc(total ? total : 1);
+  char *r = base_malloc(total ? total : 1);
   if (!r)
     oom_abort();
   MPI_Allgatherv(send, (int)n, MPI_BYTE, r, cnt, off, MPI_BYTE, MPI_COMM_WORLD);

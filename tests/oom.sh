@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# oom.sh: out-of-memory at every allocation (docs/architecture.md, "Out of
+# memory"). For each workload (a small gen-rules, optimize, import, run on
+# the CPU) it counts the allocations K of a clean run, then reruns it with
+# $SUPEROPT_FAIL_ALLOC=N (the Nth allocation fails) for N = 1, 1+S, 1+2S..
+# up to K, and asserts that each run either ends with the out-of-memory
+# error (exit 3, "out of memory" on stderr, no output file written) or
+# succeeds with output byte-identical to the clean run's. Never a crash, a
+# wrong answer, or another error.
+#
+# usage: tests/oom.sh path/to/superopt path/to/source-dir [WORKLOAD...]
+# $OOM_RUNS (default 300) caps the runs per workload: S = ceil(K / OOM_RUNS),
+# so CI samples the large walks with a stride; OOM_RUNS=0 walks every N.
+set -u
+bin=$1
+src=$2
+shift 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+runs=${OOM_RUNS:-300}
+export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
+
+# The workloads' inputs, made without fault injection.
+cat >"$tmp/two.graph" <<'G'
+input x: [1,8,6,6]
+input y: [4,8]
+weight a: [8,8,1,1]
+weight ab: [8]
+weight b: [8,8,1,1]
+weight bb: [8]
+weight w1: [8,8]
+weight w2: [8,8]
+ya = conv2d(x, a, ab)
+yb = conv2d(x, b, bb)
+za = relu(ya)
+zb = relu(yb)
+p = matmul(y, w1)
+q = matmul(y, w2)
+r = ewadd(p, q)
+s = transpose(r) perm=[1,0]
+t = relu(s)
+u = transpose(t) perm=[1,0]
+output za, zb, u
+G
+"$bin" export "$tmp/two.graph" -o "$tmp/two.onnx" >/dev/null || exit 1
+"$bin" gen-rules --max-ops 2 --ops matmul,transpose,relu,ewadd --threads 1 \
+  -o "$tmp/small.rules" >/dev/null 2>&1 || exit 1
+
+# workload NAME: sets cmd (the command line, writing $tmp/out.* when it
+# writes a file) and outf (the file to compare, or "" to compare stdout).
+workload() {
+  case $1 in
+  gen-rules)
+    cmd=("$bin" gen-rules --max-ops 2 --ops matmul,transpose,relu,ewadd
+      --threads 1 -o "$tmp/out.rules")
+    outf=$tmp/out.rules ;;
+  optimize)
+    cmd=("$bin" optimize "$tmp/two.graph" --rules "$tmp/small.rules"
+      -o "$tmp/out.graph")
+    outf=$tmp/out.graph ;;
+  import)
+    cmd=("$bin" import "$tmp/two.onnx" -o "$tmp/out.graph")
+    outf=$tmp/out.graph ;;
+  run)
+    cmd=("$bin" run "$tmp/two.onnx" --threads 1 --seed 7)
+    outf="" ;;
+  *) echo "oom.sh: unknown workload $1"; exit 1 ;;
+  esac
+}
+
+# attempt N: runs the workload with the Nth allocation failing (N huge: no
+# failure); leaves stdout (timings dropped) in $tmp/stdout, stderr in
+# $tmp/stderr, the compared output in $tmp/got, the exit status in rc and
+# the allocation count in count.
+attempt() {
+  rm -f "$tmp"/out.* "$tmp/got"
+  cp "$tmp/costdb.ref" "$SUPEROPT_COSTDB" 2>/dev/null
+  SUPEROPT_FAIL_ALLOC=$1 "${cmd[@]}" >"$tmp/stdout" 2>"$tmp/stderr"
+  rc=$?
+  count=$(sed -n 's/^superopt: SUPEROPT_FAIL_ALLOC: \([0-9]*\) allocations$/\1/p' "$tmp/stderr")
+  if [ -n "$outf" ]; then
+    [ -e "$outf" ] && cp "$outf" "$tmp/got"
+  else
+    grep '^output' "$tmp/stdout" >"$tmp/got"
+  fi
+}
+
+walk() {
+  workload "$1"
+  rm -f "$tmp/costdb.ref" "$SUPEROPT_COSTDB"
+  attempt 1000000000000
+  if [ "$rc" != 0 ] || [ -z "$count" ] || [ ! -e "$tmp/got" ]; then
+    echo "FAIL: $1: the clean run failed (exit $rc)"
+    sed 's/^/  | /' "$tmp/stderr"
+    fails=$((fails + 1))
+    return
+  fi
+  cp "$tmp/got" "$tmp/want"
+  [ -e "$SUPEROPT_COSTDB" ] && cp "$SUPEROPT_COSTDB" "$tmp/costdb.ref"
+  local total=$count stride=1 n nrun=0 noom=0 nsame=0 nmiss=0 bad=0
+  [ "$runs" -gt 0 ] && stride=$(((total + runs - 1) / runs))
+  for ((n = 1; n <= total; n += stride)); do
+    attempt "$n"
+    nrun=$((nrun + 1))
+    if [ "$rc" = 3 ] && grep -q 'out of memory' "$tmp/stderr" &&
+      { [ -z "$outf" ] || [ ! -e "$outf" ]; }; then
+      noom=$((noom + 1))
+    elif [ "$rc" = 0 ] && cmp -s "$tmp/got" "$tmp/want"; then
+      # the same answer: the failure was handled (a cache that can do
+      # without), or this run made fewer than n allocations
+      if [ -n "$count" ] && [ "$count" -lt "$n" ]; then
+        nmiss=$((nmiss + 1))
+      else
+        nsame=$((nsame + 1))
+      fi
+    else
+      bad=$((bad + 1))
+      if [ "$bad" -le 5 ]; then
+        echo "FAIL: $1: allocation $n failed: exit $rc," \
+          "$(cmp -s "$tmp/got" "$tmp/want" && echo same || echo different) output"
+        grep -v SUPEROPT_FAIL_ALLOC "$tmp/stderr" | tail -3; tail -2 "$tmp/stdout" | sed 's/^/  | /'
+      fi
+    fi
+  done
+  echo "$1: $total allocations, $nrun runs (stride $stride): $noom out of" \
+    "memory, $nsame unchanged, $nmiss not reached, $bad wrong"
+  fails=$((fails + bad))
+}
+
+[ $# -gt 0 ] || set -- import run optimize gen-rules
+for w in "$@"; do
+  walk "$w"
+done
+[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
