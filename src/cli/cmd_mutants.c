@@ -240,6 +240,10 @@ int cli_apply_mutants(ir_graph **g,
          "argument (mutants): %d\n",
          st.napplied);
   mutant_apply_stats_free(&st);
+  if (ir_graph_own_data(out, &d)) { /* out shares *g's values */
+    ir_graph_free(out);
+    return cli_report(&d);
+  }
   ir_graph_free(*g);
   *g = out;
   return CLI_OK;

@@ -192,6 +192,10 @@ static int fuse_result(opt_args *a, ir_graph **h) {
          fs.groups, fs.groups == 1 ? "" : "s", fs.fused_ops, fs.recomputed,
          fs.rejected, fs.rejected == 1 ? "" : "s", fs.cost_before,
          fs.cost_after);
+  if (ir_graph_own_data(f, &d)) { /* f shares *h's weight values */
+    ir_graph_free(f);
+    return cli_report(&d);
+  }
   ir_graph_free(*h);
   *h = f;
   return CLI_OK;

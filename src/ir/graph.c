@@ -347,7 +347,28 @@ base_status ir_check_invariants(const ir_graph *g, const char *after,
 
 /* ---- clone, counts, hash ------------------------------------------------- */
 
-ir_graph *ir_graph_clone(const ir_graph *g) {
+static ir_graph *clone(const ir_graph *g, int copy_data);
+
+ir_graph *ir_graph_clone(const ir_graph *g) { return clone(g, 1); }
+
+ir_graph *ir_graph_clone_shared(const ir_graph *g) { return clone(g, 0); }
+
+base_status ir_graph_own_data(ir_graph *g, base_diag *d) {
+  for (int i = 0; i < g->ntensors; i++) {
+    ir_tensor *t = &g->tensors[i];
+    if (!t->data)
+      continue;
+    size_t bytes = sizeof(float) * (size_t)ir_shape_numel(&t->shape);
+    float *p = base_arena_alloc(g->arena, bytes);
+    if (!p)
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    memcpy(p, t->data, bytes);
+    t->data = p;
+  }
+  return BASE_OK;
+}
+
+static ir_graph *clone(const ir_graph *g, int copy_data) {
   ir_graph *c = ir_graph_new(g->name);
   if (!c)
     return NULL;
@@ -370,7 +391,7 @@ ir_graph *ir_graph_clone(const ir_graph *g) {
     t->name = base_arena_strndup(a, t->name, strlen(t->name));
     if (!t->name)
       goto oom;
-    if (t->data) {
+    if (t->data && copy_data) {
       size_t bytes = sizeof(float) * (size_t)ir_shape_numel(&t->shape);
       float *p = base_arena_alloc(a, bytes);
       if (!p)

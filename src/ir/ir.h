@@ -265,6 +265,14 @@ ir_graph *ir_graph_new(const char *name); /* NULL on OOM */
 void ir_graph_free(ir_graph *g);
 /* Deep copy into a fresh arena. */
 ir_graph *ir_graph_clone(const ir_graph *g);
+/* A copy whose weight values (tensor data) are g's, shared: for graphs
+ * derived inside one pass (the search's candidates), where g's values
+ * outlive the copy. NULL on OOM. */
+ir_graph *ir_graph_clone_shared(const ir_graph *g);
+/* Copies every weight value g refers to into g's own arena, so that g no
+ * longer depends on the graph it was derived from (rewrites share values;
+ * call this before freeing that graph). */
+base_status ir_graph_own_data(ir_graph *g, base_diag *d);
 
 /* Adds a graph input or weight; returns its tensor index, or -1 with d set
  * (duplicate name, bad shape). */

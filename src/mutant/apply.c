@@ -267,7 +267,7 @@ base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
                          mutant_apply_stats *st, base_diag *d) {
   mutant_list l = {0};
   memset(st, 0, sizeof *st);
-  ir_graph *cur = ir_graph_clone(g);
+  ir_graph *cur = ir_graph_clone_shared(g); /* g outlives the pass */
   uint8_t *used = base_calloc((size_t)g->nnodes + 1, 1);
   base_status s = cur && used ? BASE_OK : BASE_ERR_NOMEM;
   if (s)

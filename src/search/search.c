@@ -179,7 +179,7 @@ static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   if (c < s->best_cost - 1e-9 * s->best_cost) { /* not float noise */
-    ir_graph *b = ir_graph_clone(child);
+    ir_graph *b = ir_graph_clone_shared(child); /* values: the region's */
     if (!b) {
       ir_graph_free(child);
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -332,8 +332,8 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
   sstate s = {.rules = rules, .o = o, .st = st, .deadline = deadline};
   s.cap = o->queue_cap > 0 ? o->queue_cap : 1;
   s.heap = base_malloc(sizeof(cand) * (size_t)s.cap);
-  ir_graph *start = ir_graph_clone(g);
-  s.best = ir_graph_clone(g);
+  ir_graph *start = ir_graph_clone_shared(g); /* values shared with g, which */
+  s.best = ir_graph_clone_shared(g);          /* outlives the search */
   base_status rc = BASE_ERR_NOMEM;
   base_status hs = BASE_OK;
   uint64_t h0 = rewrite_graph_shash(g, d, &hs);
