@@ -168,6 +168,16 @@ static const char *const op_graphs[] = {
     "y = conv2d(x, ic) groups=2\nim = const_imm() shape=[5,5]\n"
     "on = const_ones() shape=[2,3,2]\ncp = const_pool() shape=[6,1,3,3]\n"
     "z = conv2d(x, cp) groups=6\noutput e, y, im, on, z\n",
+    /* clips (ReLU6) folded into convolutions' bias kernels (plain, with a
+     * bias, depthwise, channels-last), and one that must not be (the
+     * convolution has its own activation) */
+    "input x: [2,6,9,7]\nweight w: [8,6,3,3]\nweight b: [8]\n"
+    "weight wd: [8,1,3,3]\nweight bd: [8]\nweight w1: [4,8,1,1]\n"
+    "c = conv2d(x, w)\nc6 = clip(c) min=0 max=6\n"
+    "d = conv2d(c6, wd, bd) groups=8\nd6 = clip(d) min=-0.5 max=0.75\n"
+    "e = conv2d(d6, w1) act=relu\ne6 = clip(e) min=0 max=0.25\n"
+    "f = conv2d(x, w, b) stride=[2,2]\nf6 = clip(f) min=0 max=6\n"
+    "output e6, f6\n",
     /* relus folded into their producers, and relus that must not be (the
      * producer is read twice, is an output, or has its own act) */
     "input x: [2,4,9,7]\nweight w: [4,4,3,3]\nweight b: [4]\ninput m: [6,5]\n"

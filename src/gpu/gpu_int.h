@@ -99,7 +99,10 @@ struct gpu_mm {
 };
 
 typedef struct gpu_step {
-  int fuse_relu;  /* the node's only reader is a relu, folded in here */
+  int fuse_relu; /* the node's only reader is a relu, folded in here */
+  int fuse_clip; /* a convolution's only reader is a clip (ReLU6), folded
+                    into its bias kernel, with these bounds */
+  float clip_lo, clip_hi;
   int view;       /* the node (reshape, folded relu) only names its input */
   float *scratch; /* node-private scratch in the arena, or NULL */
   size_t scratch_bytes;

@@ -69,9 +69,10 @@ typedef struct cxk_reduce {
 
 cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
                       int64_t n, float lo, float hi);
-/* y[i] = act(y[i] + bias[(i / inner) % c]) in place; bias may be NULL. */
+/* y[i] = act(y[i] + bias[(i / inner) % c]) in place; bias may be NULL;
+ * lo, hi: CXK_CLIP's bounds (ignored by the others). */
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
-                         int64_t c, int64_t inner, int act);
+                         int64_t c, int64_t inner, int act, float lo, float hi);
 cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v);
 /* o = a op b (then ReLU if relu); bc NULL when a, b and o all have n
  * elements. */

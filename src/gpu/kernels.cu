@@ -58,26 +58,26 @@ __global__ void k_unary(int fn, const float *x, float *y, int64_t n, float lo,
 /* y[i] = act(y[i] + bias[(i / inner) % c]) for small inner. */
 template <typename I>
 __global__ void k_bias_act(float *y, const float *bias, I n, I c, I inner,
-                           int act) {
+                           int act, float lo, float hi) {
   GRID_LOOP_T(I, i, n) {
     float v = y[i];
     if (bias)
       v += bias[(i / inner) % c];
-    y[i] = act_fn(act, v, 0.0f, 0.0f);
+    y[i] = act_fn(act, v, lo, hi);
   }
 }
 
 /* The same four elements at a time (inner a multiple of 4, n4 = n / 4). */
 template <typename I>
 __global__ void k_bias_act4(float4 *y, const float *bias, I n4, I c, I inner4,
-                            int act) {
+                            int act, float lo, float hi) {
   GRID_LOOP_T(I, i, n4) {
     float4 v = y[i];
     float b = bias ? bias[(i / inner4) % c] : 0.0f;
-    v.x = act_fn(act, v.x + b, 0.0f, 0.0f);
-    v.y = act_fn(act, v.y + b, 0.0f, 0.0f);
-    v.z = act_fn(act, v.z + b, 0.0f, 0.0f);
-    v.w = act_fn(act, v.w + b, 0.0f, 0.0f);
+    v.x = act_fn(act, v.x + b, lo, hi);
+    v.y = act_fn(act, v.y + b, lo, hi);
+    v.z = act_fn(act, v.z + b, lo, hi);
+    v.w = act_fn(act, v.w + b, lo, hi);
     y[i] = v;
   }
 }
@@ -393,17 +393,18 @@ cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
 static bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
 
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
-                         int64_t c, int64_t inner, int act) {
+                         int64_t c, int64_t inner, int act, float lo,
+                         float hi) {
   if (inner % 4 == 0 && fits32(n))
     k_bias_act4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
         (float4 *)y, bias, (int32_t)(n / 4), (int32_t)c, (int32_t)(inner / 4),
-        act);
+        act, lo, hi);
   else if (fits32(n))
     k_bias_act<int32_t><<<blocks_for(n), kThreads, 0, s>>>(
-        y, bias, (int32_t)n, (int32_t)c, (int32_t)inner, act);
+        y, bias, (int32_t)n, (int32_t)c, (int32_t)inner, act, lo, hi);
   else
     k_bias_act<int64_t>
-        <<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, c, inner, act);
+        <<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, c, inner, act, lo, hi);
   return cudaGetLastError();
 }
 

@@ -198,11 +198,13 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   }
   const ir_shape *ys = shp(p, n->out[0]);
   int act = gpu_effective_act(n, s);
-  if (n->nin == 3 || act != IR_ACT_NONE)
+  int fn = s->fuse_clip ? CXK_CLIP : act_fn(act);
+  if (n->nin == 3 || fn != CXK_ID)
     GPU_CUDA(d,
              cxk_bias_act(c->stream, y, n->nin == 3 ? p->ptr[n->in[2]] : NULL,
                           ir_shape_numel(ys), ys->dim[1],
-                          s->cl ? 1 : ys->dim[2] * ys->dim[3], act_fn(act)));
+                          s->cl ? 1 : ys->dim[2] * ys->dim[3], fn, s->clip_lo,
+                          s->clip_hi));
   return BASE_OK;
 }
 
@@ -305,7 +307,8 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                              &m->algo, p->ws, m->ws, c->stream));
   if (m->post_bias || m->post_act)
     GPU_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
-                             m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID));
+                             m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,
+                             0.0f, 0.0f));
   return BASE_OK;
 }
 

@@ -58,8 +58,9 @@ static int takes_relu(const ir_node *n) {
   return (f & IR_OPF_RELU_EPILOGUE) && n->nout == 1;
 }
 
-/* Marks views: reshapes (IR_OPF_VIEW), and relus folded into a producer whose
- * result they alone read (and that is no graph output). */
+/* Marks views: reshapes (IR_OPF_VIEW), relus folded into a producer whose
+ * result they alone read (and that is no graph output), and clips (ReLU6)
+ * folded the same way into a convolution without an activation. */
 static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
@@ -73,9 +74,21 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
-    if (n->op != IR_OP_RELU || p->ctx->opt.no_fuse)
+    if ((n->op != IR_OP_RELU && n->op != IR_OP_CLIP) || p->ctx->opt.no_fuse)
       continue;
     const ir_tensor *x = &g->tensors[n->in[0]];
+    if (n->op == IR_OP_CLIP) { /* into a convolution's bias kernel */
+      const ir_node *c = x->kind == IR_T_VALUE ? &g->nodes[x->node] : NULL;
+      if (!c || c->op != IR_OP_CONV2D || c->a.act != IR_ACT_NONE ||
+          reads[n->in[0]] != 1 || p->steps[x->node].view)
+        continue;
+      gpu_step *cs = &p->steps[x->node];
+      cs->fuse_clip = 1;
+      cs->clip_lo = n->a.lo;
+      cs->clip_hi = n->a.hi;
+      p->steps[j].view = 1;
+      continue;
+    }
     if (x->kind != IR_T_VALUE || reads[n->in[0]] != 1 ||
         !takes_relu(&g->nodes[x->node]) || p->steps[x->node].view)
       continue;
