@@ -347,12 +347,6 @@ base_status ir_check_invariants(const ir_graph *g, const char *after,
 
 /* ---- clone, counts, hash ------------------------------------------------- */
 
-static ir_graph *clone(const ir_graph *g, int copy_data);
-
-ir_graph *ir_graph_clone(const ir_graph *g) { return clone(g, 1); }
-
-ir_graph *ir_graph_clone_shared(const ir_graph *g) { return clone(g, 0); }
-
 base_status ir_graph_own_data(ir_graph *g, base_diag *d) {
   for (int i = 0; i < g->ntensors; i++) {
     ir_tensor *t = &g->tensors[i];
@@ -368,7 +362,7 @@ base_status ir_graph_own_data(ir_graph *g, base_diag *d) {
   return BASE_OK;
 }
 
-static ir_graph *clone(const ir_graph *g, int copy_data) {
+ir_graph *ir_graph_clone_shared(const ir_graph *g) {
   ir_graph *c = ir_graph_new(g->name);
   if (!c)
     return NULL;
@@ -391,14 +385,6 @@ static ir_graph *clone(const ir_graph *g, int copy_data) {
     t->name = base_arena_strndup(a, t->name, strlen(t->name));
     if (!t->name)
       goto oom;
-    if (t->data && copy_data) {
-      size_t bytes = sizeof(float) * (size_t)ir_shape_numel(&t->shape);
-      float *p = base_arena_alloc(a, bytes);
-      if (!p)
-        goto oom;
-      memcpy(p, t->data, bytes);
-      t->data = p;
-    }
   }
   for (int i = 0; i < c->nnodes; i++) {
     ir_node *n = &c->nodes[i];
@@ -417,6 +403,15 @@ static ir_graph *clone(const ir_graph *g, int copy_data) {
 oom:
   ir_graph_free(c);
   return NULL;
+}
+
+ir_graph *ir_graph_clone(const ir_graph *g) {
+  ir_graph *c = ir_graph_clone_shared(g);
+  if (c && ir_graph_own_data(c, NULL)) {
+    ir_graph_free(c);
+    return NULL;
+  }
+  return c;
 }
 
 void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]) {
