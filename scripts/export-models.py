@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""export-models.py: the networks users bring, exported to ONNX as test models.
+
+Runs where PyTorch, torchvision, timm and transformers are (the GPU machine's
+python3; no GPU and no network needed: every model is built from its config
+with random weights, nothing is downloaded). Each network is exported the way
+../shared/models/README.md describes: torch.onnx.export with
+export_params=False (weights become graph inputs, the files stay small),
+opset 17, batch 1, TorchScript exporter (dynamo=False); when that exporter
+fails, the dynamo exporter (opset 18) is tried and the fallback is reported.
+
+  torchvision  mobilenet_v3_large shufflenet_v2_x1_0 vgg16 regnet_y_800mf
+               convnext_tiny wide_resnet50_2 swin_t vit_b_16   (1x3x224x224)
+  transformers distilbert roberta gpt2   (input_ids int64 1xSEQ; the BERT-like
+               ones also attention_mask int64 1xSEQ; GPT-2's causal mask is
+               built inside the graph); eager attention
+  timm         deit_tiny_patch16_224   (1x3x224x224)
+
+Usage: export-models.py --out DIR [--nets a,b,...] [--seq 128]
+A network that fails is reported with its exception and the others go on;
+the exit status is 1 when any failed. Prints one line per network: file,
+size, node count, op types.
+"""
+import argparse
+import os
+import sys
+import traceback
+
+TV = ["mobilenet_v3_large", "shufflenet_v2_x1_0", "vgg16", "regnet_y_800mf",
+      "convnext_tiny", "wide_resnet50_2", "swin_t", "vit_b_16"]
+HF = ["distilbert", "roberta", "gpt2"]
+TIMM = ["deit_tiny_patch16_224"]
+
+
+def build(name, seq):
+    import torch
+    if name in TV:
+        import torchvision
+        m = getattr(torchvision.models, name)(weights=None).eval()
+        return m, (torch.rand(1, 3, 224, 224),), ["x"]
+    if name in TIMM:
+        import timm
+        m = timm.create_model(name, pretrained=False).eval()
+        return m, (torch.rand(1, 3, 224, 224),), ["x"]
+    import transformers as tf
+    ids = torch.randint(0, 1000, (1, seq), dtype=torch.int64)
+    mask = torch.ones(1, seq, dtype=torch.int64)
+    if name == "distilbert":
+        cfg = tf.DistilBertConfig()
+        m = tf.DistilBertModel(cfg)
+    elif name == "roberta":
+        cfg = tf.RobertaConfig()
+        m = tf.RobertaModel(cfg)
+    elif name == "gpt2":
+        cfg = tf.GPT2Config()
+        cfg.use_cache = False
+        m = tf.GPT2Model(cfg)
+    else:
+        raise ValueError("unknown network " + name)
+    try:
+        m.config._attn_implementation = "eager"
+    except Exception:
+        pass
+    m.config.return_dict = False
+    m = m.eval()
+
+    class Wrap(torch.nn.Module):
+        def __init__(self, inner, with_mask):
+            super().__init__()
+            self.inner = inner
+            self.with_mask = with_mask
+
+        def forward(self, input_ids, attention_mask=None):
+            if self.with_mask:
+                out = self.inner(input_ids=input_ids,
+                                 attention_mask=attention_mask)
+            else:
+                out = self.inner(input_ids=input_ids)
+            return out[0] if isinstance(out, (tuple, list)) else \
+                out.last_hidden_state
+
+    if name == "gpt2":
+        return Wrap(m, False), (ids,), ["input_ids"]
+    return Wrap(m, True), (ids, mask), ["input_ids", "attention_mask"]
+
+
+def export(name, out, seq):
+    import torch
+    m, args, names = build(name, seq)
+    path = os.path.join(out, name + ".onnx")
+    how = "torchscript opset 17"
+    with torch.no_grad():
+        try:
+            torch.onnx.export(m, args, path, export_params=False,
+                              opset_version=17, input_names=names,
+                              output_names=["y"], dynamo=False)
+        except Exception as e:
+            first = "%s: %s" % (type(e).__name__, str(e)[:300])
+            torch.onnx.export(m, args, path, export_params=False,
+                              opset_version=18, input_names=names,
+                              output_names=["y"], dynamo=True)
+            how = "dynamo opset 18 (torchscript failed: %s)" % first
+    import onnx
+    g = onnx.load(path)
+    ops = sorted({n.op_type for n in g.graph.node})
+    print("%s: %s, %d bytes, %d nodes, %s; ops: %s" % (
+        name, path, os.path.getsize(path), len(g.graph.node), how,
+        " ".join(ops)), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--nets", default=",".join(TV + HF + TIMM))
+    ap.add_argument("--seq", type=int, default=128)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    failed = []
+    for net in a.nets.split(","):
+        try:
+            export(net, a.out, a.seq)
+        except Exception:
+            failed.append(net)
+            print("%s: FAILED\n%s" % (net, traceback.format_exc()[-1500:]),
+                  flush=True)
+    if failed:
+        print("failed: " + ", ".join(failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
