@@ -28,6 +28,17 @@ expect 1 "$bin" run "$src/models/resnet50.graph" --seed abc
 contains "bad value 'abc' for --seed"
 expect 1 "$bin" run "$src/models/resnet50.graph" --bogus
 expect 1 "$bin" check --bogus
+contains "unknown option '--bogus'"
+contains "(see 'superopt check --help')"
+# option errors come from the command's option table (src/cli/opts.c)
+expect 1 "$bin" run "$src/models/resnet50.graph" --seed
+contains "option '--seed' needs a value"
+expect 1 "$bin" run "$src/models/resnet50.graph" --threads 5000
+contains "--threads must be 0..1024, not '5000'"
+expect 1 "$bin" optimize "$src/models/resnet50.graph" --alpha 1,2
+contains "bad value '1,2' for --alpha"
+expect 1 "$bin" print "$src/models/resnet50.graph" -x
+contains "unknown option '-x'"
 
 expect 0 "$bin" check "$src/models/resnet50.graph"
 contains "175 operators"

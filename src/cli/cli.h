@@ -2,17 +2,106 @@
 #ifndef SUPEROPT_CLI_H
 #define SUPEROPT_CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
 #include "../ir/ir.h"
 
 enum { CLI_OK = 0, CLI_USAGE = 1, CLI_BAD_INPUT = 2, CLI_INTERNAL = 3 };
 
 typedef struct cli_command cli_command;
+typedef struct cli_opt cli_opt;
+
+/* A command: its name, summary (superopt --help), help text and options,
+ * and the function that runs it. `superopt CMD --help` prints
+ *   usage: superopt SYNOPSIS
+ *   ABOUT
+ *   options: (one line or more per row of opts, from the table)
+ *   NOTES
+ * so the options a command parses and the options its help lists are the
+ * same rows (cli_parse_opts, cli_print_usage). */
 struct cli_command {
-  const char *name, *summary, *usage;
+  const char *name, *summary;
+  const char *synopsis; /* after "usage: superopt ": operands, options */
+  const char *about;    /* what it does: paragraphs, '\n'-terminated */
+  const cli_opt *opts;  /* its option table, or NULL: no options */
+  const char *notes;    /* text after the options, or NULL */
   /* argv[0] is the command name; returns the exit status */
   int (*run)(const cli_command *c, int argc, char **argv);
 };
 
+/* ---- option tables (opts.c) -------------------------------------------- */
+
+/* What a row of an option table does with its option. */
+typedef enum cli_opt_kind {
+  CLI_OPT_END,     /* ends a table */
+  CLI_OPT_HEADING, /* help only: a heading over the rows that follow */
+  CLI_OPT_FLAG,    /* no argument: the int field is set to lo */
+  CLI_OPT_STR,     /* the argument into a const char * field */
+  CLI_OPT_INT,     /* an integer lo..hi into an int field */
+  CLI_OPT_U64,     /* a non-negative integer into a uint64_t field */
+  CLI_OPT_DOUBLE,  /* a number lo..hi into a double field */
+  CLI_OPT_CHOICE,  /* one of choices "a|b|c": its index into an int field */
+  CLI_OPT_CALL,    /* the argument (NULL without arg) handed to set() */
+} cli_opt_kind;
+
+/* One option of a command. The target is a field of the command's options
+ * struct (off, from CLI_FIELD: its type is checked at compile time) or a
+ * function. */
+struct cli_opt {
+  cli_opt_kind kind;
+  const char *name;    /* long name, without "--"; the heading's text */
+  char letter;         /* short option ('o': -o), or 0 */
+  const char *arg;     /* the argument's name in the help ("N"); NULL: none */
+  size_t off;          /* the target field's offset in the options struct */
+  double lo, hi;       /* a number's range; the value a flag stores (lo) */
+  const char *choices; /* CLI_OPT_CHOICE: the names, '|'-separated */
+  /* CLI_OPT_CALL: applies arg to the options struct o; returns 0, or -1
+   * after writing the whole message (it names the option) into msg */
+  int (*set)(void *o, const char *arg, char *msg, size_t n);
+  const char *help; /* '\n' separates lines; NULL: an alias, not listed */
+};
+
+/* clang-format off */
+/* offsetof(T, f), a compile error unless field f of T has type `type`. */
+#define CLI_FIELD(T, f, type) \
+  (offsetof(T, f) + 0 * sizeof(char[_Generic(((T *)0)->f, type: 1, default: -1)]))
+
+/* Rows of an option table (T: the command's options struct; f: the field). */
+#define CLI_FLAG(T, name, f, value, help) \
+  {CLI_OPT_FLAG, name, 0, NULL, CLI_FIELD(T, f, int), value, value, NULL, NULL, help}
+#define CLI_STR(T, name, letter, f, arg, help) \
+  {CLI_OPT_STR, name, letter, arg, CLI_FIELD(T, f, const char *), 0, 0, NULL, NULL, help}
+#define CLI_INT(T, name, f, arg, lo, hi, help) \
+  {CLI_OPT_INT, name, 0, arg, CLI_FIELD(T, f, int), lo, hi, NULL, NULL, help}
+#define CLI_U64(T, name, f, arg, help) \
+  {CLI_OPT_U64, name, 0, arg, CLI_FIELD(T, f, uint64_t), 0, 0, NULL, NULL, help}
+#define CLI_DOUBLE(T, name, f, arg, lo, hi, help) \
+  {CLI_OPT_DOUBLE, name, 0, arg, CLI_FIELD(T, f, double), lo, hi, NULL, NULL, help}
+#define CLI_CHOICE(T, name, f, arg, choices, help) \
+  {CLI_OPT_CHOICE, name, 0, arg, CLI_FIELD(T, f, int), 0, 0, choices, NULL, help}
+#define CLI_CALL(name, arg, fn, help) \
+  {CLI_OPT_CALL, name, 0, arg, 0, 0, 0, NULL, fn, help}
+#define CLI_HEADING(text) {CLI_OPT_HEADING, text, 0, NULL, 0, 0, 0, NULL, NULL, NULL}
+#define CLI_END {CLI_OPT_END, NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL}
+/* clang-format on */
+
+/* Parses the options of argv[1..argc-1] by c->opts into the options struct
+ * o (GNU getopt_long: options and operands in any order, a long name may be
+ * abbreviated, --name=value); leaves optind at the first operand. Returns
+ * CLI_OK, or a usage error (CLI_USAGE) after one message: an unknown
+ * option, a missing value, a value out of its range. */
+int cli_parse_opts(const cli_command *c, int argc, char **argv, void *o);
+/* Writes c's help: synopsis, about, the option table, notes. */
+void cli_print_usage(const cli_command *c, FILE *f);
+
+/* The commands (each defined in its cmd_*.c) and the lookup by name. */
+extern const cli_command cli_cmd_run, cli_cmd_check, cli_cmd_print,
+    cli_cmd_import, cli_cmd_export, cli_cmd_costdb, cli_cmd_import_rules,
+    cli_cmd_export_rules, cli_cmd_gen_rules, cli_cmd_verify_rules,
+    cli_cmd_compare_rules, cli_cmd_optimize, cli_cmd_experiment,
+    cli_cmd_mutants;
 const cli_command *cli_find(const char *name);
 
 /* Prints "superopt <cmd>: msg" and the usage line; returns CLI_USAGE. */
@@ -33,11 +122,6 @@ ir_graph *cli_load(const char *path, int *rc);
  * reported error's exit code. */
 int cli_rebatch(ir_graph **g, int batch);
 
-/* Parses the options "-o/--output OUT" (OUT may stay NULL) and, when drop
- * is not NULL, "--drop-weights"; returns CLI_OK, or a usage error. Leaves
- * optind at the first operand. */
-int cli_output_opt(const cli_command *c, int argc, char **argv,
-                   const char **out, int *drop);
 /* Writes g's canonical text atomically to out, and the known weight values
  * to the safetensors sidecar beside it (a stale sidecar is removed when
  * there are none); or to stdout when out is NULL, which refuses (usage
@@ -46,13 +130,6 @@ int cli_write_graph(const ir_graph *g, const char *out, int drop);
 /* Exports g as ONNX to out, a drop-in for the original model `like` (NULL:
  * none: ox_export_file_ex); prints what was done to stderr. */
 int cli_export_onnx(const ir_graph *g, const char *out, const char *like);
-
-int cli_run(const cli_command *c, int argc, char **argv);
-int cli_check(const cli_command *c, int argc, char **argv);
-int cli_print(const cli_command *c, int argc, char **argv);
-int cli_import(const cli_command *c, int argc, char **argv);
-int cli_export(const cli_command *c, int argc, char **argv);
-int cli_costdb(const cli_command *c, int argc, char **argv);
 
 /* The cost database for commands that cost graphs (cmd_costdb.c): opens
  * path (NULL: the default, cd_default_path) with the checked-in tables of
@@ -69,14 +146,6 @@ const char *cli_costdb_tables(void);
  * api_data_path; NULL after printing the paths tried, *rc = CLI_BAD_INPUT.
  * The string lives until four more calls. */
 const char *cli_data_file(const char *rel, int *rc);
-int cli_import_rules(const cli_command *c, int argc, char **argv);
-int cli_export_rules(const cli_command *c, int argc, char **argv);
-int cli_optimize(const cli_command *c, int argc, char **argv);
-int cli_experiment(const cli_command *c, int argc, char **argv);
-int cli_gen_rules(const cli_command *c, int argc, char **argv);
-int cli_verify_rules(const cli_command *c, int argc, char **argv);
-int cli_compare_rules(const cli_command *c, int argc, char **argv);
-int cli_mutants(const cli_command *c, int argc, char **argv);
 /* `optimize`: replaces *g by its copy with the mutants that pay under cost
  * (a node's cost, u its argument) spliced in, and prints `mutants applied:`
  * (cmd_mutants.c); returns the exit status. */

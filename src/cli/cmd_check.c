@@ -32,15 +32,13 @@ static int report(const char *path, const ir_graph *g) {
   return CLI_OK;
 }
 
-int cli_check(const cli_command *c, int argc, char **argv) {
-  if (argc < 2)
+static int check(const cli_command *c, int argc, char **argv) {
+  int rc = cli_parse_opts(c, argc, argv, NULL);
+  if (rc)
+    return rc;
+  if (optind == argc)
     return cli_usage_error(c, "expected at least one GRAPH");
-  int rc = CLI_OK;
-  for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-')
-      return cli_usage_error(c, "unknown option '%s'", argv[i]);
-  }
-  for (int i = 1; i < argc; i++) {
+  for (int i = optind; i < argc; i++) {
     int r = CLI_OK;
     ir_graph *g = cli_load(argv[i], &r);
     if (g)
@@ -52,10 +50,34 @@ int cli_check(const cli_command *c, int argc, char **argv) {
   return rc;
 }
 
-int cli_print(const cli_command *c, int argc, char **argv) {
-  const char *out = NULL;
-  int drop = 0;
-  int rc = cli_output_opt(c, argc, argv, &out, &drop);
+const cli_command cli_cmd_check = {
+    "check",
+    "parse and shape-check a graph, report its operator counts",
+    "check GRAPH...",
+    "Parses each GRAPH, checks every shape, and prints its operator counts,\n"
+    "inputs, weights, parameter count and structural hash.\n",
+    NULL,
+    NULL,
+    check};
+
+typedef struct print_opts {
+  const char *out;
+  int drop;
+} print_opts;
+
+#define T print_opts
+static const cli_opt print_table[] = {
+    CLI_STR(T, "output", 'o', out, "OUT",
+            "write the graph here, atomically (weight values to\n"
+            "OUT's .safetensors sidecar)"),
+    CLI_FLAG(T, "drop-weights", drop, 1,
+             "print a graph with weight values without them"),
+    CLI_END};
+#undef T
+
+static int print(const cli_command *c, int argc, char **argv) {
+  print_opts o = {0};
+  int rc = cli_parse_opts(c, argc, argv, &o);
   if (rc)
     return rc;
   if (argc - optind != 1)
@@ -63,7 +85,19 @@ int cli_print(const cli_command *c, int argc, char **argv) {
   ir_graph *g = cli_load(argv[optind], &rc);
   if (!g)
     return rc;
-  rc = cli_write_graph(g, out, drop);
+  rc = cli_write_graph(g, o.out, o.drop);
   ir_graph_free(g);
   return rc;
 }
+
+const cli_command cli_cmd_print = {
+    "print",
+    "print a graph in canonical form",
+    "print GRAPH [-o OUT] [options]",
+    "Parses GRAPH and prints it in canonical .graph form to standard output\n"
+    "or, with -o, atomically to OUT (weight values to OUT's .safetensors\n"
+    "sidecar). A graph with weight values is not printed to standard output\n"
+    "(they would be lost) unless --drop-weights.\n",
+    print_table,
+    NULL,
+    print};

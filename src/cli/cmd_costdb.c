@@ -36,37 +36,29 @@ cd_db *cli_costdb_open(const char *path, const char *tables, int *rc) {
   return db;
 }
 
+#define T opts
+static const cli_opt costdb_table[] = {
+    CLI_STR(T, "db", 0, db, "PATH",
+            "the database (default $SUPEROPT_COSTDB, else\n"
+            "$XDG_CACHE_HOME/superopt/costdb.sqlite, else\n"
+            "~/.cache/superopt/costdb.sqlite)"),
+    CLI_STR(T, "device", 0, device, "D",
+            "h100 (default), h200, h100-tf32, h200-tf32, cpu"),
+    CLI_STR(T, "tables", 0, tables, "DIR",
+            "checked-in tables DIR/<device>.tsv imported on first\n"
+            "use (default: the data folder's costdb/, see\n"
+            "--version)"),
+    CLI_FLAG(T, "no-tables", no_tables, 1, "import no tables"),
+    CLI_INT(T, "batch", batch, "N", 1, 1000000,
+            "measure: the graphs rebatched to N first"),
+    CLI_STR(T, "output", 'o', out, "OUT", "export to OUT"),
+    CLI_END};
+#undef T
+
 static int parse_opts(const cli_command *c, int argc, char **argv, opts *o) {
-  static const struct option lo[] = {{"db", required_argument, 0, 'd'},
-                                     {"device", required_argument, 0, 'D'},
-                                     {"tables", required_argument, 0, 't'},
-                                     {"no-tables", no_argument, 0, 'n'},
-                                     {"output", required_argument, 0, 'o'},
-                                     {"batch", required_argument, 0, 'b'},
-                                     {0, 0, 0, 0}};
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
-    switch (ch) {
-    case 'd': o->db = optarg; break;
-    case 'D': o->device = optarg; break;
-    case 't': o->tables = optarg; break;
-    case 'n': o->no_tables = 1; break;
-    case 'o': o->out = optarg; break;
-    case 'b': {
-      long long v = cli_parse_count(optarg);
-      if (v < 1 || v > 1000000)
-        return cli_usage_error(c, "--batch must be 1..1000000, not '%s'",
-                               optarg);
-      o->batch = (int)v;
-      break;
-    }
-    default:
-      return cli_usage_error(c, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    }
-  }
+  int rc = cli_parse_opts(c, argc, argv, o);
+  if (rc)
+    return rc;
   if (!o->tables && !o->no_tables)
     o->tables = cli_costdb_tables();
   if (o->no_tables)
@@ -219,7 +211,7 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
   return rc;
 }
 
-int cli_costdb(const cli_command *c, int argc, char **argv) {
+static int costdb(const cli_command *c, int argc, char **argv) {
   static const char *const subs[] = {"stats", "import", "export", "estimate",
                                      "measure"};
   if (argc < 2)
@@ -236,3 +228,25 @@ int cli_costdb(const cli_command *c, int argc, char **argv) {
     return rc;
   return run_sub(c, argv[1], argc - 1 - optind, argv + 1 + optind, &o);
 }
+
+const cli_command cli_cmd_costdb = {
+    "costdb",
+    "inspect, import, export the cost database; estimate a graph",
+    "costdb stats [--db PATH] [--device D]\n"
+    "       superopt costdb import TABLE.tsv... [--db PATH]\n"
+    "       superopt costdb export [--db PATH] [--device D] [-o OUT.tsv]\n"
+    "       superopt costdb estimate GRAPH [--device D] [--db PATH]\n"
+    "       superopt costdb measure GRAPH... [--device D] [--db PATH]\n"
+    "                                [--batch N] [--tables DIR | "
+    "--no-tables]",
+    "Operator costs per device (docs/costdb.md). stats: rows per device\n"
+    "(from checked-in tables vs measured locally) and an integrity check.\n"
+    "import: TSV tables, all in one transaction (a bad line imports\n"
+    "nothing). export: rows sorted by device and signature, to standard\n"
+    "output or atomically to OUT. estimate: each operator's roofline\n"
+    "estimate and measured cost, and the graph's total. measure (CUDA\n"
+    "builds, on a GPU): times each distinct operator of the graphs alone\n"
+    "(warm-up 5, median of 20) under the GPU's name (h100, h200) or D.\n",
+    costdb_table,
+    NULL,
+    costdb};

@@ -20,53 +20,41 @@ typedef struct mut_opts {
   int batch, limit, check;
 } mut_opts;
 
+/* --class C: adds class C to the mask (conv: every class). */
+static int set_class(void *u, const char *v, char *msg, size_t n) {
+  mut_opts *o = u;
+  int k = mutant_class_lookup(v);
+  if (k < 0 && strcmp(v, "conv") != 0) {
+    snprintf(msg, n,
+             "unknown class '%s' (conv, concat-w, split-h, dilated, batch-w)",
+             v);
+    return -1;
+  }
+  o->mask |= k < 0 ? ~0u : 1u << k;
+  return 0;
+}
+
+#define T mut_opts
+static const cli_opt mutants_table[] = {
+    CLI_CALL("class", "C", set_class,
+             "only class C (repeatable; conv = every class)"),
+    CLI_U64(T, "seed", seed, "S",
+            "seed of the random residues and floats (default 1)"),
+    CLI_INT(T, "batch", batch, "N", 1, 65536,
+            "rescale the batch (dim 0 of the inputs) to N"),
+    CLI_INT(T, "limit", limit, "K", 0, 1000000,
+            "analyse only the first K mutants"),
+    CLI_STR(T, "dump", 0, dump, "DIR", "write DIR/mNNN.{f,g,corrected}.graph"),
+    CLI_FLAG(T, "no-check", check, 0, "skip the float check"),
+    CLI_END};
+#undef T
+
 static int parse_opts(const cli_command *c, int argc, char **argv,
                       mut_opts *o) {
-  static const struct option opts[] = {{"class", required_argument, 0, 'c'},
-                                       {"seed", required_argument, 0, 's'},
-                                       {"batch", required_argument, 0, 'b'},
-                                       {"limit", required_argument, 0, 'l'},
-                                       {"dump", required_argument, 0, 'D'},
-                                       {"no-check", no_argument, 0, 'n'},
-                                       {0, 0, 0, 0}};
   *o = (mut_opts){.seed = 1, .check = 1};
-  int ch;
-  long long v;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (ch == '?')
-      return cli_usage_error(c, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    if (ch == 'n') {
-      o->check = 0;
-      continue;
-    }
-    if (ch == 'D') {
-      o->dump = optarg;
-      continue;
-    }
-    if (ch == 'c') {
-      int k = mutant_class_lookup(optarg);
-      if (k < 0 && strcmp(optarg, "conv") != 0)
-        return cli_usage_error(c,
-                               "unknown class '%s' (conv, concat-w, split-h, "
-                               "dilated, batch-w)",
-                               optarg);
-      o->mask |= k < 0 ? ~0u : 1u << k;
-      continue;
-    }
-    if ((v = cli_parse_count(optarg)) < 0)
-      return cli_usage_error(c, "bad value '%s'", optarg);
-    if (ch == 's')
-      o->seed = (uint64_t)v;
-    else if (ch == 'b' && v >= 1 && v <= 65536)
-      o->batch = (int)v;
-    else if (ch == 'l' && v <= 1000000)
-      o->limit = (int)v;
-    else
-      return cli_usage_error(c, "value '%s' out of range", optarg);
-  }
+  int rc = cli_parse_opts(c, argc, argv, o);
+  if (rc)
+    return rc;
   if (!o->mask)
     o->mask = ~0u;
   if (argc - optind != 1)
@@ -158,7 +146,7 @@ static int show(const mut_opts *o, const ir_graph *model, int i,
   return rc;
 }
 
-int cli_mutants(const cli_command *c, int argc, char **argv) {
+static int mutants(const cli_command *c, int argc, char **argv) {
   mut_opts o;
   int rc = parse_opts(c, argc, argv, &o);
   if (rc)
@@ -208,6 +196,19 @@ int cli_mutants(const cli_command *c, int argc, char **argv) {
   ir_graph_free(model);
   return rc;
 }
+
+const cli_command cli_cmd_mutants = {
+    "mutants",
+    "list a model's partially equivalent mutants and their boxes",
+    "mutants MODEL [options]",
+    "Lists the mutants of MODEL's convolutions (docs/mutants.md): for each,\n"
+    "the grid of boxes of every output, the boxes where the mutant differs\n"
+    "from the original (box analysis in arithmetic modulo 2^31-1, seed S),\n"
+    "the corrected fraction, the error bound, and a float check of mutant +\n"
+    "correction against the original on the CPU. MODEL is not changed.\n",
+    mutants_table,
+    NULL,
+    mutants};
 
 int cli_apply_mutants(ir_graph **g,
                       double (*cost)(void *u, const ir_graph *g, int node),

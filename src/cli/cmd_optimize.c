@@ -41,114 +41,148 @@ typedef struct opt_args {
   double alpha[MAX_GRID];
 } opt_args;
 
-enum {
-  O_RULES = 256,
-  O_ALPHA,
-  O_BUDGET,
-  O_DEPTH,
-  O_TIME,
-  O_DEVICE,
-  O_NOCHECK,
-  O_UNPROVEN,
-  O_REGION,
-  O_DB,
-  O_NOMERGE,
-  O_PATIENCE,
-  O_BATCH,
-  O_DROP,
-  O_LIKE,
-  O_NOMUTANTS,
-  O_PROVENONLY,
-  O_NOFUSE
-};
-
-static const struct option long_opts[] = {
-    {"output", required_argument, 0, 'o'},
-    {"rules", required_argument, 0, O_RULES},
-    {"alpha", required_argument, 0, O_ALPHA},
-    {"budget", required_argument, 0, O_BUDGET},
-    {"patience", required_argument, 0, O_PATIENCE},
-    {"batch", required_argument, 0, O_BATCH},
-    {"max-depth", required_argument, 0, O_DEPTH},
-    {"depth", required_argument, 0, O_DEPTH},
-    {"time-limit", required_argument, 0, O_TIME},
-    {"device", required_argument, 0, O_DEVICE},
-    {"no-check", no_argument, 0, O_NOCHECK},
-    {"allow-unproven", no_argument, 0, O_UNPROVEN},
-    {"region-size", required_argument, 0, O_REGION},
-    {"db", required_argument, 0, O_DB},
-    {"no-merge", no_argument, 0, O_NOMERGE},
-    {"drop-weights", no_argument, 0, O_DROP},
-    {"like", required_argument, 0, O_LIKE},
-    {"no-mutants", no_argument, 0, O_NOMUTANTS},
-    {"proven-only", no_argument, 0, O_PROVENONLY},
-    {"no-fuse", no_argument, 0, O_NOFUSE},
-    {0, 0, 0, 0}};
-
-static int parse_double(const char *s, double lo, double hi, double *v) {
-  char *end;
-  errno = 0;
-  *v = strtod(s, &end);
-  return !errno && end != s && !*end && *v >= lo && *v <= hi;
-}
-
-/* "a,b,c" into up to MAX_GRID numbers; 0 if malformed. */
-static int parse_list(const char *s, double lo, double hi, double *v, int *n) {
-  char buf[512], *save = NULL;
+/* "a,b,c" into up to MAX_GRID numbers lo..hi (whole numbers when ints);
+ * 0, or -1 after writing the message. */
+static int parse_list(const char *opt, const char *s, double lo, double hi,
+                      int ints, double *v, int *n, char *msg, size_t len) {
+  char buf[512], *save = NULL, *end;
   snprintf(buf, sizeof buf, "%s", s);
   *n = 0;
-  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-    if (*n == MAX_GRID || !parse_double(t, lo, hi, &v[(*n)++]))
-      return 0;
-  return *n > 0;
-}
-
-static int set_ints(const char *s, double lo, double hi, int *dst, int *n) {
-  double v[MAX_GRID];
-  if (!parse_list(s, lo, hi, v, n))
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    double x = *n < MAX_GRID ? (errno = 0, strtod(t, &end)) : 0;
+    if (*n == MAX_GRID || errno || end == t || *end || !(x >= lo && x <= hi) ||
+        (ints && x != (int)x)) {
+      snprintf(msg, len,
+               "bad value '%s' for %s: expected up to %d comma-separated %s "
+               "%g..%g",
+               s, opt, MAX_GRID, ints ? "whole numbers" : "numbers", lo, hi);
+      return -1;
+    }
+    v[(*n)++] = x;
+  }
+  if (*n)
     return 0;
-  for (int i = 0; i < *n; i++) {
-    if (v[i] != (int)v[i])
-      return 0;
-    dst[i] = (int)v[i];
-  }
-  return 1;
+  snprintf(msg, len, "bad value '%s' for %s: an empty list", s, opt);
+  return -1;
 }
 
-static int set_opt(opt_args *a, int ch, const char *v) {
-  switch (ch) {
-  case 'o': a->out = v; return 1;
-  case O_RULES: a->rules = v; return 1;
-  case O_DEVICE: a->device = v; return 1;
-  case O_DB: a->db_path = v; return 1;
-  case O_NOCHECK: a->check = 0; return 1;
-  case O_UNPROVEN: a->allow_unproven = 1; return 1;
-  case O_NOMERGE: a->so.merge = 0; return 1;
-  case O_DROP: a->drop_weights = 1; return 1;
-  case O_LIKE: a->like = v; return 1;
-  case O_NOMUTANTS: a->no_mutants = 1; return 1;
-  case O_PROVENONLY: a->proven_only = 1; return 1;
-  case O_NOFUSE: a->fuse = 0; return 1;
-  case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
-  case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
-  case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
-  case O_TIME: return parse_double(v, 0, 1e6, &a->so.time_limit);
-  case O_BATCH: {
-    int n;
-    return set_ints(v, 1, 1000000, &a->batch, &n) && n == 1;
-  }
-  case O_PATIENCE: {
-    int n;
-    a->patience_given = 1;
-    return set_ints(v, 0, 1000000000, &a->so.patience, &n) && n == 1;
-  }
-  case O_REGION: {
-    int n;
-    return set_ints(v, 1, 100000, &a->so.region_nodes, &n) && n == 1;
-  }
-  default: return 0;
-  }
+/* experiment search's grid: --depth, --alpha, --budget lists. */
+static int set_depths(void *u, const char *s, char *msg, size_t n) {
+  opt_args *a = u;
+  double v[MAX_GRID];
+  if (parse_list("--depth", s, 0, 1e6, 1, v, &a->ndepth, msg, n))
+    return -1;
+  for (int i = 0; i < a->ndepth; i++)
+    a->depth[i] = (int)v[i];
+  return 0;
 }
+
+static int set_alphas(void *u, const char *s, char *msg, size_t n) {
+  opt_args *a = u;
+  return parse_list("--alpha", s, 0.5, 100, 0, a->alpha, &a->nalpha, msg, n);
+}
+
+static int set_budgets(void *u, const char *s, char *msg, size_t n) {
+  opt_args *a = u;
+  double v[MAX_GRID];
+  if (parse_list("--budget", s, 0, 1e9, 1, v, &a->nbudget, msg, n))
+    return -1;
+  for (int i = 0; i < a->nbudget; i++)
+    a->budget[i] = (int)v[i];
+  return 0;
+}
+
+/* --patience P: also remembers that it was given (experiments search
+ * without patience unless it is). */
+static int set_patience(void *u, const char *s, char *msg, size_t n) {
+  opt_args *a = u;
+  long long v = cli_parse_count(s);
+  if (v < 0 || v > 1000000000) {
+    snprintf(msg, n, "--patience must be 0..1000000000, not '%s'", s);
+    return -1;
+  }
+  a->so.patience = (int)v;
+  a->patience_given = 1;
+  return 0;
+}
+
+#define T opt_args
+static const cli_opt optimize_table[] = {
+    CLI_STR(T, "rules", 0, rules, "F",
+            "rule file (default: rules/default.rules of the\n"
+            "data folder, see --version); every rule must be\n"
+            "proven"),
+    CLI_FLAG(T, "allow-unproven", allow_unproven, 1,
+             "also use unproven and unverified rules (the\n"
+             "end-to-end check still guards the result)"),
+    CLI_STR(T, "output", 'o', out, "OUT",
+            "write the optimized graph (.onnx: ONNX; .graph:\n"
+            "weight values to OUT.safetensors beside it)"),
+    CLI_FLAG(T, "drop-weights", drop_weights, 1,
+             "write a .graph without its weights' values"),
+    CLI_STR(T, "like", 0, like, "ORIG",
+            "an .onnx output is a drop-in for ORIG.onnx (its\n"
+            "names and opset; default: MODEL when it is .onnx)"),
+    CLI_DOUBLE(T, "alpha", so.alpha, "A", 0.5, 100,
+               "expand graphs costing <= A x the best (1.05)"),
+    CLI_INT(T, "budget", so.budget, "B", 0, 1000000000,
+            "expansions per region (1000)"),
+    CLI_CALL("patience", "P", set_patience,
+             "stop a region after P expansions that found no\n"
+             "cheaper graph (100; 0: never)"),
+    CLI_INT(T, "max-depth", so.max_depth, "D", 0, 1000000,
+            "rewrites from the input (default: unlimited)"),
+    CLI_DOUBLE(T, "time-limit", so.time_limit, "S", 0, 1e6,
+               "stop searching after S seconds (default: none)"),
+    CLI_INT(T, "batch", batch, "N", 1, 1000000,
+            "optimize for batch size N: the model is rebatched\n"
+            "first (costs for those shapes; output at N)"),
+    CLI_STR(T, "device", 0, device, "D",
+            "the device costs are for: h100 (default), h200,\n"
+            "h100-tf32, h200-tf32, cpu (docs/costdb.md)"),
+    CLI_STR(T, "db", 0, db_path, "PATH",
+            "the cost database (default as in 'costdb')"),
+    CLI_INT(T, "region-size", so.region_nodes, "N", 1, 100000,
+            "operators per search region (48)"),
+    CLI_FLAG(T, "no-merge", so.merge, 0,
+             "do not merge sibling convolutions/matmuls"),
+    CLI_FLAG(T, "no-mutants", no_mutants, 1, "apply no mutants"),
+    CLI_FLAG(T, "proven-only", proven_only, 1,
+             "only proven rewrites: no mutants (verified by the\n"
+             "box argument, not proven), no unproven rules"),
+    CLI_FLAG(T, "no-fuse", fuse, 0,
+             "no fused nodes (element-wise operators stay\n"
+             "separate; ONNX output is never fused)"),
+    CLI_FLAG(T, "no-check", check, 0, "skip the end-to-end check"),
+    CLI_END};
+
+static const cli_opt experiment_table[] = {
+    CLI_CALL("depth", "LIST", set_depths,
+             "the max depths to try (rewrites from the input)"),
+    CLI_CALL("alpha", "LIST", set_alphas, "the alphas to try (see optimize)"),
+    CLI_CALL("budget", "LIST", set_budgets,
+             "the budgets to try (expansions per region)"),
+    CLI_STR(T, "output", 'o', out, "DIR",
+            "the results folder (default experiment-search)"),
+    CLI_STR(T, "rules", 0, rules, "F", "rule file (as in optimize)"),
+    CLI_FLAG(T, "allow-unproven", allow_unproven, 1,
+             "also use unproven and unverified rules"),
+    CLI_CALL("patience", "P", set_patience,
+             "stop a region after P expansions that found no\n"
+             "cheaper graph (default here: 0, never)"),
+    CLI_DOUBLE(T, "time-limit", so.time_limit, "S", 0, 1e6,
+               "stop each search after S seconds (default: none)"),
+    CLI_INT(T, "region-size", so.region_nodes, "N", 1, 100000,
+            "operators per search region (48)"),
+    CLI_INT(T, "batch", batch, "N", 1, 1000000,
+            "the model rebatched to N first"),
+    CLI_STR(T, "device", 0, device, "D",
+            "the device costs are for (as in optimize)"),
+    CLI_STR(T, "db", 0, db_path, "PATH", "the cost database"),
+    CLI_FLAG(T, "no-merge", so.merge, 0,
+             "do not merge sibling convolutions/matmuls"),
+    CLI_END};
+#undef T
 
 /* The mutant and fusion passes price with the search's cost model. Their
  * cost functions cannot fail, so the first error (out of memory, a
@@ -218,7 +252,6 @@ static int calibrate(opt_args *a, const ir_graph *g) {
   return CLI_OK;
 }
 
-/* Parses options; grid lists of length 1 set the search options. */
 /* The model, rebatched when --batch asks (costs are then looked up for the
  * shapes of that batch, and the result is written at that batch). */
 static ir_graph *load_model(const opt_args *a, const char *path, int *rc) {
@@ -230,6 +263,8 @@ static ir_graph *load_model(const opt_args *a, const char *path, int *rc) {
   return g;
 }
 
+/* Parses the options by c's table, then opens the cost database and
+ * device model the search prices with. */
 static int parse_args(const cli_command *c, int argc, char **argv,
                       opt_args *a) {
   memset(a, 0, sizeof *a);
@@ -237,29 +272,14 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   a->check = 1;
   a->fuse = 1;
   a->device = "h100";
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, "o:", long_opts, NULL)) != -1) {
-    if (ch == '?')
-      return cli_usage_error(c, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    if (!set_opt(a, ch, optarg))
-      return cli_usage_error(c, "bad value '%s' for '%s'", optarg,
-                             argv[optind - 1]);
-  }
-  if (a->nalpha)
-    a->so.alpha = a->alpha[0];
-  if (a->nbudget)
-    a->so.budget = a->budget[0];
-  if (a->ndepth)
-    a->so.max_depth = a->depth[0];
+  int rc = cli_parse_opts(c, argc, argv, a);
+  if (rc)
+    return rc;
   if (a->proven_only && a->allow_unproven)
     return cli_usage_error(c, "--proven-only and --allow-unproven conflict");
   base_diag d;
   if (!(a->dev = cd_device_find(a->device, &d)))
     return cli_usage_error(c, "%s", d.msg);
-  int rc = CLI_OK;
   const char *tables = cli_data_file("costdb", &rc);
   if (!tables || !(a->db = cli_costdb_open(a->db_path, tables, &rc)))
     return rc;
@@ -369,17 +389,14 @@ static int write_result(const opt_args *a, const ir_graph *h, const char *in) {
   return cli_write_graph(h, a->out, a->drop_weights);
 }
 
-int cli_optimize(const cli_command *c, int argc, char **argv) {
+static int optimize(const cli_command *c, int argc, char **argv) {
   opt_args a;
   int rc = parse_args(c, argc, argv, &a);
   if (rc)
     return rc;
-  if (argc - optind != 1 || a.nalpha > 1 || a.nbudget > 1 || a.ndepth > 1) {
+  if (argc - optind != 1) {
     cd_close(a.db);
-    return argc - optind != 1
-               ? cli_usage_error(c, "expected one MODEL")
-               : cli_usage_error(c,
-                                 "lists of values are for 'experiment search'");
+    return cli_usage_error(c, "expected one MODEL");
   }
   ir_ruleset rs;
   ir_ruleset_init(&rs);
@@ -423,6 +440,23 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   cd_close(a.db);
   return rc;
 }
+
+const cli_command cli_cmd_optimize = {
+    "optimize",
+    "rewrite a graph into a cheaper equivalent with proven rules",
+    "optimize MODEL.graph|MODEL.onnx [--rules F] [-o OUT.graph|OUT.onnx]\n"
+    "       [options]",
+    "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
+    "convolutions/matmuls where cheaper, then runs a\n"
+    "cost-based backtracking search (TASO) with the rules, region by\n"
+    "region, groups element-wise chains into fused nodes where cheaper\n"
+    "(one kernel each, docs/search.md), applies the partially equivalent\n"
+    "mutants that pay (with their corrections; docs/mutants.md), and\n"
+    "checks the result against the original on the CPU executor (max\n"
+    "relative error 1e-4) before writing it atomically.\n",
+    optimize_table,
+    NULL,
+    optimize};
 
 /* ---- experiment search
  * -------------------------------------------------------- */
@@ -590,8 +624,22 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   return rc;
 }
 
-int cli_experiment(const cli_command *c, int argc, char **argv) {
+static int experiment(const cli_command *c, int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "search") != 0)
     return cli_usage_error(c, "expected 'search' (the only experiment)");
   return experiment_search(c, argc - 1, argv + 1);
 }
+
+const cli_command cli_cmd_experiment = {
+    "experiment",
+    "run an experiment grid (search) and plot it",
+    "experiment search MODEL --depth 0,1,2,4,8 --alpha 1.0,1.05,1.2\n"
+    "       --budget 100,1000 [-o DIR] [options]",
+    "Optimizes MODEL once per combination of the listed depths, alphas\n"
+    "and budgets (no end-to-end check) and writes DIR/results.csv (model,\n"
+    "depth, alpha, budget, cost, expansions, time, rules applied), DIR/\n"
+    "plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png and\n"
+    "DIR/cost_vs_time.png. DIR defaults to experiment-search.\n",
+    experiment_table,
+    NULL,
+    experiment};

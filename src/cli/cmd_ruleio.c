@@ -31,37 +31,43 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* Parses "-o OUT", "--format F" and "--all" (when allowed). */
+typedef struct ruleio_opts {
+  const char *out, *format;
+  int all;
+} ruleio_opts;
+
+#define T ruleio_opts
+static const cli_opt import_table[] = {
+    CLI_STR(T, "output", 'o', out, "OUT", "the rule file to write (required)"),
+    CLI_STR(T, "format", 0, format, "F",
+            "taso-text or taso-pb (default: from the extension,\n"
+            ".txt or .pb)"),
+    CLI_END};
+static const cli_opt export_table[] = {
+    CLI_STR(T, "output", 'o', out, "OUT", "the file to write (required)"),
+    CLI_STR(T, "format", 0, format, "F",
+            "taso-pb, tensat, tensat-multi or json (required)"),
+    CLI_FLAG(T, "all", all, 1, "also the rules not proven"), CLI_END};
+#undef T
+
+/* Parses the options and checks for one input file and -o. */
 static int parse_opts(const cli_command *c, int argc, char **argv,
-                      const char **out, const char **format, int *all) {
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                       {"format", required_argument, 0, 'f'},
-                                       {"all", no_argument, 0, 'a'},
-                                       {0, 0, 0, 0}};
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    if (ch == 'o')
-      *out = optarg;
-    else if (ch == 'f')
-      *format = optarg;
-    else if (ch == 'a' && all)
-      *all = 1;
-    else
-      return cli_usage_error(c, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-  }
-  if (argc - optind != 1 || !*out)
+                      ruleio_opts *o) {
+  *o = (ruleio_opts){0};
+  int rc = cli_parse_opts(c, argc, argv, o);
+  if (rc)
+    return rc;
+  if (argc - optind != 1 || !o->out)
     return cli_usage_error(c, "expected one input file and -o OUT");
   return CLI_OK;
 }
 
-int cli_import_rules(const cli_command *c, int argc, char **argv) {
-  const char *out = NULL, *format = NULL;
-  int rc = parse_opts(c, argc, argv, &out, &format, NULL);
+static int import_rules(const cli_command *c, int argc, char **argv) {
+  ruleio_opts o;
+  int rc = parse_opts(c, argc, argv, &o);
   if (rc)
     return rc;
+  const char *out = o.out, *format = o.format;
   const char *in = argv[optind];
   int f = format                  ? ruleio_format_lookup(format)
           : ends_with(in, ".pb")  ? RULEIO_TASO_PB
@@ -98,12 +104,26 @@ int cli_import_rules(const cli_command *c, int argc, char **argv) {
   return rc;
 }
 
-int cli_export_rules(const cli_command *c, int argc, char **argv) {
-  const char *out = NULL, *format = NULL;
-  int all = 0;
-  int rc = parse_opts(c, argc, argv, &out, &format, &all);
+const cli_command cli_cmd_import_rules = {
+    "import-rules",
+    "import TASO's rules (text or .pb) as a rule file",
+    "import-rules FILE -o OUT.rules [options]",
+    "Reads TASO's substitutions (taso_rules.txt: one 'LHS == RHS' a line;\n"
+    "graph_subst.pb: GraphSubst.RuleCollection) and writes them, unverified,\n"
+    "as a rule file, atomically. The format comes from the extension (.txt,\n"
+    ".pb) unless given. Prints the counts, unsupported rules by reason, to\n"
+    "stderr. See docs/interop.md.\n",
+    import_table,
+    NULL,
+    import_rules};
+
+static int export_rules(const cli_command *c, int argc, char **argv) {
+  ruleio_opts o;
+  int rc = parse_opts(c, argc, argv, &o);
   if (rc)
     return rc;
+  const char *out = o.out, *format = o.format;
+  int all = o.all;
   int f = format ? ruleio_format_lookup(format) : -1;
   if (f != RULEIO_TASO_PB && f != RULEIO_TENSAT && f != RULEIO_JSON &&
       f != RULEIO_TENSAT_MULTI)
@@ -125,3 +145,16 @@ int cli_export_rules(const cli_command *c, int argc, char **argv) {
   ruleio_stats_free(&st);
   return rc;
 }
+
+const cli_command cli_cmd_export_rules = {
+    "export-rules",
+    "export proven rules as TASO .pb, Tensat text or JSON",
+    "export-rules RULES --format taso-pb|tensat|tensat-multi|json -o OUT\n"
+    "       [--all]",
+    "Writes the proven rules of RULES (every rule with --all) atomically to\n"
+    "OUT as TASO's GraphSubst.RuleCollection, Tensat's rewrite text, or\n"
+    "JSON. Rules the format cannot express are skipped and counted on\n"
+    "stderr. See docs/interop.md.\n",
+    export_table,
+    NULL,
+    export_rules};

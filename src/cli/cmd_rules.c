@@ -144,24 +144,6 @@ static void print_summary(const gen_stats *st, const char *out) {
   fprintf(stderr, "wrote %lld rules to %s\n", st->written, out);
 }
 
-/* Options gen-rules and verify-rules share: --threads, --z3-timeout, -o. */
-static int prover_opt(const cli_command *c, int ch, int *threads,
-                      long long *timeout, const char **out) {
-  long long v = ch == 'o' ? 0 : cli_parse_count(optarg);
-  if (ch == 'o')
-    *out = optarg;
-  else if (ch == 't' && v >= 1 && v <= 1024)
-    *threads = (int)v;
-  else if (ch == 'z' && v >= 1 && v <= 3600000)
-    *timeout = v;
-  else if (ch == 't')
-    return cli_usage_error(c, "--threads must be 1..1024, not '%s'", optarg);
-  else
-    return cli_usage_error(c, "--z3-timeout must be 1..3600000 ms, not '%s'",
-                           optarg);
-  return CLI_OK;
-}
-
 /* Per-rank time and memory (rank 0 of a distributed run). */
 static void print_ranks(const gen_stats *st) {
   fprintf(stderr, "\n%-5s %10s %7s %8s %8s %8s %7s %8s %8s %8s\n", "rank",
@@ -228,104 +210,107 @@ static int run_gen(gen_options *o, int threads) {
   return rc;
 }
 
-int cli_gen_rules(const cli_command *c, int argc, char **argv) {
-  static const struct option opts[] = {
-      {"max-ops", required_argument, 0, 'n'},
-      {"ops", required_argument, 0, 'p'},
-      {"threads", required_argument, 0, 't'},
-      {"z3-timeout", required_argument, 0, 'z'},
-      {"output", required_argument, 0, 'o'},
-      {"keep-unproven", no_argument, 0, 'k'},
-      {"pairs", required_argument, 0, 'P'},
-      {"no-normal-form", no_argument, 0, 'N'},
-      {0, 0, 0, 0}};
-  int max_ops = 3, threads = 0, keep = 0, no_nf = 0;
-  long long timeout = 10000;
-  const char *ops = NULL, *out = "generated.rules";
-  fp_pairs pairs = FP_PAIRS_SPANNING;
-  optind = 1;
-  opterr = 0;
-  for (int ch; (ch = getopt_long(argc, argv, ":o:", opts, NULL)) != -1;) {
-    long long v;
-    int rc;
-    switch (ch) {
-    case 'n':
-      v = cli_parse_count(optarg);
-      if (v < 1 || v > GEN_MAX_OPS)
-        return cli_usage_error(c, "--max-ops must be 1..%d, not '%s'",
-                               GEN_MAX_OPS, optarg);
-      max_ops = (int)v;
-      break;
-    case 'p': ops = optarg; break;
-    case 't':
-    case 'z':
-    case 'o':
-      if ((rc = prover_opt(c, ch, &threads, &timeout, &out)))
-        return rc;
-      break;
-    case 'k': keep = 1; break;
-    case 'N': no_nf = 1; break;
-    case 'P':
-      if (!strcmp(optarg, "all"))
-        pairs = FP_PAIRS_ALL;
-      else if (!strcmp(optarg, "smallest"))
-        pairs = FP_PAIRS_SMALLEST;
-      else if (!strcmp(optarg, "spanning"))
-        pairs = FP_PAIRS_SPANNING;
-      else
-        return cli_usage_error(
-            c, "--pairs must be spanning, smallest or all, not '%s'", optarg);
-      break;
-    case ':':
-      return cli_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
-    default: return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+typedef struct gen_args {
+  const char *ops, *out;
+  int max_ops, threads, z3_timeout, keep, no_nf;
+  int pairs; /* index into "spanning|smallest|all" */
+} gen_args;
+
+#define T gen_args
+static const cli_opt gen_table[] = {
+    CLI_INT(T, "max-ops", max_ops, "N", 1, GEN_MAX_OPS,
+            "largest graph, in operators (1..4; 5 with --ops;\n"
+            "default 3)"),
+    CLI_STR(T, "ops", 0, ops, "LIST",
+            "comma-separated operators to use (default: all of\n"
+            "docs/generation.md)"),
+    CLI_STR(T, "output", 'o', out, "F",
+            "the rule file (default generated.rules)"),
+    CLI_INT(T, "threads", threads, "T", 1, 1024,
+            "threads (default: all cores; under mpirun, per\n"
+            "rank: the node's cores shared among its ranks)"),
+    CLI_INT(T, "z3-timeout", z3_timeout, "MS", 1, 3600000,
+            "per proof (default 10000)"),
+    CLI_FLAG(T, "keep-unproven", keep, 1,
+             "also write unproven rules, marked unproven"),
+    CLI_CHOICE(T, "pairs", pairs, "P", "spanning|smallest|all",
+               "spanning (default): only pairs that smaller rules do\n"
+               "not imply, a minimum spanning forest of each bucket;\n"
+               "smallest: each graph of a bucket with its smallest\n"
+               "member; all: every pair of a bucket"),
+    CLI_FLAG(T, "no-normal-form", no_nf, 1,
+             "also enumerate graphs with a non-normal intermediate\n"
+             "value (docs/generation.md; far slower)"),
+    CLI_END};
+#undef T
+
+static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
+  static const fp_pairs pairs[] = {FP_PAIRS_SPANNING, FP_PAIRS_SMALLEST,
+                                   FP_PAIRS_ALL};
+  gen_args a = {.out = "generated.rules", .max_ops = 3, .z3_timeout = 10000};
+  int rc = cli_parse_opts(c, argc, argv, &a);
+  if (rc)
+    return rc;
   if (optind != argc)
     return cli_usage_error(c, "unexpected argument '%s'", argv[optind]);
   gen_options o = {0};
-  o.max_ops = max_ops;
-  o.ops = ops;
-  o.pairs = pairs;
-  o.z3_timeout_ms = (unsigned)timeout;
-  o.keep_unproven = keep;
-  o.no_normal_form = no_nf;
-  o.output = out;
+  o.max_ops = a.max_ops;
+  o.ops = a.ops;
+  o.pairs = pairs[a.pairs];
+  o.z3_timeout_ms = (unsigned)a.z3_timeout;
+  o.keep_unproven = a.keep;
+  o.no_normal_form = a.no_nf;
+  o.output = a.out;
   base_diag d = {0};
   if (gen_options_check(&o, &d) != BASE_OK)
     return cli_usage_error(c, "%s", d.msg);
-  return run_gen(&o, threads);
+  return run_gen(&o, a.threads);
 }
+
+const cli_command cli_cmd_gen_rules = {
+    "gen-rules",
+    "discover and prove graph substitutions (a .rules file)",
+    "gen-rules [--max-ops N] [--ops LIST] [-o OUT.rules] [options]",
+    "Enumerates every graph of 1..N operators over the generation operator\n"
+    "set and TASO's input pool, fingerprints them, pairs equal ones, prunes\n"
+    "redundant pairs and proves the rest with Z3; writes the proven rules\n"
+    "atomically, in a stable order (docs/rules-format.md). Progress and a\n"
+    "summary table (counts, time, peak memory per stage) go to stderr.\n",
+    gen_table,
+    "Under `mpirun -np N` (MPI builds) the work is spread over N processes\n"
+    "and the same file is written by rank 0; a per-rank table of time and\n"
+    "memory follows the summary (docs/generation.md).\n",
+    gen_rules_cmd};
 
 /* ---- verify-rules -------------------------------------------------------- */
 
-int cli_verify_rules(const cli_command *c, int argc, char **argv) {
-  static const struct option opts[] = {
-      {"threads", required_argument, 0, 't'},
-      {"z3-timeout", required_argument, 0, 'z'},
-      {"output", required_argument, 0, 'o'},
-      {0, 0, 0, 0}};
-  int threads = omp_get_num_procs();
-  long long timeout = 10000;
-  const char *out = NULL;
-  optind = 1;
-  opterr = 0;
-  for (int ch; (ch = getopt_long(argc, argv, ":o:", opts, NULL)) != -1;) {
-    int rc;
-    switch (ch) {
-    case 't':
-    case 'z':
-    case 'o':
-      if ((rc = prover_opt(c, ch, &threads, &timeout, &out)))
-        return rc;
-      break;
-    case ':':
-      return cli_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
-    default: return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+typedef struct verify_args {
+  const char *out;
+  int threads, z3_timeout;
+} verify_args;
+
+#define T verify_args
+static const cli_opt verify_table[] = {
+    CLI_STR(T, "output", 'o', out, "OUT",
+            "write the rules with their new status and the\n"
+            "axioms each proof used"),
+    CLI_INT(T, "threads", threads, "T", 1, 1024,
+            "threads (default: all cores)"),
+    CLI_INT(T, "z3-timeout", z3_timeout, "MS", 1, 3600000,
+            "per proof (default 10000)"),
+    CLI_END};
+#undef T
+
+static int verify_rules(const cli_command *c, int argc, char **argv) {
+  verify_args a = {NULL, omp_get_num_procs(), 10000};
+  int rc = cli_parse_opts(c, argc, argv, &a);
+  if (rc)
+    return rc;
   if (optind != argc - 1)
     return cli_usage_error(c, "expected one rules file");
+  const char *out = a.out;
+  int threads = a.threads;
+  long long timeout = a.z3_timeout;
   ir_ruleset rs;
   base_diag d = {0};
   if (ir_rules_read_file(argv[optind], &rs, &d) != BASE_OK)
@@ -348,12 +333,23 @@ int cli_verify_rules(const cli_command *c, int argc, char **argv) {
               rs.rules[i].line, rs.rules[i].id,
               rs.rules[i].note ? rs.rules[i].note : "?");
   printf("%lld of %d rules proven (%.2f s)\n", proven, rs.n, seconds);
-  int rc = unproven ? CLI_BAD_INPUT : CLI_OK;
+  rc = unproven ? CLI_BAD_INPUT : CLI_OK;
   if (out && ir_rules_write_file(&rs, NULL, out, &d) != BASE_OK)
     rc = cli_report(&d);
   ir_ruleset_free(&rs);
   return rc;
 }
+
+const cli_command cli_cmd_verify_rules = {
+    "verify-rules",
+    "re-prove every rule of a .rules file with Z3",
+    "verify-rules RULES [-o OUT.rules] [options]",
+    "Proves each rule of RULES from the operator axioms (docs/verify.md);\n"
+    "lists the rules not proven with the reason. Exit 0 when all are\n"
+    "proven, 2 otherwise.\n",
+    verify_table,
+    NULL,
+    verify_rules};
 
 /* ---- compare-rules --------------------------------------------------------*/
 
@@ -362,37 +358,29 @@ static void print_missing(void *u, const ir_rule *r) {
   printf("missing: %s (line %d)\n", r->id, r->line);
 }
 
-int cli_compare_rules(const cli_command *c, int argc, char **argv) {
-  static const struct option opts[] = {{"max-ops", required_argument, 0, 'n'},
-                                       {"list", no_argument, 0, 'l'},
-                                       {"depth", required_argument, 0, 'D'},
-                                       {0, 0, 0, 0}};
-  int max_ops = 4, list = 0, depth = 4;
-  optind = 1;
-  opterr = 0;
-  for (int ch; (ch = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
-    long long v;
-    switch (ch) {
-    case 'n':
-      v = cli_parse_count(optarg);
-      if (v < 1 || v > 64)
-        return cli_usage_error(c, "--max-ops must be 1..64, not '%s'", optarg);
-      max_ops = (int)v;
-      break;
-    case 'l': list = 1; break;
-    case 'D':
-      v = cli_parse_count(optarg);
-      if (v < 0 || v > 8)
-        return cli_usage_error(c, "--depth must be 0..8, not '%s'", optarg);
-      depth = (int)v;
-      break;
-    case ':':
-      return cli_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
-    default: return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+typedef struct compare_args {
+  int max_ops, depth, list;
+} compare_args;
+
+#define T compare_args
+static const cli_opt compare_table[] = {
+    CLI_INT(T, "max-ops", max_ops, "N", 1, 64,
+            "reference rules with both sides <= N operators\n"
+            "(default 4)"),
+    CLI_INT(T, "depth", depth, "D", 0, 8,
+            "rewrites a derivation may take (default 4; 0: do\n"
+            "not try)"),
+    CLI_FLAG(T, "list", list, 1, "name the missing rules"), CLI_END};
+#undef T
+
+static int compare_rules(const cli_command *c, int argc, char **argv) {
+  compare_args a = {.max_ops = 4, .depth = 4};
+  int rc = cli_parse_opts(c, argc, argv, &a);
+  if (rc)
+    return rc;
   if (optind != argc - 2)
     return cli_usage_error(c, "expected REFERENCE.rules LIBRARY.rules");
+  int max_ops = a.max_ops, depth = a.depth, list = a.list;
   ir_ruleset ref, lib;
   base_diag d = {0};
   if (ir_rules_read_file(argv[optind], &ref, &d) != BASE_OK)
@@ -404,7 +392,6 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
   gen_compare_options o = {max_ops, depth, 0, list ? print_missing : NULL,
                            NULL};
   gen_compare_stats st;
-  int rc = CLI_OK;
   if (gen_compare(&ref, &lib, &o, &st, &d) != BASE_OK) {
     rc = cli_report(&d);
   } else {
@@ -428,3 +415,16 @@ int cli_compare_rules(const cli_command *c, int argc, char **argv) {
   ir_ruleset_free(&lib);
   return rc;
 }
+
+const cli_command cli_cmd_compare_rules = {
+    "compare-rules",
+    "how much of a reference rule set a library covers",
+    "compare-rules REFERENCE.rules LIBRARY.rules [options]",
+    "Counts the reference rules with both sides <= N operators (default 4)\n"
+    "that LIBRARY contains up to renaming of inputs, swapping sides and\n"
+    "commutative argument order, those LIBRARY's proven rules derive by at\n"
+    "most D rewrites (default 4; 0: do not try), and those redundant by the\n"
+    "prune rules.\n",
+    compare_table,
+    NULL,
+    compare_rules};

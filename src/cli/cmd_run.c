@@ -35,68 +35,50 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static const char *opt_name(const struct option *o, int ch) {
-  while (o->name && o->val != ch)
-    o++;
-  return o->name ? o->name : "?";
-}
+#define T run_opts
+static const cli_opt run_table[] = {
+    CLI_STR(T, "device", 0, device, "D",
+            "where to run: cpu (default) or cuda (CUDA builds)"),
+    CLI_U64(T, "seed", seed, "S",
+            "seed of the random inputs and weights (default 1)"),
+    CLI_INT(T, "threads", threads, "N", 0, 1024,
+            "CPU threads (default: all cores)"),
+    CLI_INT(T, "iters", iters, "K", 1, 100000,
+            "time K runs and report the median (default 1)"),
+    CLI_INT(T, "batch", batch, "N", 1, 65536,
+            "rescale the batch (dim 0 of the inputs) to N"),
+    CLI_STR(T, "dump", 0, dump, "DIR",
+            "write inputs, weights and outputs as DIR/*.npy and\n"
+            "DIR/manifest.tsv (kind, name, file), for checks\n"
+            "against other runtimes (cpu)"),
+    CLI_HEADING("With --device cuda (docs/cuda.md):"),
+    CLI_INT(T, "warmup", warmup, "W", 0, 100000,
+            "untimed runs before timing (default 10)"),
+    CLI_FLAG(T, "check", check, 1,
+             "compare every output with the CPU reference executor\n"
+             "(relative L2 error <= 1e-3 with TF32, 1e-5 strict)"),
+    CLI_FLAG(T, "fp32-strict", strict, 1,
+             "no TF32 in convolutions and matmuls"),
+    CLI_FLAG(T, "profile", profile, 1,
+             "per-operator time breakdown and the 10 slowest nodes"),
+    CLI_FLAG(T, "poison", poison, 1,
+             "debug: fill every released buffer with NaN"),
+    CLI_FLAG(T, "no-fuse", no_fuse, 1,
+             "run a relu after conv/matmul/add/... as its own kernel"),
+    CLI_FLAG(T, "legacy-conv", legacy_conv, 1,
+             "legacy cuDNN convolution algorithms only"),
+    CLI_FLAG(T, "nchw", nchw, 1,
+             "keep every tensor NCHW (default: convolution chains\n"
+             "run channels-last, NHWC)"),
+    CLI_END};
+#undef T
 
 static int parse_opts(const cli_command *c, int argc, char **argv,
                       run_opts *o) {
-  static const struct option opts[] = {{"device", required_argument, 0, 'd'},
-                                       {"seed", required_argument, 0, 's'},
-                                       {"threads", required_argument, 0, 't'},
-                                       {"iters", required_argument, 0, 'i'},
-                                       {"warmup", required_argument, 0, 'w'},
-                                       {"batch", required_argument, 0, 'b'},
-                                       {"dump", required_argument, 0, 'D'},
-                                       {"check", no_argument, 0, 'c'},
-                                       {"fp32-strict", no_argument, 0, 'f'},
-                                       {"profile", no_argument, 0, 'p'},
-                                       {"poison", no_argument, 0, 'P'},
-                                       {"no-fuse", no_argument, 0, 'F'},
-                                       {"legacy-conv", no_argument, 0, 'L'},
-                                       {"nchw", no_argument, 0, 'N'},
-                                       {0, 0, 0, 0}};
   *o = (run_opts){.device = "cpu", .seed = 1, .iters = 1, .warmup = -1};
-  int ch;
-  long long v;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (ch == '?')
-      return cli_usage_error(c, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    if (ch == 'd' || ch == 'D') {
-      *(ch == 'd' ? &o->device : &o->dump) = optarg;
-      continue;
-    }
-    if (strchr("cfpPFLN", ch)) {
-      *(ch == 'c'   ? &o->check
-        : ch == 'f' ? &o->strict
-        : ch == 'p' ? &o->profile
-        : ch == 'P' ? &o->poison
-        : ch == 'F' ? &o->no_fuse
-        : ch == 'N' ? &o->nchw
-                    : &o->legacy_conv) = 1;
-      continue;
-    }
-    if ((v = cli_parse_count(optarg)) < 0)
-      return cli_usage_error(c, "bad value '%s' for --%s", optarg,
-                             opt_name(opts, ch));
-    if (ch == 's')
-      o->seed = (uint64_t)v;
-    else if (ch == 't' && v <= 1024)
-      o->threads = (int)v;
-    else if (ch == 'i' && v >= 1 && v <= 100000)
-      o->iters = (int)v;
-    else if (ch == 'w' && v <= 100000)
-      o->warmup = (int)v;
-    else if (ch == 'b' && v >= 1 && v <= 65536)
-      o->batch = (int)v;
-    else
-      return cli_usage_error(c, "value '%s' out of range", optarg);
-  }
+  int rc = cli_parse_opts(c, argc, argv, o);
+  if (rc)
+    return rc;
   if (argc - optind != 1)
     return cli_usage_error(c, "expected one GRAPH");
   o->path = argv[optind];
@@ -426,7 +408,7 @@ static int run_cpu(const ir_graph *g, const run_opts *o) {
   return rc;
 }
 
-int cli_run(const cli_command *c, int argc, char **argv) {
+static int run(const cli_command *c, int argc, char **argv) {
   run_opts o;
   int rc = parse_opts(c, argc, argv, &o);
   if (rc)
@@ -446,3 +428,13 @@ int cli_run(const cli_command *c, int argc, char **argv) {
   ir_graph_free(g);
   return rc;
 }
+
+const cli_command cli_cmd_run = {
+    "run",
+    "execute a graph and print its outputs' checksums and time",
+    "run GRAPH|MODEL.onnx [options]",
+    "Runs GRAPH (a .graph file) on seeded random inputs and weights and\n"
+    "prints each output's shape and checksums and the run time.\n",
+    run_table,
+    NULL,
+    run};

@@ -1,6 +1,5 @@
 /* util.c: helpers shared by the CLI's commands: errors, exit codes, loading. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,26 +43,6 @@ long long cli_parse_count(const char *s) {
   if (errno || end == s || *end || v < 0)
     return -1;
   return v;
-}
-
-int cli_output_opt(const cli_command *c, int argc, char **argv,
-                   const char **out, int *drop) {
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                       {"drop-weights", no_argument, 0, 'D'},
-                                       {0, 0, 0, 0}};
-  int ch;
-  optind = 1;
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    if (ch == 'D' && drop)
-      *drop = 1;
-    else if (ch != 'o')
-      return cli_usage_error(c, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    else
-      *out = optarg;
-  }
-  return CLI_OK;
 }
 
 int cli_write_graph(const ir_graph *g, const char *out, int drop) {
