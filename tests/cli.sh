@@ -39,6 +39,11 @@ expect 1 "$bin" optimize "$src/models/resnet50.graph" --alpha 1,2
 contains "bad value '1,2' for --alpha"
 expect 1 "$bin" print "$src/models/resnet50.graph" -x
 contains "unknown option '-x'"
+# run --no-fold (GPU relu/clip folding) is not optimize's --no-fuse
+expect 1 "$bin" run "$src/models/resnet50.graph" --no-fold
+contains "--no-fold, --legacy-conv, --nchw and --warmup need --device cuda"
+expect 1 "$bin" run "$src/models/resnet50.graph" --no-fuse
+contains "unknown option '--no-fuse'"
 
 expect 0 "$bin" check "$src/models/resnet50.graph"
 contains "175 operators"

@@ -239,7 +239,7 @@ Test(cuda, every_op_graph_with_poisoned_buffers) {
   base_diag d;
   ir_graph *g = ir_parse_file(SRC "/tests/data/good/every_op.graph", &d);
   cr_assert(g, "%s", d.msg);
-  gpu_options strict = {.fp32_strict = 1, .no_fuse = 1};
+  gpu_options strict = {.fp32_strict = 1, .no_fold = 1};
   gpu_options poison = {.fp32_strict = 1, .poison = 1};
   gpu_options eager = {.poison = 1, .no_graph = 1};
   compare(g, &strict, 1e-5, "every_op (strict)");

@@ -27,7 +27,7 @@ typedef struct run_opts {
   const char *path, *device, *dump;
   uint64_t seed;
   int threads, iters, warmup, batch;
-  int check, strict, profile, poison, no_fuse, legacy_conv, nchw; /* flags */
+  int check, strict, profile, poison, no_fold, legacy_conv, nchw; /* flags */
 } run_opts;
 
 static int cmp_double(const void *a, const void *b) {
@@ -63,8 +63,10 @@ static const cli_opt run_table[] = {
              "per-operator time breakdown and the 10 slowest nodes"),
     CLI_FLAG(T, "poison", poison, 1,
              "debug: fill every released buffer with NaN"),
-    CLI_FLAG(T, "no-fuse", no_fuse, 1,
-             "run a relu after conv/matmul/add/... as its own kernel"),
+    CLI_FLAG(T, "no-fold", no_fold, 1,
+             "fold no relu or clip into the node before it (a\n"
+             "relu after conv/matmul/add/..., a clip after a\n"
+             "convolution): each runs as its own kernel"),
     CLI_FLAG(T, "legacy-conv", legacy_conv, 1,
              "legacy cuDNN convolution algorithms only"),
     CLI_FLAG(T, "nchw", nchw, 1,
@@ -90,9 +92,9 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
     return cli_usage_error(c, "unknown device '%s' (this build has: %s)",
                            o->device, RUN_DEVICES);
   if (!cuda && (o->check || o->strict || o->profile || o->poison ||
-                o->no_fuse || o->legacy_conv || o->nchw || o->warmup >= 0))
+                o->no_fold || o->legacy_conv || o->nchw || o->warmup >= 0))
     return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
-                              "--no-fuse, --legacy-conv, --nchw and --warmup "
+                              "--no-fold, --legacy-conv, --nchw and --warmup "
                               "need --device cuda");
   if (cuda && o->dump)
     return cli_usage_error(c, "--dump is for --device cpu");
@@ -355,7 +357,7 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
   base_diag d;
   gpu_options co = {.fp32_strict = o->strict,
                     .poison = o->poison,
-                    .no_fuse = o->no_fuse,
+                    .no_fold = o->no_fold,
                     .legacy_conv = o->legacy_conv,
                     .nchw = o->nchw};
   gpu_ctx *cx = NULL;

@@ -27,7 +27,8 @@ typedef struct gpu_options {
   int poison;      /* debug: fill every released activation buffer with NaN
                       right after its last reader (catches planner bugs) */
   int no_graph;    /* 1: launch node by node instead of a CUDA graph */
-  int no_fuse;     /* 1: do not fold a relu into the node before it */
+  int no_fold;     /* 1: do not fold a relu or clip into the node before it
+                      (run --no-fold) */
   int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
   int nchw;        /* 1: every tensor NCHW (default 0: convolutions and the
                       element-wise, pooling and concat nodes between them

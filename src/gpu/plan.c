@@ -74,7 +74,7 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
-    if ((n->op != IR_OP_RELU && n->op != IR_OP_CLIP) || p->ctx->opt.no_fuse)
+    if ((n->op != IR_OP_RELU && n->op != IR_OP_CLIP) || p->ctx->opt.no_fold)
       continue;
     const ir_tensor *x = &g->tensors[n->in[0]];
     if (n->op == IR_OP_CLIP) { /* into a convolution's bias kernel */
