@@ -595,11 +595,25 @@ Test(optable, every_operator_has_every_column) {
                 r->name);
     cr_expect_eq(r->kind == IR_OPK_CONST, r->max_in == 0,
                  "%s: constants and only they have no inputs", r->name);
+    /* a fused body computes every element-wise operator per element */
+    cr_expect(r->kind != IR_OPK_EW || (r->flags & IR_OPF_BODY),
+              "%s: element-wise but not IR_OPF_BODY", r->name);
+    if (r->flags & IR_OPF_BODY)
+      cr_expect((r->kind == IR_OPK_EW || op == IR_OP_BATCHNORM) &&
+                    r->max_in >= 1 && r->max_in <= IR_MAX_FIXED_IN,
+                "%s: a body operator is element-wise with fixed inputs",
+                r->name);
+    cr_expect_eq(ir_body_op_ok((ir_opcode)op), !!(r->flags & IR_OPF_BODY),
+                 "%s: ir_body_op_ok", r->name);
     cr_expect(
         !(r->flags & ~(IR_OPF_COMM | IR_OPF_ACT_PARAM | IR_OPF_RELU_EPILOGUE |
-                       IR_OPF_VIEW | IR_OPF_VIEW_BLOCKS | IR_OPF_VIEW_ORDER)),
+                       IR_OPF_VIEW | IR_OPF_VIEW_BLOCKS | IR_OPF_VIEW_ORDER |
+                       IR_OPF_BODY)),
         "%s: unknown flags", r->name);
   }
+  cr_expect_str_eq(ir_body_op_names(),
+                   "ewadd ewmul ewsub ewdiv smul relu sigmoid tanh gelu erf "
+                   "sqrt clip batchnorm");
   cr_expect_eq(ir_act_op(IR_ACT_NONE), -1);
   for (int a = IR_ACT_RELU; a <= IR_ACT_GELU; a++)
     cr_expect_eq(act_ops[a], 1, "activation %s: %d operators",

@@ -308,7 +308,11 @@ static void body_fn(base_buf *s, const gen *G) {
     case IR_OP_CONST_IMM:
     case IR_OP_CONST_ONES:
     case IR_OP_CONST_POOL:
-    case IR_OP_FUSED: base_buf_printf(s, "0.0f /* not element-wise */"); break;
+    case IR_OP_FUSED: /* not IR_OPF_BODY (ir_body_intern refuses them); a
+                         body operator left here fails the kernel's compile */
+      base_buf_printf(s, "0.0f\n#error \"%s: no fused-body code\"\n",
+                      ir_op(o->op)->name);
+      break;
     }
     base_buf_printf(s, ";\n");
   }

@@ -74,44 +74,16 @@ cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
   return cxk_copy(st, src, dst, &k);
 }
 
-/* Nodes that can run channels-last. */
+/* Nodes that can run channels-last: the element-wise operators (ops.def's
+ * IR_OPF_BODY: an output element from the same element of each input, in
+ * any layout; batch norm's kernel finds the channel in either), fused
+ * nodes, convolutions, pooling, concat, split and spatial reductions. A new
+ * operator runs NCHW until it is listed here. */
 static int cl_capable(ir_opcode op) {
-  switch (op) {
-  case IR_OP_CONV2D:
-  case IR_OP_EWADD:
-  case IR_OP_EWMUL:
-  case IR_OP_EWSUB:
-  case IR_OP_EWDIV:
-  case IR_OP_SMUL:
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
-  case IR_OP_CLIP:
-  case IR_OP_CONCAT:
-  case IR_OP_SPLIT:
-  case IR_OP_AVGPOOL:
-  case IR_OP_MAXPOOL:
-  case IR_OP_GLOBAL_AVGPOOL:
-  case IR_OP_REDUCE_MEAN:
-  case IR_OP_BATCHNORM:
-  case IR_OP_FUSED: return 1;
-  case IR_OP_MATMUL:
-  case IR_OP_TRANSPOSE:
-  case IR_OP_RESHAPE:
-  case IR_OP_ENLARGE:
-  case IR_OP_SOFTMAX:
-  case IR_OP_LAYERNORM:
-  case IR_OP_PAD:
-  case IR_OP_SLICE:
-  case IR_OP_CONST_ICONV:
-  case IR_OP_CONST_IMM:
-  case IR_OP_CONST_ONES:
-  case IR_OP_CONST_POOL: return 0;
-  }
-  return 0;
+  return ir_body_op_ok(op) || op == IR_OP_FUSED || op == IR_OP_CONV2D ||
+         op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL ||
+         op == IR_OP_GLOBAL_AVGPOOL || op == IR_OP_REDUCE_MEAN ||
+         op == IR_OP_CONCAT || op == IR_OP_SPLIT;
 }
 
 /* Inputs read through strides in any layout: never converted. */

@@ -6,6 +6,7 @@
  * every process and ir_graph_hash of a graph with fused nodes is stable.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
@@ -14,42 +15,23 @@
 #include "ir_int.h"
 
 int ir_body_op_ok(ir_opcode op) {
-  switch (op) {
-  case IR_OP_EWADD:
-  case IR_OP_EWMUL:
-  case IR_OP_EWSUB:
-  case IR_OP_EWDIV:
-  case IR_OP_SMUL:
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
-  case IR_OP_CLIP:
-  case IR_OP_BATCHNORM: return 1;
-  case IR_OP_CONV2D:
-  case IR_OP_MATMUL:
-  case IR_OP_CONCAT:
-  case IR_OP_SPLIT:
-  case IR_OP_TRANSPOSE:
-  case IR_OP_RESHAPE:
-  case IR_OP_AVGPOOL:
-  case IR_OP_MAXPOOL:
-  case IR_OP_GLOBAL_AVGPOOL:
-  case IR_OP_ENLARGE:
-  case IR_OP_REDUCE_MEAN:
-  case IR_OP_SOFTMAX:
-  case IR_OP_LAYERNORM:
-  case IR_OP_PAD:
-  case IR_OP_SLICE:
-  case IR_OP_CONST_ICONV:
-  case IR_OP_CONST_IMM:
-  case IR_OP_CONST_ONES:
-  case IR_OP_CONST_POOL:
-  case IR_OP_FUSED: return 0;
-  }
-  return 0;
+  return (unsigned)op < IR_NOPS && (ir_op(op)->flags & IR_OPF_BODY);
+}
+
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+static char names[512];
+
+static void list_names(void) {
+  size_t len = 0;
+  for (int op = 0; op < IR_NOPS; op++)
+    if (ir_body_op_ok((ir_opcode)op) && len < sizeof names)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                              len ? " " : "", ir_op((ir_opcode)op)->name);
+}
+
+const char *ir_body_op_names(void) {
+  pthread_once(&names_once, list_names);
+  return names;
 }
 
 static uint64_t body_hash(int nin, int nops, const ir_body_op *ops) {
@@ -79,13 +61,13 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
   char used_in[IR_MAX_IN] = {0}, used_op[IR_BODY_MAX_OPS] = {0};
   for (int i = 0; i < nops; i++) {
     const ir_body_op *o = &ops[i];
-    if ((unsigned)o->op >= IR_NOPS || !ir_body_op_ok(o->op))
+    if (!ir_body_op_ok(o->op))
       return base_diag_set(
           d, BASE_ERR_PARAM, 0, 0,
           "fused: body operator %d is %s, which is not element-wise (allowed: "
-          "ewadd ewmul ewsub ewdiv smul relu sigmoid tanh gelu erf sqrt clip "
-          "batchnorm)",
-          i + 1, (unsigned)o->op < IR_NOPS ? ir_op(o->op)->name : "unknown");
+          "%s)",
+          i + 1, (unsigned)o->op < IR_NOPS ? ir_op(o->op)->name : "unknown",
+          ir_body_op_names());
     if (o->nin > IR_MAX_FIXED_IN || ir_check_arity(ir_op(o->op), o->nin, d))
       return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
                            "fused: body operator %d (%s) has %d inputs", i + 1,

@@ -81,7 +81,8 @@ enum {
   IR_OPF_RELU_EPILOGUE = 1 << 2, /* its kernel can apply a following relu */
   IR_OPF_VIEW = 1 << 3,          /* always a view of its input */
   IR_OPF_VIEW_BLOCKS = 1 << 4,   /* a view when outputs are blocks of x */
-  IR_OPF_VIEW_ORDER = 1 << 5     /* a view when it keeps non-1 dims' order */
+  IR_OPF_VIEW_ORDER = 1 << 5,    /* a view when it keeps non-1 dims' order */
+  IR_OPF_BODY = 1 << 6           /* element-wise: may be a fused body's op */
 };
 
 typedef enum ir_param_id {
@@ -200,8 +201,11 @@ typedef struct ir_body {
   ir_body_op ops[]; /* nops of them; ops[nops-1] is the output */
 } ir_body;
 
-/* Whether op may appear in a fused body (element-wise operators). */
+/* Whether op may appear in a fused body: its IR_OPF_BODY flag (ops.def;
+ * the element-wise operators). */
 int ir_body_op_ok(ir_opcode op);
+/* The names of those operators, space-separated, for messages. */
+const char *ir_body_op_names(void);
 /* Checks and interns a body of nops operators over nin inputs: every
  * operator allowed, its arity right, references in range and earlier,
  * every input and every operator but the last used. Returns the interned

@@ -403,10 +403,8 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
       return unknown_op(P, &opn);
     if (!ir_body_op_ok((ir_opcode)op))
       return perr(P, BASE_ERR_PARAM, opn.s,
-                  "%s cannot be part of a fused body (allowed: ewadd ewmul "
-                  "ewsub ewdiv smul relu sigmoid tanh gelu erf sqrt clip "
-                  "batchnorm)",
-                  ir_op((ir_opcode)op)->name);
+                  "%s cannot be part of a fused body (allowed: %s)",
+                  ir_op((ir_opcode)op)->name, ir_body_op_names());
     ir_body_op *o = &ops[n];
     memset(o, 0, sizeof *o);
     o->op = (ir_opcode)op;
