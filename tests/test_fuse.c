@@ -275,9 +275,11 @@ Test(fused, shared_values_kept_or_recomputed) {
 }
 
 /* A cost function that prices every fused node too high: nothing fused. */
-static double pricey(void *u, const ir_graph *g, int node) {
-  (void)u;
-  return g->nodes[node].op == IR_OP_FUSED ? 1e9 : 1;
+static base_status pricey(void *u, const ir_graph *g, int node, double *cost,
+                          int *estimated, base_diag *d) {
+  (void)u, (void)estimated, (void)d;
+  *cost = g->nodes[node].op == IR_OP_FUSED ? 1e9 : 1;
+  return BASE_OK;
 }
 
 Test(fused, cost_refuses_groups) {
@@ -291,6 +293,48 @@ Test(fused, cost_refuses_groups) {
   cr_assert_geq(st.rejected, 1);
   cr_assert_eq(h->nnodes, g->nnodes);
   ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* One per node; fails (a database error, say) on the n-th call. */
+static base_status counting(void *u, const ir_graph *g, int node, double *cost,
+                            int *estimated, base_diag *d) {
+  int *left = u;
+  (void)g, (void)node, (void)estimated;
+  if (*left >= 0 && (*left)-- == 0)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "costdb: disk I/O error");
+  *cost = 1;
+  return BASE_OK;
+}
+
+/* The cost sums leave weight-only nodes out (as the search's do), and a
+ * cost function's error fails fuse_graph with its message. */
+Test(fused, cost_sums_and_errors) {
+  ir_graph *g = parse("input x: [2,8]\n"
+                      "weight w: [2,8]\n"
+                      "w2 = relu(w)\n" /* weight-only: free */
+                      "a = ewadd(x, w2)\n"
+                      "b = sigmoid(a)\n"
+                      "c = ewmul(b, x)\n"
+                      "output c\n");
+  int left = -1;
+  fuse_options o = {counting, &left};
+  fuse_stats st;
+  base_diag d;
+  ir_graph *h = fuse_graph(g, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_expect_eq(st.groups, 1);
+  cr_expect_eq(st.cost_before, 3, "%g: relu(w) counted", st.cost_before);
+  cr_expect_eq(st.cost_after, 1, "%g: relu(w) counted", st.cost_after);
+  ir_graph_free(h);
+  for (int n = 0; n < 8; n++) { /* 4 pricing the group, 3 + 1 summing */
+    left = n;
+    h = fuse_graph(g, &o, &st, &d);
+    cr_expect_null(h, "failure at cost call %d ignored", n);
+    cr_expect_eq(d.code, BASE_ERR_IO);
+    cr_expect_str_eq(d.msg, "costdb: disk I/O error");
+    ir_graph_free(h);
+  }
   ir_graph_free(g);
 }
 

@@ -362,12 +362,23 @@ Test(mutant, refusals_say_why) {
 /* A toy cost: a conv producing 8 rows or more is expensive, any other node
  * cheap, so split-h pays and concat-w (whose corrections are full-height
  * convs) does not. */
-static double toy_cost(void *u, const ir_graph *g, int node) {
+static base_status toy_cost(void *u, const ir_graph *g, int node, double *cost,
+                            int *estimated, base_diag *d) {
   const ir_node *n = &g->nodes[node];
-  (void)u;
-  if (n->op == IR_OP_CONV2D && g->tensors[n->out[0]].shape.dim[2] >= 8)
-    return 1000;
-  return 1;
+  (void)u, (void)estimated, (void)d;
+  *cost = n->op == IR_OP_CONV2D && g->tensors[n->out[0]].shape.dim[2] >= 8
+              ? 1000
+              : 1;
+  return BASE_OK;
+}
+
+/* toy_cost that fails on the n-th call (*u; < 0: never). */
+static base_status failing_cost(void *u, const ir_graph *g, int node,
+                                double *cost, int *estimated, base_diag *d) {
+  int *left = u;
+  if (*left >= 0 && (*left)-- == 0)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "costdb: disk I/O error");
+  return toy_cost(NULL, g, node, cost, estimated, d);
 }
 
 Test(mutant, apply_takes_what_pays_and_stays_exact) {
@@ -409,15 +420,34 @@ Test(mutant, apply_takes_what_pays_and_stays_exact) {
   cr_assert_eq(st.not_cheaper, 2);
   cr_assert_eq(out->nnodes, m->nnodes);
   ir_graph_free(out), mutant_apply_stats_free(&st);
+
+  /* a cost error fails the pass with its message, at any call */
+  int calls = 0, ok = 0;
+  for (int n = 0; !ok; n++) {
+    int left = n;
+    out = NULL;
+    base_status s = mutant_apply(m, ~0u, 1, failing_cost, &left, &out, &st, &d);
+    ok = s == BASE_OK;
+    if (ok) {
+      ir_graph_free(out), mutant_apply_stats_free(&st);
+      break;
+    }
+    calls++;
+    cr_assert_eq(s, BASE_ERR_IO, "call %d: status %d", n, s);
+    cr_assert_str_eq(d.msg, "costdb: disk I/O error");
+    cr_assert_null(out);
+  }
+  cr_expect_gt(calls, 10, "only %d cost calls", calls);
   ir_graph_free(m);
 }
 
-static double cheap_wide(void *u, const ir_graph *g, int node) {
+static base_status cheap_wide(void *u, const ir_graph *g, int node,
+                              double *cost, int *estimated, base_diag *d) {
   const ir_node *n = &g->nodes[node];
-  (void)u;
-  if (n->op == IR_OP_CONV2D && g->tensors[n->out[0]].shape.dim[3] == 6)
-    return 100;
-  return 1;
+  (void)u, (void)estimated, (void)d;
+  *cost = n->op == IR_OP_CONV2D && g->tensors[n->out[0]].shape.dim[3] == 6 ? 100
+                                                                           : 1;
+  return BASE_OK;
 }
 
 /* Splicing keeps the graph valid when the first conv's output feeds nodes

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../costdb/costdb.h"
 #include "../ir/ir.h"
 
 enum { CLI_OK = 0, CLI_USAGE = 1, CLI_BAD_INPUT = 2, CLI_INTERNAL = 3 };
@@ -149,8 +150,6 @@ const char *cli_data_file(const char *rel, int *rc);
 /* `optimize`: replaces *g by its copy with the mutants that pay under cost
  * (a node's cost, u its argument) spliced in, and prints `mutants applied:`
  * (cmd_mutants.c); returns the exit status. */
-int cli_apply_mutants(ir_graph **g,
-                      double (*cost)(void *u, const ir_graph *g, int node),
-                      void *u);
+int cli_apply_mutants(ir_graph **g, cd_cost_fn cost, void *u);
 
 #endif

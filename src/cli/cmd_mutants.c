@@ -210,9 +210,7 @@ const cli_command cli_cmd_mutants = {
     NULL,
     mutants};
 
-int cli_apply_mutants(ir_graph **g,
-                      double (*cost)(void *u, const ir_graph *g, int node),
-                      void *u) {
+int cli_apply_mutants(ir_graph **g, cd_cost_fn cost, void *u) {
   mutant_apply_stats st;
   ir_graph *out = NULL;
   base_diag d;

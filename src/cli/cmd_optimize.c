@@ -26,9 +26,8 @@ typedef struct opt_args {
   srch_options so;
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
-  cd_model cost;        /* db + dev, calibrated on the model */
-  base_status cost_st;  /* the mutant and fusion passes' first cost error */
-  base_diag cost_d;     /* and its message */
+  cd_model cost;        /* db + dev, calibrated on the model: the search's,
+                           the mutant pass's and fusion's cost function */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
   int drop_weights;   /* --drop-weights: write a .graph without values */
@@ -184,45 +183,26 @@ static const cli_opt experiment_table[] = {
     CLI_END};
 #undef T
 
-/* The mutant and fusion passes price with the search's cost model. Their
- * cost functions cannot fail, so the first error (out of memory, a
- * database error) is kept in a->cost_st, the node priced out of reach, and
- * the command fails with the error after the pass (pass_cost_error). */
-static double pass_cost(void *u, const ir_graph *g, int node) {
-  opt_args *a = u;
-  double c = 0;
-  base_diag d;
-  base_status st = cd_model_cost(&a->cost, g, node, &c, NULL, &d);
-  if (st && !a->cost_st) {
-    a->cost_st = st;
-    a->cost_d = d;
-  }
-  return st ? 1e12 : c;
-}
-
-/* rc, or the exit status of a cost error met by pass_cost, or (in builds
- * that check invariants, ir_check_invariants) of a graph h the pass broke. */
-static int pass_cost_error(opt_args *a, int rc, const ir_graph *h,
-                           const char *pass) {
+/* rc, or (in builds that check invariants, ir_check_invariants) the exit
+ * status of a graph h the pass broke. */
+static int pass_check(int rc, const ir_graph *h, const char *pass) {
   base_diag d;
   if (rc)
     return rc;
-  if (a->cost_st)
-    return cli_report(&a->cost_d);
   return h && ir_check_invariants(h, pass, &d) ? cli_report(&d) : CLI_OK;
 }
 
 /* The fusion pass after the search (fuse.h): replaces *h when it fused
  * anything. */
 static int fuse_result(opt_args *a, ir_graph **h) {
-  fuse_options fo = {pass_cost, a};
+  fuse_options fo = {cd_model_cost, &a->cost};
   fuse_stats fs;
   base_diag d;
   ir_graph *f = fuse_graph(*h, &fo, &fs, &d);
   if (!f)
     return cli_report(&d);
   printf("fusion: %d fused node%s replace %d operators (%d recomputed, %d "
-         "group%s refused by cost); estimated %.1f -> %.1f us\n",
+         "group%s refused by cost); estimated %.2f -> %.2f us\n",
          fs.groups, fs.groups == 1 ? "" : "s", fs.fused_ops, fs.recomputed,
          fs.rejected, fs.rejected == 1 ? "" : "s", fs.cost_before,
          fs.cost_after);
@@ -418,8 +398,8 @@ static int optimize(const cli_command *c, int argc, char **argv) {
       print_stats(&rs, &st, a.device);
     srch_stats_free(&st);
     if (h && !a.no_mutants && !a.proven_only) {
-      rc = cli_apply_mutants(&h, pass_cost, &a); /* may replace h */
-      rc = pass_cost_error(&a, rc, h, "the mutant pass");
+      rc = cli_apply_mutants(&h, cd_model_cost, &a.cost); /* may replace h */
+      rc = pass_check(rc, h, "the mutant pass");
     }
   }
   size_t olen = a.out ? strlen(a.out) : 0;
@@ -427,7 +407,7 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     printf("fusion: skipped (ONNX has no fused operator)\n");
   else if (h && a.fuse && !rc) {
     rc = fuse_result(&a, &h); /* may replace h */
-    rc = pass_cost_error(&a, rc, h, "fusion");
+    rc = pass_check(rc, h, "fusion");
   }
   if (h && !rc && a.check)
     rc = check_result(g, h);

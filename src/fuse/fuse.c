@@ -188,11 +188,12 @@ fail:
   return NULL;
 }
 
-/* Refuses groups whose fused node costs at least what it replaces;
- * returns how many. */
-static int reject_costly(ctx *c, const ir_graph *h, const fuse_options *o,
-                         fuse_stats *st) {
-  int rejected = 0;
+/* Refuses groups whose fused node costs at least what it replaces, and
+ * counts them in *rejected; fails with the cost function's error. */
+static base_status reject_costly(ctx *c, const ir_graph *h,
+                                 const fuse_options *o, int *rejected,
+                                 base_diag *d) {
+  *rejected = 0;
   for (int i = 0; i < h->nnodes; i++) {
     int r = c->root_of[i];
     if (r < 0 || h->nodes[i].op != IR_OP_FUSED)
@@ -201,17 +202,40 @@ static int reject_costly(ctx *c, const ir_graph *h, const fuse_options *o,
     b.nops = b.nleaves = 0;
     if (expand(c, &b, r) == FAIL)
       continue;
-    double before = 0;
-    for (int k = 0; k < b.nops; k++)
-      before += o->cost(o->cost_u, c->g, b.members[k]) /
-                (c->share[b.members[k]] ? c->share[b.members[k]] : 1);
-    if (o->cost(o->cost_u, h, i) < before)
+    double before = 0, x, after;
+    base_status st;
+    for (int k = 0; k < b.nops; k++) {
+      int n = b.members[k];
+      if ((st = o->cost(o->cost_u, c->g, n, &x, NULL, d)))
+        return st;
+      before += x / (c->share[n] ? c->share[n] : 1);
+    }
+    if ((st = o->cost(o->cost_u, h, i, &after, NULL, d)))
+      return st;
+    if (after < before)
       continue;
     cut_inputs(c, r);
-    rejected++;
+    (*rejected)++;
   }
-  st->rejected += rejected;
-  return rejected;
+  return BASE_OK;
+}
+
+/* The cost function summed over g's nodes that are not weight-only. */
+static base_status sum_cost(const ir_graph *g, const fuse_options *o,
+                            double *sum, base_diag *d) {
+  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
+  base_status st = BASE_OK;
+  *sum = 0;
+  if (!wo)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  ir_weight_only(g, wo);
+  for (int n = 0; n < g->nnodes && !st; n++) {
+    double x;
+    if (!wo[n] && !(st = o->cost(o->cost_u, g, n, &x, NULL, d)))
+      *sum += x;
+  }
+  free(wo);
+  return st;
 }
 
 static int init(ctx *c, const ir_graph *g) {
@@ -301,11 +325,14 @@ ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
     goto out;
   }
   for (;;) {
-    int changed;
+    int changed, rejected = 0;
     h = build(&c, &changed, d);
     if (!h)
       goto out;
-    if (!changed && !(o && o->cost && reject_costly(&c, h, o, st)))
+    if (!changed && o && o->cost && reject_costly(&c, h, o, &rejected, d))
+      goto fail;
+    st->rejected += rejected;
+    if (!changed && !rejected)
       break;
     ir_graph_free(h);
   }
@@ -315,13 +342,15 @@ ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
     st->fused_ops += c.share[n] > 0;
     st->recomputed += c.share[n] > 1;
   }
-  if (o && o->cost) {
-    for (int n = 0; n < g->nnodes; n++)
-      st->cost_before += o->cost(o->cost_u, g, n);
-    for (int n = 0; n < h->nnodes; n++)
-      st->cost_after += o->cost(o->cost_u, h, n);
-  }
+  if (o && o->cost &&
+      (sum_cost(g, o, &st->cost_before, d) ||
+       sum_cost(h, o, &st->cost_after, d)))
+    goto fail;
 out:
   done(&c);
   return h;
+fail:
+  ir_graph_free(h);
+  h = NULL;
+  goto out;
 }

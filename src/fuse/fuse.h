@@ -21,8 +21,14 @@
 
 #include "../ir/ir.h"
 
-/* Cost of node `node` of g in microseconds (any consistent unit). */
-typedef double (*fuse_cost_fn)(void *u, const ir_graph *g, int node);
+/* Cost of node `node` of g in microseconds (any consistent unit) into
+ * *cost; *estimated (may be NULL) is set when the cost was estimated, not
+ * measured. An error (out of memory, a database error; d filled) fails
+ * fuse_graph: a cost is never an in-band error value. The signature of
+ * cd_cost_fn (costdb.h), so cd_model_cost serves as is. Never called for
+ * weight-only nodes (they run once, at load). */
+typedef base_status (*fuse_cost_fn)(void *u, const ir_graph *g, int node,
+                                    double *cost, int *estimated, base_diag *d);
 
 typedef struct fuse_options {
   fuse_cost_fn cost; /* NULL: every group is kept */
@@ -34,12 +40,14 @@ typedef struct fuse_stats {
   int fused_ops;                  /* original nodes they replace */
   int recomputed;                 /* nodes recomputed in several groups */
   int rejected;                   /* groups the cost function refused */
-  double cost_before, cost_after; /* sums of the cost function (if any) */
+  double cost_before, cost_after; /* sums of the cost function (if any)
+                                     over the nodes that are not
+                                     weight-only, as cd_sum_cost sums */
 } fuse_stats;
 
 /* A new graph with element-wise groups fused (same inputs, weights,
  * outputs and tensor names for everything kept), or NULL with d set (out
- * of memory). st may be NULL. */
+ * of memory, the cost function's error). st may be NULL. */
 ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
                      base_diag *d);
 

@@ -173,18 +173,22 @@ out:
 /* ---- choosing ------------------------------------------------------------ */
 
 /* Sum of cost over g's nodes that compute from inputs (weight-only nodes,
- * e.g. sliced weights, run once at load and cost nothing). */
-static double graph_cost(const ir_graph *g, mutant_cost_fn cost, void *u) {
+ * e.g. sliced weights, run once at load and cost nothing) into *sum. */
+static base_status graph_cost(const ir_graph *g, mutant_cost_fn cost, void *u,
+                              double *sum, base_diag *d) {
   unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
-  double c = 0;
+  base_status st = BASE_OK;
+  *sum = 0;
   if (!wo)
-    return 1e300;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   ir_weight_only(g, wo);
-  for (int k = 0; k < g->nnodes; k++)
-    if (!wo[k])
-      c += cost(u, g, k);
+  for (int k = 0; k < g->nnodes && !st; k++) {
+    double c;
+    if (!wo[k] && !(st = cost(u, g, k, &c, NULL, d)))
+      *sum += c;
+  }
   free(wo);
-  return c;
+  return st;
 }
 
 static int record(mutant_apply_stats *st, const mutant_applied *a) {
@@ -215,13 +219,17 @@ static int sites_in(const ir_graph *cur, const mutant *m, int32_t *sites) {
 }
 
 /* Tries mutant m on *cur: analysis, correction, costs, splice. 1 taken, 0
- * not, -1 with d set on a hard error (out of memory). */
+ * not, -1 with d set on a hard error (out of memory, the cost function's
+ * error). */
 static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
                    mutant_cost_fn cost, void *u, mutant_apply_stats *st,
                    base_diag *d) {
   mutant_applied a = {.cls = m->cls};
-  a.ms_before = graph_cost(m->f, cost, u);
-  if (!(graph_cost(m->g, cost, u) < a.ms_before)) {
+  double ms_g;
+  if (graph_cost(m->f, cost, u, &a.ms_before, d) ||
+      graph_cost(m->g, cost, u, &ms_g, d))
+    return -1;
+  if (!(ms_g < a.ms_before)) {
     st->not_cheaper++;
     return 0;
   }
@@ -239,8 +247,10 @@ static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
   a.wrong_numel = b.wrong_numel, a.numel = b.numel;
   a.bound = mutant_false_equal_bound(m->f, m->g);
   mutant_boxes_free(&b);
-  if (!s)
-    a.ms_after = graph_cost(h, cost, u);
+  if (!s && graph_cost(h, cost, u, &a.ms_after, d)) {
+    ir_graph_free(h);
+    return -1;
+  }
   int32_t sites[2];
   int taken = 0;
   if (!s && a.ms_after < a.ms_before && !sites_in(*cur, m, sites) &&

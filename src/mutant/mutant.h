@@ -142,8 +142,14 @@ base_status mutant_float_check(const ir_graph *f, const ir_graph *h,
 
 /* ---- applying mutants to a model (apply.c) ------------------------------- */
 
-/* Cost of node `node` of g (any unit, e.g. microseconds). */
-typedef double (*mutant_cost_fn)(void *u, const ir_graph *g, int node);
+/* Cost of node `node` of g (any unit, e.g. microseconds) into *cost;
+ * *estimated (may be NULL) is set when it was estimated. An error (out of
+ * memory, a database error; d filled) fails mutant_apply: a cost is never
+ * an in-band error value. The signature of cd_cost_fn (costdb.h), so
+ * cd_model_cost serves as is. Never called for weight-only nodes. */
+typedef base_status (*mutant_cost_fn)(void *u, const ir_graph *g, int node,
+                                      double *cost, int *estimated,
+                                      base_diag *d);
 
 typedef struct mutant_applied {
   mutant_class cls;
@@ -167,7 +173,8 @@ typedef struct mutant_apply_stats {
 /* g with every mutant of the classes in mask that pays under cost spliced
  * in (mutant + correction in place of f's nodes, f's output names kept),
  * chosen greedily in generation order; deterministic for a seed. *out is a
- * new graph (g itself when nothing pays, as a copy). Free st with
+ * new graph (g itself when nothing pays, as a copy). Fails with cost's
+ * error, or out of memory. Free st with
  * mutant_apply_stats_free. The result is verified by the box argument, not
  * proven: callers check it end to end. */
 base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
