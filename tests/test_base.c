@@ -116,3 +116,37 @@ Test(base, write_through_links_and_devices) {
   cr_assert_neq(base_write_atomic(dir, "x", 1, &d), BASE_OK);
   cr_assert(strstr(d.msg, "it is a directory"), "%s", d.msg);
 }
+
+/* A host allocator for base_alloc_use_host: counts, and fails when told. */
+static int host_calls, host_fail;
+static void *host_malloc(size_t n) {
+  host_calls++;
+  return host_fail ? NULL : malloc(n);
+}
+static void *host_calloc(size_t n, size_t size) {
+  host_calls++;
+  return host_fail ? NULL : calloc(n, size);
+}
+static void *host_realloc(void *p, size_t n) {
+  host_calls++;
+  return host_fail ? NULL : realloc(p, n);
+}
+
+/* What the GPU executor's copy of libsuperopt does (gpu_attach_host): its
+ * allocations go to the host's allocator, failures included; handing a
+ * copy its own allocator is no loop. */
+Test(base, allocator_handed_to_a_copy) {
+  static const base_allocator h = {host_malloc, host_calloc, host_realloc};
+  base_alloc_use_host(&h);
+  void *p = base_malloc(8), *q = base_calloc(2, 4);
+  p = base_realloc(p, 16);
+  char *s = base_strdup("abc");
+  cr_expect_eq(host_calls, 4);
+  host_fail = 1;
+  cr_expect_null(base_malloc(8), "the host's failure is this copy's");
+  host_fail = 0;
+  base_alloc_use_host(base_alloc_host()); /* back to its own */
+  free(base_malloc(8));
+  cr_expect_eq(host_calls, 5);
+  free(p), free(q), free(s);
+}

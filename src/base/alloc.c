@@ -8,6 +8,8 @@
  * with the out-of-memory error or behave exactly as without the failure.
  * The counter is atomic because OpenMP threads allocate too; with the switch
  * off (the default) an allocation costs one relaxed load more than libc's.
+ * A second copy of this file in a shared object (the GPU executor) forwards
+ * to the host's copy (base_alloc_use_host), so one counter sees both.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,9 +21,10 @@
 
 #include "base.h"
 
-static atomic_long fail_at; /* 0: off; else the allocation to fail */
-static atomic_long count;   /* allocations since the switch was set */
-static int trace;           /* print the failing allocation's call stack */
+static const base_allocator *host; /* the host's (base_alloc_use_host) */
+static atomic_long fail_at;        /* 0: off; else the allocation to fail */
+static atomic_long count;          /* allocations since the switch was set */
+static int trace; /* print the failing allocation's call stack */
 
 void base_alloc_fail_at(long n) {
   atomic_store(&count, 0);
@@ -55,14 +58,31 @@ static int injected_failure(void) {
   return 1;
 }
 
-void *base_malloc(size_t n) { return injected_failure() ? NULL : malloc(n); }
+void *base_malloc(size_t n) {
+  if (host)
+    return host->malloc_fn(n);
+  return injected_failure() ? NULL : malloc(n);
+}
 
 void *base_calloc(size_t n, size_t size) {
+  if (host)
+    return host->calloc_fn(n, size);
   return injected_failure() ? NULL : calloc(n, size);
 }
 
 void *base_realloc(void *p, size_t n) {
+  if (host)
+    return host->realloc_fn(p, n);
   return injected_failure() ? NULL : realloc(p, n);
+}
+
+const base_allocator *base_alloc_host(void) {
+  static const base_allocator mine = {base_malloc, base_calloc, base_realloc};
+  return &mine;
+}
+
+void base_alloc_use_host(const base_allocator *a) {
+  host = a != base_alloc_host() ? a : NULL; /* never itself: no loop */
 }
 
 char *base_strdup(const char *s) {

@@ -42,6 +42,22 @@ long base_alloc_fail_from_env(void);
  * a run whose count stays below n never reached the failure. */
 long base_alloc_count(void);
 
+/* The allocator of one copy of this module. A shared object that links its
+ * own copy of libsuperopt (the GPU executor, libsuperopt_gpu.so) is handed
+ * the host's by its loader (src/gpu/lazy.c): after base_alloc_use_host(a)
+ * this copy's base_malloc, base_calloc and base_realloc are a's, so the
+ * host's counter and failure switch ($SUPEROPT_FAIL_ALLOC) see them. Call
+ * it before the copy allocates anything; memory is released with free
+ * either way (one libc). */
+typedef struct base_allocator {
+  void *(*malloc_fn)(size_t n);
+  void *(*calloc_fn)(size_t n, size_t size);
+  void *(*realloc_fn)(void *p, size_t n);
+} base_allocator;
+/* This copy's allocator (base_malloc, base_calloc, base_realloc). */
+const base_allocator *base_alloc_host(void);
+void base_alloc_use_host(const base_allocator *a);
+
 /* ---- arena ------------------------------------------------------------- */
 
 typedef struct base_arena base_arena;

@@ -40,10 +40,13 @@ typedef struct gpu_options {
 const char *gpu_load_error(void);
 /* CUDA runtime, driver, cuDNN and cuBLASLt versions, one line. */
 void gpu_lib_versions(char *buf, size_t n);
-/* Called by the loader (lazy.c) once libsuperopt_gpu.so is loaded: the
- * executor's copy of the IR reads fused bodies from the host's registry
- * (ir_body_use_host). Not for library users. */
-void gpu_attach_host(const ir_body *(*body_get)(uint64_t id));
+/* Called by the loader (lazy.c) once libsuperopt_gpu.so is loaded, before
+ * anything else: the executor's copy of libsuperopt reads fused bodies
+ * from the host's registry (ir_body_use_host) and allocates through the
+ * host's allocator (base_alloc_use_host: its failure switch reaches the
+ * executor's host code). Not for library users. */
+void gpu_attach_host(const ir_body *(*body_get)(uint64_t id),
+                     const base_allocator *alloc);
 
 /* Number of usable CUDA devices; 0 when there is no driver or no device
  * (or the executor cannot be loaded). */

@@ -132,12 +132,14 @@ static void load(void) {
   }
   GPU_FORWARDED(RESOLVE)
 #undef RESOLVE
-  void (*attach)(const ir_body *(*)(uint64_t));
+  void (*attach)(const ir_body *(*)(uint64_t), const base_allocator *);
   if (!(*(void **)&attach = dlsym(h, "gpu_attach_host_impl"))) {
     snprintf(why, sizeof why, "libsuperopt_gpu.so lacks gpu_attach_host_impl");
     return;
   }
-  attach(ir_body_get); /* fused bodies are interned on this side */
+  /* fused bodies are interned on this side, and the executor allocates
+   * through this side's allocator (its counter, its failure switch) */
+  attach(ir_body_get, base_alloc_host());
   loaded = 1;
 }
 

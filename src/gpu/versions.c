@@ -1,11 +1,13 @@
 /* versions.c: the CUDA libraries this executor runs with, for
  * `superopt --version` (gpu_lib_versions), and the loader's hand-over of
- * the host's fused-body registry (gpu_attach_host). */
+ * the host's fused-body registry and allocator (gpu_attach_host). */
 #include <stdio.h>
 
 #include "gpu_int.h"
 
-void gpu_attach_host(const ir_body *(*body_get)(uint64_t id)) {
+void gpu_attach_host(const ir_body *(*body_get)(uint64_t id),
+                     const base_allocator *alloc) {
+  base_alloc_use_host(alloc);
   ir_body_use_host(body_get);
 }
 
