@@ -28,6 +28,7 @@ void srch_options_default(srch_options *o) {
                       .queue_cap = 4096,
                       .passes = 2,
                       .merge = 1,
+                      .pass_rules = NULL,
                       .cost = cd_model_cost,
                       .cost_u = NULL};
 }

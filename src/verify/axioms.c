@@ -24,6 +24,10 @@ const verify_axiom verify_axioms_conv2d[] = {
      "(=> (not (= a NONE)) (= (conv2d sh sw p g a x w)"
      " (act a (conv2d sh sw p g NONE x w))))",
      CONVP " a=1 " X4 " " W4},
+    {"conv_bias_act", "conv2d",
+     "(=> (not (= a NONE)) (= (conv2db sh sw p g a x w b)"
+     " (act a (conv2db sh sw p g NONE x w b))))",
+     "sh=2 sw=1 p=1 g=1 a=3 x=[1,2,6,6] " W4 " b=[3]"},
     {"conv_ewadd_x", "conv2d",
      "(= (conv2d sh sw p g NONE (ewadd x y) w)"
      " (ewadd (conv2d sh sw p g NONE x w) (conv2d sh sw p g NONE y w)))",
