@@ -150,19 +150,34 @@ typedef struct sig_key {
   uint8_t rank[IR_MAX_IN + IR_MAX_LIST];
 } sig_key;
 
+/* Whether op has a pad= parameter (its padding is compared by value). */
+static int has_pad(ir_opcode op) {
+  return op == IR_OP_CONV2D || op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL;
+}
+
 uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n) {
   sig_key k;
   memset(&k, 0, sizeof k);
   k.a = n->a;
   rewrite_attrs_generic(n->op, &k.a);
+  int nin = n->nin;
+  if (has_pad(n->op)) { /* compared by the padding they resolve to */
+    k.a.padmode = 0;
+    memset(k.a.pad, 0, sizeof k.a.pad);
+  }
+  if (n->op == IR_OP_CONV2D) { /* what rule instances may differ in */
+    memset(k.a.stride, 0, sizeof k.a.stride);
+    k.a.groups = k.a.act = 0;
+    nin = nin > 2 ? 2 : nin;
+  }
   k.op = n->op;
-  k.nin = n->nin;
+  k.nin = nin;
   k.nout = n->nout;
-  for (int i = 0; i < n->nin; i++)
+  for (int i = 0; i < nin; i++)
     k.rank[i] = (uint8_t)g->tensors[n->in[i]].shape.rank;
   for (int o = 0; o < n->nout; o++)
-    k.rank[n->nin + o] = (uint8_t)g->tensors[n->out[o]].shape.rank;
-  return XXH3_64bits(&k, offsetof(sig_key, rank) + (size_t)(n->nin + n->nout));
+    k.rank[nin + o] = (uint8_t)g->tensors[n->out[o]].shape.rank;
+  return XXH3_64bits(&k, offsetof(sig_key, rank) + (size_t)(nin + n->nout));
 }
 
 void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]) {
@@ -172,11 +187,51 @@ void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]) {
   }
 }
 
-static int same_params(const ir_node *p, const ir_node *n) {
+/* Whether graph node gn of g pads as a node with padding mode `mode` would
+ * on gn's own shapes (explicit pads equal to what `same` resolves to
+ * compute what `same` computes). */
+static int pads_as(ir_padmode mode, const ir_graph *g, const ir_node *gn) {
+  if ((ir_padmode)gn->a.padmode == mode)
+    return 1;
+  if (mode == IR_PAD_EXPLICIT)
+    return 0;
+  ir_attrs a = gn->a;
+  a.padmode = mode;
+  memset(a.pad, 0, sizeof a.pad);
+  const ir_shape *ins[IR_MAX_IN];
+  ir_shape outs[IR_MAX_LIST];
+  for (int k = 0; k < gn->nin; k++)
+    ins[k] = &g->tensors[gn->in[k]].shape;
+  if (ir_infer(gn->op, &a, ins, gn->nin, outs, NULL))
+    return 0;
+  return memcmp(a.pad, gn->a.pad, sizeof a.pad) == 0;
+}
+
+int rewrite_params_match(const ir_node *p, const ir_graph *g,
+                         const ir_node *n) {
+  if (p->op != n->op || p->nout != n->nout)
+    return 0;
   ir_attrs a = p->a, b = n->a;
   rewrite_attrs_generic(p->op, &a);
   rewrite_attrs_generic(n->op, &b);
-  return memcmp(&a, &b, sizeof a) == 0;
+  if (has_pad(p->op) && a.padmode != b.padmode) {
+    if (!pads_as((ir_padmode)a.padmode, g, n))
+      return 0;
+    b.padmode = a.padmode;
+    memcpy(b.pad, a.pad, sizeof b.pad);
+  }
+  if (p->nin == n->nin && memcmp(&a, &b, sizeof a) == 0)
+    return REWRITE_EXACT;
+  /* a convolution of the pattern without bias and activation matches one
+   * with other strides, groups, a bias or an activation: only as a rule
+   * instance that must be proven (inst.c) */
+  if (p->op != IR_OP_CONV2D || p->nin != 2 || n->nin > 3 ||
+      (a.act != IR_ACT_NONE && a.act != b.act))
+    return 0;
+  memset(a.stride, 0, sizeof a.stride);
+  memset(b.stride, 0, sizeof b.stride);
+  a.groups = b.groups = a.act = b.act = 0;
+  return memcmp(&a, &b, sizeof a) == 0 ? REWRITE_INSTANCE : 0;
 }
 
 /* ---- matching
@@ -189,7 +244,9 @@ typedef struct mstate {
   rewrite_matches *ms;
   rewrite_match cur;
   uint8_t *used; /* g->nnodes: node already bound (the index's scratch) */
+  int ninst;     /* nodes bound as a rule instance (REWRITE_INSTANCE) */
   base_status st;
+  base_diag *d;
 } mstate;
 
 static base_status push_match(mstate *s) {
@@ -244,8 +301,10 @@ static void match_from(mstate *s, int k);
 /* Tries pattern node p on graph node i, then the rest. */
 static void try_node(mstate *s, int k, int p, int i) {
   const ir_node *pn = &s->pat->nodes[p], *gn = &s->g->nodes[i];
-  if (s->used[i] || s->cp->sig[p] != s->ix->sig[i] || pn->op != gn->op ||
-      pn->nin != gn->nin || pn->nout != gn->nout || !same_params(pn, gn))
+  if (s->used[i] || s->cp->sig[p] != s->ix->sig[i])
+    return;
+  int pm = rewrite_params_match(pn, s->g, gn);
+  if (!pm || (pm == REWRITE_INSTANCE && !s->cp->ic))
     return;
   int undo[2 * IR_MAX_IN + 2 * IR_MAX_LIST], nundo = 0, ok = 1;
   for (int o = 0; ok && o < pn->nout; o++)
@@ -255,7 +314,9 @@ static void try_node(mstate *s, int k, int p, int i) {
   if (ok) {
     s->used[i] = 1;
     s->cur.node[p] = i;
+    s->ninst += pm == REWRITE_INSTANCE;
     match_from(s, k - 1);
+    s->ninst -= pm == REWRITE_INSTANCE;
     s->used[i] = 0;
     s->cur.node[p] = -1;
   }
@@ -268,8 +329,22 @@ static void match_from(mstate *s, int k) {
   if (s->st)
     return;
   if (k < 0) {
-    if (match_valid(s))
+    if (!match_valid(s))
+      return;
+    if (!s->ninst) {
       s->st = push_match(s);
+      return;
+    }
+    rewrite_match inst = s->cur;
+    int ok = 0;
+    s->st =
+        rewrite_inst_resolve(s->cp, s->g, &s->cur, s->used, &inst, &ok, s->d);
+    if (!s->st && ok) {
+      rewrite_match keep = s->cur;
+      s->cur = inst;
+      s->st = push_match(s);
+      s->cur = keep;
+    }
     return;
   }
   const ir_node *pn = &s->pat->nodes[k];
@@ -350,14 +425,20 @@ int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix) {
 base_status rewrite_match_cpat(const rewrite_cpat *cp, const ir_graph *g,
                                const rewrite_index *ix, rewrite_matches *ms,
                                base_diag *d) {
-  mstate s = {
-      .cp = cp, .pat = cp->g, .g = g, .ix = ix, .ms = ms, .used = ix->busy};
+  mstate s = {.cp = cp,
+              .pat = cp->g,
+              .g = g,
+              .ix = ix,
+              .ms = ms,
+              .used = ix->busy,
+              .d = d};
+  memset(&s.cur, 0, sizeof s.cur);
   memset(s.cur.node, -1, sizeof s.cur.node);
   memset(s.cur.tensor, -1, sizeof s.cur.tensor);
   match_from(&s, cp->g->nnodes - 1);
-  if (s.st)
+  if (s.st == BASE_ERR_NOMEM)
     return base_diag_set(d, s.st, 0, 0, "out of memory");
-  return BASE_OK;
+  return s.st;
 }
 
 base_status rewrite_match_indexed(const ir_graph *pat, const ir_graph *g,
