@@ -17,7 +17,9 @@
  *     instance; none proven: the match is refused.
  * Instances are cached by direction, graph-node parameters and bound shapes
  * (refusals too); at most INST_MAX_PROOFS rules are sent to the verifier per
- * compiled rule set, later new instances are refused. docs/search.md ("Why
+ * compiled rule set, later new instances are refused, and a direction with
+ * INST_HOPELESS refusals and no proof is matched exactly only from then on
+ * (a search-time economy: it only refuses more). docs/search.md ("Why
  * each generalisation is sound") gives the argument.
  */
 #include <stdio.h>
@@ -30,6 +32,7 @@
 
 #define INST_MAX_PROOFS 1024  /* verifier calls per compiled rule set */
 #define INST_TIMEOUT_MS 2000u /* per verifier query */
+#define INST_HOPELESS 8       /* refusals without a proof: give up a dir */
 
 typedef struct inst_entry {
   uint64_t key;
@@ -45,10 +48,26 @@ struct rewrite_icache {
   inst_entry *e; /* open addressing on key; dir -1 = empty */
   int n, cap;
   int proofs, proven, refused;
+  int ndirs;
+  int32_t *dir_proven, *dir_refused; /* ndirs each */
 };
 
-rewrite_icache *rewrite_icache_new(void) {
-  return base_calloc(1, sizeof(rewrite_icache));
+rewrite_icache *rewrite_icache_new(int ndirs) {
+  rewrite_icache *c = base_calloc(1, sizeof *c);
+  if (c) {
+    c->ndirs = ndirs;
+    c->dir_proven = base_calloc((size_t)ndirs + 1, sizeof(int32_t));
+    c->dir_refused = base_calloc((size_t)ndirs + 1, sizeof(int32_t));
+    if (!c->dir_proven || !c->dir_refused) {
+      rewrite_icache_free(c);
+      return NULL;
+    }
+  }
+  return c;
+}
+
+int rewrite_icache_hopeless(const rewrite_icache *c, int dir) {
+  return c->dir_refused[dir] >= INST_HOPELESS && !c->dir_proven[dir];
 }
 
 void rewrite_icache_free(rewrite_icache *c) {
@@ -60,6 +79,8 @@ void rewrite_icache_free(rewrite_icache *c) {
       ir_graph_free(c->e[i].dst);
     }
   free(c->e);
+  free(c->dir_proven);
+  free(c->dir_refused);
   if (c->vc)
     verify_free(c->vc);
   free(c);
@@ -345,6 +366,7 @@ base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
       en->src = NULL;
     }
     en->proven ? c->proven++ : c->refused++;
+    (en->proven ? c->dir_proven : c->dir_refused)[cp->dir]++;
   }
   if (!en->proven)
     return BASE_OK;

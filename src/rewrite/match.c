@@ -26,6 +26,8 @@ void rewrite_index_free(rewrite_index *ix) {
   free(ix->sig);
   free(ix->by_sig);
   free(ix->busy);
+  free(ix->pad);
+  free(ix->ssig);
   memset(ix, 0, sizeof *ix);
 }
 
@@ -109,8 +111,11 @@ base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
   ix->sig = base_malloc(sizeof(uint64_t) * (size_t)(g->nnodes + 1));
   ix->by_sig = base_malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
   ix->busy = base_calloc((size_t)g->nnodes + 1, 1);
+  ix->pad = base_calloc((size_t)g->nnodes + 1, 1);
+  ix->ssig = base_malloc(sizeof(uint64_t) * (size_t)(g->nnodes + 1));
   if (!ix->use_start || !ix->use_node || !ix->is_output || !ix->op_start ||
-      !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy) {
+      !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy || !ix->pad ||
+      !ix->ssig) {
     rewrite_index_free(ix);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
@@ -118,6 +123,9 @@ base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
   index_ops(g, ix);
   for (int i = 0; i < g->nnodes; i++) {
     ix->sig[i] = rewrite_node_sig(g, &g->nodes[i]);
+    ix->ssig[i] = rewrite_node_ssig(g, &g->nodes[i]);
+    rewrite_sig_bits(ix->ssig[i], ix->ssigset);
+    ix->pad[i] = rewrite_pad_modes(g, &g->nodes[i]);
     rewrite_sig_bits(ix->sig[i], ix->sigset);
   }
   if (index_sigs(g->nnodes, ix)) {
@@ -155,7 +163,7 @@ static int has_pad(ir_opcode op) {
   return op == IR_OP_CONV2D || op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL;
 }
 
-uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n) {
+static uint64_t node_sig(const ir_graph *g, const ir_node *n, int strict) {
   sig_key k;
   memset(&k, 0, sizeof k);
   k.a = n->a;
@@ -165,7 +173,7 @@ uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n) {
     k.a.padmode = 0;
     memset(k.a.pad, 0, sizeof k.a.pad);
   }
-  if (n->op == IR_OP_CONV2D) { /* what rule instances may differ in */
+  if (n->op == IR_OP_CONV2D && !strict) { /* what instances may differ in */
     memset(k.a.stride, 0, sizeof k.a.stride);
     k.a.groups = k.a.act = 0;
     nin = nin > 2 ? 2 : nin;
@@ -178,6 +186,14 @@ uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n) {
   for (int o = 0; o < n->nout; o++)
     k.rank[nin + o] = (uint8_t)g->tensors[n->out[o]].shape.rank;
   return XXH3_64bits(&k, offsetof(sig_key, rank) + (size_t)(nin + n->nout));
+}
+
+uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n) {
+  return node_sig(g, n, 0);
+}
+
+uint64_t rewrite_node_ssig(const ir_graph *g, const ir_node *n) {
+  return node_sig(g, n, 1);
 }
 
 void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]) {
@@ -207,31 +223,54 @@ static int pads_as(ir_padmode mode, const ir_graph *g, const ir_node *gn) {
   return memcmp(a.pad, gn->a.pad, sizeof a.pad) == 0;
 }
 
-int rewrite_params_match(const ir_node *p, const ir_graph *g,
-                         const ir_node *n) {
+uint8_t rewrite_pad_modes(const ir_graph *g, const ir_node *n) {
+  if (!has_pad(n->op))
+    return 0;
+  uint8_t m = (uint8_t)(1u << n->a.padmode);
+  for (int k = IR_PAD_SAME; k <= IR_PAD_VALID; k++)
+    if (k != n->a.padmode && pads_as((ir_padmode)k, g, n))
+      m |= (uint8_t)(1u << k);
+  return m;
+}
+
+/* rewrite_params_match for two convolutions: their semantics depend on
+ * stride, padding, dilation, groups and act only (ops.def's parameters of
+ * conv2d; the other fields of ir_attrs are unused by conv2d). */
+static int conv_params_match(const ir_node *p, const ir_node *n,
+                             uint8_t modes) {
+  const ir_attrs *a = &p->a, *b = &n->a;
+  if (a->dilation[0] != b->dilation[0] || a->dilation[1] != b->dilation[1])
+    return 0;
+  if (a->padmode == IR_PAD_EXPLICIT
+          ? b->padmode != IR_PAD_EXPLICIT ||
+                memcmp(a->pad, b->pad, sizeof a->pad) != 0
+          : !(modes & (1u << a->padmode)))
+    return 0;
+  if (p->nin == n->nin && a->stride[0] == b->stride[0] &&
+      a->stride[1] == b->stride[1] && a->groups == b->groups &&
+      a->act == b->act)
+    return REWRITE_EXACT;
+  if (p->nin != 2 || n->nin > 3 || (a->act != IR_ACT_NONE && a->act != b->act))
+    return 0;
+  return REWRITE_INSTANCE;
+}
+
+int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes) {
   if (p->op != n->op || p->nout != n->nout)
     return 0;
+  if (p->op == IR_OP_CONV2D)
+    return conv_params_match(p, n, modes);
   ir_attrs a = p->a, b = n->a;
   rewrite_attrs_generic(p->op, &a);
   rewrite_attrs_generic(n->op, &b);
   if (has_pad(p->op) && a.padmode != b.padmode) {
-    if (!pads_as((ir_padmode)a.padmode, g, n))
+    if (!(modes & (1u << a.padmode)))
       return 0;
     b.padmode = a.padmode;
     memcpy(b.pad, a.pad, sizeof b.pad);
   }
-  if (p->nin == n->nin && memcmp(&a, &b, sizeof a) == 0)
-    return REWRITE_EXACT;
-  /* a convolution of the pattern without bias and activation matches one
-   * with other strides, groups, a bias or an activation: only as a rule
-   * instance that must be proven (inst.c) */
-  if (p->op != IR_OP_CONV2D || p->nin != 2 || n->nin > 3 ||
-      (a.act != IR_ACT_NONE && a.act != b.act))
-    return 0;
-  memset(a.stride, 0, sizeof a.stride);
-  memset(b.stride, 0, sizeof b.stride);
-  a.groups = b.groups = a.act = b.act = 0;
-  return memcmp(&a, &b, sizeof a) == 0 ? REWRITE_INSTANCE : 0;
+  return p->nin == n->nin && memcmp(&a, &b, sizeof a) == 0 ? REWRITE_EXACT
+                                                             : 0;
 }
 
 /* ---- matching
@@ -245,6 +284,7 @@ typedef struct mstate {
   rewrite_match cur;
   uint8_t *used; /* g->nnodes: node already bound (the index's scratch) */
   int ninst;     /* nodes bound as a rule instance (REWRITE_INSTANCE) */
+  int exact;     /* no instances: exact matches only */
   base_status st;
   base_diag *d;
 } mstate;
@@ -301,10 +341,11 @@ static void match_from(mstate *s, int k);
 /* Tries pattern node p on graph node i, then the rest. */
 static void try_node(mstate *s, int k, int p, int i) {
   const ir_node *pn = &s->pat->nodes[p], *gn = &s->g->nodes[i];
-  if (s->used[i] || s->cp->sig[p] != s->ix->sig[i])
+  if (s->used[i] || s->cp->sig[p] != s->ix->sig[i] ||
+      (s->exact && s->cp->ssig[p] != s->ix->ssig[i]))
     return;
-  int pm = rewrite_params_match(pn, s->g, gn);
-  if (!pm || (pm == REWRITE_INSTANCE && !s->cp->ic))
+  int pm = rewrite_params_match(pn, gn, s->ix->pad[i]);
+  if (!pm || (pm == REWRITE_INSTANCE && s->exact))
     return;
   int undo[2 * IR_MAX_IN + 2 * IR_MAX_LIST], nundo = 0, ok = 1;
   for (int o = 0; ok && o < pn->nout; o++)
@@ -397,6 +438,8 @@ base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
     const ir_node *n = &pat->nodes[i];
     cp->sig[i] = rewrite_node_sig(pat, n);
     rewrite_sig_bits(cp->sig[i], cp->sigset);
+    cp->ssig[i] = rewrite_node_ssig(pat, n);
+    rewrite_sig_bits(cp->ssig[i], cp->ssigset);
     cp->ops |= (uint64_t)1 << n->op;
     if (count[n->op]++ == 0)
       cp->need_op[cp->nneed++] = (uint8_t)n->op;
@@ -411,8 +454,10 @@ base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
 }
 
 int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix) {
+  int exact = !cp->ic || rewrite_icache_hopeless(cp->ic, cp->dir);
   for (int w = 0; w < REWRITE_SIG_WORDS; w++)
-    if (cp->sigset[w] & ~ix->sigset[w])
+    if (exact ? cp->ssigset[w] & ~ix->ssigset[w]
+              : cp->sigset[w] & ~ix->sigset[w])
       return 0;
   for (int k = 0; k < cp->nneed; k++) {
     int o = cp->need_op[k];
@@ -431,6 +476,7 @@ base_status rewrite_match_cpat(const rewrite_cpat *cp, const ir_graph *g,
               .ix = ix,
               .ms = ms,
               .used = ix->busy,
+              .exact = !cp->ic || rewrite_icache_hopeless(cp->ic, cp->dir),
               .d = d};
   memset(&s.cur, 0, sizeof s.cur);
   memset(s.cur.node, -1, sizeof s.cur.node);

@@ -23,6 +23,9 @@ typedef struct rewrite_index {
   int32_t *by_sig;    /* nnodes: nodes sorted by (signature, index) */
   uint64_t sigset[REWRITE_SIG_WORDS]; /* the signatures present (Bloom) */
   uint8_t *busy; /* nnodes: matcher scratch, all zero between matches */
+  uint8_t *pad;  /* nnodes: rewrite_pad_modes of each node */
+  uint64_t *ssig; /* nnodes: rewrite_node_ssig of each node */
+  uint64_t ssigset[REWRITE_SIG_WORDS]; /* the strict signatures (Bloom) */
 } rewrite_index;
 
 /* A node's signature: a hash of its operator, arity, parameters (shape-
@@ -30,6 +33,9 @@ typedef struct rewrite_index {
  * the matcher may pair have equal signatures (the converse needs the full
  * comparison). */
 uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n);
+/* The strict signature: as rewrite_node_sig, but a convolution's stride,
+ * groups, act and bias count too (what exact matching compares). */
+uint64_t rewrite_node_ssig(const ir_graph *g, const ir_node *n);
 /* The Bloom filter bits of signature s. */
 void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]);
 
@@ -48,6 +54,8 @@ typedef struct rewrite_cpat {
   int dir;              /* the direction's index (instance cache key) */
   uint64_t sig[REWRITE_MAX_PNODES];
   uint64_t sigset[REWRITE_SIG_WORDS];
+  uint64_t ssig[REWRITE_MAX_PNODES]; /* strict signatures */
+  uint64_t ssigset[REWRITE_SIG_WORDS];
   uint64_t ops; /* bit op: the pattern has a node of operator op */
   int nneed;
   uint8_t need_op[REWRITE_MAX_PNODES], need_count[REWRITE_MAX_PNODES];
@@ -109,13 +117,19 @@ void rewrite_anchors_mark(const rewrite_rules *r, const rewrite_index *ix,
 /* Node parameters with the shape-dependent ones cleared, for comparison. */
 void rewrite_attrs_generic(ir_opcode op, ir_attrs *a);
 
-/* How pattern node p may bind graph node n of g: 0 not at all,
- * REWRITE_EXACT (the parameters are equal; padding compared by the pads it
- * resolves to on n's shapes), REWRITE_INSTANCE (p is a convolution without
+/* The padding modes (bit 1 << ir_padmode) whose pads node n of g has on
+ * its own shapes: its own mode, and 'same' or 'valid' where its pads are
+ * what they resolve to (explicit [1,1,1,1] on a 3x3 stride-1 conv is
+ * 'same'). 0 for operators without padding. */
+uint8_t rewrite_pad_modes(const ir_graph *g, const ir_node *n);
+
+/* How pattern node p may bind graph node n (whose rewrite_pad_modes are
+ * modes): 0 not at all, REWRITE_EXACT (the parameters are equal, padding
+ * compared by modes), REWRITE_INSTANCE (p is a convolution without
  * bias that n equals but for stride, groups, a bias or an activation: only
  * through a proven instance, inst.c). */
 enum { REWRITE_EXACT = 1, REWRITE_INSTANCE = 2 };
-int rewrite_params_match(const ir_node *p, const ir_graph *g, const ir_node *n);
+int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes);
 
 /* ---- rule instances (inst.c) ----------------------------------------------
  */
@@ -129,7 +143,12 @@ int rewrite_params_match(const ir_node *p, const ir_graph *g, const ir_node *n);
 base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
                                  const rewrite_match *m, const uint8_t *busy,
                                  rewrite_match *out, int *ok, base_diag *d);
-rewrite_icache *rewrite_icache_new(void);
+/* A cache for ndirs directions; NULL on OOM. */
+rewrite_icache *rewrite_icache_new(int ndirs);
+/* Whether direction dir's instances are given up: INST_HOPELESS of them
+ * refused and none proven (its matching is then exact only, as cheap as
+ * without instances). */
+int rewrite_icache_hopeless(const rewrite_icache *c, int dir);
 void rewrite_icache_free(rewrite_icache *c);
 
 /* What an instance changes in the replacement (rewrite_type_instance). */

@@ -57,7 +57,7 @@ rewrite_rules *rewrite_rules_compile(const ir_ruleset *rs, int directions,
     return NULL;
   }
   r->rs = rs;
-  int oom = !(r->ic = rewrite_icache_new());
+  int oom = !(r->ic = rewrite_icache_new(2 * rs->n));
   for (int i = 0; !oom && i < rs->n; i++)
     for (int bw = 0; !oom && bw < 2; bw++) {
       const ir_rule *ru = &rs->rules[i];
