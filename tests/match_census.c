@@ -68,11 +68,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", argv[1], d.msg);
     return 1;
   }
-  rewrite_rules *r = rewrite_rules_compile(&rs, REWRITE_BOTH, 1, &d);
-  if (!r) {
-    fprintf(stderr, "%s: %s\n", argv[1], d.msg);
-    return 1;
-  }
   printf("%-24s %6s %12s %12s %14s %14s %8s %8s\n", "model", "ops",
          "dirs exact", "dirs inst", "matches exact", "matches inst", "proven",
          "refused");
@@ -83,6 +78,12 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s: %s\n", argv[i], d.msg);
       rc = 1;
       continue;
+    }
+    /* compiled per model: instances proven for one are not reused */
+    rewrite_rules *r = rewrite_rules_compile(&rs, REWRITE_BOTH, 1, &d);
+    if (!r) {
+      fprintf(stderr, "%s: %s\n", argv[1], d.msg);
+      return 1;
     }
     int de, di, p0, r0, p1, r1;
     long me, mi;
@@ -102,8 +103,8 @@ int main(int argc, char **argv) {
              g->nnodes, de, di, me, mi, p1 - p0, r1 - r0);
     }
     ir_graph_free(g);
+    rewrite_rules_free(r);
   }
-  rewrite_rules_free(r);
   ir_ruleset_free(&rs);
   return rc;
 }

@@ -269,8 +269,7 @@ int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes) {
     b.padmode = a.padmode;
     memcpy(b.pad, a.pad, sizeof b.pad);
   }
-  return p->nin == n->nin && memcmp(&a, &b, sizeof a) == 0 ? REWRITE_EXACT
-                                                             : 0;
+  return p->nin == n->nin && memcmp(&a, &b, sizeof a) == 0 ? REWRITE_EXACT : 0;
 }
 
 /* ---- matching

@@ -22,8 +22,8 @@ typedef struct rewrite_index {
   uint64_t *sig;      /* nnodes: rewrite_node_sig of each node */
   int32_t *by_sig;    /* nnodes: nodes sorted by (signature, index) */
   uint64_t sigset[REWRITE_SIG_WORDS]; /* the signatures present (Bloom) */
-  uint8_t *busy; /* nnodes: matcher scratch, all zero between matches */
-  uint8_t *pad;  /* nnodes: rewrite_pad_modes of each node */
+  uint8_t *busy;  /* nnodes: matcher scratch, all zero between matches */
+  uint8_t *pad;   /* nnodes: rewrite_pad_modes of each node */
   uint64_t *ssig; /* nnodes: rewrite_node_ssig of each node */
   uint64_t ssigset[REWRITE_SIG_WORDS]; /* the strict signatures (Bloom) */
 } rewrite_index;
