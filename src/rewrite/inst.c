@@ -171,13 +171,15 @@ static uint64_t inst_key(const rewrite_cpat *cp, const ir_graph *g,
   return h;
 }
 
-/* Builds src' into e (tmap, bias). 0 ok, -1 does not type-check. */
+/* Builds src' into e (tmap, bias). 0 ok, -1 does not type-check, -2 out
+ * of memory. */
 static int build_src(const rewrite_cpat *cp, const ir_graph *g,
                      const rewrite_match *m, inst_entry *e, base_diag *d) {
   const ir_graph *pat = cp->g;
   ir_graph *h = ir_graph_new("instance");
   if (!h)
-    return -1;
+    return -2;
+  d->code = BASE_OK;
   for (int t = 0; t < pat->ntensors; t++) {
     e->tmap[t] = -1;
     if (pat->tensors[t].kind == IR_T_VALUE)
@@ -221,7 +223,7 @@ static int build_src(const rewrite_cpat *cp, const ir_graph *g,
   return 0;
 fail:
   ir_graph_free(h);
-  return -1;
+  return d->code == BASE_ERR_NOMEM ? -2 : -1;
 }
 
 /* Adds from -> to to a map of n pairs; 0 when from maps elsewhere. */
@@ -293,14 +295,15 @@ static int prove(rewrite_icache *c, ir_graph *src, ir_graph *dst) {
   return !verify_prove(c->vc, &r, &res, &d) && res.status == IR_RULE_PROVEN;
 }
 
-/* Types candidate e of dst' and proves it; 1 when proven (en->dst set). */
+/* Types candidate e of dst' and proves it; 1 when proven (en->dst set),
+ * 0 not, -1 out of memory. */
 static int try_candidate(const rewrite_cpat *cp, const ir_graph *g,
                          const rewrite_match *m, inst_entry *en,
                          const rewrite_edits *e) {
-  base_diag d;
+  base_diag d = {0};
   ir_graph *dst = rewrite_type_instance(g, cp->g, cp->repl, m, e, &d);
   if (!dst)
-    return 0;
+    return d.code == BASE_ERR_NOMEM ? -1 : 0;
   if (cp->ic->proofs < INST_MAX_PROOFS && prove(cp->ic, en->src, dst)) {
     en->dst = dst;
     return 1;
@@ -310,17 +313,15 @@ static int try_candidate(const rewrite_cpat *cp, const ir_graph *g,
 }
 
 /* Tries the candidates for dst' in order; sets en->dst when one is
- * proven. */
-static void find_instance(const rewrite_cpat *cp, const ir_graph *g,
-                          const rewrite_match *m, inst_entry *en) {
+ * proven. -1 out of memory, else 0. */
+static int find_instance(const rewrite_cpat *cp, const ir_graph *g,
+                         const rewrite_match *m, inst_entry *en) {
   rewrite_edits e;
   int bias_p[2], nbias;
   if (!base_edits(cp, g, m, en, &e, bias_p, &nbias))
-    return;
-  if (!nbias) {
-    try_candidate(cp, g, m, en, &e);
-    return;
-  }
+    return 0;
+  if (!nbias)
+    return try_candidate(cp, g, m, en, &e) < 0 ? -1 : 0;
   static const int one[] = {REWRITE_BIAS_ONE},
                    two[] = {REWRITE_BIAS_SUM, REWRITE_BIAS_CONCAT};
   const int *kinds = nbias == 1 ? one : two;
@@ -332,10 +333,12 @@ static void find_instance(const rewrite_cpat *cp, const ir_graph *g,
     for (int k = 0; k < nk; k++) {
       e.bias_node = j;
       e.bias_kind = kinds[k];
-      if (try_candidate(cp, g, m, en, &e))
-        return;
+      int r = try_candidate(cp, g, m, en, &e);
+      if (r)
+        return r < 0 ? -1 : 0;
     }
   }
+  return 0;
 }
 
 base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
@@ -357,9 +360,13 @@ base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
   if (!en) {
     if (!(en = insert(c, key, cp->dir)))
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    base_diag ld;
-    if (!build_src(cp, g, m, en, &ld))
-      find_instance(cp, g, m, en);
+    base_diag ld = {0};
+    int b = build_src(cp, g, m, en, &ld);
+    if (b == -2 || (!b && find_instance(cp, g, m, en) < 0)) {
+      ir_graph_free(en->src);
+      en->src = NULL;
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    }
     en->proven = en->dst != NULL;
     if (!en->proven) {
       ir_graph_free(en->src);
