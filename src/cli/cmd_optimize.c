@@ -476,8 +476,14 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     h = srch_optimize(g, rules, &a.so, &st, &d);
     if (!h)
       rc = cli_report(&d);
-    else
+    else {
+      int ip, ir;
       print_stats(&rs, &st, a.device);
+      rewrite_rules_instance_counts(rules, &ip, &ir);
+      printf("rule instances (biased, strided, grouped, fused convs): %d "
+             "proven, %d refused\n",
+             ip, ir);
+    }
     srch_stats_free(&st);
     if (h && !a.no_mutants && !a.proven_only) {
       rc = cli_apply_mutants(&h, pass_cost, &a); /* may replace h */
