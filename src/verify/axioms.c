@@ -52,10 +52,6 @@ const verify_axiom verify_axioms_conv2d[] = {
      "(=> (= g 1) (= (conv2db sh sw p g a x (concat 0 n w v) (concat 0 n b c))"
      " (concat 1 n (conv2db sh sw p g a x w b) (conv2db sh sw p g a x v c))))",
      CONVP " a=1 n=3 " X4 " " W4 " v=[1,2,3,3] b=[3] c=[1]"},
-    {"conv_bias_act", "conv2d",
-     "(=> (not (= a NONE)) (= (conv2db sh sw p g a x w b)"
-     " (act a (conv2db sh sw p g NONE x w b))))",
-     CONVP " a=1 " X4 " " W4 " b=[3]"},
     {"conv_bias_ewadd_w", "conv2d",
      "(= (conv2db sh sw p g NONE x (ewadd w v) (ewadd b c))"
      " (ewadd (conv2db sh sw p g NONE x w b) (conv2db sh sw p g NONE x v c)))",
