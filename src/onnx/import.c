@@ -1,11 +1,13 @@
 /* import.c: ONNX model -> ir_graph.
  *
  * One pass over the (topologically sorted) ONNX nodes. Every ONNX value name
- * maps to a `val`: either an IR tensor or a host constant (float or int64)
- * folded at import. A handler per ONNX operator (the table at the bottom)
- * reads its inputs, attributes and constants and emits IR nodes through
- * ir_add_node, which shape-checks every step. Any failure names the node
- * (index, name, type) and frees the graph: never a partial graph.
+ * maps to a `val`: either an IR tensor or a host constant (float, int64 or
+ * bool) folded at import: a node whose inputs are all constants is
+ * evaluated on the host (fold.c) before its handler is consulted. A handler per
+ * ONNX operator (the table at the bottom) reads its inputs, attributes and
+ * constants and emits IR nodes through ir_add_node, which shape-checks every
+ * step. Any failure names the node (index, name, type) and frees the graph:
+ * never a partial graph.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 
 #include "onnx.h"
 #include "onnx.pb-c.h"
+#include "ox_int.h"
 
 #define MIN_OPSET 11
 #define MAX_INPUTS 64
@@ -29,6 +32,8 @@ typedef struct val {
   int tensor;       /* IR tensor, or -1 */
   int is_const;     /* host constant: shape + f (float) or i (int64) */
   int is_int;
+  int is_bool;   /* with is_int: a bool constant (values 0 / 1 in i) */
+  int from_init; /* a float initializer (weight values, never folded) */
   ir_shape shape;
   float *f;
   int64_t *i;
@@ -174,7 +179,7 @@ static void ir_name_for(imp *I, const char *onnx, char *buf, size_t n) {
 /* ---- constants
  * ------------------------------------------------------------------ */
 
-enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_DOUBLE = 11 };
+enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9, DT_DOUBLE = 11 };
 
 static int set_dims(imp *I, ir_shape *s, size_t n, const int64_t *dims) {
   if (n > IR_MAX_RANK)
@@ -262,9 +267,21 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
     }
     return BASE_OK;
   }
+  if (dt == DT_BOOL) {
+    size_t have = rp ? raw : t->n_int32_data;
+    if ((int64_t)have != n)
+      return count_err(I, t, have, n);
+    v->is_int = v->is_bool = 1;
+    v->i = base_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!v->i)
+      return fail(I, BASE_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < n; k++)
+      v->i[k] = (rp ? rp[k] : t->int32_data[k]) != 0;
+    return BASE_OK;
+  }
   return fail(I, BASE_ERR_PARAM,
               "tensor '%s' has data type %d (supported: float, "
-              "double, int32, int64)",
+              "double, int32, int64, bool)",
               t->name ? t->name : "", dt);
 }
 
@@ -274,10 +291,20 @@ static int tensor_of(imp *I, val *v) {
     return v->tensor;
   char name[256];
   ir_name_for(I, v->name, name, sizeof name);
+  int64_t n = ir_shape_numel(&v->shape);
+  for (int64_t k = 0; v->is_int && k < n; k++)
+    if (v->i[k] >= IR_I64_EXACT || v->i[k] <= -IR_I64_EXACT)
+      return fail(I, BASE_ERR_PARAM,
+                  "integer constant '%s' holds %lld, beyond what the "
+                  "executors hold exactly (|v| < 2^24)",
+                  v->name, (long long)v->i[k]),
+             -1;
   int t = ir_add_tensor(I->g, name, IR_T_WEIGHT, &v->shape, I->d);
   if (t < 0)
     return fail(I, I->d->code, "%s", I->d->msg), -1;
-  int64_t n = ir_shape_numel(&v->shape);
+  I->g->tensors[t].dtype = v->is_bool  ? IR_DT_BOOL
+                           : v->is_int ? IR_DT_I64
+                                       : IR_DT_F32;
   float *data =
       base_arena_alloc(I->g->arena, sizeof(float) * (size_t)(n ? n : 1));
   if (!data)
@@ -454,6 +481,25 @@ static int scalar_weight(imp *I, float x, const char *suffix) {
   *p = x;
   I->g->tensors[t].data = p;
   return t;
+}
+
+/* Tensor t cast to type dt through an IR cast named "<output>.<suffix>"
+ * (t itself when it has that type); -1 with the error set. */
+static int cast_to(imp *I, int32_t t, int dt, const char *suffix) {
+  if (t < 0 || I->g->tensors[t].dtype == dt)
+    return t;
+  ir_attrs a;
+  char buf[256];
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt; /* cast's `to` (params.def) */
+  return out0(
+      I, emit(I, IR_OP_CAST, &t, 1, &a, aux(I, suffix, buf, sizeof buf), 0));
+}
+
+static int dtype_of(imp *I, val *v) {
+  if (v->tensor >= 0)
+    return I->g->tensors[v->tensor].dtype;
+  return v->is_bool ? IR_DT_BOOL : v->is_int ? IR_DT_I64 : IR_DT_F32;
 }
 
 /* ---- handlers
@@ -715,12 +761,27 @@ static base_status binary(imp *I, ir_opcode op) {
     return I->d->code;
   if (x->is_const && y->is_const && x->is_int && y->is_int)
     return fold_int_binary(I, op, x, y);
+  int dt = dtype_of(I, x);
   ir_attrs a;
   ir_attrs_default(op, &a);
   int32_t in[2] = {in_tensor(I, 0), -1};
   if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
     return I->d->code;
-  return emit1(I, op, in, 2, &a);
+  if (dt == IR_DT_F32)
+    return emit1(I, op, in, 2, &a);
+  /* int64 arithmetic on values that depend on an input (position ids):
+   * in float32, exact for the integers executors hold (|v| < 2^24), and
+   * cast back (division truncates, as ONNX's integer Div) */
+  char buf[256];
+  if ((in[0] = cast_to(I, in[0], IR_DT_F32, "af")) < 0 ||
+      (in[1] = cast_to(I, in[1], IR_DT_F32, "bf")) < 0)
+    return I->d->code;
+  int32_t r = out0(I, emit(I, op, in, 2, &a, aux(I, "f", buf, sizeof buf), 0));
+  if (r < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt;
+  return emit1(I, IR_OP_CAST, &r, 1, &a);
 }
 
 static base_status h_add(imp *I) { return binary(I, IR_OP_EWADD); }
@@ -860,9 +921,11 @@ static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
     const ir_shape *in[1] = {xs};
     if (ir_infer(IR_OP_RESHAPE, &a, in, 1, &out, I->d))
       return fail(I, I->d->code, "%s", I->d->msg);
+    int is_bool = x->is_bool;
     val *o = const_out(I, &out, x->is_int);
     if (!o)
       return I->d->code;
+    o->is_bool = is_bool;
     x = input(I, 0); /* the array may have moved */
     int64_t m = ir_shape_numel(&out);
     if (x->is_int)
@@ -1026,13 +1089,16 @@ static base_status gather_tensor(imp *I, int32_t x, val *idx, int axis) {
   return emit1(I, IR_OP_CONCAT, parts, (int)cnt, &a);
 }
 
+/* Gather: small constant index lists on a tensor become slices (which
+ * rules see through), anything else (token ids into an embedding table)
+ * an IR gather with int64 indices. */
 static base_status h_gather(imp *I) {
-  val *x = input(I, 0), *idx = x ? in_const(I, 1) : NULL;
+  val *x = input(I, 0), *idx = x ? input(I, 1) : NULL;
   if (!idx)
     return I->d->code;
-  if (!idx->is_int)
+  if (dtype_of(I, idx) != IR_DT_I64)
     return fail(I, BASE_ERR_PARAM, "Gather indices must be integers");
-  if (x->is_const)
+  if (x->is_const && idx->is_const)
     return gather_const(I, x, idx);
   int32_t t = tensor_of(I, x);
   if (t < 0)
@@ -1041,7 +1107,18 @@ static base_status h_gather(imp *I) {
   int axis = norm_axis(attr_i(I->node, "axis", 0), rank);
   if (axis < 0 || axis >= rank)
     return fail(I, BASE_ERR_PARAM, "axis out of range");
-  return gather_tensor(I, t, input(I, 1), axis);
+  idx = input(I, 1);
+  int64_t cnt = ir_shape_numel(&idx->shape);
+  if (idx->is_const && idx->shape.rank <= 1 && cnt >= 1 && cnt <= 8 &&
+      I->g->tensors[t].dtype == IR_DT_F32)
+    return gather_tensor(I, t, idx, axis);
+  int32_t in[2] = {t, in_tensor(I, 1)};
+  if (in[1] < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_GATHER, &a);
+  a.axis = axis;
+  return emit1(I, IR_OP_GATHER, in, 2, &a);
 }
 
 /* Expand: x * ones(target), which broadcasts exactly like ONNX. */
@@ -1071,7 +1148,19 @@ static base_status h_expand(imp *I) {
   if (in[1] < 0)
     return I->d->code;
   ir_attrs_default(IR_OP_EWMUL, &a);
-  return emit1(I, IR_OP_EWMUL, in, 2, &a);
+  int dt = I->g->tensors[x].dtype;
+  if (dt == IR_DT_F32)
+    return emit1(I, IR_OP_EWMUL, in, 2, &a);
+  /* int64 / bool: broadcast in float32 (exact) and cast back */
+  if ((in[0] = cast_to(I, x, IR_DT_F32, "xf")) < 0)
+    return I->d->code;
+  int32_t r =
+      out0(I, emit(I, IR_OP_EWMUL, in, 2, &a, aux(I, "f", buf, sizeof buf), 0));
+  if (r < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt;
+  return emit1(I, IR_OP_CAST, &r, 1, &a);
 }
 
 /* HardSigmoid: clip(alpha * x + beta, 0, 1); with mul_x, HardSwish. */
@@ -1116,32 +1205,112 @@ static base_status h_hardswish(imp *I) {
   return hard_sigmoid(I, 1.0f / 6, 0.5f, 1);
 }
 
+/* Cast of a tensor (constants are folded before: fold.c). */
 static base_status h_cast(imp *I) {
-  val *x = input(I, 0);
-  if (!x)
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
     return I->d->code;
   int64_t to = attr_i(I->node, "to", DT_FLOAT);
-  if (!x->is_const && to != DT_FLOAT)
-    return fail(I, BASE_ERR_PARAM,
-                "Cast of a tensor to type %lld is not supported",
-                (long long)to);
-  if (!x->is_const || (to == DT_FLOAT) == !x->is_int)
-    return alias(I);
-  ir_shape s = x->shape;
-  int to_int = to == DT_INT64 || to == DT_INT32;
-  if (!to_int && to != DT_FLOAT && to != DT_DOUBLE)
+  int dt = ox_ir_dtype(to);
+  if (dt < 0)
     return fail(I, BASE_ERR_PARAM, "Cast to type %lld is not supported",
                 (long long)to);
-  val *o = const_out(I, &s, to_int);
-  if (!o)
+  if (I->g->tensors[x].dtype == dt)
+    return alias(I);
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt;
+  return emit1(I, IR_OP_CAST, &x, 1, &a);
+}
+
+/* Equal / Not / Where on tensors (constants are folded before). */
+static base_status h_equal(imp *I) {
+  int32_t in[2] = {in_tensor(I, 0), -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
     return I->d->code;
-  x = input(I, 0);
-  for (int64_t k = 0; k < ir_shape_numel(&s); k++)
-    if (to_int)
-      o->i[k] = (int64_t)x->f[k];
-    else
-      o->f[k] = (float)x->i[k];
-  return BASE_OK;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_EQUAL, &a);
+  return emit1(I, IR_OP_EQUAL, in, 2, &a);
+}
+
+static base_status h_not(imp *I) { return unary(I, IR_OP_NOT); }
+
+static base_status h_where(imp *I) {
+  int32_t in[3] = {in_tensor(I, 0), -1, -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0 ||
+      (in[2] = in_tensor(I, 2)) < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_WHERE, &a);
+  return emit1(I, IR_OP_WHERE, in, 3, &a);
+}
+
+/* CumSum of a tensor along its last axis: a matmul with the constant
+ * triangle of ones (int64 values in float32, exact below 2^24). */
+static base_status h_cumsum(imp *I) {
+  val *ax = in_const(I, 1);
+  int32_t x = ax ? in_tensor(I, 0) : -1;
+  if (x < 0)
+    return I->d->code;
+  ax = input(I, 1);
+  ir_shape s = I->g->tensors[x].shape;
+  int axis = s.rank
+                 ? norm_axis(ax->is_int ? ax->i[0] : (int64_t)ax->f[0], s.rank)
+                 : -1;
+  if (axis != s.rank - 1 || attr_i(I->node, "exclusive", 0) ||
+      attr_i(I->node, "reverse", 0))
+    return fail(I, BASE_ERR_PARAM,
+                "CumSum of a tensor is supported along the last axis only, "
+                "not exclusive or reversed");
+  int dt = I->g->tensors[x].dtype;
+  int64_t n = s.dim[axis];
+  if (n > 4096)
+    return fail(I, BASE_ERR_SHAPE, "CumSum over %lld elements (at most 4096)",
+                (long long)n);
+  char hint[256], name[256];
+  ir_shape ts = {.rank = 2, .dim = {n, n}};
+  ir_name_for(I, aux(I, "tri", hint, sizeof hint), name, sizeof name);
+  int tri = ir_add_tensor(I->g, name, IR_T_WEIGHT, &ts, I->d);
+  float *p =
+      tri < 0 ? NULL
+              : base_arena_alloc(I->g->arena, sizeof(float) * (size_t)(n * n));
+  if (!p)
+    return fail(I, tri < 0 ? I->d->code : BASE_ERR_NOMEM, "%s",
+                tri < 0 ? I->d->msg : "out of memory");
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t c = 0; c < n; c++)
+      p[r * n + c] = r <= c;
+  I->g->tensors[tri].data = p;
+  int32_t in[2] = {cast_to(I, x, IR_DT_F32, "xf"), tri};
+  if (in[0] < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_MATMUL, &a);
+  if (dt == IR_DT_F32)
+    return emit1(I, IR_OP_MATMUL, in, 2, &a);
+  char buf[256];
+  int32_t r = out0(
+      I, emit(I, IR_OP_MATMUL, in, 2, &a, aux(I, "sum", buf, sizeof buf), 0));
+  if (r < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt;
+  return emit1(I, IR_OP_CAST, &r, 1, &a);
+}
+
+/* Operators folded when their inputs are constants (fold.c) and not
+ * computed on tensors: shape and mask generators, comparisons. */
+static base_status h_const_only(imp *I) {
+  for (size_t k = 0; k < I->node->n_input; k++) {
+    val *v = has_input(I->node, k) ? input(I, k) : NULL;
+    if (v && !v->is_const)
+      return fail(I, BASE_ERR_PARAM,
+                  "supported only on constants (shape and mask computations "
+                  "folded at import), but input %zu ('%s') depends on a graph "
+                  "input",
+                  k + 1, v->name);
+  }
+  return fail(I, BASE_ERR_PARAM, "cannot be folded");
 }
 
 static base_status transpose(imp *I, int32_t x, const char *name,
@@ -1377,37 +1546,65 @@ typedef struct onnx_op {
 } onnx_op;
 
 static const onnx_op onnx_ops[] = {
+    {"Abs", h_const_only, 0},
     {"Add", h_add, 0},
+    {"And", h_const_only, 0},
     {"AveragePool", h_avgpool, 0},
     {"BatchNormalization", h_batchnorm, 0x1e},
     {"Cast", h_cast, 0},
+    {"CastLike", h_const_only, 0},
+    {"Ceil", h_const_only, 0},
     {"Clip", h_clip, 0x6},
     {"Concat", h_concat, 0},
     {"Constant", h_constant, 0},
+    {"ConstantOfShape", h_const_only, 0},
     {"Conv", h_conv, 0x6},
+    {"CumSum", h_cumsum, 0},
     {"Div", h_div, 0},
     {"Dropout", h_dropout, 0},
+    {"Equal", h_equal, 0},
     {"Erf", h_erf, 0},
+    {"Exp", h_const_only, 0},
     {"Expand", h_expand, 0},
     {"Flatten", h_flatten, 0},
+    {"Floor", h_const_only, 0},
     {"Gather", h_gather, 0},
     {"Gelu", h_gelu, 0},
     {"Gemm", h_gemm, 0x6},
     {"GlobalAveragePool", h_gap, 0},
+    {"Greater", h_const_only, 0},
+    {"GreaterOrEqual", h_const_only, 0},
     {"HardSigmoid", h_hardsigmoid, 0},
     {"HardSwish", h_hardswish, 0},
     {"Identity", h_identity, 0},
     {"LayerNormalization", h_layernorm, 0x6},
+    {"Less", h_const_only, 0},
+    {"LessOrEqual", h_const_only, 0},
+    {"Log", h_const_only, 0},
     {"MatMul", h_matmul, 0},
+    {"Max", h_const_only, 0},
     {"MaxPool", h_maxpool, 0},
+    {"Min", h_const_only, 0},
+    {"Mod", h_const_only, 0},
     {"Mul", h_mul, 0},
+    {"Neg", h_const_only, 0},
+    {"Not", h_not, 0},
+    {"Or", h_const_only, 0},
     {"Pad", h_pad, 0},
     {"Pow", h_pow, 0},
+    {"Range", h_const_only, 0},
+    {"Reciprocal", h_const_only, 0},
+    {"ReduceMax", h_const_only, 0},
     {"ReduceMean", h_reducemean, 0},
+    {"ReduceMin", h_const_only, 0},
+    {"ReduceProd", h_const_only, 0},
+    {"ReduceSum", h_const_only, 0},
     {"Relu", h_relu, 0},
     {"Reshape", h_reshape, 0},
     {"Shape", h_shape, 0},
     {"Sigmoid", h_sigmoid, 0},
+    {"Sign", h_const_only, 0},
+    {"Size", h_const_only, 0},
     {"Slice", h_slice, 0},
     {"Softmax", h_softmax, 0},
     {"Split", h_split, 0},
@@ -1415,14 +1612,18 @@ static const onnx_op onnx_ops[] = {
     {"Squeeze", h_squeeze, 0},
     {"Sub", h_sub, 0},
     {"Tanh", h_tanh, 0},
+    {"Tile", h_const_only, 0},
     {"Transpose", h_transpose, 0},
+    {"Trilu", h_const_only, 0},
     {"Unsqueeze", h_unsqueeze, 0},
+    {"Where", h_where, 0},
+    {"Xor", h_const_only, 0},
 };
 
 #define NONNX_OPS (int)(sizeof onnx_ops / sizeof *onnx_ops)
 
 const char *ox_supported_ops(void) {
-  static char list[1024];
+  static char list[2048];
   if (!list[0]) {
     size_t k = 0;
     for (int i = 0; i < NONNX_OPS; i++)
@@ -1472,7 +1673,22 @@ static int only_weight_uses(const Onnx__GraphProto *g, const char *name,
 }
 
 static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
-                               ir_shape *s) {
+                               ir_shape *s, int *dtype) {
+  const Onnx__TypeProto *t0 = vi->type;
+  *dtype = IR_DT_F32;
+  if (t0 && t0->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+      t0->tensor_type && t0->tensor_type->has_elem_type) {
+    int e = t0->tensor_type->elem_type;
+    *dtype = e == DT_FLOAT                    ? IR_DT_F32
+             : e == DT_INT64 || e == DT_INT32 ? IR_DT_I64
+             : e == DT_BOOL                   ? IR_DT_BOOL
+                                              : -1;
+    if (*dtype < 0)
+      return fail(I, BASE_ERR_PARAM,
+                  "graph input '%s' has element type %d (supported: float32, "
+                  "int64, int32, bool)",
+                  vi->name, e);
+  }
   for (int k = 0; I->o && k < I->o->nshapes; k++)
     if (!strcmp(I->o->shapes[k].name, vi->name)) {
       *s = I->o->shapes[k].shape;
@@ -1484,11 +1700,6 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
     return fail(I, BASE_ERR_PARAM, "graph input '%s' is not a tensor",
                 vi->name);
   const Onnx__TypeProto__Tensor *tt = t->tensor_type;
-  if (tt->has_elem_type && tt->elem_type != DT_FLOAT)
-    return fail(I, BASE_ERR_PARAM,
-                "graph input '%s' has element type %d (only float32 is "
-                "supported)",
-                vi->name, tt->elem_type);
   if (!tt->shape)
     return fail(I, BASE_ERR_SHAPE,
                 "graph input '%s' has no shape: pass --input-shape %s=DxDx...",
@@ -1529,13 +1740,15 @@ static base_status load_inputs(imp *I) {
         v ? load_tensor(I, t, v) : fail(I, BASE_ERR_NOMEM, "out of memory");
     if (st)
       return st; /* becomes a weight (with data) when an operator reads it */
+    v->from_init = !v->is_int;
   }
   for (size_t k = 0; k < g->n_input; k++) {
     const Onnx__ValueInfoProto *vi = g->input[k];
     if (!vi->name || is_initializer(g, vi->name))
       continue;
     ir_shape s;
-    base_status st = input_shape(I, vi, &s);
+    int dtype;
+    base_status st = input_shape(I, vi, &s, &dtype);
     if (st)
       return st;
     char name[256];
@@ -1549,6 +1762,7 @@ static base_status load_inputs(imp *I) {
       return t < 0 ? fail(I, I->d->code, "%s", I->d->msg)
                    : fail(I, BASE_ERR_NOMEM, "out of memory");
     v->tensor = t;
+    I->g->tensors[t].dtype = dtype;
   }
   return BASE_OK;
 }
@@ -1584,6 +1798,88 @@ static base_status check_nodes(imp *I) {
   return BASE_OK;
 }
 
+/* Evaluates the current node on the host when every input it has is a
+ * constant (fold.c), defining its outputs as constants. Float nodes over
+ * weight initializers are left to their handlers (weight preprocessing
+ * stays in the graph, "run once at load"). BASE_ERR_UNKNOWN_OP: not
+ * folded, nothing changed. */
+static base_status try_fold(imp *I) {
+  const node_t *n = I->node;
+  ox_host in[MAX_INPUTS], out[IR_MAX_LIST];
+  int nin = (int)n->n_input, all_float = 1, any_init = 0;
+  if (nin == 0)
+    return BASE_ERR_UNKNOWN_OP;
+  for (int k = 0; k < nin; k++) {
+    val *v = has_input(n, (size_t)k) ? find_val(I, n->input[k]) : NULL;
+    if (has_input(n, (size_t)k) && (!v || !v->is_const))
+      return BASE_ERR_UNKNOWN_OP;
+    all_float &= !v || !v->is_int;
+    any_init |= v && v->from_init;
+  }
+  if (all_float && any_init)
+    return BASE_ERR_UNKNOWN_OP;
+  memset(in, 0, sizeof in);
+  memset(out, 0, sizeof out);
+  base_status st = BASE_OK;
+  for (int k = 0; k < nin && !st; k++) {
+    val *v = has_input(n, (size_t)k) ? find_val(I, n->input[k]) : NULL;
+    if (!v)
+      continue;
+    int64_t m = ir_shape_numel(&v->shape);
+    in[k].shape = v->shape;
+    in[k].dtype = v->is_bool ? IR_DT_BOOL : v->is_int ? IR_DT_I64 : IR_DT_F32;
+    in[k].v = base_malloc(sizeof(double) * (size_t)(m ? m : 1));
+    if (!in[k].v)
+      st = fail(I, BASE_ERR_NOMEM, "out of memory");
+    for (int64_t j = 0; !st && j < m; j++)
+      in[k].v[j] = v->is_int ? (double)v->i[j] : (double)v->f[j];
+  }
+  char err[256] = "";
+  if (!st) {
+    st = ox_fold(n, in, nin, out, err, sizeof err);
+    if (st && st != BASE_ERR_UNKNOWN_OP)
+      st = fail(I, st, "%s", err);
+  }
+  for (size_t k = 0; !st && k < n->n_output; k++) {
+    if (!n->output[k][0])
+      continue;
+    if (k >= IR_MAX_LIST || !out[k].v) {
+      st = fail(I, BASE_ERR_PARAM, "output %zu cannot be folded", k + 1);
+      break;
+    }
+    val *v = new_val(I, n->output[k]);
+    int64_t m = ir_shape_numel(&out[k].shape);
+    if (v) {
+      v->is_const = 1;
+      v->shape = out[k].shape;
+      v->is_int = out[k].dtype != IR_DT_F32;
+      v->is_bool = out[k].dtype == IR_DT_BOOL;
+      if (v->is_int)
+        v->i = base_malloc(sizeof(int64_t) * (size_t)(m ? m : 1));
+      else
+        v->f = base_malloc(sizeof(float) * (size_t)(m ? m : 1));
+    }
+    if (!v || (!v->i && !v->f)) {
+      st = fail(I, BASE_ERR_NOMEM, "out of memory");
+      break;
+    }
+    for (int64_t j = 0; j < m; j++) {
+      double x = out[k].v[j];
+      if (v->is_int)
+        v->i[j] = x >= 9.2e18    ? INT64_MAX
+                  : x <= -9.2e18 ? INT64_MIN
+                                 : (int64_t)x;
+      else
+        v->f[j] = (float)x;
+    }
+  }
+  for (int k = 0; k < nin; k++)
+    free(in[k].v);
+  for (int k = 0; k < IR_MAX_LIST; k++)
+    free(out[k].v);
+  return st;
+}
+
 static base_status run_nodes(imp *I) {
   const Onnx__GraphProto *g = I->m->graph;
   for (size_t i = 0; i < g->n_node; i++) {
@@ -1599,7 +1895,9 @@ static base_status run_nodes(imp *I) {
       return fail(I, BASE_ERR_UNKNOWN_OP,
                   "unsupported ONNX operator '%s' (supported: %s)", type,
                   ox_supported_ops());
-    base_status st = op->fn(I);
+    base_status st = try_fold(I);
+    if (st == BASE_ERR_UNKNOWN_OP)
+      st = op->fn(I);
     if (st)
       return st;
   }
