@@ -85,8 +85,10 @@ static int ints_of(const ox_host *h, int64_t *out, int max) {
   int64_t n = numel(&h->shape);
   if (n > max)
     return -1;
-  for (int64_t k = 0; k < n; k++)
-    out[k] = (int64_t)h->v[k];
+  for (int64_t k = 0; k < n; k++) /* INT64_MAX ends and the like: clamp */
+    out[k] = h->v[k] >= 9.2e18    ? INT64_MAX
+             : h->v[k] <= -9.2e18 ? INT64_MIN
+                                  : (int64_t)h->v[k];
   return (int)n;
 }
 

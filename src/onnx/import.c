@@ -1245,6 +1245,67 @@ static base_status h_where(imp *I) {
   return emit1(I, IR_OP_WHERE, in, 3, &a);
 }
 
+/* And / Or / Xor of bool tensors: 0/1 values multiplied, added or
+ * subtracted in float32, then cast to bool (non-zero). */
+static base_status logic(imp *I, ir_opcode op) {
+  int32_t in[2] = {in_tensor(I, 0), -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
+    return I->d->code;
+  for (int k = 0; k < 2; k++)
+    if (I->g->tensors[in[k]].dtype != IR_DT_BOOL)
+      return fail(I, BASE_ERR_PARAM, "input %d must be bool", k + 1);
+  char buf[256];
+  if ((in[0] = cast_to(I, in[0], IR_DT_F32, "af")) < 0 ||
+      (in[1] = cast_to(I, in[1], IR_DT_F32, "bf")) < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(op, &a);
+  int32_t r = out0(I, emit(I, op, in, 2, &a, aux(I, "f", buf, sizeof buf), 0));
+  if (r < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = IR_DT_BOOL;
+  return emit1(I, IR_OP_CAST, &r, 1, &a);
+}
+
+static base_status h_and(imp *I) { return logic(I, IR_OP_EWMUL); }
+static base_status h_or(imp *I) { return logic(I, IR_OP_EWADD); }
+static base_status h_xor(imp *I) { return logic(I, IR_OP_EWSUB); }
+
+/* GatherElements whose data has size 1 off the axis (a position or token
+ * type table indexed per element): a gather from the flattened data. */
+static base_status h_gatherelements(imp *I) {
+  val *x = input(I, 0), *idx = x ? input(I, 1) : NULL;
+  if (!idx)
+    return I->d->code;
+  ir_shape xs = *shape_of(I, x);
+  int axis = norm_axis(attr_i(I->node, "axis", 0), xs.rank);
+  if (axis < 0 || axis >= xs.rank)
+    return fail(I, BASE_ERR_PARAM, "axis out of range");
+  for (int k = 0; k < xs.rank; k++)
+    if (k != axis && xs.dim[k] != 1)
+      return fail(I, BASE_ERR_PARAM,
+                  "supported when the data has size 1 off the axis, got "
+                  "dimension %d of %lld",
+                  k, (long long)xs.dim[k]);
+  if (dtype_of(I, idx) != IR_DT_I64)
+    return fail(I, BASE_ERR_PARAM, "indices must be integers");
+  char buf[256];
+  ir_attrs a;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = 1;
+  a.list[0] = xs.dim[axis];
+  int32_t t = tensor_of(I, x);
+  int32_t in[2] = {t < 0 ? -1
+                         : out0(I, emit(I, IR_OP_RESHAPE, &t, 1, &a,
+                                        aux(I, "flat", buf, sizeof buf), 0)),
+                   -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_GATHER, &a);
+  return emit1(I, IR_OP_GATHER, in, 2, &a);
+}
+
 /* CumSum of a tensor along its last axis: a matmul with the constant
  * triangle of ones (int64 values in float32, exact below 2^24). */
 static base_status h_cumsum(imp *I) {
@@ -1548,7 +1609,7 @@ typedef struct onnx_op {
 static const onnx_op onnx_ops[] = {
     {"Abs", h_const_only, 0},
     {"Add", h_add, 0},
-    {"And", h_const_only, 0},
+    {"And", h_and, 0},
     {"AveragePool", h_avgpool, 0},
     {"BatchNormalization", h_batchnorm, 0x1e},
     {"Cast", h_cast, 0},
@@ -1569,6 +1630,7 @@ static const onnx_op onnx_ops[] = {
     {"Flatten", h_flatten, 0},
     {"Floor", h_const_only, 0},
     {"Gather", h_gather, 0},
+    {"GatherElements", h_gatherelements, 0},
     {"Gelu", h_gelu, 0},
     {"Gemm", h_gemm, 0x6},
     {"GlobalAveragePool", h_gap, 0},
@@ -1589,7 +1651,7 @@ static const onnx_op onnx_ops[] = {
     {"Mul", h_mul, 0},
     {"Neg", h_const_only, 0},
     {"Not", h_not, 0},
-    {"Or", h_const_only, 0},
+    {"Or", h_or, 0},
     {"Pad", h_pad, 0},
     {"Pow", h_pow, 0},
     {"Range", h_const_only, 0},
@@ -1617,7 +1679,7 @@ static const onnx_op onnx_ops[] = {
     {"Trilu", h_const_only, 0},
     {"Unsqueeze", h_unsqueeze, 0},
     {"Where", h_where, 0},
-    {"Xor", h_const_only, 0},
+    {"Xor", h_xor, 0},
 };
 
 #define NONNX_OPS (int)(sizeof onnx_ops / sizeof *onnx_ops)
