@@ -111,7 +111,8 @@ def check(superopt, path, tmp, optimize, budget):
         o = os.path.join(tmp, label + ".opt.graph")
         try:
             out = run([superopt, "optimize", g, "-o", o,
-                       "--budget", str(budget), "--patience", "20"])
+                       "--budget", str(budget), "--patience", "20",
+                       "--time-limit", "60"])
             m = re.search(r"cost before: ([\d.]+ \w+).*?cost after:  ([\d.]+ \w+)",
                           out, re.S)
             oerr = rel_err(refs, list(dump(superopt, o, tmp)["output"].values()))

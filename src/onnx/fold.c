@@ -569,6 +569,41 @@ static base_status f_gather(fctx *c) {
   return st;
 }
 
+/* ScatterND (reduction none): a copy of data with the slices that indices
+ * name replaced by updates. */
+static base_status f_scatternd(fctx *c) {
+  if (!has(c, 2))
+    return ferr(c, BASE_ERR_ARITY, "ScatterND takes 3 inputs");
+  const Onnx__AttributeProto *red = fattr(c, "reduction");
+  if (red && red->has_s &&
+      !(red->s.len == 4 && !memcmp(red->s.data, "none", 4)))
+    return ferr(c, BASE_ERR_PARAM, "ScatterND with a reduction");
+  const ir_shape *x = &c->in[0].shape, *ix = &c->in[1].shape;
+  int64_t k = ix->rank ? ix->dim[ix->rank - 1] : 0, slice = 1, xs[IR_MAX_RANK];
+  if (ix->rank < 1 || k < 1 || k > x->rank)
+    return ferr(c, BASE_ERR_SHAPE, "bad indices shape");
+  for (int i = (int)k; i < x->rank; i++)
+    slice *= x->dim[i];
+  int64_t q = numel(ix) / k;
+  if (numel(&c->in[2].shape) != q * slice)
+    return ferr(c, BASE_ERR_SHAPE, "updates do not fit the indices");
+  base_status st = same_values(c, x);
+  strides(x, xs);
+  for (int64_t t = 0; !st && t < q; t++) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < k; j++) {
+      int64_t v = (int64_t)c->in[1].v[t * k + j], n = x->dim[j];
+      v = v < 0 ? v + n : v;
+      if (v < 0 || v >= n)
+        return ferr(c, BASE_ERR_PARAM, "index out of range");
+      off += v * xs[j];
+    }
+    memcpy(c->out[0].v + off, c->in[2].v + t * slice,
+           sizeof(double) * (size_t)slice);
+  }
+  return st;
+}
+
 /* ---- generators --------------------------------------------------------- */
 
 static base_status f_constantofshape(fctx *c) {
@@ -781,6 +816,7 @@ static const fold_row rows[] = {
     {"ReduceSum", f_rsum},
     {"Relu", f_relu},
     {"Reshape", f_reshape},
+    {"ScatterND", f_scatternd},
     {"Shape", f_shape},
     {"Sign", f_sign},
     {"Size", f_size},
