@@ -26,10 +26,10 @@ enum {
   CXK_ERF,
   CXK_SQRT,
   CXK_CLIP,
-  CXK_NAN,     /* writes NaN (poisoning) */
-  CXK_NOT,     /* bool not: 1 where v == 0, else 0 */
-  CXK_TRUNC,   /* cast to int64: truncation toward zero */
-  CXK_NONZERO  /* cast to bool: v != 0 */
+  CXK_NAN,    /* writes NaN (poisoning) */
+  CXK_NOT,    /* bool not: 1 where v == 0, else 0 */
+  CXK_TRUNC,  /* cast to int64: truncation toward zero */
+  CXK_NONZERO /* cast to bool: v != 0 */
 };
 enum { CXK_ADD, CXK_SUB, CXK_MUL, CXK_DIV, CXK_EQ /* a == b: 1 or 0 */ };
 
