@@ -322,9 +322,8 @@ base_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
  * gather's data; where's branches; equal; not; cast) follow their inputs or
  * parameters, every other operator takes and gives float32. Fails with
  * BASE_ERR_PARAM naming the operator and the input. */
-base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a,
-                           const ir_dtype *in, int nin, ir_dtype *out,
-                           base_diag *d);
+base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
+                           int nin, ir_dtype *out, base_diag *d);
 /* Whether every tensor node n reads and writes is float32 (what rules,
  * fingerprints and the verifier handle). */
 int ir_node_all_f32(const ir_graph *g, const ir_node *n);
