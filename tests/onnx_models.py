@@ -14,8 +14,9 @@ carry no weights: every weight is a graph input). With --optimize the
 imported graph is also optimized (its end-to-end check included) and the
 optimized graph's outputs compared with onnxruntime's too. --tiny adds
 small generated models (BERT-like, GPT-2-like causal mask, ViT-like class
-token) that exercise Gather, Equal, Not, Where, Cast, Expand,
-ConstantOfShape, Range, Trilu, CumSum, And, Shape and Slice. Relative error
+token, a Swin-like window partition) that exercise Gather, Equal, Not,
+Where, Cast, Expand, ConstantOfShape, Range, Trilu, CumSum, And, Shape,
+strided Slice, ScatterND and rank-6 Reshape/Transpose. Relative error
 bound: max|ours - ort| <= 1e-4 * max|ort| per output. Prints one line per
 model: imports? runs? optimizes? error.
 """
@@ -232,11 +233,9 @@ def tiny_gpt(path, seq=8, vocab=30, d=16):
     n(h.make_node("Softmax", ["s2"], ["p"], axis=-1))
     n(h.make_node("MatMul", ["p", "x"], ["o"]))
     n(C("half", np.array(0.5, np.float32)))
-    n(C("three", np.array(3.0, np.float32)))
-    n(h.make_node("Pow", ["o", "three"], ["o3"])) if False else None
     n(h.make_node("Mul", ["o", "half"], ["y"]))
     outs = [h.make_tensor_value_info("y", T.FLOAT, [1, seq, d])]
-    save([x for x in nodes if x is not None], "tiny_gpt", ins, outs, path)
+    save(nodes, "tiny_gpt", ins, outs, path)
 
 
 def tiny_vit(path, d=8, patches=4):
@@ -268,6 +267,40 @@ def tiny_vit(path, d=8, patches=4):
     save(nodes, "tiny_vit", ins, outs, path)
 
 
+def tiny_swin(path):
+    """Swin's window partition (a rank-6 view and permutation), its patch
+    merging (Slice with step 2, start 0 and 1) and a shifted-window mask
+    built with ScatterND on constants."""
+    nodes = []
+    n = nodes.append
+    ins = [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 6, 3]),
+           h.make_tensor_value_info("w", T.FLOAT, [3, 3])]
+    n(C("v6", np.array([1, 2, 2, 3, 2, 3], np.int64)))
+    n(h.make_node("Reshape", ["x", "v6"], ["x6"]))
+    n(h.make_node("Transpose", ["x6"], ["t6"], perm=[0, 1, 3, 2, 4, 5]))
+    n(C("v3", np.array([-1, 4, 3], np.int64)))
+    n(h.make_node("Reshape", ["t6", "v3"], ["win"]))
+    n(h.make_node("MatMul", ["win", "w"], ["y"]))
+    for k, (b, e) in enumerate([(0, 99), (1, 99)]):
+        n(C(f"b{k}", np.array([b], np.int64)))
+        n(C(f"e{k}", np.array([e], np.int64)))
+        n(C(f"a{k}", np.array([1], np.int64)))
+        n(C(f"s{k}", np.array([2], np.int64)))
+        n(h.make_node("Slice", ["x", f"b{k}", f"e{k}", f"a{k}", f"s{k}"],
+                      [f"h{k}"]))
+    n(h.make_node("Concat", ["h0", "h1"], ["merged"], axis=-1))
+    n(C("zeros", np.zeros((4, 4), np.float32)))
+    n(C("idx", np.array([[0, 1], [2, 3]], np.int64)))
+    n(C("upd", np.array([5.0, -3.0], np.float32)))
+    n(h.make_node("ScatterND", ["zeros", "idx", "upd"], ["mask"]))
+    n(C("four", np.array([1, 1, 4, 4], np.int64)))
+    n(h.make_node("Reshape", ["mask", "four"], ["mask4"]))
+    outs = [h.make_tensor_value_info("y", T.FLOAT, [6, 4, 3]),
+            h.make_tensor_value_info("merged", T.FLOAT, [1, 2, 6, 6]),
+            h.make_tensor_value_info("mask4", T.FLOAT, [1, 1, 4, 4])]
+    save(nodes, "tiny_swin", ins, outs, path)
+
+
 def main():
     args = sys.argv[1:]
     superopt = args.pop(0)
@@ -281,7 +314,7 @@ def main():
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         if tiny:
-            for make in (tiny_bert, tiny_gpt, tiny_vit):
+            for make in (tiny_bert, tiny_gpt, tiny_vit, tiny_swin):
                 p = os.path.join(tmp, make.__name__ + ".onnx")
                 make(p)
                 models.insert(0, p)
