@@ -111,6 +111,13 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
 
 /* Small graphs with odd shapes, one feature each. */
 static const char *const op_graphs[] = {
+    /* int64 and bool: embedding gather, mask equal / not / where, casts */
+    "input ids: i64[2,7]\ninput m: i64[2,7]\nweight emb: [11,33]\n"
+    "input s: [2,7,33]\n"
+    "e = gather(emb, ids)\neq = equal(ids, m)\nnt = not(eq)\n"
+    "f = cast(nt) to=f32\ner: bool[2,7,1] = reshape(eq) shape=[2,7,1]\n"
+    "w = where(er, s, e)\ni = cast(s) to=i64\nb = cast(s) to=bool\n"
+    "output w, f, i, b\n",
     /* conv: asymmetric same padding (stride 2), bias + sigmoid */
     "input x: [3,5,13,11]\nweight w: [7,5,3,3]\nweight b: [7]\n"
     "y = conv2d(x, w, b) stride=[2,2] act=sigmoid\noutput y\n",

@@ -629,3 +629,70 @@ Test(optable, views) {
   cr_expect(!ir_node_is_view(g, &g->nodes[6]), "relu");
   ir_graph_free(g);
 }
+
+/* ---- element types --------------------------------------------------------
+ */
+
+/* i64 / bool are written before a shape, f32 is not written; types follow
+ * through the type-generic operators and print back identically. */
+Test(dtype, parse_print_infer) {
+  const char *text = "graph t\n"
+                     "input ids: i64[2,3]\n"
+                     "input m: bool[2,3]\n"
+                     "weight e: [7,4]\n"
+                     "g: [2,3,4] = gather(e, ids)\n"
+                     "r: i64[3,2] = reshape(ids) shape=[3,2]\n"
+                     "n: bool[2,3] = not(m)\n"
+                     "q: bool[2,3] = equal(ids, ids)\n"
+                     "c: [2,3] = cast(q) to=f32\n"
+                     "w: [2,3] = where(n, c, c)\n"
+                     "output g, r, w\n";
+  ir_graph *g = parse_ok(text);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "ids")].dtype, IR_DT_I64);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "r")].dtype, IR_DT_I64);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "q")].dtype, IR_DT_BOOL);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "g")].dtype, IR_DT_F32);
+  char *s = ir_print(g);
+  cr_assert_str_eq(s, text);
+  free(s);
+  uint64_t h1, h2;
+  cr_assert_eq(ir_graph_hash(g, &h1), BASE_OK);
+  ir_graph_free(g);
+  g = parse_ok("graph t\ninput ids: [2,3]\ninput m: bool[2,3]\n"
+               "weight e: [7,4]\ng = reshape(ids) shape=[3,2]\noutput g\n");
+  cr_assert_eq(ir_graph_hash(g, &h2), BASE_OK);
+  ir_graph_free(g);
+  cr_assert_neq(h1, h2);
+}
+
+/* Operators take float32 unless they are type-generic; each mismatch is
+ * one message naming the operator, the input and both types. */
+Test(dtype, mismatches_rejected) {
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"input i: i64[2]\ny = relu(i)\noutput y\n",
+       "relu: input 1 (x) must be f32, got i64"},
+      {"input e: [4,2]\ninput i: [3]\ny = gather(e, i)\noutput y\n",
+       "gather: input 2 (indices) must be i64, got f32"},
+      {"input c: [3]\ninput a: [3]\ny = where(c, a, a)\noutput y\n",
+       "where: input 1 (cond) must be bool, got f32"},
+      {"input a: i64[3]\ninput b: [3]\ny = equal(a, b)\noutput y\n",
+       "equal: input 2 (b) must be i64, got f32"},
+      {"input a: i64[3]\ninput b: [3]\ny = concat(a, b) axis=0\noutput y\n",
+       "concat: input 2 (x) must be i64, got f32"},
+      {"input a: [3]\ny: i64[3] = relu(a)\noutput y\n",
+       "type mismatch: 'y' is annotated i64 but relu gives f32"},
+      {"input a: int8[3]\ny = relu(a)\noutput y\n",
+       "unknown element type 'int8'"},
+      {"input a: [3]\ny = cast(a) to=int8\noutput y\n",
+       "expected f32, i64 or bool"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    base_diag d;
+    ir_graph *g = ir_parse(bad[i].text, strlen(bad[i].text), "t.graph", &d);
+    cr_assert_null(g, "%s", bad[i].text);
+    cr_assert(strstr(d.msg, bad[i].msg), "%s: %s", bad[i].text, d.msg);
+    cr_assert_gt(d.line, 0, "%s", d.msg);
+  }
+}

@@ -556,3 +556,23 @@ Test(zoo, resnext50_taso) { zoo_model("resnext50_taso"); }
 Test(zoo, tv_resnext50) { zoo_model("tv_resnext50"); }
 Test(zoo, bert_base, .timeout = 300) { zoo_model("bert_base"); }
 #endif
+
+/* Rules are float-only: a rule whose pattern fits an int64 or bool
+ * subgraph (reshape of a reshape) matches it only where the values are
+ * float32, never on the index and mask tensors (no law is proven for
+ * them). */
+Test(match, never_touches_non_float_nodes) {
+  ir_graph *pat = parse("input x: [2,6]\na = reshape(x) shape=[3,4]\n"
+                        "b = reshape(a) shape=[12]\noutput b\n");
+  ir_graph *f = parse("input x: [2,6]\na = reshape(x) shape=[3,4]\n"
+                      "b = reshape(a) shape=[12]\noutput b\n");
+  ir_graph *i = parse("input x: i64[2,6]\na = reshape(x) shape=[3,4]\n"
+                      "b = reshape(a) shape=[12]\noutput b\n");
+  ir_graph *m = parse("input x: i64[2,6]\ninput y: i64[2,6]\n"
+                      "q = equal(x, y)\na = reshape(q) shape=[3,4]\n"
+                      "b = reshape(a) shape=[12]\noutput b\n");
+  cr_assert_eq(count_matches(pat, f), 1);
+  cr_assert_eq(count_matches(pat, i), 0);
+  cr_assert_eq(count_matches(pat, m), 0);
+  ir_graph_free(pat), ir_graph_free(f), ir_graph_free(i), ir_graph_free(m);
+}

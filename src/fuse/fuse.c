@@ -101,6 +101,7 @@ static int copy_tensor(ir_graph *h, const ir_tensor *t, base_diag *d) {
   int i = ir_add_tensor(h, t->name, t->kind, &t->shape, d);
   if (i < 0)
     return -1;
+  h->tensors[i].dtype = t->dtype;
   h->tensors[i].line = t->line;
   h->tensors[i].col = t->col;
   if (t->data) {

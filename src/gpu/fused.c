@@ -308,6 +308,11 @@ static void body_fn(base_buf *s, const gen *G) {
     case IR_OP_CONST_IMM:
     case IR_OP_CONST_ONES:
     case IR_OP_CONST_POOL:
+    case IR_OP_GATHER: /* not body operators (ir_body_op_ok) */
+    case IR_OP_WHERE:
+    case IR_OP_EQUAL:
+    case IR_OP_NOT:
+    case IR_OP_CAST:
     case IR_OP_FUSED: base_buf_printf(s, "0.0f /* not element-wise */"); break;
     }
     base_buf_printf(s, ";\n");

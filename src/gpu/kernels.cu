@@ -36,6 +36,9 @@ __device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
     return t > hi ? hi : t;
   }
   case CXK_NAN: return __int_as_float(0x7fc00000);
+  case CXK_NOT: return v == 0.0f ? 1.0f : 0.0f;
+  case CXK_TRUNC: return truncf(v);
+  case CXK_NONZERO: return v != 0.0f ? 1.0f : 0.0f;
   default: return v;
   }
 }
@@ -91,6 +94,7 @@ __device__ __forceinline__ float bin_fn(int op, float a, float b) {
   case CXK_ADD: return a + b;
   case CXK_SUB: return a - b;
   case CXK_MUL: return a * b;
+  case CXK_EQ: return a == b ? 1.0f : 0.0f;
   default: return a / b;
   }
 }
@@ -371,6 +375,31 @@ __global__ void k_eye(float *y, int64_t n, int64_t d) {
   GRID_LOOP(i, n) { y[i] = (i / d == i % d) ? 1.0f : 0.0f; }
 }
 
+__global__ void k_where(const float *c, const float *a, const float *b,
+                        float *o, int64_t n, cxk_where_args w) {
+  GRID_LOOP(i, n) {
+    int64_t rem = i, oc = 0, oa = 0, ob = 0;
+    for (int d = w.rank - 1; d >= 0; d--) {
+      int64_t k = rem % w.dim[d];
+      rem /= w.dim[d];
+      oc += k * w.sc[d], oa += k * w.sa[d], ob += k * w.sb[d];
+    }
+    o[i] = c[oc] != 0.0f ? a[oa] : b[ob];
+  }
+}
+
+__global__ void k_gather(const float *x, const float *idx, float *y,
+                         int64_t n, int64_t nidx, int64_t dim, int64_t inner) {
+  GRID_LOOP(i, n) {
+    int64_t r = i % inner, k = i / inner % nidx, q = i / inner / nidx;
+    float f = idx[k];
+    int64_t j = (int64_t)f;
+    j = j < 0 ? j + dim : j;
+    y[i] = j >= 0 && j < dim ? x[(q * dim + j) * inner + r]
+                             : __int_as_float(0x7fc00000);
+  }
+}
+
 __global__ void k_spin(int64_t ns) {
   uint64_t t0, t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -405,6 +434,21 @@ cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
   else
     k_bias_act<int64_t>
         <<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, c, inner, act, lo, hi);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_where(cudaStream_t s, const float *c, const float *a,
+                      const float *b, float *o, int64_t n,
+                      const cxk_where_args *w) {
+  k_where<<<blocks_for(n), kThreads, 0, s>>>(c, a, b, o, n, *w);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_gather(cudaStream_t s, const float *x, const float *idx,
+                       float *y, int64_t outer, int64_t nidx, int64_t dim,
+                       int64_t inner) {
+  int64_t n = outer * nidx * inner;
+  k_gather<<<blocks_for(n), kThreads, 0, s>>>(x, idx, y, n, nidx, dim, inner);
   return cudaGetLastError();
 }
 

@@ -109,7 +109,12 @@ static int cl_capable(ir_opcode op) {
   case IR_OP_CONST_ICONV:
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
-  case IR_OP_CONST_POOL: return 0;
+  case IR_OP_CONST_POOL:
+  case IR_OP_GATHER:
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST: return 0;
   }
   return 0;
 }

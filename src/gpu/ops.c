@@ -355,6 +355,47 @@ static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
   return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, relu);
 }
 
+/* where and gather run in the standard layout (not channels-last). */
+static void plain_bcast(const ir_shape *x, const ir_shape *o, int64_t *st) {
+  int64_t xs[CXK_RANK];
+  strides_of(x, xs);
+  for (int i = 0; i < o->rank; i++) {
+    int xi = i - (o->rank - x->rank);
+    st[i] = xi >= 0 && x->dim[xi] != 1 ? xs[xi] : 0;
+  }
+}
+
+static cudaError_t where(gpu_plan *p, const ir_node *n) {
+  const ir_shape *o = shp(p, n->out[0]);
+  cxk_where_args w = {.rank = o->rank};
+  memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
+  plain_bcast(shp(p, n->in[0]), o, w.sc);
+  plain_bcast(shp(p, n->in[1]), o, w.sa);
+  plain_bcast(shp(p, n->in[2]), o, w.sb);
+  return cxk_where(p->ctx->stream, IN(p, n, 0), IN(p, n, 1), IN(p, n, 2),
+                   p->ptr[n->out[0]], ir_shape_numel(o), &w);
+}
+
+static cudaError_t gather_idx(gpu_plan *p, const ir_node *n) {
+  const ir_shape *x = shp(p, n->in[0]);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < n->a.axis; i++)
+    outer *= x->dim[i];
+  for (int i = n->a.axis + 1; i < x->rank; i++)
+    inner *= x->dim[i];
+  return cxk_gather(p->ctx->stream, IN(p, n, 0), IN(p, n, 1), p->ptr[n->out[0]],
+                    outer, ir_shape_numel(shp(p, n->in[1])), x->dim[n->a.axis],
+                    inner);
+}
+
+static cudaError_t cast(gpu_plan *p, const ir_node *n) {
+  int fn = n->a.groups == IR_DT_I64    ? CXK_TRUNC
+           : n->a.groups == IR_DT_BOOL ? CXK_NONZERO
+                                       : CXK_ID;
+  return cxk_unary(p->ctx->stream, fn, IN(p, n, 0), p->ptr[n->out[0]],
+                   ir_shape_numel(shp(p, n->out[0])), 0, 0);
+}
+
 static cudaError_t unary(gpu_plan *p, const ir_node *n, int fn) {
   return cxk_unary(p->ctx->stream, fn, IN(p, n, 0), p->ptr[n->out[0]],
                    ir_shape_numel(shp(p, n->out[0])), n->a.lo, n->a.hi);
@@ -621,6 +662,11 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_SQRT:
   case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
   case IR_OP_CONCAT: return concat(p, n);
+  case IR_OP_GATHER: return gather_idx(p, n);
+  case IR_OP_WHERE: return where(p, n);
+  case IR_OP_EQUAL: return binary(p, n, CXK_EQ, 0);
+  case IR_OP_NOT: return unary(p, n, CXK_NOT);
+  case IR_OP_CAST: return cast(p, n);
   case IR_OP_SPLIT: return split(p, n);
   case IR_OP_TRANSPOSE: return gather(p, n, 0);
   case IR_OP_SLICE: return gather(p, n, 1);

@@ -43,6 +43,11 @@ int ir_body_op_ok(ir_opcode op) {
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
   case IR_OP_SLICE:
+  case IR_OP_GATHER:
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST:
   case IR_OP_CONST_ICONV:
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:

@@ -346,6 +346,10 @@ static void try_node(mstate *s, int k, int p, int i) {
   int pm = rewrite_params_match(pn, gn, s->ix->pad[i]);
   if (!pm || (pm == REWRITE_INSTANCE && s->exact))
     return;
+  /* rules are float-only: a node reading or writing int64 / bool values is
+   * never matched (no law is proven for those types; ir.h ir_dtype) */
+  if (!ir_node_all_f32(s->g, gn))
+    return;
   int undo[2 * IR_MAX_IN + 2 * IR_MAX_LIST], nundo = 0, ok = 1;
   for (int o = 0; ok && o < pn->nout; o++)
     ok = bind(s, pn->out[o], gn->out[o], undo, &nundo);

@@ -144,6 +144,11 @@ static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
   case IR_OP_SLICE:
+  case IR_OP_GATHER:
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST:
   case IR_OP_FUSED: break; /* no parameter follows the shapes */
   }
   return BASE_OK;

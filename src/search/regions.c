@@ -40,7 +40,7 @@ static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
   int k = ir_add_tensor(sub, x->name, weight ? IR_T_WEIGHT : IR_T_INPUT,
                         &x->shape, d);
   if (k >= 0)
-    sub->tensors[k].data = x->data;
+    sub->tensors[k].data = x->data, sub->tensors[k].dtype = x->dtype;
   return k;
 }
 

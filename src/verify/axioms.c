@@ -328,6 +328,12 @@ const verify_axiom verify_axioms_softmax[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_layernorm[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_pad[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_slice[] = {VERIFY_AXIOM_END};
+/* int64 / bool operators: no laws (rules stay float-only, ir.h ir_dtype) */
+const verify_axiom verify_axioms_gather[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_where[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_equal[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_not[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_cast[] = {VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_const_iconv[] = {
     {"conv_iconv", "const_iconv",
