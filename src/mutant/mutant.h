@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "../ir/ir.h"
+#include "../search/search.h"
 
 /* ---- mutant classes ------------------------------------------------------ */
 
@@ -174,5 +175,23 @@ base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
                          mutant_cost_fn cost, void *u, ir_graph **out,
                          mutant_apply_stats *st, base_diag *d);
 void mutant_apply_stats_free(mutant_apply_stats *st);
+
+/* ---- mutants in the search (search.c) ------------------------------------ */
+
+/* All mutant classes, for mutant_optimize's mask. */
+#define MUTANT_ALL ((1u << MUTANT_NCLASSES) - 1)
+
+/* The whole optimizer with mutants joining the search: srch_optimize(g,
+ * rules, o), where every region's best graph of the last search pass goes
+ * through mutant_apply (classes in mask, seed) under the search's cost
+ * model (o->cost), so a mutant is taken only where it pays in its region.
+ * mask 0: no mutants (srch_optimize itself). *ms lists the mutants taken,
+ * over all regions (free with mutant_apply_stats_free); st is
+ * srch_optimize's and its cost_after includes them. Deterministic for a
+ * seed. The mutants are verified by the box argument, not proven: callers
+ * check the result end to end. NULL with d set on an error. */
+ir_graph *mutant_optimize(const ir_graph *g, const rewrite_rules *rules,
+                          const srch_options *o, unsigned mask, uint64_t seed,
+                          srch_stats *st, mutant_apply_stats *ms, base_diag *d);
 
 #endif
