@@ -130,10 +130,19 @@ double mutant_false_equal_bound(const ir_graph *f, const ir_graph *g);
  * a graph input and weights) on the input slices it needs, with explicit
  * padding where the slice meets the image edge, and written into g's output
  * with slice + concat. *out is a new graph over g's inputs (plus f's inputs
- * g lacks). Never re-runs f as a whole. */
+ * g lacks), its data movement fused with g's (mutant_fuse_moves). Never
+ * re-runs f as a whole. */
 base_status mutant_correct(const ir_graph *f, const ir_graph *g,
                            const mutant_box *wrong, int nwrong, ir_graph **out,
                            base_diag *d);
+
+/* h with its data movement folded (fusecorr.c): slices of slices, of
+ * concats and of splits read the piece they fall in, concats of concats
+ * along one axis flatten, adjacent slices of one tensor merge, identity
+ * slices and one-input concats vanish, dead nodes go. Exact (data movement
+ * only); mutant_correct applies it, so a correction written into a concat or
+ * slice that g ends with costs no second pass over g's output. */
+base_status mutant_fuse_moves(const ir_graph *h, ir_graph **out, base_diag *d);
 
 /* Runs f and h on the CPU executor on the same seeded random inputs and
  * weights (by name) and returns the largest relative error over all outputs
