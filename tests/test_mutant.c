@@ -11,6 +11,7 @@
 #include "costdb/costdb.h"
 #include "exec/exec.h"
 #include "mutant/mutant.h"
+#include "mutant/mutant_int.h"
 
 static ir_graph *parse(const char *text) {
   base_diag d;
@@ -770,4 +771,64 @@ Test(mutant, wrong_correction_in_a_model_is_caught) {
   mutant_boxes_free(&b);
   mutant_apply_stats_free(&ms);
   ir_graph_free(h), ir_graph_free(g);
+}
+
+/* ---- position by position ------------------------------------------------
+ */
+
+/* Every tensor of g position by position equals mutant_eval's whole
+ * tensors; returns 1 when g qualified for point evaluation. */
+static int point_matches_eval(const ir_graph *g, uint64_t seed) {
+  if (!mutant_point_ok(g))
+    return 0;
+  uint32_t **v = NULL;
+  base_diag d;
+  mutant_pt p;
+  cr_assert_eq(mutant_eval(g, seed, &v, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(mutant_pt_init(&p, g, seed, &d), BASE_OK);
+  for (int t = 0; t < g->ntensors; t++) {
+    const ir_shape *s = &g->tensors[t].shape;
+    int64_t n = ir_shape_numel(s), idx[IR_MAX_RANK];
+    for (int64_t j = 0; j < n; j++) {
+      mutant_unravel(s, j, idx);
+      cr_assert_eq(mutant_point(&p, t, idx), v[t][j], "%s position %lld",
+                   g->tensors[t].name, (long long)j);
+    }
+  }
+  mutant_vals_free(g, v);
+  mutant_pt_free(&p);
+  return 1;
+}
+
+/* The box analysis reads corners position by position (point.c): the same
+ * residues as whole-tensor evaluation, for f, g and the corrected graph of
+ * every mutant of the test model, at batch 1 and 2; graphs with a conv over
+ * a conv or another operator do not qualify. */
+Test(mutant, point_evaluation_equals_whole_tensors) {
+  const char *batch2 = "input x: [2,3,8,8]\n"
+                       "weight w: [4,3,3,3]\n"
+                       "y = conv2d(x, w) pad=same\n"
+                       "output y\n";
+  ir_graph *models[2] = {parse(model_text), parse(batch2)};
+  int checked = 0;
+  for (int i = 0; i < 2; i++) {
+    mutant_list l = {0};
+    base_diag d;
+    cr_assert_eq(mutant_generate(models[i], ~0u, &l, &d), BASE_OK, "%s", d.msg);
+    for (int k = 0; k < l.n; k++) {
+      mutant_boxes b;
+      analyze(&l.m[k], 5, &b);
+      ir_graph *h = corrected(&l.m[k], b.wrong, b.nwrong);
+      checked += point_matches_eval(l.m[k].f, 5);
+      checked += point_matches_eval(l.m[k].g, 5);
+      checked += point_matches_eval(h, 6);
+      ir_graph_free(h);
+      mutant_boxes_free(&b);
+    }
+    mutant_list_free(&l);
+  }
+  cr_assert_geq(checked, 30, "%d graphs checked", checked);
+  ir_graph *chain = parse(chain_text);
+  cr_assert(!mutant_point_ok(chain), "a conv over a conv");
+  ir_graph_free(chain), ir_graph_free(models[0]), ir_graph_free(models[1]);
 }
