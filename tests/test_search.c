@@ -348,6 +348,63 @@ Test(search, finds_merged_convs) {
   ir_ruleset_free(&rs);
 }
 
+/* Passes as rules (rules/passes.rules, o.pass_rules): the search fuses the
+ * activations and merges the siblings the pass rules match, and the
+ * hand-written passes only the forms no pass rule matches (here a grouped
+ * convolution's relu). */
+static const char pass_sites[] =
+    "input x: [1,16,14,14]\nweight a: [32,16,1,1]\nweight ab: [32]\n"
+    "weight b: [48,16,1,1]\nweight bb: [48]\nweight g: [16,8,3,3]\n"
+    "ya = conv2d(x, a, ab)\nra = relu(ya)\n"
+    "yb = conv2d(x, b, bb)\nrb = relu(yb)\n"
+    "yg = conv2d(x, g) groups=2\nrg = relu(yg)\n"
+    "s = concat(ra, rb, rg) axis=1\noutput s\n";
+
+Test(search, passes_as_rules) {
+  ir_ruleset rs;
+  load_rules(SUPEROPT_SOURCE_DIR "/rules/passes.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  base_diag d;
+  rewrite_rules *cover = rewrite_rules_compile(&rs, REWRITE_FORWARD, 0, &d);
+  cr_assert(cover, "%s", d.msg);
+  ir_graph *g = parse(pass_sites);
+  srch_options o;
+  srch_options_default(&o);
+  o.pass_rules = cover;
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  /* the grouped conv by hand; the two others by the rules */
+  cr_assert_eq(st.acts_fused, 1);
+  cr_assert_eq(st.merged, 0);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
+  int fused = 0, merged = 0;
+  for (int i = 0; i < rs.n; i++) {
+    int n = st.applied_fw[i] + st.applied_bw[i];
+    fused += !strncmp(rs.rules[i].id, "pass.fuse.", 10) ? n : 0;
+    merged += !strncmp(rs.rules[i].id, "pass.merge", 10) ? n : 0;
+  }
+  cr_assert_eq(merged, 1);
+  cr_assert_geq(fused, 1, "%d", fused); /* before or after the merge */
+  cr_assert_lt(st.cost_after, st.cost_before);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  /* the cover alone: every node of the three pairs but the grouped one */
+  uint8_t cv[16];
+  cr_assert_eq(pass_rule_cover(g, cover, cv, &d), BASE_OK);
+  int covered = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    covered += cv[i];
+  cr_assert_eq(covered, 4, "%d nodes covered", covered);
+  cr_assert(!cv[4] && !cv[5] && !cv[6]); /* yg, rg, s */
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(cover);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 Test(search, depth_zero_and_budget) {
   ir_ruleset rs;
   load_rules(RULES "basic.rules", &rs);

@@ -24,6 +24,7 @@
 typedef struct opt_args {
   const char *model, *rules, *out, *device, *db_path;
   const char *like; /* --like: the original ONNX model of an .onnx output */
+  const char *rules_path; /* the rules file read ("" with --no-rules) */
   srch_options so;
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
@@ -32,10 +33,14 @@ typedef struct opt_args {
   base_diag cost_d;     /* and its message */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
-  int drop_weights;   /* --drop-weights: write a .graph without values */
-  int fuse;           /* group element-wise chains after the search */
-  int patience_given; /* else experiments search without patience */
-  int batch;          /* --batch: the model rebatched first (0: as is) */
+  int drop_weights;     /* --drop-weights: write a .graph without values */
+  int fuse;             /* group element-wise chains after the search */
+  int patience_given;   /* else experiments search without patience */
+  int batch;            /* --batch: the model rebatched first (0: as is) */
+  int pass_rules;       /* --passes rules (1, default) | hand (0) */
+  int no_rules;         /* --no-rules: no rules file (pass rules only) */
+  ir_ruleset pass_view; /* the pass rules: the first rules of the set */
+  rewrite_rules *cover; /* pass_view compiled forward (o.pass_rules) */
   /* experiment grid */
   int ndepth, nalpha, nbudget;
   int depth[MAX_GRID], budget[MAX_GRID];
@@ -60,7 +65,9 @@ enum {
   O_LIKE,
   O_NOMUTANTS,
   O_PROVENONLY,
-  O_NOFUSE
+  O_NOFUSE,
+  O_PASSES,
+  O_NORULES
 };
 
 static const struct option long_opts[] = {
@@ -84,6 +91,8 @@ static const struct option long_opts[] = {
     {"no-mutants", no_argument, 0, O_NOMUTANTS},
     {"proven-only", no_argument, 0, O_PROVENONLY},
     {"no-fuse", no_argument, 0, O_NOFUSE},
+    {"passes", required_argument, 0, O_PASSES},
+    {"no-rules", no_argument, 0, O_NORULES},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -130,6 +139,10 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   case O_NOMUTANTS: a->no_mutants = 1; return 1;
   case O_PROVENONLY: a->proven_only = 1; return 1;
   case O_NOFUSE: a->fuse = 0; return 1;
+  case O_NORULES: a->no_rules = 1; return 1;
+  case O_PASSES:
+    a->pass_rules = !strcmp(v, "rules");
+    return a->pass_rules || !strcmp(v, "hand");
   case O_ALPHA: return parse_list(v, 0.5, 100, a->alpha, &a->nalpha);
   case O_BUDGET: return set_ints(v, 0, 1e9, a->budget, &a->nbudget);
   case O_DEPTH: return set_ints(v, 0, 1e6, a->depth, &a->ndepth);
@@ -237,6 +250,8 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   srch_options_default(&a->so);
   a->check = 1;
   a->fuse = 1;
+  a->pass_rules = 1;
+  a->rules_path = "";
   a->device = "h100";
   int ch;
   optind = 1;
@@ -255,6 +270,8 @@ static int parse_args(const cli_command *c, int argc, char **argv,
     a->so.budget = a->budget[0];
   if (a->ndepth)
     a->so.max_depth = a->depth[0];
+  if (a->no_rules && a->rules)
+    return cli_usage_error(c, "--no-rules and --rules conflict");
   if (a->proven_only && a->allow_unproven)
     return cli_usage_error(c, "--proven-only and --allow-unproven conflict");
   base_diag d;
@@ -270,10 +287,29 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   return CLI_OK;
 }
 
-/* Loads the rules file (--rules, else $SUPEROPT_RULES, else the data
- * folder's rules/default.rules) and compiles its rules. */
-static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
+/* Moves the rules of `first` in front of rs's (both read from files: ids
+ * are checked unique by neither, and need not be). */
+static int prepend_rules(ir_ruleset *rs, ir_ruleset *first) {
+  int n = rs->n + first->n;
+  ir_rule *r = base_malloc(sizeof *r * ((size_t)n + 1));
+  if (!r)
+    return 0;
+  memcpy(r, first->rules, sizeof *r * (size_t)first->n);
+  memcpy(r + first->n, rs->rules, sizeof *r * (size_t)rs->n);
+  free(rs->rules);
+  rs->rules = r;
+  rs->n = rs->cap = n;
+  first->n = 0; /* its rules now belong to rs */
+  ir_ruleset_free(first);
+  return 1;
+}
+
+/* Reads the rules file (--rules, else $SUPEROPT_RULES, else the data
+ * folder's rules/default.rules) into rs, unless --no-rules; 0 on error. */
+static int read_rules(opt_args *a, ir_ruleset *rs, int *rc) {
   base_diag d;
+  if (a->no_rules)
+    return 1;
   const char *def = getenv("SUPEROPT_RULES");
   struct stat sb;
   if (!a->rules && def && *def && stat(def, &sb) != 0) {
@@ -282,21 +318,64 @@ static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
             "($SUPEROPT_RULES); generate it or pass --rules FILE\n",
             def);
     *rc = CLI_BAD_INPUT;
-    return NULL;
+    return 0;
   }
   const char *path = a->rules      ? a->rules
                      : def && *def ? def
                                    : cli_data_file("rules/default.rules", rc);
   if (!path)
-    return NULL;
+    return 0;
   if (ir_rules_read_file(path, rs, &d)) {
     *rc = cli_report(&d);
-    return NULL;
+    return 0;
   }
+  a->rules_path = path;
+  return 1;
+}
+
+/* With --passes rules, puts the data folder's rules/passes.rules (the
+ * built-in passes as proven rules) in front of rs and compiles them alone,
+ * forward, for the optimizer's rule cover (srch_options.pass_rules). */
+static int add_pass_rules(opt_args *a, ir_ruleset *rs, int *rc) {
+  base_diag d;
+  ir_ruleset ps;
+  ir_ruleset_init(&ps);
+  if (!a->pass_rules)
+    return 1;
+  const char *path = cli_data_file("rules/passes.rules", rc);
+  if (!path)
+    return 0;
+  if (ir_rules_read_file(path, &ps, &d)) {
+    *rc = cli_report(&d);
+    return 0;
+  }
+  int np = ps.n;
+  if (!prepend_rules(rs, &ps)) {
+    ir_ruleset_free(&ps);
+    base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    *rc = cli_report(&d);
+    return 0;
+  }
+  a->pass_view = (ir_ruleset){rs->rules, np, np};
+  a->cover = rewrite_rules_compile(&a->pass_view, REWRITE_FORWARD, 0, &d);
+  if (!a->cover) {
+    snprintf(d.file, sizeof d.file, "%s", path);
+    *rc = cli_report(&d);
+    return 0;
+  }
+  a->so.pass_rules = a->cover;
+  return 1;
+}
+
+/* Loads the rules (read_rules, add_pass_rules) and compiles them. */
+static rewrite_rules *load_rules(opt_args *a, ir_ruleset *rs, int *rc) {
+  base_diag d;
+  if (!read_rules(a, rs, rc) || !add_pass_rules(a, rs, rc))
+    return NULL;
   rewrite_rules *r =
       rewrite_rules_compile(rs, REWRITE_BOTH, a->allow_unproven, &d);
-  if (!r) {
-    snprintf(d.file, sizeof d.file, "%s", path);
+  if (!r) { /* a rule not proven: the main file's (pass rules are) */
+    snprintf(d.file, sizeof d.file, "%s", a->rules_path);
     *rc = cli_report(&d);
   }
   return r;
@@ -400,8 +479,14 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     h = mutant_optimize(g, rules, &a.so, mask, 1, &st, &ms, &d);
     if (!h)
       rc = cli_report(&d);
-    else
+    else {
+      int ip, ir;
       print_stats(&rs, &st, a.device);
+      rewrite_rules_instance_counts(rules, &ip, &ir);
+      printf("rule instances (biased, strided, grouped, fused convs): %d "
+             "proven, %d refused\n",
+             ip, ir);
+    }
     if (h && mask)
       cli_print_mutants(&ms);
     srch_stats_free(&st);
@@ -421,6 +506,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   ir_graph_free(h);
   ir_graph_free(g);
   rewrite_rules_free(rules);
+  rewrite_rules_free(a.cover);
   ir_ruleset_free(&rs);
   cd_close(a.db);
   return rc;
@@ -587,6 +673,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   free(csv.s);
   ir_graph_free(g);
   rewrite_rules_free(rules);
+  rewrite_rules_free(a.cover);
   ir_ruleset_free(&rs);
   cd_close(a.db);
   return rc;

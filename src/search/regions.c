@@ -16,6 +16,8 @@
 
 #include "srch_int.h"
 
+#define PASS_QUEUE 16 /* queue of the pass rules' whole-graph search */
+
 typedef struct region {
   ir_graph *sub;   /* extracted, then replaced by the optimized graph */
   int32_t *outs;   /* g tensors matching sub's outputs, by position */
@@ -306,6 +308,61 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
   return 1;
 }
 
+/* The hand-written activation fusion and sibling merging (o->merge) before
+ * the search; with o->pass_rules only on the sites no pass rule matches. */
+static int hand_passes(ir_graph **cur, const ir_graph *g, const srch_options *o,
+                       srch_stats *st, base_diag *d) {
+  uint8_t *skip = NULL;
+  if (o->pass_rules) {
+    skip = base_calloc((size_t)(*cur)->nnodes + 1, 1);
+    if (!skip) {
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      return 0;
+    }
+    if (pass_rule_cover(*cur, o->pass_rules, skip, d)) {
+      free(skip);
+      return 0;
+    }
+  }
+  int ok =
+      step(cur, g, pass_fuse_activations_except(*cur, skip, &st->acts_fused, d),
+           "fuse activations", d);
+  if (ok && o->merge && skip) { /* fusion renumbered the nodes */
+    free(skip);
+    skip = base_calloc((size_t)(*cur)->nnodes + 1, 1);
+    ok = skip && !pass_rule_cover(*cur, o->pass_rules, skip, d);
+    if (!skip)
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  ok = ok &&
+       (!o->merge || step(cur, g,
+                          pass_merge_siblings_except(*cur, skip, o->cost,
+                                                     o->cost_u, &st->merged, d),
+                          "merge siblings", d));
+  free(skip);
+  return ok;
+}
+
+/* Passes as rules: the pass rules (forward: the directions that fuse and
+ * merge; backward ones only grow the graph) searched on the whole graph
+ * first, since siblings and conv/activation pairs may lie in different
+ * regions; the same search and cost model, a first stage. */
+static int pass_search(ir_graph **cur, const ir_graph *g, const srch_options *o,
+                       srch_stats *st, base_diag *d) {
+  if (!o->pass_rules || o->max_depth == 0)
+    return 1;
+  double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
+  /* A short queue: on the whole graph every queued candidate is a full
+   * copy, and each fusion or merge is local, so the search walks down
+   * (a rewrite neither cheapest nor queued is only probed, never built). */
+  srch_options po = *o;
+  po.queue_cap = o->queue_cap < PASS_QUEUE ? o->queue_cap : PASS_QUEUE;
+  st->regions++;
+  return step(cur, g,
+              srch_search_until(*cur, o->pass_rules, &po, deadline, st, d),
+              "the pass rules' search", d);
+}
+
 ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
                         const srch_options *o, srch_stats *st, base_diag *d) {
   double t0 = base_now();
@@ -324,17 +381,12 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&
-           step(&cur, g, pass_fuse_activations(cur, &st->acts_fused, d),
-                "fuse activations", d) &&
-           (!o->merge ||
-            step(&cur, g,
-                 pass_merge_siblings(cur, o->cost, o->cost_u, &st->merged, d),
-                 "merge siblings", d)) &&
+           hand_passes(&cur, g, o, st, d) && pass_search(&cur, g, o, st, d) &&
            search_passes(&cur, g, rules, o, st, d);
-  int more = 0;
+  int more = 0; /* passes as rules: the search's result is final */
   ok = ok &&
-       step(&cur, g, pass_fuse_activations(cur, &more, d), "fuse activations",
-            d) &&
+       (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
+                              "fuse activations", d)) &&
        step(&cur, g, pass_prune_dead(cur, &dead, d), "prune dead", d);
   st->acts_fused += more;
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
