@@ -77,11 +77,10 @@ int cli_gen_rules(const cli_command *c, int argc, char **argv);
 int cli_verify_rules(const cli_command *c, int argc, char **argv);
 int cli_compare_rules(const cli_command *c, int argc, char **argv);
 int cli_mutants(const cli_command *c, int argc, char **argv);
-/* `optimize`: replaces *g by its copy with the mutants that pay under cost
- * (a node's cost, u its argument) spliced in, and prints `mutants applied:`
- * (cmd_mutants.c); returns the exit status. */
-int cli_apply_mutants(ir_graph **g,
-                      double (*cost)(void *u, const ir_graph *g, int node),
-                      void *u);
+/* `optimize`: prints `mutants applied:` for the mutants the search took
+ * (mutant_optimize; st is a mutant_apply_stats) and the proven/mutant labels
+ * (cmd_mutants.c). */
+struct mutant_apply_stats;
+void cli_print_mutants(const struct mutant_apply_stats *st);
 
 #endif

@@ -13,6 +13,7 @@
 #include "../costdb/costdb.h"
 #include "../exec/exec.h"
 #include "../fuse/fuse.h"
+#include "../mutant/mutant.h"
 #include "../onnx/onnx.h"
 #include "../search/search.h"
 #include "cli.h"
@@ -28,7 +29,7 @@ typedef struct opt_args {
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
   cd_model cost;        /* db + dev, calibrated on the model */
-  base_status cost_st;  /* the mutant and fusion passes' first cost error */
+  base_status cost_st;  /* the fusion pass's first cost error */
   base_diag cost_d;     /* and its message */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
@@ -163,7 +164,7 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   }
 }
 
-/* The mutant and fusion passes price with the search's cost model. Their
+/* The fusion pass prices with the search's cost model. Its
  * cost functions cannot fail, so the first error (out of memory, a
  * database error) is kept in a->cost_st, the node priced out of reach, and
  * the command fails with the error after the pass (pass_cost_error). */
@@ -472,8 +473,10 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   }
   if (g && !rc) {
     srch_stats st = {0};
+    mutant_apply_stats ms = {0};
     base_diag d;
-    h = srch_optimize(g, rules, &a.so, &st, &d);
+    unsigned mask = a.no_mutants || a.proven_only ? 0 : MUTANT_ALL;
+    h = mutant_optimize(g, rules, &a.so, mask, 1, &st, &ms, &d);
     if (!h)
       rc = cli_report(&d);
     else {
@@ -484,11 +487,10 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
              "proven, %d refused\n",
              ip, ir);
     }
+    if (h && mask)
+      cli_print_mutants(&ms);
     srch_stats_free(&st);
-    if (h && !a.no_mutants && !a.proven_only) {
-      rc = cli_apply_mutants(&h, pass_cost, &a); /* may replace h */
-      rc = pass_cost_error(&a, rc, h, "the mutant pass");
-    }
+    mutant_apply_stats_free(&ms);
   }
   size_t olen = a.out ? strlen(a.out) : 0;
   if (h && a.fuse && olen > 5 && !strcmp(a.out + olen - 5, ".onnx"))

@@ -183,6 +183,7 @@ typedef struct pass {
   uint8_t *wmask;
   region *rg;
   int nrg;
+  int last; /* the last pass: o->region_fn runs on its regions */
 } pass;
 
 /* Cuts the compute nodes into regions: the first of `first` nodes. */
@@ -221,6 +222,18 @@ static base_status search_regions(pass *p) {
         srch_search_until(r->sub, p->rules, p->o, p->deadline, p->st, p->d);
     if (!best)
       return p->d ? p->d->code : BASE_ERR_INTERNAL;
+    ir_graph *alt = NULL;
+    if (p->last && p->o->region_fn) {
+      base_status st = p->o->region_fn(p->o->region_u, best, &alt, p->d);
+      if (st) {
+        ir_graph_free(best);
+        return st;
+      }
+    }
+    if (alt) {
+      ir_graph_free(best);
+      best = alt;
+    }
     ir_graph_free(r->sub);
     r->sub = best;
   }
@@ -286,8 +299,9 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
                          srch_stats *st, base_diag *d) {
   double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
-  for (int k = 0; k < (o->passes > 0 ? o->passes : 1); k++) {
-    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0};
+  int n = o->passes > 0 ? o->passes : 1;
+  for (int k = 0; k < n; k++) {
+    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0, k == n - 1};
     if (!step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d))
       return 0;
   }

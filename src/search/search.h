@@ -44,6 +44,13 @@ typedef struct srch_options {
   const rewrite_rules *pass_rules;
   cd_cost_fn cost; /* node cost (cd_model_cost) */
   void *cost_u;    /* its user pointer (NULL: plain h100 estimate) */
+  /* Called, when set, on every region's best graph of the last search pass
+   * (how src/mutant's mutants join the search, region by region, under the
+   * same cost model): sets *out to a replacement over the same inputs and
+   * outputs (names and shapes), or leaves it NULL to keep best. */
+  base_status (*region_fn)(void *u, const ir_graph *best, ir_graph **out,
+                           base_diag *d);
+  void *region_u;
 } srch_options;
 
 void srch_options_default(srch_options *o);
