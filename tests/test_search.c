@@ -374,8 +374,10 @@ Test(search, passes_as_rules) {
   srch_stats st;
   ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
   cr_assert(h, "%s", d.msg);
-  /* the grouped conv by hand; the two others by the rules */
-  cr_assert_eq(st.acts_fused, 1);
+  /* the grouped conv's relu by hand, or by a proven instance of a pass rule
+   * (src/rewrite/inst.c: a groups=1 pattern bound to the grouped conv); the
+   * two others by the rules */
+  cr_assert_leq(st.acts_fused, 1);
   cr_assert_eq(st.merged, 0);
   cr_assert_eq(count_op(h, IR_OP_RELU), 0);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
@@ -386,17 +388,20 @@ Test(search, passes_as_rules) {
     merged += !strncmp(rs.rules[i].id, "pass.merge", 10) ? n : 0;
   }
   cr_assert_eq(merged, 1);
-  cr_assert_geq(fused, 1, "%d", fused); /* before or after the merge */
+  /* before or after the merge; the grouped one by rule or by hand */
+  cr_assert_geq(fused + st.acts_fused, 2, "%d + %d", fused, st.acts_fused);
   cr_assert_lt(st.cost_after, st.cost_before);
   cr_assert_leq(check_err(g, h), 1e-5);
-  /* the cover alone: every node of the three pairs but the grouped one */
+  /* the cover alone: the two biased pairs; the grouped pair only where the
+   * matcher binds it through an instance (src/rewrite/inst.c); never s */
   uint8_t cv[16];
   cr_assert_eq(pass_rule_cover(g, cover, cv, &d), BASE_OK);
   int covered = 0;
   for (int i = 0; i < g->nnodes; i++)
     covered += cv[i];
-  cr_assert_eq(covered, 4, "%d nodes covered", covered);
-  cr_assert(!cv[4] && !cv[5] && !cv[6]); /* yg, rg, s */
+  cr_assert(cv[0] && cv[1] && cv[2] && cv[3], "%d nodes covered", covered);
+  cr_assert_eq(cv[4], cv[5]); /* yg and rg together or not at all */
+  cr_assert(!cv[6]);          /* s */
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);
