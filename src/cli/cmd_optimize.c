@@ -26,7 +26,7 @@ typedef struct opt_args {
   srch_options so;
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
-  cd_model cost;        /* db + dev, calibrated on the model */
+  cd_model cost;        /* db + dev, fitted on dev's measured rows */
   base_status cost_st;  /* the mutant and fusion passes' first cost error */
   base_diag cost_d;     /* and its message */
   int check, allow_unproven;
@@ -201,20 +201,23 @@ static int fuse_result(opt_args *a, ir_graph **h) {
   return CLI_OK;
 }
 
-/* Calibrates the cost model on the input model (cd_model_calibrate) and
- * prints the factors used. */
-static int calibrate(opt_args *a, const ir_graph *g) {
+/* Fits the cost model on the device's measured rows (cd_model_fit) and
+ * says on what. */
+static int fit_model(opt_args *a) {
   base_diag d;
-  if (cd_model_calibrate(&a->cost, g, &d))
+  if (cd_model_fit(&a->cost, &d))
     return cli_report(&d);
-  int any = 0;
-  for (int o = 0; o < IR_NOPS; o++)
-    if (a->cost.calibrated[o])
-      printf("%s %s x%.2f",
-             any++ ? "," : "estimates scaled (measured/roofline):",
-             ir_op(o)->name, a->cost.scale[o]);
-  if (any)
-    printf("\n");
+  int own = 0;
+  for (int o = 0; o < CD_NCLASSES; o++)
+    own += a->cost.fit.op[o].from == CD_FIT_OWN;
+  if (a->cost.fit.rows)
+    printf("cost model: measured costs, else a per-operator fit on %d "
+           "measured %s rows (%d classes with their own fit; superopt "
+           "costdb fit --device %s)\n",
+           a->cost.fit.rows, a->dev->name, own, a->dev->name);
+  else
+    printf("cost model: no measured %s rows to fit: roofline estimates\n",
+           a->dev->name);
   return CLI_OK;
 }
 
@@ -321,7 +324,7 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
                         const char *device) {
   const char *est =
       st->estimated
-          ? " (some operators estimated: scaled roofline, not measured)"
+          ? " (some operators estimated by the fitted model, not measured)"
           : " (all operators measured)";
   double gain =
       st->cost_before > 0
@@ -389,7 +392,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   if (g) {
     printf("model: %s (%d operators); %d rules, %d usable directions\n",
            argv[optind], g->nnodes, rs.n, rewrite_rules_count(rules));
-    rc = calibrate(&a, g);
+    rc = fit_model(&a);
   }
   if (g && !rc) {
     srch_stats st = {0};
@@ -567,7 +570,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   base_buf csv = {0};
-  if (g && !(rc = ensure_dir(dir)) && !(rc = calibrate(&a, g)))
+  if (g && !(rc = ensure_dir(dir)) && !(rc = fit_model(&a)))
     rc = run_grid(&a, g, rules, &rs, &csv);
   if (g && !rc) {
     char path[4096];
