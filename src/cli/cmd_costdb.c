@@ -14,6 +14,7 @@
 typedef struct opts {
   const char *db, *device, *tables, *out;
   int no_tables;
+  int sigs;  /* measure: the operands are signature lists */
   int batch; /* measure: rebatch the graphs first (0: as they are) */
 } opts;
 
@@ -44,6 +45,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv, opts *o) {
                                      {"no-tables", no_argument, 0, 'n'},
                                      {"output", required_argument, 0, 'o'},
                                      {"batch", required_argument, 0, 'b'},
+                                     {"signatures", no_argument, 0, 's'},
                                      {0, 0, 0, 0}};
   int ch;
   optind = 1;
@@ -54,6 +56,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv, opts *o) {
     case 'D': o->device = optarg; break;
     case 't': o->tables = optarg; break;
     case 'n': o->no_tables = 1; break;
+    case 's': o->sigs = 1; break;
     case 'o': o->out = optarg; break;
     case 'b': {
       long long v = cli_parse_count(optarg);
@@ -258,7 +261,8 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
   int fitting = !strcmp(sub, "fit");
   if (want < 0 ? n < 1 : n != want)
     return cli_usage_error(c, "%s: expected %s", sub,
-                           measure    ? "one or more GRAPHs"
+                           measure    ? "one or more GRAPHs (or signature "
+                                        "lists with --signatures)"
                            : want < 0 ? "one or more TSV files"
                            : want > 0 ? "one GRAPH"
                                       : "no operands");
@@ -279,7 +283,7 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
   else if (fitting)
     rc = fit(db, dev);
   else if (measure)
-    rc = cli_costdb_measure(db, o->device, o->batch, n, args);
+    rc = cli_costdb_measure(db, o->device, o->batch, o->sigs, n, args);
   else
     rc = estimate(db, dev, args[0]);
   cd_close(db);

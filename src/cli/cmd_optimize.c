@@ -23,6 +23,9 @@
 typedef struct opt_args {
   const char *model, *rules, *out, *device, *db_path;
   const char *like; /* --like: the original ONNX model of an .onnx output */
+  const char *emit; /* --emit-signatures: where the unmeasured go */
+  int measure;      /* --measure: unmeasured operators timed on the GPU */
+  int device_given; /* --device was given */
   srch_options so;
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
@@ -59,7 +62,9 @@ enum {
   O_LIKE,
   O_NOMUTANTS,
   O_PROVENONLY,
-  O_NOFUSE
+  O_NOFUSE,
+  O_MEASURE,
+  O_EMIT
 };
 
 static const struct option long_opts[] = {
@@ -83,6 +88,8 @@ static const struct option long_opts[] = {
     {"no-mutants", no_argument, 0, O_NOMUTANTS},
     {"proven-only", no_argument, 0, O_PROVENONLY},
     {"no-fuse", no_argument, 0, O_NOFUSE},
+    {"measure", no_argument, 0, O_MEASURE},
+    {"emit-signatures", required_argument, 0, O_EMIT},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -119,7 +126,9 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   switch (ch) {
   case 'o': a->out = v; return 1;
   case O_RULES: a->rules = v; return 1;
-  case O_DEVICE: a->device = v; return 1;
+  case O_DEVICE: a->device = v, a->device_given = 1; return 1;
+  case O_MEASURE: a->measure = 1; return 1;
+  case O_EMIT: a->emit = v; return 1;
   case O_DB: a->db_path = v; return 1;
   case O_NOCHECK: a->check = 0; return 1;
   case O_UNPROVEN: a->allow_unproven = 1; return 1;
@@ -214,10 +223,10 @@ static int fit_model(opt_args *a) {
     printf("cost model: measured costs, else a per-operator fit on %d "
            "measured %s rows (%d classes with their own fit; superopt "
            "costdb fit --device %s)\n",
-           a->cost.fit.rows, a->dev->name, own, a->dev->name);
+           a->cost.fit.rows, a->cost.dev->name, own, a->cost.dev->name);
   else
     printf("cost model: no measured %s rows to fit: roofline estimates\n",
-           a->dev->name);
+           a->cost.dev->name);
   return CLI_OK;
 }
 
@@ -384,6 +393,15 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
                : cli_usage_error(c,
                                  "lists of values are for 'experiment search'");
   }
+  cli_proposed *prop = NULL;
+  if ((a.measure || a.emit) &&
+      (rc = cli_proposed_open(&a.cost, a.measure, a.emit != NULL,
+                              a.device_given ? a.device : NULL, &prop))) {
+    cd_close(a.db);
+    return rc;
+  }
+  a.dev = a.cost.dev; /* --measure: the GPU at hand */
+  a.device = a.dev->name;
   ir_ruleset rs;
   ir_ruleset_init(&rs);
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
@@ -419,6 +437,13 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);
+  if (h && !rc && a.measure)
+    printf("measured: %d new operator signatures on the GPU, stored as "
+           "device %s (the next run looks them up)\n",
+           cli_proposed_measured(prop), a.device);
+  if (h && !rc && a.emit)
+    rc = cli_proposed_write(prop, a.emit);
+  cli_proposed_free(prop);
   ir_graph_free(h);
   ir_graph_free(g);
   rewrite_rules_free(rules);
@@ -558,6 +583,8 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
                     : strchr(a.out ? a.out : "", '\'')
                         ? "DIR must not contain a quote"
                         : NULL;
+  if (!bad && (a.measure || a.emit))
+    bad = "--measure and --emit-signatures are for 'optimize'";
   if (bad) {
     cd_close(a.db);
     return cli_usage_error(c, "%s", bad);
