@@ -455,23 +455,41 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
 /* ---- experiment search
  * -------------------------------------------------------- */
 
+/* The figures (scripts/plot-experiment.gp is the same script, reading
+ * ORIGINAL, MODEL and DEVICE from results.csv when not given): one series
+ * per (alpha, budget), each with its own dash and point type, and the
+ * original graph's cost as a black baseline. */
 static const char plot_script[] =
-    "# Written by superopt experiment search; run: gnuplot plot.gp\n"
     "set datafile separator ','\n"
-    "set terminal pngcairo size 900,600\n"
-    "set key outside right\n"
+    "set terminal pngcairo size 1000,600\n"
+    "set key outside right box title 'alpha, budget'\n"
     "set grid\n"
+    "set termoption noenhanced\n"
+    "NA = words(ALPHAS); NB = words(BUDGETS)\n"
+    "# series i drawn DODGE depths aside, so that equal series stay visible\n"
+    "DODGE = 0.04; X(i, x) = x + (i - (NA * NB - 1) / 2.0) * DODGE\n"
+    "A(i) = word(ALPHAS, i / NB + 1); B(i) = word(BUDGETS, i % NB + 1)\n"
     "set output 'cost_vs_depth.png'\n"
-    "set title 'Search: cost vs max depth'\n"
-    "set xlabel 'max depth (rewrites)'\n"
-    "set ylabel 'estimated cost (us)'\n"
-    "plot for [a in ALPHAS] for [b in BUDGETS] 'results.csv' using "
-    "(($3==a+0 && $4==b+0) ? $2 : 1/0):5 with linespoints title "
-    "sprintf('alpha %s, budget %s', a, b)\n"
+    "set title sprintf('%s on %s: search cost vs max depth', MODEL, DEVICE)\n"
+    "set xlabel 'max depth (rewrites; series drawn slightly apart)'\n"
+    "set ylabel 'cost (us; measured, else the fitted model)'\n"
+    "set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05\n"
+    "plot for [i=0:NA*NB-1] 'results.csv' using "
+    "(($3==A(i)+0 && $4==B(i)+0) ? X(i, $2) : 1/0):5 with linespoints "
+    "dt 1 + i % 5 pt 1 + i % 13 ps 1.5 lw 2 "
+    "title sprintf('alpha %s, budget %s', A(i), B(i)), "
+    "ORIGINAL with lines dt 2 lw 2 lc rgb 'black' "
+    "title sprintf('original graph (%.1f us)', ORIGINAL)\n"
     "set output 'cost_vs_time.png'\n"
-    "set title 'Search: cost vs search time'\n"
+    "set title sprintf('%s on %s: search cost vs search time', MODEL, "
+    "DEVICE)\n"
     "set xlabel 'search time (s)'\n"
-    "plot 'results.csv' using 7:5 with points pt 7 title 'runs'\n";
+    "plot for [i=0:NA*NB-1] 'results.csv' using "
+    "(($3==A(i)+0 && $4==B(i)+0) ? $7 : 1/0):5 with points "
+    "pt 1 + i % 13 ps 1.5 "
+    "title sprintf('alpha %s, budget %s', A(i), B(i)), "
+    "ORIGINAL with lines dt 2 lw 2 lc rgb 'black' "
+    "title sprintf('original graph (%.1f us)', ORIGINAL)\n";
 
 static int ensure_dir(const char *dir) {
   if (mkdir(dir, 0777) == 0 || errno == EEXIST)
@@ -481,8 +499,9 @@ static int ensure_dir(const char *dir) {
 }
 
 /* Appends one CSV row for a run. */
-static void csv_row(base_buf *f, const char *model, int depth, double alpha,
-                    int budget, const srch_stats *st, const ir_ruleset *rs) {
+static void csv_row(base_buf *f, const char *model, const char *device,
+                    int depth, double alpha, int budget, const srch_stats *st,
+                    const ir_ruleset *rs) {
   int applied = 0;
   for (int i = 0; i < st->nrules; i++)
     applied += st->applied_fw[i] + st->applied_bw[i];
@@ -493,33 +512,43 @@ static void csv_row(base_buf *f, const char *model, int depth, double alpha,
     if (st->applied_fw[i] + st->applied_bw[i])
       base_buf_printf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
                       st->applied_fw[i] + st->applied_bw[i]);
-  base_buf_puts(f, "\n");
+  base_buf_printf(f, ",%.4f,%s\n", st->cost_before, device);
 }
 
-static int run_grid(const opt_args *a, const ir_graph *g,
+static int run_grid(const opt_args *a, const ir_graph *g, const char *model,
                     const rewrite_rules *rules, const ir_ruleset *rs,
-                    base_buf *f) {
+                    base_buf *f, double *original) {
   base_buf_printf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
-                     "rules\n");
-  for (int i = 0; i < a->ndepth; i++)
-    for (int j = 0; j < a->nalpha; j++)
-      for (int k = 0; k < a->nbudget; k++) {
+                     "rules,original_cost,device\n");
+  int run = 0, runs = a->ndepth * a->nalpha * a->nbudget;
+  double spent = 0;
+  /* a series (alpha, budget) is contiguous rows: gnuplot joins them */
+  for (int j = 0; j < a->nalpha; j++)
+    for (int k = 0; k < a->nbudget; k++)
+      for (int i = 0; i < a->ndepth; i++) {
         srch_options o = a->so;
         srch_stats st;
         base_diag d;
         o.max_depth = a->depth[i];
         o.alpha = a->alpha[j];
         o.budget = a->budget[k];
+        fprintf(stderr,
+                "experiment: run %d/%d: depth %d, alpha %g, budget %d "
+                "(%.1f s so far)\n",
+                ++run, runs, o.max_depth, o.alpha, o.budget, spent);
         ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
         if (!h) {
           srch_stats_free(&st);
           return cli_report(&d);
         }
-        csv_row(f, g->name, o.max_depth, o.alpha, o.budget, &st, rs);
-        printf("depth %d alpha %g budget %d: cost %.2f us, %d expanded, "
-               "%.2f s\n",
-               o.max_depth, o.alpha, o.budget, st.cost_after, st.expanded,
-               st.seconds);
+        *original = st.cost_before;
+        spent += st.seconds;
+        csv_row(f, model, a->dev->name, o.max_depth, o.alpha, o.budget, &st,
+                rs);
+        printf("depth %d alpha %g budget %d: cost %.2f us (original %.2f "
+               "us), %d expanded, %.2f s\n",
+               o.max_depth, o.alpha, o.budget, st.cost_after, st.cost_before,
+               st.expanded, st.seconds);
         ir_graph_free(h);
         srch_stats_free(&st);
       }
@@ -532,16 +561,31 @@ static void list_words(char *buf, size_t n, const double *v, int k) {
     len += (size_t)snprintf(buf + len, n - len, "%s%g", i ? " " : "", v[i]);
 }
 
-static int write_plots(const opt_args *a, const char *dir) {
-  char path[4096], al[256], bl[256], cmd[4400];
+/* s with every character a gnuplot single-quoted string cannot hold
+ * (a quote, a backslash, a control character) replaced by '_'. */
+static void plot_safe(char *out, size_t n, const char *s) {
+  snprintf(out, n, "%s", s);
+  for (char *p = out; *p; p++)
+    if (*p == '\'' || *p == '\\' || (unsigned char)*p < 32)
+      *p = '_';
+}
+
+static int write_plots(const opt_args *a, const char *dir, const char *model,
+                       double original) {
+  char path[4096], al[256], bl[256], cmd[4400], name[256], dev[256];
   double b[MAX_GRID];
   for (int i = 0; i < a->nbudget; i++)
     b[i] = a->budget[i];
   list_words(al, sizeof al, a->alpha, a->nalpha);
   list_words(bl, sizeof bl, b, a->nbudget);
+  plot_safe(name, sizeof name, model);
+  plot_safe(dev, sizeof dev, a->dev->name);
   base_buf text = {0};
-  base_buf_printf(&text, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl,
-                  plot_script);
+  base_buf_printf(&text,
+                  "# Written by superopt experiment search; run: gnuplot "
+                  "plot.gp\nALPHAS = '%s'\nBUDGETS = '%s'\nMODEL = '%s'\n"
+                  "DEVICE = '%s'\nORIGINAL = %.4f\n%s",
+                  al, bl, name, dev, original, plot_script);
   base_diag d;
   snprintf(path, sizeof path, "%s/plot.gp", dir);
   base_status st =
@@ -597,8 +641,15 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   base_buf csv = {0};
+  double original = 0;
+  char model[256]; /* the graph's name, else the file's without extension */
+  const char *base = strrchr(argv[optind], '/');
+  base = base ? base + 1 : argv[optind];
+  snprintf(model, sizeof model, "%.*s", (int)strcspn(base, "."), base);
+  if (g && g->name[0])
+    snprintf(model, sizeof model, "%s", g->name);
   if (g && !(rc = ensure_dir(dir)) && !(rc = fit_model(&a)))
-    rc = run_grid(&a, g, rules, &rs, &csv);
+    rc = run_grid(&a, g, model, rules, &rs, &csv, &original);
   if (g && !rc) {
     char path[4096];
     base_diag d;
@@ -610,7 +661,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
     if (!rc)
       printf("wrote %s\n", path);
     if (!rc)
-      rc = write_plots(&a, dir);
+      rc = write_plots(&a, dir, model, original);
   }
   free(csv.s);
   ir_graph_free(g);
