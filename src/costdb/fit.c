@@ -79,9 +79,13 @@ static base_status read_rows(cd_db *db, const cd_device *dev, cd_sample **out,
     const char *sig = (const char *)sqlite3_column_text(s, 0);
     double ms = sqlite3_column_double(s, 1);
     base_diag pd;
-    ir_graph *g = sig ? cd_sig_graph(sig, &pd) : NULL;
+    if (!sig) { /* NOT NULL column: SQLite ran out of memory */
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      break;
+    }
+    ir_graph *g = cd_sig_graph(sig, &pd);
     if (!g) { /* a fused body, or a signature this build cannot parse */
-      if (sig && pd.code == BASE_ERR_NOMEM)
+      if (pd.code == BASE_ERR_NOMEM)
         st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       (*skipped)++;
       continue;
