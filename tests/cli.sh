@@ -139,6 +139,38 @@ SUPEROPT_RULES="$tmp/none.rules" expect 2 "$bin" optimize "$tmp/two.graph"
 contains "no rules file: the default $tmp/none.rules does not exist"
 expect 1 "$bin" costdb measure "$tmp/two.graph" --batch 0
 contains "--batch must be 1..1000000"
+# the signatures the search costed without a measurement, one a line, each
+# rebuilt by cd_sig_graph (costdb measure --signatures reads them)
+expect 0 "$bin" optimize "$tmp/two.graph" --emit-signatures "$tmp/two.sigs"
+contains "operator signatures without a measurement"
+grep -q '^conv2d x=\[1,8,6,6\] w=\[16,8,1,1\] b=\[16\]' "$tmp/two.sigs" || { echo "FAIL: --emit-signatures lacks the merged conv"; fails=$((fails + 1)); }
+[ "$(grep -vc '^#' "$tmp/two.sigs")" = "$(grep -v '^#' "$tmp/two.sigs" | sort -u | wc -l)" ] || { echo "FAIL: --emit-signatures repeats signatures"; fails=$((fails + 1)); }
+# --measure without a GPU: a clear error, exit 2, nothing written
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  expect 2 "$bin" optimize "$tmp/two.graph" --measure -o "$tmp/never.graph"
+  contains "--measure needs a GPU"
+  [ ! -e "$tmp/never.graph" ] || { echo "FAIL: optimize --measure wrote output without a GPU"; fails=$((fails + 1)); }
+fi
+expect 1 "$bin" experiment search "$tmp/two.graph" --depth 1 --alpha 1 --budget 1 --measure
+contains "are for 'optimize'"
+# costdb fit: parameters per class and the held-out error, from the tables
+expect 0 "$bin" costdb fit --device h200
+contains "conv2d/1x1"
+contains "held out (5-fold"
+# experiment search: progress on stderr; the figures' script names model
+# and device, draws the original's cost, tells series apart
+"$bin" experiment search "$tmp/two.graph" --depth 0,1 --alpha 1,1.1 --budget 5,50 -o "$tmp/exp" >"$tmp/out" 2>"$tmp/err"
+[ $? = 0 ] || { echo "FAIL: experiment search"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1)); }
+grep -q '^experiment: run 8/8: ' "$tmp/err" || { echo "FAIL: experiment progress"; fails=$((fails + 1)); }
+orig=$(awk -F, 'NR == 2 {print $10}' "$tmp/exp/results.csv")
+for want in "ORIGINAL = $orig" "MODEL = 'two'" "DEVICE = 'h100'" \
+  "set title sprintf('%s on %s: search cost vs max depth', MODEL, DEVICE)" \
+  "ORIGINAL with lines" "dt 1 + i % 5 pt 1 + i % 13" "set key"; do
+  grep -qF -- "$want" "$tmp/exp/plot.gp" || { echo "FAIL: plot.gp lacks '$want'"; fails=$((fails + 1)); }
+done
+# the repository's copy is the same script after its defaults
+diff <(sed '1,/^ORIGINAL = /d' "$tmp/exp/plot.gp") <(sed '1,/^}$/d' "$src/scripts/plot-experiment.gp") >/dev/null || { echo "FAIL: scripts/plot-experiment.gp differs from the script experiment search writes"; fails=$((fails + 1)); }
+[ -n "$orig" ] && [ "$(awk -F, 'NR > 1 {print $10}' "$tmp/exp/results.csv" | sort -u)" = "$orig" ] || { echo "FAIL: results.csv original_cost"; fails=$((fails + 1)); }
 unset SUPEROPT_COSTDB
 
 # mutants: boxes, correction and float check per class; listing only

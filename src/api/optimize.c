@@ -1,6 +1,6 @@
 /* optimize.c: api_optimize: the same pipeline as `superopt optimize`
  * (rules from the data directory, costs from the cost database with the
- * checked-in tables, calibrated roofline estimates for unmeasured shapes,
+ * checked-in tables, a fitted per-operator model for unmeasured shapes,
  * mutant_optimize: the search with mutants joining it region by region,
  * the end-to-end check on the CPU executor): the cost model
  * is costdb's cd_model, as the CLI's. */
@@ -109,7 +109,7 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
   so.max_depth = o->max_depth;
   so.time_limit = o->time_limit;
   cd_model_init(&c->model, c->db, c->dev);
-  if (cd_model_calibrate(&c->model, g, &d))
+  if (cd_model_fit(&c->model, &d))
     return api_fail_diag(err, &d);
   so.cost = cd_model_cost;
   so.cost_u = &c->model;

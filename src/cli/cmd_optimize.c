@@ -25,11 +25,14 @@ typedef struct opt_args {
   const char *model, *rules, *out, *device, *db_path;
   const char *like; /* --like: the original ONNX model of an .onnx output */
   const char *rules_path; /* the rules file read ("" with --no-rules) */
+  const char *emit; /* --emit-signatures: where the unmeasured go */
+  int measure;      /* --measure: unmeasured operators timed on the GPU */
+  int device_given; /* --device was given */
   srch_options so;
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
-  cd_model cost;        /* db + dev, calibrated on the model */
-  base_status cost_st;  /* the fusion pass's first cost error */
+  cd_model cost;        /* db + dev, fitted on dev's measured rows */
+  base_status cost_st;  /* the mutant and fusion passes' first cost error */
   base_diag cost_d;     /* and its message */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
@@ -67,7 +70,9 @@ enum {
   O_PROVENONLY,
   O_NOFUSE,
   O_PASSES,
-  O_NORULES
+  O_NORULES,
+  O_MEASURE,
+  O_EMIT
 };
 
 static const struct option long_opts[] = {
@@ -93,6 +98,8 @@ static const struct option long_opts[] = {
     {"no-fuse", no_argument, 0, O_NOFUSE},
     {"passes", required_argument, 0, O_PASSES},
     {"no-rules", no_argument, 0, O_NORULES},
+    {"measure", no_argument, 0, O_MEASURE},
+    {"emit-signatures", required_argument, 0, O_EMIT},
     {0, 0, 0, 0}};
 
 static int parse_double(const char *s, double lo, double hi, double *v) {
@@ -129,7 +136,9 @@ static int set_opt(opt_args *a, int ch, const char *v) {
   switch (ch) {
   case 'o': a->out = v; return 1;
   case O_RULES: a->rules = v; return 1;
-  case O_DEVICE: a->device = v; return 1;
+  case O_DEVICE: a->device = v, a->device_given = 1; return 1;
+  case O_MEASURE: a->measure = 1; return 1;
+  case O_EMIT: a->emit = v; return 1;
   case O_DB: a->db_path = v; return 1;
   case O_NOCHECK: a->check = 0; return 1;
   case O_UNPROVEN: a->allow_unproven = 1; return 1;
@@ -215,20 +224,23 @@ static int fuse_result(opt_args *a, ir_graph **h) {
   return CLI_OK;
 }
 
-/* Calibrates the cost model on the input model (cd_model_calibrate) and
- * prints the factors used. */
-static int calibrate(opt_args *a, const ir_graph *g) {
+/* Fits the cost model on the device's measured rows (cd_model_fit) and
+ * says on what. */
+static int fit_model(opt_args *a) {
   base_diag d;
-  if (cd_model_calibrate(&a->cost, g, &d))
+  if (cd_model_fit(&a->cost, &d))
     return cli_report(&d);
-  int any = 0;
-  for (int o = 0; o < IR_NOPS; o++)
-    if (a->cost.calibrated[o])
-      printf("%s %s x%.2f",
-             any++ ? "," : "estimates scaled (measured/roofline):",
-             ir_op(o)->name, a->cost.scale[o]);
-  if (any)
-    printf("\n");
+  int own = 0;
+  for (int o = 0; o < CD_NCLASSES; o++)
+    own += a->cost.fit.op[o].from == CD_FIT_OWN;
+  if (a->cost.fit.rows)
+    printf("cost model: measured costs, else a per-operator fit on %d "
+           "measured %s rows (%d classes with their own fit; superopt "
+           "costdb fit --device %s)\n",
+           a->cost.fit.rows, a->cost.dev->name, own, a->cost.dev->name);
+  else
+    printf("cost model: no measured %s rows to fit: roofline estimates\n",
+           a->cost.dev->name);
   return CLI_OK;
 }
 
@@ -401,7 +413,7 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
                         const char *device) {
   const char *est =
       st->estimated
-          ? " (some operators estimated: scaled roofline, not measured)"
+          ? " (some operators estimated by the fitted model, not measured)"
           : " (all operators measured)";
   double gain =
       st->cost_before > 0
@@ -461,6 +473,15 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
                : cli_usage_error(c,
                                  "lists of values are for 'experiment search'");
   }
+  cli_proposed *prop = NULL;
+  if ((a.measure || a.emit) &&
+      (rc = cli_proposed_open(&a.cost, a.measure, a.emit != NULL,
+                              a.device_given ? a.device : NULL, &prop))) {
+    cd_close(a.db);
+    return rc;
+  }
+  a.dev = a.cost.dev; /* --measure: the GPU at hand */
+  a.device = a.dev->name;
   ir_ruleset rs;
   ir_ruleset_init(&rs);
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
@@ -469,7 +490,7 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
   if (g) {
     printf("model: %s (%d operators); %d rules, %d usable directions\n",
            argv[optind], g->nnodes, rs.n, rewrite_rules_count(rules));
-    rc = calibrate(&a, g);
+    rc = fit_model(&a);
   }
   if (g && !rc) {
     srch_stats st = {0};
@@ -503,6 +524,13 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);
+  if (h && !rc && a.measure)
+    printf("measured: %d new operator signatures on the GPU, stored as "
+           "device %s (the next run looks them up)\n",
+           cli_proposed_measured(prop), a.device);
+  if (h && !rc && a.emit)
+    rc = cli_proposed_write(prop, a.emit);
+  cli_proposed_free(prop);
   ir_graph_free(h);
   ir_graph_free(g);
   rewrite_rules_free(rules);
@@ -515,23 +543,41 @@ int cli_optimize(const cli_command *c, int argc, char **argv) {
 /* ---- experiment search
  * -------------------------------------------------------- */
 
+/* The figures (scripts/plot-experiment.gp is the same script, reading
+ * ORIGINAL, MODEL and DEVICE from results.csv when not given): one series
+ * per (alpha, budget), each with its own dash and point type, and the
+ * original graph's cost as a black baseline. */
 static const char plot_script[] =
-    "# Written by superopt experiment search; run: gnuplot plot.gp\n"
     "set datafile separator ','\n"
-    "set terminal pngcairo size 900,600\n"
-    "set key outside right\n"
+    "set terminal pngcairo size 1000,600\n"
+    "set key outside right box title 'alpha, budget'\n"
     "set grid\n"
+    "set termoption noenhanced\n"
+    "NA = words(ALPHAS); NB = words(BUDGETS)\n"
+    "# series i drawn DODGE depths aside, so that equal series stay visible\n"
+    "DODGE = 0.04; X(i, x) = x + (i - (NA * NB - 1) / 2.0) * DODGE\n"
+    "A(i) = word(ALPHAS, i / NB + 1); B(i) = word(BUDGETS, i % NB + 1)\n"
     "set output 'cost_vs_depth.png'\n"
-    "set title 'Search: cost vs max depth'\n"
-    "set xlabel 'max depth (rewrites)'\n"
-    "set ylabel 'estimated cost (us)'\n"
-    "plot for [a in ALPHAS] for [b in BUDGETS] 'results.csv' using "
-    "(($3==a+0 && $4==b+0) ? $2 : 1/0):5 with linespoints title "
-    "sprintf('alpha %s, budget %s', a, b)\n"
+    "set title sprintf('%s on %s: search cost vs max depth', MODEL, DEVICE)\n"
+    "set xlabel 'max depth (rewrites; series drawn slightly apart)'\n"
+    "set ylabel 'cost (us; measured, else the fitted model)'\n"
+    "set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05\n"
+    "plot for [i=0:NA*NB-1] 'results.csv' using "
+    "(($3==A(i)+0 && $4==B(i)+0) ? X(i, $2) : 1/0):5 with linespoints "
+    "dt 1 + i % 5 pt 1 + i % 13 ps 1.5 lw 2 "
+    "title sprintf('alpha %s, budget %s', A(i), B(i)), "
+    "ORIGINAL with lines dt 2 lw 2 lc rgb 'black' "
+    "title sprintf('original graph (%.1f us)', ORIGINAL)\n"
     "set output 'cost_vs_time.png'\n"
-    "set title 'Search: cost vs search time'\n"
+    "set title sprintf('%s on %s: search cost vs search time', MODEL, "
+    "DEVICE)\n"
     "set xlabel 'search time (s)'\n"
-    "plot 'results.csv' using 7:5 with points pt 7 title 'runs'\n";
+    "plot for [i=0:NA*NB-1] 'results.csv' using "
+    "(($3==A(i)+0 && $4==B(i)+0) ? $7 : 1/0):5 with points "
+    "pt 1 + i % 13 ps 1.5 "
+    "title sprintf('alpha %s, budget %s', A(i), B(i)), "
+    "ORIGINAL with lines dt 2 lw 2 lc rgb 'black' "
+    "title sprintf('original graph (%.1f us)', ORIGINAL)\n";
 
 static int ensure_dir(const char *dir) {
   if (mkdir(dir, 0777) == 0 || errno == EEXIST)
@@ -541,8 +587,9 @@ static int ensure_dir(const char *dir) {
 }
 
 /* Appends one CSV row for a run. */
-static void csv_row(base_buf *f, const char *model, int depth, double alpha,
-                    int budget, const srch_stats *st, const ir_ruleset *rs) {
+static void csv_row(base_buf *f, const char *model, const char *device,
+                    int depth, double alpha, int budget, const srch_stats *st,
+                    const ir_ruleset *rs) {
   int applied = 0;
   for (int i = 0; i < st->nrules; i++)
     applied += st->applied_fw[i] + st->applied_bw[i];
@@ -553,33 +600,43 @@ static void csv_row(base_buf *f, const char *model, int depth, double alpha,
     if (st->applied_fw[i] + st->applied_bw[i])
       base_buf_printf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
                       st->applied_fw[i] + st->applied_bw[i]);
-  base_buf_puts(f, "\n");
+  base_buf_printf(f, ",%.4f,%s\n", st->cost_before, device);
 }
 
-static int run_grid(const opt_args *a, const ir_graph *g,
+static int run_grid(const opt_args *a, const ir_graph *g, const char *model,
                     const rewrite_rules *rules, const ir_ruleset *rs,
-                    base_buf *f) {
+                    base_buf *f, double *original) {
   base_buf_printf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
-                     "rules\n");
-  for (int i = 0; i < a->ndepth; i++)
-    for (int j = 0; j < a->nalpha; j++)
-      for (int k = 0; k < a->nbudget; k++) {
+                     "rules,original_cost,device\n");
+  int run = 0, runs = a->ndepth * a->nalpha * a->nbudget;
+  double spent = 0;
+  /* a series (alpha, budget) is contiguous rows: gnuplot joins them */
+  for (int j = 0; j < a->nalpha; j++)
+    for (int k = 0; k < a->nbudget; k++)
+      for (int i = 0; i < a->ndepth; i++) {
         srch_options o = a->so;
         srch_stats st;
         base_diag d;
         o.max_depth = a->depth[i];
         o.alpha = a->alpha[j];
         o.budget = a->budget[k];
+        fprintf(stderr,
+                "experiment: run %d/%d: depth %d, alpha %g, budget %d "
+                "(%.1f s so far)\n",
+                ++run, runs, o.max_depth, o.alpha, o.budget, spent);
         ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
         if (!h) {
           srch_stats_free(&st);
           return cli_report(&d);
         }
-        csv_row(f, g->name, o.max_depth, o.alpha, o.budget, &st, rs);
-        printf("depth %d alpha %g budget %d: cost %.2f us, %d expanded, "
-               "%.2f s\n",
-               o.max_depth, o.alpha, o.budget, st.cost_after, st.expanded,
-               st.seconds);
+        *original = st.cost_before;
+        spent += st.seconds;
+        csv_row(f, model, a->dev->name, o.max_depth, o.alpha, o.budget, &st,
+                rs);
+        printf("depth %d alpha %g budget %d: cost %.2f us (original %.2f "
+               "us), %d expanded, %.2f s\n",
+               o.max_depth, o.alpha, o.budget, st.cost_after, st.cost_before,
+               st.expanded, st.seconds);
         ir_graph_free(h);
         srch_stats_free(&st);
       }
@@ -592,16 +649,31 @@ static void list_words(char *buf, size_t n, const double *v, int k) {
     len += (size_t)snprintf(buf + len, n - len, "%s%g", i ? " " : "", v[i]);
 }
 
-static int write_plots(const opt_args *a, const char *dir) {
-  char path[4096], al[256], bl[256], cmd[4400];
+/* s with every character a gnuplot single-quoted string cannot hold
+ * (a quote, a backslash, a control character) replaced by '_'. */
+static void plot_safe(char *out, size_t n, const char *s) {
+  snprintf(out, n, "%s", s);
+  for (char *p = out; *p; p++)
+    if (*p == '\'' || *p == '\\' || (unsigned char)*p < 32)
+      *p = '_';
+}
+
+static int write_plots(const opt_args *a, const char *dir, const char *model,
+                       double original) {
+  char path[4096], al[256], bl[256], cmd[4400], name[256], dev[256];
   double b[MAX_GRID];
   for (int i = 0; i < a->nbudget; i++)
     b[i] = a->budget[i];
   list_words(al, sizeof al, a->alpha, a->nalpha);
   list_words(bl, sizeof bl, b, a->nbudget);
+  plot_safe(name, sizeof name, model);
+  plot_safe(dev, sizeof dev, a->dev->name);
   base_buf text = {0};
-  base_buf_printf(&text, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl,
-                  plot_script);
+  base_buf_printf(&text,
+                  "# Written by superopt experiment search; run: gnuplot "
+                  "plot.gp\nALPHAS = '%s'\nBUDGETS = '%s'\nMODEL = '%s'\n"
+                  "DEVICE = '%s'\nORIGINAL = %.4f\n%s",
+                  al, bl, name, dev, original, plot_script);
   base_diag d;
   snprintf(path, sizeof path, "%s/plot.gp", dir);
   base_status st =
@@ -643,6 +715,8 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
                     : strchr(a.out ? a.out : "", '\'')
                         ? "DIR must not contain a quote"
                         : NULL;
+  if (!bad && (a.measure || a.emit))
+    bad = "--measure and --emit-signatures are for 'optimize'";
   if (bad) {
     cd_close(a.db);
     return cli_usage_error(c, "%s", bad);
@@ -655,8 +729,15 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   base_buf csv = {0};
-  if (g && !(rc = ensure_dir(dir)) && !(rc = calibrate(&a, g)))
-    rc = run_grid(&a, g, rules, &rs, &csv);
+  double original = 0;
+  char model[256]; /* the graph's name, else the file's without extension */
+  const char *base = strrchr(argv[optind], '/');
+  base = base ? base + 1 : argv[optind];
+  snprintf(model, sizeof model, "%.*s", (int)strcspn(base, "."), base);
+  if (g && g->name[0])
+    snprintf(model, sizeof model, "%s", g->name);
+  if (g && !(rc = ensure_dir(dir)) && !(rc = fit_model(&a)))
+    rc = run_grid(&a, g, model, rules, &rs, &csv, &original);
   if (g && !rc) {
     char path[4096];
     base_diag d;
@@ -668,7 +749,7 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
     if (!rc)
       printf("wrote %s\n", path);
     if (!rc)
-      rc = write_plots(&a, dir);
+      rc = write_plots(&a, dir, model, original);
   }
   free(csv.s);
   ir_graph_free(g);

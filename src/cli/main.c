@@ -89,7 +89,8 @@ static const cli_command commands[] = {
      "Writes GRAPH as an ONNX model (opset 17), atomically. Weights with\n"
      "values become initializers; weights without stay graph inputs.\n",
      cli_export},
-    {"costdb", "inspect, import, export the cost database; estimate a graph",
+    {"costdb",
+     "inspect, import, export, fit the cost database; estimate a graph",
      "usage: superopt costdb stats [--db PATH] [--device D]\n"
      "       superopt costdb import TABLE.tsv... [--db PATH]\n"
      "       superopt costdb export [--db PATH] [--device D] [-o OUT.tsv]\n"
@@ -97,6 +98,9 @@ static const cli_command commands[] = {
      "       superopt costdb measure GRAPH... [--device D] [--db PATH]\n"
      "                                [--batch N] [--tables DIR | "
      "--no-tables]\n"
+     "       superopt costdb measure --signatures FILE... [--device D] "
+     "[--db PATH]\n"
+     "       superopt costdb fit [--device D] [--db PATH]\n"
      "\n"
      "Operator costs per device (docs/costdb.md). stats: rows per device\n"
      "(from checked-in tables vs measured locally) and an integrity check.\n"
@@ -105,7 +109,11 @@ static const cli_command commands[] = {
      "output or atomically to OUT. estimate: each operator's roofline\n"
      "estimate and measured cost, and the graph's total. measure (CUDA\n"
      "builds, on a GPU): times each distinct operator of the graphs alone\n"
-     "(warm-up 5, median of 20) under the GPU's name (h100, h200) or D.\n"
+     "(warm-up 5, median of 20) under the GPU's name (h100, h200) or D;\n"
+     "with --signatures, the signatures listed (optimize\n"
+     "--emit-signatures). fit: the per-operator cost model fitted on D's\n"
+     "measured rows, its parameters and its error on rows held out of the\n"
+     "fit (5-fold), next to the single scale factor it replaced.\n"
      "\n"
      "  --db PATH     the database (default $SUPEROPT_COSTDB, else\n"
      "                $XDG_CACHE_HOME/superopt/costdb.sqlite, else\n"
@@ -195,6 +203,7 @@ static const cli_command commands[] = {
      "       [--allow-unproven] [--region-size N] [--no-merge] [--no-fuse]\n"
      "       [--no-mutants] [--proven-only] [--passes rules|hand] "
      "[--no-rules]\n"
+     "       [--measure] [--emit-signatures F]\n"
      "\n"
      "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
      "convolutions/matmuls where cheaper, then runs a\n"
@@ -224,6 +233,13 @@ static const cli_command commands[] = {
      "  --device D         the device costs are for: h100 (default), h200,\n"
      "                     h100-tf32, h200-tf32, cpu (docs/costdb.md)\n"
      "  --db PATH          the cost database (default as in 'costdb')\n"
+     "  --measure          time every operator without a measurement on the\n"
+     "                     GPU as the search proposes it, and store it in\n"
+     "                     the database (CUDA builds, on a GPU; costs for\n"
+     "                     that GPU unless --device; exit 2 without one)\n"
+     "  --emit-signatures F  write the signatures costed without a\n"
+     "                     measurement to F, for 'costdb measure\n"
+     "                     --signatures F' on a GPU machine\n"
      "  --region-size N    operators per search region (48)\n"
      "  --no-merge         do not merge sibling convolutions/matmuls by hand\n"
      "  --passes rules|hand  rules (default): activation fusion and sibling\n"
@@ -245,10 +261,12 @@ static const cli_command commands[] = {
      "       [--time-limit S] [--region-size N]\n"
      "\n"
      "Optimizes MODEL once per combination of the listed depths, alphas\n"
-     "and budgets (no end-to-end check) and writes DIR/results.csv (model,\n"
-     "depth, alpha, budget, cost, expansions, time, rules applied), DIR/\n"
-     "plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png and\n"
-     "DIR/cost_vs_time.png. DIR defaults to experiment-search.\n",
+     "and budgets (no end-to-end check; progress on standard error) and\n"
+     "writes DIR/results.csv (model, depth, alpha, budget, cost,\n"
+     "expansions, time, rules applied, the original's cost, device),\n"
+     "DIR/plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png\n"
+     "and DIR/cost_vs_time.png (titled with model and device, the\n"
+     "original's cost as a baseline). DIR defaults to experiment-search.\n",
      cli_experiment},
     {"mutants", "list a model's partially equivalent mutants and their boxes",
      "usage: superopt mutants MODEL [--class "
