@@ -189,12 +189,32 @@ static const char *const op_graphs[] = {
     "s = ewsub(nr, x)\nsr = relu(s)\nsq = ewmul(s, sr)\n"
     "o = ewdiv(sq, dv)\nor = relu(o)\nr2 = reshape(or) shape=[2,-1]\n"
     "rr = relu(r2)\noutput mr, tr, sq, o, or, rr\n",
+    /* residual adds folded into the convolution's bias kernel (with and
+     * without bias, either operand order, then relu, clip or nothing; odd
+     * and float4 channel counts; residual NCHW while the convolution runs
+     * channels-last, and the reverse where the sum is an output), and adds
+     * that must not fold (the residual is computed after the convolution,
+     * broadcasts, or the convolution is read twice or has an act) */
+    "input x: [2,8,9,7]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+    "weight w7: [7,8,3,3]\nweight b7: [7]\nweight wp: [7,8,1,1]\n"
+    "weight cb: [7,1,1]\nweight w77: [7,7,3,3]\n"
+    "c = conv2d(x, w, b)\na = ewadd(c, x)\nar = relu(a)\n"
+    "c2 = conv2d(ar, w)\na2 = ewadd(ar, c2)\na2c = clip(a2) min=-1 max=0.5\n"
+    "p = conv2d(a2c, wp)\nc3 = conv2d(a2c, w7, b7)\na3 = ewadd(p, c3)\n"
+    "c4 = conv2d(a3, w77, b7) act=relu\na4 = ewadd(c4, a3)\n"
+    "c5 = conv2d(x, w7, b7)\na5 = ewadd(c5, cb)\n"
+    "c6 = conv2d(x, w7)\na6 = ewadd(c6, a3)\nm6 = ewmul(c6, a6)\n"
+    "c7 = conv2d(ar, w, b) stride=[2,2]\nd7 = maxpool(ar) kernel=[2,2] "
+    "stride=[2,2] pad=same\na7 = ewadd(d7, c7)\n"
+    "output a4, a5, m6, a7\n",
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */
-static const char *const cl_graph;
+static const char *const cl_graph, *const residual_graph;
 Test(cuda, op_graphs_are_valid) {
   ir_graph *cg = parse(cl_graph);
+  ir_graph_free(cg);
+  cg = parse(residual_graph);
   ir_graph_free(cg);
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
@@ -270,6 +290,35 @@ static const char *const cl_graph =
     "sl = slice(s2) starts=[0,0,0,1] ends=[2,16,3,5]\n"
     "rm = reduce_mean(gc) axes=[1,3]\nf = reshape(gp) shape=[2,16]\n"
     "y = matmul(f, wf)\noutput e, s1, t, sl, rm, y, m\n";
+
+/* The residual epilogue in mixed layouts: residuals NCHW (the graph input)
+ * under a channels-last convolution and channels-last under a convolution
+ * kept NCHW (its sum is a graph output), then relu; float4 (8 channels)
+ * and scalar (5) paths. */
+static const char *const residual_graph =
+    "input x: [3,8,11,9]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+    "weight w5: [5,8,1,1]\nweight b5: [5]\nweight w55: [5,5,3,3]\n"
+    "c = conv2d(x, w, b)\na = ewadd(x, c)\nr = relu(a)\n"
+    "d = conv2d(r, w)\ne = ewadd(d, r)\n"
+    "f = conv2d(r, w5, b5)\ng = conv2d(f, w55)\nh = ewadd(g, f)\n"
+    "hr = relu(h)\nk = conv2d(hr, w55, b5)\nl = ewadd(hr, k)\n"
+    "output e, l\n";
+
+Test(cuda, residual_epilogue_layouts) {
+  need_gpu();
+  ir_graph *g = parse(residual_graph);
+  gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  gpu_options nofuse = {.fp32_strict = 1, .no_fuse = 1};
+  gpu_options legacy = {.fp32_strict = 1, .legacy_conv = 1};
+  compare(g, &cl, 1e-3, "residual (tf32)");
+  compare(g, &nchw, 1e-3, "residual nchw (tf32)");
+  compare(g, &strict, 1e-5, "residual (strict)");
+  compare(g, &poison, 1e-5, "residual (strict, poisoned)");
+  compare(g, &nofuse, 1e-5, "residual (strict, not folded)");
+  compare(g, &legacy, 1e-5, "residual (strict, legacy conv)");
+  ir_graph_free(g);
+}
 
 Test(cuda, channels_last_chain) {
   need_gpu();

@@ -103,7 +103,12 @@ typedef struct gpu_step {
   int fuse_clip; /* a convolution's only reader is a clip (ReLU6), folded
                     into its bias kernel, with these bounds */
   float clip_lo, clip_hi;
+  int res;        /* a convolution's only reader is an ewadd folded into its
+                     bias kernel: 1 + the tensor it adds (the residual) */
+  int res_conv;   /* that ewadd: 1 + the convolution's node index */
   int view;       /* the node (reshape, folded relu) only names its input */
+  int view_in;    /* the input whose bytes a view shares (0, or the folded
+                     ewadd's operand that the convolution computes) */
   float *scratch; /* node-private scratch in the arena, or NULL */
   size_t scratch_bytes;
   gpu_conv *conv;

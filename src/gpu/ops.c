@@ -154,7 +154,7 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                                      &cv->ws));
   if (cv->prepad)
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
-  if (gpu_effective_act(n, s) == IR_ACT_RELU && n->nin == 3) {
+  if (gpu_effective_act(n, s) == IR_ACT_RELU && n->nin == 3 && !s->res) {
     GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->b));
     GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->b, CUDNN_TENSOR_NCHW,
                                           CUDNN_DATA_FLOAT, 1, (int)k.o, 1, 1));
@@ -199,12 +199,18 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   const ir_shape *ys = shp(p, n->out[0]);
   int act = gpu_effective_act(n, s);
   int fn = s->fuse_clip ? CXK_CLIP : act_fn(act);
-  if (n->nin == 3 || fn != CXK_ID)
-    GPU_CUDA(d,
-             cxk_bias_act(c->stream, y, n->nin == 3 ? p->ptr[n->in[2]] : NULL,
-                          ir_shape_numel(ys), ys->dim[1],
-                          s->cl ? 1 : ys->dim[2] * ys->dim[3], fn, s->clip_lo,
-                          s->clip_hi));
+  const float *bias = n->nin == 3 ? p->ptr[n->in[2]] : NULL;
+  int64_t inner = s->cl ? 1 : ys->dim[2] * ys->dim[3];
+  if (s->res) { /* the residual epilogue: (conv + bias) + res, then act */
+    int r = s->res - 1, ycl = gpu_is_cl(p, n->out[0]), rcl = gpu_is_cl(p, r);
+    int rmode = ycl == rcl ? 0 : ycl ? 1 : 2;
+    GPU_CUDA(d, cxk_bias_res_act(
+                    c->stream, y, bias, p->ptr[r], ir_shape_numel(ys),
+                    ys->dim[1], ycl ? 1 : ys->dim[2] * ys->dim[3], fn,
+                    s->clip_lo, s->clip_hi, rmode, ys->dim[2], ys->dim[3]));
+  } else if (bias || fn != CXK_ID)
+    GPU_CUDA(d, cxk_bias_act(c->stream, y, bias, ir_shape_numel(ys), ys->dim[1],
+                             inner, fn, s->clip_lo, s->clip_hi));
   return BASE_OK;
 }
 
