@@ -210,11 +210,14 @@ static const char *const op_graphs[] = {
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */
-static const char *const cl_graph, *const residual_graph;
+static const char *const cl_graph, *const residual_graph,
+                                       *const bias_fused_graph;
 Test(cuda, op_graphs_are_valid) {
   ir_graph *cg = parse(cl_graph);
   ir_graph_free(cg);
   cg = parse(residual_graph);
+  ir_graph_free(cg);
+  cg = parse(bias_fused_graph);
   ir_graph_free(cg);
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
@@ -473,7 +476,8 @@ Test(cuda, fused_sources_compile_with_nvrtc) {
       for (int k = 0; k <= IR_MAX_IN; k++)
         unaligned[k] = (const float *)(uintptr_t)4;
       cr_assert_eq(gpu_fused_source(g, &g->nodes[0], vecok ? NULL : unaligned,
-                                    NULL, "sm_90", &src, name, &key, &vec, &d),
+                                    NULL, NULL, "sm_90", &src, name, &key, &vec,
+                                    &d),
                    BASE_OK, "graph %zu: %s", i, d.msg);
       cr_assert(!vecok ? !vec : 1, "unaligned pointers took float4");
       if (getenv("SUPEROPT_TEST_SHOW_SOURCE")) /* for reading them */
@@ -506,13 +510,13 @@ Test(cuda, fused_source_channels_last_compiles) {
   char *src = NULL, name[40], *cubin = NULL;
   uint64_t key = 0, key_nchw = 0;
   int vec = -1;
-  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, "sm_90", &src,
-                                name, &key_nchw, &vec, &d),
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, NULL, "sm_90",
+                                &src, name, &key_nchw, &vec, &d),
                BASE_OK, "%s", d.msg);
   free(src);
   cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL,
-                                (const int64_t(*)[IR_MAX_RANK])phys, "sm_90",
-                                &src, name, &key, &vec, &d),
+                                (const int64_t(*)[IR_MAX_RANK])phys, NULL,
+                                "sm_90", &src, name, &key, &vec, &d),
                BASE_OK, "%s", d.msg);
   cr_assert_neq(key, key_nchw, "the layout is part of the kernel's key");
   cr_assert(!vec, "NHWC: the innermost dimension is C = 6, no float4");
@@ -564,6 +568,94 @@ Test(cuda, fused_after_conv_any_layout) {
   compare(g, &o, 1e-5, "fused after conv, channels-last");
   o.nchw = 1;
   compare(g, &o, 1e-5, "fused after conv, NCHW");
+  ir_graph_free(g);
+}
+
+/* Convolution biases moved into the fused node that alone reads the
+ * convolution (plan.c, fused.c): a residual add + relu (both operands
+ * convolutions with biases), SiLU, float4 with channels innermost (8
+ * channels, channels-last) and along W (NCHW, W = 12), scalar (5
+ * channels, W = 7), a batch norm in the body; a convolution read twice keeps
+ * its bias kernel. */
+static const char *const bias_fused_graph =
+    "input x: [2,8,6,12]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+    "weight w2: [8,8,1,1]\nweight b2: [8]\nweight w5: [5,8,3,3]\n"
+    "weight b5: [5]\nweight g: [5]\nweight gb: [5]\nweight mu: [5]\n"
+    "weight var: [5]\nweight w55: [5,5,1,1]\n"
+    "c = conv2d(x, w, b)\nd = conv2d(x, w2, b2)\n"
+    "y = fused(c, d) { a = ewadd($0, $1); r = relu(a) }\n"
+    "e = conv2d(y, w, b)\n"
+    "s = fused(e) { g = sigmoid($0); m = ewmul($0, g) }\n"
+    "f = conv2d(s, w5, b5) pad=[1,0,1,0]\n"
+    "t = fused(f) { g = tanh($0); m = ewmul(g, $0) }\n"
+    "h = conv2d(t, w55, b5)\nh2 = conv2d(t, w55, b5)\n"
+    "u = fused(h, h2) { a = ewsub($0, $1); q = ewmul(a, $1) }\n"
+    "k = conv2d(t, w55, b5)\n"
+    "v = fused(k, g, gb, mu, var) { n = batchnorm($0, $1, $2, $3, $4); "
+    "r = relu(n) }\nkk = ewadd(k, v)\n"
+    "output u, kk, y\n";
+
+Test(cuda, conv_bias_moved_into_fused) {
+  need_gpu();
+  ir_graph *g = parse(bias_fused_graph);
+  gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1, .nchw = 1};
+  gpu_options nofuse = {.fp32_strict = 1, .no_fuse = 1};
+  compare(g, &cl, 1e-3, "bias into fused (tf32)");
+  compare(g, &nchw, 1e-3, "bias into fused nchw (tf32)");
+  compare(g, &strict, 1e-5, "bias into fused (strict)");
+  compare(g, &poison, 1e-5, "bias into fused (strict, nchw, poisoned)");
+  compare(g, &nofuse, 1e-5, "bias into fused (strict, not moved)");
+  ir_graph_free(g);
+}
+
+/* The generated source with moved biases compiles (no GPU needed): NCHW
+ * float4 (channel constant per float4), NHWC float4 (four channels) and
+ * scalar. */
+Test(cuda, fused_source_with_bias_compiles) {
+  ir_graph *g = parse("input c: [2,8,6,12]\ninput d: [2,8,6,12]\n"
+                      "y = fused(c, d) { a = ewadd($0, $1); r = relu(a) }\n"
+                      "output y\n");
+  int64_t nhwc[4] = {8 * 6 * 12, 1, 12 * 8, 8};
+  int64_t phys[3][IR_MAX_RANK] = {{0}};
+  for (int k = 0; k < 3; k++)
+    memcpy(phys[k], nhwc, sizeof nhwc);
+  unsigned char biased[2] = {1, 1};
+  const float *unaligned[3] = {(const float *)(uintptr_t)4,
+                               (const float *)(uintptr_t)4,
+                               (const float *)(uintptr_t)4};
+  for (int v = 0; v < 3; v++) {
+    base_diag d;
+    char *src = NULL, name[40], *cubin = NULL;
+    uint64_t key = 0;
+    int vec = -1;
+    cr_assert_eq(
+        gpu_fused_source(g, &g->nodes[0], v == 2 ? unaligned : NULL,
+                         v == 1 ? (const int64_t(*)[IR_MAX_RANK])phys : NULL,
+                         biased, "sm_90", &src, name, &key, &vec, &d),
+        BASE_OK, "%s", d.msg);
+    cr_assert_eq(vec, v < 2, "variant %d", v);
+    cr_assert(strstr(src, "bias1"), "%s", src);
+    if (getenv("SUPEROPT_TEST_SHOW_SOURCE"))
+      fprintf(stderr, "---- biased %d\n%s", v, src);
+    size_t len;
+    cr_assert_eq(gpu_fused_compile(src, name, "sm_90", &cubin, &len, &d),
+                 BASE_OK, "%s\n%s", d.msg, src);
+    free(cubin);
+    free(src);
+  }
+  unsigned char one[2] = {0, 1};
+  ir_graph *h = parse("input c: [2,8,6,12]\ninput d: [8,6,12]\n"
+                      "y = fused(c, d) { a = ewadd($0, $1); r = relu(a) }\n"
+                      "output y\n");
+  base_diag d;
+  char *src = NULL, name[40];
+  uint64_t key;
+  int vec;
+  cr_assert_neq(gpu_fused_source(h, &h->nodes[0], NULL, NULL, one, "sm_90",
+                                 &src, name, &key, &vec, &d),
+                BASE_OK, "a broadcast input cannot take a bias");
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 

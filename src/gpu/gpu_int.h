@@ -106,6 +106,8 @@ typedef struct gpu_step {
   int res;        /* a convolution's only reader is an ewadd folded into its
                      bias kernel: 1 + the tensor it adds (the residual) */
   int res_conv;   /* that ewadd: 1 + the convolution's node index */
+  int bias_moved; /* a convolution's bias is added by its only reader, a
+                     fused node, as it loads the result (no bias kernel) */
   int view;       /* the node (reshape, folded relu) only names its input */
   int view_in;    /* the input whose bytes a view shares (0, or the folded
                      ewadd's operand that the convolution computes) */

@@ -199,7 +199,7 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   const ir_shape *ys = shp(p, n->out[0]);
   int act = gpu_effective_act(n, s);
   int fn = s->fuse_clip ? CXK_CLIP : act_fn(act);
-  const float *bias = n->nin == 3 ? p->ptr[n->in[2]] : NULL;
+  const float *bias = n->nin == 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
   int64_t inner = s->cl ? 1 : ys->dim[2] * ys->dim[3];
   if (s->res) { /* the residual epilogue: (conv + bias) + res, then act */
     int r = s->res - 1, ycl = gpu_is_cl(p, n->out[0]), rcl = gpu_is_cl(p, r);

@@ -88,6 +88,38 @@ static int residual_fold(const gpu_plan *p, const int *reads,
   return -1;
 }
 
+/* Moves the bias of every convolution that fused node j alone reads (no
+ * activation, nothing folded, its result of j's rank-4 output shape and
+ * no batch-norm parameter in the body) into j's generated kernel, which
+ * adds it as it loads the result (fused.c): the convolution's bias kernel,
+ * a full pass over its result, disappears. */
+static void bias_into_fused(gpu_plan *p, const int *reads,
+                            const unsigned char *wonly, int j) {
+  const ir_graph *g = p->g;
+  const ir_node *n = &g->nodes[j];
+  const ir_body *b = ir_body_get(n->a.body);
+  const ir_shape *o = &g->tensors[n->out[0]].shape;
+  if (!b || wonly[j] || o->rank != 4)
+    return;
+  for (int k = 0; k < n->nin; k++) {
+    const ir_tensor *x = &g->tensors[n->in[k]];
+    if (x->kind != IR_T_VALUE || reads[n->in[k]] != 1 ||
+        !ir_shape_eq(&x->shape, o))
+      continue;
+    const ir_node *c = &g->nodes[x->node];
+    gpu_step *cs = &p->steps[x->node];
+    if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
+        cs->fuse_relu || cs->fuse_clip || cs->res || wonly[x->node])
+      continue;
+    int param = 0;
+    for (int i = 0; i < b->nops; i++)
+      for (int q = 1; q < b->ops[i].nin; q++)
+        param |= b->ops[i].op == IR_OP_BATCHNORM && b->ops[i].in[q] == -1 - k;
+    if (!param)
+      cs->bias_moved = 1;
+  }
+}
+
 /* The node whose kernel applies a folded activation for the result of node
  * i: i itself, or the convolution an ewadd was folded into. */
 static int epilogue_owner(const gpu_plan *p, int i) {
@@ -118,6 +150,10 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
     if (p->ctx->opt.no_fuse)
       continue;
+    if (n->op == IR_OP_FUSED) {
+      bias_into_fused(p, reads, wonly, j);
+      continue;
+    }
     int rk = residual_fold(p, reads, wonly, j);
     if (rk >= 0) {
       int ci = g->tensors[n->in[rk]].node;
