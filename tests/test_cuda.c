@@ -659,6 +659,29 @@ Test(cuda, fused_source_with_bias_compiles) {
   ir_graph_free(g);
 }
 
+/* costdb measure times fused nodes like any other (gpu_measure_node puts
+ * the node alone in a graph): a fused epilogue after a convolution. */
+Test(cuda, measure_fused_node) {
+  need_gpu();
+  ir_graph *g = parse(bias_fused_graph);
+  base_diag d;
+  gpu_ctx *c;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  int nf = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (g->nodes[i].op != IR_OP_FUSED)
+      continue;
+    double ms = -1;
+    cr_assert_eq(gpu_measure_node(c, g, i, 3, 10, &ms, &d), BASE_OK, "%s",
+                 d.msg);
+    cr_expect(ms > 0 && ms < 1, "fused node %d: %g ms", i, ms);
+    nf++;
+  }
+  cr_assert_eq(nf, 4);
+  gpu_ctx_free(c);
+  ir_graph_free(g);
+}
+
 /* A second context finds every kernel in the disk cache: nothing compiled. */
 Test(cuda, fused_kernel_cache_second_run_compiles_nothing) {
   need_gpu();
