@@ -210,14 +210,16 @@ static const char *const op_graphs[] = {
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */
-static const char *const cl_graph, *const residual_graph,
-                                       *const bias_fused_graph;
+static const char *const cl_graph,
+    *const residual_graph, *const bias_fused_graph, *const mm_fold_graph;
 Test(cuda, op_graphs_are_valid) {
   ir_graph *cg = parse(cl_graph);
   ir_graph_free(cg);
   cg = parse(residual_graph);
   ir_graph_free(cg);
   cg = parse(bias_fused_graph);
+  ir_graph_free(cg);
+  cg = parse(mm_fold_graph);
   ir_graph_free(cg);
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
@@ -656,6 +658,54 @@ Test(cuda, fused_source_with_bias_compiles) {
                                  &src, name, &key, &vec, &d),
                 BASE_OK, "a broadcast input cannot take a bias");
   ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Adds folded into matmuls: a bias vector into a matmul without one
+ * (cuBLASLt's bias epilogue, then a relu in it too; batched b: the bias
+ * kernel), residuals as cuBLASLt's C with beta = 1 (rank 2 and 3, a relu
+ * after one by the kernel), and adds that must not fold (the residual is
+ * computed after the matmul, the other has an act; the matmul is read
+ * twice; a bias-shaped add
+ * on a matmul with its own bias). */
+static const char *const mm_fold_graph =
+    "input a: [2,37,53]\nweight w: [53,29]\nweight b: [29]\n"
+    "weight bv: [1,29]\ninput r: [2,37,29]\ninput bb: [2,53,29]\n"
+    "weight w2: [29,29]\n"
+    "m = matmul(a, w)\nmb = ewadd(m, b)\nmr = relu(mb)\n"
+    "m2 = matmul(mr, w2, b)\nres = ewadd(r, m2)\n"
+    "m3 = matmul(res, w2)\nres3 = ewadd(m3, res)\nrr = relu(res3)\n"
+    "m4 = matmul(a, bb)\nm4b = ewadd(bv, m4)\n"
+    "m5 = matmul(rr, w2, b)\nm6 = matmul(rr, w2) act=tanh\n"
+    "late = ewadd(m5, m6)\n"
+    "m7 = matmul(rr, w2, b)\nt7 = ewadd(m7, b)\n"
+    "m8 = matmul(rr, w2)\nt8 = ewadd(m8, rr)\nu8 = ewmul(m8, t8)\n"
+    "output m4b, late, t7, u8\n";
+
+Test(cuda, matmul_bias_and_residual_folds) {
+  need_gpu();
+  ir_graph *g = parse(mm_fold_graph);
+  gpu_options tf = {0}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  gpu_options nofuse = {.fp32_strict = 1, .no_fuse = 1};
+  compare(g, &tf, 1e-3, "matmul folds (tf32)");
+  compare(g, &strict, 1e-5, "matmul folds (strict)");
+  compare(g, &poison, 1e-5, "matmul folds (strict, poisoned)");
+  compare(g, &nofuse, 1e-5, "matmul folds (strict, not folded)");
+  ir_graph_free(g);
+}
+
+/* --fast-gelu: the matmul's bias + gelu in cuBLASLt's epilogue (tanh
+ * approximation, within the TF32 tolerance), with and without a bias. */
+Test(cuda, matmul_fast_gelu_epilogue) {
+  need_gpu();
+  ir_graph *g =
+      parse("input a: [64,96]\nweight w: [96,80]\nweight b: [80]\n"
+            "x = matmul(a, w, b) act=gelu\ny = matmul(a, w) act=gelu\n"
+            "output x, y\n");
+  gpu_options fast = {.fast_gelu = 1}, exact = {.fp32_strict = 1};
+  compare(g, &fast, 1e-3, "matmul gelu (fast)");
+  compare(g, &exact, 1e-5, "matmul gelu (exact, strict)");
   ir_graph_free(g);
 }
 

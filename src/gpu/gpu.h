@@ -32,6 +32,9 @@ typedef struct gpu_options {
   int nchw;        /* 1: every tensor NCHW (default 0: convolutions and the
                       element-wise, pooling and concat nodes between them
                       run channels-last, NHWC) */
+  int fast_gelu;   /* 1: a matmul's gelu in cuBLASLt's epilogue (its tanh
+                      approximation, up to 4.7e-4 from the exact erf form;
+                      default 0: exact, by a separate kernel) */
 } gpu_options;
 
 /* The executor lives in libsuperopt_gpu.so, loaded on first use (lazy.c);

@@ -103,9 +103,12 @@ typedef struct gpu_step {
   int fuse_clip; /* a convolution's only reader is a clip (ReLU6), folded
                     into its bias kernel, with these bounds */
   float clip_lo, clip_hi;
-  int res;        /* a convolution's only reader is an ewadd folded into its
-                     bias kernel: 1 + the tensor it adds (the residual) */
-  int res_conv;   /* that ewadd: 1 + the convolution's node index */
+  int res;        /* a convolution's or matmul's only reader is an ewadd
+                     folded into it (the bias kernel; cuBLASLt's C with
+                     beta = 1): 1 + the tensor it adds (the residual) */
+  int mm_bias;    /* a matmul without bias whose only reader adds a bias
+                     vector, folded into cuBLASLt's epilogue: 1 + that */
+  int res_conv;   /* such an ewadd: 1 + the conv's or matmul's node index */
   int bias_moved; /* a convolution's bias is added by its only reader, a
                      fused node, as it loads the result (no bias kernel) */
   int view;       /* the node (reshape, folded relu) only names its input */

@@ -243,17 +243,40 @@ static base_status mm_layouts(gpu_mm *m, int64_t mm, int64_t nn, int64_t kk,
   return BASE_OK;
 }
 
-static cublasLtEpilogue_t mm_epilogue(gpu_mm *m, const ir_node *n, int act,
+/* The bias node n's matmul adds: its own, or a folded bias add's. */
+static const float *mm_bias_ptr(const gpu_plan *p, const ir_node *n,
+                                const gpu_step *s) {
+  return n->nin == 3  ? p->ptr[n->in[2]]
+         : s->mm_bias ? p->ptr[s->mm_bias - 1]
+                      : NULL;
+}
+
+/* cuBLASLt's epilogue for bias and act; what it cannot do is left to
+ * cxk_bias_act (post_bias, post_act). A relu after a folded residual (C)
+ * runs there too. GELU in the epilogue is cuBLASLt's tanh approximation,
+ * not the graph's exact erf: only with opt.fast_gelu. */
+static cublasLtEpilogue_t mm_epilogue(gpu_mm *m, const gpu_options *opt,
+                                      const gpu_step *s, int bias, int act,
                                       int64_t batch) {
-  int bias = n->nin == 3, relu = act == IR_ACT_RELU;
+  int relu = act == IR_ACT_RELU && !s->res;
+  int gelu = act == IR_ACT_GELU && opt->fast_gelu && !s->res;
   m->act = act;
   m->post_bias = bias && batch > 1;
-  m->post_act = act != IR_ACT_NONE && !(relu && !m->post_bias);
+  m->post_act = act != IR_ACT_NONE && !((relu || gelu) && !m->post_bias);
   if (m->post_bias)
     return CUBLASLT_EPILOGUE_DEFAULT;
   if (bias)
-    return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-  return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
+    return relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
+           : gelu ? CUBLASLT_EPILOGUE_GELU_BIAS
+                  : CUBLASLT_EPILOGUE_BIAS;
+  return relu   ? CUBLASLT_EPILOGUE_RELU
+         : gelu ? CUBLASLT_EPILOGUE_GELU
+                : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+static int ep_has_bias(cublasLtEpilogue_t ep) {
+  return ep == CUBLASLT_EPILOGUE_BIAS || ep == CUBLASLT_EPILOGUE_RELU_BIAS ||
+         ep == CUBLASLT_EPILOGUE_GELU_BIAS;
 }
 
 static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
@@ -274,10 +297,12 @@ static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                ? CUBLAS_COMPUTE_32F
                                : CUBLAS_COMPUTE_32F_FAST_TF32;
   GPU_BLAS(d, cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
-  cublasLtEpilogue_t ep = mm_epilogue(m, n, gpu_effective_act(n, s), batch);
+  cublasLtEpilogue_t ep =
+      mm_epilogue(m, &p->ctx->opt, s, n->nin == 3 || s->mm_bias,
+                  gpu_effective_act(n, s), batch);
   GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
                   m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
-  if (ep == CUBLASLT_EPILOGUE_BIAS || ep == CUBLASLT_EPILOGUE_RELU_BIAS) {
+  if (ep_has_bias(ep)) {
     /* a placeholder for the heuristic; the real pointer is set per run */
     const void *bp = (const void *)(uintptr_t)256;
     GPU_BLAS(d,
@@ -285,15 +310,9 @@ static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                  m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
   }
   base_status st = mm_layouts(m, mm, nn, kk, batch, d);
-  gpu_mm_key key = {mm,
-                    nn,
-                    kk,
-                    batch,
-                    (int32_t)ep,
-                    ep == CUBLASLT_EPILOGUE_BIAS ||
-                        ep == CUBLASLT_EPILOGUE_RELU_BIAS,
-                    p->ctx->opt.fp32_strict,
-                    0};
+  gpu_mm_key key = {
+      mm, nn, kk, batch, (int32_t)ep, ep_has_bias(ep), p->ctx->opt.fp32_strict,
+      0};
   return st ? st : gpu_mm_choose(p->ctx, &key, m, d);
 }
 
@@ -301,16 +320,19 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
   gpu_mm *m = s->mm;
   gpu_ctx *c = p->ctx;
-  const float *bias = n->nin == 3 ? p->ptr[n->in[2]] : NULL;
+  const float *bias = mm_bias_ptr(p, n, s);
   float *y = p->ptr[n->out[0]];
   if (bias && !m->post_bias)
     GPU_BLAS(
         d, cublasLtMatmulDescSetAttribute(
                m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  /* a folded residual add: D = A B + 1 * C with C the residual */
   const float one = 1.0f, zero = 0.0f;
-  GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, IN(p, n, 1), m->la,
-                             IN(p, n, 0), m->lb, &zero, y, m->lc, y, m->lc,
-                             &m->algo, p->ws, m->ws, c->stream));
+  const float *cc = s->res ? p->ptr[s->res - 1] : y;
+  GPU_BLAS(d,
+           cublasLtMatmul(c->lt, m->desc, &one, IN(p, n, 1), m->la, IN(p, n, 0),
+                          m->lb, s->res ? &one : &zero, cc, m->lc, y, m->lc,
+                          &m->algo, p->ws, m->ws, c->stream));
   if (m->post_bias || m->post_act)
     GPU_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
                              m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,

@@ -58,14 +58,16 @@ static int takes_relu(const ir_node *n) {
   return (f & IR_OPF_RELU_EPILOGUE) && n->nout == 1;
 }
 
-/* Node j is an ewadd that can be folded into the convolution computing one
- * of its operands (the residual epilogue): that convolution has no
- * activation and nothing folded yet, the add alone reads its result, both
- * operands have the add's shape (no broadcast), and the other operand (the
- * residual) exists before the convolution runs. Returns the operand index
- * the convolution computes, or -1. */
+/* Node j is an ewadd that can be folded into the convolution or matmul
+ * computing one of its operands: that node has no activation and nothing
+ * folded yet, the add alone reads its result, and the other operand exists
+ * before it runs. A residual (*bias = 0) has the add's shape (no
+ * broadcast; a matmul's result is no channels-last candidate: not rank 4
+ * with H * W > 1); a bias (*bias = 1, matmuls without one) is a vector
+ * along the last dimension (cuBLASLt's bias epilogue). Returns the operand
+ * index the convolution or matmul computes, or -1. */
 static int residual_fold(const gpu_plan *p, const int *reads,
-                         const unsigned char *wonly, int j) {
+                         const unsigned char *wonly, int j, int *bias) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[j];
   if (n->op != IR_OP_EWADD || n->nin != 2 || wonly[j])
@@ -77,12 +79,23 @@ static int residual_fold(const gpu_plan *p, const int *reads,
       continue;
     const ir_node *c = &g->nodes[x->node];
     const gpu_step *cs = &p->steps[x->node];
-    if (c->op != IR_OP_CONV2D || c->a.act != IR_ACT_NONE ||
-        reads[n->in[k]] != 1 || cs->view || cs->fuse_relu || cs->fuse_clip ||
-        cs->res || wonly[x->node] || !ir_shape_eq(&x->shape, o) ||
-        !ir_shape_eq(&r->shape, o) ||
+    if ((c->op != IR_OP_CONV2D && c->op != IR_OP_MATMUL) ||
+        c->a.act != IR_ACT_NONE || reads[n->in[k]] != 1 || cs->view ||
+        cs->fuse_relu || cs->fuse_clip || cs->res || cs->mm_bias ||
+        wonly[x->node] || !ir_shape_eq(&x->shape, o) ||
         (r->kind == IR_T_VALUE && r->node > x->node))
       continue;
+    int64_t nn = o->rank ? o->dim[o->rank - 1] : 1;
+    if (c->op == IR_OP_MATMUL && c->nin == 2 && r->shape.rank >= 1 &&
+        r->shape.dim[r->shape.rank - 1] == nn &&
+        ir_shape_numel(&r->shape) == nn && !ir_shape_eq(&r->shape, o)) {
+      *bias = 1;
+      return k;
+    }
+    if (!ir_shape_eq(&r->shape, o) ||
+        (c->op == IR_OP_MATMUL && o->rank == 4 && o->dim[2] * o->dim[3] > 1))
+      continue;
+    *bias = 0;
     return k;
   }
   return -1;
@@ -128,9 +141,11 @@ static int epilogue_owner(const gpu_plan *p, int i) {
 
 /* Marks views: reshapes (IR_OPF_VIEW), relus folded into a producer whose
  * result they alone read (and that is no graph output), clips (ReLU6)
- * folded the same way into a convolution without an activation, and
- * residual adds folded into the convolution computing one operand (then a
- * relu or clip reading the add alone folds into that convolution too). */
+ * folded the same way into a convolution without an activation, residual
+ * adds folded into the convolution or matmul computing one operand, bias
+ * adds into a matmul without a bias (then a relu or clip reading the add
+ * alone folds into that node too), and convolution biases moved into the
+ * fused node reading them. */
 static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
@@ -154,10 +169,13 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
       bias_into_fused(p, reads, wonly, j);
       continue;
     }
-    int rk = residual_fold(p, reads, wonly, j);
+    int isbias = 0, rk = residual_fold(p, reads, wonly, j, &isbias);
     if (rk >= 0) {
       int ci = g->tensors[n->in[rk]].node;
-      p->steps[ci].res = 1 + n->in[1 - rk];
+      if (isbias)
+        p->steps[ci].mm_bias = 1 + n->in[1 - rk];
+      else
+        p->steps[ci].res = 1 + n->in[1 - rk];
       p->steps[j].res_conv = 1 + ci;
       p->steps[j].view = 1;
       p->steps[j].view_in = rk;
@@ -183,7 +201,7 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
     if (x->kind != IR_T_VALUE || reads[n->in[0]] != 1)
       continue;
     int pi = epilogue_owner(p, x->node);
-    if (pi != x->node) { /* after a residual add folded into a conv */
+    if (pi != x->node) { /* after an add folded into a conv or matmul */
       gpu_step *cs = &p->steps[pi];
       if (cs->fuse_relu || cs->fuse_clip)
         continue;
