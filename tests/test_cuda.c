@@ -464,6 +464,24 @@ static const char *const fused_graphs[] = {
     /* scalars */
     "input x: []\ninput z: []\n"
     "y = fused(x, z) { a = ewmul($0, $1); b = sigmoid(a) }\noutput y\n",
+    /* row reductions ending a body, odd row lengths: softmax of a scaled
+     * sum with a broadcast row (37), BERT's residual + layer norm (1000:
+     * several elements per thread), reduce_mean without keepdims (33),
+     * rows of one element, one row of 1025 */
+    "input x: [3,5,37]\ninput s: []\nweight m: [37]\n"
+    "y = fused(x, s, m) { a = smul($0, $1); b = ewadd(a, $2); "
+    "c = softmax(b) axis=2 }\noutput y\n",
+    "input x: [2,7,1000]\ninput r: [2,7,1000]\nweight g: [1000]\n"
+    "weight b: [1000]\n"
+    "y = fused(x, r, g, b) { a = ewadd($0, $1); "
+    "n = layernorm(a, $2, $3) axis=2 eps=0.001 }\noutput y\n",
+    "input x: [4,3,33]\ninput z: [3,1]\n"
+    "y = fused(x, z) { a = ewsub($0, $1); q = ewmul(a, a); "
+    "m = reduce_mean(q) axes=[2] keepdims=0 }\noutput y\n",
+    "input x: [6,1]\ny = fused(x) { a = sigmoid($0); b = softmax(a) axis=1 }\n"
+    "z = fused(x) { a = tanh($0); b = layernorm(a) axis=1 }\noutput y, z\n",
+    "input x: [1025]\ny = fused(x) { a = relu($0); b = reduce_mean(a) "
+    "axes=[0] }\noutput y\n",
 };
 
 Test(cuda, fused_sources_compile_with_nvrtc) {

@@ -120,6 +120,7 @@ typedef struct gpu_step {
   gpu_mm *mm;
   int fused;            /* fused node: 1 + its kernel's index in ctx->fks */
   int64_t fused_blocks; /* its grid */
+  int fused_threads;    /* its block */
   int cl;               /* runs channels-last (layout.c) */
   size_t *cin_off;      /* per input: offset in scratch of its copy converted to
                            the node's layout, (size_t)-1 when read as is; NULL

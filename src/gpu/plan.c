@@ -112,7 +112,7 @@ static void bias_into_fused(gpu_plan *p, const int *reads,
   const ir_node *n = &g->nodes[j];
   const ir_body *b = ir_body_get(n->a.body);
   const ir_shape *o = &g->tensors[n->out[0]].shape;
-  if (!b || wonly[j] || o->rank != 4)
+  if (!b || ir_body_row(b) || wonly[j] || o->rank != 4)
     return;
   for (int k = 0; k < n->nin; k++) {
     const ir_tensor *x = &g->tensors[n->in[k]];
