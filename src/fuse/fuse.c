@@ -20,9 +20,9 @@ typedef struct ctx {
   unsigned char *inl, *wonly, *fusible;
   unsigned char *rowroot; /* a row reduction over the last axis: may be a
                              group's root (its body's last operator) */
-  int *ncons;   /* distinct consumer nodes of each node */
-  int *isout;   /* per tensor: a graph output */
-  int *share;   /* per node: how many groups contain it */
+  int *ncons;             /* distinct consumer nodes of each node */
+  int *isout;             /* per tensor: a graph output */
+  int *share;             /* per node: how many groups contain it */
   int *root_of; /* per node of the built graph: its root in g, or -1 */
   int32_t *map; /* g tensor -> built graph tensor */
 } ctx;
@@ -239,8 +239,7 @@ static int init(ctx *c, const ir_graph *g) {
   c->isout = base_calloc(nt, sizeof(int));
   c->map = base_calloc(nt, sizeof(int32_t));
   if (!c->inl || !c->wonly || !c->fusible || !c->rowroot || !c->ncons ||
-      !c->share ||
-      !c->root_of || !c->isout || !c->map)
+      !c->share || !c->root_of || !c->isout || !c->map)
     return -1;
   ir_weight_only(g, c->wonly);
   for (int i = 0; i < g->noutputs; i++)

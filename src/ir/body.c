@@ -98,8 +98,8 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
           "batchnorm; as the last operator also softmax, layernorm and "
           "reduce_mean over the last axis)",
           i + 1, (unsigned)o->op < IR_NOPS ? ir_op(o->op)->name : "unknown");
-    if (o->op == IR_OP_LAYERNORM && ((o->nin > 1 && o->in[1] >= 0) ||
-                                     (o->nin > 2 && o->in[2] >= 0)))
+    if (o->op == IR_OP_LAYERNORM &&
+        ((o->nin > 1 && o->in[1] >= 0) || (o->nin > 2 && o->in[2] >= 0)))
       return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                            "fused: body operator %d (layernorm) must read "
                            "gamma and beta from inputs of the fused node",
@@ -253,9 +253,8 @@ base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
     base_status rs = ir_infer(o->op, &a, ins, o->nin, &shapes[i], d);
     if (!rs && ir_body_row_op(o->op)) { /* over the last axis only */
       int last = ins[0]->rank - 1;
-      int ok = o->op == IR_OP_REDUCE_MEAN
-                   ? a.nlist == 1 && a.list[0] == last
-                   : a.axis == last;
+      int ok = o->op == IR_OP_REDUCE_MEAN ? a.nlist == 1 && a.list[0] == last
+                                          : a.axis == last;
       if (!ok)
         rs = d ? base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                                "%s in a fused body must reduce over the last "
