@@ -169,6 +169,24 @@ Test(costdb, roofline_conv_matmul_by_hand) {
   ir_graph_free(g);
 }
 
+/* A fused node: one launch, its inputs (a broadcast one at its own size)
+ * read once and its output written once, the body's flops per element. */
+Test(costdb, roofline_fused_node_by_hand) {
+  ir_graph *g = parse("input x: [2,8,6,12]\nweight b: [8,1,1]\n"
+                      "y = fused(x, b) { a = ewadd($0, $1); r = relu(a) }\n"
+                      "output y\n");
+  cd_work w = cd_node_work(g, 0);
+  double per = ir_op(IR_OP_EWADD)->flops + ir_op(IR_OP_RELU)->flops;
+  cr_assert_eq(w.launches, 1);
+  cr_assert_eq(w.matrix, 0);
+  cr_assert_float_eq(w.bytes, 4.0 * (1152 + 8 + 1152), 0.5);
+  cr_assert_float_eq(w.flops, 1152 * per, 0.5);
+  /* memory-bound on the H100: 9248 B / 3.35e12 B/s, plus one launch */
+  cr_assert_float_eq(cd_estimate(dev("h100"), g, 0),
+                     9248.0 / 3.35e12 * 1e3 + 0.004, 1e-12);
+  ir_graph_free(g);
+}
+
 Test(costdb, views_copies_and_unknown_device) {
   ir_graph *g = parse("input x: [1,6,4,4]\n"
                       "a, b = split(x) axis=1 sizes=[2,4]\n"

@@ -27,7 +27,7 @@ typedef struct run_opts {
   const char *path, *device, *dump;
   uint64_t seed;
   int threads, iters, warmup, batch;
-  int check, strict, profile, poison, no_fuse, legacy_conv, nchw; /* flags */
+  int check, strict, profile, poison, no_fuse, legacy_conv, nchw, fast_gelu;
 } run_opts;
 
 static int cmp_double(const void *a, const void *b) {
@@ -57,6 +57,7 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
                                        {"no-fuse", no_argument, 0, 'F'},
                                        {"legacy-conv", no_argument, 0, 'L'},
                                        {"nchw", no_argument, 0, 'N'},
+                                       {"fast-gelu", no_argument, 0, 'G'},
                                        {0, 0, 0, 0}};
   *o = (run_opts){.device = "cpu", .seed = 1, .iters = 1, .warmup = -1};
   int ch;
@@ -71,13 +72,14 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
       *(ch == 'd' ? &o->device : &o->dump) = optarg;
       continue;
     }
-    if (strchr("cfpPFLN", ch)) {
+    if (strchr("cfpPFLNG", ch)) {
       *(ch == 'c'   ? &o->check
         : ch == 'f' ? &o->strict
         : ch == 'p' ? &o->profile
         : ch == 'P' ? &o->poison
         : ch == 'F' ? &o->no_fuse
         : ch == 'N' ? &o->nchw
+        : ch == 'G' ? &o->fast_gelu
                     : &o->legacy_conv) = 1;
       continue;
     }
@@ -107,11 +109,12 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
   if (strcmp(o->device, "cpu") != 0 && !cuda)
     return cli_usage_error(c, "unknown device '%s' (this build has: %s)",
                            o->device, RUN_DEVICES);
-  if (!cuda && (o->check || o->strict || o->profile || o->poison ||
-                o->no_fuse || o->legacy_conv || o->nchw || o->warmup >= 0))
+  if (!cuda &&
+      (o->check || o->strict || o->profile || o->poison || o->no_fuse ||
+       o->legacy_conv || o->nchw || o->fast_gelu || o->warmup >= 0))
     return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
-                              "--no-fuse, --legacy-conv, --nchw and --warmup "
-                              "need --device cuda");
+                              "--no-fuse, --legacy-conv, --nchw, --fast-gelu "
+                              "and --warmup need --device cuda");
   if (cuda && o->dump)
     return cli_usage_error(c, "--dump is for --device cpu");
   return CLI_OK;
@@ -375,7 +378,8 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
                     .poison = o->poison,
                     .no_fuse = o->no_fuse,
                     .legacy_conv = o->legacy_conv,
-                    .nchw = o->nchw};
+                    .nchw = o->nchw,
+                    .fast_gelu = o->fast_gelu};
   gpu_ctx *cx = NULL;
   gpu_plan *p = NULL;
   ex_values *v = ex_values_new(g);

@@ -45,10 +45,13 @@ static const cli_command commands[] = {
      "  --fp32-strict no TF32 in convolutions and matmuls\n"
      "  --profile     per-operator time breakdown and the 10 slowest nodes\n"
      "  --poison      debug: fill every released buffer with NaN\n"
-     "  --no-fuse     run a relu after conv/matmul/add/... as its own kernel\n"
+     "  --no-fuse     no executor folds: a relu, clip, residual or bias add\n"
+     "                after conv/matmul/add/... runs as its own kernel\n"
      "  --legacy-conv legacy cuDNN convolution algorithms only\n"
      "  --nchw        keep every tensor NCHW (default: convolution chains\n"
-     "                run channels-last, NHWC)\n",
+     "                run channels-last, NHWC)\n"
+     "  --fast-gelu   a matmul's gelu in cuBLASLt's epilogue: its tanh\n"
+     "                approximation (at most 4.7e-4 from the exact gelu)\n",
      cli_run},
     {"check", "parse and shape-check a graph, report its operator counts",
      "usage: superopt check GRAPH...\n"

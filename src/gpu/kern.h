@@ -90,6 +90,14 @@ cudaError_t cxk_gather(cudaStream_t s, const float *x, const float *idx,
  * lo, hi: CXK_CLIP's bounds (ignored by the others). */
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
                          int64_t c, int64_t inner, int act, float lo, float hi);
+/* y[i] = act((y[i] + bias[(i / inner) % c]) + res[j]) in place: the
+ * residual epilogue of a convolution; bias and res may be NULL. rmode 0: res
+ * in y's layout (j = i); 1: y NHWC and res NCHW; 2: y NCHW and res NHWC (y of
+ * logical dims (n / (c h w), c, h, w)). */
+cudaError_t cxk_bias_res_act(cudaStream_t s, float *y, const float *bias,
+                             const float *res, int64_t n, int64_t c,
+                             int64_t inner, int act, float lo, float hi,
+                             int rmode, int64_t h, int64_t w);
 cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v);
 /* o = a op b (then ReLU if relu); bc NULL when a, b and o all have n
  * elements. */

@@ -85,6 +85,66 @@ __global__ void k_bias_act4(float4 *y, const float *bias, I n4, I c, I inner4,
   }
 }
 
+/* Residual epilogue: y[i] = act(y[i] + bias[(i / inner) % c] + res[i]) with
+ * res in y's layout, four elements at a time: inner a multiple of 4 (NCHW:
+ * one channel per float4), or inner 1 and c a multiple of 4 (NHWC: four
+ * consecutive channels). The sum is taken in the unfused order: (conv +
+ * bias) + residual. */
+template <typename I>
+__global__ void k_bias_res_act4(float4 *y, const float *bias, const float4 *res,
+                                I n4, I c, I inner, int act, float lo,
+                                float hi) {
+  GRID_LOOP_T(I, i, n4) {
+    float4 v = y[i];
+    I ch = (i * 4 / inner) % c;
+    float b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
+    if (bias && inner == 1) {
+      b0 = bias[ch], b1 = bias[ch + 1], b2 = bias[ch + 2], b3 = bias[ch + 3];
+    } else if (bias) {
+      b0 = b1 = b2 = b3 = bias[ch];
+    }
+    float4 r = res ? res[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (res) {
+      v.x = (v.x + b0) + r.x, v.y = (v.y + b1) + r.y;
+      v.z = (v.z + b2) + r.z, v.w = (v.w + b3) + r.w;
+    } else {
+      v.x += b0, v.y += b1, v.z += b2, v.w += b3;
+    }
+    v.x = act_fn(act, v.x, lo, hi);
+    v.y = act_fn(act, v.y, lo, hi);
+    v.z = act_fn(act, v.z, lo, hi);
+    v.w = act_fn(act, v.w, lo, hi);
+    y[i] = v;
+  }
+}
+
+/* One element at a time; rmode 0: res in y's layout; 1: y NHWC, res NCHW;
+ * 2: y NCHW, res NHWC (rank-4 y of dims (nb, c, h, w)). */
+template <typename I>
+__global__ void k_bias_res_act(float *y, const float *bias, const float *res,
+                               I n, I c, I inner, int act, float lo, float hi,
+                               int rmode, I h, I w) {
+  GRID_LOOP_T(I, i, n) {
+    float v = y[i];
+    if (bias)
+      v += bias[(i / inner) % c];
+    if (res) {
+      I j = i;
+      if (rmode == 1) { /* i = ((b*h + y)*w + x)*c + ch */
+        I ch = i % c, x = (i / c) % w, yy = (i / (c * w)) % h,
+          b = i / (c * w * h);
+        j = ((b * c + ch) * h + yy) * w + x;
+      } else if (rmode == 2) { /* i = ((b*c + ch)*h + y)*w + x */
+        I x = i % w, yy = (i / w) % h, ch = (i / (w * h)) % c,
+          b = i / (w * h * c);
+        j = ((b * h + yy) * w + x) * c + ch;
+      }
+      v += res[j];
+    }
+    y[i] = act_fn(act, v, lo, hi);
+  }
+}
+
 __global__ void k_fill(float *y, int64_t n, float v) {
   GRID_LOOP(i, n) { y[i] = v; }
 }
@@ -424,6 +484,9 @@ static bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
                          int64_t c, int64_t inner, int act, float lo,
                          float hi) {
+  if (inner == 1 && c % 4 == 0 && c > 1) /* channels-last: float4 too */
+    return cxk_bias_res_act(s, y, bias, NULL, n, c, inner, act, lo, hi, 0, 1,
+                            1);
   if (inner % 4 == 0 && fits32(n))
     k_bias_act4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
         (float4 *)y, bias, (int32_t)(n / 4), (int32_t)c, (int32_t)(inner / 4),
@@ -449,6 +512,30 @@ cudaError_t cxk_gather(cudaStream_t s, const float *x, const float *idx,
                        int64_t inner) {
   int64_t n = outer * nidx * inner;
   k_gather<<<blocks_for(n), kThreads, 0, s>>>(x, idx, y, n, nidx, dim, inner);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_bias_res_act(cudaStream_t s, float *y, const float *bias,
+                             const float *res, int64_t n, int64_t c,
+                             int64_t inner, int act, float lo, float hi,
+                             int rmode, int64_t h, int64_t w) {
+  int vec = rmode == 0 && (inner % 4 == 0 || (inner == 1 && c % 4 == 0)) &&
+            n % 4 == 0 && ((uintptr_t)y & 15) == 0 &&
+            ((uintptr_t)res & 15) == 0;
+  if (vec && fits32(n))
+    k_bias_res_act4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        (float4 *)y, bias, (const float4 *)res, (int32_t)(n / 4), (int32_t)c,
+        (int32_t)inner, act, lo, hi);
+  else if (vec)
+    k_bias_res_act4<int64_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        (float4 *)y, bias, (const float4 *)res, n / 4, c, inner, act, lo, hi);
+  else if (fits32(n))
+    k_bias_res_act<int32_t><<<blocks_for(n), kThreads, 0, s>>>(
+        y, bias, res, (int32_t)n, (int32_t)c, (int32_t)inner, act, lo, hi,
+        rmode, (int32_t)h, (int32_t)w);
+  else
+    k_bias_res_act<int64_t><<<blocks_for(n), kThreads, 0, s>>>(
+        y, bias, res, n, c, inner, act, lo, hi, rmode, h, w);
   return cudaGetLastError();
 }
 

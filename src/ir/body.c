@@ -57,6 +57,16 @@ int ir_body_op_ok(ir_opcode op) {
   return 0;
 }
 
+int ir_body_row_op(ir_opcode op) {
+  return op == IR_OP_SOFTMAX || op == IR_OP_LAYERNORM ||
+         op == IR_OP_REDUCE_MEAN;
+}
+
+const ir_body_op *ir_body_row(const ir_body *b) {
+  return b && ir_body_row_op(b->ops[b->nops - 1].op) ? &b->ops[b->nops - 1]
+                                                     : NULL;
+}
+
 static uint64_t body_hash(int nin, int nops, const ir_body_op *ops) {
   XXH3_state_t s;
   XXH3_64bits_reset(&s);
@@ -84,13 +94,21 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
   char used_in[IR_MAX_IN] = {0}, used_op[IR_BODY_MAX_OPS] = {0};
   for (int i = 0; i < nops; i++) {
     const ir_body_op *o = &ops[i];
-    if ((unsigned)o->op >= IR_NOPS || !ir_body_op_ok(o->op))
+    if ((unsigned)o->op >= IR_NOPS ||
+        !(ir_body_op_ok(o->op) || (ir_body_row_op(o->op) && i + 1 == nops)))
       return base_diag_set(
           d, BASE_ERR_PARAM, 0, 0,
           "fused: body operator %d is %s, which is not element-wise (allowed: "
           "ewadd ewmul ewsub ewdiv smul relu sigmoid tanh gelu erf sqrt clip "
-          "batchnorm)",
+          "batchnorm; as the last operator also softmax, layernorm and "
+          "reduce_mean over the last axis)",
           i + 1, (unsigned)o->op < IR_NOPS ? ir_op(o->op)->name : "unknown");
+    if (o->op == IR_OP_LAYERNORM &&
+        ((o->nin > 1 && o->in[1] >= 0) || (o->nin > 2 && o->in[2] >= 0)))
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "fused: body operator %d (layernorm) must read "
+                           "gamma and beta from inputs of the fused node",
+                           i + 1);
     if (o->nin > IR_MAX_FIXED_IN || ir_check_arity(ir_op(o->op), o->nin, d))
       return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
                            "fused: body operator %d (%s) has %d inputs", i + 1,
@@ -237,7 +255,19 @@ base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
     for (int k = 0; k < o->nin; k++)
       ins[k] = o->in[k] < 0 ? in[-1 - o->in[k]] : &shapes[o->in[k]];
     ir_attrs a = o->a;
-    if (ir_infer(o->op, &a, ins, o->nin, &shapes[i], d)) {
+    base_status rs = ir_infer(o->op, &a, ins, o->nin, &shapes[i], d);
+    if (!rs && ir_body_row_op(o->op)) { /* over the last axis only */
+      int last = ins[0]->rank - 1;
+      int ok = o->op == IR_OP_REDUCE_MEAN ? a.nlist == 1 && a.list[0] == last
+                                          : a.axis == last;
+      if (!ok)
+        rs = d ? base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                               "%s in a fused body must reduce over the last "
+                               "axis (%d) only",
+                               ir_op(o->op)->name, last)
+               : BASE_ERR_PARAM;
+    }
+    if (rs) {
       if (d) {
         char msg[sizeof d->msg];
         memcpy(msg, d->msg, sizeof msg);

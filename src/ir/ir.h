@@ -223,6 +223,12 @@ typedef struct ir_body {
 
 /* Whether op may appear in a fused body (element-wise operators). */
 int ir_body_op_ok(ir_opcode op);
+/* Whether op is a row reduction a fused body may end with (softmax,
+ * layernorm, reduce_mean: over the last axis of its input only; the
+ * layernorm's gamma and beta are inputs of the body). */
+int ir_body_row_op(ir_opcode op);
+/* The row reduction body b ends with, or NULL. */
+const struct ir_body_op *ir_body_row(const struct ir_body *b);
 /* Checks and interns a body of nops operators over nin inputs: every
  * operator allowed, its arity right, references in range and earlier,
  * every input and every operator but the last used. Returns the interned

@@ -421,11 +421,12 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
     int op = ir_op_lookup(opn.s, (size_t)opn.len);
     if (op < 0)
       return unknown_op(P, &opn);
-    if (!ir_body_op_ok((ir_opcode)op))
+    if (!ir_body_op_ok((ir_opcode)op) && !ir_body_row_op((ir_opcode)op))
       return perr(P, BASE_ERR_PARAM, opn.s,
                   "%s cannot be part of a fused body (allowed: ewadd ewmul "
                   "ewsub ewdiv smul relu sigmoid tanh gelu erf sqrt clip "
-                  "batchnorm)",
+                  "batchnorm; as the last operator softmax, layernorm and "
+                  "reduce_mean over the last axis)",
                   ir_op((ir_opcode)op)->name);
     ir_body_op *o = &ops[n];
     memset(o, 0, sizeof *o);
