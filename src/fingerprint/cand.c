@@ -282,12 +282,31 @@ static base_status branch_error(run *r, int nb, base_status st, base_diag *d) {
   return st;
 }
 
+/* Whether `need` is non-zero on any rank (a collective; the ranks
+ * agree on st first). */
+static base_status any_rank(const fp_comm *comm, base_status st, int *need,
+                            base_diag *d) {
+  if (!comm || comm->size <= 1 || (st = fp_comm_agree(comm, st, d)))
+    return st;
+  size_t *n = base_calloc((size_t)comm->size, sizeof *n);
+  int32_t mine = *need, *all = NULL;
+  st = n ? comm->allgatherv(comm->u, &mine, sizeof mine, (void **)&all, n, d)
+         : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int r = 0; !st && r < comm->size; r++)
+    *need |= all[r] != 0;
+  free(n);
+  free(all);
+  return st;
+}
+
 /* Enumerates c's branches (c->branches: this rank's share) into all,
  * sorted: those saved in c->checkpoint are loaded, the rest enumerated
- * (and saved there), building the normal-form table only if any is left.
- * w: branch weights for progress (may be NULL). */
+ * (and saved there), building the normal-form table only if any rank has
+ * any left (with comm: a collective, shared over the ranks). w: branch
+ * weights for progress (may be NULL). */
 static base_status enumerate(const en_config *c, const long long *w,
-                             rec_vec *all, fp_stats *fs, base_diag *d) {
+                             const fp_comm *comm, rec_vec *all, fp_stats *fs,
+                             base_diag *d) {
   run r = {0};
   fp_nf *nf = NULL;
   int nb = en_branch_count(c), ntodo = 0;
@@ -297,6 +316,8 @@ static base_status enumerate(const en_config *c, const long long *w,
   base_status st = todo && r.br ? BASE_OK : BASE_ERR_NOMEM;
   if (!st && c->checkpoint)
     st = fp_ckpt_dir(c->checkpoint, d);
+  if (!st && c->checkpoint && w)
+    st = fp_ckpt_write_weights(c->checkpoint, w, nb, d);
   for (int b = 0; b < nb && !st; b++) {
     int found = 0;
     if (c->branches && !c->branches[b])
@@ -309,8 +330,10 @@ static base_status enumerate(const en_config *c, const long long *w,
     }
   }
   double t0 = base_now();
-  if (!st && ntodo && !c->keep_non_normal && c->max_ops >= 2) {
-    st = fp_nf_build(c, c->max_ops - 1, &nf, d);
+  int need = !st && ntodo > 0;
+  st = any_rank(comm, st, &need, d);
+  if (!st && need && !c->keep_non_normal && c->max_ops >= 2) {
+    st = fp_nf_build_comm(c, c->max_ops - 1, comm, c->branches, &nf, d);
     fs->nf_values = r.nf_count = fp_nf_count(nf);
   }
   fs->t_nf = base_now() - t0;
@@ -977,7 +1000,7 @@ base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
             : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   if (!err)
-    err = enumerate(c, w, &all, st, d);
+    err = enumerate(c, w, NULL, &all, st, d);
   free(w);
   st->graphs = st->graphs_here = (long long)all.n;
   st->t_enum = base_now() - t0 - st->t_nf;
@@ -1271,8 +1294,8 @@ static base_status candidates_dist(const en_config *c, fp_pairs mode,
   if (!err)
     err = partition(c, comm, &mask, &w, d);
   lc.branches = mask;
-  if (!err)
-    err = enumerate(&lc, w, &all, st, d);
+  if (!(err = fp_comm_agree(comm, err, d))) /* enumerate is a collective */
+    err = enumerate(&lc, w, comm, &all, st, d);
   free(mask);
   free(w);
   st->graphs = st->graphs_here = (long long)all.n;

@@ -8,6 +8,9 @@
  * records), then the records as they lay in memory. A file whose key
  * differs was made by other arguments (or another build's record layout)
  * and is refused, as is one whose size or checksum is wrong: never reused.
+ * DIR/weights lists each branch's weight (graphs with one operator fewer,
+ * plus 1) for tools that extrapolate from the finished branches
+ * (scripts/bench-mpi-5).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -148,5 +151,33 @@ base_status fp_ckpt_read(const char *dir, int b, uint64_t key, size_t rec_size,
   }
   m->n = h.n, m->dropped = h.dropped, m->nf_values = h.nf_values;
   *recs = r, *found = 1;
+  return BASE_OK;
+}
+
+base_status fp_ckpt_write_weights(const char *dir, const long long *w, int nb,
+                                  base_diag *d) {
+  char path[4096], tmp[4200];
+  if (snprintf(path, sizeof path, "%s/weights", dir) >= (int)sizeof path ||
+      snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >=
+          (int)sizeof tmp)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "checkpoint path too long: %s",
+                         dir);
+  if (access(path, F_OK) == 0)
+    return BASE_OK;
+  FILE *f = fopen(tmp, "w");
+  int bad = !f;
+  if (f) {
+    fprintf(f, "# branch weight (graphs with one operator fewer, + 1)\n");
+    for (int b = 0; b < nb; b++)
+      fprintf(f, "%d %lld\n", b, w[b]);
+    bad = ferror(f) != 0;
+    bad = fclose(f) != 0 || bad;
+  }
+  if (bad || rename(tmp, path) != 0) {
+    int err = errno;
+    unlink(tmp);
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot write '%s': %s", path,
+                         strerror(err));
+  }
   return BASE_OK;
 }

@@ -99,6 +99,10 @@ int fp_ckpt_exists(const char *dir, int b);
 base_status fp_ckpt_write(const char *dir, int b, uint64_t key,
                           const fp_ckpt_meta *m, const void *recs,
                           size_t rec_size, base_diag *d);
+/* Writes dir/weights (branch weights w[nb], one "b w" line each) unless
+ * it exists. */
+base_status fp_ckpt_write_weights(const char *dir, const long long *w, int nb,
+                                  base_diag *d);
 /* Reads branch b's file: *found = 0 when there is none; else *recs
  * (malloc'd) and m. A file of another key, size or checksum is an error
  * (BASE_ERR_IO), never used. */
