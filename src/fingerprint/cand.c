@@ -1052,9 +1052,12 @@ static void count_end(void *u, int b, void *state) {
 }
 
 /* Branch weights: 1 + the graphs each branch has with one operator fewer
- * (counted without evaluating them: a fraction of the enumeration). */
+ * (counted without evaluating them: a fraction of the enumeration; read
+ * from the checkpoint directory when it lists them). */
 static base_status branch_weights(const en_config *c, long long *w, int nb,
                                   base_diag *d) {
+  if (c->checkpoint && fp_ckpt_read_weights(c->checkpoint, w, nb))
+    return BASE_OK;
   en_config lc = *c;
   for (int b = 0; b < nb; b++)
     w[b] = 0;

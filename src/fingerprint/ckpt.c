@@ -181,3 +181,23 @@ base_status fp_ckpt_write_weights(const char *dir, const long long *w, int nb,
   }
   return BASE_OK;
 }
+
+int fp_ckpt_read_weights(const char *dir, long long *w, int nb) {
+  char path[4096], line[128];
+  if (snprintf(path, sizeof path, "%s/weights", dir) >= (int)sizeof path)
+    return 0;
+  FILE *f = fopen(path, "r");
+  int got = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    int b;
+    long long v;
+    if (line[0] == '#')
+      continue;
+    if (sscanf(line, "%d %lld", &b, &v) != 2 || b != got || b >= nb || v < 1)
+      break;
+    w[got++] = v;
+  }
+  if (f)
+    fclose(f);
+  return got == nb;
+}

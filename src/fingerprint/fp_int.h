@@ -103,6 +103,8 @@ base_status fp_ckpt_write(const char *dir, int b, uint64_t key,
  * it exists. */
 base_status fp_ckpt_write_weights(const char *dir, const long long *w, int nb,
                                   base_diag *d);
+/* Reads dir/weights into w[nb]: 1 if it lists exactly nb weights. */
+int fp_ckpt_read_weights(const char *dir, long long *w, int nb);
 /* Reads branch b's file: *found = 0 when there is none; else *recs
  * (malloc'd) and m. A file of another key, size or checksum is an error
  * (BASE_ERR_IO), never used. */
