@@ -961,8 +961,8 @@ static base_status candidates_dist(const en_config *c, fp_pairs mode,
                                    const confirm_ctx *cx, const fp_comm *comm,
                                    base_status err, ir_ruleset *out,
                                    fp_stats *st, base_diag *d);
-static base_status branch_weights(const en_config *c, long long *w, int nb,
-                                  base_diag *d);
+static base_status branch_weights(const en_config *c, const fp_comm *comm,
+                                  long long *w, int nb, base_diag *d);
 
 base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
                           void *fu, ir_ruleset *out, fp_stats *st,
@@ -996,7 +996,7 @@ base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
   if (!err && c->progress) {
     int nb = en_branch_count(c);
     w = base_calloc((size_t)nb, sizeof *w);
-    err = w ? branch_weights(c, w, nb, d)
+    err = w ? branch_weights(c, NULL, w, nb, d)
             : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   if (!err)
@@ -1053,22 +1053,43 @@ static void count_end(void *u, int b, void *state) {
 
 /* Branch weights: 1 + the graphs each branch has with one operator fewer
  * (counted without evaluating them: a fraction of the enumeration; read
- * from the checkpoint directory when it lists them). */
-static base_status branch_weights(const en_config *c, long long *w, int nb,
-                                  base_diag *d) {
-  if (c->checkpoint && fp_ckpt_read_weights(c->checkpoint, w, nb))
-    return BASE_OK;
+ * from the checkpoint directory when it lists them on every rank). With
+ * comm (a collective) rank r counts branches r, r + N, ... and the ranks
+ * exchange their counts. */
+static base_status branch_weights(const en_config *c, const fp_comm *comm,
+                                  long long *w, int nb, base_diag *d) {
+  int need = !(c->checkpoint && fp_ckpt_read_weights(c->checkpoint, w, nb));
+  base_status st = any_rank(comm, BASE_OK, &need, d);
+  if (st || !need)
+    return st;
+  int dist = comm && comm->size > 1;
+  uint8_t *mask = dist ? base_calloc((size_t)nb, 1) : NULL;
+  long long *all = NULL;
   en_config lc = *c;
   for (int b = 0; b < nb; b++)
     w[b] = 0;
+  for (int b = 0; mask && b < nb; b++)
+    mask[b] = b % comm->size == comm->rank;
   lc.max_ops = c->max_ops - 1;
   lc.progress = NULL;
-  lc.branches = NULL;
-  base_status st = BASE_OK;
-  if (lc.max_ops > 0) {
+  lc.branches = mask;
+  if (dist && !mask)
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st && lc.max_ops > 0) {
     en_visitor v = {count_begin, count_visit, count_end, w, NULL};
     st = en_enumerate(&lc, &v, d);
   }
+  if (dist && !(st = fp_comm_agree(comm, st, d))) {
+    size_t *n = base_calloc((size_t)comm->size, sizeof *n);
+    st = n ? comm->allgatherv(comm->u, w, (size_t)nb * sizeof *w, (void **)&all,
+                              n, d)
+           : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    for (int b = 0; !st && b < nb; b++)
+      w[b] = all[(size_t)(b % comm->size) * (size_t)nb + (size_t)b];
+    free(n);
+  }
+  free(all);
+  free(mask);
   for (int b = 0; b < nb; b++)
     w[b]++;
   return st;
@@ -1084,8 +1105,10 @@ static base_status partition(const en_config *c, const fp_comm *comm,
   long long *load = base_calloc((size_t)comm->size, sizeof *load);
   uint8_t *m = base_calloc((size_t)nb, 1), *taken = base_calloc((size_t)nb, 1);
   base_status st = w && load && m && taken ? BASE_OK : BASE_ERR_NOMEM;
-  if (!st)
-    st = branch_weights(c, w, nb, d);
+  if (st)
+    base_diag_set(d, st, 0, 0, "out of memory");
+  if (!(st = fp_comm_agree(comm, st, d))) /* counting is a collective */
+    st = branch_weights(c, comm, w, nb, d);
   for (int k = 0; k < nb && !st; k++) {
     int b = -1, r = 0;
     for (int i = 0; i < nb; i++)
@@ -1103,8 +1126,7 @@ static base_status partition(const en_config *c, const fp_comm *comm,
   if (st) {
     free(w);
     free(m);
-    return st == BASE_ERR_NOMEM ? base_diag_set(d, st, 0, 0, "out of memory")
-                                : st;
+    return st; /* d says why */
   }
   *mask = m;
   *weights = w;
@@ -1294,7 +1316,7 @@ static base_status candidates_dist(const en_config *c, fp_pairs mode,
   long long *w = NULL;
   en_config lc = *c;
   double t0 = base_now();
-  if (!err)
+  if (!(err = fp_comm_agree(comm, err, d))) /* partition is a collective */
     err = partition(c, comm, &mask, &w, d);
   lc.branches = mask;
   if (!(err = fp_comm_agree(comm, err, d))) /* enumerate is a collective */
