@@ -56,6 +56,7 @@ install(FILES ${API_GEN}/superopt.pc ${API_GEN}/superopt-static.pc
 install(FILES ${API_GEN}/superoptConfig.cmake
               ${API_GEN}/superoptConfigVersion.cmake
         DESTINATION lib/cmake/superopt)
-install(FILES rules/default.rules DESTINATION share/superopt/rules)
+install(FILES rules/default.rules rules/passes.rules
+        DESTINATION share/superopt/rules)
 install(DIRECTORY costdb/ DESTINATION share/superopt/costdb
         FILES_MATCHING PATTERN "*.tsv")

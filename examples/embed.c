@@ -31,7 +31,7 @@ static float **buffers(const api_graph *g, int is_input) {
     size_t m = numel(g, i, is_input);
     b[i] = malloc(m * sizeof(float));
     for (size_t k = 0; b[i] && is_input && k < m; k++)
-      b[i][k] = (float)((k % 17) - 8) / 8.0f;
+      b[i][k] = (float)((int)(k % 17) - 8) / 8.0f; /* int64 ids: -1..0 */
   }
   return b;
 }

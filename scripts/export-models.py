@@ -84,6 +84,33 @@ def build(name, seq):
     return Wrap(m, True), (ids, mask), ["input_ids", "attention_mask"]
 
 
+def params_to_inputs(path, names):
+    """Rewrites path (and drops its external data file) with the
+    initializers named in names as graph inputs of the same type and shape;
+    the other initializers (constants) stay."""
+    import onnx
+    from onnx import helper
+    model = onnx.load(path)  # loads external data beside it too
+    g = model.graph
+    keep = []
+    for t in g.initializer:
+        if t.name in names:
+            g.input.append(helper.make_tensor_value_info(
+                t.name, t.data_type, list(t.dims)))
+        else:
+            keep.append(t)
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    for t in g.initializer:  # constants back inline
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            t.data_location = onnx.TensorProto.DEFAULT
+            del t.external_data[:]
+    onnx.save(model, path, save_as_external_data=False)
+    data = path + ".data"
+    if os.path.exists(data):
+        os.remove(data)
+
+
 def export(name, out, seq):
     import torch
     m, args, names = build(name, seq)
@@ -96,9 +123,14 @@ def export(name, out, seq):
                               output_names=["y"], dynamo=False)
         except Exception as e:
             first = "%s: %s" % (type(e).__name__, str(e)[:300])
-            torch.onnx.export(m, args, path, export_params=False,
-                              opset_version=18, input_names=names,
-                              output_names=["y"], dynamo=True)
+            # the dynamo exporter with export_params=False drops every
+            # initializer, shape constants included: export with them, then
+            # turn the parameters (only) into graph inputs
+            torch.onnx.export(m, args, path, opset_version=18,
+                              input_names=names, output_names=["y"],
+                              dynamo=True)
+            params_to_inputs(path, {k for k, _ in m.named_parameters()} |
+                             {k for k, _ in m.named_buffers()})
             how = "dynamo opset 18 (torchscript failed: %s)" % first
     import onnx
     g = onnx.load(path)

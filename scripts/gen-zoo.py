@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Generate models/{bert_base,nasnet_a,resnext50_taso}.graph: three networks
-of the TASO/PET evaluation in the .graph format; and csrnet, PET's dilated
-network (not written into models/ so far: docs/mutants.md).
+"""Generate models/{bert_base,csrnet,inception_v3,nasnet_a,resnet18,
+resnet34_l4,resnext50_taso}.graph: the networks of the TASO/PET evaluation
+in the .graph format (PET's set: ResNet-18, Inception-v3, BERT-base, CSRNet
+and a ResNet with 3x3 convs at 7x7 resolution).
 
 Prints one network as a `.graph` text file, the format specified in
 docs/graph-format.md. Every operator result carries its shape annotation,
@@ -73,6 +74,27 @@ csrnet
     `output_layer.*`) and all but the head a fused relu. Input
     x: [N,3,224,224], output [N,1,28,28].
 
+inception_v3
+    torchvision's Inception-v3 without the auxiliary head (inference),
+    299x299: the stem (five BasicConv2d, two 3x3 stride-2 max pools),
+    Mixed_5b-5d (InceptionA, pool features 32, 64, 64), Mixed_6a
+    (InceptionB), Mixed_6b-6e (InceptionC, 7x7 factorized into 1x7 and 7x1,
+    c7 = 128, 160, 160, 192), Mixed_7a (InceptionD), Mixed_7b-7c
+    (InceptionE), global_avgpool, fc. BasicConv2d = conv (no bias, explicit
+    padding) + batchnorm + relu; branch pools are 3x3 stride-1 avgpools with
+    count_include_pad=1 (PyTorch's default). Weights `NAME.conv.weight`,
+    `NAME.bn.*` after torchvision's module names.
+
+resnet18
+    torchvision's ResNet-18 (basic blocks 2, 2, 2, 2; widths 64-512; stride
+    on the first 3x3 of a stage; 1x1 stride-2 downsample), 224x224.
+
+resnet34_l4
+    PET's "ResNet with 3x3 convs at 7x7 resolution": ResNet-34's layer4
+    alone, three basic blocks of 512 channels (the first with stride 2 and a
+    downsample) on a [N,256,14,14] input (what layer3 hands on), so all six
+    3x3 512-channel convs run at 7x7, then avgpool and fc.
+
 Usage (Python 3 standard library only):
 
     python3 scripts/gen-zoo.py bert_base > models/bert_base.graph
@@ -84,7 +106,9 @@ Usage (Python 3 standard library only):
 
 `--batch N` sets the batch size (default 1). The parameter counts asserted by
 --check exclude batch-norm running mean/var and are those of the reference
-models: torchvision resnext50_32x4d (25028904), keras NASNetMobile's
+models: torchvision resnext50_32x4d (25028904), inception_v3 without the
+auxiliary head (27161264 - 3326696 = 23834568), resnet18 (11689512), resnet34's
+layer4 plus fc (13627368), keras NASNetMobile's
 trainable parameters (5289978), BERT-base's encoder (85054464) plus the
 12 attention scale scalars, CSRNet's 16263489.
 """
@@ -531,6 +555,182 @@ def build_csrnet(batch):
     return g
 
 
+
+# -- ResNet-18 and a stage-4 (7x7) ResNet -----------------------------------
+
+RESNET18_LAYERS = [2, 2, 2, 2]
+RESNET_BASIC_WIDTHS = [64, 128, 256, 512]
+
+
+def basic_block(g, x, prefix, width, stride, downsample):
+    """torchvision BasicBlock: 3x3 (stride) + bn + relu, 3x3 + bn, plus the
+    identity or a 1x1 (stride) + bn downsample, relu."""
+    p = prefix + "."
+    t = g.conv2d(p + "c1", x, p + "conv1.w", width, 3, stride=stride, pad=1)
+    t = g.batchnorm(p + "b1", t, p + "bn1")
+    t = g.relu(p + "r1", t)
+    t = g.conv2d(p + "c2", t, p + "conv2.w", width, 3, pad=1)
+    t = g.batchnorm(p + "b2", t, p + "bn2")
+    if downsample:
+        s = g.conv2d(p + "dsc", x, p + "downsample.0.w", width, 1,
+                     stride=stride, pad="valid" if stride != 1 else "same")
+        identity = g.batchnorm(p + "dsb", s, p + "downsample.1")
+    else:
+        identity = x
+    t = g.ewadd(p + "add", t, identity)
+    return g.relu(p + "out", t)
+
+
+def resnet_head(g, t, batch, in_ch):
+    t = g.global_avgpool("avgpool", t)
+    t = g.reshape("flatten", t, [batch, in_ch])
+    t = g.linear("logits", t, "fc", resnet.NUM_CLASSES)
+    g.outputs = [t]
+    return g
+
+
+def build_resnet18(batch):
+    g = Graph("resnet18")
+    x = g.input("x", [batch, 3, 224, 224])
+    t = g.conv2d("stem.c", x, "conv1.w", 64, 7, stride=2, pad=3)
+    t = g.batchnorm("stem.b", t, "bn1")
+    t = g.relu("stem.r", t)
+    t = g.maxpool("stem.pool", t, 3, 2, 1)
+    in_ch = 64
+    for li, (blocks, width) in enumerate(zip(RESNET18_LAYERS,
+                                             RESNET_BASIC_WIDTHS)):
+        for bi in range(blocks):
+            stride = 2 if li > 0 and bi == 0 else 1
+            ds = bi == 0 and (stride != 1 or in_ch != width)
+            t = basic_block(g, t, "layer%d.%d" % (li + 1, bi), width, stride,
+                            ds)
+            in_ch = width
+    return resnet_head(g, t, batch, in_ch)
+
+
+def build_resnet34_l4(batch):
+    """ResNet-34's last stage alone (PET's 'ResNet with 3x3 convs at 7x7'):
+    input [N,256,14,14] (what layer3 hands on), three basic blocks of 512
+    channels (the first with stride 2 and a 1x1 downsample), so every 3x3
+    conv runs at 7x7, then avgpool and fc."""
+    g = Graph("resnet34_l4")
+    t = g.input("x", [batch, 256, 14, 14])
+    in_ch = 256
+    for bi in range(3):
+        stride = 2 if bi == 0 else 1
+        t = basic_block(g, t, "layer4.%d" % bi, 512, stride, bi == 0)
+        in_ch = 512
+    return resnet_head(g, t, batch, in_ch)
+
+
+# -- Inception-v3 ------------------------------------------------------------
+
+
+def inc_conv(g, x, name, out_ch, kh, kw=None, stride=1, pad=None):
+    """torchvision BasicConv2d: conv (no bias, kernel kh x kw) + batchnorm +
+    relu; pad (top, left) mirrored to the bottom and right, default none."""
+    kw = kh if kw is None else kw
+    ph, pw = pad if pad is not None else (0, 0)
+    n, c, h, w = g.shapes[x]
+    wname = g.weight(name + ".conv.weight", [out_ch, c, kh, kw])
+    oh = (h + 2 * ph - kh) // stride + 1
+    ow = (w + 2 * pw - kw) // stride + 1
+    params = []
+    if stride != 1:
+        params.append(("stride", fmt_list([stride, stride])))
+    params.append(("pad", fmt_list([ph, pw, ph, pw])))
+    t = g.op(name + ".conv", [n, out_ch, oh, ow], "conv2d", [x, wname],
+             params)
+    t = g.batchnorm(name + ".bn", t, name + ".bn")
+    return g.relu(name + ".relu", t)
+
+
+def inception_a(g, x, p, pool_features):
+    b1 = inc_conv(g, x, p + ".branch1x1", 64, 1)
+    b5 = inc_conv(g, x, p + ".branch5x5_1", 48, 1)
+    b5 = inc_conv(g, b5, p + ".branch5x5_2", 64, 5, pad=(2, 2))
+    b3 = inc_conv(g, x, p + ".branch3x3dbl_1", 64, 1)
+    b3 = inc_conv(g, b3, p + ".branch3x3dbl_2", 96, 3, pad=(1, 1))
+    b3 = inc_conv(g, b3, p + ".branch3x3dbl_3", 96, 3, pad=(1, 1))
+    bp = g.avgpool(p + ".pool", x, 3, 1, 1, count_include_pad=1)
+    bp = inc_conv(g, bp, p + ".branch_pool", pool_features, 1)
+    return g.concat(p, [b1, b5, b3, bp], 1)
+
+
+def inception_b(g, x, p):
+    b3 = inc_conv(g, x, p + ".branch3x3", 384, 3, stride=2)
+    bd = inc_conv(g, x, p + ".branch3x3dbl_1", 64, 1)
+    bd = inc_conv(g, bd, p + ".branch3x3dbl_2", 96, 3, pad=(1, 1))
+    bd = inc_conv(g, bd, p + ".branch3x3dbl_3", 96, 3, stride=2)
+    bp = g.maxpool(p + ".pool", x, 3, 2, "valid")
+    return g.concat(p, [b3, bd, bp], 1)
+
+
+def inception_c(g, x, p, c7):
+    b1 = inc_conv(g, x, p + ".branch1x1", 192, 1)
+    b7 = inc_conv(g, x, p + ".branch7x7_1", c7, 1)
+    b7 = inc_conv(g, b7, p + ".branch7x7_2", c7, 1, 7, pad=(0, 3))
+    b7 = inc_conv(g, b7, p + ".branch7x7_3", 192, 7, 1, pad=(3, 0))
+    bd = inc_conv(g, x, p + ".branch7x7dbl_1", c7, 1)
+    bd = inc_conv(g, bd, p + ".branch7x7dbl_2", c7, 7, 1, pad=(3, 0))
+    bd = inc_conv(g, bd, p + ".branch7x7dbl_3", c7, 1, 7, pad=(0, 3))
+    bd = inc_conv(g, bd, p + ".branch7x7dbl_4", c7, 7, 1, pad=(3, 0))
+    bd = inc_conv(g, bd, p + ".branch7x7dbl_5", 192, 1, 7, pad=(0, 3))
+    bp = g.avgpool(p + ".pool", x, 3, 1, 1, count_include_pad=1)
+    bp = inc_conv(g, bp, p + ".branch_pool", 192, 1)
+    return g.concat(p, [b1, b7, bd, bp], 1)
+
+
+def inception_d(g, x, p):
+    b3 = inc_conv(g, x, p + ".branch3x3_1", 192, 1)
+    b3 = inc_conv(g, b3, p + ".branch3x3_2", 320, 3, stride=2)
+    b7 = inc_conv(g, x, p + ".branch7x7x3_1", 192, 1)
+    b7 = inc_conv(g, b7, p + ".branch7x7x3_2", 192, 1, 7, pad=(0, 3))
+    b7 = inc_conv(g, b7, p + ".branch7x7x3_3", 192, 7, 1, pad=(3, 0))
+    b7 = inc_conv(g, b7, p + ".branch7x7x3_4", 192, 3, stride=2)
+    bp = g.maxpool(p + ".pool", x, 3, 2, "valid")
+    return g.concat(p, [b3, b7, bp], 1)
+
+
+def inception_e(g, x, p):
+    b1 = inc_conv(g, x, p + ".branch1x1", 320, 1)
+    b3 = inc_conv(g, x, p + ".branch3x3_1", 384, 1)
+    b3a = inc_conv(g, b3, p + ".branch3x3_2a", 384, 1, 3, pad=(0, 1))
+    b3b = inc_conv(g, b3, p + ".branch3x3_2b", 384, 3, 1, pad=(1, 0))
+    b3 = g.concat(p + ".branch3x3", [b3a, b3b], 1)
+    bd = inc_conv(g, x, p + ".branch3x3dbl_1", 448, 1)
+    bd = inc_conv(g, bd, p + ".branch3x3dbl_2", 384, 3, pad=(1, 1))
+    bda = inc_conv(g, bd, p + ".branch3x3dbl_3a", 384, 1, 3, pad=(0, 1))
+    bdb = inc_conv(g, bd, p + ".branch3x3dbl_3b", 384, 3, 1, pad=(1, 0))
+    bd = g.concat(p + ".branch3x3dbl", [bda, bdb], 1)
+    bp = g.avgpool(p + ".pool", x, 3, 1, 1, count_include_pad=1)
+    bp = inc_conv(g, bp, p + ".branch_pool", 192, 1)
+    return g.concat(p, [b1, b3, bd, bp], 1)
+
+
+def build_inception_v3(batch):
+    g = Graph("inception_v3")
+    t = g.input("x", [batch, 3, 299, 299])
+    t = inc_conv(g, t, "Conv2d_1a_3x3", 32, 3, stride=2)
+    t = inc_conv(g, t, "Conv2d_2a_3x3", 32, 3)
+    t = inc_conv(g, t, "Conv2d_2b_3x3", 64, 3, pad=(1, 1))
+    t = g.maxpool("maxpool1", t, 3, 2, "valid")
+    t = inc_conv(g, t, "Conv2d_3b_1x1", 80, 1)
+    t = inc_conv(g, t, "Conv2d_4a_3x3", 192, 3)
+    t = g.maxpool("maxpool2", t, 3, 2, "valid")
+    t = inception_a(g, t, "Mixed_5b", 32)
+    t = inception_a(g, t, "Mixed_5c", 64)
+    t = inception_a(g, t, "Mixed_5d", 64)
+    t = inception_b(g, t, "Mixed_6a")
+    for name, c7 in (("Mixed_6b", 128), ("Mixed_6c", 160), ("Mixed_6d", 160),
+                     ("Mixed_6e", 192)):
+        t = inception_c(g, t, name, c7)
+    t = inception_d(g, t, "Mixed_7a")
+    t = inception_e(g, t, "Mixed_7b")
+    t = inception_e(g, t, "Mixed_7c")
+    return resnet_head(g, t, batch, 2048)
+
+
 # -- driver ------------------------------------------------------------------
 
 MODELS = {
@@ -549,6 +749,16 @@ MODELS = {
         "ops": {"conv2d": 17, "maxpool": 3},
         "params": 16263489,
     },
+    "inception_v3": {
+        "build": build_inception_v3,
+        "describe": "torchvision Inception-v3 (no auxiliary head), "
+                    "299x299,",
+        # 94 BasicConv2d (conv + batchnorm + relu), 11 mixed blocks.
+        "ops": {"conv2d": 94, "batchnorm": 94, "relu": 94, "maxpool": 4,
+                "avgpool": 9, "concat": 15, "global_avgpool": 1,
+                "reshape": 1, "matmul": 1},
+        "params": 23834568,
+    },
     "nasnet_a": {
         "build": build_nasnet_a,
         "describe": "NASNet-A Mobile (4 @ 1056, TF-slim cells, no aux "
@@ -559,6 +769,22 @@ MODELS = {
                 "avgpool": 52, "maxpool": 8, "concat": 20, "pad": 4,
                 "slice": 4, "global_avgpool": 1, "reshape": 1, "matmul": 1},
         "params": 5289978,
+    },
+    "resnet18": {
+        "build": build_resnet18,
+        "describe": "torchvision ResNet-18, 224x224,",
+        "ops": {"conv2d": 20, "batchnorm": 20, "relu": 17, "maxpool": 1,
+                "ewadd": 8, "global_avgpool": 1, "reshape": 1, "matmul": 1},
+        "params": 11689512,
+    },
+    "resnet34_l4": {
+        "build": build_resnet34_l4,
+        "describe": "ResNet-34's last stage (3 basic blocks, 512 channels, "
+                    "3x3 convs at 7x7) on a [N,256,14,14] input, with "
+                    "avgpool and fc,",
+        "ops": {"conv2d": 7, "batchnorm": 7, "relu": 6, "ewadd": 3,
+                "global_avgpool": 1, "reshape": 1, "matmul": 1},
+        "params": 13627368,
     },
     "resnext50_taso": {
         "build": build_resnext50_taso,

@@ -1,23 +1,37 @@
 # scripts/plot-experiment.gp: the figures of `superopt experiment search`
-# from a results.csv (the command writes and runs a copy of this script as
-# DIR/plot.gp). Reproduce by hand:
-#   cd DIR && gnuplot -e "ALPHAS='1 1.05 1.2'; BUDGETS='100 1000'" \
-#       /path/to/scripts/plot-experiment.gp
-# CSV columns: model,depth,alpha,budget,cost,expansions,time_s,applied,rules
+# from a results.csv (the command writes and runs the same script, with
+# ALPHAS, BUDGETS, MODEL, DEVICE and ORIGINAL set, as DIR/plot.gp).
+# Reproduce by hand:
+#   cd DIR && gnuplot -e "ALPHAS='1 1.05 1.2'; BUDGETS='100 1000'; \
+#       MODEL='resnet50'; DEVICE='h100'" /path/to/scripts/plot-experiment.gp
+# CSV columns: model,depth,alpha,budget,cost,expansions,time_s,applied,rules,
+# original_cost,device. ORIGINAL (the original graph's cost, the baseline)
+# defaults to the original_cost column.
 if (!exists("ALPHAS")) ALPHAS = '1 1.05 1.2'
 if (!exists("BUDGETS")) BUDGETS = '100 1000'
+if (!exists("MODEL")) MODEL = 'model'
+if (!exists("DEVICE")) DEVICE = 'device'
+if (!exists("ORIGINAL")) {
+  set datafile separator ','
+  stats 'results.csv' using 10 nooutput
+  ORIGINAL = STATS_max
+}
 set datafile separator ','
-set terminal pngcairo size 900,600
-set key outside right
+set terminal pngcairo size 1000,600
+set key outside right box title 'alpha, budget'
 set grid
+set termoption noenhanced
+NA = words(ALPHAS); NB = words(BUDGETS)
+# series i drawn DODGE depths aside, so that equal series stay visible
+DODGE = 0.04; X(i, x) = x + (i - (NA * NB - 1) / 2.0) * DODGE
+A(i) = word(ALPHAS, i / NB + 1); B(i) = word(BUDGETS, i % NB + 1)
 set output 'cost_vs_depth.png'
-set title 'Search: cost vs max depth'
-set xlabel 'max depth (rewrites)'
-set ylabel 'estimated cost (us)'
-plot for [a in ALPHAS] for [b in BUDGETS] 'results.csv' using \
-  (($3==a+0 && $4==b+0) ? $2 : 1/0):5 with linespoints \
-  title sprintf('alpha %s, budget %s', a, b)
+set title sprintf('%s on %s: search cost vs max depth', MODEL, DEVICE)
+set xlabel 'max depth (rewrites; series drawn slightly apart)'
+set ylabel 'cost (us; measured, else the fitted model)'
+set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05
+plot for [i=0:NA*NB-1] 'results.csv' using (($3==A(i)+0 && $4==B(i)+0) ? X(i, $2) : 1/0):5 with linespoints dt 1 + i % 5 pt 1 + i % 13 ps 1.5 lw 2 title sprintf('alpha %s, budget %s', A(i), B(i)), ORIGINAL with lines dt 2 lw 2 lc rgb 'black' title sprintf('original graph (%.1f us)', ORIGINAL)
 set output 'cost_vs_time.png'
-set title 'Search: cost vs search time'
+set title sprintf('%s on %s: search cost vs search time', MODEL, DEVICE)
 set xlabel 'search time (s)'
-plot 'results.csv' using 7:5 with points pt 7 title 'runs'
+plot for [i=0:NA*NB-1] 'results.csv' using (($3==A(i)+0 && $4==B(i)+0) ? $7 : 1/0):5 with points pt 1 + i % 13 ps 1.5 title sprintf('alpha %s, budget %s', A(i), B(i)), ORIGINAL with lines dt 2 lw 2 lc rgb 'black' title sprintf('original graph (%.1f us)', ORIGINAL)

@@ -41,7 +41,7 @@ expect 1 "$bin" print "$src/models/resnet50.graph" -x
 contains "unknown option '-x'"
 # run --no-fold (GPU relu/clip folding) is not optimize's --no-fuse
 expect 1 "$bin" run "$src/models/resnet50.graph" --no-fold
-contains "--no-fold, --legacy-conv, --nchw and --warmup need --device cuda"
+contains "--no-fold, --legacy-conv, --nchw, --fast-gelu and --warmup need --device cuda"
 expect 1 "$bin" run "$src/models/resnet50.graph" --no-fuse
 contains "unknown option '--no-fuse'"
 
@@ -79,7 +79,7 @@ expect 0 "$bin" run "$g" --seed 4
 grep '^output' "$tmp/out" >"$tmp/r3"
 cmp -s "$tmp/r1" "$tmp/r2" || { echo "FAIL: checksums differ between runs"; fails=$((fails + 1)); }
 cmp -s "$tmp/r1" "$tmp/r3" && { echo "FAIL: seed has no effect"; fails=$((fails + 1)); }
-[ "$(wc -l <"$tmp/r1")" = 21 ] || { echo "FAIL: expected 21 outputs"; fails=$((fails + 1)); }
+[ "$(wc -l <"$tmp/r1")" = 23 ] || { echo "FAIL: expected 23 outputs"; fails=$((fails + 1)); }
 
 # gen-rules / verify-rules / compare-rules
 expect 1 "$bin" gen-rules --max-ops 0
@@ -124,9 +124,20 @@ contains "rule r1 not proven"
 export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
 printf 'input x: [1,8,6,6]\nweight a: [8,8,1,1]\nweight ab: [8]\nweight b: [8,8,1,1]\nweight bb: [8]\nya = conv2d(x, a, ab)\nyb = conv2d(x, b, bb)\noutput ya, yb\n' >"$tmp/two.graph"
 expect 0 "$bin" optimize "$tmp/two.graph" -o "$tmp/two.opt.graph"
-contains "1 sibling groups merged"
+# the bias-free merge rule through a proven biased instance, or the biased rule
+contains "rules applied: pass.merge2.conv"
+contains "0 sibling groups merged"
 contains "check: max relative error"
 [ "$(grep -c '= conv2d(' "$tmp/two.opt.graph")" = 1 ] || { echo "FAIL: the two convs were not merged"; fails=$((fails + 1)); }
+# the same by the hand-written pass; by the pass rules alone
+expect 0 "$bin" optimize "$tmp/two.graph" --passes hand
+contains "1 sibling groups merged"
+expect 0 "$bin" optimize "$tmp/two.graph" --no-rules
+contains "pass.merge2.conv"
+expect 1 "$bin" optimize "$tmp/two.graph" --passes maybe
+contains "bad value 'maybe'"
+expect 1 "$bin" optimize "$tmp/two.graph" --no-rules --rules "$tmp/false.rules"
+contains "--no-rules and --rules conflict"
 expect 0 "$bin" optimize "$tmp/two.graph" --batch 3 -o "$tmp/two3.graph"
 grep -q '^input x: \[3,8,6,6\]' "$tmp/two3.graph" || { echo "FAIL: optimize --batch 3 did not rebatch"; fails=$((fails + 1)); }
 expect 1 "$bin" optimize "$tmp/two.graph" --device tpu -o "$tmp/never.graph"
@@ -144,6 +155,38 @@ SUPEROPT_RULES="$tmp/none.rules" expect 2 "$bin" optimize "$tmp/two.graph"
 contains "no rules file: the default $tmp/none.rules does not exist"
 expect 1 "$bin" costdb measure "$tmp/two.graph" --batch 0
 contains "--batch must be 1..1000000"
+# the signatures the search costed without a measurement, one a line, each
+# rebuilt by cd_sig_graph (costdb measure --signatures reads them)
+expect 0 "$bin" optimize "$tmp/two.graph" --emit-signatures "$tmp/two.sigs"
+contains "operator signatures without a measurement"
+grep -q '^conv2d x=\[1,8,6,6\] w=\[16,8,1,1\] b=\[16\]' "$tmp/two.sigs" || { echo "FAIL: --emit-signatures lacks the merged conv"; fails=$((fails + 1)); }
+[ "$(grep -vc '^#' "$tmp/two.sigs")" = "$(grep -v '^#' "$tmp/two.sigs" | sort -u | wc -l)" ] || { echo "FAIL: --emit-signatures repeats signatures"; fails=$((fails + 1)); }
+# --measure without a GPU: a clear error, exit 2, nothing written
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  expect 2 "$bin" optimize "$tmp/two.graph" --measure -o "$tmp/never.graph"
+  contains "--measure needs a GPU"
+  [ ! -e "$tmp/never.graph" ] || { echo "FAIL: optimize --measure wrote output without a GPU"; fails=$((fails + 1)); }
+fi
+expect 1 "$bin" experiment search "$tmp/two.graph" --depth 1 --alpha 1 --budget 1 --measure
+contains "are for 'optimize'"
+# costdb fit: parameters per class and the held-out error, from the tables
+expect 0 "$bin" costdb fit --device h200
+contains "conv2d/1x1"
+contains "held out (5-fold"
+# experiment search: progress on stderr; the figures' script names model
+# and device, draws the original's cost, tells series apart
+"$bin" experiment search "$tmp/two.graph" --depth 0,1 --alpha 1,1.1 --budget 5,50 -o "$tmp/exp" >"$tmp/out" 2>"$tmp/err"
+[ $? = 0 ] || { echo "FAIL: experiment search"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1)); }
+grep -q '^experiment: run 8/8: ' "$tmp/err" || { echo "FAIL: experiment progress"; fails=$((fails + 1)); }
+orig=$(awk -F, 'NR == 2 {print $10}' "$tmp/exp/results.csv")
+for want in "ORIGINAL = $orig" "MODEL = 'two'" "DEVICE = 'h100'" \
+  "set title sprintf('%s on %s: search cost vs max depth', MODEL, DEVICE)" \
+  "ORIGINAL with lines" "dt 1 + i % 5 pt 1 + i % 13" "set key"; do
+  grep -qF -- "$want" "$tmp/exp/plot.gp" || { echo "FAIL: plot.gp lacks '$want'"; fails=$((fails + 1)); }
+done
+# the repository's copy is the same script after its defaults
+diff <(sed '1,/^ORIGINAL = /d' "$tmp/exp/plot.gp") <(sed '1,/^}$/d' "$src/scripts/plot-experiment.gp") >/dev/null || { echo "FAIL: scripts/plot-experiment.gp differs from the script experiment search writes"; fails=$((fails + 1)); }
+[ -n "$orig" ] && [ "$(awk -F, 'NR > 1 {print $10}' "$tmp/exp/results.csv" | sort -u)" = "$orig" ] || { echo "FAIL: results.csv original_cost"; fails=$((fails + 1)); }
 unset SUPEROPT_COSTDB
 
 # mutants: boxes, correction and float check per class; listing only
@@ -166,7 +209,7 @@ contains "unknown class 'winograd'"
 expect 2 "$bin" mutants "$tmp/missing.graph"
 expect 0 "$bin" optimize "$m" -o "$tmp/mut/opt.graph"
 contains "mutants applied: 0 of 4 considered (4 not cheaper"
-contains "verified by the box argument (mutants): 0"
+contains "verified by the box argument and the end-to-end check (mutants): 0"
 expect 0 "$bin" optimize "$m" --no-mutants
 grep -q "mutants applied" "$tmp/out" && { echo "FAIL: --no-mutants"; fails=$((fails + 1)); }
 expect 0 "$bin" optimize "$m" --proven-only

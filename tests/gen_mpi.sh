@@ -2,7 +2,9 @@
 # gen_mpi.sh: gen-rules over MPI. The rules file is byte-identical for 1, 2
 # and 3 ranks (and other thread counts) to the one-process run; rank 0
 # prints the per-rank table; a rank killed mid-run fails the job, named by
-# its rank, with no output file. Skips (77) without mpirun or MPI support.
+# its rank, with no output file; a run stopped after saving checkpoints
+# and resumed on another rank count writes the same file. Skips (77)
+# without mpirun or MPI support.
 # usage: tests/gen_mpi.sh path/to/superopt HAVE_MPI(ON|OFF) [mpirun]
 set -u
 bin=$1
@@ -35,6 +37,21 @@ for n in 1 2 3; do
     { echo "FAIL: $n ranks: rules differ from one process"; fails=$((fails + 1)); }
   [ $n = 2 ] && { contains "RSS MiB"; contains "wrote 2509 rules"; }
 done
+
+# Checkpoints: 2 ranks stopped after saving 10 branches each fail with no
+# output; 3 ranks resume from the saved branches and write the same file.
+ck=$tmp/ck
+expect 2 "${mpi[@]}" -x SUPEROPT_CHECKPOINT_STOP=10 -np 2 "$bin" gen-rules \
+  --max-ops 3 --threads 1 --checkpoint "$ck" -o "$tmp/resumed.rules"
+contains "stopped after saving 10 branches"
+[ ! -e "$tmp/resumed.rules" ] ||
+  { echo "FAIL: a stopped run wrote its output"; fails=$((fails + 1)); }
+[ "$(ls "$ck"/*.rec | wc -l)" = 20 ] ||
+  { echo "FAIL: $(ls "$ck"/*.rec | wc -l) checkpoints, not 20"; fails=$((fails + 1)); }
+expect 0 "${mpi[@]}" -np 3 "$bin" gen-rules --max-ops 3 --threads 1 \
+  --checkpoint "$ck" -o "$tmp/resumed.rules"
+cmp -s "$tmp/ref.rules" "$tmp/resumed.rules" ||
+  { echo "FAIL: resumed from checkpoints: rules differ"; fails=$((fails + 1)); }
 
 # A rank killed mid-run: the job fails naming it; nothing is written.
 "${mpi[@]}" -np 2 "$bin" gen-rules --max-ops 3 --threads 1 \

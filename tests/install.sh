@@ -100,6 +100,7 @@ mv "$tmp/costdb" "$p/share/superopt/costdb"
 # ... and SUPEROPT_DATA finds a copy elsewhere.
 mkdir -p "$tmp/data/rules"
 mv "$tmp/default.rules" "$tmp/data/rules/"
+cp "$p/share/superopt/rules/passes.rules" "$tmp/data/rules/"
 cp -r "$p/share/superopt/costdb" "$tmp/data/"
 SUPEROPT_DATA=$tmp/data expect 0 "$p/bin/superopt" optimize every_op.graph \
   --budget 5 --db "$tmp/cost.sqlite"

@@ -74,7 +74,22 @@ def main():
         m = model([relu, frob], [vi("x", [1, 4])], [vi("y", [1, 4])])
         expect(superopt, tmp, "unsupported", m.SerializeToString(), 2,
                "node 2 'my_frob' (Frobnicate)",
-               "unsupported ONNX operator 'Frobnicate'", "supported: Add,")
+               "unsupported ONNX operator 'Frobnicate'", "supported: Abs, Add,")
+        # a shape/mask generator on a value that depends on a graph input
+        ids = helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 4])
+        tri = helper.make_node("Trilu", ["ids"], ["t"], name="causal")
+        m = model([tri], [ids], [helper.make_tensor_value_info(
+            "t", TensorProto.INT64, [1, 4])])
+        expect(superopt, tmp, "not_constant", m.SerializeToString(), 2,
+               "node 1 'causal' (Trilu)", "supported only on constants",
+               "input 1 ('ids') depends on a graph input")
+        s = helper.make_tensor_value_info("s", TensorProto.STRING, [1, 4])
+        m = model([helper.make_node("Identity", ["s"], ["y"])], [s],
+                  [helper.make_tensor_value_info("y", TensorProto.STRING,
+                                                 [1, 4])])
+        expect(superopt, tmp, "string_input", m.SerializeToString(), 2,
+               "graph input 's' has element type 8 (supported: float32, "
+               "int64, int32, bool)")
         expect(superopt, tmp, "garbage", b"\x08\x07\xff\xff\xff garbage", 2,
                "not a valid ONNX model")
         expect(superopt, tmp, "empty", b"", 2, "the model has no graph")

@@ -155,8 +155,8 @@ def main():
             for line in open(os.path.join(d, "manifest.tsv")):
                 kind, nm, fn = line.rstrip("\n").split("\t")
                 a = np.load(os.path.join(d, fn))
-                if kind == "input":
-                    vals["input"][nm] = a
+                if kind in ("input", "weight"):  # an input only gathered
+                    vals["input"][nm] = a       # from is a weight (a table)
                 elif kind == "output":
                     vals["output"].append(a)
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])

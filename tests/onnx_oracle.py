@@ -65,7 +65,10 @@ def compare(label, onnx_path, vals, rename):
         src = vals["input"].get(ours, vals["weight"].get(ours))
         if src is None:
             raise AssertionError(f"{label}: no value for ONNX input {i.name}")
-        feeds[i.name] = src
+        # int64 / bool values are held as floats by our executor
+        feeds[i.name] = src.astype({"tensor(int64)": np.int64,
+                                    "tensor(bool)": np.bool_}.get(i.type,
+                                                                  np.float32))
     outs = sess.run(None, feeds)
     ours = list(vals["output"].values())
     assert len(outs) == len(ours), f"{label}: {len(outs)} vs {len(ours)} outputs"

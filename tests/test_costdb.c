@@ -169,6 +169,24 @@ Test(costdb, roofline_conv_matmul_by_hand) {
   ir_graph_free(g);
 }
 
+/* A fused node: one launch, its inputs (a broadcast one at its own size)
+ * read once and its output written once, the body's flops per element. */
+Test(costdb, roofline_fused_node_by_hand) {
+  ir_graph *g = parse("input x: [2,8,6,12]\nweight b: [8,1,1]\n"
+                      "y = fused(x, b) { a = ewadd($0, $1); r = relu(a) }\n"
+                      "output y\n");
+  cd_work w = cd_node_work(g, 0);
+  double per = ir_op(IR_OP_EWADD)->flops + ir_op(IR_OP_RELU)->flops;
+  cr_assert_eq(w.launches, 1);
+  cr_assert_eq(w.matrix, 0);
+  cr_assert_float_eq(w.bytes, 4.0 * (1152 + 8 + 1152), 0.5);
+  cr_assert_float_eq(w.flops, 1152 * per, 0.5);
+  /* memory-bound on the H100: 9248 B / 3.35e12 B/s, plus one launch */
+  cr_assert_float_eq(cd_estimate(dev("h100"), g, 0),
+                     9248.0 / 3.35e12 * 1e3 + 0.004, 1e-12);
+  ir_graph_free(g);
+}
+
 Test(costdb, views_copies_and_unknown_device) {
   ir_graph *g = parse("input x: [1,6,4,4]\n"
                       "a, b = split(x) axis=1 sizes=[2,4]\n"
@@ -560,10 +578,9 @@ Test(costdb, weight_only_operators_fold) {
 }
 
 /* The optimizer's cost (cd_model): measured nodes cost their measurement;
- * unmeasured nodes of a calibrated operator cost the estimate times
- * sum(measured) / sum(estimated) of that operator's measured nodes; other
- * operators the plain estimate; weight-only nodes do not calibrate. */
-Test(costdb, model_calibrates_estimates_by_measurements) {
+ * unmeasured nodes the fitted model's prediction once cd_model_fit ran
+ * (the plain estimate before); weight-only nodes are skipped. */
+Test(costdb, model_uses_measurements_then_the_fit) {
   cd_db *db = open_db(tmp("m.sqlite"));
   ir_graph *g = parse("input x: [1,64]\nweight w: [64]\n"
                       "a = relu(x)\nb = relu(a)\nc = ewadd(b, x)\n"
@@ -577,30 +594,166 @@ Test(costdb, model_calibrates_estimates_by_measurements) {
   cr_assert_eq(cd_put(db, "h100", sig, &e, &d), BASE_OK, "%s", d.msg);
   cd_model m;
   cd_model_init(&m, db, h);
-  cr_assert_eq(cd_model_calibrate(&m, g, &d), BASE_OK, "%s", d.msg);
-  cr_assert(m.calibrated[IR_OP_RELU]);
-  cr_assert_float_eq(m.scale[IR_OP_RELU], 3.0, 1e-12);
-  cr_assert(!m.calibrated[IR_OP_EWADD]);
-  cr_assert_eq(m.scale[IR_OP_EWADD], 1.0);
   int est = -1;
+  cr_assert_float_eq(model_cost(&m, g, 2, &est), 1000 * ec, 1e-9,
+                     "not fitted: the roofline estimate");
+  cr_assert_eq(cd_model_fit(&m, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(m.fit.rows, 1);
   cr_assert_float_eq(model_cost(&m, g, 0, &est), 3000 * ea, 1e-9);
   cr_assert_eq(est, 0, "measured");
-  cr_assert_float_eq(model_cost(&m, g, 2, &est), 1000 * ec, 1e-9);
+  double pc = cd_fit_predict(&m.fit, h, g, 2);
+  cr_assert_float_eq(model_cost(&m, g, 2, &est), 1000 * pc, 1e-9);
   cr_assert_eq(est, 1, "estimated");
-  /* an unmeasured relu (another shape) is scaled by relu's factor */
-  ir_graph *k = parse("input x: [1,32]\ny = relu(x)\noutput y\n");
-  cr_assert_float_eq(model_cost(&m, k, 0, &est), 3000 * cd_estimate(h, k, 0),
-                     1e-9);
-  cr_assert_eq(est, 1);
   /* the graph sum skips the weight-only relu(w) */
   double sum = sum_cost(g, cd_model_cost, &m, &est);
-  cr_assert_float_eq(sum, 2 * 3000 * ea + 2000 * ec, 1e-9);
+  cr_assert_float_eq(sum, 2 * 3000 * ea + 2000 * pc, 1e-9);
   cr_assert_eq(est, 1);
   /* no model: the plain h100 estimate */
   cr_assert_float_eq(model_cost(NULL, g, 0, &est), 1000 * ea, 1e-12);
-  ir_graph_free(k);
   ir_graph_free(g);
   cd_close(db);
+}
+
+/* The unmeasured hook sees each unmeasured node that runs a kernel with
+ * its signature; what it measures is the cost. */
+typedef struct hook_log {
+  int calls;
+  char last[CD_SIG_MAX];
+  double give; /* > 0: "measure" at this cost */
+} hook_log;
+
+static base_status hook(void *u, const ir_graph *g, int node, const char *sig,
+                        double *ms, int *measured, base_diag *d) {
+  (void)g, (void)node, (void)d;
+  hook_log *l = u;
+  l->calls++;
+  snprintf(l->last, sizeof l->last, "%s", sig);
+  *measured = l->give > 0;
+  *ms = l->give;
+  return BASE_OK;
+}
+
+Test(costdb, model_hook_sees_unmeasured_kernels) {
+  ir_graph *g = parse("input x: [1,4,8]\ny = relu(x)\n"
+                      "r = reshape(y) shape=[1,32]\noutput r\n");
+  cd_model m;
+  cd_model_init(&m, NULL, dev("h100"));
+  hook_log l = {0};
+  m.unmeasured = hook;
+  m.unmeasured_u = &l;
+  int est;
+  model_cost(&m, g, 0, &est);
+  cr_assert_eq(l.calls, 1);
+  cr_assert_str_eq(l.last, "relu x=[1,4,8]");
+  cr_assert_eq(est, 1);
+  model_cost(&m, g, 1, &est); /* a view: no kernel to measure */
+  cr_assert_eq(l.calls, 1);
+  l.give = 0.25;
+  cr_assert_float_eq(model_cost(&m, g, 0, &est), 250, 1e-9);
+  cr_assert_eq(est, 0, "measured by the hook");
+  ir_graph_free(g);
+}
+
+/* Every signature of the committed tables rebuilds a one-node graph that
+ * signs the same (the fit reads the tables through this). */
+Test(costdb, signatures_of_the_tables_rebuild_their_graphs) {
+  const char *dv[] = {"h100", "h200"};
+  for (int k = 0; k < 2; k++) {
+    cd_db *db = open_db(tmp(k ? "s2.sqlite" : "s1.sqlite"));
+    base_diag d;
+    cr_assert_eq(cd_set_tables(db, SRC "/costdb", &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(cd_sync_tables(db, dev(dv[k]), &d), BASE_OK, "%s", d.msg);
+    char *t = cd_export_text(db, dv[k], &d);
+    cr_assert(t);
+    int rows = 0;
+    for (char *line = strchr(t, '\n') + 1; *line;) {
+      char *end = strchr(line, '\n'), *sig = strchr(line, '\t') + 1;
+      *strchr(sig, '\t') = 0;
+      ir_graph *g = cd_sig_graph(sig, &d);
+      cr_assert(g, "%s: %s", sig, d.msg);
+      cr_assert_eq(g->nnodes, 1);
+      char back[CD_SIG_MAX];
+      cd_node_sig(g, 0, back, sizeof back);
+      cr_assert_str_eq(back, sig);
+      ir_graph_free(g);
+      rows++;
+      line = end + 1;
+    }
+    cr_assert_gt(rows, 100, "%s: %d rows", dv[k], rows);
+    free(t);
+    cd_close(db);
+  }
+  base_diag d;
+  cr_assert_null(cd_sig_graph("nosuchop x=[1]", &d));
+  cr_assert_null(cd_sig_graph("relu x=[1,0]", &d));
+}
+
+/* The fitted model on the committed tables: on rows held out of the fit
+ * (5-fold) it beats the single factor per operator it replaced, at the
+ * median and the 90th percentile; its parameters are positive (a fixed
+ * cost below the class's median time, throughputs not negative); the
+ * fit does not depend on the order rows come in. */
+Test(costdb, fit_beats_single_factor_on_held_out_rows) {
+  const char *dv[] = {"h100", "h200"};
+  for (int k = 0; k < 2; k++) {
+    cd_db *db = open_db(tmp(k ? "f2.sqlite" : "f1.sqlite"));
+    base_diag d;
+    cr_assert_eq(cd_set_tables(db, SRC "/costdb", &d), BASE_OK, "%s", d.msg);
+    cd_sample *s;
+    int n, skipped;
+    cr_assert_eq(cd_samples(db, dev(dv[k]), &s, &n, &skipped, &d), BASE_OK,
+                 "%s", d.msg);
+    cr_assert_gt(n, 100);
+    cd_fit_report r;
+    cr_assert_eq(cd_fit_crossval(s, n, 5, &r, &d), BASE_OK);
+    cr_assert_eq(r.fit.n, n, "every row held out once");
+    cr_log_info("%s: held-out median %.3f p90 %.3f; single factor %.3f %.3f",
+                dv[k], r.fit.median, r.fit.p90, r.single.median, r.single.p90);
+    cr_assert_lt(r.fit.median, r.single.median, "%s", dv[k]);
+    cr_assert_lt(r.fit.p90, r.single.p90, "%s", dv[k]);
+    cd_fit f, g;
+    cr_assert_eq(cd_fit_samples(s, n, NULL, &f, &d), BASE_OK);
+    int own = 0;
+    for (int o = 0; o < CD_NCLASSES; o++) {
+      const cd_fit_op *p = &f.op[o];
+      if (p->from == CD_FIT_NONE)
+        continue;
+      cr_assert_gt(p->c[0], 0, "%s fixed cost", cd_class_name(o));
+      cr_assert_geq(p->c[1], 0);
+      cr_assert_geq(p->c[2], 0);
+      if (p->from != CD_FIT_OWN)
+        continue;
+      own++;
+      double *m = malloc(sizeof *m * (size_t)n); /* the class's times */
+      int k = 0;
+      for (int i = 0; i < n; i++)
+        if (s[i].op == o)
+          m[k++] = s[i].ms;
+      int below = 0; /* the fixed cost is below the class's median time */
+      for (int i = 0; i < k; i++)
+        below += p->c[0] < m[i];
+      cr_assert_geq(2 * below, k, "%s: fixed %g ms above most of its rows",
+                    cd_class_name(o), p->c[0]);
+      free(m);
+    }
+    cr_assert_gt(own, 10, "%s: %d operators with their own fit", dv[k], own);
+    cr_assert_eq(f.op[IR_OP_CONV2D].from, CD_FIT_OWN);
+    cr_assert_gt(f.op[IR_OP_CONV2D].c[2], 0, "conv2d pays for its flops");
+    /* the same rows reversed: the same fit (up to rounding) */
+    for (int i = 0; i < n / 2; i++) {
+      cd_sample t = s[i];
+      s[i] = s[n - 1 - i];
+      s[n - 1 - i] = t;
+    }
+    cr_assert_eq(cd_fit_samples(s, n, NULL, &g, &d), BASE_OK);
+    for (int o = 0; o < CD_NCLASSES; o++)
+      for (int j = 0; j < 3; j++)
+        cr_assert_float_eq(f.op[o].c[j], g.op[o].c[j],
+                           1e-9 * fabs(f.op[o].c[j]) + 1e-15, "%s",
+                           cd_class_name(o));
+    free(s);
+    cd_close(db);
+  }
 }
 
 Test(costdb, tables_imported_on_first_use_and_when_changed) {

@@ -111,6 +111,13 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
 
 /* Small graphs with odd shapes, one feature each. */
 static const char *const op_graphs[] = {
+    /* int64 and bool: embedding gather, mask equal / not / where, casts */
+    "input ids: i64[2,7]\ninput m: i64[2,7]\nweight emb: [11,33]\n"
+    "input s: [2,7,33]\n"
+    "e = gather(emb, ids)\neq = equal(ids, m)\nnt = not(eq)\n"
+    "f = cast(nt) to=f32\ner: bool[2,7,1] = reshape(eq) shape=[2,7,1]\n"
+    "w = where(er, s, e)\ni = cast(s) to=i64\nb = cast(s) to=bool\n"
+    "output w, f, i, b\n",
     /* conv: asymmetric same padding (stride 2), bias + sigmoid */
     "input x: [3,5,13,11]\nweight w: [7,5,3,3]\nweight b: [7]\n"
     "y = conv2d(x, w, b) stride=[2,2] act=sigmoid\noutput y\n",
@@ -189,12 +196,37 @@ static const char *const op_graphs[] = {
     "s = ewsub(nr, x)\nsr = relu(s)\nsq = ewmul(s, sr)\n"
     "o = ewdiv(sq, dv)\nor = relu(o)\nr2 = reshape(or) shape=[2,-1]\n"
     "rr = relu(r2)\noutput mr, tr, sq, o, or, rr\n",
+    /* residual adds folded into the convolution's bias kernel (with and
+     * without bias, either operand order, then relu, clip or nothing; odd
+     * and float4 channel counts; residual NCHW while the convolution runs
+     * channels-last, and the reverse where the sum is an output), and adds
+     * that must not fold (the residual is computed after the convolution,
+     * broadcasts, or the convolution is read twice or has an act) */
+    "input x: [2,8,9,7]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+    "weight w7: [7,8,3,3]\nweight b7: [7]\nweight wp: [7,8,1,1]\n"
+    "weight cb: [7,1,1]\nweight w77: [7,7,3,3]\n"
+    "c = conv2d(x, w, b)\na = ewadd(c, x)\nar = relu(a)\n"
+    "c2 = conv2d(ar, w)\na2 = ewadd(ar, c2)\na2c = clip(a2) min=-1 max=0.5\n"
+    "p = conv2d(a2c, wp)\nc3 = conv2d(a2c, w7, b7)\na3 = ewadd(p, c3)\n"
+    "c4 = conv2d(a3, w77, b7) act=relu\na4 = ewadd(c4, a3)\n"
+    "c5 = conv2d(x, w7, b7)\na5 = ewadd(c5, cb)\n"
+    "c6 = conv2d(x, w7)\na6 = ewadd(c6, a3)\nm6 = ewmul(c6, a6)\n"
+    "c7 = conv2d(ar, w, b) stride=[2,2]\nd7 = maxpool(ar) kernel=[2,2] "
+    "stride=[2,2] pad=same\na7 = ewadd(d7, c7)\n"
+    "output a4, a5, m6, a7\n",
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */
-static const char *const cl_graph;
+static const char *const cl_graph,
+    *const residual_graph, *const bias_fused_graph, *const mm_fold_graph;
 Test(cuda, op_graphs_are_valid) {
   ir_graph *cg = parse(cl_graph);
+  ir_graph_free(cg);
+  cg = parse(residual_graph);
+  ir_graph_free(cg);
+  cg = parse(bias_fused_graph);
+  ir_graph_free(cg);
+  cg = parse(mm_fold_graph);
   ir_graph_free(cg);
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
@@ -270,6 +302,35 @@ static const char *const cl_graph =
     "sl = slice(s2) starts=[0,0,0,1] ends=[2,16,3,5]\n"
     "rm = reduce_mean(gc) axes=[1,3]\nf = reshape(gp) shape=[2,16]\n"
     "y = matmul(f, wf)\noutput e, s1, t, sl, rm, y, m\n";
+
+/* The residual epilogue in mixed layouts: residuals NCHW (the graph input)
+ * under a channels-last convolution and channels-last under a convolution
+ * kept NCHW (its sum is a graph output), then relu; float4 (8 channels)
+ * and scalar (5) paths. */
+static const char *const residual_graph =
+    "input x: [3,8,11,9]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+    "weight w5: [5,8,1,1]\nweight b5: [5]\nweight w55: [5,5,3,3]\n"
+    "c = conv2d(x, w, b)\na = ewadd(x, c)\nr = relu(a)\n"
+    "d = conv2d(r, w)\ne = ewadd(d, r)\n"
+    "f = conv2d(r, w5, b5)\ng = conv2d(f, w55)\nh = ewadd(g, f)\n"
+    "hr = relu(h)\nk = conv2d(hr, w55, b5)\nl = ewadd(hr, k)\n"
+    "output e, l\n";
+
+Test(cuda, residual_epilogue_layouts) {
+  need_gpu();
+  ir_graph *g = parse(residual_graph);
+  gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  gpu_options nofold = {.fp32_strict = 1, .no_fold = 1};
+  gpu_options legacy = {.fp32_strict = 1, .legacy_conv = 1};
+  compare(g, &cl, 1e-3, "residual (tf32)");
+  compare(g, &nchw, 1e-3, "residual nchw (tf32)");
+  compare(g, &strict, 1e-5, "residual (strict)");
+  compare(g, &poison, 1e-5, "residual (strict, poisoned)");
+  compare(g, &nofold, 1e-5, "residual (strict, not folded)");
+  compare(g, &legacy, 1e-5, "residual (strict, legacy conv)");
+  ir_graph_free(g);
+}
 
 Test(cuda, channels_last_chain) {
   need_gpu();
@@ -410,6 +471,24 @@ static const char *const fused_graphs[] = {
     /* scalars */
     "input x: []\ninput z: []\n"
     "y = fused(x, z) { a = ewmul($0, $1); b = sigmoid(a) }\noutput y\n",
+    /* row reductions ending a body, odd row lengths: softmax of a scaled
+     * sum with a broadcast row (37), BERT's residual + layer norm (1000:
+     * several elements per thread), reduce_mean without keepdims (33),
+     * rows of one element, one row of 1025 */
+    "input x: [3,5,37]\ninput s: []\nweight m: [37]\n"
+    "y = fused(x, s, m) { a = smul($0, $1); b = ewadd(a, $2); "
+    "c = softmax(b) axis=2 }\noutput y\n",
+    "input x: [2,7,1000]\ninput r: [2,7,1000]\nweight g: [1000]\n"
+    "weight b: [1000]\n"
+    "y = fused(x, r, g, b) { a = ewadd($0, $1); "
+    "n = layernorm(a, $2, $3) axis=2 eps=0.001 }\noutput y\n",
+    "input x: [4,3,33]\ninput z: [3,1]\n"
+    "y = fused(x, z) { a = ewsub($0, $1); q = ewmul(a, a); "
+    "m = reduce_mean(q) axes=[2] keepdims=0 }\noutput y\n",
+    "input x: [6,1]\ny = fused(x) { a = sigmoid($0); b = softmax(a) axis=1 }\n"
+    "z = fused(x) { a = tanh($0); b = layernorm(a) axis=1 }\noutput y, z\n",
+    "input x: [1025]\ny = fused(x) { a = relu($0); b = reduce_mean(a) "
+    "axes=[0] }\noutput y\n",
 };
 
 Test(cuda, fused_sources_compile_with_nvrtc) {
@@ -424,7 +503,8 @@ Test(cuda, fused_sources_compile_with_nvrtc) {
       for (int k = 0; k <= IR_MAX_IN; k++)
         unaligned[k] = (const float *)(uintptr_t)4;
       cr_assert_eq(gpu_fused_source(g, &g->nodes[0], vecok ? NULL : unaligned,
-                                    NULL, "sm_90", &src, name, &key, &vec, &d),
+                                    NULL, NULL, "sm_90", &src, name, &key, &vec,
+                                    &d),
                    BASE_OK, "graph %zu: %s", i, d.msg);
       cr_assert(!vecok ? !vec : 1, "unaligned pointers took float4");
       if (getenv("SUPEROPT_TEST_SHOW_SOURCE")) /* for reading them */
@@ -457,13 +537,13 @@ Test(cuda, fused_source_channels_last_compiles) {
   char *src = NULL, name[40], *cubin = NULL;
   uint64_t key = 0, key_nchw = 0;
   int vec = -1;
-  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, "sm_90", &src,
-                                name, &key_nchw, &vec, &d),
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, NULL, "sm_90",
+                                &src, name, &key_nchw, &vec, &d),
                BASE_OK, "%s", d.msg);
   free(src);
   cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL,
-                                (const int64_t(*)[IR_MAX_RANK])phys, "sm_90",
-                                &src, name, &key, &vec, &d),
+                                (const int64_t(*)[IR_MAX_RANK])phys, NULL,
+                                "sm_90", &src, name, &key, &vec, &d),
                BASE_OK, "%s", d.msg);
   cr_assert_neq(key, key_nchw, "the layout is part of the kernel's key");
   cr_assert(!vec, "NHWC: the innermost dimension is C = 6, no float4");
@@ -515,6 +595,165 @@ Test(cuda, fused_after_conv_any_layout) {
   compare(g, &o, 1e-5, "fused after conv, channels-last");
   o.nchw = 1;
   compare(g, &o, 1e-5, "fused after conv, NCHW");
+  ir_graph_free(g);
+}
+
+/* Convolution biases moved into the fused node that alone reads the
+ * convolution (plan.c, fused.c): a residual add + relu (both operands
+ * convolutions with biases), SiLU, float4 with channels innermost (8
+ * channels, channels-last) and along W (NCHW, W = 12), scalar (5
+ * channels, W = 7), a batch norm in the body; a convolution read twice keeps
+ * its bias kernel. */
+static const char *const bias_fused_graph =
+    "input x: [2,8,6,12]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+    "weight w2: [8,8,1,1]\nweight b2: [8]\nweight w5: [5,8,3,3]\n"
+    "weight b5: [5]\nweight g: [5]\nweight gb: [5]\nweight mu: [5]\n"
+    "weight var: [5]\nweight w55: [5,5,1,1]\n"
+    "c = conv2d(x, w, b)\nd = conv2d(x, w2, b2)\n"
+    "y = fused(c, d) { a = ewadd($0, $1); r = relu(a) }\n"
+    "e = conv2d(y, w, b)\n"
+    "s = fused(e) { g = sigmoid($0); m = ewmul($0, g) }\n"
+    "f = conv2d(s, w5, b5) pad=[1,0,1,0]\n"
+    "t = fused(f) { g = tanh($0); m = ewmul(g, $0) }\n"
+    "h = conv2d(t, w55, b5)\nh2 = conv2d(t, w55, b5)\n"
+    "u = fused(h, h2) { a = ewsub($0, $1); q = ewmul(a, $1) }\n"
+    "k = conv2d(t, w55, b5)\n"
+    "v = fused(k, g, gb, mu, var) { n = batchnorm($0, $1, $2, $3, $4); "
+    "r = relu(n) }\nkk = ewadd(k, v)\n"
+    "output u, kk, y\n";
+
+Test(cuda, conv_bias_moved_into_fused) {
+  need_gpu();
+  ir_graph *g = parse(bias_fused_graph);
+  gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1, .nchw = 1};
+  gpu_options nofold = {.fp32_strict = 1, .no_fold = 1};
+  compare(g, &cl, 1e-3, "bias into fused (tf32)");
+  compare(g, &nchw, 1e-3, "bias into fused nchw (tf32)");
+  compare(g, &strict, 1e-5, "bias into fused (strict)");
+  compare(g, &poison, 1e-5, "bias into fused (strict, nchw, poisoned)");
+  compare(g, &nofold, 1e-5, "bias into fused (strict, not moved)");
+  ir_graph_free(g);
+}
+
+/* The generated source with moved biases compiles (no GPU needed): NCHW
+ * float4 (channel constant per float4), NHWC float4 (four channels) and
+ * scalar. */
+Test(cuda, fused_source_with_bias_compiles) {
+  ir_graph *g = parse("input c: [2,8,6,12]\ninput d: [2,8,6,12]\n"
+                      "y = fused(c, d) { a = ewadd($0, $1); r = relu(a) }\n"
+                      "output y\n");
+  int64_t nhwc[4] = {8 * 6 * 12, 1, 12 * 8, 8};
+  int64_t phys[3][IR_MAX_RANK] = {{0}};
+  for (int k = 0; k < 3; k++)
+    memcpy(phys[k], nhwc, sizeof nhwc);
+  unsigned char biased[2] = {1, 1};
+  const float *unaligned[3] = {(const float *)(uintptr_t)4,
+                               (const float *)(uintptr_t)4,
+                               (const float *)(uintptr_t)4};
+  for (int v = 0; v < 3; v++) {
+    base_diag d;
+    char *src = NULL, name[40], *cubin = NULL;
+    uint64_t key = 0;
+    int vec = -1;
+    cr_assert_eq(
+        gpu_fused_source(g, &g->nodes[0], v == 2 ? unaligned : NULL,
+                         v == 1 ? (const int64_t(*)[IR_MAX_RANK])phys : NULL,
+                         biased, "sm_90", &src, name, &key, &vec, &d),
+        BASE_OK, "%s", d.msg);
+    cr_assert_eq(vec, v < 2, "variant %d", v);
+    cr_assert(strstr(src, "bias1"), "%s", src);
+    if (getenv("SUPEROPT_TEST_SHOW_SOURCE"))
+      fprintf(stderr, "---- biased %d\n%s", v, src);
+    size_t len;
+    cr_assert_eq(gpu_fused_compile(src, name, "sm_90", &cubin, &len, &d),
+                 BASE_OK, "%s\n%s", d.msg, src);
+    free(cubin);
+    free(src);
+  }
+  unsigned char one[2] = {0, 1};
+  ir_graph *h = parse("input c: [2,8,6,12]\ninput d: [8,6,12]\n"
+                      "y = fused(c, d) { a = ewadd($0, $1); r = relu(a) }\n"
+                      "output y\n");
+  base_diag d;
+  char *src = NULL, name[40];
+  uint64_t key;
+  int vec;
+  cr_assert_neq(gpu_fused_source(h, &h->nodes[0], NULL, NULL, one, "sm_90",
+                                 &src, name, &key, &vec, &d),
+                BASE_OK, "a broadcast input cannot take a bias");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Adds folded into matmuls: a bias vector into a matmul without one
+ * (cuBLASLt's bias epilogue, then a relu in it too; batched b: the bias
+ * kernel), residuals as cuBLASLt's C with beta = 1 (rank 2 and 3, a relu
+ * after one by the kernel), and adds that must not fold (the residual is
+ * computed after the matmul, the other has an act; the matmul is read
+ * twice; a bias-shaped add
+ * on a matmul with its own bias). */
+static const char *const mm_fold_graph =
+    "input a: [2,37,53]\nweight w: [53,29]\nweight b: [29]\n"
+    "weight bv: [1,29]\ninput r: [2,37,29]\ninput bb: [2,53,29]\n"
+    "weight w2: [29,29]\n"
+    "m = matmul(a, w)\nmb = ewadd(m, b)\nmr = relu(mb)\n"
+    "m2 = matmul(mr, w2, b)\nres = ewadd(r, m2)\n"
+    "m3 = matmul(res, w2)\nres3 = ewadd(m3, res)\nrr = relu(res3)\n"
+    "m4 = matmul(a, bb)\nm4b = ewadd(bv, m4)\n"
+    "m5 = matmul(rr, w2, b)\nm6 = matmul(rr, w2) act=tanh\n"
+    "late = ewadd(m5, m6)\n"
+    "m7 = matmul(rr, w2, b)\nt7 = ewadd(m7, b)\n"
+    "m8 = matmul(rr, w2)\nt8 = ewadd(m8, rr)\nu8 = ewmul(m8, t8)\n"
+    "output m4b, late, t7, u8\n";
+
+Test(cuda, matmul_bias_and_residual_folds) {
+  need_gpu();
+  ir_graph *g = parse(mm_fold_graph);
+  gpu_options tf = {0}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  gpu_options nofold = {.fp32_strict = 1, .no_fold = 1};
+  compare(g, &tf, 1e-3, "matmul folds (tf32)");
+  compare(g, &strict, 1e-5, "matmul folds (strict)");
+  compare(g, &poison, 1e-5, "matmul folds (strict, poisoned)");
+  compare(g, &nofold, 1e-5, "matmul folds (strict, not folded)");
+  ir_graph_free(g);
+}
+
+/* --fast-gelu: the matmul's bias + gelu in cuBLASLt's epilogue (tanh
+ * approximation, within the TF32 tolerance), with and without a bias. */
+Test(cuda, matmul_fast_gelu_epilogue) {
+  need_gpu();
+  ir_graph *g =
+      parse("input a: [64,96]\nweight w: [96,80]\nweight b: [80]\n"
+            "x = matmul(a, w, b) act=gelu\ny = matmul(a, w) act=gelu\n"
+            "output x, y\n");
+  gpu_options fast = {.fast_gelu = 1}, exact = {.fp32_strict = 1};
+  compare(g, &fast, 1e-3, "matmul gelu (fast)");
+  compare(g, &exact, 1e-5, "matmul gelu (exact, strict)");
+  ir_graph_free(g);
+}
+
+/* costdb measure times fused nodes like any other (gpu_measure_node puts
+ * the node alone in a graph): a fused epilogue after a convolution. */
+Test(cuda, measure_fused_node) {
+  need_gpu();
+  ir_graph *g = parse(bias_fused_graph);
+  base_diag d;
+  gpu_ctx *c;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  int nf = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (g->nodes[i].op != IR_OP_FUSED)
+      continue;
+    double ms = -1;
+    cr_assert_eq(gpu_measure_node(c, g, i, 3, 10, &ms, &d), BASE_OK, "%s",
+                 d.msg);
+    cr_expect(ms > 0 && ms < 1, "fused node %d: %g ms", i, ms);
+    nf++;
+  }
+  cr_assert_eq(nf, 4);
+  gpu_ctx_free(c);
   ir_graph_free(g);
 }
 

@@ -169,7 +169,7 @@ static const char *const binary[] = {"ewadd", "ewsub", "ewmul"};
 /* A random graph: an input [2,3,5,4], broadcast weights of shapes that
  * broadcast against it, and a chain/tree of element-wise operators, some
  * values read twice, one kept as a second output now and then. */
-static char *random_graph(unsigned seed) {
+static char *random_graph(unsigned seed, int row) {
   static const char *const wshapes[] = {"[4]",       "[5,1]",     "[3,1,1]",
                                         "[1,3,5,4]", "[2,3,5,4]", "[]"};
   srand(seed);
@@ -213,16 +213,35 @@ static char *random_graph(unsigned seed) {
                               binary[rand() % 3], a, b);
     }
   }
+  if (row) { /* one row reduction over the last axis, then maybe a map */
+    static const char *const rows[] = {
+        "softmax(v%d)", "layernorm(v%d, g, b)", "layernorm(v%d) eps=0.01",
+        "reduce_mean(v%d) axes=[3]", "reduce_mean(v%d) axes=[-1] keepdims=0"};
+    char op[64];
+    snprintf(op, sizeof op, rows[rand() % 5], nv - 1);
+    k += (size_t)snprintf(s + k, cap - k,
+                          "weight g: [4]\nweight b: [4]\nv%d = %s\n", nv, op);
+    nv++;
+    if (rand() % 3 == 0) {
+      k += (size_t)snprintf(s + k, cap - k, "v%d = %s(v%d)\n", nv,
+                            unary[rand() % 5], nv - 1);
+      nv++;
+    }
+  }
   if (nv > 2 && rand() % 3 == 0)
     k += (size_t)snprintf(s + k, cap - k, "output v%d\n", rand() % (nv - 1));
   snprintf(s + k, cap - k, "output v%d\n", nv - 1);
   return s;
 }
 
-Test(fused, random_chains_fused_compute_the_same) {
-  int fused_any = 0, tried = 0;
+/* Chains (row = 0), or chains ending in a row reduction (row = 1): fused
+ * and printed, parsed again, they compute bit for bit what the unfused
+ * graph computes. Returns how many fused graphs had a row reduction in a
+ * body. */
+static int random_chains(int row) {
+  int fused_any = 0, tried = 0, with_row = 0;
   for (unsigned seed = 1; seed <= 300; seed++) {
-    char *text = random_graph(seed);
+    char *text = random_graph(seed, row);
     base_diag d;
     ir_graph *g = ir_parse(text, strlen(text), "r.graph", &d);
     if (!g) { /* shapes that do not broadcast: skip */
@@ -237,6 +256,12 @@ Test(fused, random_chains_fused_compute_the_same) {
     cr_assert(h, "seed %u: %s", seed, d.msg);
     cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "seed %u: %s", seed, d.msg);
     fused_any += st.groups > 0;
+    for (int i = 0; i < h->nnodes; i++)
+      if (h->nodes[i].op == IR_OP_FUSED &&
+          ir_body_row(ir_body_get(h->nodes[i].a.body))) {
+        with_row++;
+        break;
+      }
     cr_assert_leq(h->nnodes, g->nnodes);
     /* printed and parsed again: the same graph */
     char *p = ir_print(h);
@@ -252,6 +277,16 @@ Test(fused, random_chains_fused_compute_the_same) {
   }
   cr_assert_gt(tried, 150, "only %d graphs broadcast", tried);
   cr_assert_gt(fused_any, tried / 2, "fused only %d of %d", fused_any, tried);
+  return with_row;
+}
+
+Test(fused, random_chains_fused_compute_the_same) {
+  cr_assert_eq(random_chains(0), 0);
+}
+
+Test(fused, random_chains_with_a_row_reduction_compute_the_same) {
+  int n = random_chains(1);
+  cr_assert_gt(n, 100, "only %d bodies with a row reduction", n);
 }
 
 /* A value read twice: recomputed when cheaper (relu of the input), kept

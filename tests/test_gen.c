@@ -1,10 +1,16 @@
 /* test_gen.c: the rule-generation pipeline as a library call: gen_rules
- * writes what it counts, refuses bad options with BASE_ERR_PARAM, stops on
- * the interrupt flag with nothing written; gen_compare of a library with
- * itself finds every rule. */
+ * writes what it counts, refuses bad options with BASE_ERR_PARAM (and
+ * --max-ops 5 over every operator where memory would not hold it), stops on
+ * the interrupt flag with nothing written; a run stopped after K saved
+ * checkpoints and resumed writes the uninterrupted run's file, and a
+ * checkpoint of other arguments or a damaged one is refused; gen_compare of
+ * a library with itself finds every rule. */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gen/gen.h"
@@ -52,6 +58,11 @@ Test(gen, bad_options) {
   o.ops = NULL; /* every operator at 5: refused */
   cr_assert_eq(gen_options_check(&o, &d), BASE_ERR_PARAM);
   cr_assert(strstr(d.msg, "--max-ops 5 needs --ops"), "%s", d.msg);
+  o.ranks = 16, o.local_ranks = 16, o.mem_mib = 16 * 1024;
+  cr_assert_eq(gen_options_check(&o, &d), BASE_ERR_PARAM); /* 2.2 GiB each */
+  cr_assert(strstr(d.msg, "GiB per process"), "%s", d.msg);
+  o.mem_mib = 64 * 1024; /* 16 x 2.2 GiB fit in 64 GiB */
+  cr_assert_eq(gen_options_check(&o, &d), BASE_OK, "%s", d.msg);
   o = small("/tmp/unused.rules");
   o.ops = "matmul,frobnicate";
   cr_assert_eq(gen_options_check(&o, &d), BASE_ERR_PARAM);
@@ -69,4 +80,83 @@ Test(gen, interrupt_writes_nothing) {
   cr_assert_eq(gen_rules(&o, &st, &d), BASE_ERR_INTERRUPTED);
   cr_assert_eq(access(out, F_OK), -1, "an interrupted run wrote %s", out);
   gen_stats_free(&st);
+}
+
+/* Reads a whole file into a malloc'd string (NULL if it cannot). */
+static char *slurp(const char *path, long *n) {
+  FILE *f = fopen(path, "rb");
+  char *s = NULL;
+  if (f && fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) >= 0 &&
+      fseek(f, 0, SEEK_SET) == 0 && (s = malloc((size_t)*n + 1)) &&
+      fread(s, 1, (size_t)*n, f) != (size_t)*n) {
+    free(s);
+    s = NULL;
+  }
+  if (f)
+    fclose(f);
+  return s;
+}
+
+static int count_files(const char *dir) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "ls %s | wc -l", dir);
+  FILE *p = popen(cmd, "r");
+  int n = -1;
+  if (p && fscanf(p, "%d", &n) != 1)
+    n = -1;
+  if (p)
+    pclose(p);
+  return n;
+}
+
+Test(gen, checkpoint_resume_is_identical) {
+  char dir[] = "/tmp/test_gen_ckpt_XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char ref[300], out[300], ck[300], cmd[400];
+  snprintf(ref, sizeof ref, "%s/ref.rules", dir);
+  snprintf(out, sizeof out, "%s/out.rules", dir);
+  snprintf(ck, sizeof ck, "%s/ck", dir);
+  gen_stats st;
+  base_diag d = {0};
+  gen_options o = small(ref);
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  long long graphs = st.fp.graphs;
+  gen_stats_free(&st);
+  o = small(out);
+  o.checkpoint = ck;
+  o.checkpoint_stop = 3; /* one thread: exactly 3 branches saved */
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_ERR_INTERRUPTED);
+  cr_assert(strstr(d.msg, "stopped after saving 3 branches"), "%s", d.msg);
+  cr_assert_eq(access(out, F_OK), -1, "a stopped run wrote %s", out);
+  cr_assert_eq(count_files(ck), 3);
+  gen_stats_free(&st);
+  o.checkpoint_stop = 0; /* resumed: the rest enumerated, the 3 loaded */
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(st.fp.graphs, graphs);
+  gen_stats_free(&st);
+  long n1, n2;
+  char *a = slurp(ref, &n1), *b = slurp(out, &n2);
+  cr_assert(a && b);
+  cr_assert(n1 == n2 && !memcmp(a, b, (size_t)n1), "resumed file differs");
+  free(b);
+  cr_assert_gt(count_files(ck), 3);
+  unlink(out);
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg); /* all loaded */
+  gen_stats_free(&st);
+  b = slurp(out, &n2);
+  cr_assert(b && n1 == n2 && !memcmp(a, b, (size_t)n1), "reloaded differs");
+  free(a);
+  free(b);
+  o.ops = "matmul"; /* other arguments: the saved branches are refused */
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_ERR_IO);
+  cr_assert(strstr(d.msg, "other gen-rules arguments"), "%s", d.msg);
+  gen_stats_free(&st);
+  o.ops = small(out).ops; /* a damaged file is refused, not re-used */
+  snprintf(cmd, sizeof cmd, "truncate -s -1 %s/b0001.rec", ck);
+  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_ERR_IO);
+  cr_assert(strstr(d.msg, "b0001.rec': truncated"), "%s", d.msg);
+  gen_stats_free(&st);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
 }

@@ -595,9 +595,22 @@ Test(optable, every_operator_has_every_column) {
                 r->name);
     cr_expect_eq(r->kind == IR_OPK_CONST, r->max_in == 0,
                  "%s: constants and only they have no inputs", r->name);
-    /* a fused body computes every element-wise operator per element */
-    cr_expect(r->kind != IR_OPK_EW || (r->flags & IR_OPF_BODY),
+    /* a fused body computes every element-wise float32 operator per
+     * element (where, equal, not and cast read or write bool or other
+     * types: ir_dtype_infer; a body computes in float32) */
+    int typed = op == IR_OP_WHERE || op == IR_OP_EQUAL || op == IR_OP_NOT ||
+                op == IR_OP_CAST;
+    cr_expect(r->kind != IR_OPK_EW || typed || (r->flags & IR_OPF_BODY),
               "%s: element-wise but not IR_OPF_BODY", r->name);
+    cr_expect(!typed || !(r->flags & (IR_OPF_BODY | IR_OPF_BODY_ROW)),
+              "%s: not float32, yet a body operator", r->name);
+    /* a body's last operator may be a row reduction (not element-wise) */
+    cr_expect_eq(ir_body_row_op((ir_opcode)op), !!(r->flags & IR_OPF_BODY_ROW),
+                 "%s: ir_body_row_op", r->name);
+    if (r->flags & IR_OPF_BODY_ROW)
+      cr_expect(!(r->flags & IR_OPF_BODY) &&
+                    (r->kind == IR_OPK_NORM || r->kind == IR_OPK_REDUCE),
+                "%s: a row reduction is a normalisation or reduction", r->name);
     if (r->flags & IR_OPF_BODY)
       cr_expect((r->kind == IR_OPK_EW || op == IR_OP_BATCHNORM) &&
                     r->max_in >= 1 && r->max_in <= IR_MAX_FIXED_IN,
@@ -608,12 +621,13 @@ Test(optable, every_operator_has_every_column) {
     cr_expect(
         !(r->flags & ~(IR_OPF_COMM | IR_OPF_ACT_PARAM | IR_OPF_RELU_EPILOGUE |
                        IR_OPF_VIEW | IR_OPF_VIEW_BLOCKS | IR_OPF_VIEW_ORDER |
-                       IR_OPF_BODY)),
+                       IR_OPF_BODY | IR_OPF_BODY_ROW)),
         "%s: unknown flags", r->name);
   }
   cr_expect_str_eq(ir_body_op_names(),
                    "ewadd ewmul ewsub ewdiv smul relu sigmoid tanh gelu erf "
                    "sqrt clip batchnorm");
+  cr_expect_str_eq(ir_body_row_op_names(), "reduce_mean softmax layernorm");
   cr_expect_eq(ir_act_op(IR_ACT_NONE), -1);
   for (int a = IR_ACT_RELU; a <= IR_ACT_GELU; a++)
     cr_expect_eq(act_ops[a], 1, "activation %s: %d operators",
@@ -642,4 +656,71 @@ Test(optable, views) {
   cr_expect(ir_node_is_view(g, &g->nodes[5]), "slice of leading rows");
   cr_expect(!ir_node_is_view(g, &g->nodes[6]), "relu");
   ir_graph_free(g);
+}
+
+/* ---- element types --------------------------------------------------------
+ */
+
+/* i64 / bool are written before a shape, f32 is not written; types follow
+ * through the type-generic operators and print back identically. */
+Test(dtype, parse_print_infer) {
+  const char *text = "graph t\n"
+                     "input ids: i64[2,3]\n"
+                     "input m: bool[2,3]\n"
+                     "weight e: [7,4]\n"
+                     "g: [2,3,4] = gather(e, ids)\n"
+                     "r: i64[3,2] = reshape(ids) shape=[3,2]\n"
+                     "n: bool[2,3] = not(m)\n"
+                     "q: bool[2,3] = equal(ids, ids)\n"
+                     "c: [2,3] = cast(q) to=f32\n"
+                     "w: [2,3] = where(n, c, c)\n"
+                     "output g, r, w\n";
+  ir_graph *g = parse_ok(text);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "ids")].dtype, IR_DT_I64);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "r")].dtype, IR_DT_I64);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "q")].dtype, IR_DT_BOOL);
+  cr_assert_eq(g->tensors[ir_find_tensor(g, "g")].dtype, IR_DT_F32);
+  char *s = ir_print(g);
+  cr_assert_str_eq(s, text);
+  free(s);
+  uint64_t h1, h2;
+  cr_assert_eq(ir_graph_hash(g, &h1), BASE_OK);
+  ir_graph_free(g);
+  g = parse_ok("graph t\ninput ids: [2,3]\ninput m: bool[2,3]\n"
+               "weight e: [7,4]\ng = reshape(ids) shape=[3,2]\noutput g\n");
+  cr_assert_eq(ir_graph_hash(g, &h2), BASE_OK);
+  ir_graph_free(g);
+  cr_assert_neq(h1, h2);
+}
+
+/* Operators take float32 unless they are type-generic; each mismatch is
+ * one message naming the operator, the input and both types. */
+Test(dtype, mismatches_rejected) {
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"input i: i64[2]\ny = relu(i)\noutput y\n",
+       "relu: input 1 (x) must be f32, got i64"},
+      {"input e: [4,2]\ninput i: [3]\ny = gather(e, i)\noutput y\n",
+       "gather: input 2 (indices) must be i64, got f32"},
+      {"input c: [3]\ninput a: [3]\ny = where(c, a, a)\noutput y\n",
+       "where: input 1 (cond) must be bool, got f32"},
+      {"input a: i64[3]\ninput b: [3]\ny = equal(a, b)\noutput y\n",
+       "equal: input 2 (b) must be i64, got f32"},
+      {"input a: i64[3]\ninput b: [3]\ny = concat(a, b) axis=0\noutput y\n",
+       "concat: input 2 (x) must be i64, got f32"},
+      {"input a: [3]\ny: i64[3] = relu(a)\noutput y\n",
+       "type mismatch: 'y' is annotated i64 but relu gives f32"},
+      {"input a: int8[3]\ny = relu(a)\noutput y\n",
+       "unknown element type 'int8'"},
+      {"input a: [3]\ny = cast(a) to=int8\noutput y\n",
+       "expected f32, i64 or bool"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    base_diag d;
+    ir_graph *g = ir_parse(bad[i].text, strlen(bad[i].text), "t.graph", &d);
+    cr_assert_null(g, "%s", bad[i].text);
+    cr_assert(strstr(d.msg, bad[i].msg), "%s: %s", bad[i].text, d.msg);
+    cr_assert_gt(d.line, 0, "%s", d.msg);
+  }
 }

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb/costdb.h"
+#include "exec/exec.h"
 #include "mutant/mutant.h"
+#include "mutant/mutant_int.h"
 
 static ir_graph *parse(const char *text) {
   base_diag d;
@@ -201,6 +204,22 @@ static ir_graph *corrected(const mutant *mu, const mutant_box *w, int n) {
   return h;
 }
 
+/* Floating-point operations of g's nodes (costdb's count). */
+static double flops(const ir_graph *g) {
+  double s = 0;
+  for (int k = 0; k < g->nnodes; k++)
+    s += cd_node_work(g, k).flops;
+  return s;
+}
+
+/* Nodes of g with operator op. */
+static int count_op(const ir_graph *g, ir_opcode op) {
+  int n = 0;
+  for (int k = 0; k < g->nnodes; k++)
+    n += g->nodes[k].op == op;
+  return n;
+}
+
 static void check_corrected(const mutant *mu) {
   base_diag d;
   mutant_boxes b, b2;
@@ -217,11 +236,10 @@ static void check_corrected(const mutant *mu) {
   cr_assert_eq(mutant_float_check(mu->f, mu->g, 2, &err, &d), BASE_OK);
   cr_assert(b.nwrong ? err > 1e-3 : err < 1e-5, "%s: mutant error %g",
             mutant_class_name(mu->cls), err);
-  /* no correction conv computes a whole output of f */
-  for (int k = mu->g->nnodes; k < h->nnodes; k++)
-    if (h->nodes[k].op == IR_OP_CONV2D)
-      cr_assert_lt(ir_shape_numel(&h->tensors[h->nodes[k].out[0]].shape),
-                   ir_shape_numel(&mu->f->tensors[mu->f->outputs[0]].shape));
+  /* the correction adds less compute than f's (it never re-runs f) */
+  double cf = flops(mu->f), cg = flops(mu->g), ch = flops(h);
+  cr_assert_lt(ch - cg, cf, "%s: correction %g flops, f %g",
+               mutant_class_name(mu->cls), ch - cg, cf);
   mutant_boxes_free(&b2);
   ir_graph_free(h);
 
@@ -575,4 +593,348 @@ Test(mutant, sweep_batch_w_and_dilated) {
   int u[] = {1, 6, 4, 3, 3, 2, 2, 2, 6, 9, 3, 5, 3, 3,
              1, 8, 8, 5, 3, 4, 4, 2, 4, 6, 1, 3, 2, 2};
   cr_assert_eq(sweep(MUTANT_DILATED, dl, u, sizeof u / sizeof *u, 7), 4);
+}
+
+/* ---- the correction's cost ------------------------------------------------
+ */
+
+/* At a realistic size the correction is a small conv fused into the concat
+ * that g ends with: its FLOPs are a small fraction of f's, and the corrected
+ * split-h graph has no more concats than g (one stacking the halves, one
+ * joining the rows, the correction written into the latter) and no split. */
+Test(mutant, correction_is_small_and_fused) {
+  ir_graph *m = parse("input x: [1,16,56,56]\n"
+                      "input y: [1,16,56,40]\n"
+                      "weight w: [16,16,3,3]\n"
+                      "weight b: [16]\n"
+                      "weight v: [16,16,3,3]\n"
+                      "c1 = conv2d(x, w, b) pad=same act=relu\n"
+                      "weight b2: [16]\n"
+                      "c2 = conv2d(y, v, b2) pad=same act=relu\n"
+                      "output c1, c2\n");
+  struct {
+    mutant_class cls;
+    int n0, n1;
+    double most; /* largest correction FLOPs / f's FLOPs */
+  } cases[] = {{MUTANT_SPLIT_H, 0, -1, 0.04}, {MUTANT_CONCAT_W, 0, 1, 0.04}};
+  for (int c = 0; c < 2; c++) {
+    mutant mu = make(m, cases[c].cls, cases[c].n0, cases[c].n1);
+    mutant_boxes b;
+    analyze(&mu, 3, &b);
+    cr_assert_gt(b.nwrong, 0);
+    ir_graph *h = corrected(&mu, b.wrong, b.nwrong);
+    double cf = flops(mu.f), cg = flops(mu.g), ch = flops(h);
+    cr_assert_gt(ch, cg);
+    cr_assert_lt((ch - cg) / cf, cases[c].most, "%s: correction %.4f of f",
+                 mutant_class_name(mu.cls), (ch - cg) / cf);
+    cr_assert_eq(count_op(h, IR_OP_CONV2D),
+                 count_op(mu.g, IR_OP_CONV2D) + b.nwrong);
+    if (mu.cls == MUTANT_SPLIT_H) {
+      cr_assert_eq(count_op(h, IR_OP_CONCAT), count_op(mu.g, IR_OP_CONCAT));
+      cr_assert_eq(count_op(h, IR_OP_SPLIT), 0, "the split is fused away");
+    }
+    double err = 1;
+    base_diag d;
+    cr_assert_eq(mutant_float_check(mu.f, h, 5, &err, &d), BASE_OK, "%s",
+                 d.msg);
+    cr_assert_lt(err, 1e-5);
+    mutant_boxes_free(&b);
+    ir_graph_free(h), ir_graph_free(mu.f), ir_graph_free(mu.g);
+  }
+  ir_graph_free(m);
+}
+
+/* mutant_fuse_moves folds data movement exactly and leaves compute alone. */
+Test(mutant, fuse_moves_is_exact) {
+  ir_graph *g = parse("input x: [2,3,8,6]\n"
+                      "weight w: [3,3,1,1]\n"
+                      "a = slice(x) starts=[0,0,0,0] ends=[2,3,5,6]\n"
+                      "b = slice(x) starts=[0,0,5,0] ends=[2,3,8,6]\n"
+                      "j = concat(a, b) axis=2\n"
+                      "s = slice(j) starts=[0,0,1,0] ends=[2,3,4,6]\n"
+                      "t = slice(s) starts=[1,0,0,0] ends=[2,3,3,6]\n"
+                      "p, q = split(x) axis=0 sizes=[1,1]\n"
+                      "u = slice(q) starts=[0,1,0,0] ends=[1,3,8,6]\n"
+                      "c = conv2d(j, w)\n"
+                      "k = concat(t, t) axis=1\n"
+                      "output c, k, u\n");
+  ir_graph *h = NULL;
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(mutant_fuse_moves(g, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(mutant_float_check(g, h, 3, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(err, 0);
+  /* j = concat of two adjacent slices of x is x; t and u are one slice of
+   * x each (the split and s are dead then); k one concat */
+  cr_assert_eq(count_op(h, IR_OP_CONCAT), 1);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 0);
+  cr_assert_eq(count_op(h, IR_OP_SLICE), 2);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  for (int k = 0; k < h->nnodes; k++)
+    if (h->nodes[k].op == IR_OP_CONV2D)
+      cr_assert_eq(h->tensors[h->nodes[k].in[0]].kind, IR_T_INPUT,
+                   "the conv reads x itself");
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* ---- mutants in the search ------------------------------------------------
+ */
+
+/* A cd_cost_fn under which mutants pay: a conv producing at least 8 rows
+ * and 8 columns costs 1000 divided by its batch (split-h's half-height conv
+ * on twice the batch is cheaper), anything else 1. */
+static base_status toy_search_cost(void *u, const ir_graph *g, int node,
+                                   double *cost, int *estimated, base_diag *d) {
+  const ir_node *n = &g->nodes[node];
+  const ir_shape *s = &g->tensors[n->out[0]].shape;
+  (void)u, (void)d;
+  *cost = n->op == IR_OP_CONV2D && s->dim[2] >= 8 && s->dim[3] >= 8
+              ? 1000.0 / (double)s->dim[0]
+              : 1;
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+static const char *chain_text = "input x: [1,4,16,16]\n"
+                                "weight w1: [4,4,3,3]\n"
+                                "weight b1: [4]\n"
+                                "weight w2: [4,4,3,3]\n"
+                                "weight w3: [4,4,5,5]\n"
+                                "weight w4: [4,4,3,3]\n"
+                                "y1 = conv2d(x, w1, b1) pad=same act=relu\n"
+                                "y2 = conv2d(y1, w2) pad=same\n"
+                                "r2 = relu(y2)\n"
+                                "y3 = conv2d(r2, w3) pad=same act=relu\n"
+                                "y4 = conv2d(y3, w4) pad=same\n"
+                                "s = ewadd(y4, y1)\n"
+                                "output s\n";
+
+static ir_graph *optimize(const ir_graph *g, unsigned mask,
+                          mutant_apply_stats *ms, double *cost_after) {
+  ir_ruleset rs;
+  base_diag d;
+  ir_ruleset_init(&rs);
+  rewrite_rules *rules = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_search_cost;
+  o.region_nodes = 2; /* several regions: mutants per region */
+  srch_stats st;
+  ir_graph *h = mutant_optimize(g, rules, &o, mask, 1, &st, ms, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_gt(st.regions, 1);
+  *cost_after = st.cost_after;
+  srch_stats_free(&st);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+  return h;
+}
+
+/* Mutants join the search region by region under its cost model: they are
+ * taken where they pay, the result is exact end to end on floats, cheaper
+ * than without mutants, and the same graph for the same seed. */
+Test(mutant, search_takes_mutants_per_region) {
+  ir_graph *g = parse(chain_text);
+  mutant_apply_stats ms, ms2, ms0;
+  double with = 0, with2 = 0, without = 0;
+  ir_graph *h = optimize(g, MUTANT_ALL, &ms, &with);
+  ir_graph *h2 = optimize(g, MUTANT_ALL, &ms2, &with2);
+  ir_graph *h0 = optimize(g, 0, &ms0, &without);
+  cr_assert_eq(ms.napplied, 4, "applied %d of %d", ms.napplied, ms.considered);
+  cr_assert_eq(ms0.napplied, 0);
+  cr_assert_eq(ms0.considered, 0);
+  cr_assert_lt(with, without);
+  for (int i = 0; i < ms.napplied; i++) {
+    cr_assert_eq(ms.applied[i].cls, MUTANT_SPLIT_H);
+    cr_assert_lt(ms.applied[i].ms_after, ms.applied[i].ms_before);
+    cr_assert_gt(ms.applied[i].wrong_numel, 0);
+    cr_assert_lt(ms.applied[i].wrong_numel, ms.applied[i].numel / 2);
+  }
+  /* deterministic for a seed */
+  char *a = ir_print(h), *b = ir_print(h2);
+  cr_assert_str_eq(a, b);
+  cr_assert_eq(with, with2);
+  cr_assert_eq(ms.napplied, ms2.napplied);
+  free(a), free(b);
+  /* exact end to end (the check optimize runs) */
+  double err = 1;
+  base_diag d;
+  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5);
+  mutant_apply_stats_free(&ms), mutant_apply_stats_free(&ms2);
+  mutant_apply_stats_free(&ms0);
+  ir_graph_free(h), ir_graph_free(h2), ir_graph_free(h0), ir_graph_free(g);
+}
+
+/* A deliberately wrong correction spliced into a model is caught by the
+ * end-to-end check and by the box analysis: the correction conv of every
+ * mutant the search took reads its input slice one row lower. */
+Test(mutant, wrong_correction_in_a_model_is_caught) {
+  ir_graph *g = parse(chain_text);
+  mutant_apply_stats ms;
+  double cost = 0;
+  ir_graph *h = optimize(g, 1u << MUTANT_SPLIT_H, &ms, &cost);
+  cr_assert_gt(ms.napplied, 0);
+  int moved = 0;
+  for (int k = 0; k < h->nnodes; k++) {
+    const ir_node *n = &h->nodes[k];
+    const ir_tensor *x = &h->tensors[n->in[0]];
+    if (n->op != IR_OP_CONV2D || x->node < 0 ||
+        h->nodes[x->node].op != IR_OP_SLICE ||
+        h->tensors[n->out[0]].shape.dim[0] != 1)
+      continue; /* not a correction: that reads the stacked halves */
+    ir_node *sl = &h->nodes[x->node];
+    const ir_shape *src = &h->tensors[sl->in[0]].shape;
+    if (sl->a.list2[2] < src->dim[2])
+      sl->a.list[2]++, sl->a.list2[2]++, moved++;
+  }
+  cr_assert_gt(moved, 0);
+  double err = 0;
+  base_diag d;
+  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_gt(err, 1e-3, "a wrong correction passed the end-to-end check");
+  mutant_boxes b;
+  cr_assert_eq(mutant_analyze(g, h, 7, &b, &d), BASE_OK, "%s", d.msg);
+  cr_assert_gt(b.nwrong, 0);
+  mutant_boxes_free(&b);
+  mutant_apply_stats_free(&ms);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* ---- position by position ------------------------------------------------
+ */
+
+/* Every tensor of g position by position equals mutant_eval's whole
+ * tensors; returns 1 when g qualified for point evaluation. */
+static int point_matches_eval(const ir_graph *g, uint64_t seed) {
+  if (!mutant_point_ok(g))
+    return 0;
+  uint32_t **v = NULL;
+  base_diag d;
+  mutant_pt p;
+  cr_assert_eq(mutant_eval(g, seed, &v, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(mutant_pt_init(&p, g, seed, &d), BASE_OK);
+  for (int t = 0; t < g->ntensors; t++) {
+    const ir_shape *s = &g->tensors[t].shape;
+    int64_t n = ir_shape_numel(s), idx[IR_MAX_RANK];
+    for (int64_t j = 0; j < n; j++) {
+      mutant_unravel(s, j, idx);
+      cr_assert_eq(mutant_point(&p, t, idx), v[t][j], "%s position %lld",
+                   g->tensors[t].name, (long long)j);
+    }
+  }
+  mutant_vals_free(g, v);
+  mutant_pt_free(&p);
+  return 1;
+}
+
+/* The box analysis reads corners position by position (point.c): the same
+ * residues as whole-tensor evaluation, for f, g and the corrected graph of
+ * every mutant of the test model, at batch 1 and 2; graphs with a conv over
+ * a conv or another operator do not qualify. */
+Test(mutant, point_evaluation_equals_whole_tensors) {
+  const char *batch2 = "input x: [2,3,8,8]\n"
+                       "weight w: [4,3,3,3]\n"
+                       "y = conv2d(x, w) pad=same\n"
+                       "output y\n";
+  ir_graph *models[2] = {parse(model_text), parse(batch2)};
+  int checked = 0;
+  for (int i = 0; i < 2; i++) {
+    mutant_list l = {0};
+    base_diag d;
+    cr_assert_eq(mutant_generate(models[i], ~0u, &l, &d), BASE_OK, "%s", d.msg);
+    for (int k = 0; k < l.n; k++) {
+      mutant_boxes b;
+      analyze(&l.m[k], 5, &b);
+      ir_graph *h = corrected(&l.m[k], b.wrong, b.nwrong);
+      checked += point_matches_eval(l.m[k].f, 5);
+      checked += point_matches_eval(l.m[k].g, 5);
+      checked += point_matches_eval(h, 6);
+      ir_graph_free(h);
+      mutant_boxes_free(&b);
+    }
+    mutant_list_free(&l);
+  }
+  cr_assert_geq(checked, 30, "%d graphs checked", checked);
+  ir_graph *chain = parse(chain_text);
+  cr_assert(!mutant_point_ok(chain), "a conv over a conv");
+  ir_graph_free(chain), ir_graph_free(models[0]), ir_graph_free(models[1]);
+}
+
+/* ---- PET's models ---------------------------------------------------------
+ */
+
+/* A cd_cost_fn under which every mutant pays: a conv the model was written
+ * with costs 1000, a conv the mutant module wrote (named t<k> in g and its
+ * correction, NAME.mut<k> once spliced) and every other node 1. */
+static base_status every_mutant_pays(void *u, const ir_graph *g, int node,
+                                     double *cost, int *estimated,
+                                     base_diag *d) {
+  const ir_node *n = &g->nodes[node];
+  const char *name = g->tensors[n->out[0]].name;
+  int ours = strstr(name, ".mut") ||
+             (name[0] == 't' && name[1] &&
+              strspn(name + 1, "0123456789") == strlen(name + 1));
+  (void)u, (void)d;
+  *cost = n->op == IR_OP_CONV2D && !ours ? 1000 : 1;
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+/* The corrected graphs of PET's conv models (models/, written by
+ * scripts/gen-zoo.py; BERT-base has no conv, so no mutant of these classes)
+ * pass the end-to-end check on the CPU executor, with every mutant the
+ * search considers taken (resnet34_l4 at batch 2, where batch-w applies:
+ * its 7x7 maps have an odd height, so no split-h). */
+Test(mutant, pet_models_corrected_pass_the_end_to_end_check, .timeout = 600) {
+  static const struct {
+    const char *file;
+    int batch;
+  } models[] = {
+      {"csrnet", 1}, {"resnet18", 1}, {"inception_v3", 1}, {"resnet34_l4", 2}};
+  ir_ruleset rs;
+  base_diag d;
+  ir_ruleset_init(&rs);
+  rewrite_rules *rules = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+  for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/models/%s.graph", SUPEROPT_SOURCE_DIR,
+             models[i].file);
+    ir_graph *g = ir_parse_file(path, &d), *r = NULL;
+    cr_assert(g, "%s", d.msg);
+    if (models[i].batch > 1) {
+      cr_assert_eq(ir_rebatch(g, models[i].batch, &r, &d), BASE_OK, "%s",
+                   d.msg);
+      ir_graph_free(g);
+      g = r;
+    }
+    srch_options o;
+    srch_options_default(&o);
+    o.cost = every_mutant_pays;
+    o.budget = 0; /* no rules anyway: the passes and the mutants */
+    srch_stats st;
+    mutant_apply_stats ms;
+    ir_graph *h = mutant_optimize(g, rules, &o, MUTANT_ALL, 1, &st, &ms, &d);
+    cr_assert(h, "%s: %s", models[i].file, d.msg);
+    cr_assert_gt(ms.napplied, 0, "%s: no mutant taken", models[i].file);
+    int64_t wrong = 0;
+    for (int k = 0; k < ms.napplied; k++)
+      wrong += ms.applied[k].wrong_numel;
+    double err = 1;
+    cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+    cr_assert_lt(err, 1e-4, "%s: relative error %g", models[i].file, err);
+    cr_log_info("%s: %d of %d mutants taken, %lld outputs corrected, error "
+                "%.2g",
+                models[i].file, ms.napplied, ms.considered, (long long)wrong,
+                err);
+    mutant_apply_stats_free(&ms);
+    srch_stats_free(&st);
+    ir_graph_free(h), ir_graph_free(g);
+  }
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
 }

@@ -348,6 +348,68 @@ Test(search, finds_merged_convs) {
   ir_ruleset_free(&rs);
 }
 
+/* Passes as rules (rules/passes.rules, o.pass_rules): the search fuses the
+ * activations and merges the siblings the pass rules match, and the
+ * hand-written passes only the forms no pass rule matches (here a grouped
+ * convolution's relu). */
+static const char pass_sites[] =
+    "input x: [1,16,14,14]\nweight a: [32,16,1,1]\nweight ab: [32]\n"
+    "weight b: [48,16,1,1]\nweight bb: [48]\nweight g: [16,8,3,3]\n"
+    "ya = conv2d(x, a, ab)\nra = relu(ya)\n"
+    "yb = conv2d(x, b, bb)\nrb = relu(yb)\n"
+    "yg = conv2d(x, g) groups=2\nrg = relu(yg)\n"
+    "s = concat(ra, rb, rg) axis=1\noutput s\n";
+
+Test(search, passes_as_rules) {
+  ir_ruleset rs;
+  load_rules(SUPEROPT_SOURCE_DIR "/rules/passes.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  base_diag d;
+  rewrite_rules *cover = rewrite_rules_compile(&rs, REWRITE_FORWARD, 0, &d);
+  cr_assert(cover, "%s", d.msg);
+  ir_graph *g = parse(pass_sites);
+  srch_options o;
+  srch_options_default(&o);
+  o.pass_rules = cover;
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  /* the grouped conv's relu by hand, or by a proven instance of a pass rule
+   * (src/rewrite/inst.c: a groups=1 pattern bound to the grouped conv); the
+   * two others by the rules */
+  cr_assert_leq(st.acts_fused, 1);
+  cr_assert_eq(st.merged, 0);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
+  int fused = 0, merged = 0;
+  for (int i = 0; i < rs.n; i++) {
+    int n = st.applied_fw[i] + st.applied_bw[i];
+    fused += !strncmp(rs.rules[i].id, "pass.fuse.", 10) ? n : 0;
+    merged += !strncmp(rs.rules[i].id, "pass.merge", 10) ? n : 0;
+  }
+  cr_assert_eq(merged, 1);
+  /* before or after the merge; the grouped one by rule or by hand */
+  cr_assert_geq(fused + st.acts_fused, 2, "%d + %d", fused, st.acts_fused);
+  cr_assert_lt(st.cost_after, st.cost_before);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  /* the cover alone: the two biased pairs; the grouped pair only where the
+   * matcher binds it through an instance (src/rewrite/inst.c); never s */
+  uint8_t cv[16];
+  cr_assert_eq(pass_rule_cover(g, cover, cv, &d), BASE_OK);
+  int covered = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    covered += cv[i];
+  cr_assert(cv[0] && cv[1] && cv[2] && cv[3], "%d nodes covered", covered);
+  cr_assert_eq(cv[4], cv[5]); /* yg and rg together or not at all */
+  cr_assert(!cv[6]);          /* s */
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(cover);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 Test(search, depth_zero_and_budget) {
   ir_ruleset rs;
   load_rules(RULES "basic.rules", &rs);
@@ -499,3 +561,23 @@ Test(zoo, resnext50_taso) { zoo_model("resnext50_taso"); }
 Test(zoo, tv_resnext50) { zoo_model("tv_resnext50"); }
 Test(zoo, bert_base, .timeout = 300) { zoo_model("bert_base"); }
 #endif
+
+/* Rules are float-only: a rule whose pattern fits an int64 or bool
+ * subgraph (reshape of a reshape) matches it only where the values are
+ * float32, never on the index and mask tensors (no law is proven for
+ * them). */
+Test(match, never_touches_non_float_nodes) {
+  ir_graph *pat = parse("input x: [2,6]\na = reshape(x) shape=[3,4]\n"
+                        "b = reshape(a) shape=[12]\noutput b\n");
+  ir_graph *f = parse("input x: [2,6]\na = reshape(x) shape=[3,4]\n"
+                      "b = reshape(a) shape=[12]\noutput b\n");
+  ir_graph *i = parse("input x: i64[2,6]\na = reshape(x) shape=[3,4]\n"
+                      "b = reshape(a) shape=[12]\noutput b\n");
+  ir_graph *m = parse("input x: i64[2,6]\ninput y: i64[2,6]\n"
+                      "q = equal(x, y)\na = reshape(q) shape=[3,4]\n"
+                      "b = reshape(a) shape=[12]\noutput b\n");
+  cr_assert_eq(count_matches(pat, f), 1);
+  cr_assert_eq(count_matches(pat, i), 0);
+  cr_assert_eq(count_matches(pat, m), 0);
+  ir_graph_free(pat), ir_graph_free(f), ir_graph_free(i), ir_graph_free(m);
+}

@@ -538,3 +538,80 @@ Test(verify, every_operator_encodes) {
   verify_free(c);
   ir_ruleset_free(&rs);
 }
+
+/* rules/passes.rules (the built-in passes as rules, scripts/gen-pass-rules):
+ * every rule in the committed file is re-proven here, from the file's
+ * status alone nothing is trusted. */
+Test(verify, pass_rules_are_proven) {
+  ir_ruleset rs;
+  base_diag d;
+  const char *path = SUPEROPT_SOURCE_DIR "/rules/passes.rules";
+  cr_assert_eq(ir_rules_read_file(path, &rs, &d), BASE_OK, "%s:%d: %s", path,
+               d.line, d.msg);
+  cr_assert_gt(rs.n, 0);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  int fuse = 0, merge = 0;
+  for (int i = 0; i < rs.n; i++) {
+    verify_result res;
+    cr_assert_eq(verify_prove(c, &rs.rules[i], &res, &d), BASE_OK, "%s", d.msg);
+    cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", rs.rules[i].id,
+                 res.reason);
+    cr_expect_eq(rs.rules[i].status, IR_RULE_PROVEN, "%s not marked proven",
+                 rs.rules[i].id);
+    fuse += !strncmp(rs.rules[i].id, "pass.fuse.", 10);
+    merge += !strncmp(rs.rules[i].id, "pass.merge", 10);
+  }
+  cr_expect_eq(fuse + merge, rs.n, "a rule that is neither fusion nor merge");
+  cr_expect_gt(fuse, 0);
+  cr_expect_gt(merge, 0);
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}
+
+/* Planted wrong pass rules, each one near miss of a rule in passes.rules:
+ * the prover must refuse them. */
+static const char *wrong_pass_rules =
+    /* fusion into the wrong activation */
+    "rule fuse_wrong_act unverified\n"
+    "src:\ninput x: [1,2,6,6]\ninput w: [3,2,3,3]\ninput b: [3]\n"
+    "t1 = conv2d(x, w, b)\nt2 = relu(t1)\noutput t2\n"
+    "dst:\ninput x: [1,2,6,6]\ninput w: [3,2,3,3]\ninput b: [3]\n"
+    "t1 = conv2d(x, w, b) act=sigmoid\noutput t1\n"
+    "end\n"
+    /* merged with the biases swapped between the siblings */
+    "rule merge_swapped_bias unverified\n"
+    "src:\ninput x: [1,2,6,6]\ninput w1: [3,2,3,3]\ninput b1: [3]\n"
+    "input w2: [3,2,3,3]\ninput b2: [3]\n"
+    "y1 = conv2d(x, w1, b1)\ny2 = conv2d(x, w2, b2)\noutput y1\noutput y2\n"
+    "dst:\ninput x: [1,2,6,6]\ninput w1: [3,2,3,3]\ninput b1: [3]\n"
+    "input w2: [3,2,3,3]\ninput b2: [3]\n"
+    "cw = concat(w1, w2) axis=0\ncb = concat(b2, b1) axis=0\n"
+    "cy = conv2d(x, cw, cb)\ny1, y2 = split(cy) axis=1 sizes=[3,3]\n"
+    "output y1\noutput y2\n"
+    "end\n"
+    /* merged grouped convolutions (groups 2 mix the siblings' channels) */
+    "rule merge_grouped unverified\n"
+    "src:\ninput x: [1,4,6,6]\ninput w1: [2,2,3,3]\ninput w2: [2,2,3,3]\n"
+    "y1 = conv2d(x, w1) groups=2\ny2 = conv2d(x, w2) groups=2\n"
+    "output y1\noutput y2\n"
+    "dst:\ninput x: [1,4,6,6]\ninput w1: [2,2,3,3]\ninput w2: [2,2,3,3]\n"
+    "cw = concat(w1, w2) axis=0\ncy = conv2d(x, cw) groups=2\n"
+    "y1, y2 = split(cy) axis=1 sizes=[2,2]\noutput y1\noutput y2\n"
+    "end\n";
+
+Test(verify, wrong_pass_rules_are_refused) {
+  ir_ruleset rs;
+  parse_rules(wrong_pass_rules, &rs);
+  verify_opts o = {2000};
+  verify_ctx *c = verify_new(&o);
+  cr_assert(c);
+  for (int i = 0; i < rs.n; i++) {
+    verify_result res;
+    base_diag d;
+    cr_assert_eq(verify_prove(c, &rs.rules[i], &res, &d), BASE_OK, "%s", d.msg);
+    cr_expect_eq(res.status, IR_RULE_UNPROVEN, "%s proven", rs.rules[i].id);
+  }
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}

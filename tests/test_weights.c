@@ -155,7 +155,7 @@ Test(weights, malformed) {
   expect_bad("[1, 2]", 0, "header is not a JSON object");
   expect_bad("{" GOOD_B ", \"w\":{\"dtype\":\"F16\",\"shape\":[2,3],"
              "\"data_offsets\":[12,24]}}",
-             24, "tensor 'w' has dtype F16; weights are float32");
+             24, "tensor 'w' has dtype F16; the graph says f32 (F32)");
   expect_bad("{" GOOD_B ", \"q\":{\"dtype\":\"F32\",\"shape\":[1],"
              "\"data_offsets\":[12,16]}}",
              16, "tensor 'q' is not a weight of the graph");
@@ -167,7 +167,7 @@ Test(weights, malformed) {
              36, "tensor 'w' has shape [3,2]; the graph says [2,3]");
   expect_bad("{\"b\":{\"dtype\":\"F32\",\"shape\":[3],"
              "\"data_offsets\":[0,12]}}",
-             8, "data_offsets [0, 12] do not hold its 3 floats");
+             8, "data_offsets [0, 12] do not hold its 3 values");
   expect_bad("{\"b\":{\"dtype\":\"F32\",\"shape\":[3]}}", 12,
              "lacks dtype, shape or data_offsets");
   expect_bad("{" GOOD_B "," GOOD_B "}", 12, "header (JSON) at byte");
@@ -179,4 +179,48 @@ Test(weights, sidecar_path) {
   cr_assert_str_eq(buf, "dir/model.safetensors");
   ir_weights_path("model.txt", buf, sizeof buf);
   cr_assert_str_eq(buf, "model.txt.safetensors");
+}
+
+/* int64 and bool weights (folded index tables and masks) travel as I64
+ * (8 bytes each) and BOOL (one byte each) and come back equal; a type that
+ * differs from the graph's is refused. */
+Test(weights, int64_and_bool) {
+  static const char text[] = "input e: [5,2]\nweight i: i64[3]\n"
+                             "weight m: bool[3,2]\ny = gather(e, i)\n"
+                             "z = where(m, y, y)\noutput z\n";
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  static const float iv[3] = {4, 0, 2}, mv[6] = {1, 0, 0, 1, 1, 1};
+  g->tensors[ir_find_tensor(g, "i")].data = iv;
+  g->tensors[ir_find_tensor(g, "m")].data = mv;
+  char *p = tmp_path();
+  cr_assert_eq(ir_weights_write(g, p, &d), BASE_OK, "%s", d.msg);
+  size_t n;
+  char *a = slurp(p, &n);
+  uint64_t hl = 0;
+  for (int i = 7; i >= 0; i--)
+    hl = (hl << 8) | (unsigned char)a[i];
+  cr_assert_eq(n, 8 + hl + 3 * 8 + 6);
+  cr_assert(strstr(a + 8, "\"i\":{\"dtype\":\"I64\""), "%.*s", (int)hl, a + 8);
+  cr_assert(strstr(a + 8, "\"m\":{\"dtype\":\"BOOL\""));
+  ir_graph *h = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert_eq(ir_weights_read(h, p, &d), BASE_OK, "%s", d.msg);
+  for (int k = 0; k < 3; k++)
+    cr_assert_eq(h->tensors[ir_find_tensor(h, "i")].data[k], iv[k]);
+  for (int k = 0; k < 6; k++)
+    cr_assert_eq(h->tensors[ir_find_tensor(h, "m")].data[k], mv[k]);
+  static const char other[] = "input e: [5,2]\nweight i: [3]\n"
+                              "weight m: [3,2]\ny = ewmul(i, i)\n"
+                              "z = ewmul(m, m)\noutput y, z\n";
+  ir_graph *f = ir_parse(other, strlen(other), "t.graph", &d);
+  cr_assert(f, "%s", d.msg);
+  cr_assert_neq(ir_weights_read(f, p, &d), BASE_OK);
+  cr_assert(strstr(d.msg, "has dtype I64; the graph says f32"), "%s", d.msg);
+  free(a);
+  unlink(p);
+  free(p);
+  ir_graph_free(f);
+  ir_graph_free(h);
+  ir_graph_free(g);
 }

@@ -28,7 +28,7 @@ class OptimizeOptions(ctypes.Structure):
                 ("budget", ctypes.c_int), ("patience", ctypes.c_int),
                 ("max_depth", ctypes.c_int), ("time_limit", ctypes.c_double),
                 ("batch", ctypes.c_int), ("check", ctypes.c_int),
-                ("allow_unproven", ctypes.c_int)]
+                ("allow_unproven", ctypes.c_int), ("mutants", ctypes.c_int)]
 
 
 class Report(ctypes.Structure):
@@ -39,7 +39,9 @@ class Report(ctypes.Structure):
                 ("rules_applied", ctypes.c_int), ("expanded", ctypes.c_int),
                 ("bn_folded", ctypes.c_int), ("acts_fused", ctypes.c_int),
                 ("merged", ctypes.c_int), ("seconds", ctypes.c_double),
-                ("max_rel_error", ctypes.c_double)]
+                ("max_rel_error", ctypes.c_double),
+                ("mutants_applied", ctypes.c_int),
+                ("mutants_saved_us", ctypes.c_double)]
 
 
 class RunOptions(ctypes.Structure):

@@ -28,6 +28,8 @@ class OptimizeReport:
     merged: int
     seconds: float
     max_rel_error: float  # of the end-to-end check; None when not checked
+    mutants_applied: int  # mutants taken (verified by the box argument)
+    mutants_saved_us: float  # their saving, included in cost_after_us
 
     @property
     def speedup(self):
@@ -115,12 +117,15 @@ class Graph:
 
     def optimize(self, device="h100", rules=None, alpha=None, budget=None,
                  patience=None, max_depth=None, time_limit=None, batch=None,
-                 check=True, allow_unproven=False, db=None):
+                 check=True, allow_unproven=False, db=None, mutants=True):
         """Optimizes with proven rules on device's cost model (h100, h200,
         h100-tf32, h200-tf32, cpu); returns (graph, OptimizeReport). rules:
         a rule file (default: the installed default.rules). None keeps the
         CLI's default for the other options. check: compare with the
-        original on the CPU executor, raise if they differ."""
+        original on the CPU executor, raise if they differ. mutants: let
+        partially equivalent mutants with corrections join the search
+        (verified by the box argument, not proven); False: proven rules
+        only."""
         o = _lib.OptimizeOptions()
         self._lib.api_optimize_options_default(o)
         keep = []  # the encoded strings live until the call returns
@@ -134,6 +139,7 @@ class Graph:
             if v is not None:
                 setattr(o, name, v)
         o.check, o.allow_unproven = int(bool(check)), int(bool(allow_unproven))
+        o.mutants = int(bool(mutants))
         out, rep, err = ctypes.c_void_p(), _lib.Report(), _lib.Error()
         _lib.check(self._lib.api_optimize(self._handle(), o, out, rep, err),
                    err)

@@ -60,6 +60,12 @@ def test_optimize_roundtrip(small_model, x, tmp_path):
     assert rep.cost_after_us < rep.cost_before_us
     assert rep.max_rel_error is not None and rep.max_rel_error <= 1e-4
     assert rep.rules > 1000  # the installed default library
+    # no mutant pays on this model; the fields follow the C struct
+    assert rep.mutants_applied == 0 and rep.mutants_saved_us == 0
+    h0, rep0 = g.optimize(device="h100", alpha=1.05, budget=50,
+                          db=str(tmp_path / "cost.sqlite"), mutants=False)
+    assert rep0.cost_after_us == rep.cost_after_us
+    assert rep0.mutants_applied == 0
     m = h.export_onnx()
     assert isinstance(m, superopt_onnx().ModelProto)
     assert len(m.graph.initializer) > 0  # weights kept with their values

@@ -1,13 +1,15 @@
 /* optimize.c: api_optimize: the same pipeline as `superopt optimize`
  * (rules from the data directory, costs from the cost database with the
- * checked-in tables, calibrated roofline estimates for unmeasured shapes,
- * srch_optimize, the end-to-end check on the CPU executor): the cost model
+ * checked-in tables, a fitted per-operator model for unmeasured shapes,
+ * mutant_optimize: the search with mutants joining it region by region,
+ * the end-to-end check on the CPU executor): the cost model
  * is costdb's cd_model, as the CLI's. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../costdb/costdb.h"
 #include "../exec/exec.h"
+#include "../mutant/mutant.h"
 #include "../rewrite/rewrite.h"
 #include "../search/search.h"
 #include "api_int.h"
@@ -25,6 +27,7 @@ void api_optimize_options_default(api_optimize_options *o) {
   o->max_depth = so.max_depth;
   o->time_limit = so.time_limit;
   o->check = 1;
+  o->mutants = 1;
 }
 
 typedef struct cost_ctx {
@@ -106,13 +109,20 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
   so.max_depth = o->max_depth;
   so.time_limit = o->time_limit;
   cd_model_init(&c->model, c->db, c->dev);
-  if (cd_model_calibrate(&c->model, g, &d))
+  if (cd_model_fit(&c->model, &d))
     return api_fail_diag(err, &d);
   so.cost = cd_model_cost;
   so.cost_u = &c->model;
-  ir_graph *h = srch_optimize(g, rules, &so, &st, &d);
-  if (h)
+  mutant_apply_stats ms;
+  ir_graph *h = mutant_optimize(g, rules, &so, o->mutants ? MUTANT_ALL : 0, 1,
+                                &st, &ms, &d);
+  if (h) {
     fill_report(rep, g, h, &st, rules);
+    rep->mutants_applied = ms.napplied;
+    for (int i = 0; i < ms.napplied; i++)
+      rep->mutants_saved_us += ms.applied[i].ms_before - ms.applied[i].ms_after;
+  }
+  mutant_apply_stats_free(&ms);
   srch_stats_free(&st);
   if (!h)
     return api_fail_diag(err, &d);

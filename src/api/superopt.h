@@ -100,6 +100,10 @@ typedef struct api_optimize_options {
   int check;          /* 1 (default): check the result on the CPU executor
                          (relative error <= 1e-4), fail if it differs */
   int allow_unproven; /* 1: also use unproven and unverified rules */
+  int mutants;        /* 1 (default): partially equivalent mutants with
+                         corrections join the search where they pay
+                         (verified by the box argument, not proven);
+                         0: proven rewrites only */
 } api_optimize_options;
 
 /* Fills o with the defaults above. */
@@ -112,8 +116,10 @@ typedef struct api_report {
   int rules, rules_applied; /* usable rules; rewrites in the result */
   int expanded;             /* graphs expanded by the search */
   int bn_folded, acts_fused, merged;
-  double seconds;       /* search time */
-  double max_rel_error; /* of the check; -1 when not checked */
+  double seconds;          /* search time */
+  double max_rel_error;    /* of the check; -1 when not checked */
+  int mutants_applied;     /* mutants taken (verified, not proven) */
+  double mutants_saved_us; /* their saving, included in cost_after_us */
 } api_report;
 
 /* Optimizes g into a new graph *out (g is unchanged). rep may be NULL. */

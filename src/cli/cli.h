@@ -137,19 +137,35 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like);
  * folder tables (NULL: none); prints the error and sets *rc on failure. */
 struct cd_db *cli_costdb_open(const char *path, const char *tables, int *rc);
 /* `costdb measure`: every distinct operator signature of the graphs
- * (rebatched to `batch` unless 0) timed on the GPU into db under device
+ * (rebatched to `batch` unless 0), or with sigs of the signature lists
+ * (optimize --emit-signatures), timed on the GPU into db under device
  * (NULL: named after the GPU, e.g. h100). */
-int cli_costdb_measure(struct cd_db *db, const char *device, int batch, int n,
-                       char **graphs);
+int cli_costdb_measure(struct cd_db *db, const char *device, int batch,
+                       int sigs, int n, char **graphs);
+/* optimize --measure / --emit-signatures (cmd_measure.c): sets m's
+ * unmeasured hook to measure each unmeasured node on the GPU now and store
+ * it in m's database (measure; without a GPU: an error, exit 2; the costs
+ * are for the GPU at hand unless device_given names its device) and/or
+ * note its signature (emit). CLI_OK or the exit status. */
+typedef struct cli_proposed cli_proposed;
+struct cd_model;
+int cli_proposed_open(struct cd_model *m, int measure, int emit,
+                      const char *device_given, cli_proposed **out);
+/* Signatures measured on the spot so far. */
+int cli_proposed_measured(const cli_proposed *p);
+/* Writes the noted signatures, sorted, atomically to path. */
+int cli_proposed_write(cli_proposed *p, const char *path);
+void cli_proposed_free(cli_proposed *p);
 /* The installed costdb/ folder (data.c, api_data_path), or NULL. */
 const char *cli_costdb_tables(void);
 /* The path of data file rel (e.g. "rules/default.rules") from
  * api_data_path; NULL after printing the paths tried, *rc = CLI_BAD_INPUT.
  * The string lives until four more calls. */
 const char *cli_data_file(const char *rel, int *rc);
-/* `optimize`: replaces *g by its copy with the mutants that pay under cost
- * (a node's cost, u its argument) spliced in, and prints `mutants applied:`
- * (cmd_mutants.c); returns the exit status. */
-int cli_apply_mutants(ir_graph **g, cd_cost_fn cost, void *u);
+/* `optimize`: prints `mutants applied:` for the mutants the search took
+ * (mutant_optimize; st is a mutant_apply_stats) and the proven/mutant labels
+ * (cmd_mutants.c). */
+struct mutant_apply_stats;
+void cli_print_mutants(const struct mutant_apply_stats *st);
 
 #endif

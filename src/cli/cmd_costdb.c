@@ -1,6 +1,7 @@
-/* cmd_costdb.c: `superopt costdb stats|import|export|estimate`: the cost
- * database's contents, importing and exporting TSV tables, and a graph's
- * per-operator estimated and measured costs (src/costdb/, docs/costdb.md).
+/* cmd_costdb.c: `superopt costdb stats|import|export|estimate|fit`: the
+ * cost database's contents, importing and exporting TSV tables, a graph's
+ * per-operator estimated and measured costs, and the fitted cost model
+ * with its held-out error (src/costdb/, docs/costdb.md).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 typedef struct opts {
   const char *db, *device, *tables, *out;
   int no_tables;
+  int sigs;  /* measure: the operands are signature lists */
   int batch; /* measure: rebatch the graphs first (0: as they are) */
 } opts;
 
@@ -51,6 +53,9 @@ static const cli_opt costdb_table[] = {
     CLI_FLAG(T, "no-tables", no_tables, 1, "import no tables"),
     CLI_INT(T, "batch", batch, "N", 1, 1000000,
             "measure: the graphs rebatched to N first"),
+    CLI_FLAG(T, "signatures", sigs, 1,
+             "measure: the operands are signature lists (optimize\n"
+             "--emit-signatures), not graphs"),
     CLI_STR(T, "output", 'o', out, "OUT", "export to OUT"),
     CLI_END};
 #undef T
@@ -173,6 +178,69 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
   return rc;
 }
 
+/* ---- fit ------------------------------------------------------------------
+ */
+
+#define FIT_FOLDS 5
+
+static const char *fit_from(cd_fit_from f) {
+  return f == CD_FIT_OWN ? "own" : f == CD_FIT_KIND ? "kind" : "all";
+}
+
+/* The model fitted on all rows (its parameters), then its error and the
+ * old single factor's on rows held out of the fit (cd_fit_crossval). */
+static int fit(cd_db *db, const cd_device *dev) {
+  cd_sample *s = NULL;
+  int n = 0, skipped = 0;
+  base_diag d;
+  cd_fit f;
+  cd_fit_report r;
+  if (cd_samples(db, dev, &s, &n, &skipped, &d) ||
+      cd_fit_samples(s, n, NULL, &f, &d) ||
+      cd_fit_crossval(s, n, FIT_FOLDS, &r, &d)) {
+    free(s);
+    return cli_report(&d);
+  }
+  free(s);
+  printf("cost model of %s (%s): %d measured rows (%d views, constants or "
+         "fused left out)\n",
+         dev->name, dev->desc, n, skipped);
+  if (!n) {
+    printf("no rows to fit: every operator keeps the roofline estimate\n");
+    return CLI_OK;
+  }
+  printf("ms = fixed + bytes / bandwidth + flops / rate (rate: TF32 for "
+         "conv2d/matmul)\n");
+  printf("%-15s %5s %5s %9s %11s %11s %15s %15s\n", "operator", "rows", "fit",
+         "fixed_us", "GB/s", "TFLOP/s", "heldout_med", "heldout_p90");
+  for (int o = 0; o < CD_NCLASSES; o++) {
+    const cd_fit_op *p = &f.op[o];
+    if (p->from == CD_FIT_NONE || (!p->rows && o != IR_OP_FUSED))
+      continue;
+    const cd_fit_err *e = &r.fit_op[o], *e1 = &r.single_op[o];
+    char bw[32] = "-", tf[32] = "-", med[40] = "-", p90[40] = "-";
+    if (p->c[1] > 0)
+      snprintf(bw, sizeof bw, "%.0f", dev->mem_bw / p->c[1] / 1e9);
+    if (p->c[2] > 0)
+      snprintf(tf, sizeof tf, "%.1f",
+               (dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops) /
+                   p->c[2] / 1e12);
+    if (e->n) {
+      snprintf(med, sizeof med, "%.1f%% (%.1f%%)", 100 * e->median,
+               100 * e1->median);
+      snprintf(p90, sizeof p90, "%.1f%% (%.1f%%)", 100 * e->p90, 100 * e1->p90);
+    }
+    printf("%-15s %5d %5s %9.2f %11s %11s %15s %15s\n", cd_class_name(o),
+           p->rows, fit_from(p->from), 1000 * p->c[0], bw, tf, med, p90);
+  }
+  printf("held out (%d-fold, %d rows): fitted model median %.1f%%, 90th "
+         "percentile %.1f%%; single factor per operator median %.1f%%, "
+         "90th percentile %.1f%%\n",
+         FIT_FOLDS, r.fit.n, 100 * r.fit.median, 100 * r.fit.p90,
+         100 * r.single.median, 100 * r.single.p90);
+  return CLI_OK;
+}
+
 /* ---- dispatch -------------------------------------------------------------
  */
 
@@ -183,17 +251,19 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
   int want = !strcmp(sub, "import") || measure ? -1
              : !strcmp(sub, "estimate")        ? 1
                                                : 0;
+  int fitting = !strcmp(sub, "fit");
   if (want < 0 ? n < 1 : n != want)
     return cli_usage_error(c, "%s: expected %s", sub,
-                           measure    ? "one or more GRAPHs"
+                           measure    ? "one or more GRAPHs (or signature "
+                                        "lists with --signatures)"
                            : want < 0 ? "one or more TSV files"
                            : want > 0 ? "one GRAPH"
                                       : "no operands");
   const cd_device *dev = NULL;
-  if ((!strcmp(sub, "estimate") || o->device) &&
+  if ((!strcmp(sub, "estimate") || fitting || o->device) &&
       !(dev = device_opt(o->device, "h100", &rc)))
     return rc;
-  int use_tables = !strcmp(sub, "estimate");
+  int use_tables = !strcmp(sub, "estimate") || fitting;
   cd_db *db = cli_costdb_open(o->db, use_tables ? o->tables : NULL, &rc);
   if (!db)
     return rc;
@@ -203,8 +273,10 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
     rc = import(db, n, args);
   else if (!strcmp(sub, "export"))
     rc = export(db, o);
+  else if (fitting)
+    rc = fit(db, dev);
   else if (measure)
-    rc = cli_costdb_measure(db, o->device, o->batch, n, args);
+    rc = cli_costdb_measure(db, o->device, o->batch, o->sigs, n, args);
   else
     rc = estimate(db, dev, args[0]);
   cd_close(db);
@@ -212,13 +284,13 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
 }
 
 static int costdb(const cli_command *c, int argc, char **argv) {
-  static const char *const subs[] = {"stats", "import", "export", "estimate",
-                                     "measure"};
+  static const char *const subs[] = {"stats",    "import",  "export",
+                                     "estimate", "measure", "fit"};
   if (argc < 2)
     return cli_usage_error(
-        c, "expected stats, import, export, estimate or measure");
+        c, "expected stats, import, export, estimate, measure or fit");
   int known = 0;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 6; i++)
     known |= !strcmp(argv[1], subs[i]);
   if (!known)
     return cli_usage_error(c, "unknown subcommand '%s'", argv[1]);
@@ -231,14 +303,17 @@ static int costdb(const cli_command *c, int argc, char **argv) {
 
 const cli_command cli_cmd_costdb = {
     "costdb",
-    "inspect, import, export the cost database; estimate a graph",
+    "inspect, import, export, fit the cost database; estimate a graph",
     "costdb stats [--db PATH] [--device D]\n"
     "       superopt costdb import TABLE.tsv... [--db PATH]\n"
     "       superopt costdb export [--db PATH] [--device D] [-o OUT.tsv]\n"
     "       superopt costdb estimate GRAPH [--device D] [--db PATH]\n"
     "       superopt costdb measure GRAPH... [--device D] [--db PATH]\n"
     "                                [--batch N] [--tables DIR | "
-    "--no-tables]",
+    "--no-tables]\n"
+    "       superopt costdb measure --signatures FILE... [--device D] "
+    "[--db PATH]\n"
+    "       superopt costdb fit [--device D] [--db PATH]",
     "Operator costs per device (docs/costdb.md). stats: rows per device\n"
     "(from checked-in tables vs measured locally) and an integrity check.\n"
     "import: TSV tables, all in one transaction (a bad line imports\n"
@@ -246,7 +321,11 @@ const cli_command cli_cmd_costdb = {
     "output or atomically to OUT. estimate: each operator's roofline\n"
     "estimate and measured cost, and the graph's total. measure (CUDA\n"
     "builds, on a GPU): times each distinct operator of the graphs alone\n"
-    "(warm-up 5, median of 20) under the GPU's name (h100, h200) or D.\n",
+    "(warm-up 5, median of 20) under the GPU's name (h100, h200) or D;\n"
+    "with --signatures, the signatures listed (optimize\n"
+    "--emit-signatures). fit: the per-operator cost model fitted on D's\n"
+    "measured rows, its parameters and its error on rows held out of the\n"
+    "fit (5-fold), next to the single scale factor it replaced.\n",
     costdb_table,
     NULL,
     costdb};

@@ -13,6 +13,7 @@
 #include "../costdb/costdb.h"
 #include "../exec/exec.h"
 #include "../fuse/fuse.h"
+#include "../mutant/mutant.h"
 #include "../onnx/onnx.h"
 #include "../search/search.h"
 #include "cli.h"
@@ -23,17 +24,26 @@
 typedef struct opt_args {
   const char *model, *rules, *out, *device, *db_path;
   const char *like; /* --like: the original ONNX model of an .onnx output */
+  const char *rules_path; /* the rules file read ("" with --no-rules) */
+  const char *emit;       /* --emit-signatures: where the unmeasured go */
+  int measure;            /* --measure: unmeasured operators timed on the GPU */
+  int device_given;       /* --device was given */
   srch_options so;
   cd_db *db;            /* the cost database (measured costs) */
   const cd_device *dev; /* its device model (estimates) */
-  cd_model cost;        /* db + dev, calibrated on the model: the search's,
-                           the mutant pass's and fusion's cost function */
+  cd_model cost;        /* db + dev, fitted on dev's measured rows: the
+                           search's (with its mutants) and fusion's cost
+                           function */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
-  int drop_weights;   /* --drop-weights: write a .graph without values */
-  int fuse;           /* group element-wise chains after the search */
-  int patience_given; /* else experiments search without patience */
-  int batch;          /* --batch: the model rebatched first (0: as is) */
+  int drop_weights;     /* --drop-weights: write a .graph without values */
+  int fuse;             /* group element-wise chains after the search */
+  int patience_given;   /* else experiments search without patience */
+  int batch;            /* --batch: the model rebatched first (0: as is) */
+  int pass_rules;       /* --passes rules (1, default) | hand (0) */
+  int no_rules;         /* --no-rules: no rules file (pass rules only) */
+  ir_ruleset pass_view; /* the pass rules: the first rules of the set */
+  rewrite_rules *cover; /* pass_view compiled forward (o.pass_rules) */
   /* experiment grid */
   int ndepth, nalpha, nbudget;
   int depth[MAX_GRID], budget[MAX_GRID];
@@ -105,6 +115,17 @@ static int set_patience(void *u, const char *s, char *msg, size_t n) {
   return 0;
 }
 
+/* --passes rules|hand: the pass rules (1) or the hand-written passes (0). */
+static int set_passes(void *u, const char *s, char *msg, size_t n) {
+  opt_args *a = u;
+  if (strcmp(s, "rules") && strcmp(s, "hand")) {
+    snprintf(msg, n, "bad value '%s' for --passes: expected rules or hand", s);
+    return -1;
+  }
+  a->pass_rules = !strcmp(s, "rules");
+  return 0;
+}
+
 #define T opt_args
 static const cli_opt optimize_table[] = {
     CLI_STR(T, "rules", 0, rules, "F",
@@ -141,10 +162,26 @@ static const cli_opt optimize_table[] = {
             "h100-tf32, h200-tf32, cpu (docs/costdb.md)"),
     CLI_STR(T, "db", 0, db_path, "PATH",
             "the cost database (default as in 'costdb')"),
+    CLI_FLAG(T, "measure", measure, 1,
+             "time every operator without a measurement on the\n"
+             "GPU as the search proposes it, and store it in\n"
+             "the database (CUDA builds, on a GPU; costs for\n"
+             "that GPU unless --device; exit 2 without one)"),
+    CLI_STR(T, "emit-signatures", 0, emit, "F",
+            "write the signatures costed without a\n"
+            "measurement to F, for 'costdb measure\n"
+            "--signatures F' on a GPU machine"),
     CLI_INT(T, "region-size", so.region_nodes, "N", 1, 100000,
             "operators per search region (48)"),
     CLI_FLAG(T, "no-merge", so.merge, 0,
-             "do not merge sibling convolutions/matmuls"),
+             "do not merge sibling convolutions/matmuls by hand"),
+    CLI_CALL("passes", "rules|hand", set_passes,
+             "rules (default): activation fusion and sibling\n"
+             "merging as the proven rules of rules/passes.rules,\n"
+             "applied by the search (by hand only where no such\n"
+             "rule matches); hand: the hand-written passes"),
+    CLI_FLAG(T, "no-rules", no_rules, 1,
+             "no rules file: the search has only the pass rules"),
     CLI_FLAG(T, "no-mutants", no_mutants, 1, "apply no mutants"),
     CLI_FLAG(T, "proven-only", proven_only, 1,
              "only proven rewrites: no mutants (verified by the\n"
@@ -179,8 +216,15 @@ static const cli_opt experiment_table[] = {
             "the device costs are for (as in optimize)"),
     CLI_STR(T, "db", 0, db_path, "PATH", "the cost database"),
     CLI_FLAG(T, "no-merge", so.merge, 0,
-             "do not merge sibling convolutions/matmuls"),
-    CLI_END};
+             "do not merge sibling convolutions/matmuls by hand"),
+    CLI_CALL("passes", "rules|hand", set_passes,
+             "the passes as rules (default) or by hand (as in\n"
+             "optimize)"),
+    CLI_FLAG(T, "no-rules", no_rules, 1,
+             "no rules file: the search has only the pass rules"),
+    /* not listed: accepted to say they are optimize's (experiment_search) */
+    CLI_FLAG(T, "measure", measure, 1, NULL),
+    CLI_STR(T, "emit-signatures", 0, emit, "F", NULL), CLI_END};
 #undef T
 
 /* rc, or (in builds that check invariants, ir_check_invariants) the exit
@@ -215,20 +259,23 @@ static int fuse_result(opt_args *a, ir_graph **h) {
   return CLI_OK;
 }
 
-/* Calibrates the cost model on the input model (cd_model_calibrate) and
- * prints the factors used. */
-static int calibrate(opt_args *a, const ir_graph *g) {
+/* Fits the cost model on the device's measured rows (cd_model_fit) and
+ * says on what. */
+static int fit_model(opt_args *a) {
   base_diag d;
-  if (cd_model_calibrate(&a->cost, g, &d))
+  if (cd_model_fit(&a->cost, &d))
     return cli_report(&d);
-  int any = 0;
-  for (int o = 0; o < IR_NOPS; o++)
-    if (a->cost.calibrated[o])
-      printf("%s %s x%.2f",
-             any++ ? "," : "estimates scaled (measured/roofline):",
-             ir_op(o)->name, a->cost.scale[o]);
-  if (any)
-    printf("\n");
+  int own = 0;
+  for (int o = 0; o < CD_NCLASSES; o++)
+    own += a->cost.fit.op[o].from == CD_FIT_OWN;
+  if (a->cost.fit.rows)
+    printf("cost model: measured costs, else a per-operator fit on %d "
+           "measured %s rows (%d classes with their own fit; superopt "
+           "costdb fit --device %s)\n",
+           a->cost.fit.rows, a->cost.dev->name, own, a->cost.dev->name);
+  else
+    printf("cost model: no measured %s rows to fit: roofline estimates\n",
+           a->cost.dev->name);
   return CLI_OK;
 }
 
@@ -251,10 +298,16 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   srch_options_default(&a->so);
   a->check = 1;
   a->fuse = 1;
-  a->device = "h100";
+  a->pass_rules = 1;
+  a->rules_path = "";
   int rc = cli_parse_opts(c, argc, argv, a);
   if (rc)
     return rc;
+  a->device_given = a->device != NULL;
+  if (!a->device)
+    a->device = "h100";
+  if (a->no_rules && a->rules)
+    return cli_usage_error(c, "--no-rules and --rules conflict");
   if (a->proven_only && a->allow_unproven)
     return cli_usage_error(c, "--proven-only and --allow-unproven conflict");
   base_diag d;
@@ -269,10 +322,29 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   return CLI_OK;
 }
 
-/* Loads the rules file (--rules, else $SUPEROPT_RULES, else the data
- * folder's rules/default.rules) and compiles its rules. */
-static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
+/* Moves the rules of `first` in front of rs's (both read from files: ids
+ * are checked unique by neither, and need not be). */
+static int prepend_rules(ir_ruleset *rs, ir_ruleset *first) {
+  int n = rs->n + first->n;
+  ir_rule *r = base_malloc(sizeof *r * ((size_t)n + 1));
+  if (!r)
+    return 0;
+  memcpy(r, first->rules, sizeof *r * (size_t)first->n);
+  memcpy(r + first->n, rs->rules, sizeof *r * (size_t)rs->n);
+  free(rs->rules);
+  rs->rules = r;
+  rs->n = rs->cap = n;
+  first->n = 0; /* its rules now belong to rs */
+  ir_ruleset_free(first);
+  return 1;
+}
+
+/* Reads the rules file (--rules, else $SUPEROPT_RULES, else the data
+ * folder's rules/default.rules) into rs, unless --no-rules; 0 on error. */
+static int read_rules(opt_args *a, ir_ruleset *rs, int *rc) {
   base_diag d;
+  if (a->no_rules)
+    return 1;
   const char *def = getenv("SUPEROPT_RULES");
   struct stat sb;
   if (!a->rules && def && *def && stat(def, &sb) != 0) {
@@ -281,21 +353,64 @@ static rewrite_rules *load_rules(const opt_args *a, ir_ruleset *rs, int *rc) {
             "($SUPEROPT_RULES); generate it or pass --rules FILE\n",
             def);
     *rc = CLI_BAD_INPUT;
-    return NULL;
+    return 0;
   }
   const char *path = a->rules      ? a->rules
                      : def && *def ? def
                                    : cli_data_file("rules/default.rules", rc);
   if (!path)
-    return NULL;
+    return 0;
   if (ir_rules_read_file(path, rs, &d)) {
     *rc = cli_report(&d);
-    return NULL;
+    return 0;
   }
+  a->rules_path = path;
+  return 1;
+}
+
+/* With --passes rules, puts the data folder's rules/passes.rules (the
+ * built-in passes as proven rules) in front of rs and compiles them alone,
+ * forward, for the optimizer's rule cover (srch_options.pass_rules). */
+static int add_pass_rules(opt_args *a, ir_ruleset *rs, int *rc) {
+  base_diag d;
+  ir_ruleset ps;
+  ir_ruleset_init(&ps);
+  if (!a->pass_rules)
+    return 1;
+  const char *path = cli_data_file("rules/passes.rules", rc);
+  if (!path)
+    return 0;
+  if (ir_rules_read_file(path, &ps, &d)) {
+    *rc = cli_report(&d);
+    return 0;
+  }
+  int np = ps.n;
+  if (!prepend_rules(rs, &ps)) {
+    ir_ruleset_free(&ps);
+    base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    *rc = cli_report(&d);
+    return 0;
+  }
+  a->pass_view = (ir_ruleset){rs->rules, np, np};
+  a->cover = rewrite_rules_compile(&a->pass_view, REWRITE_FORWARD, 0, &d);
+  if (!a->cover) {
+    snprintf(d.file, sizeof d.file, "%s", path);
+    *rc = cli_report(&d);
+    return 0;
+  }
+  a->so.pass_rules = a->cover;
+  return 1;
+}
+
+/* Loads the rules (read_rules, add_pass_rules) and compiles them. */
+static rewrite_rules *load_rules(opt_args *a, ir_ruleset *rs, int *rc) {
+  base_diag d;
+  if (!read_rules(a, rs, rc) || !add_pass_rules(a, rs, rc))
+    return NULL;
   rewrite_rules *r =
       rewrite_rules_compile(rs, REWRITE_BOTH, a->allow_unproven, &d);
-  if (!r) {
-    snprintf(d.file, sizeof d.file, "%s", path);
+  if (!r) { /* a rule not proven: the main file's (pass rules are) */
+    snprintf(d.file, sizeof d.file, "%s", a->rules_path);
     *rc = cli_report(&d);
   }
   return r;
@@ -321,7 +436,7 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
                         const char *device) {
   const char *est =
       st->estimated
-          ? " (some operators estimated: scaled roofline, not measured)"
+          ? " (some operators estimated by the fitted model, not measured)"
           : " (all operators measured)";
   double gain =
       st->cost_before > 0
@@ -378,6 +493,15 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     cd_close(a.db);
     return cli_usage_error(c, "expected one MODEL");
   }
+  cli_proposed *prop = NULL;
+  if ((a.measure || a.emit) &&
+      (rc = cli_proposed_open(&a.cost, a.measure, a.emit != NULL,
+                              a.device_given ? a.device : NULL, &prop))) {
+    cd_close(a.db);
+    return rc;
+  }
+  a.dev = a.cost.dev; /* --measure: the GPU at hand */
+  a.device = a.dev->name;
   ir_ruleset rs;
   ir_ruleset_init(&rs);
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
@@ -386,21 +510,28 @@ static int optimize(const cli_command *c, int argc, char **argv) {
   if (g) {
     printf("model: %s (%d operators); %d rules, %d usable directions\n",
            argv[optind], g->nnodes, rs.n, rewrite_rules_count(rules));
-    rc = calibrate(&a, g);
+    rc = fit_model(&a);
   }
   if (g && !rc) {
     srch_stats st = {0};
+    mutant_apply_stats ms = {0};
     base_diag d;
-    h = srch_optimize(g, rules, &a.so, &st, &d);
+    unsigned mask = a.no_mutants || a.proven_only ? 0 : MUTANT_ALL;
+    h = mutant_optimize(g, rules, &a.so, mask, 1, &st, &ms, &d);
     if (!h)
       rc = cli_report(&d);
-    else
+    else {
+      int ip, ir;
       print_stats(&rs, &st, a.device);
-    srch_stats_free(&st);
-    if (h && !a.no_mutants && !a.proven_only) {
-      rc = cli_apply_mutants(&h, cd_model_cost, &a.cost); /* may replace h */
-      rc = pass_check(rc, h, "the mutant pass");
+      rewrite_rules_instance_counts(rules, &ip, &ir);
+      printf("rule instances (biased, strided, grouped, fused convs): %d "
+             "proven, %d refused\n",
+             ip, ir);
     }
+    if (h && mask)
+      cli_print_mutants(&ms);
+    srch_stats_free(&st);
+    mutant_apply_stats_free(&ms);
   }
   size_t olen = a.out ? strlen(a.out) : 0;
   if (h && a.fuse && olen > 5 && !strcmp(a.out + olen - 5, ".onnx"))
@@ -413,9 +544,17 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
     printf("wrote %s (%d operators)\n", a.out, h->nnodes);
+  if (h && !rc && a.measure)
+    printf("measured: %d new operator signatures on the GPU, stored as "
+           "device %s (the next run looks them up)\n",
+           cli_proposed_measured(prop), a.device);
+  if (h && !rc && a.emit)
+    rc = cli_proposed_write(prop, a.emit);
+  cli_proposed_free(prop);
   ir_graph_free(h);
   ir_graph_free(g);
   rewrite_rules_free(rules);
+  rewrite_rules_free(a.cover);
   ir_ruleset_free(&rs);
   cd_close(a.db);
   return rc;
@@ -441,23 +580,41 @@ const cli_command cli_cmd_optimize = {
 /* ---- experiment search
  * -------------------------------------------------------- */
 
+/* The figures (scripts/plot-experiment.gp is the same script, reading
+ * ORIGINAL, MODEL and DEVICE from results.csv when not given): one series
+ * per (alpha, budget), each with its own dash and point type, and the
+ * original graph's cost as a black baseline. */
 static const char plot_script[] =
-    "# Written by superopt experiment search; run: gnuplot plot.gp\n"
     "set datafile separator ','\n"
-    "set terminal pngcairo size 900,600\n"
-    "set key outside right\n"
+    "set terminal pngcairo size 1000,600\n"
+    "set key outside right box title 'alpha, budget'\n"
     "set grid\n"
+    "set termoption noenhanced\n"
+    "NA = words(ALPHAS); NB = words(BUDGETS)\n"
+    "# series i drawn DODGE depths aside, so that equal series stay visible\n"
+    "DODGE = 0.04; X(i, x) = x + (i - (NA * NB - 1) / 2.0) * DODGE\n"
+    "A(i) = word(ALPHAS, i / NB + 1); B(i) = word(BUDGETS, i % NB + 1)\n"
     "set output 'cost_vs_depth.png'\n"
-    "set title 'Search: cost vs max depth'\n"
-    "set xlabel 'max depth (rewrites)'\n"
-    "set ylabel 'estimated cost (us)'\n"
-    "plot for [a in ALPHAS] for [b in BUDGETS] 'results.csv' using "
-    "(($3==a+0 && $4==b+0) ? $2 : 1/0):5 with linespoints title "
-    "sprintf('alpha %s, budget %s', a, b)\n"
+    "set title sprintf('%s on %s: search cost vs max depth', MODEL, DEVICE)\n"
+    "set xlabel 'max depth (rewrites; series drawn slightly apart)'\n"
+    "set ylabel 'cost (us; measured, else the fitted model)'\n"
+    "set offsets graph 0.02, graph 0.02, graph 0.05, graph 0.05\n"
+    "plot for [i=0:NA*NB-1] 'results.csv' using "
+    "(($3==A(i)+0 && $4==B(i)+0) ? X(i, $2) : 1/0):5 with linespoints "
+    "dt 1 + i % 5 pt 1 + i % 13 ps 1.5 lw 2 "
+    "title sprintf('alpha %s, budget %s', A(i), B(i)), "
+    "ORIGINAL with lines dt 2 lw 2 lc rgb 'black' "
+    "title sprintf('original graph (%.1f us)', ORIGINAL)\n"
     "set output 'cost_vs_time.png'\n"
-    "set title 'Search: cost vs search time'\n"
+    "set title sprintf('%s on %s: search cost vs search time', MODEL, "
+    "DEVICE)\n"
     "set xlabel 'search time (s)'\n"
-    "plot 'results.csv' using 7:5 with points pt 7 title 'runs'\n";
+    "plot for [i=0:NA*NB-1] 'results.csv' using "
+    "(($3==A(i)+0 && $4==B(i)+0) ? $7 : 1/0):5 with points "
+    "pt 1 + i % 13 ps 1.5 "
+    "title sprintf('alpha %s, budget %s', A(i), B(i)), "
+    "ORIGINAL with lines dt 2 lw 2 lc rgb 'black' "
+    "title sprintf('original graph (%.1f us)', ORIGINAL)\n";
 
 static int ensure_dir(const char *dir) {
   if (mkdir(dir, 0777) == 0 || errno == EEXIST)
@@ -467,8 +624,9 @@ static int ensure_dir(const char *dir) {
 }
 
 /* Appends one CSV row for a run. */
-static void csv_row(base_buf *f, const char *model, int depth, double alpha,
-                    int budget, const srch_stats *st, const ir_ruleset *rs) {
+static void csv_row(base_buf *f, const char *model, const char *device,
+                    int depth, double alpha, int budget, const srch_stats *st,
+                    const ir_ruleset *rs) {
   int applied = 0;
   for (int i = 0; i < st->nrules; i++)
     applied += st->applied_fw[i] + st->applied_bw[i];
@@ -479,33 +637,43 @@ static void csv_row(base_buf *f, const char *model, int depth, double alpha,
     if (st->applied_fw[i] + st->applied_bw[i])
       base_buf_printf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
                       st->applied_fw[i] + st->applied_bw[i]);
-  base_buf_puts(f, "\n");
+  base_buf_printf(f, ",%.4f,%s\n", st->cost_before, device);
 }
 
-static int run_grid(const opt_args *a, const ir_graph *g,
+static int run_grid(const opt_args *a, const ir_graph *g, const char *model,
                     const rewrite_rules *rules, const ir_ruleset *rs,
-                    base_buf *f) {
+                    base_buf *f, double *original) {
   base_buf_printf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
-                     "rules\n");
-  for (int i = 0; i < a->ndepth; i++)
-    for (int j = 0; j < a->nalpha; j++)
-      for (int k = 0; k < a->nbudget; k++) {
+                     "rules,original_cost,device\n");
+  int run = 0, runs = a->ndepth * a->nalpha * a->nbudget;
+  double spent = 0;
+  /* a series (alpha, budget) is contiguous rows: gnuplot joins them */
+  for (int j = 0; j < a->nalpha; j++)
+    for (int k = 0; k < a->nbudget; k++)
+      for (int i = 0; i < a->ndepth; i++) {
         srch_options o = a->so;
         srch_stats st;
         base_diag d;
         o.max_depth = a->depth[i];
         o.alpha = a->alpha[j];
         o.budget = a->budget[k];
+        fprintf(stderr,
+                "experiment: run %d/%d: depth %d, alpha %g, budget %d "
+                "(%.1f s so far)\n",
+                ++run, runs, o.max_depth, o.alpha, o.budget, spent);
         ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
         if (!h) {
           srch_stats_free(&st);
           return cli_report(&d);
         }
-        csv_row(f, g->name, o.max_depth, o.alpha, o.budget, &st, rs);
-        printf("depth %d alpha %g budget %d: cost %.2f us, %d expanded, "
-               "%.2f s\n",
-               o.max_depth, o.alpha, o.budget, st.cost_after, st.expanded,
-               st.seconds);
+        *original = st.cost_before;
+        spent += st.seconds;
+        csv_row(f, model, a->dev->name, o.max_depth, o.alpha, o.budget, &st,
+                rs);
+        printf("depth %d alpha %g budget %d: cost %.2f us (original %.2f "
+               "us), %d expanded, %.2f s\n",
+               o.max_depth, o.alpha, o.budget, st.cost_after, st.cost_before,
+               st.expanded, st.seconds);
         ir_graph_free(h);
         srch_stats_free(&st);
       }
@@ -518,16 +686,31 @@ static void list_words(char *buf, size_t n, const double *v, int k) {
     len += (size_t)snprintf(buf + len, n - len, "%s%g", i ? " " : "", v[i]);
 }
 
-static int write_plots(const opt_args *a, const char *dir) {
-  char path[4096], al[256], bl[256], cmd[4400];
+/* s with every character a gnuplot single-quoted string cannot hold
+ * (a quote, a backslash, a control character) replaced by '_'. */
+static void plot_safe(char *out, size_t n, const char *s) {
+  snprintf(out, n, "%s", s);
+  for (char *p = out; *p; p++)
+    if (*p == '\'' || *p == '\\' || (unsigned char)*p < 32)
+      *p = '_';
+}
+
+static int write_plots(const opt_args *a, const char *dir, const char *model,
+                       double original) {
+  char path[4096], al[256], bl[256], cmd[4400], name[256], dev[256];
   double b[MAX_GRID];
   for (int i = 0; i < a->nbudget; i++)
     b[i] = a->budget[i];
   list_words(al, sizeof al, a->alpha, a->nalpha);
   list_words(bl, sizeof bl, b, a->nbudget);
+  plot_safe(name, sizeof name, model);
+  plot_safe(dev, sizeof dev, a->dev->name);
   base_buf text = {0};
-  base_buf_printf(&text, "ALPHAS = '%s'\nBUDGETS = '%s'\n%s", al, bl,
-                  plot_script);
+  base_buf_printf(&text,
+                  "# Written by superopt experiment search; run: gnuplot "
+                  "plot.gp\nALPHAS = '%s'\nBUDGETS = '%s'\nMODEL = '%s'\n"
+                  "DEVICE = '%s'\nORIGINAL = %.4f\n%s",
+                  al, bl, name, dev, original, plot_script);
   base_diag d;
   snprintf(path, sizeof path, "%s/plot.gp", dir);
   base_status st =
@@ -569,6 +752,8 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
                     : strchr(a.out ? a.out : "", '\'')
                         ? "DIR must not contain a quote"
                         : NULL;
+  if (!bad && (a.measure || a.emit))
+    bad = "--measure and --emit-signatures are for 'optimize'";
   if (bad) {
     cd_close(a.db);
     return cli_usage_error(c, "%s", bad);
@@ -581,8 +766,15 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   rewrite_rules *rules = load_rules(&a, &rs, &rc);
   ir_graph *g = rules ? load_model(&a, argv[optind], &rc) : NULL;
   base_buf csv = {0};
-  if (g && !(rc = ensure_dir(dir)) && !(rc = calibrate(&a, g)))
-    rc = run_grid(&a, g, rules, &rs, &csv);
+  double original = 0;
+  char model[256]; /* the graph's name, else the file's without extension */
+  const char *base = strrchr(argv[optind], '/');
+  base = base ? base + 1 : argv[optind];
+  snprintf(model, sizeof model, "%.*s", (int)strcspn(base, "."), base);
+  if (g && g->name[0])
+    snprintf(model, sizeof model, "%s", g->name);
+  if (g && !(rc = ensure_dir(dir)) && !(rc = fit_model(&a)))
+    rc = run_grid(&a, g, model, rules, &rs, &csv, &original);
   if (g && !rc) {
     char path[4096];
     base_diag d;
@@ -594,11 +786,12 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
     if (!rc)
       printf("wrote %s\n", path);
     if (!rc)
-      rc = write_plots(&a, dir);
+      rc = write_plots(&a, dir, model, original);
   }
   free(csv.s);
   ir_graph_free(g);
   rewrite_rules_free(rules);
+  rewrite_rules_free(a.cover);
   ir_ruleset_free(&rs);
   cd_close(a.db);
   return rc;
@@ -616,10 +809,12 @@ const cli_command cli_cmd_experiment = {
     "experiment search MODEL --depth 0,1,2,4,8 --alpha 1.0,1.05,1.2\n"
     "       --budget 100,1000 [-o DIR] [options]",
     "Optimizes MODEL once per combination of the listed depths, alphas\n"
-    "and budgets (no end-to-end check) and writes DIR/results.csv (model,\n"
-    "depth, alpha, budget, cost, expansions, time, rules applied), DIR/\n"
-    "plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png and\n"
-    "DIR/cost_vs_time.png. DIR defaults to experiment-search.\n",
+    "and budgets (no end-to-end check; progress on standard error) and\n"
+    "writes DIR/results.csv (model, depth, alpha, budget, cost,\n"
+    "expansions, time, rules applied, the original's cost, device),\n"
+    "DIR/plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png\n"
+    "and DIR/cost_vs_time.png (titled with model and device, the\n"
+    "original's cost as a baseline). DIR defaults to experiment-search.\n",
     experiment_table,
     NULL,
     experiment};

@@ -3,7 +3,9 @@
  * file) and `superopt compare-rules` (gen_compare). The pipelines live in
  * src/gen/; this file parses flags and prints.
  *
- * Progress goes to stderr (a bar with rate and ETA when it is a terminal);
+ * Progress goes to stderr (a bar with rate and ETA when it is a terminal,
+ * else a line every 10 s; under mpirun rank 0's, with its rate times the
+ * ranks as the estimate for all: the branches are balanced by weight);
  * the summary table at the end gives counts, time and peak memory per stage.
  */
 #include <getopt.h>
@@ -49,14 +51,34 @@ static void progress_cb(void *u, const char *stage, double done, double total) {
     p->start = t;
     p->announced = 0;
   }
+  /* enumerate counts graphs of an estimated total (from branch weights) */
+  int graphs = !strcmp(p->stage, "enumerate");
   if (!p->tty && !p->announced) { /* a log: one line when a stage starts */
-    fprintf(stderr, "stage: %s (%.0f to do)\n", p->stage, total);
+    if (graphs)
+      fprintf(stderr, "stage: %s\n", p->stage);
+    else
+      fprintf(stderr, "stage: %s (%.0f to do)\n", p->stage, total);
     p->announced = 1;
+    p->last = t;
   }
-  if (!p->tty || (t - p->last < 0.2 && done < total))
+  double el = t - p->start, frac = total > 0 ? done / total : 0;
+  if (!p->tty) { /* a log: a line every 10 s */
+    if (t - p->last < 10 || done >= total)
+      return;
+    p->last = t;
+    fprintf(stderr, "  %s: %.0f of %s%.0f (%.1f%%), %.0f/s, ETA %.0f s",
+            p->stage, done, graphs ? "~" : "", total, 100 * frac,
+            el > 0 ? done / el : 0, frac > 0 ? el * (1 - frac) / frac : 0);
+    if (p->ranks > 1)
+      fprintf(stderr, " (rank 0; ~%.0f%s/s over %d ranks)",
+              el > 0 ? p->ranks * done / el : 0, graphs ? " graphs" : "",
+              p->ranks);
+    fprintf(stderr, "\n");
+    return;
+  }
+  if (t - p->last < 0.2 && done < total)
     return;
   p->last = t;
-  double el = t - p->start, frac = total > 0 ? done / total : 0;
   char bar[31];
   int fill = (int)(frac * 30);
   for (int i = 0; i < 30; i++)
@@ -66,7 +88,8 @@ static void progress_cb(void *u, const char *stage, double done, double total) {
   fprintf(stderr, "\r%-11s [%s] %5.1f%%  %.0f/s  ETA %4.0fs ", p->stage, bar,
           100 * frac, el > 0 ? done / el : 0, eta);
   if (p->ranks > 1)
-    fprintf(stderr, "(rank 0 of %d) ", p->ranks);
+    fprintf(stderr, "(rank 0 of %d; ~%.0f/s all) ", p->ranks,
+            el > 0 ? p->ranks * done / el : 0);
   fflush(stderr);
 }
 
@@ -170,7 +193,7 @@ static int run_gen(gen_options *o, int threads) {
       return cli_report(&d);
     o->comm = &comm;
     rank = comm.rank;
-    local = gen_mpi_local_size();
+    local = o->local_ranks = gen_mpi_local_size();
   }
 #else
   if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK")) {
@@ -211,7 +234,7 @@ static int run_gen(gen_options *o, int threads) {
 }
 
 typedef struct gen_args {
-  const char *ops, *out;
+  const char *ops, *out, *ckpt;
   int max_ops, threads, z3_timeout, keep, no_nf;
   int pairs; /* index into "spanning|smallest|all" */
 } gen_args;
@@ -219,7 +242,8 @@ typedef struct gen_args {
 #define T gen_args
 static const cli_opt gen_table[] = {
     CLI_INT(T, "max-ops", max_ops, "N", 1, GEN_MAX_OPS,
-            "largest graph, in operators (1..4; 5 with --ops;\n"
+            "largest graph, in operators (1..4; 5 with --ops,\n"
+            "or over MPI where the ranks' memory holds it;\n"
             "default 3)"),
     CLI_STR(T, "ops", 0, ops, "LIST",
             "comma-separated operators to use (default: all of\n"
@@ -241,6 +265,10 @@ static const cli_opt gen_table[] = {
     CLI_FLAG(T, "no-normal-form", no_nf, 1,
              "also enumerate graphs with a non-normal intermediate\n"
              "value (docs/generation.md; far slower)"),
+    CLI_STR(T, "checkpoint", 0, ckpt, "DIR",
+            "save each finished enumeration branch in DIR; a\n"
+            "rerun with the same arguments (any rank count)\n"
+            "loads them instead and writes the same file"),
     CLI_END};
 #undef T
 
@@ -261,6 +289,16 @@ static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
   o.keep_unproven = a.keep;
   o.no_normal_form = a.no_nf;
   o.output = a.out;
+  o.checkpoint = a.ckpt;
+  /* tests: stop after saving this many branches (resumed by a rerun) */
+  const char *stop = getenv("SUPEROPT_CHECKPOINT_STOP");
+  o.checkpoint_stop = stop && a.ckpt ? atoi(stop) : 0;
+#ifdef SUPEROPT_HAVE_MPI
+  if (gen_mpi_launched()) { /* for the memory check, before MPI starts */
+    o.ranks = gen_mpi_world_size();
+    o.local_ranks = gen_mpi_local_size();
+  }
+#endif
   base_diag d = {0};
   if (gen_options_check(&o, &d) != BASE_OK)
     return cli_usage_error(c, "%s", d.msg);

@@ -27,7 +27,7 @@ typedef struct run_opts {
   const char *path, *device, *dump;
   uint64_t seed;
   int threads, iters, warmup, batch;
-  int check, strict, profile, poison, no_fold, legacy_conv, nchw; /* flags */
+  int check, strict, profile, poison, no_fold, legacy_conv, nchw, fast_gelu;
 } run_opts;
 
 static int cmp_double(const void *a, const void *b) {
@@ -64,14 +64,16 @@ static const cli_opt run_table[] = {
     CLI_FLAG(T, "poison", poison, 1,
              "debug: fill every released buffer with NaN"),
     CLI_FLAG(T, "no-fold", no_fold, 1,
-             "fold no relu or clip into the node before it (a\n"
-             "relu after conv/matmul/add/..., a clip after a\n"
-             "convolution): each runs as its own kernel"),
+             "no executor folds: a relu, clip, residual or bias add\n"
+             "after conv/matmul/add/... runs as its own kernel"),
     CLI_FLAG(T, "legacy-conv", legacy_conv, 1,
              "legacy cuDNN convolution algorithms only"),
     CLI_FLAG(T, "nchw", nchw, 1,
              "keep every tensor NCHW (default: convolution chains\n"
              "run channels-last, NHWC)"),
+    CLI_FLAG(T, "fast-gelu", fast_gelu, 1,
+             "a matmul's gelu in cuBLASLt's epilogue: its tanh\n"
+             "approximation (at most 4.7e-4 from the exact gelu)"),
     CLI_END};
 #undef T
 
@@ -91,11 +93,12 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
   if (strcmp(o->device, "cpu") != 0 && !cuda)
     return cli_usage_error(c, "unknown device '%s' (this build has: %s)",
                            o->device, RUN_DEVICES);
-  if (!cuda && (o->check || o->strict || o->profile || o->poison ||
-                o->no_fold || o->legacy_conv || o->nchw || o->warmup >= 0))
+  if (!cuda &&
+      (o->check || o->strict || o->profile || o->poison || o->no_fold ||
+       o->legacy_conv || o->nchw || o->fast_gelu || o->warmup >= 0))
     return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
-                              "--no-fold, --legacy-conv, --nchw and --warmup "
-                              "need --device cuda");
+                              "--no-fold, --legacy-conv, --nchw, --fast-gelu "
+                              "and --warmup need --device cuda");
   if (cuda && o->dump)
     return cli_usage_error(c, "--dump is for --device cpu");
   return CLI_OK;
@@ -359,7 +362,8 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
                     .poison = o->poison,
                     .no_fold = o->no_fold,
                     .legacy_conv = o->legacy_conv,
-                    .nchw = o->nchw};
+                    .nchw = o->nchw,
+                    .fast_gelu = o->fast_gelu};
   gpu_ctx *cx = NULL;
   gpu_plan *p = NULL;
   ex_values *v = ex_values_new(g);

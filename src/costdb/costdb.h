@@ -13,6 +13,7 @@
 #define SUPEROPT_COSTDB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../ir/ir.h"
 
@@ -172,31 +173,123 @@ typedef struct cd_cost {
 base_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
                           cd_cost *out, base_diag *d);
 
+/* ---- the fitted model (fit.c) ---------------------------------------- */
+
+/* Writes a one-node graph computing the operator of signature sig (as
+ * cd_node_sig writes them; inputs i0, i1, ...: i0 an input, the others
+ * weights; outputs y0, ...), so that cd_node_sig of its node gives sig
+ * back. NULL with d set for a fused node's signature (its body is only a
+ * hash) or a malformed one. */
+ir_graph *cd_sig_graph(const char *sig, base_diag *d);
+
+/* The fit's classes: one per operator (an ir_opcode), except that conv2d
+ * is three: IR_OP_CONV2D (dense k x k kernels), CD_CLASS_CONV_1X1 (dense
+ * 1x1) and CD_CLASS_CONV_GROUPED (groups > 1, depthwise included). */
+enum { CD_CLASS_CONV_1X1 = IR_NOPS, CD_CLASS_CONV_GROUPED, CD_NCLASSES };
+/* "conv2d/1x1", "relu", ... */
+const char *cd_class_name(int cls);
+
+/* One measured row of a device's table, as the fit sees it. */
+typedef struct cd_sample {
+  int op;          /* its class (an ir_opcode, or CD_CLASS_*) */
+  double ms;       /* the measurement */
+  double x[3];     /* features: launches, bytes / bandwidth (ms), flops /
+                      peak (ms; conv2d/matmul at the TF32 rate, else 0) */
+  double roofline; /* cd_estimate of the row */
+  uint64_t hash;   /* XXH3-64 of the signature (the fold of a row) */
+} cd_sample;
+
+/* The measured rows of dev in db (its table imported first), in signature
+ * order, views, constants and unparseable signatures (fused bodies) left
+ * out and counted in *skipped (may be NULL). *out is malloc'd. */
+base_status cd_samples(cd_db *db, const cd_device *dev, cd_sample **out, int *n,
+                       int *skipped, base_diag *d);
+
+typedef enum {
+  CD_FIT_NONE, /* no rows to fit on: the roofline estimate */
+  CD_FIT_OWN,  /* fitted on the operator's own rows */
+  CD_FIT_KIND, /* too few rows: the fit of all rows of its kind */
+  CD_FIT_ALL   /* the fit of all matrix (or all other) rows */
+} cd_fit_from;
+
+/* ms = c[0] * launches + c[1] * bytes / bandwidth + c[2] * flops / peak:
+ * c[0] the fixed cost per launch (ms, > 0), c[1] and c[2] (>= 0) how many
+ * times slower than the peak bandwidth and peak rate the operator runs. */
+typedef struct cd_fit_op {
+  double c[3];
+  int rows;         /* the operator's own rows in the fit */
+  cd_fit_from from; /* where c comes from */
+} cd_fit_op;
+
+typedef struct cd_fit {
+  cd_fit_op op[CD_NCLASSES]; /* by class */
+  int rows;                  /* rows fitted on */
+} cd_fit;
+
+/* Fits every operator on the rows s[i] with use[i] set (use NULL: all):
+ * per class with at least 4 rows, else pooled by kind, else over all
+ * matrix (or all other) rows, else none. Positive coefficients, an L1
+ * fit of the relative error (iteratively reweighted least squares).
+ * Deterministic. Fails only for want of memory. */
+base_status cd_fit_samples(const cd_sample *s, int n, const unsigned char *use,
+                           cd_fit *f, base_diag *d);
+/* The fitted cost of node on dev, in ms: 0 for views and constants, the
+ * roofline estimate for an operator without a fit. */
+double cd_fit_predict(const cd_fit *f, const cd_device *dev, const ir_graph *g,
+                      int node);
+
+/* Relative errors |predicted - measured| / measured on held-out rows. */
+typedef struct cd_fit_err {
+  int n;
+  double median, p90;
+} cd_fit_err;
+
+typedef struct cd_fit_report {
+  cd_fit_err fit, single; /* the fitted model; the single factor per
+                             operator (sum(measured) / sum(roofline) over
+                             the training rows), the model it replaced */
+  cd_fit_err fit_op[CD_NCLASSES], single_op[CD_NCLASSES]; /* by class */
+} cd_fit_report;
+
+/* k-fold cross-validation: row i is held out in fold hash % folds; each
+ * fold is predicted by both models fitted on the other folds. */
+base_status cd_fit_crossval(const cd_sample *s, int n, int folds,
+                            cd_fit_report *rep, base_diag *d);
+
 /* ---- the optimizer's cost model -------------------------------------- */
 
-/* A node's cost in microseconds: its measurement on dev from db, else
- * dev's roofline estimate (cd_estimate) times its operator's calibration
- * factor scale[op]. This is the cost `superopt optimize` searches with. */
+/* Called by cd_model_cost for a node that has no measurement and runs a
+ * kernel (sig: its signature): may measure it and store it in the model's
+ * database (then *ms is the measurement and *measured 1), or note the
+ * signature (*measured 0). An error fails the cost. */
+typedef base_status (*cd_unmeasured_fn)(void *u, const ir_graph *g, int node,
+                                        const char *sig, double *ms,
+                                        int *measured, base_diag *d);
+
+/* A node's cost in microseconds: its measurement on dev from db, else the
+ * fitted model's prediction (cd_fit_predict, fitted on dev's measured
+ * rows by cd_model_fit), else dev's roofline estimate. This is the cost
+ * `superopt optimize` searches with. */
 typedef struct cd_model {
-  cd_db *db;                         /* measurements; NULL: estimates only */
-  const cd_device *dev;              /* the device costs are for */
-  double scale[IR_NOPS];             /* estimate multiplier per operator */
-  unsigned char calibrated[IR_NOPS]; /* scale[op] set by calibration */
+  cd_db *db;                   /* measurements; NULL: estimates only */
+  const cd_device *dev;        /* the device costs are for */
+  cd_fit fit;                  /* set by cd_model_fit */
+  int fitted;                  /* 1 once cd_model_fit ran */
+  cd_unmeasured_fn unmeasured; /* NULL: none */
+  void *unmeasured_u;
 } cd_model;
 
-/* db may be NULL; dev NULL: the first device (h100). Scales are 1. */
+/* db may be NULL; dev NULL: the first device (h100). Not fitted: the
+ * roofline estimate for unmeasured nodes. */
 void cd_model_init(cd_model *m, cd_db *db, const cd_device *dev);
-/* Roofline estimates are optimistic next to measurements, so a graph
- * mixing both would favour rewrites into unmeasured shapes. For each
- * operator with measured nodes in g (weight-only nodes and views aside),
- * sets scale[op] = sum(measured) / sum(estimated) over those nodes and
- * calibrated[op] = 1; other operators get 1. A node whose cost cannot be
- * looked up (other than for want of memory) is left out. */
-base_status cd_model_calibrate(cd_model *m, const ir_graph *g, base_diag *d);
+/* Fits the model on dev's measured rows in db (cd_samples,
+ * cd_fit_samples); without db or rows, every operator keeps the roofline
+ * estimate. */
+base_status cd_model_fit(cd_model *m, base_diag *d);
 /* The cd_cost_fn of a model: u is a cd_model (const; NULL: the plain h100
  * estimate, what library callers that pass no cost function get, which
  * never fails). Fails with cd_node_cost's error (out of memory, a database
- * error). */
+ * error) or the unmeasured hook's. */
 base_status cd_model_cost(void *u, const ir_graph *g, int node, double *cost,
                           int *estimated, base_diag *d);
 

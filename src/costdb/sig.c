@@ -9,6 +9,7 @@
  * explicit padding are one key.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "costdb.h"
@@ -69,4 +70,75 @@ size_t cd_node_sig(const ir_graph *g, int node, char *buf, size_t n) {
     add(buf, n, &k, body);
   }
   return k;
+}
+
+/* ---- signature -> one-node graph ------------------------------------- */
+
+/* Is token key (len bytes) the name of input slot i of r ("x", or "x3" for
+ * a variadic operator's slot 3)? */
+static int is_input(const ir_opinfo *r, const char *key, size_t len, int i) {
+  char want[32];
+  if (r->max_in < 0)
+    snprintf(want, sizeof want, "%s%d", r->in_name[0], i);
+  else if (i < r->nnamed)
+    snprintf(want, sizeof want, "%s", r->in_name[i]);
+  else
+    return 0;
+  return strlen(want) == len && !memcmp(want, key, len);
+}
+
+ir_graph *cd_sig_graph(const char *sig, base_diag *d) {
+  size_t oplen = strcspn(sig, " ");
+  int op = ir_op_lookup(sig, oplen);
+  if (op < 0 || op == IR_OP_FUSED) {
+    base_diag_set(d, op < 0 ? BASE_ERR_UNKNOWN_OP : BASE_ERR_PARAM, 1, 1,
+                  "signature of %s operator '%.*s': no graph can be built",
+                  op < 0 ? "an unknown" : "a fused",
+                  (int)(oplen > 64 ? 64 : oplen), sig);
+    return NULL;
+  }
+  const ir_opinfo *r = ir_op((ir_opcode)op);
+  base_buf decl = {0}, call = {0}, params = {0};
+  int nin = 0, nout = 1;
+  const char *p = sig + oplen;
+  while (*p == ' ')
+    p++;
+  while (*p) {
+    size_t len = strcspn(p, " "), key = strcspn(p, "=");
+    if (key > len)
+      key = len;
+    if (!params.len && key < len && is_input(r, p, key, nin)) {
+      base_buf_printf(&decl, "%s i%d: %.*s\n", nin ? "weight" : "input", nin,
+                      (int)(len - key - 1), p + key + 1);
+      base_buf_printf(&call, "%si%d", nin ? ", " : "", nin);
+      nin++;
+    } else {
+      base_buf_printf(&params, " %.*s", (int)len, p);
+      if (op == IR_OP_SPLIT && key == 5 && !memcmp(p, "sizes", 5))
+        for (size_t i = key; i < len; i++)
+          nout += p[i] == ',';
+    }
+    p += len;
+    while (*p == ' ')
+      p++;
+  }
+  base_buf text = {0};
+  base_buf_printf(&text, "graph sig\n%s", decl.s ? decl.s : "");
+  for (int i = 0; i < nout; i++)
+    base_buf_printf(&text, "%sy%d", i ? ", " : "", i);
+  base_buf_printf(&text, " = %s(%s)%s\noutput ", r->name, call.s ? call.s : "",
+                  params.s ? params.s : "");
+  for (int i = 0; i < nout; i++)
+    base_buf_printf(&text, "%sy%d", i ? ", " : "", i);
+  base_buf_puts(&text, "\n");
+  ir_graph *g = NULL;
+  if (decl.oom || call.oom || params.oom || text.oom)
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  else
+    g = ir_parse(text.s, text.len, "<signature>", d);
+  free(decl.s);
+  free(call.s);
+  free(params.s);
+  free(text.s);
+  return g;
 }

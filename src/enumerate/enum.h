@@ -159,6 +159,13 @@ typedef struct en_config {
    * where branches[b] is non-zero (one process's share of a distributed
    * run; the progress total is the number of branches run). */
   const uint8_t *branches;
+  /* fp_candidates: NULL, or a directory where each finished branch's
+   * records are saved and from which a rerun with the same settings loads
+   * them instead of enumerating again (docs/generation.md, "Checkpoints") */
+  const char *checkpoint;
+  /* fp_candidates, tests: > 0: stop (BASE_ERR_INTERRUPTED, nothing
+   * returned) once this process has saved this many branches */
+  int checkpoint_stop;
 } en_config;
 
 /* Called for the graphs of one branch. branch_begin returns the branch's

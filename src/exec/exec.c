@@ -106,11 +106,38 @@ static ir_init_hint weight_hint(const ir_graph *g, int t,
   return IR_INIT_UNIFORM;
 }
 
+/* Seeded random integers for an int64 or bool tensor: indices in range of
+ * every gather that reads t as its indices (the smallest such dimension),
+ * else 0 or 1 (masks). */
+static void fill_ints(const ir_graph *g, int t, float *dst, int64_t n,
+                      uint64_t seed, uint64_t key) {
+  int64_t bound = 0;
+  for (int i = 0; g->tensors[t].dtype == IR_DT_I64 && i < g->nnodes; i++) {
+    const ir_node *m = &g->nodes[i];
+    if (m->op == IR_OP_GATHER && m->in[1] == t) {
+      int64_t dim = g->tensors[m->in[0]].shape.dim[m->a.axis];
+      bound = bound && bound < dim ? bound : dim;
+    }
+  }
+  bound = bound > 0 ? bound : 2;
+  if (bound > IR_I64_EXACT)
+    bound = IR_I64_EXACT;
+  ex_random_fill(dst, n, seed, key, 0.0f, 1.0f);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = (int64_t)(dst[i] * (float)bound);
+    dst[i] = (float)(v < bound ? v : bound - 1);
+  }
+}
+
 static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
                         const unsigned char *wonly) {
   const ir_tensor *x = &g->tensors[t];
   int64_t n = ir_shape_numel(&x->shape);
   uint64_t key = XXH3_64bits(x->name, strlen(x->name));
+  if (x->dtype != IR_DT_F32) {
+    fill_ints(g, t, dst, n, seed, key);
+    return;
+  }
   ir_opcode op = IR_OP_RELU;
   ir_init_hint h =
       x->kind == IR_T_WEIGHT ? weight_hint(g, t, wonly, &op) : IR_INIT_UNIFORM;
@@ -188,7 +215,8 @@ static base_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
   base_status st = kernels[n->op](n, in, out);
   if (st)
     return base_diag_set(d, st, 0, 0, "%s failed: %s", ir_op(n->op)->name,
-                         base_status_name(st));
+                         st == BASE_ERR_PARAM ? "an index is out of range"
+                                              : base_status_name(st));
   return BASE_OK;
 }
 

@@ -1,6 +1,8 @@
 /* ref_ew.c: reference kernels of the element-wise and normalisation
  * operators: ewadd/ewsub/ewmul/ewdiv (NumPy broadcasting), smul, the
- * activations, clip, batchnorm, softmax and layernorm.
+ * activations, clip, batchnorm, softmax and layernorm; the mask operators
+ * equal, not, where and cast (int64 and bool values held as floats:
+ * ir.h's ir_dtype).
  *
  * Every output element is computed by one thread; reductions (softmax sums,
  * layernorm moments) run in double over one line at a time, so the thread
@@ -14,7 +16,7 @@
 
 /* ---- binary element-wise with broadcasting ----------------------------- */
 
-typedef enum ew_op { EW_ADD, EW_SUB, EW_MUL, EW_DIV } ew_op;
+typedef enum ew_op { EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_EQ } ew_op;
 
 /* o[j] = a[j*sa] op b[j*sb] for j < n. */
 static void ew_line(ew_op op, const float *a, int64_t sa, const float *b,
@@ -35,6 +37,10 @@ static void ew_line(ew_op op, const float *a, int64_t sa, const float *b,
   case EW_DIV:
     for (int64_t j = 0; j < n; j++)
       o[j] = a[j * sa] / b[j * sb];
+    break;
+  case EW_EQ:
+    for (int64_t j = 0; j < n; j++)
+      o[j] = a[j * sa] == b[j * sb] ? 1.0f : 0.0f;
     break;
   }
 }
@@ -108,6 +114,51 @@ base_status ex_ref_ewmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
 base_status ex_ref_ewdiv(const ir_node *n, const ex_arg *in, ex_arg *out) {
   (void)n;
   return ew_binary(EW_DIV, in, out);
+}
+
+base_status ex_ref_equal(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  (void)n;
+  return ew_binary(EW_EQ, in, out);
+}
+
+/* out = cond ? a : b, each broadcast to the output shape. */
+base_status ex_ref_where(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  (void)n;
+  const ir_shape *os = &out[0].shape;
+  int64_t st[3][IR_MAX_RANK] = {{0}}, total = ir_shape_numel(os);
+  for (int k = 0; k < 3; k++)
+    bcast_strides(&in[k].shape, os, st[k]);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (total >= EX_PAR_MIN)
+#endif
+  for (int64_t j = 0; j < total; j++) {
+    int64_t off[3];
+    for (int k = 0; k < 3; k++)
+      off[k] = ex_row_offset(j, os->dim, st[k], os->rank);
+    out[0].data[j] =
+        in[0].data[off[0]] != 0.0f ? in[1].data[off[1]] : in[2].data[off[2]];
+  }
+  return BASE_OK;
+}
+
+base_status ex_ref_not(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  (void)n;
+  int64_t len = ir_shape_numel(&out[0].shape);
+  for (int64_t j = 0; j < len; j++)
+    out[0].data[j] = in[0].data[j] != 0.0f ? 0.0f : 1.0f;
+  return BASE_OK;
+}
+
+/* cast: to i64 truncates toward zero (ONNX), to bool tests for non-zero. */
+base_status ex_ref_cast(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  int64_t len = ir_shape_numel(&out[0].shape);
+  for (int64_t j = 0; j < len; j++) {
+    float x = in[0].data[j];
+    out[0].data[j] = n->a.groups == IR_DT_I64    ? truncf(x)
+                     : n->a.groups == IR_DT_BOOL ? (x != 0.0f ? 1.0f : 0.0f)
+                                                 : x;
+  }
+  return BASE_OK;
 }
 
 /* ---- unary ------------------------------------------------------------- */

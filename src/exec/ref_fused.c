@@ -1,7 +1,8 @@
 /* ref_fused.c: reference kernel of `fused`: runs the body operator by
  * operator with the reference kernels of those operators, so a fused node
  * computes exactly what its unfused subgraph computes (same kernels, same
- * order of float operations).
+ * order of float operations). A body may end with a row reduction
+ * (softmax, layernorm, reduce_mean over the last axis): its kernel too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,14 @@ base_status ex_ref_fused(const ir_node *n, const ex_arg *in, ex_arg *out) {
     bn.nin = o->nin;
     bn.nout = 1;
     bn.a = o->a;
+    const ir_shape *as[IR_MAX_FIXED_IN];
+    for (int k = 0; k < o->nin; k++)
+      as[k] = &a[k].shape;
+    ir_shape chk; /* normalised parameters (a row reduction's axis) */
+    if (ir_infer(o->op, &bn.a, as, o->nin, &chk, NULL)) {
+      st = BASE_ERR_INTERNAL;
+      break;
+    }
     st = ex_kernel_of(o->op)(&bn, a, &r);
   }
   for (int i = 0; i < b->nops; i++)

@@ -188,3 +188,28 @@ base_status ex_ref_const_pool(const ir_node *n, const ex_arg *in, ex_arg *out) {
   fill_floats(out[0].data, 1.0f, ir_shape_numel(&out[0].shape));
   return BASE_OK;
 }
+
+/* ---- gather ----------------------------------------------------------------
+ */
+
+/* out[o, i, r] = data[o, idx[i], r] (o: dims before axis, r: after); a
+ * negative index counts from the end, one out of range fails the run. */
+base_status ex_ref_gather(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  const ir_shape *xs = &in[0].shape;
+  int axis = n->a.axis;
+  int64_t outer = outer_size(xs, axis), inner = inner_size(xs, axis);
+  int64_t dim = xs->dim[axis], nidx = ir_shape_numel(&in[1].shape);
+  for (int64_t i = 0; i < nidx; i++) {
+    float f = in[1].data[i];
+    if (!(f >= (float)-dim && f < (float)dim))
+      return BASE_ERR_PARAM;
+  }
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < nidx; i++) {
+      int64_t j = (int64_t)in[1].data[i];
+      j = j < 0 ? j + dim : j;
+      copy_floats(out[0].data + (o * nidx + i) * inner,
+                  in[0].data + (o * dim + j) * inner, inner);
+    }
+  return BASE_OK;
+}

@@ -68,20 +68,40 @@ typedef struct branch {
   fp_eval *e, *e2; /* incremental values; scratch for renamings */
   const fp_nf *nf; /* NULL: no normal-form pruning */
   int nn;          /* the last visited graph's last node is not normal */
+  int failed;      /* a visit failed: the records are not the branch's */
+  int halt;        /* begun after checkpoint_stop: visits nothing */
   long long dropped;
   rec_vec recs;
+  base_status werr; /* saving its checkpoint failed (wd says why) */
+  base_diag wd;
 } branch;
 
 typedef struct run {
   fp_inputs *in;
   const fp_nf *nf;
   branch **br; /* per branch, kept until merged */
+  const en_config *c;
+  uint64_t key;       /* fp_ckpt_key */
+  long long nf_count; /* the normal-form table's size (saved with each) */
+  int saved, halted;  /* branches saved; checkpoint_stop reached */
+  const long long *w; /* branch weights for progress (NULL: 1 each) */
+  double w_todo, w_done, graphs_done;
 } run;
 
 static void *branch_begin(void *u, int b) {
   run *r = u;
   branch *s = base_calloc(1, sizeof *s);
-  if (s && fp_eval_pair_new(r->in, &s->e, &s->e2)) {
+  if (!s)
+    return NULL;
+#ifdef _OPENMP
+#pragma omp critical(fp_ckpt)
+#endif
+  {
+    if (r->c->checkpoint_stop > 0 && r->saved >= r->c->checkpoint_stop)
+      r->halted = 1;
+    s->halt = r->halted;
+  }
+  if (s->halt || fp_eval_pair_new(r->in, &s->e, &s->e2)) {
     s->nf = r->nf;
     r->br[b] = s;
     return s;
@@ -90,10 +110,31 @@ static void *branch_begin(void *u, int b) {
   return NULL;
 }
 
+/* Saves a finished branch's records (--checkpoint) and reports progress:
+ * graphs so far, of an estimated total (the graphs per weight so far times
+ * the weight still to do). */
 static void branch_end(void *u, int b, void *state) {
+  run *r = u;
   branch *s = state;
-  (void)u, (void)b;
   fp_eval_pair_free(&s->e, &s->e2);
+  if (s->halt || s->failed)
+    return;
+  if (r->c->checkpoint) {
+    fp_ckpt_meta m = {s->recs.n, (uint64_t)s->dropped, (uint64_t)r->nf_count};
+    s->werr = fp_ckpt_write(r->c->checkpoint, b, r->key, &m, s->recs.r,
+                            sizeof *s->recs.r, &s->wd);
+  }
+#ifdef _OPENMP
+#pragma omp critical(fp_ckpt)
+#endif
+  {
+    r->saved += r->c->checkpoint && !s->werr;
+    r->w_done += r->w ? (double)r->w[b] : 1;
+    r->graphs_done += (double)s->recs.n;
+    if (r->c->progress)
+      r->c->progress(r->c->u, "enumerate", r->graphs_done,
+                     r->graphs_done * r->w_todo / r->w_done);
+  }
 }
 
 static uint64_t renamed_struct(const en_graph *g, uint32_t code) {
@@ -126,8 +167,8 @@ static base_status push_variants(branch *s, const fp_rec *r,
   return BASE_OK;
 }
 
-static base_status visit(void *state, const en_graph *g,
-                         const ir_shape (*shapes)[2], int is_graph) {
+static base_status visit_graph(void *state, const en_graph *g,
+                               const ir_shape (*shapes)[2], int is_graph) {
   branch *s = state;
   fp_rec r;
   (void)shapes;
@@ -152,6 +193,16 @@ static base_status visit(void *state, const en_graph *g,
   if (st || rec_push(&s->recs, &r))
     return st ? st : BASE_ERR_NOMEM;
   return push_variants(s, &r, alt, nalt);
+}
+
+static base_status visit(void *state, const en_graph *g,
+                         const ir_shape (*shapes)[2], int is_graph) {
+  branch *s = state;
+  if (s->halt)
+    return BASE_ERR_INTERRUPTED;
+  base_status st = visit_graph(state, g, shapes, is_graph);
+  s->failed |= st != BASE_OK;
+  return st;
 }
 
 /* A graph whose last node is not in normal form is not extended: every
@@ -192,18 +243,114 @@ static base_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
   return BASE_OK;
 }
 
-static base_status enumerate(const en_config *c, const fp_nf *nf, rec_vec *all,
-                             fp_stats *fs, base_diag *d) {
-  run r = {fp_inputs_new(FP_SEED1), nf, NULL};
-  int nb = en_branch_count(c);
-  base_status st = BASE_ERR_NOMEM;
-  r.br = base_calloc((size_t)nb, sizeof *r.br);
-  if (r.in && r.br) {
-    en_visitor v = {branch_begin, visit, branch_end, &r, stop};
-    st = en_enumerate(c, &v, d);
-    if (!st)
-      st = merge(&r, nb, all, fs);
+/* Branch b's records from its checkpoint into r->br[b]; *found = 0 when
+ * it has none. */
+static base_status load_branch(run *r, int b, int *found, fp_stats *fs,
+                               base_diag *d) {
+  fp_ckpt_meta m;
+  void *recs = NULL;
+  base_status st = fp_ckpt_read(r->c->checkpoint, b, r->key, sizeof(fp_rec), &m,
+                                &recs, found, d);
+  if (st || !*found)
+    return st;
+  branch *s = base_calloc(1, sizeof *s);
+  if (!s) {
+    free(recs);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
+  s->recs.r = recs;
+  s->recs.n = s->recs.cap = (size_t)m.n;
+  s->dropped = (long long)m.dropped;
+  r->br[b] = s;
+  if ((long long)m.nf_values > fs->nf_values)
+    fs->nf_values = (long long)m.nf_values;
+  return BASE_OK;
+}
+
+/* The first error of the enumeration's branches, into d. */
+static base_status branch_error(run *r, int nb, base_status st, base_diag *d) {
+  for (int b = 0; b < nb; b++)
+    if (r->br[b] && r->br[b]->werr) {
+      *d = r->br[b]->wd;
+      return r->br[b]->werr;
+    }
+  if (st == BASE_ERR_INTERRUPTED && r->halted)
+    return base_diag_set(d, st, 0, 0,
+                         "stopped after saving %d branches to '%s' "
+                         "(SUPEROPT_CHECKPOINT_STOP)",
+                         r->saved, r->c->checkpoint);
+  return st;
+}
+
+/* Whether `need` is non-zero on any rank (a collective; the ranks
+ * agree on st first). */
+static base_status any_rank(const fp_comm *comm, base_status st, int *need,
+                            base_diag *d) {
+  if (!comm || comm->size <= 1 || (st = fp_comm_agree(comm, st, d)))
+    return st;
+  size_t *n = base_calloc((size_t)comm->size, sizeof *n);
+  int32_t mine = *need, *all = NULL;
+  st = n ? comm->allgatherv(comm->u, &mine, sizeof mine, (void **)&all, n, d)
+         : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int r = 0; !st && r < comm->size; r++)
+    *need |= all[r] != 0;
+  free(n);
+  free(all);
+  return st;
+}
+
+/* Enumerates c's branches (c->branches: this rank's share) into all,
+ * sorted: those saved in c->checkpoint are loaded, the rest enumerated
+ * (and saved there), building the normal-form table only if any rank has
+ * any left (with comm: a collective, shared over the ranks). w: branch
+ * weights for progress (may be NULL). */
+static base_status enumerate(const en_config *c, const long long *w,
+                             const fp_comm *comm, rec_vec *all, fp_stats *fs,
+                             base_diag *d) {
+  run r = {0};
+  fp_nf *nf = NULL;
+  int nb = en_branch_count(c), ntodo = 0;
+  uint8_t *todo = base_calloc((size_t)nb, 1);
+  r.br = base_calloc((size_t)nb, sizeof *r.br);
+  r.c = c, r.w = w, r.key = fp_ckpt_key(c, sizeof(fp_rec));
+  base_status st = todo && r.br ? BASE_OK : BASE_ERR_NOMEM;
+  if (!st && c->checkpoint)
+    st = fp_ckpt_dir(c->checkpoint, d);
+  if (!st && c->checkpoint && w)
+    st = fp_ckpt_write_weights(c->checkpoint, w, nb, d);
+  for (int b = 0; b < nb && !st; b++) {
+    int found = 0;
+    if (c->branches && !c->branches[b])
+      continue;
+    if (c->checkpoint)
+      st = load_branch(&r, b, &found, fs, d);
+    if (!st && !found) {
+      todo[b] = 1, ntodo++;
+      r.w_todo += w ? (double)w[b] : 1;
+    }
+  }
+  double t0 = base_now();
+  int need = !st && ntodo > 0;
+  st = any_rank(comm, st, &need, d);
+  if (!st && need && !c->keep_non_normal && c->max_ops >= 2) {
+    st = fp_nf_build_comm(c, c->max_ops - 1, comm, c->branches, &nf, d);
+    fs->nf_values = r.nf_count = fp_nf_count(nf);
+  }
+  fs->t_nf = base_now() - t0;
+  r.nf = nf;
+  if (!st && ntodo) {
+    en_config lc = *c;
+    lc.branches = todo;
+    lc.progress = NULL; /* branch_end reports it */
+    r.in = fp_inputs_new(FP_SEED1);
+    en_visitor v = {branch_begin, visit, branch_end, &r, stop};
+    st = r.in ? en_enumerate(&lc, &v, d) : BASE_ERR_NOMEM;
+    if (st != BASE_ERR_NOMEM)
+      st = branch_error(&r, nb, st, d);
+  }
+  fp_nf_free(nf);
+  if (!st)
+    st = merge(&r, nb, all, fs);
   if (st == BASE_ERR_NOMEM)
     base_diag_set(d, st, 0, 0, "out of memory");
   for (int b = 0; r.br && b < nb; b++)
@@ -212,6 +359,7 @@ static base_status enumerate(const en_config *c, const fp_nf *nf, rec_vec *all,
       free(r.br[b]);
     }
   free(r.br);
+  free(todo);
   fp_inputs_free(r.in);
   return st;
 }
@@ -813,6 +961,8 @@ static base_status candidates_dist(const en_config *c, fp_pairs mode,
                                    const confirm_ctx *cx, const fp_comm *comm,
                                    base_status err, ir_ruleset *out,
                                    fp_stats *st, base_diag *d);
+static base_status branch_weights(const en_config *c, const fp_comm *comm,
+                                  long long *w, int nb, base_diag *d);
 
 base_status fp_candidates(const en_config *c, fp_pairs mode, fp_filter f,
                           void *fu, ir_ruleset *out, fp_stats *st,
@@ -825,7 +975,6 @@ base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
                                fp_stats *st, base_diag *d) {
   rec_vec all = {0};
   pair_vec pv = {0};
-  fp_nf *nf = NULL;
   base_status err = BASE_OK;
   confirm_ctx cx = {
       fp_inputs_new(FP_SEED1),       fp_inputs_new(SEED2), 1, f, fu,
@@ -843,17 +992,18 @@ base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
     return err;
   }
   double t0 = base_now();
-  if (!err && !c->keep_non_normal && c->max_ops >= 2) {
-    err = fp_nf_build(c, c->max_ops - 1, &nf, d);
-    st->nf_values = fp_nf_count(nf);
+  long long *w = NULL; /* branch weights, for progress */
+  if (!err && c->progress) {
+    int nb = en_branch_count(c);
+    w = base_calloc((size_t)nb, sizeof *w);
+    err = w ? branch_weights(c, NULL, w, nb, d)
+            : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  st->t_nf = base_now() - t0;
-  t0 = base_now();
   if (!err)
-    err = enumerate(c, nf, &all, st, d);
-  fp_nf_free(nf);
+    err = enumerate(c, w, NULL, &all, st, d);
+  free(w);
   st->graphs = st->graphs_here = (long long)all.n;
-  st->t_enum = base_now() - t0;
+  st->t_enum = base_now() - t0 - st->t_nf;
   st->rss_enum_kb = (long)(base_peak_rss_mib() * 1024);
   if (!err) {
     t0 = base_now();
@@ -902,20 +1052,44 @@ static void count_end(void *u, int b, void *state) {
 }
 
 /* Branch weights: 1 + the graphs each branch has with one operator fewer
- * (counted without evaluating them: a fraction of the enumeration). */
-static base_status branch_weights(const en_config *c, long long *w, int nb,
-                                  base_diag *d) {
+ * (counted without evaluating them: a fraction of the enumeration; read
+ * from the checkpoint directory when it lists them on every rank). With
+ * comm (a collective) rank r counts branches r, r + N, ... and the ranks
+ * exchange their counts. */
+static base_status branch_weights(const en_config *c, const fp_comm *comm,
+                                  long long *w, int nb, base_diag *d) {
+  int need = !(c->checkpoint && fp_ckpt_read_weights(c->checkpoint, w, nb));
+  base_status st = any_rank(comm, BASE_OK, &need, d);
+  if (st || !need)
+    return st;
+  int dist = comm && comm->size > 1;
+  uint8_t *mask = dist ? base_calloc((size_t)nb, 1) : NULL;
+  long long *all = NULL;
   en_config lc = *c;
   for (int b = 0; b < nb; b++)
     w[b] = 0;
+  for (int b = 0; mask && b < nb; b++)
+    mask[b] = b % comm->size == comm->rank;
   lc.max_ops = c->max_ops - 1;
   lc.progress = NULL;
-  lc.branches = NULL;
-  base_status st = BASE_OK;
-  if (lc.max_ops > 0) {
+  lc.branches = mask;
+  if (dist && !mask)
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st && lc.max_ops > 0) {
     en_visitor v = {count_begin, count_visit, count_end, w, NULL};
     st = en_enumerate(&lc, &v, d);
   }
+  if (dist && !(st = fp_comm_agree(comm, st, d))) {
+    size_t *n = base_calloc((size_t)comm->size, sizeof *n);
+    st = n ? comm->allgatherv(comm->u, w, (size_t)nb * sizeof *w, (void **)&all,
+                              n, d)
+           : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    for (int b = 0; !st && b < nb; b++)
+      w[b] = all[(size_t)(b % comm->size) * (size_t)nb + (size_t)b];
+    free(n);
+  }
+  free(all);
+  free(mask);
   for (int b = 0; b < nb; b++)
     w[b]++;
   return st;
@@ -924,14 +1098,17 @@ static base_status branch_weights(const en_config *c, long long *w, int nb,
 /* This rank's branches into mask[nb]: the heaviest branch first to the
  * least loaded rank (the lowest on ties), the same on every rank. */
 static base_status partition(const en_config *c, const fp_comm *comm,
-                             uint8_t **mask, base_diag *d) {
+                             uint8_t **mask, long long **weights,
+                             base_diag *d) {
   int nb = en_branch_count(c);
   long long *w = base_calloc((size_t)nb, sizeof *w);
   long long *load = base_calloc((size_t)comm->size, sizeof *load);
   uint8_t *m = base_calloc((size_t)nb, 1), *taken = base_calloc((size_t)nb, 1);
   base_status st = w && load && m && taken ? BASE_OK : BASE_ERR_NOMEM;
-  if (!st)
-    st = branch_weights(c, w, nb, d);
+  if (st)
+    base_diag_set(d, st, 0, 0, "out of memory");
+  if (!(st = fp_comm_agree(comm, st, d))) /* counting is a collective */
+    st = branch_weights(c, comm, w, nb, d);
   for (int k = 0; k < nb && !st; k++) {
     int b = -1, r = 0;
     for (int i = 0; i < nb; i++)
@@ -944,15 +1121,15 @@ static base_status partition(const en_config *c, const fp_comm *comm,
     load[r] += w[b];
     m[b] = r == comm->rank;
   }
-  free(w);
   free(load);
   free(taken);
   if (st) {
+    free(w);
     free(m);
-    return st == BASE_ERR_NOMEM ? base_diag_set(d, st, 0, 0, "out of memory")
-                                : st;
+    return st; /* d says why */
   }
   *mask = m;
+  *weights = w;
   return BASE_OK;
 }
 
@@ -1135,25 +1312,19 @@ static base_status candidates_dist(const en_config *c, fp_pairs mode,
                                    fp_stats *st, base_diag *d) {
   rec_vec all = {0};
   pair_vec pv = {0}, keep = {0};
-  fp_nf *nf = NULL;
   uint8_t *mask = NULL;
+  long long *w = NULL;
   en_config lc = *c;
   double t0 = base_now();
-  if (!err && !c->keep_non_normal && c->max_ops >= 2) {
-    err = fp_nf_build(c, c->max_ops - 1, &nf, d);
-    st->nf_values = fp_nf_count(nf);
-  }
-  st->t_nf = base_now() - t0;
-  t0 = base_now();
-  if (!err)
-    err = partition(c, comm, &mask, d);
+  if (!(err = fp_comm_agree(comm, err, d))) /* partition is a collective */
+    err = partition(c, comm, &mask, &w, d);
   lc.branches = mask;
-  if (!err)
-    err = enumerate(&lc, nf, &all, st, d);
-  fp_nf_free(nf);
+  if (!(err = fp_comm_agree(comm, err, d))) /* enumerate is a collective */
+    err = enumerate(&lc, w, comm, &all, st, d);
   free(mask);
+  free(w);
   st->graphs = st->graphs_here = (long long)all.n;
-  st->t_enum = base_now() - t0;
+  st->t_enum = base_now() - t0 - st->t_nf;
   st->rss_enum_kb = (long)(base_peak_rss_mib() * 1024);
   t0 = base_now();
   if (!(err = fp_comm_agree(comm, err, d)))

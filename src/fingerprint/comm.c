@@ -31,8 +31,11 @@ base_status fp_comm_agree(const fp_comm *c, base_status st, base_diag *d) {
   for (int r = 0; r < c->size; r++)
     if (all[r].code) {
       base_diag f = all[r];
-      *d = f;
-      snprintf(d->msg, sizeof d->msg, "rank %d: %.490s", r, f.msg);
+      char pre[32];
+      int k = snprintf(pre, sizeof pre, "rank %d: ", r);
+      *d = f; /* agreed on already (a later stage's check): named once */
+      if (strncmp(f.msg, pre, (size_t)k))
+        snprintf(d->msg, sizeof d->msg, "%.31s%.470s", pre, f.msg);
       st = f.code;
       break;
     }

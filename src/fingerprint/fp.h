@@ -151,6 +151,13 @@ typedef struct fp_nf fp_nf;
  * c (c->max_ops is ignored), size by size. */
 base_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
                         base_diag *d);
+/* fp_nf_build over the ranks of comm (NULL or size 1: fp_nf_build): each
+ * rank enumerates the branches of mask (its share) level by level and the
+ * ranks exchange the values found, so every rank gets the same table. A
+ * collective. */
+base_status fp_nf_build_comm(const en_config *c, int max_size,
+                             const fp_comm *comm, const uint8_t *mask,
+                             fp_nf **out, base_diag *d);
 void fp_nf_free(fp_nf *t);
 long long fp_nf_count(const fp_nf *t); /* distinct value hashes */
 /* Fewest operators computing the value of hash h, or -1 if not in t. */

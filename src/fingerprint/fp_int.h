@@ -79,4 +79,37 @@ base_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
  * fewer operators than the node's sub-DAG (t NULL: 0). */
 int fp_nf_last_non_normal(const fp_nf *t, const fp_eval *e, const en_graph *g);
 
+/* ---- checkpoints of a resumable enumeration (ckpt.c) ------------------- */
+
+typedef struct fp_ckpt_meta {
+  uint64_t n;         /* records */
+  uint64_t dropped;   /* graphs dropped: a non-normal output */
+  uint64_t nf_values; /* the normal-form table's size when it was made */
+} fp_ckpt_meta;
+
+/* The key of what determines a branch's records: c's enumeration settings,
+ * the record size and the branch count. */
+uint64_t fp_ckpt_key(const en_config *c, size_t rec_size);
+/* Creates dir if it does not exist (BASE_ERR_IO if it cannot). */
+base_status fp_ckpt_dir(const char *dir, base_diag *d);
+/* Whether branch b's file exists in dir (read it to know it is sound). */
+int fp_ckpt_exists(const char *dir, int b);
+/* Writes branch b's m->n records (rec_size bytes each) atomically. Safe
+ * from several threads and processes (different branches). */
+base_status fp_ckpt_write(const char *dir, int b, uint64_t key,
+                          const fp_ckpt_meta *m, const void *recs,
+                          size_t rec_size, base_diag *d);
+/* Writes dir/weights (branch weights w[nb], one "b w" line each) unless
+ * it exists. */
+base_status fp_ckpt_write_weights(const char *dir, const long long *w, int nb,
+                                  base_diag *d);
+/* Reads dir/weights into w[nb]: 1 if it lists exactly nb weights. */
+int fp_ckpt_read_weights(const char *dir, long long *w, int nb);
+/* Reads branch b's file: *found = 0 when there is none; else *recs
+ * (malloc'd) and m. A file of another key, size or checksum is an error
+ * (BASE_ERR_IO), never used. */
+base_status fp_ckpt_read(const char *dir, int b, uint64_t key, size_t rec_size,
+                         fp_ckpt_meta *m, void **recs, int *found,
+                         base_diag *d);
+
 #endif

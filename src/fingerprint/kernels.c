@@ -325,6 +325,13 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_FUSED:
     break; /* not generation operators (fusion runs after
               the search) */
+  case IR_OP_GATHER:
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST:
+    break; /* int64 / bool operators: fingerprints are
+              float-only (ir.h, ir_dtype) */
   }
   return BASE_ERR_PARAM; /* no fingerprint kernel: unsupported operator */
 }

@@ -238,13 +238,53 @@ static base_status nf_inputs(fp_nf *t, const fp_inputs *in) {
   return BASE_OK;
 }
 
-/* Adds the values of `level` operators (t complete below level). */
+static int u64_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* This rank's found hashes, sorted and unique, to every rank: *all and *n
+ * hold every rank's (the union is the level's values, as one process would
+ * find them). */
+static base_status nf_share(const fp_comm *comm, nf_run *r, int nb,
+                            uint64_t **all, size_t *n, base_diag *d) {
+  hvec mine = {0};
+  size_t *rn = base_calloc((size_t)comm->size, sizeof *rn);
+  base_status st = rn ? BASE_OK : BASE_ERR_NOMEM;
+  for (int b = 0; b < nb && !st; b++)
+    for (size_t i = 0; r->br[b] && i < r->br[b]->found.n && !st; i++)
+      if (hvec_push(&mine, r->br[b]->found.h[i]))
+        st = BASE_ERR_NOMEM;
+  size_t m = 0;
+  if (!st && mine.n) {
+    qsort(mine.h, mine.n, sizeof *mine.h, u64_cmp);
+    for (size_t i = 0; i < mine.n; i++)
+      if (!m || mine.h[i] != mine.h[m - 1])
+        mine.h[m++] = mine.h[i];
+  }
+  if (st)
+    base_diag_set(d, st, 0, 0, "out of memory");
+  if (!(st = fp_comm_agree(comm, st, d)))
+    st = comm->allgatherv(comm->u, mine.h, m * sizeof *mine.h, (void **)all, rn,
+                          d);
+  *n = 0;
+  for (int k = 0; !st && k < comm->size; k++)
+    *n += rn[k] / sizeof **all;
+  free(rn);
+  free(mine.h);
+  return st;
+}
+
+/* Adds the values of `level` operators (t complete below level). With
+ * comm, this rank enumerates the branches of mask and the ranks exchange
+ * what they found. */
 static base_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
-                            int level, base_diag *d) {
+                            int level, const fp_comm *comm, const uint8_t *mask,
+                            base_diag *d) {
   en_config lc = *c;
   lc.max_ops = level;
   lc.progress = NULL;
-  lc.branches = NULL; /* the table is whole on every process */
+  lc.branches = mask;
   int nb = en_branch_count(&lc);
   nf_run r = {t, in, level, base_calloc((size_t)nb, sizeof(nf_branch *))};
   base_status st = r.br ? BASE_OK : BASE_ERR_NOMEM;
@@ -252,30 +292,40 @@ static base_status nf_level(fp_nf *t, const en_config *c, const fp_inputs *in,
     en_visitor v = {nf_begin, nf_visit, nf_end, &r, nf_stop};
     st = en_enumerate(&lc, &v, d);
   }
-  size_t n = t->n;
-  for (int b = 0; r.br && b < nb; b++)
+  uint64_t *all = NULL;
+  size_t nall = 0;
+  if (comm && (st = fp_comm_agree(comm, st, d)) == BASE_OK)
+    st = nf_share(comm, &r, nb, &all, &nall, d);
+  size_t n = t->n + nall;
+  for (int b = 0; !comm && r.br && b < nb; b++)
     n += r.br[b] ? r.br[b]->found.n : 0;
   if (!st && nf_grow(t, n))
     st = BASE_ERR_NOMEM;
+  for (size_t i = 0; !st && i < nall; i++)
+    nf_put(t, all[i], level);
   for (int b = 0; r.br && b < nb; b++) {
     if (!r.br[b])
       continue;
-    for (size_t i = 0; !st && i < r.br[b]->found.n; i++)
+    for (size_t i = 0; !st && !comm && i < r.br[b]->found.n; i++)
       nf_put(t, r.br[b]->found.h[i], level);
     free(r.br[b]->found.h);
     free(r.br[b]);
   }
   free(r.br);
+  free(all);
   return st;
 }
 
-base_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
-                        base_diag *d) {
+base_status fp_nf_build_comm(const en_config *c, int max_size,
+                             const fp_comm *comm, const uint8_t *mask,
+                             fp_nf **out, base_diag *d) {
   fp_nf *t = base_calloc(1, sizeof *t);
   fp_inputs *in = fp_inputs_new(FP_SEED1);
   base_status st = t && in ? nf_inputs(t, in) : BASE_ERR_NOMEM;
+  if (!comm || comm->size <= 1)
+    comm = NULL, mask = NULL;
   for (int level = 1; level <= max_size && !st; level++)
-    st = nf_level(t, c, in, level, d);
+    st = nf_level(t, c, in, level, comm, mask, d);
   fp_inputs_free(in);
   if (st) {
     if (st == BASE_ERR_NOMEM)
@@ -285,6 +335,11 @@ base_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
   }
   *out = t;
   return st;
+}
+
+base_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
+                        base_diag *d) {
+  return fp_nf_build_comm(c, max_size, NULL, NULL, out, d);
 }
 
 /* ---- rules as ir_graphs ---------------------------------------------------

@@ -18,9 +18,11 @@
 typedef struct ctx {
   const ir_graph *g;
   unsigned char *inl, *wonly, *fusible;
-  int *ncons;   /* distinct consumer nodes of each node */
-  int *isout;   /* per tensor: a graph output */
-  int *share;   /* per node: how many groups contain it */
+  unsigned char *rowroot; /* a row reduction over the last axis: may be a
+                             group's root (its body's last operator) */
+  int *ncons;             /* distinct consumer nodes of each node */
+  int *isout;             /* per tensor: a graph output */
+  int *share;             /* per node: how many groups contain it */
   int *root_of; /* per node of the built graph: its root in g, or -1 */
   int32_t *map; /* g tensor -> built graph tensor */
 } ctx;
@@ -77,7 +79,7 @@ static int32_t expand(ctx *c, bb *b, int n) {
 
 static int is_root(const ctx *c, int n) {
   const ir_node *nd = &c->g->nodes[n];
-  if (c->inl[n] || !c->fusible[n])
+  if (c->inl[n] || !(c->fusible[n] || c->rowroot[n]))
     return 0;
   for (int k = 0; k < nd->nin; k++) {
     int p = c->g->tensors[nd->in[k]].node;
@@ -101,6 +103,7 @@ static int copy_tensor(ir_graph *h, const ir_tensor *t, base_diag *d) {
   int i = ir_add_tensor(h, t->name, t->kind, &t->shape, d);
   if (i < 0)
     return -1;
+  h->tensors[i].dtype = t->dtype;
   h->tensors[i].line = t->line;
   h->tensors[i].col = t->col;
   if (t->data) {
@@ -238,19 +241,30 @@ static base_status sum_cost(const ir_graph *g, const fuse_options *o,
   return st;
 }
 
+/* A row reduction over the last axis of its input (ir_body_row_op). */
+static int row_last_axis(const ir_graph *g, const ir_node *nd) {
+  if (!ir_body_row_op(nd->op) || nd->nout != 1)
+    return 0;
+  int last = g->tensors[nd->in[0]].shape.rank - 1;
+  if (nd->op == IR_OP_REDUCE_MEAN)
+    return nd->a.nlist == 1 && nd->a.list[0] == last;
+  return nd->a.axis == last;
+}
+
 static int init(ctx *c, const ir_graph *g) {
   size_t nn = (size_t)g->nnodes + 1, nt = (size_t)g->ntensors + 1;
   c->g = g;
   c->inl = base_calloc(nn, 1);
   c->wonly = base_calloc(nn, 1);
   c->fusible = base_calloc(nn, 1);
+  c->rowroot = base_calloc(nn, 1);
   c->ncons = base_calloc(nn, sizeof(int));
   c->share = base_calloc(nn, sizeof(int));
   c->root_of = base_calloc(nn, sizeof(int));
   c->isout = base_calloc(nt, sizeof(int));
   c->map = base_calloc(nt, sizeof(int32_t));
-  if (!c->inl || !c->wonly || !c->fusible || !c->ncons || !c->share ||
-      !c->root_of || !c->isout || !c->map)
+  if (!c->inl || !c->wonly || !c->fusible || !c->rowroot || !c->ncons ||
+      !c->share || !c->root_of || !c->isout || !c->map)
     return -1;
   ir_weight_only(g, c->wonly);
   for (int i = 0; i < g->noutputs; i++)
@@ -258,6 +272,7 @@ static int init(ctx *c, const ir_graph *g) {
   for (int n = 0; n < g->nnodes; n++) {
     const ir_node *nd = &g->nodes[n];
     c->fusible[n] = ir_body_op_ok(nd->op) && nd->nout == 1 && !c->wonly[n];
+    c->rowroot[n] = row_last_axis(g, nd) && !c->wonly[n];
     for (int k = 0; k < nd->nin; k++) { /* distinct producers */
       int p = g->tensors[nd->in[k]].node, seen = 0;
       for (int j = 0; j < k; j++)
@@ -274,9 +289,9 @@ static int init(ctx *c, const ir_graph *g) {
     allfus[n] = 1;
   for (int n = 0; n < g->nnodes; n++) {
     const ir_node *nd = &g->nodes[n];
-    for (int k = 0; k < nd->nin; k++) {
+    for (int k = 0; k < nd->nin; k++) { /* a row root takes its x only */
       int p = g->tensors[nd->in[k]].node;
-      if (p >= 0 && !c->fusible[n])
+      if (p >= 0 && !c->fusible[n] && !(c->rowroot[n] && k == 0))
         allfus[p] = 0;
     }
   }
@@ -304,6 +319,7 @@ static void done(ctx *c) {
   free(c->inl);
   free(c->wonly);
   free(c->fusible);
+  free(c->rowroot);
   free(c->ncons);
   free(c->share);
   free(c->root_of);

@@ -2,12 +2,16 @@
  *
  * fuse_graph rewrites a graph so that chains and trees of element-wise
  * operators (the operators ir_body_op_ok accepts) run as one fused node
- * each: one kernel, intermediate tensors never written to memory. Fusing
+ * each: one kernel, intermediate tensors never written to memory; a group
+ * may end with one row reduction (softmax, layernorm or reduce_mean over
+ * the last axis, ir_body_row_op) whose input x is such a chain (its
+ * layernorm gamma and beta stay inputs of the fused node). Fusing
  * preserves semantics by construction (the fused node's reference kernel
  * runs the same operators), so it needs no rule and no proof.
  *
  * Grouping: an element-wise node is inlined into its consumers when all of
- * them are element-wise and it is not a graph output nor weight-only (those
+ * them are element-wise (or row reductions reading it as x) and it is not a
+ * graph output nor weight-only (those
  * run once at load). A node read by one consumer is always inlined; a node
  * read by several is recomputed in each when that moves fewer bytes than
  * keeping it (roofline: keep = write it once and read it per consumer,

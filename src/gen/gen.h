@@ -20,6 +20,14 @@
 #define GEN_MAX_OPS 5        /* beyond this the enumeration does not fit */
 #define GEN_MAX_OPS_ALL 4    /* ... and this with every operator */
 #define GEN_UNPROVEN_LIST 20 /* unproven rules named in gen_stats */
+/* --max-ops 5 over every operator: graphs (a projection from the growth
+ * from 3 to 4 operators, docs/results.md), bytes per graph's record, and
+ * an allowance per process for the normal-form table (<= 4-operator
+ * values) and the rest. One process holds its records twice while merging
+ * or exchanging them. */
+#define GEN_GRAPHS_5_ALL 500e6
+#define GEN_RECORD_BYTES 40
+#define GEN_TABLE_MIB_5 1024
 
 /* Progress of a stage ("enumerate", "pair", "confirm", "verify"):
  * done of total units. Called from one thread at a time. */
@@ -44,6 +52,18 @@ typedef struct gen_options {
    * gen_mpi.h); every rank calls gen_rules with the same options, rank 0
    * alone calls progress and writes the file. */
   const fp_comm *comm;
+  /* May be NULL. A directory where every finished enumeration branch is
+   * saved (atomically); a rerun with the same arguments loads the saved
+   * branches instead of enumerating them again and writes the same file
+   * (any rank count). docs/generation.md, "Checkpoints". */
+  const char *checkpoint;
+  int checkpoint_stop; /* tests: > 0: stop after saving this many branches */
+  /* The memory check of --max-ops 5 over every operator (GEN_GRAPHS_5_ALL
+   * records spread over the processes): ranks, the processes in all (0:
+   * comm's size, or 1), local_ranks, those on this node (0: 1), sharing
+   * mem_mib MiB (0: this node's physical memory). */
+  int ranks, local_ranks;
+  long long mem_mib;
 } gen_options;
 
 /* One rule that Z3 did not prove (for the CLI to list). */
@@ -74,7 +94,9 @@ typedef struct gen_stats {
 } gen_stats;
 
 /* BASE_OK, or BASE_ERR_PARAM with a message when o is not valid (max_ops
- * out of range, too large without ops, an unknown operator, no output). */
+ * out of range, an unknown operator, no output; --max-ops 5 without ops in
+ * one process, or over processes whose share of GEN_GRAPHS_5_ALL records
+ * would not fit in the node's memory). */
 base_status gen_options_check(const gen_options *o, base_diag *d);
 
 /* Generates rules per o and writes them to o->output (once, atomically, by

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gen.h"
 
@@ -131,24 +132,52 @@ static void header_text(const gen_options *o, int n, char *buf, size_t len) {
            o->no_normal_form ? " --no-normal-form" : "", n);
 }
 
+/* --max-ops 5 over every operator: refused in one process; over several,
+ * refused where a node's processes would not hold their share of the
+ * records (twice, while exchanged) and the table. */
+static base_status memory_check(const gen_options *o, base_diag *d) {
+  int ranks = o->comm ? o->comm->size : o->ranks > 0 ? o->ranks : 1;
+  int local = o->local_ranks > 0 ? o->local_ranks : 1;
+  double gib = 1024.0 * 1024 * 1024;
+  double records = GEN_GRAPHS_5_ALL * GEN_RECORD_BYTES / gib;
+  if (ranks == 1)
+    return base_diag_set(
+        d, BASE_ERR_PARAM, 0, 0,
+        "--max-ops %d needs --ops, or several processes (mpirun -np N): with "
+        "every operator it would enumerate about %.0f million graphs (about "
+        "%.0f GiB in one process; --max-ops 4: 11 million)",
+        o->max_ops, GEN_GRAPHS_5_ALL / 1e6, 2 * records + 1);
+  double per = 2 * records / ranks + GEN_TABLE_MIB_5 / 1024.0;
+  double mem = o->mem_mib > 0 ? (double)o->mem_mib / 1024
+                              : (double)sysconf(_SC_PHYS_PAGES) *
+                                    (double)sysconf(_SC_PAGESIZE) / gib;
+  if (per * local > mem)
+    return base_diag_set(
+        d, BASE_ERR_PARAM, 0, 0,
+        "--max-ops %d over every operator needs about %.1f GiB per process "
+        "(%.0f GiB of records over %d processes, twice while exchanged, and "
+        "the normal-form table): the %d processes on this node need %.0f GiB "
+        "of its %.0f GiB; use more nodes, or --ops",
+        o->max_ops, per, records, ranks, local, per * local, mem);
+  return BASE_OK;
+}
+
 static base_status config(const gen_options *o, en_config *cfg, base_diag *d) {
   char err[256];
   if (o->max_ops < 1 || o->max_ops > GEN_MAX_OPS)
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                          "max_ops must be 1..%d, not %d", GEN_MAX_OPS,
                          o->max_ops);
-  if (o->max_ops > GEN_MAX_OPS_ALL && !o->ops)
-    return base_diag_set(
-        d, BASE_ERR_PARAM, 0, 0,
-        "--max-ops %d needs --ops: with every operator it would enumerate "
-        "about 500 million graphs (over 20 GiB; --max-ops 4: 11 million)",
-        o->max_ops);
+  if (o->max_ops > GEN_MAX_OPS_ALL && !o->ops && memory_check(o, d))
+    return BASE_ERR_PARAM;
   if (!o->output)
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0, "no output file");
   memset(cfg, 0, sizeof *cfg);
   cfg->max_ops = o->max_ops;
   cfg->threads = o->threads;
   cfg->keep_non_normal = o->no_normal_form;
+  cfg->checkpoint = o->checkpoint;
+  cfg->checkpoint_stop = o->checkpoint_stop;
   cfg->progress = o->progress;
   cfg->u = o->u;
   if (o->ops && en_ops_parse(o->ops, &cfg->ops, err, sizeof err) != BASE_OK)
@@ -361,7 +390,7 @@ base_status gen_rules(const gen_options *o, gen_stats *st, base_diag *d) {
   if (!st->ranks)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status s = config(o, &cfg, d);
-  if (s)
+  if ((s = fp_comm_agree(o->comm, s, d))) /* the memory check may differ */
     return s;
   if (rank_of(o) != 0)
     cfg.progress = NULL;

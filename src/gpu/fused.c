@@ -124,6 +124,7 @@ typedef struct gen {
   load loads[IR_BODY_MAX_OPS * IR_MAX_FIXED_IN];
   int nloads;
   int ref[IR_BODY_MAX_OPS][IR_MAX_FIXED_IN]; /* body operand -> load */
+  const unsigned char *biased; /* per input: + bias[channel] on load */
 } gen;
 
 static int add_load(gen *G, int in, const int64_t *st) {
@@ -183,7 +184,7 @@ static int plan_loads(gen *G, const ir_shape *ins, const ir_shape *shapes) {
       int r = o->in[k];
       G->ref[i][k] = -1;
       if (o->op == IR_OP_BATCHNORM && k > 0) {
-        if (r >= 0)
+        if (r >= 0 || (G->biased && G->biased[-1 - r]))
           return -1;
         const ir_shape *x =
             o->in[0] < 0 ? &ins[-1 - o->in[0]] : &shapes[o->in[0]];
@@ -222,7 +223,10 @@ static void body_fn(base_buf *s, const gen *G) {
   for (int l = 0; l < G->nloads; l++)
     base_buf_printf(s, "%sfloat a%d", l ? ", " : "", l);
   base_buf_printf(s, ") {\n");
-  for (int i = 0; i < b->nops; i++) {
+  int nmap = ir_body_row(b) ? b->nops - 1 : b->nops; /* a row op: its x */
+  if (!G->nloads)
+    base_buf_printf(s, "  (void)0;\n");
+  for (int i = 0; i < nmap; i++) {
     const ir_body_op *o = &b->ops[i];
     base_buf_printf(s, "  const float t%d = ", i);
     switch (o->op) {
@@ -308,15 +312,27 @@ static void body_fn(base_buf *s, const gen *G) {
     case IR_OP_CONST_IMM:
     case IR_OP_CONST_ONES:
     case IR_OP_CONST_POOL:
-    case IR_OP_FUSED: /* not IR_OPF_BODY (ir_body_intern refuses them); a
-                         body operator left here fails the kernel's compile */
+    case IR_OP_GATHER:
+    case IR_OP_WHERE:
+    case IR_OP_EQUAL:
+    case IR_OP_NOT:
+    case IR_OP_CAST:
+    case IR_OP_FUSED: /* not IR_OPF_BODY (ir_body_intern refuses them; a
+                         body's IR_OPF_BODY_ROW last operator is the row
+                         code's, below); a body operator left here fails the
+                         kernel's compile */
       base_buf_printf(s, "0.0f\n#error \"%s: no fused-body code\"\n",
                       ir_op(o->op)->name);
       break;
     }
     base_buf_printf(s, ";\n");
   }
-  base_buf_printf(s, "  return t%d;\n}\n", b->nops - 1);
+  if (nmap < b->nops) {
+    base_buf_printf(s, "  return ");
+    operand(s, G, b->nops - 1, 0);
+    base_buf_printf(s, ";\n}\n");
+  } else
+    base_buf_printf(s, "  return t%d;\n}\n", b->nops - 1);
 }
 
 /* The offset expression of load l (coordinates c0..c{r-1}). */
@@ -349,7 +365,11 @@ static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
                   THREADS, name);
   for (int k = 0; k < nin; k++)
     base_buf_printf(s, "const float *__restrict__ in%d, ", k);
-  base_buf_printf(s, "float *__restrict__ out) {\n");
+  base_buf_printf(s, "float *__restrict__ out");
+  for (int k = 0; G->biased && k < nin; k++)
+    if (G->biased[k])
+      base_buf_printf(s, ", const float *__restrict__ bias%d", k);
+  base_buf_printf(s, ") {\n");
   int64_t work = vec ? n / 4 : n;
   base_buf_printf(s,
                   "  const %s i = (%s)blockIdx.x * %d + threadIdx.x;\n"
@@ -375,12 +395,24 @@ static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
     else
       offset(s, ld, o->rank, I);
     base_buf_printf(s, ";\n");
+    int bi = G->biased && G->biased[ld->in];
     if (vec && last == 1)
-      base_buf_printf(s,
-                      "  const float4 v%d = *(const float4 *)(in%d + o%d);\n",
-                      l, ld->in, l);
+      base_buf_printf(s, "  %sfloat4 v%d = *(const float4 *)(in%d + o%d);\n",
+                      bi ? "" : "const ", l, ld->in, l);
     else
-      base_buf_printf(s, "  const float v%d = in%d[o%d];\n", l, ld->in, l);
+      base_buf_printf(s, "  %sfloat v%d = in%d[o%d];\n", bi ? "" : "const ", l,
+                      ld->in, l);
+    if (bi && vec && last == 1) /* (conv + bias): the channel is c1 */
+      for (int q = 0; q < 4; q++)
+        base_buf_printf(s, "  v%d.%c += bias%d[c1%s];\n", l, "xyzw"[q],
+                        ld -> in,
+                        G -> inner != 1 ? ""
+                             : q == 0   ? ""
+                             : q == 1   ? " + 1"
+                             : q == 2   ? " + 2"
+                                        : " + 3");
+    else if (bi)
+      base_buf_printf(s, "  v%d += bias%d[c1];\n", l, ld->in);
   }
   if (!vec) {
     base_buf_printf(s, "  out[i] = body(");
@@ -403,6 +435,140 @@ static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
     base_buf_printf(s, ");\n");
   }
   base_buf_printf(s, "  *(float4 *)(out + (%s)i * 4) = y;\n}\n", I);
+}
+
+/* Threads per row of a row-reduction kernel (a multiple of 32). */
+static int row_threads(int64_t len) {
+  return len <= 32 ? 32 : len <= 64 ? 64 : len <= 128 ? 128 : 256;
+}
+
+/* Load l of input at column j of the row (its base offset b<l>). */
+static void row_load(base_buf *s, const gen *G, int l, int rank) {
+  const load *ld = &G->loads[l];
+  base_buf_printf(s, "in%d[b%d + j * %lld]", ld->in, l,
+                  (long long)(rank > 0 ? ld->st[rank - 1] : 0));
+}
+
+/* A body ending with a row reduction over the last axis of its input x
+ * (G->out is x's shape, loads planned over it): one block of T threads per
+ * row; the element-wise prefix is evaluated by body(), recomputed in each
+ * pass (two or three) rather than kept; block reductions by warp shuffles.
+ * The result is written through the output's memory strides ost. */
+static void row_kernel_src(base_buf *s, const gen *G, int nin,
+                           const ir_shape *o, const int64_t *ost,
+                           const char *name) {
+  const ir_body_op *row = &G->b->ops[G->b->nops - 1];
+  const ir_shape *x = G->out;
+  int R = x->rank;
+  int64_t len = R ? x->dim[R - 1] : 1, n = ir_shape_numel(x);
+  int T = row_threads(len);
+  const char *I = n < ((int64_t)1 << 31) ? "unsigned" : "long long";
+  base_buf_printf(
+      s,
+      "// generated by superopt (src/gpu/fused.c): row reduction\n"
+      "__device__ __forceinline__ float fminf_(float a, float b) "
+      "{ return a > b ? b : a; }\n"
+      "__device__ __forceinline__ float fmaxf_(float a, float b) "
+      "{ return a < b ? b : a; }\n"
+      "__device__ __forceinline__ float bsum(float v, float *sh) {\n"
+      "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, "
+      "v, o);\n"
+      "  if (%d > 32) {\n"
+      "    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;\n"
+      "    __syncthreads();\n"
+      "    v = (threadIdx.x & 31) < %d ? sh[threadIdx.x & 31] : 0.0f;\n"
+      "    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, "
+      "v, o);\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "  return v;\n}\n"
+      "__device__ __forceinline__ float bmax(float v, float *sh) {\n"
+      "  for (int o = 16; o > 0; o >>= 1) v = fmaxf_(v, "
+      "__shfl_xor_sync(0xffffffffu, v, o));\n"
+      "  if (%d > 32) {\n"
+      "    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;\n"
+      "    __syncthreads();\n"
+      "    v = (threadIdx.x & 31) < %d ? sh[threadIdx.x & 31] : "
+      "__int_as_float(0xff800000);\n"
+      "    for (int o = 16; o > 0; o >>= 1) v = fmaxf_(v, "
+      "__shfl_xor_sync(0xffffffffu, v, o));\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "  return v;\n}\n",
+      T, T / 32, T, T / 32);
+  body_fn(s, G);
+  base_buf_printf(s, "extern \"C\" __global__ void __launch_bounds__(%d) %s(",
+                  T, name);
+  for (int k = 0; k < nin; k++)
+    base_buf_printf(s, "const float *__restrict__ in%d, ", k);
+  base_buf_printf(s, "float *__restrict__ out) {\n"
+                     "  __shared__ float sh[32];\n");
+  base_buf_printf(s, "  %s r = (%s)blockIdx.x;\n", I, I);
+  for (int d = R - 2; d >= 0; d--)
+    base_buf_printf(s, "  const %s c%d = r %% %lld; r /= %lld;\n", I, d,
+                    (long long)x->dim[d], (long long)x->dim[d]);
+  base_buf_printf(s, "  (void)r;\n");
+  for (int l = 0; l < G->nloads; l++) {
+    base_buf_printf(s, "  const %s b%d = 0", I, l);
+    for (int d = 0; d < R - 1; d++)
+      if (G->loads[l].st[d])
+        base_buf_printf(s, " + c%d * (%s)%lld", d, I,
+                        (long long)G->loads[l].st[d]);
+    base_buf_printf(s, ";\n");
+  }
+  /* the output's row base: its first R-1 dims are x's (reduce_mean with
+   * keepdims=0 drops the last) */
+  base_buf_printf(s, "  const %s ob = 0", I);
+  for (int d = 0; d < R - 1 && d < o->rank; d++)
+    if (ost[d])
+      base_buf_printf(s, " + c%d * (%s)%lld", d, I, (long long)ost[d]);
+  base_buf_printf(s, ";\n");
+  long long os = R > 0 && o->rank == R ? (long long)ost[R - 1] : 0;
+  base_buf_printf(s, "  auto val = [&](%s j) -> float { return body(", I);
+  for (int l = 0; l < G->nloads; l++) {
+    base_buf_printf(s, "%s", l ? ", " : "");
+    row_load(s, G, l, R);
+  }
+  base_buf_printf(s, "); };\n");
+  const char *loop = "for (%s j = threadIdx.x; j < (%s)%lld; j += %d)";
+  char head[160];
+  snprintf(head, sizeof head, loop, I, I, (long long)len, T);
+  if (row->op == IR_OP_SOFTMAX) {
+    base_buf_printf(s,
+                    "  float mx = __int_as_float(0xff800000);\n"
+                    "  %s mx = fmaxf_(mx, val(j));\n"
+                    "  mx = bmax(mx, sh);\n"
+                    "  float sum = 0.0f;\n"
+                    "  %s sum += expf(val(j) - mx);\n"
+                    "  sum = bsum(sum, sh);\n"
+                    "  %s out[ob + j * %lld] = expf(val(j) - mx) / sum;\n}\n",
+                    head, head, head, os);
+    return;
+  }
+  base_buf_printf(s,
+                  "  float sum = 0.0f;\n"
+                  "  %s sum += val(j);\n"
+                  "  const float mean = bsum(sum, sh) / %lld.0f;\n",
+                  head, (long long)len);
+  if (row->op == IR_OP_REDUCE_MEAN) {
+    base_buf_printf(s, "  if (threadIdx.x == 0) out[ob] = mean;\n}\n");
+    return;
+  }
+  base_buf_printf(s,
+                  "  float q = 0.0f;\n"
+                  "  %s { const float d = val(j) - mean; q += d * d; }\n"
+                  "  const float var = bsum(q, sh) / %lld.0f;\n"
+                  "  const float inv = 1.0f / sqrtf(var + ",
+                  head, (long long)len);
+  fbits(s, row->a.eps);
+  base_buf_printf(s, ");\n  %s {\n    float y = (val(j) - mean) * inv;\n",
+                  head);
+  for (int k = 1; k < row->nin; k++) {
+    base_buf_printf(s, "    y = y %s ", k == 1 ? "*" : "+");
+    row_load(s, G, G->ref[G->b->nops - 1][k], R);
+    base_buf_printf(s, ";\n");
+  }
+  base_buf_printf(s, "    out[ob + j * %lld] = y;\n  }\n}\n", os);
 }
 
 /* ---- compiling and caching ------------------------------------------------
@@ -557,8 +723,9 @@ void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                              const float *const *ptrs,
                              const int64_t (*phys)[IR_MAX_RANK],
-                             const char *arch, char **src, char name[40],
-                             uint64_t *key, int *vec, base_diag *d) {
+                             const unsigned char *biased, const char *arch,
+                             char **src, char name[40], uint64_t *key, int *vec,
+                             base_diag *d) {
   const ir_body *b = ir_body_get(n->a.body);
   *src = NULL;
   if (n->op != IR_OP_FUSED || !b || b->nin != n->nin)
@@ -579,14 +746,34 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
   G->b = b;
   G->out = o;
   G->phys = phys;
-  out_order(G);
+  G->biased = biased;
+  for (int k = 0; biased && k < n->nin; k++)
+    if (biased[k] && (o->rank != 4 || !ir_shape_eq(&ins[k], o))) {
+      free(G);
+      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                           "fused: a biased input must have the output's "
+                           "rank-4 shape");
+    }
+  const ir_body_op *row = ir_body_row(b);
+  int64_t rost[IR_MAX_RANK] = {0};
+  if (row) { /* loads over the reduction's input x; no bias moved here */
+    for (int k = 0; biased && k < n->nin; k++)
+      if (biased[k]) {
+        free(G);
+        return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                             "fused: no moved bias in a row-reduction body");
+      }
+    G->out = row->in[0] < 0 ? &ins[-1 - row->in[0]] : &shapes[row->in[0]];
+    bcast(o, phys ? phys[b->nin] : NULL, o, rost);
+  } else
+    out_order(G);
   if (plan_loads(G, ins, shapes)) {
     free(G);
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                          "fused: CUDA code generation needs batch-norm "
                          "parameters that are inputs of the fused node");
   }
-  int v = o->rank > 0 && o->dim[G->inner] % 4 == 0 &&
+  int v = !row && o->rank > 0 && o->dim[G->inner] % 4 == 0 &&
           (G->ost[G->inner] == 1 || o->dim[G->inner] == 1);
   for (int l = 0; v && l < G->nloads; l++) {
     int64_t last = G->loads[l].st[G->inner];
@@ -597,7 +784,10 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
   *vec = v;
   /* the key hashes the source written with a placeholder name */
   base_buf tmp = {0}, real = {0};
-  kernel_src(&tmp, G, n->nin, v, "FUSED_KERNEL");
+  if (row)
+    row_kernel_src(&tmp, G, n->nin, o, rost, "FUSED_KERNEL");
+  else
+    kernel_src(&tmp, G, n->nin, v, "FUSED_KERNEL");
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
   char salt[64];
@@ -610,7 +800,10 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
     *key = XXH3_64bits_digest(hs);
     XXH3_freeState(hs);
     snprintf(name, 40, "fused_%016llx", (unsigned long long)*key);
-    kernel_src(&real, G, n->nin, v, name);
+    if (row)
+      row_kernel_src(&real, G, n->nin, o, rost, name);
+    else
+      kernel_src(&real, G, n->nin, v, name);
   }
   free(tmp.s);
   free(G);
@@ -622,8 +815,25 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
   return BASE_OK;
 }
 
+/* Which inputs of fused node n are convolutions whose bias this node adds
+ * (plan.c moved it here); their bias pointers in bias[k]. Returns how many. */
+static int biased_inputs(const gpu_plan *p, const ir_node *n,
+                         unsigned char *biased, const float **bias) {
+  int any = 0;
+  for (int k = 0; k < n->nin; k++) {
+    const ir_tensor *t = &p->g->tensors[n->in[k]];
+    biased[k] = t->kind == IR_T_VALUE && p->steps[t->node].bias_moved;
+    bias[k] = biased[k] ? p->ptr[p->g->nodes[t->node].in[2]] : NULL;
+    any += biased[k];
+  }
+  return any;
+}
+
 base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
+  unsigned char biased[IR_MAX_IN];
+  const float *bias[IR_MAX_IN];
+  int nb = biased_inputs(p, n, biased, bias);
   const float *ptrs[IR_MAX_IN + 1];
   for (int k = 0; k < n->nin; k++)
     ptrs[k] = p->ptr[n->in[k]];
@@ -638,8 +848,8 @@ base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   uint64_t key = 0;
   int vec = 0, idx = -1;
   base_status st =
-      gpu_fused_source(p->g, n, ptrs, (const int64_t(*)[IR_MAX_RANK])phys, arch,
-                       &src, name, &key, &vec, d);
+      gpu_fused_source(p->g, n, ptrs, (const int64_t(*)[IR_MAX_RANK])phys,
+                       nb ? biased : NULL, arch, &src, name, &key, &vec, d);
   if (!st)
     st = get_kernel(p->ctx, src, name, key, &idx, d);
   free(src);
@@ -649,6 +859,24 @@ base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   int64_t work = vec ? ir_shape_numel(o) / 4 : ir_shape_numel(o);
   s->fused = idx + 1;
   s->fused_blocks = (work + THREADS - 1) / THREADS;
+  s->fused_threads = THREADS;
+  const ir_body *b = ir_body_get(n->a.body);
+  const ir_body_op *row = ir_body_row(b);
+  if (row) { /* one block per row of the reduction's input */
+    ir_shape ins[IR_MAX_IN], shapes[IR_BODY_MAX_OPS];
+    const ir_shape *inp[IR_MAX_IN];
+    for (int k = 0; k < n->nin; k++) {
+      ins[k] = p->g->tensors[n->in[k]].shape;
+      inp[k] = &ins[k];
+    }
+    if ((st = ir_body_shapes(b, inp, shapes, d)))
+      return st;
+    const ir_shape *x =
+        row->in[0] < 0 ? &ins[-1 - row->in[0]] : &shapes[row->in[0]];
+    int64_t len = x->rank ? x->dim[x->rank - 1] : 1;
+    s->fused_blocks = ir_shape_numel(x) / (len ? len : 1);
+    s->fused_threads = row_threads(len);
+  }
   return BASE_OK;
 }
 
@@ -657,14 +885,24 @@ base_status gpu_fused_enqueue(gpu_plan *p, const ir_node *n, const gpu_step *s,
   if (s->fused < 1)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "fused node not planned");
   const gpu_fk *f = &p->ctx->fks[s->fused - 1];
-  void *ptrs[IR_MAX_IN + 1], *args[IR_MAX_IN + 1];
+  void *ptrs[2 * IR_MAX_IN + 1], *args[2 * IR_MAX_IN + 1];
+  unsigned char biased[IR_MAX_IN];
+  const float *bias[IR_MAX_IN];
+  biased_inputs(p, n, biased, bias);
+  int na = 0;
   for (int k = 0; k < n->nin; k++)
-    ptrs[k] = p->ptr[n->in[k]];
-  ptrs[n->nin] = p->ptr[n->out[0]];
-  for (int k = 0; k <= n->nin; k++)
+    ptrs[na++] = p->ptr[n->in[k]];
+  ptrs[na++] = p->ptr[n->out[0]];
+  for (int k = 0; k < n->nin; k++) /* then the moved biases */
+    if (biased[k])
+      ptrs[na++] = (void *)bias[k];
+  for (int k = 0; k < na; k++)
     args[k] = &ptrs[k];
-  CUresult r = drv.launch(f->fn, (unsigned)s->fused_blocks, 1, 1, THREADS, 1, 1,
-                          0, (CUstream)p->ctx->stream, args, NULL);
+  if (s->fused_blocks < 1) /* an empty tensor: nothing to compute */
+    return BASE_OK;
+  CUresult r = drv.launch(f->fn, (unsigned)s->fused_blocks, 1, 1,
+                          (unsigned)s->fused_threads, 1, 1, 0,
+                          (CUstream)p->ctx->stream, args, NULL);
   if (r != CUDA_SUCCESS) {
     char what[64];
     snprintf(what, sizeof what, "fused_%016llx.cu", (unsigned long long)f->key);

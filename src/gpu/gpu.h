@@ -27,12 +27,15 @@ typedef struct gpu_options {
   int poison;      /* debug: fill every released activation buffer with NaN
                       right after its last reader (catches planner bugs) */
   int no_graph;    /* 1: launch node by node instead of a CUDA graph */
-  int no_fold;     /* 1: do not fold a relu or clip into the node before it
-                      (run --no-fold) */
+  int no_fold;     /* 1: no executor folds (a relu, clip, residual or bias
+                      add into the node before it; run --no-fold) */
   int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
   int nchw;        /* 1: every tensor NCHW (default 0: convolutions and the
                       element-wise, pooling and concat nodes between them
                       run channels-last, NHWC) */
+  int fast_gelu;   /* 1: a matmul's gelu in cuBLASLt's epilogue (its tanh
+                      approximation, up to 4.7e-4 from the exact erf form;
+                      default 0: exact, by a separate kernel) */
 } gpu_options;
 
 /* The executor lives in libsuperopt_gpu.so, loaded on first use (lazy.c);
@@ -69,12 +72,17 @@ void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
  * float4 (*vec). ptrs (the node's input pointers, then its output's) are
  * checked for 16-byte alignment; NULL assumes aligned. phys: the memory
  * strides of each input, then of the output (channels-last tensors);
- * NULL: row-major. */
+ * NULL: row-major. biased (NULL: none): per input, whether a per-channel
+ * bias is added to it as it is loaded (a convolution's bias, moved into its
+ * reader: input k must have the output's rank-4 shape); the kernel then
+ * takes one more pointer per such input, in input order, after the
+ * output's. */
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                              const float *const *ptrs,
                              const int64_t (*phys)[IR_MAX_RANK],
-                             const char *arch, char **src, char name[40],
-                             uint64_t *key, int *vec, base_diag *d);
+                             const unsigned char *biased, const char *arch,
+                             char **src, char name[40], uint64_t *key, int *vec,
+                             base_diag *d);
 /* Compiles a generated source with NVRTC for arch ("sm_90") into a cubin
  * (*cubin malloc'd, *len bytes). Needs no GPU. */
 base_status gpu_fused_compile(const char *src, const char *name,

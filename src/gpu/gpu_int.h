@@ -103,13 +103,24 @@ typedef struct gpu_step {
   int fuse_clip; /* a convolution's only reader is a clip (ReLU6), folded
                     into its bias kernel, with these bounds */
   float clip_lo, clip_hi;
+  int res;        /* a convolution's or matmul's only reader is an ewadd
+                     folded into it (the bias kernel; cuBLASLt's C with
+                     beta = 1): 1 + the tensor it adds (the residual) */
+  int mm_bias;    /* a matmul without bias whose only reader adds a bias
+                     vector, folded into cuBLASLt's epilogue: 1 + that */
+  int res_conv;   /* such an ewadd: 1 + the conv's or matmul's node index */
+  int bias_moved; /* a convolution's bias is added by its only reader, a
+                     fused node, as it loads the result (no bias kernel) */
   int view;       /* the node (reshape, folded relu) only names its input */
+  int view_in;    /* the input whose bytes a view shares (0, or the folded
+                     ewadd's operand that the convolution computes) */
   float *scratch; /* node-private scratch in the arena, or NULL */
   size_t scratch_bytes;
   gpu_conv *conv;
   gpu_mm *mm;
   int fused;            /* fused node: 1 + its kernel's index in ctx->fks */
   int64_t fused_blocks; /* its grid */
+  int fused_threads;    /* its block */
   int cl;               /* runs channels-last (layout.c) */
   size_t *cin_off;      /* per input: offset in scratch of its copy converted to
                            the node's layout, (size_t)-1 when read as is; NULL

@@ -26,9 +26,12 @@ enum {
   CXK_ERF,
   CXK_SQRT,
   CXK_CLIP,
-  CXK_NAN /* writes NaN (poisoning) */
+  CXK_NAN,    /* writes NaN (poisoning) */
+  CXK_NOT,    /* bool not: 1 where v == 0, else 0 */
+  CXK_TRUNC,  /* cast to int64: truncation toward zero */
+  CXK_NONZERO /* cast to bool: v != 0 */
 };
-enum { CXK_ADD, CXK_SUB, CXK_MUL, CXK_DIV };
+enum { CXK_ADD, CXK_SUB, CXK_MUL, CXK_DIV, CXK_EQ /* a == b: 1 or 0 */ };
 
 /* A strided walk over `dim`: element (c0..c{r-1}) reads
  * src[soff + sum ci*sst[i]] and writes dst[doff + sum ci*dst[i]]. */
@@ -69,10 +72,32 @@ typedef struct cxk_reduce {
 
 cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
                       int64_t n, float lo, float hi);
+/* where: o[i] = c[.] != 0 ? a[.] : b[.], operands broadcast through their
+ * strides (0: broadcast) over the output dims. */
+typedef struct cxk_where {
+  int rank;
+  int64_t dim[CXK_RANK], sc[CXK_RANK], sa[CXK_RANK], sb[CXK_RANK];
+} cxk_where_args;
+cudaError_t cxk_where(cudaStream_t s, const float *c, const float *a,
+                      const float *b, float *o, int64_t n,
+                      const cxk_where_args *w);
+/* gather: y[(q*nidx + i)*inner + r] = x[(q*dim + idx[i])*inner + r] (idx
+ * held as floats; negative counts from the end; out of range gives NaN). */
+cudaError_t cxk_gather(cudaStream_t s, const float *x, const float *idx,
+                       float *y, int64_t outer, int64_t nidx, int64_t dim,
+                       int64_t inner);
 /* y[i] = act(y[i] + bias[(i / inner) % c]) in place; bias may be NULL;
  * lo, hi: CXK_CLIP's bounds (ignored by the others). */
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
                          int64_t c, int64_t inner, int act, float lo, float hi);
+/* y[i] = act((y[i] + bias[(i / inner) % c]) + res[j]) in place: the
+ * residual epilogue of a convolution; bias and res may be NULL. rmode 0: res
+ * in y's layout (j = i); 1: y NHWC and res NCHW; 2: y NCHW and res NHWC (y of
+ * logical dims (n / (c h w), c, h, w)). */
+cudaError_t cxk_bias_res_act(cudaStream_t s, float *y, const float *bias,
+                             const float *res, int64_t n, int64_t c,
+                             int64_t inner, int act, float lo, float hi,
+                             int rmode, int64_t h, int64_t w);
 cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v);
 /* o = a op b (then ReLU if relu); bc NULL when a, b and o all have n
  * elements. */

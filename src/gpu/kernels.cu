@@ -36,6 +36,9 @@ __device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
     return t > hi ? hi : t;
   }
   case CXK_NAN: return __int_as_float(0x7fc00000);
+  case CXK_NOT: return v == 0.0f ? 1.0f : 0.0f;
+  case CXK_TRUNC: return truncf(v);
+  case CXK_NONZERO: return v != 0.0f ? 1.0f : 0.0f;
   default: return v;
   }
 }
@@ -82,6 +85,66 @@ __global__ void k_bias_act4(float4 *y, const float *bias, I n4, I c, I inner4,
   }
 }
 
+/* Residual epilogue: y[i] = act(y[i] + bias[(i / inner) % c] + res[i]) with
+ * res in y's layout, four elements at a time: inner a multiple of 4 (NCHW:
+ * one channel per float4), or inner 1 and c a multiple of 4 (NHWC: four
+ * consecutive channels). The sum is taken in the unfused order: (conv +
+ * bias) + residual. */
+template <typename I>
+__global__ void k_bias_res_act4(float4 *y, const float *bias, const float4 *res,
+                                I n4, I c, I inner, int act, float lo,
+                                float hi) {
+  GRID_LOOP_T(I, i, n4) {
+    float4 v = y[i];
+    I ch = (i * 4 / inner) % c;
+    float b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
+    if (bias && inner == 1) {
+      b0 = bias[ch], b1 = bias[ch + 1], b2 = bias[ch + 2], b3 = bias[ch + 3];
+    } else if (bias) {
+      b0 = b1 = b2 = b3 = bias[ch];
+    }
+    float4 r = res ? res[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (res) {
+      v.x = (v.x + b0) + r.x, v.y = (v.y + b1) + r.y;
+      v.z = (v.z + b2) + r.z, v.w = (v.w + b3) + r.w;
+    } else {
+      v.x += b0, v.y += b1, v.z += b2, v.w += b3;
+    }
+    v.x = act_fn(act, v.x, lo, hi);
+    v.y = act_fn(act, v.y, lo, hi);
+    v.z = act_fn(act, v.z, lo, hi);
+    v.w = act_fn(act, v.w, lo, hi);
+    y[i] = v;
+  }
+}
+
+/* One element at a time; rmode 0: res in y's layout; 1: y NHWC, res NCHW;
+ * 2: y NCHW, res NHWC (rank-4 y of dims (nb, c, h, w)). */
+template <typename I>
+__global__ void k_bias_res_act(float *y, const float *bias, const float *res,
+                               I n, I c, I inner, int act, float lo, float hi,
+                               int rmode, I h, I w) {
+  GRID_LOOP_T(I, i, n) {
+    float v = y[i];
+    if (bias)
+      v += bias[(i / inner) % c];
+    if (res) {
+      I j = i;
+      if (rmode == 1) { /* i = ((b*h + y)*w + x)*c + ch */
+        I ch = i % c, x = (i / c) % w, yy = (i / (c * w)) % h,
+          b = i / (c * w * h);
+        j = ((b * c + ch) * h + yy) * w + x;
+      } else if (rmode == 2) { /* i = ((b*c + ch)*h + y)*w + x */
+        I x = i % w, yy = (i / w) % h, ch = (i / (w * h)) % c,
+          b = i / (w * h * c);
+        j = ((b * h + yy) * w + x) * c + ch;
+      }
+      v += res[j];
+    }
+    y[i] = act_fn(act, v, lo, hi);
+  }
+}
+
 __global__ void k_fill(float *y, int64_t n, float v) {
   GRID_LOOP(i, n) { y[i] = v; }
 }
@@ -91,6 +154,7 @@ __device__ __forceinline__ float bin_fn(int op, float a, float b) {
   case CXK_ADD: return a + b;
   case CXK_SUB: return a - b;
   case CXK_MUL: return a * b;
+  case CXK_EQ: return a == b ? 1.0f : 0.0f;
   default: return a / b;
   }
 }
@@ -371,6 +435,31 @@ __global__ void k_eye(float *y, int64_t n, int64_t d) {
   GRID_LOOP(i, n) { y[i] = (i / d == i % d) ? 1.0f : 0.0f; }
 }
 
+__global__ void k_where(const float *c, const float *a, const float *b,
+                        float *o, int64_t n, cxk_where_args w) {
+  GRID_LOOP(i, n) {
+    int64_t rem = i, oc = 0, oa = 0, ob = 0;
+    for (int d = w.rank - 1; d >= 0; d--) {
+      int64_t k = rem % w.dim[d];
+      rem /= w.dim[d];
+      oc += k * w.sc[d], oa += k * w.sa[d], ob += k * w.sb[d];
+    }
+    o[i] = c[oc] != 0.0f ? a[oa] : b[ob];
+  }
+}
+
+__global__ void k_gather(const float *x, const float *idx, float *y,
+                         int64_t n, int64_t nidx, int64_t dim, int64_t inner) {
+  GRID_LOOP(i, n) {
+    int64_t r = i % inner, k = i / inner % nidx, q = i / inner / nidx;
+    float f = idx[k];
+    int64_t j = (int64_t)f;
+    j = j < 0 ? j + dim : j;
+    y[i] = j >= 0 && j < dim ? x[(q * dim + j) * inner + r]
+                             : __int_as_float(0x7fc00000);
+  }
+}
+
 __global__ void k_spin(int64_t ns) {
   uint64_t t0, t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -395,6 +484,9 @@ static bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
                          int64_t c, int64_t inner, int act, float lo,
                          float hi) {
+  if (inner == 1 && c % 4 == 0 && c > 1) /* channels-last: float4 too */
+    return cxk_bias_res_act(s, y, bias, NULL, n, c, inner, act, lo, hi, 0, 1,
+                            1);
   if (inner % 4 == 0 && fits32(n))
     k_bias_act4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
         (float4 *)y, bias, (int32_t)(n / 4), (int32_t)c, (int32_t)(inner / 4),
@@ -405,6 +497,45 @@ cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
   else
     k_bias_act<int64_t>
         <<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, c, inner, act, lo, hi);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_where(cudaStream_t s, const float *c, const float *a,
+                      const float *b, float *o, int64_t n,
+                      const cxk_where_args *w) {
+  k_where<<<blocks_for(n), kThreads, 0, s>>>(c, a, b, o, n, *w);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_gather(cudaStream_t s, const float *x, const float *idx,
+                       float *y, int64_t outer, int64_t nidx, int64_t dim,
+                       int64_t inner) {
+  int64_t n = outer * nidx * inner;
+  k_gather<<<blocks_for(n), kThreads, 0, s>>>(x, idx, y, n, nidx, dim, inner);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_bias_res_act(cudaStream_t s, float *y, const float *bias,
+                             const float *res, int64_t n, int64_t c,
+                             int64_t inner, int act, float lo, float hi,
+                             int rmode, int64_t h, int64_t w) {
+  int vec = rmode == 0 && (inner % 4 == 0 || (inner == 1 && c % 4 == 0)) &&
+            n % 4 == 0 && ((uintptr_t)y & 15) == 0 &&
+            ((uintptr_t)res & 15) == 0;
+  if (vec && fits32(n))
+    k_bias_res_act4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        (float4 *)y, bias, (const float4 *)res, (int32_t)(n / 4), (int32_t)c,
+        (int32_t)inner, act, lo, hi);
+  else if (vec)
+    k_bias_res_act4<int64_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        (float4 *)y, bias, (const float4 *)res, n / 4, c, inner, act, lo, hi);
+  else if (fits32(n))
+    k_bias_res_act<int32_t><<<blocks_for(n), kThreads, 0, s>>>(
+        y, bias, res, (int32_t)n, (int32_t)c, (int32_t)inner, act, lo, hi,
+        rmode, (int32_t)h, (int32_t)w);
+  else
+    k_bias_res_act<int64_t><<<blocks_for(n), kThreads, 0, s>>>(
+        y, bias, res, n, c, inner, act, lo, hi, rmode, h, w);
   return cudaGetLastError();
 }
 

@@ -37,6 +37,7 @@ static ir_graph *isolate(const ir_graph *g, int node, base_diag *d) {
     if (in[k] < 0)
       goto fail;
     h->tensors[in[k]].data = t->kind == IR_T_WEIGHT ? t->data : NULL;
+    h->tensors[in[k]].dtype = t->dtype;
   }
   for (int k = 0; k < n->nout; k++)
     names[k] = g->tensors[n->out[k]].name;

@@ -154,7 +154,7 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                                      &cv->ws));
   if (cv->prepad)
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
-  if (gpu_effective_act(n, s) == IR_ACT_RELU && n->nin == 3) {
+  if (gpu_effective_act(n, s) == IR_ACT_RELU && n->nin == 3 && !s->res) {
     GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->b));
     GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->b, CUDNN_TENSOR_NCHW,
                                           CUDNN_DATA_FLOAT, 1, (int)k.o, 1, 1));
@@ -199,12 +199,18 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   const ir_shape *ys = shp(p, n->out[0]);
   int act = gpu_effective_act(n, s);
   int fn = s->fuse_clip ? CXK_CLIP : act_fn(act);
-  if (n->nin == 3 || fn != CXK_ID)
-    GPU_CUDA(d,
-             cxk_bias_act(c->stream, y, n->nin == 3 ? p->ptr[n->in[2]] : NULL,
-                          ir_shape_numel(ys), ys->dim[1],
-                          s->cl ? 1 : ys->dim[2] * ys->dim[3], fn, s->clip_lo,
-                          s->clip_hi));
+  const float *bias = n->nin == 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
+  int64_t inner = s->cl ? 1 : ys->dim[2] * ys->dim[3];
+  if (s->res) { /* the residual epilogue: (conv + bias) + res, then act */
+    int r = s->res - 1, ycl = gpu_is_cl(p, n->out[0]), rcl = gpu_is_cl(p, r);
+    int rmode = ycl == rcl ? 0 : ycl ? 1 : 2;
+    GPU_CUDA(d, cxk_bias_res_act(
+                    c->stream, y, bias, p->ptr[r], ir_shape_numel(ys),
+                    ys->dim[1], ycl ? 1 : ys->dim[2] * ys->dim[3], fn,
+                    s->clip_lo, s->clip_hi, rmode, ys->dim[2], ys->dim[3]));
+  } else if (bias || fn != CXK_ID)
+    GPU_CUDA(d, cxk_bias_act(c->stream, y, bias, ir_shape_numel(ys), ys->dim[1],
+                             inner, fn, s->clip_lo, s->clip_hi));
   return BASE_OK;
 }
 
@@ -237,17 +243,40 @@ static base_status mm_layouts(gpu_mm *m, int64_t mm, int64_t nn, int64_t kk,
   return BASE_OK;
 }
 
-static cublasLtEpilogue_t mm_epilogue(gpu_mm *m, const ir_node *n, int act,
+/* The bias node n's matmul adds: its own, or a folded bias add's. */
+static const float *mm_bias_ptr(const gpu_plan *p, const ir_node *n,
+                                const gpu_step *s) {
+  return n->nin == 3  ? p->ptr[n->in[2]]
+         : s->mm_bias ? p->ptr[s->mm_bias - 1]
+                      : NULL;
+}
+
+/* cuBLASLt's epilogue for bias and act; what it cannot do is left to
+ * cxk_bias_act (post_bias, post_act). A relu after a folded residual (C)
+ * runs there too. GELU in the epilogue is cuBLASLt's tanh approximation,
+ * not the graph's exact erf: only with opt.fast_gelu. */
+static cublasLtEpilogue_t mm_epilogue(gpu_mm *m, const gpu_options *opt,
+                                      const gpu_step *s, int bias, int act,
                                       int64_t batch) {
-  int bias = n->nin == 3, relu = act == IR_ACT_RELU;
+  int relu = act == IR_ACT_RELU && !s->res;
+  int gelu = act == IR_ACT_GELU && opt->fast_gelu && !s->res;
   m->act = act;
   m->post_bias = bias && batch > 1;
-  m->post_act = act != IR_ACT_NONE && !(relu && !m->post_bias);
+  m->post_act = act != IR_ACT_NONE && !((relu || gelu) && !m->post_bias);
   if (m->post_bias)
     return CUBLASLT_EPILOGUE_DEFAULT;
   if (bias)
-    return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-  return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
+    return relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
+           : gelu ? CUBLASLT_EPILOGUE_GELU_BIAS
+                  : CUBLASLT_EPILOGUE_BIAS;
+  return relu   ? CUBLASLT_EPILOGUE_RELU
+         : gelu ? CUBLASLT_EPILOGUE_GELU
+                : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+static int ep_has_bias(cublasLtEpilogue_t ep) {
+  return ep == CUBLASLT_EPILOGUE_BIAS || ep == CUBLASLT_EPILOGUE_RELU_BIAS ||
+         ep == CUBLASLT_EPILOGUE_GELU_BIAS;
 }
 
 static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
@@ -268,10 +297,12 @@ static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                ? CUBLAS_COMPUTE_32F
                                : CUBLAS_COMPUTE_32F_FAST_TF32;
   GPU_BLAS(d, cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
-  cublasLtEpilogue_t ep = mm_epilogue(m, n, gpu_effective_act(n, s), batch);
+  cublasLtEpilogue_t ep =
+      mm_epilogue(m, &p->ctx->opt, s, n->nin == 3 || s->mm_bias,
+                  gpu_effective_act(n, s), batch);
   GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
                   m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
-  if (ep == CUBLASLT_EPILOGUE_BIAS || ep == CUBLASLT_EPILOGUE_RELU_BIAS) {
+  if (ep_has_bias(ep)) {
     /* a placeholder for the heuristic; the real pointer is set per run */
     const void *bp = (const void *)(uintptr_t)256;
     GPU_BLAS(d,
@@ -279,15 +310,9 @@ static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                  m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
   }
   base_status st = mm_layouts(m, mm, nn, kk, batch, d);
-  gpu_mm_key key = {mm,
-                    nn,
-                    kk,
-                    batch,
-                    (int32_t)ep,
-                    ep == CUBLASLT_EPILOGUE_BIAS ||
-                        ep == CUBLASLT_EPILOGUE_RELU_BIAS,
-                    p->ctx->opt.fp32_strict,
-                    0};
+  gpu_mm_key key = {
+      mm, nn, kk, batch, (int32_t)ep, ep_has_bias(ep), p->ctx->opt.fp32_strict,
+      0};
   return st ? st : gpu_mm_choose(p->ctx, &key, m, d);
 }
 
@@ -295,16 +320,19 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
   gpu_mm *m = s->mm;
   gpu_ctx *c = p->ctx;
-  const float *bias = n->nin == 3 ? p->ptr[n->in[2]] : NULL;
+  const float *bias = mm_bias_ptr(p, n, s);
   float *y = p->ptr[n->out[0]];
   if (bias && !m->post_bias)
     GPU_BLAS(
         d, cublasLtMatmulDescSetAttribute(
                m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  /* a folded residual add: D = A B + 1 * C with C the residual */
   const float one = 1.0f, zero = 0.0f;
-  GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, IN(p, n, 1), m->la,
-                             IN(p, n, 0), m->lb, &zero, y, m->lc, y, m->lc,
-                             &m->algo, p->ws, m->ws, c->stream));
+  const float *cc = s->res ? p->ptr[s->res - 1] : y;
+  GPU_BLAS(d,
+           cublasLtMatmul(c->lt, m->desc, &one, IN(p, n, 1), m->la, IN(p, n, 0),
+                          m->lb, s->res ? &one : &zero, cc, m->lc, y, m->lc,
+                          &m->algo, p->ws, m->ws, c->stream));
   if (m->post_bias || m->post_act)
     GPU_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
                              m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,
@@ -353,6 +381,47 @@ static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
     to_cl_order(bc.dim), to_cl_order(bc.sa), to_cl_order(bc.sb);
   }
   return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, relu);
+}
+
+/* where and gather run in the standard layout (not channels-last). */
+static void plain_bcast(const ir_shape *x, const ir_shape *o, int64_t *st) {
+  int64_t xs[CXK_RANK];
+  strides_of(x, xs);
+  for (int i = 0; i < o->rank; i++) {
+    int xi = i - (o->rank - x->rank);
+    st[i] = xi >= 0 && x->dim[xi] != 1 ? xs[xi] : 0;
+  }
+}
+
+static cudaError_t where(gpu_plan *p, const ir_node *n) {
+  const ir_shape *o = shp(p, n->out[0]);
+  cxk_where_args w = {.rank = o->rank};
+  memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
+  plain_bcast(shp(p, n->in[0]), o, w.sc);
+  plain_bcast(shp(p, n->in[1]), o, w.sa);
+  plain_bcast(shp(p, n->in[2]), o, w.sb);
+  return cxk_where(p->ctx->stream, IN(p, n, 0), IN(p, n, 1), IN(p, n, 2),
+                   p->ptr[n->out[0]], ir_shape_numel(o), &w);
+}
+
+static cudaError_t gather_idx(gpu_plan *p, const ir_node *n) {
+  const ir_shape *x = shp(p, n->in[0]);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < n->a.axis; i++)
+    outer *= x->dim[i];
+  for (int i = n->a.axis + 1; i < x->rank; i++)
+    inner *= x->dim[i];
+  return cxk_gather(p->ctx->stream, IN(p, n, 0), IN(p, n, 1), p->ptr[n->out[0]],
+                    outer, ir_shape_numel(shp(p, n->in[1])), x->dim[n->a.axis],
+                    inner);
+}
+
+static cudaError_t cast(gpu_plan *p, const ir_node *n) {
+  int fn = n->a.groups == IR_DT_I64    ? CXK_TRUNC
+           : n->a.groups == IR_DT_BOOL ? CXK_NONZERO
+                                       : CXK_ID;
+  return cxk_unary(p->ctx->stream, fn, IN(p, n, 0), p->ptr[n->out[0]],
+                   ir_shape_numel(shp(p, n->out[0])), 0, 0);
 }
 
 static cudaError_t unary(gpu_plan *p, const ir_node *n, int fn) {
@@ -621,6 +690,11 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_SQRT:
   case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
   case IR_OP_CONCAT: return concat(p, n);
+  case IR_OP_GATHER: return gather_idx(p, n);
+  case IR_OP_WHERE: return where(p, n);
+  case IR_OP_EQUAL: return binary(p, n, CXK_EQ, 0);
+  case IR_OP_NOT: return unary(p, n, CXK_NOT);
+  case IR_OP_CAST: return cast(p, n);
   case IR_OP_SPLIT: return split(p, n);
   case IR_OP_TRANSPOSE: return gather(p, n, 0);
   case IR_OP_SLICE: return gather(p, n, 1);

@@ -22,7 +22,7 @@ static size_t tensor_bytes(const ir_graph *g, int t) {
 static int root_of(const gpu_plan *p, const int32_t *root, int t) {
   const ir_tensor *x = &p->g->tensors[t];
   if (x->kind == IR_T_VALUE && p->steps[x->node].view)
-    return root[p->g->nodes[x->node].in[0]];
+    return root[p->g->nodes[x->node].in[p->steps[x->node].view_in]];
   return t;
 }
 
@@ -58,14 +58,103 @@ static int takes_relu(const ir_node *n) {
   return (f & IR_OPF_RELU_EPILOGUE) && n->nout == 1;
 }
 
+/* Node j is an ewadd that can be folded into the convolution or matmul
+ * computing one of its operands: that node has no activation and nothing
+ * folded yet, the add alone reads its result, and the other operand exists
+ * before it runs. A residual (*bias = 0) has the add's shape (no
+ * broadcast; a matmul's result is no channels-last candidate: not rank 4
+ * with H * W > 1); a bias (*bias = 1, matmuls without one) is a vector
+ * along the last dimension (cuBLASLt's bias epilogue). Returns the operand
+ * index the convolution or matmul computes, or -1. */
+static int residual_fold(const gpu_plan *p, const int *reads,
+                         const unsigned char *wonly, int j, int *bias) {
+  const ir_graph *g = p->g;
+  const ir_node *n = &g->nodes[j];
+  if (n->op != IR_OP_EWADD || n->nin != 2 || wonly[j])
+    return -1;
+  const ir_shape *o = &g->tensors[n->out[0]].shape;
+  for (int k = 0; k < 2; k++) {
+    const ir_tensor *x = &g->tensors[n->in[k]], *r = &g->tensors[n->in[1 - k]];
+    if (x->kind != IR_T_VALUE || n->in[0] == n->in[1])
+      continue;
+    const ir_node *c = &g->nodes[x->node];
+    const gpu_step *cs = &p->steps[x->node];
+    if ((c->op != IR_OP_CONV2D && c->op != IR_OP_MATMUL) ||
+        c->a.act != IR_ACT_NONE || reads[n->in[k]] != 1 || cs->view ||
+        cs->fuse_relu || cs->fuse_clip || cs->res || cs->mm_bias ||
+        wonly[x->node] || !ir_shape_eq(&x->shape, o) ||
+        (r->kind == IR_T_VALUE && r->node > x->node))
+      continue;
+    int64_t nn = o->rank ? o->dim[o->rank - 1] : 1;
+    if (c->op == IR_OP_MATMUL && c->nin == 2 && r->shape.rank >= 1 &&
+        r->shape.dim[r->shape.rank - 1] == nn &&
+        ir_shape_numel(&r->shape) == nn && !ir_shape_eq(&r->shape, o)) {
+      *bias = 1;
+      return k;
+    }
+    if (!ir_shape_eq(&r->shape, o) ||
+        (c->op == IR_OP_MATMUL && o->rank == 4 && o->dim[2] * o->dim[3] > 1))
+      continue;
+    *bias = 0;
+    return k;
+  }
+  return -1;
+}
+
+/* Moves the bias of every convolution that fused node j alone reads (no
+ * activation, nothing folded, its result of j's rank-4 output shape and
+ * no batch-norm parameter in the body) into j's generated kernel, which
+ * adds it as it loads the result (fused.c): the convolution's bias kernel,
+ * a full pass over its result, disappears. */
+static void bias_into_fused(gpu_plan *p, const int *reads,
+                            const unsigned char *wonly, int j) {
+  const ir_graph *g = p->g;
+  const ir_node *n = &g->nodes[j];
+  const ir_body *b = ir_body_get(n->a.body);
+  const ir_shape *o = &g->tensors[n->out[0]].shape;
+  if (!b || ir_body_row(b) || wonly[j] || o->rank != 4)
+    return;
+  for (int k = 0; k < n->nin; k++) {
+    const ir_tensor *x = &g->tensors[n->in[k]];
+    if (x->kind != IR_T_VALUE || reads[n->in[k]] != 1 ||
+        !ir_shape_eq(&x->shape, o))
+      continue;
+    const ir_node *c = &g->nodes[x->node];
+    gpu_step *cs = &p->steps[x->node];
+    if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
+        cs->fuse_relu || cs->fuse_clip || cs->res || wonly[x->node])
+      continue;
+    int param = 0;
+    for (int i = 0; i < b->nops; i++)
+      for (int q = 1; q < b->ops[i].nin; q++)
+        param |= b->ops[i].op == IR_OP_BATCHNORM && b->ops[i].in[q] == -1 - k;
+    if (!param)
+      cs->bias_moved = 1;
+  }
+}
+
+/* The node whose kernel applies a folded activation for the result of node
+ * i: i itself, or the convolution an ewadd was folded into. */
+static int epilogue_owner(const gpu_plan *p, int i) {
+  return p->steps[i].res_conv ? p->steps[i].res_conv - 1 : i;
+}
+
 /* Marks views: reshapes (IR_OPF_VIEW), relus folded into a producer whose
- * result they alone read (and that is no graph output), and clips (ReLU6)
- * folded the same way into a convolution without an activation. */
+ * result they alone read (and that is no graph output), clips (ReLU6)
+ * folded the same way into a convolution without an activation, residual
+ * adds folded into the convolution or matmul computing one operand, bias
+ * adds into a matmul without a bias (then a relu or clip reading the add
+ * alone folds into that node too), and convolution biases moved into the
+ * fused node reading them. */
 static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
-  if (!reads)
+  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!reads || !wonly) {
+    free(reads), free(wonly);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  ir_weight_only(g, wonly);
   for (int i = 0; i < g->nnodes; i++)
     for (int k = 0; k < g->nodes[i].nin; k++)
       reads[g->nodes[i].in[k]]++;
@@ -74,28 +163,58 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
-    if ((n->op != IR_OP_RELU && n->op != IR_OP_CLIP) || p->ctx->opt.no_fold)
+    if (p->ctx->opt.no_fold)
+      continue;
+    if (n->op == IR_OP_FUSED) {
+      bias_into_fused(p, reads, wonly, j);
+      continue;
+    }
+    int isbias = 0, rk = residual_fold(p, reads, wonly, j, &isbias);
+    if (rk >= 0) {
+      int ci = g->tensors[n->in[rk]].node;
+      if (isbias)
+        p->steps[ci].mm_bias = 1 + n->in[1 - rk];
+      else
+        p->steps[ci].res = 1 + n->in[1 - rk];
+      p->steps[j].res_conv = 1 + ci;
+      p->steps[j].view = 1;
+      p->steps[j].view_in = rk;
+      continue;
+    }
+    if (n->op != IR_OP_RELU && n->op != IR_OP_CLIP)
       continue;
     const ir_tensor *x = &g->tensors[n->in[0]];
     if (n->op == IR_OP_CLIP) { /* into a convolution's bias kernel */
-      const ir_node *c = x->kind == IR_T_VALUE ? &g->nodes[x->node] : NULL;
+      int ci = x->kind == IR_T_VALUE ? epilogue_owner(p, x->node) : -1;
+      const ir_node *c = ci >= 0 ? &g->nodes[ci] : NULL;
       if (!c || c->op != IR_OP_CONV2D || c->a.act != IR_ACT_NONE ||
-          reads[n->in[0]] != 1 || p->steps[x->node].view)
+          reads[n->in[0]] != 1 || p->steps[ci].fuse_relu ||
+          p->steps[ci].fuse_clip || (p->steps[ci].view && ci == x->node))
         continue;
-      gpu_step *cs = &p->steps[x->node];
+      gpu_step *cs = &p->steps[ci];
       cs->fuse_clip = 1;
       cs->clip_lo = n->a.lo;
       cs->clip_hi = n->a.hi;
       p->steps[j].view = 1;
       continue;
     }
-    if (x->kind != IR_T_VALUE || reads[n->in[0]] != 1 ||
-        !takes_relu(&g->nodes[x->node]) || p->steps[x->node].view)
+    if (x->kind != IR_T_VALUE || reads[n->in[0]] != 1)
+      continue;
+    int pi = epilogue_owner(p, x->node);
+    if (pi != x->node) { /* after an add folded into a conv or matmul */
+      gpu_step *cs = &p->steps[pi];
+      if (cs->fuse_relu || cs->fuse_clip)
+        continue;
+      cs->fuse_relu = 1;
+      p->steps[j].view = 1;
+      continue;
+    }
+    if (!takes_relu(&g->nodes[x->node]) || p->steps[x->node].view)
       continue;
     p->steps[x->node].fuse_relu = 1;
     p->steps[j].view = 1;
   }
-  free(reads);
+  free(reads), free(wonly);
   return BASE_OK;
 }
 

@@ -18,20 +18,39 @@ int ir_body_op_ok(ir_opcode op) {
   return (unsigned)op < IR_NOPS && (ir_op(op)->flags & IR_OPF_BODY);
 }
 
-static pthread_once_t names_once = PTHREAD_ONCE_INIT;
-static char names[512];
+int ir_body_row_op(ir_opcode op) {
+  return (unsigned)op < IR_NOPS && (ir_op(op)->flags & IR_OPF_BODY_ROW);
+}
 
-static void list_names(void) {
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+static char names[512], row_names[128];
+
+static void list(char *buf, size_t size, unsigned flag) {
   size_t len = 0;
   for (int op = 0; op < IR_NOPS; op++)
-    if (ir_body_op_ok((ir_opcode)op) && len < sizeof names)
-      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
-                              len ? " " : "", ir_op((ir_opcode)op)->name);
+    if ((ir_op((ir_opcode)op)->flags & flag) && len < size)
+      len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "",
+                              ir_op((ir_opcode)op)->name);
+}
+
+static void list_names(void) {
+  list(names, sizeof names, IR_OPF_BODY);
+  list(row_names, sizeof row_names, IR_OPF_BODY_ROW);
 }
 
 const char *ir_body_op_names(void) {
   pthread_once(&names_once, list_names);
   return names;
+}
+
+const char *ir_body_row_op_names(void) {
+  pthread_once(&names_once, list_names);
+  return row_names;
+}
+
+const ir_body_op *ir_body_row(const ir_body *b) {
+  return b && ir_body_row_op(b->ops[b->nops - 1].op) ? &b->ops[b->nops - 1]
+                                                     : NULL;
 }
 
 static uint64_t body_hash(int nin, int nops, const ir_body_op *ops) {
@@ -61,13 +80,20 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
   char used_in[IR_MAX_IN] = {0}, used_op[IR_BODY_MAX_OPS] = {0};
   for (int i = 0; i < nops; i++) {
     const ir_body_op *o = &ops[i];
-    if (!ir_body_op_ok(o->op))
+    if ((unsigned)o->op >= IR_NOPS ||
+        !(ir_body_op_ok(o->op) || (ir_body_row_op(o->op) && i + 1 == nops)))
       return base_diag_set(
           d, BASE_ERR_PARAM, 0, 0,
           "fused: body operator %d is %s, which is not element-wise (allowed: "
-          "%s)",
+          "%s; as the last operator also, over the last axis: %s)",
           i + 1, (unsigned)o->op < IR_NOPS ? ir_op(o->op)->name : "unknown",
-          ir_body_op_names());
+          ir_body_op_names(), ir_body_row_op_names());
+    if (o->op == IR_OP_LAYERNORM &&
+        ((o->nin > 1 && o->in[1] >= 0) || (o->nin > 2 && o->in[2] >= 0)))
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "fused: body operator %d (layernorm) must read "
+                           "gamma and beta from inputs of the fused node",
+                           i + 1);
     if (o->nin > IR_MAX_FIXED_IN || ir_check_arity(ir_op(o->op), o->nin, d))
       return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
                            "fused: body operator %d (%s) has %d inputs", i + 1,
@@ -214,7 +240,19 @@ base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
     for (int k = 0; k < o->nin; k++)
       ins[k] = o->in[k] < 0 ? in[-1 - o->in[k]] : &shapes[o->in[k]];
     ir_attrs a = o->a;
-    if (ir_infer(o->op, &a, ins, o->nin, &shapes[i], d)) {
+    base_status rs = ir_infer(o->op, &a, ins, o->nin, &shapes[i], d);
+    if (!rs && ir_body_row_op(o->op)) { /* over the last axis only */
+      int last = ins[0]->rank - 1;
+      int ok = o->op == IR_OP_REDUCE_MEAN ? a.nlist == 1 && a.list[0] == last
+                                          : a.axis == last;
+      if (!ok)
+        rs = d ? base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                               "%s in a fused body must reduce over the last "
+                               "axis (%d) only",
+                               ir_op(o->op)->name, last)
+               : BASE_ERR_PARAM;
+    }
+    if (rs) {
       if (d) {
         char msg[sizeof d->msg];
         memcpy(msg, d->msg, sizeof msg);

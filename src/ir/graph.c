@@ -221,7 +221,7 @@ static void auto_name(const ir_graph *g, char *buf, size_t n) {
 
 int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
                 const ir_attrs *a, const char *const *outnames, base_diag *d) {
-  const ir_shape *ins[IR_MAX_IN];
+  const ir_shape *ins[IR_MAX_IN + 1] = {0};
   ir_shape outs[IR_MAX_LIST];
   if ((unsigned)op >= IR_NOPS || nin < 0 || nin > IR_MAX_IN)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "bad node"), -1;
@@ -236,6 +236,11 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
   if (ir_infer(op, &attrs, ins, nin, outs, d))
     return -1;
   int nout = ir_op_nout(op, &attrs);
+  ir_dtype tin[IR_MAX_IN], tout[IR_MAX_LIST];
+  for (int i = 0; i < nin; i++)
+    tin[i] = (ir_dtype)g->tensors[in[i]].dtype;
+  if (ir_dtype_infer(op, &attrs, tin, nin, tout, d))
+    return -1;
   int32_t ntensors0 = g->ntensors;
   if (grow(g->arena, (void **)&g->nodes, g->nnodes, &g->capnodes,
            sizeof(ir_node)))
@@ -265,6 +270,7 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
     }
     g->tensors[t].node = g->nnodes;
     g->tensors[t].slot = i;
+    g->tensors[t].dtype = (int32_t)tout[i];
     n->out[i] = t;
   }
   return g->nnodes++;
@@ -302,6 +308,16 @@ static base_status check_node(const ir_graph *g, int i, base_diag *d) {
   base_status st = ir_infer(n->op, &a, ins, n->nin, outs, d);
   if (st)
     return st;
+  ir_dtype tin[IR_MAX_IN], tout[IR_MAX_LIST];
+  for (int k = 0; k < n->nin; k++)
+    tin[k] = (ir_dtype)g->tensors[n->in[k]].dtype;
+  if ((st = ir_dtype_infer(n->op, &a, tin, n->nin, tout, d)))
+    return st;
+  for (int k = 0; k < n->nout; k++)
+    if (g->tensors[n->out[k]].dtype != (int32_t)tout[k])
+      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                           "node %d (%s): output %d has the wrong type", i,
+                           ir_op(n->op)->name, k);
   if (n->nout != ir_op_nout(n->op, &a) || memcmp(&a, &n->a, sizeof a))
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "node %d (%s): parameters are not normalised", i,
@@ -433,6 +449,8 @@ static uint64_t leaf_hash(const ir_tensor *t, int ordinal) {
   XXH3_64bits_update(&s, &k, sizeof k);
   XXH3_64bits_update(&s, &ordinal, sizeof ordinal);
   hash_shape(&s, &t->shape);
+  if (t->dtype != IR_DT_F32) /* float32 graphs keep their old hashes */
+    XXH3_64bits_update(&s, &t->dtype, sizeof t->dtype);
   return XXH3_64bits_digest(&s);
 }
 
@@ -473,6 +491,16 @@ base_status ir_graph_hash(const ir_graph *g, uint64_t *out) {
   *out = XXH3_64bits_digest(&s);
   free(h);
   return BASE_OK;
+}
+
+int ir_node_all_f32(const ir_graph *g, const ir_node *n) {
+  for (int k = 0; k < n->nin; k++)
+    if (g->tensors[n->in[k]].dtype != IR_DT_F32)
+      return 0;
+  for (int k = 0; k < n->nout; k++)
+    if (g->tensors[n->out[k]].dtype != IR_DT_F32)
+      return 0;
+  return 1;
 }
 
 void ir_weight_only(const ir_graph *g, unsigned char *mask) {

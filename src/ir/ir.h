@@ -1,7 +1,9 @@
 /* ir.h: superopt's graph IR, its operator table, shape inference, the .graph
  * text format and a stable structural hash.
  *
- * A graph is a DAG of operator nodes over float32 tensors of rank 0..5.
+ * A graph is a DAG of operator nodes over tensors of rank 0..5 whose element
+ * type (ir_dtype) is float32, or int64 / bool for token ids, index tensors
+ * and masks (graph inputs, gather indices, where conditions).
  * Tensors are graph inputs, weights (parameters) or values produced by a node;
  * each is referred to by its index in g->tensors. All of a graph's memory
  * comes from one arena and dies with ir_graph_free().
@@ -45,6 +47,24 @@ int ir_shape_eq(const ir_shape *a, const ir_shape *b);
 char *ir_shape_str(const ir_shape *s, char *buf, size_t n);
 ir_shape ir_shape_make(int rank, const int64_t *dims);
 
+/* ---- element types ------------------------------------------------------ */
+
+/* A tensor's element type. float32 is the default and the only type rules,
+ * fingerprints, the verifier and the fused kernels know: every operator but
+ * the type-generic ones (ir_dtype_infer) reads and writes float32 only.
+ * Executors hold every type in float32 slots (int64 values are integers of
+ * magnitude below 2^24, which float32 represents exactly; bool is 0 or 1):
+ * the type is checked at graph construction, not by the storage. */
+typedef enum ir_dtype { IR_DT_F32 = 0, IR_DT_I64, IR_DT_BOOL } ir_dtype;
+#define IR_NDTYPES 3
+/* Largest int64 magnitude an executor holds exactly (float32 slots). */
+#define IR_I64_EXACT ((int64_t)1 << 24)
+
+/* "f32", "i64", "bool" (the .graph spelling; f32 is printed as nothing). */
+const char *ir_dtype_name(ir_dtype t);
+/* Type by name; -1 if none. */
+int ir_dtype_lookup(const char *s, size_t len);
+
 /* ---- operators and parameters ------------------------------------------ */
 
 typedef enum ir_opcode {
@@ -82,7 +102,8 @@ enum {
   IR_OPF_VIEW = 1 << 3,          /* always a view of its input */
   IR_OPF_VIEW_BLOCKS = 1 << 4,   /* a view when outputs are blocks of x */
   IR_OPF_VIEW_ORDER = 1 << 5,    /* a view when it keeps non-1 dims' order */
-  IR_OPF_BODY = 1 << 6           /* element-wise: may be a fused body's op */
+  IR_OPF_BODY = 1 << 6,          /* element-wise: may be a fused body's op */
+  IR_OPF_BODY_ROW = 1 << 7       /* row reduction: may end a fused body */
 };
 
 typedef enum ir_param_id {
@@ -100,7 +121,8 @@ typedef enum ir_param_kind {
   IR_PK_PAD,
   IR_PK_ACT,
   IR_PK_LIST,
-  IR_PK_LIST2
+  IR_PK_LIST2,
+  IR_PK_DTYPE /* f32 | i64 | bool: field int32_t (ir_dtype) */
 } ir_param_kind;
 
 typedef enum ir_act {
@@ -131,7 +153,7 @@ typedef struct ir_attrs {
   int32_t stride[2], dilation[2], kernel[2];
   int32_t pad[4];  /* top, left, bottom, right; resolved by shape inference */
   int32_t padmode; /* ir_padmode */
-  int32_t groups, act, axis, count_include_pad;
+  int32_t groups, act, axis, count_include_pad; /* groups: also cast's to */
   float eps, lo, hi, value;
   int32_t nlist, nlist2;
   int32_t keepdims; /* (also keeps the struct free of padding bytes) */
@@ -206,6 +228,15 @@ typedef struct ir_body {
 int ir_body_op_ok(ir_opcode op);
 /* The names of those operators, space-separated, for messages. */
 const char *ir_body_op_names(void);
+/* Whether op is a row reduction a fused body may end with: its
+ * IR_OPF_BODY_ROW flag (softmax, layernorm, reduce_mean: over the last axis
+ * of its input only; the layernorm's gamma and beta are inputs of the
+ * body). */
+int ir_body_row_op(ir_opcode op);
+/* Their names, space-separated, for messages. */
+const char *ir_body_row_op_names(void);
+/* The row reduction body b ends with, or NULL. */
+const struct ir_body_op *ir_body_row(const struct ir_body *b);
 /* Checks and interns a body of nops operators over nin inputs: every
  * operator allowed, its arity right, references in range and earlier,
  * every input and every operator but the last used. Returns the interned
@@ -234,6 +265,8 @@ typedef struct ir_tensor {
   const char *name;
   ir_tkind kind;
   ir_shape shape;
+  int32_t dtype;     /* ir_dtype; IR_DT_F32 unless set (inputs, weights) or
+                        inferred (values, ir_dtype_infer) */
   int32_t node;      /* producing node, -1 for inputs and weights */
   int32_t slot;      /* output index within the producer */
   const float *data; /* known weight values (arena), or NULL: seeded random */
@@ -297,6 +330,17 @@ int ir_find_tensor(const ir_graph *g, const char *name);
  * a message naming the offending shapes (no position). */
 base_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
                      int nin, ir_shape *out, base_diag *d);
+
+/* Element types of op's outputs from its inputs' (in[0..nin-1]): the
+ * type-generic operators (moves: concat split transpose reshape slice pad
+ * gather's data; where's branches; equal; not; cast) follow their inputs or
+ * parameters, every other operator takes and gives float32. Fails with
+ * BASE_ERR_PARAM naming the operator and the input. */
+base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
+                           int nin, ir_dtype *out, base_diag *d);
+/* Whether every tensor node n reads and writes is float32 (what rules,
+ * fingerprints and the verifier handle). */
+int ir_node_all_f32(const ir_graph *g, const ir_node *n);
 
 /* Checks the invariants stated at the top of this file. */
 base_status ir_graph_validate(const ir_graph *g, base_diag *d);

@@ -214,6 +214,7 @@ static const char *kind_expect(ir_param_kind k) {
   case IR_PK_PAIR: return "a pair [h,w] of positive integers";
   case IR_PK_PAD: return "same, valid or [top,left,bottom,right] (>= 0)";
   case IR_PK_ACT: return "none, relu, sigmoid, tanh or gelu";
+  case IR_PK_DTYPE: return "f32, i64 or bool";
   default: return "a list [i,j,...] of at most 16 integers";
   }
 }
@@ -240,6 +241,14 @@ int ir_param_parse(ir_param_id p, const char *s, size_t len, ir_attrs *a,
   case IR_PK_PAIR: bad = parse_pair(&c, (int32_t *)field) != 0; break;
   case IR_PK_PAD: bad = parse_pad(&c, a) != 0; break;
   case IR_PK_ACT: bad = parse_act(&c, (int32_t *)field) != 0; break;
+  case IR_PK_DTYPE:
+    n = ir_dtype_lookup(c.s, (size_t)(c.end - c.s));
+    bad = n < 0;
+    if (!bad) {
+      *(int32_t *)field = n;
+      c.s = c.end;
+    }
+    break;
   case IR_PK_LIST:
   case IR_PK_LIST2:
     n = parse_list(&c, list, IR_MAX_LIST);
@@ -297,6 +306,9 @@ void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n) {
     }
     break;
   case IR_PK_ACT: snprintf(buf, n, "%s", ir_act_name((ir_act)*i32)); break;
+  case IR_PK_DTYPE:
+    snprintf(buf, n, "%s", ir_dtype_name((ir_dtype)*i32));
+    break;
   case IR_PK_LIST: fmt_list(buf, n, a->list, a->nlist); break;
   case IR_PK_LIST2: fmt_list(buf, n, a->list2, a->nlist2); break;
   }

@@ -27,6 +27,7 @@ typedef struct result {
   span name;
   int has_shape, shape_col;
   ir_shape shape;
+  int dtype; /* ir_dtype written before the shape (f32 when none) */
 } result;
 
 typedef struct stmt {
@@ -159,6 +160,25 @@ static int span_is(const span *s, const char *w) {
   return (int)strlen(w) == s->len && memcmp(s->s, w, (size_t)s->len) == 0;
 }
 
+/* type := ['f32' | 'i64' | 'bool'] (before a shape; none = f32) */
+static base_status dtype(parser *P, int *out) {
+  ws(P);
+  const char *s = P->p;
+  while (P->p < P->line_end &&
+         ((*P->p >= 'a' && *P->p <= 'z') || (*P->p >= '0' && *P->p <= '9')))
+    P->p++;
+  *out = IR_DT_F32;
+  if (P->p == s)
+    return BASE_OK;
+  int t = ir_dtype_lookup(s, (size_t)(P->p - s));
+  if (t < 0)
+    return perr(P, BASE_ERR_SYNTAX, s,
+                "unknown element type '%.*s' (known: f32, i64, bool)",
+                (int)(P->p - s), s);
+  *out = t;
+  return BASE_OK;
+}
+
 /* shape := '[' [INT {',' INT}] ']' */
 static base_status shape(parser *P, ir_shape *out) {
   base_status st = expect(P, '[', "'[' starting a shape");
@@ -248,7 +268,7 @@ static base_status decl(parser *P, int kind) {
       (st = expect(P, ':', "':' before the shape")))
     return st;
   s->res[0].shape_col = (int)(P->p - P->line_start) + 1;
-  if ((st = shape(P, &s->res[0].shape)))
+  if ((st = dtype(P, &s->res[0].dtype)) || (st = shape(P, &s->res[0].shape)))
     return st;
   s->res[0].has_shape = 1;
   return end_of_line(P);
@@ -401,10 +421,12 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
     int op = ir_op_lookup(opn.s, (size_t)opn.len);
     if (op < 0)
       return unknown_op(P, &opn);
-    if (!ir_body_op_ok((ir_opcode)op))
+    if (!ir_body_op_ok((ir_opcode)op) && !ir_body_row_op((ir_opcode)op))
       return perr(P, BASE_ERR_PARAM, opn.s,
-                  "%s cannot be part of a fused body (allowed: %s)",
-                  ir_op((ir_opcode)op)->name, ir_body_op_names());
+                  "%s cannot be part of a fused body (allowed: %s; as the "
+                  "last operator also, over the last axis: %s)",
+                  ir_op((ir_opcode)op)->name, ir_body_op_names(),
+                  ir_body_row_op_names());
     ir_body_op *o = &ops[n];
     memset(o, 0, sizeof *o);
     o->op = (ir_opcode)op;
@@ -507,7 +529,7 @@ static base_status op_stmt(parser *P) {
       ws(P);
       r->has_shape = 1;
       r->shape_col = (int)(P->p - P->line_start) + 1;
-      if ((st = shape(P, &r->shape)))
+      if ((st = dtype(P, &r->dtype)) || (st = shape(P, &r->shape)))
         return st;
     }
   } while (accept(P, ','));
@@ -742,6 +764,7 @@ static base_status build_decl(parser *P, ir_graph *g, stmt *s) {
                         &r->shape, P->d);
   if (t < 0)
     return stmt_err(P, s, r->name.col);
+  g->tensors[t].dtype = r->dtype;
   g->tensors[t].line = s->line;
   g->tensors[t].col = r->name.col;
   s->tensor = scratch(P, sizeof(int32_t));
@@ -756,6 +779,14 @@ static base_status check_annotations(parser *P, ir_graph *g, stmt *s) {
   for (int k = 0; k < s->nres; k++) {
     const result *r = &s->res[k];
     const ir_tensor *t = &g->tensors[s->tensor[k]];
+    if (r->has_shape && r->dtype != t->dtype) {
+      base_diag_set(P->d, BASE_ERR_SHAPE, 0, 0,
+                    "type mismatch: '%.*s' is annotated %s but %s gives %s",
+                    r->name.len, r->name.s, ir_dtype_name((ir_dtype)r->dtype),
+                    ir_op((ir_opcode)s->op)->name,
+                    ir_dtype_name((ir_dtype)t->dtype));
+      return stmt_err(P, s, r->shape_col);
+    }
     if (!r->has_shape || ir_shape_eq(&r->shape, &t->shape))
       continue;
     base_diag_set(

@@ -54,7 +54,8 @@ static void put_node(base_buf *b, const ir_graph *g, const ir_node *n) {
   char sh[96];
   for (int k = 0; k < n->nout; k++) {
     const ir_tensor *t = &g->tensors[n->out[k]];
-    base_buf_printf(b, "%s%s: %s", k ? ", " : "", t->name,
+    base_buf_printf(b, "%s%s: %s%s", k ? ", " : "", t->name,
+                    t->dtype ? ir_dtype_name((ir_dtype)t->dtype) : "",
                     ir_shape_str(&t->shape, sh, sizeof sh));
   }
   base_buf_printf(b, " = %s(", ir_op(n->op)->name);
@@ -78,8 +79,10 @@ static void put_decls(base_buf *b, const ir_graph *g, ir_tkind kind) {
   for (int i = 0; i < g->ntensors; i++) {
     const ir_tensor *t = &g->tensors[i];
     if (t->kind == kind)
-      base_buf_printf(b, "%s %s: %s\n", kind == IR_T_INPUT ? "input" : "weight",
-                      t->name, ir_shape_str(&t->shape, sh, sizeof sh));
+      base_buf_printf(b, "%s %s: %s%s\n",
+                      kind == IR_T_INPUT ? "input" : "weight", t->name,
+                      t->dtype ? ir_dtype_name((ir_dtype)t->dtype) : "",
+                      ir_shape_str(&t->shape, sh, sizeof sh));
   }
 }
 

@@ -30,6 +30,8 @@ static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
     s.dim[0] = batch;
   }
   int id = ir_add_tensor(h, x->name, x->kind, &s, d);
+  if (id >= 0)
+    h->tensors[id].dtype = x->dtype;
   if (id >= 0 && x->data) {
     size_t n = sizeof(float) * (size_t)ir_shape_numel(&s);
     float *copy = base_arena_alloc(h->arena, n);

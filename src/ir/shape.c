@@ -560,6 +560,127 @@ base_status ir_shape_const_pool(ir_attrs *a, const ir_shape *const *in, int nin,
   return st;
 }
 
+/* ---- indices, masks and casts ------------------------------------------- */
+
+/* gather: out = data with dimension axis replaced by indices' dimensions
+ * (ONNX Gather). */
+base_status ir_shape_gather(ir_attrs *a, const ir_shape *const *in, int nin,
+                            ir_shape *out, base_diag *d) {
+  sbuf b0, b1;
+  (void)nin;
+  const ir_shape *x = in[0], *ix = in[1];
+  if (x->rank < 1)
+    return shape_err(d, "gather: data must have rank >= 1, got %s", S(x, b0));
+  base_status st = norm_axis("gather", &a->axis, x->rank, d);
+  if (st)
+    return st;
+  if (x->rank - 1 + ix->rank > IR_MAX_RANK)
+    return shape_err(d, "gather: data %s and indices %s give rank > %d",
+                     S(x, b0), S(ix, b1), IR_MAX_RANK);
+  out->rank = 0;
+  for (int i = 0; i < a->axis; i++)
+    out->dim[out->rank++] = x->dim[i];
+  for (int i = 0; i < ix->rank; i++)
+    out->dim[out->rank++] = ix->dim[i];
+  for (int i = a->axis + 1; i < x->rank; i++)
+    out->dim[out->rank++] = x->dim[i];
+  return BASE_OK;
+}
+
+/* where: the broadcast of cond, a and b. */
+base_status ir_shape_where(ir_attrs *a, const ir_shape *const *in, int nin,
+                           ir_shape *out, base_diag *d) {
+  ir_shape ab;
+  const ir_shape *two[2] = {in[1], in[2]};
+  (void)a, (void)nin;
+  base_status st = broadcast("where", two, &ab, d);
+  if (st)
+    return st;
+  const ir_shape *c[2] = {in[0], &ab};
+  return broadcast("where", c, out, d);
+}
+
+BINARY(equal)
+UNARY(not )
+UNARY(cast)
+
+/* ---- element types --------------------------------------------------------
+ */
+
+static const char *const dtype_names[IR_NDTYPES] = {"f32", "i64", "bool"};
+
+const char *ir_dtype_name(ir_dtype t) {
+  return (unsigned)t < IR_NDTYPES ? dtype_names[t] : "?";
+}
+
+int ir_dtype_lookup(const char *s, size_t len) {
+  for (int i = 0; i < IR_NDTYPES; i++)
+    if (strlen(dtype_names[i]) == len && !memcmp(dtype_names[i], s, len))
+      return i;
+  return -1;
+}
+
+static base_status type_err(base_diag *d, ir_opcode op, int k, const char *want,
+                            ir_dtype got) {
+  const ir_opinfo *r = ir_op(op);
+  return param_err(d, "%s: input %d (%s) must be %s, got %s", r->name, k + 1,
+                   k < r->nnamed ? r->in_name[k] : r->in_name[0], want,
+                   ir_dtype_name(got));
+}
+
+base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
+                           int nin, ir_dtype *out, base_diag *d) {
+  int nout = ir_op_nout(op, a);
+  ir_dtype t = IR_DT_F32;
+  switch (op) {
+  case IR_OP_CONCAT:
+  case IR_OP_SPLIT:
+  case IR_OP_TRANSPOSE:
+  case IR_OP_RESHAPE:
+  case IR_OP_SLICE: /* moves: any type, all inputs alike */
+    t = in[0];
+    for (int k = 1; k < nin; k++)
+      if (in[k] != t)
+        return type_err(d, op, k, ir_dtype_name(t), in[k]);
+    break;
+  case IR_OP_GATHER:
+    if (in[1] != IR_DT_I64)
+      return type_err(d, op, 1, "i64", in[1]);
+    t = in[0];
+    break;
+  case IR_OP_WHERE:
+    if (in[0] != IR_DT_BOOL)
+      return type_err(d, op, 0, "bool", in[0]);
+    if (in[2] != in[1])
+      return type_err(d, op, 2, ir_dtype_name(in[1]), in[2]);
+    t = in[1];
+    break;
+  case IR_OP_EQUAL:
+    if (in[1] != in[0])
+      return type_err(d, op, 1, ir_dtype_name(in[0]), in[1]);
+    t = IR_DT_BOOL;
+    break;
+  case IR_OP_NOT:
+    if (in[0] != IR_DT_BOOL)
+      return type_err(d, op, 0, "bool", in[0]);
+    t = IR_DT_BOOL;
+    break;
+  case IR_OP_CAST:
+    if ((unsigned)a->groups >= IR_NDTYPES)
+      return param_err(d, "cast: bad target type %d", a->groups);
+    t = (ir_dtype)a->groups;
+    break;
+  default:
+    for (int k = 0; k < nin; k++)
+      if (in[k] != IR_DT_F32)
+        return type_err(d, op, k, "f32", in[k]);
+    break;
+  }
+  for (int k = 0; k < nout; k++)
+    out[k] = t;
+  return BASE_OK;
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 typedef base_status (*shape_rule)(ir_attrs *, const ir_shape *const *, int,

@@ -42,6 +42,10 @@ static void put_le32(uint8_t *p, uint32_t v) {
     p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* safetensors dtype and element size of each IR type. */
+static const char *const st_dtype[IR_NDTYPES] = {"F32", "I64", "BOOL"};
+static const int st_size[IR_NDTYPES] = {4, 8, 1};
+
 base_status ir_weights_write(const ir_graph *g, const char *path,
                              base_diag *d) {
   json_t *h = json_object(), *meta = json_object();
@@ -57,7 +61,7 @@ base_status ir_weights_write(const ir_graph *g, const char *path,
     const ir_tensor *t = &g->tensors[i];
     if (t->kind != IR_T_WEIGHT || !t->data)
       continue;
-    uint64_t bytes = (uint64_t)ir_shape_numel(&t->shape) * 4;
+    uint64_t bytes = (uint64_t)ir_shape_numel(&t->shape) * st_size[t->dtype];
     json_t *e = json_object(), *shape = json_array(), *offs = json_array();
     for (int k = 0; shape && k < t->shape.rank; k++)
       json_array_append_new(shape, json_integer(t->shape.dim[k]));
@@ -66,7 +70,7 @@ base_status ir_weights_write(const ir_graph *g, const char *path,
       json_array_append_new(offs, json_integer((json_int_t)(off + bytes)));
     }
     if (!e || !shape || !offs ||
-        json_object_set_new(e, "dtype", json_string("F32")) ||
+        json_object_set_new(e, "dtype", json_string(st_dtype[t->dtype])) ||
         json_object_set_new(e, "shape", shape) ||
         json_object_set_new(e, "data_offsets", offs) ||
         json_object_set_new(h, t->name, e))
@@ -97,10 +101,16 @@ base_status ir_weights_write(const ir_graph *g, const char *path,
     if (t->kind != IR_T_WEIGHT || !t->data)
       continue;
     int64_t n = ir_shape_numel(&t->shape);
-    for (int64_t k = 0; k < n; k++, p += 4) {
+    for (int64_t k = 0; k < n; k++, p += st_size[t->dtype]) {
       uint32_t v;
+      int64_t iv = (int64_t)t->data[k];
       memcpy(&v, &t->data[k], 4);
-      put_le32(p, v);
+      if (t->dtype == IR_DT_F32)
+        put_le32(p, v);
+      else if (t->dtype == IR_DT_BOOL)
+        *p = t->data[k] != 0.0f;
+      else
+        put_le32(p, (uint32_t)iv), put_le32(p + 4, (uint32_t)(iv >> 32));
     }
   }
   s = base_write_atomic(path, (const char *)buf, total, d);
@@ -147,12 +157,14 @@ static base_status check_entry(const ir_graph *g, const char *path,
     return bad(d, path,
                "tensor '%s' lacks dtype, shape or data_offsets [begin, end]",
                name);
-  if (strcmp(json_string_value(dt), "F32"))
-    return bad(d, path, "tensor '%s' has dtype %s; weights are float32 (F32)",
-               name, json_string_value(dt));
   int t = ir_find_tensor(g, name);
   if (t < 0 || g->tensors[t].kind != IR_T_WEIGHT)
     return bad(d, path, "tensor '%s' is not a weight of the graph", name);
+  int32_t ty = g->tensors[t].dtype;
+  if (strcmp(json_string_value(dt), st_dtype[ty]))
+    return bad(d, path, "tensor '%s' has dtype %s; the graph says %s (%s)",
+               name, json_string_value(dt), ir_dtype_name((ir_dtype)ty),
+               st_dtype[ty]);
   const ir_shape *s = &g->tensors[t].shape;
   int same = (int)json_array_size(sh) == s->rank;
   for (int k = 0; same && k < s->rank; k++) {
@@ -169,10 +181,10 @@ static base_status check_entry(const ir_graph *g, const char *path,
   json_int_t ob = json_integer_value(json_array_get(of, 0)),
              oe = json_integer_value(json_array_get(of, 1));
   if (ob < 0 || oe < ob || (uint64_t)oe > datalen ||
-      (uint64_t)(oe - ob) != (uint64_t)ir_shape_numel(s) * 4)
+      (uint64_t)(oe - ob) != (uint64_t)ir_shape_numel(s) * st_size[ty])
     return bad(d, path,
                "tensor '%s': data_offsets [%lld, %lld] do not hold its %lld "
-               "floats within the %llu data bytes",
+               "values within the %llu data bytes",
                name, (long long)ob, (long long)oe, (long long)ir_shape_numel(s),
                (unsigned long long)datalen);
   *w = t;
@@ -232,11 +244,18 @@ base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
       s = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       break;
     }
+    int es = st_size[t->dtype];
     for (int64_t j = 0; j < m; j++) {
-      const uint8_t *p = raw + from[i] + 4 * (size_t)j;
-      uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                   (uint32_t)p[3] << 24;
-      memcpy(&v[j], &u, 4);
+      const uint8_t *p = raw + from[i] + (size_t)es * (size_t)j;
+      if (t->dtype == IR_DT_BOOL)
+        v[j] = p[0] != 0;
+      else if (t->dtype == IR_DT_I64)
+        v[j] = (float)(int64_t)get_le64(p);
+      else {
+        uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                     (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        memcpy(&v[j], &u, 4);
+      }
     }
     t->data = v;
   }

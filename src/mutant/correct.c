@@ -7,7 +7,8 @@
  * exactly the box. Grouped convs widen the box's channels to whole groups.
  * The result is written into g's output by slicing the output around the
  * box and concatenating, one axis at a time (pure data movement; the only
- * compute added is the box's own). A correction never runs f whole.
+ * compute added is the box's own), then fused with g's own concats, splits
+ * and slices (fusecorr.c). A correction never runs f whole.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -147,11 +148,13 @@ base_status mutant_correct(const ir_graph *f, const ir_graph *g,
     st = ir_graph_validate(h, d);
   }
   free(cur);
-  if (st) {
-    ir_graph_free(h);
+  ir_graph *fused = NULL;
+  if (!st)
+    st = mutant_fuse_moves(h, &fused, d);
+  ir_graph_free(h);
+  if (st)
     return st;
-  }
-  *out = h;
+  *out = fused;
   return BASE_OK;
 }
 

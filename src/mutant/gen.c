@@ -46,6 +46,8 @@ int mutant_leaf(ir_graph *dst, const ir_graph *m, int t, base_diag *d) {
   i = ir_add_tensor(dst, mt->name,
                     mt->kind == IR_T_WEIGHT ? IR_T_WEIGHT : IR_T_INPUT,
                     &mt->shape, d);
+  if (i >= 0)
+    dst->tensors[i].dtype = mt->dtype;
   if (i >= 0 && mt->data) {
     size_t bytes = sizeof(float) * (size_t)ir_shape_numel(&mt->shape);
     float *p = base_arena_alloc(dst->arena, bytes);

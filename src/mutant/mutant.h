@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "../ir/ir.h"
+#include "../search/search.h"
 
 /* ---- mutant classes ------------------------------------------------------ */
 
@@ -129,10 +130,19 @@ double mutant_false_equal_bound(const ir_graph *f, const ir_graph *g);
  * a graph input and weights) on the input slices it needs, with explicit
  * padding where the slice meets the image edge, and written into g's output
  * with slice + concat. *out is a new graph over g's inputs (plus f's inputs
- * g lacks). Never re-runs f as a whole. */
+ * g lacks), its data movement fused with g's (mutant_fuse_moves). Never
+ * re-runs f as a whole. */
 base_status mutant_correct(const ir_graph *f, const ir_graph *g,
                            const mutant_box *wrong, int nwrong, ir_graph **out,
                            base_diag *d);
+
+/* h with its data movement folded (fusecorr.c): slices of slices, of
+ * concats and of splits read the piece they fall in, concats of concats
+ * along one axis flatten, adjacent slices of one tensor merge, identity
+ * slices and one-input concats vanish, dead nodes go. Exact (data movement
+ * only); mutant_correct applies it, so a correction written into a concat or
+ * slice that g ends with costs no second pass over g's output. */
+base_status mutant_fuse_moves(const ir_graph *h, ir_graph **out, base_diag *d);
 
 /* Runs f and h on the CPU executor on the same seeded random inputs and
  * weights (by name) and returns the largest relative error over all outputs
@@ -181,5 +191,23 @@ base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
                          mutant_cost_fn cost, void *u, ir_graph **out,
                          mutant_apply_stats *st, base_diag *d);
 void mutant_apply_stats_free(mutant_apply_stats *st);
+
+/* ---- mutants in the search (search.c) ------------------------------------ */
+
+/* All mutant classes, for mutant_optimize's mask. */
+#define MUTANT_ALL ((1u << MUTANT_NCLASSES) - 1)
+
+/* The whole optimizer with mutants joining the search: srch_optimize(g,
+ * rules, o), where every region's best graph of the last search pass goes
+ * through mutant_apply (classes in mask, seed) under the search's cost
+ * model (o->cost), so a mutant is taken only where it pays in its region.
+ * mask 0: no mutants (srch_optimize itself). *ms lists the mutants taken,
+ * over all regions (free with mutant_apply_stats_free); st is
+ * srch_optimize's and its cost_after includes them. Deterministic for a
+ * seed. The mutants are verified by the box argument, not proven: callers
+ * check the result end to end. NULL with d set on an error. */
+ir_graph *mutant_optimize(const ir_graph *g, const rewrite_rules *rules,
+                          const srch_options *o, unsigned mask, uint64_t seed,
+                          srch_stats *st, mutant_apply_stats *ms, base_diag *d);
 
 #endif

@@ -14,6 +14,23 @@ base_status mutant_eval(const ir_graph *g, uint64_t seed, uint32_t ***v,
                         base_diag *d);
 void mutant_vals_free(const ir_graph *g, uint32_t **v);
 
+/* Whether g can be evaluated position by position (point.c): its nodes are
+ * conv2d, pad (value 0), slice, concat, split, reshape and transpose, and no
+ * conv2d reads another's output through any path. */
+int mutant_point_ok(const ir_graph *g);
+/* A graph prepared for point evaluation under a seed (each leaf's stream). */
+typedef struct mutant_pt {
+  const ir_graph *g;
+  uint64_t key;   /* the activations' key, as mutant_eval's */
+  uint64_t *base; /* per tensor: its fp_random stream's base */
+} mutant_pt;
+base_status mutant_pt_init(mutant_pt *c, const ir_graph *g, uint64_t seed,
+                           base_diag *d);
+void mutant_pt_free(mutant_pt *c);
+/* The residue mutant_eval gives tensor t at position idx, computed on
+ * demand (c's graph must pass mutant_point_ok). */
+uint32_t mutant_point(const mutant_pt *c, int t, const int64_t *idx);
+
 /* The cut lines of one tensor: along axis k, c[k][0..n[k]-1] sorted
  * distinct positions p in (0, dim[k]): positions p-1 and p may behave
  * differently. Between two cuts, moving one step along k is a translation

@@ -103,6 +103,11 @@ static char *helper_name(exporter *E, const char *base, const char *what) {
 /* ---- tensors and attributes ------------------------------------------------
  */
 
+/* The ONNX element type of an IR type (float, int64, bool). */
+static int onnx_dtype(int32_t dt) {
+  return dt == IR_DT_I64 ? 7 : dt == IR_DT_BOOL ? 9 : 1;
+}
+
 static Onnx__TensorProto *tensor_proto(exporter *E, const char *name, int dtype,
                                        const int64_t *dims, int rank) {
   Onnx__TensorProto *t = alloc(E, sizeof *t);
@@ -383,8 +388,10 @@ static void ex_simple(exporter *E, const ir_node *n, const char *out,
   Onnx__NodeProto *o = node(E, type, out, in);
   if (!o)
     return;
-  if (n->op == IR_OP_CONCAT || n->op == IR_OP_SOFTMAX)
+  if (n->op == IR_OP_CONCAT || n->op == IR_OP_SOFTMAX || n->op == IR_OP_GATHER)
     attr_int(E, o, "axis", n->a.axis);
+  else if (n->op == IR_OP_CAST)
+    attr_int(E, o, "to", onnx_dtype(n->a.groups));
   else if (n->op == IR_OP_TRANSPOSE)
     attr_ints(E, o, "perm", n->a.list, n->a.nlist);
   else if (n->op == IR_OP_BATCHNORM)
@@ -411,6 +418,11 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_ERF: ex_simple(E, n, out, "Erf"); break;
   case IR_OP_SQRT: ex_simple(E, n, out, "Sqrt"); break;
   case IR_OP_CONCAT: ex_simple(E, n, out, "Concat"); break;
+  case IR_OP_GATHER: ex_simple(E, n, out, "Gather"); break;
+  case IR_OP_WHERE: ex_simple(E, n, out, "Where"); break;
+  case IR_OP_EQUAL: ex_simple(E, n, out, "Equal"); break;
+  case IR_OP_NOT: ex_simple(E, n, out, "Not"); break;
+  case IR_OP_CAST: ex_simple(E, n, out, "Cast"); break;
   case IR_OP_TRANSPOSE: ex_simple(E, n, out, "Transpose"); break;
   case IR_OP_SOFTMAX: ex_simple(E, n, out, "Softmax"); break;
   case IR_OP_BATCHNORM: ex_simple(E, n, out, "BatchNormalization"); break;
@@ -545,7 +557,7 @@ static Onnx__ValueInfoProto *value_info(exporter *E, const ir_tensor *t) {
   sh->n_dim = (size_t)t->shape.rank;
   sh->dim = dims;
   tt->has_elem_type = 1;
-  tt->elem_type = 1;
+  tt->elem_type = onnx_dtype(t->dtype);
   tt->shape = sh;
   ty->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
   ty->tensor_type = tt;
@@ -554,13 +566,23 @@ static Onnx__ValueInfoProto *value_info(exporter *E, const ir_tensor *t) {
   return v;
 }
 
-/* A float initializer named `name` holding v (not copied). */
+/* An initializer named `name` of type dt holding v (float32 values held as
+ * they are, not copied; int64 and bool values converted). */
 static void init_floats(exporter *E, const char *name, const ir_shape *s,
-                        const float *v) {
-  Onnx__TensorProto *p = tensor_proto(E, name, 1, s->dim, s->rank);
-  if (p) {
-    p->n_float_data = (size_t)ir_shape_numel(s);
+                        const float *v, int32_t dt) {
+  Onnx__TensorProto *p = tensor_proto(E, name, onnx_dtype(dt), s->dim, s->rank);
+  size_t n = (size_t)ir_shape_numel(s);
+  if (p && dt == IR_DT_F32) {
+    p->n_float_data = n;
     p->float_data = (float *)v;
+  } else if (p && dt == IR_DT_I64 && (p->int64_data = alloc(E, 8 * n))) {
+    p->n_int64_data = n;
+    for (size_t k = 0; k < n; k++)
+      p->int64_data[k] = (int64_t)v[k];
+  } else if (p && (p->int32_data = alloc(E, 4 * n))) {
+    p->n_int32_data = n;
+    for (size_t k = 0; k < n; k++)
+      p->int32_data[k] = v[k] != 0.0f;
   }
   add_init(E, p);
 }
@@ -571,13 +593,13 @@ static void add_io(exporter *E, size_t *cap_in, size_t *cap_out) {
     const ir_tensor *t = &g->tensors[i];
     if (t->kind == IR_T_VALUE) {
       if (E->known[i] && E->consumed[i]) /* folded preprocessing */
-        init_floats(E, out_name(E, t->name), &t->shape, E->known[i]);
+        init_floats(E, out_name(E, t->name), &t->shape, E->known[i], t->dtype);
       continue;
     }
     if (!E->consumed[i] && E->known[i]) /* only feeds folded nodes */
       continue;
     if (t->data) { /* a weight with values: an initializer */
-      init_floats(E, out_name(E, t->name), &t->shape, t->data);
+      init_floats(E, out_name(E, t->name), &t->shape, t->data, t->dtype);
       continue;
     }
     Onnx__ValueInfoProto *v = value_info(E, t);

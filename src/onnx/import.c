@@ -1,11 +1,13 @@
 /* import.c: ONNX model -> ir_graph.
  *
  * One pass over the (topologically sorted) ONNX nodes. Every ONNX value name
- * maps to a `val`: either an IR tensor or a host constant (float or int64)
- * folded at import. A handler per ONNX operator (the table at the bottom)
- * reads its inputs, attributes and constants and emits IR nodes through
- * ir_add_node, which shape-checks every step. Any failure names the node
- * (index, name, type) and frees the graph: never a partial graph.
+ * maps to a `val`: either an IR tensor or a host constant (float, int64 or
+ * bool) folded at import: a node whose inputs are all constants is
+ * evaluated on the host (fold.c) before its handler is consulted. A handler per
+ * ONNX operator (the table at the bottom) reads its inputs, attributes and
+ * constants and emits IR nodes through ir_add_node, which shape-checks every
+ * step. Any failure names the node (index, name, type) and frees the graph:
+ * never a partial graph.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 
 #include "onnx.h"
 #include "onnx.pb-c.h"
+#include "ox_int.h"
 
 #define MIN_OPSET 11
 #define MAX_INPUTS 64
@@ -23,12 +26,22 @@
 
 typedef Onnx__NodeProto node_t;
 
+#define OX_MAX_VRANK 8
+
 /* What an ONNX value name refers to. */
 typedef struct val {
   const char *name; /* ONNX name (owned by the model) */
   int tensor;       /* IR tensor, or -1 */
   int is_const;     /* host constant: shape + f (float) or i (int64) */
   int is_int;
+  int is_bool;   /* with is_int: a bool constant (values 0 / 1 in i) */
+  int from_init; /* a float initializer (weight values, never folded) */
+  /* A tensor of rank above IR_MAX_RANK (Swin's window partition views):
+   * `tensor` holds it without its size-1 dimensions, vdim[0..vrank-1] is
+   * its ONNX shape. Only Reshape and Transpose read it as such; any other
+   * reader gets it reshaped to its full shape (materialize). */
+  int vrank;
+  int64_t vdim[OX_MAX_VRANK];
   ir_shape shape;
   float *f;
   int64_t *i;
@@ -46,6 +59,7 @@ typedef struct imp {
   int32_t *index; /* name -> val, see find_val */
   int capindex;
   int node_index; /* 1-based, for messages */
+  int virtual_ok; /* the handler reads tensors of rank > IR_MAX_RANK */
   const node_t *node;
   char *weight_input; /* per graph input: 1 if it feeds only weight slots */
 } imp;
@@ -174,7 +188,7 @@ static void ir_name_for(imp *I, const char *onnx, char *buf, size_t n) {
 /* ---- constants
  * ------------------------------------------------------------------ */
 
-enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_DOUBLE = 11 };
+enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9, DT_DOUBLE = 11 };
 
 static int set_dims(imp *I, ir_shape *s, size_t n, const int64_t *dims) {
   if (n > IR_MAX_RANK)
@@ -262,9 +276,21 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
     }
     return BASE_OK;
   }
+  if (dt == DT_BOOL) {
+    size_t have = rp ? raw : t->n_int32_data;
+    if ((int64_t)have != n)
+      return count_err(I, t, have, n);
+    v->is_int = v->is_bool = 1;
+    v->i = base_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!v->i)
+      return fail(I, BASE_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < n; k++)
+      v->i[k] = (rp ? rp[k] : t->int32_data[k]) != 0;
+    return BASE_OK;
+  }
   return fail(I, BASE_ERR_PARAM,
               "tensor '%s' has data type %d (supported: float, "
-              "double, int32, int64)",
+              "double, int32, int64, bool)",
               t->name ? t->name : "", dt);
 }
 
@@ -274,10 +300,20 @@ static int tensor_of(imp *I, val *v) {
     return v->tensor;
   char name[256];
   ir_name_for(I, v->name, name, sizeof name);
+  int64_t n = ir_shape_numel(&v->shape);
+  for (int64_t k = 0; v->is_int && k < n; k++)
+    if (v->i[k] >= IR_I64_EXACT || v->i[k] <= -IR_I64_EXACT)
+      return fail(I, BASE_ERR_PARAM,
+                  "integer constant '%s' holds %lld, beyond what the "
+                  "executors hold exactly (|v| < 2^24)",
+                  v->name, (long long)v->i[k]),
+             -1;
   int t = ir_add_tensor(I->g, name, IR_T_WEIGHT, &v->shape, I->d);
   if (t < 0)
     return fail(I, I->d->code, "%s", I->d->msg), -1;
-  int64_t n = ir_shape_numel(&v->shape);
+  I->g->tensors[t].dtype = v->is_bool  ? IR_DT_BOOL
+                           : v->is_int ? IR_DT_I64
+                                       : IR_DT_F32;
   float *data =
       base_arena_alloc(I->g->arena, sizeof(float) * (size_t)(n ? n : 1));
   if (!data)
@@ -291,6 +327,49 @@ static int tensor_of(imp *I, val *v) {
 
 /* ---- node inputs and attributes
  * -------------------------------------------------- */
+
+static int emit(imp *I, ir_opcode op, const int32_t *in, int nin,
+                const ir_attrs *a, const char *name_hint, int bind_outputs);
+static const char *aux(imp *I, const char *suffix, char *buf, size_t n);
+
+/* Gives v (of rank above IR_MAX_RANK, held squeezed) its full shape back
+ * when that rank is allowed, else fails naming the rank. */
+static base_status materialize(imp *I, val *v) {
+  if (v->vrank > IR_MAX_RANK)
+    return fail(I, BASE_ERR_SHAPE,
+                "input '%s' has rank %d: only Reshape and Transpose take "
+                "ranks above %d",
+                v->name, v->vrank, IR_MAX_RANK);
+  ir_attrs a;
+  char buf[256];
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = v->vrank;
+  memcpy(a.list, v->vdim, sizeof(int64_t) * (size_t)v->vrank);
+  int32_t t = v->tensor;
+  const char *name = v->name;
+  int node =
+      emit(I, IR_OP_RESHAPE, &t, 1, &a, aux(I, "full", buf, sizeof buf), 0);
+  if (node < 0)
+    return I->d->code;
+  v = find_val(I, name);
+  v->tensor = I->g->nodes[node].out[0];
+  v->vrank = 0;
+  return BASE_OK;
+}
+
+/* Defines the current node's output 0 as tensor t (squeezed) of full shape
+ * dims[0..n-1], n > IR_MAX_RANK. */
+static base_status bind_virtual(imp *I, int32_t t, const int64_t *dims, int n) {
+  if (n > OX_MAX_VRANK)
+    return fail(I, BASE_ERR_SHAPE, "rank %d exceeds %d", n, OX_MAX_VRANK);
+  val *o = new_val(I, I->node->output[0]);
+  if (!o)
+    return fail(I, BASE_ERR_NOMEM, "out of memory");
+  o->tensor = t;
+  o->vrank = n;
+  memcpy(o->vdim, dims, sizeof(int64_t) * (size_t)n);
+  return BASE_OK;
+}
 
 static int has_input(const node_t *n, size_t k) {
   return k < n->n_input && n->input[k] && n->input[k][0];
@@ -306,6 +385,8 @@ static val *input(imp *I, size_t k) {
   if (!v)
     fail(I, BASE_ERR_UNDEFINED, "input '%s' is not defined before this node",
          n->input[k]);
+  if (v && v->vrank && !I->virtual_ok && materialize(I, v))
+    return NULL;
   return v;
 }
 
@@ -454,6 +535,25 @@ static int scalar_weight(imp *I, float x, const char *suffix) {
   *p = x;
   I->g->tensors[t].data = p;
   return t;
+}
+
+/* Tensor t cast to type dt through an IR cast named "<output>.<suffix>"
+ * (t itself when it has that type); -1 with the error set. */
+static int cast_to(imp *I, int32_t t, int dt, const char *suffix) {
+  if (t < 0 || I->g->tensors[t].dtype == dt)
+    return t;
+  ir_attrs a;
+  char buf[256];
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt; /* cast's `to` (params.def) */
+  return out0(
+      I, emit(I, IR_OP_CAST, &t, 1, &a, aux(I, suffix, buf, sizeof buf), 0));
+}
+
+static int dtype_of(imp *I, val *v) {
+  if (v->tensor >= 0)
+    return I->g->tensors[v->tensor].dtype;
+  return v->is_bool ? IR_DT_BOOL : v->is_int ? IR_DT_I64 : IR_DT_F32;
 }
 
 /* ---- handlers
@@ -715,12 +815,27 @@ static base_status binary(imp *I, ir_opcode op) {
     return I->d->code;
   if (x->is_const && y->is_const && x->is_int && y->is_int)
     return fold_int_binary(I, op, x, y);
+  int dt = dtype_of(I, x);
   ir_attrs a;
   ir_attrs_default(op, &a);
   int32_t in[2] = {in_tensor(I, 0), -1};
   if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
     return I->d->code;
-  return emit1(I, op, in, 2, &a);
+  if (dt == IR_DT_F32)
+    return emit1(I, op, in, 2, &a);
+  /* int64 arithmetic on values that depend on an input (position ids):
+   * in float32, exact for the integers executors hold (|v| < 2^24), and
+   * cast back (division truncates, as ONNX's integer Div) */
+  char buf[256];
+  if ((in[0] = cast_to(I, in[0], IR_DT_F32, "af")) < 0 ||
+      (in[1] = cast_to(I, in[1], IR_DT_F32, "bf")) < 0)
+    return I->d->code;
+  int32_t r = out0(I, emit(I, op, in, 2, &a, aux(I, "f", buf, sizeof buf), 0));
+  if (r < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt;
+  return emit1(I, IR_OP_CAST, &r, 1, &a);
 }
 
 static base_status h_add(imp *I) { return binary(I, IR_OP_EWADD); }
@@ -849,6 +964,47 @@ static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
   const ir_shape *xs = shape_of(I, x);
   ir_attrs a;
   ir_attrs_default(IR_OP_RESHAPE, &a);
+  if ((n > IR_MAX_RANK || x->vrank) && !x->is_const) {
+    /* ranks above IR_MAX_RANK: resolved here, held without size-1 dims */
+    int64_t full[OX_MAX_VRANK], known = 1, total = 1;
+    int neg = -1, m = 0;
+    if (n > OX_MAX_VRANK)
+      return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n,
+                  OX_MAX_VRANK);
+    for (int k = 0; k < x->vrank; k++)
+      total *= x->vdim[k];
+    if (!x->vrank)
+      total = ir_shape_numel(xs);
+    for (int k = 0; k < n; k++) {
+      int64_t src = x->vrank ? (k < x->vrank ? x->vdim[k] : -2)
+                             : (k < xs->rank ? xs->dim[k] : -2);
+      full[k] = dims[k] == 0 && !allowzero && src != -2 ? src : dims[k];
+      if (full[k] == -1)
+        neg = k;
+      else
+        known *= full[k];
+    }
+    if (neg >= 0)
+      full[neg] = known ? total / known : 0;
+    for (int k = 0; k < n; k++)
+      if (full[k] != 1)
+        a.list[m++] = full[k];
+    if (m > IR_MAX_RANK)
+      return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", m,
+                  IR_MAX_RANK);
+    a.nlist = m;
+    int32_t t = x->tensor;
+    char buf[256];
+    if (n <= IR_MAX_RANK) { /* back to a plain tensor */
+      a.nlist = n;
+      memcpy(a.list, full, sizeof(int64_t) * (size_t)n);
+      return emit1(I, IR_OP_RESHAPE, &t, 1, &a);
+    }
+    int node = emit(I, IR_OP_RESHAPE, &t, 1, &a,
+                    aux(I, "squeezed", buf, sizeof buf), 0);
+    return node < 0 ? I->d->code
+                    : bind_virtual(I, I->g->nodes[node].out[0], full, n);
+  }
   if (n > IR_MAX_RANK)
     return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
   a.nlist = n;
@@ -860,9 +1016,11 @@ static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
     const ir_shape *in[1] = {xs};
     if (ir_infer(IR_OP_RESHAPE, &a, in, 1, &out, I->d))
       return fail(I, I->d->code, "%s", I->d->msg);
+    int is_bool = x->is_bool;
     val *o = const_out(I, &out, x->is_int);
     if (!o)
       return I->d->code;
+    o->is_bool = is_bool;
     x = input(I, 0); /* the array may have moved */
     int64_t m = ir_shape_numel(&out);
     if (x->is_int)
@@ -876,15 +1034,18 @@ static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
 }
 
 static base_status h_reshape(imp *I) {
+  I->virtual_ok = 1;
   val *x = input(I, 0), *s = x ? in_const(I, 1) : NULL;
+  I->virtual_ok = 0;
   if (!s)
     return I->d->code;
   if (!s->is_int || s->shape.rank != 1)
     return fail(I, BASE_ERR_PARAM, "shape must be a 1-D integer constant");
-  int64_t dims[IR_MAX_RANK];
+  int64_t dims[OX_MAX_VRANK];
   int n = (int)s->shape.dim[0];
-  if (n > IR_MAX_RANK)
-    return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
+  if (n > OX_MAX_VRANK)
+    return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n,
+                OX_MAX_VRANK);
   memcpy(dims, s->i, sizeof(int64_t) * (size_t)n);
   return reshape_to(I, x, dims, n, (int)attr_i(I->node, "allowzero", 0));
 }
@@ -937,10 +1098,16 @@ static base_status h_unsqueeze(imp *I) { return squeeze(I, 1); }
 static base_status h_squeeze(imp *I) { return squeeze(I, 0); }
 
 static base_status h_shape(imp *I) {
+  I->virtual_ok = 1;
   val *x = input(I, 0);
+  I->virtual_ok = 0;
   if (!x)
     return I->d->code;
-  const ir_shape *s = shape_of(I, x);
+  ir_shape vs = {.rank = x->vrank};
+  if (x->vrank > IR_MAX_RANK)
+    return fail(I, BASE_ERR_SHAPE, "Shape of a rank-%d tensor", x->vrank);
+  memcpy(vs.dim, x->vdim, sizeof(int64_t) * (size_t)x->vrank);
+  const ir_shape *s = x->vrank ? &vs : shape_of(I, x);
   int64_t start = attr_i(I->node, "start", 0),
           end = attr_i(I->node, "end", s->rank);
   start = start < 0 ? start + s->rank : start;
@@ -1026,13 +1193,16 @@ static base_status gather_tensor(imp *I, int32_t x, val *idx, int axis) {
   return emit1(I, IR_OP_CONCAT, parts, (int)cnt, &a);
 }
 
+/* Gather: small constant index lists on a tensor become slices (which
+ * rules see through), anything else (token ids into an embedding table)
+ * an IR gather with int64 indices. */
 static base_status h_gather(imp *I) {
-  val *x = input(I, 0), *idx = x ? in_const(I, 1) : NULL;
+  val *x = input(I, 0), *idx = x ? input(I, 1) : NULL;
   if (!idx)
     return I->d->code;
-  if (!idx->is_int)
+  if (dtype_of(I, idx) != IR_DT_I64)
     return fail(I, BASE_ERR_PARAM, "Gather indices must be integers");
-  if (x->is_const)
+  if (x->is_const && idx->is_const)
     return gather_const(I, x, idx);
   int32_t t = tensor_of(I, x);
   if (t < 0)
@@ -1041,7 +1211,18 @@ static base_status h_gather(imp *I) {
   int axis = norm_axis(attr_i(I->node, "axis", 0), rank);
   if (axis < 0 || axis >= rank)
     return fail(I, BASE_ERR_PARAM, "axis out of range");
-  return gather_tensor(I, t, input(I, 1), axis);
+  idx = input(I, 1);
+  int64_t cnt = ir_shape_numel(&idx->shape);
+  if (idx->is_const && idx->shape.rank <= 1 && cnt >= 1 && cnt <= 8 &&
+      I->g->tensors[t].dtype == IR_DT_F32)
+    return gather_tensor(I, t, idx, axis);
+  int32_t in[2] = {t, in_tensor(I, 1)};
+  if (in[1] < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_GATHER, &a);
+  a.axis = axis;
+  return emit1(I, IR_OP_GATHER, in, 2, &a);
 }
 
 /* Expand: x * ones(target), which broadcasts exactly like ONNX. */
@@ -1071,7 +1252,19 @@ static base_status h_expand(imp *I) {
   if (in[1] < 0)
     return I->d->code;
   ir_attrs_default(IR_OP_EWMUL, &a);
-  return emit1(I, IR_OP_EWMUL, in, 2, &a);
+  int dt = I->g->tensors[x].dtype;
+  if (dt == IR_DT_F32)
+    return emit1(I, IR_OP_EWMUL, in, 2, &a);
+  /* int64 / bool: broadcast in float32 (exact) and cast back */
+  if ((in[0] = cast_to(I, x, IR_DT_F32, "xf")) < 0)
+    return I->d->code;
+  int32_t r =
+      out0(I, emit(I, IR_OP_EWMUL, in, 2, &a, aux(I, "f", buf, sizeof buf), 0));
+  if (r < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt;
+  return emit1(I, IR_OP_CAST, &r, 1, &a);
 }
 
 /* HardSigmoid: clip(alpha * x + beta, 0, 1); with mul_x, HardSwish. */
@@ -1116,32 +1309,173 @@ static base_status h_hardswish(imp *I) {
   return hard_sigmoid(I, 1.0f / 6, 0.5f, 1);
 }
 
+/* Cast of a tensor (constants are folded before: fold.c). */
 static base_status h_cast(imp *I) {
-  val *x = input(I, 0);
-  if (!x)
+  int32_t x = in_tensor(I, 0);
+  if (x < 0)
     return I->d->code;
   int64_t to = attr_i(I->node, "to", DT_FLOAT);
-  if (!x->is_const && to != DT_FLOAT)
-    return fail(I, BASE_ERR_PARAM,
-                "Cast of a tensor to type %lld is not supported",
-                (long long)to);
-  if (!x->is_const || (to == DT_FLOAT) == !x->is_int)
-    return alias(I);
-  ir_shape s = x->shape;
-  int to_int = to == DT_INT64 || to == DT_INT32;
-  if (!to_int && to != DT_FLOAT && to != DT_DOUBLE)
+  int dt = ox_ir_dtype(to);
+  if (dt < 0)
     return fail(I, BASE_ERR_PARAM, "Cast to type %lld is not supported",
                 (long long)to);
-  val *o = const_out(I, &s, to_int);
-  if (!o)
+  if (I->g->tensors[x].dtype == dt)
+    return alias(I);
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt;
+  return emit1(I, IR_OP_CAST, &x, 1, &a);
+}
+
+/* Equal / Not / Where on tensors (constants are folded before). */
+static base_status h_equal(imp *I) {
+  int32_t in[2] = {in_tensor(I, 0), -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
     return I->d->code;
-  x = input(I, 0);
-  for (int64_t k = 0; k < ir_shape_numel(&s); k++)
-    if (to_int)
-      o->i[k] = (int64_t)x->f[k];
-    else
-      o->f[k] = (float)x->i[k];
-  return BASE_OK;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_EQUAL, &a);
+  return emit1(I, IR_OP_EQUAL, in, 2, &a);
+}
+
+static base_status h_not(imp *I) { return unary(I, IR_OP_NOT); }
+
+static base_status h_where(imp *I) {
+  int32_t in[3] = {in_tensor(I, 0), -1, -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0 ||
+      (in[2] = in_tensor(I, 2)) < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_WHERE, &a);
+  return emit1(I, IR_OP_WHERE, in, 3, &a);
+}
+
+/* And / Or / Xor of bool tensors: 0/1 values multiplied, added or
+ * subtracted in float32, then cast to bool (non-zero). */
+static base_status logic(imp *I, ir_opcode op) {
+  int32_t in[2] = {in_tensor(I, 0), -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
+    return I->d->code;
+  for (int k = 0; k < 2; k++)
+    if (I->g->tensors[in[k]].dtype != IR_DT_BOOL)
+      return fail(I, BASE_ERR_PARAM, "input %d must be bool", k + 1);
+  char buf[256];
+  if ((in[0] = cast_to(I, in[0], IR_DT_F32, "af")) < 0 ||
+      (in[1] = cast_to(I, in[1], IR_DT_F32, "bf")) < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(op, &a);
+  int32_t r = out0(I, emit(I, op, in, 2, &a, aux(I, "f", buf, sizeof buf), 0));
+  if (r < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = IR_DT_BOOL;
+  return emit1(I, IR_OP_CAST, &r, 1, &a);
+}
+
+static base_status h_and(imp *I) { return logic(I, IR_OP_EWMUL); }
+static base_status h_or(imp *I) { return logic(I, IR_OP_EWADD); }
+static base_status h_xor(imp *I) { return logic(I, IR_OP_EWSUB); }
+
+/* GatherElements whose data has size 1 off the axis (a position or token
+ * type table indexed per element): a gather from the flattened data. */
+static base_status h_gatherelements(imp *I) {
+  val *x = input(I, 0), *idx = x ? input(I, 1) : NULL;
+  if (!idx)
+    return I->d->code;
+  ir_shape xs = *shape_of(I, x);
+  int axis = norm_axis(attr_i(I->node, "axis", 0), xs.rank);
+  if (axis < 0 || axis >= xs.rank)
+    return fail(I, BASE_ERR_PARAM, "axis out of range");
+  for (int k = 0; k < xs.rank; k++)
+    if (k != axis && xs.dim[k] != 1)
+      return fail(I, BASE_ERR_PARAM,
+                  "supported when the data has size 1 off the axis, got "
+                  "dimension %d of %lld",
+                  k, (long long)xs.dim[k]);
+  if (dtype_of(I, idx) != IR_DT_I64)
+    return fail(I, BASE_ERR_PARAM, "indices must be integers");
+  char buf[256];
+  ir_attrs a;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = 1;
+  a.list[0] = xs.dim[axis];
+  int32_t t = tensor_of(I, x);
+  int32_t in[2] = {t < 0 ? -1
+                         : out0(I, emit(I, IR_OP_RESHAPE, &t, 1, &a,
+                                        aux(I, "flat", buf, sizeof buf), 0)),
+                   -1};
+  if (in[0] < 0 || (in[1] = in_tensor(I, 1)) < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_GATHER, &a);
+  return emit1(I, IR_OP_GATHER, in, 2, &a);
+}
+
+/* CumSum of a tensor along its last axis: a matmul with the constant
+ * triangle of ones (int64 values in float32, exact below 2^24). */
+static base_status h_cumsum(imp *I) {
+  val *ax = in_const(I, 1);
+  int32_t x = ax ? in_tensor(I, 0) : -1;
+  if (x < 0)
+    return I->d->code;
+  ax = input(I, 1);
+  ir_shape s = I->g->tensors[x].shape;
+  int axis = s.rank
+                 ? norm_axis(ax->is_int ? ax->i[0] : (int64_t)ax->f[0], s.rank)
+                 : -1;
+  if (axis != s.rank - 1 || attr_i(I->node, "exclusive", 0) ||
+      attr_i(I->node, "reverse", 0))
+    return fail(I, BASE_ERR_PARAM,
+                "CumSum of a tensor is supported along the last axis only, "
+                "not exclusive or reversed");
+  int dt = I->g->tensors[x].dtype;
+  int64_t n = s.dim[axis];
+  if (n > 4096)
+    return fail(I, BASE_ERR_SHAPE, "CumSum over %lld elements (at most 4096)",
+                (long long)n);
+  char hint[256], name[256];
+  ir_shape ts = {.rank = 2, .dim = {n, n}};
+  ir_name_for(I, aux(I, "tri", hint, sizeof hint), name, sizeof name);
+  int tri = ir_add_tensor(I->g, name, IR_T_WEIGHT, &ts, I->d);
+  float *p =
+      tri < 0 ? NULL
+              : base_arena_alloc(I->g->arena, sizeof(float) * (size_t)(n * n));
+  if (!p)
+    return fail(I, tri < 0 ? I->d->code : BASE_ERR_NOMEM, "%s",
+                tri < 0 ? I->d->msg : "out of memory");
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t c = 0; c < n; c++)
+      p[r * n + c] = r <= c;
+  I->g->tensors[tri].data = p;
+  int32_t in[2] = {cast_to(I, x, IR_DT_F32, "xf"), tri};
+  if (in[0] < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_MATMUL, &a);
+  if (dt == IR_DT_F32)
+    return emit1(I, IR_OP_MATMUL, in, 2, &a);
+  char buf[256];
+  int32_t r = out0(
+      I, emit(I, IR_OP_MATMUL, in, 2, &a, aux(I, "sum", buf, sizeof buf), 0));
+  if (r < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt;
+  return emit1(I, IR_OP_CAST, &r, 1, &a);
+}
+
+/* Operators folded when their inputs are constants (fold.c) and not
+ * computed on tensors: shape and mask generators, comparisons. */
+static base_status h_const_only(imp *I) {
+  for (size_t k = 0; k < I->node->n_input; k++) {
+    val *v = has_input(I->node, k) ? input(I, k) : NULL;
+    if (v && !v->is_const)
+      return fail(I, BASE_ERR_PARAM,
+                  "supported only on constants (shape and mask computations "
+                  "folded at import), but input %zu ('%s') depends on a graph "
+                  "input",
+                  k + 1, v->name);
+  }
+  return fail(I, BASE_ERR_PARAM, "cannot be folded");
 }
 
 static base_status transpose(imp *I, int32_t x, const char *name,
@@ -1158,7 +1492,42 @@ static base_status transpose(imp *I, int32_t x, const char *name,
   return *out < 0 ? I->d->code : BASE_OK;
 }
 
+/* Transpose of a tensor of rank above IR_MAX_RANK (held squeezed): the
+ * permutation of its dimensions larger than 1. */
+static base_status transpose_virtual(imp *I, val *v) {
+  int r = v->vrank, pos[OX_MAX_VRANK], m = 0;
+  int64_t perm[OX_MAX_VRANK], out[OX_MAX_VRANK];
+  int np = attr_ints(I->node, "perm", perm, OX_MAX_VRANK);
+  if (np >= 0 && np != r)
+    return fail(I, BASE_ERR_PARAM, "perm has %d entries for rank %d", np, r);
+  for (int k = 0; k < r; k++) {
+    if (np < 0)
+      perm[k] = r - 1 - k;
+    if (perm[k] < 0 || perm[k] >= r)
+      return fail(I, BASE_ERR_PARAM, "bad perm");
+    pos[k] = v->vdim[k] != 1 ? m++ : -1; /* axis k in the squeezed tensor */
+  }
+  ir_attrs a;
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  for (int k = 0; k < r; k++) {
+    out[k] = v->vdim[perm[k]];
+    if (pos[perm[k]] >= 0)
+      a.list[a.nlist++] = pos[perm[k]];
+  }
+  int32_t t = v->tensor;
+  char buf[256];
+  int node = emit(I, IR_OP_TRANSPOSE, &t, 1, &a,
+                  aux(I, "squeezed", buf, sizeof buf), 0);
+  return node < 0 ? I->d->code
+                  : bind_virtual(I, I->g->nodes[node].out[0], out, r);
+}
+
 static base_status h_transpose(imp *I) {
+  I->virtual_ok = 1;
+  val *v = input(I, 0);
+  I->virtual_ok = 0;
+  if (v && v->vrank)
+    return transpose_virtual(I, v);
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;
@@ -1351,18 +1720,83 @@ static base_status h_slice(imp *I) {
   ir_attrs a;
   ir_attrs_default(IR_OP_SLICE, &a);
   a.nlist = a.nlist2 = s->rank;
+  int64_t step[IR_MAX_RANK], cnt[IR_MAX_RANK];
+  int strided = 0;
   for (int k = 0; k < s->rank; k++)
-    a.list[k] = 0, a.list2[k] = s->dim[k];
+    a.list[k] = 0, a.list2[k] = s->dim[k], step[k] = 1;
   for (int k = 0; k < ns; k++) {
     int d = na >= 0 ? norm_axis(ax[k], s->rank) : k;
-    if (d < 0 || d >= s->rank || (np >= 0 && sp[k] != 1))
-      return fail(I, BASE_ERR_PARAM, "bad axis, or a step other than 1");
+    if (d < 0 || d >= s->rank || (np >= 0 && sp[k] < 1))
+      return fail(I, BASE_ERR_PARAM, "bad axis, or a step below 1");
     int64_t dim = s->dim[d], b = st[k] < 0 ? st[k] + dim : st[k];
     int64_t e = en[k] < 0 ? en[k] + dim : en[k];
     a.list[d] = b < 0 ? 0 : b > dim ? dim : b;
     a.list2[d] = e < 0 ? 0 : e > dim ? dim : e;
+    step[d] = np >= 0 ? sp[k] : 1;
+    if (step[d] > 1) { /* keep [b, b + (cnt-1)*step], picked below */
+      int64_t len = a.list2[d] - a.list[d];
+      cnt[d] = len > 0 ? (len + step[d] - 1) / step[d] : 0;
+      a.list2[d] = a.list[d] + (cnt[d] - 1) * step[d] + 1;
+      strided = 1;
+    }
   }
-  return emit1(I, IR_OP_SLICE, &x, 1, &a);
+  if (!strided)
+    return emit1(I, IR_OP_SLICE, &x, 1, &a);
+  char buf[256];
+  int32_t t = out0(
+      I, emit(I, IR_OP_SLICE, &x, 1, &a, aux(I, "range", buf, sizeof buf), 0));
+  /* every step-th element of axis d: pad the range to cnt * step, split
+   * the axis into [cnt, step], keep the first of each step, join back */
+  for (int d = 0; t >= 0 && d < I->g->tensors[t].shape.rank; d++) {
+    if (step[d] == 1)
+      continue;
+    ir_shape cur = I->g->tensors[t].shape;
+    if (cur.rank + 1 > IR_MAX_RANK || cnt[d] < 1)
+      return fail(I, BASE_ERR_SHAPE,
+                  "a step other than 1 on a rank-%d tensor (at most %d)",
+                  cur.rank, IR_MAX_RANK - 1);
+    int64_t pad = cnt[d] * step[d] - cur.dim[d];
+    if (pad > 0) {
+      ir_attrs_default(IR_OP_PAD, &a);
+      a.nlist = 2 * cur.rank;
+      a.list[cur.rank + d] = pad;
+      t = out0(
+          I, emit(I, IR_OP_PAD, &t, 1, &a, aux(I, "pad", buf, sizeof buf), 0));
+      if (t < 0)
+        break;
+    }
+    ir_attrs_default(IR_OP_RESHAPE, &a);
+    for (int k = 0; k < cur.rank; k++) {
+      a.list[a.nlist++] = k == d ? cnt[d] : cur.dim[k];
+      if (k == d)
+        a.list[a.nlist++] = step[d];
+    }
+    t = out0(I, emit(I, IR_OP_RESHAPE, &t, 1, &a,
+                     aux(I, "split", buf, sizeof buf), 0));
+    if (t < 0)
+      break;
+    ir_attrs_default(IR_OP_SLICE, &a);
+    a.nlist = a.nlist2 = cur.rank + 1;
+    for (int k = 0; k <= cur.rank; k++)
+      a.list[k] = 0, a.list2[k] = I->g->tensors[t].shape.dim[k];
+    a.list2[d + 1] = 1;
+    t = out0(
+        I, emit(I, IR_OP_SLICE, &t, 1, &a, aux(I, "pick", buf, sizeof buf), 0));
+    if (t < 0)
+      break;
+    ir_attrs_default(IR_OP_RESHAPE, &a);
+    a.nlist = cur.rank;
+    for (int k = 0; k < cur.rank; k++)
+      a.list[k] = k == d ? cnt[d] : cur.dim[k];
+    int last = 1;
+    for (int k = d + 1; k < cur.rank; k++)
+      last &= step[k] == 1;
+    if (last)
+      return emit1(I, IR_OP_RESHAPE, &t, 1, &a);
+    t = out0(I, emit(I, IR_OP_RESHAPE, &t, 1, &a,
+                     aux(I, "joined", buf, sizeof buf), 0));
+  }
+  return I->d->code ? I->d->code : fail(I, BASE_ERR_INTERNAL, "slice");
 }
 
 /* ---- the table
@@ -1377,37 +1811,67 @@ typedef struct onnx_op {
 } onnx_op;
 
 static const onnx_op onnx_ops[] = {
+    {"Abs", h_const_only, 0},
     {"Add", h_add, 0},
+    {"And", h_and, 0},
     {"AveragePool", h_avgpool, 0},
     {"BatchNormalization", h_batchnorm, 0x1e},
     {"Cast", h_cast, 0},
+    {"CastLike", h_const_only, 0},
+    {"Ceil", h_const_only, 0},
     {"Clip", h_clip, 0x6},
     {"Concat", h_concat, 0},
     {"Constant", h_constant, 0},
+    {"ConstantOfShape", h_const_only, 0},
     {"Conv", h_conv, 0x6},
+    {"CumSum", h_cumsum, 0},
     {"Div", h_div, 0},
     {"Dropout", h_dropout, 0},
+    {"Equal", h_equal, 0},
     {"Erf", h_erf, 0},
+    {"Exp", h_const_only, 0},
     {"Expand", h_expand, 0},
     {"Flatten", h_flatten, 0},
-    {"Gather", h_gather, 0},
+    {"Floor", h_const_only, 0},
+    {"Gather", h_gather, 0x1},
+    {"GatherElements", h_gatherelements, 0x1},
     {"Gelu", h_gelu, 0},
     {"Gemm", h_gemm, 0x6},
     {"GlobalAveragePool", h_gap, 0},
+    {"Greater", h_const_only, 0},
+    {"GreaterOrEqual", h_const_only, 0},
     {"HardSigmoid", h_hardsigmoid, 0},
     {"HardSwish", h_hardswish, 0},
     {"Identity", h_identity, 0},
     {"LayerNormalization", h_layernorm, 0x6},
-    {"MatMul", h_matmul, 0},
+    {"Less", h_const_only, 0},
+    {"LessOrEqual", h_const_only, 0},
+    {"Log", h_const_only, 0},
+    {"MatMul", h_matmul, 0x2},
+    {"Max", h_const_only, 0},
     {"MaxPool", h_maxpool, 0},
+    {"Min", h_const_only, 0},
+    {"Mod", h_const_only, 0},
     {"Mul", h_mul, 0},
+    {"Neg", h_const_only, 0},
+    {"Not", h_not, 0},
+    {"Or", h_or, 0},
     {"Pad", h_pad, 0},
     {"Pow", h_pow, 0},
+    {"Range", h_const_only, 0},
+    {"Reciprocal", h_const_only, 0},
+    {"ReduceMax", h_const_only, 0},
     {"ReduceMean", h_reducemean, 0},
+    {"ReduceMin", h_const_only, 0},
+    {"ReduceProd", h_const_only, 0},
+    {"ReduceSum", h_const_only, 0},
     {"Relu", h_relu, 0},
     {"Reshape", h_reshape, 0},
+    {"ScatterND", h_const_only, 0},
     {"Shape", h_shape, 0},
     {"Sigmoid", h_sigmoid, 0},
+    {"Sign", h_const_only, 0},
+    {"Size", h_const_only, 0},
     {"Slice", h_slice, 0},
     {"Softmax", h_softmax, 0},
     {"Split", h_split, 0},
@@ -1415,14 +1879,18 @@ static const onnx_op onnx_ops[] = {
     {"Squeeze", h_squeeze, 0},
     {"Sub", h_sub, 0},
     {"Tanh", h_tanh, 0},
+    {"Tile", h_const_only, 0},
     {"Transpose", h_transpose, 0},
+    {"Trilu", h_const_only, 0},
     {"Unsqueeze", h_unsqueeze, 0},
+    {"Where", h_where, 0},
+    {"Xor", h_xor, 0},
 };
 
 #define NONNX_OPS (int)(sizeof onnx_ops / sizeof *onnx_ops)
 
 const char *ox_supported_ops(void) {
-  static char list[1024];
+  static char list[2048];
   if (!list[0]) {
     size_t k = 0;
     for (int i = 0; i < NONNX_OPS; i++)
@@ -1472,7 +1940,22 @@ static int only_weight_uses(const Onnx__GraphProto *g, const char *name,
 }
 
 static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
-                               ir_shape *s) {
+                               ir_shape *s, int *dtype) {
+  const Onnx__TypeProto *t0 = vi->type;
+  *dtype = IR_DT_F32;
+  if (t0 && t0->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+      t0->tensor_type && t0->tensor_type->has_elem_type) {
+    int e = t0->tensor_type->elem_type;
+    *dtype = e == DT_FLOAT                    ? IR_DT_F32
+             : e == DT_INT64 || e == DT_INT32 ? IR_DT_I64
+             : e == DT_BOOL                   ? IR_DT_BOOL
+                                              : -1;
+    if (*dtype < 0)
+      return fail(I, BASE_ERR_PARAM,
+                  "graph input '%s' has element type %d (supported: float32, "
+                  "int64, int32, bool)",
+                  vi->name, e);
+  }
   for (int k = 0; I->o && k < I->o->nshapes; k++)
     if (!strcmp(I->o->shapes[k].name, vi->name)) {
       *s = I->o->shapes[k].shape;
@@ -1484,11 +1967,6 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
     return fail(I, BASE_ERR_PARAM, "graph input '%s' is not a tensor",
                 vi->name);
   const Onnx__TypeProto__Tensor *tt = t->tensor_type;
-  if (tt->has_elem_type && tt->elem_type != DT_FLOAT)
-    return fail(I, BASE_ERR_PARAM,
-                "graph input '%s' has element type %d (only float32 is "
-                "supported)",
-                vi->name, tt->elem_type);
   if (!tt->shape)
     return fail(I, BASE_ERR_SHAPE,
                 "graph input '%s' has no shape: pass --input-shape %s=DxDx...",
@@ -1529,13 +2007,15 @@ static base_status load_inputs(imp *I) {
         v ? load_tensor(I, t, v) : fail(I, BASE_ERR_NOMEM, "out of memory");
     if (st)
       return st; /* becomes a weight (with data) when an operator reads it */
+    v->from_init = !v->is_int;
   }
   for (size_t k = 0; k < g->n_input; k++) {
     const Onnx__ValueInfoProto *vi = g->input[k];
     if (!vi->name || is_initializer(g, vi->name))
       continue;
     ir_shape s;
-    base_status st = input_shape(I, vi, &s);
+    int dtype;
+    base_status st = input_shape(I, vi, &s, &dtype);
     if (st)
       return st;
     char name[256];
@@ -1549,6 +2029,7 @@ static base_status load_inputs(imp *I) {
       return t < 0 ? fail(I, I->d->code, "%s", I->d->msg)
                    : fail(I, BASE_ERR_NOMEM, "out of memory");
     v->tensor = t;
+    I->g->tensors[t].dtype = dtype;
   }
   return BASE_OK;
 }
@@ -1584,6 +2065,88 @@ static base_status check_nodes(imp *I) {
   return BASE_OK;
 }
 
+/* Evaluates the current node on the host when every input it has is a
+ * constant (fold.c), defining its outputs as constants. Float nodes over
+ * weight initializers are left to their handlers (weight preprocessing
+ * stays in the graph, "run once at load"). BASE_ERR_UNKNOWN_OP: not
+ * folded, nothing changed. */
+static base_status try_fold(imp *I) {
+  const node_t *n = I->node;
+  ox_host in[MAX_INPUTS], out[IR_MAX_LIST];
+  int nin = (int)n->n_input, all_float = 1, any_init = 0;
+  if (nin == 0)
+    return BASE_ERR_UNKNOWN_OP;
+  for (int k = 0; k < nin; k++) {
+    val *v = has_input(n, (size_t)k) ? find_val(I, n->input[k]) : NULL;
+    if (has_input(n, (size_t)k) && (!v || !v->is_const))
+      return BASE_ERR_UNKNOWN_OP;
+    all_float &= !v || !v->is_int;
+    any_init |= v && v->from_init;
+  }
+  if (all_float && any_init)
+    return BASE_ERR_UNKNOWN_OP;
+  memset(in, 0, sizeof in);
+  memset(out, 0, sizeof out);
+  base_status st = BASE_OK;
+  for (int k = 0; k < nin && !st; k++) {
+    val *v = has_input(n, (size_t)k) ? find_val(I, n->input[k]) : NULL;
+    if (!v)
+      continue;
+    int64_t m = ir_shape_numel(&v->shape);
+    in[k].shape = v->shape;
+    in[k].dtype = v->is_bool ? IR_DT_BOOL : v->is_int ? IR_DT_I64 : IR_DT_F32;
+    in[k].v = base_malloc(sizeof(double) * (size_t)(m ? m : 1));
+    if (!in[k].v)
+      st = fail(I, BASE_ERR_NOMEM, "out of memory");
+    for (int64_t j = 0; !st && j < m; j++)
+      in[k].v[j] = v->is_int ? (double)v->i[j] : (double)v->f[j];
+  }
+  char err[256] = "";
+  if (!st) {
+    st = ox_fold(n, in, nin, out, err, sizeof err);
+    if (st && st != BASE_ERR_UNKNOWN_OP)
+      st = fail(I, st, "%s", err);
+  }
+  for (size_t k = 0; !st && k < n->n_output; k++) {
+    if (!n->output[k][0])
+      continue;
+    if (k >= IR_MAX_LIST || !out[k].v) {
+      st = fail(I, BASE_ERR_PARAM, "output %zu cannot be folded", k + 1);
+      break;
+    }
+    val *v = new_val(I, n->output[k]);
+    int64_t m = ir_shape_numel(&out[k].shape);
+    if (v) {
+      v->is_const = 1;
+      v->shape = out[k].shape;
+      v->is_int = out[k].dtype != IR_DT_F32;
+      v->is_bool = out[k].dtype == IR_DT_BOOL;
+      if (v->is_int)
+        v->i = base_malloc(sizeof(int64_t) * (size_t)(m ? m : 1));
+      else
+        v->f = base_malloc(sizeof(float) * (size_t)(m ? m : 1));
+    }
+    if (!v || (!v->i && !v->f)) {
+      st = fail(I, BASE_ERR_NOMEM, "out of memory");
+      break;
+    }
+    for (int64_t j = 0; j < m; j++) {
+      double x = out[k].v[j];
+      if (v->is_int)
+        v->i[j] = x >= 9.2e18    ? INT64_MAX
+                  : x <= -9.2e18 ? INT64_MIN
+                                 : (int64_t)x;
+      else
+        v->f[j] = (float)x;
+    }
+  }
+  for (int k = 0; k < nin; k++)
+    free(in[k].v);
+  for (int k = 0; k < IR_MAX_LIST; k++)
+    free(out[k].v);
+  return st;
+}
+
 static base_status run_nodes(imp *I) {
   const Onnx__GraphProto *g = I->m->graph;
   for (size_t i = 0; i < g->n_node; i++) {
@@ -1599,7 +2162,9 @@ static base_status run_nodes(imp *I) {
       return fail(I, BASE_ERR_UNKNOWN_OP,
                   "unsupported ONNX operator '%s' (supported: %s)", type,
                   ox_supported_ops());
-    base_status st = op->fn(I);
+    base_status st = try_fold(I);
+    if (st == BASE_ERR_UNKNOWN_OP)
+      st = op->fn(I);
     if (st)
       return st;
   }

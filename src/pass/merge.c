@@ -270,6 +270,19 @@ static ir_graph *rebuild(const ir_graph *g, const uint8_t *wmask,
 
 ir_graph *pass_merge_siblings(const ir_graph *g, cd_cost_fn f, void *u,
                               int *count, base_diag *d) {
+  return pass_merge_siblings_except(g, NULL, f, u, count, d);
+}
+
+static int touches(const group *c, const uint8_t *skip) {
+  for (int m = 0; skip && m < c->n; m++)
+    if (skip[c->node[m]])
+      return 1;
+  return 0;
+}
+
+ir_graph *pass_merge_siblings_except(const ir_graph *g, const uint8_t *skip,
+                                     cd_cost_fn f, void *u, int *count,
+                                     base_diag *d) {
   *count = 0;
   uint8_t *wmask = base_calloc((size_t)g->nnodes + 1, 1);
   group *gr = NULL;
@@ -288,6 +301,8 @@ ir_graph *pass_merge_siblings(const ir_graph *g, cd_cost_fn f, void *u,
     double c0, c1;
     int ok = !cd_sum_cost(g, f, u, &c0, NULL, d);
     for (int k = 0; ok && k < ng; k++) {
+      if (touches(&gr[k], skip))
+        continue; /* left to the search's rules */
       take[k] = 1;
       ir_graph *one = rebuild(g, wmask, gr, ng, take, d);
       take[k] = 0;

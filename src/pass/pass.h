@@ -8,6 +8,7 @@
 
 #include "../costdb/costdb.h"
 #include "../ir/ir.h"
+#include "../rewrite/rewrite.h"
 
 /* conv2d (act none, output read only by one batchnorm) + batchnorm -> one
  * conv2d whose weights and bias are computed by weight-only nodes from the
@@ -16,6 +17,15 @@ ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d);
 /* conv2d/matmul (act none) whose output is read only by a relu, sigmoid,
  * tanh or gelu -> the conv/matmul with that act. */
 ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d);
+/* The same, leaving alone every node whose skip[] entry is set (NULL:
+ * none). */
+ir_graph *pass_fuse_activations_except(const ir_graph *g, const uint8_t *skip,
+                                       int *count, base_diag *d);
+/* Passes as rules (docs/search.md): sets cover[i] (g->nnodes entries) for
+ * every node i that some forward pattern of rules matches, 0 elsewhere;
+ * the hand-written passes then leave those sites to the search. */
+base_status pass_rule_cover(const ir_graph *g, const rewrite_rules *rules,
+                            uint8_t *cover, base_diag *d);
 /* Sibling merging: conv2d (groups 1) or matmul (rank-2 weight) nodes that
  * read the same input with equal parameters, weights of equal shape but
  * for the output channels, and weights and biases computed from weights
@@ -25,6 +35,11 @@ ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d);
  * lower. */
 ir_graph *pass_merge_siblings(const ir_graph *g, cd_cost_fn f, void *u,
                               int *count, base_diag *d);
+/* The same, leaving alone every group with a node whose skip[] entry is
+ * set (NULL: none). */
+ir_graph *pass_merge_siblings_except(const ir_graph *g, const uint8_t *skip,
+                                     cd_cost_fn f, void *u, int *count,
+                                     base_diag *d);
 /* Common subexpressions: a node with the operator, parameters and inputs
  * of an earlier one (NASNet-A's branches each apply relu to one input) is
  * dropped and its readers read the earlier node's outputs. Nodes computing

@@ -31,8 +31,8 @@ static int sole_reader(const ir_graph *g, const rewrite_index *ix, int i) {
 /* partner[i] = j: node i is merged with its reader j (by the pass's rule). */
 typedef int (*pair_fn)(const ir_graph *g, const ir_node *n, const ir_node *r);
 
-static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
-                           base_diag *d) {
+static int32_t *find_pairs(const ir_graph *g, pair_fn ok, const uint8_t *skip,
+                           int *count, base_diag *d) {
   rewrite_index ix;
   int32_t *partner = base_malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
   if (!partner || rewrite_index_build(g, &ix, d)) {
@@ -44,7 +44,7 @@ static int32_t *find_pairs(const ir_graph *g, pair_fn ok, int *count,
   for (int i = 0; i < g->nnodes; i++)
     partner[i] = -1;
   for (int i = 0; i < g->nnodes; i++) {
-    int j = sole_reader(g, &ix, i);
+    int j = skip && skip[i] ? -1 : sole_reader(g, &ix, i);
     if (j >= 0 && ok(g, &g->nodes[i], &g->nodes[j])) {
       partner[i] = j;
       ++*count;
@@ -64,8 +64,13 @@ static int fusable(const ir_graph *g, const ir_node *n, const ir_node *r) {
 }
 
 ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d) {
+  return pass_fuse_activations_except(g, NULL, count, d);
+}
+
+ir_graph *pass_fuse_activations_except(const ir_graph *g, const uint8_t *leave,
+                                       int *count, base_diag *d) {
   rewrite_builder b;
-  int32_t *partner = find_pairs(g, fusable, count, d);
+  int32_t *partner = find_pairs(g, fusable, leave, count, d);
   if (!partner || rewrite_build_begin(&b, g, NULL, d)) {
     free(partner);
     return NULL;
@@ -175,7 +180,7 @@ static base_status emit_fold(rewrite_builder *b, int i, int j) {
 
 ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
   rewrite_builder b;
-  int32_t *partner = find_pairs(g, foldable, count, d);
+  int32_t *partner = find_pairs(g, foldable, NULL, count, d);
   if (!partner || rewrite_build_begin(&b, g, NULL, d)) {
     free(partner);
     return NULL;
@@ -323,4 +328,31 @@ ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d) {
   free(tab);
   free(out);
   return rewrite_build_finish(&b, st);
+}
+
+/* ---- rule cover
+ * ------------------------------------------------------------------ */
+
+base_status pass_rule_cover(const ir_graph *g, const rewrite_rules *rules,
+                            uint8_t *cover, base_diag *d) {
+  rewrite_index ix;
+  memset(cover, 0, (size_t)g->nnodes + 1);
+  if (!rules)
+    return BASE_OK;
+  base_status st = rewrite_index_build(g, &ix, d);
+  if (st)
+    return st;
+  for (int k = 0; !st && k < rules->ndirs; k++) {
+    const rewrite_dir *dr = &rules->dirs[k];
+    if (dr->backward || !rewrite_cpat_may_match(&dr->cp, &ix))
+      continue;
+    rewrite_matches ms = {0};
+    st = rewrite_match_cpat(&dr->cp, g, &ix, &ms, d);
+    for (int i = 0; !st && i < ms.n; i++)
+      for (int p = 0; p < dr->pat->nnodes; p++)
+        cover[ms.m[i].node[p]] = 1;
+    rewrite_matches_free(&ms);
+  }
+  rewrite_index_free(&ix);
+  return st;
 }

@@ -20,8 +20,10 @@ void rewrite_fresh_name(const ir_graph *g, const ir_graph *h, const char *base,
 static int copy_leaf(rewrite_builder *b, int t) {
   const ir_tensor *x = &b->g->tensors[t];
   int k = ir_add_tensor(b->h, x->name, x->kind, &x->shape, b->d);
-  if (k >= 0)
+  if (k >= 0) {
     b->h->tensors[k].data = x->data; /* shared; srch_optimize clones */
+    b->h->tensors[k].dtype = x->dtype;
+  }
   return k;
 }
 

@@ -26,6 +26,8 @@ void rewrite_index_free(rewrite_index *ix) {
   free(ix->sig);
   free(ix->by_sig);
   free(ix->busy);
+  free(ix->pad);
+  free(ix->ssig);
   memset(ix, 0, sizeof *ix);
 }
 
@@ -109,8 +111,11 @@ base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
   ix->sig = base_malloc(sizeof(uint64_t) * (size_t)(g->nnodes + 1));
   ix->by_sig = base_malloc(sizeof(int32_t) * (size_t)(g->nnodes + 1));
   ix->busy = base_calloc((size_t)g->nnodes + 1, 1);
+  ix->pad = base_calloc((size_t)g->nnodes + 1, 1);
+  ix->ssig = base_malloc(sizeof(uint64_t) * (size_t)(g->nnodes + 1));
   if (!ix->use_start || !ix->use_node || !ix->is_output || !ix->op_start ||
-      !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy) {
+      !ix->op_node || !ix->sig || !ix->by_sig || !ix->busy || !ix->pad ||
+      !ix->ssig) {
     rewrite_index_free(ix);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
@@ -118,6 +123,9 @@ base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
   index_ops(g, ix);
   for (int i = 0; i < g->nnodes; i++) {
     ix->sig[i] = rewrite_node_sig(g, &g->nodes[i]);
+    ix->ssig[i] = rewrite_node_ssig(g, &g->nodes[i]);
+    rewrite_sig_bits(ix->ssig[i], ix->ssigset);
+    ix->pad[i] = rewrite_pad_modes(g, &g->nodes[i]);
     rewrite_sig_bits(ix->sig[i], ix->sigset);
   }
   if (index_sigs(g->nnodes, ix)) {
@@ -150,19 +158,42 @@ typedef struct sig_key {
   uint8_t rank[IR_MAX_IN + IR_MAX_LIST];
 } sig_key;
 
-uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n) {
+/* Whether op has a pad= parameter (its padding is compared by value). */
+static int has_pad(ir_opcode op) {
+  return op == IR_OP_CONV2D || op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL;
+}
+
+static uint64_t node_sig(const ir_graph *g, const ir_node *n, int strict) {
   sig_key k;
   memset(&k, 0, sizeof k);
   k.a = n->a;
   rewrite_attrs_generic(n->op, &k.a);
+  int nin = n->nin;
+  if (has_pad(n->op)) { /* compared by the padding they resolve to */
+    k.a.padmode = 0;
+    memset(k.a.pad, 0, sizeof k.a.pad);
+  }
+  if (n->op == IR_OP_CONV2D && !strict) { /* what instances may differ in */
+    memset(k.a.stride, 0, sizeof k.a.stride);
+    k.a.groups = k.a.act = 0;
+    nin = nin > 2 ? 2 : nin;
+  }
   k.op = n->op;
-  k.nin = n->nin;
+  k.nin = nin;
   k.nout = n->nout;
-  for (int i = 0; i < n->nin; i++)
+  for (int i = 0; i < nin; i++)
     k.rank[i] = (uint8_t)g->tensors[n->in[i]].shape.rank;
   for (int o = 0; o < n->nout; o++)
-    k.rank[n->nin + o] = (uint8_t)g->tensors[n->out[o]].shape.rank;
-  return XXH3_64bits(&k, offsetof(sig_key, rank) + (size_t)(n->nin + n->nout));
+    k.rank[nin + o] = (uint8_t)g->tensors[n->out[o]].shape.rank;
+  return XXH3_64bits(&k, offsetof(sig_key, rank) + (size_t)(nin + n->nout));
+}
+
+uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n) {
+  return node_sig(g, n, 0);
+}
+
+uint64_t rewrite_node_ssig(const ir_graph *g, const ir_node *n) {
+  return node_sig(g, n, 1);
 }
 
 void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]) {
@@ -172,11 +203,73 @@ void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]) {
   }
 }
 
-static int same_params(const ir_node *p, const ir_node *n) {
+/* Whether graph node gn of g pads as a node with padding mode `mode` would
+ * on gn's own shapes (explicit pads equal to what `same` resolves to
+ * compute what `same` computes). */
+static int pads_as(ir_padmode mode, const ir_graph *g, const ir_node *gn) {
+  if ((ir_padmode)gn->a.padmode == mode)
+    return 1;
+  if (mode == IR_PAD_EXPLICIT)
+    return 0;
+  ir_attrs a = gn->a;
+  a.padmode = mode;
+  memset(a.pad, 0, sizeof a.pad);
+  const ir_shape *ins[IR_MAX_IN];
+  ir_shape outs[IR_MAX_LIST];
+  for (int k = 0; k < gn->nin; k++)
+    ins[k] = &g->tensors[gn->in[k]].shape;
+  if (ir_infer(gn->op, &a, ins, gn->nin, outs, NULL))
+    return 0;
+  return memcmp(a.pad, gn->a.pad, sizeof a.pad) == 0;
+}
+
+uint8_t rewrite_pad_modes(const ir_graph *g, const ir_node *n) {
+  if (!has_pad(n->op))
+    return 0;
+  uint8_t m = (uint8_t)(1u << n->a.padmode);
+  for (int k = IR_PAD_SAME; k <= IR_PAD_VALID; k++)
+    if (k != n->a.padmode && pads_as((ir_padmode)k, g, n))
+      m |= (uint8_t)(1u << k);
+  return m;
+}
+
+/* rewrite_params_match for two convolutions: their semantics depend on
+ * stride, padding, dilation, groups and act only (ops.def's parameters of
+ * conv2d; the other fields of ir_attrs are unused by conv2d). */
+static int conv_params_match(const ir_node *p, const ir_node *n,
+                             uint8_t modes) {
+  const ir_attrs *a = &p->a, *b = &n->a;
+  if (a->dilation[0] != b->dilation[0] || a->dilation[1] != b->dilation[1])
+    return 0;
+  if (a->padmode == IR_PAD_EXPLICIT
+          ? b->padmode != IR_PAD_EXPLICIT ||
+                memcmp(a->pad, b->pad, sizeof a->pad) != 0
+          : !(modes & (1u << a->padmode)))
+    return 0;
+  if (p->nin == n->nin && a->stride[0] == b->stride[0] &&
+      a->stride[1] == b->stride[1] && a->groups == b->groups &&
+      a->act == b->act)
+    return REWRITE_EXACT;
+  if (p->nin != 2 || n->nin > 3 || (a->act != IR_ACT_NONE && a->act != b->act))
+    return 0;
+  return REWRITE_INSTANCE;
+}
+
+int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes) {
+  if (p->op != n->op || p->nout != n->nout)
+    return 0;
+  if (p->op == IR_OP_CONV2D)
+    return conv_params_match(p, n, modes);
   ir_attrs a = p->a, b = n->a;
   rewrite_attrs_generic(p->op, &a);
   rewrite_attrs_generic(n->op, &b);
-  return memcmp(&a, &b, sizeof a) == 0;
+  if (has_pad(p->op) && a.padmode != b.padmode) {
+    if (!(modes & (1u << a.padmode)))
+      return 0;
+    b.padmode = a.padmode;
+    memcpy(b.pad, a.pad, sizeof b.pad);
+  }
+  return p->nin == n->nin && memcmp(&a, &b, sizeof a) == 0 ? REWRITE_EXACT : 0;
 }
 
 /* ---- matching
@@ -189,7 +282,10 @@ typedef struct mstate {
   rewrite_matches *ms;
   rewrite_match cur;
   uint8_t *used; /* g->nnodes: node already bound (the index's scratch) */
+  int ninst;     /* nodes bound as a rule instance (REWRITE_INSTANCE) */
+  int exact;     /* no instances: exact matches only */
   base_status st;
+  base_diag *d;
 } mstate;
 
 static base_status push_match(mstate *s) {
@@ -244,8 +340,15 @@ static void match_from(mstate *s, int k);
 /* Tries pattern node p on graph node i, then the rest. */
 static void try_node(mstate *s, int k, int p, int i) {
   const ir_node *pn = &s->pat->nodes[p], *gn = &s->g->nodes[i];
-  if (s->used[i] || s->cp->sig[p] != s->ix->sig[i] || pn->op != gn->op ||
-      pn->nin != gn->nin || pn->nout != gn->nout || !same_params(pn, gn))
+  if (s->used[i] || s->cp->sig[p] != s->ix->sig[i] ||
+      (s->exact && s->cp->ssig[p] != s->ix->ssig[i]))
+    return;
+  int pm = rewrite_params_match(pn, gn, s->ix->pad[i]);
+  if (!pm || (pm == REWRITE_INSTANCE && s->exact))
+    return;
+  /* rules are float-only: a node reading or writing int64 / bool values is
+   * never matched (no law is proven for those types; ir.h ir_dtype) */
+  if (!ir_node_all_f32(s->g, gn))
     return;
   int undo[2 * IR_MAX_IN + 2 * IR_MAX_LIST], nundo = 0, ok = 1;
   for (int o = 0; ok && o < pn->nout; o++)
@@ -255,7 +358,9 @@ static void try_node(mstate *s, int k, int p, int i) {
   if (ok) {
     s->used[i] = 1;
     s->cur.node[p] = i;
+    s->ninst += pm == REWRITE_INSTANCE;
     match_from(s, k - 1);
+    s->ninst -= pm == REWRITE_INSTANCE;
     s->used[i] = 0;
     s->cur.node[p] = -1;
   }
@@ -268,8 +373,22 @@ static void match_from(mstate *s, int k) {
   if (s->st)
     return;
   if (k < 0) {
-    if (match_valid(s))
+    if (!match_valid(s))
+      return;
+    if (!s->ninst) {
       s->st = push_match(s);
+      return;
+    }
+    rewrite_match inst = s->cur;
+    int ok = 0;
+    s->st =
+        rewrite_inst_resolve(s->cp, s->g, &s->cur, s->used, &inst, &ok, s->d);
+    if (!s->st && ok) {
+      rewrite_match keep = s->cur;
+      s->cur = inst;
+      s->st = push_match(s);
+      s->cur = keep;
+    }
     return;
   }
   const ir_node *pn = &s->pat->nodes[k];
@@ -322,6 +441,8 @@ base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
     const ir_node *n = &pat->nodes[i];
     cp->sig[i] = rewrite_node_sig(pat, n);
     rewrite_sig_bits(cp->sig[i], cp->sigset);
+    cp->ssig[i] = rewrite_node_ssig(pat, n);
+    rewrite_sig_bits(cp->ssig[i], cp->ssigset);
     cp->ops |= (uint64_t)1 << n->op;
     if (count[n->op]++ == 0)
       cp->need_op[cp->nneed++] = (uint8_t)n->op;
@@ -336,8 +457,10 @@ base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
 }
 
 int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix) {
+  int exact = !cp->ic || rewrite_icache_hopeless(cp->ic, cp->dir);
   for (int w = 0; w < REWRITE_SIG_WORDS; w++)
-    if (cp->sigset[w] & ~ix->sigset[w])
+    if (exact ? cp->ssigset[w] & ~ix->ssigset[w]
+              : cp->sigset[w] & ~ix->sigset[w])
       return 0;
   for (int k = 0; k < cp->nneed; k++) {
     int o = cp->need_op[k];
@@ -350,14 +473,21 @@ int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix) {
 base_status rewrite_match_cpat(const rewrite_cpat *cp, const ir_graph *g,
                                const rewrite_index *ix, rewrite_matches *ms,
                                base_diag *d) {
-  mstate s = {
-      .cp = cp, .pat = cp->g, .g = g, .ix = ix, .ms = ms, .used = ix->busy};
+  mstate s = {.cp = cp,
+              .pat = cp->g,
+              .g = g,
+              .ix = ix,
+              .ms = ms,
+              .used = ix->busy,
+              .exact = !cp->ic || rewrite_icache_hopeless(cp->ic, cp->dir),
+              .d = d};
+  memset(&s.cur, 0, sizeof s.cur);
   memset(s.cur.node, -1, sizeof s.cur.node);
   memset(s.cur.tensor, -1, sizeof s.cur.tensor);
   match_from(&s, cp->g->nnodes - 1);
-  if (s.st)
+  if (s.st == BASE_ERR_NOMEM)
     return base_diag_set(d, s.st, 0, 0, "out of memory");
-  return BASE_OK;
+  return s.st;
 }
 
 base_status rewrite_match_indexed(const ir_graph *pat, const ir_graph *g,

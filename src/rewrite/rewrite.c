@@ -144,6 +144,11 @@ static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
   case IR_OP_SLICE:
+  case IR_OP_GATHER:
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST:
   case IR_OP_FUSED: break; /* no parameter follows the shapes */
   }
   return BASE_OK;
@@ -205,6 +210,157 @@ static base_status substitute(rw *r) {
   for (int i = 0; i < r->pat->nnodes; i++)
     r->matched[r->m->node[i]] = 1;
   return BASE_OK;
+}
+
+/* ---- rule instances
+ * ---------------------------------------------------------- */
+
+static int32_t map_get(const int32_t *from, const int32_t *to, int n,
+                       int32_t v) {
+  for (int i = 0; i < n; i++)
+    if (from[i] == v)
+      return to[i];
+  return v;
+}
+
+static void edit_conv(const rewrite_edits *e, ir_attrs *a) {
+  a->stride[0] = map_get(e->sh_from, e->sh_to, e->nsh, a->stride[0]);
+  a->stride[1] = map_get(e->sw_from, e->sw_to, e->nsw, a->stride[1]);
+  a->groups = map_get(e->groups_from, e->groups_to, e->ngroups, a->groups);
+}
+
+/* Adds the bias term of e to h; returns its tensor or -1. */
+static int inst_bias(ir_graph *h, const rewrite_edits *e, base_diag *d) {
+  int b[2];
+  int n = e->bias_kind == REWRITE_BIAS_ONE ? 1 : 2;
+  for (int i = 0; i < n; i++)
+    if ((b[i] = ir_add_tensor(h, e->bias_name[i], IR_T_WEIGHT,
+                              &e->bias_shape[i], d)) < 0)
+      return -1;
+  if (n == 1)
+    return b[0];
+  ir_attrs a;
+  ir_opcode op = e->bias_kind == REWRITE_BIAS_SUM ? IR_OP_EWADD : IR_OP_CONCAT;
+  ir_attrs_default(op, &a);
+  a.axis = 0;
+  const char *name[1] = {"__bias"};
+  int k = ir_add_node(h, op, b, 2, &a, name, d);
+  return k < 0 ? -1 : h->nodes[k].out[0];
+}
+
+/* Whether repl tensor t is read by a node of repl. */
+static int repl_reads(const ir_graph *repl, int t) {
+  for (int i = 0; i < repl->nnodes; i++)
+    for (int k = 0; k < repl->nodes[i].nin; k++)
+      if (repl->nodes[i].in[k] == t)
+        return 1;
+  return 0;
+}
+
+static ir_graph *type_instance(rw *r, const rewrite_edits *e) {
+  const ir_graph *repl = r->repl;
+  int32_t map[REWRITE_MAX_PTENSORS];
+  int fused[REWRITE_MAX_PTENSORS] = {0}; /* outputs whose act is fused */
+  ir_graph *h = ir_graph_new("instance");
+  if (!h) {
+    base_diag_set(r->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  for (int t = 0; t < repl->ntensors; t++) {
+    if (repl->tensors[t].kind == IR_T_VALUE)
+      continue;
+    int p = ir_find_tensor(r->pat, repl->tensors[t].name);
+    int gt = p < 0 ? -1 : r->m->tensor[p];
+    if (gt < 0) {
+      base_diag_set(r->d, BASE_ERR_PARAM, 0, 0, "replacement input unbound");
+      goto fail;
+    }
+    if ((map[t] =
+             ir_add_tensor(h, repl->tensors[t].name, r->pat->tensors[p].kind,
+                           &r->g->tensors[gt].shape, r->d)) < 0)
+      goto fail;
+  }
+  int bias = -1;
+  if (e->bias_node >= 0 && (bias = inst_bias(h, e, r->d)) < 0)
+    goto fail;
+  for (int i = 0; i < repl->nnodes; i++) {
+    const ir_node *n = &repl->nodes[i];
+    ir_attrs a = n->a;
+    int32_t in[IR_MAX_IN];
+    const char *np[IR_MAX_LIST];
+    if (fix_params(r, n, &a))
+      goto fail;
+    for (int k = 0; k < n->nin; k++)
+      in[k] = map[n->in[k]];
+    int nin = n->nin;
+    if (n->op == IR_OP_CONV2D)
+      edit_conv(e, &a);
+    if (i == e->bias_node) {
+      if (n->op != IR_OP_CONV2D || nin != 2) {
+        base_diag_set(r->d, BASE_ERR_PARAM, 0, 0, "no bias slot");
+        goto fail;
+      }
+      in[nin++] = bias;
+    }
+    for (int o = 0; o < repl->noutputs; o++) /* fuse an output activation */
+      if (e->act[o] && n->nout == 1 && repl->outputs[o] == n->out[0] &&
+          (ir_op(n->op)->flags & IR_OPF_ACT_PARAM) && a.act == IR_ACT_NONE &&
+          !repl_reads(repl, n->out[0])) {
+        a.act = e->act[o];
+        fused[o] = 1;
+      }
+    for (int o = 0; o < n->nout; o++)
+      np[o] = repl->tensors[n->out[o]].name;
+    int k = ir_add_node(h, n->op, in, nin, &a, np, r->d);
+    if (k < 0)
+      goto fail;
+    for (int o = 0; o < n->nout; o++)
+      map[n->out[o]] = h->nodes[k].out[o];
+  }
+  for (int o = 0; o < repl->noutputs; o++) {
+    int t = map[repl->outputs[o]];
+    if (e->act[o] && !fused[o]) {
+      ir_attrs a;
+      int op = ir_act_op((ir_act)e->act[o]);
+      char name[32];
+      snprintf(name, sizeof name, "__act%d", o);
+      const char *np[1] = {name};
+      if (op < 0)
+        goto fail;
+      ir_attrs_default((ir_opcode)op, &a);
+      int k = ir_add_node(h, (ir_opcode)op, &t, 1, &a, np, r->d);
+      if (k < 0)
+        goto fail;
+      t = h->nodes[k].out[0];
+    }
+    if (ir_add_output(h, t, r->d))
+      goto fail;
+  }
+  return h;
+fail:
+  ir_graph_free(h);
+  return NULL;
+}
+
+ir_graph *rewrite_type_instance(const ir_graph *g, const ir_graph *pat,
+                                const ir_graph *repl, const rewrite_match *m,
+                                const rewrite_edits *e, base_diag *d) {
+  if (repl->nnodes > REWRITE_MAX_PNODES ||
+      repl->ntensors > REWRITE_MAX_PTENSORS ||
+      pat->noutputs != repl->noutputs) {
+    base_diag_set(d, BASE_ERR_PARAM, 0, 0, "replacement too large");
+    return NULL;
+  }
+  rw *r = base_calloc(1, sizeof *r);
+  if (!r) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  *r = (rw){.g = g, .pat = pat, .repl = repl, .m = m, .d = d};
+  dm_build(r);
+  ir_graph *h = type_instance(r, e);
+  free(r);
+  return h;
 }
 
 /* ---- ordering

@@ -25,10 +25,16 @@
 /* ---- matching -------------------------------------------------------------
  */
 
-/* One occurrence of a pattern graph in a graph. */
+/* One occurrence of a pattern graph in a graph. A rule direction may match
+ * as a proven instance of the rule (a convolution with another stride,
+ * groups, a bias or a fused activation: docs/search.md, "Why each
+ * generalisation is sound"); then pat and repl are that instance's sides,
+ * which node[] and tensor[] refer to, and apply in place of the
+ * direction's (they live as long as the compiled rules). NULL otherwise. */
 typedef struct rewrite_match {
   int32_t node[REWRITE_MAX_PNODES];     /* pattern node i -> graph node */
   int32_t tensor[REWRITE_MAX_PTENSORS]; /* pattern tensor i -> graph tensor */
+  const ir_graph *pat, *repl;           /* a proven instance, or NULL */
 } rewrite_match;
 
 typedef struct rewrite_matches {
@@ -40,11 +46,13 @@ void rewrite_matches_free(rewrite_matches *ms);
 
 /* Appends to ms every match of pat in g: operators, arities and parameters
  * equal (parameters that follow shapes excepted: split sizes, const_*
- * shapes, resolved 'same' padding), ranks equal, a pattern input used twice
- * binds one tensor, distinct pattern nodes bind distinct graph nodes, and no
- * intermediate tensor of the match (not an output of pat) is read outside
- * the match or is an output of g. Patterns with more than REWRITE_MAX_PNODES
- * nodes or REWRITE_MAX_PTENSORS tensors are an BASE_ERR_PARAM. */
+ * shapes; padding compares by the pads it resolves to on the graph node's
+ * shapes, so explicit pads equal to 'same' match 'same'), ranks equal, a
+ * pattern input used twice binds one tensor, distinct pattern nodes bind
+ * distinct graph nodes, and no intermediate tensor of the match (not an output
+ * of pat) is read outside the match or is an output of g. Patterns with more
+ * than REWRITE_MAX_PNODES nodes or REWRITE_MAX_PTENSORS tensors are an
+ * BASE_ERR_PARAM. */
 base_status rewrite_match_graph(const ir_graph *pat, const ir_graph *g,
                                 rewrite_matches *ms, base_diag *d);
 
@@ -78,6 +86,13 @@ rewrite_rules *rewrite_rules_compile(const ir_ruleset *rs, int directions,
                                      int allow_unproven, base_diag *d);
 void rewrite_rules_free(rewrite_rules *r);
 int rewrite_rules_count(const rewrite_rules *r); /* usable directed patterns */
+/* Whether the directions also match as proven rule instances (1, the
+ * default) or only exactly (0: how matching was before instances). */
+void rewrite_rules_set_instances(rewrite_rules *r, int on);
+/* Rule instances tried on real graphs: proven and used, refused (not
+ * proven, or past the proof budget). */
+void rewrite_rules_instance_counts(const rewrite_rules *r, int *proven,
+                                   int *refused);
 
 /* ---- rebuilding graphs ------------------------------------------------------
  */

@@ -22,7 +22,10 @@ typedef struct rewrite_index {
   uint64_t *sig;      /* nnodes: rewrite_node_sig of each node */
   int32_t *by_sig;    /* nnodes: nodes sorted by (signature, index) */
   uint64_t sigset[REWRITE_SIG_WORDS]; /* the signatures present (Bloom) */
-  uint8_t *busy; /* nnodes: matcher scratch, all zero between matches */
+  uint8_t *busy;  /* nnodes: matcher scratch, all zero between matches */
+  uint8_t *pad;   /* nnodes: rewrite_pad_modes of each node */
+  uint64_t *ssig; /* nnodes: rewrite_node_ssig of each node */
+  uint64_t ssigset[REWRITE_SIG_WORDS]; /* the strict signatures (Bloom) */
 } rewrite_index;
 
 /* A node's signature: a hash of its operator, arity, parameters (shape-
@@ -30,6 +33,9 @@ typedef struct rewrite_index {
  * the matcher may pair have equal signatures (the converse needs the full
  * comparison). */
 uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n);
+/* The strict signature: as rewrite_node_sig, but a convolution's stride,
+ * groups, act and bias count too (what exact matching compares). */
+uint64_t rewrite_node_ssig(const ir_graph *g, const ir_node *n);
 /* The Bloom filter bits of signature s. */
 void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]);
 
@@ -37,12 +43,19 @@ base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
                                 base_diag *d);
 void rewrite_index_free(rewrite_index *ix);
 
+typedef struct rewrite_icache rewrite_icache;
+
 /* A pattern prepared for matching: node signatures, the signature filter,
  * the operator counts it needs, and per-tensor facts. */
 typedef struct rewrite_cpat {
   const ir_graph *g;
+  const ir_graph *repl; /* the direction's replacement (instances) */
+  rewrite_icache *ic;   /* proven instances; NULL: exact matching only */
+  int dir;              /* the direction's index (instance cache key) */
   uint64_t sig[REWRITE_MAX_PNODES];
   uint64_t sigset[REWRITE_SIG_WORDS];
+  uint64_t ssig[REWRITE_MAX_PNODES]; /* strict signatures */
+  uint64_t ssigset[REWRITE_SIG_WORDS];
   uint64_t ops; /* bit op: the pattern has a node of operator op */
   int nneed;
   uint8_t need_op[REWRITE_MAX_PNODES], need_count[REWRITE_MAX_PNODES];
@@ -90,6 +103,7 @@ typedef struct rewrite_anchors {
 
 struct rewrite_rules {
   const ir_ruleset *rs;
+  rewrite_icache *ic; /* proven instances of the directions */
   rewrite_dir *dirs;
   int ndirs;
   rewrite_anchors an;
@@ -102,6 +116,78 @@ void rewrite_anchors_mark(const rewrite_rules *r, const rewrite_index *ix,
 
 /* Node parameters with the shape-dependent ones cleared, for comparison. */
 void rewrite_attrs_generic(ir_opcode op, ir_attrs *a);
+
+/* The padding modes (bit 1 << ir_padmode) whose pads node n of g has on
+ * its own shapes: its own mode, and 'same' or 'valid' where its pads are
+ * what they resolve to (explicit [1,1,1,1] on a 3x3 stride-1 conv is
+ * 'same'). 0 for operators without padding. */
+uint8_t rewrite_pad_modes(const ir_graph *g, const ir_node *n);
+
+/* How pattern node p may bind graph node n (whose rewrite_pad_modes are
+ * modes): 0 not at all, REWRITE_EXACT (the parameters are equal, padding
+ * compared by modes), REWRITE_INSTANCE (p is a convolution without
+ * bias that n equals but for stride, groups, a bias or an activation: only
+ * through a proven instance, inst.c). */
+enum { REWRITE_EXACT = 1, REWRITE_INSTANCE = 2 };
+int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes);
+
+/* ---- rule instances (inst.c) ----------------------------------------------
+ */
+
+/* A match m of cp's pattern in g with nodes bound as REWRITE_INSTANCE (busy:
+ * g's nodes bound by m) is turned into a match *out of the rule instance
+ * whose sides are the pattern and replacement with the graph nodes'
+ * parameters, typed on g's shapes, proven by the verifier (cached by
+ * direction, parameters and shapes). *ok = 0 when no proven instance
+ * covers the match (refused). BASE_ERR_NOMEM only. */
+base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
+                                 const rewrite_match *m, const uint8_t *busy,
+                                 rewrite_match *out, int *ok, base_diag *d);
+/* A cache for ndirs directions; NULL on OOM. */
+rewrite_icache *rewrite_icache_new(int ndirs);
+/* Whether direction dir's instances are given up: INST_HOPELESS of them
+ * refused and none proven (its matching is then exact only, as cheap as
+ * without instances). */
+int rewrite_icache_hopeless(const rewrite_icache *c, int dir);
+void rewrite_icache_free(rewrite_icache *c);
+
+/* What an instance changes in the replacement (rewrite_type_instance). */
+typedef struct rewrite_edits {
+  /* pattern value -> graph value of each convolution parameter */
+  int nsh, nsw, ngroups;
+  int32_t sh_from[REWRITE_MAX_PNODES], sh_to[REWRITE_MAX_PNODES];
+  int32_t sw_from[REWRITE_MAX_PNODES], sw_to[REWRITE_MAX_PNODES];
+  int32_t groups_from[REWRITE_MAX_PNODES], groups_to[REWRITE_MAX_PNODES];
+  int bias_node; /* replacement conv given a bias; -1: none */
+  int bias_kind; /* REWRITE_BIAS_* */
+  char bias_name[2][32];
+  ir_shape bias_shape[2];
+  int act[REWRITE_MAX_PTENSORS]; /* per output: activation to apply */
+} rewrite_edits;
+
+enum {
+  REWRITE_BIAS_ONE = 1, /* the bias is bias_name[0] */
+  REWRITE_BIAS_SUM,     /* ewadd(bias 0, bias 1) */
+  REWRITE_BIAS_CONCAT   /* concat(bias 0, bias 1) axis 0 */
+};
+
+/* The replacement of direction (pat, repl) for match m of g, edited by e,
+ * as a standalone graph typed on g's shapes: its inputs are named as the
+ * pattern's (with the bound tensors' shapes) plus e's biases. NULL with d
+ * set when it does not type-check. */
+ir_graph *rewrite_type_instance(const ir_graph *g, const ir_graph *pat,
+                                const ir_graph *repl, const rewrite_match *m,
+                                const rewrite_edits *e, base_diag *d);
+
+/* The pattern and replacement a match of direction dr applies. */
+static inline const ir_graph *rewrite_match_pat(const rewrite_dir *dr,
+                                                const rewrite_match *m) {
+  return m->pat ? m->pat : dr->pat;
+}
+static inline const ir_graph *rewrite_match_repl(const rewrite_dir *dr,
+                                                 const rewrite_match *m) {
+  return m->repl ? m->repl : dr->repl;
+}
 
 /* ---- structural hashes and rewrite probes ---------------------------------
  */

@@ -57,7 +57,7 @@ rewrite_rules *rewrite_rules_compile(const ir_ruleset *rs, int directions,
     return NULL;
   }
   r->rs = rs;
-  int oom = 0;
+  int oom = !(r->ic = rewrite_icache_new(2 * rs->n));
   for (int i = 0; !oom && i < rs->n; i++)
     for (int bw = 0; !oom && bw < 2; bw++) {
       const ir_rule *ru = &rs->rules[i];
@@ -72,8 +72,11 @@ rewrite_rules *rewrite_rules_compile(const ir_ruleset *rs, int directions,
         *dr =
             (rewrite_dir){.rule = i, .backward = bw, .pat = pat, .repl = repl};
         rewrite_cpat_init(&dr->cp, pat, NULL); /* usable() checked its size */
+        dr->cp.repl = repl;
+        dr->cp.dir = r->ndirs - 1;
       }
     }
+  rewrite_rules_set_instances(r, 1);
   if (oom || anchors_build(r)) {
     rewrite_rules_free(r);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -84,6 +87,7 @@ rewrite_rules *rewrite_rules_compile(const ir_ruleset *rs, int directions,
 
 void rewrite_rules_free(rewrite_rules *r) {
   if (r) {
+    rewrite_icache_free(r->ic);
     free(r->dirs);
     free(r->an.key);
     free(r->an.start);
@@ -153,3 +157,8 @@ void rewrite_anchors_mark(const rewrite_rules *r, const rewrite_index *ix,
 }
 
 int rewrite_rules_count(const rewrite_rules *r) { return r->ndirs; }
+
+void rewrite_rules_set_instances(rewrite_rules *r, int on) {
+  for (int k = 0; k < r->ndirs; k++)
+    r->dirs[k].cp.ic = on ? r->ic : NULL;
+}

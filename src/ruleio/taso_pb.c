@@ -655,6 +655,11 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
   case IR_OP_SLICE:
+  case IR_OP_GATHER:
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST:
   case IR_OP_FUSED: break; /* no TASO equivalent */
   }
   if (t < 0)

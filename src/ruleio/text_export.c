@@ -208,6 +208,11 @@ static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
   case IR_OP_PAD:
   case IR_OP_SLICE:
   case IR_OP_CONST_ONES:
+  case IR_OP_GATHER:
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST:
   case IR_OP_FUSED: break; /* no Tensat equivalent */
   }
   return tensat_fail(c, "%s has no Tensat equivalent", op);
@@ -477,6 +482,7 @@ static void json_param(ruleio_buf *b, const ir_attrs *a, ir_param_id p) {
                     a->pad[3]);
     break;
   case IR_PK_ACT: json_str(b, ir_act_name((ir_act)a->act)); break;
+  case IR_PK_DTYPE: json_str(b, ir_dtype_name((ir_dtype)a->groups)); break;
   case IR_PK_LIST: json_ints(b, a->list, a->nlist); break;
   case IR_PK_LIST2: json_ints(b, a->list2, a->nlist2); break;
   }

@@ -16,6 +16,8 @@
 
 #include "srch_int.h"
 
+#define PASS_QUEUE 16 /* queue of the pass rules' whole-graph search */
+
 typedef struct region {
   ir_graph *sub;   /* extracted, then replaced by the optimized graph */
   int32_t *outs;   /* g tensors matching sub's outputs, by position */
@@ -38,7 +40,7 @@ static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
   int k = ir_add_tensor(sub, x->name, weight ? IR_T_WEIGHT : IR_T_INPUT,
                         &x->shape, d);
   if (k >= 0)
-    sub->tensors[k].data = x->data;
+    sub->tensors[k].data = x->data, sub->tensors[k].dtype = x->dtype;
   return k;
 }
 
@@ -181,6 +183,7 @@ typedef struct pass {
   uint8_t *wmask;
   region *rg;
   int nrg;
+  int last; /* the last pass: o->region_fn runs on its regions */
 } pass;
 
 /* Cuts the compute nodes into regions: the first of `first` nodes. */
@@ -219,6 +222,18 @@ static base_status search_regions(pass *p) {
         srch_search_until(r->sub, p->rules, p->o, p->deadline, p->st, p->d);
     if (!best)
       return p->d ? p->d->code : BASE_ERR_INTERNAL;
+    ir_graph *alt = NULL;
+    if (p->last && p->o->region_fn) {
+      base_status st = p->o->region_fn(p->o->region_u, best, &alt, p->d);
+      if (st) {
+        ir_graph_free(best);
+        return st;
+      }
+    }
+    if (alt) {
+      ir_graph_free(best);
+      best = alt;
+    }
     ir_graph_free(r->sub);
     r->sub = best;
   }
@@ -284,12 +299,68 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
                          srch_stats *st, base_diag *d) {
   double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
-  for (int k = 0; k < (o->passes > 0 ? o->passes : 1); k++) {
-    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0};
+  int n = o->passes > 0 ? o->passes : 1;
+  for (int k = 0; k < n; k++) {
+    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0, k == n - 1};
     if (!step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d))
       return 0;
   }
   return 1;
+}
+
+/* The hand-written activation fusion and sibling merging (o->merge) before
+ * the search; with o->pass_rules only on the sites no pass rule matches. */
+static int hand_passes(ir_graph **cur, const ir_graph *g, const srch_options *o,
+                       srch_stats *st, base_diag *d) {
+  uint8_t *skip = NULL;
+  if (o->pass_rules) {
+    skip = base_calloc((size_t)(*cur)->nnodes + 1, 1);
+    if (!skip) {
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      return 0;
+    }
+    if (pass_rule_cover(*cur, o->pass_rules, skip, d)) {
+      free(skip);
+      return 0;
+    }
+  }
+  int ok =
+      step(cur, g, pass_fuse_activations_except(*cur, skip, &st->acts_fused, d),
+           "fuse activations", d);
+  if (ok && o->merge && skip) { /* fusion renumbered the nodes */
+    free(skip);
+    skip = base_calloc((size_t)(*cur)->nnodes + 1, 1);
+    ok = skip && !pass_rule_cover(*cur, o->pass_rules, skip, d);
+    if (!skip)
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  ok = ok &&
+       (!o->merge || step(cur, g,
+                          pass_merge_siblings_except(*cur, skip, o->cost,
+                                                     o->cost_u, &st->merged, d),
+                          "merge siblings", d));
+  free(skip);
+  return ok;
+}
+
+/* Passes as rules: the pass rules (forward: the directions that fuse and
+ * merge; backward ones only grow the graph) searched on the whole graph
+ * first, since siblings and conv/activation pairs may lie in different
+ * regions; the same search and cost model, a first stage. */
+static int pass_search(ir_graph **cur, const ir_graph *g, const srch_options *o,
+                       srch_stats *st, base_diag *d) {
+  if (!o->pass_rules || o->max_depth == 0)
+    return 1;
+  double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
+  /* A short queue: on the whole graph every queued candidate is a full
+   * copy, and each fusion or merge is local, so the search walks down
+   * (a rewrite neither cheapest nor queued is only probed, never built). */
+  srch_options po = *o;
+  po.queue_cap = o->queue_cap < PASS_QUEUE ? o->queue_cap : PASS_QUEUE;
+  st->regions++;
+  return step(cur, g,
+              srch_search_until(*cur, o->pass_rules, &po, deadline, st, d),
+              "the pass rules' search", d);
 }
 
 ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
@@ -310,17 +381,12 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&
-           step(&cur, g, pass_fuse_activations(cur, &st->acts_fused, d),
-                "fuse activations", d) &&
-           (!o->merge ||
-            step(&cur, g,
-                 pass_merge_siblings(cur, o->cost, o->cost_u, &st->merged, d),
-                 "merge siblings", d)) &&
+           hand_passes(&cur, g, o, st, d) && pass_search(&cur, g, o, st, d) &&
            search_passes(&cur, g, rules, o, st, d);
-  int more = 0;
+  int more = 0; /* passes as rules: the search's result is final */
   ok = ok &&
-       step(&cur, g, pass_fuse_activations(cur, &more, d), "fuse activations",
-            d) &&
+       (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
+                              "fuse activations", d)) &&
        step(&cur, g, pass_prune_dead(cur, &dead, d), "prune dead", d);
   st->acts_fused += more;
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;

@@ -28,6 +28,7 @@ void srch_options_default(srch_options *o) {
                       .queue_cap = 4096,
                       .passes = 2,
                       .merge = 1,
+                      .pass_rules = NULL,
                       .cost = cd_model_cost,
                       .cost_u = NULL};
 }
@@ -211,7 +212,8 @@ static base_status offer(sstate *s, const cand *c, int k,
   const rewrite_dir *dr = &s->rules->dirs[k];
   rewrite_probe pr;
   base_diag ld;
-  base_status st = rewrite_apply_probe(gs, dr->pat, dr->repl, m, &pr, &ld);
+  base_status st = rewrite_apply_probe(gs, rewrite_match_pat(dr, m),
+                                       rewrite_match_repl(dr, m), m, &pr, &ld);
   if (st == BASE_ERR_NOMEM)
     return base_diag_set(d, st, 0, 0, "out of memory");
   if (st == BASE_ERR_IO || st == BASE_ERR_INTERNAL) { /* the cost function's */
@@ -234,7 +236,8 @@ static base_status offer(sstate *s, const cand *c, int k,
   if (pr.cost > s->best_cost + margin &&
       (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin))
     return BASE_OK; /* would be neither the best nor queued */
-  ir_graph *child = rewrite_apply(c->g, dr->pat, dr->repl, m, &ld);
+  ir_graph *child = rewrite_apply(c->g, rewrite_match_pat(dr, m),
+                                  rewrite_match_repl(dr, m), m, &ld);
   if (!child) {
     s->st->rejected++;
     return ld.code == BASE_ERR_NOMEM

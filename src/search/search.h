@@ -31,8 +31,26 @@ typedef struct srch_options {
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
   int merge;         /* run pass_merge_siblings before the search (1) */
-  cd_cost_fn cost;   /* node cost (cd_model_cost) */
-  void *cost_u;      /* its user pointer (NULL: plain h100 estimate) */
+  /* Passes as rules (NULL: the hand-written passes). The compiled pass
+   * rules (rules/passes.rules), which must also be among the search's
+   * rules: activation fusion and sibling merging are then the search's,
+   * priced like every rewrite; the hand-written passes run before the
+   * search only, on the sites no forward pattern of these rules matches
+   * (forms the rules cannot express), and nothing runs after it but dead
+   * code removal. They are searched first on the whole graph, forward
+   * only, then with the others region by region. Their rule set must be
+   * the first rules of the search's (the statistics share the indices);
+   * compile them with REWRITE_FORWARD. */
+  const rewrite_rules *pass_rules;
+  cd_cost_fn cost; /* node cost (cd_model_cost) */
+  void *cost_u;    /* its user pointer (NULL: plain h100 estimate) */
+  /* Called, when set, on every region's best graph of the last search pass
+   * (how src/mutant's mutants join the search, region by region, under the
+   * same cost model): sets *out to a replacement over the same inputs and
+   * outputs (names and shapes), or leaves it NULL to keep best. */
+  base_status (*region_fn)(void *u, const ir_graph *best, ir_graph **out,
+                           base_diag *d);
+  void *region_u;
 } srch_options;
 
 void srch_options_default(srch_options *o);
@@ -57,7 +75,9 @@ ir_graph *srch_search(const ir_graph *g, const rewrite_rules *rules,
 
 /* The whole optimizer: common subexpressions, batchnorm folding,
  * activation fusion, sibling merging (o->merge), the search region by region
- * (stitched back), activation fusion again, dead code removal. st is reset and
+ * (stitched back), activation fusion again, dead code removal. With
+ * o->pass_rules: fusion and merging before the search only where no pass
+ * rule matches, and no activation fusion after it. st is reset and
  * filled. Returns a new self-contained graph. */
 ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
                         const srch_options *o, srch_stats *st, base_diag *d);

@@ -24,6 +24,10 @@ const verify_axiom verify_axioms_conv2d[] = {
      "(=> (not (= a NONE)) (= (conv2d sh sw p g a x w)"
      " (act a (conv2d sh sw p g NONE x w))))",
      CONVP " a=1 " X4 " " W4},
+    {"conv_bias_act", "conv2d",
+     "(=> (not (= a NONE)) (= (conv2db sh sw p g a x w b)"
+     " (act a (conv2db sh sw p g NONE x w b))))",
+     "sh=2 sw=1 p=1 g=1 a=3 x=[1,2,6,6] " W4 " b=[3]"},
     {"conv_ewadd_x", "conv2d",
      "(= (conv2d sh sw p g NONE (ewadd x y) w)"
      " (ewadd (conv2d sh sw p g NONE x w) (conv2d sh sw p g NONE y w)))",
@@ -48,6 +52,16 @@ const verify_axiom verify_axioms_conv2d[] = {
      "(=> (= g 1) (= (conv2db sh sw p g a x (concat 0 n w v) (concat 0 n b c))"
      " (concat 1 n (conv2db sh sw p g a x w b) (conv2db sh sw p g a x v c))))",
      CONVP " a=1 n=3 " X4 " " W4 " v=[1,2,3,3] b=[3] c=[1]"},
+    {"conv_bias_ewadd_w", "conv2d",
+     "(= (conv2db sh sw p g NONE x (ewadd w v) (ewadd b c))"
+     " (ewadd (conv2db sh sw p g NONE x w b) (conv2db sh sw p g NONE x v c)))",
+     "sh=2 sw=1 p=1 g=2 x=[1,4,6,6] w=[4,2,3,3] v=[4,2,3,3] b=[4] c=[4]"},
+    {"conv_bias_concat_c", "conv2d",
+     "(=> (= g 1) (= (conv2db sh sw p g NONE (concat 1 n x y) (concat 1 n w v)"
+     " (ewadd b c))"
+     " (ewadd (conv2db sh sw p g NONE x w b) (conv2db sh sw p g NONE y v c))))",
+     "sh=2 sw=2 p=0 g=1 n=2 x=[1,2,7,7] y=[1,1,7,7] w=[3,2,3,3] v=[3,1,3,3] "
+     "b=[3] c=[3]"},
     {"conv_concat_c", "conv2d",
      "(=> (= g 1) (= (conv2d sh sw p g NONE (concat 1 n x y) (concat 1 n w v))"
      " (ewadd (conv2d sh sw p g NONE x w) (conv2d sh sw p g NONE y v))))",
@@ -314,6 +328,12 @@ const verify_axiom verify_axioms_softmax[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_layernorm[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_pad[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_slice[] = {VERIFY_AXIOM_END};
+/* int64 / bool operators: no laws (rules stay float-only, ir.h ir_dtype) */
+const verify_axiom verify_axioms_gather[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_where[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_equal[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_not[] = {VERIFY_AXIOM_END};
+const verify_axiom verify_axioms_cast[] = {VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_const_iconv[] = {
     {"conv_iconv", "const_iconv",

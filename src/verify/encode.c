@@ -208,6 +208,11 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   case IR_OP_PAD:
   case IR_OP_SLICE:
   case IR_OP_CONST_ONES:
+  case IR_OP_GATHER: /* int64 / bool operators: uninterpreted, no laws */
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST:
   case IR_OP_FUSED: /* encode_generic: one uninterpreted function per body */
     return 0;       /* encode_node: its own case, enc_windowed
                        or encode_generic */

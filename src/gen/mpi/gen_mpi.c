@@ -25,6 +25,12 @@ int gen_mpi_local_size(void) {
   return n > 0 ? n : 1;
 }
 
+int gen_mpi_world_size(void) {
+  const char *s = getenv("OMPI_COMM_WORLD_SIZE");
+  int n = s ? atoi(s) : 1;
+  return n > 0 ? n : 1;
+}
+
 /* A rank that cannot hold an exchange's buffers stops the job: its peers
  * are already waiting for its data. */
 static void oom_abort(void) {

@@ -14,6 +14,8 @@
 int gen_mpi_launched(void);
 /* Processes the launcher started on this node (1 if it does not say). */
 int gen_mpi_local_size(void);
+/* Processes the launcher started in all (1 if it does not say). */
+int gen_mpi_world_size(void);
 
 /* Initialises MPI and fills c (rank, size, collectives on
  * MPI_COMM_WORLD). */

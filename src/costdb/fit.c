@@ -1,0 +1,442 @@
+/* fit.c: the per-operator cost model fitted on a device's measured rows,
+ * and its error on rows held out of the fit (docs/costdb.md, "The fitted
+ * model").
+ *
+ * Each measured row of the device's table is rebuilt as a one-node graph
+ * from its signature (cd_sig_graph) and its work counted (cd_node_work).
+ * For each operator,
+ *
+ *   ms = fixed * launches + mem * bytes / bandwidth + flop * flops / peak
+ *
+ * (peak: the TF32 rate for conv2d/matmul, which the CUDA executor runs in
+ * TF32; the flops term only for those), with fixed > 0 and mem, flop >= 0,
+ * fitted by iteratively reweighted least squares on the relative error
+ * (an L1 fit: robust to the odd slow kernel). An operator with too few
+ * rows borrows the fit of all rows of its kind (element-wise, movement,
+ * ...), then of all rows; fused nodes, never in a table, take the
+ * element-wise fit. Views and constants cost 0. Everything is
+ * deterministic: rows in signature order, folds by the signature's hash.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "cd_int.h"
+
+#define MIN_ROWS 4    /* fewer rows: borrow a pooled fit */
+#define IRLS_ITERS 20 /* reweighting rounds of the L1 fit */
+#define IRLS_FLOOR 0.01
+
+/* Features of a work on dev: launches, memory time and compute time at
+ * peak, in ms (so coefficients are dimensionless multipliers). */
+static void features(const cd_device *dev, const cd_work *w, double x[3]) {
+  double peak =
+      w->matrix && dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops;
+  x[0] = w->launches;
+  x[1] = 1e3 * w->bytes / dev->mem_bw;
+  x[2] = w->matrix ? 1e3 * w->flops / peak : 0;
+}
+
+/* The class a node is fitted in: its operator, except that grouped
+ * (depthwise) and 1x1 convolutions, whose kernels run at very different
+ * efficiencies, are classes of their own. */
+static int node_class(const ir_graph *g, int node) {
+  const ir_node *nd = &g->nodes[node];
+  if (nd->op != IR_OP_CONV2D)
+    return nd->op;
+  const ir_shape *w = &g->tensors[nd->in[1]].shape;
+  if (nd->a.groups > 1)
+    return CD_CLASS_CONV_GROUPED;
+  return w->dim[2] * w->dim[3] == 1 ? CD_CLASS_CONV_1X1 : IR_OP_CONV2D;
+}
+
+const char *cd_class_name(int cls) {
+  return cls == CD_CLASS_CONV_GROUPED ? "conv2d/grouped"
+         : cls == CD_CLASS_CONV_1X1   ? "conv2d/1x1"
+         : cls == IR_OP_CONV2D        ? "conv2d/kxk"
+                                      : ir_op((ir_opcode)cls)->name;
+}
+
+/* The operator of a class. */
+static int class_op(int cls) { return cls >= IR_NOPS ? IR_OP_CONV2D : cls; }
+
+/* ---- the rows -------------------------------------------------------- */
+
+static base_status read_rows(cd_db *db, const cd_device *dev, cd_sample **out,
+                             int *n, int *skipped, base_diag *d) {
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->sql,
+                         "SELECT sig, ms FROM costs WHERE device = ?1 "
+                         "ORDER BY sig",
+                         -1, &s, NULL))
+    return cd_sql_err(db, "cost database", d);
+  sqlite3_bind_text(s, 1, dev->name, -1, SQLITE_STATIC);
+  cd_sample *v = NULL;
+  int cap = 0, rc;
+  base_status st = BASE_OK;
+  while (st == BASE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const char *sig = (const char *)sqlite3_column_text(s, 0);
+    double ms = sqlite3_column_double(s, 1);
+    base_diag pd;
+    if (!sig) { /* NOT NULL column: SQLite ran out of memory */
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      break;
+    }
+    ir_graph *g = cd_sig_graph(sig, &pd);
+    if (!g) { /* a fused body, or a signature this build cannot parse */
+      if (pd.code == BASE_ERR_NOMEM)
+        st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      (*skipped)++;
+      continue;
+    }
+    cd_work w = cd_node_work(g, 0);
+    int op = node_class(g, 0);
+    double roof = cd_estimate(dev, g, 0);
+    ir_graph_free(g);
+    if (!w.launches || !(ms > 0)) { /* a view or a constant: costs 0 */
+      (*skipped)++;
+      continue;
+    }
+    if (*n == cap) {
+      int nc = cap ? 2 * cap : 256;
+      cd_sample *nv = base_realloc(v, (size_t)nc * sizeof *v);
+      if (!nv) {
+        st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+        break;
+      }
+      v = nv;
+      cap = nc;
+    }
+    cd_sample *o = &v[(*n)++];
+    o->op = op;
+    o->ms = ms;
+    o->hash = XXH3_64bits(sig, strlen(sig));
+    o->roofline = roof;
+    features(dev, &w, o->x);
+  }
+  if (st == BASE_OK && rc != SQLITE_DONE)
+    st = cd_sql_err(db, "cannot read the costs", d);
+  sqlite3_finalize(s);
+  if (st) {
+    free(v);
+    *n = 0;
+    v = NULL;
+  }
+  *out = v;
+  return st;
+}
+
+base_status cd_samples(cd_db *db, const cd_device *dev, cd_sample **out, int *n,
+                       int *skipped, base_diag *d) {
+  *out = NULL;
+  *n = 0;
+  if (skipped)
+    *skipped = 0;
+  int sk = 0;
+  base_status st = cd_sync_tables(db, dev, d);
+  if (!st)
+    st = read_rows(db, dev, out, n, &sk, d);
+  if (skipped)
+    *skipped = sk;
+  return st;
+}
+
+/* ---- weighted least squares with positive coefficients ---------------- */
+
+/* Solves the k x k system a x = b (Gaussian elimination, partial pivot);
+ * 0 if singular. */
+static int solve(int k, double a[3][3], double b[3], double x[3]) {
+  for (int c = 0; c < k; c++) {
+    int p = c;
+    for (int r = c + 1; r < k; r++)
+      if (fabs(a[r][c]) > fabs(a[p][c]))
+        p = r;
+    if (fabs(a[p][c]) < 1e-300)
+      return 0;
+    for (int j = 0; j < k; j++) {
+      double t = a[c][j];
+      a[c][j] = a[p][j];
+      a[p][j] = t;
+    }
+    double t = b[c];
+    b[c] = b[p];
+    b[p] = t;
+    for (int r = c + 1; r < k; r++) {
+      double f = a[r][c] / a[c][c];
+      for (int j = c; j < k; j++)
+        a[r][j] -= f * a[c][j];
+      b[r] -= f * b[c];
+    }
+  }
+  for (int c = k - 1; c >= 0; c--) {
+    double s = b[c];
+    for (int j = c + 1; j < k; j++)
+      s -= a[c][j] * x[j];
+    x[c] = s / a[c][c];
+  }
+  return 1;
+}
+
+typedef struct group {
+  const cd_sample *s;
+  const int *idx; /* rows of the group */
+  int n;
+  double *w; /* weights per row of the group */
+} group;
+
+/* Fits the coefficients of the features in mask (bit j: feature j; bit 0
+ * always) by weighted least squares on relative error; 0 unless every
+ * coefficient comes out positive. */
+static int wls(const group *gr, unsigned mask, double c[3]) {
+  int f[3], k = 0;
+  for (int j = 0; j < 3; j++)
+    if (mask >> j & 1)
+      f[k++] = j;
+  double a[3][3] = {{0}}, b[3] = {0}, x[3] = {0};
+  for (int i = 0; i < gr->n; i++) {
+    const cd_sample *s = &gr->s[gr->idx[i]];
+    double wt = gr->w[i] / (s->ms * s->ms);
+    for (int p = 0; p < k; p++) {
+      for (int q = 0; q < k; q++)
+        a[p][q] += wt * s->x[f[p]] * s->x[f[q]];
+      b[p] += wt * s->x[f[p]] * s->ms;
+    }
+  }
+  if (!solve(k, a, b, x))
+    return 0;
+  c[0] = c[1] = c[2] = 0;
+  for (int p = 0; p < k; p++) {
+    if (!(x[p] > 0) || !isfinite(x[p]))
+      return 0;
+    c[f[p]] = x[p];
+  }
+  return 1;
+}
+
+static double predict(const double c[3], const double x[3]) {
+  return c[0] * x[0] + c[1] * x[1] + c[2] * x[2];
+}
+
+/* Weighted relative squared error of c over the group. */
+static double objective(const group *gr, const double c[3]) {
+  double e = 0;
+  for (int i = 0; i < gr->n; i++) {
+    const cd_sample *s = &gr->s[gr->idx[i]];
+    double r = (predict(c, s->x) - s->ms) / s->ms;
+    e += gr->w[i] * r * r;
+  }
+  return e;
+}
+
+/* The best positive fit over the feature subsets allowed by `full`. */
+static int best_subset(const group *gr, unsigned full, double c[3]) {
+  double best = INFINITY;
+  int ok = 0;
+  for (unsigned m = 1; m <= full; m += 2) { /* bit 0 (fixed cost) always */
+    double t[3];
+    if ((m & full) != m || !wls(gr, m, t))
+      continue;
+    double e = objective(gr, t);
+    if (e < best) {
+      best = e;
+      memcpy(c, t, sizeof t);
+      ok = 1;
+    }
+  }
+  return ok;
+}
+
+/* Fits the group (n >= 1) into c: an L1 fit on relative error by
+ * iteratively reweighted least squares; 0 if no positive fit exists. */
+static int fit_group(const group *gr, int matrix, double c[3]) {
+  unsigned full = matrix ? 7 : 3;
+  for (int i = 0; i < gr->n; i++)
+    gr->w[i] = 1;
+  if (!best_subset(gr, full, c))
+    return 0;
+  for (int it = 0; it < IRLS_ITERS; it++) {
+    for (int i = 0; i < gr->n; i++) {
+      const cd_sample *s = &gr->s[gr->idx[i]];
+      double r = fabs(predict(c, s->x) - s->ms) / s->ms;
+      gr->w[i] = 1 / fmax(r, IRLS_FLOOR);
+    }
+    double t[3];
+    if (!best_subset(gr, full, t))
+      break;
+    memcpy(c, t, sizeof t);
+  }
+  return 1;
+}
+
+/* ---- the model ------------------------------------------------------- */
+
+static int is_matrix(int op) {
+  return ir_op((ir_opcode)op)->kind == IR_OPK_MATRIX;
+}
+
+/* The pool an operator borrows from: its kind; fused bodies: element-wise. */
+static int pool_kind(int cls) {
+  ir_opkind k = ir_op((ir_opcode)class_op(cls))->kind;
+  return k == IR_OPK_FUSED ? IR_OPK_EW : (int)k;
+}
+
+/* Fits the rows of s selected by `sel` (rows with sel(u, i) true) that
+ * belong to `want` (an operator, a kind, or all matrix / all other rows). */
+typedef enum { BY_OP, BY_KIND, BY_MATRIX } by;
+
+static int fit_rows(const cd_sample *s, int n, const unsigned char *use,
+                    by what, int want, int *idx, double *w, int *rows,
+                    double c[3]) {
+  int k = 0, matrix = 0;
+  for (int i = 0; i < n; i++) {
+    if (use && !use[i])
+      continue;
+    int in = what == BY_OP     ? s[i].op == want
+             : what == BY_KIND ? pool_kind(s[i].op) == want
+                               : is_matrix(s[i].op) == want;
+    if (in) {
+      idx[k++] = i;
+      matrix |= is_matrix(s[i].op);
+    }
+  }
+  *rows = k;
+  if (k < MIN_ROWS)
+    return 0;
+  group gr = {s, idx, k, w};
+  return fit_group(&gr, matrix, c);
+}
+
+base_status cd_fit_samples(const cd_sample *s, int n, const unsigned char *use,
+                           cd_fit *f, base_diag *d) {
+  memset(f, 0, sizeof *f);
+  int *idx = base_malloc((size_t)(n + 1) * sizeof *idx);
+  double *w = base_malloc((size_t)(n + 1) * sizeof *w);
+  if (!idx || !w) {
+    free(idx);
+    free(w);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  for (int i = 0; i < n; i++)
+    f->rows += !use || use[i];
+  double kind_c[16][3];
+  int kind_ok[16] = {0}, all_ok[2] = {0}, rows;
+  double all_c[2][3];
+  for (int m = 0; m < 2; m++)
+    all_ok[m] = fit_rows(s, n, use, BY_MATRIX, m, idx, w, &rows, all_c[m]);
+  for (int k = 0; k < 16; k++)
+    kind_ok[k] = fit_rows(s, n, use, BY_KIND, k, idx, w, &rows, kind_c[k]);
+  for (int o = 0; o < CD_NCLASSES; o++) {
+    cd_fit_op *p = &f->op[o];
+    const double *c = NULL;
+    if (fit_rows(s, n, use, BY_OP, o, idx, w, &p->rows, p->c))
+      p->from = CD_FIT_OWN;
+    else if (kind_ok[pool_kind(o)])
+      p->from = CD_FIT_KIND, c = kind_c[pool_kind(o)];
+    else if (all_ok[is_matrix(o)])
+      p->from = CD_FIT_ALL, c = all_c[is_matrix(o)];
+    else
+      p->from = CD_FIT_NONE;
+    if (c)
+      memcpy(p->c, c, sizeof p->c);
+  }
+  free(idx);
+  free(w);
+  return BASE_OK;
+}
+
+double cd_fit_predict(const cd_fit *f, const cd_device *dev, const ir_graph *g,
+                      int node) {
+  cd_work w = cd_node_work(g, node);
+  if (!w.launches)
+    return 0;
+  const cd_fit_op *p = &f->op[node_class(g, node)];
+  if (p->from == CD_FIT_NONE)
+    return cd_estimate(dev, g, node);
+  double x[3];
+  features(dev, &w, x);
+  return predict(p->c, x);
+}
+
+/* ---- held-out error --------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median and 90th percentile (nearest rank) of e[0..n-1], sorted here. */
+static cd_fit_err summarize(double *e, int n) {
+  cd_fit_err r = {n, 0, 0};
+  if (!n)
+    return r;
+  qsort(e, (size_t)n, sizeof *e, cmp_double);
+  r.median = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+  int k = (int)ceil(0.9 * n) - 1;
+  r.p90 = e[k < 0 ? 0 : k];
+  return r;
+}
+
+base_status cd_fit_crossval(const cd_sample *s, int n, int folds,
+                            cd_fit_report *rep, base_diag *d) {
+  memset(rep, 0, sizeof *rep);
+  unsigned char *use = base_malloc((size_t)n + 1);
+  double *ef = base_malloc(((size_t)n + 1) * sizeof *ef);
+  double *es = base_malloc(((size_t)n + 1) * sizeof *es);
+  int *op = base_malloc(((size_t)n + 1) * sizeof *op);
+  base_status st = BASE_OK;
+  if (!use || !ef || !es || !op)
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  int k = 0;
+  for (int fo = 0; fo < folds && !st; fo++) {
+    cd_fit f;
+    double ms[CD_NCLASSES] = {0}, est[CD_NCLASSES] = {0};
+    for (int i = 0; i < n; i++) {
+      use[i] = (int)(s[i].hash % (uint64_t)folds) != fo;
+      if (use[i]) { /* the old model: one factor per operator */
+        ms[class_op(s[i].op)] += s[i].ms;
+        est[class_op(s[i].op)] += s[i].roofline;
+      }
+    }
+    if ((st = cd_fit_samples(s, n, use, &f, d)))
+      break;
+    for (int i = 0; i < n; i++) {
+      if (use[i])
+        continue;
+      const cd_fit_op *p = &f.op[s[i].op];
+      double pf =
+          p->from == CD_FIT_NONE ? s[i].roofline : predict(p->c, s[i].x);
+      int o = class_op(s[i].op);
+      double scale = est[o] > 0 ? ms[o] / est[o] : 1;
+      ef[k] = fabs(pf - s[i].ms) / s[i].ms;
+      es[k] = fabs(scale * s[i].roofline - s[i].ms) / s[i].ms;
+      op[k++] = s[i].op;
+    }
+  }
+  if (!st) {
+    /* per operator first (summarize sorts in place) */
+    double *tf = base_malloc(((size_t)k + 1) * sizeof *tf);
+    double *ts = base_malloc(((size_t)k + 1) * sizeof *ts);
+    if (!tf || !ts)
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    for (int o = 0; o < CD_NCLASSES && !st; o++) {
+      int m = 0;
+      for (int i = 0; i < k; i++)
+        if (op[i] == o) {
+          tf[m] = ef[i];
+          ts[m++] = es[i];
+        }
+      rep->fit_op[o] = summarize(tf, m);
+      rep->single_op[o] = summarize(ts, m);
+    }
+    free(tf);
+    free(ts);
+    rep->fit = summarize(ef, k);
+    rep->single = summarize(es, k);
+  }
+  free(use);
+  free(ef);
+  free(es);
+  free(op);
+  return st;
+}

@@ -1,0 +1,238 @@
+/* test_match.c: matching modulo parameters (src/rewrite/inst.c and the
+ * padding comparison of match.c) on small crafted graphs with exact
+ * expected match counts: explicit pads equal to 'same', biased, strided,
+ * grouped convolutions and fused activations as proven rule instances, a
+ * planted instance that does not hold and must be refused, every applied
+ * instance checked numerically on the CPU executor, and the search finding
+ * the ResNeXt merge (two convolutions + add -> one convolution on
+ * concatenated inputs and weights). Rules: tests/data/rules/instances.rules.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "rewrite/rewrite_int.h"
+#include "search/search.h"
+
+#define RULES SUPEROPT_SOURCE_DIR "/tests/data/rules/instances.rules"
+
+static ir_ruleset rs;
+static rewrite_rules *rules;
+
+static void setup(void) {
+  base_diag d;
+  ir_ruleset_init(&rs);
+  cr_assert_eq(ir_rules_read_file(RULES, &rs, &d), BASE_OK, "%s", d.msg);
+  rules = rewrite_rules_compile(&rs, REWRITE_FORWARD, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+}
+
+static void teardown(void) {
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+static ir_graph *parse(const char *text) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "parse: %s", d.msg);
+  return g;
+}
+
+static int count_op(const ir_graph *g, ir_opcode op) {
+  int c[IR_NOPS];
+  ir_op_counts(g, c);
+  return c[op];
+}
+
+/* The forward direction of rule id. */
+static const rewrite_dir *dir_of(const char *id) {
+  for (int k = 0; k < rules->ndirs; k++)
+    if (!strcmp(rs.rules[rules->dirs[k].rule].id, id))
+      return &rules->dirs[k];
+  cr_assert_fail("no direction for %s", id);
+  return NULL;
+}
+
+/* Matches of rule id in g; *ninst of them are instances. Each match is
+ * applied and the result checked against g on the CPU executor. */
+static int matches(const char *id, const ir_graph *g, int *ninst) {
+  const rewrite_dir *dr = dir_of(id);
+  rewrite_index ix;
+  rewrite_matches ms = {0};
+  base_diag d;
+  cr_assert_eq(rewrite_index_build(g, &ix, &d), BASE_OK);
+  cr_assert_eq(rewrite_match_cpat(&dr->cp, g, &ix, &ms, &d), BASE_OK, "%s",
+               d.msg);
+  *ninst = 0;
+  for (int i = 0; i < ms.n; i++) {
+    const rewrite_match *m = &ms.m[i];
+    *ninst += m->pat != NULL;
+    ir_graph *h = rewrite_apply(g, rewrite_match_pat(dr, m),
+                                rewrite_match_repl(dr, m), m, &d);
+    cr_assert(h, "%s: apply: %s", id, d.msg);
+    double e = -1;
+    cr_assert_eq(ex_check(g, h, 5, &e, &d), BASE_OK, "%s", d.msg);
+    cr_assert_leq(e, 1e-4, "%s: rewrite changes the result (%g)", id, e);
+    ir_graph_free(h);
+  }
+  int n = ms.n;
+  rewrite_matches_free(&ms);
+  rewrite_index_free(&ix);
+  return n;
+}
+
+/* Two convolutions added: the ResNeXt block's tail. CONV is the parameter
+ * text of both convolutions, BIAS 1 to give both a bias. */
+static ir_graph *add_convs(const char *conv, int bias, int relu) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "input x: [1,6,10,10]\ninput y: [1,4,10,10]\n"
+           "weight w: [8,%s,3,3]\nweight v: [8,%s,3,3]\n"
+           "weight bw: [8]\nweight bv: [8]\n"
+           "a = conv2d(x, w%s) %s\nb = conv2d(y, v%s) %s\n"
+           "o = ewadd(a, b)\n%s",
+           strstr(conv, "groups=2") ? "3" : "6",
+           strstr(conv, "groups=2") ? "2" : "4", bias ? ", bw" : "", conv,
+           bias ? ", bv" : "", conv,
+           relu ? "r = relu(o)\noutput r\n" : "output o\n");
+  return parse(text);
+}
+
+TestSuite(instances, .init = setup, .fini = teardown);
+
+Test(instances, explicit_pads_equal_to_same_match_exactly) {
+  int ni;
+  ir_graph *g = add_convs("pad=[1,1,1,1]", 0, 0);
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 1);
+  cr_assert_eq(ni, 0); /* the rule itself, no instance */
+  ir_graph_free(g);
+  g = add_convs("pad=[0,0,0,0]", 0, 0); /* 'valid', not 'same' */
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 0);
+  ir_graph_free(g);
+  g = add_convs("pad=[1,1,0,0]", 0, 0); /* asymmetric: neither */
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 0);
+  ir_graph_free(g);
+}
+
+Test(instances, biased) {
+  int ni;
+  ir_graph *g = add_convs("", 1, 0);
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+  g = add_convs("", 1, 1); /* and the trailing relu */
+  cr_assert_eq(matches("merge_add_convs_relu", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 1);
+  ir_graph_free(g);
+}
+
+Test(instances, strided) {
+  int ni;
+  ir_graph *g = add_convs("stride=[2,2]", 1, 1);
+  cr_assert_eq(matches("merge_add_convs_relu", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+  g = add_convs("stride=[2,1]", 0, 0);
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+  /* at stride 2, 'same' pads 10 rows by 0 above and 1 below: explicit
+   * [1,1,1,1] pads differently and is not 'same' */
+  g = add_convs("stride=[2,2] pad=[1,1,1,1]", 0, 0);
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 0);
+  ir_graph_free(g);
+}
+
+Test(instances, grouped_only_where_proven) {
+  int ni;
+  /* concatenating grouped convolutions' inputs regroups the channels: the
+   * instance does not hold and is refused */
+  ir_graph *g = add_convs("groups=2", 1, 0);
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 0);
+  ir_graph_free(g);
+  /* a scalar commutes with a grouped (depthwise) convolution */
+  g = parse("input x: [1,8,6,6]\ninput s: []\nweight w: [8,1,3,3]\n"
+            "xs = smul(x, s)\no = conv2d(xs, w) groups=8 stride=[2,2]\n"
+            "output o\n");
+  cr_assert_eq(matches("conv_smul_x", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+}
+
+Test(instances, planted_biased_smul_refused) {
+  int ni;
+  /* conv(s*x, w) + b != s * (conv(x, w) + b): must be refused */
+  ir_graph *g = parse("input x: [1,3,6,6]\ninput s: []\nweight w: [4,3,3,3]\n"
+                      "weight b: [4]\nxs = smul(x, s)\n"
+                      "o = conv2d(xs, w, b)\noutput o\n");
+  cr_assert_eq(matches("conv_smul_x", g, &ni), 0);
+  ir_graph_free(g);
+  /* a fused activation on the output is applied to the replacement's
+   * output: relu(conv(s*x, w)) = relu(s * conv(x, w)) */
+  g = parse("input x: [1,3,6,6]\ninput s: []\nweight w: [4,3,3,3]\n"
+            "xs = smul(x, s)\no = conv2d(xs, w) act=relu\noutput o\n");
+  cr_assert_eq(matches("conv_smul_x", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+  /* but not on a convolution inside the merge pattern */
+  g = add_convs("act=relu", 1, 0);
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 0);
+  ir_graph_free(g);
+  /* exactly: the unbiased convolution matches the rule itself */
+  g = parse("input x: [1,3,6,6]\ninput s: []\nweight w: [4,3,3,3]\n"
+            "xs = smul(x, s)\no = conv2d(xs, w)\noutput o\n");
+  cr_assert_eq(matches("conv_smul_x", g, &ni), 1);
+  cr_assert_eq(ni, 0);
+  ir_graph_free(g);
+}
+
+Test(instances, fused_activation_and_biases_on_outputs) {
+  int ni;
+  /* siblings with biases and relu: the instance concatenates the biases
+   * and applies relu to the merged convolution's split outputs */
+  ir_graph *g = parse("input x: [1,8,6,6]\nweight a: [5,8,1,1]\n"
+                      "weight ab: [5]\nweight b: [3,8,1,1]\nweight bb: [3]\n"
+                      "ya = conv2d(x, a, ab) act=relu\n"
+                      "yb = conv2d(x, b, bb) act=relu\noutput ya, yb\n");
+  cr_assert_eq(matches("merge_conv1x1", g, &ni), 2); /* both orders */
+  cr_assert_eq(ni, 2);
+  ir_graph_free(g);
+}
+
+Test(instances, off_means_exact) {
+  int ni;
+  rewrite_rules_set_instances(rules, 0);
+  ir_graph *g = add_convs("stride=[2,2]", 1, 1);
+  cr_assert_eq(matches("merge_add_convs_relu", g, &ni), 0);
+  ir_graph_free(g);
+}
+
+/* The ResNeXt block's tail, as after batchnorm folding: the search merges
+ * the two biased convolutions and the add (and the relu) into one. */
+Test(instances, search_finds_resnext_merge) {
+  ir_graph *g = parse("input x: [1,256,14,14]\ninput y: [1,512,14,14]\n"
+                      "weight w: [512,256,1,1]\nweight bw: [512]\n"
+                      "weight v: [512,512,1,1]\nweight bv: [512]\n"
+                      "a = conv2d(x, w, bw)\nb = conv2d(y, v, bv)\n"
+                      "o = ewadd(a, b)\nr = relu(o)\noutput r\n");
+  srch_options o;
+  srch_options_default(&o);
+  srch_stats st;
+  base_diag d;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 1); /* the biases', weight-only */
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_lt(st.cost_after, st.cost_before);
+  const rewrite_dir *dr = dir_of("merge_add_convs_relu");
+  cr_assert_eq(st.applied_fw[dr->rule], 1);
+  double e = -1;
+  cr_assert_eq(ex_check(g, h, 5, &e, &d), BASE_OK, "%s", d.msg);
+  cr_assert_leq(e, 1e-4);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
