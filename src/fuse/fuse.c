@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../costdb/costdb.h"
 #include "fuse.h"
 
 #define FAIL INT32_MIN
@@ -226,19 +227,7 @@ static base_status reject_costly(ctx *c, const ir_graph *h,
 /* The cost function summed over g's nodes that are not weight-only. */
 static base_status sum_cost(const ir_graph *g, const fuse_options *o,
                             double *sum, base_diag *d) {
-  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
-  base_status st = BASE_OK;
-  *sum = 0;
-  if (!wo)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  ir_weight_only(g, wo);
-  for (int n = 0; n < g->nnodes && !st; n++) {
-    double x;
-    if (!wo[n] && !(st = o->cost(o->cost_u, g, n, &x, NULL, d)))
-      *sum += x;
-  }
-  free(wo);
-  return st;
+  return cd_sum_cost(g, o->cost, o->cost_u, sum, NULL, d);
 }
 
 /* A row reduction over the last axis of its input (ir_body_row_op). */

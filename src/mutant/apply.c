@@ -176,19 +176,7 @@ out:
  * e.g. sliced weights, run once at load and cost nothing) into *sum. */
 static base_status graph_cost(const ir_graph *g, mutant_cost_fn cost, void *u,
                               double *sum, base_diag *d) {
-  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
-  base_status st = BASE_OK;
-  *sum = 0;
-  if (!wo)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  ir_weight_only(g, wo);
-  for (int k = 0; k < g->nnodes && !st; k++) {
-    double c;
-    if (!wo[k] && !(st = cost(u, g, k, &c, NULL, d)))
-      *sum += c;
-  }
-  free(wo);
-  return st;
+  return cd_sum_cost(g, cost, u, sum, NULL, d);
 }
 
 static int record(mutant_apply_stats *st, const mutant_applied *a) {
