@@ -451,6 +451,7 @@ def main():
                     "tv_* network instead of benchmarking")
     ap.add_argument("graphs", nargs="*", help="extra .graph files to time")
     a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)  # results are written after each row
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = True
     torch.backends.cuda.matmul.allow_tf32 = True
