@@ -329,8 +329,10 @@ static int prepend_rules(ir_ruleset *rs, ir_ruleset *first) {
   ir_rule *r = base_malloc(sizeof *r * ((size_t)n + 1));
   if (!r)
     return 0;
-  memcpy(r, first->rules, sizeof *r * (size_t)first->n);
-  memcpy(r + first->n, rs->rules, sizeof *r * (size_t)rs->n);
+  if (first->n) /* an empty set may have no array (memcpy wants one) */
+    memcpy(r, first->rules, sizeof *r * (size_t)first->n);
+  if (rs->n)
+    memcpy(r + first->n, rs->rules, sizeof *r * (size_t)rs->n);
   free(rs->rules);
   rs->rules = r;
   rs->n = rs->cap = n;

@@ -271,8 +271,10 @@ static int fit_group(const group *gr, int matrix, double c[3]) {
 
 /* ---- the model ------------------------------------------------------- */
 
-static int is_matrix(int op) {
-  return ir_op((ir_opcode)op)->kind == IR_OPK_MATRIX;
+/* Whether a class (an operator, or one of the conv2d subclasses numbered
+ * from IR_NOPS on) is a matrix operator. */
+static int is_matrix(int cls) {
+  return ir_op((ir_opcode)class_op(cls))->kind == IR_OPK_MATRIX;
 }
 
 /* The pool an operator borrows from: its kind; fused bodies: element-wise. */
