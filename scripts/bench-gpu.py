@@ -325,7 +325,8 @@ def bench_one(a, path, batch, dev, state):
                                                 a.iters, ["--legacy-conv"])
         except Exception as e:  # report and go on
             row["ours-legacy-conv"] = "error: " + str(e).splitlines()[-1]
-    text = subprocess.run([a.superopt, "print", path], capture_output=True,
+    text = subprocess.run([a.superopt, "print", "--drop-weights", path],
+                          capture_output=True,
                           text=True, check=True).stdout
     try:
         fn, xs = build_graph_fn(text, batch, dev)

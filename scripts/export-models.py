@@ -93,8 +93,16 @@ def params_to_inputs(path, names):
     model = onnx.load(path)  # loads external data beside it too
     g = model.graph
     keep = []
+    floats = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16,
+              onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE}
     for t in g.initializer:
-        if t.name in names:
+        numel = 1
+        for d in t.dims:
+            numel *= d
+        # the dynamo exporter renames parameters (vit_b_16 kept all 312 MB
+        # of them by name alone): a float tensor of more than 64 values is
+        # a weight too; shape constants are int64 and small
+        if t.name in names or (t.data_type in floats and numel > 64):
             g.input.append(helper.make_tensor_value_info(
                 t.name, t.data_type, list(t.dims)))
         else:
