@@ -309,6 +309,38 @@ Test(fused, shared_values_kept_or_recomputed) {
   ir_graph_free(g);
 }
 
+/* A residual add the CUDA executor folds into its convolution (with the
+ * relu after it) stays unfused; with the residual computed after the
+ * convolution it cannot be folded and add + relu become one fused node. */
+Test(fused, residual_epilogue_left_to_the_convolution) {
+  static const char *head = "input x: [2,4,6,6]\nweight w: [4,4,3,3]\n"
+                            "weight b: [4]\n";
+  char text[512];
+  snprintf(text, sizeof text,
+           "%sr = relu(x)\nc = conv2d(r, w, b)\na = ewadd(c, r)\n"
+           "y = relu(a)\noutput y\n",
+           head);
+  ir_graph *g = parse(text);
+  fuse_stats st;
+  base_diag d;
+  ir_graph *h = fuse_graph(g, NULL, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(h->nnodes, g->nnodes, "nothing fused");
+  ir_graph_free(h);
+  ir_graph_free(g);
+  snprintf(text, sizeof text,
+           "%sc = conv2d(x, w, b)\nr = relu(x)\na = ewadd(c, r)\n"
+           "y = relu(a)\noutput y\n",
+           head);
+  g = parse(text);
+  h = fuse_graph(g, NULL, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(h->nnodes, 2, "conv and fused relu(x), add, relu");
+  assert_same_outputs(g, h);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* A cost function that prices every fused node too high: nothing fused. */
 static base_status pricey(void *u, const ir_graph *g, int node, double *cost,
                           int *estimated, base_diag *d) {

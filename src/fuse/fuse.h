@@ -11,8 +11,10 @@
  *
  * Grouping: an element-wise node is inlined into its consumers when all of
  * them are element-wise (or row reductions reading it as x) and it is not a
- * graph output nor weight-only (those
- * run once at load). A node read by one consumer is always inlined; a node
+ * graph output nor weight-only (those run once at load), nor an ewadd the
+ * CUDA executor folds into the convolution or matmul computing one operand
+ * (a residual epilogue with the relu after it: fusing it would add a pass
+ * over the tensor). A node read by one consumer is always inlined; a node
  * read by several is recomputed in each when that moves fewer bytes than
  * keeping it (roofline: keep = write it once and read it per consumer,
  * recompute = read its inputs per consumer), else kept. Each group is then
