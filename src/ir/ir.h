@@ -106,6 +106,19 @@ enum {
   IR_OPF_BODY_ROW = 1 << 7       /* row reduction: may end a fused body */
 };
 
+/* How a parameter (or input) relates to shapes: the marks after it in
+ * ops.def's params (and inputs) column. */
+enum {
+  IR_PT_DERIVED = 1 << 0, /* '~' follows the shapes: a rule's node matches
+                             whatever value; the rewriter re-derives it */
+  IR_PT_DIMS = 1 << 1,    /* '#' dimension sizes: the rewriter translates
+                             them to the matched shapes (as for '~') */
+  IR_PT_BATCH = 1 << 2,   /* '^' follows the batch: rebatching sets its
+                             first entry where it is the whole batch */
+  IR_PT_INST = 1 << 3     /* '!' a rule instance may differ in it
+                             (src/rewrite/inst.c) */
+};
+
 typedef enum ir_param_id {
 #define PARAM(ID, name, kind, field) IR_P_##ID,
 #include "params.def"
@@ -172,6 +185,10 @@ typedef struct ir_opinfo {
   ir_param_id params[IR_MAX_PARAMS];
   uint32_t required; /* bit i: params[i] has no default */
   ir_attrs defaults;
+  unsigned ptraits[IR_MAX_PARAMS]; /* IR_PT_* of params[i] (marks) */
+  unsigned traits;                 /* the union of ptraits */
+  int inst_in; /* first input slot marked '!' (rule instances may add it), or
+                  -1 */
   /* traits (ops.def's last columns) */
   ir_opkind kind;
   ir_act act;     /* the activation it computes (IR_ACT_NONE: none) */
@@ -189,6 +206,13 @@ int ir_param_lookup(const char *name, size_t len);
 /* Formats the value of parameter p in a, as the parser reads it (always
  * NUL-terminated). */
 void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n);
+/* Whether parameter p has the same value in a and b (a list: its entries
+ * and length; padding: mode and pads). */
+int ir_param_eq(ir_param_id p, const ir_attrs *a, const ir_attrs *b);
+/* Copies parameter p's value from src to dst. */
+void ir_param_copy(ir_param_id p, ir_attrs *dst, const ir_attrs *src);
+/* Zeroes parameter p's value (a list: its entries and length). */
+void ir_param_clear(ir_param_id p, ir_attrs *a);
 /* Index of p in op's parameter list, or -1 when op has no such parameter. */
 int ir_op_param_index(ir_opcode op, ir_param_id p);
 /* Fills a with op's defaults. */
