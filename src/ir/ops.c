@@ -314,8 +314,7 @@ void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n) {
   }
 }
 
-/* ---- comparing and copying one parameter ---------------------------------
- */
+/* ---- clearing one parameter ------------------------------------------- */
 
 /* The bytes of ir_attrs parameter p occupies: one or two spans (a padding's
  * mode, a list's length). */
@@ -347,23 +346,6 @@ static int param_spans(ir_param_id p, span s[2]) {
     return 2;
   }
   return 1;
-}
-
-int ir_param_eq(ir_param_id p, const ir_attrs *a, const ir_attrs *b) {
-  span s[2];
-  int n = param_spans(p, s);
-  for (int i = 0; i < n; i++)
-    if (memcmp((const char *)a + s[i].off, (const char *)b + s[i].off,
-               s[i].len))
-      return 0;
-  return 1;
-}
-
-void ir_param_copy(ir_param_id p, ir_attrs *dst, const ir_attrs *src) {
-  span s[2];
-  int n = param_spans(p, s);
-  for (int i = 0; i < n; i++)
-    memcpy((char *)dst + s[i].off, (const char *)src + s[i].off, s[i].len);
 }
 
 void ir_param_clear(ir_param_id p, ir_attrs *a) {
@@ -471,6 +453,8 @@ static void decode_params(ir_opinfo *r, const char *spec) {
       die_row(r->name, "unknown parameter");
     int k = r->nparams++;
     r->params[k] = (ir_param_id)p;
+    r->pkind[k] = param_rows[p].kind;
+    r->poff[k] = (uint16_t)param_rows[p].offset;
     r->traits |= r->ptraits[k];
     if (!eq) {
       r->required |= 1u << k;

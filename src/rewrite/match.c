@@ -161,7 +161,7 @@ typedef struct sig_key {
 static int has_pad(ir_opcode op) {
   const ir_opinfo *r = ir_op(op);
   for (int i = 0; i < r->nparams; i++)
-    if (ir_param_kind_of(r->params[i]) == IR_PK_PAD)
+    if (r->pkind[i] == IR_PK_PAD)
       return 1;
   return 0;
 }
@@ -239,34 +239,43 @@ uint8_t rewrite_pad_modes(const ir_graph *g, const ir_node *n) {
   return m;
 }
 
+/* Whether a pattern node's padding (a) admits a graph node's (b, whose
+ * rewrite_pad_modes are modes): explicit pads equal, or the mode a has is
+ * one b's pads are what it resolves to. */
+static int pads_match(const ir_attrs *a, const ir_attrs *b, uint8_t modes) {
+  if (a->padmode != b->padmode)
+    return (modes & (1u << a->padmode)) != 0;
+  return a->padmode != IR_PAD_EXPLICIT ||
+         memcmp(a->pad, b->pad, sizeof a->pad) == 0;
+}
+
 int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes) {
-  if (p->op != n->op || p->nout != n->nout)
+  static const ir_attrs none; /* IR_ACT_NONE */
+  if (p->op != n->op || p->nout != n->nout || p->a.body != n->a.body)
     return 0;
-  ir_attrs a = p->a, b = n->a;
-  rewrite_attrs_generic(p->op, &a);
-  rewrite_attrs_generic(n->op, &b);
-  if (has_pad(p->op) && a.padmode != b.padmode) {
-    if (!(modes & (1u << a.padmode)))
-      return 0;
-    b.padmode = a.padmode;
-    memcpy(b.pad, a.pad, sizeof b.pad);
-  }
-  /* the parameters marked '!' in ops.def: an instance may differ in them
-   * (an activation only where the pattern has none: the instance adds it) */
+  /* parameter by parameter, as ops.def marks them (the fields an operator
+   * has no parameter for are zero, ir.h): '~' follow the shapes, padding
+   * compares by what it resolves to, a '!' one may differ through an
+   * instance (an activation only where the pattern has none: the instance
+   * adds it) */
   const ir_opinfo *r = ir_op(p->op);
-  const ir_attrs none = {0}; /* IR_ACT_NONE */
   int differ = p->nin != n->nin;
   for (int i = 0; i < r->nparams; i++) {
-    ir_param_id q = r->params[i];
-    if (!(r->ptraits[i] & IR_PT_INST) || ir_param_eq(q, &a, &b))
+    ir_param_kind k = r->pkind[i];
+    if (r->ptraits[i] & IR_PT_DERIVED)
       continue;
-    if (ir_param_kind_of(q) == IR_PK_ACT && !ir_param_eq(q, &a, &none))
+    if (k == IR_PK_PAD) {
+      if (!pads_match(&p->a, &n->a, modes))
+        return 0;
+      continue;
+    }
+    if (ir_field_eq(k, r->poff[i], &p->a, &n->a))
+      continue;
+    if (!(r->ptraits[i] & IR_PT_INST) ||
+        (k == IR_PK_ACT && !ir_field_eq(k, r->poff[i], &p->a, &none)))
       return 0;
     differ = 1;
-    ir_param_copy(q, &b, &a);
   }
-  if (memcmp(&a, &b, sizeof a) != 0)
-    return 0;
   if (!differ)
     return REWRITE_EXACT;
   /* an instance: of an operator with '!' marks, the pattern without the
