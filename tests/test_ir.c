@@ -634,6 +634,98 @@ Test(optable, every_operator_has_every_column) {
                  ir_act_name((ir_act)a), act_ops[a]);
 }
 
+/* Runs node n's shape rule with parameters a; 0 when it fails, else 1
+ * with its output shapes in outs. */
+static int infer_node(const ir_graph *g, const ir_node *n, ir_attrs *a,
+                      ir_shape *outs) {
+  const ir_shape *ins[IR_MAX_IN];
+  for (int k = 0; k < n->nin; k++)
+    ins[k] = &g->tensors[n->in[k]].shape;
+  return ir_infer(n->op, a, ins, n->nin, outs, NULL) == BASE_OK;
+}
+
+/* The shape marks of ops.def (IR_PT_*), which the matcher, the rewriter
+ * and rebatching read, against shape inference on an example node of every
+ * operator that has a mark or a padding: a parameter marked as following
+ * the shapes ('~' '#' '^') is a list whose first entry, changed, changes
+ * the node's output shapes or is rejected; a padding is resolved by shape
+ * inference; '^' entries follow a rebatch and nothing else does; '!' marks
+ * only what rule instances substitute (src/rewrite/inst.c: stride, groups,
+ * act, and one trailing optional input, the bias). */
+Test(optable, shape_marks) {
+  ir_graph *g = parse_ok("input x: [2,4,6,6]\n"
+                         "weight w: [4,4,3,3]\n"
+                         "weight b: [4]\n"
+                         "c = conv2d(x, w, b) pad=same act=relu\n"
+                         "ap = avgpool(x) kernel=[3,3] pad=same "
+                         "count_include_pad=1\n"
+                         "mp = maxpool(x) kernel=[3,3] pad=same\n"
+                         "s0, s1 = split(x) axis=1 sizes=[1,3]\n"
+                         "r = reshape(x) shape=[2,144]\n"
+                         "sl = slice(x) starts=[0,0,0,0] ends=[2,2,6,6]\n"
+                         "ic = const_iconv() shape=[4,4,3,3]\n"
+                         "im = const_imm() shape=[4,4]\n"
+                         "on = const_ones() shape=[2,4]\n"
+                         "cp = const_pool() shape=[4,1,3,3]\n"
+                         "output c, ap, mp, s0, s1, r, sl, ic, im, on, cp\n");
+  ir_graph *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 3, &h, &d), BASE_OK, "%s", d.msg);
+  for (int op = 0; op < IR_NOPS; op++) {
+    const ir_opinfo *r = ir_op((ir_opcode)op);
+    int pad = ir_op_param_index((ir_opcode)op, IR_P_PAD) >= 0, node = -1;
+    for (int i = 0; i < g->nnodes; i++)
+      if (g->nodes[i].op == (ir_opcode)op)
+        node = i;
+    if (!r->traits && !pad && r->inst_in < 0)
+      continue;
+    cr_assert(node >= 0, "%s: marked in ops.def, add an example node here",
+              r->name);
+    const ir_node *n = &g->nodes[node];
+    ir_shape outs[IR_MAX_LIST], outs2[IR_MAX_LIST];
+    ir_attrs a = n->a;
+    cr_assert(infer_node(g, n, &a, outs), "%s: example", r->name);
+    if (pad) /* 'same' resolved to the pads of a 3x3 window */
+      for (int k = 0; k < 4; k++)
+        cr_expect_eq(a.pad[k], 1, "%s: pad=same not resolved", r->name);
+    if (r->inst_in >= 0)
+      cr_expect(r->inst_in == r->nnamed - 1 && r->min_in <= r->inst_in &&
+                    r->max_in == r->nnamed,
+                "%s: '!' on an input other than the last optional one",
+                r->name);
+    for (int i = 0; i < r->nparams; i++) {
+      ir_param_id p = r->params[i];
+      unsigned t = r->ptraits[i];
+      const char *pn = ir_param_name(p);
+      if (t & IR_PT_INST)
+        cr_expect(p == IR_P_STRIDE || p == IR_P_GROUPS || p == IR_P_ACT,
+                  "%s.%s: '!' on what rule instances do not substitute",
+                  r->name, pn);
+      if (!(t & (IR_PT_DERIVED | IR_PT_DIMS | IR_PT_BATCH)))
+        continue;
+      ir_param_kind k = ir_param_kind_of(p);
+      cr_assert(k == IR_PK_LIST || k == IR_PK_LIST2,
+                "%s.%s: only lists follow shapes", r->name, pn);
+      int64_t *v = k == IR_PK_LIST ? a.list : a.list2;
+      int64_t *w =
+          k == IR_PK_LIST ? h->nodes[node].a.list : h->nodes[node].a.list2;
+      cr_expect_eq(w[0] == 3, !!(t & IR_PT_BATCH) && v[0] == 2,
+                   "%s.%s: rebatched to %lld", r->name, pn, (long long)w[0]);
+      ir_attrs b = n->a;
+      (k == IR_PK_LIST ? b.list : b.list2)[0] += 1;
+      int changed = !infer_node(g, n, &b, outs2);
+      for (int o = 0; !changed && o < n->nout; o++)
+        changed = !ir_shape_eq(&outs[o], &outs2[o]);
+      cr_expect(changed,
+                "%s.%s: marked as following shapes, but shape "
+                "inference neither uses nor checks it",
+                r->name, pn);
+    }
+  }
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* Views by operator and shapes (ir_node_is_view). */
 Test(optable, views) {
   base_diag d;

@@ -106,6 +106,19 @@ enum {
   IR_OPF_BODY_ROW = 1 << 7       /* row reduction: may end a fused body */
 };
 
+/* How a parameter (or input) relates to shapes: the marks after it in
+ * ops.def's params (and inputs) column. */
+enum {
+  IR_PT_DERIVED = 1 << 0, /* '~' follows the shapes: a rule's node matches
+                             whatever value; the rewriter re-derives it */
+  IR_PT_DIMS = 1 << 1,    /* '#' dimension sizes: the rewriter translates
+                             them to the matched shapes (as for '~') */
+  IR_PT_BATCH = 1 << 2,   /* '^' follows the batch: rebatching sets its
+                             first entry where it is the whole batch */
+  IR_PT_INST = 1 << 3     /* '!' a rule instance may differ in it
+                             (src/rewrite/inst.c) */
+};
+
 typedef enum ir_param_id {
 #define PARAM(ID, name, kind, field) IR_P_##ID,
 #include "params.def"
@@ -172,6 +185,12 @@ typedef struct ir_opinfo {
   ir_param_id params[IR_MAX_PARAMS];
   uint32_t required; /* bit i: params[i] has no default */
   ir_attrs defaults;
+  ir_param_kind pkind[IR_MAX_PARAMS]; /* params[i]'s kind (params.def) */
+  uint16_t poff[IR_MAX_PARAMS];       /* its field's offset in ir_attrs */
+  unsigned ptraits[IR_MAX_PARAMS];    /* IR_PT_* of params[i] (marks) */
+  unsigned traits;                    /* the union of ptraits */
+  int inst_in; /* first input slot marked '!' (rule instances may add it), or
+                  -1 */
   /* traits (ops.def's last columns) */
   ir_opkind kind;
   ir_act act;     /* the activation it computes (IR_ACT_NONE: none) */
@@ -189,6 +208,44 @@ int ir_param_lookup(const char *name, size_t len);
 /* Formats the value of parameter p in a, as the parser reads it (always
  * NUL-terminated). */
 void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n);
+/* Whether a parameter of kind k whose field is at offset off (an
+ * ir_opinfo's pkind[i], poff[i]) has the same value in a and b (a list: its
+ * length and entries in use; padding: mode and pads; a float: bitwise).
+ * Inline: the matcher's inner loop. */
+static inline int ir_field_eq(ir_param_kind k, size_t off, const ir_attrs *a,
+                              const ir_attrs *b) {
+  const int32_t *x = (const int32_t *)(const void *)((const char *)a + off),
+                *y = (const int32_t *)(const void *)((const char *)b + off);
+  switch (k) { /* lists: the entries in use (the rest are zero) */
+  case IR_PK_LIST:
+  case IR_PK_LIST2: {
+    int n = k == IR_PK_LIST ? a->nlist : a->nlist2;
+    if (n != (k == IR_PK_LIST ? b->nlist : b->nlist2))
+      return 0;
+    const int64_t *u = k == IR_PK_LIST ? a->list : a->list2,
+                  *v = k == IR_PK_LIST ? b->list : b->list2;
+    for (int i = 0; i < n; i++)
+      if (u[i] != v[i])
+        return 0;
+    return 1;
+  }
+  case IR_PK_PAD:
+    for (int i = 0; i < 4; i++)
+      if (a->pad[i] != b->pad[i])
+        return 0;
+    return a->padmode == b->padmode;
+  case IR_PK_PAIR: return x[0] == y[0] && x[1] == y[1];
+  case IR_PK_INT:
+  case IR_PK_BOOL:
+  case IR_PK_FLOAT:
+  case IR_PK_ACT:
+  case IR_PK_DTYPE: return x[0] == y[0];
+  }
+  return 0;
+}
+
+/* Zeroes parameter p's value (a list: its entries and length). */
+void ir_param_clear(ir_param_id p, ir_attrs *a);
 /* Index of p in op's parameter list, or -1 when op has no such parameter. */
 int ir_op_param_index(ir_opcode op, ir_param_id p);
 /* Fills a with op's defaults. */

@@ -314,7 +314,57 @@ void ir_param_format(ir_param_id p, const ir_attrs *a, char *buf, size_t n) {
   }
 }
 
+/* ---- clearing one parameter ------------------------------------------- */
+
+/* The bytes of ir_attrs parameter p occupies: one or two spans (a padding's
+ * mode, a list's length). */
+typedef struct span {
+  size_t off, len;
+} span;
+
+static int param_spans(ir_param_id p, span s[2]) {
+  const param_row *r = &param_rows[p];
+  s[0] = (span){r->offset, sizeof(int32_t)};
+  switch (r->kind) {
+  case IR_PK_INT:
+  case IR_PK_BOOL:
+  case IR_PK_FLOAT:
+  case IR_PK_ACT:
+  case IR_PK_DTYPE: return 1;
+  case IR_PK_PAIR: s[0].len = 2 * sizeof(int32_t); return 1;
+  case IR_PK_PAD:
+    s[0].len = sizeof((ir_attrs *)0)->pad;
+    s[1] = (span){offsetof(ir_attrs, padmode), sizeof(int32_t)};
+    return 2;
+  case IR_PK_LIST:
+    s[0].len = sizeof((ir_attrs *)0)->list;
+    s[1] = (span){offsetof(ir_attrs, nlist), sizeof(int32_t)};
+    return 2;
+  case IR_PK_LIST2:
+    s[0].len = sizeof((ir_attrs *)0)->list2;
+    s[1] = (span){offsetof(ir_attrs, nlist2), sizeof(int32_t)};
+    return 2;
+  }
+  return 1;
+}
+
+void ir_param_clear(ir_param_id p, ir_attrs *a) {
+  span s[2];
+  int n = param_spans(p, s);
+  for (int i = 0; i < n; i++)
+    memset((char *)a + s[i].off, 0, s[i].len);
+}
+
 /* ---- decoding ops.def rows ---------------------------------------------- */
+
+/* The IR_PT_* of a mark character; 0 for any other character. */
+static unsigned mark_trait(char c) {
+  return c == '~'   ? IR_PT_DERIVED
+         : c == '#' ? IR_PT_DIMS
+         : c == '^' ? IR_PT_BATCH
+         : c == '!' ? IR_PT_INST
+                    : 0;
+}
 
 static void die_row(const char *op, const char *what) {
   fprintf(stderr, "superopt: internal error: ops.def row '%s': %s\n", op, what);
@@ -359,6 +409,11 @@ static void decode_inputs(ir_opinfo *r, const char *spec) {
     } else if (optional) {
       die_row(r->name, "required input after an optional one");
     }
+    for (; mark_trait(*s); s++) {
+      if (mark_trait(*s) != IR_PT_INST || r->inst_in >= 0)
+        die_row(r->name, "an input's only mark is '!', on one input");
+      r->inst_in = k;
+    }
     if (*s == ':') {
       const char *h = ++s;
       while (*s && *s != ' ')
@@ -380,23 +435,33 @@ static void decode_params(ir_opinfo *r, const char *spec) {
       s++;
     if (!*s)
       break;
-    const char *w = s;
-    while (*s && *s != ' ' && *s != '=')
+    const char *w = s, *end, *m;
+    while (*s && *s != ' ')
       s++;
-    int p = ir_param_lookup(w, (size_t)(s - w));
-    if (p < 0 || r->nparams == IR_MAX_PARAMS)
+    if (r->nparams == IR_MAX_PARAMS)
+      die_row(r->name, "too many parameters");
+    for (end = s; end > w && mark_trait(end[-1]); end--)
+      ;
+    for (m = end; m < s; m++) { /* the marks after name[=value] */
+      if (r->ptraits[r->nparams] & mark_trait(*m))
+        die_row(r->name, "a mark repeated");
+      r->ptraits[r->nparams] |= mark_trait(*m);
+    }
+    const char *eq = memchr(w, '=', (size_t)(end - w));
+    int p = ir_param_lookup(w, (size_t)((eq ? eq : end) - w));
+    if (p < 0)
       die_row(r->name, "unknown parameter");
     int k = r->nparams++;
     r->params[k] = (ir_param_id)p;
-    if (*s != '=') {
+    r->pkind[k] = param_rows[p].kind;
+    r->poff[k] = (uint16_t)param_rows[p].offset;
+    r->traits |= r->ptraits[k];
+    if (!eq) {
       r->required |= 1u << k;
       continue;
     }
-    const char *v = ++s;
-    while (*s && *s != ' ')
-      s++;
-    if (ir_param_parse((ir_param_id)p, v, (size_t)(s - v), &r->defaults, err,
-                       sizeof err))
+    if (ir_param_parse((ir_param_id)p, eq + 1, (size_t)(end - eq - 1),
+                       &r->defaults, err, sizeof err))
       die_row(r->name, err);
   }
 }
@@ -406,6 +471,7 @@ static void build_rows(void) {
     ir_opinfo *r = &op_rows[op];
     memset(r, 0, sizeof *r);
     r->name = op_texts[op].name;
+    r->inst_in = -1;
     decode_inputs(r, op_texts[op].inputs);
     decode_params(r, op_texts[op].params);
     r->kind = op_texts[op].kind;

@@ -1,14 +1,15 @@
 /* rebatch.c: a graph with another batch size (ir_rebatch).
  *
  * The batch dimension is dim 0 of the graph inputs. The copy gives every
- * input dim 0 = batch and re-runs every node's shape rule; the only
- * operators whose parameters carry the batch are reshape, whose target's
- * dim 0 follows when it equals its input's old dim 0 (the flatten and
- * head-split reshapes of the zoo), and slice, whose end in dim 0 follows
- * when the slice keeps the whole batch. Anything else that pins the batch (a
+ * input dim 0 = batch and re-runs every node's shape rule. The parameters
+ * that carry the batch are those ops.def marks '^' (follows the batch):
+ * their first entry follows when it equals the node's input's old dim 0
+ * and, for an operator with starts, the range starts at 0: reshape's target
+ * (the flatten and head-split reshapes of the zoo) and slice's ends (a
+ * slice that keeps the whole batch). Anything else that pins the batch (a
  * reshape that folds it into another dimension, a weight combined with an
- * activation along dim 0) fails the shape rules and is reported with the node's
- * line.
+ * activation along dim 0) fails the shape rules and is reported with the
+ * node's line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,11 +57,18 @@ static int add_copy(const ir_graph *g, const ir_node *n, const int32_t *map,
   ir_attrs a = n->a;
   int64_t old = g->tensors[n->in[0]].shape.dim[0];
   int64_t now = h->tensors[in[0]].shape.dim[0];
-  if (n->op == IR_OP_RESHAPE && a.nlist > 0 && a.list[0] == old)
-    a.list[0] = now;
-  if (n->op == IR_OP_SLICE && a.nlist > 0 && a.list[0] == 0 &&
-      a.list2[0] == old)
-    a.list2[0] = now; /* a slice that keeps the whole batch */
+  /* the parameters that follow the batch ('^' in ops.def): their first
+   * entry, where it is the whole batch (from 0, when there are starts) */
+  const ir_opinfo *r = ir_op(n->op);
+  int whole = ir_op_param_index(n->op, IR_P_STARTS) < 0 ||
+              (a.nlist > 0 && a.list[0] == 0);
+  for (int i = 0; whole && i < r->nparams; i++) {
+    ir_param_kind k = ir_param_kind_of(r->params[i]);
+    int32_t cnt = k == IR_PK_LIST ? a.nlist : k == IR_PK_LIST2 ? a.nlist2 : 0;
+    int64_t *v = k == IR_PK_LIST ? a.list : a.list2;
+    if ((r->ptraits[i] & IR_PT_BATCH) && cnt > 0 && v[0] == old)
+      v[0] = now;
+  }
   int id = ir_add_node(h, n->op, in, n->nin, &a, names, d);
   if (id < 0 && d) {
     char msg[sizeof d->msg];

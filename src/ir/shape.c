@@ -670,7 +670,34 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
       return param_err(d, "cast: bad target type %d", a->groups);
     t = (ir_dtype)a->groups;
     break;
-  default:
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL:
+  case IR_OP_EWADD:
+  case IR_OP_EWMUL:
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV:
+  case IR_OP_SMUL:
+  case IR_OP_RELU:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP:
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_ENLARGE:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_PAD:
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_IMM:
+  case IR_OP_CONST_ONES:
+  case IR_OP_CONST_POOL:
+  case IR_OP_FUSED:
     for (int k = 0; k < nin; k++)
       if (in[k] != IR_DT_F32)
         return type_err(d, op, k, "f32", in[k]);

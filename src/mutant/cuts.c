@@ -346,12 +346,27 @@ static int cut_node(const ir_graph *g, const ir_node *nd, mutant_cuts *cu,
                       &g->tensors[nd->in[i]].shape))
         return -1;
     return 0;
-  default:
-    base_diag_set(d, BASE_ERR_PARAM, nd->line, nd->col,
-                  "mutant: the box analysis has no cut rule for %s",
-                  ir_op(nd->op)->name);
-    return 1;
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_ENLARGE:
+  case IR_OP_BATCHNORM:
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM:
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_IMM:
+  case IR_OP_CONST_ONES:
+  case IR_OP_CONST_POOL:
+  case IR_OP_GATHER:
+  case IR_OP_WHERE:
+  case IR_OP_EQUAL:
+  case IR_OP_NOT:
+  case IR_OP_CAST:
+  case IR_OP_FUSED: break;
   }
+  base_diag_set(d, BASE_ERR_PARAM, nd->line, nd->col,
+                "mutant: the box analysis has no cut rule for %s",
+                ir_op(nd->op)->name);
+  return 1;
 }
 
 base_status mutant_cut_graph(const ir_graph *g, mutant_cuts **out,

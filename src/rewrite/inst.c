@@ -247,7 +247,7 @@ static int base_edits(const rewrite_cpat *cp, const ir_graph *g,
   *nbias = 0;
   for (int p = 0; p < pat->nnodes; p++) {
     const ir_node *pn = &pat->nodes[p], *gn = &g->nodes[m->node[p]];
-    if (pn->op != IR_OP_CONV2D)
+    if (!(ir_op(pn->op)->traits & IR_PT_INST)) /* ops.def's '!' marks */
       continue;
     if (!map_add(e->sh_from, e->sh_to, &e->nsh, pn->a.stride[0],
                  gn->a.stride[0]) ||
@@ -328,8 +328,8 @@ static int find_instance(const rewrite_cpat *cp, const ir_graph *g,
   int nk = nbias == 1 ? 1 : 2;
   const ir_graph *repl = cp->repl;
   for (int j = 0; j < repl->nnodes; j++) {
-    if (repl->nodes[j].op != IR_OP_CONV2D || repl->nodes[j].nin != 2)
-      continue;
+    if (ir_op(repl->nodes[j].op)->inst_in != repl->nodes[j].nin)
+      continue; /* no bias slot (ops.def's '!' input) */
     for (int k = 0; k < nk; k++) {
       e.bias_node = j;
       e.bias_kind = kinds[k];

@@ -143,12 +143,10 @@ base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
 void rewrite_attrs_generic(ir_opcode op, ir_attrs *a) {
   if (a->padmode != IR_PAD_EXPLICIT)
     memset(a->pad, 0, sizeof a->pad);
-  if (op == IR_OP_SPLIT || op == IR_OP_CONST_ICONV || op == IR_OP_CONST_IMM ||
-      op == IR_OP_CONST_ONES || op == IR_OP_CONST_POOL) {
-    memset(a->list, 0, sizeof a->list);
-    if (op != IR_OP_SPLIT)
-      a->nlist = 0;
-  }
+  const ir_opinfo *r = ir_op(op);
+  for (int i = 0; i < r->nparams; i++) /* '~' in ops.def: follow shapes */
+    if (r->ptraits[i] & IR_PT_DERIVED)
+      ir_param_clear(r->params[i], a);
 }
 
 /* What a node signature hashes (zeroed first: no stray bytes). */
@@ -158,9 +156,14 @@ typedef struct sig_key {
   uint8_t rank[IR_MAX_IN + IR_MAX_LIST];
 } sig_key;
 
-/* Whether op has a pad= parameter (its padding is compared by value). */
+/* Whether op has a padding parameter (IR_PK_PAD: resolved by shape
+ * inference; compared by the pads it resolves to). */
 static int has_pad(ir_opcode op) {
-  return op == IR_OP_CONV2D || op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL;
+  const ir_opinfo *r = ir_op(op);
+  for (int i = 0; i < r->nparams; i++)
+    if (r->pkind[i] == IR_PK_PAD)
+      return 1;
+  return 0;
 }
 
 static uint64_t node_sig(const ir_graph *g, const ir_node *n, int strict) {
@@ -173,10 +176,13 @@ static uint64_t node_sig(const ir_graph *g, const ir_node *n, int strict) {
     k.a.padmode = 0;
     memset(k.a.pad, 0, sizeof k.a.pad);
   }
-  if (n->op == IR_OP_CONV2D && !strict) { /* what instances may differ in */
-    memset(k.a.stride, 0, sizeof k.a.stride);
-    k.a.groups = k.a.act = 0;
-    nin = nin > 2 ? 2 : nin;
+  const ir_opinfo *r = ir_op(n->op);
+  if ((r->traits & IR_PT_INST) && !strict) { /* what instances may differ in */
+    for (int i = 0; i < r->nparams; i++)
+      if (r->ptraits[i] & IR_PT_INST)
+        ir_param_clear(r->params[i], &k.a);
+    if (r->inst_in >= 0 && nin > r->inst_in)
+      nin = r->inst_in;
   }
   k.op = n->op;
   k.nin = nin;
@@ -233,43 +239,50 @@ uint8_t rewrite_pad_modes(const ir_graph *g, const ir_node *n) {
   return m;
 }
 
-/* rewrite_params_match for two convolutions: their semantics depend on
- * stride, padding, dilation, groups and act only (ops.def's parameters of
- * conv2d; the other fields of ir_attrs are unused by conv2d). */
-static int conv_params_match(const ir_node *p, const ir_node *n,
-                             uint8_t modes) {
-  const ir_attrs *a = &p->a, *b = &n->a;
-  if (a->dilation[0] != b->dilation[0] || a->dilation[1] != b->dilation[1])
-    return 0;
-  if (a->padmode == IR_PAD_EXPLICIT
-          ? b->padmode != IR_PAD_EXPLICIT ||
-                memcmp(a->pad, b->pad, sizeof a->pad) != 0
-          : !(modes & (1u << a->padmode)))
-    return 0;
-  if (p->nin == n->nin && a->stride[0] == b->stride[0] &&
-      a->stride[1] == b->stride[1] && a->groups == b->groups &&
-      a->act == b->act)
-    return REWRITE_EXACT;
-  if (p->nin != 2 || n->nin > 3 || (a->act != IR_ACT_NONE && a->act != b->act))
-    return 0;
-  return REWRITE_INSTANCE;
+/* Whether a pattern node's padding (a) admits a graph node's (b, whose
+ * rewrite_pad_modes are modes): explicit pads equal, or the mode a has is
+ * one b's pads are what it resolves to. */
+static int pads_match(const ir_attrs *a, const ir_attrs *b, uint8_t modes) {
+  if (a->padmode != b->padmode)
+    return (modes & (1u << a->padmode)) != 0;
+  return a->padmode != IR_PAD_EXPLICIT ||
+         memcmp(a->pad, b->pad, sizeof a->pad) == 0;
 }
 
 int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes) {
-  if (p->op != n->op || p->nout != n->nout)
+  static const ir_attrs none; /* IR_ACT_NONE */
+  if (p->op != n->op || p->nout != n->nout || p->a.body != n->a.body)
     return 0;
-  if (p->op == IR_OP_CONV2D)
-    return conv_params_match(p, n, modes);
-  ir_attrs a = p->a, b = n->a;
-  rewrite_attrs_generic(p->op, &a);
-  rewrite_attrs_generic(n->op, &b);
-  if (has_pad(p->op) && a.padmode != b.padmode) {
-    if (!(modes & (1u << a.padmode)))
+  /* parameter by parameter, as ops.def marks them (the fields an operator
+   * has no parameter for are zero, ir.h): '~' follow the shapes, padding
+   * compares by what it resolves to, a '!' one may differ through an
+   * instance (an activation only where the pattern has none: the instance
+   * adds it) */
+  const ir_opinfo *r = ir_op(p->op);
+  int differ = p->nin != n->nin;
+  for (int i = 0; i < r->nparams; i++) {
+    ir_param_kind k = r->pkind[i];
+    if (r->ptraits[i] & IR_PT_DERIVED)
+      continue;
+    if (k == IR_PK_PAD) {
+      if (!pads_match(&p->a, &n->a, modes))
+        return 0;
+      continue;
+    }
+    if (ir_field_eq(k, r->poff[i], &p->a, &n->a))
+      continue;
+    if (!(r->ptraits[i] & IR_PT_INST) ||
+        (k == IR_PK_ACT && !ir_field_eq(k, r->poff[i], &p->a, &none)))
       return 0;
-    b.padmode = a.padmode;
-    memcpy(b.pad, a.pad, sizeof b.pad);
+    differ = 1;
   }
-  return p->nin == n->nin && memcmp(&a, &b, sizeof a) == 0 ? REWRITE_EXACT : 0;
+  if (!differ)
+    return REWRITE_EXACT;
+  /* an instance: of an operator with '!' marks, the pattern without the
+   * inputs an instance may add */
+  if (!(r->traits & IR_PT_INST) || (r->inst_in >= 0 && p->nin > r->inst_in))
+    return 0;
+  return REWRITE_INSTANCE;
 }
 
 /* ---- matching

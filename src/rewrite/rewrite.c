@@ -1,16 +1,16 @@
 /* rewrite.c: replacing a match of a pattern by a rule's other side.
  *
  * The replacement is first typed on the graph's shapes: its inputs are the
- * tensors the match bound, shape-dependent parameters (split sizes, const_*
- * and reshape shapes) are translated through the "dimension map" from the
- * pattern's dimensions to the bound tensors' dimensions, and ir_infer must
- * accept every node. Its outputs must have the replaced tensors' exact
- * shapes. The new graph is then the kept nodes plus the replacement, put in
- * topological order by a depth-first walk from the outputs: unreachable
- * nodes drop out, and meeting a node twice on the walk's path is a cycle.
- * A probe (rewrite_apply_probe) does the same up to the ordering, then
- * computes the result's Merkle hash and cost from the parent's instead of
- * building it.
+ * tensors the match bound, shape-dependent parameters (those ops.def marks
+ * '~' or '#': split sizes, const_* and reshape shapes) are translated
+ * through the "dimension map" from the pattern's dimensions to the bound
+ * tensors' dimensions, and ir_infer must accept every node. Its outputs must
+ * have the replaced tensors' exact shapes. The new graph is then the kept nodes
+ * plus the replacement, put in topological order by a depth-first walk from the
+ * outputs: unreachable nodes drop out, and meeting a node twice on the walk's
+ * path is a cycle. A probe (rewrite_apply_probe) does the same up to the
+ * ordering, then computes the result's Merkle hash and cost from the parent's
+ * instead of building it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,46 +110,23 @@ static base_status split_sizes(rw *r, const ir_node *n, ir_attrs *a) {
   return BASE_OK;
 }
 
+/* Re-derives the parameters that follow shapes (ops.def's '~' and '#'
+ * marks) on the matched shapes. */
 static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
-  switch (n->op) {
-  case IR_OP_SPLIT: return split_sizes(r, n, a);
-  case IR_OP_RESHAPE:
-  case IR_OP_CONST_ICONV:
-  case IR_OP_CONST_IMM:
-  case IR_OP_CONST_ONES:
-  case IR_OP_CONST_POOL: return map_list(r, a->list, a->nlist);
-  case IR_OP_CONV2D:
-  case IR_OP_MATMUL:
-  case IR_OP_EWADD:
-  case IR_OP_EWMUL:
-  case IR_OP_EWSUB:
-  case IR_OP_EWDIV:
-  case IR_OP_SMUL:
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
-  case IR_OP_CLIP:
-  case IR_OP_CONCAT:
-  case IR_OP_TRANSPOSE:
-  case IR_OP_AVGPOOL:
-  case IR_OP_MAXPOOL:
-  case IR_OP_GLOBAL_AVGPOOL:
-  case IR_OP_ENLARGE:
-  case IR_OP_BATCHNORM:
-  case IR_OP_REDUCE_MEAN:
-  case IR_OP_SOFTMAX:
-  case IR_OP_LAYERNORM:
-  case IR_OP_PAD:
-  case IR_OP_SLICE:
-  case IR_OP_GATHER:
-  case IR_OP_WHERE:
-  case IR_OP_EQUAL:
-  case IR_OP_NOT:
-  case IR_OP_CAST:
-  case IR_OP_FUSED: break; /* no parameter follows the shapes */
+  const ir_opinfo *ri = ir_op(n->op);
+  for (int i = 0; i < ri->nparams; i++) {
+    ir_param_id p = ri->params[i];
+    base_status st = BASE_OK;
+    if (!(ri->ptraits[i] & (IR_PT_DERIVED | IR_PT_DIMS)))
+      continue;
+    if (p == IR_P_SIZES && (ri->ptraits[i] & IR_PT_DERIVED))
+      st = split_sizes(r, n, a); /* one size per output, along axis */
+    else if (ir_param_kind_of(p) == IR_PK_LIST)
+      st = map_list(r, a->list, a->nlist);
+    else if (ir_param_kind_of(p) == IR_PK_LIST2)
+      st = map_list(r, a->list2, a->nlist2);
+    if (st)
+      return st;
   }
   return BASE_OK;
 }
@@ -293,10 +270,10 @@ static ir_graph *type_instance(rw *r, const rewrite_edits *e) {
     for (int k = 0; k < n->nin; k++)
       in[k] = map[n->in[k]];
     int nin = n->nin;
-    if (n->op == IR_OP_CONV2D)
+    if (ir_op(n->op)->traits & IR_PT_INST)
       edit_conv(e, &a);
     if (i == e->bias_node) {
-      if (n->op != IR_OP_CONV2D || nin != 2) {
+      if (ir_op(n->op)->inst_in != nin) {
         base_diag_set(r->d, BASE_ERR_PARAM, 0, 0, "no bias slot");
         goto fail;
       }

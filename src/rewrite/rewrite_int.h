@@ -114,7 +114,8 @@ struct rewrite_rules {
 void rewrite_anchors_mark(const rewrite_rules *r, const rewrite_index *ix,
                           int nnodes, uint64_t *mask);
 
-/* Node parameters with the shape-dependent ones cleared, for comparison. */
+/* Node parameters with the shape-dependent ones cleared, for comparison:
+ * those marked '~' in ops.def, and pads a padding mode resolved. */
 void rewrite_attrs_generic(ir_opcode op, ir_attrs *a);
 
 /* The padding modes (bit 1 << ir_padmode) whose pads node n of g has on
@@ -125,9 +126,10 @@ uint8_t rewrite_pad_modes(const ir_graph *g, const ir_node *n);
 
 /* How pattern node p may bind graph node n (whose rewrite_pad_modes are
  * modes): 0 not at all, REWRITE_EXACT (the parameters are equal, padding
- * compared by modes), REWRITE_INSTANCE (p is a convolution without
- * bias that n equals but for stride, groups, a bias or an activation: only
- * through a proven instance, inst.c). */
+ * compared by modes), REWRITE_INSTANCE (p, without the input marked '!' in
+ * ops.def, equals n but for the parameters marked '!' and that input:
+ * conv2d's stride, groups, act and bias; only through a proven instance,
+ * inst.c). */
 enum { REWRITE_EXACT = 1, REWRITE_INSTANCE = 2 };
 int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes);
 
