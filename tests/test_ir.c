@@ -544,6 +544,24 @@ Test(rebatch, follows_reshapes) {
   ir_graph_free(g);
 }
 
+/* An input whose dim 0 is not the batch is a parameter fed as an input
+ * (ONNX exports without weights: convnext's conv biases) and keeps its
+ * shape; the batch comes from the first input. */
+Test(rebatch, parameters_fed_as_inputs_keep_their_shape) {
+  ir_graph *g = parse_ok("input x: [1,3,8,8]\ninput b: [4]\n"
+                         "input s: [4,1,1]\nweight w: [4,3,3,3]\n"
+                         "c = conv2d(x, w, b)\ny = ewmul(c, s)\n"
+                         "output y\n"),
+           *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 16, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 16);
+  cr_assert_eq(h->tensors[ir_find_tensor(h, "b")].shape.dim[0], 4);
+  cr_assert_eq(h->tensors[ir_find_tensor(h, "s")].shape.dim[0], 4);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 Test(rebatch, reports_a_pinned_batch) {
   ir_graph *g = parse_ok("input x: [2,3]\n"
                          "y = reshape(x) shape=[6]\n"

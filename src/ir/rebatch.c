@@ -1,7 +1,10 @@
 /* rebatch.c: a graph with another batch size (ir_rebatch).
  *
- * The batch dimension is dim 0 of the graph inputs. The copy gives every
- * input dim 0 = batch and re-runs every node's shape rule. The parameters
+ * The batch dimension is dim 0 of the graph inputs: the old batch is the
+ * first input's dim 0, and the copy gives every input whose dim 0 equals
+ * it dim 0 = batch (an input with another dim 0 is a parameter fed as an
+ * input, as ONNX exports without weights have them: convnext's biases and
+ * layer scales) and re-runs every node's shape rule. The parameters
  * that carry the batch are those ops.def marks '^' (follows the batch):
  * their first entry follows when it equals the node's input's old dim 0
  * and, for an operator with starts, the range starts at 0: reshape's target
@@ -18,6 +21,14 @@
 
 #include "ir.h"
 
+/* The old batch: dim 0 of the first graph input (0 when it has none). */
+static int64_t old_batch(const ir_graph *g) {
+  for (int t = 0; t < g->ntensors; t++)
+    if (g->tensors[t].kind == IR_T_INPUT)
+      return g->tensors[t].shape.rank ? g->tensors[t].shape.dim[0] : 0;
+  return 0;
+}
+
 static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
                     base_diag *d) {
   const ir_tensor *x = &g->tensors[t];
@@ -28,7 +39,8 @@ static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
                     "cannot rebatch: input '%s' is a scalar", x->name);
       return -1;
     }
-    s.dim[0] = batch;
+    if (s.dim[0] == old_batch(g))
+      s.dim[0] = batch;
   }
   int id = ir_add_tensor(h, x->name, x->kind, &s, d);
   if (id >= 0)
