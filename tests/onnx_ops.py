@@ -68,6 +68,15 @@ CASES = {
          H("Mul", ["q", "half"], ["y"])], [("x", [4, 6])], ["y"],
         [const("s2", np.float32(1.4142135)), const("one", np.float32(1)),
          const("half", np.float32(0.5))]),
+    "gelu_tanh_gpt2": model(  # x^3 (Pow 3) of GPT-2's tanh GELU
+        [H("Pow", ["x", "three"], ["c"]), H("Mul", ["c", "k"], ["kc"]),
+         H("Add", ["x", "kc"], ["i"]), H("Mul", ["i", "s"], ["si"]),
+         H("Tanh", ["si"], ["t"]), H("Add", ["t", "one"], ["p"]),
+         H("Mul", ["x", "p"], ["q"]), H("Mul", ["q", "half"], ["y"])],
+        [("x", [4, 6])], ["y"],
+        [const("three", np.float32(3)), const("k", np.float32(0.044715)),
+         const("s", np.float32(0.7978846)), const("one", np.float32(1)),
+         const("half", np.float32(0.5))]),
     "shape_gather_concat_reshape": model(
         [H("Shape", ["x"], ["s"]), H("Gather", ["s", "i0"], ["n"], axis=0),
          H("Unsqueeze", ["n", "ax0"], ["n1"]),

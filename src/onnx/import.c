@@ -859,11 +859,19 @@ static base_status h_pow(imp *I) {
     ir_attrs_default(IR_OP_EWMUL, &a);
     return emit1(I, IR_OP_EWMUL, in, 2, &a);
   }
+  if (p == 3) { /* GPT-2's tanh GELU: (x * x) * x */
+    char buf[256];
+    ir_attrs_default(IR_OP_EWMUL, &a);
+    in[1] = out0(
+        I, emit(I, IR_OP_EWMUL, in, 2, &a, aux(I, "sq", buf, sizeof buf), 0));
+    return in[1] < 0 ? I->d->code : emit1(I, IR_OP_EWMUL, in, 2, &a);
+  }
   if (p == 0.5)
     return unary(I, IR_OP_SQRT);
   if (p == 1)
     return alias(I);
-  return fail(I, BASE_ERR_PARAM, "exponent %g is not supported (2, 0.5, 1)", p);
+  return fail(I, BASE_ERR_PARAM, "exponent %g is not supported (1, 2, 3, 0.5)",
+              p);
 }
 
 static base_status h_clip(imp *I) {
