@@ -378,17 +378,21 @@ def bench_one(a, path, batch, dev, state):
 
 
 def torch_profile(spec, dev):
-    """Prints PyTorch's profile of a torchvision network: NAME:BATCH."""
-    name, batch = spec.split(":")
+    """Prints PyTorch's profile of a torchvision network: NAME:BATCH, or
+    NAME:BATCH:compile for torch.compile's default mode (the kernels that
+    reduce-overhead replays, without the CUDA graph)."""
+    name, batch, *how = spec.split(":")
     m, x = tv_model(name, dev), torch.rand(int(batch), 3, 224, 224, device=dev)
+    if how == ["compile"]:
+        m = torch.compile(m)
     from torch.profiler import ProfilerActivity, profile
     time_torch(m, [x], 10, 10)
     with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(10):
             m(x)
         torch.cuda.synchronize()
-    print("PyTorch eager %s, 10 runs:" % spec)
-    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=15,
+    print("PyTorch %s %s, 10 runs:" % ("compiled" if how else "eager", spec))
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=int(os.environ.get("ROWS", "15")),
                                     max_name_column_width=70))
 
 

@@ -214,6 +214,43 @@ static const char *const op_graphs[] = {
     "c7 = conv2d(ar, w, b) stride=[2,2]\nd7 = maxpool(ar) kernel=[2,2] "
     "stride=[2,2] pad=same\na7 = ewadd(d7, c7)\n"
     "output a4, a5, m6, a7\n",
+    /* data-movement and reduction fast paths (kmove.cu, kernels.cu):
+     * tiled transposes with partial tiles, float4 and scalar row copies,
+     * a float4 slice, concat and split of more than CXK_PARTS parts,
+     * float4 broadcasts (SE-style scale, per-channel bias), row and column
+     * reductions (sliced into partial sums), warp and block layer norms,
+     * and channels-last pooling, global_avgpool and conversions */
+    "input x: [2,40,9,12]\ninput y: [2,9,7,12]\ninput z: [2,9,7,6]\n"
+    "input g: [2,40,1,1]\nweight cb: [40,1,1]\ninput u: [1,300,4,8]\n"
+    "input l: [5,7,96]\ninput lw: [3,1500]\nweight lg: [96]\n"
+    "input im: [1,3,40,40]\nweight wc: [8,3,3,3]\nweight w2: [12,8,3,3]\n"
+    "t1 = transpose(x) perm=[0,2,3,1]\nt2 = transpose(y) perm=[0,2,1,3]\n"
+    "t3 = transpose(z) perm=[0,2,1,3]\ns1 = slice(x) starts=[0,8,0,0] "
+    "ends=[2,24,9,12]\n"
+    "c9 = concat(x, s1, x, x, s1, x, x, x, x) axis=1\n"
+    "c3 = concat(z, y, z, z, y, z, z, z, z, z) axis=3\n"
+    "p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = split(c3) axis=3 "
+    "sizes=[1,2,3,4,5,6,7,8,9,27]\n"
+    "m = ewmul(x, g)\nb = ewadd(x, cb)\nga = global_avgpool(x)\n"
+    "r1 = reduce_mean(x) axes=[1]\nr2 = reduce_mean(u) axes=[1]\n"
+    "ln = layernorm(l, lg)\nlb = layernorm(lw)\n"
+    "cv = conv2d(im, wc)\ngc = global_avgpool(cv)\n"
+    "mp = maxpool(cv) kernel=[3,3] stride=[2,2] pad=same\n"
+    "mc = conv2d(mp, w2)\ntc = transpose(cv) perm=[0,1,3,2]\n"
+    "output t1, t2, t3, s1, c9, p0, p3, p9, m, b, ga, r1, r2, ln, lb, gc, mc, "
+    "tc\n",
+    /* a ConvNeXt block: transposes to and from [N,H,W,C] around a layer
+     * norm and matmuls read and write channels-last tensors directly
+     * (layout.c: a copy of bytes, no conversion) */
+    "input x: [2,16,10,9]\nweight wd: [16,1,7,7]\nweight bd: [16]\n"
+    "weight g: [16]\nweight b: [16]\nweight m1: [16,64]\nweight m2: [64,16]\n"
+    "weight ls: [16,1,1]\nweight w2: [8,16,3,3]\nweight w3: [8,8,3,3]\n"
+    "d = conv2d(x, wd, bd) groups=16\nt = transpose(d) perm=[0,2,3,1]\n"
+    "n = layernorm(t, g, b)\nh = matmul(n, m1) act=gelu\nq = matmul(h, m2)\n"
+    "u = transpose(q) perm=[0,3,1,2]\ns = ewmul(u, ls)\nr = ewadd(s, x)\n"
+    "c = conv2d(r, w2)\nsl = slice(d) starts=[0,4,0,0] ends=[2,12,10,9]\n"
+    "e = conv2d(sl, w3) stride=[2,2]\npd = pad(d) pads=[0,0,0,1,0,0,1,0] "
+    "value=0.5\npc = conv2d(pd, w2) pad=valid\noutput c, e, pc\n",
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */

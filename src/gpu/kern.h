@@ -103,8 +103,20 @@ cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v);
  * elements. */
 cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
                        float *o, int64_t n, const cxk_bcast *bc, int relu);
+/* dst[...] = src[...] along the walk (kmove.cu: dimensions merged first,
+ * then float4 rows, a tiled transpose or one thread per element). */
 cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
                      const cxk_walk *w);
+/* Orders the dimensions by destination stride, drops those of size 1 and
+ * merges neighbours contiguous in both. */
+void cxk_walk_simplify(cxk_walk *w);
+/* Concat: rows of the whole are part 0's w[0] floats, then part 1's, ...
+ * (np parts, `rows` rows); split is the reverse. CXK_PARTS parts a launch. */
+#define CXK_PARTS 8
+cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
+                       const int64_t *w, int np, int64_t rows);
+cudaError_t cxk_split(cudaStream_t s, const float *src, float *const *dst,
+                      const int64_t *w, int np, int64_t rows);
 cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
                        const cxk_pad *p);
 cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
@@ -113,8 +125,12 @@ cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
                           int64_t inner, float eps, int relu);
 cudaError_t cxk_pool2d(cudaStream_t s, const float *x, float *y,
                        const cxk_pool *p);
+/* Mean over the reduced dimensions. A reduction over a strided dimension
+ * (channels-last global_avgpool) may split its rows into partial sums:
+ * cxk_reduce_scratch(r) floats of scratch (0: none needed). */
+int64_t cxk_reduce_scratch(const cxk_reduce *r);
 cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
-                            const cxk_reduce *r);
+                            const cxk_reduce *r, float *scratch);
 /* Softmax of x viewed as [outer, len, inner] along len. */
 cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
                         int64_t len, int64_t inner);

@@ -52,6 +52,16 @@ __global__ void k_unary(int fn, const float *x, float *y, int64_t n, float lo,
   GRID_LOOP(i, n) { y[i] = act_fn(fn, x ? x[i] : 0.0f, lo, hi); }
 }
 
+__global__ void k_unary4(int fn, const float4 *x, float4 *y, int64_t n4,
+                         float lo, float hi) {
+  GRID_LOOP(i, n4) {
+    float4 v = x[i];
+    v.x = act_fn(fn, v.x, lo, hi), v.y = act_fn(fn, v.y, lo, hi);
+    v.z = act_fn(fn, v.z, lo, hi), v.w = act_fn(fn, v.w, lo, hi);
+    y[i] = v;
+  }
+}
+
 /* Index arithmetic in I: 32-bit when every offset fits (far cheaper
  * divisions than 64-bit), else 64-bit. */
 #define GRID_LOOP_T(I, i, n)                                                   \
@@ -189,7 +199,8 @@ __global__ void k_binary_scalar(int op, const float *a, const float *b,
 
 template <typename I>
 __global__ void k_binary_bcast(int op, const float *a, const float *b, float *o,
-                               I n, cxk_bcast bc, int relu) {
+                               I n, const __grid_constant__ cxk_bcast bc,
+                               int relu) {
   GRID_LOOP_T(I, i, n) {
     I rem = i, oa = 0, ob = 0;
     for (int d = bc.rank - 1; d >= 0; d--) {
@@ -202,22 +213,39 @@ __global__ void k_binary_bcast(int op, const float *a, const float *b, float *o,
   }
 }
 
+/* Broadcast binary, four output elements a thread along the innermost
+ * dimension (its length a multiple of 4, counted in 4s in bc.dim); an
+ * operand of inner stride 1 is read as float4, one of stride 0 as one
+ * value. */
 template <typename I>
-__global__ void k_copy(const float *src, float *dst, I n, cxk_walk w) {
-  GRID_LOOP_T(I, i, n) {
-    I rem = i, so = (I)w.soff, dof = (I)w.doff;
-    for (int d = w.rank - 1; d >= 0; d--) {
-      I c = rem % (I)w.dim[d];
-      rem /= (I)w.dim[d];
-      so += c * (I)w.sst[d];
-      dof += c * (I)w.dst[d];
+__global__ void
+k_binary_bcast4(int op, const float *a, const float *b, float4 *o, I n4,
+                const __grid_constant__ cxk_bcast bc, int relu) {
+  int L = bc.rank - 1;
+  GRID_LOOP_T(I, i, n4) {
+    I rem = i / (I)bc.dim[L], c = i % (I)bc.dim[L];
+    I oa = c * 4 * (I)bc.sa[L], ob = c * 4 * (I)bc.sb[L];
+    for (int d = L - 1; d >= 0; d--) {
+      I q = rem % (I)bc.dim[d];
+      rem /= (I)bc.dim[d];
+      oa += q * (I)bc.sa[d];
+      ob += q * (I)bc.sb[d];
     }
-    dst[dof] = src[so];
+    float4 x = bc.sa[L] ? *(const float4 *)(a + oa)
+                        : make_float4(a[oa], a[oa], a[oa], a[oa]);
+    float4 y = bc.sb[L] ? *(const float4 *)(b + ob)
+                        : make_float4(b[ob], b[ob], b[ob], b[ob]);
+    x.x = relu_if(relu, bin_fn(op, x.x, y.x));
+    x.y = relu_if(relu, bin_fn(op, x.y, y.y));
+    x.z = relu_if(relu, bin_fn(op, x.z, y.z));
+    x.w = relu_if(relu, bin_fn(op, x.w, y.w));
+    o[i] = x;
   }
 }
 
 template <typename I>
-__global__ void k_pad(const float *x, float *y, I n, cxk_pad p) {
+__global__ void k_pad(const float *x, float *y, I n,
+                      const __grid_constant__ cxk_pad p) {
   GRID_LOOP_T(I, i, n) {
     I rem = i, off = 0, st = 1;
     bool inside = true;
@@ -265,7 +293,8 @@ __global__ void k_batchnorm(const float *x, const float *scale,
 }
 
 template <typename I>
-__global__ void k_pool(const float *x, float *y, I n, cxk_pool p) {
+__global__ void k_pool(const float *x, float *y, I n,
+                       const __grid_constant__ cxk_pool p) {
   GRID_LOOP_T(I, i, n) {
     I ow = (I)p.ow, oh = (I)p.oh, c = (I)p.c;
     /* NCHW: plane = n * C + c, one plane of h * w; NHWC: element (y, x) of
@@ -306,6 +335,45 @@ __global__ void k_pool(const float *x, float *y, I n, cxk_pool p) {
   }
 }
 
+/* Channels-last pooling, four channels a thread (C a multiple of 4, p.c
+ * counted in 4s). */
+template <typename I>
+__global__ void k_pool_cl4(const float4 *x, float4 *y, I n,
+                           const __grid_constant__ cxk_pool p) {
+  GRID_LOOP_T(I, i, n) {
+    I c = (I)p.c, ow = (I)p.ow, oh = (I)p.oh;
+    I ch = i % c, ox = (i / c) % ow, oy = (i / (c * ow)) % oh;
+    I img = i / (c * ow * oh);
+    const float4 *xp = x + (int64_t)img * p.h * p.w * c + ch;
+    int y0 = (int)oy * p.sh - p.pt, x0 = (int)ox * p.sw - p.pl;
+    int h = (int)p.h, w = (int)p.w;
+    float4 best = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    int cnt = 0;
+    for (int ky = 0; ky < p.kh; ky++) {
+      int yy = y0 + ky;
+      if (yy < 0 || yy >= h)
+        continue;
+      for (int kx = 0; kx < p.kw; kx++) {
+        int xx = x0 + kx;
+        if (xx < 0 || xx >= w)
+          continue;
+        float4 v = xp[(int64_t)(yy * w + xx) * c];
+        best.x = v.x > best.x ? v.x : best.x;
+        best.y = v.y > best.y ? v.y : best.y;
+        best.z = v.z > best.z ? v.z : best.z;
+        best.w = v.w > best.w ? v.w : best.w;
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+        cnt++;
+      }
+    }
+    float div = (float)(p.count_include_pad ? p.kh * p.kw : cnt);
+    y[i] = p.is_max ? best
+                    : make_float4(sum.x / div, sum.y / div, sum.z / div,
+                                  sum.w / div);
+  }
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1)
     v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -320,7 +388,8 @@ __device__ __forceinline__ float warp_max(float v) {
 
 /* One warp per output element. */
 template <typename I>
-__global__ void k_reduce_mean(const float *x, float *y, cxk_reduce r) {
+__global__ void k_reduce_mean(const float *x, float *y,
+                              const __grid_constant__ cxk_reduce r) {
   int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   int lane = threadIdx.x % 32;
   if (warp >= r.nout)
@@ -342,6 +411,76 @@ __global__ void k_reduce_mean(const float *x, float *y, cxk_reduce r) {
   s = warp_sum(s);
   if (lane == 0)
     y[warp] = s / (float)r.count;
+}
+
+/* Offset of output j's first input element over the kept dimensions. */
+template <typename I>
+__device__ __forceinline__ I kept_base(const cxk_reduce &r, I j, int nkeep) {
+  I base = 0;
+  for (int d = nkeep - 1; d >= 0; d--) {
+    base += j % (I)r.kdim[d] * (I)r.kst[d];
+    j /= (I)r.kdim[d];
+  }
+  return base;
+}
+
+/* Contiguous rows (one reduced dimension of stride 1): one warp a row. */
+template <typename I>
+__global__ void k_reduce_rows(const float *x, float *y,
+                              const __grid_constant__ cxk_reduce r) {
+  int64_t nw = (int64_t)gridDim.x * blockDim.x / 32;
+  int lane = threadIdx.x % 32;
+  for (int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+       warp < r.nout; warp += nw) {
+    const float *xr = x + kept_base<I>(r, (I)warp, r.nkeep);
+    float s = 0.0f;
+    for (I e = lane; e < (I)r.count; e += 32)
+      s += xr[e];
+    s = warp_sum(s);
+    if (lane == 0)
+      y[warp] = s / (float)r.count;
+  }
+}
+
+/* A strided reduced dimension (rst[0] apart) and a kept innermost
+ * dimension of stride 1 (channels-last global_avgpool): threads x over 32
+ * neighbouring outputs, y over rows; blockIdx.z takes one of gridDim.z
+ * slices of the rows. With one slice the mean goes to y, else the slice's
+ * sum to part[z * nout + j]. */
+template <typename I>
+__global__ void k_reduce_cols(const float *x, float *y, float *part,
+                              const __grid_constant__ cxk_reduce r) {
+  __shared__ float acc[8][33];
+  I C = (I)r.kdim[r.nkeep - 1], c = (I)blockIdx.x * 32 + threadIdx.x;
+  I outer = blockIdx.y, j = outer * C + c;
+  I rows = (I)r.count, per = (rows + gridDim.z - 1) / gridDim.z;
+  I r0 = (I)blockIdx.z * per, r1 = r0 + per < rows ? r0 + per : rows;
+  float s = 0.0f;
+  if (c < C) {
+    const float *xp = x + kept_base<I>(r, outer, r.nkeep - 1) + c;
+    for (I e = r0 + threadIdx.y; e < r1; e += blockDim.y)
+      s += xp[e * (I)r.rst[0]];
+  }
+  acc[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    for (int k = 1; k < (int)blockDim.y; k++)
+      s += acc[k][threadIdx.x];
+    if (gridDim.z == 1)
+      y[j] = s / (float)r.count;
+    else
+      part[(I)blockIdx.z * (I)r.nout + j] = s;
+  }
+}
+
+__global__ void k_reduce_parts(const float *part, float *y, int64_t nout,
+                               int nparts, int64_t count) {
+  GRID_LOOP(j, nout) {
+    float s = 0.0f;
+    for (int k = 0; k < nparts; k++)
+      s += part[k * nout + j];
+    y[j] = s / (float)count;
+  }
 }
 
 /* Block-wide sum or max of v (blockDim.x a multiple of 32, <= 1024). */
@@ -422,6 +561,44 @@ __global__ void k_layernorm(const float *x, const float *gamma,
   }
 }
 
+__device__ void layernorm_row(const float *xr, const float *gamma,
+                              const float *beta, float *yr, int64_t len,
+                              float eps, int lane);
+
+/* Layer norm of short rows (len <= 1024): one warp a row. */
+__global__ void k_layernorm_warp(const float *x, const float *gamma,
+                                 const float *beta, float *y, int64_t rows,
+                                 int64_t len, float eps) {
+  int64_t nw = (int64_t)gridDim.x * blockDim.x / 32;
+  int lane = threadIdx.x % 32;
+  for (int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+       row < rows; row += nw)
+    layernorm_row(x + row * len, gamma, beta, y + row * len, len, eps, lane);
+}
+
+__device__ void layernorm_row(const float *xr, const float *gamma,
+                              const float *beta, float *yr, int64_t len,
+                              float eps, int lane) {
+  float s = 0.0f;
+  for (int64_t i = lane; i < len; i += 32)
+    s += xr[i];
+  float mean = warp_sum(s) / (float)len;
+  float v = 0.0f;
+  for (int64_t i = lane; i < len; i += 32) {
+    float d = xr[i] - mean;
+    v += d * d;
+  }
+  float inv = rsqrtf(warp_sum(v) / (float)len + eps);
+  for (int64_t i = lane; i < len; i += 32) {
+    float o = (xr[i] - mean) * inv;
+    if (gamma)
+      o *= gamma[i];
+    if (beta)
+      o += beta[i];
+    yr[i] = o;
+  }
+}
+
 __global__ void k_iconv(float *y, int64_t n, int64_t ci, int64_t kh,
                         int64_t kw) {
   GRID_LOOP(i, n) {
@@ -436,7 +613,8 @@ __global__ void k_eye(float *y, int64_t n, int64_t d) {
 }
 
 __global__ void k_where(const float *c, const float *a, const float *b,
-                        float *o, int64_t n, cxk_where_args w) {
+                        float *o, int64_t n,
+                        const __grid_constant__ cxk_where_args w) {
   GRID_LOOP(i, n) {
     int64_t rem = i, oc = 0, oa = 0, ob = 0;
     for (int d = w.rank - 1; d >= 0; d--) {
@@ -448,8 +626,8 @@ __global__ void k_where(const float *c, const float *a, const float *b,
   }
 }
 
-__global__ void k_gather(const float *x, const float *idx, float *y,
-                         int64_t n, int64_t nidx, int64_t dim, int64_t inner) {
+__global__ void k_gather(const float *x, const float *idx, float *y, int64_t n,
+                         int64_t nidx, int64_t dim, int64_t inner) {
   GRID_LOOP(i, n) {
     int64_t r = i % inner, k = i / inner % nidx, q = i / inner / nidx;
     float f = idx[k];
@@ -474,7 +652,11 @@ extern "C" {
 
 cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
                       int64_t n, float lo, float hi) {
-  k_unary<<<blocks_for(n), kThreads, 0, s>>>(fn, x, y, n, lo, hi);
+  if (x && n % 4 == 0 && (((uintptr_t)x | (uintptr_t)y) & 15) == 0)
+    k_unary4<<<blocks_for(n / 4), kThreads, 0, s>>>(fn, (const float4 *)x,
+                                                    (float4 *)y, n / 4, lo, hi);
+  else
+    k_unary<<<blocks_for(n), kThreads, 0, s>>>(fn, x, y, n, lo, hi);
   return cudaGetLastError();
 }
 
@@ -544,40 +726,80 @@ cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v) {
   return cudaGetLastError();
 }
 
+/* Drops size-1 dimensions and merges neighbours along which both operands
+ * are contiguous or both broadcast (the output is contiguous). */
+static void bcast_simplify(cxk_bcast *bc) {
+  cxk_bcast o = *bc;
+  o.rank = 0;
+  for (int d = 0; d < bc->rank; d++) {
+    if (bc->dim[d] == 1)
+      continue;
+    int r = o.rank - 1;
+    if (r >= 0 && o.sa[r] == bc->sa[d] * bc->dim[d] &&
+        o.sb[r] == bc->sb[d] * bc->dim[d]) {
+      o.dim[r] *= bc->dim[d];
+      o.sa[r] = bc->sa[d], o.sb[r] = bc->sb[d];
+      continue;
+    }
+    o.dim[o.rank] = bc->dim[d];
+    o.sa[o.rank] = bc->sa[d];
+    o.sb[o.rank++] = bc->sb[d];
+  }
+  if (o.rank == 0) {
+    o.rank = 1;
+    o.dim[0] = 1, o.sa[0] = 1, o.sb[0] = 1;
+  }
+  *bc = o;
+}
+
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* An operand of inner stride 1 must start rows on float4 boundaries. */
+static bool vec4_operand(const float *x, const int64_t *st, int rank) {
+  if (st[rank - 1] == 0)
+    return true;
+  if (st[rank - 1] != 1 || !aligned16(x))
+    return false;
+  for (int d = 0; d < rank - 1; d++)
+    if (st[d] % 4)
+      return false;
+  return true;
+}
+
 cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
-                       float *o, int64_t n, const cxk_bcast *bc, int relu) {
+                       float *o, int64_t n, const cxk_bcast *bc0, int relu) {
+  cxk_bcast bcv, *bc = NULL;
+  if (bc0) {
+    bcv = *bc0;
+    bcast_simplify(&bcv);
+    bc = &bcv;
+  }
   int scalar_b = bc != NULL; /* b one value, a laid out like o */
   int64_t st = 1;
   for (int d = bc ? bc->rank - 1 : -1; d >= 0; d--) {
     scalar_b &= bc->sb[d] == 0 && (bc->dim[d] == 1 || bc->sa[d] == st);
     st *= bc->dim[d];
   }
-  if (!bc && n % 4 == 0)
+  int L = bc ? bc->rank - 1 : 0;
+  if (!bc && n % 4 == 0 && aligned16(a) && aligned16(b) && aligned16(o))
     k_binary_flat4<<<blocks_for(n / 4), kThreads, 0, s>>>(
         op, (const float4 *)a, (const float4 *)b, (float4 *)o, n / 4, relu);
   else if (!bc)
     k_binary_flat<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
   else if (scalar_b)
     k_binary_scalar<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
-  else if (fits32(n))
+  else if (bc->dim[L] % 4 == 0 && aligned16(o) &&
+           vec4_operand(a, bc->sa, bc->rank) &&
+           vec4_operand(b, bc->sb, bc->rank) && fits32(n)) {
+    bc->dim[L] /= 4;
+    k_binary_bcast4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        op, a, b, (float4 *)o, (int32_t)(n / 4), *bc, relu);
+  } else if (fits32(n))
     k_binary_bcast<int32_t>
         <<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, (int32_t)n, *bc, relu);
   else
     k_binary_bcast<int64_t>
         <<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, *bc, relu);
-  return cudaGetLastError();
-}
-
-cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
-                     const cxk_walk *w) {
-  int64_t n = 1;
-  for (int d = 0; d < w->rank; d++)
-    n *= w->dim[d];
-  if (fits32(w->extent))
-    k_copy<int32_t>
-        <<<blocks_for(n), kThreads, 0, s>>>(src, dst, (int32_t)n, *w);
-  else
-    k_copy<int64_t><<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, *w);
   return cudaGetLastError();
 }
 
@@ -614,21 +836,93 @@ cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
 cudaError_t cxk_pool2d(cudaStream_t s, const float *x, float *y,
                        const cxk_pool *p) {
   int64_t n = p->n * p->c * p->oh * p->ow;
-  if (fits32(n) && fits32(p->n * p->c * p->h * p->w))
+  bool big = !fits32(n) || !fits32(p->n * p->c * p->h * p->w);
+  if (p->cl && p->c % 4 == 0 && aligned16(x) && aligned16(y) && !big) {
+    cxk_pool q = *p;
+    q.c /= 4;
+    k_pool_cl4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
+        (const float4 *)x, (float4 *)y, (int32_t)(n / 4), q);
+  } else if (!big)
     k_pool<int32_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
   else
     k_pool<int64_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
   return cudaGetLastError();
 }
 
+/* Merges neighbouring kept (reduced) dimensions that are contiguous in
+ * the input and drops those of size 1. */
+static void dims_merge(int *nd, int64_t *dim, int64_t *st) {
+  int m = 0;
+  for (int d = 0; d < *nd; d++) {
+    if (dim[d] == 1)
+      continue;
+    if (m > 0 && st[m - 1] == st[d] * dim[d]) {
+      dim[m - 1] *= dim[d];
+      st[m - 1] = st[d];
+      continue;
+    }
+    dim[m] = dim[d], st[m++] = st[d];
+  }
+  *nd = m;
+}
+
+static void reduce_simplify(cxk_reduce *r) {
+  dims_merge(&r->nkeep, r->kdim, r->kst);
+  dims_merge(&r->nred, r->rdim, r->rst);
+}
+
+/* The column kernel's grid: 32 outputs a block in x, the other kept
+ * dimensions in y, and slices of the rows in z until about four blocks
+ * per SM of an H100 are busy (at least 64 rows a slice). 0 when the
+ * column kernel does not apply. */
+static int cols_slices(const cxk_reduce *r, dim3 *grid) {
+  if (r->nred != 1 || r->rst[0] == 1 || r->nkeep < 1 ||
+      r->kst[r->nkeep - 1] != 1)
+    return 0;
+  int64_t C = r->kdim[r->nkeep - 1], outer = r->nout / C;
+  if (outer > 65535)
+    return 0;
+  int64_t gx = (C + 31) / 32, blocks = gx * outer;
+  int64_t sl = (528 + blocks - 1) / blocks, most = (r->count + 63) / 64;
+  sl = sl > most ? most : sl;
+  sl = sl > 64 ? 64 : sl < 1 ? 1 : sl;
+  *grid = dim3((unsigned)gx, (unsigned)outer, (unsigned)sl);
+  return (int)sl;
+}
+
+int64_t cxk_reduce_scratch(const cxk_reduce *r0) {
+  cxk_reduce r = *r0;
+  reduce_simplify(&r);
+  dim3 g;
+  int sl = cols_slices(&r, &g);
+  return sl > 1 ? sl * r.nout : 0;
+}
+
 cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
-                            const cxk_reduce *r) {
-  if (fits32(r->nout * r->count))
+                            const cxk_reduce *r0, float *scratch) {
+  cxk_reduce r = *r0;
+  reduce_simplify(&r);
+  bool small = fits32(r.nout * r.count);
+  dim3 g;
+  int sl = cols_slices(&r, &g);
+  if (sl > 0 && (sl == 1 || scratch) && small) {
+    k_reduce_cols<int32_t><<<g, dim3(32, 8), 0, s>>>(x, y, scratch, r);
+    if (sl > 1) {
+      cudaError_t e = cudaGetLastError();
+      if (e != cudaSuccess)
+        return e;
+      k_reduce_parts<<<blocks_for(r.nout), kThreads, 0, s>>>(scratch, y, r.nout,
+                                                             sl, r.count);
+    }
+  } else if (r.nred == 1 && r.rst[0] == 1 && small)
+    k_reduce_rows<int32_t>
+        <<<blocks_for(r.nout * 32), kThreads, 0, s>>>(x, y, r);
+  else if (small)
     k_reduce_mean<int32_t>
-        <<<blocks_for(r->nout * 32), kThreads, 0, s>>>(x, y, *r);
+        <<<blocks_for(r.nout * 32), kThreads, 0, s>>>(x, y, r);
   else
     k_reduce_mean<int64_t>
-        <<<blocks_for(r->nout * 32), kThreads, 0, s>>>(x, y, *r);
+        <<<blocks_for(r.nout * 32), kThreads, 0, s>>>(x, y, r);
   return cudaGetLastError();
 }
 
@@ -645,7 +939,12 @@ cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *gamma,
                           const float *beta, float *y, int64_t rows,
                           int64_t len, float eps) {
-  k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, gamma, beta, y, len, eps);
+  if (len <= 1024)
+    k_layernorm_warp<<<blocks_for(rows * 32), kThreads, 0, s>>>(
+        x, gamma, beta, y, rows, len, eps);
+  else
+    k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, gamma, beta, y, len,
+                                                    eps);
   return cudaGetLastError();
 }
 

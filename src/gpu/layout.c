@@ -8,11 +8,14 @@
  *
  * The choice, node by node in topological order:
  *   - a convolution runs channels-last unless its output must be NCHW;
- *   - an element-wise, batch-norm, fused, pooling, concat, split or
+ *   - an element-wise, batch-norm, fused, pooling, concat, split, pad or
  *     spatial reduction node runs channels-last when one of its rank-4
  *     inputs is;
- *   - every other node (matmul, reshape, transpose, slice, pad, softmax,
- *     layer norm, constants) and every weight-only node runs NCHW.
+ *   - a transpose [0,3,1,2] (images back from [N,H,W,C]) writes
+ *     channels-last: a plain copy of its input's bytes;
+ *   - every other node (matmul, reshape, other transposes, slice, pad,
+ *     softmax, layer norm, constants) and every weight-only node runs
+ *     NCHW; transpose and slice read their input in either layout.
  * A node's rank-4 outputs with H * W > 1 take its layout (a reduction's
  * output is NCHW). Tensors with H * W == 1 are the same bytes in both
  * layouts and always count as NCHW. Graph inputs, weights and graph outputs
@@ -21,7 +24,8 @@
  * converts it into its own scratch first (gpu_layout_conversions): at the
  * network's boundaries only, e.g. the input image. Binary element-wise
  * nodes, reductions and fused nodes (their generated kernels, fused.c)
- * read any mix of layouts through strides instead.
+ * read any mix of layouts through strides instead, as do transpose and
+ * slice (a transpose [0,2,3,1] of a channels-last tensor is a copy).
  * Convolution filters are converted to KRSC once, when weights are
  * uploaded (ops.c). opt.nchw turns all of this off.
  */
@@ -77,20 +81,32 @@ cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
 /* Nodes that can run channels-last: the element-wise operators (ops.def's
  * IR_OPF_BODY: an output element from the same element of each input, in
  * any layout; batch norm's kernel finds the channel in either), fused
- * nodes, convolutions, pooling, concat, split and spatial reductions. A new
- * operator runs NCHW until it is listed here. */
+ * nodes, convolutions, pooling, concat, split, pad and spatial reductions. A
+ * new operator runs NCHW until it is listed here. */
 static int cl_capable(ir_opcode op) {
   return ir_body_op_ok(op) || op == IR_OP_FUSED || op == IR_OP_CONV2D ||
          op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL ||
          op == IR_OP_GLOBAL_AVGPOOL || op == IR_OP_REDUCE_MEAN ||
-         op == IR_OP_CONCAT || op == IR_OP_SPLIT;
+         op == IR_OP_CONCAT || op == IR_OP_SPLIT || op == IR_OP_PAD;
 }
 
-/* Inputs read through strides in any layout: never converted. */
+/* transpose perm=[0,3,1,2]: [N,H,W,C] to [N,C,H,W] (ConvNeXt's and the
+ * vision transformers' permute back to images). Its channels-last output
+ * is its input's bytes: a plain copy in place of a transpose, and the
+ * convolutions after it need no conversion. */
+static int to_images(const ir_node *n) {
+  return n->op == IR_OP_TRANSPOSE && n->a.nlist == 4 && n->a.list[0] == 0 &&
+         n->a.list[1] == 3 && n->a.list[2] == 1 && n->a.list[3] == 2;
+}
+
+/* Inputs read through strides in any layout: never converted (transpose
+ * and slice walk their input and output through gpu_strides, ops.c, so a
+ * transpose [0,2,3,1] of a channels-last tensor is a plain copy). */
 static int reads_strided(ir_opcode op) {
   return op == IR_OP_EWADD || op == IR_OP_EWSUB || op == IR_OP_EWMUL ||
          op == IR_OP_EWDIV || op == IR_OP_SMUL || op == IR_OP_GLOBAL_AVGPOOL ||
-         op == IR_OP_REDUCE_MEAN || op == IR_OP_FUSED;
+         op == IR_OP_REDUCE_MEAN || op == IR_OP_FUSED ||
+         op == IR_OP_TRANSPOSE || op == IR_OP_SLICE;
 }
 
 /* Does node n's output layout follow its mode (not a reduction's)? */
@@ -101,12 +117,14 @@ static int output_follows(ir_opcode op) {
 static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[i];
-  if (p->wonly[i] || !cl_capable(n->op))
+  if (p->wonly[i] || !(cl_capable(n->op) || to_images(n)))
     return 0;
   for (int k = 0; k < n->nout; k++)
     if (output_follows(n->op) && spatial(shp(p, n->out[k])) &&
         must[p->root[n->out[k]]])
       return 0;
+  if (to_images(n))
+    return spatial(shp(p, n->out[0]));
   if (n->op == IR_OP_CONV2D)
     return spatial(shp(p, n->out[0])) || spatial(shp(p, n->in[0]));
   for (int k = 0; k < n->nin; k++)

@@ -432,32 +432,19 @@ static cudaError_t unary(gpu_plan *p, const ir_node *n, int fn) {
 /* ---- data movement --------------------------------------------------------
  */
 
-/* Concat and split move blocks of rows: along `axis`, a part of `w`
- * positions at position `at` of a whole of `whole` positions is `outer`
- * rows of w * inner floats, one pitched 2-D copy (near the memory
- * bandwidth; the generic strided walk ran at a third of it). */
-typedef struct rows {
-  int64_t outer, inner;
-} rows;
-
-static rows rows_of(const ir_shape *s, int axis) {
-  rows r = {1, 1};
+/* Concat and split move blocks of rows: along `axis`, part k of w[k]
+ * positions is `outer` rows of w[k] * inner floats of the whole's rows
+ * (kmove.cu: one launch for up to CXK_PARTS parts, float4 where every
+ * part allows; cudaMemcpy2DAsync ran far below the bandwidth on the short
+ * rows of channels-last tensors). */
+static int64_t outer_rows(const ir_shape *s, int axis, int64_t *inner) {
+  int64_t outer = 1;
+  *inner = 1;
   for (int i = 0; i < axis; i++)
-    r.outer *= s->dim[i];
+    outer *= s->dim[i];
   for (int i = axis + 1; i < s->rank; i++)
-    r.inner *= s->dim[i];
-  return r;
-}
-
-static cudaError_t copy_rows(gpu_plan *p, float *dst, int64_t dpitch,
-                             const float *src, int64_t spitch, int64_t width,
-                             int64_t height) {
-  if (width == 0 || height == 0)
-    return cudaSuccess;
-  return cudaMemcpy2DAsync(dst, (size_t)dpitch * sizeof(float), src,
-                           (size_t)spitch * sizeof(float),
-                           (size_t)width * sizeof(float), (size_t)height,
-                           cudaMemcpyDeviceToDevice, p->ctx->stream);
+    *inner *= s->dim[i];
+  return outer;
 }
 
 /* Shape and axis over the bytes' order: (n, h, w, c) when channels-last. */
@@ -474,44 +461,41 @@ static ir_shape bytes_order(const gpu_plan *p, const ir_node *n, int t,
 
 static cudaError_t concat(gpu_plan *p, const ir_node *n) {
   int axis = n->a.axis;
-  ir_shape os = bytes_order(p, n, n->out[0], &axis), *o = &os;
-  rows r = rows_of(o, axis);
-  int64_t pitch = o->dim[axis] * r.inner, at = 0;
+  ir_shape os = bytes_order(p, n, n->out[0], &axis);
+  int64_t inner, outer = outer_rows(&os, axis, &inner);
+  int64_t w[IR_MAX_IN];
+  const float *src[IR_MAX_IN];
   for (int k = 0; k < n->nin; k++) {
-    int64_t w = shp(p, n->in[k])->dim[n->a.axis] * r.inner;
-    cudaError_t e =
-        copy_rows(p, p->ptr[n->out[0]] + at, pitch, IN(p, n, k), w, w, r.outer);
-    if (e != cudaSuccess)
-      return e;
-    at += w;
+    w[k] = shp(p, n->in[k])->dim[n->a.axis] * inner;
+    src[k] = IN(p, n, k);
   }
-  return cudaSuccess;
+  return cxk_concat(p->ctx->stream, p->ptr[n->out[0]], src, w, n->nin, outer);
 }
 
 static cudaError_t split(gpu_plan *p, const ir_node *n) {
   int axis = n->a.axis;
-  ir_shape xs = bytes_order(p, n, n->in[0], &axis), *x = &xs;
-  rows r = rows_of(x, axis);
-  int64_t pitch = x->dim[axis] * r.inner, at = 0;
+  ir_shape xs = bytes_order(p, n, n->in[0], &axis);
+  int64_t inner, outer = outer_rows(&xs, axis, &inner);
+  int64_t w[IR_MAX_LIST]; /* split's sizes: one list parameter */
+  float *dst[IR_MAX_LIST];
+  if (n->nout > IR_MAX_LIST)
+    return cudaErrorInvalidValue;
   for (int k = 0; k < n->nout; k++) {
-    int64_t w = shp(p, n->out[k])->dim[n->a.axis] * r.inner;
-    cudaError_t e =
-        copy_rows(p, p->ptr[n->out[k]], w, IN(p, n, 0) + at, pitch, w, r.outer);
-    if (e != cudaSuccess)
-      return e;
-    at += w;
+    w[k] = shp(p, n->out[k])->dim[n->a.axis] * inner;
+    dst[k] = p->ptr[n->out[k]];
   }
-  return cudaSuccess;
+  return cxk_split(p->ctx->stream, IN(p, n, 0), dst, w, n->nout, outer);
 }
 
-/* transpose (perm in a.list) or slice (starts in a.list) as one gather. */
+/* transpose (perm in a.list) or slice (starts in a.list) as one strided
+ * copy, input and output in whatever layout they have. */
 static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
   const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
   int64_t ist[CXK_RANK];
-  strides_of(x, ist);
+  gpu_strides(p, n->in[0], ist); /* either layout, in and out (layout.c) */
   cxk_walk w = {.rank = o->rank, .extent = ir_shape_numel(x)};
   memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
-  strides_of(o, w.dst);
+  gpu_strides(p, n->out[0], w.dst);
   for (int i = 0; i < o->rank; i++) {
     w.sst[i] = is_slice ? ist[i] : ist[n->a.list[i]];
     if (is_slice)
@@ -528,6 +512,9 @@ static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
     q.odim[i] = o->dim[i];
     q.idim[i] = x->dim[i];
     q.before[i] = is_enlarge ? (o->dim[i] - x->dim[i]) / 2 : n->a.list[i];
+  }
+  if (STEP(p, n)->cl && o->rank == 4) { /* both NHWC: dims in bytes' order */
+    to_cl_order(q.odim), to_cl_order(q.idim), to_cl_order(q.before);
   }
   return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
@@ -548,9 +535,16 @@ static cudaError_t pool(gpu_plan *p, const ir_node *n, int is_max) {
   return cxk_pool2d(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
 
-/* Mean over the axes flagged in red[] (global_avgpool: H and W). */
-static cudaError_t reduce(gpu_plan *p, const ir_node *n, const int *red) {
+/* The reduction's walk: mean over the axes of a.list (global_avgpool: H
+ * and W), in the input's layout. */
+static cxk_reduce reduce_args(const gpu_plan *p, const ir_node *n) {
   const ir_shape *x = shp(p, n->in[0]);
+  int red[CXK_RANK] = {0};
+  if (n->op == IR_OP_GLOBAL_AVGPOOL)
+    red[2] = red[3] = 1;
+  else
+    for (int i = 0; i < n->a.nlist; i++)
+      red[n->a.list[i]] = 1;
   int64_t ist[CXK_RANK];
   gpu_strides(p, n->in[0], ist);
   cxk_reduce r = {.nout = 1, .count = 1};
@@ -565,18 +559,13 @@ static cudaError_t reduce(gpu_plan *p, const ir_node *n, const int *red) {
       r.nout *= x->dim[i];
     }
   }
-  return cxk_reduce_mean(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[0]],
-                         &r);
+  return r;
 }
 
 static cudaError_t reduce_node(gpu_plan *p, const ir_node *n) {
-  int red[CXK_RANK] = {0};
-  if (n->op == IR_OP_GLOBAL_AVGPOOL)
-    red[2] = red[3] = 1;
-  else
-    for (int i = 0; i < n->a.nlist; i++)
-      red[n->a.list[i]] = 1;
-  return reduce(p, n, red);
+  cxk_reduce r = reduce_args(p, n);
+  return cxk_reduce_mean(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &r,
+                         STEP(p, n)->scratch);
 }
 
 static cudaError_t batchnorm(gpu_plan *p, const ir_node *n, int relu) {
@@ -630,6 +619,10 @@ base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
     return conv_prepare(p, n, &p->steps[i], d);
   if (n->op == IR_OP_MATMUL)
     return mm_prepare(p, n, &p->steps[i], d);
+  if (n->op == IR_OP_GLOBAL_AVGPOOL || n->op == IR_OP_REDUCE_MEAN) {
+    cxk_reduce r = reduce_args(p, n); /* partial sums of row slices */
+    p->steps[i].scratch_bytes = sizeof(float) * (size_t)cxk_reduce_scratch(&r);
+  }
   return BASE_OK;
 }
 

@@ -1,0 +1,326 @@
+/* kmove.cu: the CUDA executor's data-movement kernels: strided copies
+ * (transpose, slice, layout conversions) and concat / split.
+ *
+ * A strided walk is first simplified on the host: its dimensions are
+ * ordered by destination stride, dimensions of size 1 are dropped and
+ * neighbours that are contiguous in both source and destination are merged (a
+ * channel slice of NCHW becomes rows of C' * H * W floats; a [B,S,H,D] ->
+ * [B,H,S,D] transpose becomes rows of D floats). Then:
+ *   - rows contiguous in both: a copy of float4 where every offset allows,
+ *     else of floats;
+ *   - the destination's innermost dimension strided in the source, and
+ *     another dimension contiguous there (NCHW <-> NHWC, matrix
+ *     transposes): 32 x 32 tiles through shared memory, so that reads and
+ *     writes both coalesce;
+ *   - anything else: one thread per element.
+ * Concat and split move the parts of up to CXK_PARTS inputs (outputs) in
+ * one launch, float4 where every part's row allows.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "kern.h"
+
+namespace {
+
+const int kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  if (b < 1)
+    b = 1;
+  return (unsigned)(b > (1 << 20) ? (1 << 20) : b);
+}
+
+bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
+
+bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+#define GRID_LOOP_T(I, i, n)                                                   \
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)(n);             \
+       i += (I)gridDim.x * blockDim.x)
+
+/* One thread per element of T (float, or float4 with strides in 4s). */
+template <typename I, typename T>
+__global__ void k_walk(const T *src, T *dst, I n,
+                       const __grid_constant__ cxk_walk w) {
+  GRID_LOOP_T(I, i, n) {
+    I rem = i, so = (I)w.soff, dof = (I)w.doff;
+    for (int d = w.rank - 1; d >= 0; d--) {
+      I c = rem % (I)w.dim[d];
+      rem /= (I)w.dim[d];
+      so += c * (I)w.sst[d];
+      dof += c * (I)w.dst[d];
+    }
+    dst[dof] = src[so];
+  }
+}
+
+/* A tiled transpose: dimension L contiguous in dst (stride 1) with source
+ * stride sl, dimension K contiguous in src with destination stride dk,
+ * over a batch of the remaining dimensions. */
+typedef struct tr_args {
+  int nb;
+  int64_t bdim[CXK_RANK], bs[CXK_RANK], bd[CXK_RANK];
+  int64_t nbatch, nl, nk, sl, dk, soff, doff;
+} tr_args;
+
+template <typename I>
+__global__ void k_transpose(const float *src, float *dst,
+                            const __grid_constant__ tr_args t) {
+  __shared__ float tile[32][33];
+  I l0 = (I)blockIdx.x * 32, k0 = (I)blockIdx.y * 32;
+  for (I b = blockIdx.z; b < (I)t.nbatch; b += gridDim.z) {
+    I so = (I)t.soff, dof = (I)t.doff, rem = b;
+    for (int d = t.nb - 1; d >= 0; d--) {
+      I c = rem % (I)t.bdim[d];
+      rem /= (I)t.bdim[d];
+      so += c * (I)t.bs[d];
+      dof += c * (I)t.bd[d];
+    }
+    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+      I l = l0 + j, k = k0 + threadIdx.x;
+      if (l < (I)t.nl && k < (I)t.nk)
+        tile[j][threadIdx.x] = src[so + k + l * (I)t.sl];
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+      I k = k0 + j, l = l0 + threadIdx.x;
+      if (l < (I)t.nl && k < (I)t.nk)
+        dst[dof + l + k * (I)t.dk] = tile[threadIdx.x][j];
+    }
+    __syncthreads();
+  }
+}
+
+/* Parts of one concat (split) launch, in units of T: whole row `pitch`,
+ * part k is columns [at[k], at[k+1]) of it, `width` = at[np] - at[0]. */
+typedef struct cat_args {
+  int np;
+  const float *src[CXK_PARTS];
+  float *dst[CXK_PARTS];
+  int64_t at[CXK_PARTS + 1];
+  int64_t pitch, rows;
+} cat_args;
+
+template <typename I, typename T, bool SPLIT>
+__global__ void k_cat(const __grid_constant__ cat_args a) {
+  I width = (I)(a.at[a.np] - a.at[0]);
+  GRID_LOOP_T(I, i, (I)a.rows * width) {
+    I row = i / width, col = (I)a.at[0] + i % width;
+    int k = 0;
+    while (k + 1 < a.np && col >= (I)a.at[k + 1])
+      k++;
+    I w = (I)(a.at[k + 1] - a.at[k]), part = row * w + col - (I)a.at[k];
+    I whole = row * (I)a.pitch + col;
+    if (SPLIT)
+      ((T *)a.dst[k])[part] = ((const T *)a.src[0])[whole];
+    else
+      ((T *)a.dst[0])[whole] = ((const T *)a.src[k])[part];
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+void cxk_walk_simplify(cxk_walk *w0) {
+  /* the walk's dimensions in any order: the destination's largest stride
+   * first, so that neighbouring threads write neighbouring floats */
+  cxk_walk sorted = *w0, *w = &sorted;
+  for (int i = 1; i < w->rank; i++)
+    for (int j = i; j > 0 && w->dst[j - 1] < w->dst[j]; j--) {
+      int64_t t = w->dim[j];
+      w->dim[j] = w->dim[j - 1], w->dim[j - 1] = t;
+      t = w->sst[j], w->sst[j] = w->sst[j - 1], w->sst[j - 1] = t;
+      t = w->dst[j], w->dst[j] = w->dst[j - 1], w->dst[j - 1] = t;
+    }
+  cxk_walk o = *w;
+  o.rank = 0;
+  for (int d = 0; d < w->rank; d++) {
+    if (w->dim[d] == 1)
+      continue;
+    int r = o.rank - 1;
+    if (r >= 0 && o.sst[r] == w->sst[d] * w->dim[d] &&
+        o.dst[r] == w->dst[d] * w->dim[d]) {
+      o.dim[r] *= w->dim[d];
+      o.sst[r] = w->sst[d];
+      o.dst[r] = w->dst[d];
+      continue;
+    }
+    o.dim[o.rank] = w->dim[d];
+    o.sst[o.rank] = w->sst[d];
+    o.dst[o.rank++] = w->dst[d];
+  }
+  if (o.rank == 0) {
+    o.rank = 1;
+    o.dim[0] = 1, o.sst[0] = 1, o.dst[0] = 1;
+  }
+  *w0 = o;
+}
+
+/* The tiled transpose applies: the innermost destination dimension has
+ * destination stride 1 and is strided in the source, another dimension
+ * has source stride 1, and both are long enough to fill tiles. */
+static bool as_transpose(const cxk_walk *w, tr_args *t) {
+  int L = w->rank - 1, K = -1;
+  if (w->rank < 2 || w->dst[L] != 1 || w->sst[L] == 1)
+    return false;
+  for (int d = 0; d < L; d++)
+    if (w->sst[d] == 1)
+      K = d;
+  if (K < 0 || w->dim[L] < 8 || w->dim[K] < 8 || (w->dim[K] + 31) / 32 > 65535)
+    return false;
+  memset(t, 0, sizeof *t);
+  t->nl = w->dim[L], t->sl = w->sst[L];
+  t->nk = w->dim[K], t->dk = w->dst[K];
+  t->soff = w->soff, t->doff = w->doff, t->nbatch = 1;
+  for (int d = 0; d < L; d++)
+    if (d != K) {
+      t->bdim[t->nb] = w->dim[d];
+      t->bs[t->nb] = w->sst[d];
+      t->bd[t->nb++] = w->dst[d];
+      t->nbatch *= w->dim[d];
+    }
+  return true;
+}
+
+/* Rows contiguous in both, every offset a multiple of 4 floats: the walk
+ * in float4 units. */
+static bool as_vec4(const cxk_walk *w, const float *src, const float *dst,
+                    cxk_walk *v) {
+  int L = w->rank - 1;
+  if (w->sst[L] != 1 || w->dst[L] != 1 || w->dim[L] % 4 || w->soff % 4 ||
+      w->doff % 4 || !aligned16(src) || !aligned16(dst))
+    return false;
+  for (int d = 0; d < L; d++)
+    if (w->sst[d] % 4 || w->dst[d] % 4)
+      return false;
+  *v = *w;
+  v->dim[L] /= 4;
+  for (int d = 0; d < L; d++)
+    v->sst[d] /= 4, v->dst[d] /= 4;
+  v->soff /= 4, v->doff /= 4, v->extent /= 4;
+  return true;
+}
+
+cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
+                     const cxk_walk *w0) {
+  cxk_walk w = *w0, v;
+  cxk_walk_simplify(&w);
+  int64_t n = 1;
+  for (int d = 0; d < w.rank; d++)
+    n *= w.dim[d];
+  bool small = fits32(w.extent + w.soff + w.doff + 1) && fits32(n);
+  tr_args t;
+  if (as_vec4(&w, src, dst, &v)) {
+    if (small)
+      k_walk<int32_t, float4><<<blocks_for(n / 4), kThreads, 0, s>>>(
+          (const float4 *)src, (float4 *)dst, (int32_t)(n / 4), v);
+    else
+      k_walk<int64_t, float4><<<blocks_for(n / 4), kThreads, 0, s>>>(
+          (const float4 *)src, (float4 *)dst, n / 4, v);
+  } else if (as_transpose(&w, &t)) {
+    int64_t z = t.nbatch < 65535 ? t.nbatch : 65535;
+    dim3 grid((unsigned)((t.nl + 31) / 32), (unsigned)((t.nk + 31) / 32),
+              (unsigned)z);
+    if (small)
+      k_transpose<int32_t><<<grid, dim3(32, 8), 0, s>>>(src, dst, t);
+    else
+      k_transpose<int64_t><<<grid, dim3(32, 8), 0, s>>>(src, dst, t);
+  } else if (small) {
+    k_walk<int32_t, float>
+        <<<blocks_for(n), kThreads, 0, s>>>(src, dst, (int32_t)n, w);
+  } else {
+    k_walk<int64_t, float><<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, w);
+  }
+  return cudaGetLastError();
+}
+
+/* Concat (split) of parts along one axis: `rows` rows of the whole, part k
+ * w[k] floats of each. At most CXK_PARTS parts per launch. */
+static cudaError_t cat_launch(cudaStream_t s, bool split, const float *whole,
+                              float *wdst, float *const *parts_out,
+                              const float *const *parts_in, const int64_t *w,
+                              int np, int64_t first, int64_t pitch,
+                              int64_t rows) {
+  cat_args a;
+  memset(&a, 0, sizeof a);
+  a.np = np, a.pitch = pitch, a.rows = rows;
+  bool vec = pitch % 4 == 0 && first % 4 == 0 &&
+             aligned16(split ? (const void *)whole : (const void *)wdst);
+  a.at[0] = first;
+  for (int k = 0; k < np; k++) {
+    a.at[k + 1] = a.at[k] + w[k];
+    vec = vec && w[k] % 4 == 0 &&
+          aligned16(split ? (const void *)parts_out[k]
+                          : (const void *)parts_in[k]);
+    if (split)
+      a.dst[k] = parts_out[k];
+    else
+      a.src[k] = parts_in[k];
+  }
+  if (split)
+    a.src[0] = whole;
+  else
+    a.dst[0] = wdst;
+  int q = vec ? 4 : 1;
+  if (vec) {
+    a.pitch /= 4;
+    for (int k = 0; k <= np; k++)
+      a.at[k] /= 4;
+  }
+  int64_t n = rows * (a.at[np] - a.at[0]);
+  if (n == 0)
+    return cudaSuccess;
+  bool small = fits32(rows * pitch / q + 1);
+#define CAT(I, T)                                                              \
+  (split ? k_cat<I, T, true>                                                   \
+         : k_cat<I, T, false>)<<<blocks_for(n), kThreads, 0, s>>>(a)
+  if (vec && small)
+    CAT(int32_t, float4);
+  else if (vec)
+    CAT(int64_t, float4);
+  else if (small)
+    CAT(int32_t, float);
+  else
+    CAT(int64_t, float);
+#undef CAT
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
+                       const int64_t *w, int np, int64_t rows) {
+  int64_t pitch = 0, first = 0;
+  for (int k = 0; k < np; k++)
+    pitch += w[k];
+  for (int k = 0; k < np; k += CXK_PARTS) {
+    int m = np - k < CXK_PARTS ? np - k : CXK_PARTS;
+    cudaError_t e = cat_launch(s, false, NULL, dst, NULL, src + k, w + k, m,
+                               first, pitch, rows);
+    if (e != cudaSuccess)
+      return e;
+    for (int j = 0; j < m; j++)
+      first += w[k + j];
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cxk_split(cudaStream_t s, const float *src, float *const *dst,
+                      const int64_t *w, int np, int64_t rows) {
+  int64_t pitch = 0, first = 0;
+  for (int k = 0; k < np; k++)
+    pitch += w[k];
+  for (int k = 0; k < np; k += CXK_PARTS) {
+    int m = np - k < CXK_PARTS ? np - k : CXK_PARTS;
+    cudaError_t e = cat_launch(s, true, src, NULL, dst + k, NULL, w + k, m,
+                               first, pitch, rows);
+    if (e != cudaSuccess)
+      return e;
+    for (int j = 0; j < m; j++)
+      first += w[k + j];
+  }
+  return cudaSuccess;
+}
+
+} // extern "C"
