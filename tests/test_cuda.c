@@ -251,6 +251,16 @@ static const char *const op_graphs[] = {
     "c = conv2d(r, w2)\nsl = slice(d) starts=[0,4,0,0] ends=[2,12,10,9]\n"
     "e = conv2d(sl, w3) stride=[2,2]\npd = pad(d) pads=[0,0,0,1,0,0,1,0] "
     "value=0.5\npc = conv2d(pd, w2) pad=valid\noutput c, e, pc\n",
+    /* depthwise convolutions channels-last (kconv.cu where it is faster,
+     * and always in the test below): 3 x 3 with asymmetric padding, 5 x 5
+     * with bias and relu, 7 x 7 valid, a residual add; widths not a
+     * multiple of the four pixels a thread computes */
+    "input x: [2,12,11,13]\nweight w0: [12,12,1,1]\nweight d3: [12,1,3,3]\n"
+    "weight d5: [12,1,5,5]\nweight b5: [12]\nweight d7: [12,1,7,7]\n"
+    "weight w1: [8,12,3,3]\n"
+    "a = conv2d(x, w0)\nb = conv2d(a, d3) groups=12 pad=[1,0,1,2]\n"
+    "c = conv2d(b, d5, b5) groups=12 act=relu\nr = ewadd(c, a)\n"
+    "e = conv2d(r, d7) groups=12 pad=valid\nf = conv2d(e, w1)\noutput f\n",
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */
@@ -289,6 +299,22 @@ Test(cuda, every_operator_tf32) {
     compare(g, &legacy, 1e-3, what);
     ir_graph_free(g);
   }
+}
+
+/* The same graphs with the executor's depthwise kernel wherever it runs
+ * (not only where it beats cuDNN). */
+Test(cuda, every_operator_own_depthwise) {
+  need_gpu();
+  setenv("SUPEROPT_DW", "always", 1);
+  gpu_options o = {.fp32_strict = 1};
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    char what[40];
+    snprintf(what, sizeof what, "op graph %zu (own depthwise)", i);
+    compare(g, &o, 1e-5, what);
+    ir_graph_free(g);
+  }
+  unsetenv("SUPEROPT_DW");
 }
 
 Test(cuda, every_operator_fp32_strict) {

@@ -281,6 +281,44 @@ static void scratch_free(scratch *s) {
   cudaGetLastError();
 }
 
+int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
+  *a = (cxk_dw){k->n,
+                k->c,
+                k->h,
+                k->w,
+                k->h + 2 * k->pad[0] - k->kh + 1,
+                k->w + 2 * k->pad[1] - k->kw + 1,
+                (int)k->kh,
+                (int)k->kw,
+                k->pad[0],
+                k->pad[1]};
+  return k->cl && k->groups == k->c && k->o == k->c && k->stride[0] == 1 &&
+         k->stride[1] == 1 && k->dil[0] == 1 && k->dil[1] == 1 &&
+         cxk_dwconv_ok(a);
+}
+
+float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k) {
+  cxk_dw a;
+  scratch s;
+  float t[GPU_DNN_REPS];
+  if (!gpu_dw_args(k, &a))
+    return 1e30f;
+  int ok = scratch_new(c, k, 256, &s) == 0 &&
+           cxk_dwconv(c->stream, s.x, s.w, s.y, &a) == cudaSuccess;
+  for (int r = 0; r < GPU_DNN_REPS; r++) {
+    t[r] = 1e30f;
+    if (!ok || cudaEventRecord(s.e0, c->stream) != cudaSuccess ||
+        cxk_dwconv(c->stream, s.x, s.w, s.y, &a) != cudaSuccess ||
+        cudaEventRecord(s.e1, c->stream) != cudaSuccess ||
+        cudaEventSynchronize(s.e1) != cudaSuccess ||
+        cudaEventElapsedTime(&t[r], s.e0, s.e1) != cudaSuccess)
+      t[r] = 1e30f;
+  }
+  scratch_free(&s);
+  qsort(t, GPU_DNN_REPS, sizeof *t, cmp_float);
+  return t[GPU_DNN_REPS / 2];
+}
+
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
   graph_descs g = {0};
   bdesc plans[GPU_DNN_CANDIDATES];

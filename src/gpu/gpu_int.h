@@ -29,6 +29,7 @@ typedef struct gpu_conv_choice {
   cudnnMathType_t math;
   cudnnBackendDescriptor_t plan; /* graph API execution plan, or NULL */
   size_t ws;
+  int own; /* the executor's depthwise kernel (kconv.cu) was faster */
 } gpu_conv_choice;
 
 /* The graph API's best plan for a geometry (gpu_dnn.c). */
@@ -80,6 +81,8 @@ typedef struct gpu_conv {
   cudnnBackendDescriptor_t vp;   /* its variant pack (this node's pointers) */
   size_t ws;
   int prepad; /* asymmetric padding: x is copied padded into scratch */
+  int own;    /* runs kconv.cu's depthwise kernel with dw (not cuDNN) */
+  cxk_dw dw;
   cxk_pad pad;
   float *wcl;     /* channels-last: the filter as KRSC (own allocation), or
                      NULL when w serves as is (1x1 kernels, NCHW) */
@@ -190,6 +193,11 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
                 cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
                 cudnnTensorDescriptor_t y, gpu_conv_choice *out, base_diag *d);
 
+/* The executor's own depthwise kernel's geometry for k; 0 when k is not a
+ * depthwise convolution it runs (dnn.c). */
+int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a);
+/* Its median time on scratch buffers (ms), or a huge value. */
+float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL). */
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out);
 /* Runs plan on x, w -> y (the variant pack *vp is made on first use). */
@@ -209,6 +217,9 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d);
 /* layout.c: after the steps are prepared: which inputs each node converts
  * to its own layout, in its scratch (grows scratch_bytes). */
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d);
+/* Marks the transposes that only rename their input's bytes (after
+ * gpu_layout_assign) as views; returns how many. */
+int gpu_layout_views(gpu_plan *p);
 /* Whether t's bytes are NHWC. */
 int gpu_is_cl(const gpu_plan *p, int t);
 /* Strides of t's logical (N, C, H, W, ...) coordinates in its bytes. */

@@ -561,41 +561,44 @@ __global__ void k_layernorm(const float *x, const float *gamma,
   }
 }
 
-__device__ void layernorm_row(const float *xr, const float *gamma,
-                              const float *beta, float *yr, int64_t len,
-                              float eps, int lane);
-
-/* Layer norm of short rows (len <= 1024): one warp a row. */
+/* Layer norm of short rows (len <= 32 * NV): one warp a row, the row in
+ * registers (NV values a lane), read once. */
+template <int NV>
 __global__ void k_layernorm_warp(const float *x, const float *gamma,
                                  const float *beta, float *y, int64_t rows,
-                                 int64_t len, float eps) {
+                                 int len, float eps) {
   int64_t nw = (int64_t)gridDim.x * blockDim.x / 32;
   int lane = threadIdx.x % 32;
   for (int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-       row < rows; row += nw)
-    layernorm_row(x + row * len, gamma, beta, y + row * len, len, eps, lane);
-}
-
-__device__ void layernorm_row(const float *xr, const float *gamma,
-                              const float *beta, float *yr, int64_t len,
-                              float eps, int lane) {
-  float s = 0.0f;
-  for (int64_t i = lane; i < len; i += 32)
-    s += xr[i];
-  float mean = warp_sum(s) / (float)len;
-  float v = 0.0f;
-  for (int64_t i = lane; i < len; i += 32) {
-    float d = xr[i] - mean;
-    v += d * d;
-  }
-  float inv = rsqrtf(warp_sum(v) / (float)len + eps);
-  for (int64_t i = lane; i < len; i += 32) {
-    float o = (xr[i] - mean) * inv;
-    if (gamma)
-      o *= gamma[i];
-    if (beta)
-      o += beta[i];
-    yr[i] = o;
+       row < rows; row += nw) {
+    const float *xr = x + row * len;
+    float *yr = y + row * len;
+    float v[NV], s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+      int i = lane + 32 * k;
+      v[k] = i < len ? xr[i] : 0.0f;
+      s += v[k];
+    }
+    float mean = warp_sum(s) / (float)len, q = 0.0f;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+      float d = v[k] - mean;
+      q += lane + 32 * k < len ? d * d : 0.0f;
+    }
+    float inv = rsqrtf(warp_sum(q) / (float)len + eps);
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+      int i = lane + 32 * k;
+      if (i < len) {
+        float o = (v[k] - mean) * inv;
+        if (gamma)
+          o *= gamma[i];
+        if (beta)
+          o += beta[i];
+        yr[i] = o;
+      }
+    }
   }
 }
 
@@ -939,9 +942,20 @@ cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *gamma,
                           const float *beta, float *y, int64_t rows,
                           int64_t len, float eps) {
-  if (len <= 1024)
-    k_layernorm_warp<<<blocks_for(rows * 32), kThreads, 0, s>>>(
-        x, gamma, beta, y, rows, len, eps);
+  unsigned nb = blocks_for(rows * 32);
+  int n = (int)len;
+  if (len <= 128)
+    k_layernorm_warp<4>
+        <<<nb, kThreads, 0, s>>>(x, gamma, beta, y, rows, n, eps);
+  else if (len <= 256)
+    k_layernorm_warp<8>
+        <<<nb, kThreads, 0, s>>>(x, gamma, beta, y, rows, n, eps);
+  else if (len <= 512)
+    k_layernorm_warp<16>
+        <<<nb, kThreads, 0, s>>>(x, gamma, beta, y, rows, n, eps);
+  else if (len <= 1024)
+    k_layernorm_warp<32>
+        <<<nb, kThreads, 0, s>>>(x, gamma, beta, y, rows, n, eps);
   else
     k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, gamma, beta, y, len,
                                                     eps);

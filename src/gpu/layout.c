@@ -12,7 +12,9 @@
  *     spatial reduction node runs channels-last when one of its rank-4
  *     inputs is;
  *   - a transpose [0,3,1,2] (images back from [N,H,W,C]) writes
- *     channels-last: a plain copy of its input's bytes;
+ *     channels-last; it and a transpose [0,2,3,1] of a channels-last
+ *     tensor then only rename bytes and become views
+ *     (gpu_layout_views);
  *   - every other node (matmul, reshape, other transposes, slice, pad,
  *     softmax, layer norm, constants) and every weight-only node runs
  *     NCHW; transpose and slice read their input in either layout.
@@ -160,6 +162,31 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
   }
   free(must);
   return BASE_OK;
+}
+
+/* Transposes whose output has its input's bytes become views: [0,2,3,1]
+ * of a channels-last tensor (plain [N,H,W,C] out), and [0,3,1,2] of a
+ * plain [N,H,W,C] tensor written channels-last (to_images). */
+int gpu_layout_views(gpu_plan *p) {
+  const ir_graph *g = p->g;
+  int nv = 0;
+  for (int i = 0; p->cl && i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->op != IR_OP_TRANSPOSE || n->a.nlist != 4 || p->steps[i].view ||
+        p->wonly[i])
+      continue;
+    const int64_t *pm = n->a.list;
+    int x = n->in[0], y = n->out[0];
+    int to_nhwc = pm[0] == 0 && pm[1] == 2 && pm[2] == 3 && pm[3] == 1 &&
+                  p->cl[x] && !p->cl[y];
+    int to_nchw = to_images(n) && !p->cl[x] && p->cl[y];
+    if (to_nhwc || to_nchw) {
+      p->steps[i].view = 1;
+      p->steps[i].view_in = 0;
+      nv++;
+    }
+  }
+  return nv;
 }
 
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {

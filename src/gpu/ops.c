@@ -141,6 +141,12 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
   cv->algo = ch.algo;
+  if (ch.own && gpu_dw_args(&k, &cv->dw)) { /* kconv.cu, same epilogue */
+    cv->own = 1;
+    if (cv->prepad)
+      s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
+    return BASE_OK;
+  }
   if (ch.plan) { /* graph API engine: bias and activation by cxk_bias_act */
     cv->plan = ch.plan;
     cv->ws = ch.ws;
@@ -181,7 +187,9 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     x = s->scratch;
   }
   const float one = 1.0f, zero = 0.0f;
-  if (cv->plan) {
+  if (cv->own) {
+    GPU_CUDA(d, cxk_dwconv(c->stream, x, w, y, &cv->dw));
+  } else if (cv->plan) {
     base_status st = gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, p->ws, d);
     if (st)
       return st;

@@ -295,6 +295,16 @@ static void mark_weight_only(gpu_plan *p, int32_t *first) {
     }
 }
 
+/* Roots, lifetimes and weight-only values, after the views are known. */
+static void plan_lifetimes(gpu_plan *p, int32_t *first) {
+  const ir_graph *g = p->g;
+  lifetimes(p, p->root, first, p->last);
+  for (int t = 0; t < g->ntensors; t++) /* outputs: never released */
+    if (p->last[t] == g->nnodes)
+      p->last[t] = -1;
+  mark_weight_only(p, first);
+}
+
 static base_status plan_build(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
@@ -306,12 +316,10 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
     free(first);
     return st;
   }
-  lifetimes(p, root, first, p->last);
-  for (int t = 0; t < g->ntensors; t++) /* outputs: never released */
-    if (p->last[t] == g->nnodes)
-      p->last[t] = -1;
-  mark_weight_only(p, first);
+  plan_lifetimes(p, first);
   st = gpu_layout_assign(p, d);
+  if (!st && gpu_layout_views(p)) /* transposes that only rename bytes */
+    plan_lifetimes(p, first);
   for (int i = 0; !st && i < g->nnodes; i++) {
     st = gpu_step_prepare(p, i, d);
     gpu_step *s = &p->steps[i];
