@@ -261,6 +261,21 @@ static const char *const op_graphs[] = {
     "a = conv2d(x, w0)\nb = conv2d(a, d3) groups=12 pad=[1,0,1,2]\n"
     "c = conv2d(b, d5, b5) groups=12 act=relu\nr = ewadd(c, a)\n"
     "e = conv2d(r, d7) groups=12 pad=valid\nf = conv2d(e, w1)\noutput f\n",
+    /* ShuffleNet blocks: a channel shuffle (reshape, transpose [0,2,1,3,4],
+     * reshape) between a concat of channels-last convolutions and slices,
+     * and one whose result is a graph output */
+    "input x: [2,8,9,7]\nweight w1: [8,8,1,1]\nweight wd: [8,1,3,3]\n"
+    "weight w2: [8,8,1,1]\nweight w3: [16,16,1,1]\n"
+    "a = conv2d(x, w1) act=relu\nb = conv2d(a, wd) groups=8\n"
+    "c = conv2d(b, w2) act=relu\nk = concat(a, c) axis=1\n"
+    "r = reshape(k) shape=[2,2,8,9,7]\nt = transpose(r) perm=[0,2,1,3,4]\n"
+    "s = reshape(t) shape=[2,16,9,7]\n"
+    "s1 = slice(s) starts=[0,0,0,0] ends=[2,8,9,7]\n"
+    "s2 = slice(s) starts=[0,8,0,0] ends=[2,16,9,7]\n"
+    "e = conv2d(s2, w2) act=relu\nk2 = concat(s1, e) axis=1\n"
+    "f = conv2d(k2, w3)\nr2 = reshape(k2) shape=[2,4,4,9,7]\n"
+    "t2 = transpose(r2) perm=[0,2,1,3,4]\ns3 = reshape(t2) shape=[2,16,9,7]\n"
+    "output f, s3\n",
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */
