@@ -39,7 +39,8 @@ for n in 1 2 3; do
 done
 
 # Checkpoints: 2 ranks stopped after saving 10 branches each fail with no
-# output; 3 ranks resume from the saved branches and write the same file.
+# output; 3 ranks resume from the saved branches and the saved normal-form
+# table and write the same file.
 ck=$tmp/ck
 expect 2 "${mpi[@]}" -x SUPEROPT_CHECKPOINT_STOP=10 -np 2 "$bin" gen-rules \
   --max-ops 3 --threads 1 --checkpoint "$ck" -o "$tmp/resumed.rules"
@@ -48,8 +49,11 @@ contains "stopped after saving 10 branches"
   { echo "FAIL: a stopped run wrote its output"; fails=$((fails + 1)); }
 [ "$(ls "$ck"/*.rec | wc -l)" = 20 ] ||
   { echo "FAIL: $(ls "$ck"/*.rec | wc -l) checkpoints, not 20"; fails=$((fails + 1)); }
+[ -s "$ck/nf.tab" ] ||
+  { echo "FAIL: no normal-form table saved"; fails=$((fails + 1)); }
 expect 0 "${mpi[@]}" -np 3 "$bin" gen-rules --max-ops 3 --threads 1 \
   --checkpoint "$ck" -o "$tmp/resumed.rules"
+contains "values (from the checkpoint)"
 cmp -s "$tmp/ref.rules" "$tmp/resumed.rules" ||
   { echo "FAIL: resumed from checkpoints: rules differ"; fails=$((fails + 1)); }
 

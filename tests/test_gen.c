@@ -112,7 +112,7 @@ static int count_files(const char *dir) {
 Test(gen, checkpoint_resume_is_identical) {
   char dir[] = "/tmp/test_gen_ckpt_XXXXXX";
   cr_assert(mkdtemp(dir));
-  char ref[300], out[300], ck[300], cmd[400];
+  char ref[300], out[300], ck[300], cmd[800];
   snprintf(ref, sizeof ref, "%s/ref.rules", dir);
   snprintf(out, sizeof out, "%s/out.rules", dir);
   snprintf(ck, sizeof ck, "%s/ck", dir);
@@ -128,18 +128,21 @@ Test(gen, checkpoint_resume_is_identical) {
   cr_assert_eq(gen_rules(&o, &st, &d), BASE_ERR_INTERRUPTED);
   cr_assert(strstr(d.msg, "stopped after saving 3 branches"), "%s", d.msg);
   cr_assert_eq(access(out, F_OK), -1, "a stopped run wrote %s", out);
-  cr_assert_eq(count_files(ck), 3);
+  cr_assert_eq(count_files(ck), 4); /* 3 branches and the nf.tab table */
+  snprintf(cmd, sizeof cmd, "%s/nf.tab", ck);
+  cr_assert_eq(access(cmd, F_OK), 0, "no normal-form table saved");
   gen_stats_free(&st);
   o.checkpoint_stop = 0; /* resumed: the rest enumerated, the 3 loaded */
   cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(st.fp.graphs, graphs);
+  cr_assert(st.fp.nf_loaded, "the saved normal-form table was built again");
   gen_stats_free(&st);
   long n1, n2;
   char *a = slurp(ref, &n1), *b = slurp(out, &n2);
   cr_assert(a && b);
   cr_assert(n1 == n2 && !memcmp(a, b, (size_t)n1), "resumed file differs");
   free(b);
-  cr_assert_gt(count_files(ck), 3);
+  cr_assert_gt(count_files(ck), 4);
   unlink(out);
   cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg); /* all loaded */
   gen_stats_free(&st);
@@ -156,6 +159,12 @@ Test(gen, checkpoint_resume_is_identical) {
   cr_assert_eq(system(cmd), 0);
   cr_assert_eq(gen_rules(&o, &st, &d), BASE_ERR_IO);
   cr_assert(strstr(d.msg, "b0001.rec': truncated"), "%s", d.msg);
+  gen_stats_free(&st);
+  snprintf(cmd, sizeof cmd, /* a damaged table is refused too */
+           "rm %s/b0001.rec && printf x >>%s/nf.tab", ck, ck);
+  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_ERR_IO);
+  cr_assert(strstr(d.msg, "nf.tab': truncated"), "%s", d.msg);
   gen_stats_free(&st);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   cr_assert_eq(system(cmd), 0);

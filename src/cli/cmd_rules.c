@@ -125,9 +125,10 @@ static void print_summary(const gen_stats *st, const char *out) {
   const fp_stats *fs = &st->fp;
   const pr_stats *ps = &st->pr;
   fprintf(stderr,
-          "normal-form table %lld values; enumerated %lld graphs (%lld "
+          "normal-form table %lld values%s; enumerated %lld graphs (%lld "
           "dropped: non-normal output), %lld buckets, %lld candidate pairs\n",
-          fs->nf_values, fs->graphs, fs->nf_dropped, fs->buckets, fs->pairs);
+          fs->nf_values, fs->nf_loaded ? " (from the checkpoint)" : "",
+          fs->graphs, fs->nf_dropped, fs->buckets, fs->pairs);
   fprintf(stderr,
           "pruned: %lld trivial, %lld common subgraph, %lld common supergraph, "
           "%lld common context, %lld renamings: %lld pairs left\n",

@@ -333,7 +333,19 @@ static base_status enumerate(const en_config *c, const long long *w,
   int need = !st && ntodo > 0;
   st = any_rank(comm, st, &need, d);
   if (!st && need && !c->keep_non_normal && c->max_ops >= 2) {
-    st = fp_nf_build_comm(c, c->max_ops - 1, comm, c->branches, &nf, d);
+    int found = 0, build; /* saved by an earlier run, or built by all */
+    if (c->checkpoint)
+      st = fp_nf_load(c->checkpoint, r.key, c->max_ops - 1, &nf, &found, d);
+    build = !found;
+    st = any_rank(comm, st, &build, d);
+    if (!st && build) {
+      fp_nf_free(nf);
+      nf = NULL;
+      st = fp_nf_build_comm(c, c->max_ops - 1, comm, c->branches, &nf, d);
+      if (!st && c->checkpoint)
+        st = fp_nf_save(nf, c->checkpoint, r.key, c->max_ops - 1, d);
+    }
+    fs->nf_loaded = !st && !build;
     fs->nf_values = r.nf_count = fp_nf_count(nf);
   }
   fs->t_nf = base_now() - t0;

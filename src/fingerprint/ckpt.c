@@ -10,7 +10,9 @@
  * and is refused, as is one whose size or checksum is wrong: never reused.
  * DIR/weights lists each branch's weight (graphs with one operator fewer,
  * plus 1) for tools that extrapolate from the finished branches
- * (scripts/bench-mpi-5).
+ * (scripts/bench-mpi-5). DIR/nf.tab holds the normal-form table (nf.c:
+ * fp_nf_save), written the same way, so a resumed run does not build it
+ * again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +78,32 @@ static int write_all(int fd, const void *p, size_t n) {
     s += k, n -= (size_t)k;
   }
   return 0;
+}
+
+base_status fp_ckpt_atomic_write(const char *path, const void *const *part,
+                                 const size_t *len, int nparts, base_diag *d) {
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >=
+      (int)sizeof tmp)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "checkpoint path too long: %s",
+                         path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot create '%s': %s", tmp,
+                         strerror(errno));
+  int bad = 0;
+  for (int i = 0; i < nparts && !bad; i++)
+    bad = write_all(fd, part[i], len[i]);
+  bad = bad || (fsync(fd) != 0 && errno != EINVAL);
+  int err = errno;
+  bad = close(fd) != 0 || bad;
+  if (bad || rename(tmp, path) != 0) {
+    err = bad ? err : errno;
+    unlink(tmp);
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot write '%s': %s", path,
+                         strerror(err));
+  }
+  return BASE_OK;
 }
 
 base_status fp_ckpt_write(const char *dir, int b, uint64_t key,

@@ -73,6 +73,7 @@ typedef struct fp_stats {
   long long span_tests;  /* FP_PAIRS_SPANNING: member pairs filtered */
   long long span_joined; /* ... and joined by a pair the filter drops */
   double t_nf;           /* seconds: building the normal-form table */
+  int nf_loaded;         /* it came from the checkpoint (nf.tab) */
   double t_enum;         /* seconds: enumeration and fingerprinting */
   double t_fp;           /* seconds: bucketing and pairing */
   double t_confirm; /* seconds: second seed, float check, building graphs */

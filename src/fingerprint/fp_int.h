@@ -99,6 +99,17 @@ int fp_ckpt_exists(const char *dir, int b);
 base_status fp_ckpt_write(const char *dir, int b, uint64_t key,
                           const fp_ckpt_meta *m, const void *recs,
                           size_t rec_size, base_diag *d);
+/* Writes parts[0..nparts) to path atomically: a temporary file named by
+ * path and process, synced, then renamed. */
+base_status fp_ckpt_atomic_write(const char *path, const void *const *part,
+                                 const size_t *len, int nparts, base_diag *d);
+/* The normal-form table of sizes 0..max_size in dir/nf.tab (nf.c), keyed
+ * like the branch files. Loading: *found = 0 when there is none; a file of
+ * another key, size or checksum is an error (BASE_ERR_IO), never used. */
+base_status fp_nf_save(const fp_nf *t, const char *dir, uint64_t key,
+                       int max_size, base_diag *d);
+base_status fp_nf_load(const char *dir, uint64_t key, int max_size, fp_nf **out,
+                       int *found, base_diag *d);
 /* Writes dir/weights (branch weights w[nb], one "b w" line each) unless
  * it exists. */
 base_status fp_ckpt_write_weights(const char *dir, const long long *w, int nb,

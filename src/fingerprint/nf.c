@@ -6,8 +6,12 @@
  * computed, without canonicalising it. A value whose sub-DAG has more
  * operators than the table's entry for it is not in normal form.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <xxhash.h>
 
 #include "fp_int.h"
 
@@ -340,6 +344,101 @@ base_status fp_nf_build_comm(const en_config *c, int max_size,
 base_status fp_nf_build(const en_config *c, int max_size, fp_nf **out,
                         base_diag *d) {
   return fp_nf_build_comm(c, max_size, NULL, NULL, out, d);
+}
+
+/* ---- saved in a checkpoint (dir/nf.tab) ----------------------------------
+ * A header (magic, key, max_size, entries, XXH64 of the payload), then the
+ * entries' slot keys and their sizes, in slot order. */
+
+#define NF_MAGIC "SONFTB01"
+
+typedef struct nf_header {
+  char magic[8];
+  uint64_t key, max_size, n, sum;
+} nf_header;
+
+static uint64_t nf_sum(const uint64_t *k, const uint8_t *sz, size_t n,
+                       uint64_t key) {
+  return XXH64(sz, n, XXH64(k, n * sizeof *k, key));
+}
+
+base_status fp_nf_save(const fp_nf *t, const char *dir, uint64_t key,
+                       int max_size, base_diag *d) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s/nf.tab", dir) >= (int)sizeof path)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "checkpoint path too long: %s",
+                         dir);
+  size_t n = t ? t->n : 0;
+  uint64_t *k = base_malloc((n ? n : 1) * sizeof *k);
+  uint8_t *sz = base_malloc(n ? n : 1);
+  if (!k || !sz) {
+    free(k), free(sz);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  size_t m = 0;
+  for (size_t i = 0; t && i < t->cap; i++)
+    if (t->key[i])
+      k[m] = t->key[i], sz[m++] = t->size[i];
+  nf_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, NF_MAGIC, 8);
+  h.key = key, h.max_size = (uint64_t)max_size, h.n = m;
+  h.sum = nf_sum(k, sz, m, key);
+  const void *part[3] = {&h, k, sz};
+  size_t len[3] = {sizeof h, m * sizeof *k, m};
+  base_status st = fp_ckpt_atomic_write(path, part, len, 3, d);
+  free(k), free(sz);
+  return st;
+}
+
+base_status fp_nf_load(const char *dir, uint64_t key, int max_size, fp_nf **out,
+                       int *found, base_diag *d) {
+  char path[4096];
+  *out = NULL, *found = 0;
+  if (snprintf(path, sizeof path, "%s/nf.tab", dir) >= (int)sizeof path)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "checkpoint path too long: %s",
+                         dir);
+  FILE *f = fopen(path, "rb");
+  if (!f && errno == ENOENT)
+    return BASE_OK;
+  if (!f)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot read '%s': %s", path,
+                         strerror(errno));
+  nf_header h;
+  struct stat sb;
+  uint64_t *k = NULL;
+  uint8_t *sz = NULL;
+  fp_nf *t = NULL;
+  const char *why = NULL;
+  if (fstat(fileno(f), &sb) != 0 || fread(&h, sizeof h, 1, f) != 1 ||
+      memcmp(h.magic, NF_MAGIC, 8))
+    why = "not a normal-form table of this format";
+  else if (h.key != key || h.max_size != (uint64_t)max_size)
+    why = "made by other gen-rules arguments or another build (use another "
+          "--checkpoint directory)";
+  else if ((uint64_t)sb.st_size != sizeof h + h.n * (sizeof *k + 1))
+    why = "truncated or too long";
+  else if (!(k = base_malloc(h.n ? h.n * sizeof *k : 1)) ||
+           !(sz = base_malloc(h.n ? h.n : 1)) ||
+           !(t = base_calloc(1, sizeof *t)) || nf_grow(t, h.n))
+    why = "out of memory";
+  else if (h.n &&
+           (fread(k, sizeof *k, h.n, f) != h.n || fread(sz, 1, h.n, f) != h.n))
+    why = "cannot read its entries";
+  else if (nf_sum(k, sz, h.n, key) != h.sum)
+    why = "checksum mismatch";
+  fclose(f);
+  for (size_t i = 0; !why && i < h.n; i++)
+    nf_put(t, k[i], sz[i]);
+  free(k), free(sz);
+  if (why) {
+    fp_nf_free(t);
+    return base_diag_set(
+        d, strcmp(why, "out of memory") ? BASE_ERR_IO : BASE_ERR_NOMEM, 0, 0,
+        "checkpoint '%s': %s", path, why);
+  }
+  *out = t, *found = 1;
+  return BASE_OK;
 }
 
 /* ---- rules as ir_graphs ---------------------------------------------------
