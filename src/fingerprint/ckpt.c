@@ -109,33 +109,19 @@ base_status fp_ckpt_atomic_write(const char *path, const void *const *part,
 base_status fp_ckpt_write(const char *dir, int b, uint64_t key,
                           const fp_ckpt_meta *m, const void *recs,
                           size_t rec_size, base_diag *d) {
-  char path[4096], tmp[4200], sfx[64];
+  char path[4096];
   ckpt_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, CKPT_MAGIC, 8);
   h.key = key, h.branch = (uint32_t)b, h.rec_size = (uint32_t)rec_size;
   h.n = m->n, h.dropped = m->dropped, h.nf_values = m->nf_values;
   h.sum = XXH64(recs, m->n * rec_size, key);
-  snprintf(sfx, sizeof sfx, ".tmp.%ld", (long)getpid());
-  if (!ckpt_path(path, sizeof path, dir, b, "") ||
-      !ckpt_path(tmp, sizeof tmp, dir, b, sfx))
+  if (!ckpt_path(path, sizeof path, dir, b, ""))
     return base_diag_set(d, BASE_ERR_IO, 0, 0, "checkpoint path too long: %s",
                          dir);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot create '%s': %s", tmp,
-                         strerror(errno));
-  int bad = write_all(fd, &h, sizeof h) || write_all(fd, recs, m->n * rec_size);
-  bad = bad || (fsync(fd) != 0 && errno != EINVAL);
-  int err = errno;
-  bad = close(fd) != 0 || bad;
-  if (bad || rename(tmp, path) != 0) {
-    err = bad ? err : errno;
-    unlink(tmp);
-    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot write '%s': %s", path,
-                         strerror(err));
-  }
-  return BASE_OK;
+  const void *part[2] = {&h, recs};
+  size_t len[2] = {sizeof h, m->n * rec_size};
+  return fp_ckpt_atomic_write(path, part, len, 2, d);
 }
 
 base_status fp_ckpt_read(const char *dir, int b, uint64_t key, size_t rec_size,

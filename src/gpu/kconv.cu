@@ -13,10 +13,10 @@
 #include <stdint.h>
 
 #include "kern.h"
+#include "kutil.cuh"
 
 namespace {
 
-const int kThreads = 256;
 const int kMax = 7; /* largest kernel side */
 const int kOx = 4;  /* output pixels a thread */
 
@@ -86,13 +86,12 @@ int cxk_dwconv_ok(const cxk_dw *p) {
 
 cudaError_t cxk_dwconv(cudaStream_t s, const float *x, const float *w, float *y,
                        const cxk_dw *p) {
-  if (!cxk_dwconv_ok(p) || (((uintptr_t)x | (uintptr_t)y) & 15))
+  if (!cxk_dwconv_ok(p) || !aligned16(x) || !aligned16(y))
     return cudaErrorInvalidValue;
   int64_t total = p->n * p->oh * ((p->ow + kOx - 1) / kOx) * (p->c / 4);
-  int64_t b = (total + kThreads - 1) / kThreads;
-  unsigned nb = (unsigned)(b > (1 << 20) ? (1 << 20) : b < 1 ? 1 : b);
+  unsigned nb = blocks_for(total);
   int64_t most = p->n * p->h * p->w * p->c + p->n * p->oh * p->ow * p->c;
-  if (most < ((int64_t)1 << 31))
+  if (fits32(most))
     k_dwconv<int32_t>
         <<<nb, kThreads, 0, s>>>((const float4 *)x, w, (float4 *)y, *p);
   else

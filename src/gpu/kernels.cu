@@ -11,17 +11,9 @@
 #include <math.h>
 
 #include "kern.h"
+#include "kutil.cuh"
 
 namespace {
-
-const int kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1)
-    b = 1;
-  return (unsigned)(b > (1 << 20) ? (1 << 20) : b);
-}
 
 __device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
   switch (fn) {
@@ -43,10 +35,6 @@ __device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
   }
 }
 
-#define GRID_LOOP(i, n)                                                        \
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);    \
-       i += (int64_t)gridDim.x * blockDim.x)
-
 __global__ void k_unary(int fn, const float *x, float *y, int64_t n, float lo,
                         float hi) {
   GRID_LOOP(i, n) { y[i] = act_fn(fn, x ? x[i] : 0.0f, lo, hi); }
@@ -61,12 +49,6 @@ __global__ void k_unary4(int fn, const float4 *x, float4 *y, int64_t n4,
     y[i] = v;
   }
 }
-
-/* Index arithmetic in I: 32-bit when every offset fits (far cheaper
- * divisions than 64-bit), else 64-bit. */
-#define GRID_LOOP_T(I, i, n)                                                   \
-  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)(n);             \
-       i += (I)gridDim.x * blockDim.x)
 
 /* y[i] = act(y[i] + bias[(i / inner) % c]) for small inner. */
 template <typename I>
@@ -655,16 +637,13 @@ extern "C" {
 
 cudaError_t cxk_unary(cudaStream_t s, int fn, const float *x, float *y,
                       int64_t n, float lo, float hi) {
-  if (x && n % 4 == 0 && (((uintptr_t)x | (uintptr_t)y) & 15) == 0)
+  if (x && n % 4 == 0 && aligned16(x) && aligned16(y))
     k_unary4<<<blocks_for(n / 4), kThreads, 0, s>>>(fn, (const float4 *)x,
                                                     (float4 *)y, n / 4, lo, hi);
   else
     k_unary<<<blocks_for(n), kThreads, 0, s>>>(fn, x, y, n, lo, hi);
   return cudaGetLastError();
 }
-
-/* Every offset below 2^31: 32-bit index arithmetic. */
-static bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
 
 cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
                          int64_t c, int64_t inner, int act, float lo,
@@ -754,8 +733,6 @@ static void bcast_simplify(cxk_bcast *bc) {
   }
   *bc = o;
 }
-
-static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
 /* An operand of inner stride 1 must start rows on float4 boundaries. */
 static bool vec4_operand(const float *x, const int64_t *st, int rank) {

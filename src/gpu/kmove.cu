@@ -20,25 +20,9 @@
 #include <string.h>
 
 #include "kern.h"
+#include "kutil.cuh"
 
 namespace {
-
-const int kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1)
-    b = 1;
-  return (unsigned)(b > (1 << 20) ? (1 << 20) : b);
-}
-
-bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
-
-bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
-
-#define GRID_LOOP_T(I, i, n)                                                   \
-  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)(n);             \
-       i += (I)gridDim.x * blockDim.x)
 
 /* One thread per element of T (float, or float4 with strides in 4s). */
 template <typename I, typename T>
@@ -289,15 +273,19 @@ static cudaError_t cat_launch(cudaStream_t s, bool split, const float *whole,
   return cudaGetLastError();
 }
 
-cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
-                       const int64_t *w, int np, int64_t rows) {
+/* Parts of a concat (split) in launches of up to CXK_PARTS. */
+static cudaError_t parts(cudaStream_t s, bool split, const float *whole_in,
+                         float *whole_out, float *const *out,
+                         const float *const *in, const int64_t *w, int np,
+                         int64_t rows) {
   int64_t pitch = 0, first = 0;
   for (int k = 0; k < np; k++)
     pitch += w[k];
   for (int k = 0; k < np; k += CXK_PARTS) {
     int m = np - k < CXK_PARTS ? np - k : CXK_PARTS;
-    cudaError_t e = cat_launch(s, false, NULL, dst, NULL, src + k, w + k, m,
-                               first, pitch, rows);
+    cudaError_t e =
+        cat_launch(s, split, whole_in, whole_out, split ? out + k : NULL,
+                   split ? NULL : in + k, w + k, m, first, pitch, rows);
     if (e != cudaSuccess)
       return e;
     for (int j = 0; j < m; j++)
@@ -306,21 +294,14 @@ cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
   return cudaSuccess;
 }
 
+cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
+                       const int64_t *w, int np, int64_t rows) {
+  return parts(s, false, NULL, dst, NULL, src, w, np, rows);
+}
+
 cudaError_t cxk_split(cudaStream_t s, const float *src, float *const *dst,
                       const int64_t *w, int np, int64_t rows) {
-  int64_t pitch = 0, first = 0;
-  for (int k = 0; k < np; k++)
-    pitch += w[k];
-  for (int k = 0; k < np; k += CXK_PARTS) {
-    int m = np - k < CXK_PARTS ? np - k : CXK_PARTS;
-    cudaError_t e = cat_launch(s, true, src, NULL, dst + k, NULL, w + k, m,
-                               first, pitch, rows);
-    if (e != cudaSuccess)
-      return e;
-    for (int j = 0; j < m; j++)
-      first += w[k + j];
-  }
-  return cudaSuccess;
+  return parts(s, true, src, NULL, dst, NULL, w, np, rows);
 }
 
 } // extern "C"
