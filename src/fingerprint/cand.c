@@ -342,7 +342,7 @@ static base_status enumerate(const en_config *c, const long long *w,
       fp_nf_free(nf);
       nf = NULL;
       st = fp_nf_build_comm(c, c->max_ops - 1, comm, c->branches, &nf, d);
-      if (!st && c->checkpoint)
+      if (!st && c->checkpoint && (!comm || comm->rank == 0)) /* one copy */
         st = fp_nf_save(nf, c->checkpoint, r.key, c->max_ops - 1, d);
     }
     fs->nf_loaded = !st && !build;

@@ -882,6 +882,8 @@ cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
                             const cxk_reduce *r0, float *scratch) {
   cxk_reduce r = *r0;
   reduce_simplify(&r);
+  if (r.nout == 0)
+    return cudaSuccess;
   bool small = fits32(r.nout * r.count);
   dim3 g;
   int sl = cols_slices(&r, &g);

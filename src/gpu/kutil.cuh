@@ -19,9 +19,12 @@ inline unsigned blocks_for(int64_t n) {
   return (unsigned)(b > (1 << 20) ? (1 << 20) : b);
 }
 
-/* Every offset below 2^31: 32-bit index arithmetic (64-bit divisions made
- * small kernels compute-bound). */
-inline bool fits32(int64_t n) { return n < ((int64_t)1 << 31); }
+/* Every offset, and every grid-stride loop index up to n plus one stride
+ * of a full grid (2^20 blocks of 256), below 2^31: 32-bit index arithmetic
+ * (64-bit divisions made small kernels compute-bound). */
+inline bool fits32(int64_t n) {
+  return n < ((int64_t)1 << 31) - ((int64_t)1 << 28);
+}
 
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 

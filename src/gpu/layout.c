@@ -15,20 +15,20 @@
  *     channels-last; it and a transpose [0,2,3,1] of a channels-last
  *     tensor then only rename bytes and become views
  *     (gpu_layout_views);
- *   - every other node (matmul, reshape, other transposes, slice, pad,
+ *   - every other node (matmul, reshape, other transposes, slice,
  *     softmax, layer norm, constants) and every weight-only node runs
  *     NCHW; transpose and slice read their input in either layout.
  * A node's rank-4 outputs with H * W > 1 take its layout (a reduction's
  * output is NCHW). Tensors with H * W == 1 are the same bytes in both
  * layouts and always count as NCHW. Graph inputs, weights and graph outputs
- * are NCHW; so is every tensor a view (reshape) reads, and a node producing
- * one runs NCHW. Where a node needs an input in the other layout, it
- * converts it into its own scratch first (gpu_layout_conversions): at the
- * network's boundaries only, e.g. the input image. Binary element-wise
- * nodes, reductions and fused nodes (their generated kernels, fused.c)
- * read any mix of layouts through strides instead, as do transpose and
- * slice (a transpose [0,2,3,1] of a channels-last tensor is a copy).
- * Convolution filters are converted to KRSC once, when weights are
+ * are NCHW; so is every tensor a view (reshape) reads and every
+ * convolution filter, and a node producing one runs NCHW. Where a node needs an
+ * input in the other layout, it converts it into its own scratch first
+ * (gpu_layout_conversions): at the network's boundaries only, e.g. the input
+ * image. Binary element-wise nodes, reductions and fused nodes (their generated
+ * kernels, fused.c) read any mix of layouts through strides instead, as do
+ * transpose and slice (a transpose [0,2,3,1] of a channels-last tensor is a
+ * copy). Convolution filters are converted to KRSC once, when weights are
  * uploaded (ops.c). opt.nchw turns all of this off.
  */
 #include <stdlib.h>
@@ -146,6 +146,9 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
   if (!p->ctx->opt.nchw) {
     for (int i = 0; i < g->noutputs; i++)
       must[p->root[g->outputs[i]]] = 1;
+    for (int i = 0; i < g->nnodes; i++) /* filters are read as KCRS */
+      if (g->nodes[i].op == IR_OP_CONV2D && g->nodes[i].nin > 1)
+        must[p->root[g->nodes[i].in[1]]] = 1;
     for (int i = 0; i < g->nnodes; i++)
       if (g->nodes[i].op == IR_OP_RESHAPE)
         must[p->root[g->nodes[i].in[0]]] = 1;
