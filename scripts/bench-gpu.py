@@ -254,7 +254,12 @@ def build_graph_fn(text, batch, dev):
                 vals[outs[0][0]] = y
         return [vals[o] for o in outputs]
 
-    xs = [torch.rand([batch] + s[1:], device=dev) * 2 - 1 for _, s in inputs]
+    # as `superopt run --batch` does: only the inputs whose dim 0 is the
+    # first input's take the batch; the rest are parameters fed as inputs
+    # (ONNX exports with export_params=False) and keep their shape
+    b0 = inputs[0][1][0] if inputs and inputs[0][1] else None
+    xs = [torch.rand(([batch] + s[1:]) if s and s[0] == b0 else s,
+                     device=dev) * 2 - 1 for _, s in inputs]
     return fn, xs
 
 
