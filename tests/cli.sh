@@ -126,6 +126,9 @@ printf 'input x: [1,8,6,6]\nweight a: [8,8,1,1]\nweight ab: [8]\nweight b: [8,8,
 expect 0 "$bin" optimize "$tmp/two.graph" -o "$tmp/two.opt.graph"
 # the bias-free merge rule through a proven biased instance, or the biased rule
 contains "rules applied: pass.merge2.conv"
+# each with the change of estimated cost its uses made (a merge saves)
+grep -qE '^rules applied: pass\.merge2\.conv[^,]* x1 \(-[0-9]+\.[0-9]+ us\)' "$tmp/out" ||
+  { echo "FAIL: rules applied: no saving printed for the merge"; fails=$((fails + 1)); }
 contains "0 sibling groups merged"
 contains "check: max relative error"
 [ "$(grep -c '= conv2d(' "$tmp/two.opt.graph")" = 1 ] || { echo "FAIL: the two convs were not merged"; fails=$((fails + 1)); }

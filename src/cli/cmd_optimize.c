@@ -427,9 +427,11 @@ static void print_rules_applied(const ir_ruleset *rs, const srch_stats *st) {
   for (int i = 0; i < st->nrules; i++) {
     int f = st->applied_fw[i], b = st->applied_bw[i];
     if (f)
-      printf("%s %s x%d", any++ ? "," : "", rs->rules[i].id, f);
+      printf("%s %s x%d (%+.2f us)", any++ ? "," : "", rs->rules[i].id, f,
+             st->delta_fw[i]);
     if (b)
-      printf("%s %s (backward) x%d", any++ ? "," : "", rs->rules[i].id, b);
+      printf("%s %s (backward) x%d (%+.2f us)", any++ ? "," : "",
+             rs->rules[i].id, b, st->delta_bw[i]);
   }
   printf("%s\n", any ? "" : " none");
 }

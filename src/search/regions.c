@@ -368,13 +368,8 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   double t0 = base_now();
   int dead = 0;
   memset(st, 0, sizeof *st);
-  st->nrules = rules->rs->n;
-  st->applied_fw = base_calloc((size_t)st->nrules + 1, sizeof(int));
-  st->applied_bw = base_calloc((size_t)st->nrules + 1, sizeof(int));
-  if (!st->applied_fw || !st->applied_bw) {
-    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (srch_stats_alloc(st, rules->rs->n, d))
     return NULL;
-  }
   if (cd_sum_cost(g, o->cost, o->cost_u, &st->cost_before, &st->estimated, d))
     return NULL;
   ir_graph *cur = (ir_graph *)g;

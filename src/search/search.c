@@ -36,7 +36,22 @@ void srch_options_default(srch_options *o) {
 void srch_stats_free(srch_stats *s) {
   free(s->applied_fw);
   free(s->applied_bw);
+  free(s->delta_fw);
+  free(s->delta_bw);
   memset(s, 0, sizeof *s);
+}
+
+base_status srch_stats_alloc(srch_stats *st, int nrules, base_diag *d) {
+  size_t n = (size_t)nrules + 1;
+  st->nrules = nrules;
+  st->applied_fw = base_calloc(n, sizeof(int));
+  st->applied_bw = base_calloc(n, sizeof(int));
+  st->delta_fw = base_calloc(n, sizeof(double));
+  st->delta_bw = base_calloc(n, sizeof(double));
+  if (st->applied_fw && st->applied_bw && st->delta_fw && st->delta_bw)
+    return BASE_OK;
+  srch_stats_free(st);
+  return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
 }
 
 /* ---- queue, history, seen set
@@ -51,6 +66,7 @@ typedef struct cand {
 
 typedef struct hist {
   int parent, dir;
+  double cost; /* the graph's estimated cost */
 } hist;
 
 typedef struct sstate {
@@ -139,7 +155,7 @@ static int seen_add(sstate *s, uint64_t h) {
   }
 }
 
-static int hist_add(sstate *s, int parent, int dir) {
+static int hist_add(sstate *s, int parent, int dir, double cost) {
   if (s->nh == s->caph) {
     int cap = s->caph ? 2 * s->caph : 256;
     hist *h = base_realloc(s->h, sizeof *h * (size_t)cap);
@@ -148,7 +164,7 @@ static int hist_add(sstate *s, int parent, int dir) {
     s->h = h;
     s->caph = cap;
   }
-  s->h[s->nh] = (hist){parent, dir};
+  s->h[s->nh] = (hist){parent, dir, cost};
   return s->nh++;
 }
 
@@ -174,7 +190,7 @@ static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
     ir_graph_free(child);
     return cs;
   }
-  int h = hist_add(s, parent->hist, dir);
+  int h = hist_add(s, parent->hist, dir, c);
   if (h < 0) {
     ir_graph_free(child);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -295,13 +311,16 @@ static base_status expand(sstate *s, const cand *c, base_diag *d) {
   return st;
 }
 
-/* Adds the rules on the best graph's history to the stats. */
+/* Adds the rules on the best graph's history to the stats, with the
+ * change of estimated cost each step made. */
 static void count_rules(sstate *s) {
   for (int h = s->best_hist; h >= 0; h = s->h[h].parent) {
-    if (s->h[h].dir < 0)
+    if (s->h[h].dir < 0 || s->h[h].parent < 0)
       continue;
     const rewrite_dir *dr = &s->rules->dirs[s->h[h].dir];
+    double dc = s->h[h].cost - s->h[s->h[h].parent].cost;
     (dr->backward ? s->st->applied_bw : s->st->applied_fw)[dr->rule]++;
+    (dr->backward ? s->st->delta_bw : s->st->delta_fw)[dr->rule] += dc;
   }
 }
 
@@ -341,9 +360,10 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
   base_status hs = BASE_OK;
   uint64_t h0 = rewrite_graph_shash(g, d, &hs);
   if (!hs && s.heap && start && s.best && seen_add(&s, h0) > 0 &&
-      (s.best_hist = hist_add(&s, -1, -1)) >= 0) {
+      (s.best_hist = hist_add(&s, -1, -1, 0)) >= 0) {
     rc = graph_cost(&s, g, &s.best_cost, d);
     if (!rc) {
+      s.h[s.best_hist].cost = s.best_cost;
       heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
       start = NULL;
       rc = search_loop(&s, d);
@@ -367,15 +387,8 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
 
 ir_graph *srch_search(const ir_graph *g, const rewrite_rules *rules,
                       const srch_options *o, srch_stats *st, base_diag *d) {
-  if (!st->applied_fw) {
-    st->nrules = rules->rs->n;
-    st->applied_fw = base_calloc((size_t)st->nrules + 1, sizeof(int));
-    st->applied_bw = base_calloc((size_t)st->nrules + 1, sizeof(int));
-    if (!st->applied_fw || !st->applied_bw) {
-      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-      return NULL;
-    }
-  }
+  if (!st->applied_fw && srch_stats_alloc(st, rules->rs->n, d))
+    return NULL;
   double t0 = base_now();
   double deadline = o->time_limit > 0 ? t0 + o->time_limit : 0;
   ir_graph *r = search_one(g, rules, o, deadline, st, d);

@@ -60,12 +60,16 @@ typedef struct srch_stats {
   int cse, bn_folded, acts_fused, merged, stopped_by_time;
   int stopped_by_patience; /* regions stopped for want of progress */
   double seconds, cost_before, cost_after;
-  int estimated;   /* some cost was estimated */
-  int nrules;      /* = ruleset size */
-  int *applied_fw; /* applied_fw[i]: forward uses of rule i in the result */
-  int *applied_bw; /* backward uses (both malloc'd, nrules entries) */
+  int estimated;    /* some cost was estimated */
+  int nrules;       /* = ruleset size */
+  int *applied_fw;  /* applied_fw[i]: forward uses of rule i in the result */
+  int *applied_bw;  /* backward uses (both malloc'd, nrules entries) */
+  double *delta_fw; /* delta_fw[i]: the estimated cost (us) those uses */
+  double *delta_bw; /* changed, summed (negative: they saved) */
 } srch_stats;
 
+/* Allocates st's per-rule arrays for nrules rules (zeroed). */
+base_status srch_stats_alloc(srch_stats *st, int nrules, base_diag *d);
 void srch_stats_free(srch_stats *s);
 
 /* Searches g (one region, no passes) for its cheapest equivalent. Returns a
