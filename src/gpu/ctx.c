@@ -169,14 +169,15 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   gpu_dnn_choice g = {0};
   if (!c->opt.legacy_conv)
     gpu_dnn_autotune(c, k, &g);
-  float best = g.plan && g.ms < r[i].time ? g.ms : r[i].time;
+  int graph_api = g.plan && g.ms < r[i].time; /* faster than the legacy */
+  float best = graph_api ? g.ms : r[i].time;
   /* $SUPEROPT_DW=always takes kconv.cu's kernel wherever it runs (tests) */
   const char *force = getenv("SUPEROPT_DW");
   cxk_dw a;
   out->own = !c->opt.legacy_conv && (force && !strcmp(force, "always")
                                          ? gpu_dw_args(k, &a)
                                          : gpu_dw_time(c, k) < 0.97f * best);
-  if (g.plan && g.ms < r[i].time && !out->own) { /* the graph API's engine */
+  if (graph_api && !out->own) {
     out->plan = g.plan;
     out->ws = g.ws;
   } else if (g.plan) {

@@ -227,16 +227,19 @@ static int cmp_float(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Median time of plan on the scratch buffers; a huge value on failure. */
-static float time_plan(gpu_ctx *c, bdesc plan, bdesc vp, cudaEvent_t e0,
-                       cudaEvent_t e1) {
+/* One run of what is timed (0: it ran). */
+typedef int (*timed_run)(gpu_ctx *c, const void *u);
+
+/* Median time of GPU_DNN_REPS runs of run(c, u) between events e0 and e1
+ * after one untimed run; a huge value on failure. */
+static float median_time(gpu_ctx *c, timed_run run, const void *u,
+                         cudaEvent_t e0, cudaEvent_t e1) {
   float t[GPU_DNN_REPS];
-  if (cudnnBackendExecute(c->dnn, plan, vp) != CUDNN_STATUS_SUCCESS)
+  if (run(c, u))
     return 1e30f;
   for (int r = 0; r < GPU_DNN_REPS; r++) {
     t[r] = 1e30f;
-    if (cudaEventRecord(e0, c->stream) != cudaSuccess ||
-        cudnnBackendExecute(c->dnn, plan, vp) != CUDNN_STATUS_SUCCESS ||
+    if (cudaEventRecord(e0, c->stream) != cudaSuccess || run(c, u) ||
         cudaEventRecord(e1, c->stream) != cudaSuccess ||
         cudaEventSynchronize(e1) != cudaSuccess ||
         cudaEventElapsedTime(&t[r], e0, e1) != cudaSuccess)
@@ -245,6 +248,12 @@ static float time_plan(gpu_ctx *c, bdesc plan, bdesc vp, cudaEvent_t e0,
   cudaGetLastError();
   qsort(t, GPU_DNN_REPS, sizeof *t, cmp_float);
   return t[GPU_DNN_REPS / 2];
+}
+
+/* An execution plan and its variant pack (u: bdesc[2]). */
+static int run_plan(gpu_ctx *c, const void *u) {
+  const bdesc *pv = u;
+  return cudnnBackendExecute(c->dnn, pv[0], pv[1]) != CUDNN_STATUS_SUCCESS;
 }
 
 typedef struct scratch {
@@ -297,26 +306,27 @@ int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
          cxk_dwconv_ok(a);
 }
 
+/* kconv.cu's kernel on the scratch buffers (u: dw_run). */
+typedef struct dw_run {
+  const cxk_dw *a;
+  const scratch *s;
+} dw_run;
+
+static int run_dw(gpu_ctx *c, const void *u) {
+  const dw_run *r = u;
+  return cxk_dwconv(c->stream, r->s->x, r->s->w, r->s->y, r->a) != cudaSuccess;
+}
+
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k) {
   cxk_dw a;
   scratch s;
-  float t[GPU_DNN_REPS];
   if (!gpu_dw_args(k, &a))
     return 1e30f;
-  int ok = scratch_new(c, k, 256, &s) == 0 &&
-           cxk_dwconv(c->stream, s.x, s.w, s.y, &a) == cudaSuccess;
-  for (int r = 0; r < GPU_DNN_REPS; r++) {
-    t[r] = 1e30f;
-    if (!ok || cudaEventRecord(s.e0, c->stream) != cudaSuccess ||
-        cxk_dwconv(c->stream, s.x, s.w, s.y, &a) != cudaSuccess ||
-        cudaEventRecord(s.e1, c->stream) != cudaSuccess ||
-        cudaEventSynchronize(s.e1) != cudaSuccess ||
-        cudaEventElapsedTime(&t[r], s.e0, s.e1) != cudaSuccess)
-      t[r] = 1e30f;
-  }
+  float ms = scratch_new(c, k, 256, &s) == 0
+                 ? median_time(c, run_dw, &(dw_run){&a, &s}, s.e0, s.e1)
+                 : 1e30f;
   scratch_free(&s);
-  qsort(t, GPU_DNN_REPS, sizeof *t, cmp_float);
-  return t[GPU_DNN_REPS / 2];
+  return ms;
 }
 
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
@@ -335,9 +345,10 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
   int best = -1;
   for (int i = 0; ok && i < np; i++) {
     bdesc vp = NULL;
-    float t = variant_pack(&vp, s.x, s.w, s.y, s.ws) == CUDNN_STATUS_SUCCESS
-                  ? time_plan(c, plans[i], vp, s.e0, s.e1)
-                  : 1e30f;
+    float t =
+        variant_pack(&vp, s.x, s.w, s.y, s.ws) == CUDNN_STATUS_SUCCESS
+            ? median_time(c, run_plan, (bdesc[2]){plans[i], vp}, s.e0, s.e1)
+            : 1e30f;
     if (vp)
       cudnnBackendDestroyDescriptor(vp);
     if (t < out->ms) {

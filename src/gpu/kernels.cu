@@ -711,27 +711,8 @@ cudaError_t cxk_fill(cudaStream_t s, float *y, int64_t n, float v) {
 /* Drops size-1 dimensions and merges neighbours along which both operands
  * are contiguous or both broadcast (the output is contiguous). */
 static void bcast_simplify(cxk_bcast *bc) {
-  cxk_bcast o = *bc;
-  o.rank = 0;
-  for (int d = 0; d < bc->rank; d++) {
-    if (bc->dim[d] == 1)
-      continue;
-    int r = o.rank - 1;
-    if (r >= 0 && o.sa[r] == bc->sa[d] * bc->dim[d] &&
-        o.sb[r] == bc->sb[d] * bc->dim[d]) {
-      o.dim[r] *= bc->dim[d];
-      o.sa[r] = bc->sa[d], o.sb[r] = bc->sb[d];
-      continue;
-    }
-    o.dim[o.rank] = bc->dim[d];
-    o.sa[o.rank] = bc->sa[d];
-    o.sb[o.rank++] = bc->sb[d];
-  }
-  if (o.rank == 0) {
-    o.rank = 1;
-    o.dim[0] = 1, o.sa[0] = 1, o.sb[0] = 1;
-  }
-  *bc = o;
+  int64_t *st[2] = {bc->sa, bc->sb};
+  dims_merge(&bc->rank, bc->dim, st, 2, true);
 }
 
 /* An operand of inner stride 1 must start rows on float4 boundaries. */
@@ -831,24 +812,10 @@ cudaError_t cxk_pool2d(cudaStream_t s, const float *x, float *y,
 
 /* Merges neighbouring kept (reduced) dimensions that are contiguous in
  * the input and drops those of size 1. */
-static void dims_merge(int *nd, int64_t *dim, int64_t *st) {
-  int m = 0;
-  for (int d = 0; d < *nd; d++) {
-    if (dim[d] == 1)
-      continue;
-    if (m > 0 && st[m - 1] == st[d] * dim[d]) {
-      dim[m - 1] *= dim[d];
-      st[m - 1] = st[d];
-      continue;
-    }
-    dim[m] = dim[d], st[m++] = st[d];
-  }
-  *nd = m;
-}
-
 static void reduce_simplify(cxk_reduce *r) {
-  dims_merge(&r->nkeep, r->kdim, r->kst);
-  dims_merge(&r->nred, r->rdim, r->rst);
+  int64_t *kst[1] = {r->kst}, *rst[1] = {r->rst};
+  dims_merge(&r->nkeep, r->kdim, kst, 1, false);
+  dims_merge(&r->nred, r->rdim, rst, 1, false);
 }
 
 /* The column kernel's grid: 32 outputs a block in x, the other kept

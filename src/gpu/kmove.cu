@@ -108,10 +108,9 @@ __global__ void k_cat(const __grid_constant__ cat_args a) {
 
 extern "C" {
 
-void cxk_walk_simplify(cxk_walk *w0) {
+void cxk_walk_simplify(cxk_walk *w) {
   /* the walk's dimensions in any order: the destination's largest stride
    * first, so that neighbouring threads write neighbouring floats */
-  cxk_walk sorted = *w0, *w = &sorted;
   for (int i = 1; i < w->rank; i++)
     for (int j = i; j > 0 && w->dst[j - 1] < w->dst[j]; j--) {
       int64_t t = w->dim[j];
@@ -119,28 +118,8 @@ void cxk_walk_simplify(cxk_walk *w0) {
       t = w->sst[j], w->sst[j] = w->sst[j - 1], w->sst[j - 1] = t;
       t = w->dst[j], w->dst[j] = w->dst[j - 1], w->dst[j - 1] = t;
     }
-  cxk_walk o = *w;
-  o.rank = 0;
-  for (int d = 0; d < w->rank; d++) {
-    if (w->dim[d] == 1)
-      continue;
-    int r = o.rank - 1;
-    if (r >= 0 && o.sst[r] == w->sst[d] * w->dim[d] &&
-        o.dst[r] == w->dst[d] * w->dim[d]) {
-      o.dim[r] *= w->dim[d];
-      o.sst[r] = w->sst[d];
-      o.dst[r] = w->dst[d];
-      continue;
-    }
-    o.dim[o.rank] = w->dim[d];
-    o.sst[o.rank] = w->sst[d];
-    o.dst[o.rank++] = w->dst[d];
-  }
-  if (o.rank == 0) {
-    o.rank = 1;
-    o.dim[0] = 1, o.sst[0] = 1, o.dst[0] = 1;
-  }
-  *w0 = o;
+  int64_t *st[2] = {w->sst, w->dst};
+  dims_merge(&w->rank, w->dim, st, 2, true);
 }
 
 /* The tiled transpose applies: the innermost destination dimension has

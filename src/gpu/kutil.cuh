@@ -1,6 +1,7 @@
 /* kutil.cuh: what the executor's kernel files (kernels.cu, kmove.cu,
  * kconv.cu) share: the block size, the grid for n threads, grid-stride
- * loops, and the checks that pick 32-bit indices and float4 accesses. */
+ * loops, the checks that pick 32-bit indices and float4 accesses, and the
+ * dimension merging that copies, broadcasts and reductions plan with. */
 #ifndef SUPEROPT_KUTIL_CUH
 #define SUPEROPT_KUTIL_CUH
 
@@ -27,6 +28,41 @@ inline bool fits32(int64_t n) {
 }
 
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* Simplifies the dimensions dim[0..*rank) of nst strided walks (stride
+ * arrays st[0..nst)), in place: drops those of size 1 and merges each
+ * neighbour into the one before it where every walk is contiguous across
+ * the two (st[k][d-1] == st[k][d] * dim[d]). keep1: a walk of no dimension
+ * left keeps one, of size 1 and stride 1 (copies and broadcasts); else
+ * *rank may become 0 (reductions). */
+inline void dims_merge(int *rank, int64_t *dim, int64_t *const *st, int nst,
+                       bool keep1) {
+  int m = 0;
+  for (int d = 0; d < *rank; d++) {
+    if (dim[d] == 1)
+      continue;
+    bool joins = m > 0;
+    for (int k = 0; joins && k < nst; k++)
+      joins = st[k][m - 1] == st[k][d] * dim[d];
+    if (joins) {
+      dim[m - 1] *= dim[d];
+      for (int k = 0; k < nst; k++)
+        st[k][m - 1] = st[k][d];
+      continue;
+    }
+    dim[m] = dim[d];
+    for (int k = 0; k < nst; k++)
+      st[k][m] = st[k][d];
+    m++;
+  }
+  if (m == 0 && keep1) {
+    dim[0] = 1;
+    for (int k = 0; k < nst; k++)
+      st[k][0] = 1;
+    m = 1;
+  }
+  *rank = m;
+}
 
 } // namespace
 

@@ -92,14 +92,18 @@ static int cl_capable(ir_opcode op) {
          op == IR_OP_CONCAT || op == IR_OP_SPLIT || op == IR_OP_PAD;
 }
 
+/* Is n a rank-4 transpose with perm=[a,b,c,d]? */
+static int perm4(const ir_node *n, int a, int b, int c, int d) {
+  const int64_t *p = n->a.list;
+  return n->op == IR_OP_TRANSPOSE && n->a.nlist == 4 && p[0] == a &&
+         p[1] == b && p[2] == c && p[3] == d;
+}
+
 /* transpose perm=[0,3,1,2]: [N,H,W,C] to [N,C,H,W] (ConvNeXt's and the
  * vision transformers' permute back to images). Its channels-last output
  * is its input's bytes: a plain copy in place of a transpose, and the
  * convolutions after it need no conversion. */
-static int to_images(const ir_node *n) {
-  return n->op == IR_OP_TRANSPOSE && n->a.nlist == 4 && n->a.list[0] == 0 &&
-         n->a.list[1] == 3 && n->a.list[2] == 1 && n->a.list[3] == 2;
-}
+static int to_images(const ir_node *n) { return perm4(n, 0, 3, 1, 2); }
 
 /* Inputs read through strides in any layout: never converted (transpose
  * and slice walk their input and output through gpu_strides, ops.c, so a
@@ -175,13 +179,10 @@ int gpu_layout_views(gpu_plan *p) {
   int nv = 0;
   for (int i = 0; p->cl && i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
-    if (n->op != IR_OP_TRANSPOSE || n->a.nlist != 4 || p->steps[i].view ||
-        p->wonly[i])
+    if (p->steps[i].view || p->wonly[i])
       continue;
-    const int64_t *pm = n->a.list;
     int x = n->in[0], y = n->out[0];
-    int to_nhwc = pm[0] == 0 && pm[1] == 2 && pm[2] == 3 && pm[3] == 1 &&
-                  p->cl[x] && !p->cl[y];
+    int to_nhwc = perm4(n, 0, 2, 3, 1) && p->cl[x] && !p->cl[y];
     int to_nchw = to_images(n) && !p->cl[x] && p->cl[y];
     if (to_nhwc || to_nchw) {
       p->steps[i].view = 1;

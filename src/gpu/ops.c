@@ -141,25 +141,21 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
   cv->algo = ch.algo;
+  if (cv->prepad) /* x padded into scratch, whichever engine runs */
+    s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
   if (ch.own && gpu_dw_args(&k, &cv->dw)) { /* kconv.cu, same epilogue */
     cv->own = 1;
-    if (cv->prepad)
-      s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
     return BASE_OK;
   }
   if (ch.plan) { /* graph API engine: bias and activation by cxk_bias_act */
     cv->plan = ch.plan;
     cv->ws = ch.ws;
-    if (cv->prepad)
-      s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
     return BASE_OK;
   }
   GPU_DNN(d, cudnnSetConvolutionMathType(cv->conv, ch.math));
   GPU_DNN(d, cudnnGetConvolutionForwardWorkspaceSize(p->ctx->dnn, cv->x, cv->w,
                                                      cv->conv, cv->y, cv->algo,
                                                      &cv->ws));
-  if (cv->prepad)
-    s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
   if (gpu_effective_act(n, s) == IR_ACT_RELU && n->nin == 3 && !s->res) {
     GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->b));
     GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->b, CUDNN_TENSOR_NCHW,
