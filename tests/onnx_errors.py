@@ -4,7 +4,7 @@ no output file: an unsupported operator (named with its node, position and
 the supported list), malformed protobuf, an opset that is too old, a dynamic
 input shape (and that --input-shape resolves it); hostile shapes (issue 12):
 a node without outputs or op type, a negative dimension, messages nested
-thousands deep.
+thousands deep, a constant reshaped to dimensions whose product overflows.
 
 usage: onnx_errors.py SUPEROPT
 """
@@ -133,6 +133,17 @@ def main():
                "graph input 'x' has a negative dimension 0 (-5)")
         expect(superopt, tmp, "deep", nested(5000), 2,
                "messages nested more than 100 deep")
+        # a constant reshaped to dimensions whose product overflows 64 bits
+        # (found by fuzz_onnx: signed overflow while folding)
+        cdata = helper.make_tensor("c", TensorProto.FLOAT, [4], [1, 2, 3, 4])
+        cshape = helper.make_tensor("cs", TensorProto.INT64, [2],
+                                    [1 << 40, 1 << 40])
+        rs = helper.make_node("Reshape", ["c", "cs"], ["k"], name="rs")
+        add = helper.make_node("Add", ["x", "k"], ["y"], name="a")
+        m = model([rs, add], [vi("x", [4])], [vi("y", [4])],
+                  inits=(cdata, cshape))
+        expect(superopt, tmp, "reshape_overflow", m.SerializeToString(), 2,
+               "node 1 'rs' (Reshape)", "target shape too large")
     for f in FAILS:
         print("FAIL:", f)
     if FAILS:

@@ -306,8 +306,9 @@ static base_status f_reshape(fctx *c) {
       if (neg >= 0)
         return ferr(c, BASE_ERR_SHAPE, "two -1 dimensions");
       neg = i;
-    } else
-      known *= s.dim[i];
+    } else if (__builtin_mul_overflow(known, s.dim[i], &known)) {
+      return ferr(c, BASE_ERR_SHAPE, "target shape too large");
+    }
   }
   if (neg >= 0)
     s.dim[neg] = known ? numel(x) / known : 0;
