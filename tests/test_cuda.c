@@ -276,6 +276,27 @@ static const char *const op_graphs[] = {
     "f = conv2d(k2, w3)\nr2 = reshape(k2) shape=[2,4,4,9,7]\n"
     "t2 = transpose(r2) perm=[0,2,1,3,4]\ns3 = reshape(t2) shape=[2,16,9,7]\n"
     "output f, s3\n",
+    /* channel shuffles folded into their concat (shuffle.c): g = 4 of
+     * three inputs (one an NCHW graph input) into three uneven slices, one
+     * of them also an output; a shuffle read by a slice and a convolution
+     * (written whole); g = 2 of NCHW inputs only */
+    "input x: [2,8,5,6]\ninput z: [2,4,5,6]\nweight w1: [8,8,1,1]\n"
+    "weight w2: [4,4,3,3]\nweight w4: [5,20,1,1]\n"
+    "a = conv2d(x, w1) act=relu\nb = conv2d(z, w2)\n"
+    "k = concat(a, b, z) axis=1\nr = reshape(k) shape=[2,4,4,5,6]\n"
+    "t = transpose(r) perm=[0,2,1,3,4]\ns = reshape(t) shape=[2,16,5,6]\n"
+    "s1 = slice(s) starts=[0,0,0,0] ends=[2,3,5,6]\n"
+    "s2 = slice(s) starts=[0,3,0,0] ends=[2,11,5,6]\n"
+    "s3 = slice(s) starts=[0,11,0,0] ends=[2,16,5,6]\n"
+    "c2 = conv2d(s2, w1) act=relu\nk2 = concat(s1, c2, s3, b) axis=1\n"
+    "r2 = reshape(k2) shape=[2,2,10,5,6]\nt2 = transpose(r2) "
+    "perm=[0,2,1,3,4]\ny2 = reshape(t2) shape=[2,20,5,6]\n"
+    "q = slice(y2) starts=[0,4,0,0] ends=[2,20,5,6]\nf = conv2d(y2, w4)\n"
+    "k3 = concat(x, z) axis=1\nr3 = reshape(k3) shape=[2,2,6,5,6]\n"
+    "t3 = transpose(r3) perm=[0,2,1,3,4]\ny3 = reshape(t3) shape=[2,12,5,6]\n"
+    "h1 = slice(y3) starts=[0,0,0,0] ends=[2,6,5,6]\n"
+    "h2 = slice(y3) starts=[0,6,0,0] ends=[2,12,5,6]\n"
+    "m = ewmul(h1, h2)\noutput s3, q, f, m\n",
 };
 
 /* The graphs above parse, and the CPU runs them (no GPU needed). */

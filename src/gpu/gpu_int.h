@@ -128,6 +128,13 @@ typedef struct gpu_step {
   size_t *cin_off;      /* per input: offset in scratch of its copy converted to
                            the node's layout, (size_t)-1 when read as is; NULL
                            when no input is converted */
+  int shuffle;          /* a concat with its channel shuffle folded in
+                           (shuffle.c): the group count g */
+  int shuf_y;           /* its shuffled result (the chain's last reshape) */
+  int nshuf_out;        /* the slices of it written directly, 0: y itself */
+  int32_t shuf_out[CXK_PARTS]; /* their node indices */
+  int shuf_by; /* a reshape, transpose or slice of such a chain: 1 + the
+                  concat's index (a folded slice runs nothing) */
 } gpu_step;
 
 struct gpu_plan {
@@ -210,6 +217,17 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
 /* Looks up or times cuBLASLt's candidates for m (descriptors set up). */
 base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
                           base_diag *d);
+
+/* shuffle.c: folds each concat + channel shuffle (reshape, transpose
+ * [0,2,1,3,4], reshape) and the channel slices that alone read it into the
+ * concat's step; called by plan_fusion (reads: readers of each tensor,
+ * graph outputs counted; wonly: weight-only nodes). */
+void gpu_shuffle_fold(gpu_plan *p, const int *reads,
+                      const unsigned char *wonly);
+/* Is node i a slice whose output a folded concat writes? */
+int gpu_shuffle_slice(const gpu_plan *p, int i);
+/* Enqueues folded concat j's kernel. */
+cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
 
 /* layout.c: chooses each node's layout (channels-last or NCHW) and each
  * tensor's; called before the steps are prepared. */

@@ -117,6 +117,24 @@ cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
                        const int64_t *w, int np, int64_t rows);
 cudaError_t cxk_split(cudaStream_t s, const float *src, float *const *dst,
                       const int64_t *w, int np, int64_t rows);
+/* Channel shuffle (ShuffleNet) of a concat along channels: the concat of
+ * the inputs, viewed as [n, g, c / g, h, w] and transposed to
+ * [n, c / g, g, h, w]; result channel j * g + i is concat channel
+ * i * (c / g) + j. Output o receives the result's channels [out_lo[o],
+ * out_hi[o]) (a slice of it, or all of it). Tensors are logically
+ * [n, channels, h, w] in any layout: strides of (n, c, h, w) in in_st and
+ * out_st. Input k holds concat channels [in_c0[k], in_c0[k + 1]). */
+typedef struct cxk_shuffle_args {
+  int nin, nout, g;
+  int64_t n, c, h, w;
+  const float *in[CXK_PARTS];
+  int64_t in_c0[CXK_PARTS + 1];
+  int64_t in_st[CXK_PARTS][4];
+  float *out[CXK_PARTS];
+  int64_t out_lo[CXK_PARTS], out_hi[CXK_PARTS];
+  int64_t out_st[CXK_PARTS][4];
+} cxk_shuffle_args;
+cudaError_t cxk_shuffle(cudaStream_t s, const cxk_shuffle_args *a);
 cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
                        const cxk_pad *p);
 cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,

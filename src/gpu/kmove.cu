@@ -14,7 +14,9 @@
  *     writes both coalesce;
  *   - anything else: one thread per element.
  * Concat and split move the parts of up to CXK_PARTS inputs (outputs) in
- * one launch, float4 where every part's row allows.
+ * one launch, float4 where every part's row allows. A concat with its
+ * channel shuffle folded in (shuffle.c) writes the shuffled channels
+ * straight into the slices that read them, a warp per pixel.
  */
 #include <stdint.h>
 #include <string.h>
@@ -101,6 +103,41 @@ __global__ void k_cat(const __grid_constant__ cat_args a) {
       ((T *)a.dst[k])[part] = ((const T *)a.src[0])[whole];
     else
       ((T *)a.dst[0])[whole] = ((const T *)a.src[k])[part];
+  }
+}
+
+/* Channel shuffle of a concat: warps over the result's channels (x), a
+ * block's rows (y) over pixels (n, y, x). Result channel oc = j * g + i is
+ * concat channel i * (C / g) + j; it goes to every output whose channel
+ * range holds it. Strided reads and writes in either layout: channels-last
+ * tensors coalesce over oc. G: g known at compile time (2), else 0. */
+template <typename I, int G>
+__global__ void k_shuffle(const __grid_constant__ cxk_shuffle_args a) {
+  const I g = G ? (I)G : (I)a.g;
+  I hw = (I)a.h * (I)a.w, npix = (I)a.n * hw, cg = (I)a.c / g;
+  for (I p = (I)blockIdx.x * blockDim.y + threadIdx.y; p < npix;
+       p += (I)gridDim.x * blockDim.y) {
+    I nn = p / hw, r = p - nn * hw, y = r / (I)a.w, x = r - y * (I)a.w;
+    for (I oc = threadIdx.x; oc < (I)a.c; oc += blockDim.x) {
+      bool want = false;
+      for (int o = 0; o < a.nout; o++)
+        want = want || (oc >= (I)a.out_lo[o] && oc < (I)a.out_hi[o]);
+      if (!want)
+        continue;
+      I cc = oc % g * cg + oc / g;
+      int k = 0;
+      while (k + 1 < a.nin && cc >= (I)a.in_c0[k + 1])
+        k++;
+      const int64_t *is = a.in_st[k];
+      float v = a.in[k][nn * (I)is[0] + (cc - (I)a.in_c0[k]) * (I)is[1] +
+                        y * (I)is[2] + x * (I)is[3]];
+      for (int o = 0; o < a.nout; o++)
+        if (oc >= (I)a.out_lo[o] && oc < (I)a.out_hi[o]) {
+          const int64_t *os = a.out_st[o];
+          a.out[o][nn * (I)os[0] + (oc - (I)a.out_lo[o]) * (I)os[1] +
+                   y * (I)os[2] + x * (I)os[3]] = v;
+        }
+    }
   }
 }
 
@@ -281,6 +318,27 @@ cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
 cudaError_t cxk_split(cudaStream_t s, const float *src, float *const *dst,
                       const int64_t *w, int np, int64_t rows) {
   return parts(s, true, src, NULL, dst, NULL, w, np, rows);
+}
+
+cudaError_t cxk_shuffle(cudaStream_t s, const cxk_shuffle_args *a) {
+  if (a->nin < 1 || a->nin > CXK_PARTS || a->nout < 1 || a->nout > CXK_PARTS ||
+      a->g < 1 || a->c % a->g != 0)
+    return cudaErrorInvalidValue;
+  int64_t npix = a->n * a->h * a->w;
+  if (npix == 0 || a->c == 0)
+    return cudaSuccess;
+  const int rows = kThreads / 32; /* pixels a block */
+  int64_t nb = (npix + rows - 1) / rows;
+  unsigned blocks = (unsigned)(nb > (1 << 20) ? (1 << 20) : nb);
+  dim3 block(32, rows);
+  bool small = fits32(npix * a->c);
+  if (small && a->g == 2)
+    k_shuffle<int32_t, 2><<<blocks, block, 0, s>>>(*a);
+  else if (small)
+    k_shuffle<int32_t, 0><<<blocks, block, 0, s>>>(*a);
+  else
+    k_shuffle<int64_t, 0><<<blocks, block, 0, s>>>(*a);
+  return cudaGetLastError();
 }
 
 } // extern "C"

@@ -29,7 +29,10 @@
  * kernels, fused.c) read any mix of layouts through strides instead, as do
  * transpose and slice (a transpose [0,2,3,1] of a channels-last tensor is a
  * copy). Convolution filters are converted to KRSC once, when weights are
- * uploaded (ops.c). opt.nchw turns all of this off.
+ * uploaded (ops.c). A concat with its channel shuffle folded in
+ * (shuffle.c) runs in the layout its inputs suggest, its reshapes do not
+ * pin it to NCHW, and the slices it writes take its layout. opt.nchw turns
+ * all of this off.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +126,8 @@ static int output_follows(ir_opcode op) {
 static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[i];
-  if (p->wonly[i] || !(cl_capable(n->op) || to_images(n)))
+  int folded = gpu_shuffle_slice(p, i); /* in the layout of its reader */
+  if (p->wonly[i] || !(cl_capable(n->op) || to_images(n) || folded))
     return 0;
   for (int k = 0; k < n->nout; k++)
     if (output_follows(n->op) && spatial(shp(p, n->out[k])) &&
@@ -131,6 +135,8 @@ static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
       return 0;
   if (to_images(n))
     return spatial(shp(p, n->out[0]));
+  if (folded) /* its input y: the concat's bytes */
+    return p->cl[p->root[n->in[0]]];
   if (n->op == IR_OP_CONV2D)
     return spatial(shp(p, n->out[0])) || spatial(shp(p, n->in[0]));
   for (int k = 0; k < n->nin; k++)
@@ -153,8 +159,8 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
     for (int i = 0; i < g->nnodes; i++) /* filters are read as KCRS */
       if (g->nodes[i].op == IR_OP_CONV2D && g->nodes[i].nin > 1)
         must[p->root[g->nodes[i].in[1]]] = 1;
-    for (int i = 0; i < g->nnodes; i++)
-      if (g->nodes[i].op == IR_OP_RESHAPE)
+    for (int i = 0; i < g->nnodes; i++) /* not those of a folded shuffle */
+      if (g->nodes[i].op == IR_OP_RESHAPE && !p->steps[i].shuf_by)
         must[p->root[g->nodes[i].in[0]]] = 1;
     for (int i = 0; i < g->nnodes; i++) {
       const ir_node *n = &g->nodes[i];
@@ -198,8 +204,8 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     gpu_step *s = &p->steps[i];
-    if (s->view || reads_strided(n->op))
-      continue;
+    if (s->view || s->shuffle || s->shuf_by || reads_strided(n->op))
+      continue; /* a folded shuffle reads its inputs through strides */
     for (int k = 0; k < n->nin; k++) {
       int t = n->in[k];
       if (n->op == IR_OP_CONV2D && k > 0)

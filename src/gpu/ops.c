@@ -670,8 +670,9 @@ void gpu_step_release(gpu_step *s) {
  * when there is no kernel for its operator. */
 static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
                           int *none) {
-  if (s->view)
-    return cudaSuccess; /* reshape, or a relu folded into its producer */
+  if (s->view || s->shuf_by)
+    return cudaSuccess; /* reshape, a relu folded into its producer, or a
+                           slice written by a folded shuffle (shuffle.c) */
   int relu = s->fuse_relu;
   switch (n->op) {
   case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);
@@ -686,7 +687,9 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_ERF:
   case IR_OP_SQRT:
   case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
-  case IR_OP_CONCAT: return concat(p, n);
+  case IR_OP_CONCAT:
+    return s->shuffle ? gpu_shuffle_enqueue(p, (int)(n - p->g->nodes))
+                      : concat(p, n);
   case IR_OP_GATHER: return gather_idx(p, n);
   case IR_OP_WHERE: return where(p, n);
   case IR_OP_EQUAL: return binary(p, n, CXK_EQ, 0);

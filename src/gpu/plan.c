@@ -27,7 +27,9 @@ static int root_of(const gpu_plan *p, const int32_t *root, int t) {
 }
 
 /* Lifetimes: first[t] = producing node, last[t] = last node reading t or
- * any view of it (g->nnodes for graph outputs). */
+ * any view of it (g->nnodes for graph outputs). A slice folded into a
+ * concat's shuffle (shuffle.c) has its output written by the concat: it
+ * lives from there, and the slice reads nothing. */
 static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
                       int32_t *last) {
   const ir_graph *g = p->g;
@@ -40,6 +42,10 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
     const ir_node *n = &g->nodes[i];
     for (int k = 0; k < n->nout; k++)
       root[n->out[k]] = root_of(p, root, n->out[k]);
+    if (gpu_shuffle_slice(p, i)) { /* written by the concat, reads nothing */
+      first[n->out[0]] = p->steps[i].shuf_by - 1;
+      continue;
+    }
     for (int k = 0; k < n->nin; k++)
       if (last[root[n->in[k]]] < i)
         last[root[n->in[k]]] = i;
@@ -214,6 +220,8 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
     p->steps[x->node].fuse_relu = 1;
     p->steps[j].view = 1;
   }
+  if (!p->ctx->opt.no_fold)
+    gpu_shuffle_fold(p, reads, wonly);
   free(reads), free(wonly);
   return BASE_OK;
 }

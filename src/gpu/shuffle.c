@@ -1,0 +1,172 @@
+/* shuffle.c: a concat and its channel shuffle as one kernel.
+ *
+ * ShuffleNet V2 ends every block with
+ *     k = concat(a, b) axis=1              [N, C, H, W]
+ *     r = reshape(k) [N, g, C/g, H, W]
+ *     t = transpose(r) perm=[0,2,1,3,4]    [N, C/g, g, H, W]
+ *     y = reshape(t) [N, C, H, W]
+ * and the next block cuts y into channel halves with two slices. Run
+ * node by node, that is a concat, a strided copy and two more copies, and
+ * the reshapes pin the concat to NCHW, so its channels-last inputs are
+ * converted too (layout.c): six kernels a block. Inductor does it in one.
+ *
+ * Folded, the concat's step computes y's channels directly from its inputs
+ * (kmove.cu's k_shuffle) and writes them into the outputs of the slices
+ * that alone read y (or into y itself where anything else reads it), each
+ * in its own layout; the transpose becomes a view (y's bytes are the
+ * concat's), the reshapes stay views, and the slices run nothing. The
+ * concat's output k and r are then never materialised: nothing else reads
+ * them, which the fold requires (each of k, r, t read once, by the next
+ * node of the chain, none a graph output). A folded slice's output lives
+ * from the concat on (plan.c's lifetimes). Values are unchanged: the
+ * kernel computes exactly what the chain computes, element for element.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_int.h"
+
+static const ir_shape *shp(const gpu_plan *p, int t) {
+  return &p->g->tensors[t].shape;
+}
+
+/* The node that alone reads t (reads[t] == 1 and not a graph output, which
+ * reads counts), or -1. */
+static int sole_reader(const gpu_plan *p, const int *reads, const int *reader,
+                       int t) {
+  if (reads[t] != 1 || reader[t] < 0)
+    return -1;
+  for (int i = 0; i < p->g->noutputs; i++)
+    if (p->g->outputs[i] == t)
+      return -1;
+  return reader[t];
+}
+
+/* Is node i a slice of y ([N, C, H, W]) keeping everything but a channel
+ * range? */
+static int channel_slice(const gpu_plan *p, int i, int y) {
+  const ir_node *n = &p->g->nodes[i];
+  const ir_shape *ys = shp(p, y), *os;
+  if (n->op != IR_OP_SLICE || n->in[0] != y || n->a.nlist != 4)
+    return 0;
+  os = shp(p, n->out[0]);
+  return os->rank == 4 && n->a.list[0] == 0 && n->a.list[2] == 0 &&
+         n->a.list[3] == 0 && os->dim[0] == ys->dim[0] &&
+         os->dim[2] == ys->dim[2] && os->dim[3] == ys->dim[3];
+}
+
+/* The chain after concat j: returns y (the shuffled result) and sets *g
+ * and the chain's nodes, or returns -1. */
+static int chain(const gpu_plan *p, const int *reads, const int *reader,
+                 const unsigned char *wonly, int j, int *g, int node[3]) {
+  const ir_graph *gr = p->g;
+  const ir_node *c = &gr->nodes[j];
+  if (c->op != IR_OP_CONCAT || c->a.axis != 1 || c->nin > CXK_PARTS ||
+      wonly[j] || shp(p, c->out[0])->rank != 4)
+    return -1;
+  for (int k = 0; k < c->nin; k++)
+    if (shp(p, c->in[k])->rank != 4)
+      return -1;
+  const int64_t *d = shp(p, c->out[0])->dim;
+  int r1 = sole_reader(p, reads, reader, c->out[0]);
+  if (r1 < 0 || gr->nodes[r1].op != IR_OP_RESHAPE)
+    return -1;
+  const ir_shape *rs = shp(p, gr->nodes[r1].out[0]);
+  if (rs->rank != 5 || rs->dim[0] != d[0] || rs->dim[1] * rs->dim[2] != d[1] ||
+      rs->dim[3] != d[2] || rs->dim[4] != d[3] || rs->dim[1] < 1 ||
+      rs->dim[1] > 1 << 20)
+    return -1;
+  int t = sole_reader(p, reads, reader, gr->nodes[r1].out[0]);
+  const ir_node *tn = t >= 0 ? &gr->nodes[t] : NULL;
+  static const int64_t perm[5] = {0, 2, 1, 3, 4};
+  if (!tn || tn->op != IR_OP_TRANSPOSE || tn->a.nlist != 5 ||
+      memcmp(tn->a.list, perm, sizeof perm) != 0 || p->steps[t].view)
+    return -1;
+  int r2 = sole_reader(p, reads, reader, tn->out[0]);
+  if (r2 < 0 || gr->nodes[r2].op != IR_OP_RESHAPE ||
+      !ir_shape_eq(shp(p, gr->nodes[r2].out[0]), shp(p, c->out[0])))
+    return -1;
+  *g = (int)rs->dim[1];
+  node[0] = r1, node[1] = t, node[2] = r2;
+  return gr->nodes[r2].out[0];
+}
+
+void gpu_shuffle_fold(gpu_plan *p, const int *reads,
+                      const unsigned char *wonly) {
+  const ir_graph *g = p->g;
+  int *reader = base_malloc(((size_t)g->ntensors + 1) * sizeof *reader);
+  if (!reader)
+    return; /* an optimisation only: nothing folded */
+  memset(reader, 0xff, ((size_t)g->ntensors + 1) * sizeof *reader);
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      reader[g->nodes[i].in[k]] = i;
+  for (int j = 0; j < g->nnodes; j++) {
+    int gg, node[3], y = chain(p, reads, reader, wonly, j, &gg, node);
+    if (y < 0)
+      continue;
+    gpu_step *s = &p->steps[j];
+    s->shuffle = gg;
+    s->shuf_y = y;
+    for (int k = 0; k < 3; k++)
+      p->steps[node[k]].shuf_by = 1 + j;
+    p->steps[node[1]].view = 1; /* the transpose: the concat writes y */
+    p->steps[node[1]].view_in = 0;
+    /* the slices that read y, when nothing else does */
+    int ns = 0, only = 1;
+    for (int i = 0; i < g->noutputs; i++)
+      only = only && g->outputs[i] != y;
+    for (int i = 0; only && i < g->nnodes; i++)
+      for (int k = 0; k < g->nodes[i].nin; k++)
+        if (g->nodes[i].in[k] == y) {
+          only = channel_slice(p, i, y) && ns < CXK_PARTS;
+          if (only)
+            s->shuf_out[ns++] = i;
+          break;
+        }
+    if (!only || ns == 0)
+      continue;
+    s->nshuf_out = ns;
+    for (int k = 0; k < ns; k++)
+      p->steps[s->shuf_out[k]].shuf_by = 1 + j;
+  }
+  free(reader);
+}
+
+int gpu_shuffle_slice(const gpu_plan *p, int i) {
+  return p->g->nodes[i].op == IR_OP_SLICE && p->steps[i].shuf_by;
+}
+
+cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j) {
+  const ir_node *n = &p->g->nodes[j];
+  const gpu_step *s = &p->steps[j];
+  const ir_shape *ys = shp(p, s->shuf_y);
+  cxk_shuffle_args a;
+  memset(&a, 0, sizeof a);
+  a.nin = n->nin, a.g = s->shuffle;
+  a.n = ys->dim[0], a.c = ys->dim[1], a.h = ys->dim[2], a.w = ys->dim[3];
+  int64_t st[CXK_RANK];
+  for (int k = 0; k < n->nin; k++) {
+    a.in[k] = p->ptr[n->in[k]];
+    a.in_c0[k + 1] = a.in_c0[k] + shp(p, n->in[k])->dim[1];
+    gpu_strides(p, n->in[k], st);
+    memcpy(a.in_st[k], st, sizeof a.in_st[k]);
+  }
+  if (s->nshuf_out == 0) { /* y itself */
+    a.nout = 1;
+    a.out[0] = p->ptr[s->shuf_y];
+    a.out_hi[0] = a.c;
+    gpu_strides(p, s->shuf_y, st);
+    memcpy(a.out_st[0], st, sizeof a.out_st[0]);
+  }
+  for (int o = 0; o < s->nshuf_out; o++) {
+    const ir_node *sl = &p->g->nodes[s->shuf_out[o]];
+    a.out[o] = p->ptr[sl->out[0]];
+    a.out_lo[o] = sl->a.list[1];
+    a.out_hi[o] = sl->a.list[1] + shp(p, sl->out[0])->dim[1];
+    gpu_strides(p, sl->out[0], st);
+    memcpy(a.out_st[o], st, sizeof a.out_st[o]);
+  }
+  a.nout = s->nshuf_out ? s->nshuf_out : 1;
+  return cxk_shuffle(p->ctx->stream, &a);
+}
