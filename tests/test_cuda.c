@@ -338,19 +338,42 @@ Test(cuda, every_operator_tf32) {
 }
 
 /* The same graphs with the executor's depthwise kernel wherever it runs
- * (not only where it beats cuDNN). */
+ * (not only where it beats cuDNN), in each of its thread shapes. */
 Test(cuda, every_operator_own_depthwise) {
   need_gpu();
-  setenv("SUPEROPT_DW", "always", 1);
   gpu_options o = {.fp32_strict = 1};
-  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
-    ir_graph *g = parse(op_graphs[i]);
-    char what[40];
-    snprintf(what, sizeof what, "op graph %zu (own depthwise)", i);
-    compare(g, &o, 1e-5, what);
-    ir_graph_free(g);
+  for (int v = 0; v < 4; v++) { /* kconv.cu's kVariants (dlopened there) */
+    char var[2] = {(char)('0' + v), 0};
+    setenv("SUPEROPT_DW", var, 1);
+    for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+      ir_graph *g = parse(op_graphs[i]);
+      char what[48];
+      snprintf(what, sizeof what, "op graph %zu (own depthwise %d)", i, v);
+      compare(g, &o, 1e-5, what);
+      ir_graph_free(g);
+    }
   }
   unsetenv("SUPEROPT_DW");
+}
+
+/* The same graphs with every 1x1 channels-last convolution run as a
+ * cuBLASLt GEMM (ops.c), not only where it beats cuDNN: bias and relu in
+ * the epilogue, or the convolution's own epilogue after it (residual,
+ * clip, a bias moved into a fused reader). */
+Test(cuda, every_operator_conv_gemm) {
+  need_gpu();
+  setenv("SUPEROPT_GEMM", "always", 1);
+  gpu_options strict = {.fp32_strict = 1}, tf32 = {.fp32_strict = 0};
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    char what[48];
+    snprintf(what, sizeof what, "op graph %zu (1x1 GEMM)", i);
+    compare(g, &strict, 1e-5, what);
+    snprintf(what, sizeof what, "op graph %zu (1x1 GEMM, tf32)", i);
+    compare(g, &tf32, 1e-3, what);
+    ir_graph_free(g);
+  }
+  unsetenv("SUPEROPT_GEMM");
 }
 
 Test(cuda, every_operator_fp32_strict) {

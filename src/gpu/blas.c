@@ -73,13 +73,15 @@ static float time_algo(gpu_ctx *c, gpu_mm *m, const cublasLtMatmulAlgo_t *algo,
 
 /* Index of the fastest of r[0..nr-1] (0 when timing is impossible). */
 static int fastest(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
-                   const cublasLtMatmulHeuristicResult_t *r, int nr) {
+                   const cublasLtMatmulHeuristicResult_t *r, int nr,
+                   float *ms) {
   size_t wmax = 0;
   for (int i = 0; i < nr; i++)
     wmax = r[i].workspaceSize > wmax ? r[i].workspaceSize : wmax;
   mm_scratch s;
-  int best = 0;
-  if (nr > 1 && scratch_new(c, k, wmax, &s) == 0) {
+  int best = 0, timed = nr > 1 || k->transa; /* a conv's GEMM competes */
+  *ms = 0;
+  if (timed && scratch_new(c, k, wmax, &s) == 0) {
     if (k->bias)
       cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                      &s.bias, sizeof s.bias);
@@ -91,8 +93,9 @@ static int fastest(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
         best = i;
       }
     }
+    *ms = bt;
   }
-  if (nr > 1)
+  if (timed)
     scratch_free(&s);
   return best;
 }
@@ -116,6 +119,7 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
     if (!memcmp(&c->mms[i].key, k, sizeof *k)) {
       m->algo = c->mms[i].algo;
       m->ws = c->mms[i].ws;
+      m->ms = c->mms[i].ms;
       return BASE_OK;
     }
   cublasLtMatmulPreference_t pref;
@@ -134,9 +138,11 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
   if (nr < 1)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "cuBLASLt has no algorithm for a matmul");
-  int i = fastest(c, k, m, r, nr);
-  gpu_mm_choice ch = {*k, r[i].algo, r[i].workspaceSize};
+  float ms;
+  int i = fastest(c, k, m, r, nr, &ms);
+  gpu_mm_choice ch = {*k, r[i].algo, r[i].workspaceSize, ms};
   m->algo = ch.algo;
   m->ws = ch.ws;
+  m->ms = ms;
   return remember(c, &ch, d);
 }

@@ -171,12 +171,21 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
     gpu_dnn_autotune(c, k, &g);
   int graph_api = g.plan && g.ms < r[i].time; /* faster than the legacy */
   float best = graph_api ? g.ms : r[i].time;
-  /* $SUPEROPT_DW=always takes kconv.cu's kernel wherever it runs (tests) */
+  /* $SUPEROPT_DW=always takes kconv.cu's kernel wherever it runs, =K its
+   * variant K (tests) */
   const char *force = getenv("SUPEROPT_DW");
   cxk_dw a;
-  out->own = !c->opt.legacy_conv && (force && !strcmp(force, "always")
-                                         ? gpu_dw_args(k, &a)
-                                         : gpu_dw_time(c, k) < 0.97f * best);
+  int var = 0;
+  if (force && (!strcmp(force, "always") ||
+                (force[0] >= '0' && force[0] <= '9' && !force[1]))) {
+    var = force[0] == 'a' ? 0 : force[0] - '0';
+    out->own = !c->opt.legacy_conv && var < cxk_dwconv_variants() &&
+               gpu_dw_args(k, &a);
+  } else {
+    out->own = !c->opt.legacy_conv && gpu_dw_time(c, k, &var) < 0.97f * best;
+  }
+  out->own = out->own ? 1 + var : 0;
+  out->ms = best; /* the own kernel, when chosen, is faster still */
   if (graph_api && !out->own) {
     out->plan = g.plan;
     out->ws = g.ws;

@@ -300,7 +300,8 @@ int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
                 (int)k->kh,
                 (int)k->kw,
                 k->pad[0],
-                k->pad[1]};
+                k->pad[1],
+                0};
   return k->cl && k->groups == k->c && k->o == k->c && k->stride[0] == 1 &&
          k->stride[1] == 1 && k->dil[0] == 1 && k->dil[1] == 1 &&
          cxk_dwconv_ok(a);
@@ -314,19 +315,24 @@ typedef struct dw_run {
 
 static int run_dw(gpu_ctx *c, const void *u) {
   const dw_run *r = u;
-  return cxk_dwconv(c->stream, r->s->x, r->s->w, r->s->y, r->a) != cudaSuccess;
+  return cxk_dwconv(c->stream, r->s->x, r->s->w, NULL, r->s->y, r->a) !=
+         cudaSuccess;
 }
 
-float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k) {
+float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var) {
   cxk_dw a;
   scratch s;
-  if (!gpu_dw_args(k, &a))
-    return 1e30f;
-  float ms = scratch_new(c, k, 256, &s) == 0
-                 ? median_time(c, run_dw, &(dw_run){&a, &s}, s.e0, s.e1)
-                 : 1e30f;
+  float best = 1e30f;
+  *var = 0;
+  if (!gpu_dw_args(k, &a) || scratch_new(c, k, 256, &s) != 0)
+    return best;
+  for (a.var = 0; a.var < cxk_dwconv_variants(); a.var++) {
+    float ms = median_time(c, run_dw, &(dw_run){&a, &s}, s.e0, s.e1);
+    if (ms < best)
+      best = ms, *var = a.var;
+  }
   scratch_free(&s);
-  return ms;
+  return best;
 }
 
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {

@@ -29,7 +29,9 @@ typedef struct gpu_conv_choice {
   cudnnMathType_t math;
   cudnnBackendDescriptor_t plan; /* graph API execution plan, or NULL */
   size_t ws;
-  int own; /* the executor's depthwise kernel (kconv.cu) was faster */
+  int own;  /* the executor's depthwise kernel (kconv.cu) was faster: 1 +
+               its variant */
+  float ms; /* the chosen engine's median time */
 } gpu_conv_choice;
 
 /* The graph API's best plan for a geometry (gpu_dnn.c). */
@@ -43,13 +45,15 @@ typedef struct gpu_dnn_choice {
 /* A remembered matmul algorithm, keyed by shape, epilogue and precision. */
 typedef struct gpu_mm_key {
   int64_t m, n, k, batch;
-  int32_t epilogue, bias, strict, pad_;
+  int32_t epilogue, bias, strict;
+  int32_t transa; /* cuBLASLt's A transposed (a 1x1 convolution's filter) */
 } gpu_mm_key;
 
 typedef struct gpu_mm_choice {
   gpu_mm_key key;
   cublasLtMatmulAlgo_t algo;
   size_t ws;
+  float ms; /* its median time (0: not timed, the only candidate) */
 } gpu_mm_choice;
 
 /* A kernel generated for fused nodes (fused.c). */
@@ -71,6 +75,8 @@ struct gpu_ctx {
   int fk_compiled, fk_disk, fk_reused; /* NVRTC runs, disk and memory hits */
 };
 
+typedef struct gpu_mm gpu_mm;
+
 typedef struct gpu_conv {
   cudnnTensorDescriptor_t x, y, b;
   cudnnFilterDescriptor_t w;
@@ -82,14 +88,18 @@ typedef struct gpu_conv {
   size_t ws;
   int prepad; /* asymmetric padding: x is copied padded into scratch */
   int own;    /* runs kconv.cu's depthwise kernel with dw (not cuDNN) */
+  struct gpu_mm *gemm; /* a 1x1 channels-last convolution run as a cuBLASLt
+                          GEMM (faster than cuDNN), or NULL */
+  int gemm_ep;         /* its epilogue adds the bias and the activation */
   cxk_dw dw;
   cxk_pad pad;
-  float *wcl;     /* channels-last: the filter as KRSC (own allocation), or
-                     NULL when w serves as is (1x1 kernels, NCHW) */
-  int wcl_static; /* w is a weight or weight-only: wcl filled at upload */
+  ir_shape wcl_as; /* the shape wcl is converted as: the filter's (KRSC),
+                      or [1, C, kh, kw] for the own kernel ([kh, kw, C]) */
+  float *wcl;      /* channels-last: the filter as KRSC (own allocation), or
+                      NULL when w serves as is (1x1 kernels, NCHW) */
+  int wcl_static;  /* w is a weight or weight-only: wcl filled at upload */
 } gpu_conv;
 
-typedef struct gpu_mm gpu_mm;
 struct gpu_mm {
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t la, lb, lc;
@@ -99,6 +109,7 @@ struct gpu_mm {
   int post_bias;    /* bias left for a separate kernel */
   int act;          /* the effective activation (ir_act) */
   int64_t n, count; /* columns of the result, its element count */
+  float ms;         /* the chosen algorithm's median time (0: not timed) */
 };
 
 typedef struct gpu_step {
@@ -204,7 +215,7 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
  * depthwise convolution it runs (dnn.c). */
 int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a);
 /* Its median time on scratch buffers (ms), or a huge value. */
-float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k);
+float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL). */
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out);
 /* Runs plan on x, w -> y (the variant pack *vp is made on first use). */

@@ -156,15 +156,20 @@ cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *gamma,
                           const float *beta, float *y, int64_t rows,
                           int64_t len, float eps);
 /* Depthwise convolution, channels-last x [n,h,w,c] and y [n,oh,ow,c],
- * filter [c,kh,kw], stride 1, padding pt (top and bottom) and pl (left and
- * right); kconv.cu. cxk_dwconv_ok: the geometry is one it runs. */
+ * filter [kh,kw,c] (transposed from [c,1,kh,kw]), stride 1, padding pt (top
+ * and bottom) and pl (left and right), in one of cxk_dwconv_variants()
+ * thread shapes (var); kconv.cu. cxk_dwconv_ok: the geometry is one it
+ * runs. */
 typedef struct cxk_dw {
   int64_t n, c, h, w, oh, ow;
   int kh, kw, pt, pl;
+  int var;
 } cxk_dw;
 int cxk_dwconv_ok(const cxk_dw *p);
-cudaError_t cxk_dwconv(cudaStream_t s, const float *x, const float *w, float *y,
-                       const cxk_dw *p);
+int cxk_dwconv_variants(void);
+/* bias: [c] added to every output (after the sum), or NULL. */
+cudaError_t cxk_dwconv(cudaStream_t s, const float *x, const float *w,
+                       const float *bias, float *y, const cxk_dw *p);
 /* Identity conv kernel [o,i,kh,kw] and identity matrix [n,n]. */
 cudaError_t cxk_iconv(cudaStream_t s, float *y, int64_t o, int64_t i,
                       int64_t kh, int64_t kw);

@@ -16,7 +16,7 @@
  * Concat and split move the parts of up to CXK_PARTS inputs (outputs) in
  * one launch, float4 where every part's row allows. A concat with its
  * channel shuffle folded in (shuffle.c) writes the shuffled channels
- * straight into the slices that read them, a warp per pixel.
+ * straight into the slices that read them.
  */
 #include <stdint.h>
 #include <string.h>
@@ -106,25 +106,29 @@ __global__ void k_cat(const __grid_constant__ cat_args a) {
   }
 }
 
-/* Channel shuffle of a concat: warps over the result's channels (x), a
- * block's rows (y) over pixels (n, y, x). Result channel oc = j * g + i is
- * concat channel i * (C / g) + j; it goes to every output whose channel
- * range holds it. Strided reads and writes in either layout: channels-last
- * tensors coalesce over oc. G: g known at compile time (2), else 0. */
-template <typename I, int G>
+/* Channel shuffle of a concat: a thread per pixel and concat channel j of
+ * each group (C / g of them), moving concat channels i * (C / g) + j, i < g,
+ * to result channels j * g + i: neighbouring threads read neighbouring
+ * channels of one input (the input a thread reads is the same across a warp
+ * but at part boundaries) and write to one output. Strided reads and
+ * writes in either layout. G: g known at compile time (2), else 0. FLAT:
+ * every tensor's pixels (n, y, x) are one stride apart (channels-last), so
+ * a pixel's offset needs no division. */
+template <typename I, int G, bool FLAT>
 __global__ void k_shuffle(const __grid_constant__ cxk_shuffle_args a) {
   const I g = G ? (I)G : (I)a.g;
-  I hw = (I)a.h * (I)a.w, npix = (I)a.n * hw, cg = (I)a.c / g;
-  for (I p = (I)blockIdx.x * blockDim.y + threadIdx.y; p < npix;
-       p += (I)gridDim.x * blockDim.y) {
-    I nn = p / hw, r = p - nn * hw, y = r / (I)a.w, x = r - y * (I)a.w;
-    for (I oc = threadIdx.x; oc < (I)a.c; oc += blockDim.x) {
-      bool want = false;
-      for (int o = 0; o < a.nout; o++)
-        want = want || (oc >= (I)a.out_lo[o] && oc < (I)a.out_hi[o]);
-      if (!want)
-        continue;
-      I cc = oc % g * cg + oc / g;
+  I hw = (I)a.h * (I)a.w, cg = (I)a.c / g;
+  GRID_LOOP_T(I, t, (I)a.n * hw * cg) {
+    I p = t / cg, j = t - p * cg, nn = 0, y = 0, x = p;
+    if (!FLAT) {
+      nn = p / hw;
+      I r = p - nn * hw;
+      y = r / (I)a.w;
+      x = r - y * (I)a.w;
+    }
+#pragma unroll
+    for (I i = 0; i < g; i++) {
+      I cc = i * cg + j, oc = j * g + i;
       int k = 0;
       while (k + 1 < a.nin && cc >= (I)a.in_c0[k + 1])
         k++;
@@ -327,17 +331,26 @@ cudaError_t cxk_shuffle(cudaStream_t s, const cxk_shuffle_args *a) {
   int64_t npix = a->n * a->h * a->w;
   if (npix == 0 || a->c == 0)
     return cudaSuccess;
-  const int rows = kThreads / 32; /* pixels a block */
-  int64_t nb = (npix + rows - 1) / rows;
-  unsigned blocks = (unsigned)(nb > (1 << 20) ? (1 << 20) : nb);
-  dim3 block(32, rows);
+  /* pixels one stride apart in every tensor: n's stride h times y's, y's
+   * w times x's */
+  bool flat = true;
+  for (int k = 0; k < a->nin + a->nout; k++) {
+    const int64_t *st = k < a->nin ? a->in_st[k] : a->out_st[k - a->nin];
+    flat = flat && st[0] == a->h * st[2] && st[2] == a->w * st[3];
+  }
+  int64_t n = npix * (a->c / a->g);
   bool small = fits32(npix * a->c);
-  if (small && a->g == 2)
-    k_shuffle<int32_t, 2><<<blocks, block, 0, s>>>(*a);
+  unsigned nb = blocks_for(n);
+#define SHUF(I, G, F) k_shuffle<I, G, F><<<nb, kThreads, 0, s>>>(*a)
+  if (small && a->g == 2 && flat)
+    SHUF(int32_t, 2, true);
+  else if (small && a->g == 2)
+    SHUF(int32_t, 2, false);
   else if (small)
-    k_shuffle<int32_t, 0><<<blocks, block, 0, s>>>(*a);
+    SHUF(int32_t, 0, false);
   else
-    k_shuffle<int64_t, 0><<<blocks, block, 0, s>>>(*a);
+    SHUF(int64_t, 0, false);
+#undef SHUF
   return cudaGetLastError();
 }
 

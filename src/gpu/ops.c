@@ -120,6 +120,9 @@ static base_status conv_descs(gpu_plan *p, const ir_node *n, int cl,
   return BASE_OK;
 }
 
+static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
+                                     float cudnn_ms, base_diag *d);
+
 static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                 base_diag *d) {
   gpu_conv *cv = s->conv = base_calloc(1, sizeof *cv);
@@ -136,6 +139,7 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
         w->kind == IR_T_WEIGHT || (w->kind == IR_T_VALUE && p->wonly[w->node]);
     GPU_CUDA(d, cudaMalloc((void **)&cv->wcl,
                            sizeof(float) * (size_t)ir_shape_numel(ws)));
+    cv->wcl_as = *ws;
   }
   gpu_conv_choice ch;
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
@@ -145,8 +149,12 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
   if (ch.own && gpu_dw_args(&k, &cv->dw)) { /* kconv.cu, same epilogue */
     cv->own = 1;
+    cv->dw.var = ch.own - 1;
+    cv->wcl_as = (ir_shape){.rank = 4, .dim = {1, k.c, k.kh, k.kw}};
     return BASE_OK;
   }
+  if ((st = conv_gemm_prepare(p, n, s, ch.ms, d)) || cv->gemm)
+    return st;
   if (ch.plan) { /* graph API engine: bias and activation by cxk_bias_act */
     cv->plan = ch.plan;
     cv->ws = ch.ws;
@@ -175,7 +183,7 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   float *y = p->ptr[n->out[0]];
   if (cv->wcl) {
     if (!cv->wcl_static) /* else converted once, at upload */
-      GPU_CUDA(d, gpu_convert(c->stream, shp(p, n->in[1]), w, cv->wcl, 1));
+      GPU_CUDA(d, gpu_convert(c->stream, &cv->wcl_as, w, cv->wcl, 1));
     w = cv->wcl;
   }
   if (cv->prepad) {
@@ -183,8 +191,25 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     x = s->scratch;
   }
   const float one = 1.0f, zero = 0.0f;
-  if (cv->own) {
-    GPU_CUDA(d, cxk_dwconv(c->stream, x, w, y, &cv->dw));
+  if (cv->gemm) { /* y[P,O] = x[P,C] w[O,C]^T, channels-last */
+    gpu_mm *m = cv->gemm;
+    const float *bias = p->ptr[n->in[n->nin - 1]];
+    if (cv->gemm_ep && n->nin == 3 && !s->bias_moved)
+      GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
+                      m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                      sizeof bias));
+    GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, w, m->la, x, m->lb, &zero,
+                               y, m->lc, y, m->lc, &m->algo, p->ws, m->ws,
+                               c->stream));
+    if (cv->gemm_ep)
+      return BASE_OK;
+  } else if (cv->own) { /* with the bias when nothing else follows */
+    int act = gpu_effective_act(n, s);
+    const float *b = n->nin == 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
+    int alone = !s->res && !s->fuse_clip && act == IR_ACT_NONE;
+    GPU_CUDA(d, cxk_dwconv(c->stream, x, w, alone ? b : NULL, y, &cv->dw));
+    if (alone)
+      return BASE_OK;
   } else if (cv->plan) {
     base_status st = gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, p->ws, d);
     if (st)
@@ -216,6 +241,20 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     GPU_CUDA(d, cxk_bias_act(c->stream, y, bias, ir_shape_numel(ys), ys->dim[1],
                              inner, fn, s->clip_lo, s->clip_hi));
   return BASE_OK;
+}
+
+static void mm_free(gpu_mm *m) {
+  if (!m)
+    return;
+  if (m->la)
+    cublasLtMatrixLayoutDestroy(m->la);
+  if (m->lb)
+    cublasLtMatrixLayoutDestroy(m->lb);
+  if (m->lc)
+    cublasLtMatrixLayoutDestroy(m->lc);
+  if (m->desc)
+    cublasLtMatmulDescDestroy(m->desc);
+  free(m);
 }
 
 /* ---- matmul ---------------------------------------------------------------
@@ -342,6 +381,88 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                              m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,
                              0.0f, 0.0f));
   return BASE_OK;
+}
+
+/* ---- 1x1 convolutions as GEMMs --------------------------------------------
+ * Channels-last, a 1x1 stride-1 unpadded convolution of groups 1 is the
+ * row-major product y[P,O] = x[P,C] w[O,C]^T over the P = N*H*W pixels:
+ * column-major y^T (O x P) = op(A) B with A the filter seen as C x O (ld
+ * C) transposed, B = x^T (C x P, ld C). cuDNN serves channel counts that
+ * are no multiple of 4 (ShuffleNet's 58, 116, 232) with slow kernels;
+ * cuBLASLt does not mind them. Kept only where it times faster than the
+ * convolution engine chosen; the epilogue adds the bias and a relu when
+ * that is all that follows, else the convolution's own epilogue runs. */
+
+static int gemm_shape(const gpu_plan *p, const ir_node *n, const gpu_step *s) {
+  const ir_shape *w = shp(p, n->in[1]);
+  const int32_t *pd = n->a.pad;
+  return s->cl && n->a.groups == 1 && w->dim[2] == 1 && w->dim[3] == 1 &&
+         n->a.stride[0] == 1 && n->a.stride[1] == 1 && !pd[0] && !pd[1] &&
+         !pd[2] && !pd[3] && !p->ctx->opt.legacy_conv;
+}
+
+static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
+                                     float cudnn_ms, base_diag *d) {
+  if (!gemm_shape(p, n, s))
+    return BASE_OK;
+  const ir_shape *x = shp(p, n->in[0]), *w = shp(p, n->in[1]);
+  int64_t pp = x->dim[0] * x->dim[2] * x->dim[3], cc = x->dim[1];
+  int64_t oo = w->dim[0];
+  gpu_mm *m = base_calloc(1, sizeof *m);
+  if (!m)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  int act = gpu_effective_act(n, s), bias = n->nin == 3 && !s->bias_moved;
+  int ep_ok =
+      !s->res && !s->fuse_clip && (act == IR_ACT_NONE || act == IR_ACT_RELU);
+  cublasLtEpilogue_t ep = !ep_ok               ? CUBLASLT_EPILOGUE_DEFAULT
+                          : bias && act        ? CUBLASLT_EPILOGUE_RELU_BIAS
+                          : bias               ? CUBLASLT_EPILOGUE_BIAS
+                          : act == IR_ACT_RELU ? CUBLASLT_EPILOGUE_RELU
+                                               : CUBLASLT_EPILOGUE_DEFAULT;
+  cublasComputeType_t ct = p->ctx->opt.fp32_strict
+                               ? CUBLAS_COMPUTE_32F
+                               : CUBLAS_COMPUTE_32F_FAST_TF32;
+  cublasOperation_t tr = CUBLAS_OP_T;
+  base_status st = BASE_OK;
+#define TRY(call)                                                              \
+  do {                                                                         \
+    cublasStatus_t e_ = (call);                                                \
+    if (!st && e_ != CUBLAS_STATUS_SUCCESS)                                    \
+      st = gpu_blas_fail(d, e_, #call);                                        \
+  } while (0)
+  TRY(cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
+  TRY(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &tr,
+                                     sizeof tr));
+  TRY(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                     &ep, sizeof ep));
+  if (ep_has_bias(ep)) { /* a placeholder; the real pointer is set per run */
+    const void *bp = (const void *)(uintptr_t)256;
+    TRY(cublasLtMatmulDescSetAttribute(
+        m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
+  }
+  TRY(cublasLtMatrixLayoutCreate(&m->la, CUDA_R_32F, (uint64_t)cc, (uint64_t)oo,
+                                 cc));
+  TRY(cublasLtMatrixLayoutCreate(&m->lb, CUDA_R_32F, (uint64_t)cc, (uint64_t)pp,
+                                 cc));
+  TRY(cublasLtMatrixLayoutCreate(&m->lc, CUDA_R_32F, (uint64_t)oo, (uint64_t)pp,
+                                 oo));
+#undef TRY
+  gpu_mm_key key = {
+      pp, oo, cc, 1, (int32_t)ep, ep_has_bias(ep), p->ctx->opt.fp32_strict, 1};
+  /* a GEMM that cannot be timed or is not faster leaves cuDNN's choice;
+   * $SUPEROPT_GEMM=always takes it wherever it applies (tests) */
+  const char *force = getenv("SUPEROPT_GEMM");
+  int always = force && !strcmp(force, "always");
+  base_diag ignored;
+  if (!st && gpu_mm_choose(p->ctx, &key, m, &ignored) == BASE_OK &&
+      (always || (m->ms > 0 && m->ms < 0.97f * cudnn_ms))) {
+    s->conv->gemm = m;
+    s->conv->gemm_ep = ep_ok;
+    s->conv->ws = m->ws;
+    return BASE_OK;
+  }
+  mm_free(m);
+  return st;
 }
 
 /* ---- element-wise ---------------------------------------------------------
@@ -648,20 +769,10 @@ void gpu_step_release(gpu_step *s) {
     if (c->vp)
       cudnnBackendDestroyDescriptor(c->vp);
     cudaFree(c->wcl);
+    mm_free(c->gemm);
     free(c);
   }
-  if (s->mm) {
-    gpu_mm *m = s->mm;
-    if (m->la)
-      cublasLtMatrixLayoutDestroy(m->la);
-    if (m->lb)
-      cublasLtMatrixLayoutDestroy(m->lb);
-    if (m->lc)
-      cublasLtMatrixLayoutDestroy(m->lc);
-    if (m->desc)
-      cublasLtMatmulDescDestroy(m->desc);
-    free(m);
-  }
+  mm_free(s->mm);
   free(s->cin_off);
   memset(s, 0, sizeof *s);
 }
