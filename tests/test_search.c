@@ -443,6 +443,18 @@ Test(search, passes_as_rules_batched_matmul) {
   rewrite_rules *cover = rewrite_rules_compile(&rs, REWRITE_FORWARD, 0, &d);
   cr_assert(cover, "%s", d.msg);
   ir_graph *g = parse(qkv_layers);
+  /* exact counts: each layer's triple in its 3! orders, 3 x 3 x 2 ordered
+   * pairs; the rank-2 forms bind no rank-3 matmul */
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge3.matmulb.r3.none")->src, g),
+               18);
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge2.matmulb.r3.none")->src, g),
+               18);
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge4.matmulb.r3.none")->src, g),
+               0);
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge3.matmulb.r2.none")->src, g),
+               0);
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge3.matmulb.r3.relu")->src, g),
+               0);
   uint8_t cv[32];
   cr_assert_eq(pass_rule_cover(g, cover, cv, &d), BASE_OK);
   for (int i = 0; i < g->nnodes; i++) /* the matmuls, not the adds */
