@@ -410,6 +410,76 @@ Test(search, passes_as_rules) {
   ir_ruleset_free(&rs);
 }
 
+/* BERT's q/k/v: three biased rank-3 matmuls on one input, in three layers.
+ * The pass rules (pass.merge3.matmulb.r3.none) merge each layer's three
+ * into one matmul and a split; the hand-written merge does nothing (the
+ * cover leaves it no site), never as a pair merged twice (two splits). */
+static const char qkv_layers[] =
+    "input x: [1,8,16]\n"
+    "weight q0: [16,16]\nweight qb0: [16]\nweight k0: [16,16]\n"
+    "weight kb0: [16]\nweight v0: [16,16]\nweight vb0: [16]\n"
+    "weight q1: [16,16]\nweight qb1: [16]\nweight k1: [16,16]\n"
+    "weight kb1: [16]\nweight v1: [16,16]\nweight vb1: [16]\n"
+    "weight q2: [16,16]\nweight qb2: [16]\nweight k2: [16,16]\n"
+    "weight kb2: [16]\nweight v2: [16,16]\nweight vb2: [16]\n"
+    "a0 = matmul(x, q0, qb0)\nb0 = matmul(x, k0, kb0)\n"
+    "c0 = matmul(x, v0, vb0)\ns0 = ewmul(a0, b0)\nx1 = ewadd(s0, c0)\n"
+    "a1 = matmul(x1, q1, qb1)\nb1 = matmul(x1, k1, kb1)\n"
+    "c1 = matmul(x1, v1, vb1)\ns1 = ewmul(a1, b1)\nx2 = ewadd(s1, c1)\n"
+    "a2 = matmul(x2, q2, qb2)\nb2 = matmul(x2, k2, kb2)\n"
+    "c2 = matmul(x2, v2, vb2)\ns2 = ewmul(a2, b2)\ny = ewadd(s2, c2)\n"
+    "output y\n";
+
+static int applied(const ir_ruleset *rs, const srch_stats *st, const char *id) {
+  int i = (int)(rule(rs, id) - rs->rules);
+  return st->applied_fw[i] + st->applied_bw[i];
+}
+
+Test(search, passes_as_rules_batched_matmul) {
+  ir_ruleset rs;
+  load_rules(SUPEROPT_SOURCE_DIR "/rules/passes.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  base_diag d;
+  rewrite_rules *cover = rewrite_rules_compile(&rs, REWRITE_FORWARD, 0, &d);
+  cr_assert(cover, "%s", d.msg);
+  ir_graph *g = parse(qkv_layers);
+  /* exact counts: each layer's triple in its 3! orders, 3 x 3 x 2 ordered
+   * pairs; the rank-2 forms bind no rank-3 matmul */
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge3.matmulb.r3.none")->src, g),
+               18);
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge2.matmulb.r3.none")->src, g),
+               18);
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge4.matmulb.r3.none")->src, g),
+               0);
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge3.matmulb.r2.none")->src, g),
+               0);
+  cr_assert_eq(count_matches(rule(&rs, "pass.merge3.matmulb.r3.relu")->src, g),
+               0);
+  uint8_t cv[32];
+  cr_assert_eq(pass_rule_cover(g, cover, cv, &d), BASE_OK);
+  for (int i = 0; i < g->nnodes; i++) /* the matmuls, not the adds */
+    cr_assert_eq(cv[i], g->nodes[i].op == IR_OP_MATMUL, "node %d", i);
+  srch_options o;
+  srch_options_default(&o);
+  o.pass_rules = cover;
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.merged, 0);
+  cr_assert_eq(applied(&rs, &st, "pass.merge3.matmulb.r3.none"), 3);
+  cr_assert_eq(applied(&rs, &st, "pass.merge2.matmulb.r3.none"), 0);
+  cr_assert_eq(count_op(h, IR_OP_MATMUL), 3);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 3);
+  cr_assert_lt(st.cost_after, st.cost_before);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(cover);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 Test(search, depth_zero_and_budget) {
   ir_ruleset rs;
   load_rules(RULES "basic.rules", &rs);

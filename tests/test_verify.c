@@ -598,6 +598,36 @@ static const char *wrong_pass_rules =
     "dst:\ninput x: [1,4,6,6]\ninput w1: [2,2,3,3]\ninput w2: [2,2,3,3]\n"
     "cw = concat(w1, w2) axis=0\ncy = conv2d(x, cw) groups=2\n"
     "y1, y2 = split(cy) axis=1 sizes=[2,2]\noutput y1\noutput y2\n"
+    "end\n"
+    /* batched matmuls with a bias (BERT's q/k/v): biases swapped */
+    "rule merge_matmulb_swapped_bias unverified\n"
+    "src:\ninput x: [2,3,6]\ninput w1: [6,3]\ninput b1: [3]\n"
+    "input w2: [6,3]\ninput b2: [3]\n"
+    "y1 = matmul(x, w1, b1)\ny2 = matmul(x, w2, b2)\noutput y1\noutput y2\n"
+    "dst:\ninput x: [2,3,6]\ninput w1: [6,3]\ninput b1: [3]\n"
+    "input w2: [6,3]\ninput b2: [3]\n"
+    "cw = concat(w1, w2) axis=1\ncb = concat(b2, b1) axis=0\n"
+    "cy = matmul(x, cw, cb)\ny1, y2 = split(cy) axis=2 sizes=[3,3]\n"
+    "output y1\noutput y2\n"
+    "end\n"
+    /* a batched right operand: true, but outside what matmulb encodes
+     * (a 2-D weight), so no proof may cover it */
+    "rule merge_matmul_batched_w unverified\n"
+    "src:\ninput x: [2,3,6]\ninput w1: [2,6,3]\ninput b1: [3]\n"
+    "input w2: [2,6,4]\ninput b2: [4]\n"
+    "y1 = matmul(x, w1, b1)\ny2 = matmul(x, w2, b2)\noutput y1\noutput y2\n"
+    "dst:\ninput x: [2,3,6]\ninput w1: [2,6,3]\ninput b1: [3]\n"
+    "input w2: [2,6,4]\ninput b2: [4]\n"
+    "cw = concat(w1, w2) axis=2\ncb = concat(b1, b2) axis=0\n"
+    "cy = matmul(x, cw, cb)\ny1, y2 = split(cy) axis=2 sizes=[3,4]\n"
+    "output y1\noutput y2\n"
+    "end\n"
+    /* a biased batched matmul fused into the wrong activation */
+    "rule fuse_matmulb_wrong_act unverified\n"
+    "src:\ninput x: [2,3,6]\ninput w: [6,4]\ninput b: [4]\n"
+    "t1 = matmul(x, w, b)\nt2 = gelu(t1)\noutput t2\n"
+    "dst:\ninput x: [2,3,6]\ninput w: [6,4]\ninput b: [4]\n"
+    "t1 = matmul(x, w, b) act=tanh\noutput t1\n"
     "end\n";
 
 Test(verify, wrong_pass_rules_are_refused) {

@@ -8,6 +8,7 @@
  * the CPU executor. Notation: docs/verify.md. Integer arguments in order:
  *   (conv2d sh sw pad groups act x w)   (matmul act a b)   (act k x)
  *   (conv2db sh sw pad groups act x w b): conv2d with bias b
+ *   (matmulb ax act x w b): x (rank ax+1) times 2-D w, plus bias b
  *   (concat axis n x y) n = x.dim[axis] (split0/split1 axis n x)
  *   (transpose permcode x), T10 = [1,0] (avgpool kh kw sh sw pad cip x)
  *   (maxpool kh kw sh sw pad x)         (enlarge kh kw w)
@@ -105,6 +106,14 @@ const verify_axiom verify_axioms_matmul[] = {
      "(= (matmul NONE (concat 1 n x y) (concat 0 n z w))"
      " (ewadd (matmul NONE x z) (matmul NONE y w)))",
      "n=3 x=[2,3] y=[2,1] z=[3,4] w=[1,4]"},
+    {"matmul_bias_act", "matmul",
+     "(=> (not (= a NONE)) (= (matmulb r a x w b)"
+     " (act a (matmulb r NONE x w b))))",
+     "r=2 a=4 x=[2,3,5] w=[5,4] b=[4]"},
+    {"matmul_bias_concat_w", "matmul",
+     "(= (matmulb r a x (concat 1 n w v) (concat 0 n b c))"
+     " (concat r n (matmulb r a x w b) (matmulb r a x v c)))",
+     "r=2 a=1 n=3 x=[2,4,5] w=[5,3] v=[5,2] b=[3] c=[2]"},
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_ewadd[] = {

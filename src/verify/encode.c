@@ -4,9 +4,10 @@
  * an uninterpreted Z3 function (Int parameters, then tensors). A graph input or
  * weight is a Tensor constant named after it, so src and dst of a rule share
  * them. Operators whose form the axioms cover get their own symbol; any
- * other (or an unusual form: dilated or explicitly padded conv, matmul
- * with bias, batched matmul) becomes a generic function named after
- * the operator and all its parameters, equal only by congruence.
+ * other (or an unusual form: dilated or explicitly padded conv, batched
+ * matmul without a bias or with a batched right operand) becomes a generic
+ * function named after the operator and all its parameters, equal only by
+ * congruence.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -238,6 +239,12 @@ static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
       shape_in(g, nd, 1)->rank == 2) {
     int64_t iv[1] = {a->act};
     out[0] = apply(c, VERIFY_F_MATMUL, iv, in);
+    return 1;
+  }
+  if (nd->op == IR_OP_MATMUL && nd->nin == 3 && shape_in(g, nd, 1)->rank == 2 &&
+      shape_in(g, nd, 2)->rank == 1) { /* x of any rank: ax is its last axis */
+    int64_t iv[2] = {shape_in(g, nd, 0)->rank - 1, a->act};
+    out[0] = apply(c, VERIFY_F_MATMULB, iv, in);
     return 1;
   }
   if ((nd->op == IR_OP_AVGPOOL || nd->op == IR_OP_MAXPOOL) && plain_window(a)) {

@@ -222,10 +222,11 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
     a->act = (int32_t)iv[4].v;
     return a->padmode == IR_PAD_SAME || a->padmode == IR_PAD_VALID;
   case VERIFY_F_MATMUL:
+  case VERIFY_F_MATMULB:
     g->op = IR_OP_MATMUL;
     ir_attrs_default(g->op, a);
-    a->act = (int32_t)iv[0].v;
-    return 1;
+    a->act = (int32_t)iv[e->fn == VERIFY_F_MATMULB].v;
+    return 1; /* matmulb's ax is checked against x's rank once it is built */
   case VERIFY_F_EWADD: g->op = IR_OP_EWADD; break;
   case VERIFY_F_EWMUL: g->op = IR_OP_EWMUL; break;
   case VERIFY_F_SMUL: g->op = IR_OP_SMUL; break;
@@ -347,6 +348,13 @@ static int build_app(inst *in, ir_graph *g, const verify_term *e) {
        e->fn == VERIFY_F_SPLIT1) &&
       !carried_size(in, g, e, ids[0], iv[1].v, &gn))
     return -1;
+  if (e->fn == VERIFY_F_MATMULB &&
+      (g->tensors[ids[0]].shape.rank != iv[0].v + 1 ||
+       g->tensors[ids[1]].shape.rank != 2 ||
+       g->tensors[ids[2]].shape.rank != 1)) {
+    ierr(in, "axis or ranks disagree with the shapes in", fi->name);
+    return -1;
+  }
   int nd = ir_add_node(g, gn.op, ids, fi->nten, &gn.a, NULL, in->d);
   return nd < 0 ? -1 : g->nodes[nd].out[gn.slot];
 }

@@ -32,6 +32,7 @@ static const verify_fninfo fns[VERIFY_NFN] = {
     [VERIFY_F_CPOOL] = {"cpool", 3, 0, VERIFY_S_TENSOR},
     [VERIFY_F_SH] = {"sh", 0, 1, VERIFY_S_INT},
     [VERIFY_F_CONV2DB] = {"conv2db", 5, 3, VERIFY_S_TENSOR},
+    [VERIFY_F_MATMULB] = {"matmulb", 2, 3, VERIFY_S_TENSOR},
     [VERIFY_F_EQ] = {"=", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_IMPLIES] = {"=>", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_AND] = {"and", 0, 0, VERIFY_S_BOOL},

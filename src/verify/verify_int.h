@@ -30,6 +30,8 @@ typedef enum verify_fn {
   VERIFY_F_CPOOL,     /* (cpool c kh kw) */
   VERIFY_F_SH,        /* (sh x): x's shape code (Int); guards only */
   VERIFY_F_CONV2DB,   /* (conv2db sh sw pad groups act x w b): with bias b */
+  VERIFY_F_MATMULB,   /* (matmulb ax act x w b): x [..,M,K] (rank ax+1 >= 2)
+                         times a 2-D w [K,N], plus the bias b [N] */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
