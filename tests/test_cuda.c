@@ -342,7 +342,7 @@ Test(cuda, every_operator_tf32) {
 Test(cuda, every_operator_own_depthwise) {
   need_gpu();
   gpu_options o = {.fp32_strict = 1};
-  for (int v = 0; v < 4; v++) { /* kconv.cu's kVariants (dlopened there) */
+  for (int v = 0; v < 6; v++) { /* kconv.cu's kVariants (dlopened there) */
     char var[2] = {(char)('0' + v), 0};
     setenv("SUPEROPT_DW", var, 1);
     for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {

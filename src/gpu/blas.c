@@ -8,7 +8,7 @@
 
 #include "gpu_int.h"
 
-#define GPU_MM_CANDIDATES 8
+#define GPU_MM_CANDIDATES 24
 #define GPU_MM_REPS 5
 
 static int cmp_float(const void *a, const void *b) {

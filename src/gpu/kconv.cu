@@ -93,10 +93,10 @@ __global__ void k_dwconv(const float4 *x, const float4 *w, const float4 *bias,
 }
 
 /* The variants the autotuning times (cxk_dwconv's switch): pixels a
- * thread, OX x R = 4 x 1, 4 x 2, 7 x 2, 8 x 2. Few outputs a thread keep
- * small images busy (batch 1); more reuse every input row loaded
- * (ConvNeXt's 56/28/14/7-wide rows divide by 7). */
-const int kVariants = 4;
+ * thread, OX x R = 4 x 1, 4 x 2, 7 x 2, 8 x 2, 2 x 1, 1 x 1. Few outputs a
+ * thread keep small images busy (batch 1); more reuse every input row
+ * loaded (ConvNeXt's 56/28/14/7-wide rows divide by 7). */
+const int kVariants = 6;
 
 template <int OX, int R>
 cudaError_t launch(cudaStream_t s, const float *x, const float *w,
@@ -142,7 +142,9 @@ cudaError_t cxk_dwconv(cudaStream_t s, const float *x, const float *w,
   case 0: return launch<4, 1>(s, x, w, bias, y, p);
   case 1: return launch<4, 2>(s, x, w, bias, y, p);
   case 2: return launch<7, 2>(s, x, w, bias, y, p);
-  default: return launch<8, 2>(s, x, w, bias, y, p);
+  case 3: return launch<8, 2>(s, x, w, bias, y, p);
+  case 4: return launch<2, 1>(s, x, w, bias, y, p);
+  default: return launch<1, 1>(s, x, w, bias, y, p);
   }
 }
 
