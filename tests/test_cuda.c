@@ -276,6 +276,13 @@ static const char *const op_graphs[] = {
     "f = conv2d(k2, w3)\nr2 = reshape(k2) shape=[2,4,4,9,7]\n"
     "t2 = transpose(r2) perm=[0,2,1,3,4]\ns3 = reshape(t2) shape=[2,16,9,7]\n"
     "output f, s3\n",
+    /* squeeze-and-excitation: 1x1 convolutions on 1x1 images (the GEMM
+     * path in either layout), with bias, relu, then none */
+    "input x: [2,8,5,6]\nweight w1: [4,8,1,1]\nweight b1: [4]\n"
+    "weight w2: [8,4,1,1]\nweight b2: [8]\nweight w3: [8,8,3,3]\n"
+    "c = conv2d(x, w3) act=relu\ng = global_avgpool(c)\n"
+    "f1 = conv2d(g, w1, b1) act=relu\nf2 = conv2d(f1, w2, b2)\n"
+    "s = sigmoid(f2)\nm = ewmul(c, s)\noutput m\n",
     /* channel shuffles folded into their concat (shuffle.c): g = 4 of
      * three inputs (one an NCHW graph input) into three uneven slices, one
      * of them also an output; a shuffle read by a slice and a convolution

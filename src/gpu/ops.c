@@ -384,8 +384,10 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
 }
 
 /* ---- 1x1 convolutions as GEMMs --------------------------------------------
- * Channels-last, a 1x1 stride-1 unpadded convolution of groups 1 is the
- * row-major product y[P,O] = x[P,C] w[O,C]^T over the P = N*H*W pixels:
+ * Channels-last (or on 1x1 images, squeeze-and-excitation's, where both
+ * layouts are the same bytes), a 1x1 stride-1 unpadded convolution of
+ * groups 1 is the row-major product y[P,O] = x[P,C] w[O,C]^T over the
+ * P = N*H*W pixels:
  * column-major y^T (O x P) = op(A) B with A the filter seen as C x O (ld
  * C) transposed, B = x^T (C x P, ld C). cuDNN serves channel counts that
  * are no multiple of 4 (ShuffleNet's 58, 116, 232) with slow kernels;
@@ -394,11 +396,12 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
  * that is all that follows, else the convolution's own epilogue runs. */
 
 static int gemm_shape(const gpu_plan *p, const ir_node *n, const gpu_step *s) {
-  const ir_shape *w = shp(p, n->in[1]);
+  const ir_shape *w = shp(p, n->in[1]), *x = shp(p, n->in[0]);
   const int32_t *pd = n->a.pad;
-  return s->cl && n->a.groups == 1 && w->dim[2] == 1 && w->dim[3] == 1 &&
-         n->a.stride[0] == 1 && n->a.stride[1] == 1 && !pd[0] && !pd[1] &&
-         !pd[2] && !pd[3] && !p->ctx->opt.legacy_conv;
+  int one_pixel = x->dim[2] * x->dim[3] == 1; /* both layouts: [N, C] */
+  return (s->cl || one_pixel) && n->a.groups == 1 && w->dim[2] == 1 &&
+         w->dim[3] == 1 && n->a.stride[0] == 1 && n->a.stride[1] == 1 &&
+         !pd[0] && !pd[1] && !pd[2] && !pd[3] && !p->ctx->opt.legacy_conv;
 }
 
 static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
