@@ -77,8 +77,12 @@ static int try_path(const char *dir, const char *sub, const char *rel,
     memcpy(buf, p, strlen(p) + 1);
     return 1;
   }
-  size_t len = strlen(tried);
-  snprintf(tried + len, tn - len, "%s%s", len ? ", " : "", p);
+  size_t len = strlen(tried); /* appended as far as it fits */
+  const char *part[2] = {len ? ", " : "", p};
+  for (int i = 0; i < 2; i++)
+    for (const char *c = part[i]; *c && len + 1 < tn; c++)
+      tried[len++] = *c;
+  tried[len] = '\0';
   return 0;
 }
 

@@ -168,7 +168,7 @@ static const ir_shape *shape_of(bctx *c, int tensor) {
 /* Adds (or finds an equal) node; returns its output `slot`'s tensor. */
 static int emit(bctx *c, ir_opcode op, const int32_t *in, int nin, ir_attrs *a,
                 int slot) {
-  const ir_shape *ins[RULEIO_MAX_TIN];
+  const ir_shape *ins[RULEIO_MAX_TIN] = {0};
   ir_shape outs[4];
   base_diag d;
   for (int i = 0; i < nin; i++)
