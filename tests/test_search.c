@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "exec/exec.h"
+#include "fuse/fuse.h"
 #include "pass/pass.h"
 #include "search/search.h"
 
@@ -502,6 +503,94 @@ Test(search, depth_zero_and_budget) {
   cr_assert_leq(st.expanded, 1 + 3);
   ir_graph_free(h);
   srch_stats_free(&st);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+/* Fusion as the search's decision (srch_options.fuse_k). Costs: a
+ * convolution 100 (103 with a fused activation), a fused node 12, any other
+ * operator 10. conv -> relu -> ewmul costs 120 unfused and 112 fused (relu
+ * and ewmul become one fused node); fuse_conv_relu gives conv(act=relu) ->
+ * ewmul, cheaper unfused (113) but dearer once fused (113: nothing left to
+ * fuse). */
+static base_status toy_cost(void *u, const ir_graph *g, int node, double *cost,
+                            int *estimated, base_diag *d) {
+  (void)u, (void)d;
+  const ir_node *n = &g->nodes[node];
+  if (n->op == IR_OP_CONV2D)
+    *cost = n->a.act == IR_ACT_NONE ? 100 : 103;
+  else
+    *cost = n->op == IR_OP_FUSED ? 12 : 10;
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+static const char conv_relu_mul[] = "input x: [1,3,5,5]\nweight w: [4,3,3,3]\n"
+                                    "input s: [1,4,5,5]\n"
+                                    "y = conv2d(x, w)\nz = relu(y)\n"
+                                    "u = ewmul(z, s)\noutput u\n";
+
+static ir_graph *fuse_search(const rewrite_rules *rules, const ir_graph *g,
+                             int k, srch_stats *st) {
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_cost;
+  o.fuse_k = k;
+  base_diag d;
+  ir_graph *h = srch_search(g, rules, &o, st, &d);
+  cr_assert(h, "%s", d.msg);
+  return h;
+}
+
+static double fused_toy_cost(const ir_graph *g) {
+  fuse_options fo = {toy_cost, NULL};
+  fuse_stats fs;
+  base_diag d;
+  ir_graph *f = fuse_graph(g, &fo, &fs, &d);
+  cr_assert(f, "%s", d.msg);
+  ir_graph_free(f);
+  return fs.cost_after;
+}
+
+Test(search, fusion_chooses_among_candidates) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse(conv_relu_mul);
+  cr_assert_float_eq(sum_cost(g, toy_cost, NULL, NULL), 120, 1e-9);
+  cr_assert_float_eq(fused_toy_cost(g), 112, 1e-9);
+  /* fusion a pass after the search: the cheapest unfused graph */
+  srch_stats st = {0};
+  ir_graph *h0 = fuse_search(rules, g, 0, &st);
+  cr_assert_eq(count_op(h0, IR_OP_RELU), 0);
+  cr_assert_eq(count_op(h0, IR_OP_CONV2D), 1);
+  cr_assert_float_eq(sum_cost(h0, toy_cost, NULL, NULL), 113, 1e-9);
+  cr_assert_float_eq(fused_toy_cost(h0), 113, 1e-9);
+  cr_assert_eq(st.fuse_chosen, 0);
+  int id = (int)(rule(&rs, "fuse_conv_relu") - rs.rules);
+  cr_assert_eq(st.applied_fw[id], 1);
+  srch_stats_free(&st);
+  /* fusion chosen by the search: the input, cheaper once fused */
+  ir_graph *h8 = fuse_search(rules, g, 8, &st);
+  cr_assert_eq(graph_hash(h8), graph_hash(g));
+  cr_assert_float_eq(fused_toy_cost(h8), 112, 1e-9);
+  cr_assert_eq(st.fuse_chosen, 1);
+  cr_assert_eq(st.applied_fw[id] + st.applied_bw[id], 0);
+  srch_stats_free(&st);
+  /* deterministic: the same graph again */
+  ir_graph *again = fuse_search(rules, g, 8, &st);
+  cr_assert_eq(graph_hash(again), graph_hash(h8));
+  srch_stats_free(&st);
+  /* fuse_k 1: no choice, as 0 */
+  ir_graph *h1 = fuse_search(rules, g, 1, &st);
+  cr_assert_eq(graph_hash(h1), graph_hash(h0));
+  srch_stats_free(&st);
+  ir_graph_free(h1);
+  ir_graph_free(again);
+  ir_graph_free(h8);
+  ir_graph_free(h0);
   ir_graph_free(g);
   rewrite_rules_free(rules);
   ir_ruleset_free(&rs);

@@ -108,6 +108,7 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
   so.patience = o->patience;
   so.max_depth = o->max_depth;
   so.time_limit = o->time_limit;
+  so.fuse_k = 0; /* api_optimize does not fuse */
   cd_model_init(&c->model, c->db, c->dev);
   if (cd_model_fit(&c->model, &d))
     return api_fail_diag(err, &d);

@@ -189,6 +189,10 @@ static const cli_opt optimize_table[] = {
     CLI_FLAG(T, "no-fuse", fuse, 0,
              "no fused nodes (element-wise operators stay\n"
              "separate; ONNX output is never fused)"),
+    CLI_INT(T, "fuse-candidates", so.fuse_k, "K", 0, 1000,
+            "each region's K cheapest graphs are fused and the\n"
+            "cheapest fused one kept (8; 0 or 1: the cheapest\n"
+            "unfused, fusion a pass after the search)"),
     CLI_FLAG(T, "no-check", check, 0, "skip the end-to-end check"),
     CLI_END};
 
@@ -319,6 +323,9 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   cd_model_init(&a->cost, a->db, a->dev);
   a->so.cost = cd_model_cost;
   a->so.cost_u = &a->cost;
+  size_t olen = a->out ? strlen(a->out) : 0;
+  if (!a->fuse || (olen > 5 && !strcmp(a->out + olen - 5, ".onnx")))
+    a->so.fuse_k = 0; /* not fused: the cheapest unfused graph wins */
   return CLI_OK;
 }
 
@@ -454,10 +461,11 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
          st->cse, st->bn_folded, st->acts_fused, st->merged);
   print_rules_applied(rs, st);
   printf("search: %d expanded, %d generated, %d duplicates, %d rejected, "
-         "queue peak %d, %d regions (%d stopped by patience), %.2f s%s\n",
+         "queue peak %d, %d regions (%d stopped by patience, %d took a "
+         "graph cheaper once fused), %.2f s%s\n",
          st->expanded, st->generated, st->duplicates, st->rejected,
-         st->queue_peak, st->regions, st->stopped_by_patience, st->seconds,
-         st->stopped_by_time ? " (time limit reached)" : "");
+         st->queue_peak, st->regions, st->stopped_by_patience, st->fuse_chosen,
+         st->seconds, st->stopped_by_time ? " (time limit reached)" : "");
 }
 
 static int check_result(const ir_graph *g, const ir_graph *h) {
@@ -657,6 +665,7 @@ static int run_grid(const opt_args *a, const ir_graph *g, const char *model,
       for (int i = 0; i < a->ndepth; i++) {
         srch_options o = a->so;
         srch_stats st;
+        o.fuse_k = 0; /* the grid prices unfused graphs */
         base_diag d;
         o.max_depth = a->depth[i];
         o.alpha = a->alpha[j];

@@ -19,8 +19,10 @@
  * keeping it (roofline: keep = write it once and read it per consumer,
  * recompute = read its inputs per consumer), else kept. Each group is then
  * kept only when the cost function prices the fused node below the nodes
- * it replaces (shared nodes counted by share). Runs as a pass after the
- * rule search (not inside it).
+ * it replaces (shared nodes counted by share). The search prices its
+ * candidates with it (srch_options.fuse_k: each region's result is the
+ * cheapest once fused of its cheapest graphs); `optimize` then runs it as
+ * a pass on the whole result.
  */
 #ifndef SUPEROPT_FUSE_H
 #define SUPEROPT_FUSE_H

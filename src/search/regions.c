@@ -357,6 +357,7 @@ static int pass_search(ir_graph **cur, const ir_graph *g, const srch_options *o,
    * (a rewrite neither cheapest nor queued is only probed, never built). */
   srch_options po = *o;
   po.queue_cap = o->queue_cap < PASS_QUEUE ? o->queue_cap : PASS_QUEUE;
+  po.fuse_k = 0; /* whole-graph copies: fusion is chosen region by region */
   st->regions++;
   return step(cur, g,
               srch_search_until(*cur, o->pass_rules, &po, deadline, st, d),

@@ -11,10 +11,16 @@
  * are grouped by their anchor's signature, so an expansion tries only those
  * whose anchor occurs in the graph; each match is probed (hash and cost,
  * rewrite.c) and built only when it is new and could be queued or best.
+ *
+ * Fusion is part of the decision (srch_options.fuse_k): the search keeps the
+ * fuse_k cheapest distinct graphs it built (with the start), fuses each at
+ * the end with fuse_graph under the same cost function, and returns the one
+ * cheapest fused (ties: the cheapest unfused, then the earliest).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuse/fuse.h"
 #include "srch_int.h"
 
 void srch_options_default(srch_options *o) {
@@ -28,6 +34,7 @@ void srch_options_default(srch_options *o) {
                       .queue_cap = 4096,
                       .passes = 2,
                       .merge = 1,
+                      .fuse_k = 8,
                       .pass_rules = NULL,
                       .cost = cd_model_cost,
                       .cost_u = NULL};
@@ -64,6 +71,13 @@ typedef struct cand {
   int64_t seq;
 } cand;
 
+/* One of the cheapest graphs built (fusion chooses among them). */
+typedef struct kbest {
+  ir_graph *g; /* values shared with the region */
+  double cost;
+  int hist; /* its history entry (creation order) */
+} kbest;
+
 typedef struct hist {
   int parent, dir;
   double cost; /* the graph's estimated cost */
@@ -86,6 +100,8 @@ typedef struct sstate {
   int64_t seq;
   int expanded; /* in this search (the budget's count) */
   int gained;   /* expanded when the best last improved */
+  kbest *top;   /* the fuse_k cheapest graphs, by (cost, hist) */
+  int ntop, ktop;
 } sstate;
 
 static int before(const cand *a, const cand *b) {
@@ -168,6 +184,69 @@ static int hist_add(sstate *s, int parent, int dir, double cost) {
   return s->nh++;
 }
 
+/* Offers g (cost c, history h) to the cheapest graphs kept for fusion;
+ * cloned when it enters. */
+static base_status top_offer(sstate *s, const ir_graph *g, double c, int h,
+                             base_diag *d) {
+  if (s->ktop < 2)
+    return BASE_OK;
+  int i = s->ntop;
+  while (i > 0 && (c < s->top[i - 1].cost ||
+                   (c == s->top[i - 1].cost && h < s->top[i - 1].hist)))
+    i--;
+  if (i == s->ktop)
+    return BASE_OK;
+  ir_graph *k = ir_graph_clone_shared(g);
+  if (!k)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (s->ntop == s->ktop)
+    ir_graph_free(s->top[--s->ntop].g);
+  memmove(&s->top[i + 1], &s->top[i], sizeof *s->top * (size_t)(s->ntop - i));
+  s->top[i] = (kbest){k, c, h};
+  s->ntop++;
+  return BASE_OK;
+}
+
+/* The cost of g once fused (fuse_graph, the search's cost function). */
+static base_status fused_cost(const sstate *s, const ir_graph *g, double *c,
+                              base_diag *d) {
+  fuse_options fo = {s->o->cost, s->o->cost_u};
+  fuse_stats fs;
+  ir_graph *f = fuse_graph(g, &fo, &fs, d);
+  if (!f)
+    return d ? d->code : BASE_ERR_INTERNAL;
+  ir_graph_free(f);
+  *c = fs.cost_after;
+  return BASE_OK;
+}
+
+/* Replaces the best graph by the kept graph cheapest once fused; the best
+ * stays unless another is cheaper fused (not float noise). */
+static base_status choose_fused(sstate *s, base_diag *d) {
+  if (s->ntop < 2)
+    return BASE_OK;
+  double bf = 0;
+  base_status st = fused_cost(s, s->best, &bf, d);
+  int pick = -1;
+  for (int i = 0; !st && i < s->ntop; i++) {
+    double f = 0;
+    if (s->top[i].hist == s->best_hist ||
+        (st = fused_cost(s, s->top[i].g, &f, d)))
+      continue;
+    if (f < bf - 1e-9 * bf)
+      bf = f, pick = i;
+  }
+  if (st || pick < 0)
+    return st;
+  ir_graph_free(s->best);
+  s->best = s->top[pick].g;
+  s->top[pick].g = NULL;
+  s->best_cost = s->top[pick].cost;
+  s->best_hist = s->top[pick].hist;
+  s->st->fuse_chosen++;
+  return BASE_OK;
+}
+
 /* ---- expansion
  * -------------------------------------------------------------------- */
 
@@ -194,6 +273,10 @@ static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
   if (h < 0) {
     ir_graph_free(child);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  if ((cs = top_offer(s, child, c, h, d))) {
+    ir_graph_free(child);
+    return cs;
   }
   if (c < s->best_cost - 1e-9 * s->best_cost) { /* not float noise */
     ir_graph *b = ir_graph_clone_shared(child); /* values: the region's */
@@ -354,16 +437,21 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
   sstate s = {.rules = rules, .o = o, .st = st, .deadline = deadline};
   s.cap = o->queue_cap > 0 ? o->queue_cap : 1;
   s.heap = base_malloc(sizeof(cand) * (size_t)s.cap);
+  s.ktop = o->fuse_k > 1 && o->cost ? o->fuse_k : 0;
+  s.top = s.ktop ? base_calloc((size_t)s.ktop, sizeof *s.top) : NULL;
   ir_graph *start = ir_graph_clone_shared(g); /* values shared with g, which */
   s.best = ir_graph_clone_shared(g);          /* outlives the search */
   base_status rc = BASE_ERR_NOMEM;
   base_status hs = BASE_OK;
   uint64_t h0 = rewrite_graph_shash(g, d, &hs);
-  if (!hs && s.heap && start && s.best && seen_add(&s, h0) > 0 &&
-      (s.best_hist = hist_add(&s, -1, -1, 0)) >= 0) {
+  if (!hs && s.heap && start && s.best && (s.top || !s.ktop) &&
+      seen_add(&s, h0) > 0 && (s.best_hist = hist_add(&s, -1, -1, 0)) >= 0) {
     rc = graph_cost(&s, g, &s.best_cost, d);
     if (!rc) {
       s.h[s.best_hist].cost = s.best_cost;
+      rc = top_offer(&s, g, s.best_cost, s.best_hist, d);
+    }
+    if (!rc) {
       heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
       start = NULL;
       rc = search_loop(&s, d);
@@ -375,7 +463,12 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
   while (s.n > 0)
     ir_graph_free(heap_pop(&s).g);
   if (!rc)
+    rc = choose_fused(&s, d);
+  if (!rc)
     count_rules(&s);
+  for (int i = 0; i < s.ntop; i++)
+    ir_graph_free(s.top[i].g);
+  free(s.top);
   ir_graph *best = rc ? NULL : s.best;
   if (rc)
     ir_graph_free(s.best);

@@ -31,6 +31,12 @@ typedef struct srch_options {
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
   int merge;         /* run pass_merge_siblings before the search (1) */
+  /* Fusion as the search's decision: each region search keeps its fuse_k
+   * cheapest distinct graphs (the start and every graph built) and returns
+   * the one cheapest once fused (fuse_graph under this cost function; ties:
+   * the cheaper unfused, then the earlier). Set it to 0 or 1 when the result
+   * will not be fused (then the cheapest unfused graph is returned). (8) */
+  int fuse_k;
   /* Passes as rules (NULL: the hand-written passes). The compiled pass
    * rules (rules/passes.rules), which must also be among the search's
    * rules: activation fusion and sibling merging are then the search's,
@@ -59,6 +65,8 @@ typedef struct srch_stats {
   int expanded, generated, duplicates, rejected, queue_peak, regions;
   int cse, bn_folded, acts_fused, merged, stopped_by_time;
   int stopped_by_patience; /* regions stopped for want of progress */
+  int fuse_chosen;         /* searches whose result is not their cheapest graph
+                              but one cheaper once fused (fuse_k) */
   double seconds, cost_before, cost_after;
   int estimated;    /* some cost was estimated */
   int nrules;       /* = ruleset size */
