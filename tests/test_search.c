@@ -361,13 +361,21 @@ static const char pass_sites[] =
     "yg = conv2d(x, g) groups=2\nrg = relu(yg)\n"
     "s = concat(ra, rb, rg) axis=1\noutput s\n";
 
+/* rules/passes.rules into *rs, compiled in both directions (*rules) and
+ * forward only (the cover, returned). */
+static rewrite_rules *load_pass_rules(ir_ruleset *rs, rewrite_rules **rules) {
+  load_rules(SUPEROPT_SOURCE_DIR "/rules/passes.rules", rs);
+  *rules = compile(rs);
+  base_diag d;
+  rewrite_rules *cover = rewrite_rules_compile(rs, REWRITE_FORWARD, 0, &d);
+  cr_assert(cover, "%s", d.msg);
+  return cover;
+}
+
 Test(search, passes_as_rules) {
   ir_ruleset rs;
-  load_rules(SUPEROPT_SOURCE_DIR "/rules/passes.rules", &rs);
-  rewrite_rules *rules = compile(&rs);
+  rewrite_rules *rules, *cover = load_pass_rules(&rs, &rules);
   base_diag d;
-  rewrite_rules *cover = rewrite_rules_compile(&rs, REWRITE_FORWARD, 0, &d);
-  cr_assert(cover, "%s", d.msg);
   ir_graph *g = parse(pass_sites);
   srch_options o;
   srch_options_default(&o);
@@ -438,11 +446,8 @@ static int applied(const ir_ruleset *rs, const srch_stats *st, const char *id) {
 
 Test(search, passes_as_rules_batched_matmul) {
   ir_ruleset rs;
-  load_rules(SUPEROPT_SOURCE_DIR "/rules/passes.rules", &rs);
-  rewrite_rules *rules = compile(&rs);
+  rewrite_rules *rules, *cover = load_pass_rules(&rs, &rules);
   base_diag d;
-  rewrite_rules *cover = rewrite_rules_compile(&rs, REWRITE_FORWARD, 0, &d);
-  cr_assert(cover, "%s", d.msg);
   ir_graph *g = parse(qkv_layers);
   /* exact counts: each layer's triple in its 3! orders, 3 x 3 x 2 ordered
    * pairs; the rank-2 forms bind no rank-3 matmul */
