@@ -330,18 +330,24 @@ Test(cuda, op_graphs_are_valid) {
   }
 }
 
+/* Every op graph run on the GPU with o, against the CPU reference within
+ * tol; failures name "op graph I (label)". */
+static void compare_op_graphs(const gpu_options *o, double tol,
+                              const char *label) {
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    char what[64];
+    snprintf(what, sizeof what, "op graph %zu (%s)", i, label);
+    compare(g, o, tol, what);
+    ir_graph_free(g);
+  }
+}
+
 Test(cuda, every_operator_tf32) {
   need_gpu();
   gpu_options o = {.fp32_strict = 0}, legacy = {.legacy_conv = 1};
-  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
-    ir_graph *g = parse(op_graphs[i]);
-    char what[48];
-    snprintf(what, sizeof what, "op graph %zu (tf32)", i);
-    compare(g, &o, 1e-3, what);
-    snprintf(what, sizeof what, "op graph %zu (tf32, legacy conv)", i);
-    compare(g, &legacy, 1e-3, what);
-    ir_graph_free(g);
-  }
+  compare_op_graphs(&o, 1e-3, "tf32");
+  compare_op_graphs(&legacy, 1e-3, "tf32, legacy conv");
 }
 
 /* The same graphs with the executor's depthwise kernel wherever it runs
@@ -350,15 +356,10 @@ Test(cuda, every_operator_own_depthwise) {
   need_gpu();
   gpu_options o = {.fp32_strict = 1};
   for (int v = 0; v < 6; v++) { /* kconv.cu's kVariants (dlopened there) */
-    char var[2] = {(char)('0' + v), 0};
+    char var[2] = {(char)('0' + v), 0}, label[24];
     setenv("SUPEROPT_DW", var, 1);
-    for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
-      ir_graph *g = parse(op_graphs[i]);
-      char what[48];
-      snprintf(what, sizeof what, "op graph %zu (own depthwise %d)", i, v);
-      compare(g, &o, 1e-5, what);
-      ir_graph_free(g);
-    }
+    snprintf(label, sizeof label, "own depthwise %d", v);
+    compare_op_graphs(&o, 1e-5, label);
   }
   unsetenv("SUPEROPT_DW");
 }
@@ -371,28 +372,15 @@ Test(cuda, every_operator_conv_gemm) {
   need_gpu();
   setenv("SUPEROPT_GEMM", "always", 1);
   gpu_options strict = {.fp32_strict = 1}, tf32 = {.fp32_strict = 0};
-  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
-    ir_graph *g = parse(op_graphs[i]);
-    char what[48];
-    snprintf(what, sizeof what, "op graph %zu (1x1 GEMM)", i);
-    compare(g, &strict, 1e-5, what);
-    snprintf(what, sizeof what, "op graph %zu (1x1 GEMM, tf32)", i);
-    compare(g, &tf32, 1e-3, what);
-    ir_graph_free(g);
-  }
+  compare_op_graphs(&strict, 1e-5, "1x1 GEMM");
+  compare_op_graphs(&tf32, 1e-3, "1x1 GEMM, tf32");
   unsetenv("SUPEROPT_GEMM");
 }
 
 Test(cuda, every_operator_fp32_strict) {
   need_gpu();
   gpu_options o = {.fp32_strict = 1};
-  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
-    ir_graph *g = parse(op_graphs[i]);
-    char what[32];
-    snprintf(what, sizeof what, "op graph %zu (strict)", i);
-    compare(g, &o, 1e-5, what);
-    ir_graph_free(g);
-  }
+  compare_op_graphs(&o, 1e-5, "strict");
 }
 
 Test(cuda, every_op_graph_with_poisoned_buffers) {

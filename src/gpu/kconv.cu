@@ -106,8 +106,7 @@ cudaError_t launch(cudaStream_t s, const float *x, const float *w,
   /* 128 threads a block: at about 150 registers a thread, several blocks
    * still fit on an SM */
   const int threads = 128;
-  int64_t b = (total + threads - 1) / threads;
-  unsigned nb = (unsigned)(b < 1 ? 1 : b > (1 << 20) ? (1 << 20) : b);
+  unsigned nb = blocks_for(total, threads);
   int64_t most = p->n * p->h * p->w * p->c + p->n * p->oh * p->ow * p->c;
   if (fits32(most))
     k_dwconv<int32_t, OX, R>

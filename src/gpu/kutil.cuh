@@ -11,10 +11,10 @@ namespace {
 
 const int kThreads = 256;
 
-/* Blocks of kThreads for n threads (at least 1, at most 2^20: the
- * kernels loop over the rest). */
-inline unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
+/* Blocks of `threads` (kThreads unless said) for n threads (at least 1, at
+ * most 2^20: the kernels loop over the rest). */
+inline unsigned blocks_for(int64_t n, int threads = kThreads) {
+  int64_t b = (n + threads - 1) / threads;
   if (b < 1)
     b = 1;
   return (unsigned)(b > (1 << 20) ? (1 << 20) : b);

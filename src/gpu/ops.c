@@ -261,10 +261,14 @@ static void mm_free(gpu_mm *m) {
  * Row-major C[M,N] = A[M,K] B[K,N] is column-major C^T = B^T A^T: cuBLASLt's
  * "A" is our b (N x K, ld N), its "B" our a (K x M, ld K), D is N x M. */
 
+/* transa: our b is stored N-major instead (K x N, ld K; a 1x1
+ * convolution's filter [O,C]) and cuBLASLt transposes it. */
 static base_status mm_layouts(gpu_mm *m, int64_t mm, int64_t nn, int64_t kk,
-                              int64_t batch, base_diag *d) {
-  GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->la, CUDA_R_32F, (uint64_t)nn,
-                                         (uint64_t)kk, nn));
+                              int64_t batch, int transa, base_diag *d) {
+  GPU_BLAS(d, transa ? cublasLtMatrixLayoutCreate(
+                           &m->la, CUDA_R_32F, (uint64_t)kk, (uint64_t)nn, kk)
+                     : cublasLtMatrixLayoutCreate(
+                           &m->la, CUDA_R_32F, (uint64_t)nn, (uint64_t)kk, nn));
   GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->lb, CUDA_R_32F, (uint64_t)kk,
                                          (uint64_t)mm, kk));
   GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->lc, CUDA_R_32F, (uint64_t)nn,
@@ -322,6 +326,40 @@ static int ep_has_bias(cublasLtEpilogue_t ep) {
          ep == CUBLASLT_EPILOGUE_GELU_BIAS;
 }
 
+/* m's descriptor (precision, epilogue ep, a placeholder bias pointer for
+ * the heuristic: the real one is set per run) and layouts, and the key its
+ * algorithm is chosen by (gpu_mm_choose). */
+static base_status mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
+                            int64_t mm, int64_t nn, int64_t kk, int64_t batch,
+                            int transa, gpu_mm_key *key, base_diag *d) {
+  cublasComputeType_t ct = p->ctx->opt.fp32_strict
+                               ? CUBLAS_COMPUTE_32F
+                               : CUBLAS_COMPUTE_32F_FAST_TF32;
+  GPU_BLAS(d, cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
+  if (transa) {
+    cublasOperation_t tr = CUBLAS_OP_T;
+    GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
+                    m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &tr, sizeof tr));
+  }
+  GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
+                  m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
+  if (ep_has_bias(ep)) {
+    const void *bp = (const void *)(uintptr_t)256;
+    GPU_BLAS(d,
+             cublasLtMatmulDescSetAttribute(
+                 m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
+  }
+  *key = (gpu_mm_key){mm,
+                      nn,
+                      kk,
+                      batch,
+                      (int32_t)ep,
+                      ep_has_bias(ep),
+                      p->ctx->opt.fp32_strict,
+                      transa};
+  return mm_layouts(m, mm, nn, kk, batch, transa, d);
+}
+
 static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
   gpu_mm *m = s->mm = base_calloc(1, sizeof *m);
@@ -336,26 +374,11 @@ static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     batch = ir_shape_numel(a) / (mm * kk);
   m->n = nn;
   m->count = ir_shape_numel(shp(p, n->out[0]));
-  cublasComputeType_t ct = p->ctx->opt.fp32_strict
-                               ? CUBLAS_COMPUTE_32F
-                               : CUBLAS_COMPUTE_32F_FAST_TF32;
-  GPU_BLAS(d, cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
   cublasLtEpilogue_t ep =
       mm_epilogue(m, &p->ctx->opt, s, n->nin == 3 || s->mm_bias,
                   gpu_effective_act(n, s), batch);
-  GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
-                  m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
-  if (ep_has_bias(ep)) {
-    /* a placeholder for the heuristic; the real pointer is set per run */
-    const void *bp = (const void *)(uintptr_t)256;
-    GPU_BLAS(d,
-             cublasLtMatmulDescSetAttribute(
-                 m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
-  }
-  base_status st = mm_layouts(m, mm, nn, kk, batch, d);
-  gpu_mm_key key = {
-      mm, nn, kk, batch, (int32_t)ep, ep_has_bias(ep), p->ctx->opt.fp32_strict,
-      0};
+  gpu_mm_key key;
+  base_status st = mm_setup(p, m, ep, mm, nn, kk, batch, 0, &key, d);
   return st ? st : gpu_mm_choose(p->ctx, &key, m, d);
 }
 
@@ -411,7 +434,8 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   const ir_shape *x = shp(p, n->in[0]), *w = shp(p, n->in[1]);
   int64_t pp = x->dim[0] * x->dim[2] * x->dim[3], cc = x->dim[1];
   int64_t oo = w->dim[0];
-  gpu_mm *m = base_calloc(1, sizeof *m);
+  gpu_mm *m = s->conv->gemm = base_calloc(1, sizeof *m); /* released with
+                                                           the step */
   if (!m)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   int act = gpu_effective_act(n, s), bias = n->nin == 3 && !s->bias_moved;
@@ -422,50 +446,24 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                           : bias               ? CUBLASLT_EPILOGUE_BIAS
                           : act == IR_ACT_RELU ? CUBLASLT_EPILOGUE_RELU
                                                : CUBLASLT_EPILOGUE_DEFAULT;
-  cublasComputeType_t ct = p->ctx->opt.fp32_strict
-                               ? CUBLAS_COMPUTE_32F
-                               : CUBLAS_COMPUTE_32F_FAST_TF32;
-  cublasOperation_t tr = CUBLAS_OP_T;
-  base_status st = BASE_OK;
-#define TRY(call)                                                              \
-  do {                                                                         \
-    cublasStatus_t e_ = (call);                                                \
-    if (!st && e_ != CUBLAS_STATUS_SUCCESS)                                    \
-      st = gpu_blas_fail(d, e_, #call);                                        \
-  } while (0)
-  TRY(cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
-  TRY(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &tr,
-                                     sizeof tr));
-  TRY(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                     &ep, sizeof ep));
-  if (ep_has_bias(ep)) { /* a placeholder; the real pointer is set per run */
-    const void *bp = (const void *)(uintptr_t)256;
-    TRY(cublasLtMatmulDescSetAttribute(
-        m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
-  }
-  TRY(cublasLtMatrixLayoutCreate(&m->la, CUDA_R_32F, (uint64_t)cc, (uint64_t)oo,
-                                 cc));
-  TRY(cublasLtMatrixLayoutCreate(&m->lb, CUDA_R_32F, (uint64_t)cc, (uint64_t)pp,
-                                 cc));
-  TRY(cublasLtMatrixLayoutCreate(&m->lc, CUDA_R_32F, (uint64_t)oo, (uint64_t)pp,
-                                 oo));
-#undef TRY
-  gpu_mm_key key = {
-      pp, oo, cc, 1, (int32_t)ep, ep_has_bias(ep), p->ctx->opt.fp32_strict, 1};
+  gpu_mm_key key;
+  base_status st = mm_setup(p, m, ep, pp, oo, cc, 1, 1, &key, d);
+  if (st)
+    return st;
   /* a GEMM that cannot be timed or is not faster leaves cuDNN's choice;
    * $SUPEROPT_GEMM=always takes it wherever it applies (tests) */
   const char *force = getenv("SUPEROPT_GEMM");
   int always = force && !strcmp(force, "always");
   base_diag ignored;
-  if (!st && gpu_mm_choose(p->ctx, &key, m, &ignored) == BASE_OK &&
+  if (gpu_mm_choose(p->ctx, &key, m, &ignored) == BASE_OK &&
       (always || (m->ms > 0 && m->ms < 0.97f * cudnn_ms))) {
-    s->conv->gemm = m;
     s->conv->gemm_ep = ep_ok;
     s->conv->ws = m->ws;
     return BASE_OK;
   }
   mm_free(m);
-  return st;
+  s->conv->gemm = NULL;
+  return BASE_OK;
 }
 
 /* ---- element-wise ---------------------------------------------------------

@@ -153,7 +153,6 @@ cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j) {
     memcpy(a.in_st[k], st, sizeof a.in_st[k]);
   }
   if (s->nshuf_out == 0) { /* y itself */
-    a.nout = 1;
     a.out[0] = p->ptr[s->shuf_y];
     a.out_hi[0] = a.c;
     gpu_strides(p, s->shuf_y, st);
