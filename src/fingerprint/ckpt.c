@@ -80,6 +80,20 @@ static int write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
+base_status fp_ckpt_open(const char *path, FILE **f, base_diag *d) {
+  *f = fopen(path, "rb");
+  if (!*f && errno != ENOENT)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot read '%s': %s", path,
+                         strerror(errno));
+  return BASE_OK;
+}
+
+base_status fp_ckpt_bad(const char *path, const char *why, base_diag *d) {
+  return base_diag_set(
+      d, strcmp(why, "out of memory") ? BASE_ERR_IO : BASE_ERR_NOMEM, 0, 0,
+      "checkpoint '%s': %s", path, why);
+}
+
 base_status fp_ckpt_atomic_write(const char *path, const void *const *part,
                                  const size_t *len, int nparts, base_diag *d) {
   char tmp[4200];
@@ -134,12 +148,10 @@ base_status fp_ckpt_read(const char *dir, int b, uint64_t key, size_t rec_size,
   if (!ckpt_path(path, sizeof path, dir, b, ""))
     return base_diag_set(d, BASE_ERR_IO, 0, 0, "checkpoint path too long: %s",
                          dir);
-  FILE *f = fopen(path, "rb");
-  if (!f && errno == ENOENT)
-    return BASE_OK;
-  if (!f)
-    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot read '%s': %s", path,
-                         strerror(errno));
+  FILE *f;
+  base_status st = fp_ckpt_open(path, &f, d);
+  if (st || !f)
+    return st;
   const char *why = NULL;
   void *r = NULL;
   if (fstat(fileno(f), &sb) != 0 || fread(&h, sizeof h, 1, f) != 1 ||
@@ -159,9 +171,7 @@ base_status fp_ckpt_read(const char *dir, int b, uint64_t key, size_t rec_size,
   fclose(f);
   if (why) {
     free(r);
-    return base_diag_set(
-        d, r || strcmp(why, "out of memory") ? BASE_ERR_IO : BASE_ERR_NOMEM, 0,
-        0, "checkpoint '%s': %s", path, why);
+    return fp_ckpt_bad(path, why, d);
   }
   m->n = h.n, m->dropped = h.dropped, m->nf_values = h.nf_values;
   *recs = r, *found = 1;

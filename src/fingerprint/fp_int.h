@@ -5,6 +5,8 @@
 #ifndef SUPEROPT_FP_INT_H
 #define SUPEROPT_FP_INT_H
 
+#include <stdio.h>
+
 #include "fp.h"
 
 #define FP_SEED1 1 /* the seed of fingerprints and the normal-form table */
@@ -103,6 +105,12 @@ base_status fp_ckpt_write(const char *dir, int b, uint64_t key,
  * path and process, synced, then renamed. */
 base_status fp_ckpt_atomic_write(const char *path, const void *const *part,
                                  const size_t *len, int nparts, base_diag *d);
+/* Opens checkpoint file path for reading; *f = NULL (BASE_OK) when there is
+ * none. */
+base_status fp_ckpt_open(const char *path, FILE **f, base_diag *d);
+/* The error for a checkpoint file found unusable: why ("out of memory":
+ * BASE_ERR_NOMEM, else BASE_ERR_IO). */
+base_status fp_ckpt_bad(const char *path, const char *why, base_diag *d);
 /* The normal-form table of sizes 0..max_size in dir/nf.tab (nf.c), keyed
  * like the branch files. Loading: *found = 0 when there is none; a file of
  * another key, size or checksum is an error (BASE_ERR_IO), never used. */

@@ -398,12 +398,10 @@ base_status fp_nf_load(const char *dir, uint64_t key, int max_size, fp_nf **out,
   if (snprintf(path, sizeof path, "%s/nf.tab", dir) >= (int)sizeof path)
     return base_diag_set(d, BASE_ERR_IO, 0, 0, "checkpoint path too long: %s",
                          dir);
-  FILE *f = fopen(path, "rb");
-  if (!f && errno == ENOENT)
-    return BASE_OK;
-  if (!f)
-    return base_diag_set(d, BASE_ERR_IO, 0, 0, "cannot read '%s': %s", path,
-                         strerror(errno));
+  FILE *f;
+  base_status st = fp_ckpt_open(path, &f, d);
+  if (st || !f)
+    return st;
   nf_header h;
   struct stat sb;
   uint64_t *k = NULL;
@@ -433,9 +431,7 @@ base_status fp_nf_load(const char *dir, uint64_t key, int max_size, fp_nf **out,
   free(k), free(sz);
   if (why) {
     fp_nf_free(t);
-    return base_diag_set(
-        d, strcmp(why, "out of memory") ? BASE_ERR_IO : BASE_ERR_NOMEM, 0, 0,
-        "checkpoint '%s': %s", path, why);
+    return fp_ckpt_bad(path, why, d);
   }
   *out = t, *found = 1;
   return BASE_OK;
