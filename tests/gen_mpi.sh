@@ -31,7 +31,8 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 expect 0 "$bin" gen-rules --max-ops 3 --threads 2 -o "$tmp/ref.rules"
 for n in 1 2 3; do
   threads=$((n == 2 ? 2 : 1))
-  expect 0 "${mpi[@]}" -np $n "$bin" gen-rules --max-ops 3 \
+  split=$((n == 3 ? 5 : 1)) # first-level branches dealt in parts: same file
+  expect 0 "${mpi[@]}" -np $n "$bin" gen-rules --max-ops 3 --split $split \
     --threads $threads -o "$tmp/n$n.rules"
   cmp -s "$tmp/ref.rules" "$tmp/n$n.rules" ||
     { echo "FAIL: $n ranks: rules differ from one process"; fails=$((fails + 1)); }
@@ -40,10 +41,10 @@ done
 
 # Checkpoints: 2 ranks stopped after saving 10 branches each fail with no
 # output; 3 ranks resume from the saved branches and the saved normal-form
-# table and write the same file.
+# table and write the same file (branches split in 3 parts both times).
 ck=$tmp/ck
 expect 2 "${mpi[@]}" -x SUPEROPT_CHECKPOINT_STOP=10 -np 2 "$bin" gen-rules \
-  --max-ops 3 --threads 1 --checkpoint "$ck" -o "$tmp/resumed.rules"
+  --max-ops 3 --split 3 --threads 1 --checkpoint "$ck" -o "$tmp/resumed.rules"
 contains "stopped after saving 10 branches"
 [ ! -e "$tmp/resumed.rules" ] ||
   { echo "FAIL: a stopped run wrote its output"; fails=$((fails + 1)); }
@@ -51,8 +52,8 @@ contains "stopped after saving 10 branches"
   { echo "FAIL: $(ls "$ck"/*.rec | wc -l) checkpoints, not 20"; fails=$((fails + 1)); }
 [ -s "$ck/nf.tab" ] ||
   { echo "FAIL: no normal-form table saved"; fails=$((fails + 1)); }
-expect 0 "${mpi[@]}" -np 3 "$bin" gen-rules --max-ops 3 --threads 1 \
-  --checkpoint "$ck" -o "$tmp/resumed.rules"
+expect 0 "${mpi[@]}" -np 3 "$bin" gen-rules --max-ops 3 --split 3 \
+  --threads 1 --checkpoint "$ck" -o "$tmp/resumed.rules"
 contains "values (from the checkpoint)"
 cmp -s "$tmp/ref.rules" "$tmp/resumed.rules" ||
   { echo "FAIL: resumed from checkpoints: rules differ"; fails=$((fails + 1)); }

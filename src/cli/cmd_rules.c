@@ -236,7 +236,7 @@ static int run_gen(gen_options *o, int threads) {
 
 typedef struct gen_args {
   const char *ops, *out, *ckpt;
-  int max_ops, threads, z3_timeout, keep, no_nf;
+  int max_ops, threads, z3_timeout, keep, no_nf, split;
   int pairs; /* index into "spanning|smallest|all" */
 } gen_args;
 
@@ -266,6 +266,10 @@ static const cli_opt gen_table[] = {
     CLI_FLAG(T, "no-normal-form", no_nf, 1,
              "also enumerate graphs with a non-normal intermediate\n"
              "value (docs/generation.md; far slower)"),
+    CLI_INT(T, "split", split, "K", 1, 256,
+            "deal each first-level enumeration branch as K\n"
+            "branches (smaller units for ranks and checkpoints;\n"
+            "same file; default 16 at --max-ops 5, else 1)"),
     CLI_STR(T, "checkpoint", 0, ckpt, "DIR",
             "save each finished enumeration branch in DIR; a\n"
             "rerun with the same arguments (any rank count)\n"
@@ -291,6 +295,7 @@ static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
   o.no_normal_form = a.no_nf;
   o.output = a.out;
   o.checkpoint = a.ckpt;
+  o.split = a.split;
   /* tests: stop after saving this many branches (resumed by a rerun) */
   const char *stop = getenv("SUPEROPT_CHECKPOINT_STOP");
   o.checkpoint_stop = stop && a.ckpt ? atoi(stop) : 0;

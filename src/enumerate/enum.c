@@ -25,6 +25,8 @@ typedef struct dfs {
   uint8_t used[EN_NCLASSES]; /* copies of each class used so far */
   const en_visitor *v;
   void *state;
+  int split, part; /* run only second nodes number part, part + split, ... */
+  int second;      /* second nodes seen so far */
 } dfs;
 
 /* Renaming-invariant descriptor of a value: its class, or its node. */
@@ -122,6 +124,8 @@ static base_status try_node(dfs *s, en_node n) {
     in[j] = en_value_shape(n.a[j], (const ir_shape(*)[2])s->shapes);
   if (en_node_op(&n, in, &op, &a, s->shapes[k]))
     return BASE_OK;
+  if (k == 1 && s->split > 1 && s->second++ % s->split != s->part)
+    return BASE_OK; /* another part of this first node's branch */
   uint8_t saved[EN_NCLASSES];
   memcpy(saved, s->used, sizeof saved);
   for (int j = 0; j < en_gop_nin(n.gop); j++)
@@ -131,6 +135,8 @@ static base_status try_node(dfs *s, en_node n) {
   uint8_t outs[EN_MAX_OUTPUTS];
   int comps = components(&s->g), nout = en_graph_outputs(&s->g, outs);
   int left = s->max_ops - (k + 1), keep = comps == 1 && nout <= s->max_outputs;
+  if (k == 0 && s->part > 0)
+    keep = 0; /* part 0 of the branch visits the first node alone */
   /* each further node joins at most two components into one, and reads at
    * most two outputs while adding one */
   int deeper = left > 0 && comps - 1 <= left && nout - s->max_outputs <= left;
@@ -291,7 +297,11 @@ static int first_nodes(const en_config *c, en_node *first, int cap) {
   return col.n;
 }
 
-int en_branch_count(const en_config *c) { return 1 + first_nodes(c, NULL, 0); }
+static int parts(const en_config *c) { return c->split > 1 ? c->split : 1; }
+
+int en_branch_count(const en_config *c) {
+  return 1 + first_nodes(c, NULL, 0) * parts(c);
+}
 
 /* Branch 0: every class's first copy alone. */
 static base_status run_inputs(const en_config *c, const en_visitor *v,
@@ -307,12 +317,14 @@ static base_status run_inputs(const en_config *c, const en_visitor *v,
   return st;
 }
 
-/* Branch b >= 1: the graphs whose first node is first[b-1]. */
+/* Branch b >= 1: part (b-1) % parts of the graphs whose first node is
+ * first[(b-1) / parts]. */
 static base_status run_branch(const en_config *c, const en_visitor *v,
-                              void *state, en_node first) {
+                              void *state, en_node first, int part) {
   dfs s;
   dfs_init(&s, c, v, state);
-  s.max_ops = c->max_ops;
+  s.split = parts(c);
+  s.part = part;
   /* re-run depth 1 restricted to this node */
   return try_node(&s, first);
 }
@@ -322,8 +334,10 @@ static base_status run_one(const en_config *c, const en_visitor *v,
   void *state = v->branch_begin(v->u, b);
   if (!state)
     return BASE_ERR_NOMEM;
+  int np = parts(c);
   base_status st =
-      b == 0 ? run_inputs(c, v, state) : run_branch(c, v, state, first[b - 1]);
+      b == 0 ? run_inputs(c, v, state)
+             : run_branch(c, v, state, first[(b - 1) / np], (b - 1) % np);
   v->branch_end(v->u, b, state);
   return st;
 }
@@ -337,7 +351,7 @@ base_status en_enumerate(const en_config *c, const en_visitor *v,
   int nfirst = first_nodes(c, NULL, 0);
   en_node first[nfirst + 1];
   first_nodes(c, first, nfirst);
-  int nb = nfirst + 1, done = 0, total = 0;
+  int nb = en_branch_count(c), done = 0, total = 0;
   base_status err = BASE_OK;
   for (int b = 0; b < nb; b++)
     total += !c->branches || c->branches[b];

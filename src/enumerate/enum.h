@@ -166,6 +166,10 @@ typedef struct en_config {
   /* fp_candidates, tests: > 0: stop (BASE_ERR_INTERRUPTED, nothing
    * returned) once this process has saved this many branches */
   int checkpoint_stop;
+  /* > 1: each first-level branch is dealt as this many branches, the
+   * second nodes taken in turn (smaller units of work for many ranks and
+   * checkpoints; the graphs enumerated are the same) */
+  int split;
 } en_config;
 
 /* Called for the graphs of one branch. branch_begin returns the branch's
@@ -191,7 +195,8 @@ typedef struct en_visitor {
   int (*stop)(void *state, const en_graph *g);
 } en_visitor;
 
-/* Number of branches en_enumerate will run (1 + first-node choices). */
+/* Number of branches en_enumerate will run (1 + first-node choices x
+ * split). */
 int en_branch_count(const en_config *c);
 /* Enumerates every canonical graph of 0..c->max_ops operators. */
 base_status en_enumerate(const en_config *c, const en_visitor *v, base_diag *d);

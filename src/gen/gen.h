@@ -19,6 +19,7 @@
 
 #define GEN_MAX_OPS 5        /* beyond this the enumeration does not fit */
 #define GEN_MAX_OPS_ALL 4    /* ... and this with every operator */
+#define GEN_SPLIT_DEEP 16    /* branches per first node at --max-ops 5 */
 #define GEN_UNPROVEN_LIST 20 /* unproven rules named in gen_stats */
 /* --max-ops 5 over every operator: graphs (a projection from the growth
  * from 3 to 4 operators, docs/results.md), bytes per graph's record, and
@@ -58,6 +59,9 @@ typedef struct gen_options {
    * (any rank count). docs/generation.md, "Checkpoints". */
   const char *checkpoint;
   int checkpoint_stop; /* tests: > 0: stop after saving this many branches */
+  /* Each first-level enumeration branch dealt as this many (en_config's
+   * split); 0: GEN_SPLIT_DEEP at max_ops >= 5, else 1. Same file. */
+  int split;
   /* The memory check of --max-ops 5 over every operator (GEN_GRAPHS_5_ALL
    * records spread over the processes): ranks, the processes in all (0:
    * comm's size, or 1), local_ranks, those on this node (0: 1), sharing

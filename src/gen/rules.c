@@ -178,6 +178,7 @@ static base_status config(const gen_options *o, en_config *cfg, base_diag *d) {
   cfg->keep_non_normal = o->no_normal_form;
   cfg->checkpoint = o->checkpoint;
   cfg->checkpoint_stop = o->checkpoint_stop;
+  cfg->split = o->split ? o->split : o->max_ops >= 5 ? GEN_SPLIT_DEEP : 1;
   cfg->progress = o->progress;
   cfg->u = o->u;
   if (o->ops && en_ops_parse(o->ops, &cfg->ops, err, sizeof err) != BASE_OK)
