@@ -60,9 +60,11 @@ Test(gen, bad_options) {
   cr_assert_eq(gen_options_check(&o, &d), BASE_ERR_PARAM);
   cr_assert(strstr(d.msg, "--max-ops 5 needs --ops"), "%s", d.msg);
   o.ranks = 16, o.local_ranks = 16, o.mem_mib = 16 * 1024;
-  cr_assert_eq(gen_options_check(&o, &d), BASE_ERR_PARAM); /* 2.2 GiB each */
+  cr_assert_eq(gen_options_check(&o, &d), BASE_ERR_PARAM); /* 4.6 GiB each */
   cr_assert(strstr(d.msg, "GiB per process"), "%s", d.msg);
-  o.mem_mib = 64 * 1024; /* 16 x 2.2 GiB fit in 64 GiB */
+  o.mem_mib = 64 * 1024; /* 16 x 4.6 GiB do not fit in 64 GiB */
+  cr_assert_eq(gen_options_check(&o, &d), BASE_ERR_PARAM);
+  o.mem_mib = 96 * 1024; /* they fit in 96 GiB */
   cr_assert_eq(gen_options_check(&o, &d), BASE_OK, "%s", d.msg);
   o = small("/tmp/unused.rules");
   o.ops = "matmul,frobnicate";

@@ -236,7 +236,7 @@ static int run_gen(gen_options *o, int threads) {
 
 typedef struct gen_args {
   const char *ops, *out, *ckpt;
-  int max_ops, threads, z3_timeout, keep, no_nf, split;
+  int max_ops, threads, z3_timeout, keep, no_nf, split, node_mem;
   int pairs; /* index into "spanning|smallest|all" */
 } gen_args;
 
@@ -270,6 +270,10 @@ static const cli_opt gen_table[] = {
             "deal each first-level enumeration branch as K\n"
             "branches (smaller units for ranks and checkpoints;\n"
             "same file; default 16 at --max-ops 5, else 1)"),
+    CLI_INT(T, "node-memory", node_mem, "GIB", 1, 1 << 20,
+            "memory of each node for --max-ops 5's check\n"
+            "(default: this node's physical memory; virtual\n"
+            "machines may report less than they can grow to)"),
     CLI_STR(T, "checkpoint", 0, ckpt, "DIR",
             "save each finished enumeration branch in DIR; a\n"
             "rerun with the same arguments (any rank count)\n"
@@ -296,6 +300,7 @@ static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
   o.output = a.out;
   o.checkpoint = a.ckpt;
   o.split = a.split;
+  o.mem_mib = (long long)a.node_mem * 1024;
   /* tests: stop after saving this many branches (resumed by a rerun) */
   const char *stop = getenv("SUPEROPT_CHECKPOINT_STOP");
   o.checkpoint_stop = stop && a.ckpt ? atoi(stop) : 0;

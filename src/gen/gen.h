@@ -21,12 +21,12 @@
 #define GEN_MAX_OPS_ALL 4    /* ... and this with every operator */
 #define GEN_SPLIT_DEEP 16    /* branches per first node at --max-ops 5 */
 #define GEN_UNPROVEN_LIST 20 /* unproven rules named in gen_stats */
-/* --max-ops 5 over every operator: graphs (a projection from the growth
- * from 3 to 4 operators, docs/results.md), bytes per graph's record, and
- * an allowance per process for the normal-form table (<= 4-operator
- * values) and the rest. One process holds its records twice while merging
- * or exchanging them. */
-#define GEN_GRAPHS_5_ALL 500e6
+/* --max-ops 5 over every operator: graphs (extrapolated by the branch
+ * weights from the branches an 8-rank run finished, docs/results.md),
+ * bytes per graph's record, and an allowance per process for the
+ * normal-form table (<= 4-operator values) and the rest. One process holds its
+ * records twice while merging or exchanging them. */
+#define GEN_GRAPHS_5_ALL 770e6
 #define GEN_RECORD_BYTES 40
 #define GEN_TABLE_MIB_5 1024
 
