@@ -494,6 +494,48 @@ Test(mutant, apply_concat_w_with_consumers_between) {
   ir_graph_free(m);
 }
 
+/* cheap_wide, but every convolution's cost is an estimate */
+static base_status cheap_wide_estimated(void *u, const ir_graph *g, int node,
+                                        double *cost, int *estimated,
+                                        base_diag *d) {
+  *estimated = g->nodes[node].op == IR_OP_CONV2D;
+  return cheap_wide(u, g, node, cost, NULL, d);
+}
+
+/* A mutant cheaper only under estimated costs is not taken (counted as
+ * unmeasured) unless the mask has MUTANT_ESTIMATES; measured, it is. */
+Test(mutant, estimated_savings_need_a_flag) {
+  ir_graph *m = parse("input a: [1,2,8,6]\n"
+                      "input b: [1,2,8,6]\n"
+                      "weight w: [2,2,3,3]\n"
+                      "y1 = conv2d(a, w) pad=same\n"
+                      "y2 = conv2d(b, w) pad=same\n"
+                      "s = ewadd(y1, y2)\n"
+                      "output s\n");
+  mutant_apply_stats st;
+  ir_graph *out = NULL;
+  base_diag d;
+  unsigned cw = 1u << MUTANT_CONCAT_W;
+  cr_assert_eq(
+      mutant_apply(m, cw, 1, cheap_wide_estimated, NULL, &out, &st, &d),
+      BASE_OK, "%s", d.msg);
+  cr_assert_eq(st.napplied, 0);
+  cr_assert_eq(st.unmeasured, 1);
+  cr_assert_eq(out->nnodes, m->nnodes, "the graph changed");
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+  cr_assert_eq(mutant_apply(m, cw | MUTANT_ESTIMATES, 1, cheap_wide_estimated,
+                            NULL, &out, &st, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_eq(st.napplied, 1);
+  cr_assert_eq(st.unmeasured, 0);
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+  cr_assert_eq(mutant_apply(m, cw, 1, cheap_wide, NULL, &out, &st, &d), BASE_OK,
+               "%s", d.msg);
+  cr_assert_eq(st.napplied, 1, "measured costs: taken");
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+  ir_graph_free(m);
+}
+
 /* ---- many shapes ---------------------------------------------------------
  */
 

@@ -212,10 +212,15 @@ const cli_command cli_cmd_mutants = {
 
 void cli_print_mutants(const mutant_apply_stats *st) {
   printf("mutants applied: %d of %d considered (%d not cheaper, %d "
-         "overlapping, %d refused)%s\n",
+         "overlapping, %d refused, %d cheaper by estimates only)%s\n",
          st->napplied, st->considered, st->not_cheaper, st->overlapping,
-         st->refused,
+         st->refused, st->unmeasured,
          st->napplied ? "; verified by the box argument, not proven" : "");
+  if (st->unmeasured)
+    printf("  not taken: %d mutant%s cheaper only where the cost model "
+           "estimates (measure them: --measure on a GPU, or costdb measure "
+           "--signatures; or take them anyway: --mutants-estimated)\n",
+           st->unmeasured, st->unmeasured == 1 ? "" : "s");
   double saved = 0;
   for (int i = 0; i < st->napplied; i++) {
     const mutant_applied *a = &st->applied[i];

@@ -36,6 +36,7 @@ typedef struct opt_args {
                            function */
   int check, allow_unproven;
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
+  int mutant_estimates;        /* --mutants-estimated */
   int drop_weights;     /* --drop-weights: write a .graph without values */
   int fuse;             /* group element-wise chains after the search */
   int patience_given;   /* else experiments search without patience */
@@ -183,6 +184,10 @@ static const cli_opt optimize_table[] = {
     CLI_FLAG(T, "no-rules", no_rules, 1,
              "no rules file: the search has only the pass rules"),
     CLI_FLAG(T, "no-mutants", no_mutants, 1, "apply no mutants"),
+    CLI_FLAG(T, "mutants-estimated", mutant_estimates, 1,
+             "also take mutants whose saving rests on estimated\n"
+             "costs (default: measured ones only, e.g. with\n"
+             "--measure; docs/mutants.md)"),
     CLI_FLAG(T, "proven-only", proven_only, 1,
              "only proven rewrites: no mutants (verified by the\n"
              "box argument, not proven), no unproven rules"),
@@ -529,6 +534,8 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     mutant_apply_stats ms = {0};
     base_diag d;
     unsigned mask = a.no_mutants || a.proven_only ? 0 : MUTANT_ALL;
+    if (mask && a.mutant_estimates)
+      mask |= MUTANT_ESTIMATES;
     h = mutant_optimize(g, rules, &a.so, mask, 1, &st, &ms, &d);
     if (!h)
       rc = cli_report(&d);

@@ -210,11 +210,12 @@ static int sites_in(const ir_graph *cur, const mutant *m, int32_t *sites) {
  * not, -1 with d set on a hard error (out of memory, the cost function's
  * error). */
 static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
-                   mutant_cost_fn cost, void *u, mutant_apply_stats *st,
-                   base_diag *d) {
+                   int estimates_ok, mutant_cost_fn cost, void *u,
+                   mutant_apply_stats *st, base_diag *d) {
   mutant_applied a = {.cls = m->cls};
   double ms_g;
-  if (graph_cost(m->f, cost, u, &a.ms_before, d) ||
+  int est_f = 0, est_h = 0;
+  if (cd_sum_cost(m->f, cost, u, &a.ms_before, &est_f, d) ||
       graph_cost(m->g, cost, u, &ms_g, d))
     return -1;
   if (!(ms_g < a.ms_before)) {
@@ -235,14 +236,16 @@ static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
   a.wrong_numel = b.wrong_numel, a.numel = b.numel;
   a.bound = mutant_false_equal_bound(m->f, m->g);
   mutant_boxes_free(&b);
-  if (!s && graph_cost(h, cost, u, &a.ms_after, d)) {
+  if (!s && cd_sum_cost(h, cost, u, &a.ms_after, &est_h, d)) {
     ir_graph_free(h);
     return -1;
   }
   int32_t sites[2];
   int taken = 0;
-  if (!s && a.ms_after < a.ms_before && !sites_in(*cur, m, sites) &&
-      !splice_graph(*cur, sites, m->f->noutputs, m->f, h, &next, &q)) {
+  if (!s && a.ms_after < a.ms_before && (est_f || est_h) && !estimates_ok) {
+    st->unmeasured++;
+  } else if (!s && a.ms_after < a.ms_before && !sites_in(*cur, m, sites) &&
+             !splice_graph(*cur, sites, m->f->noutputs, m->f, h, &next, &q)) {
     for (int i = 0; i < m->f->noutputs; i++)
       snprintf(a.site[i], sizeof a.site[i], "%s",
                m->f->tensors[m->f->outputs[i]].name);
@@ -279,7 +282,8 @@ base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
       st->overlapping++;
       continue;
     }
-    int r = try_one(&cur, m, seed, cost, u, st, d);
+    int r =
+        try_one(&cur, m, seed, (mask & MUTANT_ESTIMATES) != 0, cost, u, st, d);
     if (r < 0)
       s = d->code;
     else if (r > 0)

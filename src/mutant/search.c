@@ -29,6 +29,7 @@ static base_status merge_stats(mutant_apply_stats *t, mutant_apply_stats *r,
   t->overlapping += r->overlapping;
   t->not_cheaper += r->not_cheaper;
   t->refused += r->refused;
+  t->unmeasured += r->unmeasured;
   if (!r->napplied)
     return BASE_OK;
   mutant_applied *v =
