@@ -5,7 +5,9 @@
  * planted instance that does not hold and must be refused, every applied
  * instance checked numerically on the CPU executor, and the search finding
  * the ResNeXt merge (two convolutions + add -> one convolution on
- * concatenated inputs and weights). Rules: tests/data/rules/instances.rules.
+ * concatenated inputs and weights); the edge filter refusing a graph with
+ * the pattern's node signatures but not its edge. Rules:
+ * tests/data/rules/instances.rules.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -235,4 +237,52 @@ Test(instances, search_finds_resnext_merge) {
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);
+}
+
+/* ---- the signature filters ----------------------------------------------
+ */
+
+/* may_match of pattern pat in graph g, with the node-signature filter's
+ * verdict alone in *nodes_ok and the matcher's count in *n. */
+static int may_match(const char *pat, const char *g, int *nodes_ok, int *n) {
+  ir_graph *p = parse(pat), *h = parse(g);
+  rewrite_cpat cp;
+  rewrite_index ix;
+  rewrite_matches ms = {0};
+  base_diag d;
+  cr_assert_eq(rewrite_cpat_init(&cp, p, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(rewrite_index_build(h, &ix, &d), BASE_OK, "%s", d.msg);
+  *nodes_ok = 1;
+  for (int w = 0; w < REWRITE_SIG_WORDS; w++)
+    *nodes_ok &= !(cp.ssigset[w] & ~ix.ssigset[w]);
+  int ok = rewrite_cpat_may_match(&cp, &ix);
+  cr_assert_eq(rewrite_match_cpat(&cp, h, &ix, &ms, &d), BASE_OK, "%s", d.msg);
+  *n = ms.n;
+  rewrite_matches_free(&ms);
+  rewrite_index_free(&ix);
+  ir_graph_free(h), ir_graph_free(p);
+  return ok;
+}
+
+/* A graph with every node signature of the pattern but not its edge (conv
+ * then relu where the pattern reads relu then conv) is refused before
+ * matching; with the edge it may match, and does. */
+Test(filter, edges_between_signatures) {
+  const char *pat = "input x: [1,4,8,8]\nweight w: [4,4,3,3]\n"
+                    "a = relu(x)\nb = conv2d(a, w) pad=same\noutput b\n";
+  int nodes_ok, n;
+  cr_assert_not(may_match(pat,
+                          "input x: [1,4,8,8]\nweight w: [4,4,3,3]\n"
+                          "a = conv2d(x, w) pad=same\nb = relu(a)\n"
+                          "output b\n",
+                          &nodes_ok, &n));
+  cr_assert(nodes_ok, "the node signatures alone already refuse it");
+  cr_assert_eq(n, 0);
+  cr_assert(may_match(pat,
+                      "input x: [1,4,8,8]\nweight w: [4,4,3,3]\n"
+                      "weight v: [4,4,3,3]\n"
+                      "c = conv2d(x, v) pad=same\na = relu(c)\n"
+                      "b = conv2d(a, w) pad=same\noutput b\n",
+                      &nodes_ok, &n));
+  cr_assert_eq(n, 1);
 }

@@ -128,6 +128,8 @@ base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
     ix->pad[i] = rewrite_pad_modes(g, &g->nodes[i]);
     rewrite_sig_bits(ix->sig[i], ix->sigset);
   }
+  rewrite_edge_bits(g, ix->sig, ix->esigset);
+  rewrite_edge_bits(g, ix->ssig, ix->essigset);
   if (index_sigs(g->nnodes, ix)) {
     rewrite_index_free(ix);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -207,6 +209,21 @@ void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]) {
     unsigned b = (unsigned)(s >> (16 * h)) & (64 * REWRITE_SIG_WORDS - 1);
     set[b / 64] |= (uint64_t)1 << (b % 64);
   }
+}
+
+void rewrite_edge_bits(const ir_graph *g, const uint64_t *sig,
+                       uint64_t set[REWRITE_SIG_WORDS]) {
+  for (int j = 0; j < g->nnodes; j++)
+    for (int k = 0; k < g->nodes[j].nin; k++) {
+      int i = g->tensors[g->nodes[j].in[k]].node;
+      if (i < 0)
+        continue;
+      uint64_t h = sig[i] ^ (sig[j] * 0x9e3779b97f4a7c15u);
+      h ^= h >> 29;
+      h *= 0xbf58476d1ce4e5b9u;
+      h ^= h >> 32;
+      rewrite_sig_bits(h, set);
+    }
 }
 
 /* Whether graph node gn of g pads as a node with padding mode `mode` would
@@ -464,6 +481,8 @@ base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
   }
   for (int k = 0; k < cp->nneed; k++)
     cp->need_count[k] = (uint8_t)count[cp->need_op[k]];
+  rewrite_edge_bits(pat, cp->sig, cp->esigset);
+  rewrite_edge_bits(pat, cp->ssig, cp->essigset);
   for (int i = 0; i < pat->noutputs; i++)
     cp->out[pat->outputs[i]] = 1;
   return BASE_OK;
@@ -472,8 +491,10 @@ base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
 int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix) {
   int exact = !cp->ic || rewrite_icache_hopeless(cp->ic, cp->dir);
   for (int w = 0; w < REWRITE_SIG_WORDS; w++)
-    if (exact ? cp->ssigset[w] & ~ix->ssigset[w]
-              : cp->sigset[w] & ~ix->sigset[w])
+    if (exact ? (cp->ssigset[w] & ~ix->ssigset[w]) |
+                    (cp->essigset[w] & ~ix->essigset[w])
+              : (cp->sigset[w] & ~ix->sigset[w]) |
+                    (cp->esigset[w] & ~ix->esigset[w]))
       return 0;
   for (int k = 0; k < cp->nneed; k++) {
     int o = cp->need_op[k];

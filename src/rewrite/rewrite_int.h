@@ -26,6 +26,8 @@ typedef struct rewrite_index {
   uint8_t *pad;   /* nnodes: rewrite_pad_modes of each node */
   uint64_t *ssig; /* nnodes: rewrite_node_ssig of each node */
   uint64_t ssigset[REWRITE_SIG_WORDS]; /* the strict signatures (Bloom) */
+  /* the edges present, as the pattern's (rewrite_cpat) */
+  uint64_t esigset[REWRITE_SIG_WORDS], essigset[REWRITE_SIG_WORDS];
 } rewrite_index;
 
 /* A node's signature: a hash of its operator, arity, parameters (shape-
@@ -38,6 +40,10 @@ uint64_t rewrite_node_sig(const ir_graph *g, const ir_node *n);
 uint64_t rewrite_node_ssig(const ir_graph *g, const ir_node *n);
 /* The Bloom filter bits of signature s. */
 void rewrite_sig_bits(uint64_t s, uint64_t set[REWRITE_SIG_WORDS]);
+/* The edge filter bits of every edge of g (node j reading node i's output:
+ * the pair of their signatures sig[i], sig[j]) into set. */
+void rewrite_edge_bits(const ir_graph *g, const uint64_t *sig,
+                       uint64_t set[REWRITE_SIG_WORDS]);
 
 base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
                                 base_diag *d);
@@ -56,6 +62,9 @@ typedef struct rewrite_cpat {
   uint64_t sigset[REWRITE_SIG_WORDS];
   uint64_t ssig[REWRITE_MAX_PNODES]; /* strict signatures */
   uint64_t ssigset[REWRITE_SIG_WORDS];
+  /* its edges (a node reading another's output) by the two nodes'
+   * signatures, and by their strict signatures (Bloom) */
+  uint64_t esigset[REWRITE_SIG_WORDS], essigset[REWRITE_SIG_WORDS];
   uint64_t ops; /* bit op: the pattern has a node of operator op */
   int nneed;
   uint8_t need_op[REWRITE_MAX_PNODES], need_count[REWRITE_MAX_PNODES];
@@ -67,8 +76,10 @@ typedef struct rewrite_cpat {
 /* Prepares pat (which must outlive cp); BASE_ERR_PARAM when too large. */
 base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
                               base_diag *d);
-/* Whether the indexed graph has every signature and enough nodes of every
- * operator cp needs: a necessary condition for a match. */
+/* Whether the indexed graph has every signature, every edge between two
+ * signatures and enough nodes of every operator cp needs: a necessary
+ * condition for a match (matched nodes have the pattern nodes'
+ * signatures, and a pattern edge maps onto a graph edge). */
 int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix);
 
 /* Matches with an index built by the caller (see rewrite_match_graph). */
