@@ -119,6 +119,8 @@ long long cli_parse_count(const char *s);
  * beside it (x.graph -> x.safetensors) when there is one. Prints the error
  * and sets *rc on failure. */
 ir_graph *cli_load(const char *path, int *rc);
+/* Whether path (may be NULL) names an ONNX file (ends in .onnx). */
+int cli_is_onnx(const char *path);
 /* Replaces *g by its copy at batch size `batch` (--batch); CLI_OK, or the
  * reported error's exit code. */
 int cli_rebatch(ir_graph **g, int batch);

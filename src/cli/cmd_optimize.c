@@ -328,8 +328,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   cd_model_init(&a->cost, a->db, a->dev);
   a->so.cost = cd_model_cost;
   a->so.cost_u = &a->cost;
-  size_t olen = a->out ? strlen(a->out) : 0;
-  if (!a->fuse || (olen > 5 && !strcmp(a->out + olen - 5, ".onnx")))
+  if (!a->fuse || cli_is_onnx(a->out))
     a->so.fuse_k = 0; /* not fused: the cheapest unfused graph wins */
   return CLI_OK;
 }
@@ -492,12 +491,11 @@ static int check_result(const ir_graph *g, const ir_graph *h) {
 /* Writes the result: .onnx as a drop-in for the original model (--like, or
  * the input when it is ONNX), else a .graph with its weights' sidecar. */
 static int write_result(const opt_args *a, const ir_graph *h, const char *in) {
-  size_t n = strlen(a->out), m = strlen(in);
-  if (n > 5 && !strcmp(a->out + n - 5, ".onnx"))
+  if (cli_is_onnx(a->out))
     return cli_export_onnx(h, a->out,
-                           a->like                                 ? a->like
-                           : m > 5 && !strcmp(in + m - 5, ".onnx") ? in
-                                                                   : NULL);
+                           a->like           ? a->like
+                           : cli_is_onnx(in) ? in
+                                             : NULL);
   return cli_write_graph(h, a->out, a->drop_weights);
 }
 
@@ -552,8 +550,7 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     srch_stats_free(&st);
     mutant_apply_stats_free(&ms);
   }
-  size_t olen = a.out ? strlen(a.out) : 0;
-  if (h && a.fuse && olen > 5 && !strcmp(a.out + olen - 5, ".onnx"))
+  if (h && a.fuse && cli_is_onnx(a.out))
     printf("fusion: skipped (ONNX has no fused operator)\n");
   else if (h && a.fuse && !rc) {
     rc = fuse_result(&a, &h); /* may replace h */

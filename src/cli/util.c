@@ -104,10 +104,14 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
   return CLI_OK;
 }
 
+int cli_is_onnx(const char *path) {
+  size_t n = path ? strlen(path) : 0;
+  return n > 5 && !strcmp(path + n - 5, ".onnx");
+}
+
 ir_graph *cli_load(const char *path, int *rc) {
   base_diag d;
-  size_t n = strlen(path);
-  int onnx = n > 5 && !strcmp(path + n - 5, ".onnx");
+  int onnx = cli_is_onnx(path);
   ir_graph *g = onnx ? ox_import_file(path, NULL, &d) : ir_parse_file(path, &d);
   if (g && !onnx) {
     char side[4096];
