@@ -299,11 +299,6 @@ static base_status any_rank(const fp_comm *comm, base_status st, int *need,
   return st;
 }
 
-/* Enumerates c's branches (c->branches: this rank's share) into all,
- * sorted: those saved in c->checkpoint are loaded, the rest enumerated
- * (and saved there), building the normal-form table only if any rank has
- * any left (with comm: a collective, shared over the ranks). w: branch
- * weights for progress (may be NULL). */
 /* Benchmarks (scripts/bench-mpi-5 --saved-only): SUPEROPT_SAVED_ONLY=1
  * takes the saved branches alone, the rest as empty, to time the stages
  * after the enumeration on part of a run too long to finish. Its file
@@ -313,6 +308,11 @@ static int saved_only(void) {
   return e && *e == '1';
 }
 
+/* Enumerates c's branches (c->branches: this rank's share) into all,
+ * sorted: those saved in c->checkpoint are loaded, the rest enumerated
+ * (and saved there), building the normal-form table only if any rank has
+ * any left (with comm: a collective, shared over the ranks). w: branch
+ * weights for progress (may be NULL). */
 static base_status enumerate(const en_config *c, const long long *w,
                              const fp_comm *comm, rec_vec *all, fp_stats *fs,
                              base_diag *d) {
@@ -323,6 +323,7 @@ static base_status enumerate(const en_config *c, const long long *w,
   r.br = base_calloc((size_t)nb, sizeof *r.br);
   r.c = c, r.w = w, r.key = fp_ckpt_key(c, sizeof(fp_rec));
   base_status st = todo && r.br ? BASE_OK : BASE_ERR_NOMEM;
+  int only_saved = saved_only();
   if (!st && c->checkpoint)
     st = fp_ckpt_dir(c->checkpoint, d);
   if (!st && c->checkpoint && w)
@@ -333,7 +334,7 @@ static base_status enumerate(const en_config *c, const long long *w,
       continue;
     if (c->checkpoint)
       st = load_branch(&r, b, &found, fs, d);
-    if (!st && !found && !saved_only()) {
+    if (!st && !found && !only_saved) {
       todo[b] = 1, ntodo++;
       r.w_todo += w ? (double)w[b] : 1;
     }
