@@ -172,13 +172,6 @@ out:
 
 /* ---- choosing ------------------------------------------------------------ */
 
-/* Sum of cost over g's nodes that compute from inputs (weight-only nodes,
- * e.g. sliced weights, run once at load and cost nothing) into *sum. */
-static base_status graph_cost(const ir_graph *g, mutant_cost_fn cost, void *u,
-                              double *sum, base_diag *d) {
-  return cd_sum_cost(g, cost, u, sum, NULL, d);
-}
-
 static int record(mutant_apply_stats *st, const mutant_applied *a) {
   mutant_applied *v =
       base_realloc(st->applied, sizeof *v * (size_t)(st->napplied + 1));
@@ -206,9 +199,10 @@ static int sites_in(const ir_graph *cur, const mutant *m, int32_t *sites) {
   return 0;
 }
 
-/* Tries mutant m on *cur: analysis, correction, costs, splice. 1 taken, 0
- * not, -1 with d set on a hard error (out of memory, the cost function's
- * error). */
+/* Tries mutant m on *cur: analysis, correction, costs (cd_sum_cost:
+ * weight-only nodes, e.g. sliced weights, run once at load and are free),
+ * splice. 1 taken, 0 not, -1 with d set on a hard error (out of memory, the
+ * cost function's error). */
 static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
                    int estimates_ok, mutant_cost_fn cost, void *u,
                    mutant_apply_stats *st, base_diag *d) {
@@ -216,7 +210,7 @@ static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
   double ms_g;
   int est_f = 0, est_h = 0;
   if (cd_sum_cost(m->f, cost, u, &a.ms_before, &est_f, d) ||
-      graph_cost(m->g, cost, u, &ms_g, d))
+      cd_sum_cost(m->g, cost, u, &ms_g, NULL, d))
     return -1;
   if (!(ms_g < a.ms_before)) {
     st->not_cheaper++;
