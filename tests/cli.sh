@@ -213,6 +213,8 @@ expect 2 "$bin" mutants "$tmp/missing.graph"
 expect 0 "$bin" optimize "$m" -o "$tmp/mut/opt.graph"
 contains "mutants applied: 0 of 4 considered (4 not cheaper"
 contains "verified by the box argument and the end-to-end check (mutants): 0"
+expect 0 "$bin" optimize "$m" --mutants-estimated
+contains "mutants applied: 0 of 4 considered (4 not cheaper, 0 overlapping, 0 refused, 0 cheaper by estimates only)"
 expect 0 "$bin" optimize "$m" --no-mutants
 grep -q "mutants applied" "$tmp/out" && { echo "FAIL: --no-mutants"; fails=$((fails + 1)); }
 expect 0 "$bin" optimize "$m" --proven-only

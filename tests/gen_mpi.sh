@@ -39,6 +39,14 @@ for n in 1 2 3; do
   [ $n = 2 ] && { contains "RSS MiB"; contains "wrote 2509 rules"; }
 done
 
+# --max-ops 5 over every operator: refused where the node's memory (here
+# said with --node-memory) cannot hold the ranks' shares; nothing written
+expect 1 "${mpi[@]}" -np 2 "$bin" gen-rules --max-ops 5 --node-memory 4 \
+  -o "$tmp/n5.rules"
+contains "of its 4 GiB"
+[ ! -e "$tmp/n5.rules" ] ||
+  { echo "FAIL: a refused run wrote its output"; fails=$((fails + 1)); }
+
 # Checkpoints: 2 ranks stopped after saving 10 branches each fail with no
 # output; 3 ranks resume from the saved branches and the saved normal-form
 # table and write the same file (branches split in 3 parts both times).
