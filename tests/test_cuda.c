@@ -261,6 +261,15 @@ static const char *const op_graphs[] = {
     "a = conv2d(x, w0)\nb = conv2d(a, d3) groups=12 pad=[1,0,1,2]\n"
     "c = conv2d(b, d5, b5) groups=12 act=relu\nr = ewadd(c, a)\n"
     "e = conv2d(r, d7) groups=12 pad=valid\nf = conv2d(e, w1)\noutput f\n",
+    /* convolutions whose kernel equals their stride (ConvNeXt's stem and
+     * downsampling: space to depth and a GEMM where that is faster, and
+     * always under SUPEROPT_GEMM=always): 2x2 with bias and relu, 4x4 on
+     * three channels, 2x1 */
+    "input x: [2,3,16,8]\nweight w4: [8,3,4,4]\nweight b4: [8]\n"
+    "weight w2: [12,8,2,2]\nweight b2: [12]\nweight w21: [4,8,2,1]\n"
+    "a = conv2d(x, w4, b4) stride=[4,4] pad=valid\n"
+    "b = conv2d(a, w2, b2) stride=[2,2] pad=valid act=relu\n"
+    "c = conv2d(a, w21) stride=[2,1] pad=valid\noutput b, c\n",
     /* ShuffleNet blocks: a channel shuffle (reshape, transpose [0,2,1,3,4],
      * reshape) between a concat of channels-last convolutions and slices,
      * and one whose result is a graph output */
@@ -355,8 +364,9 @@ Test(cuda, every_operator_tf32) {
 Test(cuda, every_operator_own_depthwise) {
   need_gpu();
   gpu_options o = {.fp32_strict = 1};
-  for (int v = 0; v < 6; v++) { /* kconv.cu's kVariants (dlopened there) */
-    char var[2] = {(char)('0' + v), 0}, label[24];
+  for (int v = 0; v < 16; v++) { /* kconv.cu's kVariants (dlopened there) */
+    char var[4], label[24];
+    snprintf(var, sizeof var, "%d", v);
     setenv("SUPEROPT_DW", var, 1);
     snprintf(label, sizeof label, "own depthwise %d", v);
     compare_op_graphs(&o, 1e-5, label);

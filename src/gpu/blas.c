@@ -9,12 +9,6 @@
 #include "gpu_int.h"
 
 #define GPU_MM_CANDIDATES 24
-#define GPU_MM_REPS 5
-
-static int cmp_float(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
 
 typedef struct mm_scratch {
   float *a, *b, *c, *bias;
@@ -49,26 +43,27 @@ static void scratch_free(mm_scratch *s) {
   cudaGetLastError();
 }
 
-/* Median time of one algorithm; a huge value when it fails. */
+/* One product with one algorithm on the scratch buffers (u: mm_run). */
+typedef struct mm_run {
+  gpu_mm *m;
+  const cublasLtMatmulAlgo_t *algo;
+  size_t ws;
+  mm_scratch *s;
+} mm_run;
+
+static int run_mm(gpu_ctx *c, const void *u) {
+  const mm_run *r = u;
+  const float one = 1.0f, zero = 0.0f;
+  return cublasLtMatmul(c->lt, r->m->desc, &one, r->s->a, r->m->la, r->s->b,
+                        r->m->lb, &zero, r->s->c, r->m->lc, r->s->c, r->m->lc,
+                        r->algo, r->s->ws, r->ws,
+                        c->stream) != CUBLAS_STATUS_SUCCESS;
+}
+
+/* Median time of one algorithm (gpu_tune_time); huge when it fails. */
 static float time_algo(gpu_ctx *c, gpu_mm *m, const cublasLtMatmulAlgo_t *algo,
                        size_t ws, mm_scratch *s) {
-  const float one = 1.0f, zero = 0.0f;
-  float t[GPU_MM_REPS];
-  for (int r = -1; r < GPU_MM_REPS; r++) {
-    float ms = 1e30f;
-    if ((r < 0 || cudaEventRecord(s->e0, c->stream) == cudaSuccess) &&
-        cublasLtMatmul(c->lt, m->desc, &one, s->a, m->la, s->b, m->lb, &zero,
-                       s->c, m->lc, s->c, m->lc, algo, s->ws, ws,
-                       c->stream) == CUBLAS_STATUS_SUCCESS &&
-        r >= 0 && cudaEventRecord(s->e1, c->stream) == cudaSuccess &&
-        cudaEventSynchronize(s->e1) == cudaSuccess)
-      cudaEventElapsedTime(&ms, s->e0, s->e1);
-    if (r >= 0)
-      t[r] = ms;
-  }
-  cudaGetLastError();
-  qsort(t, GPU_MM_REPS, sizeof *t, cmp_float);
-  return t[GPU_MM_REPS / 2];
+  return gpu_tune_time(c, run_mm, &(mm_run){m, algo, ws, s}, s->e0, s->e1);
 }
 
 /* Index of the fastest of r[0..nr-1] (0 when timing is impossible). */

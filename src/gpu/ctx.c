@@ -2,6 +2,7 @@
  * handles, error translation, and the cache of convolution algorithms
  * (cudnnFind runs once per convolution geometry and math mode).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,18 +175,33 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   /* $SUPEROPT_DW=always takes kconv.cu's kernel wherever it runs, =K its
    * variant K (tests) */
   const char *force = getenv("SUPEROPT_DW");
+  char *end = NULL;
+  long fv = force && strcmp(force, "always") ? strtol(force, &end, 10) : 0;
+  int forced =
+      force && (!end || (end != force && !*end && fv >= 0 && fv < 100));
   cxk_dw a;
-  int var = 0;
-  if (force && (!strcmp(force, "always") ||
-                (force[0] >= '0' && force[0] <= '9' && !force[1]))) {
-    var = force[0] == 'a' ? 0 : force[0] - '0';
+  int var = forced ? (int)fv : 0;
+  float dw_ms = 1e30f;
+  if (forced)
     out->own = !c->opt.legacy_conv && var < cxk_dwconv_variants() &&
                gpu_dw_args(k, &a);
-  } else {
-    out->own = !c->opt.legacy_conv && gpu_dw_time(c, k, &var) < 0.97f * best;
-  }
+  else
+    out->own =
+        !c->opt.legacy_conv && (dw_ms = gpu_dw_time(c, k, &var)) < 0.97f * best;
   out->own = out->own ? 1 + var : 0;
   out->ms = best; /* the own kernel, when chosen, is faster still */
+  if (getenv("SUPEROPT_TUNE_LOG")) /* a diagnostic for kernel work */
+    fprintf(stderr,
+            "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
+            "stride %d, groups %d, %s: legacy %.4f ms, graph API %.4f ms, "
+            "own %.4f ms (shape %d): %s\n",
+            (long long)k->n, (long long)k->c, (long long)k->h, (long long)k->w,
+            (long long)k->o, (long long)k->kh, (long long)k->kw, k->stride[0],
+            k->groups, k->cl ? "NHWC" : "NCHW", r[i].time,
+            g.plan ? g.ms : -1.0f, dw_ms < 1e29f ? dw_ms : -1.0f, var,
+            out->own    ? "own"
+            : graph_api ? "graph API"
+                        : "legacy");
   if (graph_api && !out->own) {
     out->plan = g.plan;
     out->ws = g.ws;

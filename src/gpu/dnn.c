@@ -5,11 +5,13 @@
  * with cudnn.benchmark. For one convolution geometry this builds the
  * operation graph, asks heuristics (mode A) for engine configurations,
  * finalises up to GPU_DNN_CANDIDATES execution plans, times each on scratch
- * buffers (median of GPU_DNN_REPS runs after a warm-up, CUDA events) and
- * keeps the fastest. In strict fp32 mode engines with the tensor-core or
- * down-convert numerical notes (TF32) are skipped. Failure to find any plan
- * is not an error: the caller falls back to the legacy algorithm.
+ * buffers (gpu_tune_time: a CUDA graph of back-to-back runs replayed,
+ * median of GPU_DNN_REPS replays after a warm-up) and keeps the fastest. In
+ * strict fp32 mode engines with the tensor-core or down-convert numerical notes
+ * (TF32) are skipped. Failure to find any plan is not an error: the caller
+ * falls back to the legacy algorithm.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,40 +173,52 @@ static cudnnStatus_t make_plan(cudnnHandle_t h, bdesc cfg, bdesc *plan,
                                   CUDNN_TYPE_INT64, 1, &n, ws);
 }
 
-/* Up to GPU_DNN_CANDIDATES finalised plans for g (strict: no TF32). */
+/* Engine configurations for g by heuristics `mode`, up to `want` of them
+ * into cfg (created by the caller); their number. */
+static int64_t heur_configs(const graph_descs *g, cudnnBackendHeurMode_t mode,
+                            bdesc *cfg, int want) {
+  bdesc heur = NULL;
+  int64_t ncfg = 0;
+  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+                                   &heur) != CUDNN_STATUS_SUCCESS ||
+      set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->graph) != 0 ||
+      set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode) !=
+          0 ||
+      cudnnBackendFinalize(heur) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, want, &ncfg,
+                               cfg) != CUDNN_STATUS_SUCCESS)
+    ncfg = 0;
+  if (heur)
+    cudnnBackendDestroyDescriptor(heur);
+  return ncfg < want ? ncfg : want;
+}
+
+/* Up to GPU_DNN_CANDIDATES finalised plans for g (strict: no TF32), in
+ * heuristics mode A's order. (Adding the fallback list's engines found
+ * nothing faster for ConvNeXt's convolutions on an H200, and after some of
+ * them cudnnFindConvolutionForwardAlgorithm failed with an internal
+ * error.) */
 static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
                       bdesc *plans, int64_t *ws) {
-  bdesc heur = NULL, cfg[GPU_DNN_CANDIDATES * 2] = {0};
-  cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-  int64_t ncfg = 0;
+  bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
   int np = 0, want = GPU_DNN_CANDIDATES * 2;
   for (int i = 0; i < want; i++)
     if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
                                      &cfg[i]) != CUDNN_STATUS_SUCCESS)
       want = i;
-  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
-                                   &heur) == CUDNN_STATUS_SUCCESS &&
-      set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->graph) == 0 &&
-      set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode) ==
-          0 &&
-      cudnnBackendFinalize(heur) == CUDNN_STATUS_SUCCESS &&
-      cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, want, &ncfg,
-                               cfg) == CUDNN_STATUS_SUCCESS) {
-    for (int64_t i = 0; i < ncfg && i < want && np < GPU_DNN_CANDIDATES; i++) {
-      if (strict && uses_tf32(cfg[i]))
-        continue;
-      plans[np] = NULL;
-      if (make_plan(h, cfg[i], &plans[np], &ws[np]) == CUDNN_STATUS_SUCCESS &&
-          ws[np] <= GPU_DNN_WS_MAX)
-        np++;
-      else if (plans[np])
-        cudnnBackendDestroyDescriptor(plans[np]);
-    }
+  int64_t ncfg = heur_configs(g, CUDNN_HEUR_MODE_A, cfg, want);
+  for (int64_t i = 0; i < ncfg && np < GPU_DNN_CANDIDATES; i++) {
+    if (strict && uses_tf32(cfg[i]))
+      continue;
+    plans[np] = NULL;
+    if (make_plan(h, cfg[i], &plans[np], &ws[np]) == CUDNN_STATUS_SUCCESS &&
+        ws[np] <= GPU_DNN_WS_MAX)
+      np++;
+    else if (plans[np])
+      cudnnBackendDestroyDescriptor(plans[np]);
   }
-  if (heur)
-    cudnnBackendDestroyDescriptor(heur);
   for (int i = 0; i < want; i++)
     cudnnBackendDestroyDescriptor(cfg[i]);
   return np;
@@ -227,24 +241,56 @@ static int cmp_float(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* One run of what is timed (0: it ran). */
-typedef int (*timed_run)(gpu_ctx *c, const void *u);
+/* Milliseconds between e0 and e1 around one launch of x (or one run(c, u)
+ * where x is NULL); huge on failure. */
+static float timed_once(gpu_ctx *c, cudaGraphExec_t x, gpu_timed_run run,
+                        const void *u, cudaEvent_t e0, cudaEvent_t e1) {
+  float ms = 1e30f;
+  if (cudaEventRecord(e0, c->stream) != cudaSuccess ||
+      (x ? cudaGraphLaunch(x, c->stream) != cudaSuccess : run(c, u)) ||
+      cudaEventRecord(e1, c->stream) != cudaSuccess ||
+      cudaEventSynchronize(e1) != cudaSuccess ||
+      cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+    ms = 1e30f;
+  return ms;
+}
 
-/* Median time of GPU_DNN_REPS runs of run(c, u) between events e0 and e1
- * after one untimed run; a huge value on failure. */
-static float median_time(gpu_ctx *c, timed_run run, const void *u,
-                         cudaEvent_t e0, cudaEvent_t e1) {
-  float t[GPU_DNN_REPS];
-  if (run(c, u))
+float gpu_tune_time(gpu_ctx *c, gpu_timed_run run, const void *u,
+                    cudaEvent_t e0, cudaEvent_t e1) {
+  float t[GPU_DNN_REPS], one = 1e30f;
+  if (!run(c, u)) /* the first run loads modules: not timed */
+    one = timed_once(c, NULL, run, u, e0, e1);
+  if (one >= 1e29f) { /* it does not run */
+    cudaGetLastError();
     return 1e30f;
-  for (int r = 0; r < GPU_DNN_REPS; r++) {
-    t[r] = 1e30f;
-    if (cudaEventRecord(e0, c->stream) != cudaSuccess || run(c, u) ||
-        cudaEventRecord(e1, c->stream) != cudaSuccess ||
-        cudaEventSynchronize(e1) != cudaSuccess ||
-        cudaEventElapsedTime(&t[r], e0, e1) != cudaSuccess)
-      t[r] = 1e30f;
   }
+  /* batch: about 0.2 ms of work a replay, 1 to GPU_TUNE_BATCH runs */
+  int batch = one > 0.2f ? 1 : one * GPU_TUNE_BATCH > 0.2f ? 4 : GPU_TUNE_BATCH;
+  cudaGraph_t g = NULL;
+  cudaGraphExec_t x = NULL;
+  if (cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal) ==
+      cudaSuccess) {
+    int failed = 0;
+    for (int k = 0; k < batch && !failed; k++)
+      failed = run(c, u);
+    if (cudaStreamEndCapture(c->stream, &g) != cudaSuccess || failed || !g ||
+        cudaGraphInstantiate(&x, g, 0) != cudaSuccess ||
+        cudaGraphLaunch(x, c->stream) != cudaSuccess || /* upload, warm */
+        cudaStreamSynchronize(c->stream) != cudaSuccess) {
+      if (x)
+        cudaGraphExecDestroy(x);
+      x = NULL;
+    }
+    if (g)
+      cudaGraphDestroy(g);
+  }
+  cudaGetLastError();
+  if (!x) /* not capturable: single launches, overhead included */
+    batch = 1;
+  for (int r = 0; r < GPU_DNN_REPS; r++)
+    t[r] = timed_once(c, x, run, u, e0, e1) / (float)batch;
+  if (x)
+    cudaGraphExecDestroy(x);
   cudaGetLastError();
   qsort(t, GPU_DNN_REPS, sizeof *t, cmp_float);
   return t[GPU_DNN_REPS / 2];
@@ -327,12 +373,37 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var) {
   if (!gpu_dw_args(k, &a) || scratch_new(c, k, 256, &s) != 0)
     return best;
   for (a.var = 0; a.var < cxk_dwconv_variants(); a.var++) {
-    float ms = median_time(c, run_dw, &(dw_run){&a, &s}, s.e0, s.e1);
+    float ms = gpu_tune_time(c, run_dw, &(dw_run){&a, &s}, s.e0, s.e1);
+    if (getenv("SUPEROPT_TUNE_LOG"))
+      fprintf(stderr, "tune:   own depthwise shape %d: %.4f ms\n", a.var, ms);
     if (ms < best)
       best = ms, *var = a.var;
   }
   scratch_free(&s);
   return best;
+}
+
+/* cxk_copy along a walk (u: copy_run). */
+typedef struct copy_run {
+  const cxk_walk *w;
+  const scratch *s;
+} copy_run;
+
+static int run_copy(gpu_ctx *c, const void *u) {
+  const copy_run *r = u;
+  return cxk_copy(c->stream, r->s->x, r->s->y, r->w) != cudaSuccess;
+}
+
+float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst) {
+  scratch s;
+  float ms = 1e30f;
+  memset(&s, 0, sizeof s);
+  if (!cudaMalloc((void **)&s.x, (size_t)nsrc * 4) &&
+      !cudaMalloc((void **)&s.y, (size_t)ndst * 4) && !cudaEventCreate(&s.e0) &&
+      !cudaEventCreate(&s.e1) && !cxk_fill(c->stream, s.x, nsrc, 0.5f))
+    ms = gpu_tune_time(c, run_copy, &(copy_run){w, &s}, s.e0, s.e1);
+  scratch_free(&s);
+  return ms;
 }
 
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
@@ -353,10 +424,12 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
     bdesc vp = NULL;
     float t =
         variant_pack(&vp, s.x, s.w, s.y, s.ws) == CUDNN_STATUS_SUCCESS
-            ? median_time(c, run_plan, (bdesc[2]){plans[i], vp}, s.e0, s.e1)
+            ? gpu_tune_time(c, run_plan, (bdesc[2]){plans[i], vp}, s.e0, s.e1)
             : 1e30f;
     if (vp)
       cudnnBackendDestroyDescriptor(vp);
+    if (getenv("SUPEROPT_TUNE_LOG"))
+      fprintf(stderr, "tune:   graph API plan %d of %d: %.4f ms\n", i, np, t);
     if (t < out->ms) {
       out->ms = t;
       best = i;

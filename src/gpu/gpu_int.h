@@ -91,6 +91,10 @@ typedef struct gpu_conv {
   struct gpu_mm *gemm; /* a 1x1 channels-last convolution run as a cuBLASLt
                           GEMM (faster than cuDNN), or NULL */
   int gemm_ep;         /* its epilogue adds the bias and the activation */
+  int s2d;             /* the GEMM's x: a kernel-sized unpadded stride-sized
+                          convolution's patches, copied into scratch by
+                          s2dw (space to depth) */
+  cxk_walk s2dw;
   cxk_dw dw;
   cxk_pad pad;
   ir_shape wcl_as; /* the shape wcl is converted as: the filter's (KRSC),
@@ -214,6 +218,20 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
 /* The executor's own depthwise kernel's geometry for k; 0 when k is not a
  * depthwise convolution it runs (dnn.c). */
 int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a);
+/* One run of what an autotuner times (0: it ran). */
+typedef int (*gpu_timed_run)(gpu_ctx *c, const void *u);
+/* Median time in ms of one run(c, u) as inside a graph replay (dnn.c):
+ * up to GPU_TUNE_BATCH runs captured into a CUDA graph, the graph timed
+ * between events e0 and e1 over several replays, divided by the runs.
+ * Timing single launches measured the launch (6 to 10 us on an H100) as
+ * much as the kernel, and every batch-1 candidate looked alike. Where the
+ * capture fails: single launches. Huge where run fails. */
+#define GPU_TUNE_BATCH 10
+float gpu_tune_time(gpu_ctx *c, gpu_timed_run run, const void *u,
+                    cudaEvent_t e0, cudaEvent_t e1);
+/* Median time in ms of cxk_copy along w from a buffer of nsrc floats to
+ * one of ndst (dnn.c); a huge value where it cannot be timed. */
+float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst);
 /* Its median time on scratch buffers (ms), or a huge value. */
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL). */
