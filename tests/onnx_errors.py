@@ -4,7 +4,8 @@ no output file: an unsupported operator (named with its node, position and
 the supported list), malformed protobuf, an opset that is too old, a dynamic
 input shape (and that --input-shape resolves it); hostile shapes (issue 12):
 a node without outputs or op type, a negative dimension, messages nested
-thousands deep, a constant reshaped to dimensions whose product overflows.
+thousands deep, a constant reshaped to dimensions whose product overflows;
+and --data-input (other inputs become weights; an unknown name is an error).
 
 usage: onnx_errors.py SUPEROPT
 """
@@ -144,6 +145,27 @@ def main():
                   inits=(cdata, cshape))
         expect(superopt, tmp, "reshape_overflow", m.SerializeToString(), 2,
                "node 1 'rs' (Reshape)", "target shape too large")
+        # --data-input: parameters exported as inputs (export_params=False)
+        # and read by Add become weights; a name the model lacks is an error
+        mm = helper.make_node("MatMul", ["x", "w"], ["m"], name="mm")
+        ab = helper.make_node("Add", ["m", "b"], ["y"], name="ab")
+        params = model([mm, ab], [vi("x", [2, 4]), vi("w", [4, 3]),
+                                  vi("b", [3])], [vi("y", [2, 3])])
+        data = params.SerializeToString()
+        expect(superopt, tmp, "data_input", data, 0,
+                     args=("--data-input", "x"))
+        with open(os.path.join(tmp, "data_input.graph")) as f:
+            text = f.read()
+        for line in ("input x: [2,4]", "weight w: [4,3]", "weight b: [3]"):
+            if line not in text:
+                FAILS.append(f"data_input: no '{line}' in {text!r}")
+        expect(superopt, tmp, "no_data_input", data, 0)
+        with open(os.path.join(tmp, "no_data_input.graph")) as f:
+            if "input b: [3]" not in f.read():
+                FAILS.append("no_data_input: b is no longer an input")
+        expect(superopt, tmp, "data_input_missing", data, 2,
+               "--data-input 'z': the model has no graph input of that name",
+               args=("--data-input", "z"))
     for f in FAILS:
         print("FAIL:", f)
     if FAILS:

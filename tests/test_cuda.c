@@ -251,6 +251,19 @@ static const char *const op_graphs[] = {
     "c = conv2d(r, w2)\nsl = slice(d) starts=[0,4,0,0] ends=[2,12,10,9]\n"
     "e = conv2d(sl, w3) stride=[2,2]\npd = pad(d) pads=[0,0,0,1,0,0,1,0] "
     "value=0.5\npc = conv2d(pd, w2) pad=valid\noutput c, e, pc\n",
+    /* the same block after scale folding: the bias and the residual (the
+     * block's channels-last input) folded into the second matmul through
+     * the transpose view back to images (layout.c); then one whose
+     * residual is the NCHW graph input, not folded */
+    "input x: [2,16,10,9]\nweight wd: [16,1,7,7]\nweight m1: [16,32]\n"
+    "weight m2: [32,16]\nweight bm: [16]\nweight m3: [16,16]\n"
+    "weight w2: [8,16,3,3]\n"
+    "d = conv2d(x, wd) groups=16\nt = transpose(d) perm=[0,2,3,1]\n"
+    "h = matmul(t, m1) act=relu\nq = matmul(h, m2)\nqb = ewadd(bm, q)\n"
+    "u = transpose(qb) perm=[0,3,1,2]\nr = ewadd(u, d)\n"
+    "t2 = transpose(r) perm=[0,2,3,1]\nq2 = matmul(t2, m3)\n"
+    "u2 = transpose(q2) perm=[0,3,1,2]\nr2 = ewadd(x, u2)\n"
+    "c = conv2d(r2, w2)\noutput c, r\n",
     /* depthwise convolutions channels-last (kconv.cu where it is faster,
      * and always in the test below): 3 x 3 with asymmetric padding, 5 x 5
      * with bias and relu, 7 x 7 valid, a residual add; widths not a

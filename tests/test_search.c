@@ -298,6 +298,44 @@ Test(passes, batchnorm_fold_and_fusion_keep_outputs) {
   ir_graph_free(g);
 }
 
+/* ConvNeXt's layer scale: s * transpose(matmul(a, W) + b) folded into W
+ * and b (weight-only nodes); with and without the bias and the transpose;
+ * and the sites it must leave: a scale that is an input, one along the
+ * wrong axis, a matmul result read twice, a multiply that is an output. */
+Test(passes, scale_fold) {
+  ir_graph *g = parse(
+      "input x: [2,3,4,8]\ninput si: [8,1,1]\nweight w: [8,8]\n"
+      "weight b: [8]\nweight s: [8,1,1]\nweight s8: [8]\n"
+      "weight sw: [1,1,4,1]\n"
+      "m = matmul(x, w)\ne = ewadd(b, m)\nt = transpose(e) perm=[0,3,1,2]\n"
+      "y = ewmul(s, t)\nr = relu(y)\n"
+      "m2 = matmul(x, w)\nt2 = transpose(m2) perm=[0,3,1,2]\n"
+      "y2 = ewmul(t2, s)\nr2 = relu(y2)\n"
+      "m3 = matmul(x, w)\ny3 = ewmul(m3, s8)\nr3 = relu(y3)\n"
+      "m4 = matmul(x, w)\nt4 = transpose(m4) perm=[0,3,1,2]\n"
+      "y4 = ewmul(si, t4)\nr4 = relu(y4)\n"
+      "m5 = matmul(x, w)\ny5 = ewmul(m5, sw)\nr5 = relu(y5)\n"
+      "m6 = matmul(x, w)\ny6 = ewmul(m6, s8)\nr6 = ewadd(y6, m6)\n"
+      "m7 = matmul(x, w)\ny7 = ewmul(m7, s8)\n"
+      "output r, r2, r3, r4, r5, r6, y7\n");
+  base_diag d;
+  int n = -1;
+  ir_graph *h = pass_fold_scale(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 3); /* y, y2, y3 */
+  cr_assert_eq(count_op(h, IR_OP_EWMUL), count_op(g, IR_OP_EWMUL) - 3 + 4);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  uint8_t mask[96];
+  ir_weight_only(h, mask);
+  int muls = 0; /* the multiplies left to run: y4, y5, y6, y7 */
+  for (int i = 0; i < h->nnodes; i++)
+    muls += !mask[i] && h->nodes[i].op == IR_OP_EWMUL;
+  cr_assert_eq(muls, 4);
+  cr_assert(ir_find_tensor(h, "y7") >= 0, "an output keeps its name");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 Test(passes, fusion_needs_a_sole_reader) {
   ir_graph *g = parse("input x: [1,3,4,4]\nweight w: [2,3,1,1]\n"
                       "c = conv2d(x, w)\nr = relu(c)\ns = ewadd(c, r)\n"

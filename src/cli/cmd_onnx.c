@@ -29,6 +29,21 @@ static int set_shape(void *u, const char *v, char *msg, size_t n) {
   return -1;
 }
 
+/* --data-input NAME (repeatable). */
+static int set_data(void *u, const char *v, char *msg, size_t n) {
+  ox_options *o = &((import_opts *)u)->ox;
+  if (o->ndata == OX_MAX_SHAPES) {
+    snprintf(msg, n, "more than %d --data-input options", OX_MAX_SHAPES);
+    return -1;
+  }
+  if (!*v || strlen(v) >= sizeof o->data[0]) {
+    snprintf(msg, n, "bad --data-input '%s' (expected an input's name)", v);
+    return -1;
+  }
+  strcpy(o->data[o->ndata++], v);
+  return 0;
+}
+
 #define T import_opts
 static const cli_opt import_table[] = {
     CLI_STR(T, "output", 'o', out, "OUT", "write the graph here"),
@@ -38,6 +53,10 @@ static const cli_opt import_table[] = {
     CLI_CALL("input-shape", "N=DIMS", set_shape,
              "the shape of input N where the model leaves it\n"
              "dynamic (repeatable)"),
+    CLI_CALL("data-input", "N", set_data,
+             "input N is data; every other float input is a\n"
+             "weight (models exported with export_params=False;\n"
+             "repeatable)"),
     CLI_END};
 #undef T
 

@@ -267,6 +267,12 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d);
 /* Marks the transposes that only rename their input's bytes (after
  * gpu_layout_assign) as views; returns how many. */
 int gpu_layout_views(gpu_plan *p);
+/* After gpu_layout_views: folds an ewadd of a residual into the matmul
+ * computing its other operand through a transpose view to images (and a
+ * bias folded into it): ConvNeXt's "matmul + bias, permute back, add the
+ * block's input", the residual channels-last (the matmul's bytes). Returns
+ * how many. */
+int gpu_layout_fold_residuals(gpu_plan *p);
 /* Whether t's bytes are NHWC. */
 int gpu_is_cl(const gpu_plan *p, int t);
 /* Strides of t's logical (N, C, H, W, ...) coordinates in its bytes. */

@@ -199,6 +199,64 @@ int gpu_layout_views(gpu_plan *p) {
   return nv;
 }
 
+/* The matmul whose result value t is, seen through a bias add folded into
+ * it (a view), or -1. */
+static int matmul_under(const gpu_plan *p, int t) {
+  const ir_graph *g = p->g;
+  if (g->tensors[t].kind != IR_T_VALUE)
+    return -1;
+  int e = g->tensors[t].node;
+  if (p->steps[e].res_conv && p->steps[e].view)
+    e = p->steps[e].res_conv - 1;
+  return g->nodes[e].op == IR_OP_MATMUL ? e : -1;
+}
+
+int gpu_layout_fold_residuals(gpu_plan *p) {
+  const ir_graph *g = p->g;
+  int n = 0;
+  int *reads = p->cl ? base_calloc((size_t)g->ntensors + 1, sizeof *reads)
+                     : NULL; /* readers, graph outputs counted */
+  if (!reads)
+    return 0; /* nothing folded: still correct */
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      reads[g->nodes[i].in[k]]++;
+  for (int i = 0; i < g->noutputs; i++)
+    reads[g->outputs[i]]++;
+  for (int j = 0; !p->ctx->opt.no_fold && j < g->nnodes; j++) {
+    const ir_node *a = &g->nodes[j];
+    if (a->op != IR_OP_EWADD || a->nin != 2 || p->steps[j].view ||
+        p->wonly[j] || !p->cl[a->out[0]] || a->in[0] == a->in[1])
+      continue;
+    for (int k = 0; k < 2; k++) {
+      int t = a->in[k], r = a->in[1 - k];
+      const ir_tensor *tt = &g->tensors[t], *rt = &g->tensors[r];
+      if (tt->kind != IR_T_VALUE || !to_images(&g->nodes[tt->node]) ||
+          !p->steps[tt->node].view || !p->cl[r] ||
+          !ir_shape_eq(&rt->shape, &g->tensors[a->out[0]].shape))
+        continue;
+      int x = g->nodes[tt->node].in[0], ci = matmul_under(p, x);
+      const gpu_step *cs = ci >= 0 ? &p->steps[ci] : NULL;
+      /* every link read once (the views alias the matmul's bytes) */
+      int once = reads[t] == 1 && reads[x] == 1 &&
+                 (!cs || reads[g->nodes[ci].out[0]] == 1);
+      if (!cs || !once || cs->res || cs->fuse_relu || cs->fuse_clip ||
+          cs->view || g->nodes[ci].a.act != IR_ACT_NONE ||
+          p->cl[g->nodes[ci].out[0]] ||
+          (rt->kind == IR_T_VALUE && rt->node > ci))
+        continue;
+      p->steps[ci].res = 1 + r;
+      p->steps[j].res_conv = 1 + ci;
+      p->steps[j].view = 1;
+      p->steps[j].view_in = k;
+      n++;
+      break;
+    }
+  }
+  free(reads);
+  return n;
+}
+
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   for (int i = 0; i < g->nnodes; i++) {

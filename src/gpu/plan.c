@@ -328,6 +328,8 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   st = gpu_layout_assign(p, d);
   if (!st && gpu_layout_views(p)) /* transposes that only rename bytes */
     plan_lifetimes(p, first);
+  if (!st && gpu_layout_fold_residuals(p)) /* through those views */
+    plan_lifetimes(p, first);
   for (int i = 0; !st && i < g->nnodes; i++) {
     st = gpu_step_prepare(p, i, d);
     gpu_step *s = &p->steps[i];

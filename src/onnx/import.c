@@ -2006,8 +2006,27 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
   return set_dims(I, s, tt->shape->n_dim, dims);
 }
 
+/* Is name one of the inputs o names as data (--data-input)? */
+static int named_data(const ox_options *o, const char *name) {
+  for (int k = 0; k < o->ndata; k++)
+    if (!strcmp(o->data[k], name))
+      return 1;
+  return 0;
+}
+
 static base_status load_inputs(imp *I) {
   const Onnx__GraphProto *g = I->m->graph;
+  for (int k = 0; I->o && k < I->o->ndata; k++) { /* each names an input */
+    size_t i = 0;
+    while (i < g->n_input &&
+           (!g->input[i]->name || strcmp(g->input[i]->name, I->o->data[k])))
+      i++;
+    if (i == g->n_input)
+      return fail(I, BASE_ERR_PARAM,
+                  "--data-input '%s': the model has no graph input of that "
+                  "name",
+                  I->o->data[k]);
+  }
   for (size_t k = 0; k < g->n_initializer; k++) {
     const Onnx__TensorProto *t = g->initializer[k];
     val *v = new_val(I, t->name ? t->name : "");
@@ -2029,7 +2048,9 @@ static base_status load_inputs(imp *I) {
     char name[256];
     ir_name_for(I, vi->name, name, sizeof name);
     int weight = (vi->doc_string && !strcmp(vi->doc_string, OX_WEIGHT_DOC)) ||
-                 only_weight_uses(g, vi->name, 0);
+                 only_weight_uses(g, vi->name, 0) ||
+                 (I->o && I->o->ndata > 0 && dtype == IR_DT_F32 &&
+                  !named_data(I->o, vi->name));
     int t =
         ir_add_tensor(I->g, name, weight ? IR_T_WEIGHT : IR_T_INPUT, &s, I->d);
     val *v = t >= 0 ? new_val(I, vi->name) : NULL;

@@ -29,6 +29,13 @@ typedef struct ox_shape_arg {
 typedef struct ox_options {
   int nshapes;
   ox_shape_arg shapes[OX_MAX_SHAPES];
+  /* --data-input: when ndata > 0, the graph inputs named here are the
+   * data and every other float graph input is a weight (a model exported
+   * with export_params=False lists its parameters as inputs; those read
+   * by element-wise operators, such as biases and layer scales, are not
+   * recognised by their uses) */
+  int ndata;
+  char data[OX_MAX_SHAPES][256];
 } ox_options;
 
 /* Parses "name=1x3x224x224" into a; non-zero on malformed text. */

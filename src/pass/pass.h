@@ -1,6 +1,6 @@
 /* pass.h: the optimizer's built-in passes: common subexpressions, batchnorm
- * folding, activation fusion, sibling merging and dead code removal. Each
- * takes a const graph and returns a new one (NULL with d set on failure);
+ * and scale folding, activation fusion, sibling merging and dead code removal.
+ * Each takes a const graph and returns a new one (NULL with d set on failure);
  * *count gets the number of changes made. docs/search.md describes them.
  */
 #ifndef SUPEROPT_PASS_H
@@ -14,6 +14,11 @@
  * conv2d whose weights and bias are computed by weight-only nodes from the
  * conv's and the batchnorm's parameters. */
 ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d);
+/* A per-channel constant scale of a matmul's columns (through an optional
+ * bias add and a transpose perm=[0,3,1,2]; ConvNeXt's layer scale) folded
+ * into the matmul's weight and bias by weight-only nodes; the multiply
+ * goes. */
+ir_graph *pass_fold_scale(const ir_graph *g, int *count, base_diag *d);
 /* conv2d/matmul (act none) whose output is read only by a relu, sigmoid,
  * tanh or gelu -> the conv/matmul with that act. */
 ir_graph *pass_fuse_activations(const ir_graph *g, int *count, base_diag *d);

@@ -356,3 +356,188 @@ base_status pass_rule_cover(const ir_graph *g, const rewrite_rules *rules,
   rewrite_index_free(&ix);
   return st;
 }
+
+/* ---- scale folding
+ * -------------------------------------------------------------
+ * A per-channel constant scale of a matmul's columns, through an optional
+ * bias add and an optional transpose perm=[0,3,1,2] to images (ConvNeXt's
+ * layer scale: s * transpose(matmul(a, W) + b), s [C,1,1]):
+ *   (a W + b) diag(s) = a (W diag(s)) + b * s
+ * so the multiply goes and the matmul reads W' = W * reshape(s, [C]) and
+ * adds b' = b * reshape(s, [C]), weight-only nodes (run once, free to the
+ * cost model). Exact in real arithmetic; in floats it moves one rounding,
+ * as batchnorm folding does (the end-to-end check covers it). Each node
+ * on the chain must have the next as its only reader, and the multiply's
+ * result must be no graph output (its name would change). */
+
+typedef struct scale_site {
+  int mul, tr, add, mm; /* node indices (tr, add: -1 when absent) */
+  int32_t s, bias, w;   /* g's tensors: the scale, the bias (or -1), W */
+} scale_site;
+
+/* t is available before node `before` and computed from weights only. */
+static int weight_before(const ir_graph *g, const uint8_t *wonly, int32_t t,
+                         int before) {
+  const ir_tensor *x = &g->tensors[t];
+  return x->kind == IR_T_WEIGHT ||
+         (x->kind == IR_T_VALUE && wonly[x->node] && x->node < before);
+}
+
+/* The single producer of value t read only by node `reader`, or -1. */
+static int chain_node(const ir_graph *g, const rewrite_index *ix, int32_t t,
+                      int reader) {
+  const ir_tensor *x = &g->tensors[t];
+  if (x->kind != IR_T_VALUE || sole_reader(g, ix, x->node) != reader)
+    return -1;
+  return x->node;
+}
+
+/* Is node j's multiply a scale site? Fills *st. */
+static int scale_site_at(const ir_graph *g, const rewrite_index *ix,
+                         const uint8_t *wonly, int j, scale_site *st) {
+  const ir_node *m = &g->nodes[j];
+  if (m->op != IR_OP_EWMUL || m->nin != 2 || wonly[j] ||
+      ix->is_output[m->out[0]])
+    return 0;
+  const ir_shape *o = &g->tensors[m->out[0]].shape;
+  for (int k = 0; k < 2; k++) {
+    *st = (scale_site){j, -1, -1, -1, m->in[k], -1, -1};
+    int p = chain_node(g, ix, m->in[1 - k], j), axis = o->rank - 1;
+    if (p < 0)
+      continue;
+    const ir_node *pn = &g->nodes[p];
+    if (pn->op == IR_OP_TRANSPOSE) {
+      const int64_t *pm = pn->a.list;
+      if (pn->a.nlist != 4 || pm[0] != 0 || pm[1] != 3 || pm[2] != 1 ||
+          pm[3] != 2)
+        continue;
+      st->tr = p;
+      axis = 1;
+      if ((p = chain_node(g, ix, pn->in[0], p)) < 0)
+        continue;
+      pn = &g->nodes[p];
+    }
+    if (pn->op == IR_OP_EWADD && pn->nin == 2) {
+      int a = p, q = -1;
+      for (int e = 0; e < 2 && q < 0; e++)
+        if ((q = chain_node(g, ix, pn->in[e], a)) >= 0)
+          st->bias = pn->in[1 - e];
+      if (q < 0)
+        continue;
+      st->add = a;
+      p = q;
+      pn = &g->nodes[p];
+    }
+    if (pn->op != IR_OP_MATMUL || pn->nin != 2 || pn->a.act != IR_ACT_NONE ||
+        wonly[p])
+      continue;
+    st->mm = p;
+    st->w = pn->in[1];
+    const ir_shape *w = &g->tensors[st->w].shape, *s = &g->tensors[st->s].shape;
+    int64_t c = w->rank == 2 ? w->dim[1] : -1;
+    /* s: C along the output's channel axis, 1 elsewhere */
+    int at = s->rank - (o->rank - axis);
+    if (c < 1 || o->dim[axis] != c || at < 0 || s->dim[at] != c ||
+        ir_shape_numel(s) != c || !weight_before(g, wonly, st->s, p) ||
+        !weight_before(g, wonly, st->w, p))
+      continue;
+    if (st->bias >= 0) { /* a vector along the matmul's columns */
+      const ir_shape *b = &g->tensors[st->bias].shape;
+      if (b->rank < 1 || b->dim[b->rank - 1] != c || ir_shape_numel(b) != c ||
+          !weight_before(g, wonly, st->bias, st->add))
+        continue;
+    }
+    return 1;
+  }
+  return 0;
+}
+
+/* Emits h's reshape(s, [C]) and ewmul(x, it); the product's tensor. */
+static int32_t scaled(rewrite_builder *b, int32_t x, int32_t s, int64_t c,
+                      const char *base) {
+  ir_attrs r1 = shape_attrs(IR_OP_RESHAPE, 1, c, 0), none;
+  ir_attrs_default(IR_OP_EWMUL, &none);
+  int s1 = add1(b, IR_OP_RESHAPE, &s, 1, &r1, base);
+  int32_t in[2] = {x, s1};
+  return s1 < 0 ? -1 : add1(b, IR_OP_EWMUL, in, 2, &none, base);
+}
+
+/* Copies g's node i reading y in place of g's tensor t. */
+static base_status copy_reading(rewrite_builder *b, int i, int32_t t,
+                                int32_t y) {
+  int32_t was = b->map[t];
+  b->map[t] = y;
+  base_status st = rewrite_build_copy(b, i, NULL);
+  b->map[t] = was;
+  return st;
+}
+
+ir_graph *pass_fold_scale(const ir_graph *g, int *count, base_diag *d) {
+  rewrite_index ix;
+  rewrite_builder b;
+  *count = 0;
+  scale_site *site = base_malloc(sizeof *site * ((size_t)g->nnodes + 1));
+  int32_t *role = base_malloc(sizeof *role * ((size_t)g->nnodes + 1));
+  uint8_t *wonly = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!site || !role || !wonly || rewrite_index_build(g, &ix, d)) {
+    free(site), free(role), free(wonly);
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  ir_weight_only(g, wonly);
+  for (int i = 0; i < g->nnodes; i++)
+    role[i] = -1;
+  int n = 0;
+  for (int j = 0; j < g->nnodes; j++) {
+    scale_site st;
+    if (!scale_site_at(g, &ix, wonly, j, &st) || role[st.mm] >= 0 ||
+        (st.add >= 0 && role[st.add] >= 0))
+      continue;
+    site[n] = st;
+    role[st.mm] = role[j] = n;
+    if (st.add >= 0)
+      role[st.add] = n;
+    n++;
+  }
+  rewrite_index_free(&ix);
+  free(wonly);
+  *count = n;
+  base_status st = rewrite_build_begin(&b, g, NULL, d);
+  if (st) {
+    free(site), free(role);
+    return NULL;
+  }
+  int32_t *wq = base_malloc(sizeof *wq * ((size_t)n + 1)); /* W', b' */
+  int32_t *bq = base_malloc(sizeof *bq * ((size_t)n + 1));
+  if (!wq || !bq)
+    st = BASE_ERR_NOMEM;
+  for (int i = 0; i < g->nnodes && !st; i++) {
+    int r = role[i];
+    if (r < 0) {
+      st = rewrite_build_copy(&b, i, NULL);
+      continue;
+    }
+    const scale_site *z = &site[r];
+    const char *base = g->tensors[g->nodes[z->mul].out[0]].name;
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s.fold", base);
+    int64_t c = g->tensors[z->w].shape.dim[1];
+    int32_t s = b.map[z->s];
+    if (i == z->mm) { /* W' (and b'), then the matmul on W' */
+      wq[r] = scaled(&b, b.map[z->w], s, c, nm);
+      bq[r] =
+          z->bias < 0 || wq[r] < 0 ? -1 : scaled(&b, b.map[z->bias], s, c, nm);
+      st = wq[r] < 0 || (z->bias >= 0 && bq[r] < 0)
+               ? (d && d->code ? d->code : BASE_ERR_INTERNAL)
+               : copy_reading(&b, i, z->w, wq[r]);
+    } else if (i == z->add) {
+      st = copy_reading(&b, i, z->bias, bq[r]);
+    } else { /* the multiply: its readers read what it scaled */
+      const ir_node *m = &g->nodes[i];
+      int32_t t = m->in[0] == z->s ? m->in[1] : m->in[0];
+      b.map[m->out[0]] = b.map[t];
+    }
+  }
+  free(wq), free(bq), free(site), free(role);
+  return rewrite_build_finish(&b, st);
+}

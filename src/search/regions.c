@@ -377,6 +377,8 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&
+           step(&cur, g, pass_fold_scale(cur, &st->scales_folded, d),
+                "fold scales", d) &&
            hand_passes(&cur, g, o, st, d) && pass_search(&cur, g, o, st, d) &&
            search_passes(&cur, g, rules, o, st, d);
   int more = 0; /* passes as rules: the search's result is final */
