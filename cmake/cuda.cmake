@@ -55,7 +55,7 @@ target_compile_options(superopt_gpu PRIVATE
 target_include_directories(superopt_gpu SYSTEM PRIVATE
                            ${CUDAToolkit_INCLUDE_DIRS} ${CUDNN_INCLUDE_DIR})
 target_link_libraries(superopt_gpu PRIVATE superopt_cuda libsuperopt
-                      CUDA::cudart CUDA::cublasLt ${NVRTC_LIBRARY} ${CUDNN_LIBRARY})
+                      CUDA::cudart CUDA::cublas CUDA::cublasLt ${NVRTC_LIBRARY} ${CUDNN_LIBRARY})
 # NVRTC by its path: CMake's CUDA::nvrtc drags in CUDA::cuda_driver (the
 # stub libcuda.so), which an ASan link (no --as-needed) would record as
 # needed, so the executor would not load where no driver is installed.

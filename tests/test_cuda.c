@@ -264,6 +264,21 @@ static const char *const op_graphs[] = {
     "t2 = transpose(r) perm=[0,2,3,1]\nq2 = matmul(t2, m3)\n"
     "u2 = transpose(q2) perm=[0,3,1,2]\nr2 = ewadd(x, u2)\n"
     "c = conv2d(r2, w2)\noutput c, r\n",
+    /* attention heads: the batched matmuls read q, k and v through their
+     * transposes and write the context through its transpose (cuBLAS's
+     * pointer-array GEMM, layout.c), except where a transpose has another
+     * reader (e, also an output) */
+    "input x: [2,5,24]\nweight wq: [24,24]\nweight wk: [24,24]\n"
+    "weight wv: [24,24]\nweight wo: [24,24]\n"
+    "q = matmul(x, wq)\nqs = reshape(q) shape=[2,5,4,6]\n"
+    "qh = transpose(qs) perm=[0,2,1,3]\nk = matmul(x, wk)\n"
+    "ks = reshape(k) shape=[2,5,4,6]\nkh = transpose(ks) perm=[0,2,3,1]\n"
+    "v = matmul(x, wv)\nvs = reshape(v) shape=[2,5,4,6]\n"
+    "vh = transpose(vs) perm=[0,2,1,3]\ns = matmul(qh, kh)\n"
+    "p = softmax(s) axis=3\nc = matmul(p, vh)\n"
+    "ct = transpose(c) perm=[0,2,1,3]\ncm = reshape(ct) shape=[2,5,24]\n"
+    "o = matmul(cm, wo)\ne = transpose(vs) perm=[0,2,1,3]\n"
+    "f = matmul(p, e)\noutput o, f, e\n",
     /* depthwise convolutions channels-last (kconv.cu where it is faster,
      * and always in the test below): 3 x 3 with asymmetric padding, 5 x 5
      * with bias and relu, 7 x 7 valid, a residual add; widths not a

@@ -48,6 +48,10 @@ static base_status ctx_open(gpu_ctx *c, base_diag *d) {
   GPU_DNN(d, cudnnCreate(&c->dnn));
   GPU_DNN(d, cudnnSetStream(c->dnn, c->stream));
   GPU_BLAS(d, cublasLtCreate(&c->lt));
+  GPU_BLAS(d, cublasCreate(&c->blas));
+  GPU_BLAS(d, cublasSetStream(c->blas, c->stream));
+  GPU_CUDA(d, cudaMalloc(&c->blas_ws, GPU_BLAS_WS));
+  GPU_BLAS(d, cublasSetWorkspace(c->blas, c->blas_ws, GPU_BLAS_WS));
   return BASE_OK;
 }
 
@@ -75,6 +79,9 @@ void gpu_ctx_free(gpu_ctx *c) {
     return;
   if (c->lt)
     cublasLtDestroy(c->lt);
+  if (c->blas)
+    cublasDestroy(c->blas);
+  cudaFree(c->blas_ws);
   if (c->dnn)
     cudnnDestroy(c->dnn);
   if (c->stream)

@@ -10,6 +10,7 @@
 #define SUPEROPT_CX_INT_H
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
@@ -65,6 +66,9 @@ struct gpu_ctx {
   cudaStream_t stream;
   cudnnHandle_t dnn;
   cublasLtHandle_t lt;
+  cublasHandle_t blas; /* pointer-array batched GEMMs (gpu_smm) */
+  void *blas_ws;       /* its workspace, GPU_BLAS_WS bytes (so that a graph
+                          capture allocates nothing) */
   struct cudaDeviceProp prop;
   gpu_conv_choice *convs; /* algorithm cache */
   int nconvs, capconvs;
@@ -116,6 +120,19 @@ struct gpu_mm {
   float ms;         /* the chosen algorithm's median time (0: not timed) */
 };
 
+/* A rank-4 batched matmul that reads an operand through a transpose, or
+ * writes its result through one, without the copy (layout.c,
+ * gpu_layout_strided_matmuls): BERT's attention heads. Each of a, b and c
+ * has strides st[k] over its logical [d0, d1, rows, cols] in the bytes it
+ * lives in; cuBLAS's pointer-array batched GEMM takes one matrix per
+ * (d0, d1), pointers filled once the arena is placed. */
+typedef struct gpu_smm {
+  int64_t st[3][4];  /* a, b, c */
+  int64_t d0, d1;    /* batch dimensions */
+  int64_t m, n, k;   /* per batch: c[m,n] = a[m,k] b[k,n] (row-major view) */
+  const void **parr; /* device: 3 * d0 * d1 pointers (cuBLAS A, B, C) */
+} gpu_smm;
+
 typedef struct gpu_step {
   int fuse_relu; /* the node's only reader is a relu, folded in here */
   int fuse_clip; /* a convolution's only reader is a clip (ReLU6), folded
@@ -136,6 +153,7 @@ typedef struct gpu_step {
   size_t scratch_bytes;
   gpu_conv *conv;
   gpu_mm *mm;
+  gpu_smm *smm;         /* a matmul through transposes (then mm is NULL) */
   int fused;            /* fused node: 1 + its kernel's index in ctx->fks */
   int64_t fused_blocks; /* its grid */
   int fused_threads;    /* its block */
@@ -241,7 +259,8 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
                             cudnnBackendDescriptor_t *vp, const float *x,
                             const float *w, float *y, void *ws, base_diag *d);
 
-#define GPU_MM_WS ((size_t)32 << 20) /* matmul workspace limit */
+#define GPU_MM_WS ((size_t)32 << 20)  /* matmul workspace limit */
+#define GPU_BLAS_WS ((size_t)4 << 20) /* cuBLAS's (gpu_smm) */
 
 /* Looks up or times cuBLASLt's candidates for m (descriptors set up). */
 base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
@@ -273,6 +292,14 @@ int gpu_layout_views(gpu_plan *p);
  * block's input", the residual channels-last (the matmul's bytes). Returns
  * how many. */
 int gpu_layout_fold_residuals(gpu_plan *p);
+/* After gpu_layout_views: rank-4 batched matmuls (no bias, no activation)
+ * whose operands come through transposes read by them alone, or whose
+ * result alone goes through one, read or write the transposes' bytes
+ * directly (step smm, the transposes views). Returns how many; non-zero
+ * with *st set on allocation failure. */
+int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d);
+/* ops.c: node i's gpu_smm pointer arrays, once p->ptr is final. */
+base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d);
 /* Whether t's bytes are NHWC. */
 int gpu_is_cl(const gpu_plan *p, int t);
 /* Strides of t's logical (N, C, H, W, ...) coordinates in its bytes. */

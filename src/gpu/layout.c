@@ -257,6 +257,118 @@ int gpu_layout_fold_residuals(gpu_plan *p) {
   return n;
 }
 
+/* Row-major strides of shape s (rank 4). */
+static void strides4(const ir_shape *s, int64_t *st) {
+  st[3] = 1;
+  for (int i = 2; i >= 0; i--)
+    st[i] = st[i + 1] * s->dim[i + 1];
+}
+
+/* A rank-4 transpose node j whose result only `reader` reads, between
+ * plain (not channels-last) tensors, not yet a view: its permutation, or
+ * NULL. */
+static const int64_t *plain_transpose(const gpu_plan *p, const int *reads,
+                                      int j, int reader) {
+  const ir_graph *g = p->g;
+  const ir_node *t = &g->nodes[j];
+  (void)reader;
+  if (t->op != IR_OP_TRANSPOSE || t->a.nlist != 4 || p->steps[j].view ||
+      p->wonly[j] || reads[t->out[0]] != 1 || p->cl[t->in[0]] ||
+      p->cl[t->out[0]] || g->tensors[t->in[0]].kind == IR_T_WEIGHT)
+    return NULL;
+  return t->a.list;
+}
+
+int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d) {
+  const ir_graph *g = p->g;
+  int n = 0;
+  *st = BASE_OK;
+  if (p->ctx->opt.no_fold)
+    return 0;
+  int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
+  if (!reads) {
+    *st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return 1;
+  }
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      reads[g->nodes[i].in[k]]++;
+  for (int i = 0; i < g->noutputs; i++)
+    reads[g->outputs[i]]++;
+  for (int i = 0; i < g->nnodes && !*st; i++) {
+    const ir_node *mm = &g->nodes[i];
+    const gpu_step *ms = &p->steps[i];
+    if (mm->op != IR_OP_MATMUL || mm->nin != 2 || mm->a.act != IR_ACT_NONE ||
+        ms->view || ms->res || ms->mm_bias || ms->fuse_relu || ms->fuse_clip ||
+        p->wonly[i])
+      continue;
+    const ir_shape *a = shp(p, mm->in[0]), *b = shp(p, mm->in[1]),
+                   *y = shp(p, mm->out[0]);
+    if (a->rank != 4 || b->rank != 4 || y->rank != 4 ||
+        a->dim[0] != y->dim[0] || b->dim[0] != y->dim[0] ||
+        a->dim[1] != y->dim[1] || b->dim[1] != y->dim[1] || p->cl[mm->in[0]] ||
+        p->cl[mm->in[1]] || p->cl[mm->out[0]])
+      continue;
+    gpu_smm s = {.d0 = y->dim[0],
+                 .d1 = y->dim[1],
+                 .m = y->dim[2],
+                 .n = y->dim[3],
+                 .k = a->dim[3]};
+    int via[3] = {-1, -1, -1}; /* the transposes made views */
+    for (int k = 0; k < 2; k++) {
+      const ir_tensor *x = &g->tensors[mm->in[k]];
+      const int64_t *pm =
+          x->kind == IR_T_VALUE ? plain_transpose(p, reads, x->node, i) : NULL;
+      if (!pm) {
+        strides4(&x->shape, s.st[k]);
+        continue;
+      }
+      int64_t src[4];
+      strides4(shp(p, g->nodes[x->node].in[0]), src);
+      for (int q = 0; q < 4; q++)
+        s.st[k][q] = src[pm[q]];
+      if (s.st[k][2] != 1 && s.st[k][3] != 1)
+        strides4(&x->shape, s.st[k]); /* no matrix layout cuBLAS takes */
+      else
+        via[k] = x->node;
+    }
+    strides4(y, s.st[2]);
+    int r = reads[mm->out[0]] == 1 ? -1 : -2; /* the result's transpose */
+    for (int j = i + 1; r == -1 && j < g->nnodes; j++)
+      if (g->nodes[j].nin > 0 && g->nodes[j].in[0] == mm->out[0])
+        r = j;
+    const int64_t *pm = r >= 0 ? plain_transpose(p, reads, r, i) : NULL;
+    if (pm) {
+      int64_t dst[4], c[4];
+      strides4(shp(p, g->nodes[r].out[0]), dst);
+      for (int q = 0; q < 4; q++)
+        c[pm[q]] = dst[q];
+      if (c[3] == 1) {
+        memcpy(s.st[2], c, sizeof c);
+        via[2] = r;
+      }
+    }
+    if (via[0] < 0 && via[1] < 0 && via[2] < 0)
+      continue;
+    gpu_smm *m = base_malloc(sizeof *m);
+    if (!m) {
+      *st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      break;
+    }
+    *m = s;
+    m->parr = NULL;
+    p->steps[i].smm = m;
+    for (int k = 0; k < 3; k++)
+      if (via[k] >= 0) {
+        p->steps[via[k]].view = 1;
+        p->steps[via[k]].view_in = 0;
+      }
+    n++;
+  }
+  free(reads);
+  return n || *st;
+}
+
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   for (int i = 0; i < g->nnodes; i++) {

@@ -365,8 +365,72 @@ static base_status mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
   return mm_layouts(m, mm, nn, kk, batch, transa, d);
 }
 
+/* ---- matmuls through transposes (gpu_smm) ---------------------------------
+ * cuBLAS's pointer-array batched GEMM, one matrix a (d0, d1): a row-major
+ * operand of strides (rs, cs) is a column-major matrix cuBLAS reads as is
+ * when cs = 1 (ld rs) or transposed when rs = 1 (ld cs). As for cuBLASLt,
+ * row-major c = a b is column-major c^T = b^T a^T. */
+
+static base_status smm_prepare(gpu_plan *p, gpu_step *s, base_diag *d) {
+  size_t nb = (size_t)(s->smm->d0 * s->smm->d1);
+  (void)p;
+  GPU_CUDA(d, cudaMalloc((void **)&s->smm->parr, 3 * nb * sizeof(void *)));
+  return BASE_OK;
+}
+
+base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d) {
+  const ir_node *n = &p->g->nodes[i];
+  gpu_smm *m = p->steps[i].smm;
+  size_t nb = (size_t)(m->d0 * m->d1);
+  const float *base[3] = {IN(p, n, 1), IN(p, n, 0), p->ptr[n->out[0]]};
+  const int k[3] = {1, 0, 2}; /* cuBLAS's A is our b, its B our a */
+  const void **h = base_malloc(3 * nb * sizeof *h);
+  if (!h)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int q = 0; q < 3; q++)
+    for (size_t b = 0; b < nb; b++) {
+      int64_t i0 = (int64_t)b / m->d1, i1 = (int64_t)b % m->d1;
+      h[q * nb + b] = base[q] + i0 * m->st[k[q]][0] + i1 * m->st[k[q]][1];
+    }
+  cudaError_t e =
+      cudaMemcpy(m->parr, h, 3 * nb * sizeof *h, cudaMemcpyHostToDevice);
+  free(h);
+  GPU_CUDA(d, e);
+  return BASE_OK;
+}
+
+/* cuBLAS's operation and leading dimension for strides st of a rows x cols
+ * row-major operand (cols == 1 stride: as is, else transposed). */
+static cublasOperation_t smm_op(const int64_t *st, int *ld) {
+  if (st[3] == 1) {
+    *ld = (int)st[2];
+    return CUBLAS_OP_N;
+  }
+  *ld = (int)st[3];
+  return CUBLAS_OP_T;
+}
+
+static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
+  const gpu_smm *m = s->smm;
+  gpu_ctx *c = p->ctx;
+  size_t nb = (size_t)(m->d0 * m->d1);
+  int lda, ldb, ldc = (int)m->st[2][2];
+  cublasOperation_t oa = smm_op(m->st[1], &lda), ob = smm_op(m->st[0], &ldb);
+  const float one = 1.0f, zero = 0.0f;
+  cublasComputeType_t ct =
+      c->opt.fp32_strict ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+  GPU_BLAS(d, cublasGemmBatchedEx(c->blas, oa, ob, (int)m->n, (int)m->m,
+                                  (int)m->k, &one, m->parr, CUDA_R_32F, lda,
+                                  m->parr + nb, CUDA_R_32F, ldb, &zero,
+                                  (void *const *)(m->parr + 2 * nb), CUDA_R_32F,
+                                  ldc, (int)nb, ct, CUBLAS_GEMM_DEFAULT));
+  return BASE_OK;
+}
+
 static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
+  if (s->smm)
+    return smm_prepare(p, s, d);
   gpu_mm *m = s->mm = base_calloc(1, sizeof *m);
   if (!m)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -389,6 +453,8 @@ static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
 
 static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
+  if (s->smm)
+    return smm_enqueue(p, s, d);
   gpu_mm *m = s->mm;
   gpu_ctx *c = p->ctx;
   const float *bias = mm_bias_ptr(p, n, s);
@@ -830,6 +896,10 @@ void gpu_step_release(gpu_step *s) {
     free(c);
   }
   mm_free(s->mm);
+  if (s->smm) {
+    cudaFree(s->smm->parr);
+    free(s->smm);
+  }
   free(s->cin_off);
   memset(s, 0, sizeof *s);
 }

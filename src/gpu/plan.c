@@ -330,6 +330,8 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
     plan_lifetimes(p, first);
   if (!st && gpu_layout_fold_residuals(p)) /* through those views */
     plan_lifetimes(p, first);
+  if (!st && gpu_layout_strided_matmuls(p, &st, d) && !st)
+    plan_lifetimes(p, first);
   for (int i = 0; !st && i < g->nnodes; i++) {
     st = gpu_step_prepare(p, i, d);
     gpu_step *s = &p->steps[i];
@@ -350,6 +352,9 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   for (int t = 0; !st && t < g->ntensors; t++) /* views */
     if (root[t] != t)
       p->ptr[t] = p->ptr[root[t]];
+  for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
+    if (p->steps[i].smm)
+      st = gpu_smm_bind(p, i, d);
   for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
     if (g->nodes[i].op == IR_OP_FUSED &&
         (st = gpu_fused_prepare(p, &g->nodes[i], &p->steps[i], d)) && d &&
