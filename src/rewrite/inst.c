@@ -278,11 +278,16 @@ static int base_edits(const rewrite_cpat *cp, const ir_graph *g,
   return 1;
 }
 
-/* Proves src' = dst'; 1 proven, 0 not (or no verifier). */
+/* Proves src' = dst'; 1 proven, 0 not (or no verifier), -1 out of memory
+ * (which must not pass for "not proven": the search would go on with a
+ * different result). */
 static int prove(rewrite_icache *c, ir_graph *src, ir_graph *dst) {
+  base_diag d = {0};
   if (!c->vc && !c->vc_failed) {
     verify_opts o = {.timeout_ms = INST_TIMEOUT_MS};
-    c->vc = verify_new(&o);
+    c->vc = verify_new_with(&o, NULL, 0, 0, &d);
+    if (!c->vc && d.code == BASE_ERR_NOMEM)
+      return -1;
     c->vc_failed = !c->vc;
   }
   if (!c->vc)
@@ -290,9 +295,10 @@ static int prove(rewrite_icache *c, ir_graph *src, ir_graph *dst) {
   char id[] = "instance";
   ir_rule r = {.id = id, .src = src, .dst = dst};
   verify_result res;
-  base_diag d;
   c->proofs++;
-  return !verify_prove(c->vc, &r, &res, &d) && res.status == IR_RULE_PROVEN;
+  if (verify_prove(c->vc, &r, &res, &d))
+    return d.code == BASE_ERR_NOMEM ? -1 : 0;
+  return res.status == IR_RULE_PROVEN;
 }
 
 /* Types candidate e of dst' and proves it; 1 when proven (en->dst set),
@@ -304,12 +310,14 @@ static int try_candidate(const rewrite_cpat *cp, const ir_graph *g,
   ir_graph *dst = rewrite_type_instance(g, cp->g, cp->repl, m, e, &d);
   if (!dst)
     return d.code == BASE_ERR_NOMEM ? -1 : 0;
-  if (cp->ic->proofs < INST_MAX_PROOFS && prove(cp->ic, en->src, dst)) {
+  int proven =
+      cp->ic->proofs < INST_MAX_PROOFS ? prove(cp->ic, en->src, dst) : 0;
+  if (proven > 0) {
     en->dst = dst;
     return 1;
   }
   ir_graph_free(dst);
-  return 0;
+  return proven;
 }
 
 /* Tries the candidates for dst' in order; sets en->dst when one is
