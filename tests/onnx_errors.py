@@ -163,6 +163,17 @@ def main():
         with open(os.path.join(tmp, "no_data_input.graph")) as f:
             if "input b: [3]" not in f.read():
                 FAILS.append("no_data_input: b is no longer an input")
+        # a named data input stays one even where it only feeds a weight
+        # slot (MatMul's second operand)
+        mw = helper.make_node("MatMul", ["w", "x"], ["y"], name="mw")
+        wx = model([mw], [vi("w", [3, 4]), vi("x", [4, 2])],
+                   [vi("y", [3, 2])]).SerializeToString()
+        expect(superopt, tmp, "data_in_weight_slot", wx, 0,
+               args=("--data-input", "x"))
+        with open(os.path.join(tmp, "data_in_weight_slot.graph")) as f:
+            text = f.read()
+        if "input x: [4,2]" not in text or "weight w: [3,4]" not in text:
+            FAILS.append(f"data_in_weight_slot: {text!r}")
         expect(superopt, tmp, "data_input_missing", data, 2,
                "--data-input 'z': the model has no graph input of that name",
                args=("--data-input", "z"))

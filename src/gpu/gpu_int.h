@@ -298,6 +298,10 @@ int gpu_layout_fold_residuals(gpu_plan *p);
  * directly (step smm, the transposes views). Returns how many; non-zero
  * with *st set on allocation failure. */
 int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d);
+/* How cuBLAS reads a rows x cols matrix of strides st[2], st[3] (ops.c):
+ * 1 as is (cols contiguous, *ld = st[2] >= cols), 2 transposed (rows
+ * contiguous, *ld = st[3] >= rows), 0 not at all (ld may be NULL). */
+int gpu_smm_layout(const int64_t *st, int64_t rows, int64_t cols, int *ld);
 /* ops.c: node i's gpu_smm pointer arrays, once p->ptr is final. */
 base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d);
 /* Whether t's bytes are NHWC. */

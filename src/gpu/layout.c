@@ -225,8 +225,10 @@ int gpu_layout_fold_residuals(gpu_plan *p) {
     reads[g->outputs[i]]++;
   for (int j = 0; !p->ctx->opt.no_fold && j < g->nnodes; j++) {
     const ir_node *a = &g->nodes[j];
+    /* (a relu or clip folded into the add would be lost with it) */
     if (a->op != IR_OP_EWADD || a->nin != 2 || p->steps[j].view ||
-        p->wonly[j] || !p->cl[a->out[0]] || a->in[0] == a->in[1])
+        p->steps[j].fuse_relu || p->steps[j].fuse_clip || p->wonly[j] ||
+        !p->cl[a->out[0]] || a->in[0] == a->in[1])
       continue;
     for (int k = 0; k < 2; k++) {
       int t = a->in[k], r = a->in[1 - k];
@@ -327,7 +329,7 @@ int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d) {
       strides4(shp(p, g->nodes[x->node].in[0]), src);
       for (int q = 0; q < 4; q++)
         s.st[k][q] = src[pm[q]];
-      if (s.st[k][2] != 1 && s.st[k][3] != 1)
+      if (!gpu_smm_layout(s.st[k], x->shape.dim[2], x->shape.dim[3], NULL))
         strides4(&x->shape, s.st[k]); /* no matrix layout cuBLAS takes */
       else
         via[k] = x->node;
@@ -343,7 +345,8 @@ int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d) {
       strides4(shp(p, g->nodes[r].out[0]), dst);
       for (int q = 0; q < 4; q++)
         c[pm[q]] = dst[q];
-      if (c[3] == 1) {
+      int ld;
+      if (gpu_smm_layout(c, y->dim[2], y->dim[3], &ld) == 1) { /* as is */
         memcpy(s.st[2], c, sizeof c);
         via[2] = r;
       }

@@ -399,15 +399,25 @@ base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d) {
   return BASE_OK;
 }
 
-/* cuBLAS's operation and leading dimension for strides st of a rows x cols
- * row-major operand (cols == 1 stride: as is, else transposed). */
-static cublasOperation_t smm_op(const int64_t *st, int *ld) {
-  if (st[3] == 1) {
+int gpu_smm_layout(const int64_t *st, int64_t rows, int64_t cols, int *ld) {
+  int dummy;
+  ld = ld ? ld : &dummy;
+  if (st[3] == 1 && st[2] >= cols && st[2] <= INT32_MAX) {
     *ld = (int)st[2];
-    return CUBLAS_OP_N;
+    return 1;
   }
-  *ld = (int)st[3];
-  return CUBLAS_OP_T;
+  if (st[2] == 1 && st[3] >= rows && st[3] <= INT32_MAX) {
+    *ld = (int)st[3];
+    return 2;
+  }
+  return 0;
+}
+
+/* cuBLAS's operation and leading dimension for strides st of a rows x cols
+ * row-major operand (gpu_smm_layout: 1 as is, 2 transposed). */
+static cublasOperation_t smm_op(const int64_t *st, int64_t rows, int64_t cols,
+                                int *ld) {
+  return gpu_smm_layout(st, rows, cols, ld) == 2 ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
 static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
@@ -415,7 +425,8 @@ static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
   gpu_ctx *c = p->ctx;
   size_t nb = (size_t)(m->d0 * m->d1);
   int lda, ldb, ldc = (int)m->st[2][2];
-  cublasOperation_t oa = smm_op(m->st[1], &lda), ob = smm_op(m->st[0], &ldb);
+  cublasOperation_t oa = smm_op(m->st[1], m->k, m->n, &lda),
+                    ob = smm_op(m->st[0], m->m, m->k, &ldb);
   const float one = 1.0f, zero = 0.0f;
   cublasComputeType_t ct =
       c->opt.fp32_strict ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;

@@ -2047,10 +2047,11 @@ static base_status load_inputs(imp *I) {
       return st;
     char name[256];
     ir_name_for(I, vi->name, name, sizeof name);
-    int weight = (vi->doc_string && !strcmp(vi->doc_string, OX_WEIGHT_DOC)) ||
-                 only_weight_uses(g, vi->name, 0) ||
-                 (I->o && I->o->ndata > 0 && dtype == IR_DT_F32 &&
-                  !named_data(I->o, vi->name));
+    int data = I->o && I->o->ndata > 0 && named_data(I->o, vi->name);
+    int weight =
+        !data && ((vi->doc_string && !strcmp(vi->doc_string, OX_WEIGHT_DOC)) ||
+                  only_weight_uses(g, vi->name, 0) ||
+                  (I->o && I->o->ndata > 0 && dtype == IR_DT_F32));
     int t =
         ir_add_tensor(I->g, name, weight ? IR_T_WEIGHT : IR_T_INPUT, &s, I->d);
     val *v = t >= 0 ? new_val(I, vi->name) : NULL;

@@ -403,7 +403,8 @@ static int scale_site_at(const ir_graph *g, const rewrite_index *ix,
   for (int k = 0; k < 2; k++) {
     *st = (scale_site){j, -1, -1, -1, m->in[k], -1, -1};
     int p = chain_node(g, ix, m->in[1 - k], j), axis = o->rank - 1;
-    if (p < 0)
+    /* the multiply scales, it does not broadcast the operand further */
+    if (p < 0 || !ir_shape_eq(o, &g->tensors[m->in[1 - k]].shape))
       continue;
     const ir_node *pn = &g->nodes[p];
     if (pn->op == IR_OP_TRANSPOSE) {
@@ -441,10 +442,11 @@ static int scale_site_at(const ir_graph *g, const rewrite_index *ix,
         ir_shape_numel(s) != c || !weight_before(g, wonly, st->s, p) ||
         !weight_before(g, wonly, st->w, p))
       continue;
-    if (st->bias >= 0) { /* a vector along the matmul's columns */
+    if (st->bias >= 0) { /* a vector along the matmul's columns, there
+                            before the matmul (b' is emitted with W') */
       const ir_shape *b = &g->tensors[st->bias].shape;
       if (b->rank < 1 || b->dim[b->rank - 1] != c || ir_shape_numel(b) != c ||
-          !weight_before(g, wonly, st->bias, st->add))
+          !weight_before(g, wonly, st->bias, p))
         continue;
     }
     return 1;

@@ -37,6 +37,7 @@
 typedef struct inst_entry {
   uint64_t key;
   int dir, proven;
+  int unresolved; /* out of memory while resolving: tried again next time */
   ir_graph *src, *dst;                /* proven: the instance's sides (owned) */
   int32_t tmap[REWRITE_MAX_PTENSORS]; /* pattern tensor -> src' tensor */
   int32_t bias[REWRITE_MAX_PNODES];   /* pattern node -> src' bias, or -1 */
@@ -365,14 +366,16 @@ base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
   }
   uint64_t key = inst_key(cp, g, m);
   inst_entry *en = lookup(c, key, cp->dir);
-  if (!en) {
-    if (!(en = insert(c, key, cp->dir)))
+  if (!en || en->unresolved) {
+    if (!en && !(en = insert(c, key, cp->dir)))
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     base_diag ld = {0};
     int b = build_src(cp, g, m, en, &ld);
+    en->unresolved = 0;
     if (b == -2 || (!b && find_instance(cp, g, m, en) < 0)) {
       ir_graph_free(en->src);
       en->src = NULL;
+      en->unresolved = 1; /* not "refused": nothing was decided */
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     }
     en->proven = en->dst != NULL;
