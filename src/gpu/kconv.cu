@@ -220,6 +220,19 @@ cudaError_t launch(cudaStream_t s, const float *x, const float *w,
   return cudaGetLastError();
 }
 
+/* The variants, by index (kVariants above). */
+typedef cudaError_t (*dw_launch)(cudaStream_t, const float *, const float *,
+                                 const float *, float *, const cxk_dw *);
+const dw_launch kLaunch[] = {
+    launch<float4, 4, 1>,  launch<float4, 4, 2>,  launch<float4, 7, 2>,
+    launch<float4, 8, 2>,  launch<float4, 2, 1>,  launch<float4, 1, 1>,
+    launch<float, 4, 1>,   launch<float, 7, 1>,   launch<float, 2, 1>,
+    launch<float, 1, 1>,   launch<float, 4, 2>,   launch<float2, 4, 1>,
+    launch_tile<8, 8, 32>, launch_tile<4, 8, 32>, launch_tile<4, 4, 32>,
+    launch_tile<4, 4, 16>};
+static_assert(sizeof kLaunch / sizeof kLaunch[0] == kVariants,
+              "one launcher per variant");
+
 } // namespace
 
 extern "C" {
@@ -238,24 +251,7 @@ cudaError_t cxk_dwconv(cudaStream_t s, const float *x, const float *w,
   if (!cxk_dwconv_ok(p) || !aligned16(x) || !aligned16(w) || !aligned16(y) ||
       (bias && !aligned16(bias)))
     return cudaErrorInvalidValue;
-  switch (p->var) {
-  case 0: return launch<float4, 4, 1>(s, x, w, bias, y, p);
-  case 1: return launch<float4, 4, 2>(s, x, w, bias, y, p);
-  case 2: return launch<float4, 7, 2>(s, x, w, bias, y, p);
-  case 3: return launch<float4, 8, 2>(s, x, w, bias, y, p);
-  case 4: return launch<float4, 2, 1>(s, x, w, bias, y, p);
-  case 5: return launch<float4, 1, 1>(s, x, w, bias, y, p);
-  case 6: return launch<float, 4, 1>(s, x, w, bias, y, p);
-  case 7: return launch<float, 7, 1>(s, x, w, bias, y, p);
-  case 8: return launch<float, 2, 1>(s, x, w, bias, y, p);
-  case 9: return launch<float, 1, 1>(s, x, w, bias, y, p);
-  case 10: return launch<float, 4, 2>(s, x, w, bias, y, p);
-  case 11: return launch<float2, 4, 1>(s, x, w, bias, y, p);
-  case 12: return launch_tile<8, 8, 32>(s, x, w, bias, y, p);
-  case 13: return launch_tile<4, 8, 32>(s, x, w, bias, y, p);
-  case 14: return launch_tile<4, 4, 32>(s, x, w, bias, y, p);
-  default: return launch_tile<4, 4, 16>(s, x, w, bias, y, p);
-  }
+  return kLaunch[p->var](s, x, w, bias, y, p);
 }
 
 } // extern "C"
