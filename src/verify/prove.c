@@ -182,6 +182,8 @@ verify_ctx *verify_new_with(const verify_opts *o, const verify_axiom *extra,
   Z3_config cfg = Z3_mk_config();
   if (!c || !cfg) {
     free(c);
+    if (cfg)
+      Z3_del_config(cfg);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
