@@ -1,16 +1,17 @@
 /* kconv.cu: the executor's own depthwise convolution (channels-last, stride
  * 1, kernels up to 7 x 7, channels in fours), an engine that competes with
  * cuDNN's in the autotuning (ctx.c: gpu_conv_choose keeps it only where it
- * is faster on the H100: ConvNeXt's 7 x 7 and the MobileNets' 3 x 3 and
- * 5 x 5 depthwise layers are the cases cuDNN serves with slow kernels).
+ * times faster; with candidates timed by graph replay, cuDNN 9.14's engine
+ * wins at ConvNeXt's 7 x 7 layers on an H200, docs/benchmarks.md).
  *
- * A thread computes OX x R output pixels (a few variants, timed; the
- * fastest is kept) for one, two or four channels: each input row those
- * outputs need is loaded once into registers, the filter slides over it
- * for every output row it serves. The filter is read as [kh * kw][C], one
- * channel vector per tap:
- * the executor transposes it from [C, 1, kh, kw] (once at upload for
- * weights). Plain fp32 FMAs: exact in strict mode too.
+ * Sixteen variants, timed; the fastest is kept. In k_dwconv a thread
+ * computes OX x R output pixels for one, two or four channels: each input
+ * row those outputs need is loaded once into registers, the filter slides
+ * over it for every output row it serves. In k_dwconv_tile a block loads
+ * its tile's input window and taps into shared memory first. The filter
+ * is read as [kh * kw][C], one channel vector per tap: the executor
+ * transposes it from [C, 1, kh, kw] (once at upload for weights). Plain
+ * fp32 FMAs: exact in strict mode too.
  */
 #include <stdint.h>
 
