@@ -48,6 +48,7 @@ static base_status ctx_open(gpu_ctx *c, base_diag *d) {
   GPU_DNN(d, cudnnCreate(&c->dnn));
   GPU_DNN(d, cudnnSetStream(c->dnn, c->stream));
   GPU_BLAS(d, cublasLtCreate(&c->lt));
+  c->tune_log = getenv("SUPEROPT_TUNE_LOG") != NULL;
   GPU_BLAS(d, cublasCreate(&c->blas));
   GPU_BLAS(d, cublasSetStream(c->blas, c->stream));
   GPU_CUDA(d, cudaMalloc(&c->blas_ws, GPU_BLAS_WS));
@@ -197,7 +198,7 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
         !c->opt.legacy_conv && (dw_ms = gpu_dw_time(c, k, &var)) < 0.97f * best;
   out->own = out->own ? 1 + var : 0;
   out->ms = best; /* the own kernel, when chosen, is faster still */
-  if (getenv("SUPEROPT_TUNE_LOG")) /* a diagnostic for kernel work */
+  if (c->tune_log)
     fprintf(stderr,
             "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
             "stride %d, groups %d, %s: legacy %.4f ms, graph API %.4f ms, "

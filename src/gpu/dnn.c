@@ -374,7 +374,7 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var) {
     return best;
   for (a.var = 0; a.var < cxk_dwconv_variants(); a.var++) {
     float ms = gpu_tune_time(c, run_dw, &(dw_run){&a, &s}, s.e0, s.e1);
-    if (getenv("SUPEROPT_TUNE_LOG"))
+    if (c->tune_log)
       fprintf(stderr, "tune:   own depthwise shape %d: %.4f ms\n", a.var, ms);
     if (ms < best)
       best = ms, *var = a.var;
@@ -428,7 +428,7 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
             : 1e30f;
     if (vp)
       cudnnBackendDestroyDescriptor(vp);
-    if (getenv("SUPEROPT_TUNE_LOG"))
+    if (c->tune_log)
       fprintf(stderr, "tune:   graph API plan %d of %d: %.4f ms\n", i, np, t);
     if (t < out->ms) {
       out->ms = t;

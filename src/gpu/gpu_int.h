@@ -70,6 +70,8 @@ struct gpu_ctx {
   void *blas_ws;       /* its workspace, GPU_BLAS_WS bytes (so that a graph
                           capture allocates nothing) */
   struct cudaDeviceProp prop;
+  int tune_log;           /* $SUPEROPT_TUNE_LOG: the autotuners' candidates and
+                             choices on standard error (a diagnostic) */
   gpu_conv_choice *convs; /* algorithm cache */
   int nconvs, capconvs;
   gpu_mm_choice *mms; /* matmul algorithm cache */
@@ -286,18 +288,20 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d);
 /* Marks the transposes that only rename their input's bytes (after
  * gpu_layout_assign) as views; returns how many. */
 int gpu_layout_views(gpu_plan *p);
-/* After gpu_layout_views: folds an ewadd of a residual into the matmul
- * computing its other operand through a transpose view to images (and a
- * bias folded into it): ConvNeXt's "matmul + bias, permute back, add the
- * block's input", the residual channels-last (the matmul's bytes). Returns
- * how many. */
-int gpu_layout_fold_residuals(gpu_plan *p);
+/* After gpu_layout_views (reads: each tensor's readers, graph outputs
+ * counted): folds an ewadd of a residual into the matmul computing its
+ * other operand through a transpose view to images (and a bias folded
+ * into it): ConvNeXt's "matmul + bias, permute back, add the block's
+ * input", the residual channels-last (the matmul's bytes). Returns how
+ * many adds became views. */
+int gpu_layout_fold_residuals(gpu_plan *p, const int *reads);
 /* After gpu_layout_views: rank-4 batched matmuls (no bias, no activation)
  * whose operands come through transposes read by them alone, or whose
  * result alone goes through one, read or write the transposes' bytes
- * directly (step smm, the transposes views). Returns how many; non-zero
- * with *st set on allocation failure. */
-int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d);
+ * directly (step smm, the transposes views; *views grows by their
+ * number). */
+base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
+                                       int *views, base_diag *d);
 /* How cuBLAS reads a rows x cols matrix of strides st[2], st[3] (ops.c):
  * 1 as is (cols contiguous, *ld = st[2] >= cols), 2 transposed (rows
  * contiguous, *ld = st[3] >= rows), 0 not at all (ld may be NULL). */

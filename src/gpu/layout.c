@@ -211,19 +211,10 @@ static int matmul_under(const gpu_plan *p, int t) {
   return g->nodes[e].op == IR_OP_MATMUL ? e : -1;
 }
 
-int gpu_layout_fold_residuals(gpu_plan *p) {
+int gpu_layout_fold_residuals(gpu_plan *p, const int *reads) {
   const ir_graph *g = p->g;
   int n = 0;
-  int *reads = p->cl ? base_calloc((size_t)g->ntensors + 1, sizeof *reads)
-                     : NULL; /* readers, graph outputs counted */
-  if (!reads)
-    return 0; /* nothing folded: still correct */
-  for (int i = 0; i < g->nnodes; i++)
-    for (int k = 0; k < g->nodes[i].nin; k++)
-      reads[g->nodes[i].in[k]]++;
-  for (int i = 0; i < g->noutputs; i++)
-    reads[g->outputs[i]]++;
-  for (int j = 0; !p->ctx->opt.no_fold && j < g->nnodes; j++) {
+  for (int j = 0; p->cl && !p->ctx->opt.no_fold && j < g->nnodes; j++) {
     const ir_node *a = &g->nodes[j];
     /* (a relu or clip folded into the add would be lost with it) */
     if (a->op != IR_OP_EWADD || a->nin != 2 || p->steps[j].view ||
@@ -255,7 +246,6 @@ int gpu_layout_fold_residuals(gpu_plan *p) {
       break;
     }
   }
-  free(reads);
   return n;
 }
 
@@ -266,14 +256,12 @@ static void strides4(const ir_shape *s, int64_t *st) {
     st[i] = st[i + 1] * s->dim[i + 1];
 }
 
-/* A rank-4 transpose node j whose result only `reader` reads, between
- * plain (not channels-last) tensors, not yet a view: its permutation, or
- * NULL. */
+/* A rank-4 transpose node j whose result has one reader, between plain
+ * (not channels-last) tensors, not yet a view: its permutation, or NULL. */
 static const int64_t *plain_transpose(const gpu_plan *p, const int *reads,
-                                      int j, int reader) {
+                                      int j) {
   const ir_graph *g = p->g;
   const ir_node *t = &g->nodes[j];
-  (void)reader;
   if (t->op != IR_OP_TRANSPOSE || t->a.nlist != 4 || p->steps[j].view ||
       p->wonly[j] || reads[t->out[0]] != 1 || p->cl[t->in[0]] ||
       p->cl[t->out[0]] || g->tensors[t->in[0]].kind == IR_T_WEIGHT)
@@ -281,23 +269,10 @@ static const int64_t *plain_transpose(const gpu_plan *p, const int *reads,
   return t->a.list;
 }
 
-int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d) {
+base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
+                                       int *views, base_diag *d) {
   const ir_graph *g = p->g;
-  int n = 0;
-  *st = BASE_OK;
-  if (p->ctx->opt.no_fold)
-    return 0;
-  int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
-  if (!reads) {
-    *st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    return 1;
-  }
-  for (int i = 0; i < g->nnodes; i++)
-    for (int k = 0; k < g->nodes[i].nin; k++)
-      reads[g->nodes[i].in[k]]++;
-  for (int i = 0; i < g->noutputs; i++)
-    reads[g->outputs[i]]++;
-  for (int i = 0; i < g->nnodes && !*st; i++) {
+  for (int i = 0; !p->ctx->opt.no_fold && i < g->nnodes; i++) {
     const ir_node *mm = &g->nodes[i];
     const gpu_step *ms = &p->steps[i];
     if (mm->op != IR_OP_MATMUL || mm->nin != 2 || mm->a.act != IR_ACT_NONE ||
@@ -320,7 +295,7 @@ int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d) {
     for (int k = 0; k < 2; k++) {
       const ir_tensor *x = &g->tensors[mm->in[k]];
       const int64_t *pm =
-          x->kind == IR_T_VALUE ? plain_transpose(p, reads, x->node, i) : NULL;
+          x->kind == IR_T_VALUE ? plain_transpose(p, reads, x->node) : NULL;
       if (!pm) {
         strides4(&x->shape, s.st[k]);
         continue;
@@ -339,7 +314,7 @@ int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d) {
     for (int j = i + 1; r == -1 && j < g->nnodes; j++)
       if (g->nodes[j].nin > 0 && g->nodes[j].in[0] == mm->out[0])
         r = j;
-    const int64_t *pm = r >= 0 ? plain_transpose(p, reads, r, i) : NULL;
+    const int64_t *pm = r >= 0 ? plain_transpose(p, reads, r) : NULL;
     if (pm) {
       int64_t dst[4], c[4];
       strides4(shp(p, g->nodes[r].out[0]), dst);
@@ -354,10 +329,8 @@ int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d) {
     if (via[0] < 0 && via[1] < 0 && via[2] < 0)
       continue;
     gpu_smm *m = base_malloc(sizeof *m);
-    if (!m) {
-      *st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-      break;
-    }
+    if (!m)
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     *m = s;
     m->parr = NULL;
     p->steps[i].smm = m;
@@ -365,11 +338,10 @@ int gpu_layout_strided_matmuls(gpu_plan *p, base_status *st, base_diag *d) {
       if (via[k] >= 0) {
         p->steps[via[k]].view = 1;
         p->steps[via[k]].view_in = 0;
+        ++*views;
       }
-    n++;
   }
-  free(reads);
-  return n || *st;
+  return BASE_OK;
 }
 
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {

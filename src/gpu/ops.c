@@ -371,9 +371,8 @@ static base_status mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
  * when cs = 1 (ld rs) or transposed when rs = 1 (ld cs). As for cuBLASLt,
  * row-major c = a b is column-major c^T = b^T a^T. */
 
-static base_status smm_prepare(gpu_plan *p, gpu_step *s, base_diag *d) {
+static base_status smm_prepare(gpu_step *s, base_diag *d) {
   size_t nb = (size_t)(s->smm->d0 * s->smm->d1);
-  (void)p;
   GPU_CUDA(d, cudaMalloc((void **)&s->smm->parr, 3 * nb * sizeof(void *)));
   return BASE_OK;
 }
@@ -441,7 +440,7 @@ static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
 static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
   if (s->smm)
-    return smm_prepare(p, s, d);
+    return smm_prepare(s, d);
   gpu_mm *m = s->mm = base_calloc(1, sizeof *m);
   if (!m)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -575,7 +574,7 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   int always = force && !strcmp(force, "always");
   base_diag ignored;
   int timed = gpu_mm_choose(p->ctx, &key, m, &ignored) == BASE_OK;
-  if (getenv("SUPEROPT_TUNE_LOG"))
+  if (p->ctx->tune_log)
     fprintf(stderr,
             "tune: conv2d line %d as GEMM %lldx%lldx%lld: %.4f ms + patches "
             "%.4f ms, against %.4f ms\n",

@@ -152,20 +152,24 @@ static int epilogue_owner(const gpu_plan *p, int i) {
  * adds into a matmul without a bias (then a relu or clip reading the add
  * alone folds into that node too), and convolution biases moved into the
  * fused node reading them. */
-static base_status plan_fusion(gpu_plan *p, base_diag *d) {
-  const ir_graph *g = p->g;
+/* How many nodes read each tensor, graph outputs counted as readers (NULL
+ * when out of memory). */
+static int *read_counts(const ir_graph *g) {
   int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
-  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
-  if (!reads || !wonly) {
-    free(reads), free(wonly);
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  }
-  ir_weight_only(g, wonly);
-  for (int i = 0; i < g->nnodes; i++)
+  for (int i = 0; reads && i < g->nnodes; i++)
     for (int k = 0; k < g->nodes[i].nin; k++)
       reads[g->nodes[i].in[k]]++;
-  for (int i = 0; i < g->noutputs; i++)
+  for (int i = 0; reads && i < g->noutputs; i++)
     reads[g->outputs[i]]++;
+  return reads;
+}
+
+static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
+  const ir_graph *g = p->g;
+  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!wonly)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  ir_weight_only(g, wonly);
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
@@ -222,7 +226,7 @@ static base_status plan_fusion(gpu_plan *p, base_diag *d) {
   }
   if (!p->ctx->opt.no_fold)
     gpu_shuffle_fold(p, reads, wonly);
-  free(reads), free(wonly);
+  free(wonly);
   return BASE_OK;
 }
 
@@ -317,21 +321,26 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
   int32_t *first = base_calloc((size_t)g->ntensors + 1, sizeof *first);
-  if (!first)
+  int *reads = read_counts(g);
+  if (!first || !reads) {
+    free(first), free(reads);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  base_status st = plan_fusion(p, d);
+  }
+  base_status st = plan_fusion(p, reads, d);
   if (st) {
-    free(first);
+    free(first), free(reads);
     return st;
   }
   plan_lifetimes(p, first);
   st = gpu_layout_assign(p, d);
-  if (!st && gpu_layout_views(p)) /* transposes that only rename bytes */
-    plan_lifetimes(p, first);
-  if (!st && gpu_layout_fold_residuals(p)) /* through those views */
-    plan_lifetimes(p, first);
-  if (!st && gpu_layout_strided_matmuls(p, &st, d) && !st)
-    plan_lifetimes(p, first);
+  if (!st) { /* transposes that only rename bytes, and folds through them */
+    int views = gpu_layout_views(p); /* first: the folds need these */
+    views += gpu_layout_fold_residuals(p, reads);
+    st = gpu_layout_strided_matmuls(p, reads, &views, d);
+    if (!st && views)
+      plan_lifetimes(p, first);
+  }
+  free(reads);
   for (int i = 0; !st && i < g->nnodes; i++) {
     st = gpu_step_prepare(p, i, d);
     gpu_step *s = &p->steps[i];
