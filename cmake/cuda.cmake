@@ -6,12 +6,15 @@
 # built into libsuperopt with the memory planner), so that nothing that
 # stays on the CPU maps the CUDA libraries. SUPEROPT_HAVE_CUDA is defined
 # for every C source that links libsuperopt (the CLI and the tests).
+# Hopper machine code (the target GPUs; kse.cu's thread block clusters
+# need it) and sm_75 with its PTX for older GPUs. Set before
+# enable_language, which otherwise takes nvcc's default (sm_75 for CUDA 13:
+# every kernel JIT-compiled from sm_75 PTX on an H100, no clusters).
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+  set(CMAKE_CUDA_ARCHITECTURES 75 90)
+endif()
 enable_language(CUDA)
 find_package(CUDAToolkit REQUIRED)
-
-if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
-  set(CMAKE_CUDA_ARCHITECTURES 90)
-endif()
 set(CMAKE_CUDA_STANDARD 17)
 
 find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR}

@@ -109,6 +109,31 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
   ex_values_free(v);
 }
 
+/* Squeeze-and-excitation chains folded into one kernel (se.c, kse.cu):
+ * channels-last after a convolution, sigmoid in the convolution; on the
+ * NCHW input, no biases, a clip folded into the second convolution; 300
+ * channels-last channels (a thread a channel), with 8 and with 120 hidden
+ * channels; and one that stays node by node, its hidden result also an
+ * output. */
+#define SE_GRAPH                                                               \
+  "input x: [2,40,20,24]\ninput z: [2,300,5,4]\nweight w3: [40,40,3,3]\n"      \
+  "weight w1: [10,40,1,1]\nweight b1: [10]\nweight w2: [40,10,1,1]\n"          \
+  "weight b2: [40]\nweight wa: [6,40,1,1]\nweight wb: [40,6,1,1]\n"            \
+  "weight wz: [300,300,1,1]\nweight wc: [8,300,1,1]\n"                         \
+  "weight wd: [300,8,1,1]\nweight we: [120,300,1,1]\n"                         \
+  "weight wf: [300,120,1,1]\n"                                                 \
+  "c = conv2d(x, w3) act=relu\ng = global_avgpool(c)\n"                        \
+  "f1 = conv2d(g, w1, b1) act=relu\nf2 = conv2d(f1, w2, b2) act=sigmoid\n"     \
+  "m = ewmul(c, f2)\ng2 = global_avgpool(x)\nh1 = conv2d(g2, wa)\n"            \
+  "h2 = conv2d(h1, wb)\nq = clip(h2) min=0 max=1\nn2 = ewmul(x, q)\n"          \
+  "g3 = global_avgpool(m)\nk1 = conv2d(g3, w1) act=relu\n"                     \
+  "k2 = conv2d(k1, w2, b2) act=sigmoid\nzc = conv2d(z, wz) act=relu\n"         \
+  "g4 = global_avgpool(zc)\nd1 = conv2d(g4, wc) act=relu\n"                    \
+  "d2 = conv2d(d1, wd) act=sigmoid\n"                                          \
+  "g5 = global_avgpool(zc)\nl1 = conv2d(g5, we) act=relu\n"                    \
+  "l2 = conv2d(l1, wf) act=sigmoid\n"                                          \
+  "output m, n2, k1, k2, d2, l2\n"
+
 /* Small graphs with odd shapes, one feature each. */
 static const char *const op_graphs[] = {
     /* int64 and bool: embedding gather, mask equal / not / where, casts */
@@ -320,6 +345,7 @@ static const char *const op_graphs[] = {
     "c = conv2d(x, w3) act=relu\ng = global_avgpool(c)\n"
     "f1 = conv2d(g, w1, b1) act=relu\nf2 = conv2d(f1, w2, b2)\n"
     "s = sigmoid(f2)\nm = ewmul(c, s)\noutput m\n",
+    SE_GRAPH,
     /* channel shuffles folded into their concat (shuffle.c): g = 4 of
      * three inputs (one an NCHW graph input) into three uneven slices, one
      * of them also an output; a shuffle read by a slice and a convolution
@@ -413,6 +439,47 @@ Test(cuda, every_operator_conv_gemm) {
   compare_op_graphs(&strict, 1e-5, "1x1 GEMM");
   compare_op_graphs(&tf32, 1e-3, "1x1 GEMM, tf32");
   unsetenv("SUPEROPT_GEMM");
+}
+
+static int node_of(const ir_graph *g, const char *out) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (!strcmp(g->tensors[g->nodes[i].out[0]].name, out))
+      return i;
+  cr_assert_fail("no node computes %s", out);
+  return -1;
+}
+
+/* SE_GRAPH's chains through f, h, d and l run in their pool's kernel, the
+ * one through k node by node; with SUPEROPT_SE=0 all of them. */
+Test(cuda, squeeze_excitation_folded) {
+  need_gpu();
+  ir_graph *g = parse(SE_GRAPH);
+  const char *pool[] = {"g", "g", "g2", "g2", "g4", "g4", "", "", "g5", "g5"};
+  const char *conv[] = {"f1", "f2", "h1", "h2", "d1",
+                        "d2", "k1", "k2", "l1", "l2"};
+  for (int off = 0; off < 2; off++) {
+    if (off)
+      setenv("SUPEROPT_SE", "0", 1);
+    base_diag d;
+    gpu_ctx *c;
+    gpu_plan *p;
+    cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+    for (int k = 0; k < 10; k++) {
+      int i = node_of(g, conv[k]);
+      int want = off || !*pool[k] ? i : node_of(g, pool[k]);
+      cr_expect_eq(gpu_plan_computed_by(p, i), want, "%s (SE %s): %d, not %d",
+                   conv[k], off ? "off" : "on", gpu_plan_computed_by(p, i),
+                   want);
+    }
+    gpu_plan_free(p);
+    gpu_ctx_free(c);
+  }
+  unsetenv("SUPEROPT_SE");
+  gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1};
+  compare(g, &strict, 1e-5, "SE graph, strict");
+  compare(g, &poison, 1e-3, "SE graph, poisoned");
+  ir_graph_free(g);
 }
 
 Test(cuda, every_operator_fp32_strict) {

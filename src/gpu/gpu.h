@@ -122,6 +122,12 @@ void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
 /* Sum of the sizes of all activations (what the arena would be without
  * reuse). */
 size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
+/* The node whose kernel computes node i's result: i itself, another node
+ * when i was folded into that node's kernel (a residual add into its
+ * convolution, a channel shuffle's parts into its concat, a
+ * squeeze-and-excitation's convolutions into its pool), -1 for a view or
+ * an activation folded into its producer's epilogue. */
+int gpu_plan_computed_by(const gpu_plan *p, int i);
 
 /* Measures node `node` of g alone: a one-node graph with the node's inputs
  * as inputs/weights (seeded random, same init hints), the same algorithm

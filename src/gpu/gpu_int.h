@@ -170,6 +170,10 @@ typedef struct gpu_step {
   int32_t shuf_out[CXK_PARTS]; /* their node indices */
   int shuf_by; /* a reshape, transpose or slice of such a chain: 1 + the
                   concat's index (a folded slice runs nothing) */
+  int se;      /* a global_avgpool running its squeeze-and-excitation
+                  (se.c): 1 + the second convolution's index */
+  int se_by;   /* one of those convolutions: 1 + the pool's index (runs
+                  nothing; its result is written by the pool's step) */
 } gpu_step;
 
 struct gpu_plan {
@@ -278,6 +282,12 @@ void gpu_shuffle_fold(gpu_plan *p, const int *reads,
 int gpu_shuffle_slice(const gpu_plan *p, int i);
 /* Enqueues folded concat j's kernel. */
 cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
+
+/* se.c: folds each global_avgpool -> 1x1 conv -> 1x1 conv chain into the
+ * pool's step (one kernel, kse.cu); called by plan_fusion
+ * after the activation folds (reads, wonly: as gpu_shuffle_fold). */
+void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly);
+cudaError_t gpu_se_enqueue(gpu_plan *p, int head);
 
 /* layout.c: chooses each node's layout (channels-last or NCHW) and each
  * tensor's; called before the steps are prepared. */

@@ -170,6 +170,23 @@ int cxk_dwconv_variants(void);
 /* bias: [c] added to every output (after the sum), or NULL. */
 cudaError_t cxk_dwconv(cudaStream_t s, const float *x, const float *w,
                        const float *bias, float *y, const cxk_dw *p);
+/* Squeeze-and-excitation's squeeze in one kernel (kse.cu): pooled[n, c]
+ * = mean over the hw pixels of x (NCHW [n, c, hw], or channels-last [n,
+ * hw, c] when cl); h[n, r] = act1(b1[r] + sum_c w1[r, c] pooled[n, c]);
+ * y[n, k] = act2(b2[k] + sum_r w2[k, r] h[n, r]). w1 is [r, c], w2 [c2, r]
+ * (1x1 convolution filters); b1, b2 may be NULL; act1 is CXK_ID, CXK_RELU
+ * or CXK_SIGMOID, act2 one of those or CXK_CLIP (lo2, hi2). */
+typedef struct cxk_se {
+  int64_t n, c, hw, r, c2;
+  int cl, act1, act2;
+  float lo2, hi2;
+} cxk_se;
+/* Whether cxk_se_run runs these sizes and functions on this device
+ * (thread block clusters: Hopper and later). */
+int cxk_se_ok(const cxk_se *p);
+cudaError_t cxk_se_run(cudaStream_t s, const float *x, const float *w1,
+                       const float *b1, const float *w2, const float *b2,
+                       float *y, const cxk_se *p);
 /* Identity conv kernel [o,i,kh,kw] and identity matrix [n,n]. */
 cudaError_t cxk_iconv(cudaStream_t s, float *y, int64_t o, int64_t i,
                       int64_t kh, int64_t kw);

@@ -15,26 +15,6 @@
 
 namespace {
 
-__device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
-  switch (fn) {
-  case CXK_RELU: return v > 0.0f ? v : 0.0f;
-  case CXK_SIGMOID: return 1.0f / (1.0f + expf(-v));
-  case CXK_TANH: return tanhf(v);
-  case CXK_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-  case CXK_ERF: return erff(v);
-  case CXK_SQRT: return sqrtf(v);
-  case CXK_CLIP: {
-    float t = v < lo ? lo : v;
-    return t > hi ? hi : t;
-  }
-  case CXK_NAN: return __int_as_float(0x7fc00000);
-  case CXK_NOT: return v == 0.0f ? 1.0f : 0.0f;
-  case CXK_TRUNC: return truncf(v);
-  case CXK_NONZERO: return v != 0.0f ? 1.0f : 0.0f;
-  default: return v;
-  }
-}
-
 __global__ void k_unary(int fn, const float *x, float *y, int64_t n, float lo,
                         float hi) {
   GRID_LOOP(i, n) { y[i] = act_fn(fn, x ? x[i] : 0.0f, lo, hi); }

@@ -1,11 +1,15 @@
 /* kutil.cuh: what the executor's kernel files (kernels.cu, kmove.cu,
- * kconv.cu) share: the block size, the grid for n threads, grid-stride
- * loops, the checks that pick 32-bit indices and float4 accesses, and the
- * dimension merging that copies, broadcasts and reductions plan with. */
+ * kconv.cu, kse.cu) share: the block size, the grid for n threads,
+ * grid-stride loops, the checks that pick 32-bit indices and float4
+ * accesses, the element-wise functions, and the dimension merging that
+ * copies, broadcasts and reductions plan with. */
 #ifndef SUPEROPT_KUTIL_CUH
 #define SUPEROPT_KUTIL_CUH
 
+#include <math.h>
 #include <stdint.h>
+
+#include "kern.h"
 
 namespace {
 
@@ -28,6 +32,27 @@ inline bool fits32(int64_t n) {
 }
 
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* The element-wise functions (CXK_*) of one value; lo, hi: CXK_CLIP's. */
+__device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
+  switch (fn) {
+  case CXK_RELU: return v > 0.0f ? v : 0.0f;
+  case CXK_SIGMOID: return 1.0f / (1.0f + expf(-v));
+  case CXK_TANH: return tanhf(v);
+  case CXK_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+  case CXK_ERF: return erff(v);
+  case CXK_SQRT: return sqrtf(v);
+  case CXK_CLIP: {
+    float t = v < lo ? lo : v;
+    return t > hi ? hi : t;
+  }
+  case CXK_NAN: return __int_as_float(0x7fc00000);
+  case CXK_NOT: return v == 0.0f ? 1.0f : 0.0f;
+  case CXK_TRUNC: return truncf(v);
+  case CXK_NONZERO: return v != 0.0f ? 1.0f : 0.0f;
+  default: return v;
+  }
+}
 
 /* Simplifies the dimensions dim[0..*rank) of nst strided walks (stride
  * arrays st[0..nst)), in place: drops those of size 1 and merges each

@@ -59,6 +59,7 @@
     (const gpu_plan *p, size_t *arena, size_t *persist, size_t *workspace),    \
     (p, arena, persist, workspace))                                            \
   X(gpu_plan_unplanned_bytes, size_t, (const gpu_plan *p), (p))                \
+  X(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))             \
   X(gpu_measure_node, base_status,                                             \
     (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,           \
      double *median_ms, base_diag *d),                                         \
@@ -214,6 +215,7 @@ FORWARD(gpu_plan_memory, void,
         (const gpu_plan *p, size_t *arena, size_t *persist, size_t *workspace),
         (p, arena, persist, workspace))
 FORWARD(gpu_plan_unplanned_bytes, size_t, (const gpu_plan *p), (p))
+FORWARD(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))
 FORWARD(gpu_measure_node, base_status,
         (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,
          double *median_ms, base_diag *d),

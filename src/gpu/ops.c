@@ -873,6 +873,8 @@ static cudaError_t constant(gpu_plan *p, const ir_node *n) {
 
 base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
+  if (p->steps[i].se_by || p->steps[i].se) /* one kernel (se.c) */
+    return BASE_OK;
   if (n->op == IR_OP_CONV2D)
     return conv_prepare(p, n, &p->steps[i], d);
   if (n->op == IR_OP_MATMUL)
@@ -972,6 +974,14 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
   const gpu_step *s = &p->steps[i];
   base_status st = BASE_OK;
+  if (s->se_by) /* written by the pool's kernel */
+    return BASE_OK;
+  if (s->se) {
+    cudaError_t e = gpu_se_enqueue(p, i);
+    return e == cudaSuccess
+               ? BASE_OK
+               : gpu_cuda_fail(d, e, "squeeze-and-excitation kernel");
+  }
   for (int k = 0; s->cin_off && k < n->nin; k++)
     if (s->cin_off[k] != (size_t)-1)
       GPU_CUDA(d,

@@ -29,7 +29,8 @@ static int root_of(const gpu_plan *p, const int32_t *root, int t) {
 /* Lifetimes: first[t] = producing node, last[t] = last node reading t or
  * any view of it (g->nnodes for graph outputs). A slice folded into a
  * concat's shuffle (shuffle.c) has its output written by the concat: it
- * lives from there, and the slice reads nothing. */
+ * lives from there, and the slice reads nothing. So do the outputs of the
+ * convolutions folded into a squeeze-and-excitation pool (se.c). */
 static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
                       int32_t *last) {
   const ir_graph *g = p->g;
@@ -46,6 +47,8 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
       first[n->out[0]] = p->steps[i].shuf_by - 1;
       continue;
     }
+    if (p->steps[i].se_by) /* written by the pool's step (se.c) */
+      first[n->out[0]] = p->steps[i].se_by - 1;
     for (int k = 0; k < n->nin; k++)
       if (last[root[n->in[k]]] < i)
         last[root[n->in[k]]] = i;
@@ -224,8 +227,10 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
     p->steps[x->node].fuse_relu = 1;
     p->steps[j].view = 1;
   }
-  if (!p->ctx->opt.no_fold)
+  if (!p->ctx->opt.no_fold) {
     gpu_shuffle_fold(p, reads, wonly);
+    gpu_se_fold(p, reads, wonly);
+  }
   free(wonly);
   return BASE_OK;
 }
@@ -424,6 +429,17 @@ void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
 
 size_t gpu_plan_unplanned_bytes(const gpu_plan *p) {
   return p->unplanned_bytes;
+}
+
+int gpu_plan_computed_by(const gpu_plan *p, int i) {
+  const gpu_step *s = &p->steps[i];
+  if (s->se_by)
+    return s->se_by - 1;
+  if (s->shuf_by && p->g->nodes[i].op != IR_OP_RESHAPE)
+    return s->shuf_by - 1;
+  if (s->res_conv)
+    return s->res_conv - 1;
+  return s->view ? -1 : i;
 }
 
 base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {

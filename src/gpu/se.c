@@ -1,0 +1,146 @@
+/* se.c: squeeze-and-excitation's squeeze as one kernel.
+ *
+ *     p = global_avgpool(x)                  [N, C, 1, 1]
+ *     h = conv2d(p, w1 [R, C, 1, 1], b1)     act1: none, relu or sigmoid
+ *     s = conv2d(h, w2 [C2, R, 1, 1], b2)    act2: those or a folded clip
+ *
+ * Run node by node that is five launches at batch 1 (the pool's partial
+ * sums and their sum, two GEMMs, the bias and sigmoid), each a few
+ * hundred floats of work: in a CUDA-graph replay each still costs 1 to
+ * 2 us. Folded, the pool's step runs kse.cu's kernel, which writes s (p
+ * and h stay in its shared memory), and the two convolutions run nothing
+ * (nor are they prepared: no algorithm search). The fold requires p and h each
+ * read by the next node alone (neither a graph output), unpadded 1x1
+ * convolutions without groups on 1x1 images, filters and biases that are
+ * weights or computed from weights only (they exist before the pool runs), and
+ * no residual add folded into either. s may have any readers. Values: the same
+ * sums and dot products as the nodes', in fp32 (the GEMMs may use TF32); the
+ * end-to-end check compares against the CPU reference. $SUPEROPT_SE=0 turns the
+ * fold off (A/B timings, tests).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_int.h"
+
+static const ir_shape *shp(const gpu_plan *p, int t) {
+  return &p->g->tensors[t].shape;
+}
+
+/* Is tensor t a weight or computed from weights alone? */
+static int weight_like(const gpu_plan *p, const unsigned char *wonly, int t) {
+  const ir_tensor *x = &p->g->tensors[t];
+  return x->kind != IR_T_VALUE || wonly[x->node];
+}
+
+/* The node that alone reads t (no graph output), or -1. */
+static int only_reader(const gpu_plan *p, const int *reads, int t) {
+  if (reads[t] != 1)
+    return -1;
+  for (int i = 0; i < p->g->noutputs; i++)
+    if (p->g->outputs[i] == t)
+      return -1;
+  for (int i = 0; i < p->g->nnodes; i++)
+    for (int k = 0; k < p->g->nodes[i].nin; k++)
+      if (p->g->nodes[i].in[k] == t)
+        return i;
+  return -1;
+}
+
+/* Is node i an unpadded, ungrouped 1x1 convolution of tensor x ([N, C, 1,
+ * 1]) to [N, O, 1, 1] with weight-like parameters, nothing folded into it
+ * but an activation? */
+static int squeeze_conv(const gpu_plan *p, const unsigned char *wonly, int i,
+                        int x) {
+  const ir_node *n = &p->g->nodes[i];
+  const gpu_step *s = &p->steps[i];
+  if (n->op != IR_OP_CONV2D || n->in[0] != x || n->a.groups != 1 || wonly[i] ||
+      s->view || s->res || s->mm_bias || s->res_conv)
+    return 0;
+  for (int k = 0; k < 4; k++)
+    if (n->a.pad[k])
+      return 0;
+  const ir_shape *xs = shp(p, x), *w = shp(p, n->in[1]), *y = shp(p, n->out[0]);
+  if (w->rank != 4 || w->dim[1] != xs->dim[1] || w->dim[2] != 1 ||
+      w->dim[3] != 1 || y->rank != 4 || y->dim[0] != xs->dim[0] ||
+      y->dim[1] != w->dim[0] || y->dim[2] != 1 || y->dim[3] != 1)
+    return 0;
+  for (int k = 1; k < n->nin; k++)
+    if (!weight_like(p, wonly, n->in[k]))
+      return 0;
+  return 1;
+}
+
+/* The kernel's activation code for convolution i, or -1. */
+static int se_act(const gpu_plan *p, int i) {
+  const gpu_step *s = &p->steps[i];
+  if (s->fuse_clip)
+    return CXK_CLIP;
+  int a = gpu_effective_act(&p->g->nodes[i], s);
+  return a == IR_ACT_NONE      ? CXK_ID
+         : a == IR_ACT_RELU    ? CXK_RELU
+         : a == IR_ACT_SIGMOID ? CXK_SIGMOID
+                               : -1;
+}
+
+static cxk_se se_args(const gpu_plan *p, int head) {
+  const ir_node *pool = &p->g->nodes[head];
+  int f2 = p->steps[head].se - 1;
+  const ir_shape *x = shp(p, pool->in[0]), *w1, *w2;
+  const ir_node *c2 = &p->g->nodes[f2];
+  int f1 = p->g->tensors[c2->in[0]].node;
+  w1 = shp(p, p->g->nodes[f1].in[1]);
+  w2 = shp(p, c2->in[1]);
+  return (cxk_se){.n = x->dim[0],
+                  .c = x->dim[1],
+                  .hw = x->dim[2] * x->dim[3],
+                  .r = w1->dim[0],
+                  .c2 = w2->dim[0],
+                  .cl = gpu_is_cl(p, pool->in[0]),
+                  .act1 = se_act(p, f1),
+                  .act2 = se_act(p, f2),
+                  .lo2 = p->steps[f2].clip_lo,
+                  .hi2 = p->steps[f2].clip_hi};
+}
+
+void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly) {
+  const char *env = getenv("SUPEROPT_SE");
+  if (env && !strcmp(env, "0"))
+    return;
+  const ir_graph *g = p->g;
+  for (int j = 0; j < g->nnodes; j++) {
+    const ir_node *n = &g->nodes[j];
+    if (n->op != IR_OP_GLOBAL_AVGPOOL || wonly[j] || p->steps[j].view ||
+        shp(p, n->in[0])->rank != 4)
+      continue;
+    int f1 = only_reader(p, reads, n->out[0]);
+    if (f1 < 0 || !squeeze_conv(p, wonly, f1, n->out[0]))
+      continue;
+    int f2 = only_reader(p, reads, g->nodes[f1].out[0]);
+    if (f2 < 0 || !squeeze_conv(p, wonly, f2, g->nodes[f1].out[0]) ||
+        se_act(p, f1) < 0 || se_act(p, f1) == CXK_CLIP || se_act(p, f2) < 0)
+      continue;
+    p->steps[j].se = 1 + f2;
+    cxk_se a = se_args(p, j); /* layouts are not known yet: cl does not
+                                 matter to the check */
+    if (!cxk_se_ok(&a)) {
+      p->steps[j].se = 0;
+      continue;
+    }
+    p->steps[f1].se_by = p->steps[f2].se_by = 1 + j;
+  }
+}
+
+cudaError_t gpu_se_enqueue(gpu_plan *p, int head) {
+  const gpu_step *s = &p->steps[head];
+  const ir_node *c2 = &p->g->nodes[s->se - 1];
+  int f1 = p->g->tensors[c2->in[0]].node;
+  const ir_node *c1 = &p->g->nodes[f1];
+  cxk_se a = se_args(p, head);
+  const float *b1 = c1->nin == 3 ? p->ptr[c1->in[2]] : NULL;
+  const float *b2 = c2->nin == 3 && !p->steps[s->se - 1].bias_moved
+                        ? p->ptr[c2->in[2]]
+                        : NULL;
+  return cxk_se_run(p->ctx->stream, gpu_in(p, head, 0), p->ptr[c1->in[1]], b1,
+                    p->ptr[c2->in[1]], b2, p->ptr[c2->out[0]], &a);
+}
