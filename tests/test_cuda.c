@@ -134,6 +134,19 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
   "l2 = conv2d(l1, wf) act=sigmoid\n"                                          \
   "output m, n2, k1, k2, d2, l2\n"
 
+/* A convolution's bias moved into the layer norm that reads it through a
+ * transpose to channels-last (ConvNeXt's block), depthwise and plain; and
+ * one whose transposed result has a second reader (keeps its bias). */
+#define LN_GRAPH                                                               \
+  "input x: [2,16,9,7]\nweight wd: [16,1,7,7]\nweight bd: [16]\n"              \
+  "weight g: [16]\nweight b: [16]\nweight w2: [16,16,3,3]\n"                   \
+  "weight b2: [16]\n"                                                          \
+  "d = conv2d(x, wd, bd) groups=16\nt = transpose(d) perm=[0,2,3,1]\n"         \
+  "l = layernorm(t, g, b) axis=3 eps=1e-5\nc = conv2d(x, w2, b2)\n"            \
+  "u = transpose(c) perm=[0,2,3,1]\nm = layernorm(u, g, b) axis=3\n"           \
+  "e = conv2d(x, w2, b2)\nv = transpose(e) perm=[0,2,3,1]\n"                   \
+  "k = layernorm(v, g, b) axis=3\nq = relu(v)\noutput l, m, k, q\n"
+
 /* Small graphs with odd shapes, one feature each. */
 static const char *const op_graphs[] = {
     /* int64 and bool: embedding gather, mask equal / not / where, casts */
@@ -346,6 +359,7 @@ static const char *const op_graphs[] = {
     "f1 = conv2d(g, w1, b1) act=relu\nf2 = conv2d(f1, w2, b2)\n"
     "s = sigmoid(f2)\nm = ewmul(c, s)\noutput m\n",
     SE_GRAPH,
+    LN_GRAPH,
     /* channel shuffles folded into their concat (shuffle.c): g = 4 of
      * three inputs (one an NCHW graph input) into three uneven slices, one
      * of them also an output; a shuffle read by a slice and a convolution
@@ -479,6 +493,20 @@ Test(cuda, squeeze_excitation_folded) {
   gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1};
   compare(g, &strict, 1e-5, "SE graph, strict");
   compare(g, &poison, 1e-3, "SE graph, poisoned");
+  ir_graph_free(g);
+}
+
+/* LN_GRAPH in both layouts (the transpose a view of channels-last bytes,
+ * or a copy), poisoned, and without folds. */
+Test(cuda, conv_bias_into_layernorm) {
+  need_gpu();
+  ir_graph *g = parse(LN_GRAPH);
+  gpu_options strict = {.fp32_strict = 1}, nchw = {.fp32_strict = 1, .nchw = 1};
+  gpu_options poison = {.poison = 1}, nofold = {.fp32_strict = 1, .no_fold = 1};
+  compare(g, &strict, 1e-5, "LN graph, strict");
+  compare(g, &nchw, 1e-5, "LN graph, NCHW");
+  compare(g, &poison, 1e-3, "LN graph, poisoned");
+  compare(g, &nofold, 1e-5, "LN graph, no folds");
   ir_graph_free(g);
 }
 

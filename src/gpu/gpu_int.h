@@ -147,7 +147,9 @@ typedef struct gpu_step {
                      vector, folded into cuBLASLt's epilogue: 1 + that */
   int res_conv;   /* such an ewadd: 1 + the conv's or matmul's node index */
   int bias_moved; /* a convolution's bias is added by its only reader, a
-                     fused node, as it loads the result (no bias kernel) */
+                     fused node or a layer norm through a transpose, as it
+                     loads the result (no bias kernel) */
+  int ln_bias;    /* such a layer norm: 1 + the bias tensor */
   int view;       /* the node (reshape, folded relu) only names its input */
   int view_in;    /* the input whose bytes a view shares (0, or the folded
                      ewadd's operand that the convolution computes) */

@@ -152,9 +152,11 @@ cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
 /* Softmax of x viewed as [outer, len, inner] along len. */
 cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
                         int64_t len, int64_t inner);
-cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *gamma,
-                          const float *beta, float *y, int64_t rows,
-                          int64_t len, float eps);
+/* Layer norm of rows of len floats; xb (NULL: none): a vector of len
+ * added to every row as it is loaded. */
+cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
+                          const float *gamma, const float *beta, float *y,
+                          int64_t rows, int64_t len, float eps);
 /* Depthwise convolution, channels-last x [n,h,w,c] and y [n,oh,ow,c],
  * filter [kh,kw,c] (transposed from [c,1,kh,kw]), stride 1, padding pt (top
  * and bottom) and pl (left and right), in one of cxk_dwconv_variants()

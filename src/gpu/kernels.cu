@@ -497,24 +497,26 @@ __global__ void k_softmax_cols(const float *x, float *y, int64_t outer,
   }
 }
 
-/* Layer norm: one block per row, two passes (mean, then variance). */
-__global__ void k_layernorm(const float *x, const float *gamma,
+/* Layer norm: one block per row, two passes (mean, then variance); xb
+ * (NULL: none) is added to every row as it is loaded (a convolution's
+ * bias, moved here: ops.c). */
+__global__ void k_layernorm(const float *x, const float *xb, const float *gamma,
                             const float *beta, float *y, int64_t len,
                             float eps) {
   const float *xr = x + blockIdx.x * len;
   float *yr = y + blockIdx.x * len;
   float s = 0.0f;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
-    s += xr[i];
+    s += xr[i] + (xb ? xb[i] : 0.0f);
   float mean = block_reduce(s, false) / (float)len;
   float v = 0.0f;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-    float d = xr[i] - mean;
+    float d = xr[i] + (xb ? xb[i] : 0.0f) - mean;
     v += d * d;
   }
   float inv = rsqrtf(block_reduce(v, false) / (float)len + eps);
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-    float o = (xr[i] - mean) * inv;
+    float o = (xr[i] + (xb ? xb[i] : 0.0f) - mean) * inv;
     if (gamma)
       o *= gamma[i];
     if (beta)
@@ -526,9 +528,9 @@ __global__ void k_layernorm(const float *x, const float *gamma,
 /* Layer norm of short rows (len <= 32 * NV): one warp a row, the row in
  * registers (NV values a lane), read once. */
 template <int NV>
-__global__ void k_layernorm_warp(const float *x, const float *gamma,
-                                 const float *beta, float *y, int64_t rows,
-                                 int len, float eps) {
+__global__ void k_layernorm_warp(const float *x, const float *xb,
+                                 const float *gamma, const float *beta,
+                                 float *y, int64_t rows, int len, float eps) {
   int64_t nw = (int64_t)gridDim.x * blockDim.x / 32;
   int lane = threadIdx.x % 32;
   for (int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -539,7 +541,7 @@ __global__ void k_layernorm_warp(const float *x, const float *gamma,
 #pragma unroll
     for (int k = 0; k < NV; k++) {
       int i = lane + 32 * k;
-      v[k] = i < len ? xr[i] : 0.0f;
+      v[k] = i < len ? xr[i] + (xb ? xb[i] : 0.0f) : 0.0f;
       s += v[k];
     }
     float mean = warp_sum(s) / (float)len, q = 0.0f;
@@ -865,25 +867,25 @@ cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
   return cudaGetLastError();
 }
 
-cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *gamma,
-                          const float *beta, float *y, int64_t rows,
-                          int64_t len, float eps) {
+cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
+                          const float *gamma, const float *beta, float *y,
+                          int64_t rows, int64_t len, float eps) {
   unsigned nb = blocks_for(rows * 32);
   int n = (int)len;
   if (len <= 128)
     k_layernorm_warp<4>
-        <<<nb, kThreads, 0, s>>>(x, gamma, beta, y, rows, n, eps);
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps);
   else if (len <= 256)
     k_layernorm_warp<8>
-        <<<nb, kThreads, 0, s>>>(x, gamma, beta, y, rows, n, eps);
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps);
   else if (len <= 512)
     k_layernorm_warp<16>
-        <<<nb, kThreads, 0, s>>>(x, gamma, beta, y, rows, n, eps);
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps);
   else if (len <= 1024)
     k_layernorm_warp<32>
-        <<<nb, kThreads, 0, s>>>(x, gamma, beta, y, rows, n, eps);
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps);
   else
-    k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, gamma, beta, y, len,
+    k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, xb, gamma, beta, y, len,
                                                     eps);
   return cudaGetLastError();
 }

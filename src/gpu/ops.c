@@ -851,7 +851,8 @@ static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
   int64_t rows = 1, len = 1;
   for (int i = 0; i < x->rank; i++)
     *(i < n->a.axis ? &rows : &len) *= x->dim[i];
-  return cxk_layernorm(p->ctx->stream, IN(p, n, 0),
+  int xb = STEP(p, n)->ln_bias; /* a convolution's bias, moved here */
+  return cxk_layernorm(p->ctx->stream, IN(p, n, 0), xb ? p->ptr[xb - 1] : NULL,
                        n->nin > 1 ? p->ptr[n->in[1]] : NULL,
                        n->nin > 2 ? p->ptr[n->in[2]] : NULL, p->ptr[n->out[0]],
                        rows, len, n->a.eps);
