@@ -15,6 +15,21 @@ if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
 endif()
 enable_language(CUDA)
 find_package(CUDAToolkit REQUIRED)
+# A build folder configured before that default keeps its cached list.
+set(SUPEROPT_SM90 OFF)
+foreach(arch ${CMAKE_CUDA_ARCHITECTURES})
+  string(REGEX MATCH "^[0-9]+" num "${arch}")
+  if(arch MATCHES "^(all|all-major|native)$" OR
+     (num AND num GREATER_EQUAL 90))
+    set(SUPEROPT_SM90 ON)
+  endif()
+endforeach()
+if(NOT SUPEROPT_SM90)
+  message(WARNING "superopt: CMAKE_CUDA_ARCHITECTURES "
+          "(${CMAKE_CUDA_ARCHITECTURES}) has no sm_90 or later: the "
+          "squeeze-and-excitation kernel (kse.cu) stays off. Reconfigure "
+          "with -DCMAKE_CUDA_ARCHITECTURES=\"75;90\".")
+endif()
 set(CMAKE_CUDA_STANDARD 17)
 
 find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR}

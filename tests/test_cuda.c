@@ -112,9 +112,9 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
 /* Squeeze-and-excitation chains folded into one kernel (se.c, kse.cu):
  * channels-last after a convolution, sigmoid in the convolution; on the
  * NCHW input, no biases, a clip folded into the second convolution; 300
- * channels-last channels (a thread a channel), with 8 and with 120 hidden
- * channels; and one that stays node by node, its hidden result also an
- * output. */
+ * channels-last channels, with 8 and with 120 hidden channels; and two
+ * that stay node by node, one whose hidden result and one whose pooled
+ * result is also an output. */
 #define SE_GRAPH                                                               \
   "input x: [2,40,20,24]\ninput z: [2,300,5,4]\nweight w3: [40,40,3,3]\n"      \
   "weight w1: [10,40,1,1]\nweight b1: [10]\nweight w2: [40,10,1,1]\n"          \
@@ -132,11 +132,13 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
   "d2 = conv2d(d1, wd) act=sigmoid\n"                                          \
   "g5 = global_avgpool(zc)\nl1 = conv2d(g5, we) act=relu\n"                    \
   "l2 = conv2d(l1, wf) act=sigmoid\n"                                          \
-  "output m, n2, k1, k2, d2, l2\n"
+  "g6 = global_avgpool(zc)\no1 = conv2d(g6, wc) act=relu\n"                    \
+  "o2 = conv2d(o1, wd)\noutput m, n2, k1, k2, d2, l2, g6, o2\n"
 
 /* A convolution's bias moved into the layer norm that reads it through a
- * transpose to channels-last (ConvNeXt's block), depthwise and plain; and
- * one whose transposed result has a second reader (keeps its bias). */
+ * transpose to channels-last (ConvNeXt's block), depthwise and plain, and
+ * over 1040 channels (the block-a-row kernel); and one whose transposed
+ * result has a second reader (keeps its bias). */
 #define LN_GRAPH                                                               \
   "input x: [2,16,9,7]\nweight wd: [16,1,7,7]\nweight bd: [16]\n"              \
   "weight g: [16]\nweight b: [16]\nweight w2: [16,16,3,3]\n"                   \
@@ -145,7 +147,11 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
   "l = layernorm(t, g, b) axis=3 eps=1e-5\nc = conv2d(x, w2, b2)\n"            \
   "u = transpose(c) perm=[0,2,3,1]\nm = layernorm(u, g, b) axis=3\n"           \
   "e = conv2d(x, w2, b2)\nv = transpose(e) perm=[0,2,3,1]\n"                   \
-  "k = layernorm(v, g, b) axis=3\nq = relu(v)\noutput l, m, k, q\n"
+  "k = layernorm(v, g, b) axis=3\nq = relu(v)\n"                               \
+  "input y: [1,1040,3,2]\nweight wy: [1040,1,3,3]\nweight by: [1040]\n"        \
+  "weight gy: [1040]\nweight ey: [1040]\n"                                     \
+  "yd = conv2d(y, wy, by) groups=1040\nyt = transpose(yd) perm=[0,2,3,1]\n"    \
+  "yl = layernorm(yt, gy, ey) axis=3\noutput l, m, k, q, yl\n"
 
 /* Small graphs with odd shapes, one feature each. */
 static const char *const op_graphs[] = {
@@ -171,7 +177,8 @@ static const char *const op_graphs[] = {
     /* matmul: plain with bias+relu (epilogue), bias+gelu, no bias relu */
     "input a: [37,53]\nweight b: [53,29]\nweight bias: [29]\n"
     "x = matmul(a, b, bias) act=relu\ny = matmul(a, b, bias) act=gelu\n"
-    "z = matmul(a, b) act=relu\nw = matmul(a, b, bias)\noutput x, y, z, w\n",
+    "z = matmul(a, b) act=relu\nw = matmul(a, b, bias)\noutput x, y, z, "
+    "w\n",
     /* matmul: batched with batched b, bias + tanh; rank 4 with shared b */
     "input a: [3,17,31]\ninput b: [3,31,19]\nweight bias: [19]\n"
     "input c: [2,3,5,7]\nweight q: [7,11]\n"
@@ -185,8 +192,10 @@ static const char *const op_graphs[] = {
     /* unary maps */
     "input x: [7,13,3]\nweight v: [5,3]\n"
     "a = relu(x)\nb = sigmoid(x)\nc = tanh(x)\nd = gelu(x)\ne = erf(x)\n"
-    "f = sqrt(v)\ng = clip(x) min=-0.25 max=0.5\noutput a, b, c, d, e, f, g\n",
-    /* data movement: concat, split, transpose, reshape as a view, slice, pad
+    "f = sqrt(v)\ng = clip(x) min=-0.25 max=0.5\noutput a, b, c, d, e, f, "
+    "g\n",
+    /* data movement: concat, split, transpose, reshape as a view, slice,
+     * pad
      */
     "input x: [2,3,5]\ninput y: [2,4,5]\ninput z: [2,1,5]\n"
     "c = concat(x, y, z) axis=1\np, q, r = split(c) axis=2 sizes=[1,3,1]\n"
@@ -195,12 +204,14 @@ static const char *const op_graphs[] = {
     "d = pad(x) pads=[0,1,2,1,0,3] value=-2\noutput p, q, r, w, s, d\n",
     /* pooling */
     "input x: [2,3,11,9]\n"
-    "a = avgpool(x) kernel=[3,3] stride=[2,2] pad=same count_include_pad=1\n"
+    "a = avgpool(x) kernel=[3,3] stride=[2,2] pad=same "
+    "count_include_pad=1\n"
     "b = avgpool(x) kernel=[3,2] pad=[1,1,1,0] count_include_pad=0\n"
     "c = maxpool(x) kernel=[3,3] stride=[2,2] pad=same\n"
     "d = global_avgpool(x)\noutput a, b, c, d\n",
     /* normalisations and reductions */
-    "input x: [3,7,5,3]\ninput s: [4,9,1000]\nweight g: [7]\nweight b: [7]\n"
+    "input x: [3,7,5,3]\ninput s: [4,9,1000]\nweight g: [7]\nweight b: "
+    "[7]\n"
     "weight m: [7]\nweight v: [7]\nweight lg: [1000]\nweight lb: [1000]\n"
     "bn = batchnorm(x, g, b, m, v) eps=0.001\n"
     "r1 = reduce_mean(x) axes=[1,3]\nr2 = reduce_mean(s) axes=[0,2] "
@@ -225,7 +236,8 @@ static const char *const op_graphs[] = {
     "output e6, f6\n",
     /* relus folded into their producers, and relus that must not be (the
      * producer is read twice, is an output, or has its own act) */
-    "input x: [2,4,9,7]\nweight w: [4,4,3,3]\nweight b: [4]\ninput m: [6,5]\n"
+    "input x: [2,4,9,7]\nweight w: [4,4,3,3]\nweight b: [4]\ninput m: "
+    "[6,5]\n"
     "weight q: [5,3]\nweight g: [4]\nweight gb: [4]\nweight mu: [4]\n"
     "weight var: [4]\nweight dv: [4,1,1]\n"
     "c = conv2d(x, w, b)\ncr = relu(c)\na = ewadd(cr, x)\nar = relu(a)\n"
@@ -244,7 +256,8 @@ static const char *const op_graphs[] = {
     "weight w7: [7,8,3,3]\nweight b7: [7]\nweight wp: [7,8,1,1]\n"
     "weight cb: [7,1,1]\nweight w77: [7,7,3,3]\n"
     "c = conv2d(x, w, b)\na = ewadd(c, x)\nar = relu(a)\n"
-    "c2 = conv2d(ar, w)\na2 = ewadd(ar, c2)\na2c = clip(a2) min=-1 max=0.5\n"
+    "c2 = conv2d(ar, w)\na2 = ewadd(ar, c2)\na2c = clip(a2) min=-1 "
+    "max=0.5\n"
     "p = conv2d(a2c, wp)\nc3 = conv2d(a2c, w7, b7)\na3 = ewadd(p, c3)\n"
     "c4 = conv2d(a3, w77, b7) act=relu\na4 = ewadd(c4, a3)\n"
     "c5 = conv2d(x, w7, b7)\na5 = ewadd(c5, cb)\n"
@@ -275,16 +288,19 @@ static const char *const op_graphs[] = {
     "cv = conv2d(im, wc)\ngc = global_avgpool(cv)\n"
     "mp = maxpool(cv) kernel=[3,3] stride=[2,2] pad=same\n"
     "mc = conv2d(mp, w2)\ntc = transpose(cv) perm=[0,1,3,2]\n"
-    "output t1, t2, t3, s1, c9, p0, p3, p9, m, b, ga, r1, r2, ln, lb, gc, mc, "
+    "output t1, t2, t3, s1, c9, p0, p3, p9, m, b, ga, r1, r2, ln, lb, gc, "
+    "mc, "
     "tc\n",
     /* a ConvNeXt block: transposes to and from [N,H,W,C] around a layer
      * norm and matmuls read and write channels-last tensors directly
      * (layout.c: a copy of bytes, no conversion) */
     "input x: [2,16,10,9]\nweight wd: [16,1,7,7]\nweight bd: [16]\n"
-    "weight g: [16]\nweight b: [16]\nweight m1: [16,64]\nweight m2: [64,16]\n"
+    "weight g: [16]\nweight b: [16]\nweight m1: [16,64]\nweight m2: "
+    "[64,16]\n"
     "weight ls: [16,1,1]\nweight w2: [8,16,3,3]\nweight w3: [8,8,3,3]\n"
     "d = conv2d(x, wd, bd) groups=16\nt = transpose(d) perm=[0,2,3,1]\n"
-    "n = layernorm(t, g, b)\nh = matmul(n, m1) act=gelu\nq = matmul(h, m2)\n"
+    "n = layernorm(t, g, b)\nh = matmul(n, m1) act=gelu\nq = matmul(h, "
+    "m2)\n"
     "u = transpose(q) perm=[0,3,1,2]\ns = ewmul(u, ls)\nr = ewadd(s, x)\n"
     "c = conv2d(r, w2)\nsl = slice(d) starts=[0,4,0,0] ends=[2,12,10,9]\n"
     "e = conv2d(sl, w3) stride=[2,2]\npd = pad(d) pads=[0,0,0,1,0,0,1,0] "
@@ -349,7 +365,8 @@ static const char *const op_graphs[] = {
     "s2 = slice(s) starts=[0,8,0,0] ends=[2,16,9,7]\n"
     "e = conv2d(s2, w2) act=relu\nk2 = concat(s1, e) axis=1\n"
     "f = conv2d(k2, w3)\nr2 = reshape(k2) shape=[2,4,4,9,7]\n"
-    "t2 = transpose(r2) perm=[0,2,1,3,4]\ns3 = reshape(t2) shape=[2,16,9,7]\n"
+    "t2 = transpose(r2) perm=[0,2,1,3,4]\ns3 = reshape(t2) "
+    "shape=[2,16,9,7]\n"
     "output f, s3\n",
     /* squeeze-and-excitation: 1x1 convolutions on 1x1 images (the GEMM
      * path in either layout), with bias, relu, then none */
@@ -377,7 +394,8 @@ static const char *const op_graphs[] = {
     "perm=[0,2,1,3,4]\ny2 = reshape(t2) shape=[2,20,5,6]\n"
     "q = slice(y2) starts=[0,4,0,0] ends=[2,20,5,6]\nf = conv2d(y2, w4)\n"
     "k3 = concat(x, z) axis=1\nr3 = reshape(k3) shape=[2,2,6,5,6]\n"
-    "t3 = transpose(r3) perm=[0,2,1,3,4]\ny3 = reshape(t3) shape=[2,12,5,6]\n"
+    "t3 = transpose(r3) perm=[0,2,1,3,4]\ny3 = reshape(t3) "
+    "shape=[2,12,5,6]\n"
     "h1 = slice(y3) starts=[0,0,0,0] ends=[2,6,5,6]\n"
     "h2 = slice(y3) starts=[0,6,0,0] ends=[2,12,5,6]\n"
     "m = ewmul(h1, h2)\noutput s3, q, f, m\n",
@@ -468,9 +486,19 @@ static int node_of(const ir_graph *g, const char *out) {
 Test(cuda, squeeze_excitation_folded) {
   need_gpu();
   ir_graph *g = parse(SE_GRAPH);
-  const char *pool[] = {"g", "g", "g2", "g2", "g4", "g4", "", "", "g5", "g5"};
-  const char *conv[] = {"f1", "f2", "h1", "h2", "d1",
-                        "d2", "k1", "k2", "l1", "l2"};
+  const char *pool[] = {"g", "g", "g2", "g2", "g4", "g4",
+                        "",  "",  "g5", "g5", "",   ""};
+  const char *conv[] = {"f1", "f2", "h1", "h2", "d1", "d2",
+                        "k1", "k2", "l1", "l2", "o1", "o2"};
+  /* the fold needs thread block clusters (sm_90 and later) */
+  char desc[256];
+  base_diag d0;
+  gpu_ctx *c0;
+  cr_assert_eq(gpu_ctx_new(NULL, &c0, &d0), BASE_OK, "%s", d0.msg);
+  gpu_ctx_describe(c0, desc, sizeof desc);
+  gpu_ctx_free(c0);
+  const char *sm = strstr(desc, "(sm_");
+  int hopper = sm && atoi(sm + 4) >= 90;
   for (int off = 0; off < 2; off++) {
     if (off)
       setenv("SUPEROPT_SE", "0", 1);
@@ -479,9 +507,9 @@ Test(cuda, squeeze_excitation_folded) {
     gpu_plan *p;
     cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
     cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
-    for (int k = 0; k < 10; k++) {
+    for (int k = 0; k < 12; k++) {
       int i = node_of(g, conv[k]);
-      int want = off || !*pool[k] ? i : node_of(g, pool[k]);
+      int want = off || !hopper || !*pool[k] ? i : node_of(g, pool[k]);
       cr_expect_eq(gpu_plan_computed_by(p, i), want, "%s (SE %s): %d, not %d",
                    conv[k], off ? "off" : "on", gpu_plan_computed_by(p, i),
                    want);
@@ -491,8 +519,20 @@ Test(cuda, squeeze_excitation_folded) {
   }
   unsetenv("SUPEROPT_SE");
   gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1};
-  compare(g, &strict, 1e-5, "SE graph, strict");
   compare(g, &poison, 1e-3, "SE graph, poisoned");
+  /* launch shapes (cluster, threads): the default, one block a sample,
+   * and blocks narrower than the 300 channels (a thread a channel) */
+  const char *shape[][2] = {{"", ""}, {"1", "256"}, {"4", "64"}, {"2", "512"}};
+  for (int k = 0; k < 4; k++) {
+    char what[64];
+    snprintf(what, sizeof what, "SE graph, strict, cluster %s threads %s",
+             shape[k][0], shape[k][1]);
+    setenv("SUPEROPT_SE_CLUSTER", shape[k][0], 1);
+    setenv("SUPEROPT_SE_THREADS", shape[k][1], 1);
+    compare(g, &strict, 1e-5, what);
+  }
+  unsetenv("SUPEROPT_SE_CLUSTER");
+  unsetenv("SUPEROPT_SE_THREADS");
   ir_graph_free(g);
 }
 

@@ -126,7 +126,9 @@ size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
  * when i was folded into that node's kernel (a residual add into its
  * convolution, a channel shuffle's parts into its concat, a
  * squeeze-and-excitation's convolutions into its pool), -1 for a view or
- * an activation folded into its producer's epilogue. */
+ * an activation folded into its producer's epilogue. A folded
+ * squeeze-and-excitation writes only the second convolution's result: the
+ * pooled and hidden tensors are never written (nothing reads them). */
 int gpu_plan_computed_by(const gpu_plan *p, int i);
 
 /* Measures node `node` of g alone: a one-node graph with the node's inputs

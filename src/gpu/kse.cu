@@ -126,10 +126,10 @@ __device__ void se_fc(const float *w, const float *b, const float *v, int rows,
  * cs partial sums, computes its share of h's rows, gathers all of h and
  * computes its share of y's rows. Shared memory: part[c], pooled[c],
  * hmine[r], hall[r], then the pool's temporary. */
-__global__ void k_se(const float *x, const float *w1, const float *b1,
-                     const float *w2, const float *b2, float *y,
-                     const __grid_constant__ cxk_se p) {
-#ifdef SE_HOPPER /* else never launched (se_plan) */
+__global__ void __launch_bounds__(1024)
+    k_se(const float *x, const float *w1, const float *b1, const float *w2,
+         const float *b2, float *y, const __grid_constant__ cxk_se p) {
+#ifdef SE_HOPPER /* else never launched: se_plan checks the code's version */
   extern __shared__ float sm[];
   cg::cluster_group cl = cg::this_cluster();
   int rank = (int)cl.block_rank(), cs = (int)cl.num_blocks();
@@ -160,6 +160,8 @@ __global__ void k_se(const float *x, const float *w1, const float *b1,
   cl.sync(); /* no block leaves while another reads its shared memory */
   se_fc(w2, b2, hall, (int)p.c2, r, p.act2, p.lo2, p.hi2,
         y + (size_t)img * p.c2, rank, cs);
+#else
+  __trap(); /* a launch of the empty sm_75 body must not pass for a result */
 #endif
 }
 
@@ -184,6 +186,15 @@ int se_plan(const cxk_se *p, se_shape *s) {
           cudaSuccess ||
       !clusters || major < 9)
     return 0;
+  /* the kernel's code for this device must be the sm_90 one: a build for
+   * older architectures only has the empty body (cuda.cmake) */
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, k_se) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (fa.ptxVersion < 90)
+    return 0;
   /* a cluster of up to 16 blocks a sample, about one block an SM over all
    * samples (wider clusters measured faster at batch 1, narrower ones at
    * 16); 1024 threads a block while at most half the SMs are busy, else
@@ -204,10 +215,13 @@ int se_plan(const cxk_se *p, se_shape *s) {
   int64_t f = p->cl && s->threads / p->c > 1 ? s->threads / p->c : 1;
   int64_t tmp = p->cl && f > 1 ? f * p->c : 0;
   s->smem = sizeof(float) * (size_t)(2 * p->c + 2 * p->r + tmp);
-  if (s->smem > 48 * 1024 ||
-      cudaFuncSetAttribute(k_se, cudaFuncAttributeNonPortableClusterSizeAllowed,
-                           1) != cudaSuccess)
+  if (s->smem > 48 * 1024)
     return 0;
+  if (cudaFuncSetAttribute(k_se, cudaFuncAttributeNonPortableClusterSizeAllowed,
+                           1) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
   for (; s->cluster >= 1; s->cluster /= 2) { /* the largest that fits */
     cudaLaunchConfig_t c = {};
     cudaLaunchAttribute a[1];

@@ -110,6 +110,13 @@ static int residual_fold(const gpu_plan *p, const int *reads,
   return -1;
 }
 
+/* Is tensor t a weight or computed from weights alone? A bias moved into a
+ * later reader must be: its lifetime ends with the convolution's. */
+static int weight_like(const ir_graph *g, const unsigned char *wonly, int t) {
+  const ir_tensor *x = &g->tensors[t];
+  return x->kind != IR_T_VALUE || wonly[x->node];
+}
+
 /* Moves the bias of every convolution that fused node j alone reads (no
  * activation, nothing folded, its result of j's rank-4 output shape and
  * no batch-norm parameter in the body) into j's generated kernel, which
@@ -131,7 +138,8 @@ static void bias_into_fused(gpu_plan *p, const int *reads,
     const ir_node *c = &g->nodes[x->node];
     gpu_step *cs = &p->steps[x->node];
     if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
-        cs->fuse_relu || cs->fuse_clip || cs->res || wonly[x->node])
+        cs->fuse_relu || cs->fuse_clip || cs->res || wonly[x->node] ||
+        !weight_like(g, wonly, c->in[2]))
       continue;
     int param = 0;
     for (int i = 0; i < b->nops; i++)
@@ -174,7 +182,7 @@ static int *read_counts(const ir_graph *g) {
  * bias kernel would have stored, and that kernel disappears (ConvNeXt:
  * the depthwise convolution's bias, 18 kernels; Inductor fuses the same
  * way). Each link read once, no graph output, no activation or other fold
- * on the convolution. */
+ * on the convolution, the bias a weight (or computed from weights). */
 static void bias_into_layernorm(gpu_plan *p, const int *reads,
                                 const unsigned char *wonly, int j) {
   const ir_graph *g = p->g;
@@ -194,7 +202,8 @@ static void bias_into_layernorm(gpu_plan *p, const int *reads,
   const ir_node *c = &g->nodes[u->node];
   gpu_step *cs = &p->steps[u->node];
   if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
-      cs->fuse_relu || cs->fuse_clip || cs->res || cs->bias_moved || cs->view)
+      cs->fuse_relu || cs->fuse_clip || cs->res || cs->bias_moved || cs->view ||
+      !weight_like(g, wonly, c->in[2]))
     return;
   cs->bias_moved = 1;
   p->steps[j].ln_bias = 1 + c->in[2];

@@ -116,14 +116,16 @@ void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly) {
     int f1 = only_reader(p, reads, n->out[0]);
     if (f1 < 0 || !squeeze_conv(p, wonly, f1, n->out[0]))
       continue;
-    int f2 = only_reader(p, reads, g->nodes[f1].out[0]);
-    if (f2 < 0 || !squeeze_conv(p, wonly, f2, g->nodes[f1].out[0]) ||
-        se_act(p, f1) < 0 || se_act(p, f1) == CXK_CLIP || se_act(p, f2) < 0)
+    int f2 = only_reader(p, reads, g->nodes[f1].out[0]), a1 = se_act(p, f1);
+    if (f2 < 0 || !squeeze_conv(p, wonly, f2, g->nodes[f1].out[0]) || a1 < 0 ||
+        a1 == CXK_CLIP || se_act(p, f2) < 0)
       continue;
     p->steps[j].se = 1 + f2;
-    cxk_se a = se_args(p, j); /* layouts are not known yet: cl does not
-                                 matter to the check */
-    if (!cxk_se_ok(&a)) {
+    cxk_se a = se_args(p, j); /* layouts are not known yet: both must run
+                                 (channels-last needs more shared memory) */
+    cxk_se b = a;
+    a.cl = 0, b.cl = 1;
+    if (!cxk_se_ok(&a) || !cxk_se_ok(&b)) {
       p->steps[j].se = 0;
       continue;
     }
