@@ -112,9 +112,10 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
 /* Squeeze-and-excitation chains folded into one kernel (se.c, kse.cu):
  * channels-last after a convolution, sigmoid in the convolution; on the
  * NCHW input, no biases, a clip folded into the second convolution; 300
- * channels-last channels, with 8 and with 120 hidden channels; and two
- * that stay node by node, one whose hidden result and one whose pooled
- * result is also an output. */
+ * channels-last channels, with 8 and with 120 hidden channels; and three
+ * that stay node by node: one whose hidden result and one whose pooled
+ * result is also an output, one with more weights than the fold takes
+ * (se.c, SE_MAX_WEIGHTS). */
 #define SE_GRAPH                                                               \
   "input x: [2,40,20,24]\ninput z: [2,300,5,4]\nweight w3: [40,40,3,3]\n"      \
   "weight w1: [10,40,1,1]\nweight b1: [10]\nweight w2: [40,10,1,1]\n"          \
@@ -133,7 +134,10 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
   "g5 = global_avgpool(zc)\nl1 = conv2d(g5, we) act=relu\n"                    \
   "l2 = conv2d(l1, wf) act=sigmoid\n"                                          \
   "g6 = global_avgpool(zc)\no1 = conv2d(g6, wc) act=relu\n"                    \
-  "o2 = conv2d(o1, wd)\noutput m, n2, k1, k2, d2, l2, g6, o2\n"
+  "o2 = conv2d(o1, wd)\nweight wu: [200,300,1,1]\nweight wv: [300,200,1,1]\n"  \
+  "g7 = global_avgpool(zc)\nu1 = conv2d(g7, wu) act=relu\n"                    \
+  "u2 = conv2d(u1, wv) act=sigmoid\n"                                          \
+  "output m, n2, k1, k2, d2, l2, g6, o2, u2\n"
 
 /* A convolution's bias moved into the layer norm that reads it through a
  * transpose to channels-last (ConvNeXt's block), depthwise and plain, and
@@ -481,15 +485,15 @@ static int node_of(const ir_graph *g, const char *out) {
   return -1;
 }
 
-/* SE_GRAPH's chains through f, h, d and l run in their pool's kernel, the
- * one through k node by node; with SUPEROPT_SE=0 all of them. */
+/* SE_GRAPH's chains through f, h, d and l run in their pool's kernel,
+ * those through k, o and u node by node; with SUPEROPT_SE=0 all of them. */
 Test(cuda, squeeze_excitation_folded) {
   need_gpu();
   ir_graph *g = parse(SE_GRAPH);
-  const char *pool[] = {"g", "g", "g2", "g2", "g4", "g4",
-                        "",  "",  "g5", "g5", "",   ""};
-  const char *conv[] = {"f1", "f2", "h1", "h2", "d1", "d2",
-                        "k1", "k2", "l1", "l2", "o1", "o2"};
+  const char *pool[] = {"g", "g",  "g2", "g2", "g4", "g4", "",
+                        "",  "g5", "g5", "",   "",   "",   ""};
+  const char *conv[] = {"f1", "f2", "h1", "h2", "d1", "d2", "k1",
+                        "k2", "l1", "l2", "o1", "o2", "u1", "u2"};
   /* the fold needs thread block clusters (sm_90 and later) */
   char desc[256];
   base_diag d0;
@@ -507,7 +511,7 @@ Test(cuda, squeeze_excitation_folded) {
     gpu_plan *p;
     cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
     cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
-    for (int k = 0; k < 12; k++) {
+    for (int k = 0; k < 14; k++) {
       int i = node_of(g, conv[k]);
       int want = off || !hopper || !*pool[k] ? i : node_of(g, pool[k]);
       cr_expect_eq(gpu_plan_computed_by(p, i), want, "%s (SE %s): %d, not %d",
