@@ -15,8 +15,9 @@
  * weights or computed from weights only (they exist before the pool runs), and
  * no residual add folded into either. s may have any readers. Values: the same
  * sums and dot products as the nodes', in fp32 (the GEMMs may use TF32); the
- * end-to-end check compares against the CPU reference. $SUPEROPT_SE=0 turns the
- * fold off (A/B timings, tests).
+ * end-to-end check compares against the CPU reference. Chains with large
+ * filters stay node by node (SE_MAX_WEIGHTS, measured). $SUPEROPT_SE=0
+ * turns the fold off (A/B timings, tests).
  */
 #include <stdlib.h>
 #include <string.h>
