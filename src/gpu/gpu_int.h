@@ -285,6 +285,14 @@ int gpu_shuffle_slice(const gpu_plan *p, int i);
 /* Enqueues folded concat j's kernel. */
 cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
 
+/* Is tensor t a weight or computed from weights alone (wonly: weight-only
+ * nodes)? A bias moved into a later reader, or a filter read before its
+ * node's turn, must be. (plan.c) */
+int gpu_weight_like(const ir_graph *g, const unsigned char *wonly, int t);
+/* The node that alone reads tensor t (reads: readers of each tensor, graph
+ * outputs counted, so an output has none), or -1. (plan.c) */
+int gpu_sole_reader(const gpu_plan *p, const int *reads, int t);
+
 /* se.c: folds each global_avgpool -> 1x1 conv -> 1x1 conv chain into the
  * pool's step (one kernel, kse.cu); called by plan_fusion
  * after the activation folds (reads, wonly: as gpu_shuffle_fold). */

@@ -310,10 +310,7 @@ base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
         via[k] = x->node;
     }
     strides4(y, s.st[2]);
-    int r = reads[mm->out[0]] == 1 ? -1 : -2; /* the result's transpose */
-    for (int j = i + 1; r == -1 && j < g->nnodes; j++)
-      if (g->nodes[j].nin > 0 && g->nodes[j].in[0] == mm->out[0])
-        r = j;
+    int r = gpu_sole_reader(p, reads, mm->out[0]); /* the result's transpose */
     const int64_t *pm = r >= 0 ? plain_transpose(p, reads, r) : NULL;
     if (pm) {
       int64_t dst[4], c[4];

@@ -110,11 +110,19 @@ static int residual_fold(const gpu_plan *p, const int *reads,
   return -1;
 }
 
-/* Is tensor t a weight or computed from weights alone? A bias moved into a
- * later reader must be: its lifetime ends with the convolution's. */
-static int weight_like(const ir_graph *g, const unsigned char *wonly, int t) {
+int gpu_weight_like(const ir_graph *g, const unsigned char *wonly, int t) {
   const ir_tensor *x = &g->tensors[t];
   return x->kind != IR_T_VALUE || wonly[x->node];
+}
+
+int gpu_sole_reader(const gpu_plan *p, const int *reads, int t) {
+  if (reads[t] != 1) /* graph outputs count: an output read once has none */
+    return -1;
+  for (int i = 0; i < p->g->nnodes; i++)
+    for (int k = 0; k < p->g->nodes[i].nin; k++)
+      if (p->g->nodes[i].in[k] == t)
+        return i;
+  return -1;
 }
 
 /* Moves the bias of every convolution that fused node j alone reads (no
@@ -139,7 +147,7 @@ static void bias_into_fused(gpu_plan *p, const int *reads,
     gpu_step *cs = &p->steps[x->node];
     if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
         cs->fuse_relu || cs->fuse_clip || cs->res || wonly[x->node] ||
-        !weight_like(g, wonly, c->in[2]))
+        !gpu_weight_like(g, wonly, c->in[2]))
       continue;
     int param = 0;
     for (int i = 0; i < b->nops; i++)
@@ -203,7 +211,7 @@ static void bias_into_layernorm(gpu_plan *p, const int *reads,
   gpu_step *cs = &p->steps[u->node];
   if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
       cs->fuse_relu || cs->fuse_clip || cs->res || cs->bias_moved || cs->view ||
-      !weight_like(g, wonly, c->in[2]))
+      !gpu_weight_like(g, wonly, c->in[2]))
     return;
   cs->bias_moved = 1;
   p->steps[j].ln_bias = 1 + c->in[2];

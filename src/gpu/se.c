@@ -28,26 +28,6 @@ static const ir_shape *shp(const gpu_plan *p, int t) {
   return &p->g->tensors[t].shape;
 }
 
-/* Is tensor t a weight or computed from weights alone? */
-static int weight_like(const gpu_plan *p, const unsigned char *wonly, int t) {
-  const ir_tensor *x = &p->g->tensors[t];
-  return x->kind != IR_T_VALUE || wonly[x->node];
-}
-
-/* The node that alone reads t (no graph output), or -1. */
-static int only_reader(const gpu_plan *p, const int *reads, int t) {
-  if (reads[t] != 1)
-    return -1;
-  for (int i = 0; i < p->g->noutputs; i++)
-    if (p->g->outputs[i] == t)
-      return -1;
-  for (int i = 0; i < p->g->nnodes; i++)
-    for (int k = 0; k < p->g->nodes[i].nin; k++)
-      if (p->g->nodes[i].in[k] == t)
-        return i;
-  return -1;
-}
-
 /* Is node i an unpadded, ungrouped 1x1 convolution of tensor x ([N, C, 1,
  * 1]) to [N, O, 1, 1] with weight-like parameters, nothing folded into it
  * but an activation? */
@@ -67,7 +47,7 @@ static int squeeze_conv(const gpu_plan *p, const unsigned char *wonly, int i,
       y->dim[1] != w->dim[0] || y->dim[2] != 1 || y->dim[3] != 1)
     return 0;
   for (int k = 1; k < n->nin; k++)
-    if (!weight_like(p, wonly, n->in[k]))
+    if (!gpu_weight_like(p->g, wonly, n->in[k]))
       return 0;
   return 1;
 }
@@ -123,10 +103,10 @@ void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly) {
     if (n->op != IR_OP_GLOBAL_AVGPOOL || wonly[j] || p->steps[j].view ||
         shp(p, n->in[0])->rank != 4)
       continue;
-    int f1 = only_reader(p, reads, n->out[0]);
+    int f1 = gpu_sole_reader(p, reads, n->out[0]);
     if (f1 < 0 || !squeeze_conv(p, wonly, f1, n->out[0]))
       continue;
-    int f2 = only_reader(p, reads, g->nodes[f1].out[0]), a1 = se_act(p, f1);
+    int f2 = gpu_sole_reader(p, reads, g->nodes[f1].out[0]), a1 = se_act(p, f1);
     if (f2 < 0 || !squeeze_conv(p, wonly, f2, g->nodes[f1].out[0]) || a1 < 0 ||
         a1 == CXK_CLIP || se_act(p, f2) < 0)
       continue;

@@ -21,25 +21,12 @@
  * from the concat on (plan.c's lifetimes). Values are unchanged: the
  * kernel computes exactly what the chain computes, element for element.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_int.h"
 
 static const ir_shape *shp(const gpu_plan *p, int t) {
   return &p->g->tensors[t].shape;
-}
-
-/* The node that alone reads t (reads[t] == 1 and not a graph output, which
- * reads counts), or -1. */
-static int sole_reader(const gpu_plan *p, const int *reads, const int *reader,
-                       int t) {
-  if (reads[t] != 1 || reader[t] < 0)
-    return -1;
-  for (int i = 0; i < p->g->noutputs; i++)
-    if (p->g->outputs[i] == t)
-      return -1;
-  return reader[t];
 }
 
 /* Is node i a slice of y ([N, C, H, W]) keeping everything but a channel
@@ -57,7 +44,7 @@ static int channel_slice(const gpu_plan *p, int i, int y) {
 
 /* The chain after concat j: returns y (the shuffled result) and sets *g
  * and the chain's nodes, or returns -1. */
-static int chain(const gpu_plan *p, const int *reads, const int *reader,
+static int chain(const gpu_plan *p, const int *reads,
                  const unsigned char *wonly, int j, int *g, int node[3]) {
   const ir_graph *gr = p->g;
   const ir_node *c = &gr->nodes[j];
@@ -68,7 +55,7 @@ static int chain(const gpu_plan *p, const int *reads, const int *reader,
     if (shp(p, c->in[k])->rank != 4)
       return -1;
   const int64_t *d = shp(p, c->out[0])->dim;
-  int r1 = sole_reader(p, reads, reader, c->out[0]);
+  int r1 = gpu_sole_reader(p, reads, c->out[0]);
   if (r1 < 0 || gr->nodes[r1].op != IR_OP_RESHAPE)
     return -1;
   const ir_shape *rs = shp(p, gr->nodes[r1].out[0]);
@@ -76,13 +63,13 @@ static int chain(const gpu_plan *p, const int *reads, const int *reader,
       rs->dim[3] != d[2] || rs->dim[4] != d[3] || rs->dim[1] < 1 ||
       rs->dim[1] > 1 << 20)
     return -1;
-  int t = sole_reader(p, reads, reader, gr->nodes[r1].out[0]);
+  int t = gpu_sole_reader(p, reads, gr->nodes[r1].out[0]);
   const ir_node *tn = t >= 0 ? &gr->nodes[t] : NULL;
   static const int64_t perm[5] = {0, 2, 1, 3, 4};
   if (!tn || tn->op != IR_OP_TRANSPOSE || tn->a.nlist != 5 ||
       memcmp(tn->a.list, perm, sizeof perm) != 0 || p->steps[t].view)
     return -1;
-  int r2 = sole_reader(p, reads, reader, tn->out[0]);
+  int r2 = gpu_sole_reader(p, reads, tn->out[0]);
   if (r2 < 0 || gr->nodes[r2].op != IR_OP_RESHAPE ||
       !ir_shape_eq(shp(p, gr->nodes[r2].out[0]), shp(p, c->out[0])))
     return -1;
@@ -94,15 +81,8 @@ static int chain(const gpu_plan *p, const int *reads, const int *reader,
 void gpu_shuffle_fold(gpu_plan *p, const int *reads,
                       const unsigned char *wonly) {
   const ir_graph *g = p->g;
-  int *reader = base_malloc(((size_t)g->ntensors + 1) * sizeof *reader);
-  if (!reader)
-    return; /* an optimisation only: nothing folded */
-  memset(reader, 0xff, ((size_t)g->ntensors + 1) * sizeof *reader);
-  for (int i = 0; i < g->nnodes; i++)
-    for (int k = 0; k < g->nodes[i].nin; k++)
-      reader[g->nodes[i].in[k]] = i;
   for (int j = 0; j < g->nnodes; j++) {
-    int gg, node[3], y = chain(p, reads, reader, wonly, j, &gg, node);
+    int gg, node[3], y = chain(p, reads, wonly, j, &gg, node);
     if (y < 0)
       continue;
     gpu_step *s = &p->steps[j];
@@ -130,7 +110,6 @@ void gpu_shuffle_fold(gpu_plan *p, const int *reads,
     for (int k = 0; k < ns; k++)
       p->steps[s->shuf_out[k]].shuf_by = 1 + j;
   }
-  free(reader);
 }
 
 int gpu_shuffle_slice(const gpu_plan *p, int i) {
