@@ -340,13 +340,26 @@ static const char *const op_graphs[] = {
     /* depthwise convolutions channels-last (kconv.cu where it is faster,
      * and always in the test below): 3 x 3 with asymmetric padding, 5 x 5
      * with bias and relu, 7 x 7 valid, a residual add; widths not a
-     * multiple of the four pixels a thread computes */
+     * multiple of the pixels a thread computes; stride 2 with a clip
+     * (MobileNet's relu6) and with a bias into a residual add */
     "input x: [2,12,11,13]\nweight w0: [12,12,1,1]\nweight d3: [12,1,3,3]\n"
     "weight d5: [12,1,5,5]\nweight b5: [12]\nweight d7: [12,1,7,7]\n"
-    "weight w1: [8,12,3,3]\n"
+    "weight w1: [8,12,3,3]\nweight s3: [12,1,3,3]\nweight t3: [12]\n"
+    "weight s5: [12,1,5,5]\nweight s7: [12,1,7,7]\n"
     "a = conv2d(x, w0)\nb = conv2d(a, d3) groups=12 pad=[1,0,1,2]\n"
     "c = conv2d(b, d5, b5) groups=12 act=relu\nr = ewadd(c, a)\n"
-    "e = conv2d(r, d7) groups=12 pad=valid\nf = conv2d(e, w1)\noutput f\n",
+    "e = conv2d(r, d7) groups=12 pad=valid\nf = conv2d(e, w1)\n"
+    "g = conv2d(r, s3, t3) groups=12 stride=[2,2] pad=[1,1,1,1]\n"
+    "g6 = clip(g) min=0 max=0.5\n"
+    "h = conv2d(g6, s5, t3) groups=12 stride=[2,2] pad=[2,2,2,2]\n"
+    "k = conv2d(r, s7) groups=12 stride=[2,2] pad=[3,3,3,3]\n"
+    "m = conv2d(k, s3, t3) groups=12 pad=[1,1,1,1]\nq = ewadd(m, k)\n"
+    "output f, h, q\n",
+    /* 6 channels: the kernel's one- and two-channel thread shapes only */
+    "input x: [1,6,9,10]\nweight d3: [6,1,3,3]\nweight b: [6]\n"
+    "weight d5: [6,1,5,5]\n"
+    "a = conv2d(x, d3, b) groups=6 stride=[2,2] pad=[1,1,1,1] act=relu\n"
+    "c = conv2d(x, d5) groups=6 pad=[2,2,2,2]\noutput a, c\n",
     /* convolutions whose kernel equals their stride (ConvNeXt's stem and
      * downsampling: space to depth and a GEMM where that is faster, and
      * always under SUPEROPT_GEMM=always): 2x2 with bias and relu, 4x4 on
@@ -454,7 +467,7 @@ Test(cuda, every_operator_tf32) {
 Test(cuda, every_operator_own_depthwise) {
   need_gpu();
   gpu_options o = {.fp32_strict = 1};
-  for (int v = 0; v < 16; v++) { /* kconv.cu's kVariants (dlopened there) */
+  for (int v = 0; v < 14; v++) { /* kconv.cu's kVariants (dlopened there) */
     char var[4], label[24];
     snprintf(var, sizeof var, "%d", v);
     setenv("SUPEROPT_DW", var, 1);

@@ -191,8 +191,8 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   int var = forced ? (int)fv : 0;
   float dw_ms = 1e30f;
   if (forced)
-    out->own = !c->opt.legacy_conv && var < cxk_dwconv_variants() &&
-               gpu_dw_args(k, &a);
+    out->own = !c->opt.legacy_conv && gpu_dw_args(k, &a) &&
+               (a.var = var, cxk_dwconv_ok(&a));
   else
     out->own =
         !c->opt.legacy_conv && (dw_ms = gpu_dw_time(c, k, &var)) < 0.97f * best;

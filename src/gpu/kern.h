@@ -158,14 +158,18 @@ cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
                           const float *gamma, const float *beta, float *y,
                           int64_t rows, int64_t len, float eps);
 /* Depthwise convolution, channels-last x [n,h,w,c] and y [n,oh,ow,c],
- * filter [kh,kw,c] (transposed from [c,1,kh,kw]), stride 1, padding pt (top
- * and bottom) and pl (left and right), in one of cxk_dwconv_variants()
- * thread shapes (var); kconv.cu. cxk_dwconv_ok: the geometry is one it
- * runs. */
+ * filter [k,k,c] (transposed from [c,1,k,k]), k = kh = kw of 3, 5 or 7,
+ * stride 1 or 2 (both axes), padding pt (top and bottom) and pl (left and
+ * right), in one of cxk_dwconv_variants() thread shapes (var); kconv.cu.
+ * The epilogue: bias, then fn: CXK_ID, CXK_RELU or CXK_CLIP (lo, hi).
+ * cxk_dwconv_ok: the geometry is one it runs, and c a multiple of the channels
+ * a thread of variant var computes. */
 typedef struct cxk_dw {
   int64_t n, c, h, w, oh, ow;
-  int kh, kw, pt, pl;
+  int kh, kw, pt, pl, stride;
   int var;
+  int fn;
+  float lo, hi;
 } cxk_dw;
 int cxk_dwconv_ok(const cxk_dw *p);
 int cxk_dwconv_variants(void);

@@ -208,11 +208,16 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                                c->stream));
     if (cv->gemm_ep)
       return BASE_OK;
-  } else if (cv->own) { /* with the bias when nothing else follows */
-    int act = gpu_effective_act(n, s);
+  } else if (cv->own) { /* with bias and relu or clip, when nothing else
+                         * follows */
     const float *b = n->nin == 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
-    int alone = !s->res && !s->fuse_clip && act == IR_ACT_NONE;
-    GPU_CUDA(d, cxk_dwconv(c->stream, x, w, alone ? b : NULL, y, &cv->dw));
+    cxk_dw a = cv->dw;
+    a.fn = s->fuse_clip ? CXK_CLIP : act_fn(gpu_effective_act(n, s));
+    a.lo = s->clip_lo, a.hi = s->clip_hi;
+    int alone = !s->res && cxk_dwconv_ok(&a);
+    if (!alone)
+      a.fn = CXK_ID;
+    GPU_CUDA(d, cxk_dwconv(c->stream, x, w, alone ? b : NULL, y, &a));
     if (alone)
       return BASE_OK;
   } else if (cv->plan) {
