@@ -73,6 +73,11 @@ static double rel_error(const float *x, const float *ref, int64_t n) {
   return isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
 }
 
+/* Called by compare with each plan, where a test sets it: assertions on
+ * how the plan runs the graph. */
+static void (*plan_hook)(const ir_graph *g, const gpu_plan *p,
+                         const char *what);
+
 /* Runs g on the GPU and the CPU on the same seeded values; asserts every
  * output's relative L2 error is within tol and that outputs are not all
  * zero. */
@@ -85,6 +90,8 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
   cr_assert_eq(ex_fill_random(g, v, 11, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(gpu_ctx_new(o, &c, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s: %s", what, d.msg);
+  if (plan_hook)
+    plan_hook(g, p, what);
   cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what, d.msg);
   cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what,
@@ -338,28 +345,40 @@ static const char *const op_graphs[] = {
     "o = matmul(cm, wo)\ne = transpose(vs) perm=[0,2,1,3]\n"
     "f = matmul(p, e)\noutput o, f, e\n",
     /* depthwise convolutions channels-last (kconv.cu where it is faster,
-     * and always in the test below): 3 x 3 with asymmetric padding, 5 x 5
-     * with bias and relu, 7 x 7 valid, a residual add; widths not a
-     * multiple of the pixels a thread computes; stride 2 with a clip
-     * (MobileNet's relu6) and with a bias into a residual add */
+     * and always in the test below, which checks that nodes named dw* run
+     * it): every result read by another convolution (outputs stay NCHW and
+     * go to cuDNN). 3 x 3 with asymmetric padding; 5 x 5 with bias and relu
+     * into a residual add; 7 x 7 valid; stride 2: 3 x 3 with bias and a
+     * clip (MobileNet's relu6), 5 x 5 with bias, 7 x 7, 3 x 3 with
+     * asymmetric padding, 3 x 3 with bias into a residual add; 3 x 3 with a
+     * sigmoid (not the kernel's epilogue: a kernel after it); widths not a
+     * multiple of the pixels a thread computes */
     "input x: [2,12,11,13]\nweight w0: [12,12,1,1]\nweight d3: [12,1,3,3]\n"
     "weight d5: [12,1,5,5]\nweight b5: [12]\nweight d7: [12,1,7,7]\n"
     "weight w1: [8,12,3,3]\nweight s3: [12,1,3,3]\nweight t3: [12]\n"
-    "weight s5: [12,1,5,5]\nweight s7: [12,1,7,7]\n"
-    "a = conv2d(x, w0)\nb = conv2d(a, d3) groups=12 pad=[1,0,1,2]\n"
-    "c = conv2d(b, d5, b5) groups=12 act=relu\nr = ewadd(c, a)\n"
-    "e = conv2d(r, d7) groups=12 pad=valid\nf = conv2d(e, w1)\n"
-    "g = conv2d(r, s3, t3) groups=12 stride=[2,2] pad=[1,1,1,1]\n"
-    "g6 = clip(g) min=0 max=0.5\n"
-    "h = conv2d(g6, s5, t3) groups=12 stride=[2,2] pad=[2,2,2,2]\n"
-    "k = conv2d(r, s7) groups=12 stride=[2,2] pad=[3,3,3,3]\n"
-    "m = conv2d(k, s3, t3) groups=12 pad=[1,1,1,1]\nq = ewadd(m, k)\n"
-    "output f, h, q\n",
-    /* 6 channels: the kernel's one- and two-channel thread shapes only */
-    "input x: [1,6,9,10]\nweight d3: [6,1,3,3]\nweight b: [6]\n"
-    "weight d5: [6,1,5,5]\n"
-    "a = conv2d(x, d3, b) groups=6 stride=[2,2] pad=[1,1,1,1] act=relu\n"
-    "c = conv2d(x, d5) groups=6 pad=[2,2,2,2]\noutput a, c\n",
+    "weight s5: [12,1,5,5]\nweight s7: [12,1,7,7]\nweight wo: [8,12,1,1]\n"
+    "a = conv2d(x, w0)\ndw1 = conv2d(a, d3) groups=12 pad=[1,0,1,2]\n"
+    "dw2 = conv2d(dw1, d5, b5) groups=12 act=relu\nr = ewadd(dw2, a)\n"
+    "dw3 = conv2d(r, d7) groups=12 pad=valid\nf = conv2d(dw3, w1)\n"
+    "dw4 = conv2d(r, s3, t3) groups=12 stride=[2,2] pad=[1,1,1,1]\n"
+    "g6 = clip(dw4) min=0 max=0.5\n"
+    "dw5 = conv2d(g6, s5, t3) groups=12 stride=[2,2] pad=[2,2,2,2]\n"
+    "h = conv2d(dw5, wo)\n"
+    "dw6 = conv2d(r, s7) groups=12 stride=[2,2] pad=[3,3,3,3]\n"
+    "dw7 = conv2d(dw6, s3, t3) groups=12 stride=[2,2] pad=[0,0,1,1]\n"
+    "v = conv2d(dw7, wo)\n"
+    "dw8 = conv2d(dw6, s3, t3) groups=12 pad=[1,1,1,1] act=sigmoid\n"
+    "w = conv2d(dw8, wo)\n"
+    "dw9 = conv2d(r, s3, t3) groups=12 stride=[2,2] pad=[1,1,1,1]\n"
+    "q = ewadd(dw9, dw6)\nu = conv2d(q, wo)\noutput f, h, v, w, u\n",
+    /* 6 channels: the kernel's one- and two-channel thread shapes only
+     * (the four-channel ones refused: cuDNN runs them) */
+    "input x: [1,6,9,10]\nweight w6: [6,6,1,1]\nweight d3: [6,1,3,3]\n"
+    "weight b: [6]\nweight d5: [6,1,5,5]\nweight wo: [4,6,1,1]\n"
+    "x0 = conv2d(x, w6)\n"
+    "dwa = conv2d(x0, d3, b) groups=6 stride=[2,2] pad=[1,1,1,1] act=relu\n"
+    "dwb = conv2d(x0, d5) groups=6 pad=[2,2,2,2]\na = conv2d(dwa, wo)\n"
+    "c = conv2d(dwb, wo)\noutput a, c\n",
     /* convolutions whose kernel equals their stride (ConvNeXt's stem and
      * downsampling: space to depth and a GEMM where that is faster, and
      * always under SUPEROPT_GEMM=always): 2x2 with bias and relu, 4x4 on
@@ -462,18 +481,40 @@ Test(cuda, every_operator_tf32) {
   compare_op_graphs(&legacy, 1e-3, "tf32, legacy conv");
 }
 
+/* The channels a thread of each of kconv.cu's thread shapes computes (its
+ * kWidth; the library is dlopened, its tables are not visible here). */
+static const int dw_width[] = {1, 2, 2, 2, 2, 2, 2, 4, 4, 4};
+static int dw_var;
+
+/* Every node named dw* runs kconv.cu's kernel where shape dw_var's
+ * channels a thread divide its channels, cuDNN where not. */
+static void dw_engines(const ir_graph *g, const gpu_plan *p, const char *what) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_tensor *y = &g->tensors[g->nodes[i].out[0]];
+    if (strncmp(y->name, "dw", 2))
+      continue;
+    int own = y->shape.dim[1] % dw_width[dw_var] == 0;
+    const char *e = gpu_plan_engine(p, i);
+    cr_expect(own ? !strcmp(e, "kconv depthwise") : !!strstr(e, "cuDNN"),
+              "%s: %s runs on %s", what, y->name, e);
+  }
+}
+
 /* The same graphs with the executor's depthwise kernel wherever it runs
  * (not only where it beats cuDNN), in each of its thread shapes. */
 Test(cuda, every_operator_own_depthwise) {
   need_gpu();
   gpu_options o = {.fp32_strict = 1};
-  for (int v = 0; v < 14; v++) { /* kconv.cu's kVariants (dlopened there) */
-    char var[4], label[24];
-    snprintf(var, sizeof var, "%d", v);
+  int nv = (int)(sizeof dw_width / sizeof *dw_width);
+  plan_hook = dw_engines;
+  for (dw_var = 0; dw_var < nv; dw_var++) {
+    char var[16], label[32];
+    snprintf(var, sizeof var, "%d", dw_var);
     setenv("SUPEROPT_DW", var, 1);
-    snprintf(label, sizeof label, "own depthwise %d", v);
+    snprintf(label, sizeof label, "own depthwise %d", dw_var);
     compare_op_graphs(&o, 1e-5, label);
   }
+  plan_hook = NULL;
   unsetenv("SUPEROPT_DW");
 }
 

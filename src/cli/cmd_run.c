@@ -252,8 +252,9 @@ static int cmp_total(const void *a, const void *b) {
   return (x < y) - (x > y);
 }
 
-/* Time per operator type and the 10 slowest nodes. */
-static void print_profile(const ir_graph *g, const double *ms, double whole) {
+/* Time per operator type and the 10 slowest nodes, with what runs them. */
+static void print_profile(const ir_graph *g, const gpu_plan *p,
+                          const double *ms, double whole) {
   op_total tot[IR_NOPS];
   double sum = 0;
   for (int k = 0; k < IR_NOPS; k++)
@@ -281,8 +282,9 @@ static void print_profile(const ir_graph *g, const double *ms, double whole) {
   for (int k = 0; k < g->nnodes && k < 10; k++) {
     const ir_node *n = &g->nodes[top[k].op];
     char sh[96];
-    printf("  %10.4f ms  %-14s %s %s (line %d)\n", top[k].ms,
-           ir_op(n->op)->name, g->tensors[n->out[0]].name,
+    printf("  %10.4f ms  %-14s %-16s %s %s (line %d)\n", top[k].ms,
+           ir_op(n->op)->name, gpu_plan_engine(p, top[k].op),
+           g->tensors[n->out[0]].name,
            ir_shape_str(&g->tensors[n->out[0]].shape, sh, sizeof sh), n->line);
   }
   free(top);
@@ -347,7 +349,7 @@ static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
   if (!rc && ms && gpu_plan_profile(p, o->iters < 5 ? 5 : o->iters, ms, &d))
     rc = cli_report(&d);
   if (!rc && ms)
-    print_profile(g, ms, med);
+    print_profile(g, p, ms, med);
   if (!rc && o->check)
     rc = check_outputs(g, v, gpu, o);
   for (int i = 0; gpu && i < g->noutputs; i++)

@@ -189,24 +189,28 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
       force && (!end || (end != force && !*end && fv >= 0 && fv < 100));
   cxk_dw a;
   int var = forced ? (int)fv : 0;
-  float dw_ms = 1e30f;
+  float dw_ms = 1e30f, ep = 0.0f;
+  out->own = 0;
   if (forced)
     out->own = !c->opt.legacy_conv && gpu_dw_args(k, &a) &&
                (a.var = var, cxk_dwconv_ok(&a));
-  else
-    out->own =
-        !c->opt.legacy_conv && (dw_ms = gpu_dw_time(c, k, &var)) < 0.97f * best;
+  else if (!c->opt.legacy_conv && (dw_ms = gpu_dw_time(c, k, &var)) < 1e29f) {
+    /* cuDNN's time, plus the epilogue kernel it needs and ours saves */
+    ep = k->ep && graph_api ? gpu_epilogue_time(c, k) : 0.0f;
+    ep = ep < 1e29f ? ep : 0.0f;
+    out->own = dw_ms < 0.97f * (best + ep);
+  }
   out->own = out->own ? 1 + var : 0;
   out->ms = best; /* the own kernel, when chosen, is faster still */
   if (c->tune_log)
     fprintf(stderr,
             "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
             "stride %d, groups %d, %s: legacy %.4f ms, graph API %.4f ms, "
-            "own %.4f ms (shape %d): %s\n",
+            "own %.4f ms (shape %d), epilogue it saves %.4f ms: %s\n",
             (long long)k->n, (long long)k->c, (long long)k->h, (long long)k->w,
             (long long)k->o, (long long)k->kh, (long long)k->kw, k->stride[0],
             k->groups, k->cl ? "NHWC" : "NCHW", r[i].time,
-            g.plan ? g.ms : -1.0f, dw_ms < 1e29f ? dw_ms : -1.0f, var,
+            g.plan ? g.ms : -1.0f, dw_ms < 1e29f ? dw_ms : -1.0f, var, ep,
             out->own    ? "own"
             : graph_api ? "graph API"
                         : "legacy");

@@ -390,6 +390,34 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var) {
   return best;
 }
 
+/* cxk_bias_act over the scratch output (u: ep_run). */
+typedef struct ep_run {
+  const gpu_conv_key *k;
+  const scratch *s;
+  int64_t numel;
+} ep_run;
+
+static int run_ep(gpu_ctx *c, const void *u) {
+  const ep_run *r = u;
+  return cxk_bias_act(c->stream, r->s->y, r->s->w, r->numel, r->k->o,
+                      r->k->cl ? 1 : r->numel / (r->k->n * r->k->o), CXK_RELU,
+                      0.0f, 0.0f) != cudaSuccess;
+}
+
+float gpu_epilogue_time(gpu_ctx *c, const gpu_conv_key *k) {
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  scratch s;
+  float ms = 1e30f;
+  if (scratch_new(c, k, 256, &s) != 0 || k->o > wd[0] * wd[1] * wd[2] * wd[3])
+    cudaGetLastError(); /* s.w, the filter, serves as the bias: o floats */
+  else
+    ms = gpu_tune_time(
+        c, run_ep, &(ep_run){k, &s, yd[0] * yd[1] * yd[2] * yd[3]}, s.e0, s.e1);
+  scratch_free(&s);
+  return ms;
+}
+
 /* cxk_copy along a walk (u: copy_run). */
 typedef struct copy_run {
   const cxk_walk *w;

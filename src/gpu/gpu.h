@@ -130,6 +130,11 @@ size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
  * squeeze-and-excitation writes only the second convolution's result: the
  * pooled and hidden tensors are never written (nothing reads them). */
 int gpu_plan_computed_by(const gpu_plan *p, int i);
+/* What runs node i of a plan, in words: for a convolution "kconv
+ * depthwise" (the executor's kernel), "cuBLASLt GEMM", "cuDNN graph API" or
+ * "cuDNN"; "cuBLASLt" for a matmul, "NVRTC" for a fused node, "folded" for
+ * a node computed by another's kernel or a view, "kernel" otherwise. */
+const char *gpu_plan_engine(const gpu_plan *p, int i);
 
 /* Measures node `node` of g alone: a one-node graph with the node's inputs
  * as inputs/weights (seeded random, same init hints), the same algorithm

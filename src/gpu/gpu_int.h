@@ -21,7 +21,10 @@
 typedef struct gpu_conv_key {
   int64_t n, c, h, w, o, kh, kw;
   int32_t pad[2], stride[2], dil[2], groups, strict;
-  int32_t cl, pad_; /* channels-last tensors; padding kept zero */
+  int32_t cl; /* channels-last tensors */
+  /* 1: the convolution's epilogue (bias, relu or clip, no residual) is one
+   * kconv.cu adds in the kernel and cuDNN's graph API needs a kernel for */
+  int32_t ep;
 } gpu_conv_key;
 
 typedef struct gpu_conv_choice {
@@ -255,6 +258,10 @@ typedef int (*gpu_timed_run)(gpu_ctx *c, const void *u);
 #define GPU_TUNE_BATCH 10
 float gpu_tune_time(gpu_ctx *c, gpu_timed_run run, const void *u,
                     cudaEvent_t e0, cudaEvent_t e1);
+/* The time in ms of the bias + relu kernel (cxk_bias_act) over k's output,
+ * as gpu_tune_time measures it: what the own depthwise kernel saves where
+ * it adds the epilogue itself (k->ep). */
+float gpu_epilogue_time(gpu_ctx *c, const gpu_conv_key *k);
 /* Median time in ms of cxk_copy along w from a buffer of nsrc floats to
  * one of ndst (dnn.c); a huge value where it cannot be timed. */
 float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst);

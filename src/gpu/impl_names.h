@@ -20,6 +20,7 @@
 #define gpu_plan_memory gpu_plan_memory_impl
 #define gpu_plan_unplanned_bytes gpu_plan_unplanned_bytes_impl
 #define gpu_plan_computed_by gpu_plan_computed_by_impl
+#define gpu_plan_engine gpu_plan_engine_impl
 #define gpu_measure_node gpu_measure_node_impl
 #define gpu_kernel_stats gpu_kernel_stats_impl
 #define gpu_fused_source gpu_fused_source_impl

@@ -6,15 +6,17 @@
  * A thread computes R output rows of OX neighbouring pixels for a vector
  * T of 1, 2 or 4 channels. The kernel side K and the stride S are template
  * arguments, so every loop unrolls: the thread loads its K * K taps into
- * registers once, then each input row its outputs need ((R - 1) * S + K
- * rows of (OX - 1) * S + K pixels) is loaded once, all of a row's loads
- * issued before the first multiply, and serves every output row it falls
- * under. Neighbouring threads hold neighbouring channels: every load of a
- * warp is one contiguous run. Fourteen thread shapes per (K, S), timed by
+ * registers once (not the float4 7 x 7 shapes of more than four outputs:
+ * they read each tap where they use it), then each input row its outputs need
+ * ((R - 1) * S + K rows of (OX - 1) * S + K pixels) is loaded once, all of a
+ * row's loads issued before the first multiply, and serves every output row it
+ * falls under. Neighbouring threads hold neighbouring channels: every load of a
+ * warp is one contiguous run. Ten thread shapes per (K, S), timed by
  * the autotuning; the fastest is kept. Measured on an H200 at ConvNeXt's
- * 7 x 7 layers, batch 1 (docs/benchmarks.md, ninth session): 5.2 / 4.3 /
- * 4.1 / 4.1 us against cuDNN 9.14's 10.5 / 7.5 / 5.2 / 5.2 us; the kernel
- * before it, with K a run-time value, took 11.6 / 10.2 / 9.3 / 7.7 us.
+ * 7 x 7 layers, batch 1 (docs/benchmarks.md, ninth session), as the
+ * autotuning times it: 5.5 / 4.9 / 4.5 / 4.4 us against cuDNN 9.14's 9.8 /
+ * 7.6 / 5.2 / 5.2 us; the kernel before it, with K a run-time value, took
+ * 11.6 / 10.2 / 9.3 / 7.7 us.
  *
  * The filter is read as [K * K][C], one channel vector per tap (the
  * executor transposes it from [C, 1, K, K], once at upload for weights).
@@ -145,9 +147,10 @@ cudaError_t launch(cudaStream_t s, const float *x, const float *w,
   int64_t v = (int64_t)(sizeof(T) / sizeof(float));
   int64_t total =
       p->n * ((p->oh + R - 1) / R) * ((p->ow + OX - 1) / OX) * (p->c / v);
-  if (p->c % v || !fits32(total) || !fits32(p->n * p->h * p->w * p->c) ||
-      !fits32(p->n * p->oh * p->ow * p->c))
+  if (p->c % v || !fits32(total)) /* cxk_dwconv_ok checked the rest */
     return cudaErrorInvalidValue;
+  if (total == 0) /* an empty batch: nothing to launch */
+    return cudaSuccess;
   unsigned nb = (unsigned)((total + kThreadsDw - 1) / kThreadsDw);
   k_dwconv<T, K, S, R, OX><<<nb, kThreadsDw, 0, s>>>(
       (const T *)x, (const T *)w, (const T *)bias, (T *)y, (int)p->n, (int)p->h,
@@ -160,21 +163,25 @@ typedef cudaError_t (*dw_launch)(cudaStream_t, const float *, const float *,
                                  const float *, float *, const cxk_dw *);
 
 /* The thread shapes the autotuning times, T R x OX (cxk_dw.var indexes
- * them). Variant 0 takes one channel a thread: it runs wherever the
- * geometry does. Measured fastest at ConvNeXt's layers: float2 2 x 3 and
- * 2 x 2 at batch 1, float2 4 x 4 and 7 x 2 at batch 16. */
+ * them). Variant 0 takes one channel a thread: it runs wherever
+ * cxk_dwconv_ok accepts the geometry (and the pointers are 16-byte
+ * aligned, as the executor's buffers are). Nine of them won a layer of
+ * ConvNeXt-T, MobileNet-V2/V3 or ShuffleNet in the autotuning on an H200
+ * (float2 2 x 3 and float 7 x 1 at ConvNeXt's batch 1, float2 4 x 4 and
+ * 2 x 4 at its batch 16, float4 2 x 2 and float2 1 x 2 at most 3 x 3
+ * layers), and float2 4 x 2 came close; four that never won (float 2 x 4,
+ * float2 7 x 2 and 3 x 2, float4 1 x 2) were dropped: each shape is six
+ * kernels to compile, twice (sm_75, sm_90). */
 #define DW_SHAPES(K, S)                                                        \
   {                                                                            \
-    launch<float, K, S, 2, 4>, launch<float, K, S, 7, 1>,                      \
-        launch<float2, K, S, 2, 3>, launch<float2, K, S, 2, 2>,                \
-        launch<float2, K, S, 1, 2>, launch<float2, K, S, 4, 4>,                \
-        launch<float2, K, S, 7, 2>, launch<float2, K, S, 2, 4>,                \
-        launch<float2, K, S, 3, 2>, launch<float2, K, S, 4, 2>,                \
-        launch<float4, K, S, 2, 2>, launch<float4, K, S, 1, 2>,                \
+    launch<float, K, S, 7, 1>, launch<float2, K, S, 2, 3>,                     \
+        launch<float2, K, S, 2, 2>, launch<float2, K, S, 1, 2>,                \
+        launch<float2, K, S, 4, 4>, launch<float2, K, S, 2, 4>,                \
+        launch<float2, K, S, 4, 2>, launch<float4, K, S, 2, 2>,                \
         launch<float4, K, S, 1, 4>, launch<float4, K, S, 2, 4>                 \
   }
-const int kVariants = 14;
-const int kWidth[kVariants] = {1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 4, 4, 4, 4};
+const int kVariants = 10;
+const int kWidth[kVariants] = {1, 2, 2, 2, 2, 2, 2, 4, 4, 4};
 const dw_launch kLaunch[3][2][kVariants] = {{DW_SHAPES(3, 1), DW_SHAPES(3, 2)},
                                             {DW_SHAPES(5, 1), DW_SHAPES(5, 2)},
                                             {DW_SHAPES(7, 1), DW_SHAPES(7, 2)}};
@@ -191,7 +198,8 @@ int cxk_dwconv_ok(const cxk_dw *p) {
          p->oh == (p->h + 2 * p->pt - k) / p->stride + 1 &&
          p->ow == (p->w + 2 * p->pl - k) / p->stride + 1 && p->oh > 0 &&
          p->ow > 0 && p->var >= 0 && p->var < kVariants &&
-         p->c % kWidth[p->var] == 0;
+         p->c % kWidth[p->var] == 0 && fits32(p->n * p->h * p->w * p->c) &&
+         fits32(p->n * p->oh * p->ow * p->c);
 }
 
 int cxk_dwconv_variants(void) { return kVariants; }

@@ -60,6 +60,7 @@
     (p, arena, persist, workspace))                                            \
   X(gpu_plan_unplanned_bytes, size_t, (const gpu_plan *p), (p))                \
   X(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))             \
+  X(gpu_plan_engine, const char *, (const gpu_plan *p, int i), (p, i))         \
   X(gpu_measure_node, base_status,                                             \
     (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,           \
      double *median_ms, base_diag *d),                                         \
@@ -216,6 +217,7 @@ FORWARD(gpu_plan_memory, void,
         (p, arena, persist, workspace))
 FORWARD(gpu_plan_unplanned_bytes, size_t, (const gpu_plan *p), (p))
 FORWARD(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))
+FORWARD(gpu_plan_engine, const char *, (const gpu_plan *p, int i), (p, i))
 FORWARD(gpu_measure_node, base_status,
         (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,
          double *median_ms, base_diag *d),

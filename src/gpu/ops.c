@@ -124,6 +124,15 @@ static base_status conv_descs(gpu_plan *p, const ir_node *n, int cl,
 static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                      float cudnn_ms, base_diag *d);
 
+/* Whether the convolution's epilogue is one kconv.cu adds in the kernel:
+ * a bias or relu or clip, and no residual (conv_enqueue's "alone"). */
+static int own_epilogue(const ir_node *n, const gpu_step *s) {
+  int fn = s->fuse_clip ? CXK_CLIP : act_fn(gpu_effective_act(n, s));
+  int bias = n->nin == 3 && !s->bias_moved;
+  return !s->res && (bias || fn != CXK_ID) &&
+         (fn == CXK_ID || fn == CXK_RELU || fn == CXK_CLIP);
+}
+
 static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                 base_diag *d) {
   gpu_conv *cv = s->conv = base_calloc(1, sizeof *cv);
@@ -142,15 +151,17 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                            sizeof(float) * (size_t)ir_shape_numel(ws)));
     cv->wcl_as = *ws;
   }
+  cxk_dw dw;
+  k.ep = gpu_dw_args(&k, &dw) && own_epilogue(n, s); /* else one key */
   gpu_conv_choice ch;
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
   cv->algo = ch.algo;
   if (cv->prepad) /* x padded into scratch, whichever engine runs */
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
-  if (ch.own && gpu_dw_args(&k, &cv->dw)) { /* kconv.cu, same epilogue */
+  if (ch.own && gpu_dw_args(&k, &cv->dw) &&
+      (cv->dw.var = ch.own - 1, cxk_dwconv_ok(&cv->dw))) { /* kconv.cu */
     cv->own = 1;
-    cv->dw.var = ch.own - 1;
     cv->wcl_as = (ir_shape){.rank = 4, .dim = {1, k.c, k.kh, k.kw}};
     return BASE_OK;
   }

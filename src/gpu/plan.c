@@ -496,6 +496,20 @@ int gpu_plan_computed_by(const gpu_plan *p, int i) {
   return s->view ? -1 : i;
 }
 
+const char *gpu_plan_engine(const gpu_plan *p, int i) {
+  const gpu_step *s = &p->steps[i];
+  if (gpu_plan_computed_by(p, i) != i)
+    return "folded";
+  if (s->conv)
+    return s->conv->own    ? "kconv depthwise"
+           : s->conv->gemm ? "cuBLASLt GEMM"
+           : s->conv->plan ? "cuDNN graph API"
+                           : "cuDNN";
+  if (s->mm || s->smm)
+    return "cuBLASLt";
+  return s->fused ? "NVRTC" : "kernel";
+}
+
 base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {
   const ir_graph *g = p->g;
   for (int t = 0; t < g->ntensors; t++) {
