@@ -409,11 +409,12 @@ float gpu_epilogue_time(gpu_ctx *c, const gpu_conv_key *k) {
   dims_of(k, xd, wd, yd);
   scratch s;
   float ms = 1e30f;
-  if (scratch_new(c, k, 256, &s) != 0 || k->o > wd[0] * wd[1] * wd[2] * wd[3])
-    cudaGetLastError(); /* s.w, the filter, serves as the bias: o floats */
+  int64_t ny = yd[0] * yd[1] * yd[2] * yd[3];
+  /* s.w, the filter (o or more floats), serves as the bias */
+  if (scratch_new(c, k, 256, &s) != 0 || cxk_fill(c->stream, s.y, ny, 0.5f))
+    cudaGetLastError();
   else
-    ms = gpu_tune_time(
-        c, run_ep, &(ep_run){k, &s, yd[0] * yd[1] * yd[2] * yd[3]}, s.e0, s.e1);
+    ms = gpu_tune_time(c, run_ep, &(ep_run){k, &s, ny}, s.e0, s.e1);
   scratch_free(&s);
   return ms;
 }

@@ -132,7 +132,8 @@ size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
 int gpu_plan_computed_by(const gpu_plan *p, int i);
 /* What runs node i of a plan, in words: for a convolution "kconv
  * depthwise" (the executor's kernel), "cuBLASLt GEMM", "cuDNN graph API" or
- * "cuDNN"; "cuBLASLt" for a matmul, "NVRTC" for a fused node, "folded" for
+ * "cuDNN"; "cuBLASLt" for a matmul ("cuBLAS batched GEMM" for one read
+ * through its transposes), "NVRTC" for a fused node, "folded" for
  * a node computed by another's kernel or a view, "kernel" otherwise. */
 const char *gpu_plan_engine(const gpu_plan *p, int i);
 

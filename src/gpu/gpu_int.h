@@ -22,10 +22,13 @@ typedef struct gpu_conv_key {
   int64_t n, c, h, w, o, kh, kw;
   int32_t pad[2], stride[2], dil[2], groups, strict;
   int32_t cl; /* channels-last tensors */
-  /* 1: the convolution's epilogue (bias, relu or clip, no residual) is one
-   * kconv.cu adds in the kernel and cuDNN's graph API needs a kernel for */
+  /* the convolution's epilogue (bias, relu or clip, no residual) is one
+   * kconv.cu adds in the kernel: 1 bias and relu (the legacy cuDNN path
+   * fuses them, its graph API does not), 2 any other; 0 none or not */
   int32_t ep;
 } gpu_conv_key;
+_Static_assert(sizeof(gpu_conv_key) == 7 * 8 + 10 * 4,
+               "no padding bytes: find_choice compares keys with memcmp");
 
 typedef struct gpu_conv_choice {
   gpu_conv_key key;

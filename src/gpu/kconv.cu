@@ -64,7 +64,7 @@ __device__ inline float4 epi(float4 a, float4 b, int fn, float lo, float hi) {
 }
 
 /* Whether the K * K taps of a vector T stay in registers: not the float4
- * 7 x 7 filter (196 registers) beside more than two outputs' sums. */
+ * 7 x 7 filter (196 registers) beside more than four outputs' sums. */
 template <typename T, int K, int R, int OX>
 __host__ __device__ constexpr bool taps_in_regs() {
   return sizeof(T) * K * K <= 400 || R * OX <= 4;

@@ -125,12 +125,17 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                      float cudnn_ms, base_diag *d);
 
 /* Whether the convolution's epilogue is one kconv.cu adds in the kernel:
- * a bias or relu or clip, and no residual (conv_enqueue's "alone"). */
+ * a bias or relu or clip, and no residual (conv_enqueue's "alone"). 0: no;
+ * 1: bias and relu, which the legacy cuDNN path fuses too (only its graph
+ * API runs them as a kernel of their own); 2: any other (a kernel of their
+ * own for either path). gpu_conv_key.ep. */
 static int own_epilogue(const ir_node *n, const gpu_step *s) {
   int fn = s->fuse_clip ? CXK_CLIP : act_fn(gpu_effective_act(n, s));
   int bias = n->nin == 3 && !s->bias_moved;
-  return !s->res && (bias || fn != CXK_ID) &&
-         (fn == CXK_ID || fn == CXK_RELU || fn == CXK_CLIP);
+  if (s->res || !(bias || fn != CXK_ID) ||
+      !(fn == CXK_ID || fn == CXK_RELU || fn == CXK_CLIP))
+    return 0;
+  return bias && fn == CXK_RELU ? 1 : 2;
 }
 
 static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
@@ -152,7 +157,7 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     cv->wcl_as = *ws;
   }
   cxk_dw dw;
-  k.ep = gpu_dw_args(&k, &dw) && own_epilogue(n, s); /* else one key */
+  k.ep = gpu_dw_args(&k, &dw) ? own_epilogue(n, s) : 0; /* else one key */
   gpu_conv_choice ch;
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;

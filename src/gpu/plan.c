@@ -505,7 +505,9 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
            : s->conv->gemm ? "cuBLASLt GEMM"
            : s->conv->plan ? "cuDNN graph API"
                            : "cuDNN";
-  if (s->mm || s->smm)
+  if (s->smm)
+    return "cuBLAS batched GEMM";
+  if (s->mm)
     return "cuBLASLt";
   return s->fused ? "NVRTC" : "kernel";
 }
