@@ -194,15 +194,15 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   if (forced)
     out->own = !c->opt.legacy_conv && gpu_dw_args(k, &a) &&
                (a.var = var, cxk_dwconv_ok(&a));
-  else if (!c->opt.legacy_conv && (dw_ms = gpu_dw_time(c, k, &var)) < 1e29f) {
+  else if (!c->opt.legacy_conv) {
     /* cuDNN's time, plus the epilogue kernel it needs and ours saves
      * ($SUPEROPT_DW_EP=0: not, for comparisons) */
     const char *no_ep = getenv("SUPEROPT_DW_EP");
     int sep = (k->ep == 2 || (k->ep == 1 && graph_api)) && /* legacy fuses 1 */
               !(no_ep && !strcmp(no_ep, "0"));
-    ep = sep ? gpu_epilogue_time(c, k) : 0.0f;
+    dw_ms = gpu_dw_time(c, k, &var, sep ? &ep : NULL);
     ep = ep < 1e29f ? ep : 0.0f;
-    out->own = dw_ms < 0.97f * (best + ep);
+    out->own = dw_ms < 1e29f && dw_ms < 0.97f * (best + ep);
   }
   out->own = out->own ? 1 + var : 0;
   out->ms = best; /* the own kernel, when chosen, is faster still */

@@ -261,15 +261,14 @@ typedef int (*gpu_timed_run)(gpu_ctx *c, const void *u);
 #define GPU_TUNE_BATCH 10
 float gpu_tune_time(gpu_ctx *c, gpu_timed_run run, const void *u,
                     cudaEvent_t e0, cudaEvent_t e1);
-/* The time in ms of the bias + relu kernel (cxk_bias_act) over k's output,
- * as gpu_tune_time measures it: what the own depthwise kernel saves where
- * it adds the epilogue itself (k->ep). */
-float gpu_epilogue_time(gpu_ctx *c, const gpu_conv_key *k);
 /* Median time in ms of cxk_copy along w from a buffer of nsrc floats to
  * one of ndst (dnn.c); a huge value where it cannot be timed. */
 float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst);
-/* Its median time on scratch buffers (ms), or a huge value. */
-float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var);
+/* Its median time on scratch buffers (ms), or a huge value; *var: its
+ * fastest shape. ep_ms (or NULL): the time of the bias + relu kernel
+ * (cxk_bias_act) over k's output, timed alike: what the own kernel saves
+ * where it adds the epilogue itself (k->ep). */
+float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL). */
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out);
 /* Runs plan on x, w -> y (the variant pack *vp is made on first use). */

@@ -48,6 +48,12 @@ int gpu_effective_act(const ir_node *n, const gpu_step *s) {
   return n->a.act == IR_ACT_NONE && s->fuse_relu ? IR_ACT_RELU : n->a.act;
 }
 
+/* The element-wise function a convolution's epilogue applies: its
+ * activation, a folded relu, or a folded clip (s->clip_lo, s->clip_hi). */
+static int epilogue_fn(const ir_node *n, const gpu_step *s) {
+  return s->fuse_clip ? CXK_CLIP : act_fn(gpu_effective_act(n, s));
+}
+
 /* ---- convolution --------------------------------------------------------- */
 
 static base_status conv_descs(gpu_plan *p, const ir_node *n, int cl,
@@ -130,7 +136,7 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
  * API runs them as a kernel of their own); 2: any other (a kernel of their
  * own for either path). gpu_conv_key.ep. */
 static int own_epilogue(const ir_node *n, const gpu_step *s) {
-  int fn = s->fuse_clip ? CXK_CLIP : act_fn(gpu_effective_act(n, s));
+  int fn = epilogue_fn(n, s);
   int bias = n->nin == 3 && !s->bias_moved;
   if (s->res || !(bias || fn != CXK_ID) ||
       !(fn == CXK_ID || fn == CXK_RELU || fn == CXK_CLIP))
@@ -156,15 +162,15 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                            sizeof(float) * (size_t)ir_shape_numel(ws)));
     cv->wcl_as = *ws;
   }
-  cxk_dw dw;
-  k.ep = gpu_dw_args(&k, &dw) ? own_epilogue(n, s) : 0; /* else one key */
+  int dw = gpu_dw_args(&k, &cv->dw);  /* kconv.cu could run it */
+  k.ep = dw ? own_epilogue(n, s) : 0; /* else one key */
   gpu_conv_choice ch;
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
   cv->algo = ch.algo;
   if (cv->prepad) /* x padded into scratch, whichever engine runs */
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
-  if (ch.own && gpu_dw_args(&k, &cv->dw) &&
+  if (ch.own && dw &&
       (cv->dw.var = ch.own - 1, cxk_dwconv_ok(&cv->dw))) { /* kconv.cu */
     cv->own = 1;
     cv->wcl_as = (ir_shape){.rank = 4, .dim = {1, k.c, k.kh, k.kw}};
@@ -228,7 +234,7 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                          * follows */
     const float *b = n->nin == 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
     cxk_dw a = cv->dw;
-    a.fn = s->fuse_clip ? CXK_CLIP : act_fn(gpu_effective_act(n, s));
+    a.fn = epilogue_fn(n, s);
     a.lo = s->clip_lo, a.hi = s->clip_hi;
     int alone = !s->res && cxk_dwconv_ok(&a);
     if (!alone)
@@ -252,8 +258,7 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                                     cv->algo, p->ws, cv->ws, &zero, cv->y, y));
   }
   const ir_shape *ys = shp(p, n->out[0]);
-  int act = gpu_effective_act(n, s);
-  int fn = s->fuse_clip ? CXK_CLIP : act_fn(act);
+  int fn = epilogue_fn(n, s);
   const float *bias = n->nin == 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
   int64_t inner = s->cl ? 1 : ys->dim[2] * ys->dim[3];
   if (s->res) { /* the residual epilogue: (conv + bias) + res, then act */
