@@ -224,11 +224,16 @@ static const char *const op_graphs[] = {
     "input x: [3,7,5,3]\ninput s: [4,9,1000]\nweight g: [7]\nweight b: "
     "[7]\n"
     "weight m: [7]\nweight v: [7]\nweight lg: [1000]\nweight lb: [1000]\n"
+    /* layer norm rows of 96 floats, over 8192 of them (8 lanes a row), and
+     * of 200 without scale or shift */
+    "input q: [2,4100,96]\nweight qg: [96]\nweight qb: [96]\n"
+    "input p: [5,3,200]\n"
     "bn = batchnorm(x, g, b, m, v) eps=0.001\n"
     "r1 = reduce_mean(x) axes=[1,3]\nr2 = reduce_mean(s) axes=[0,2] "
     "keepdims=0\nsm = softmax(s)\nsm1 = softmax(x) axis=1\n"
     "ln = layernorm(s, lg, lb)\nln2 = layernorm(x) axis=1\n"
-    "output bn, r1, r2, sm, sm1, ln, ln2\n",
+    "lq = layernorm(q, qg, qb)\nlp = layernorm(p)\n"
+    "output bn, r1, r2, sm, sm1, ln, ln2, lq, lp\n",
     /* constants and enlarge */
     "weight w: [4,3,1,3]\ninput x: [4,6,5,5]\n"
     "e = enlarge(w) kernel=[5,5]\nic = const_iconv() shape=[6,3,3,3]\n"

@@ -566,6 +566,71 @@ __global__ void k_layernorm_warp(const float *x, const float *xb,
   }
 }
 
+/* Sum over the LANES lanes of an aligned group (a power of two, <= 32);
+ * every lane of the warp takes part. */
+template <int LANES> __device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int o = LANES / 2; o > 0; o /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* Layer norm of rows of len4 float4s (every pointer 16-byte aligned):
+ * LANES lanes a row, NV float4s a lane in registers, read once.
+ * scripts/micro-layernorm.cu (H200): BERT-base's 128 rows of 768 floats
+ * 3.3 us against k_layernorm_warp's 7.1, its 2048 rows 4.2 against 8.0,
+ * ConvNeXt-T's 49 to 50,176 rows of 96 to 768 floats 1.1-2.1x faster. */
+template <int LANES, int NV>
+__global__ void k_layernorm4(const float4 *x, const float4 *xb,
+                             const float4 *gamma, const float4 *beta, float4 *y,
+                             int rows, int len4, float eps) {
+  int t = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int row = t / LANES, lane = t % LANES;
+  bool live = row < rows; /* dead groups stay for the shuffles */
+  const float4 *xr = x + (size_t)(live ? row : 0) * len4;
+  float4 v[NV];
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    int i = lane + LANES * k;
+    float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (live && i < len4) {
+      a = xr[i];
+      if (xb) {
+        float4 b = xb[i];
+        a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+      }
+    }
+    v[k] = a;
+    s += (a.x + a.y) + (a.z + a.w);
+  }
+  float len = 4.0f * (float)len4, mean = group_sum<LANES>(s) / len, q = 0.0f;
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    float dx = v[k].x - mean, dy = v[k].y - mean, dz = v[k].z - mean,
+          dw = v[k].w - mean;
+    if (lane + LANES * k < len4)
+      q += (dx * dx + dy * dy) + (dz * dz + dw * dw);
+  }
+  float inv = rsqrtf(group_sum<LANES>(q) / len + eps);
+  if (!live)
+    return;
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    int i = lane + LANES * k;
+    if (i < len4) {
+      float4 g = gamma ? gamma[i] : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+      float4 b = beta ? beta[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      float4 o = v[k];
+      o.x = (o.x - mean) * inv * g.x + b.x;
+      o.y = (o.y - mean) * inv * g.y + b.y;
+      o.z = (o.z - mean) * inv * g.z + b.z;
+      o.w = (o.w - mean) * inv * g.w + b.w;
+      y[(size_t)row * len4 + i] = o;
+    }
+  }
+}
+
 __global__ void k_iconv(float *y, int64_t n, int64_t ci, int64_t kh,
                         int64_t kw) {
   GRID_LOOP(i, n) {
@@ -611,6 +676,49 @@ __global__ void k_spin(int64_t ns) {
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   } while ((int64_t)(t - t0) < ns);
+}
+
+template <int LANES, int NV>
+void launch_ln4(cudaStream_t s, const float *x, const float *xb,
+                const float *gamma, const float *beta, float *y, int rows,
+                int len4, float eps) {
+  k_layernorm4<LANES, NV>
+      <<<blocks_for((int64_t)rows * LANES), kThreads, 0, s>>>(
+          (const float4 *)x, (const float4 *)xb, (const float4 *)gamma,
+          (const float4 *)beta, (float4 *)y, rows, len4, eps);
+}
+
+/* The float4 layer norm where it applies (len a multiple of 4 up to 1024,
+ * every pointer aligned, sizes in 32 bits): 32 lanes a row, or 8 for
+ * short rows when there are many (50,176 rows of 96 floats: 8.0 us with
+ * 8 lanes, 10.6 with 32; 3,136 rows: 2.6 and 2.3 us). false: not taken. */
+bool layernorm4(cudaStream_t s, const float *x, const float *xb,
+                const float *gamma, const float *beta, float *y, int64_t rows,
+                int64_t len, float eps) {
+  if (len % 4 || len > 1024 || rows > (1 << 24) || !aligned16(x) ||
+      !aligned16(xb) || !aligned16(gamma) || !aligned16(beta) || !aligned16(y))
+    return false;
+  int r = (int)rows, l4 = (int)(len / 4);
+  if (l4 <= 32 && l4 % 8 == 0 && rows > 8192) {
+    switch (l4 / 8) {
+    case 1: launch_ln4<8, 1>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+    case 2: launch_ln4<8, 2>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+    case 3: launch_ln4<8, 3>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+    default: launch_ln4<8, 4>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+    }
+    return true;
+  }
+  switch ((l4 + 31) / 32) {
+  case 1: launch_ln4<32, 1>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  case 2: launch_ln4<32, 2>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  case 3: launch_ln4<32, 3>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  case 4: launch_ln4<32, 4>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  case 5: launch_ln4<32, 5>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  case 6: launch_ln4<32, 6>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  case 7: launch_ln4<32, 7>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  default: launch_ln4<32, 8>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  }
+  return true;
 }
 
 } // namespace
@@ -870,6 +978,8 @@ cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
                           const float *gamma, const float *beta, float *y,
                           int64_t rows, int64_t len, float eps) {
+  if (layernorm4(s, x, xb, gamma, beta, y, rows, len, eps))
+    return cudaGetLastError();
   unsigned nb = blocks_for(rows * 32);
   int n = (int)len;
   if (len <= 128)
