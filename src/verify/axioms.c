@@ -318,6 +318,10 @@ const verify_axiom verify_axioms_enlarge[] = {
     {"conv_enlarge", "enlarge",
      "(= (conv2d 1 1 SAME g a x (enlarge kh kw w)) (conv2d 1 1 SAME g a x w))",
      "g=1 a=1 kh=3 kw=3 " X4 " w=[3,2,1,3]"},
+    {"conv_bias_enlarge", "enlarge",
+     "(= (conv2db 1 1 SAME g a x (enlarge kh kw w) b)"
+     " (conv2db 1 1 SAME g a x w b))",
+     "g=1 a=1 kh=3 kw=3 " X4 " w=[3,2,1,1] b=[3]"},
     {"enlarge_concat", "enlarge",
      "(=> (or (= a 0) (= a 1)) (= (concat a n (enlarge kh kw w)"
      " (enlarge kh kw v)) (enlarge kh kw (concat a n w v))))",
