@@ -613,6 +613,52 @@ Test(cuda, conv_bias_into_layernorm) {
   ir_graph_free(g);
 }
 
+/* NASNet's factorized reduction, a slice of a pad it alone reads (s, from
+ * a channels-last convolution; s2, cropping channels too, with a value,
+ * from the NCHW input) is computed by the pad's step; s3's pad has a
+ * second reader and stays two kernels. */
+#define PAD_SLICE_GRAPH                                                        \
+  "input x: [2,6,9,9]\nweight w: [8,6,3,3]\nweight w2: [4,8,1,1]\n"            \
+  "c = conv2d(x, w) act=relu\np = pad(c) pads=[0,0,0,0,0,0,1,1]\n"             \
+  "s = slice(p) starts=[0,0,1,1] ends=[2,8,10,10]\n"                           \
+  "a = avgpool(s) kernel=[1,1] stride=[2,2] count_include_pad=0\n"             \
+  "k = conv2d(a, w2)\n"                                                        \
+  "p2 = pad(x) pads=[0,1,2,0,0,2,1,3] value=0.5\n"                             \
+  "s2 = slice(p2) starts=[0,1,1,2] ends=[2,9,12,12]\n"                         \
+  "p3 = pad(c) pads=[0,0,1,1,0,0,1,1]\n"                                       \
+  "s3 = slice(p3) starts=[0,2,0,1] ends=[2,7,10,11]\nr3 = relu(p3)\n"          \
+  "output k, s2, s3, r3\n"
+
+Test(cuda, pad_slice_folded) {
+  need_gpu();
+  ir_graph *g = parse(PAD_SLICE_GRAPH);
+  gpu_options o[] = {{.fp32_strict = 1},
+                     {.fp32_strict = 1, .nchw = 1},
+                     {.poison = 1},
+                     {.fp32_strict = 1, .no_fold = 1}};
+  const char *what[] = {"strict", "NCHW", "poisoned", "no folds"};
+  const char *sl[] = {"s", "s2", "s3"}, *pd[] = {"p", "p2", ""};
+  for (int m = 0; m < 4; m++) {
+    base_diag d;
+    gpu_ctx *c;
+    gpu_plan *p;
+    cr_assert_eq(gpu_ctx_new(&o[m], &c, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+    for (int k = 0; k < 3; k++) {
+      int i = node_of(g, sl[k]);
+      int want = m == 3 || !*pd[k] ? i : node_of(g, pd[k]);
+      cr_expect_eq(gpu_plan_computed_by(p, i), want, "%s (%s): %d, not %d",
+                   sl[k], what[m], gpu_plan_computed_by(p, i), want);
+    }
+    gpu_plan_free(p);
+    gpu_ctx_free(c);
+    char w[64];
+    snprintf(w, sizeof w, "pad-slice graph, %s", what[m]);
+    compare(g, &o[m], m == 2 ? 1e-3 : 1e-5, w);
+  }
+  ir_graph_free(g);
+}
+
 Test(cuda, every_operator_fp32_strict) {
   need_gpu();
   gpu_options o = {.fp32_strict = 1};

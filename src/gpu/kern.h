@@ -55,10 +55,12 @@ typedef struct cxk_pool {
   int cl; /* x and y channels-last (NHWC) */
 } cxk_pool;
 
-/* Padding: out[dims] = in[coords - before] where inside in, else value. */
+/* Padding: out[dims] = in[coords - before] where inside in, else value;
+ * out contiguous, in read with strides ist (all 0: idim's contiguous
+ * ones). A negative before crops (a slice of a pad, folded). */
 typedef struct cxk_pad {
   int rank;
-  int64_t odim[CXK_RANK], idim[CXK_RANK], before[CXK_RANK];
+  int64_t odim[CXK_RANK], idim[CXK_RANK], before[CXK_RANK], ist[CXK_RANK];
   float value;
 } cxk_pad;
 

@@ -209,7 +209,7 @@ template <typename I>
 __global__ void k_pad(const float *x, float *y, I n,
                       const __grid_constant__ cxk_pad p) {
   GRID_LOOP_T(I, i, n) {
-    I rem = i, off = 0, st = 1;
+    I rem = i, off = 0;
     bool inside = true;
     for (int d = p.rank - 1; d >= 0; d--) {
       I od = (I)p.odim[d], id = (I)p.idim[d];
@@ -217,8 +217,7 @@ __global__ void k_pad(const float *x, float *y, I n,
       rem /= od;
       bool in_d = q >= (I)p.before[d] && q - (I)p.before[d] < id;
       inside = inside && in_d;
-      off += (in_d ? q - (I)p.before[d] : 0) * st;
-      st *= id;
+      off += (in_d ? q - (I)p.before[d] : 0) * (I)p.ist[d];
     }
     y[i] = inside ? x[off] : p.value;
   }
@@ -856,13 +855,20 @@ cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
 
 cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
                        const cxk_pad *p) {
-  int64_t n = 1;
-  for (int d = 0; d < p->rank; d++)
-    n *= p->odim[d];
-  if (fits32(n))
-    k_pad<int32_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+  cxk_pad q = *p;
+  int64_t n = 1, in = 1, st = 1, zero = 1;
+  for (int d = 0; d < q.rank; d++)
+    zero = zero && !q.ist[d];
+  for (int d = q.rank - 1; d >= 0; d--) {
+    if (zero)
+      q.ist[d] = st, st *= q.idim[d];
+    n *= q.odim[d];
+    in += (q.idim[d] - 1) * q.ist[d]; /* past the farthest input offset */
+  }
+  if (fits32(n) && fits32(in))
+    k_pad<int32_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, q);
   else
-    k_pad<int64_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
+    k_pad<int64_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, q);
   return cudaGetLastError();
 }
 

@@ -341,6 +341,29 @@ base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
   return BASE_OK;
 }
 
+int gpu_layout_fold_pad_slices(gpu_plan *p, const int *reads) {
+  const ir_graph *g = p->g;
+  int nf = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    const ir_tensor *t = &g->tensors[n->in[0]];
+    if (n->op != IR_OP_SLICE || p->wonly[i] || p->steps[i].view ||
+        p->steps[i].shuf_by || t->kind != IR_T_VALUE || reads[n->in[0]] != 1)
+      continue;
+    int j = t->node, x = g->nodes[j].in[0];
+    gpu_step *ps = &p->steps[j];
+    if (g->nodes[j].op != IR_OP_PAD || p->wonly[j] || ps->view || ps->pad_slice)
+      continue;
+    /* x read as stored: no conversion to the pad's layout */
+    if (spatial(shp(p, x)) && (p->cl ? (int)p->cl[x] : 0) != ps->cl)
+      continue;
+    ps->pad_slice = 1 + i;
+    p->steps[i].slice_by = 1 + j;
+    nf++;
+  }
+  return nf;
+}
+
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   for (int i = 0; i < g->nnodes; i++) {

@@ -788,19 +788,29 @@ static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
   return cxk_copy(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &w);
 }
 
-/* pad (before-pads in a.list) or enlarge (centred zero padding). */
+/* pad (before-pads in a.list) or enlarge (centred zero padding), in the
+ * step's layout; or a pad and the slice it alone feeds (pad_slice,
+ * layout.c): the slice's result, out[q] = x[q + start - before], written
+ * in its layout, x read through its strides. */
 static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
-  const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
+  const gpu_step *s = STEP(p, n);
+  const ir_node *sl = s->pad_slice ? &p->g->nodes[s->pad_slice - 1] : NULL;
+  int y = sl ? sl->out[0] : n->out[0];
+  const ir_shape *x = shp(p, n->in[0]), *o = shp(p, y);
   cxk_pad q = {.rank = o->rank, .value = is_enlarge ? 0.0f : n->a.value};
   for (int i = 0; i < o->rank; i++) {
     q.odim[i] = o->dim[i];
     q.idim[i] = x->dim[i];
-    q.before[i] = is_enlarge ? (o->dim[i] - x->dim[i]) / 2 : n->a.list[i];
+    q.before[i] = is_enlarge ? (o->dim[i] - x->dim[i]) / 2
+                             : n->a.list[i] - (sl ? sl->a.list[i] : 0);
   }
-  if (STEP(p, n)->cl && o->rank == 4) { /* both NHWC: dims in bytes' order */
+  if (sl)
+    gpu_strides(p, n->in[0], q.ist); /* else contiguous in the step's order */
+  if ((sl ? p->cl && p->cl[y] : s->cl) && o->rank == 4) { /* NHWC out */
     to_cl_order(q.odim), to_cl_order(q.idim), to_cl_order(q.before);
+    to_cl_order(q.ist);
   }
-  return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
+  return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[y], &q);
 }
 
 /* ---- pooling, normalisation, reduction ------------------------------------
@@ -947,9 +957,10 @@ void gpu_step_release(gpu_step *s) {
  * when there is no kernel for its operator. */
 static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
                           int *none) {
-  if (s->view || s->shuf_by)
+  if (s->view || s->shuf_by || s->slice_by)
     return cudaSuccess; /* reshape, a relu folded into its producer, or a
-                           slice written by a folded shuffle (shuffle.c) */
+                           slice written by a folded shuffle (shuffle.c) or
+                           by the pad it reads */
   int relu = s->fuse_relu;
   switch (n->op) {
   case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);

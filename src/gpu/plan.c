@@ -49,6 +49,8 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
     }
     if (p->steps[i].se_by) /* written by the pool's step (se.c) */
       first[n->out[0]] = p->steps[i].se_by - 1;
+    if (p->steps[i].slice_by) /* written by the pad's step */
+      first[n->out[0]] = p->steps[i].slice_by - 1;
     for (int k = 0; k < n->nin; k++)
       if (last[root[n->in[k]]] < i)
         last[root[n->in[k]]] = i;
@@ -395,6 +397,8 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   if (!st) { /* transposes that only rename bytes, and folds through them */
     int views = gpu_layout_views(p); /* first: the folds need these */
     views += gpu_layout_fold_residuals(p, reads);
+    if (!p->ctx->opt.no_fold)
+      views += gpu_layout_fold_pad_slices(p, reads);
     st = gpu_layout_strided_matmuls(p, reads, &views, d);
     if (!st && views)
       plan_lifetimes(p, first);
@@ -489,6 +493,8 @@ int gpu_plan_computed_by(const gpu_plan *p, int i) {
   const gpu_step *s = &p->steps[i];
   if (s->se_by)
     return s->se_by - 1;
+  if (s->slice_by)
+    return s->slice_by - 1;
   if (s->shuf_by && p->g->nodes[i].op != IR_OP_RESHAPE)
     return s->shuf_by - 1;
   if (s->res_conv)
