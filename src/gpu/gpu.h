@@ -112,8 +112,10 @@ base_status gpu_plan_read(gpu_plan *p, int t, void *dst, int on_device,
  * with CUDA events around each replay. */
 base_status gpu_plan_time(gpu_plan *p, int warmup, int iters, double *median_ms,
                           base_diag *d);
-/* Per-node device time: runs node by node `reps` times with events between
- * nodes; node_ms[i] (g->nnodes entries) gets node i's median. */
+/* Per-node device time: each node's kernels alone, back to back in a CUDA
+ * graph and replayed (as the autotuning times them), `reps` times;
+ * node_ms[i] (g->nnodes entries) gets node i's median in ms per run, 0 for
+ * views and nodes folded into another's kernel. */
 base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
                              base_diag *d);
 /* Bytes of the activation arena, of inputs+weights and of workspace. */

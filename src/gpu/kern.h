@@ -199,9 +199,6 @@ cudaError_t cxk_se_run(cudaStream_t s, const float *x, const float *w1,
 cudaError_t cxk_iconv(cudaStream_t s, float *y, int64_t o, int64_t i,
                       int64_t kh, int64_t kw);
 cudaError_t cxk_eye(cudaStream_t s, float *y, int64_t n);
-/* One thread spinning for ns nanoseconds: keeps the GPU busy while the host
- * queues work behind it (per-node profiling without launch gaps). */
-cudaError_t cxk_spin(cudaStream_t s, int64_t ns);
 
 #ifdef __cplusplus
 }

@@ -8,16 +8,16 @@
  *
  * The choice, node by node in topological order:
  *   - a convolution runs channels-last unless its output must be NCHW;
- *   - an element-wise, batch-norm, fused, pooling, concat, split, pad or
- *     spatial reduction node runs channels-last when one of its rank-4
- *     inputs is;
+ *   - an element-wise, batch-norm, fused, pooling, concat, split, pad,
+ *     slice or spatial reduction node runs channels-last when one of its
+ *     rank-4 inputs is (a slice writes through strides in either layout);
  *   - a transpose [0,3,1,2] (images back from [N,H,W,C]) writes
  *     channels-last; it and a transpose [0,2,3,1] of a channels-last
  *     tensor then only rename bytes and become views
  *     (gpu_layout_views);
- *   - every other node (matmul, reshape, other transposes, slice,
- *     softmax, layer norm, constants) and every weight-only node runs
- *     NCHW; transpose and slice read their input in either layout.
+ *   - every other node (matmul, reshape, other transposes, softmax,
+ *     layer norm, constants) and every weight-only node runs NCHW;
+ *     transpose and slice read their input in either layout.
  * A node's rank-4 outputs with H * W > 1 take its layout (a reduction's
  * output is NCHW). Tensors with H * W == 1 are the same bytes in both
  * layouts and always count as NCHW. Graph inputs, weights and graph outputs
@@ -92,7 +92,8 @@ static int cl_capable(ir_opcode op) {
   return ir_body_op_ok(op) || op == IR_OP_FUSED || op == IR_OP_CONV2D ||
          op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL ||
          op == IR_OP_GLOBAL_AVGPOOL || op == IR_OP_REDUCE_MEAN ||
-         op == IR_OP_CONCAT || op == IR_OP_SPLIT || op == IR_OP_PAD;
+         op == IR_OP_CONCAT || op == IR_OP_SPLIT || op == IR_OP_PAD ||
+         op == IR_OP_SLICE;
 }
 
 /* Is n a rank-4 transpose with perm=[a,b,c,d]? */
