@@ -17,17 +17,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../src/gpu/kconv.cu"
+#include "micro-time.cuh"
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,              \
-              cudaGetErrorString(e_));                                         \
-      exit(2);                                                                 \
-    }                                                                          \
-  } while (0)
+#include "../src/gpu/kconv.cu"
 
 /* y[n, oy, ox, c] = bias[c] + sum x[n, oy*s - p + ky, ox*s - p + kx, c] *
  * w[ky*k + kx, c], channels-last, one thread an output. */
@@ -57,38 +49,6 @@ __global__ void k_ref(const float *x, const float *w, const float *bias,
 static cudaStream_t st;
 static float *X, *W, *B, *Y, *R;
 
-/* Median time in us of one cxk_dwconv launch of p. */
-static float time_us(const cxk_dw *p) {
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < 10; i++)
-    CK(cxk_dwconv(st, X, W, B, Y, p));
-  CK(cudaStreamEndCapture(st, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; i++)
-    CK(cudaGraphLaunch(ge, st));
-  std::vector<float> t;
-  for (int r = 0; r < 21; r++) {
-    float ms;
-    CK(cudaEventRecord(e0, st));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  return t[10] * 100.0f; /* ms for 10 launches -> us for one */
-}
-
 /* Largest |y - ref| over n outputs, or -1 where the reference is all
  * zero (a run on zeros proves nothing). */
 static double max_err(size_t n) {
@@ -106,11 +66,11 @@ static double max_err(size_t n) {
 int main() {
   struct {
     int n, h, c, k, s;
-  } layers[] = {{1, 56, 96, 7, 1},    {1, 28, 192, 7, 1},  {1, 14, 384, 7, 1},
-                {1, 7, 768, 7, 1},    {16, 56, 96, 7, 1},  {16, 28, 192, 7, 1},
-                {16, 14, 384, 7, 1},  {16, 7, 768, 7, 1},  {1, 56, 144, 3, 1},
-                {1, 56, 144, 3, 2},   {1, 14, 576, 3, 1},  {16, 56, 144, 3, 1},
-                {16, 56, 144, 3, 2},  {16, 14, 576, 3, 1}};
+  } layers[] = {{1, 56, 96, 7, 1},   {1, 28, 192, 7, 1}, {1, 14, 384, 7, 1},
+                {1, 7, 768, 7, 1},   {16, 56, 96, 7, 1}, {16, 28, 192, 7, 1},
+                {16, 14, 384, 7, 1}, {16, 7, 768, 7, 1}, {1, 56, 144, 3, 1},
+                {1, 56, 144, 3, 2},  {1, 14, 576, 3, 1}, {16, 56, 144, 3, 1},
+                {16, 56, 144, 3, 2}, {16, 14, 576, 3, 1}};
   size_t most = 0;
   for (auto &l : layers)
     most = std::max(most, (size_t)l.n * l.h * l.h * l.c);
@@ -141,12 +101,12 @@ int main() {
     float best = 1e30f;
     int bv = -1;
     for (int v = 0; v < cxk_dwconv_variants(); v++) {
-      cxk_dw a = {l.n, l.c, l.h, l.h, o, o, l.k, l.k, p, p, l.s, v, CXK_ID,
-                  0, 0};
+      cxk_dw a = {l.n, l.c, l.h, l.h, o,      o, l.k, l.k,
+                  p,   p,   l.s, v,   CXK_ID, 0, 0};
       if (!cxk_dwconv_ok(&a))
         continue;
       CK(cudaMemset(Y, 0, n * 4));
-      float t = time_us(&a);
+      float t = time_us(st, [&] { CK(cxk_dwconv(st, X, W, B, Y, &a)); });
       double e = max_err(n);
       printf(" %d: %.2f%s", v, t, e < 0 || e > 1e-3 ? " BAD" : "");
       bad |= e < 0 || e > 1e-3;

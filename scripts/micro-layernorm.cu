@@ -19,51 +19,12 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../src/gpu/kernels.cu"
+#include "micro-time.cuh"
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,               \
-              cudaGetErrorString(e_));                                         \
-      exit(2);                                                                 \
-    }                                                                          \
-  } while (0)
+#include "../src/gpu/kernels.cu"
 
 static cudaStream_t st;
 static float *X, *XB, *G, *BT, *Y;
-
-template <typename F> static float time_us(F launch) {
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < 10; i++)
-    launch();
-  CK(cudaStreamEndCapture(st, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; i++)
-    CK(cudaGraphLaunch(ge, st));
-  std::vector<float> t;
-  for (int r = 0; r < 21; r++) {
-    float ms;
-    CK(cudaEventRecord(e0, st));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  return t[10] * 100.0f;
-}
 
 /* Largest |y - ref| relative to the reference's largest magnitude. */
 static double check(const std::vector<float> &hx, const std::vector<float> &hb,
@@ -110,7 +71,7 @@ static void variant(int rows, int len, bool bias, const char *name,
     CK(cudaGetLastError());
   };
   CK(cudaMemset(Y, 0, (size_t)rows * len * 4));
-  float t = time_us(go);
+  float t = time_us(st, go);
   double e = check(hx, hb, hg, ht, rows, len, bias);
   printf("  %s: %.2f%s", name, t, e > 1e-5 ? " BAD" : "");
   *bad |= e > 1e-5;
@@ -144,7 +105,7 @@ int main() {
   for (auto &s : shapes) {
     printf("rows %d, len %d%s:", s.rows, s.len, s.bias ? ", bias" : "");
     CK(cudaMemset(Y, 0, (size_t)s.rows * s.len * 4));
-    float t = time_us([&] {
+    float t = time_us(st, [&] {
       CK(cxk_layernorm(st, X, s.bias ? XB : nullptr, G, BT, Y, s.rows, s.len,
                        1e-6f));
     });
@@ -153,7 +114,7 @@ int main() {
     bad |= e > 1e-5;
     if (s.len <= 1024) {
       CK(cudaMemset(Y, 0, (size_t)s.rows * s.len * 4));
-      t = time_us([&] {
+      t = time_us(st, [&] {
         unsigned nb = blocks_for((int64_t)s.rows * 32);
         const float *b = s.bias ? XB : nullptr;
         if (s.len <= 128)

@@ -265,9 +265,9 @@ static void print_profile(const ir_graph *g, const gpu_plan *p,
     sum += ms[i];
   }
   qsort(tot, IR_NOPS, sizeof *tot, cmp_total);
-  printf("profile: %d nodes, %.3f ms summed over the nodes, each replayed "
-         "alone (the whole graph's replay: %.3f ms; the difference is the "
-         "gaps between kernels)\n%-16s %6s %10s %6s\n",
+  printf("profile: %d nodes, %.3f ms summed over the nodes, each node's "
+         "kernels replayed alone (the whole graph's replay: %.3f ms)\n"
+         "%-16s %6s %10s %6s\n",
          g->nnodes, sum, whole, "operator", "nodes", "ms", "share");
   for (int k = 0; k < IR_NOPS && tot[k].count; k++)
     printf("%-16s %6d %10.4f %5.1f%%\n", ir_op((ir_opcode)tot[k].op)->name,

@@ -223,7 +223,7 @@ __global__ void k_pad_rows(const float *x, float *y, int rows,
       int od = (int)p.odim[d], q = rem % od, s = q - (int)p.before[d];
       rem /= od;
       inside = inside && s >= 0 && s < (int)p.idim[d];
-      off += s * (int)p.ist[d];
+      off += inside ? s * (int)p.ist[d] : 0;
     }
     float *yr = y + (size_t)r * ol;
     for (int q = lane; q < ol; q += 32) {
@@ -886,8 +886,8 @@ cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
     n *= q.odim[d];
     in += (q.idim[d] - 1) * q.ist[d]; /* past the farthest input offset */
   }
-  int64_t ol = q.odim[q.rank - 1];
-  if (q.rank > 1 && ol >= 32 && fits32(n) && fits32(in))
+  int64_t ol = q.rank > 1 ? q.odim[q.rank - 1] : 0;
+  if (ol >= 32 && fits32(n) && fits32(in))
     k_pad_rows<<<blocks_for(n / ol * 32), kThreads, 0, s>>>(x, y, (int)(n / ol),
                                                             q);
   else if (fits32(n) && fits32(in))

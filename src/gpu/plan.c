@@ -700,8 +700,10 @@ static int run_step(gpu_ctx *c, const void *u) {
  * event-between-nodes profile this replaced added about 1.3 us to every
  * node, kernels or not). Re-running a node alone is sound: a step reads
  * its inputs and writes its outputs (in-place epilogues recompute from the
- * step's own first kernel). Views, folded nodes and weight-only nodes
- * get 0. */
+ * step's own first kernel), but the arena bytes it writes may belong to
+ * tensors computed later as well, graph outputs among them: download
+ * outputs before profiling, or run the plan again. Views, folded nodes and
+ * weight-only nodes get 0. */
 base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
                              base_diag *d) {
   const ir_graph *g = p->g;
