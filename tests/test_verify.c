@@ -622,6 +622,25 @@ static const char *wrong_pass_rules =
     "cy = matmul(x, cw, cb)\ny1, y2 = split(cy) axis=2 sizes=[3,4]\n"
     "output y1\noutput y2\n"
     "end\n"
+    /* the enlarge merge (pass.merge2e) with the filters concatenated in
+     * the other order than the results */
+    "rule merge_enlarge_swapped unverified\n"
+    "src:\ninput x: [1,2,6,6]\ninput w1: [3,2,1,1]\ninput w3: [3,2,3,3]\n"
+    "y1 = conv2d(x, w1)\ny3 = conv2d(x, w3)\nc = concat(y1, y3) axis=1\n"
+    "output c\n"
+    "dst:\ninput x: [1,2,6,6]\ninput w1: [3,2,1,1]\ninput w3: [3,2,3,3]\n"
+    "we = enlarge(w1) kernel=[3,3]\ncw = concat(w3, we) axis=0\n"
+    "c = conv2d(x, cw)\noutput c\n"
+    "end\n"
+    /* the enlarge merge at stride 2: outside conv_enlarge's stride 1 */
+    "rule merge_enlarge_stride2 unverified\n"
+    "src:\ninput x: [1,2,6,6]\ninput w1: [3,2,1,1]\ninput w3: [4,2,3,3]\n"
+    "y1 = conv2d(x, w1) stride=[2,2]\ny3 = conv2d(x, w3) stride=[2,2]\n"
+    "c = concat(y1, y3) axis=1\noutput c\n"
+    "dst:\ninput x: [1,2,6,6]\ninput w1: [3,2,1,1]\ninput w3: [4,2,3,3]\n"
+    "we = enlarge(w1) kernel=[3,3]\ncw = concat(we, w3) axis=0\n"
+    "c = conv2d(x, cw) stride=[2,2]\noutput c\n"
+    "end\n"
     /* a biased batched matmul fused into the wrong activation */
     "rule fuse_matmulb_wrong_act unverified\n"
     "src:\ninput x: [2,3,6]\ninput w: [6,4]\ninput b: [4]\n"
