@@ -907,6 +907,12 @@ static const char *const fused_graphs[] = {
     "output y, z\n",
     "input x: [1025]\ny = fused(x) { a = relu($0); b = reduce_mean(a) "
     "axes=[0] }\noutput y\n",
+    /* a block a row (over 1024 values): softmax and residual + layer norm */
+    "input x: [3,1100]\ninput s: []\n"
+    "y = fused(x, s) { a = smul($0, $1); b = softmax(a) axis=1 }\noutput y\n",
+    "input x: [2,1030]\ninput r: [2,1030]\nweight g: [1030]\n"
+    "weight b: [1030]\ny = fused(x, r, g, b) { a = ewadd($0, $1); "
+    "n = layernorm(a, $2, $3) axis=1 eps=0.001 }\noutput y\n",
 };
 
 Test(cuda, fused_sources_compile_with_nvrtc) {

@@ -469,89 +469,92 @@ static void row_affine(base_buf *s, const gen *G, int R) {
   }
 }
 
-/* A warp a row: lane l holds columns l, l + 32, ... in v[]. */
-static void row_warp_src(base_buf *s, const gen *G, const char *I, int64_t len,
-                         long long os) {
-  const ir_body_op *row = &G->b->ops[G->b->nops - 1];
-  int R = G->out->rank, nv = (int)((len + 31) / 32);
-  char each[160]; /* over this lane's columns j, v[k] its value */
-  snprintf(each, sizeof each,
-           "#pragma unroll\n  for (int k = 0; k < %d; k++) if (lane + 32u * k "
-           "< %lldu) { const %s j = lane + 32u * k;",
-           nv, (long long)len, I);
-  base_buf_printf(s, "  float v[%d];\n  %s v[k] = val(j); }\n", nv, each);
-  if (row->op == IR_OP_SOFTMAX) {
-    base_buf_printf(s,
-                    "  float mx = __int_as_float(0xff800000);\n"
-                    "  %s (void)j; mx = fmaxf_(mx, v[k]); }\n"
-                    "  mx = wmax(mx);\n"
-                    "  float sum = 0.0f;\n"
-                    "  %s (void)j; v[k] = expf(v[k] - mx); sum += v[k]; }\n"
-                    "  sum = wsum(sum);\n"
-                    "  %s out[ob + j * %lld] = v[k] / sum; }\n}\n",
-                    each, each, each, os);
-    return;
-  }
+/* How a row kernel walks its row: head opens a loop over this thread's
+ * columns j (a brace the pass closes), v is the value at j, sum and max
+ * reduce a float over the row's threads (printf formats of one %s), lead
+ * is true in the thread that writes a per-row result. */
+typedef struct row_form {
+  const char *head, *v, *sum, *max, *lead;
+} row_form;
+
+/* Softmax (a body ending in one): max, sum of exponentials (ex, in the
+ * sum's pass), output (the exponential as ex2 there). */
+static void row_softmax_src(base_buf *s, const row_form *f, const char *ex,
+                            const char *ex2, long long os) {
   base_buf_printf(s,
-                  "  float sum = 0.0f;\n"
-                  "  %s (void)j; sum += v[k]; }\n"
-                  "  const float mean = wsum(sum) / %lld.0f;\n",
-                  each, (long long)len);
+                  "  float mx = __int_as_float(0xff800000);\n"
+                  "  %s mx = fmaxf_(mx, %s); }\n  mx = ",
+                  f->head, f->v);
+  base_buf_printf(s, f->max, "mx");
+  base_buf_printf(
+      s, ";\n  float sum = 0.0f;\n  %s sum += %s; }\n  sum = ", f->head, ex);
+  base_buf_printf(s, f->sum, "sum");
+  base_buf_printf(s, ";\n  %s out[ob + j * %lld] = %s / sum; }\n}\n", f->head,
+                  os, ex2);
+}
+
+/* Reduce_mean or layer norm: the mean, then (layer norm) the variance and
+ * the output with its scale and shift. */
+static void row_norm_src(base_buf *s, const gen *G, const row_form *f,
+                         int64_t len, long long os) {
+  const ir_body_op *row = &G->b->ops[G->b->nops - 1];
+  base_buf_printf(s,
+                  "  float sum = 0.0f;\n  %s sum += %s; }\n"
+                  "  const float mean = ",
+                  f->head, f->v);
+  base_buf_printf(s, f->sum, "sum");
+  base_buf_printf(s, " / %lld.0f;\n", (long long)len);
   if (row->op == IR_OP_REDUCE_MEAN) {
-    base_buf_printf(s, "  if (lane == 0) out[ob] = mean;\n}\n");
+    base_buf_printf(s, "  if (%s) out[ob] = mean;\n}\n", f->lead);
     return;
   }
   base_buf_printf(s,
                   "  float q = 0.0f;\n"
-                  "  %s (void)j; const float d = v[k] - mean; q += d * d; }\n"
-                  "  const float inv = 1.0f / sqrtf(wsum(q) / %lld.0f + ",
-                  each, (long long)len);
+                  "  %s const float d = %s - mean; q += d * d; }\n"
+                  "  const float inv = 1.0f / sqrtf(",
+                  f->head, f->v);
+  base_buf_printf(s, f->sum, "q");
+  base_buf_printf(s, " / %lld.0f + ", (long long)len);
   fbits(s, row->a.eps);
-  base_buf_printf(s, ");\n  %s\n    float y = (v[k] - mean) * inv;\n", each);
-  row_affine(s, G, R);
+  base_buf_printf(s, ");\n  %s\n    float y = (%s - mean) * inv;\n", f->head,
+                  f->v);
+  row_affine(s, G, G->out->rank);
   base_buf_printf(s, "    out[ob + j * %lld] = y;\n  }\n}\n", os);
+}
+
+/* A warp a row: lane l holds columns l, l + 32, ... in v[], evaluated
+ * once; the softmax keeps the exponentials there. */
+static void row_warp_src(base_buf *s, const gen *G, const char *I, int64_t len,
+                         long long os) {
+  const ir_body_op *row = &G->b->ops[G->b->nops - 1];
+  int nv = (int)((len + 31) / 32);
+  char head[192];
+  snprintf(head, sizeof head,
+           "#pragma unroll\n  for (int k = 0; k < %d; k++) if (lane + 32u * k "
+           "< %lldu) { const %s j = lane + 32u * k; (void)j;",
+           nv, (long long)len, I);
+  row_form f = {head, "v[k]", "wsum(%s)", "wmax(%s)", "lane == 0"};
+  base_buf_printf(s, "  float v[%d];\n  %s v[k] = val(j); }\n", nv, head);
+  if (row->op == IR_OP_SOFTMAX)
+    row_softmax_src(s, &f, "(v[k] = expf(v[k] - mx))", "v[k]", os);
+  else
+    row_norm_src(s, G, &f, len, os);
 }
 
 /* A block of T threads a row, passes over the row through val(). */
 static void row_block_src(base_buf *s, const gen *G, const char *I, int64_t len,
                           long long os, int T) {
   const ir_body_op *row = &G->b->ops[G->b->nops - 1];
-  int R = G->out->rank;
   char head[160];
-  snprintf(head, sizeof head, "for (%s j = threadIdx.x; j < (%s)%lld; j += %d)",
-           I, I, (long long)len, T);
-  if (row->op == IR_OP_SOFTMAX) {
-    base_buf_printf(s,
-                    "  float mx = __int_as_float(0xff800000);\n"
-                    "  %s mx = fmaxf_(mx, val(j));\n"
-                    "  mx = bmax(mx, sh);\n"
-                    "  float sum = 0.0f;\n"
-                    "  %s sum += expf(val(j) - mx);\n"
-                    "  sum = bsum(sum, sh);\n"
-                    "  %s out[ob + j * %lld] = expf(val(j) - mx) / sum;\n}\n",
-                    head, head, head, os);
-    return;
-  }
-  base_buf_printf(s,
-                  "  float sum = 0.0f;\n"
-                  "  %s sum += val(j);\n"
-                  "  const float mean = bsum(sum, sh) / %lld.0f;\n",
-                  head, (long long)len);
-  if (row->op == IR_OP_REDUCE_MEAN) {
-    base_buf_printf(s, "  if (threadIdx.x == 0) out[ob] = mean;\n}\n");
-    return;
-  }
-  base_buf_printf(s,
-                  "  float q = 0.0f;\n"
-                  "  %s { const float d = val(j) - mean; q += d * d; }\n"
-                  "  const float var = bsum(q, sh) / %lld.0f;\n"
-                  "  const float inv = 1.0f / sqrtf(var + ",
-                  head, (long long)len);
-  fbits(s, row->a.eps);
-  base_buf_printf(s, ");\n  %s {\n    float y = (val(j) - mean) * inv;\n",
-                  head);
-  row_affine(s, G, R);
-  base_buf_printf(s, "    out[ob + j * %lld] = y;\n  }\n}\n", os);
+  snprintf(head, sizeof head,
+           "for (%s j = threadIdx.x; j < (%s)%lld; j += %d) {", I, I,
+           (long long)len, T);
+  row_form f = {head, "val(j)", "bsum(%s, sh)", "bmax(%s, sh)",
+                "threadIdx.x == 0"};
+  if (row->op == IR_OP_SOFTMAX) /* the exponentials computed again */
+    row_softmax_src(s, &f, "expf(val(j) - mx)", "expf(val(j) - mx)", os);
+  else
+    row_norm_src(s, G, &f, len, os);
 }
 
 /* A body ending with a row reduction over the last axis of its input x
