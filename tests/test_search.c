@@ -476,6 +476,56 @@ Test(search, passes_as_rules) {
   ir_ruleset_free(&rs);
 }
 
+/* A SqueezeNet fire module: the 1x1 and 3x3 expand convolutions of the
+ * squeeze's result, joined by a concat, become one 3x3 convolution on the
+ * enlarged and concatenated filters (pass.merge2e.*): no concat left. */
+static const char fire_module[] =
+    "input x: [1,64,55,55]\nweight s: [16,64,1,1]\nweight sb: [16]\n"
+    "weight e1: [64,16,1,1]\nweight e1b: [64]\n"
+    "weight e3: [64,16,3,3]\nweight e3b: [64]\n"
+    "q = conv2d(x, s, sb) act=relu\n"
+    "a = conv2d(q, e1, e1b) act=relu\nb = conv2d(q, e3, e3b) act=relu\n"
+    "c = concat(a, b) axis=1\noutput c\n";
+
+Test(search, fire_module_merged_through_enlarge) {
+  ir_ruleset rs;
+  rewrite_rules *rules, *cover = load_pass_rules(&rs, &rules);
+  base_diag d;
+  ir_graph *g = parse(fire_module);
+  srch_options o;
+  srch_options_default(&o);
+  o.pass_rules = cover;
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  int merged = 0;
+  for (int i = 0; i < rs.n; i++)
+    if (!strncmp(rs.rules[i].id, "pass.merge2e.", 13))
+      merged += st.applied_fw[i] + st.applied_bw[i];
+  cr_assert_eq(merged, 1);
+  /* left to run: the squeeze and the merged convolution; the concats and
+   * the enlarge are of weights */
+  uint8_t mask[32];
+  cr_assert_lt(h->nnodes, 32);
+  ir_weight_only(h, mask);
+  int convs = 0, concats = 0;
+  for (int i = 0; i < h->nnodes; i++) {
+    convs += !mask[i] && h->nodes[i].op == IR_OP_CONV2D;
+    concats += !mask[i] && h->nodes[i].op == IR_OP_CONCAT;
+  }
+  cr_assert_eq(convs, 2);
+  cr_assert_eq(concats, 0);
+  cr_assert_eq(count_op(h, IR_OP_ENLARGE), 1);
+  cr_assert_lt(st.cost_after, st.cost_before);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(cover);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* BERT's q/k/v: three biased rank-3 matmuls on one input, in three layers.
  * The pass rules (pass.merge3.matmulb.r3.none) merge each layer's three
  * into one matmul and a split; the hand-written merge does nothing (the
