@@ -55,6 +55,106 @@ Test(cuda, memplan_never_overlaps_live_blocks) {
   }
 }
 
+/* Random DAGs on 1-4 streams: the schedule orders every dependency before
+ * its reader, pins what must stay on stream 0, and sync[a] is exact: every
+ * running node from sync[a] on is ordered after a, and node sync[a] - 1
+ * (when after a) is not. The order is recomputed here as the closure of
+ * each stream's order and the emitted waits. */
+Test(cuda, sched_orders_dependencies_and_sync_is_exact) {
+  enum { N = 40 };
+  static unsigned char reach[N][N];
+  int side_by_side = 0;
+  srand(11);
+  for (int seed = 0; seed < 300; seed++) {
+    int n = 2 + rand() % (N - 1), k = 1 + rand() % GPU_STREAMS_MAX;
+    unsigned char runs[N], pin[N];
+    int32_t at[N + 1], on[N * 4];
+    int nd = 0;
+    for (int v = 0; v < n; v++) {
+      runs[v] = rand() % 6 != 0;
+      pin[v] = rand() % 10 == 0;
+      at[v] = nd;
+      for (int j = rand() % 4; j > 0 && v > 0; j--)
+        on[nd++] = rand() % 8 == 0 ? -1 : rand() % v;
+    }
+    at[n] = nd;
+    gpu_sched s;
+    cr_assert_eq(gpu_sched_build(n, runs, at, on, pin, k, &s), 0);
+    cr_assert(s.nstreams >= 0 && s.nstreams <= k);
+    memset(reach, 0, sizeof reach);
+    int tail[GPU_STREAMS_MAX];
+    for (int q = 0; q < GPU_STREAMS_MAX; q++)
+      tail[q] = -1;
+    for (int v = 0; v < n; v++) {
+      if (!runs[v]) {
+        cr_assert_eq(s.stream[v], -1);
+        cr_assert_eq(s.sync[v], v + 1);
+        cr_assert_eq(s.wait_at[v], s.wait_at[v + 1]);
+        continue;
+      }
+      int q = s.stream[v];
+      cr_assert(q >= 0 && q < s.nstreams, "node %d on stream %d", v, q);
+      cr_assert(!pin[v] || q == 0, "pinned node %d on stream %d", v, q);
+      int pre[N], np = 0; /* v's immediate predecessors */
+      if (tail[q] >= 0)
+        pre[np++] = tail[q];
+      tail[q] = v;
+      for (int j = s.wait_at[v]; j < s.wait_at[v + 1]; j++) {
+        int u = s.wait_on[j];
+        cr_assert(u >= 0 && u < v && runs[u] && s.ev[u]);
+        cr_assert_neq(s.stream[u], q, "a wait within one stream");
+        pre[np++] = u;
+      }
+      for (int j = 0; j < np; j++) {
+        reach[pre[j]][v] = 1;
+        for (int a = 0; a < pre[j]; a++)
+          reach[a][v] |= reach[a][pre[j]];
+      }
+      for (int j = at[v]; j < at[v + 1]; j++)
+        if (on[j] >= 0 && runs[on[j]])
+          cr_assert(reach[on[j]][v], "seed %d: %d does not wait for %d", seed,
+                    v, on[j]);
+    }
+    for (int a = 0; a < n; a++) {
+      if (!runs[a])
+        continue;
+      for (int b = s.sync[a]; b < n; b++)
+        cr_assert(!runs[b] || reach[a][b], "seed %d: %d not after %d (sync %d)",
+                  seed, b, a, s.sync[a]);
+      int b = s.sync[a] - 1;
+      cr_assert(b == a || (b > a && runs[b] && !reach[a][b]),
+                "seed %d: sync of %d is %d", seed, a, s.sync[a]);
+      side_by_side |= b > a;
+    }
+    gpu_sched_free(&s);
+  }
+  cr_assert(side_by_side, "no two nodes ever ran side by side");
+}
+
+/* A fork and a join on two streams: the branches side by side, one wait
+ * at the join, none at the fork (the second branch waits for its input). */
+Test(cuda, sched_runs_branches_side_by_side) {
+  /* 0 -> 1 -> 3, 0 -> 2 -> 3 */
+  unsigned char runs[4] = {1, 1, 1, 1};
+  int32_t at[5] = {0, 0, 1, 2, 4}, on[4] = {0, 0, 1, 2};
+  gpu_sched s;
+  cr_assert_eq(gpu_sched_build(4, runs, at, on, NULL, 2, &s), 0);
+  cr_assert_eq(s.nstreams, 2);
+  cr_assert_eq(s.stream[0], s.stream[1]);
+  cr_assert_neq(s.stream[1], s.stream[2]);
+  cr_assert_eq(s.wait_at[3] - s.wait_at[2], 1, "branch 2 waits for node 0");
+  cr_assert_eq(s.wait_at[4] - s.wait_at[3], 1, "the join waits once");
+  cr_assert_eq(s.sync[1], 3, "node 2 may run beside node 1");
+  cr_assert_eq(s.sync[0], 1);
+  gpu_sched_free(&s);
+  cr_assert_eq(gpu_sched_build(4, runs, at, on, NULL, 1, &s), 0);
+  cr_assert_eq(s.nstreams, 1);
+  cr_assert_eq(s.wait_at[4], 0, "one stream needs no waits");
+  for (int a = 0; a < 4; a++)
+    cr_assert_eq(s.sync[a], a + 1);
+  gpu_sched_free(&s);
+}
+
 /* ---- on the GPU
  * ---------------------------------------------------------------- */
 
@@ -1207,4 +1307,73 @@ Test(cuda, fused_kernel_cache_second_run_compiles_nothing) {
   cr_assert_eq(compiled[1], 0, "second run compiled %d kernels", compiled[1]);
   cr_assert_eq(disk[1], compiled[0]);
 }
+/* Four branches of an Inception-like block, a projection shortcut beside
+ * a residual chain, and attention's batched GEMM (cuBLAS, kept on the
+ * context's stream): run on several streams. */
+static const char *const branchy_graph =
+    "input x: [2,16,12,10]\nweight w1: [8,16,1,1]\nweight w3: [8,16,3,3]\n"
+    "weight w5: [8,8,5,5]\nweight wp: [8,16,1,1]\nweight b: [8]\n"
+    "weight wr: [32,32,3,3]\nweight ws: [32,16,1,1]\n"
+    "a = conv2d(x, w1, b) act=relu\nc3 = conv2d(x, w3) act=relu\n"
+    "r1 = conv2d(x, w1)\nc5 = conv2d(r1, w5, b) act=relu\n"
+    "p = maxpool(x) kernel=[3,3] stride=[1,1] pad=same\n"
+    "cp = conv2d(p, wp, b) act=relu\nk = concat(a, c3, c5, cp) axis=1\n"
+    "m = conv2d(k, wr) act=relu\nn = conv2d(m, wr)\ns = conv2d(x, ws)\n"
+    "y = ewadd(n, s)\nz = relu(y)\n"
+    "input q: [2,4,9,8]\ninput kk: [2,4,8,9]\n"
+    "sc = matmul(q, kk)\nsm = softmax(sc) axis=3\nv = matmul(sm, q)\n"
+    "t1 = transpose(q) perm=[0,2,1,3]\nt3 = transpose(kk) perm=[0,3,2,1]\n"
+    "h = matmul(t1, t3)\noutput z, v, h\n";
+
+/* Every test graph with its nodes on up to 4 streams (forced, untimed):
+ * the reads and writes the folds move between nodes become the right
+ * waits. A graph with independent branches really uses several streams. */
+Test(cuda, branches_side_by_side_match_cpu) {
+  need_gpu();
+  gpu_options o = {.fp32_strict = 1, .streams = 4}, tf = {.streams = 4};
+  compare_op_graphs(&o, 1e-5, "4 streams, strict");
+  const char *const graphs[] = {
+      cl_graph,        residual_graph,   SE_GRAPH,      LN_GRAPH,
+      PAD_SLICE_GRAPH, bias_fused_graph, mm_fold_graph, branchy_graph};
+  for (size_t i = 0; i < sizeof graphs / sizeof *graphs; i++) {
+    ir_graph *g = parse(graphs[i]);
+    char what[64];
+    snprintf(what, sizeof what, "graph %zu on 4 streams", i);
+    compare(g, &o, 1e-5, what);
+    compare(g, &tf, 1e-3, what);
+    ir_graph_free(g);
+  }
+  base_diag d;
+  ir_graph *g = ir_parse_file(SRC "/tests/data/good/every_op.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  compare(g, &o, 1e-5, "every_op on 4 streams");
+  ir_graph_free(g);
+  g = parse(branchy_graph);
+  for (int k = 0; k < 3; k++) { /* forced 4, forced 1, timed */
+    gpu_options x = {.streams = k == 0 ? 4 : k == 1 ? 1 : 0};
+    gpu_ctx *c;
+    gpu_plan *p;
+    ex_values *v = ex_values_new(g);
+    cr_assert_eq(ex_fill_random(g, v, 3, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(gpu_ctx_new(&x, &c, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s", d.msg);
+    int ns;
+    double one, many;
+    gpu_plan_streams(p, &ns, &one, &many);
+    if (k == 0)
+      cr_expect(ns > 1 && one == 0, "forced: %d streams, timed %g", ns, one);
+    if (k == 1)
+      cr_expect(ns == 1, "one stream asked, %d used", ns);
+    if (k == 2)
+      cr_expect(one > 0 && many > 0 && (ns > 1) == (many < one),
+                "timed: %d streams, %g vs %g ms", ns, one, many);
+    gpu_plan_free(p);
+    gpu_ctx_free(c);
+    ex_values_free(v);
+  }
+  ir_graph_free(g);
+}
+
 #endif

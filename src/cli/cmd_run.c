@@ -26,7 +26,7 @@
 typedef struct run_opts {
   const char *path, *device, *dump;
   uint64_t seed;
-  int threads, iters, warmup, batch;
+  int threads, iters, warmup, batch, streams;
   int check, strict, profile, poison, no_fold, legacy_conv, nchw, fast_gelu;
 } run_opts;
 
@@ -71,6 +71,10 @@ static const cli_opt run_table[] = {
     CLI_FLAG(T, "nchw", nchw, 1,
              "keep every tensor NCHW (default: convolution chains\n"
              "run channels-last, NHWC)"),
+    CLI_INT(T, "streams", streams, "N", 0, 8,
+            "run independent branches side by side on up to N\n"
+            "streams (1: one stream; default 0: up to 8 when the\n"
+            "timed replay is faster than on one stream)"),
     CLI_FLAG(T, "fast-gelu", fast_gelu, 1,
              "a matmul's gelu in cuBLASLt's epilogue: its tanh\n"
              "approximation (at most 4.7e-4 from the exact gelu)"),
@@ -93,12 +97,12 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
   if (strcmp(o->device, "cpu") != 0 && !cuda)
     return cli_usage_error(c, "unknown device '%s' (this build has: %s)",
                            o->device, RUN_DEVICES);
-  if (!cuda &&
-      (o->check || o->strict || o->profile || o->poison || o->no_fold ||
-       o->legacy_conv || o->nchw || o->fast_gelu || o->warmup >= 0))
+  if (!cuda && (o->check || o->strict || o->profile || o->poison ||
+                o->no_fold || o->legacy_conv || o->nchw || o->fast_gelu ||
+                o->warmup >= 0 || o->streams))
     return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
-                              "--no-fold, --legacy-conv, --nchw, --fast-gelu "
-                              "and --warmup need --device cuda");
+                              "--no-fold, --legacy-conv, --nchw, --fast-gelu, "
+                              "--streams and --warmup need --device cuda");
   if (cuda && o->dump)
     return cli_usage_error(c, "--dump is for --device cpu");
   return CLI_OK;
@@ -310,6 +314,15 @@ static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
     printf("fused kernels: %d compiled by NVRTC, %d from the disk cache, %d "
            "reused\n",
            kc, kd, kr);
+  int ns;
+  double one, many;
+  gpu_plan_streams(p, &ns, &one, &many);
+  if (one > 0 && many > 0)
+    printf("streams: %d (one replay %.4f ms on one stream, %.4f ms with "
+           "branches side by side: the faster kept)\n",
+           ns, one, many);
+  else
+    printf("streams: %d\n", ns);
   printf("time: %.4f ms (median of %d run%s after %d warm-up; device cuda: "
          "%s; seed %" PRIu64 ")\n",
          *med, o->iters, o->iters == 1 ? "" : "s",
@@ -366,7 +379,8 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
                     .no_fold = o->no_fold,
                     .legacy_conv = o->legacy_conv,
                     .nchw = o->nchw,
-                    .fast_gelu = o->fast_gelu};
+                    .fast_gelu = o->fast_gelu,
+                    .streams = o->streams};
   gpu_ctx *cx = NULL;
   gpu_plan *p = NULL;
   ex_values *v = ex_values_new(g);

@@ -87,6 +87,9 @@ void gpu_ctx_free(gpu_ctx *c) {
     cudnnDestroy(c->dnn);
   if (c->stream)
     cudaStreamDestroy(c->stream);
+  for (int q = 0; q < GPU_STREAMS_MAX - 1; q++)
+    if (c->side[q])
+      cudaStreamDestroy(c->side[q]);
   for (int i = 0; i < c->nconvs; i++)
     if (c->convs[i].plan)
       cudnnBackendDestroyDescriptor(c->convs[i].plan);

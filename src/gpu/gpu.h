@@ -36,6 +36,10 @@ typedef struct gpu_options {
   int fast_gelu;   /* 1: a matmul's gelu in cuBLASLt's epilogue (its tanh
                       approximation, up to 4.7e-4 from the exact erf form;
                       default 0: exact, by a separate kernel) */
+  int streams;     /* independent branches side by side on up to this many
+                      streams (1: one stream; default 0: up to 8, and the
+                      graph is captured both ways and the faster replay
+                      kept; 2-8: up to that many, untimed) */
 } gpu_options;
 
 /* The executor lives in libsuperopt_gpu.so, loaded on first use (lazy.c);
@@ -118,6 +122,11 @@ base_status gpu_plan_time(gpu_plan *p, int warmup, int iters, double *median_ms,
  * views and nodes folded into another's kernel. */
 base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
                              base_diag *d);
+/* After the first run: how many streams its CUDA graph uses (1: one), and
+ * where both were captured and timed (gpu_options.streams 0), one
+ * replay's time on one stream and on several (ms; 0 when not timed). */
+void gpu_plan_streams(const gpu_plan *p, int *streams, double *ms_one,
+                      double *ms_multi);
 /* Bytes of the activation arena, of inputs+weights and of workspace. */
 void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
                      size_t *workspace);
@@ -154,5 +163,28 @@ base_status gpu_measure_node(gpu_ctx *c, const ir_graph *g, int node,
  * size, or (size_t)-1 when out of host memory. */
 size_t gpu_memplan(int n, const size_t *sizes, const int32_t *first,
                    const int32_t *last, size_t *off);
+
+/* The multi-stream schedule (sched.c; no GPU needed). Node v runs when
+ * runs[v]; it reads what the running nodes dep_on[dep_at[v] ..
+ * dep_at[v+1]) write (n + 1 offsets); pin0[v] (pin0 may be NULL) keeps it
+ * on stream 0. Up to k streams (at most GPU_STREAMS_MAX). */
+#define GPU_STREAMS_MAX 8
+#define GPU_STREAMS_AUTO 8 /* gpu_options.streams 0 */
+typedef struct gpu_sched {
+  int nstreams;     /* streams used (1: nothing runs side by side) */
+  int32_t *stream;  /* per node: its stream, -1 when it does not run */
+  int32_t *wait_at; /* n + 1 offsets into wait_on: before node v its stream
+                       waits for the events of nodes wait_on[wait_at[v] ..
+                       wait_at[v+1]) */
+  int32_t *wait_on;
+  int32_t *ev;   /* per node: 1 when an event is recorded after it */
+  int32_t *sync; /* per node a: every running node from index sync[a] on is
+                    ordered after a (a + 1 for nodes that do not run) */
+} gpu_sched;
+/* Fills s (0), or -1 when out of memory (s then empty). */
+int gpu_sched_build(int n, const unsigned char *runs, const int32_t *dep_at,
+                    const int32_t *dep_on, const unsigned char *pin0, int k,
+                    gpu_sched *s);
+void gpu_sched_free(gpu_sched *s);
 
 #endif

@@ -70,6 +70,8 @@ struct gpu_ctx {
   int device;
   gpu_options opt;
   cudaStream_t stream;
+  cudaStream_t side[GPU_STREAMS_MAX - 1]; /* for multi-stream captures (made
+                                             on first use) */
   cudnnHandle_t dnn;
   cublasLtHandle_t lt;
   cublasHandle_t blas; /* pointer-array batched GEMMs (gpu_smm) */
@@ -196,8 +198,12 @@ struct gpu_plan {
   int32_t *last; /* last node reading a tensor's bytes (poison), -1 never */
   char *arena;   /* activations */
   char *persist; /* inputs and weights */
-  void *ws;      /* cuDNN / cuBLASLt workspace */
+  void *ws[GPU_STREAMS_MAX]; /* cuDNN / cuBLASLt workspace, one per stream
+                                (a node uses its stream's, gpu_step_ws) */
   size_t arena_bytes, persist_bytes, ws_bytes, unplanned_bytes;
+  gpu_sched sched; /* streams of the multi-stream replay (sched.c) */
+  int multi;       /* the captured graph runs on sched.nstreams streams */
+  double ms_one, ms_multi; /* both replays' times where both were timed */
   gpu_step *steps;
   unsigned char *wonly; /* node computes from weights and constants only:
                            run once by gpu_plan_upload, not in each replay */
@@ -360,6 +366,24 @@ const float *gpu_in(const gpu_plan *p, int i, int k);
  * called before memory is planned. */
 base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d);
 void gpu_step_release(gpu_step *s);
+/* streams.c: the schedule of p's nodes over streams (after the steps are
+ * prepared and before the arena is planned; opt.streams, no_graph and
+ * poison limit it to one). */
+base_status gpu_streams_plan(gpu_plan *p, base_diag *d);
+/* Extends the inclusive lifetimes [f[b], l[b]] of nb arena blocks (node
+ * indices; f < 0 unplanned, l >= nnodes never released) so that a block's
+ * bytes go to a later block only once every node that may touch it is
+ * ordered before that block's first node. No change on one stream. */
+void gpu_streams_extend(const gpu_plan *p, int nb, const int32_t *f,
+                        int32_t *l);
+/* One workspace per stream used, as large as its nodes need. */
+base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d);
+/* Inside a capture on the context's stream: every node on its stream,
+ * with the events and waits of the schedule; the context's stream (and
+ * cuDNN's) restored on return. */
+base_status gpu_streams_enqueue(gpu_plan *p, base_diag *d);
+/* The workspace node n of p uses (its stream's). */
+void *gpu_step_ws(const gpu_plan *p, const ir_node *n);
 /* Enqueues node i on the context's stream. */
 base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d);
 

@@ -19,6 +19,7 @@
 #define gpu_plan_profile gpu_plan_profile_impl
 #define gpu_plan_memory gpu_plan_memory_impl
 #define gpu_plan_unplanned_bytes gpu_plan_unplanned_bytes_impl
+#define gpu_plan_streams gpu_plan_streams_impl
 #define gpu_plan_computed_by gpu_plan_computed_by_impl
 #define gpu_plan_engine gpu_plan_engine_impl
 #define gpu_measure_node gpu_measure_node_impl

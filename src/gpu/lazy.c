@@ -59,6 +59,9 @@
     (const gpu_plan *p, size_t *arena, size_t *persist, size_t *workspace),    \
     (p, arena, persist, workspace))                                            \
   X(gpu_plan_unplanned_bytes, size_t, (const gpu_plan *p), (p))                \
+  X(gpu_plan_streams, void,                                                    \
+    (const gpu_plan *p, int *streams, double *ms_one, double *ms_multi),       \
+    (p, streams, ms_one, ms_multi))                                            \
   X(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))             \
   X(gpu_plan_engine, const char *, (const gpu_plan *p, int i), (p, i))         \
   X(gpu_measure_node, base_status,                                             \
@@ -216,6 +219,9 @@ FORWARD(gpu_plan_memory, void,
         (const gpu_plan *p, size_t *arena, size_t *persist, size_t *workspace),
         (p, arena, persist, workspace))
 FORWARD(gpu_plan_unplanned_bytes, size_t, (const gpu_plan *p), (p))
+FORWARD(gpu_plan_streams, void,
+        (const gpu_plan *p, int *streams, double *ms_one, double *ms_multi),
+        (p, streams, ms_one, ms_multi))
 FORWARD(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))
 FORWARD(gpu_plan_engine, const char *, (const gpu_plan *p, int i), (p, i))
 FORWARD(gpu_measure_node, base_status,

@@ -226,8 +226,8 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                       m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                       sizeof bias));
     GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, w, m->la, x, m->lb, &zero,
-                               y, m->lc, y, m->lc, &m->algo, p->ws, m->ws,
-                               c->stream));
+                               y, m->lc, y, m->lc, &m->algo, gpu_step_ws(p, n),
+                               m->ws, c->stream));
     if (cv->gemm_ep)
       return BASE_OK;
   } else if (cv->own) { /* with bias and relu or clip, when nothing else
@@ -243,19 +243,20 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     if (alone)
       return BASE_OK;
   } else if (cv->plan) {
-    base_status st = gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, p->ws, d);
+    base_status st =
+        gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, gpu_step_ws(p, n), d);
     if (st)
       return st;
   } else if (cv->act) {
     GPU_DNN(d, cudnnConvolutionBiasActivationForward(
-                   c->dnn, &one, cv->x, x, cv->w, w, cv->conv, cv->algo, p->ws,
-                   cv->ws, &zero, cv->y, y, cv->b, p->ptr[n->in[2]], cv->act,
-                   cv->y, y));
+                   c->dnn, &one, cv->x, x, cv->w, w, cv->conv, cv->algo,
+                   gpu_step_ws(p, n), cv->ws, &zero, cv->y, y, cv->b,
+                   p->ptr[n->in[2]], cv->act, cv->y, y));
     return BASE_OK;
   } else {
-    GPU_DNN(d,
-            cudnnConvolutionForward(c->dnn, &one, cv->x, x, cv->w, w, cv->conv,
-                                    cv->algo, p->ws, cv->ws, &zero, cv->y, y));
+    GPU_DNN(d, cudnnConvolutionForward(c->dnn, &one, cv->x, x, cv->w, w,
+                                       cv->conv, cv->algo, gpu_step_ws(p, n),
+                                       cv->ws, &zero, cv->y, y));
   }
   const ir_shape *ys = shp(p, n->out[0]);
   int fn = epilogue_fn(n, s);
@@ -505,7 +506,7 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   GPU_BLAS(d,
            cublasLtMatmul(c->lt, m->desc, &one, IN(p, n, 1), m->la, IN(p, n, 0),
                           m->lb, s->res ? &one : &zero, cc, m->lc, y, m->lc,
-                          &m->algo, p->ws, m->ws, c->stream));
+                          &m->algo, gpu_step_ws(p, n), m->ws, c->stream));
   if (m->post_bias || m->post_act)
     GPU_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
                              m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,

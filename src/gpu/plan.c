@@ -316,6 +316,8 @@ static base_status plan_arena(gpu_plan *p, const int32_t *root,
     sz[g->ntensors + i] = p->steps[i].scratch_bytes;
     f[g->ntensors + i] = l[g->ntensors + i] = i;
   }
+  if (!st) /* nodes side by side: bytes free once all users are ordered */
+    gpu_streams_extend(p, nb, f, l);
   size_t total = st ? 0 : gpu_memplan(nb, sz, f, l, off);
   if (!st && total == (size_t)-1)
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -404,23 +406,18 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
       plan_lifetimes(p, first);
   }
   free(reads);
-  for (int i = 0; !st && i < g->nnodes; i++) {
+  for (int i = 0; !st && i < g->nnodes; i++)
     st = gpu_step_prepare(p, i, d);
-    gpu_step *s = &p->steps[i];
-    size_t ws = s->conv ? s->conv->ws : s->mm ? s->mm->ws : 0;
-    if (ws > p->ws_bytes)
-      p->ws_bytes = ws;
-  }
   if (!st)
     st = gpu_layout_conversions(p, d);
+  if (!st)
+    st = gpu_streams_plan(p, d);
   if (!st)
     st = plan_arena(p, root, first, d);
   if (!st)
     st = plan_persist(p, d);
-  if (!st &&
-      cudaMalloc(&p->ws, p->ws_bytes ? p->ws_bytes : GPU_ALIGN) != cudaSuccess)
-    st = gpu_cuda_fail(d, cudaErrorMemoryAllocation,
-                       "cudaMalloc of the workspace");
+  if (!st)
+    st = gpu_streams_workspaces(p, d);
   for (int t = 0; !st && t < g->ntensors; t++) /* views */
     if (root[t] != t)
       p->ptr[t] = p->ptr[root[t]];
@@ -472,7 +469,9 @@ void gpu_plan_free(gpu_plan *p) {
     gpu_step_release(&p->steps[i]);
   cudaFree(p->arena);
   cudaFree(p->persist);
-  cudaFree(p->ws);
+  for (int q = 0; q < GPU_STREAMS_MAX; q++)
+    cudaFree(p->ws[q]);
+  gpu_sched_free(&p->sched);
   free(p->steps), free(p->ptr), free(p->last), free(p->root);
   free(p->wonly), free(p->cl);
   free(p);
@@ -587,11 +586,19 @@ static base_status enqueue_all(gpu_plan *p, int repeat, base_diag *d) {
   return BASE_OK;
 }
 
-static base_status capture(gpu_plan *p, int repeat, base_diag *d) {
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One run captured as a CUDA graph: node after node on the context's
+ * stream, or on the schedule's streams (multi). */
+static base_status capture_as(gpu_plan *p, int multi, cudaGraphExec_t *out,
+                              base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   cudaGraph_t graph = NULL;
   GPU_CUDA(d, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  base_status st = enqueue_all(p, repeat, d);
+  base_status st = multi ? gpu_streams_enqueue(p, d) : enqueue_all(p, 1, d);
   cudaError_t e = cudaStreamEndCapture(s, &graph);
   if (st) {
     if (graph)
@@ -600,12 +607,91 @@ static base_status capture(gpu_plan *p, int repeat, base_diag *d) {
   }
   if (e != cudaSuccess)
     return gpu_cuda_fail(d, e, "cudaStreamEndCapture");
-  e = cudaGraphInstantiate(&p->exec, graph, 0);
+  e = cudaGraphInstantiate(out, graph, 0);
   cudaGraphDestroy(graph);
   if (e != cudaSuccess)
     return gpu_cuda_fail(d, e, "cudaGraphInstantiate");
-  p->captured = 1;
   return BASE_OK;
+}
+
+/* Median time in ms of one replay of x: 7 rounds of 10 replays. */
+static base_status time_exec(gpu_plan *p, cudaGraphExec_t x, double *ms,
+                             base_diag *d) {
+  cudaStream_t s = p->ctx->stream;
+  cudaEvent_t a = NULL, b = NULL;
+  double t[7];
+  base_status st = BASE_OK;
+  if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess)
+    st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
+  for (int r = -1; !st && r < 7; r++) { /* round -1 warms up */
+    cudaError_t e = cudaEventRecord(a, s);
+    for (int k = 0; e == cudaSuccess && k < 10; k++)
+      e = cudaGraphLaunch(x, s);
+    float f = 0;
+    if (e == cudaSuccess)
+      e = cudaEventRecord(b, s);
+    if (e == cudaSuccess)
+      e = cudaEventSynchronize(b);
+    if (e == cudaSuccess)
+      e = cudaEventElapsedTime(&f, a, b);
+    if (e != cudaSuccess)
+      st = gpu_cuda_fail(d, e, "timing a replay");
+    else if (r >= 0)
+      t[r] = f / 10.0;
+  }
+  if (!st) {
+    qsort(t, 7, sizeof *t, cmp_double);
+    *ms = t[3];
+  }
+  if (a)
+    cudaEventDestroy(a);
+  if (b)
+    cudaEventDestroy(b);
+  return st;
+}
+
+/* Captures the run. Where the schedule has branches side by side, both
+ * the one-stream and the multi-stream graph are captured and timed (auto,
+ * opt.streams 0), and the faster kept; opt.streams > 1 takes the
+ * multi-stream graph untimed. */
+static base_status capture(gpu_plan *p, base_diag *d) {
+  int ns = p->sched.nstreams;
+  cudaGraphExec_t one = NULL, many = NULL;
+  base_status st = BASE_OK;
+  int want_many = ns > 1 && p->ctx->opt.streams != 1;
+  int want_one = !want_many || p->ctx->opt.streams == 0;
+  if (want_many)
+    st = capture_as(p, 1, &many, d);
+  if (!st && want_one)
+    st = capture_as(p, 0, &one, d);
+  for (int r = 0; !st && one && many && r < 2; r++) { /* alternating */
+    double a = 0, b = 0;
+    st = time_exec(p, one, &a, d);
+    if (!st)
+      st = time_exec(p, many, &b, d);
+    p->ms_one = r && p->ms_one < a ? p->ms_one : a;
+    p->ms_multi = r && p->ms_multi < b ? p->ms_multi : b;
+  }
+  if (!st) {
+    p->multi = many && (!one || p->ms_multi < p->ms_one);
+    p->exec = p->multi ? many : one;
+    p->captured = 1;
+    if (p->multi ? one : many)
+      cudaGraphExecDestroy(p->multi ? one : many);
+  } else {
+    if (one)
+      cudaGraphExecDestroy(one);
+    if (many)
+      cudaGraphExecDestroy(many);
+  }
+  return st;
+}
+
+void gpu_plan_streams(const gpu_plan *p, int *streams, double *ms_one,
+                      double *ms_multi) {
+  *streams = p->captured && p->multi ? p->sched.nstreams : 1;
+  *ms_one = p->ms_one;
+  *ms_multi = p->ms_multi;
 }
 
 /* Enqueues one whole run (graph replay, or node by node). */
@@ -613,7 +699,7 @@ static base_status launch(gpu_plan *p, base_diag *d) {
   if (p->ctx->opt.no_graph)
     return enqueue_all(p, 1, d);
   if (!p->captured) {
-    base_status st = capture(p, 1, d);
+    base_status st = capture(p, d);
     if (st)
       return st;
   }
@@ -627,11 +713,6 @@ base_status gpu_plan_run(gpu_plan *p, base_diag *d) {
     return st;
   GPU_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
   return BASE_OK;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* Times `iters` launches of one run each with events; median in ms. */

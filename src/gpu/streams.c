@@ -1,0 +1,205 @@
+/* streams.c: a plan's nodes on several streams of one CUDA graph.
+ *
+ * What each node reads and writes after the executor's folds (a residual
+ * add read by its convolution, a shuffle's slices written by their concat,
+ * views sharing their input's bytes) gives the dependencies between the
+ * nodes that run kernels; sched.c assigns streams from them. The capture
+ * (plan.c) then forks the side streams from the context's stream, makes
+ * each node's stream wait for the events of its dependencies on other
+ * streams, and joins them back, so the captured graph has the branches
+ * side by side. The arena's lifetimes are extended to each node's sync
+ * point (gpu_streams_extend), so bytes are reused only after every node
+ * that may touch them is ordered before the reuse. Nodes that use cuBLAS's
+ * handle (batched GEMMs through transposes) stay on the context's stream:
+ * the handle's workspace is one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_int.h"
+
+/* Does node i run kernels of its own in a replay? */
+static int runs(const gpu_plan *p, int i) {
+  return !p->wonly[i] && gpu_plan_computed_by(p, i) == i;
+}
+
+/* The running node that writes each tensor's bytes, -1 for inputs,
+ * weights and weight-only values: the producer, the node it is folded
+ * into, or for a view the writer of the input it names. */
+static void writers(const gpu_plan *p, int32_t *w) {
+  const ir_graph *g = p->g;
+  for (int t = 0; t < g->ntensors; t++)
+    w[t] = -1;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (p->wonly[i])
+      continue;
+    int k = gpu_plan_computed_by(p, i);
+    for (int o = 0; o < n->nout; o++)
+      w[n->out[o]] = k >= 0 ? k : w[n->in[p->steps[i].view_in]];
+  }
+}
+
+base_status gpu_streams_plan(gpu_plan *p, base_diag *d) {
+  const ir_graph *g = p->g;
+  int n = g->nnodes, k = p->ctx->opt.streams;
+  if (k <= 0)
+    k = GPU_STREAMS_AUTO;
+  if (k > GPU_STREAMS_MAX)
+    k = GPU_STREAMS_MAX;
+  if (p->ctx->opt.no_graph || p->ctx->opt.poison)
+    k = 1; /* launched node by node, or released bytes poisoned in order */
+  int ndep = 0;
+  for (int i = 0; i < n; i++)
+    ndep += g->nodes[i].nin;
+  int32_t *w = base_malloc(sizeof *w * ((size_t)g->ntensors + 1));
+  int32_t *at = base_calloc((size_t)n + 2, sizeof *at);
+  int32_t *on = base_malloc(sizeof *on * ((size_t)ndep + 1));
+  unsigned char *run = base_calloc((size_t)n + 1, 1),
+                *pin = base_calloc((size_t)n + 1, 1);
+  base_status st =
+      w && at && on && run && pin
+          ? BASE_OK
+          : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st) {
+    writers(p, w);
+    for (int i = 0; i < n; i++) { /* count, by the node that does the reads */
+      run[i] = (unsigned char)runs(p, i);
+      pin[i] = p->steps[i].smm != NULL;
+      int e = p->wonly[i] ? -1 : gpu_plan_computed_by(p, i);
+      if (e >= 0)
+        at[e + 2] += g->nodes[i].nin;
+    }
+    for (int i = 0; i < n; i++)
+      at[i + 2] += at[i + 1];
+    for (int i = 0; i < n; i++) { /* fill: at[e + 1] is e's next slot */
+      int e = p->wonly[i] ? -1 : gpu_plan_computed_by(p, i);
+      for (int q = 0; e >= 0 && q < g->nodes[i].nin; q++) {
+        int u = w[g->nodes[i].in[q]];
+        on[at[e + 1]++] = u == e ? -1 : u;
+      }
+    }
+    if (gpu_sched_build(n, run, at, on, pin, k, &p->sched))
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  free(w), free(at), free(on), free(run), free(pin);
+  return st;
+}
+
+void gpu_streams_extend(const gpu_plan *p, int nb, const int32_t *f,
+                        int32_t *l) {
+  const ir_graph *g = p->g;
+  int n = g->nnodes;
+  if (p->sched.nstreams < 2)
+    return;
+  int32_t *so = base_malloc(sizeof *so * ((size_t)n + 1));
+  if (!so) { /* keep every block for the whole run: no reuse, still sound */
+    for (int b = 0; b < nb; b++)
+      if (f[b] >= 0)
+        l[b] = n;
+    return;
+  }
+  for (int a = 0; a < n; a++) { /* a's own sync, or the node doing its work */
+    int e = p->wonly[a] ? -1 : gpu_plan_computed_by(p, a);
+    so[a] = a + 1;
+    if (e >= 0 && p->sched.sync[e] > so[a])
+      so[a] = p->sched.sync[e];
+  }
+  for (int b = 0; b < nb; b++) {
+    if (f[b] < 0 || l[b] >= n)
+      continue;
+    int32_t end = l[b];
+    for (int a = f[b]; a <= l[b]; a++)
+      if (so[a] - 1 > end)
+        end = so[a] - 1;
+    l[b] = end < n ? end : n;
+  }
+  free(so);
+}
+
+void *gpu_step_ws(const gpu_plan *p, const ir_node *n) {
+  int i = (int)(n - p->g->nodes);
+  int s = p->sched.stream ? p->sched.stream[i] : 0;
+  return p->ws[s > 0 ? s : 0];
+}
+
+base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d) {
+  size_t need[GPU_STREAMS_MAX] = {0};
+  for (int i = 0; i < p->g->nnodes; i++) {
+    const gpu_step *s = &p->steps[i];
+    size_t ws = s->conv ? s->conv->ws : s->mm ? s->mm->ws : 0;
+    int q = p->sched.stream ? p->sched.stream[i] : 0;
+    q = q > 0 ? q : 0;
+    if (ws > need[q])
+      need[q] = ws;
+  }
+  int ns = p->sched.nstreams > 1 ? p->sched.nstreams : 1;
+  p->ws_bytes = 0;
+  for (int q = 0; q < ns; q++) {
+    if (cudaMalloc(&p->ws[q], need[q] ? need[q] : 256) != cudaSuccess)
+      return gpu_cuda_fail(d, cudaErrorMemoryAllocation,
+                           "cudaMalloc of the workspace");
+    p->ws_bytes += need[q];
+  }
+  return BASE_OK;
+}
+
+/* Points the context (its stream, cuDNN's) at stream s. */
+static base_status use_stream(gpu_ctx *c, cudaStream_t s, base_diag *d) {
+  c->stream = s;
+  GPU_DNN(d, cudnnSetStream(c->dnn, s));
+  return BASE_OK;
+}
+
+/* Within a capture on the context's stream: the side streams fork from it,
+ * every running node is enqueued on its stream after waiting for its
+ * dependencies' events, and the side streams join it again. The context
+ * points at its own stream again on return, failed or not. */
+base_status gpu_streams_enqueue(gpu_plan *p, base_diag *d) {
+  gpu_ctx *c = p->ctx;
+  const gpu_sched *s = &p->sched;
+  int n = p->g->nnodes, ns = s->nstreams;
+  cudaStream_t home = c->stream, on[GPU_STREAMS_MAX] = {home};
+  cudaEvent_t *ev = base_calloc((size_t)n + GPU_STREAMS_MAX, sizeof *ev);
+  base_status st =
+      ev ? BASE_OK : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int q = 1; !st && q < ns; q++) {
+    if (!c->side[q - 1] &&
+        cudaStreamCreateWithFlags(&c->side[q - 1], cudaStreamNonBlocking))
+      st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaStreamCreate failed");
+    on[q] = c->side[q - 1];
+  }
+  for (int i = 0; !st && i < n + ns; i++) /* per node, then the joins */
+    if ((i < n && s->ev[i]) || i >= n)
+      if (cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming))
+        st =
+            base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
+  if (!st && cudaEventRecord(ev[n], home)) /* the fork */
+    st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventRecord failed");
+  for (int q = 1; !st && q < ns; q++)
+    if (cudaStreamWaitEvent(on[q], ev[n], 0))
+      st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaStreamWaitEvent");
+  for (int i = 0; !st && i < n; i++) {
+    if (s->stream[i] < 0)
+      continue; /* computes nothing in a replay */
+    cudaStream_t x = on[s->stream[i]];
+    for (int j = s->wait_at[i]; !st && j < s->wait_at[i + 1]; j++)
+      if (cudaStreamWaitEvent(x, ev[s->wait_on[j]], 0))
+        st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaStreamWaitEvent");
+    if (!st)
+      st = use_stream(c, x, d);
+    if (!st)
+      st = gpu_step_enqueue(p, i, d);
+    if (!st && s->ev[i] && cudaEventRecord(ev[i], x))
+      st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventRecord failed");
+  }
+  base_status back = use_stream(c, home, d);
+  for (int q = 1; q < ns; q++) /* the joins, also after a failure */
+    if (ev[n + q] && cudaEventRecord(ev[n + q], on[q]) == cudaSuccess)
+      cudaStreamWaitEvent(home, ev[n + q], 0);
+  for (int i = 0; ev && i < n + ns; i++)
+    if (ev[i])
+      cudaEventDestroy(ev[i]);
+  free(ev);
+  return st ? st : back;
+}
