@@ -378,10 +378,17 @@ void gpu_streams_extend(const gpu_plan *p, int nb, const int32_t *f,
                         int32_t *l);
 /* One workspace per stream used, as large as its nodes need. */
 base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d);
-/* Inside a capture on the context's stream: every node on its stream,
- * with the events and waits of the schedule; the context's stream (and
- * cuDNN's) restored on return. */
-base_status gpu_streams_enqueue(gpu_plan *p, base_diag *d);
+/* Before a multi-stream capture: the side streams (made once per
+ * context) and the events of the schedule (*ev, for gpu_streams_release
+ * after the capture has ended). */
+base_status gpu_streams_prepare(gpu_plan *p, cudaEvent_t **ev, base_diag *d);
+/* Inside a capture on the context's stream: the side streams fork from
+ * it, every running node is enqueued on its stream after waiting for its
+ * dependencies' events, and the side streams join it again (also after a
+ * failure, so the capture can end). The context's stream and cuDNN's are
+ * restored on return. */
+base_status gpu_streams_enqueue(gpu_plan *p, cudaEvent_t *ev, base_diag *d);
+void gpu_streams_release(gpu_plan *p, cudaEvent_t *ev);
 /* The workspace node n of p uses (its stream's). */
 void *gpu_step_ws(const gpu_plan *p, const ir_node *n);
 /* Enqueues node i on the context's stream. */

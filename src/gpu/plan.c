@@ -597,9 +597,20 @@ static base_status capture_as(gpu_plan *p, int multi, cudaGraphExec_t *out,
                               base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   cudaGraph_t graph = NULL;
-  GPU_CUDA(d, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  base_status st = multi ? gpu_streams_enqueue(p, d) : enqueue_all(p, 1, d);
-  cudaError_t e = cudaStreamEndCapture(s, &graph);
+  cudaEvent_t *ev = NULL;
+  if (multi) {
+    base_status st = gpu_streams_prepare(p, &ev, d);
+    if (st)
+      return st;
+  }
+  cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) {
+    gpu_streams_release(p, ev);
+    return gpu_cuda_fail(d, e, "cudaStreamBeginCapture");
+  }
+  base_status st = multi ? gpu_streams_enqueue(p, ev, d) : enqueue_all(p, 1, d);
+  e = cudaStreamEndCapture(s, &graph);
+  gpu_streams_release(p, ev);
   if (st) {
     if (graph)
       cudaGraphDestroy(graph);
@@ -614,8 +625,9 @@ static base_status capture_as(gpu_plan *p, int multi, cudaGraphExec_t *out,
   return BASE_OK;
 }
 
-/* Median time in ms of one replay of x: 7 rounds of 10 replays. */
-static base_status time_exec(gpu_plan *p, cudaGraphExec_t x, double *ms,
+/* Median time in ms of one replay of x over 7 rounds of k replays each
+ * (after one warm-up round). */
+static base_status time_exec(gpu_plan *p, cudaGraphExec_t x, int k, double *ms,
                              base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   cudaEvent_t a = NULL, b = NULL;
@@ -625,7 +637,7 @@ static base_status time_exec(gpu_plan *p, cudaGraphExec_t x, double *ms,
     st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
   for (int r = -1; !st && r < 7; r++) { /* round -1 warms up */
     cudaError_t e = cudaEventRecord(a, s);
-    for (int k = 0; e == cudaSuccess && k < 10; k++)
+    for (int j = 0; e == cudaSuccess && j < k; j++)
       e = cudaGraphLaunch(x, s);
     float f = 0;
     if (e == cudaSuccess)
@@ -637,7 +649,7 @@ static base_status time_exec(gpu_plan *p, cudaGraphExec_t x, double *ms,
     if (e != cudaSuccess)
       st = gpu_cuda_fail(d, e, "timing a replay");
     else if (r >= 0)
-      t[r] = f / 10.0;
+      t[r] = f / k;
   }
   if (!st) {
     qsort(t, 7, sizeof *t, cmp_double);
@@ -650,28 +662,45 @@ static base_status time_exec(gpu_plan *p, cudaGraphExec_t x, double *ms,
   return st;
 }
 
-/* Captures the run. Where the schedule has branches side by side, both
- * the one-stream and the multi-stream graph are captured and timed (auto,
- * opt.streams 0), and the faster kept; opt.streams > 1 takes the
- * multi-stream graph untimed. */
-static base_status capture(gpu_plan *p, base_diag *d) {
-  int ns = p->sched.nstreams;
-  cudaGraphExec_t one = NULL, many = NULL;
-  base_status st = BASE_OK;
-  int want_many = ns > 1 && p->ctx->opt.streams != 1;
-  int want_one = !want_many || p->ctx->opt.streams == 0;
-  if (want_many)
-    st = capture_as(p, 1, &many, d);
-  if (!st && want_one)
-    st = capture_as(p, 0, &one, d);
-  for (int r = 0; !st && one && many && r < 2; r++) { /* alternating */
+/* The one-stream and the multi-stream replay timed, alternating, twice
+ * (the lower median of each kept), in rounds of as many replays as take
+ * about 1 ms (1 to 10): some 50 ms of replays for a 1 ms graph. */
+static base_status time_both(gpu_plan *p, cudaGraphExec_t one,
+                             cudaGraphExec_t many, base_diag *d) {
+  double first = 0;
+  base_status st = time_exec(p, many, 1, &first, d);
+  int k = first > 0.1 ? (int)(1.0 / first) : 10;
+  k = k < 1 ? 1 : k;
+  for (int r = 0; !st && r < 2; r++) {
     double a = 0, b = 0;
-    st = time_exec(p, one, &a, d);
+    st = time_exec(p, one, k, &a, d);
     if (!st)
-      st = time_exec(p, many, &b, d);
+      st = time_exec(p, many, k, &b, d);
     p->ms_one = r && p->ms_one < a ? p->ms_one : a;
     p->ms_multi = r && p->ms_multi < b ? p->ms_multi : b;
   }
+  return st;
+}
+
+/* Captures the run. Where the schedule has branches side by side, both
+ * the one-stream and the multi-stream graph are captured and timed (auto,
+ * opt.streams 0), and the faster kept (a multi-stream capture that fails
+ * then falls back to one stream); opt.streams > 1 takes the multi-stream
+ * graph untimed. */
+static base_status capture(gpu_plan *p, base_diag *d) {
+  int ns = p->sched.nstreams, aut = p->ctx->opt.streams == 0;
+  cudaGraphExec_t one = NULL, many = NULL;
+  base_status st = BASE_OK;
+  int want_many = ns > 1 && p->ctx->opt.streams != 1;
+  if (want_many && (st = capture_as(p, 1, &many, d)) && aut) {
+    cudaGetLastError(); /* clear it: one stream below */
+    st = BASE_OK;
+    many = NULL;
+  }
+  if (!st && (!many || aut))
+    st = capture_as(p, 0, &one, d);
+  if (!st && one && many)
+    st = time_both(p, one, many, d);
   if (!st) {
     p->multi = many && (!one || p->ms_multi < p->ms_one);
     p->exec = p->multi ? many : one;

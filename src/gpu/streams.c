@@ -144,37 +144,54 @@ base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d) {
   return BASE_OK;
 }
 
-/* Points the context (its stream, cuDNN's) at stream s. */
+/* Points the context (cuDNN's stream, then its own) at stream s. */
 static base_status use_stream(gpu_ctx *c, cudaStream_t s, base_diag *d) {
-  c->stream = s;
   GPU_DNN(d, cudnnSetStream(c->dnn, s));
+  c->stream = s;
   return BASE_OK;
 }
 
-/* Within a capture on the context's stream: the side streams fork from it,
- * every running node is enqueued on its stream after waiting for its
- * dependencies' events, and the side streams join it again. The context
- * points at its own stream again on return, failed or not. */
-base_status gpu_streams_enqueue(gpu_plan *p, base_diag *d) {
+void gpu_streams_release(gpu_plan *p, cudaEvent_t *ev) {
+  for (int i = 0; ev && i < p->g->nnodes + GPU_STREAMS_MAX; i++)
+    if (ev[i])
+      cudaEventDestroy(ev[i]);
+  free(ev);
+}
+
+base_status gpu_streams_prepare(gpu_plan *p, cudaEvent_t **out, base_diag *d) {
   gpu_ctx *c = p->ctx;
   const gpu_sched *s = &p->sched;
   int n = p->g->nnodes, ns = s->nstreams;
-  cudaStream_t home = c->stream, on[GPU_STREAMS_MAX] = {home};
   cudaEvent_t *ev = base_calloc((size_t)n + GPU_STREAMS_MAX, sizeof *ev);
-  base_status st =
-      ev ? BASE_OK : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  for (int q = 1; !st && q < ns; q++) {
-    if (!c->side[q - 1] &&
-        cudaStreamCreateWithFlags(&c->side[q - 1], cudaStreamNonBlocking))
-      st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaStreamCreate failed");
-    on[q] = c->side[q - 1];
-  }
-  for (int i = 0; !st && i < n + ns; i++) /* per node, then the joins */
+  *out = NULL;
+  if (!ev)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = BASE_OK;
+  for (int q = 1; !st && q < ns; q++)
+    if (!c->side[q - 1])
+      GPU_CUDA(
+          d, cudaStreamCreateWithFlags(&c->side[q - 1], cudaStreamNonBlocking));
+  for (int i = 0; !st && i < n + ns; i++) /* per node, then fork and joins */
     if ((i < n && s->ev[i]) || i >= n)
       if (cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming))
         st =
             base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
-  if (!st && cudaEventRecord(ev[n], home)) /* the fork */
+  if (st)
+    gpu_streams_release(p, ev);
+  else
+    *out = ev;
+  return st;
+}
+
+base_status gpu_streams_enqueue(gpu_plan *p, cudaEvent_t *ev, base_diag *d) {
+  gpu_ctx *c = p->ctx;
+  const gpu_sched *s = &p->sched;
+  int n = p->g->nnodes, ns = s->nstreams;
+  cudaStream_t home = c->stream, on[GPU_STREAMS_MAX] = {home};
+  base_status st = BASE_OK;
+  for (int q = 1; q < ns; q++)
+    on[q] = c->side[q - 1];
+  if (cudaEventRecord(ev[n], home)) /* the fork */
     st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventRecord failed");
   for (int q = 1; !st && q < ns; q++)
     if (cudaStreamWaitEvent(on[q], ev[n], 0))
@@ -193,13 +210,12 @@ base_status gpu_streams_enqueue(gpu_plan *p, base_diag *d) {
     if (!st && s->ev[i] && cudaEventRecord(ev[i], x))
       st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventRecord failed");
   }
-  base_status back = use_stream(c, home, d);
+  base_diag scratch;
+  base_status back = use_stream(c, home, st ? &scratch : d);
+  if (back) /* cuDNN's stream is not home: at least the context's is */
+    c->stream = home;
   for (int q = 1; q < ns; q++) /* the joins, also after a failure */
-    if (ev[n + q] && cudaEventRecord(ev[n + q], on[q]) == cudaSuccess)
+    if (cudaEventRecord(ev[n + q], on[q]) == cudaSuccess)
       cudaStreamWaitEvent(home, ev[n + q], 0);
-  for (int i = 0; ev && i < n + ns; i++)
-    if (ev[i])
-      cudaEventDestroy(ev[i]);
-  free(ev);
   return st ? st : back;
 }
