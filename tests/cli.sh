@@ -41,7 +41,11 @@ expect 1 "$bin" print "$src/models/resnet50.graph" -x
 contains "unknown option '-x'"
 # run --no-fold (GPU relu/clip folding) is not optimize's --no-fuse
 expect 1 "$bin" run "$src/models/resnet50.graph" --no-fold
-contains "--no-fold, --legacy-conv, --nchw, --fast-gelu and --warmup need --device cuda"
+contains "--no-fold, --legacy-conv, --nchw, --fast-gelu, --streams and --warmup need --device cuda"
+expect 1 "$bin" run "$src/models/resnet50.graph" --streams 2
+contains "--streams and --warmup need --device cuda"
+expect 1 "$bin" run "$src/models/resnet50.graph" --device cuda --streams 9
+contains "--streams must be 0..8, not '9'"
 expect 1 "$bin" run "$src/models/resnet50.graph" --no-fuse
 contains "unknown option '--no-fuse'"
 
