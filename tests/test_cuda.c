@@ -1373,6 +1373,34 @@ Test(cuda, branches_side_by_side_match_cpu) {
     gpu_ctx_free(c);
     ex_values_free(v);
   }
+  /* the multi-stream arena does not fit (simulated): auto falls back to
+   * one stream, forced streams fail cleanly */
+  setenv("SUPEROPT_STREAMS_OOM", "1", 1);
+  for (int k = 0; k < 2; k++) {
+    gpu_options x = {.streams = k ? 4 : 0};
+    gpu_ctx *c;
+    gpu_plan *p = NULL;
+    cr_assert_eq(gpu_ctx_new(&x, &c, &d), BASE_OK, "%s", d.msg);
+    base_status st = gpu_plan_new(c, g, &p, &d);
+    if (k) {
+      cr_expect_eq(st, BASE_ERR_NOMEM, "forced streams: %s", d.msg);
+      cr_expect(strstr(d.msg, "activation arena"), "%s", d.msg);
+    } else {
+      ex_values *v = ex_values_new(g);
+      cr_assert_eq(st, BASE_OK, "%s", d.msg);
+      cr_assert_eq(ex_fill_random(g, v, 3, &d), BASE_OK, "%s", d.msg);
+      cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
+      cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s", d.msg);
+      int ns;
+      double one, many;
+      gpu_plan_streams(p, &ns, &one, &many);
+      cr_expect_eq(ns, 1, "fell back to %d streams", ns);
+      ex_values_free(v);
+    }
+    gpu_plan_free(p);
+    gpu_ctx_free(c);
+  }
+  unsetenv("SUPEROPT_STREAMS_OOM");
   ir_graph_free(g);
 }
 

@@ -366,10 +366,10 @@ const float *gpu_in(const gpu_plan *p, int i, int k);
  * called before memory is planned. */
 base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d);
 void gpu_step_release(gpu_step *s);
-/* streams.c: the schedule of p's nodes over streams (after the steps are
- * prepared and before the arena is planned; opt.streams, no_graph and
- * poison limit it to one). */
-base_status gpu_streams_plan(gpu_plan *p, base_diag *d);
+/* streams.c: the schedule of p's nodes over up to k streams (k 0: as
+ * opt.streams says; no_graph and poison limit it to one), after the steps
+ * are prepared and before the arena is planned. */
+base_status gpu_streams_plan(gpu_plan *p, int k, base_diag *d);
 /* Extends the inclusive lifetimes [f[b], l[b]] of nb arena blocks (node
  * indices; f < 0 unplanned, l >= nnodes never released) so that a block's
  * bytes go to a later block only once every node that may touch it is

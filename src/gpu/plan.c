@@ -303,6 +303,7 @@ static base_status plan_arena(gpu_plan *p, const int32_t *root,
   base_status st = BASE_OK;
   if (!sz || !off || !f || !l)
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  p->unplanned_bytes = 0;
   for (int t = 0; !st && t < g->ntensors; t++) {
     int planned = g->tensors[t].kind == IR_T_VALUE && root[t] == t;
     sz[t] = planned ? tensor_bytes(g, t) : 0;
@@ -321,8 +322,10 @@ static base_status plan_arena(gpu_plan *p, const int32_t *root,
   size_t total = st ? 0 : gpu_memplan(nb, sz, f, l, off);
   if (!st && total == (size_t)-1)
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  /* $SUPEROPT_STREAMS_OOM (tests): a multi-stream arena does not fit */
+  const char *oom = p->sched.nstreams > 1 ? getenv("SUPEROPT_STREAMS_OOM") : 0;
   if (!st && total)
-    st = cudaMalloc((void **)&p->arena, total) == cudaSuccess
+    st = !(oom && *oom) && cudaMalloc((void **)&p->arena, total) == cudaSuccess
              ? BASE_OK
              : gpu_cuda_fail(d, cudaErrorMemoryAllocation,
                              "cudaMalloc of the activation arena");
@@ -411,9 +414,18 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   if (!st)
     st = gpu_layout_conversions(p, d);
   if (!st)
-    st = gpu_streams_plan(p, d);
+    st = gpu_streams_plan(p, 0, d);
   if (!st)
     st = plan_arena(p, root, first, d);
+  if (st == BASE_ERR_NOMEM && p->sched.nstreams > 1 && !p->ctx->opt.streams) {
+    /* branches side by side keep bytes longer than the device has room
+     * for: one stream, the lifetimes of before */
+    cudaGetLastError();
+    gpu_sched_free(&p->sched);
+    st = gpu_streams_plan(p, 1, d);
+    if (!st)
+      st = plan_arena(p, root, first, d);
+  }
   if (!st)
     st = plan_persist(p, d);
   if (!st)

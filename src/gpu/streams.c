@@ -40,9 +40,11 @@ static void writers(const gpu_plan *p, int32_t *w) {
   }
 }
 
-base_status gpu_streams_plan(gpu_plan *p, base_diag *d) {
+base_status gpu_streams_plan(gpu_plan *p, int k, base_diag *d) {
   const ir_graph *g = p->g;
-  int n = g->nnodes, k = p->ctx->opt.streams;
+  int n = g->nnodes;
+  if (k <= 0)
+    k = p->ctx->opt.streams;
   if (k <= 0)
     k = GPU_STREAMS_AUTO;
   if (k > GPU_STREAMS_MAX)
