@@ -1394,12 +1394,15 @@ Test(cuda, branches_side_by_side_match_cpu) {
       int ns;
       double one, many;
       gpu_plan_streams(p, &ns, &one, &many);
-      cr_expect_eq(ns, 1, "fell back to %d streams", ns);
+      cr_expect(ns == 1 && one == 0 && many == 0,
+                "no fallback: %d streams, timed %g and %g ms", ns, one, many);
       ex_values_free(v);
     }
     gpu_plan_free(p);
     gpu_ctx_free(c);
   }
+  gpu_options fb = {0};
+  compare(g, &fb, 1e-3, "multi-stream arena out of memory, one stream");
   unsetenv("SUPEROPT_STREAMS_OOM");
   ir_graph_free(g);
 }

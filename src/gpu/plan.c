@@ -340,6 +340,24 @@ static base_status plan_arena(gpu_plan *p, const int32_t *root,
   return st;
 }
 
+/* The arena and the workspaces for the schedule; on failure neither is
+ * left allocated (a retry on one stream plans both again). */
+static base_status plan_device_memory(gpu_plan *p, const int32_t *root,
+                                      const int32_t *first, base_diag *d) {
+  base_status st = plan_arena(p, root, first, d);
+  if (!st)
+    st = gpu_streams_workspaces(p, d);
+  if (st) {
+    cudaFree(p->arena);
+    p->arena = NULL;
+    for (int q = 0; q < GPU_STREAMS_MAX; q++) {
+      cudaFree(p->ws[q]);
+      p->ws[q] = NULL;
+    }
+  }
+  return st;
+}
+
 /* Inputs and weights: one allocation, uploaded by gpu_plan_upload. */
 static base_status plan_persist(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
@@ -414,22 +432,20 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   if (!st)
     st = gpu_layout_conversions(p, d);
   if (!st)
+    st = plan_persist(p, d);
+  if (!st)
     st = gpu_streams_plan(p, 0, d);
   if (!st)
-    st = plan_arena(p, root, first, d);
+    st = plan_device_memory(p, root, first, d);
   if (st == BASE_ERR_NOMEM && p->sched.nstreams > 1 && !p->ctx->opt.streams) {
-    /* branches side by side keep bytes longer than the device has room
-     * for: one stream, the lifetimes of before */
+    /* branches side by side keep bytes longer, and need a workspace per
+     * stream, than the device has room for: one stream, as before */
     cudaGetLastError();
     gpu_sched_free(&p->sched);
     st = gpu_streams_plan(p, 1, d);
     if (!st)
-      st = plan_arena(p, root, first, d);
+      st = plan_device_memory(p, root, first, d);
   }
-  if (!st)
-    st = plan_persist(p, d);
-  if (!st)
-    st = gpu_streams_workspaces(p, d);
   for (int t = 0; !st && t < g->ntensors; t++) /* views */
     if (root[t] != t)
       p->ptr[t] = p->ptr[root[t]];
@@ -610,6 +626,7 @@ static base_status capture_as(gpu_plan *p, int multi, cudaGraphExec_t *out,
   cudaStream_t s = p->ctx->stream;
   cudaGraph_t graph = NULL;
   cudaEvent_t *ev = NULL;
+  GPU_DNN(d, cudnnSetStream(p->ctx->dnn, s)); /* after a failed capture */
   if (multi) {
     base_status st = gpu_streams_prepare(p, &ev, d);
     if (st)

@@ -169,10 +169,13 @@ base_status gpu_streams_prepare(gpu_plan *p, cudaEvent_t **out, base_diag *d) {
   if (!ev)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status st = BASE_OK;
-  for (int q = 1; !st && q < ns; q++)
+  for (int q = 1; !st && q < ns; q++) {
+    cudaError_t e = cudaSuccess;
     if (!c->side[q - 1])
-      GPU_CUDA(
-          d, cudaStreamCreateWithFlags(&c->side[q - 1], cudaStreamNonBlocking));
+      e = cudaStreamCreateWithFlags(&c->side[q - 1], cudaStreamNonBlocking);
+    if (e != cudaSuccess)
+      st = gpu_cuda_fail(d, e, "cudaStreamCreateWithFlags");
+  }
   for (int i = 0; !st && i < n + ns; i++) /* per node, then fork and joins */
     if ((i < n && s->ev[i]) || i >= n)
       if (cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming))
