@@ -269,10 +269,15 @@ static void print_profile(const ir_graph *g, const gpu_plan *p,
     sum += ms[i];
   }
   qsort(tot, IR_NOPS, sizeof *tot, cmp_total);
+  int ns;
+  double one, many;
+  gpu_plan_streams(p, &ns, &one, &many);
   printf("profile: %d nodes, %.3f ms summed over the nodes, each node's "
-         "kernels replayed alone (the whole graph's replay: %.3f ms)\n"
+         "kernels replayed alone (the whole graph's replay: %.3f ms%s)\n"
          "%-16s %6s %10s %6s\n",
-         g->nnodes, sum, whole, "operator", "nodes", "ms", "share");
+         g->nnodes, sum, whole,
+         ns > 1 ? ", branches side by side: less than the sum" : "", "operator",
+         "nodes", "ms", "share");
   for (int k = 0; k < IR_NOPS && tot[k].count; k++)
     printf("%-16s %6d %10.4f %5.1f%%\n", ir_op((ir_opcode)tot[k].op)->name,
            tot[k].count, tot[k].ms, sum > 0 ? 100 * tot[k].ms / sum : 0);
