@@ -4,7 +4,7 @@
  * parallel convolutions, a ResNet's projection shortcut beside its main
  * path) can run side by side: the plan's CUDA graph is captured over
  * several streams, each cross-stream dependency an event the consumer's
- * stream waits for (plan.c). At batch 1 most kernels fill a fraction of
+ * stream waits for (streams.c). At batch 1 most kernels fill a fraction of
  * the GPU, so the branches' kernels overlap instead of queueing.
  *
  * Greedy, in the plan's node order: a node continues the stream of a
@@ -16,8 +16,8 @@
  * arena can tell which nodes may still run when a node has finished:
  * sync[a] is the lowest node index from which every running node is
  * ordered after a. A block whose accessors all finished before index k
- * may be reused from k on only if k >= sync of each (plan.c extends the
- * lifetimes the memory planner sees accordingly).
+ * may be reused from k on only if k >= sync of each (gpu_streams_extend
+ * in streams.c extends the lifetimes the memory planner sees).
  */
 #include <stdlib.h>
 #include <string.h>
