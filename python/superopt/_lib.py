@@ -46,7 +46,8 @@ class Report(ctypes.Structure):
 
 class RunOptions(ctypes.Structure):
     _fields_ = [("device", ctypes.c_char_p), ("threads", ctypes.c_int),
-                ("seed", ctypes.c_uint64), ("fp32_strict", ctypes.c_int)]
+                ("seed", ctypes.c_uint64), ("fp32_strict", ctypes.c_int),
+                ("streams", ctypes.c_int)]
 
 
 def _candidates():

@@ -134,6 +134,9 @@ def test_errors(small_model, x, tmp_path):
     with pytest.raises(superopt.SuperoptError) as e:
         g.run([x], device="tpu")
     assert e.value.code == 1 and "unknown run device 'tpu'" in e.value.message
+    with pytest.raises(superopt.SuperoptError) as e:
+        g.run([x], streams=9)
+    assert e.value.code == 1 and "streams must be 0..8, not 9" in e.value.message
     if not superopt.cuda_available():
         with pytest.raises(superopt.SuperoptError) as e:
             g.run([x], device="cuda")

@@ -75,6 +75,7 @@ static api_code cuda_prepare(api_runner *r, const api_run_options *o,
   gpu_options go = {0};
   base_diag d;
   go.fp32_strict = o->fp32_strict;
+  go.streams = o->streams;
   if (gpu_device_count() <= 0)
     return api_fail(err, API_ERR_UNSUPPORTED,
                     "device cuda: no usable CUDA GPU on this machine");
@@ -104,6 +105,9 @@ api_code api_runner_new(const api_graph *g, const api_run_options *o,
   if (strcmp(dev, "cpu") && strcmp(dev, "cuda"))
     return api_fail(err, API_ERR_USAGE, "unknown run device '%s' (cpu or cuda)",
                     dev);
+  if (o->streams < 0 || o->streams > 8)
+    return api_fail(err, API_ERR_USAGE, "streams must be 0..8, not %d",
+                    o->streams);
   api_runner *r = base_calloc(1, sizeof *r);
   if (!r || !(r->g = ir_graph_clone(g->g))) {
     free(r);

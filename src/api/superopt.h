@@ -142,6 +142,9 @@ typedef struct api_run_options {
   int threads;        /* CPU threads (0: all cores) */
   uint64_t seed;      /* seed of weights without values (1) */
   int fp32_strict;    /* CUDA: no TF32 in convolutions and matmuls */
+  int streams;        /* CUDA: independent branches side by side on up to
+                         this many streams, 0..8 (0, the default: up to 8
+                         where the replay is faster; 1: one stream) */
 } api_run_options;
 
 void api_run_options_default(api_run_options *o);
