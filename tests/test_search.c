@@ -429,17 +429,44 @@ static rewrite_rules *load_pass_rules(ir_ruleset *rs, rewrite_rules **rules) {
   return cover;
 }
 
+static void free_pass_rules(ir_ruleset *rs, rewrite_rules *rules,
+                            rewrite_rules *cover) {
+  rewrite_rules_free(cover);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(rs);
+}
+
+/* srch_optimize of g with the pass rules (cover as options.pass_rules). */
+static ir_graph *optimize_with_pass_rules(const ir_graph *g,
+                                          const rewrite_rules *rules,
+                                          const rewrite_rules *cover,
+                                          srch_stats *st) {
+  srch_options o;
+  srch_options_default(&o);
+  o.pass_rules = cover;
+  base_diag d;
+  ir_graph *h = srch_optimize(g, rules, &o, st, &d);
+  cr_assert(h, "%s", d.msg);
+  return h;
+}
+
+/* How often the rules whose id starts with prefix were applied. */
+static int applied_prefix(const ir_ruleset *rs, const srch_stats *st,
+                          const char *prefix) {
+  int n = 0;
+  for (int i = 0; i < rs->n; i++)
+    if (!strncmp(rs->rules[i].id, prefix, strlen(prefix)))
+      n += st->applied_fw[i] + st->applied_bw[i];
+  return n;
+}
+
 Test(search, passes_as_rules) {
   ir_ruleset rs;
   rewrite_rules *rules, *cover = load_pass_rules(&rs, &rules);
   base_diag d;
   ir_graph *g = parse(pass_sites);
-  srch_options o;
-  srch_options_default(&o);
-  o.pass_rules = cover;
   srch_stats st;
-  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = optimize_with_pass_rules(g, rules, cover, &st);
   /* the grouped conv's relu by hand, or by a proven instance of a pass rule
    * (src/rewrite/inst.c: a groups=1 pattern bound to the grouped conv); the
    * two others by the rules */
@@ -447,13 +474,8 @@ Test(search, passes_as_rules) {
   cr_assert_eq(st.merged, 0);
   cr_assert_eq(count_op(h, IR_OP_RELU), 0);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
-  int fused = 0, merged = 0;
-  for (int i = 0; i < rs.n; i++) {
-    int n = st.applied_fw[i] + st.applied_bw[i];
-    fused += !strncmp(rs.rules[i].id, "pass.fuse.", 10) ? n : 0;
-    merged += !strncmp(rs.rules[i].id, "pass.merge", 10) ? n : 0;
-  }
-  cr_assert_eq(merged, 1);
+  int fused = applied_prefix(&rs, &st, "pass.fuse.");
+  cr_assert_eq(applied_prefix(&rs, &st, "pass.merge"), 1);
   /* before or after the merge; the grouped one by rule or by hand */
   cr_assert_geq(fused + st.acts_fused, 2, "%d + %d", fused, st.acts_fused);
   cr_assert_lt(st.cost_after, st.cost_before);
@@ -471,9 +493,7 @@ Test(search, passes_as_rules) {
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);
-  rewrite_rules_free(cover);
-  rewrite_rules_free(rules);
-  ir_ruleset_free(&rs);
+  free_pass_rules(&rs, rules, cover);
 }
 
 /* A SqueezeNet fire module: the 1x1 and 3x3 expand convolutions of the
@@ -490,19 +510,10 @@ static const char fire_module[] =
 Test(search, fire_module_merged_through_enlarge) {
   ir_ruleset rs;
   rewrite_rules *rules, *cover = load_pass_rules(&rs, &rules);
-  base_diag d;
   ir_graph *g = parse(fire_module);
-  srch_options o;
-  srch_options_default(&o);
-  o.pass_rules = cover;
   srch_stats st;
-  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
-  int merged = 0;
-  for (int i = 0; i < rs.n; i++)
-    if (!strncmp(rs.rules[i].id, "pass.merge2e.", 13))
-      merged += st.applied_fw[i] + st.applied_bw[i];
-  cr_assert_eq(merged, 1);
+  ir_graph *h = optimize_with_pass_rules(g, rules, cover, &st);
+  cr_assert_eq(applied_prefix(&rs, &st, "pass.merge2e."), 1);
   /* left to run: the squeeze and the merged convolution; the concats and
    * the enlarge are of weights */
   uint8_t mask[32];
@@ -521,9 +532,7 @@ Test(search, fire_module_merged_through_enlarge) {
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);
-  rewrite_rules_free(cover);
-  rewrite_rules_free(rules);
-  ir_ruleset_free(&rs);
+  free_pass_rules(&rs, rules, cover);
 }
 
 /* BERT's q/k/v: three biased rank-3 matmuls on one input, in three layers.
@@ -572,12 +581,8 @@ Test(search, passes_as_rules_batched_matmul) {
   cr_assert_eq(pass_rule_cover(g, cover, cv, &d), BASE_OK);
   for (int i = 0; i < g->nnodes; i++) /* the matmuls, not the adds */
     cr_assert_eq(cv[i], g->nodes[i].op == IR_OP_MATMUL, "node %d", i);
-  srch_options o;
-  srch_options_default(&o);
-  o.pass_rules = cover;
   srch_stats st;
-  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = optimize_with_pass_rules(g, rules, cover, &st);
   cr_assert_eq(st.merged, 0);
   cr_assert_eq(applied(&rs, &st, "pass.merge3.matmulb.r3.none"), 3);
   cr_assert_eq(applied(&rs, &st, "pass.merge2.matmulb.r3.none"), 0);
@@ -588,9 +593,7 @@ Test(search, passes_as_rules_batched_matmul) {
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);
-  rewrite_rules_free(cover);
-  rewrite_rules_free(rules);
-  ir_ruleset_free(&rs);
+  free_pass_rules(&rs, rules, cover);
 }
 
 Test(search, depth_zero_and_budget) {
