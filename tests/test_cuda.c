@@ -1325,6 +1325,25 @@ static const char *const branchy_graph =
     "t1 = transpose(q) perm=[0,2,1,3]\nt3 = transpose(kk) perm=[0,3,2,1]\n"
     "h = matmul(t1, t3)\noutput z, v, h\n";
 
+/* One run of g with o; the streams its replay kept, and both replays'
+ * times where both were timed (gpu_plan_streams). */
+static void streams_used(const ir_graph *g, const gpu_options *o, int *ns,
+                         double *one, double *many) {
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p;
+  ex_values *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(g, v, 3, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_ctx_new(o, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s", d.msg);
+  gpu_plan_streams(p, ns, one, many);
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
+  ex_values_free(v);
+}
+
 /* Every test graph with its nodes on up to 4 streams (forced, untimed):
  * the reads and writes the folds move between nodes become the right
  * waits. A graph with independent branches really uses several streams. */
@@ -1351,17 +1370,9 @@ Test(cuda, branches_side_by_side_match_cpu) {
   g = parse(branchy_graph);
   for (int k = 0; k < 3; k++) { /* forced 4, forced 1, timed */
     gpu_options x = {.streams = k == 0 ? 4 : k == 1 ? 1 : 0};
-    gpu_ctx *c;
-    gpu_plan *p;
-    ex_values *v = ex_values_new(g);
-    cr_assert_eq(ex_fill_random(g, v, 3, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(gpu_ctx_new(&x, &c, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s", d.msg);
     int ns;
     double one, many;
-    gpu_plan_streams(p, &ns, &one, &many);
+    streams_used(g, &x, &ns, &one, &many);
     if (k == 0)
       cr_expect(ns > 1 && one == 0, "forced: %d streams, timed %g", ns, one);
     if (k == 1)
@@ -1369,38 +1380,24 @@ Test(cuda, branches_side_by_side_match_cpu) {
     if (k == 2)
       cr_expect(one > 0 && many > 0 && (ns > 1) == (many < one),
                 "timed: %d streams, %g vs %g ms", ns, one, many);
-    gpu_plan_free(p);
-    gpu_ctx_free(c);
-    ex_values_free(v);
   }
   /* the multi-stream arena does not fit (simulated): auto falls back to
    * one stream, forced streams fail cleanly */
   setenv("SUPEROPT_STREAMS_OOM", "1", 1);
-  for (int k = 0; k < 2; k++) {
-    gpu_options x = {.streams = k ? 4 : 0};
-    gpu_ctx *c;
-    gpu_plan *p = NULL;
-    cr_assert_eq(gpu_ctx_new(&x, &c, &d), BASE_OK, "%s", d.msg);
-    base_status st = gpu_plan_new(c, g, &p, &d);
-    if (k) {
-      cr_expect_eq(st, BASE_ERR_NOMEM, "forced streams: %s", d.msg);
-      cr_expect(strstr(d.msg, "activation arena"), "%s", d.msg);
-    } else {
-      ex_values *v = ex_values_new(g);
-      cr_assert_eq(st, BASE_OK, "%s", d.msg);
-      cr_assert_eq(ex_fill_random(g, v, 3, &d), BASE_OK, "%s", d.msg);
-      cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
-      cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s", d.msg);
-      int ns;
-      double one, many;
-      gpu_plan_streams(p, &ns, &one, &many);
-      cr_expect(ns == 1 && one == 0 && many == 0,
-                "no fallback: %d streams, timed %g and %g ms", ns, one, many);
-      ex_values_free(v);
-    }
-    gpu_plan_free(p);
-    gpu_ctx_free(c);
-  }
+  gpu_options x = {0};
+  int ns;
+  double one, many;
+  streams_used(g, &x, &ns, &one, &many);
+  cr_expect(ns == 1 && one == 0 && many == 0,
+            "no fallback: %d streams, timed %g and %g ms", ns, one, many);
+  x.streams = 4;
+  gpu_ctx *c;
+  gpu_plan *p = NULL;
+  cr_assert_eq(gpu_ctx_new(&x, &c, &d), BASE_OK, "%s", d.msg);
+  cr_expect_eq(gpu_plan_new(c, g, &p, &d), BASE_ERR_NOMEM, "forced streams");
+  cr_expect(strstr(d.msg, "activation arena"), "%s", d.msg);
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
   gpu_options fb = {0};
   compare(g, &fb, 1e-3, "multi-stream arena out of memory, one stream");
   unsetenv("SUPEROPT_STREAMS_OOM");

@@ -366,6 +366,9 @@ const float *gpu_in(const gpu_plan *p, int i, int k);
  * called before memory is planned. */
 base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d);
 void gpu_step_release(gpu_step *s);
+/* Does node i run kernels of its own in a replay (not a view, not folded
+ * into another node, not weight-only)? (plan.c) */
+int gpu_plan_runs(const gpu_plan *p, int i);
 /* streams.c: the schedule of p's nodes over up to k streams (k 0: as
  * opt.streams says; no_graph and poison limit it to one), after the steps
  * are prepared and before the arena is planned. */

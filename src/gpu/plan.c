@@ -529,6 +529,10 @@ int gpu_plan_computed_by(const gpu_plan *p, int i) {
   return s->view ? -1 : i;
 }
 
+int gpu_plan_runs(const gpu_plan *p, int i) {
+  return !p->wonly[i] && gpu_plan_computed_by(p, i) == i;
+}
+
 const char *gpu_plan_engine(const gpu_plan *p, int i) {
   const gpu_step *s = &p->steps[i];
   if (gpu_plan_computed_by(p, i) != i)
@@ -654,40 +658,49 @@ static base_status capture_as(gpu_plan *p, int multi, cudaGraphExec_t *out,
   return BASE_OK;
 }
 
-/* Median time in ms of one replay of x over 7 rounds of k replays each
- * (after one warm-up round). */
-static base_status time_exec(gpu_plan *p, cudaGraphExec_t x, int k, double *ms,
-                             base_diag *d) {
+static base_status launch(gpu_plan *p, base_diag *d);
+
+/* Median time in ms of one run over `rounds` rounds of k runs each, timed
+ * with events after `warmup` such rounds: replays of x, or where x is NULL
+ * runs as launch() enqueues them. */
+static base_status time_rounds(gpu_plan *p, cudaGraphExec_t x, int warmup,
+                               int rounds, int k, double *med, base_diag *d) {
   cudaStream_t s = p->ctx->stream;
   cudaEvent_t a = NULL, b = NULL;
-  double t[7];
-  base_status st = BASE_OK;
-  if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess)
+  double *ms = base_calloc((size_t)rounds, sizeof *ms);
+  base_status st =
+      ms ? BASE_OK : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st && (cudaEventCreate(&a) != cudaSuccess ||
+              cudaEventCreate(&b) != cudaSuccess))
     st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
-  for (int r = -1; !st && r < 7; r++) { /* round -1 warms up */
+  for (int i = 0; !st && i < warmup + rounds; i++) {
+    float t = 0;
     cudaError_t e = cudaEventRecord(a, s);
-    for (int j = 0; e == cudaSuccess && j < k; j++)
-      e = cudaGraphLaunch(x, s);
-    float f = 0;
-    if (e == cudaSuccess)
+    for (int j = 0; !st && e == cudaSuccess && j < k; j++)
+      if (x)
+        e = cudaGraphLaunch(x, s);
+      else
+        st = launch(p, d);
+    if (!st && e == cudaSuccess)
       e = cudaEventRecord(b, s);
-    if (e == cudaSuccess)
+    if (!st && e == cudaSuccess)
       e = cudaEventSynchronize(b);
-    if (e == cudaSuccess)
-      e = cudaEventElapsedTime(&f, a, b);
-    if (e != cudaSuccess)
-      st = gpu_cuda_fail(d, e, "timing a replay");
-    else if (r >= 0)
-      t[r] = f / k;
+    if (!st && e == cudaSuccess)
+      e = cudaEventElapsedTime(&t, a, b);
+    if (!st && e != cudaSuccess)
+      st = gpu_cuda_fail(d, e, "timing events");
+    if (!st && i >= warmup)
+      ms[i - warmup] = t / k;
   }
   if (!st) {
-    qsort(t, 7, sizeof *t, cmp_double);
-    *ms = t[3];
+    qsort(ms, (size_t)rounds, sizeof *ms, cmp_double);
+    *med = ms[rounds / 2];
   }
   if (a)
     cudaEventDestroy(a);
   if (b)
     cudaEventDestroy(b);
+  free(ms);
   return st;
 }
 
@@ -697,14 +710,14 @@ static base_status time_exec(gpu_plan *p, cudaGraphExec_t x, int k, double *ms,
 static base_status time_both(gpu_plan *p, cudaGraphExec_t one,
                              cudaGraphExec_t many, base_diag *d) {
   double first = 0;
-  base_status st = time_exec(p, many, 1, &first, d);
+  base_status st = time_rounds(p, many, 1, 7, 1, &first, d);
   int k = first > 0.1 ? (int)(1.0 / first) : 10;
   k = k < 1 ? 1 : k;
   for (int r = 0; !st && r < 2; r++) {
     double a = 0, b = 0;
-    st = time_exec(p, one, k, &a, d);
+    st = time_rounds(p, one, 1, 7, k, &a, d);
     if (!st)
-      st = time_exec(p, many, k, &b, d);
+      st = time_rounds(p, many, 1, 7, k, &b, d);
     p->ms_one = r && p->ms_one < a ? p->ms_one : a;
     p->ms_multi = r && p->ms_multi < b ? p->ms_multi : b;
   }
@@ -773,50 +786,11 @@ base_status gpu_plan_run(gpu_plan *p, base_diag *d) {
   return BASE_OK;
 }
 
-/* Times `iters` launches of one run each with events; median in ms. */
-static base_status time_runs(gpu_plan *p, int warmup, int iters, double *med,
-                             base_diag *d) {
-  cudaStream_t s = p->ctx->stream;
-  cudaEvent_t a = NULL, b = NULL;
-  double *ms = base_calloc((size_t)iters, sizeof *ms);
-  base_status st =
-      ms ? BASE_OK : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  if (!st && (cudaEventCreate(&a) != cudaSuccess ||
-              cudaEventCreate(&b) != cudaSuccess))
-    st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
-  for (int i = 0; !st && i < warmup + iters; i++) {
-    float t = 0;
-    cudaError_t e = cudaEventRecord(a, s);
-    if (e == cudaSuccess)
-      st = launch(p, d);
-    if (!st && e == cudaSuccess)
-      e = cudaEventRecord(b, s);
-    if (!st && e == cudaSuccess)
-      e = cudaEventSynchronize(b);
-    if (!st && e == cudaSuccess)
-      e = cudaEventElapsedTime(&t, a, b);
-    if (!st && e != cudaSuccess)
-      st = gpu_cuda_fail(d, e, "timing events");
-    if (!st && i >= warmup)
-      ms[i - warmup] = t;
-  }
-  if (!st) {
-    qsort(ms, (size_t)iters, sizeof *ms, cmp_double);
-    *med = ms[iters / 2];
-  }
-  if (a)
-    cudaEventDestroy(a);
-  if (b)
-    cudaEventDestroy(b);
-  free(ms);
-  return st;
-}
-
 base_status gpu_plan_time(gpu_plan *p, int warmup, int iters, double *median_ms,
                           base_diag *d) {
   if (iters < 1)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "iters must be positive");
-  return time_runs(p, warmup, iters, median_ms, d);
+  return time_rounds(p, NULL, warmup, iters, 1, median_ms, d);
 }
 
 /* Node i's kernels, enqueued once (u: step_run; gpu_tune_time). */
@@ -857,7 +831,7 @@ base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
     st = base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "cudaEventCreate failed");
   for (int i = 0; !st && i < g->nnodes; i++) {
     node_ms[i] = 0;
-    if (p->wonly[i] || gpu_plan_computed_by(p, i) != i)
+    if (!gpu_plan_runs(p, i))
       continue;
     step_run r = {p, i};
     for (int k = 0; k < reps; k++)

@@ -18,9 +18,10 @@
 
 #include "gpu_int.h"
 
-/* Does node i run kernels of its own in a replay? */
-static int runs(const gpu_plan *p, int i) {
-  return !p->wonly[i] && gpu_plan_computed_by(p, i) == i;
+/* The node whose kernels do node i's work in a replay (itself, or the
+ * node it is folded into), -1 for views and weight-only nodes. */
+static int doer(const gpu_plan *p, int i) {
+  return p->wonly[i] ? -1 : gpu_plan_computed_by(p, i);
 }
 
 /* The running node that writes each tensor's bytes, -1 for inputs,
@@ -66,16 +67,16 @@ base_status gpu_streams_plan(gpu_plan *p, int k, base_diag *d) {
   if (!st) {
     writers(p, w);
     for (int i = 0; i < n; i++) { /* count, by the node that does the reads */
-      run[i] = (unsigned char)runs(p, i);
+      run[i] = (unsigned char)gpu_plan_runs(p, i);
       pin[i] = p->steps[i].smm != NULL;
-      int e = p->wonly[i] ? -1 : gpu_plan_computed_by(p, i);
+      int e = doer(p, i);
       if (e >= 0)
         at[e + 2] += g->nodes[i].nin;
     }
     for (int i = 0; i < n; i++)
       at[i + 2] += at[i + 1];
     for (int i = 0; i < n; i++) { /* fill: at[e + 1] is e's next slot */
-      int e = p->wonly[i] ? -1 : gpu_plan_computed_by(p, i);
+      int e = doer(p, i);
       for (int q = 0; e >= 0 && q < g->nodes[i].nin; q++) {
         int u = w[g->nodes[i].in[q]];
         on[at[e + 1]++] = u == e ? -1 : u;
@@ -102,7 +103,7 @@ void gpu_streams_extend(const gpu_plan *p, int nb, const int32_t *f,
     return;
   }
   for (int a = 0; a < n; a++) { /* a's own sync, or the node doing its work */
-    int e = p->wonly[a] ? -1 : gpu_plan_computed_by(p, a);
+    int e = doer(p, a);
     so[a] = a + 1;
     if (e >= 0 && p->sched.sync[e] > so[a])
       so[a] = p->sched.sync[e];
@@ -119,10 +120,15 @@ void gpu_streams_extend(const gpu_plan *p, int nb, const int32_t *f,
   free(so);
 }
 
-void *gpu_step_ws(const gpu_plan *p, const ir_node *n) {
-  int i = (int)(n - p->g->nodes);
+/* Node i's stream: 0 before the schedule exists and for nodes that do not
+ * run. */
+static int stream_of(const gpu_plan *p, int i) {
   int s = p->sched.stream ? p->sched.stream[i] : 0;
-  return p->ws[s > 0 ? s : 0];
+  return s > 0 ? s : 0;
+}
+
+void *gpu_step_ws(const gpu_plan *p, const ir_node *n) {
+  return p->ws[stream_of(p, (int)(n - p->g->nodes))];
 }
 
 base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d) {
@@ -130,8 +136,7 @@ base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d) {
   for (int i = 0; i < p->g->nnodes; i++) {
     const gpu_step *s = &p->steps[i];
     size_t ws = s->conv ? s->conv->ws : s->mm ? s->mm->ws : 0;
-    int q = p->sched.stream ? p->sched.stream[i] : 0;
-    q = q > 0 ? q : 0;
+    int q = stream_of(p, i);
     if (ws > need[q])
       need[q] = ws;
   }
