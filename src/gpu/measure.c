@@ -97,9 +97,8 @@ base_status gpu_measure_node(gpu_ctx *c, const ir_graph *g, int node,
     st = gpu_plan_new(c, h, &p, d);
   if (!st)
     st = gpu_plan_upload(p, v, d);
-  gpu_options saved = c->opt; /* graph replay, no poisoning, one stream */
+  gpu_options saved = c->opt; /* graph replay, no poisoning */
   c->opt.no_graph = c->opt.poison = 0;
-  c->opt.streams = 1;
   if (!st)
     st = time_repeated(p, warmup, reps, median_ms, d);
   c->opt = saved;
