@@ -379,8 +379,10 @@ base_status gpu_streams_plan(gpu_plan *p, int k, base_diag *d);
  * ordered before that block's first node. No change on one stream. */
 void gpu_streams_extend(const gpu_plan *p, int nb, const int32_t *f,
                         int32_t *l);
-/* One workspace per stream used, as large as its nodes need. */
+/* One workspace per stream used, as large as its nodes need; freed (and
+ * the pointers cleared) by gpu_streams_free_workspaces. */
 base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d);
+void gpu_streams_free_workspaces(gpu_plan *p);
 /* Before a multi-stream capture: the side streams (made once per
  * context) and the events of the schedule (*ev, for gpu_streams_release
  * after the capture has ended). */

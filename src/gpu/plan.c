@@ -350,10 +350,7 @@ static base_status plan_device_memory(gpu_plan *p, const int32_t *root,
   if (st) {
     cudaFree(p->arena);
     p->arena = NULL;
-    for (int q = 0; q < GPU_STREAMS_MAX; q++) {
-      cudaFree(p->ws[q]);
-      p->ws[q] = NULL;
-    }
+    gpu_streams_free_workspaces(p);
   }
   return st;
 }
@@ -497,8 +494,7 @@ void gpu_plan_free(gpu_plan *p) {
     gpu_step_release(&p->steps[i]);
   cudaFree(p->arena);
   cudaFree(p->persist);
-  for (int q = 0; q < GPU_STREAMS_MAX; q++)
-    cudaFree(p->ws[q]);
+  gpu_streams_free_workspaces(p);
   gpu_sched_free(&p->sched);
   free(p->steps), free(p->ptr), free(p->last), free(p->root);
   free(p->wonly), free(p->cl);

@@ -151,6 +151,13 @@ base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d) {
   return BASE_OK;
 }
 
+void gpu_streams_free_workspaces(gpu_plan *p) {
+  for (int q = 0; q < GPU_STREAMS_MAX; q++) {
+    cudaFree(p->ws[q]);
+    p->ws[q] = NULL;
+  }
+}
+
 /* Points the context (cuDNN's stream, then its own) at stream s. */
 static base_status use_stream(gpu_ctx *c, cudaStream_t s, base_diag *d) {
   GPU_DNN(d, cudnnSetStream(c->dnn, s));
