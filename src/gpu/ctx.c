@@ -178,11 +178,26 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   out->math = k->strict ? CUDNN_FMA_MATH : r[i].mathType;
   out->ws = r[i].memory;
   out->plan = NULL;
-  gpu_dnn_choice g = {0};
+  gpu_dnn_choice g = {0}, gf = {0};
   if (!c->opt.legacy_conv)
-    gpu_dnn_autotune(c, k, &g);
+    gpu_dnn_autotune(c, k, 0, &g);
   int graph_api = g.plan && g.ms < r[i].time; /* faster than the legacy */
   float best = graph_api ? g.ms : r[i].time;
+  /* the convolution with its epilogue in one plan (cuDNN's fusion engines)
+   * against the best engine plus the epilogue kernel */
+  out->fused = 0;
+  out->ep_ms = 0.0f;
+  if (!c->opt.legacy_conv && k->fep) {
+    gpu_dnn_autotune(c, k, 1, &gf);
+    float ep = gf.plan ? gpu_ep_time(c, k) : 1e30f;
+    /* $SUPEROPT_CONV_FUSE=always: the fused plan wherever there is one
+     * (tests) */
+    const char *cf = getenv("SUPEROPT_CONV_FUSE");
+    if (ep < 1e29f) {
+      out->ep_ms = ep;
+      out->fused = gf.ms < best + ep || (cf && !strcmp(cf, "always"));
+    }
+  }
   /* $SUPEROPT_DW=always takes kconv.cu's kernel wherever it runs, =K its
    * variant K (tests) */
   const char *force = getenv("SUPEROPT_DW");
@@ -199,34 +214,50 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
                (a.var = var, cxk_dwconv_ok(&a));
   else if (!c->opt.legacy_conv) {
     /* cuDNN's time, plus the epilogue kernel it needs and ours saves
-     * ($SUPEROPT_DW_EP=0: not, for comparisons) */
+     * ($SUPEROPT_DW_EP=0: not, for comparisons); none where cuDNN's fused
+     * plan computes it */
     const char *no_ep = getenv("SUPEROPT_DW_EP");
-    int sep = (k->ep == 2 || (k->ep == 1 && graph_api)) && /* legacy fuses 1 */
+    int sep = !out->fused &&
+              (k->ep == 2 || (k->ep == 1 && graph_api)) && /* legacy fuses 1 */
               !(no_ep && !strcmp(no_ep, "0"));
     dw_ms = gpu_dw_time(c, k, &var, sep ? &ep : NULL);
     ep = ep < 1e29f ? ep : 0.0f;
-    out->own = dw_ms < 1e29f && dw_ms < 0.97f * (best + ep);
+    out->own =
+        dw_ms < 1e29f && dw_ms < 0.97f * (out->fused ? gf.ms : best + ep);
   }
   out->own = out->own ? 1 + var : 0;
-  out->ms = best; /* the own kernel, when chosen, is faster still */
+  out->fused = out->fused && !out->own;
+  out->ms = out->fused ? gf.ms : best; /* the own kernel, when chosen, is
+                                          faster still */
   if (c->tune_log)
     fprintf(stderr,
             "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
             "stride %d, groups %d, %s: legacy %.4f ms, graph API %.4f ms, "
-            "own %.4f ms (shape %d), epilogue it saves %.4f ms: %s\n",
+            "with epilogue %d %.4f ms (its kernel %.4f ms), own %.4f ms "
+            "(shape %d), epilogue it saves %.4f ms: %s\n",
             (long long)k->n, (long long)k->c, (long long)k->h, (long long)k->w,
             (long long)k->o, (long long)k->kh, (long long)k->kw, k->stride[0],
             k->groups, k->cl ? "NHWC" : "NCHW", r[i].time,
-            g.plan ? g.ms : -1.0f, dw_ms < 1e29f ? dw_ms : -1.0f, var, ep,
-            out->own    ? "own"
-            : graph_api ? "graph API"
-                        : "legacy");
-  if (graph_api && !out->own) {
+            g.plan ? g.ms : -1.0f, k->fep, gf.plan ? gf.ms : -1.0f, out->ep_ms,
+            dw_ms < 1e29f ? dw_ms : -1.0f, var, ep,
+            out->own     ? "own"
+            : out->fused ? "graph API with epilogue"
+            : graph_api  ? "graph API"
+                         : "legacy");
+  out->plan = NULL;
+  if (out->fused) {
+    out->plan = gf.plan;
+    out->ws = gf.ws;
+    gf.plan = NULL;
+  } else if (graph_api && !out->own) {
     out->plan = g.plan;
     out->ws = g.ws;
-  } else if (g.plan) {
-    cudnnBackendDestroyDescriptor(g.plan);
+    g.plan = NULL;
   }
+  if (g.plan)
+    cudnnBackendDestroyDescriptor(g.plan);
+  if (gf.plan)
+    cudnnBackendDestroyDescriptor(gf.plan);
   base_status st = remember(c, out, d);
   if (st && out->plan)
     cudnnBackendDestroyDescriptor(out->plan);

@@ -10,7 +10,15 @@
  * strict fp32 mode engines with the tensor-core or down-convert numerical notes
  * (TF32) are skipped. Failure to find any plan is not an error: the caller
  * falls back to the legacy algorithm.
+ *
+ * Where the convolution has a bias and relu or a clip (gpu_conv_key.fep),
+ * the same is done for the operation graph conv -> add bias -> relu: the
+ * engines that compute the epilogue as they store the result, saving the
+ * executor's bias kernel (a pass over the output) where that is faster.
+ * Each node's variant pack remembers its pointers and is made again when
+ * one changed (another arena, another stream's workspace).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +45,10 @@ static cudnnStatus_t set(bdesc d, cudnnBackendAttributeName_t a,
 }
 
 /* A float tensor descriptor of logical dims (N, C, H, W), NCHW or, when
- * cl, NHWC (for a filter: KRSC) in memory. */
-static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4],
-                            int cl) {
+ * cl, NHWC (for a filter: KRSC) in memory; virt: an intermediate of the
+ * operation graph that never reaches memory. */
+static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4], int cl,
+                            int virt) {
   int64_t st[4] = {dim[1] * dim[2] * dim[3], dim[2] * dim[3], dim[3], 1};
   if (cl) {
     st[1] = 1;
@@ -47,6 +56,7 @@ static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4],
     st[2] = dim[1] * dim[3];
   }
   int64_t align = 16;
+  bool v = virt != 0;
   cudnnDataType_t f = CUDNN_DATA_FLOAT;
   BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, t));
   BK(set(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f));
@@ -54,6 +64,8 @@ static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4],
   BK(set(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, st));
   BK(set(*t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
   BK(set(*t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
+  if (virt)
+    BK(set(*t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v));
   return cudnnBackendFinalize(*t);
 }
 
@@ -80,17 +92,28 @@ static int64_t out_dim(int64_t in, int64_t k, int pad, int st, int dil) {
   return (in + 2 * pad - dil * (k - 1) - 1) / st + 1;
 }
 
-/* The descriptors of one convolution's operation graph. */
+/* The descriptors of one convolution's operation graph, all freed by
+ * graph_free; ops: the operations in order (the convolution, then the
+ * epilogue's pointwise operations). Tensor uids: UID_*. */
+enum { UID_X = 1, UID_W, UID_Y, UID_B, UID_V0 = 10 };
+#define GRAPH_DESCS 16
 typedef struct graph_descs {
-  bdesc x, w, y, conv, op, graph;
+  bdesc all[GRAPH_DESCS], ops[4], graph;
+  int n, nops;
 } graph_descs;
 
 static void graph_free(graph_descs *g) {
-  bdesc *all[] = {&g->graph, &g->op, &g->conv, &g->y, &g->w, &g->x};
-  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-    if (*all[i])
-      cudnnBackendDestroyDescriptor(*all[i]);
+  if (g->graph)
+    cudnnBackendDestroyDescriptor(g->graph);
+  for (int i = g->n - 1; i >= 0; i--)
+    if (g->all[i])
+      cudnnBackendDestroyDescriptor(g->all[i]);
   memset(g, 0, sizeof *g);
+}
+
+/* A new descriptor slot of g (freed with it); NULL when g is full. */
+static bdesc *slot(graph_descs *g) {
+  return g->n < GRAPH_DESCS ? &g->all[g->n++] : NULL;
 }
 
 static void dims_of(const gpu_conv_key *k, int64_t x[4], int64_t w[4],
@@ -103,34 +126,95 @@ static void dims_of(const gpu_conv_key *k, int64_t x[4], int64_t w[4],
   memcpy(x, xd, sizeof xd), memcpy(w, wd, sizeof wd), memcpy(y, yd, sizeof yd);
 }
 
+/* Appends the pointwise operation y = mode(x, b) (b NULL: unary) to g. */
+static cudnnStatus_t pointwise(graph_descs *g, cudnnPointwiseMode_t mode,
+                               bdesc x, bdesc b, bdesc y, float hi) {
+  cudnnDataType_t f = CUDNN_DATA_FLOAT;
+  bdesc *pw = slot(g), *op = slot(g);
+  if (!op || g->nops == 4)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, pw));
+  BK(set(*pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
+  BK(set(*pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f));
+  if (hi > 0.0f) { /* relu clipped to [0, hi] */
+    float lo = 0.0f;
+    BK(set(*pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, CUDNN_TYPE_FLOAT, 1,
+           &lo));
+    BK(set(*pw, CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_FLOAT, 1,
+           &hi));
+  }
+  BK(cudnnBackendFinalize(*pw));
+  BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                                  op));
+  BK(set(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, pw));
+  BK(set(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
+  if (b)
+    BK(set(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
+           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
+  BK(set(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
+  BK(cudnnBackendFinalize(*op));
+  g->ops[g->nops++] = *op;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* The operation graph of k's convolution, with k->fep's epilogue where
+ * fused: conv -> (+ bias) -> (relu or clip) -> y, the intermediates
+ * virtual. */
 static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
-                                 graph_descs *g) {
-  int64_t xd[4], wd[4], yd[4];
+                                 int fused, graph_descs *g) {
+  int64_t xd[4], wd[4], yd[4], bd[4] = {1, k->o, 1, 1};
   dims_of(k, xd, wd, yd);
   float one = 1.0f, zero = 0.0f;
-  BK(tensor(&g->x, 1, xd, k->cl));
-  BK(tensor(&g->w, 2, wd, k->cl));
-  BK(tensor(&g->y, 3, yd, k->cl));
-  BK(conv_desc(&g->conv, k));
+  int fep = fused ? k->fep : 0;
+  int nsteps = !!(fep & GPU_FEP_BIAS) + !!(fep & (GPU_FEP_RELU | GPU_FEP_CLIP));
+  bdesc *x = slot(g), *w = slot(g), *y = slot(g), *conv = slot(g),
+        *op = slot(g);
+  if (!op)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  int64_t uid = UID_V0;
+  BK(tensor(x, UID_X, xd, k->cl, 0));
+  BK(tensor(w, UID_W, wd, k->cl, 0));
+  BK(tensor(y, nsteps ? uid++ : UID_Y, yd, k->cl, nsteps > 0));
+  BK(conv_desc(conv, k));
   BK(cudnnBackendCreateDescriptor(
-      CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &g->op));
-  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->x));
-  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
-         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->w));
-  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->y));
-  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->conv));
-  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-         CUDNN_TYPE_FLOAT, 1, &one));
-  BK(set(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT,
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, op));
+  BK(set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, x));
+  BK(set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, w));
+  BK(set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, y));
+  BK(set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, conv));
+  BK(set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT,
+         1, &one));
+  BK(set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT,
          1, &zero));
-  BK(cudnnBackendFinalize(g->op));
+  BK(cudnnBackendFinalize(*op));
+  g->ops[g->nops++] = *op;
+  bdesc cur = *y;                        /* the value so far */
+  for (int step = 0; step < 2; step++) { /* the bias, the activation */
+    if (!(fep & (step ? GPU_FEP_RELU | GPU_FEP_CLIP : GPU_FEP_BIAS)))
+      continue;
+    bdesc *b = step ? NULL : slot(g), *t = slot(g);
+    if (!t || (!step && !b))
+      return CUDNN_STATUS_NOT_SUPPORTED;
+    if (!step)
+      BK(tensor(b, UID_B, bd, k->cl, 0));
+    int last = --nsteps == 0;
+    BK(tensor(t, last ? UID_Y : uid++, yd, k->cl, !last));
+    BK(pointwise(g, step ? CUDNN_POINTWISE_RELU_FWD : CUDNN_POINTWISE_ADD, cur,
+                 b ? *b : NULL, *t,
+                 step && (fep & GPU_FEP_CLIP) ? k->hi : 0.0f));
+    cur = *t;
+  }
   BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
                                   &g->graph));
   BK(set(g->graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-         1, &g->op));
+         g->nops, g->ops));
   BK(set(g->graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
   return cudnnBackendFinalize(g->graph);
 }
@@ -224,13 +308,21 @@ static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
   return np;
 }
 
-static cudnnStatus_t variant_pack(bdesc *vp, const void *x, const void *w,
-                                  void *y, void *ws) {
-  int64_t uids[3] = {1, 2, 3};
-  void *ptrs[3] = {(void *)x, (void *)w, y};
+/* The variant pack of ptr: x, w, y, bias, workspace (the bias skipped
+ * where NULL: the plan has none). */
+static cudnnStatus_t variant_pack(bdesc *vp, const void *const ptr[5]) {
+  int64_t uids[4];
+  void *ptrs[4];
+  int64_t n = 0;
+  for (int i = 0; i < 4; i++)
+    if (ptr[i] || i < 3) {
+      uids[n] = UID_X + i;
+      ptrs[n++] = (void *)ptr[i];
+    }
+  void *ws = (void *)ptr[4];
   BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, vp));
-  BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids));
-  BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3,
+  BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids));
+  BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
          ptrs));
   BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
   return cudnnBackendFinalize(*vp);
@@ -311,6 +403,8 @@ typedef struct scratch {
   cudaEvent_t e0, e1;
 } scratch;
 
+/* Scratch buffers for k's convolution (the filter's floats, at least o of
+ * them, serve as a bias) and its workspace of ws bytes. */
 static int scratch_new(gpu_ctx *c, const gpu_conv_key *k, int64_t ws,
                        scratch *s) {
   int64_t xd[4], wd[4], yd[4];
@@ -436,13 +530,24 @@ float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst) {
   return ms;
 }
 
-void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
+/* The pointers of a run on scratch s: x, w, y, the filter as the bias
+ * where the fused plan has one, the workspace. */
+static void scratch_ptrs(const scratch *s, const gpu_conv_key *k, int fused,
+                         const void *ptr[5]) {
+  int fep = fused ? k->fep : 0;
+  ptr[0] = s->x, ptr[1] = s->w, ptr[2] = s->y;
+  ptr[3] = fep & GPU_FEP_BIAS ? s->w : NULL;
+  ptr[4] = s->ws;
+}
+
+void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
+                      gpu_dnn_choice *out) {
   graph_descs g = {0};
   bdesc plans[GPU_DNN_CANDIDATES];
   int64_t ws[GPU_DNN_CANDIDATES], wmax = 0;
   memset(out, 0, sizeof *out);
   out->ms = 1e30f;
-  int np = graph_build(c->dnn, k, &g) == CUDNN_STATUS_SUCCESS
+  int np = graph_build(c->dnn, k, fused, &g) == CUDNN_STATUS_SUCCESS
                ? candidates(c->dnn, &g, k->strict, plans, ws)
                : 0;
   for (int i = 0; i < np; i++)
@@ -450,16 +555,20 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
   scratch s;
   int ok = np > 0 && scratch_new(c, k, wmax, &s) == 0;
   int best = -1;
+  const void *ptr[5];
+  if (ok)
+    scratch_ptrs(&s, k, fused, ptr);
   for (int i = 0; ok && i < np; i++) {
     bdesc vp = NULL;
     float t =
-        variant_pack(&vp, s.x, s.w, s.y, s.ws) == CUDNN_STATUS_SUCCESS
+        variant_pack(&vp, ptr) == CUDNN_STATUS_SUCCESS
             ? gpu_tune_time(c, run_plan, (bdesc[2]){plans[i], vp}, s.e0, s.e1)
             : 1e30f;
     if (vp)
       cudnnBackendDestroyDescriptor(vp);
     if (c->tune_log)
-      fprintf(stderr, "tune:   graph API plan %d of %d: %.4f ms\n", i, np, t);
+      fprintf(stderr, "tune:   graph API plan%s %d of %d: %.4f ms\n",
+              fused ? " with the epilogue" : "", i, np, t);
     if (t < out->ms) {
       out->ms = t;
       best = i;
@@ -478,14 +587,50 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out) {
   graph_free(&g);
 }
 
+/* The epilogue kernel of k->fep over the scratch output (u: ep_run). */
+static int run_fep(gpu_ctx *c, const void *u) {
+  const ep_run *r = u;
+  const gpu_conv_key *k = r->k;
+  int fn = k->fep & GPU_FEP_CLIP   ? CXK_CLIP
+           : k->fep & GPU_FEP_RELU ? CXK_RELU
+                                   : CXK_ID;
+  const float *b = k->fep & GPU_FEP_BIAS ? r->s->w : NULL;
+  int64_t inner = k->cl ? 1 : r->numel / (k->n * k->o);
+  return cxk_bias_act(c->stream, r->s->y, b, r->numel, k->o, inner, fn, 0.0f,
+                      k->hi) != cudaSuccess;
+}
+
+float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
+  scratch s;
+  float ms = 1e30f;
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  if (scratch_new(c, k, 256, &s) == 0)
+    ms = gpu_tune_time(c, run_fep,
+                       &(ep_run){k, &s, yd[0] * yd[1] * yd[2] * yd[3]}, s.e0,
+                       s.e1);
+  scratch_free(&s);
+  return ms;
+}
+
 base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
-                            cudnnBackendDescriptor_t *vp, const float *x,
-                            const float *w, float *y, void *ws, base_diag *d) {
-  if (!*vp) {
-    cudnnStatus_t e = variant_pack(vp, x, w, y, ws);
-    if (e != CUDNN_STATUS_SUCCESS)
-      return gpu_dnn_fail(d, e, "cuDNN variant pack");
+                            gpu_dnn_pack *vp, const float *x, const float *w,
+                            float *y, const float *b, void *ws, base_diag *d) {
+  const void *ptr[5] = {x, w, y, b, ws};
+  if (vp->vp && memcmp(ptr, vp->ptr, sizeof ptr)) { /* moved: made again */
+    cudnnBackendDestroyDescriptor(vp->vp);
+    vp->vp = NULL;
   }
-  GPU_DNN(d, cudnnBackendExecute(c->dnn, plan, *vp));
+  if (!vp->vp) {
+    cudnnStatus_t e = variant_pack(&vp->vp, ptr);
+    if (e != CUDNN_STATUS_SUCCESS) {
+      if (vp->vp)
+        cudnnBackendDestroyDescriptor(vp->vp);
+      vp->vp = NULL;
+      return gpu_dnn_fail(d, e, "cuDNN variant pack");
+    }
+    memcpy(vp->ptr, ptr, sizeof ptr);
+  }
+  GPU_DNN(d, cudnnBackendExecute(c->dnn, plan, vp->vp));
   return BASE_OK;
 }

@@ -26,9 +26,23 @@ typedef struct gpu_conv_key {
    * kconv.cu adds in the kernel: 1 bias and relu (the legacy cuDNN path
    * fuses them, its graph API does not), 2 any other; 0 none or not */
   int32_t ep;
+  /* the epilogue a graph-API plan may compute with the convolution
+   * (GPU_FEP_*: cuDNN's runtime-fusion engines), 0 for the convolution
+   * alone; hi: the upper bound of a clip from 0 (GPU_FEP_CLIP) */
+  int32_t fep;
+  float hi;
 } gpu_conv_key;
-_Static_assert(sizeof(gpu_conv_key) == 7 * 8 + 10 * 4,
+_Static_assert(sizeof(gpu_conv_key) == 7 * 8 + 12 * 4,
                "no padding bytes: find_choice compares keys with memcmp");
+
+/* (A residual add fused too made cuDNN 9.14 compile engines at run time,
+ * 20-30 s of plan time for ResNet-50, whose results were wrong at batch 16
+ * on an H200: not offered.) */
+enum {
+  GPU_FEP_BIAS = 1, /* + bias[c] */
+  GPU_FEP_RELU = 4, /* then relu */
+  GPU_FEP_CLIP = 8  /* or then min(max(v, 0), hi) */
+};
 
 typedef struct gpu_conv_choice {
   gpu_conv_key key;
@@ -36,9 +50,12 @@ typedef struct gpu_conv_choice {
   cudnnMathType_t math;
   cudnnBackendDescriptor_t plan; /* graph API execution plan, or NULL */
   size_t ws;
-  int own;  /* the executor's depthwise kernel (kconv.cu) was faster: 1 +
-               its variant */
-  float ms; /* the chosen engine's median time */
+  int own;     /* the executor's depthwise kernel (kconv.cu) was faster: 1 +
+                  its variant */
+  float ms;    /* the chosen engine's median time */
+  int fused;   /* plan computes key.fep's epilogue too */
+  float ep_ms; /* the epilogue kernel's time where it was timed (key.fep
+                  set and a fused plan found), else 0 */
 } gpu_conv_choice;
 
 /* The graph API's best plan for a geometry (gpu_dnn.c). */
@@ -91,6 +108,12 @@ struct gpu_ctx {
 
 typedef struct gpu_mm gpu_mm;
 
+/* A graph-API plan's variant pack and the pointers it was made with. */
+typedef struct gpu_dnn_pack {
+  cudnnBackendDescriptor_t vp;
+  const void *ptr[5]; /* x, w, y, bias, workspace */
+} gpu_dnn_pack;
+
 typedef struct gpu_conv {
   cudnnTensorDescriptor_t x, y, b;
   cudnnFilterDescriptor_t w;
@@ -98,7 +121,8 @@ typedef struct gpu_conv {
   cudnnActivationDescriptor_t act; /* fused relu, or NULL */
   cudnnConvolutionFwdAlgo_t algo;
   cudnnBackendDescriptor_t plan; /* graph API plan (the context's), or NULL */
-  cudnnBackendDescriptor_t vp;   /* its variant pack (this node's pointers) */
+  gpu_dnn_pack vp;               /* its variant pack (this node's pointers) */
+  int fused; /* plan adds the bias, residual and activation itself */
   size_t ws;
   int prepad; /* asymmetric padding: x is copied padded into scratch */
   int own;    /* runs kconv.cu's depthwise kernel with dw (not cuDNN) */
@@ -279,12 +303,21 @@ float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst);
  * (cxk_bias_act) over k's output, timed alike: what the own kernel saves
  * where it adds the epilogue itself (k->ep). */
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
-/* Autotunes the graph API's engines for k (never fails: out->plan NULL). */
-void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, gpu_dnn_choice *out);
-/* Runs plan on x, w -> y (the variant pack *vp is made on first use). */
+/* Autotunes the graph API's engines for k (never fails: out->plan NULL):
+ * the convolution alone, or where fused, with k->fep's epilogue in the
+ * same operation graph (cuDNN's runtime-fusion engines). */
+void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
+                      gpu_dnn_choice *out);
+/* Median time in ms of the executor's epilogue kernel for k->fep
+ * (cxk_bias_act over k's output), timed like the
+ * engines; a huge value where it cannot be timed. */
+float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k);
+/* Runs plan on x, w (b: bias, NULL where the plan has none) -> y; the
+ * variant pack is made on first use and again when a pointer
+ * changed (another arena or stream workspace). */
 base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
-                            cudnnBackendDescriptor_t *vp, const float *x,
-                            const float *w, float *y, void *ws, base_diag *d);
+                            gpu_dnn_pack *vp, const float *x, const float *w,
+                            float *y, const float *b, void *ws, base_diag *d);
 
 #define GPU_MM_WS ((size_t)32 << 20)  /* matmul workspace limit */
 #define GPU_BLAS_WS ((size_t)4 << 20) /* cuBLAS's (gpu_smm) */

@@ -94,7 +94,9 @@ static base_status conv_descs(gpu_plan *p, const ir_node *n, int cl,
                       n->a.groups,
                       p->ctx->opt.fp32_strict,
                       cl,
-                      0};
+                      0,
+                      0,
+                      0.0f};
   cudnnTensorFormat_t fmt = cl ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->x));
   GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->y));
@@ -128,7 +130,7 @@ static base_status conv_descs(gpu_plan *p, const ir_node *n, int cl,
 }
 
 static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
-                                     float cudnn_ms, base_diag *d);
+                                     const gpu_conv_choice *ch, base_diag *d);
 
 /* Whether the convolution's epilogue is one kconv.cu adds in the kernel:
  * a bias or relu or clip, and no residual (conv_enqueue's "alone"). 0: no;
@@ -142,6 +144,25 @@ static int own_epilogue(const ir_node *n, const gpu_step *s) {
       !(fn == CXK_ID || fn == CXK_RELU || fn == CXK_CLIP))
     return 0;
   return bias && fn == CXK_RELU ? 1 : 2;
+}
+
+/* The epilogue cuDNN's fusion engines may compute with the convolution
+ * (gpu_conv_key.fep): a bias, relu or a clip from 0, channels-last only
+ * (the engines' layout); 0 where the epilogue is none or another, or has a
+ * residual add. */
+static int fused_epilogue(const ir_node *n, const gpu_step *s, float *hi) {
+  int fn = epilogue_fn(n, s);
+  int fep = n->nin == 3 && !s->bias_moved ? GPU_FEP_BIAS : 0;
+  if (!s->cl || s->res)
+    return 0;
+  if (fn == CXK_RELU)
+    fep |= GPU_FEP_RELU;
+  else if (fn == CXK_CLIP && s->clip_lo == 0.0f && s->clip_hi > 0.0f) {
+    fep |= GPU_FEP_CLIP;
+    *hi = s->clip_hi;
+  } else if (fn != CXK_ID)
+    return 0;
+  return fep;
 }
 
 static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
@@ -164,6 +185,15 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   }
   int dw = gpu_dw_args(&k, &cv->dw);  /* kconv.cu could run it */
   k.ep = dw ? own_epilogue(n, s) : 0; /* else one key */
+  if (!p->ctx->opt.no_fold)
+    k.fep = fused_epilogue(n, s, &k.hi);
+  /* $SUPEROPT_CONV_FUSE=M (a number): only epilogues within the GPU_FEP_*
+   * bits M (0: never; comparisons) */
+  const char *cf = getenv("SUPEROPT_CONV_FUSE");
+  char *cend = NULL;
+  long mask = cf ? strtol(cf, &cend, 10) : 0;
+  if (cf && cend != cf && !*cend && (k.fep & ~mask))
+    k.fep = 0, k.hi = 0.0f;
   gpu_conv_choice ch;
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
@@ -176,11 +206,13 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     cv->wcl_as = (ir_shape){.rank = 4, .dim = {1, k.c, k.kh, k.kw}};
     return BASE_OK;
   }
-  if ((st = conv_gemm_prepare(p, n, s, ch.ms, d)) || cv->gemm)
+  if ((st = conv_gemm_prepare(p, n, s, &ch, d)) || cv->gemm)
     return st;
-  if (ch.plan) { /* graph API engine: bias and activation by cxk_bias_act */
+  if (ch.plan) { /* graph API engine: bias and activation by cxk_bias_act,
+                    or in the plan (fused) */
     cv->plan = ch.plan;
     cv->ws = ch.ws;
+    cv->fused = ch.fused;
     return BASE_OK;
   }
   GPU_DNN(d, cudnnSetConvolutionMathType(cv->conv, ch.math));
@@ -243,9 +275,12 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     if (alone)
       return BASE_OK;
   } else if (cv->plan) {
+    const float *b = cv->fused && n->nin == 3 && !s->bias_moved
+                         ? p->ptr[n->in[2]] /* the key's (fused_epilogue) */
+                         : NULL;
     base_status st =
-        gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, gpu_step_ws(p, n), d);
-    if (st)
+        gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, b, gpu_step_ws(p, n), d);
+    if (st || cv->fused)
       return st;
   } else if (cv->act) {
     GPU_DNN(d, cudnnConvolutionBiasActivationForward(
@@ -565,8 +600,11 @@ static cxk_walk s2d_walk(const ir_shape *x, const ir_shape *w) {
   return a;
 }
 
+/* ch: cuDNN's choice, against which the GEMM is timed: its engine's time,
+ * and the epilogue kernel's where it was timed (ch->ep_ms; 0: not), which
+ * the GEMM's epilogue may save and a fused plan includes. */
 static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
-                                     float cudnn_ms, base_diag *d) {
+                                     const gpu_conv_choice *ch, base_diag *d) {
   int shape = gemm_shape(p, n, s);
   if (!shape)
     return BASE_OK;
@@ -601,6 +639,7 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   int always = force && !strcmp(force, "always");
   base_diag ignored;
   int timed = gpu_mm_choose(p->ctx, &key, m, &ignored) == BASE_OK;
+  float cudnn_ms = ch->fused ? ch->ms : ch->ms + ch->ep_ms;
   if (p->ctx->tune_log)
     fprintf(stderr,
             "tune: conv2d line %d as GEMM %lldx%lldx%lld: %.4f ms + patches "
@@ -611,7 +650,8 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
    * slower: isolated, the two time alike (2 us on an H200), in the network
    * the GEMMs measured faster (RegNet batch 1: 0.601 -> 0.556 ms) */
   float margin = x->dim[2] * x->dim[3] == 1 ? 1.1f : 0.97f;
-  if (timed && (always || (m->ms > 0 && m->ms + copy_ms < margin * cudnn_ms))) {
+  float gemm_ms = m->ms + copy_ms + (ep_ok ? 0.0f : ch->ep_ms);
+  if (timed && (always || (m->ms > 0 && gemm_ms < margin * cudnn_ms))) {
     s->conv->gemm_ep = ep_ok;
     s->conv->ws = m->ws;
     if (shape == 2) {
@@ -939,8 +979,8 @@ void gpu_step_release(gpu_step *s) {
       cudnnDestroyConvolutionDescriptor(c->conv);
     if (c->act)
       cudnnDestroyActivationDescriptor(c->act);
-    if (c->vp)
-      cudnnBackendDestroyDescriptor(c->vp);
+    if (c->vp.vp)
+      cudnnBackendDestroyDescriptor(c->vp.vp);
     cudaFree(c->wcl);
     mm_free(c->gemm);
     free(c);

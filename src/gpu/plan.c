@@ -534,10 +534,11 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
   if (gpu_plan_computed_by(p, i) != i)
     return "folded";
   if (s->conv)
-    return s->conv->own    ? "kconv depthwise"
-           : s->conv->gemm ? "cuBLASLt GEMM"
-           : s->conv->plan ? "cuDNN graph API"
-                           : "cuDNN";
+    return s->conv->own     ? "kconv depthwise"
+           : s->conv->gemm  ? "cuBLASLt GEMM"
+           : s->conv->fused ? "cuDNN graph API with epilogue"
+           : s->conv->plan  ? "cuDNN graph API"
+                            : "cuDNN";
   if (s->smm)
     return "cuBLAS batched GEMM";
   if (s->mm)
