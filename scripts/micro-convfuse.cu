@@ -19,7 +19,9 @@
  *
  * Output: one line per shape and graph: the times in us, how many engine
  * configurations finalised, the winner's global index, and "BAD" where a
- * result differs (exit 1). */
+ * result differs (exit 1). Slow: the global engines include ones compiled
+ * at run time (the first 8 shapes took 200 s on an H200, 2026-11-26; the
+ * figures are in docs/cuda.md, "Epilogues in cuDNN's plan"). */
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

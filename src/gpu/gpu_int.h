@@ -36,8 +36,8 @@ _Static_assert(sizeof(gpu_conv_key) == 7 * 8 + 12 * 4,
                "no padding bytes: find_choice compares keys with memcmp");
 
 /* (A residual add fused too made cuDNN 9.14 compile engines at run time,
- * 20-30 s of plan time for ResNet-50, whose results were wrong at batch 16
- * on an H200: not offered.) */
+ * 20-30 s of plan time for ResNet-50, and four ResNets failed --check at
+ * batch 16 on an H200, cause not found: not offered.) */
 enum {
   GPU_FEP_BIAS = 1, /* + bias[c] */
   GPU_FEP_RELU = 4, /* then relu */
