@@ -93,8 +93,8 @@ static bd pw_op(cudnnPointwiseMode_t m, bd x, bd b, bd y) {
   set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
       1, &x);
   if (b)
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
+    set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+        1, &b);
   set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
       1, &y);
   DK(cudnnBackendFinalize(op));
@@ -223,6 +223,19 @@ struct Best {
   int tried = 0;
 };
 
+/* The variant pack of bf for graph `mode` (op_graph's). */
+static bd pack(Bufs &bf, int mode) {
+  int64_t uids[5] = {X, W, Y, B, R};
+  void *ptrs[5] = {bf.x, bf.w, bf.y, bf.b, bf.r};
+  int nu = mode == 0 ? 3 : mode == 1 ? 4 : 5;
+  bd vp = mk(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  set(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nu, uids);
+  set(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nu, ptrs);
+  set(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &bf.ws);
+  DK(cudnnBackendFinalize(vp));
+  return vp;
+}
+
 /* Times every configuration's plan, keeps the fastest, leaves its result
  * in bf.y. */
 static Best time_cfgs(cudnnHandle_t h, cudaStream_t st,
@@ -246,15 +259,7 @@ static Best time_cfgs(cudnnHandle_t h, cudaStream_t st,
       cudnnBackendDestroyDescriptor(p);
       continue;
     }
-    int64_t uids[5] = {X, W, Y, B, R};
-    void *ptrs[5] = {bf.x, bf.w, bf.y, bf.b, bf.r};
-    int nu = mode == 0 ? 3 : mode == 1 ? 4 : 5;
-    bd vp = mk(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nu, uids);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nu,
-        ptrs);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &bf.ws);
-    DK(cudnnBackendFinalize(vp));
+    bd vp = pack(bf, mode);
     if (cudnnBackendExecute(h, p, vp) != CUDNN_STATUS_SUCCESS ||
         cudaStreamSynchronize(st) != cudaSuccess) {
       cudaGetLastError();
@@ -276,15 +281,7 @@ static Best time_cfgs(cudnnHandle_t h, cudaStream_t st,
     cudnnBackendDestroyDescriptor(vp);
   }
   if (bestp) { /* rerun the winner: its result stays in bf.y */
-    int64_t uids[5] = {X, W, Y, B, R};
-    void *ptrs[5] = {bf.x, bf.w, bf.y, bf.b, bf.r};
-    int nu = mode == 0 ? 3 : mode == 1 ? 4 : 5;
-    bd vp = mk(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nu, uids);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nu,
-        ptrs);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &bf.ws);
-    DK(cudnnBackendFinalize(vp));
+    bd vp = pack(bf, mode);
     DK(cudnnBackendExecute(h, bestp, vp));
     CK(cudaStreamSynchronize(st));
     cudnnBackendDestroyDescriptor(vp);
@@ -352,9 +349,9 @@ int main() {
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   DK(cudnnSetStream(h, st));
   printf("cuDNN %zu\n", cudnnGetVersion());
-  printf("%-22s %9s %8s %9s | %9s %5s %6s | %9s %9s %5s %6s\n", "shape",
-         "conv", "ep", "conv+ep", "fused", "cfgs", "eng", "conv+epR",
-         "fusedR", "cfgs", "eng");
+  printf("%-22s %9s %8s %9s | %9s %5s %6s | %9s %9s %5s %6s\n", "shape", "conv",
+         "ep", "conv+ep", "fused", "cfgs", "eng", "conv+epR", "fusedR", "cfgs",
+         "eng");
   int bad = 0;
   for (const Shape &s : shapes) {
     int64_t nx = (int64_t)s.n * s.c * s.h * s.w;
@@ -387,8 +384,8 @@ int main() {
                                          r4, ny / 4, s.o / 4);
       });
       CK(cudaMemcpy(bf.y, conv_out, ny * 4, cudaMemcpyDeviceToDevice));
-      bias_act<<<blocks, 256, 0, st>>>((float4 *)bf.y, (const float4 *)bf.b,
-                                       r4, ny / 4, s.o / 4);
+      bias_act<<<blocks, 256, 0, st>>>((float4 *)bf.y, (const float4 *)bf.b, r4,
+                                       ny / 4, s.o / 4);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(ref.data(), bf.y, ny * 4, cudaMemcpyDeviceToHost));
       bd g = op_graph(h, s, 1 + res);
@@ -411,10 +408,10 @@ int main() {
         }
       }
     }
-    printf("%-22s %9.2f %8.2f %9.2f | %9.2f %5d %6lld | %9.2f %9.2f %5d %6lld\n",
-           s.name, p.us, ep[0], p.us + ep[0], fu[0], fcfg[0],
-           (long long)feng[0], p.us + ep[1], fu[1], fcfg[1],
-           (long long)feng[1]);
+    printf(
+        "%-22s %9.2f %8.2f %9.2f | %9.2f %5d %6lld | %9.2f %9.2f %5d %6lld\n",
+        s.name, p.us, ep[0], p.us + ep[0], fu[0], fcfg[0], (long long)feng[0],
+        p.us + ep[1], fu[1], fcfg[1], (long long)feng[1]);
     fflush(stdout);
     cudaFree(bf.x), cudaFree(bf.w), cudaFree(bf.b), cudaFree(bf.r);
     cudaFree(bf.y), cudaFree(bf.ws), cudaFree(conv_out);
