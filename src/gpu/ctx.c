@@ -184,12 +184,15 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   int graph_api = g.plan && g.ms < r[i].time; /* faster than the legacy */
   float best = graph_api ? g.ms : r[i].time;
   /* the convolution with its epilogue in one plan (cuDNN's fusion engines)
-   * against the best engine plus the epilogue kernel */
+   * against the best engine plus the epilogue kernel (none where the
+   * legacy engine wins and adds bias and relu itself:
+   * cudnnConvolutionBiasActivationForward) */
   out->fused = 0;
   out->ep_ms = 0.0f;
   if (!c->opt.legacy_conv && k->fep) {
     gpu_dnn_autotune(c, k, 1, &gf);
-    float ep = gf.plan ? gpu_ep_time(c, k) : 1e30f;
+    int legacy_fuses = !graph_api && k->fep == (GPU_FEP_BIAS | GPU_FEP_RELU);
+    float ep = !gf.plan ? 1e30f : legacy_fuses ? 0.0f : gpu_ep_time(c, k);
     /* $SUPEROPT_CONV_FUSE=always: the fused plan wherever there is one
      * (tests) */
     const char *cf = getenv("SUPEROPT_CONV_FUSE");

@@ -11,8 +11,9 @@
  * (TF32) are skipped. Failure to find any plan is not an error: the caller
  * falls back to the legacy algorithm.
  *
- * Where the convolution has a bias and relu or a clip (gpu_conv_key.fep),
- * the same is done for the operation graph conv -> add bias -> relu: the
+ * Where the convolution has a bias, relu or a clip, or a bias and either
+ * (gpu_conv_key.fep), the same is done for the operation graph conv -> add
+ * bias -> relu (or the parts it has): the
  * engines that compute the epilogue as they store the result, saving the
  * executor's bias kernel (a pass over the output) where that is faster.
  * Each node's variant pack remembers its pointers and is made again when
@@ -605,10 +606,13 @@ float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
   float ms = 1e30f;
   int64_t xd[4], wd[4], yd[4];
   dims_of(k, xd, wd, yd);
-  if (scratch_new(c, k, 256, &s) == 0)
-    ms = gpu_tune_time(c, run_fep,
-                       &(ep_run){k, &s, yd[0] * yd[1] * yd[2] * yd[3]}, s.e0,
-                       s.e1);
+  int64_t ny = yd[0] * yd[1] * yd[2] * yd[3];
+  memset(&s, 0, sizeof s); /* the output and a bias only */
+  if (!cudaMalloc((void **)&s.y, (size_t)ny * 4) &&
+      !cudaMalloc((void **)&s.w, (size_t)k->o * 4) && !cudaEventCreate(&s.e0) &&
+      !cudaEventCreate(&s.e1) && !cxk_fill(c->stream, s.y, ny, 0.5f) &&
+      !cxk_fill(c->stream, s.w, k->o, 0.01f))
+    ms = gpu_tune_time(c, run_fep, &(ep_run){k, &s, ny}, s.e0, s.e1);
   scratch_free(&s);
   return ms;
 }

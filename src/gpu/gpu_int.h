@@ -24,10 +24,11 @@ typedef struct gpu_conv_key {
   int32_t cl; /* channels-last tensors */
   /* the convolution's epilogue (bias, relu or clip, no residual) is one
    * kconv.cu adds in the kernel: 1 bias and relu (the legacy cuDNN path
-   * fuses them, its graph API does not), 2 any other; 0 none or not */
+   * fuses them, the graph API's plain plan does not), 2 any other; 0 none
+   * or not */
   int32_t ep;
   /* the epilogue a graph-API plan may compute with the convolution
-   * (GPU_FEP_*: cuDNN's runtime-fusion engines), 0 for the convolution
+   * (GPU_FEP_*: cuDNN's fusion engines), 0 for the convolution
    * alone; hi: the upper bound of a clip from 0 (GPU_FEP_CLIP) */
   int32_t fep;
   float hi;
@@ -55,7 +56,8 @@ typedef struct gpu_conv_choice {
   float ms;    /* the chosen engine's median time */
   int fused;   /* plan computes key.fep's epilogue too */
   float ep_ms; /* the epilogue kernel's time where it was timed (key.fep
-                  set and a fused plan found), else 0 */
+                  set and a fused plan found), else 0 (also where the
+                  legacy engine adds bias and relu itself) */
 } gpu_conv_choice;
 
 /* The graph API's best plan for a geometry (gpu_dnn.c). */
@@ -122,7 +124,7 @@ typedef struct gpu_conv {
   cudnnConvolutionFwdAlgo_t algo;
   cudnnBackendDescriptor_t plan; /* graph API plan (the context's), or NULL */
   gpu_dnn_pack vp;               /* its variant pack (this node's pointers) */
-  int fused; /* plan adds the bias, residual and activation itself */
+  int fused; /* plan adds the bias and activation itself (key.fep) */
   size_t ws;
   int prepad; /* asymmetric padding: x is copied padded into scratch */
   int own;    /* runs kconv.cu's depthwise kernel with dw (not cuDNN) */
@@ -305,7 +307,7 @@ float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst);
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL):
  * the convolution alone, or where fused, with k->fep's epilogue in the
- * same operation graph (cuDNN's runtime-fusion engines). */
+ * same operation graph (cuDNN's fusion engines). */
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
                       gpu_dnn_choice *out);
 /* Median time in ms of the executor's epilogue kernel for k->fep
