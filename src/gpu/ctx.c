@@ -247,7 +247,6 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
             : out->fused ? "graph API with epilogue"
             : graph_api  ? "graph API"
                          : "legacy");
-  out->plan = NULL;
   if (out->fused) {
     out->plan = gf.plan;
     out->ws = gf.ws;

@@ -465,18 +465,22 @@ static int run_dw(gpu_ctx *c, const void *u) {
          cudaSuccess;
 }
 
-/* cxk_bias_act over the scratch output (u: ep_run). */
+/* cxk_bias_act over the scratch output: bias (or NULL), then fn (CXK_ID,
+ * CXK_RELU, or CXK_CLIP to [0, hi]) (u: ep_run). */
 typedef struct ep_run {
   const gpu_conv_key *k;
   const scratch *s;
   int64_t numel;
+  const float *bias;
+  int fn;
+  float hi;
 } ep_run;
 
 static int run_ep(gpu_ctx *c, const void *u) {
   const ep_run *r = u;
-  return cxk_bias_act(c->stream, r->s->y, r->s->w, r->numel, r->k->o,
-                      r->k->cl ? 1 : r->numel / (r->k->n * r->k->o), CXK_RELU,
-                      0.0f, 0.0f) != cudaSuccess;
+  return cxk_bias_act(c->stream, r->s->y, r->bias, r->numel, r->k->o,
+                      r->k->cl ? 1 : r->numel / (r->k->n * r->k->o), r->fn,
+                      0.0f, r->hi) != cudaSuccess;
 }
 
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
@@ -501,8 +505,8 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
                                   filter (o or more floats), as the bias */
     int64_t xd[4], wd[4], yd[4];
     dims_of(k, xd, wd, yd);
-    *ep_ms = gpu_tune_time(
-        c, run_ep, &(ep_run){k, &s, yd[0] * yd[1] * yd[2] * yd[3]}, s.e0, s.e1);
+    ep_run r = {k, &s, yd[0] * yd[1] * yd[2] * yd[3], s.w, CXK_RELU, 0.0f};
+    *ep_ms = gpu_tune_time(c, run_ep, &r, s.e0, s.e1);
   }
   scratch_free(&s);
   return best;
@@ -588,31 +592,23 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
   graph_free(&g);
 }
 
-/* The epilogue kernel of k->fep over the scratch output (u: ep_run). */
-static int run_fep(gpu_ctx *c, const void *u) {
-  const ep_run *r = u;
-  const gpu_conv_key *k = r->k;
-  int fn = k->fep & GPU_FEP_CLIP   ? CXK_CLIP
-           : k->fep & GPU_FEP_RELU ? CXK_RELU
-                                   : CXK_ID;
-  const float *b = k->fep & GPU_FEP_BIAS ? r->s->w : NULL;
-  int64_t inner = k->cl ? 1 : r->numel / (k->n * k->o);
-  return cxk_bias_act(c->stream, r->s->y, b, r->numel, k->o, inner, fn, 0.0f,
-                      k->hi) != cudaSuccess;
-}
-
 float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
   scratch s;
   float ms = 1e30f;
   int64_t xd[4], wd[4], yd[4];
   dims_of(k, xd, wd, yd);
   int64_t ny = yd[0] * yd[1] * yd[2] * yd[3];
+  int fn = k->fep & GPU_FEP_CLIP   ? CXK_CLIP
+           : k->fep & GPU_FEP_RELU ? CXK_RELU
+                                   : CXK_ID;
   memset(&s, 0, sizeof s); /* the output and a bias only */
   if (!cudaMalloc((void **)&s.y, (size_t)ny * 4) &&
       !cudaMalloc((void **)&s.w, (size_t)k->o * 4) && !cudaEventCreate(&s.e0) &&
       !cudaEventCreate(&s.e1) && !cxk_fill(c->stream, s.y, ny, 0.5f) &&
-      !cxk_fill(c->stream, s.w, k->o, 0.01f))
-    ms = gpu_tune_time(c, run_fep, &(ep_run){k, &s, ny}, s.e0, s.e1);
+      !cxk_fill(c->stream, s.w, k->o, 0.01f)) {
+    ep_run r = {k, &s, ny, k->fep & GPU_FEP_BIAS ? s.w : NULL, fn, k->hi};
+    ms = gpu_tune_time(c, run_ep, &r, s.e0, s.e1);
+  }
   scratch_free(&s);
   return ms;
 }
