@@ -36,9 +36,11 @@ typedef struct gpu_conv_key {
 _Static_assert(sizeof(gpu_conv_key) == 7 * 8 + 12 * 4,
                "no padding bytes: find_choice compares keys with memcmp");
 
-/* (A residual add fused too made cuDNN 9.14 compile engines at run time,
- * 20-30 s of plan time for ResNet-50, and four ResNets failed --check at
- * batch 16 on an H200, cause not found: not offered.) */
+/* (A residual add in the plan too: cuDNN 9.14 compiles those engines at
+ * run time, and they read the residual before the kernel in front of them
+ * has finished (Wide ResNet-50 at batch 16 failed --check); with a barrier
+ * before them they are correct but no faster: not offered. docs/cuda.md,
+ * "Epilogues in cuDNN's plan".) */
 enum {
   GPU_FEP_BIAS = 1, /* + bias[c] */
   GPU_FEP_RELU = 4, /* then relu */
