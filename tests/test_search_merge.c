@@ -233,6 +233,50 @@ Test(cse, duplicates_dropped_outputs_kept) {
   ir_graph_free(g);
 }
 
+/* A split that alone reads one output of another split along the same
+ * axis folds into it (chains of three over two rounds); one read twice,
+ * one along another axis and one reading a graph output stay. */
+Test(splits, nested_folded_others_kept) {
+  ir_graph *g = parse("input x: [1,24,4,4]\n"
+                      "a, b = split(x) axis=1 sizes=[4,20]\n"
+                      "c, e = split(b) axis=1 sizes=[8,12]\n"
+                      "f, h = split(e) axis=1 sizes=[5,7]\n"
+                      "p, q = split(a) axis=2 sizes=[1,3]\n"
+                      "r = relu(c)\n"
+                      "s1, s2 = split(c) axis=1 sizes=[2,6]\n"
+                      "u, v = split(x) axis=1 sizes=[12,12]\n"
+                      "v1, v2 = split(v) axis=1 sizes=[6,6]\n"
+                      "output f, h, p, q, r, s1, s2, u, v, v1, v2\n");
+  base_diag d;
+  int n1 = -1, n2 = -1, n3 = -1;
+  ir_graph *h1 = pass_merge_splits(g, &n1, &d);
+  cr_assert(h1, "%s", d.msg);
+  ir_graph *h2 = pass_merge_splits(h1, &n2, &d);
+  cr_assert(h2, "%s", d.msg);
+  ir_graph *h3 = pass_merge_splits(h2, &n3, &d);
+  cr_assert(h3, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h3, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(n1, 1, "b's split into x's (e's waits: its outer folds)");
+  cr_assert_eq(n2, 1, "then e's into that");
+  cr_assert_eq(n3, 0);
+  /* x -> a, c, f, h in one split; p's (axis 2), s1's (c read twice), v1's
+   * (v an output) and u's stay */
+  cr_assert_eq(count_op(h3, IR_OP_SPLIT), 5);
+  int t = ir_find_tensor(h3, "f");
+  cr_assert_geq(t, 0, "names kept");
+  const ir_node *m = &h3->nodes[h3->tensors[t].node];
+  cr_assert_eq(m->nout, 4);
+  cr_assert_eq(m->in[0], ir_find_tensor(h3, "x"));
+  int64_t want[4] = {4, 8, 5, 7};
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(m->a.list[k], want[k], "size %d", k);
+  cr_assert_leq(check_err(g, h3), 0.0, "the same slices, bit for bit");
+  ir_graph_free(h3);
+  ir_graph_free(h2);
+  ir_graph_free(h1);
+  ir_graph_free(g);
+}
+
 /* ---- the optimizer with the pass
  * ------------------------------------------------------------ */
 

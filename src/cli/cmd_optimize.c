@@ -461,8 +461,10 @@ static void print_stats(const ir_ruleset *rs, const srch_stats *st,
   printf("cost after:  %.2f us%s, %.1f%% lower (device %s)\n", st->cost_after,
          est, gain, device);
   printf("passes: %d common subexpressions, %d batchnorm folded, %d "
-         "scales folded, %d activations fused, %d sibling groups merged\n",
-         st->cse, st->bn_folded, st->scales_folded, st->acts_fused, st->merged);
+         "scales folded, %d activations fused, %d sibling groups merged, %d "
+         "nested splits folded\n",
+         st->cse, st->bn_folded, st->scales_folded, st->acts_fused, st->merged,
+         st->splits_merged);
   print_rules_applied(rs, st);
   printf("search: %d expanded, %d generated, %d duplicates, %d rejected, "
          "queue peak %d, %d regions (%d stopped by patience, %d took a "

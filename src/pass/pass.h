@@ -1,5 +1,6 @@
 /* pass.h: the optimizer's built-in passes: common subexpressions, batchnorm
- * and scale folding, activation fusion, sibling merging and dead code removal.
+ * and scale folding, activation fusion, sibling merging, nested splits and
+ * dead code removal.
  * Each takes a const graph and returns a new one (NULL with d set on failure);
  * *count gets the number of changes made. docs/search.md describes them.
  */
@@ -50,6 +51,13 @@ ir_graph *pass_merge_siblings_except(const ir_graph *g, const uint8_t *skip,
  * dropped and its readers read the earlier node's outputs. Nodes computing
  * graph outputs are kept. Unused weights stay (pass_prune_dead). */
 ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
+/* Nested splits: a split that alone reads one output of another split
+ * along the same axis (no graph output) is folded into it: one split whose
+ * sizes list the inner split's parts in place of that output, its outputs
+ * keeping their names (each is the same slice of the outer input; the
+ * executor copies the bytes once, not twice). One level a call: *count
+ * splits folded. */
+ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
 

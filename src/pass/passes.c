@@ -1,5 +1,6 @@
 /* passes.c: the built-in passes run before and after the search: common
- * subexpressions, batchnorm folding, activation fusion and dead code removal.
+ * subexpressions, batchnorm folding, activation fusion, nested splits and
+ * dead code removal.
  *
  * Batchnorm folding is written in the IR itself, since most weights have no
  * values: for conv y = w*x + b followed by batchnorm(scale, bias, mean, var),
@@ -541,5 +542,120 @@ ir_graph *pass_fold_scale(const ir_graph *g, int *count, base_diag *d) {
     }
   }
   free(wq), free(bq), free(site), free(role);
+  return rewrite_build_finish(&b, st);
+}
+
+/* ---- nested splits
+ * ----------------------------------------------------------------- */
+
+/* The split node j's input is one output of another split along the same
+ * axis, read by j alone and no graph output: that split's index, else -1. */
+static int outer_split(const ir_graph *g, const rewrite_index *ix, int j) {
+  const ir_node *s = &g->nodes[j];
+  if (s->op != IR_OP_SPLIT)
+    return -1;
+  int t = s->in[0];
+  const ir_tensor *x = &g->tensors[t];
+  if (x->kind != IR_T_VALUE || ix->is_output[t] ||
+      ix->use_start[t + 1] - ix->use_start[t] != 1)
+    return -1;
+  const ir_node *o = &g->nodes[x->node];
+  return o->op == IR_OP_SPLIT && o->a.axis == s->a.axis ? x->node : -1;
+}
+
+/* Marks in inner[] (the outer split's index, else -1) the splits folded
+ * into the split that produces their input: an outer split takes as many
+ * as its sizes list holds, and neither folds into another nor takes one
+ * that took some (one level a round). Returns how many, -1 on failure. */
+static int find_inner(const ir_graph *g, int32_t *inner, base_diag *d) {
+  rewrite_index ix;
+  int32_t *width = base_calloc((size_t)g->nnodes + 1, sizeof *width);
+  uint8_t *takes = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!width || !takes || rewrite_index_build(g, &ix, d)) {
+    free(width), free(takes);
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return -1;
+  }
+  int count = 0;
+  for (int j = 0; j < g->nnodes; j++) {
+    inner[j] = -1;
+    width[j] = g->nodes[j].nout;
+  }
+  for (int j = 0; j < g->nnodes; j++) {
+    int i = outer_split(g, &ix, j);
+    if (i < 0 || inner[i] >= 0 || takes[j] ||
+        width[i] - 1 + g->nodes[j].nout > IR_MAX_LIST)
+      continue;
+    inner[j] = i;
+    takes[i] = 1;
+    width[i] += g->nodes[j].nout - 1;
+    count++;
+  }
+  free(width), free(takes);
+  rewrite_index_free(&ix);
+  return count;
+}
+
+/* Emits outer split i with the splits folded into it in place of the
+ * outputs they read. */
+static base_status emit_splits(rewrite_builder *b, int i,
+                               const int32_t *first) {
+  const ir_graph *g = b->g;
+  const ir_node *o = &g->nodes[i];
+  ir_attrs a = o->a;
+  const char *names[IR_MAX_LIST] = {0};
+  int32_t from[IR_MAX_LIST]; /* the original tensor of each new output */
+  int n = 0;
+  for (int k = 0; k < o->nout; k++) {
+    int j = first[o->out[k]]; /* the split folded in at output k, or -1 */
+    const ir_node *s = j >= 0 ? &g->nodes[j] : o;
+    int lo = j >= 0 ? 0 : k, hi = j >= 0 ? s->nout : k + 1;
+    for (int m = lo; m < hi; m++) {
+      a.list[n] = s->a.list[m];
+      from[n] = s->out[m];
+      names[n++] = g->tensors[s->out[m]].name;
+    }
+  }
+  a.nlist = n;
+  int32_t x = b->map[o->in[0]];
+  int k = ir_add_node(b->h, IR_OP_SPLIT, &x, 1, &a, names, b->d);
+  if (k < 0)
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
+  for (int m = 0; m < n; m++)
+    b->map[from[m]] = b->h->nodes[k].out[m];
+  return BASE_OK;
+}
+
+ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d) {
+  int32_t *inner = base_malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
+  int32_t *first = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  rewrite_builder b;
+  *count = 0;
+  if (!inner || !first) {
+    free(inner), free(first);
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  int c = find_inner(g, inner, d);
+  if (c < 0 || rewrite_build_begin(&b, g, NULL, d)) {
+    free(inner), free(first);
+    return NULL;
+  }
+  *count = c;
+  for (int t = 0; t < g->ntensors; t++)
+    first[t] = -1;
+  for (int j = 0; j < g->nnodes; j++)
+    if (inner[j] >= 0)
+      first[g->nodes[j].in[0]] = j;
+  base_status st = BASE_OK;
+  for (int i = 0; i < g->nnodes && !st; i++) {
+    if (inner[i] >= 0)
+      continue; /* emitted with its outer split */
+    int outer = 0;
+    for (int k = 0; k < g->nodes[i].nout && !outer; k++)
+      outer = g->nodes[i].op == IR_OP_SPLIT && first[g->nodes[i].out[k]] >= 0;
+    st = outer ? emit_splits(&b, i, first) : rewrite_build_copy(&b, i, NULL);
+  }
+  free(inner), free(first);
   return rewrite_build_finish(&b, st);
 }

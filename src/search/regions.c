@@ -364,6 +364,21 @@ static int pass_search(ir_graph **cur, const ir_graph *g, const srch_options *o,
               "the pass rules' search", d);
 }
 
+/* Nested splits folded, one level a round (merging siblings two at a time,
+ * the pass rules leave split(split(x)) chains). */
+static int merge_splits(ir_graph **cur, const ir_graph *g, srch_stats *st,
+                        base_diag *d) {
+  for (int round = 0; round < IR_MAX_LIST; round++) {
+    int n = 0;
+    if (!step(cur, g, pass_merge_splits(*cur, &n, d), "merge splits", d))
+      return 0;
+    st->splits_merged += n;
+    if (!n)
+      break;
+  }
+  return 1;
+}
+
 ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
                         const srch_options *o, srch_stats *st, base_diag *d) {
   double t0 = base_now();
@@ -385,6 +400,7 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   ok = ok &&
        (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
                               "fuse activations", d)) &&
+       merge_splits(&cur, g, st, d) &&
        step(&cur, g, pass_prune_dead(cur, &dead, d), "prune dead", d);
   st->acts_fused += more;
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
