@@ -565,14 +565,15 @@ static int outer_split(const ir_graph *g, const rewrite_index *ix, int j) {
 
 /* Marks in inner[] (the outer split's index, else -1) the splits folded
  * into the split that produces their input: an outer split takes as many
- * as its sizes list holds, and neither folds into another nor takes one
- * that took some (one level a round). Returns how many, -1 on failure. */
+ * as its sizes list holds, and one that folds into another this round
+ * takes none (one level a round: an inner split comes after its outer, so
+ * inner[i] is known when i's readers are met). Returns how many, -1 on
+ * failure. */
 static int find_inner(const ir_graph *g, int32_t *inner, base_diag *d) {
   rewrite_index ix;
   int32_t *width = base_calloc((size_t)g->nnodes + 1, sizeof *width);
-  uint8_t *takes = base_calloc((size_t)g->nnodes + 1, 1);
-  if (!width || !takes || rewrite_index_build(g, &ix, d)) {
-    free(width), free(takes);
+  if (!width || rewrite_index_build(g, &ix, d)) {
+    free(width);
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return -1;
   }
@@ -583,15 +584,13 @@ static int find_inner(const ir_graph *g, int32_t *inner, base_diag *d) {
   }
   for (int j = 0; j < g->nnodes; j++) {
     int i = outer_split(g, &ix, j);
-    if (i < 0 || inner[i] >= 0 || takes[j] ||
-        width[i] - 1 + g->nodes[j].nout > IR_MAX_LIST)
+    if (i < 0 || inner[i] >= 0 || width[i] - 1 + g->nodes[j].nout > IR_MAX_LIST)
       continue;
     inner[j] = i;
-    takes[i] = 1;
     width[i] += g->nodes[j].nout - 1;
     count++;
   }
-  free(width), free(takes);
+  free(width);
   rewrite_index_free(&ix);
   return count;
 }
@@ -650,10 +649,10 @@ ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d) {
   base_status st = BASE_OK;
   for (int i = 0; i < g->nnodes && !st; i++) {
     if (inner[i] >= 0)
-      continue; /* emitted with its outer split */
-    int outer = 0;
+      continue;    /* emitted with its outer split */
+    int outer = 0; /* some split folds into i */
     for (int k = 0; k < g->nodes[i].nout && !outer; k++)
-      outer = g->nodes[i].op == IR_OP_SPLIT && first[g->nodes[i].out[k]] >= 0;
+      outer = first[g->nodes[i].out[k]] >= 0;
     st = outer ? emit_splits(&b, i, first) : rewrite_build_copy(&b, i, NULL);
   }
   free(inner), free(first);

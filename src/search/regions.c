@@ -364,11 +364,12 @@ static int pass_search(ir_graph **cur, const ir_graph *g, const srch_options *o,
               "the pass rules' search", d);
 }
 
-/* Nested splits folded, one level a round (merging siblings two at a time,
- * the pass rules leave split(split(x)) chains). */
+/* Nested splits folded, one level a round, until none folds (each round
+ * removes a split node); merging siblings two at a time, the pass rules
+ * leave split(split(x)) chains. */
 static int merge_splits(ir_graph **cur, const ir_graph *g, srch_stats *st,
                         base_diag *d) {
-  for (int round = 0; round < IR_MAX_LIST; round++) {
+  for (;;) {
     int n = 0;
     if (!step(cur, g, pass_merge_splits(*cur, &n, d), "merge splits", d))
       return 0;
@@ -396,7 +397,8 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
                 "fold scales", d) &&
            hand_passes(&cur, g, o, st, d) && pass_search(&cur, g, o, st, d) &&
            search_passes(&cur, g, rules, o, st, d);
-  int more = 0; /* passes as rules: the search's result is final */
+  int more = 0; /* passes as rules: no activation fusion after the search
+                    (only splits folded and dead code removed) */
   ok = ok &&
        (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
                               "fuse activations", d)) &&
