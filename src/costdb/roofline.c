@@ -5,8 +5,9 @@
  * output written once (float32, 4 bytes), a multiply-add counted as 2
  * operations, transcendental functions as a few: the kind and flops per
  * element of the operator's row in ops.def. Views (ir_node_is_view:
- * reshape, and split/slice/transpose results that are a contiguous block of
- * their input in the same order) and constants launch nothing and cost 0.
+ * reshape, and transposes that keep their input's order) and constants
+ * launch nothing and cost 0; split and slice are copies even where the IR
+ * calls their blocks views (the CUDA executor copies them).
  */
 #include <math.h>
 
@@ -80,7 +81,12 @@ cd_work cd_node_work(const ir_graph *g, int node) {
   case IR_OPK_MOVE: break;
   case IR_OPK_FUSED: return fused(g, nd);
   }
-  return ir_node_is_view(g, nd) ? view : kernel(g, nd, r->flops, 0);
+  /* split and slice results that are blocks of their input (a view to
+   * the IR) are still copies on the CUDA executor, which runs 4-D
+   * activations channels-last, where a channel block is strided */
+  unsigned f = r->flags;
+  int copies = (f & IR_OPF_VIEW_BLOCKS) && !(f & IR_OPF_VIEW);
+  return !copies && ir_node_is_view(g, nd) ? view : kernel(g, nd, r->flops, 0);
 }
 
 double cd_estimate(const cd_device *dev, const ir_graph *g, int node) {
