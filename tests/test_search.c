@@ -511,6 +511,29 @@ Test(search, passes_as_rules) {
   free_pass_rules(&rs, rules, cover);
 }
 
+/* srch_optimize folds a split of a split (as the pass rules' two-at-a-time
+ * merges leave them, Inception-v3: 8) and counts it. */
+Test(search, nested_splits_folded_and_counted) {
+  ir_ruleset rs;
+  rewrite_rules *rules, *cover = load_pass_rules(&rs, &rules);
+  ir_graph *g = parse("input x: [1,16,14,14]\n"
+                      "weight w: [48,16,1,1]\nweight wb: [48]\n"
+                      "y = conv2d(x, w, wb)\n"
+                      "a, t = split(y) axis=1 sizes=[16,32]\n"
+                      "b, c = split(t) axis=1 sizes=[24,8]\n"
+                      "ra = relu(a)\nrb = relu(b)\nrc = relu(c)\n"
+                      "output ra, rb, rc\n");
+  srch_stats st;
+  ir_graph *h = optimize_with_pass_rules(g, rules, cover, &st);
+  cr_assert_eq(st.splits_merged, 1);
+  cr_assert_eq(count_op(h, IR_OP_SPLIT), 1);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  free_pass_rules(&rs, rules, cover);
+}
+
 /* A SqueezeNet fire module: the 1x1 and 3x3 expand convolutions of the
  * squeeze's result, joined by a concat, become one 3x3 convolution on the
  * enlarged and concatenated filters (pass.merge2e.*): no concat left. */
