@@ -152,6 +152,15 @@ static int pick(const cudnnConvolutionFwdAlgoPerf_t *r, int n, int strict) {
   return -1;
 }
 
+long gpu_conv_fuse_env(int *always) {
+  const char *cf = getenv("SUPEROPT_CONV_FUSE");
+  char *end = NULL;
+  long mask = cf ? strtol(cf, &end, 10) : 0;
+  if (always)
+    *always = cf && !strcmp(cf, "always");
+  return cf && end != cf && !*end ? mask : -1L;
+}
+
 base_status
 gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
                 cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
@@ -193,12 +202,11 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
     gpu_dnn_autotune(c, k, 1, &gf);
     int legacy_fuses = !graph_api && k->fep == (GPU_FEP_BIAS | GPU_FEP_RELU);
     float ep = !gf.plan ? 1e30f : legacy_fuses ? 0.0f : gpu_ep_time(c, k);
-    /* $SUPEROPT_CONV_FUSE=always: the fused plan wherever there is one
-     * (tests) */
-    const char *cf = getenv("SUPEROPT_CONV_FUSE");
+    int always;
+    gpu_conv_fuse_env(&always);
     if (ep < 1e29f) {
       out->ep_ms = ep;
-      out->fused = gf.ms < best + ep || (cf && !strcmp(cf, "always"));
+      out->fused = gf.ms < best + ep || always;
     }
   }
   /* $SUPEROPT_DW=always takes kconv.cu's kernel wherever it runs, =K its

@@ -47,6 +47,13 @@ enum {
   GPU_FEP_CLIP = 8  /* or then min(max(v, 0), hi) */
 };
 
+/* $SUPEROPT_CONV_FUSE, for tests and comparisons: a number M offers
+ * cuDNN's fused plan only for epilogues within the GPU_FEP_* bits M (0:
+ * never); returns that mask, else all bits. *always (where not NULL): 1
+ * for "always", the fused plan wherever cuDNN has one, not only where it
+ * is faster (ctx.c). */
+long gpu_conv_fuse_env(int *always);
+
 typedef struct gpu_conv_choice {
   gpu_conv_key key;
   cudnnConvolutionFwdAlgo_t algo; /* legacy API, when plan is NULL */

@@ -187,12 +187,7 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   k.ep = dw ? own_epilogue(n, s) : 0; /* else one key */
   if (!p->ctx->opt.no_fold)
     k.fep = fused_epilogue(n, s, &k.hi);
-  /* $SUPEROPT_CONV_FUSE=M (a number): only epilogues within the GPU_FEP_*
-   * bits M (0: never; comparisons) */
-  const char *cf = getenv("SUPEROPT_CONV_FUSE");
-  char *cend = NULL;
-  long mask = cf ? strtol(cf, &cend, 10) : 0;
-  if (cf && cend != cf && !*cend && (k.fep & ~mask))
+  if (k.fep & ~gpu_conv_fuse_env(NULL)) /* not offered ($SUPEROPT_CONV_FUSE) */
     k.fep = 0, k.hi = 0.0f;
   gpu_conv_choice ch;
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
