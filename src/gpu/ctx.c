@@ -19,6 +19,49 @@ base_status gpu_cuda_fail(base_diag *d, cudaError_t e, const char *what) {
                        cudaGetErrorName(e), cudaGetErrorString(e), what);
 }
 
+/* Edges from a kernel's programmatic launch port (CUDA's programmatic
+ * dependent launch, which cuDNN's runtime-compiled engines use) let the
+ * next kernel start before this one ends. cuDNN 9.14's fusion engines that
+ * add a residual read it before they wait for the kernel in front (Wide
+ * ResNet-50 at batch 16 on an H200: relative error 0.02, docs/cuda.md), so
+ * every such edge becomes a plain dependency: each kernel waits for the
+ * whole of the one before. */
+static cudaError_t full_edges(cudaGraph_t g) {
+  if (getenv("SUPEROPT_PDL_KEEP")) /* tests: the race, shown */
+    return cudaSuccess;
+  size_t n = 0;
+  cudaError_t e = cudaGraphGetEdges(g, NULL, NULL, NULL, &n);
+  if (e != cudaSuccess || n == 0)
+    return e;
+  cudaGraphNode_t *from = base_malloc(n * sizeof *from);
+  cudaGraphNode_t *to = base_malloc(n * sizeof *to);
+  cudaGraphEdgeData *ed = base_calloc(n, sizeof *ed);
+  if (!from || !to || !ed)
+    e = cudaErrorMemoryAllocation;
+  if (e == cudaSuccess)
+    e = cudaGraphGetEdges(g, from, to, ed, &n);
+  for (size_t i = 0; e == cudaSuccess && i < n; i++) {
+    if (ed[i].type == cudaGraphDependencyTypeDefault && ed[i].from_port == 0 &&
+        ed[i].to_port == 0)
+      continue;
+    e = cudaGraphRemoveDependencies(g, &from[i], &to[i], &ed[i], 1);
+    if (e == cudaSuccess)
+      e = cudaGraphAddDependencies(g, &from[i], &to[i], NULL, 1);
+  }
+  free(from), free(to), free(ed);
+  return e;
+}
+
+cudaError_t gpu_end_capture(cudaStream_t s, cudaGraph_t *g) {
+  *g = NULL;
+  cudaError_t e = cudaStreamEndCapture(s, g);
+  if (e == cudaSuccess && !*g)
+    e = cudaErrorStreamCaptureInvalidated;
+  if (e == cudaSuccess)
+    e = full_edges(*g);
+  return e;
+}
+
 base_status gpu_dnn_fail(base_diag *d, cudnnStatus_t e, const char *what) {
   base_status st =
       e == CUDNN_STATUS_ALLOC_FAILED ? BASE_ERR_NOMEM : BASE_ERR_INTERNAL;
@@ -208,6 +251,21 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
       out->ep_ms = ep;
       out->fused = gf.ms < best + ep || always;
     }
+    /* taken only where it computes what the plain plan and the executor's
+     * epilogue kernel compute */
+    double err = out->fused && g.plan ? gpu_dnn_verify(c, k, g.plan, g.ws,
+                                                       gf.plan, gf.ws)
+                                      : 1e30;
+    if (out->fused && c->tune_log)
+      fprintf(stderr,
+              "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
+              "epilogue %d: the fused plan differs from the plain one by "
+              "%.2e (relative L2)%s\n",
+              (long long)k->n,
+              (long long)k->c, (long long)k->h, (long long)k->w,
+              (long long)k->o, (long long)k->kh, (long long)k->kw, k->fep, err,
+              err > GPU_DNN_VERIFY_TOL ? ": not used" : "");
+    out->fused = out->fused && err <= GPU_DNN_VERIFY_TOL;
   }
   /* $SUPEROPT_DW=always takes kconv.cu's kernel wherever it runs, =K its
    * variant K (tests) */

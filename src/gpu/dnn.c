@@ -11,15 +11,17 @@
  * (TF32) are skipped. Failure to find any plan is not an error: the caller
  * falls back to the legacy algorithm.
  *
- * Where the convolution has a bias, relu or a clip, or a bias and either
+ * Where the convolution has a bias, a residual add, relu or a clip
  * (gpu_conv_key.fep), the same is done for the operation graph conv -> add
- * bias -> relu (or the parts it has): the
+ * bias -> add residual -> relu (or the parts it has): the
  * engines that compute the epilogue as they store the result, saving the
  * executor's bias kernel (a pass over the output) where that is faster.
  * Each node's variant pack remembers its pointers and is made again when
  * one changed (another arena, another stream's workspace).
  */
+#include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,10 @@
 #define GPU_DNN_CANDIDATES 10
 #define GPU_DNN_REPS 5
 #define GPU_DNN_WS_MAX ((int64_t)256 << 20)
+/* runtime-compiled candidates per operation graph: each costs about a
+ * second of plan time (ResNet-50's residual convolutions: 33 s of `run`
+ * with all ten) */
+#define GPU_DNN_RTC_MAX 2
 
 typedef cudnnBackendDescriptor_t bdesc;
 
@@ -96,7 +102,7 @@ static int64_t out_dim(int64_t in, int64_t k, int pad, int st, int dil) {
 /* The descriptors of one convolution's operation graph, all freed by
  * graph_free; ops: the operations in order (the convolution, then the
  * epilogue's pointwise operations). Tensor uids: UID_*. */
-enum { UID_X = 1, UID_W, UID_Y, UID_B, UID_V0 = 10 };
+enum { UID_X = 1, UID_W, UID_Y, UID_B, UID_R, UID_V0 = 10 };
 #define GRAPH_DESCS 16
 typedef struct graph_descs {
   bdesc all[GRAPH_DESCS], ops[4], graph;
@@ -162,15 +168,19 @@ static cudnnStatus_t pointwise(graph_descs *g, cudnnPointwiseMode_t mode,
 }
 
 /* The operation graph of k's convolution, with k->fep's epilogue where
- * fused: conv -> (+ bias) -> (relu or clip) -> y, the intermediates
- * virtual. */
+ * fused: conv -> (+ bias) -> (+ residual) -> (relu or clip) -> y, the
+ * intermediates virtual. */
 static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
                                  int fused, graph_descs *g) {
   int64_t xd[4], wd[4], yd[4], bd[4] = {1, k->o, 1, 1};
   dims_of(k, xd, wd, yd);
   float one = 1.0f, zero = 0.0f;
   int fep = fused ? k->fep : 0;
-  int nsteps = !!(fep & GPU_FEP_BIAS) + !!(fep & (GPU_FEP_RELU | GPU_FEP_CLIP));
+  static const int step_bit[3] = {GPU_FEP_BIAS, GPU_FEP_ADD,
+                                  GPU_FEP_RELU | GPU_FEP_CLIP};
+  int nsteps = 0;
+  for (int i = 0; i < 3; i++)
+    nsteps += !!(fep & step_bit[i]);
   bdesc *x = slot(g), *w = slot(g), *y = slot(g), *conv = slot(g),
         *op = slot(g);
   if (!op)
@@ -196,20 +206,22 @@ static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
          1, &zero));
   BK(cudnnBackendFinalize(*op));
   g->ops[g->nops++] = *op;
-  bdesc cur = *y;                        /* the value so far */
-  for (int step = 0; step < 2; step++) { /* the bias, the activation */
-    if (!(fep & (step ? GPU_FEP_RELU | GPU_FEP_CLIP : GPU_FEP_BIAS)))
+  bdesc cur = *y; /* the value so far */
+  for (int step = 0; step < 3; step++) { /* bias, residual, activation */
+    if (!(fep & step_bit[step]))
       continue;
-    bdesc *b = step ? NULL : slot(g), *t = slot(g);
-    if (!t || (!step && !b))
+    bdesc *b = step == 2 ? NULL : slot(g), *t = slot(g);
+    if (!t || (step < 2 && !b))
       return CUDNN_STATUS_NOT_SUPPORTED;
-    if (!step)
+    if (step == 0)
       BK(tensor(b, UID_B, bd, k->cl, 0));
+    else if (step == 1)
+      BK(tensor(b, UID_R, yd, k->cl, 0));
     int last = --nsteps == 0;
     BK(tensor(t, last ? UID_Y : uid++, yd, k->cl, !last));
-    BK(pointwise(g, step ? CUDNN_POINTWISE_RELU_FWD : CUDNN_POINTWISE_ADD, cur,
-                 b ? *b : NULL, *t,
-                 step && (fep & GPU_FEP_CLIP) ? k->hi : 0.0f));
+    BK(pointwise(g, step == 2 ? CUDNN_POINTWISE_RELU_FWD : CUDNN_POINTWISE_ADD,
+                 cur, b ? *b : NULL, *t,
+                 step == 2 && (fep & GPU_FEP_CLIP) ? k->hi : 0.0f));
     cur = *t;
   }
   BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
@@ -220,28 +232,52 @@ static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
   return cudnnBackendFinalize(g->graph);
 }
 
-/* Does cfg's engine compute in TF32 (tensor cores on float data)? */
-static int uses_tf32(bdesc cfg) {
+/* The notes of kind attr (numerical or behaviour notes, type t: enums of
+ * int size) of cfg's engine, up to max of them into v; their number, or -1
+ * where they cannot be read. */
+static int64_t engine_notes(bdesc cfg, cudnnBackendAttributeName_t attr,
+                            cudnnBackendAttributeType_t t, int *v,
+                            int64_t max) {
   bdesc eng = NULL;
-  int64_t n = 0;
-  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-  int tf32 = 1; /* unknown counts as TF32: strict mode skips it */
+  int64_t n = 0, got = -1;
   if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) ==
           CUDNN_STATUS_SUCCESS &&
       cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
                                &eng) == CUDNN_STATUS_SUCCESS &&
-      cudnnBackendGetAttribute(
-          eng, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-          CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes) == CUDNN_STATUS_SUCCESS) {
-    tf32 = 0;
-    for (int64_t i = 0; i < n; i++)
-      tf32 |= notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
-              notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
-  }
+      cudnnBackendGetAttribute(eng, attr, t, max, &n, v) ==
+          CUDNN_STATUS_SUCCESS)
+    got = n < max ? n : max;
   if (eng)
     cudnnBackendDestroyDescriptor(eng);
+  return got;
+}
+
+/* Does cfg's engine compute in TF32 (tensor cores on float data)? Unknown
+ * counts as TF32: strict mode skips it. */
+static int uses_tf32(bdesc cfg) {
+  int v[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  int64_t n = engine_notes(cfg, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                           CUDNN_TYPE_NUMERICAL_NOTE, v,
+                           CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
+  int tf32 = n < 0;
+  for (int64_t i = 0; i < n; i++)
+    tf32 |= v[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
+            v[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
   return tf32;
+}
+
+/* Is cfg's engine compiled when its plan is finalised (cuDNN's runtime
+ * fusion engines: about a second each)? */
+static int compiles_at_runtime(bdesc cfg) {
+  int v[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+  int64_t n = engine_notes(cfg, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+                           CUDNN_TYPE_BEHAVIOR_NOTE, v,
+                           CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
+  for (int64_t i = 0; i < n; i++)
+    if (v[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)
+      return 1;
+  return 0;
 }
 
 static cudnnStatus_t make_plan(cudnnHandle_t h, bdesc cfg, bdesc *plan,
@@ -281,14 +317,17 @@ static int64_t heur_configs(const graph_descs *g, cudnnBackendHeurMode_t mode,
 }
 
 /* Up to GPU_DNN_CANDIDATES finalised plans for g (strict: no TF32), in
- * heuristics mode A's order. (Adding the fallback list's engines found
- * nothing faster for ConvNeXt's convolutions on an H200, and after some of
- * them cudnnFindConvolutionForwardAlgorithm failed with an internal
- * error.) */
+ * heuristics mode A's order, of which at most GPU_DNN_RTC_MAX (or
+ * $SUPEROPT_DNN_RTC) compile at run time. (Adding the fallback list's
+ * engines found nothing faster for ConvNeXt's convolutions on an H200, and
+ * after some of them cudnnFindConvolutionForwardAlgorithm failed with an
+ * internal error.) */
 static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
                       bdesc *plans, int64_t *ws) {
   bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
   int np = 0, want = GPU_DNN_CANDIDATES * 2;
+  const char *rv = getenv("SUPEROPT_DNN_RTC");
+  int rtc_left = rv && *rv >= '0' && *rv <= '9' ? atoi(rv) : GPU_DNN_RTC_MAX;
   for (int i = 0; i < want; i++)
     if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
                                      &cfg[i]) != CUDNN_STATUS_SUCCESS)
@@ -296,6 +335,8 @@ static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
   int64_t ncfg = heur_configs(g, CUDNN_HEUR_MODE_A, cfg, want);
   for (int64_t i = 0; i < ncfg && np < GPU_DNN_CANDIDATES; i++) {
     if (strict && uses_tf32(cfg[i]))
+      continue;
+    if (compiles_at_runtime(cfg[i]) && rtc_left-- <= 0)
       continue;
     plans[np] = NULL;
     if (make_plan(h, cfg[i], &plans[np], &ws[np]) == CUDNN_STATUS_SUCCESS &&
@@ -309,18 +350,18 @@ static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
   return np;
 }
 
-/* The variant pack of ptr: x, w, y, bias, workspace (the bias skipped
- * where NULL: the plan has none). */
-static cudnnStatus_t variant_pack(bdesc *vp, const void *const ptr[5]) {
-  int64_t uids[4];
-  void *ptrs[4];
+/* The variant pack of ptr: x, w, y, bias, residual, workspace (bias and
+ * residual skipped where NULL: the plan has none). */
+static cudnnStatus_t variant_pack(bdesc *vp, const void *const ptr[6]) {
+  int64_t uids[5];
+  void *ptrs[5];
   int64_t n = 0;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     if (ptr[i] || i < 3) {
       uids[n] = UID_X + i;
       ptrs[n++] = (void *)ptr[i];
     }
-  void *ws = (void *)ptr[4];
+  void *ws = (void *)ptr[5];
   BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, vp));
   BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids));
   BK(set(*vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
@@ -369,7 +410,7 @@ float gpu_tune_time(gpu_ctx *c, gpu_timed_run run, const void *u,
     int failed = 0;
     for (int k = 0; k < batch && !failed; k++)
       failed = run(c, u);
-    if (cudaStreamEndCapture(c->stream, &g) != cudaSuccess || failed || !g ||
+    if (gpu_end_capture(c->stream, &g) != cudaSuccess || failed || !g ||
         cudaGraphInstantiate(&x, g, 0) != cudaSuccess ||
         cudaGraphLaunch(x, c->stream) != cudaSuccess || /* upload, warm */
         cudaStreamSynchronize(c->stream) != cudaSuccess) {
@@ -399,14 +440,15 @@ static int run_plan(gpu_ctx *c, const void *u) {
 }
 
 typedef struct scratch {
-  float *x, *w, *y;
+  float *x, *w, *y, *r; /* r: a residual of y's size, or NULL */
   void *ws;
   cudaEvent_t e0, e1;
 } scratch;
 
 /* Scratch buffers for k's convolution (the filter's floats, at least o of
- * them, serve as a bias) and its workspace of ws bytes. */
-static int scratch_new(gpu_ctx *c, const gpu_conv_key *k, int64_t ws,
+ * them, serve as a bias), a residual where res, and a workspace of ws
+ * bytes. */
+static int scratch_new(gpu_ctx *c, const gpu_conv_key *k, int64_t ws, int res,
                        scratch *s) {
   int64_t xd[4], wd[4], yd[4];
   dims_of(k, xd, wd, yd);
@@ -417,16 +459,19 @@ static int scratch_new(gpu_ctx *c, const gpu_conv_key *k, int64_t ws,
   if (cudaMalloc((void **)&s->x, fx * 4) ||
       cudaMalloc((void **)&s->w, fw * 4) ||
       cudaMalloc((void **)&s->y, fy * 4) ||
+      (res && cudaMalloc((void **)&s->r, fy * 4)) ||
       cudaMalloc(&s->ws, ws > 0 ? (size_t)ws : 256) ||
       cudaEventCreate(&s->e0) || cudaEventCreate(&s->e1) ||
       cxk_fill(c->stream, s->x, (int64_t)fx, 0.5f) ||
-      cxk_fill(c->stream, s->w, (int64_t)fw, 0.01f))
+      cxk_fill(c->stream, s->w, (int64_t)fw, 0.01f) ||
+      (res && cxk_fill(c->stream, s->r, (int64_t)fy, 0.25f)))
     return -1;
   return 0;
 }
 
 static void scratch_free(scratch *s) {
-  cudaFree(s->x), cudaFree(s->w), cudaFree(s->y), cudaFree(s->ws);
+  cudaFree(s->x), cudaFree(s->w), cudaFree(s->y), cudaFree(s->r);
+  cudaFree(s->ws);
   if (s->e0)
     cudaEventDestroy(s->e0);
   if (s->e1)
@@ -465,8 +510,9 @@ static int run_dw(gpu_ctx *c, const void *u) {
          cudaSuccess;
 }
 
-/* cxk_bias_act over the scratch output: bias (or NULL), then fn (CXK_ID,
- * CXK_RELU, or CXK_CLIP to [0, hi]) (u: ep_run). */
+/* The executor's epilogue kernel over the scratch output: bias (or
+ * NULL), the scratch residual where s->r (cxk_bias_res_act, same layout),
+ * then fn (CXK_ID, CXK_RELU, or CXK_CLIP to [0, hi]) (u: ep_run). */
 typedef struct ep_run {
   const gpu_conv_key *k;
   const scratch *s;
@@ -478,9 +524,13 @@ typedef struct ep_run {
 
 static int run_ep(gpu_ctx *c, const void *u) {
   const ep_run *r = u;
-  return cxk_bias_act(c->stream, r->s->y, r->bias, r->numel, r->k->o,
-                      r->k->cl ? 1 : r->numel / (r->k->n * r->k->o), r->fn,
-                      0.0f, r->hi) != cudaSuccess;
+  int64_t inner = r->k->cl ? 1 : r->numel / (r->k->n * r->k->o);
+  if (r->s->r)
+    return cxk_bias_res_act(c->stream, r->s->y, r->bias, r->s->r, r->numel,
+                            r->k->o, inner, r->fn, 0.0f, r->hi, 0, 1, 1) !=
+           cudaSuccess;
+  return cxk_bias_act(c->stream, r->s->y, r->bias, r->numel, r->k->o, inner,
+                      r->fn, 0.0f, r->hi) != cudaSuccess;
 }
 
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
@@ -490,7 +540,7 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
   *var = 0;
   if (ep_ms)
     *ep_ms = 1e30f;
-  if (!gpu_dw_args(k, &a) || scratch_new(c, k, 256, &s) != 0)
+  if (!gpu_dw_args(k, &a) || scratch_new(c, k, 256, 0, &s) != 0)
     return best;
   for (a.var = 0; a.var < cxk_dwconv_variants(); a.var++) {
     if (!cxk_dwconv_ok(&a)) /* more channels a thread than c divides into */
@@ -536,13 +586,14 @@ float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst) {
 }
 
 /* The pointers of a run on scratch s: x, w, y, the filter as the bias
- * where the fused plan has one, the workspace. */
+ * and s->r as the residual where the fused plan has them, the workspace. */
 static void scratch_ptrs(const scratch *s, const gpu_conv_key *k, int fused,
-                         const void *ptr[5]) {
+                         const void *ptr[6]) {
   int fep = fused ? k->fep : 0;
   ptr[0] = s->x, ptr[1] = s->w, ptr[2] = s->y;
   ptr[3] = fep & GPU_FEP_BIAS ? s->w : NULL;
-  ptr[4] = s->ws;
+  ptr[4] = fep & GPU_FEP_ADD ? s->r : NULL;
+  ptr[5] = s->ws;
 }
 
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
@@ -558,9 +609,10 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
   for (int i = 0; i < np; i++)
     wmax = ws[i] > wmax ? ws[i] : wmax;
   scratch s;
-  int ok = np > 0 && scratch_new(c, k, wmax, &s) == 0;
+  int ok = np > 0 &&
+           scratch_new(c, k, wmax, fused && (k->fep & GPU_FEP_ADD), &s) == 0;
   int best = -1;
-  const void *ptr[5];
+  const void *ptr[6];
   if (ok)
     scratch_ptrs(&s, k, fused, ptr);
   for (int i = 0; ok && i < np; i++) {
@@ -601,11 +653,15 @@ float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
   int fn = k->fep & GPU_FEP_CLIP   ? CXK_CLIP
            : k->fep & GPU_FEP_RELU ? CXK_RELU
                                    : CXK_ID;
-  memset(&s, 0, sizeof s); /* the output and a bias only */
+  int res = (k->fep & GPU_FEP_ADD) != 0;
+  memset(&s, 0, sizeof s); /* the output, a bias and the residual only */
   if (!cudaMalloc((void **)&s.y, (size_t)ny * 4) &&
-      !cudaMalloc((void **)&s.w, (size_t)k->o * 4) && !cudaEventCreate(&s.e0) &&
-      !cudaEventCreate(&s.e1) && !cxk_fill(c->stream, s.y, ny, 0.5f) &&
-      !cxk_fill(c->stream, s.w, k->o, 0.01f)) {
+      !cudaMalloc((void **)&s.w, (size_t)k->o * 4) &&
+      !(res && cudaMalloc((void **)&s.r, (size_t)ny * 4)) &&
+      !cudaEventCreate(&s.e0) && !cudaEventCreate(&s.e1) &&
+      !cxk_fill(c->stream, s.y, ny, 0.5f) &&
+      !cxk_fill(c->stream, s.w, k->o, 0.01f) &&
+      !(res && cxk_fill(c->stream, s.r, ny, 0.25f))) {
     ep_run r = {k, &s, ny, k->fep & GPU_FEP_BIAS ? s.w : NULL, fn, k->hi};
     ms = gpu_tune_time(c, run_ep, &r, s.e0, s.e1);
   }
@@ -613,10 +669,98 @@ float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
   return ms;
 }
 
+/* Deterministic values in [-1, 1) for n floats of a verification input. */
+static int fill_random(float *d, int64_t n, uint32_t seed) {
+  float *h = base_malloc((size_t)n * sizeof *h);
+  if (!h)
+    return -1;
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    h[i] = (float)(seed >> 8) / 8388608.0f - 1.0f;
+  }
+  int rc = cudaMemcpy(d, h, (size_t)n * sizeof *h, cudaMemcpyHostToDevice) !=
+           cudaSuccess;
+  free(h);
+  return rc;
+}
+
+/* Relative L2 distance between n floats at a and b (device), huge where
+ * they cannot be read. */
+static double rel_l2(const float *a, const float *b, int64_t n) {
+  float *h = base_malloc(2 * (size_t)n * sizeof *h);
+  double num = 0, den = 0;
+  if (!h)
+    return 1e30;
+  if (cudaMemcpy(h, a, (size_t)n * 4, cudaMemcpyDeviceToHost) ||
+      cudaMemcpy(h + n, b, (size_t)n * 4, cudaMemcpyDeviceToHost)) {
+    free(h);
+    return 1e30;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double d = (double)h[i] - h[n + i];
+    num += d * d, den += (double)h[i] * h[i];
+  }
+  free(h);
+  return num == num && den > 0 ? sqrt(num / den) : num == 0 ? 0 : 1e30;
+}
+
+double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
+                      cudnnBackendDescriptor_t plain, size_t plain_ws,
+                      cudnnBackendDescriptor_t fused, size_t fused_ws) {
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  int64_t nx = xd[0] * xd[1] * xd[2] * xd[3], nw = wd[0] * wd[1] * wd[2] * wd[3],
+          ny = yd[0] * yd[1] * yd[2] * yd[3];
+  int res = (k->fep & GPU_FEP_ADD) != 0, bias = (k->fep & GPU_FEP_BIAS) != 0;
+  int fn = k->fep & GPU_FEP_CLIP   ? CXK_CLIP
+           : k->fep & GPU_FEP_RELU ? CXK_RELU
+                                   : CXK_ID;
+  size_t ws = plain_ws > fused_ws ? plain_ws : fused_ws;
+  float *x = NULL, *w = NULL, *b = NULL, *r = NULL, *y1 = NULL, *y2 = NULL;
+  void *wsp = NULL;
+  bdesc vp1 = NULL, vp2 = NULL;
+  double err = 1e30;
+  if (cudaMalloc((void **)&x, (size_t)nx * 4) ||
+      cudaMalloc((void **)&w, (size_t)nw * 4) ||
+      cudaMalloc((void **)&b, (size_t)k->o * 4) ||
+      cudaMalloc((void **)&r, (size_t)ny * 4) ||
+      cudaMalloc((void **)&y1, (size_t)ny * 4) ||
+      cudaMalloc((void **)&y2, (size_t)ny * 4) ||
+      cudaMalloc(&wsp, ws > 0 ? ws : 256) || fill_random(x, nx, 1) ||
+      fill_random(w, nw, 2) || fill_random(b, k->o, 3) ||
+      fill_random(r, ny, 4) || cxk_fill(c->stream, y1, ny, 0.0f) ||
+      cxk_fill(c->stream, y2, ny, 0.0f))
+    goto done;
+  const void *p1[6] = {x, w, y1, NULL, NULL, wsp},
+             *p2[6] = {x, w, y2, bias ? b : NULL, res ? r : NULL, wsp};
+  int64_t inner = k->cl ? 1 : yd[2] * yd[3];
+  if (variant_pack(&vp1, p1) != CUDNN_STATUS_SUCCESS ||
+      variant_pack(&vp2, p2) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendExecute(c->dnn, plain, vp1) != CUDNN_STATUS_SUCCESS ||
+      (res ? cxk_bias_res_act(c->stream, y1, bias ? b : NULL, r, ny, k->o,
+                              inner, fn, 0.0f, k->hi, 0, 1, 1)
+           : cxk_bias_act(c->stream, y1, bias ? b : NULL, ny, k->o, inner, fn,
+                          0.0f, k->hi)) != cudaSuccess ||
+      cudnnBackendExecute(c->dnn, fused, vp2) != CUDNN_STATUS_SUCCESS ||
+      cudaStreamSynchronize(c->stream) != cudaSuccess)
+    goto done;
+  err = rel_l2(y1, y2, ny);
+done:
+  if (vp1)
+    cudnnBackendDestroyDescriptor(vp1);
+  if (vp2)
+    cudnnBackendDestroyDescriptor(vp2);
+  cudaFree(x), cudaFree(w), cudaFree(b), cudaFree(r), cudaFree(y1);
+  cudaFree(y2), cudaFree(wsp);
+  cudaGetLastError();
+  return err;
+}
+
 base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
                             gpu_dnn_pack *vp, const float *x, const float *w,
-                            float *y, const float *b, void *ws, base_diag *d) {
-  const void *ptr[5] = {x, w, y, b, ws};
+                            float *y, const float *b, const float *r, void *ws,
+                            base_diag *d) {
+  const void *ptr[6] = {x, w, y, b, r, ws};
   if (vp->vp && memcmp(ptr, vp->ptr, sizeof ptr)) { /* moved: made again */
     cudnnBackendDestroyDescriptor(vp->vp);
     vp->vp = NULL;

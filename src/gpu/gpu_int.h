@@ -36,13 +36,9 @@ typedef struct gpu_conv_key {
 _Static_assert(sizeof(gpu_conv_key) == 7 * 8 + 12 * 4,
                "no padding bytes: find_choice compares keys with memcmp");
 
-/* (A residual add in the plan too: cuDNN 9.14 compiles those engines at
- * run time, and they read the residual before the kernel in front of them
- * has finished (Wide ResNet-50 at batch 16 failed --check); with a barrier
- * before them they are correct but no faster: not offered. docs/cuda.md,
- * "Epilogues in cuDNN's plan".) */
 enum {
   GPU_FEP_BIAS = 1, /* + bias[c] */
+  GPU_FEP_ADD = 2,  /* then + a residual of y's shape and layout */
   GPU_FEP_RELU = 4, /* then relu */
   GPU_FEP_CLIP = 8  /* or then min(max(v, 0), hi) */
 };
@@ -122,7 +118,7 @@ typedef struct gpu_mm gpu_mm;
 /* A graph-API plan's variant pack and the pointers it was made with. */
 typedef struct gpu_dnn_pack {
   cudnnBackendDescriptor_t vp;
-  const void *ptr[5]; /* x, w, y, bias, workspace */
+  const void *ptr[6]; /* x, w, y, bias, residual, workspace */
 } gpu_dnn_pack;
 
 typedef struct gpu_conv {
@@ -252,6 +248,10 @@ struct gpu_plan {
  * memory, else BASE_ERR_INTERNAL. */
 base_status gpu_cuda_fail(base_diag *d, cudaError_t e, const char *what);
 base_status gpu_dnn_fail(base_diag *d, cudnnStatus_t e, const char *what);
+/* cudaStreamEndCapture, then every programmatic edge of the graph made a
+ * plain dependency (see ctx.c); *g is the graph (or NULL) either way, for
+ * the caller to destroy. Every capture of the executor's steps ends here. */
+cudaError_t gpu_end_capture(cudaStream_t s, cudaGraph_t *g);
 base_status gpu_blas_fail(base_diag *d, cublasStatus_t e, const char *what);
 
 #define GPU_CUDA(d, call)                                                      \
@@ -320,15 +320,25 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
 void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
                       gpu_dnn_choice *out);
 /* Median time in ms of the executor's epilogue kernel for k->fep
- * (cxk_bias_act over k's output), timed like the
- * engines; a huge value where it cannot be timed. */
+ * (cxk_bias_act over k's output, cxk_bias_res_act with a residual), timed
+ * like the engines; a huge value where it cannot be timed. */
 float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k);
-/* Runs plan on x, w (b: bias, NULL where the plan has none) -> y; the
+/* Relative L2 distance between the fused plan's result (k->fep's epilogue
+ * in cuDNN's plan) and the plain plan's plus the executor's epilogue
+ * kernel, on the same deterministic random inputs; huge where either does
+ * not run. Fused engines that compute a different result are refused. */
+#define GPU_DNN_VERIFY_TOL 1e-2
+double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
+                      cudnnBackendDescriptor_t plain, size_t plain_ws,
+                      cudnnBackendDescriptor_t fused, size_t fused_ws);
+/* Runs plan on x, w (b: bias, r: residual, NULL where the plan has none)
+ * -> y; the
  * variant pack is made on first use and again when a pointer
  * changed (another arena or stream workspace). */
 base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
                             gpu_dnn_pack *vp, const float *x, const float *w,
-                            float *y, const float *b, void *ws, base_diag *d);
+                            float *y, const float *b, const float *r, void *ws,
+                            base_diag *d);
 
 #define GPU_MM_WS ((size_t)32 << 20)  /* matmul workspace limit */
 #define GPU_BLAS_WS ((size_t)4 << 20) /* cuBLAS's (gpu_smm) */

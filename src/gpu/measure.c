@@ -63,9 +63,9 @@ static base_status time_repeated(gpu_plan *p, int warmup, int reps, double *ms,
   base_status st = BASE_OK;
   for (int r = 0; !st && r < GPU_MEASURE_REPEAT; r++)
     st = gpu_step_enqueue(p, 0, d);
-  cudaError_t e = cudaStreamEndCapture(s, &graph);
+  cudaError_t e = gpu_end_capture(s, &graph);
   if (!st && e != cudaSuccess)
-    st = gpu_cuda_fail(d, e, "cudaStreamEndCapture");
+    st = gpu_cuda_fail(d, e, "gpu_end_capture");
   if (!st && (e = cudaGraphInstantiate(&p->exec, graph, 0)) != cudaSuccess)
     st = gpu_cuda_fail(d, e, "cudaGraphInstantiate");
   if (graph)

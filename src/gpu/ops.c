@@ -147,14 +147,17 @@ static int own_epilogue(const ir_node *n, const gpu_step *s) {
 }
 
 /* The epilogue cuDNN's fusion engines may compute with the convolution
- * (gpu_conv_key.fep): a bias, relu or a clip from 0, channels-last only
- * (the engines' layout); 0 where the epilogue is none or another, or has a
- * residual add. */
-static int fused_epilogue(const ir_node *n, const gpu_step *s, float *hi) {
+ * (gpu_conv_key.fep): a bias, a residual add (channels-last like the
+ * result), relu or a clip from 0, channels-last only (the engines'
+ * layout); 0 where the epilogue is none or another. */
+static int fused_epilogue(const gpu_plan *p, const ir_node *n,
+                          const gpu_step *s, float *hi) {
   int fn = epilogue_fn(n, s);
   int fep = n->nin == 3 && !s->bias_moved ? GPU_FEP_BIAS : 0;
-  if (!s->cl || s->res)
+  if (!s->cl || (s->res && !gpu_is_cl(p, s->res - 1)))
     return 0;
+  if (s->res)
+    fep |= GPU_FEP_ADD;
   if (fn == CXK_RELU)
     fep |= GPU_FEP_RELU;
   else if (fn == CXK_CLIP && s->clip_lo == 0.0f && s->clip_hi > 0.0f) {
@@ -186,7 +189,7 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   int dw = gpu_dw_args(&k, &cv->dw);  /* kconv.cu could run it */
   k.ep = dw ? own_epilogue(n, s) : 0; /* else one key */
   if (!p->ctx->opt.no_fold)
-    k.fep = fused_epilogue(n, s, &k.hi);
+    k.fep = fused_epilogue(p, n, s, &k.hi);
   if (k.fep & ~gpu_conv_fuse_env(NULL)) /* not offered ($SUPEROPT_CONV_FUSE) */
     k.fep = 0, k.hi = 0.0f;
   gpu_conv_choice ch;
@@ -270,11 +273,24 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     if (alone)
       return BASE_OK;
   } else if (cv->plan) {
+    /* the key's bias and residual (fused_epilogue) */
     const float *b = cv->fused && n->nin == 3 && !s->bias_moved
-                         ? p->ptr[n->in[2]] /* the key's (fused_epilogue) */
+                         ? p->ptr[n->in[2]]
                          : NULL;
-    base_status st =
-        gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, b, gpu_step_ws(p, n), d);
+    const float *r = cv->fused && s->res ? p->ptr[s->res - 1] : NULL;
+    /* A barrier before a plan that reads a residual, where it is launched
+     * directly (--no-graph): cuDNN's runtime-compiled fusion engines may
+     * start before the kernel in front ends (programmatic dependent launch)
+     * and read the residual that kernel is still writing. A memset is no
+     * kernel: the fused one waits for everything before it. Captured runs
+     * need none: gpu_end_capture makes every edge a full dependency. */
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (r)
+      GPU_CUDA(d, cudaStreamIsCapturing(c->stream, &cs));
+    if (r && cs == cudaStreamCaptureStatusNone)
+      GPU_CUDA(d, cudaMemsetAsync(gpu_step_ws(p, n), 0, 4, c->stream));
+    base_status st = gpu_dnn_execute(c, cv->plan, &cv->vp, x, w, y, b, r,
+                                     gpu_step_ws(p, n), d);
     if (st || cv->fused)
       return st;
   } else if (cv->act) {

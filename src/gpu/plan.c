@@ -639,7 +639,7 @@ static base_status capture_as(gpu_plan *p, int multi, cudaGraphExec_t *out,
     return gpu_cuda_fail(d, e, "cudaStreamBeginCapture");
   }
   base_status st = multi ? gpu_streams_enqueue(p, ev, d) : enqueue_all(p, 1, d);
-  e = cudaStreamEndCapture(s, &graph);
+  e = gpu_end_capture(s, &graph);
   gpu_streams_release(p, ev);
   if (st) {
     if (graph)
@@ -647,7 +647,7 @@ static base_status capture_as(gpu_plan *p, int multi, cudaGraphExec_t *out,
     return st;
   }
   if (e != cudaSuccess)
-    return gpu_cuda_fail(d, e, "cudaStreamEndCapture");
+    return gpu_cuda_fail(d, e, "gpu_end_capture");
   e = cudaGraphInstantiate(out, graph, 0);
   cudaGraphDestroy(graph);
   if (e != cudaSuccess)
