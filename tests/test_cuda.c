@@ -682,21 +682,26 @@ Test(cuda, conv_epilogue_fused_by_cudnn) {
   need_gpu();
   setenv("SUPEROPT_CONV_FUSE", "always", 1);
   gpu_options tf32 = {0}, poison = {.poison = 1}, eager = {.no_graph = 1};
-  fused_convs = fused_res = 0;
+  const gpu_options *runs[] = {&tf32, &poison, &eager};
+  static const char *const what[] = {"conv epilogues, fused",
+                                     "conv epilogues, fused, poisoned",
+                                     "conv epilogues, fused, one by one"};
   ep_graph = 1;
   plan_hook = count_fused;
   ir_graph *g = parse(conv_ep_graph);
-  compare(g, &tf32, 2e-3, "conv epilogues, fused");
-  compare(g, &poison, 2e-3, "conv epilogues, fused, poisoned");
-  compare(g, &eager, 2e-3, "conv epilogues, fused, launched one by one");
+  for (int r = 0; r < 3; r++) {
+    fused_convs = fused_res = 0;
+    compare(g, runs[r], 2e-3, what[r]);
+    cr_expect_gt(fused_convs, 0,
+                 "%s: no convolution of conv_ep_graph ran cuDNN's fused plan",
+                 what[r]);
+    cr_expect_gt(fused_res, 0,
+                 "%s: the convolution with a residual add did not run "
+                 "cuDNN's fused plan",
+                 what[r]);
+  }
   ir_graph_free(g);
   ep_graph = 0;
-  cr_expect_gt(fused_convs, 0,
-               "no convolution of conv_ep_graph ran cuDNN's "
-               "fused plan");
-  cr_expect_gt(fused_res, 0,
-               "the convolution with a residual add did not run cuDNN's "
-               "fused plan");
   compare_op_graphs(&tf32, 2e-3, "fused conv epilogues");
   plan_hook = NULL;
   unsetenv("SUPEROPT_CONV_FUSE");

@@ -669,8 +669,10 @@ float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
   return ms;
 }
 
-/* Deterministic values in [-1, 1) for n floats of a verification input. */
-static int fill_random(float *d, int64_t n, uint32_t seed) {
+/* Deterministic values in [-1, 1) for n floats of a verification input,
+ * copied on stream st and complete on return (st is non-blocking: a plain
+ * cudaMemcpy from pageable memory may return before the copy lands). */
+static int fill_random(cudaStream_t st, float *d, int64_t n, uint32_t seed) {
   float *h = base_malloc((size_t)n * sizeof *h);
   if (!h)
     return -1;
@@ -678,8 +680,9 @@ static int fill_random(float *d, int64_t n, uint32_t seed) {
     seed = seed * 1664525u + 1013904223u;
     h[i] = (float)(seed >> 8) / 8388608.0f - 1.0f;
   }
-  int rc = cudaMemcpy(d, h, (size_t)n * sizeof *h, cudaMemcpyHostToDevice) !=
-           cudaSuccess;
+  int rc = cudaMemcpyAsync(d, h, (size_t)n * sizeof *h, cudaMemcpyHostToDevice,
+                           st) != cudaSuccess;
+  rc |= cudaStreamSynchronize(st) != cudaSuccess;
   free(h);
   return rc;
 }
@@ -726,9 +729,10 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
       cudaMalloc((void **)&r, (size_t)ny * 4) ||
       cudaMalloc((void **)&y1, (size_t)ny * 4) ||
       cudaMalloc((void **)&y2, (size_t)ny * 4) ||
-      cudaMalloc(&wsp, ws > 0 ? ws : 256) || fill_random(x, nx, 1) ||
-      fill_random(w, nw, 2) || fill_random(b, k->o, 3) ||
-      fill_random(r, ny, 4) || cxk_fill(c->stream, y1, ny, 0.0f) ||
+      cudaMalloc(&wsp, ws > 0 ? ws : 256) ||
+      fill_random(c->stream, x, nx, 1) || fill_random(c->stream, w, nw, 2) ||
+      fill_random(c->stream, b, k->o, 3) || fill_random(c->stream, r, ny, 4) ||
+      cxk_fill(c->stream, y1, ny, 0.0f) ||
       cxk_fill(c->stream, y2, ny, 0.0f))
     goto done;
   const void *p1[6] = {x, w, y1, NULL, NULL, wsp},

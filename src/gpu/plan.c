@@ -646,8 +646,11 @@ static base_status capture_as(gpu_plan *p, int multi, cudaGraphExec_t *out,
       cudaGraphDestroy(graph);
     return st;
   }
-  if (e != cudaSuccess)
+  if (e != cudaSuccess) {
+    if (graph)
+      cudaGraphDestroy(graph);
     return gpu_cuda_fail(d, e, "gpu_end_capture");
+  }
   e = cudaGraphInstantiate(out, graph, 0);
   cudaGraphDestroy(graph);
   if (e != cudaSuccess)
