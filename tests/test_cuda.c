@@ -650,8 +650,8 @@ static void count_fused(const ir_graph *g, const gpu_plan *p,
     int fused = g->nodes[i].op == IR_OP_CONV2D &&
                 !strcmp(gpu_plan_engine(p, i), "cuDNN graph API with epilogue");
     fused_convs += fused;
-    fused_res += fused && ep_graph &&
-                 !strcmp(g->tensors[g->nodes[i].out[0]].name, "e");
+    fused_res +=
+        fused && ep_graph && !strcmp(g->tensors[g->nodes[i].out[0]].name, "e");
   }
 }
 

@@ -40,7 +40,8 @@ static int is_plain(const cudaGraphEdgeData *e) {
 
 /* Does edge i's pair of nodes have a plain edge besides i: one that was
  * plain, or one before i that full_edges has made plain? */
-static int has_plain_edge(const cudaGraphNode_t *from, const cudaGraphNode_t *to,
+static int has_plain_edge(const cudaGraphNode_t *from,
+                          const cudaGraphNode_t *to,
                           const cudaGraphEdgeData *ed, size_t n, size_t i) {
   for (size_t j = 0; j < n; j++)
     if (j != i && from[j] == from[i] && to[j] == to[i] &&
@@ -276,17 +277,17 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
     }
     /* taken only where it computes what the plain plan and the executor's
      * epilogue kernel compute */
-    double err = out->fused && g.plan ? gpu_dnn_verify(c, k, g.plan, g.ws,
-                                                       gf.plan, gf.ws)
-                                      : 1e30;
+    double err = out->fused && g.plan
+                     ? gpu_dnn_verify(c, k, g.plan, g.ws, gf.plan, gf.ws)
+                     : 1e30;
     if (out->fused && c->tune_log)
       fprintf(stderr,
               "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
               "epilogue %d: the fused plan differs from the plain one by "
               "%.2e (relative L2)%s\n",
-              (long long)k->n,
-              (long long)k->c, (long long)k->h, (long long)k->w,
-              (long long)k->o, (long long)k->kh, (long long)k->kw, k->fep, err,
+              (long long)k->n, (long long)k->c, (long long)k->h,
+              (long long)k->w, (long long)k->o, (long long)k->kh,
+              (long long)k->kw, k->fep, err,
               err > GPU_DNN_VERIFY_TOL ? ": not used" : "");
     out->fused = out->fused && err <= GPU_DNN_VERIFY_TOL;
   }

@@ -207,7 +207,7 @@ static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
          1, &zero));
   BK(cudnnBackendFinalize(*op));
   g->ops[g->nops++] = *op;
-  bdesc cur = *y; /* the value so far */
+  bdesc cur = *y;                        /* the value so far */
   for (int step = 0; step < 3; step++) { /* bias, residual, activation */
     if (!(fep & step_bit[step]))
       continue;
@@ -272,9 +272,9 @@ static int uses_tf32(bdesc cfg) {
  * fusion engines: a fraction of a second to a second each)? */
 static int compiles_at_runtime(bdesc cfg) {
   int v[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
-  int64_t n = engine_notes(cfg, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
-                           CUDNN_TYPE_BEHAVIOR_NOTE, v,
-                           CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
+  int64_t n =
+      engine_notes(cfg, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+                   CUDNN_TYPE_BEHAVIOR_NOTE, v, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
   for (int64_t i = 0; i < n; i++)
     if (v[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)
       return 1;
@@ -528,8 +528,8 @@ static int run_ep(gpu_ctx *c, const void *u) {
   int64_t inner = r->k->cl ? 1 : r->numel / (r->k->n * r->k->o);
   if (r->s->r)
     return cxk_bias_res_act(c->stream, r->s->y, r->bias, r->s->r, r->numel,
-                            r->k->o, inner, r->fn, 0.0f, r->hi, 0, 1, 1) !=
-           cudaSuccess;
+                            r->k->o, inner, r->fn, 0.0f, r->hi, 0, 1,
+                            1) != cudaSuccess;
   return cxk_bias_act(c->stream, r->s->y, r->bias, r->numel, r->k->o, inner,
                       r->fn, 0.0f, r->hi) != cudaSuccess;
 }
@@ -713,7 +713,8 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
                       cudnnBackendDescriptor_t fused, size_t fused_ws) {
   int64_t xd[4], wd[4], yd[4];
   dims_of(k, xd, wd, yd);
-  int64_t nx = xd[0] * xd[1] * xd[2] * xd[3], nw = wd[0] * wd[1] * wd[2] * wd[3],
+  int64_t nx = xd[0] * xd[1] * xd[2] * xd[3],
+          nw = wd[0] * wd[1] * wd[2] * wd[3],
           ny = yd[0] * yd[1] * yd[2] * yd[3];
   int res = (k->fep & GPU_FEP_ADD) != 0, bias = (k->fep & GPU_FEP_BIAS) != 0;
   int fn = k->fep & GPU_FEP_CLIP   ? CXK_CLIP
@@ -730,10 +731,9 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
       cudaMalloc((void **)&r, (size_t)ny * 4) ||
       cudaMalloc((void **)&y1, (size_t)ny * 4) ||
       cudaMalloc((void **)&y2, (size_t)ny * 4) ||
-      cudaMalloc(&wsp, ws > 0 ? ws : 256) ||
-      fill_random(c->stream, x, nx, 1) || fill_random(c->stream, w, nw, 2) ||
-      fill_random(c->stream, b, k->o, 3) || fill_random(c->stream, r, ny, 4) ||
-      cxk_fill(c->stream, y1, ny, 0.0f) ||
+      cudaMalloc(&wsp, ws > 0 ? ws : 256) || fill_random(c->stream, x, nx, 1) ||
+      fill_random(c->stream, w, nw, 2) || fill_random(c->stream, b, k->o, 3) ||
+      fill_random(c->stream, r, ny, 4) || cxk_fill(c->stream, y1, ny, 0.0f) ||
       cxk_fill(c->stream, y2, ny, 0.0f))
     goto done;
   const void *p1[6] = {x, w, y1, NULL, NULL, wsp},

@@ -274,16 +274,16 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
       return BASE_OK;
   } else if (cv->plan) {
     /* the key's bias and residual (fused_epilogue) */
-    const float *b = cv->fused && n->nin == 3 && !s->bias_moved
-                         ? p->ptr[n->in[2]]
-                         : NULL;
+    const float *b =
+        cv->fused && n->nin == 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
     const float *r = cv->fused && s->res ? p->ptr[s->res - 1] : NULL;
     /* A barrier before a plan that reads a residual, where it is launched
-     * directly (--no-graph): cuDNN's runtime-compiled fusion engines may
-     * start before the kernel in front ends (programmatic dependent launch)
-     * and read the residual that kernel is still writing. A memset is no
-     * kernel: the fused one waits for everything before it. Captured runs
-     * need none: gpu_end_capture makes every edge a full dependency. */
+     * directly (gpu_options.no_graph): cuDNN's runtime-compiled fusion
+     * engines may start before the kernel in front ends (programmatic
+     * dependent launch) and read the residual that kernel is still
+     * writing. A memset is no kernel: the fused one waits for everything
+     * before it. Captured runs need none: gpu_end_capture makes every edge
+     * a full dependency. */
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (r)
       GPU_CUDA(d, cudaStreamIsCapturing(c->stream, &cs));
