@@ -1378,6 +1378,39 @@ Test(cuda, fused_kernel_cache_second_run_compiles_nothing) {
   cr_assert_eq(compiled[1], 0, "second run compiled %d kernels", compiled[1]);
   cr_assert_eq(disk[1], compiled[0]);
 }
+/* cuDNN's runtime-compiled plans (conv_ep_graph's residual convolution,
+ * fused wherever cuDNN has a plan) come from the disk cache in a second
+ * context: none compiled there, and the results still match the CPU. */
+Test(cuda, dnn_plan_cache_second_run_compiles_nothing) {
+  need_gpu();
+  char dir[] = "/tmp/superopt-pcache-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  setenv("SUPEROPT_KERNEL_CACHE", dir, 1);
+  setenv("SUPEROPT_CONV_FUSE", "always", 1);
+  int compiled[2], disk[2];
+  ir_graph *g = parse(conv_ep_graph);
+  for (int run = 0; run < 2; run++) {
+    base_diag d;
+    gpu_ctx *c;
+    cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+    gpu_plan *p;
+    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+    gpu_plan_free(p);
+    gpu_dnn_plan_stats(c, &compiled[run], &disk[run]);
+    gpu_ctx_free(c);
+  }
+  gpu_options tf32 = {0};
+  compare(g, &tf32, 2e-3, "conv epilogues, plans from the disk cache");
+  ir_graph_free(g);
+  unsetenv("SUPEROPT_CONV_FUSE");
+  unsetenv("SUPEROPT_KERNEL_CACHE");
+  cr_assert_gt(compiled[0], 0,
+               "no runtime-compiled plan for the residual convolution "
+               "(cuDNN 9.14 compiles those)");
+  cr_assert_eq(compiled[1], 0, "second run compiled %d plans", compiled[1]);
+  cr_assert_eq(disk[1], compiled[0] + disk[0]);
+}
+
 /* Four branches of an Inception-like block, a projection shortcut beside
  * a residual chain, and attention's batched GEMM (cuBLAS, kept on the
  * context's stream): run on several streams. */

@@ -319,6 +319,12 @@ static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
     printf("fused kernels: %d compiled by NVRTC, %d from the disk cache, %d "
            "reused\n",
            kc, kd, kr);
+  int pc, pd;
+  gpu_dnn_plan_stats(cx, &pc, &pd);
+  if (pc + pd)
+    printf("cuDNN plans compiled at plan time: %d compiled, %d from the disk "
+           "cache\n",
+           pc, pd);
   int ns;
   double one, many;
   gpu_plan_streams(p, &ns, &one, &many);

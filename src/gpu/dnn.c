@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "gpu_int.h"
 
 #define GPU_DNN_CANDIDATES 10
@@ -295,6 +297,137 @@ static cudnnStatus_t make_plan(cudnnHandle_t h, bdesc cfg, bdesc *plan,
                                   CUDNN_TYPE_INT64, 1, &n, ws);
 }
 
+/* ---- runtime-compiled plans on disk -------------------------------------
+ * A runtime-compiled plan (cuDNN compiles its engine when the plan is
+ * finalised: a fraction of a second to a second each) is kept as cuDNN's
+ * JSON serialisation in the disk cache (gpu_cache_dir) as <key>.plan.json,
+ * the key hashing the convolution key, the epilogue, the heuristics rank and
+ * engine, the cuDNN version and the GPU; the next process finalises it from
+ * there without compiling. A file that does not load is compiled again and
+ * overwritten; fused plans are verified at tune time either way. */
+
+/* The global index of cfg's engine, or -1. */
+static int64_t engine_index(bdesc cfg) {
+  bdesc eng = NULL;
+  int64_t n = 0, idx = -1;
+  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) !=
+          CUDNN_STATUS_SUCCESS ||
+      cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                               &eng) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                               CUDNN_TYPE_INT64, 1, &n,
+                               &idx) != CUDNN_STATUS_SUCCESS)
+    idx = -1;
+  if (eng)
+    cudnnBackendDestroyDescriptor(eng);
+  return idx;
+}
+
+/* The cache file of the plan of heuristics rank `rank` (engine config
+ * cfg) for k's operation graph (fused: with its epilogue) into path. */
+static void plan_path(const gpu_ctx *c, const gpu_conv_key *k, int fused,
+                      int64_t rank, bdesc cfg, const char *dir, char *path,
+                      size_t n) {
+  struct {
+    gpu_conv_key k;
+    int64_t fused, rank, engine, cudnn, major, minor;
+    char gpu[256];
+  } id;
+  memset(&id, 0, sizeof id);
+  id.k = *k;
+  id.fused = fused, id.rank = rank, id.engine = engine_index(cfg);
+  id.cudnn = (int64_t)cudnnGetVersion();
+  id.major = c->prop.major, id.minor = c->prop.minor;
+  snprintf(id.gpu, sizeof id.gpu, "%s", c->prop.name);
+  snprintf(path, n, "%s/%016llx.plan.json", dir,
+           (unsigned long long)XXH3_64bits(&id, sizeof id));
+}
+
+/* A plan finalised from the JSON at path (no compilation). */
+static cudnnStatus_t plan_load(cudnnHandle_t h, const char *path, bdesc *plan,
+                               int64_t *ws) {
+  base_diag ignore;
+  size_t len = 0;
+  char *json = base_read_file(path, &len, &ignore);
+  if (!json)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  int64_t n = 0;
+  cudnnStatus_t e = cudnnBackendCreateDescriptor(
+      CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan);
+  if (!e)
+    e = set(*plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+  if (!e)
+    e = set(*plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+            CUDNN_TYPE_CHAR, (int64_t)len, json);
+  if (!e)
+    e = cudnnBackendFinalize(*plan);
+  if (!e)
+    e = cudnnBackendGetAttribute(*plan,
+                                 CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                 CUDNN_TYPE_INT64, 1, &n, ws);
+  free(json);
+  return e;
+}
+
+/* Writes plan's JSON to path (in dir); failures are ignored. */
+static void plan_save(bdesc plan, char *dir, const char *path) {
+  int64_t n = 0;
+  if (cudnnBackendGetAttribute(
+          plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+          0, &n, NULL) != CUDNN_STATUS_SUCCESS ||
+      n <= 0)
+    return;
+  char *json = base_malloc((size_t)n);
+  base_diag ignore;
+  if (json && cudnnBackendGetAttribute(
+                  plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
+                  CUDNN_TYPE_CHAR, n, &n, json) == CUDNN_STATUS_SUCCESS) {
+    gpu_mkdirs(dir);
+    base_write_atomic(path, json, (size_t)n, &ignore);
+  }
+  free(json);
+}
+
+/* Plan *plan for cfg (heuristics rank `rank`): a runtime-compiled one from
+ * the disk cache where it is there, else finalised (and then cached). */
+static cudnnStatus_t cached_plan(gpu_ctx *c, const gpu_conv_key *k, int fused,
+                                 int64_t rank, bdesc cfg, bdesc *plan,
+                                 int64_t *ws) {
+  char dir[1024], path[1200];
+  int off = 1, rtc = compiles_at_runtime(cfg);
+  if (rtc)
+    gpu_cache_dir(dir, sizeof dir, &off);
+  if (off) {
+    cudnnStatus_t e = make_plan(c->dnn, cfg, plan, ws);
+    c->dp_compiled += !e && rtc;
+    return e;
+  }
+  plan_path(c, k, fused, rank, cfg, dir, path, sizeof path);
+  cudnnStatus_t e = plan_load(c->dnn, path, plan, ws);
+  if (c->tune_log)
+    fprintf(stderr, "tune:   runtime-compiled plan %s: %s\n", path,
+            e ? "compiled" : "from the disk cache");
+  if (!e) {
+    c->dp_disk++;
+    return e;
+  }
+  if (*plan)
+    cudnnBackendDestroyDescriptor(*plan);
+  *plan = NULL;
+  e = make_plan(c->dnn, cfg, plan, ws);
+  if (!e) {
+    c->dp_compiled++;
+    plan_save(*plan, dir, path);
+  }
+  return e;
+}
+
+void gpu_dnn_plan_stats(const gpu_ctx *c, int *compiled, int *from_disk) {
+  *compiled = c->dp_compiled;
+  *from_disk = c->dp_disk;
+}
+
 /* Engine configurations for g by heuristics `mode`, up to `want` of them
  * into cfg (created by the caller); their number. */
 static int64_t heur_configs(const graph_descs *g, cudnnBackendHeurMode_t mode,
@@ -323,8 +456,9 @@ static int64_t heur_configs(const graph_descs *g, cudnnBackendHeurMode_t mode,
  * engines found nothing faster for ConvNeXt's convolutions on an H200, and
  * after some of them cudnnFindConvolutionForwardAlgorithm failed with an
  * internal error.) */
-static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
-                      bdesc *plans, int64_t *ws) {
+static int candidates(gpu_ctx *c, const gpu_conv_key *k, int fused,
+                      const graph_descs *g, bdesc *plans, int64_t *ws) {
+  int strict = k->strict;
   bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
   int np = 0, want = GPU_DNN_CANDIDATES * 2;
   const char *rv = getenv("SUPEROPT_DNN_RTC");
@@ -340,7 +474,8 @@ static int candidates(cudnnHandle_t h, const graph_descs *g, int strict,
     if (compiles_at_runtime(cfg[i]) && rtc_left-- <= 0)
       continue;
     plans[np] = NULL;
-    if (make_plan(h, cfg[i], &plans[np], &ws[np]) == CUDNN_STATUS_SUCCESS &&
+    if (cached_plan(c, k, fused, i, cfg[i], &plans[np], &ws[np]) ==
+            CUDNN_STATUS_SUCCESS &&
         ws[np] <= GPU_DNN_WS_MAX)
       np++;
     else if (plans[np])
@@ -605,7 +740,7 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
   memset(out, 0, sizeof *out);
   out->ms = 1e30f;
   int np = graph_build(c->dnn, k, fused, &g) == CUDNN_STATUS_SUCCESS
-               ? candidates(c->dnn, &g, k->strict, plans, ws)
+               ? candidates(c, k, fused, &g, plans, ws)
                : 0;
   for (int i = 0; i < np; i++)
     wmax = ws[i] > wmax ? ws[i] : wmax;

@@ -657,7 +657,7 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
 /* ---- compiling and caching ------------------------------------------------
  */
 
-static base_status cache_dir(char *buf, size_t n, int *off) {
+base_status gpu_cache_dir(char *buf, size_t n, int *off) {
   const char *env = getenv("SUPEROPT_KERNEL_CACHE"),
              *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   *off = 0;
@@ -681,7 +681,7 @@ static base_status cache_dir(char *buf, size_t n, int *off) {
   return BASE_OK;
 }
 
-static void mkdirs(char *path) {
+void gpu_mkdirs(char *path) {
   for (char *p = path + 1; *p; p++)
     if (*p == '/') {
       *p = '\0';
@@ -751,7 +751,7 @@ static base_status get_kernel(gpu_ctx *c, const char *src, const char *name,
   char srcname[64], dir[1024], path[1200];
   snprintf(srcname, sizeof srcname, "%s.cu", name);
   int off;
-  cache_dir(dir, sizeof dir, &off);
+  gpu_cache_dir(dir, sizeof dir, &off);
   snprintf(path, sizeof path, "%s/%016llx.cubin", dir, (unsigned long long)key);
   size_t len = 0;
   char *cubin = NULL;
@@ -766,7 +766,7 @@ static base_status get_kernel(gpu_ctx *c, const char *src, const char *name,
       return st;
     c->fk_compiled++;
     if (!off) { /* a cache that cannot be written is no error */
-      mkdirs(dir);
+      gpu_mkdirs(dir);
       base_write_atomic(path, cubin, len, &ignore);
     }
   }

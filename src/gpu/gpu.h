@@ -69,6 +69,10 @@ void gpu_ctx_describe(const gpu_ctx *c, char *buf, size_t n);
  * from the disk cache, reused from c's own cache. */
 void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
                       int *reused);
+/* cuDNN plans whose engines compile when finalised (the residual add in a
+ * convolution's plan) so far in c: compiled, or finalised from the disk
+ * cache's serialised plans (docs/cuda.md). */
+void gpu_dnn_plan_stats(const gpu_ctx *c, int *compiled, int *from_disk);
 
 /* Code generation for fused nodes (needs no GPU): the CUDA source of node
  * n's kernel (*src, malloc'd), its function name and cache key (hash of

@@ -111,6 +111,7 @@ struct gpu_ctx {
   gpu_fk *fks; /* generated kernels (fused.c) */
   int nfks, capfks;
   int fk_compiled, fk_disk, fk_reused; /* NVRTC runs, disk and memory hits */
+  int dp_compiled, dp_disk; /* runtime-compiled cuDNN plans (dnn.c) */
 };
 
 typedef struct gpu_mm gpu_mm;
@@ -285,6 +286,14 @@ base_status gpu_fused_enqueue(gpu_plan *p, const ir_node *n, const gpu_step *s,
                               base_diag *d);
 /* Unloads the context's generated kernels. */
 void gpu_fused_ctx_free(gpu_ctx *c);
+/* The disk cache's folder: $SUPEROPT_KERNEL_CACHE ("off": *off set), else
+ * $XDG_CACHE_HOME/superopt/kernels, else ~/.cache/superopt/kernels; *off
+ * also where there is none. gpu_mkdirs makes path and its parents (errors
+ * ignored: a cache that cannot be written is no error). Fused kernels
+ * (<key>.cubin, fused.c) and cuDNN's runtime-compiled plans
+ * (<key>.plan.json, dnn.c) live there. */
+base_status gpu_cache_dir(char *buf, size_t n, int *off);
+void gpu_mkdirs(char *path);
 
 /* Looks up or runs cudnnFind for a convolution; fills algo/math/ws. */
 base_status

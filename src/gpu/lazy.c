@@ -71,6 +71,9 @@
   X(gpu_kernel_stats, void,                                                    \
     (const gpu_ctx *c, int *compiled, int *from_disk, int *reused),            \
     (c, compiled, from_disk, reused))                                          \
+  X(gpu_dnn_plan_stats, void,                                                  \
+    (const gpu_ctx *c, int *compiled, int *from_disk),                         \
+    (c, compiled, from_disk))                                                  \
   X(gpu_fused_source, base_status,                                             \
     (const ir_graph *g, const ir_node *n, const float *const *ptrs,            \
      const int64_t(*phys)[IR_MAX_RANK], const unsigned char *biased,           \
@@ -231,6 +234,9 @@ FORWARD(gpu_measure_node, base_status,
 FORWARD(gpu_kernel_stats, void,
         (const gpu_ctx *c, int *compiled, int *from_disk, int *reused),
         (c, compiled, from_disk, reused))
+FORWARD(gpu_dnn_plan_stats, void,
+        (const gpu_ctx *c, int *compiled, int *from_disk),
+        (c, compiled, from_disk))
 #undef FORWARD
 
 /* Code generation needs no GPU, but NVRTC, which the executor links. */
