@@ -7,9 +7,12 @@
  * measurement and profiling, and a failing allocation as a clean error.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec/exec.h"
 
@@ -1352,6 +1355,21 @@ Test(cuda, measure_fused_node) {
   ir_graph_free(g);
 }
 
+/* Removes dir and the files in it (a disk cache of the tests below). */
+static void remove_cache_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  for (struct dirent *e; (e = readdir(d));) {
+    char path[512];
+    if (e->d_name[0] != '.' &&
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+      unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
 /* A second context finds every kernel in the disk cache: nothing compiled. */
 Test(cuda, fused_kernel_cache_second_run_compiles_nothing) {
   need_gpu();
@@ -1374,6 +1392,7 @@ Test(cuda, fused_kernel_cache_second_run_compiles_nothing) {
     gpu_ctx_free(c);
   }
   unsetenv("SUPEROPT_KERNEL_CACHE");
+  remove_cache_dir(dir);
   cr_assert_gt(compiled[0], 0);
   cr_assert_eq(compiled[1], 0, "second run compiled %d kernels", compiled[1]);
   cr_assert_eq(disk[1], compiled[0]);
@@ -1387,6 +1406,7 @@ Test(cuda, dnn_plan_cache_second_run_compiles_nothing) {
   cr_assert(mkdtemp(dir));
   setenv("SUPEROPT_KERNEL_CACHE", dir, 1);
   setenv("SUPEROPT_CONV_FUSE", "always", 1);
+  unsetenv("SUPEROPT_DNN_RTC"); /* the default: runtime-compiled engines */
   int compiled[2], disk[2];
   ir_graph *g = parse(conv_ep_graph);
   for (int run = 0; run < 2; run++) {
@@ -1404,6 +1424,7 @@ Test(cuda, dnn_plan_cache_second_run_compiles_nothing) {
   ir_graph_free(g);
   unsetenv("SUPEROPT_CONV_FUSE");
   unsetenv("SUPEROPT_KERNEL_CACHE");
+  remove_cache_dir(dir);
   cr_assert_gt(compiled[0], 0,
                "no runtime-compiled plan for the residual convolution "
                "(cuDNN 9.14 compiles those)");

@@ -301,9 +301,10 @@ static cudnnStatus_t make_plan(cudnnHandle_t h, bdesc cfg, bdesc *plan,
  * A runtime-compiled plan (cuDNN compiles its engine when the plan is
  * finalised: a fraction of a second to a second each) is kept as cuDNN's
  * JSON serialisation in the disk cache (gpu_cache_dir) as <key>.plan.json,
- * the key hashing the convolution key, the epilogue, the heuristics rank and
- * engine, the cuDNN version and the GPU; the next process finalises it from
- * there without compiling. A file that does not load is compiled again and
+ * the key hashing a plan_id (the convolution key, the epilogue, the
+ * heuristics rank and engine, the cuDNN and CUDA versions and the GPU),
+ * which also starts the file; the next process finalises it from there
+ * without compiling. A file that does not load is compiled again and
  * overwritten; fused plans are verified at tune time either way. */
 
 /* The global index of cfg's engine, or -1. */
@@ -324,34 +325,41 @@ static int64_t engine_index(bdesc cfg) {
   return idx;
 }
 
-/* The cache file of the plan of heuristics rank `rank` (engine config
- * cfg) for k's operation graph (fused: with its epilogue) into path. */
-static void plan_path(const gpu_ctx *c, const gpu_conv_key *k, int fused,
-                      int64_t rank, bdesc cfg, const char *dir, char *path,
-                      size_t n) {
-  struct {
-    gpu_conv_key k;
-    int64_t fused, rank, engine, cudnn, major, minor;
-    char gpu[256];
-  } id;
-  memset(&id, 0, sizeof id);
-  id.k = *k;
-  id.fused = fused, id.rank = rank, id.engine = engine_index(cfg);
-  id.cudnn = (int64_t)cudnnGetVersion();
-  id.major = c->prop.major, id.minor = c->prop.minor;
-  snprintf(id.gpu, sizeof id.gpu, "%s", c->prop.name);
-  snprintf(path, n, "%s/%016llx.plan.json", dir,
-           (unsigned long long)XXH3_64bits(&id, sizeof id));
+/* What a cached plan is for: its file starts with these bytes, compared
+ * on load (a hash collision or another file of that name is recompiled).
+ * The plain plan (fused 0) is the same for every epilogue. */
+typedef struct plan_id {
+  gpu_conv_key k;
+  int64_t fused, rank, engine, cudnn, cudart, major, minor, sms;
+  char gpu[256];
+} plan_id;
+
+static void plan_id_of(const gpu_ctx *c, const gpu_conv_key *k, int fused,
+                       int64_t rank, bdesc cfg, plan_id *id) {
+  memset(id, 0, sizeof *id);
+  id->k = *k;
+  id->k.ep = 0; /* our depthwise kernel's, not cuDNN's */
+  if (!fused)
+    id->k.fep = 0, id->k.hi = 0.0f;
+  id->fused = fused, id->rank = rank, id->engine = engine_index(cfg);
+  id->cudnn = (int64_t)cudnnGetVersion();
+  id->cudart = (int64_t)cudnnGetCudartVersion();
+  id->major = c->prop.major, id->minor = c->prop.minor;
+  id->sms = c->prop.multiProcessorCount;
+  snprintf(id->gpu, sizeof id->gpu, "%s", c->prop.name);
 }
 
-/* A plan finalised from the JSON at path (no compilation). */
-static cudnnStatus_t plan_load(cudnnHandle_t h, const char *path, bdesc *plan,
-                               int64_t *ws) {
+/* A plan finalised from the file at path, which must start with id (no
+ * compilation). */
+static cudnnStatus_t plan_load(cudnnHandle_t h, const char *path,
+                               const plan_id *id, bdesc *plan, int64_t *ws) {
   base_diag ignore;
   size_t len = 0;
-  char *json = base_read_file(path, &len, &ignore);
-  if (!json)
+  char *f = base_read_file(path, &len, &ignore);
+  if (!f || len <= sizeof *id || memcmp(f, id, sizeof *id)) {
+    free(f);
     return CUDNN_STATUS_NOT_SUPPORTED;
+  }
   int64_t n = 0;
   cudnnStatus_t e = cudnnBackendCreateDescriptor(
       CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan);
@@ -359,34 +367,37 @@ static cudnnStatus_t plan_load(cudnnHandle_t h, const char *path, bdesc *plan,
     e = set(*plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
   if (!e)
     e = set(*plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
-            CUDNN_TYPE_CHAR, (int64_t)len, json);
+            CUDNN_TYPE_CHAR, (int64_t)(len - sizeof *id), f + sizeof *id);
   if (!e)
     e = cudnnBackendFinalize(*plan);
   if (!e)
     e = cudnnBackendGetAttribute(*plan,
                                  CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                  CUDNN_TYPE_INT64, 1, &n, ws);
-  free(json);
+  free(f);
   return e;
 }
 
-/* Writes plan's JSON to path (in dir); failures are ignored. */
-static void plan_save(bdesc plan, char *dir, const char *path) {
+/* Writes id, then plan's JSON, to path (in dir); failures are ignored. */
+static void plan_save(bdesc plan, const plan_id *id, char *dir,
+                      const char *path) {
   int64_t n = 0;
   if (cudnnBackendGetAttribute(
           plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
           0, &n, NULL) != CUDNN_STATUS_SUCCESS ||
       n <= 0)
     return;
-  char *json = base_malloc((size_t)n);
+  char *f = base_malloc(sizeof *id + (size_t)n);
   base_diag ignore;
-  if (json && cudnnBackendGetAttribute(
-                  plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION,
-                  CUDNN_TYPE_CHAR, n, &n, json) == CUDNN_STATUS_SUCCESS) {
+  if (f &&
+      cudnnBackendGetAttribute(
+          plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+          n, &n, f + sizeof *id) == CUDNN_STATUS_SUCCESS) {
+    memcpy(f, id, sizeof *id);
     gpu_mkdirs(dir);
-    base_write_atomic(path, json, (size_t)n, &ignore);
+    base_write_atomic(path, f, sizeof *id + (size_t)n, &ignore);
   }
-  free(json);
+  free(f);
 }
 
 /* Plan *plan for cfg (heuristics rank `rank`): a runtime-compiled one from
@@ -403,11 +414,14 @@ static cudnnStatus_t cached_plan(gpu_ctx *c, const gpu_conv_key *k, int fused,
     c->dp_compiled += !e && rtc;
     return e;
   }
-  plan_path(c, k, fused, rank, cfg, dir, path, sizeof path);
-  cudnnStatus_t e = plan_load(c->dnn, path, plan, ws);
+  plan_id id;
+  plan_id_of(c, k, fused, rank, cfg, &id);
+  snprintf(path, sizeof path, "%s/%016llx.plan.json", dir,
+           (unsigned long long)XXH3_64bits(&id, sizeof id));
+  cudnnStatus_t e = plan_load(c->dnn, path, &id, plan, ws);
   if (c->tune_log)
     fprintf(stderr, "tune:   runtime-compiled plan %s: %s\n", path,
-            e ? "compiled" : "from the disk cache");
+            e ? "not in the disk cache" : "from the disk cache");
   if (!e) {
     c->dp_disk++;
     return e;
@@ -418,7 +432,7 @@ static cudnnStatus_t cached_plan(gpu_ctx *c, const gpu_conv_key *k, int fused,
   e = make_plan(c->dnn, cfg, plan, ws);
   if (!e) {
     c->dp_compiled++;
-    plan_save(*plan, dir, path);
+    plan_save(*plan, &id, dir, path);
   }
   return e;
 }
