@@ -235,12 +235,11 @@ static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
   return cudnnBackendFinalize(g->graph);
 }
 
-/* The notes of kind attr (numerical or behaviour notes, type t: enums of
- * int size) of cfg's engine, up to max of them into v; their number, or -1
- * where they cannot be read. */
-static int64_t engine_notes(bdesc cfg, cudnnBackendAttributeName_t attr,
-                            cudnnBackendAttributeType_t t, int *v,
-                            int64_t max) {
+/* Attribute attr (of type t) of cfg's engine, up to max elements into v:
+ * their number, or -1 where it cannot be read. */
+static int64_t engine_attr(bdesc cfg, cudnnBackendAttributeName_t attr,
+                           cudnnBackendAttributeType_t t, void *v,
+                           int64_t max) {
   bdesc eng = NULL;
   int64_t n = 0, got = -1;
   if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) ==
@@ -260,9 +259,9 @@ static int64_t engine_notes(bdesc cfg, cudnnBackendAttributeName_t attr,
  * counts as TF32: strict mode skips it. */
 static int uses_tf32(bdesc cfg) {
   int v[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-  int64_t n = engine_notes(cfg, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
-                           CUDNN_TYPE_NUMERICAL_NOTE, v,
-                           CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
+  int64_t n = engine_attr(cfg, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                          CUDNN_TYPE_NUMERICAL_NOTE, v,
+                          CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
   int tf32 = n < 0;
   for (int64_t i = 0; i < n; i++)
     tf32 |= v[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
@@ -275,8 +274,8 @@ static int uses_tf32(bdesc cfg) {
 static int compiles_at_runtime(bdesc cfg) {
   int v[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
   int64_t n =
-      engine_notes(cfg, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
-                   CUDNN_TYPE_BEHAVIOR_NOTE, v, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
+      engine_attr(cfg, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+                  CUDNN_TYPE_BEHAVIOR_NOTE, v, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
   for (int64_t i = 0; i < n; i++)
     if (v[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)
       return 1;
@@ -309,20 +308,11 @@ static cudnnStatus_t make_plan(cudnnHandle_t h, bdesc cfg, bdesc *plan,
 
 /* The global index of cfg's engine, or -1. */
 static int64_t engine_index(bdesc cfg) {
-  bdesc eng = NULL;
-  int64_t n = 0, idx = -1;
-  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) !=
-          CUDNN_STATUS_SUCCESS ||
-      cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-                               &eng) != CUDNN_STATUS_SUCCESS ||
-      cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
-                               CUDNN_TYPE_INT64, 1, &n,
-                               &idx) != CUDNN_STATUS_SUCCESS)
-    idx = -1;
-  if (eng)
-    cudnnBackendDestroyDescriptor(eng);
-  return idx;
+  int64_t idx = -1;
+  return engine_attr(cfg, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64,
+                     &idx, 1) == 1
+             ? idx
+             : -1;
 }
 
 /* What a cached plan is for: its file starts with these bytes, compared
@@ -400,39 +390,38 @@ static void plan_save(bdesc plan, const plan_id *id, char *dir,
   free(f);
 }
 
-/* Plan *plan for cfg (heuristics rank `rank`): a runtime-compiled one from
- * the disk cache where it is there, else finalised (and then cached). */
+/* Plan *plan for cfg (heuristics rank `rank`; rtc: its engine compiles at
+ * run time): a runtime-compiled one from the disk cache where it is there,
+ * else finalised (and then cached). */
 static cudnnStatus_t cached_plan(gpu_ctx *c, const gpu_conv_key *k, int fused,
-                                 int64_t rank, bdesc cfg, bdesc *plan,
+                                 int64_t rank, bdesc cfg, int rtc, bdesc *plan,
                                  int64_t *ws) {
   char dir[1024], path[1200];
-  int off = 1, rtc = compiles_at_runtime(cfg);
+  int off = 1;
+  plan_id id = {0}; /* set by plan_id_of where the cache is on */
   if (rtc)
     gpu_cache_dir(dir, sizeof dir, &off);
-  if (off) {
-    cudnnStatus_t e = make_plan(c->dnn, cfg, plan, ws);
-    c->dp_compiled += !e && rtc;
-    return e;
+  if (!off) {
+    plan_id_of(c, k, fused, rank, cfg, &id);
+    snprintf(path, sizeof path, "%s/%016llx.plan.json", dir,
+             (unsigned long long)XXH3_64bits(&id, sizeof id));
+    cudnnStatus_t e = plan_load(c->dnn, path, &id, plan, ws);
+    if (c->tune_log)
+      fprintf(stderr, "tune:   runtime-compiled plan %s: %s\n", path,
+              e ? "not in the disk cache" : "from the disk cache");
+    if (!e) {
+      c->dp_disk++;
+      return e;
+    }
+    if (*plan)
+      cudnnBackendDestroyDescriptor(*plan);
+    *plan = NULL;
   }
-  plan_id id;
-  plan_id_of(c, k, fused, rank, cfg, &id);
-  snprintf(path, sizeof path, "%s/%016llx.plan.json", dir,
-           (unsigned long long)XXH3_64bits(&id, sizeof id));
-  cudnnStatus_t e = plan_load(c->dnn, path, &id, plan, ws);
-  if (c->tune_log)
-    fprintf(stderr, "tune:   runtime-compiled plan %s: %s\n", path,
-            e ? "not in the disk cache" : "from the disk cache");
-  if (!e) {
-    c->dp_disk++;
-    return e;
-  }
-  if (*plan)
-    cudnnBackendDestroyDescriptor(*plan);
-  *plan = NULL;
-  e = make_plan(c->dnn, cfg, plan, ws);
-  if (!e) {
+  cudnnStatus_t e = make_plan(c->dnn, cfg, plan, ws);
+  if (!e && rtc) {
     c->dp_compiled++;
-    plan_save(*plan, &id, dir, path);
+    if (!off)
+      plan_save(*plan, &id, dir, path);
   }
   return e;
 }
@@ -485,10 +474,11 @@ static int candidates(gpu_ctx *c, const gpu_conv_key *k, int fused,
   for (int64_t i = 0; i < ncfg && np < GPU_DNN_CANDIDATES; i++) {
     if (strict && uses_tf32(cfg[i]))
       continue;
-    if (compiles_at_runtime(cfg[i]) && rtc_left-- <= 0)
+    int rtc = compiles_at_runtime(cfg[i]);
+    if (rtc && rtc_left-- <= 0)
       continue;
     plans[np] = NULL;
-    if (cached_plan(c, k, fused, i, cfg[i], &plans[np], &ws[np]) ==
+    if (cached_plan(c, k, fused, i, cfg[i], rtc, &plans[np], &ws[np]) ==
             CUDNN_STATUS_SUCCESS &&
         ws[np] <= GPU_DNN_WS_MAX)
       np++;
@@ -660,9 +650,30 @@ static int run_dw(gpu_ctx *c, const void *u) {
          cudaSuccess;
 }
 
-/* The executor's epilogue kernel over the scratch output: bias (or
- * NULL), the scratch residual where s->r (cxk_bias_res_act, same layout),
- * then fn (CXK_ID, CXK_RELU, or CXK_CLIP to [0, hi]) (u: ep_run). */
+/* The activation of k's epilogue: CXK_CLIP (to [0, k->hi]), CXK_RELU or
+ * CXK_ID. */
+static int ep_fn(const gpu_conv_key *k) {
+  return k->fep & GPU_FEP_CLIP   ? CXK_CLIP
+         : k->fep & GPU_FEP_RELU ? CXK_RELU
+                                 : CXK_ID;
+}
+
+/* The executor's epilogue kernel over k's output y (numel floats), in
+ * place: bias (or NULL), the residual res where not NULL
+ * (cxk_bias_res_act, y's layout), then fn (CXK_ID, CXK_RELU, or CXK_CLIP
+ * to [0, hi]). */
+static cudaError_t run_epilogue(cudaStream_t st, const gpu_conv_key *k,
+                                float *y, const float *bias, const float *res,
+                                int64_t numel, int fn, float hi) {
+  int64_t inner = k->cl ? 1 : numel / (k->n * k->o);
+  if (res)
+    return cxk_bias_res_act(st, y, bias, res, numel, k->o, inner, fn, 0.0f, hi,
+                            0, 1, 1);
+  return cxk_bias_act(st, y, bias, numel, k->o, inner, fn, 0.0f, hi);
+}
+
+/* run_epilogue over the scratch output: bias (or NULL), the scratch
+ * residual where s->r (u: ep_run). */
 typedef struct ep_run {
   const gpu_conv_key *k;
   const scratch *s;
@@ -674,13 +685,8 @@ typedef struct ep_run {
 
 static int run_ep(gpu_ctx *c, const void *u) {
   const ep_run *r = u;
-  int64_t inner = r->k->cl ? 1 : r->numel / (r->k->n * r->k->o);
-  if (r->s->r)
-    return cxk_bias_res_act(c->stream, r->s->y, r->bias, r->s->r, r->numel,
-                            r->k->o, inner, r->fn, 0.0f, r->hi, 0, 1,
-                            1) != cudaSuccess;
-  return cxk_bias_act(c->stream, r->s->y, r->bias, r->numel, r->k->o, inner,
-                      r->fn, 0.0f, r->hi) != cudaSuccess;
+  return run_epilogue(c->stream, r->k, r->s->y, r->bias, r->s->r, r->numel,
+                      r->fn, r->hi) != cudaSuccess;
 }
 
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
@@ -800,9 +806,6 @@ float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
   int64_t xd[4], wd[4], yd[4];
   dims_of(k, xd, wd, yd);
   int64_t ny = yd[0] * yd[1] * yd[2] * yd[3];
-  int fn = k->fep & GPU_FEP_CLIP   ? CXK_CLIP
-           : k->fep & GPU_FEP_RELU ? CXK_RELU
-                                   : CXK_ID;
   int res = (k->fep & GPU_FEP_ADD) != 0;
   memset(&s, 0, sizeof s); /* the output, a bias and the residual only */
   if (!cudaMalloc((void **)&s.y, (size_t)ny * 4) &&
@@ -812,7 +815,7 @@ float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
       !cxk_fill(c->stream, s.y, ny, 0.5f) &&
       !cxk_fill(c->stream, s.w, k->o, 0.01f) &&
       !(res && cxk_fill(c->stream, s.r, ny, 0.25f))) {
-    ep_run r = {k, &s, ny, k->fep & GPU_FEP_BIAS ? s.w : NULL, fn, k->hi};
+    ep_run r = {k, &s, ny, k->fep & GPU_FEP_BIAS ? s.w : NULL, ep_fn(k), k->hi};
     ms = gpu_tune_time(c, run_ep, &r, s.e0, s.e1);
   }
   scratch_free(&s);
@@ -866,9 +869,6 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
           nw = wd[0] * wd[1] * wd[2] * wd[3],
           ny = yd[0] * yd[1] * yd[2] * yd[3];
   int res = (k->fep & GPU_FEP_ADD) != 0, bias = (k->fep & GPU_FEP_BIAS) != 0;
-  int fn = k->fep & GPU_FEP_CLIP   ? CXK_CLIP
-           : k->fep & GPU_FEP_RELU ? CXK_RELU
-                                   : CXK_ID;
   size_t ws = plain_ws > fused_ws ? plain_ws : fused_ws;
   float *x = NULL, *w = NULL, *b = NULL, *r = NULL, *y1 = NULL, *y2 = NULL;
   void *wsp = NULL;
@@ -887,14 +887,11 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
     goto done;
   const void *p1[6] = {x, w, y1, NULL, NULL, wsp},
              *p2[6] = {x, w, y2, bias ? b : NULL, res ? r : NULL, wsp};
-  int64_t inner = k->cl ? 1 : yd[2] * yd[3];
   if (variant_pack(&vp1, p1) != CUDNN_STATUS_SUCCESS ||
       variant_pack(&vp2, p2) != CUDNN_STATUS_SUCCESS ||
       cudnnBackendExecute(c->dnn, plain, vp1) != CUDNN_STATUS_SUCCESS ||
-      (res ? cxk_bias_res_act(c->stream, y1, bias ? b : NULL, r, ny, k->o,
-                              inner, fn, 0.0f, k->hi, 0, 1, 1)
-           : cxk_bias_act(c->stream, y1, bias ? b : NULL, ny, k->o, inner, fn,
-                          0.0f, k->hi)) != cudaSuccess ||
+      run_epilogue(c->stream, k, y1, bias ? b : NULL, res ? r : NULL, ny,
+                   ep_fn(k), k->hi) != cudaSuccess ||
       cudnnBackendExecute(c->dnn, fused, vp2) != CUDNN_STATUS_SUCCESS ||
       cudaStreamSynchronize(c->stream) != cudaSuccess)
     goto done;
