@@ -219,6 +219,40 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
   ex_values_free(v);
 }
 
+/* BERT's merged Q, K and V: one matmul, a split along the last axis, and
+ * the heads' batched matmuls reading its three column blocks in place
+ * (layout.c, split_block: the split a view, no copy). In the second graph
+ * the split's v is also an output: the split runs. */
+static const char *const qkv_graph[2] = {
+    "input x: [2,5,24]\nweight wqkv: [24,72]\nweight wo: [24,24]\n"
+    "y = matmul(x, wqkv)\nv, k, q = split(y) axis=2 sizes=[24,24,24]\n"
+    "qs = reshape(q) shape=[2,5,4,6]\nqh = transpose(qs) perm=[0,2,1,3]\n"
+    "ks = reshape(k) shape=[2,5,4,6]\nkh = transpose(ks) perm=[0,2,3,1]\n"
+    "vs = reshape(v) shape=[2,5,4,6]\nvh = transpose(vs) perm=[0,2,1,3]\n"
+    "s = matmul(qh, kh)\np = softmax(s) axis=3\nc = matmul(p, vh)\n"
+    "ct = transpose(c) perm=[0,2,1,3]\ncm = reshape(ct) shape=[2,5,24]\n"
+    "o = matmul(cm, wo)\noutput o\n",
+    "input x: [2,5,24]\nweight wqkv: [24,72]\nweight wo: [24,24]\n"
+    "y = matmul(x, wqkv)\nv, k, q = split(y) axis=2 sizes=[24,24,24]\n"
+    "qs = reshape(q) shape=[2,5,4,6]\nqh = transpose(qs) perm=[0,2,1,3]\n"
+    "ks = reshape(k) shape=[2,5,4,6]\nkh = transpose(ks) perm=[0,2,3,1]\n"
+    "vs = reshape(v) shape=[2,5,4,6]\nvh = transpose(vs) perm=[0,2,1,3]\n"
+    "s = matmul(qh, kh)\np = softmax(s) axis=3\nc = matmul(p, vh)\n"
+    "ct = transpose(c) perm=[0,2,1,3]\ncm = reshape(ct) shape=[2,5,24]\n"
+    "o = matmul(cm, wo)\noutput o, v\n"};
+
+static int qkv_case;
+/* The split is folded (read in place) in qkv_graph[0], runs in [1]. */
+static void qkv_engines(const ir_graph *g, const gpu_plan *p,
+                        const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_SPLIT) {
+      const char *e = gpu_plan_engine(p, i);
+      cr_expect(qkv_case == 0 ? !strcmp(e, "folded") : !!strcmp(e, "folded"),
+                "%s: the split runs on %s", what, e);
+    }
+}
+
 /* Squeeze-and-excitation chains folded into one kernel (se.c, kse.cu):
  * channels-last after a convolution, sigmoid in the convolution; on the
  * NCHW input, no biases, a clip folded into the second convolution; 300
@@ -557,6 +591,10 @@ Test(cuda, op_graphs_are_valid) {
   ir_graph_free(cg);
   cg = parse(mm_fold_graph);
   ir_graph_free(cg);
+  for (int q = 0; q < 2; q++) {
+    cg = parse(qkv_graph[q]);
+    ir_graph_free(cg);
+  }
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
     base_diag d;
@@ -640,6 +678,24 @@ Test(cuda, every_operator_conv_gemm) {
   compare_op_graphs(&strict, 1e-5, "1x1 GEMM");
   compare_op_graphs(&tf32, 1e-3, "1x1 GEMM, tf32");
   unsetenv("SUPEROPT_GEMM");
+}
+
+Test(cuda, split_read_in_place_by_attention) {
+  need_gpu();
+  gpu_options tf32 = {0}, strict = {.fp32_strict = 1}, poison = {.poison = 1},
+              eager = {.no_graph = 1};
+  const gpu_options *runs[] = {&tf32, &strict, &poison, &eager};
+  plan_hook = qkv_engines;
+  for (qkv_case = 0; qkv_case < 2; qkv_case++) {
+    ir_graph *g = parse(qkv_graph[qkv_case]);
+    for (int r = 0; r < 4; r++) {
+      char what[64];
+      snprintf(what, sizeof what, "qkv graph %d, run %d", qkv_case, r);
+      compare(g, runs[r], r == 1 ? 1e-5 : 2e-3, what);
+    }
+    ir_graph_free(g);
+  }
+  plan_hook = NULL;
 }
 
 /* Counts the convolutions that run cuDNN's plan with their epilogue; while

@@ -170,6 +170,9 @@ struct gpu_mm {
  * (d0, d1), pointers filled once the arena is placed. */
 typedef struct gpu_smm {
   int64_t st[3][4];  /* a, b, c */
+  int64_t off[2];    /* a's and b's first element in their bytes: the
+                        column block of a split's input they read in place
+                        (layout.c, split_block), else 0 */
   int64_t d0, d1;    /* batch dimensions */
   int64_t m, n, k;   /* per batch: c[m,n] = a[m,k] b[k,n] (row-major view) */
   const void **parr; /* device: 3 * d0 * d1 pointers (cuBLAS A, B, C) */

@@ -270,8 +270,47 @@ static const int64_t *plain_transpose(const gpu_plan *p, const int *reads,
   return t->a.list;
 }
 
-base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
-                                       int *views, base_diag *d) {
+/* BERT's merged Q, K and V: tin, the input of a plain transpose, is the
+ * reshape (a view) that splits the last dimension of one output q of a
+ * split along the last axis of a plain rank-3 tensor x, and q is read by
+ * that reshape alone. tin's element (i0, i1, i2, i3) then lies in x at
+ * *off + i0 st[0] + ... + i3 st[3], a column block of x's rows, which a
+ * batched matmul can read in place (no copy of q). Returns the split node,
+ * or -1. */
+static int split_block(const gpu_plan *p, const int *reads, int tin,
+                       int64_t st[4], int64_t *off) {
+  const ir_graph *g = p->g;
+  const ir_tensor *t = &g->tensors[tin];
+  if (t->kind != IR_T_VALUE || t->shape.rank != 4 || reads[tin] != 1)
+    return -1;
+  const ir_node *r = &g->nodes[t->node];
+  if (r->op != IR_OP_RESHAPE || !p->steps[t->node].view || reads[r->in[0]] != 1)
+    return -1;
+  const ir_tensor *q = &g->tensors[r->in[0]];
+  if (q->kind != IR_T_VALUE)
+    return -1;
+  const ir_node *sp = &g->nodes[q->node];
+  const ir_shape *xs = shp(p, sp->in[0]), *qs = &q->shape;
+  if (sp->op != IR_OP_SPLIT || p->wonly[q->node] || xs->rank != 3 ||
+      sp->a.axis != 2 || p->cl[sp->in[0]] || qs->rank != 3 ||
+      t->shape.dim[0] != qs->dim[0] || t->shape.dim[1] != qs->dim[1] ||
+      t->shape.dim[2] * t->shape.dim[3] != qs->dim[2])
+    return -1;
+  *off = 0;
+  for (int k = 0; k < sp->nout && sp->out[k] != r->in[0]; k++)
+    *off += shp(p, sp->out[k])->dim[2];
+  st[0] = xs->dim[1] * xs->dim[2], st[1] = xs->dim[2];
+  st[2] = t->shape.dim[3], st[3] = 1;
+  return q->node;
+}
+
+/* One pass over the matmuls (see gpu_layout_strided_matmuls). dry: only
+ * count, in nsplit[j], the outputs of split j that a matmul could read in
+ * place (split_block); else fold, reading in place the outputs of the
+ * splits whose every output can be (nsplit[j] == nout), and make those
+ * splits views. */
+static base_status strided_pass(gpu_plan *p, const int *reads, int *views,
+                                int *nsplit, int dry, base_diag *d) {
   const ir_graph *g = p->g;
   for (int i = 0; !p->ctx->opt.no_fold && i < g->nnodes; i++) {
     const ir_node *mm = &g->nodes[i];
@@ -293,6 +332,7 @@ base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
                  .n = y->dim[3],
                  .k = a->dim[3]};
     int via[3] = {-1, -1, -1}; /* the transposes made views */
+    int spl[2] = {-1, -1};     /* the splits read in place */
     for (int k = 0; k < 2; k++) {
       const ir_tensor *x = &g->tensors[mm->in[k]];
       const int64_t *pm =
@@ -301,14 +341,26 @@ base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
         strides4(&x->shape, s.st[k]);
         continue;
       }
-      int64_t src[4];
-      strides4(shp(p, g->nodes[x->node].in[0]), src);
+      int64_t src[4], off = 0;
+      int tin = g->nodes[x->node].in[0];
+      int sj = split_block(p, reads, tin, src, &off);
+      if (sj < 0 || (!dry && nsplit[sj] != g->nodes[sj].nout))
+        strides4(shp(p, tin), src), sj = -1;
       for (int q = 0; q < 4; q++)
         s.st[k][q] = src[pm[q]];
-      if (!gpu_smm_layout(s.st[k], x->shape.dim[2], x->shape.dim[3], NULL))
+      if (!gpu_smm_layout(s.st[k], x->shape.dim[2], x->shape.dim[3], NULL)) {
         strides4(&x->shape, s.st[k]); /* no matrix layout cuBLAS takes */
-      else
+      } else {
         via[k] = x->node;
+        spl[k] = sj;
+        s.off[k] = sj >= 0 ? off : 0;
+      }
+    }
+    if (dry) {
+      for (int k = 0; k < 2; k++)
+        if (spl[k] >= 0)
+          nsplit[spl[k]]++;
+      continue;
     }
     strides4(y, s.st[2]);
     int r = gpu_sole_reader(p, reads, mm->out[0]); /* the result's transpose */
@@ -338,8 +390,26 @@ base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
         p->steps[via[k]].view_in = 0;
         ++*views;
       }
+    for (int k = 0; k < 2; k++)
+      if (spl[k] >= 0 && !p->steps[spl[k]].view) {
+        p->steps[spl[k]].view = 1; /* its outputs: x's bytes, read in place */
+        p->steps[spl[k]].view_in = 0;
+        ++*views;
+      }
   }
   return BASE_OK;
+}
+
+base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
+                                       int *views, base_diag *d) {
+  int *nsplit = base_calloc((size_t)p->g->nnodes + 1, sizeof *nsplit);
+  if (!nsplit)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = strided_pass(p, reads, views, nsplit, 1, d);
+  if (!st)
+    st = strided_pass(p, reads, views, nsplit, 0, d);
+  free(nsplit);
+  return st;
 }
 
 int gpu_layout_fold_pad_slices(gpu_plan *p, const int *reads) {

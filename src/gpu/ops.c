@@ -462,7 +462,8 @@ base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d) {
   for (int q = 0; q < 3; q++)
     for (size_t b = 0; b < nb; b++) {
       int64_t i0 = (int64_t)b / m->d1, i1 = (int64_t)b % m->d1;
-      h[q * nb + b] = base[q] + i0 * m->st[k[q]][0] + i1 * m->st[k[q]][1];
+      h[q * nb + b] = base[q] + (k[q] < 2 ? m->off[k[q]] : 0) +
+                      i0 * m->st[k[q]][0] + i1 * m->st[k[q]][1];
     }
   cudaError_t e =
       cudaMemcpy(m->parr, h, 3 * nb * sizeof *h, cudaMemcpyHostToDevice);
