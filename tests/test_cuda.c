@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "exec/exec.h"
@@ -1486,6 +1487,83 @@ Test(cuda, dnn_plan_cache_second_run_compiles_nothing) {
                "(cuDNN 9.14 compiles those)");
   cr_assert_eq(compiled[1], 0, "second run compiled %d plans", compiled[1]);
   cr_assert_eq(disk[1], compiled[0] + disk[0]);
+}
+
+/* Truncates every tune-*.bin in dir to half its length (a torn or foreign
+ * file); returns how many there were. */
+static int tear_tune_files(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    char path[512];
+    struct stat st;
+    if (strncmp(e->d_name, "tune-", 5) ||
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >=
+            (int)sizeof path ||
+        stat(path, &st))
+      continue;
+    cr_assert_eq(truncate(path, st.st_size / 2), 0);
+    n++;
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* The autotuners' choices kept on disk (tune.c): a second context times
+ * nothing, takes each choice from the file, runs the same engines and
+ * still matches the CPU; a torn file is timed again, no error. Graph:
+ * convolutions with every epilogue (conv_ep_graph) and attention's
+ * matmuls. */
+Test(cuda, tune_cache_second_run_times_nothing) {
+  need_gpu();
+  char dir[] = "/tmp/superopt-tcache-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  setenv("SUPEROPT_KERNEL_CACHE", dir, 1);
+  static const char *const off[] = {"SUPEROPT_CONV_FUSE", "SUPEROPT_DW",
+                                    "SUPEROPT_DNN_RTC", "SUPEROPT_GEMM",
+                                    "SUPEROPT_TUNE_CACHE"};
+  for (size_t i = 0; i < sizeof off / sizeof *off; i++)
+    unsetenv(off[i]);
+  const char *src[2] = {conv_ep_graph, qkv_graph[0]};
+  for (int q = 0; q < 2; q++) {
+    ir_graph *g = parse(src[q]);
+    int timed[3], disk[3];
+    const char *eng[3][64];
+    cr_assert_leq(g->nnodes, 64);
+    for (int run = 0; run < 3; run++) {
+      if (run == 2)
+        cr_assert_gt(tear_tune_files(dir), 0, "no tuning file in %s", dir);
+      base_diag d;
+      gpu_ctx *c;
+      gpu_plan *p;
+      cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+      cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+      for (int i = 0; i < g->nnodes; i++)
+        eng[run][i] = gpu_plan_engine(p, i); /* static strings */
+      gpu_plan_free(p);
+      gpu_tune_stats(c, &timed[run], &disk[run]);
+      gpu_ctx_free(c);
+    }
+    cr_expect_gt(timed[0], 0, "graph %d: nothing was timed", q);
+    cr_expect_eq(disk[0], 0);
+    cr_expect_eq(timed[1], 0, "graph %d: the second run timed %d choices", q,
+                 timed[1]);
+    cr_expect_eq(disk[1], timed[0], "graph %d: %d of %d choices from disk", q,
+                 disk[1], timed[0]);
+    cr_expect_eq(timed[2], timed[0], "graph %d: a torn file, %d timed", q,
+                 timed[2]);
+    for (int i = 0; i < g->nnodes; i++)
+      cr_expect_str_eq(eng[1][i], eng[0][i], "graph %d node %d", q, i);
+    gpu_options tf32 = {0};
+    compare(g, &tf32, 2e-3, "choices from the tuning cache");
+    ir_graph_free(g);
+    remove_cache_dir(dir);
+    cr_assert(mkdtemp(strcpy(dir, "/tmp/superopt-tcache-XXXXXX")));
+    setenv("SUPEROPT_KERNEL_CACHE", dir, 1);
+  }
+  unsetenv("SUPEROPT_KERNEL_CACHE");
+  remove_cache_dir(dir);
 }
 
 /* Four branches of an Inception-like block, a projection shortcut beside

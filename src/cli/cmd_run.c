@@ -325,6 +325,10 @@ static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
     printf("cuDNN plans compiled at plan time: %d compiled, %d from the disk "
            "cache\n",
            pc, pd);
+  int tt, td;
+  gpu_tune_stats(cx, &tt, &td);
+  if (tt + td)
+    printf("autotuning: %d choices timed, %d from the disk cache\n", tt, td);
   int ns;
   double one, many;
   gpu_plan_streams(p, &ns, &one, &many);

@@ -117,6 +117,13 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
       m->ms = c->mms[i].ms;
       return BASE_OK;
     }
+  gpu_mm_choice tc;
+  if (gpu_tune_mm_find(c, k, &tc)) { /* an earlier process's choice */
+    m->algo = tc.algo;
+    m->ws = tc.ws;
+    m->ms = tc.ms;
+    return remember(c, &tc, d);
+  }
   cublasLtMatmulPreference_t pref;
   GPU_BLAS(d, cublasLtMatmulPreferenceCreate(&pref));
   size_t ws = GPU_MM_WS;
@@ -139,5 +146,8 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
   m->algo = ch.algo;
   m->ws = ch.ws;
   m->ms = ms;
-  return remember(c, &ch, d);
+  base_status st = remember(c, &ch, d);
+  if (!st)
+    gpu_tune_mm_add(c, &ch);
+  return st;
 }

@@ -160,6 +160,7 @@ void gpu_ctx_free(gpu_ctx *c) {
   for (int i = 0; i < c->nconvs; i++)
     if (c->convs[i].plan)
       cudnnBackendDestroyDescriptor(c->convs[i].plan);
+  gpu_tune_save(c);
   free(c->convs);
   free(c->mms);
   gpu_fused_ctx_free(c);
@@ -236,6 +237,12 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   if (hit) {
     *out = *hit;
     return BASE_OK;
+  }
+  if (gpu_tune_conv_find(c, k, out)) { /* an earlier process's choice */
+    base_status st = remember(c, out, d);
+    if (st && out->plan)
+      cudnnBackendDestroyDescriptor(out->plan);
+    return st;
   }
   cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int n = 0;
@@ -337,13 +344,16 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
             : out->fused ? "graph API with epilogue"
             : graph_api  ? "graph API"
                          : "legacy");
+  out->rank = -1;
   if (out->fused) {
     out->plan = gf.plan;
     out->ws = gf.ws;
+    out->rank = gf.rank;
     gf.plan = NULL;
   } else if (graph_api && !out->own) {
     out->plan = g.plan;
     out->ws = g.ws;
+    out->rank = g.rank;
     g.plan = NULL;
   }
   if (g.plan)
@@ -353,5 +363,7 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   base_status st = remember(c, out, d);
   if (st && out->plan)
     cudnnBackendDestroyDescriptor(out->plan);
+  else if (!st)
+    gpu_tune_conv_add(c, out);
   return st;
 }

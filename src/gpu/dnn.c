@@ -460,7 +460,8 @@ static int64_t heur_configs(const graph_descs *g, cudnnBackendHeurMode_t mode,
  * after some of them cudnnFindConvolutionForwardAlgorithm failed with an
  * internal error.) */
 static int candidates(gpu_ctx *c, const gpu_conv_key *k, int fused,
-                      const graph_descs *g, bdesc *plans, int64_t *ws) {
+                      const graph_descs *g, bdesc *plans, int64_t *ws,
+                      int *rank) {
   int strict = k->strict;
   bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
   int np = 0, want = GPU_DNN_CANDIDATES * 2;
@@ -481,13 +482,43 @@ static int candidates(gpu_ctx *c, const gpu_conv_key *k, int fused,
     if (cached_plan(c, k, fused, i, cfg[i], rtc, &plans[np], &ws[np]) ==
             CUDNN_STATUS_SUCCESS &&
         ws[np] <= GPU_DNN_WS_MAX)
-      np++;
+      rank[np++] = (int)i;
     else if (plans[np])
       cudnnBackendDestroyDescriptor(plans[np]);
   }
   for (int i = 0; i < want; i++)
     cudnnBackendDestroyDescriptor(cfg[i]);
   return np;
+}
+
+int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
+                    cudnnBackendDescriptor_t *plan, size_t *ws) {
+  graph_descs g = {0};
+  bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
+  int want = GPU_DNN_CANDIDATES * 2, ok = 0;
+  int64_t w = 0;
+  *plan = NULL;
+  for (int i = 0; i < want; i++)
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+                                     &cfg[i]) != CUDNN_STATUS_SUCCESS)
+      want = i;
+  if (rank >= 0 && rank < want &&
+      graph_build(c->dnn, k, fused, &g) == CUDNN_STATUS_SUCCESS &&
+      heur_configs(&g, CUDNN_HEUR_MODE_A, cfg, want) > rank &&
+      !(k->strict && uses_tf32(cfg[rank])))
+    ok = cached_plan(c, k, fused, rank, cfg[rank],
+                     compiles_at_runtime(cfg[rank]), plan,
+                     &w) == CUDNN_STATUS_SUCCESS &&
+         w <= GPU_DNN_WS_MAX;
+  if (!ok && *plan) {
+    cudnnBackendDestroyDescriptor(*plan);
+    *plan = NULL;
+  }
+  for (int i = 0; i < want; i++)
+    cudnnBackendDestroyDescriptor(cfg[i]);
+  graph_free(&g);
+  *ws = (size_t)w;
+  return ok;
 }
 
 /* The variant pack of ptr: x, w, y, bias, residual, workspace (bias and
@@ -757,10 +788,11 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
   graph_descs g = {0};
   bdesc plans[GPU_DNN_CANDIDATES];
   int64_t ws[GPU_DNN_CANDIDATES], wmax = 0;
+  int rank[GPU_DNN_CANDIDATES];
   memset(out, 0, sizeof *out);
   out->ms = 1e30f;
   int np = graph_build(c->dnn, k, fused, &g) == CUDNN_STATUS_SUCCESS
-               ? candidates(c, k, fused, &g, plans, ws)
+               ? candidates(c, k, fused, &g, plans, ws, rank)
                : 0;
   for (int i = 0; i < np; i++)
     wmax = ws[i] > wmax ? ws[i] : wmax;
@@ -795,6 +827,7 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
   if (best >= 0) {
     out->plan = plans[best];
     out->ws = (size_t)ws[best];
+    out->rank = rank[best];
   }
   out->tried = np;
   graph_free(&g);

@@ -73,6 +73,10 @@ void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
  * convolution's plan) so far in c: compiled, or finalised from the disk
  * cache's serialised plans (docs/cuda.md). */
 void gpu_dnn_plan_stats(const gpu_ctx *c, int *compiled, int *from_disk);
+/* Autotuning choices (a convolution's engine, a matmul's algorithm) so far
+ * in c: timed, or taken from the disk cache's earlier choices on this GPU
+ * with these library versions (docs/cuda.md). */
+void gpu_tune_stats(const gpu_ctx *c, int *timed, int *from_disk);
 
 /* Code generation for fused nodes (needs no GPU): the CUDA source of node
  * n's kernel (*src, malloc'd), its function name and cache key (hash of

@@ -63,6 +63,7 @@ typedef struct gpu_conv_choice {
   float ep_ms; /* the epilogue kernel's time where it was timed (key.fep
                   set and a fused plan found), else 0 (also where the
                   legacy engine adds bias and relu itself) */
+  int rank;    /* plan's rank in cuDNN's heuristics (the tuning cache) */
 } gpu_conv_choice;
 
 /* The graph API's best plan for a geometry (gpu_dnn.c). */
@@ -71,6 +72,7 @@ typedef struct gpu_dnn_choice {
   size_t ws;
   float ms; /* its median time */
   int tried;
+  int rank; /* plan's rank in cuDNN's heuristics */
 } gpu_dnn_choice;
 
 /* A remembered matmul algorithm, keyed by shape, epilogue and precision. */
@@ -89,6 +91,8 @@ typedef struct gpu_mm_choice {
 
 /* A kernel generated for fused nodes (fused.c). */
 typedef struct gpu_fk gpu_fk;
+/* The autotuners' choices on disk (tune.c). */
+typedef struct gpu_tune gpu_tune;
 
 struct gpu_ctx {
   int device;
@@ -112,6 +116,7 @@ struct gpu_ctx {
   int nfks, capfks;
   int fk_compiled, fk_disk, fk_reused; /* NVRTC runs, disk and memory hits */
   int dp_compiled, dp_disk; /* runtime-compiled cuDNN plans (dnn.c) */
+  gpu_tune *tune;           /* the tuning cache, opened on first use */
 };
 
 typedef struct gpu_mm gpu_mm;
@@ -289,6 +294,22 @@ base_status gpu_fused_enqueue(gpu_plan *p, const ir_node *n, const gpu_step *s,
                               base_diag *d);
 /* Unloads the context's generated kernels. */
 void gpu_fused_ctx_free(gpu_ctx *c);
+/* The tuning cache (tune.c): a convolution's or matmul's choice made by
+ * an earlier process on this GPU with these libraries, rebuilt into *out
+ * (1), or 0 (none, the cache off, or a plan that no longer rebuilds);
+ * *_add keeps a new choice, gpu_tune_save writes the new ones to disk and
+ * frees the cache (gpu_ctx_free). */
+int gpu_tune_conv_find(gpu_ctx *c, const gpu_conv_key *k, gpu_conv_choice *out);
+void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch);
+int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out);
+void gpu_tune_mm_add(gpu_ctx *c, const gpu_mm_choice *ch);
+void gpu_tune_save(gpu_ctx *c);
+/* The graph-API plan of rank `rank` in heuristics mode A for k (fused:
+ * with k->fep's epilogue), finalised or read from the runtime-compiled
+ * plan cache, and its workspace; 0 where it does not build or needs more
+ * than the workspace limit (dnn.c). */
+int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
+                    cudnnBackendDescriptor_t *plan, size_t *ws);
 /* The disk cache's folder: $SUPEROPT_KERNEL_CACHE ("off": *off set), else
  * $XDG_CACHE_HOME/superopt/kernels, else ~/.cache/superopt/kernels; *off
  * also where there is none. gpu_mkdirs makes path and its parents (errors
@@ -407,8 +428,10 @@ int gpu_layout_fold_pad_slices(gpu_plan *p, const int *reads);
 /* After gpu_layout_views: rank-4 batched matmuls (no bias, no activation)
  * whose operands come through transposes read by them alone, or whose
  * result alone goes through one, read or write the transposes' bytes
- * directly (step smm, the transposes views; *views grows by their
- * number). */
+ * directly (step smm, the transposes views); an operand that is the
+ * reshape of a split's output (BERT's merged Q, K and V) reads the split's
+ * input in place where every output of the split can be, and the split
+ * becomes a view too. *views grows by the views made. */
 base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
                                        int *views, base_diag *d);
 /* How cuBLAS reads a rows x cols matrix of strides st[2], st[3] (ops.c):

@@ -25,6 +25,7 @@
 #define gpu_measure_node gpu_measure_node_impl
 #define gpu_kernel_stats gpu_kernel_stats_impl
 #define gpu_dnn_plan_stats gpu_dnn_plan_stats_impl
+#define gpu_tune_stats gpu_tune_stats_impl
 #define gpu_fused_source gpu_fused_source_impl
 #define gpu_fused_compile gpu_fused_compile_impl
 #define gpu_attach_host gpu_attach_host_impl

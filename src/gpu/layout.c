@@ -307,10 +307,14 @@ static int split_block(const gpu_plan *p, const int *reads, int tin,
 /* One pass over the matmuls (see gpu_layout_strided_matmuls). dry: only
  * count, in nsplit[j], the outputs of split j that a matmul could read in
  * place (split_block); else fold, reading in place the outputs of the
- * splits whose every output can be (nsplit[j] == nout), and make those
- * splits views. */
+ * splits whose every output can be (nsplit[j] == nout), counted in
+ * nfold[j], and make those splits views. The two passes see the same
+ * operands: the real one changes only the views of transposes and splits,
+ * and a transpose split_block accepts reads a reshape, so it is no
+ * matmul's result transpose, and is read once. */
 static base_status strided_pass(gpu_plan *p, const int *reads, int *views,
-                                int *nsplit, int dry, base_diag *d) {
+                                const int *nsplit, int *nfold, int dry,
+                                base_diag *d) {
   const ir_graph *g = p->g;
   for (int i = 0; !p->ctx->opt.no_fold && i < g->nnodes; i++) {
     const ir_node *mm = &g->nodes[i];
@@ -359,7 +363,7 @@ static base_status strided_pass(gpu_plan *p, const int *reads, int *views,
     if (dry) {
       for (int k = 0; k < 2; k++)
         if (spl[k] >= 0)
-          nsplit[spl[k]]++;
+          nfold[spl[k]]++;
       continue;
     }
     strides4(y, s.st[2]);
@@ -390,25 +394,40 @@ static base_status strided_pass(gpu_plan *p, const int *reads, int *views,
         p->steps[via[k]].view_in = 0;
         ++*views;
       }
-    for (int k = 0; k < 2; k++)
-      if (spl[k] >= 0 && !p->steps[spl[k]].view) {
+    for (int k = 0; k < 2; k++) {
+      if (spl[k] < 0)
+        continue;
+      nfold[spl[k]]++;
+      if (!p->steps[spl[k]].view) {
         p->steps[spl[k]].view = 1; /* its outputs: x's bytes, read in place */
         p->steps[spl[k]].view_in = 0;
         ++*views;
       }
+    }
   }
   return BASE_OK;
 }
 
 base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
                                        int *views, base_diag *d) {
-  int *nsplit = base_calloc((size_t)p->g->nnodes + 1, sizeof *nsplit);
-  if (!nsplit)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  base_status st = strided_pass(p, reads, views, nsplit, 1, d);
+  int n = p->g->nnodes;
+  int *nsplit = base_calloc((size_t)n + 1, sizeof *nsplit);
+  int *nfold = base_calloc((size_t)n + 1, sizeof *nfold);
+  base_status st = BASE_OK;
+  if (!nsplit || !nfold)
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
-    st = strided_pass(p, reads, views, nsplit, 0, d);
-  free(nsplit);
+    st = strided_pass(p, reads, views, nsplit, nsplit, 1, d);
+  if (!st)
+    st = strided_pass(p, reads, views, nsplit, nfold, 0, d);
+  /* a split made a view with an output not read in place would leave
+   * that output unwritten */
+  for (int j = 0; !st && j < n; j++)
+    if (nfold[j] && nfold[j] != p->g->nodes[j].nout)
+      st = base_diag_set(d, BASE_ERR_INTERNAL, p->g->nodes[j].line, 0,
+                         "split read in place by %d of its %d readers",
+                         nfold[j], p->g->nodes[j].nout);
+  free(nsplit), free(nfold);
   return st;
 }
 

@@ -74,6 +74,8 @@
   X(gpu_dnn_plan_stats, void,                                                  \
     (const gpu_ctx *c, int *compiled, int *from_disk),                         \
     (c, compiled, from_disk))                                                  \
+  X(gpu_tune_stats, void, (const gpu_ctx *c, int *timed, int *from_disk),      \
+    (c, timed, from_disk))                                                     \
   X(gpu_fused_source, base_status,                                             \
     (const ir_graph *g, const ir_node *n, const float *const *ptrs,            \
      const int64_t(*phys)[IR_MAX_RANK], const unsigned char *biased,           \
@@ -237,6 +239,8 @@ FORWARD(gpu_kernel_stats, void,
 FORWARD(gpu_dnn_plan_stats, void,
         (const gpu_ctx *c, int *compiled, int *from_disk),
         (c, compiled, from_disk))
+FORWARD(gpu_tune_stats, void, (const gpu_ctx *c, int *timed, int *from_disk),
+        (c, timed, from_disk))
 #undef FORWARD
 
 /* Code generation needs no GPU, but NVRTC, which the executor links. */
