@@ -224,23 +224,17 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
  * the heads' batched matmuls reading its three column blocks in place
  * (layout.c, split_block: the split a view, no copy). In the second graph
  * the split's v is also an output: the split runs. */
-static const char *const qkv_graph[2] = {
-    "input x: [2,5,24]\nweight wqkv: [24,72]\nweight wo: [24,24]\n"
-    "y = matmul(x, wqkv)\nv, k, q = split(y) axis=2 sizes=[24,24,24]\n"
-    "qs = reshape(q) shape=[2,5,4,6]\nqh = transpose(qs) perm=[0,2,1,3]\n"
-    "ks = reshape(k) shape=[2,5,4,6]\nkh = transpose(ks) perm=[0,2,3,1]\n"
-    "vs = reshape(v) shape=[2,5,4,6]\nvh = transpose(vs) perm=[0,2,1,3]\n"
-    "s = matmul(qh, kh)\np = softmax(s) axis=3\nc = matmul(p, vh)\n"
-    "ct = transpose(c) perm=[0,2,1,3]\ncm = reshape(ct) shape=[2,5,24]\n"
-    "o = matmul(cm, wo)\noutput o\n",
-    "input x: [2,5,24]\nweight wqkv: [24,72]\nweight wo: [24,24]\n"
-    "y = matmul(x, wqkv)\nv, k, q = split(y) axis=2 sizes=[24,24,24]\n"
-    "qs = reshape(q) shape=[2,5,4,6]\nqh = transpose(qs) perm=[0,2,1,3]\n"
-    "ks = reshape(k) shape=[2,5,4,6]\nkh = transpose(ks) perm=[0,2,3,1]\n"
-    "vs = reshape(v) shape=[2,5,4,6]\nvh = transpose(vs) perm=[0,2,1,3]\n"
-    "s = matmul(qh, kh)\np = softmax(s) axis=3\nc = matmul(p, vh)\n"
-    "ct = transpose(c) perm=[0,2,1,3]\ncm = reshape(ct) shape=[2,5,24]\n"
-    "o = matmul(cm, wo)\noutput o, v\n"};
+#define QKV_BODY                                                               \
+  "input x: [2,5,24]\nweight wqkv: [24,72]\nweight wo: [24,24]\n"              \
+  "y = matmul(x, wqkv)\nv, k, q = split(y) axis=2 sizes=[24,24,24]\n"          \
+  "qs = reshape(q) shape=[2,5,4,6]\nqh = transpose(qs) perm=[0,2,1,3]\n"       \
+  "ks = reshape(k) shape=[2,5,4,6]\nkh = transpose(ks) perm=[0,2,3,1]\n"       \
+  "vs = reshape(v) shape=[2,5,4,6]\nvh = transpose(vs) perm=[0,2,1,3]\n"       \
+  "s = matmul(qh, kh)\np = softmax(s) axis=3\nc = matmul(p, vh)\n"             \
+  "ct = transpose(c) perm=[0,2,1,3]\ncm = reshape(ct) shape=[2,5,24]\n"        \
+  "o = matmul(cm, wo)\n"
+static const char *const qkv_graph[2] = {QKV_BODY "output o\n",
+                                         QKV_BODY "output o, v\n"};
 
 static int qkv_case;
 /* The split is folded (read in place) in qkv_graph[0], runs in [1]. */
