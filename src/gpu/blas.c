@@ -118,10 +118,18 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
       return BASE_OK;
     }
   gpu_mm_choice tc;
-  if (gpu_tune_mm_find(c, k, &tc)) { /* an earlier process's choice */
+  cublasLtMatmulHeuristicResult_t chk;
+  if (gpu_tune_mm_find(c, k, &tc) && /* an earlier process's choice */
+      cublasLtMatmulAlgoCheck(c->lt, m->desc, m->la, m->lb, m->lc, m->lc,
+                              &tc.algo, &chk) == CUBLAS_STATUS_SUCCESS &&
+      chk.workspaceSize <= tc.ws) {
     m->algo = tc.algo;
     m->ws = tc.ws;
     m->ms = tc.ms;
+    c->tune_loaded++;
+    if (c->tune_log)
+      fprintf(stderr, "tune: matmul %lldx%lldx%lld: from the tuning cache\n",
+              (long long)k->m, (long long)k->n, (long long)k->k);
     return remember(c, &tc, d);
   }
   cublasLtMatmulPreference_t pref;

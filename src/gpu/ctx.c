@@ -8,9 +8,6 @@
 
 #include "gpu_int.h"
 
-/* Workspace a convolution algorithm may ask for. */
-#define GPU_CONV_WS_MAX ((size_t)256 << 20)
-
 base_status gpu_cuda_fail(base_diag *d, cudaError_t e, const char *what) {
   base_status st =
       e == cudaErrorMemoryAllocation ? BASE_ERR_NOMEM : BASE_ERR_INTERNAL;
@@ -239,6 +236,18 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
     return BASE_OK;
   }
   if (gpu_tune_conv_find(c, k, out)) { /* an earlier process's choice */
+    if (c->tune_log)
+      fprintf(stderr,
+              "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
+              "stride %d, groups %d: from the tuning cache (%s, %.4f ms)\n",
+              (long long)k->n, (long long)k->c, (long long)k->h,
+              (long long)k->w, (long long)k->o, (long long)k->kh,
+              (long long)k->kw, k->stride[0], k->groups,
+              out->own     ? "own"
+              : out->fused ? "graph API with epilogue"
+              : out->plan  ? "graph API"
+                           : "legacy",
+              out->ms);
     base_status st = remember(c, out, d);
     if (st && out->plan)
       cudnnBackendDestroyDescriptor(out->plan);
@@ -364,6 +373,6 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   if (st && out->plan)
     cudnnBackendDestroyDescriptor(out->plan);
   else if (!st)
-    gpu_tune_conv_add(c, out);
+    gpu_tune_conv_add(c, out, out->plan ? gpu_dnn_engine(out->plan) : -1);
   return st;
 }

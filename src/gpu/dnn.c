@@ -491,8 +491,23 @@ static int candidates(gpu_ctx *c, const gpu_conv_key *k, int fused,
   return np;
 }
 
+int gpu_dnn_engine(cudnnBackendDescriptor_t plan) {
+  bdesc cfg = NULL;
+  int64_t n = 0, idx = -1;
+  if (plan &&
+      cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg) ==
+          CUDNN_STATUS_SUCCESS &&
+      cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                               &cfg) == CUDNN_STATUS_SUCCESS)
+    idx = engine_index(cfg);
+  if (cfg)
+    cudnnBackendDestroyDescriptor(cfg);
+  return (int)idx;
+}
+
 int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
-                    cudnnBackendDescriptor_t *plan, size_t *ws) {
+                    int engine, cudnnBackendDescriptor_t *plan, size_t *ws) {
   graph_descs g = {0};
   bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
   int want = GPU_DNN_CANDIDATES * 2, ok = 0;
@@ -505,7 +520,7 @@ int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
   if (rank >= 0 && rank < want &&
       graph_build(c->dnn, k, fused, &g) == CUDNN_STATUS_SUCCESS &&
       heur_configs(&g, CUDNN_HEUR_MODE_A, cfg, want) > rank &&
-      !(k->strict && uses_tf32(cfg[rank])))
+      engine_index(cfg[rank]) == engine && !(k->strict && uses_tf32(cfg[rank])))
     ok = cached_plan(c, k, fused, rank, cfg[rank],
                      compiles_at_runtime(cfg[rank]), plan,
                      &w) == CUDNN_STATUS_SUCCESS &&

@@ -115,8 +115,9 @@ struct gpu_ctx {
   gpu_fk *fks; /* generated kernels (fused.c) */
   int nfks, capfks;
   int fk_compiled, fk_disk, fk_reused; /* NVRTC runs, disk and memory hits */
-  int dp_compiled, dp_disk; /* runtime-compiled cuDNN plans (dnn.c) */
-  gpu_tune *tune;           /* the tuning cache, opened on first use */
+  int dp_compiled, dp_disk;    /* runtime-compiled cuDNN plans (dnn.c) */
+  gpu_tune *tune;              /* the tuning cache, opened on first use */
+  int tune_timed, tune_loaded; /* choices timed, taken from it (tune.c) */
 };
 
 typedef struct gpu_mm gpu_mm;
@@ -300,16 +301,20 @@ void gpu_fused_ctx_free(gpu_ctx *c);
  * *_add keeps a new choice, gpu_tune_save writes the new ones to disk and
  * frees the cache (gpu_ctx_free). */
 int gpu_tune_conv_find(gpu_ctx *c, const gpu_conv_key *k, gpu_conv_choice *out);
-void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch);
+/* engine: the global index of ch->plan's engine (gpu_dnn_engine), or -1 */
+void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch, int engine);
 int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out);
 void gpu_tune_mm_add(gpu_ctx *c, const gpu_mm_choice *ch);
 void gpu_tune_save(gpu_ctx *c);
 /* The graph-API plan of rank `rank` in heuristics mode A for k (fused:
  * with k->fep's epilogue), finalised or read from the runtime-compiled
- * plan cache, and its workspace; 0 where it does not build or needs more
- * than the workspace limit (dnn.c). */
+ * plan cache, and its workspace; 0 where it does not build, is not of
+ * engine `engine` (a global engine index) or needs more than the
+ * workspace limit (dnn.c). gpu_dnn_engine: the global index of plan's
+ * engine, or -1. */
 int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
-                    cudnnBackendDescriptor_t *plan, size_t *ws);
+                    int engine, cudnnBackendDescriptor_t *plan, size_t *ws);
+int gpu_dnn_engine(cudnnBackendDescriptor_t plan);
 /* The disk cache's folder: $SUPEROPT_KERNEL_CACHE ("off": *off set), else
  * $XDG_CACHE_HOME/superopt/kernels, else ~/.cache/superopt/kernels; *off
  * also where there is none. gpu_mkdirs makes path and its parents (errors
@@ -373,7 +378,9 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
                             float *y, const float *b, const float *r, void *ws,
                             base_diag *d);
 
-#define GPU_MM_WS ((size_t)32 << 20)  /* matmul workspace limit */
+#define GPU_MM_WS ((size_t)32 << 20) /* matmul workspace limit */
+/* Workspace a convolution algorithm may ask for (ctx.c). */
+#define GPU_CONV_WS_MAX ((size_t)256 << 20)
 #define GPU_BLAS_WS ((size_t)4 << 20) /* cuBLAS's (gpu_smm) */
 
 /* Looks up or times cuBLASLt's candidates for m (descriptors set up). */

@@ -19,10 +19,20 @@
  * storable and restorable with the same library version. A choice that no
  * longer rebuilds is timed again. Fused plans were verified when chosen.
  *
+ * The id also holds this file's format and tuning-policy version
+ * (TUNE_VERSION: raise it when what a choice means or how it is made
+ * changes), the record sizes, the own depthwise kernel's shape count and
+ * the workspace limits, so a build that tunes differently starts afresh;
+ * a record keeps the engine its rank named, checked when it is rebuilt,
+ * and the file the records' hash, checked on load; a loaded cuBLASLt
+ * algorithm is checked by cublasLtMatmulAlgoCheck (blas.c). On save the
+ * file is read again and the records other processes added meanwhile are
+ * kept.
+ *
  * Off ($SUPEROPT_TUNE_CACHE=off, or the kernel cache off) and also where
  * the choice depends on more than the key: the legacy-convolution option
  * and the test and comparison variables that force or restrict engines
- * ($SUPEROPT_CONV_FUSE, $SUPEROPT_DW, $SUPEROPT_DNN_RTC, $SUPEROPT_GEMM).
+ * ($SUPEROPT_CONV_FUSE, $SUPEROPT_DW, $SUPEROPT_DW_EP, $SUPEROPT_DNN_RTC).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +41,21 @@
 
 #include "gpu_int.h"
 
+/* Raise when a record's meaning or the tuning policy changes. */
+#define TUNE_VERSION 1
+
 typedef struct tune_id {
   char magic[8];
   char gpu[256];
-  int32_t major, minor, sms, driver, runtime, pad;
+  int32_t major, minor, sms, driver, runtime, version;
   int64_t cudnn, cublaslt;
+  int64_t conv_size, mm_size, dw_shapes, conv_ws, mm_ws;
 } tune_id;
 
 typedef struct tune_conv {
   gpu_conv_key key;
-  int32_t algo, math, rank, fused, own, pad;
+  int32_t algo, math, rank, fused, own;
+  int32_t engine; /* the global index of the engine rank named */
   float ms, ep_ms;
   uint64_t ws;
 } tune_conv;
@@ -53,10 +68,11 @@ typedef struct tune_mm {
   int32_t pad;
 } tune_mm;
 
-/* The file: id, the two counts, the records. */
+/* The file: id, the two counts, the records' hash, the records. */
 typedef struct tune_head {
   tune_id id;
   int64_t nconv, nmm;
+  uint64_t hash;
 } tune_head;
 
 struct gpu_tune {
@@ -66,8 +82,7 @@ struct gpu_tune {
   tune_conv *convs;
   tune_mm *mms;
   int64_t nconv, nmm, capconv, capmm;
-  int dirty;         /* a choice added or replaced: written when freed */
-  int timed, loaded; /* choices timed here, taken from the file */
+  int dirty; /* a choice added or replaced: written when freed */
 };
 
 static const char kMagic[8] = "SOTUNE1";
@@ -87,37 +102,56 @@ static void id_of(const gpu_ctx *c, tune_id *id) {
   cudaRuntimeGetVersion(&id->runtime);
   id->cudnn = (int64_t)cudnnGetVersion();
   id->cublaslt = (int64_t)cublasLtGetVersion();
+  id->version = TUNE_VERSION;
+  id->conv_size = (int64_t)sizeof(tune_conv);
+  id->mm_size = (int64_t)sizeof(tune_mm);
+  id->dw_shapes = cxk_dwconv_variants();
+  id->conv_ws = (int64_t)GPU_CONV_WS_MAX;
+  id->mm_ws = (int64_t)GPU_MM_WS;
 }
 
-/* Reads the file into t (nothing where it is missing, short or for
- * another GPU or version). */
-static void load(gpu_tune *t) {
+/* Reads the file at path for id: its records (malloc'd, counts in *nc,
+ * *nm), or 0 where it is missing, short, torn or for another GPU, version
+ * or build. */
+static int read_records(const char *path, const tune_id *id, tune_conv **cv,
+                        int64_t *nc, tune_mm **mm, int64_t *nm) {
   size_t len = 0;
   base_diag ignore;
-  char *f = base_read_file(t->path, &len, &ignore);
+  char *f = base_read_file(path, &len, &ignore);
   tune_head h;
+  *cv = NULL, *mm = NULL, *nc = *nm = 0;
   if (!f || len < sizeof h) {
     free(f);
-    return;
+    return 0;
   }
   memcpy(&h, f, sizeof h);
-  size_t want = sizeof h + (size_t)h.nconv * sizeof(tune_conv) +
-                (size_t)h.nmm * sizeof(tune_mm);
-  if (memcmp(&h.id, &t->id, sizeof h.id) || h.nconv < 0 || h.nmm < 0 ||
-      h.nconv > (1 << 20) || h.nmm > (1 << 20) || len != want) {
-    free(f);
-    return;
+  int ok = !memcmp(&h.id, id, sizeof h.id) && h.nconv >= 0 && h.nmm >= 0 &&
+           h.nconv <= (1 << 20) && h.nmm <= (1 << 20);
+  size_t bc = ok ? (size_t)h.nconv * sizeof **cv : 0,
+         bm = ok ? (size_t)h.nmm * sizeof **mm : 0;
+  ok = ok && len == sizeof h + bc + bm &&
+       XXH3_64bits(f + sizeof h, bc + bm) == h.hash;
+  if (ok) {
+    *cv = base_malloc(bc ? bc : 1);
+    *mm = base_malloc(bm ? bm : 1);
+    ok = *cv && *mm;
   }
-  t->convs = base_malloc((size_t)(h.nconv ? h.nconv : 1) * sizeof *t->convs);
-  t->mms = base_malloc((size_t)(h.nmm ? h.nmm : 1) * sizeof *t->mms);
-  if (t->convs && t->mms) {
-    memcpy(t->convs, f + sizeof h, (size_t)h.nconv * sizeof *t->convs);
-    memcpy(t->mms, f + sizeof h + (size_t)h.nconv * sizeof *t->convs,
-           (size_t)h.nmm * sizeof *t->mms);
-    t->nconv = t->capconv = h.nconv;
-    t->nmm = t->capmm = h.nmm;
+  if (ok) {
+    memcpy(*cv, f + sizeof h, bc);
+    memcpy(*mm, f + sizeof h + bc, bm);
+    *nc = h.nconv, *nm = h.nmm;
+  } else {
+    free(*cv), free(*mm);
+    *cv = NULL, *mm = NULL;
   }
   free(f);
+  return ok;
+}
+
+/* Reads the file into t (nothing where read_records finds none). */
+static void load(gpu_tune *t) {
+  if (read_records(t->path, &t->id, &t->convs, &t->nconv, &t->mms, &t->nmm))
+    t->capconv = t->nconv, t->capmm = t->nmm;
 }
 
 /* The context's cache, opened on first use; NULL where it is off. */
@@ -131,7 +165,7 @@ static gpu_tune *tune_of(gpu_ctx *c) {
   gpu_cache_dir(t->dir, sizeof t->dir, &t->off);
   t->off |= (e && !strcmp(e, "off")) || c->opt.legacy_conv ||
             env_set("SUPEROPT_CONV_FUSE") || env_set("SUPEROPT_DW") ||
-            env_set("SUPEROPT_DNN_RTC") || env_set("SUPEROPT_GEMM");
+            env_set("SUPEROPT_DW_EP") || env_set("SUPEROPT_DNN_RTC");
   if (t->off)
     return NULL;
   id_of(c, &t->id);
@@ -156,10 +190,10 @@ int gpu_tune_conv_find(gpu_ctx *c, const gpu_conv_key *k,
     out->own = r->own, out->fused = r->fused;
     out->ms = r->ms, out->ep_ms = r->ep_ms;
     out->rank = r->rank;
-    if (r->rank >= 0 &&
-        !gpu_dnn_plan_at(c, k, r->fused, r->rank, &out->plan, &out->ws))
-      return 0; /* no longer rebuilds: timed again */
-    t->loaded++;
+    if (r->rank >= 0 && !gpu_dnn_plan_at(c, k, r->fused, r->rank, r->engine,
+                                         &out->plan, &out->ws))
+      return 0; /* no longer rebuilds, or another engine: timed again */
+    c->tune_loaded++;
     return 1;
   }
   return 0;
@@ -177,8 +211,9 @@ static void *grow(void **v, int64_t *n, int64_t *cap, size_t size) {
   return (char *)*v + (size_t)(*n)++ * size;
 }
 
-void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch) {
+void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch, int engine) {
   gpu_tune *t = tune_of(c);
+  c->tune_timed++;
   tune_conv *r = NULL;
   for (int64_t i = 0; t && i < t->nconv && !r; i++) /* one that failed */
     if (!memcmp(&t->convs[i].key, &ch->key, sizeof ch->key))
@@ -191,10 +226,11 @@ void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch) {
   r->key = ch->key;
   r->algo = (int32_t)ch->algo, r->math = (int32_t)ch->math;
   r->rank = ch->plan ? ch->rank : -1;
+  r->engine = engine;
   r->fused = ch->fused, r->own = ch->own;
   r->ms = ch->ms, r->ep_ms = ch->ep_ms;
   r->ws = (uint64_t)ch->ws;
-  t->timed++, t->dirty = 1;
+  t->dirty = 1;
 }
 
 int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out) {
@@ -203,7 +239,6 @@ int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out) {
     if (!memcmp(&t->mms[i].key, k, sizeof *k)) {
       *out = (gpu_mm_choice){*k, t->mms[i].algo, (size_t)t->mms[i].ws,
                              t->mms[i].ms};
-      t->loaded++;
       return 1;
     }
   return 0;
@@ -211,19 +246,54 @@ int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out) {
 
 void gpu_tune_mm_add(gpu_ctx *c, const gpu_mm_choice *ch) {
   gpu_tune *t = tune_of(c);
-  tune_mm *r = t ? grow((void **)&t->mms, &t->nmm, &t->capmm, sizeof *r) : NULL;
+  tune_mm *r = NULL;
+  c->tune_timed++;
+  for (int64_t i = 0; t && i < t->nmm && !r; i++) /* one that failed */
+    if (!memcmp(&t->mms[i].key, &ch->key, sizeof ch->key))
+      r = &t->mms[i];
+  if (t && !r)
+    r = grow((void **)&t->mms, &t->nmm, &t->capmm, sizeof *r);
   if (!r)
     return;
   memset(r, 0, sizeof *r);
   r->key = ch->key, r->algo = ch->algo;
   r->ws = (uint64_t)ch->ws, r->ms = ch->ms;
-  t->timed++, t->dirty = 1;
+  t->dirty = 1;
 }
 
 void gpu_tune_stats(const gpu_ctx *c, int *timed, int *from_disk) {
-  const gpu_tune *t = c->tune;
-  *timed = t ? t->timed : 0;
-  *from_disk = t ? t->loaded : 0;
+  *timed = c->tune_timed;
+  *from_disk = c->tune_loaded;
+}
+
+/* Adds to t the records of the file on disk now (other processes' since t
+ * was read) whose keys t does not have. */
+static void merge_disk(gpu_tune *t) {
+  tune_conv *cv;
+  tune_mm *mm;
+  int64_t nc, nm;
+  if (!read_records(t->path, &t->id, &cv, &nc, &mm, &nm))
+    return;
+  for (int64_t i = 0; i < nc; i++) {
+    int have = 0;
+    for (int64_t j = 0; j < t->nconv && !have; j++)
+      have = !memcmp(&t->convs[j].key, &cv[i].key, sizeof cv[i].key);
+    tune_conv *r =
+        have ? NULL
+             : grow((void **)&t->convs, &t->nconv, &t->capconv, sizeof *r);
+    if (r)
+      *r = cv[i];
+  }
+  for (int64_t i = 0; i < nm; i++) {
+    int have = 0;
+    for (int64_t j = 0; j < t->nmm && !have; j++)
+      have = !memcmp(&t->mms[j].key, &mm[i].key, sizeof mm[i].key);
+    tune_mm *r =
+        have ? NULL : grow((void **)&t->mms, &t->nmm, &t->capmm, sizeof *r);
+    if (r)
+      *r = mm[i];
+  }
+  free(cv), free(mm);
 }
 
 void gpu_tune_save(gpu_ctx *c) {
@@ -231,17 +301,19 @@ void gpu_tune_save(gpu_ctx *c) {
   if (!t)
     return;
   if (!t->off && t->dirty) {
-    tune_head h = {t->id, t->nconv, t->nmm};
+    merge_disk(t);
+    tune_head h = {t->id, t->nconv, t->nmm, 0};
     size_t nc = (size_t)t->nconv * sizeof *t->convs,
            nm = (size_t)t->nmm * sizeof *t->mms;
     char *f = base_malloc(sizeof h + nc + nm);
     if (f) {
       base_diag ignore;
-      memcpy(f, &h, sizeof h);
       if (nc)
         memcpy(f + sizeof h, t->convs, nc);
       if (nm)
         memcpy(f + sizeof h + nc, t->mms, nm);
+      h.hash = XXH3_64bits(f + sizeof h, nc + nm);
+      memcpy(f, &h, sizeof h);
       gpu_mkdirs(t->dir);
       base_write_atomic(t->path, f, sizeof h + nc + nm, &ignore);
       free(f);
