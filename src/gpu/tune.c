@@ -29,7 +29,7 @@
  * file is read again and the records other processes added meanwhile are
  * kept.
  *
- * Off ($SUPEROPT_TUNE_CACHE=off, or the kernel cache off) and also where
+ * Off ($SUPEROPT_TUNE_CACHE=off or 0, or the kernel cache off) and where
  * the choice depends on more than the key: the legacy-convolution option
  * and the test and comparison variables that force or restrict engines
  * ($SUPEROPT_CONV_FUSE, $SUPEROPT_DW, $SUPEROPT_DW_EP, $SUPEROPT_DNN_RTC).
@@ -163,9 +163,10 @@ static gpu_tune *tune_of(gpu_ctx *c) {
     return NULL;
   const char *e = getenv("SUPEROPT_TUNE_CACHE");
   gpu_cache_dir(t->dir, sizeof t->dir, &t->off);
-  t->off |= (e && !strcmp(e, "off")) || c->opt.legacy_conv ||
-            env_set("SUPEROPT_CONV_FUSE") || env_set("SUPEROPT_DW") ||
-            env_set("SUPEROPT_DW_EP") || env_set("SUPEROPT_DNN_RTC");
+  t->off |= (e && (!strcmp(e, "off") || !strcmp(e, "0"))) ||
+            c->opt.legacy_conv || env_set("SUPEROPT_CONV_FUSE") ||
+            env_set("SUPEROPT_DW") || env_set("SUPEROPT_DW_EP") ||
+            env_set("SUPEROPT_DNN_RTC");
   if (t->off)
     return NULL;
   id_of(c, &t->id);
