@@ -353,16 +353,16 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
             : out->fused ? "graph API with epilogue"
             : graph_api  ? "graph API"
                          : "legacy");
-  out->rank = -1;
+  out->rank = out->engine = -1;
   if (out->fused) {
     out->plan = gf.plan;
     out->ws = gf.ws;
-    out->rank = gf.rank;
+    out->rank = gf.rank, out->engine = gf.engine;
     gf.plan = NULL;
   } else if (graph_api && !out->own) {
     out->plan = g.plan;
     out->ws = g.ws;
-    out->rank = g.rank;
+    out->rank = g.rank, out->engine = g.engine;
     g.plan = NULL;
   }
   if (g.plan)
@@ -373,6 +373,6 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   if (st && out->plan)
     cudnnBackendDestroyDescriptor(out->plan);
   else if (!st)
-    gpu_tune_conv_add(c, out, out->plan ? gpu_dnn_engine(out->plan) : -1);
+    gpu_tune_conv_add(c, out);
   return st;
 }

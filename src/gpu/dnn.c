@@ -461,7 +461,7 @@ static int64_t heur_configs(const graph_descs *g, cudnnBackendHeurMode_t mode,
  * internal error.) */
 static int candidates(gpu_ctx *c, const gpu_conv_key *k, int fused,
                       const graph_descs *g, bdesc *plans, int64_t *ws,
-                      int *rank) {
+                      int *rank, int *engine) {
   int strict = k->strict;
   bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
   int np = 0, want = GPU_DNN_CANDIDATES * 2;
@@ -482,28 +482,13 @@ static int candidates(gpu_ctx *c, const gpu_conv_key *k, int fused,
     if (cached_plan(c, k, fused, i, cfg[i], rtc, &plans[np], &ws[np]) ==
             CUDNN_STATUS_SUCCESS &&
         ws[np] <= GPU_DNN_WS_MAX)
-      rank[np++] = (int)i;
+      engine[np] = (int)engine_index(cfg[i]), rank[np++] = (int)i;
     else if (plans[np])
       cudnnBackendDestroyDescriptor(plans[np]);
   }
   for (int i = 0; i < want; i++)
     cudnnBackendDestroyDescriptor(cfg[i]);
   return np;
-}
-
-int gpu_dnn_engine(cudnnBackendDescriptor_t plan) {
-  bdesc cfg = NULL;
-  int64_t n = 0, idx = -1;
-  if (plan &&
-      cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg) ==
-          CUDNN_STATUS_SUCCESS &&
-      cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-                               &cfg) == CUDNN_STATUS_SUCCESS)
-    idx = engine_index(cfg);
-  if (cfg)
-    cudnnBackendDestroyDescriptor(cfg);
-  return (int)idx;
 }
 
 int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
@@ -803,11 +788,11 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
   graph_descs g = {0};
   bdesc plans[GPU_DNN_CANDIDATES];
   int64_t ws[GPU_DNN_CANDIDATES], wmax = 0;
-  int rank[GPU_DNN_CANDIDATES];
+  int rank[GPU_DNN_CANDIDATES], engine[GPU_DNN_CANDIDATES];
   memset(out, 0, sizeof *out);
   out->ms = 1e30f;
   int np = graph_build(c->dnn, k, fused, &g) == CUDNN_STATUS_SUCCESS
-               ? candidates(c, k, fused, &g, plans, ws, rank)
+               ? candidates(c, k, fused, &g, plans, ws, rank, engine)
                : 0;
   for (int i = 0; i < np; i++)
     wmax = ws[i] > wmax ? ws[i] : wmax;
@@ -843,6 +828,7 @@ void gpu_dnn_autotune(gpu_ctx *c, const gpu_conv_key *k, int fused,
     out->plan = plans[best];
     out->ws = (size_t)ws[best];
     out->rank = rank[best];
+    out->engine = engine[best];
   }
   out->tried = np;
   graph_free(&g);

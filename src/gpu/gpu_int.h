@@ -63,7 +63,9 @@ typedef struct gpu_conv_choice {
   float ep_ms; /* the epilogue kernel's time where it was timed (key.fep
                   set and a fused plan found), else 0 (also where the
                   legacy engine adds bias and relu itself) */
-  int rank;    /* plan's rank in cuDNN's heuristics (the tuning cache) */
+  int rank;    /* plan's rank in cuDNN's heuristics and its engine's
+                  global index (the tuning cache) */
+  int engine;
 } gpu_conv_choice;
 
 /* The graph API's best plan for a geometry (gpu_dnn.c). */
@@ -72,7 +74,8 @@ typedef struct gpu_dnn_choice {
   size_t ws;
   float ms; /* its median time */
   int tried;
-  int rank; /* plan's rank in cuDNN's heuristics */
+  int rank;   /* plan's rank in cuDNN's heuristics */
+  int engine; /* and the global index of its engine */
 } gpu_dnn_choice;
 
 /* A remembered matmul algorithm, keyed by shape, epilogue and precision. */
@@ -301,8 +304,7 @@ void gpu_fused_ctx_free(gpu_ctx *c);
  * *_add keeps a new choice, gpu_tune_save writes the new ones to disk and
  * frees the cache (gpu_ctx_free). */
 int gpu_tune_conv_find(gpu_ctx *c, const gpu_conv_key *k, gpu_conv_choice *out);
-/* engine: the global index of ch->plan's engine (gpu_dnn_engine), or -1 */
-void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch, int engine);
+void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch);
 int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out);
 void gpu_tune_mm_add(gpu_ctx *c, const gpu_mm_choice *ch);
 void gpu_tune_save(gpu_ctx *c);
@@ -310,11 +312,9 @@ void gpu_tune_save(gpu_ctx *c);
  * with k->fep's epilogue), finalised or read from the runtime-compiled
  * plan cache, and its workspace; 0 where it does not build, is not of
  * engine `engine` (a global engine index) or needs more than the
- * workspace limit (dnn.c). gpu_dnn_engine: the global index of plan's
- * engine, or -1. */
+ * workspace limit (dnn.c). */
 int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
                     int engine, cudnnBackendDescriptor_t *plan, size_t *ws);
-int gpu_dnn_engine(cudnnBackendDescriptor_t plan);
 /* The disk cache's folder: $SUPEROPT_KERNEL_CACHE ("off": *off set), else
  * $XDG_CACHE_HOME/superopt/kernels, else ~/.cache/superopt/kernels; *off
  * also where there is none. gpu_mkdirs makes path and its parents (errors

@@ -190,7 +190,7 @@ int gpu_tune_conv_find(gpu_ctx *c, const gpu_conv_key *k,
     out->ws = (size_t)r->ws;
     out->own = r->own, out->fused = r->fused;
     out->ms = r->ms, out->ep_ms = r->ep_ms;
-    out->rank = r->rank;
+    out->rank = r->rank, out->engine = r->engine;
     if (r->rank >= 0 && !gpu_dnn_plan_at(c, k, r->fused, r->rank, r->engine,
                                          &out->plan, &out->ws))
       return 0; /* no longer rebuilds, or another engine: timed again */
@@ -212,7 +212,7 @@ static void *grow(void **v, int64_t *n, int64_t *cap, size_t size) {
   return (char *)*v + (size_t)(*n)++ * size;
 }
 
-void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch, int engine) {
+void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch) {
   gpu_tune *t = tune_of(c);
   c->tune_timed++;
   tune_conv *r = NULL;
@@ -227,7 +227,7 @@ void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch, int engine) {
   r->key = ch->key;
   r->algo = (int32_t)ch->algo, r->math = (int32_t)ch->math;
   r->rank = ch->plan ? ch->rank : -1;
-  r->engine = engine;
+  r->engine = ch->plan ? ch->engine : -1;
   r->fused = ch->fused, r->own = ch->own;
   r->ms = ch->ms, r->ep_ms = ch->ep_ms;
   r->ws = (uint64_t)ch->ws;
