@@ -5,6 +5,9 @@
  * time), then every engine of the operation graph with its default knobs,
  * then, for engines with split-K knobs, each value of them.
  *
+ * PROBE_STRIDED=1 instead: mode A's best for convolutions that read a
+ * channel block of a wider tensor in place, against the packed input.
+ *
  * Build here (no GPU needed):
  *   nvcc -O2 -o probe-dnn-knobs scripts/probe-dnn-knobs.c -lcudnn
  * run on the device: ./probe-dnn-knobs
@@ -30,8 +33,13 @@ typedef cudnnBackendDescriptor_t bdesc;
 static cudnnHandle_t H;
 static cudaStream_t S;
 
+/* x's pixel stride where it is a channel block of a wider tensor (a
+ * split's output read in place), else 0: x packed */
+static int64_t g_xct;
+
 static int tensor(bdesc *t, int64_t uid, const int64_t d[4]) {
-  int64_t st[4] = {d[1] * d[2] * d[3], 1, d[1] * d[3], d[1]}, al = 16;
+  int64_t ct = uid == 1 && g_xct ? g_xct : d[1];
+  int64_t st[4] = {d[2] * d[3] * ct, 1, ct * d[3], ct}, al = 16;
   cudnnDataType_t f = CUDNN_DATA_FLOAT;
   CK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, t));
   CK(cudnnBackendSetAttribute(*t, CUDNN_ATTR_TENSOR_DATA_TYPE,
@@ -405,6 +413,62 @@ static void probe(const geo *g) {
          best, best_a);
 }
 
+/* Mode A's best of its first ten for g (x packed, or strided where
+ * g_xct), in us, or -1. */
+static float best_a10(const geo *g) {
+  bdesc gr = graph(g), heur, cfg[10];
+  int64_t nc = 0;
+  cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  float best = -1;
+  if (!gr)
+    return -1;
+  for (int i = 0; i < 10; i++)
+    cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
+  if (!cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+                                    &heur) &&
+      !cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gr) &&
+      !cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE,
+                                CUDNN_TYPE_HEUR_MODE, 1, &mode) &&
+      !cudnnBackendFinalize(heur))
+    cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 10, &nc, cfg);
+  for (int64_t i = 0; i < nc && i < 10; i++) {
+    int64_t ws;
+    float t = time_cfg(cfg[i], &ws);
+    if (t > 0 && (best < 0 || t < best))
+      best = t;
+  }
+  return best;
+}
+
+/* PROBE_STRIDED=1: would cuDNN read a split's channel block in place?
+ * Inception-v3's and NASNet-A's convolutions that read a split of a merged
+ * convolution, x packed against x as channels [0, c) of a tensor of ct
+ * channels (pixel stride ct). */
+static void strided(void) {
+  struct {
+    geo g;
+    int64_t ct;
+  } cs[] = {
+      {{1, 64, 35, 35, 96, 3, 3, 1, 1, 1, "5b 3x3dbl_2 (64 of 176)"}, 176},
+      {{1, 48, 35, 35, 64, 5, 5, 2, 2, 1, "5b 5x5_2 (48 of 176)"}, 176},
+      {{1, 160, 17, 17, 160, 1, 7, 0, 3, 1, "6c 7x7_2 (160 of 512)"}, 512},
+      {{1, 192, 17, 17, 320, 3, 3, 0, 0, 2, "7a 3x3_2 s2 (192 of 384)"}, 384},
+      {{1, 448, 8, 8, 384, 3, 3, 1, 1, 1, "7b 3x3dbl_2 (448 of 1152)"}, 1152},
+      {{1, 44, 28, 28, 44, 1, 1, 0, 0, 1, "nasnet 1x1 (44 of 88)"}, 88},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+    g_xct = 0;
+    float packed = best_a10(&cs[i].g);
+    g_xct = cs[i].ct;
+    float str = best_a10(&cs[i].g);
+    g_xct = 0;
+    printf("%-28s packed %7.2f us, channel block of %lld: %7.2f us\n",
+           cs[i].g.name, packed, (long long)cs[i].ct, str);
+  }
+}
+
 int main(void) {
   cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking);
   if (cudnnCreate(&H) || cudnnSetStream(H, S))
@@ -421,6 +485,10 @@ int main(void) {
       {1, 384, 8, 8, 384, 1, 3, 0, 1, 1, "inception 7b 1x3"},
       {16, 512, 7, 7, 512, 3, 3, 1, 1, 1, "resnet layer4 3x3 b16"},
   };
+  if (getenv("PROBE_STRIDED")) {
+    strided();
+    return 0;
+  }
   const char *only = getenv("PROBE_ONLY");
   for (size_t i = 0; i < sizeof gs / sizeof *gs; i++)
     if (!only || atoi(only) == (int)i)
