@@ -311,6 +311,26 @@ static bdesc make_cfg(bdesc gr, int64_t idx, int nk, const int *t,
   return cfg;
 }
 
+/* Up to max engine configurations of heuristics mode A for gr into cfg
+ * (created here); their number. */
+static int64_t heur_a(bdesc gr, bdesc *cfg, int64_t max) {
+  bdesc heur;
+  int64_t nc = 0;
+  cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  for (int64_t i = 0; i < max; i++)
+    cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
+  if (!cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+                                    &heur) &&
+      !cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gr) &&
+      !cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE,
+                                CUDNN_TYPE_HEUR_MODE, 1, &mode) &&
+      !cudnnBackendFinalize(heur))
+    cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                             CUDNN_TYPE_BACKEND_DESCRIPTOR, max, &nc, cfg);
+  return nc < max ? nc : max;
+}
+
 static void probe(const geo *g) {
   printf("\n== %s: n%lld c%lld %lldx%lld -> %lld, kernel %lldx%lld stride "
          "%lld\n",
@@ -323,22 +343,10 @@ static void probe(const geo *g) {
     return;
   }
   /* mode A */
-  bdesc heur, cfg[64];
-  int64_t nc = 0;
-  cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-  for (int i = 0; i < 64; i++)
-    cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
-  if (!cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
-                                    &heur) &&
-      !cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gr) &&
-      !cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE,
-                                CUDNN_TYPE_HEUR_MODE, 1, &mode) &&
-      !cudnnBackendFinalize(heur))
-    cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 64, &nc, cfg);
+  bdesc cfg[64];
+  int64_t nc = heur_a(gr, cfg, 64);
   float best_a = 1e9;
-  for (int64_t i = 0; i < nc && i < 64; i++) {
+  for (int64_t i = 0; i < nc; i++) {
     int64_t ws = 0;
     float t = time_cfg(cfg[i], &ws);
     printf("A%-2lld engine %3lld %8.2f us ws %lld:", (long long)i,
@@ -416,24 +424,12 @@ static void probe(const geo *g) {
 /* Mode A's best of its first ten for g (x packed, or strided where
  * g_xct), in us, or -1. */
 static float best_a10(const geo *g) {
-  bdesc gr = graph(g), heur, cfg[10];
-  int64_t nc = 0;
-  cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  bdesc gr = graph(g), cfg[10];
   float best = -1;
   if (!gr)
     return -1;
-  for (int i = 0; i < 10; i++)
-    cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
-  if (!cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
-                                    &heur) &&
-      !cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gr) &&
-      !cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE,
-                                CUDNN_TYPE_HEUR_MODE, 1, &mode) &&
-      !cudnnBackendFinalize(heur))
-    cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 10, &nc, cfg);
-  for (int64_t i = 0; i < nc && i < 10; i++) {
+  int64_t nc = heur_a(gr, cfg, 10);
+  for (int64_t i = 0; i < nc; i++) {
     int64_t ws;
     float t = time_cfg(cfg[i], &ws);
     if (t > 0 && (best < 0 || t < best))

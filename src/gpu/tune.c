@@ -34,6 +34,7 @@
  * and the test and comparison variables that force or restrict engines
  * ($SUPEROPT_CONV_FUSE, $SUPEROPT_DW, $SUPEROPT_DW_EP, $SUPEROPT_DNN_RTC).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,15 +76,65 @@ typedef struct tune_head {
   uint64_t hash;
 } tune_head;
 
+/* The records of one kind, each starting with its key (ksize bytes),
+ * one record a key. */
+typedef struct tune_table {
+  char *v;
+  int64_t n, cap;
+  size_t size, ksize;
+} tune_table;
+_Static_assert(offsetof(tune_conv, key) == 0 && offsetof(tune_mm, key) == 0,
+               "a record starts with its key");
+
 struct gpu_tune {
   int off;
   char dir[1024], path[1200];
   tune_id id;
-  tune_conv *convs;
-  tune_mm *mms;
-  int64_t nconv, nmm, capconv, capmm;
+  tune_table convs, mms;
   int dirty; /* a choice added or replaced: written when freed */
 };
+
+static const tune_table kConvs = {NULL, 0, 0, sizeof(tune_conv),
+                                  sizeof(gpu_conv_key)};
+static const tune_table kMms = {NULL, 0, 0, sizeof(tune_mm),
+                                sizeof(gpu_mm_key)};
+
+/* t's record for key, or NULL. */
+static void *table_find(const tune_table *t, const void *key) {
+  for (int64_t i = 0; i < t->n; i++)
+    if (!memcmp(t->v + (size_t)i * t->size, key, t->ksize))
+      return t->v + (size_t)i * t->size;
+  return NULL;
+}
+
+/* t's record for key (one that failed to rebuild is replaced), else a
+ * new one, zeroed but for the key; NULL without memory. */
+static void *table_slot(tune_table *t, const void *key) {
+  char *r = table_find(t, key);
+  if (r)
+    return r;
+  if (t->n == t->cap) {
+    int64_t nc = t->cap ? 2 * t->cap : 32;
+    char *nv = base_realloc(t->v, (size_t)nc * t->size);
+    if (!nv)
+      return NULL;
+    t->v = nv, t->cap = nc;
+  }
+  r = t->v + (size_t)t->n++ * t->size;
+  memset(r, 0, t->size);
+  memcpy(r, key, t->ksize);
+  return r;
+}
+
+/* Adds to dst the records of src whose keys it does not have. */
+static void table_merge(tune_table *dst, const tune_table *src) {
+  for (int64_t i = 0; i < src->n; i++) {
+    const char *r = src->v + (size_t)i * src->size;
+    char *d = table_find(dst, r) ? NULL : table_slot(dst, r);
+    if (d)
+      memcpy(d, r, dst->size);
+  }
+}
 
 static const char kMagic[8] = "SOTUNE1";
 
@@ -110,16 +161,16 @@ static void id_of(const gpu_ctx *c, tune_id *id) {
   id->mm_ws = (int64_t)GPU_MM_WS;
 }
 
-/* Reads the file at path for id: its records (malloc'd, counts in *nc,
- * *nm), or 0 where it is missing, short, torn or for another GPU, version
- * or build. */
-static int read_records(const char *path, const tune_id *id, tune_conv **cv,
-                        int64_t *nc, tune_mm **mm, int64_t *nm) {
+/* Reads the file at path for id into cv and mm (fresh tables, like
+ * kConvs and kMms); 0, and empty tables, where it is missing, short, torn
+ * or for another GPU, version or build. */
+static int read_records(const char *path, const tune_id *id, tune_table *cv,
+                        tune_table *mm) {
   size_t len = 0;
   base_diag ignore;
   char *f = base_read_file(path, &len, &ignore);
   tune_head h;
-  *cv = NULL, *mm = NULL, *nc = *nm = 0;
+  *cv = kConvs, *mm = kMms;
   if (!f || len < sizeof h) {
     free(f);
     return 0;
@@ -127,31 +178,25 @@ static int read_records(const char *path, const tune_id *id, tune_conv **cv,
   memcpy(&h, f, sizeof h);
   int ok = !memcmp(&h.id, id, sizeof h.id) && h.nconv >= 0 && h.nmm >= 0 &&
            h.nconv <= (1 << 20) && h.nmm <= (1 << 20);
-  size_t bc = ok ? (size_t)h.nconv * sizeof **cv : 0,
-         bm = ok ? (size_t)h.nmm * sizeof **mm : 0;
+  size_t bc = ok ? (size_t)h.nconv * cv->size : 0,
+         bm = ok ? (size_t)h.nmm * mm->size : 0;
   ok = ok && len == sizeof h + bc + bm &&
        XXH3_64bits(f + sizeof h, bc + bm) == h.hash;
   if (ok) {
-    *cv = base_malloc(bc ? bc : 1);
-    *mm = base_malloc(bm ? bm : 1);
-    ok = *cv && *mm;
+    cv->v = base_malloc(bc ? bc : 1);
+    mm->v = base_malloc(bm ? bm : 1);
+    ok = cv->v && mm->v;
   }
   if (ok) {
-    memcpy(*cv, f + sizeof h, bc);
-    memcpy(*mm, f + sizeof h + bc, bm);
-    *nc = h.nconv, *nm = h.nmm;
+    memcpy(cv->v, f + sizeof h, bc);
+    memcpy(mm->v, f + sizeof h + bc, bm);
+    cv->n = cv->cap = h.nconv, mm->n = mm->cap = h.nmm;
   } else {
-    free(*cv), free(*mm);
-    *cv = NULL, *mm = NULL;
+    free(cv->v), free(mm->v);
+    *cv = kConvs, *mm = kMms;
   }
   free(f);
   return ok;
-}
-
-/* Reads the file into t (nothing where read_records finds none). */
-static void load(gpu_tune *t) {
-  if (read_records(t->path, &t->id, &t->convs, &t->nconv, &t->mms, &t->nmm))
-    t->capconv = t->nconv, t->capmm = t->nmm;
 }
 
 /* The context's cache, opened on first use; NULL where it is off. */
@@ -167,64 +212,43 @@ static gpu_tune *tune_of(gpu_ctx *c) {
             c->opt.legacy_conv || env_set("SUPEROPT_CONV_FUSE") ||
             env_set("SUPEROPT_DW") || env_set("SUPEROPT_DW_EP") ||
             env_set("SUPEROPT_DNN_RTC");
+  t->convs = kConvs, t->mms = kMms;
   if (t->off)
     return NULL;
   id_of(c, &t->id);
   snprintf(t->path, sizeof t->path, "%s/tune-%016llx.bin", t->dir,
            (unsigned long long)XXH3_64bits(&t->id, sizeof t->id));
-  load(t);
+  read_records(t->path, &t->id, &t->convs, &t->mms);
   return t;
 }
 
 int gpu_tune_conv_find(gpu_ctx *c, const gpu_conv_key *k,
                        gpu_conv_choice *out) {
   gpu_tune *t = tune_of(c);
-  for (int64_t i = 0; t && i < t->nconv; i++) {
-    const tune_conv *r = &t->convs[i];
-    if (memcmp(&r->key, k, sizeof *k))
-      continue;
-    memset(out, 0, sizeof *out);
-    out->key = *k;
-    out->algo = (cudnnConvolutionFwdAlgo_t)r->algo;
-    out->math = (cudnnMathType_t)r->math;
-    out->ws = (size_t)r->ws;
-    out->own = r->own, out->fused = r->fused;
-    out->ms = r->ms, out->ep_ms = r->ep_ms;
-    out->rank = r->rank, out->engine = r->engine;
-    if (r->rank >= 0 && !gpu_dnn_plan_at(c, k, r->fused, r->rank, r->engine,
-                                         &out->plan, &out->ws))
-      return 0; /* no longer rebuilds, or another engine: timed again */
-    c->tune_loaded++;
-    return 1;
-  }
-  return 0;
-}
-
-/* A new record slot (grown as needed), or NULL. */
-static void *grow(void **v, int64_t *n, int64_t *cap, size_t size) {
-  if (*n == *cap) {
-    int64_t nc = *cap ? 2 * *cap : 32;
-    void *nv = base_realloc(*v, (size_t)nc * size);
-    if (!nv)
-      return NULL;
-    *v = nv, *cap = nc;
-  }
-  return (char *)*v + (size_t)(*n)++ * size;
+  const tune_conv *r = t ? table_find(&t->convs, k) : NULL;
+  if (!r)
+    return 0;
+  memset(out, 0, sizeof *out);
+  out->key = *k;
+  out->algo = (cudnnConvolutionFwdAlgo_t)r->algo;
+  out->math = (cudnnMathType_t)r->math;
+  out->ws = (size_t)r->ws;
+  out->own = r->own, out->fused = r->fused;
+  out->ms = r->ms, out->ep_ms = r->ep_ms;
+  out->rank = r->rank, out->engine = r->engine;
+  if (r->rank >= 0 && !gpu_dnn_plan_at(c, k, r->fused, r->rank, r->engine,
+                                       &out->plan, &out->ws))
+    return 0; /* no longer rebuilds, or another engine: timed again */
+  c->tune_loaded++;
+  return 1;
 }
 
 void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch) {
   gpu_tune *t = tune_of(c);
   c->tune_timed++;
-  tune_conv *r = NULL;
-  for (int64_t i = 0; t && i < t->nconv && !r; i++) /* one that failed */
-    if (!memcmp(&t->convs[i].key, &ch->key, sizeof ch->key))
-      r = &t->convs[i];
-  if (t && !r)
-    r = grow((void **)&t->convs, &t->nconv, &t->capconv, sizeof *r);
+  tune_conv *r = t ? table_slot(&t->convs, &ch->key) : NULL;
   if (!r)
     return;
-  memset(r, 0, sizeof *r);
-  r->key = ch->key;
   r->algo = (int32_t)ch->algo, r->math = (int32_t)ch->math;
   r->rank = ch->plan ? ch->rank : -1;
   r->engine = ch->plan ? ch->engine : -1;
@@ -236,29 +260,19 @@ void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch) {
 
 int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out) {
   gpu_tune *t = tune_of(c);
-  for (int64_t i = 0; t && i < t->nmm; i++)
-    if (!memcmp(&t->mms[i].key, k, sizeof *k)) {
-      *out = (gpu_mm_choice){*k, t->mms[i].algo, (size_t)t->mms[i].ws,
-                             t->mms[i].ms};
-      return 1;
-    }
-  return 0;
+  const tune_mm *r = t ? table_find(&t->mms, k) : NULL;
+  if (r)
+    *out = (gpu_mm_choice){*k, r->algo, (size_t)r->ws, r->ms};
+  return r != NULL;
 }
 
 void gpu_tune_mm_add(gpu_ctx *c, const gpu_mm_choice *ch) {
   gpu_tune *t = tune_of(c);
-  tune_mm *r = NULL;
   c->tune_timed++;
-  for (int64_t i = 0; t && i < t->nmm && !r; i++) /* one that failed */
-    if (!memcmp(&t->mms[i].key, &ch->key, sizeof ch->key))
-      r = &t->mms[i];
-  if (t && !r)
-    r = grow((void **)&t->mms, &t->nmm, &t->capmm, sizeof *r);
+  tune_mm *r = t ? table_slot(&t->mms, &ch->key) : NULL;
   if (!r)
     return;
-  memset(r, 0, sizeof *r);
-  r->key = ch->key, r->algo = ch->algo;
-  r->ws = (uint64_t)ch->ws, r->ms = ch->ms;
+  r->algo = ch->algo, r->ws = (uint64_t)ch->ws, r->ms = ch->ms;
   t->dirty = 1;
 }
 
@@ -267,52 +281,27 @@ void gpu_tune_stats(const gpu_ctx *c, int *timed, int *from_disk) {
   *from_disk = c->tune_loaded;
 }
 
-/* Adds to t the records of the file on disk now (other processes' since t
- * was read) whose keys t does not have. */
-static void merge_disk(gpu_tune *t) {
-  tune_conv *cv;
-  tune_mm *mm;
-  int64_t nc, nm;
-  if (!read_records(t->path, &t->id, &cv, &nc, &mm, &nm))
-    return;
-  for (int64_t i = 0; i < nc; i++) {
-    int have = 0;
-    for (int64_t j = 0; j < t->nconv && !have; j++)
-      have = !memcmp(&t->convs[j].key, &cv[i].key, sizeof cv[i].key);
-    tune_conv *r =
-        have ? NULL
-             : grow((void **)&t->convs, &t->nconv, &t->capconv, sizeof *r);
-    if (r)
-      *r = cv[i];
-  }
-  for (int64_t i = 0; i < nm; i++) {
-    int have = 0;
-    for (int64_t j = 0; j < t->nmm && !have; j++)
-      have = !memcmp(&t->mms[j].key, &mm[i].key, sizeof mm[i].key);
-    tune_mm *r =
-        have ? NULL : grow((void **)&t->mms, &t->nmm, &t->capmm, sizeof *r);
-    if (r)
-      *r = mm[i];
-  }
-  free(cv), free(mm);
-}
-
 void gpu_tune_save(gpu_ctx *c) {
   gpu_tune *t = c->tune;
   if (!t)
     return;
+  tune_table dc, dm; /* other processes' records since t was read */
+  if (!t->off && t->dirty && read_records(t->path, &t->id, &dc, &dm)) {
+    table_merge(&t->convs, &dc);
+    table_merge(&t->mms, &dm);
+    free(dc.v), free(dm.v);
+  }
   if (!t->off && t->dirty) {
-    merge_disk(t);
-    tune_head h = {t->id, t->nconv, t->nmm, 0};
-    size_t nc = (size_t)t->nconv * sizeof *t->convs,
-           nm = (size_t)t->nmm * sizeof *t->mms;
+    tune_head h = {t->id, t->convs.n, t->mms.n, 0};
+    size_t nc = (size_t)t->convs.n * t->convs.size,
+           nm = (size_t)t->mms.n * t->mms.size;
     char *f = base_malloc(sizeof h + nc + nm);
     if (f) {
       base_diag ignore;
       if (nc)
-        memcpy(f + sizeof h, t->convs, nc);
+        memcpy(f + sizeof h, t->convs.v, nc);
       if (nm)
-        memcpy(f + sizeof h + nc, t->mms, nm);
+        memcpy(f + sizeof h + nc, t->mms.v, nm);
       h.hash = XXH3_64bits(f + sizeof h, nc + nm);
       memcpy(f, &h, sizeof h);
       gpu_mkdirs(t->dir);
@@ -320,8 +309,8 @@ void gpu_tune_save(gpu_ctx *c) {
       free(f);
     }
   }
-  free(t->convs);
-  free(t->mms);
+  free(t->convs.v);
+  free(t->mms.v);
   free(t);
   c->tune = NULL;
 }
