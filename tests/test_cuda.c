@@ -296,6 +296,22 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
   "yd = conv2d(y, wy, by) groups=1040\nyt = transpose(yd) perm=[0,2,3,1]\n"    \
   "yl = layernorm(yt, gy, ey) axis=3\noutput l, m, k, q, yl\n"
 
+/* Convolutions as GEMMs on their patches (im2col, and always under
+ * SUPEROPT_GEMM=always): a chain of channels-last convolutions of 3x3
+ * same padding with bias and relu, stride 2 (asymmetric padding),
+ * dilated, 5x5 with explicit uneven pads, a strided 1x1, and a 3x3 on
+ * 6 channels (no float4 rows) */
+#define IM2COL_GRAPH                                                           \
+  "input x: [2,8,11,9]\nweight w1: [16,8,3,3]\nweight b1: [16]\n"              \
+  "weight w2: [12,16,3,3]\nweight w3: [16,12,3,3]\nweight b3: [16]\n"          \
+  "weight w4: [8,16,5,5]\nweight w5: [6,8,1,1]\nweight w6: [5,6,3,3]\n"        \
+  "weight w7: [3,5,1,1]\n"                                                     \
+  "a = conv2d(x, w1, b1) act=relu\nb = conv2d(a, w2) stride=[2,2]\n"           \
+  "c = conv2d(b, w3, b3) dilation=[2,2] pad=[2,2,2,2]\n"                       \
+  "d = conv2d(c, w4) pad=[1,2,3,0] act=relu\n"                                 \
+  "e = conv2d(d, w5) stride=[2,1] pad=valid\nf = conv2d(e, w6)\n"              \
+  "g = conv2d(f, w7)\noutput g\n"
+
 /* Small graphs with odd shapes, one feature each. */
 static const char *const op_graphs[] = {
     /* int64 and bool: embedding gather, mask equal / not / where, casts */
@@ -525,6 +541,7 @@ static const char *const op_graphs[] = {
     "a = conv2d(x, w4, b4) stride=[4,4] pad=valid\n"
     "b = conv2d(a, w2, b2) stride=[2,2] pad=valid act=relu\n"
     "c = conv2d(a, w21) stride=[2,1] pad=valid\noutput b, c\n",
+    IM2COL_GRAPH,
     /* ShuffleNet blocks: a channel shuffle (reshape, transpose [0,2,1,3,4],
      * reshape) between a concat of channels-last convolutions and slices,
      * and one whose result is a graph output */
@@ -669,6 +686,18 @@ Test(cuda, every_operator_own_depthwise) {
 Test(cuda, every_operator_conv_gemm) {
   need_gpu();
   setenv("SUPEROPT_GEMM", "always", 1);
+  ir_graph *g = parse(IM2COL_GRAPH);
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+  for (int i = 0; i < g->nnodes - 1; i++) /* all but g (NCHW, 1x1) */
+    cr_expect_str_eq(gpu_plan_engine(p, i), "cuBLASLt GEMM on im2col patches",
+                     "node %d", i);
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
+  ir_graph_free(g);
   gpu_options strict = {.fp32_strict = 1}, tf32 = {.fp32_strict = 0};
   compare_op_graphs(&strict, 1e-5, "1x1 GEMM");
   compare_op_graphs(&tf32, 1e-3, "1x1 GEMM, tf32");

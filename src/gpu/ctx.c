@@ -226,6 +226,19 @@ long gpu_conv_fuse_env(int *always) {
   return cf && end != cf && !*end ? mask : -1L;
 }
 
+float gpu_conv_patch_time(gpu_ctx *c, const gpu_conv_key *k,
+                          const cxk_im2col *a) {
+  gpu_conv_choice *ch = find_choice(c, k);
+  if (ch && ch->patch_ms > 0)
+    return ch->patch_ms;
+  float ms = gpu_im2col_time(c, a);
+  if (ch && ms < 1e29f) {
+    ch->patch_ms = ms;
+    gpu_tune_conv_patches(c, k, ms);
+  }
+  return ms;
+}
+
 base_status
 gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
                 cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
@@ -265,6 +278,7 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
                          "(%lldx%lldx%lldx%lld, kernel %lldx%lld)",
                          (long long)k->n, (long long)k->c, (long long)k->h,
                          (long long)k->w, (long long)k->kh, (long long)k->kw);
+  memset(out, 0, sizeof *out);
   out->key = *k;
   out->algo = r[i].algo;
   out->math = k->strict ? CUDNN_FMA_MATH : r[i].mathType;

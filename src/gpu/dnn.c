@@ -749,25 +749,27 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
   return best;
 }
 
-/* cxk_copy along a walk (u: copy_run). */
-typedef struct copy_run {
-  const cxk_walk *w;
+/* cxk_im2col_rows of a convolution's input (u: im2col_run). */
+typedef struct im2col_run {
+  const cxk_im2col *a;
   const scratch *s;
-} copy_run;
+} im2col_run;
 
-static int run_copy(gpu_ctx *c, const void *u) {
-  const copy_run *r = u;
-  return cxk_copy(c->stream, r->s->x, r->s->y, r->w) != cudaSuccess;
+static int run_im2col(gpu_ctx *c, const void *u) {
+  const im2col_run *r = u;
+  return cxk_im2col_rows(c->stream, r->s->x, r->s->y, r->a) != cudaSuccess;
 }
 
-float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst) {
+float gpu_im2col_time(gpu_ctx *c, const cxk_im2col *a) {
   scratch s;
   float ms = 1e30f;
+  int64_t nx = a->n * a->h * a->w * a->c;
+  int64_t ny = a->n * a->oh * a->ow * a->kh * a->kw * a->c;
   memset(&s, 0, sizeof s);
-  if (!cudaMalloc((void **)&s.x, (size_t)nsrc * 4) &&
-      !cudaMalloc((void **)&s.y, (size_t)ndst * 4) && !cudaEventCreate(&s.e0) &&
-      !cudaEventCreate(&s.e1) && !cxk_fill(c->stream, s.x, nsrc, 0.5f))
-    ms = gpu_tune_time(c, run_copy, &(copy_run){w, &s}, s.e0, s.e1);
+  if (!cudaMalloc((void **)&s.x, (size_t)nx * 4) &&
+      !cudaMalloc((void **)&s.y, (size_t)ny * 4) && !cudaEventCreate(&s.e0) &&
+      !cudaEventCreate(&s.e1) && !cxk_fill(c->stream, s.x, nx, 0.5f))
+    ms = gpu_tune_time(c, run_im2col, &(im2col_run){a, &s}, s.e0, s.e1);
   scratch_free(&s);
   return ms;
 }

@@ -138,8 +138,8 @@ void gpu_plan_streams(const gpu_plan *p, int *streams, double *ms_one,
 /* Bytes of the activation arena, of inputs+weights and of workspace. */
 void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
                      size_t *workspace);
-/* Sum of the sizes of all activations (what the arena would be without
- * reuse). */
+/* Sum of the sizes of all activations and of the nodes' scratch buffers
+ * (what the arena would be without reuse). */
 size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
 /* The node whose kernel computes node i's result: i itself, another node
  * when i was folded into that node's kernel (a residual add into its
@@ -150,8 +150,8 @@ size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
  * pooled and hidden tensors are never written (nothing reads them). */
 int gpu_plan_computed_by(const gpu_plan *p, int i);
 /* What runs node i of a plan, in words: for a convolution "kconv
- * depthwise" (the executor's kernel), "cuBLASLt GEMM", "cuDNN graph API" or
- * "cuDNN"; "cuBLASLt" for a matmul ("cuBLAS batched GEMM" for one read
+ * depthwise" (the executor's kernel), "cuBLASLt GEMM" (on x itself) or
+ * "cuBLASLt GEMM on im2col patches", "cuDNN graph API" or "cuDNN"; "cuBLASLt" for a matmul ("cuBLAS batched GEMM" for one read
  * through its transposes), "NVRTC" for a fused node, "folded" for
  * a node computed by another's kernel or a view, "kernel" otherwise. */
 const char *gpu_plan_engine(const gpu_plan *p, int i);

@@ -66,6 +66,8 @@ typedef struct gpu_conv_choice {
   int rank;    /* plan's rank in cuDNN's heuristics and its engine's
                   global index (the tuning cache) */
   int engine;
+  float patch_ms; /* the input's patches for a GEMM (cxk_im2col_rows), where
+                     timed (gpu_conv_patch_time), else 0 */
 } gpu_conv_choice;
 
 /* The graph API's best plan for a geometry (gpu_dnn.c). */
@@ -143,13 +145,13 @@ typedef struct gpu_conv {
   size_t ws;
   int prepad; /* asymmetric padding: x is copied padded into scratch */
   int own;    /* runs kconv.cu's depthwise kernel with dw (not cuDNN) */
-  struct gpu_mm *gemm; /* a 1x1 channels-last convolution run as a cuBLASLt
+  struct gpu_mm *gemm; /* a channels-last convolution run as a cuBLASLt
                           GEMM (faster than cuDNN), or NULL */
   int gemm_ep;         /* its epilogue adds the bias and the activation */
-  int s2d;             /* the GEMM's x: a kernel-sized unpadded stride-sized
-                          convolution's patches, copied into scratch by
-                          s2dw (space to depth) */
-  cxk_walk s2dw;
+  int patches;         /* the GEMM's x: the input's patches, copied into
+                          scratch by cxk_im2col_rows(im2col); else x itself
+                          (1x1, stride 1, unpadded) */
+  cxk_im2col im2col;
   cxk_dw dw;
   cxk_pad pad;
   ir_shape wcl_as; /* the shape wcl is converted as: the filter's (KRSC),
@@ -305,6 +307,8 @@ void gpu_fused_ctx_free(gpu_ctx *c);
  * frees the cache (gpu_ctx_free). */
 int gpu_tune_conv_find(gpu_ctx *c, const gpu_conv_key *k, gpu_conv_choice *out);
 void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch);
+/* Adds the patches' time to k's record (not counted as a choice). */
+void gpu_tune_conv_patches(gpu_ctx *c, const gpu_conv_key *k, float ms);
 int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out);
 void gpu_tune_mm_add(gpu_ctx *c, const gpu_mm_choice *ch);
 void gpu_tune_save(gpu_ctx *c);
@@ -344,9 +348,15 @@ typedef int (*gpu_timed_run)(gpu_ctx *c, const void *u);
 #define GPU_TUNE_BATCH 10
 float gpu_tune_time(gpu_ctx *c, gpu_timed_run run, const void *u,
                     cudaEvent_t e0, cudaEvent_t e1);
-/* Median time in ms of cxk_copy along w from a buffer of nsrc floats to
- * one of ndst (dnn.c); a huge value where it cannot be timed. */
-float gpu_copy_time(gpu_ctx *c, const cxk_walk *w, int64_t nsrc, int64_t ndst);
+/* Median time in ms of cxk_im2col_rows for a (dnn.c); a huge value where
+ * it cannot be timed. */
+float gpu_im2col_time(gpu_ctx *c, const cxk_im2col *a);
+/* The same for the convolution of key k, timed once per key and kept with
+ * its choice (made first: gpu_conv_choose) and in the tuning cache, so
+ * that the GEMM-or-cuDNN decision is the same for every node of k and
+ * every process (ctx.c). */
+float gpu_conv_patch_time(gpu_ctx *c, const gpu_conv_key *k,
+                          const cxk_im2col *a);
 /* Its median time on scratch buffers (ms), or a huge value; *var: its
  * fastest shape. ep_ms (or NULL): the time of the bias + relu kernel
  * (cxk_bias_act) over k's output, timed alike: what the own kernel saves

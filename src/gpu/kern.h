@@ -64,6 +64,15 @@ typedef struct cxk_pad {
   float value;
 } cxk_pad;
 
+/* A channels-last convolution's input x [n, h, w, c] as the rows of its
+ * GEMM (im2col): row (b, i, j) of n * oh * ow, column (p, q, ch) of
+ * kh * kw * c (the KRSC filter's order) holds
+ * x[b, i * sh - pt + p * dh, j * sw - pl + q * dw, ch], 0 outside x. */
+typedef struct cxk_im2col {
+  int64_t n, h, w, c, oh, ow;
+  int kh, kw, sh, sw, pt, pl, dh, dw;
+} cxk_im2col;
+
 /* reduce: output element j sums in[base(j) + sum over reduced coords]. */
 typedef struct cxk_reduce {
   int nkeep, nred;
@@ -137,6 +146,8 @@ typedef struct cxk_shuffle_args {
   int64_t out_st[CXK_PARTS][4];
 } cxk_shuffle_args;
 cudaError_t cxk_shuffle(cudaStream_t s, const cxk_shuffle_args *a);
+cudaError_t cxk_im2col_rows(cudaStream_t s, const float *x, float *y,
+                            const cxk_im2col *a);
 cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
                        const cxk_pad *p);
 cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,

@@ -1,5 +1,6 @@
 /* kmove.cu: the CUDA executor's data-movement kernels: strided copies
- * (transpose, slice, layout conversions) and concat / split.
+ * (transpose, slice, layout conversions), concat / split, and the rows
+ * of a convolution's GEMM (im2col).
  *
  * A strided walk is first simplified on the host: its dimensions are
  * ordered by destination stride, dimensions of size 1 are dropped and
@@ -145,6 +146,27 @@ __global__ void k_shuffle(const __grid_constant__ cxk_shuffle_args a) {
   }
 }
 
+/* im2col (cxk_im2col): a thread per column of the kcols = kh * kw * c / V
+ * columns in units of T (V floats: float4 where c allows), over the rows
+ * blockIdx.y, + gridDim.y, ...: its column divided once, each row once. */
+template <typename T>
+__global__ void k_im2col(const T *x, T *y, const __grid_constant__ cxk_im2col a,
+                         int cv, int kcols, int64_t rows) {
+  int col = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (col >= kcols)
+    return;
+  int ch = col % cv, t = col / cv, q = t % a.kw, p = t / a.kw;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    int64_t j = r % a.ow, i = (r / a.ow) % a.oh, b = r / (a.ow * a.oh);
+    int64_t hh = i * a.sh - a.pt + (int64_t)p * a.dh;
+    int64_t ww = j * a.sw - a.pl + (int64_t)q * a.dw;
+    T v = {};
+    if (hh >= 0 && hh < a.h && ww >= 0 && ww < a.w)
+      v = x[((b * a.h + hh) * a.w + ww) * cv + ch];
+    y[r * kcols + col] = v;
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -238,6 +260,21 @@ cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
   } else {
     k_walk<int64_t, float><<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, w);
   }
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_im2col_rows(cudaStream_t s, const float *x, float *y,
+                            const cxk_im2col *a) {
+  bool vec = a->c % 4 == 0 && aligned16(x) && aligned16(y);
+  int cv = (int)(vec ? a->c / 4 : a->c), kcols = a->kh * a->kw * cv;
+  int64_t rows = a->n * a->oh * a->ow;
+  dim3 grid((unsigned)((kcols + kThreads - 1) / kThreads),
+            (unsigned)(rows < 65535 ? rows : 65535));
+  if (vec)
+    k_im2col<float4><<<grid, kThreads, 0, s>>>((const float4 *)x, (float4 *)y,
+                                               *a, cv, kcols, rows);
+  else
+    k_im2col<float><<<grid, kThreads, 0, s>>>(x, y, *a, cv, kcols, rows);
   return cudaGetLastError();
 }
 

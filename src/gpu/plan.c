@@ -315,6 +315,7 @@ static base_status plan_arena(gpu_plan *p, const int32_t *root,
   }
   for (int i = 0; !st && i < g->nnodes; i++) {
     sz[g->ntensors + i] = p->steps[i].scratch_bytes;
+    p->unplanned_bytes += sz[g->ntensors + i];
     f[g->ntensors + i] = l[g->ntensors + i] = i;
   }
   if (!st) /* nodes side by side: bytes free once all users are ordered */
@@ -534,11 +535,12 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
   if (gpu_plan_computed_by(p, i) != i)
     return "folded";
   if (s->conv)
-    return s->conv->own     ? "kconv depthwise"
-           : s->conv->gemm  ? "cuBLASLt GEMM"
-           : s->conv->fused ? "cuDNN graph API with epilogue"
-           : s->conv->plan  ? "cuDNN graph API"
-                            : "cuDNN";
+    return s->conv->own       ? "kconv depthwise"
+           : s->conv->patches ? "cuBLASLt GEMM on im2col patches"
+           : s->conv->gemm    ? "cuBLASLt GEMM"
+           : s->conv->fused   ? "cuDNN graph API with epilogue"
+           : s->conv->plan    ? "cuDNN graph API"
+                              : "cuDNN";
   if (s->smm)
     return "cuBLAS batched GEMM";
   if (s->mm)

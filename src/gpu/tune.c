@@ -58,6 +58,8 @@ typedef struct tune_conv {
   int32_t algo, math, rank, fused, own;
   int32_t engine; /* the global index of the engine rank named */
   float ms, ep_ms;
+  float patch_ms; /* gpu_conv_choice.patch_ms */
+  int32_t spare;  /* zero */
   uint64_t ws;
 } tune_conv;
 
@@ -236,6 +238,7 @@ int gpu_tune_conv_find(gpu_ctx *c, const gpu_conv_key *k,
   out->own = r->own, out->fused = r->fused;
   out->ms = r->ms, out->ep_ms = r->ep_ms;
   out->rank = r->rank, out->engine = r->engine;
+  out->patch_ms = r->patch_ms;
   if (r->rank >= 0 && !gpu_dnn_plan_at(c, k, r->fused, r->rank, r->engine,
                                        &out->plan, &out->ws))
     return 0; /* no longer rebuilds, or another engine: timed again */
@@ -254,8 +257,18 @@ void gpu_tune_conv_add(gpu_ctx *c, const gpu_conv_choice *ch) {
   r->engine = ch->plan ? ch->engine : -1;
   r->fused = ch->fused, r->own = ch->own;
   r->ms = ch->ms, r->ep_ms = ch->ep_ms;
+  r->patch_ms = ch->patch_ms;
   r->ws = (uint64_t)ch->ws;
   t->dirty = 1;
+}
+
+void gpu_tune_conv_patches(gpu_ctx *c, const gpu_conv_key *k, float ms) {
+  gpu_tune *t = tune_of(c);
+  tune_conv *r = t ? table_find(&t->convs, k) : NULL;
+  if (r && r->patch_ms != ms) {
+    r->patch_ms = ms;
+    t->dirty = 1;
+  }
 }
 
 int gpu_tune_mm_find(gpu_ctx *c, const gpu_mm_key *k, gpu_mm_choice *out) {
