@@ -302,7 +302,7 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
  * dilated, 5x5 with explicit uneven pads, a strided 1x1, and a 3x3 on
  * 6 channels (no float4 rows) */
 #define IM2COL_GRAPH                                                           \
-  "input x: [2,8,11,9]\nweight w1: [16,8,3,3]\nweight b1: [16]\n"              \
+  "input x: [2,8,12,10]\nweight w1: [16,8,3,3]\nweight b1: [16]\n"             \
   "weight w2: [12,16,3,3]\nweight w3: [16,12,3,3]\nweight b3: [16]\n"          \
   "weight w4: [8,16,5,5]\nweight w5: [6,8,1,1]\nweight w6: [5,6,3,3]\n"        \
   "weight w7: [3,5,1,1]\n"                                                     \
@@ -533,7 +533,7 @@ static const char *const op_graphs[] = {
     "dwb = conv2d(x0, d5) groups=6 pad=[2,2,2,2]\na = conv2d(dwa, wo)\n"
     "c = conv2d(dwb, wo)\noutput a, c\n",
     /* convolutions whose kernel equals their stride (ConvNeXt's stem and
-     * downsampling: space to depth and a GEMM where that is faster, and
+     * downsampling: patches and a GEMM where that is faster, and
      * always under SUPEROPT_GEMM=always): 2x2 with bias and relu, 4x4 on
      * three channels, 2x1 */
     "input x: [2,3,16,8]\nweight w4: [8,3,4,4]\nweight b4: [8]\n"
@@ -679,8 +679,9 @@ Test(cuda, every_operator_own_depthwise) {
   unsetenv("SUPEROPT_DW");
 }
 
-/* The same graphs with every 1x1 channels-last convolution run as a
- * cuBLASLt GEMM (ops.c), not only where it beats cuDNN: bias and relu in
+/* The same graphs with every channels-last convolution of groups 1 run as
+ * a cuBLASLt GEMM (ops.c: over its patches unless 1x1, stride 1 and
+ * unpadded), not only where it beats cuDNN: bias and relu in
  * the epilogue, or the convolution's own epilogue after it (residual,
  * clip, a bias moved into a fused reader). */
 Test(cuda, every_operator_conv_gemm) {
@@ -699,8 +700,8 @@ Test(cuda, every_operator_conv_gemm) {
   gpu_ctx_free(c);
   ir_graph_free(g);
   gpu_options strict = {.fp32_strict = 1}, tf32 = {.fp32_strict = 0};
-  compare_op_graphs(&strict, 1e-5, "1x1 GEMM");
-  compare_op_graphs(&tf32, 1e-3, "1x1 GEMM, tf32");
+  compare_op_graphs(&strict, 1e-5, "conv GEMM");
+  compare_op_graphs(&tf32, 1e-3, "conv GEMM, tf32");
   unsetenv("SUPEROPT_GEMM");
 }
 

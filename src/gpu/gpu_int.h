@@ -84,7 +84,7 @@ typedef struct gpu_dnn_choice {
 typedef struct gpu_mm_key {
   int64_t m, n, k, batch;
   int32_t epilogue, bias, strict;
-  int32_t transa; /* cuBLASLt's A transposed (a 1x1 convolution's filter) */
+  int32_t transa; /* cuBLASLt's A transposed (a convolution's filter) */
 } gpu_mm_key;
 
 typedef struct gpu_mm_choice {
@@ -143,7 +143,8 @@ typedef struct gpu_conv {
   gpu_dnn_pack vp;               /* its variant pack (this node's pointers) */
   int fused; /* plan adds the bias and activation itself (key.fep) */
   size_t ws;
-  int prepad; /* asymmetric padding: x is copied padded into scratch */
+  int prepad; /* asymmetric padding: x is copied padded into scratch
+                 (not for a GEMM on patches: im2col pads as it copies) */
   int own;    /* runs kconv.cu's depthwise kernel with dw (not cuDNN) */
   struct gpu_mm *gemm; /* a channels-last convolution run as a cuBLASLt
                           GEMM (faster than cuDNN), or NULL */

@@ -148,23 +148,45 @@ __global__ void k_shuffle(const __grid_constant__ cxk_shuffle_args a) {
 
 /* im2col (cxk_im2col): a thread per column of the kcols = kh * kw * c / V
  * columns in units of T (V floats: float4 where c allows), over the rows
- * blockIdx.y, + gridDim.y, ...: its column divided once, each row once. */
-template <typename T>
+ * threadIdx.y + blockDim.y * blockIdx.y, + gridDim.y * blockDim.y, ...:
+ * several rows a block where the columns are fewer than its threads
+ * (ConvNeXt's stem: 48). Its column divided once, each row once; I:
+ * int32_t where every index fits. */
+template <typename I, typename T>
 __global__ void k_im2col(const T *x, T *y, const __grid_constant__ cxk_im2col a,
-                         int cv, int kcols, int64_t rows) {
-  int col = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+                         I cv, I kcols, I rows) {
+  I col = (I)(blockIdx.x * blockDim.x + threadIdx.x);
   if (col >= kcols)
     return;
-  int ch = col % cv, t = col / cv, q = t % a.kw, p = t / a.kw;
-  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-    int64_t j = r % a.ow, i = (r / a.ow) % a.oh, b = r / (a.ow * a.oh);
-    int64_t hh = i * a.sh - a.pt + (int64_t)p * a.dh;
-    int64_t ww = j * a.sw - a.pl + (int64_t)q * a.dw;
+  I ch = col % cv, t = col / cv, q = t % a.kw, p = t / a.kw;
+  I oh = (I)a.oh, ow = (I)a.ow, h = (I)a.h, w = (I)a.w;
+  for (I r = (I)(blockIdx.y * blockDim.y + threadIdx.y); r < rows;
+       r += (I)(gridDim.y * blockDim.y)) {
+    I j = r % ow, rest = r / ow, i = rest % oh, b = rest / oh;
+    I hh = i * a.sh - a.pt + p * a.dh, ww = j * a.sw - a.pl + q * a.dw;
     T v = {};
-    if (hh >= 0 && hh < a.h && ww >= 0 && ww < a.w)
-      v = x[((b * a.h + hh) * a.w + ww) * cv + ch];
+    if (hh >= 0 && hh < h && ww >= 0 && ww < w)
+      v = x[((b * h + hh) * w + ww) * cv + ch];
     y[r * kcols + col] = v;
   }
+}
+
+template <typename T>
+cudaError_t im2col_launch(cudaStream_t s, const T *x, T *y, const cxk_im2col *a,
+                          int64_t cv) {
+  int64_t kcols = a->kh * a->kw * cv, rows = a->n * a->oh * a->ow;
+  int bx = kcols >= kThreads ? kThreads : (int)((kcols + 31) / 32 * 32);
+  int by = kThreads / bx;
+  int64_t gy = (rows + by - 1) / by;
+  dim3 grid((unsigned)((kcols + bx - 1) / bx),
+            (unsigned)(gy < 65535 ? gy : 65535)),
+      block((unsigned)bx, (unsigned)by);
+  if (fits32(a->n * a->h * a->w * cv) && fits32(rows * kcols))
+    k_im2col<int32_t, T><<<grid, block, 0, s>>>(x, y, *a, (int32_t)cv,
+                                                (int32_t)kcols, (int32_t)rows);
+  else
+    k_im2col<int64_t, T><<<grid, block, 0, s>>>(x, y, *a, cv, kcols, rows);
+  return cudaGetLastError();
 }
 
 } // namespace
@@ -265,17 +287,9 @@ cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
 
 cudaError_t cxk_im2col_rows(cudaStream_t s, const float *x, float *y,
                             const cxk_im2col *a) {
-  bool vec = a->c % 4 == 0 && aligned16(x) && aligned16(y);
-  int cv = (int)(vec ? a->c / 4 : a->c), kcols = a->kh * a->kw * cv;
-  int64_t rows = a->n * a->oh * a->ow;
-  dim3 grid((unsigned)((kcols + kThreads - 1) / kThreads),
-            (unsigned)(rows < 65535 ? rows : 65535));
-  if (vec)
-    k_im2col<float4><<<grid, kThreads, 0, s>>>((const float4 *)x, (float4 *)y,
-                                               *a, cv, kcols, rows);
-  else
-    k_im2col<float><<<grid, kThreads, 0, s>>>(x, y, *a, cv, kcols, rows);
-  return cudaGetLastError();
+  if (a->c % 4 == 0 && aligned16(x) && aligned16(y))
+    return im2col_launch(s, (const float4 *)x, (float4 *)y, a, a->c / 4);
+  return im2col_launch(s, x, y, a, a->c);
 }
 
 /* Concat (split) of parts along one axis: `rows` rows of the whole, part k

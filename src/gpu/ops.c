@@ -5,7 +5,9 @@
  * Convolution is cuDNN (fused bias + ReLU through
  * cudnnConvolutionBiasActivationForward, other activations and lone biases
  * through one extra kernel; asymmetric "same" padding is materialised into
- * scratch first, since cuDNN pads symmetrically). Matmul is cuBLASLt on the
+ * scratch first, since cuDNN pads symmetrically), or where faster the
+ * executor's depthwise kernel or a cuBLASLt GEMM (over the input's im2col
+ * patches unless 1x1). Matmul is cuBLASLt on the
  * row-major product seen as its column-major transpose, with the bias/ReLU
  * epilogue where it applies. Everything else is a kernel of kernels.cu.
  */
@@ -196,7 +198,7 @@ static base_status conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   if ((st = gpu_conv_choose(p->ctx, &k, cv->x, cv->w, cv->conv, cv->y, &ch, d)))
     return st;
   cv->algo = ch.algo;
-  if (cv->prepad) /* x padded into scratch, whichever engine runs */
+  if (cv->prepad) /* x padded into scratch (but for a GEMM on patches) */
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
   if (ch.own && dw &&
       (cv->dw.var = ch.own - 1, cxk_dwconv_ok(&cv->dw))) { /* kconv.cu */
@@ -339,8 +341,8 @@ static void mm_free(gpu_mm *m) {
  * Row-major C[M,N] = A[M,K] B[K,N] is column-major C^T = B^T A^T: cuBLASLt's
  * "A" is our b (N x K, ld N), its "B" our a (K x M, ld K), D is N x M. */
 
-/* transa: our b is stored N-major instead (K x N, ld K; a 1x1
- * convolution's filter [O,C]) and cuBLASLt transposes it. */
+/* transa: our b is stored N-major instead (K x N, ld K; a convolution's
+ * filter [O, kh*kw*C]) and cuBLASLt transposes it. */
 static base_status mm_layouts(gpu_mm *m, int64_t mm, int64_t nn, int64_t kk,
                               int64_t batch, int transa, base_diag *d) {
   GPU_BLAS(d, transa ? cublasLtMatrixLayoutCreate(
@@ -581,7 +583,9 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
 
 #define GPU_PATCHES_MAX ((int64_t)64 << 20) /* bytes of patches, at most */
 
-/* 0: no GEMM; 1: x as it is; 2: x's patches (im2col, a). */
+/* 0: no GEMM; 1: x as it is; 2: x's patches (im2col, a) where they tile
+ * the image (kernel = stride, unpadded: space to depth); 3: other
+ * patches. */
 static int gemm_shape(const gpu_plan *p, const ir_node *n, const gpu_step *s,
                       cxk_im2col *a) {
   const ir_shape *w = shp(p, n->in[1]), *x = shp(p, n->in[0]);
@@ -601,7 +605,10 @@ static int gemm_shape(const gpu_plan *p, const ir_node *n, const gpu_step *s,
                     n->a.dilation[0], n->a.dilation[1]};
   int64_t bytes =
       4 * y->dim[0] * y->dim[2] * y->dim[3] * w->dim[1] * w->dim[2] * w->dim[3];
-  return s->cl && bytes <= GPU_PATCHES_MAX ? 2 : 0;
+  int tiles = w->dim[2] == n->a.stride[0] && w->dim[3] == n->a.stride[1] &&
+              !pd[0] && !pd[1] && !pd[2] && !pd[3] && n->a.dilation[0] == 1 &&
+              n->a.dilation[1] == 1;
+  return !s->cl || bytes > GPU_PATCHES_MAX ? 0 : tiles ? 2 : 3;
 }
 
 /* ch: cuDNN's choice, against which the GEMM is timed: its engine's time,
@@ -617,7 +624,7 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   int64_t pp = y->dim[0] * y->dim[2] * y->dim[3];
   int64_t cc = w->dim[1] * w->dim[2] * w->dim[3], oo = w->dim[0];
   float copy_ms = 0.0f;
-  if (shape == 2) /* the patches' copy is part of the price */
+  if (shape >= 2) /* the patches' copy is part of the price */
     copy_ms = gpu_conv_patch_time(p->ctx, &ch->key, &a);
   gpu_mm *m = s->conv->gemm = base_calloc(1, sizeof *m); /* released with
                                                            the step */
@@ -651,17 +658,20 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   /* on 1x1 images (squeeze-and-excitation) the GEMM unless it times 10%
    * slower: isolated, the two time alike (2 us on an H200), in the network
    * the GEMMs measured faster (RegNet batch 1: 0.601 -> 0.556 ms). On
-   * patches only where it times 20% faster: isolated timings overstate
-   * the gain in a network whose branches run side by side (Inception-v3's
-   * optimized graph at batch 1 on an H200: 0.485 ms with cuDNN's engines,
-   * 0.490 with the patches taken at 3% and at 10%, 0.477 at 20%) */
+   * patches of overlapping or padded windows only where it times 20%
+   * faster: isolated timings overstate the gain in a network whose
+   * branches run side by side (Inception-v3's optimized graph at batch 1
+   * on an H200: 0.485 ms with cuDNN's engines, 0.490 with those patches
+   * taken at 3% and at 10%, 0.477 at 20%) */
   const ir_shape *x = shp(p, n->in[0]);
-  float margin = x->dim[2] * x->dim[3] == 1 ? 1.1f : shape == 2 ? 0.8f : 0.97f;
+  float margin = x->dim[2] * x->dim[3] == 1 && shape == 1 ? 1.1f
+                 : shape == 3                             ? 0.8f
+                                                          : 0.97f;
   float gemm_ms = m->ms + copy_ms + (ep_ok ? 0.0f : ch->ep_ms);
   if (timed && (always || (m->ms > 0 && gemm_ms < margin * cudnn_ms))) {
     s->conv->gemm_ep = ep_ok;
     s->conv->ws = m->ws;
-    if (shape == 2) {
+    if (shape >= 2) {
       s->conv->patches = 1;
       s->conv->im2col = a;
       s->scratch_bytes = sizeof(float) * (size_t)(pp * cc);
