@@ -287,8 +287,27 @@ cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
 
 cudaError_t cxk_im2col_rows(cudaStream_t s, const float *x, float *y,
                             const cxk_im2col *a) {
-  if (a->c % 4 == 0 && aligned16(x) && aligned16(y))
+  bool al = aligned16(x) && aligned16(y);
+  if (a->c % 4 == 0 && al)
     return im2col_launch(s, (const float4 *)x, (float4 *)y, a, a->c / 4);
+  /* Few channels (ConvNeXt's stem: 3), no dilation across, no padding on
+   * the left and no window past the right edge: a kernel row's kw * c
+   * floats are one run of x, always inside it across. The image seen as
+   * rows of w * c / V units of V floats (float4 where the runs and their
+   * starts allow), the run as kw * c / V one-unit "channels" of a window
+   * that steps sw * c / V units. */
+  if (a->dw == 1 && a->pl == 0 && (a->ow - 1) * a->sw + a->kw <= a->w) {
+    int v = al && (a->kw * a->c) % 4 == 0 && (a->sw * a->c) % 4 == 0 &&
+                    (a->w * a->c) % 4 == 0
+                ? 4
+                : 1;
+    cxk_im2col r = *a;
+    r.w = a->w * a->c / v, r.c = v;
+    r.kw = (int)(a->kw * a->c / v), r.sw = (int)(a->sw * a->c / v);
+    if (v == 4)
+      return im2col_launch(s, (const float4 *)x, (float4 *)y, &r, 1);
+    return im2col_launch(s, x, y, &r, 1);
+  }
   return im2col_launch(s, x, y, a, a->c);
 }
 
