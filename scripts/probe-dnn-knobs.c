@@ -11,13 +11,15 @@
  * Build here (no GPU needed):
  *   nvcc -O2 -o probe-dnn-knobs scripts/probe-dnn-knobs.c -lcudnn
  * run on the device: ./probe-dnn-knobs
- * Times: median of 50 launches after 10, each a CUDA-graph replay of 20
- * launches (so launch overhead is that of a replay), in microseconds. */
+ * Times: probe-time.h's (a CUDA-graph replay of 20 launches, the median
+ * of 50 after 10), in microseconds. */
 #include <cuda_runtime.h>
 #include <cudnn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "probe-time.h"
 
 typedef cudnnBackendDescriptor_t bdesc;
 #define CK(x)                                                                  \
@@ -122,12 +124,17 @@ static bdesc graph(const geo *g) {
 
 static void *bx, *bw, *by, *bws;
 
-static int cmpf(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
+/* One execution of a plan with its variant pack (u: plan_run). */
+typedef struct plan_run {
+  bdesc plan, vp;
+} plan_run;
+
+static int run_plan(void *u) {
+  plan_run *r = u;
+  return cudnnBackendExecute(H, r->plan, r->vp) != 0;
 }
 
-/* Median us per launch of cfg's plan, or -1. */
+/* Median us per launch of cfg's plan (probe_time_us), or -1. */
 static float time_cfg(bdesc cfg, int64_t *wsz) {
   bdesc plan = NULL, vp = NULL;
   if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
@@ -163,36 +170,7 @@ static float time_cfg(bdesc cfg, int64_t *wsz) {
     cudnnBackendDestroyDescriptor(plan);
     return -1;
   }
-  float t = -1;
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0), cudaEventCreate(&e1);
-  if (cudnnBackendExecute(H, plan, vp) || cudaStreamSynchronize(S))
-    goto out;
-  cudaStreamBeginCapture(S, cudaStreamCaptureModeThreadLocal);
-  int bad = 0;
-  for (int i = 0; i < 20; i++)
-    bad |= cudnnBackendExecute(H, plan, vp) != 0;
-  if (cudaStreamEndCapture(S, &g) || bad)
-    goto out;
-  if (cudaGraphInstantiate(&ge, g, 0))
-    goto out;
-  float ts[60];
-  for (int r = 0; r < 60; r++) {
-    cudaEventRecord(e0, S);
-    cudaGraphLaunch(ge, S);
-    cudaEventRecord(e1, S);
-    cudaEventSynchronize(e1);
-    cudaEventElapsedTime(&ts[r], e0, e1);
-  }
-  qsort(ts + 10, 50, sizeof(float), cmpf);
-  t = ts[35] * 1000.0f / 20;
-  cudaGraphExecDestroy(ge);
-  cudaGraphDestroy(g);
-out:
-  cudaGetLastError();
-  cudaEventDestroy(e0), cudaEventDestroy(e1);
+  float t = probe_time_us(S, run_plan, &(plan_run){plan, vp});
   cudnnBackendDestroyDescriptor(vp);
   cudnnBackendDestroyDescriptor(plan);
   return t;

@@ -6,21 +6,25 @@
  * stages and a split-K of 1..32 with each reduction scheme it allows.
  *
  * The product is blas.c's channels-last convolution as a GEMM: row-major
- * y[P,O] = x[P,K] w[O,K]^T, i.e. column-major y^T (O x P) = w^T' x^T with
- * A = w (K x O, ld K) transposed and B = x^T (K x P, ld K).
+ * y[P,O] = x[P,K] w[O,K]^T, i.e. column-major y^T (O x P) = op(A) B with
+ * A = w seen as K x O (ld K) and transposed, B = x^T (K x P, ld K).
+ * Found on an H200 (2026-11-26): the heuristic's candidates are the
+ * fastest (49 x 512 x 4608 in 7.3 us, cuDNN's convolution 13.4 us);
+ * the exhaustive search found nothing faster (docs/cuda.md).
  *
  * Build here (no GPU needed):
  *   nvcc -O2 -o probe-lt-splitk scripts/probe-lt-splitk.c -lcublasLt
  * run on the device: ./probe-lt-splitk [seconds per shape]
- * Times: median of 50 launches after 10, each a CUDA-graph replay of 20
- * launches, in microseconds. */
+ * Times: probe-time.h's (a CUDA-graph replay of 20 launches, the median
+ * of 50 after 10), in microseconds. */
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#define _POSIX_C_SOURCE 200809L
 #include <time.h>
+
+#include "probe-time.h"
 
 #define CANDIDATES 24
 #define WS ((size_t)32 << 20)
@@ -51,11 +55,6 @@ static const shape shapes[] = {
     {128, 768, 3072, "BERT FC2 128x768x3072"},
 };
 
-static int cmpf(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
 typedef struct mm {
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t la, lb, lc;
@@ -74,46 +73,24 @@ static int mm_new(mm *m, const shape *s) {
   return 0;
 }
 
-/* Median us per launch of algo, or -1. */
-static float time_algo(mm *m, const cublasLtMatmulAlgo_t *algo, size_t ws) {
+/* One product with one algorithm (u: mm_run). */
+typedef struct mm_run {
+  mm *m;
+  const cublasLtMatmulAlgo_t *algo;
+  size_t ws;
+} mm_run;
+
+static int run_mm(void *u) {
+  const mm_run *r = u;
   const float one = 1.0f, zero = 0.0f;
-#define RUN                                                                    \
-  cublasLtMatmul(L, m->desc, &one, ba, m->la, bb, m->lb, &zero, bc, m->lc, bc, \
-                 m->lc, algo, bws, ws, S)
-  float t = -1;
-  cudaGraph_t g = NULL;
-  cudaGraphExec_t ge = NULL;
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0), cudaEventCreate(&e1);
-  if (RUN || cudaStreamSynchronize(S))
-    goto out;
-  cudaStreamBeginCapture(S, cudaStreamCaptureModeThreadLocal);
-  int bad = 0;
-  for (int i = 0; i < 20; i++)
-    bad |= RUN != 0;
-  if (cudaStreamEndCapture(S, &g) || bad)
-    goto out;
-  if (cudaGraphInstantiate(&ge, g, 0))
-    goto out;
-  float ts[60];
-  for (int r = 0; r < 60; r++) {
-    cudaEventRecord(e0, S);
-    cudaGraphLaunch(ge, S);
-    cudaEventRecord(e1, S);
-    cudaEventSynchronize(e1);
-    cudaEventElapsedTime(&ts[r], e0, e1);
-  }
-  qsort(ts + 10, 50, sizeof(float), cmpf);
-  t = ts[35] * 1000.0f / 20;
-out:
-  if (ge)
-    cudaGraphExecDestroy(ge);
-  if (g)
-    cudaGraphDestroy(g);
-  cudaGetLastError();
-  cudaEventDestroy(e0), cudaEventDestroy(e1);
-  return t;
-#undef RUN
+  return cublasLtMatmul(L, r->m->desc, &one, ba, r->m->la, bb, r->m->lb, &zero,
+                        bc, r->m->lc, bc, r->m->lc, r->algo, bws, r->ws,
+                        S) != CUBLAS_STATUS_SUCCESS;
+}
+
+/* Median us per launch of algo (probe_time_us), or -1. */
+static float time_algo(mm *m, const cublasLtMatmulAlgo_t *algo, size_t ws) {
+  return probe_time_us(S, run_mm, &(mm_run){m, algo, ws});
 }
 
 static float heuristic_best(mm *m, int *which) {
