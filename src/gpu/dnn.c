@@ -453,6 +453,42 @@ static int64_t heur_configs(const graph_descs *g, cudnnBackendHeurMode_t mode,
   return ncfg < want ? ncfg : want;
 }
 
+/* Heuristics mode A's engine configurations for g, in its order, into
+ * cfg (GPU_DNN_HEUR of them, zeroed by the caller, freed by cfgs_free):
+ * their number. The first GPU_DNN_CANDIDATES usable ones are what
+ * candidates() times; a rank in this list names one (gpu_dnn_plan_at). */
+#define GPU_DNN_HEUR (GPU_DNN_CANDIDATES * 2)
+static int64_t heur_a(const graph_descs *g, bdesc cfg[GPU_DNN_HEUR]) {
+  int want = GPU_DNN_HEUR;
+  for (int i = 0; i < want; i++)
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+                                     &cfg[i]) != CUDNN_STATUS_SUCCESS)
+      cfg[i] = NULL, want = i; /* cfgs_free stops at the first NULL */
+  return heur_configs(g, CUDNN_HEUR_MODE_A, cfg, want);
+}
+
+static void cfgs_free(bdesc cfg[GPU_DNN_HEUR]) {
+  for (int i = 0; i < GPU_DNN_HEUR && cfg[i]; i++)
+    cudnnBackendDestroyDescriptor(cfg[i]);
+}
+
+/* *plan for configuration cfg (rank `rank` of heur_a, compiled at run
+ * time where rtc), finalised or from the plan cache, where it fits the
+ * workspace limit: 1; else 0 and *plan NULL. */
+static int usable_plan(gpu_ctx *c, const gpu_conv_key *k, int fused,
+                       int64_t rank, bdesc cfg, int rtc, bdesc *plan,
+                       int64_t *ws) {
+  *plan = NULL;
+  if (cached_plan(c, k, fused, rank, cfg, rtc, plan, ws) ==
+          CUDNN_STATUS_SUCCESS &&
+      *ws <= GPU_DNN_WS_MAX)
+    return 1;
+  if (*plan)
+    cudnnBackendDestroyDescriptor(*plan);
+  *plan = NULL;
+  return 0;
+}
+
 /* Up to GPU_DNN_CANDIDATES finalised plans for g (strict: no TF32), in
  * heuristics mode A's order, of which at most GPU_DNN_RTC_MAX (or
  * $SUPEROPT_DNN_RTC) compile at run time. (Adding the fallback list's
@@ -463,59 +499,37 @@ static int candidates(gpu_ctx *c, const gpu_conv_key *k, int fused,
                       const graph_descs *g, bdesc *plans, int64_t *ws,
                       int *rank, int *engine) {
   int strict = k->strict;
-  bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
-  int np = 0, want = GPU_DNN_CANDIDATES * 2;
+  bdesc cfg[GPU_DNN_HEUR] = {0};
+  int np = 0;
   const char *rv = getenv("SUPEROPT_DNN_RTC");
   int rtc_left = rv && *rv >= '0' && *rv <= '9' ? atoi(rv) : GPU_DNN_RTC_MAX;
-  for (int i = 0; i < want; i++)
-    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
-                                     &cfg[i]) != CUDNN_STATUS_SUCCESS)
-      want = i;
-  int64_t ncfg = heur_configs(g, CUDNN_HEUR_MODE_A, cfg, want);
+  int64_t ncfg = heur_a(g, cfg);
   for (int64_t i = 0; i < ncfg && np < GPU_DNN_CANDIDATES; i++) {
     if (strict && uses_tf32(cfg[i]))
       continue;
     int rtc = compiles_at_runtime(cfg[i]);
     if (rtc && rtc_left-- <= 0)
       continue;
-    plans[np] = NULL;
-    if (cached_plan(c, k, fused, i, cfg[i], rtc, &plans[np], &ws[np]) ==
-            CUDNN_STATUS_SUCCESS &&
-        ws[np] <= GPU_DNN_WS_MAX)
+    if (usable_plan(c, k, fused, i, cfg[i], rtc, &plans[np], &ws[np]))
       engine[np] = (int)engine_index(cfg[i]), rank[np++] = (int)i;
-    else if (plans[np])
-      cudnnBackendDestroyDescriptor(plans[np]);
   }
-  for (int i = 0; i < want; i++)
-    cudnnBackendDestroyDescriptor(cfg[i]);
+  cfgs_free(cfg);
   return np;
 }
 
 int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
                     int engine, cudnnBackendDescriptor_t *plan, size_t *ws) {
   graph_descs g = {0};
-  bdesc cfg[GPU_DNN_CANDIDATES * 2] = {0};
-  int want = GPU_DNN_CANDIDATES * 2, ok = 0;
+  bdesc cfg[GPU_DNN_HEUR] = {0};
+  int ok = 0;
   int64_t w = 0;
   *plan = NULL;
-  for (int i = 0; i < want; i++)
-    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
-                                     &cfg[i]) != CUDNN_STATUS_SUCCESS)
-      want = i;
-  if (rank >= 0 && rank < want &&
-      graph_build(c->dnn, k, fused, &g) == CUDNN_STATUS_SUCCESS &&
-      heur_configs(&g, CUDNN_HEUR_MODE_A, cfg, want) > rank &&
-      engine_index(cfg[rank]) == engine && !(k->strict && uses_tf32(cfg[rank])))
-    ok = cached_plan(c, k, fused, rank, cfg[rank],
-                     compiles_at_runtime(cfg[rank]), plan,
-                     &w) == CUDNN_STATUS_SUCCESS &&
-         w <= GPU_DNN_WS_MAX;
-  if (!ok && *plan) {
-    cudnnBackendDestroyDescriptor(*plan);
-    *plan = NULL;
-  }
-  for (int i = 0; i < want; i++)
-    cudnnBackendDestroyDescriptor(cfg[i]);
+  if (rank >= 0 && graph_build(c->dnn, k, fused, &g) == CUDNN_STATUS_SUCCESS &&
+      heur_a(&g, cfg) > rank && engine_index(cfg[rank]) == engine &&
+      !(k->strict && uses_tf32(cfg[rank])))
+    ok = usable_plan(c, k, fused, rank, cfg[rank],
+                     compiles_at_runtime(cfg[rank]), plan, &w);
+  cfgs_free(cfg);
   graph_free(&g);
   *ws = (size_t)w;
   return ok;

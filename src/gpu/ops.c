@@ -592,8 +592,9 @@ static int gemm_shape(const gpu_plan *p, const ir_node *n, const gpu_step *s,
   const ir_shape *y = shp(p, n->out[0]);
   const int32_t *pd = n->a.pad;
   int one_pixel = x->dim[2] * x->dim[3] == 1; /* both layouts: [N, C] */
-  int plain = !pd[0] && !pd[1] && !pd[2] && !pd[3] && w->dim[2] == 1 &&
-              w->dim[3] == 1 && n->a.stride[0] == 1 && n->a.stride[1] == 1;
+  int unpadded = !pd[0] && !pd[1] && !pd[2] && !pd[3];
+  int plain = unpadded && w->dim[2] == 1 && w->dim[3] == 1 &&
+              n->a.stride[0] == 1 && n->a.stride[1] == 1;
   if (n->a.groups != 1 || p->ctx->opt.legacy_conv)
     return 0;
   if ((s->cl || one_pixel) && plain)
@@ -605,8 +606,8 @@ static int gemm_shape(const gpu_plan *p, const ir_node *n, const gpu_step *s,
                     n->a.dilation[0], n->a.dilation[1]};
   int64_t bytes =
       4 * y->dim[0] * y->dim[2] * y->dim[3] * w->dim[1] * w->dim[2] * w->dim[3];
-  int tiles = w->dim[2] == n->a.stride[0] && w->dim[3] == n->a.stride[1] &&
-              !pd[0] && !pd[1] && !pd[2] && !pd[3] && n->a.dilation[0] == 1 &&
+  int tiles = unpadded && w->dim[2] == n->a.stride[0] &&
+              w->dim[3] == n->a.stride[1] && n->a.dilation[0] == 1 &&
               n->a.dilation[1] == 1;
   return !s->cl || bytes > GPU_PATCHES_MAX ? 0 : tiles ? 2 : 3;
 }
