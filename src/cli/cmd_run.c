@@ -24,7 +24,7 @@
 #endif
 
 typedef struct run_opts {
-  const char *path, *device, *dump;
+  const char *path, *device, *dump, *profile_tsv;
   uint64_t seed;
   int threads, iters, warmup, batch, streams;
   int check, strict, profile, poison, no_fold, legacy_conv, nchw, fast_gelu;
@@ -61,6 +61,9 @@ static const cli_opt run_table[] = {
              "no TF32 in convolutions and matmuls"),
     CLI_FLAG(T, "profile", profile, 1,
              "per-operator time breakdown and the 10 slowest nodes"),
+    CLI_STR(T, "profile-tsv", 0, profile_tsv, "FILE",
+            "with the profile, every node's time as a table:\n"
+            "node, line, operator, engine, output, shape, ms"),
     CLI_FLAG(T, "poison", poison, 1,
              "debug: fill every released buffer with NaN"),
     CLI_FLAG(T, "no-fold", no_fold, 1,
@@ -90,6 +93,8 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
   if (argc - optind != 1)
     return cli_usage_error(c, "expected one GRAPH");
   o->path = argv[optind];
+  if (o->profile_tsv)
+    o->profile = 1;
   int cuda = !strcmp(o->device, "cuda");
 #ifndef SUPEROPT_HAVE_CUDA
   cuda = 0;
@@ -100,7 +105,8 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
   if (!cuda && (o->check || o->strict || o->profile || o->poison ||
                 o->no_fold || o->legacy_conv || o->nchw || o->fast_gelu ||
                 o->warmup >= 0 || o->streams))
-    return cli_usage_error(c, "--check, --fp32-strict, --profile, --poison, "
+    return cli_usage_error(c, "--check, --fp32-strict, --profile(-tsv), "
+                              "--poison, "
                               "--no-fold, --legacy-conv, --nchw, --fast-gelu, "
                               "--streams and --warmup need --device cuda");
   if (cuda && o->dump)
@@ -300,6 +306,29 @@ static void print_profile(const ir_graph *g, const gpu_plan *p,
   free(top);
 }
 
+/* Every node's time as a tab-separated table (written atomically). */
+static int write_profile_tsv(const char *path, const ir_graph *g,
+                             const gpu_plan *p, const double *ms) {
+  base_buf b = {0};
+  base_buf_puts(&b, "node\tline\toperator\tengine\toutput\tshape\tms\n");
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    char sh[96];
+    base_buf_printf(
+        &b, "%d\t%d\t%s\t%s\t%s\t%s\t%.5f\n", i, n->line, ir_op(n->op)->name,
+        gpu_plan_engine(p, i), g->tensors[n->out[0]].name,
+        ir_shape_str(&g->tensors[n->out[0]].shape, sh, sizeof sh), ms[i]);
+  }
+  if (b.oom) {
+    free(b.s);
+    return cli_oom();
+  }
+  base_diag d;
+  base_status st = base_write_atomic(path, b.s, b.len, &d);
+  free(b.s);
+  return st ? cli_report(&d) : CLI_OK;
+}
+
 static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
                                   double *med) {
   base_diag d;
@@ -379,6 +408,8 @@ static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
     rc = cli_report(&d);
   if (!rc && ms)
     print_profile(g, p, ms, med);
+  if (!rc && ms && o->profile_tsv)
+    rc = write_profile_tsv(o->profile_tsv, g, p, ms);
   if (!rc && o->check)
     rc = check_outputs(g, v, gpu, o);
   for (int i = 0; gpu && i < g->noutputs; i++)
