@@ -233,19 +233,38 @@ static void compare(const ir_graph *g, const gpu_options *o, double tol,
   "s = matmul(qh, kh)\np = softmax(s) axis=3\nc = matmul(p, vh)\n"             \
   "ct = transpose(c) perm=[0,2,1,3]\ncm = reshape(ct) shape=[2,5,24]\n"        \
   "o = matmul(cm, wo)\n"
-static const char *const qkv_graph[2] = {QKV_BODY "output o\n",
-                                         QKV_BODY "output o, v\n"};
+/* The same heads as one attention node (katt.cu: s = 4 rows, t = 5 keys,
+ * d = e = 6), the scale a weight. */
+#define QKV_ATT_BODY                                                           \
+  "input x: [2,5,24]\nweight wqkv: [24,72]\nweight wo: [24,24]\n"              \
+  "weight sc: []\n"                                                            \
+  "y = matmul(x, wqkv)\nv, k, q = split(y) axis=2 sizes=[24,24,24]\n"          \
+  "qs = reshape(q) shape=[2,5,4,6]\nqh = transpose(qs) perm=[0,2,1,3]\n"       \
+  "ks = reshape(k) shape=[2,5,4,6]\nkh = transpose(ks) perm=[0,2,3,1]\n"       \
+  "vs = reshape(v) shape=[2,5,4,6]\nvh = transpose(vs) perm=[0,2,1,3]\n"       \
+  "c = attention(qh, kh, vh, sc)\n"                                            \
+  "ct = transpose(c) perm=[0,2,1,3]\ncm = reshape(ct) shape=[2,5,24]\n"        \
+  "o = matmul(cm, wo)\n"
+static const char *const qkv_graph[4] = {
+    QKV_BODY "output o\n", QKV_BODY "output o, v\n", QKV_ATT_BODY "output o\n",
+    QKV_ATT_BODY "output o, v\n"};
 
 static int qkv_case;
-/* The split is folded (read in place) in qkv_graph[0], runs in [1]. */
+/* The split is folded (read in place) in qkv_graph[0] and [2], runs in [1]
+ * and [3]; the attention node of [2] reads and writes its transposes'
+ * bytes (they are views). */
 static void qkv_engines(const ir_graph *g, const gpu_plan *p,
                         const char *what) {
-  for (int i = 0; i < g->nnodes; i++)
-    if (g->nodes[i].op == IR_OP_SPLIT) {
-      const char *e = gpu_plan_engine(p, i);
-      cr_expect(qkv_case == 0 ? !strcmp(e, "folded") : !!strcmp(e, "folded"),
+  for (int i = 0; i < g->nnodes; i++) {
+    const char *e = gpu_plan_engine(p, i);
+    if (g->nodes[i].op == IR_OP_SPLIT)
+      cr_expect(qkv_case % 2 == 0 ? !strcmp(e, "folded")
+                                  : !!strcmp(e, "folded"),
                 "%s: the split runs on %s", what, e);
-    }
+    if (g->nodes[i].op == IR_OP_TRANSPOSE && qkv_case == 2)
+      cr_expect_str_eq(e, "folded", "%s: transpose %s runs", what,
+                       g->tensors[g->nodes[i].out[0]].name);
+  }
 }
 
 /* Squeeze-and-excitation chains folded into one kernel (se.c, kse.cu):
@@ -314,6 +333,21 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
 
 /* Small graphs with odd shapes, one feature each. */
 static const char *const op_graphs[] = {
+    /* attention (katt.cu): rank 3 without a scale, d 100 and e 128 (four
+     * columns a lane), t 70 (a partial chunk of keys), s 20 (a partial
+     * block of rows); rank 2, e 33; rank 4 with k read through a transpose
+     * that stays a copy (its input is also an output); t 150 and 600 (past
+     * the tensor-core kernel's 128: the fp32 kernel, keys in stages; the
+     * split form's softmax with rows in registers and in three passes) */
+    "input q3: [3,20,100]\ninput k3: [3,100,70]\ninput v3: [3,70,128]\n"
+    "input q2: [5,8]\ninput k2: [8,40]\ninput v2: [40,33]\nweight s2: []\n"
+    "input q4: [2,3,9,16]\ninput k4: [2,3,17,16]\ninput v4: [2,3,17,48]\n"
+    "input q5: [1,6,16]\ninput k5: [1,16,150]\ninput v5: [1,150,24]\n"
+    "input q6: [1,2,16]\ninput k6: [1,16,600]\ninput v6: [1,600,8]\n"
+    "b = attention(q3, k3, v3)\nc = attention(q2, k2, v2, s2)\n"
+    "e = attention(q5, k5, v5, s2)\nf = attention(q6, k6, v6)\n"
+    "kt = transpose(k4) perm=[0,1,3,2]\nd = attention(q4, kt, v4, s2)\n"
+    "output b, c, d, kt, e, f\n",
     /* int64 and bool: embedding gather, mask equal / not / where, casts */
     "input ids: i64[2,7]\ninput m: i64[2,7]\nweight emb: [11,33]\n"
     "input s: [2,7,33]\n"
@@ -603,7 +637,7 @@ Test(cuda, op_graphs_are_valid) {
   ir_graph_free(cg);
   cg = parse(mm_fold_graph);
   ir_graph_free(cg);
-  for (int q = 0; q < 2; q++) {
+  for (int q = 0; q < 4; q++) {
     cg = parse(qkv_graph[q]);
     ir_graph_free(cg);
   }
@@ -711,7 +745,7 @@ Test(cuda, split_read_in_place_by_attention) {
               eager = {.no_graph = 1};
   const gpu_options *runs[] = {&tf32, &strict, &poison, &eager};
   plan_hook = qkv_engines;
-  for (qkv_case = 0; qkv_case < 2; qkv_case++) {
+  for (qkv_case = 0; qkv_case < 4; qkv_case++) {
     ir_graph *g = parse(qkv_graph[qkv_case]);
     for (int r = 0; r < 4; r++) {
       char what[64];
@@ -720,6 +754,45 @@ Test(cuda, split_read_in_place_by_attention) {
     }
     ir_graph_free(g);
   }
+  plan_hook = NULL;
+}
+
+/* The attention op graph and the heads read in place, in each form
+ * ($SUPEROPT_ATTENTION): the kernel (tensor cores where t <= 128, else
+ * fp32) and the split form (cuBLAS's batched GEMMs and a softmax), TF32
+ * and strict, against the CPU; the nodes do run in that form. */
+static const char *att_form;
+static void att_engines(const ir_graph *g, const gpu_plan *p,
+                        const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_ATTENTION)
+      cr_expect_str_eq(gpu_plan_engine(p, i),
+                       !strcmp(att_form, "split")
+                           ? "cuBLAS batched GEMMs and softmax"
+                           : "attention kernel",
+                       "%s: node %d", what, i);
+}
+
+Test(cuda, attention_both_forms) {
+  need_gpu();
+  gpu_options tf32 = {0}, strict = {.fp32_strict = 1};
+  static const char *const forms[] = {"kernel", "split"};
+  plan_hook = att_engines;
+  for (int f = 0; f < 2; f++) {
+    att_form = forms[f];
+    setenv("SUPEROPT_ATTENTION", att_form, 1);
+    const char *graphs[] = {op_graphs[0], qkv_graph[2], qkv_graph[3]};
+    for (int k = 0; k < 3; k++) {
+      ir_graph *g = parse(graphs[k]);
+      char what[64];
+      snprintf(what, sizeof what, "%s, graph %d, tf32", att_form, k);
+      compare(g, &tf32, 2e-3, what);
+      snprintf(what, sizeof what, "%s, graph %d, strict", att_form, k);
+      compare(g, &strict, 1e-5, what);
+      ir_graph_free(g);
+    }
+  }
+  unsetenv("SUPEROPT_ATTENTION");
   plan_hook = NULL;
 }
 

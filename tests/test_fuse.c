@@ -436,3 +436,84 @@ Test(fused, zoo_models_fused_pass_the_check, .timeout = 900) {
   closedir(dir);
   cr_assert_geq(n, 5);
 }
+
+/* BERT's heads: matmul, smul, softmax, matmul become one attention node
+ * (bit for bit the same outputs: ex_ref_attention runs the same kernels);
+ * without the scale too. */
+#define ATT_HEAD                                                               \
+  "input q: [2,3,5,8]\ninput k: [2,3,8,7]\ninput v: [2,3,7,6]\n"               \
+  "weight s: []\n"
+
+Test(fused, attention_chain_becomes_one_node) {
+  ir_graph *g = parse(ATT_HEAD "sc = matmul(q, k)\nsd = smul(sc, s)\n"
+                               "p = softmax(sd) axis=3\ny = matmul(p, v)\n"
+                               "z = matmul(q, k)\np2 = softmax(z)\n"
+                               "y2 = matmul(p2, v)\noutput y, y2\n");
+  fuse_stats st;
+  base_diag d;
+  ir_graph *h = fuse_graph(g, NULL, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.attention, 2);
+  cr_assert_eq(h->nnodes, 2);
+  int y = ir_find_tensor(h, "y"), y2 = ir_find_tensor(h, "y2");
+  cr_assert(y >= 0 && y2 >= 0);
+  const ir_node *a = &h->nodes[h->tensors[y].node];
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->nin, 4, "the scale is an input");
+  cr_assert_eq(h->nodes[h->tensors[y2].node].nin, 3, "no scale");
+  assert_same_outputs(g, h);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* What must not become attention: the scores or probabilities read twice
+ * or a graph output, a softmax over another axis, a matmul with a bias, a
+ * shared k of rank 2; the element-wise chain is fused as usual. */
+Test(fused, attention_refused_outside_its_pattern) {
+  static const char *const bodies[] = {
+      "sc = matmul(q, k)\np = softmax(sc)\ny = matmul(p, v)\n"
+      "e = relu(p)\noutput y, e\n",
+      "sc = matmul(q, k)\np = softmax(sc)\ny = matmul(p, v)\noutput y, sc\n",
+      "sc = matmul(q, k)\np = softmax(sc) axis=2\ny = matmul(p, v)\n"
+      "output y\n",
+      "sc = matmul(q, k)\np = softmax(sc)\ny = matmul(p, v, b)\noutput y\n",
+      "sc = matmul(q, k2)\np = softmax(sc)\ny = matmul(p, v)\noutput y\n",
+  };
+  for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+    char text[1024];
+    snprintf(text, sizeof text, "%sweight b: [6]\nweight k2: [8,7]\n%s",
+             ATT_HEAD, bodies[i]);
+    ir_graph *g = parse(text);
+    fuse_stats st;
+    base_diag d;
+    ir_graph *h = fuse_graph(g, NULL, &st, &d);
+    cr_assert(h, "%s", d.msg);
+    cr_expect_eq(st.attention, 0, "case %zu", i);
+    assert_same_outputs(g, h);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Priced above its chain, attention is not made. */
+static base_status pricey_attention(void *u, const ir_graph *g, int node,
+                                    double *cost, int *estimated,
+                                    base_diag *d) {
+  (void)u, (void)estimated, (void)d;
+  *cost = g->nodes[node].op == IR_OP_ATTENTION ? 1e9 : 1;
+  return BASE_OK;
+}
+
+Test(fused, attention_refused_by_cost) {
+  ir_graph *g = parse(ATT_HEAD "sc = matmul(q, k)\nsd = smul(sc, s)\n"
+                               "p = softmax(sd)\ny = matmul(p, v)\noutput y\n");
+  fuse_options o = {pricey_attention, NULL};
+  fuse_stats st;
+  base_diag d;
+  ir_graph *h = fuse_graph(g, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.attention, 0);
+  cr_assert_eq(st.groups, 1, "smul and softmax fused instead");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}

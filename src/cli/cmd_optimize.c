@@ -254,11 +254,12 @@ static int fuse_result(opt_args *a, ir_graph **h) {
   ir_graph *f = fuse_graph(*h, &fo, &fs, &d);
   if (!f)
     return cli_report(&d);
-  printf("fusion: %d fused node%s replace %d operators (%d recomputed, %d "
-         "group%s refused by cost); estimated %.2f -> %.2f us\n",
-         fs.groups, fs.groups == 1 ? "" : "s", fs.fused_ops, fs.recomputed,
-         fs.rejected, fs.rejected == 1 ? "" : "s", fs.cost_before,
-         fs.cost_after);
+  printf("fusion: %d attention node%s, %d fused node%s replace %d operators "
+         "(%d recomputed, %d group%s refused by cost); estimated %.2f -> "
+         "%.2f us\n",
+         fs.attention, fs.attention == 1 ? "" : "s", fs.groups,
+         fs.groups == 1 ? "" : "s", fs.fused_ops, fs.recomputed, fs.rejected,
+         fs.rejected == 1 ? "" : "s", fs.cost_before, fs.cost_after);
   if (ir_graph_own_data(f, &d)) { /* f shares *h's weight values */
     ir_graph_free(f);
     return cli_report(&d);

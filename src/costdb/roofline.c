@@ -32,7 +32,23 @@ static double act_flops(ir_act act) {
   return op < 0 ? 0 : ir_op((ir_opcode)op)->flops;
 }
 
+/* Attention: both products, the scale and the softmax (its row of ops.def)
+ * on every score; the scores stay on chip. */
+static cd_work attention_work(const ir_graph *g, const ir_node *nd) {
+  cd_work w = {0, io_bytes(g, nd), 1, 1};
+  const ir_shape *q = &g->tensors[nd->in[0]].shape;
+  double d = (double)q->dim[q->rank - 1];
+  double e = (double)g->tensors[nd->in[2]].shape.dim[q->rank - 1];
+  double t = (double)g->tensors[nd->in[1]].shape.dim[q->rank - 1];
+  double scores = numel(g, nd->in[0]) / (d > 0 ? d : 1) * t;
+  w.flops = scores * (2 * d + 2 * e + (nd->nin > 3) +
+                      ir_op(IR_OP_SOFTMAX)->flops);
+  return w;
+}
+
 static cd_work matrix_work(const ir_graph *g, const ir_node *nd) {
+  if (nd->op == IR_OP_ATTENTION)
+    return attention_work(g, nd);
   cd_work w = {0, io_bytes(g, nd), 1, 1};
   const ir_shape *x = &g->tensors[nd->in[0]].shape;
   const ir_shape *wt = &g->tensors[nd->in[1]].shape;

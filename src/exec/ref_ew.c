@@ -339,6 +339,35 @@ base_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out) {
   return BASE_OK;
 }
 
+/* softmax(s * q k) v, batch by batch (the leading dimensions): the scores
+ * in a temporary [S, T], computed as matmul, smul and softmax compute them,
+ * so that the result equals theirs. */
+base_status ex_ref_attention(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  const ir_shape *qs = &in[0].shape;
+  int r = qs->rank;
+  int64_t sq = qs->dim[r - 2], dd = qs->dim[r - 1];
+  int64_t tt = in[1].shape.dim[r - 1], ee = in[2].shape.dim[r - 1];
+  int64_t batch = 1;
+  for (int i = 0; i < r - 2; i++)
+    batch *= qs->dim[i];
+  float scale = n->nin > 3 ? in[3].data[0] : 1.0f;
+  float *sc = base_malloc(sizeof(float) * (size_t)(sq * tt > 0 ? sq * tt : 1));
+  if (!sc)
+    return BASE_ERR_NOMEM;
+  for (int64_t b = 0; b < batch; b++) {
+    ex_gemm(sq, tt, dd, in[0].data + b * sq * dd, dd, in[1].data + b * dd * tt,
+            tt, sc, tt, 0);
+    for (int64_t i = 0; n->nin > 3 && i < sq * tt; i++)
+      sc[i] *= scale;
+    for (int64_t i = 0; i < sq; i++)
+      softmax_line(sc + i * tt, sc + i * tt, tt, 1);
+    ex_gemm(sq, ee, tt, sc, tt, in[2].data + b * tt * ee, ee,
+            out[0].data + b * sq * ee, ee, 0);
+  }
+  free(sc);
+  return BASE_OK;
+}
+
 /* Normalises one row x[0..len-1] into o, then * gamma + beta if given. */
 static void layernorm_row(const float *x, float *o, int64_t len, float eps,
                           const float *gamma, const float *beta) {

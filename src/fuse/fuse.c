@@ -332,6 +332,196 @@ static int init(ctx *c, const ir_graph *g) {
   return 0;
 }
 
+/* ---- attention ---------------------------------------------------------
+ *
+ * matmul(q, k) -> [smul(., s)] -> softmax over the last axis -> matmul(.,
+ * v) becomes attention(q, k, v[, s]): the scores never reach memory. Each
+ * link is read by the next alone and is no graph output; the matmuls have
+ * no bias or activation and q, k, v one rank (a batched k); d and e (q's
+ * and v's last dimensions) at most FUSE_ATT_MAX_DIM, what the CUDA
+ * kernel takes. The attention node computes exactly these operators
+ * (ex_ref_attention), so like a fused node it needs no rule. */
+
+/* The chain ending at node n (the second matmul), or 0: its scores
+ * matmul, smul (-1: none) and softmax in m[0..2]. */
+static int att_chain(const ir_graph *g, const int *ncons, const int *isout,
+                     const unsigned char *wonly, int n, int m[3]) {
+  const ir_node *c = &g->nodes[n];
+  if (c->op != IR_OP_MATMUL || c->nin != 2 || c->a.act != IR_ACT_NONE ||
+      wonly[n])
+    return 0;
+  int r = g->tensors[c->in[0]].shape.rank;
+  if (g->tensors[c->in[1]].shape.rank != r)
+    return 0;
+  int t = c->in[0];
+  for (int k = 2; k >= 0; k--) { /* softmax, smul, scores matmul */
+    int p = g->tensors[t].node;
+    if (p < 0 || wonly[p] || ncons[t] != 1 || isout[t])
+      return 0;
+    const ir_node *nd = &g->nodes[p];
+    if (k == 2 && (nd->op != IR_OP_SOFTMAX || nd->a.axis != r - 1))
+      return 0;
+    if (k == 1 && nd->op != IR_OP_SMUL) {
+      m[1] = -1; /* no scale: this is the scores matmul */
+      k = 0;
+    }
+    if (k == 0 &&
+        (nd->op != IR_OP_MATMUL || nd->nin != 2 || nd->a.act != IR_ACT_NONE ||
+         g->tensors[nd->in[0]].shape.rank != r ||
+         g->tensors[nd->in[1]].shape.rank != r))
+      return 0;
+    m[k] = p;
+    t = nd->in[0];
+  }
+  const ir_shape *q = &g->tensors[g->nodes[m[0]].in[0]].shape;
+  const ir_shape *v = &g->tensors[c->in[1]].shape;
+  return q->dim[r - 1] <= FUSE_ATT_MAX_DIM && v->dim[r - 1] <= FUSE_ATT_MAX_DIM;
+}
+
+/* g with the chains whose end node e has want[e] set made attention
+ * nodes (node lines kept: the second matmul's); *made counts them. */
+static ir_graph *att_build(const ir_graph *g, const int *end_of,
+                           const unsigned char *want, int *made, base_diag *d) {
+  ir_graph *h = ir_graph_new(g->name);
+  int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
+  *made = 0;
+  if (!h || !map) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    goto fail;
+  }
+  for (int t = 0; t < g->ntensors; t++)
+    if (g->tensors[t].kind != IR_T_VALUE &&
+        (map[t] = copy_tensor(h, &g->tensors[t], d)) < 0)
+      goto fail;
+  for (int n = 0; n < g->nnodes; n++) {
+    const ir_node *nd = &g->nodes[n];
+    if (end_of[n] >= 0 && want[end_of[n]])
+      continue; /* inside a chain that becomes attention */
+    const char *outs[IR_MAX_LIST];
+    for (int k = 0; k < nd->nout; k++)
+      outs[k] = g->tensors[nd->out[k]].name;
+    int32_t in[IR_MAX_IN];
+    int node;
+    if (want[n]) {
+      const ir_node *mm = NULL, *sm = NULL;
+      for (int j = 0; j < n; j++)
+        if (end_of[j] == n && g->nodes[j].op == IR_OP_MATMUL)
+          mm = &g->nodes[j];
+        else if (end_of[j] == n && g->nodes[j].op == IR_OP_SMUL)
+          sm = &g->nodes[j];
+      int nin = sm ? 4 : 3;
+      in[0] = map[mm->in[0]], in[1] = map[mm->in[1]], in[2] = map[nd->in[1]];
+      if (sm)
+        in[3] = map[sm->in[1]];
+      ir_attrs a;
+      ir_attrs_default(IR_OP_ATTENTION, &a);
+      node = ir_add_node(h, IR_OP_ATTENTION, in, nin, &a, outs, d);
+      ++*made;
+    } else {
+      for (int k = 0; k < nd->nin; k++)
+        in[k] = map[nd->in[k]];
+      node = ir_add_node(h, nd->op, in, nd->nin, &nd->a, outs, d);
+    }
+    if (node < 0)
+      goto fail;
+    h->nodes[node].line = nd->line;
+    h->nodes[node].col = nd->col;
+    for (int k = 0; k < nd->nout; k++)
+      map[nd->out[k]] = h->nodes[node].out[k];
+  }
+  for (int i = 0; i < g->noutputs; i++)
+    if (ir_add_output(h, map[g->outputs[i]], d))
+      goto fail;
+  free(map);
+  return h;
+fail:
+  free(map);
+  ir_graph_free(h);
+  return NULL;
+}
+
+/* *out: g with its attention chains made attention nodes where the cost
+ * function (if any) prices the node below the chain, *made of them; NULL
+ * where there is none. Fails (d set) on out of memory or the cost
+ * function's error. */
+static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
+                                  ir_graph **out, int *made, base_diag *d) {
+  int *end_of = base_malloc(sizeof(int) * ((size_t)g->nnodes + 1));
+  int *tcons = base_calloc((size_t)g->ntensors + 1, sizeof(int));
+  int *isout = base_calloc((size_t)g->ntensors + 1, sizeof(int));
+  unsigned char *want = base_calloc((size_t)g->nnodes + 1, 1);
+  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
+  ir_graph *h = NULL;
+  base_status st = BASE_OK;
+  int any = 0;
+  *made = 0;
+  if (!end_of || !tcons || !isout || !want || !wonly) {
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    goto out;
+  }
+  ir_weight_only(g, wonly);
+  for (int i = 0; i < g->noutputs; i++)
+    isout[g->outputs[i]] = 1;
+  for (int n = 0; n < g->nnodes; n++) {
+    end_of[n] = -1;
+    for (int k = 0; k < g->nodes[n].nin; k++)
+      tcons[g->nodes[n].in[k]]++;
+  }
+  for (int n = 0; n < g->nnodes; n++) {
+    int m[3];
+    if (!att_chain(g, tcons, isout, wonly, n, m))
+      continue;
+    int taken = 0; /* a link of an earlier chain (a crafted graph) */
+    for (int k = 0; k < 3; k++)
+      taken |= m[k] >= 0 && (want[m[k]] || end_of[m[k]] >= 0);
+    if (taken)
+      continue;
+    want[n] = 1, any = 1;
+    for (int k = 0; k < 3; k++)
+      if (m[k] >= 0)
+        end_of[m[k]] = n;
+  }
+  for (int round = 0; any && round < 2; round++) {
+    if (!(h = att_build(g, end_of, want, made, d))) {
+      st = d ? d->code : BASE_ERR_NOMEM;
+      goto out;
+    }
+    if (!o || !o->cost || round)
+      break;
+    int refused = 0; /* price each node against its chain */
+    for (int i = 0, n = 0; i < h->nnodes; i++) {
+      if (h->nodes[i].op != IR_OP_ATTENTION)
+        continue;
+      while (!want[n])
+        n++;
+      double before = 0, x, after;
+      st = o->cost(o->cost_u, h, i, &after, NULL, d);
+      for (int j = 0; !st && j <= n; j++)
+        if ((j == n || end_of[j] == n) &&
+            !(st = o->cost(o->cost_u, g, j, &x, NULL, d)))
+          before += x;
+      if (st)
+        goto out;
+      if (after >= before)
+        want[n] = 0, refused = 1;
+      n++;
+    }
+    if (!refused)
+      break;
+    ir_graph_free(h);
+    h = NULL;
+  }
+out:
+  if (st || !*made) {
+    ir_graph_free(h);
+    h = NULL;
+    *made = 0;
+  }
+  *out = h;
+  free(end_of), free(tcons), free(isout), free(want), free(wonly);
+  return st;
+}
+
 static void done(ctx *c) {
   free(c->inl);
   free(c->wonly);
@@ -353,6 +543,12 @@ ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
   ctx c;
   memset(&c, 0, sizeof c);
   ir_graph *h = NULL;
+  ir_graph *ga;
+  if (fuse_attention(g, o, &ga, &st->attention, d))
+    return NULL;
+  const ir_graph *g0 = g; /* the costs before: the graph as given */
+  if (ga)
+    g = ga;
   if (init(&c, g)) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto out;
@@ -376,11 +572,12 @@ ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
     st->recomputed += c.share[n] > 1;
   }
   if (o && o->cost &&
-      (sum_cost(g, o, &st->cost_before, d) ||
+      (sum_cost(g0, o, &st->cost_before, d) ||
        sum_cost(h, o, &st->cost_after, d)))
     goto fail;
 out:
   done(&c);
+  ir_graph_free(ga);
   return h;
 fail:
   ir_graph_free(h);

@@ -23,6 +23,12 @@
  * candidates with it (srch_options.fuse_k: each region's result is the
  * cheapest once fused of its cheapest graphs); `optimize` then runs it as
  * a pass on the whole result.
+ *
+ * Before grouping, each chain matmul(q, k) -> [smul(., s)] -> softmax over
+ * the last axis -> matmul(., v) whose links are read by the next alone
+ * becomes one attention node (q, k, v of one rank, no bias or activation,
+ * q's and v's last dimensions at most FUSE_ATT_MAX_DIM: the CUDA kernel's
+ * limit), where the cost function prices it below the chain.
  */
 #ifndef SUPEROPT_FUSE_H
 #define SUPEROPT_FUSE_H
@@ -43,7 +49,10 @@ typedef struct fuse_options {
   void *cost_u;
 } fuse_options;
 
+#define FUSE_ATT_MAX_DIM 128
+
 typedef struct fuse_stats {
+  int attention;                  /* attention nodes created */
   int groups;                     /* fused nodes created */
   int fused_ops;                  /* original nodes they replace */
   int recomputed;                 /* nodes recomputed in several groups */

@@ -151,9 +151,11 @@ size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
 int gpu_plan_computed_by(const gpu_plan *p, int i);
 /* What runs node i of a plan, in words: for a convolution "kconv
  * depthwise" (the executor's kernel), "cuBLASLt GEMM" (on x itself) or
- * "cuBLASLt GEMM on im2col patches", "cuDNN graph API" or "cuDNN"; "cuBLASLt" for a matmul ("cuBLAS batched GEMM" for one read
- * through its transposes), "NVRTC" for a fused node, "folded" for
- * a node computed by another's kernel or a view, "kernel" otherwise. */
+ * "cuBLASLt GEMM on im2col patches", "cuDNN graph API" or "cuDNN"; "cuBLASLt"
+ * for a matmul ("cuBLAS batched GEMM" for one read through its transposes),
+ * "NVRTC" for a fused node, "attention kernel" or "cuBLAS batched GEMMs and
+ * softmax" for attention, "folded" for a node computed by another's kernel
+ * or a view, "kernel" otherwise. */
 const char *gpu_plan_engine(const gpu_plan *p, int i);
 
 /* Measures node `node` of g alone: a one-node graph with the node's inputs

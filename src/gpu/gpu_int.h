@@ -190,6 +190,23 @@ typedef struct gpu_smm {
   const void **parr; /* device: 3 * d0 * d1 pointers (cuBLAS A, B, C) */
 } gpu_smm;
 
+/* An attention node's arguments (katt.cu): strides of q, k, v and y,
+ * packed or, where layout.c reads BERT's heads in place, through the
+ * transposes and the split (off: q's, k's and v's first element). It runs
+ * as one kernel, or (split) as cuBLAS's batched GEMM for the scores into
+ * the node's scratch, the scaled softmax in place and a batched GEMM with
+ * v, whichever was timed faster once the arena is placed (gpu_att_bind;
+ * $SUPEROPT_ATTENTION=kernel or split, for tests, takes that one). */
+typedef struct gpu_att {
+  cxk_att a;
+  int64_t off[3];
+  int rw;       /* the kernel's query rows a warp (0: tensor cores) */
+  int split_ok; /* cuBLAS takes every operand's layout */
+  int split;    /* runs split (the faster) */
+  float split_ms, fused_ms; /* both timed, else 0 */
+  gpu_smm mm[2];            /* scores = q k, y = p v */
+} gpu_att;
+
 typedef struct gpu_step {
   int fuse_relu; /* the node's only reader is a relu, folded in here */
   int fuse_clip; /* a convolution's only reader is a clip (ReLU6), folded
@@ -213,6 +230,7 @@ typedef struct gpu_step {
   gpu_conv *conv;
   gpu_mm *mm;
   gpu_smm *smm;         /* a matmul through transposes (then mm is NULL) */
+  gpu_att *att;         /* an attention node's arguments */
   int fused;            /* fused node: 1 + its kernel's index in ctx->fks */
   int64_t fused_blocks; /* its grid */
   int fused_threads;    /* its block */
@@ -456,6 +474,13 @@ base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
  * 1 as is (cols contiguous, *ld = st[2] >= cols), 2 transposed (rows
  * contiguous, *ld = st[3] >= rows), 0 not at all (ld may be NULL). */
 int gpu_smm_layout(const int64_t *st, int64_t rows, int64_t cols, int *ld);
+/* ops.c: the packed strides of a rank >= 2 tensor of shape s as cxk_att
+ * takes them ([d0, d1, rows, cols]: the leading dimensions in d1). */
+void gpu_att_strides(const ir_shape *s, int64_t st[4]);
+/* ops.c: attention node i's pointer arrays once p->ptr is final, and its
+ * mode: split or the kernel, the faster timed on the node's own buffers
+ * (their values do not matter to the time). */
+base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d);
 /* ops.c: node i's gpu_smm pointer arrays, once p->ptr is final. */
 base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d);
 /* Whether t's bytes are NHWC. */

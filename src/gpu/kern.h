@@ -165,6 +165,27 @@ cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
 /* Softmax of x viewed as [outer, len, inner] along len. */
 cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
                         int64_t len, int64_t inner);
+/* Attention, y = softmax(s * q k) v (katt.cu): per (d0, d1) batch q
+ * [s, d], k [d, t], v [t, e] -> y [s, e], each read or written through its
+ * strides st[q, k, v, y][4] over [d0, d1, rows, cols]; scale: a device
+ * scalar, NULL for 1. d and e at most CXK_ATT_MAX_DIM (cxk_attention_ok).
+ * rw: query rows a warp, 2 or 4 (more blocks for small batches), of the
+ * fp32 kernel (any t); 0: the TF32 tensor-core kernel, t at most
+ * cxk_attention_tc_t(). */
+#define CXK_ATT_MAX_DIM 128
+typedef struct cxk_att {
+  int64_t d0, d1, s, t, d, e;
+  int64_t st[4][4];
+} cxk_att;
+int cxk_attention_ok(const cxk_att *a);
+/* In place: softmax(s * x) of rows of len floats (s a device scalar, NULL
+ * for 1), a warp a row. */
+cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
+                               int64_t len, const float *scale);
+int cxk_attention_tc_t(void);
+cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
+                          const float *v, const float *scale, float *y,
+                          const cxk_att *a, int rw);
 /* Layer norm of rows of len floats; xb (NULL: none): a vector of len
  * added to every row as it is loaded. */
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,

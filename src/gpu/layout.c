@@ -304,69 +304,118 @@ static int split_block(const gpu_plan *p, const int *reads, int tin,
   return q->node;
 }
 
-/* One pass over the matmuls (see gpu_layout_strided_matmuls). dry: only
- * count, in nsplit[j], the outputs of split j that a matmul could read in
- * place (split_block); else fold, reading in place the outputs of the
- * splits whose every output can be (nsplit[j] == nout), counted in
- * nfold[j], and make those splits views. The two passes see the same
- * operands: the real one changes only the views of transposes and splits,
- * and a transpose split_block accepts reads a reshape, so it is no
- * matmul's result transpose, and is read once. */
+/* Does node i read and write rank-4 plain tensors that strided_pass can
+ * route through transposes: a batched matmul (no bias, no activation, no
+ * fold) or an attention node? *nop: its operands (2 or 3). */
+static int strided_node(const gpu_plan *p, int i, int *nop) {
+  const ir_graph *g = p->g;
+  const ir_node *n = &g->nodes[i];
+  const gpu_step *s = &p->steps[i];
+  if (p->wonly[i] || s->view)
+    return 0;
+  if (n->op == IR_OP_ATTENTION) {
+    *nop = 3;
+    for (int k = 0; k < 3; k++)
+      if (shp(p, n->in[k])->rank != 4 || p->cl[n->in[k]])
+        return 0;
+    return shp(p, n->out[0])->rank == 4 && !p->cl[n->out[0]];
+  }
+  *nop = 2;
+  if (n->op != IR_OP_MATMUL || n->nin != 2 || n->a.act != IR_ACT_NONE ||
+      s->res || s->mm_bias || s->fuse_relu || s->fuse_clip)
+    return 0;
+  const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]),
+                 *y = shp(p, n->out[0]);
+  return a->rank == 4 && b->rank == 4 && y->rank == 4 &&
+         a->dim[0] == y->dim[0] && b->dim[0] == y->dim[0] &&
+         a->dim[1] == y->dim[1] && b->dim[1] == y->dim[1] && !p->cl[n->in[0]] &&
+         !p->cl[n->in[1]] && !p->cl[n->out[0]];
+}
+
+/* Node i's arguments from the strides strided_pass found: a gpu_smm for a
+ * matmul (a, b, c), a gpu_att for attention (q, k, v, y). */
+static base_status strided_args(gpu_plan *p, int i, int nop, int64_t st[4][4],
+                                const int64_t *off, base_diag *d) {
+  const ir_graph *g = p->g;
+  const ir_shape *y = shp(p, g->nodes[i].out[0]);
+  if (nop == 3) {
+    gpu_att *t = base_calloc(1, sizeof *t);
+    if (!t)
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    memcpy(t->a.st, st, sizeof t->a.st);
+    memcpy(t->off, off, sizeof t->off);
+    p->steps[i].att = t;
+    return BASE_OK;
+  }
+  gpu_smm *m = base_malloc(sizeof *m);
+  if (!m)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  *m = (gpu_smm){.d0 = y->dim[0],
+                 .d1 = y->dim[1],
+                 .m = y->dim[2],
+                 .n = y->dim[3],
+                 .k = shp(p, g->nodes[i].in[0])->dim[3],
+                 .off = {off[0], off[1]}};
+  memcpy(m->st, st, sizeof m->st);
+  p->steps[i].smm = m;
+  return BASE_OK;
+}
+
+/* One pass over the matmuls and attention nodes (see
+ * gpu_layout_strided_matmuls). dry: only count, in nsplit[j], the outputs
+ * of split j that a node could read in place (split_block); else fold,
+ * reading in place the outputs of the splits whose every output can be
+ * (nsplit[j] == nout), counted in nfold[j], and make those splits views.
+ * The two passes see the same operands: the real one changes only the
+ * views of transposes and splits, and a transpose split_block accepts
+ * reads a reshape, so it is no node's result transpose, and is read once.
+ * cuBLAS takes a matmul's operand only where one of its two last axes is
+ * contiguous (gpu_smm_layout); the attention kernel takes any strides. */
 static base_status strided_pass(gpu_plan *p, const int *reads, int *views,
                                 const int *nsplit, int *nfold, int dry,
                                 base_diag *d) {
   const ir_graph *g = p->g;
   for (int i = 0; !p->ctx->opt.no_fold && i < g->nnodes; i++) {
     const ir_node *mm = &g->nodes[i];
-    const gpu_step *ms = &p->steps[i];
-    if (mm->op != IR_OP_MATMUL || mm->nin != 2 || mm->a.act != IR_ACT_NONE ||
-        ms->view || ms->res || ms->mm_bias || ms->fuse_relu || ms->fuse_clip ||
-        p->wonly[i])
+    int nop;
+    if (!strided_node(p, i, &nop))
       continue;
-    const ir_shape *a = shp(p, mm->in[0]), *b = shp(p, mm->in[1]),
-                   *y = shp(p, mm->out[0]);
-    if (a->rank != 4 || b->rank != 4 || y->rank != 4 ||
-        a->dim[0] != y->dim[0] || b->dim[0] != y->dim[0] ||
-        a->dim[1] != y->dim[1] || b->dim[1] != y->dim[1] || p->cl[mm->in[0]] ||
-        p->cl[mm->in[1]] || p->cl[mm->out[0]])
-      continue;
-    gpu_smm s = {.d0 = y->dim[0],
-                 .d1 = y->dim[1],
-                 .m = y->dim[2],
-                 .n = y->dim[3],
-                 .k = a->dim[3]};
-    int via[3] = {-1, -1, -1}; /* the transposes made views */
-    int spl[2] = {-1, -1};     /* the splits read in place */
-    for (int k = 0; k < 2; k++) {
+    int att = nop == 3;
+    int64_t st[4][4], off[3] = {0, 0, 0};
+    int via[4] = {-1, -1, -1, -1}; /* the transposes made views */
+    int spl[3] = {-1, -1, -1};     /* the splits read in place */
+    for (int k = 0; k < nop; k++) {
       const ir_tensor *x = &g->tensors[mm->in[k]];
       const int64_t *pm =
           x->kind == IR_T_VALUE ? plain_transpose(p, reads, x->node) : NULL;
       if (!pm) {
-        strides4(&x->shape, s.st[k]);
+        strides4(&x->shape, st[k]);
         continue;
       }
-      int64_t src[4], off = 0;
+      int64_t src[4], o = 0;
       int tin = g->nodes[x->node].in[0];
-      int sj = split_block(p, reads, tin, src, &off);
+      int sj = split_block(p, reads, tin, src, &o);
       if (sj < 0 || (!dry && nsplit[sj] != g->nodes[sj].nout))
         strides4(shp(p, tin), src), sj = -1;
       for (int q = 0; q < 4; q++)
-        s.st[k][q] = src[pm[q]];
-      if (!gpu_smm_layout(s.st[k], x->shape.dim[2], x->shape.dim[3], NULL)) {
-        strides4(&x->shape, s.st[k]); /* no matrix layout cuBLAS takes */
+        st[k][q] = src[pm[q]];
+      if (!att &&
+          !gpu_smm_layout(st[k], x->shape.dim[2], x->shape.dim[3], NULL)) {
+        strides4(&x->shape, st[k]); /* no matrix layout cuBLAS takes */
       } else {
         via[k] = x->node;
         spl[k] = sj;
-        s.off[k] = sj >= 0 ? off : 0;
+        off[k] = sj >= 0 ? o : 0;
       }
     }
     if (dry) {
-      for (int k = 0; k < 2; k++)
+      for (int k = 0; k < nop; k++)
         if (spl[k] >= 0)
           nfold[spl[k]]++;
       continue;
     }
-    strides4(y, s.st[2]);
+    const ir_shape *y = shp(p, mm->out[0]);
+    strides4(y, st[nop]);
     int r = gpu_sole_reader(p, reads, mm->out[0]); /* the result's transpose */
     const int64_t *pm = r >= 0 ? plain_transpose(p, reads, r) : NULL;
     if (pm) {
@@ -375,26 +424,26 @@ static base_status strided_pass(gpu_plan *p, const int *reads, int *views,
       for (int q = 0; q < 4; q++)
         c[pm[q]] = dst[q];
       int ld;
-      if (gpu_smm_layout(c, y->dim[2], y->dim[3], &ld) == 1) { /* as is */
-        memcpy(s.st[2], c, sizeof c);
-        via[2] = r;
+      if (att || gpu_smm_layout(c, y->dim[2], y->dim[3], &ld) == 1) {
+        memcpy(st[nop], c, sizeof c);
+        via[nop] = r;
       }
     }
-    if (via[0] < 0 && via[1] < 0 && via[2] < 0)
+    int any = 0;
+    for (int k = 0; k <= nop; k++)
+      any |= via[k] >= 0;
+    if (!any)
       continue;
-    gpu_smm *m = base_malloc(sizeof *m);
-    if (!m)
-      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    *m = s;
-    m->parr = NULL;
-    p->steps[i].smm = m;
-    for (int k = 0; k < 3; k++)
+    base_status e = strided_args(p, i, nop, st, off, d);
+    if (e)
+      return e;
+    for (int k = 0; k <= nop; k++)
       if (via[k] >= 0) {
         p->steps[via[k]].view = 1;
         p->steps[via[k]].view_in = 0;
         ++*views;
       }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < nop; k++) {
       if (spl[k] < 0)
         continue;
       nfold[spl[k]]++;

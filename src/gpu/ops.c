@@ -446,17 +446,21 @@ static base_status mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
  * when cs = 1 (ld rs) or transposed when rs = 1 (ld cs). As for cuBLASLt,
  * row-major c = a b is column-major c^T = b^T a^T. */
 
-static base_status smm_prepare(gpu_step *s, base_diag *d) {
-  size_t nb = (size_t)(s->smm->d0 * s->smm->d1);
-  GPU_CUDA(d, cudaMalloc((void **)&s->smm->parr, 3 * nb * sizeof(void *)));
+static base_status smm_alloc(gpu_smm *m, base_diag *d) {
+  size_t nb = (size_t)(m->d0 * m->d1);
+  GPU_CUDA(d, cudaMalloc((void **)&m->parr, 3 * nb * sizeof(void *)));
   return BASE_OK;
 }
 
-base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d) {
-  const ir_node *n = &p->g->nodes[i];
-  gpu_smm *m = p->steps[i].smm;
+static base_status smm_prepare(gpu_step *s, base_diag *d) {
+  return smm_alloc(s->smm, d);
+}
+
+/* m's pointer arrays for c = a b. */
+static base_status smm_bind(gpu_smm *m, const float *a, const float *b,
+                            float *c, base_diag *d) {
   size_t nb = (size_t)(m->d0 * m->d1);
-  const float *base[3] = {IN(p, n, 1), IN(p, n, 0), p->ptr[n->out[0]]};
+  const float *base[3] = {b, a, c};
   const int k[3] = {1, 0, 2}; /* cuBLAS's A is our b, its B our a */
   const void **h = base_malloc(3 * nb * sizeof *h);
   if (!h)
@@ -472,6 +476,12 @@ base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d) {
   free(h);
   GPU_CUDA(d, e);
   return BASE_OK;
+}
+
+base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d) {
+  const ir_node *n = &p->g->nodes[i];
+  return smm_bind(p->steps[i].smm, IN(p, n, 0), IN(p, n, 1), p->ptr[n->out[0]],
+                  d);
 }
 
 int gpu_smm_layout(const int64_t *st, int64_t rows, int64_t cols, int *ld) {
@@ -495,9 +505,7 @@ static cublasOperation_t smm_op(const int64_t *st, int64_t rows, int64_t cols,
   return gpu_smm_layout(st, rows, cols, ld) == 2 ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
-static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
-  const gpu_smm *m = s->smm;
-  gpu_ctx *c = p->ctx;
+static base_status smm_run(gpu_ctx *c, const gpu_smm *m, base_diag *d) {
   size_t nb = (size_t)(m->d0 * m->d1);
   int lda, ldb, ldc = (int)m->st[2][2];
   cublasOperation_t oa = smm_op(m->st[1], m->k, m->n, &lda),
@@ -511,6 +519,10 @@ static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
                                   (void *const *)(m->parr + 2 * nb), CUDA_R_32F,
                                   ldc, (int)nb, ct, CUBLAS_GEMM_DEFAULT));
   return BASE_OK;
+}
+
+static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
+  return smm_run(p->ctx, s->smm, d);
 }
 
 static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
@@ -954,6 +966,146 @@ static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
                        rows, len, n->a.eps);
 }
 
+void gpu_att_strides(const ir_shape *s, int64_t st[4]) {
+  int r = s->rank;
+  st[3] = 1, st[2] = s->dim[r - 1];
+  st[1] = st[2] * s->dim[r - 2];
+  st[0] = st[1] * (r == 4 ? s->dim[1] : 1);
+  for (int i = 0; r != 4 && i < r - 2; i++)
+    st[0] *= s->dim[i];
+}
+
+/* An attention node's arguments: packed strides unless layout.c set them
+ * (reading through transposes and a split); d and e within the kernel's
+ * limit. Two query rows a warp where four would leave SMs idle. */
+static base_status att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
+                               base_diag *d) {
+  const ir_shape *q = shp(p, n->in[0]), *y = shp(p, n->out[0]);
+  int r = q->rank;
+  if (!s->att) {
+    if (!(s->att = base_calloc(1, sizeof *s->att)))
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    for (int k = 0; k < 3; k++)
+      gpu_att_strides(shp(p, n->in[k]), s->att->a.st[k]);
+    gpu_att_strides(y, s->att->a.st[3]);
+  }
+  cxk_att *a = &s->att->a;
+  a->d0 = r == 4 ? q->dim[0] : 1, a->d1 = r == 4 ? q->dim[1] : 1;
+  for (int i = 0; r != 4 && i < r - 2; i++)
+    a->d1 *= q->dim[i];
+  a->s = q->dim[r - 2], a->d = q->dim[r - 1];
+  a->t = shp(p, n->in[1])->dim[r - 1], a->e = y->dim[r - 1];
+  if (ir_shape_numel(y) > 0 && !cxk_attention_ok(a))
+    return base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
+                         "attention: the GPU kernel takes q's and v's last "
+                         "dimensions up to %d, got %lld and %lld",
+                         CXK_ATT_MAX_DIM, (long long)a->d, (long long)a->e);
+  int64_t blocks = (a->s + 15) / 16 * a->d0 * a->d1;
+  gpu_att *t = s->att;
+  t->rw = blocks < 2 * p->ctx->prop.multiProcessorCount ? 2 : 4;
+  if (!p->ctx->opt.fp32_strict && a->t <= cxk_attention_tc_t() &&
+      p->ctx->prop.major >= 9)
+    t->rw = 0; /* TF32 tensor cores, like the matmuls (sm_90 code) */
+  /* the split form: scores [d0, d1, s, t] packed in scratch */
+  int64_t sst[4] = {a->d1 * a->s * a->t, a->s * a->t, a->t, 1};
+  t->split_ok = gpu_smm_layout(a->st[0], a->s, a->d, NULL) &&
+                gpu_smm_layout(a->st[1], a->d, a->t, NULL) &&
+                gpu_smm_layout(a->st[2], a->t, a->e, NULL) &&
+                gpu_smm_layout(a->st[3], a->s, a->e, NULL) == 1 &&
+                ir_shape_numel(y) > 0;
+  if (!t->split_ok)
+    return BASE_OK;
+  for (int k = 0; k < 2; k++) {
+    gpu_smm *m = &t->mm[k];
+    *m = (gpu_smm){.d0 = a->d0,
+                   .d1 = a->d1,
+                   .m = a->s,
+                   .n = k ? a->e : a->t,
+                   .k = k ? a->t : a->d,
+                   .off = {k ? 0 : t->off[0], k ? t->off[2] : t->off[1]}};
+    memcpy(m->st[0], k ? sst : a->st[0], sizeof sst);
+    memcpy(m->st[1], k ? a->st[2] : a->st[1], sizeof sst);
+    memcpy(m->st[2], k ? a->st[3] : sst, sizeof sst);
+    base_status st = smm_alloc(m, d);
+    if (st)
+      return st;
+  }
+  size_t bytes = sizeof(float) * (size_t)(a->d0 * sst[0]);
+  if (s->scratch_bytes < bytes)
+    s->scratch_bytes = bytes;
+  return BASE_OK;
+}
+
+/* One run of attention node n in its mode (split or the kernel). */
+static base_status att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
+                           int split, base_diag *d) {
+  const float *sc = n->nin > 3 ? IN(p, n, 3) : NULL;
+  gpu_ctx *c = p->ctx;
+  if (split) {
+    base_status st = smm_run(c, &t->mm[0], d);
+    if (!st)
+      GPU_CUDA(d, cxk_scaled_softmax(c->stream, STEP(p, n)->scratch,
+                                     t->a.d0 * t->a.d1 * t->a.s, t->a.t, sc));
+    return st ? st : smm_run(c, &t->mm[1], d);
+  }
+  GPU_CUDA(d, cxk_attention(c->stream, IN(p, n, 0) + t->off[0],
+                            IN(p, n, 1) + t->off[1], IN(p, n, 2) + t->off[2],
+                            sc, p->ptr[n->out[0]], &t->a, t->rw));
+  return BASE_OK;
+}
+
+typedef struct att_timed {
+  gpu_plan *p;
+  const ir_node *n;
+  int split;
+} att_timed;
+
+static int att_timed_run(gpu_ctx *c, const void *u) {
+  const att_timed *x = u;
+  (void)c;
+  return att_run(x->p, x->n, STEP(x->p, x->n)->att, x->split, NULL) != BASE_OK;
+}
+
+base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d) {
+  const ir_node *n = &p->g->nodes[i];
+  gpu_step *s = &p->steps[i];
+  gpu_att *t = s->att;
+  if (!t->split_ok)
+    return BASE_OK;
+  base_status st = smm_bind(&t->mm[0], IN(p, n, 0), IN(p, n, 1), s->scratch, d);
+  if (!st)
+    st = smm_bind(&t->mm[1], s->scratch, IN(p, n, 2), p->ptr[n->out[0]], d);
+  if (st)
+    return st;
+  const char *env = getenv("SUPEROPT_ATTENTION"); /* tests: one form */
+  if (env && (!strcmp(env, "kernel") || !strcmp(env, "split"))) {
+    t->split = !strcmp(env, "split");
+    return BASE_OK;
+  }
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  if (cudaEventCreate(&e0) != cudaSuccess ||
+      cudaEventCreate(&e1) != cudaSuccess) {
+    cudaGetLastError();
+    t->split = 1; /* untimed: the form node by node */
+  } else {
+    t->fused_ms =
+        gpu_tune_time(p->ctx, att_timed_run, &(att_timed){p, n, 0}, e0, e1);
+    t->split_ms =
+        gpu_tune_time(p->ctx, att_timed_run, &(att_timed){p, n, 1}, e0, e1);
+    t->split = t->split_ms < t->fused_ms;
+  }
+  if (e0)
+    cudaEventDestroy(e0);
+  if (e1)
+    cudaEventDestroy(e1);
+  if (p->ctx->tune_log)
+    fprintf(stderr,
+            "superopt: attention %s: kernel %.4f ms, split %.4f ms: %s\n",
+            p->g->tensors[n->out[0]].name, t->fused_ms, t->split_ms,
+            t->split ? "split" : "kernel");
+  return BASE_OK;
+}
+
 static cudaError_t constant(gpu_plan *p, const ir_node *n) {
   const ir_shape *o = shp(p, n->out[0]);
   float *y = p->ptr[n->out[0]];
@@ -976,6 +1128,8 @@ base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
     return conv_prepare(p, n, &p->steps[i], d);
   if (n->op == IR_OP_MATMUL)
     return mm_prepare(p, n, &p->steps[i], d);
+  if (n->op == IR_OP_ATTENTION)
+    return att_prepare(p, n, &p->steps[i], d);
   if (n->op == IR_OP_GLOBAL_AVGPOOL || n->op == IR_OP_REDUCE_MEAN) {
     cxk_reduce r = reduce_args(p, n); /* partial sums of row slices */
     p->steps[i].scratch_bytes = sizeof(float) * (size_t)cxk_reduce_scratch(&r);
@@ -1008,6 +1162,11 @@ void gpu_step_release(gpu_step *s) {
   if (s->smm) {
     cudaFree(s->smm->parr);
     free(s->smm);
+  }
+  if (s->att) {
+    cudaFree(s->att->mm[0].parr);
+    cudaFree(s->att->mm[1].parr);
+    free(s->att);
   }
   free(s->cin_off);
   memset(s, 0, sizeof *s);
@@ -1061,7 +1220,8 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_CONST_POOL: return constant(p, n);
   case IR_OP_RESHAPE: return cudaSuccess; /* a view: its input's bytes */
   case IR_OP_CONV2D:
-  case IR_OP_MATMUL:       /* cuDNN and cuBLASLt: gpu_step_enqueue */
+  case IR_OP_MATMUL:
+  case IR_OP_ATTENTION:    /* cuDNN, cuBLASLt, katt.cu: gpu_step_enqueue */
   case IR_OP_FUSED: break; /* generated kernels: gpu_fused_enqueue */
   }
   *none = 1; /* an operator with no kernel here */
@@ -1091,6 +1251,10 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
     st = mm_enqueue(p, n, &p->steps[i], d);
   else if (n->op == IR_OP_FUSED)
     st = gpu_fused_enqueue(p, n, &p->steps[i], d);
+  else if (n->op == IR_OP_ATTENTION)
+    st = ir_shape_numel(shp(p, n->out[0])) == 0
+             ? BASE_OK
+             : att_run(p, n, s->att, s->att->split, d);
   else {
     int none = 0;
     cudaError_t e = simple(p, n, &p->steps[i], &none);

@@ -450,6 +450,8 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
     if (p->steps[i].smm)
       st = gpu_smm_bind(p, i, d);
+    else if (p->steps[i].att)
+      st = gpu_att_bind(p, i, d);
   for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
     if (g->nodes[i].op == IR_OP_FUSED &&
         (st = gpu_fused_prepare(p, &g->nodes[i], &p->steps[i], d)) && d &&
@@ -543,6 +545,9 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
                               : "cuDNN";
   if (s->smm)
     return "cuBLAS batched GEMM";
+  if (s->att)
+    return s->att->split ? "cuBLAS batched GEMMs and softmax"
+                         : "attention kernel";
   if (s->mm)
     return "cuBLASLt";
   return s->fused ? "NVRTC" : "kernel";

@@ -68,7 +68,8 @@ base_status gpu_streams_plan(gpu_plan *p, int k, base_diag *d) {
     writers(p, w);
     for (int i = 0; i < n; i++) { /* count, by the node that does the reads */
       run[i] = (unsigned char)gpu_plan_runs(p, i);
-      pin[i] = p->steps[i].smm != NULL;
+      pin[i] = p->steps[i].smm != NULL || /* cuBLAS's handle */
+               (p->steps[i].att && p->steps[i].att->split_ok);
       int e = doer(p, i);
       if (e >= 0)
         at[e + 2] += g->nodes[i].nin;

@@ -473,6 +473,36 @@ base_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
   return BASE_OK;
 }
 
+/* softmax(s * q k) v over the last two dimensions: q [..., S, D],
+ * k [..., D, T] (a matmul's second operand), v [..., T, E], the leading
+ * dimensions equal, s a scalar [] (1 when absent) -> [..., S, E]. */
+base_status ir_shape_attention(ir_attrs *a, const ir_shape *const *in, int nin,
+                               ir_shape *out, base_diag *d) {
+  sbuf b0, b1, b2;
+  const ir_shape *q = in[0], *k = in[1], *v = in[2];
+  (void)a;
+  int r = q->rank;
+  if (r < 2 || k->rank != r || v->rank != r)
+    return shape_err(d,
+                     "attention: expected q, k and v of one rank >= 2, got "
+                     "%s, %s and %s",
+                     S(q, b0), S(k, b1), S(v, b2));
+  int lead = 1;
+  for (int i = 0; i < r - 2; i++)
+    lead &= q->dim[i] == k->dim[i] && q->dim[i] == v->dim[i];
+  if (!lead || k->dim[r - 2] != q->dim[r - 1] || v->dim[r - 2] != k->dim[r - 1])
+    return shape_err(d,
+                     "attention: q %s, k %s and v %s do not multiply (q "
+                     "[..., S, D], k [..., D, T], v [..., T, E])",
+                     S(q, b0), S(k, b1), S(v, b2));
+  if (nin == 4 && in[3]->rank != 0)
+    return shape_err(d, "attention: s must be a scalar [], got %s",
+                     S(in[3], b0));
+  *out = *q;
+  out->dim[r - 1] = v->dim[r - 1];
+  return BASE_OK;
+}
+
 base_status ir_shape_pad(ir_attrs *a, const ir_shape *const *in, int nin,
                          ir_shape *out, base_diag *d) {
   sbuf b;
@@ -697,6 +727,7 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL:
+  case IR_OP_ATTENTION:
   case IR_OP_FUSED:
     for (int k = 0; k < nin; k++)
       if (in[k] != IR_DT_F32)

@@ -339,6 +339,24 @@ static void ex_matmul(exporter *E, const ir_node *n, const char *out) {
     activation(E, n->a.act, y, out);
 }
 
+/* attention: MatMul, Mul by s (where given), Softmax over the last axis,
+ * MatMul (ONNX's own Attention is opset 23 and takes k untransposed). */
+static void ex_attention(exporter *E, const ir_node *n, const char *out) {
+  const char *sc = helper_name(E, out, "scores");
+  node(E, "MatMul", sc,
+       (const char *[]){tname(E, n->in[0]), tname(E, n->in[1]), NULL});
+  if (n->nin == 4) {
+    const char *scaled = helper_name(E, out, "scaled");
+    node(E, "Mul", scaled, (const char *[]){sc, tname(E, n->in[3]), NULL});
+    sc = scaled;
+  }
+  const char *pr = helper_name(E, out, "probs");
+  Onnx__NodeProto *o = node(E, "Softmax", pr, (const char *[]){sc, NULL});
+  if (o)
+    attr_int(E, o, "axis", E->g->tensors[n->out[0]].shape.rank - 1);
+  node(E, "MatMul", out, (const char *[]){pr, tname(E, n->in[2]), NULL});
+}
+
 static void ex_pool(exporter *E, const ir_node *n, const char *out,
                     const char *type) {
   Onnx__NodeProto *o =
@@ -406,6 +424,7 @@ static void ex_node(exporter *E, const ir_node *n) {
   switch (n->op) {
   case IR_OP_CONV2D: ex_conv(E, n, out); break;
   case IR_OP_MATMUL: ex_matmul(E, n, out); break;
+  case IR_OP_ATTENTION: ex_attention(E, n, out); break;
   case IR_OP_EWADD: ex_simple(E, n, out, "Add"); break;
   case IR_OP_EWSUB: ex_simple(E, n, out, "Sub"); break;
   case IR_OP_EWMUL:

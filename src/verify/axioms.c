@@ -339,6 +339,8 @@ const verify_axiom verify_axioms_batchnorm[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_reduce_mean[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_softmax[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_layernorm[] = {VERIFY_AXIOM_END};
+/* made by the fusion pass only (after the search): no rule uses it */
+const verify_axiom verify_axioms_attention[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_pad[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_slice[] = {VERIFY_AXIOM_END};
 /* int64 / bool operators: no laws (rules stay float-only, ir.h ir_dtype) */

@@ -1,0 +1,529 @@
+/* katt.cu: attention, softmax(s * q k) v, in one kernel.
+ *
+ * BERT's heads, node by node, are a batched matmul for the scores, a
+ * kernel scaling them and taking each row's softmax, and a batched matmul
+ * with v: three launches and the scores written to memory and read back.
+ * At batch 1 (sequence 128, 12 heads of 64) they took 3.5 + 1.8 + 4.4 us a
+ * layer on an H200, each launch nearly empty.
+ *
+ * Here a block takes ATT_ROWS query rows of one (d0, d1) batch, a warp
+ * RW of them. It walks the keys ATT_KT at a time (a warp's width): the
+ * block stages that chunk of k and v in shared memory; lane j of a warp
+ * computes the score of key j for each of the warp's rows, the warp's
+ * running maximum and sum of each row are updated (the online softmax:
+ * earlier partial sums are rescaled when the maximum grows), and each
+ * lane accumulates its columns of the rows' outputs, p_j broadcast by
+ * shuffles. The scores never leave registers. Plain fp32 FMAs (no TF32:
+ * the same result in strict mode), in a fixed order. Operands are read
+ * through strides over [d0, d1, rows, cols] (cxk_att): the executor reads
+ * the heads of BERT's merged projection in place (layout.c).
+ */
+#include <math.h>
+#include <mma.h>
+
+#include "kern.h"
+#include "kutil.cuh"
+
+namespace {
+
+const int ATT_WARPS = 4; /* warps a block */
+
+/* Keys a stage: 64, or 32 where 128-wide rows would overflow the 48 KiB
+ * of static shared memory. */
+__host__ __device__ constexpr int att_kc(int dc, int ec) {
+  return dc + ec > 128 ? 32 : 64;
+}
+
+/* DC, EC: d and e rounded up to 32, 64 or 128 (q, k and v zero-padded in
+ * shared memory, so every loop has a fixed count); RW: query rows a warp.
+ * Shared memory: each warp's q rows [RW][DC] (its own: written and read
+ * by that warp alone), a stage of k [KC][DC + 1] (the pad: lane j reads
+ * key j's row, conflict-free) and of v [KC][EC]. A warp loads every
+ * KC / ATT_WARPS-th key of a stage, a lane the columns lane + 32 u, all
+ * loads issued before any store (the loops unrolled), so a stage costs
+ * about one memory latency, not one a key. */
+template <int RW, int DC, int EC>
+__global__ void __launch_bounds__(ATT_WARPS * 32)
+    k_attention(const float *__restrict__ q, const float *__restrict__ k,
+                const float *__restrict__ v, const float *__restrict__ scale,
+                float *__restrict__ y, cxk_att a, int64_t qtiles) {
+  constexpr int KC = att_kc(DC, EC), KW = KC / ATT_WARPS;
+  constexpr int DU = DC / 32, EU = EC / 32;
+  __shared__ float qs[ATT_WARPS * RW * DC];
+  __shared__ float ks[KC * (DC + 1)];
+  __shared__ float vs[KC * EC];
+  const int rows = ATT_WARPS * RW, D = (int)a.d, E = (int)a.e;
+  int64_t bx = blockIdx.x, bh = bx / qtiles, q0 = (bx % qtiles) * rows;
+  int64_t b0 = bh / a.d1, b1 = bh % a.d1;
+  q += b0 * a.st[0][0] + b1 * a.st[0][1];
+  k += b0 * a.st[1][0] + b1 * a.st[1][1];
+  v += b0 * a.st[2][0] + b1 * a.st[2][1];
+  y += b0 * a.st[3][0] + b1 * a.st[3][1];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  float *qw = qs + w * RW * DC;
+  {
+    float r[RW][DU];
+#pragma unroll
+    for (int i = 0; i < RW; i++) {
+      int64_t row = q0 + w * RW + i;
+#pragma unroll
+      for (int u = 0; u < DU; u++) {
+        int c = lane + 32 * u;
+        r[i][u] =
+            row < a.s && c < D ? q[row * a.st[0][2] + c * a.st[0][3]] : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < RW; i++)
+#pragma unroll
+      for (int u = 0; u < DU; u++)
+        qw[i * DC + lane + 32 * u] = r[i][u];
+  }
+  const float sc = scale ? *scale : 1.0f;
+  float m[RW], l[RW], acc[RW][EU];
+#pragma unroll
+  for (int r = 0; r < RW; r++) {
+    m[r] = -INFINITY, l[r] = 0.0f;
+#pragma unroll
+    for (int u = 0; u < EU; u++)
+      acc[r][u] = 0.0f;
+  }
+  for (int64_t t0 = 0; t0 < a.t; t0 += KC) {
+    __syncthreads(); /* the previous stage is used up */
+    {
+      float kr[KW][DU], vr[KW][EU];
+#pragma unroll
+      for (int i = 0; i < KW; i++) {
+        int64_t t = t0 + w + ATT_WARPS * i;
+        bool in = t < a.t;
+#pragma unroll
+        for (int u = 0; u < DU; u++) {
+          int c = lane + 32 * u;
+          kr[i][u] = in && c < D ? k[c * a.st[1][2] + t * a.st[1][3]] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < EU; u++) {
+          int c = lane + 32 * u;
+          vr[i][u] = in && c < E ? v[t * a.st[2][2] + c * a.st[2][3]] : 0.0f;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < KW; i++) {
+        int j = w + ATT_WARPS * i;
+#pragma unroll
+        for (int u = 0; u < DU; u++)
+          ks[j * (DC + 1) + lane + 32 * u] = kr[i][u];
+#pragma unroll
+        for (int u = 0; u < EU; u++)
+          vs[j * EC + lane + 32 * u] = vr[i][u];
+      }
+    }
+    __syncthreads();
+    for (int sub = 0; sub < KC && t0 + sub < a.t; sub += 32) {
+      float s[RW];
+#pragma unroll
+      for (int r = 0; r < RW; r++)
+        s[r] = 0.0f;
+      const float *kk = ks + (sub + lane) * (DC + 1);
+#pragma unroll 16
+      for (int c = 0; c < DC; c++) {
+        float kv = kk[c];
+#pragma unroll
+        for (int r = 0; r < RW; r++)
+          s[r] = fmaf(qw[r * DC + c], kv, s[r]);
+      }
+      const bool valid = t0 + sub + lane < a.t;
+#pragma unroll
+      for (int r = 0; r < RW; r++) {
+        float x = valid ? s[r] * sc : -INFINITY, mx = x;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        float mn = fmaxf(m[r], mx);
+        float p = valid ? expf(x - mn) : 0.0f, ps = p;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+          ps += __shfl_xor_sync(0xffffffffu, ps, o);
+        float corr = expf(m[r] - mn); /* 0 on the first keys */
+        l[r] = l[r] * corr + ps;
+        m[r] = mn;
+#pragma unroll
+        for (int u = 0; u < EU; u++)
+          acc[r][u] *= corr;
+        s[r] = p;
+      }
+      const float *vv = vs + sub * EC + lane;
+#pragma unroll 8
+      for (int j = 0; j < 32; j++) {
+        float pj[RW];
+#pragma unroll
+        for (int r = 0; r < RW; r++)
+          pj[r] = __shfl_sync(0xffffffffu, s[r], j);
+#pragma unroll
+        for (int u = 0; u < EU; u++) {
+          float x = vv[j * EC + 32 * u];
+#pragma unroll
+          for (int r = 0; r < RW; r++)
+            acc[r][u] = fmaf(pj[r], x, acc[r][u]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < RW; r++) {
+    int64_t row = q0 + w * RW + r;
+    if (row >= a.s)
+      continue;
+    float inv = 1.0f / l[r];
+#pragma unroll
+    for (int u = 0; u < EU; u++) {
+      int c = lane + 32 * u;
+      if (c < E)
+        y[row * a.st[3][2] + c * a.st[3][3]] = acc[r][u] * inv;
+    }
+  }
+}
+
+template <int RW, int DC, int EC>
+cudaError_t launch(cudaStream_t st, const float *q, const float *k,
+                   const float *v, const float *scale, float *y,
+                   const cxk_att *a) {
+  const int rows = ATT_WARPS * RW;
+  int64_t qt = (a->s + rows - 1) / rows;
+  k_attention<RW, DC, EC>
+      <<<(unsigned)(qt * a->d0 * a->d1), ATT_WARPS * 32, 0, st>>>(
+          q, k, v, scale, y, *a, qt);
+  return cudaGetLastError();
+}
+
+template <int RW, int DC>
+cudaError_t launch_e(cudaStream_t st, const float *q, const float *k,
+                     const float *v, const float *scale, float *y,
+                     const cxk_att *a) {
+  if (a->e <= 32)
+    return launch<RW, DC, 32>(st, q, k, v, scale, y, a);
+  if (a->e <= 64)
+    return launch<RW, DC, 64>(st, q, k, v, scale, y, a);
+  return launch<RW, DC, 128>(st, q, k, v, scale, y, a);
+}
+
+template <int RW>
+cudaError_t launch_d(cudaStream_t st, const float *q, const float *k,
+                     const float *v, const float *scale, float *y,
+                     const cxk_att *a) {
+  if (a->d <= 32)
+    return launch_e<RW, 32>(st, q, k, v, scale, y, a);
+  if (a->d <= 64)
+    return launch_e<RW, 64>(st, q, k, v, scale, y, a);
+  return launch_e<RW, 128>(st, q, k, v, scale, y, a);
+}
+
+/* ---- tensor cores (TF32), keys up to ATT_TC_T --------------------------
+ *
+ * At batch 1 the work is small and the kernel latency-bound: what counts
+ * is how many warps share it. A block takes 16 query rows of one batch and
+ * ATT_TC_W warps, warp w the keys 16 w .. 16 w + 15: it stages them (k and
+ * v rows, float4 loads where contiguous and aligned), computes its 16 x 16
+ * scores with WMMA (TF32 16 x 16 x 8 tiles, fp32 sums), each row's maximum
+ * and sum of exponentials over its keys, and its partial 16 x e outputs
+ * (the unnormalised probabilities times v, WMMA). The block then combines
+ * the warps' partials, each weighted by exp(its maximum - the row's) over
+ * the row's total (exact expf), and stores y through its strides.
+ */
+namespace wm = nvcuda::wmma;
+
+const int ATT_TC_W = 8;             /* warps a block */
+const int ATT_TC_T = 16 * ATT_TC_W; /* most keys */
+
+/* Stages 16 x cols of src (element (r, c) at src[r * sr + c * sc]) into
+ * dst[r * ld + c] with the threads tid of nth, zeros outside rows_in x
+ * cols_in; COLS a compile-time bound of cols (a power of two), vec: float4
+ * along c (sc == 1, aligned). */
+template <int COLS>
+__device__ void stage16(float *dst, int ld, const float *src, int64_t sr,
+                        int64_t sc, int rows_in, int cols_in, bool vec, int tid,
+                        int nth) {
+  if (vec) {
+    for (int i = tid; i < 16 * COLS / 4; i += nth) {
+      int r = i / (COLS / 4), c = i % (COLS / 4) * 4;
+      float4 x = r < rows_in && c < cols_in
+                     ? *(const float4 *)(src + r * sr + c)
+                     : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      *(float4 *)(dst + r * ld + c) = x;
+    }
+    return;
+  }
+  for (int i = tid; i < 16 * COLS; i += nth) {
+    int r = i / COLS, c = i % COLS;
+    dst[r * ld + c] = r < rows_in && c < cols_in ? src[r * sr + c * sc] : 0.0f;
+  }
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+template <typename F> __device__ void to_tf32(F &f) {
+#pragma unroll
+  for (int i = 0; i < f.num_elements; i++)
+    f.x[i] = wm::__float_to_tf32(f.x[i]);
+}
+#endif
+
+/* Shared memory: q [16][DC + 4]; per warp its k rows [16][DC + 4] (then
+ * its partial outputs [16][EC + 4], in place), v rows [16][EC + 4], scores
+ * [16][20]; per warp and row its maximum and sum; the combine weights. */
+template <int DC, int EC> struct tc_smem {
+  static const int LQ = DC + 4, LV = EC + 4, LS = 20;
+  static const int LK = (DC > EC ? DC : EC) + 4;
+  static const int WARP = 16 * LK + 16 * LV + 16 * LS;
+  static const int TOTAL = 16 * LQ + ATT_TC_W * WARP + 3 * ATT_TC_W * 16;
+};
+
+/* vec bits: 1 q, 2 k, 4 v staged with float4 loads. */
+template <int DC, int EC>
+__global__ void __launch_bounds__(ATT_TC_W * 32)
+    k_attention_tc(const float *__restrict__ q, const float *__restrict__ k,
+                   const float *__restrict__ v, const float *__restrict__ scale,
+                   float *__restrict__ y, cxk_att a, int64_t qtiles, int vec) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap(); /* TF32 WMMA: sm_80 on (the executor runs it on sm_90) */
+#else
+  typedef tc_smem<DC, EC> L;
+  extern __shared__ __align__(128) float sm[];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  float *qs = sm, *kw = qs + 16 * L::LQ + w * L::WARP;
+  float *vw = kw + 16 * L::LK, *sw = vw + 16 * L::LV;
+  float *mx = sm + 16 * L::LQ + ATT_TC_W * L::WARP, *sum = mx + ATT_TC_W * 16;
+  float *wt = sum + ATT_TC_W * 16;
+  const int T = (int)a.t, D = (int)a.d, E = (int)a.e;
+  int64_t bx = blockIdx.x, bh = bx / qtiles, q0 = (bx % qtiles) * 16;
+  int64_t b0 = bh / a.d1, b1 = bh % a.d1;
+  q += b0 * a.st[0][0] + b1 * a.st[0][1] + q0 * a.st[0][2];
+  int j0 = 16 * w; /* this warp's first key */
+  k += b0 * a.st[1][0] + b1 * a.st[1][1] + j0 * a.st[1][3];
+  v += b0 * a.st[2][0] + b1 * a.st[2][1] + j0 * a.st[2][2];
+  y += b0 * a.st[3][0] + b1 * a.st[3][1];
+  int qin = (int)(a.s - q0 < 16 ? a.s - q0 : 16), kin = T - j0;
+  stage16<DC>(qs, L::LQ, q, a.st[0][2], a.st[0][3], qin, D, vec & 1,
+              threadIdx.x, ATT_TC_W * 32);
+  /* k's rows (keys) along st[1][3], its columns along st[1][2] */
+  stage16<DC>(kw, L::LK, k, a.st[1][3], a.st[1][2], kin, D, vec & 2, lane, 32);
+  stage16<EC>(vw, L::LV, v, a.st[2][2], a.st[2][3], kin, E, vec & 4, lane, 32);
+  __syncthreads();
+  {
+    wm::fragment<wm::accumulator, 16, 16, 8, float> c;
+    wm::fill_fragment(c, 0.0f);
+#pragma unroll
+    for (int kk = 0; kk < DC / 8; kk++) {
+      wm::fragment<wm::matrix_a, 16, 16, 8, wm::precision::tf32, wm::row_major>
+          fa;
+      wm::fragment<wm::matrix_b, 16, 16, 8, wm::precision::tf32, wm::col_major>
+          fb;
+      wm::load_matrix_sync(fa, qs + kk * 8, L::LQ);
+      wm::load_matrix_sync(fb, kw + kk * 8, L::LK);
+      to_tf32(fa), to_tf32(fb);
+      wm::mma_sync(c, fa, fb, c);
+    }
+    wm::store_matrix_sync(sw, c, L::LS, wm::mem_row_major);
+  }
+  __syncwarp();
+  { /* two lanes a row, eight keys each */
+    const float sc = scale ? *scale : 1.0f;
+    int r = lane >> 1, h = (lane & 1) * 8;
+    float x[8], m = -INFINITY, l = 0.0f;
+#pragma unroll
+    for (int u = 0; u < 8; u++) {
+      x[u] = h + u < kin ? sw[r * L::LS + h + u] * sc : -INFINITY;
+      m = fmaxf(m, x[u]);
+    }
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+#pragma unroll
+    for (int u = 0; u < 8; u++) {
+      x[u] = h + u < kin ? expf(x[u] - m) : 0.0f;
+      l += x[u];
+      sw[r * L::LS + h + u] = x[u];
+    }
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    if (!h)
+      mx[w * 16 + r] = m, sum[w * 16 + r] = l;
+  }
+  __syncwarp();
+  float *ow = kw; /* k is used up */
+#pragma unroll
+  for (int et = 0; et < EC / 16; et++) {
+    wm::fragment<wm::accumulator, 16, 16, 8, float> c;
+    wm::fill_fragment(c, 0.0f);
+#pragma unroll
+    for (int kk = 0; kk < 2; kk++) {
+      wm::fragment<wm::matrix_a, 16, 16, 8, wm::precision::tf32, wm::row_major>
+          fa;
+      wm::fragment<wm::matrix_b, 16, 16, 8, wm::precision::tf32, wm::row_major>
+          fb;
+      wm::load_matrix_sync(fa, sw + kk * 8, L::LS);
+      wm::load_matrix_sync(fb, vw + kk * 8 * L::LV + et * 16, L::LV);
+      to_tf32(fa), to_tf32(fb);
+      wm::mma_sync(c, fa, fb, c);
+    }
+    wm::store_matrix_sync(ow + et * 16, c, L::LK, wm::mem_row_major);
+  }
+  __syncthreads();
+  if (threadIdx.x < ATT_TC_W * 16) { /* weight of warp i's partial, row r */
+    int i = threadIdx.x / 16, r = threadIdx.x % 16;
+    float m = -INFINITY, tot = 0.0f;
+    for (int u = 0; u < ATT_TC_W; u++)
+      m = fmaxf(m, mx[u * 16 + r]);
+    for (int u = 0; u < ATT_TC_W; u++)
+      tot += sum[u * 16 + r] * expf(mx[u * 16 + r] - m);
+    wt[i * 16 + r] = expf(mx[i * 16 + r] - m) / tot;
+  }
+  __syncthreads();
+  const float *o0 = sm + 16 * L::LQ;
+  for (int i = threadIdx.x; i < 16 * EC; i += ATT_TC_W * 32) {
+    int r = i / EC, col = i % EC;
+    if (q0 + r >= a.s || col >= E)
+      continue;
+    float o = 0.0f;
+#pragma unroll
+    for (int u = 0; u < ATT_TC_W; u++)
+      o = fmaf(o0[u * L::WARP + r * L::LK + col], wt[u * 16 + r], o);
+    y[(q0 + r) * a.st[3][2] + col * a.st[3][3]] = o;
+  }
+#endif
+}
+
+template <int DC, int EC>
+cudaError_t launch_tc(cudaStream_t st, const float *q, const float *k,
+                      const float *v, const float *scale, float *y,
+                      const cxk_att *a, int vec) {
+  size_t smem = sizeof(float) * (size_t)tc_smem<DC, EC>::TOTAL;
+  cudaError_t e = cudaFuncSetAttribute(
+      k_attention_tc<DC, EC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      (int)smem);
+  if (e != cudaSuccess)
+    return e;
+  int64_t qt = (a->s + 15) / 16;
+  k_attention_tc<DC, EC>
+      <<<(unsigned)(qt * a->d0 * a->d1), ATT_TC_W * 32, smem, st>>>(
+          q, k, v, scale, y, *a, qt, vec);
+  return cudaGetLastError();
+}
+
+template <int DC>
+cudaError_t launch_tc_e(cudaStream_t st, const float *q, const float *k,
+                        const float *v, const float *scale, float *y,
+                        const cxk_att *a, int vec) {
+  if (a->e <= 32)
+    return launch_tc<DC, 32>(st, q, k, v, scale, y, a, vec);
+  if (a->e <= 64)
+    return launch_tc<DC, 64>(st, q, k, v, scale, y, a, vec);
+  return launch_tc<DC, 128>(st, q, k, v, scale, y, a, vec);
+}
+
+/* Whether x's rows (stride sr, columns along sc; batch strides st[0],
+ * st[1]) load as float4 in every batch. */
+bool rows_vec(const float *x, const int64_t *st, int64_t sr, int64_t sc,
+              int64_t cols) {
+  return sc == 1 && sr % 4 == 0 && st[0] % 4 == 0 && st[1] % 4 == 0 &&
+         cols % 4 == 0 && aligned16(x);
+}
+
+} // namespace
+
+/* softmax(s * x) in place, a warp a row (grid-stride over rows): N > 0
+ * keeps the row in registers, N floats a lane (one read, one write). */
+template <int N>
+__global__ void k_scaled_softmax(float *x, int64_t rows, int64_t len,
+                                 const float *scale) {
+  const int lane = threadIdx.x & 31;
+  const float sc = scale ? *scale : 1.0f;
+  int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+  for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+       row < rows; row += warps) {
+    float *r = x + row * len, v[N], mx = -INFINITY, sum = 0.0f;
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+      int64_t i = lane + 32 * u;
+      v[u] = i < len ? r[i] * sc : -INFINITY;
+      mx = fmaxf(mx, v[u]);
+    }
+    for (int o = 16; o > 0; o >>= 1)
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+      v[u] = lane + 32 * u < len ? expf(v[u] - mx) : 0.0f;
+      sum += v[u];
+    }
+    for (int o = 16; o > 0; o >>= 1)
+      sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    float inv = 1.0f / sum;
+#pragma unroll
+    for (int u = 0; u < N; u++)
+      if (lane + 32 * u < len)
+        r[lane + 32 * u] = v[u] * inv;
+  }
+}
+
+/* The same for rows of any length: three passes over each. */
+__global__ void k_scaled_softmax_long(float *x, int64_t rows, int64_t len,
+                                      const float *scale) {
+  const int lane = threadIdx.x & 31;
+  const float sc = scale ? *scale : 1.0f;
+  int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+  for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+       row < rows; row += warps) {
+    float *r = x + row * len, mx = -INFINITY, sum = 0.0f;
+    for (int64_t i = lane; i < len; i += 32)
+      mx = fmaxf(mx, r[i] * sc);
+    for (int o = 16; o > 0; o >>= 1)
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    for (int64_t i = lane; i < len; i += 32) {
+      float e = expf(r[i] * sc - mx);
+      r[i] = e;
+      sum += e;
+    }
+    for (int o = 16; o > 0; o >>= 1)
+      sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    float inv = 1.0f / sum;
+    for (int64_t i = lane; i < len; i += 32)
+      r[i] *= inv;
+  }
+}
+
+cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
+                               int64_t len, const float *scale) {
+  if (rows <= 0)
+    return cudaSuccess;
+  unsigned nb = blocks_for(rows * 32);
+  if (len <= 128)
+    k_scaled_softmax<4><<<nb, kThreads, 0, st>>>(x, rows, len, scale);
+  else if (len <= 512)
+    k_scaled_softmax<16><<<nb, kThreads, 0, st>>>(x, rows, len, scale);
+  else
+    k_scaled_softmax_long<<<nb, kThreads, 0, st>>>(x, rows, len, scale);
+  return cudaGetLastError();
+}
+
+int cxk_attention_tc_t(void) { return ATT_TC_T; }
+
+int cxk_attention_ok(const cxk_att *a) {
+  return a->d >= 1 && a->d <= CXK_ATT_MAX_DIM && a->e >= 1 &&
+         a->e <= CXK_ATT_MAX_DIM && a->s >= 1 && a->t >= 1 && a->d0 >= 1 &&
+         a->d1 >= 1 && (a->s + 7) / 8 * a->d0 * a->d1 < ((int64_t)1 << 31);
+}
+
+cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
+                          const float *v, const float *scale, float *y,
+                          const cxk_att *a, int rw) {
+  if (!cxk_attention_ok(a))
+    return cudaErrorInvalidValue;
+  if (rw == 0) { /* tensor cores */
+    if (a->t > ATT_TC_T)
+      return cudaErrorInvalidValue;
+    int vec = rows_vec(q, a->st[0], a->st[0][2], a->st[0][3], a->d) |
+              rows_vec(k, a->st[1], a->st[1][3], a->st[1][2], a->d) << 1 |
+              rows_vec(v, a->st[2], a->st[2][2], a->st[2][3], a->e) << 2;
+    return a->d <= 32   ? launch_tc_e<32>(st, q, k, v, scale, y, a, vec)
+           : a->d <= 64 ? launch_tc_e<64>(st, q, k, v, scale, y, a, vec)
+                        : launch_tc_e<128>(st, q, k, v, scale, y, a, vec);
+  }
+  return rw == 2 ? launch_d<2>(st, q, k, v, scale, y, a)
+                 : launch_d<4>(st, q, k, v, scale, y, a);
+}
