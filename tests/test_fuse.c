@@ -504,6 +504,37 @@ static base_status pricey_attention(void *u, const ir_graph *g, int node,
   return BASE_OK;
 }
 
+/* A graph holding an attention node already (an optimized graph optimized
+ * again) besides a chain: the chain is priced against its own node. */
+static int att_priced;
+static base_status count_attention(void *u, const ir_graph *g, int node,
+                                   double *cost, int *estimated, base_diag *d) {
+  (void)u, (void)estimated, (void)d;
+  cr_assert(node >= 0 && node < g->nnodes, "node %d of %d", node, g->nnodes);
+  att_priced += g->nodes[node].op == IR_OP_ATTENTION;
+  *cost = g->nodes[node].op == IR_OP_ATTENTION ? 0.5 : 1;
+  return BASE_OK;
+}
+
+Test(fused, attention_chain_beside_an_attention_node) {
+  ir_graph *g = parse(ATT_HEAD "a0 = attention(q, k, v, s)\n"
+                               "sc = matmul(q, k)\nsd = smul(sc, s)\n"
+                               "p = softmax(sd)\ny = matmul(p, v)\n"
+                               "output a0, y\n");
+  fuse_options o = {count_attention, NULL};
+  fuse_stats st;
+  base_diag d;
+  att_priced = 0;
+  ir_graph *h = fuse_graph(g, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(h->nnodes, 2);
+  cr_assert_geq(att_priced, 1);
+  assert_same_outputs(g, h);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 Test(fused, attention_refused_by_cost) {
   ir_graph *g = parse(ATT_HEAD "sc = matmul(q, k)\nsd = smul(sc, s)\n"
                                "p = softmax(sd)\ny = matmul(p, v)\noutput y\n");

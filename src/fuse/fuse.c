@@ -339,8 +339,9 @@ static int init(ctx *c, const ir_graph *g) {
  * link is read by the next alone and is no graph output; the matmuls have
  * no bias or activation and q, k, v one rank (a batched k); d and e (q's
  * and v's last dimensions) at most FUSE_ATT_MAX_DIM, what the CUDA
- * kernel takes. The attention node computes exactly these operators
- * (ex_ref_attention), so like a fused node it needs no rule. */
+ * kernel takes, and d, e and the keys at least 1. The attention node computes
+ * exactly these operators (ex_ref_attention), so like a fused node it needs no
+ * rule. */
 
 /* The chain ending at node n (the second matmul), or 0: its scores
  * matmul, smul (-1: none) and softmax in m[0..2]. */
@@ -375,7 +376,10 @@ static int att_chain(const ir_graph *g, const int *ncons, const int *isout,
   }
   const ir_shape *q = &g->tensors[g->nodes[m[0]].in[0]].shape;
   const ir_shape *v = &g->tensors[c->in[1]].shape;
-  return q->dim[r - 1] <= FUSE_ATT_MAX_DIM && v->dim[r - 1] <= FUSE_ATT_MAX_DIM;
+  const ir_shape *k = &g->tensors[g->nodes[m[0]].in[1]].shape;
+  return q->dim[r - 1] >= 1 && q->dim[r - 1] <= FUSE_ATT_MAX_DIM &&
+         v->dim[r - 1] >= 1 && v->dim[r - 1] <= FUSE_ATT_MAX_DIM &&
+         k->dim[r - 1] >= 1;
 }
 
 /* g with the chains whose end node e has want[e] set made attention
@@ -488,12 +492,20 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
     }
     if (!o || !o->cost || round)
       break;
-    int refused = 0; /* price each node against its chain */
-    for (int i = 0, n = 0; i < h->nnodes; i++) {
-      if (h->nodes[i].op != IR_OP_ATTENTION)
+    int refused = 0; /* price each node against its chain: the node of h
+                        computing the chain's result (by its name: h may
+                        hold attention nodes of g's own too) */
+    for (int n = 0; n < g->nnodes; n++) {
+      if (!want[n])
         continue;
-      while (!want[n])
-        n++;
+      int t = ir_find_tensor(h, g->tensors[g->nodes[n].out[0]].name);
+      int i = t >= 0 ? h->tensors[t].node : -1;
+      if (i < 0 || h->nodes[i].op != IR_OP_ATTENTION) {
+        st = base_diag_set(d, BASE_ERR_INTERNAL, g->nodes[n].line, 0,
+                           "fusion: attention node of '%s' not found",
+                           g->tensors[g->nodes[n].out[0]].name);
+        goto out;
+      }
       double before = 0, x, after;
       st = o->cost(o->cost_u, h, i, &after, NULL, d);
       for (int j = 0; !st && j <= n; j++)
@@ -504,7 +516,6 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
         goto out;
       if (after >= before)
         want[n] = 0, refused = 1;
-      n++;
     }
     if (!refused)
       break;

@@ -394,11 +394,15 @@ cudaError_t launch_tc(cudaStream_t st, const float *q, const float *k,
                       const float *v, const float *scale, float *y,
                       const cxk_att *a, int vec) {
   size_t smem = sizeof(float) * (size_t)tc_smem<DC, EC>::TOTAL;
-  cudaError_t e = cudaFuncSetAttribute(
-      k_attention_tc<DC, EC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-      (int)smem);
-  if (e != cudaSuccess)
-    return e;
+  static int set; /* once an instantiation (setting it twice is harmless) */
+  if (!set) {
+    cudaError_t e = cudaFuncSetAttribute(
+        k_attention_tc<DC, EC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        (int)smem);
+    if (e != cudaSuccess)
+      return e;
+    set = 1;
+  }
   int64_t qt = (a->s + 15) / 16;
   k_attention_tc<DC, EC>
       <<<(unsigned)(qt * a->d0 * a->d1), ATT_TC_W * 32, smem, st>>>(
