@@ -1,22 +1,27 @@
-/* katt.cu: attention, softmax(s * q k) v, in one kernel.
+/* katt.cu: attention, softmax(s * q k) v, and the split form's softmax.
  *
  * BERT's heads, node by node, are a batched matmul for the scores, a
  * kernel scaling them and taking each row's softmax, and a batched matmul
  * with v: three launches and the scores written to memory and read back.
  * At batch 1 (sequence 128, 12 heads of 64) they took 3.5 + 1.8 + 4.4 us a
- * layer on an H200, each launch nearly empty.
+ * layer on an H200, each launch nearly empty. Three kernels here:
  *
- * Here a block takes ATT_ROWS query rows of one (d0, d1) batch, a warp
- * RW of them. It walks the keys ATT_KT at a time (a warp's width): the
- * block stages that chunk of k and v in shared memory; lane j of a warp
- * computes the score of key j for each of the warp's rows, the warp's
- * running maximum and sum of each row are updated (the online softmax:
- * earlier partial sums are rescaled when the maximum grows), and each
- * lane accumulates its columns of the rows' outputs, p_j broadcast by
- * shuffles. The scores never leave registers. Plain fp32 FMAs (no TF32:
- * the same result in strict mode), in a fixed order. Operands are read
- * through strides over [d0, d1, rows, cols] (cxk_att): the executor reads
- * the heads of BERT's merged projection in place (layout.c).
+ * - k_attention_tc (TF32 WMMA, at most ATT_TC_T keys): the keys spread
+ *   over a block's warps, each warp's partial softmax and outputs combined
+ *   at the end (below). 7.1 us a layer at batch 1.
+ * - k_attention (fp32, any number of keys: strict mode, long sequences):
+ *   a warp takes RW query rows and walks the keys in stages of k and v in
+ *   shared memory; lane j computes key j's score for each row, the rows'
+ *   running maxima and sums are updated (the online softmax: earlier
+ *   partial sums rescaled when the maximum grows) and each lane
+ *   accumulates its columns of the outputs, p_j broadcast by shuffles.
+ *   Plain FMAs in a fixed order.
+ * - k_scaled_softmax: softmax(s * x) in place, for the split form (cuBLAS
+ *   computes the scores and the product with v; ops.c times both forms).
+ *
+ * Operands are read through strides over [d0, d1, rows, cols] (cxk_att):
+ * the executor reads the heads of BERT's merged projection in place
+ * (layout.c).
  */
 #include <math.h>
 #include <mma.h>
