@@ -33,6 +33,18 @@ namespace {
 
 const int ATT_WARPS = 4; /* warps a block */
 
+/* A warp's maximum and sum of v (every lane gets it). */
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
 /* Keys a stage: 64, or 32 where 128-wide rows would overflow the 48 KiB
  * of static shared memory. */
 __host__ __device__ constexpr int att_kc(int dc, int ec) {
@@ -140,15 +152,9 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
       const bool valid = t0 + sub + lane < a.t;
 #pragma unroll
       for (int r = 0; r < RW; r++) {
-        float x = valid ? s[r] * sc : -INFINITY, mx = x;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        float mn = fmaxf(m[r], mx);
-        float p = valid ? expf(x - mn) : 0.0f, ps = p;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-          ps += __shfl_xor_sync(0xffffffffu, ps, o);
+        float x = valid ? s[r] * sc : -INFINITY;
+        float mn = fmaxf(m[r], warp_max(x));
+        float p = valid ? expf(x - mn) : 0.0f, ps = warp_sum(p);
         float corr = expf(m[r] - mn); /* 0 on the first keys */
         l[r] = l[r] * corr + ps;
         m[r] = mn;
@@ -436,64 +442,55 @@ bool rows_vec(const float *x, const int64_t *st, int64_t sr, int64_t sc,
 
 } // namespace
 
-/* softmax(s * x) in place, a warp a row (grid-stride over rows): N > 0
- * keeps the row in registers, N floats a lane (one read, one write). */
+/* One row of softmax(s * x) in place, by a warp: N > 0 keeps it in
+ * registers, N floats a lane (one read, one write), N == 0 reads it three
+ * times (any length). */
 template <int N>
-__global__ void k_scaled_softmax(float *x, int64_t rows, int64_t len,
-                                 const float *scale) {
-  const int lane = threadIdx.x & 31;
-  const float sc = scale ? *scale : 1.0f;
-  int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
-  for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-       row < rows; row += warps) {
-    float *r = x + row * len, v[N], mx = -INFINITY, sum = 0.0f;
+__device__ void scaled_softmax_row(float *r, int64_t len, float sc, int lane) {
+  float mx = -INFINITY, sum = 0.0f;
+  if (N > 0) {
+    float v[N > 0 ? N : 1];
 #pragma unroll
     for (int u = 0; u < N; u++) {
       int64_t i = lane + 32 * u;
       v[u] = i < len ? r[i] * sc : -INFINITY;
       mx = fmaxf(mx, v[u]);
     }
-    for (int o = 16; o > 0; o >>= 1)
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    mx = warp_max(mx);
 #pragma unroll
     for (int u = 0; u < N; u++) {
       v[u] = lane + 32 * u < len ? expf(v[u] - mx) : 0.0f;
       sum += v[u];
     }
-    for (int o = 16; o > 0; o >>= 1)
-      sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    float inv = 1.0f / sum;
+    float inv = 1.0f / warp_sum(sum);
 #pragma unroll
     for (int u = 0; u < N; u++)
       if (lane + 32 * u < len)
         r[lane + 32 * u] = v[u] * inv;
-  }
-}
-
-/* The same for rows of any length: three passes over each. */
-__global__ void k_scaled_softmax_long(float *x, int64_t rows, int64_t len,
-                                      const float *scale) {
-  const int lane = threadIdx.x & 31;
-  const float sc = scale ? *scale : 1.0f;
-  int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
-  for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-       row < rows; row += warps) {
-    float *r = x + row * len, mx = -INFINITY, sum = 0.0f;
+  } else {
     for (int64_t i = lane; i < len; i += 32)
       mx = fmaxf(mx, r[i] * sc);
-    for (int o = 16; o > 0; o >>= 1)
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    mx = warp_max(mx);
     for (int64_t i = lane; i < len; i += 32) {
       float e = expf(r[i] * sc - mx);
       r[i] = e;
       sum += e;
     }
-    for (int o = 16; o > 0; o >>= 1)
-      sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    float inv = 1.0f / sum;
+    float inv = 1.0f / warp_sum(sum);
     for (int64_t i = lane; i < len; i += 32)
       r[i] *= inv;
   }
+}
+
+/* softmax(s * x) in place, a warp a row, grid-stride over the rows. */
+template <int N>
+__global__ void k_scaled_softmax(float *x, int64_t rows, int64_t len,
+                                 const float *scale) {
+  const float sc = scale ? *scale : 1.0f;
+  int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+  for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+       row < rows; row += warps)
+    scaled_softmax_row<N>(x + row * len, len, sc, threadIdx.x & 31);
 }
 
 cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
@@ -506,7 +503,7 @@ cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
   else if (len <= 512)
     k_scaled_softmax<16><<<nb, kThreads, 0, st>>>(x, rows, len, scale);
   else
-    k_scaled_softmax_long<<<nb, kThreads, 0, st>>>(x, rows, len, scale);
+    k_scaled_softmax<0><<<nb, kThreads, 0, st>>>(x, rows, len, scale);
   return cudaGetLastError();
 }
 
