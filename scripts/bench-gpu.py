@@ -186,6 +186,11 @@ def run_node(op, x, p, old):
         return x[0].mean(tuple(p["axes"]), keepdim=bool(p.get("keepdims", 1)))
     if op == "softmax":
         return torch.softmax(x[0], p.get("axis", -1))
+    if op == "attention":
+        sc = torch.matmul(x[0], x[1])
+        if len(x) > 3:
+            sc = sc * x[3]
+        return torch.matmul(torch.softmax(sc, -1), x[2])
     if op == "layernorm":
         ax = p.get("axis", -1) % x[0].dim()
         return F.layer_norm(x[0], x[0].shape[ax:],

@@ -405,8 +405,26 @@ Test(fused, cost_sums_and_errors) {
   ir_graph_free(g);
 }
 
+/* The big ones are left to the plain build: under ASan their CPU checks
+ * took most of this test's 95 s (CI, 2 cores). */
+static int big_model(const char *file) {
+#ifdef __SANITIZE_ADDRESS__
+  static const char *const big[] = {"bert_base.graph",      "nasnet_a.graph",
+                                    "inception_v3.graph",   "resnet50.graph",
+                                    "resnext50_taso.graph", "tv_resnet50.graph",
+                                    "tv_resnext50.graph",   "csrnet.graph"};
+  for (size_t i = 0; i < sizeof big / sizeof *big; i++)
+    if (!strcmp(file, big[i]))
+      return 1;
+#else
+  (void)file;
+#endif
+  return 0;
+}
+
 /* Every zoo model, fused as it is (batch norms and activations not yet
- * folded, so most of them fuse), passes the end-to-end check. */
+ * folded, so most of them fuse), passes the end-to-end check (under ASan
+ * the small ones). */
 Test(fused, zoo_models_fused_pass_the_check, .timeout = 900) {
   DIR *dir = opendir(SRC "/models");
   cr_assert(dir);
@@ -414,7 +432,8 @@ Test(fused, zoo_models_fused_pass_the_check, .timeout = 900) {
   int n = 0;
   while ((e = readdir(dir))) {
     size_t len = strlen(e->d_name);
-    if (len < 7 || strcmp(e->d_name + len - 6, ".graph"))
+    if (len < 7 || strcmp(e->d_name + len - 6, ".graph") ||
+        big_model(e->d_name))
       continue;
     char path[1024];
     snprintf(path, sizeof path, SRC "/models/%s", e->d_name);
@@ -434,7 +453,7 @@ Test(fused, zoo_models_fused_pass_the_check, .timeout = 900) {
     n++;
   }
   closedir(dir);
-  cr_assert_geq(n, 5);
+  cr_assert_geq(n, 4);
 }
 
 /* BERT's heads: matmul, smul, softmax, matmul become one attention node

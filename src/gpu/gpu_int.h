@@ -200,9 +200,9 @@ typedef struct gpu_smm {
 typedef struct gpu_att {
   cxk_att a;
   int64_t off[3];
-  int rw;       /* the kernel's query rows a warp (0: tensor cores) */
-  int split_ok; /* cuBLAS takes every operand's layout */
-  int split;    /* runs split (the faster) */
+  int rw;                   /* 0: the tensor-core kernel, else the fp32 one */
+  int split_ok;             /* cuBLAS takes every operand's layout */
+  int split;                /* runs split (the faster) */
   float split_ms, fused_ms; /* both timed, else 0 */
   gpu_smm mm[2];            /* scores = q k, y = p v */
 } gpu_att;

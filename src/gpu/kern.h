@@ -169,9 +169,8 @@ cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
  * [s, d], k [d, t], v [t, e] -> y [s, e], each read or written through its
  * strides st[q, k, v, y][4] over [d0, d1, rows, cols]; scale: a device
  * scalar, NULL for 1. d and e at most CXK_ATT_MAX_DIM (cxk_attention_ok).
- * rw: query rows a warp, 2 or 4 (more blocks for small batches), of the
- * fp32 kernel (any t); 0: the TF32 tensor-core kernel, t at most
- * cxk_attention_tc_t(). */
+ * rw: 0 the TF32 tensor-core kernel (t at most cxk_attention_tc_t()),
+ * else the fp32 kernel (any t, two query rows a warp). */
 #define CXK_ATT_MAX_DIM 128
 typedef struct cxk_att {
   int64_t d0, d1, s, t, d, e;

@@ -977,7 +977,7 @@ void gpu_att_strides(const ir_shape *s, int64_t st[4]) {
 
 /* An attention node's arguments: packed strides unless layout.c set them
  * (reading through transposes and a split); d and e within the kernel's
- * limit. Two query rows a warp where four would leave SMs idle. */
+ * limit. */
 static base_status att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                base_diag *d) {
   const ir_shape *q = shp(p, n->in[0]), *y = shp(p, n->out[0]);
@@ -1000,9 +1000,8 @@ static base_status att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                          "attention: the GPU kernel takes q's and v's last "
                          "dimensions up to %d, got %lld and %lld",
                          CXK_ATT_MAX_DIM, (long long)a->d, (long long)a->e);
-  int64_t blocks = (a->s + 15) / 16 * a->d0 * a->d1;
   gpu_att *t = s->att;
-  t->rw = blocks < 2 * p->ctx->prop.multiProcessorCount ? 2 : 4;
+  t->rw = 2;
   if (!p->ctx->opt.fp32_strict && a->t <= cxk_attention_tc_t() &&
       p->ctx->prop.major >= 9)
     t->rw = 0; /* TF32 tensor cores, like the matmuls (sm_90 code) */
