@@ -474,9 +474,6 @@ base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
  * 1 as is (cols contiguous, *ld = st[2] >= cols), 2 transposed (rows
  * contiguous, *ld = st[3] >= rows), 0 not at all (ld may be NULL). */
 int gpu_smm_layout(const int64_t *st, int64_t rows, int64_t cols, int *ld);
-/* ops.c: the packed strides of a rank >= 2 tensor of shape s as cxk_att
- * takes them ([d0, d1, rows, cols]: the leading dimensions in d1). */
-void gpu_att_strides(const ir_shape *s, int64_t st[4]);
 /* ops.c: attention node i's pointer arrays once p->ptr is final, and its
  * mode: split or the kernel, the faster timed on the node's own buffers
  * (their values do not matter to the time). */

@@ -966,7 +966,10 @@ static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
                        rows, len, n->a.eps);
 }
 
-void gpu_att_strides(const ir_shape *s, int64_t st[4]) {
+/* The packed strides of a rank >= 2 tensor of shape s as cxk_att takes
+ * them ([d0, d1, rows, cols]: rank 4 as it is, other ranks with their
+ * leading dimensions folded into d1). */
+static void att_strides(const ir_shape *s, int64_t st[4]) {
   int r = s->rank;
   st[3] = 1, st[2] = s->dim[r - 1];
   st[1] = st[2] * s->dim[r - 2];
@@ -986,8 +989,8 @@ static base_status att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     if (!(s->att = base_calloc(1, sizeof *s->att)))
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     for (int k = 0; k < 3; k++)
-      gpu_att_strides(shp(p, n->in[k]), s->att->a.st[k]);
-    gpu_att_strides(y, s->att->a.st[3]);
+      att_strides(shp(p, n->in[k]), s->att->a.st[k]);
+    att_strides(y, s->att->a.st[3]);
   }
   cxk_att *a = &s->att->a;
   a->d0 = r == 4 ? q->dim[0] : 1, a->d1 = r == 4 ? q->dim[1] : 1;
