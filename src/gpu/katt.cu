@@ -33,18 +33,6 @@ namespace {
 
 const int ATT_WARPS = 4; /* warps a block */
 
-/* A warp's maximum and sum of v (every lane gets it). */
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1)
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
 /* Keys a stage: 64, or 32 where 128-wide rows would overflow the 48 KiB
  * of static shared memory. */
 __host__ __device__ constexpr int att_kc(int dc, int ec) {
@@ -345,14 +333,14 @@ __global__ void __launch_bounds__(ATT_TC_W * 32)
       x[u] = h + u < kin ? sw[r * L::LS + h + u] * sc : -INFINITY;
       m = fmaxf(m, x[u]);
     }
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+    m = group_max<2>(m);
 #pragma unroll
     for (int u = 0; u < 8; u++) {
       x[u] = h + u < kin ? expf(x[u] - m) : 0.0f;
       l += x[u];
       sw[r * L::LS + h + u] = x[u];
     }
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l = group_sum<2>(l);
     if (!h)
       mx[w * 16 + r] = m, sum[w * 16 + r] = l;
   }

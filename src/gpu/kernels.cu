@@ -363,23 +363,6 @@ __global__ void k_pool_cl4(const float4 *x, float4 *y, I n,
   }
 }
 
-/* Sum over the LANES lanes of an aligned group (a power of two, <= 32);
- * every lane of the warp takes part. */
-template <int LANES> __device__ __forceinline__ float group_sum(float v) {
-#pragma unroll
-  for (int o = LANES / 2; o > 0; o /= 2)
-    v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) { return group_sum<32>(v); }
-
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1)
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
 /* One warp per output element. */
 template <typename I>
 __global__ void k_reduce_mean(const float *x, float *y,

@@ -39,12 +39,6 @@ const int kMaxCluster = 16; /* blocks a cluster (16: non-portable) */
 #endif
 
 #ifdef SE_HOPPER
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o /= 2)
-    v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
 /* Sum of x[q * st] for q = lo, lo + step, ... < hi, eight loads in flight
  * (the loop is latency-bound otherwise), added in a fixed order. */
 __device__ __forceinline__ float strided_sum(const float *x, size_t st, int lo,

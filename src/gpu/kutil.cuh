@@ -1,7 +1,8 @@
 /* kutil.cuh: what the executor's kernel files (kernels.cu, kmove.cu,
- * kconv.cu, kse.cu) share: the block size, the grid for n threads,
- * grid-stride loops, the checks that pick 32-bit indices and float4
- * accesses, the element-wise functions, and the dimension merging that
+ * kconv.cu, kse.cu, katt.cu) share: the block size, the grid for n
+ * threads, grid-stride loops, the checks that pick 32-bit indices and
+ * float4 accesses, warp and lane-group sums and maxima, the element-wise
+ * functions, and the dimension merging that
  * copies, broadcasts and reductions plan with. */
 #ifndef SUPEROPT_KUTIL_CUH
 #define SUPEROPT_KUTIL_CUH
@@ -32,6 +33,25 @@ inline bool fits32(int64_t n) {
 }
 
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* Sum and maximum over the LANES lanes of an aligned group (a power of
+ * two, <= 32); every lane of the warp takes part and gets the result. */
+template <int LANES> __device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int o = LANES / 2; o > 0; o /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <int LANES> __device__ __forceinline__ float group_max(float v) {
+#pragma unroll
+  for (int o = LANES / 2; o > 0; o /= 2)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+__device__ __forceinline__ float warp_sum(float v) { return group_sum<32>(v); }
+__device__ __forceinline__ float warp_max(float v) { return group_max<32>(v); }
 
 /* The element-wise functions (CXK_*) of one value; lo, hi: CXK_CLIP's. */
 __device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
