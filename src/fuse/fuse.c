@@ -100,14 +100,19 @@ static void cut_inputs(ctx *c, int n) {
   }
 }
 
-static int copy_tensor(ir_graph *h, const ir_tensor *t, base_diag *d) {
+/* t as a tensor of h; its values copied into h's arena, or where share is
+ * set, t's own (h must not outlive them: ir_graph_clone_shared). */
+static int copy_tensor(ir_graph *h, const ir_tensor *t, int share,
+                       base_diag *d) {
   int i = ir_add_tensor(h, t->name, t->kind, &t->shape, d);
   if (i < 0)
     return -1;
   h->tensors[i].dtype = t->dtype;
   h->tensors[i].line = t->line;
   h->tensors[i].col = t->col;
-  if (t->data) {
+  if (t->data && share) {
+    h->tensors[i].data = t->data;
+  } else if (t->data) {
     size_t n = sizeof(float) * (size_t)ir_shape_numel(&t->shape);
     float *p = base_arena_alloc(h->arena, n);
     if (!p) {
@@ -133,7 +138,7 @@ static ir_graph *build(ctx *c, int *changed, base_diag *d) {
   *changed = 0;
   for (int t = 0; t < g->ntensors; t++)
     if (g->tensors[t].kind != IR_T_VALUE &&
-        (c->map[t] = copy_tensor(h, &g->tensors[t], d)) < 0)
+        (c->map[t] = copy_tensor(h, &g->tensors[t], 0, d)) < 0)
       goto fail;
   for (int n = 0; n < g->nnodes; n++) {
     const ir_node *nd = &g->nodes[n];
@@ -383,7 +388,8 @@ static int att_chain(const ir_graph *g, const int *ncons, const int *isout,
 }
 
 /* g with the chains whose end node e has want[e] set made attention
- * nodes (node lines kept: the second matmul's); *made counts them. */
+ * nodes (node lines kept: the second matmul's); *made counts them. Its
+ * weight values are g's (fuse_graph copies them into its result). */
 static ir_graph *att_build(const ir_graph *g, const int *end_of,
                            const unsigned char *want, int *made, base_diag *d) {
   ir_graph *h = ir_graph_new(g->name);
@@ -395,7 +401,7 @@ static ir_graph *att_build(const ir_graph *g, const int *end_of,
   }
   for (int t = 0; t < g->ntensors; t++)
     if (g->tensors[t].kind != IR_T_VALUE &&
-        (map[t] = copy_tensor(h, &g->tensors[t], d)) < 0)
+        (map[t] = copy_tensor(h, &g->tensors[t], 1, d)) < 0)
       goto fail;
   for (int n = 0; n < g->nnodes; n++) {
     const ir_node *nd = &g->nodes[n];
