@@ -247,6 +247,110 @@ Test(cse, duplicates_dropped_outputs_kept) {
   ir_graph_free(g);
 }
 
+/* The index of the node computing tensor name in g. */
+static int node_of(const ir_graph *g, const char *name) {
+  int t = ir_find_tensor(g, name);
+  cr_assert_geq(t, 0, "%s", name);
+  return g->tensors[t].node;
+}
+
+/* pass_order_branches on text: the graph, *n the nodes moved; checked
+ * valid and (same operations) exactly equal to the original. */
+static ir_graph *order(const char *text, int *n) {
+  ir_graph *g = parse(text);
+  base_diag d;
+  ir_graph *h = pass_order_branches(g, n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(h->nnodes, g->nnodes);
+  cr_assert_eq(check_err(g, h), 0);
+  ir_graph_free(g);
+  return h;
+}
+
+/* A ResNet block with a projection shortcut listed after the main chain:
+ * the shortcut moves to right after the node computing its input (or to
+ * the front when it reads only graph inputs), nothing else moves. */
+#define BLOCK_HEAD                                                             \
+  "input x: [1,4,6,6]\nweight w0: [8,4,1,1]\nweight w1: [8,8,3,3]\n"           \
+  "weight w2: [8,8,3,3]\nweight ws: [8,8,1,1]\nweight wx: [8,4,1,1]\n"         \
+  "s0 = conv2d(x, w0) act=relu\n"
+Test(order, shortcut_moved_ahead) {
+  int n = -1;
+  ir_graph *h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
+                                 "b2 = conv2d(r1, w2) pad=same\n"
+                                 "ds = conv2d(s0, ws)\n"
+                                 "a = ewadd(b2, ds)\ny = relu(a)\noutput y\n",
+                      &n);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(node_of(h, "ds"), node_of(h, "s0") + 1);
+  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
+  cr_assert_lt(node_of(h, "r1"), node_of(h, "b2"));
+  ir_graph_free(h);
+  h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
+                       "b2 = conv2d(r1, w2) pad=same\n"
+                       "dx = conv2d(x, wx)\n"
+                       "a = ewadd(dx, b2)\noutput a\n",
+            &n);
+  cr_assert_eq(n, 1, "operands in either order");
+  cr_assert_eq(node_of(h, "dx"), 0, "reads only the input: first");
+  ir_graph_free(h);
+}
+
+/* Left in place: the shortcut already first; the chain's last node with
+ * an activation, or read twice (the add could not fold into it); two
+ * siblings of one input (neither is a chain); an add of a shortcut and a
+ * non-convolution. */
+Test(order, left_alone) {
+  const char *cases[] = {
+      BLOCK_HEAD "ds = conv2d(s0, ws)\nr1 = conv2d(s0, w1) pad=same act=relu\n"
+                 "b2 = conv2d(r1, w2) pad=same\na = ewadd(b2, ds)\noutput a\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
+                 "b2 = conv2d(r1, w2) pad=same act=relu\n"
+                 "ds = conv2d(s0, ws)\na = ewadd(b2, ds)\noutput a\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
+                 "b2 = conv2d(r1, w2) pad=same\n"
+                 "ds = conv2d(s0, ws)\na = ewadd(b2, ds)\noutput a, b2\n",
+      BLOCK_HEAD "c1 = conv2d(s0, ws)\nc2 = conv2d(s0, w2) pad=same\n"
+                 "a = ewadd(c1, c2)\noutput a\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
+                 "b2 = relu(r1)\nds = conv2d(s0, ws)\n"
+                 "a = ewadd(b2, ds)\noutput a\n",
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int n = -1;
+    ir_graph *g = parse(cases[c]), *h = order(cases[c], &n);
+    cr_assert_eq(n, 0, "case %zu", c);
+    cr_assert_eq(graph_hash(h), graph_hash(g), "case %zu", c);
+    for (int i = 0; i < g->nnodes; i++)
+      cr_assert_str_eq(h->tensors[h->nodes[i].out[0]].name,
+                       g->tensors[g->nodes[i].out[0]].name, "case %zu", c);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* A node some shortcut is moved to follow does not move itself: the
+ * second block's shortcut reads the first block's shortcut sum, so only
+ * the first moves, and every node still follows its inputs. */
+Test(order, anchors_stay) {
+  int n = -1;
+  ir_graph *h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
+                                 "b2 = conv2d(r1, w2) pad=same\n"
+                                 "ds = conv2d(s0, ws)\n"
+                                 "a = ewadd(b2, ds)\n"
+                                 "r3 = conv2d(a, w1) pad=same act=relu\n"
+                                 "b4 = conv2d(r3, w2) pad=same\n"
+                                 "d2 = conv2d(a, ws)\n"
+                                 "a2 = ewadd(b4, d2)\noutput a2\n",
+                      &n);
+  cr_assert_eq(n, 2);
+  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
+  cr_assert_lt(node_of(h, "d2"), node_of(h, "r3"));
+  cr_assert_gt(node_of(h, "d2"), node_of(h, "a"));
+  ir_graph_free(h);
+}
+
 /* A split that alone reads one output of another split along the same
  * axis folds into it (chains of three over two rounds); one read twice,
  * one along another axis and one reading a graph output stay. */

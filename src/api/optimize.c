@@ -10,6 +10,7 @@
 #include "../costdb/costdb.h"
 #include "../exec/exec.h"
 #include "../mutant/mutant.h"
+#include "../pass/pass.h"
 #include "../rewrite/rewrite.h"
 #include "../search/search.h"
 #include "api_int.h"
@@ -127,6 +128,15 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
   srch_stats_free(&st);
   if (!h)
     return api_fail_diag(err, &d);
+  int moved = 0; /* the executor's node order, as optimize's */
+  ir_graph *o2 = pass_order_branches(h, &moved, &d);
+  if (!o2 || ir_graph_own_data(o2, &d)) {
+    ir_graph_free(o2);
+    ir_graph_free(h);
+    return api_fail_diag(err, &d);
+  }
+  ir_graph_free(h);
+  h = o2;
   double e = 0;
   if (o->check && ex_check(g, h, 1, &e, &d)) {
     ir_graph_free(h);

@@ -15,6 +15,7 @@
 #include "../fuse/fuse.h"
 #include "../mutant/mutant.h"
 #include "../onnx/onnx.h"
+#include "../pass/pass.h"
 #include "../search/search.h"
 #include "cli.h"
 
@@ -254,15 +255,40 @@ static int fuse_result(opt_args *a, ir_graph **h) {
   ir_graph *f = fuse_graph(*h, &fo, &fs, &d);
   if (!f)
     return cli_report(&d);
-  printf("fusion: %d attention node%s, %d fused node%s replace %d operators "
+  printf("fusion: %d attention node%s, %d fused node%s %s %d operators "
          "(%d recomputed, %d group%s refused by cost); estimated %.2f -> "
          "%.2f us\n",
          fs.attention, fs.attention == 1 ? "" : "s", fs.groups,
-         fs.groups == 1 ? "" : "s", fs.fused_ops, fs.recomputed, fs.rejected,
-         fs.rejected == 1 ? "" : "s", fs.cost_before, fs.cost_after);
+         fs.groups == 1 ? "" : "s", fs.groups == 1 ? "replaces" : "replace",
+         fs.fused_ops, fs.recomputed, fs.rejected, fs.rejected == 1 ? "" : "s",
+         fs.cost_before, fs.cost_after);
   if (ir_graph_own_data(f, &d)) { /* f shares *h's weight values */
     ir_graph_free(f);
     return cli_report(&d);
+  }
+  ir_graph_free(*h);
+  *h = f;
+  return CLI_OK;
+}
+
+/* The executor's node order (pass_order_branches): replaces *h when it
+ * moved anything. */
+static int order_result(ir_graph **h) {
+  base_diag d;
+  int n = 0;
+  ir_graph *f = pass_order_branches(*h, &n, &d);
+  if (!f)
+    return cli_report(&d);
+  if (n == 1)
+    printf("order: 1 shortcut moved ahead of the chain it joins (the GPU "
+           "runs it beside the chain)\n");
+  else
+    printf("order: %d shortcuts moved ahead of the chains they join (the GPU "
+           "runs them beside the chains)\n",
+           n);
+  if (!n || ir_graph_own_data(f, &d)) { /* f shares *h's weight values */
+    ir_graph_free(f);
+    return n ? cli_report(&d) : CLI_OK;
   }
   ir_graph_free(*h);
   *h = f;
@@ -559,6 +585,8 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     rc = fuse_result(&a, &h); /* may replace h */
     rc = pass_check(rc, h, "fusion");
   }
+  if (h && !rc)
+    rc = pass_check(order_result(&h), h, "order");
   if (h && !rc && a.check)
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
