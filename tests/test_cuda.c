@@ -485,10 +485,11 @@ static const char *const op_graphs[] = {
     "ln = layernorm(l, lg)\nlb = layernorm(lw)\n"
     "cv = conv2d(im, wc)\ngc = global_avgpool(cv)\n"
     "mp = maxpool(cv) kernel=[3,3] stride=[2,2] pad=same\n"
+    "ap = avgpool(cv) kernel=[3,3] pad=same count_include_pad=0\n"
+    "ac = conv2d(ap, w2)\n"
     "mc = conv2d(mp, w2)\ntc = transpose(cv) perm=[0,1,3,2]\n"
     "output t1, t2, t3, s1, c9, p0, p3, p9, m, b, ga, r1, r2, ln, lb, gc, "
-    "mc, "
-    "tc\n",
+    "mc, ac, tc\n",
     /* a ConvNeXt block: transposes to and from [N,H,W,C] around a layer
      * norm and matmuls read and write channels-last tensors directly
      * (layout.c: a copy of bytes, no conversion) */
@@ -576,6 +577,14 @@ static const char *const op_graphs[] = {
     "b = conv2d(a, w2, b2) stride=[2,2] pad=valid act=relu\n"
     "c = conv2d(a, w21) stride=[2,1] pad=valid\noutput b, c\n",
     IM2COL_GRAPH,
+    /* residual adds folded into channels-last convolutions (under
+     * SUPEROPT_GEMM=always GEMMs reading the residual as C): with bias and
+     * the relu after the add, and with neither */
+    "input x: [2,8,9,7]\nweight w1: [8,8,3,3]\nweight b1: [8]\n"
+    "weight w2: [8,8,3,3]\nweight b2: [8]\n"
+    "a = conv2d(x, w1, b1) pad=same act=relu\nb = conv2d(a, w2, b2) pad=same\n"
+    "s = ewadd(b, a)\nr = relu(s)\nc = conv2d(r, w2) pad=same\n"
+    "s2 = ewadd(c, r)\noutput s2\n",
     /* ShuffleNet blocks: a channel shuffle (reshape, transpose [0,2,1,3,4],
      * reshape) between a concat of channels-last convolutions and slices,
      * and one whose result is a graph output */

@@ -148,7 +148,8 @@ typedef struct gpu_conv {
   int own;    /* runs kconv.cu's depthwise kernel with dw (not cuDNN) */
   struct gpu_mm *gemm; /* a channels-last convolution run as a cuBLASLt
                           GEMM (faster than cuDNN), or NULL */
-  int gemm_ep;         /* its epilogue adds the bias and the activation */
+  int gemm_ep;         /* its epilogue adds the bias and the activation
+                          (and a folded residual, as C with beta 1) */
   int patches;         /* the GEMM's x: the input's patches, copied into
                           scratch by cxk_im2col_rows(im2col); else x itself
                           (1x1, stride 1, unpadded) */

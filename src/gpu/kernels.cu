@@ -281,7 +281,10 @@ __global__ void k_batchnorm(const float *x, const float *scale,
   }
 }
 
-template <typename I>
+/* K: the window's height and width when known when compiling (3: fully
+ * unrolled, so the nine loads are in flight together instead of one after
+ * another; a pooling node is latency-bound), 0: p.kh x p.kw. */
+template <typename I, int K>
 __global__ void k_pool(const float *x, float *y, I n,
                        const __grid_constant__ cxk_pool p) {
   GRID_LOOP_T(I, i, n) {
@@ -305,11 +308,14 @@ __global__ void k_pool(const float *x, float *y, I n,
     int h = (int)p.h, w = (int)p.w;
     float best = -INFINITY, sum = 0.0f;
     int cnt = 0;
-    for (int ky = 0; ky < p.kh; ky++) {
+    const int kh = K ? K : p.kh, kw = K ? K : p.kw;
+#pragma unroll
+    for (int ky = 0; ky < kh; ky++) {
       int yy = y0 + ky;
       if (yy < 0 || yy >= h)
         continue;
-      for (int kx = 0; kx < p.kw; kx++) {
+#pragma unroll
+      for (int kx = 0; kx < kw; kx++) {
         int xx = x0 + kx;
         if (xx < 0 || xx >= w)
           continue;
@@ -319,14 +325,14 @@ __global__ void k_pool(const float *x, float *y, I n,
         cnt++;
       }
     }
-    int div = p.count_include_pad ? p.kh * p.kw : cnt;
+    int div = p.count_include_pad ? kh * kw : cnt;
     y[i] = p.is_max ? best : sum / (float)div;
   }
 }
 
 /* Channels-last pooling, four channels a thread (C a multiple of 4, p.c
- * counted in 4s). */
-template <typename I>
+ * counted in 4s); K as for k_pool. */
+template <typename I, int K>
 __global__ void k_pool_cl4(const float4 *x, float4 *y, I n,
                            const __grid_constant__ cxk_pool p) {
   GRID_LOOP_T(I, i, n) {
@@ -339,11 +345,14 @@ __global__ void k_pool_cl4(const float4 *x, float4 *y, I n,
     float4 best = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     int cnt = 0;
-    for (int ky = 0; ky < p.kh; ky++) {
+    const int kh = K ? K : p.kh, kw = K ? K : p.kw;
+#pragma unroll
+    for (int ky = 0; ky < kh; ky++) {
       int yy = y0 + ky;
       if (yy < 0 || yy >= h)
         continue;
-      for (int kx = 0; kx < p.kw; kx++) {
+#pragma unroll
+      for (int kx = 0; kx < kw; kx++) {
         int xx = x0 + kx;
         if (xx < 0 || xx >= w)
           continue;
@@ -356,7 +365,7 @@ __global__ void k_pool_cl4(const float4 *x, float4 *y, I n,
         cnt++;
       }
     }
-    float div = (float)(p.count_include_pad ? p.kh * p.kw : cnt);
+    float div = (float)(p.count_include_pad ? kh * kw : cnt);
     y[i] = p.is_max ? best
                     : make_float4(sum.x / div, sum.y / div, sum.z / div,
                                   sum.w / div);
@@ -898,15 +907,22 @@ cudaError_t cxk_pool2d(cudaStream_t s, const float *x, float *y,
                        const cxk_pool *p) {
   int64_t n = p->n * p->c * p->oh * p->ow;
   bool big = !fits32(n) || !fits32(p->n * p->c * p->h * p->w);
+  bool k3 = p->kh == 3 && p->kw == 3;
   if (p->cl && p->c % 4 == 0 && aligned16(x) && aligned16(y) && !big) {
     cxk_pool q = *p;
     q.c /= 4;
-    k_pool_cl4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
-        (const float4 *)x, (float4 *)y, (int32_t)(n / 4), q);
-  } else if (!big)
-    k_pool<int32_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+    if (k3)
+      k_pool_cl4<int32_t, 3><<<blocks_for(n / 4), kThreads, 0, s>>>(
+          (const float4 *)x, (float4 *)y, (int32_t)(n / 4), q);
+    else
+      k_pool_cl4<int32_t, 0><<<blocks_for(n / 4), kThreads, 0, s>>>(
+          (const float4 *)x, (float4 *)y, (int32_t)(n / 4), q);
+  } else if (!big && k3)
+    k_pool<int32_t, 3><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+  else if (!big)
+    k_pool<int32_t, 0><<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
   else
-    k_pool<int64_t><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
+    k_pool<int64_t, 0><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
   return cudaGetLastError();
 }
 

@@ -257,9 +257,11 @@ static base_status conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
       GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
                       m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                       sizeof bias));
-    GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, w, m->la, x, m->lb, &zero,
-                               y, m->lc, y, m->lc, &m->algo, gpu_step_ws(p, n),
-                               m->ws, c->stream));
+    int rc = cv->gemm_ep && s->res; /* the residual as C */
+    const float *cc = rc ? p->ptr[s->res - 1] : y;
+    GPU_BLAS(d, cublasLtMatmul(c->lt, m->desc, &one, w, m->la, x, m->lb,
+                               rc ? &one : &zero, cc, m->lc, y, m->lc, &m->algo,
+                               gpu_step_ws(p, n), m->ws, c->stream));
     if (cv->gemm_ep)
       return BASE_OK;
   } else if (cv->own) { /* with bias and relu or clip, when nothing else
@@ -644,8 +646,12 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   if (!m)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   int act = gpu_effective_act(n, s), bias = n->nin == 3 && !s->bias_moved;
+  /* a folded residual of y's layout (channels-last: the same [P,O] rows)
+   * is cuBLASLt's C (beta 1), added before the bias and the relu:
+   * D = relu(A B + C + bias) */
+  int res_ok = !s->res || gpu_is_cl(p, s->res - 1);
   int ep_ok =
-      !s->res && !s->fuse_clip && (act == IR_ACT_NONE || act == IR_ACT_RELU);
+      res_ok && !s->fuse_clip && (act == IR_ACT_NONE || act == IR_ACT_RELU);
   cublasLtEpilogue_t ep = !ep_ok               ? CUBLASLT_EPILOGUE_DEFAULT
                           : bias && act        ? CUBLASLT_EPILOGUE_RELU_BIAS
                           : bias               ? CUBLASLT_EPILOGUE_BIAS
@@ -681,7 +687,10 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                  : shape == 3                             ? 0.8f
                                                           : 0.97f;
   float gemm_ms = m->ms + copy_ms + (ep_ok ? 0.0f : ch->ep_ms);
-  if (timed && (always || (m->ms > 0 && gemm_ms < margin * cudnn_ms))) {
+  int fuse_always; /* $SUPEROPT_CONV_FUSE=always keeps cuDNN's fused plan */
+  gpu_conv_fuse_env(&fuse_always);
+  if (timed && (always || (m->ms > 0 && gemm_ms < margin * cudnn_ms &&
+                           !(fuse_always && ch->fused)))) {
     s->conv->gemm_ep = ep_ok;
     s->conv->ws = m->ws;
     if (shape >= 2) {
