@@ -579,12 +579,13 @@ static const char *const op_graphs[] = {
     IM2COL_GRAPH,
     /* residual adds folded into channels-last convolutions (under
      * SUPEROPT_GEMM=always GEMMs reading the residual as C): with bias and
-     * the relu after the add, and with neither */
+     * the relu after the add, and with neither (read by a convolution, so
+     * channels-last: a graph output would be NCHW) */
     "input x: [2,8,9,7]\nweight w1: [8,8,3,3]\nweight b1: [8]\n"
     "weight w2: [8,8,3,3]\nweight b2: [8]\n"
     "a = conv2d(x, w1, b1) pad=same act=relu\nb = conv2d(a, w2, b2) pad=same\n"
     "s = ewadd(b, a)\nr = relu(s)\nc = conv2d(r, w2) pad=same\n"
-    "s2 = ewadd(c, r)\noutput s2\n",
+    "s2 = ewadd(c, r)\nd = conv2d(s2, w1) pad=same\noutput d\n",
     /* ShuffleNet blocks: a channel shuffle (reshape, transpose [0,2,1,3,4],
      * reshape) between a concat of channels-last convolutions and slices,
      * and one whose result is a graph output */
@@ -724,9 +725,10 @@ Test(cuda, every_operator_own_depthwise) {
 
 /* The same graphs with every channels-last convolution of groups 1 run as
  * a cuBLASLt GEMM (ops.c: over its patches unless 1x1, stride 1 and
- * unpadded), not only where it beats cuDNN: bias and relu in
- * the epilogue, or the convolution's own epilogue after it (residual,
- * clip, a bias moved into a fused reader). */
+ * unpadded), not only where it beats cuDNN: bias, relu and a channels-last
+ * residual (as C) in the epilogue, or the convolution's own epilogue after
+ * it (a residual in the other layout, clip, a bias moved into a fused
+ * reader). */
 Test(cuda, every_operator_conv_gemm) {
   need_gpu();
   setenv("SUPEROPT_GEMM", "always", 1);

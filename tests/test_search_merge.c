@@ -330,9 +330,10 @@ Test(order, left_alone) {
   }
 }
 
-/* A node some shortcut is moved to follow does not move itself: the
- * second block's shortcut reads the first block's shortcut sum, so only
- * the first moves, and every node still follows its inputs. */
+/* Each node stays after its inputs: a shortcut whose last input is a
+ * moved shortcut stays (d2 reads ds), and a node a shortcut was moved to
+ * follow does not move itself (s1 follows sx, so sx, itself a shortcut of
+ * the later add, stays after b2). */
 Test(order, anchors_stay) {
   int n = -1;
   ir_graph *h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
@@ -341,13 +342,25 @@ Test(order, anchors_stay) {
                                  "a = ewadd(b2, ds)\n"
                                  "r3 = conv2d(a, w1) pad=same act=relu\n"
                                  "b4 = conv2d(r3, w2) pad=same\n"
-                                 "d2 = conv2d(a, ws)\n"
+                                 "d2 = conv2d(ds, ws)\n"
                                  "a2 = ewadd(b4, d2)\noutput a2\n",
                       &n);
-  cr_assert_eq(n, 2);
+  cr_assert_eq(n, 1, "ds only: d2 would follow the moved ds");
   cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
-  cr_assert_lt(node_of(h, "d2"), node_of(h, "r3"));
-  cr_assert_gt(node_of(h, "d2"), node_of(h, "a"));
+  cr_assert_gt(node_of(h, "d2"), node_of(h, "b4"));
+  ir_graph_free(h);
+  h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
+                       "b2 = conv2d(r1, w2) pad=same\n"
+                       "sx = conv2d(s0, ws)\n"
+                       "t1 = conv2d(sx, w1) pad=same act=relu\n"
+                       "t2 = conv2d(t1, w2) pad=same\n"
+                       "s1 = conv2d(sx, ws)\n"
+                       "a1 = ewadd(t2, s1)\na2 = ewadd(b2, sx)\n"
+                       "output a1, a2\n",
+            &n);
+  cr_assert_eq(n, 1, "s1 only: sx is its anchor");
+  cr_assert_eq(node_of(h, "s1"), node_of(h, "sx") + 1);
+  cr_assert_gt(node_of(h, "sx"), node_of(h, "b2"));
   ir_graph_free(h);
 }
 

@@ -279,13 +279,9 @@ static int order_result(ir_graph **h) {
   ir_graph *f = pass_order_branches(*h, &n, &d);
   if (!f)
     return cli_report(&d);
-  if (n == 1)
-    printf("order: 1 shortcut moved ahead of the chain it joins (the GPU "
-           "runs it beside the chain)\n");
-  else
-    printf("order: %d shortcuts moved ahead of the chains they join (the GPU "
-           "runs them beside the chains)\n",
-           n);
+  printf("order: %d shortcut%s moved ahead of the chain%s %s join%s\n", n,
+         n == 1 ? "" : "s", n == 1 ? "" : "s", n == 1 ? "it" : "they",
+         n == 1 ? "s" : "");
   if (!n || ir_graph_own_data(f, &d)) { /* f shares *h's weight values */
     ir_graph_free(f);
     return n ? cli_report(&d) : CLI_OK;

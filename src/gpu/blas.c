@@ -12,6 +12,7 @@
 
 typedef struct mm_scratch {
   float *a, *b, *c, *bias;
+  float *cin; /* C read with beta 1 (key beta), else NULL */
   void *ws;
   cudaEvent_t e0, e1;
 } mm_scratch;
@@ -24,6 +25,8 @@ static int scratch_new(gpu_ctx *c, const gpu_mm_key *k, size_t ws,
   if (cudaMalloc((void **)&s->a, (size_t)na * 4) ||
       cudaMalloc((void **)&s->b, (size_t)nb * 4) ||
       cudaMalloc((void **)&s->c, (size_t)nc * 4) ||
+      (k->beta && cudaMalloc((void **)&s->cin, (size_t)nc * 4)) ||
+      (k->beta && cxk_fill(c->stream, s->cin, nc, 0.25f)) ||
       cudaMalloc((void **)&s->bias, (size_t)k->n * 4) ||
       cudaMalloc(&s->ws, ws ? ws : 256) || cudaEventCreate(&s->e0) ||
       cudaEventCreate(&s->e1) || cxk_fill(c->stream, s->a, na, 0.01f) ||
@@ -35,6 +38,7 @@ static int scratch_new(gpu_ctx *c, const gpu_mm_key *k, size_t ws,
 
 static void scratch_free(mm_scratch *s) {
   cudaFree(s->a), cudaFree(s->b), cudaFree(s->c), cudaFree(s->bias);
+  cudaFree(s->cin);
   cudaFree(s->ws);
   if (s->e0)
     cudaEventDestroy(s->e0);
@@ -54,9 +58,10 @@ typedef struct mm_run {
 static int run_mm(gpu_ctx *c, const void *u) {
   const mm_run *r = u;
   const float one = 1.0f, zero = 0.0f;
+  const float *cc = r->s->cin ? r->s->cin : r->s->c; /* C, as the node */
   return cublasLtMatmul(c->lt, r->m->desc, &one, r->s->a, r->m->la, r->s->b,
-                        r->m->lb, &zero, r->s->c, r->m->lc, r->s->c, r->m->lc,
-                        r->algo, r->s->ws, r->ws,
+                        r->m->lb, r->s->cin ? &one : &zero, cc, r->m->lc,
+                        r->s->c, r->m->lc, r->algo, r->s->ws, r->ws,
                         c->stream) != CUBLAS_STATUS_SUCCESS;
 }
 

@@ -85,6 +85,8 @@ typedef struct gpu_mm_key {
   int64_t m, n, k, batch;
   int32_t epilogue, bias, strict;
   int32_t transa; /* cuBLASLt's A transposed (a convolution's filter) */
+  int32_t beta;   /* 1: C is read, D = A B + C (a folded residual) */
+  int32_t zero;   /* 0 (no padding: keys are compared with memcmp) */
 } gpu_mm_key;
 
 typedef struct gpu_mm_choice {

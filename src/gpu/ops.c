@@ -438,7 +438,9 @@ static base_status mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
                       (int32_t)ep,
                       ep_has_bias(ep),
                       p->ctx->opt.fp32_strict,
-                      transa};
+                      transa,
+                      0,
+                      0};
   return mm_layouts(m, mm, nn, kk, batch, transa, d);
 }
 
@@ -548,6 +550,7 @@ static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                   gpu_effective_act(n, s), batch);
   gpu_mm_key key;
   base_status st = mm_setup(p, m, ep, mm, nn, kk, batch, 0, &key, d);
+  key.beta = s->res != 0; /* a folded residual is read as C */
   return st ? st : gpu_mm_choose(p->ctx, &key, m, d);
 }
 
@@ -592,8 +595,9 @@ static base_status mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
  * K) transposed, B = x^T (K x P, ld K). cuDNN serves channel counts that
  * are no multiple of 4 (ShuffleNet's 58, 116, 232) with slow kernels;
  * cuBLASLt does not mind them. Kept only where it times faster than the
- * convolution engine chosen; the epilogue adds the bias and a relu when
- * that is all that follows, else the convolution's own epilogue runs. */
+ * convolution engine chosen; the epilogue adds the bias, a channels-last
+ * residual (as C, beta 1) and a relu when that is all that follows, else
+ * the convolution's own epilogue runs. */
 
 #define GPU_PATCHES_MAX ((int64_t)64 << 20) /* bytes of patches, at most */
 
@@ -661,6 +665,7 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   base_status st = mm_setup(p, m, ep, pp, oo, cc, 1, 1, &key, d);
   if (st)
     return st;
+  key.beta = ep_ok && s->res; /* timed reading the residual, as it runs */
   /* a GEMM that cannot be timed or is not faster leaves cuDNN's choice;
    * $SUPEROPT_GEMM=always takes it wherever it applies (tests) */
   const char *force = getenv("SUPEROPT_GEMM");
