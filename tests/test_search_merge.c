@@ -275,22 +275,22 @@ static ir_graph *order(const char *text, int *n) {
   "input x: [1,4,6,6]\nweight w0: [8,4,1,1]\nweight w1: [8,8,3,3]\n"           \
   "weight w2: [8,8,3,3]\nweight ws: [8,8,1,1]\nweight wx: [8,4,1,1]\n"         \
   "s0 = conv2d(x, w0) act=relu\n"
+/* ... and a main chain r1 -> b2 (b2 without activation) */
+#define CHAIN                                                                  \
+  BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"                         \
+             "b2 = conv2d(r1, w2) pad=same\n"
 Test(order, shortcut_moved_ahead) {
   int n = -1;
-  ir_graph *h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
-                                 "b2 = conv2d(r1, w2) pad=same\n"
-                                 "ds = conv2d(s0, ws)\n"
-                                 "a = ewadd(b2, ds)\ny = relu(a)\noutput y\n",
+  ir_graph *h = order(CHAIN "ds = conv2d(s0, ws)\n"
+                            "a = ewadd(b2, ds)\ny = relu(a)\noutput y\n",
                       &n);
   cr_assert_eq(n, 1);
   cr_assert_eq(node_of(h, "ds"), node_of(h, "s0") + 1);
   cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
   cr_assert_lt(node_of(h, "r1"), node_of(h, "b2"));
   ir_graph_free(h);
-  h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
-                       "b2 = conv2d(r1, w2) pad=same\n"
-                       "dx = conv2d(x, wx)\n"
-                       "a = ewadd(dx, b2)\noutput a\n",
+  h = order(CHAIN "dx = conv2d(x, wx)\n"
+                  "a = ewadd(dx, b2)\noutput a\n",
             &n);
   cr_assert_eq(n, 1, "operands in either order");
   cr_assert_eq(node_of(h, "dx"), 0, "reads only the input: first");
@@ -308,9 +308,7 @@ Test(order, left_alone) {
       BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
                  "b2 = conv2d(r1, w2) pad=same act=relu\n"
                  "ds = conv2d(s0, ws)\na = ewadd(b2, ds)\noutput a\n",
-      BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
-                 "b2 = conv2d(r1, w2) pad=same\n"
-                 "ds = conv2d(s0, ws)\na = ewadd(b2, ds)\noutput a, b2\n",
+      CHAIN "ds = conv2d(s0, ws)\na = ewadd(b2, ds)\noutput a, b2\n",
       BLOCK_HEAD "c1 = conv2d(s0, ws)\nc2 = conv2d(s0, w2) pad=same\n"
                  "a = ewadd(c1, c2)\noutput a\n",
       BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
@@ -336,27 +334,23 @@ Test(order, left_alone) {
  * the later add, stays after b2). */
 Test(order, anchors_stay) {
   int n = -1;
-  ir_graph *h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
-                                 "b2 = conv2d(r1, w2) pad=same\n"
-                                 "ds = conv2d(s0, ws)\n"
-                                 "a = ewadd(b2, ds)\n"
-                                 "r3 = conv2d(a, w1) pad=same act=relu\n"
-                                 "b4 = conv2d(r3, w2) pad=same\n"
-                                 "d2 = conv2d(ds, ws)\n"
-                                 "a2 = ewadd(b4, d2)\noutput a2\n",
+  ir_graph *h = order(CHAIN "ds = conv2d(s0, ws)\n"
+                            "a = ewadd(b2, ds)\n"
+                            "r3 = conv2d(a, w1) pad=same act=relu\n"
+                            "b4 = conv2d(r3, w2) pad=same\n"
+                            "d2 = conv2d(ds, ws)\n"
+                            "a2 = ewadd(b4, d2)\noutput a2\n",
                       &n);
   cr_assert_eq(n, 1, "ds only: d2 would follow the moved ds");
   cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
   cr_assert_gt(node_of(h, "d2"), node_of(h, "b4"));
   ir_graph_free(h);
-  h = order(BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
-                       "b2 = conv2d(r1, w2) pad=same\n"
-                       "sx = conv2d(s0, ws)\n"
-                       "t1 = conv2d(sx, w1) pad=same act=relu\n"
-                       "t2 = conv2d(t1, w2) pad=same\n"
-                       "s1 = conv2d(sx, ws)\n"
-                       "a1 = ewadd(t2, s1)\na2 = ewadd(b2, sx)\n"
-                       "output a1, a2\n",
+  h = order(CHAIN "sx = conv2d(s0, ws)\n"
+                  "t1 = conv2d(sx, w1) pad=same act=relu\n"
+                  "t2 = conv2d(t1, w2) pad=same\n"
+                  "s1 = conv2d(sx, ws)\n"
+                  "a1 = ewadd(t2, s1)\na2 = ewadd(b2, sx)\n"
+                  "output a1, a2\n",
             &n);
   cr_assert_eq(n, 1, "s1 only: sx is its anchor");
   cr_assert_eq(node_of(h, "s1"), node_of(h, "sx") + 1);
