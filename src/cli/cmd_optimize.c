@@ -581,8 +581,10 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     rc = fuse_result(&a, &h); /* may replace h */
     rc = pass_check(rc, h, "fusion");
   }
-  if (h && !rc)
-    rc = pass_check(order_result(&h), h, "order");
+  if (h && !rc) {
+    rc = order_result(&h); /* may replace h: checked after */
+    rc = pass_check(rc, h, "order");
+  }
   if (h && !rc && a.check)
     rc = check_result(g, h);
   if (h && !rc && a.out && !(rc = write_result(&a, h, argv[optind])))
