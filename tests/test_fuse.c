@@ -60,6 +60,15 @@ static ex_values *run(const ir_graph *g) {
   return v;
 }
 
+/* fuse_graph's result with options o (NULL: none), asserted made. */
+static ir_graph *fuse(const ir_graph *g, const fuse_options *o,
+                      fuse_stats *st) {
+  base_diag d;
+  ir_graph *h = fuse_graph(g, o, st, &d);
+  cr_assert(h, "%s", d.msg);
+  return h;
+}
+
 static void assert_same_outputs(const ir_graph *a, const ir_graph *b) {
   ex_values *va = run(a), *vb = run(b);
   cr_assert_eq(a->noutputs, b->noutputs);
@@ -297,9 +306,7 @@ Test(fused, shared_values_kept_or_recomputed) {
                       "s = ewadd(x, z)\np = sigmoid(s)\nq = tanh(s)\n"
                       "e = ewmul(p, q)\noutput a, b, e\n");
   fuse_stats st;
-  base_diag d;
-  ir_graph *h = fuse_graph(g, NULL, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = fuse(g, NULL, &st);
   cr_assert_eq(st.recomputed, 1); /* r */
   cr_assert_neq(ir_find_tensor(h, "s"), -1, "s is kept");
   cr_assert_eq(ir_find_tensor(h, "r"), -1, "r is recomputed");
@@ -322,9 +329,7 @@ Test(fused, residual_epilogue_left_to_the_convolution) {
            head);
   ir_graph *g = parse(text);
   fuse_stats st;
-  base_diag d;
-  ir_graph *h = fuse_graph(g, NULL, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = fuse(g, NULL, &st);
   cr_assert_eq(h->nnodes, g->nnodes, "nothing fused");
   ir_graph_free(h);
   ir_graph_free(g);
@@ -333,8 +338,7 @@ Test(fused, residual_epilogue_left_to_the_convolution) {
            "y = relu(a)\noutput y\n",
            head);
   g = parse(text);
-  h = fuse_graph(g, NULL, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  h = fuse(g, NULL, &st);
   cr_assert_eq(h->nnodes, 2, "conv and fused relu(x), add, relu");
   assert_same_outputs(g, h);
   ir_graph_free(h);
@@ -353,9 +357,7 @@ Test(fused, cost_refuses_groups) {
   ir_graph *g = parse(unfused_text);
   fuse_options o = {pricey, NULL};
   fuse_stats st;
-  base_diag d;
-  ir_graph *h = fuse_graph(g, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = fuse(g, &o, &st);
   cr_assert_eq(st.groups, 0);
   cr_assert_geq(st.rejected, 1);
   cr_assert_eq(h->nnodes, g->nnodes);
@@ -387,15 +389,14 @@ Test(fused, cost_sums_and_errors) {
   int left = -1;
   fuse_options o = {counting, &left};
   fuse_stats st;
-  base_diag d;
-  ir_graph *h = fuse_graph(g, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = fuse(g, &o, &st);
   cr_expect_eq(st.groups, 1);
   cr_expect_eq(st.cost_before, 3, "%g: relu(w) counted", st.cost_before);
   cr_expect_eq(st.cost_after, 1, "%g: relu(w) counted", st.cost_after);
   ir_graph_free(h);
   for (int n = 0; n < 8; n++) { /* 4 pricing the group, 3 + 1 summing */
     left = n;
+    base_diag d;
     h = fuse_graph(g, &o, &st, &d);
     cr_expect_null(h, "failure at cost call %d ignored", n);
     cr_expect_eq(d.code, BASE_ERR_IO);
@@ -469,9 +470,7 @@ Test(fused, attention_chain_becomes_one_node) {
                                "z = matmul(q, k)\np2 = softmax(z)\n"
                                "y2 = matmul(p2, v)\noutput y, y2\n");
   fuse_stats st;
-  base_diag d;
-  ir_graph *h = fuse_graph(g, NULL, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = fuse(g, NULL, &st);
   cr_assert_eq(st.attention, 2);
   cr_assert_eq(h->nnodes, 2);
   int y = ir_find_tensor(h, "y"), y2 = ir_find_tensor(h, "y2");
@@ -504,9 +503,7 @@ Test(fused, attention_refused_outside_its_pattern) {
              ATT_HEAD, bodies[i]);
     ir_graph *g = parse(text);
     fuse_stats st;
-    base_diag d;
-    ir_graph *h = fuse_graph(g, NULL, &st, &d);
-    cr_assert(h, "%s", d.msg);
+    ir_graph *h = fuse(g, NULL, &st);
     cr_expect_eq(st.attention, 0, "case %zu", i);
     assert_same_outputs(g, h);
     ir_graph_free(h);
@@ -542,10 +539,8 @@ Test(fused, attention_chain_beside_an_attention_node) {
                                "output a0, y\n");
   fuse_options o = {count_attention, NULL};
   fuse_stats st;
-  base_diag d;
   att_priced = 0;
-  ir_graph *h = fuse_graph(g, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = fuse(g, &o, &st);
   cr_assert_eq(st.attention, 1);
   cr_assert_eq(h->nnodes, 2);
   cr_assert_geq(att_priced, 1);
@@ -559,9 +554,7 @@ Test(fused, attention_refused_by_cost) {
                                "p = softmax(sd)\ny = matmul(p, v)\noutput y\n");
   fuse_options o = {pricey_attention, NULL};
   fuse_stats st;
-  base_diag d;
-  ir_graph *h = fuse_graph(g, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = fuse(g, &o, &st);
   cr_assert_eq(st.attention, 0);
   cr_assert_eq(st.groups, 1, "smul and softmax fused instead");
   ir_graph_free(h);

@@ -130,15 +130,11 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
     return api_fail_diag(err, &d);
   int moved = 0; /* the executor's node order, as optimize's */
   ir_graph *o2 = pass_order_branches(h, &moved, &d);
-  if (o2 && !moved) { /* nothing moved: keep h (o2 shares its weights) */
+  if (o2 && !moved) { /* nothing moved: keep h */
     ir_graph_free(o2);
-  } else if (!o2 || ir_graph_own_data(o2, &d)) {
-    ir_graph_free(o2);
+  } else if (!o2 || ir_graph_replace(&h, o2, &d)) {
     ir_graph_free(h);
     return api_fail_diag(err, &d);
-  } else {
-    ir_graph_free(h);
-    h = o2;
   }
   double e = 0;
   if (o->check && ex_check(g, h, 1, &e, &d)) {

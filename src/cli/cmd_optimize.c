@@ -262,13 +262,7 @@ static int fuse_result(opt_args *a, ir_graph **h) {
          fs.groups == 1 ? "" : "s", fs.groups == 1 ? "replaces" : "replace",
          fs.fused_ops, fs.recomputed, fs.rejected, fs.rejected == 1 ? "" : "s",
          fs.cost_before, fs.cost_after);
-  if (ir_graph_own_data(f, &d)) { /* f shares *h's weight values */
-    ir_graph_free(f);
-    return cli_report(&d);
-  }
-  ir_graph_free(*h);
-  *h = f;
-  return CLI_OK;
+  return ir_graph_replace(h, f, &d) ? cli_report(&d) : CLI_OK;
 }
 
 /* The executor's node order (pass_order_branches): replaces *h when it
@@ -282,13 +276,11 @@ static int order_result(ir_graph **h) {
   printf("order: %d shortcut%s moved ahead of the chain%s %s join%s\n", n,
          n == 1 ? "" : "s", n == 1 ? "" : "s", n == 1 ? "it" : "they",
          n == 1 ? "s" : "");
-  if (!n || ir_graph_own_data(f, &d)) { /* f shares *h's weight values */
+  if (!n) { /* nothing moved: keep *h */
     ir_graph_free(f);
-    return n ? cli_report(&d) : CLI_OK;
+    return CLI_OK;
   }
-  ir_graph_free(*h);
-  *h = f;
-  return CLI_OK;
+  return ir_graph_replace(h, f, &d) ? cli_report(&d) : CLI_OK;
 }
 
 /* Fits the cost model on the device's measured rows (cd_model_fit) and

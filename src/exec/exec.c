@@ -177,19 +177,6 @@ base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
 
 /* ---- running ------------------------------------------------------------- */
 
-/* Remaining reads of each tensor; outputs get one extra so they survive. */
-static int *use_counts(const ir_graph *g) {
-  int *uses = base_calloc((size_t)g->ntensors + 1, sizeof(int));
-  if (!uses)
-    return NULL;
-  for (int i = 0; i < g->nnodes; i++)
-    for (int k = 0; k < g->nodes[i].nin; k++)
-      uses[g->nodes[i].in[k]]++;
-  for (int i = 0; i < g->noutputs; i++)
-    uses[g->outputs[i]]++;
-  return uses;
-}
-
 static base_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
                             base_diag *d) {
   ex_arg in[IR_MAX_IN], out[IR_MAX_LIST];
@@ -230,7 +217,8 @@ base_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
   if (v->n != g->ntensors)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "values do not fit the graph");
-  int *uses = keep ? NULL : use_counts(g);
+  /* remaining reads of each tensor (an output's one more: it survives) */
+  int *uses = keep ? NULL : ir_read_counts(g);
   if (!keep && !uses)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   base_status st = BASE_OK;

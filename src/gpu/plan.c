@@ -173,17 +173,6 @@ static int epilogue_owner(const gpu_plan *p, int i) {
  * adds into a matmul without a bias (then a relu or clip reading the add
  * alone folds into that node too), and convolution biases moved into the
  * fused node reading them. */
-/* How many nodes read each tensor, graph outputs counted as readers (NULL
- * when out of memory). */
-static int *read_counts(const ir_graph *g) {
-  int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
-  for (int i = 0; reads && i < g->nnodes; i++)
-    for (int k = 0; k < g->nodes[i].nin; k++)
-      reads[g->nodes[i].in[k]]++;
-  for (int i = 0; reads && i < g->noutputs; i++)
-    reads[g->outputs[i]]++;
-  return reads;
-}
 
 /* Moves the bias of a convolution into the layer norm that reads it
  * through a transpose to channels-last ([0,2,3,1]; a view when the
@@ -403,7 +392,7 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
   int32_t *first = base_calloc((size_t)g->ntensors + 1, sizeof *first);
-  int *reads = read_counts(g);
+  int *reads = ir_read_counts(g);
   if (!first || !reads) {
     free(first), free(reads);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");

@@ -378,6 +378,17 @@ base_status ir_graph_own_data(ir_graph *g, base_diag *d) {
   return BASE_OK;
 }
 
+base_status ir_graph_replace(ir_graph **g, ir_graph *h, base_diag *d) {
+  base_status st = ir_graph_own_data(h, d);
+  if (st) {
+    ir_graph_free(h);
+    return st;
+  }
+  ir_graph_free(*g);
+  *g = h;
+  return BASE_OK;
+}
+
 ir_graph *ir_graph_clone_shared(const ir_graph *g) {
   ir_graph *c = ir_graph_new(g->name);
   if (!c)
@@ -434,6 +445,16 @@ void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]) {
   memset(counts, 0, sizeof(int) * IR_NOPS);
   for (int i = 0; i < g->nnodes; i++)
     counts[g->nodes[i].op]++;
+}
+
+int *ir_read_counts(const ir_graph *g) {
+  int *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
+  for (int i = 0; reads && i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      reads[g->nodes[i].in[k]]++;
+  for (int i = 0; reads && i < g->noutputs; i++)
+    reads[g->outputs[i]]++;
+  return reads;
 }
 
 static void hash_shape(XXH3_state_t *s, const ir_shape *sh) {

@@ -367,6 +367,10 @@ ir_graph *ir_graph_clone_shared(const ir_graph *g);
  * longer depends on the graph it was derived from (rewrites share values;
  * call this before freeing that graph). */
 base_status ir_graph_own_data(ir_graph *g, base_diag *d);
+/* Replaces *g by h, a graph derived from it that may share its weight
+ * values: h takes its own copies (ir_graph_own_data), *g is freed and
+ * becomes h. On failure h is freed and *g stays. */
+base_status ir_graph_replace(ir_graph **g, ir_graph *h, base_diag *d);
 
 /* Adds a graph input or weight; returns its tensor index, or -1 with d set
  * (duplicate name, bad shape). */
@@ -437,6 +441,10 @@ int ir_node_is_view(const ir_graph *g, const ir_node *n);
 
 /* Number of nodes of each opcode, into counts[IR_NOPS]. */
 void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]);
+/* How many nodes read each tensor, a graph output counting as one reader
+ * more: ntensors + 1 entries for the caller to free, NULL when out of
+ * memory. */
+int *ir_read_counts(const ir_graph *g);
 
 /* ---- .graph text format (docs/graph-format.md) -------------------------- */
 

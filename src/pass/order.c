@@ -40,7 +40,7 @@ static int last_dep(const ir_graph *g, int i) {
 /* after[i] = the node the moved node i follows (-1: the first nodes). A
  * node some node is moved to follow (anchor[]) is not moved itself, nor is
  * a node moved to follow a moved one: each stays after all its inputs. */
-static int plan_moves(const ir_graph *g, const int32_t *reads, int32_t *after,
+static int plan_moves(const ir_graph *g, const int *reads, int32_t *after,
                       uint8_t *anchor) {
   int moved = 0;
   for (int i = 0; i < g->nnodes; i++)
@@ -80,7 +80,7 @@ static base_status emit(rewrite_builder *b, const int32_t *first,
 
 ir_graph *pass_order_branches(const ir_graph *g, int *count, base_diag *d) {
   int n = g->nnodes;
-  int32_t *reads = base_calloc((size_t)g->ntensors + 1, sizeof *reads);
+  int *reads = ir_read_counts(g);
   int32_t *after = base_malloc(sizeof *after * ((size_t)n + 1));
   int32_t *first = base_malloc(sizeof *first * ((size_t)n + 2));
   int32_t *next = base_malloc(sizeof *next * ((size_t)n + 1));
@@ -92,11 +92,6 @@ ir_graph *pass_order_branches(const ir_graph *g, int *count, base_diag *d) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto out;
   }
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < g->nodes[i].nin; k++)
-      reads[g->nodes[i].in[k]]++;
-  for (int o = 0; o < g->noutputs; o++)
-    reads[g->outputs[o]]++;
   *count = plan_moves(g, reads, after, anchor);
   for (int i = 0; i <= n; i++)
     first[i] = -1;
