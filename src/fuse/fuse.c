@@ -349,8 +349,9 @@ static int init(ctx *c, const ir_graph *g) {
  * rule. */
 
 /* The chain ending at node n (the second matmul), or 0: its scores
- * matmul, smul (-1: none) and softmax in m[0..2]. */
-static int att_chain(const ir_graph *g, const int *ncons, const int *isout,
+ * matmul, smul (-1: none) and softmax in m[0..2]. reads: ir_read_counts
+ * (a link read by the next node alone and no graph output: 1). */
+static int att_chain(const ir_graph *g, const int *reads,
                      const unsigned char *wonly, int n, int m[3]) {
   const ir_node *c = &g->nodes[n];
   if (c->op != IR_OP_MATMUL || c->nin != 2 || c->a.act != IR_ACT_NONE ||
@@ -362,7 +363,7 @@ static int att_chain(const ir_graph *g, const int *ncons, const int *isout,
   int t = c->in[0];
   for (int k = 2; k >= 0; k--) { /* softmax, smul, scores matmul */
     int p = g->tensors[t].node;
-    if (p < 0 || wonly[p] || ncons[t] != 1 || isout[t])
+    if (p < 0 || wonly[p] || reads[t] != 1)
       return 0;
     const ir_node *nd = &g->nodes[p];
     if (k == 2 && (nd->op != IR_OP_SOFTMAX || nd->a.axis != r - 1))
@@ -457,29 +458,23 @@ fail:
 static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
                                   ir_graph **out, int *made, base_diag *d) {
   int *end_of = base_malloc(sizeof(int) * ((size_t)g->nnodes + 1));
-  int *tcons = base_calloc((size_t)g->ntensors + 1, sizeof(int));
-  int *isout = base_calloc((size_t)g->ntensors + 1, sizeof(int));
+  int *reads = ir_read_counts(g);
   unsigned char *want = base_calloc((size_t)g->nnodes + 1, 1);
   unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
   ir_graph *h = NULL;
   base_status st = BASE_OK;
   int any = 0;
   *made = 0;
-  if (!end_of || !tcons || !isout || !want || !wonly) {
+  if (!end_of || !reads || !want || !wonly) {
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto out;
   }
   ir_weight_only(g, wonly);
-  for (int i = 0; i < g->noutputs; i++)
-    isout[g->outputs[i]] = 1;
-  for (int n = 0; n < g->nnodes; n++) {
+  for (int n = 0; n < g->nnodes; n++)
     end_of[n] = -1;
-    for (int k = 0; k < g->nodes[n].nin; k++)
-      tcons[g->nodes[n].in[k]]++;
-  }
   for (int n = 0; n < g->nnodes; n++) {
     int m[3];
-    if (!att_chain(g, tcons, isout, wonly, n, m))
+    if (!att_chain(g, reads, wonly, n, m))
       continue;
     int taken = 0; /* a link of an earlier chain (a crafted graph) */
     for (int k = 0; k < 3; k++)
@@ -535,7 +530,7 @@ out:
     *made = 0;
   }
   *out = h;
-  free(end_of), free(tcons), free(isout), free(want), free(wonly);
+  free(end_of), free(reads), free(want), free(wonly);
   return st;
 }
 
