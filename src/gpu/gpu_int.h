@@ -212,8 +212,14 @@ typedef struct gpu_att {
 
 typedef struct gpu_step {
   int fuse_relu; /* the node's only reader is a relu, folded in here */
-  int fuse_clip; /* a convolution's only reader is a clip (ReLU6), folded
-                    into its bias kernel, with these bounds */
+  int relu_to[IR_MAX_LIST]; /* a split: 1 + the result of a relu of part
+                               k, which the split writes beside the part */
+  unsigned raw_skip; /* a split: bit k, that relu alone reads part k (a view
+                        of it): the part itself is not written */
+  int relu_by;       /* such a relu, if others read the part too: 1 + the
+                        split's index (runs nothing) */
+  int fuse_clip;     /* a convolution's only reader is a clip (ReLU6), folded
+                        into its bias kernel, with these bounds */
   float clip_lo, clip_hi;
   int res;        /* a convolution's or matmul's only reader is an ewadd
                      folded into it (the bias kernel; cuBLASLt's C with

@@ -122,12 +122,15 @@ cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
  * merges neighbours contiguous in both. */
 void cxk_walk_simplify(cxk_walk *w);
 /* Concat: rows of the whole are part 0's w[0] floats, then part 1's, ...
- * (np parts, `rows` rows); split is the reverse. CXK_PARTS parts a launch. */
+ * (np parts, `rows` rows), through a relu when relu != 0; split is the
+ * reverse: part k to dst[k] and its relu to rdst[k] (rdst may be NULL),
+ * each where not NULL. CXK_PARTS parts a launch. */
 #define CXK_PARTS 8
 cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
-                       const int64_t *w, int np, int64_t rows);
+                       const int64_t *w, int np, int relu, int64_t rows);
 cudaError_t cxk_split(cudaStream_t s, const float *src, float *const *dst,
-                      const int64_t *w, int np, int64_t rows);
+                      float *const *rdst, const int64_t *w, int np,
+                      int64_t rows);
 /* Channel shuffle (ShuffleNet) of a concat along channels: the concat of
  * the inputs, viewed as [n, g, c / g, h, w] and transposed to
  * [n, c / g, g, h, w]; result channel j * g + i is concat channel

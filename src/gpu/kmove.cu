@@ -81,14 +81,27 @@ __global__ void k_transpose(const float *src, float *dst,
 }
 
 /* Parts of one concat (split) launch, in units of T: whole row `pitch`,
- * part k is columns [at[k], at[k+1]) of it, `width` = at[np] - at[0]. */
+ * part k is columns [at[k], at[k+1]) of it, `width` = at[np] - at[0].
+ * A concat's values go through a relu when `relu` is set; a split writes
+ * part k to dst[k] and its relu to rdst[k], each where not NULL. */
 typedef struct cat_args {
   int np;
+  int relu;
   const float *src[CXK_PARTS];
-  float *dst[CXK_PARTS];
+  float *dst[CXK_PARTS], *rdst[CXK_PARTS];
   int64_t at[CXK_PARTS + 1];
   int64_t pitch, rows;
 } cat_args;
+
+__device__ __forceinline__ float relu_t(int r, float v) {
+  return r && !(v > 0.0f) ? 0.0f : v;
+}
+__device__ __forceinline__ float4 relu_t(int r, float4 v) {
+  if (r)
+    v.x = relu_t(1, v.x), v.y = relu_t(1, v.y), v.z = relu_t(1, v.z),
+    v.w = relu_t(1, v.w);
+  return v;
+}
 
 template <typename I, typename T, bool SPLIT>
 __global__ void k_cat(const __grid_constant__ cat_args a) {
@@ -100,10 +113,15 @@ __global__ void k_cat(const __grid_constant__ cat_args a) {
       k++;
     I w = (I)(a.at[k + 1] - a.at[k]), part = row * w + col - (I)a.at[k];
     I whole = row * (I)a.pitch + col;
-    if (SPLIT)
-      ((T *)a.dst[k])[part] = ((const T *)a.src[0])[whole];
-    else
-      ((T *)a.dst[0])[whole] = ((const T *)a.src[k])[part];
+    if (SPLIT) {
+      T v = ((const T *)a.src[0])[whole];
+      if (a.dst[k])
+        ((T *)a.dst[k])[part] = v;
+      if (a.rdst[k])
+        ((T *)a.rdst[k])[part] = relu_t(1, v);
+    } else {
+      ((T *)a.dst[0])[whole] = relu_t(a.relu, ((const T *)a.src[k])[part]);
+    }
   }
 }
 
@@ -315,12 +333,13 @@ cudaError_t cxk_im2col_rows(cudaStream_t s, const float *x, float *y,
  * w[k] floats of each. At most CXK_PARTS parts per launch. */
 static cudaError_t cat_launch(cudaStream_t s, bool split, const float *whole,
                               float *wdst, float *const *parts_out,
+                              float *const *relu_out,
                               const float *const *parts_in, const int64_t *w,
-                              int np, int64_t first, int64_t pitch,
+                              int np, int relu, int64_t first, int64_t pitch,
                               int64_t rows) {
   cat_args a;
   memset(&a, 0, sizeof a);
-  a.np = np, a.pitch = pitch, a.rows = rows;
+  a.np = np, a.pitch = pitch, a.rows = rows, a.relu = relu;
   bool vec = pitch % 4 == 0 && first % 4 == 0 &&
              aligned16(split ? (const void *)whole : (const void *)wdst);
   a.at[0] = first;
@@ -329,9 +348,11 @@ static cudaError_t cat_launch(cudaStream_t s, bool split, const float *whole,
     vec = vec && w[k] % 4 == 0 &&
           aligned16(split ? (const void *)parts_out[k]
                           : (const void *)parts_in[k]);
-    if (split)
+    if (split) {
       a.dst[k] = parts_out[k];
-    else
+      a.rdst[k] = relu_out ? relu_out[k] : NULL;
+      vec = vec && aligned16(a.rdst[k]);
+    } else
       a.src[k] = parts_in[k];
   }
   if (split)
@@ -366,8 +387,8 @@ static cudaError_t cat_launch(cudaStream_t s, bool split, const float *whole,
 /* Parts of a concat (split) in launches of up to CXK_PARTS. */
 static cudaError_t parts(cudaStream_t s, bool split, const float *whole_in,
                          float *whole_out, float *const *out,
-                         const float *const *in, const int64_t *w, int np,
-                         int64_t rows) {
+                         float *const *rout, const float *const *in,
+                         const int64_t *w, int np, int relu, int64_t rows) {
   int64_t pitch = 0, first = 0;
   for (int k = 0; k < np; k++)
     pitch += w[k];
@@ -375,7 +396,8 @@ static cudaError_t parts(cudaStream_t s, bool split, const float *whole_in,
     int m = np - k < CXK_PARTS ? np - k : CXK_PARTS;
     cudaError_t e =
         cat_launch(s, split, whole_in, whole_out, split ? out + k : NULL,
-                   split ? NULL : in + k, w + k, m, first, pitch, rows);
+                   rout ? rout + k : NULL, split ? NULL : in + k, w + k, m,
+                   relu, first, pitch, rows);
     if (e != cudaSuccess)
       return e;
     for (int j = 0; j < m; j++)
@@ -385,13 +407,14 @@ static cudaError_t parts(cudaStream_t s, bool split, const float *whole_in,
 }
 
 cudaError_t cxk_concat(cudaStream_t s, float *dst, const float *const *src,
-                       const int64_t *w, int np, int64_t rows) {
-  return parts(s, false, NULL, dst, NULL, src, w, np, rows);
+                       const int64_t *w, int np, int relu, int64_t rows) {
+  return parts(s, false, NULL, dst, NULL, NULL, src, w, np, relu != 0, rows);
 }
 
 cudaError_t cxk_split(cudaStream_t s, const float *src, float *const *dst,
-                      const int64_t *w, int np, int64_t rows) {
-  return parts(s, true, src, NULL, dst, NULL, w, np, rows);
+                      float *const *rdst, const int64_t *w, int np,
+                      int64_t rows) {
+  return parts(s, true, src, NULL, dst, rdst, NULL, w, np, 0, rows);
 }
 
 cudaError_t cxk_shuffle(cudaStream_t s, const cxk_shuffle_args *a) {

@@ -839,7 +839,8 @@ static cudaError_t concat(gpu_plan *p, const ir_node *n) {
     w[k] = shp(p, n->in[k])->dim[n->a.axis] * inner;
     src[k] = IN(p, n, k);
   }
-  return cxk_concat(p->ctx->stream, p->ptr[n->out[0]], src, w, n->nin, outer);
+  return cxk_concat(p->ctx->stream, p->ptr[n->out[0]], src, w, n->nin,
+                    STEP(p, n)->fuse_relu, outer);
 }
 
 static cudaError_t split(gpu_plan *p, const ir_node *n) {
@@ -847,14 +848,16 @@ static cudaError_t split(gpu_plan *p, const ir_node *n) {
   ir_shape xs = bytes_order(p, n, n->in[0], &axis);
   int64_t inner, outer = outer_rows(&xs, axis, &inner);
   int64_t w[IR_MAX_LIST]; /* split's sizes: one list parameter */
-  float *dst[IR_MAX_LIST];
+  float *dst[IR_MAX_LIST], *rdst[IR_MAX_LIST];
+  const gpu_step *s = STEP(p, n);
   if (n->nout > IR_MAX_LIST)
     return cudaErrorInvalidValue;
-  for (int k = 0; k < n->nout; k++) {
+  for (int k = 0; k < n->nout; k++) { /* relus folded in (plan.c) */
     w[k] = shp(p, n->out[k])->dim[n->a.axis] * inner;
-    dst[k] = p->ptr[n->out[k]];
+    dst[k] = s->raw_skip >> k & 1 ? NULL : p->ptr[n->out[k]];
+    rdst[k] = s->relu_to[k] ? p->ptr[s->relu_to[k] - 1] : NULL;
   }
-  return cxk_split(p->ctx->stream, IN(p, n, 0), dst, w, n->nout, outer);
+  return cxk_split(p->ctx->stream, IN(p, n, 0), dst, rdst, w, n->nout, outer);
 }
 
 /* transpose (perm in a.list) or slice (starts in a.list) as one strided
@@ -1192,10 +1195,11 @@ void gpu_step_release(gpu_step *s) {
  * when there is no kernel for its operator. */
 static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
                           int *none) {
-  if (s->view || s->shuf_by || s->slice_by)
-    return cudaSuccess; /* reshape, a relu folded into its producer, or a
-                           slice written by a folded shuffle (shuffle.c) or
-                           by the pad it reads */
+  if (s->view || s->shuf_by || s->slice_by || s->relu_by)
+    return cudaSuccess; /* reshape, a relu folded into its producer or
+                           written by a split, or a slice written by a
+                           folded shuffle (shuffle.c) or by the pad it
+                           reads */
   int relu = s->fuse_relu;
   switch (n->op) {
   case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);
