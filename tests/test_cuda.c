@@ -301,8 +301,9 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
  * (plan.c relu_into_move): channels-last parts of odd and float4 widths,
  * rank 3 with more than CXK_PARTS parts (a relu'd part in the second
  * launch), a split part read by its relu and an add (the split writes
- * both); and relus that must not fold (the concat is an output; the
- * relu's result is an NCHW output of a channels-last split). */
+ * both, also where the relu's result must be NCHW: no view then); and
+ * relus that must not fold (the concat is an output; the relu's result is
+ * an NCHW output beside a channels-last split). */
 #define MOVE_RELU_GRAPH                                                        \
   "input x: [2,8,9,7]\ninput u: [2,3,5]\ninput v: [2,4,5]\n"                   \
   "input y: [2,35,5]\nweight w: [12,8,3,3]\nweight w5: [5,8,3,3]\n"            \
@@ -312,13 +313,15 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
   "a, b, e = split(c) axis=1 sizes=[4,3,5]\nar = relu(a)\nbr = relu(b)\n"      \
   "bs = ewadd(b, br)\ner = relu(e)\nm = concat(ar, bs, er) axis=1\n"           \
   "mr = relu(m)\ng, h = split(c) axis=1 sizes=[4,8]\nhr = relu(h)\n"           \
+  "hs = reshape(hr) shape=[2,-1]\n"                                            \
   "g2, h2 = split(c) axis=1 sizes=[4,8]\nh2r = relu(h2)\n"                     \
   "h2m = ewmul(h2, h2r)\ncc = concat(c, c) axis=1\nccr = relu(cc)\n"           \
-  "n = concat(u, v, u, v, u, v, u, v, u, v) axis=1\nnr = relu(n)\n"            \
+  "ccq = ewmul(ccr, ccr)\nn = concat(u, v, u, v, u, v, u, v, u, v) axis=1\n"   \
+  "nr = relu(n)\nnq = ewmul(nr, nr)\n"                                         \
   "p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = split(y) axis=1 "                  \
   "sizes=[3,4,3,4,3,4,3,4,3,4]\np0r = relu(p0)\np9r = relu(p9)\n"              \
   "q = concat(p0r, p1, p9r) axis=1\n"                                          \
-  "output f, m, mr, g, hr, h2r, h2m, ccr, nr, q\n"
+  "output f, m, mr, g, hs, h2r, h2m, ccq, nq, q\n"
 
 /* A convolution's bias moved into the layer norm that reads it through a
  * transpose to channels-last (ConvNeXt's block), depthwise and plain, and
@@ -963,30 +966,39 @@ Test(cuda, squeeze_excitation_folded) {
 }
 
 /* MOVE_RELU_GRAPH's relus run in the concat or split before them (the
- * relu a view of its input, or br written by its split beside the part),
- * except mr and h2r; the results hold in both layouts, strict, poisoned
- * and node by node. */
+ * relu a view of its input; br, and hr, whose result a reshape pins to
+ * NCHW, written by their split beside the part: g, an output, makes that
+ * split NCHW too), except mr, and h2r where the layouts differ; the
+ * results hold in both layouts, strict, poisoned and node by node. */
 Test(cuda, relu_folded_into_concat_and_split) {
   need_gpu();
   ir_graph *g = parse(MOVE_RELU_GRAPH);
-  /* views of their input (-1), written by a split, run on their own */
-  static const char *const relu[][2] = {
-      {"kr", ""},  {"ar", ""},   {"er", ""},    {"hr", ""},
-      {"ccr", ""}, {"nr", ""},   {"p0r", ""},   {"p9r", ""},
-      {"br", "a"}, {"mr", "mr"}, {"h2r", "h2r"}};
-  base_diag d;
-  gpu_ctx *c;
-  gpu_plan *p;
-  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
-  for (size_t k = 0; k < sizeof relu / sizeof *relu; k++) {
-    int i = node_of(g, relu[k][0]);
-    int want = *relu[k][1] ? node_of(g, relu[k][1]) : -1;
-    cr_expect_eq(gpu_plan_computed_by(p, i), want, "%s: computed by %d, not %d",
-                 relu[k][0], gpu_plan_computed_by(p, i), want);
+  /* views of their input (""), written by a split, run on their own; in
+   * the default layouts, then all NCHW */
+  static const char *const relu[][3] = {
+      {"kr", "", ""},   {"ar", "", ""},      {"er", "", ""},
+      {"ccr", "", ""},  {"nr", "", ""},      {"p0r", "", ""},
+      {"p9r", "", ""},  {"br", "a", "a"},    {"mr", "mr", "mr"},
+      {"hr", "g", "g"}, {"h2r", "h2r", "g2"}};
+  for (int nchw = 0; nchw < 2; nchw++) {
+    gpu_options o = {.nchw = nchw};
+    base_diag d;
+    gpu_ctx *c;
+    gpu_plan *p;
+    cr_assert_eq(gpu_ctx_new(&o, &c, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
+    for (size_t k = 0; k < sizeof relu / sizeof *relu; k++) {
+      int i = node_of(g, relu[k][0]);
+      const char *by = relu[k][1 + nchw];
+      int want = *by ? node_of(g, by) : -1;
+      cr_expect_eq(gpu_plan_computed_by(p, i), want,
+                   "%s (%s): computed by %d, not %d", relu[k][0],
+                   nchw ? "NCHW" : "default layouts",
+                   gpu_plan_computed_by(p, i), want);
+    }
+    gpu_plan_free(p);
+    gpu_ctx_free(c);
   }
-  gpu_plan_free(p);
-  gpu_ctx_free(c);
   gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1},
               nchw = {.nchw = 1, .fp32_strict = 1}, eager = {.no_graph = 1};
   compare(g, &strict, 1e-5, "move relus, strict");

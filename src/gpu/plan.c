@@ -72,14 +72,32 @@ static int takes_relu(const ir_node *n) {
   return (f & IR_OPF_RELU_EPILOGUE) && n->nout == 1;
 }
 
-/* A relu reading x, computed by a concat or split (no weight-only node,
+/* Must tensor t be NCHW whatever its producer's layout (layout.c): a
+ * graph output, a reshape's input or a convolution's filter? */
+static int pinned_nchw(const ir_graph *g, int t) {
+  for (int i = 0; i < g->noutputs; i++)
+    if (g->outputs[i] == t)
+      return 1;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if ((n->op == IR_OP_RESHAPE && n->in[0] == t) ||
+        (n->op == IR_OP_CONV2D && n->nin > 1 && n->in[1] == t))
+      return 1;
+  }
+  return 0;
+}
+
+/* A relu j reading x, computed by a concat or split (no weight-only node,
  * no view) that can apply it as it copies (NASNet-A: the relu on a cell's
  * concatenated result, and on the parts of a merged convolution's split
  * that feed separable convolutions). A concat read by the relu alone takes
  * fuse_relu (the relu a view of its result). A split writes the relu's
  * result beside the part (relu_to); if the relu alone reads the part, the
  * relu is a view of it and the raw part is not written (raw_skip), else
- * the relu runs nothing (relu_by). Returns 1 for a view, 2 for relu_by. */
+ * the relu runs nothing (relu_by). No view where the relu's result must be
+ * NCHW: a view would pin the whole concat or split to NCHW (relu_by is
+ * undone instead where the layouts come out different, relu_layouts).
+ * Returns 1 for a view, 2 for relu_by. */
 static int relu_into_move(gpu_plan *p, const int *reads,
                           const unsigned char *wonly, int j) {
   const ir_graph *g = p->g;
@@ -89,20 +107,21 @@ static int relu_into_move(gpu_plan *p, const int *reads,
   int i = g->tensors[x].node;
   const ir_node *m = &g->nodes[i];
   gpu_step *s = &p->steps[i];
-  if (wonly[i] || s->view)
+  if (wonly[i] || s->view || (m->op != IR_OP_CONCAT && m->op != IR_OP_SPLIT))
     return 0;
+  int view = reads[x] == 1 && !pinned_nchw(g, g->nodes[j].out[0]);
   if (m->op == IR_OP_CONCAT) {
-    if (reads[x] != 1)
+    if (!view)
       return 0;
     s->fuse_relu = 1;
     return 1;
   }
-  if (m->op != IR_OP_SPLIT || m->nout > IR_MAX_LIST)
+  if (m->nout > IR_MAX_LIST)
     return 0;
   for (int k = 0; k < m->nout; k++)
     if (m->out[k] == x && !s->relu_to[k]) {
       s->relu_to[k] = 1 + g->nodes[j].out[0];
-      if (reads[x] != 1)
+      if (!view)
         return 2;
       s->raw_skip |= 1u << k;
       return 1;
@@ -208,7 +227,8 @@ static int epilogue_owner(const gpu_plan *p, int i) {
 }
 
 /* Marks views: reshapes (IR_OPF_VIEW), relus folded into a producer whose
- * result they alone read (and that is no graph output), clips (ReLU6)
+ * result they alone read (and that is no graph output) or into the concat
+ * or split copying their input (relu_into_move), clips (ReLU6)
  * folded the same way into a convolution without an activation, residual
  * adds folded into the convolution or matmul computing one operand, bias
  * adds into a matmul without a bias (then a relu or clip reading the add
