@@ -171,6 +171,34 @@ Test(parse, forward_references_sorted) {
   ir_graph_free(g);
 }
 
+/* The heaviest chain of dependent nodes: b-d-f after a of weight 0 (5 + 1
+ * + 1 = 7, not through c or e, nor a: no chain starts with weight 0);
+ * then a heavier node that nothing reads (g, 20). */
+Test(graph, critical_path) {
+  ir_graph *g = parse_ok("input x: [2]\na = relu(x)\nb = relu(a)\nc = relu(a)\n"
+                         "d = ewadd(b, c)\ne = relu(x)\nf = ewadd(d, e)\n"
+                         "g = relu(x)\noutput f, g\n");
+  static const char *const name[] = {"a", "b", "c", "d", "e", "f", "g"};
+  static const double w1[] = {0, 5, 2, 1, 3, 1, 0},
+                      w2[] = {0, 5, 2, 1, 3, 1, 20};
+  static const unsigned char on1[] = {0, 1, 0, 1, 0, 1, 0},
+                             on2[] = {0, 0, 0, 0, 0, 0, 1};
+  double w[7], len;
+  unsigned char on[8];
+  for (int run = 0; run < 2; run++) {
+    for (int k = 0; k < 7; k++) /* weights by node, whatever the order */
+      w[g->tensors[ir_find_tensor(g, name[k])].node] = run ? w2[k] : w1[k];
+    cr_assert_eq(ir_critical_path(g, w, on, &len), 0);
+    cr_expect_float_eq(len, run ? 20.0 : 7.0, 1e-12, "length %g", len);
+    for (int k = 0; k < 7; k++)
+      cr_expect_eq(on[g->tensors[ir_find_tensor(g, name[k])].node],
+                   run ? on2[k] : on1[k], "run %d: %s", run, name[k]);
+  }
+  cr_assert_eq(ir_critical_path(g, w, NULL, &len), 0); /* no marks wanted */
+  cr_expect_float_eq(len, 20.0, 1e-12);
+  ir_graph_free(g);
+}
+
 Test(parse, long_chain_no_recursion) {
   /* 20000 operators in reverse order: the sorter must not recurse. */
   int n = 20000;

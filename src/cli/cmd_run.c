@@ -262,31 +262,54 @@ static int cmp_total(const void *a, const void *b) {
   return (x < y) - (x > y);
 }
 
-/* Time per operator type and the 10 slowest nodes, with what runs them. */
-static void print_profile(const ir_graph *g, const gpu_plan *p,
-                          const double *ms, double whole) {
-  op_total tot[IR_NOPS];
+/* Time per operator type over the nodes i with on[i] (all when on is
+ * NULL), sorted, into tot[IR_NOPS]; returns the sum. */
+static double op_totals(const ir_graph *g, const double *ms,
+                        const unsigned char *on, op_total *tot) {
   double sum = 0;
   for (int k = 0; k < IR_NOPS; k++)
     tot[k] = (op_total){0, 0, k};
   for (int i = 0; i < g->nnodes; i++) {
+    if (on && !on[i])
+      continue;
     tot[g->nodes[i].op].ms += ms[i];
     tot[g->nodes[i].op].count++;
     sum += ms[i];
   }
   qsort(tot, IR_NOPS, sizeof *tot, cmp_total);
+  return sum;
+}
+
+static void print_op_totals(const op_total *tot, double sum) {
+  printf("%-16s %6s %10s %6s\n", "operator", "nodes", "ms", "share");
+  for (int k = 0; k < IR_NOPS && tot[k].count; k++)
+    printf("%-16s %6d %10.4f %5.1f%%\n", ir_op((ir_opcode)tot[k].op)->name,
+           tot[k].count, tot[k].ms, sum > 0 ? 100 * tot[k].ms / sum : 0);
+}
+
+/* Time per operator type, over all nodes and along the critical path (on,
+ * of length cp), and the 10 slowest nodes, with what runs them. */
+static void print_profile(const ir_graph *g, const gpu_plan *p,
+                          const double *ms, const unsigned char *on, double cp,
+                          double whole) {
+  op_total tot[IR_NOPS];
+  double sum = op_totals(g, ms, NULL, tot);
   int ns;
   double one, many;
   gpu_plan_streams(p, &ns, &one, &many);
   printf("profile: %d nodes, %.3f ms summed over the nodes, each node's "
-         "kernels replayed alone (the whole graph's replay: %.3f ms%s)\n"
-         "%-16s %6s %10s %6s\n",
+         "kernels replayed alone (the whole graph's replay: %.3f ms%s)\n",
          g->nnodes, sum, whole,
-         ns > 1 ? ", branches side by side: less than the sum" : "", "operator",
-         "nodes", "ms", "share");
-  for (int k = 0; k < IR_NOPS && tot[k].count; k++)
-    printf("%-16s %6d %10.4f %5.1f%%\n", ir_op((ir_opcode)tot[k].op)->name,
-           tot[k].count, tot[k].ms, sum > 0 ? 100 * tot[k].ms / sum : 0);
+         ns > 1 ? ", branches side by side: less than the sum" : "");
+  print_op_totals(tot, sum);
+  int npath = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    npath += on[i];
+  printf("critical path: %.3f ms over %d nodes (the heaviest chain of nodes "
+         "each reading the one before, by the times above: what branches "
+         "side by side cannot hide)\n",
+         cp, npath);
+  print_op_totals(tot, op_totals(g, ms, on, tot));
   op_total *top =
       base_malloc(sizeof *top * (size_t)(g->nnodes ? g->nnodes : 1));
   if (!top)
@@ -308,16 +331,19 @@ static void print_profile(const ir_graph *g, const gpu_plan *p,
 
 /* Every node's time as a tab-separated table (written atomically). */
 static int write_profile_tsv(const char *path, const ir_graph *g,
-                             const gpu_plan *p, const double *ms) {
+                             const gpu_plan *p, const double *ms,
+                             const unsigned char *on) {
   base_buf b = {0};
-  base_buf_puts(&b, "node\tline\toperator\tengine\toutput\tshape\tms\n");
+  base_buf_puts(&b,
+                "node\tline\toperator\tengine\toutput\tshape\tms\tcritical\n");
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     char sh[96];
-    base_buf_printf(
-        &b, "%d\t%d\t%s\t%s\t%s\t%s\t%.5f\n", i, n->line, ir_op(n->op)->name,
-        gpu_plan_engine(p, i), g->tensors[n->out[0]].name,
-        ir_shape_str(&g->tensors[n->out[0]].shape, sh, sizeof sh), ms[i]);
+    base_buf_printf(&b, "%d\t%d\t%s\t%s\t%s\t%s\t%.5f\t%d\n", i, n->line,
+                    ir_op(n->op)->name, gpu_plan_engine(p, i),
+                    g->tensors[n->out[0]].name,
+                    ir_shape_str(&g->tensors[n->out[0]].shape, sh, sizeof sh),
+                    ms[i], on[i]);
   }
   if (b.oom) {
     free(b.s);
@@ -404,12 +430,17 @@ static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
       o->profile ? base_calloc((size_t)g->nnodes + 1, sizeof *ms) : NULL;
   if (!rc && o->profile && !ms)
     rc = cli_oom();
+  unsigned char *on = ms ? base_calloc((size_t)g->nnodes + 1, 1) : NULL;
+  double cp = 0;
   if (!rc && ms && gpu_plan_profile(p, 3, ms, &d))
     rc = cli_report(&d);
+  if (!rc && ms && (!on || ir_critical_path(g, ms, on, &cp)))
+    rc = cli_oom();
   if (!rc && ms)
-    print_profile(g, p, ms, med);
+    print_profile(g, p, ms, on, cp, med);
   if (!rc && ms && o->profile_tsv)
-    rc = write_profile_tsv(o->profile_tsv, g, p, ms);
+    rc = write_profile_tsv(o->profile_tsv, g, p, ms, on);
+  free(on);
   if (!rc && o->check)
     rc = check_outputs(g, v, gpu, o);
   for (int i = 0; gpu && i < g->noutputs; i++)

@@ -457,6 +457,39 @@ int *ir_read_counts(const ir_graph *g) {
   return reads;
 }
 
+int ir_critical_path(const ir_graph *g, const double *w, unsigned char *on,
+                     double *len) {
+  /* finish[i]: the heaviest chain ending with node i; via[i]: the node
+   * before i on it (-1: none) */
+  double *finish = base_calloc((size_t)g->nnodes + 1, sizeof *finish);
+  int *via = base_calloc((size_t)g->nnodes + 1, sizeof *via);
+  if (!finish || !via) {
+    free(finish), free(via);
+    return -1;
+  }
+  int end = -1;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    via[i] = -1;
+    for (int k = 0; k < n->nin; k++) {
+      const ir_tensor *t = &g->tensors[n->in[k]];
+      if (t->kind == IR_T_VALUE && t->node < i && finish[t->node] > 0 &&
+          (via[i] < 0 || finish[t->node] > finish[via[i]]))
+        via[i] = t->node; /* (not through chains of weight 0) */
+    }
+    finish[i] = (via[i] >= 0 ? finish[via[i]] : 0) + w[i];
+    if (end < 0 || finish[i] > finish[end])
+      end = i;
+  }
+  *len = end >= 0 ? finish[end] : 0;
+  for (int i = 0; on && i < g->nnodes; i++)
+    on[i] = 0;
+  for (int i = end; on && i >= 0; i = via[i])
+    on[i] = 1;
+  free(finish), free(via);
+  return 0;
+}
+
 static void hash_shape(XXH3_state_t *s, const ir_shape *sh) {
   XXH3_64bits_update(s, &sh->rank, sizeof sh->rank);
   XXH3_64bits_update(s, sh->dim, sizeof(int64_t) * (size_t)sh->rank);

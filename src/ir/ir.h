@@ -445,6 +445,14 @@ void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]);
  * more: ntensors + 1 entries for the caller to free, NULL when out of
  * memory. */
 int *ir_read_counts(const ir_graph *g);
+/* The critical path by node weights w[nnodes] (e.g. each node's measured
+ * time): the heaviest chain of nodes, each reading a result of the one
+ * before, in a graph whose node order is topological; it starts at a
+ * node of positive weight (or is empty). Sets *len to its weight and,
+ * where on is not NULL, on[i] = 1 for the nodes on it (0 for the others).
+ * Returns 0, or -1 when out of memory. */
+int ir_critical_path(const ir_graph *g, const double *w, unsigned char *on,
+                     double *len);
 
 /* ---- .graph text format (docs/graph-format.md) -------------------------- */
 
