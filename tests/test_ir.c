@@ -196,6 +196,12 @@ Test(graph, critical_path) {
   }
   cr_assert_eq(ir_critical_path(g, w, NULL, &len), 0); /* no marks wanted */
   cr_expect_float_eq(len, 20.0, 1e-12);
+  for (int k = 0; k < 7; k++) /* every weight 0: an empty path */
+    w[k] = 0;
+  cr_assert_eq(ir_critical_path(g, w, on, &len), 0);
+  cr_expect_float_eq(len, 0.0, 1e-12);
+  for (int k = 0; k < 7; k++)
+    cr_expect_eq(on[k], 0, "node %d on an empty path", k);
   ir_graph_free(g);
 }
 

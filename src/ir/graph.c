@@ -481,6 +481,8 @@ int ir_critical_path(const ir_graph *g, const double *w, unsigned char *on,
     if (end < 0 || finish[i] > finish[end])
       end = i;
   }
+  if (end >= 0 && !(finish[end] > 0))
+    end = -1; /* every weight 0: no path */
   *len = end >= 0 ? finish[end] : 0;
   for (int i = 0; on && i < g->nnodes; i++)
     on[i] = 0;
