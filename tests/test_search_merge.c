@@ -358,6 +358,29 @@ Test(order, anchors_stay) {
   ir_graph_free(h);
 }
 
+/* pass_order_apply keeps the graph itself where nothing moves and
+ * replaces it (owning its weights) where something does. */
+Test(order, apply_replaces_only_when_moved) {
+  ir_graph *g = parse(CHAIN "ds = conv2d(s0, ws)\n"
+                            "a = ewadd(b2, ds)\noutput a\n");
+  ir_graph *kept = parse(BLOCK_HEAD "ds = conv2d(s0, ws)\n"
+                                    "r1 = conv2d(s0, w1) pad=same\n"
+                                    "a = ewadd(r1, ds)\noutput a\n");
+  ir_graph *g0 = g, *k0 = kept;
+  base_diag d;
+  int n = -1;
+  cr_assert_eq(pass_order_apply(&g, &n, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(n, 1);
+  cr_assert_neq(g, g0, "moved: a new graph");
+  cr_assert_lt(node_of(g, "ds"), node_of(g, "r1"));
+  cr_assert_eq(ir_graph_validate(g, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(pass_order_apply(&kept, &n, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(kept, k0, "nothing moved: the same graph");
+  ir_graph_free(g);
+  ir_graph_free(kept);
+}
+
 /* A split that alone reads one output of another split along the same
  * axis folds into it (chains of three over two rounds); one read twice,
  * one along another axis and one reading a graph output stay. */

@@ -129,10 +129,7 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
   if (!h)
     return api_fail_diag(err, &d);
   int moved = 0; /* the executor's node order, as optimize's */
-  ir_graph *o2 = pass_order_branches(h, &moved, &d);
-  if (o2 && !moved) { /* nothing moved: keep h */
-    ir_graph_free(o2);
-  } else if (!o2 || ir_graph_replace(&h, o2, &d)) {
+  if (pass_order_apply(&h, &moved, &d)) {
     ir_graph_free(h);
     return api_fail_diag(err, &d);
   }

@@ -265,22 +265,17 @@ static int fuse_result(opt_args *a, ir_graph **h) {
   return ir_graph_replace(h, f, &d) ? cli_report(&d) : CLI_OK;
 }
 
-/* The executor's node order (pass_order_branches): replaces *h when it
+/* The executor's node order (pass_order_apply): replaces *h when it
  * moved anything. */
 static int order_result(ir_graph **h) {
   base_diag d;
   int n = 0;
-  ir_graph *f = pass_order_branches(*h, &n, &d);
-  if (!f)
+  if (pass_order_apply(h, &n, &d))
     return cli_report(&d);
   printf("order: %d shortcut%s moved ahead of the chain%s %s join%s\n", n,
          n == 1 ? "" : "s", n == 1 ? "" : "s", n == 1 ? "it" : "they",
          n == 1 ? "s" : "");
-  if (!n) { /* nothing moved: keep *h */
-    ir_graph_free(f);
-    return CLI_OK;
-  }
-  return ir_graph_replace(h, f, &d) ? cli_report(&d) : CLI_OK;
+  return CLI_OK;
 }
 
 /* Fits the cost model on the device's measured rows (cd_model_fit) and

@@ -111,3 +111,14 @@ out:
   free(reads), free(after), free(first), free(next), free(anchor);
   return h;
 }
+
+base_status pass_order_apply(ir_graph **g, int *count, base_diag *d) {
+  ir_graph *h = pass_order_branches(*g, count, d);
+  if (!h) /* d says why (NULL d: the only failure left is memory) */
+    return d ? d->code : BASE_ERR_NOMEM;
+  if (!*count) { /* nothing moved: keep *g */
+    ir_graph_free(h);
+    return BASE_OK;
+  }
+  return ir_graph_replace(g, h, d);
+}
