@@ -453,6 +453,11 @@ cudaError_t gpu_se_enqueue(gpu_plan *p, int head);
 /* layout.c: chooses each node's layout (channels-last or NCHW) and each
  * tensor's; called before the steps are prepared. */
 base_status gpu_layout_assign(gpu_plan *p, base_diag *d);
+/* pin[t] = 1 for each tensor whose bytes stay NCHW whatever its
+ * producer's layout: graph outputs, convolution filters (read as KCRS),
+ * reshapes' inputs (but a folded shuffle's). The layout pass pins their
+ * roots (a view's bytes are its root's). */
+void gpu_layout_pins(const gpu_plan *p, unsigned char *pin);
 /* layout.c: after the steps are prepared: which inputs each node converts
  * to its own layout, in its scratch (grows scratch_bytes). */
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d);

@@ -146,6 +146,19 @@ static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
   return 0;
 }
 
+void gpu_layout_pins(const gpu_plan *p, unsigned char *pin) {
+  const ir_graph *g = p->g;
+  for (int i = 0; i < g->noutputs; i++)
+    pin[g->outputs[i]] = 1;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (n->op == IR_OP_CONV2D && n->nin > 1) /* filters are read as KCRS */
+      pin[n->in[1]] = 1;
+    if (n->op == IR_OP_RESHAPE && !p->steps[i].shuf_by) /* (a shuffle's) */
+      pin[n->in[0]] = 1;
+  }
+}
+
 base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   p->cl = base_calloc((size_t)g->ntensors + 1, 1);
@@ -155,14 +168,10 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   if (!p->ctx->opt.nchw) {
-    for (int i = 0; i < g->noutputs; i++)
-      must[p->root[g->outputs[i]]] = 1;
-    for (int i = 0; i < g->nnodes; i++) /* filters are read as KCRS */
-      if (g->nodes[i].op == IR_OP_CONV2D && g->nodes[i].nin > 1)
-        must[p->root[g->nodes[i].in[1]]] = 1;
-    for (int i = 0; i < g->nnodes; i++) /* not those of a folded shuffle */
-      if (g->nodes[i].op == IR_OP_RESHAPE && !p->steps[i].shuf_by)
-        must[p->root[g->nodes[i].in[0]]] = 1;
+    gpu_layout_pins(p, must);
+    for (int t = 0; t < g->ntensors; t++) /* a view pins its root */
+      if (must[t])
+        must[p->root[t]] = 1;
     for (int i = 0; i < g->nnodes; i++) {
       const ir_node *n = &g->nodes[i];
       int m = p->steps[i].cl = node_mode(p, i, must);

@@ -72,21 +72,6 @@ static int takes_relu(const ir_node *n) {
   return (f & IR_OPF_RELU_EPILOGUE) && n->nout == 1;
 }
 
-/* Must tensor t be NCHW whatever its producer's layout (layout.c): a
- * graph output, a reshape's input or a convolution's filter? */
-static int pinned_nchw(const ir_graph *g, int t) {
-  for (int i = 0; i < g->noutputs; i++)
-    if (g->outputs[i] == t)
-      return 1;
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    if ((n->op == IR_OP_RESHAPE && n->in[0] == t) ||
-        (n->op == IR_OP_CONV2D && n->nin > 1 && n->in[1] == t))
-      return 1;
-  }
-  return 0;
-}
-
 /* A relu j reading x, computed by a concat or split (no weight-only node,
  * no view) that can apply it as it copies (NASNet-A: the relu on a cell's
  * concatenated result, and on the parts of a merged convolution's split
@@ -95,11 +80,13 @@ static int pinned_nchw(const ir_graph *g, int t) {
  * result beside the part (relu_to); if the relu alone reads the part, the
  * relu is a view of it and the raw part is not written (raw_skip), else
  * the relu runs nothing (relu_by). No view where the relu's result must be
- * NCHW: a view would pin the whole concat or split to NCHW (relu_by is
+ * NCHW (pin: gpu_layout_pins): a view would pin the whole concat or split
+ * to NCHW (relu_by is
  * undone instead where the layouts come out different, relu_layouts).
  * Returns 1 for a view, 2 for relu_by. */
 static int relu_into_move(gpu_plan *p, const int *reads,
-                          const unsigned char *wonly, int j) {
+                          const unsigned char *wonly, const unsigned char *pin,
+                          int j) {
   const ir_graph *g = p->g;
   int x = g->nodes[j].in[0];
   if (g->tensors[x].kind != IR_T_VALUE)
@@ -109,7 +96,7 @@ static int relu_into_move(gpu_plan *p, const int *reads,
   gpu_step *s = &p->steps[i];
   if (wonly[i] || s->view || (m->op != IR_OP_CONCAT && m->op != IR_OP_SPLIT))
     return 0;
-  int view = reads[x] == 1 && !pinned_nchw(g, g->nodes[j].out[0]);
+  int view = reads[x] == 1 && !pin[g->nodes[j].out[0]];
   if (m->op == IR_OP_CONCAT) {
     if (!view)
       return 0;
@@ -271,10 +258,14 @@ static void bias_into_layernorm(gpu_plan *p, const int *reads,
 
 static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
   const ir_graph *g = p->g;
-  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
-  if (!wonly)
+  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1),
+                *pin = base_calloc((size_t)g->ntensors + 1, 1);
+  if (!wonly || !pin) {
+    free(wonly), free(pin);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
   ir_weight_only(g, wonly);
+  gpu_layout_pins(p, pin);
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
@@ -317,7 +308,7 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
       p->steps[j].view = 1;
       continue;
     }
-    int mv = relu_into_move(p, reads, wonly, j);
+    int mv = relu_into_move(p, reads, wonly, pin, j);
     if (mv) {
       if (mv == 1)
         p->steps[j].view = 1;
@@ -345,7 +336,7 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
     gpu_shuffle_fold(p, reads, wonly);
     gpu_se_fold(p, reads, wonly);
   }
-  free(wonly);
+  free(wonly), free(pin);
   return BASE_OK;
 }
 
