@@ -410,10 +410,11 @@ static int ep_has_bias(cublasLtEpilogue_t ep) {
 
 /* m's descriptor (precision, epilogue ep, a placeholder bias pointer for
  * the heuristic: the real one is set per run) and layouts, and the key its
- * algorithm is chosen by (gpu_mm_choose). */
+ * algorithm is chosen by (gpu_mm_choose; beta: C is read, D = A B + C). */
 static base_status mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
                             int64_t mm, int64_t nn, int64_t kk, int64_t batch,
-                            int transa, gpu_mm_key *key, base_diag *d) {
+                            int transa, int beta, gpu_mm_key *key,
+                            base_diag *d) {
   cublasComputeType_t ct = p->ctx->opt.fp32_strict
                                ? CUBLAS_COMPUTE_32F
                                : CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -439,7 +440,7 @@ static base_status mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
                       ep_has_bias(ep),
                       p->ctx->opt.fp32_strict,
                       transa,
-                      0,
+                      beta,
                       0};
   return mm_layouts(m, mm, nn, kk, batch, transa, d);
 }
@@ -549,8 +550,9 @@ static base_status mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
       mm_epilogue(m, &p->ctx->opt, s, n->nin == 3 || s->mm_bias,
                   gpu_effective_act(n, s), batch);
   gpu_mm_key key;
-  base_status st = mm_setup(p, m, ep, mm, nn, kk, batch, 0, &key, d);
-  key.beta = s->res != 0; /* a folded residual is read as C */
+  /* a folded residual is read as C */
+  base_status st =
+      mm_setup(p, m, ep, mm, nn, kk, batch, 0, s->res != 0, &key, d);
   return st ? st : gpu_mm_choose(p->ctx, &key, m, d);
 }
 
@@ -662,10 +664,11 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                           : act == IR_ACT_RELU ? CUBLASLT_EPILOGUE_RELU
                                                : CUBLASLT_EPILOGUE_DEFAULT;
   gpu_mm_key key;
-  base_status st = mm_setup(p, m, ep, pp, oo, cc, 1, 1, &key, d);
+  /* timed reading the residual as C, as it runs */
+  base_status st =
+      mm_setup(p, m, ep, pp, oo, cc, 1, 1, ep_ok && s->res, &key, d);
   if (st)
     return st;
-  key.beta = ep_ok && s->res; /* timed reading the residual, as it runs */
   /* a GEMM that cannot be timed or is not faster leaves cuDNN's choice;
    * $SUPEROPT_GEMM=always takes it wherever it applies (tests) */
   const char *force = getenv("SUPEROPT_GEMM");
