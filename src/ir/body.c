@@ -302,3 +302,99 @@ ir_init_hint ir_node_in_hint(const ir_node *n, int slot, ir_opcode *op) {
   *op = n->op;
   return r->in_hint[slot < r->nnamed ? slot : r->nnamed - 1];
 }
+
+/* ---- unfusing ------------------------------------------------------------ */
+
+/* A name for body operator k of the fused node writing `out` that g does
+ * not hold yet. */
+static const char *unfused_name(const ir_graph *g, const char *out, int k,
+                                char *buf, size_t size) {
+  snprintf(buf, size, "%s.u%d", out, k);
+  for (int i = 1; ir_find_tensor(g, buf) >= 0; i++)
+    snprintf(buf, size, "%s.u%d_%d", out, k, i);
+  return buf;
+}
+
+/* Adds the body of fused node nd (its inputs mapped through map) to h as
+ * one node per body operator; the last writes nd's output. */
+static int unfuse_node(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                       const int32_t *map, base_diag *d) {
+  const ir_body *b = ir_body_get(nd->a.body);
+  if (!b) {
+    base_diag_set(d, BASE_ERR_INTERNAL, nd->line, nd->col,
+                  "fused node with an unknown body");
+    return -1;
+  }
+  int32_t val[IR_BODY_MAX_OPS];
+  const char *out = g->tensors[nd->out[0]].name;
+  int node = -1;
+  for (int k = 0; k < b->nops; k++) {
+    const ir_body_op *bo = &b->ops[k];
+    int32_t in[IR_MAX_FIXED_IN];
+    for (int j = 0; j < bo->nin; j++)
+      in[j] = bo->in[j] < 0 ? map[nd->in[-1 - bo->in[j]]] : val[bo->in[j]];
+    char buf[512];
+    const char *name =
+        k == b->nops - 1 ? out : unfused_name(g, out, k, buf, sizeof buf);
+    node = ir_add_node(h, bo->op, in, bo->nin, &bo->a, &name, d);
+    if (node < 0)
+      return -1;
+    h->nodes[node].line = nd->line;
+    h->nodes[node].col = nd->col;
+    val[k] = h->nodes[node].out[0];
+  }
+  return node;
+}
+
+ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
+  ir_graph *h = ir_graph_new(g->name);
+  int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
+  if (!h || !map) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    goto fail;
+  }
+  for (int t = 0; t < g->ntensors; t++) {
+    const ir_tensor *src = &g->tensors[t];
+    if (src->kind == IR_T_VALUE)
+      continue;
+    if ((map[t] = ir_add_tensor(h, src->name, src->kind, &src->shape, d)) < 0)
+      goto fail;
+    ir_tensor *dst = &h->tensors[map[t]];
+    dst->dtype = src->dtype;
+    dst->line = src->line;
+    dst->col = src->col;
+    dst->data = src->data; /* shared: h must not outlive g */
+  }
+  for (int n = 0; n < g->nnodes; n++) {
+    const ir_node *nd = &g->nodes[n];
+    int node;
+    if (nd->op == IR_OP_FUSED) {
+      node = unfuse_node(h, g, nd, map, d);
+    } else {
+      int32_t in[IR_MAX_IN];
+      const char *outs[IR_MAX_LIST];
+      for (int k = 0; k < nd->nin; k++)
+        in[k] = map[nd->in[k]];
+      for (int k = 0; k < nd->nout; k++)
+        outs[k] = g->tensors[nd->out[k]].name;
+      node = ir_add_node(h, nd->op, in, nd->nin, &nd->a, outs, d);
+      if (node >= 0) {
+        h->nodes[node].line = nd->line;
+        h->nodes[node].col = nd->col;
+      }
+    }
+    if (node < 0)
+      goto fail;
+    for (int k = 0; k < nd->nout; k++)
+      map[nd->out[k]] = h->nodes[node].out[k];
+  }
+  for (int i = 0; i < g->noutputs; i++)
+    if (ir_add_output(h, map[g->outputs[i]], d))
+      goto fail;
+  free(map);
+  return h;
+fail:
+  free(map);
+  ir_graph_free(h);
+  return NULL;
+}

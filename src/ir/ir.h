@@ -313,6 +313,12 @@ base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
 /* The body in .graph syntax, "{ t0 = op($0, ...) params; ... }" (malloc'd;
  * NULL on OOM). */
 char *ir_body_str(const ir_body *b);
+/* g with every fused node replaced by its body, one node per body
+ * operator (the last writes the fused node's output; the others get fresh
+ * names "<output>.u<k>"): the same computation in operators other tools
+ * know (ONNX export). Weight values are g's, shared (the result must not
+ * outlive g). NULL with d set on out of memory. */
+struct ir_graph *ir_graph_unfuse(const struct ir_graph *g, base_diag *d);
 
 /* ---- graphs ------------------------------------------------------------ */
 

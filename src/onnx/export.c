@@ -3,9 +3,10 @@
  *
  * Each IR node becomes one ONNX node, or a short chain where ONNX splits
  * what the IR fuses (a convolution's activation, a matmul's bias on a
- * batched operand). Parameters that ONNX takes as inputs (Reshape's shape,
- * Clip's bounds, Split's sizes, ...) become initializers named after the
- * node. All message memory comes from one arena, freed after packing.
+ * batched operand, a fused node's body: ir_graph_unfuse). Parameters that ONNX
+ * takes as inputs (Reshape's shape, Clip's bounds, Split's sizes, ...) become
+ * initializers named after the node. All message memory comes from one arena,
+ * freed after packing.
  *
  * Drop-in (ox_export_options): weight preprocessing (nodes that compute from
  * weights only, ir_weight_only: folded batch norms, transposed weights) is
@@ -538,12 +539,9 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: ex_const(E, n, out); break;
-  case IR_OP_FUSED:
-    base_diag_set(E->d, BASE_ERR_PARAM, 0, 0,
-                  "fused node at line %d: ONNX export of fused operators is "
-                  "not supported (export the graph before fusion: optimize "
-                  "--no-fuse)",
-                  n->line);
+  case IR_OP_FUSED: /* never reached: ox_export_file_ex unfuses first */
+    base_diag_set(E->d, BASE_ERR_INTERNAL, 0, 0,
+                  "fused node at line %d reached the ONNX writer", n->line);
     E->oom = -1;
     break;
   }
@@ -807,6 +805,13 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
                               base_diag *d) {
   exporter E;
   memset(&E, 0, sizeof E);
+  /* ONNX has no fused operator: a fused node is written as its body */
+  ir_graph *unfused = NULL;
+  for (int i = 0; i < g->nnodes && !unfused; i++)
+    if (g->nodes[i].op == IR_OP_FUSED && !(unfused = ir_graph_unfuse(g, d)))
+      return d ? d->code : BASE_ERR_NOMEM;
+  if (unfused)
+    g = unfused;
   E.g = g;
   E.d = d;
   E.a = base_arena_new();
@@ -883,6 +888,7 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
   free(E.folded);
   free(E.consumed);
   base_arena_free(E.a);
+  ir_graph_free(unfused);
   return st;
 }
 
