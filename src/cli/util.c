@@ -98,8 +98,11 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
           r.folded);
   if (r.at_load)
     fprintf(stderr,
-            "export: %d weight-preprocessing operators kept (their weights "
-            "have no values): run once at load\n",
+            "export: %d weight-preprocessing operators kept as nodes: "
+            "their weights have no values (graph inputs), so an ONNX "
+            "runtime runs them on every inference; give the weights "
+            "values (initializers, or a .safetensors sidecar) to fold "
+            "them\n",
             r.at_load);
   return CLI_OK;
 }
