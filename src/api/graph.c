@@ -47,7 +47,7 @@ api_code api_graph_load_onnx(const void *data, size_t len, const char *name,
   if (!data || !out)
     return api_fail(err, API_ERR_USAGE, "api_graph_load_onnx: NULL argument");
   base_diag d;
-  ir_graph *g = ox_import(data, len, name ? name : "<onnx>", NULL, &d);
+  ir_graph *g = ox_import(data, len, name, NULL, &d);
   return g ? api_wrap(g, out, err) : api_fail_diag(err, &d);
 }
 

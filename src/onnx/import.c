@@ -62,6 +62,7 @@ typedef struct imp {
   int virtual_ok; /* the handler reads tensors of rank > IR_MAX_RANK */
   const node_t *node;
   char *weight_input; /* per graph input: 1 if it feeds only weight slots */
+  ox_extdata ext;     /* files of external tensor data, mapped on use */
 } imp;
 
 /* ---- errors ----------------------------------------------------------------
@@ -220,10 +221,11 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
   int dt = t->has_data_type ? t->data_type : 0;
   size_t raw = t->has_raw_data ? t->raw_data.len : 0;
   const uint8_t *rp = t->has_raw_data ? t->raw_data.data : NULL;
-  if (t->n_external_data || (t->has_data_location && t->data_location == 1))
-    return fail(I, BASE_ERR_PARAM,
-                "tensor '%s' has external data (unsupported)",
-                t->name ? t->name : "");
+  if (ox_ext_is_external(t)) {
+    char err[300];
+    if ((st = ox_ext_bytes(&I->ext, t, &rp, &raw, err, sizeof err)))
+      return fail(I, st, "tensor '%s': %s", t->name ? t->name : "", err);
+  }
   v->is_const = 1;
   if (dt == DT_FLOAT || dt == DT_DOUBLE) {
     size_t es = dt == DT_FLOAT ? 4 : 8;
@@ -2263,6 +2265,7 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
   imp I;
   memset(&I, 0, sizeof I);
   I.file = file ? file : "<onnx>";
+  I.ext.model = file;
   I.d = d ? d : &local;
   memset(I.d, 0, sizeof *I.d);
   I.o = o;
@@ -2300,6 +2303,7 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
   }
   snprintf(I.d->file, sizeof I.d->file, "%s", I.file);
   free_vals(&I);
+  ox_ext_close(&I.ext);
   if (I.m)
     onnx__model_proto__free_unpacked(I.m, &pa);
   return I.g;

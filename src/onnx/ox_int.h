@@ -42,4 +42,22 @@ typedef struct ox_host {
 base_status ox_fold(const Onnx__NodeProto *n, const ox_host *in, int nin,
                     ox_host *out, char *err, size_t errn);
 
+/* Tensors whose bytes live in files beside the model (extdata.c). */
+typedef struct ox_extdata {
+  const char *model; /* the model's path (NULL: from bytes, no folder) */
+  struct ox_extfile *files;
+  int n;
+} ox_extdata;
+
+/* Whether t's bytes are external (data_location EXTERNAL or entries). */
+int ox_ext_is_external(const Onnx__TensorProto *t);
+/* t's raw bytes (*p, *len: mapped until ox_ext_close); errors (a location
+ * outside the model's folder, a missing file, a range past its end) in
+ * err. */
+base_status ox_ext_bytes(ox_extdata *x, const Onnx__TensorProto *t,
+                         const uint8_t **p, size_t *len, char *err,
+                         size_t errn);
+/* Unmaps every file x opened. */
+void ox_ext_close(ox_extdata *x);
+
 #endif
