@@ -18,7 +18,10 @@ token, a Swin-like window partition) that exercise Gather, Equal, Not,
 Where, Cast, Expand, ConstantOfShape, Range, Trilu, CumSum, And, Shape,
 strided Slice, ScatterND and rank-6 Reshape/Transpose. Relative error
 bound: max|ours - ort| <= 1e-4 * max|ort| per output. Prints one line per
-model: imports? runs? optimizes? error.
+model: imports? runs? optimizes? error. Named dynamic dimensions (the
+dynamic axes of both torch exporters) are fixed at import with
+--input-shape: batch 2 (models exported at batch 1 are rebatched) and
+sequence 16.
 """
 import collections
 import os
@@ -91,13 +94,34 @@ def rel_err(refs, ours):
     return worst
 
 
+# sizes given to named dynamic dimensions (dynamic axes of both torch
+# exporters): batch 2, so that import at another batch than the export's is
+# checked too
+DYN = {"batch": 2, "seq": 16}
+
+
+def shape_args(path):
+    """--input-shape for each graph input with a dynamic dimension."""
+    m = onnx.load(path, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    args = []
+    for i in m.graph.input:
+        dims = i.type.tensor_type.shape.dim
+        if i.name in inits or all(d.HasField("dim_value") for d in dims):
+            continue
+        sizes = [d.dim_value if d.HasField("dim_value") else DYN.get(d.dim_param, 1)
+                 for d in dims]
+        args += ["--input-shape", f"{i.name}={'x'.join(map(str, sizes))}"]
+    return args
+
+
 def check(superopt, path, tmp, optimize, budget):
     """One model: returns (ok, line)."""
     label = os.path.basename(path)[:-5]
     g = os.path.join(tmp, label + ".graph")
     t0 = time.time()
     try:
-        run([superopt, "import", path, "-o", g])
+        run([superopt, "import", path, "-o", g, *shape_args(path)])
     except RuntimeError as e:
         return False, f"{label}: imports: no ({e})"
     try:

@@ -184,6 +184,9 @@ static double d_exp(double x) { return exp(x); }
 static double d_log(double x) { return log(x); }
 static double d_relu(double x) { return x > 0 ? x : 0; }
 static double d_sign(double x) { return (x > 0) - (x < 0); }
+static double d_cos(double x) { return cos(x); }
+static double d_sin(double x) { return sin(x); }
+static double d_isnan(double x) { return isnan(x); }
 static double d_id(double x) { return x; }
 static double d_add(double a, double b) { return a + b; }
 static double d_sub(double a, double b) { return a - b; }
@@ -221,6 +224,8 @@ EW1(f_exp, d_exp)
 EW1(f_log, d_log)
 EW1(f_relu, d_relu)
 EW1(f_sign, d_sign)
+EW1(f_cos, d_cos)
+EW1(f_sin, d_sin)
 EW1(f_identity, d_id)
 EW2(f_add, d_add)
 EW2(f_sub, d_sub)
@@ -238,6 +243,21 @@ CMP(f_or, d_or)
 CMP(f_xor, d_xor)
 
 static base_status f_not(fctx *c) { return ew(c, 1, d_not, NULL, IR_DT_BOOL); }
+static base_status f_isnan(fctx *c) {
+  return ew(c, 1, d_isnan, NULL, IR_DT_BOOL);
+}
+
+/* IsInf with its detect_negative / detect_positive attributes. */
+static base_status f_isinf(fctx *c) {
+  int neg = (int)fattr_i(c, "detect_negative", 1);
+  int pos = (int)fattr_i(c, "detect_positive", 1);
+  base_status st = mk(c, 0, &c->in[0].shape, IR_DT_BOOL);
+  for (int64_t j = 0; !st && j < numel(&c->in[0].shape); j++) {
+    double x = c->in[0].v[j];
+    c->out[0].v[j] = isinf(x) && (x > 0 ? pos : neg);
+  }
+  return st;
+}
 
 static base_status f_div(fctx *c) {
   if (c->in[0].dtype != IR_DT_F32) /* integer division truncates */
@@ -570,6 +590,45 @@ static base_status f_gather(fctx *c) {
   return st;
 }
 
+/* GatherND: out[b..., i...] = data[b..., indices[b..., i..., :], ...] with
+ * batch_dims b leading dimensions shared by data and indices. */
+static base_status f_gathernd(fctx *c) {
+  const ir_shape *x = &c->in[0].shape, *ix = &c->in[1].shape;
+  int b = (int)fattr_i(c, "batch_dims", 0);
+  int64_t k = ix->rank ? ix->dim[ix->rank - 1] : 0;
+  if (ix->rank < 1 || b < 0 || b >= ix->rank || k < 1 || b + k > x->rank ||
+      ix->rank - 1 + x->rank - b - k > IR_MAX_RANK)
+    return ferr(c, BASE_ERR_SHAPE, "bad indices shape or batch_dims");
+  int64_t batch = 1, slice = 1, xs[IR_MAX_RANK];
+  for (int i = 0; i < b; i++) {
+    if (x->dim[i] != ix->dim[i])
+      return ferr(c, BASE_ERR_SHAPE, "batch dimensions differ");
+    batch *= x->dim[i];
+  }
+  ir_shape o = {.rank = 0};
+  for (int i = 0; i < ix->rank - 1; i++)
+    o.dim[o.rank++] = ix->dim[i];
+  for (int i = b + (int)k; i < x->rank; i++)
+    o.dim[o.rank++] = x->dim[i], slice *= x->dim[i];
+  base_status st = mk(c, 0, &o, c->in[0].dtype);
+  strides(x, xs);
+  int64_t per = numel(ix) / k / batch; /* index tuples per batch entry */
+  int64_t bstride = b ? xs[b - 1] : 0;
+  for (int64_t t = 0; !st && t < numel(ix) / k; t++) {
+    int64_t off = (t / per) * bstride;
+    for (int64_t j = 0; j < k; j++) {
+      int64_t v = (int64_t)c->in[1].v[t * k + j], n = x->dim[b + j];
+      v = v < 0 ? v + n : v;
+      if (v < 0 || v >= n)
+        return ferr(c, BASE_ERR_PARAM, "index out of range");
+      off += v * xs[b + j];
+    }
+    memcpy(c->out[0].v + t * slice, c->in[0].v + off,
+           sizeof(double) * (size_t)slice);
+  }
+  return st;
+}
+
 /* ScatterND (reduction none): a copy of data with the slices that indices
  * name replaced by updates. */
 static base_status f_scatternd(fctx *c) {
@@ -786,6 +845,7 @@ static const fold_row rows[] = {
     {"Ceil", f_ceil},
     {"Concat", f_concat},
     {"ConstantOfShape", f_constantofshape},
+    {"Cos", f_cos},
     {"CumSum", f_cumsum},
     {"Div", f_div},
     {"Equal", f_equal},
@@ -794,9 +854,12 @@ static const fold_row rows[] = {
     {"Flatten", f_flatten},
     {"Floor", f_floor},
     {"Gather", f_gather},
+    {"GatherND", f_gathernd},
     {"Greater", f_greater},
     {"GreaterOrEqual", f_greatereq},
     {"Identity", f_identity},
+    {"IsInf", f_isinf},
+    {"IsNaN", f_isnan},
     {"Less", f_less},
     {"LessOrEqual", f_lesseq},
     {"Log", f_log},
@@ -820,6 +883,7 @@ static const fold_row rows[] = {
     {"ScatterND", f_scatternd},
     {"Shape", f_shape},
     {"Sign", f_sign},
+    {"Sin", f_sin},
     {"Size", f_size},
     {"Slice", f_slice},
     {"Sqrt", f_sqrt},

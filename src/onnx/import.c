@@ -35,7 +35,8 @@ typedef struct val {
   int is_const;     /* host constant: shape + f (float) or i (int64) */
   int is_int;
   int is_bool;   /* with is_int: a bool constant (values 0 / 1 in i) */
-  int from_init; /* a float initializer (weight values, never folded) */
+  int from_init; /* a float initializer (weight values: never folded, but
+                    for scalars) */
   /* A tensor of rank above IR_MAX_RANK (Swin's window partition views):
    * `tensor` holds it without its size-1 dimensions, vdim[0..vrank-1] is
    * its ONNX shape. Only Reshape and Transpose read it as such; any other
@@ -1337,6 +1338,118 @@ static base_status h_cast(imp *I) {
   return emit1(I, IR_OP_CAST, &x, 1, &a);
 }
 
+/* A 1-D int64 weight holding v[0..n-1] (named after the node). */
+static int index_weight(imp *I, const int64_t *v, int64_t n,
+                        const char *suffix) {
+  char hint[256], name[256];
+  ir_shape s = {.rank = 1, .dim = {n}};
+  ir_name_for(I, aux(I, suffix, hint, sizeof hint), name, sizeof name);
+  int t = ir_add_tensor(I->g, name, IR_T_WEIGHT, &s, I->d);
+  float *p = t < 0 ? NULL : base_arena_alloc(I->g->arena, sizeof(float) * n);
+  if (!p)
+    return fail(I, t < 0 ? I->d->code : BASE_ERR_NOMEM, "%s",
+                t < 0 ? I->d->msg : "out of memory"),
+           -1;
+  for (int64_t k = 0; k < n; k++)
+    p[k] = (float)v[k];
+  I->g->tensors[t].dtype = IR_DT_I64;
+  I->g->tensors[t].data = p;
+  return t;
+}
+
+/* The row of data viewed as [rows, slice] that GatherND's index tuple t
+ * names (b batch dimensions, k indexed ones), or -1 when out of range. */
+static int64_t gathernd_row(const ir_shape *x, const int64_t *ix, int b,
+                            int64_t k, int64_t t, int64_t per) {
+  int64_t row = t / per; /* the batch entry */
+  for (int64_t j = 0; j < k; j++) {
+    int64_t v = ix[t * k + j], n = x->dim[b + j];
+    v = v < 0 ? v + n : v;
+    if (v < 0 || v >= n)
+      return -1;
+    row = row * n + v;
+  }
+  return row;
+}
+
+/* GatherND of a tensor by constant indices (the padding masks of
+ * torch.export's attention): data reshaped to [rows, slice], an IR gather
+ * of the rows the index tuples name, reshaped to the output's shape. */
+static base_status h_gathernd(imp *I) {
+  val *idx = in_const(I, 1);
+  int32_t x = idx ? in_tensor(I, 0) : -1;
+  if (x < 0)
+    return I->d->code;
+  idx = input(I, 1);
+  ir_shape xs = I->g->tensors[x].shape, is = idx->shape;
+  int b = (int)attr_i(I->node, "batch_dims", 0);
+  int64_t k = is.rank ? is.dim[is.rank - 1] : 0;
+  if (!idx->is_int || is.rank < 1 || b < 0 || b >= is.rank || k < 1 ||
+      b + k > xs.rank || is.rank - 1 + xs.rank - b - k > IR_MAX_RANK)
+    return fail(I, BASE_ERR_PARAM, "bad indices shape or batch_dims");
+  int64_t rows = 1, slice = 1, nt = ir_shape_numel(&is) / k, batch = 1;
+  for (int i = 0; i < xs.rank; i++)
+    *(i < b + k ? &rows : &slice) *= xs.dim[i];
+  for (int i = 0; i < b; i++)
+    batch *= xs.dim[i];
+  int64_t *r = base_malloc(sizeof(int64_t) * (size_t)(nt ? nt : 1));
+  if (!r)
+    return fail(I, BASE_ERR_NOMEM, "out of memory");
+  for (int64_t t = 0; t < nt; t++)
+    if ((r[t] = gathernd_row(&xs, idx->i, b, k, t, nt / batch)) < 0) {
+      free(r);
+      return fail(I, BASE_ERR_PARAM, "index out of range");
+    }
+  ir_attrs a;
+  char buf[256];
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = 2, a.list[0] = rows, a.list[1] = slice;
+  int32_t in[2] = {out0(I, emit(I, IR_OP_RESHAPE, &x, 1, &a,
+                                aux(I, "rows", buf, sizeof buf), 0)),
+                   index_weight(I, r, nt, "index")};
+  free(r);
+  if (in[0] < 0 || in[1] < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_GATHER, &a);
+  int32_t g = out0(I, emit(I, IR_OP_GATHER, in, 2, &a,
+                           aux(I, "gather", buf, sizeof buf), 0));
+  if (g < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  for (int i = 0; i < is.rank - 1; i++)
+    a.list[a.nlist++] = is.dim[i];
+  for (int i = b + (int)k; i < xs.rank; i++)
+    a.list[a.nlist++] = xs.dim[i];
+  return emit1(I, IR_OP_RESHAPE, &g, 1, &a);
+}
+
+/* Reciprocal of a tensor: 1 / x (constants are folded before). */
+static base_status h_reciprocal(imp *I) {
+  int32_t in[2] = {-1, in_tensor(I, 0)};
+  if (in[1] < 0 || (in[0] = scalar_weight(I, 1, "one")) < 0)
+    return I->d->code;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_EWDIV, &a);
+  return emit1(I, IR_OP_EWDIV, in, 2, &a);
+}
+
+/* IsNaN: not(x == x), which holds for NaN alone. */
+static base_status h_isnan(imp *I) {
+  int32_t in[2] = {in_tensor(I, 0), -1};
+  if (in[0] < 0)
+    return I->d->code;
+  in[1] = in[0];
+  ir_attrs a;
+  char buf[256];
+  ir_attrs_default(IR_OP_EQUAL, &a);
+  int32_t eq = out0(
+      I, emit(I, IR_OP_EQUAL, in, 2, &a, aux(I, "eq", buf, sizeof buf), 0));
+  if (eq < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_NOT, &a);
+  return emit1(I, IR_OP_NOT, &eq, 1, &a);
+}
+
 /* Equal / Not / Where on tensors (constants are folded before). */
 static base_status h_equal(imp *I) {
   int32_t in[2] = {in_tensor(I, 0), -1};
@@ -1834,6 +1947,7 @@ static const onnx_op onnx_ops[] = {
     {"Constant", h_constant, 0},
     {"ConstantOfShape", h_const_only, 0},
     {"Conv", h_conv, 0x6},
+    {"Cos", h_const_only, 0},
     {"CumSum", h_cumsum, 0},
     {"Div", h_div, 0},
     {"Dropout", h_dropout, 0},
@@ -1844,6 +1958,7 @@ static const onnx_op onnx_ops[] = {
     {"Flatten", h_flatten, 0},
     {"Floor", h_const_only, 0},
     {"Gather", h_gather, 0x1},
+    {"GatherND", h_gathernd, 0},
     {"GatherElements", h_gatherelements, 0x1},
     {"Gelu", h_gelu, 0},
     {"Gemm", h_gemm, 0x6},
@@ -1853,6 +1968,8 @@ static const onnx_op onnx_ops[] = {
     {"HardSigmoid", h_hardsigmoid, 0},
     {"HardSwish", h_hardswish, 0},
     {"Identity", h_identity, 0},
+    {"IsInf", h_const_only, 0},
+    {"IsNaN", h_isnan, 0},
     {"LayerNormalization", h_layernorm, 0x6},
     {"Less", h_const_only, 0},
     {"LessOrEqual", h_const_only, 0},
@@ -1869,7 +1986,7 @@ static const onnx_op onnx_ops[] = {
     {"Pad", h_pad, 0},
     {"Pow", h_pow, 0},
     {"Range", h_const_only, 0},
-    {"Reciprocal", h_const_only, 0},
+    {"Reciprocal", h_reciprocal, 0},
     {"ReduceMax", h_const_only, 0},
     {"ReduceMean", h_reducemean, 0},
     {"ReduceMin", h_const_only, 0},
@@ -1882,6 +1999,7 @@ static const onnx_op onnx_ops[] = {
     {"Sigmoid", h_sigmoid, 0},
     {"Sign", h_const_only, 0},
     {"Size", h_const_only, 0},
+    {"Sin", h_const_only, 0},
     {"Slice", h_slice, 0},
     {"Softmax", h_softmax, 0},
     {"Split", h_split, 0},
@@ -2113,7 +2231,9 @@ static base_status try_fold(imp *I) {
     if (has_input(n, (size_t)k) && (!v || !v->is_const))
       return BASE_ERR_UNKNOWN_OP;
     all_float &= !v || !v->is_int;
-    any_init |= v && v->from_init;
+    /* a scalar initializer is a literal (the dynamo exporter stores its
+     * constants so), not a weight */
+    any_init |= v && v->from_init && ir_shape_numel(&v->shape) > 1;
   }
   if (all_float && any_init)
     return BASE_ERR_UNKNOWN_OP;
