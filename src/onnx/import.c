@@ -2067,6 +2067,32 @@ static int only_weight_uses(const Onnx__GraphProto *g, const char *name,
   return uses > 0;
 }
 
+/* A dimension's name: its dim_param, or "?". */
+static const char *dim_name(const Onnx__TensorShapeProto__Dimension *d) {
+  return d->value_case ==
+                     ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                 d->dim_param && d->dim_param[0]
+             ? d->dim_param
+             : "?";
+}
+
+/* An --input-shape value for shape s: its fixed sizes, <name> for the
+ * dynamic ones ("1x<seq>"). */
+static void shape_hint(const Onnx__TensorShapeProto *s, char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t k = 0; k < s->n_dim && len < n; k++) {
+    const Onnx__TensorShapeProto__Dimension *d = s->dim[k];
+    const char *x = k ? "x" : "";
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        d->dim_value >= 1)
+      len += (size_t)snprintf(buf + len, n - len, "%s%lld", x,
+                              (long long)d->dim_value);
+    else
+      len += (size_t)snprintf(buf + len, n - len, "%s<%s>", x, dim_name(d));
+  }
+}
+
 static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
                                ir_shape *s, int *dtype) {
   const Onnx__TypeProto *t0 = vi->type;
@@ -2111,16 +2137,14 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
                   "graph input '%s' has a negative dimension %zu (%lld)",
                   vi->name, k, (long long)d->dim_value);
     if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
-        d->dim_value < 1)
+        d->dim_value < 1) {
+      char hint[256];
+      shape_hint(tt->shape, hint, sizeof hint);
       return fail(I, BASE_ERR_SHAPE,
                   "graph input '%s' has a dynamic dimension %zu ('%s'): pass "
-                  "--input-shape %s=1x3x224x224 (its real sizes)",
-                  vi->name, k,
-                  d->value_case ==
-                          ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
-                      ? d->dim_param
-                      : "?",
-                  vi->name);
+                  "--input-shape %s=%s with sizes for the <dynamic> ones",
+                  vi->name, k, dim_name(d), vi->name, hint);
+    }
     dims[k] = d->dim_value;
   }
   return set_dims(I, s, tt->shape->n_dim, dims);
