@@ -15,6 +15,14 @@ fails, the dynamo exporter (opset 18) is tried and the fallback is reported.
                ones also attention_mask int64 1xSEQ; GPT-2's causal mask is
                built inside the graph); eager attention
   timm         deit_tiny_patch16_224   (1x3x224x224)
+  torchvision, the test models (tests/test_onnx.c, onnx_oracle.py,
+               onnx_export.py; imported as models/tv_*.graph): resnet50,
+               resnext50 (resnext50_32x4d), squeezenet (squeezenet1_1),
+               mobilenet_v2 (1x3x224x224), with torch's own tensor names
+               (input.1, no input_names / output_names); this export
+               call with torch 2.11.0 and torchvision 0.26.0 on the GPU
+               machine gave models/onnx/'s four files byte for byte
+               (2026-11-28).
 
 Usage: export-models.py --out DIR [--nets a,b,...] [--seq 128]
 A network that fails is reported with its exception and the others go on;
@@ -30,10 +38,17 @@ TV = ["mobilenet_v3_large", "shufflenet_v2_x1_0", "vgg16", "regnet_y_800mf",
       "convnext_tiny", "wide_resnet50_2", "swin_t", "vit_b_16"]
 HF = ["distilbert", "roberta", "gpt2"]
 TIMM = ["deit_tiny_patch16_224"]
+# file name -> torchvision constructor, exported with torch's tensor names
+CLASSIC = {"resnet50": "resnet50", "resnext50": "resnext50_32x4d",
+           "squeezenet": "squeezenet1_1", "mobilenet_v2": "mobilenet_v2"}
 
 
 def build(name, seq):
     import torch
+    if name in CLASSIC:
+        import torchvision
+        m = getattr(torchvision.models, CLASSIC[name])(weights=None).eval()
+        return m, (torch.rand(1, 3, 224, 224),), None
     if name in TV:
         import torchvision
         m = getattr(torchvision.models, name)(weights=None).eval()
@@ -124,11 +139,13 @@ def export(name, out, seq):
     m, args, names = build(name, seq)
     path = os.path.join(out, name + ".onnx")
     how = "torchscript opset 17"
+    # CLASSIC (names None): torch's own tensor names
+    named = {} if names is None else {"input_names": names,
+                                      "output_names": ["y"]}
     with torch.no_grad():
         try:
             torch.onnx.export(m, args, path, export_params=False,
-                              opset_version=17, input_names=names,
-                              output_names=["y"], dynamo=False)
+                              opset_version=17, dynamo=False, **named)
         except Exception as e:
             first = "%s: %s" % (type(e).__name__, str(e)[:300])
             # the dynamo exporter with export_params=False drops every
@@ -151,7 +168,8 @@ def export(name, out, seq):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--nets", default=",".join(TV + HF + TIMM))
+    ap.add_argument("--nets",
+                    default=",".join(TV + HF + TIMM + list(CLASSIC)))
     ap.add_argument("--seq", type=int, default=128)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)

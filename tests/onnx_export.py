@@ -5,8 +5,9 @@ original model in onnxruntime.
 usage: onnx_export.py SUPEROPT SOURCE_DIR [--all] [--only NAME]
 
 For each model: an ORIGINAL .onnx with weight values (initializers) is made
-(tests/data/good/small_weighted.onnx as it is; a shared model
-../shared/models/*.onnx or a zoo model models/*.graph exported by superopt,
+(tests/data/good/small_weighted.onnx as it is; a torchvision model exported
+by torch, models/onnx/NAME.onnx for each models/tv_NAME.graph, or a zoo model
+models/*.graph exported by superopt,
 its weights given seeded random values as initializers), then
 
   superopt optimize ORIGINAL.onnx -o OPT.onnx            (one step), and
@@ -76,16 +77,16 @@ def with_weights(model, is_weight, seed=0):
 def originals(superopt, src, tmp):
     """(name, path of an ORIGINAL .onnx with values)."""
     yield "small_weighted", os.path.join(src, "tests/data/good/small_weighted.onnx")
-    shared = os.path.join(src, "../shared/models")
-    for f in sorted(os.listdir(shared)) if os.path.isdir(shared) else []:
-        if f.endswith(".onnx"):
-            m = onnx.load(os.path.join(shared, f))
+    zoo = os.path.join(src, "models")
+    for f in sorted(os.listdir(zoo)):
+        if f.startswith("tv_") and f.endswith(".graph"):
+            f = f[3:-6] + ".onnx"
+            m = onnx.load(os.path.join(zoo, "onnx", f))
             first = m.graph.input[0].name  # the image; the rest are weights
             m = with_weights(m, lambda i: i.name != first)
             p = os.path.join(tmp, "orig_" + f)
             onnx.save(m, p)
             yield f[:-5], p
-    zoo = os.path.join(src, "models")
     for f in sorted(os.listdir(zoo)):
         if f.endswith(".graph"):
             e = os.path.join(tmp, "zoo_" + f + ".onnx")

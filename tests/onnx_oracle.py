@@ -4,7 +4,8 @@ against onnxruntime, an independent implementation.
 
 usage: onnx_oracle.py SUPEROPT SOURCE_DIR [--only NAME]
 
-For every shared model (../shared/models/*.onnx) the importer's graph runs on
+For every torchvision model exported by torch (models/onnx/NAME.onnx for each
+models/tv_NAME.graph; scripts/export-models.py) the importer's graph runs on
 our executor with seeded random inputs and weights (`superopt run --dump`),
 and onnxruntime runs the ORIGINAL .onnx file on the very same values; for
 every zoo model (models/*.graph) and tests/data/good/every_op.graph the graph
@@ -96,16 +97,27 @@ def check_counts(label, onnx_path, graph_text):
     assert f": [{dims}] =" in graph_text, f"{label}: output shape [{dims}]"
 
 
+def torchvision_models(src):
+    """NAME.onnx for every models/tv_NAME.graph (its import, checked in);
+    the .onnx must be in models/onnx/."""
+    names = sorted(f[3:-6] + ".onnx" for f in os.listdir(os.path.join(src, "models"))
+                   if f.startswith("tv_") and f.endswith(".graph"))
+    assert names, "no models/tv_*.graph"
+    for fn in names:
+        path = os.path.join(src, "models", "onnx", fn)
+        assert os.path.isfile(path), f"{path} missing (scripts/export-models.py)"
+    return names
+
+
 def main():
     superopt, src = sys.argv[1], sys.argv[2]
     only = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--only" else None
-    shared = os.path.join(src, "..", "shared", "models")
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        for fn in sorted(os.listdir(shared)) if os.path.isdir(shared) else []:
-            if not fn.endswith(".onnx") or (only and only not in fn):
+        for fn in torchvision_models(src):
+            if only and only not in fn:
                 continue
-            path = os.path.join(shared, fn)
+            path = os.path.join(src, "models", "onnx", fn)
             g1 = os.path.join(tmp, fn + ".graph")
             run([superopt, "import", path, "-o", g1])
             text = open(g1).read()

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # ruleio.sh: end-to-end tests of `superopt import-rules` and `export-rules`:
 # counts on stderr, exit codes, messages with positions, no output file
-# after an error, and that exported rules import back.
-# usage: tests/ruleio.sh path/to/superopt path/to/source-dir
+# after an error, and that exported rules import back. On TASO-text rules
+# of our own (tests/data/rules/taso_terms.txt) and our rules exported as
+# TASO .pb; then on TASO's published rule sets where they are (SHARED_DIR/
+# reference/taso, default ../shared beside the source tree), skipped with a
+# message where they are not.
+# usage: tests/ruleio.sh path/to/superopt path/to/source-dir [SHARED_DIR]
 set -u
 bin=$1
 src=$2
-taso=$src/../shared/reference/taso
+taso=${3:-$src/../shared}/reference/taso
+ours=$src/tests/data/rules/taso_terms.txt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -28,30 +33,37 @@ expect 0 "$bin" import-rules --help
 contains "usage: superopt import-rules"
 
 # import: counts and reasons
-expect 0 "$bin" import-rules "$taso/taso_rules.txt" -o "$tmp/t.rules"
-contains "imported 928 rules; 3 unsupported"
-contains "unknown term 'Iewmul' (lines 257, 258, 259)"
-expect 0 "$bin" import-rules "$taso/graph_subst.pb" -o "$tmp/p.rules"
-contains "imported 133 rules; 0 unsupported"
-cp "$taso/taso_rules.txt" "$tmp/rules.dat"
+expect 0 "$bin" import-rules "$ours" -o "$tmp/t.rules"
+contains "imported 34 rules; 1 unsupported"
+contains "unknown term 'Iewmul' (lines 47)"
+cp "$ours" "$tmp/rules.dat"
 expect 0 "$bin" import-rules "$tmp/rules.dat" --format taso-text -o "$tmp/d.rules"
-contains "imported 928 rules; 3 unsupported"
-[ "$(grep -c '^rule ' "$tmp/d.rules")" = 928 ] ||
+contains "imported 34 rules; 1 unsupported"
+[ "$(grep -c '^rule ' "$tmp/d.rules")" = 34 ] ||
   { echo "FAIL: --format taso-text"; fails=$((fails + 1)); }
 
 # export: proven only by default, everything with --all; round trip via .pb
 expect 0 "$bin" export-rules "$tmp/t.rules" --format tensat -o "$tmp/none.tensat"
-contains "exported 0 rules, 928 not proven left out"
+contains "exported 0 rules, 34 not proven left out"
 expect 0 "$bin" export-rules "$tmp/t.rules" --format taso-pb --all -o "$tmp/t.pb"
-contains "exported 928 rules; 0 unsupported"
+contains "exported 29 rules; 5 unsupported"
+contains "an output is an input (rules 9, 11, 13, 14, 26)"
 expect 0 "$bin" import-rules "$tmp/t.pb" -o "$tmp/back.rules"
-contains "imported 928 rules; 0 unsupported"
+contains "imported 29 rules; 0 unsupported"
 if command -v protoc >/dev/null 2>&1; then
   expect 0 sh -c "protoc --decode_raw < '$tmp/t.pb'"
 fi
+# our proven rules (the default: proven only) through TASO's format and back
+expect 0 "$bin" export-rules "$src/tests/data/rules/basic.rules" \
+  --format taso-pb -o "$tmp/basic.pb"
+contains "exported 6 rules; 2 unsupported"
+contains "matmul has no TASO equivalent (rules 6)"
+expect 0 "$bin" import-rules "$tmp/basic.pb" -o "$tmp/basic.rules"
+contains "imported 6 rules; 0 unsupported"
 expect 0 "$bin" export-rules "$tmp/t.rules" --format json --all -o "$tmp/t.json"
-contains "exported 928 rules"
+contains "exported 34 rules"
 expect 0 "$bin" export-rules "$tmp/t.rules" --format tensat --all -o "$tmp/t.tensat"
+contains "exported 23 rules; 11 unsupported"
 # one rule a line, no newline after the last (Tensat splits on '\n'), no
 # line twice once variables are renamed
 n=$(sed -n 's/^exported \([0-9]*\) rules.*/\1/p' "$tmp/out")
@@ -76,15 +88,39 @@ printf 'relu(input_1) == relu(input_1)\nrelu(input_1 == input_1\n' >"$tmp/bad.tx
 expect 2 "$bin" import-rules "$tmp/bad.txt" -o "$tmp/bad.rules"
 contains "bad.txt:2:14: error:"
 absent "$tmp/bad.rules"
-head -c 1000 "$taso/graph_subst.pb" >"$tmp/cut.pb"
+head -c 1000 "$tmp/t.pb" >"$tmp/cut.pb"
 expect 2 "$bin" import-rules "$tmp/cut.pb" -o "$tmp/cut.rules"
 contains "truncated"
 absent "$tmp/cut.rules"
 expect 2 "$bin" export-rules "$tmp/missing.rules" --format json -o "$tmp/m.json"
 absent "$tmp/m.json"
-expect 2 "$bin" export-rules "$taso/taso_rules.txt" --format json -o "$tmp/m.json"
-contains "taso_rules.txt:1:1: error:"
+expect 2 "$bin" export-rules "$ours" --format json -o "$tmp/m.json"
+contains "taso_terms.txt:12:1: error:"
 absent "$tmp/m.json"
+
+# TASO's published rule sets (peer data, outside the repository)
+if [ -r "$taso/taso_rules.txt" ] && [ -r "$taso/graph_subst.pb" ]; then
+  expect 0 "$bin" import-rules "$taso/taso_rules.txt" -o "$tmp/taso.rules"
+  contains "imported 928 rules; 3 unsupported"
+  contains "unknown term 'Iewmul' (lines 257, 258, 259)"
+  expect 0 "$bin" import-rules "$taso/graph_subst.pb" -o "$tmp/p.rules"
+  contains "imported 133 rules; 0 unsupported"
+  expect 0 "$bin" export-rules "$tmp/taso.rules" --format taso-pb --all \
+    -o "$tmp/taso.pb"
+  contains "exported 928 rules; 0 unsupported"
+  expect 0 "$bin" import-rules "$tmp/taso.pb" -o "$tmp/taso-back.rules"
+  contains "imported 928 rules; 0 unsupported"
+  expect 0 "$bin" export-rules "$tmp/taso.rules" --format tensat --all \
+    -o "$tmp/taso.tensat"
+  [ -z "$(sort "$tmp/taso.tensat" | uniq -d)" ] ||
+    { echo "FAIL: a tensat line twice (TASO)"; fails=$((fails + 1)); }
+  head -c 1000 "$taso/graph_subst.pb" >"$tmp/cut.pb"
+  expect 2 "$bin" import-rules "$tmp/cut.pb" -o "$tmp/cut.rules"
+  contains "truncated"
+  absent "$tmp/cut.rules"
+else
+  echo "SKIP: TASO's published rule sets not in $taso: comparison with them skipped"
+fi
 
 if [ $fails -ne 0 ]; then
   echo "$fails failure(s)"
