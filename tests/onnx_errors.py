@@ -145,6 +145,17 @@ def main():
                   inits=(cdata, cshape))
         expect(superopt, tmp, "reshape_overflow", m.SerializeToString(), 2,
                "node 1 'rs' (Reshape)", "target shape too large")
+        # an Einsum that is no matrix product: one clear message
+        es = helper.make_node("Einsum", ["x", "x"], ["y"], name="es",
+                              equation="ij,ij")
+        m = model([es], [vi("x", [2, 3])], [vi("y", [])])
+        expect(superopt, tmp, "einsum_implicit", m.SerializeToString(), 2,
+               "node 1 'es' (Einsum)", "only two operands with an explicit output")
+        es = helper.make_node("Einsum", ["x", "x"], ["y"], name="es2",
+                              equation="ij,kj->k")
+        m = model([es], [vi("x", [2, 3])], [vi("y", [2])])
+        expect(superopt, tmp, "einsum_summed", m.SerializeToString(), 2,
+               "'i' is summed within one operand")
         # --data-input: parameters exported as inputs (export_params=False)
         # and read by Add become weights; a name the model lacks is an error
         mm = helper.make_node("MatMul", ["x", "w"], ["m"], name="mm")

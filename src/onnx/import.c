@@ -1433,6 +1433,170 @@ static base_status h_reciprocal(imp *I) {
   return emit1(I, IR_OP_EWDIV, in, 2, &a);
 }
 
+/* ---- Einsum as a matmul ----------------------------------------------- */
+
+/* An einsum term: one letter per dimension. */
+typedef struct eterm {
+  char c[IR_MAX_RANK + 1];
+  int n;
+} eterm;
+
+/* Parses "ab,cb->ac" (spaces ignored) into t[0..2]; -1 when it is not two
+ * inputs and an explicit output of single letters, each at most once per
+ * term. */
+static int einsum_parse(const char *eq, eterm t[3]) {
+  int k = 0;
+  memset(t, 0, sizeof(eterm) * 3);
+  for (const char *p = eq; *p; p++) {
+    if (*p == ' ')
+      continue;
+    if (*p == ',' && k == 0) {
+      k = 1;
+    } else if (*p == '-' && p[1] == '>' && k == 1) {
+      k = 2, p++;
+    } else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) {
+      if (t[k].n == IR_MAX_RANK || memchr(t[k].c, *p, (size_t)t[k].n))
+        return -1;
+      t[k].c[t[k].n++] = *p;
+    } else
+      return -1;
+  }
+  return k == 2 ? 0 : -1;
+}
+
+static int epos(const eterm *t, char c) {
+  const char *p = memchr(t->c, c, (size_t)t->n);
+  return p ? (int)(p - t->c) : -1;
+}
+
+/* x transposed by perm (skipped when perm is the identity) then reshaped to
+ * dims[0..n-1]; -1 with the error set. */
+static int32_t perm_reshape(imp *I, int32_t x, const int *perm, int r,
+                            const int64_t *dims, int n, const char *what) {
+  ir_attrs a;
+  char buf[256], nm[32];
+  int moved = 0;
+  for (int k = 0; k < r; k++)
+    moved |= perm[k] != k;
+  if (moved) {
+    ir_attrs_default(IR_OP_TRANSPOSE, &a);
+    a.nlist = r;
+    for (int k = 0; k < r; k++)
+      a.list[k] = perm[k];
+    snprintf(nm, sizeof nm, "%s_t", what);
+    x = out0(
+        I, emit(I, IR_OP_TRANSPOSE, &x, 1, &a, aux(I, nm, buf, sizeof buf), 0));
+  }
+  if (x < 0)
+    return -1;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = n;
+  memcpy(a.list, dims, sizeof(int64_t) * (size_t)n);
+  snprintf(nm, sizeof nm, "%s_r", what);
+  return out0(
+      I, emit(I, IR_OP_RESHAPE, &x, 1, &a, aux(I, nm, buf, sizeof buf), 0));
+}
+
+/* Einsum of two operands that is one (batched) matrix product: letters in
+ * both inputs and the output are batch dimensions, in both inputs only
+ * contracted, in one input and the output kept (A's rows, B's columns).
+ * A becomes [batch, M, K] and B [batch, K, N] (transpose + reshape), a
+ * matmul gives [batch, M, N], reshaped and transposed to the output. */
+static base_status h_einsum(imp *I) {
+  char eqbuf[128];
+  const char *eq = attr_s(I->node, "equation", "", eqbuf, sizeof eqbuf);
+  eterm t[3];
+  int32_t x[2] = {-1, -1};
+  if (I->node->n_input != 2 || einsum_parse(eq, t))
+    return fail(I, BASE_ERR_PARAM,
+                "Einsum '%s': only two operands with an explicit output, "
+                "one letter per dimension, are supported",
+                eq);
+  if ((x[0] = in_tensor(I, 0)) < 0 || (x[1] = in_tensor(I, 1)) < 0)
+    return I->d->code;
+  const ir_shape *s[2] = {&I->g->tensors[x[0]].shape,
+                          &I->g->tensors[x[1]].shape};
+  if (s[0]->rank != t[0].n || s[1]->rank != t[1].n)
+    return fail(I, BASE_ERR_SHAPE, "Einsum '%s': operand ranks differ", eq);
+  /* order of A: batch, rows, contracted; of B: batch, contracted, cols */
+  int pa[IR_MAX_RANK], pb[IR_MAX_RANK], na = 0, nb = 0, po[IR_MAX_RANK];
+  int64_t B = 1, M = 1, K = 1, N = 1;
+  char mid[2 * IR_MAX_RANK + 1]; /* output letters as the matmul gives them */
+  int nmid = 0;
+  for (int i = 0; i < t[0].n; i++) { /* batch letters, in A's order */
+    char c = t[0].c[i];
+    int j = epos(&t[1], c), o = epos(&t[2], c);
+    if (j >= 0 && o >= 0) {
+      if (s[0]->dim[i] != s[1]->dim[j])
+        return fail(I, BASE_ERR_SHAPE, "Einsum '%s': '%c' differs", eq, c);
+      pa[na++] = i, pb[nb++] = j, B *= s[0]->dim[i], mid[nmid++] = c;
+    }
+  }
+  for (int i = 0; i < t[0].n; i++) /* A's rows */
+    if (epos(&t[1], t[0].c[i]) < 0) {
+      if (epos(&t[2], t[0].c[i]) < 0)
+        return fail(I, BASE_ERR_PARAM,
+                    "Einsum '%s': '%c' is summed within one operand", eq,
+                    t[0].c[i]);
+      pa[na++] = i, M *= s[0]->dim[i], mid[nmid++] = t[0].c[i];
+    }
+  for (int i = 0; i < t[0].n; i++) { /* contracted, in A's order */
+    char c = t[0].c[i];
+    int j = epos(&t[1], c);
+    if (j >= 0 && epos(&t[2], c) < 0) {
+      if (s[0]->dim[i] != s[1]->dim[j])
+        return fail(I, BASE_ERR_SHAPE, "Einsum '%s': '%c' differs", eq, c);
+      pa[na++] = i, pb[nb++] = j, K *= s[0]->dim[i];
+    }
+  }
+  for (int j = 0; j < t[1].n; j++) /* B's columns */
+    if (epos(&t[0], t[1].c[j]) < 0) {
+      if (epos(&t[2], t[1].c[j]) < 0)
+        return fail(I, BASE_ERR_PARAM,
+                    "Einsum '%s': '%c' is summed within one operand", eq,
+                    t[1].c[j]);
+      pb[nb++] = j, N *= s[1]->dim[j], mid[nmid++] = t[1].c[j];
+    }
+  if (nmid != t[2].n)
+    return fail(I, BASE_ERR_PARAM, "Einsum '%s': bad output letters", eq);
+  int64_t da[3] = {B, M, K}, db[3] = {B, K, N}, dm[IR_MAX_RANK];
+  int32_t in[2] = {perm_reshape(I, x[0], pa, na, da, 3, "a"), -1};
+  if (in[0] < 0 || (in[1] = perm_reshape(I, x[1], pb, nb, db, 3, "b")) < 0)
+    return I->d->code;
+  ir_attrs a;
+  char buf[256];
+  ir_attrs_default(IR_OP_MATMUL, &a);
+  int32_t y = out0(
+      I, emit(I, IR_OP_MATMUL, in, 2, &a, aux(I, "mm", buf, sizeof buf), 0));
+  if (y < 0)
+    return I->d->code;
+  /* [B, M, N] -> the letters of mid, then transposed to the output */
+  int moved = 0;
+  for (int k = 0; k < nmid; k++) {
+    char c = mid[k];
+    int i = epos(&t[0], c);
+    dm[k] = i >= 0 ? s[0]->dim[i] : s[1]->dim[epos(&t[1], c)];
+  }
+  for (int k = 0; k < t[2].n; k++) {
+    po[k] = (int)((const char *)memchr(mid, t[2].c[k], (size_t)nmid) - mid);
+    moved |= po[k] != k;
+  }
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = nmid;
+  memcpy(a.list, dm, sizeof(int64_t) * (size_t)nmid);
+  if (!moved)
+    return emit1(I, IR_OP_RESHAPE, &y, 1, &a);
+  y = out0(
+      I, emit(I, IR_OP_RESHAPE, &y, 1, &a, aux(I, "mid", buf, sizeof buf), 0));
+  if (y < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  a.nlist = t[2].n;
+  for (int k = 0; k < t[2].n; k++)
+    a.list[k] = po[k];
+  return emit1(I, IR_OP_TRANSPOSE, &y, 1, &a);
+}
+
 /* IsNaN: not(x == x), which holds for NaN alone. */
 static base_status h_isnan(imp *I) {
   int32_t in[2] = {in_tensor(I, 0), -1};
@@ -1951,6 +2115,7 @@ static const onnx_op onnx_ops[] = {
     {"CumSum", h_cumsum, 0},
     {"Div", h_div, 0},
     {"Dropout", h_dropout, 0},
+    {"Einsum", h_einsum, 0},
     {"Equal", h_equal, 0},
     {"Erf", h_erf, 0},
     {"Exp", h_const_only, 0},
