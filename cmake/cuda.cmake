@@ -41,7 +41,7 @@ if(NOT CUDNN_LIBRARY OR NOT CUDNN_INCLUDE_DIR)
   message(FATAL_ERROR "superopt: nvcc found but no cuDNN (cudnn.h, libcudnn)")
 endif()
 
-file(GLOB GPU_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.cu)
+file(GLOB GPU_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/kern/*.cu)
 file(GLOB GPU_C CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.c)
 list(REMOVE_ITEM GPU_C ${PROJECT_SOURCE_DIR}/src/gpu/lazy.c)
 

@@ -15,7 +15,7 @@
 #include <cudnn.h>
 
 #include "gpu.h"
-#include "kern.h"
+#include "kern/kern.h"
 
 /* A remembered cudnnFind result, keyed by the convolution's geometry. */
 typedef struct gpu_conv_key {
