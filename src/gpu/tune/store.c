@@ -40,7 +40,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 /* Raise when a record's meaning or the tuning policy changes. */
 #define TUNE_VERSION 2 /* 2: matmul keys say whether C is read */
