@@ -449,6 +449,11 @@ int gpu_sole_reader(const gpu_plan *p, const int *reads, int t);
  * after the activation folds (reads, wonly: as gpu_shuffle_fold). */
 void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly);
 cudaError_t gpu_se_enqueue(gpu_plan *p, int head);
+/* The kernel's activation code for convolution i of such a chain (-1: none
+ * it runs), and the kernel's arguments for the chain from pool head
+ * (run/se.c; the fold checks them). */
+int gpu_se_act(const gpu_plan *p, int i);
+cxk_se gpu_se_args(const gpu_plan *p, int head);
 
 /* layout.c: chooses each node's layout (channels-last or NCHW) and each
  * tensor's; called before the steps are prepared. */
@@ -537,6 +542,9 @@ base_status gpu_streams_prepare(gpu_plan *p, cudaEvent_t **ev, base_diag *d);
  * restored on return. */
 base_status gpu_streams_enqueue(gpu_plan *p, cudaEvent_t *ev, base_diag *d);
 void gpu_streams_release(gpu_plan *p, cudaEvent_t *ev);
+/* Node i's stream: 0 before the schedule exists and for nodes that do not
+ * run (run/tensor.c). */
+int gpu_stream_of(const gpu_plan *p, int i);
 /* The workspace node n of p uses (its stream's). */
 void *gpu_step_ws(const gpu_plan *p, const ir_node *n);
 /* Enqueues node i on the context's stream. */

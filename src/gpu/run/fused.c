@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 #define THREADS 256
 
