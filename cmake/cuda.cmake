@@ -59,8 +59,8 @@ target_link_libraries(superopt_cuda PUBLIC CUDA::cudart)
 
 # libsuperopt: the loader and the memory planner (no CUDA).
 target_sources(libsuperopt PRIVATE ${PROJECT_SOURCE_DIR}/src/gpu/lazy.c
-               ${PROJECT_SOURCE_DIR}/src/gpu/memplan.c
-               ${PROJECT_SOURCE_DIR}/src/gpu/sched.c)
+               ${PROJECT_SOURCE_DIR}/src/gpu/plan/memplan.c
+               ${PROJECT_SOURCE_DIR}/src/gpu/plan/sched.c)
 target_compile_definitions(libsuperopt PUBLIC SUPEROPT_HAVE_CUDA=1)
 target_link_libraries(libsuperopt PUBLIC ${CMAKE_DL_LIBS} Threads::Threads)
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 /* The node whose kernels do node i's work in a replay (itself, or the
  * node it is folded into), -1 for views and weight-only nodes. */

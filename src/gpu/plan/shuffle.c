@@ -23,7 +23,7 @@
  */
 #include <string.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 static const ir_shape *shp(const gpu_plan *p, int t) {
   return &p->g->tensors[t].shape;
