@@ -1,4 +1,5 @@
-/* kern.h: the CUDA kernels' launchers (the .cu files of kern/), callable from C.
+/* kern.h: the CUDA kernels' launchers (the .cu files of kern/), callable from
+ * C.
  *
  * Each launcher enqueues one or two kernels on a stream and returns the
  * launch status (cudaGetLastError). Index math is 64-bit throughout; shapes

@@ -254,7 +254,7 @@ __global__ void k_softmax_cols(const float *x, float *y, int64_t outer,
 
 /* Layer norm: one block per row, two passes (mean, then variance); xb
  * (NULL: none) is added to every row as it is loaded (a convolution's
- * bias, moved here: ops.c). */
+ * bias, moved here: run/step.c). */
 __global__ void k_layernorm(const float *x, const float *xb, const float *gamma,
                             const float *beta, float *y, int64_t len,
                             float eps) {

@@ -26,10 +26,10 @@
  * input in the other layout, it converts it into its own scratch first
  * (gpu_layout_conversions): at the network's boundaries only, e.g. the input
  * image. Binary element-wise nodes, reductions and fused nodes (their generated
- * kernels, fused.c) read any mix of layouts through strides instead, as do
+ * kernels, run/fused.c) read any mix of layouts through strides instead, as do
  * transpose and slice (a transpose [0,2,3,1] of a channels-last tensor is a
  * copy). Convolution filters are converted to KRSC once, when weights are
- * uploaded (ops.c). A concat with its channel shuffle folded in
+ * uploaded (run/conv.c). A concat with its channel shuffle folded in
  * (shuffle.c) runs in the layout its inputs suggest, its reshapes do not
  * pin it to NCHW, and the slices it writes take its layout. opt.nchw turns
  * all of this off.
@@ -75,7 +75,7 @@ static int perm4(const ir_node *n, int a, int b, int c, int d) {
 static int to_images(const ir_node *n) { return perm4(n, 0, 3, 1, 2); }
 
 /* Inputs read through strides in any layout: never converted (transpose
- * and slice walk their input and output through gpu_strides, ops.c, so a
+ * and slice walk their input and output through gpu_strides, run/step.c, so a
  * transpose [0,2,3,1] of a channels-last tensor is a plain copy). */
 static int reads_strided(ir_opcode op) {
   return op == IR_OP_EWADD || op == IR_OP_EWSUB || op == IR_OP_EWMUL ||

@@ -162,7 +162,7 @@ static int residual_fold(const gpu_plan *p, const int *reads,
 /* Moves the bias of every convolution that fused node j alone reads (no
  * activation, nothing folded, its result of j's rank-4 output shape and
  * no batch-norm parameter in the body) into j's generated kernel, which
- * adds it as it loads the result (fused.c): the convolution's bias kernel,
+ * adds it as it loads the result (run/fused.c): the convolution's bias kernel,
  * a full pass over its result, disappears. */
 static void bias_into_fused(gpu_plan *p, const int *reads,
                             const unsigned char *wonly, int j) {

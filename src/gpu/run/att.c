@@ -20,7 +20,7 @@ static void att_strides(const ir_shape *s, int64_t st[4]) {
     st[0] *= s->dim[i];
 }
 
-/* An attention node's arguments: packed strides unless layout.c set them
+/* An attention node's arguments: packed strides unless plan/layout.c set them
  * (reading through transposes and a split); d and e within the kernel's
  * limit. */
 base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,

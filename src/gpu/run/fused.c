@@ -10,7 +10,7 @@
  * memory (float4 loads and stores) when the output's innermost dimension
  * is a multiple of 4, every pointer is 16-byte aligned and every input is
  * either contiguous or constant along that dimension. Threads walk the
- * output in its memory order (NCHW, or NHWC where layout.c chose
+ * output in its memory order (NCHW, or NHWC where plan/layout.c chose
  * channels-last); each input is read at the output coordinate through its
  * own memory strides (any layout) with broadcasting; batch-norm parameters
  * by the channel of the batch norm's own input.
@@ -866,7 +866,8 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
 }
 
 /* Which inputs of fused node n are convolutions whose bias this node adds
- * (plan.c moved it here); their bias pointers in bias[k]. Returns how many. */
+ * (plan/plan.c moved it here); their bias pointers in bias[k]. Returns how
+ * many. */
 static int biased_inputs(const gpu_plan *p, const ir_node *n,
                          unsigned char *biased, const float **bias) {
   int any = 0;
@@ -888,7 +889,7 @@ base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   for (int k = 0; k < n->nin; k++)
     ptrs[k] = p->ptr[n->in[k]];
   ptrs[n->nin] = p->ptr[n->out[0]];
-  int64_t phys[IR_MAX_IN + 1][IR_MAX_RANK]; /* layouts (layout.c) */
+  int64_t phys[IR_MAX_IN + 1][IR_MAX_RANK]; /* layouts (plan/layout.c) */
   for (int k = 0; k < n->nin; k++)
     gpu_strides(p, n->in[k], phys[k]);
   gpu_strides(p, n->out[0], phys[n->nin]);

@@ -1,15 +1,10 @@
-/* ops.c: each operator on the GPU: preparation at plan time (cuDNN and
- * cuBLASLt descriptors, algorithm choice, scratch size) and enqueueing at
- * run time (one or a few launches on the context's stream).
- *
- * Convolution is cuDNN (fused bias + ReLU through
- * cudnnConvolutionBiasActivationForward, other activations and lone biases
- * through one extra kernel; asymmetric "same" padding is materialised into
- * scratch first, since cuDNN pads symmetrically), or where faster the
- * executor's depthwise kernel or a cuBLASLt GEMM (over the input's im2col
- * patches unless 1x1). Matmul is cuBLASLt on the
- * row-major product seen as its column-major transpose, with the bias/ReLU
- * epilogue where it applies. Everything else is a kernel of kernels.cu.
+/* step.c: each node on the GPU: preparation at plan time (descriptors,
+ * algorithm choice, scratch size) and enqueueing at run time (one or a few
+ * launches on the context's stream), dispatched by operator: convolution
+ * (conv.c), matmul (mm.c), attention (att.c), fused nodes (fused.c), the
+ * SE and shuffle folds (se.c, shuffle.c), and here the element-wise,
+ * data-movement, pooling, normalisation, reduction and constant launchers
+ * (kernels of kern/kew.cu, kmove.cu, kpad.cu, kred.cu).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +154,7 @@ static cudaError_t split(gpu_plan *p, const ir_node *n) {
   const gpu_step *s = STEP(p, n);
   if (n->nout > IR_MAX_LIST)
     return cudaErrorInvalidValue;
-  for (int k = 0; k < n->nout; k++) { /* relus folded in (plan.c) */
+  for (int k = 0; k < n->nout; k++) { /* relus folded in (plan/plan.c) */
     w[k] = shp(p, n->out[k])->dim[n->a.axis] * inner;
     dst[k] = s->raw_skip >> k & 1 ? NULL : p->ptr[n->out[k]];
     rdst[k] = s->relu_to[k] ? p->ptr[s->relu_to[k] - 1] : NULL;
@@ -172,7 +167,7 @@ static cudaError_t split(gpu_plan *p, const ir_node *n) {
 static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
   const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
   int64_t ist[CXK_RANK];
-  gpu_strides(p, n->in[0], ist); /* either layout, in and out (layout.c) */
+  gpu_strides(p, n->in[0], ist); /* either layout, in and out (plan/layout.c) */
   cxk_walk w = {.rank = o->rank, .extent = ir_shape_numel(x)};
   memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
   gpu_strides(p, n->out[0], w.dst);
@@ -186,7 +181,7 @@ static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
 
 /* pad (before-pads in a.list) or enlarge (centred zero padding), in the
  * step's layout; or a pad and the slice it alone feeds (pad_slice,
- * layout.c): the slice's result, out[q] = x[q + start - before], written
+ * plan/layout.c): the slice's result, out[q] = x[q + start - before], written
  * in its layout, x read through its strides. */
 static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
   const gpu_step *s = STEP(p, n);
@@ -306,7 +301,7 @@ static cudaError_t constant(gpu_plan *p, const ir_node *n) {
 
 base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
-  if (p->steps[i].se_by || p->steps[i].se) /* one kernel (se.c) */
+  if (p->steps[i].se_by || p->steps[i].se) /* one kernel (run/se.c) */
     return BASE_OK;
   if (n->op == IR_OP_CONV2D)
     return gpu_conv_prepare(p, n, &p->steps[i], d);
@@ -363,7 +358,7 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   if (s->view || s->shuf_by || s->slice_by || s->relu_by)
     return cudaSuccess; /* reshape, a relu folded into its producer or
                            written by a split, or a slice written by a
-                           folded shuffle (shuffle.c) or by the pad it
+                           folded shuffle (plan/shuffle.c) or by the pad it
                            reads */
   int relu = s->fuse_relu;
   switch (n->op) {

@@ -1,4 +1,4 @@
-/* tune.c: the autotuners' choices kept across processes.
+/* store.c: the autotuners' choices kept across processes.
  *
  * Choosing a convolution's engine (cuDNN's legacy find, up to ten graph-API
  * plans with and without the epilogue, the verification of fused plans,
