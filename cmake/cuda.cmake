@@ -78,7 +78,7 @@ target_link_libraries(superopt_gpu PRIVATE superopt_cuda libsuperopt
 # NVRTC by its path: CMake's CUDA::nvrtc drags in CUDA::cuda_driver (the
 # stub libcuda.so), which an ASan link (no --as-needed) would record as
 # needed, so the executor would not load where no driver is installed.
-# The driver API (fused kernels, src/gpu/fused.c) is reached through
+# The driver API (fused kernels, src/gpu/run/fused.c) is reached through
 # cudaGetDriverEntryPointByVersion, not by linking CUDA::cuda_driver: a
 # binary linked with libcuda does not even start where no driver is
 # installed, and GPU tests must skip cleanly there.
