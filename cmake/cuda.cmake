@@ -41,8 +41,8 @@ if(NOT CUDNN_LIBRARY OR NOT CUDNN_INCLUDE_DIR)
   message(FATAL_ERROR "superopt: nvcc found but no cuDNN (cudnn.h, libcudnn)")
 endif()
 
-file(GLOB GPU_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.cu)
-file(GLOB GPU_C CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.c)
+file(GLOB GPU_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/kern/*.cu)
+file(GLOB_RECURSE GPU_C CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.c)
 list(REMOVE_ITEM GPU_C ${PROJECT_SOURCE_DIR}/src/gpu/lazy.c)
 
 add_library(superopt_cuda STATIC ${GPU_CU})
@@ -59,8 +59,8 @@ target_link_libraries(superopt_cuda PUBLIC CUDA::cudart)
 
 # libsuperopt: the loader and the memory planner (no CUDA).
 target_sources(libsuperopt PRIVATE ${PROJECT_SOURCE_DIR}/src/gpu/lazy.c
-               ${PROJECT_SOURCE_DIR}/src/gpu/memplan.c
-               ${PROJECT_SOURCE_DIR}/src/gpu/sched.c)
+               ${PROJECT_SOURCE_DIR}/src/gpu/plan/memplan.c
+               ${PROJECT_SOURCE_DIR}/src/gpu/plan/sched.c)
 target_compile_definitions(libsuperopt PUBLIC SUPEROPT_HAVE_CUDA=1)
 target_link_libraries(libsuperopt PUBLIC ${CMAKE_DL_LIBS} Threads::Threads)
 
@@ -78,7 +78,7 @@ target_link_libraries(superopt_gpu PRIVATE superopt_cuda libsuperopt
 # NVRTC by its path: CMake's CUDA::nvrtc drags in CUDA::cuda_driver (the
 # stub libcuda.so), which an ASan link (no --as-needed) would record as
 # needed, so the executor would not load where no driver is installed.
-# The driver API (fused kernels, src/gpu/fused.c) is reached through
+# The driver API (fused kernels, src/gpu/run/fused.c) is reached through
 # cudaGetDriverEntryPointByVersion, not by linking CUDA::cuda_driver: a
 # binary linked with libcuda does not even start where no driver is
 # installed, and GPU tests must skip cleanly there.

@@ -5,7 +5,7 @@
  * replays, per launch), and checks every result against a plain reference
  * kernel. A benchmark, not a test: run it on the GPU machine,
  *
- *   nvcc -O3 -std=c++17 -arch=sm_90 -Isrc/gpu -o /tmp/dw \
+ *   nvcc -O3 -std=c++17 -arch=sm_90 -Isrc/gpu/kern -o /tmp/dw \
  *     scripts/micro-dwconv.cu && /tmp/dw
  *
  * Output: one line per layer and shape, "BAD" where a result differs (exit
@@ -19,7 +19,7 @@
 
 #include "micro-time.cuh"
 
-#include "../src/gpu/kconv.cu"
+#include "../src/gpu/kern/kconv.cu"
 
 /* y[n, oy, ox, c] = bias[c] + sum x[n, oy*s - p + ky, ox*s - p + kx, c] *
  * w[ky*k + kx, c], channels-last, one thread an output. */

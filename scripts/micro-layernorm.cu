@@ -1,5 +1,5 @@
 /* micro-layernorm.cu: times the executor's layer norm (cxk_layernorm,
- * src/gpu/kernels.cu, compiled in) at BERT-base's and ConvNeXt-T's row
+ * src/gpu/kern/kred.cu, compiled in) at BERT-base's and ConvNeXt-T's row
  * shapes, batch 1 and 16, the way the autotuning times kernels (10
  * launches captured in a CUDA graph, median of 21 replays, per launch):
  * the launcher's choice, the scalar one-warp-a-row kernel it used before
@@ -8,7 +8,7 @@
  * double-precision reference on the host. A benchmark, not a test: run it on
  * the GPU machine,
  *
- *   nvcc -O3 -std=c++17 -arch=sm_90 -Isrc/gpu -o /tmp/ln \
+ *   nvcc -O3 -std=c++17 -arch=sm_90 -Isrc/gpu/kern -o /tmp/ln \
  *     scripts/micro-layernorm.cu && /tmp/ln
  *
  * Output: one line per shape, "BAD" where a result differs (exit status 1
@@ -21,7 +21,7 @@
 
 #include "micro-time.cuh"
 
-#include "../src/gpu/kernels.cu"
+#include "../src/gpu/kern/kred.cu"
 
 static cudaStream_t st;
 static float *X, *XB, *G, *BT, *Y;

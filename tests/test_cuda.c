@@ -489,7 +489,7 @@ static const char *const op_graphs[] = {
     "c7 = conv2d(ar, w, b) stride=[2,2]\nd7 = maxpool(ar) kernel=[2,2] "
     "stride=[2,2] pad=same\na7 = ewadd(d7, c7)\n"
     "output a4, a5, m6, a7\n",
-    /* data-movement and reduction fast paths (kmove.cu, kernels.cu):
+    /* data-movement and reduction fast paths (kmove.cu, kred.cu):
      * tiled transposes with partial tiles, float4 and scalar row copies,
      * a float4 slice, concat and split of more than CXK_PARTS parts,
      * float4 broadcasts (SE-style scale, per-channel bias), row and column

@@ -174,7 +174,7 @@ base_status gpu_measure_node(gpu_ctx *c, const ir_graph *g, int node,
 size_t gpu_memplan(int n, const size_t *sizes, const int32_t *first,
                    const int32_t *last, size_t *off);
 
-/* The multi-stream schedule (sched.c; no GPU needed). Node v runs when
+/* The multi-stream schedule (plan/sched.c; no GPU needed). Node v runs when
  * runs[v]; it reads what the running nodes dep_on[dep_at[v] ..
  * dep_at[v+1]) write (n + 1 offsets); pin0[v] (pin0 may be NULL) keeps it
  * on stream 0. Up to k streams (at most GPU_STREAMS_MAX). */

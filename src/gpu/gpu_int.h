@@ -15,7 +15,7 @@
 #include <cudnn.h>
 
 #include "gpu.h"
-#include "kern.h"
+#include "kern/kern.h"
 
 /* A remembered cudnnFind result, keyed by the convolution's geometry. */
 typedef struct gpu_conv_key {
@@ -47,7 +47,7 @@ enum {
  * cuDNN's fused plan only for epilogues within the GPU_FEP_* bits M (0:
  * never); returns that mask, else all bits. *always (where not NULL): 1
  * for "always", the fused plan wherever cuDNN has one, not only where it
- * is faster (ctx.c). */
+ * is faster (tune/conv.c). */
 long gpu_conv_fuse_env(int *always);
 
 typedef struct gpu_conv_choice {
@@ -70,7 +70,7 @@ typedef struct gpu_conv_choice {
                      timed (gpu_conv_patch_time), else 0 */
 } gpu_conv_choice;
 
-/* The graph API's best plan for a geometry (gpu_dnn.c). */
+/* The graph API's best plan for a geometry (tune/dnn.c). */
 typedef struct gpu_dnn_choice {
   cudnnBackendDescriptor_t plan; /* NULL when no engine worked */
   size_t ws;
@@ -96,9 +96,9 @@ typedef struct gpu_mm_choice {
   float ms; /* its median time (0: not timed, the only candidate) */
 } gpu_mm_choice;
 
-/* A kernel generated for fused nodes (fused.c). */
+/* A kernel generated for fused nodes (run/fused.c). */
 typedef struct gpu_fk gpu_fk;
-/* The autotuners' choices on disk (tune.c). */
+/* The autotuners' choices on disk (tune/store.c). */
 typedef struct gpu_tune gpu_tune;
 
 struct gpu_ctx {
@@ -119,12 +119,12 @@ struct gpu_ctx {
   int nconvs, capconvs;
   gpu_mm_choice *mms; /* matmul algorithm cache */
   int nmms, capmms;
-  gpu_fk *fks; /* generated kernels (fused.c) */
+  gpu_fk *fks; /* generated kernels (run/fused.c) */
   int nfks, capfks;
   int fk_compiled, fk_disk, fk_reused; /* NVRTC runs, disk and memory hits */
-  int dp_compiled, dp_disk;    /* runtime-compiled cuDNN plans (dnn.c) */
+  int dp_compiled, dp_disk;    /* runtime-compiled cuDNN plans (tune/dnn.c) */
   gpu_tune *tune;              /* the tuning cache, opened on first use */
-  int tune_timed, tune_loaded; /* choices timed, taken from it (tune.c) */
+  int tune_timed, tune_loaded; /* choices timed, taken from it (tune/store.c) */
 };
 
 typedef struct gpu_mm gpu_mm;
@@ -178,7 +178,7 @@ struct gpu_mm {
 };
 
 /* A rank-4 batched matmul that reads an operand through a transpose, or
- * writes its result through one, without the copy (layout.c,
+ * writes its result through one, without the copy (plan/layout.c,
  * gpu_layout_strided_matmuls): BERT's attention heads. Each of a, b and c
  * has strides st[k] over its logical [d0, d1, rows, cols] in the bytes it
  * lives in; cuBLAS's pointer-array batched GEMM takes one matrix per
@@ -187,14 +187,14 @@ typedef struct gpu_smm {
   int64_t st[3][4];  /* a, b, c */
   int64_t off[2];    /* a's and b's first element in their bytes: the
                         column block of a split's input they read in place
-                        (layout.c, split_block), else 0 */
+                        (plan/layout.c, split_block), else 0 */
   int64_t d0, d1;    /* batch dimensions */
   int64_t m, n, k;   /* per batch: c[m,n] = a[m,k] b[k,n] (row-major view) */
   const void **parr; /* device: 3 * d0 * d1 pointers (cuBLAS A, B, C) */
 } gpu_smm;
 
 /* An attention node's arguments (katt.cu): strides of q, k, v and y,
- * packed or, where layout.c reads BERT's heads in place, through the
+ * packed or, where plan/layout.c reads BERT's heads in place, through the
  * transposes and the split (off: q's, k's and v's first element). It runs
  * as one kernel, or (split) as cuBLAS's batched GEMM for the scores into
  * the node's scratch, the scaled softmax in place and a batched GEMM with
@@ -243,23 +243,23 @@ typedef struct gpu_step {
   int fused;            /* fused node: 1 + its kernel's index in ctx->fks */
   int64_t fused_blocks; /* its grid */
   int fused_threads;    /* its block */
-  int cl;               /* runs channels-last (layout.c) */
+  int cl;               /* runs channels-last (plan/layout.c) */
   size_t *cin_off;      /* per input: offset in scratch of its copy converted to
                            the node's layout, (size_t)-1 when read as is; NULL
                            when no input is converted */
   int shuffle;          /* a concat with its channel shuffle folded in
-                           (shuffle.c): the group count g */
+                           (plan/shuffle.c): the group count g */
   int shuf_y;           /* its shuffled result (the chain's last reshape) */
   int nshuf_out;        /* the slices of it written directly, 0: y itself */
   int32_t shuf_out[CXK_PARTS]; /* their node indices */
   int shuf_by;   /* a reshape, transpose or slice of such a chain: 1 + the
                     concat's index (a folded slice runs nothing) */
   int se;        /* a global_avgpool running its squeeze-and-excitation
-                    (se.c): 1 + the second convolution's index */
+                    (plan/se.c): 1 + the second convolution's index */
   int se_by;     /* one of those convolutions: 1 + the pool's index (runs
                     nothing; its result is written by the pool's step) */
-  int pad_slice; /* a pad whose only reader, a slice, it computes (layout.c):
-                    1 + the slice's index */
+  int pad_slice; /* a pad whose only reader, a slice, it computes
+                    (plan/layout.c): 1 + the slice's index */
   int slice_by;  /* such a slice: 1 + the pad's index (runs nothing; its
                     result is written by the pad's step) */
 } gpu_step;
@@ -275,14 +275,14 @@ struct gpu_plan {
   void *ws[GPU_STREAMS_MAX]; /* cuDNN / cuBLASLt workspace, one per stream
                                 (a node uses its stream's, gpu_step_ws) */
   size_t arena_bytes, persist_bytes, ws_bytes, unplanned_bytes;
-  gpu_sched sched; /* streams of the multi-stream replay (sched.c) */
+  gpu_sched sched; /* streams of the multi-stream replay (plan/sched.c) */
   int multi;       /* the captured graph runs on sched.nstreams streams */
   double ms_one, ms_multi; /* both replays' times where both were timed */
   gpu_step *steps;
   unsigned char *wonly; /* node computes from weights and constants only:
                            run once by gpu_plan_upload, not in each replay */
   unsigned char *cl;    /* tensor stored channels-last (NHWC): rank 4 with
-                           H * W > 1 only (layout.c) */
+                           H * W > 1 only (plan/layout.c) */
   cudaGraphExec_t exec;
   int captured;
 };
@@ -292,7 +292,7 @@ struct gpu_plan {
 base_status gpu_cuda_fail(base_diag *d, cudaError_t e, const char *what);
 base_status gpu_dnn_fail(base_diag *d, cudnnStatus_t e, const char *what);
 /* cudaStreamEndCapture, then every programmatic edge of the graph made a
- * plain dependency (see ctx.c); *g is the graph (or NULL) either way, for
+ * plain dependency (see rt/err.c); *g is the graph (or NULL) either way, for
  * the caller to destroy. Every capture of the executor's steps ends here. */
 cudaError_t gpu_end_capture(cudaStream_t s, cudaGraph_t *g);
 base_status gpu_blas_fail(base_diag *d, cublasStatus_t e, const char *what);
@@ -320,7 +320,7 @@ base_status gpu_blas_fail(base_diag *d, cublasStatus_t e, const char *what);
  * relu when a following relu was folded into it. */
 int gpu_effective_act(const ir_node *n, const gpu_step *s);
 
-/* Fused nodes (fused.c): generates, compiles (or finds cached) and loads
+/* Fused nodes (run/fused.c): generates, compiles (or finds cached) and loads
  * node n's kernel once the plan's pointers are known; launches it. */
 base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d);
@@ -328,7 +328,7 @@ base_status gpu_fused_enqueue(gpu_plan *p, const ir_node *n, const gpu_step *s,
                               base_diag *d);
 /* Unloads the context's generated kernels. */
 void gpu_fused_ctx_free(gpu_ctx *c);
-/* The tuning cache (tune.c): a convolution's or matmul's choice made by
+/* The tuning cache (tune/store.c): a convolution's or matmul's choice made by
  * an earlier process on this GPU with these libraries, rebuilt into *out
  * (1), or 0 (none, the cache off, or a plan that no longer rebuilds);
  * *_add keeps a new choice, gpu_tune_save writes the new ones to disk and
@@ -344,15 +344,15 @@ void gpu_tune_save(gpu_ctx *c);
  * with k->fep's epilogue), finalised or read from the runtime-compiled
  * plan cache, and its workspace; 0 where it does not build, is not of
  * engine `engine` (a global engine index) or needs more than the
- * workspace limit (dnn.c). */
+ * workspace limit (tune/dnn.c). */
 int gpu_dnn_plan_at(gpu_ctx *c, const gpu_conv_key *k, int fused, int rank,
                     int engine, cudnnBackendDescriptor_t *plan, size_t *ws);
 /* The disk cache's folder: $SUPEROPT_KERNEL_CACHE ("off": *off set), else
  * $XDG_CACHE_HOME/superopt/kernels, else ~/.cache/superopt/kernels; *off
  * also where there is none. gpu_mkdirs makes path and its parents (errors
  * ignored: a cache that cannot be written is no error). Fused kernels
- * (<key>.cubin, fused.c) and cuDNN's runtime-compiled plans
- * (<key>.plan.json, dnn.c) live there. */
+ * (<key>.cubin, run/fused.c) and cuDNN's runtime-compiled plans
+ * (<key>.plan.json, tune/dnn.c) live there. */
 base_status gpu_cache_dir(char *buf, size_t n, int *off);
 void gpu_mkdirs(char *path);
 
@@ -363,11 +363,11 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
                 cudnnTensorDescriptor_t y, gpu_conv_choice *out, base_diag *d);
 
 /* The executor's own depthwise kernel's geometry for k; 0 when k is not a
- * depthwise convolution it runs (dnn.c). */
+ * depthwise convolution it runs (tune/dnn.c). */
 int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a);
 /* One run of what an autotuner times (0: it ran). */
 typedef int (*gpu_timed_run)(gpu_ctx *c, const void *u);
-/* Median time in ms of one run(c, u) as inside a graph replay (dnn.c):
+/* Median time in ms of one run(c, u) as inside a graph replay (tune/time.c):
  * up to GPU_TUNE_BATCH runs captured into a CUDA graph, the graph timed
  * between events e0 and e1 over several replays, divided by the runs.
  * Timing single launches measured the launch (6 to 10 us on an H100) as
@@ -376,13 +376,13 @@ typedef int (*gpu_timed_run)(gpu_ctx *c, const void *u);
 #define GPU_TUNE_BATCH 10
 float gpu_tune_time(gpu_ctx *c, gpu_timed_run run, const void *u,
                     cudaEvent_t e0, cudaEvent_t e1);
-/* Median time in ms of cxk_im2col_rows for a (dnn.c); a huge value where
+/* Median time in ms of cxk_im2col_rows for a (tune/dnn.c); a huge value where
  * it cannot be timed. */
 float gpu_im2col_time(gpu_ctx *c, const cxk_im2col *a);
 /* The same for the convolution of key k, timed once per key and kept with
  * its choice (made first: gpu_conv_choose) and in the tuning cache, so
  * that the GEMM-or-cuDNN decision is the same for every node of k and
- * every process (ctx.c). */
+ * every process (tune/conv.c). */
 float gpu_conv_patch_time(gpu_ctx *c, const gpu_conv_key *k,
                           const cxk_im2col *a);
 /* Its median time on scratch buffers (ms), or a huge value; *var: its
@@ -417,7 +417,7 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
                             base_diag *d);
 
 #define GPU_MM_WS ((size_t)32 << 20) /* matmul workspace limit */
-/* Workspace a convolution algorithm may ask for (ctx.c). */
+/* Workspace a convolution algorithm may ask for (tune/conv.c). */
 #define GPU_CONV_WS_MAX ((size_t)256 << 20)
 #define GPU_BLAS_WS ((size_t)4 << 20) /* cuBLAS's (gpu_smm) */
 
@@ -425,7 +425,7 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
 base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
                           base_diag *d);
 
-/* shuffle.c: folds each concat + channel shuffle (reshape, transpose
+/* plan/shuffle.c: folds each concat + channel shuffle (reshape, transpose
  * [0,2,1,3,4], reshape) and the channel slices that alone read it into the
  * concat's step; called by plan_fusion (reads: readers of each tensor,
  * graph outputs counted; wonly: weight-only nodes). */
@@ -438,19 +438,24 @@ cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
 
 /* Is tensor t a weight or computed from weights alone (wonly: weight-only
  * nodes)? A bias moved into a later reader, or a filter read before its
- * node's turn, must be. (plan.c) */
+ * node's turn, must be. (plan/query.c) */
 int gpu_weight_like(const ir_graph *g, const unsigned char *wonly, int t);
 /* The node that alone reads tensor t (reads: readers of each tensor, graph
- * outputs counted, so an output has none), or -1. (plan.c) */
+ * outputs counted, so an output has none), or -1. (plan/query.c) */
 int gpu_sole_reader(const gpu_plan *p, const int *reads, int t);
 
-/* se.c: folds each global_avgpool -> 1x1 conv -> 1x1 conv chain into the
+/* plan/se.c: folds each global_avgpool -> 1x1 conv -> 1x1 conv chain into the
  * pool's step (one kernel, kse.cu); called by plan_fusion
  * after the activation folds (reads, wonly: as gpu_shuffle_fold). */
 void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly);
 cudaError_t gpu_se_enqueue(gpu_plan *p, int head);
+/* The kernel's activation code for convolution i of such a chain (-1: none
+ * it runs), and the kernel's arguments for the chain from pool head
+ * (run/se.c; the fold checks them). */
+int gpu_se_act(const gpu_plan *p, int i);
+cxk_se gpu_se_args(const gpu_plan *p, int head);
 
-/* layout.c: chooses each node's layout (channels-last or NCHW) and each
+/* plan/layout.c: chooses each node's layout (channels-last or NCHW) and each
  * tensor's; called before the steps are prepared. */
 base_status gpu_layout_assign(gpu_plan *p, base_diag *d);
 /* pin[t] = 1 for each tensor whose bytes stay NCHW whatever its
@@ -458,7 +463,7 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d);
  * reshapes' inputs (but a folded shuffle's). The layout pass pins their
  * roots (a view's bytes are its root's). */
 void gpu_layout_pins(const gpu_plan *p, unsigned char *pin);
-/* layout.c: after the steps are prepared: which inputs each node converts
+/* plan/layout.c: after the steps are prepared: which inputs each node converts
  * to its own layout, in its scratch (grows scratch_bytes). */
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d);
 /* Marks the transposes that only rename their input's bytes (after
@@ -484,15 +489,15 @@ int gpu_layout_fold_pad_slices(gpu_plan *p, const int *reads);
  * becomes a view too. *views grows by the views made. */
 base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
                                        int *views, base_diag *d);
-/* How cuBLAS reads a rows x cols matrix of strides st[2], st[3] (ops.c):
+/* How cuBLAS reads a rows x cols matrix of strides st[2], st[3] (run/mm.c):
  * 1 as is (cols contiguous, *ld = st[2] >= cols), 2 transposed (rows
  * contiguous, *ld = st[3] >= rows), 0 not at all (ld may be NULL). */
 int gpu_smm_layout(const int64_t *st, int64_t rows, int64_t cols, int *ld);
-/* ops.c: attention node i's pointer arrays once p->ptr is final, and its
+/* run/att.c: attention node i's pointer arrays once p->ptr is final, and its
  * mode: split or the kernel, the faster timed on the node's own buffers
  * (their values do not matter to the time). */
 base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d);
-/* ops.c: node i's gpu_smm pointer arrays, once p->ptr is final. */
+/* run/mm.c: node i's gpu_smm pointer arrays, once p->ptr is final. */
 base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d);
 /* Whether t's bytes are NHWC. */
 int gpu_is_cl(const gpu_plan *p, int t);
@@ -505,14 +510,14 @@ cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
 /* The pointer node i reads its input k from (converted copy or tensor). */
 const float *gpu_in(const gpu_plan *p, int i, int k);
 
-/* gpu_ops.c: prepares node i of p (descriptors, algorithms, scratch size);
+/* run/step.c: prepares node i of p (descriptors, algorithms, scratch size);
  * called before memory is planned. */
 base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d);
 void gpu_step_release(gpu_step *s);
 /* Does node i run kernels of its own in a replay (not a view, not folded
- * into another node, not weight-only)? (plan.c) */
+ * into another node, not weight-only)? (plan/query.c) */
 int gpu_plan_runs(const gpu_plan *p, int i);
-/* streams.c: the schedule of p's nodes over up to k streams (k 0: as
+/* plan/streams.c: the schedule of p's nodes over up to k streams (k 0: as
  * opt.streams says; no_graph and poison limit it to one), after the steps
  * are prepared and before the arena is planned. */
 base_status gpu_streams_plan(gpu_plan *p, int k, base_diag *d);
@@ -537,6 +542,9 @@ base_status gpu_streams_prepare(gpu_plan *p, cudaEvent_t **ev, base_diag *d);
  * restored on return. */
 base_status gpu_streams_enqueue(gpu_plan *p, cudaEvent_t *ev, base_diag *d);
 void gpu_streams_release(gpu_plan *p, cudaEvent_t *ev);
+/* Node i's stream: 0 before the schedule exists and for nodes that do not
+ * run (run/tensor.c). */
+int gpu_stream_of(const gpu_plan *p, int i);
 /* The workspace node n of p uses (its stream's). */
 void *gpu_step_ws(const gpu_plan *p, const ir_node *n);
 /* Enqueues node i on the context's stream. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 #define GPU_MM_CANDIDATES 24
 

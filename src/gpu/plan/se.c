@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 static const ir_shape *shp(const gpu_plan *p, int t) {
   return &p->g->tensors[t].shape;
@@ -52,38 +52,6 @@ static int squeeze_conv(const gpu_plan *p, const unsigned char *wonly, int i,
   return 1;
 }
 
-/* The kernel's activation code for convolution i, or -1. */
-static int se_act(const gpu_plan *p, int i) {
-  const gpu_step *s = &p->steps[i];
-  if (s->fuse_clip)
-    return CXK_CLIP;
-  int a = gpu_effective_act(&p->g->nodes[i], s);
-  return a == IR_ACT_NONE      ? CXK_ID
-         : a == IR_ACT_RELU    ? CXK_RELU
-         : a == IR_ACT_SIGMOID ? CXK_SIGMOID
-                               : -1;
-}
-
-static cxk_se se_args(const gpu_plan *p, int head) {
-  const ir_node *pool = &p->g->nodes[head];
-  int f2 = p->steps[head].se - 1;
-  const ir_shape *x = shp(p, pool->in[0]), *w1, *w2;
-  const ir_node *c2 = &p->g->nodes[f2];
-  int f1 = p->g->tensors[c2->in[0]].node;
-  w1 = shp(p, p->g->nodes[f1].in[1]);
-  w2 = shp(p, c2->in[1]);
-  return (cxk_se){.n = x->dim[0],
-                  .c = x->dim[1],
-                  .hw = x->dim[2] * x->dim[3],
-                  .r = w1->dim[0],
-                  .c2 = w2->dim[0],
-                  .cl = gpu_is_cl(p, pool->in[0]),
-                  .act1 = se_act(p, f1),
-                  .act2 = se_act(p, f2),
-                  .lo2 = p->steps[f2].clip_lo,
-                  .hi2 = p->steps[f2].clip_hi};
-}
-
 /* Chains whose two filters hold more floats than this stay node by node:
  * there the GEMMs win. H200, two runs each: MobileNet-V3 batch 16 0.768 ms
  * with every chain folded, 0.750 ms without its four of 115k to 461k
@@ -106,12 +74,13 @@ void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly) {
     int f1 = gpu_sole_reader(p, reads, n->out[0]);
     if (f1 < 0 || !squeeze_conv(p, wonly, f1, n->out[0]))
       continue;
-    int f2 = gpu_sole_reader(p, reads, g->nodes[f1].out[0]), a1 = se_act(p, f1);
+    int f2 = gpu_sole_reader(p, reads, g->nodes[f1].out[0]),
+        a1 = gpu_se_act(p, f1);
     if (f2 < 0 || !squeeze_conv(p, wonly, f2, g->nodes[f1].out[0]) || a1 < 0 ||
-        a1 == CXK_CLIP || se_act(p, f2) < 0)
+        a1 == CXK_CLIP || gpu_se_act(p, f2) < 0)
       continue;
     p->steps[j].se = 1 + f2;
-    cxk_se a = se_args(p, j); /* layouts are not known yet: both must run
+    cxk_se a = gpu_se_args(p, j); /* layouts are not known yet: both must run
                                  (channels-last needs more shared memory) */
     cxk_se b = a;
     a.cl = 0, b.cl = 1;
@@ -122,18 +91,4 @@ void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly) {
     }
     p->steps[f1].se_by = p->steps[f2].se_by = 1 + j;
   }
-}
-
-cudaError_t gpu_se_enqueue(gpu_plan *p, int head) {
-  const gpu_step *s = &p->steps[head];
-  const ir_node *c2 = &p->g->nodes[s->se - 1];
-  int f1 = p->g->tensors[c2->in[0]].node;
-  const ir_node *c1 = &p->g->nodes[f1];
-  cxk_se a = se_args(p, head);
-  const float *b1 = c1->nin == 3 ? p->ptr[c1->in[2]] : NULL;
-  const float *b2 = c2->nin == 3 && !p->steps[s->se - 1].bias_moved
-                        ? p->ptr[c2->in[2]]
-                        : NULL;
-  return cxk_se_run(p->ctx->stream, gpu_in(p, head, 0), p->ptr[c1->in[1]], b1,
-                    p->ptr[c2->in[1]], b2, p->ptr[c2->out[0]], &a);
 }

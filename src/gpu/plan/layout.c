@@ -26,10 +26,10 @@
  * input in the other layout, it converts it into its own scratch first
  * (gpu_layout_conversions): at the network's boundaries only, e.g. the input
  * image. Binary element-wise nodes, reductions and fused nodes (their generated
- * kernels, fused.c) read any mix of layouts through strides instead, as do
+ * kernels, run/fused.c) read any mix of layouts through strides instead, as do
  * transpose and slice (a transpose [0,2,3,1] of a channels-last tensor is a
  * copy). Convolution filters are converted to KRSC once, when weights are
- * uploaded (ops.c). A concat with its channel shuffle folded in
+ * uploaded (run/conv.c). A concat with its channel shuffle folded in
  * (shuffle.c) runs in the layout its inputs suggest, its reshapes do not
  * pin it to NCHW, and the slices it writes take its layout. opt.nchw turns
  * all of this off.
@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 static const ir_shape *shp(const gpu_plan *p, int t) {
   return &p->g->tensors[t].shape;
@@ -46,41 +46,6 @@ static const ir_shape *shp(const gpu_plan *p, int t) {
 /* Rank 4 with more than one spatial position: NHWC and NCHW differ. */
 static int spatial(const ir_shape *s) {
   return s->rank == 4 && s->dim[2] * s->dim[3] > 1;
-}
-
-int gpu_is_cl(const gpu_plan *p, int t) { return p->cl && p->cl[t]; }
-
-void gpu_strides(const gpu_plan *p, int t, int64_t st[CXK_RANK]) {
-  const ir_shape *s = shp(p, t);
-  int64_t acc = 1;
-  for (int i = s->rank - 1; i >= 0; i--) {
-    st[i] = acc;
-    acc *= s->dim[i];
-  }
-  if (gpu_is_cl(p, t)) { /* (n, c, h, w) at n*HWC + c + h*WC + w*C */
-    int64_t c = s->dim[1], w = s->dim[3];
-    st[1] = 1;
-    st[3] = c;
-    st[2] = c * w;
-  }
-}
-
-cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
-                        float *dst, int to_cl) {
-  int64_t n = s->dim[0], c = s->dim[1], h = s->dim[2], w = s->dim[3];
-  cxk_walk k = {.rank = 4, .extent = ir_shape_numel(s)};
-  if (to_cl) { /* walk (n, h, w, c) of the NHWC result */
-    int64_t d[4] = {n, h, w, c}, ds[4] = {h * w * c, w * c, c, 1},
-            ss[4] = {c * h * w, w, 1, h * w};
-    memcpy(k.dim, d, sizeof d), memcpy(k.dst, ds, sizeof ds);
-    memcpy(k.sst, ss, sizeof ss);
-  } else { /* walk (n, c, h, w) of the NCHW result */
-    int64_t d[4] = {n, c, h, w}, ds[4] = {c * h * w, h * w, w, 1},
-            ss[4] = {h * w * c, 1, w * c, c};
-    memcpy(k.dim, d, sizeof d), memcpy(k.dst, ds, sizeof ds);
-    memcpy(k.sst, ss, sizeof ss);
-  }
-  return cxk_copy(st, src, dst, &k);
 }
 
 /* Nodes that can run channels-last: the element-wise operators (ops.def's
@@ -110,7 +75,7 @@ static int perm4(const ir_node *n, int a, int b, int c, int d) {
 static int to_images(const ir_node *n) { return perm4(n, 0, 3, 1, 2); }
 
 /* Inputs read through strides in any layout: never converted (transpose
- * and slice walk their input and output through gpu_strides, ops.c, so a
+ * and slice walk their input and output through gpu_strides, run/step.c, so a
  * transpose [0,2,3,1] of a channels-last tensor is a plain copy). */
 static int reads_strided(ir_opcode op) {
   return op == IR_OP_EWADD || op == IR_OP_EWSUB || op == IR_OP_EWMUL ||
@@ -537,11 +502,4 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
     }
   }
   return BASE_OK;
-}
-
-const float *gpu_in(const gpu_plan *p, int i, int k) {
-  const gpu_step *s = &p->steps[i];
-  if (s->cin_off && s->cin_off[k] != (size_t)-1)
-    return (const float *)((const char *)s->scratch + s->cin_off[k]);
-  return p->ptr[p->g->nodes[i].in[k]];
 }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 /* The node whose kernels do node i's work in a replay (itself, or the
  * node it is folded into), -1 for views and weight-only nodes. */
@@ -121,23 +121,12 @@ void gpu_streams_extend(const gpu_plan *p, int nb, const int32_t *f,
   free(so);
 }
 
-/* Node i's stream: 0 before the schedule exists and for nodes that do not
- * run. */
-static int stream_of(const gpu_plan *p, int i) {
-  int s = p->sched.stream ? p->sched.stream[i] : 0;
-  return s > 0 ? s : 0;
-}
-
-void *gpu_step_ws(const gpu_plan *p, const ir_node *n) {
-  return p->ws[stream_of(p, (int)(n - p->g->nodes))];
-}
-
 base_status gpu_streams_workspaces(gpu_plan *p, base_diag *d) {
   size_t need[GPU_STREAMS_MAX] = {0};
   for (int i = 0; i < p->g->nnodes; i++) {
     const gpu_step *s = &p->steps[i];
     size_t ws = s->conv ? s->conv->ws : s->mm ? s->mm->ws : 0;
-    int q = stream_of(p, i);
+    int q = gpu_stream_of(p, i);
     if (ws > need[q])
       need[q] = ws;
   }

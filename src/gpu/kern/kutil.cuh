@@ -1,9 +1,9 @@
-/* kutil.cuh: what the executor's kernel files (kernels.cu, kmove.cu,
- * kconv.cu, kse.cu, katt.cu) share: the block size, the grid for n
- * threads, grid-stride loops, the checks that pick 32-bit indices and
- * float4 accesses, warp and lane-group sums and maxima, the element-wise
- * functions, and the dimension merging that
- * copies, broadcasts and reductions plan with. */
+/* kutil.cuh: what the executor's kernel files (kern/: kew.cu, kpad.cu,
+ * kred.cu, kmove.cu, kconv.cu, kse.cu, katt.cu) share: the block size, the
+ * grid for n threads, grid-stride loops, the checks that pick 32-bit
+ * indices and float4 accesses, warp and lane-group sums and maxima, the
+ * element-wise functions, and the dimension merging that copies,
+ * broadcasts and reductions plan with. */
 #ifndef SUPEROPT_KUTIL_CUH
 #define SUPEROPT_KUTIL_CUH
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 #define GPU_ALIGN ((size_t)256)
 
@@ -159,25 +159,10 @@ static int residual_fold(const gpu_plan *p, const int *reads,
   return -1;
 }
 
-int gpu_weight_like(const ir_graph *g, const unsigned char *wonly, int t) {
-  const ir_tensor *x = &g->tensors[t];
-  return x->kind != IR_T_VALUE || wonly[x->node];
-}
-
-int gpu_sole_reader(const gpu_plan *p, const int *reads, int t) {
-  if (reads[t] != 1) /* graph outputs count: an output read once has none */
-    return -1;
-  for (int i = 0; i < p->g->nnodes; i++)
-    for (int k = 0; k < p->g->nodes[i].nin; k++)
-      if (p->g->nodes[i].in[k] == t)
-        return i;
-  return -1;
-}
-
 /* Moves the bias of every convolution that fused node j alone reads (no
  * activation, nothing folded, its result of j's rank-4 output shape and
  * no batch-norm parameter in the body) into j's generated kernel, which
- * adds it as it loads the result (fused.c): the convolution's bias kernel,
+ * adds it as it loads the result (run/fused.c): the convolution's bias kernel,
  * a full pass over its result, disappears. */
 static void bias_into_fused(gpu_plan *p, const int *reads,
                             const unsigned char *wonly, int j) {
@@ -588,25 +573,6 @@ void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
 
 size_t gpu_plan_unplanned_bytes(const gpu_plan *p) {
   return p->unplanned_bytes;
-}
-
-int gpu_plan_computed_by(const gpu_plan *p, int i) {
-  const gpu_step *s = &p->steps[i];
-  if (s->se_by)
-    return s->se_by - 1;
-  if (s->slice_by)
-    return s->slice_by - 1;
-  if (s->relu_by)
-    return s->relu_by - 1;
-  if (s->shuf_by && p->g->nodes[i].op != IR_OP_RESHAPE)
-    return s->shuf_by - 1;
-  if (s->res_conv)
-    return s->res_conv - 1;
-  return s->view ? -1 : i;
-}
-
-int gpu_plan_runs(const gpu_plan *p, int i) {
-  return !p->wonly[i] && gpu_plan_computed_by(p, i) == i;
 }
 
 const char *gpu_plan_engine(const gpu_plan *p, int i) {

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "../gpu.h"
 
 void gpu_sched_free(gpu_sched *s) {
   if (!s)

@@ -1,4 +1,4 @@
-/* tune.c: the autotuners' choices kept across processes.
+/* store.c: the autotuners' choices kept across processes.
  *
  * Choosing a convolution's engine (cuDNN's legacy find, up to ten graph-API
  * plans with and without the epilogue, the verification of fused plans,
@@ -40,7 +40,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 /* Raise when a record's meaning or the tuning policy changes. */
 #define TUNE_VERSION 2 /* 2: matmul keys say whether C is read */

@@ -10,7 +10,7 @@
  * memory (float4 loads and stores) when the output's innermost dimension
  * is a multiple of 4, every pointer is 16-byte aligned and every input is
  * either contiguous or constant along that dimension. Threads walk the
- * output in its memory order (NCHW, or NHWC where layout.c chose
+ * output in its memory order (NCHW, or NHWC where plan/layout.c chose
  * channels-last); each input is read at the output coordinate through its
  * own memory strides (any layout) with broadcasting; batch-norm parameters
  * by the channel of the batch norm's own input.
@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
-#include "gpu_int.h"
+#include "../gpu_int.h"
 
 #define THREADS 256
 
@@ -658,40 +658,6 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
 /* ---- compiling and caching ------------------------------------------------
  */
 
-base_status gpu_cache_dir(char *buf, size_t n, int *off) {
-  const char *env = getenv("SUPEROPT_KERNEL_CACHE"),
-             *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  *off = 0;
-  int k;
-  if (env && !strcmp(env, "off")) {
-    *off = 1;
-    return BASE_OK;
-  }
-  if (env && *env)
-    k = snprintf(buf, n, "%s", env);
-  else if (xdg && *xdg)
-    k = snprintf(buf, n, "%s/superopt/kernels", xdg);
-  else if (home && *home)
-    k = snprintf(buf, n, "%s/.cache/superopt/kernels", home);
-  else {
-    *off = 1;
-    return BASE_OK;
-  }
-  if (k < 0 || (size_t)k >= n)
-    *off = 1;
-  return BASE_OK;
-}
-
-void gpu_mkdirs(char *path) {
-  for (char *p = path + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      mkdir(path, 0755);
-      *p = '/';
-    }
-  mkdir(path, 0755);
-}
-
 base_status gpu_fused_compile(const char *src, const char *name,
                               const char *arch, char **cubin, size_t *len,
                               base_diag *d) {
@@ -900,7 +866,8 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
 }
 
 /* Which inputs of fused node n are convolutions whose bias this node adds
- * (plan.c moved it here); their bias pointers in bias[k]. Returns how many. */
+ * (plan/plan.c moved it here); their bias pointers in bias[k]. Returns how
+ * many. */
 static int biased_inputs(const gpu_plan *p, const ir_node *n,
                          unsigned char *biased, const float **bias) {
   int any = 0;
@@ -922,7 +889,7 @@ base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   for (int k = 0; k < n->nin; k++)
     ptrs[k] = p->ptr[n->in[k]];
   ptrs[n->nin] = p->ptr[n->out[0]];
-  int64_t phys[IR_MAX_IN + 1][IR_MAX_RANK]; /* layouts (layout.c) */
+  int64_t phys[IR_MAX_IN + 1][IR_MAX_RANK]; /* layouts (plan/layout.c) */
   for (int k = 0; k < n->nin; k++)
     gpu_strides(p, n->in[k], phys[k]);
   gpu_strides(p, n->out[0], phys[n->nin]);

@@ -16,7 +16,7 @@
  *   - anything else: one thread per element.
  * Concat and split move the parts of up to CXK_PARTS inputs (outputs) in
  * one launch, float4 where every part's row allows. A concat with its
- * channel shuffle folded in (shuffle.c) writes the shuffled channels
+ * channel shuffle folded in (plan/shuffle.c) writes the shuffled channels
  * straight into the slices that read them.
  */
 #include <stdint.h>

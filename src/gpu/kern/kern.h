@@ -1,4 +1,4 @@
-/* kern.h: the CUDA kernels' launchers (kernels.cu), callable from C.
+/* kern.h: the launchers of the CUDA kernels in kern/, callable from C.
  *
  * Each launcher enqueues one or two kernels on a stream and returns the
  * launch status (cudaGetLastError). Index math is 64-bit throughout; shapes

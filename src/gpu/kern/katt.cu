@@ -17,11 +17,11 @@
  *   accumulates its columns of the outputs, p_j broadcast by shuffles.
  *   Plain FMAs in a fixed order.
  * - k_scaled_softmax: softmax(s * x) in place, for the split form (cuBLAS
- *   computes the scores and the product with v; ops.c times both forms).
+ *   computes the scores and the product with v; run/att.c times both forms).
  *
  * Operands are read through strides over [d0, d1, rows, cols] (cxk_att):
  * the executor reads the heads of BERT's merged projection in place
- * (layout.c).
+ * (plan/layout.c).
  */
 #include <math.h>
 #include <mma.h>

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "gpu.h"
+#include "../gpu.h"
 
 #define GPU_ALIGN ((size_t)256)
 

@@ -1,6 +1,6 @@
 /* kconv.cu: the executor's own depthwise convolution (channels-last,
  * square kernels of 3, 5 or 7, stride 1 or 2), an engine that competes
- * with cuDNN's in the autotuning (ctx.c: gpu_conv_choose keeps it only
+ * with cuDNN's in the autotuning (tune/conv.c: gpu_conv_choose keeps it only
  * where it times faster).
  *
  * A thread computes R output rows of OX neighbouring pixels for a vector

@@ -1,0 +1,154 @@
+/* att.c: an attention node on the GPU: one kernel (kern/katt.cu) or
+ * split into cuBLAS's batched GEMMs and the scaled softmax, whichever
+ * was timed faster on the node's own buffers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+/* The packed strides of a rank >= 2 tensor of shape s as cxk_att takes
+ * them ([d0, d1, rows, cols]: rank 4 as it is, other ranks with their
+ * leading dimensions folded into d1). */
+static void att_strides(const ir_shape *s, int64_t st[4]) {
+  int r = s->rank;
+  st[3] = 1, st[2] = s->dim[r - 1];
+  st[1] = st[2] * s->dim[r - 2];
+  st[0] = st[1] * (r == 4 ? s->dim[1] : 1);
+  for (int i = 0; r != 4 && i < r - 2; i++)
+    st[0] *= s->dim[i];
+}
+
+/* An attention node's arguments: packed strides unless plan/layout.c set them
+ * (reading through transposes and a split); d and e within the kernel's
+ * limit. */
+base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
+                            base_diag *d) {
+  const ir_shape *q = shp(p, n->in[0]), *y = shp(p, n->out[0]);
+  int r = q->rank;
+  if (!s->att) {
+    if (!(s->att = base_calloc(1, sizeof *s->att)))
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    for (int k = 0; k < 3; k++)
+      att_strides(shp(p, n->in[k]), s->att->a.st[k]);
+    att_strides(y, s->att->a.st[3]);
+  }
+  cxk_att *a = &s->att->a;
+  a->d0 = r == 4 ? q->dim[0] : 1, a->d1 = r == 4 ? q->dim[1] : 1;
+  for (int i = 0; r != 4 && i < r - 2; i++)
+    a->d1 *= q->dim[i];
+  a->s = q->dim[r - 2], a->d = q->dim[r - 1];
+  a->t = shp(p, n->in[1])->dim[r - 1], a->e = y->dim[r - 1];
+  if (ir_shape_numel(y) > 0 && !cxk_attention_ok(a))
+    return base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
+                         "attention: the GPU kernel takes q's and v's last "
+                         "dimensions up to %d, got %lld and %lld",
+                         CXK_ATT_MAX_DIM, (long long)a->d, (long long)a->e);
+  gpu_att *t = s->att;
+  t->rw = 2;
+  if (!p->ctx->opt.fp32_strict && a->t <= cxk_attention_tc_t() &&
+      p->ctx->prop.major >= 9)
+    t->rw = 0; /* TF32 tensor cores, like the matmuls (sm_90 code) */
+  /* the split form: scores [d0, d1, s, t] packed in scratch */
+  int64_t sst[4] = {a->d1 * a->s * a->t, a->s * a->t, a->t, 1};
+  t->split_ok = gpu_smm_layout(a->st[0], a->s, a->d, NULL) &&
+                gpu_smm_layout(a->st[1], a->d, a->t, NULL) &&
+                gpu_smm_layout(a->st[2], a->t, a->e, NULL) &&
+                gpu_smm_layout(a->st[3], a->s, a->e, NULL) == 1 &&
+                ir_shape_numel(y) > 0;
+  if (!t->split_ok)
+    return BASE_OK;
+  for (int k = 0; k < 2; k++) {
+    gpu_smm *m = &t->mm[k];
+    *m = (gpu_smm){.d0 = a->d0,
+                   .d1 = a->d1,
+                   .m = a->s,
+                   .n = k ? a->e : a->t,
+                   .k = k ? a->t : a->d,
+                   .off = {k ? 0 : t->off[0], k ? t->off[2] : t->off[1]}};
+    memcpy(m->st[0], k ? sst : a->st[0], sizeof sst);
+    memcpy(m->st[1], k ? a->st[2] : a->st[1], sizeof sst);
+    memcpy(m->st[2], k ? a->st[3] : sst, sizeof sst);
+    base_status st = gpu_smm_alloc(m, d);
+    if (st)
+      return st;
+  }
+  size_t bytes = sizeof(float) * (size_t)(a->d0 * sst[0]);
+  if (s->scratch_bytes < bytes)
+    s->scratch_bytes = bytes;
+  return BASE_OK;
+}
+
+/* One run of attention node n in its mode (split or the kernel). */
+base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
+                        int split, base_diag *d) {
+  const float *sc = n->nin > 3 ? IN(p, n, 3) : NULL;
+  gpu_ctx *c = p->ctx;
+  if (split) {
+    base_status st = gpu_smm_run(c, &t->mm[0], d);
+    if (!st)
+      GPU_CUDA(d, cxk_scaled_softmax(c->stream, STEP(p, n)->scratch,
+                                     t->a.d0 * t->a.d1 * t->a.s, t->a.t, sc));
+    return st ? st : gpu_smm_run(c, &t->mm[1], d);
+  }
+  GPU_CUDA(d, cxk_attention(c->stream, IN(p, n, 0) + t->off[0],
+                            IN(p, n, 1) + t->off[1], IN(p, n, 2) + t->off[2],
+                            sc, p->ptr[n->out[0]], &t->a, t->rw));
+  return BASE_OK;
+}
+
+typedef struct att_timed {
+  gpu_plan *p;
+  const ir_node *n;
+  int split;
+} att_timed;
+
+static int att_timed_run(gpu_ctx *c, const void *u) {
+  const att_timed *x = u;
+  (void)c;
+  return gpu_att_run(x->p, x->n, STEP(x->p, x->n)->att, x->split, NULL) !=
+         BASE_OK;
+}
+
+base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d) {
+  const ir_node *n = &p->g->nodes[i];
+  gpu_step *s = &p->steps[i];
+  gpu_att *t = s->att;
+  if (!t->split_ok)
+    return BASE_OK;
+  base_status st =
+      gpu_smm_pointers(&t->mm[0], IN(p, n, 0), IN(p, n, 1), s->scratch, d);
+  if (!st)
+    st = gpu_smm_pointers(&t->mm[1], s->scratch, IN(p, n, 2), p->ptr[n->out[0]],
+                          d);
+  if (st)
+    return st;
+  const char *env = getenv("SUPEROPT_ATTENTION"); /* tests: one form */
+  if (env && (!strcmp(env, "kernel") || !strcmp(env, "split"))) {
+    t->split = !strcmp(env, "split");
+    return BASE_OK;
+  }
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  if (cudaEventCreate(&e0) != cudaSuccess ||
+      cudaEventCreate(&e1) != cudaSuccess) {
+    cudaGetLastError();
+    t->split = 1; /* untimed: the form node by node */
+  } else {
+    t->fused_ms =
+        gpu_tune_time(p->ctx, att_timed_run, &(att_timed){p, n, 0}, e0, e1);
+    t->split_ms =
+        gpu_tune_time(p->ctx, att_timed_run, &(att_timed){p, n, 1}, e0, e1);
+    t->split = t->split_ms < t->fused_ms;
+  }
+  if (e0)
+    cudaEventDestroy(e0);
+  if (e1)
+    cudaEventDestroy(e1);
+  if (p->ctx->tune_log)
+    fprintf(stderr,
+            "superopt: attention %s: kernel %.4f ms, split %.4f ms: %s\n",
+            p->g->tensors[n->out[0]].name, t->fused_ms, t->split_ms,
+            t->split ? "split" : "kernel");
+  return BASE_OK;
+}

@@ -1,0 +1,453 @@
+/* step.c: each node on the GPU: preparation at plan time (descriptors,
+ * algorithm choice, scratch size) and enqueueing at run time (one or a few
+ * launches on the context's stream), dispatched by operator: convolution
+ * (conv.c), matmul (mm.c), attention (att.c), fused nodes (fused.c), the
+ * SE and shuffle folds (se.c, shuffle.c), and here the element-wise,
+ * data-movement, pooling, normalisation, reduction and constant launchers
+ * (kernels of kern/kew.cu, kmove.cu, kpad.cu, kred.cu).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+/* ---- element-wise ---------------------------------------------------------
+ */
+
+/* Strides of input t over the output's logical coordinates (0 where t
+ * is broadcast), in either layout. */
+static void bcast_strides(const gpu_plan *p, int t, const ir_shape *o,
+                          int64_t *st) {
+  const ir_shape *x = shp(p, t);
+  int64_t xs[CXK_RANK];
+  gpu_strides(p, t, xs);
+  int shift = o->rank - x->rank;
+  for (int i = 0; i < o->rank; i++) {
+    int xi = i - shift;
+    st[i] = xi >= 0 && x->dim[xi] != 1 ? xs[xi] : 0;
+  }
+}
+
+/* A channels-last output is walked in its bytes' order (n, h, w, c). */
+static void to_cl_order(int64_t *v) {
+  int64_t c = v[1];
+  v[1] = v[2], v[2] = v[3], v[3] = c;
+}
+
+static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
+  const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]);
+  const ir_shape *o = shp(p, n->out[0]);
+  int64_t cnt = ir_shape_numel(o);
+  const float *pa = p->ptr[n->in[0]], *pb = p->ptr[n->in[1]];
+  float *po = p->ptr[n->out[0]];
+  int ocl = gpu_is_cl(p, n->out[0]);
+  if (ir_shape_eq(a, o) && ir_shape_eq(b, o) && gpu_is_cl(p, n->in[0]) == ocl &&
+      gpu_is_cl(p, n->in[1]) == ocl)
+    return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, NULL, relu);
+  cxk_bcast bc = {.rank = o->rank};
+  memcpy(bc.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
+  bcast_strides(p, n->in[0], o, bc.sa);
+  bcast_strides(p, n->in[1], o, bc.sb);
+  if (ocl) {
+    to_cl_order(bc.dim), to_cl_order(bc.sa), to_cl_order(bc.sb);
+  }
+  return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, relu);
+}
+
+/* where and gather run in the standard layout (not channels-last). */
+static void plain_bcast(const ir_shape *x, const ir_shape *o, int64_t *st) {
+  int64_t xs[CXK_RANK];
+  strides_of(x, xs);
+  for (int i = 0; i < o->rank; i++) {
+    int xi = i - (o->rank - x->rank);
+    st[i] = xi >= 0 && x->dim[xi] != 1 ? xs[xi] : 0;
+  }
+}
+
+static cudaError_t where(gpu_plan *p, const ir_node *n) {
+  const ir_shape *o = shp(p, n->out[0]);
+  cxk_where_args w = {.rank = o->rank};
+  memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
+  plain_bcast(shp(p, n->in[0]), o, w.sc);
+  plain_bcast(shp(p, n->in[1]), o, w.sa);
+  plain_bcast(shp(p, n->in[2]), o, w.sb);
+  return cxk_where(p->ctx->stream, IN(p, n, 0), IN(p, n, 1), IN(p, n, 2),
+                   p->ptr[n->out[0]], ir_shape_numel(o), &w);
+}
+
+static cudaError_t gather_idx(gpu_plan *p, const ir_node *n) {
+  const ir_shape *x = shp(p, n->in[0]);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < n->a.axis; i++)
+    outer *= x->dim[i];
+  for (int i = n->a.axis + 1; i < x->rank; i++)
+    inner *= x->dim[i];
+  return cxk_gather(p->ctx->stream, IN(p, n, 0), IN(p, n, 1), p->ptr[n->out[0]],
+                    outer, ir_shape_numel(shp(p, n->in[1])), x->dim[n->a.axis],
+                    inner);
+}
+
+static cudaError_t cast(gpu_plan *p, const ir_node *n) {
+  int fn = n->a.groups == IR_DT_I64    ? CXK_TRUNC
+           : n->a.groups == IR_DT_BOOL ? CXK_NONZERO
+                                       : CXK_ID;
+  return cxk_unary(p->ctx->stream, fn, IN(p, n, 0), p->ptr[n->out[0]],
+                   ir_shape_numel(shp(p, n->out[0])), 0, 0);
+}
+
+static cudaError_t unary(gpu_plan *p, const ir_node *n, int fn) {
+  return cxk_unary(p->ctx->stream, fn, IN(p, n, 0), p->ptr[n->out[0]],
+                   ir_shape_numel(shp(p, n->out[0])), n->a.lo, n->a.hi);
+}
+
+/* ---- data movement --------------------------------------------------------
+ */
+
+/* Concat and split move blocks of rows: along `axis`, part k of w[k]
+ * positions is `outer` rows of w[k] * inner floats of the whole's rows
+ * (kmove.cu: one launch for up to CXK_PARTS parts, float4 where every
+ * part allows; cudaMemcpy2DAsync ran far below the bandwidth on the short
+ * rows of channels-last tensors). */
+static int64_t outer_rows(const ir_shape *s, int axis, int64_t *inner) {
+  int64_t outer = 1;
+  *inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= s->dim[i];
+  for (int i = axis + 1; i < s->rank; i++)
+    *inner *= s->dim[i];
+  return outer;
+}
+
+/* Shape and axis over the bytes' order: (n, h, w, c) when channels-last. */
+static ir_shape bytes_order(const gpu_plan *p, const ir_node *n, int t,
+                            int *axis) {
+  ir_shape s = *shp(p, t);
+  if (STEP(p, n)->cl && s.rank == 4) {
+    to_cl_order(s.dim);
+    static const int pos[4] = {0, 3, 1, 2};
+    *axis = pos[n->a.axis];
+  }
+  return s;
+}
+
+static cudaError_t concat(gpu_plan *p, const ir_node *n) {
+  int axis = n->a.axis;
+  ir_shape os = bytes_order(p, n, n->out[0], &axis);
+  int64_t inner, outer = outer_rows(&os, axis, &inner);
+  int64_t w[IR_MAX_IN];
+  const float *src[IR_MAX_IN];
+  for (int k = 0; k < n->nin; k++) {
+    w[k] = shp(p, n->in[k])->dim[n->a.axis] * inner;
+    src[k] = IN(p, n, k);
+  }
+  return cxk_concat(p->ctx->stream, p->ptr[n->out[0]], src, w, n->nin,
+                    STEP(p, n)->fuse_relu, outer);
+}
+
+static cudaError_t split(gpu_plan *p, const ir_node *n) {
+  int axis = n->a.axis;
+  ir_shape xs = bytes_order(p, n, n->in[0], &axis);
+  int64_t inner, outer = outer_rows(&xs, axis, &inner);
+  int64_t w[IR_MAX_LIST]; /* split's sizes: one list parameter */
+  float *dst[IR_MAX_LIST], *rdst[IR_MAX_LIST];
+  const gpu_step *s = STEP(p, n);
+  if (n->nout > IR_MAX_LIST)
+    return cudaErrorInvalidValue;
+  for (int k = 0; k < n->nout; k++) { /* relus folded in (plan/plan.c) */
+    w[k] = shp(p, n->out[k])->dim[n->a.axis] * inner;
+    dst[k] = s->raw_skip >> k & 1 ? NULL : p->ptr[n->out[k]];
+    rdst[k] = s->relu_to[k] ? p->ptr[s->relu_to[k] - 1] : NULL;
+  }
+  return cxk_split(p->ctx->stream, IN(p, n, 0), dst, rdst, w, n->nout, outer);
+}
+
+/* transpose (perm in a.list) or slice (starts in a.list) as one strided
+ * copy, input and output in whatever layout they have. */
+static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
+  const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
+  int64_t ist[CXK_RANK];
+  gpu_strides(p, n->in[0], ist); /* either layout, in and out (plan/layout.c) */
+  cxk_walk w = {.rank = o->rank, .extent = ir_shape_numel(x)};
+  memcpy(w.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
+  gpu_strides(p, n->out[0], w.dst);
+  for (int i = 0; i < o->rank; i++) {
+    w.sst[i] = is_slice ? ist[i] : ist[n->a.list[i]];
+    if (is_slice)
+      w.soff += n->a.list[i] * ist[i];
+  }
+  return cxk_copy(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &w);
+}
+
+/* pad (before-pads in a.list) or enlarge (centred zero padding), in the
+ * step's layout; or a pad and the slice it alone feeds (pad_slice,
+ * plan/layout.c): the slice's result, out[q] = x[q + start - before], written
+ * in its layout, x read through its strides. */
+static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
+  const gpu_step *s = STEP(p, n);
+  const ir_node *sl = s->pad_slice ? &p->g->nodes[s->pad_slice - 1] : NULL;
+  int y = sl ? sl->out[0] : n->out[0];
+  const ir_shape *x = shp(p, n->in[0]), *o = shp(p, y);
+  cxk_pad q = {.rank = o->rank, .value = is_enlarge ? 0.0f : n->a.value};
+  for (int i = 0; i < o->rank; i++) {
+    q.odim[i] = o->dim[i];
+    q.idim[i] = x->dim[i];
+    q.before[i] = is_enlarge ? (o->dim[i] - x->dim[i]) / 2
+                             : n->a.list[i] - (sl ? sl->a.list[i] : 0);
+  }
+  if (sl)
+    gpu_strides(p, n->in[0], q.ist); /* else contiguous in the step's order */
+  if ((sl ? p->cl && p->cl[y] : s->cl) && o->rank == 4) { /* NHWC out */
+    to_cl_order(q.odim), to_cl_order(q.idim), to_cl_order(q.before);
+    to_cl_order(q.ist);
+  }
+  return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[y], &q);
+}
+
+/* ---- pooling, normalisation, reduction ------------------------------------
+ */
+
+static cudaError_t pool(gpu_plan *p, const ir_node *n, int is_max) {
+  const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
+  cxk_pool q = {x->dim[0],      x->dim[1],
+                x->dim[2],      x->dim[3],
+                o->dim[2],      o->dim[3],
+                n->a.kernel[0], n->a.kernel[1],
+                n->a.stride[0], n->a.stride[1],
+                n->a.pad[0],    n->a.pad[1],
+                is_max,         n->a.count_include_pad,
+                STEP(p, n)->cl};
+  return cxk_pool2d(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
+}
+
+/* The reduction's walk: mean over the axes of a.list (global_avgpool: H
+ * and W), in the input's layout. */
+static cxk_reduce reduce_args(const gpu_plan *p, const ir_node *n) {
+  const ir_shape *x = shp(p, n->in[0]);
+  int red[CXK_RANK] = {0};
+  if (n->op == IR_OP_GLOBAL_AVGPOOL)
+    red[2] = red[3] = 1;
+  else
+    for (int i = 0; i < n->a.nlist; i++)
+      red[n->a.list[i]] = 1;
+  int64_t ist[CXK_RANK];
+  gpu_strides(p, n->in[0], ist);
+  cxk_reduce r = {.nout = 1, .count = 1};
+  for (int i = 0; i < x->rank; i++) {
+    if (red[i]) {
+      r.rdim[r.nred] = x->dim[i];
+      r.rst[r.nred++] = ist[i];
+      r.count *= x->dim[i];
+    } else {
+      r.kdim[r.nkeep] = x->dim[i];
+      r.kst[r.nkeep++] = ist[i];
+      r.nout *= x->dim[i];
+    }
+  }
+  return r;
+}
+
+static cudaError_t reduce_node(gpu_plan *p, const ir_node *n) {
+  cxk_reduce r = reduce_args(p, n);
+  return cxk_reduce_mean(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &r,
+                         STEP(p, n)->scratch);
+}
+
+static cudaError_t batchnorm(gpu_plan *p, const ir_node *n, int relu) {
+  const ir_shape *x = shp(p, n->in[0]);
+  int64_t cnt = ir_shape_numel(x), c = x->dim[1];
+  int64_t inner = STEP(p, n)->cl ? 1 : cnt / (x->dim[0] * c);
+  return cxk_batchnorm(p->ctx->stream, IN(p, n, 0), p->ptr[n->in[1]],
+                       p->ptr[n->in[2]], p->ptr[n->in[3]], p->ptr[n->in[4]],
+                       p->ptr[n->out[0]], cnt, c, inner, n->a.eps, relu);
+}
+
+static cudaError_t softmax(gpu_plan *p, const ir_node *n) {
+  const ir_shape *x = shp(p, n->in[0]);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < n->a.axis; i++)
+    outer *= x->dim[i];
+  for (int i = n->a.axis + 1; i < x->rank; i++)
+    inner *= x->dim[i];
+  return cxk_softmax(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], outer,
+                     x->dim[n->a.axis], inner);
+}
+
+static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
+  const ir_shape *x = shp(p, n->in[0]);
+  int64_t rows = 1, len = 1;
+  for (int i = 0; i < x->rank; i++)
+    *(i < n->a.axis ? &rows : &len) *= x->dim[i];
+  int xb = STEP(p, n)->ln_bias; /* a convolution's bias, moved here */
+  return cxk_layernorm(p->ctx->stream, IN(p, n, 0), xb ? p->ptr[xb - 1] : NULL,
+                       n->nin > 1 ? p->ptr[n->in[1]] : NULL,
+                       n->nin > 2 ? p->ptr[n->in[2]] : NULL, p->ptr[n->out[0]],
+                       rows, len, n->a.eps);
+}
+
+static cudaError_t constant(gpu_plan *p, const ir_node *n) {
+  const ir_shape *o = shp(p, n->out[0]);
+  float *y = p->ptr[n->out[0]];
+  cudaStream_t s = p->ctx->stream;
+  if (n->op == IR_OP_CONST_ICONV)
+    return cxk_iconv(s, y, o->dim[0], o->dim[1], o->dim[2], o->dim[3]);
+  if (n->op == IR_OP_CONST_IMM)
+    return cxk_eye(s, y, o->dim[0]);
+  return cxk_fill(s, y, ir_shape_numel(o), 1.0f);
+}
+
+/* ---- dispatch
+ * ---------------------------------------------------------------- */
+
+base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
+  const ir_node *n = &p->g->nodes[i];
+  if (p->steps[i].se_by || p->steps[i].se) /* one kernel (run/se.c) */
+    return BASE_OK;
+  if (n->op == IR_OP_CONV2D)
+    return gpu_conv_prepare(p, n, &p->steps[i], d);
+  if (n->op == IR_OP_MATMUL)
+    return gpu_mm_prepare(p, n, &p->steps[i], d);
+  if (n->op == IR_OP_ATTENTION)
+    return gpu_att_prepare(p, n, &p->steps[i], d);
+  if (n->op == IR_OP_GLOBAL_AVGPOOL || n->op == IR_OP_REDUCE_MEAN) {
+    cxk_reduce r = reduce_args(p, n); /* partial sums of row slices */
+    p->steps[i].scratch_bytes = sizeof(float) * (size_t)cxk_reduce_scratch(&r);
+  }
+  return BASE_OK;
+}
+
+void gpu_step_release(gpu_step *s) {
+  if (s->conv) {
+    gpu_conv *c = s->conv;
+    if (c->x)
+      cudnnDestroyTensorDescriptor(c->x);
+    if (c->y)
+      cudnnDestroyTensorDescriptor(c->y);
+    if (c->b)
+      cudnnDestroyTensorDescriptor(c->b);
+    if (c->w)
+      cudnnDestroyFilterDescriptor(c->w);
+    if (c->conv)
+      cudnnDestroyConvolutionDescriptor(c->conv);
+    if (c->act)
+      cudnnDestroyActivationDescriptor(c->act);
+    if (c->vp.vp)
+      cudnnBackendDestroyDescriptor(c->vp.vp);
+    cudaFree(c->wcl);
+    gpu_mm_free(c->gemm);
+    free(c);
+  }
+  gpu_mm_free(s->mm);
+  if (s->smm) {
+    cudaFree(s->smm->parr);
+    free(s->smm);
+  }
+  if (s->att) {
+    cudaFree(s->att->mm[0].parr);
+    cudaFree(s->att->mm[1].parr);
+    free(s->att);
+  }
+  free(s->cin_off);
+  memset(s, 0, sizeof *s);
+}
+
+/* Enqueues the kernels of a node that is not conv2d or matmul; *none = 1
+ * when there is no kernel for its operator. */
+static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
+                          int *none) {
+  if (s->view || s->shuf_by || s->slice_by || s->relu_by)
+    return cudaSuccess; /* reshape, a relu folded into its producer or
+                           written by a split, or a slice written by a
+                           folded shuffle (plan/shuffle.c) or by the pad it
+                           reads */
+  int relu = s->fuse_relu;
+  switch (n->op) {
+  case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);
+  case IR_OP_EWSUB: return binary(p, n, CXK_SUB, relu);
+  case IR_OP_EWMUL:
+  case IR_OP_SMUL: return binary(p, n, CXK_MUL, relu);
+  case IR_OP_EWDIV: return binary(p, n, CXK_DIV, relu);
+  case IR_OP_RELU:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_ERF:
+  case IR_OP_SQRT:
+  case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
+  case IR_OP_CONCAT:
+    return s->shuffle ? gpu_shuffle_enqueue(p, (int)(n - p->g->nodes))
+                      : concat(p, n);
+  case IR_OP_GATHER: return gather_idx(p, n);
+  case IR_OP_WHERE: return where(p, n);
+  case IR_OP_EQUAL: return binary(p, n, CXK_EQ, 0);
+  case IR_OP_NOT: return unary(p, n, CXK_NOT);
+  case IR_OP_CAST: return cast(p, n);
+  case IR_OP_SPLIT: return split(p, n);
+  case IR_OP_TRANSPOSE: return gather(p, n, 0);
+  case IR_OP_SLICE: return gather(p, n, 1);
+  case IR_OP_PAD: return pad(p, n, 0);
+  case IR_OP_ENLARGE: return pad(p, n, 1);
+  case IR_OP_AVGPOOL: return pool(p, n, 0);
+  case IR_OP_MAXPOOL: return pool(p, n, 1);
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_REDUCE_MEAN: return reduce_node(p, n);
+  case IR_OP_BATCHNORM: return batchnorm(p, n, relu);
+  case IR_OP_SOFTMAX: return softmax(p, n);
+  case IR_OP_LAYERNORM: return layernorm(p, n);
+  case IR_OP_CONST_ICONV:
+  case IR_OP_CONST_IMM:
+  case IR_OP_CONST_ONES:
+  case IR_OP_CONST_POOL: return constant(p, n);
+  case IR_OP_RESHAPE: return cudaSuccess; /* a view: its input's bytes */
+  case IR_OP_CONV2D:
+  case IR_OP_MATMUL:
+  case IR_OP_ATTENTION:    /* cuDNN, cuBLASLt, katt.cu: gpu_step_enqueue */
+  case IR_OP_FUSED: break; /* generated kernels: gpu_fused_enqueue */
+  }
+  *none = 1; /* an operator with no kernel here */
+  return cudaSuccess;
+}
+
+base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
+  const ir_node *n = &p->g->nodes[i];
+  const gpu_step *s = &p->steps[i];
+  base_status st = BASE_OK;
+  if (s->se_by) /* written by the pool's kernel */
+    return BASE_OK;
+  if (s->se) {
+    cudaError_t e = gpu_se_enqueue(p, i);
+    return e == cudaSuccess
+               ? BASE_OK
+               : gpu_cuda_fail(d, e, "squeeze-and-excitation kernel");
+  }
+  for (int k = 0; s->cin_off && k < n->nin; k++)
+    if (s->cin_off[k] != (size_t)-1)
+      GPU_CUDA(d,
+               gpu_convert(p->ctx->stream, shp(p, n->in[k]), p->ptr[n->in[k]],
+                           (float *)gpu_in(p, i, k), s->cl));
+  if (n->op == IR_OP_CONV2D)
+    st = gpu_conv_enqueue(p, n, &p->steps[i], d);
+  else if (n->op == IR_OP_MATMUL)
+    st = gpu_mm_enqueue(p, n, &p->steps[i], d);
+  else if (n->op == IR_OP_FUSED)
+    st = gpu_fused_enqueue(p, n, &p->steps[i], d);
+  else if (n->op == IR_OP_ATTENTION)
+    st = ir_shape_numel(shp(p, n->out[0])) == 0
+             ? BASE_OK
+             : gpu_att_run(p, n, s->att, s->att->split, d);
+  else {
+    int none = 0;
+    cudaError_t e = simple(p, n, &p->steps[i], &none);
+    if (none)
+      st = base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "unsupported operator %s on the GPU executor",
+                         ir_op(n->op)->name);
+    else if (e != cudaSuccess)
+      st = gpu_cuda_fail(d, e, ir_op(n->op)->name);
+  }
+  if (st && d && d->line == 0) {
+    d->line = n->line;
+    d->col = n->col;
+  }
+  return st;
+}
