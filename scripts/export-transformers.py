@@ -119,8 +119,10 @@ def export(name, how, out, seq, full):
 
 
 def strip_weights(path):
-    """The model with every initializer of more than 64 values made a graph
-    input (its external data file removed): the structure, small."""
+    """The model with every float initializer of more than 64 values (the
+    weights) made a graph input, its external data file removed: the
+    structure, small. Integer initializers (index tables such as Swin's
+    relative positions) stay: they are constants, not weights."""
     import onnx
     m = onnx.load(path, load_external_data=False)
     keep = []
@@ -128,7 +130,12 @@ def strip_weights(path):
         n = 1
         for d in t.dims:
             n *= d
-        if n <= 64 and t.data_location != onnx.TensorProto.EXTERNAL:
+        if t.data_type != onnx.TensorProto.FLOAT or n <= 64:
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                onnx.external_data_helper.load_external_data_for_tensor(
+                    t, os.path.dirname(path))
+                t.data_location = onnx.TensorProto.DEFAULT
+                del t.external_data[:]
             keep.append(t)
             continue
         m.graph.input.append(onnx.helper.make_tensor_value_info(
