@@ -144,11 +144,13 @@ api_code api_optimize(const api_graph *g, const api_optimize_options *o,
   char rules[4096], passes[4096];
   cd_db *db = NULL;
   const cd_device *dev = NULL;
-  api_code rc = rule_paths(o, rules, passes, sizeof rules, err);
-  if (!rc)
-    rc = open_costs(o, &db, &dev, err);
+  api_code rc = open_costs(o, &db, &dev, err);
   if (rc)
     return rc;
+  if ((rc = rule_paths(o, rules, passes, sizeof rules, err))) {
+    cd_close(db);
+    return rc;
+  }
   cd_model cost;
   cd_model_init(&cost, db, dev);
   progress_ctx pc = {o};

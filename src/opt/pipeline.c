@@ -144,14 +144,16 @@ typedef struct run {
 
 static const ir_graph *current(const run *p) { return p->cur ? p->cur : p->g; }
 
-/* Replaces the current graph by next (NULL: the stage failed, d set). */
-static base_status advance(run *p, ir_graph *next, const char *what) {
+/* Replaces the current graph by next (NULL: the stage failed, d set).
+ * own: next already owns its weight values (a clone); else it may share
+ * the current graph's, and takes copies first (ir_graph_replace). */
+static base_status advance(run *p, ir_graph *next, int own, const char *what) {
   if (!next)
     return p->d->code ? p->d->code : BASE_ERR_INTERNAL;
   base_status s = BASE_OK;
-  if (!p->cur) {
+  if (own || !p->cur) { /* p->g outlives the run: sharing with it is fine */
+    ir_graph_free(p->cur);
     p->cur = next;
-    s = ir_graph_own_data(next, p->d);
   } else {
     s = ir_graph_replace(&p->cur, next, p->d);
   }
@@ -180,7 +182,7 @@ static base_status do_batch(run *p) {
     return s;
   p->orig = h;
   p->r->ran[OPT_BATCH] = 1;
-  return advance(p, ir_graph_clone(h), "rebatch");
+  return advance(p, ir_graph_clone(h), 1, "rebatch");
 }
 
 static base_status do_costs(run *p) {
@@ -193,7 +195,7 @@ static base_status do_costs(run *p) {
 
 static base_status do_passes(run *p) {
   p->r->ran[OPT_PASSES] = 1;
-  return advance(p, srch_run_passes(current(p), &p->so, &p->r->search, p->d),
+  return advance(p, srch_run_passes(current(p), &p->so, &p->r->search, p->d), 1,
                  "the passes");
 }
 
@@ -202,12 +204,12 @@ static base_status do_search(run *p) {
   return advance(p,
                  srch_run_regions(current(p), p->r->rules.all, &p->so,
                                   &p->r->search, p->d),
-                 "the search");
+                 1, "the search");
 }
 
 static base_status do_splits(run *p) {
   p->r->ran[OPT_SPLITS] = 1;
-  return advance(p, srch_run_splits(current(p), &p->so, &p->r->search, p->d),
+  return advance(p, srch_run_splits(current(p), &p->so, &p->r->search, p->d), 1,
                  "merge splits");
 }
 
@@ -237,7 +239,7 @@ static void count_rules(opt_report *r) {
 static base_status do_prune(run *p) {
   int dead = 0;
   base_status s =
-      advance(p, pass_prune_dead(current(p), &dead, p->d), "prune dead");
+      advance(p, pass_prune_dead(current(p), &dead, p->d), 0, "prune dead");
   if (!s)
     s = srch_end(current(p), &p->so, &p->r->search, p->d);
   if (!s)
@@ -251,7 +253,8 @@ static base_status do_fuse(run *p) {
     return BASE_OK;
   fuse_options fo = {cd_model_cost, p->o->cost};
   p->r->ran[OPT_FUSE] = 1;
-  return advance(p, fuse_graph(current(p), &fo, &p->r->fusion, p->d), "fusion");
+  return advance(p, fuse_graph(current(p), &fo, &p->r->fusion, p->d), 0,
+                 "fusion");
 }
 
 static base_status do_order(run *p) {
