@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <superopt/superopt.h>
 
@@ -61,6 +62,10 @@ int main(int argc, char **argv) {
     return fail(&err);
   api_optimize_options_default(&o);
   o.budget = argc > 3 ? atoi(argv[3]) : 100;
+  /* an .onnx output: no fused nodes (ONNX has no fused operator), as
+   * `superopt optimize -o OUT.onnx` */
+  size_t n = strlen(argv[2]);
+  o.fuse = !(n > 5 && !strcmp(argv[2] + n - 5, ".onnx"));
   if (api_optimize(g, &o, &h, &rep, &err))
     return fail(&err);
   printf("optimized: %d -> %d operators, cost %.2f -> %.2f us, %d rewrites, "

@@ -22,13 +22,20 @@ class Error(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * 1024)]
 
 
+# api_progress_fn: (user pointer, stage, done, total, elapsed seconds)
+ProgressFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p,
+                              ctypes.c_int, ctypes.c_int, ctypes.c_double)
+
+
 class OptimizeOptions(ctypes.Structure):
     _fields_ = [("device", ctypes.c_char_p), ("rules", ctypes.c_char_p),
                 ("db", ctypes.c_char_p), ("alpha", ctypes.c_double),
                 ("budget", ctypes.c_int), ("patience", ctypes.c_int),
                 ("max_depth", ctypes.c_int), ("time_limit", ctypes.c_double),
                 ("batch", ctypes.c_int), ("check", ctypes.c_int),
-                ("allow_unproven", ctypes.c_int), ("mutants", ctypes.c_int)]
+                ("allow_unproven", ctypes.c_int), ("mutants", ctypes.c_int),
+                ("fuse", ctypes.c_int), ("hand_passes", ctypes.c_int),
+                ("progress", ProgressFn), ("progress_u", ctypes.c_void_p)]
 
 
 class Report(ctypes.Structure):
@@ -41,7 +48,16 @@ class Report(ctypes.Structure):
                 ("merged", ctypes.c_int), ("seconds", ctypes.c_double),
                 ("max_rel_error", ctypes.c_double),
                 ("mutants_applied", ctypes.c_int),
-                ("mutants_saved_us", ctypes.c_double)]
+                ("mutants_saved_us", ctypes.c_double),
+                ("pass_rules_applied", ctypes.c_int),
+                ("acts_unfused", ctypes.c_int),
+                ("fused_nodes", ctypes.c_int),
+                ("attention_nodes", ctypes.c_int),
+                ("fused_ops", ctypes.c_int), ("moved", ctypes.c_int),
+                ("cost_unfused_us", ctypes.c_double),
+                ("rules_seconds", ctypes.c_double),
+                ("fuse_seconds", ctypes.c_double),
+                ("check_seconds", ctypes.c_double)]
 
 
 class RunOptions(ctypes.Structure):

@@ -30,6 +30,16 @@ class OptimizeReport:
     max_rel_error: float  # of the end-to-end check; None when not checked
     mutants_applied: int  # mutants taken (verified by the box argument)
     mutants_saved_us: float  # their saving, included in cost_after_us
+    pass_rules_applied: int  # of rules_applied, uses of pass rules
+    acts_unfused: int  # activations a pass rule used backward took out
+    fused_nodes: int  # made by fusion
+    attention_nodes: int
+    fused_ops: int  # operators the fused nodes replace
+    moved: int  # shortcuts the node order moved
+    cost_unfused_us: float  # the search's result, before fusion
+    rules_seconds: float  # reading and compiling the rules
+    fuse_seconds: float
+    check_seconds: float
 
     @property
     def speedup(self):
@@ -117,15 +127,27 @@ class Graph:
 
     def optimize(self, device="h100", rules=None, alpha=None, budget=None,
                  patience=None, max_depth=None, time_limit=None, batch=None,
-                 check=True, allow_unproven=False, db=None, mutants=True):
+                 check=True, allow_unproven=False, db=None, mutants=True,
+                 fuse=True, passes="rules", progress=None):
         """Optimizes with proven rules on device's cost model (h100, h200,
-        h100-tf32, h200-tf32, cpu); returns (graph, OptimizeReport). rules:
-        a rule file (default: the installed default.rules). None keeps the
-        CLI's default for the other options. check: compare with the
-        original on the CPU executor, raise if they differ. mutants: let
-        partially equivalent mutants with corrections join the search
-        (verified by the box argument, not proven); False: proven rules
-        only."""
+        h100-tf32, h200-tf32, cpu) through the same pipeline as `superopt
+        optimize` (same graph, same counts); returns (graph,
+        OptimizeReport). rules: a rule file (default: $SUPEROPT_RULES, else
+        the installed default.rules). None keeps the CLI's default for the
+        other options. check: compare with the original on the CPU
+        executor, raise if they differ. mutants: let partially equivalent
+        mutants with corrections join the search (verified by the box
+        argument, not proven); False: proven rules only. fuse: element-wise
+        chains and attention into fused nodes (False for a graph to export
+        as ONNX, which has no fused operator, as the CLI does for an .onnx
+        output). passes: "rules" (the pass rules) or "hand" (the
+        hand-written passes). progress: a callable(stage, done, total,
+        elapsed_s) called at each stage and before each region searched
+        (docs/python.md); an exception it raises is raised by optimize
+        once the pipeline returns."""
+        if passes not in ("rules", "hand"):
+            raise SuperoptError(1, "passes must be 'rules' or 'hand', not %r"
+                                % (passes,))
         o = _lib.OptimizeOptions()
         self._lib.api_optimize_options_default(o)
         keep = []  # the encoded strings live until the call returns
@@ -139,10 +161,26 @@ class Graph:
             if v is not None:
                 setattr(o, name, v)
         o.check, o.allow_unproven = int(bool(check)), int(bool(allow_unproven))
-        o.mutants = int(bool(mutants))
+        o.mutants, o.fuse = int(bool(mutants)), int(bool(fuse))
+        o.hand_passes = int(passes == "hand")
+        raised = []
+        if progress is not None:
+            def tell(_u, stage, done, total, elapsed):
+                if raised:
+                    return
+                try:
+                    progress(stage.decode(), done, total, elapsed)
+                except BaseException as e:  # noqa: BLE001: re-raised below
+                    raised.append(e)
+            o.progress = _lib.ProgressFn(tell)
+            keep.append(o.progress)
         out, rep, err = ctypes.c_void_p(), _lib.Report(), _lib.Error()
-        _lib.check(self._lib.api_optimize(self._handle(), o, out, rep, err),
-                   err)
+        rc = self._lib.api_optimize(self._handle(), o, out, rep, err)
+        if raised:
+            if not rc:
+                self._lib.api_graph_free(out)
+            raise raised[0]
+        _lib.check(rc, err)
         fields = {f: getattr(rep, f) for f, _ in _lib.Report._fields_}
         fields["estimated"] = bool(fields["estimated"])
         if fields["max_rel_error"] < 0:

@@ -20,7 +20,10 @@ Options (torch.compile(..., options={...})): device (cost model; default from
 the GPU's name), budget (200), alpha (1.05), time_limit (60 s), check (True:
 compare with the original on the CPU executor), rules (default.rules),
 fp32_strict (False: TF32 like PyTorch's cuDNN default), verbose (False, or the
-environment variable SUPEROPT_VERBOSE=1).
+environment variable SUPEROPT_VERBOSE=1: also the optimizer's stages and
+regions on stderr), progress (None: a callable(stage, done, total, elapsed_s)
+as Graph.optimize takes). The graph is optimized by the same pipeline as
+`superopt optimize` with its defaults (pass rules, mutants, fusion, check).
 """
 import os
 import sys
@@ -36,7 +39,8 @@ last_fallback = None  # the reason the last graph fell back to PyTorch
 
 _DEFAULTS = {"budget": 200, "alpha": 1.05, "time_limit": 60.0, "check": True,
              "rules": None, "device": None, "fp32_strict": False,
-             "verbose": bool(os.environ.get("SUPEROPT_VERBOSE"))}
+             "verbose": bool(os.environ.get("SUPEROPT_VERBOSE")),
+             "progress": None}
 
 
 class Unsupported(Exception):
@@ -97,6 +101,19 @@ def _export(module, inputs, path):
     raise Unsupported("ONNX export failed: " + " | ".join(errors))
 
 
+def _progress(opts):
+    """The progress callable: the option's, else with verbose one printing
+    each stage and region to stderr."""
+    if opts["progress"] is not None or not opts["verbose"]:
+        return opts["progress"]
+
+    def say(stage, done, total, elapsed):
+        where = " region %d of %d" % (done + 1, total) if total else ""
+        print("superopt: [%.1f s] %s%s" % (elapsed, stage, where),
+              file=sys.stderr)
+    return say
+
+
 def _cost_device(opts, dev):
     if opts["device"]:
         return opts["device"]
@@ -155,7 +172,8 @@ class _Compiled:
             h, rep = g.optimize(device=_cost_device(opts, self.dev),
                                 budget=opts["budget"], alpha=opts["alpha"],
                                 time_limit=opts["time_limit"],
-                                check=opts["check"], rules=opts["rules"])
+                                check=opts["check"], rules=opts["rules"],
+                                progress=_progress(opts))
         except SuperoptError as e:
             raise Unsupported("optimize: " + e.message) from None
         _say(opts, "graph of %d operators -> %d, cost %.1f -> %.1f us "

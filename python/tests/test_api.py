@@ -51,8 +51,10 @@ def test_run_matches_onnxruntime(small_model, x):
 
 def test_optimize_roundtrip(small_model, x, tmp_path):
     g = superopt.load_onnx(small_model)
+    # fuse=False: the graph is exported to ONNX, which has no fused
+    # operator (the CLI does not fuse an .onnx output either)
     h, rep = g.optimize(device="h100", alpha=1.05, budget=50,
-                        db=str(tmp_path / "cost.sqlite"))
+                        db=str(tmp_path / "cost.sqlite"), fuse=False)
     assert isinstance(rep, superopt.OptimizeReport)
     assert rep.nodes_before == g.num_nodes
     assert rep.nodes_after == h.num_nodes
@@ -63,7 +65,8 @@ def test_optimize_roundtrip(small_model, x, tmp_path):
     # no mutant pays on this model; the fields follow the C struct
     assert rep.mutants_applied == 0 and rep.mutants_saved_us == 0
     h0, rep0 = g.optimize(device="h100", alpha=1.05, budget=50,
-                          db=str(tmp_path / "cost.sqlite"), mutants=False)
+                          db=str(tmp_path / "cost.sqlite"), mutants=False,
+                          fuse=False)
     assert rep0.cost_after_us == rep.cost_after_us
     assert rep0.mutants_applied == 0
     m = h.export_onnx()
@@ -84,7 +87,8 @@ def superopt_onnx():
 
 def test_taso_spelling(small_model, tmp_path):
     g = superopt.load_onnx(small_model)
-    h = superopt.optimize(g, 1.0, 10, db=str(tmp_path / "c.sqlite"))
+    h = superopt.optimize(g, 1.0, 10, db=str(tmp_path / "c.sqlite"),
+                          fuse=False)
     assert isinstance(h, superopt.Graph)
     assert superopt.export_onnx(h).graph.node
 
@@ -106,8 +110,40 @@ def test_gen_rules_then_optimize(small_model, tmp_path):
     text = open(out).read()
     assert text.startswith("# superopt rules v1") and "rule r" in text
     g = superopt.load_onnx(small_model)
-    h, rep = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"))
+    # passes="hand": the rule count is the file's alone (no pass rules)
+    h, rep = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"),
+                        passes="hand")
     assert 0 < rep.rules < 100
+    h, rep2 = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"))
+    assert rep2.rules > rep.rules  # the pass rules join by default
+
+
+def test_optimize_progress(small_model, tmp_path):
+    """progress: every stage of the pipeline in order, the search's regions
+    (done of total, elapsed growing); an exception raised in it is raised
+    by optimize."""
+    g = superopt.load_onnx(small_model)
+    seen = []
+    h, rep = g.optimize(budget=20, db=str(tmp_path / "c.sqlite"),
+                        progress=lambda *a: seen.append(a))
+    first = []
+    for stage, _, _, _ in seen:
+        first += [] if stage in first else [stage]
+    assert first == ["rules", "batch", "costs", "passes", "search", "splits",
+                     "prune", "fuse", "order", "check"]
+    regions = [(d, t) for s, d, t, _ in seen if s == "search" and t]
+    assert regions and all(0 <= d < t for d, t in regions)
+    times = [e for _, _, _, e in seen]
+    assert times == sorted(times) and times[0] >= 0
+    assert rep.rules_seconds > 0 and rep.check_seconds > 0
+
+    def stop(stage, done, total, elapsed):
+        if stage == "search":
+            raise KeyboardInterrupt("stop")
+    with pytest.raises(KeyboardInterrupt):
+        g.optimize(budget=20, db=str(tmp_path / "c.sqlite"), progress=stop)
+    with pytest.raises(superopt.SuperoptError):
+        g.optimize(passes="sometimes")
 
 
 def test_errors(small_model, x, tmp_path):

@@ -1,21 +1,16 @@
-/* optimize.c: api_optimize: the same pipeline as `superopt optimize`
- * (rules from the data directory, costs from the cost database with the
- * checked-in tables, a fitted per-operator model for unmeasured shapes,
- * mutant_optimize: the search with mutants joining it region by region,
- * the end-to-end check on the CPU executor): the cost model
- * is costdb's cd_model, as the CLI's. */
+/* optimize.c: api_optimize: the optimize pipeline of src/opt (opt_run), the
+ * one `superopt optimize` runs, with the CLI's defaults: rules from
+ * $SUPEROPT_RULES or the data folder, the pass rules, costs from the cost
+ * database with the checked-in tables, mutants, fusion, the node order and
+ * the end-to-end check. For the same graph and options both write the
+ * same graph and report the same counts. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../costdb/costdb.h"
-#include "../exec/exec.h"
-#include "../mutant/mutant.h"
-#include "../pass/pass.h"
-#include "../rewrite/rewrite.h"
-#include "../search/search.h"
+#include "../opt/opt.h"
 #include "api_int.h"
-
-#define CHECK_TOL 1e-4
 
 void api_optimize_options_default(api_optimize_options *o) {
   srch_options so;
@@ -29,131 +24,113 @@ void api_optimize_options_default(api_optimize_options *o) {
   o->time_limit = so.time_limit;
   o->check = 1;
   o->mutants = 1;
+  o->fuse = 1;
 }
 
-typedef struct cost_ctx {
-  cd_db *db;
-  const cd_device *dev;
-  cd_model model; /* what `superopt optimize` searches with */
-} cost_ctx;
-
 /* Opens the cost database with the installed tables. */
-static api_code open_costs(const api_optimize_options *o, cost_ctx *c,
-                           api_error *err) {
+static api_code open_costs(const api_optimize_options *o, cd_db **db,
+                           const cd_device **dev, api_error *err) {
   char path[4096], tables[4096];
   base_diag d;
   api_code rc;
-  if (!(c->dev = cd_device_find(o->device ? o->device : "h100", &d)))
+  if (!(*dev = cd_device_find(o->device ? o->device : "h100", &d)))
     return api_fail(err, API_ERR_USAGE, "%s", d.msg);
   if ((rc = api_data_path("costdb", tables, sizeof tables, err)))
     return rc;
   if (!o->db && cd_default_path(path, sizeof path, &d))
     return api_fail_diag(err, &d);
-  if (!(c->db = cd_open(o->db ? o->db : path, &d)))
+  if (!(*db = cd_open(o->db ? o->db : path, &d)))
     return api_fail_diag(err, &d);
-  if (cd_set_tables(c->db, tables, &d)) {
-    cd_close(c->db);
-    return api_fail_diag(err, &d);
-  }
-  return API_OK;
-}
-
-static api_code load_rules(const api_optimize_options *o, ir_ruleset *rs,
-                           rewrite_rules **out, api_error *err) {
-  char path[4096];
-  base_diag d;
-  api_code rc;
-  if (!o->rules &&
-      (rc = api_data_path("rules/default.rules", path, sizeof path, err)))
-    return rc;
-  if (ir_rules_read_file(o->rules ? o->rules : path, rs, &d))
-    return api_fail_diag(err, &d);
-  if (!(*out =
-            rewrite_rules_compile(rs, REWRITE_BOTH, o->allow_unproven, &d))) {
-    snprintf(d.file, sizeof d.file, "%.255s", o->rules ? o->rules : path);
-    ir_ruleset_free(rs);
+  if (cd_set_tables(*db, tables, &d)) {
+    cd_close(*db);
     return api_fail_diag(err, &d);
   }
   return API_OK;
 }
 
-static void fill_report(api_report *r, const ir_graph *g, const ir_graph *h,
-                        const srch_stats *st, const rewrite_rules *rules) {
+/* The files the pipeline reads: the rules (o->rules, else
+ * $SUPEROPT_RULES, else the data folder's, as the CLI) and the pass rules
+ * (unless hand_passes). */
+static api_code rule_paths(const api_optimize_options *o, char *rules,
+                           char *passes, size_t n, api_error *err) {
+  const char *env = getenv("SUPEROPT_RULES");
+  api_code rc = API_OK;
+  if (o->rules || (env && *env))
+    snprintf(rules, n, "%s", o->rules ? o->rules : env);
+  else
+    rc = api_data_path("rules/default.rules", rules, n, err);
+  if (!rc && !o->hand_passes)
+    rc = api_data_path("rules/passes.rules", passes, n, err);
+  return rc;
+}
+
+typedef struct progress_ctx {
+  const api_optimize_options *o;
+} progress_ctx;
+
+static void progress(void *u, const opt_progress *p) {
+  const api_optimize_options *o = ((progress_ctx *)u)->o;
+  o->progress(o->progress_u, opt_stage_name(p->stage), p->region, p->nregions,
+              p->elapsed);
+}
+
+static void fill_report(api_report *r, const opt_report *x) {
+  const srch_stats *st = &x->search;
   memset(r, 0, sizeof *r);
   r->cost_before_us = st->cost_before;
-  r->cost_after_us = st->cost_after;
+  r->cost_unfused_us = st->cost_after;
+  r->cost_after_us = x->ran[OPT_FUSE] ? x->fusion.cost_after : st->cost_after;
   r->estimated = st->estimated;
-  r->nodes_before = g->nnodes;
-  r->nodes_after = h->nnodes;
-  r->rules = rewrite_rules_count(rules);
-  for (int i = 0; i < st->nrules; i++)
-    r->rules_applied += st->applied_fw[i] + st->applied_bw[i];
+  r->nodes_before = x->nodes_before;
+  r->nodes_after = x->nodes_after;
+  r->rules = x->directions;
+  r->rules_applied = x->rules_applied;
+  r->pass_rules_applied = x->pass_rules_applied;
   r->expanded = st->expanded;
   r->bn_folded = st->bn_folded;
-  r->acts_fused = st->acts_fused;
-  r->merged = st->merged;
+  r->acts_fused = x->acts_fused;
+  r->acts_unfused = x->acts_unfused;
+  r->merged = x->merged;
   r->seconds = st->seconds;
-  r->max_rel_error = -1;
+  r->max_rel_error = x->max_rel_error;
+  r->mutants_applied = x->mutants.napplied;
+  for (int i = 0; i < x->mutants.napplied; i++)
+    r->mutants_saved_us +=
+        x->mutants.applied[i].ms_before - x->mutants.applied[i].ms_after;
+  r->fused_nodes = x->fusion.groups;
+  r->attention_nodes = x->fusion.attention;
+  r->fused_ops = x->fusion.fused_ops;
+  r->moved = x->moved;
+  r->rules_seconds = x->seconds[OPT_RULES];
+  r->fuse_seconds = x->seconds[OPT_FUSE];
+  r->check_seconds = x->seconds[OPT_CHECK];
 }
 
-/* The search proper, on a graph already rebatched. */
-static api_code search(const ir_graph *g, const api_optimize_options *o,
-                       const rewrite_rules *rules, cost_ctx *c, ir_graph **out,
-                       api_report *rep, api_error *err) {
-  srch_options so;
-  srch_stats st;
-  base_diag d;
-  srch_options_default(&so);
-  so.alpha = o->alpha;
-  so.budget = o->budget;
-  so.patience = o->patience;
-  so.max_depth = o->max_depth;
-  so.time_limit = o->time_limit;
-  so.fuse_k = 0; /* api_optimize does not fuse */
-  cd_model_init(&c->model, c->db, c->dev);
-  if (cd_model_fit(&c->model, &d))
-    return api_fail_diag(err, &d);
-  so.cost = cd_model_cost;
-  so.cost_u = &c->model;
-  mutant_apply_stats ms;
-  ir_graph *h = mutant_optimize(g, rules, &so, o->mutants ? MUTANT_ALL : 0, 1,
-                                &st, &ms, &d);
-  if (h) {
-    fill_report(rep, g, h, &st, rules);
-    rep->mutants_applied = ms.napplied;
-    for (int i = 0; i < ms.napplied; i++)
-      rep->mutants_saved_us += ms.applied[i].ms_before - ms.applied[i].ms_after;
-  }
-  mutant_apply_stats_free(&ms);
-  srch_stats_free(&st);
-  if (!h)
-    return api_fail_diag(err, &d);
-  int moved = 0; /* the executor's node order, as optimize's */
-  if (pass_order_apply(&h, &moved, &d)) {
-    ir_graph_free(h);
-    return api_fail_diag(err, &d);
-  }
-  double e = 0;
-  if (o->check && ex_check(g, h, 1, &e, &d)) {
-    ir_graph_free(h);
-    return api_fail_diag(err, &d);
-  }
-  if (o->check && !(e <= CHECK_TOL)) {
-    ir_graph_free(h);
-    return api_fail(err, API_ERR_INTERNAL,
-                    "the optimized graph's outputs differ from the "
-                    "original's (relative error %.3g > %g)",
-                    e, CHECK_TOL);
-  }
-  rep->max_rel_error = o->check ? e : -1;
-  *out = h;
-  return API_OK;
+/* The pipeline's options from the API's (paths resolved, db open). */
+static void pipeline_options(const api_optimize_options *o, const char *rules,
+                             const char *passes, cd_model *cost,
+                             progress_ctx *pc, opt_options *oo) {
+  opt_options_default(oo);
+  oo->so.alpha = o->alpha;
+  oo->so.budget = o->budget;
+  oo->so.patience = o->patience;
+  oo->so.max_depth = o->max_depth;
+  oo->so.time_limit = o->time_limit;
+  oo->rules = rules;
+  oo->pass_rules = o->hand_passes ? NULL : passes;
+  oo->allow_unproven = o->allow_unproven;
+  oo->mutants = o->mutants ? MUTANT_ALL : 0;
+  oo->batch = o->batch;
+  oo->fuse = o->fuse;
+  oo->check = o->check;
+  oo->cost = cost;
+  oo->progress = o->progress ? progress : NULL;
+  oo->progress_u = pc;
 }
 
 api_code api_optimize(const api_graph *g, const api_optimize_options *o,
                       api_graph **out, api_report *rep, api_error *err) {
   api_optimize_options def;
-  api_report local;
   if (!g || !out)
     return api_fail(err, API_ERR_USAGE, "api_optimize: NULL argument");
   if (!o) {
@@ -164,28 +141,31 @@ api_code api_optimize(const api_graph *g, const api_optimize_options *o,
     return api_fail(err, API_ERR_USAGE,
                     "api_optimize: alpha must be in [0.5, 100], budget and "
                     "batch >= 0");
-  cost_ctx c;
-  ir_ruleset rs;
-  rewrite_rules *rules = NULL;
-  ir_ruleset_init(&rs);
-  api_code rc = open_costs(o, &c, err);
+  char rules[4096], passes[4096];
+  cd_db *db = NULL;
+  const cd_device *dev = NULL;
+  api_code rc = open_costs(o, &db, &dev, err);
   if (rc)
     return rc;
-  if ((rc = load_rules(o, &rs, &rules, err))) {
-    cd_close(c.db);
+  if ((rc = rule_paths(o, rules, passes, sizeof rules, err))) {
+    cd_close(db);
     return rc;
   }
-  const ir_graph *src = g->g;
-  ir_graph *rebatched = NULL, *h = NULL;
+  cd_model cost;
+  cd_model_init(&cost, db, dev);
+  progress_ctx pc = {o};
+  opt_options oo;
+  pipeline_options(o, rules, passes, &cost, &pc, &oo);
+  opt_report r;
+  ir_graph *h = NULL;
   base_diag d;
-  if (o->batch > 0 && ir_rebatch(src, o->batch, &rebatched, &d))
-    rc = api_fail_diag(err, &d);
-  if (!rc)
-    rc = search(rebatched ? rebatched : src, o, rules, &c, &h,
-                rep ? rep : &local, err);
-  ir_graph_free(rebatched);
-  rewrite_rules_free(rules);
-  ir_ruleset_free(&rs);
-  cd_close(c.db);
+  if (opt_run(g->g, &oo, &h, &r, &d))
+    rc = d.code == BASE_ERR_INTERNAL && r.ran[OPT_CHECK]
+             ? api_fail(err, API_ERR_INTERNAL, "%s", d.msg)
+             : api_fail_diag(err, &d);
+  else if (rep)
+    fill_report(rep, &r);
+  opt_report_free(&r);
+  cd_close(db);
   return rc ? rc : api_wrap(h, out, err);
 }

@@ -86,10 +86,21 @@ api_code api_graph_export_onnx(const api_graph *g, void **data, size_t *len,
 
 /* ---- optimize -------------------------------------------------------- */
 
+/* Progress of api_optimize: the stage starting ("rules", "batch", "costs",
+ * "passes", "search", "splits", "prune", "fuse", "order", "check": the
+ * stages of `superopt optimize --list-stages`), elapsed seconds since the
+ * call began; in "search", called again before each region: done regions
+ * of total searched in the current pass (the search makes 2 passes over
+ * shifted regions, done restarting at 0), else done and total are 0.
+ * Called from the calling thread. */
+typedef void (*api_progress_fn)(void *u, const char *stage, int done, int total,
+                                double elapsed_s);
+
 typedef struct api_optimize_options {
   const char *device; /* cost model: h100 (default), h200, h100-tf32,
                          h200-tf32, cpu */
-  const char *rules;  /* rule file; NULL: the installed default.rules */
+  const char *rules;  /* rule file; NULL: $SUPEROPT_RULES when set, else
+                         the installed default.rules (as the CLI) */
   const char *db;     /* cost database; NULL: as `superopt costdb` */
   double alpha;       /* expand graphs costing <= alpha x the best (1.05) */
   int budget;         /* expansions per region (1000) */
@@ -104,22 +115,47 @@ typedef struct api_optimize_options {
                          corrections join the search where they pay
                          (verified by the box argument, not proven);
                          0: proven rewrites only */
+  int fuse;           /* 1 (default): element-wise chains and attention
+                         into fused nodes where cheaper (the CLI's default;
+                         0 as `optimize --no-fuse` or an .onnx output: ONNX
+                         has no fused operator) */
+  int hand_passes;    /* 0 (default): activation fusion and sibling merging
+                         as the pass rules (rules/passes.rules); 1: the
+                         hand-written passes (`--passes hand`) */
+  api_progress_fn progress; /* NULL (default): none */
+  void *progress_u;         /* passed to progress */
 } api_optimize_options;
 
 /* Fills o with the defaults above. */
 void api_optimize_options_default(api_optimize_options *o);
 
+/* The same counts `superopt optimize` prints, from the same pipeline. */
 typedef struct api_report {
-  double cost_before_us, cost_after_us; /* the cost model's totals */
+  double cost_before_us, cost_after_us; /* the cost model's totals (after:
+                                           of the graph returned, fused) */
   int estimated; /* 1: some operator cost was a roofline estimate */
   int nodes_before, nodes_after;
-  int rules, rules_applied; /* usable rules; rewrites in the result */
+  int rules, rules_applied; /* usable rule directions; rule uses in the
+                               result (forward and backward, pass rules
+                               included) */
   int expanded;             /* graphs expanded by the search */
-  int bn_folded, acts_fused, merged;
-  double seconds;          /* search time */
-  double max_rel_error;    /* of the check; -1 when not checked */
-  int mutants_applied;     /* mutants taken (verified, not proven) */
+  int bn_folded;
+  int acts_fused;       /* activations fused into convolutions and matmuls, by
+                           the hand-written pass and by pass rules */
+  int merged;           /* sibling groups merged, by hand and by pass rules */
+  double seconds;       /* search time (passes to dead code) */
+  double max_rel_error; /* of the check; -1 when not checked */
+  int mutants_applied;  /* mutants taken (verified, not proven) */
   double mutants_saved_us; /* their saving, included in cost_after_us */
+  int pass_rules_applied;  /* of rules_applied, uses of pass rules */
+  int acts_unfused;        /* activations a pass rule used backward took
+                              back out of a convolution or matmul */
+  int fused_nodes, attention_nodes; /* made by fusion */
+  int fused_ops;                    /* operators the fused nodes replace */
+  int moved;                        /* shortcuts the node order moved */
+  double cost_unfused_us; /* the search's result's cost, before fusion */
+  /* seconds: reading and compiling the rules, fusion, the check */
+  double rules_seconds, fuse_seconds, check_seconds;
 } api_report;
 
 /* Optimizes g into a new graph *out (g is unchanged). rep may be NULL. */

@@ -169,5 +169,12 @@ const char *cli_data_file(const char *rel, int *rc);
  * (cmd_mutants.c). */
 struct mutant_apply_stats;
 void cli_print_mutants(const struct mutant_apply_stats *st);
+/* optimize and experiment (cmd_optimize.c): the rules file, given (--rules),
+ * else $SUPEROPT_RULES, else the data folder's rules/default.rules; NULL
+ * after printing why, *rc set. */
+const char *cli_rules_file(const char *given, int *rc);
+/* Prints `cost model:` for a fitted model (measured rows it was fitted on,
+ * or roofline estimates). */
+void cli_print_cost_model(const struct cd_model *m);
 
 #endif

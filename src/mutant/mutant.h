@@ -215,6 +215,20 @@ void mutant_apply_stats_free(mutant_apply_stats *st);
  * srch_optimize's and its cost_after includes them. Deterministic for a
  * seed. The mutants are verified by the box argument, not proven: callers
  * check the result end to end. NULL with d set on an error. */
+/* mutant_optimize's hook, for a caller that runs the search's stages one by
+ * one (src/opt): with mask, sets so->region_fn to mutant_apply under so's
+ * cost model (so->cost must be set first) with m, which must outlive the
+ * search, as its state; *ms is zeroed and collects the mutants taken. */
+typedef struct mutant_search {
+  mutant_cost_fn cost; /* the search's cost model */
+  void *cost_u;
+  unsigned mask;
+  uint64_t seed;
+  mutant_apply_stats *total;
+} mutant_search;
+void mutant_search_attach(srch_options *so, mutant_search *m, unsigned mask,
+                          uint64_t seed, mutant_apply_stats *ms);
+
 ir_graph *mutant_optimize(const ir_graph *g, const rewrite_rules *rules,
                           const srch_options *o, unsigned mask, uint64_t seed,
                           srch_stats *st, mutant_apply_stats *ms, base_diag *d);

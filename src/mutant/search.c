@@ -15,13 +15,6 @@
 
 #include "mutant_int.h"
 
-typedef struct msearch {
-  const srch_options *o; /* the search's options (cost model) */
-  unsigned mask;
-  uint64_t seed;
-  mutant_apply_stats *total;
-} msearch;
-
 /* Adds one region's stats to the total. */
 static base_status merge_stats(mutant_apply_stats *t, mutant_apply_stats *r,
                                base_diag *d) {
@@ -44,13 +37,13 @@ static base_status merge_stats(mutant_apply_stats *t, mutant_apply_stats *r,
 
 static base_status region_hook(void *u, const ir_graph *best, ir_graph **out,
                                base_diag *d) {
-  msearch *m = u;
+  mutant_search *m = u;
   mutant_apply_stats rs;
   ir_graph *h = NULL;
   /* the search's cost model as is: a cost error fails the region, and so
    * the search, with its message */
-  base_status st = mutant_apply(best, m->mask, m->seed, m->o->cost,
-                                m->o->cost_u, &h, &rs, d);
+  base_status st =
+      mutant_apply(best, m->mask, m->seed, m->cost, m->cost_u, &h, &rs, d);
   if (st)
     return st;
   st = merge_stats(m->total, &rs, d);
@@ -61,17 +54,23 @@ static base_status region_hook(void *u, const ir_graph *best, ir_graph **out,
   return st;
 }
 
+void mutant_search_attach(srch_options *so, mutant_search *m, unsigned mask,
+                          uint64_t seed, mutant_apply_stats *ms) {
+  memset(ms, 0, sizeof *ms);
+  *m = (mutant_search){so->cost, so->cost_u, mask, seed, ms};
+  if (mask) {
+    so->region_fn = region_hook;
+    so->region_u = m;
+  }
+}
+
 ir_graph *mutant_optimize(const ir_graph *g, const rewrite_rules *rules,
                           const srch_options *o, unsigned mask, uint64_t seed,
                           srch_stats *st, mutant_apply_stats *ms,
                           base_diag *d) {
-  memset(ms, 0, sizeof *ms);
-  msearch m = {o, mask, seed, ms};
+  mutant_search m;
   srch_options so = *o;
-  if (mask) {
-    so.region_fn = region_hook;
-    so.region_u = &m;
-  }
+  mutant_search_attach(&so, &m, mask, seed, ms);
   ir_graph *h = srch_optimize(g, rules, &so, st, d);
   if (!h)
     mutant_apply_stats_free(ms);

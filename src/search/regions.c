@@ -184,6 +184,7 @@ typedef struct pass {
   region *rg;
   int nrg;
   int last; /* the last pass: o->region_fn runs on its regions */
+  int k, n; /* pass k of n (o->progress) */
 } pass;
 
 /* Cuts the compute nodes into regions: the first of `first` nodes. */
@@ -213,10 +214,15 @@ static base_status cut(pass *p, const rewrite_index *ix, int first) {
 }
 
 static base_status search_regions(pass *p) {
+  int live = 0, done = 0;
+  for (int k = 0; k < p->nrg; k++)
+    live += p->rg[k].sub != NULL;
   for (int k = 0; k < p->nrg; k++) {
     region *r = &p->rg[k];
     if (!r->sub)
       continue;
+    if (p->o->progress)
+      p->o->progress(p->o->progress_u, p->k, p->n, done++, live);
     p->st->regions++;
     ir_graph *best =
         srch_search_until(r->sub, p->rules, p->o, p->deadline, p->st, p->d);
@@ -301,7 +307,7 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
   int n = o->passes > 0 ? o->passes : 1;
   for (int k = 0; k < n; k++) {
-    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0, k == n - 1};
+    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0, k == n - 1, k, n};
     if (!step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d))
       return 0;
   }
@@ -380,42 +386,95 @@ static int merge_splits(ir_graph **cur, const ir_graph *g, srch_stats *st,
   return 1;
 }
 
-ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
-                        const srch_options *o, srch_stats *st, base_diag *d) {
-  double t0 = base_now();
-  int dead = 0;
+/* A stage's result: cur (cloned, as the stage's own graph, when it is g)
+ * after ok, else NULL; cur is freed unless it is g. */
+static ir_graph *stage_result(ir_graph *cur, const ir_graph *g, int ok,
+                              base_diag *d) {
+  ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
+  if (cur != g)
+    ir_graph_free(cur);
+  if (ok && !r)
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  return r;
+}
+
+base_status srch_begin(const ir_graph *g, const rewrite_rules *rules,
+                       const srch_options *o, srch_stats *st, base_diag *d) {
   memset(st, 0, sizeof *st);
   if (srch_stats_alloc(st, rules->rs->n, d))
-    return NULL;
-  if (cd_sum_cost(g, o->cost, o->cost_u, &st->cost_before, &st->estimated, d))
-    return NULL;
+    return d ? d->code : BASE_ERR_NOMEM;
+  return cd_sum_cost(g, o->cost, o->cost_u, &st->cost_before, &st->estimated,
+                     d);
+}
+
+ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
+                          srch_stats *st, base_diag *d) {
   ir_graph *cur = (ir_graph *)g;
   int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&
            step(&cur, g, pass_fold_scale(cur, &st->scales_folded, d),
                 "fold scales", d) &&
-           hand_passes(&cur, g, o, st, d) && pass_search(&cur, g, o, st, d) &&
-           search_passes(&cur, g, rules, o, st, d);
+           hand_passes(&cur, g, o, st, d) && pass_search(&cur, g, o, st, d);
+  return stage_result(cur, g, ok, d);
+}
+
+ir_graph *srch_run_regions(const ir_graph *g, const rewrite_rules *rules,
+                           const srch_options *o, srch_stats *st,
+                           base_diag *d) {
+  ir_graph *cur = (ir_graph *)g;
+  return stage_result(cur, g, search_passes(&cur, g, rules, o, st, d), d);
+}
+
+ir_graph *srch_run_splits(const ir_graph *g, const srch_options *o,
+                          srch_stats *st, base_diag *d) {
+  ir_graph *cur = (ir_graph *)g;
   int more = 0; /* passes as rules: no activation fusion after the search
-                    (only splits folded and dead code removed) */
-  ok = ok &&
-       (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
-                              "fuse activations", d)) &&
-       merge_splits(&cur, g, st, d) &&
-       step(&cur, g, pass_prune_dead(cur, &dead, d), "prune dead", d);
+                    (only splits folded) */
+  int ok = (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
+                                  "fuse activations", d)) &&
+           merge_splits(&cur, g, st, d);
   st->acts_fused += more;
+  return stage_result(cur, g, ok, d);
+}
+
+base_status srch_end(const ir_graph *h, const srch_options *o, srch_stats *st,
+                     base_diag *d) {
+  int est = 0;
+  base_status s = cd_sum_cost(h, o->cost, o->cost_u, &st->cost_after, &est, d);
+  st->estimated |= est;
+  return s;
+}
+
+/* One stage of srch_optimize: *cur replaced by f's result (NULL: failed);
+ * the graph g given to srch_optimize is never freed. */
+static int run_stage(ir_graph **cur, const ir_graph *g, ir_graph *next) {
+  if (*cur != g)
+    ir_graph_free(*cur);
+  *cur = next;
+  return next != NULL;
+}
+
+ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
+                        const srch_options *o, srch_stats *st, base_diag *d) {
+  double t0 = base_now();
+  int dead = 0;
+  if (srch_begin(g, rules, o, st, d))
+    return NULL;
+  ir_graph *cur = (ir_graph *)g;
+  int ok = run_stage(&cur, g, srch_run_passes(cur, o, st, d)) &&
+           run_stage(&cur, g, srch_run_regions(cur, rules, o, st, d)) &&
+           run_stage(&cur, g, srch_run_splits(cur, o, st, d)) &&
+           run_stage(&cur, g, pass_prune_dead(cur, &dead, d));
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
   if (cur != g)
     ir_graph_free(cur);
   if (ok && !r)
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  int est = 0;
-  if (r && cd_sum_cost(r, o->cost, o->cost_u, &st->cost_after, &est, d)) {
+  if (r && srch_end(r, o, st, d)) {
     ir_graph_free(r);
     r = NULL;
   }
-  st->estimated |= est;
   st->seconds = base_now() - t0;
   return r;
 }

@@ -57,6 +57,10 @@ typedef struct srch_options {
   base_status (*region_fn)(void *u, const ir_graph *best, ir_graph **out,
                            base_diag *d);
   void *region_u;
+  /* Called, when set, before each region search: pass (0-based) of
+   * npasses, region (0-based) of nregions in that pass. */
+  void (*progress)(void *u, int pass, int npasses, int region, int nregions);
+  void *progress_u;
 } srch_options;
 
 void srch_options_default(srch_options *o);
@@ -95,5 +99,26 @@ ir_graph *srch_search(const ir_graph *g, const rewrite_rules *rules,
  * filled. Returns a new self-contained graph. */
 ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
                         const srch_options *o, srch_stats *st, base_diag *d);
+
+/* srch_optimize's steps, for a caller that runs them one by one (the
+ * optimize pipeline, src/opt): srch_begin resets st and sums g's cost
+ * (cost_before); srch_run_passes runs the passes before the search (common
+ * subexpressions, batchnorm and scale folding, the hand-written passes,
+ * the pass rules' whole-graph search); srch_run_regions the search region
+ * by region (o->passes passes, o->region_fn on the last); srch_run_splits
+ * activation fusion after the search (hand-written passes only) and nested
+ * splits folded; srch_end sums the final graph's cost (cost_after). Each
+ * srch_run_* returns a new self-contained graph (g is unchanged), or NULL
+ * with d set. srch_optimize is these, then pass_prune_dead, then srch_end. */
+base_status srch_begin(const ir_graph *g, const rewrite_rules *rules,
+                       const srch_options *o, srch_stats *st, base_diag *d);
+ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
+                          srch_stats *st, base_diag *d);
+ir_graph *srch_run_regions(const ir_graph *g, const rewrite_rules *rules,
+                           const srch_options *o, srch_stats *st, base_diag *d);
+ir_graph *srch_run_splits(const ir_graph *g, const srch_options *o,
+                          srch_stats *st, base_diag *d);
+base_status srch_end(const ir_graph *h, const srch_options *o, srch_stats *st,
+                     base_diag *d);
 
 #endif

@@ -1,0 +1,428 @@
+/* cmd_experiment.c: `superopt experiment search`: the optimizer's search
+ * (srch_optimize, no mutants, no fusion, no check) over a grid of depth,
+ * alpha and budget, as CSV and gnuplot figures. The figures' script is
+ * scripts/plot-experiment.gp, carried in the binary (cmake/embed.cmake).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "../costdb/costdb.h"
+#include "../opt/opt.h"
+#include "cli.h"
+#include "plot_experiment.h"
+
+#define MAX_GRID 16
+
+typedef struct exp_args {
+  const char *rules, *out, *device, *db_path, *emit;
+  int allow_unproven, measure, batch, no_rules, patience_given;
+  int pass_rules; /* --passes rules (1, default) | hand (0) */
+  srch_options so;
+  cd_db *db;
+  cd_model cost; /* db + the device, fitted on its measured rows */
+  int ndepth, nalpha, nbudget;
+  int depth[MAX_GRID], budget[MAX_GRID];
+  double alpha[MAX_GRID];
+} exp_args;
+
+/* "a,b,c" into up to MAX_GRID numbers lo..hi (whole numbers when ints);
+ * 0, or -1 after writing the message. */
+static int parse_list(const char *opt, const char *s, double lo, double hi,
+                      int ints, double *v, int *n, char *msg, size_t len) {
+  char buf[512], *save = NULL, *end;
+  snprintf(buf, sizeof buf, "%s", s);
+  *n = 0;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    double x = *n < MAX_GRID ? (errno = 0, strtod(t, &end)) : 0;
+    if (*n == MAX_GRID || errno || end == t || *end || !(x >= lo && x <= hi) ||
+        (ints && x != (int)x)) {
+      snprintf(msg, len,
+               "bad value '%s' for %s: expected up to %d comma-separated %s "
+               "%g..%g",
+               s, opt, MAX_GRID, ints ? "whole numbers" : "numbers", lo, hi);
+      return -1;
+    }
+    v[(*n)++] = x;
+  }
+  if (*n)
+    return 0;
+  snprintf(msg, len, "bad value '%s' for %s: an empty list", s, opt);
+  return -1;
+}
+
+/* experiment search's grid: --depth, --alpha, --budget lists. */
+static int set_depths(void *u, const char *s, char *msg, size_t n) {
+  exp_args *a = u;
+  double v[MAX_GRID];
+  if (parse_list("--depth", s, 0, 1e6, 1, v, &a->ndepth, msg, n))
+    return -1;
+  for (int i = 0; i < a->ndepth; i++)
+    a->depth[i] = (int)v[i];
+  return 0;
+}
+
+static int set_alphas(void *u, const char *s, char *msg, size_t n) {
+  exp_args *a = u;
+  return parse_list("--alpha", s, 0.5, 100, 0, a->alpha, &a->nalpha, msg, n);
+}
+
+static int set_budgets(void *u, const char *s, char *msg, size_t n) {
+  exp_args *a = u;
+  double v[MAX_GRID];
+  if (parse_list("--budget", s, 0, 1e9, 1, v, &a->nbudget, msg, n))
+    return -1;
+  for (int i = 0; i < a->nbudget; i++)
+    a->budget[i] = (int)v[i];
+  return 0;
+}
+
+/* --patience P: also remembers that it was given (the grid searches
+ * without patience unless it is). */
+static int set_patience(void *u, const char *s, char *msg, size_t n) {
+  exp_args *a = u;
+  long long v = cli_parse_count(s);
+  if (v < 0 || v > 1000000000) {
+    snprintf(msg, n, "--patience must be 0..1000000000, not '%s'", s);
+    return -1;
+  }
+  a->so.patience = (int)v;
+  a->patience_given = 1;
+  return 0;
+}
+
+/* --passes rules|hand. */
+static int set_passes(void *u, const char *s, char *msg, size_t n) {
+  exp_args *a = u;
+  if (strcmp(s, "rules") && strcmp(s, "hand")) {
+    snprintf(msg, n, "bad value '%s' for --passes: expected rules or hand", s);
+    return -1;
+  }
+  a->pass_rules = !strcmp(s, "rules");
+  return 0;
+}
+
+#define T exp_args
+static const cli_opt experiment_table[] = {
+    CLI_CALL("depth", "LIST", set_depths,
+             "the max depths to try (rewrites from the input)"),
+    CLI_CALL("alpha", "LIST", set_alphas, "the alphas to try (see optimize)"),
+    CLI_CALL("budget", "LIST", set_budgets,
+             "the budgets to try (expansions per region)"),
+    CLI_STR(T, "output", 'o', out, "DIR",
+            "the results folder (default experiment-search)"),
+    CLI_STR(T, "rules", 0, rules, "F", "rule file (as in optimize)"),
+    CLI_FLAG(T, "allow-unproven", allow_unproven, 1,
+             "also use unproven and unverified rules"),
+    CLI_CALL("patience", "P", set_patience,
+             "stop a region after P expansions that found no\n"
+             "cheaper graph (default here: 0, never)"),
+    CLI_DOUBLE(T, "time-limit", so.time_limit, "S", 0, 1e6,
+               "stop each search after S seconds (default: none)"),
+    CLI_INT(T, "region-size", so.region_nodes, "N", 1, 100000,
+            "operators per search region (48)"),
+    CLI_INT(T, "batch", batch, "N", 1, 1000000,
+            "the model rebatched to N first"),
+    CLI_STR(T, "device", 0, device, "D",
+            "the device costs are for (as in optimize)"),
+    CLI_STR(T, "db", 0, db_path, "PATH", "the cost database"),
+    CLI_FLAG(T, "no-merge", so.merge, 0,
+             "do not merge sibling convolutions/matmuls by hand"),
+    CLI_CALL("passes", "rules|hand", set_passes,
+             "the passes as rules (default) or by hand (as in\n"
+             "optimize)"),
+    CLI_FLAG(T, "no-rules", no_rules, 1,
+             "no rules file: the search has only the pass rules"),
+    /* not listed: accepted to say they are optimize's (experiment_search) */
+    CLI_FLAG(T, "measure", measure, 1, NULL),
+    CLI_STR(T, "emit-signatures", 0, emit, "F", NULL), CLI_END};
+#undef T
+
+/* Appends one CSV row for a run. */
+static void csv_row(base_buf *f, const char *model, const char *device,
+                    int depth, double alpha, int budget, const srch_stats *st,
+                    const ir_ruleset *rs) {
+  int applied = 0;
+  for (int i = 0; i < st->nrules; i++)
+    applied += st->applied_fw[i] + st->applied_bw[i];
+  base_buf_printf(f, "%s,%d,%g,%d,%.4f,%d,%.4f,%d,", model, depth, alpha,
+                  budget, st->cost_after, st->expanded, st->seconds, applied);
+  int any = 0;
+  for (int i = 0; i < st->nrules; i++)
+    if (st->applied_fw[i] + st->applied_bw[i])
+      base_buf_printf(f, "%s%s:%d", any++ ? " " : "", rs->rules[i].id,
+                      st->applied_fw[i] + st->applied_bw[i]);
+  base_buf_printf(f, ",%.4f,%s\n", st->cost_before, device);
+}
+
+/* The largest of n ints / doubles. */
+static int max_int(const int *v, int n) {
+  int m = v[0];
+  for (int i = 1; i < n; i++)
+    m = v[i] > m ? v[i] : m;
+  return m;
+}
+
+static double max_double(const double *v, int n) {
+  double m = v[0];
+  for (int i = 1; i < n; i++)
+    m = v[i] > m ? v[i] : m;
+  return m;
+}
+
+/* One search of the grid (st filled; the graph is dropped). */
+static int search_once(const exp_args *a, const ir_graph *g,
+                       const opt_rules *rl, int depth, double alpha, int budget,
+                       srch_stats *st) {
+  srch_options o = a->so;
+  base_diag d;
+  o.fuse_k = 0; /* the grid prices unfused graphs */
+  o.max_depth = depth;
+  o.alpha = alpha;
+  o.budget = budget;
+  ir_graph *h = srch_optimize(g, rl->all, &o, st, &d);
+  if (!h) {
+    srch_stats_free(st);
+    return cli_report(&d);
+  }
+  ir_graph_free(h);
+  return CLI_OK;
+}
+
+/* A first search at the grid's largest depth, alpha and budget, not
+ * timed: the first search of a process proves the rule instances it meets
+ * and looks costs up in the database, which later ones find done; without
+ * it, the first row's time (the smallest budget's) carried that work. */
+static int warm_up(const exp_args *a, const ir_graph *g, const opt_rules *rl) {
+  srch_stats st;
+  int depth = max_int(a->depth, a->ndepth),
+      budget = max_int(a->budget, a->nbudget);
+  double alpha = max_double(a->alpha, a->nalpha);
+  fprintf(stderr,
+          "experiment: warm-up: depth %d, alpha %g, budget %d (not timed)\n",
+          depth, alpha, budget);
+  int rc = search_once(a, g, rl, depth, alpha, budget, &st);
+  if (!rc)
+    srch_stats_free(&st);
+  return rc;
+}
+
+static int run_grid(const exp_args *a, const ir_graph *g, const char *model,
+                    const opt_rules *rl, base_buf *f, double *original) {
+  base_buf_printf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
+                     "rules,original_cost,device\n");
+  int run = 0, runs = a->ndepth * a->nalpha * a->nbudget;
+  double spent = 0;
+  int rc = warm_up(a, g, rl);
+  /* a series (alpha, budget) is contiguous rows: gnuplot joins them */
+  for (int j = 0; !rc && j < a->nalpha; j++)
+    for (int k = 0; !rc && k < a->nbudget; k++)
+      for (int i = 0; !rc && i < a->ndepth; i++) {
+        srch_stats st;
+        fprintf(stderr,
+                "experiment: run %d/%d: depth %d, alpha %g, budget %d "
+                "(%.1f s so far)\n",
+                ++run, runs, a->depth[i], a->alpha[j], a->budget[k], spent);
+        if ((rc = search_once(a, g, rl, a->depth[i], a->alpha[j], a->budget[k],
+                              &st)))
+          break;
+        *original = st.cost_before;
+        spent += st.seconds;
+        csv_row(f, model, a->cost.dev->name, a->depth[i], a->alpha[j],
+                a->budget[k], &st, &rl->rs);
+        printf("depth %d alpha %g budget %d: cost %.2f us (original %.2f "
+               "us), %d expanded, %.2f s\n",
+               a->depth[i], a->alpha[j], a->budget[k], st.cost_after,
+               st.cost_before, st.expanded, st.seconds);
+        srch_stats_free(&st);
+      }
+  return rc;
+}
+
+static int ensure_dir(const char *dir) {
+  if (mkdir(dir, 0777) == 0 || errno == EEXIST)
+    return CLI_OK;
+  fprintf(stderr, "superopt: cannot create '%s': %s\n", dir, strerror(errno));
+  return CLI_BAD_INPUT;
+}
+
+static void list_words(char *buf, size_t n, const double *v, int k) {
+  size_t len = 0;
+  for (int i = 0; i < k && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%g", i ? " " : "", v[i]);
+}
+
+/* s with every character a gnuplot single-quoted string cannot hold
+ * (a quote, a backslash, a control character) replaced by '_'. */
+static void plot_safe(char *out, size_t n, const char *s) {
+  snprintf(out, n, "%s", s);
+  for (char *p = out; *p; p++)
+    if (*p == '\'' || *p == '\\' || (unsigned char)*p < 32)
+      *p = '_';
+}
+
+static int write_plots(const exp_args *a, const char *dir, const char *model,
+                       double original) {
+  char path[4096], al[256], bl[256], cmd[4400], name[256], dev[256];
+  double b[MAX_GRID];
+  for (int i = 0; i < a->nbudget; i++)
+    b[i] = a->budget[i];
+  list_words(al, sizeof al, a->alpha, a->nalpha);
+  list_words(bl, sizeof bl, b, a->nbudget);
+  plot_safe(name, sizeof name, model);
+  plot_safe(dev, sizeof dev, a->cost.dev->name);
+  base_buf text = {0};
+  base_buf_printf(&text,
+                  "# Written by superopt experiment search; run: gnuplot "
+                  "plot.gp\nALPHAS = '%s'\nBUDGETS = '%s'\nMODEL = '%s'\n"
+                  "DEVICE = '%s'\nORIGINAL = %.4f\n%s",
+                  al, bl, name, dev, original, plot_script);
+  base_diag d;
+  snprintf(path, sizeof path, "%s/plot.gp", dir);
+  base_status st =
+      text.oom ? base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+               : base_write_atomic(path, text.s, text.len, &d);
+  free(text.s);
+  if (st)
+    return cli_report(&d);
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    printf("gnuplot not found: no PNG figures (%s written; run it with "
+           "gnuplot in %s)\n",
+           path, dir);
+    return CLI_OK;
+  }
+  snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plot.gp", dir);
+  int ws = system(cmd);
+  if (ws != 0) {
+    /* system() ignores SIGINT while gnuplot runs: pass an interrupt on */
+    int sig = WIFSIGNALED(ws)                          ? WTERMSIG(ws)
+              : WIFEXITED(ws) && WEXITSTATUS(ws) > 128 ? WEXITSTATUS(ws) - 128
+                                                       : 0;
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+      raise(sig);
+    fprintf(stderr, "superopt: gnuplot failed on %s\n", path);
+    return CLI_INTERNAL;
+  }
+  printf("wrote %s/cost_vs_depth.png and %s/cost_vs_time.png\n", dir, dir);
+  return CLI_OK;
+}
+
+/* The options, the cost database and model, the rules (opt_rules_load,
+ * as optimize reads them), the model; CLI_OK or the exit status. */
+static int setup(const cli_command *c, int argc, char **argv, exp_args *a,
+                 opt_rules *rl, ir_graph **g) {
+  memset(a, 0, sizeof *a);
+  srch_options_default(&a->so);
+  a->pass_rules = 1;
+  int rc = cli_parse_opts(c, argc, argv, a);
+  if (rc)
+    return rc;
+  const char *bad =
+      argc - optind != 1 ? "expected 'search MODEL'"
+      : !a->ndepth || !a->nalpha || !a->nbudget
+          ? "--depth, --alpha and --budget are required"
+      : strchr(a->out ? a->out : "", '\'') ? "DIR must not contain a quote"
+      : a->measure || a->emit
+          ? "--measure and --emit-signatures are for 'optimize'"
+      : a->no_rules && a->rules ? "--no-rules and --rules conflict"
+                                : NULL;
+  if (bad)
+    return cli_usage_error(c, "%s", bad);
+  if (!a->patience_given) /* the budget is what the grid varies */
+    a->so.patience = 0;
+  base_diag d;
+  const cd_device *dev = cd_device_find(a->device ? a->device : "h100", &d);
+  if (!dev)
+    return cli_usage_error(c, "%s", d.msg);
+  const char *tables = cli_data_file("costdb", &rc);
+  if (!tables || !(a->db = cli_costdb_open(a->db_path, tables, &rc)))
+    return rc;
+  cd_model_init(&a->cost, a->db, dev);
+  const char *rules = a->no_rules ? NULL : cli_rules_file(a->rules, &rc);
+  const char *passes =
+      a->pass_rules ? cli_data_file("rules/passes.rules", &rc) : NULL;
+  if ((!a->no_rules && !rules) || (a->pass_rules && !passes))
+    return rc;
+  if (opt_rules_load(rules, passes, a->allow_unproven, rl, &d))
+    return cli_report(&d);
+  a->so.pass_rules = rl->pass;
+  a->so.cost = cd_model_cost;
+  a->so.cost_u = &a->cost;
+  if (!(*g = cli_load(argv[optind], &rc)))
+    return rc;
+  if (a->batch && (rc = cli_rebatch(g, a->batch)))
+    return rc;
+  if (cd_model_fit(&a->cost, &d))
+    return cli_report(&d);
+  cli_print_cost_model(&a->cost);
+  return CLI_OK;
+}
+
+/* results.csv, then plot.gp and its figures. */
+static int write_results(const exp_args *a, const char *dir, const char *model,
+                         const base_buf *csv, double original) {
+  char path[4096];
+  base_diag d;
+  snprintf(path, sizeof path, "%s/results.csv", dir);
+  if (csv->oom)
+    base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (csv->oom || base_write_atomic(path, csv->s, csv->len, &d))
+    return cli_report(&d);
+  printf("wrote %s\n", path);
+  return write_plots(a, dir, model, original);
+}
+
+static int experiment_search(const cli_command *c, int argc, char **argv) {
+  exp_args a;
+  opt_rules rl;
+  ir_graph *g = NULL;
+  memset(&rl, 0, sizeof rl);
+  int rc = setup(c, argc, argv, &a, &rl, &g);
+  const char *dir = a.out ? a.out : "experiment-search";
+  base_buf csv = {0};
+  double original = 0;
+  char model[256]; /* the graph's name, else the file's without extension */
+  if (!rc) {
+    const char *base = strrchr(argv[optind], '/');
+    base = base ? base + 1 : argv[optind];
+    snprintf(model, sizeof model, "%.*s", (int)strcspn(base, "."), base);
+    if (g->name[0])
+      snprintf(model, sizeof model, "%s", g->name);
+    if (!(rc = ensure_dir(dir)))
+      rc = run_grid(&a, g, model, &rl, &csv, &original);
+  }
+  if (!rc)
+    rc = write_results(&a, dir, model, &csv, original);
+  free(csv.s);
+  ir_graph_free(g);
+  opt_rules_free(&rl);
+  cd_close(a.db);
+  return rc;
+}
+
+static int experiment(const cli_command *c, int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "search") != 0)
+    return cli_usage_error(c, "expected 'search' (the only experiment)");
+  return experiment_search(c, argc - 1, argv + 1);
+}
+
+const cli_command cli_cmd_experiment = {
+    "experiment",
+    "run an experiment grid (search) and plot it",
+    "experiment search MODEL --depth 0,1,2,4,8 --alpha 1.0,1.05,1.2\n"
+    "       --budget 100,1000 [-o DIR] [options]",
+    "Optimizes MODEL once per combination of the listed depths, alphas\n"
+    "and budgets (no end-to-end check; progress on standard error) and\n"
+    "writes DIR/results.csv (model, depth, alpha, budget, cost,\n"
+    "expansions, time, rules applied, the original's cost, device),\n"
+    "DIR/plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png\n"
+    "and DIR/cost_vs_time.png (titled with model and device, the\n"
+    "original's cost as a baseline). DIR defaults to experiment-search.\n",
+    experiment_table,
+    NULL,
+    experiment};

@@ -1,0 +1,144 @@
+/* opt.h: the optimize pipeline as one call (module src/opt/, prefix opt_).
+ *
+ * opt_run is what `superopt optimize`, api_optimize (and through it the
+ * Python package and the torch.compile backend) call: one list of stages,
+ *
+ *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
+ *   fuse -> order -> check
+ *
+ * (read and compile the rules and pass rules; rebatch; fit the cost model;
+ * the passes before the search; the search region by region with the
+ * mutants that pay; nested splits folded; dead code removed; element-wise
+ * fusion; the executor's node order; the end-to-end check on the CPU
+ * executor), so that for the same graph and options every entry point gets
+ * the same graph and the same report. Callers resolve file paths (the
+ * rules, the cost database) and load the model; they write the result.
+ * A callback after every stage lets them print or dump the graph as it
+ * stands (`optimize --dump-after`), another reports progress. Details:
+ * docs/search.md.
+ */
+#ifndef SUPEROPT_OPT_H
+#define SUPEROPT_OPT_H
+
+#include "../costdb/costdb.h"
+#include "../fuse/fuse.h"
+#include "../ir/ir.h"
+#include "../mutant/mutant.h"
+#include "../rewrite/rewrite.h"
+#include "../search/search.h"
+
+/* The check's tolerance: the optimized graph's outputs within this
+ * relative error of the original's on the CPU executor. */
+#define OPT_CHECK_TOL 1e-4
+
+typedef enum opt_stage {
+  OPT_RULES,  /* read the rules and pass rules, compile them */
+  OPT_BATCH,  /* rebatch the model (opt_options.batch) */
+  OPT_COSTS,  /* fit the cost model; the model's cost */
+  OPT_PASSES, /* cse, folds, hand-written passes, the pass rules' search */
+  OPT_SEARCH, /* the search region by region, with mutants */
+  OPT_SPLITS, /* activation fusion (hand-written passes), nested splits */
+  OPT_PRUNE,  /* dead code removed; the search's result and its cost */
+  OPT_FUSE,   /* element-wise and attention fusion (opt_options.fuse) */
+  OPT_ORDER,  /* the executor's node order */
+  OPT_CHECK,  /* the end-to-end check (opt_options.check) */
+  OPT_NSTAGES
+} opt_stage;
+
+/* A stage's name ("rules", "batch", ...) and a line saying what it does;
+ * NULL out of range. */
+const char *opt_stage_name(int stage);
+const char *opt_stage_about(int stage);
+/* The stage named name, or -1. */
+int opt_stage_find(const char *name);
+
+/* Where the work stands: stage, and in the search the region being
+ * searched (region of nregions in pass of npasses; all 0 elsewhere);
+ * seconds since opt_run began. */
+typedef struct opt_progress {
+  opt_stage stage;
+  int pass, npasses, region, nregions;
+  double elapsed;
+} opt_progress;
+
+/* The rules stage alone, for callers that search several times with one
+ * rule set (`experiment search`): reads the rules file `rules` (NULL:
+ * none) and pass_rules (NULL: none) in front of them, compiles them (both
+ * directions, unproven ones refused unless allow_unproven; the pass rules
+ * alone forward, for srch_options.pass_rules). A file's error names it.
+ * Free with opt_rules_free (also after an error). */
+typedef struct opt_rules {
+  ir_ruleset rs;       /* pass rules first */
+  int npass;           /* pass rules */
+  rewrite_rules *all;  /* rs compiled */
+  rewrite_rules *pass; /* the pass rules compiled forward; NULL: none */
+} opt_rules;
+base_status opt_rules_load(const char *rules, const char *pass_rules,
+                           int allow_unproven, opt_rules *out, base_diag *d);
+void opt_rules_free(opt_rules *rules);
+
+typedef struct opt_report opt_report;
+
+typedef struct opt_options {
+  /* The search's knobs (srch_options_default). The pipeline sets cost,
+   * cost_u, pass_rules, region_fn and progress itself; fuse_k is 0 unless
+   * fuse. */
+  srch_options so;
+  const char *rules;      /* rules file; NULL: none (pass rules only) */
+  const char *pass_rules; /* rules/passes.rules; NULL: hand-written passes */
+  int allow_unproven;     /* also unproven and unverified rules */
+  unsigned mutants;       /* MUTANT_ALL [| MUTANT_ESTIMATES]; 0: none */
+  int batch;              /* > 0: the model rebatched to this first */
+  int fuse;               /* the fusion stage (1) */
+  int check;              /* the end-to-end check (1) */
+  /* The cost model: cd_model_init'ed by the caller (who may set its
+   * unmeasured hook), fitted by the costs stage. Required. */
+  cd_model *cost;
+  /* May be NULL: called at every stage's start and before every region
+   * search, from the calling thread. */
+  void (*progress)(void *u, const opt_progress *p);
+  void *progress_u;
+  /* May be NULL: called after every stage (also one that had nothing to
+   * do: report->ran[stage] is 0) with the graph as it then stands; an
+   * error stops the pipeline with it. */
+  base_status (*after)(void *u, opt_stage stage, const ir_graph *g,
+                       const opt_report *r, base_diag *d);
+  void *after_u;
+} opt_options;
+
+/* Defaults: srch_options_default, mutants MUTANT_ALL, fuse and check on;
+ * no rules, no pass rules, no cost model. */
+void opt_options_default(opt_options *o);
+
+/* What the pipeline did. The counts are the same for every entry point. */
+struct opt_report {
+  opt_rules rules;               /* the rules read (owned) */
+  int directions;                /* usable rule directions */
+  int nodes_before;              /* the model's operators */
+  int nodes_after;               /* the result's */
+  srch_stats search;             /* passes, search, splits, prune */
+  mutant_apply_stats mutants;    /* the mutants taken */
+  int inst_proven, inst_refused; /* rule instances (rewrite.h) */
+  /* Rule uses in the result (forward and backward), of them by pass rules;
+   * activations fused into a convolution or matmul by the hand-written
+   * pass and by pass rules (forward), taken back out by a pass rule used
+   * backward; sibling groups merged by hand and by pass rules. */
+  int rules_applied, pass_rules_applied;
+  int acts_fused, acts_fused_by_rules, acts_unfused;
+  int merged, merged_by_rules;
+  fuse_stats fusion;    /* the fusion stage's (zero when it did not run) */
+  int moved;            /* shortcuts the order stage moved */
+  double max_rel_error; /* the check's; -1 when it did not run */
+  double seconds[OPT_NSTAGES]; /* wall time per stage */
+  int ran[OPT_NSTAGES];        /* 1: the stage had work and did it */
+};
+
+/* Runs the pipeline on g (unchanged) into a new graph *out. Fills *r
+ * (zeroed first; free with opt_report_free, also after an error). On an
+ * error (a bad rules file, a cost error, a failed check: BASE_ERR_INTERNAL
+ * "the optimized graph's outputs differ...") *out is NULL and d says why. */
+base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
+                    opt_report *r, base_diag *d);
+void opt_report_free(opt_report *r);
+
+#endif

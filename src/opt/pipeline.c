@@ -1,0 +1,350 @@
+/* pipeline.c: opt_run, the optimize pipeline as a list of stage calls
+ *
+ *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
+ *   fuse -> order -> check
+ *
+ * Each stage takes the current graph and replaces it (ir_graph_replace:
+ * the new graph owns its weight values); after each, the caller's `after`
+ * callback sees the graph as it stands. `superopt optimize`, api_optimize
+ * and everything above them call this one function.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../exec/exec.h"
+#include "../pass/pass.h"
+#include "opt.h"
+
+typedef struct stage_row {
+  const char *name, *about;
+} stage_row;
+
+static const stage_row stage_rows[OPT_NSTAGES] = {
+    {"rules", "read the rules and pass rules, compile them"},
+    {"batch", "rebatch the model (--batch)"},
+    {"costs", "fit the cost model on the device's measured rows"},
+    {"passes", "common subexpressions, batchnorm and scale folding, the "
+               "hand-written passes, the pass rules' whole-graph search"},
+    {"search", "the search region by region, with the mutants that pay"},
+    {"splits", "activation fusion (--passes hand), nested splits folded"},
+    {"prune", "dead code removed"},
+    {"fuse", "element-wise and attention fusion (not with --no-fuse or an "
+             ".onnx output)"},
+    {"order", "the executor's node order (shortcuts before the chains they "
+              "join)"},
+    {"check", "the end-to-end check on the CPU executor (not with "
+              "--no-check)"},
+};
+
+const char *opt_stage_name(int s) {
+  return s >= 0 && s < OPT_NSTAGES ? stage_rows[s].name : NULL;
+}
+
+const char *opt_stage_about(int s) {
+  return s >= 0 && s < OPT_NSTAGES ? stage_rows[s].about : NULL;
+}
+
+int opt_stage_find(const char *name) {
+  for (int s = 0; s < OPT_NSTAGES; s++)
+    if (!strcmp(stage_rows[s].name, name))
+      return s;
+  return -1;
+}
+
+void opt_options_default(opt_options *o) {
+  memset(o, 0, sizeof *o);
+  srch_options_default(&o->so);
+  o->mutants = MUTANT_ALL;
+  o->fuse = 1;
+  o->check = 1;
+}
+
+/* ---- rules
+ * ------------------------------------------------------------------ */
+
+/* Moves the rules of `first` in front of rs's (both read from files: ids
+ * are checked unique by neither, and need not be). */
+static base_status prepend_rules(ir_ruleset *rs, ir_ruleset *first,
+                                 base_diag *d) {
+  int n = rs->n + first->n;
+  ir_rule *r = base_malloc(sizeof *r * ((size_t)n + 1));
+  if (!r)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (first->n) /* an empty set may have no array (memcpy wants one) */
+    memcpy(r, first->rules, sizeof *r * (size_t)first->n);
+  if (rs->n)
+    memcpy(r + first->n, rs->rules, sizeof *r * (size_t)rs->n);
+  free(rs->rules);
+  rs->rules = r;
+  rs->n = rs->cap = n;
+  first->n = 0; /* its rules now belong to rs */
+  return BASE_OK;
+}
+
+/* Reads pass_rules in front of out->rs and compiles them alone, forward. */
+static base_status load_pass_rules(const char *path, opt_rules *out,
+                                   base_diag *d) {
+  ir_ruleset ps;
+  ir_ruleset_init(&ps);
+  base_status s = ir_rules_read_file(path, &ps, d);
+  int np = ps.n;
+  if (!s)
+    s = prepend_rules(&out->rs, &ps, d);
+  ir_ruleset_free(&ps);
+  if (s)
+    return s;
+  out->npass = np;
+  ir_ruleset view = {out->rs.rules, np, np};
+  if (!(out->pass = rewrite_rules_compile(&view, REWRITE_FORWARD, 0, d))) {
+    snprintf(d->file, sizeof d->file, "%s", path);
+    return d->code;
+  }
+  return BASE_OK;
+}
+
+base_status opt_rules_load(const char *rules, const char *pass_rules,
+                           int allow_unproven, opt_rules *out, base_diag *d) {
+  memset(out, 0, sizeof *out);
+  ir_ruleset_init(&out->rs);
+  base_status s = rules ? ir_rules_read_file(rules, &out->rs, d) : BASE_OK;
+  if (!s && pass_rules)
+    s = load_pass_rules(pass_rules, out, d);
+  if (s)
+    return s;
+  out->all = rewrite_rules_compile(&out->rs, REWRITE_BOTH, allow_unproven, d);
+  if (!out->all) { /* a rule not proven: the main file's (pass rules are) */
+    snprintf(d->file, sizeof d->file, "%s", rules ? rules : "");
+    return d->code;
+  }
+  return BASE_OK;
+}
+
+void opt_rules_free(opt_rules *r) {
+  rewrite_rules_free(r->all);
+  rewrite_rules_free(r->pass);
+  ir_ruleset_free(&r->rs);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- the stages
+ * ------------------------------------------------------------- */
+
+typedef struct run {
+  const opt_options *o;
+  opt_report *r;
+  srch_options so;  /* o->so with the cost model, pass rules and hooks */
+  mutant_search ms; /* the mutants' region hook (o->mutants) */
+  const ir_graph *g;
+  ir_graph *orig; /* g rebatched (NULL: g): what the check compares to */
+  ir_graph *cur;  /* the graph as it stands (NULL: g) */
+  double t0;
+  base_diag *d;
+} run;
+
+static const ir_graph *current(const run *p) { return p->cur ? p->cur : p->g; }
+
+/* Replaces the current graph by next (NULL: the stage failed, d set).
+ * own: next already owns its weight values (a clone); else it may share
+ * the current graph's, and takes copies first (ir_graph_replace). */
+static base_status advance(run *p, ir_graph *next, int own, const char *what) {
+  if (!next)
+    return p->d->code ? p->d->code : BASE_ERR_INTERNAL;
+  base_status s = BASE_OK;
+  if (own || !p->cur) { /* p->g outlives the run: sharing with it is fine */
+    ir_graph_free(p->cur);
+    p->cur = next;
+  } else {
+    s = ir_graph_replace(&p->cur, next, p->d);
+  }
+  return s ? s : ir_check_invariants(p->cur, what, p->d);
+}
+
+static base_status do_rules(run *p) {
+  const opt_options *o = p->o;
+  opt_rules *rl = &p->r->rules;
+  base_status s =
+      opt_rules_load(o->rules, o->pass_rules, o->allow_unproven, rl, p->d);
+  if (s)
+    return s;
+  p->so.pass_rules = rl->pass;
+  p->r->directions = rewrite_rules_count(rl->all);
+  p->r->ran[OPT_RULES] = 1;
+  return BASE_OK;
+}
+
+static base_status do_batch(run *p) {
+  if (p->o->batch <= 0)
+    return BASE_OK;
+  ir_graph *h = NULL;
+  base_status s = ir_rebatch(p->g, p->o->batch, &h, p->d);
+  if (s)
+    return s;
+  p->orig = h;
+  p->r->ran[OPT_BATCH] = 1;
+  return advance(p, ir_graph_clone(h), 1, "rebatch");
+}
+
+static base_status do_costs(run *p) {
+  base_status s = cd_model_fit(p->o->cost, p->d);
+  if (!s)
+    s = srch_begin(current(p), p->r->rules.all, &p->so, &p->r->search, p->d);
+  p->r->ran[OPT_COSTS] = !s;
+  return s;
+}
+
+static base_status do_passes(run *p) {
+  p->r->ran[OPT_PASSES] = 1;
+  return advance(p, srch_run_passes(current(p), &p->so, &p->r->search, p->d), 1,
+                 "the passes");
+}
+
+static base_status do_search(run *p) {
+  p->r->ran[OPT_SEARCH] = 1;
+  return advance(p,
+                 srch_run_regions(current(p), p->r->rules.all, &p->so,
+                                  &p->r->search, p->d),
+                 1, "the search");
+}
+
+static base_status do_splits(run *p) {
+  p->r->ran[OPT_SPLITS] = 1;
+  return advance(p, srch_run_splits(current(p), &p->so, &p->r->search, p->d), 1,
+                 "merge splits");
+}
+
+/* Counts rule uses in the result, those of pass rules by kind. */
+static void count_rules(opt_report *r) {
+  const srch_stats *st = &r->search;
+  for (int i = 0; i < st->nrules; i++) {
+    int f = st->applied_fw[i], b = st->applied_bw[i];
+    r->rules_applied += f + b;
+    if (i >= r->rules.npass)
+      continue;
+    const char *id = r->rules.rs.rules[i].id;
+    r->pass_rules_applied += f + b;
+    if (!strncmp(id, "pass.fuse.", 10)) {
+      r->acts_fused_by_rules += f;
+      r->acts_unfused += b;
+    } else if (!strncmp(id, "pass.merge", 10)) {
+      r->merged_by_rules += f;
+    }
+  }
+  r->acts_fused = st->acts_fused + r->acts_fused_by_rules;
+  r->merged = st->merged + r->merged_by_rules;
+  rewrite_rules_instance_counts(r->rules.all, &r->inst_proven,
+                                &r->inst_refused);
+}
+
+static base_status do_prune(run *p) {
+  int dead = 0;
+  base_status s =
+      advance(p, pass_prune_dead(current(p), &dead, p->d), 0, "prune dead");
+  if (!s)
+    s = srch_end(current(p), &p->so, &p->r->search, p->d);
+  if (!s)
+    count_rules(p->r);
+  p->r->ran[OPT_PRUNE] = !s;
+  return s;
+}
+
+static base_status do_fuse(run *p) {
+  if (!p->o->fuse)
+    return BASE_OK;
+  fuse_options fo = {cd_model_cost, p->o->cost};
+  p->r->ran[OPT_FUSE] = 1;
+  return advance(p, fuse_graph(current(p), &fo, &p->r->fusion, p->d), 0,
+                 "fusion");
+}
+
+static base_status do_order(run *p) {
+  ir_graph *h = p->cur; /* never NULL here: the passes made a graph */
+  base_status s = pass_order_apply(&h, &p->r->moved, p->d);
+  p->cur = h;
+  p->r->ran[OPT_ORDER] = !s;
+  return s ? s : ir_check_invariants(p->cur, "order", p->d);
+}
+
+static base_status do_check(run *p) {
+  if (!p->o->check)
+    return BASE_OK;
+  double err = 0;
+  const ir_graph *ref = p->orig ? p->orig : p->g;
+  base_status s = ex_check(ref, current(p), 1, &err, p->d);
+  if (s)
+    return s;
+  p->r->max_rel_error = err;
+  p->r->ran[OPT_CHECK] = 1;
+  if (!(err <= OPT_CHECK_TOL))
+    return base_diag_set(p->d, BASE_ERR_INTERNAL, 0, 0,
+                         "the optimized graph's outputs differ from the "
+                         "original's (relative error %.3g > %g)",
+                         err, OPT_CHECK_TOL);
+  return BASE_OK;
+}
+
+typedef base_status (*stage_fn)(run *p);
+static const stage_fn stage_fns[OPT_NSTAGES] = {
+    do_rules,  do_batch, do_costs, do_passes, do_search,
+    do_splits, do_prune, do_fuse,  do_order,  do_check,
+};
+
+/* ---- progress and the pipeline
+ * ---------------------------------------------- */
+
+static void tell(const run *p, opt_stage s, int pass, int npasses, int region,
+                 int nregions) {
+  if (!p->o->progress)
+    return;
+  opt_progress pr = {s, pass, npasses, region, nregions, base_now() - p->t0};
+  p->o->progress(p->o->progress_u, &pr);
+}
+
+static void region_progress(void *u, int pass, int npasses, int region,
+                            int nregions) {
+  tell(u, OPT_SEARCH, pass, npasses, region, nregions);
+}
+
+base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
+                    opt_report *r, base_diag *d) {
+  memset(r, 0, sizeof *r);
+  ir_ruleset_init(&r->rules.rs);
+  r->max_rel_error = -1;
+  r->nodes_before = g->nnodes;
+  *out = NULL;
+  run p = {o, r, o->so, {0}, g, NULL, NULL, base_now(), d};
+  p.so.cost = cd_model_cost;
+  p.so.cost_u = o->cost;
+  if (!o->fuse)
+    p.so.fuse_k = 0; /* not fused: the cheapest unfused graph wins */
+  p.so.progress = o->progress ? region_progress : NULL;
+  p.so.progress_u = &p;
+  mutant_search_attach(&p.so, &p.ms, o->mutants, 1, &r->mutants);
+  base_status s = BASE_OK;
+  double ts = 0;
+  for (int k = 0; !s && k < OPT_NSTAGES; k++) {
+    double t = base_now();
+    tell(&p, (opt_stage)k, 0, 0, 0, 0);
+    s = stage_fns[k](&p);
+    r->seconds[k] = base_now() - t;
+    if (k >= OPT_PASSES && k <= OPT_PRUNE)
+      ts += r->seconds[k];
+    r->search.seconds = ts;
+    if (!s && o->after)
+      s = o->after(o->after_u, (opt_stage)k, current(&p), r, d);
+  }
+  r->nodes_after = current(&p)->nnodes;
+  ir_graph_free(p.orig);
+  if (s) {
+    ir_graph_free(p.cur);
+    return s;
+  }
+  *out = p.cur;
+  return BASE_OK;
+}
+
+void opt_report_free(opt_report *r) {
+  opt_rules_free(&r->rules);
+  srch_stats_free(&r->search);
+  mutant_apply_stats_free(&r->mutants);
+}

@@ -1,0 +1,149 @@
+/* test_opt.c: the optimize pipeline (src/opt, opt_run): its stages in
+ * order, the graph after each, the counts with the pass rules, progress,
+ * an error from the caller's callback, a failed rules file. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt/opt.h"
+
+#define RULES SUPEROPT_SOURCE_DIR "/tests/data/rules/"
+#define PASSES SUPEROPT_SOURCE_DIR "/rules/passes.rules"
+
+/* Two 1x1 convolutions of one input, one followed by a relu: a pass rule
+ * fuses the relu (then the siblings differ in act= and stay apart). */
+static const char two_convs[] = "input x: [1,8,6,6]\n"
+                                "weight a: [8,8,1,1]\n"
+                                "weight b: [8,8,1,1]\n"
+                                "ya = conv2d(x, a)\n"
+                                "ra = relu(ya)\n"
+                                "yb = conv2d(x, b)\n"
+                                "output ra, yb\n";
+
+static ir_graph *parse(const char *text) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "parse: %s", d.msg);
+  return g;
+}
+
+typedef struct seen {
+  int after[OPT_NSTAGES]; /* order of the after calls, 1-based */
+  int nafter;
+  int nodes[OPT_NSTAGES];
+  int regions;    /* progress calls inside the search */
+  int stop_after; /* -1, else fail after this stage */
+} seen;
+
+static base_status after(void *u, opt_stage k, const ir_graph *g,
+                         const opt_report *r, base_diag *d) {
+  seen *s = u;
+  (void)r;
+  s->after[k] = ++s->nafter;
+  s->nodes[k] = g->nnodes;
+  if ((int)k == s->stop_after)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "stopped after %s",
+                         opt_stage_name(k));
+  return BASE_OK;
+}
+
+static void progress(void *u, const opt_progress *p) {
+  seen *s = u;
+  if (p->stage == OPT_SEARCH && p->nregions) {
+    cr_assert(p->region >= 0 && p->region < p->nregions);
+    cr_assert(p->pass >= 0 && p->pass < p->npasses);
+    s->regions++;
+  }
+  cr_assert_geq(p->elapsed, 0);
+}
+
+static void options(opt_options *o, cd_model *m, seen *s) {
+  opt_options_default(o);
+  cd_model_init(m, NULL, NULL); /* roofline estimates */
+  o->cost = m;
+  o->rules = RULES "basic.rules";
+  o->pass_rules = PASSES;
+  o->after = after;
+  o->after_u = s;
+  o->progress = progress;
+  o->progress_u = s;
+  memset(s, 0, sizeof *s);
+  s->stop_after = -1;
+}
+
+Test(opt, stages_in_order_with_counts) {
+  ir_graph *g = parse(two_convs), *h = NULL;
+  opt_options o;
+  cd_model m;
+  seen s;
+  options(&o, &m, &s);
+  opt_report r;
+  base_diag d;
+  cr_assert_eq(opt_run(g, &o, &h, &r, &d), BASE_OK, "%s", d.msg);
+  for (int k = 0; k < OPT_NSTAGES; k++)
+    cr_assert_eq(s.after[k], k + 1, "stage %s called %d-th", opt_stage_name(k),
+                 s.after[k]);
+  cr_assert_eq(s.nodes[OPT_RULES], 3); /* the model as given */
+  cr_assert_eq(s.nodes[OPT_CHECK], h->nnodes);
+  cr_assert_gt(s.regions, 0);
+  cr_assert(!r.ran[OPT_BATCH] && r.ran[OPT_SEARCH] && r.ran[OPT_CHECK]);
+  cr_assert_leq(r.max_rel_error, OPT_CHECK_TOL);
+  /* the pass rule that fused the relu is counted as a fused activation
+   * (the hand-written pass left the site to it) */
+  cr_assert_gt(r.rules.npass, 0);
+  cr_assert_eq(r.search.acts_fused, 0);
+  cr_assert_eq(r.acts_fused_by_rules, 1);
+  cr_assert_eq(r.acts_fused, 1);
+  cr_assert_eq(r.merged, r.merged_by_rules);
+  cr_assert_eq(r.pass_rules_applied,
+               r.acts_fused_by_rules + r.acts_unfused + r.merged_by_rules);
+  cr_assert_geq(r.rules_applied, r.pass_rules_applied);
+  cr_assert_eq(r.nodes_after, h->nnodes);
+  opt_report_free(&r);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(opt, callback_error_stops_the_pipeline) {
+  ir_graph *g = parse(two_convs), *h = NULL;
+  opt_options o;
+  cd_model m;
+  seen s;
+  options(&o, &m, &s);
+  s.stop_after = OPT_SEARCH;
+  opt_report r;
+  base_diag d;
+  cr_assert_eq(opt_run(g, &o, &h, &r, &d), BASE_ERR_IO);
+  cr_assert_null(h);
+  cr_assert_str_eq(d.msg, "stopped after search");
+  cr_assert_eq(s.nafter, OPT_SEARCH + 1);
+  cr_assert(!r.ran[OPT_FUSE] && !r.ran[OPT_CHECK]);
+  opt_report_free(&r);
+  ir_graph_free(g);
+}
+
+Test(opt, unproven_rules_refused_with_their_file) {
+  ir_graph *g = parse(two_convs), *h = NULL;
+  opt_options o;
+  cd_model m;
+  seen s;
+  options(&o, &m, &s);
+  o.rules = RULES "unproven.rules";
+  opt_report r;
+  base_diag d;
+  cr_assert_neq(opt_run(g, &o, &h, &r, &d), BASE_OK);
+  cr_assert_null(h);
+  cr_assert(strstr(d.file, "unproven.rules"), "file '%s'", d.file);
+  cr_assert_eq(s.nafter, 0);
+  opt_report_free(&r);
+  ir_graph_free(g);
+}
+
+Test(opt, stage_names) {
+  for (int k = 0; k < OPT_NSTAGES; k++) {
+    cr_assert_eq(opt_stage_find(opt_stage_name(k)), k);
+    cr_assert(opt_stage_about(k));
+  }
+  cr_assert_eq(opt_stage_find("lower"), -1);
+  cr_assert_null(opt_stage_name(OPT_NSTAGES));
+}
