@@ -41,7 +41,9 @@ class Report(ctypes.Structure):
                 ("merged", ctypes.c_int), ("seconds", ctypes.c_double),
                 ("max_rel_error", ctypes.c_double),
                 ("mutants_applied", ctypes.c_int),
-                ("mutants_saved_us", ctypes.c_double)]
+                ("mutants_saved_us", ctypes.c_double),
+                ("rules_reproved", ctypes.c_int),
+                ("rules_demoted", ctypes.c_int)]
 
 
 class RunOptions(ctypes.Structure):

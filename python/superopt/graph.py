@@ -30,6 +30,8 @@ class OptimizeReport:
     max_rel_error: float  # of the end-to-end check; None when not checked
     mutants_applied: int  # mutants taken (verified by the box argument)
     mutants_saved_us: float  # their saving, included in cost_after_us
+    rules_reproved: int  # applied rules the verifier proved again
+    rules_demoted: int  # labelled proven but not proven: not applied
 
     @property
     def speedup(self):

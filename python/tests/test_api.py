@@ -62,6 +62,9 @@ def test_optimize_roundtrip(small_model, x, tmp_path):
     assert rep.rules > 1000  # the installed default library
     # no mutant pays on this model; the fields follow the C struct
     assert rep.mutants_applied == 0 and rep.mutants_saved_us == 0
+    # every applied rule of the default library is proven again
+    assert (rep.rules_reproved > 0) == (rep.rules_applied > 0)
+    assert rep.rules_demoted == 0
     h0, rep0 = g.optimize(device="h100", alpha=1.05, budget=50,
                           db=str(tmp_path / "cost.sqlite"), mutants=False)
     assert rep0.cost_after_us == rep.cost_after_us

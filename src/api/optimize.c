@@ -98,7 +98,7 @@ static void fill_report(api_report *r, const ir_graph *g, const ir_graph *h,
 
 /* The search proper, on a graph already rebatched. */
 static api_code search(const ir_graph *g, const api_optimize_options *o,
-                       const rewrite_rules *rules, cost_ctx *c, ir_graph **out,
+                       rewrite_rules *rules, cost_ctx *c, ir_graph **out,
                        api_report *rep, api_error *err) {
   srch_options so;
   srch_stats st;
@@ -116,16 +116,29 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
   so.cost = cd_model_cost;
   so.cost_u = &c->model;
   mutant_apply_stats ms;
-  ir_graph *h = mutant_optimize(g, rules, &so, o->mutants ? MUTANT_ALL : 0, 1,
-                                &st, &ms, &d);
+  rewrite_reproof rp = {0}; /* applied rules proven again (as optimize's) */
+  ir_graph *h = NULL;
+  for (int again = 1; again;) {
+    again = 0;
+    h = mutant_optimize(g, rules, &so, o->mutants ? MUTANT_ALL : 0, 1, &st, &ms,
+                        &d);
+    if (h && rewrite_reprove(&rp, rules, NULL, st.applied_fw, st.applied_bw,
+                             &again, &d))
+      ir_graph_free(h), h = NULL, again = 0;
+    if (h && again)
+      ir_graph_free(h), srch_stats_free(&st), mutant_apply_stats_free(&ms);
+  }
   if (h) {
     fill_report(rep, g, h, &st, rules);
+    rep->rules_reproved = rp.reproved;
+    rep->rules_demoted = rp.ndemoted;
     rep->mutants_applied = ms.napplied;
     for (int i = 0; i < ms.napplied; i++)
       rep->mutants_saved_us += ms.applied[i].ms_before - ms.applied[i].ms_after;
   }
   mutant_apply_stats_free(&ms);
   srch_stats_free(&st);
+  rewrite_reproof_free(&rp);
   if (!h)
     return api_fail_diag(err, &d);
   int moved = 0; /* the executor's node order, as optimize's */

@@ -120,6 +120,9 @@ typedef struct api_report {
   double max_rel_error;    /* of the check; -1 when not checked */
   int mutants_applied;     /* mutants taken (verified, not proven) */
   double mutants_saved_us; /* their saving, included in cost_after_us */
+  int rules_reproved;      /* applied rules the verifier proved again */
+  int rules_demoted;       /* labelled proven, not proven again: not applied
+                              (the optimization was run again without them) */
 } api_report;
 
 /* Optimizes g into a new graph *out (g is unchanged). rep may be NULL. */

@@ -457,6 +457,30 @@ static void print_rules_applied(const ir_ruleset *rs, const srch_stats *st) {
   printf("%s\n", any ? "" : " none");
 }
 
+/* The re-proof of the applied rules (rewrite_reprove): the demoted ones as
+ * warnings on stderr (at their line of the rules file), then one line. */
+static void print_reproof(const ir_ruleset *rs, const rewrite_reproof *rp,
+                          const char *path) {
+  for (int i = 0; i < rp->ndemoted; i++) {
+    const ir_rule *r = &rs->rules[rp->demoted[i].rule];
+    fprintf(stderr,
+            "superopt: warning: %s:%d: rule '%s' is labelled proven but the "
+            "verifier does not prove it (%s): demoted, the optimization "
+            "was run again without it\n",
+            *path ? path : "(rules)", r->line, r->id, rp->demoted[i].reason);
+  }
+  printf("re-proof: re-proved %d applied rule%s with the verifier (%.0f ms)",
+         rp->reproved, rp->reproved == 1 ? "" : "s", rp->ms);
+  if (rp->unproven)
+    printf("; %d applied rule%s not labelled proven (--allow-unproven)",
+           rp->unproven, rp->unproven == 1 ? "" : "s");
+  if (rp->ndemoted)
+    printf("; demoted %d labelled proven but not proven:", rp->ndemoted);
+  for (int i = 0; i < rp->ndemoted; i++)
+    printf("%s %s", i ? "," : "", rs->rules[rp->demoted[i].rule].id);
+  printf("\n");
+}
+
 static void print_stats(const ir_ruleset *rs, const srch_stats *st,
                         const char *device) {
   const char *est =
@@ -546,12 +570,23 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     unsigned mask = a.no_mutants || a.proven_only ? 0 : MUTANT_ALL;
     if (mask && a.mutant_estimates)
       mask |= MUTANT_ESTIMATES;
-    h = mutant_optimize(g, rules, &a.so, mask, 1, &st, &ms, &d);
+    rewrite_reproof rp = {0}; /* applied rules proven again; a search
+                                 that used a demoted rule runs again */
+    for (int again = 1; again;) {
+      again = 0;
+      h = mutant_optimize(g, rules, &a.so, mask, 1, &st, &ms, &d);
+      if (h && rewrite_reprove(&rp, rules, a.cover, st.applied_fw,
+                               st.applied_bw, &again, &d))
+        ir_graph_free(h), h = NULL, again = 0;
+      if (h && again)
+        ir_graph_free(h), srch_stats_free(&st), mutant_apply_stats_free(&ms);
+    }
     if (!h)
       rc = cli_report(&d);
     else {
       int ip, ir;
       print_stats(&rs, &st, a.device);
+      print_reproof(&rs, &rp, a.rules_path);
       rewrite_rules_instance_counts(rules, &ip, &ir);
       printf("rule instances (biased, strided, grouped, fused convs): %d "
              "proven, %d refused\n",
@@ -561,6 +596,7 @@ static int optimize(const cli_command *c, int argc, char **argv) {
       cli_print_mutants(&ms);
     srch_stats_free(&st);
     mutant_apply_stats_free(&ms);
+    rewrite_reproof_free(&rp);
   }
   if (h && a.fuse && cli_is_onnx(a.out))
     printf("fusion: skipped (ONNX has no fused operator)\n");
