@@ -58,6 +58,18 @@ SUPEROPT_RULES="$tmp/false.rules" expect 0 "$bin" optimize "$tmp/clip.graph" \
 contains "demoted 1 labelled proven but not proven: clip_relu"
 grep -q 'relu' "$tmp/opt2.graph" && fail "--allow-unproven applied the demoted rule"
 
+# labelled unverified and used with --allow-unproven, the rule is not
+# re-proven (it claims nothing): the end-to-end check alone must refuse the
+# result, at the scales where the activations pass 6
+sed 's/clip_relu proven/clip_relu unverified/' "$tmp/false.rules" >"$tmp/unverified.rules"
+expect 3 "$bin" optimize "$tmp/clip.graph" --rules "$tmp/unverified.rules" \
+  --allow-unproven -o "$tmp/never.graph"
+contains "clip_relu x1"
+contains "1 applied rule not labelled proven (--allow-unproven)"
+contains "the optimized graph's outputs differ from the original's: output 1 element"
+contains ", not 6 (seed"
+[ ! -e "$tmp/never.graph" ] || fail "optimize wrote a graph its check refused"
+
 # the pass rules the search applies are re-proven (and stay)
 expect 0 "$bin" optimize "$tmp/clip.graph" --no-rules
 contains "re-proof: re-proved 0 applied rules"
