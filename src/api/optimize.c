@@ -1,7 +1,8 @@
 /* optimize.c: api_optimize: the same pipeline as `superopt optimize`
  * (rules from the data directory, costs from the cost database with the
  * checked-in tables, a fitted per-operator model for unmeasured shapes,
- * mutant_optimize: the search with mutants joining it region by region,
+ * mutant_optimize_reproved: the search with mutants joining it region by
+ * region, its applied rules proven again,
  * the end-to-end check on the CPU executor): the cost model
  * is costdb's cd_model, as the CLI's. */
 #include <stdlib.h>
@@ -114,18 +115,9 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
   so.cost = cd_model_cost;
   so.cost_u = &c->model;
   mutant_apply_stats ms;
-  rewrite_reproof rp = {0}; /* applied rules proven again (as optimize's) */
-  ir_graph *h = NULL;
-  for (int again = 1; again;) {
-    again = 0;
-    h = mutant_optimize(g, rules, &so, o->mutants ? MUTANT_ALL : 0, 1, &st, &ms,
-                        &d);
-    if (h && rewrite_reprove(&rp, rules, NULL, st.applied_fw, st.applied_bw,
-                             &again, &d))
-      ir_graph_free(h), h = NULL, again = 0;
-    if (h && again)
-      ir_graph_free(h), srch_stats_free(&st), mutant_apply_stats_free(&ms);
-  }
+  rewrite_reproof rp = {0}; /* the applied rules, proven again */
+  ir_graph *h = mutant_optimize_reproved(
+      g, rules, NULL, &so, o->mutants ? MUTANT_ALL : 0, 1, &st, &ms, &rp, &d);
   if (h) {
     fill_report(rep, g, h, &st, rules);
     rep->rules_reproved = rp.reproved;

@@ -583,17 +583,9 @@ static int optimize(const cli_command *c, int argc, char **argv) {
     unsigned mask = a.no_mutants || a.proven_only ? 0 : MUTANT_ALL;
     if (mask && a.mutant_estimates)
       mask |= MUTANT_ESTIMATES;
-    rewrite_reproof rp = {0}; /* applied rules proven again; a search
-                                 that used a demoted rule runs again */
-    for (int again = 1; again;) {
-      again = 0;
-      h = mutant_optimize(g, rules, &a.so, mask, 1, &st, &ms, &d);
-      if (h && rewrite_reprove(&rp, rules, a.cover, st.applied_fw,
-                               st.applied_bw, &again, &d))
-        ir_graph_free(h), h = NULL, again = 0;
-      if (h && again)
-        ir_graph_free(h), srch_stats_free(&st), mutant_apply_stats_free(&ms);
-    }
+    rewrite_reproof rp = {0}; /* the applied rules, proven again */
+    h = mutant_optimize_reproved(g, rules, a.cover, &a.so, mask, 1, &st, &ms,
+                                 &rp, &d);
     if (!h)
       rc = cli_report(&d);
     else {

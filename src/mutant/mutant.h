@@ -219,4 +219,17 @@ ir_graph *mutant_optimize(const ir_graph *g, const rewrite_rules *rules,
                           const srch_options *o, unsigned mask, uint64_t seed,
                           srch_stats *st, mutant_apply_stats *ms, base_diag *d);
 
+/* mutant_optimize, then the applied rules proven again (rewrite_reprove
+ * into *rp, zeroed by the caller, rewrite_reproof_free after): while a rule
+ * labelled proven is demoted, the result is dropped and the optimization
+ * run again without it (the demoted rules are disabled in rules and in
+ * pass_rules, NULL or o->pass_rules' set). What optimize and api_optimize
+ * call (reproved.c). */
+ir_graph *mutant_optimize_reproved(const ir_graph *g, rewrite_rules *rules,
+                                   rewrite_rules *pass_rules,
+                                   const srch_options *o, unsigned mask,
+                                   uint64_t seed, srch_stats *st,
+                                   mutant_apply_stats *ms, rewrite_reproof *rp,
+                                   base_diag *d);
+
 #endif
