@@ -130,9 +130,12 @@ static void fill_ints(const ir_graph *g, int t, float *dst, int64_t n,
 }
 
 /* scale multiplies every float value drawn (ex_fill_random_scaled) but
- * those of fan-in weights (convolution kernels, matmul weights), whose
- * 1/sqrt(fan-in) keeps a deep network's activations from growing by the
- * scale at every layer. */
+ * those of gains: fan-in weights (convolution kernels, matmul weights),
+ * whose 1/sqrt(fan-in) keeps a deep network's activations from growing at
+ * every layer, and positive ones (batchnorm and layernorm scales and
+ * variances, divisors), which would multiply them by sqrt(scale) at every
+ * batchnorm. Inputs, biases, means and the other weights are scaled: they
+ * offset every layer's activations by about the scale. */
 static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
                         float scale, const unsigned char *wonly) {
   const ir_tensor *x = &g->tensors[t];
@@ -151,7 +154,8 @@ static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
   case IR_INIT_SMALL: ex_random_fill(dst, n, seed, key, -0.1f, 0.1f); break;
   default: ex_random_fill(dst, n, seed, key, -s, s); break;
   }
-  for (int64_t i = 0; h != IR_INIT_FAN && scale != 1.0f && i < n; i++)
+  int gain = h == IR_INIT_FAN || h == IR_INIT_POS;
+  for (int64_t i = 0; !gain && scale != 1.0f && i < n; i++)
     dst[i] *= scale;
 }
 

@@ -55,9 +55,10 @@ void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
 base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
                            base_diag *d);
 /* The same with every float input and weight drawn (not those with known
- * data) multiplied by scale, but for fan-in weights (convolution kernels,
- * matmul weights: their 1/sqrt(fan-in) keeps activations from growing by
- * scale at every layer). */
+ * data) multiplied by scale, but for the gains: fan-in and positive weights
+ * (convolution kernels, matmul weights, batchnorm and layernorm scales and
+ * variances, divisors), which keep their range so that a deep network's
+ * activations do not grow by the scale at every layer. */
 base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
                                   uint64_t seed, float scale, base_diag *d);
 
