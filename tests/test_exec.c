@@ -192,3 +192,90 @@ Test(exec, hints_follow_merged_weights) {
   cr_expect_leq(top, 0.25f, "fan-in 16: |w| <= 1/4, got %g", top);
   free(w);
 }
+
+/* ---- the end-to-end check (check.c) ------------------------------------ */
+
+static ir_graph *parse(const char *text) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "parse: %s", d.msg);
+  return g;
+}
+
+#define CONV_HEAD                                                              \
+  "input x: [1,8,16,16]\nweight w: [16,8,3,3]\nweight b: [16]\n"               \
+  "y = conv2d(x, w, b)\n"
+
+/* Issue 40: clip(x) min=0 max=6 -> relu(x) applied (a false rule labelled
+ * proven, with the re-proof bypassed). One round at scale 1 never reaches
+ * 6 and sees nothing; the rounds at scales 10 and 1000 do, and say where. */
+Test(check, sees_clip_replaced_by_relu) {
+  ir_graph *g = parse(CONV_HEAD "z = clip(y) min=0 max=6\noutput z\n");
+  ir_graph *h = parse(CONV_HEAD "z = relu(y)\noutput z\n");
+  base_diag d;
+  double e = -1;
+  cr_assert_eq(ex_check(g, h, 1, &e, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(e, 0); /* what optimize's check saw before */
+  ex_check_result r;
+  cr_assert_eq(ex_check_rounds(g, h, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(r.rounds, 3);
+  cr_assert_eq(r.compared, 3 * 16 * 16 * 16);
+  cr_assert_gt(r.worst, 1);
+  cr_assert_gt(r.scale, 1);
+  cr_assert_eq(r.va, 6);
+  cr_assert_gt(r.vb, 6);
+  ir_graph_free(g);
+  ir_graph_free(h);
+}
+
+/* An error of 3e-5 on every element: under 1e-4 of the largest value
+ * (ex_check passes), over the tolerance of the small elements. */
+Test(check, per_element_tolerance) {
+  ir_graph *g = parse("input x: [64]\nweight s: [64]\ny = ewmul(x, s)\n"
+                      "output y\n");
+  ir_graph *h = parse("input x: [64]\nweight s: [64]\nweight c: [64]\n"
+                      "y = ewmul(x, s)\nz = ewadd(y, c)\noutput z\n");
+  static float c[64];
+  for (int i = 0; i < 64; i++)
+    c[i] = 3e-5f;
+  h->tensors[ir_find_tensor(h, "c")].data = c;
+  base_diag d;
+  double e = -1;
+  cr_assert_eq(ex_check(g, h, 1, &e, &d), BASE_OK, "%s", d.msg);
+  cr_assert_leq(e, 1e-4);
+  ex_check_result r;
+  cr_assert_eq(ex_check_rounds(g, h, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_gt(r.worst, 1, "worst %g", r.worst);
+  cr_assert_eq(r.scale, 1);
+  h->tensors[ir_find_tensor(h, "c")].data = NULL;
+  ir_graph_free(g);
+  ir_graph_free(h);
+}
+
+/* Equal graphs agree; an element where the original overflows is not
+ * compared, one where only the optimized graph does fails. */
+Test(check, equal_graphs_and_non_finite) {
+  ir_graph *g = parse(CONV_HEAD "z = clip(y) min=0 max=6\noutput z\n");
+  base_diag d;
+  ex_check_result r;
+  cr_assert_eq(ex_check_rounds(g, g, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(r.worst, 0);
+  cr_assert_eq(r.max_err, 0);
+  ir_graph_free(g);
+#define POW16                                                                  \
+  "input x: [16]\ny = ewmul(x, x)\ny2 = ewmul(y, y)\ny3 = ewmul(y2, y2)\n"     \
+  "y4 = ewmul(y3, y3)\n"
+  ir_graph *a = parse(POW16 "output y4\n");
+  ir_graph *b = parse(POW16 "z = relu(y4)\noutput z\n");
+  cr_assert_eq(ex_check_rounds(a, b, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(r.worst, 0);   /* x^16 = inf where |x| > 250 (scale 1000) */
+  cr_assert_gt(r.skipped, 0); /* ... not compared there */
+  /* sqrt(x^32) overflows sooner */
+  ir_graph *c = parse(POW16 "y5 = ewmul(y4, y4)\nw = sqrt(y5)\noutput w\n");
+  cr_assert_eq(ex_check_rounds(a, c, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_gt(r.worst, 1);
+  cr_assert(isinf(r.vb));
+  ir_graph_free(a);
+  ir_graph_free(b);
+  ir_graph_free(c);
+}

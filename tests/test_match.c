@@ -286,3 +286,66 @@ Test(filter, edges_between_signatures) {
                       &nodes_ok, &n));
   cr_assert_eq(n, 1);
 }
+
+/* ---- re-proving the applied rules (src/rewrite/reprove.c) ----------------
+ */
+
+/* A rule file with a false rule labelled proven (clip_relu) and a true one
+ * (relu_relu); the search applies both on a graph with a clip and a double
+ * relu; rewrite_reprove proves the true one, demotes the false one (its
+ * direction matches nothing after), and the search run again keeps the
+ * clip. */
+Test(reprove, demotes_a_false_rule_labelled_proven) {
+  static const char text[] =
+      "rule clip_relu proven\nsrc:\ninput x: [1,2,3,3]\n"
+      "y = clip(x) min=0 max=6\noutput y\ndst:\ninput x: [1,2,3,3]\n"
+      "y = relu(x)\noutput y\nend\n"
+      "rule relu_relu proven\nsrc:\ninput x: [1,2,3,3]\n"
+      "y = relu(x)\nz = relu(y)\noutput z\ndst:\ninput x: [1,2,3,3]\n"
+      "y = relu(x)\noutput y\nend\n";
+  ir_ruleset frs;
+  base_diag d;
+  cr_assert_eq(ir_rules_parse(text, strlen(text), "t.rules", &frs, &d), BASE_OK,
+               "%s", d.msg);
+  rewrite_rules *r = rewrite_rules_compile(&frs, REWRITE_FORWARD, 0, &d);
+  rewrite_rules *also = rewrite_rules_compile(&frs, REWRITE_FORWARD, 0, &d);
+  cr_assert(r && also, "%s", d.msg);
+  ir_graph *g = parse("input x: [1,4,8,8]\na = relu(x)\nb = relu(a)\n"
+                      "c = clip(b) min=0 max=6\nd = ewadd(c, x)\noutput d\n");
+  rewrite_matches ms = {0};
+  cr_assert_eq(rewrite_match_graph(frs.rules[0].src, g, &ms, &d), BASE_OK);
+  cr_assert_eq(ms.n, 1);
+  rewrite_matches_free(&ms);
+  int fw[2] = {3, 1}, bw[2] = {0, 0}, nd = -1;
+  rewrite_reproof p = {0};
+  cr_assert_eq(rewrite_reprove(&p, r, also, fw, bw, &nd, &d), BASE_OK, "%s",
+               d.msg);
+  cr_assert_eq(nd, 1);
+  cr_assert_eq(p.reproved, 1);
+  cr_assert_eq(p.ndemoted, 1);
+  cr_assert_eq(p.demoted[0].rule, 0);
+  cr_assert(p.demoted[0].reason[0]);
+  for (int k = 0; k < r->ndirs; k++) { /* off in both compiled sets */
+    cr_assert_eq(r->dirs[k].cp.off, r->dirs[k].rule == 0);
+    cr_assert_eq(also->dirs[k].cp.off, also->dirs[k].rule == 0);
+  }
+  /* once per rule: a second call proves nothing again */
+  cr_assert_eq(rewrite_reprove(&p, r, also, fw, bw, &nd, &d), BASE_OK);
+  cr_assert_eq(nd, 0);
+  cr_assert_eq(p.reproved, 1);
+  /* the search with the demoted rule off keeps the clip */
+  srch_options o;
+  srch_options_default(&o);
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, r, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(count_op(h, IR_OP_CLIP), 1);
+  cr_assert_eq(st.applied_fw[0], 0);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_reproof_free(&p);
+  rewrite_rules_free(r);
+  rewrite_rules_free(also);
+  ir_ruleset_free(&frs);
+}

@@ -459,6 +459,36 @@ Test(taso_pb, hand_made_rules) {
   ruleio_stats_free(&st);
 }
 
+/* Proven rules exported as TASO .pb come back unverified: a .pb carries
+ * no proof, so an import claims none (issue 40); optimize refuses them
+ * until verify-rules proves them. */
+Test(taso_pb, reimported_rules_are_unverified) {
+  ir_ruleset rs, back;
+  ruleio_stats st;
+  base_diag d;
+  char *data;
+  size_t len;
+  cr_assert_eq(ir_rules_read_file(SRC "/tests/data/rules/basic.rules", &rs, &d),
+               BASE_OK, "%s", d.msg);
+  ruleio_stats_init(&st);
+  cr_assert_eq(ruleio_export_mem(&rs, RULEIO_TASO_PB, 0, &data, &len, &st, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_gt(st.done, 0);
+  ruleio_stats_free(&st);
+  ruleio_stats_init(&st);
+  cr_assert_eq(ruleio_import_taso_pb_mem((const uint8_t *)data, len, "b.pb",
+                                         &back, &st, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_gt(back.n, 0);
+  for (int i = 0; i < back.n; i++)
+    cr_assert_eq(back.rules[i].status, IR_RULE_UNVERIFIED, "%s",
+                 back.rules[i].id);
+  free(data);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&back);
+  ruleio_stats_free(&st);
+}
+
 /* A .pb cut 3 bytes short is a syntax error saying "truncated". */
 static void expect_truncated(const char *data, size_t len) {
   ir_ruleset rs;

@@ -57,7 +57,9 @@ class Report(ctypes.Structure):
                 ("cost_unfused_us", ctypes.c_double),
                 ("rules_seconds", ctypes.c_double),
                 ("fuse_seconds", ctypes.c_double),
-                ("check_seconds", ctypes.c_double)]
+                ("check_seconds", ctypes.c_double),
+                ("rules_reproved", ctypes.c_int),
+                ("rules_demoted", ctypes.c_int)]
 
 
 class RunOptions(ctypes.Structure):

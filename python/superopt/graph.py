@@ -40,6 +40,8 @@ class OptimizeReport:
     rules_seconds: float  # reading and compiling the rules
     fuse_seconds: float
     check_seconds: float
+    rules_reproved: int  # applied rules the verifier proved again
+    rules_demoted: int  # labelled proven but not proven: not applied
 
     @property
     def speedup(self):

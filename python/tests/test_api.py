@@ -64,6 +64,9 @@ def test_optimize_roundtrip(small_model, x, tmp_path):
     assert rep.rules > 1000  # the installed default library
     # no mutant pays on this model; the fields follow the C struct
     assert rep.mutants_applied == 0 and rep.mutants_saved_us == 0
+    # every applied rule of the default library is proven again
+    assert (rep.rules_reproved > 0) == (rep.rules_applied > 0)
+    assert rep.rules_demoted == 0
     h0, rep0 = g.optimize(device="h100", alpha=1.05, budget=50,
                           db=str(tmp_path / "cost.sqlite"), mutants=False,
                           fuse=False)
@@ -130,7 +133,7 @@ def test_optimize_progress(small_model, tmp_path):
     for stage, _, _, _ in seen:
         first += [] if stage in first else [stage]
     assert first == ["rules", "batch", "costs", "passes", "search", "splits",
-                     "prune", "fuse", "order", "check"]
+                     "prune", "reprove", "fuse", "order", "check"]
     regions = [(d, t) for s, d, t, _ in seen if s == "search" and t]
     assert regions and all(0 <= d < t for d, t in regions)
     times = [e for _, _, _, e in seen]

@@ -104,6 +104,8 @@ static void fill_report(api_report *r, const opt_report *x) {
   r->rules_seconds = x->seconds[OPT_RULES];
   r->fuse_seconds = x->seconds[OPT_FUSE];
   r->check_seconds = x->seconds[OPT_CHECK];
+  r->rules_reproved = x->reproof.reproved;
+  r->rules_demoted = x->reproof.ndemoted;
 }
 
 /* The pipeline's options from the API's (paths resolved, db open). */

@@ -87,7 +87,8 @@ api_code api_graph_export_onnx(const api_graph *g, void **data, size_t *len,
 /* ---- optimize -------------------------------------------------------- */
 
 /* Progress of api_optimize: the stage starting ("rules", "batch", "costs",
- * "passes", "search", "splits", "prune", "fuse", "order", "check": the
+ * "passes", "search", "splits", "prune", "reprove", "fuse", "order",
+ * "check": the
  * stages of `superopt optimize --list-stages`), elapsed seconds since the
  * call began; in "search", called again before each region: done regions
  * of total searched in the current pass (the search makes 2 passes over
@@ -156,6 +157,9 @@ typedef struct api_report {
   double cost_unfused_us; /* the search's result's cost, before fusion */
   /* seconds: reading and compiling the rules, fusion, the check */
   double rules_seconds, fuse_seconds, check_seconds;
+  int rules_reproved; /* applied rules the verifier proved again */
+  int rules_demoted;  /* labelled proven, not proven again: not applied
+                         (the optimization was run again without them) */
 } api_report;
 
 /* Optimizes g into a new graph *out (g is unchanged). rep may be NULL. */

@@ -207,6 +207,7 @@ typedef struct shown {
   const char *prefix; /* of the dumps */
   int tty;            /* progress on stderr */
   int progress_shown; /* a progress line is on stderr */
+  int demoted_shown;  /* demoted rules already warned about */
 } shown;
 
 static void print_rules_applied(const opt_report *r) {
@@ -270,8 +271,54 @@ static void print_fusion(const fuse_stats *fs) {
          fs->rejected == 1 ? "" : "s", fs->cost_before, fs->cost_after);
 }
 
+/* The re-proof of the applied rules (rewrite_reprove): each rule demoted
+ * since the last call as a warning on stderr (at its line of its rules
+ * file), then one line; "again" when the stages from costs run again. */
+static void print_reproof(shown *s, const opt_report *r) {
+  const rewrite_reproof *rp = &r->reproof;
+  const ir_ruleset *rs = &r->rules.rs;
+  for (; s->demoted_shown < rp->ndemoted; s->demoted_shown++) {
+    const rewrite_demotion *dm = &rp->demoted[s->demoted_shown];
+    const ir_rule *rule = &rs->rules[dm->rule];
+    const char *file =
+        dm->rule < r->rules.npass ? s->a->oo.pass_rules : s->a->oo.rules;
+    fprintf(stderr,
+            "superopt: warning: %s:%d: rule '%s' is labelled proven but the "
+            "verifier does not prove it (%s): demoted, the optimization "
+            "runs again without it\n",
+            file ? file : "(rules)", rule->line, rule->id, dm->reason);
+  }
+  printf("re-proof: re-proved %d applied rule%s with the verifier (%.0f ms)",
+         rp->reproved, rp->reproved == 1 ? "" : "s", rp->ms);
+  if (rp->unproven)
+    printf("; %d applied rule%s not labelled proven (--allow-unproven)",
+           rp->unproven, rp->unproven == 1 ? "" : "s");
+  if (rp->ndemoted)
+    printf("; demoted %d labelled proven but not proven:", rp->ndemoted);
+  for (int i = 0; i < rp->ndemoted; i++)
+    printf("%s %s", i ? "," : "", rs->rules[rp->demoted[i].rule].id);
+  printf("\n");
+}
+
+/* The check's line: its error, its worst element against the tolerance,
+ * its rounds. */
+static void print_check(const opt_report *r) {
+  const ex_check_opts *o = &r->check_opts;
+  char sc[128];
+  size_t n = 0;
+  for (int i = 0; i < o->rounds && n < sizeof sc; i++)
+    n += (size_t)snprintf(sc + n, sizeof sc - n, "%s%g", i ? ", " : "",
+                          o->scale[i]);
+  printf("check: max relative error %.3g on the CPU executor; per element "
+         "at most %.3g of the tolerance (|a-b| <= %g max|a| + %g |a|) over "
+         "%d rounds (seeds from %llu, inputs and weights at scales %s; %lld "
+         "elements)\n",
+         r->check.max_err, r->check.worst, o->atol, o->rtol, r->check.rounds,
+         (unsigned long long)o->seed, sc, (long long)r->check.compared);
+}
+
 /* The stage's lines on standard output. */
-static void print_stage(const shown *s, opt_stage k, const opt_report *r) {
+static void print_stage(shown *s, opt_stage k, const opt_report *r) {
   const opt_args *a = s->a;
   switch (k) {
   case OPT_RULES:
@@ -295,10 +342,13 @@ static void print_stage(const shown *s, opt_stage k, const opt_report *r) {
            r->moved, r->moved == 1 ? "" : "s", r->moved == 1 ? "" : "s",
            r->moved == 1 ? "it" : "they", r->moved == 1 ? "s" : "");
     break;
+  case OPT_REPROVE:
+    if (r->ran[OPT_REPROVE])
+      print_reproof(s, r);
+    break;
   case OPT_CHECK:
     if (r->ran[OPT_CHECK])
-      printf("check: max relative error %.3g on the CPU executor (seed 1)\n",
-             r->max_rel_error);
+      print_check(r);
     break;
   default: break;
   }
@@ -448,7 +498,7 @@ static int run_pipeline(opt_args *a, const char *path, cli_proposed *prop) {
                                            : (int)strlen(a->out);
     snprintf(prefix, sizeof prefix, "%.*s", n, a->out);
   }
-  shown s = {a, path, g->nnodes, prefix, isatty(2), 0};
+  shown s = {a, path, g->nnodes, prefix, isatty(2), 0, 0};
   a->oo.after = after_stage;
   a->oo.after_u = &s;
   a->oo.progress = s.tty ? progress : NULL;

@@ -1,6 +1,8 @@
 /* check.c: the end-to-end check of an optimization: run the original and
  * the optimized graph on the CPU reference executor with the same inputs
- * and weights, and measure how far their outputs are apart.
+ * and weights, in rounds of several seeds and scales, and compare their
+ * outputs element by element (ex_check_rounds; ex_check is one round at
+ * scale 1, measured as the largest difference over the largest value).
  *
  * The optimized graph's inputs and weights are copied from the original's
  * by name (rather than drawn again), because a weight's random values
@@ -37,25 +39,48 @@ static base_status share_leaves(const ir_graph *a, const ex_values *va,
   return BASE_OK;
 }
 
-static double output_error(const float *x, const float *y, int64_t n) {
-  double scale = 0, diff = 0;
+/* Compares output `out` of round `round` (x: the original's values, y:
+ * the optimized graph's) element by element into r. */
+static void compare_output(const float *x, const float *y, int64_t n,
+                           const ex_check_opts *o, int round, int out,
+                           ex_check_result *r) {
+  double m = 0, diff = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (isfinite(x[i]) && fabs(x[i]) > m)
+      m = fabs(x[i]);
+  double atol = o->atol * m;
   for (int64_t i = 0; i < n; i++) {
-    double e = fabs((double)x[i] - (double)y[i]);
-    if (fabs(x[i]) > scale)
-      scale = fabs(x[i]);
-    if (e > diff || isnan(e))
-      diff = isnan(e) ? INFINITY : e;
+    if (!isfinite(x[i])) {
+      r->skipped++;
+      continue;
+    }
+    r->compared++;
+    double e = isfinite(y[i]) ? fabs((double)x[i] - (double)y[i]) : INFINITY;
+    double tol = atol + o->rtol * fabs(x[i]);
+    double q = e == 0 ? 0 : tol > 0 ? e / tol : INFINITY;
+    if (e > diff)
+      diff = e;
+    if (q > r->worst) {
+      r->worst = q;
+      r->round = round;
+      r->seed = o->seed + (uint64_t)round;
+      r->scale = o->scale[round];
+      r->output = out;
+      r->index = i;
+      r->va = x[i];
+      r->vb = y[i];
+    }
   }
-  if (diff == 0)
-    return 0;
-  return scale > 0 ? diff / scale : INFINITY;
+  double rel = diff == 0 ? 0 : m > 0 ? diff / m : INFINITY;
+  if (rel > r->max_err)
+    r->max_err = rel;
 }
 
 static base_status compare(const ir_graph *a, const ex_values *va,
                            const ir_graph *b, const ex_values *vb,
-                           double *max_err, base_diag *d) {
+                           const ex_check_opts *o, int round,
+                           ex_check_result *r, base_diag *d) {
   char s1[64], s2[64];
-  *max_err = 0;
   for (int i = 0; i < a->noutputs; i++) {
     const ir_shape *sa = &a->tensors[a->outputs[i]].shape;
     const ir_shape *sb = &b->tensors[b->outputs[i]].shape;
@@ -64,27 +89,25 @@ static base_status compare(const ir_graph *a, const ex_values *va,
                            "output %d is %s in the original, %s optimized",
                            i + 1, ir_shape_str(sa, s1, sizeof s1),
                            ir_shape_str(sb, s2, sizeof s2));
-    double e = output_error(va->v[a->outputs[i]], vb->v[b->outputs[i]],
-                            ir_shape_numel(sa));
-    if (e > *max_err || isnan(e))
-      *max_err = e;
+    compare_output(va->v[a->outputs[i]], vb->v[b->outputs[i]],
+                   ir_shape_numel(sa), o, round, i, r);
   }
   return BASE_OK;
 }
 
-base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
-                     double *max_err, base_diag *d) {
-  if (a->noutputs != b->noutputs)
-    return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
-                         "the original has %d outputs, the optimized graph %d",
-                         a->noutputs, b->noutputs);
+/* One round: a's inputs and weights drawn with the round's seed and scale,
+ * b's copied from them, both run and compared. */
+static base_status run_round(const ir_graph *a, const ir_graph *b,
+                             const ex_check_opts *o, int round,
+                             ex_check_result *r, base_diag *d) {
   ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
   ex_options eo = {0, 0};
+  uint64_t seed = o->seed + (uint64_t)round;
   base_status st =
       va && vb ? BASE_OK
                : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
-    st = ex_fill_random(a, va, seed, d);
+    st = ex_fill_random_scaled(a, va, seed, o->scale[round], d);
   if (!st)
     st = share_leaves(a, va, b, vb, d);
   if (!st)
@@ -94,8 +117,53 @@ base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
   if (!st)
     st = ex_run(b, vb, &eo, d);
   if (!st)
-    st = compare(a, va, b, vb, max_err, d);
+    st = compare(a, va, b, vb, o, round, r, d);
   ex_values_free(va);
   ex_values_free(vb);
+  return st;
+}
+
+void ex_check_opts_default(ex_check_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->seed = 1;
+  o->rounds = 3;
+  o->scale[0] = 1;
+  o->scale[1] = 10;
+  o->scale[2] = 1000;
+  o->rtol = 1e-4;
+  o->atol = 1e-5;
+}
+
+base_status ex_check_rounds(const ir_graph *a, const ir_graph *b,
+                            const ex_check_opts *opts, ex_check_result *r,
+                            base_diag *d) {
+  ex_check_opts def;
+  if (!opts)
+    ex_check_opts_default(&def);
+  const ex_check_opts *o = opts ? opts : &def;
+  memset(r, 0, sizeof *r);
+  if (a->noutputs != b->noutputs)
+    return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
+                         "the original has %d outputs, the optimized graph %d",
+                         a->noutputs, b->noutputs);
+  if (o->rounds < 1 || o->rounds > EX_CHECK_MAX_ROUNDS)
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "the check runs 1 to %d rounds, not %d",
+                         EX_CHECK_MAX_ROUNDS, o->rounds);
+  base_status st = BASE_OK;
+  for (int i = 0; !st && i < o->rounds; i++, r->rounds++)
+    st = run_round(a, b, o, i, r, d);
+  return st;
+}
+
+base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
+                     double *max_err, base_diag *d) {
+  ex_check_opts o;
+  ex_check_result r;
+  ex_check_opts_default(&o);
+  o.seed = seed;
+  o.rounds = 1;
+  base_status st = ex_check_rounds(a, b, &o, &r, d);
+  *max_err = r.max_err;
   return st;
 }

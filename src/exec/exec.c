@@ -129,8 +129,15 @@ static void fill_ints(const ir_graph *g, int t, float *dst, int64_t n,
   }
 }
 
+/* scale multiplies every float value drawn (ex_fill_random_scaled) but
+ * those of gains: fan-in weights (convolution kernels, matmul weights),
+ * whose 1/sqrt(fan-in) keeps a deep network's activations from growing at
+ * every layer, and positive ones (batchnorm and layernorm scales and
+ * variances, divisors), which would multiply them by sqrt(scale) at every
+ * batchnorm. Inputs, biases, means and the other weights are scaled: they
+ * offset every layer's activations by about the scale. */
 static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
-                        const unsigned char *wonly) {
+                        float scale, const unsigned char *wonly) {
   const ir_tensor *x = &g->tensors[t];
   int64_t n = ir_shape_numel(&x->shape);
   uint64_t key = XXH3_64bits(x->name, strlen(x->name));
@@ -147,10 +154,18 @@ static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
   case IR_INIT_SMALL: ex_random_fill(dst, n, seed, key, -0.1f, 0.1f); break;
   default: ex_random_fill(dst, n, seed, key, -s, s); break;
   }
+  int gain = h == IR_INIT_FAN || h == IR_INIT_POS;
+  for (int64_t i = 0; !gain && scale != 1.0f && i < n; i++)
+    dst[i] *= scale;
 }
 
 base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
                            base_diag *d) {
+  return ex_fill_random_scaled(g, v, seed, 1.0f, d);
+}
+
+base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
+                                  uint64_t seed, float scale, base_diag *d) {
   unsigned char *wonly = base_malloc((size_t)g->nnodes + 1);
   if (!wonly)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -169,7 +184,7 @@ base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
     if (x->data)
       memcpy(v->v[t], x->data, sizeof(float) * n);
     else
-      fill_tensor(g, t, v->v[t], seed, wonly);
+      fill_tensor(g, t, v->v[t], seed, scale, wonly);
   }
   free(wonly);
   return BASE_OK;

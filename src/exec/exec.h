@@ -54,6 +54,13 @@ void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
  * weight-only nodes of the weight's own shape (docs/architecture.md). */
 base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
                            base_diag *d);
+/* The same with every float input and weight drawn (not those with known
+ * data) multiplied by scale, but for the gains: fan-in and positive weights
+ * (convolution kernels, matmul weights, batchnorm and layernorm scales and
+ * variances, divisors), which keep their range so that a deep network's
+ * activations do not grow by the scale at every layer. */
+base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
+                                  uint64_t seed, float scale, base_diag *d);
 
 typedef struct ex_options {
   int threads;  /* 0 = all cores */
@@ -77,11 +84,51 @@ void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
 /* ---- end-to-end check ---------------------------------------------- */
 
 /* Runs a and b on the CPU executor with the same inputs and weights (drawn
- * for a with seed; b's inputs and weights copied from a's by name) and sets
- * *max_err to the largest |a - b| over each output divided by that output's
- * largest |a|. BASE_ERR_SHAPE when the outputs do not correspond, or b needs
- * a weight a lacks. */
+ * for a with seed at scale 1; b's inputs and weights copied from a's by
+ * name) and sets *max_err to the largest |a - b| over each output divided by
+ * that output's largest finite |a| (elements where a is not finite are not
+ * compared). One round of ex_check_rounds, which optimize runs.
+ * BASE_ERR_SHAPE when the outputs do not correspond, or b needs a weight a
+ * lacks. */
 base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
                      double *max_err, base_diag *d);
+
+/* The end-to-end check of an optimization (optimize, api_optimize): a and b
+ * run in rounds, round i with seed seed + i and every input and weight drawn
+ * at scale[i] (ex_fill_random_scaled: 1, 10, 1000 by default, so that
+ * activations cross clip bounds and exp and division see large values), and
+ * compared element by element: |a - b| <= atol * max|a| + rtol * |a|, with
+ * max|a| the largest finite |a| of that output in that round. Elements where
+ * a is not finite are not compared (the original itself overflowed); b not
+ * finite where a is fails. A test on a few points, not a proof. */
+#define EX_CHECK_MAX_ROUNDS 8
+
+typedef struct ex_check_opts {
+  uint64_t seed;                    /* round i: seed + i (1) */
+  int rounds;                       /* 1..EX_CHECK_MAX_ROUNDS (3) */
+  float scale[EX_CHECK_MAX_ROUNDS]; /* (1, 10, 1000) */
+  double rtol, atol;                /* (1e-4, 1e-5) */
+} ex_check_opts;
+
+void ex_check_opts_default(ex_check_opts *o);
+
+typedef struct ex_check_result {
+  double worst;   /* largest |a - b| / tolerance: the check passes if <= 1 */
+  double max_err; /* largest |a - b| / max|a| of an output (as ex_check) */
+  int rounds;     /* rounds run */
+  int64_t compared, skipped; /* elements compared; not (a not finite) */
+  /* where worst is: round, its seed and scale, output, element, values */
+  int round, output;
+  uint64_t seed;
+  float scale;
+  int64_t index;
+  float va, vb;
+} ex_check_result;
+
+/* Runs the check (opts NULL: the defaults). BASE_OK with r filled whether
+ * the graphs agree or not (r->worst <= 1: they do); errors as ex_check's. */
+base_status ex_check_rounds(const ir_graph *a, const ir_graph *b,
+                            const ex_check_opts *opts, ex_check_result *r,
+                            base_diag *d);
 
 #endif

@@ -4,44 +4,43 @@
  * Python package and the torch.compile backend) call: one list of stages,
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   fuse -> order -> check
+ *   reprove -> fuse -> order -> check
  *
  * (read and compile the rules and pass rules; rebatch; fit the cost model;
  * the passes before the search; the search region by region with the
- * mutants that pay; nested splits folded; dead code removed; element-wise
- * fusion; the executor's node order; the end-to-end check on the CPU
- * executor), so that for the same graph and options every entry point gets
- * the same graph and the same report. Callers resolve file paths (the
- * rules, the cost database) and load the model; they write the result.
- * A callback after every stage lets them print or dump the graph as it
- * stands (`optimize --dump-after`), another reports progress. Details:
- * docs/search.md.
+ * mutants that pay; nested splits folded; dead code removed; every applied
+ * rule proven again, and the stages from costs run again without any that
+ * is not; element-wise fusion; the executor's node order; the end-to-end
+ * check on the CPU executor: seeds and scales, element by element), so that for
+ * the same graph and options every entry point gets the same graph and the same
+ * report. Callers resolve file paths (the rules, the cost database) and load
+ * the model; they write the result. A callback after every stage lets them
+ * print or dump the graph as it stands (`optimize --dump-after`), another
+ * reports progress. Details: docs/search.md.
  */
 #ifndef SUPEROPT_OPT_H
 #define SUPEROPT_OPT_H
 
 #include "../costdb/costdb.h"
+#include "../exec/exec.h"
 #include "../fuse/fuse.h"
 #include "../ir/ir.h"
 #include "../mutant/mutant.h"
 #include "../rewrite/rewrite.h"
 #include "../search/search.h"
 
-/* The check's tolerance: the optimized graph's outputs within this
- * relative error of the original's on the CPU executor. */
-#define OPT_CHECK_TOL 1e-4
-
 typedef enum opt_stage {
-  OPT_RULES,  /* read the rules and pass rules, compile them */
-  OPT_BATCH,  /* rebatch the model (opt_options.batch) */
-  OPT_COSTS,  /* fit the cost model; the model's cost */
-  OPT_PASSES, /* cse, folds, hand-written passes, the pass rules' search */
-  OPT_SEARCH, /* the search region by region, with mutants */
-  OPT_SPLITS, /* activation fusion (hand-written passes), nested splits */
-  OPT_PRUNE,  /* dead code removed; the search's result and its cost */
-  OPT_FUSE,   /* element-wise and attention fusion (opt_options.fuse) */
-  OPT_ORDER,  /* the executor's node order */
-  OPT_CHECK,  /* the end-to-end check (opt_options.check) */
+  OPT_RULES,   /* read the rules and pass rules, compile them */
+  OPT_BATCH,   /* rebatch the model (opt_options.batch) */
+  OPT_COSTS,   /* fit the cost model; the model's cost */
+  OPT_PASSES,  /* cse, folds, hand-written passes, the pass rules' search */
+  OPT_SEARCH,  /* the search region by region, with mutants */
+  OPT_SPLITS,  /* activation fusion (hand-written passes), nested splits */
+  OPT_PRUNE,   /* dead code removed; the search's result and its cost */
+  OPT_REPROVE, /* the applied rules proven again (rewrite_reprove) */
+  OPT_FUSE,    /* element-wise and attention fusion (opt_options.fuse) */
+  OPT_ORDER,   /* the executor's node order */
+  OPT_CHECK,   /* the end-to-end check (opt_options.check) */
   OPT_NSTAGES
 } opt_stage;
 
@@ -126,9 +125,15 @@ struct opt_report {
   int rules_applied, pass_rules_applied;
   int acts_fused, acts_fused_by_rules, acts_unfused;
   int merged, merged_by_rules;
-  fuse_stats fusion;    /* the fusion stage's (zero when it did not run) */
-  int moved;            /* shortcuts the order stage moved */
-  double max_rel_error; /* the check's; -1 when it did not run */
+  fuse_stats fusion;        /* the fusion stage's (zero when it did not run) */
+  int moved;                /* shortcuts the order stage moved */
+  double max_rel_error;     /* the check's; -1 when it did not run */
+  ex_check_opts check_opts; /* the check's rounds, scales and tolerance */
+  ex_check_result check;    /* the check's worst element */
+  /* The re-proof of the applied rules, over every run of the search: a
+   * rule labelled proven that the verifier does not prove is demoted
+   * (reproof.demoted) and the stages from costs run again without it. */
+  rewrite_reproof reproof;
   double seconds[OPT_NSTAGES]; /* wall time per stage */
   int ran[OPT_NSTAGES];        /* 1: the stage had work and did it */
 };
@@ -136,7 +141,8 @@ struct opt_report {
 /* Runs the pipeline on g (unchanged) into a new graph *out. Fills *r
  * (zeroed first; free with opt_report_free, also after an error). On an
  * error (a bad rules file, a cost error, a failed check: BASE_ERR_INTERNAL
- * "the optimized graph's outputs differ...") *out is NULL and d says why. */
+ * "the optimized graph's outputs differ...", naming the element, its
+ * values, the seed and the scale) *out is NULL and d says why. */
 base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
                     opt_report *r, base_diag *d);
 void opt_report_free(opt_report *r);

@@ -1,7 +1,7 @@
 /* pipeline.c: opt_run, the optimize pipeline as a list of stage calls
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   fuse -> order -> check
+ *   reprove -> fuse -> order -> check
  *
  * Each stage takes the current graph and replaces it (ir_graph_replace:
  * the new graph owns its weight values); after each, the caller's `after`
@@ -29,6 +29,8 @@ static const stage_row stage_rows[OPT_NSTAGES] = {
     {"search", "the search region by region, with the mutants that pay"},
     {"splits", "activation fusion (--passes hand), nested splits folded"},
     {"prune", "dead code removed"},
+    {"reprove", "every applied rule proven again; without any that is not, "
+                "the stages from costs again"},
     {"fuse", "element-wise and attention fusion (not with --no-fuse or an "
              ".onnx output)"},
     {"order", "the executor's node order (shortcuts before the chains they "
@@ -138,6 +140,7 @@ typedef struct run {
   const ir_graph *g;
   ir_graph *orig; /* g rebatched (NULL: g): what the check compares to */
   ir_graph *cur;  /* the graph as it stands (NULL: g) */
+  int restart;    /* > 0: the next stage to run (a rule was demoted) */
   double t0;
   base_diag *d;
 } run;
@@ -265,28 +268,59 @@ static base_status do_order(run *p) {
   return s ? s : ir_check_invariants(p->cur, "order", p->d);
 }
 
+/* Proves again every rule the result applied (rewrite_reprove). When one
+ * labelled proven is not proven, it is demoted (off in the rules and pass
+ * rules) and the stages from costs run again on the model as the batch
+ * stage left it: the result may have built on the false rule. */
+static base_status do_reprove(run *p) {
+  opt_report *r = p->r;
+  int demoted = 0;
+  base_status s = rewrite_reprove(&r->reproof, r->rules.all, r->rules.pass,
+                                  r->search.applied_fw, r->search.applied_bw,
+                                  &demoted, p->d);
+  r->ran[OPT_REPROVE] = !s;
+  if (s || !demoted)
+    return s;
+  ir_graph_free(p->cur);
+  p->cur = p->orig ? ir_graph_clone(p->orig) : NULL;
+  if (p->orig && !p->cur)
+    return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  srch_stats_free(&r->search);
+  mutant_apply_stats_free(&r->mutants);
+  memset(&r->search, 0, sizeof r->search);
+  memset(&r->mutants, 0, sizeof r->mutants);
+  r->rules_applied = r->pass_rules_applied = 0;
+  r->acts_fused = r->acts_fused_by_rules = r->acts_unfused = 0;
+  r->merged = r->merged_by_rules = 0;
+  p->restart = OPT_COSTS;
+  return BASE_OK;
+}
+
 static base_status do_check(run *p) {
   if (!p->o->check)
     return BASE_OK;
-  double err = 0;
   const ir_graph *ref = p->orig ? p->orig : p->g;
-  base_status s = ex_check(ref, current(p), 1, &err, p->d);
+  ex_check_result *c = &p->r->check;
+  base_status s = ex_check_rounds(ref, current(p), &p->r->check_opts, c, p->d);
   if (s)
     return s;
-  p->r->max_rel_error = err;
+  p->r->max_rel_error = c->max_err;
   p->r->ran[OPT_CHECK] = 1;
-  if (!(err <= OPT_CHECK_TOL))
-    return base_diag_set(p->d, BASE_ERR_INTERNAL, 0, 0,
-                         "the optimized graph's outputs differ from the "
-                         "original's (relative error %.3g > %g)",
-                         err, OPT_CHECK_TOL);
+  if (!(c->worst <= 1))
+    return base_diag_set(
+        p->d, BASE_ERR_INTERNAL, 0, 0,
+        "the optimized graph's outputs differ from the original's: output "
+        "%d element %lld is %.9g, not %.9g (seed %llu, scale %g: %.3g times "
+        "the tolerance)",
+        c->output + 1, (long long)c->index, c->vb, c->va,
+        (unsigned long long)c->seed, c->scale, c->worst);
   return BASE_OK;
 }
 
 typedef base_status (*stage_fn)(run *p);
 static const stage_fn stage_fns[OPT_NSTAGES] = {
-    do_rules,  do_batch, do_costs, do_passes, do_search,
-    do_splits, do_prune, do_fuse,  do_order,  do_check,
+    do_rules, do_batch,   do_costs, do_passes, do_search, do_splits,
+    do_prune, do_reprove, do_fuse,  do_order,  do_check,
 };
 
 /* ---- progress and the pipeline
@@ -312,7 +346,7 @@ base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
   r->max_rel_error = -1;
   r->nodes_before = g->nnodes;
   *out = NULL;
-  run p = {o, r, o->so, {0}, g, NULL, NULL, base_now(), d};
+  run p = {o, r, o->so, {0}, g, NULL, NULL, 0, base_now(), d};
   p.so.cost = cd_model_cost;
   p.so.cost_u = o->cost;
   if (!o->fuse)
@@ -322,16 +356,22 @@ base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
   mutant_search_attach(&p.so, &p.ms, o->mutants, 1, &r->mutants);
   base_status s = BASE_OK;
   double ts = 0;
+  ex_check_opts_default(&r->check_opts);
   for (int k = 0; !s && k < OPT_NSTAGES; k++) {
     double t = base_now();
     tell(&p, (opt_stage)k, 0, 0, 0, 0);
     s = stage_fns[k](&p);
-    r->seconds[k] = base_now() - t;
-    if (k >= OPT_PASSES && k <= OPT_PRUNE)
-      ts += r->seconds[k];
+    r->seconds[k] += base_now() - t;
+    ts = 0;
+    for (int j = OPT_PASSES; j <= OPT_PRUNE; j++)
+      ts += r->seconds[j];
     r->search.seconds = ts;
     if (!s && o->after)
       s = o->after(o->after_u, (opt_stage)k, current(&p), r, d);
+    if (p.restart) { /* a rule demoted: again from there */
+      k = p.restart - 1;
+      p.restart = 0;
+    }
   }
   r->nodes_after = current(&p)->nnodes;
   ir_graph_free(p.orig);
@@ -344,6 +384,7 @@ base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
 }
 
 void opt_report_free(opt_report *r) {
+  rewrite_reproof_free(&r->reproof);
   opt_rules_free(&r->rules);
   srch_stats_free(&r->search);
   mutant_apply_stats_free(&r->mutants);

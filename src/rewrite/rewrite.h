@@ -94,6 +94,44 @@ void rewrite_rules_set_instances(rewrite_rules *r, int on);
 void rewrite_rules_instance_counts(const rewrite_rules *r, int *proven,
                                    int *refused);
 
+/* ---- re-proving the rules a search applied ---------------------------------
+ */
+
+/* A rule whose re-proof failed. */
+typedef struct rewrite_demotion {
+  int rule;         /* its index in the rule set */
+  char reason[256]; /* the verifier's: "sat (counter-model)", ... */
+} rewrite_demotion;
+
+/* What rewrite_reprove did over one optimization (its calls add up).
+ * Zero it before the first call; rewrite_reproof_free after the last. */
+typedef struct rewrite_reproof {
+  int reproved;              /* distinct applied rules proven again */
+  int unproven;              /* distinct applied rules not labelled proven
+                                (--allow-unproven): not re-proven, not claimed */
+  double ms;                 /* time in the verifier */
+  rewrite_demotion *demoted; /* malloc'd, ndemoted entries */
+  int ndemoted;
+  uint8_t *state; /* per rule: 0 not seen, 1 re-proven, 2 demoted, 3 unproven */
+  int nrules;
+} rewrite_reproof;
+
+/* Re-proves, with the verifier (a fresh context, default timeout), every
+ * rule of r's set labelled proven that was applied (fw[i] + bw[i] > 0: the
+ * forward and backward uses of rule i in the result, as srch_stats counts
+ * them) and that p has not re-proven yet. A rule whose proof fails
+ * (counter-model, unknown, timeout, unsupported operator) is demoted: its
+ * directions are disabled in r and in also (NULL, or a set compiled from
+ * the first rules of the same ruleset, such as the pass rules), so that no
+ * later search applies it, and it is added to p->demoted. *ndemoted gets
+ * the number this call demoted: when it is not 0, the result that applied
+ * them must be dropped and the optimization run again. An error (d set)
+ * only when the verifier cannot start or memory runs out. */
+base_status rewrite_reprove(rewrite_reproof *p, rewrite_rules *r,
+                            rewrite_rules *also, const int *fw, const int *bw,
+                            int *ndemoted, base_diag *d);
+void rewrite_reproof_free(rewrite_reproof *p);
+
 /* ---- rebuilding graphs ------------------------------------------------------
  */
 

@@ -58,6 +58,8 @@ typedef struct rewrite_cpat {
   const ir_graph *repl; /* the direction's replacement (instances) */
   rewrite_icache *ic;   /* proven instances; NULL: exact matching only */
   int dir;              /* the direction's index (instance cache key) */
+  int off;              /* 1: never matches (its rule was demoted by
+                           rewrite_reprove) */
   uint64_t sig[REWRITE_MAX_PNODES];
   uint64_t sigset[REWRITE_SIG_WORDS];
   uint64_t ssig[REWRITE_MAX_PNODES]; /* strict signatures */
