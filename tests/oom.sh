@@ -5,7 +5,8 @@
 # $SUPEROPT_FAIL_ALLOC=N (the Nth allocation fails) for N = 1, 1+S, 1+2S..
 # up to K, and asserts that each run either ends with the out-of-memory
 # error (exit 3, "out of memory" on stderr, no output file written) or
-# succeeds with output byte-identical to the clean run's. Never a crash, a
+# succeeds with output byte-identical to the clean run's (a .graph together
+# with its .safetensors sidecar). Never a crash, a
 # wrong answer, or another error.
 #
 # usage: tests/oom.sh path/to/superopt path/to/source-dir [WORKLOAD...]
@@ -79,8 +80,8 @@ attempt() {
   SUPEROPT_FAIL_ALLOC=$1 "${cmd[@]}" >"$tmp/stdout" 2>"$tmp/stderr"
   rc=$?
   count=$(sed -n 's/^superopt: SUPEROPT_FAIL_ALLOC: \([0-9]*\) allocations$/\1/p' "$tmp/stderr")
-  if [ -n "$outf" ]; then
-    [ -e "$outf" ] && cp "$outf" "$tmp/got"
+  if [ -n "$outf" ]; then # the file and its weights sidecar, if any
+    [ -e "$outf" ] && cat "$outf" "${outf%.graph}.safetensors" >"$tmp/got" 2>/dev/null
   else
     grep '^output' "$tmp/stdout" >"$tmp/got"
   fi
@@ -104,7 +105,8 @@ walk() {
     attempt "$n"
     nrun=$((nrun + 1))
     if [ "$rc" = 3 ] && grep -q 'out of memory' "$tmp/stderr" &&
-      { [ -z "$outf" ] || [ ! -e "$outf" ]; }; then
+      { [ -z "$outf" ] || [ ! -e "$outf" ]; } &&
+      { [ -z "$outf" ] || [ ! -e "${outf%.graph}.safetensors" ]; }; then
       noom=$((noom + 1))
     elif [ "$rc" = 0 ] && cmp -s "$tmp/got" "$tmp/want"; then
       # the same answer: the failure was handled (a cache that can do
