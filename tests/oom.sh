@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # oom.sh: out-of-memory at every allocation (docs/architecture.md, "Out of
-# memory"). For each workload (a small gen-rules, optimize, import, run on
-# the CPU) it counts the allocations K of a clean run, then reruns it with
+# memory"). For each workload (a small gen-rules, optimize, import without
+# and with weight values, run on the CPU) it counts the allocations K of a clean run, then reruns it with
 # $SUPEROPT_FAIL_ALLOC=N (the Nth allocation fails) for N = 1, 1+S, 1+2S..
 # up to K, and asserts that each run either ends with the out-of-memory
 # error (exit 3, "out of memory" on stderr, no output file written) or
@@ -51,6 +51,7 @@ G
 # workload NAME: sets cmd (the command line, writing $tmp/out.* when it
 # writes a file) and outf (the file to compare, or "" to compare stdout).
 workload() {
+  cap=$runs # runs of this workload at most
   case $1 in
   gen-rules)
     cmd=("$bin" gen-rules --max-ops 2 --ops matmul,transpose,relu,ewadd
@@ -63,6 +64,10 @@ workload() {
   import)
     cmd=("$bin" import "$tmp/two.onnx" -o "$tmp/out.graph")
     outf=$tmp/out.graph ;;
+  import-weights) # initializers: a .graph and its .safetensors sidecar
+    cmd=("$bin" import "$src/tests/data/good/small_weighted.onnx" -o "$tmp/out.graph")
+    outf=$tmp/out.graph
+    cap=60 ;; # about 8 s
   run)
     cmd=("$bin" run "$tmp/two.onnx" --threads 1 --seed 7)
     outf="" ;;
@@ -100,7 +105,8 @@ walk() {
   cp "$tmp/got" "$tmp/want"
   [ -e "$SUPEROPT_COSTDB" ] && cp "$SUPEROPT_COSTDB" "$tmp/costdb.ref"
   local total=$count stride=1 n nrun=0 noom=0 nsame=0 nmiss=0 bad=0
-  [ "$runs" -gt 0 ] && stride=$(((total + runs - 1) / runs))
+  [ "$runs" -gt 0 ] && [ "$cap" -lt "$runs" ] && runs_here=$cap || runs_here=$runs
+  [ "$runs_here" -gt 0 ] && stride=$(((total + runs_here - 1) / runs_here))
   for ((n = 1; n <= total; n += stride)); do
     attempt "$n"
     nrun=$((nrun + 1))
@@ -130,7 +136,7 @@ walk() {
   fails=$((fails + bad))
 }
 
-[ $# -gt 0 ] || set -- import run optimize gen-rules
+[ $# -gt 0 ] || set -- import import-weights run optimize gen-rules
 for w in "$@"; do
   walk "$w"
 done
