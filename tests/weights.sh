@@ -98,6 +98,12 @@ rm -f "$tmp"/*.tmp.* # a SIGKILL leaves the graph's temporary file
 SUPEROPT_TEST_KILL_IN_COMMIT=2 "$bin" print "$tmp/m.graph" -o "$tmp/k.graph" 2>/dev/null
 expect 0 "$bin" run "$tmp/k.graph" --seed 3
 [ "$(grep '^output' "$tmp/out")" = "$want" ] || fail "the new pair runs differently"
+# SIGTERM between the two renames waits for the second: the new pair, 143
+expect 0 "$bin" print "$tmp/o.graph" -o "$tmp/k.graph"
+expect 143 env SUPEROPT_TEST_KILL_IN_COMMIT=1:term "$bin" print "$tmp/m.graph" -o "$tmp/k.graph"
+expect 0 "$bin" run "$tmp/k.graph" --seed 3
+[ "$(grep '^output' "$tmp/out")" = "$want" ] || fail "SIGTERM between the renames: not the new pair"
+ls "$tmp" | grep -q '\.tmp\.' && fail "SIGTERM left temporaries: $(ls "$tmp" | grep '\.tmp\.')"
 # SIGINT/SIGTERM in random places of a write: the old pair or the new one
 for i in 1 2 3 4 5 6; do
   src_g=$tmp/m.graph

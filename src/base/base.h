@@ -168,6 +168,9 @@ base_status base_resolve_out(const char *path, char *out, size_t n,
  * (then nothing is held and the caller goes on). */
 int base_lock_dir(const char *path, int exclusive);
 void base_unlock_dir(int fd);
+/* For a signal handler: 1 (and the signal kept, raised once they are
+ * done) while a unit's renames run, else 0. Async-signal-safe. */
+int base_file_defer(int sig);
 /* Removes the temporary file of a base_write_atomic in progress, if any.
  * Async-signal-safe: for signal handlers (base_signals_install). */
 void base_file_abort(void);

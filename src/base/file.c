@@ -397,11 +397,12 @@ static void drop_temps(int n) {
 }
 
 /* Test hook: SUPEROPT_TEST_KILL_IN_COMMIT=K kills the process (SIGKILL)
- * after the K-th rename of a unit, for tests of what a crash leaves. */
+ * after the K-th rename of a unit, for tests of what a crash leaves;
+ * K:term sends SIGTERM instead (which must wait for the last rename). */
 static void test_kill_hook(int done) {
   const char *s = getenv("SUPEROPT_TEST_KILL_IN_COMMIT");
   if (s && atoi(s) == done)
-    kill(getpid(), SIGKILL);
+    kill(getpid(), strstr(s, ":term") ? SIGTERM : SIGKILL);
 }
 
 /* Renames the temporaries over (or removes) the destinations, in order. */
@@ -420,6 +421,18 @@ static base_status commit(const base_file_part *p, int n, char real[][PATH_MAX],
   if (dirfd >= 0)
     fsync(dirfd); /* the directory's new entries to disk */
   return BASE_OK;
+}
+
+/* While a unit's renames run, a signal handler on any thread (OpenMP's
+ * workers do not block the signals this thread blocks) defers its signal
+ * to base_write_unit, which raises it once the renames are done. */
+static volatile sig_atomic_t committing, deferred;
+
+int base_file_defer(int sig) {
+  if (!committing)
+    return 0;
+  deferred = sig;
+  return 1;
 }
 
 base_status base_write_unit(const base_file_part *p, int n, base_diag *d) {
@@ -446,9 +459,13 @@ base_status base_write_unit(const base_file_part *p, int n, base_diag *d) {
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &block, &old);
+    committing = 1;
     st = commit(p, n, real, lock, d);
     drop_temps(n);
+    committing = 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (deferred) /* the handler's default action is back: this ends us */
+      raise(deferred);
   }
   drop_temps(n);
   base_unlock_dir(lock);
