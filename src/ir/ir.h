@@ -512,6 +512,11 @@ ir_graph *ir_load(const char *path, base_diag *d);
 base_status ir_weights_read(ir_graph *g, const char *path, base_diag *d);
 base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
                                 const char *path, base_diag *d);
+/* ir_weights_read for g parsed from text[0..text_len) (the .graph file's
+ * bytes): a sidecar hash matching those bytes is accepted without
+ * reprinting g. */
+base_status ir_weights_read_for(ir_graph *g, const char *path, const char *text,
+                                size_t text_len, base_diag *d);
 
 /* ---- rules: pairs of equivalent graphs (docs/rules-format.md) ----------- */
 

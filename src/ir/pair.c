@@ -97,14 +97,17 @@ ir_graph *ir_load(const char *path, base_diag *d) {
   /* not between a writer's renames: the lock of the real file's directory */
   int lock = base_lock_dir(
       base_resolve_out(path, real, sizeof real, &ignore) ? path : real, 0);
-  ir_graph *g = ir_parse_file(path, d);
+  size_t len;
+  char *text = base_read_file(path, &len, d);
+  ir_graph *g = text ? ir_parse(text, len, path, d) : NULL;
   if (g) {
     find_sidecar(path, side, sizeof side);
-    if (side[0] && ir_weights_read(g, side, d)) {
+    if (side[0] && ir_weights_read_for(g, side, text, len, d)) {
       ir_graph_free(g);
       g = NULL;
     }
   }
+  free(text);
   base_unlock_dir(lock);
   return g;
 }

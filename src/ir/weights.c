@@ -288,13 +288,19 @@ static base_status check_entry(const ir_graph *g, const char *path,
   return BASE_OK;
 }
 
-/* The sidecar's "graph" hash, if it has one, must be g's. */
+/* The sidecar's "graph" hash, if it has one, must be g's: the hash of the
+ * graph file's bytes as read (raw, when known: what the writer hashed,
+ * since it wrote ir_print's text), else of g's canonical text (the same
+ * graph with other comments or spacing). */
 static base_status check_graph_hash(const ir_graph *g, json_t *h,
-                                    const char *path, base_diag *d) {
+                                    const char *path, const char *raw,
+                                    base_diag *d) {
   json_t *m = json_object_get(h, "__metadata__");
   json_t *want = json_is_object(m) ? json_object_get(m, "graph") : NULL;
   if (!want)
     return BASE_OK; /* written before the field existed */
+  if (raw && json_is_string(want) && !strcmp(json_string_value(want), raw))
+    return BASE_OK;
   char have[17];
   if (graph_hash_hex(g, have))
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -330,8 +336,9 @@ static base_status check_i64(const ir_tensor *t, const uint8_t *p,
   return BASE_OK;
 }
 
-base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
-                                const char *path, base_diag *d) {
+static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
+                            const char *path, const char *raw_hash,
+                            base_diag *d) {
   if (len < 8)
     return bad(d, path,
                "not a safetensors file: %zu bytes, no 8-byte header "
@@ -374,7 +381,7 @@ base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
       k++;
     }
   if (s == BASE_OK)
-    s = check_graph_hash(g, h, path, d);
+    s = check_graph_hash(g, h, path, raw_hash, d);
   for (int i = 0; s == BASE_OK && i < k; i++)
     s = check_i64(&g->tensors[which[i]], raw + from[i], path, d);
   /* all checked: now set the values (nothing changes on an error) */
@@ -407,14 +414,29 @@ base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
   return s;
 }
 
-base_status ir_weights_read(ir_graph *g, const char *path, base_diag *d) {
+base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
+                                const char *path, base_diag *d) {
+  return read_mem(g, data, len, path, NULL, d);
+}
+
+base_status ir_weights_read_for(ir_graph *g, const char *path, const char *text,
+                                size_t text_len, base_diag *d) {
   size_t len;
+  char raw[17];
+  if (text)
+    snprintf(raw, sizeof raw, "%016llx",
+             (unsigned long long)ir_text_hash(text, text_len));
   char *data = base_read_file(path, &len, d);
   if (!data)
     return d ? d->code : BASE_ERR_IO;
-  base_status s = ir_weights_read_mem(g, (const uint8_t *)data, len, path, d);
+  base_status s =
+      read_mem(g, (const uint8_t *)data, len, path, text ? raw : NULL, d);
   free(data);
   return s;
+}
+
+base_status ir_weights_read(ir_graph *g, const char *path, base_diag *d) {
+  return ir_weights_read_for(g, path, NULL, 0, d);
 }
 
 int ir_weights_exists(const char *path) {
