@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # oom.sh: out-of-memory at every allocation (docs/architecture.md, "Out of
-# memory"). For each workload (a small gen-rules, optimize, import, run on
-# the CPU) it counts the allocations K of a clean run, then reruns it with
+# memory"). For each workload (a small gen-rules, optimize, import without
+# and with weight values, run on the CPU) it counts the allocations K of a clean run, then reruns it with
 # $SUPEROPT_FAIL_ALLOC=N (the Nth allocation fails) for N = 1, 1+S, 1+2S..
 # up to K, and asserts that each run either ends with the out-of-memory
 # error (exit 3, "out of memory" on stderr, no output file written) or
-# succeeds with output byte-identical to the clean run's. Never a crash, a
+# succeeds with output byte-identical to the clean run's (a .graph together
+# with its .safetensors sidecar). Never a crash, a
 # wrong answer, or another error.
 #
 # usage: tests/oom.sh path/to/superopt path/to/source-dir [WORKLOAD...]
@@ -50,6 +51,7 @@ G
 # workload NAME: sets cmd (the command line, writing $tmp/out.* when it
 # writes a file) and outf (the file to compare, or "" to compare stdout).
 workload() {
+  cap=$runs # runs of this workload at most
   case $1 in
   gen-rules)
     cmd=("$bin" gen-rules --max-ops 2 --ops matmul,transpose,relu,ewadd
@@ -62,6 +64,10 @@ workload() {
   import)
     cmd=("$bin" import "$tmp/two.onnx" -o "$tmp/out.graph")
     outf=$tmp/out.graph ;;
+  import-weights) # initializers: a .graph and its .safetensors sidecar
+    cmd=("$bin" import "$src/tests/data/good/small_weighted.onnx" -o "$tmp/out.graph")
+    outf=$tmp/out.graph
+    cap=60 ;; # about 8 s
   run)
     cmd=("$bin" run "$tmp/two.onnx" --threads 1 --seed 7)
     outf="" ;;
@@ -79,8 +85,8 @@ attempt() {
   SUPEROPT_FAIL_ALLOC=$1 "${cmd[@]}" >"$tmp/stdout" 2>"$tmp/stderr"
   rc=$?
   count=$(sed -n 's/^superopt: SUPEROPT_FAIL_ALLOC: \([0-9]*\) allocations$/\1/p' "$tmp/stderr")
-  if [ -n "$outf" ]; then
-    [ -e "$outf" ] && cp "$outf" "$tmp/got"
+  if [ -n "$outf" ]; then # the file and its weights sidecar, if any
+    [ -e "$outf" ] && cat "$outf" "${outf%.graph}.safetensors" >"$tmp/got" 2>/dev/null
   else
     grep '^output' "$tmp/stdout" >"$tmp/got"
   fi
@@ -99,12 +105,14 @@ walk() {
   cp "$tmp/got" "$tmp/want"
   [ -e "$SUPEROPT_COSTDB" ] && cp "$SUPEROPT_COSTDB" "$tmp/costdb.ref"
   local total=$count stride=1 n nrun=0 noom=0 nsame=0 nmiss=0 bad=0
-  [ "$runs" -gt 0 ] && stride=$(((total + runs - 1) / runs))
+  [ "$runs" -gt 0 ] && [ "$cap" -lt "$runs" ] && runs_here=$cap || runs_here=$runs
+  [ "$runs_here" -gt 0 ] && stride=$(((total + runs_here - 1) / runs_here))
   for ((n = 1; n <= total; n += stride)); do
     attempt "$n"
     nrun=$((nrun + 1))
     if [ "$rc" = 3 ] && grep -q 'out of memory' "$tmp/stderr" &&
-      { [ -z "$outf" ] || [ ! -e "$outf" ]; }; then
+      { [ -z "$outf" ] || [ ! -e "$outf" ]; } &&
+      { [ -z "$outf" ] || [ ! -e "${outf%.graph}.safetensors" ]; }; then
       noom=$((noom + 1))
     elif [ "$rc" = 0 ] && cmp -s "$tmp/got" "$tmp/want"; then
       # the same answer: the failure was handled (a cache that can do
@@ -128,7 +136,7 @@ walk() {
   fails=$((fails + bad))
 }
 
-[ $# -gt 0 ] || set -- import run optimize gen-rules
+[ $# -gt 0 ] || set -- import import-weights run optimize gen-rules
 for w in "$@"; do
   walk "$w"
 done

@@ -3,7 +3,8 @@
 # line (issue 12, docs/reliability.md): -o onto devices, FIFOs, symlinks and
 # directories; write errors on standard output; the input size limit and
 # --max-input-size; pipes and FIFOs as input; SIGINT/SIGTERM at a stage of
-# a command (status 130/143, the old file kept, no temporary file left).
+# a command (status 130/143, the old file kept, no temporary file left);
+# SIGKILL while a graph and its weights are written (never a mixed pair).
 # usage: tests/reliability.sh path/to/superopt path/to/source-dir
 set -u
 bin=$1
@@ -146,6 +147,58 @@ interrupt TERM "stage: confirm" "$bin" gen-rules --max-ops 2 -o "$tmp/gen.rules"
 [ "$got" = 143 ] || fail "gen-rules terminated exited $got, expected 143"
 [ "$(cat "$tmp/gen.rules")" = "old rules" ] || fail "gen-rules replaced the old file after SIGTERM"
 ls "$tmp" | grep -q '\.tmp\.' && fail "temporary file left behind"
+
+# ---- a graph and its weights: SIGKILL at random moments ---------------------
+# Two pairs, A (matmul) and B (matmul + relu), with 4 MiB of different
+# weight values, written in turn over one output and killed with SIGKILL
+# after a random 0-299 ms (a write takes about 0.3 s, mostly fsync), for
+# about 3 s. After each kill the output must run
+# as A or as B, or be refused ("written with another graph"): never the
+# graph of one with the weights of the other (issue 40: 14 of 100 random
+# SIGKILLs of a write left exactly that, and it ran).
+mkpair() { # mkpair NAME BYTE EXTRA-LINE: NAME.graph and a sidecar of BYTE
+  printf 'input x: [1,512]\nweight w: [512,2048]\ny = matmul(x, w)\n%b' "$3" >"$tmp/$1.graph"
+  local h='{"w":{"dtype":"F32","shape":[512,2048],"data_offsets":[0,4194304]}}'
+  while [ $((${#h} % 8)) != 0 ]; do h="$h "; done
+  { printf "\\$(printf %03o ${#h})\\0\\0\\0\\0\\0\\0\\0"
+    printf %s "$h"; head -c 4194304 /dev/zero | tr '\0' "$2"; } >"$tmp/$1.safetensors"
+}
+mkpair pa '\077' 'output y\n'
+mkpair pb '\100' 'z = relu(y)\noutput z\n'
+for p in pa pb; do
+  "$bin" print "$tmp/$p.graph" -o "$tmp/k$p.graph" >/dev/null 2>&1 || fail "cannot write $p"
+  "$bin" run "$tmp/k$p.graph" --seed 2 >"$tmp/out" 2>&1 || fail "cannot run $p"
+  grep '^output' "$tmp/out" >"$tmp/$p.want"
+done
+grep -q '^output' "$tmp/pa.want" || fail "pair A gives no output"
+cmp -s "$tmp/pa.want" "$tmp/pb.want" && fail "pairs A and B run the same"
+cp "$tmp/kpa.graph" "$tmp/kill.graph"
+cp "$tmp/kpa.safetensors" "$tmp/kill.safetensors"
+end=$((SECONDS + 3))
+kills=0 refused=0
+while [ "$SECONDS" -lt "$end" ] || [ "$kills" -lt 5 ]; do
+  p=pa
+  [ $((kills % 2)) = 0 ] && p=pb
+  "$bin" print "$tmp/$p.graph" -o "$tmp/kill.graph" >/dev/null 2>&1 &
+  pid=$!
+  sleep "$(printf 0.%03d $((RANDOM % 300)))"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  kills=$((kills + 1))
+  "$bin" run "$tmp/kill.graph" --seed 2 >"$tmp/out" 2>&1
+  rc=$?
+  grep '^output' "$tmp/out" >"$tmp/got"
+  if [ $rc = 2 ] && grep -q "written with another graph" "$tmp/out"; then
+    refused=$((refused + 1))
+    "$bin" print "$tmp/pa.graph" -o "$tmp/kill.graph" >/dev/null 2>&1 # repair
+  elif [ $rc != 0 ] || ! { cmp -s "$tmp/got" "$tmp/pa.want" || cmp -s "$tmp/got" "$tmp/pb.want"; }; then
+    fail "after a SIGKILL, kill.graph ran as neither pair (exit $rc)"
+    sed 's/^/  | /' "$tmp/out" | head -5
+    break
+  fi
+done
+echo "graph + weights: $kills SIGKILLs, $refused left a mismatch that was refused"
+rm -f "$tmp"/*.tmp.* # what SIGKILL leaves
 
 if [ "$fails" != 0 ]; then
   echo "$fails failure(s)"

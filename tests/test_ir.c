@@ -9,11 +9,13 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/ir_int.h"
 
 /* ir_graph_hash's value (the tests do not run out of memory). */
 static uint64_t graph_hash(const ir_graph *g) {
@@ -867,4 +869,44 @@ Test(dtype, mismatches_rejected) {
     cr_assert(strstr(d.msg, bad[i].msg), "%s: %s", bad[i].text, d.msg);
     cr_assert_gt(d.line, 0, "%s", d.msg);
   }
+}
+
+/* Line lengths and columns are size_t inside the parser: a 2 GiB line
+ * crashed it (an int length went negative, then copy_src wrote before its
+ * buffer), a line of 4 GiB - 64 bytes wrote a byte out of bounds. Columns
+ * saturate at INT_MAX. */
+Test(parse, column_of_huge_offsets_saturates) {
+  cr_assert_eq(ir_parse_col(0), 1);
+  cr_assert_eq(ir_parse_col(41), 42);
+  cr_assert_eq(ir_parse_col((size_t)INT_MAX - 1), INT_MAX);
+  cr_assert_eq(ir_parse_col((size_t)INT_MAX), INT_MAX);
+  cr_assert_eq(ir_parse_col((size_t)1 << 31), INT_MAX);
+  cr_assert_eq(ir_parse_col(((size_t)4 << 30) - 64), INT_MAX);
+  cr_assert_eq(ir_parse_col((size_t)-1), INT_MAX);
+}
+
+/* The real thing, with SUPEROPT_TEST_HUGE_LINE=BYTES (e.g. 2200000000; it
+ * allocates that much): "input x: [1]", BYTES spaces, then a stray '?'. */
+Test(parse, huge_line_is_an_error_not_a_crash) {
+  const char *env = getenv("SUPEROPT_TEST_HUGE_LINE");
+  if (!env) {
+    cr_skip_test("set SUPEROPT_TEST_HUGE_LINE=BYTES to run (allocates it)");
+    return;
+  }
+  size_t pad = (size_t)strtoull(env, NULL, 10);
+  static const char head[] = "input x: [1]";
+  size_t n = sizeof head - 1 + pad + 2;
+  char *t = malloc(n + 1);
+  cr_assert(t, "cannot allocate %zu bytes", n);
+  memcpy(t, head, sizeof head - 1);
+  memset(t + sizeof head - 1, ' ', pad);
+  memcpy(t + n - 2, "?\n", 3);
+  base_diag d;
+  ir_graph *g = ir_parse(t, n, "huge.graph", &d);
+  cr_assert_null(g);
+  cr_assert_eq(d.line, 1);
+  cr_assert_eq(d.col, ir_parse_col(n - 2), "col %d", d.col);
+  cr_assert(strstr(d.msg, "expected end of line"), "%s", d.msg);
+  cr_assert_eq(strlen(d.src), sizeof d.src - 1);
+  free(t);
 }

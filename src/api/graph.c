@@ -29,7 +29,7 @@ api_code api_graph_load(const char *path, api_graph **out, api_error *err) {
     return api_fail(err, API_ERR_USAGE, "api_graph_load: NULL argument");
   base_diag d;
   ir_graph *g = ends_with(path, ".onnx") ? ox_import_file(path, NULL, &d)
-                                         : ir_parse_file(path, &d);
+                                         : ir_load(path, &d);
   return g ? api_wrap(g, out, err) : api_fail_diag(err, &d);
 }
 
@@ -112,7 +112,7 @@ api_code api_graph_save(const api_graph *g, const char *path, api_error *err) {
     return api_fail(err, API_ERR_USAGE, "api_graph_save: NULL argument");
   base_diag d;
   base_status st = ends_with(path, ".onnx") ? ox_export_file(g->g, path, &d)
-                                            : ir_write_file(g->g, path, &d);
+                                            : ir_save(g->g, path, 1, &d);
   return st ? api_fail_diag(err, &d) : api_ok(err);
 }
 

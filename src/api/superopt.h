@@ -54,7 +54,8 @@ int api_cuda_available(void);
 
 typedef struct api_graph api_graph;
 
-/* Loads a .graph file, or an ONNX model when path ends in ".onnx". */
+/* Loads a .graph file (with the values of its .safetensors sidecar, if
+ * any: docs/reliability.md), or an ONNX model when path ends in ".onnx". */
 api_code api_graph_load(const char *path, api_graph **out, api_error *err);
 /* Parses .graph text (len bytes); name is used in messages. */
 api_code api_graph_parse(const char *text, size_t len, const char *name,
@@ -78,7 +79,8 @@ int api_graph_output_shape(const api_graph *g, int i, int64_t *dims, int max);
 /* The graph as canonical .graph text; malloc'd (free() it), NULL on OOM. */
 char *api_graph_print(const api_graph *g);
 /* Writes the graph atomically: ONNX (opset 17) when path ends in ".onnx",
- * else .graph text. Weights with values become initializers. */
+ * where weights with values become initializers; else .graph text with the
+ * values in the .safetensors sidecar beside it, the two as one unit. */
 api_code api_graph_save(const api_graph *g, const char *path, api_error *err);
 /* The graph as a serialized ONNX ModelProto: *data malloc'd (free() it). */
 api_code api_graph_export_onnx(const api_graph *g, void **data, size_t *len,

@@ -140,6 +140,37 @@ void base_set_pipe_wait(int seconds);
  * place; anything else is refused. */
 base_status base_write_atomic(const char *path, const char *data, size_t len,
                               base_diag *d);
+/* Writes several files as one unit (a graph and its weights). Each path's
+ * symlinks are followed; every destination must be absent or a regular file,
+ * else nothing is written. Each part with data goes to a temporary file
+ * beside its destination (fsync'd); then, under an exclusive flock of the
+ * first destination's directory (base_lock_dir) and with SIGINT, SIGTERM and
+ * SIGHUP held back, the temporaries replace the destinations in the order
+ * given, and a part without data (data NULL) removes its destination if it
+ * exists. So concurrent units to one place are serialised, an interrupt
+ * leaves the old files or the new ones, and only a SIGKILL or power loss
+ * between two renames leaves a mix, which the files' contents must let a
+ * reader detect. Nothing is changed when the error comes before the first
+ * rename (the checks are all done before it). */
+#define BASE_UNIT_MAX 4
+typedef struct base_file_part {
+  const char *path;
+  const char *data; /* NULL: remove path */
+  size_t len;
+} base_file_part;
+base_status base_write_unit(const base_file_part *parts, int n, base_diag *d);
+/* path with its symlinks followed (the last one too, even when its target
+ * does not exist yet): where a write to path lands. */
+base_status base_resolve_out(const char *path, char *out, size_t n,
+                             base_diag *d);
+/* Locks the directory holding path (flock, shared or exclusive; waits):
+ * the descriptor to give to base_unlock_dir, or -1 where it cannot lock
+ * (then nothing is held and the caller goes on). */
+int base_lock_dir(const char *path, int exclusive);
+void base_unlock_dir(int fd);
+/* For a signal handler: 1 (and the signal kept, raised once they are
+ * done) while a unit's renames run, else 0. Async-signal-safe. */
+int base_file_defer(int sig);
 /* Removes the temporary file of a base_write_atomic in progress, if any.
  * Async-signal-safe: for signal handlers (base_signals_install). */
 void base_file_abort(void);

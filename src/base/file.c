@@ -13,16 +13,29 @@
  * directly, since replacing it would destroy it; anything else is refused.
  * The temporary file's name is recorded so that base_file_abort can remove
  * it from a signal handler (signal.c).
+ *
+ * Units (base_write_unit): several files that belong together (a graph and
+ * its weights) are written as one. Every destination is resolved (symlinks
+ * followed) and checked (absent or a regular file) before anything is
+ * written; each file goes to a temporary file beside it, fsync'd; then,
+ * holding an exclusive flock on the first destination's directory and with
+ * SIGINT, SIGTERM and SIGHUP blocked, the temporaries are renamed over (or
+ * the files named without data removed) in the given order and the
+ * directory is fsync'd. Readers take the same lock shared (base_lock_dir).
+ * What a SIGKILL between two renames leaves is for the caller to detect
+ * (the IR's weights carry their graph's hash: ir/weights.c).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -154,13 +167,18 @@ char *base_read_file(const char *path, size_t *len, base_diag *d) {
 
 /* ---- writing ----------------------------------------------------------- */
 
-/* The temporary file being written, for base_file_abort. */
-static char tmp_name[PATH_MAX + 64];
-static volatile sig_atomic_t tmp_live;
+/* The temporary files being written, for base_file_abort: slot 0 for
+ * base_write_atomic, the others for the parts of a unit. */
+enum { TMP_SLOTS = 1 + BASE_UNIT_MAX };
+static char tmp_names[TMP_SLOTS][PATH_MAX + 64];
+static volatile sig_atomic_t tmp_lives[TMP_SLOTS];
+#define tmp_name tmp_names[0]
+#define tmp_live tmp_lives[0]
 
 void base_file_abort(void) {
-  if (tmp_live)
-    unlink(tmp_name);
+  for (int i = 0; i < TMP_SLOTS; i++)
+    if (tmp_lives[i])
+      unlink(tmp_names[i]);
 }
 
 /* Writes all of data to fd; 0, or -1 with errno. */
@@ -281,4 +299,176 @@ base_status base_write_atomic(const char *path, const char *data, size_t len,
   if (!realpath(path, real)) /* replace the file the links lead to */
     return io_err(d, path, "resolve");
   return write_replace(real, &sb, data, len, d);
+}
+
+/* ---- units: several files as one --------------------------------------- */
+
+base_status base_resolve_out(const char *path, char *out, size_t n,
+                             base_diag *d) {
+  char real[PATH_MAX];
+  struct stat sb;
+  if (stat(path, &sb) == 0) {
+    if (!realpath(path, real))
+      return io_err(d, path, "resolve");
+  } else if (errno != ENOENT) {
+    return io_err(d, path, "write");
+  } else if (resolve(path, real, sizeof real) != 0) {
+    return io_err(d, path, "resolve the link");
+  }
+  if (snprintf(out, n, "%s", real) >= (int)n)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "path too long: '%s'", path);
+  return BASE_OK;
+}
+
+int base_lock_dir(const char *path, int exclusive) {
+  char dir[PATH_MAX];
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else if (snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path) >=
+           (int)sizeof dir)
+    return -1;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0)
+    if (errno != EINTR) { /* a file system without locks: go on unlocked */
+      close(fd);
+      return -1;
+    }
+  return fd;
+}
+
+void base_unlock_dir(int fd) {
+  if (fd >= 0)
+    close(fd); /* closing the last descriptor releases the flock */
+}
+
+/* A destination of a unit must be absent or a regular file. */
+static base_status check_dest(const char *path, base_diag *d) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return errno == ENOENT ? BASE_OK : io_err(d, path, "write");
+  if (S_ISREG(sb.st_mode))
+    return BASE_OK;
+  return base_diag_set(
+      d, BASE_ERR_IO, 0, 0, "cannot write '%s': %s; nothing was written", path,
+      S_ISDIR(sb.st_mode) ? "it is a directory" : "not a regular file");
+}
+
+/* Writes part data to a fresh temporary file beside real (slot's name). */
+static base_status write_temp(int slot, const char *real, const char *data,
+                              size_t len, base_diag *d) {
+  static unsigned seq;
+  char tmp[sizeof tmp_names[0]];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", real, (long)getpid(),
+               __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED)) >=
+      (int)sizeof tmp)
+    return base_diag_set(d, BASE_ERR_IO, 0, 0, "path too long: '%s'", real);
+  tmp_lives[slot] = 0;
+  memcpy(tmp_names[slot], tmp, sizeof tmp);
+  tmp_lives[slot] = 1;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    tmp_lives[slot] = 0;
+    return io_err(d, real, "create a temporary file next to");
+  }
+  struct stat old;
+  int bad = stat(real, &old) == 0 && fchmod(fd, old.st_mode & 07777) != 0;
+  bad = bad || write_all(fd, data, len) != 0;
+  bad = bad || (fsync(fd) != 0 && errno != EINVAL);
+  int err = errno;
+  if (close(fd) != 0 && !bad) {
+    bad = 1;
+    err = errno;
+  }
+  errno = err;
+  return bad ? io_err(d, real, "write") : BASE_OK;
+}
+
+static void drop_temps(int n) {
+  for (int i = 1; i <= n; i++)
+    if (tmp_lives[i]) {
+      unlink(tmp_names[i]);
+      tmp_lives[i] = 0;
+    }
+}
+
+/* Test hook: SUPEROPT_TEST_KILL_IN_COMMIT=K kills the process (SIGKILL)
+ * after the K-th rename of a unit, for tests of what a crash leaves;
+ * K:term sends SIGTERM instead (which must wait for the last rename). */
+static void test_kill_hook(int done) {
+  const char *s = getenv("SUPEROPT_TEST_KILL_IN_COMMIT");
+  if (s && atoi(s) == done)
+    kill(getpid(), strstr(s, ":term") ? SIGTERM : SIGKILL);
+}
+
+/* Renames the temporaries over (or removes) the destinations, in order. */
+static base_status commit(const base_file_part *p, int n, char real[][PATH_MAX],
+                          int dirfd, base_diag *d) {
+  for (int i = 0; i < n; i++) {
+    if (p[i].data) {
+      if (rename(tmp_names[1 + i], real[i]) != 0)
+        return io_err(d, real[i], "replace");
+      tmp_lives[1 + i] = 0;
+    } else if (unlink(real[i]) != 0 && errno != ENOENT) {
+      return io_err(d, real[i], "remove the stale");
+    }
+    test_kill_hook(i + 1);
+  }
+  if (dirfd >= 0)
+    fsync(dirfd); /* the directory's new entries to disk */
+  return BASE_OK;
+}
+
+/* While a unit's renames run, a signal handler on any thread (OpenMP's
+ * workers do not block the signals this thread blocks) defers its signal
+ * to base_write_unit, which raises it once the renames are done. */
+static volatile sig_atomic_t committing, deferred;
+
+int base_file_defer(int sig) {
+  if (!committing)
+    return 0;
+  deferred = sig;
+  return 1;
+}
+
+base_status base_write_unit(const base_file_part *p, int n, base_diag *d) {
+  static char real[BASE_UNIT_MAX][PATH_MAX];
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  if (n < 1 || n > BASE_UNIT_MAX)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "base_write_unit: %d files", n);
+  pthread_mutex_lock(&mu);
+  base_status st = BASE_OK;
+  for (int i = 0; i < n && !st; i++)
+    if (!(st = base_resolve_out(p[i].path, real[i], PATH_MAX, d)))
+      st = check_dest(real[i], d);
+  for (int i = 0; i < n && !st; i++)
+    if (p[i].data)
+      st = write_temp(1 + i, real[i], p[i].data, p[i].len, d);
+  int lock = st ? -1 : base_lock_dir(real[0], 1);
+  for (int i = 0; i < n && !st; i++) /* again, now that others wait */
+    st = check_dest(real[i], d);
+  if (!st) {
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    committing = 1;
+    st = commit(p, n, real, lock, d);
+    drop_temps(n);
+    committing = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (deferred) /* the handler's default action is back: this ends us */
+      raise(deferred);
+  }
+  drop_temps(n);
+  base_unlock_dir(lock);
+  pthread_mutex_unlock(&mu);
+  return st;
 }

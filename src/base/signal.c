@@ -4,13 +4,17 @@
  * left) and the process dies by the signal it got, so that its parent sees
  * status 128 + signal (130 for Ctrl-C, 143 for kill) and a shell running it
  * in a loop stops too. A signal that was ignored when the process started
- * (nohup, a background job of a non-interactive shell) stays ignored. */
+ * (nohup, a background job of a non-interactive shell) stays ignored. One
+ * that comes while several files are renamed as one unit (a graph and its
+ * weights, base_write_unit) waits until they are all renamed. */
 #include <signal.h>
 #include <string.h>
 
 #include "base.h"
 
 static void on_signal(int sig) {
+  if (base_file_defer(sig))
+    return; /* a graph and its weights being renamed: after that */
   base_file_abort();
   /* SA_RESETHAND restored the default action; the signal is blocked while
    * this handler runs, so it is delivered, fatally, when it returns */

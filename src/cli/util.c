@@ -56,21 +56,8 @@ int cli_write_graph(const ir_graph *g, const char *out, int drop) {
             nw, nw == 1 ? "" : "s");
     return CLI_USAGE;
   }
-  if (out) {
-    char side[4096];
-    ir_weights_path(out, side, sizeof side);
-    if (nw && !drop && ir_weights_write(g, side, &d))
-      return cli_report(&d);
-    if (ir_write_file(g, out, &d))
-      return cli_report(&d);
-    /* a sidecar left from an earlier write would lend its values to this
-     * graph: remove it */
-    if ((!nw || drop) && ir_weights_exists(side) && remove(side) != 0) {
-      fprintf(stderr, "superopt: cannot remove the stale %s\n", side);
-      return CLI_BAD_INPUT;
-    }
-    return CLI_OK;
-  }
+  if (out)
+    return ir_save(g, out, !drop, &d) ? cli_report(&d) : CLI_OK;
   char *s = ir_print(g);
   if (!s)
     return cli_oom();
@@ -115,15 +102,7 @@ int cli_is_onnx(const char *path) {
 ir_graph *cli_load(const char *path, int *rc) {
   base_diag d;
   int onnx = cli_is_onnx(path);
-  ir_graph *g = onnx ? ox_import_file(path, NULL, &d) : ir_parse_file(path, &d);
-  if (g && !onnx) {
-    char side[4096];
-    ir_weights_path(path, side, sizeof side);
-    if (ir_weights_exists(side) && ir_weights_read(g, side, &d)) {
-      ir_graph_free(g);
-      g = NULL;
-    }
-  }
+  ir_graph *g = onnx ? ox_import_file(path, NULL, &d) : ir_load(path, &d);
   if (!g)
     *rc = cli_report(&d);
   return g;

@@ -485,12 +485,44 @@ int ir_weights_exists(const char *path);
 /* Writes the known weight values of g to path (safetensors, F32, in
  * declaration order; docs/graph-format.md), atomically. */
 base_status ir_weights_write(const ir_graph *g, const char *path, base_diag *d);
+/* The sidecar's bytes (malloc'd into *out, *len), with g's graph hash. An
+ * int64 weight holding a value that is not an integer in range is refused
+ * (BASE_ERR_PARAM). */
+base_status ir_weights_encode(const ir_graph *g, char **out, size_t *len,
+                              base_diag *d);
+/* XXH3 64 of text[0..len): the graph hash a sidecar records (of the
+ * graph's canonical text, ir_print). */
+uint64_t ir_text_hash(const char *text, size_t len);
+
+/* ---- a graph and its weights as one unit (pair.c) ---------------------- */
+
+/* Writes g to path and, when with_weights and g has weight values, the
+ * values to its sidecar, as one unit (base_write_unit: both checked, both
+ * written to temporaries, renamed sidecar first under a directory lock;
+ * the sidecar's graph hash exposes a kill between the renames). Symlinks
+ * are followed: the sidecar goes beside the graph's real file. With no
+ * values to write, a stale sidecar is removed after the graph is written.
+ * A character device or FIFO, or a path under /dev/ or /proc/ (/dev/null,
+ * /dev/stdout, also redirected to a file) gets the graph only (written as
+ * base_write_atomic does), and is refused when there are values to write.
+ * Docs: reliability.md. */
+base_status ir_save(const ir_graph *g, const char *path, int with_weights,
+                    base_diag *d);
+/* Reads a .graph file and, if its sidecar exists (beside the file that
+ * symlinks lead to, else beside path), the weight values, checking the
+ * sidecar's graph hash. NULL + d on error. */
+ir_graph *ir_load(const char *path, base_diag *d);
 /* Reads a safetensors file into g's weights: every tensor in it must be a
  * weight of g of the same shape, dtype F32. A malformed file or a mismatch
  * is an error (d names the file) and leaves g unchanged. */
 base_status ir_weights_read(ir_graph *g, const char *path, base_diag *d);
 base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
                                 const char *path, base_diag *d);
+/* ir_weights_read for g parsed from text[0..text_len) (the .graph file's
+ * bytes): a sidecar hash matching those bytes is accepted without
+ * reprinting g. */
+base_status ir_weights_read_for(ir_graph *g, const char *path, const char *text,
+                                size_t text_len, base_diag *d);
 
 /* ---- rules: pairs of equivalent graphs (docs/rules-format.md) ----------- */
 

@@ -23,5 +23,8 @@ base_status ir_check_arity(const ir_opinfo *r, int nin, base_diag *d);
 int ir_name_ok(const char *s, size_t len);
 int ir_name_start(int c);
 int ir_name_char(int c);
+/* The 1-based column of byte `offset` of a line, saturated at INT_MAX (a
+ * line may be longer than an int counts; parse.c). */
+int ir_parse_col(size_t offset);
 
 #endif

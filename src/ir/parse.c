@@ -14,13 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+
 #include "ir_int.h"
 
 enum { S_GRAPH, S_INPUT, S_WEIGHT, S_OP, S_OUTPUT };
 
 typedef struct span {
   const char *s;
-  int len, col;
+  size_t len; /* a line may hold gigabytes (--max-input-size) */
+  int col;
 } span;
 
 typedef struct result {
@@ -44,7 +47,7 @@ typedef struct stmt {
 /* Where a name is defined: statement and result slot. */
 typedef struct def {
   const char *s;
-  int len;
+  size_t len;
   int stmt, slot;
 } def;
 
@@ -66,16 +69,30 @@ typedef struct parser {
 /* ---- errors ----------------------------------------------------------------
  */
 
-static void copy_src(base_diag *d, const char *s, int len) {
-  if (len > (int)sizeof d->src - 1)
-    len = (int)sizeof d->src - 1;
-  for (int i = 0; i < len; i++)
+/* Byte counts and columns are size_t inside: a line may be longer than an
+ * int counts (a 2 GiB line made them negative, then a crash). Columns are
+ * reported as int, saturated; names in messages are cut to PREC bytes. */
+int ir_parse_col(size_t offset) {
+  return offset >= (size_t)INT_MAX ? INT_MAX : (int)offset + 1;
+}
+
+static int col_of(const parser *P, const char *pos) {
+  return ir_parse_col((size_t)(pos - P->line_start));
+}
+
+/* printf precision for a name of len bytes in a message ("%.*s") */
+#define PREC(len) ((int)((len) > 200 ? 200 : (len)))
+
+static void copy_src(base_diag *d, const char *s, size_t len) {
+  if (len > sizeof d->src - 1)
+    len = sizeof d->src - 1;
+  for (size_t i = 0; i < len; i++)
     d->src[i] = (s[i] >= 32 && s[i] < 127) || s[i] == '\t' ? s[i] : '?';
   d->src[len] = '\0';
 }
 
 /* Positions an error at line/col with src line (s,len). */
-static base_status at(parser *P, int line, const char *s, int len, int col) {
+static base_status at(parser *P, int line, const char *s, size_t len, int col) {
   base_diag *d = P->d;
   snprintf(d->file, sizeof d->file, "%s", P->file);
   d->line = line;
@@ -96,8 +113,8 @@ static base_status perr(parser *P, base_status code, const char *pos,
   vsnprintf(P->d->msg, sizeof P->d->msg, fmt, ap);
   va_end(ap);
   P->d->code = code;
-  return at(P, P->line, P->line_start, (int)(P->full_end - P->line_start),
-            (int)(pos - P->line_start) + 1);
+  return at(P, P->line, P->line_start, (size_t)(P->full_end - P->line_start),
+            col_of(P, pos));
 }
 
 /* Moves an existing diag (from a shape rule) to a statement's position. */
@@ -152,12 +169,12 @@ static base_status name(parser *P, span *out, const char *what) {
   const char *s = P->p;
   while (P->p < P->line_end && ir_name_char((unsigned char)*P->p))
     P->p++;
-  *out = (span){s, (int)(P->p - s), (int)(s - P->line_start) + 1};
+  *out = (span){s, (size_t)(P->p - s), col_of(P, s)};
   return BASE_OK;
 }
 
 static int span_is(const span *s, const char *w) {
-  return (int)strlen(w) == s->len && memcmp(s->s, w, (size_t)s->len) == 0;
+  return strlen(w) == s->len && memcmp(s->s, w, s->len) == 0;
 }
 
 /* type := ['f32' | 'i64' | 'bool'] (before a shape; none = f32) */
@@ -174,7 +191,7 @@ static base_status dtype(parser *P, int *out) {
   if (t < 0)
     return perr(P, BASE_ERR_SYNTAX, s,
                 "unknown element type '%.*s' (known: f32, i64, bool)",
-                (int)(P->p - s), s);
+                PREC((size_t)(P->p - s)), s);
   *out = t;
   return BASE_OK;
 }
@@ -216,6 +233,8 @@ static base_status end_of_line(parser *P) {
 
 static stmt *new_stmt(parser *P, int kind) {
   if (P->nst == P->capst) {
+    if (P->capst > INT_MAX / 2)
+      return NULL;
     int cap = P->capst ? P->capst * 2 : 64;
     stmt *s = base_realloc(P->st, sizeof *s * (size_t)cap);
     if (!s)
@@ -227,7 +246,7 @@ static stmt *new_stmt(parser *P, int kind) {
   memset(s, 0, sizeof *s);
   s->kind = kind;
   s->line = P->line;
-  s->text = (span){P->line_start, (int)(P->full_end - P->line_start), 1};
+  s->text = (span){P->line_start, (size_t)(P->full_end - P->line_start), 1};
   return s;
 }
 
@@ -267,7 +286,7 @@ static base_status decl(parser *P, int kind) {
   if ((st = name(P, &s->res[0].name, "a tensor name")) ||
       (st = expect(P, ':', "':' before the shape")))
     return st;
-  s->res[0].shape_col = (int)(P->p - P->line_start) + 1;
+  s->res[0].shape_col = col_of(P, P->p);
   if ((st = dtype(P, &s->res[0].dtype)) || (st = shape(P, &s->res[0].shape)))
     return st;
   s->res[0].has_shape = 1;
@@ -281,8 +300,8 @@ static base_status unknown_op(parser *P, const span *opname) {
     k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "",
                           ir_op((ir_opcode)i)->name);
   return perr(P, BASE_ERR_UNKNOWN_OP, opname->s,
-              "unknown operator '%.*s' (known: %s)", opname->len, opname->s,
-              list);
+              "unknown operator '%.*s' (known: %s)", PREC(opname->len),
+              opname->s, list);
 }
 
 static base_status unknown_param(parser *P, ir_opcode op, const span *key) {
@@ -294,7 +313,7 @@ static base_status unknown_param(parser *P, ir_opcode op, const span *key) {
                           ir_param_name(r->params[i]));
   return perr(P, BASE_ERR_UNKNOWN_PARAM, key->s,
               "%s has no parameter '%.*s' (its parameters: %s)", r->name,
-              key->len, key->s, list);
+              PREC(key->len), key->s, list);
 }
 
 /* The text of a parameter value: a bracketed list or a bare word. */
@@ -311,7 +330,7 @@ static span value_span(parser *P) {
            *P->p != '#' && *P->p != ';' && *P->p != '}')
       P->p++;
   }
-  return (span){s, (int)(P->p - s), (int)(s - P->line_start) + 1};
+  return (span){s, (size_t)(P->p - s), col_of(P, s)};
 }
 
 /* { KEY '=' value } to end of line (in a fused body: to ';' or '}'), then
@@ -333,7 +352,7 @@ static base_status params_of(parser *P, ir_opcode op, ir_attrs *attrs,
       return unknown_param(P, op, &key);
     if (given & (1u << idx))
       return perr(P, BASE_ERR_PARAM, key.s, "parameter '%.*s' given twice",
-                  key.len, key.s);
+                  PREC(key.len), key.s);
     given |= 1u << idx;
     if ((st = expect(P, '=', "'=' after the parameter name")))
       return st;
@@ -387,7 +406,7 @@ static base_status body_arg(parser *P, const stmt *s, const span *names, int n,
   return perr(P, BASE_ERR_UNDEFINED, nm.s,
               "undefined name '%.*s' in the fused body (a body reads $N or "
               "results defined before it in the body)",
-              nm.len, nm.s);
+              PREC(nm.len), nm.s);
 }
 
 /* '{' bstmt {';' bstmt} '}', bstmt := NAME '=' OP '(' barg {',' barg} ')'
@@ -414,7 +433,8 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
     for (int i = 0; i < n; i++)
       if (names[i].len == nm.len && !memcmp(names[i].s, nm.s, (size_t)nm.len))
         return perr(P, BASE_ERR_DUPLICATE, nm.s,
-                    "duplicate name '%.*s' in the fused body", nm.len, nm.s);
+                    "duplicate name '%.*s' in the fused body", PREC(nm.len),
+                    nm.s);
     if ((st = expect(P, '=', "'=' after a body result name")) ||
         (st = name(P, &opn, "an operator name")))
       return st;
@@ -467,13 +487,13 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
       return perr(P, BASE_ERR_PARAM, opos[i],
                   "body result '%.*s' is never read (the last body result is "
                   "the output)",
-                  names[i].len, names[i].s);
+                  PREC(names[i].len), names[i].s);
   for (int k = 0; k < s->nargs; k++)
     if (!used_in[k])
       return perr(P, BASE_ERR_PARAM, brace,
                   "input $%d ('%.*s') is never read "
                   "by the fused body",
-                  k, s->args[k].len, s->args[k].s);
+                  k, PREC(s->args[k].len), s->args[k].s);
   const ir_body *b = ir_body_intern(s->nargs, n, ops, P->d);
   if (!b) {
     char msg[sizeof P->d->msg];
@@ -528,7 +548,7 @@ static base_status op_stmt(parser *P) {
     if (accept(P, ':')) {
       ws(P);
       r->has_shape = 1;
-      r->shape_col = (int)(P->p - P->line_start) + 1;
+      r->shape_col = col_of(P, P->p);
       if ((st = dtype(P, &r->dtype)) || (st = shape(P, &r->shape)))
         return st;
     }
@@ -601,7 +621,7 @@ static base_status read_lines(parser *P) {
         hash = e; /* comments run to the end of the line */
       e++;
     }
-    P->line++;
+    P->line += P->line < INT_MAX; /* saturates (a file of 3 G newlines) */
     P->line_start = P->p = p;
     P->full_end = e > p && e[-1] == '\r' ? e - 1 : e;
     P->line_end = hash ? hash : P->full_end;
@@ -619,18 +639,18 @@ static base_status read_lines(parser *P) {
 /* ---- name table
  * -------------------------------------------------------------- */
 
-static uint64_t str_hash(const char *s, int len) {
+static uint64_t str_hash(const char *s, size_t len) {
   uint64_t h = 1469598103934665603u; /* FNV-1a */
-  for (int i = 0; i < len; i++)
+  for (size_t i = 0; i < len; i++)
     h = (h ^ (unsigned char)s[i]) * 1099511628211u;
   return h;
 }
 
-static def *lookup(parser *P, const char *s, int len) {
+static def *lookup(parser *P, const char *s, size_t len) {
   uint64_t mask = (uint64_t)P->capdefs - 1;
   for (uint64_t i = str_hash(s, len) & mask;; i = (i + 1) & mask) {
     def *d = &P->defs[i];
-    if (!d->s || (d->len == len && memcmp(d->s, s, (size_t)len) == 0))
+    if (!d->s || (d->len == len && memcmp(d->s, s, len) == 0))
       return d;
   }
 }
@@ -657,7 +677,7 @@ static base_status define_all(parser *P) {
       if (d->s) {
         base_diag_set(P->d, BASE_ERR_DUPLICATE, 0, 0,
                       "duplicate name '%.*s' (first defined at line %d)",
-                      nm->len, nm->s, P->st[d->stmt].line);
+                      PREC(nm->len), nm->s, P->st[d->stmt].line);
         return stmt_err(P, s, nm->col);
       }
       *d = (def){nm->s, nm->len, i, k};
@@ -672,7 +692,7 @@ static def *use(parser *P, const stmt *s, const span *nm) {
   if (d->s)
     return d;
   base_diag_set(P->d, BASE_ERR_UNDEFINED, 0, 0, "undefined name '%.*s'",
-                nm->len, nm->s);
+                PREC(nm->len), nm->s);
   stmt_err(P, s, nm->col);
   return NULL;
 }
@@ -688,14 +708,15 @@ static base_status cycle_err(parser *P, const int *stack, const int *next,
   int start = top;
   while (start > 0 && stack[start] != from)
     start--;
-  size_t k = (size_t)snprintf(path, sizeof path, "%.*s", arg->len, arg->s);
+  size_t k =
+      (size_t)snprintf(path, sizeof path, "%.*s", PREC(arg->len), arg->s);
   for (int i = start; i < top && k < sizeof path; i++) {
     const span *nm = &P->st[stack[i]].args[next[stack[i]] - 1];
-    k +=
-        (size_t)snprintf(path + k, sizeof path - k, " -> %.*s", nm->len, nm->s);
+    k += (size_t)snprintf(path + k, sizeof path - k, " -> %.*s", PREC(nm->len),
+                          nm->s);
   }
   if (k < sizeof path)
-    snprintf(path + k, sizeof path - k, " -> %.*s", arg->len, arg->s);
+    snprintf(path + k, sizeof path - k, " -> %.*s", PREC(arg->len), arg->s);
   base_diag_set(P->d, BASE_ERR_CYCLE, 0, 0, "dependency cycle: %s", path);
   return stmt_err(P, &P->st[stack[top]], arg->col);
 }
@@ -780,19 +801,19 @@ static base_status check_annotations(parser *P, ir_graph *g, stmt *s) {
     const result *r = &s->res[k];
     const ir_tensor *t = &g->tensors[s->tensor[k]];
     if (r->has_shape && r->dtype != t->dtype) {
-      base_diag_set(P->d, BASE_ERR_SHAPE, 0, 0,
-                    "type mismatch: '%.*s' is annotated %s but %s gives %s",
-                    r->name.len, r->name.s, ir_dtype_name((ir_dtype)r->dtype),
-                    ir_op((ir_opcode)s->op)->name,
-                    ir_dtype_name((ir_dtype)t->dtype));
+      base_diag_set(
+          P->d, BASE_ERR_SHAPE, 0, 0,
+          "type mismatch: '%.*s' is annotated %s but %s gives %s",
+          PREC(r->name.len), r->name.s, ir_dtype_name((ir_dtype)r->dtype),
+          ir_op((ir_opcode)s->op)->name, ir_dtype_name((ir_dtype)t->dtype));
       return stmt_err(P, s, r->shape_col);
     }
     if (!r->has_shape || ir_shape_eq(&r->shape, &t->shape))
       continue;
     base_diag_set(
         P->d, BASE_ERR_SHAPE, 0, 0,
-        "shape mismatch: '%.*s' is annotated %s but %s gives %s", r->name.len,
-        r->name.s, ir_shape_str(&r->shape, b0, sizeof b0),
+        "shape mismatch: '%.*s' is annotated %s but %s gives %s",
+        PREC(r->name.len), r->name.s, ir_shape_str(&r->shape, b0, sizeof b0),
         ir_op((ir_opcode)s->op)->name, ir_shape_str(&t->shape, b1, sizeof b1));
     return stmt_err(P, s, r->shape_col);
   }

@@ -9,16 +9,40 @@
  * into the data), plus "__metadata__": {"format": "superopt"}. Weights are
  * written in the graph's declaration order, so reading a sidecar and writing
  * it again gives the same bytes. JSON through jansson.
+ *
+ * The metadata also holds "graph": the XXH3 64-bit hash (16 hex digits)
+ * of the graph's canonical text (ir_print), and a reader refuses a sidecar
+ * whose hash is not its graph's: a graph and weights from two different
+ * writes (a kill between the two renames of ir_save) never run together. A
+ * sidecar without the field (written before it existed) loads unchecked.
+ *
+ * Values are held as float (ir_tensor.data): an int64 value that a float
+ * cannot hold exactly is refused on reading, and a value that is not an
+ * integer in range is refused on writing an int64 weight, rather than
+ * changed.
  */
 #include <jansson.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include "ir_int.h"
+
+/* jansson allocates through base_malloc, so that the allocator's fault
+ * injection (tests/oom.sh) reaches the JSON code's out-of-memory paths too
+ * (unchecked, they wrote a header with entries missing, and exited 0). */
+static void json_alloc_init(void) { json_set_alloc_funcs(base_malloc, free); }
+
+static void use_base_alloc(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, json_alloc_init);
+}
 
 void ir_weights_path(const char *graph_path, char *buf, size_t n) {
   size_t len = strlen(graph_path);
@@ -46,46 +70,118 @@ static void put_le32(uint8_t *p, uint32_t v) {
 static const char *const st_dtype[IR_NDTYPES] = {"F32", "I64", "BOOL"};
 static const int st_size[IR_NDTYPES] = {4, 8, 1};
 
-base_status ir_weights_write(const ir_graph *g, const char *path,
-                             base_diag *d) {
+uint64_t ir_text_hash(const char *text, size_t len) {
+  return XXH3_64bits(text, len);
+}
+
+/* The hash of g's canonical text into hex[17]; BASE_ERR_NOMEM. */
+static base_status graph_hash_hex(const ir_graph *g, char hex[17]) {
+  char *txt = ir_print(g);
+  if (!txt)
+    return BASE_ERR_NOMEM;
+  snprintf(hex, 17, "%016llx",
+           (unsigned long long)ir_text_hash(txt, strlen(txt)));
+  free(txt);
+  return BASE_OK;
+}
+
+/* Appends v to the JSON array a; nonzero on failure (out of memory). */
+static int append_int(json_t *a, int64_t v) {
+  return json_array_append_new(a, json_integer((json_int_t)v)) != 0;
+}
+
+/* The header: one entry per weight with values, plus the metadata. */
+static json_t *header(const ir_graph *g, const char *hash, uint64_t *datalen) {
+  use_base_alloc();
   json_t *h = json_object(), *meta = json_object();
-  uint64_t off = 0;
-  base_status s = BASE_OK;
-  if (!h || !meta ||
-      json_object_set_new(meta, "format", json_string("superopt")) ||
-      json_object_set_new(h, "__metadata__", meta)) {
+  if (!h || !meta) {
     json_decref(h);
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    json_decref(meta);
+    return NULL;
   }
-  for (int i = 0; i < g->ntensors && s == BASE_OK; i++) {
+  int bad = json_object_set_new(h, "__metadata__", meta) ||
+            json_object_set_new(meta, "format", json_string("superopt")) ||
+            json_object_set_new(meta, "graph", json_string(hash));
+  uint64_t off = 0;
+  for (int i = 0; i < g->ntensors && !bad; i++) {
     const ir_tensor *t = &g->tensors[i];
     if (t->kind != IR_T_WEIGHT || !t->data)
       continue;
     uint64_t bytes = (uint64_t)ir_shape_numel(&t->shape) * st_size[t->dtype];
     json_t *e = json_object(), *shape = json_array(), *offs = json_array();
-    for (int k = 0; shape && k < t->shape.rank; k++)
-      json_array_append_new(shape, json_integer(t->shape.dim[k]));
-    if (offs) {
-      json_array_append_new(offs, json_integer((json_int_t)off));
-      json_array_append_new(offs, json_integer((json_int_t)(off + bytes)));
+    if (!e) {
+      json_decref(shape);
+      json_decref(offs);
+      bad = 1;
+      break;
     }
-    if (!e || !shape || !offs ||
-        json_object_set_new(e, "dtype", json_string(st_dtype[t->dtype])) ||
-        json_object_set_new(e, "shape", shape) ||
-        json_object_set_new(e, "data_offsets", offs) ||
-        json_object_set_new(h, t->name, e))
-      s = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    /* set_new takes its value, also on failure (a NULL one fails) */
+    bad |= json_object_set_new(e, "dtype", json_string(st_dtype[t->dtype]));
+    bad |= json_object_set_new(e, "shape", shape);
+    bad |= json_object_set_new(e, "data_offsets", offs);
+    bad |= json_object_set_new(h, t->name, e);
+    for (int k = 0; !bad && k < t->shape.rank; k++)
+      bad = append_int(shape, t->shape.dim[k]);
+    bad = bad || append_int(offs, (int64_t)off) ||
+          append_int(offs, (int64_t)(off + bytes));
     off += bytes;
   }
-  char *js = s == BASE_OK ? json_dumps(h, JSON_COMPACT) : NULL;
+  if (bad) {
+    json_decref(h);
+    return NULL;
+  }
+  *datalen = off;
+  return h;
+}
+
+/* An int64 weight's value v as an integer in *out, or 0 when it is not
+ * one (NaN, infinite, fractional, or out of int64's range). */
+static int exact_i64(float v, int64_t *out) {
+  if (!(v >= -0x1p63f && v < 0x1p63f) || truncf(v) != v)
+    return 0;
+  *out = (int64_t)v;
+  return 1;
+}
+
+/* The raw values of g's weights with values, after the header. */
+static base_status put_values(const ir_graph *g, uint8_t *p, base_diag *d) {
+  for (int i = 0; i < g->ntensors; i++) {
+    const ir_tensor *t = &g->tensors[i];
+    if (t->kind != IR_T_WEIGHT || !t->data)
+      continue;
+    int64_t n = ir_shape_numel(&t->shape), iv;
+    for (int64_t k = 0; k < n; k++, p += st_size[t->dtype]) {
+      uint32_t v;
+      memcpy(&v, &t->data[k], 4);
+      if (t->dtype == IR_DT_F32)
+        put_le32(p, v);
+      else if (t->dtype == IR_DT_BOOL)
+        *p = t->data[k] != 0.0f;
+      else if (exact_i64(t->data[k], &iv))
+        put_le32(p, (uint32_t)iv),
+            put_le32(p + 4, (uint32_t)((uint64_t)iv >> 32));
+      else
+        return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                             "int64 weight '%s' holds %g at index %lld, not "
+                             "an integer in range; nothing was written",
+                             t->name, (double)t->data[k], (long long)k);
+    }
+  }
+  return BASE_OK;
+}
+
+base_status ir_weights_encode(const ir_graph *g, char **out, size_t *len,
+                              base_diag *d) {
+  char hash[17];
+  uint64_t off = 0;
+  json_t *h = graph_hash_hex(g, hash) ? NULL : header(g, hash, &off);
+  char *js = h ? json_dumps(h, JSON_COMPACT) : NULL;
   json_decref(h);
   if (!js)
-    return s != BASE_OK
-               ? s
-               : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   size_t hl = strlen(js), padded = (hl + 7) / 8 * 8;
   size_t total = 8 + padded + (size_t)off;
-  uint8_t *buf = base_malloc(total ? total : 1);
+  uint8_t *buf = base_malloc(total);
   if (!buf) {
     free(js);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -95,25 +191,24 @@ base_status ir_weights_write(const ir_graph *g, const char *path,
   memcpy(buf + 8, js, hl);
   memset(buf + 8 + hl, ' ', padded - hl);
   free(js);
-  uint8_t *p = buf + 8 + padded;
-  for (int i = 0; i < g->ntensors; i++) {
-    const ir_tensor *t = &g->tensors[i];
-    if (t->kind != IR_T_WEIGHT || !t->data)
-      continue;
-    int64_t n = ir_shape_numel(&t->shape);
-    for (int64_t k = 0; k < n; k++, p += st_size[t->dtype]) {
-      uint32_t v;
-      int64_t iv = (int64_t)t->data[k];
-      memcpy(&v, &t->data[k], 4);
-      if (t->dtype == IR_DT_F32)
-        put_le32(p, v);
-      else if (t->dtype == IR_DT_BOOL)
-        *p = t->data[k] != 0.0f;
-      else
-        put_le32(p, (uint32_t)iv), put_le32(p + 4, (uint32_t)(iv >> 32));
-    }
+  base_status s = put_values(g, buf + 8 + padded, d);
+  if (s) {
+    free(buf);
+    return s;
   }
-  s = base_write_atomic(path, (const char *)buf, total, d);
+  *out = (char *)buf;
+  *len = total;
+  return BASE_OK;
+}
+
+base_status ir_weights_write(const ir_graph *g, const char *path,
+                             base_diag *d) {
+  char *buf;
+  size_t len;
+  base_status s = ir_weights_encode(g, &buf, &len, d);
+  if (s)
+    return s;
+  s = base_write_atomic(path, buf, len, d);
   free(buf);
   return s;
 }
@@ -193,8 +288,57 @@ static base_status check_entry(const ir_graph *g, const char *path,
   return BASE_OK;
 }
 
-base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
-                                const char *path, base_diag *d) {
+/* The sidecar's "graph" hash, if it has one, must be g's: the hash of the
+ * graph file's bytes as read (raw, when known: what the writer hashed,
+ * since it wrote ir_print's text), else of g's canonical text (the same
+ * graph with other comments or spacing). */
+static base_status check_graph_hash(const ir_graph *g, json_t *h,
+                                    const char *path, const char *raw,
+                                    base_diag *d) {
+  json_t *m = json_object_get(h, "__metadata__");
+  json_t *want = json_is_object(m) ? json_object_get(m, "graph") : NULL;
+  if (!want)
+    return BASE_OK; /* written before the field existed */
+  if (raw && json_is_string(want) && !strcmp(json_string_value(want), raw))
+    return BASE_OK;
+  char have[17];
+  if (graph_hash_hex(g, have))
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (json_is_string(want) && !strcmp(json_string_value(want), have))
+    return BASE_OK;
+  return bad(d, path,
+             "these weights were written with another graph (graph hash %s; "
+             "the graph read has %s): the graph and its weights come from "
+             "different writes (one interrupted, two at once, or the graph "
+             "edited since); write the pair again, or remove this file to "
+             "run with seeded random weights",
+             json_is_string(want) ? json_string_value(want) : "malformed",
+             have);
+}
+
+/* Every value of an int64 weight t (raw data at p) must be exact as float. */
+static base_status check_i64(const ir_tensor *t, const uint8_t *p,
+                             const char *path, base_diag *d) {
+  if (t->dtype != IR_DT_I64)
+    return BASE_OK;
+  int64_t m = ir_shape_numel(&t->shape);
+  for (int64_t j = 0; j < m; j++, p += 8) {
+    int64_t v = (int64_t)get_le64(p);
+    float f = (float)v;
+    if (!(f >= -0x1p63f && f < 0x1p63f) || (int64_t)f != v)
+      return bad(d, path,
+                 "int64 weight '%s' holds %lld at index %lld, which superopt "
+                 "cannot hold exactly (weights are computed as float32: "
+                 "integers up to 2^24 in magnitude, larger ones only when "
+                 "exact)",
+                 t->name, (long long)v, (long long)j);
+  }
+  return BASE_OK;
+}
+
+static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
+                            const char *path, const char *raw_hash,
+                            base_diag *d) {
   if (len < 8)
     return bad(d, path,
                "not a safetensors file: %zu bytes, no 8-byte header "
@@ -207,6 +351,7 @@ base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
                "bytes that follow",
                (unsigned long long)hl, len - 8);
   json_error_t je;
+  use_base_alloc();
   json_t *h = json_loadb((const char *)data + 8, (size_t)hl,
                          JSON_REJECT_DUPLICATES, &je);
   if (!h)
@@ -235,6 +380,10 @@ base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
         break;
       k++;
     }
+  if (s == BASE_OK)
+    s = check_graph_hash(g, h, path, raw_hash, d);
+  for (int i = 0; s == BASE_OK && i < k; i++)
+    s = check_i64(&g->tensors[which[i]], raw + from[i], path, d);
   /* all checked: now set the values (nothing changes on an error) */
   for (int i = 0; s == BASE_OK && i < k; i++) {
     ir_tensor *t = &g->tensors[which[i]];
@@ -265,14 +414,29 @@ base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
   return s;
 }
 
-base_status ir_weights_read(ir_graph *g, const char *path, base_diag *d) {
+base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
+                                const char *path, base_diag *d) {
+  return read_mem(g, data, len, path, NULL, d);
+}
+
+base_status ir_weights_read_for(ir_graph *g, const char *path, const char *text,
+                                size_t text_len, base_diag *d) {
   size_t len;
+  char raw[17];
+  if (text)
+    snprintf(raw, sizeof raw, "%016llx",
+             (unsigned long long)ir_text_hash(text, text_len));
   char *data = base_read_file(path, &len, d);
   if (!data)
     return d ? d->code : BASE_ERR_IO;
-  base_status s = ir_weights_read_mem(g, (const uint8_t *)data, len, path, d);
+  base_status s =
+      read_mem(g, (const uint8_t *)data, len, path, text ? raw : NULL, d);
   free(data);
   return s;
+}
+
+base_status ir_weights_read(ir_graph *g, const char *path, base_diag *d) {
+  return ir_weights_read_for(g, path, NULL, 0, d);
 }
 
 int ir_weights_exists(const char *path) {
