@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ruleio.sh: end-to-end tests of `superopt import-rules` and `export-rules`:
 # counts on stderr, exit codes, messages with positions, no output file
-# after an error, and that exported rules import back.
+# after an error, that exported rules import back, and -o - for stdout.
 # usage: tests/ruleio.sh path/to/superopt path/to/source-dir
 set -u
 bin=$1
@@ -85,6 +85,37 @@ absent "$tmp/m.json"
 expect 2 "$bin" export-rules "$taso/taso_rules.txt" --format json -o "$tmp/m.json"
 contains "taso_rules.txt:1:1: error:"
 absent "$tmp/m.json"
+
+# The project's own rules (the first 510 of rules/default.rules: duplicates
+# once variables are renamed, two-output rules from r00496 on): export to
+# stdout with -o - (no file named '-'), the same bytes as to a file, and the
+# rules left out counted by kind, duplicates and two-output rules apart from
+# the unsupported ones.
+awk '/^rule r00511 /{exit} {print}' "$src/rules/default.rules" >"$tmp/few.rules"
+binabs=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+(cd "$tmp" && "$binabs" export-rules few.rules --format tensat -o - \
+  >"$tmp/few.stdout" 2>"$tmp/out") ||
+  { echo "FAIL: export-rules -o - exited $?"; fails=$((fails + 1)); }
+absent "$tmp/-"
+expect 0 "$bin" export-rules "$tmp/few.rules" --format tensat -o "$tmp/few.tensat"
+cmp -s "$tmp/few.stdout" "$tmp/few.tensat" ||
+  { echo "FAIL: -o - differs from -o FILE"; fails=$((fails + 1)); }
+# "exported N rules, D duplicates left out, M for the other Tensat format
+# left out; U unsupported" with D, M and U the sums of their reasons
+head -1 "$tmp/out" >"$tmp/head"
+kinds=$(sed -n 's/^exported [0-9]* rules, \([0-9]*\) duplicates left out, \([0-9]*\) for the other Tensat format left out; \([0-9]*\) unsupported$/\1 \2 \3/p' "$tmp/head")
+sums=$(awk 'NR > 1 { if (/same as an earlier rule/) d += $1; else if (/written by --format/) m += $1; else u += $1 }
+  END { print d + 0, m + 0, u + 0 }' "$tmp/out")
+if [ -z "$kinds" ] || [ "$kinds" != "$sums" ] || [ "${kinds%% *}" = 0 ]; then
+  echo "FAIL: counts by kind '$kinds', by reason '$sums'"
+  sed 's/^/  | /' "$tmp/out"
+  fails=$((fails + 1))
+fi
+expect 0 "$bin" export-rules "$tmp/few.rules" --format tensat-multi -o -
+contains "for the other Tensat format left out; 0 unsupported"
+contains "one output (written by --format tensat)"
+expect 0 "$bin" export-rules --help
+contains "or - for stdout"
 
 if [ $fails -ne 0 ]; then
   echo "$fails failure(s)"
