@@ -92,9 +92,9 @@ absent "$tmp/m.json"
 # rules left out counted by kind, duplicates and two-output rules apart from
 # the unsupported ones.
 awk '/^rule r00511 /{exit} {print}' "$src/rules/default.rules" >"$tmp/few.rules"
-binabs=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-(cd "$tmp" && "$binabs" export-rules few.rules --format tensat -o - \
-  >"$tmp/few.stdout" 2>"$tmp/out") ||
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+cd "$tmp" || exit 1
+"$bin" export-rules few.rules --format tensat -o - >few.stdout 2>out ||
   { echo "FAIL: export-rules -o - exited $?"; fails=$((fails + 1)); }
 absent "$tmp/-"
 expect 0 "$bin" export-rules "$tmp/few.rules" --format tensat -o "$tmp/few.tensat"
@@ -114,6 +114,7 @@ fi
 expect 0 "$bin" export-rules "$tmp/few.rules" --format tensat-multi -o -
 contains "for the other Tensat format left out; 0 unsupported"
 contains "one output (written by --format tensat)"
+absent "$tmp/-"
 expect 0 "$bin" export-rules --help
 contains "or - for stdout"
 
