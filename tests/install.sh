@@ -3,10 +3,12 @@
 # afterwards, then used as a stranger would: the installed superopt finds
 # its data relative to itself (no build or source path in the installed
 # files), a missing data file is exit 2 listing the paths tried, --version,
-# optimize, the example program (examples/embed.c) compiled through
-# pkg-config (shared and --static) and through find_package(superopt), and,
-# given a Python with pytest, `pip install ./python` bundling the prefix
-# and the Python tests against that package.
+# optimize, the tool called through PATH finding its CUDA executor, the
+# example program (examples/embed.c) compiled through pkg-config (shared and
+# static) and through find_package(superopt) (both targets) and run without
+# LD_LIBRARY_PATH, and, given a Python with pytest, the Python tests with
+# the package over the installed prefix (SUPEROPT_PREFIX; `pip install
+# ./python`, which builds its own copy, is tests/pip_install.sh).
 #
 # Where the system allows a private mount namespace (unshare -m), the
 # checks run with the build tree and the source tree's data, sources,
@@ -18,7 +20,7 @@ build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 fails=0
 . "$(dirname "$0")/lib.sh"
-unset SUPEROPT_DATA SUPEROPT_LIB SUPEROPT_PREFIX SUPEROPT_BIN
+unset SUPEROPT_DATA SUPEROPT_LIB SUPEROPT_PREFIX SUPEROPT_BIN SUPEROPT_GPU_LIB
 
 if [ -z "${INSTALL_SH_TMP:-}" ]; then
   tmp=$(mktemp -d)
@@ -30,8 +32,8 @@ if [ -z "${INSTALL_SH_TMP:-}" ]; then
   mv "$tmp/stage" "$tmp/prefix"
   mkdir "$tmp/work"
   cp "$src/tests/data/good/every_op.graph" "$src/examples/embed.c" "$tmp/work/"
-  cp -r "$src/python" "$tmp/work/python"
-  rm -rf "$tmp/work/python/build" "$tmp/work/python/"*.egg-info
+  mkdir "$tmp/work/python"
+  cp -r "$src/python/superopt" "$src/python/tests" "$tmp/work/python/"
   if unshare -m --propagation private true 2>/dev/null; then
     INSTALL_SH_TMP=$tmp INSTALL_SH_MASK=1 unshare -m --propagation private \
       bash "$0" "$@"
@@ -56,6 +58,7 @@ cd "$tmp/work" || exit 1
 for f in bin/superopt lib/libsuperopt.so lib/libsuperopt.a \
   include/superopt/superopt.h lib/pkgconfig/superopt.pc \
   lib/cmake/superopt/superoptConfig.cmake \
+  lib/cmake/superopt/superoptTargets.cmake \
   share/superopt/rules/default.rules share/superopt/costdb/h100.tsv; do
   [ -e "$p/$f" ] || { echo "FAIL: $f not installed"; fails=$((fails + 1)); }
 done
@@ -107,20 +110,35 @@ SUPEROPT_DATA=$tmp/data expect 0 "$p/bin/superopt" optimize every_op.graph \
 mv "$tmp/data/rules/default.rules" "$p/share/superopt/rules/"
 
 # CUDA builds: the executor (libsuperopt_gpu.so) is loaded only when a
-# command needs it: not for --help or a CPU command, but for --version.
+# command needs it: not for --help, --version or a CPU command, but for
+# --version --gpu, which names the file it loaded: the prefix's, also when
+# the tool is called through PATH (argv[0] a bare name) from elsewhere.
 if [ -e "$p/lib/libsuperopt_gpu.so" ]; then
   LD_DEBUG=files "$p/bin/superopt" --help >/dev/null 2>"$tmp/ld.log"
+  LD_DEBUG=files "$p/bin/superopt" --version >/dev/null 2>>"$tmp/ld.log"
   LD_DEBUG=files "$p/bin/superopt" check every_op.graph >/dev/null 2>>"$tmp/ld.log"
   if grep -qE 'libcudnn|libcublasLt|libcudart|libsuperopt_gpu' "$tmp/ld.log"; then
-    echo "FAIL: --help or check loaded the CUDA libraries"; fails=$((fails + 1))
+    echo "FAIL: --help, --version or check loaded the CUDA libraries"
+    fails=$((fails + 1))
   fi
-  LD_DEBUG=files "$p/bin/superopt" --version >/dev/null 2>"$tmp/ld.log"
+  expect 0 "$p/bin/superopt" --version
+  contains "CUDA: built (executor not loaded)"
+  LD_DEBUG=files "$p/bin/superopt" --version --gpu >/dev/null 2>"$tmp/ld.log"
   grep -q 'libsuperopt_gpu' "$tmp/ld.log" ||
-    { echo "FAIL: --version did not load the executor"; fails=$((fails + 1)); }
+    { echo "FAIL: --version --gpu did not load the executor"; fails=$((fails + 1)); }
+  PATH=$p/bin:$PATH expect 0 superopt --version --gpu
+  contains "($p/bin/../lib/libsuperopt_gpu.so)"
+  # run --device cuda through PATH: the executor loads (no GPU here: "no
+  # CUDA device", exit 3; on a GPU machine, exit 0)
+  PATH=$p/bin:$PATH superopt run every_op.graph --device cuda >"$tmp/out" 2>&1
+  if grep -q "could not be loaded" "$tmp/out"; then
+    echo "FAIL: superopt on PATH did not load its executor"
+    sed 's/^/  | /' "$tmp/out"; fails=$((fails + 1))
+  fi
   SUPEROPT_GPU_LIB=$tmp/none.so expect 3 "$p/bin/superopt" run every_op.graph \
     --device cuda
   contains "the CUDA executor (libsuperopt_gpu.so) could not be loaded: $tmp/none.so"
-  SUPEROPT_GPU_LIB=$tmp/none.so expect 0 "$p/bin/superopt" --version
+  SUPEROPT_GPU_LIB=$tmp/none.so expect 0 "$p/bin/superopt" --version --gpu
   contains "CUDA: executor not loaded ($tmp/none.so"
 fi
 
@@ -134,27 +152,34 @@ if [ "${INSTALL_SANITIZED:-0}" = 1 ]; then
   exit $((fails > 0))
 fi
 
-# The example through pkg-config, against the shared library...
+# The example through pkg-config, against the shared library: --cflags
+# name only the prefix's include/ (no dependency's folders), --libs give the
+# run path of the prefix's lib/, so it starts without LD_LIBRARY_PATH...
 export PKG_CONFIG_PATH=$p/lib/pkgconfig
+for pc in superopt superopt-static; do
+  [ "$(pkg-config --cflags $pc | xargs)" = "-I$p/lib/pkgconfig/../../include" ] ||
+    { echo "FAIL: pkg-config --cflags $pc: $(pkg-config --cflags $pc)"; fails=$((fails + 1)); }
+done
 expect 0 cc -std=c17 -Wall -Wextra -Werror embed.c \
-  $(pkg-config --cflags --libs superopt) -lm -Wl,-rpath,"$p/lib" -o embed
-expect 0 ./embed every_op.graph embed.onnx 20
+  $(pkg-config --cflags --libs superopt) -lm -o embed
+expect 0 env -u LD_LIBRARY_PATH ./embed every_op.graph embed.onnx 20
 contains "optimized: "
 contains "wrote embed.onnx"
-ldd ./embed | grep -qF "$p/lib/libsuperopt.so" ||
+env -u LD_LIBRARY_PATH ldd ./embed | grep -qF "$p/lib/pkgconfig/../../lib/libsuperopt.so" ||
   { echo "FAIL: embed does not use the installed libsuperopt.so"; fails=$((fails + 1)); }
 # ... and the static one (superopt-static.pc: the archive and the shared
 # libraries it depends on).
 expect 0 cc -std=c17 -Wall -Wextra -Werror embed.c \
   $(pkg-config --cflags --libs superopt-static) -lm -o embed_static
 # A program with the archive linked in finds no data beside itself:
-expect 2 ./embed_static every_op.graph embed2.onnx 20
+expect 2 env -u LD_LIBRARY_PATH ./embed_static every_op.graph embed2.onnx 20
 contains "data file 'costdb' not found; looked in: $tmp/work/../share/superopt/costdb"
-SUPEROPT_DATA=$p/share/superopt expect 0 ./embed_static every_op.graph \
-  embed2.onnx 20
+SUPEROPT_DATA=$p/share/superopt expect 0 env -u LD_LIBRARY_PATH \
+  ./embed_static every_op.graph embed2.onnx 20
 contains "wrote embed2.onnx"
 
-# find_package(superopt) from a CMake project.
+# find_package(superopt) from a CMake project: the exported targets, the
+# shared library and the archive (whose dependencies the config finds).
 mkdir -p cm
 cat >cm/CMakeLists.txt <<'CM'
 cmake_minimum_required(VERSION 3.18)
@@ -162,22 +187,34 @@ project(embed_example C)
 find_package(superopt 0.1 REQUIRED)
 add_executable(embed ../embed.c)
 target_link_libraries(embed PRIVATE superopt::superopt m)
+add_executable(embed_static ../embed.c)
+target_link_libraries(embed_static PRIVATE superopt::superopt_static m)
+file(WRITE ${CMAKE_BINARY_DIR}/data_dir.txt "${SUPEROPT_DATA_DIR}")
 CM
 expect 0 cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$p"
 expect 0 cmake --build cm/build
-expect 0 cm/build/embed every_op.graph embed3.onnx 5
+expect 0 env -u LD_LIBRARY_PATH cm/build/embed every_op.graph embed3.onnx 5
 contains "wrote embed3.onnx"
+SUPEROPT_DATA=$(cat cm/build/data_dir.txt) expect 0 env -u LD_LIBRARY_PATH \
+  cm/build/embed_static every_op.graph embed4.onnx 5
+contains "wrote embed4.onnx"
 
-# The Python package, bundling the prefix, tested from outside the tree.
+# The Python package over the installed prefix (SUPEROPT_PREFIX), its tests
+# run from outside the tree.
 py=${3:-}
 if [ -n "$py" ]; then
-  SUPEROPT_PREFIX=$p expect 0 "$py" -m pip install -q --no-deps \
-    --disable-pip-version-check --target "$tmp/site" ./python
-  [ -e "$tmp/site/superopt/_native/lib/libsuperopt.so" ] ||
-    { echo "FAIL: pip install did not bundle libsuperopt.so"; fails=$((fails + 1)); }
-  mv python/tests pytests && rm -rf python
-  PYTHONPATH="$tmp/site" expect 0 "$py" -m pytest -q -p no:cacheprovider \
-    pytests
+  mv python/tests pytests
+  SUPEROPT_PREFIX=$p PYTHONPATH=$tmp/work/python expect 0 "$py" -c \
+    'import superopt; print(superopt._lib.library_path())'
+  contains "$p/lib/libsuperopt.so"
+  # the library's loader finds the executor beside the library itself
+  if [ -e "$p/lib/libsuperopt_gpu.so" ]; then
+    SUPEROPT_PREFIX=$p PYTHONPATH=$tmp/work/python expect 0 "$py" -c \
+      'import superopt; print(superopt.build_info())'
+    contains "($p/lib/libsuperopt_gpu.so)"
+  fi
+  SUPEROPT_PREFIX=$p PYTHONPATH=$tmp/work/python expect 0 "$py" -m pytest \
+    -q -p no:cacheprovider pytests
   contains "passed"
 fi
 

@@ -5,7 +5,7 @@
 # of our own (tests/data/rules/taso_terms.txt) and our rules exported as
 # TASO .pb; then on TASO's published rule sets where they are (SHARED_DIR/
 # reference/taso, default ../shared beside the source tree), skipped with a
-# message where they are not.
+# message where they are not; -o - for stdout.
 # usage: tests/ruleio.sh path/to/superopt path/to/source-dir [SHARED_DIR]
 set -u
 bin=$1
@@ -63,7 +63,7 @@ contains "imported 6 rules; 0 unsupported"
 expect 0 "$bin" export-rules "$tmp/t.rules" --format json --all -o "$tmp/t.json"
 contains "exported 34 rules"
 expect 0 "$bin" export-rules "$tmp/t.rules" --format tensat --all -o "$tmp/t.tensat"
-contains "exported 23 rules; 11 unsupported"
+contains "exported 23 rules, 1 duplicates left out; 10 unsupported"
 # one rule a line, no newline after the last (Tensat splits on '\n'), no
 # line twice once variables are renamed
 n=$(sed -n 's/^exported \([0-9]*\) rules.*/\1/p' "$tmp/out")
@@ -121,6 +121,37 @@ if [ -r "$taso/taso_rules.txt" ] && [ -r "$taso/graph_subst.pb" ]; then
 else
   echo "SKIP: TASO's published rule sets not in $taso: comparison with them skipped"
 fi
+# The project's own rules (the first 510 of rules/default.rules: duplicates
+# once variables are renamed, two-output rules from r00496 on): export to
+# stdout with -o - (no file named '-'), the same bytes as to a file, and the
+# rules left out counted by kind, duplicates and two-output rules apart from
+# the unsupported ones.
+awk '/^rule r00511 /{exit} {print}' "$src/rules/default.rules" >"$tmp/few.rules"
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+cd "$tmp" || exit 1
+"$bin" export-rules few.rules --format tensat -o - >few.stdout 2>out ||
+  { echo "FAIL: export-rules -o - exited $?"; fails=$((fails + 1)); }
+absent "$tmp/-"
+expect 0 "$bin" export-rules "$tmp/few.rules" --format tensat -o "$tmp/few.tensat"
+cmp -s "$tmp/few.stdout" "$tmp/few.tensat" ||
+  { echo "FAIL: -o - differs from -o FILE"; fails=$((fails + 1)); }
+# "exported N rules, D duplicates left out, M for the other Tensat format
+# left out; U unsupported" with D, M and U the sums of their reasons
+head -1 "$tmp/out" >"$tmp/head"
+kinds=$(sed -n 's/^exported [0-9]* rules, \([0-9]*\) duplicates left out, \([0-9]*\) for the other Tensat format left out; \([0-9]*\) unsupported$/\1 \2 \3/p' "$tmp/head")
+sums=$(awk 'NR > 1 { if (/same as an earlier rule/) d += $1; else if (/written by --format/) m += $1; else u += $1 }
+  END { print d + 0, m + 0, u + 0 }' "$tmp/out")
+if [ -z "$kinds" ] || [ "$kinds" != "$sums" ] || [ "${kinds%% *}" = 0 ]; then
+  echo "FAIL: counts by kind '$kinds', by reason '$sums'"
+  sed 's/^/  | /' "$tmp/out"
+  fails=$((fails + 1))
+fi
+expect 0 "$bin" export-rules "$tmp/few.rules" --format tensat-multi -o -
+contains "for the other Tensat format left out; 0 unsupported"
+contains "one output (written by --format tensat)"
+absent "$tmp/-"
+expect 0 "$bin" export-rules --help
+contains "or - for stdout"
 
 if [ $fails -ne 0 ]; then
   echo "$fails failure(s)"

@@ -45,8 +45,13 @@ typedef struct api_error {
 /* "0.1.0" */
 const char *api_version(void);
 /* Several lines: version, git commit, build type, backends (CPU; CUDA with
- * the runtime, cuDNN and cuBLASLt versions, or why not). Static storage. */
+ * the runtime, cuDNN and cuBLASLt versions and the executor's path, or why
+ * not). Loads the CUDA executor (0.3 s, 200 MB) in CUDA builds. Static
+ * storage, shared with api_build_info_brief. */
 const char *api_build_info(void);
+/* The same without loading the CUDA executor: its line is "CUDA: built
+ * (executor not loaded)" in CUDA builds. */
+const char *api_build_info_brief(void);
 /* 1 when this build has the CUDA executor and a GPU is usable, else 0. */
 int api_cuda_available(void);
 

@@ -1,9 +1,11 @@
 /* version.c: the version, the build (git commit, build type) and the
  * backends this build has (api_version, api_build_info,
- * api_cuda_available). The version comes from api_version.h (configure
- * time, cmake/api_version.h.in), the commit from api_commit.h (every build,
- * cmake/git_commit.cmake). The CUDA libraries
- * are asked through the executor, which this loads (src/gpu/lazy.c). */
+ * api_build_info_brief, api_cuda_available). The version comes from
+ * api_version.h (configure time, cmake/api_version.h.in), the commit from
+ * api_commit.h (every build, cmake/git_commit.cmake). The CUDA libraries
+ * are asked through the executor, which api_build_info loads
+ * (src/gpu/lazy.c) and api_build_info_brief does not. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,10 +19,15 @@
 const char *api_version(void) { return SUPEROPT_VERSION_STRING; }
 
 #ifdef SUPEROPT_HAVE_CUDA
-/* "CUDA: runtime 13.0, driver 13.0, cuDNN ..., cuBLASLt ...; 1 GPU usable"
- * (loads the executor, src/gpu/lazy.c). */
-static void cuda_line(char *buf, size_t n) {
-  char libs[400];
+/* "CUDA: runtime 13.0, driver 13.0, cuDNN ..., cuBLASLt ... (path of
+ * libsuperopt_gpu.so); 1 GPU usable" (loads the executor, src/gpu/lazy.c),
+ * or without loading it, "CUDA: built (executor not loaded)". */
+static void cuda_line(int load, char *buf, size_t n) {
+  char libs[PATH_MAX + 400];
+  if (!load) {
+    snprintf(buf, n, "CUDA: built (executor not loaded)");
+    return;
+  }
   gpu_lib_versions(libs, sizeof libs);
   int ngpu = gpu_device_count();
   snprintf(buf, n, "CUDA: %s; %d GPU%s usable", libs, ngpu,
@@ -28,12 +35,13 @@ static void cuda_line(char *buf, size_t n) {
 }
 #endif
 
-const char *api_build_info(void) {
-  static char info[1024];
-  char cuda[512];
+static const char *build_info(int load_gpu) {
+  static char info[PATH_MAX + 1024];
+  char cuda[PATH_MAX + 512];
 #ifdef SUPEROPT_HAVE_CUDA
-  cuda_line(cuda, sizeof cuda);
+  cuda_line(load_gpu, cuda, sizeof cuda);
 #else
+  (void)load_gpu;
   snprintf(cuda, sizeof cuda, "CUDA: not built (CPU-only build)");
 #endif
   snprintf(info, sizeof info,
@@ -43,6 +51,10 @@ const char *api_build_info(void) {
            cuda);
   return info;
 }
+
+const char *api_build_info(void) { return build_info(1); }
+
+const char *api_build_info_brief(void) { return build_info(0); }
 
 int api_cuda_available(void) {
 #ifdef SUPEROPT_HAVE_CUDA

@@ -9,14 +9,21 @@
 #include "../ruleio/ruleio.h"
 #include "cli.h"
 
-/* Prints "verb N rules" and each reason with (up to 12 of) its positions. */
+/* Prints "verb N rules", the counts of rules left out by kind, and each
+ * reason with (up to 12 of) its positions. */
 static void print_stats(const char *verb, const char *unit,
                         const ruleio_stats *st) {
+  const int *k = st->by_kind;
   fprintf(stderr, "%s %d rules", verb, st->done);
   if (st->filtered)
     fprintf(stderr, ", %d not proven left out (--all exports them)",
             st->filtered);
-  fprintf(stderr, "; %d unsupported\n", st->skipped);
+  if (k[RULEIO_SKIP_DUPLICATE])
+    fprintf(stderr, ", %d duplicates left out", k[RULEIO_SKIP_DUPLICATE]);
+  if (k[RULEIO_SKIP_OTHER_FORMAT])
+    fprintf(stderr, ", %d for the other Tensat format left out",
+            k[RULEIO_SKIP_OTHER_FORMAT]);
+  fprintf(stderr, "; %d unsupported\n", k[RULEIO_SKIP_UNSUPPORTED]);
   for (int i = 0; i < st->nreasons; i++) {
     const ruleio_reason *r = &st->reasons[i];
     fprintf(stderr, "  %4d  %s (%s", r->count, r->what, unit);
@@ -44,7 +51,8 @@ static const cli_opt import_table[] = {
             ".txt or .pb)"),
     CLI_END};
 static const cli_opt export_table[] = {
-    CLI_STR(T, "output", 'o', out, "OUT", "the file to write (required)"),
+    CLI_STR(T, "output", 'o', out, "OUT",
+            "the file to write, or - for stdout (required)"),
     CLI_STR(T, "format", 0, format, "F",
             "taso-pb, tensat, tensat-multi or json (required)"),
     CLI_FLAG(T, "all", all, 1, "also the rules not proven"), CLI_END};
@@ -117,6 +125,22 @@ const cli_command cli_cmd_import_rules = {
     NULL,
     import_rules};
 
+/* Exports to the file out atomically, or to stdout when out is "-" (main.c
+ * checks that stdout took it all: exit 2 and a message if not). */
+static base_status export_to(const ir_ruleset *rs, ruleio_format f, int flags,
+                             const char *out, ruleio_stats *st, base_diag *d) {
+  if (strcmp(out, "-"))
+    return ruleio_export(rs, f, flags, out, st, d);
+  char *data;
+  size_t len;
+  base_status s = ruleio_export_mem(rs, f, flags, &data, &len, st, d);
+  if (s != BASE_OK)
+    return s;
+  fwrite(data, 1, len, stdout); /* a failed write is main.c's to report */
+  free(data);
+  return s;
+}
+
 static int export_rules(const cli_command *c, int argc, char **argv) {
   ruleio_opts o;
   int rc = parse_opts(c, argc, argv, &o);
@@ -135,8 +159,8 @@ static int export_rules(const cli_command *c, int argc, char **argv) {
   ruleio_stats_init(&st);
   base_status s = ir_rules_read_file(argv[optind], &rs, &d);
   if (s == BASE_OK)
-    s = ruleio_export(&rs, (ruleio_format)f, all ? RULEIO_EXPORT_ALL : 0, out,
-                      &st, &d);
+    s = export_to(&rs, (ruleio_format)f, all ? RULEIO_EXPORT_ALL : 0, out, &st,
+                  &d);
   if (s == BASE_OK)
     print_stats("exported", "rules", &st);
   else
@@ -152,9 +176,10 @@ const cli_command cli_cmd_export_rules = {
     "export-rules RULES --format taso-pb|tensat|tensat-multi|json -o OUT\n"
     "       [--all]",
     "Writes the proven rules of RULES (every rule with --all) atomically to\n"
-    "OUT as TASO's GraphSubst.RuleCollection, Tensat's rewrite text, or\n"
-    "JSON. Rules the format cannot express are skipped and counted on\n"
-    "stderr. See docs/interop.md.\n",
+    "OUT (stdout when OUT is -) as TASO's GraphSubst.RuleCollection,\n"
+    "Tensat's rewrite text, or JSON. Rules left out are counted on stderr\n"
+    "by kind (duplicates, rules the other Tensat format writes, rules the\n"
+    "format cannot express) and by reason. See docs/interop.md.\n",
     export_table,
     NULL,
     export_rules};

@@ -39,7 +39,8 @@ static void usage(FILE *f) {
     fprintf(f, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
   fprintf(f,
           "\nRun 'superopt <command> --help' for a command's options;\n"
-          "'superopt --version' for the version, backends and data folder.\n"
+          "'superopt --version' for the version, backends and data folder\n"
+          "(--version --gpu: also the CUDA libraries and GPUs).\n"
           "Every command takes --max-input-size N (bytes, or with K, M, G;\n"
           "default 1G): the largest input file it reads.\n"
           "Exit status: 0 ok, 1 usage error, 2 bad input, 3 internal error;\n"
@@ -111,19 +112,31 @@ static int global_options(int *argc, char **argv) {
   return 0;
 }
 
+/* --version [--gpu]: the build and the data folder; with --gpu, the CUDA
+ * executor is loaded to name its libraries, its path and the GPUs (plain
+ * --version leaves it unloaded: 0.3 s and 200 MB). */
+static int version(int argc, char **argv) {
+  int gpu = argc == 3 && !strcmp(argv[2], "--gpu");
+  if (argc > 2 && !gpu) {
+    fprintf(stderr, "superopt: --version takes only --gpu, not '%s'\n",
+            argv[2]);
+    return CLI_USAGE;
+  }
+  char data[4096];
+  fputs(gpu ? api_build_info() : api_build_info_brief(), stdout);
+  printf("data: %s\n", api_data_path("", data, sizeof data, NULL) == API_OK
+                           ? data
+                           : "not found (see SUPEROPT_DATA)");
+  return CLI_OK;
+}
+
 static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return CLI_USAGE;
   }
-  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-    char data[4096];
-    fputs(api_build_info(), stdout);
-    printf("data: %s\n", api_data_path("", data, sizeof data, NULL) == API_OK
-                             ? data
-                             : "not found (see SUPEROPT_DATA)");
-    return CLI_OK;
-  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))
+    return version(argc, argv);
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
       !strcmp(argv[1], "help")) {
     if (argc > 2 && cli_find(argv[2])) {

@@ -8,16 +8,19 @@
  * commands, --help and `import superopt` never load CUDA.
  *
  * The object is looked for in $SUPEROPT_GPU_LIB, then beside the file that
- * holds this code (the library or the program: build/, lib/) and in
- * ../lib from there (an installed bin/), then on the loader's path
- * (LD_LIBRARY_PATH, ldconfig). When it cannot be loaded, gpu_device_count()
- * is 0, gpu_ctx_new fails with the reason, and gpu_load_error() says why.
- * Functions taking a context or a plan are only reachable after a
- * successful gpu_ctx_new, so the object is loaded by then.
+ * holds this code (libsuperopt.so, found by dladdr; or the program it is
+ * linked into, found by /proc/self/exe, as dladdr gives the program's name
+ * as typed, which a PATH lookup leaves bare) and in ../lib from there (an
+ * installed bin/), then on the loader's path (LD_LIBRARY_PATH, ldconfig).
+ * gpu_lib_versions names the file loaded. When it cannot be loaded,
+ * gpu_device_count() is 0, gpu_ctx_new fails with the reason, and
+ * gpu_load_error() says why. Functions taking a context or a plan are only
+ * reachable after a successful gpu_ctx_new, so the object is loaded by then.
  */
-#define _GNU_SOURCE /* dladdr */
+#define _GNU_SOURCE /* dladdr, dladdr1 */
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,22 +115,31 @@ static void *try_open(const char *dir, const char *rel) {
   return h;
 }
 
+/* The folder of the file holding this code into dir (PATH_MAX); 0 if none.
+ * The program itself has an empty link-map name. */
+static int own_folder(char *dir) {
+  Dl_info info;
+  struct link_map *map = NULL;
+  const char *file = "/proc/self/exe";
+  if (dladdr1((void *)gpu_device_count, &info, (void **)&map,
+              RTLD_DL_LINKMAP) &&
+      map && map->l_name && map->l_name[0] && info.dli_fname)
+    file = info.dli_fname;
+  char *slash;
+  if (!realpath(file, dir) || !(slash = strrchr(dir, '/')))
+    return 0;
+  *slash = '\0';
+  return 1;
+}
+
 static void *open_object(void) {
   const char *env = getenv("SUPEROPT_GPU_LIB");
   void *h = NULL;
-  Dl_info info;
   char dir[PATH_MAX];
   if (env && *env)
     return try_open(NULL, env);
-  if (dladdr((void *)gpu_device_count, &info) && info.dli_fname &&
-      realpath(info.dli_fname, dir)) {
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-      *slash = '\0';
-      if (!(h = try_open(dir, "libsuperopt_gpu.so")))
-        h = try_open(dir, "../lib/libsuperopt_gpu.so");
-    }
-  }
+  if (own_folder(dir) && !(h = try_open(dir, "libsuperopt_gpu.so")))
+    h = try_open(dir, "../lib/libsuperopt_gpu.so");
   return h ? h : try_open(NULL, "libsuperopt_gpu.so");
 }
 
@@ -177,11 +189,17 @@ base_status gpu_ctx_new(const gpu_options *o, gpu_ctx **out, base_diag *d) {
   return fn.gpu_ctx_new(o, out, d);
 }
 
+/* The executor's versions, then the file it was loaded from. */
 void gpu_lib_versions(char *buf, size_t n) {
-  if (ready())
-    fn.gpu_lib_versions(buf, n);
-  else
+  Dl_info info;
+  if (!ready()) {
     snprintf(buf, n, "executor not loaded (%s)", why);
+    return;
+  }
+  fn.gpu_lib_versions(buf, n);
+  size_t len = strlen(buf);
+  if (dladdr((void *)fn.gpu_device_count, &info) && info.dli_fname && len < n)
+    snprintf(buf + len, n - len, " (%s)", info.dli_fname);
 }
 
 /* Freeing NULL needs no executor. */

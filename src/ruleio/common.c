@@ -55,11 +55,17 @@ static ruleio_reason *find_reason(ruleio_stats *st, const char *what) {
 }
 
 base_status ruleio_stats_skip(ruleio_stats *st, const char *what, int where) {
+  return ruleio_stats_skip_as(st, RULEIO_SKIP_UNSUPPORTED, what, where);
+}
+
+base_status ruleio_stats_skip_as(ruleio_stats *st, ruleio_skip_kind kind,
+                                 const char *what, int where) {
   if (!st)
     return BASE_OK;
   ruleio_reason *r = find_reason(st, what);
   if (!r)
     return BASE_ERR_NOMEM;
+  r->kind = kind;
   if (r->count == r->capwhere) {
     int cap = r->capwhere ? 2 * r->capwhere : 8;
     int *nw = base_realloc(r->where, (size_t)cap * sizeof *nw);
@@ -70,6 +76,7 @@ base_status ruleio_stats_skip(ruleio_stats *st, const char *what, int where) {
   }
   r->where[r->count++] = where;
   st->skipped++;
+  st->by_kind[kind]++;
   return BASE_OK;
 }
 

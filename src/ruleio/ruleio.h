@@ -31,19 +31,31 @@ typedef enum ruleio_format {
 int ruleio_format_lookup(const char *name);
 const char *ruleio_format_name(ruleio_format f);
 
+/* What kind of reason left a rule out: the format cannot express it, it is
+ * the same as an earlier rule, or the other Tensat format writes it
+ * (tensat: one output, tensat-multi: two). */
+typedef enum ruleio_skip_kind {
+  RULEIO_SKIP_UNSUPPORTED,
+  RULEIO_SKIP_DUPLICATE,
+  RULEIO_SKIP_OTHER_FORMAT,
+  RULEIO_SKIP_KINDS
+} ruleio_skip_kind;
+
 /* One reason rules were skipped, with where each skipped rule came from:
  * its line (TASO text), its 1-based position in the collection (TASO .pb)
  * or its 1-based position in the exported set (export). */
 typedef struct ruleio_reason {
-  char *what;   /* e.g. "unknown term 'Iewmul'" (malloc'd) */
-  int count;    /* rules skipped for this reason */
-  int *where;   /* count positions (malloc'd) */
-  int capwhere; /* allocated length of where */
+  char *what;            /* e.g. "unknown term 'Iewmul'" (malloc'd) */
+  ruleio_skip_kind kind; /* the kind of every rule counted here */
+  int count;             /* rules skipped for this reason */
+  int *where;            /* count positions (malloc'd) */
+  int capwhere;          /* allocated length of where */
 } ruleio_reason;
 
 typedef struct ruleio_stats {
-  int done;     /* rules imported or exported */
-  int skipped;  /* rules skipped (sum of the reasons' counts) */
+  int done;    /* rules imported or exported */
+  int skipped; /* rules skipped (sum of the reasons' counts) */
+  int by_kind[RULEIO_SKIP_KINDS]; /* skipped, by kind of reason */
   int filtered; /* export: rules left out because not proven (no --all) */
   ruleio_reason *reasons;
   int nreasons, capreasons;
@@ -51,8 +63,11 @@ typedef struct ruleio_stats {
 
 void ruleio_stats_init(ruleio_stats *st);
 void ruleio_stats_free(ruleio_stats *st);
-/* Counts one skipped rule at position `where` under reason `what`. */
+/* Counts one skipped rule at position `where` under reason `what` (an
+ * unsupported rule: ruleio_stats_skip; or of the given kind). */
 base_status ruleio_stats_skip(ruleio_stats *st, const char *what, int where);
+base_status ruleio_stats_skip_as(ruleio_stats *st, ruleio_skip_kind kind,
+                                 const char *what, int where);
 
 /* ---- import -------------------------------------------------------------- */
 

@@ -370,7 +370,10 @@ base_status ruleio_write_tensat(const ir_ruleset *rs, const char *use,
         outs[nout - 1] = k;
     ruleio_buf one = {0};
     char why[200] = "";
+    ruleio_skip_kind kind = RULEIO_SKIP_UNSUPPORTED;
     ruleio_put(&one, "", 0);
+    if ((nout == 2 && !multi) || (nout == 1 && multi))
+      kind = RULEIO_SKIP_OTHER_FORMAT;
     if (!nout)
       snprintf(why, sizeof why, "every output is an input, unchanged");
     else if (nout > 2)
@@ -395,6 +398,7 @@ base_status ruleio_write_tensat(const ir_ruleset *rs, const char *use,
       if (added < 0) {
         one.oom = 1;
       } else if (!added) {
+        kind = RULEIO_SKIP_DUPLICATE;
         snprintf(why, sizeof why,
                  "same as an earlier rule once variables "
                  "are renamed");
@@ -406,7 +410,7 @@ base_status ruleio_write_tensat(const ir_ruleset *rs, const char *use,
           st->done++;
       }
     }
-    if (why[0] && ruleio_stats_skip(st, why, i + 1) != BASE_OK)
+    if (why[0] && ruleio_stats_skip_as(st, kind, why, i + 1) != BASE_OK)
       one.oom = 1;
     oom |= one.oom;
     free(one.s);
