@@ -516,6 +516,12 @@ Test(matmul, larger_than_a_block) {
   check_matmul(SH(130, 300), SH(300, 70), 0, IR_ACT_NONE);
 }
 
+/* Large enough for the BLAS build's larger tiles (m >= 1024, n >= 3072),
+ * with edge tiles on both sides. */
+Test(matmul, large_tiles) {
+  check_matmul(SH(1030, 16), SH(16, 3080), 1, IR_ACT_NONE);
+}
+
 Test(matmul, vector_shapes) {
   check_matmul(SH(1, 17), SH(17, 1), 0, IR_ACT_NONE);
   check_matmul(SH(9, 1), SH(1, 5), 0, IR_ACT_NONE);
@@ -1628,6 +1634,15 @@ Test(exec, depthwise_thread_count_independent) {
   ir_shape shapes[2] = {SH(2, 16, 40, 40), SH(16, 1, 3, 3)};
   int node;
   ir_graph *g = graph1(IR_OP_CONV2D, &a, 2, shapes, &node);
+  check_threads(g, node);
+  ir_graph_free(g);
+}
+
+Test(exec, large_matmul_thread_count_independent) {
+  ir_attrs a = attrs(IR_OP_MATMUL);
+  ir_shape shapes[2] = {SH(1030, 16), SH(16, 3080)};
+  int node;
+  ir_graph *g = graph1(IR_OP_MATMUL, &a, 2, shapes, &node);
   check_threads(g, node);
   ir_graph_free(g);
 }

@@ -157,8 +157,10 @@ static void gemm_empty(const gemm_args *g) {
 #ifdef SUPEROPT_HAVE_BLAS
 enum {
   BLAS_MIN = 1 << 17, /* multiply-adds from which sgemm runs */
-  BLAS_TM = 64,       /* rows of C per sgemm call */
-  BLAS_TN = 256       /* columns of C per sgemm call */
+  BLAS_TM = 64,       /* rows of C per sgemm call (BLAS_TM_BIG: m >= 1024) */
+  BLAS_TM_BIG = 256,
+  BLAS_TN = 256, /* columns of C per sgemm call (BLAS_TN_BIG: n >= 3072) */
+  BLAS_TN_BIG = 768
 };
 
 /* 1 when g goes to cblas_sgemm: large enough, its sizes fit BLAS's int, and
@@ -177,29 +179,34 @@ static int blas_takes(const gemm_args *g) {
   return 1;
 }
 
-/* Tile t of C (BLAS_TM x BLAS_TN, row-major order of tiles) by one sgemm. */
-static void blas_tile(const gemm_args *g, int64_t t, int64_t ntn) {
-  int64_t i0 = t / ntn * BLAS_TM, j0 = t % ntn * BLAS_TN;
-  int64_t mt = g->m - i0 < BLAS_TM ? g->m - i0 : BLAS_TM;
-  int64_t nt = g->n - j0 < BLAS_TN ? g->n - j0 : BLAS_TN;
+/* Tile t of C (tm x tn, row-major order of tiles) by one sgemm. */
+static void blas_tile(const gemm_args *g, int64_t t, int64_t tm, int64_t tn) {
+  int64_t ntn = (g->n + tn - 1) / tn;
+  int64_t i0 = t / ntn * tm, j0 = t % ntn * tn;
+  int64_t mt = g->m - i0 < tm ? g->m - i0 : tm;
+  int64_t nt = g->n - j0 < tn ? g->n - j0 : tn;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mt, (int)nt,
               (int)g->k, 1.0f, g->A + i0 * g->lda, (int)g->lda, g->B + j0,
               (int)g->ldb, g->accumulate ? 1.0f : 0.0f, g->C + i0 * g->ldc + j0,
               (int)g->ldc);
 }
 
-/* C by tiles of a fixed size, each one sgemm on one thread: OpenBLAS runs
- * single-threaded inside an active parallel region (and with one thread
- * outside), so every tile is computed the same whatever the thread count.
- * (One sgemm over all of C gives other sums with 2 threads than with 1.) */
+/* C by tiles whose size depends on C's shape alone, each one sgemm on one
+ * thread: OpenBLAS runs single-threaded inside an active parallel region
+ * (and with one thread outside), so every tile is computed the same
+ * whatever the thread count. (One sgemm over all of C gives other sums
+ * with 2 threads than with 1.) Large C gets larger tiles: each call packs
+ * its operands again (BERT at batch 16: a fifth of sgemm's time packing
+ * with 64 x 256 tiles of a 2048-row C). */
 static void blas_gemm(const gemm_args *g) {
-  int64_t ntn = (g->n + BLAS_TN - 1) / BLAS_TN;
-  int64_t ntiles = (g->m + BLAS_TM - 1) / BLAS_TM * ntn;
+  int64_t tm = g->m >= 1024 ? BLAS_TM_BIG : BLAS_TM;
+  int64_t tn = g->n >= 3072 ? BLAS_TN_BIG : BLAS_TN;
+  int64_t ntiles = (g->m + tm - 1) / tm * ((g->n + tn - 1) / tn);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic)
 #endif
   for (int64_t t = 0; t < ntiles; t++)
-    blas_tile(g, t, ntn);
+    blas_tile(g, t, tm, tn);
 }
 #endif
 
