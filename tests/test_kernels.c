@@ -421,6 +421,30 @@ Test(conv2d, depthwise_multiplier2) {
   check_conv(&c, 4, 6);
 }
 
+/* The direct depthwise kernel's edges: stride, dilation and uneven pads
+ * (padding wider than the kernel's reach on one side), a 7x7 kernel. */
+Test(conv2d, depthwise_stride_dilation_pads) {
+  conv_spec c = {.x = {2, 3, 11, 9},
+                 .w = {6, 1, 3, 2},
+                 .groups = 3,
+                 .stride = {2, 3},
+                 .dil = {2, 3},
+                 .padmode = IR_PAD_EXPLICIT,
+                 .pad = {3, 1, 0, 4},
+                 .bias = 1};
+  check_conv(&c, 5, 4); /* (11+3-5)/2+1, (9+5-4)/3+1 */
+}
+
+Test(conv2d, depthwise_7x7) {
+  conv_spec c = {.x = {1, 4, 9, 10},
+                 .w = {4, 1, 7, 7},
+                 .groups = 4,
+                 .padmode = IR_PAD_EXPLICIT,
+                 .pad = {3, 3, 3, 3},
+                 .act = IR_ACT_GELU};
+  check_conv(&c, 9, 10);
+}
+
 Test(conv2d, one_by_one) {
   conv_spec c = {.x = {2, 8, 5, 5}, .w = {6, 8, 1, 1}};
   check_conv(&c, 5, 5);
@@ -490,6 +514,12 @@ Test(matmul, odd_2d) { check_matmul(SH(37, 53), SH(53, 29), 0, IR_ACT_NONE); }
 
 Test(matmul, larger_than_a_block) {
   check_matmul(SH(130, 300), SH(300, 70), 0, IR_ACT_NONE);
+}
+
+/* Large enough for the BLAS build's larger tiles (m >= 1024, n >= 3072),
+ * with edge tiles on both sides. */
+Test(matmul, large_tiles) {
+  check_matmul(SH(1030, 16), SH(16, 3080), 1, IR_ACT_NONE);
 }
 
 Test(matmul, vector_shapes) {
@@ -1594,6 +1624,25 @@ Test(exec, conv2d_thread_count_independent) {
   ir_shape shapes[3] = {SH(2, 12, 15, 13), SH(24, 12, 3, 3), SH(24)};
   int node;
   ir_graph *g = graph1(IR_OP_CONV2D, &a, 3, shapes, &node);
+  check_threads(g, node);
+  ir_graph_free(g);
+}
+
+Test(exec, depthwise_thread_count_independent) {
+  ir_attrs a = attrs(IR_OP_CONV2D);
+  a.groups = 16;
+  ir_shape shapes[2] = {SH(2, 16, 40, 40), SH(16, 1, 3, 3)};
+  int node;
+  ir_graph *g = graph1(IR_OP_CONV2D, &a, 2, shapes, &node);
+  check_threads(g, node);
+  ir_graph_free(g);
+}
+
+Test(exec, large_matmul_thread_count_independent) {
+  ir_attrs a = attrs(IR_OP_MATMUL);
+  ir_shape shapes[2] = {SH(1030, 16), SH(16, 3080)};
+  int node;
+  ir_graph *g = graph1(IR_OP_MATMUL, &a, 2, shapes, &node);
   check_threads(g, node);
   ir_graph_free(g);
 }

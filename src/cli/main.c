@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../api/superopt.h"
 #include "cli.h"
@@ -177,7 +178,30 @@ static int finish_stdout(int rc) {
   return rc ? rc : CLI_BAD_INPUT;
 }
 
+/* The commands that run the CPU executor let its OpenMP threads sleep when
+ * idle (OMP_WAIT_POLICY=passive) unless the variable is set. libgomp's
+ * default spins an idle thread for milliseconds after each parallel region;
+ * the executor opens about a thousand short regions to check BERT, so the
+ * spins were over half of optimize's CPU seconds there (7.0 CPU-s, 3.0
+ * passive; docs/benchmarks.md) and took the cores of other processes for no
+ * wall-time gain. libgomp reads the variable before main, so the process
+ * runs itself again once with it set (if that fails, it goes on as it is).
+ * Programs linking libsuperopt set it in their own environment. */
+static void omp_passive(int argc, char **argv) {
+  static const char *const heavy[] = {"optimize", "run", "experiment",
+                                      "mutants"};
+  if (argc < 2 || getenv("OMP_WAIT_POLICY"))
+    return;
+  for (size_t i = 0; i < sizeof heavy / sizeof *heavy; i++)
+    if (strcmp(argv[1], heavy[i]) == 0 &&
+        setenv("OMP_WAIT_POLICY", "passive", 1) == 0) {
+      execv("/proc/self/exe", argv);
+      return;
+    }
+}
+
 int main(int argc, char **argv) {
+  omp_passive(argc, argv);
   if (base_alloc_fail_from_env())
     atexit(report_allocations);
   base_signals_install();

@@ -2,10 +2,18 @@
  *
  * Runs an ir_graph on float32 data. It is the ground truth for fingerprints,
  * rule re-tests and end-to-end checks, so every kernel is written to be
- * obviously correct first and reasonably fast second (im2col + blocked
- * matmul for conv, OpenMP over both cores where it matters). Results do not
- * depend on the thread count: every output element is computed by one
- * thread in a fixed order.
+ * obviously correct first and reasonably fast second (im2col + a matrix
+ * product for conv, large products by OpenBLAS's sgemm where the build has
+ * it, OpenMP over the cores where it matters). Results do not depend on the
+ * thread count: every output element is computed by one thread in a fixed
+ * order.
+ *
+ * Threads: the executor and OpenBLAS share OpenMP's threads, never more:
+ * ex_options.threads when non-zero (`run --threads`), else OMP_NUM_THREADS,
+ * else every core. Processes that run side by side (several optimizes at
+ * once) each get OMP_NUM_THREADS = cores / processes; the CLI's executor
+ * commands let idle threads sleep (OMP_WAIT_POLICY=passive, src/cli/main.c;
+ * docs/benchmarks.md, "CPU seconds of optimize").
  *
  * Values live in an ex_values: one float buffer per tensor of the graph
  * (NULL until computed). Inputs and weights are filled by ex_fill_random
@@ -76,7 +84,8 @@ base_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
 void ex_activate(float *x, int64_t n, int act);
 
 /* C[m,n] (+)= A[m,k] * B[k,n], all row-major with leading dimensions lda,
- * ldb, ldc. accumulate=0 overwrites C. Parallel over rows of C. */
+ * ldb, ldc. accumulate=0 overwrites C. Parallel over tiles of C; products of
+ * 2^17 multiply-adds or more by OpenBLAS where built with it (gemm.c). */
 void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
              const float *B, int64_t ldb, float *C, int64_t ldc,
              int accumulate);

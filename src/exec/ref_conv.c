@@ -8,6 +8,8 @@
  * split either the gemm (one group) or the (batch, group) pairs (several
  * groups, each a small gemm); either way each output element is computed by
  * one thread in a fixed order, so results do not depend on the thread count.
+ * A depthwise conv (one input channel per group) is computed directly
+ * instead, a plane per thread: its gemms would be one row each.
  * Pooling sums run in double over one window at a time.
  */
 #include <math.h>
@@ -158,6 +160,59 @@ static base_status conv_pairs_parallel(const conv_geom *g, const float *x,
   return BASE_OK;
 }
 
+/* Output columns [*x0, *x1) whose input column ox * sw + off lies inside
+ * [0, w): the part of a row that one kernel column kx (off = kx * dw - pl)
+ * reads without padding. */
+static void dw_span(const conv_geom *g, int64_t off, int64_t *x0, int64_t *x1) {
+  *x0 = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
+  *x1 = g->w - 1 - off < 0 ? 0 : (g->w - 1 - off) / g->sw + 1;
+  if (*x1 > g->ow)
+    *x1 = g->ow;
+}
+
+/* One output plane of a depthwise conv: plane x correlated with the
+ * kh x kw kernel w. Each element sums its window in (ky, kx) order, as the
+ * gemm would, padding left out; rows run contiguously for stride 1. */
+static void dw_plane(const conv_geom *g, const float *x, const float *w,
+                     float *y) {
+  memset(y, 0, (size_t)g->p * sizeof(float));
+  for (int64_t oy = 0; oy < g->oh; oy++) {
+    float *yr = y + oy * g->ow;
+    for (int64_t ky = 0; ky < g->kh; ky++) {
+      int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+      if (iy < 0 || iy >= g->h)
+        continue;
+      const float *xr = x + iy * g->w;
+      for (int64_t kx = 0; kx < g->kw; kx++) {
+        int64_t off = kx * g->dw - g->pl, x0, x1;
+        float wv = w[ky * g->kw + kx];
+        dw_span(g, off, &x0, &x1);
+        if (g->sw == 1)
+          for (int64_t ox = x0; ox < x1; ox++)
+            yr[ox] += wv * xr[ox + off];
+        else
+          for (int64_t ox = x0; ox < x1; ox++)
+            yr[ox] += wv * xr[ox * g->sw + off];
+      }
+    }
+  }
+}
+
+/* Depthwise (Cg = 1, any Og): output plane (b, o) from input plane
+ * (b, o / Og) and o's kernel, a plane per thread. */
+static void conv_depthwise(const conv_geom *g, const float *x, const float *w,
+                           float *y) {
+  int64_t planes = g->n * g->o, khw = g->kh * g->kw;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (planes * g->p * khw >= EX_PAR_MIN)
+#endif
+  for (int64_t pl = 0; pl < planes; pl++) {
+    int64_t b = pl / g->o, o = pl % g->o;
+    dw_plane(g, x + (b * g->c + o / g->og) * g->h * g->w, w + o * khw,
+             y + pl * g->p);
+  }
+}
+
 /* y[b, o, :, :] += bias[o] for every output plane. */
 static void add_channel_bias(float *y, const float *bias, int64_t n, int64_t c,
                              int64_t len) {
@@ -173,8 +228,10 @@ static void add_channel_bias(float *y, const float *bias, int64_t n, int64_t c,
 
 base_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out) {
   conv_geom g = conv_geom_of(n, in, out);
-  base_status st;
-  if (g.groups > 1)
+  base_status st = BASE_OK;
+  if (g.groups > 1 && g.cg == 1)
+    conv_depthwise(&g, in[0].data, in[1].data, out[0].data);
+  else if (g.groups > 1)
     st = conv_pairs_parallel(&g, in[0].data, in[1].data, out[0].data);
   else
     st = conv_serial(&g, in[0].data, in[1].data, out[0].data);
