@@ -18,6 +18,8 @@
 #define CHECK_TOL 1e-4
 
 void api_optimize_options_default(api_optimize_options *o) {
+  if (!o)
+    return;
   srch_options so;
   srch_options_default(&so);
   memset(o, 0, sizeof *o);
@@ -150,25 +152,46 @@ static api_code search(const ir_graph *g, const api_optimize_options *o,
   return API_OK;
 }
 
+/* The ranges of `superopt optimize`'s options (src/cli/cmd_optimize.c),
+ * with the API's own "none" values (max_depth -1, time_limit <= 0, batch
+ * 0); flags are 0 or 1. */
+static api_code check_options(const api_optimize_options *o, api_error *err) {
+  const char *bad = NULL;
+  if (!(o->alpha >= 0.5 && o->alpha <= 100))
+    bad = "alpha must be in [0.5, 100]";
+  else if (o->budget < 0 || o->budget > 1000000000)
+    bad = "budget must be 0..1000000000";
+  else if (o->patience < 0 || o->patience > 1000000000)
+    bad = "patience must be 0..1000000000";
+  else if (o->max_depth < -1 || o->max_depth > 1000000)
+    bad = "max_depth must be -1 (unlimited) or 0..1000000";
+  else if (!(o->time_limit <= 1e6)) /* also NaN */
+    bad = "time_limit must be at most 1e6 seconds (<= 0: none)";
+  else if (o->batch < 0 || o->batch > 1000000)
+    bad = "batch must be 0 (keep) or 1..1000000";
+  else if ((o->check | o->allow_unproven | o->mutants) & ~1)
+    bad = "check, allow_unproven and mutants must be 0 or 1";
+  return bad ? api_fail(err, API_ERR_USAGE, "api_optimize: %s", bad) : API_OK;
+}
+
 api_code api_optimize(const api_graph *g, const api_optimize_options *o,
                       api_graph **out, api_report *rep, api_error *err) {
   api_optimize_options def;
   api_report local;
+  api_code rc;
   if (!g || !out)
     return api_fail(err, API_ERR_USAGE, "api_optimize: NULL argument");
   if (!o) {
     api_optimize_options_default(&def);
     o = &def;
   }
-  if (!(o->alpha >= 0.5 && o->alpha <= 100) || o->budget < 0 || o->batch < 0)
-    return api_fail(err, API_ERR_USAGE,
-                    "api_optimize: alpha must be in [0.5, 100], budget and "
-                    "batch >= 0");
+  if ((rc = check_options(o, err)))
+    return rc;
   cost_ctx c;
   ir_ruleset rs;
   rewrite_rules *rules = NULL;
   ir_ruleset_init(&rs);
-  api_code rc = open_costs(o, &c, err);
+  rc = open_costs(o, &c, err);
   if (rc)
     return rc;
   if ((rc = load_rules(o, &rs, &rules, err))) {
