@@ -218,6 +218,40 @@ Test(rules, write_is_atomic_and_stable) {
   ir_ruleset_free(&back);
 }
 
+/* Writes text to a temporary file and reads it as rules (issue 40: a 0-byte
+ * default.rules was read as zero rules). */
+static base_status read_text(const char *text, ir_ruleset *rs, base_diag *d) {
+  char path[] = "/tmp/superopt_rules_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  base_status st = ir_rules_read_file(path, rs, d);
+  cr_expect(!strcmp(d->file, path) || st == BASE_OK, "%s", d->file);
+  remove(path);
+  return st;
+}
+
+Test(rules, a_file_without_rules_needs_the_header) {
+  ir_ruleset rs;
+  base_diag d = {0};
+  cr_expect_eq(read_text("", &rs, &d), BASE_ERR_SYNTAX);
+  cr_expect(strstr(d.msg, "empty file (0 bytes)"), "%s", d.msg);
+  cr_expect(strstr(d.msg, "# superopt rules v1"), "%s", d.msg);
+  cr_expect_eq(read_text("# notes only\n\n", &rs, &d), BASE_ERR_SYNTAX);
+  cr_expect(strstr(d.msg, "no rule and no"), "%s", d.msg);
+  /* the header says it is a rule file: an empty set */
+  cr_assert_eq(read_text("# superopt rules v1\n", &rs, &d), BASE_OK, "%s",
+               d.msg);
+  cr_expect_eq(rs.n, 0);
+  /* and an empty set is written with it, so that it reads back */
+  char *t = ir_rules_print(&rs, "# made by a test\n");
+  cr_assert(t);
+  cr_expect_eq(read_text(t, &rs, &d), BASE_OK, "%s: %s", t, d.msg);
+  free(t);
+  ir_ruleset_free(&rs);
+}
+
 /* ---- prune ----------------------------------------------------------------*/
 
 static ir_ruleset parse_set(const char *text) {

@@ -519,6 +519,34 @@ Test(verify, timeout_is_reported) {
   ir_ruleset_free(&rs);
 }
 
+/* The timeout is the context's own watchdog (src/verify/guard.c), not Z3's
+ * timer thread: after a check it interrupted, the same context proves the
+ * next rule (no interrupt left over), and a context freed right after
+ * creation stops its watchdog. */
+Test(verify, context_proves_after_a_timeout) {
+  ir_ruleset rs, ok;
+  parse_rules(big_ac_rule(), &rs);
+  parse_rules("rule c proven\nsrc:\ninput a: [2,3]\ninput b: [2,3]\n"
+              "c = ewadd(a, b)\noutput c\ndst:\ninput a: [2,3]\n"
+              "input b: [2,3]\nc = ewadd(b, a)\noutput c\nend\n",
+              &ok);
+  verify_opts o = {300};
+  verify_ctx *c = verify_new(&o);
+  cr_assert(c);
+  verify_result res;
+  base_diag d;
+  cr_assert_eq(verify_prove(c, &rs.rules[0], &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect(strstr(res.reason, "unknown: timeout"), "%s", res.reason);
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(verify_prove(c, &ok.rules[0], &res, &d), BASE_OK, "%s", d.msg);
+    cr_expect_eq(res.status, IR_RULE_PROVEN, "%s", res.reason);
+  }
+  verify_free(c);
+  verify_free(verify_new(&o));
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&ok);
+}
+
 /* Every operator encodes (none crashes or fails in Z3): every_op.graph
  * against itself is proven, by reflexivity. */
 Test(verify, every_operator_encodes) {

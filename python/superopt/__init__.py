@@ -35,13 +35,14 @@ def _new(fn, *args):
 
 def load(path):
     """A .graph file, or an ONNX model when path ends in .onnx."""
-    return _new(_lib.lib().api_graph_load, os.fsencode(path))
+    return _new(_lib.lib().api_graph_load, _lib.cstr(path, "path"))
 
 
 def parse(text, name="<text>"):
     """.graph text."""
     b = text.encode()
-    return _new(_lib.lib().api_graph_parse, b, len(b), name.encode())
+    return _new(_lib.lib().api_graph_parse, b, len(b),
+                _lib.cstr(name, "name"))
 
 
 def load_onnx(model, name=None):
@@ -55,7 +56,7 @@ def load_onnx(model, name=None):
     else:  # a ModelProto (or anything with SerializeToString)
         data = model.SerializeToString()
     return _new(_lib.lib().api_graph_load_onnx, data, len(data),
-                (name or "<onnx>").encode())
+                _lib.cstr(name or "<onnx>", "name"))
 
 
 def optimize(graph, alpha=None, budget=None, **kw):
@@ -84,7 +85,8 @@ def cuda_available():
 def data_path(rel=""):
     """Where the library finds data file rel (e.g. "rules/default.rules")."""
     buf, err = _lib.ctypes.create_string_buffer(4096), _lib.Error()
-    _lib.check(_lib.lib().api_data_path(rel.encode(), buf, 4096, err), err)
+    _lib.check(_lib.lib().api_data_path(_lib.cstr(rel, "rel"), buf, 4096,
+                                        err), err)
     return buf.value.decode()
 
 
@@ -104,17 +106,32 @@ def gen_rules(max_ops=3, ops=None, output=None, threads=None,
         cmd += ["--z3-timeout", str(int(z3_timeout_ms))]
     if pairs:
         cmd += ["--pairs", pairs]
-    if output is None:
+    made = output is None
+    if made:
         fd, output = tempfile.mkstemp(prefix="superopt-", suffix=".rules")
         os.close(fd)
-    cmd += ["-o", os.fspath(output)]
+    cmd += ["-o", os.fsdecode(_lib.cstr(output, "output"))]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True)
     if p.returncode:
-        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-        raise SuperoptError(p.returncode, lines[-1] if lines else
-                            "gen-rules exited %d" % p.returncode)
+        if made:
+            os.unlink(output)
+        raise SuperoptError(p.returncode, _gen_rules_reason(p))
     return os.fspath(output)
+
+
+def _gen_rules_reason(p):
+    """The error of a failed gen-rules run: its stderr without the progress
+    lines and the usage hint (the last line of a usage error is "(see
+    'superopt gen-rules --help')", which lost the reason)."""
+    lines = []
+    for ln in p.stderr.replace("\r", "\n").splitlines():
+        ln = ln.strip()
+        if ln and not ln.startswith(("stage:", "(see '")) and \
+                " ETA " not in ln:
+            lines.append(ln)
+    return "; ".join(lines[-3:]) if lines else \
+        "gen-rules exited %d" % p.returncode
 
 
 def _register_torch_backend():

@@ -9,6 +9,7 @@ its own data (rules, cost tables) relative to itself or through
 $SUPEROPT_DATA."""
 import ctypes
 import ctypes.util
+import numbers
 import os
 import shutil
 
@@ -171,6 +172,30 @@ def lib():
 
 def free(ptr):
     _libc.free(ptr)
+
+
+def cstr(value, what):
+    """value (str, bytes or os.PathLike) as the bytes of a C string. A NUL
+    inside would end the string early in C (save("x.graph\\0.onnx") wrote
+    x.graph): ValueError instead."""
+    b = os.fsencode(value)
+    if b"\0" in b:
+        raise ValueError("%s contains a NUL character: %r" % (what, value))
+    return b
+
+
+INT_MIN, INT_MAX = -2**31, 2**31 - 1
+
+
+def cint(value, what):
+    """value as a C int: an integer (not a bool or a float) that fits
+    (ctypes would keep only its low 32 bits: 2**32 + 5 became 5), else
+    SuperoptError 1 (usage); the library checks the option's own range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SuperoptError(1, "%s must be an integer, not %r" % (what, value))
+    if not INT_MIN <= int(value) <= INT_MAX:
+        raise SuperoptError(1, "%s is out of range: %d" % (what, value))
+    return int(value)
 
 
 def check(code, err):

@@ -2,7 +2,7 @@
 and Runner (a graph prepared for repeated runs on the CPU or a CUDA GPU)."""
 import ctypes
 import dataclasses
-import os
+import numbers
 
 import numpy as np
 
@@ -110,7 +110,7 @@ class Graph:
         """Writes the graph: ONNX when path ends in .onnx, else .graph."""
         err = _lib.Error()
         _lib.check(self._lib.api_graph_save(self._handle(),
-                                            os.fsencode(path), err), err)
+                                            _lib.cstr(path, "path"), err), err)
 
     def export_onnx_bytes(self):
         """The graph as a serialized ONNX ModelProto (opset 17)."""
@@ -155,13 +155,15 @@ class Graph:
         keep = []  # the encoded strings live until the call returns
         for name, v in (("device", device), ("rules", rules), ("db", db)):
             if v is not None:
-                keep.append(os.fsencode(v))
+                keep.append(_lib.cstr(v, name))
                 setattr(o, name, keep[-1])
-        for name, v in (("alpha", alpha), ("budget", budget),
-                        ("patience", patience), ("max_depth", max_depth),
-                        ("time_limit", time_limit), ("batch", batch)):
+        for name, v in (("alpha", alpha), ("time_limit", time_limit)):
             if v is not None:
-                setattr(o, name, v)
+                setattr(o, name, float(v))  # the library checks the range
+        for name, v in (("budget", budget), ("patience", patience),
+                        ("max_depth", max_depth), ("batch", batch)):
+            if v is not None:
+                setattr(o, name, _lib.cint(v, name))
         o.check, o.allow_unproven = int(bool(check)), int(bool(allow_unproven))
         o.mutants, o.fuse = int(bool(mutants)), int(bool(fuse))
         o.hand_passes = int(passes == "hand")
@@ -215,10 +217,15 @@ class Runner:
         self._h = ctypes.c_void_p()
         o = _lib.RunOptions()
         self._lib.api_run_options_default(o)
-        dev = os.fsencode(device)
-        o.device, o.threads, o.seed = dev, threads, seed
+        dev = _lib.cstr(device, "device")
+        o.device, o.threads = dev, _lib.cint(threads, "threads")
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) \
+                or not 0 <= int(seed) < 2**64:
+            raise SuperoptError(1, "seed must be an integer 0..2**64-1, not "
+                                "%r" % (seed,))
+        o.seed = int(seed)
         o.fp32_strict = int(bool(fp32_strict))
-        o.streams = int(streams)
+        o.streams = _lib.cint(streams, "streams")
         err = _lib.Error()
         _lib.check(self._lib.api_runner_new(graph._handle(), o, self._h, err),
                    err)

@@ -201,3 +201,67 @@ def test_cuda_run(small_model, x):
     g = superopt.load_onnx(small_model)
     (y,) = g.run([x], device="cuda")
     assert close(y, ort_run(small_model, x), 1e-3)  # TF32
+
+
+def test_nul_in_a_path_is_refused(small_model, tmp_path):
+    """A NUL inside a path or name ended the C string early:
+    save("x.graph\\0.onnx") wrote x.graph (issue 40)."""
+    g = superopt.load_onnx(small_model)
+    target = tmp_path / "x.graph"
+    for call in (lambda: g.save(str(target) + "\0.onnx"),
+                 lambda: g.save(os.fsencode(str(target)) + b"\0.onnx"),
+                 lambda: superopt.load(str(target) + "\0.onnx"),
+                 lambda: superopt.parse("input x: [1]\noutput x\n", "a\0b"),
+                 lambda: superopt.load_onnx(small_model, name="m\0.onnx"),
+                 lambda: superopt.data_path("rules\0/x"),
+                 lambda: g.optimize(rules=str(tmp_path / "r\0.rules")),
+                 lambda: g.optimize(db=str(tmp_path / "c\0.sqlite")),
+                 lambda: g.optimize(device="h100\0x"),
+                 lambda: g.runner(device="cpu\0x"),
+                 lambda: superopt.gen_rules(output=str(target) + "\0.rules")):
+        with pytest.raises(ValueError, match="NUL"):
+            call()
+    assert not os.listdir(tmp_path), "nothing written"
+
+
+def test_out_of_range_options_are_refused(small_model, tmp_path):
+    """Values ctypes would have wrapped (2**32 + 5 became 5) and values the
+    CLI refuses both raise SuperoptError 1 with the option's name."""
+    g = superopt.load_onnx(small_model)
+    db = str(tmp_path / "c.sqlite")
+    for kw, name in ((dict(budget=2**32 + 5), "budget"),
+                     (dict(budget=-1), "budget"),
+                     (dict(patience=-3), "patience"),
+                     (dict(max_depth=-7), "max_depth"),
+                     (dict(batch=2**31), "batch"),
+                     (dict(batch=-2), "batch"),
+                     (dict(budget=1.5), "budget"),
+                     (dict(alpha=float("nan")), "alpha"),
+                     (dict(alpha=1000.0), "alpha"),
+                     (dict(time_limit=1e9), "time_limit")):
+        with pytest.raises(superopt.SuperoptError) as e:
+            g.optimize(db=db, **kw)
+        assert e.value.code == 1 and name in e.value.message, (kw, e.value)
+    for kw, name in ((dict(threads=2**32), "threads"),
+                     (dict(threads=-1), "threads"),
+                     (dict(threads=5000), "threads"),
+                     (dict(streams=2**32 + 1), "streams"),
+                     (dict(seed=-1), "seed"),
+                     (dict(seed=2**64), "seed")):
+        with pytest.raises(superopt.SuperoptError) as e:
+            g.runner(**kw)
+        assert e.value.code == 1 and name in e.value.message, (kw, e.value)
+
+
+def test_gen_rules_error_keeps_the_reason(tmp_path):
+    """The message was the usage hint "(see 'superopt gen-rules --help')"
+    (the last line of stderr), not the reason."""
+    with pytest.raises(superopt.SuperoptError) as e:
+        superopt.gen_rules(max_ops=2, ops=["nosuch"],
+                           output=tmp_path / "g.rules")
+    assert e.value.code == 1
+    assert "'nosuch' is not a generation operator" in e.value.message
+    assert "--help" not in e.value.message
+    with pytest.raises(superopt.SuperoptError) as e:
+        superopt.gen_rules(max_ops=99)
+    assert "--max-ops must be 1..5, not '99'" in e.value.message

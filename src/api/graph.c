@@ -57,7 +57,9 @@ void api_graph_free(api_graph *g) {
   free(g);
 }
 
-int api_graph_nnodes(const api_graph *g) { return g->g->nnodes; }
+/* The accessors below answer -1 (counts, ranks) or NULL (names, text) for a
+ * NULL graph (superopt.h). */
+int api_graph_nnodes(const api_graph *g) { return g ? g->g->nnodes : -1; }
 
 /* Tensor index of the i-th graph input (kind input), or -1. */
 static int input_tensor(const ir_graph *g, int i) {
@@ -68,27 +70,30 @@ static int input_tensor(const ir_graph *g, int i) {
 }
 
 int api_graph_ninputs(const api_graph *g) {
+  if (!g)
+    return -1;
   int n = 0;
   for (int t = 0; t < g->g->ntensors; t++)
     n += g->g->tensors[t].kind == IR_T_INPUT;
   return n;
 }
 
-int api_graph_noutputs(const api_graph *g) { return g->g->noutputs; }
+int api_graph_noutputs(const api_graph *g) { return g ? g->g->noutputs : -1; }
 
 const char *api_graph_input_name(const api_graph *g, int i) {
-  int t = i >= 0 ? input_tensor(g->g, i) : -1;
+  int t = g && i >= 0 ? input_tensor(g->g, i) : -1;
   return t < 0 ? NULL : g->g->tensors[t].name;
 }
 
 const char *api_graph_output_name(const api_graph *g, int i) {
-  if (i < 0 || i >= g->g->noutputs)
+  if (!g || i < 0 || i >= g->g->noutputs)
     return NULL;
   return g->g->tensors[g->g->outputs[i]].name;
 }
 
+/* dims may be NULL only when max <= 0 (asking for the rank alone). */
 static int shape_of(const ir_graph *g, int t, int64_t *dims, int max) {
-  if (t < 0)
+  if (t < 0 || (!dims && max > 0))
     return -1;
   const ir_shape *s = &g->tensors[t].shape;
   for (int k = 0; k < s->rank && k < max; k++)
@@ -97,15 +102,19 @@ static int shape_of(const ir_graph *g, int t, int64_t *dims, int max) {
 }
 
 int api_graph_input_shape(const api_graph *g, int i, int64_t *dims, int max) {
+  if (!g)
+    return -1;
   return shape_of(g->g, i >= 0 ? input_tensor(g->g, i) : -1, dims, max);
 }
 
 int api_graph_output_shape(const api_graph *g, int i, int64_t *dims, int max) {
+  if (!g)
+    return -1;
   int t = i >= 0 && i < g->g->noutputs ? g->g->outputs[i] : -1;
   return shape_of(g->g, t, dims, max);
 }
 
-char *api_graph_print(const api_graph *g) { return ir_print(g->g); }
+char *api_graph_print(const api_graph *g) { return g ? ir_print(g->g) : NULL; }
 
 api_code api_graph_save(const api_graph *g, const char *path, api_error *err) {
   if (!g || !path)

@@ -13,6 +13,8 @@
 #include "api_int.h"
 
 void api_optimize_options_default(api_optimize_options *o) {
+  if (!o)
+    return;
   srch_options so;
   srch_options_default(&so);
   memset(o, 0, sizeof *o);
@@ -130,6 +132,31 @@ static void pipeline_options(const api_optimize_options *o, const char *rules,
   oo->progress_u = pc;
 }
 
+/* The ranges of `superopt optimize`'s options (src/cli/cmd_optimize.c),
+ * with the API's own "none" values (max_depth -1, time_limit <= 0, batch
+ * 0); flags are 0 or 1. */
+static api_code check_options(const api_optimize_options *o, api_error *err) {
+  const char *bad = NULL;
+  if (!(o->alpha >= 0.5 && o->alpha <= 100))
+    bad = "alpha must be in [0.5, 100]";
+  else if (o->budget < 0 || o->budget > 1000000000)
+    bad = "budget must be 0..1000000000";
+  else if (o->patience < 0 || o->patience > 1000000000)
+    bad = "patience must be 0..1000000000";
+  else if (o->max_depth < -1 || o->max_depth > 1000000)
+    bad = "max_depth must be -1 (unlimited) or 0..1000000";
+  else if (!(o->time_limit <= 1e6)) /* also NaN */
+    bad = "time_limit must be at most 1e6 seconds (<= 0: none)";
+  else if (o->batch < 0 || o->batch > 1000000)
+    bad = "batch must be 0 (keep) or 1..1000000";
+  else if ((o->check | o->allow_unproven | o->mutants | o->fuse |
+            o->hand_passes) &
+           ~1)
+    bad = "check, allow_unproven, mutants, fuse and hand_passes must be 0 "
+          "or 1";
+  return bad ? api_fail(err, API_ERR_USAGE, "api_optimize: %s", bad) : API_OK;
+}
+
 api_code api_optimize(const api_graph *g, const api_optimize_options *o,
                       api_graph **out, api_report *rep, api_error *err) {
   api_optimize_options def;
@@ -139,14 +166,13 @@ api_code api_optimize(const api_graph *g, const api_optimize_options *o,
     api_optimize_options_default(&def);
     o = &def;
   }
-  if (!(o->alpha >= 0.5 && o->alpha <= 100) || o->budget < 0 || o->batch < 0)
-    return api_fail(err, API_ERR_USAGE,
-                    "api_optimize: alpha must be in [0.5, 100], budget and "
-                    "batch >= 0");
+  api_code rc = check_options(o, err);
+  if (rc)
+    return rc;
   char rules[4096], passes[4096];
   cd_db *db = NULL;
   const cd_device *dev = NULL;
-  api_code rc = open_costs(o, &db, &dev, err);
+  rc = open_costs(o, &db, &dev, err);
   if (rc)
     return rc;
   if ((rc = rule_paths(o, rules, passes, sizeof rules, err))) {

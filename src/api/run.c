@@ -26,6 +26,8 @@ struct api_runner {
 };
 
 void api_run_options_default(api_run_options *o) {
+  if (!o)
+    return;
   memset(o, 0, sizeof *o);
   o->device = "cpu";
   o->seed = 1;
@@ -108,6 +110,12 @@ api_code api_runner_new(const api_graph *g, const api_run_options *o,
   if (o->streams < 0 || o->streams > 8)
     return api_fail(err, API_ERR_USAGE, "streams must be 0..8, not %d",
                     o->streams);
+  if (o->threads < 0 || o->threads > 1024) /* the CLI's --threads */
+    return api_fail(err, API_ERR_USAGE, "threads must be 0..1024, not %d",
+                    o->threads);
+  if (o->fp32_strict != 0 && o->fp32_strict != 1)
+    return api_fail(err, API_ERR_USAGE, "fp32_strict must be 0 or 1, not %d",
+                    o->fp32_strict);
   api_runner *r = base_calloc(1, sizeof *r);
   if (!r || !(r->g = ir_graph_clone(g->g))) {
     free(r);
@@ -165,10 +173,34 @@ static api_code cuda_run(api_runner *r, const void *const *inputs,
 #endif
 }
 
+/* API_ERR_USAGE naming the first NULL among r, the arrays and their
+ * buffers; API_OK when none is. */
+static api_code check_buffers(const char *fn, const api_runner *r,
+                              const void *const *inputs,
+                              const void *const *outputs, api_error *err) {
+  if (!r)
+    return api_fail(err, API_ERR_USAGE, "%s: NULL runner", fn);
+  if (!inputs && r->ninputs)
+    return api_fail(err, API_ERR_USAGE, "%s: NULL inputs", fn);
+  if (!outputs && r->g->noutputs)
+    return api_fail(err, API_ERR_USAGE, "%s: NULL outputs", fn);
+  for (int i = 0; i < r->ninputs; i++)
+    if (!inputs[i])
+      return api_fail(err, API_ERR_USAGE, "%s: input %d (%s) is NULL", fn, i,
+                      r->g->tensors[r->inputs[i]].name);
+  for (int i = 0; i < r->g->noutputs; i++)
+    if (!outputs[i])
+      return api_fail(err, API_ERR_USAGE, "%s: output %d (%s) is NULL", fn, i,
+                      r->g->tensors[r->g->outputs[i]].name);
+  return API_OK;
+}
+
 api_code api_runner_run_device(api_runner *r, const void *const *inputs,
                                void *const *outputs, api_error *err) {
-  if (!r || (!inputs && r->ninputs) || (!outputs && r->g->noutputs))
-    return api_fail(err, API_ERR_USAGE, "api_runner_run_device: NULL argument");
+  api_code rc = check_buffers("api_runner_run_device", r, inputs,
+                              (const void *const *)outputs, err);
+  if (rc)
+    return rc;
   if (!r->cuda)
     return api_fail(err, API_ERR_USAGE,
                     "api_runner_run_device: the runner is not on cuda");
@@ -177,8 +209,10 @@ api_code api_runner_run_device(api_runner *r, const void *const *inputs,
 
 api_code api_runner_run(api_runner *r, const float *const *inputs,
                         float *const *outputs, api_error *err) {
-  if (!r || (!inputs && r->ninputs) || (!outputs && r->g->noutputs))
-    return api_fail(err, API_ERR_USAGE, "api_runner_run: NULL argument");
+  api_code rc0 = check_buffers("api_runner_run", r, (const void *const *)inputs,
+                               (const void *const *)outputs, err);
+  if (rc0)
+    return rc0;
   if (r->cuda)
     return cuda_run(r, (const void *const *)inputs, (void *const *)outputs, 0,
                     err);

@@ -182,6 +182,19 @@ void base_file_abort(void);
  * same signal (status 128 + signal: 130, 143, 129). Old files stay. */
 void base_signals_install(void);
 
+/* Crashes inside a library that cannot report running out of memory (Z3
+ * aborts on C++ exceptions it does not catch and crashes on some failed
+ * allocations). While a guarded section is open in any thread, SIGSEGV,
+ * SIGBUS, SIGFPE and SIGABRT, and exit() called from inside the library, end
+ * the process with status 3 and "superopt: error: NAME crashed (SIGNAL);
+ * most likely out of memory" (base_file_abort's cleanup first). Sections do
+ * nothing until base_crash_guard_enable (the CLI calls it; a process that
+ * loads the library keeps its own handlers); the handlers are installed
+ * only while a section is open. */
+void base_crash_guard_enable(void);
+void base_guard_enter(const char *name);
+void base_guard_leave(void);
+
 /* ---- protobuf ---------------------------------------------------------- */
 
 struct ProtobufCMessageDescriptor;

@@ -205,5 +205,6 @@ int main(int argc, char **argv) {
   if (base_alloc_fail_from_env())
     atexit(report_allocations);
   base_signals_install();
+  base_crash_guard_enable(); /* Z3's crashes when memory runs out: exit 3 */
   return finish_stdout(dispatch(argc, argv));
 }

@@ -60,6 +60,28 @@ static base_status refuse(cd_db *db, base_diag *d, const char *fmt,
   return BASE_ERR_IO;
 }
 
+/* SQLite ran out of memory during a check: out of memory (exit 3), not a
+ * damaged database (exit 2). A check's result row can say so too: "out of
+ * memory", or "Page 28: unable to get the page. error code=7" (7 is
+ * SQLITE_NOMEM). */
+static int oom_rc(int rc) { return (rc & 0xff) == SQLITE_NOMEM; }
+
+static int says_oom(const char *v) {
+  char code[32];
+  int n = snprintf(code, sizeof code, "error code=%d", SQLITE_NOMEM);
+  for (const char *p = v; (p = strstr(p, code)); p += n)
+    if (p[n] < '0' || p[n] > '9')
+      return 1;
+  return strstr(v, "out of memory") != NULL;
+}
+
+static base_status oom(cd_db *db, base_diag *d, const char *what) {
+  base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory (%s)", what);
+  if (d)
+    snprintf(d->file, sizeof d->file, "%s", db->path);
+  return BASE_ERR_NOMEM;
+}
+
 /* Runs a one-value query into out (text); SQLITE_ROW, SQLITE_DONE or an
  * error code. */
 static int query1(cd_db *db, const char *sql, char *out, size_t n) {
@@ -81,6 +103,11 @@ static int query1(cd_db *db, const char *sql, char *out, size_t n) {
 static base_status check_file(cd_db *db, base_diag *d) {
   char v[256];
   int rc = query1(db, "PRAGMA quick_check", v, sizeof v);
+  if (oom_rc(rc) || (rc == SQLITE_ROW && says_oom(v)))
+    return oom(db, d, "checking the cost database");
+  if (rc != SQLITE_ROW && (rc & 0xff) != SQLITE_NOTADB &&
+      (rc & 0xff) != SQLITE_CORRUPT)
+    return cd_sql_err(db, "cannot read the cost database", d);
   if (rc != SQLITE_ROW)
     return refuse(db, d, "not a usable cost database: %s",
                   sqlite3_errmsg(db->sql));
@@ -93,6 +120,8 @@ static base_status check_version(cd_db *db, base_diag *d) {
   char v[64];
   int rc = query1(db, "SELECT value FROM meta WHERE key = 'schema_version'", v,
                   sizeof v);
+  if (oom_rc(rc))
+    return oom(db, d, "reading the cost database's version");
   if (rc != SQLITE_ROW)
     return refuse(db, d,
                   "not a superopt cost database (%s): no schema_version in a "
@@ -304,6 +333,8 @@ base_status cd_lookup(cd_db *db, const char *device, const char *sig,
 base_status cd_check(cd_db *db, base_diag *d) {
   char v[256];
   int rc = query1(db, "PRAGMA integrity_check", v, sizeof v);
+  if (oom_rc(rc) || (rc == SQLITE_ROW && says_oom(v)))
+    return oom(db, d, "checking the cost database");
   if (rc != SQLITE_ROW)
     return cd_sql_err(db, "integrity check failed", d);
   if (strcmp(v, "ok"))

@@ -479,6 +479,23 @@ fail:
   return p.d->code ? p.d->code : BASE_ERR_SYNTAX;
 }
 
+#define RULES_HEADER "# superopt rules v1"
+
+/* Whether a line of text[0..len) starts with RULES_HEADER. */
+static int has_header(const char *text, size_t len) {
+  size_t k = strlen(RULES_HEADER);
+  for (const char *p = text; p && (size_t)(p - text) + k <= len;) {
+    if (!memcmp(p, RULES_HEADER, k))
+      return 1;
+    p = memchr(p, '\n', len - (size_t)(p - text));
+    p = p ? p + 1 : NULL;
+  }
+  return 0;
+}
+
+/* A file without a rule is an error unless it says it is a rule file (its
+ * header): a 0-byte or truncated default.rules was read as zero rules, and
+ * optimize went on with none. */
 base_status ir_rules_read_file(const char *path, ir_ruleset *rs, base_diag *d) {
   size_t len;
   ir_ruleset_init(rs);
@@ -486,6 +503,14 @@ base_status ir_rules_read_file(const char *path, ir_ruleset *rs, base_diag *d) {
   if (!text)
     return d ? d->code : BASE_ERR_IO;
   base_status st = ir_rules_parse(text, len, path, rs, d);
+  if (st == BASE_OK && rs->n == 0 && !has_header(text, len)) {
+    st = base_diag_set(d, BASE_ERR_SYNTAX, 0, 0,
+                       "%s and no '" RULES_HEADER
+                       "' line: not a rules file (docs/rules-format.md)",
+                       len ? "no rule" : "an empty file (0 bytes): no rule");
+    if (d)
+      snprintf(d->file, sizeof d->file, "%s", path);
+  }
   free(text);
   return st;
 }
@@ -511,6 +536,10 @@ static void sb_graph(base_buf *b, const ir_graph *g) {
 char *ir_rules_print(const ir_ruleset *rs, const char *header) {
   base_buf b = {0};
   base_buf_puts(&b, "");
+  /* an empty set says what it is, so that reading it back is not the
+   * error of a file with no rule (ir_rules_read_file) */
+  if (!rs->n && !(header && has_header(header, strlen(header))))
+    base_buf_puts(&b, RULES_HEADER "\n");
   if (header)
     base_buf_puts(&b, header);
   for (int i = 0; i < rs->n; i++) {

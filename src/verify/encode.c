@@ -8,6 +8,9 @@
  * matmul without a bias or with a batched right operand) becomes a generic
  * function named after the operator and all its parameters, equal only by
  * congruence.
+ *
+ * Every function here returns NULL (or stops) once a Z3 call has failed
+ * (verify_z3_bad, guard.c): Z3 crashes on a NULL argument.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -23,10 +26,12 @@ static Z3_ast apply(verify_ctx *c, verify_fn f, const int64_t *iv,
                     const Z3_ast *tv) {
   const verify_fninfo *fi = verify_fn_info(f);
   Z3_ast a[VERIFY_MAX_ARGS];
-  for (int i = 0; i < fi->nint; i++)
+  for (int i = 0; i < fi->nint && !verify_z3_bad(); i++)
     a[i] = num(c, iv[i]);
   for (int i = 0; i < fi->nten; i++)
     a[fi->nint + i] = tv[i];
+  if (verify_z3_bad())
+    return NULL;
   return Z3_mk_app(c->z, c->fn[f], (unsigned)(fi->nint + fi->nten), a);
 }
 
@@ -34,16 +39,17 @@ static Z3_ast apply(verify_ctx *c, verify_fn f, const int64_t *iv,
  * are below 2^36), injective; computed by Z3's simplifier. */
 Z3_ast verify_shape_code(verify_ctx *c, const ir_shape *s) {
   Z3_ast m = Z3_mk_numeral(c->z, "68719476737", c->I), acc = num(c, 0);
-  for (int i = s->rank - 1; i >= 0; i--) {
+  for (int i = s->rank - 1; i >= 0 && !verify_z3_bad(); i--) {
     Z3_ast t[2] = {acc, m}, u[2];
     u[0] = num(c, s->dim[i]);
-    u[1] = Z3_mk_mul(c->z, 2, t);
-    acc = Z3_mk_add(c->z, 2, u);
+    u[1] = verify_z3_bad() ? NULL : Z3_mk_mul(c->z, 2, t);
+    acc = verify_z3_bad() ? NULL : Z3_mk_add(c->z, 2, u);
   }
-  Z3_ast t[2] = {num(c, 8), acc}, u[2];
-  u[0] = num(c, s->rank);
-  u[1] = Z3_mk_mul(c->z, 2, t);
-  return Z3_simplify(c->z, Z3_mk_add(c->z, 2, u));
+  Z3_ast t[2] = {verify_z3_bad() ? NULL : num(c, 8), acc}, u[2];
+  u[0] = verify_z3_bad() ? NULL : num(c, s->rank);
+  u[1] = verify_z3_bad() ? NULL : Z3_mk_mul(c->z, 2, t);
+  Z3_ast sum = verify_z3_bad() ? NULL : Z3_mk_add(c->z, 2, u);
+  return verify_z3_bad() ? NULL : Z3_simplify(c->z, sum);
 }
 
 /* ---- generic operators -------------------------------------------------- */
@@ -102,8 +108,10 @@ static Z3_func_decl generic_decl(verify_ctx *c, const ir_node *nd, int slot) {
   Z3_sort dom[IR_MAX_IN];
   for (int i = 0; i < nd->nin; i++)
     dom[i] = c->T;
-  return Z3_mk_func_decl(c->z, Z3_mk_string_symbol(c->z, name),
-                         (unsigned)nd->nin, dom, c->T);
+  Z3_symbol sym = Z3_mk_string_symbol(c->z, name);
+  if (verify_z3_bad())
+    return NULL;
+  return Z3_mk_func_decl(c->z, sym, (unsigned)nd->nin, dom, c->T);
 }
 
 static void note_generic(verify_enc *e, const char *name) {
@@ -115,8 +123,10 @@ static void note_generic(verify_enc *e, const char *name) {
 
 static void encode_generic(verify_ctx *c, verify_enc *e, const ir_node *nd,
                            const Z3_ast *in, Z3_ast *out) {
-  for (int k = 0; k < nd->nout; k++)
-    out[k] = Z3_mk_app(c->z, generic_decl(c, nd, k), (unsigned)nd->nin, in);
+  for (int k = 0; k < nd->nout; k++) {
+    Z3_func_decl f = verify_z3_bad() ? NULL : generic_decl(c, nd, k);
+    out[k] = verify_z3_bad() ? NULL : Z3_mk_app(c->z, f, (unsigned)nd->nin, in);
+  }
   note_generic(e, ir_op(nd->op)->name);
 }
 
@@ -267,7 +277,8 @@ static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
     enc_split(c, nd, in[0], out);
   else if (nd->op == IR_OP_CONST_ONES) {
     Z3_ast code = verify_shape_code(c, &g->tensors[nd->out[0]].shape);
-    out[0] = Z3_mk_app(c->z, c->fn[VERIFY_F_ONES], 1, &code);
+    out[0] = verify_z3_bad() ? NULL
+                             : Z3_mk_app(c->z, c->fn[VERIFY_F_ONES], 1, &code);
   } else if (!enc_simple(c, nd, in, out) && !enc_windowed(c, g, nd, in, out))
     encode_generic(c, e, nd, in, out);
 }
@@ -275,15 +286,16 @@ static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
 Z3_ast verify_input_const(verify_ctx *c, const char *name) {
   char buf[300];
   snprintf(buf, sizeof buf, "in:%s", name);
-  return Z3_mk_const(c->z, Z3_mk_string_symbol(c->z, buf), c->T);
+  Z3_symbol sym = Z3_mk_string_symbol(c->z, buf);
+  return verify_z3_bad() ? NULL : Z3_mk_const(c->z, sym, c->T);
 }
 
 base_status verify_encode_graph(verify_ctx *c, verify_enc *e, const ir_graph *g,
                                 Z3_ast *t) {
-  for (int i = 0; i < g->ntensors; i++)
+  for (int i = 0; i < g->ntensors && !verify_z3_bad(); i++)
     if (g->tensors[i].kind != IR_T_VALUE)
       t[i] = verify_input_const(c, g->tensors[i].name);
-  for (int i = 0; i < g->nnodes; i++) {
+  for (int i = 0; i < g->nnodes && !verify_z3_bad(); i++) {
     const ir_node *nd = &g->nodes[i];
     Z3_ast in[IR_MAX_IN], out[IR_MAX_IN];
     for (int k = 0; k < nd->nin; k++)
@@ -292,16 +304,18 @@ base_status verify_encode_graph(verify_ctx *c, verify_enc *e, const ir_graph *g,
     for (int k = 0; k < nd->nout; k++)
       t[nd->out[k]] = out[k];
   }
-  return Z3_get_error_code(c->z) == Z3_OK ? BASE_OK : BASE_ERR_INTERNAL;
+  return verify_z3_bad() ? BASE_ERR_INTERNAL : BASE_OK;
 }
 
 /* Asserts sh(t) = code(shape) for every tensor of g (the shape facts that
  * guards such as the const_ones axiom's rely on). */
 void verify_assert_shapes(verify_ctx *c, const ir_graph *g, const Z3_ast *t) {
-  for (int i = 0; i < g->ntensors; i++) {
+  for (int i = 0; i < g->ntensors && !verify_z3_bad(); i++) {
     Z3_ast s = Z3_mk_app(c->z, c->fn[VERIFY_F_SH], 1, &t[i]);
-    Z3_solver_assert(
-        c->z, c->s,
-        Z3_mk_eq(c->z, s, verify_shape_code(c, &g->tensors[i].shape)));
+    Z3_ast code =
+        verify_z3_bad() ? NULL : verify_shape_code(c, &g->tensors[i].shape);
+    Z3_ast eq = verify_z3_bad() ? NULL : Z3_mk_eq(c->z, s, code);
+    if (!verify_z3_bad())
+      Z3_solver_assert(c->z, c->s, eq);
   }
 }
