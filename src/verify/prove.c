@@ -305,7 +305,10 @@ static void add_core(verify_ctx *c, verify_result *res) {
 static const char *unknown_reason(const char *z3) {
   if (strstr(z3, "incomplete quantifiers"))
     return "no proof from the axioms (e-matching found no contradiction)";
-  if (strstr(z3, "timeout") || strstr(z3, "canceled"))
+  /* the watchdog's Z3_interrupt (guard.c) reads "canceled", or
+   * "interrupted" when it lands outside the search proper */
+  if (strstr(z3, "timeout") || strstr(z3, "canceled") ||
+      strstr(z3, "interrupted"))
     return "unknown: timeout";
   return z3;
 }
