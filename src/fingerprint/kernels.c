@@ -123,18 +123,19 @@ static void conv_plane(const ir_attrs *a, const ir_shape *xs,
     for (int64_t ky = 0; ky < kh; ky++)
       for (int64_t kx = 0; kx < kw; kx++) {
         uint32_t wv = w[(c * kh + ky) * kw + kx];
-        int64_t x0 = kx * a->dilation[1] - a->pad[1];
+        int64_t x0 = kx * a->dilation[1] - a->pad[1], sx = a->stride[1];
+        /* the output columns whose input column x0 + ox * sx is inside */
+        int64_t lo = x0 < 0 ? (-x0 + sx - 1) / sx : 0;
+        int64_t hi = wd - x0 <= 0 ? 0 : (wd - x0 + sx - 1) / sx;
+        hi = hi < ow ? hi : ow;
         for (int64_t oy = 0; oy < oh; oy++) {
           int64_t iy = oy * a->stride[0] - a->pad[0] + ky * a->dilation[0];
           if (iy < 0 || iy >= h)
             continue;
           const uint32_t *xr = x + ((c0 + c) * h + iy) * wd;
           uint64_t *ar = acc + oy * ow;
-          for (int64_t ox = 0; ox < ow; ox++) {
-            int64_t ix = ox * a->stride[1] + x0;
-            if (ix >= 0 && ix < wd)
-              ar[ox] += mulf(xr[ix], wv);
-          }
+          for (int64_t ox = lo; ox < hi; ox++)
+            ar[ox] += mulf(xr[x0 + ox * sx], wv);
         }
       }
 }
