@@ -89,6 +89,11 @@ Test(fp, kernels_match_reference) {
   kernel_case("input x: [2,4,5,5]\ninput w: [4,1,3,3]\n"
               "y = conv2d(x, w) pad=same groups=4\noutput y\n",
               -3, 3, 1);
+  /* the plane-at-a-time convolution's strides, dilations, uneven pads */
+  kernel_case("input x: [2,4,7,6]\ninput w: [6,2,3,2]\n"
+              "y = conv2d(x, w) stride=[2,1] dilation=[1,2] pad=[1,0,2,1] "
+              "groups=2\noutput y\n",
+              -3, 3, 1);
   kernel_case("input a: [4,4]\ninput b: [4,4]\ny = ewadd(a, b)\noutput y\n", -5,
               5, 1);
   kernel_case("input a: [4,4]\ninput b: [4,4]\ny = ewmul(a, b)\noutput y\n", -5,

@@ -110,6 +110,36 @@ static uint32_t conv_at(const ir_shape *xs, const ir_shape *ws,
   return red(acc);
 }
 
+/* The same, one output plane at a time: each weight tap is multiplied into
+ * every output position it reaches (no per-position tap ranges); the same
+ * terms are summed, so the residues are the same. acc holds oh * ow sums. */
+static void conv_plane(const ir_attrs *a, const ir_shape *xs,
+                       const ir_shape *ws, const uint32_t *x, const uint32_t *w,
+                       int64_t c0, int64_t oh, int64_t ow, uint64_t *acc) {
+  int64_t cg = ws->dim[1], kh = ws->dim[2], kw = ws->dim[3];
+  int64_t h = xs->dim[2], wd = xs->dim[3];
+  memset(acc, 0, (size_t)(oh * ow) * sizeof *acc);
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t ky = 0; ky < kh; ky++)
+      for (int64_t kx = 0; kx < kw; kx++) {
+        uint32_t wv = w[(c * kh + ky) * kw + kx];
+        int64_t x0 = kx * a->dilation[1] - a->pad[1], sx = a->stride[1];
+        /* the output columns whose input column x0 + ox * sx is inside */
+        int64_t lo = x0 < 0 ? (-x0 + sx - 1) / sx : 0;
+        int64_t hi = wd - x0 <= 0 ? 0 : (wd - x0 + sx - 1) / sx;
+        hi = hi < ow ? hi : ow;
+        for (int64_t oy = 0; oy < oh; oy++) {
+          int64_t iy = oy * a->stride[0] - a->pad[0] + ky * a->dilation[0];
+          if (iy < 0 || iy >= h)
+            continue;
+          const uint32_t *xr = x + ((c0 + c) * h + iy) * wd;
+          uint64_t *ar = acc + oy * ow;
+          for (int64_t ox = lo; ox < hi; ox++)
+            ar[ox] += mulf(xr[x0 + ox * sx], wv);
+        }
+      }
+}
+
 static void k_conv(const ir_attrs *a, const ir_shape *const *s,
                    const uint32_t *const *in, const ir_shape *os, uint32_t *y,
                    uint64_t key) {
@@ -118,15 +148,24 @@ static void k_conv(const ir_attrs *a, const ir_shape *const *s,
   int64_t og = o / a->groups, cg = c / a->groups;
   int64_t oh = os->dim[2], ow = os->dim[3];
   int64_t wsz = ws->dim[1] * ws->dim[2] * ws->dim[3];
+  uint64_t acc[EN_MAX_NUMEL];
   for (int64_t b = 0; b < nb; b++)
-    for (int64_t oc = 0; oc < o; oc++)
-      for (int64_t oy = 0; oy < oh; oy++)
-        for (int64_t ox = 0; ox < ow; ox++) {
-          const uint32_t *xb = in[0] + b * c * xs->dim[2] * xs->dim[3];
-          uint32_t v =
-              conv_at(xs, ws, a, xb, in[1] + oc * wsz, oc / og * cg, oy, ox);
-          y[((b * o + oc) * oh + oy) * ow + ox] = fp_act(a->act, key, v);
-        }
+    for (int64_t oc = 0; oc < o; oc++) {
+      const uint32_t *xb = in[0] + b * c * xs->dim[2] * xs->dim[3];
+      uint32_t *yp = y + (b * o + oc) * oh * ow;
+      if (oh * ow > EN_MAX_NUMEL) {
+        for (int64_t oy = 0; oy < oh; oy++)
+          for (int64_t ox = 0; ox < ow; ox++) {
+            uint32_t v =
+                conv_at(xs, ws, a, xb, in[1] + oc * wsz, oc / og * cg, oy, ox);
+            yp[oy * ow + ox] = fp_act(a->act, key, v);
+          }
+        continue;
+      }
+      conv_plane(a, xs, ws, xb, in[1] + oc * wsz, oc / og * cg, oh, ow, acc);
+      for (int64_t i = 0; i < oh * ow; i++)
+        yp[i] = fp_act(a->act, key, red(acc[i]));
+    }
 }
 
 /* ---- element-wise --------------------------------------------------------
