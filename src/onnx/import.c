@@ -1706,9 +1706,12 @@ static base_status h_cumsum(imp *I) {
     return I->d->code;
   ax = input(I, 1);
   ir_shape s = I->g->tensors[x].shape;
-  int axis = s.rank
-                 ? norm_axis(ax->is_int ? ax->i[0] : (int64_t)ax->f[0], s.rank)
-                 : -1;
+  /* a float axis is cast only in range (a huge one is undefined) */
+  int64_t av = ax->is_int ? ax->i[0]
+               : ax->f[0] >= -IR_MAX_RANK && ax->f[0] <= IR_MAX_RANK
+                   ? (int64_t)ax->f[0]
+                   : IR_MAX_RANK + 1;
+  int axis = s.rank ? norm_axis(av, s.rank) : -1;
   if (axis != s.rank - 1 || attr_i(I->node, "exclusive", 0) ||
       attr_i(I->node, "reverse", 0))
     return fail(I, BASE_ERR_PARAM,

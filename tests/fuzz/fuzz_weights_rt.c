@@ -72,10 +72,15 @@ static void synthesize(ir_graph *g, const uint8_t *data, size_t len) {
 static void same_values(const ir_graph *g, const ir_graph *h) {
   if (g->ntensors != h->ntensors)
     abort();
-  for (int i = 0; i < g->ntensors; i++) {
-    const ir_tensor *a = &g->tensors[i], *b = &h->tensors[i];
+  for (int i = 0; i < g->ntensors; i++) { /* by name: the text lists the
+                                            inputs first, h has that order */
+    const ir_tensor *a = &g->tensors[i];
+    int j = ir_find_tensor(h, a->name);
     if (a->kind != IR_T_WEIGHT)
       continue;
+    if (j < 0)
+      abort(); /* a weight lost */
+    const ir_tensor *b = &h->tensors[j];
     if (!a->data != !b->data)
       abort(); /* a weight's values lost or invented */
     size_t n = (size_t)ir_shape_numel(&a->shape);
