@@ -62,8 +62,9 @@ int main(int argc, char **argv) {
     return fail(&err);
   api_optimize_options_default(&o);
   o.budget = argc > 3 ? atoi(argv[3]) : 100;
-  /* an .onnx output: no fused nodes (ONNX has no fused operator), as
-   * `superopt optimize -o OUT.onnx` */
+  /* an .onnx output: not fused, as `superopt optimize -o OUT.onnx` (ONNX
+   * has no fused operator: export writes a fused node as its body, and
+   * the estimate would count a fusion the ONNX runtime does not make) */
   size_t n = strlen(argv[2]);
   o.fuse = !(n > 5 && !strcmp(argv[2] + n - 5, ".onnx"));
   if (api_optimize(g, &o, &h, &rep, &err))
