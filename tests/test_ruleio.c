@@ -520,6 +520,7 @@ Test(taso_pb, truncated_is_an_error) {
     expect_truncated(data, len);
     free(data);
   }
+  ir_ruleset_free(&rs); /* the import below fills rs anew */
   base_status s = ruleio_import_taso_pb_mem((const uint8_t *)"\xff\xff\xff", 3,
                                             "junk.pb", &rs, NULL, &d);
   cr_assert_eq(s, BASE_ERR_SYNTAX);
