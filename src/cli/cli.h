@@ -114,6 +114,11 @@ int cli_report(const base_diag *d);
 int cli_oom(void);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
+/* Option values optimize and experiment share: --patience P (0..1e9) into
+ * *out, --passes rules|hand into *rules (1: the pass rules). 0, or -1 with
+ * the message in msg. */
+int cli_parse_patience(const char *s, int *out, char *msg, size_t n);
+int cli_parse_passes(const char *s, int *rules, char *msg, size_t n);
 /* Loads a graph: a .onnx file through the ONNX importer (default options),
  * anything else as .graph text with its weight values from the sidecar
  * beside it (x.graph -> x.safetensors) when there is one. Prints the error

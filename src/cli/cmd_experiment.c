@@ -86,12 +86,8 @@ static int set_budgets(void *u, const char *s, char *msg, size_t n) {
  * without patience unless it is). */
 static int set_patience(void *u, const char *s, char *msg, size_t n) {
   exp_args *a = u;
-  long long v = cli_parse_count(s);
-  if (v < 0 || v > 1000000000) {
-    snprintf(msg, n, "--patience must be 0..1000000000, not '%s'", s);
+  if (cli_parse_patience(s, &a->so.patience, msg, n))
     return -1;
-  }
-  a->so.patience = (int)v;
   a->patience_given = 1;
   return 0;
 }
@@ -99,12 +95,7 @@ static int set_patience(void *u, const char *s, char *msg, size_t n) {
 /* --passes rules|hand. */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   exp_args *a = u;
-  if (strcmp(s, "rules") && strcmp(s, "hand")) {
-    snprintf(msg, n, "bad value '%s' for --passes: expected rules or hand", s);
-    return -1;
-  }
-  a->pass_rules = !strcmp(s, "rules");
-  return 0;
+  return cli_parse_passes(s, &a->pass_rules, msg, n);
 }
 
 #define T exp_args

@@ -41,24 +41,13 @@ typedef struct opt_args {
 /* --patience P. */
 static int set_patience(void *u, const char *s, char *msg, size_t n) {
   opt_args *a = u;
-  long long v = cli_parse_count(s);
-  if (v < 0 || v > 1000000000) {
-    snprintf(msg, n, "--patience must be 0..1000000000, not '%s'", s);
-    return -1;
-  }
-  a->oo.so.patience = (int)v;
-  return 0;
+  return cli_parse_patience(s, &a->oo.so.patience, msg, n);
 }
 
 /* --passes rules|hand: the pass rules (1) or the hand-written passes (0). */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   opt_args *a = u;
-  if (strcmp(s, "rules") && strcmp(s, "hand")) {
-    snprintf(msg, n, "bad value '%s' for --passes: expected rules or hand", s);
-    return -1;
-  }
-  a->pass_rules = !strcmp(s, "rules");
-  return 0;
+  return cli_parse_passes(s, &a->pass_rules, msg, n);
 }
 
 /* --dump-after STAGE[,STAGE...] or all. */

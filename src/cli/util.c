@@ -45,6 +45,25 @@ long long cli_parse_count(const char *s) {
   return v;
 }
 
+int cli_parse_patience(const char *s, int *out, char *msg, size_t n) {
+  long long v = cli_parse_count(s);
+  if (v < 0 || v > 1000000000) {
+    snprintf(msg, n, "--patience must be 0..1000000000, not '%s'", s);
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+int cli_parse_passes(const char *s, int *rules, char *msg, size_t n) {
+  if (strcmp(s, "rules") && strcmp(s, "hand")) {
+    snprintf(msg, n, "bad value '%s' for --passes: expected rules or hand", s);
+    return -1;
+  }
+  *rules = !strcmp(s, "rules");
+  return 0;
+}
+
 int cli_write_graph(const ir_graph *g, const char *out, int drop) {
   base_diag d;
   int nw = ir_weights_count(g);
