@@ -21,7 +21,7 @@ expect 0 "$bin" optimize --list-stages
 for s in rules batch costs passes search splits prune reprove fuse order check; do
   grep -q "^$s " "$tmp/out" || { echo "FAIL: --list-stages lacks $s"; fails=$((fails + 1)); }
 done
-[ "$(wc -l <"$tmp/out")" = 11 ] || { echo "FAIL: --list-stages: not 11 lines"; fails=$((fails + 1)); }
+[ "$(wc -l <"$tmp/out")" = 12 ] || { echo "FAIL: --list-stages: not 12 lines"; fails=$((fails + 1)); }
 
 # all stages dumped beside -o, named by the stage
 expect 0 "$bin" optimize "$m" "${fast[@]}" --dump-after all -o "$tmp/sq.graph"

@@ -144,6 +144,6 @@ Test(opt, stage_names) {
     cr_assert_eq(opt_stage_find(opt_stage_name(k)), k);
     cr_assert(opt_stage_about(k));
   }
-  cr_assert_eq(opt_stage_find("lower"), -1);
+  cr_assert_eq(opt_stage_find("lowering"), -1);
   cr_assert_null(opt_stage_name(OPT_NSTAGES));
 }

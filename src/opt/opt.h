@@ -24,6 +24,7 @@
 #include "../costdb/costdb.h"
 #include "../exec/exec.h"
 #include "../fuse/fuse.h"
+#include "../fuse/lower.h"
 #include "../ir/ir.h"
 #include "../mutant/mutant.h"
 #include "../rewrite/rewrite.h"
@@ -39,6 +40,7 @@ typedef enum opt_stage {
   OPT_PRUNE,   /* dead code removed; the search's result and its cost */
   OPT_REPROVE, /* the applied rules proven again (rewrite_reprove) */
   OPT_FUSE,    /* element-wise and attention fusion (opt_options.fuse) */
+  OPT_LOWER,   /* the executor's folds as graph nodes (with fuse) */
   OPT_ORDER,   /* the executor's node order */
   OPT_CHECK,   /* the end-to-end check (opt_options.check) */
   OPT_NSTAGES
@@ -126,6 +128,7 @@ struct opt_report {
   int acts_fused, acts_fused_by_rules, acts_unfused;
   int merged, merged_by_rules;
   fuse_stats fusion;        /* the fusion stage's (zero when it did not run) */
+  lower_stats lowering;     /* the lower stage's (zero when it did not run) */
   int moved;                /* shortcuts the order stage moved */
   double max_rel_error;     /* the check's; -1 when it did not run */
   ex_check_opts check_opts; /* the check's rounds, scales and tolerance */

@@ -1,7 +1,7 @@
 /* pipeline.c: opt_run, the optimize pipeline as a list of stage calls
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   reprove -> fuse -> order -> check
+ *   reprove -> fuse -> lower -> order -> check
  *
  * Each stage takes the current graph and replaces it (ir_graph_replace:
  * the new graph owns its weight values); after each, the caller's `after`
@@ -33,6 +33,7 @@ static const stage_row stage_rows[OPT_NSTAGES] = {
                 "the stages from costs again"},
     {"fuse", "element-wise and attention fusion (not with --no-fuse or an "
              ".onnx output)"},
+    {"lower", "the executor's folds made graph nodes (with fuse)"},
     {"order", "the executor's node order (shortcuts before the chains they "
               "join)"},
     {"check", "the end-to-end check on the CPU executor (not with "
@@ -260,6 +261,13 @@ static base_status do_fuse(run *p) {
                  "fusion");
 }
 
+static base_status do_lower(run *p) {
+  if (!p->o->fuse)
+    return BASE_OK;
+  p->r->ran[OPT_LOWER] = 1;
+  return advance(p, lower_graph(current(p), &p->r->lowering, p->d), 0, "lower");
+}
+
 static base_status do_order(run *p) {
   ir_graph *h = p->cur; /* never NULL here: the passes made a graph */
   base_status s = pass_order_apply(&h, &p->r->moved, p->d);
@@ -320,7 +328,7 @@ static base_status do_check(run *p) {
 typedef base_status (*stage_fn)(run *p);
 static const stage_fn stage_fns[OPT_NSTAGES] = {
     do_rules, do_batch,   do_costs, do_passes, do_search, do_splits,
-    do_prune, do_reprove, do_fuse,  do_order,  do_check,
+    do_prune, do_reprove, do_fuse,  do_lower,  do_order,  do_check,
 };
 
 /* ---- progress and the pipeline

@@ -1,0 +1,31 @@
+/* lower.c: lower_graph, the families of lower_int.h run in turn. */
+#include <string.h>
+
+#include "lower_int.h"
+
+typedef ir_graph *(*lower_fn)(const ir_graph *g, lower_stats *st, base_diag *d);
+
+static const lower_fn families[] = {lower_epi, lower_move, lower_se};
+
+ir_graph *lower_graph(const ir_graph *g, lower_stats *st, base_diag *d) {
+  lower_stats local;
+  if (!st)
+    st = &local;
+  memset(st, 0, sizeof *st);
+  ir_graph *cur = NULL; /* NULL: g itself */
+  for (size_t k = 0; k < sizeof families / sizeof *families; k++) {
+    ir_graph *next = families[k](cur ? cur : g, st, d);
+    if (!next) {
+      ir_graph_free(cur);
+      return NULL;
+    }
+    if (cur && ir_graph_own_data(next, d)) { /* next may share cur's */
+      ir_graph_free(next);
+      ir_graph_free(cur);
+      return NULL;
+    }
+    ir_graph_free(cur);
+    cur = next;
+  }
+  return cur;
+}

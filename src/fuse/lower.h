@@ -1,0 +1,38 @@
+/* lower.h: the lower stage, the executor's folds made graph nodes.
+ *
+ * lower_graph rewrites an optimized (and fused) graph so that every fold
+ * the CUDA executor makes is a node or a parameter of the graph, declared
+ * in ops.def: the graph that `optimize` writes is the program that runs,
+ * the CPU reference executor runs it (so the end-to-end check covers each
+ * fold), costdb measures it and the search prices it. Like fusion it
+ * preserves semantics by construction: each lowered node's reference
+ * kernel computes what the nodes it replaces computed.
+ *
+ * The families, each in its own file, run in this order (each sees the
+ * previous one's result):
+ *   lower_epi.c   convolution and matmul epilogues: residual input, clip,
+ *                 bias moved into the matmul;
+ *   lower_move.c  data movement: an activation on a split's or concat's
+ *                 parts, a pad absorbing the slice that reads it;
+ *   lower_se.c    squeeze-and-excitation chains and channel shuffles as
+ *                 fused kinds.
+ */
+#ifndef SUPEROPT_LOWER_H
+#define SUPEROPT_LOWER_H
+
+#include "../ir/ir.h"
+
+typedef struct lower_stats {
+  int epilogues; /* residual adds, clips and biases folded into a conv or
+                    matmul */
+  int moves;     /* activations on split/concat parts, pad+slice pairs */
+  int se;        /* squeeze-and-excitation chains */
+  int shuffles;  /* channel shuffles */
+} lower_stats;
+
+/* A new graph with every family lowered (same inputs, weights and outputs;
+ * names kept for every tensor that remains), or NULL with d set (out of
+ * memory). st may be NULL. */
+ir_graph *lower_graph(const ir_graph *g, lower_stats *st, base_diag *d);
+
+#endif

@@ -1,0 +1,15 @@
+/* lower_int.h: the lower stage's families (lower.h), one file each.
+ *
+ * Each takes a graph and returns a new one with its family lowered (it may
+ * share g's weight values: lower_graph keeps g alive until the end), or
+ * NULL with d set. A family with nothing to do returns a clone. */
+#ifndef SUPEROPT_LOWER_INT_H
+#define SUPEROPT_LOWER_INT_H
+
+#include "lower.h"
+
+ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d);
+ir_graph *lower_move(const ir_graph *g, lower_stats *st, base_diag *d);
+ir_graph *lower_se(const ir_graph *g, lower_stats *st, base_diag *d);
+
+#endif
