@@ -16,32 +16,12 @@ typedef struct import_opts {
 
 /* --input-shape NAME=DIMS (repeatable). */
 static int set_shape(void *u, const char *v, char *msg, size_t n) {
-  ox_options *o = &((import_opts *)u)->ox;
-  if (o->nshapes < OX_MAX_SHAPES &&
-      ox_parse_shape_arg(v, &o->shapes[o->nshapes]) == 0) {
-    o->nshapes++;
-    return 0;
-  }
-  if (o->nshapes == OX_MAX_SHAPES)
-    snprintf(msg, n, "more than %d --input-shape options", OX_MAX_SHAPES);
-  else
-    snprintf(msg, n, "bad --input-shape '%s' (expected NAME=1x3x224x224)", v);
-  return -1;
+  return ox_options_add_shape(&((import_opts *)u)->ox, v, msg, n);
 }
 
 /* --data-input NAME (repeatable). */
 static int set_data(void *u, const char *v, char *msg, size_t n) {
-  ox_options *o = &((import_opts *)u)->ox;
-  if (o->ndata == OX_MAX_SHAPES) {
-    snprintf(msg, n, "more than %d --data-input options", OX_MAX_SHAPES);
-    return -1;
-  }
-  if (!*v || strlen(v) >= sizeof o->data[0]) {
-    snprintf(msg, n, "bad --data-input '%s' (expected an input's name)", v);
-    return -1;
-  }
-  strcpy(o->data[o->ndata++], v);
-  return 0;
+  return ox_options_add_data(&((import_opts *)u)->ox, v, msg, n);
 }
 
 #define T import_opts

@@ -40,6 +40,11 @@ typedef struct ox_options {
 
 /* Parses "name=1x3x224x224" into a; non-zero on malformed text. */
 int ox_parse_shape_arg(const char *text, ox_shape_arg *a);
+/* Adds one --input-shape "name=1x3x224x224" / one --data-input name to o
+ * (options.c): 0, or -1 with the message (naming the option) in msg: a
+ * malformed value, more than OX_MAX_SHAPES. */
+int ox_options_add_shape(ox_options *o, const char *text, char *msg, size_t n);
+int ox_options_add_data(ox_options *o, const char *name, char *msg, size_t n);
 
 /* Imports an ONNX model from bytes (len) / from a file. NULL + d on error;
  * d->file is the path, d->line the 1-based node index when the error is
