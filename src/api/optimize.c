@@ -27,6 +27,9 @@ void api_optimize_options_default(api_optimize_options *o) {
   o->check = 1;
   o->mutants = 1;
   o->fuse = 1;
+  o->region_size = so.region_nodes;
+  o->merge = so.merge;
+  o->fuse_candidates = so.fuse_k;
 }
 
 /* Opens the cost database with the installed tables. */
@@ -57,7 +60,9 @@ static api_code rule_paths(const api_optimize_options *o, char *rules,
                            char *passes, size_t n, api_error *err) {
   const char *env = getenv("SUPEROPT_RULES");
   api_code rc = API_OK;
-  if (o->rules || (env && *env))
+  if (o->no_rules)
+    rules[0] = '\0';
+  else if (o->rules || (env && *env))
     snprintf(rules, n, "%s", o->rules ? o->rules : env);
   else
     rc = api_data_path("rules/default.rules", rules, n, err);
@@ -74,6 +79,41 @@ static void progress(void *u, const opt_progress *p) {
   const api_optimize_options *o = ((progress_ctx *)u)->o;
   o->progress(o->progress_u, opt_stage_name(p->stage), p->region, p->nregions,
               p->elapsed);
+}
+
+/* The counts of the CLI's lines that the first fields do not hold. */
+static void fill_more(api_report *r, const opt_report *x) {
+  const srch_stats *st = &x->search;
+  const mutant_apply_stats *m = &x->mutants;
+  r->rules_read = x->rules.rs.n;
+  r->cse = st->cse;
+  r->scales_folded = st->scales_folded;
+  r->acts_fused_by_rules = x->acts_fused_by_rules;
+  r->merged_by_rules = x->merged_by_rules;
+  r->splits_merged = st->splits_merged;
+  r->generated = st->generated;
+  r->duplicates = st->duplicates;
+  r->rejected = st->rejected;
+  r->queue_peak = st->queue_peak;
+  r->regions = st->regions;
+  r->stopped_by_patience = st->stopped_by_patience;
+  r->fuse_chosen = st->fuse_chosen;
+  r->stopped_by_time = st->stopped_by_time;
+  r->inst_proven = x->inst_proven;
+  r->inst_refused = x->inst_refused;
+  r->mutants_considered = m->considered;
+  r->mutants_not_cheaper = m->not_cheaper;
+  r->mutants_overlapping = m->overlapping;
+  r->mutants_refused = m->refused;
+  r->mutants_unmeasured = m->unmeasured;
+  r->fuse_recomputed = x->fusion.recomputed;
+  r->fuse_rejected = x->fusion.rejected;
+  r->fuse_cost_before_us = x->fusion.cost_before;
+  r->fuse_cost_after_us = x->fusion.cost_after;
+  r->rules_unproven = x->reproof.unproven;
+  r->check_rounds = x->ran[OPT_CHECK] ? x->check.rounds : 0;
+  r->check_compared = x->ran[OPT_CHECK] ? x->check.compared : 0;
+  r->check_worst = x->ran[OPT_CHECK] ? x->check.worst : -1;
 }
 
 static void fill_report(api_report *r, const opt_report *x) {
@@ -108,6 +148,7 @@ static void fill_report(api_report *r, const opt_report *x) {
   r->check_seconds = x->seconds[OPT_CHECK];
   r->rules_reproved = x->reproof.reproved;
   r->rules_demoted = x->reproof.ndemoted;
+  fill_more(r, x);
 }
 
 /* The pipeline's options from the API's (paths resolved, db open). */
@@ -120,10 +161,15 @@ static void pipeline_options(const api_optimize_options *o, const char *rules,
   oo->so.patience = o->patience;
   oo->so.max_depth = o->max_depth;
   oo->so.time_limit = o->time_limit;
-  oo->rules = rules;
+  oo->so.region_nodes = o->region_size;
+  oo->so.merge = o->merge;
+  oo->so.fuse_k = o->fuse_candidates;
+  oo->rules = rules[0] ? rules : NULL;
   oo->pass_rules = o->hand_passes ? NULL : passes;
   oo->allow_unproven = o->allow_unproven;
   oo->mutants = o->mutants ? MUTANT_ALL : 0;
+  if (oo->mutants && o->mutants_estimated)
+    oo->mutants |= MUTANT_ESTIMATES;
   oo->batch = o->batch;
   oo->fuse = o->fuse;
   oo->check = o->check;
@@ -149,11 +195,17 @@ static api_code check_options(const api_optimize_options *o, api_error *err) {
     bad = "time_limit must be at most 1e6 seconds (<= 0: none)";
   else if (o->batch < 0 || o->batch > 1000000)
     bad = "batch must be 0 (keep) or 1..1000000";
+  else if (o->region_size < 1 || o->region_size > 100000)
+    bad = "region_size must be 1..100000";
+  else if (o->fuse_candidates < 0 || o->fuse_candidates > 1000)
+    bad = "fuse_candidates must be 0..1000";
   else if ((o->check | o->allow_unproven | o->mutants | o->fuse |
-            o->hand_passes) &
+            o->hand_passes | o->merge | o->mutants_estimated | o->no_rules) &
            ~1)
-    bad = "check, allow_unproven, mutants, fuse and hand_passes must be 0 "
-          "or 1";
+    bad = "check, allow_unproven, mutants, fuse, hand_passes, merge, "
+          "mutants_estimated and no_rules must be 0 or 1";
+  else if (o->no_rules && o->rules)
+    bad = "no_rules and rules conflict (as --no-rules and --rules)";
   return bad ? api_fail(err, API_ERR_USAGE, "api_optimize: %s", bad) : API_OK;
 }
 

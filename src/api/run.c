@@ -3,7 +3,11 @@
  * executor. Weights are filled once (their values, else seeded random; on
  * CUDA uploaded once, with the weight preprocessing); each CPU run borrows
  * the caller's input buffers and copies the outputs out; each CUDA run
- * copies the inputs in from host or device memory and the outputs out. */
+ * copies the inputs in from host or device memory and the outputs out.
+ * Typed runs (api_runner_run_typed) convert int64, int32 and bool buffers
+ * to and from the executors' float32 slots around the same run; weights
+ * set on a CPU runner replace its filled values. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,12 +211,10 @@ api_code api_runner_run_device(api_runner *r, const void *const *inputs,
   return cuda_run(r, inputs, outputs, 1, err);
 }
 
-api_code api_runner_run(api_runner *r, const float *const *inputs,
-                        float *const *outputs, api_error *err) {
-  api_code rc0 = check_buffers("api_runner_run", r, (const void *const *)inputs,
-                               (const void *const *)outputs, err);
-  if (rc0)
-    return rc0;
+/* One run on host buffers of float32 slots (checked), on the runner's
+ * device. */
+static api_code host_run(api_runner *r, const float *const *inputs,
+                         float *const *outputs, api_error *err) {
   if (r->cuda)
     return cuda_run(r, (const void *const *)inputs, (void *const *)outputs, 0,
                     err);
@@ -233,6 +235,137 @@ api_code api_runner_run(api_runner *r, const float *const *inputs,
       v->v[t] = NULL; /* borrowed: not ours to free */
   ex_values_free(v);
   return rc ? rc : api_ok(err);
+}
+
+api_code api_runner_run(api_runner *r, const float *const *inputs,
+                        float *const *outputs, api_error *err) {
+  api_code rc = check_buffers("api_runner_run", r, (const void *const *)inputs,
+                              (const void *const *)outputs, err);
+  return rc ? rc : host_run(r, inputs, outputs, err);
+}
+
+/* "input 0 (x)" / "output 1 (y)" */
+static void label(char *buf, size_t n, const char *kind, int i,
+                  const ir_tensor *t) {
+  snprintf(buf, n, "%s %d (%s)", kind, i, t->name);
+}
+
+/* Checks the typed buffers against the interface. */
+static api_code check_typed(api_runner *r, const api_tensor *inputs,
+                            const api_tensor *outputs, api_error *err) {
+  static const char fn[] = "api_runner_run_typed";
+  char what[300];
+  if (!r)
+    return api_fail(err, API_ERR_USAGE, "%s: NULL runner", fn);
+  if ((!inputs && r->ninputs) || (!outputs && r->g->noutputs))
+    return api_fail(err, API_ERR_USAGE, "%s: NULL %s", fn,
+                    !inputs && r->ninputs ? "inputs" : "outputs");
+  api_code rc = API_OK;
+  for (int i = 0; !rc && i < r->ninputs; i++) {
+    const ir_tensor *t = &r->g->tensors[r->inputs[i]];
+    label(what, sizeof what, "input", i, t);
+    rc = api_tensor_check(fn, what, t, &inputs[i], err);
+  }
+  for (int i = 0; !rc && i < r->g->noutputs; i++) {
+    const ir_tensor *t = &r->g->tensors[r->g->outputs[i]];
+    label(what, sizeof what, "output", i, t);
+    rc = api_tensor_check(fn, what, t, &outputs[i], err);
+  }
+  return rc;
+}
+
+/* Float32 slots for each buffer that is not float32 (NULL for those that
+ * are: used in place); inputs converted. */
+static api_code typed_slots(api_runner *r, const api_tensor *inputs,
+                            const api_tensor *outputs, float **in, float **out,
+                            api_error *err) {
+  char what[300];
+  int no = r->g->noutputs;
+  for (int i = 0; i < r->ninputs + no; i++) {
+    int isin = i < r->ninputs;
+    const api_tensor *b = isin ? &inputs[i] : &outputs[i - r->ninputs];
+    const ir_tensor *t =
+        &r->g->tensors[isin ? r->inputs[i] : r->g->outputs[i - r->ninputs]];
+    float **slot = isin ? &in[i] : &out[i - r->ninputs];
+    if (b->dtype == API_F32)
+      continue;
+    if (!(*slot = base_malloc(
+              sizeof(float) * (size_t)ir_shape_numel(&t->shape) + 1)))
+      return api_fail(err, API_ERR_INTERNAL, "out of memory");
+    label(what, sizeof what, isin ? "input" : "output",
+          isin ? i : i - r->ninputs, t);
+    api_code rc = isin ? api_tensor_to_f32(what, t, b, *slot, err) : API_OK;
+    if (rc)
+      return rc;
+  }
+  return API_OK;
+}
+
+api_code api_runner_run_typed(api_runner *r, const api_tensor *inputs,
+                              const api_tensor *outputs, api_error *err) {
+  api_code rc = check_typed(r, inputs, outputs, err);
+  if (rc)
+    return rc;
+  int ni = r->ninputs, no = r->g->noutputs;
+  float **in = base_calloc((size_t)ni + 1, sizeof *in);
+  float **out = base_calloc((size_t)no + 1, sizeof *out);
+  const float **pin = base_calloc((size_t)ni + 1, sizeof *pin);
+  float **pout = base_calloc((size_t)no + 1, sizeof *pout);
+  if (!in || !out || !pin || !pout)
+    rc = api_fail(err, API_ERR_INTERNAL, "out of memory");
+  else
+    rc = typed_slots(r, inputs, outputs, in, out, err);
+  for (int i = 0; !rc && i < ni; i++)
+    pin[i] = in[i] ? in[i] : (const float *)inputs[i].data;
+  for (int i = 0; !rc && i < no; i++)
+    pout[i] = out[i] ? out[i] : (float *)outputs[i].data;
+  if (!rc)
+    rc = host_run(r, pin, pout, err);
+  for (int i = 0; !rc && i < no; i++)
+    if (out[i])
+      api_tensor_from_f32(&r->g->tensors[r->g->outputs[i]], out[i],
+                          &outputs[i]);
+  for (int i = 0; in && i < ni; i++)
+    free(in[i]);
+  for (int i = 0; out && i < no; i++)
+    free(out[i]);
+  free(in);
+  free(out);
+  free(pin);
+  free(pout);
+  return rc ? rc : api_ok(err);
+}
+
+api_code api_runner_set_weight(api_runner *r, const char *name,
+                               const api_tensor *v, const int64_t *dims,
+                               int rank, api_error *err) {
+  static const char fn[] = "api_runner_set_weight";
+  if (!r || !name || !v)
+    return api_fail(err, API_ERR_USAGE, "%s: NULL argument", fn);
+  if (r->cuda)
+    return api_fail(err, API_ERR_UNSUPPORTED,
+                    "%s: a cuda runner prepares its weights once on the GPU: "
+                    "set '%s' on the graph (api_graph_set_weight) before "
+                    "api_runner_new",
+                    fn, name);
+  int t;
+  api_code rc = api_weight_find(fn, r->g, name, v, dims, rank, &t, err);
+  if (rc)
+    return rc;
+  const ir_tensor *w = &r->g->tensors[t];
+  float *buf =
+      base_malloc(sizeof(float) * (size_t)ir_shape_numel(&w->shape) + 1);
+  if (!buf)
+    return api_fail(err, API_ERR_INTERNAL, "out of memory");
+  char what[300];
+  snprintf(what, sizeof what, "%s: weight '%s'", fn, name);
+  if ((rc = api_tensor_to_f32(what, w, v, buf, err))) {
+    free(buf);
+    return rc;
+  }
+  free(r->weights->v[t]);
+  r->weights->v[t] = buf;
+  return api_ok(err);
 }
 
 api_code api_graph_run(const api_graph *g, const api_run_options *o,

@@ -110,6 +110,121 @@ api_code api_graph_save(const api_graph *g, const char *path, api_error *err);
 api_code api_graph_export_onnx(const api_graph *g, void **data, size_t *len,
                                api_error *err);
 
+/* ---- element types --------------------------------------------------- */
+
+/* The element type of a tensor or a caller's buffer. A graph's tensors are
+ * API_F32, API_I64 (token ids, indices) or API_BOOL; API_I32 is a buffer
+ * type only, accepted for and converted to an API_I64 tensor (ONNX int32
+ * inputs are imported as int64). The executors hold integers in float32
+ * slots: int64 values must lie within +-2^24 (16777216). */
+typedef enum api_dtype {
+  API_F32 = 0,  /* float, 4 bytes */
+  API_I64 = 1,  /* int64_t, 8 bytes */
+  API_BOOL = 2, /* one byte, 0 or not */
+  API_I32 = 3   /* int32_t, 4 bytes (buffers only) */
+} api_dtype;
+
+/* "float32", "int64", "bool", "int32"; NULL for anything else. */
+const char *api_dtype_name(int dtype);
+/* Bytes per element; 0 for an unknown dtype. */
+size_t api_dtype_size(int dtype);
+/* Element type (api_dtype) of input/output i; -1 when out of range or g is
+ * NULL. */
+int api_graph_input_dtype(const api_graph *g, int i);
+int api_graph_output_dtype(const api_graph *g, int i);
+
+/* Weights: the tensors a runner fills once (values from the model, or
+ * seeded random ones), by index 0..api_graph_nweights-1 in declaration
+ * order; NULL / -1 as for inputs. */
+int api_graph_nweights(const api_graph *g);
+const char *api_graph_weight_name(const api_graph *g, int i);
+int api_graph_weight_shape(const api_graph *g, int i, int64_t *dims, int max);
+int api_graph_weight_dtype(const api_graph *g, int i);
+/* 1 when weight i has values (ONNX initializers, a sidecar, set), 0 when
+ * a runner draws seeded random ones, -1 out of range. */
+int api_graph_weight_has_values(const api_graph *g, int i);
+
+/* A caller's host buffer: nbytes must be the tensor's element count times
+ * api_dtype_size(dtype). */
+typedef struct api_tensor {
+  int dtype;     /* api_dtype */
+  void *data;    /* not NULL (read only where the call reads it) */
+  size_t nbytes; /* size of data */
+} api_tensor;
+
+/* Gives weight `name` of g the values in v (dims[0..rank-1] must be the
+ * weight's shape, v->dtype its type, API_I32 for API_I64), copied into g;
+ * a runner made from g after uses them, and so do api_graph_save and the
+ * ONNX export. API_ERR_INPUT when g has no weight of that name, the shape
+ * differs or an int64 value is beyond +-2^24; API_ERR_USAGE when v's dtype
+ * or nbytes does not fit (as api_runner_run_typed); g is then unchanged. g,
+ * name, v: not NULL; dims may be NULL when rank is 0. */
+api_code api_graph_set_weight(api_graph *g, const char *name,
+                              const api_tensor *v, const int64_t *dims,
+                              int rank, api_error *err);
+/* Reads weight values from a safetensors file (the .graph sidecar format,
+ * docs/graph-format.md): every tensor in it must be a weight of g of the
+ * same shape and type; on an error g is unchanged. g, path: not NULL. */
+api_code api_graph_load_weights(api_graph *g, const char *path, api_error *err);
+
+/* ---- import and export options (`superopt import` / `export`) -------- */
+
+/* The options of `superopt import` (src/onnx: ox_options): input shape
+ * overrides as --input-shape's "NAME=1x3x224x224" (for inputs the model
+ * leaves dynamic), and --data-input names (the inputs that are data: every
+ * other float input becomes a weight). At most 16 of each. Arrays may be
+ * NULL when their count is 0. */
+typedef struct api_import_options {
+  const char *const *input_shapes;
+  int ninput_shapes;
+  const char *const *data_inputs;
+  int ndata_inputs;
+} api_import_options;
+
+/* api_graph_load / api_graph_load_onnx with import options (o NULL: none,
+ * as the plain calls). A bad option is API_ERR_USAGE with the CLI's
+ * message ("bad --input-shape 'x=3xq' (expected NAME=1x3x224x224)"); an
+ * option naming no input of the model API_ERR_INPUT. api_graph_load_ex
+ * refuses options for a .graph file (API_ERR_USAGE). */
+api_code api_graph_load_ex(const char *path, const api_import_options *o,
+                           api_graph **out, api_error *err);
+api_code api_graph_load_onnx_ex(const void *data, size_t len, const char *name,
+                                const api_import_options *o, api_graph **out,
+                                api_error *err);
+
+/* The options of `superopt export` (ox_export_file_ex). */
+typedef struct api_export_options {
+  /* --like: path of the original ONNX model (NULL: none). The export is a
+   * drop-in for it: graph inputs, outputs and initializers get back its
+   * names (t_191 -> 191), and its opset is kept where the operators allow
+   * (docs/onnx.md). Fused and attention nodes are always written as ONNX
+   * operators (their bodies). */
+  const char *like;
+} api_export_options;
+
+/* What the export did (the line `superopt export` prints). */
+typedef struct api_export_report {
+  int opset;           /* written */
+  int like_opset;      /* the original's; 0 without like */
+  char opset_why[160]; /* why opset > like_opset; "" when not raised */
+  int renamed;         /* names given back from the original */
+  int folded;          /* weight-preprocessing operators computed into
+                          initializers */
+  int at_load;         /* kept as nodes (their weights have no values) */
+} api_export_report;
+
+/* Writes g as ONNX to path, atomically, as `superopt export G -o path
+ * [--like o->like]`. o, rep: may be NULL. g, path: not NULL. */
+api_code api_graph_save_onnx(const api_graph *g, const char *path,
+                             const api_export_options *o,
+                             api_export_report *rep, api_error *err);
+/* The same as serialized bytes: *data malloc'd (free() it). g, data, len:
+ * not NULL. */
+api_code api_graph_export_onnx_ex(const api_graph *g,
+                                  const api_export_options *o, void **data,
+                                  size_t *len, api_export_report *rep,
+                                  api_error *err);
+
 /* ---- optimize -------------------------------------------------------- */
 
 /* Progress of api_optimize: the stage starting ("rules", "batch", "costs",
@@ -153,6 +268,15 @@ typedef struct api_optimize_options {
                          hand-written passes (`--passes hand`) */
   api_progress_fn progress; /* NULL (default): none */
   void *progress_u;         /* passed to progress */
+  int region_size;          /* operators per search region (48); 1..100000 */
+  int merge;                /* 1 (default): sibling convolutions/matmuls merged
+                               by hand; 0 as `--no-merge` */
+  int fuse_candidates;      /* each region's K cheapest graphs fused, the
+                               cheapest kept (8); 0..1000 */
+  int mutants_estimated;    /* 1: also mutants whose saving rests on estimated
+                               costs (`--mutants-estimated`); 0 */
+  int no_rules;             /* 1: no rules file, the pass rules only
+                               (`--no-rules`; rules must be NULL); 0 */
 } api_optimize_options;
 
 /* Fills o with the defaults above (nothing when o is NULL). */
@@ -188,6 +312,23 @@ typedef struct api_report {
   int rules_reproved; /* applied rules the verifier proved again */
   int rules_demoted;  /* labelled proven, not proven again: not applied
                          (the optimization was run again without them) */
+  /* The rest of the counts `superopt optimize` prints, line by line. */
+  int rules_read;          /* "model: ... N rules" (pass rules too) */
+  int cse, scales_folded;  /* passes: common subexpressions, scales */
+  int acts_fused_by_rules; /* of acts_fused, by pass rules */
+  int merged_by_rules;     /* of merged, by pass rules */
+  int splits_merged;       /* nested splits folded */
+  int generated, duplicates, rejected, queue_peak; /* search: */
+  int regions, stopped_by_patience, fuse_chosen, stopped_by_time;
+  int inst_proven, inst_refused; /* rule instances */
+  int mutants_considered, mutants_not_cheaper, mutants_overlapping;
+  int mutants_refused, mutants_unmeasured;
+  int fuse_recomputed, fuse_rejected; /* fusion: */
+  double fuse_cost_before_us, fuse_cost_after_us;
+  int rules_unproven;       /* re-proof: applied rules not labelled proven */
+  int check_rounds;         /* check: rounds run, elements compared, the */
+  long long check_compared; /* worst element's share of the tolerance */
+  double check_worst;       /* (-1 when not checked) */
 } api_report;
 
 /* Optimizes g into a new graph *out (g is unchanged). g, out: not NULL; o
@@ -234,11 +375,93 @@ api_code api_runner_run_device(api_runner *r, const void *const *inputs,
                                void *const *outputs, api_error *err);
 void api_runner_free(api_runner *r); /* NULL is fine */
 
+/* Runs with typed host buffers, in interface order: each buffer's dtype
+ * must be its tensor's (api_graph_input_dtype / _output_dtype; API_I32 is
+ * accepted for an API_I64 tensor, e.g. int32 token ids) and its nbytes the
+ * tensor's element count times the dtype's size: else API_ERR_USAGE naming
+ * the tensor, the two types or sizes. An int64 input beyond +-2^24 is
+ * API_ERR_INPUT (the executors hold integers in float32). CPU and CUDA
+ * runners. r, the arrays and every data pointer: not NULL (an array may be
+ * NULL when the graph has no input / output). */
+api_code api_runner_run_typed(api_runner *r, const api_tensor *inputs,
+                              const api_tensor *outputs, api_error *err);
+/* Gives weight `name` of the runner's graph the values in v, for every run
+ * after (checked as api_graph_set_weight: name, shape dims[0..rank-1],
+ * type; the runner unchanged on an error). CPU runners; on a CUDA runner,
+ * which prepared its weights once on the GPU, API_ERR_UNSUPPORTED: set the
+ * values on the graph (api_graph_set_weight) before api_runner_new. */
+api_code api_runner_set_weight(api_runner *r, const char *name,
+                               const api_tensor *v, const int64_t *dims,
+                               int rank, api_error *err);
+
 /* One-shot: api_runner_new + api_runner_run + api_runner_free (their NULL
  * rules). */
 api_code api_graph_run(const api_graph *g, const api_run_options *o,
                        const float *const *inputs, float *const *outputs,
                        api_error *err);
+
+/* ---- rules: generation and export ------------------------------------ */
+
+/* Progress of api_gen_rules: stage ("enumerate", "pair", "confirm",
+ * "verify"), done of total units. */
+typedef void (*api_gen_progress_fn)(void *u, const char *stage, double done,
+                                    double total);
+
+/* The options of `superopt gen-rules` (src/gen: gen_rules). */
+typedef struct api_gen_options {
+  int max_ops;        /* largest graph, in operators (3); 1..5 (5 only with
+                         ops) */
+  const char *ops;    /* comma-separated operators; NULL: all of
+                         docs/generation.md */
+  const char *pairs;  /* "spanning" (default, also NULL), "smallest", "all" */
+  int threads;        /* 0 (default): all cores; 1..1024 */
+  int z3_timeout_ms;  /* per proof (10000); 1..3600000 */
+  int keep_unproven;  /* 1: write unproven rules too, marked; 0 */
+  int no_normal_form; /* 1: no normal-form pruning (far slower); 0 */
+  int split;          /* 0 (default) or 1..256: `--split` */
+  const char *checkpoint;       /* `--checkpoint DIR`; NULL: none */
+  api_gen_progress_fn progress; /* NULL: none */
+  void *progress_u;
+} api_gen_options;
+
+void api_gen_options_default(api_gen_options *o); /* nothing for NULL */
+
+/* The counts of gen-rules' summary. */
+typedef struct api_gen_report {
+  long long graphs;  /* enumerated */
+  long long buckets; /* fingerprint buckets */
+  long long pairs;   /* candidate pairs */
+  long long pruned;  /* pairs left after pruning */
+  long long proven, unproven, written;
+  double seconds; /* enumerate+fingerprint, prune, verify */
+} api_gen_report;
+
+/* Generates rules as `superopt gen-rules` and writes them atomically to
+ * output (nothing written on an error). o NULL: the defaults; rep may be
+ * NULL. Options out of range: API_ERR_USAGE with gen-rules' message. */
+api_code api_gen_rules(const api_gen_options *o, const char *output,
+                       api_gen_report *rep, api_error *err);
+
+/* What api_export_rules did (the counts `superopt export-rules` prints). */
+typedef struct api_rules_export_report {
+  int exported;     /* rules written */
+  int not_proven;   /* left out: not proven (all = 0) */
+  int duplicates;   /* left out: the same as an earlier rule */
+  int other_format; /* left out: the other Tensat format writes them */
+  int unsupported;  /* left out: the format cannot express them */
+} api_rules_export_report;
+
+/* `superopt export-rules RULES --format F -o OUTPUT [--all]`: the proven
+ * rules of the rule file rules (every rule when all) as format "taso-pb",
+ * "tensat", "tensat-multi" or "json", written atomically to output. rep may
+ * be NULL. rules, format, output: not NULL. */
+api_code api_export_rules(const char *rules, const char *format, int all,
+                          const char *output, api_rules_export_report *rep,
+                          api_error *err);
+/* The same into memory: *data malloc'd (free() it), *len bytes. */
+api_code api_export_rules_mem(const char *rules, const char *format, int all,
+                              void **data, size_t *len,
+                              api_rules_export_report *rep, api_error *err);
 
 /* ---- data files ------------------------------------------------------ */
 
