@@ -45,6 +45,28 @@ static int options(int argc, char **argv, api_optimize_options *o) {
   return 0;
 }
 
+/* Every count of the report, "name value" a line (costs as optimize
+ * prints them, %.2f). */
+static void print_counts(const api_report *r) {
+#define I(f) printf(#f " %lld\n", (long long)r->f)
+#define C(f) printf(#f " %.2f\n", r->f)
+  I(nodes_before), I(nodes_after), I(rules), I(rules_read);
+  I(rules_applied), I(pass_rules_applied), I(acts_fused), I(acts_unfused);
+  I(acts_fused_by_rules), I(merged), I(merged_by_rules), I(bn_folded);
+  I(cse), I(scales_folded), I(splits_merged), I(fused_nodes);
+  I(attention_nodes), I(fused_ops), I(fuse_recomputed), I(fuse_rejected);
+  I(moved), I(mutants_applied), I(mutants_considered), I(mutants_not_cheaper);
+  I(mutants_overlapping), I(mutants_refused), I(mutants_unmeasured);
+  I(expanded), I(generated), I(duplicates), I(rejected), I(queue_peak);
+  I(regions), I(stopped_by_patience), I(fuse_chosen), I(inst_proven);
+  I(inst_refused), I(rules_reproved), I(rules_unproven), I(rules_demoted);
+  I(check_rounds), I(check_compared);
+  C(cost_before_us), C(cost_unfused_us), C(fuse_cost_before_us);
+  C(fuse_cost_after_us);
+#undef I
+#undef C
+}
+
 int main(int argc, char **argv) {
   api_optimize_options o;
   api_graph *g = NULL, *h = NULL;
@@ -61,13 +83,7 @@ int main(int argc, char **argv) {
     api_graph_free(h);
     return err.code;
   }
-  printf("nodes_after %d\nrules_applied %d\npass_rules_applied %d\n"
-         "acts_fused %d\nacts_unfused %d\nmerged %d\nbn_folded %d\n"
-         "fused_nodes %d\nattention_nodes %d\nfused_ops %d\nmoved %d\n"
-         "mutants_applied %d\n",
-         r.nodes_after, r.rules_applied, r.pass_rules_applied, r.acts_fused,
-         r.acts_unfused, r.merged, r.bn_folded, r.fused_nodes,
-         r.attention_nodes, r.fused_ops, r.moved, r.mutants_applied);
+  print_counts(&r);
   api_graph_free(g);
   api_graph_free(h);
   return 0;

@@ -24,9 +24,20 @@ CASES = [  # model, options (CLI spelling), whether the check runs
     ("tv_squeezenet", []),
     ("bert_base", ["--no-check"]),
 ]
-COUNTS = ["nodes_after", "rules_applied", "pass_rules_applied", "acts_fused",
-          "acts_unfused", "merged", "bn_folded", "fused_nodes",
-          "attention_nodes", "fused_ops", "moved", "mutants_applied"]
+COUNTS = ["nodes_before", "nodes_after", "rules", "rules_read",
+          "rules_applied", "pass_rules_applied", "acts_fused", "acts_unfused",
+          "acts_fused_by_rules", "merged", "merged_by_rules", "bn_folded",
+          "cse", "scales_folded", "splits_merged", "fused_nodes",
+          "attention_nodes", "fused_ops", "fuse_recomputed", "fuse_rejected",
+          "moved", "mutants_applied", "mutants_considered",
+          "mutants_not_cheaper", "mutants_overlapping", "mutants_refused",
+          "mutants_unmeasured", "expanded", "generated", "duplicates",
+          "rejected", "queue_peak", "regions", "stopped_by_patience",
+          "fuse_chosen", "inst_proven", "inst_refused", "rules_reproved",
+          "rules_unproven", "rules_demoted", "check_rounds", "check_compared"]
+# costs, compared as optimize prints them (%.2f)
+COSTS = ["cost_before_us", "cost_unfused_us", "fuse_cost_before_us",
+         "fuse_cost_after_us"]
 fails = []
 
 
@@ -44,31 +55,71 @@ def subset_rules(path):
     return path
 
 
+def groups(out, pattern, n, what, optional=False):
+    """The n numbers pattern captures in optimize's output (0s when an
+    optional line is absent)."""
+    m = re.search(pattern, out, re.M)
+    if m:
+        return [int(x) if re.fullmatch(r"\d+", x) else x for x in m.groups()]
+    if not optional:
+        fail("optimize's output lacks its %s line" % what)
+    return [0 if optional else -1] * n
+
+
 def cli_counts(out):
-    """The counts `superopt optimize` prints."""
-    def num(pattern, k=1):
-        m = re.search(pattern, out, re.M)
-        if not m:
-            fail("optimize's output lacks /%s/" % pattern)
-            return -1
-        return int(m.group(k))
-    c = {"nodes_after": num(r"^wrote .* \((\d+) operators\)"),
-         "rules_applied": num(r"^rules applied in all: (\d+)"),
-         "pass_rules_applied": num(r"^rules applied in all: \d+ \((\d+) of"),
-         "bn_folded": num(r"(\d+) batchnorm folded"),
-         "acts_fused": num(r"(\d+) activations fused"),
-         "acts_unfused": num(r"(\d+) taken back out"),
-         "merged": num(r"(\d+) sibling groups merged"),
-         "moved": num(r"^order: (\d+) shortcut"),
-         "mutants_applied": num(r"^mutants applied: (\d+) of")}
-    m = re.search(r"^fusion: (\d+) attention nodes?, (\d+) fused nodes? "
-                  r"replaces? (\d+) operators", out, re.M)
-    if not m:
-        fail("optimize's output lacks its fusion line")
-        m = [None, -1, -1, -1]
-    else:
-        m = [None] + [int(x) for x in m.groups()]
-    c.update(attention_nodes=m[1], fused_nodes=m[2], fused_ops=m[3])
+    """Every count `superopt optimize` prints, by the report's names."""
+    c = {}
+    c["nodes_before"], c["rules_read"], c["rules"] = groups(
+        out, r"^model: .* \((\d+) operators\); (\d+) rules, (\d+) usable "
+        r"directions", 3, "model")
+    c["nodes_after"], = groups(out, r"^wrote .* \((\d+) operators\)", 1,
+                               "wrote")
+    (c["cse"], c["bn_folded"], c["scales_folded"], c["acts_fused"],
+     c["acts_fused_by_rules"], c["acts_unfused"], c["merged"],
+     c["merged_by_rules"], c["splits_merged"]) = groups(
+        out, r"^passes: (\d+) common subexpressions, (\d+) batchnorm folded, "
+        r"(\d+) scales folded, (\d+) activations fused \((\d+) by pass "
+        r"rules, (\d+) taken back out by them\), (\d+) sibling groups merged "
+        r"\((\d+) by pass rules\), (\d+) nested splits folded", 9, "passes")
+    c["rules_applied"], c["pass_rules_applied"] = groups(
+        out, r"^rules applied in all: (\d+) \((\d+) of them pass rules\)", 2,
+        "rules applied in all")
+    (c["expanded"], c["generated"], c["duplicates"], c["rejected"],
+     c["queue_peak"], c["regions"], c["stopped_by_patience"],
+     c["fuse_chosen"]) = groups(
+        out, r"^search: (\d+) expanded, (\d+) generated, (\d+) duplicates, "
+        r"(\d+) rejected, queue peak (\d+), (\d+) regions \((\d+) stopped by "
+        r"patience, (\d+) took a graph cheaper once fused\)", 8, "search")
+    c["inst_proven"], c["inst_refused"] = groups(
+        out, r"^rule instances .*: (\d+) proven, (\d+) refused", 2,
+        "rule instances")
+    (c["mutants_applied"], c["mutants_considered"], c["mutants_not_cheaper"],
+     c["mutants_overlapping"], c["mutants_refused"],
+     c["mutants_unmeasured"]) = groups(
+        out, r"^mutants applied: (\d+) of (\d+) considered \((\d+) not "
+        r"cheaper, (\d+) overlapping, (\d+) refused, (\d+) cheaper by "
+        r"estimates only\)", 6, "mutants")
+    (c["attention_nodes"], c["fused_nodes"], c["fused_ops"],
+     c["fuse_recomputed"], c["fuse_rejected"], c["fuse_cost_before_us"],
+     c["fuse_cost_after_us"]) = groups(
+        out, r"^fusion: (\d+) attention nodes?, (\d+) fused nodes? replaces? "
+        r"(\d+) operators \((\d+) recomputed, (\d+) groups? refused by "
+        r"cost\); estimated ([\d.]+) -> ([\d.]+) us", 7, "fusion")
+    c["moved"], = groups(out, r"^order: (\d+) shortcut", 1, "order")
+    c["rules_reproved"], = groups(out, r"^re-proof: re-proved (\d+)", 1,
+                                  "re-proof", optional=True)
+    c["rules_unproven"], = groups(
+        out, r"^re-proof: .*; (\d+) applied rules? not labelled proven", 1,
+        "re-proof", optional=True)
+    c["rules_demoted"], = groups(out, r"^re-proof: .*; demoted (\d+)", 1,
+                                 "re-proof", optional=True)
+    c["check_rounds"], c["check_compared"] = groups(
+        out, r"^check: .* over (\d+) rounds .*; (\d+) elements\)", 2, "check",
+        optional=True)
+    c["cost_before_us"], = groups(out, r"^cost before: ([\d.]+) us", 1,
+                                  "cost before")
+    c["cost_unfused_us"], = groups(out, r"^cost after:  ([\d.]+) us", 1,
+                                   "cost after")
     return c
 
 
@@ -87,7 +138,9 @@ def python_side(model, rules, opts, out):
     h, rep = g.optimize(rules=rules, budget=20, check="--no-check" not in opts,
                         progress=lambda *a: seen.append(a))
     h.save(out)
-    return {k: getattr(rep, k) for k in COUNTS}, seen
+    c = {k: getattr(rep, k) for k in COUNTS}
+    c.update({k: "%.2f" % getattr(rep, k) for k in COSTS})
+    return c, seen
 
 
 def one(case, tmp, rules, binary, driver, src):
@@ -99,7 +152,8 @@ def one(case, tmp, rules, binary, driver, src):
     cli = run([binary, "optimize", model, "-o", outs["cli"]] + common)
     capi = run([driver, model, outs["capi"]] + common)
     counts = {"cli": cli_counts(cli.stdout),
-              "capi": {ln.split()[0]: int(ln.split()[1])
+              "capi": {ln.split()[0]: ln.split()[1] if ln.split()[0] in
+                       COSTS else int(ln.split()[1])
                        for ln in capi.stdout.splitlines()}}
     counts["python"], seen = python_side(model, rules, opts, outs["python"])
     texts = {k: open(p, "rb").read() if os.path.exists(p) else b""
