@@ -2,12 +2,14 @@
  * test: tests/optimize_parity.py runs it beside `superopt optimize` and the
  * Python package and compares what they write and count).
  *
- * usage: api_optimize MODEL OUT.graph [--budget N] [--rules F] [--no-check]
- *                     [--no-fuse] [--passes hand] [--batch N]
+ * usage: api_optimize MODEL OUT.graph|OUT.onnx [--budget N] [--rules F]
+ *                     [--no-check] [--no-fuse] [--passes hand] [--batch N]
+ *                     [--input-shape N=DIMS]... [--like ORIG.onnx]
  *
- * Writes the optimized graph to OUT and the report's counts to stdout, one
- * "name value" a line; the stages it was told of by the progress callback
- * ("progress STAGE DONE TOTAL") to stderr. */
+ * Writes the optimized graph to OUT (.onnx: api_graph_save_onnx, with
+ * --like) and the report's counts to stdout, one "name value" a line; the
+ * stages it was told of by the progress callback ("progress STAGE DONE
+ * TOTAL") to stderr. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,10 @@ static void progress(void *u, const char *stage, int done, int total,
   (void)u, (void)elapsed;
   fprintf(stderr, "progress %s %d %d\n", stage, done, total);
 }
+
+/* --input-shape (import) and --like (export). */
+static const char *shapes[16], *like;
+static int nshapes;
 
 static int options(int argc, char **argv, api_optimize_options *o) {
   api_optimize_options_default(o);
@@ -35,6 +41,10 @@ static int options(int argc, char **argv, api_optimize_options *o) {
       o->batch = atoi(argv[++i]);
     else if (!strcmp(a, "--rules") && v)
       o->rules = argv[++i];
+    else if (!strcmp(a, "--input-shape") && v && nshapes < 16)
+      shapes[nshapes++] = argv[++i];
+    else if (!strcmp(a, "--like") && v)
+      like = argv[++i];
     else if (!strcmp(a, "--passes") && v && !strcmp(v, "hand"))
       o->hand_passes = 1, i++;
     else {
@@ -76,8 +86,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: api_optimize MODEL OUT.graph [options]\n");
     return 1;
   }
-  if (api_graph_load(argv[1], &g, &err) || api_optimize(g, &o, &h, &r, &err) ||
-      api_graph_save(h, argv[2], &err)) {
+  api_import_options io = {shapes, nshapes, NULL, 0};
+  api_export_options eo = {like};
+  size_t n = strlen(argv[2]);
+  int onnx = n > 5 && !strcmp(argv[2] + n - 5, ".onnx");
+  if (api_graph_load_ex(argv[1], nshapes ? &io : NULL, &g, &err) ||
+      api_optimize(g, &o, &h, &r, &err) ||
+      (onnx ? api_graph_save_onnx(h, argv[2], &eo, NULL, &err)
+            : api_graph_save(h, argv[2], &err))) {
     fprintf(stderr, "api_optimize: %s\n", err.message);
     api_graph_free(g);
     api_graph_free(h);

@@ -7,6 +7,12 @@ BERT-base at budget 20 with the first rules of default.rules (a short load;
 the pass rules, the search, mutants and fusion all run), and the progress
 callback's stages.
 
+The drop-in path too: a small BERT export with dynamic axes imported at
+fixed shapes (--input-shape), optimized and written as ONNX like the
+original (--like) by the CLI (import, then optimize -o X.onnx --like), the
+C API and Python: the same bytes. And gen-rules and export-rules: the CLI
+and the library calls write the same files.
+
 usage: optimize_parity.py SUPEROPT API_OPTIMIZE SOURCE_DIR
 (with PYTHONPATH naming python/ and SUPEROPT_LIB the built libsuperopt.so)
 """
@@ -181,12 +187,64 @@ def one(case, tmp, rules, binary, driver, src):
     return counts["cli"]
 
 
+def dropin(tmp, rules, binary, driver, src):
+    """BERT (int64 token ids, dynamic axes) imported at 2x16, optimized,
+    exported like the original: CLI, C API and Python write the same ONNX.
+    The CLI does not fuse an .onnx output; the API callers say so."""
+    model = os.path.join(src, "models", "onnx", "exports", "bert.legacy.onnx")
+    shapes = ["input_ids=2x16", "attention_mask=2x16"]
+    graph = os.path.join(tmp, "bert.graph")
+    out = {k: os.path.join(tmp, "bert.%s.onnx" % k)
+           for k in ("cli", "capi", "python")}
+    run([binary, "import", model, "-o", graph] +
+        [a for s in shapes for a in ("--input-shape", s)])
+    common = ["--rules", rules, "--budget", "20", "--no-check"]
+    run([binary, "optimize", graph, "-o", out["cli"], "--like", model] +
+        common)
+    run([driver, model, out["capi"], "--like", model, "--no-fuse"] + common +
+        [a for s in shapes for a in ("--input-shape", s)])
+    g = superopt.load(model, input_shapes=shapes)
+    h, _ = g.optimize(rules=rules, budget=20, check=False, fuse=False)
+    h.save(out["python"], like=model)
+    data = {k: open(p, "rb").read() if os.path.exists(p) else b""
+            for k, p in out.items()}
+    for k in ("capi", "python"):
+        if not data[k] or data[k] != data["cli"]:
+            fail("bert drop-in: the ONNX %s wrote differs from the CLI's" % k)
+    print("bert drop-in: %d ONNX bytes alike from CLI, C API, Python" %
+          len(data["cli"]))
+
+
+def rule_files(tmp, binary):
+    """gen-rules and export-rules: the CLI's files and the library calls'
+    are the same bytes."""
+    cli, lib = (os.path.join(tmp, "g.%s.rules" % k) for k in ("cli", "lib"))
+    run([binary, "gen-rules", "--max-ops", "2", "--ops", "relu,ewadd",
+         "--threads", "1", "-o", cli])
+    superopt.gen_rules(max_ops=2, ops="relu,ewadd", threads=1, output=lib)
+    same = [open(cli, "rb").read() == open(lib, "rb").read()]
+    for fmt in ("json", "taso-pb", "tensat"):
+        x = os.path.join(tmp, "g." + fmt)
+        p = run([binary, "export-rules", cli, "--format", fmt, "-o", x])
+        data, rep = superopt.export_rules(lib, fmt)
+        same.append(open(x, "rb").read() == data)
+        if "exported %d rules" % rep.exported not in p.stderr:
+            fail("export-rules %s: the CLI says %r, the library %d" %
+                 (fmt, p.stderr.strip(), rep.exported))
+    if not all(same):
+        fail("gen-rules / export-rules (json, taso-pb, tensat): the CLI and "
+             "the library differ: %s" % same)
+    print("gen-rules, export-rules: the same files from CLI and library")
+
+
 def main():
     binary, driver, src = sys.argv[1:4]
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SUPEROPT_COSTDB"] = os.path.join(tmp, "costdb.sqlite")
         rules = subset_rules(os.path.join(tmp, "subset.rules"))
         got = [one(c, tmp, rules, binary, driver, src) for c in CASES]
+        dropin(tmp, rules, binary, driver, src)
+        rule_files(tmp, binary)
     # the cases exercise what they are meant to: pass rules, fusion
     if not any(c["pass_rules_applied"] > 0 for c in got):
         fail("no case applied a pass rule")
