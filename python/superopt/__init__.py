@@ -12,18 +12,21 @@ superopt.export_onnx(graph). After `import torch; import superopt` (or
 with the package installed), torch.compile(model, backend="superopt") uses
 superopt.torch_backend. Errors raise SuperoptError
 with the library's message."""
+import ctypes
+import dataclasses
 import os
-import subprocess
 import sys
 import tempfile
 
 from . import _lib
 from .errors import SuperoptError
-from .graph import Graph, OptimizeReport, Runner
+from .graph import ExportReport, Graph, OptimizeReport, Runner
 
-__all__ = ["Graph", "OptimizeReport", "Runner", "SuperoptError", "load",
+__all__ = ["Graph", "OptimizeReport", "ExportReport", "GenReport",
+           "RulesExportReport", "Runner", "SuperoptError", "load",
            "load_onnx", "parse", "optimize", "export_onnx", "gen_rules",
-           "version", "build_info", "cuda_available", "data_path"]
+           "export_rules", "version", "build_info", "cuda_available",
+           "data_path"]
 __version__ = "0.1.0"
 
 
@@ -33,9 +36,38 @@ def _new(fn, *args):
     return Graph(h.value)
 
 
-def load(path):
-    """A .graph file, or an ONNX model when path ends in .onnx."""
-    return _new(_lib.lib().api_graph_load, _lib.cstr(path, "path"))
+def _import_options(input_shapes, data_inputs, keep):
+    """`superopt import`'s --input-shape and --data-input as
+    api_import_options (None when neither is given). input_shapes: a dict
+    name -> shape, or "NAME=1x3x224x224" strings; data_inputs: names."""
+    if not input_shapes and not data_inputs:
+        return None
+    if isinstance(input_shapes, dict):
+        input_shapes = ["%s=%s" % (n, "x".join(str(int(d)) for d in shape))
+                        for n, shape in input_shapes.items()]
+    if isinstance(data_inputs, (str, bytes)):
+        data_inputs = [data_inputs]
+    shapes = [_lib.cstr(v, "input_shapes") for v in input_shapes or []]
+    data = [_lib.cstr(v, "data_inputs") for v in data_inputs or []]
+    o = _lib.ImportOptions()
+    arr_s = (ctypes.c_char_p * max(1, len(shapes)))(*shapes)
+    arr_d = (ctypes.c_char_p * max(1, len(data)))(*data)
+    keep += [arr_s, arr_d]
+    o.input_shapes = ctypes.cast(arr_s, ctypes.POINTER(ctypes.c_char_p))
+    o.data_inputs = ctypes.cast(arr_d, ctypes.POINTER(ctypes.c_char_p))
+    o.ninput_shapes, o.ndata_inputs = len(shapes), len(data)
+    return o
+
+
+def load(path, input_shapes=None, data_inputs=None):
+    """A .graph file, or an ONNX model when path ends in .onnx, with
+    `superopt import`'s options for ONNX: input_shapes (--input-shape: a
+    dict name -> shape for inputs the model leaves dynamic, or a list of
+    "NAME=1x3x224x224"), data_inputs (--data-input: the inputs that are
+    data; every other float input becomes a weight)."""
+    keep = []
+    o = _import_options(input_shapes, data_inputs, keep)
+    return _new(_lib.lib().api_graph_load_ex, _lib.cstr(path, "path"), o)
 
 
 def parse(text, name="<text>"):
@@ -45,8 +77,9 @@ def parse(text, name="<text>"):
                 _lib.cstr(name, "name"))
 
 
-def load_onnx(model, name=None):
-    """An ONNX model: a path, serialized bytes, or an onnx.ModelProto."""
+def load_onnx(model, name=None, input_shapes=None, data_inputs=None):
+    """An ONNX model: a path, serialized bytes, or an onnx.ModelProto;
+    input_shapes and data_inputs as for load()."""
     if isinstance(model, (str, os.PathLike)):
         with open(model, "rb") as f:
             data = f.read()
@@ -55,8 +88,10 @@ def load_onnx(model, name=None):
         data = bytes(model)
     else:  # a ModelProto (or anything with SerializeToString)
         data = model.SerializeToString()
-    return _new(_lib.lib().api_graph_load_onnx, data, len(data),
-                _lib.cstr(name or "<onnx>", "name"))
+    keep = []
+    o = _import_options(input_shapes, data_inputs, keep)
+    return _new(_lib.lib().api_graph_load_onnx_ex, data, len(data),
+                _lib.cstr(name or "<onnx>", "name"), o)
 
 
 def optimize(graph, alpha=None, budget=None, **kw):
@@ -64,9 +99,10 @@ def optimize(graph, alpha=None, budget=None, **kw):
     return graph.optimize(alpha=alpha, budget=budget, **kw)[0]
 
 
-def export_onnx(graph):
-    """TASO's taso.export_onnx(graph): an onnx.ModelProto."""
-    return graph.export_onnx()
+def export_onnx(graph, like=None):
+    """TASO's taso.export_onnx(graph): an onnx.ModelProto (like: the
+    original model, see Graph.export_onnx_bytes)."""
+    return graph.export_onnx(like)
 
 
 def version():
@@ -90,48 +126,112 @@ def data_path(rel=""):
     return buf.value.decode()
 
 
+@dataclasses.dataclass
+class GenReport:
+    """The counts of gen-rules' summary."""
+    graphs: int  # enumerated
+    buckets: int  # fingerprint buckets
+    pairs: int  # candidate pairs
+    pruned: int  # pairs left after pruning
+    proven: int
+    unproven: int
+    written: int
+    seconds: float
+
+
+@dataclasses.dataclass
+class RulesExportReport:
+    """The counts `superopt export-rules` prints."""
+    exported: int
+    not_proven: int  # left out (all=False)
+    duplicates: int
+    other_format: int  # the other Tensat format writes them
+    unsupported: int  # the format cannot express them
+
+
 def gen_rules(max_ops=3, ops=None, output=None, threads=None,
-              z3_timeout_ms=None, pairs=None):
+              z3_timeout_ms=None, pairs=None, keep_unproven=False,
+              no_normal_form=False, split=None, checkpoint=None,
+              progress=None, report=False):
     """Discovers and proves rules of up to max_ops operators over ops (a list
-    of operator names; None: the default set), like `superopt gen-rules`.
-    Writes them to output (default: a temporary file) and returns its path;
-    the stage summary goes to stderr. Runs the superopt binary installed
-    beside the library (the library has no generation call yet)."""
-    cmd = [_lib.binary_path(), "gen-rules", "--max-ops", str(int(max_ops))]
+    of operator names or a comma-separated string; None: the default set),
+    as `superopt gen-rules` (the library's gen_rules, the same file for the
+    same options). Writes them atomically to output (default: a temporary
+    file) and returns its path, or (path, GenReport) when report.
+    progress: a callable(stage, done, total)."""
+    o = _lib.GenOptions()
+    L = _lib.lib()
+    L.api_gen_options_default(o)
+    keep = []
+    o.max_ops = _lib.cint(max_ops, "max_ops")
     if ops:
-        cmd += ["--ops", ",".join(ops) if not isinstance(ops, str) else ops]
-    if threads:
-        cmd += ["--threads", str(int(threads))]
-    if z3_timeout_ms:
-        cmd += ["--z3-timeout", str(int(z3_timeout_ms))]
-    if pairs:
-        cmd += ["--pairs", pairs]
+        keep.append(_lib.cstr(ops if isinstance(ops, str) else ",".join(ops),
+                              "ops"))
+        o.ops = keep[-1]
+    for name, v in (("pairs", pairs), ("checkpoint", checkpoint)):
+        if v is not None:
+            keep.append(_lib.cstr(v, name))
+            setattr(o, name, keep[-1])
+    for name, v in (("threads", threads), ("z3_timeout_ms", z3_timeout_ms),
+                    ("split", split)):
+        if v is not None:
+            setattr(o, name, _lib.cint(v, name))
+    o.keep_unproven = int(bool(keep_unproven))
+    o.no_normal_form = int(bool(no_normal_form))
+    raised = []
+    if progress is not None:
+        def tell(_u, stage, done, total):
+            if not raised:
+                try:
+                    progress(stage.decode(), done, total)
+                except BaseException as e:  # noqa: BLE001: re-raised below
+                    raised.append(e)
+        o.progress = _lib.GenProgressFn(tell)
+        keep.append(o.progress)
     made = output is None
     if made:
         fd, output = tempfile.mkstemp(prefix="superopt-", suffix=".rules")
         os.close(fd)
-    cmd += ["-o", os.fsdecode(_lib.cstr(output, "output"))]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
-    if p.returncode:
-        if made:
-            os.unlink(output)
-        raise SuperoptError(p.returncode, _gen_rules_reason(p))
-    return os.fspath(output)
+    out = _lib.cstr(output, "output")
+    rep, err = _lib.GenReport(), _lib.Error()
+    rc = L.api_gen_rules(o, out, rep, err)
+    if (rc or raised) and made:
+        os.unlink(output)
+    if raised:
+        raise raised[0]
+    _lib.check(rc, err)
+    path = os.fsdecode(out)
+    if not report:
+        return path
+    return path, GenReport(**{f: getattr(rep, f)
+                              for f, _ in _lib.GenReport._fields_})
 
 
-def _gen_rules_reason(p):
-    """The error of a failed gen-rules run: its stderr without the progress
-    lines and the usage hint (the last line of a usage error is "(see
-    'superopt gen-rules --help')", which lost the reason)."""
-    lines = []
-    for ln in p.stderr.replace("\r", "\n").splitlines():
-        ln = ln.strip()
-        if ln and not ln.startswith(("stage:", "(see '")) and \
-                " ETA " not in ln:
-            lines.append(ln)
-    return "; ".join(lines[-3:]) if lines else \
-        "gen-rules exited %d" % p.returncode
+def export_rules(rules, format, output=None, all=False):
+    """`superopt export-rules RULES --format FORMAT -o OUTPUT [--all]`: the
+    proven rules of the rule file rules (every rule when all) as format
+    "taso-pb", "tensat", "tensat-multi" or "json". With output, written
+    there atomically and returns a RulesExportReport; without, returns
+    (bytes, RulesExportReport)."""
+    L, rep, err = _lib.lib(), _lib.RulesExportReport(), _lib.Error()
+    r = _lib.cstr(rules, "rules")
+    f = _lib.cstr(format, "format")
+    if output is not None:
+        _lib.check(L.api_export_rules(r, f, int(bool(all)),
+                                      _lib.cstr(output, "output"), rep, err),
+                   err)
+        data = None
+    else:
+        p, n = ctypes.c_void_p(), ctypes.c_size_t()
+        _lib.check(L.api_export_rules_mem(r, f, int(bool(all)), p, n, rep,
+                                          err), err)
+        try:
+            data = ctypes.string_at(p, n.value)
+        finally:
+            _lib.free(p)
+    res = RulesExportReport(**{k: getattr(rep, k)
+                               for k, _ in _lib.RulesExportReport._fields_})
+    return res if data is None else (data, res)
 
 
 def _register_torch_backend():

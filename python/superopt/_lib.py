@@ -36,7 +36,11 @@ class OptimizeOptions(ctypes.Structure):
                 ("batch", ctypes.c_int), ("check", ctypes.c_int),
                 ("allow_unproven", ctypes.c_int), ("mutants", ctypes.c_int),
                 ("fuse", ctypes.c_int), ("hand_passes", ctypes.c_int),
-                ("progress", ProgressFn), ("progress_u", ctypes.c_void_p)]
+                ("progress", ProgressFn), ("progress_u", ctypes.c_void_p),
+                ("region_size", ctypes.c_int), ("merge", ctypes.c_int),
+                ("fuse_candidates", ctypes.c_int),
+                ("mutants_estimated", ctypes.c_int),
+                ("no_rules", ctypes.c_int)]
 
 
 class Report(ctypes.Structure):
@@ -60,7 +64,77 @@ class Report(ctypes.Structure):
                 ("fuse_seconds", ctypes.c_double),
                 ("check_seconds", ctypes.c_double),
                 ("rules_reproved", ctypes.c_int),
-                ("rules_demoted", ctypes.c_int)]
+                ("rules_demoted", ctypes.c_int)] + [
+                    (f, ctypes.c_int) for f in (
+                        "rules_read", "cse", "scales_folded",
+                        "acts_fused_by_rules", "merged_by_rules",
+                        "splits_merged", "generated", "duplicates",
+                        "rejected", "queue_peak", "regions",
+                        "stopped_by_patience", "fuse_chosen",
+                        "stopped_by_time", "inst_proven", "inst_refused",
+                        "mutants_considered", "mutants_not_cheaper",
+                        "mutants_overlapping", "mutants_refused",
+                        "mutants_unmeasured", "fuse_recomputed",
+                        "fuse_rejected")] + [
+                    ("fuse_cost_before_us", ctypes.c_double),
+                    ("fuse_cost_after_us", ctypes.c_double),
+                    ("rules_unproven", ctypes.c_int),
+                    ("check_rounds", ctypes.c_int),
+                    ("check_compared", ctypes.c_longlong),
+                    ("check_worst", ctypes.c_double)]
+
+
+# api_dtype
+F32, I64, BOOL, I32 = 0, 1, 2, 3
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int), ("data", ctypes.c_void_p),
+                ("nbytes", ctypes.c_size_t)]
+
+
+class ImportOptions(ctypes.Structure):
+    _fields_ = [("input_shapes", ctypes.POINTER(ctypes.c_char_p)),
+                ("ninput_shapes", ctypes.c_int),
+                ("data_inputs", ctypes.POINTER(ctypes.c_char_p)),
+                ("ndata_inputs", ctypes.c_int)]
+
+
+class ExportOptions(ctypes.Structure):
+    _fields_ = [("like", ctypes.c_char_p)]
+
+
+class ExportReport(ctypes.Structure):
+    _fields_ = [("opset", ctypes.c_int), ("like_opset", ctypes.c_int),
+                ("opset_why", ctypes.c_char * 160), ("renamed", ctypes.c_int),
+                ("folded", ctypes.c_int), ("at_load", ctypes.c_int)]
+
+
+# api_gen_progress_fn: (user pointer, stage, done, total)
+GenProgressFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p,
+                                 ctypes.c_double, ctypes.c_double)
+
+
+class GenOptions(ctypes.Structure):
+    _fields_ = [("max_ops", ctypes.c_int), ("ops", ctypes.c_char_p),
+                ("pairs", ctypes.c_char_p), ("threads", ctypes.c_int),
+                ("z3_timeout_ms", ctypes.c_int),
+                ("keep_unproven", ctypes.c_int),
+                ("no_normal_form", ctypes.c_int), ("split", ctypes.c_int),
+                ("checkpoint", ctypes.c_char_p),
+                ("progress", GenProgressFn), ("progress_u", ctypes.c_void_p)]
+
+
+class GenReport(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_longlong) for f in (
+        "graphs", "buckets", "pairs", "pruned", "proven", "unproven",
+        "written")] + [("seconds", ctypes.c_double)]
+
+
+class RulesExportReport(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_int) for f in (
+        "exported", "not_proven", "duplicates", "other_format",
+        "unsupported")]
 
 
 class RunOptions(ctypes.Structure):
@@ -146,6 +220,49 @@ _SIGNATURES = {
     "api_runner_free": (None, [ctypes.c_void_p]),
     "api_data_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
                                      ctypes.c_size_t, P(Error)]),
+    "api_graph_load_ex": (ctypes.c_int, [ctypes.c_char_p, P(ImportOptions),
+                                         P(ctypes.c_void_p), P(Error)]),
+    "api_graph_load_onnx_ex": (ctypes.c_int, [
+        ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, P(ImportOptions),
+        P(ctypes.c_void_p), P(Error)]),
+    "api_graph_input_dtype": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    "api_graph_output_dtype": (ctypes.c_int, [ctypes.c_void_p,
+                                              ctypes.c_int]),
+    "api_graph_nweights": (ctypes.c_int, [ctypes.c_void_p]),
+    "api_graph_weight_name": (ctypes.c_char_p, [ctypes.c_void_p,
+                                                ctypes.c_int]),
+    "api_graph_weight_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int,
+                                              P(ctypes.c_int64),
+                                              ctypes.c_int]),
+    "api_graph_weight_dtype": (ctypes.c_int, [ctypes.c_void_p,
+                                              ctypes.c_int]),
+    "api_graph_weight_has_values": (ctypes.c_int, [ctypes.c_void_p,
+                                                   ctypes.c_int]),
+    "api_graph_set_weight": (ctypes.c_int, [
+        ctypes.c_void_p, ctypes.c_char_p, P(Tensor), P(ctypes.c_int64),
+        ctypes.c_int, P(Error)]),
+    "api_graph_load_weights": (ctypes.c_int, [ctypes.c_void_p,
+                                              ctypes.c_char_p, P(Error)]),
+    "api_graph_save_onnx": (ctypes.c_int, [
+        ctypes.c_void_p, ctypes.c_char_p, P(ExportOptions), P(ExportReport),
+        P(Error)]),
+    "api_graph_export_onnx_ex": (ctypes.c_int, [
+        ctypes.c_void_p, P(ExportOptions), P(ctypes.c_void_p),
+        P(ctypes.c_size_t), P(ExportReport), P(Error)]),
+    "api_runner_run_typed": (ctypes.c_int, [ctypes.c_void_p, P(Tensor),
+                                            P(Tensor), P(Error)]),
+    "api_runner_set_weight": (ctypes.c_int, [
+        ctypes.c_void_p, ctypes.c_char_p, P(Tensor), P(ctypes.c_int64),
+        ctypes.c_int, P(Error)]),
+    "api_gen_options_default": (None, [P(GenOptions)]),
+    "api_gen_rules": (ctypes.c_int, [P(GenOptions), ctypes.c_char_p,
+                                     P(GenReport), P(Error)]),
+    "api_export_rules": (ctypes.c_int, [
+        ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+        P(RulesExportReport), P(Error)]),
+    "api_export_rules_mem": (ctypes.c_int, [
+        ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, P(ctypes.c_void_p),
+        P(ctypes.c_size_t), P(RulesExportReport), P(Error)]),
 }
 
 _lib = None

@@ -42,11 +42,113 @@ class OptimizeReport:
     check_seconds: float
     rules_reproved: int  # applied rules the verifier proved again
     rules_demoted: int  # labelled proven but not proven: not applied
+    # the rest of the counts `superopt optimize` prints
+    rules_read: int  # "N rules" of the model line (pass rules too)
+    cse: int
+    scales_folded: int
+    acts_fused_by_rules: int
+    merged_by_rules: int
+    splits_merged: int
+    generated: int
+    duplicates: int
+    rejected: int
+    queue_peak: int
+    regions: int
+    stopped_by_patience: int
+    fuse_chosen: int
+    stopped_by_time: bool
+    inst_proven: int
+    inst_refused: int
+    mutants_considered: int
+    mutants_not_cheaper: int
+    mutants_overlapping: int
+    mutants_refused: int
+    mutants_unmeasured: int
+    fuse_recomputed: int
+    fuse_rejected: int
+    fuse_cost_before_us: float
+    fuse_cost_after_us: float
+    rules_unproven: int
+    check_rounds: int
+    check_compared: int
+    check_worst: float  # share of the tolerance; None when not checked
 
     @property
     def speedup(self):
         return (self.cost_before_us / self.cost_after_us
                 if self.cost_after_us > 0 else 1.0)
+
+
+@dataclasses.dataclass
+class ExportReport:
+    """What an ONNX export did (the line `superopt export` prints)."""
+    opset: int  # written
+    like_opset: int  # the original model's; 0 without like
+    opset_why: str  # why opset > like_opset ("" when not raised)
+    renamed: int  # names given back from the original
+    folded: int  # weight preprocessing computed into initializers
+    at_load: int  # kept as nodes (their weights have no values)
+
+
+# api_dtype <-> NumPy
+_NP = {_lib.F32: np.dtype(np.float32), _lib.I64: np.dtype(np.int64),
+       _lib.BOOL: np.dtype(np.bool_), _lib.I32: np.dtype(np.int32)}
+
+
+def _np_dtype(code):
+    return _NP[code] if code in _NP else None
+
+
+def _buffer(a, graph_dtype):
+    """a as a contiguous array for a tensor of type graph_dtype (api_dtype)
+    and its api_dtype code: float tensors take any array (converted to
+    float32, as before); integer and bool tensors take integer arrays
+    (int32 as it is, other integers as int64) and bool arrays; anything
+    else goes as float32, which the library refuses naming the tensor."""
+    a = np.asarray(a)
+    if graph_dtype == _lib.F32:
+        return np.ascontiguousarray(a, dtype=np.float32), _lib.F32
+    if a.dtype == np.bool_:
+        return np.ascontiguousarray(a), _lib.BOOL
+    if a.dtype == np.int32:
+        return np.ascontiguousarray(a), _lib.I32
+    if a.dtype.kind in "iu":
+        return np.ascontiguousarray(a, dtype=np.int64), _lib.I64
+    return np.ascontiguousarray(a, dtype=np.float32), _lib.F32
+
+
+def _tensor(a, code):
+    return _lib.Tensor(code, a.ctypes.data, a.nbytes)
+
+
+def _like_path(like, keep):
+    """like (a path, bytes or an onnx.ModelProto) as a path; bytes and
+    models are written to a temporary file, whose name goes into keep."""
+    import os
+    import tempfile
+    if like is None or isinstance(like, (str, os.PathLike)):
+        return like
+    data = bytes(like) if isinstance(like, (bytes, bytearray)) \
+        else like.SerializeToString()
+    fd, path = tempfile.mkstemp(prefix="superopt-like-", suffix=".onnx")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    keep.append(path)
+    return path
+
+
+def _export_options(like, keep):
+    o = _lib.ExportOptions()
+    path = _like_path(like, keep)
+    if path is not None:
+        o.like = _lib.cstr(path, "like")
+    return o
+
+
+def _export_report(r):
+    return ExportReport(r.opset, r.like_opset,
+                        r.opset_why.decode("utf-8", "replace"), r.renamed,
+                        r.folded, r.at_load)
 
 
 def _shape(fn, h, i):
@@ -96,6 +198,48 @@ class Graph:
                  _shape(L.api_graph_output_shape, h, i))
                 for i in range(L.api_graph_noutputs(h))]
 
+    @property
+    def input_dtypes(self):
+        """NumPy dtypes of the graph inputs (float32, int64 or bool)."""
+        h, L = self._handle(), self._lib
+        return [_np_dtype(L.api_graph_input_dtype(h, i))
+                for i in range(L.api_graph_ninputs(h))]
+
+    @property
+    def output_dtypes(self):
+        h, L = self._handle(), self._lib
+        return [_np_dtype(L.api_graph_output_dtype(h, i))
+                for i in range(L.api_graph_noutputs(h))]
+
+    @property
+    def weights(self):
+        """[(name, shape, dtype, has_values)] of the graph's weights."""
+        h, L = self._handle(), self._lib
+        return [(L.api_graph_weight_name(h, i).decode(),
+                 _shape(L.api_graph_weight_shape, h, i),
+                 _np_dtype(L.api_graph_weight_dtype(h, i)),
+                 bool(L.api_graph_weight_has_values(h, i)))
+                for i in range(L.api_graph_nweights(h))]
+
+    def set_weight(self, name, value):
+        """Gives weight name the values of array value (its shape and type
+        are checked; runners made after use them, and so do save and
+        export)."""
+        _set_weight(self._lib.api_graph_set_weight, self._handle(), name,
+                    value, self._weight_dtype(name))
+
+    def _weight_dtype(self, name):
+        for n, _, dt, _ in self.weights:
+            if n == name:
+                return {v: k for k, v in _NP.items()}[dt]
+        return _lib.F32  # the library names the missing weight
+
+    def load_weights(self, path):
+        """Weight values from a safetensors file (the .graph sidecar)."""
+        err = _lib.Error()
+        _lib.check(self._lib.api_graph_load_weights(
+            self._handle(), _lib.cstr(path, "path"), err), err)
+
     def text(self):
         """The graph in canonical .graph form."""
         p = self._lib.api_graph_print(self._handle())
@@ -106,31 +250,62 @@ class Graph:
         finally:
             _lib.free(p)
 
-    def save(self, path):
-        """Writes the graph: ONNX when path ends in .onnx, else .graph."""
-        err = _lib.Error()
-        _lib.check(self._lib.api_graph_save(self._handle(),
-                                            _lib.cstr(path, "path"), err), err)
-
-    def export_onnx_bytes(self):
-        """The graph as a serialized ONNX ModelProto (opset 17)."""
-        err, data, n = _lib.Error(), ctypes.c_void_p(), ctypes.c_size_t()
-        _lib.check(self._lib.api_graph_export_onnx(self._handle(), data, n,
-                                                   err), err)
+    def save(self, path, like=None):
+        """Writes the graph: ONNX when path ends in .onnx (as `superopt
+        export -o path [--like like]`; returns an ExportReport), else
+        .graph with its weights' sidecar (returns None)."""
+        import os
+        err, keep = _lib.Error(), []
+        p = _lib.cstr(path, "path")
+        if not p.endswith(b".onnx"):
+            if like is not None:
+                raise SuperoptError(1, "like is for an .onnx output")
+            _lib.check(self._lib.api_graph_save(self._handle(), p, err), err)
+            return None
         try:
-            return ctypes.string_at(data, n.value)
+            o, rep = _export_options(like, keep), _lib.ExportReport()
+            _lib.check(self._lib.api_graph_save_onnx(self._handle(), p, o,
+                                                     rep, err), err)
+            return _export_report(rep)
+        finally:
+            for k in keep:
+                os.unlink(k)
+
+    def export_onnx_bytes(self, like=None, report=False):
+        """The graph as a serialized ONNX ModelProto, as `superopt export
+        [--like like]`: like, the original model (a path, bytes or an
+        onnx.ModelProto), gives back its input, output and initializer
+        names and its opset where the operators allow (docs/onnx.md);
+        without it, IR names and opset 17. Fused and attention nodes are
+        written as ONNX operators. report: return (bytes, ExportReport)."""
+        import os
+        err, data, n = _lib.Error(), ctypes.c_void_p(), ctypes.c_size_t()
+        keep, rep = [], _lib.ExportReport()
+        try:
+            o = _export_options(like, keep)
+            _lib.check(self._lib.api_graph_export_onnx_ex(
+                self._handle(), o, data, n, rep, err), err)
+        finally:
+            for k in keep:
+                os.unlink(k)
+        try:
+            b = ctypes.string_at(data, n.value)
         finally:
             _lib.free(data)
+        return (b, _export_report(rep)) if report else b
 
-    def export_onnx(self):
-        """The graph as an onnx.ModelProto, weights as initializers."""
+    def export_onnx(self, like=None):
+        """The graph as an onnx.ModelProto, weights as initializers; like:
+        see export_onnx_bytes."""
         import onnx
-        return onnx.load_from_string(self.export_onnx_bytes())
+        return onnx.load_from_string(self.export_onnx_bytes(like))
 
     def optimize(self, device="h100", rules=None, alpha=None, budget=None,
                  patience=None, max_depth=None, time_limit=None, batch=None,
                  check=True, allow_unproven=False, db=None, mutants=True,
-                 fuse=True, passes="rules", progress=None):
+                 fuse=True, passes="rules", progress=None, region_size=None,
+                 merge=True, fuse_candidates=None, mutants_estimated=False,
+                 no_rules=False):
         """Optimizes with proven rules on device's cost model (h100, h200,
         h100-tf32, h200-tf32, cpu) through the same pipeline as `superopt
         optimize` (same graph, same counts); returns (graph,
@@ -146,7 +321,9 @@ class Graph:
         hand-written passes). progress: a callable(stage, done, total,
         elapsed_s) called at each stage and before each region searched
         (docs/python.md); an exception it raises is raised by optimize
-        once the pipeline returns."""
+        once the pipeline returns. region_size, merge, fuse_candidates,
+        mutants_estimated, no_rules: optimize's --region-size, --no-merge,
+        --fuse-candidates, --mutants-estimated, --no-rules."""
         if passes not in ("rules", "hand"):
             raise SuperoptError(1, "passes must be 'rules' or 'hand', not %r"
                                 % (passes,))
@@ -161,12 +338,16 @@ class Graph:
             if v is not None:
                 setattr(o, name, float(v))  # the library checks the range
         for name, v in (("budget", budget), ("patience", patience),
-                        ("max_depth", max_depth), ("batch", batch)):
+                        ("max_depth", max_depth), ("batch", batch),
+                        ("region_size", region_size),
+                        ("fuse_candidates", fuse_candidates)):
             if v is not None:
                 setattr(o, name, _lib.cint(v, name))
         o.check, o.allow_unproven = int(bool(check)), int(bool(allow_unproven))
         o.mutants, o.fuse = int(bool(mutants)), int(bool(fuse))
         o.hand_passes = int(passes == "hand")
+        o.merge, o.no_rules = int(bool(merge)), int(bool(no_rules))
+        o.mutants_estimated = int(bool(mutants_estimated))
         raised = []
         if progress is not None:
             def tell(_u, stage, done, total, elapsed):
@@ -187,8 +368,10 @@ class Graph:
         _lib.check(rc, err)
         fields = {f: getattr(rep, f) for f, _ in _lib.Report._fields_}
         fields["estimated"] = bool(fields["estimated"])
-        if fields["max_rel_error"] < 0:
-            fields["max_rel_error"] = None
+        fields["stopped_by_time"] = bool(fields["stopped_by_time"])
+        for f in ("max_rel_error", "check_worst"):
+            if fields[f] < 0:
+                fields[f] = None
         return Graph(out.value), OptimizeReport(**fields)
 
     def runner(self, device="cpu", threads=0, seed=1, fp32_strict=False,
@@ -230,6 +413,13 @@ class Runner:
         _lib.check(self._lib.api_runner_new(graph._handle(), o, self._h, err),
                    err)
         self.inputs, self.outputs = graph.inputs, graph.outputs
+        self._in_types = [graph._lib.api_graph_input_dtype(graph._handle(), i)
+                          for i in range(len(self.inputs))]
+        self._out_types = [graph._lib.api_graph_output_dtype(graph._handle(),
+                                                             i)
+                           for i in range(len(self.outputs))]
+        self._weight_types = {n: {v: k for k, v in _NP.items()}[dt]
+                              for n, _, dt, _ in graph.weights}
 
     def __del__(self):
         self.close()
@@ -250,12 +440,12 @@ class Runner:
             raise SuperoptError(1, "expected %d inputs, got %d" %
                                 (len(self.inputs), len(inputs)))
         arrays = []
-        for (name, shape), x in zip(self.inputs, inputs):
-            a = np.ascontiguousarray(x, dtype=np.float32)
+        for (name, shape), t, x in zip(self.inputs, self._in_types, inputs):
+            a, code = _buffer(x, t)
             if tuple(a.shape) != tuple(shape):
                 raise SuperoptError(1, "input %s: shape %s, expected %s" %
                                     (name, tuple(a.shape), tuple(shape)))
-            arrays.append(a)
+            arrays.append((a, code))
         return arrays
 
     def run_device(self, input_ptrs, output_ptrs):
@@ -276,17 +466,39 @@ class Runner:
                    err)
 
     def run(self, inputs):
-        """inputs: a list (graph input order) or a dict by name of arrays
-        (converted to contiguous float32). Returns the outputs as a list of
-        float32 NumPy arrays, in output order."""
+        """inputs: a list (graph input order) or a dict by name of arrays:
+        float32 inputs take any numbers (converted to float32); int64
+        inputs (token ids) integer arrays (int32 kept, other integers
+        converted to int64; floats are refused), bool inputs bool arrays
+        (Graph.input_dtypes). Returns the outputs as NumPy arrays of their
+        types (Graph.output_dtypes), in output order."""
         if not self._h.value:
             raise SuperoptError(1, "the runner was closed")
         arrays = self._arrays(inputs)
-        outs = [np.empty(shape, dtype=np.float32) for _, shape in self.outputs]
-        pin = (ctypes.c_void_p * max(1, len(arrays)))(
-            *[a.ctypes.data for a in arrays])
-        pout = (ctypes.c_void_p * max(1, len(outs)))(
-            *[o.ctypes.data for o in outs])
+        outs = [np.empty(shape, dtype=_np_dtype(t))
+                for (_, shape), t in zip(self.outputs, self._out_types)]
+        pin = (_lib.Tensor * max(1, len(arrays)))(
+            *[_tensor(a, code) for a, code in arrays])
+        pout = (_lib.Tensor * max(1, len(outs)))(
+            *[_tensor(o, t) for o, t in zip(outs, self._out_types)])
         err = _lib.Error()
-        _lib.check(self._lib.api_runner_run(self._h, pin, pout, err), err)
+        _lib.check(self._lib.api_runner_run_typed(self._h, pin, pout, err),
+                   err)
         return outs
+
+    def set_weight(self, name, value):
+        """Gives weight name (Graph.weights) the values of array value for
+        the runs after (shape and type checked by the library). CPU
+        runners; for CUDA, set it on the graph before making the runner."""
+        if not self._h.value:
+            raise SuperoptError(1, "the runner was closed")
+        _set_weight(self._lib.api_runner_set_weight, self._h, name, value,
+                    self._weight_types.get(name, _lib.F32))
+
+
+def _set_weight(fn, handle, name, value, graph_dtype):
+    a, code = _buffer(value, graph_dtype)
+    dims = (ctypes.c_int64 * max(1, a.ndim))(*a.shape)
+    err = _lib.Error()
+    _lib.check(fn(handle, _lib.cstr(name, "name"), _tensor(a, code), dims,
+                  a.ndim, err), err)
