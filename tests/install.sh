@@ -34,6 +34,7 @@ if [ -z "${INSTALL_SH_TMP:-}" ]; then
   cp "$src/tests/data/good/every_op.graph" "$src/examples/embed.c" "$tmp/work/"
   mkdir "$tmp/work/python"
   cp -r "$src/python/superopt" "$src/python/tests" "$tmp/work/python/"
+  cp "$src/models/onnx/exports/bert.legacy.onnx" "$tmp/work/"
   if unshare -m --propagation private true 2>/dev/null; then
     INSTALL_SH_TMP=$tmp INSTALL_SH_MASK=1 unshare -m --propagation private \
       bash "$0" "$@"
@@ -213,7 +214,8 @@ if [ -n "$py" ]; then
       'import superopt; print(superopt.build_info())'
     contains "($p/lib/libsuperopt_gpu.so)"
   fi
-  SUPEROPT_PREFIX=$p PYTHONPATH=$tmp/work/python expect 0 "$py" -m pytest \
+  SUPEROPT_PREFIX=$p PYTHONPATH=$tmp/work/python \
+    SUPEROPT_TEST_BERT=$tmp/work/bert.legacy.onnx expect 0 "$py" -m pytest \
     -q -p no:cacheprovider pytests
   contains "passed"
 fi
