@@ -504,3 +504,44 @@ Test(api, gen_rules_and_export_rules) {
       API_ERR_INPUT);
   cr_expect_neq(access(path, F_OK), 0, "nothing written");
 }
+
+/* CUDA runners take the same typed buffers and give what the CPU gives
+ * (gather, reshape and not are exact); weights are set on the graph first,
+ * a CUDA runner refuses new ones. Skipped without a GPU. */
+Test(api, typed_run_on_cuda) {
+  if (!api_cuda_available())
+    cr_skip_test("no CUDA GPU here");
+  api_graph *g = load_typed();
+  api_runner *rc = NULL, *rg = NULL;
+  api_error err;
+  api_run_options o;
+  fill_table();
+  api_tensor e = buf(API_F32, table, sizeof table);
+  cr_assert_eq(api_graph_set_weight(g, "e", &e, table_dims, 2, &err), API_OK,
+               "%s", err.message);
+  api_run_options_default(&o);
+  cr_assert_eq(api_runner_new(g, &o, &rc, &err), API_OK, "%s", err.message);
+  o.device = "cuda";
+  o.fp32_strict = 1;
+  cr_assert_eq(api_runner_new(g, &o, &rg, &err), API_OK, "%s", err.message);
+  cr_expect_eq(api_runner_set_weight(rg, "e", &e, table_dims, 2, &err),
+               API_ERR_UNSUPPORTED);
+  int64_t ids[6] = {6, 0, 3, 2, 5, 1}, rr[2][6];
+  uint8_t m[6] = {1, 0, 1, 0, 0, 1}, n[2][6];
+  float gg[2][24];
+  api_tensor in[2] = {buf(API_I64, ids, sizeof ids), buf(API_BOOL, m, 6)};
+  for (int k = 0; k < 2; k++) {
+    api_tensor out[3] = {buf(API_F32, gg[k], sizeof gg[k]),
+                         buf(API_I64, rr[k], sizeof rr[k]),
+                         buf(API_BOOL, n[k], 6)};
+    cr_assert_eq(api_runner_run_typed(k ? rg : rc, in, out, &err), API_OK, "%s",
+                 err.message);
+  }
+  cr_expect_arr_eq(gg[0], gg[1], sizeof gg[0]);
+  cr_expect_arr_eq(rr[0], rr[1], sizeof rr[0]);
+  cr_expect_arr_eq(n[0], n[1], sizeof n[0]);
+  cr_expect_eq(gg[1][4 * 5 + 2], table[1][2]);
+  api_runner_free(rc);
+  api_runner_free(rg);
+  api_graph_free(g);
+}
