@@ -319,26 +319,3 @@ def check(code, err):
     """Raises SuperoptError with the C message when code is not API_OK."""
     if code:
         raise SuperoptError(code, err.message.decode("utf-8", "replace"))
-
-
-def binary_path():
-    """The superopt command-line tool beside the library (for gen_rules)."""
-    tried = []
-    env = os.environ.get("SUPEROPT_BIN")
-    cands = [env] if env else []
-    cands.append(os.path.join(NATIVE, "bin", "superopt"))
-    try:
-        libdir = os.path.dirname(os.path.realpath(library_path()))
-        cands += [os.path.join(libdir, "..", "bin", "superopt"),
-                  os.path.join(libdir, "superopt")]  # the build tree
-    except SuperoptError:
-        pass
-    for c in cands:
-        if os.access(c, os.X_OK):
-            return c
-        tried.append(c)
-    exe = shutil.which("superopt")
-    if exe:
-        return exe
-    raise SuperoptError(2, "superopt binary not found; looked in: %s and "
-                        "PATH (set SUPEROPT_BIN)" % ", ".join(tried))

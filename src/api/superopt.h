@@ -2,8 +2,11 @@
  * api_), installed as <superopt/superopt.h>.
  *
  * A small C interface for programs that embed the optimizer: load a graph
- * (.graph text or ONNX), optimize it with proven rules, run it on the CPU or
- * a CUDA GPU with buffers the caller owns, export it as ONNX, free it. This
+ * (.graph text or ONNX, with `superopt import`'s options), optimize it with
+ * proven rules, run it on the CPU or a CUDA GPU with buffers the caller owns
+ * (float32, int64, int32, bool), set weight values, export it as ONNX (as a
+ * drop-in for the original model), generate and export rules, free it. Each
+ * call runs the library function the matching CLI command runs. This
  * header is self-contained: it includes only standard headers and exposes
  * opaque handles, so the library's internals can change freely.
  *
@@ -341,9 +344,11 @@ api_code api_optimize(const api_graph *g, const api_optimize_options *o,
 /* A graph prepared for repeated runs on one device ("cpu" or "cuda"):
  * weights are loaded once (their values, or seeded random ones for weights
  * without values); each run reads the inputs from caller buffers and writes
- * the outputs to caller buffers. Host buffers, float32, row-major, in the
- * order of api_graph_input_name / api_graph_output_name (or, on CUDA,
- * device memory: api_runner_run_device). The runner keeps its own copy of
+ * the outputs to caller buffers. Host buffers, row-major, in the order of
+ * api_graph_input_name / api_graph_output_name: float32 slots for every
+ * tensor (api_runner_run: int64 and bool tensors as float32 values), or
+ * typed (api_runner_run_typed); on CUDA also device memory
+ * (api_runner_run_device, float32 slots). The runner keeps its own copy of
  * the graph: g may be freed after. */
 typedef struct api_runner api_runner;
 
