@@ -829,3 +829,75 @@ Test(costdb, default_path_from_environment) {
   cr_assert_str_eq(buf, want);
   cd_close(open_db(buf)); /* the folder was created */
 }
+
+/* Writes proc/driver/nvidia/gpus/<bus>/information with model's line
+ * (NULL: a file without one) under the test's folder. */
+static void fake_gpu(const char *bus, const char *model) {
+  char path[512], text[256];
+  snprintf(path, sizeof path, "mkdir -p '%s/proc/driver/nvidia/gpus/%s'", dir,
+           bus);
+  cr_assert_eq(system(path), 0);
+  snprintf(path, sizeof path, "%s/proc/driver/nvidia/gpus/%s/information", dir,
+           bus);
+  snprintf(text, sizeof text, "%s\nIRQ:\t\t 42\n",
+           model ? model : "Bus Location:\t 0000:18:00.0");
+  write_file(path, text);
+}
+
+/* The default device: the CPU without an NVIDIA driver's GPU list, else
+ * the GPU's model (the lowest bus id), the H100's for a GPU without one;
+ * why says which. */
+Test(costdb, default_device_is_the_gpu_present_else_the_cpu) {
+  char why[160], root[128];
+  snprintf(root, sizeof root, "%s/proc", dir);
+  const cd_device *v = cd_device_default(root, why, sizeof why);
+  cr_assert_str_eq(v->name, "cpu");
+  cr_assert_str_eq(why, "no GPU on this machine");
+  fake_gpu("0000:3b:00.0", "Model:\t\t NVIDIA H100 80GB HBM3");
+  fake_gpu("0000:18:00.0", "Model:\t\t NVIDIA H200");
+  v = cd_device_default(root, why, sizeof why);
+  cr_assert_str_eq(v->name, "h200");
+  cr_assert_str_eq(why, "the GPU present, NVIDIA H200");
+  fake_gpu("0000:01:00.0", "Model:\t\t NVIDIA A100-SXM4-80GB");
+  v = cd_device_default(root, why, sizeof why);
+  cr_assert_str_eq(v->name, "h100");
+  cr_assert(strstr(why, "NVIDIA A100-SXM4-80GB, has no cost model"), "%s", why);
+  fake_gpu("0000:00:00.0", NULL);
+  v = cd_device_default(root, why, sizeof why);
+  cr_assert_str_eq(v->name, "h100");
+  cr_assert(strstr(why, "an NVIDIA GPU"), "%s", why);
+  cr_assert_str_eq(cd_device_for_gpu("NVIDIA H100 PCIe")->name, "h100");
+  cr_assert_null(cd_device_for_gpu("Tesla V100-SXM2-16GB"));
+}
+
+/* As a runtime runs a graph: weight preprocessing over weights with values
+ * is folded at load (free), over weights without values it runs every
+ * time (priced, and counted). */
+Test(costdb, runtime_cost_prices_preprocessing_of_input_weights) {
+  static const float ones[4] = {1, 1, 1, 1};
+  ir_graph *g = parse("input x: [1,4,8,8]\nweight w: [4,4,1,1]\n"
+                      "weight s: [4,1,1,1]\nk = ewmul(w, s)\n"
+                      "y = conv2d(x, k)\noutput y\n");
+  double plain, run, conv;
+  int kept = -1, est = 0;
+  base_diag d;
+  plain = sum_cost(g, cd_model_cost, NULL, NULL);
+  conv = model_cost(NULL, g, 1, NULL);
+  cr_assert_float_eq(plain, conv, 1e-9, "cd_sum_cost skips ewmul(w, s)");
+  cr_assert_eq(
+      cd_sum_cost_runtime(g, cd_model_cost, NULL, &run, &est, &kept, &d),
+      BASE_OK);
+  cr_assert_eq(kept, 1);
+  cr_assert_eq(est, 1);
+  cr_assert_float_eq(run, conv + model_cost(NULL, g, 0, NULL), 1e-9);
+  cr_assert_gt(run, plain);
+  for (int i = 0; i < g->ntensors; i++)
+    if (g->tensors[i].kind == IR_T_WEIGHT)
+      g->tensors[i].data = ones;
+  cr_assert_eq(
+      cd_sum_cost_runtime(g, cd_model_cost, NULL, &run, NULL, &kept, &d),
+      BASE_OK);
+  cr_assert_eq(kept, 0, "initializers: folded at load");
+  cr_assert_float_eq(run, plain, 1e-9);
+  ir_graph_free(g);
+}

@@ -171,15 +171,15 @@ const char *cli_costdb_tables(void);
 const char *cli_data_file(const char *rel, int *rc);
 /* `optimize`: prints `mutants applied:` for the mutants the search took
  * (mutant_optimize; st is a mutant_apply_stats) and the proven/mutant labels
- * (cmd_mutants.c). */
+ * (cmd_mutants.c); costs are on device. */
 struct mutant_apply_stats;
-void cli_print_mutants(const struct mutant_apply_stats *st);
+void cli_print_mutants(const struct mutant_apply_stats *st, const char *device);
 /* optimize and experiment (cmd_optimize.c): the rules file, given (--rules),
  * else $SUPEROPT_RULES, else the data folder's rules/default.rules; NULL
  * after printing why, *rc set. */
 const char *cli_rules_file(const char *given, int *rc);
-/* Prints `cost model:` for a fitted model (measured rows it was fitted on,
- * or roofline estimates). */
-void cli_print_cost_model(const struct cd_model *m);
+/* Prints `cost model:` for a fitted model: its device, why that one (may
+ * be NULL), the measured rows it was fitted on or roofline estimates. */
+void cli_print_cost_model(const struct cd_model *m, const char *why);
 
 #endif

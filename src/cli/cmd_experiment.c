@@ -350,7 +350,7 @@ static int setup(const cli_command *c, int argc, char **argv, exp_args *a,
     return rc;
   if (cd_model_fit(&a->cost, &d))
     return cli_report(&d);
-  cli_print_cost_model(&a->cost);
+  cli_print_cost_model(&a->cost, NULL);
   return CLI_OK;
 }
 

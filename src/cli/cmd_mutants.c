@@ -210,7 +210,7 @@ const cli_command cli_cmd_mutants = {
     NULL,
     mutants};
 
-void cli_print_mutants(const mutant_apply_stats *st) {
+void cli_print_mutants(const mutant_apply_stats *st, const char *device) {
   printf("mutants applied: %d of %d considered (%d not cheaper, %d "
          "overlapping, %d refused, %d cheaper by estimates only)%s\n",
          st->napplied, st->considered, st->not_cheaper, st->overlapping,
@@ -225,16 +225,17 @@ void cli_print_mutants(const mutant_apply_stats *st) {
   for (int i = 0; i < st->napplied; i++) {
     const mutant_applied *a = &st->applied[i];
     printf("  [mutant] %s at %s%s%s: corrected %" PRId64 " of %" PRId64
-           " outputs (%.2f%%), cost %.2f -> %.2f us (saving %.2f), "
+           " outputs (%.2f%%), cost %.2f -> %.2f us on %s (saving %.2f), "
            "P(false equal) <= %.1e per box\n",
            mutant_class_name(a->cls), a->site[0], a->site[1][0] ? " + " : "",
            a->site[1], a->wrong_numel, a->numel,
            100.0 * (double)a->wrong_numel / (double)a->numel, a->ms_before,
-           a->ms_after, a->ms_before - a->ms_after, a->bound);
+           a->ms_after, device, a->ms_before - a->ms_after, a->bound);
     saved += a->ms_before - a->ms_after;
   }
   if (st->napplied)
-    printf("mutants saved: %.2f us (included in 'cost after')\n", saved);
+    printf("mutants saved: %.2f us on %s (included in 'cost after')\n", saved,
+           device);
   printf("rewrites: proven (rules, listed under 'rules applied'); verified "
          "by the box argument and the end-to-end check (mutants): %d\n",
          st->napplied);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "../costdb/costdb.h"
+#include "../onnx/onnx.h"
 #include "../opt/opt.h"
 #include "cli.h"
 
@@ -25,6 +27,7 @@ typedef struct opt_args {
   int list_stages;             /* --list-stages */
   int measure;                 /* --measure: unmeasured operators timed */
   int device_given;            /* --device was given */
+  char device_why[256];        /* why this device: "--device", the GPU... */
   opt_options oo;              /* the pipeline's options */
   cd_db *db;                   /* the cost database (measured costs) */
   cd_model cost;               /* db + device, fitted by the pipeline */
@@ -102,8 +105,9 @@ static const cli_opt optimize_table[] = {
             "optimize for batch size N: the model is rebatched\n"
             "first (costs for those shapes; output at N)"),
     CLI_STR(T, "device", 0, device, "D",
-            "the device costs are for: h100 (default), h200,\n"
-            "h100-tf32, h200-tf32, cpu (docs/costdb.md)"),
+            "the device costs are for: h100, h200, h100-tf32,\n"
+            "h200-tf32, cpu (default: $SUPEROPT_DEVICE, else\n"
+            "the GPU present, else cpu; docs/costdb.md)"),
     CLI_STR(T, "db", 0, db_path, "PATH",
             "the cost database (default as in 'costdb')"),
     CLI_FLAG(T, "measure", measure, 1,
@@ -172,18 +176,51 @@ const char *cli_rules_file(const char *given, int *rc) {
   return def && *def ? def : cli_data_file("rules/default.rules", rc);
 }
 
-void cli_print_cost_model(const cd_model *m) {
+void cli_print_cost_model(const cd_model *m, const char *why) {
   int own = 0;
   for (int o = 0; o < CD_NCLASSES; o++)
     own += m->fit.op[o].from == CD_FIT_OWN;
+  printf("cost model: device %s (%s%s%s): ", m->dev->name, m->dev->desc,
+         why ? "; " : "", why ? why : "");
   if (m->fit.rows)
-    printf("cost model: measured costs, else a per-operator fit on %d "
-           "measured %s rows (%d classes with their own fit; superopt "
-           "costdb fit --device %s)\n",
-           m->fit.rows, m->dev->name, own, m->dev->name);
+    printf("measured costs, else a per-operator fit on %d measured %s rows "
+           "(costdb/%s.tsv and any local measurements; %d classes "
+           "with their own fit; superopt costdb fit --device %s)\n",
+           m->fit.rows, m->dev->name, m->dev->name, own, m->dev->name);
   else
-    printf("cost model: no measured %s rows to fit: roofline estimates\n",
-           m->dev->name);
+    printf("no measured %s rows to fit (no table costdb/%s.tsv, nothing "
+           "measured here): roofline estimates\n",
+           m->dev->name, m->dev->name);
+}
+
+/* What a cost on a's device rests on, for the cost lines: "on cpu
+ * (roofline estimates)". */
+static const char *cost_basis(const opt_args *a, int estimated, char *buf,
+                              size_t n) {
+  const cd_model *m = &a->cost;
+  if (!estimated)
+    snprintf(buf, n, "on %s (all operators measured)", m->dev->name);
+  else if (m->fit.rows)
+    snprintf(buf, n,
+             "on %s (some operators estimated by the model fitted on %d "
+             "measured rows, not measured)",
+             m->dev->name, m->fit.rows);
+  else
+    snprintf(buf, n, "on %s (roofline estimates, nothing measured)",
+             m->dev->name);
+  return buf;
+}
+
+/* For an .onnx output priced on a GPU's model: says plainly that the
+ * estimates are not for what runs the file. */
+static void print_onnx_device_note(const opt_args *a) {
+  if (!cli_is_onnx(a->out) || !strcmp(a->cost.dev->name, "cpu"))
+    return;
+  printf("note: these estimates are for superopt's CUDA kernels on %s, not "
+         "for what runs the ONNX written (onnxruntime or another runtime, "
+         "with its own kernels and fusions); --device cpu prices it for a "
+         "CPU\n",
+         a->cost.dev->name);
 }
 
 /* ---- the report, stage by stage --------------------------------------- */
@@ -199,7 +236,7 @@ typedef struct shown {
   int demoted_shown;  /* demoted rules already warned about */
 } shown;
 
-static void print_rules_applied(const opt_report *r) {
+static void print_rules_applied(const opt_report *r, const char *device) {
   const srch_stats *st = &r->search;
   const ir_ruleset *rs = &r->rules.rs;
   int any = 0;
@@ -213,22 +250,40 @@ static void print_rules_applied(const opt_report *r) {
       printf("%s %s (backward) x%d (%+.2f us)", any++ ? "," : "",
              rs->rules[i].id, b, st->delta_bw[i]);
   }
-  printf("%s\n", any ? "" : " none");
+  printf("%s%s\n", any ? "; costs on " : " none", any ? device : "");
 }
 
-static void print_search(const opt_report *r, const char *device) {
+/* "12.4% lower", "no change", "3.0% higher": after against before ("no
+ * change" up to rounding in the sums). */
+static const char *change(double before, double after, char *buf, size_t n) {
+  double gain = before > 0 ? 100.0 * (before - after) / before : 0;
+  if (fabs(gain) < 1e-7)
+    snprintf(buf, n, "no change");
+  else
+    snprintf(buf, n, fabs(gain) < 0.1 ? "%.3f%% %s" : "%.1f%% %s", fabs(gain),
+             gain > 0 ? "lower" : "higher");
+  return buf;
+}
+
+/* The search's costs. With an .onnx output the search's graph is not what
+ * is written (ONNX has no convolution with a fused activation: the export
+ * writes it as two nodes), so its cost is "cost after search", and "cost
+ * after" is the ONNX written's, once written (print_onnx_cost). */
+static void print_search(const opt_report *r, const opt_args *a) {
   const srch_stats *st = &r->search;
-  const char *est =
-      st->estimated
-          ? " (some operators estimated by the fitted model, not measured)"
-          : " (all operators measured)";
-  double gain =
-      st->cost_before > 0
-          ? 100.0 * (st->cost_before - st->cost_after) / st->cost_before
-          : 0;
-  printf("cost before: %.2f us%s\n", st->cost_before, est);
-  printf("cost after:  %.2f us%s, %.1f%% lower (device %s)\n", st->cost_after,
-         est, gain, device);
+  const char *device = a->cost.dev->name;
+  char basis[192], ch[64];
+  cost_basis(a, st->estimated, basis, sizeof basis);
+  printf("cost before: %.2f us %s\n", st->cost_before, basis);
+  if (cli_is_onnx(a->out))
+    printf("cost after search: %.2f us %s, %s in superopt's graph; the ONNX "
+           "written is priced once written (what ONNX cannot carry, such as "
+           "activations fused into convolutions, is written unfused)\n",
+           st->cost_after, basis,
+           change(st->cost_before, st->cost_after, ch, sizeof ch));
+  else
+    printf("cost after:  %.2f us %s, %s\n", st->cost_after, basis,
+           change(st->cost_before, st->cost_after, ch, sizeof ch));
   printf("passes: %d common subexpressions, %d batchnorm folded, %d "
          "scales folded, %d activations fused (%d by pass rules, %d taken "
          "back out by them), %d sibling groups merged (%d by pass rules), %d "
@@ -236,7 +291,7 @@ static void print_search(const opt_report *r, const char *device) {
          st->cse, st->bn_folded, st->scales_folded, r->acts_fused,
          r->acts_fused_by_rules, r->acts_unfused, r->merged, r->merged_by_rules,
          st->splits_merged);
-  print_rules_applied(r);
+  print_rules_applied(r, device);
   printf("rules applied in all: %d (%d of them pass rules)\n", r->rules_applied,
          r->pass_rules_applied);
   printf("search: %d expanded, %d generated, %d duplicates, %d rejected, "
@@ -250,14 +305,14 @@ static void print_search(const opt_report *r, const char *device) {
          r->inst_proven, r->inst_refused);
 }
 
-static void print_fusion(const fuse_stats *fs) {
+static void print_fusion(const fuse_stats *fs, const char *device) {
   printf("fusion: %d attention node%s, %d fused node%s %s %d operators "
          "(%d recomputed, %d group%s refused by cost); estimated %.2f -> "
-         "%.2f us\n",
+         "%.2f us on %s\n",
          fs->attention, fs->attention == 1 ? "" : "s", fs->groups,
          fs->groups == 1 ? "" : "s", fs->groups == 1 ? "replaces" : "replace",
          fs->fused_ops, fs->recomputed, fs->rejected,
-         fs->rejected == 1 ? "" : "s", fs->cost_before, fs->cost_after);
+         fs->rejected == 1 ? "" : "s", fs->cost_before, fs->cost_after, device);
 }
 
 /* The re-proof of the applied rules (rewrite_reprove): each rule demoted
@@ -314,15 +369,18 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
     printf("model: %s (%d operators); %d rules, %d usable directions\n",
            s->model, s->model_nodes, r->rules.rs.n, r->directions);
     break;
-  case OPT_COSTS: cli_print_cost_model(&a->cost); break;
+  case OPT_COSTS:
+    cli_print_cost_model(&a->cost, a->device_why);
+    print_onnx_device_note(a);
+    break;
   case OPT_PRUNE:
-    print_search(r, a->cost.dev->name);
+    print_search(r, a);
     if (a->oo.mutants)
-      cli_print_mutants(&r->mutants);
+      cli_print_mutants(&r->mutants, a->cost.dev->name);
     break;
   case OPT_FUSE:
     if (r->ran[OPT_FUSE])
-      print_fusion(&r->fusion);
+      print_fusion(&r->fusion, a->cost.dev->name);
     else if (!a->no_fuse)
       printf("fusion: skipped (ONNX has no fused operator)\n");
     break;
@@ -396,8 +454,6 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   if (rc || a->list_stages)
     return rc;
   a->device_given = a->device != NULL;
-  if (!a->device)
-    a->device = "h100";
   if (a->no_rules && a->rules)
     return cli_usage_error(c, "--no-rules and --rules conflict");
   if (a->proven_only && a->allow_unproven)
@@ -408,9 +464,23 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   if (dumps && !a->out && !a->dump_prefix)
     return cli_usage_error(c, "--dump-after needs -o OUT or --dump-prefix");
   base_diag d;
-  const cd_device *dev = cd_device_find(a->device, &d);
+  char why[160];
+  const char *env = getenv("SUPEROPT_DEVICE");
+  if (!a->device && env && *env)
+    a->device = env;
+  const cd_device *dev = a->device ? cd_device_find(a->device, &d)
+                                   : cd_device_default(NULL, why, sizeof why);
   if (!dev)
-    return cli_usage_error(c, "%s", d.msg);
+    return cli_usage_error(c, "%s%s", d.msg,
+                           a->device_given ? "" : " ($SUPEROPT_DEVICE)");
+  if (a->device_given)
+    snprintf(a->device_why, sizeof a->device_why, "--device %s", a->device);
+  else if (a->device)
+    snprintf(a->device_why, sizeof a->device_why, "$SUPEROPT_DEVICE");
+  else
+    snprintf(a->device_why, sizeof a->device_why,
+             "the default: %s; --device to choose", why);
+  a->device = dev->name;
   const char *tables = cli_data_file("costdb", &rc);
   if (!tables || !(a->db = cli_costdb_open(a->db_path, tables, &rc)))
     return rc;
@@ -447,6 +517,52 @@ static int write_result(const opt_args *a, const ir_graph *h, const char *in) {
                            : cli_is_onnx(in) ? in
                                              : NULL);
   return cli_write_graph(h, a->out, a->drop_weights);
+}
+
+/* g's cost as an ONNX runtime runs it (cd_sum_cost_runtime), rebatched
+ * first with --batch; non-zero with d set on an error. */
+static int runtime_cost(opt_args *a, const ir_graph *g, double *cost, int *est,
+                        int *kept, base_diag *d) {
+  ir_graph *h = NULL;
+  if (a->oo.batch > 0 && ir_rebatch(g, a->oo.batch, &h, d))
+    return 1;
+  int s = cd_sum_cost_runtime(h ? h : g, cd_model_cost, &a->cost, cost, est,
+                              kept, d);
+  ir_graph_free(h);
+  return s != BASE_OK;
+}
+
+/* After an .onnx output is written, "cost after:" is the file's: it read
+ * back and priced as a runtime runs it (activations, biases and fused
+ * bodies as the separate nodes the export wrote; weight preprocessing over
+ * weights without values priced, as it runs on every inference), against
+ * the model priced the same way. */
+static void print_onnx_cost(opt_args *a, const ir_graph *model) {
+  base_diag d;
+  ir_graph *w = ox_import_file(a->out, NULL, &d);
+  double before = 0, after = 0;
+  int est0 = 0, est1 = 0, kept = 0;
+  if (!w || runtime_cost(a, model, &before, &est0, NULL, &d) ||
+      cd_sum_cost_runtime(w, cd_model_cost, &a->cost, &after, &est1, &kept,
+                          &d)) {
+    fprintf(stderr, "superopt: warning: cannot price the ONNX written: %s\n",
+            d.msg);
+    ir_graph_free(w);
+    return;
+  }
+  char basis[192], ch[64], k[128] = "";
+  if (kept)
+    snprintf(k, sizeof k,
+             ", its %d weight-preprocessing operators over graph-input "
+             "weights included",
+             kept);
+  change(before, after, ch, sizeof ch);
+  printf("cost after:  %.2f us %s for the ONNX written, as a runtime runs "
+         "it%s: %s%s (%.2f us priced the same way)\n",
+         after, cost_basis(a, est0 || est1, basis, sizeof basis), k, ch,
+         strcmp(ch, "no change") ? " than the model" : " from the model",
+         before);
+  ir_graph_free(w);
 }
 
 /* "load 0.10 s, rules 1.20 s, ..., write 0.02 s; 3.40 s in all" */
@@ -505,6 +621,8 @@ static int run_pipeline(opt_args *a, const char *path, cli_proposed *prop) {
     if (!(rc = write_result(a, h, path)))
       printf("wrote %s (%d operators)\n", a->out, h->nnodes);
     write = base_now() - t0;
+    if (!rc && cli_is_onnx(a->out))
+      print_onnx_cost(a, g);
   }
   if (!rc)
     print_times(&r, load, write);

@@ -85,6 +85,61 @@ int cli_write_graph(const ir_graph *g, const char *out, int drop) {
   return CLI_OK;
 }
 
+/* Lists into buf the weights without values that weight-only nodes read
+ * (at most a few names, then how many more); sets *bn when one of those
+ * nodes is a batchnorm (what folding a batch norm into a convolution
+ * computes from its parameters). */
+static void unvalued_weights(const ir_graph *g, const unsigned char *wo,
+                             char *buf, size_t n, int *bn) {
+  unsigned char *seen = base_calloc((size_t)g->ntensors + 1, 1);
+  size_t k = 0;
+  int named = 0, more = 0;
+  buf[0] = 0;
+  *bn = 0;
+  for (int i = 0; seen && i < g->nnodes; i++) {
+    const ir_node *nd = &g->nodes[i];
+    *bn |= wo[i] && nd->op == IR_OP_BATCHNORM;
+    for (int j = 0; wo[i] && j < nd->nin; j++) {
+      const ir_tensor *t = &g->tensors[nd->in[j]];
+      if (t->kind != IR_T_WEIGHT || t->data || seen[nd->in[j]])
+        continue;
+      seen[nd->in[j]] = 1;
+      if (named < 6 && k < n) {
+        k += (size_t)snprintf(buf + k, n - k, "%s%s", named ? ", " : "",
+                              t->name);
+        named++;
+      } else {
+        more++;
+      }
+    }
+  }
+  if (more && k < n)
+    snprintf(buf + k, n - k, " and %d more", more);
+  free(seen);
+}
+
+/* The weight preprocessing export left as nodes (weights without values),
+ * in one line: what it is, why, and how to have it folded. */
+static void print_kept(const ir_graph *g, int kept) {
+  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
+  char names[400] = "";
+  int bn = 0;
+  if (wo) {
+    ir_weight_only(g, wo);
+    unvalued_weights(g, wo, names, sizeof names, &bn);
+  }
+  free(wo);
+  fprintf(stderr,
+          "export: %s left as %d nodes: the weights they read are graph "
+          "inputs without values (%s), so onnxruntime runs them on every "
+          "inference; export the model with its weights as initializers "
+          "(torch.onnx.export's default, export_params=True) or give a "
+          ".graph its .safetensors sidecar, and optimize again to have them "
+          "folded\n",
+          bn ? "batch-norm folding" : "weight preprocessing", kept,
+          names[0] ? names : "unnamed");
+}
+
 int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
   base_diag d;
   ox_export_options o = {like, 0};
@@ -103,13 +158,7 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
           "initializers\n",
           r.folded);
   if (r.at_load)
-    fprintf(stderr,
-            "export: %d weight-preprocessing operators kept as nodes: "
-            "their weights have no values (graph inputs), so an ONNX "
-            "runtime runs them on every inference; give the weights "
-            "values (initializers, or a .safetensors sidecar) to fold "
-            "them\n",
-            r.at_load);
+    print_kept(g, r.at_load);
   return CLI_OK;
 }
 

@@ -160,3 +160,55 @@ base_status cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, double *cost,
   *cost = c;
   return st;
 }
+
+/* ran[i] = 1 for every node of g an ONNX runtime runs per inference: all
+ * but those computing only from weights with values and constants
+ * (tensors in known, grown here), which it folds at load. */
+static void runtime_nodes(const ir_graph *g, unsigned char *known,
+                          unsigned char *ran) {
+  for (int i = 0; i < g->ntensors; i++)
+    known[i] = g->tensors[i].kind == IR_T_WEIGHT && g->tensors[i].data;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int folded = 1;
+    for (int k = 0; folded && k < n->nin; k++)
+      folded = known[n->in[k]];
+    for (int k = 0; folded && k < n->nout; k++)
+      known[n->out[k]] = 1;
+    ran[i] = (unsigned char)!folded;
+  }
+}
+
+base_status cd_sum_cost_runtime(const ir_graph *g, cd_cost_fn f, void *u,
+                                double *cost, int *estimated, int *kept,
+                                base_diag *d) {
+  unsigned char *known = base_calloc((size_t)g->ntensors + 1, 1);
+  unsigned char *ran = base_calloc((size_t)g->nnodes + 1, 1);
+  unsigned char *wo = base_calloc((size_t)g->nnodes + 1, 1);
+  base_status st = known && ran && wo ? BASE_OK
+                                      : base_diag_set(d, BASE_ERR_NOMEM, 0, 0,
+                                                      "out of memory");
+  double c = 0;
+  int est = 0, k = 0;
+  if (!st) {
+    runtime_nodes(g, known, ran);
+    ir_weight_only(g, wo);
+  }
+  for (int i = 0; !st && i < g->nnodes; i++) {
+    int e = 0;
+    double ci = 0;
+    if (!ran[i])
+      continue;
+    k += wo[i];
+    st = f(u, g, i, &ci, &e, d);
+    c += ci;
+    est |= e;
+  }
+  free(known), free(ran), free(wo);
+  if (estimated)
+    *estimated = est;
+  if (kept)
+    *kept = k;
+  *cost = c;
+  return st;
+}

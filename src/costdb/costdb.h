@@ -36,6 +36,16 @@ typedef struct cd_device {
 const cd_device *cd_device_find(const char *name, base_diag *d);
 int cd_ndevices(void);
 const cd_device *cd_device_at(int i); /* 0 <= i < cd_ndevices() */
+/* The device of a GPU called gpu ("NVIDIA H200" -> h200: its first word
+ * with a digit, lowercased), or NULL when no device model has that name. */
+const cd_device *cd_device_for_gpu(const char *gpu);
+/* The device estimates are for when none is asked for: the machine's GPU
+ * when the NVIDIA driver lists one under proc_root ("/proc" when NULL:
+ * driver/nvidia/gpus/<bus id>/information, its "Model:" line; the lowest
+ * bus id; no CUDA library is loaded), by cd_device_for_gpu, the H100's
+ * model for a GPU without one; else the CPU. why (n bytes) gets the reason
+ * ("no GPU on this machine", "the GPU present, NVIDIA H200"). */
+const cd_device *cd_device_default(const char *proc_root, char *why, size_t n);
 
 /* ---- signatures and the roofline estimate ---------------------------- */
 
@@ -154,6 +164,15 @@ typedef base_status (*cd_cost_fn)(void *u, const ir_graph *g, int node,
  * Returns f's first error, or BASE_ERR_NOMEM. */
 base_status cd_sum_cost(const ir_graph *g, cd_cost_fn f, void *u, double *cost,
                         int *estimated, base_diag *d);
+
+/* As cd_sum_cost, for the graph as an ONNX runtime runs it: nodes that
+ * compute only from weights with values and constants are free (folded
+ * at load, as `export` writes them into initializers), but weight-only
+ * nodes over weights without values (graph inputs) run on every inference
+ * and are priced; *kept (may be NULL) gets their number. */
+base_status cd_sum_cost_runtime(const ir_graph *g, cd_cost_fn f, void *u,
+                                double *cost, int *estimated, int *kept,
+                                base_diag *d);
 
 /* Cost of one node on dev: the measurement, else the estimate (*estimated
  * set to 1). db may be NULL (estimates only). Cached in db. */
