@@ -6,7 +6,7 @@
 outputs vs eager (max relative error; TF32 tolerance 1e-2) and median latency
 (CUDA events around one forward call, 100 iterations after 20 warm-up), plus
 the compile time of the first call. Prints a Markdown table for
-docs/benchmarks.md and writes it to --out.
+docs/notes/benchmarks.md and writes it to --out.
 
 usage (on the GPU machine, after `cmake --install build --prefix P` of a
 CUDA build and with torch + torchvision):

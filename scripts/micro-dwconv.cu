@@ -9,7 +9,7 @@
  *     scripts/micro-dwconv.cu && /tmp/dw
  *
  * Output: one line per layer and shape, "BAD" where a result differs (exit
- * status 1 then). docs/benchmarks.md ("Ninth session") has the figures of
+ * status 1 then). docs/notes/benchmarks.md ("Ninth session") has the figures of
  * its first version, which also timed the prototypes. */
 #include <algorithm>
 #include <cmath>

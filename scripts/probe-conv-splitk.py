@@ -15,7 +15,7 @@ convolution, the grouped convolution with g = 2, 4, 8, and grouped + sum,
 with the relative error of the sum against the plain result.
 
 Runs on the GPU machine (PyTorch there): python3 scripts/probe-conv-splitk.py
-Prints one line per shape. (H200, 2026-11-26: refuted, docs/results.md.)
+Prints one line per shape. (H200, 2026-11-26: refuted, docs/notes/results.md.)
 """
 import torch, torch.nn.functional as F
 torch.backends.cudnn.benchmark = True

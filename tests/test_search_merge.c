@@ -52,7 +52,7 @@ static double check_err(const ir_graph *a, const ir_graph *b) {
  * them (cd_node_work), and at these small shapes a merge's copy costs as
  * much as the convolution it saves, so no merge would pay. These tests are
  * about what a merge builds; whether one pays is only_when_cheaper's
- * question (and the GPU's: docs/results.md). */
+ * question (and the GPU's: docs/notes/results.md). */
 static base_status split_as_view(void *u, const ir_graph *g, int node,
                                  double *c, int *est, base_diag *d) {
   if (g->nodes[node].op == IR_OP_SPLIT) {

@@ -13,7 +13,7 @@
  * else every core. Processes that run side by side (several optimizes at
  * once) each get OMP_NUM_THREADS = cores / processes; the CLI's executor
  * commands let idle threads sleep (OMP_WAIT_POLICY=passive, src/cli/main.c;
- * docs/benchmarks.md, "CPU seconds of optimize").
+ * docs/notes/benchmarks.md, "CPU seconds of optimize").
  *
  * Values live in an ex_values: one float buffer per tensor of the graph
  * (NULL until computed). Inputs and weights are filled by ex_fill_random

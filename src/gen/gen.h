@@ -22,7 +22,7 @@
 #define GEN_SPLIT_DEEP 16    /* branches per first node at --max-ops 5 */
 #define GEN_UNPROVEN_LIST 20 /* unproven rules named in gen_stats */
 /* --max-ops 5 over every operator: graphs (extrapolated by the branch
- * weights from the branches an 8-rank run finished, docs/results.md),
+ * weights from the branches an 8-rank run finished, docs/notes/results.md),
  * bytes per graph's record, and an allowance per process for the
  * normal-form table (<= 4-operator values) and the rest. One process holds its
  * records twice while merging or exchanging them. */

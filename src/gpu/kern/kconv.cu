@@ -13,7 +13,7 @@
  * falls under. Neighbouring threads hold neighbouring channels: every load of a
  * warp is one contiguous run. Ten thread shapes per (K, S), timed by
  * the autotuning; the fastest is kept. Measured on an H200 at ConvNeXt's
- * 7 x 7 layers, batch 1 (docs/benchmarks.md, ninth session), as the
+ * 7 x 7 layers, batch 1 (docs/notes/benchmarks.md, ninth session), as the
  * autotuning times it: 5.5 / 4.9 / 4.5 / 4.4 us against cuDNN 9.14's 9.8 /
  * 7.6 / 5.2 / 5.2 us; the kernel before it, with K a run-time value, took
  * 11.6 / 10.2 / 9.3 / 7.7 us.
