@@ -1,4 +1,4 @@
-/* verify.c: gen_verify_all, proving every rule of a set with one Z3
+/* prove_all.c: gen_verify_all, proving every rule of a set with one Z3
  * context per thread (rules handed out one at a time: proof times vary by
  * orders of magnitude). Results land in the rules themselves, so the order
  * of the set and its file do not depend on the thread count.
