@@ -73,6 +73,8 @@ typedef struct opt_rules {
   int npass;           /* pass rules */
   rewrite_rules *all;  /* rs compiled */
   rewrite_rules *pass; /* the pass rules compiled forward; NULL: none */
+  ir_ruleset passview; /* rs's first npass rules, what pass was compiled
+                          from (it must outlive pass) */
 } opt_rules;
 base_status opt_rules_load(const char *rules, const char *pass_rules,
                            int allow_unproven, opt_rules *out, base_diag *d);
