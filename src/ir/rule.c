@@ -379,9 +379,9 @@ static int line_op(const char *s, size_t n, int *op) {
   return *op >= 0 && *op < 64 && q < e && *q == '(' ? 0 : -1;
 }
 
-/* The operators of a graph's text as a bit set, or 0 when some line is
- * not one line_op reads (the rule is then parsed at once). */
-static uint64_t text_ops(const char *s, size_t len) {
+/* The operators of a graph's text as a bit set into *ops; -1 when some
+ * line is not one line_op reads (the rule is then parsed at once). */
+static int text_ops(const char *s, size_t len, uint64_t *ops) {
   uint64_t m = 0;
   for (const char *e = s + len; s < e;) {
     const char *nl = memchr(s, '\n', (size_t)(e - s));
@@ -393,12 +393,13 @@ static uint64_t text_ops(const char *s, size_t len) {
       u--;
     int op;
     if (line_op(t, (size_t)(u - t), &op))
-      return 0;
+      return -1;
     if (op >= 0)
       m |= (uint64_t)1 << op;
     s = nl ? nl + 1 : e;
   }
-  return m;
+  *ops = m;
+  return 0;
 }
 
 base_status ir_rule_load(ir_rule *r, base_diag *d) {
@@ -435,14 +436,15 @@ base_status ir_rule_load(ir_rule *r, base_diag *d) {
  * scanned, both parsed at once when the scan cannot read them. Into r,
  * which has its id; -1 on error (d set). */
 static int lazy_sections(rparser *p, ir_rule *r) {
+  int odd = 0;
   for (int k = 0; k < 2; k++) {
     int line;
     if (find_section(p, k ? "end" : "dst:", &r->text[k], &r->textlen[k], &line))
       return -1;
     r->textline[k] = line;
-    r->ops[k] = text_ops(r->text[k], r->textlen[k]);
+    odd |= text_ops(r->text[k], r->textlen[k], &r->ops[k]);
   }
-  if (r->ops[0] && r->ops[1])
+  if (!odd)
     return 0;
   r->file = p->file;
   return ir_rule_load(r, p->d) ? -1 : 0;

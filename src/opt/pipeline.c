@@ -207,10 +207,13 @@ static base_status do_passes(run *p) {
 
 static base_status do_search(run *p) {
   p->r->ran[OPT_SEARCH] = 1;
-  return advance(p,
-                 srch_run_regions(current(p), p->r->rules.all, &p->so,
-                                  &p->r->search, p->d),
-                 1, "the search");
+  base_status s = advance(p,
+                          srch_run_regions(current(p), p->r->rules.all, &p->so,
+                                           &p->r->search, p->d),
+                          1, "the search");
+  /* the rules are loaded as the search meets their operators */
+  p->r->directions = rewrite_rules_count(p->r->rules.all);
+  return s;
 }
 
 static base_status do_splits(run *p) {
