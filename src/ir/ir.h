@@ -369,6 +369,10 @@ ir_graph *ir_graph_clone(const ir_graph *g);
  * derived inside one pass (the search's candidates), where g's values
  * outlive the copy. NULL on OOM. */
 ir_graph *ir_graph_clone_shared(const ir_graph *g);
+/* A deep copy in one block of exactly its size (a built or parsed graph
+ * keeps the room its arrays grew by): for graphs kept by the thousand,
+ * such as the rules of a library. NULL on OOM. */
+ir_graph *ir_graph_compact(const ir_graph *g);
 /* Copies every weight value g refers to into g's own arena, so that g no
  * longer depends on the graph it was derived from (rewrites share values;
  * call this before freeing that graph). */

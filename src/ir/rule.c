@@ -411,12 +411,19 @@ base_status ir_rule_load(ir_rule *r, base_diag *d) {
     d = &local;
   memset(d, 0, sizeof *d);
   ir_graph *g[2] = {NULL, NULL};
-  for (int k = 0; k < 2; k++)
-    if (!(g[k] =
-              parse_text(r->text[k], r->textlen[k], r->textline[k], file, d))) {
+  for (int k = 0; k < 2; k++) {
+    ir_graph *h =
+        parse_text(r->text[k], r->textlen[k], r->textline[k], file, d);
+    /* kept for the whole run, thousands of them: without the room the
+     * parser's arrays grew by (about half the memory) */
+    if (h && !(g[k] = ir_graph_compact(h)))
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    ir_graph_free(h);
+    if (!g[k]) {
       ir_graph_free(g[0]);
       return d->code ? d->code : BASE_ERR_SYNTAX;
     }
+  }
   r->src = g[0];
   r->dst = g[1];
   base_status st = ir_rule_validate(r, d);
