@@ -1,9 +1,12 @@
 /* test_opt.c: the optimize pipeline (src/opt, opt_run): its stages in
  * order, the graph after each, the counts with the pass rules, progress,
- * an error from the caller's callback, a failed rules file. */
+ * an error from the caller's callback, a failed rules file, a broken rule
+ * read only when the search meets its operators. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opt/opt.h"
 
@@ -146,4 +149,64 @@ Test(opt, stage_names) {
   }
   cr_assert_eq(opt_stage_find("lowering"), -1);
   cr_assert_null(opt_stage_name(OPT_NSTAGES));
+}
+
+/* The rules file is read lazily (docs/search.md): a rule whose graphs do
+ * not check is an error only once a searched graph has every operator of
+ * one of its sides; then the error names the rules file and the line. */
+Test(opt, a_broken_rule_is_read_when_the_search_meets_it) {
+  static const char broken[] = "\nrule broken proven\n"
+                               "src:\n"
+                               "input a: [1,8,6,6]\n"
+                               "t: [3] = erf(a)\n"
+                               "output t\n"
+                               "dst:\n"
+                               "input a: [1,8,6,6]\n"
+                               "output a\n"
+                               "end\n";
+  size_t len;
+  base_diag d;
+  char *basic = base_read_file(RULES "basic.rules", &len, &d);
+  cr_assert(basic, "%s", d.msg);
+  char path[] = "/tmp/superopt_broken_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(basic, f);
+  fputs(broken, f);
+  fclose(f);
+  free(basic);
+  ir_ruleset rs;
+  cr_assert_neq(ir_rules_read_file(path, &rs, &d), BASE_OK);
+  int line = d.line; /* where reading it whole fails: "t: [3] = erf(a)" */
+  cr_assert_gt(line, 0);
+  static const char with_erf[] = "input x: [1,8,6,6]\n"
+                                 "weight a: [8,8,1,1]\n"
+                                 "ya = conv2d(x, a)\n"
+                                 "e = erf(ya)\n"
+                                 "output e\n";
+  const char *models[] = {two_convs, with_erf};
+  for (int i = 0; i < 2; i++) {
+    ir_graph *g = parse(models[i]), *h = NULL;
+    opt_options o;
+    cd_model m;
+    seen s;
+    options(&o, &m, &s);
+    o.rules = path;
+    opt_report r;
+    base_status st = opt_run(g, &o, &h, &r, &d);
+    if (!i) { /* no erf: the broken rule is never parsed */
+      cr_assert_eq(st, BASE_OK, "%s", d.msg);
+    } else {
+      cr_assert_neq(st, BASE_OK);
+      cr_assert_null(h);
+      cr_assert_str_eq(d.file, path);
+      cr_assert_eq(d.line, line, "line %d: %s", d.line, d.msg);
+      cr_assert(s.after[OPT_RULES] && !s.after[OPT_SEARCH]);
+    }
+    opt_report_free(&r);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+  remove(path);
 }

@@ -252,6 +252,108 @@ Test(rules, a_file_without_rules_needs_the_header) {
   ir_ruleset_free(&rs);
 }
 
+/* ---- lazy reading (ir_rules_read_file_lazy, what optimize uses) ---------*/
+
+/* Writes text to a temporary file (path: its name). */
+static void write_tmp(const char *text, char path[]) {
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+}
+
+/* A good rule, then one whose src fails its shape check (line 11 of the
+ * file: the annotation says [3], erf of [2] is [2]). */
+static const char lazy_text[] = "# superopt rules v1\n"
+                                "rule good proven\n"
+                                "src:\n"
+                                "input a: [2]\n"
+                                "t = relu(a)\n"
+                                "output t\n"
+                                "dst:\n"
+                                "input a: [2]\n"
+                                "t = relu(a)\n"
+                                "u = relu(t)\n"
+                                "output u\n"
+                                "end\n"
+                                "rule broken proven\n"
+                                "src:\n"
+                                "input a: [2]\n"
+                                "t: [3] = erf(a)\n"
+                                "output t\n"
+                                "dst:\n"
+                                "input a: [2]\n"
+                                "output a\n"
+                                "end\n";
+
+/* The structure is checked when the file is read; a rule's graphs when it
+ * is loaded, with the message and position the whole read gives. */
+Test(rules, lazy_read_defers_graphs_with_the_same_errors) {
+  char path[] = "/tmp/superopt_lazy_XXXXXX";
+  write_tmp(lazy_text, path);
+  ir_ruleset eager, rs;
+  base_diag de, d;
+  cr_assert_neq(ir_rules_read_file(path, &eager, &de), BASE_OK);
+  cr_assert_eq(de.line, 16, "%d: %s", de.line, de.msg);
+  cr_assert_eq(ir_rules_read_file_lazy(path, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(rs.n, 2);
+  cr_assert(!ir_rule_loaded(&rs.rules[0]) && !ir_rule_loaded(&rs.rules[1]));
+  cr_assert_eq(rs.rules[0].ops[0], (uint64_t)1 << IR_OP_RELU);
+  cr_assert_eq(rs.rules[1].ops[0], (uint64_t)1 << IR_OP_ERF);
+  cr_assert_eq(ir_rule_load(&rs.rules[0], &d), BASE_OK, "%s", d.msg);
+  cr_assert(ir_rule_loaded(&rs.rules[0]));
+  cr_assert_eq(rs.rules[0].dst->nnodes, 2);
+  cr_assert_eq(rs.rules[0].dst->nodes[1].line, 10); /* the file's lines */
+  cr_assert_eq(ir_rule_load(&rs.rules[1], &d), de.code);
+  cr_assert(!ir_rule_loaded(&rs.rules[1]));
+  cr_assert_str_eq(d.file, path);
+  cr_assert_str_eq(d.msg, de.msg);
+  cr_assert_eq(d.line, de.line);
+  cr_assert_eq(d.col, de.col);
+  ir_ruleset_free(&rs);
+  remove(path);
+  /* an unknown operator or a missing 'end' is found when reading */
+  const char *bad_op = "rule r proven\nsrc:\ninput a: [2]\nt = frob(a)\n"
+                       "output t\ndst:\ninput a: [2]\noutput a\nend\n";
+  const char *no_end = "rule r proven\nsrc:\ninput a: [2]\noutput a\ndst:\n"
+                       "input a: [2]\noutput a\n";
+  const char *texts[] = {bad_op, no_end};
+  for (int i = 0; i < 2; i++) {
+    char p2[] = "/tmp/superopt_lazy_XXXXXX";
+    write_tmp(texts[i], p2);
+    cr_assert_neq(ir_rules_read_file(p2, &eager, &de), BASE_OK);
+    cr_assert_neq(ir_rules_read_file_lazy(p2, &rs, &d), BASE_OK);
+    cr_assert_eq(rs.n, 0);
+    cr_assert_str_eq(d.file, p2);
+    cr_assert_str_eq(d.msg, de.msg);
+    cr_assert_eq(d.line, i ? 7 : 4, "case %d: line %d: %s", i, d.line, d.msg);
+    cr_assert_eq(d.line, de.line);
+    cr_assert_eq(d.col, de.col);
+    remove(p2);
+  }
+}
+
+/* Every rule of passes.rules loaded lazily is the rule read whole. */
+Test(rules, lazy_rules_load_as_read_whole) {
+  const char *path = SUPEROPT_SOURCE_DIR "/rules/passes.rules";
+  ir_ruleset eager, rs;
+  base_diag d;
+  cr_assert_eq(ir_rules_read_file(path, &eager, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rules_read_file_lazy(path, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(rs.n, eager.n);
+  for (int i = 0; i < rs.n; i++) {
+    cr_assert_eq(ir_rule_load(&rs.rules[i], &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(rs.rules[i].line, eager.rules[i].line);
+  }
+  char *a = ir_rules_print(&eager, NULL), *b = ir_rules_print(&rs, NULL);
+  cr_assert(a && b);
+  cr_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  ir_ruleset_free(&eager);
+  ir_ruleset_free(&rs);
+}
+
 /* ---- prune ----------------------------------------------------------------*/
 
 static ir_ruleset parse_set(const char *text) {

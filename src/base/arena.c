@@ -27,6 +27,13 @@ struct base_arena {
 
 base_arena *base_arena_new(void) { return base_calloc(1, sizeof(base_arena)); }
 
+base_arena *base_arena_new_sized(size_t first) {
+  base_arena *a = base_arena_new();
+  if (a)
+    a->next = first < 16 ? 16 : (first + 15) & ~(size_t)15;
+  return a;
+}
+
 static block *block_new(size_t size) {
   block *b = base_malloc(sizeof(block) + size);
   if (!b)

@@ -62,6 +62,9 @@ void base_alloc_use_host(const base_allocator *a);
 
 typedef struct base_arena base_arena;
 base_arena *base_arena_new(void);
+/* An arena whose first block holds `first` bytes of allocations (each
+ * rounded up to 16): one malloc for a graph whose size is known. */
+base_arena *base_arena_new_sized(size_t first);
 void *base_arena_alloc(base_arena *a,
                        size_t n); /* zeroed, 16-aligned; NULL on OOM */
 char *base_arena_strndup(base_arena *a, const char *s, size_t n);

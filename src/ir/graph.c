@@ -76,8 +76,8 @@ int ir_name_ok(const char *s, size_t len) {
 
 /* ---- building ----------------------------------------------------------- */
 
-ir_graph *ir_graph_new(const char *name) {
-  base_arena *a = base_arena_new();
+/* A new empty graph in arena a (freed on failure). */
+static ir_graph *graph_new_in(base_arena *a, const char *name) {
   ir_graph *g = a ? base_arena_alloc(a, sizeof *g) : NULL;
   if (!g) {
     base_arena_free(a);
@@ -90,6 +90,10 @@ ir_graph *ir_graph_new(const char *name) {
     return NULL;
   }
   return g;
+}
+
+ir_graph *ir_graph_new(const char *name) {
+  return graph_new_in(base_arena_new(), name);
 }
 
 void ir_graph_free(ir_graph *g) {
@@ -141,11 +145,17 @@ static void index_insert(ir_graph *g, int32_t t) {
   g->names[i] = t + 1;
 }
 
+/* The name index's size for n tensors, with room to grow. */
+static int32_t index_cap(int32_t n) {
+  int32_t cap = 16;
+  while (cap <= 2 * (n + 1))
+    cap *= 2;
+  return cap;
+}
+
 /* Rebuilds the index of tensors 0..ntensors-1 with room to grow. */
 static int index_rebuild(ir_graph *g) {
-  int32_t cap = 16;
-  while (cap <= 2 * (g->ntensors + 1))
-    cap *= 2;
+  int32_t cap = index_cap(g->ntensors);
   int32_t *names = base_arena_alloc(g->arena, sizeof(int32_t) * (size_t)cap);
   if (!names)
     return -1;
@@ -389,11 +399,11 @@ base_status ir_graph_replace(ir_graph **g, ir_graph *h, base_diag *d) {
   return BASE_OK;
 }
 
-ir_graph *ir_graph_clone_shared(const ir_graph *g) {
-  ir_graph *c = ir_graph_new(g->name);
+/* The copy of g (sharing its weight values) in arena a. */
+static ir_graph *clone_in(const ir_graph *g, base_arena *a) {
+  ir_graph *c = graph_new_in(a, g->name);
   if (!c)
     return NULL;
-  base_arena *a = c->arena;
   size_t tb = sizeof(ir_tensor) * (size_t)g->ntensors;
   size_t nb = sizeof(ir_node) * (size_t)g->nnodes;
   c->tensors = base_arena_alloc(a, tb + 1);
@@ -430,6 +440,35 @@ ir_graph *ir_graph_clone_shared(const ir_graph *g) {
 oom:
   ir_graph_free(c);
   return NULL;
+}
+
+ir_graph *ir_graph_clone_shared(const ir_graph *g) {
+  return clone_in(g, base_arena_new());
+}
+
+/* What an arena allocation of n bytes takes. */
+static size_t arena_size(size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  return n ? n : 16;
+}
+
+ir_graph *ir_graph_compact(const ir_graph *g) {
+  size_t n = arena_size(sizeof *g) + arena_size(strlen(g->name) + 1) +
+             arena_size(sizeof(ir_tensor) * (size_t)g->ntensors + 1) +
+             arena_size(sizeof(ir_node) * (size_t)g->nnodes + 1) +
+             arena_size(sizeof(int32_t) * (size_t)g->noutputs + 1) +
+             arena_size(sizeof(int32_t) * (size_t)index_cap(g->ntensors));
+  for (int i = 0; i < g->ntensors; i++)
+    n += arena_size(strlen(g->tensors[i].name) + 1);
+  for (int i = 0; i < g->nnodes; i++)
+    n += arena_size(sizeof(int32_t) *
+                    (size_t)(g->nodes[i].nin + g->nodes[i].nout));
+  ir_graph *c = clone_in(g, base_arena_new_sized(n));
+  if (c && ir_graph_own_data(c, NULL)) {
+    ir_graph_free(c);
+    return NULL;
+  }
+  return c;
 }
 
 ir_graph *ir_graph_clone(const ir_graph *g) {

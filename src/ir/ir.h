@@ -369,6 +369,10 @@ ir_graph *ir_graph_clone(const ir_graph *g);
  * derived inside one pass (the search's candidates), where g's values
  * outlive the copy. NULL on OOM. */
 ir_graph *ir_graph_clone_shared(const ir_graph *g);
+/* A deep copy in one block of exactly its size (a built or parsed graph
+ * keeps the room its arrays grew by): for graphs kept by the thousand,
+ * such as the rules of a library. NULL on OOM. */
+ir_graph *ir_graph_compact(const ir_graph *g);
 /* Copies every weight value g refers to into g's own arena, so that g no
  * longer depends on the graph it was derived from (rewrites share values;
  * call this before freeing that graph). */
@@ -544,6 +548,17 @@ typedef struct ir_rule {
   int naxioms;
   char *note;   /* one line: why unproven, where imported from; or NULL */
   int32_t line; /* where the rule starts in its file; 0 if built */
+  /* A rule read lazily (ir_rules_read_file_lazy) keeps src and dst NULL
+   * until ir_rule_load parses them from its file's text: where each
+   * graph's text is (0: src, 1: dst), its first line, and its operators
+   * (bit op); the file's name. The file's first rule owns the text and the
+   * name (`owned`, freed with it: free such a set whole). */
+  const char *text[2];
+  size_t textlen[2];
+  int32_t textline[2];
+  uint64_t ops[2];
+  const char *file;
+  char *owned;
 } ir_rule;
 
 typedef struct ir_ruleset {
@@ -571,6 +586,23 @@ const char *ir_rule_status_name(ir_rule_status s);
 base_status ir_rules_parse(const char *text, size_t len, const char *file,
                            ir_ruleset *rs, base_diag *d);
 base_status ir_rules_read_file(const char *path, ir_ruleset *rs, base_diag *d);
+/* Reads a rule file lazily: its structure (rule lines, ids, statuses,
+ * axioms, notes, the src:/dst:/end sections) and each statement's operator
+ * name are checked now, as ir_rules_read_file would (file:line:col); each
+ * rule's graphs are parsed and checked only by ir_rule_load, and until
+ * then its src and dst are NULL (ir_rule_loaded is 0). A rule whose text
+ * the operator scan cannot read is parsed now. The set keeps the file's
+ * text. For the optimizer (src/rewrite loads a rule when a searched graph
+ * has every operator of one of its sides); whatever prints, proves or
+ * compares rules reads them with ir_rules_read_file. */
+base_status ir_rules_read_file_lazy(const char *path, ir_ruleset *rs,
+                                    base_diag *d);
+/* Whether a rule has its graphs (always, unless read lazily). */
+int ir_rule_loaded(const ir_rule *r);
+/* Parses a lazily read rule's graphs and checks its invariants (a no-op
+ * when it has them); on failure it stays unloaded and d holds
+ * file:line:col of the error in the rules file. */
+base_status ir_rule_load(ir_rule *r, base_diag *d);
 /* Prints a rule set (header comment lines first, each starting "# ", may be
  * NULL); malloc'd string. Stable: the same set prints byte-identically. */
 char *ir_rules_print(const ir_ruleset *rs, const char *header);

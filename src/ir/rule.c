@@ -40,6 +40,7 @@ void ir_rule_clear(ir_rule *r) {
     free(r->axioms[i]);
   free(r->axioms);
   free(r->note);
+  free(r->owned);
   memset(r, 0, sizeof *r);
 }
 
@@ -49,6 +50,8 @@ void ir_ruleset_free(ir_ruleset *rs) {
   free(rs->rules);
   ir_ruleset_init(rs);
 }
+
+int ir_rule_loaded(const ir_rule *r) { return r->src != NULL; }
 
 static int valid_id(const char *id) {
   if (!*id)
@@ -94,32 +97,39 @@ base_status ir_rule_validate(const ir_rule *r, base_diag *d) {
   return BASE_OK;
 }
 
-ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
-                        ir_graph *dst, base_diag *d) {
-  if (!valid_id(id)) {
-    base_diag_set(d, BASE_ERR_SYNTAX, 0, 0, "bad rule id '%s'", id);
-    goto fail;
-  }
+/* A zeroed rule with a copy of id after rs's last (not counted in rs->n
+ * yet), or NULL on out of memory (d set). */
+static ir_rule *rule_slot(ir_ruleset *rs, const char *id, base_diag *d) {
   if (rs->n == rs->cap) {
     int cap = rs->cap ? 2 * rs->cap : 64;
     ir_rule *nr = base_realloc(rs->rules, (size_t)cap * sizeof *nr);
     if (!nr) {
       base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-      goto fail;
+      return NULL;
     }
     rs->rules = nr;
     rs->cap = cap;
   }
   ir_rule *r = &rs->rules[rs->n];
   memset(r, 0, sizeof *r);
-  r->id = base_strdup(id);
-  r->src = src;
-  r->dst = dst;
-  if (!r->id) {
+  if (!(r->id = base_strdup(id))) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    r->src = r->dst = NULL;
+    return NULL;
+  }
+  return r;
+}
+
+ir_rule *ir_ruleset_add(ir_ruleset *rs, const char *id, ir_graph *src,
+                        ir_graph *dst, base_diag *d) {
+  if (!valid_id(id)) {
+    base_diag_set(d, BASE_ERR_SYNTAX, 0, 0, "bad rule id '%s'", id);
     goto fail;
   }
+  ir_rule *r = rule_slot(rs, id, d);
+  if (!r)
+    goto fail;
+  r->src = src;
+  r->dst = dst;
   if (ir_rule_validate(r, d) != BASE_OK) {
     ir_rule_clear(r);
     return NULL;
@@ -186,6 +196,7 @@ typedef struct rparser {
   base_diag *d;
   int32_t *ids; /* rule ids seen: open addressing, rule index + 1 */
   int capids;   /* power of two, > 2 * rules */
+  int lazy;     /* graphs left unparsed (ir_rules_read_file_lazy) */
 } rparser;
 
 /* The rule of rs with this id, or -1; remembers index `add` (>= 0) under
@@ -292,25 +303,31 @@ static int first_col(const rparser *p) {
   return c;
 }
 
-/* Parses the graph text from the line after the current one up to (not
- * including) the next line that strips to `stop`; leaves that line current. */
-static ir_graph *parse_section(rparser *p, const char *stop) {
+/* Finds the graph text from the line after the current one up to (not
+ * including) the next line that strips to `stop`; leaves that line current.
+ * Its start, length and first line into *start, *len, *startline; 0, or -1
+ * (d set) when the file ends first. */
+static int find_section(rparser *p, const char *stop, const char **start,
+                        size_t *len, int *startline) {
   char buf[64];
-  const char *start = p->next;
-  int startline = p->lineno + 1;
-  int found = 0;
+  *start = p->next;
+  *startline = p->lineno + 1;
   while (next_line(p))
     if (!strcmp(stripped(p, buf, sizeof buf), stop)) {
-      found = 1;
-      break;
+      *len = (size_t)(p->line - *start);
+      return 0;
     }
-  if (!found) {
-    perr(p, 1, "missing '%s' before the end of the file", stop);
-    return NULL;
-  }
-  ir_graph *g = ir_parse(start, (size_t)(p->line - start), p->file, p->d);
-  if (!g && p->d && p->d->line > 0)
-    p->d->line += startline - 1;
+  perr(p, 1, "missing '%s' before the end of the file", stop);
+  return -1;
+}
+
+/* Parses a graph's text that starts on line startline of a rule file; its
+ * messages and positions are the rule file's. */
+static ir_graph *parse_text(const char *start, size_t len, int startline,
+                            const char *file, base_diag *d) {
+  ir_graph *g = ir_parse(start, len, file, d);
+  if (!g && d && d->line > 0)
+    d->line += startline - 1;
   for (int i = 0; g && i < g->ntensors; i++) /* positions in the rule file */
     if (g->tensors[i].line)
       g->tensors[i].line += startline - 1;
@@ -318,6 +335,126 @@ static ir_graph *parse_section(rparser *p, const char *stop) {
     if (g->nodes[i].line)
       g->nodes[i].line += startline - 1;
   return g;
+}
+
+static ir_graph *parse_section(rparser *p, const char *stop) {
+  const char *start;
+  size_t len;
+  int startline;
+  if (find_section(p, stop, &start, &len, &startline))
+    return NULL;
+  return parse_text(start, len, startline, p->file, p->d);
+}
+
+/* The operator of one line of graph text (comment and blanks stripped, n
+ * characters): 0 and *op = -1 for a blank line or a declaration (graph,
+ * input, weight, output), 0 and *op for NAME... = OP(...), -1 for anything
+ * else (what only the parser can judge). */
+static int line_op(const char *s, size_t n, int *op) {
+  static const char *const kw[] = {"graph", "input", "weight", "output"};
+  *op = -1;
+  if (!n)
+    return 0;
+  for (int k = 0; k < 4; k++) {
+    size_t m = strlen(kw[k]);
+    if (n > m + 1 && !memcmp(s, kw[k], m) && (s[m] == ' ' || s[m] == '\t')) {
+      size_t j = m;
+      while (j < n && (s[j] == ' ' || s[j] == '\t'))
+        j++;
+      if (j < n && ir_name_start((unsigned char)s[j]) &&
+          !memchr(s, '=', n)) /* else 'input = op(...)': a tensor 'input' */
+        return 0;
+    }
+  }
+  const char *eq = memchr(s, '=', n);
+  if (!eq)
+    return -1;
+  const char *e = s + n, *q = eq + 1;
+  while (q < e && (*q == ' ' || *q == '\t'))
+    q++;
+  const char *o = q;
+  while (q < e && ir_name_char((unsigned char)*q))
+    q++;
+  *op = ir_op_lookup(o, (size_t)(q - o));
+  return *op >= 0 && *op < 64 && q < e && *q == '(' ? 0 : -1;
+}
+
+/* The operators of a graph's text as a bit set into *ops; -1 when some
+ * line is not one line_op reads (the rule is then parsed at once). */
+static int text_ops(const char *s, size_t len, uint64_t *ops) {
+  uint64_t m = 0;
+  for (const char *e = s + len; s < e;) {
+    const char *nl = memchr(s, '\n', (size_t)(e - s));
+    const char *end = nl ? nl : e, *h = memchr(s, '#', (size_t)(end - s));
+    const char *t = s, *u = h ? h : end;
+    while (t < u && isspace((unsigned char)*t))
+      t++;
+    while (u > t && isspace((unsigned char)u[-1]))
+      u--;
+    int op;
+    if (line_op(t, (size_t)(u - t), &op))
+      return -1;
+    if (op >= 0)
+      m |= (uint64_t)1 << op;
+    s = nl ? nl + 1 : e;
+  }
+  *ops = m;
+  return 0;
+}
+
+base_status ir_rule_load(ir_rule *r, base_diag *d) {
+  const char *file = r->file ? r->file : "";
+  if (r->src)
+    return BASE_OK;
+  base_diag local;
+  if (!d)
+    d = &local;
+  memset(d, 0, sizeof *d);
+  ir_graph *g[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    ir_graph *h =
+        parse_text(r->text[k], r->textlen[k], r->textline[k], file, d);
+    /* kept for the whole run, thousands of them: without the room the
+     * parser's arrays grew by (about half the memory) */
+    if (h && !(g[k] = ir_graph_compact(h)))
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    ir_graph_free(h);
+    if (!g[k]) {
+      ir_graph_free(g[0]);
+      return d->code ? d->code : BASE_ERR_SYNTAX;
+    }
+  }
+  r->src = g[0];
+  r->dst = g[1];
+  base_status st = ir_rule_validate(r, d);
+  if (st) {
+    ir_graph_free(g[0]);
+    ir_graph_free(g[1]);
+    r->src = r->dst = NULL;
+    if (!d->file[0])
+      snprintf(d->file, sizeof d->file, "%s", file);
+    return st;
+  }
+  r->text[0] = r->text[1] = NULL;
+  return BASE_OK;
+}
+
+/* The src and dst sections of a rule read lazily: found, their operators
+ * scanned, both parsed at once when the scan cannot read them. Into r,
+ * which has its id; -1 on error (d set). */
+static int lazy_sections(rparser *p, ir_rule *r) {
+  int odd = 0;
+  for (int k = 0; k < 2; k++) {
+    int line;
+    if (find_section(p, k ? "end" : "dst:", &r->text[k], &r->textlen[k], &line))
+      return -1;
+    r->textline[k] = line;
+    odd |= text_ops(r->text[k], r->textlen[k], &r->ops[k]);
+  }
+  if (!odd)
+    return 0;
+  r->file = p->file;
+  return ir_rule_load(r, p->d) ? -1 : 0;
 }
 
 static base_status parse_axioms(rparser *p, ir_rule *r, const char *s) {
@@ -407,6 +544,23 @@ static base_status parse_rule(rparser *p, ir_ruleset *rs, const char *head) {
     if (k > 0)
       break;
   }
+  if (p->lazy) {
+    ir_rule *r = rule_slot(rs, id, p->d);
+    if (!r)
+      goto fail;
+    r->line = rule_line;
+    if (lazy_sections(p, r)) {
+      ir_rule_clear(r);
+      goto fail;
+    }
+    rs->n++;
+    id_lookup(p, rs, r->id, rs->n - 1);
+    r->status = (ir_rule_status)status;
+    r->axioms = tmp.axioms;
+    r->naxioms = tmp.naxioms;
+    r->note = tmp.note;
+    return BASE_OK;
+  }
   ir_graph *src = parse_section(p, "dst:");
   if (!src)
     goto fail;
@@ -435,9 +589,9 @@ fail:
   return p->d && p->d->code ? p->d->code : BASE_ERR_SYNTAX;
 }
 
-base_status ir_rules_parse(const char *text, size_t len, const char *file,
-                           ir_ruleset *rs, base_diag *d) {
-  rparser p = {text, text + len, file, text, text, 0, d, NULL, 0};
+static base_status rules_parse(const char *text, size_t len, const char *file,
+                               ir_ruleset *rs, base_diag *d, int lazy) {
+  rparser p = {text, text + len, file, text, text, 0, d, NULL, 0, lazy};
   base_diag local;
   if (!p.d)
     p.d = &local;
@@ -479,6 +633,11 @@ fail:
   return p.d->code ? p.d->code : BASE_ERR_SYNTAX;
 }
 
+base_status ir_rules_parse(const char *text, size_t len, const char *file,
+                           ir_ruleset *rs, base_diag *d) {
+  return rules_parse(text, len, file, rs, d, 0);
+}
+
 #define RULES_HEADER "# superopt rules v1"
 
 /* Whether a line of text[0..len) starts with RULES_HEADER. */
@@ -496,13 +655,25 @@ static int has_header(const char *text, size_t len) {
 /* A file without a rule is an error unless it says it is a rule file (its
  * header): a 0-byte or truncated default.rules was read as zero rules, and
  * optimize went on with none. */
-base_status ir_rules_read_file(const char *path, ir_ruleset *rs, base_diag *d) {
+static base_status read_file(const char *path, ir_ruleset *rs, base_diag *d,
+                             int lazy) {
   size_t len;
   ir_ruleset_init(rs);
   char *text = base_read_file(path, &len, d);
   if (!text)
     return d ? d->code : BASE_ERR_IO;
-  base_status st = ir_rules_parse(text, len, path, rs, d);
+  char *file = NULL; /* lazily: the path after the text, as rules name it */
+  if (lazy) {
+    size_t k = strlen(path);
+    char *t = base_realloc(text, len + k + 2);
+    if (!t) {
+      free(text);
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    text = t;
+    file = memcpy(text + len + 1, path, k + 1);
+  }
+  base_status st = rules_parse(text, len, file ? file : path, rs, d, lazy);
   if (st == BASE_OK && rs->n == 0 && !has_header(text, len)) {
     st = base_diag_set(d, BASE_ERR_SYNTAX, 0, 0,
                        "%s and no '" RULES_HEADER
@@ -511,8 +682,25 @@ base_status ir_rules_read_file(const char *path, ir_ruleset *rs, base_diag *d) {
     if (d)
       snprintf(d->file, sizeof d->file, "%s", path);
   }
+  for (int i = 0; lazy && !st && i < rs->n; i++)
+    rs->rules[i].file = file;
+  if (lazy && !st && rs->n) { /* the unparsed rules point into text */
+    rs->rules[0].owned = text;
+    text = NULL;
+  }
+  if (st)
+    ir_ruleset_free(rs);
   free(text);
   return st;
+}
+
+base_status ir_rules_read_file(const char *path, ir_ruleset *rs, base_diag *d) {
+  return read_file(path, rs, d, 0);
+}
+
+base_status ir_rules_read_file_lazy(const char *path, ir_ruleset *rs,
+                                    base_diag *d) {
+  return read_file(path, rs, d, 1);
 }
 
 /* ---- printing ----------------------------------------------------------- */

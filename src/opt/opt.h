@@ -64,7 +64,10 @@ typedef struct opt_progress {
 
 /* The rules stage alone, for callers that search several times with one
  * rule set (`experiment search`): reads the rules file `rules` (NULL:
- * none) and pass_rules (NULL: none) in front of them, compiles them (both
+ * none) lazily (ir_rules_read_file_lazy: a rule's graphs are parsed when
+ * the search first meets a graph with every operator of one of its sides;
+ * an error in them is the search's then, naming the file and line) and
+ * pass_rules (NULL: none) in front of them, compiles them (both
  * directions, unproven ones refused unless allow_unproven; the pass rules
  * alone forward, for srch_options.pass_rules). A file's error names it.
  * Free with opt_rules_free (also after an error). */
@@ -73,6 +76,8 @@ typedef struct opt_rules {
   int npass;           /* pass rules */
   rewrite_rules *all;  /* rs compiled */
   rewrite_rules *pass; /* the pass rules compiled forward; NULL: none */
+  ir_ruleset passview; /* rs's first npass rules, what pass was compiled
+                          from (it must outlive pass) */
 } opt_rules;
 base_status opt_rules_load(const char *rules, const char *pass_rules,
                            int allow_unproven, opt_rules *out, base_diag *d);
@@ -113,11 +118,14 @@ void opt_options_default(opt_options *o);
 
 /* What the pipeline did. The counts are the same for every entry point. */
 struct opt_report {
-  opt_rules rules;               /* the rules read (owned) */
-  int directions;                /* usable rule directions */
-  int nodes_before;              /* the model's operators */
-  int nodes_after;               /* the result's */
-  srch_stats search;             /* passes, search, splits, prune */
+  opt_rules rules;   /* the rules read (owned) */
+  int directions;    /* usable rule directions compiled: the rules file is
+                        read lazily (its rules are loaded as the search meets
+                        their operators), so after the rules stage those of
+                        the pass rules, after the search those it loaded */
+  int nodes_before;  /* the model's operators */
+  int nodes_after;   /* the result's */
+  srch_stats search; /* passes, search, splits, prune */
   mutant_apply_stats mutants;    /* the mutants taken */
   int inst_proven, inst_refused; /* rule instances (rewrite.h) */
   /* Rule uses in the result (forward and backward), of them by pass rules;

@@ -98,8 +98,9 @@ static base_status load_pass_rules(const char *path, opt_rules *out,
   if (s)
     return s;
   out->npass = np;
-  ir_ruleset view = {out->rs.rules, np, np};
-  if (!(out->pass = rewrite_rules_compile(&view, REWRITE_FORWARD, 0, d))) {
+  out->passview = (ir_ruleset){out->rs.rules, np, np};
+  if (!(out->pass =
+            rewrite_rules_compile(&out->passview, REWRITE_FORWARD, 0, d))) {
     snprintf(d->file, sizeof d->file, "%s", path);
     return d->code;
   }
@@ -110,7 +111,8 @@ base_status opt_rules_load(const char *rules, const char *pass_rules,
                            int allow_unproven, opt_rules *out, base_diag *d) {
   memset(out, 0, sizeof *out);
   ir_ruleset_init(&out->rs);
-  base_status s = rules ? ir_rules_read_file(rules, &out->rs, d) : BASE_OK;
+  /* lazily: a rule is parsed when the search first meets its operators */
+  base_status s = rules ? ir_rules_read_file_lazy(rules, &out->rs, d) : BASE_OK;
   if (!s && pass_rules)
     s = load_pass_rules(pass_rules, out, d);
   if (s)
@@ -205,10 +207,13 @@ static base_status do_passes(run *p) {
 
 static base_status do_search(run *p) {
   p->r->ran[OPT_SEARCH] = 1;
-  return advance(p,
-                 srch_run_regions(current(p), p->r->rules.all, &p->so,
-                                  &p->r->search, p->d),
-                 1, "the search");
+  base_status s = advance(p,
+                          srch_run_regions(current(p), p->r->rules.all, &p->so,
+                                           &p->r->search, p->d),
+                          1, "the search");
+  /* the rules are loaded as the search meets their operators */
+  p->r->directions = rewrite_rules_count(p->r->rules.all);
+  return s;
 }
 
 static base_status do_splits(run *p) {

@@ -489,7 +489,7 @@ base_status rewrite_cpat_init(rewrite_cpat *cp, const ir_graph *pat,
 }
 
 int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix) {
-  if (cp->off)
+  if (cp->off || !cp->g) /* demoted, or a slot without a direction */
     return 0;
   int exact = !cp->ic || rewrite_icache_hopeless(cp->ic, cp->dir);
   for (int w = 0; w < REWRITE_SIG_WORDS; w++)
@@ -509,7 +509,7 @@ int rewrite_cpat_may_match(const rewrite_cpat *cp, const rewrite_index *ix) {
 base_status rewrite_match_cpat(const rewrite_cpat *cp, const ir_graph *g,
                                const rewrite_index *ix, rewrite_matches *ms,
                                base_diag *d) {
-  if (cp->off)
+  if (cp->off || !cp->g)
     return BASE_OK;
   mstate s = {.cp = cp,
               .pat = cp->g,

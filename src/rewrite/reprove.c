@@ -19,11 +19,14 @@
 
 enum { RP_NEW, RP_PROVEN, RP_DEMOTED, RP_UNPROVEN };
 
-/* Disables every direction of r whose rule is rule (the same ir_rule). */
+/* Disables the directions of r whose rule is rule (the same ir_rule); a
+ * rule not loaded yet is marked loaded, so that it never is. */
 static void disable(rewrite_rules *r, const ir_rule *rule) {
-  for (int k = 0; r && k < r->ndirs; k++)
-    if (&r->rs->rules[r->dirs[k].rule] == rule)
-      r->dirs[k].cp.off = 1;
+  if (!r || rule < r->rs->rules || rule >= r->rs->rules + r->rs->n)
+    return;
+  int i = (int)(rule - r->rs->rules);
+  r->dirs[2 * i].cp.off = r->dirs[2 * i + 1].cp.off = 1;
+  r->loaded[i] = 1;
 }
 
 static base_status demote(rewrite_reproof *p, rewrite_rules *r,

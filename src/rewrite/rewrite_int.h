@@ -95,7 +95,9 @@ base_status rewrite_match_cpat(const rewrite_cpat *cp, const ir_graph *g,
 /* Checks that pat fits the matcher's limits. */
 base_status rewrite_pattern_ok(const ir_graph *pat, base_diag *d);
 
-/* One usable direction of a rule. */
+/* One direction of a rule: slot 2 i (forward) or 2 i + 1 (backward) of
+ * rule i. A slot that is not usable, or whose rule is not loaded yet, is
+ * all zero (pat and cp.g NULL: it never matches; untouched memory). */
 typedef struct rewrite_dir {
   int rule;     /* index in the ruleset */
   int backward; /* 0: src -> dst, 1: dst -> src */
@@ -105,22 +107,47 @@ typedef struct rewrite_dir {
 
 /* Directions by the signature of their anchor (the pattern node the
  * matcher places first, the last one): an open-addressing table of
- * signatures, each with its directions in increasing order. */
+ * signatures, each with a chain of its directions (the search takes them
+ * in increasing order through a bit mask). Grows as rules are loaded. */
 typedef struct rewrite_anchors {
-  uint64_t *key;  /* cap slots; 0 = empty (a signature 0 is stored as 1) */
-  int32_t *start; /* cap slots: first of its directions in dir[] */
-  int32_t *count; /* cap slots */
-  int32_t *dir;   /* ndirs direction indices grouped by anchor */
-  int cap;
+  uint64_t *key; /* cap slots; 0 = empty (a signature 0 is stored as 1) */
+  int32_t *head; /* cap slots: its first direction, -1 none */
+  int32_t *next; /* ndirs: the next direction of the same anchor, -1 */
+  int cap, nkeys;
 } rewrite_anchors;
 
+/* The rules of a set read lazily (ir_rules_read_file_lazy) not loaded yet,
+ * grouped by the operators of a side (ir_rule.ops): a rule is loaded, and
+ * both its directions compiled, once a searched graph has every operator
+ * of a side it may be matched by. */
+typedef struct rewrite_pending {
+  uint64_t *mask; /* ngroups: the operators of the group's sides */
+  int32_t *start; /* ngroups + 1: its rules in rule[start..start+1) */
+  int32_t *rule;  /* rule indices grouped by mask */
+  uint8_t *done;  /* ngroups: loaded */
+  uint64_t *seen; /* operator sets already loaded for (nseen) */
+  int ngroups, nseen, capseen, left; /* left: groups not loaded */
+} rewrite_pending;
+
 struct rewrite_rules {
-  const ir_ruleset *rs;
-  rewrite_icache *ic; /* proven instances of the directions */
-  rewrite_dir *dirs;
-  int ndirs;
+  const ir_ruleset *rs; /* lazily read rules are loaded into it */
+  rewrite_icache *ic;   /* proven instances of the directions */
+  rewrite_dir *dirs;    /* 2 * rs->n slots */
+  int ndirs;            /* slots */
+  int nlive;            /* usable directions compiled */
+  int directions;       /* REWRITE_FORWARD, ... */
+  int instances;        /* rewrite_rules_set_instances */
+  uint8_t *loaded;      /* per rule: compiled */
   rewrite_anchors an;
+  rewrite_pending pend;
 };
+
+/* Loads and compiles the rules not loaded yet of which a side has only
+ * operators of ops (bit op); quick for a set already loaded for ops. An
+ * error (d: file:line of the rule) when such a rule's text is bad. The
+ * loaded part of r is mutable state, as its instance cache is. */
+base_status rewrite_rules_load(const rewrite_rules *r, uint64_t ops,
+                               base_diag *d);
 
 /* Sets bit k of mask (ndirs bits) for every direction k whose anchor
  * signature is that of some node of the indexed graph. */

@@ -383,7 +383,10 @@ static base_status expand(sstate *s, const cand *c, base_diag *d) {
             : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st) { /* the directions whose anchor is in the graph, in order */
     uint64_t ops = ix_ops(&ix);
-    rewrite_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
+    /* first the rules a side of which has only the graph's operators */
+    st = rewrite_rules_load(s->rules, ops, d);
+    if (!st)
+      rewrite_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
     for (int w = 0; !st && w < nw; w++)
       for (uint64_t m = mask[w]; !st && m; m &= m - 1)
         st = expand_dir(s, c, &ix, &gs, ops, 64 * w + __builtin_ctzll(m), d);
