@@ -366,14 +366,17 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
   const opt_args *a = s->a;
   switch (k) {
   case OPT_RULES:
-    printf("model: %s (%d operators); %d rules, %d usable directions\n",
-           s->model, s->model_nodes, r->rules.rs.n, r->directions);
+    printf("model: %s (%d operators); %d rules (a rule's graphs are read "
+           "when the search meets its operators)\n",
+           s->model, s->model_nodes, r->rules.rs.n);
     break;
   case OPT_COSTS:
     cli_print_cost_model(&a->cost, a->device_why);
     print_onnx_device_note(a);
     break;
   case OPT_PRUNE:
+    printf("rules: %d usable directions read for this model\n",
+           r->directions);
     print_search(r, a);
     if (a->oo.mutants)
       cli_print_mutants(&r->mutants, a->cost.dev->name);
