@@ -678,9 +678,17 @@ Test(optable, every_operator_has_every_column) {
                        IR_OPF_BODY | IR_OPF_BODY_ROW)),
         "%s: unknown flags", r->name);
   }
-  cr_expect_str_eq(ir_body_op_names(),
-                   "ewadd ewmul ewsub ewdiv smul relu sigmoid tanh gelu erf "
-                   "sqrt clip batchnorm");
+  /* the body operators: ew.def's rows and these, in ops.def order */
+  char want[1024] = "";
+  for (int op = 0; op < IR_NOPS; op++) {
+    const char *nm = ir_op((ir_opcode)op)->name;
+    if (ir_ew_of((ir_opcode)op) || !strcmp(nm, "ewadd") ||
+        !strcmp(nm, "ewmul") || !strcmp(nm, "ewsub") || !strcmp(nm, "ewdiv") ||
+        !strcmp(nm, "smul") || !strcmp(nm, "clip") || !strcmp(nm, "batchnorm"))
+      snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s",
+               want[0] ? " " : "", nm);
+  }
+  cr_expect_str_eq(ir_body_op_names(), want);
   cr_expect_str_eq(ir_body_row_op_names(), "reduce_mean softmax layernorm");
   cr_expect_eq(ir_act_op(IR_ACT_NONE), -1);
   for (int a = IR_ACT_RELU; a <= IR_ACT_GELU; a++)
@@ -706,6 +714,32 @@ static int infer_node(const ir_graph *g, const ir_node *n, ir_attrs *a,
  * inference; '^' entries follow a rebatch and nothing else does; '!' marks
  * only what rule instances substitute (src/rewrite/inst.c: stride, groups,
  * act, and one trailing optional input, the bias). */
+/* ew.def's rows pair with ops.def rows: element-wise, one input, no
+ * parameter, a body operator; the activations first, in ir_act order; the
+ * ONNX names found back. */
+Test(optable, ew_rows) {
+  cr_assert(IR_EW_NROWS >= 11);
+  for (int i = 0; i < IR_EW_NROWS; i++) {
+    ir_opcode op = ir_ew_op(i);
+    const ir_opinfo *r = ir_op(op);
+    cr_expect_eq(ir_ew_of(op)->index, i, "%s: row", r->name);
+    cr_expect(r->kind == IR_OPK_EW && (r->flags & IR_OPF_BODY) &&
+                  r->min_in == 1 && r->max_in == 1 && r->nparams == 0,
+              "%s: not a plain element-wise unary operator", r->name);
+    if (ir_ew_of(op)->onnx)
+      cr_expect_eq(ir_ew_by_onnx(ir_ew_of(op)->onnx), (int)op, "%s: onnx",
+                   r->name);
+    cr_expect(ir_ew_of(op)->fn && ir_ew_of(op)->cuda[0], "%s", r->name);
+  }
+  for (int a = IR_ACT_RELU; a <= IR_ACT_GELU; a++)
+    cr_expect_eq(ir_ew_op(a - 1), ir_act_op((ir_act)a), "activation %d", a);
+  cr_expect_eq(ir_ew_of(IR_OP_CLIP), NULL);
+  cr_expect_eq(ir_ew_of(IR_OP_EWADD), NULL);
+  cr_expect_eq(ir_ew_by_onnx("Clip"), -1);
+  cr_expect_eq(ir_ew_by_onnx("Neg"), IR_OP_NEG);
+  cr_expect(ir_ew_of(IR_OP_NEG)->fn(2.0f) == -2.0f);
+}
+
 Test(optable, shape_marks) {
   ir_graph *g = parse_ok("input x: [2,4,6,6]\n"
                          "weight w: [4,4,3,3]\n"

@@ -759,6 +759,59 @@ Test(unary, gelu) {
   free(r);
 }
 
+/* neg, exp, log, cos, sin (ew.def rows, issue 41): hand values (libm in
+ * double), relative 1e-6; log of x <= 0: -inf at 0, NaN below. */
+static void check_hand(ir_opcode op, const double *hand) {
+  ir_attrs a = attrs(op);
+  float *r = unary(op, &a);
+  for (int i = 0; i < NPTS; i++) {
+    double w = hand[i], got = r[i];
+    if (isnan(w))
+      cr_expect(isnan(got), "%s(%g) = %.9g, want NaN", ir_op(op)->name,
+                (double)PTS[i], got);
+    else if (isinf(w))
+      cr_expect(got == w, "%s(%g) = %.9g, want %g", ir_op(op)->name,
+                (double)PTS[i], got, w);
+    else
+      cr_expect(fabs(got - w) <= 1e-6 * (1 + fabs(w)),
+                "%s(%g) = %.9g, want %.9g", ir_op(op)->name, (double)PTS[i],
+                got, w);
+  }
+  free(r);
+}
+
+Test(unary, neg) {
+  double hand[NPTS] = {2, 1, 0.5, 0, -0.5, -1, -2, -7.5};
+  check_hand(IR_OP_NEG, hand);
+}
+
+Test(unary, exp) {
+  double hand[NPTS] = {
+      0.13533528324, 0.36787944117, 0.60653065971, 1,
+      1.6487212707,  2.7182818285,  7.3890560989,  1808.0424145};
+  check_hand(IR_OP_EXP, hand);
+}
+
+Test(unary, log) {
+  double hand[NPTS] = {
+      NAN, NAN, NAN, -INFINITY, -0.69314718056, 0, 0.69314718056, 2.0149030205};
+  check_hand(IR_OP_LOG, hand);
+}
+
+Test(unary, cos) {
+  double hand[NPTS] = {
+      -0.41614683655, 0.54030230587, 0.87758256189,  1,
+      0.87758256189,  0.54030230587, -0.41614683655, 0.34663531784};
+  check_hand(IR_OP_COS, hand);
+}
+
+Test(unary, sin) {
+  double hand[NPTS] = {
+      -0.90929742683, -0.84147098481, -0.4794255386, 0,
+      0.4794255386,   0.84147098481,  0.90929742683, 0.93799997677};
+  check_hand(IR_OP_SIN, hand);
+}
+
 Test(unary, clip) {
   ir_attrs a = attrs(IR_OP_CLIP);
   a.lo = 0, a.hi = 6;

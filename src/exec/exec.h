@@ -82,6 +82,9 @@ base_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
 
 /* Applies a fused activation in place. */
 void ex_activate(float *x, int64_t n, int act);
+/* o[i] = op(x[i]) for i < n (o may be x), op an ew.def row (its C
+ * expression); BASE_ERR_PARAM for any other operator. */
+base_status ex_ew_apply(ir_opcode op, const float *x, float *o, int64_t n);
 
 /* C[m,n] (+)= A[m,k] * B[k,n], all row-major with leading dimensions lda,
  * ldb, ldc. accumulate=0 overwrites C. Parallel over tiles of C; products of

@@ -238,42 +238,9 @@ void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
 
 /* ---- activations ------------------------------------------------------- */
 
-static float gelu(float x) { return x * 0.5f * (1.0f + erff(x / sqrtf(2.0f))); }
-
-static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-enum { ACT_PAR_MIN = 1 << 16 }; /* fewer elements: stay single-threaded */
-
+/* The activation's operator's row of ew.def (ex_ew_apply); none: no-op. */
 void ex_activate(float *x, int64_t n, int act) {
-  switch (act) {
-  case IR_ACT_RELU:
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n >= ACT_PAR_MIN)
-#endif
-    for (int64_t i = 0; i < n; i++)
-      x[i] = x[i] > 0.0f ? x[i] : 0.0f;
-    break;
-  case IR_ACT_SIGMOID:
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n >= ACT_PAR_MIN)
-#endif
-    for (int64_t i = 0; i < n; i++)
-      x[i] = sigmoid(x[i]);
-    break;
-  case IR_ACT_TANH:
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n >= ACT_PAR_MIN)
-#endif
-    for (int64_t i = 0; i < n; i++)
-      x[i] = tanhf(x[i]);
-    break;
-  case IR_ACT_GELU:
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n >= ACT_PAR_MIN)
-#endif
-    for (int64_t i = 0; i < n; i++)
-      x[i] = gelu(x[i]);
-    break;
-  default: /* IR_ACT_NONE */ break;
-  }
+  int op = ir_act_op((ir_act)act);
+  if (op >= 0)
+    ex_ew_apply((ir_opcode)op, x, x, n);
 }

@@ -176,62 +176,46 @@ base_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   return BASE_OK;
 }
 
-/* out = act(x): a copy, then the activation in place. */
-static base_status unary_act(const ex_arg *in, ex_arg *out, int act) {
-  int64_t len = ir_shape_numel(&out[0].shape);
-  const float *x = in[0].data;
-  float *o = out[0].data;
+/* ---- unary element-wise: ew.def's rows ---------------------------------- */
+
+/* o[i] = f(x[i]) for i < n, f a row's C expression (o may be x). */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (len >= EX_PAR_MIN)
+#define EW_PAR _Pragma("omp parallel for schedule(static) if (n >= EX_PAR_MIN)")
+#else
+#define EW_PAR
 #endif
-  for (int64_t i = 0; i < len; i++)
-    o[i] = x[i];
-  ex_activate(o, len, act);
+#define EW(ID, name, c, ...)                                                   \
+  static void ew_##name(const float *in, float *o, int64_t n) {                \
+    EW_PAR                                                                     \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      float x = in[i];                                                         \
+      o[i] = c;                                                                \
+    }                                                                          \
+  }
+#include "../ir/ew.def"
+#undef EW
+
+static void (*const ew_loops[IR_NOPS])(const float *, float *, int64_t) = {
+#define EW(ID, name, ...) [IR_OP_##ID] = ew_##name,
+#include "../ir/ew.def"
+#undef EW
+};
+
+base_status ex_ew_apply(ir_opcode op, const float *x, float *o, int64_t n) {
+  if (!ir_ew_of(op))
+    return BASE_ERR_PARAM; /* not an ew.def operator */
+  ew_loops[op](x, o, n);
   return BASE_OK;
 }
 
-base_status ex_ref_relu(const ir_node *n, const ex_arg *in, ex_arg *out) {
-  (void)n;
-  return unary_act(in, out, IR_ACT_RELU);
-}
-
-base_status ex_ref_sigmoid(const ir_node *n, const ex_arg *in, ex_arg *out) {
-  (void)n;
-  return unary_act(in, out, IR_ACT_SIGMOID);
-}
-
-base_status ex_ref_tanh(const ir_node *n, const ex_arg *in, ex_arg *out) {
-  (void)n;
-  return unary_act(in, out, IR_ACT_TANH);
-}
-
-base_status ex_ref_gelu(const ir_node *n, const ex_arg *in, ex_arg *out) {
-  (void)n;
-  return unary_act(in, out, IR_ACT_GELU);
-}
-
-/* out = f(x) for a unary function f of float. */
-static base_status unary_map(const ex_arg *in, ex_arg *out, float (*f)(float)) {
-  int64_t len = ir_shape_numel(&out[0].shape);
-  const float *x = in[0].data;
-  float *o = out[0].data;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (len >= EX_PAR_MIN)
-#endif
-  for (int64_t i = 0; i < len; i++)
-    o[i] = f(x[i]);
-  return BASE_OK;
-}
-
-base_status ex_ref_erf(const ir_node *n, const ex_arg *in, ex_arg *out) {
-  (void)n;
-  return unary_map(in, out, erff);
-}
-
-base_status ex_ref_sqrt(const ir_node *n, const ex_arg *in, ex_arg *out) {
-  (void)n;
-  return unary_map(in, out, sqrtf);
-}
+#define EW(ID, name, ...)                                                      \
+  base_status ex_ref_##name(const ir_node *n, const ex_arg *in, ex_arg *out) { \
+    (void)n;                                                                   \
+    ew_##name(in[0].data, out[0].data, ir_shape_numel(&out[0].shape));         \
+    return BASE_OK;                                                            \
+  }
+#include "../ir/ew.def"
+#undef EW
 
 /* Mean over the (sorted) axes in a.list: every input element adds into the
  * output element with the reduced coordinates dropped; sums in double, in

@@ -171,18 +171,26 @@ static void k_conv(const ir_attrs *a, const ir_shape *const *s,
 /* ---- element-wise --------------------------------------------------------
  */
 
-/* The element-wise kernels: y = a + b, a * b, a * scalar b, relu(a). */
-typedef enum ew_fn { EW_ADD, EW_MUL, EW_SMUL, EW_RELU } ew_fn;
+/* The element-wise kernels: y = a + b, a * b, a * scalar b. */
+typedef enum ew_fn { EW_ADD, EW_MUL, EW_SMUL } ew_fn;
 
-static void k_ew(ew_fn fn, int64_t n, const uint32_t *const *in, uint32_t *y,
-                 uint64_t key) {
+static void k_ew(ew_fn fn, int64_t n, const uint32_t *const *in, uint32_t *y) {
   for (int64_t i = 0; i < n; i++)
     switch (fn) {
     case EW_ADD: y[i] = addm(in[0][i], in[1][i]); break;
     case EW_MUL: y[i] = red((uint64_t)in[0][i] * in[1][i]); break;
     case EW_SMUL: y[i] = red((uint64_t)in[0][i] * in[1][0]); break;
-    case EW_RELU: y[i] = fp_act(IR_ACT_RELU, key, in[0][i]); break;
     }
+}
+
+/* An ew.def operator with the FP flag: a keyed random function, fp_act's
+ * of its activation (that of conv2d's act=), else one keyed by its row. */
+static void k_unary(ir_opcode op, int64_t n, const uint32_t *x, uint32_t *y,
+                    uint64_t key) {
+  int act = ir_op(op)->act;
+  int k = act != IR_ACT_NONE ? act : 64 + ir_ew_of(op)->index;
+  for (int64_t i = 0; i < n; i++)
+    y[i] = fp_act(k, key, x[i]);
 }
 
 /* ---- data movement -------------------------------------------------------
@@ -312,16 +320,22 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
     k_conv(a, ins, in, &outs[0], out[0], key);
     return BASE_OK;
   case IR_OP_EWADD:
+    if (!ir_shape_eq(ins[0], ins[1]))
+      return BASE_ERR_PARAM;
+    k_ew(EW_ADD, ir_shape_numel(&outs[0]), in, out[0]);
+    return BASE_OK;
   case IR_OP_EWMUL:
     if (!ir_shape_eq(ins[0], ins[1]))
       return BASE_ERR_PARAM;
-    k_ew(op == IR_OP_EWADD ? EW_ADD : EW_MUL, ir_shape_numel(&outs[0]), in,
-         out[0], key);
+    k_ew(EW_MUL, ir_shape_numel(&outs[0]), in, out[0]);
     return BASE_OK;
   case IR_OP_SMUL:
-  case IR_OP_RELU:
-    k_ew(op == IR_OP_SMUL ? EW_SMUL : EW_RELU, ir_shape_numel(&outs[0]), in,
-         out[0], key);
+    k_ew(EW_SMUL, ir_shape_numel(&outs[0]), in, out[0]);
+    return BASE_OK;
+#include "../ir/ew_cases.h"
+    if (!(ir_ew_of(op)->flags & IR_EWF_FP))
+      break; /* not a generation operator (ew.def's FP flag) */
+    k_unary(op, ir_shape_numel(&outs[0]), in[0], out[0], key);
     return BASE_OK;
   case IR_OP_CONCAT:
     k_concat(a->axis, ins, in, nin, &outs[0], out[0]);
@@ -347,11 +361,6 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_CONST_POOL: k_const(op, &outs[0], out[0]); return BASE_OK;
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
   case IR_OP_CLIP:
   case IR_OP_RESHAPE:
   case IR_OP_GLOBAL_AVGPOOL:

@@ -256,6 +256,37 @@ const char *ir_act_name(ir_act a);
 /* The operator computing activation a (relu -> IR_OP_RELU); -1 for none. */
 int ir_act_op(ir_act a);
 
+/* ---- element-wise unary operators (ew.def) ----------------------------- */
+
+enum {
+  IR_EWF_FP = 1 << 0 /* has a fingerprint kernel (a generation operator) */
+};
+
+/* An ew.def row: what every backend needs to compute the operator. */
+typedef struct ir_ew {
+  int index;          /* row number in ew.def, from 0 */
+  const char *onnx;   /* ONNX op_type, or NULL (not one plain node) */
+  const char *tensat; /* Tensat's name, or NULL (none) */
+  const char *cuda;   /* the CUDA expression of float x, as text */
+  float (*fn)(float); /* the C expression of x as a function */
+  unsigned flags;     /* IR_EWF_* */
+} ir_ew;
+
+/* Number of ew.def rows. */
+enum {
+#define EW(ID, ...) IR_EW_ROW_##ID,
+#include "ew.def"
+#undef EW
+  IR_EW_NROWS
+};
+
+/* op's ew.def row, or NULL when op is not an element-wise unary operator. */
+const ir_ew *ir_ew_of(ir_opcode op);
+/* The operator of row i (0 <= i < IR_EW_NROWS). */
+ir_opcode ir_ew_op(int i);
+/* The operator whose ONNX op_type is name; -1 if none. */
+int ir_ew_by_onnx(const char *name);
+
 /* ---- fused bodies ------------------------------------------------------ */
 
 /* A `fused` node computes a small graph of element-wise operators (its

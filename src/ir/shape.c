@@ -202,12 +202,9 @@ base_status ir_shape_smul(ir_attrs *a, const ir_shape *const *in, int nin,
     *out = *in[0];                                                             \
     return BASE_OK;                                                            \
   }
-UNARY(relu)
-UNARY(sigmoid)
-UNARY(tanh)
-UNARY(gelu)
-UNARY(erf)
-UNARY(sqrt)
+#define EW(ID, name, ...) UNARY(name)
+#include "ew.def"
+#undef EW
 
 base_status ir_shape_clip(ir_attrs *a, const ir_shape *const *in, int nin,
                           ir_shape *out, base_diag *d) {
@@ -707,12 +704,7 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
   case IR_OP_SMUL:
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
+#include "ew_cases.h"
   case IR_OP_CLIP:
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:

@@ -334,12 +334,7 @@ static int cut_node(const ir_graph *g, const ir_node *nd, mutant_cuts *cu,
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
   case IR_OP_SMUL:
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
+#include "../ir/ew_cases.h"
   case IR_OP_CLIP:
     for (int i = 0; i < nd->nin; i++)
       if (carry_bcast(&cu[nd->out[0]], ys, &cu[nd->in[i]],

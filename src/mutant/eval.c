@@ -127,12 +127,7 @@ static base_status eval_node(const ir_graph *g, int k, uint32_t **val,
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
   case IR_OP_SMUL:
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
+#include "../ir/ew_cases.h"
   case IR_OP_CLIP:
   case IR_OP_CONCAT:
   case IR_OP_SPLIT:

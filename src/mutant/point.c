@@ -50,12 +50,7 @@ static int point_op(ir_opcode op) {
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
   case IR_OP_SMUL:
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
+#include "../ir/ew_cases.h"
   case IR_OP_CLIP:
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:
@@ -182,12 +177,7 @@ static uint32_t value(const mutant_pt *c, int t, const int64_t *idx) {
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
   case IR_OP_SMUL:
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
+#include "../ir/ew_cases.h"
   case IR_OP_CLIP:
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:

@@ -417,6 +417,23 @@ static void ex_simple(exporter *E, const ir_node *n, const char *out,
     attr_float(E, o, "epsilon", n->a.eps);
 }
 
+/* An ew.def operator: its ONNX node (ew.def's onnx column), gelu's own
+ * nodes, or an error for a row with no ONNX equivalent. */
+static void ex_unary(exporter *E, const ir_node *n, const char *x,
+                     const char *out) {
+  const ir_ew *w = ir_ew_of(n->op);
+  if (w->onnx) {
+    ex_simple(E, n, out, w->onnx);
+  } else if (n->op == IR_OP_GELU) {
+    gelu(E, x, out);
+  } else {
+    base_diag_set(E->d, BASE_ERR_PARAM, 0, 0,
+                  "%s at line %d has no ONNX equivalent", ir_op(n->op)->name,
+                  n->line);
+    E->oom = -1;
+  }
+}
+
 static void ex_node(exporter *E, const ir_node *n) {
   const char *out = tname(E, n->out[0]);
   const char *x = n->nin ? tname(E, n->in[0]) : NULL;
@@ -431,12 +448,9 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_EWMUL:
   case IR_OP_SMUL: ex_simple(E, n, out, "Mul"); break;
   case IR_OP_EWDIV: ex_simple(E, n, out, "Div"); break;
-  case IR_OP_RELU: ex_simple(E, n, out, "Relu"); break;
-  case IR_OP_SIGMOID: ex_simple(E, n, out, "Sigmoid"); break;
-  case IR_OP_TANH: ex_simple(E, n, out, "Tanh"); break;
-  case IR_OP_GELU: gelu(E, x, out); break;
-  case IR_OP_ERF: ex_simple(E, n, out, "Erf"); break;
-  case IR_OP_SQRT: ex_simple(E, n, out, "Sqrt"); break;
+#include "../ir/ew_cases.h"
+    ex_unary(E, n, x, out);
+    break;
   case IR_OP_CONCAT: ex_simple(E, n, out, "Concat"); break;
   case IR_OP_GATHER: ex_simple(E, n, out, "Gather"); break;
   case IR_OP_WHERE: ex_simple(E, n, out, "Where"); break;

@@ -576,11 +576,12 @@ static base_status unary(imp *I, ir_opcode op) {
   return x < 0 ? I->d->code : emit1(I, op, &x, 1, &a);
 }
 
-static base_status h_relu(imp *I) { return unary(I, IR_OP_RELU); }
-static base_status h_sigmoid(imp *I) { return unary(I, IR_OP_SIGMOID); }
-static base_status h_tanh(imp *I) { return unary(I, IR_OP_TANH); }
-static base_status h_erf(imp *I) { return unary(I, IR_OP_ERF); }
-static base_status h_sqrt(imp *I) { return unary(I, IR_OP_SQRT); }
+/* An ew.def operator by its onnx column (find_op: ew_onnx_op). */
+static base_status h_ew(imp *I) {
+  int op = ir_ew_by_onnx(I->node->op_type ? I->node->op_type : "");
+  return op < 0 ? fail(I, BASE_ERR_INTERNAL, "not an ew.def operator")
+                : unary(I, (ir_opcode)op);
+}
 
 static base_status h_gelu(imp *I) {
   char buf[32];
@@ -804,10 +805,15 @@ static base_status fold_int_binary(imp *I, ir_opcode op, val *x, val *y) {
     int64_t p = xi[nx == 1 ? 0 : k], q = yi[ny == 1 ? 0 : k];
     if ((op == IR_OP_EWDIV) && q == 0)
       return fail(I, BASE_ERR_PARAM, "integer division by zero");
-    o->i[k] = op == IR_OP_EWADD   ? p + q
-              : op == IR_OP_EWSUB ? p - q
-              : op == IR_OP_EWMUL ? p * q
-                                  : p / q;
+    switch (op) {
+    case IR_OP_EWADD: o->i[k] = p + q; break;
+    case IR_OP_EWSUB: o->i[k] = p - q; break;
+    case IR_OP_EWMUL: o->i[k] = p * q; break;
+    case IR_OP_EWDIV: o->i[k] = p / q; break;
+    default:
+      return fail(I, BASE_ERR_INTERNAL, "%s: no integer folding",
+                  ir_op(op)->name);
+    }
   }
   return BASE_OK;
 }
@@ -2114,14 +2120,11 @@ static const onnx_op onnx_ops[] = {
     {"Constant", h_constant, 0},
     {"ConstantOfShape", h_const_only, 0},
     {"Conv", h_conv, 0x6},
-    {"Cos", h_const_only, 0},
     {"CumSum", h_cumsum, 0},
     {"Div", h_div, 0},
     {"Dropout", h_dropout, 0},
     {"Einsum", h_einsum, 0},
     {"Equal", h_equal, 0},
-    {"Erf", h_erf, 0},
-    {"Exp", h_const_only, 0},
     {"Expand", h_expand, 0},
     {"Flatten", h_flatten, 0},
     {"Floor", h_const_only, 0},
@@ -2141,14 +2144,12 @@ static const onnx_op onnx_ops[] = {
     {"LayerNormalization", h_layernorm, 0x6},
     {"Less", h_const_only, 0},
     {"LessOrEqual", h_const_only, 0},
-    {"Log", h_const_only, 0},
     {"MatMul", h_matmul, 0x2},
     {"Max", h_const_only, 0},
     {"MaxPool", h_maxpool, 0},
     {"Min", h_const_only, 0},
     {"Mod", h_const_only, 0},
     {"Mul", h_mul, 0},
-    {"Neg", h_const_only, 0},
     {"Not", h_not, 0},
     {"Or", h_or, 0},
     {"Pad", h_pad, 0},
@@ -2160,21 +2161,16 @@ static const onnx_op onnx_ops[] = {
     {"ReduceMin", h_const_only, 0},
     {"ReduceProd", h_const_only, 0},
     {"ReduceSum", h_const_only, 0},
-    {"Relu", h_relu, 0},
     {"Reshape", h_reshape, 0},
     {"ScatterND", h_const_only, 0},
     {"Shape", h_shape, 0},
-    {"Sigmoid", h_sigmoid, 0},
     {"Sign", h_const_only, 0},
     {"Size", h_const_only, 0},
-    {"Sin", h_const_only, 0},
     {"Slice", h_slice, 0},
     {"Softmax", h_softmax, 0},
     {"Split", h_split, 0},
-    {"Sqrt", h_sqrt, 0},
     {"Squeeze", h_squeeze, 0},
     {"Sub", h_sub, 0},
-    {"Tanh", h_tanh, 0},
     {"Tile", h_const_only, 0},
     {"Transpose", h_transpose, 0},
     {"Trilu", h_const_only, 0},
@@ -2185,6 +2181,9 @@ static const onnx_op onnx_ops[] = {
 
 #define NONNX_OPS (int)(sizeof onnx_ops / sizeof *onnx_ops)
 
+/* The element-wise unary operators of ew.def's onnx column. */
+static const onnx_op ew_onnx_op = {"(ew.def)", h_ew, 0};
+
 const char *ox_supported_ops(void) {
   static char list[2048];
   if (!list[0]) {
@@ -2192,11 +2191,20 @@ const char *ox_supported_ops(void) {
     for (int i = 0; i < NONNX_OPS; i++)
       k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "",
                             onnx_ops[i].name);
+    for (int i = 0; i < IR_EW_NROWS; i++) {
+      const char *nm = ir_ew_of(ir_ew_op(i))->onnx;
+      if (nm && k < sizeof list)
+        k += (size_t)snprintf(list + k, sizeof list - k, ", %s", nm);
+    }
   }
   return list;
 }
 
+/* ew.def's rows first: a name also in onnx_ops (say as constant-only) is
+ * then computed by its operator. */
 static const onnx_op *find_op(const char *name) {
+  if (ir_ew_by_onnx(name) >= 0)
+    return &ew_onnx_op;
   for (int i = 0; i < NONNX_OPS; i++)
     if (strcmp(onnx_ops[i].name, name) == 0)
       return &onnx_ops[i];

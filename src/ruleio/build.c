@@ -192,6 +192,22 @@ static int emit(bctx *c, ir_opcode op, const int32_t *in, int nin, ir_attrs *a,
 static int build(bctx *c, int t, hint h);
 
 /* A constant from its hint. */
+/* The operator of a constant or unary term kind; -1 for the others. */
+static int term_op(ruleio_tk k) {
+  switch (k) {
+  case RT_CONES: return IR_OP_CONST_ONES;
+  case RT_IMATMUL: return IR_OP_CONST_IMM;
+  case RT_ICONV: return IR_OP_CONST_ICONV;
+  case RT_CPOOL: return IR_OP_CONST_POOL;
+  case RT_RELU: return IR_OP_RELU;
+  case RT_SIGMOID: return IR_OP_SIGMOID;
+  case RT_TANH: return IR_OP_TANH;
+  case RT_EWADD: return IR_OP_EWADD;
+  case RT_EWMUL: return IR_OP_EWMUL;
+  default: return -1;
+  }
+}
+
 static int build_const(bctx *c, const ruleio_term *x, hint h) {
   ir_attrs a;
   int64_t *s = a.list;
@@ -207,10 +223,7 @@ static int build_const(bctx *c, const ruleio_term *x, hint h) {
                                                     : 0;
   if (rank > 0 || x->k == RT_CONES) {
     const int *dims = x->k == RT_CONES ? x->p + 1 : x->p + 3;
-    op = x->k == RT_CONES     ? IR_OP_CONST_ONES
-         : x->k == RT_IMATMUL ? IR_OP_CONST_IMM
-         : x->k == RT_ICONV   ? IR_OP_CONST_ICONV
-                              : IR_OP_CONST_POOL;
+    op = (ir_opcode)term_op(x->k);
     ir_attrs_default(op, &a);
     if (rank < 0 || rank > IR_MAX_RANK)
       return fail(c, "constant of rank %d", rank);
@@ -232,8 +245,7 @@ static int build_const(bctx *c, const ruleio_term *x, hint h) {
       (h.d[2] > 0 && h.d[2] != x->p[0]) || (h.d[3] > 0 && h.d[3] != x->p[1]))
     return fail(c, "cannot infer the shape of %s", name);
   int64_t o = h.d[0] > 0 ? h.d[0] : h.d[1];
-  ir_attrs_default(op = x->k == RT_ICONV ? IR_OP_CONST_ICONV : IR_OP_CONST_POOL,
-                   &a);
+  ir_attrs_default(op = (ir_opcode)term_op(x->k), &a); /* iconv or cpool */
   s[0] = o;
   s[1] = x->k == RT_CPOOL ? 1 : (h.d[1] > 0 ? h.d[1] : o);
   s[2] = x->p[0];
@@ -456,9 +468,9 @@ static int build_simple(bctx *c, const ruleio_term *x, hint h) {
       return -1;
     break;
   default:
-    op = x->k == RT_RELU      ? IR_OP_RELU
-         : x->k == RT_SIGMOID ? IR_OP_SIGMOID
-                              : IR_OP_TANH;
+    if (term_op(x->k) < 0)
+      return fail(c, "term kind %d has no operator", (int)x->k);
+    op = (ir_opcode)term_op(x->k);
     if ((in[0] = build(c, x->in[0], h)) < 0)
       return -1;
   }
@@ -494,7 +506,7 @@ static int build_uncached(bctx *c, int t, hint h) {
   case RT_EWMUL:
     if (build_siblings(c, x, h, -1, in) < 0)
       return -1;
-    ir_opcode op = x->k == RT_EWADD ? IR_OP_EWADD : IR_OP_EWMUL;
+    ir_opcode op = (ir_opcode)term_op(x->k);
     ir_attrs_default(op, &a);
     return emit(c, op, in, 2, &a, 0);
   case RT_SPLIT: return build_split(c, x, h);

@@ -39,7 +39,8 @@ enum {
   TO_CONSTANT_IMM = 22,
   TO_CONSTANT_ICONV = 23,
   TO_CONSTANT_ONE = 24,
-  TO_CONSTANT_POOL = 25
+  TO_CONSTANT_POOL = 25,
+  TO_NONE = -1 /* ew.def's taso column: no TASO equivalent */
 };
 enum {
   PM_NUM_INPUTS = 1,
@@ -545,8 +546,41 @@ static void add_para(pool *P, GraphSubst__Operator *o, int key, int value) {
   o->para[o->n_para++] = p;
 }
 
+/* TASO's type of an ew.def operator (its taso column), or TO_NONE. */
+static int taso_ew_type(ir_opcode op) {
+  switch (op) {
+#define EW(ID, name, c, cuda, onnx, taso, ...)                                 \
+  case IR_OP_##ID:                                                             \
+    return TO_##taso;
+#include "../ir/ew.def"
+#undef EW
+  default: return TO_NONE;
+  }
+}
+
 static const int taso_acts[] = {0, 2, 1, 3}; /* ours (none relu sigmoid
                                                 tanh) -> TASO's codes */
+
+/* A pooling's parameters; returns its TASO type t. */
+static int pool_paras(pool *P, GraphSubst__Operator *o, const ir_attrs *a,
+                      int pads, int t) {
+  add_para(P, o, PM_KERNEL_H, a->kernel[0]);
+  add_para(P, o, PM_KERNEL_W, a->kernel[1]);
+  add_para(P, o, PM_STRIDE_H, a->stride[0]);
+  add_para(P, o, PM_STRIDE_W, a->stride[1]);
+  add_para(P, o, PM_PAD, pads);
+  add_para(P, o, PM_ACTI, 0);
+  return t;
+}
+
+/* A kernel-shaped constant's (iconv, cpool) parameters; returns t. */
+static int const_paras(pool *P, GraphSubst__Operator *o, const ir_attrs *a,
+                       int t) {
+  add_para(P, o, PM_KERNEL_H, (int)a->list[2]);
+  add_para(P, o, PM_KERNEL_W, (int)a->list[3]);
+  add_sizes(P, o, a->list, a->nlist, 1);
+  return t;
+}
 
 /* TASO's type and parameters of node n; why set when there is none. */
 static int node_type(const ir_graph *g, const ir_node *n, pool *P,
@@ -574,16 +608,12 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
     break;
   }
   case IR_OP_AVGPOOL:
+    if (pads >= 0 && a->count_include_pad)
+      t = pool_paras(P, o, a, pads, TO_POOL2D_AVG);
+    break;
   case IR_OP_MAXPOOL:
-    if (pads < 0 || (n->op == IR_OP_AVGPOOL && !a->count_include_pad))
-      break;
-    t = n->op == IR_OP_AVGPOOL ? TO_POOL2D_AVG : TO_POOL2D_MAX;
-    add_para(P, o, PM_KERNEL_H, a->kernel[0]);
-    add_para(P, o, PM_KERNEL_W, a->kernel[1]);
-    add_para(P, o, PM_STRIDE_H, a->stride[0]);
-    add_para(P, o, PM_STRIDE_W, a->stride[1]);
-    add_para(P, o, PM_PAD, pads);
-    add_para(P, o, PM_ACTI, 0);
+    if (pads >= 0)
+      t = pool_paras(P, o, a, pads, TO_POOL2D_MAX);
     break;
   case IR_OP_MATMUL:
     if (n->nin != 2 || act < 0 || g->tensors[n->in[0]].shape.rank != 2)
@@ -615,18 +645,12 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
     break;
   }
   case IR_OP_ENLARGE:
-  case IR_OP_CONST_ICONV:
-  case IR_OP_CONST_POOL:
-    t = n->op == IR_OP_ENLARGE       ? TO_ENLARGE
-        : n->op == IR_OP_CONST_ICONV ? TO_CONSTANT_ICONV
-                                     : TO_CONSTANT_POOL;
-    add_para(P, o, PM_KERNEL_H,
-             n->op == IR_OP_ENLARGE ? a->kernel[0] : (int)a->list[2]);
-    add_para(P, o, PM_KERNEL_W,
-             n->op == IR_OP_ENLARGE ? a->kernel[1] : (int)a->list[3]);
-    if (n->op != IR_OP_ENLARGE)
-      add_sizes(P, o, a->list, a->nlist, 1);
+    t = TO_ENLARGE;
+    add_para(P, o, PM_KERNEL_H, a->kernel[0]);
+    add_para(P, o, PM_KERNEL_W, a->kernel[1]);
     break;
+  case IR_OP_CONST_ICONV: t = const_paras(P, o, a, TO_CONSTANT_ICONV); break;
+  case IR_OP_CONST_POOL: t = const_paras(P, o, a, TO_CONSTANT_POOL); break;
   case IR_OP_CONST_IMM:
     t = TO_CONSTANT_IMM;
     add_sizes(P, o, a->list, a->nlist, 1);
@@ -638,14 +662,11 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
   case IR_OP_EWADD: t = TO_EW_ADD; break;
   case IR_OP_EWMUL: t = TO_EW_MUL; break;
   case IR_OP_SMUL: t = TO_MUL; break;
-  case IR_OP_RELU: t = TO_RELU; break;
-  case IR_OP_SIGMOID: t = TO_SIGMOID; break;
-  case IR_OP_TANH: t = TO_TANH; break;
+#include "../ir/ew_cases.h"
+    t = taso_ew_type(n->op);
+    break;
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
   case IR_OP_CLIP:
   case IR_OP_RESHAPE:
   case IR_OP_GLOBAL_AVGPOOL:

@@ -99,6 +99,32 @@ static int same_shape(const ir_graph *g, const ir_node *n) {
   return ir_shape_eq(&g->tensors[n->in[0]].shape, &g->tensors[n->in[1]].shape);
 }
 
+/* (poolavg|poolmax x kh kw sh sw pad 0); pad < 0 (explicit pads) or cip 0
+ * (count_include_pad=0): none. */
+static int tensat_pool(tensat_ctx *c, const ir_node *n, int pad, int cip,
+                       const char *name) {
+  const ir_attrs *a = &n->a;
+  if (pad < 0 || !cip)
+    return tensat_fail(c,
+                       "%s with explicit pads or count_include_pad=0 has "
+                       "no Tensat equivalent",
+                       ir_op(n->op)->name);
+  ruleio_printf(c->b, "(%s ", name);
+  if (tensat_expr(c, n->in[0]) < 0)
+    return -1;
+  ruleio_printf(c->b, " %d %d %d %d %d 0)", a->kernel[0], a->kernel[1],
+                a->stride[0], a->stride[1], pad);
+  return 0;
+}
+
+/* An operator Tensat's language has (as name) but its shape analysis not. */
+static int tensat_unshaped(tensat_ctx *c, const char *name) {
+  return tensat_fail(c,
+                     "%s: in Tensat's language but not in its shape "
+                     "analysis (model.rs stops with todo!())",
+                     name);
+}
+
 static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
   const ir_graph *g = c->g;
   const ir_attrs *a = &n->a;
@@ -116,18 +142,8 @@ static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
                   act);
     return tensat_args(c, n, 0, 2);
   case IR_OP_AVGPOOL:
-  case IR_OP_MAXPOOL:
-    if (pad < 0 || (n->op == IR_OP_AVGPOOL && !a->count_include_pad))
-      return tensat_fail(c,
-                         "%s with explicit pads or count_include_pad=0 has "
-                         "no Tensat equivalent",
-                         op);
-    ruleio_printf(c->b, "(%s ", n->op == IR_OP_AVGPOOL ? "poolavg" : "poolmax");
-    if (tensat_expr(c, n->in[0]) < 0)
-      return -1;
-    ruleio_printf(c->b, " %d %d %d %d %d 0)", a->kernel[0], a->kernel[1],
-                  a->stride[0], a->stride[1], pad);
-    return 0;
+    return tensat_pool(c, n, pad, a->count_include_pad, "poolavg");
+  case IR_OP_MAXPOOL: return tensat_pool(c, n, pad, 1, "poolmax");
   case IR_OP_MATMUL: {
     const ir_shape *x = &g->tensors[n->in[0]].shape,
                    *y = &g->tensors[n->in[1]].shape;
@@ -145,10 +161,10 @@ static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
       return tensat_fail(c, "broadcasting %s has no Tensat equivalent", op);
     ruleio_printf(c->b, "(%s", op);
     return tensat_args(c, n, 0, 2);
-  case IR_OP_RELU:
-  case IR_OP_TANH:
-  case IR_OP_SIGMOID:
-    ruleio_printf(c->b, "(%s", op);
+#include "../ir/ew_cases.h"
+    if (!ir_ew_of(n->op)->tensat)
+      break; /* ew.def's tensat column: none */
+    ruleio_printf(c->b, "(%s", ir_ew_of(n->op)->tensat);
     return tensat_args(c, n, 0, 1);
   case IR_OP_TRANSPOSE:
     ruleio_puts(c->b, "(transpose ");
@@ -182,22 +198,12 @@ static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
     ruleio_printf(c->b, " ?%s)", ref);
     return 0;
   }
-  case IR_OP_SMUL:
-  case IR_OP_CONST_ICONV:
-  case IR_OP_CONST_POOL:
-  case IR_OP_CONST_IMM:
-    return tensat_fail(c,
-                       "%s: in Tensat's language but not in its shape "
-                       "analysis (model.rs stops with todo!())",
-                       n->op == IR_OP_SMUL          ? "smul"
-                       : n->op == IR_OP_CONST_ICONV ? "Iconv"
-                       : n->op == IR_OP_CONST_POOL  ? "Cpool"
-                                                    : "Imatmul");
+  case IR_OP_SMUL: return tensat_unshaped(c, "smul");
+  case IR_OP_CONST_ICONV: return tensat_unshaped(c, "Iconv");
+  case IR_OP_CONST_POOL: return tensat_unshaped(c, "Cpool");
+  case IR_OP_CONST_IMM: return tensat_unshaped(c, "Imatmul");
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
   case IR_OP_CLIP:
   case IR_OP_RESHAPE:
   case IR_OP_GLOBAL_AVGPOOL:

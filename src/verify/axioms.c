@@ -155,8 +155,9 @@ const verify_axiom verify_axioms_smul[] = {
      "a=1 n=3 x=[2,3] y=[2,2] s=[]"},
     VERIFY_AXIOM_END};
 
-/* (act k x) stands for every element-wise unary operator. */
-const verify_axiom verify_axioms_relu[] = {
+/* (act k x) stands for every element-wise unary operator (ew.def): these
+ * hold for each, listed with the first row's operator (relu). */
+static const verify_axiom act_axioms[] = {
     {"act_transpose", "relu",
      "(= (transpose T10 (act k x)) (act k (transpose T10 x)))", "k=1 x=[2,3]"},
     {"act_concat", "relu",
@@ -170,11 +171,12 @@ const verify_axiom verify_axioms_relu[] = {
      "x=[2,3]"},
     VERIFY_AXIOM_END};
 
-const verify_axiom verify_axioms_sigmoid[] = {VERIFY_AXIOM_END};
-const verify_axiom verify_axioms_tanh[] = {VERIFY_AXIOM_END};
-const verify_axiom verify_axioms_gelu[] = {VERIFY_AXIOM_END};
-const verify_axiom verify_axioms_erf[] = {VERIFY_AXIOM_END};
-const verify_axiom verify_axioms_sqrt[] = {VERIFY_AXIOM_END};
+/* Each ew.def operator's own axioms: none beyond act_axioms (otherwise an
+ * uninterpreted function). */
+#define EW(ID, name, ...)                                                      \
+  const verify_axiom verify_axioms_##name[] = {VERIFY_AXIOM_END};
+#include "../ir/ew.def"
+#undef EW
 const verify_axiom verify_axioms_clip[] = {VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_concat[] = {
@@ -388,11 +390,21 @@ static const verify_axiom *const per_op[IR_NOPS] = {
 #undef OP
 };
 
-/* The table flattened in ops.def order (small: a linear walk). */
+/* List k of the table in order, k <= IR_NOPS: act_axioms before the
+ * first ew.def operator's, then ops.def order. NULL past the end. */
+static const verify_axiom *list_at(int k) {
+  int first = ir_ew_op(0);
+  if (k == first)
+    return act_axioms;
+  k -= k > first;
+  return k < IR_NOPS ? per_op[k] : NULL;
+}
+
+/* The table flattened (small: a linear walk). */
 static int count_all(void) {
   int n = 0;
-  for (int op = 0; op < IR_NOPS; op++)
-    for (const verify_axiom *a = per_op[op]; a->name; a++)
+  for (int k = 0; list_at(k); k++)
+    for (const verify_axiom *a = list_at(k); a->name; a++)
       n++;
   return n;
 }
@@ -402,8 +414,8 @@ int verify_naxioms(void) { return count_all(); }
 const verify_axiom *verify_axiom_at(int i) {
   if (i < 0)
     return NULL;
-  for (int op = 0; op < IR_NOPS; op++)
-    for (const verify_axiom *a = per_op[op]; a->name; a++)
+  for (int k = 0; list_at(k); k++)
+    for (const verify_axiom *a = list_at(k); a->name; a++)
       if (i-- == 0)
         return a;
   return NULL;

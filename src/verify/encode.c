@@ -195,12 +195,9 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
     f = VERIFY_F_CPOOL, iv[0] = a->list[0], iv[1] = a->list[2];
     iv[2] = a->list[3];
     break;
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU: f = VERIFY_F_ACT, iv[0] = ir_op(nd->op)->act; break;
-  case IR_OP_ERF: f = VERIFY_F_ACT, iv[0] = VERIFY_ACT_ERF; break;
-  case IR_OP_SQRT: f = VERIFY_F_ACT, iv[0] = VERIFY_ACT_SQRT; break;
+#include "../ir/ew_cases.h"
+    f = VERIFY_F_ACT, iv[0] = ir_ew_of(nd->op)->index + 1; /* VERIFY_ACT_* */
+    break;
   case IR_OP_CONV2D:
   case IR_OP_MATMUL:
   case IR_OP_EWSUB:

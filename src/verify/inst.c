@@ -180,11 +180,6 @@ static int eval_bool(inst *in, const verify_term *e, int *ok) {
 
 /* ---- building graphs ---------------------------------------------------- */
 
-static const ir_opcode act_ops[] = {
-    [VERIFY_ACT_RELU] = IR_OP_RELU, [VERIFY_ACT_SIGMOID] = IR_OP_SIGMOID,
-    [VERIFY_ACT_TANH] = IR_OP_TANH, [VERIFY_ACT_GELU] = IR_OP_GELU,
-    [VERIFY_ACT_ERF] = IR_OP_ERF,   [VERIFY_ACT_SQRT] = IR_OP_SQRT};
-
 typedef struct gnode {
   ir_opcode op;
   ir_attrs a;
@@ -205,6 +200,24 @@ static int decode_perm(int64_t code, ir_attrs *a) {
   if (n < 1 || n > IR_MAX_RANK || c)
     return 0;
   set_list(a, p, n);
+  return 1;
+}
+
+/* The shape of constant op (iconv, imm, cpool) from iv[]. */
+static int describe_const(const verify_term *e, const ival *iv, gnode *g,
+                          ir_opcode op) {
+  ir_attrs *a = &g->a;
+  g->op = op;
+  ir_attrs_default(g->op, a);
+  int64_t d[4];
+  int n = verify_fn_info(e->fn)->nint;
+  for (int i = 0; i < n; i++)
+    d[i] = iv[i].v;
+  if (e->fn == VERIFY_F_IMM)
+    d[1] = d[0], n = 2;
+  if (e->fn == VERIFY_F_CPOOL)
+    d[3] = d[2], d[2] = d[1], d[1] = 1, n = 4;
+  set_list(a, d, n);
   return 1;
 }
 
@@ -231,9 +244,9 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
   case VERIFY_F_EWMUL: g->op = IR_OP_EWMUL; break;
   case VERIFY_F_SMUL: g->op = IR_OP_SMUL; break;
   case VERIFY_F_ACT:
-    if (iv[0].v < VERIFY_ACT_RELU || iv[0].v > VERIFY_ACT_SQRT)
+    if (iv[0].v < 1 || iv[0].v >= VERIFY_ACT_END)
       return 0;
-    g->op = act_ops[iv[0].v];
+    g->op = ir_ew_op((int)iv[0].v - 1);
     break;
   case VERIFY_F_CONCAT:
     g->op = IR_OP_CONCAT;
@@ -266,24 +279,9 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
     ir_attrs_default(g->op, a);
     a->kernel[0] = (int32_t)iv[0].v, a->kernel[1] = (int32_t)iv[1].v;
     return 1;
-  case VERIFY_F_ICONV:
-  case VERIFY_F_CPOOL:
-  case VERIFY_F_IMM: {
-    g->op = e->fn == VERIFY_F_ICONV ? IR_OP_CONST_ICONV
-            : e->fn == VERIFY_F_IMM ? IR_OP_CONST_IMM
-                                    : IR_OP_CONST_POOL;
-    ir_attrs_default(g->op, a);
-    int64_t d[4];
-    int n = verify_fn_info(e->fn)->nint;
-    for (int i = 0; i < n; i++)
-      d[i] = iv[i].v;
-    if (e->fn == VERIFY_F_IMM)
-      d[1] = d[0], n = 2;
-    if (e->fn == VERIFY_F_CPOOL)
-      d[3] = d[2], d[2] = d[1], d[1] = 1, n = 4;
-    set_list(a, d, n);
-    return 1;
-  }
+  case VERIFY_F_ICONV: return describe_const(e, iv, g, IR_OP_CONST_ICONV);
+  case VERIFY_F_IMM: return describe_const(e, iv, g, IR_OP_CONST_IMM);
+  case VERIFY_F_CPOOL: return describe_const(e, iv, g, IR_OP_CONST_POOL);
   case VERIFY_F_ONES:
     g->op = IR_OP_CONST_ONES;
     ir_attrs_default(g->op, a);

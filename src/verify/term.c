@@ -57,11 +57,13 @@ static const struct {
   const char *name;
   int64_t v;
 } consts[] = {
-    {"SAME", IR_PAD_SAME},           {"VALID", IR_PAD_VALID},
-    {"NONE", IR_ACT_NONE},           {"RELU", VERIFY_ACT_RELU},
-    {"SIGMOID", VERIFY_ACT_SIGMOID}, {"TANH", VERIFY_ACT_TANH},
-    {"GELU", VERIFY_ACT_GELU},       {"ERF", VERIFY_ACT_ERF},
-    {"SQRT", VERIFY_ACT_SQRT},       {"T10", 10},
+    {"SAME", IR_PAD_SAME},
+    {"VALID", IR_PAD_VALID},
+    {"NONE", IR_ACT_NONE},
+#define EW(ID, ...) {#ID, VERIFY_ACT_##ID},
+#include "../ir/ew.def"
+#undef EW
+    {"T10", 10},
 };
 
 int64_t verify_perm_code(const int64_t *perm, int n) {

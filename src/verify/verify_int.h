@@ -49,15 +49,15 @@ typedef enum verify_fn {
   VERIFY_NFN
 } verify_fn;
 
-/* Codes of the element-wise unary functions of (act k x); 1..4 are the
+/* Codes of the element-wise unary functions of (act k x): ew.def's rows
+ * from 1 (the term language names them by ID: RELU, NEG...); 1..4 are the
  * ir_act values of fused activations. */
 enum {
-  VERIFY_ACT_RELU = 1,
-  VERIFY_ACT_SIGMOID,
-  VERIFY_ACT_TANH,
-  VERIFY_ACT_GELU,
-  VERIFY_ACT_ERF,
-  VERIFY_ACT_SQRT
+  VERIFY_ACT_NONE_,
+#define EW(ID, ...) VERIFY_ACT_##ID,
+#include "../ir/ew.def"
+#undef EW
+  VERIFY_ACT_END /* one past the last */
 };
 
 typedef enum verify_sort {

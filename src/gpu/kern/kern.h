@@ -16,15 +16,13 @@ extern "C" {
 
 #define CXK_RANK 5
 
-/* Element-wise unary functions (also the fused activations). */
+/* Element-wise unary functions (also the fused activations): one per
+ * ew.def row (CXK_RELU...), then the others. */
 enum {
   CXK_ID,
-  CXK_RELU,
-  CXK_SIGMOID,
-  CXK_TANH,
-  CXK_GELU,
-  CXK_ERF,
-  CXK_SQRT,
+#define EW(ID, ...) CXK_##ID,
+#include "../../ir/ew.def"
+#undef EW
   CXK_CLIP,
   CXK_NAN,    /* writes NaN (poisoning) */
   CXK_NOT,    /* bool not: 1 where v == 0, else 0 */

@@ -56,12 +56,13 @@ __device__ __forceinline__ float warp_max(float v) { return group_max<32>(v); }
 /* The element-wise functions (CXK_*) of one value; lo, hi: CXK_CLIP's. */
 __device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
   switch (fn) {
-  case CXK_RELU: return v > 0.0f ? v : 0.0f;
-  case CXK_SIGMOID: return 1.0f / (1.0f + expf(-v));
-  case CXK_TANH: return tanhf(v);
-  case CXK_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-  case CXK_ERF: return erff(v);
-  case CXK_SQRT: return sqrtf(v);
+#define EW(ID, name, c, cuda, ...)                                             \
+  case CXK_##ID: {                                                             \
+    float x = v;                                                               \
+    return cuda;                                                               \
+  }
+#include "../../ir/ew.def"
+#undef EW
   case CXK_CLIP: {
     float t = v < lo ? lo : v;
     return t > hi ? hi : t;

@@ -217,7 +217,26 @@ static void fbits(base_buf *s, float v) {
   base_buf_printf(s, "__int_as_float(0x%08x)", u);
 }
 
+/* Operand 0, the operator sym, operand 1. */
+static void binop(base_buf *s, const gen *G, int i, const char *sym) {
+  operand(s, G, i, 0);
+  base_buf_printf(s, "%s", sym);
+  operand(s, G, i, 1);
+}
+
+/* One device function ew_<name>(x) per ew.def row: its CUDA expression. */
+static void ew_prelude(base_buf *s) {
+  for (int r = 0; r < IR_EW_NROWS; r++) {
+    ir_opcode op = ir_ew_op(r);
+    base_buf_printf(s,
+                    "__device__ __forceinline__ float ew_%s(float x) "
+                    "{ return %s; }\n",
+                    ir_op(op)->name, ir_ew_of(op)->cuda);
+  }
+}
+
 static void body_fn(base_buf *s, const gen *G) {
+  ew_prelude(s);
   const ir_body *b = G->b;
   base_buf_printf(s, "__device__ __forceinline__ float body(");
   for (int l = 0; l < G->nloads; l++)
@@ -230,45 +249,16 @@ static void body_fn(base_buf *s, const gen *G) {
     const ir_body_op *o = &b->ops[i];
     base_buf_printf(s, "  const float t%d = ", i);
     switch (o->op) {
-    case IR_OP_EWADD:
-    case IR_OP_EWSUB:
+    case IR_OP_EWADD: binop(s, G, i, " + "); break;
+    case IR_OP_EWSUB: binop(s, G, i, " - "); break;
+    case IR_OP_EWDIV: binop(s, G, i, " / "); break;
     case IR_OP_EWMUL:
-    case IR_OP_EWDIV:
-    case IR_OP_SMUL:
-      operand(s, G, i, 0);
-      base_buf_printf(s, o->op == IR_OP_EWADD   ? " + "
-                         : o->op == IR_OP_EWSUB ? " - "
-                         : o->op == IR_OP_EWDIV ? " / "
-                                                : " * ");
-      operand(s, G, i, 1);
-      break;
-    case IR_OP_RELU:
-      base_buf_printf(s, "(");
-      operand(s, G, i, 0);
-      base_buf_printf(s, " > 0.0f ? ");
-      operand(s, G, i, 0);
-      base_buf_printf(s, " : 0.0f)");
-      break;
-    case IR_OP_SIGMOID:
-      base_buf_printf(s, "1.0f / (1.0f + expf(-");
-      operand(s, G, i, 0);
-      base_buf_printf(s, "))");
-      break;
-    case IR_OP_TANH:
-    case IR_OP_ERF:
-    case IR_OP_SQRT:
-      base_buf_printf(s, o->op == IR_OP_TANH  ? "tanhf("
-                         : o->op == IR_OP_ERF ? "erff("
-                                              : "sqrtf(");
+    case IR_OP_SMUL: binop(s, G, i, " * "); break;
+#include "../../ir/ew_cases.h"
+      /* ew_<name>(): its CUDA expression (ew.def), from ew_prelude */
+      base_buf_printf(s, "ew_%s(", ir_op(o->op)->name);
       operand(s, G, i, 0);
       base_buf_printf(s, ")");
-      break;
-    case IR_OP_GELU:
-      base_buf_printf(s, "0.5f * ");
-      operand(s, G, i, 0);
-      base_buf_printf(s, " * (1.0f + erff(");
-      operand(s, G, i, 0);
-      base_buf_printf(s, " * 0.70710678118654752f))");
       break;
     case IR_OP_CLIP:
       base_buf_printf(s, "fminf_(fmaxf_(");

@@ -24,11 +24,12 @@ static inline void strides_of(const ir_shape *s, int64_t st[CXK_RANK]) {
 #define IN(p, n, k) gpu_in((p), (int)((n) - (p)->g->nodes), (k))
 #define STEP(p, n) (&(p)->steps[(n) - (p)->g->nodes])
 
-/* The kernel of each unary element-wise operator (CXK_ID: none). */
+/* The kernel function of each unary element-wise operator: every ew.def
+ * row's and clip's (CXK_ID, 0: an operator that is neither). */
 static const int unary_fn[IR_NOPS] = {
-    [IR_OP_RELU] = CXK_RELU, [IR_OP_SIGMOID] = CXK_SIGMOID,
-    [IR_OP_TANH] = CXK_TANH, [IR_OP_GELU] = CXK_GELU,
-    [IR_OP_ERF] = CXK_ERF,   [IR_OP_SQRT] = CXK_SQRT,
+#define EW(ID, ...) [IR_OP_##ID] = CXK_##ID,
+#include "../../ir/ew.def"
+#undef EW
     [IR_OP_CLIP] = CXK_CLIP};
 
 /* An activation's kernel: that of the operator computing it (ops.def). */

@@ -367,12 +367,7 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_EWMUL:
   case IR_OP_SMUL: return binary(p, n, CXK_MUL, relu);
   case IR_OP_EWDIV: return binary(p, n, CXK_DIV, relu);
-  case IR_OP_RELU:
-  case IR_OP_SIGMOID:
-  case IR_OP_TANH:
-  case IR_OP_GELU:
-  case IR_OP_ERF:
-  case IR_OP_SQRT:
+#include "../../ir/ew_cases.h"
   case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
   case IR_OP_CONCAT:
     return s->shuffle ? gpu_shuffle_enqueue(p, (int)(n - p->g->nodes))
