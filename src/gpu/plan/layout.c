@@ -296,7 +296,7 @@ static int strided_node(const gpu_plan *p, int i, int *nop) {
   }
   *nop = 2;
   if (n->op != IR_OP_MATMUL || n->nin != 2 || n->a.act != IR_ACT_NONE ||
-      s->res || s->mm_bias || s->fuse_relu || s->fuse_clip)
+      s->res || s->fuse_relu || s->fuse_clip)
     return 0;
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]),
                  *y = shp(p, n->out[0]);
