@@ -1018,11 +1018,25 @@ Test(cuda, relu_folded_into_concat_and_split) {
   ir_graph_free(g);
 }
 
-/* LN_GRAPH in both layouts (the transpose a view of channels-last bytes,
- * or a copy), poisoned, and without folds. */
+/* g lowered (src/fuse/lower.h): its residual adds as inputs of the
+ * convolutions and matmuls, at least `least` epilogues folded. */
+static ir_graph *lowered(const ir_graph *g, int least) {
+  base_diag d;
+  lower_stats st;
+  ir_graph *h = lower_graph(g, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_geq(st.epilogues, least);
+  return h;
+}
+
+/* LN_GRAPH lowered (the convolutions' biases the layer norms' xb inputs)
+ * in both layouts (the transpose a view of channels-last bytes, or a
+ * copy), poisoned, and without folds; and as it is. */
 Test(cuda, conv_bias_into_layernorm) {
   need_gpu();
-  ir_graph *g = parse(LN_GRAPH);
+  ir_graph *g0 = parse(LN_GRAPH), *g = lowered(g0, 3);
+  compare(g0, NULL, 1e-3, "LN graph as it is (tf32)");
+  ir_graph_free(g0);
   gpu_options strict = {.fp32_strict = 1}, nchw = {.fp32_strict = 1, .nchw = 1};
   gpu_options poison = {.poison = 1}, nofold = {.fp32_strict = 1, .no_fold = 1};
   compare(g, &strict, 1e-5, "LN graph, strict");
@@ -1143,17 +1157,6 @@ static const char *const residual_graph =
     "f = conv2d(r, w5, b5)\ng = conv2d(f, w55)\nh = ewadd(g, f)\n"
     "hr = relu(h)\nk = conv2d(hr, w55, b5)\nl = ewadd(hr, k)\n"
     "output e, l\n";
-
-/* g lowered (src/fuse/lower.h): its residual adds as inputs of the
- * convolutions and matmuls, at least `least` epilogues folded. */
-static ir_graph *lowered(const ir_graph *g, int least) {
-  base_diag d;
-  lower_stats st;
-  ir_graph *h = lower_graph(g, &st, &d);
-  cr_assert(h, "%s", d.msg);
-  cr_assert_geq(st.epilogues, least);
-  return h;
-}
 
 Test(cuda, residual_epilogue_layouts) {
   need_gpu();

@@ -226,6 +226,43 @@ Test(lower_epi, clip_into_convolutions) {
   ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
 }
 
+/* A convolution's bias moved into the layer norm that reads it through a
+ * transpose to channels-last (ConvNeXt), as its xb input; not where the
+ * layer norm has no gamma and beta, nor where the transposed result has
+ * a second reader. */
+Test(lower_epi, conv_bias_into_layernorm) {
+  static const char text[] =
+      "input x: [1,8,5,5]\nweight wd: [8,1,3,3]\nweight bd: [8]\n"
+      "weight g: [8]\nweight be: [8]\n"
+      "d = conv2d(x, wd, bd) groups=8\nt = transpose(d) perm=[0,2,3,1]\n"
+      "l = layernorm(t, g, be) axis=3\n"
+      "d2 = conv2d(x, wd, bd) groups=8\nt2 = transpose(d2) perm=[0,2,3,1]\n"
+      "l2 = layernorm(t2) axis=3\n"
+      "d3 = conv2d(x, wd, bd) groups=8\nt3 = transpose(d3) perm=[0,2,3,1]\n"
+      "l3 = layernorm(t3, g, be) axis=3\nq = relu(t3)\n"
+      "output l, l2, l3, q\n";
+  ir_graph *g = parse(text);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 1);
+  const ir_node *l = writer(h, "l"), *d = writer(h, "d");
+  cr_assert_eq(l->nin, 4);
+  cr_assert_eq(l->in[3], ir_find_tensor(h, "bd"));
+  cr_assert_eq(d->nin, 2, "the bias moved");
+  cr_assert_eq(writer(h, "l2")->nin, 1);
+  cr_assert_eq(writer(h, "d3")->nin, 3);
+  assert_same_outputs(g, h);
+  char *p1 = ir_print(h);
+  cr_assert(strstr(p1, "= layernorm(t, g, be, bd) axis=3"), "%s", p1);
+  base_diag dg;
+  ir_graph *u = ir_graph_unfuse(h, &dg);
+  cr_assert(u, "%s", dg.msg);
+  cr_assert_eq(writer(u, "l")->nin, 3);
+  assert_same_outputs(g, u);
+  free(p1);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
 /* Bad act=clip parameters: one message each. */
 Test(lower_epi, clip_parameters_checked) {
   static const char *const bad[][2] = {

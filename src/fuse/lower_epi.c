@@ -6,6 +6,8 @@
  *   matmul without bias -> ewadd(., bias vector)  matmul(a, b, bias)
  *   conv2d/matmul (act=none) -> [either add] -> relu   ... act=relu
  *   conv2d (act=none) -> [residual add] -> clip          ... act=clip min max
+ *   conv2d(x, w, b) -> transpose [0,2,3,1] -> layernorm(., g, be)
+ *                      conv2d(x, w) -> ... -> layernorm(., g, be, b)
  *
  * The conditions are those the executor's planner used when it folded
  * these privately (the add alone reads the product, which has no
@@ -18,6 +20,7 @@
  * kernel clamps), a relu into either.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "lower_int.h"
 
@@ -31,6 +34,7 @@ typedef struct epi {
   int32_t *owner; /* per folded node: the product computing it, else -1 */
   int32_t *act;   /* per product: its activation after lowering */
   float *lo, *hi; /* per product with act=clip: the bounds */
+  unsigned char *nobias; /* per convolution: its bias moved to its reader */
 } epi;
 
 /* Is tensor t the result of a convolution or matmul that add node j may
@@ -103,6 +107,44 @@ static int fold_act(epi *e, int j) {
   return 1;
 }
 
+/* Moves the bias of the convolution that layer norm node j reads through
+ * a transpose to channels-last into the layer norm's xb input (ops.def),
+ * which adds it as it loads each value (ConvNeXt's depthwise convolutions;
+ * the planner's former bias_into_layernorm): the layer norm over the
+ * channels (axis 3 of a rank-4 input) with gamma and beta, each link read
+ * once and no graph output, nothing else on the convolution, the bias a
+ * weight or computed from weights. */
+static int fold_ln_bias(epi *e, int j) {
+  const ir_graph *g = e->g;
+  const ir_node *n = &g->nodes[j];
+  static const int64_t perm[4] = {0, 2, 3, 1};
+  if (n->op != IR_OP_LAYERNORM || n->nin != 3 || e->wonly[j])
+    return 0;
+  const ir_tensor *t = &g->tensors[n->in[0]];
+  if (t->kind != IR_T_VALUE || t->shape.rank != 4 || n->a.axis != 3 ||
+      e->reads[n->in[0]] != 1 || e->owner[t->node] >= 0)
+    return 0;
+  const ir_node *tr = &g->nodes[t->node];
+  if (tr->op != IR_OP_TRANSPOSE || tr->a.nlist != 4 ||
+      memcmp(tr->a.list, perm, sizeof perm) != 0)
+    return 0;
+  const ir_tensor *u = &g->tensors[tr->in[0]];
+  if (u->kind != IR_T_VALUE || e->reads[tr->in[0]] != 1 || e->wonly[u->node] ||
+      e->owner[u->node] >= 0)
+    return 0;
+  int c = u->node;
+  const ir_node *cn = &g->nodes[c];
+  if (cn->op != IR_OP_CONV2D || cn->nin != 3 || cn->a.act != IR_ACT_NONE ||
+      e->act[c] != IR_ACT_NONE || e->extra[c])
+    return 0;
+  const ir_tensor *b = &g->tensors[cn->in[2]];
+  if (b->kind == IR_T_INPUT || (b->kind == IR_T_VALUE && !e->wonly[b->node]))
+    return 0;
+  e->nobias[c] = 1;
+  e->extra[j] = 1 + cn->in[2];
+  return 1;
+}
+
 /* Copies g's inputs and weights into h (values shared), map[t] their
  * indices in h. */
 static int copy_leaves(ir_graph *h, const ir_graph *g, int32_t *map,
@@ -131,7 +173,7 @@ static int copy_node(ir_graph *h, const epi *e, int i, int32_t *map,
   const char *outs[IR_MAX_LIST];
   for (int k = 0; k < nd->nin; k++)
     in[k] = map[nd->in[k]];
-  int nin = nd->nin;
+  int nin = e->nobias[i] ? 2 : nd->nin;
   if (e->extra[i])
     in[nin++] = map[e->extra[i] - 1];
   const ir_node *w = &g->nodes[e->last[i]]; /* whose result i writes */
@@ -180,10 +222,11 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
            base_calloc(nn, sizeof(int32_t)),
            base_calloc(nn, sizeof(int32_t)),
            base_calloc(nn, sizeof(float)),
-           base_calloc(nn, sizeof(float))};
+           base_calloc(nn, sizeof(float)),
+           base_calloc(nn, 1)};
   ir_graph *h = NULL;
   if (!e.reads || !e.wonly || !e.extra || !e.last || !e.owner || !e.act ||
-      !e.lo || !e.hi) {
+      !e.lo || !e.hi || !e.nobias) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
   }
@@ -195,12 +238,12 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
     e.act[i] = g->nodes[i].a.act;
   }
   for (int j = 0; j < g->nnodes; j++)
-    folded += fold_add(&e, j) || fold_act(&e, j);
+    folded += fold_add(&e, j) || fold_act(&e, j) || fold_ln_bias(&e, j);
   h = build(&e, d);
   if (h && st)
     st->epilogues += folded;
 done:
   free(e.reads), free(e.wonly), free(e.extra), free(e.last), free(e.owner);
-  free(e.act), free(e.lo), free(e.hi);
+  free(e.act), free(e.lo), free(e.hi), free(e.nobias);
   return h;
 }

@@ -228,9 +228,9 @@ typedef struct gpu_step {
                      (gpu_layout_fold_residuals) */
   int res_conv;   /* such an ewadd: 1 + the matmul's node index */
   int bias_moved; /* a convolution's bias is added by its only reader, a
-                     fused node or a layer norm through a transpose, as it
-                     loads the result (no bias kernel) */
-  int ln_bias;    /* such a layer norm: 1 + the bias tensor */
+                     fused node, as it loads the result (no bias kernel) */
+  int ln_bias;    /* a layer norm's xb input (ops.def: a convolution's bias
+                     moved into it by src/fuse/lower_epi.c): 1 + that */
   int view;       /* the node (reshape, folded relu) only names its input */
   int view_in;    /* the input whose bytes a view shares (0, or the folded
                      ewadd's operand that the convolution computes) */

@@ -89,10 +89,12 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
           i + 1, (unsigned)o->op < IR_NOPS ? ir_op(o->op)->name : "unknown",
           ir_body_op_names(), ir_body_row_op_names());
     if (o->op == IR_OP_LAYERNORM &&
-        ((o->nin > 1 && o->in[1] >= 0) || (o->nin > 2 && o->in[2] >= 0)))
+        ((o->nin > 1 && o->in[1] >= 0) || (o->nin > 2 && o->in[2] >= 0) ||
+         o->nin > 3))
       return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                            "fused: body operator %d (layernorm) must read "
-                           "gamma and beta from inputs of the fused node",
+                           "gamma and beta from inputs of the fused node "
+                           "(and take no xb)",
                            i + 1);
     if (o->nin > IR_MAX_FIXED_IN || ir_check_arity(ir_op(o->op), o->nin, d))
       return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
@@ -389,10 +391,26 @@ static int unlower_product(ir_graph *h, const ir_graph *g, const ir_node *nd,
   return y < 0 ? -1 : h->tensors[y].node;
 }
 
+/* Adds layer norm nd with an xb input (its fourth) to h as an ewadd of
+ * xb (broadcast over the rows) and the layer norm of the sum. */
+static int unlower_layernorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                             const int32_t *map, base_diag *d) {
+  ir_attrs none;
+  memset(&none, 0, sizeof none);
+  int32_t sum[2] = {map[nd->in[0]], map[nd->in[3]]};
+  int32_t in[3] = {add_part(h, g, nd, IR_OP_EWADD, sum, 2, &none, NULL, 0, d),
+                   map[nd->in[1]], map[nd->in[2]]};
+  int32_t y = in[0] < 0 ? -1
+                        : add_part(h, g, nd, nd->op, in, 3, &nd->a,
+                                   g->tensors[nd->out[0]].name, 1, d);
+  return y < 0 ? -1 : h->tensors[y].node;
+}
+
 int ir_node_unfuses(const ir_node *n) {
   return n->op == IR_OP_FUSED ||
          ((n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) &&
-          (n->nin == 4 || n->a.act == IR_ACT_CLIP));
+          (n->nin == 4 || n->a.act == IR_ACT_CLIP)) ||
+         (n->op == IR_OP_LAYERNORM && n->nin == 4);
 }
 
 ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
@@ -420,7 +438,8 @@ ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
     if (nd->op == IR_OP_FUSED) {
       node = unfuse_node(h, g, nd, map, d);
     } else if (ir_node_unfuses(nd)) {
-      node = unlower_product(h, g, nd, map, d);
+      node = nd->op == IR_OP_LAYERNORM ? unlower_layernorm(h, g, nd, map, d)
+                                       : unlower_product(h, g, nd, map, d);
       if (node >= 0)
         h->nodes[node].line = nd->line, h->nodes[node].col = nd->col;
     } else {

@@ -494,8 +494,11 @@ base_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
   for (int i = 1; i < nin; i++)
     if (!ir_shape_eq(in[i], &tail))
       return shape_err(d, "layernorm: %s %s must be %s for input %s",
-                       i == 1 ? "gamma" : "beta", S(in[i], b0),
-                       ir_shape_str(&tail, b1, sizeof b1), S(x, b0));
+                       i == 1   ? "gamma"
+                       : i == 2 ? "beta"
+                                : "xb",
+                       S(in[i], b0), ir_shape_str(&tail, b1, sizeof b1),
+                       S(x, b0));
   *out = *x;
   return BASE_OK;
 }

@@ -163,40 +163,6 @@ static int epilogue_owner(const gpu_plan *p, int i) {
  * residual input and a convolution's act=clip (ops.def,
  * src/fuse/lower_epi.c) are its step's res and fuse_clip. */
 
-/* Moves the bias of a convolution into the layer norm that reads it
- * through a transpose to channels-last ([0,2,3,1]; a view when the
- * convolution runs channels-last), normalising over the channels: the
- * layer norm adds bias[c] to each value as it loads it, the same sum the
- * bias kernel would have stored, and that kernel disappears (ConvNeXt:
- * the depthwise convolution's bias, 18 kernels; Inductor fuses the same
- * way). Each link read once, no graph output, no activation or other fold
- * on the convolution, the bias a weight (or computed from weights). */
-static void bias_into_layernorm(gpu_plan *p, const int *reads,
-                                const unsigned char *wonly, int j) {
-  const ir_graph *g = p->g;
-  const ir_node *n = &g->nodes[j];
-  const ir_tensor *t = &g->tensors[n->in[0]];
-  if (n->op != IR_OP_LAYERNORM || wonly[j] || t->kind != IR_T_VALUE ||
-      t->shape.rank != 4 || n->a.axis != 3 || reads[n->in[0]] != 1)
-    return;
-  const ir_node *tr = &g->nodes[t->node];
-  static const int64_t perm[4] = {0, 2, 3, 1};
-  if (tr->op != IR_OP_TRANSPOSE || tr->a.nlist != 4 ||
-      memcmp(tr->a.list, perm, sizeof perm) != 0)
-    return;
-  const ir_tensor *u = &g->tensors[tr->in[0]];
-  if (u->kind != IR_T_VALUE || reads[tr->in[0]] != 1 || wonly[u->node])
-    return;
-  const ir_node *c = &g->nodes[u->node];
-  gpu_step *cs = &p->steps[u->node];
-  if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
-      cs->fuse_relu || cs->fuse_clip || cs->res || cs->bias_moved || cs->view ||
-      !gpu_weight_like(g, wonly, c->in[2]))
-    return;
-  cs->bias_moved = 1;
-  p->steps[j].ln_bias = 1 + c->in[2];
-}
-
 static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
   const ir_graph *g = p->g;
   unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1),
@@ -212,6 +178,8 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
     if ((n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) && n->nin == 4)
       p->steps[j].res = 1 + n->in[3]; /* the graph's residual input */
+    if (n->op == IR_OP_LAYERNORM && n->nin == 4) /* xb: a conv's bias */
+      p->steps[j].ln_bias = 1 + n->in[3];
     if (n->op == IR_OP_CONV2D && n->a.act == IR_ACT_CLIP) { /* act=clip */
       p->steps[j].fuse_clip = 1;
       p->steps[j].clip_lo = n->a.lo;
@@ -221,10 +189,6 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
       continue;
     if (n->op == IR_OP_FUSED) {
       bias_into_fused(p, reads, wonly, j);
-      continue;
-    }
-    if (n->op == IR_OP_LAYERNORM) {
-      bias_into_layernorm(p, reads, wonly, j);
       continue;
     }
     if (n->op != IR_OP_RELU)
