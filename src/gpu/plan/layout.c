@@ -174,8 +174,8 @@ int gpu_layout_views(gpu_plan *p) {
   return nv;
 }
 
-/* The matmul whose result value t is, seen through a bias add folded into
- * it (a view), or -1. */
+/* The matmul whose result value t is (its bias an input of its own since
+ * src/fuse/lower_epi.c; an add folded here is a view), or -1. */
 static int matmul_under(const gpu_plan *p, int t) {
   const ir_graph *g = p->g;
   if (g->tensors[t].kind != IR_T_VALUE)
