@@ -901,3 +901,32 @@ Test(costdb, runtime_cost_prices_preprocessing_of_input_weights) {
   cr_assert_float_eq(run, plain, 1e-9);
   ir_graph_free(g);
 }
+
+/* A lowered convolution (a residual input and act=relu, src/fuse/lower.h)
+ * without a measurement of its own costs its plain form's measurement plus
+ * what the roofline adds for reading the residual and the activation. */
+Test(costdb, lowered_conv_priced_from_its_plain_form) {
+  cd_db *db = open_db(tmp("lowered.sqlite"));
+  ir_graph *g = parse("input x: [1,8,6,6]\nweight w: [8,8,3,3]\n"
+                      "weight b: [8]\n"
+                      "y = conv2d(x, w, b, x) act=relu\noutput y\n");
+  ir_graph *p = parse("input x: [1,8,6,6]\nweight w: [8,8,3,3]\n"
+                      "weight b: [8]\ny = conv2d(x, w, b)\noutput y\n");
+  const cd_device *h = dev("h100");
+  base_diag d;
+  char sig[CD_SIG_MAX];
+  cd_node_sig(p, 0, sig, sizeof sig);
+  double ep = cd_estimate(h, p, 0), eg = cd_estimate(h, g, 0);
+  cr_assert_gt(eg, ep, "the residual read and the relu cost something");
+  cd_entry e = {3 * ep, 0, 5, "test", "", "2025-01-02"};
+  cr_assert_eq(cd_put(db, "h100", sig, &e, &d), BASE_OK, "%s", d.msg);
+  cd_model m;
+  cd_model_init(&m, db, h);
+  int est = -1;
+  cr_assert_float_eq(model_cost(&m, g, 0, &est), 1000 * (3 * ep + eg - ep),
+                     1e-9);
+  cr_assert_eq(est, 0, "the plain form is measured");
+  ir_graph_free(g);
+  ir_graph_free(p);
+  cd_close(db);
+}

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "fuse/lower.h"
 
 #define SRC SUPEROPT_SOURCE_DIR
 
@@ -269,7 +270,7 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
 
 /* Squeeze-and-excitation chains folded into one kernel (se.c, kse.cu):
  * channels-last after a convolution, sigmoid in the convolution; on the
- * NCHW input, no biases, a clip folded into the second convolution; 300
+ * NCHW input, no biases, the second convolution act=clip (ReLU6); 300
  * channels-last channels, with 8 and with 120 hidden channels; and three
  * that stay node by node: one whose hidden result and one whose pooled
  * result is also an output, one with more weights than the fold takes
@@ -284,7 +285,7 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
   "c = conv2d(x, w3) act=relu\ng = global_avgpool(c)\n"                        \
   "f1 = conv2d(g, w1, b1) act=relu\nf2 = conv2d(f1, w2, b2) act=sigmoid\n"     \
   "m = ewmul(c, f2)\ng2 = global_avgpool(x)\nh1 = conv2d(g2, wa)\n"            \
-  "h2 = conv2d(h1, wb)\nq = clip(h2) min=0 max=1\nn2 = ewmul(x, q)\n"          \
+  "h2 = conv2d(h1, wb) act=clip max=1\nn2 = ewmul(x, h2)\n"                    \
   "g3 = global_avgpool(m)\nk1 = conv2d(g3, w1) act=relu\n"                     \
   "k2 = conv2d(k1, w2, b2) act=sigmoid\nzc = conv2d(z, wz) act=relu\n"         \
   "g4 = global_avgpool(zc)\nd1 = conv2d(g4, wc) act=relu\n"                    \
@@ -696,9 +697,18 @@ static void compare_op_graphs(const gpu_options *o, double tol,
                               const char *label) {
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
-    char what[64];
+    char what[80];
     snprintf(what, sizeof what, "op graph %zu (%s)", i, label);
     compare(g, o, tol, what);
+    /* lowered (src/fuse/lower.h): residual inputs, act=clip, ... */
+    base_diag d;
+    lower_stats st;
+    ir_graph *h = lower_graph(g, &st, &d);
+    cr_assert(h, "%s", d.msg);
+    snprintf(what, sizeof what, "op graph %zu lowered (%s)", i, label);
+    if (st.epilogues + st.moves + st.se + st.shuffles)
+      compare(h, o, tol, what);
+    ir_graph_free(h);
     ir_graph_free(g);
   }
 }
@@ -852,16 +862,16 @@ static void count_fused(const ir_graph *g, const gpu_plan *p,
 
 /* Channels-last convolutions whose epilogue cuDNN's fusion engines may
  * compute: bias + relu, bias + clip (to 0.1: it does clip), relu alone,
- * bias alone, strided, grouped, and bias + residual + relu. */
+ * bias alone, strided, grouped, and bias + residual input + relu. */
 static const char *const conv_ep_graph =
     "input x: [2,8,12,10]\nweight w: [8,8,3,3]\nweight b: [8]\n"
     "weight w1: [16,8,1,1]\nweight b1: [16]\nweight wg: [16,4,3,3]\n"
     "weight bg: [16]\n"
     "a = conv2d(x, w, b) act=relu\n"
-    "c = conv2d(a, w, b)\nc6 = clip(c) min=0 max=0.1\n"
+    "c6 = conv2d(a, w, b) act=clip max=0.1\n"
     "d = conv2d(c6, w) act=relu\n"
-    "e = conv2d(d, w, b)\nr = ewadd(e, a)\nrr = relu(r)\n"
-    "f = conv2d(rr, w1, b1) stride=[2,2]\n"
+    "e = conv2d(d, w, b, a) act=relu\n"
+    "f = conv2d(e, w1, b1) stride=[2,2]\n"
     "h = conv2d(f, wg, bg) groups=4 act=relu\n"
     "output h\n";
 
@@ -1008,11 +1018,25 @@ Test(cuda, relu_folded_into_concat_and_split) {
   ir_graph_free(g);
 }
 
-/* LN_GRAPH in both layouts (the transpose a view of channels-last bytes,
- * or a copy), poisoned, and without folds. */
+/* g lowered (src/fuse/lower.h): its residual adds as inputs of the
+ * convolutions and matmuls, at least `least` epilogues folded. */
+static ir_graph *lowered(const ir_graph *g, int least) {
+  base_diag d;
+  lower_stats st;
+  ir_graph *h = lower_graph(g, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_geq(st.epilogues, least);
+  return h;
+}
+
+/* LN_GRAPH lowered (the convolutions' biases the layer norms' xb inputs)
+ * in both layouts (the transpose a view of channels-last bytes, or a
+ * copy), poisoned, and without folds; and as it is. */
 Test(cuda, conv_bias_into_layernorm) {
   need_gpu();
-  ir_graph *g = parse(LN_GRAPH);
+  ir_graph *g0 = parse(LN_GRAPH), *g = lowered(g0, 3);
+  compare(g0, NULL, 1e-3, "LN graph as it is (tf32)");
+  ir_graph_free(g0);
   gpu_options strict = {.fp32_strict = 1}, nchw = {.fp32_strict = 1, .nchw = 1};
   gpu_options poison = {.poison = 1}, nofold = {.fp32_strict = 1, .no_fold = 1};
   compare(g, &strict, 1e-5, "LN graph, strict");
@@ -1136,7 +1160,9 @@ static const char *const residual_graph =
 
 Test(cuda, residual_epilogue_layouts) {
   need_gpu();
-  ir_graph *g = parse(residual_graph);
+  ir_graph *g0 = parse(residual_graph), *g = lowered(g0, 3);
+  compare(g0, NULL, 1e-3, "residual adds on their own (tf32)");
+  ir_graph_free(g0);
   gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
   gpu_options poison = {.fp32_strict = 1, .poison = 1};
   gpu_options nofold = {.fp32_strict = 1, .no_fold = 1};
@@ -1542,7 +1568,9 @@ static const char *const mm_fold_graph =
 
 Test(cuda, matmul_bias_and_residual_folds) {
   need_gpu();
-  ir_graph *g = parse(mm_fold_graph);
+  ir_graph *g0 = parse(mm_fold_graph), *g = lowered(g0, 3);
+  compare(g0, NULL, 1e-3, "matmul adds on their own (tf32)");
+  ir_graph_free(g0);
   gpu_options tf = {0}, strict = {.fp32_strict = 1};
   gpu_options poison = {.fp32_strict = 1, .poison = 1};
   gpu_options nofold = {.fp32_strict = 1, .no_fold = 1};

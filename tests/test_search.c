@@ -893,3 +893,58 @@ Test(match, never_touches_non_float_nodes) {
   cr_assert_eq(count_matches(pat, m), 0);
   ir_graph_free(pat), ir_graph_free(f), ir_graph_free(i), ir_graph_free(m);
 }
+
+/* Toy costs for the lowered pricing: a convolution 25 whatever its inputs
+ * (a residual input costs nothing more), a fused node 12, any other
+ * operator 10. Two 1x1 convolutions with biases, each read by a residual
+ * add, cost 70 as they are, 50 once lowered (each add a residual input of
+ * its convolution); merge_conv1x1_bias makes one convolution and a split,
+ * 55, whose adds read the split and stay. */
+static base_status toy_cost_lowered(void *u, const ir_graph *g, int node,
+                                    double *cost, int *estimated,
+                                    base_diag *d) {
+  (void)u, (void)d;
+  const ir_node *n = &g->nodes[node];
+  *cost = n->op == IR_OP_CONV2D ? 25 : n->op == IR_OP_FUSED ? 12 : 10;
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+Test(search, fusion_choice_prices_the_lowered_graph) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input x: [1,3,5,5]\nweight w1: [4,3,1,1]\n"
+                      "weight w2: [2,3,1,1]\nweight b1: [4]\nweight b2: [2]\n"
+                      "input s1: [1,4,5,5]\ninput s2: [1,2,5,5]\n"
+                      "y1 = conv2d(x, w1, b1)\ny2 = conv2d(x, w2, b2)\n"
+                      "a1 = ewadd(y1, s1)\na2 = ewadd(y2, s2)\n"
+                      "output a1, a2\n");
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_cost_lowered;
+  base_diag d;
+  srch_stats st = {0};
+  /* priced as it is: the merged convolution (55 < 70) */
+  o.fuse_k = 0;
+  ir_graph *h0 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h0, "%s", d.msg);
+  cr_assert_eq(count_op(h0, IR_OP_CONV2D), 1);
+  srch_stats_free(&st);
+  /* priced fused and lowered: the two convolutions with their residual
+   * inputs (50 < 55); 16 candidates: the merge comes in 8 forms (the
+   * order of the concatenation, each add's operand order) */
+  o.fuse_k = 16;
+  ir_graph *h8 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h8, "%s", d.msg);
+  cr_assert_eq(count_op(h8, IR_OP_CONV2D), 2);
+  cr_assert_eq(count_op(h8, IR_OP_SPLIT), 0);
+  cr_assert_eq(st.fuse_chosen, 1);
+  srch_stats_free(&st);
+  ir_graph_free(h8);
+  ir_graph_free(h0);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}

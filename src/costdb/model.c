@@ -4,6 +4,7 @@
  * cd_cost_fn). An optional hook sees every unmeasured node first (optimize
  * --measure measures it there; --emit-signatures notes it).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +27,79 @@ base_status cd_model_fit(cd_model *m, base_diag *d) {
   return st;
 }
 
+/* Node `node` of g, a lowered convolution or matmul (src/fuse/lower.h: a
+ * residual input, act=clip), as a one-node graph of its plain form: no
+ * residual, no activation. NULL on out of memory. */
+static ir_graph *plain_form(const ir_graph *g, int node, base_diag *d) {
+  const ir_node *nd = &g->nodes[node];
+  ir_graph *h = ir_graph_new("plain");
+  int32_t in[3];
+  int nin = nd->nin < 3 ? nd->nin : 3, ok = h != NULL;
+  for (int k = 0; ok && k < nin; k++) {
+    const ir_tensor *t = &g->tensors[nd->in[k]];
+    char name[16];
+    snprintf(name, sizeof name, "i%d", k);
+    in[k] = ir_add_tensor(h, name, k ? IR_T_WEIGHT : IR_T_INPUT, &t->shape, d);
+    ok = in[k] >= 0;
+  }
+  ir_attrs a = nd->a;
+  a.act = IR_ACT_NONE;
+  a.lo = a.hi = 0;
+  const char *out = "y";
+  if (ok && ir_add_node(h, nd->op, in, nin, &a, &out, d) < 0)
+    ok = 0;
+  if (!ok)
+    ir_graph_free(h);
+  return ok ? h : NULL;
+}
+
+static base_status model_cost(const cd_model *m, const ir_graph *g, int node,
+                              double *cost, int *estimated, base_diag *d);
+
+/* A lowered convolution or matmul without a measurement of its own: its
+ * plain form's cost (measured where that is) plus what the roofline adds
+ * for the residual read and the activation, no add kernel of their own.
+ * *done 0: not such a node, or measured as it is. */
+static base_status lowered_cost(const cd_model *m, const ir_graph *g, int node,
+                                double *cost, int *estimated, int *done,
+                                base_diag *d) {
+  const ir_node *nd = &g->nodes[node];
+  *done = 0;
+  if ((nd->op != IR_OP_CONV2D && nd->op != IR_OP_MATMUL) ||
+      (nd->nin < 4 && nd->a.act != IR_ACT_CLIP))
+    return BASE_OK;
+  double ms = 0;
+  int est = 1;
+  base_status st = cd_node_cost(m->db, m->dev, g, node, &ms, &est, d);
+  if (st || !est)
+    return st;
+  ir_graph *h = plain_form(g, node, d);
+  if (!h)
+    return d && d->code
+               ? d->code
+               : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  st = model_cost(m, h, 0, cost, estimated, d);
+  if (!st) {
+    double extra = cd_estimate(m->dev, g, node) - cd_estimate(m->dev, h, 0);
+    *cost += 1000 * (extra > 0 ? extra : 0);
+    *done = 1;
+  }
+  ir_graph_free(h);
+  return st;
+}
+
 base_status cd_model_cost(void *u, const ir_graph *g, int node, double *cost,
                           int *estimated, base_diag *d) {
   const cd_model *m = u;
+  int done = 0;
+  base_status st = m && m->db
+                       ? lowered_cost(m, g, node, cost, estimated, &done, d)
+                       : BASE_OK;
+  return st || done ? st : model_cost(m, g, node, cost, estimated, d);
+}
+
+static base_status model_cost(const cd_model *m, const ir_graph *g, int node,
+                              double *cost, int *estimated, base_diag *d) {
   if (!m) { /* the first device's (h100) plain estimate */
     if (estimated)
       *estimated = 1;

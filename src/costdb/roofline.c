@@ -41,8 +41,8 @@ static cd_work attention_work(const ir_graph *g, const ir_node *nd) {
   double e = (double)g->tensors[nd->in[2]].shape.dim[q->rank - 1];
   double t = (double)g->tensors[nd->in[1]].shape.dim[q->rank - 1];
   double scores = numel(g, nd->in[0]) / (d > 0 ? d : 1) * t;
-  w.flops = scores * (2 * d + 2 * e + (nd->nin > 3) +
-                      ir_op(IR_OP_SOFTMAX)->flops);
+  w.flops =
+      scores * (2 * d + 2 * e + (nd->nin > 3) + ir_op(IR_OP_SOFTMAX)->flops);
   return w;
 }
 
@@ -56,7 +56,10 @@ static cd_work matrix_work(const ir_graph *g, const ir_node *nd) {
   double reduce = nd->op == IR_OP_CONV2D
                       ? (double)wt->dim[1] * wt->dim[2] * wt->dim[3]
                       : (double)x->dim[x->rank - 1];
-  w.flops = out * (2 * reduce + (nd->nin > 2) + act_flops(nd->a.act));
+  /* a bias and a residual input: one add per output element each (the
+   * residual's bytes are among the inputs read once) */
+  w.flops =
+      out * (2 * reduce + (nd->nin > 2) + (nd->nin > 3) + act_flops(nd->a.act));
   return w;
 }
 

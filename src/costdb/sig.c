@@ -47,6 +47,11 @@ static void add_params(const ir_node *nd, char *buf, size_t n, size_t *k) {
     a.padmode = IR_PAD_EXPLICIT; /* write the resolved pads */
   char v[256];
   for (int i = 0; i < r->nparams; i++) {
+    ir_param_id p = r->params[i];
+    if ((p == IR_P_MIN || p == IR_P_MAX) && nd->op == IR_OP_CONV2D &&
+        a.act != IR_ACT_CLIP)
+      continue; /* act=clip's bounds: no other convolution's signature (the
+                   rows measured before they existed) has them */
     ir_param_format(r->params[i], &a, v, sizeof v);
     add(buf, n, k, " ");
     add(buf, n, k, ir_param_name(r->params[i]));

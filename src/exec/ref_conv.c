@@ -226,6 +226,21 @@ static void add_channel_bias(float *y, const float *bias, int64_t n, int64_t c,
   }
 }
 
+/* y += r, element by element: a residual input (conv2d's and matmul's
+ * fourth), added before the activation. */
+static void add_residual(float *y, const float *r, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    y[i] += r[i];
+}
+
+/* act=clip: y clamped to [lo, hi] as clip computes it (ref_ew.c). */
+static void clamp(float *y, int64_t n, float lo, float hi) {
+  for (int64_t i = 0; i < n; i++) {
+    float v = y[i] < lo ? lo : y[i];
+    y[i] = v > hi ? hi : v;
+  }
+}
+
 base_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out) {
   conv_geom g = conv_geom_of(n, in, out);
   base_status st = BASE_OK;
@@ -239,7 +254,12 @@ base_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out) {
     return st;
   if (n->nin > 2)
     add_channel_bias(out[0].data, in[2].data, g.n, g.o, g.p);
-  ex_activate(out[0].data, ir_shape_numel(&out[0].shape), n->a.act);
+  if (n->nin > 3)
+    add_residual(out[0].data, in[3].data, ir_shape_numel(&out[0].shape));
+  if (n->a.act == IR_ACT_CLIP)
+    clamp(out[0].data, ir_shape_numel(&out[0].shape), n->a.lo, n->a.hi);
+  else
+    ex_activate(out[0].data, ir_shape_numel(&out[0].shape), n->a.act);
   return BASE_OK;
 }
 
@@ -258,7 +278,7 @@ static void matmul_batched(int64_t batch, int64_t m, int64_t nn, int64_t k,
             0);
 }
 
-/* a [...,M,K] x b [K,N] or [...,K,N], + bias [N], then act. */
+/* a [...,M,K] x b [K,N] or [...,K,N], + bias [N], + r, then act. */
 base_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *as = &in[0].shape;
   int64_t m = as->dim[as->rank - 2], k = as->dim[as->rank - 1];
@@ -275,6 +295,8 @@ base_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
       for (int64_t j = 0; j < nn; j++)
         y[r * nn + j] += bias[j];
   }
+  if (n->nin > 3)
+    add_residual(y, in[3].data, batch * m * nn);
   ex_activate(y, batch * m * nn, n->a.act);
   return BASE_OK;
 }

@@ -384,11 +384,21 @@ base_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   }
   const float *gamma = n->nin > 1 ? in[1].data : NULL;
   const float *beta = n->nin > 2 ? in[2].data : NULL;
+  const float *x = in[0].data;
+  float *xs = NULL;
+  if (n->nin > 3) { /* xb added to every row first (a moved bias) */
+    if (!(xs = base_malloc(sizeof *xs * (size_t)(rows * len + 1))))
+      return BASE_ERR_NOMEM;
+    for (int64_t i = 0; i < rows * len; i++)
+      xs[i] = x[i] + in[3].data[i % len];
+    x = xs;
+  }
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (rows * len >= EX_PAR_MIN)
 #endif
   for (int64_t r = 0; r < rows; r++)
-    layernorm_row(in[0].data + r * len, out[0].data + r * len, len, n->a.eps,
-                  gamma, beta);
+    layernorm_row(x + r * len, out[0].data + r * len, len, n->a.eps, gamma,
+                  beta);
+  free(xs);
   return BASE_OK;
 }

@@ -10,8 +10,9 @@
  *
  * The families, each in its own file, run in this order (each sees the
  * previous one's result):
- *   lower_epi.c   convolution and matmul epilogues: residual input, clip,
- *                 bias moved into the matmul;
+ *   lower_epi.c   convolution and matmul epilogues: residual input, relu
+ *                 and clip (act=), a bias add into the matmul, a
+ *                 convolution's bias into the layer norm reading it;
  *   lower_move.c  data movement: an activation on a split's or concat's
  *                 parts, a pad absorbing the slice that reads it;
  *   lower_se.c    squeeze-and-excitation chains and channel shuffles as
@@ -23,8 +24,8 @@
 #include "../ir/ir.h"
 
 typedef struct lower_stats {
-  int epilogues; /* residual adds, clips and biases folded into a conv or
-                    matmul */
+  int epilogues; /* residual adds, relus, clips and biases folded into a
+                    conv or matmul; conv biases moved into a layer norm */
   int moves;     /* activations on split/concat parts, pad+slice pairs */
   int se;        /* squeeze-and-excitation chains */
   int shuffles;  /* channel shuffles */

@@ -218,19 +218,19 @@ typedef struct gpu_step {
                         of it): the part itself is not written */
   int relu_by;       /* such a relu, if others read the part too: 1 + the
                         split's index (runs nothing) */
-  int fuse_clip;     /* a convolution's only reader is a clip (ReLU6), folded
-                        into its bias kernel, with these bounds */
+  int fuse_clip;     /* a convolution's act=clip (ReLU6: ops.def), applied
+                        by its bias kernel, with these bounds */
   float clip_lo, clip_hi;
-  int res;        /* a convolution's or matmul's only reader is an ewadd
-                     folded into it (the bias kernel; cuBLASLt's C with
-                     beta = 1): 1 + the tensor it adds (the residual) */
-  int mm_bias;    /* a matmul without bias whose only reader adds a bias
-                     vector, folded into cuBLASLt's epilogue: 1 + that */
-  int res_conv;   /* such an ewadd: 1 + the conv's or matmul's node index */
+  int res;        /* 1 + the residual a convolution or matmul adds (the
+                     bias kernel; cuBLASLt's C with beta = 1): its input r
+                     (ops.def), or the other operand of an ewadd folded into
+                     a matmul through a channels-last view
+                     (gpu_layout_fold_residuals) */
+  int res_conv;   /* such an ewadd: 1 + the matmul's node index */
   int bias_moved; /* a convolution's bias is added by its only reader, a
-                     fused node or a layer norm through a transpose, as it
-                     loads the result (no bias kernel) */
-  int ln_bias;    /* such a layer norm: 1 + the bias tensor */
+                     fused node, as it loads the result (no bias kernel) */
+  int ln_bias;    /* a layer norm's xb input (ops.def: a convolution's bias
+                     moved into it by src/fuse/lower_epi.c): 1 + that */
   int view;       /* the node (reshape, folded relu) only names its input */
   int view_in;    /* the input whose bytes a view shares (0, or the folded
                      ewadd's operand that the convolution computes) */

@@ -89,10 +89,12 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
           i + 1, (unsigned)o->op < IR_NOPS ? ir_op(o->op)->name : "unknown",
           ir_body_op_names(), ir_body_row_op_names());
     if (o->op == IR_OP_LAYERNORM &&
-        ((o->nin > 1 && o->in[1] >= 0) || (o->nin > 2 && o->in[2] >= 0)))
+        ((o->nin > 1 && o->in[1] >= 0) || (o->nin > 2 && o->in[2] >= 0) ||
+         o->nin > 3))
       return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                            "fused: body operator %d (layernorm) must read "
-                           "gamma and beta from inputs of the fused node",
+                           "gamma and beta from inputs of the fused node "
+                           "(and take no xb)",
                            i + 1);
     if (o->nin > IR_MAX_FIXED_IN || ir_check_arity(ir_op(o->op), o->nin, d))
       return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
@@ -346,6 +348,71 @@ static int unfuse_node(ir_graph *h, const ir_graph *g, const ir_node *nd,
   return node;
 }
 
+/* Adds node nd of g to h with inputs in[0..nin-1] and attributes a,
+ * writing `out`, or a fresh name derived from nd's output and k where out
+ * is NULL. Its output's index in h, or -1. */
+static int add_part(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                    ir_opcode op, const int32_t *in, int nin, const ir_attrs *a,
+                    const char *out, int k, base_diag *d) {
+  char buf[512];
+  const char *name =
+      out ? out : unfused_name(g, g->tensors[nd->out[0]].name, k, buf, 512);
+  int node = ir_add_node(h, op, in, nin, a, &name, d);
+  return node < 0 ? -1 : h->nodes[node].out[0];
+}
+
+/* Adds lowered conv2d or matmul node nd (src/fuse/lower.h) to h as the
+ * product without its residual input (its fourth) and activation, an
+ * ewadd of the residual, then the activation as the operator computing it
+ * (ir_act_op; act=clip with its bounds): the last writes nd's output.
+ * Returns that node, or -1. */
+static int unlower_product(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                           const int32_t *map, base_diag *d) {
+  const char *out = g->tensors[nd->out[0]].name;
+  int act = ir_act_op((ir_act)nd->a.act), res = nd->nin == 4;
+  ir_attrs a = nd->a, none, bounds;
+  a.act = IR_ACT_NONE;
+  a.lo = a.hi = 0;
+  memset(&none, 0, sizeof none);
+  bounds = none;
+  bounds.lo = nd->a.lo, bounds.hi = nd->a.hi;
+  int32_t in[3] = {map[nd->in[0]], map[nd->in[1]], 0};
+  if (nd->nin > 2)
+    in[2] = map[nd->in[2]];
+  int32_t y = add_part(h, g, nd, nd->op, in, nd->nin < 3 ? nd->nin : 3, &a,
+                       res || act >= 0 ? NULL : out, 0, d);
+  int32_t sum[2] = {y, res ? map[nd->in[3]] : 0};
+  if (y >= 0 && res)
+    y = add_part(h, g, nd, IR_OP_EWADD, sum, 2, &none, act >= 0 ? NULL : out, 1,
+                 d);
+  if (y >= 0 && act >= 0)
+    y = add_part(h, g, nd, (ir_opcode)act, &y, 1,
+                 nd->a.act == IR_ACT_CLIP ? &bounds : &none, out, 2, d);
+  return y < 0 ? -1 : h->tensors[y].node;
+}
+
+/* Adds layer norm nd with an xb input (its fourth) to h as an ewadd of
+ * xb (broadcast over the rows) and the layer norm of the sum. */
+static int unlower_layernorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                             const int32_t *map, base_diag *d) {
+  ir_attrs none;
+  memset(&none, 0, sizeof none);
+  int32_t sum[2] = {map[nd->in[0]], map[nd->in[3]]};
+  int32_t in[3] = {add_part(h, g, nd, IR_OP_EWADD, sum, 2, &none, NULL, 0, d),
+                   map[nd->in[1]], map[nd->in[2]]};
+  int32_t y = in[0] < 0 ? -1
+                        : add_part(h, g, nd, nd->op, in, 3, &nd->a,
+                                   g->tensors[nd->out[0]].name, 1, d);
+  return y < 0 ? -1 : h->tensors[y].node;
+}
+
+int ir_node_unfuses(const ir_node *n) {
+  return n->op == IR_OP_FUSED ||
+         ((n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) &&
+          (n->nin == 4 || n->a.act == IR_ACT_CLIP)) ||
+         (n->op == IR_OP_LAYERNORM && n->nin == 4);
+}
+
 ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
   ir_graph *h = ir_graph_new(g->name);
   int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
@@ -370,6 +437,11 @@ ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
     int node;
     if (nd->op == IR_OP_FUSED) {
       node = unfuse_node(h, g, nd, map, d);
+    } else if (ir_node_unfuses(nd)) {
+      node = nd->op == IR_OP_LAYERNORM ? unlower_layernorm(h, g, nd, map, d)
+                                       : unlower_product(h, g, nd, map, d);
+      if (node >= 0)
+        h->nodes[node].line = nd->line, h->nodes[node].col = nd->col;
     } else {
       int32_t in[IR_MAX_IN];
       const char *outs[IR_MAX_LIST];

@@ -143,7 +143,8 @@ typedef enum ir_act {
   IR_ACT_RELU,
   IR_ACT_SIGMOID,
   IR_ACT_TANH,
-  IR_ACT_GELU
+  IR_ACT_GELU,
+  IR_ACT_CLIP /* clamped to [min, max]: a conv2d's (its min= and max=) */
 } ir_act;
 
 typedef enum ir_padmode {
@@ -350,6 +351,12 @@ char *ir_body_str(const ir_body *b);
  * know (ONNX export). Weight values are g's, shared (the result must not
  * outlive g). NULL with d set on out of memory. */
 struct ir_graph *ir_graph_unfuse(const struct ir_graph *g, base_diag *d);
+/* Whether ir_graph_unfuse replaces node n: a fused node, or a lowered one
+ * (src/fuse/lower.h) that ONNX has no operator for: a conv2d's or matmul's
+ * residual input becomes an ewadd after it (and its act= an operator), a
+ * conv2d's act=clip a clip, a layernorm's xb an ewadd before it. */
+struct ir_node;
+int ir_node_unfuses(const struct ir_node *n);
 
 /* ---- graphs ------------------------------------------------------------ */
 

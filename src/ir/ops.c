@@ -48,11 +48,12 @@ static const op_text op_texts[IR_NOPS] = {
 static ir_opinfo op_rows[IR_NOPS];
 static pthread_once_t op_once = PTHREAD_ONCE_INIT;
 
-static const char *const act_names[] = {"none", "relu", "sigmoid", "tanh",
-                                        "gelu"};
+static const char *const act_names[] = {"none", "relu", "sigmoid",
+                                        "tanh", "gelu", "clip"};
+#define NACTS ((int)(sizeof act_names / sizeof *act_names))
 
 const char *ir_act_name(ir_act a) {
-  return (unsigned)a < 5 ? act_names[a] : "?";
+  return (unsigned)a < NACTS ? act_names[a] : "?";
 }
 
 const char *ir_param_name(ir_param_id p) { return param_rows[p].name; }
@@ -197,7 +198,7 @@ static int parse_pad(cursor *c, ir_attrs *a) {
 }
 
 static int parse_act(cursor *c, int32_t *dst) {
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < NACTS; i++)
     if ((size_t)(c->end - c->s) == strlen(act_names[i]) &&
         word_is(c, act_names[i])) {
       *dst = i;
@@ -504,6 +505,9 @@ int ir_op_param_index(ir_opcode op, ir_param_id p) {
 void ir_attrs_default(ir_opcode op, ir_attrs *a) { *a = ir_op(op)->defaults; }
 
 int ir_act_op(ir_act a) {
+  if (a == IR_ACT_CLIP) /* clip's row computes no activation of its own:
+                           the activation fusion never takes it (bounds) */
+    return IR_OP_CLIP;
   for (int op = 0; a != IR_ACT_NONE && op < IR_NOPS; op++)
     if (op_texts[op].act == a)
       return op;

@@ -91,8 +91,35 @@ static base_status window(const char *op, ir_attrs *a, const ir_shape *x,
 }
 
 static base_status check_act(const char *op, int act, base_diag *d) {
+  if (act == IR_ACT_CLIP)
+    return param_err(d, "%s: act=clip is conv2d's only (with min and max)", op);
   if (act < IR_ACT_NONE || act > IR_ACT_GELU)
     return param_err(d, "%s: bad activation %d", op, act);
+  return BASE_OK;
+}
+
+/* A convolution's act=clip clamps to [min, max] (min <= max); min and max
+ * go with it alone. */
+static base_status check_conv_act(const ir_attrs *a, base_diag *d) {
+  if (a->act == IR_ACT_CLIP)
+    return a->lo <= a->hi ? BASE_OK
+                          : param_err(d,
+                                      "conv2d: act=clip needs min <= max, "
+                                      "got min=%g max=%g",
+                                      (double)a->lo, (double)a->hi);
+  if (a->lo != 0 || a->hi != 0)
+    return param_err(d, "conv2d: min and max go with act=clip");
+  return check_act("conv2d", a->act, d);
+}
+
+/* A conv2d's or matmul's residual input r (its fourth) has the result's
+ * shape. */
+static base_status residual(const char *op, const ir_shape *const *in, int nin,
+                            const ir_shape *out, base_diag *d) {
+  sbuf b0, b1;
+  if (nin == 4 && !ir_shape_eq(in[3], out))
+    return shape_err(d, "%s: residual r %s must have the result's shape %s", op,
+                     S(in[3], b0), S(out, b1));
   return BASE_OK;
 }
 
@@ -103,7 +130,7 @@ base_status ir_shape_conv2d(ir_attrs *a, const ir_shape *const *in, int nin,
   base_status st;
   if ((st = need_rank("conv2d", "input x", x, 4, d)) ||
       (st = need_rank("conv2d", "weight w", w, 4, d)) ||
-      (st = check_act("conv2d", a->act, d)))
+      (st = check_conv_act(a, d)))
     return st;
   int64_t c = x->dim[1], o = w->dim[0];
   if (a->groups < 1 || c % a->groups || o % a->groups)
@@ -117,7 +144,7 @@ base_status ir_shape_conv2d(ir_attrs *a, const ir_shape *const *in, int nin,
                      "with groups=%d expects %lld",
                      S(x, b0), (long long)c, S(w, b1), a->groups,
                      (long long)(w->dim[1] * a->groups));
-  if (nin == 3 && (in[2]->rank != 1 || in[2]->dim[0] != o))
+  if (nin >= 3 && (in[2]->rank != 1 || in[2]->dim[0] != o))
     return shape_err(d, "conv2d: bias b %s must be [%lld] to match weight w %s",
                      S(in[2], b0), (long long)o, S(w, b1));
   if (a->dilation[0] < 1 || a->dilation[1] < 1)
@@ -126,7 +153,7 @@ base_status ir_shape_conv2d(ir_attrs *a, const ir_shape *const *in, int nin,
                    a->dilation[0], a->dilation[1], out, d)))
     return st;
   out->dim[1] = o;
-  return BASE_OK;
+  return residual("conv2d", in, nin, out, d);
 }
 
 base_status ir_shape_matmul(ir_attrs *a, const ir_shape *const *in, int nin,
@@ -149,12 +176,12 @@ base_status ir_shape_matmul(ir_attrs *a, const ir_shape *const *in, int nin,
   if (y->dim[y->rank - 2] != k || !batch_ok)
     return shape_err(d, "matmul: shapes %s and %s do not multiply", S(x, b0),
                      S(y, b1));
-  if (nin == 3 && (in[2]->rank != 1 || in[2]->dim[0] != n))
+  if (nin >= 3 && (in[2]->rank != 1 || in[2]->dim[0] != n))
     return shape_err(d, "matmul: bias %s must be [%lld] to match b %s",
                      S(in[2], b0), (long long)n, S(y, b1));
   *out = *x;
   out->dim[r - 1] = n;
-  return BASE_OK;
+  return residual("matmul", in, nin, out, d);
 }
 
 static base_status broadcast(const char *op, const ir_shape *const *in,
@@ -464,8 +491,11 @@ base_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
   for (int i = 1; i < nin; i++)
     if (!ir_shape_eq(in[i], &tail))
       return shape_err(d, "layernorm: %s %s must be %s for input %s",
-                       i == 1 ? "gamma" : "beta", S(in[i], b0),
-                       ir_shape_str(&tail, b1, sizeof b1), S(x, b0));
+                       i == 1   ? "gamma"
+                       : i == 2 ? "beta"
+                                : "xb",
+                       S(in[i], b0), ir_shape_str(&tail, b1, sizeof b1),
+                       S(x, b0));
   *out = *x;
   return BASE_OK;
 }

@@ -40,8 +40,8 @@ typedef enum opt_stage {
   OPT_PRUNE,   /* dead code removed; the search's result and its cost */
   OPT_REPROVE, /* the applied rules proven again (rewrite_reprove) */
   OPT_FUSE,    /* element-wise and attention fusion (opt_options.fuse) */
+  OPT_ORDER,   /* the node order (shortcuts first) lower_epi folds by */
   OPT_LOWER,   /* the executor's folds as graph nodes (with fuse) */
-  OPT_ORDER,   /* the executor's node order */
   OPT_CHECK,   /* the end-to-end check (opt_options.check) */
   OPT_NSTAGES
 } opt_stage;

@@ -1,7 +1,7 @@
 /* pipeline.c: opt_run, the optimize pipeline as a list of stage calls
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   reprove -> fuse -> lower -> order -> check
+ *   reprove -> fuse -> order -> lower -> check
  *
  * Each stage takes the current graph and replaces it (ir_graph_replace:
  * the new graph owns its weight values); after each, the caller's `after`
@@ -33,9 +33,9 @@ static const stage_row stage_rows[OPT_NSTAGES] = {
                 "the stages from costs again"},
     {"fuse", "element-wise and attention fusion (not with --no-fuse or an "
              ".onnx output)"},
+    {"order", "the node order the residual inputs follow (shortcuts before "
+              "the chains they join)"},
     {"lower", "the executor's folds made graph nodes (with fuse)"},
-    {"order", "the executor's node order (shortcuts before the chains they "
-              "join)"},
     {"check", "the end-to-end check on the CPU executor (not with "
               "--no-check)"},
 };
@@ -333,7 +333,7 @@ static base_status do_check(run *p) {
 typedef base_status (*stage_fn)(run *p);
 static const stage_fn stage_fns[OPT_NSTAGES] = {
     do_rules, do_batch,   do_costs, do_passes, do_search, do_splits,
-    do_prune, do_reprove, do_fuse,  do_lower,  do_order,  do_check,
+    do_prune, do_reprove, do_fuse,  do_order,  do_lower,  do_check,
 };
 
 /* ---- progress and the pipeline

@@ -3,11 +3,11 @@
  * A ResNet block with a projection shortcut ends in ewadd(b, s): b the
  * last convolution of the main chain, s the shortcut's one convolution
  * of the block's input. Exported graphs (and the search's rebuilds) list s
- * after the chain, so the executor, which folds the add into the operand
- * whose other operand is already computed (src/gpu/plan.c), folds it into
- * s: s then waits for the whole chain and nothing runs side by side. With
- * s moved to right after its inputs, the add folds into b and s runs on a
- * second stream beside the chain (src/gpu/sched.c).
+ * after the chain, so the lower stage, which folds the add into the operand
+ * whose other operand is already computed (src/fuse/lower_epi.c: a residual
+ * input), folds it into s: s then waits for the whole chain and nothing runs
+ * side by side. With s moved to right after its inputs, the add folds into b
+ * and s runs on a second stream beside the chain (src/gpu/sched.c).
  *
  * Only the order changes (every node still after its inputs): the graph
  * computes the same values. A node moved is a convolution or matmul that

@@ -112,7 +112,7 @@ ir_graph *pass_fuse_activations_except(const ir_graph *g, const uint8_t *leave,
 
 static int foldable(const ir_graph *g, const ir_node *n, const ir_node *r) {
   (void)g;
-  return n->op == IR_OP_CONV2D && n->a.act == IR_ACT_NONE &&
+  return n->op == IR_OP_CONV2D && n->a.act == IR_ACT_NONE && n->nin <= 3 &&
          r->op == IR_OP_BATCHNORM && r->in[0] == n->out[0];
 }
 

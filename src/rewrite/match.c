@@ -183,7 +183,7 @@ static uint64_t node_sig(const ir_graph *g, const ir_node *n, int strict) {
     for (int i = 0; i < r->nparams; i++)
       if (r->ptraits[i] & IR_PT_INST)
         ir_param_clear(r->params[i], &k.a);
-    if (r->inst_in >= 0 && nin > r->inst_in)
+    if (r->inst_in >= 0 && nin == r->inst_in + 1) /* the '!' input only */
       nin = r->inst_in;
   }
   k.op = n->op;
@@ -296,8 +296,11 @@ int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes) {
   if (!differ)
     return REWRITE_EXACT;
   /* an instance: of an operator with '!' marks, the pattern without the
-   * inputs an instance may add */
-  if (!(r->traits & IR_PT_INST) || (r->inst_in >= 0 && p->nin > r->inst_in))
+   * inputs an instance may add, the node with no input after those (a
+   * residual, src/fuse/lower_epi.c: no rule's instance computes it) */
+  if (!(r->traits & IR_PT_INST) ||
+      (r->inst_in >= 0 && (p->nin > r->inst_in || n->nin > r->inst_in + 1)) ||
+      n->a.act == IR_ACT_CLIP) /* (nor its bounds) */
     return 0;
   return REWRITE_INSTANCE;
 }

@@ -518,8 +518,12 @@ static void json_node(ruleio_buf *b, const ir_graph *g, const ir_node *n) {
     ruleio_puts(b, "}");
   }
   ruleio_puts(b, "], \"params\": {");
-  for (int i = 0; i < info->nparams; i++) {
-    ruleio_puts(b, i ? ", " : "");
+  for (int i = 0, k = 0; i < info->nparams; i++) {
+    ir_param_id p = info->params[i];
+    if ((p == IR_P_MIN || p == IR_P_MAX) && n->op == IR_OP_CONV2D &&
+        n->a.act != IR_ACT_CLIP)
+      continue; /* act=clip's bounds (ops.def), with it only */
+    ruleio_puts(b, k++ ? ", " : "");
     json_str(b, ir_param_name(info->params[i]));
     ruleio_puts(b, ": ");
     json_param(b, &n->a, info->params[i]);

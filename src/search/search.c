@@ -14,13 +14,16 @@
  *
  * Fusion is part of the decision (srch_options.fuse_k): the search keeps the
  * fuse_k cheapest distinct graphs it built (with the start), fuses each at
- * the end with fuse_graph under the same cost function, and returns the one
- * cheapest fused (ties: the cheapest unfused, then the earliest).
+ * the end with fuse_graph and lowers it (lower_graph: the executor's
+ * epilogues, src/fuse/lower.h) under the same cost function, and returns
+ * the one cheapest fused and lowered (ties: the cheapest unfused, then the
+ * earliest).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../fuse/fuse.h"
+#include "../fuse/lower.h"
 #include "srch_int.h"
 
 void srch_options_default(srch_options *o) {
@@ -207,7 +210,28 @@ static base_status top_offer(sstate *s, const ir_graph *g, double c, int h,
   return BASE_OK;
 }
 
-/* The cost of g once fused (fuse_graph, the search's cost function). */
+/* The search's cost function summed over the nodes of g that are not
+ * weight-only (they run once, at load). */
+static base_status sum_cost(const sstate *s, const ir_graph *g, double *c,
+                            base_diag *d) {
+  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!wonly)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  ir_weight_only(g, wonly);
+  base_status st = BASE_OK;
+  *c = 0;
+  for (int i = 0; !st && i < g->nnodes; i++) {
+    double x = 0;
+    int est = 0;
+    if (!wonly[i] && !(st = s->o->cost(s->o->cost_u, g, i, &x, &est, d)))
+      *c += x;
+  }
+  free(wonly);
+  return st;
+}
+
+/* The cost of g once fused and lowered (fuse_graph, then lower_graph: the
+ * graph the executor runs, priced with the search's cost function). */
 static base_status fused_cost(const sstate *s, const ir_graph *g, double *c,
                               base_diag *d) {
   fuse_options fo = {s->o->cost, s->o->cost_u};
@@ -215,9 +239,14 @@ static base_status fused_cost(const sstate *s, const ir_graph *g, double *c,
   ir_graph *f = fuse_graph(g, &fo, &fs, d);
   if (!f)
     return d ? d->code : BASE_ERR_INTERNAL;
-  ir_graph_free(f);
   *c = fs.cost_after;
-  return BASE_OK;
+  ir_graph *l = s->o->cost ? lower_graph(f, NULL, d) : NULL;
+  base_status st = s->o->cost && !l ? (d ? d->code : BASE_ERR_NOMEM)
+                   : l              ? sum_cost(s, l, c, d)
+                                    : BASE_OK;
+  ir_graph_free(l);
+  ir_graph_free(f);
+  return st;
 }
 
 /* Replaces the best graph by the kept graph cheapest once fused; the best

@@ -237,7 +237,9 @@ static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                         const Z3_ast *in, Z3_ast *out) {
   const ir_attrs *a = &nd->a;
   if (nd->op == IR_OP_CONV2D && plain_window(a) && a->dilation[0] == 1 &&
-      a->dilation[1] == 1) { /* with a bias: its own symbol */
+      a->dilation[1] == 1 && nd->nin <= 3 &&
+      a->act != IR_ACT_CLIP) { /* with a bias: its own symbol (lowered
+                                  forms, src/fuse/lower.h, have none) */
     int64_t iv[5] = {a->stride[0], a->stride[1], a->padmode, a->groups, a->act};
     out[0] =
         apply(c, nd->nin == 2 ? VERIFY_F_CONV2D : VERIFY_F_CONV2DB, iv, in);

@@ -174,8 +174,8 @@ int gpu_layout_views(gpu_plan *p) {
   return nv;
 }
 
-/* The matmul whose result value t is, seen through a bias add folded into
- * it (a view), or -1. */
+/* The matmul whose result value t is (its bias an input of its own since
+ * src/fuse/lower_epi.c; an add folded here is a view), or -1. */
 static int matmul_under(const gpu_plan *p, int t) {
   const ir_graph *g = p->g;
   if (g->tensors[t].kind != IR_T_VALUE)
@@ -296,7 +296,7 @@ static int strided_node(const gpu_plan *p, int i, int *nop) {
   }
   *nop = 2;
   if (n->op != IR_OP_MATMUL || n->nin != 2 || n->a.act != IR_ACT_NONE ||
-      s->res || s->mm_bias || s->fuse_relu || s->fuse_clip)
+      s->res || s->fuse_relu || s->fuse_clip)
     return 0;
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]),
                  *y = shp(p, n->out[0]);

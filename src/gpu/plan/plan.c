@@ -116,49 +116,6 @@ static int relu_into_move(gpu_plan *p, const int *reads,
   return 0;
 }
 
-/* Node j is an ewadd that can be folded into the convolution or matmul
- * computing one of its operands: that node has no activation and nothing
- * folded yet, the add alone reads its result, and the other operand exists
- * before it runs. A residual (*bias = 0) has the add's shape (no
- * broadcast; a matmul's result is no channels-last candidate: not rank 4
- * with H * W > 1); a bias (*bias = 1, matmuls without one) is a vector
- * along the last dimension (cuBLASLt's bias epilogue). Returns the operand
- * index the convolution or matmul computes, or -1. */
-static int residual_fold(const gpu_plan *p, const int *reads,
-                         const unsigned char *wonly, int j, int *bias) {
-  const ir_graph *g = p->g;
-  const ir_node *n = &g->nodes[j];
-  if (n->op != IR_OP_EWADD || n->nin != 2 || wonly[j])
-    return -1;
-  const ir_shape *o = &g->tensors[n->out[0]].shape;
-  for (int k = 0; k < 2; k++) {
-    const ir_tensor *x = &g->tensors[n->in[k]], *r = &g->tensors[n->in[1 - k]];
-    if (x->kind != IR_T_VALUE || n->in[0] == n->in[1])
-      continue;
-    const ir_node *c = &g->nodes[x->node];
-    const gpu_step *cs = &p->steps[x->node];
-    if ((c->op != IR_OP_CONV2D && c->op != IR_OP_MATMUL) ||
-        c->a.act != IR_ACT_NONE || reads[n->in[k]] != 1 || cs->view ||
-        cs->fuse_relu || cs->fuse_clip || cs->res || cs->mm_bias ||
-        wonly[x->node] || !ir_shape_eq(&x->shape, o) ||
-        (r->kind == IR_T_VALUE && r->node > x->node))
-      continue;
-    int64_t nn = o->rank ? o->dim[o->rank - 1] : 1;
-    if (c->op == IR_OP_MATMUL && c->nin == 2 && r->shape.rank >= 1 &&
-        r->shape.dim[r->shape.rank - 1] == nn &&
-        ir_shape_numel(&r->shape) == nn && !ir_shape_eq(&r->shape, o)) {
-      *bias = 1;
-      return k;
-    }
-    if (!ir_shape_eq(&r->shape, o) ||
-        (c->op == IR_OP_MATMUL && o->rank == 4 && o->dim[2] * o->dim[3] > 1))
-      continue;
-    *bias = 0;
-    return k;
-  }
-  return -1;
-}
-
 /* Moves the bias of every convolution that fused node j alone reads (no
  * activation, nothing folded, its result of j's rank-4 output shape and
  * no batch-norm parameter in the body) into j's generated kernel, which
@@ -193,53 +150,18 @@ static void bias_into_fused(gpu_plan *p, const int *reads,
 }
 
 /* The node whose kernel applies a folded activation for the result of node
- * i: i itself, or the convolution an ewadd was folded into. */
+ * i: i itself, or the matmul an ewadd was folded into (channels-last,
+ * gpu_layout_fold_residuals). */
 static int epilogue_owner(const gpu_plan *p, int i) {
   return p->steps[i].res_conv ? p->steps[i].res_conv - 1 : i;
 }
 
 /* Marks views: reshapes (IR_OPF_VIEW), relus folded into a producer whose
  * result they alone read (and that is no graph output) or into the concat
- * or split copying their input (relu_into_move), clips (ReLU6)
- * folded the same way into a convolution without an activation, residual
- * adds folded into the convolution or matmul computing one operand, bias
- * adds into a matmul without a bias (then a relu or clip reading the add
- * alone folds into that node too), and convolution biases moved into the
- * fused node reading them. */
-
-/* Moves the bias of a convolution into the layer norm that reads it
- * through a transpose to channels-last ([0,2,3,1]; a view when the
- * convolution runs channels-last), normalising over the channels: the
- * layer norm adds bias[c] to each value as it loads it, the same sum the
- * bias kernel would have stored, and that kernel disappears (ConvNeXt:
- * the depthwise convolution's bias, 18 kernels; Inductor fuses the same
- * way). Each link read once, no graph output, no activation or other fold
- * on the convolution, the bias a weight (or computed from weights). */
-static void bias_into_layernorm(gpu_plan *p, const int *reads,
-                                const unsigned char *wonly, int j) {
-  const ir_graph *g = p->g;
-  const ir_node *n = &g->nodes[j];
-  const ir_tensor *t = &g->tensors[n->in[0]];
-  if (n->op != IR_OP_LAYERNORM || wonly[j] || t->kind != IR_T_VALUE ||
-      t->shape.rank != 4 || n->a.axis != 3 || reads[n->in[0]] != 1)
-    return;
-  const ir_node *tr = &g->nodes[t->node];
-  static const int64_t perm[4] = {0, 2, 3, 1};
-  if (tr->op != IR_OP_TRANSPOSE || tr->a.nlist != 4 ||
-      memcmp(tr->a.list, perm, sizeof perm) != 0)
-    return;
-  const ir_tensor *u = &g->tensors[tr->in[0]];
-  if (u->kind != IR_T_VALUE || reads[tr->in[0]] != 1 || wonly[u->node])
-    return;
-  const ir_node *c = &g->nodes[u->node];
-  gpu_step *cs = &p->steps[u->node];
-  if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
-      cs->fuse_relu || cs->fuse_clip || cs->res || cs->bias_moved || cs->view ||
-      !gpu_weight_like(g, wonly, c->in[2]))
-    return;
-  cs->bias_moved = 1;
-  p->steps[j].ln_bias = 1 + c->in[2];
-}
+ * or split copying their input (relu_into_move), and convolution biases
+ * moved into the fused node reading them. A convolution's or matmul's
+ * residual input and a convolution's act=clip (ops.def,
+ * src/fuse/lower_epi.c) are its step's res and fuse_clip. */
 
 static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
   const ir_graph *g = p->g;
@@ -254,45 +176,24 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
+    if ((n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) && n->nin == 4)
+      p->steps[j].res = 1 + n->in[3]; /* the graph's residual input */
+    if (n->op == IR_OP_LAYERNORM && n->nin == 4) /* xb: a conv's bias */
+      p->steps[j].ln_bias = 1 + n->in[3];
+    if (n->op == IR_OP_CONV2D && n->a.act == IR_ACT_CLIP) { /* act=clip */
+      p->steps[j].fuse_clip = 1;
+      p->steps[j].clip_lo = n->a.lo;
+      p->steps[j].clip_hi = n->a.hi;
+    }
     if (p->ctx->opt.no_fold)
       continue;
     if (n->op == IR_OP_FUSED) {
       bias_into_fused(p, reads, wonly, j);
       continue;
     }
-    if (n->op == IR_OP_LAYERNORM) {
-      bias_into_layernorm(p, reads, wonly, j);
-      continue;
-    }
-    int isbias = 0, rk = residual_fold(p, reads, wonly, j, &isbias);
-    if (rk >= 0) {
-      int ci = g->tensors[n->in[rk]].node;
-      if (isbias)
-        p->steps[ci].mm_bias = 1 + n->in[1 - rk];
-      else
-        p->steps[ci].res = 1 + n->in[1 - rk];
-      p->steps[j].res_conv = 1 + ci;
-      p->steps[j].view = 1;
-      p->steps[j].view_in = rk;
-      continue;
-    }
-    if (n->op != IR_OP_RELU && n->op != IR_OP_CLIP)
+    if (n->op != IR_OP_RELU)
       continue;
     const ir_tensor *x = &g->tensors[n->in[0]];
-    if (n->op == IR_OP_CLIP) { /* into a convolution's bias kernel */
-      int ci = x->kind == IR_T_VALUE ? epilogue_owner(p, x->node) : -1;
-      const ir_node *c = ci >= 0 ? &g->nodes[ci] : NULL;
-      if (!c || c->op != IR_OP_CONV2D || c->a.act != IR_ACT_NONE ||
-          reads[n->in[0]] != 1 || p->steps[ci].fuse_relu ||
-          p->steps[ci].fuse_clip || (p->steps[ci].view && ci == x->node))
-        continue;
-      gpu_step *cs = &p->steps[ci];
-      cs->fuse_clip = 1;
-      cs->clip_lo = n->a.lo;
-      cs->clip_hi = n->a.hi;
-      p->steps[j].view = 1;
-      continue;
-    }
     int mv = relu_into_move(p, reads, wonly, pin, j);
     if (mv) {
       if (mv == 1)

@@ -36,7 +36,7 @@ static int squeeze_conv(const gpu_plan *p, const unsigned char *wonly, int i,
   const ir_node *n = &p->g->nodes[i];
   const gpu_step *s = &p->steps[i];
   if (n->op != IR_OP_CONV2D || n->in[0] != x || n->a.groups != 1 || wonly[i] ||
-      s->view || s->res || s->mm_bias || s->res_conv)
+      s->view || s->res || s->res_conv)
     return 0;
   for (int k = 0; k < 4; k++)
     if (n->a.pad[k])

@@ -57,12 +57,9 @@ static base_status mm_layouts(gpu_mm *m, int64_t mm, int64_t nn, int64_t kk,
   return BASE_OK;
 }
 
-/* The bias node n's matmul adds: its own, or a folded bias add's. */
-static const float *mm_bias_ptr(const gpu_plan *p, const ir_node *n,
-                                const gpu_step *s) {
-  return n->nin == 3  ? p->ptr[n->in[2]]
-         : s->mm_bias ? p->ptr[s->mm_bias - 1]
-                      : NULL;
+/* The bias node n's matmul adds, or NULL. */
+static const float *mm_bias_ptr(const gpu_plan *p, const ir_node *n) {
+  return n->nin >= 3 ? p->ptr[n->in[2]] : NULL;
 }
 
 /* cuBLASLt's epilogue for bias and act; what it cannot do is left to
@@ -230,9 +227,8 @@ base_status gpu_mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     batch = ir_shape_numel(a) / (mm * kk);
   m->n = nn;
   m->count = ir_shape_numel(shp(p, n->out[0]));
-  cublasLtEpilogue_t ep =
-      mm_epilogue(m, &p->ctx->opt, s, n->nin == 3 || s->mm_bias,
-                  gpu_effective_act(n, s), batch);
+  cublasLtEpilogue_t ep = mm_epilogue(m, &p->ctx->opt, s, n->nin >= 3,
+                                      gpu_effective_act(n, s), batch);
   gpu_mm_key key;
   /* a folded residual is read as C */
   base_status st =
@@ -246,7 +242,7 @@ base_status gpu_mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     return smm_enqueue(p, s, d);
   gpu_mm *m = s->mm;
   gpu_ctx *c = p->ctx;
-  const float *bias = mm_bias_ptr(p, n, s);
+  const float *bias = mm_bias_ptr(p, n);
   float *y = p->ptr[n->out[0]];
   if (bias && !m->post_bias)
     GPU_BLAS(

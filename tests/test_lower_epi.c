@@ -1,0 +1,316 @@
+/* test_lower_epi.c: the lower stage's epilogue family (src/fuse/lower_epi.c).
+ *
+ * A residual add (and the relu after it) folded into the convolution or
+ * matmul computing one operand as its residual input r, a bias vector added
+ * to a matmul without bias as its bias: the nodes folded go, the CPU
+ * executor computes the same outputs, ONNX export's unfusing brings the add
+ * back; a clip (ReLU6) after a convolution as its act=clip; patterns the
+ * executor never folded stay; the rewrite matcher does not take a
+ * convolution with a residual for a plain one.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "fuse/lower.h"
+#include "rewrite/rewrite_int.h"
+
+static ir_graph *parse(const char *text) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
+  return g;
+}
+
+/* Runs g on the seeded values of ref's inputs and weights (a weight's
+ * values follow the slot of its first reader, which lowering may change). */
+static ex_values *run_as(const ir_graph *g, const ir_graph *ref) {
+  base_diag d;
+  ex_values *r = ex_values_new(ref), *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(ref, r, 7, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ex_fill_random(g, v, 7, &d), BASE_OK, "%s", d.msg);
+  for (int t = 0; t < g->ntensors; t++) {
+    int u = ir_find_tensor(ref, g->tensors[t].name);
+    if (g->tensors[t].kind != IR_T_VALUE && u >= 0)
+      memcpy(v->v[t], r->v[u],
+             sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape));
+  }
+  ex_values_free(r);
+  ex_options o = {1, 0};
+  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
+  return v;
+}
+
+/* Same outputs, bit for bit (the same additions in the same order). */
+static void assert_same_outputs(const ir_graph *a, const ir_graph *b) {
+  ex_values *va = run_as(a, a), *vb = run_as(b, a);
+  cr_assert_eq(a->noutputs, b->noutputs);
+  for (int i = 0; i < a->noutputs; i++) {
+    int ta = a->outputs[i], tb = b->outputs[i];
+    int64_t n = ir_shape_numel(&a->tensors[ta].shape);
+    cr_assert(ir_shape_eq(&a->tensors[ta].shape, &b->tensors[tb].shape));
+    cr_assert(!memcmp(va->v[ta], vb->v[tb], sizeof(float) * (size_t)n),
+              "output %d differs", i);
+  }
+  ex_values_free(va);
+  ex_values_free(vb);
+}
+
+static ir_graph *lower(const ir_graph *g, lower_stats *st) {
+  base_diag d;
+  ir_graph *h = lower_graph(g, st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
+  return h;
+}
+
+static int count_op(const ir_graph *g, ir_opcode op) {
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    n += g->nodes[i].op == op;
+  return n;
+}
+
+/* The node writing tensor `name` of g. */
+static const ir_node *writer(const ir_graph *g, const char *name) {
+  int t = ir_find_tensor(g, name);
+  cr_assert(t >= 0 && g->tensors[t].kind == IR_T_VALUE, "no %s", name);
+  return &g->nodes[g->tensors[t].node];
+}
+
+static const char block[] =
+    "input x: [1,4,6,6]\n"
+    "weight w1: [4,4,3,3]\nweight b1: [4]\nweight w2: [4,4,3,3]\n"
+    "weight b2: [4]\n"
+    "y = conv2d(x, w1, b1) act=relu\n"
+    "z = conv2d(y, w2, b2)\n"
+    "a = ewadd(z, x)\n"
+    "out = relu(a)\n"
+    "output out\n";
+
+Test(lower_epi, conv_residual_and_relu) {
+  ir_graph *g = parse(block);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 2);
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 0);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  const ir_node *c = writer(h, "out");
+  cr_assert_eq(c->op, IR_OP_CONV2D);
+  cr_assert_eq(c->nin, 4);
+  cr_assert_eq(c->in[3], ir_find_tensor(h, "x"));
+  cr_assert_eq(c->a.act, IR_ACT_RELU);
+  assert_same_outputs(g, h);
+  /* printed and parsed back: the same graph */
+  char *p1 = ir_print(h);
+  cr_assert(strstr(p1, "conv2d(y, w2, b2, x) act=relu"), "%s", p1);
+  ir_graph *k = parse(p1);
+  char *p2 = ir_print(k);
+  cr_assert_str_eq(p1, p2);
+  /* unfused for ONNX: the add and the relu again, the same outputs */
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  cr_assert_eq(count_op(u, IR_OP_EWADD), 1);
+  cr_assert_eq(count_op(u, IR_OP_RELU), 1);
+  cr_assert_eq(writer(u, "out")->op, IR_OP_RELU);
+  assert_same_outputs(g, u);
+  free(p1), free(p2);
+  ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+}
+
+Test(lower_epi, matmul_bias_then_residual_stays_one_fold) {
+  static const char text[] =
+      "input x: [2,3,8]\ninput s: [2,3,5]\n"
+      "weight w: [8,5]\nweight b: [5]\nweight w2: [8,5]\nweight b2: [5]\n"
+      "m = matmul(x, w)\n"
+      "y = ewadd(m, b)\n"
+      "r = relu(y)\n"
+      "m2 = matmul(x, w2, b2)\n"
+      "y2 = ewadd(s, m2)\n"
+      "output r\noutput y2\n";
+  ir_graph *g = parse(text);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 3);
+  const ir_node *m = writer(h, "r");
+  cr_assert_eq(m->op, IR_OP_MATMUL);
+  cr_assert_eq(m->nin, 3); /* the bias vector as its bias */
+  cr_assert_eq(m->in[2], ir_find_tensor(h, "b"));
+  cr_assert_eq(m->a.act, IR_ACT_RELU);
+  const ir_node *m2 = writer(h, "y2");
+  cr_assert_eq(m2->op, IR_OP_MATMUL);
+  cr_assert_eq(m2->nin, 4);
+  cr_assert_eq(m2->in[3], ir_find_tensor(h, "s"));
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 0);
+  assert_same_outputs(g, h);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* What the executor never folded stays: a second reader of the product,
+ * a product without bias (a residual needs one before it), an activation
+ * already on the product, a residual computed after the product, a
+ * matmul's rank-4 image result, a relu whose input is a graph output. */
+Test(lower_epi, leaves_what_the_executor_never_folded) {
+  static const char text[] =
+      "input x: [1,4,6,6]\n"
+      "weight w: [4,4,1,1]\nweight b: [4]\nweight m: [6,6]\nweight mb: [6]\n"
+      "c1 = conv2d(x, w, b)\n"
+      "a1 = ewadd(c1, x)\n"
+      "t1 = ewmul(c1, x)\n"
+      "c2 = conv2d(x, w)\n"
+      "a2 = ewadd(c2, x)\n"
+      "c3 = conv2d(x, w, b) act=relu\n"
+      "a3 = ewadd(c3, x)\n"
+      "c4 = conv2d(x, w, b)\n"
+      "late = conv2d(x, w, b) act=relu\n"
+      "a4 = ewadd(c4, late)\n"
+      "p = matmul(x, m, mb)\n"
+      "a5 = ewadd(p, x)\n"
+      "r5 = relu(a5)\n"
+      "c6 = conv2d(x, w, b)\n"
+      "r6 = relu(c6)\n"
+      "output a1\noutput t1\noutput a2\noutput a3\noutput a4\noutput "
+      "r5\noutput c6\noutput r6\n";
+  ir_graph *g = parse(text);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 0);
+  cr_assert_eq(h->nnodes, g->nnodes);
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 5);
+  assert_same_outputs(g, h);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* ReLU6 after a convolution, directly and after its residual add: act=clip
+ * with the bounds; a matmul's clip stays (only a convolution clamps). */
+Test(lower_epi, clip_into_convolutions) {
+  static const char text[] =
+      "input x: [1,4,6,6]\ninput q: [2,6]\n"
+      "weight w: [4,4,3,3]\nweight b: [4]\nweight m: [6,6]\n"
+      "weight mb: [6]\n"
+      "c1 = conv2d(x, w, b)\n"
+      "k1 = clip(c1) min=0 max=6\n"
+      "c2 = conv2d(k1, w, b)\n"
+      "a2 = ewadd(c2, k1)\n"
+      "k2 = clip(a2) min=-1 max=0.5\n"
+      "p = matmul(q, m, mb)\n"
+      "kp = clip(p) min=0 max=6\n"
+      "output k2\noutput kp\n";
+  ir_graph *g = parse(text);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 3);
+  cr_assert_eq(count_op(h, IR_OP_CLIP), 1); /* the matmul's */
+  const ir_node *c1 = writer(h, "k1"), *c2 = writer(h, "k2");
+  cr_assert_eq(c1->op, IR_OP_CONV2D);
+  cr_assert_eq(c1->a.act, IR_ACT_CLIP);
+  cr_assert(c1->a.lo == 0 && c1->a.hi == 6);
+  cr_assert_eq(c2->nin, 4);
+  cr_assert(c2->a.act == IR_ACT_CLIP && c2->a.lo == -1 && c2->a.hi == 0.5f);
+  assert_same_outputs(g, h);
+  char *p1 = ir_print(h);
+  cr_assert(strstr(p1, "k1: [1,4,6,6] = conv2d(x, w, b) act=clip max=6"), "%s",
+            p1);
+  ir_graph *k = parse(p1);
+  char *p2 = ir_print(k);
+  cr_assert_str_eq(p1, p2);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  cr_assert_eq(count_op(u, IR_OP_CLIP), 3);
+  cr_assert_eq(count_op(u, IR_OP_EWADD), 1);
+  assert_same_outputs(g, u);
+  free(p1), free(p2);
+  ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* A convolution's bias moved into the layer norm that reads it through a
+ * transpose to channels-last (ConvNeXt), as its xb input; not where the
+ * layer norm has no gamma and beta, nor where the transposed result has
+ * a second reader. */
+Test(lower_epi, conv_bias_into_layernorm) {
+  static const char text[] =
+      "input x: [1,8,5,5]\nweight wd: [8,1,3,3]\nweight bd: [8]\n"
+      "weight g: [8]\nweight be: [8]\n"
+      "d = conv2d(x, wd, bd) groups=8\nt = transpose(d) perm=[0,2,3,1]\n"
+      "l = layernorm(t, g, be) axis=3\n"
+      "d2 = conv2d(x, wd, bd) groups=8\nt2 = transpose(d2) perm=[0,2,3,1]\n"
+      "l2 = layernorm(t2) axis=3\n"
+      "d3 = conv2d(x, wd, bd) groups=8\nt3 = transpose(d3) perm=[0,2,3,1]\n"
+      "l3 = layernorm(t3, g, be) axis=3\nq = relu(t3)\n"
+      "output l, l2, l3, q\n";
+  ir_graph *g = parse(text);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 1);
+  const ir_node *l = writer(h, "l"), *d = writer(h, "d");
+  cr_assert_eq(l->nin, 4);
+  cr_assert_eq(l->in[3], ir_find_tensor(h, "bd"));
+  cr_assert_eq(d->nin, 2, "the bias moved");
+  cr_assert_eq(writer(h, "l2")->nin, 1);
+  cr_assert_eq(writer(h, "d3")->nin, 3);
+  assert_same_outputs(g, h);
+  char *p1 = ir_print(h);
+  cr_assert(strstr(p1, "= layernorm(t, g, be, bd) axis=3"), "%s", p1);
+  base_diag dg;
+  ir_graph *u = ir_graph_unfuse(h, &dg);
+  cr_assert(u, "%s", dg.msg);
+  cr_assert_eq(writer(u, "l")->nin, 3);
+  assert_same_outputs(g, u);
+  free(p1);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* Bad act=clip parameters: one message each. */
+Test(lower_epi, clip_parameters_checked) {
+  static const char *const bad[][2] = {
+      {"y = conv2d(x, w, b) act=clip min=2 max=1",
+       "conv2d: act=clip needs min <= max, got min=2 max=1"},
+      {"y = conv2d(x, w, b) act=relu max=6",
+       "conv2d: min and max go with act=clip"},
+      {"y = matmul(q, m) act=clip",
+       "matmul: act=clip is conv2d's only (with min and max)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "input x: [1,4,6,6]\ninput q: [2,6]\nweight w: [4,4,1,1]\n"
+             "weight b: [4]\nweight m: [6,6]\n%s\noutput y\n",
+             bad[i][0]);
+    base_diag d;
+    ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+    cr_assert_null(g, "%s", bad[i][0]);
+    cr_assert(strstr(d.msg, bad[i][1]), "%s: %s", bad[i][0], d.msg);
+  }
+}
+
+Test(lower_epi, residual_shape_checked) {
+  static const char text[] = "input x: [1,4,6,6]\ninput r: [1,4,6,5]\n"
+                             "weight w: [4,4,1,1]\nweight b: [4]\n"
+                             "y = conv2d(x, w, b, r)\noutput y\n";
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert_null(g);
+  cr_assert(strstr(d.msg, "residual r [1,4,6,5] must have the result's shape "
+                          "[1,4,6,6]"),
+            "%s", d.msg);
+}
+
+/* A rule's plain convolution (x, w) matches a graph's convolution with a
+ * bias (an instance adds it), never one with a residual. */
+Test(lower_epi, matcher_skips_a_residual) {
+  ir_graph *p = parse("input x: [1,4,6,6]\nweight w: [4,4,1,1]\n"
+                      "y = conv2d(x, w)\noutput y\n");
+  ir_graph *g = parse("input x: [1,4,6,6]\nweight w: [4,4,1,1]\n"
+                      "weight b: [4]\n"
+                      "y = conv2d(x, w, b)\nz = conv2d(x, w, b, y)\n"
+                      "output z\n");
+  cr_assert_eq(rewrite_params_match(&p->nodes[0], &g->nodes[0], 0),
+               REWRITE_INSTANCE);
+  cr_assert_eq(rewrite_params_match(&p->nodes[0], &g->nodes[1], 0), 0);
+  cr_assert_neq(rewrite_node_sig(g, &g->nodes[0]),
+                rewrite_node_sig(g, &g->nodes[1]));
+  ir_graph_free(p), ir_graph_free(g);
+}
