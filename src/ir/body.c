@@ -368,6 +368,11 @@ ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
   for (int n = 0; n < g->nnodes; n++) {
     const ir_node *nd = &g->nodes[n];
     int node;
+    if (ir_move_lowered(nd)) {
+      if (ir_unlower_move(h, g, nd, map, d))
+        goto fail;
+      continue;
+    }
     if (nd->op == IR_OP_FUSED) {
       node = unfuse_node(h, g, nd, map, d);
     } else {

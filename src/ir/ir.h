@@ -315,8 +315,9 @@ base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
 char *ir_body_str(const ir_body *b);
 /* g with every fused node replaced by its body, one node per body
  * operator (the last writes the fused node's output; the others get fresh
- * names "<output>.u<k>"): the same computation in operators other tools
- * know (ONNX export). Weight values are g's, shared (the result must not
+ * names "<output>.u<k>"), and every ir_move_lowered node replaced by
+ * plain operators: the same computation in operators other tools know
+ * (ONNX export). Weight values are g's, shared (the result must not
  * outlive g). NULL with d set on out of memory. */
 struct ir_graph *ir_graph_unfuse(const struct ir_graph *g, base_diag *d);
 
@@ -444,6 +445,11 @@ void ir_weight_only(const ir_graph *g, unsigned char *mask);
  * (IR_OPF_VIEW_BLOCKS), or it keeps the order of the dimensions larger
  * than 1 (IR_OPF_VIEW_ORDER). */
 int ir_node_is_view(const ir_graph *g, const ir_node *n);
+/* Whether node n is a data-movement form of the lower stage
+ * (src/fuse/lower_move.c) that ir_graph_unfuse writes back as plain
+ * operators: a concat or split with an activation, a pad with a negative
+ * pad (a crop). */
+int ir_move_lowered(const ir_node *n);
 
 /* Number of nodes of each opcode, into counts[IR_NOPS]. */
 void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]);

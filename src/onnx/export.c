@@ -805,10 +805,12 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
                               base_diag *d) {
   exporter E;
   memset(&E, 0, sizeof E);
-  /* ONNX has no fused operator: a fused node is written as its body */
+  /* ONNX has no fused operator: a fused node is written as its body (and
+   * a lower-stage move as plain operators) */
   ir_graph *unfused = NULL;
   for (int i = 0; i < g->nnodes && !unfused; i++)
-    if (g->nodes[i].op == IR_OP_FUSED && !(unfused = ir_graph_unfuse(g, d)))
+    if ((g->nodes[i].op == IR_OP_FUSED || ir_move_lowered(&g->nodes[i])) &&
+        !(unfused = ir_graph_unfuse(g, d)))
       return d ? d->code : BASE_ERR_NOMEM;
   if (unfused)
     g = unfused;
