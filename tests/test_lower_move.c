@@ -11,10 +11,12 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "costdb/costdb.h"
 #include "exec/exec.h"
 #include "fuse/lower.h"
+#include "onnx/onnx.h"
 
 static ir_graph *parse(const char *text) {
   base_diag d;
@@ -236,4 +238,27 @@ Test(lower_move, costs_and_signatures) {
   cr_assert_str_eq(sig, "split x=[2,8] axis=1 sizes=[4,4]");
   ir_graph_free(t);
   ir_graph_free(g);
+}
+
+/* ONNX export writes the lowered graph in ONNX's operators (concat or
+ * split, then Relu; Pad of the positive pads, then Slice), computing the
+ * same once imported back. */
+Test(lower_move, onnx_export_writes_plain_operators) {
+  ir_graph *g = parse(move_text), *h = lower(g, NULL);
+  char path[] = "/tmp/test_lower_move_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  base_diag d;
+  cr_assert_eq(ox_export_file(h, path, &d), BASE_OK, "%s", d.msg);
+  ir_graph *back = ox_import_file(path, NULL, &d);
+  unlink(path);
+  cr_assert(back, "%s", d.msg);
+  for (int i = 0; i < back->nnodes; i++)
+    cr_assert(!ir_move_lowered(&back->nodes[i]), "node %d lowered", i);
+  cr_assert_eq(count_op(back, IR_OP_RELU), 3);
+  cr_assert_eq(count_op(back, IR_OP_SLICE), 2);
+  cr_assert_eq(count_op(back, IR_OP_PAD), 2);
+  assert_same_outputs(g, back);
+  ir_graph_free(back), ir_graph_free(h), ir_graph_free(g);
 }
