@@ -23,6 +23,7 @@
 #ifndef SUPEROPT_HAVE_CUDA
 Test(cuda, not_built) { cr_skip_test("CPU-only build: no CUDA executor"); }
 #else
+#include "fuse/lower.h"
 #include "gpu/gpu.h"
 
 static ir_graph *parse(const char *text) {
@@ -298,13 +299,13 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
   "u2 = conv2d(u1, wv) act=sigmoid\n"                                          \
   "output m, n2, k1, k2, d2, l2, g6, o2, u2\n"
 
-/* Relus folded into the concat or split that copies their input
- * (plan.c relu_into_move): channels-last parts of odd and float4 widths,
- * rank 3 with more than CXK_PARTS parts (a relu'd part in the second
- * launch), a split part read by its relu and an add (the split writes
- * both, also where the relu's result must be NCHW: no view then); and
- * relus that must not fold (the concat is an output; the relu's result is
- * an NCHW output beside a channels-last split). */
+/* Relus that the lower stage folds into the concat or split that copies
+ * their input (src/fuse/lower_move.c: act=, acted=): channels-last parts
+ * of odd and float4 widths, rank 3 with more than CXK_PARTS parts (a
+ * relu'd part in the second launch), a split part read by its relu and an
+ * add (the split writes both); and relus that must not fold (the concat
+ * is an output; the relu's result is an NCHW output or a reshape's input,
+ * with a channels-last split). */
 #define MOVE_RELU_GRAPH                                                        \
   "input x: [2,8,9,7]\ninput u: [2,3,5]\ninput v: [2,4,5]\n"                   \
   "input y: [2,35,5]\nweight w: [12,8,3,3]\nweight w5: [5,8,3,3]\n"            \
@@ -639,6 +640,13 @@ static const char *const op_graphs[] = {
     SE_GRAPH,
     LN_GRAPH,
     MOVE_RELU_GRAPH,
+    /* the lower stage's moves with other activations (one in place after
+     * the copy), every acted= form, channels-last, and a pad that crops */
+    "input x: [2,8,9,7]\nweight w: [12,8,3,3]\nc = conv2d(x, w)\n"
+    "a, ar, b, e = split(c) axis=1 sizes=[4,3,5] act=sigmoid "
+    "acted=[2,1,0]\nk = concat(a, ar, b, e) axis=1 act=tanh\n"
+    "p = pad(k) pads=[0,0,-1,1,0,0,2,-2]\n"
+    "q, r = split(c) axis=1 sizes=[6,6] act=relu\noutput k, p, q, r\n",
     /* channel shuffles folded into their concat (shuffle.c): g = 4 of
      * three inputs (one an NCHW graph input) into three uneven slices, one
      * of them also an output; a shuffle read by a slice and a convolution
@@ -975,46 +983,32 @@ Test(cuda, squeeze_excitation_folded) {
   ir_graph_free(g);
 }
 
-/* MOVE_RELU_GRAPH's relus run in the concat or split before them (the
- * relu a view of its input; br, and hr, whose result a reshape pins to
- * NCHW, written by their split beside the part: g, an output, makes that
- * split NCHW too), except mr, and h2r where the layouts differ; the
- * results hold in both layouts, strict, poisoned and node by node. */
+/* MOVE_RELU_GRAPH lowered (src/fuse/lower_move.c): the relus the lower
+ * stage folds are gone, the concats and splits applying them run as one
+ * kernel each, and the results hold in both layouts, strict, poisoned and
+ * node by node. */
 Test(cuda, relu_folded_into_concat_and_split) {
   need_gpu();
   ir_graph *g = parse(MOVE_RELU_GRAPH);
-  /* views of their input (""), written by a split, run on their own; in
-   * the default layouts, then all NCHW */
-  static const char *const relu[][3] = {
-      {"kr", "", ""},   {"ar", "", ""},      {"er", "", ""},
-      {"ccr", "", ""},  {"nr", "", ""},      {"p0r", "", ""},
-      {"p9r", "", ""},  {"br", "a", "a"},    {"mr", "mr", "mr"},
-      {"hr", "g", "g"}, {"h2r", "h2r", "g2"}};
-  for (int nchw = 0; nchw < 2; nchw++) {
-    gpu_options o = {.nchw = nchw};
-    base_diag d;
-    gpu_ctx *c;
-    gpu_plan *p;
-    cr_assert_eq(gpu_ctx_new(&o, &c, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
-    for (size_t k = 0; k < sizeof relu / sizeof *relu; k++) {
-      int i = node_of(g, relu[k][0]);
-      const char *by = relu[k][1 + nchw];
-      int want = *by ? node_of(g, by) : -1;
-      cr_expect_eq(gpu_plan_computed_by(p, i), want,
-                   "%s (%s): computed by %d, not %d", relu[k][0],
-                   nchw ? "NCHW" : "default layouts",
-                   gpu_plan_computed_by(p, i), want);
-    }
-    gpu_plan_free(p);
-    gpu_ctx_free(c);
-  }
+  base_diag d;
+  lower_stats st;
+  ir_graph *h = lower_graph(g, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.moves, 8); /* kr ar br er ccr nr p0r p9r; not mr hr h2r */
+  static const char *const kept[] = {"mr", "hr", "h2r"};
+  int relus = 0;
+  for (int i = 0; i < h->nnodes; i++)
+    relus += h->nodes[i].op == IR_OP_RELU;
+  cr_assert_eq(relus, 3);
+  for (size_t k = 0; k < sizeof kept / sizeof *kept; k++)
+    cr_assert_eq(h->nodes[node_of(h, kept[k])].op, IR_OP_RELU, "%s", kept[k]);
   gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1},
               nchw = {.nchw = 1, .fp32_strict = 1}, eager = {.no_graph = 1};
-  compare(g, &strict, 1e-5, "move relus, strict");
-  compare(g, &poison, 1e-3, "move relus, poisoned");
-  compare(g, &nchw, 1e-5, "move relus, NCHW");
-  compare(g, &eager, 1e-3, "move relus, node by node");
+  compare(h, &strict, 1e-5, "move relus, strict");
+  compare(h, &poison, 1e-3, "move relus, poisoned");
+  compare(h, &nchw, 1e-5, "move relus, NCHW");
+  compare(h, &eager, 1e-3, "move relus, node by node");
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 
@@ -1050,8 +1044,9 @@ Test(cuda, conv_bias_into_layernorm) {
  * a channels-last convolution, both channels-last; s2, cropping channels
  * too, with a value, from the NCHW input; s4, a graph output and so NCHW,
  * from a channels-last pad; s5, 40 channels-last channels a row, and pz,
- * rows of 43: a warp a row) is computed by the pad's step; s3's pad has a
- * second reader and stays two kernels. */
+ * rows of 43: a warp a row) becomes one pad with negative pads in the
+ * lower stage (src/fuse/lower_move.c); s3's pad has a second reader and
+ * stays two kernels. */
 #define PAD_SLICE_GRAPH                                                        \
   "input x: [2,6,9,9]\nweight w: [8,6,3,3]\nweight w2: [4,8,1,1]\n"            \
   "c = conv2d(x, w) act=relu\np = pad(c) pads=[0,0,0,0,0,0,1,1]\n"             \
@@ -1074,31 +1069,24 @@ Test(cuda, conv_bias_into_layernorm) {
 Test(cuda, pad_slice_folded) {
   need_gpu();
   ir_graph *g = parse(PAD_SLICE_GRAPH);
+  base_diag d;
+  ir_graph *h = lower_graph(g, NULL, &d);
+  cr_assert(h, "%s", d.msg);
+  const char *sl[] = {"s", "s2", "s3", "s4", "s5"};
+  for (int k = 0; k < 5; k++) /* the pad computes it; s3 stays a slice */
+    cr_assert_eq(h->nodes[node_of(h, sl[k])].op,
+                 k == 2 ? IR_OP_SLICE : IR_OP_PAD, "%s", sl[k]);
   gpu_options o[] = {{.fp32_strict = 1},
                      {.fp32_strict = 1, .nchw = 1},
                      {.poison = 1},
                      {.fp32_strict = 1, .no_fold = 1}};
   const char *what[] = {"strict", "NCHW", "poisoned", "no folds"};
-  const char *sl[] = {"s", "s2", "s3", "s4", "s5"},
-             *pd[] = {"p", "p2", "", "p4", "p5"};
   for (int m = 0; m < 4; m++) {
-    base_diag d;
-    gpu_ctx *c;
-    gpu_plan *p;
-    cr_assert_eq(gpu_ctx_new(&o[m], &c, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
-    for (int k = 0; k < 5; k++) {
-      int i = node_of(g, sl[k]);
-      int want = m == 3 || !*pd[k] ? i : node_of(g, pd[k]);
-      cr_expect_eq(gpu_plan_computed_by(p, i), want, "%s (%s): %d, not %d",
-                   sl[k], what[m], gpu_plan_computed_by(p, i), want);
-    }
-    gpu_plan_free(p);
-    gpu_ctx_free(c);
     char w[64];
     snprintf(w, sizeof w, "pad-slice graph, %s", what[m]);
-    compare(g, &o[m], m == 2 ? 1e-3 : 1e-5, w);
+    compare(h, &o[m], m == 2 ? 1e-3 : 1e-5, w);
   }
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 

@@ -82,6 +82,32 @@ static cd_work fused(const ir_graph *g, const ir_node *nd) {
   return kernel(g, nd, per, 0);
 }
 
+/* Data movement: bytes in and out; a concat's or split's activation
+ * (act=, lower_move.c) on the elements it is applied to; a pad reads the
+ * part of its input it shows (a negative pad crops). */
+static cd_work move(const ir_graph *g, const ir_node *nd) {
+  cd_work w = kernel(g, nd, 0, 0);
+  double per = act_flops((ir_act)nd->a.act);
+  if (nd->op == IR_OP_CONCAT)
+    w.flops = numel(g, nd->out[0]) * per;
+  for (int k = 0, o = 0; nd->op == IR_OP_SPLIT && k < nd->a.nlist; k++, o++) {
+    int mode = nd->a.nlist2 ? (int)nd->a.list2[k] : nd->a.act != IR_ACT_NONE;
+    o += mode == 2;
+    w.flops += mode ? numel(g, nd->out[o]) * per : 0;
+  }
+  if (nd->op == IR_OP_PAD) {
+    const ir_shape *x = &g->tensors[nd->in[0]].shape;
+    double shown = 1;
+    for (int i = 0; i < x->rank; i++) {
+      int64_t b = nd->a.list[i], e = nd->a.list[i + x->rank];
+      int64_t q = x->dim[i] + (b < 0 ? b : 0) + (e < 0 ? e : 0);
+      shown *= q > 0 ? (double)q : 0;
+    }
+    w.bytes -= 4 * (numel(g, nd->in[0]) - shown);
+  }
+  return w;
+}
+
 static cd_work window(const ir_graph *g, const ir_node *nd) {
   return kernel(g, nd, (double)nd->a.kernel[0] * nd->a.kernel[1], 0);
 }
@@ -96,8 +122,11 @@ cd_work cd_node_work(const ir_graph *g, int node) {
   case IR_OPK_CONST: return view;
   case IR_OPK_REDUCE: return kernel(g, nd, r->flops, 1);
   case IR_OPK_EW:
-  case IR_OPK_NORM:
-  case IR_OPK_MOVE: break;
+  case IR_OPK_NORM: break;
+  case IR_OPK_MOVE:
+    if (nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT || nd->op == IR_OP_PAD)
+      return move(g, nd);
+    break;
   case IR_OPK_FUSED: return fused(g, nd);
   }
   /* split and slice results that are blocks of their input (a view to

@@ -40,12 +40,20 @@ static void add_inputs(const ir_graph *g, const ir_node *nd, char *buf,
   }
 }
 
+/* Parameters added to an operator after its keys were stored (the
+ * activation of concat and split, lower_move.c): written only when set,
+ * so that the stored keys keep their meaning. */
+static int added_later(ir_opcode op, ir_param_id p) {
+  return (op == IR_OP_CONCAT || op == IR_OP_SPLIT) &&
+         (p == IR_P_ACT || p == IR_P_ACTED);
+}
+
 static void add_params(const ir_node *nd, char *buf, size_t n, size_t *k) {
   const ir_opinfo *r = ir_op(nd->op);
   ir_attrs a = nd->a;
   if (ir_op_param_index(nd->op, IR_P_PAD) >= 0)
     a.padmode = IR_PAD_EXPLICIT; /* write the resolved pads */
-  char v[256];
+  char v[256], dv[256];
   for (int i = 0; i < r->nparams; i++) {
     ir_param_id p = r->params[i];
     if ((p == IR_P_MIN || p == IR_P_MAX) && nd->op == IR_OP_CONV2D &&
@@ -53,6 +61,9 @@ static void add_params(const ir_node *nd, char *buf, size_t n, size_t *k) {
       continue; /* act=clip's bounds: no other convolution's signature (the
                    rows measured before they existed) has them */
     ir_param_format(r->params[i], &a, v, sizeof v);
+    ir_param_format(r->params[i], &r->defaults, dv, sizeof dv);
+    if (added_later(nd->op, r->params[i]) && !strcmp(v, dv))
+      continue;
     add(buf, n, k, " ");
     add(buf, n, k, ir_param_name(r->params[i]));
     add(buf, n, k, "=");
@@ -122,6 +133,9 @@ ir_graph *cd_sig_graph(const char *sig, base_diag *d) {
       if (op == IR_OP_SPLIT && key == 5 && !memcmp(p, "sizes", 5))
         for (size_t i = key; i < len; i++)
           nout += p[i] == ',';
+      if (op == IR_OP_SPLIT && key == 5 && !memcmp(p, "acted", 5))
+        for (size_t i = key; i < len; i++) /* a part and its activation */
+          nout += p[i] == '2' && (p[i - 1] == '[' || p[i - 1] == ',');
     }
     p += len;
     while (*p == ' ')

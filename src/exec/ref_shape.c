@@ -53,21 +53,28 @@ base_status ex_ref_concat(const ir_node *n, const ex_arg *in, ex_arg *out) {
       dst += len;
     }
   }
+  ex_activate(out[0].data, ir_shape_numel(os), n->a.act); /* act= */
   return BASE_OK;
 }
 
-/* The inverse of concat: output i's sizes come from its shape. */
+/* The inverse of concat: part k's size is a.list[k]. With act=, each
+ * part gives itself, its activation, or both (acted=, ir_shape_split):
+ * an activated output is the part's copy, activated in place. */
 base_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out) {
   int axis = n->a.axis;
   const ir_shape *s = &in[0].shape;
   int64_t outer = outer_size(s, axis), inner = inner_size(s, axis);
   int64_t irow = s->dim[axis] * inner;
-  for (int64_t o = 0; o < outer; o++) {
-    const float *src = in[0].data + o * irow;
-    for (int i = 0; i < n->nout; i++) {
-      int64_t len = out[i].shape.dim[axis] * inner;
-      copy_floats(out[i].data + o * len, src, len);
-      src += len;
+  for (int k = 0, i = 0; k < n->a.nlist; k++) {
+    int mode = n->a.nlist2 ? (int)n->a.list2[k] : n->a.act != IR_ACT_NONE;
+    int64_t off = 0, len = n->a.list[k] * inner;
+    for (int j = 0; j < k; j++)
+      off += n->a.list[j] * inner;
+    for (int c = 0; c < (mode == 2 ? 2 : 1); c++, i++) {
+      for (int64_t o = 0; o < outer; o++)
+        copy_floats(out[i].data + o * len, in[0].data + o * irow + off, len);
+      if (mode == 1 || c == 1)
+        ex_activate(out[i].data, outer * len, n->a.act);
     }
   }
   return BASE_OK;
@@ -110,8 +117,9 @@ base_status ex_ref_reshape(const ir_node *n, const ex_arg *in, ex_arg *out) {
 
 /* ---- pad and slice ------------------------------------------------------- */
 
-/* Fills with value, then copies each input row to its place: before-pads
- * a.list[0..r-1] shift every coordinate. */
+/* Fills with value, then copies into each output row the part of the
+ * input row it shows: out[q] = x[q - before] (before-pads a.list[0..r-1];
+ * a negative pad crops). */
 base_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *s = &in[0].shape, *os = &out[0].shape;
   int r = s->rank;
@@ -120,14 +128,25 @@ base_status ex_ref_pad(const ir_node *n, const ex_arg *in, ex_arg *out) {
     out[0].data[0] = in[0].data[0];
     return BASE_OK;
   }
-  int64_t ost[IR_MAX_RANK], base = 0;
-  ex_strides(os, ost);
-  for (int i = 0; i < r; i++)
-    base += n->a.list[i] * ost[i];
-  int64_t len = ex_last_dim(s), rows = ex_rows(s);
-  for (int64_t row = 0; row < rows; row++)
-    copy_floats(out[0].data + base + ex_row_offset(row, s->dim, ost, r - 1),
-                in[0].data + row * len, len);
+  int64_t ist[IR_MAX_RANK];
+  ex_strides(s, ist);
+  int64_t olen = ex_last_dim(os), rows = ex_rows(os), b = n->a.list[r - 1];
+  int64_t lo = b > 0 ? b : 0, hi = b + s->dim[r - 1]; /* [lo, hi) of a row */
+  if (hi > olen)
+    hi = olen;
+  for (int64_t row = 0; row < rows && lo < hi; row++) {
+    int64_t rem = row, off = 0;
+    int inside = 1;
+    for (int i = r - 2; i >= 0 && inside; i--) {
+      int64_t q = rem % os->dim[i] - n->a.list[i];
+      rem /= os->dim[i];
+      inside = q >= 0 && q < s->dim[i];
+      off += q * ist[i];
+    }
+    if (inside)
+      copy_floats(out[0].data + row * olen + lo, in[0].data + off + lo - b,
+                  hi - lo);
+  }
   return BASE_OK;
 }
 

@@ -338,9 +338,13 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
     k_unary(op, ir_shape_numel(&outs[0]), in[0], out[0], key);
     return BASE_OK;
   case IR_OP_CONCAT:
+    if (a->act) /* the lower stage's form: no generation operator */
+      return BASE_ERR_PARAM;
     k_concat(a->axis, ins, in, nin, &outs[0], out[0]);
     return BASE_OK;
   case IR_OP_SPLIT:
+    if (a->act)
+      return BASE_ERR_PARAM;
     k_split(a->axis, ins[0], in[0], outs, a->nlist, out);
     return BASE_OK;
   case IR_OP_TRANSPOSE:

@@ -212,14 +212,8 @@ typedef struct gpu_att {
 
 typedef struct gpu_step {
   int fuse_relu; /* the node's only reader is a relu, folded in here */
-  int relu_to[IR_MAX_LIST]; /* a split: 1 + the result of a relu of part
-                               k, which the split writes beside the part */
-  unsigned raw_skip; /* a split: bit k, that relu alone reads part k (a view
-                        of it): the part itself is not written */
-  int relu_by;       /* such a relu, if others read the part too: 1 + the
-                        split's index (runs nothing) */
-  int fuse_clip;     /* a convolution's act=clip (ReLU6: ops.def), applied
-                        by its bias kernel, with these bounds */
+  int fuse_clip; /* a convolution's act=clip (ReLU6: ops.def), applied by
+                    its bias kernel, with these bounds */
   float clip_lo, clip_hi;
   int res;        /* 1 + the residual a convolution or matmul adds (the
                      bias kernel; cuBLASLt's C with beta = 1): its input r
@@ -252,16 +246,12 @@ typedef struct gpu_step {
   int shuf_y;           /* its shuffled result (the chain's last reshape) */
   int nshuf_out;        /* the slices of it written directly, 0: y itself */
   int32_t shuf_out[CXK_PARTS]; /* their node indices */
-  int shuf_by;   /* a reshape, transpose or slice of such a chain: 1 + the
-                    concat's index (a folded slice runs nothing) */
-  int se;        /* a global_avgpool running its squeeze-and-excitation
-                    (plan/se.c): 1 + the second convolution's index */
-  int se_by;     /* one of those convolutions: 1 + the pool's index (runs
-                    nothing; its result is written by the pool's step) */
-  int pad_slice; /* a pad whose only reader, a slice, it computes
-                    (plan/layout.c): 1 + the slice's index */
-  int slice_by;  /* such a slice: 1 + the pad's index (runs nothing; its
-                    result is written by the pad's step) */
+  int shuf_by; /* a reshape, transpose or slice of such a chain: 1 + the
+                  concat's index (a folded slice runs nothing) */
+  int se;      /* a global_avgpool running its squeeze-and-excitation
+                  (plan/se.c): 1 + the second convolution's index */
+  int se_by;   /* one of those convolutions: 1 + the pool's index (runs
+                  nothing; its result is written by the pool's step) */
 } gpu_step;
 
 struct gpu_plan {
@@ -476,10 +466,6 @@ int gpu_layout_views(gpu_plan *p);
  * input", the residual channels-last (the matmul's bytes). Returns how
  * many adds became views. */
 int gpu_layout_fold_residuals(gpu_plan *p, const int *reads);
-/* After gpu_layout_assign: a slice that alone reads a pad is computed by
- * the pad's step (NASNet's "pad the bottom and right, drop the first row
- * and column": one kernel, not two). Returns how many. */
-int gpu_layout_fold_pad_slices(gpu_plan *p, const int *reads);
 /* After gpu_layout_views: rank-4 batched matmuls (no bias, no activation)
  * whose operands come through transposes read by them alone, or whose
  * result alone goes through one, read or write the transposes' bytes

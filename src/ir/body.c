@@ -407,7 +407,7 @@ static int unlower_layernorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
 }
 
 int ir_node_unfuses(const ir_node *n) {
-  return n->op == IR_OP_FUSED ||
+  return n->op == IR_OP_FUSED || ir_move_lowered(n) ||
          ((n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) &&
           (n->nin == 4 || n->a.act == IR_ACT_CLIP)) ||
          (n->op == IR_OP_LAYERNORM && n->nin == 4);
@@ -435,6 +435,11 @@ ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
   for (int n = 0; n < g->nnodes; n++) {
     const ir_node *nd = &g->nodes[n];
     int node;
+    if (ir_move_lowered(nd)) {
+      if (ir_unlower_move(h, g, nd, map, d))
+        goto fail;
+      continue;
+    }
     if (nd->op == IR_OP_FUSED) {
       node = unfuse_node(h, g, nd, map, d);
     } else if (ir_node_unfuses(nd)) {

@@ -347,14 +347,16 @@ base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
 char *ir_body_str(const ir_body *b);
 /* g with every fused node replaced by its body, one node per body
  * operator (the last writes the fused node's output; the others get fresh
- * names "<output>.u<k>"): the same computation in operators other tools
- * know (ONNX export). Weight values are g's, shared (the result must not
+ * names "<output>.u<k>"), and every ir_move_lowered node replaced by
+ * plain operators: the same computation in operators other tools know
+ * (ONNX export). Weight values are g's, shared (the result must not
  * outlive g). NULL with d set on out of memory. */
 struct ir_graph *ir_graph_unfuse(const struct ir_graph *g, base_diag *d);
 /* Whether ir_graph_unfuse replaces node n: a fused node, or a lowered one
  * (src/fuse/lower.h) that ONNX has no operator for: a conv2d's or matmul's
  * residual input becomes an ewadd after it (and its act= an operator), a
- * conv2d's act=clip a clip, a layernorm's xb an ewadd before it. */
+ * conv2d's act=clip a clip, a layernorm's xb an ewadd before it; and the
+ * lower stage's moves (ir_move_lowered). */
 struct ir_node;
 int ir_node_unfuses(const struct ir_node *n);
 
@@ -486,6 +488,11 @@ void ir_weight_only(const ir_graph *g, unsigned char *mask);
  * (IR_OPF_VIEW_BLOCKS), or it keeps the order of the dimensions larger
  * than 1 (IR_OPF_VIEW_ORDER). */
 int ir_node_is_view(const ir_graph *g, const ir_node *n);
+/* Whether node n is a data-movement form of the lower stage
+ * (src/fuse/lower_move.c) that ir_graph_unfuse writes back as plain
+ * operators: a concat or split with an activation, a pad with a negative
+ * pad (a crop). */
+int ir_move_lowered(const ir_node *n);
 
 /* Number of nodes of each opcode, into counts[IR_NOPS]. */
 void ir_op_counts(const ir_graph *g, int counts[IR_NOPS]);

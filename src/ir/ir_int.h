@@ -27,4 +27,10 @@ int ir_name_char(int c);
  * line may be longer than an int counts; parse.c). */
 int ir_parse_col(size_t offset);
 
+/* Adds node nd of g (one ir_move_lowered says is a lower-stage form) to h
+ * as plain operators, its inputs through map; sets map for its outputs
+ * (unlower.c). */
+base_status ir_unlower_move(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                            int32_t *map, base_diag *d);
+
 #endif

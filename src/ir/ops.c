@@ -556,8 +556,8 @@ int ir_node_is_view(const ir_graph *g, const ir_node *n) {
     return 1;
   if ((f & IR_OPF_VIEW_ORDER) && in)
     return keeps_order(in, &n->a);
-  if (!(f & IR_OPF_VIEW_BLOCKS) || !in)
-    return 0;
+  if (!(f & IR_OPF_VIEW_BLOCKS) || !in || n->a.act != IR_ACT_NONE)
+    return 0; /* a split with act= computes */
   for (int k = 0; k < n->nout; k++)
     if (!is_block(in, &g->tensors[n->out[k]].shape))
       return 0;
@@ -565,5 +565,10 @@ int ir_node_is_view(const ir_graph *g, const ir_node *n) {
 }
 
 int ir_op_nout(ir_opcode op, const ir_attrs *a) {
-  return op == IR_OP_SPLIT ? a->nlist : 1;
+  if (op != IR_OP_SPLIT)
+    return 1;
+  int n = a->nlist; /* a part given with its activation: one more */
+  for (int i = 0; i < a->nlist2 && i < IR_MAX_LIST; i++)
+    n += a->list2[i] == 2;
+  return n;
 }

@@ -267,6 +267,39 @@ base_status ir_shape_concat(ir_attrs *a, const ir_shape *const *in, int nin,
   return BASE_OK;
 }
 
+/* split's act= and acted=: per part k, acted[k] 0 gives the part, 1 its
+ * activation in its place, 2 the part and then its activation (one more
+ * output); acted=[] with an activation is 1 for every part (so written:
+ * the form is normalised). Expands the parts' shapes out[0..nlist) into the
+ * outputs' in place. */
+static base_status split_acted(ir_attrs *a, const ir_shape *x, ir_shape *out,
+                               base_diag *d) {
+  if (a->act == IR_ACT_NONE && a->nlist2)
+    return param_err(d, "split: acted needs an activation (act=)");
+  if (a->nlist2 && a->nlist2 != a->nlist)
+    return param_err(d, "split: acted has %d entries for %d parts", a->nlist2,
+                     a->nlist);
+  int all = 1;
+  for (int i = 0; i < a->nlist2; i++)
+    all &= a->list2[i] == 1;
+  if (all)
+    a->nlist2 = 0;
+  int nout = ir_op_nout(IR_OP_SPLIT, a);
+  if (nout > IR_MAX_LIST)
+    return param_err(d, "split: more than %d outputs", IR_MAX_LIST);
+  for (int i = a->nlist - 1, o = nout; i >= 0; i--) {
+    int64_t m = a->nlist2 ? a->list2[i] : a->act != IR_ACT_NONE;
+    if (m < 0 || m > 2)
+      return param_err(d, "split: acted entries are 0, 1 or 2");
+    ir_shape s = out[i];
+    out[--o] = s;
+    if (m == 2)
+      out[--o] = s;
+  }
+  (void)x;
+  return BASE_OK;
+}
+
 base_status ir_shape_split(ir_attrs *a, const ir_shape *const *in, int nin,
                            ir_shape *out, base_diag *d) {
   sbuf b;
@@ -291,7 +324,7 @@ base_status ir_shape_split(ir_attrs *a, const ir_shape *const *in, int nin,
     return shape_err(
         d, "split: sizes sum to %lld but input %s has %lld on axis %d",
         (long long)sum, S(x, b), (long long)x->dim[a->axis], a->axis);
-  return BASE_OK;
+  return split_acted(a, x, out, d);
 }
 
 base_status ir_shape_transpose(ir_attrs *a, const ir_shape *const *in, int nin,
@@ -540,9 +573,13 @@ base_status ir_shape_pad(ir_attrs *a, const ir_shape *const *in, int nin,
                      a->nlist, S(x, b), 2 * x->rank);
   *out = *x;
   for (int i = 0; i < x->rank; i++) {
-    if (a->list[i] < 0 || a->list[i + x->rank] < 0)
-      return param_err(d, "pad: pads must be >= 0");
     out->dim[i] += a->list[i] + a->list[i + x->rank];
+    if (out->dim[i] < 1) /* a negative pad crops (ONNX Pad) */
+      return param_err(d,
+                       "pad: pads %lld and %lld leave nothing of "
+                       "dimension %d of input %s",
+                       (long long)a->list[i], (long long)a->list[i + x->rank],
+                       i, S(x, b));
   }
   return BASE_OK;
 }
@@ -692,6 +729,9 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   switch (op) {
   case IR_OP_CONCAT:
   case IR_OP_SPLIT:
+    if (a->act != IR_ACT_NONE && in[0] != IR_DT_F32) /* act=: float32 */
+      return type_err(d, op, 0, "f32", in[0]);
+    /* fall through */
   case IR_OP_TRANSPOSE:
   case IR_OP_RESHAPE:
   case IR_OP_SLICE: /* moves: any type, all inputs alike */

@@ -206,13 +206,16 @@ static int restrict_to(mutant_cuts *y, const ir_shape *ys, const mutant_cuts *x,
   return 0;
 }
 
+/* Part k's outputs: itself, or its activation, or both (act=, acted=). */
 static int cut_split(const ir_graph *g, const ir_node *nd, mutant_cuts *cu) {
   int64_t lo[IR_MAX_RANK] = {0};
-  for (int j = 0; j < nd->nout; j++) {
-    const ir_shape *ys = &g->tensors[nd->out[j]].shape;
-    if (restrict_to(&cu[nd->out[j]], ys, &cu[nd->in[0]], lo))
-      return -1;
-    lo[nd->a.axis] += ys->dim[nd->a.axis];
+  for (int k = 0, j = 0; k < nd->a.nlist; k++) {
+    int m = nd->a.nlist2 ? (int)nd->a.list2[k] : nd->a.act != IR_ACT_NONE;
+    for (int c = 0; c < (m == 2 ? 2 : 1); c++, j++)
+      if (restrict_to(&cu[nd->out[j]], &g->tensors[nd->out[j]].shape,
+                      &cu[nd->in[0]], lo))
+        return -1;
+    lo[nd->a.axis] += nd->a.list[k];
   }
   return 0;
 }

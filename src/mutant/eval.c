@@ -33,9 +33,13 @@ static void k_pad(const ir_attrs *a, const ir_shape *xs, const uint32_t *x,
   memset(y, 0, (size_t)ir_shape_numel(ys) * sizeof *y);
   for (int64_t j = 0; j < n; j++) {
     mutant_unravel(xs, j, idx);
-    for (int k = 0; k < xs->rank; k++)
+    int inside = 1; /* a negative pad crops */
+    for (int k = 0; k < xs->rank; k++) {
       idx[k] += a->list[k];
-    y[ravel(ys, idx)] = x[j];
+      inside &= idx[k] >= 0 && idx[k] < ys->dim[k];
+    }
+    if (inside)
+      y[ravel(ys, idx)] = x[j];
   }
 }
 

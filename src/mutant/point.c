@@ -81,7 +81,9 @@ int mutant_point_ok(const ir_graph *g) {
   int ok = after != NULL; /* out of memory: the whole-tensor evaluator */
   for (int k = 0; ok && k < g->nnodes; k++) {
     const ir_node *nd = &g->nodes[k];
-    ok = point_op(nd->op) && !(nd->op == IR_OP_PAD && nd->a.value != 0.0f);
+    ok = point_op(nd->op) && !(nd->op == IR_OP_PAD && nd->a.value != 0.0f) &&
+         !((nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT) &&
+           nd->a.act != IR_ACT_NONE); /* (the lower stage's) */
     int any = nd->op == IR_OP_CONV2D;
     for (int j = 0; ok && j < nd->nin; j++) {
       ok = !(nd->op == IR_OP_CONV2D && after[nd->in[j]]); /* windows of

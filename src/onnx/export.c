@@ -819,8 +819,9 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
                               base_diag *d) {
   exporter E;
   memset(&E, 0, sizeof E);
-  /* ONNX has no fused operator nor a residual input: a fused node is
-   * written as its body, a residual as an Add (ir_graph_unfuse) */
+  /* ONNX has no fused operator nor a lowered form: a fused node is
+   * written as its body, a residual as an Add, a lower-stage move as plain
+   * operators (ir_graph_unfuse) */
   ir_graph *unfused = NULL;
   for (int i = 0; i < g->nnodes && !unfused; i++)
     if (ir_node_unfuses(&g->nodes[i]) && !(unfused = ir_graph_unfuse(g, d)))

@@ -560,7 +560,10 @@ static int outer_split(const ir_graph *g, const rewrite_index *ix, int j) {
       ix->use_start[t + 1] - ix->use_start[t] != 1)
     return -1;
   const ir_node *o = &g->nodes[x->node];
-  return o->op == IR_OP_SPLIT && o->a.axis == s->a.axis ? x->node : -1;
+  return o->op == IR_OP_SPLIT && o->a.axis == s->a.axis &&
+                 o->a.act == IR_ACT_NONE && s->a.act == IR_ACT_NONE
+             ? x->node
+             : -1; /* (act=: the lower stage's, its outputs no parts) */
 }
 
 /* Marks in inner[] (the outer split's index, else -1) the splits folded

@@ -270,7 +270,10 @@ static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
 
 static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
-  if (nd->op == IR_OP_CONCAT)
+  if (nd->a.act != IR_ACT_NONE && /* the lower stage's forms: uninterpreted */
+      (nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT))
+    encode_generic(c, e, nd, in, out);
+  else if (nd->op == IR_OP_CONCAT)
     out[0] = enc_concat(c, g, nd, in);
   else if (nd->op == IR_OP_SPLIT)
     enc_split(c, nd, in[0], out);

@@ -265,9 +265,10 @@ static int split_block(const gpu_plan *p, const int *reads, int tin,
     return -1;
   const ir_node *sp = &g->nodes[q->node];
   const ir_shape *xs = shp(p, sp->in[0]), *qs = &q->shape;
-  if (sp->op != IR_OP_SPLIT || p->wonly[q->node] || xs->rank != 3 ||
-      sp->a.axis != 2 || p->cl[sp->in[0]] || qs->rank != 3 ||
-      t->shape.dim[0] != qs->dim[0] || t->shape.dim[1] != qs->dim[1] ||
+  if (sp->op != IR_OP_SPLIT || sp->a.act != IR_ACT_NONE || /* computes */
+      p->wonly[q->node] || xs->rank != 3 || sp->a.axis != 2 ||
+      p->cl[sp->in[0]] || qs->rank != 3 || t->shape.dim[0] != qs->dim[0] ||
+      t->shape.dim[1] != qs->dim[1] ||
       t->shape.dim[2] * t->shape.dim[3] != qs->dim[2])
     return -1;
   *off = 0;
@@ -452,29 +453,6 @@ base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
                          nfold[j], p->g->nodes[j].nout);
   free(nsplit), free(nfold);
   return st;
-}
-
-int gpu_layout_fold_pad_slices(gpu_plan *p, const int *reads) {
-  const ir_graph *g = p->g;
-  int nf = 0;
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    const ir_tensor *t = &g->tensors[n->in[0]];
-    if (n->op != IR_OP_SLICE || p->wonly[i] || p->steps[i].view ||
-        p->steps[i].shuf_by || t->kind != IR_T_VALUE || reads[n->in[0]] != 1)
-      continue;
-    int j = t->node, x = g->nodes[j].in[0];
-    gpu_step *ps = &p->steps[j];
-    if (g->nodes[j].op != IR_OP_PAD || p->wonly[j] || ps->view || ps->pad_slice)
-      continue;
-    /* x read as stored: no conversion to the pad's layout */
-    if (spatial(shp(p, x)) && (p->cl ? (int)p->cl[x] : 0) != ps->cl)
-      continue;
-    ps->pad_slice = 1 + i;
-    p->steps[i].slice_by = 1 + j;
-    nf++;
-  }
-  return nf;
 }
 
 base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {

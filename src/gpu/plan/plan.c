@@ -30,8 +30,7 @@ static int root_of(const gpu_plan *p, const int32_t *root, int t) {
  * any view of it (g->nnodes for graph outputs). A slice folded into a
  * concat's shuffle (shuffle.c) has its output written by the concat: it
  * lives from there, and the slice reads nothing. So do the outputs of the
- * convolutions folded into a squeeze-and-excitation pool (se.c), and of a
- * relu whose result a split writes (relu_into_move). */
+ * convolutions folded into a squeeze-and-excitation pool (se.c). */
 static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
                       int32_t *last) {
   const ir_graph *g = p->g;
@@ -50,10 +49,6 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
     }
     if (p->steps[i].se_by) /* written by the pool's step (se.c) */
       first[n->out[0]] = p->steps[i].se_by - 1;
-    if (p->steps[i].slice_by) /* written by the pad's step */
-      first[n->out[0]] = p->steps[i].slice_by - 1;
-    if (p->steps[i].relu_by) /* written by the split's step */
-      first[n->out[0]] = p->steps[i].relu_by - 1;
     for (int k = 0; k < n->nin; k++)
       if (last[root[n->in[k]]] < i)
         last[root[n->in[k]]] = i;
@@ -70,50 +65,6 @@ static int takes_relu(const ir_node *n) {
   if (f & IR_OPF_ACT_PARAM)
     return n->a.act == IR_ACT_NONE;
   return (f & IR_OPF_RELU_EPILOGUE) && n->nout == 1;
-}
-
-/* A relu j reading x, computed by a concat or split (no weight-only node,
- * no view) that can apply it as it copies (NASNet-A: the relu on a cell's
- * concatenated result, and on the parts of a merged convolution's split
- * that feed separable convolutions). A concat read by the relu alone takes
- * fuse_relu (the relu a view of its result). A split writes the relu's
- * result beside the part (relu_to); if the relu alone reads the part, the
- * relu is a view of it and the raw part is not written (raw_skip), else
- * the relu runs nothing (relu_by). No view where the relu's result must be
- * NCHW (pin: gpu_layout_pins): a view would pin the whole concat or split
- * to NCHW (relu_by is
- * undone instead where the layouts come out different, relu_layouts).
- * Returns 1 for a view, 2 for relu_by. */
-static int relu_into_move(gpu_plan *p, const int *reads,
-                          const unsigned char *wonly, const unsigned char *pin,
-                          int j) {
-  const ir_graph *g = p->g;
-  int x = g->nodes[j].in[0];
-  if (g->tensors[x].kind != IR_T_VALUE)
-    return 0;
-  int i = g->tensors[x].node;
-  const ir_node *m = &g->nodes[i];
-  gpu_step *s = &p->steps[i];
-  if (wonly[i] || s->view || (m->op != IR_OP_CONCAT && m->op != IR_OP_SPLIT))
-    return 0;
-  int view = reads[x] == 1 && !pin[g->nodes[j].out[0]];
-  if (m->op == IR_OP_CONCAT) {
-    if (!view)
-      return 0;
-    s->fuse_relu = 1;
-    return 1;
-  }
-  if (m->nout > IR_MAX_LIST)
-    return 0;
-  for (int k = 0; k < m->nout; k++)
-    if (m->out[k] == x && !s->relu_to[k]) {
-      s->relu_to[k] = 1 + g->nodes[j].out[0];
-      if (!view)
-        return 2;
-      s->raw_skip |= 1u << k;
-      return 1;
-    }
-  return 0;
 }
 
 /* Moves the bias of every convolution that fused node j alone reads (no
@@ -157,22 +108,18 @@ static int epilogue_owner(const gpu_plan *p, int i) {
 }
 
 /* Marks views: reshapes (IR_OPF_VIEW), relus folded into a producer whose
- * result they alone read (and that is no graph output) or into the concat
- * or split copying their input (relu_into_move), and convolution biases
- * moved into the fused node reading them. A convolution's or matmul's
- * residual input and a convolution's act=clip (ops.def,
- * src/fuse/lower_epi.c) are its step's res and fuse_clip. */
+ * result they alone read (and that is no graph output), and convolution
+ * biases moved into the fused node reading them. A convolution's or
+ * matmul's residual input and a convolution's act=clip (ops.def,
+ * src/fuse/lower_epi.c) are its step's res and fuse_clip; activations on
+ * concat and split parts are theirs (act=, src/fuse/lower_move.c). */
 
 static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
   const ir_graph *g = p->g;
-  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1),
-                *pin = base_calloc((size_t)g->ntensors + 1, 1);
-  if (!wonly || !pin) {
-    free(wonly), free(pin);
+  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!wonly)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  }
   ir_weight_only(g, wonly);
-  gpu_layout_pins(p, pin);
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
@@ -194,14 +141,6 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
     if (n->op != IR_OP_RELU)
       continue;
     const ir_tensor *x = &g->tensors[n->in[0]];
-    int mv = relu_into_move(p, reads, wonly, pin, j);
-    if (mv) {
-      if (mv == 1)
-        p->steps[j].view = 1;
-      else
-        p->steps[j].relu_by = 1 + x->node;
-      continue;
-    }
     if (x->kind != IR_T_VALUE || reads[n->in[0]] != 1)
       continue;
     int pi = epilogue_owner(p, x->node);
@@ -222,7 +161,7 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
     gpu_shuffle_fold(p, reads, wonly);
     gpu_se_fold(p, reads, wonly);
   }
-  free(wonly), free(pin);
+  free(wonly);
   return BASE_OK;
 }
 
@@ -324,30 +263,6 @@ static void mark_weight_only(gpu_plan *p, int32_t *first) {
     }
 }
 
-/* A relu whose result a split writes (relu_by) must have the part's
- * layout: the split writes both in its own byte order. Where the layout
- * pass made them differ (the relu's result an NCHW graph output of a
- * channels-last split), the relu runs on its own again. Returns how many
- * did. */
-static int relu_layouts(gpu_plan *p) {
-  const ir_graph *g = p->g;
-  int undone = 0;
-  for (int j = 0; j < g->nnodes; j++) {
-    gpu_step *r = &p->steps[j];
-    if (!r->relu_by)
-      continue;
-    const ir_node *n = &g->nodes[j], *m = &g->nodes[r->relu_by - 1];
-    if (p->cl[n->out[0]] == p->cl[n->in[0]])
-      continue;
-    for (int k = 0; k < m->nout; k++)
-      if (m->out[k] == n->in[0])
-        p->steps[r->relu_by - 1].relu_to[k] = 0;
-    r->relu_by = 0;
-    undone++;
-  }
-  return undone;
-}
-
 /* Roots, lifetimes and weight-only values, after the views are known. */
 static void plan_lifetimes(gpu_plan *p, int32_t *first) {
   const ir_graph *g = p->g;
@@ -374,13 +289,9 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   }
   plan_lifetimes(p, first);
   st = gpu_layout_assign(p, d);
-  if (!st && relu_layouts(p))
-    plan_lifetimes(p, first);
   if (!st) { /* transposes that only rename bytes, and folds through them */
     int views = gpu_layout_views(p); /* first: the folds need these */
     views += gpu_layout_fold_residuals(p, reads);
-    if (!p->ctx->opt.no_fold)
-      views += gpu_layout_fold_pad_slices(p, reads);
     st = gpu_layout_strided_matmuls(p, reads, &views, d);
     if (!st && views)
       plan_lifetimes(p, first);

@@ -24,10 +24,6 @@ int gpu_plan_computed_by(const gpu_plan *p, int i) {
   const gpu_step *s = &p->steps[i];
   if (s->se_by)
     return s->se_by - 1;
-  if (s->slice_by)
-    return s->slice_by - 1;
-  if (s->relu_by)
-    return s->relu_by - 1;
   if (s->shuf_by && p->g->nodes[i].op != IR_OP_RESHAPE)
     return s->shuf_by - 1;
   if (s->res_conv)

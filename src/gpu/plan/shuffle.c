@@ -49,7 +49,7 @@ static int chain(const gpu_plan *p, const int *reads,
   const ir_graph *gr = p->g;
   const ir_node *c = &gr->nodes[j];
   if (c->op != IR_OP_CONCAT || c->a.axis != 1 || c->nin > CXK_PARTS ||
-      wonly[j] || p->steps[j].fuse_relu || shp(p, c->out[0])->rank != 4)
+      wonly[j] || c->a.act != IR_ACT_NONE || shp(p, c->out[0])->rank != 4)
     return -1;
   for (int k = 0; k < c->nin; k++)
     if (shp(p, c->in[k])->rank != 4)

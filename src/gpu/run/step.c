@@ -141,25 +141,42 @@ static cudaError_t concat(gpu_plan *p, const ir_node *n) {
     w[k] = shp(p, n->in[k])->dim[n->a.axis] * inner;
     src[k] = IN(p, n, k);
   }
-  return cxk_concat(p->ctx->stream, p->ptr[n->out[0]], src, w, n->nin,
-                    STEP(p, n)->fuse_relu, outer);
+  int relu = n->a.act == IR_ACT_RELU; /* act= (lower_move.c) */
+  float *y = p->ptr[n->out[0]];
+  cudaError_t e = cxk_concat(p->ctx->stream, y, src, w, n->nin, relu, outer);
+  if (e == cudaSuccess && n->a.act != IR_ACT_NONE && !relu) /* in place */
+    e = cxk_unary(p->ctx->stream, act_fn(n->a.act), y, y,
+                  ir_shape_numel(shp(p, n->out[0])), 0, 0);
+  return e;
 }
 
+/* Part k goes to its output, or its activation (act=, acted=[...]:
+ * lower_move.c) to the next, or both: a relu in the copy (rdst), another
+ * activation in place after it. */
 static cudaError_t split(gpu_plan *p, const ir_node *n) {
-  int axis = n->a.axis;
+  int axis = n->a.axis, np = n->a.nlist, relu = n->a.act == IR_ACT_RELU;
   ir_shape xs = bytes_order(p, n, n->in[0], &axis);
   int64_t inner, outer = outer_rows(&xs, axis, &inner);
   int64_t w[IR_MAX_LIST]; /* split's sizes: one list parameter */
-  float *dst[IR_MAX_LIST], *rdst[IR_MAX_LIST];
-  const gpu_step *s = STEP(p, n);
+  float *dst[IR_MAX_LIST], *rdst[IR_MAX_LIST], *act[IR_MAX_LIST];
   if (n->nout > IR_MAX_LIST)
     return cudaErrorInvalidValue;
-  for (int k = 0; k < n->nout; k++) { /* relus folded in (plan/plan.c) */
-    w[k] = shp(p, n->out[k])->dim[n->a.axis] * inner;
-    dst[k] = s->raw_skip >> k & 1 ? NULL : p->ptr[n->out[k]];
-    rdst[k] = s->relu_to[k] ? p->ptr[s->relu_to[k] - 1] : NULL;
+  for (int k = 0, o = 0; k < np; k++) {
+    int mode = n->a.nlist2 ? (int)n->a.list2[k] : n->a.act != IR_ACT_NONE;
+    w[k] = n->a.list[k] * inner;
+    dst[k] = mode == 1 && relu ? NULL : p->ptr[n->out[o]];
+    o += mode == 2;
+    act[k] = mode ? p->ptr[n->out[o]] : NULL;
+    rdst[k] = relu ? act[k] : NULL;
+    o++;
   }
-  return cxk_split(p->ctx->stream, IN(p, n, 0), dst, rdst, w, n->nout, outer);
+  cudaError_t e =
+      cxk_split(p->ctx->stream, IN(p, n, 0), dst, rdst, w, np, outer);
+  for (int k = 0; e == cudaSuccess && !relu && k < np; k++)
+    if (act[k]) /* from the part as written (itself, when acted 1) */
+      e = cxk_unary(p->ctx->stream, act_fn(n->a.act), dst[k], act[k],
+                    outer * w[k], 0, 0);
+  return e;
 }
 
 /* transpose (perm in a.list) or slice (starts in a.list) as one strided
@@ -179,29 +196,23 @@ static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
   return cxk_copy(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &w);
 }
 
-/* pad (before-pads in a.list) or enlarge (centred zero padding), in the
- * step's layout; or a pad and the slice it alone feeds (pad_slice,
- * plan/layout.c): the slice's result, out[q] = x[q + start - before], written
- * in its layout, x read through its strides. */
+/* pad (before-pads in a.list; a negative one crops: a pad that computes
+ * the slice reading it, lower_move.c) or enlarge (centred zero padding),
+ * out[q] = x[q - before], in the step's layout (x converted to it where
+ * stored in the other). */
 static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
   const gpu_step *s = STEP(p, n);
-  const ir_node *sl = s->pad_slice ? &p->g->nodes[s->pad_slice - 1] : NULL;
-  int y = sl ? sl->out[0] : n->out[0];
-  const ir_shape *x = shp(p, n->in[0]), *o = shp(p, y);
+  const ir_shape *x = shp(p, n->in[0]), *o = shp(p, n->out[0]);
   cxk_pad q = {.rank = o->rank, .value = is_enlarge ? 0.0f : n->a.value};
   for (int i = 0; i < o->rank; i++) {
     q.odim[i] = o->dim[i];
     q.idim[i] = x->dim[i];
-    q.before[i] = is_enlarge ? (o->dim[i] - x->dim[i]) / 2
-                             : n->a.list[i] - (sl ? sl->a.list[i] : 0);
+    q.before[i] = is_enlarge ? (o->dim[i] - x->dim[i]) / 2 : n->a.list[i];
   }
-  if (sl)
-    gpu_strides(p, n->in[0], q.ist); /* else contiguous in the step's order */
-  if ((sl ? p->cl && p->cl[y] : s->cl) && o->rank == 4) { /* NHWC out */
+  if (s->cl && o->rank == 4) { /* NHWC out */
     to_cl_order(q.odim), to_cl_order(q.idim), to_cl_order(q.before);
-    to_cl_order(q.ist);
   }
-  return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[y], &q);
+  return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
 
 /* ---- pooling, normalisation, reduction ------------------------------------
@@ -355,11 +366,10 @@ void gpu_step_release(gpu_step *s) {
  * when there is no kernel for its operator. */
 static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
                           int *none) {
-  if (s->view || s->shuf_by || s->slice_by || s->relu_by)
-    return cudaSuccess; /* reshape, a relu folded into its producer or
-                           written by a split, or a slice written by a
-                           folded shuffle (plan/shuffle.c) or by the pad it
-                           reads */
+  if (s->view || s->shuf_by)
+    return cudaSuccess; /* reshape, a relu folded into its producer, or a
+                           slice written by a folded shuffle
+                           (plan/shuffle.c) */
   int relu = s->fuse_relu;
   switch (n->op) {
   case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);
