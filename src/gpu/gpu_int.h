@@ -254,10 +254,6 @@ typedef struct gpu_step {
   int32_t shuf_out[CXK_PARTS]; /* their node indices */
   int shuf_by;   /* a reshape, transpose or slice of such a chain: 1 + the
                     concat's index (a folded slice runs nothing) */
-  int se;        /* a global_avgpool running its squeeze-and-excitation
-                    (plan/se.c): 1 + the second convolution's index */
-  int se_by;     /* one of those convolutions: 1 + the pool's index (runs
-                    nothing; its result is written by the pool's step) */
   int pad_slice; /* a pad whose only reader, a slice, it computes
                     (plan/layout.c): 1 + the slice's index */
   int slice_by;  /* such a slice: 1 + the pad's index (runs nothing; its
@@ -444,16 +440,11 @@ int gpu_weight_like(const ir_graph *g, const unsigned char *wonly, int t);
  * outputs counted, so an output has none), or -1. (plan/query.c) */
 int gpu_sole_reader(const gpu_plan *p, const int *reads, int t);
 
-/* plan/se.c: folds each global_avgpool -> 1x1 conv -> 1x1 conv chain into the
- * pool's step (one kernel, kse.cu); called by plan_fusion
- * after the activation folds (reads, wonly: as gpu_shuffle_fold). */
-void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly);
-cudaError_t gpu_se_enqueue(gpu_plan *p, int head);
-/* The kernel's activation code for convolution i of such a chain (-1: none
- * it runs), and the kernel's arguments for the chain from pool head
- * (run/se.c; the fold checks them). */
-int gpu_se_act(const gpu_plan *p, int i);
-cxk_se gpu_se_args(const gpu_plan *p, int head);
+/* run/se.c: an se node (ops.def) as kse.cu's kernel: its arguments, the
+ * check that the kernel runs it on this device (at prepare), the launch. */
+cxk_se gpu_se_args(const gpu_plan *p, int i);
+base_status gpu_se_prepare(gpu_plan *p, int i, base_diag *d);
+cudaError_t gpu_se_enqueue(gpu_plan *p, int i);
 
 /* plan/layout.c: chooses each node's layout (channels-last or NCHW) and each
  * tensor's; called before the steps are prepared. */

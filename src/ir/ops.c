@@ -561,5 +561,5 @@ int ir_node_is_view(const ir_graph *g, const ir_node *n) {
 }
 
 int ir_op_nout(ir_opcode op, const ir_attrs *a) {
-  return op == IR_OP_SPLIT ? a->nlist : 1;
+  return op == IR_OP_SPLIT || op == IR_OP_CONCAT_SHUFFLE ? a->nlist : 1;
 }

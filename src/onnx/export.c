@@ -539,9 +539,12 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: ex_const(E, n, out); break;
+  case IR_OP_SE:
+  case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_FUSED: /* never reached: ox_export_file_ex unfuses first */
     base_diag_set(E->d, BASE_ERR_INTERNAL, 0, 0,
-                  "fused node at line %d reached the ONNX writer", n->line);
+                  "%s node at line %d reached the ONNX writer",
+                  ir_op(n->op)->name, n->line);
     E->oom = -1;
     break;
   }
@@ -805,10 +808,13 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
                               base_diag *d) {
   exporter E;
   memset(&E, 0, sizeof E);
-  /* ONNX has no fused operator: a fused node is written as its body */
+  /* ONNX has no fused operator: a fused node is written as its body, an
+   * se or concat_shuffle node as the operators it stands for */
   ir_graph *unfused = NULL;
   for (int i = 0; i < g->nnodes && !unfused; i++)
-    if (g->nodes[i].op == IR_OP_FUSED && !(unfused = ir_graph_unfuse(g, d)))
+    if ((g->nodes[i].op == IR_OP_FUSED || g->nodes[i].op == IR_OP_SE ||
+         g->nodes[i].op == IR_OP_CONCAT_SHUFFLE) &&
+        !(unfused = ir_graph_unfuse(g, d)))
       return d ? d->code : BASE_ERR_NOMEM;
   if (unfused)
     g = unfused;

@@ -58,7 +58,7 @@ static int cl_capable(ir_opcode op) {
          op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL ||
          op == IR_OP_GLOBAL_AVGPOOL || op == IR_OP_REDUCE_MEAN ||
          op == IR_OP_CONCAT || op == IR_OP_SPLIT || op == IR_OP_PAD ||
-         op == IR_OP_SLICE;
+         op == IR_OP_SLICE || op == IR_OP_SE;
 }
 
 /* Is n a rank-4 transpose with perm=[a,b,c,d]? */
@@ -81,12 +81,13 @@ static int reads_strided(ir_opcode op) {
   return op == IR_OP_EWADD || op == IR_OP_EWSUB || op == IR_OP_EWMUL ||
          op == IR_OP_EWDIV || op == IR_OP_SMUL || op == IR_OP_GLOBAL_AVGPOOL ||
          op == IR_OP_REDUCE_MEAN || op == IR_OP_FUSED ||
-         op == IR_OP_TRANSPOSE || op == IR_OP_SLICE;
+         op == IR_OP_TRANSPOSE || op == IR_OP_SLICE || op == IR_OP_SE;
 }
 
 /* Does node n's output layout follow its mode (not a reduction's)? */
 static int output_follows(ir_opcode op) {
-  return op != IR_OP_GLOBAL_AVGPOOL && op != IR_OP_REDUCE_MEAN;
+  return op != IR_OP_GLOBAL_AVGPOOL && op != IR_OP_REDUCE_MEAN &&
+         op != IR_OP_SE;
 }
 
 static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {

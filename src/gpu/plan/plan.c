@@ -29,8 +29,7 @@ static int root_of(const gpu_plan *p, const int32_t *root, int t) {
 /* Lifetimes: first[t] = producing node, last[t] = last node reading t or
  * any view of it (g->nnodes for graph outputs). A slice folded into a
  * concat's shuffle (shuffle.c) has its output written by the concat: it
- * lives from there, and the slice reads nothing. So do the outputs of the
- * convolutions folded into a squeeze-and-excitation pool (se.c), and of a
+ * lives from there, and the slice reads nothing. So does the output of a
  * relu whose result a split writes (relu_into_move). */
 static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
                       int32_t *last) {
@@ -48,8 +47,6 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
       first[n->out[0]] = p->steps[i].shuf_by - 1;
       continue;
     }
-    if (p->steps[i].se_by) /* written by the pool's step (se.c) */
-      first[n->out[0]] = p->steps[i].se_by - 1;
     if (p->steps[i].slice_by) /* written by the pad's step */
       first[n->out[0]] = p->steps[i].slice_by - 1;
     if (p->steps[i].relu_by) /* written by the split's step */
@@ -319,7 +316,6 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
   }
   if (!p->ctx->opt.no_fold) {
     gpu_shuffle_fold(p, reads, wonly);
-    gpu_se_fold(p, reads, wonly);
   }
   free(wonly), free(pin);
   return BASE_OK;

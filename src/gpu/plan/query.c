@@ -22,8 +22,6 @@ int gpu_sole_reader(const gpu_plan *p, const int *reads, int t) {
 
 int gpu_plan_computed_by(const gpu_plan *p, int i) {
   const gpu_step *s = &p->steps[i];
-  if (s->se_by)
-    return s->se_by - 1;
   if (s->slice_by)
     return s->slice_by - 1;
   if (s->relu_by)
