@@ -422,7 +422,7 @@ base_status ex_ref_se(const ir_node *n, const ex_arg *in, ex_arg *out) {
       buf[ch] = (float)(sum / (double)len);
     }
     float *y = out[0].data + k * c2;
-    se_fc(in[1].data, b1, buf, r, c, n->a.act, buf + c);
+    se_fc(in[1].data, b1, buf, r, c, n->a.groups, buf + c);
     se_fc(in[2].data, b2, buf + c, c2, r, n->a.axis, y);
     for (int64_t o = 0; o < c2; o++) {
       float v = y[o] < n->a.lo ? n->a.lo : y[o];

@@ -78,8 +78,8 @@ base_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out) {
  * [starts[i], ends[i]). */
 base_status ex_ref_concat_shuffle(const ir_node *n, const ex_arg *in,
                                   ex_arg *out) {
-  int64_t nb = in[0].shape.dim[0], plane = ex_last_dim(&in[0].shape) *
-                                           in[0].shape.dim[2];
+  int64_t nb = in[0].shape.dim[0],
+          plane = ex_last_dim(&in[0].shape) * in[0].shape.dim[2];
   int64_t c = 0, g = n->a.groups;
   for (int i = 0; i < n->nin; i++)
     c += in[i].shape.dim[1];

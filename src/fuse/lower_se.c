@@ -89,8 +89,7 @@ static int squeeze_conv(const se_ctx *c, int i, int x) {
        n->a.act != IR_ACT_SIGMOID))
     return 0;
   const ir_shape *xs = shp(c, x), *w = shp(c, n->in[1]);
-  return w->dim[2] == 1 && w->dim[3] == 1 && xs->dim[2] == 1 &&
-         xs->dim[3] == 1;
+  return w->dim[2] == 1 && w->dim[3] == 1 && xs->dim[2] == 1 && xs->dim[3] == 1;
 }
 
 /* Do the kernel's sizes hold the chain (kse.cu se_plan, cxk_se_ok)? */
@@ -248,8 +247,8 @@ static int se_node(const se_ctx *c, ir_graph *h, const int32_t *map, int j,
     in[nin++] = map[c2->in[2]];
   ir_attrs a;
   ir_attrs_default(IR_OP_SE, &a);
-  a.act = c1->a.act;
-  a.axis = c2->a.act;
+  a.groups = c1->a.act; /* act1 */
+  a.axis = c2->a.act;   /* act2 */
   if (end != f2)
     a.lo = g->nodes[end].a.lo, a.hi = g->nodes[end].a.hi;
   const char *name = g->tensors[g->nodes[end].out[0]].name;
@@ -257,8 +256,8 @@ static int se_node(const se_ctx *c, ir_graph *h, const int32_t *map, int j,
 }
 
 /* The concat_shuffle node for the chain from concat j into h. */
-static int shuffle_node(const se_ctx *c, ir_graph *h, const int32_t *map,
-                        int j, base_diag *d) {
+static int shuffle_node(const se_ctx *c, ir_graph *h, const int32_t *map, int j,
+                        base_diag *d) {
   const ir_graph *g = c->g;
   const ir_node *n = &g->nodes[j];
   const int *s = c->outs + (size_t)j * SE_PARTS;

@@ -247,17 +247,10 @@ typedef struct gpu_step {
   size_t *cin_off;      /* per input: offset in scratch of its copy converted to
                            the node's layout, (size_t)-1 when read as is; NULL
                            when no input is converted */
-  int shuffle;          /* a concat with its channel shuffle folded in
-                           (plan/shuffle.c): the group count g */
-  int shuf_y;           /* its shuffled result (the chain's last reshape) */
-  int nshuf_out;        /* the slices of it written directly, 0: y itself */
-  int32_t shuf_out[CXK_PARTS]; /* their node indices */
-  int shuf_by;   /* a reshape, transpose or slice of such a chain: 1 + the
-                    concat's index (a folded slice runs nothing) */
-  int pad_slice; /* a pad whose only reader, a slice, it computes
-                    (plan/layout.c): 1 + the slice's index */
-  int slice_by;  /* such a slice: 1 + the pad's index (runs nothing; its
-                    result is written by the pad's step) */
+  int pad_slice;        /* a pad whose only reader, a slice, it computes
+                           (plan/layout.c): 1 + the slice's index */
+  int slice_by;         /* such a slice: 1 + the pad's index (runs nothing; its
+                           result is written by the pad's step) */
 } gpu_step;
 
 struct gpu_plan {
@@ -421,15 +414,7 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
 base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
                           base_diag *d);
 
-/* plan/shuffle.c: folds each concat + channel shuffle (reshape, transpose
- * [0,2,1,3,4], reshape) and the channel slices that alone read it into the
- * concat's step; called by plan_fusion (reads: readers of each tensor,
- * graph outputs counted; wonly: weight-only nodes). */
-void gpu_shuffle_fold(gpu_plan *p, const int *reads,
-                      const unsigned char *wonly);
-/* Is node i a slice whose output a folded concat writes? */
-int gpu_shuffle_slice(const gpu_plan *p, int i);
-/* Enqueues folded concat j's kernel. */
+/* run/shuffle.c: enqueues concat_shuffle node j's kernel (kmove.cu). */
 cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
 
 /* Is tensor t a weight or computed from weights alone (wonly: weight-only

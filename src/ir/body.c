@@ -374,7 +374,7 @@ static int unlower_se(ir_graph *h, const ir_graph *g, const ir_node *nd,
   if (p < 0)
     return -1;
   ir_attrs_default(IR_OP_CONV2D, &a);
-  a.act = nd->a.act;
+  a.act = nd->a.groups; /* act1 */
   in[0] = p, in[1] = map[nd->in[1]];
   if (nd->nin > 3)
     in[2] = map[nd->in[3]];
@@ -424,7 +424,10 @@ static int unlower_shuffle(ir_graph *h, const ir_graph *g, const ir_node *nd,
     ir_opcode op = k == 1 ? IR_OP_TRANSPOSE : IR_OP_RESHAPE;
     ir_attrs_default(op, &a);
     a.nlist = k == 2 ? 4 : 5;
-    memcpy(a.list, k == 0 ? r5 : k == 1 ? perm : r4,
+    memcpy(a.list,
+           k == 0   ? r5
+           : k == 1 ? perm
+                    : r4,
            sizeof(int64_t) * (size_t)a.nlist);
     const char *name = k == 2 && whole ? out
                                        : unfused_name(g, out, k + 1, buf[k + 1],
@@ -443,8 +446,7 @@ static int unlower_shuffle(ir_graph *h, const ir_graph *g, const ir_node *nd,
             hi[4] = {y->dim[0], nd->a.list2[k], y->dim[2], y->dim[3]};
     memcpy(a.list, lo, sizeof lo);
     memcpy(a.list2, hi, sizeof hi);
-    o = add_prim(h, nd, IR_OP_SLICE, &t, 1, &a,
-                 g->tensors[nd->out[k]].name, d);
+    o = add_prim(h, nd, IR_OP_SLICE, &t, 1, &a, g->tensors[nd->out[k]].name, d);
   }
   return o < 0 ? -1 : h->tensors[o].node;
 }

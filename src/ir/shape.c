@@ -560,7 +560,7 @@ base_status ir_shape_se(ir_attrs *a, const ir_shape *const *in, int nin,
   sbuf b0;
   base_status st;
   if ((st = need_rank("se", "input x", x, 4, d)) ||
-      (st = check_act("se", a->act, d)) ||
+      (st = check_act("se", a->groups, d)) ||
       (st = check_act("se", a->axis, d)) ||
       (st = se_weight("weight w1", w1, x->dim[1], d)) ||
       (st = se_weight("weight w2", w2, w1->dim[0], d)))
@@ -568,8 +568,8 @@ base_status ir_shape_se(ir_attrs *a, const ir_shape *const *in, int nin,
   for (int k = 3; k < nin; k++) {
     int64_t o = (k == 3 ? w1 : w2)->dim[0];
     if (in[k]->rank != 1 || in[k]->dim[0] != o)
-      return shape_err(d, "se: bias %s %s must be [%lld]",
-                       k == 3 ? "b1" : "b2", S(in[k], b0), (long long)o);
+      return shape_err(d, "se: bias %s %s must be [%lld]", k == 3 ? "b1" : "b2",
+                       S(in[k], b0), (long long)o);
   }
   if (!(a->lo <= a->hi))
     return param_err(d, "se: min %g must not exceed max %g", (double)a->lo,

@@ -27,10 +27,8 @@ static int root_of(const gpu_plan *p, const int32_t *root, int t) {
 }
 
 /* Lifetimes: first[t] = producing node, last[t] = last node reading t or
- * any view of it (g->nnodes for graph outputs). A slice folded into a
- * concat's shuffle (shuffle.c) has its output written by the concat: it
- * lives from there, and the slice reads nothing. So does the output of a
- * relu whose result a split writes (relu_into_move). */
+ * any view of it (g->nnodes for graph outputs). The output of a relu whose
+ * result a split writes (relu_into_move) lives from the split on. */
 static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
                       int32_t *last) {
   const ir_graph *g = p->g;
@@ -43,10 +41,6 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
     const ir_node *n = &g->nodes[i];
     for (int k = 0; k < n->nout; k++)
       root[n->out[k]] = root_of(p, root, n->out[k]);
-    if (gpu_shuffle_slice(p, i)) { /* written by the concat, reads nothing */
-      first[n->out[0]] = p->steps[i].shuf_by - 1;
-      continue;
-    }
     if (p->steps[i].slice_by) /* written by the pad's step */
       first[n->out[0]] = p->steps[i].slice_by - 1;
     if (p->steps[i].relu_by) /* written by the split's step */
@@ -313,9 +307,6 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
       continue;
     p->steps[x->node].fuse_relu = 1;
     p->steps[j].view = 1;
-  }
-  if (!p->ctx->opt.no_fold) {
-    gpu_shuffle_fold(p, reads, wonly);
   }
   free(wonly), free(pin);
   return BASE_OK;

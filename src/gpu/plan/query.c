@@ -26,8 +26,6 @@ int gpu_plan_computed_by(const gpu_plan *p, int i) {
     return s->slice_by - 1;
   if (s->relu_by)
     return s->relu_by - 1;
-  if (s->shuf_by && p->g->nodes[i].op != IR_OP_RESHAPE)
-    return s->shuf_by - 1;
   if (s->res_conv)
     return s->res_conv - 1;
   return s->view ? -1 : i;

@@ -28,7 +28,7 @@ cxk_se gpu_se_args(const gpu_plan *p, int i) {
                   .r = w1->dim[0],
                   .c2 = w2->dim[0],
                   .cl = gpu_is_cl(p, n->in[0]),
-                  .act1 = se_act(n->a.act),
+                  .act1 = se_act(n->a.groups),
                   .act2 = act2,
                   .lo2 = n->a.lo,
                   .hi2 = n->a.hi};

@@ -303,6 +303,12 @@ base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
   if (n->op == IR_OP_SE) /* one kernel (run/se.c) */
     return gpu_se_prepare(p, i, d);
+  if (n->op == IR_OP_CONCAT_SHUFFLE &&
+      (n->nin > CXK_PARTS || n->nout > CXK_PARTS))
+    return base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
+                         "concat_shuffle: the GPU kernel takes at most %d "
+                         "inputs and %d outputs, not %d and %d",
+                         CXK_PARTS, CXK_PARTS, n->nin, n->nout);
   if (n->op == IR_OP_CONV2D)
     return gpu_conv_prepare(p, n, &p->steps[i], d);
   if (n->op == IR_OP_MATMUL)
@@ -355,11 +361,10 @@ void gpu_step_release(gpu_step *s) {
  * when there is no kernel for its operator. */
 static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
                           int *none) {
-  if (s->view || s->shuf_by || s->slice_by || s->relu_by)
+  if (s->view || s->slice_by || s->relu_by)
     return cudaSuccess; /* reshape, a relu folded into its producer or
-                           written by a split, or a slice written by a
-                           folded shuffle (plan/shuffle.c) or by the pad it
-                           reads */
+                           written by a split, or a slice written by the
+                           pad it reads */
   int relu = s->fuse_relu;
   switch (n->op) {
   case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);
@@ -374,9 +379,7 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_ERF:
   case IR_OP_SQRT:
   case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
-  case IR_OP_CONCAT:
-    return s->shuffle ? gpu_shuffle_enqueue(p, (int)(n - p->g->nodes))
-                      : concat(p, n);
+  case IR_OP_CONCAT: return concat(p, n);
   case IR_OP_GATHER: return gather_idx(p, n);
   case IR_OP_WHERE: return where(p, n);
   case IR_OP_EQUAL: return binary(p, n, CXK_EQ, 0);
@@ -404,7 +407,8 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_MATMUL:
   case IR_OP_ATTENTION:    /* cuDNN, cuBLASLt, katt.cu: gpu_step_enqueue */
   case IR_OP_FUSED: break; /* generated kernels: gpu_fused_enqueue */
-  case IR_OP_CONCAT_SHUFFLE: return gpu_shuffle_enqueue(p, (int)(n - p->g->nodes));
+  case IR_OP_CONCAT_SHUFFLE:
+    return gpu_shuffle_enqueue(p, (int)(n - p->g->nodes));
   }
   *none = 1; /* an operator with no kernel here */
   return cudaSuccess;
