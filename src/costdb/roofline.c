@@ -81,8 +81,9 @@ static cd_work se_work(const ir_graph *g, const ir_node *nd) {
          c2 = (double)w2->dim[0];
   int clip = !isinf(nd->a.lo) || !isinf(nd->a.hi);
   w.flops += n * r * (2 * c + 1 + act_flops((ir_act)nd->a.groups)) +
-             n * c2 * (2 * r + 1 + act_flops((ir_act)nd->a.axis) +
-                       (clip ? ir_op(IR_OP_CLIP)->flops : 0));
+             n * c2 *
+                 (2 * r + 1 + act_flops((ir_act)nd->a.axis) +
+                  (clip ? ir_op(IR_OP_CLIP)->flops : 0));
   return w;
 }
 

@@ -247,10 +247,10 @@ typedef struct gpu_step {
   size_t *cin_off;      /* per input: offset in scratch of its copy converted to
                            the node's layout, (size_t)-1 when read as is; NULL
                            when no input is converted */
-  int pad_slice;        /* a pad whose only reader, a slice, it computes
-                           (plan/layout.c): 1 + the slice's index */
-  int slice_by;         /* such a slice: 1 + the pad's index (runs nothing; its
-                           result is written by the pad's step) */
+  int pad_slice; /* a pad whose only reader, a slice, it computes
+                    (plan/layout.c): 1 + the slice's index */
+  int slice_by;  /* such a slice: 1 + the pad's index (runs nothing; its
+                    result is written by the pad's step) */
 } gpu_step;
 
 struct gpu_plan {
