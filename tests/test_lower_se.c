@@ -5,13 +5,16 @@
  * there (a second reader, a graph output, too many weights); the CPU
  * executor computes the same outputs before and after; the lowered graph
  * prints and parses back, and ir_graph_unfuse (the ONNX export's) turns it
- * back into primitives computing the same.
+ * back into primitives computing the same. Costs: the roofline prices an
+ * se node below its chain, and both operators' cost signatures build their
+ * one-node graphs back (costdb measure).
  */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb/costdb.h"
 #include "exec/exec.h"
 #include "fuse/lower.h"
 
@@ -233,4 +236,43 @@ Test(lower_se, bad_nodes) {
     cr_expect_null(g, "accepted:\n%s", bad[k]);
     ir_graph_free(g);
   }
+}
+
+/* Sum of the roofline estimates of g's nodes whose outputs are named in
+ * names (NULL ended). */
+static double estimate(const ir_graph *g, const char *const *names) {
+  double t = 0;
+  for (int k = 0; names[k]; k++)
+    t += cd_estimate(cd_device_at(0), g, producer(g, names[k]) - g->nodes);
+  return t;
+}
+
+Test(lower_se, costs_and_signatures) {
+  ir_graph *g = parse(se_text);
+  ir_graph *h = lower(g, NULL);
+  const char *chain[] = {"g", "f1", "f2", NULL}, *node[] = {"f2", NULL};
+  double before = estimate(g, chain), after = estimate(h, node);
+  cr_expect(after > 0 && after < before, "se %g us, chain %g us", after,
+            before);
+  ir_graph *s = parse(shuffle_text);
+  ir_graph *sh = lower(s, NULL);
+  const ir_graph *gs[] = {h, sh};
+  const char *outs[] = {"f2", "s1"};
+  for (int k = 0; k < 2; k++) {
+    char sig[CD_SIG_MAX], back[CD_SIG_MAX];
+    int i = (int)(producer(gs[k], outs[k]) - gs[k]->nodes);
+    cd_node_sig(gs[k], i, sig, sizeof sig);
+    base_diag d;
+    ir_graph *one = cd_sig_graph(sig, &d);
+    cr_assert(one, "%s: %s", sig, d.msg);
+    cr_expect_eq(one->nnodes, 1);
+    cr_expect_eq(one->nodes[0].nout, gs[k]->nodes[i].nout);
+    cd_node_sig(one, 0, back, sizeof back);
+    cr_expect_str_eq(back, sig);
+    ir_graph_free(one);
+  }
+  ir_graph_free(sh);
+  ir_graph_free(s);
+  ir_graph_free(h);
+  ir_graph_free(g);
 }
