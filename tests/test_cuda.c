@@ -930,39 +930,25 @@ static ir_graph *lowered(const ir_graph *g, lower_stats *st) {
 
 /* SE_GRAPH's chains through f, h, d and l lower to se nodes (the lower
  * stage, src/fuse/lower_se.c), those through k, o and u stay; the se
- * nodes run kse.cu's kernel (thread block clusters: sm_90 and later;
- * before, planning fails with a message) against the CPU, poisoned and
- * in several launch shapes. */
+ * nodes run kse.cu's kernel (thread block clusters where the GPU has
+ * them, else a block a sample) against the CPU, poisoned and in several
+ * launch shapes, the block-a-sample kernel forced too. */
 Test(cuda, squeeze_excitation_nodes) {
   need_gpu();
   ir_graph *g = parse(SE_GRAPH);
   lower_stats st;
   ir_graph *h = lowered(g, &st);
   cr_expect_eq(st.se, 4);
-  char desc[256];
-  base_diag d;
-  gpu_ctx *c;
-  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
-  gpu_ctx_describe(c, desc, sizeof desc);
-  const char *sm = strstr(desc, "(sm_");
-  if (!(sm && atoi(sm + 4) >= 90)) {
-    gpu_plan *p = NULL;
-    cr_expect_neq(gpu_plan_new(c, h, &p, &d), BASE_OK);
-    cr_expect(strstr(d.msg, "se:"), "%s", d.msg);
-    gpu_ctx_free(c);
-    ir_graph_free(h);
-    ir_graph_free(g);
-    cr_skip_test("no thread block clusters: se nodes do not run");
-  }
-  gpu_ctx_free(c);
   gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1},
               nchw = {.fp32_strict = 1, .nchw = 1};
   compare(h, &poison, 1e-3, "SE graph lowered, poisoned");
   compare(h, &nchw, 1e-5, "SE graph lowered, NCHW");
   /* launch shapes (cluster, threads): the default, one block a sample,
-   * and blocks narrower than the 300 channels (a thread a channel) */
-  const char *shape[][2] = {{"", ""}, {"1", "256"}, {"4", "64"}, {"2", "512"}};
-  for (int k = 0; k < 4; k++) {
+   * blocks narrower than the 300 channels (a thread a channel), and no
+   * cluster (k_se_block) */
+  const char *shape[][2] = {
+      {"", ""}, {"1", "256"}, {"4", "64"}, {"2", "512"}, {"0", ""}};
+  for (int k = 0; k < 5; k++) {
     char what[64];
     snprintf(what, sizeof what, "SE graph, strict, cluster %s threads %s",
              shape[k][0], shape[k][1]);

@@ -40,10 +40,9 @@ base_status gpu_se_prepare(gpu_plan *p, int i, base_diag *d) {
     return BASE_OK;
   return base_diag_set(
       d, BASE_ERR_PARAM, 0, 0,
-      "se: the squeeze-and-excitation kernel cannot run this node here (it "
-      "needs thread block clusters, sm_90 or later; act none, relu or "
-      "sigmoid; min and max only with act2=none; %lld + %lld channels in "
-      "48 KiB of shared memory)",
+      "se: the squeeze-and-excitation kernel cannot run this node (it takes "
+      "act1 and act2 none, relu or sigmoid, min and max only with "
+      "act2=none, %lld + %lld channels in 48 KiB of shared memory)",
       (long long)a.c, (long long)a.r);
 }
 
