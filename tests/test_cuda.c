@@ -269,13 +269,13 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
   }
 }
 
-/* Squeeze-and-excitation chains folded into one kernel (se.c, kse.cu):
+/* Squeeze-and-excitation chains, lowered to se nodes (lower_se.c, kse.cu):
  * channels-last after a convolution, sigmoid in the convolution; on the
  * NCHW input, no biases, the second convolution act=clip (ReLU6); 300
  * channels-last channels, with 8 and with 120 hidden channels; and three
  * that stay node by node: one whose hidden result and one whose pooled
  * result is also an output, one with more weights than the fold takes
- * (se.c, SE_MAX_WEIGHTS). */
+ * (lower_se.c, SE_MAX_WEIGHTS). */
 #define SE_GRAPH                                                               \
   "input x: [2,40,20,24]\ninput z: [2,300,5,4]\nweight w3: [40,40,3,3]\n"      \
   "weight w1: [10,40,1,1]\nweight b1: [10]\nweight w2: [40,10,1,1]\n"          \
@@ -647,7 +647,7 @@ static const char *const op_graphs[] = {
     "acted=[2,1,0]\nk = concat(a, ar, b, e) axis=1 act=tanh\n"
     "p = pad(k) pads=[0,0,-1,1,0,0,2,-2]\n"
     "q, r = split(c) axis=1 sizes=[6,6] act=relu\noutput k, p, q, r\n",
-    /* channel shuffles folded into their concat (shuffle.c): g = 4 of
+    /* channel shuffles (lowered to concat_shuffle: lower_se.c): g = 4 of
      * three inputs (one an NCHW graph input) into three uneven slices, one
      * of them also an output; a shuffle read by a slice and a convolution
      * (written whole); g = 2 of NCHW inputs only */
@@ -928,58 +928,73 @@ static int node_of(const ir_graph *g, const char *out) {
   return -1;
 }
 
-/* SE_GRAPH's chains through f, h, d and l run in their pool's kernel,
- * those through k, o and u node by node; with SUPEROPT_SE=0 all of them. */
-Test(cuda, squeeze_excitation_folded) {
+/* Index of SHUFFLE_GRAPH in op_graphs: channel shuffles that lower to
+ * concat_shuffle nodes. */
+static int shuffle_graph_at(void) {
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++)
+    if (strstr(op_graphs[i], "k3 = concat(x, z) axis=1"))
+      return (int)i;
+  cr_assert_fail("no shuffle graph");
+  return -1;
+}
+
+static ir_graph *lowered(const ir_graph *g, lower_stats *st) {
+  base_diag d;
+  ir_graph *h = lower_graph(g, st, &d);
+  cr_assert(h, "%s", d.msg);
+  return h;
+}
+
+/* SE_GRAPH's chains through f, h, d and l lower to se nodes (the lower
+ * stage, src/fuse/lower_se.c), those through k, o and u stay; the se
+ * nodes run kse.cu's kernel (thread block clusters where the GPU has
+ * them, else a block a sample) against the CPU, poisoned and in several
+ * launch shapes, the block-a-sample kernel forced too. */
+Test(cuda, squeeze_excitation_nodes) {
   need_gpu();
   ir_graph *g = parse(SE_GRAPH);
-  const char *pool[] = {"g", "g",  "g2", "g2", "g4", "g4", "",
-                        "",  "g5", "g5", "",   "",   "",   ""};
-  const char *conv[] = {"f1", "f2", "h1", "h2", "d1", "d2", "k1",
-                        "k2", "l1", "l2", "o1", "o2", "u1", "u2"};
-  /* the fold needs thread block clusters (sm_90 and later) */
-  char desc[256];
-  base_diag d0;
-  gpu_ctx *c0;
-  cr_assert_eq(gpu_ctx_new(NULL, &c0, &d0), BASE_OK, "%s", d0.msg);
-  gpu_ctx_describe(c0, desc, sizeof desc);
-  gpu_ctx_free(c0);
-  const char *sm = strstr(desc, "(sm_");
-  int hopper = sm && atoi(sm + 4) >= 90;
-  for (int off = 0; off < 2; off++) {
-    if (off)
-      setenv("SUPEROPT_SE", "0", 1);
-    base_diag d;
-    gpu_ctx *c;
-    gpu_plan *p;
-    cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s", d.msg);
-    for (int k = 0; k < 14; k++) {
-      int i = node_of(g, conv[k]);
-      int want = off || !hopper || !*pool[k] ? i : node_of(g, pool[k]);
-      cr_expect_eq(gpu_plan_computed_by(p, i), want, "%s (SE %s): %d, not %d",
-                   conv[k], off ? "off" : "on", gpu_plan_computed_by(p, i),
-                   want);
-    }
-    gpu_plan_free(p);
-    gpu_ctx_free(c);
-  }
-  unsetenv("SUPEROPT_SE");
-  gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1};
-  compare(g, &poison, 1e-3, "SE graph, poisoned");
+  lower_stats st;
+  ir_graph *h = lowered(g, &st);
+  cr_expect_eq(st.se, 4);
+  gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1},
+              nchw = {.fp32_strict = 1, .nchw = 1};
+  compare(h, &poison, 1e-3, "SE graph lowered, poisoned");
+  compare(h, &nchw, 1e-5, "SE graph lowered, NCHW");
   /* launch shapes (cluster, threads): the default, one block a sample,
-   * and blocks narrower than the 300 channels (a thread a channel) */
-  const char *shape[][2] = {{"", ""}, {"1", "256"}, {"4", "64"}, {"2", "512"}};
-  for (int k = 0; k < 4; k++) {
+   * blocks narrower than the 300 channels (a thread a channel), and no
+   * cluster (k_se_block) */
+  const char *shape[][2] = {
+      {"", ""}, {"1", "256"}, {"4", "64"}, {"2", "512"}, {"0", ""}};
+  for (int k = 0; k < 5; k++) {
     char what[64];
     snprintf(what, sizeof what, "SE graph, strict, cluster %s threads %s",
              shape[k][0], shape[k][1]);
     setenv("SUPEROPT_SE_CLUSTER", shape[k][0], 1);
     setenv("SUPEROPT_SE_THREADS", shape[k][1], 1);
-    compare(g, &strict, 1e-5, what);
+    compare(h, &strict, 1e-5, what);
   }
   unsetenv("SUPEROPT_SE_CLUSTER");
   unsetenv("SUPEROPT_SE_THREADS");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* The shuffle graph's three channel shuffles lower to concat_shuffle
+ * nodes (three slices, the whole result, two halves), which run one
+ * kernel each, channels-last and NCHW, bit for bit the CPU's. */
+Test(cuda, channel_shuffle_nodes) {
+  need_gpu();
+  ir_graph *g = parse(op_graphs[shuffle_graph_at()]);
+  lower_stats st;
+  ir_graph *h = lowered(g, &st);
+  cr_expect_eq(st.shuffles, 3);
+  gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1},
+              nchw = {.fp32_strict = 1, .nchw = 1}, four = {.streams = 4};
+  compare(h, &strict, 1e-5, "shuffles lowered, strict");
+  compare(h, &poison, 1e-3, "shuffles lowered, poisoned");
+  compare(h, &nchw, 1e-5, "shuffles lowered, NCHW");
+  compare(h, &four, 1e-3, "shuffles lowered, 4 streams");
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 

@@ -7,7 +7,9 @@
  * element of the operator's row in ops.def. Views (ir_node_is_view:
  * reshape, and transposes that keep their input's order) and constants
  * launch nothing and cost 0; split and slice are copies even where the IR
- * calls their blocks views (the CUDA executor copies them).
+ * calls their blocks views (the CUDA executor copies them). A
+ * concat_shuffle is one copy of its inputs into its outputs; se is
+ * priced by se_work.
  */
 #include <math.h>
 
@@ -70,6 +72,24 @@ static cd_work kernel(const ir_graph *g, const ir_node *nd, double per_elem,
   return w;
 }
 
+/* Squeeze-and-excitation (se): one launch reading x and the filters once,
+ * the pool's sums and both products with their biases and activations;
+ * the pooled and hidden vectors stay on chip. */
+static cd_work se_work(const ir_graph *g, const ir_node *nd) {
+  cd_work w = kernel(g, nd, ir_op(nd->op)->flops, 1);
+  const ir_shape *w1 = &g->tensors[nd->in[1]].shape,
+                 *w2 = &g->tensors[nd->in[2]].shape;
+  double n = (double)g->tensors[nd->in[0]].shape.dim[0];
+  double r = (double)w1->dim[0], c = (double)w1->dim[1],
+         c2 = (double)w2->dim[0];
+  int clip = !isinf(nd->a.lo) || !isinf(nd->a.hi);
+  w.flops += n * r * (2 * c + 1 + act_flops((ir_act)nd->a.groups)) +
+             n * c2 *
+                 (2 * r + 1 + act_flops((ir_act)nd->a.axis) +
+                  (clip ? ir_op(IR_OP_CLIP)->flops : 0));
+  return w;
+}
+
 static const cd_work view = {0, 0, 0, 0};
 
 /* A fused node: one launch, its inputs read once and its output written
@@ -120,7 +140,8 @@ cd_work cd_node_work(const ir_graph *g, int node) {
   case IR_OPK_MATRIX: return matrix_work(g, nd);
   case IR_OPK_WINDOW: return window(g, nd);
   case IR_OPK_CONST: return view;
-  case IR_OPK_REDUCE: return kernel(g, nd, r->flops, 1);
+  case IR_OPK_REDUCE:
+    return nd->op == IR_OP_SE ? se_work(g, nd) : kernel(g, nd, r->flops, 1);
   case IR_OPK_EW:
   case IR_OPK_NORM: break;
   case IR_OPK_MOVE:

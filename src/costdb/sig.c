@@ -130,7 +130,8 @@ ir_graph *cd_sig_graph(const char *sig, base_diag *d) {
       nin++;
     } else {
       base_buf_printf(&params, " %.*s", (int)len, p);
-      if (op == IR_OP_SPLIT && key == 5 && !memcmp(p, "sizes", 5))
+      if ((op == IR_OP_SPLIT && key == 5 && !memcmp(p, "sizes", 5)) ||
+          (op == IR_OP_CONCAT_SHUFFLE && key == 6 && !memcmp(p, "starts", 6)))
         for (size_t i = key; i < len; i++)
           nout += p[i] == ',';
       if (op == IR_OP_SPLIT && key == 5 && !memcmp(p, "acted", 5))

@@ -74,10 +74,10 @@ static int first_reader(const ir_graph *g, int t, int *slot) {
   return -1;
 }
 
-/* Fan-in of a weight read by op: I*kh*kw for a conv kernel [O,I,kh,kw],
- * K for a matmul operand [...,K,N]. */
+/* Fan-in of a weight read by op: I*kh*kw for a conv kernel [O,I,kh,kw]
+ * (an se node's filters too), K for a matmul operand [...,K,N]. */
 static float fan_in(ir_opcode op, const ir_shape *s) {
-  if (op == IR_OP_CONV2D && s->rank == 4)
+  if ((op == IR_OP_CONV2D || op == IR_OP_SE) && s->rank == 4)
     return (float)(s->dim[1] * s->dim[2] * s->dim[3]);
   return s->rank >= 2 ? (float)s->dim[s->rank - 2] : 1.0f;
 }

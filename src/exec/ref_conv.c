@@ -410,6 +410,51 @@ base_status ex_ref_global_avgpool(const ir_node *n, const ex_arg *in,
   return BASE_OK;
 }
 
+/* ---- squeeze-and-excitation ---------------------------------------------- */
+
+/* y = act(b + w v) for a w [rows, len] (b may be NULL). */
+static void se_fc(const float *w, const float *b, const float *v, int64_t rows,
+                  int64_t len, int act, float *y) {
+  for (int64_t r = 0; r < rows; r++) {
+    float a = 0.0f;
+    for (int64_t j = 0; j < len; j++)
+      a += w[r * len + j] * v[j];
+    y[r] = a + (b ? b[r] : 0.0f);
+  }
+  ex_activate(y, rows, act);
+}
+
+/* x [N,C,H,W] -> [N,C2,1,1]: per sample the plane means p, h = act(b1 + w1
+ * p), y = clip(act2(b2 + w2 h), min, max). */
+base_status ex_ref_se(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  const ir_shape *s = &in[0].shape;
+  int64_t c = s->dim[1], len = s->dim[2] * s->dim[3];
+  int64_t r = in[1].shape.dim[0], c2 = in[2].shape.dim[0];
+  const float *b1 = n->nin > 3 ? in[3].data : NULL,
+              *b2 = n->nin > 4 ? in[4].data : NULL;
+  float *buf = base_malloc((size_t)(c + r) * sizeof(float));
+  if (!buf)
+    return BASE_ERR_NOMEM;
+  for (int64_t k = 0; k < s->dim[0]; k++) {
+    for (int64_t ch = 0; ch < c; ch++) {
+      const float *x = in[0].data + (k * c + ch) * len;
+      double sum = 0.0;
+      for (int64_t i = 0; i < len; i++)
+        sum += x[i];
+      buf[ch] = (float)(sum / (double)len);
+    }
+    float *y = out[0].data + k * c2;
+    se_fc(in[1].data, b1, buf, r, c, n->a.groups, buf + c);
+    se_fc(in[2].data, b2, buf + c, c2, r, n->a.axis, y);
+    for (int64_t o = 0; o < c2; o++) {
+      float v = y[o] < n->a.lo ? n->a.lo : y[o];
+      y[o] = v > n->a.hi ? n->a.hi : v;
+    }
+  }
+  free(buf);
+  return BASE_OK;
+}
+
 /* ---- enlarge ------------------------------------------------------------ */
 
 /* w [O,I,h,w] -> [O,I,KH,KW]: w centred in zeros. */

@@ -80,6 +80,31 @@ base_status ex_ref_split(const ir_node *n, const ex_arg *in, ex_arg *out) {
   return BASE_OK;
 }
 
+/* concat on channels, then channel c of the shuffled y is channel
+ * (c % g) * (C / g) + c / g of the concat; output i is y's channels
+ * [starts[i], ends[i]). */
+base_status ex_ref_concat_shuffle(const ir_node *n, const ex_arg *in,
+                                  ex_arg *out) {
+  int64_t nb = in[0].shape.dim[0],
+          plane = ex_last_dim(&in[0].shape) * in[0].shape.dim[2];
+  int64_t c = 0, g = n->a.groups;
+  for (int i = 0; i < n->nin; i++)
+    c += in[i].shape.dim[1];
+  for (int o = 0; o < n->nout; o++) {
+    int64_t lo = n->a.list[o], oc = out[o].shape.dim[1];
+    for (int64_t b = 0; b < nb; b++)
+      for (int64_t j = 0; j < oc; j++) {
+        int64_t y = lo + j, kc = y % g * (c / g) + y / g;
+        int i = 0;
+        while (kc >= in[i].shape.dim[1])
+          kc -= in[i++].shape.dim[1];
+        copy_floats(out[o].data + (b * oc + j) * plane,
+                    in[i].data + (b * in[i].shape.dim[1] + kc) * plane, plane);
+      }
+  }
+  return BASE_OK;
+}
+
 /* ---- transpose and reshape ------------------------------------------------
  */
 

@@ -143,11 +143,8 @@ void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
 size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
 /* The node whose kernel computes node i's result: i itself, another node
  * when i was folded into that node's kernel (a residual add into its
- * convolution, a channel shuffle's parts into its concat, a
- * squeeze-and-excitation's convolutions into its pool), -1 for a view or
- * an activation folded into its producer's epilogue. A folded
- * squeeze-and-excitation writes only the second convolution's result: the
- * pooled and hidden tensors are never written (nothing reads them). */
+ * convolution), -1 for a view or an activation folded into its producer's
+ * epilogue. */
 int gpu_plan_computed_by(const gpu_plan *p, int i);
 /* What runs node i of a plan, in words: for a convolution "kconv
  * depthwise" (the executor's kernel), "cuBLASLt GEMM" (on x itself) or

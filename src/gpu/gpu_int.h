@@ -241,17 +241,6 @@ typedef struct gpu_step {
   size_t *cin_off;      /* per input: offset in scratch of its copy converted to
                            the node's layout, (size_t)-1 when read as is; NULL
                            when no input is converted */
-  int shuffle;          /* a concat with its channel shuffle folded in
-                           (plan/shuffle.c): the group count g */
-  int shuf_y;           /* its shuffled result (the chain's last reshape) */
-  int nshuf_out;        /* the slices of it written directly, 0: y itself */
-  int32_t shuf_out[CXK_PARTS]; /* their node indices */
-  int shuf_by; /* a reshape, transpose or slice of such a chain: 1 + the
-                  concat's index (a folded slice runs nothing) */
-  int se;      /* a global_avgpool running its squeeze-and-excitation
-                  (plan/se.c): 1 + the second convolution's index */
-  int se_by;   /* one of those convolutions: 1 + the pool's index (runs
-                  nothing; its result is written by the pool's step) */
 } gpu_step;
 
 struct gpu_plan {
@@ -415,15 +404,7 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
 base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
                           base_diag *d);
 
-/* plan/shuffle.c: folds each concat + channel shuffle (reshape, transpose
- * [0,2,1,3,4], reshape) and the channel slices that alone read it into the
- * concat's step; called by plan_fusion (reads: readers of each tensor,
- * graph outputs counted; wonly: weight-only nodes). */
-void gpu_shuffle_fold(gpu_plan *p, const int *reads,
-                      const unsigned char *wonly);
-/* Is node i a slice whose output a folded concat writes? */
-int gpu_shuffle_slice(const gpu_plan *p, int i);
-/* Enqueues folded concat j's kernel. */
+/* run/shuffle.c: enqueues concat_shuffle node j's kernel (kmove.cu). */
 cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
 
 /* Is tensor t a weight or computed from weights alone (wonly: weight-only
@@ -434,16 +415,11 @@ int gpu_weight_like(const ir_graph *g, const unsigned char *wonly, int t);
  * outputs counted, so an output has none), or -1. (plan/query.c) */
 int gpu_sole_reader(const gpu_plan *p, const int *reads, int t);
 
-/* plan/se.c: folds each global_avgpool -> 1x1 conv -> 1x1 conv chain into the
- * pool's step (one kernel, kse.cu); called by plan_fusion
- * after the activation folds (reads, wonly: as gpu_shuffle_fold). */
-void gpu_se_fold(gpu_plan *p, const int *reads, const unsigned char *wonly);
-cudaError_t gpu_se_enqueue(gpu_plan *p, int head);
-/* The kernel's activation code for convolution i of such a chain (-1: none
- * it runs), and the kernel's arguments for the chain from pool head
- * (run/se.c; the fold checks them). */
-int gpu_se_act(const gpu_plan *p, int i);
-cxk_se gpu_se_args(const gpu_plan *p, int head);
+/* run/se.c: an se node (ops.def) as kse.cu's kernel: its arguments, the
+ * check that the kernel runs it on this device (at prepare), the launch. */
+cxk_se gpu_se_args(const gpu_plan *p, int i);
+base_status gpu_se_prepare(gpu_plan *p, int i, base_diag *d);
+cudaError_t gpu_se_enqueue(gpu_plan *p, int i);
 
 /* plan/layout.c: chooses each node's layout (channels-last or NCHW) and each
  * tensor's; called before the steps are prepared. */

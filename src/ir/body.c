@@ -5,6 +5,7 @@
  * mutex; an id is the XXH3 hash of the body's content, so it is the same in
  * every process and ir_graph_hash of a graph with fused nodes is stable.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,10 +408,115 @@ static int unlower_layernorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
 }
 
 int ir_node_unfuses(const ir_node *n) {
-  return n->op == IR_OP_FUSED || ir_move_lowered(n) ||
+  return n->op == IR_OP_FUSED || n->op == IR_OP_SE ||
+         n->op == IR_OP_CONCAT_SHUFFLE || ir_move_lowered(n) ||
          ((n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) &&
           (n->nin == 4 || n->a.act == IR_ACT_CLIP)) ||
          (n->op == IR_OP_LAYERNORM && n->nin == 4);
+}
+
+/* Adds node op(in) a to h named name (line of nd); its output tensor. */
+static int32_t add_prim(ir_graph *h, const ir_node *nd, ir_opcode op,
+                        const int32_t *in, int nin, const ir_attrs *a,
+                        const char *name, base_diag *d) {
+  int node = ir_add_node(h, op, in, nin, a, &name, d);
+  if (node < 0)
+    return -1;
+  h->nodes[node].line = nd->line;
+  h->nodes[node].col = nd->col;
+  return h->nodes[node].out[0];
+}
+
+/* se node nd as global_avgpool, two conv2d and, with bounds, a clip; the
+ * last writes nd's output. Returns that node, or -1. */
+static int unlower_se(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                      const int32_t *map, base_diag *d) {
+  const char *out = g->tensors[nd->out[0]].name;
+  int clip = !isinf(nd->a.lo) || !isinf(nd->a.hi);
+  char buf[3][512];
+  ir_attrs a;
+  ir_attrs_default(IR_OP_GLOBAL_AVGPOOL, &a);
+  int32_t in[3] = {map[nd->in[0]]};
+  int32_t p = add_prim(h, nd, IR_OP_GLOBAL_AVGPOOL, in, 1, &a,
+                       unfused_name(g, out, 0, buf[0], sizeof buf[0]), d);
+  if (p < 0)
+    return -1;
+  ir_attrs_default(IR_OP_CONV2D, &a);
+  a.act = nd->a.groups; /* act1 */
+  in[0] = p, in[1] = map[nd->in[1]];
+  if (nd->nin > 3)
+    in[2] = map[nd->in[3]];
+  int32_t q = add_prim(h, nd, IR_OP_CONV2D, in, nd->nin > 3 ? 3 : 2, &a,
+                       unfused_name(g, out, 1, buf[1], sizeof buf[1]), d);
+  if (q < 0)
+    return -1;
+  a.act = nd->a.axis;
+  in[0] = q, in[1] = map[nd->in[2]];
+  if (nd->nin > 4)
+    in[2] = map[nd->in[4]];
+  q = add_prim(h, nd, IR_OP_CONV2D, in, nd->nin > 4 ? 3 : 2, &a,
+               clip ? unfused_name(g, out, 2, buf[2], sizeof buf[2]) : out, d);
+  if (q >= 0 && clip) {
+    ir_attrs_default(IR_OP_CLIP, &a);
+    a.lo = nd->a.lo, a.hi = nd->a.hi;
+    q = add_prim(h, nd, IR_OP_CLIP, &q, 1, &a, out, d);
+  }
+  return q < 0 ? -1 : h->tensors[q].node;
+}
+
+/* concat_shuffle node nd as concat, reshape, transpose, reshape and, for
+ * outputs other than the whole result, slices writing nd's outputs.
+ * Returns the last node, or -1. */
+static int unlower_shuffle(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                           const int32_t *map, base_diag *d) {
+  const char *out = g->tensors[nd->out[0]].name;
+  const ir_shape *y = &g->tensors[nd->out[0]].shape;
+  char buf[4][512];
+  int32_t in[IR_MAX_IN];
+  for (int k = 0; k < nd->nin; k++)
+    in[k] = map[nd->in[k]];
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CONCAT, &a);
+  a.axis = 1;
+  int64_t c = 0;
+  for (int k = 0; k < nd->nin; k++)
+    c += g->tensors[nd->in[k]].shape.dim[1];
+  int whole = nd->nout == 1 && nd->a.list[0] == 0 && nd->a.list2[0] == c;
+  int32_t t = add_prim(h, nd, IR_OP_CONCAT, in, nd->nin, &a,
+                       unfused_name(g, out, 0, buf[0], sizeof buf[0]), d);
+  int64_t gr = nd->a.groups;
+  int64_t r5[5] = {y->dim[0], gr, c / gr, y->dim[2], y->dim[3]};
+  int64_t r4[4] = {y->dim[0], c, y->dim[2], y->dim[3]};
+  static const int64_t perm[5] = {0, 2, 1, 3, 4};
+  for (int k = 0; k < 3 && t >= 0; k++) {
+    ir_opcode op = k == 1 ? IR_OP_TRANSPOSE : IR_OP_RESHAPE;
+    ir_attrs_default(op, &a);
+    a.nlist = k == 2 ? 4 : 5;
+    memcpy(a.list,
+           k == 0   ? r5
+           : k == 1 ? perm
+                    : r4,
+           sizeof(int64_t) * (size_t)a.nlist);
+    const char *name = k == 2 && whole ? out
+                                       : unfused_name(g, out, k + 1, buf[k + 1],
+                                                      sizeof buf[k + 1]);
+    t = add_prim(h, nd, op, &t, 1, &a, name, d);
+  }
+  if (t < 0)
+    return -1;
+  if (whole)
+    return h->tensors[t].node;
+  int32_t o = -1;
+  for (int k = 0; k < nd->nout && (k == 0 || o >= 0); k++) {
+    ir_attrs_default(IR_OP_SLICE, &a);
+    a.nlist = a.nlist2 = 4;
+    int64_t lo[4] = {0, nd->a.list[k], 0, 0},
+            hi[4] = {y->dim[0], nd->a.list2[k], y->dim[2], y->dim[3]};
+    memcpy(a.list, lo, sizeof lo);
+    memcpy(a.list2, hi, sizeof hi);
+    o = add_prim(h, nd, IR_OP_SLICE, &t, 1, &a, g->tensors[nd->out[k]].name, d);
+  }
+  return o < 0 ? -1 : h->tensors[o].node;
 }
 
 ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
@@ -442,6 +548,10 @@ ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
     }
     if (nd->op == IR_OP_FUSED) {
       node = unfuse_node(h, g, nd, map, d);
+    } else if (nd->op == IR_OP_SE) {
+      node = unlower_se(h, g, nd, map, d);
+    } else if (nd->op == IR_OP_CONCAT_SHUFFLE) {
+      node = unlower_shuffle(h, g, nd, map, d);
     } else if (ir_node_unfuses(nd)) {
       node = nd->op == IR_OP_LAYERNORM ? unlower_layernorm(h, g, nd, map, d)
                                        : unlower_product(h, g, nd, map, d);
@@ -462,6 +572,11 @@ ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
     }
     if (node < 0)
       goto fail;
+    if (nd->op == IR_OP_CONCAT_SHUFFLE) { /* outputs: the last nout nodes */
+      for (int k = 0; k < nd->nout; k++)
+        map[nd->out[k]] = h->nodes[node - nd->nout + 1 + k].out[0];
+      continue;
+    }
     for (int k = 0; k < nd->nout; k++)
       map[nd->out[k]] = h->nodes[node].out[k];
   }

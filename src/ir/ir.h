@@ -347,9 +347,11 @@ base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
 char *ir_body_str(const ir_body *b);
 /* g with every fused node replaced by its body, one node per body
  * operator (the last writes the fused node's output; the others get fresh
- * names "<output>.u<k>"), and every ir_move_lowered node replaced by
- * plain operators: the same computation in operators other tools know
- * (ONNX export). Weight values are g's, shared (the result must not
+ * names "<output>.u<k>"), every ir_move_lowered node replaced by plain
+ * operators, and every se and concat_shuffle node (the lower stage's) by
+ * the operators it stands for (docs/graph-format.md): the same computation
+ * in operators other tools know (ONNX export). Weight values are g's,
+ * shared (the result must not
  * outlive g). NULL with d set on out of memory. */
 struct ir_graph *ir_graph_unfuse(const struct ir_graph *g, base_diag *d);
 /* Whether ir_graph_unfuse replaces node n: a fused node, or a lowered one

@@ -607,6 +607,77 @@ base_status ir_shape_slice(ir_attrs *a, const ir_shape *const *in, int nin,
   return BASE_OK;
 }
 
+/* se: global_avgpool, then two 1x1 convolutions of the pooled vector
+ * (docs/graph-format.md). */
+static base_status se_weight(const char *what, const ir_shape *w, int64_t i,
+                             base_diag *d) {
+  sbuf b;
+  if (w->rank == 4 && w->dim[1] == i && w->dim[2] == 1 && w->dim[3] == 1)
+    return BASE_OK;
+  return shape_err(d, "se: %s %s must be [O,%lld,1,1]", what, S(w, b),
+                   (long long)i);
+}
+
+base_status ir_shape_se(ir_attrs *a, const ir_shape *const *in, int nin,
+                        ir_shape *out, base_diag *d) {
+  const ir_shape *x = in[0], *w1 = in[1], *w2 = in[2];
+  sbuf b0;
+  base_status st;
+  if ((st = need_rank("se", "input x", x, 4, d)) ||
+      (st = check_act("se", a->groups, d)) ||
+      (st = check_act("se", a->axis, d)) ||
+      (st = se_weight("weight w1", w1, x->dim[1], d)) ||
+      (st = se_weight("weight w2", w2, w1->dim[0], d)))
+    return st;
+  for (int k = 3; k < nin; k++) {
+    int64_t o = (k == 3 ? w1 : w2)->dim[0];
+    if (in[k]->rank != 1 || in[k]->dim[0] != o)
+      return shape_err(d, "se: bias %s %s must be [%lld]", k == 3 ? "b1" : "b2",
+                       S(in[k], b0), (long long)o);
+  }
+  if (!(a->lo <= a->hi))
+    return param_err(d, "se: min %g must not exceed max %g", (double)a->lo,
+                     (double)a->hi);
+  *out = *x;
+  out->dim[1] = w2->dim[0];
+  out->dim[2] = out->dim[3] = 1;
+  return BASE_OK;
+}
+
+/* concat_shuffle: concat on channels, channel shuffle, channel ranges
+ * (docs/graph-format.md). */
+base_status ir_shape_concat_shuffle(ir_attrs *a, const ir_shape *const *in,
+                                    int nin, ir_shape *out, base_diag *d) {
+  sbuf b;
+  base_status st;
+  ir_shape k;
+  ir_attrs ca = *a;
+  ca.axis = 1;
+  if ((st = need_rank("concat_shuffle", "input x", in[0], 4, d)) ||
+      (st = ir_shape_concat(&ca, in, nin, &k, d)))
+    return st;
+  int64_t c = k.dim[1];
+  if (a->groups < 1 || c % a->groups)
+    return param_err(d,
+                     "concat_shuffle: groups=%d must divide the %lld channels "
+                     "of the concat %s",
+                     a->groups, (long long)c, S(&k, b));
+  if (a->nlist < 1 || a->nlist != a->nlist2)
+    return param_err(d, "concat_shuffle: starts and ends need one entry per "
+                        "output (at least one)");
+  for (int i = 0; i < a->nlist; i++) {
+    int64_t s = a->list[i], e = a->list2[i];
+    if (s < 0 || e <= s || e > c)
+      return shape_err(d,
+                       "concat_shuffle: channel range [%lld,%lld) is not "
+                       "within the %lld channels of %s",
+                       (long long)s, (long long)e, (long long)c, S(&k, b));
+    out[i] = k;
+    out[i].dim[1] = e - s;
+  }
+  return BASE_OK;
+}
+
 /* Constants: the shape parameter is the output shape. */
 static base_status const_shape(const char *op, const ir_attrs *a, int rank,
                                ir_shape *out, base_diag *d) {
@@ -732,6 +803,7 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
     if (a->act != IR_ACT_NONE && in[0] != IR_DT_F32) /* act=: float32 */
       return type_err(d, op, 0, "f32", in[0]);
     /* fall through */
+  case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_TRANSPOSE:
   case IR_OP_RESHAPE:
   case IR_OP_SLICE: /* moves: any type, all inputs alike */
@@ -791,6 +863,7 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   case IR_OP_CONST_POOL:
   case IR_OP_ATTENTION:
   case IR_OP_FUSED:
+  case IR_OP_SE:
     for (int k = 0; k < nin; k++)
       if (in[k] != IR_DT_F32)
         return type_err(d, op, k, "f32", in[k]);

@@ -70,6 +70,8 @@ static int point_op(ir_opcode op) {
   case IR_OP_NOT:
   case IR_OP_CAST:
   case IR_OP_ATTENTION:
+  case IR_OP_SE:
+  case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_FUSED: break;
   }
   return 0;
@@ -199,6 +201,8 @@ static uint32_t value(const mutant_pt *c, int t, const int64_t *idx) {
   case IR_OP_NOT:
   case IR_OP_CAST:
   case IR_OP_ATTENTION:
+  case IR_OP_SE:
+  case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_FUSED: break; /* excluded by mutant_point_ok */
   }
   return 0;

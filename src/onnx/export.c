@@ -553,9 +553,12 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: ex_const(E, n, out); break;
+  case IR_OP_SE:
+  case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_FUSED: /* never reached: ox_export_file_ex unfuses first */
     base_diag_set(E->d, BASE_ERR_INTERNAL, 0, 0,
-                  "fused node at line %d reached the ONNX writer", n->line);
+                  "%s node at line %d reached the ONNX writer",
+                  ir_op(n->op)->name, n->line);
     E->oom = -1;
     break;
   }
@@ -821,7 +824,8 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
   memset(&E, 0, sizeof E);
   /* ONNX has no fused operator nor a lowered form: a fused node is
    * written as its body, a residual as an Add, a lower-stage move as plain
-   * operators (ir_graph_unfuse) */
+   * operators, an se or concat_shuffle node as the operators it stands for
+   * (ir_graph_unfuse) */
   ir_graph *unfused = NULL;
   for (int i = 0; i < g->nnodes && !unfused; i++)
     if (ir_node_unfuses(&g->nodes[i]) && !(unfused = ir_graph_unfuse(g, d)))

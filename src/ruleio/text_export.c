@@ -220,6 +220,8 @@ static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
   case IR_OP_NOT:
   case IR_OP_CAST:
   case IR_OP_ATTENTION:
+  case IR_OP_SE:
+  case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_FUSED: break; /* no Tensat equivalent */
   }
   return tensat_fail(c, "%s has no Tensat equivalent", op);

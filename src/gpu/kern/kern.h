@@ -221,8 +221,9 @@ typedef struct cxk_se {
   int cl, act1, act2;
   float lo2, hi2;
 } cxk_se;
-/* Whether cxk_se_run runs these sizes and functions on this device
- * (thread block clusters: Hopper and later). */
+/* Whether cxk_se_run runs these sizes and functions: with thread block
+ * clusters (Hopper and later) where the device has them, else one block a
+ * sample ($SUPEROPT_SE_CLUSTER=0 forces that). */
 int cxk_se_ok(const cxk_se *p);
 cudaError_t cxk_se_run(cudaStream_t s, const float *x, const float *w1,
                        const float *b1, const float *w2, const float *b2,

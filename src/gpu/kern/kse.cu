@@ -159,6 +159,54 @@ __global__ void __launch_bounds__(1024)
 #endif
 }
 
+/* The same without clusters (GPUs before sm_90, builds without sm_90
+ * code, $SUPEROPT_SE_CLUSTER=0): a block a sample (grid [n]) pools, then
+ * computes h and y, a warp a row, in its own shared memory (pooled[c],
+ * h[r]). Slower on large images (one block reads the whole sample), but
+ * the same sums in the same fixed order per row. */
+__global__ void __launch_bounds__(512)
+    k_se_block(const float *x, const float *w1, const float *b1,
+               const float *w2, const float *b2, float *y,
+               const __grid_constant__ cxk_se p) {
+  extern __shared__ float sm[];
+  float *pooled = sm, *h = sm + p.c;
+  int c = (int)p.c, hw = (int)p.hw, t = threadIdx.x, nt = blockDim.x;
+  const float *xs = x + (size_t)blockIdx.x * p.c * p.hw;
+  float inv = 1.0f / (float)p.hw;
+  for (int ch = t; ch < c; ch += nt) {
+    float a = 0.0f;
+    for (int q = 0; q < hw; q++)
+      a += p.cl ? xs[(size_t)q * c + ch] : xs[(size_t)ch * hw + q];
+    pooled[ch] = a * inv;
+  }
+  __syncthreads();
+  int lane = t % 32, warps = nt / 32;
+  for (int k = t / 32; k < (int)p.r; k += warps) {
+    float a = 0.0f;
+    for (int j = lane; j < c; j += 32)
+      a = fmaf(w1[(size_t)k * c + j], pooled[j], a);
+    a = warp_sum(a);
+    if (lane == 0)
+      h[k] = act_fn(p.act1, a + (b1 ? b1[k] : 0.0f), 0.0f, 0.0f);
+  }
+  __syncthreads();
+  for (int k = t / 32; k < (int)p.c2; k += warps) {
+    float a = 0.0f;
+    for (int j = lane; j < (int)p.r; j += 32)
+      a = fmaf(w2[(size_t)k * p.r + j], h[j], a);
+    a = warp_sum(a);
+    if (lane == 0)
+      y[(size_t)blockIdx.x * p.c2 + k] =
+          act_fn(p.act2, a + (b2 ? b2[k] : 0.0f), p.lo2, p.hi2);
+  }
+}
+
+/* k_se_block's shared memory, or 0 where it does not fit. */
+size_t se_block_smem(const cxk_se *p) {
+  size_t b = sizeof(float) * (size_t)(p->c + p->r);
+  return b <= 48 * 1024 ? b : 0;
+}
+
 int env_int(const char *name, int dflt) {
   const char *v = getenv(name);
   return v && *v ? atoi(v) : dflt;
@@ -173,6 +221,9 @@ struct se_shape {
 
 int se_plan(const cxk_se *p, se_shape *s) {
   int dev = 0, clusters = 0, major = 0;
+  const char *force = getenv("SUPEROPT_SE_CLUSTER");
+  if (force && *force && atoi(force) == 0)
+    return 0; /* k_se_block (tests) */
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev) !=
           cudaSuccess ||
@@ -247,15 +298,21 @@ int cxk_se_ok(const cxk_se *p) {
   return p->n >= 1 && p->n <= 65535 && p->c >= 1 && p->hw >= 1 && p->r >= 1 &&
          p->c2 >= 1 && fits32(p->n * p->c * p->hw) && fits32(p->n * p->c2) &&
          fits32(p->r * p->c) && fits32(p->c2 * p->r) && se_act_ok(p->act1) &&
-         p->act1 != CXK_CLIP && se_act_ok(p->act2) && se_plan(p, &s);
+         p->act1 != CXK_CLIP && se_act_ok(p->act2) &&
+         (se_plan(p, &s) || se_block_smem(p) > 0);
 }
 
 cudaError_t cxk_se_run(cudaStream_t st, const float *x, const float *w1,
                        const float *b1, const float *w2, const float *b2,
                        float *y, const cxk_se *p) {
   se_shape s;
-  if (!se_plan(p, &s))
-    return cudaErrorNotSupported;
+  if (!se_plan(p, &s)) {
+    size_t smem = se_block_smem(p);
+    if (!smem)
+      return cudaErrorNotSupported;
+    k_se_block<<<(unsigned)p->n, 512, smem, st>>>(x, w1, b1, w2, b2, y, *p);
+    return cudaGetLastError();
+  }
   cudaLaunchConfig_t c = {};
   cudaLaunchAttribute a[1];
   a[0].id = cudaLaunchAttributeClusterDimension;

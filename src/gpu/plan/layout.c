@@ -8,9 +8,10 @@
  *
  * The choice, node by node in topological order:
  *   - a convolution runs channels-last unless its output must be NCHW;
- *   - an element-wise, batch-norm, fused, pooling, concat, split, pad,
- *     slice or spatial reduction node runs channels-last when one of its
- *     rank-4 inputs is (a slice writes through strides in either layout);
+ *   - an element-wise, batch-norm, fused, pooling, concat, concat_shuffle,
+ *     split, pad, slice, se or spatial reduction node runs channels-last
+ *     when one of its rank-4 inputs is (a slice writes through strides in
+ * either layout);
  *   - a transpose [0,3,1,2] (images back from [N,H,W,C]) writes
  *     channels-last; it and a transpose [0,2,3,1] of a channels-last
  *     tensor then only rename bytes and become views
@@ -29,10 +30,9 @@
  * kernels, run/fused.c) read any mix of layouts through strides instead, as do
  * transpose and slice (a transpose [0,2,3,1] of a channels-last tensor is a
  * copy). Convolution filters are converted to KRSC once, when weights are
- * uploaded (run/conv.c). A concat with its channel shuffle folded in
- * (shuffle.c) runs in the layout its inputs suggest, its reshapes do not
- * pin it to NCHW, and the slices it writes take its layout. opt.nchw turns
- * all of this off.
+ * uploaded (run/conv.c). A concat_shuffle node runs in the layout its
+ * inputs suggest, reads them and writes its outputs through strides.
+ * opt.nchw turns all of this off.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +58,7 @@ static int cl_capable(ir_opcode op) {
          op == IR_OP_AVGPOOL || op == IR_OP_MAXPOOL ||
          op == IR_OP_GLOBAL_AVGPOOL || op == IR_OP_REDUCE_MEAN ||
          op == IR_OP_CONCAT || op == IR_OP_SPLIT || op == IR_OP_PAD ||
-         op == IR_OP_SLICE;
+         op == IR_OP_SLICE || op == IR_OP_SE || op == IR_OP_CONCAT_SHUFFLE;
 }
 
 /* Is n a rank-4 transpose with perm=[a,b,c,d]? */
@@ -81,19 +81,20 @@ static int reads_strided(ir_opcode op) {
   return op == IR_OP_EWADD || op == IR_OP_EWSUB || op == IR_OP_EWMUL ||
          op == IR_OP_EWDIV || op == IR_OP_SMUL || op == IR_OP_GLOBAL_AVGPOOL ||
          op == IR_OP_REDUCE_MEAN || op == IR_OP_FUSED ||
-         op == IR_OP_TRANSPOSE || op == IR_OP_SLICE;
+         op == IR_OP_TRANSPOSE || op == IR_OP_SLICE || op == IR_OP_SE ||
+         op == IR_OP_CONCAT_SHUFFLE;
 }
 
 /* Does node n's output layout follow its mode (not a reduction's)? */
 static int output_follows(ir_opcode op) {
-  return op != IR_OP_GLOBAL_AVGPOOL && op != IR_OP_REDUCE_MEAN;
+  return op != IR_OP_GLOBAL_AVGPOOL && op != IR_OP_REDUCE_MEAN &&
+         op != IR_OP_SE;
 }
 
 static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[i];
-  int folded = gpu_shuffle_slice(p, i); /* in the layout of its reader */
-  if (p->wonly[i] || !(cl_capable(n->op) || to_images(n) || folded))
+  if (p->wonly[i] || !(cl_capable(n->op) || to_images(n)))
     return 0;
   for (int k = 0; k < n->nout; k++)
     if (output_follows(n->op) && spatial(shp(p, n->out[k])) &&
@@ -101,8 +102,6 @@ static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
       return 0;
   if (to_images(n))
     return spatial(shp(p, n->out[0]));
-  if (folded) /* its input y: the concat's bytes */
-    return p->cl[p->root[n->in[0]]];
   if (n->op == IR_OP_CONV2D)
     return spatial(shp(p, n->out[0])) || spatial(shp(p, n->in[0]));
   for (int k = 0; k < n->nin; k++)
@@ -119,7 +118,7 @@ void gpu_layout_pins(const gpu_plan *p, unsigned char *pin) {
     const ir_node *n = &g->nodes[i];
     if (n->op == IR_OP_CONV2D && n->nin > 1) /* filters are read as KCRS */
       pin[n->in[1]] = 1;
-    if (n->op == IR_OP_RESHAPE && !p->steps[i].shuf_by) /* (a shuffle's) */
+    if (n->op == IR_OP_RESHAPE)
       pin[n->in[0]] = 1;
   }
 }
@@ -460,8 +459,8 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     gpu_step *s = &p->steps[i];
-    if (s->view || s->shuffle || s->shuf_by || reads_strided(n->op))
-      continue; /* a folded shuffle reads its inputs through strides */
+    if (s->view || reads_strided(n->op))
+      continue;
     for (int k = 0; k < n->nin; k++) {
       int t = n->in[k];
       if (n->op == IR_OP_CONV2D && k > 0)

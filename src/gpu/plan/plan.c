@@ -27,10 +27,7 @@ static int root_of(const gpu_plan *p, const int32_t *root, int t) {
 }
 
 /* Lifetimes: first[t] = producing node, last[t] = last node reading t or
- * any view of it (g->nnodes for graph outputs). A slice folded into a
- * concat's shuffle (shuffle.c) has its output written by the concat: it
- * lives from there, and the slice reads nothing. So do the outputs of the
- * convolutions folded into a squeeze-and-excitation pool (se.c). */
+ * any view of it (g->nnodes for graph outputs). */
 static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
                       int32_t *last) {
   const ir_graph *g = p->g;
@@ -43,12 +40,6 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
     const ir_node *n = &g->nodes[i];
     for (int k = 0; k < n->nout; k++)
       root[n->out[k]] = root_of(p, root, n->out[k]);
-    if (gpu_shuffle_slice(p, i)) { /* written by the concat, reads nothing */
-      first[n->out[0]] = p->steps[i].shuf_by - 1;
-      continue;
-    }
-    if (p->steps[i].se_by) /* written by the pool's step (se.c) */
-      first[n->out[0]] = p->steps[i].se_by - 1;
     for (int k = 0; k < n->nin; k++)
       if (last[root[n->in[k]]] < i)
         last[root[n->in[k]]] = i;
@@ -156,10 +147,6 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
       continue;
     p->steps[x->node].fuse_relu = 1;
     p->steps[j].view = 1;
-  }
-  if (!p->ctx->opt.no_fold) {
-    gpu_shuffle_fold(p, reads, wonly);
-    gpu_se_fold(p, reads, wonly);
   }
   free(wonly);
   return BASE_OK;

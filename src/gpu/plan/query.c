@@ -22,10 +22,6 @@ int gpu_sole_reader(const gpu_plan *p, const int *reads, int t) {
 
 int gpu_plan_computed_by(const gpu_plan *p, int i) {
   const gpu_step *s = &p->steps[i];
-  if (s->se_by)
-    return s->se_by - 1;
-  if (s->shuf_by && p->g->nodes[i].op != IR_OP_RESHAPE)
-    return s->shuf_by - 1;
   if (s->res_conv)
     return s->res_conv - 1;
   return s->view ? -1 : i;

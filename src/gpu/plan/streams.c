@@ -1,8 +1,7 @@
 /* streams.c: a plan's nodes on several streams of one CUDA graph.
  *
  * What each node reads and writes after the executor's folds (a residual
- * add read by its convolution, a shuffle's slices written by their concat,
- * views sharing their input's bytes) gives the dependencies between the
+ * add read by its convolution, views sharing their input's bytes) gives the dependencies between the
  * nodes that run kernels; sched.c assigns streams from them. The capture
  * (plan.c) then forks the side streams from the context's stream, makes
  * each node's stream wait for the events of its dependencies on other

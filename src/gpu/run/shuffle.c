@@ -1,5 +1,8 @@
-/* shuffle.c: the launch of a concat with its channel shuffle folded in
- * (one kern/kmove.cu kernel; the fold: plan/shuffle.c).
+/* shuffle.c: the launch of a concat_shuffle node (ops.def: a concat with
+ * its channel shuffle, writing channel ranges of the result; one
+ * kern/kmove.cu kernel; the lower stage makes the node,
+ * src/fuse/lower_se.c). Inputs are read and outputs written through
+ * their strides, each in its own layout.
  */
 #include <string.h>
 
@@ -7,12 +10,13 @@
 
 cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j) {
   const ir_node *n = &p->g->nodes[j];
-  const gpu_step *s = &p->steps[j];
-  const ir_shape *ys = shp(p, s->shuf_y);
+  const ir_shape *ys = shp(p, n->out[0]);
   cxk_shuffle_args a;
   memset(&a, 0, sizeof a);
-  a.nin = n->nin, a.g = s->shuffle;
-  a.n = ys->dim[0], a.c = ys->dim[1], a.h = ys->dim[2], a.w = ys->dim[3];
+  if (n->nin > CXK_PARTS || n->nout > CXK_PARTS)
+    return cudaErrorNotSupported;
+  a.nin = n->nin, a.g = n->a.groups;
+  a.n = ys->dim[0], a.h = ys->dim[2], a.w = ys->dim[3];
   int64_t st[CXK_RANK];
   for (int k = 0; k < n->nin; k++) {
     a.in[k] = p->ptr[n->in[k]];
@@ -20,20 +24,14 @@ cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j) {
     gpu_strides(p, n->in[k], st);
     memcpy(a.in_st[k], st, sizeof a.in_st[k]);
   }
-  if (s->nshuf_out == 0) { /* y itself */
-    a.out[0] = p->ptr[s->shuf_y];
-    a.out_hi[0] = a.c;
-    gpu_strides(p, s->shuf_y, st);
-    memcpy(a.out_st[0], st, sizeof a.out_st[0]);
-  }
-  for (int o = 0; o < s->nshuf_out; o++) {
-    const ir_node *sl = &p->g->nodes[s->shuf_out[o]];
-    a.out[o] = p->ptr[sl->out[0]];
-    a.out_lo[o] = sl->a.list[1];
-    a.out_hi[o] = sl->a.list[1] + shp(p, sl->out[0])->dim[1];
-    gpu_strides(p, sl->out[0], st);
+  a.c = a.in_c0[n->nin];
+  for (int o = 0; o < n->nout; o++) {
+    a.out[o] = p->ptr[n->out[o]];
+    a.out_lo[o] = n->a.list[o];
+    a.out_hi[o] = n->a.list2[o];
+    gpu_strides(p, n->out[o], st);
     memcpy(a.out_st[o], st, sizeof a.out_st[o]);
   }
-  a.nout = s->nshuf_out ? s->nshuf_out : 1;
+  a.nout = n->nout;
   return cxk_shuffle(p->ctx->stream, &a);
 }

@@ -312,8 +312,14 @@ static cudaError_t constant(gpu_plan *p, const ir_node *n) {
 
 base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
-  if (p->steps[i].se_by || p->steps[i].se) /* one kernel (run/se.c) */
-    return BASE_OK;
+  if (n->op == IR_OP_SE) /* one kernel (run/se.c) */
+    return gpu_se_prepare(p, i, d);
+  if (n->op == IR_OP_CONCAT_SHUFFLE &&
+      (n->nin > CXK_PARTS || n->nout > CXK_PARTS))
+    return base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
+                         "concat_shuffle: the GPU kernel takes at most %d "
+                         "inputs and %d outputs, not %d and %d",
+                         CXK_PARTS, CXK_PARTS, n->nin, n->nout);
   if (n->op == IR_OP_CONV2D)
     return gpu_conv_prepare(p, n, &p->steps[i], d);
   if (n->op == IR_OP_MATMUL)
@@ -366,10 +372,8 @@ void gpu_step_release(gpu_step *s) {
  * when there is no kernel for its operator. */
 static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
                           int *none) {
-  if (s->view || s->shuf_by)
-    return cudaSuccess; /* reshape, a relu folded into its producer, or a
-                           slice written by a folded shuffle
-                           (plan/shuffle.c) */
+  if (s->view)
+    return cudaSuccess; /* a reshape, or a relu folded into its producer */
   int relu = s->fuse_relu;
   switch (n->op) {
   case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);
@@ -379,9 +383,7 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_EWDIV: return binary(p, n, CXK_DIV, relu);
 #include "../../ir/ew_cases.h"
   case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
-  case IR_OP_CONCAT:
-    return s->shuffle ? gpu_shuffle_enqueue(p, (int)(n - p->g->nodes))
-                      : concat(p, n);
+  case IR_OP_CONCAT: return concat(p, n);
   case IR_OP_GATHER: return gather_idx(p, n);
   case IR_OP_WHERE: return where(p, n);
   case IR_OP_EQUAL: return binary(p, n, CXK_EQ, 0);
@@ -404,10 +406,13 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: return constant(p, n);
   case IR_OP_RESHAPE: return cudaSuccess; /* a view: its input's bytes */
+  case IR_OP_SE: return gpu_se_enqueue(p, (int)(n - p->g->nodes));
   case IR_OP_CONV2D:
   case IR_OP_MATMUL:
   case IR_OP_ATTENTION:    /* cuDNN, cuBLASLt, katt.cu: gpu_step_enqueue */
   case IR_OP_FUSED: break; /* generated kernels: gpu_fused_enqueue */
+  case IR_OP_CONCAT_SHUFFLE:
+    return gpu_shuffle_enqueue(p, (int)(n - p->g->nodes));
   }
   *none = 1; /* an operator with no kernel here */
   return cudaSuccess;
@@ -417,14 +422,6 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
   const gpu_step *s = &p->steps[i];
   base_status st = BASE_OK;
-  if (s->se_by) /* written by the pool's kernel */
-    return BASE_OK;
-  if (s->se) {
-    cudaError_t e = gpu_se_enqueue(p, i);
-    return e == cudaSuccess
-               ? BASE_OK
-               : gpu_cuda_fail(d, e, "squeeze-and-excitation kernel");
-  }
   for (int k = 0; s->cin_off && k < n->nin; k++)
     if (s->cin_off[k] != (size_t)-1)
       GPU_CUDA(d,
