@@ -938,7 +938,7 @@ static int shuffle_graph_at(void) {
   return -1;
 }
 
-static ir_graph *lowered(const ir_graph *g, lower_stats *st) {
+static ir_graph *lowered_st(const ir_graph *g, lower_stats *st) {
   base_diag d;
   ir_graph *h = lower_graph(g, st, &d);
   cr_assert(h, "%s", d.msg);
@@ -954,7 +954,7 @@ Test(cuda, squeeze_excitation_nodes) {
   need_gpu();
   ir_graph *g = parse(SE_GRAPH);
   lower_stats st;
-  ir_graph *h = lowered(g, &st);
+  ir_graph *h = lowered_st(g, &st);
   cr_expect_eq(st.se, 4);
   gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1},
               nchw = {.fp32_strict = 1, .nchw = 1};
@@ -986,7 +986,7 @@ Test(cuda, channel_shuffle_nodes) {
   need_gpu();
   ir_graph *g = parse(op_graphs[shuffle_graph_at()]);
   lower_stats st;
-  ir_graph *h = lowered(g, &st);
+  ir_graph *h = lowered_st(g, &st);
   cr_expect_eq(st.shuffles, 3);
   gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1},
               nchw = {.fp32_strict = 1, .nchw = 1}, four = {.streams = 4};

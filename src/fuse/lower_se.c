@@ -73,8 +73,9 @@ static int sole_reader(const se_ctx *c, int t) {
 
 /* Is node i an unpadded, ungrouped 1x1 convolution of x ([N, C, 1, 1]) to
  * [N, O, 1, 1], with nothing in its parameters but an activation the kernel
- * runs (stride and dilation do nothing on a 1x1 image)? */
-static int squeeze_conv(const se_ctx *c, int i, int x) {
+ * runs (stride and dilation do nothing on a 1x1 image)? clip_ok: also
+ * act=clip (lower_epi.c's form of a clip after it: the se node's bounds). */
+static int squeeze_conv(const se_ctx *c, int i, int x, int clip_ok) {
   const ir_node *n = &c->g->nodes[i];
   if (n->op != IR_OP_CONV2D || n->in[0] != x || n->nin > 3 || c->wonly[i])
     return 0;
@@ -84,9 +85,12 @@ static int squeeze_conv(const se_ctx *c, int i, int x) {
   memcpy(want.dilation, n->a.dilation, sizeof want.dilation);
   want.padmode = n->a.padmode;
   want.act = n->a.act;
+  int clip = clip_ok && n->a.act == IR_ACT_CLIP;
+  if (clip)
+    want.lo = n->a.lo, want.hi = n->a.hi;
   if (memcmp(&want, &n->a, sizeof want) != 0 ||
       (n->a.act != IR_ACT_NONE && n->a.act != IR_ACT_RELU &&
-       n->a.act != IR_ACT_SIGMOID))
+       n->a.act != IR_ACT_SIGMOID && !clip))
     return 0;
   const ir_shape *xs = shp(c, x), *w = shp(c, n->in[1]);
   return w->dim[2] == 1 && w->dim[3] == 1 && xs->dim[2] == 1 && xs->dim[3] == 1;
@@ -109,10 +113,10 @@ static int se_chain(const se_ctx *c, int j, int f[3]) {
   if (n->op != IR_OP_GLOBAL_AVGPOOL || c->wonly[j])
     return 0;
   f[0] = sole_reader(c, n->out[0]);
-  if (f[0] < 0 || !squeeze_conv(c, f[0], n->out[0]))
+  if (f[0] < 0 || !squeeze_conv(c, f[0], n->out[0], 0))
     return 0;
   f[1] = sole_reader(c, g->nodes[f[0]].out[0]);
-  if (f[1] < 0 || !squeeze_conv(c, f[1], g->nodes[f[0]].out[0]))
+  if (f[1] < 0 || !squeeze_conv(c, f[1], g->nodes[f[0]].out[0], 1))
     return 0;
   if (g->nodes[f[0]].nin < 3 && g->nodes[f[1]].nin == 3)
     return 0; /* b2 without b1 */
@@ -249,6 +253,8 @@ static int se_node(const se_ctx *c, ir_graph *h, const int32_t *map, int j,
   ir_attrs_default(IR_OP_SE, &a);
   a.groups = c1->a.act; /* act1 */
   a.axis = c2->a.act;   /* act2 */
+  if (c2->a.act == IR_ACT_CLIP) /* a clip lower_epi.c folded into it */
+    a.axis = IR_ACT_NONE, a.lo = c2->a.lo, a.hi = c2->a.hi;
   if (end != f2)
     a.lo = g->nodes[end].a.lo, a.hi = g->nodes[end].a.hi;
   const char *name = g->tensors[g->nodes[end].out[0]].name;
