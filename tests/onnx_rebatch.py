@@ -19,7 +19,8 @@ indices were folded at batch 1; import those at the batch wanted with
 --input-shape). Each is imported at batch 1,
 run at batch N (default 3) with --dump, and each sample's outputs are
 compared with onnxruntime on that sample (max|ours - ort| <= 1e-4 *
-max|ort|).
+max|ort|). Also: `export --like` an original with a dynamic dimension
+says that the export fixes it.
 """
 import os
 import sys
@@ -162,6 +163,31 @@ def check(superopt, path, tmp, batch, data_input):
     return ok
 
 
+def export_note(superopt, tmp):
+    """export --like says that the original's dynamic dimensions are fixed
+    (and says nothing for a file without them)."""
+    ok = True
+    for dims, want in ((["batch", 4], "dynamic dimensions (batch)"),
+                       ([1, 4], None)):
+        x = h.make_tensor_value_info("x", T.FLOAT, dims)
+        y = h.make_tensor_value_info("y", T.FLOAT, dims)
+        g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "dyn", [x], [y])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+        m.ir_version = 8
+        src = os.path.join(tmp, "dyn.onnx")
+        onnx.save(m, src)
+        gr, out = os.path.join(tmp, "dyn.graph"), os.path.join(tmp, "o.onnx")
+        om.run([superopt, "import", src, "-o", gr, "--input-shape", "x=2x4"])
+        r = om.subprocess.run([superopt, "export", gr, "--like", src, "-o",
+                               out], capture_output=True, text=True)
+        said = "dynamic dimensions" in r.stderr
+        good = r.returncode == 0 and (want in r.stderr if want else not said)
+        ok &= good
+        print(f"export --like {dims}: {'ok' if good else 'FAIL'} "
+              f"({r.stderr.strip()[-160:]})", flush=True)
+    return ok
+
+
 # dynamic axes (the Hugging Face exports of models/onnx/exports): imported
 # at batch 1 and sequence 16, then rebatched
 om.DYN = {"batch": 1, "seq": 16}
@@ -181,6 +207,7 @@ def main():
             p = os.path.join(tmp, make.__name__ + ".onnx")
             make(p)
             models.insert(0, p)
+        ok &= export_note(superopt, tmp)
         for p in models:
             try:
                 ok &= check(superopt, p, tmp, batch, weights_as_inputs(p))
