@@ -156,9 +156,9 @@ printf 'rule r1 unverified\nsrc:\ninput a: [2,4]\nt = relu(a)\nu = relu(t)\noutp
 expect 2 "$bin" optimize "$tmp/two.graph" --rules "$tmp/unproven.rules" -o "$tmp/never.graph"
 contains "only proven rules are used"
 [ ! -e "$tmp/never.graph" ] || { echo "FAIL: optimize wrote output after an error"; fails=$((fails + 1)); }
-printf 'input x: [1,4]\ny = reshape(x) shape=[4]\noutput y\n' >"$tmp/pinned.graph"
+printf 'input x: [1,4]\ny = reshape(x) shape=[4]\nz = softmax(y) axis=0\noutput z\n' >"$tmp/pinned.graph"
 expect 2 "$bin" optimize "$tmp/pinned.graph" --batch 2
-contains "cannot rebatch reshape"
+contains "cannot rebatch softmax 'z': it normalises along the batch axis"
 # the default rules file missing: a message and exit 2, not a crash
 SUPEROPT_RULES="$tmp/none.rules" expect 2 "$bin" optimize "$tmp/two.graph"
 contains "no rules file: the default $tmp/none.rules does not exist"

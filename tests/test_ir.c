@@ -599,16 +599,74 @@ Test(rebatch, parameters_fed_as_inputs_keep_their_shape) {
   ir_graph_free(g);
 }
 
+/* A reshape may fold the batch into another axis; an operator that then
+ * computes across it (here a softmax over the folded axis) is refused,
+ * naming the node and its line. */
 Test(rebatch, reports_a_pinned_batch) {
-  ir_graph *g = parse_ok("input x: [2,3]\n"
-                         "y = reshape(x) shape=[6]\n"
-                         "output y\n"),
+  ir_graph *g = parse_ok("input x: [1,4,3]\n"
+                         "y = reshape(x) shape=[4,3]\n"
+                         "z = softmax(y) axis=0\n"
+                         "output z\n"),
            *h = (ir_graph *)1;
   base_diag d;
   cr_assert_eq(ir_rebatch(g, 4, &h, &d), BASE_ERR_SHAPE);
   cr_assert_null(h);
-  cr_assert_eq(d.line, 2);
-  cr_assert(strstr(d.msg, "cannot rebatch reshape"), "%s", d.msg);
+  cr_assert_eq(d.line, 3);
+  cr_assert(strstr(d.msg, "cannot rebatch softmax 'z'"), "%s", d.msg);
+  cr_assert(strstr(d.msg, "batch axis"), "%s", d.msg);
+  ir_graph_free(g);
+}
+
+static int64_t dim_of(const ir_graph *h, const char *name, int i) {
+  int t = ir_find_tensor(h, name);
+  cr_assert_geq(t, 0, "%s", name);
+  return h->tensors[t].shape.dim[i];
+}
+
+/* torch's MultiheadAttention at batch 1: tokens first, the batch folded
+ * into the heads ([5, 1*2, 4]) and into the tokens at the merge ([5*1,
+ * 8]). The merge's first candidate (the batch into the 8 features) makes
+ * the next matmul sum over the batch, so the search takes the other. */
+Test(rebatch, folds_the_batch_into_heads_and_tokens) {
+  ir_graph *g = parse_ok("input x: [1,5,8]\nweight w: [8,8]\n"
+                         "t = transpose(x) perm=[1,0,2]\n"
+                         "q = reshape(t) shape=[5,2,4]\n"
+                         "qt = transpose(q) perm=[1,0,2]\n"
+                         "qk = transpose(qt) perm=[0,2,1]\n"
+                         "sc = matmul(qt, qk)\n"
+                         "p = softmax(sc) axis=2\n"
+                         "o = matmul(p, qt)\n"
+                         "o2 = transpose(o) perm=[1,0,2]\n"
+                         "m = reshape(o2) shape=[5,8]\n"
+                         "y = matmul(m, w)\n"
+                         "y3 = reshape(y) shape=[5,1,8]\n"
+                         "output y3\n"),
+           *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 3, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(dim_of(h, "q", 1), 6);
+  cr_assert_eq(dim_of(h, "sc", 0), 6);
+  cr_assert_eq(dim_of(h, "m", 0), 15);
+  cr_assert_eq(dim_of(h, "m", 1), 8);
+  cr_assert_eq(dim_of(h, "y3", 1), 3);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* A class token folded at import to a [1,1,d] weight and concatenated
+ * with the batched patches is broadcast to the new batch. */
+Test(rebatch, broadcasts_a_weight_concatenated_with_the_batch) {
+  ir_graph *g = parse_ok("input x: [1,4,8]\nweight cls: [1,1,8]\n"
+                         "t = concat(cls, x) axis=1\n"
+                         "output t\n"),
+           *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 16, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(dim_of(h, "t", 0), 16);
+  cr_assert_eq(dim_of(h, "t", 1), 5);
+  cr_assert_eq(dim_of(h, "cls", 0), 1);
+  cr_assert_eq(h->nnodes, g->nnodes + 2);
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 

@@ -157,6 +157,11 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
           "; %d weight-preprocessing operators computed into "
           "initializers\n",
           r.folded);
+  if (r.fixed_dims[0])
+    fprintf(stderr,
+            "export: %s's dynamic dimensions (%s) are fixed at this "
+            "graph's sizes: the export writes fixed shapes\n",
+            like, r.fixed_dims);
   if (r.at_load)
     print_kept(g, r.at_load);
   return CLI_OK;

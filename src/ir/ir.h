@@ -472,10 +472,12 @@ base_status ir_check_invariants(const ir_graph *g, const char *after,
 base_status ir_graph_hash(const ir_graph *g, uint64_t *out);
 
 /* A copy of g whose batch dimension (dim 0 of every input) is `batch`:
- * inputs get dim 0 = batch, reshape targets whose dim 0 is the old batch
- * and slices that keep the whole batch follow, and every shape is inferred
- * again (rebatch.c). Fails (BASE_ERR_SHAPE, message naming the node, its
- * line) when the graph does not follow its batch dimension. */
+ * the batch is tracked through every node (also where an exporter folded
+ * it into another axis: [tokens, 1*heads, hd], [1*windows, ..]), reshape
+ * targets and slice ends that carry it follow, a weight concatenated with
+ * batched values is broadcast, and every shape is inferred again
+ * (rebatch.c). Fails (BASE_ERR_SHAPE, message naming the node, its line
+ * and why) when an operator would compute across the batch. */
 base_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
                        base_diag *d);
 

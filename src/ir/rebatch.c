@@ -1,18 +1,33 @@
 /* rebatch.c: a graph with another batch size (ir_rebatch).
  *
- * The batch dimension is dim 0 of the graph inputs: the old batch is the
- * first input's dim 0, and the copy gives every input whose dim 0 equals
- * it dim 0 = batch (an input with another dim 0 is a parameter fed as an
- * input, as ONNX exports without weights have them: convnext's biases and
- * layer scales) and re-runs every node's shape rule. The parameters
- * that carry the batch are those ops.def marks '^' (follows the batch):
- * their first entry follows when it equals the node's input's old dim 0
- * and, for an operator with starts, the range starts at 0: reshape's target
- * (the flatten and head-split reshapes of the zoo) and slice's ends (a
- * slice that keeps the whole batch). Anything else that pins the batch (a
- * reshape that folds it into another dimension, a weight combined with an
- * activation along dim 0) fails the shape rules and is reported with the
- * node's line.
+ * The batch is dim 0 of the graph inputs: the old batch b0 is the first
+ * input's dim 0, and every input whose dim 0 equals it gets the new batch
+ * b1 there (an input with another dim 0 is a parameter fed as an input, as
+ * ONNX exports without weights have them: convnext's biases).
+ *
+ * The batch is then tracked through every node as a placement: the axis
+ * of each tensor that carries it and where inside that axis it sits (the
+ * axis is outer * b0 * inner in the old graph; exporters fold the batch
+ * into other dimensions: ViT's [tokens, 1*heads, 64] head split, Swin's
+ * [1*64 windows, 49, 96]). Each operator has a rule (rb_node): element-wise
+ * operators broadcast it, transpose moves it, a matmul, softmax,
+ * layernorm, reduction, convolution, slice, pad, concat or split must not
+ * compute across it. A reshape keeps the element order, so the batch sits
+ * at the same flat position in its output: with b0 = 1 that position can
+ * fall between two axes, and the batch then joins one of them (a size-1
+ * axis there, the next axis as its outer factor, the previous one as its
+ * inner factor). Those choices are searched depth first with
+ * backtracking: a choice that makes a later operator compute across the
+ * batch is undone. Any placement that passes every rule gives, for each
+ * sample, what the old graph gives on it: reshapes keep the element order
+ * and no operator mixes samples.
+ *
+ * The copy then gets the new batch in each reshape target's chosen axis
+ * and in the ends of slices that keep the whole batch; a weight
+ * concatenated with batched values (ViT's class token, [1,1,768], folded
+ * from an Expand to batch 1 at import) is broadcast to the new batch
+ * (ewmul with const_ones). When no placement passes, the message names the
+ * node the search reached furthest and why.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +35,28 @@
 #include <stdio.h>
 
 #include "ir.h"
+
+/* Where a tensor carries the batch: axis (-1: it does not) and the
+ * product of the axis's factors inside the batch (old graph). */
+typedef struct rb_place {
+  int32_t axis;
+  int64_t in;
+} rb_place;
+
+typedef struct rb_ctx {
+  const ir_graph *g;
+  int64_t b0, b1;
+  rb_place *p;    /* per tensor */
+  int32_t *pick;  /* per node: the reshape candidate taken */
+  int32_t *npick; /* per node: how many candidates it had */
+  char why[160];
+} rb_ctx;
+
+#define RB_FAIL(c, ...) (snprintf((c)->why, sizeof(c)->why, __VA_ARGS__), -1)
+
+static const ir_shape *shp(const rb_ctx *c, int t) {
+  return &c->g->tensors[t].shape;
+}
 
 /* The old batch: dim 0 of the first graph input (0 when it has none). */
 static int64_t old_batch(const ir_graph *g) {
@@ -29,19 +66,261 @@ static int64_t old_batch(const ir_graph *g) {
   return 0;
 }
 
-static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
-                    base_diag *d) {
-  const ir_tensor *x = &g->tensors[t];
-  ir_shape s = x->shape;
-  if (x->kind == IR_T_INPUT) {
-    if (s.rank < 1) {
-      base_diag_set(d, BASE_ERR_SHAPE, x->line, x->col,
-                    "cannot rebatch: input '%s' is a scalar", x->name);
-      return -1;
-    }
-    if (s.dim[0] == old_batch(g))
-      s.dim[0] = batch;
+static int64_t prod(const ir_shape *s, int from, int to) {
+  int64_t v = 1;
+  for (int i = from; i < to; i++)
+    v *= s->dim[i];
+  return v;
+}
+
+/* Element-wise with broadcasting: inputs that carry the batch agree on
+ * its (right-aligned) axis; the others are 1 there. */
+static int rb_ew(rb_ctx *c, const ir_node *n, int first, rb_place *out) {
+  const ir_shape *o = shp(c, n->out[0]);
+  rb_place q = {-1, 0};
+  for (int k = first; k < n->nin; k++) {
+    rb_place pk = c->p[n->in[k]];
+    if (pk.axis < 0)
+      continue;
+    pk.axis += o->rank - shp(c, n->in[k])->rank;
+    if (q.axis >= 0 && (q.axis != pk.axis || q.in != pk.in))
+      return RB_FAIL(c, "inputs carry the batch on different axes");
+    q = pk;
   }
+  for (int k = 0; q.axis >= 0 && k < n->nin; k++) {
+    const ir_shape *s = shp(c, n->in[k]);
+    int a = q.axis - (o->rank - s->rank);
+    if (c->p[n->in[k]].axis < 0 && a >= 0 && s->dim[a] != 1)
+      return RB_FAIL(c,
+                     "input %d [..%lld..] does not follow the batch on "
+                     "axis %d",
+                     k + 1, (long long)s->dim[a], a);
+  }
+  *out = q;
+  return 0;
+}
+
+/* Reshape candidates: output axes j where the batch can sit. */
+static int rb_reshape_cands(const rb_ctx *c, const ir_node *n, rb_place *cand) {
+  const ir_shape *x = shp(c, n->in[0]), *o = shp(c, n->out[0]);
+  rb_place p = c->p[n->in[0]];
+  int64_t s = p.in * prod(x, p.axis + 1, x->rank); /* flat stride */
+  rb_place pref[4][IR_MAX_RANK];
+  int np[4] = {0};
+  for (int j = 0; j < o->rank; j++) {
+    int64_t r = prod(o, j + 1, o->rank);
+    if (s % r)
+      continue;
+    int64_t in = s / r;
+    if (o->dim[j] % (c->b0 * in))
+      continue;
+    int64_t outer = o->dim[j] / (c->b0 * in);
+    /* order: a size-b0 axis alone, the batch outermost in its axis
+     * ([B*heads, ..]), innermost ([tokens*B, ..]), in the middle */
+    int k = outer == 1 && in == 1 ? 0 : outer == 1 ? 1 : in == 1 ? 2 : 3;
+    pref[k][np[k]++] = (rb_place){j, in};
+  }
+  int m = 0;
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < np[k]; i++)
+      cand[m++] = pref[k][i];
+  return m;
+}
+
+static int rb_matmul(rb_ctx *c, const ir_node *n, rb_place *out) {
+  rb_place a = c->p[n->in[0]], b = c->p[n->in[1]];
+  int r = shp(c, n->in[0])->rank, rb = shp(c, n->in[1])->rank;
+  if (n->nin > 2 && c->p[n->in[2]].axis >= 0)
+    return RB_FAIL(c, "its bias carries the batch");
+  if (a.axis == r - 1 || b.axis == rb - 2)
+    return RB_FAIL(c, "it sums over the batch axis");
+  if (b.axis < 0) {
+    if (rb == r && a.axis < r - 2)
+      return RB_FAIL(c, "b does not follow the batch");
+    *out = a;
+    return 0;
+  }
+  if (b.axis == rb - 1 && a.axis < 0) {
+    *out = (rb_place){r - 1, b.in};
+    return 0;
+  }
+  if (b.axis < rb - 2 && a.axis == b.axis && a.in == b.in) {
+    *out = a;
+    return 0;
+  }
+  return RB_FAIL(c, "a and b carry the batch on axes that do not match");
+}
+
+static int rb_concat(rb_ctx *c, const ir_node *n, rb_place *out) {
+  rb_place q = {-1, 0};
+  for (int k = 0; k < n->nin; k++) {
+    rb_place pk = c->p[n->in[k]];
+    if (pk.axis < 0)
+      continue;
+    if (q.axis >= 0 && (q.axis != pk.axis || q.in != pk.in))
+      return RB_FAIL(c, "inputs carry the batch on different axes");
+    q = pk;
+  }
+  if (q.axis == n->a.axis)
+    return RB_FAIL(c, "it concatenates along the batch axis");
+  for (int k = 0; k < n->nin; k++)
+    if (c->p[n->in[k]].axis < 0 &&
+        (c->b0 != 1 || shp(c, n->in[k])->dim[q.axis] != 1))
+      return RB_FAIL(c, "input %d does not follow the batch", k + 1);
+  *out = q;
+  return 0;
+}
+
+static int rb_gather(rb_ctx *c, const ir_node *n, rb_place *out) {
+  rb_place x = c->p[n->in[0]], i = c->p[n->in[1]];
+  int ri = shp(c, n->in[1])->rank;
+  if (x.axis >= 0 && i.axis >= 0)
+    return RB_FAIL(c, "data and indices both carry the batch");
+  if (x.axis == n->a.axis)
+    return RB_FAIL(c, "it gathers along the batch axis");
+  if (x.axis >= 0)
+    *out = (rb_place){x.axis < n->a.axis ? x.axis : x.axis - 1 + ri, x.in};
+  else
+    *out = (rb_place){n->a.axis + i.axis, i.in};
+  return 0;
+}
+
+static int rb_reduce(rb_ctx *c, const ir_node *n, rb_place *out) {
+  rb_place x = c->p[n->in[0]];
+  int below = 0;
+  for (int i = 0; i < n->a.nlist; i++) {
+    if (n->a.list[i] == x.axis)
+      return RB_FAIL(c, "it reduces over the batch axis");
+    below += n->a.list[i] < x.axis;
+  }
+  *out = (rb_place){n->a.keepdims ? x.axis : x.axis - below, x.in};
+  return 0;
+}
+
+/* Sets the placement of n's outputs from its inputs'; -1 with c->why. */
+static int rb_node(rb_ctx *c, int i) {
+  const ir_node *n = &c->g->nodes[i];
+  rb_place x = n->nin ? c->p[n->in[0]] : (rb_place){-1, 0}, o = {-1, 0};
+  int any = 0, r = n->nin ? shp(c, n->in[0])->rank : 0;
+  for (int k = 0; k < n->nin; k++)
+    any |= c->p[n->in[k]].axis >= 0;
+  c->npick[i] = 0;
+  int st = 0;
+  if (!any)
+    ;
+  else if (n->op == IR_OP_RESHAPE) {
+    rb_place cand[IR_MAX_RANK * 4];
+    int m = rb_reshape_cands(c, n, cand);
+    c->npick[i] = m;
+    if (!m)
+      st = RB_FAIL(c, "no axis of the target can hold the batch");
+    else
+      o = cand[c->pick[i] < m ? c->pick[i] : 0];
+  } else if (n->op == IR_OP_TRANSPOSE) {
+    for (int j = 0; j < r; j++)
+      if (n->a.list[j] == x.axis)
+        o = (rb_place){j, x.in};
+  } else if (n->op == IR_OP_MATMUL)
+    st = rb_matmul(c, n, &o);
+  else if (n->op == IR_OP_CONCAT)
+    st = rb_concat(c, n, &o);
+  else if (n->op == IR_OP_GATHER)
+    st = rb_gather(c, n, &o);
+  else if (n->op == IR_OP_REDUCE_MEAN)
+    st = rb_reduce(c, n, &o);
+  else if (n->op == IR_OP_SLICE) {
+    if (n->a.list[x.axis] != 0 ||
+        n->a.list2[x.axis] != shp(c, n->in[0])->dim[x.axis])
+      st = RB_FAIL(c, "it slices the batch axis");
+    o = x;
+  } else if (n->op == IR_OP_SPLIT) {
+    if (n->a.axis == x.axis)
+      st = RB_FAIL(c, "it splits the batch axis");
+    o = x;
+  } else if (n->op == IR_OP_PAD) {
+    if (n->a.list[x.axis] || n->a.list[x.axis + r])
+      st = RB_FAIL(c, "it pads the batch axis");
+    o = x;
+  } else if (n->op == IR_OP_SOFTMAX) {
+    if (n->a.axis == x.axis)
+      st = RB_FAIL(c, "it normalises along the batch axis");
+    o = x;
+  } else if (n->op == IR_OP_LAYERNORM) {
+    if (x.axis >= n->a.axis || (any && x.axis < 0))
+      st = RB_FAIL(c, "it normalises along the batch axis");
+    st = st ? st : rb_ew(c, n, 0, &o);
+  } else if (n->op == IR_OP_CONV2D || n->op == IR_OP_BATCHNORM) {
+    if (x.axis != 0)
+      st = RB_FAIL(c, "the batch is not on axis 0 of its input");
+    for (int k = 1; !st && k < n->nin; k++)
+      if (c->p[n->in[k]].axis >= 0)
+        st = RB_FAIL(c, "a parameter carries the batch");
+    o = x;
+  } else if (n->op == IR_OP_AVGPOOL || n->op == IR_OP_MAXPOOL ||
+             n->op == IR_OP_GLOBAL_AVGPOOL) {
+    if (x.axis > 1)
+      st = RB_FAIL(c, "the batch is on a pooled axis");
+    o = x;
+  } else if (n->op == IR_OP_ATTENTION) {
+    for (int k = 0; !st && k < 3; k++)
+      if (c->p[n->in[k]].axis != x.axis || c->p[n->in[k]].in != x.in ||
+          x.axis >= r - 2)
+        st = RB_FAIL(c, "q, k and v do not carry the batch on one leading "
+                        "axis");
+    o = x;
+  } else if (ir_op(n->op)->flags & IR_OPF_BODY || n->op == IR_OP_FUSED ||
+             n->op == IR_OP_WHERE || n->op == IR_OP_EQUAL ||
+             n->op == IR_OP_NOT || n->op == IR_OP_CAST) {
+    st = rb_ew(c, n, 0, &o);
+    const ir_body *b = n->op == IR_OP_FUSED ? ir_body_get(n->a.body) : NULL;
+    if (!st && b && ir_body_row(b) && o.axis == shp(c, n->out[0])->rank - 1)
+      st = RB_FAIL(c, "its row reduction runs along the batch axis");
+  } else
+    st = RB_FAIL(c, "no batch rule for %s", ir_op(n->op)->name);
+  for (int k = 0; k < n->nout; k++)
+    c->p[n->out[k]] = o;
+  return st;
+}
+
+/* Depth-first over the reshape choices; the furthest failure is kept in
+ * *bad and its reason in why. Gives up (with that failure) after 64 node
+ * visits per node plus 100000: a graph that cannot follow the batch
+ * fails in well under a second (ViT-B/16 with a softmax across the batch
+ * appended: 0.3 s). */
+static int rb_search(rb_ctx *c, int *bad, char *why, size_t nwhy) {
+  const ir_graph *g = c->g;
+  long budget = 64L * g->nnodes + 100000; /* node visits */
+  *bad = -1;
+  int i = 0;
+  while (i < g->nnodes) {
+    if (--budget < 0)
+      return -1;
+    if (!rb_node(c, i)) {
+      i++;
+      continue;
+    }
+    if (i >= *bad) {
+      *bad = i;
+      snprintf(why, nwhy, "%s", c->why);
+    }
+    int j = i - 1;
+    while (j >= 0 && c->pick[j] + 1 >= c->npick[j])
+      j--;
+    if (j < 0)
+      return -1;
+    c->pick[j]++;
+    for (int k = j + 1; k <= i; k++)
+      c->pick[k] = 0;
+    i = j;
+  }
+  return 0;
+}
+
+static int add_leaf(const rb_ctx *c, int t, ir_graph *h, base_diag *d) {
+  const ir_tensor *x = &c->g->tensors[t];
+  ir_shape s = x->shape;
+  if (c->p[t].axis == 0)
+    s.dim[0] = c->b1;
   int id = ir_add_tensor(h, x->name, x->kind, &s, d);
   if (id >= 0)
     h->tensors[id].dtype = x->dtype;
@@ -58,42 +337,87 @@ static int add_leaf(const ir_graph *g, int t, int64_t batch, ir_graph *h,
   return id;
 }
 
-static int add_copy(const ir_graph *g, const ir_node *n, const int32_t *map,
+/* The new graph's tensor for input k of concat n: a tensor that does not
+ * carry the batch broadcast to it (ewmul by ones). */
+static int32_t broadcast_in(const rb_ctx *c, const ir_node *n, int k,
+                            const int32_t *map, ir_graph *h, base_diag *d) {
+  int t = n->in[k], axis = c->p[n->out[0]].axis;
+  if (c->p[t].axis >= 0 || n->op != IR_OP_CONCAT || axis < 0)
+    return map[t];
+  const ir_shape *s = shp(c, t);
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CONST_ONES, &a);
+  a.nlist = s->rank;
+  for (int i = 0; i < s->rank; i++)
+    a.list[i] = i == axis ? c->b1 : 1;
+  char name[2][300];
+  const char *nm[1] = {name[0]};
+  snprintf(name[0], sizeof name[0], "%s.ones%d", c->g->tensors[n->out[0]].name,
+           k);
+  int one = ir_add_node(h, IR_OP_CONST_ONES, NULL, 0, &a, nm, d);
+  if (one < 0)
+    return -1;
+  int32_t in[2] = {map[t], h->nodes[one].out[0]};
+  snprintf(name[1], sizeof name[1], "%s.batch%d", c->g->tensors[n->out[0]].name,
+           k);
+  nm[0] = name[1];
+  ir_attrs_default(IR_OP_EWMUL, &a);
+  int id = ir_add_node(h, IR_OP_EWMUL, in, 2, &a, nm, d);
+  return id < 0 ? -1 : h->nodes[id].out[0];
+}
+
+static int add_copy(const rb_ctx *c, const ir_node *n, const int32_t *map,
                     ir_graph *h, base_diag *d) {
   int32_t in[IR_MAX_IN];
   const char *names[IR_MAX_LIST];
   for (int k = 0; k < n->nin; k++)
-    in[k] = map[n->in[k]];
+    if ((in[k] = broadcast_in(c, n, k, map, h, d)) < 0)
+      return -1;
   for (int k = 0; k < n->nout; k++)
-    names[k] = g->tensors[n->out[k]].name;
+    names[k] = c->g->tensors[n->out[k]].name;
   ir_attrs a = n->a;
-  int64_t old = g->tensors[n->in[0]].shape.dim[0];
-  int64_t now = h->tensors[in[0]].shape.dim[0];
-  /* the parameters that follow the batch ('^' in ops.def): their first
-   * entry, where it is the whole batch (from 0, when there are starts) */
-  const ir_opinfo *r = ir_op(n->op);
-  int whole = ir_op_param_index(n->op, IR_P_STARTS) < 0 ||
-              (a.nlist > 0 && a.list[0] == 0);
-  for (int i = 0; whole && i < r->nparams; i++) {
-    ir_param_kind k = ir_param_kind_of(r->params[i]);
-    int32_t cnt = k == IR_PK_LIST ? a.nlist : k == IR_PK_LIST2 ? a.nlist2 : 0;
-    int64_t *v = k == IR_PK_LIST ? a.list : a.list2;
-    if ((r->ptraits[i] & IR_PT_BATCH) && cnt > 0 && v[0] == old)
-      v[0] = now;
+  rb_place x = n->nin ? c->p[n->in[0]] : (rb_place){-1, 0};
+  rb_place o = n->nout ? c->p[n->out[0]] : (rb_place){-1, 0};
+  if (n->op == IR_OP_RESHAPE && o.axis >= 0)
+    a.list[o.axis] = a.list[o.axis] / c->b0 * c->b1;
+  if (n->op == IR_OP_SLICE && x.axis >= 0)
+    a.list2[x.axis] = a.list2[x.axis] / c->b0 * c->b1;
+  return ir_add_node(h, n->op, in, n->nin, &a, names, d);
+}
+
+/* The message for node n that cannot follow the batch. */
+static base_status rb_refuse(const rb_ctx *c, int i, const char *why,
+                             base_diag *d) {
+  const ir_node *n = &c->g->nodes[i];
+  return base_diag_set(d, BASE_ERR_SHAPE, n->line, n->col,
+                       "cannot rebatch %s '%s': %s", ir_op(n->op)->name,
+                       c->g->tensors[n->out[0]].name, why);
+}
+
+static base_status rb_build(const rb_ctx *c, ir_graph *h, base_diag *d) {
+  const ir_graph *g = c->g;
+  int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
+  if (!map)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = BASE_OK;
+  for (int t = 0; !st && t < g->ntensors; t++)
+    if (g->tensors[t].kind != IR_T_VALUE && (map[t] = add_leaf(c, t, h, d)) < 0)
+      st = d ? d->code : BASE_ERR_INTERNAL;
+  for (int i = 0; !st && i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int id = add_copy(c, n, map, h, d);
+    if (id < 0) {
+      char why[sizeof d->msg];
+      snprintf(why, sizeof why, "%s", d ? d->msg : "");
+      st = rb_refuse(c, i, why, d);
+    }
+    for (int k = 0; !st && k < n->nout; k++)
+      map[n->out[k]] = h->nodes[id].out[k];
   }
-  int id = ir_add_node(h, n->op, in, n->nin, &a, names, d);
-  if (id < 0 && d) {
-    char msg[sizeof d->msg];
-    memcpy(msg, d->msg, sizeof msg);
-    int k = snprintf(d->msg, sizeof d->msg,
-                     "cannot rebatch %s: ", ir_op(n->op)->name);
-    if (k > 0 && (size_t)k < sizeof d->msg)
-      memcpy(d->msg + k, msg, sizeof d->msg - (size_t)k - 1);
-    d->msg[sizeof d->msg - 1] = '\0';
-    d->line = n->line;
-    d->col = n->col;
-  }
-  return id;
+  for (int i = 0; !st && i < g->noutputs; i++)
+    st = ir_add_output(h, map[g->outputs[i]], d);
+  free(map);
+  return st;
 }
 
 base_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
@@ -101,26 +425,38 @@ base_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
   *out = NULL;
   if (batch < 1)
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0, "batch must be positive");
+  rb_ctx c = {.g = g, .b0 = old_batch(g), .b1 = batch};
+  for (int t = 0; t < g->ntensors; t++)
+    if (g->tensors[t].kind == IR_T_INPUT && !g->tensors[t].shape.rank &&
+        c.b0 == 0)
+      return base_diag_set(
+          d, BASE_ERR_SHAPE, g->tensors[t].line, g->tensors[t].col,
+          "cannot rebatch: input '%s' is a scalar", g->tensors[t].name);
+  if (c.b0 < 1)
+    return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
+                         "cannot rebatch: the graph has no batched input");
+  c.p = base_calloc((size_t)g->ntensors + 1, sizeof *c.p);
+  c.pick = base_calloc((size_t)g->nnodes + 1, sizeof *c.pick);
+  c.npick = base_calloc((size_t)g->nnodes + 1, sizeof *c.npick);
   ir_graph *h = ir_graph_new(g->name);
-  int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
   base_status st =
-      h && map ? BASE_OK
-               : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  for (int t = 0; !st && t < g->ntensors; t++)
-    if (g->tensors[t].kind != IR_T_VALUE &&
-        (map[t] = add_leaf(g, t, batch, h, d)) < 0)
-      st = d ? d->code : BASE_ERR_INTERNAL;
-  for (int i = 0; !st && i < g->nnodes; i++) {
-    const ir_node *n = &g->nodes[i];
-    int id = add_copy(g, n, map, h, d);
-    if (id < 0)
-      st = d ? d->code : BASE_ERR_INTERNAL;
-    for (int k = 0; !st && k < n->nout; k++)
-      map[n->out[k]] = h->nodes[id].out[k];
+      h && c.p && c.pick && c.npick
+          ? BASE_OK
+          : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int t = 0; !st && t < g->ntensors; t++) {
+    const ir_tensor *x = &g->tensors[t];
+    int b = x->kind == IR_T_INPUT && x->shape.rank && x->shape.dim[0] == c.b0;
+    c.p[t] = (rb_place){b ? 0 : -1, b ? prod(&x->shape, 1, 1) : 0};
   }
-  for (int i = 0; !st && i < g->noutputs; i++)
-    st = ir_add_output(h, map[g->outputs[i]], d);
-  free(map);
+  int bad;
+  char why[160];
+  if (!st && rb_search(&c, &bad, why, sizeof why))
+    st = rb_refuse(&c, bad, why, d);
+  if (!st)
+    st = rb_build(&c, h, d);
+  free(c.p);
+  free(c.pick);
+  free(c.npick);
   if (st) {
     ir_graph_free(h);
     return st;

@@ -756,6 +756,42 @@ static void add_rename(exporter *E, const char *onnx, int *cap) {
 
 /* Reads the original model: its opset (*opset) and its interface and
  * initializer names into E->ren. */
+/* Whether the comma-separated list buf names p. */
+static int listed(const char *buf, const char *p) {
+  size_t n = strlen(p);
+  for (const char *q = buf; (q = strstr(q, p)); q += n)
+    if ((q == buf || q[-1] == ' ') && (q[n] == ',' || q[n] == '\0'))
+      return 1;
+  return 0;
+}
+
+/* Appends the dim_params of the original's graph inputs (not
+ * initializers) to buf, comma-separated, each once. */
+static void dynamic_dims(const Onnx__GraphProto *g, char *buf, size_t n) {
+  buf[0] = '\0';
+  for (size_t i = 0; i < g->n_input; i++) {
+    const Onnx__TypeProto *t = g->input[i]->type;
+    int init = 0;
+    for (size_t k = 0; k < g->n_initializer && !init; k++)
+      init = g->initializer[k]->name && g->input[i]->name &&
+             !strcmp(g->initializer[k]->name, g->input[i]->name);
+    if (init || !t || !t->tensor_type || !t->tensor_type->shape)
+      continue;
+    const Onnx__TensorShapeProto *sh = t->tensor_type->shape;
+    for (size_t k = 0; k < sh->n_dim; k++) {
+      const Onnx__TensorShapeProto__Dimension *dm = sh->dim[k];
+      const char *p =
+          dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+              ? dm->dim_param
+              : NULL;
+      if (!p || !p[0] || listed(buf, p))
+        continue;
+      size_t used = strlen(buf);
+      snprintf(buf + used, n - used, "%s%s", used ? ", " : "", p);
+    }
+  }
+}
+
 static base_status read_like(exporter *E, const char *path, int *opset,
                              ox_export_report *r) {
   size_t len;
@@ -784,6 +820,8 @@ static base_status read_like(exporter *E, const char *path, int *opset,
   }
   int cap = 0;
   const Onnx__GraphProto *g = m->graph;
+  if (r)
+    dynamic_dims(g, r->fixed_dims, sizeof r->fixed_dims);
   for (size_t i = 0; i < g->n_input; i++)
     add_rename(E, g->input[i]->name, &cap);
   for (size_t i = 0; i < g->n_output; i++)

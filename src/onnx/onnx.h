@@ -75,6 +75,10 @@ typedef struct ox_export_report {
   int at_load;         /* weight-only nodes kept (weights without values):
                           they run once at load, not per inference */
   int renamed;         /* tensors given back their original names */
+  /* the original's named dynamic dimensions of its graph inputs
+   * (dim_param, comma-separated, "" when none): the export writes fixed
+   * shapes, so these are fixed at the graph's sizes */
+  char fixed_dims[160];
 } ox_export_report;
 
 /* Writes g as an ONNX model to path, atomically. Weights with values
