@@ -35,11 +35,82 @@ void fp_inputs_free(fp_inputs *in) {
   free(in);
 }
 
+/* ---- the leaf cache ------------------------------------------------------
+ *
+ * A node whose arguments are pool inputs (or none: a constant) has a value
+ * that depends on the node alone (the inputs renamed already), so each
+ * evaluator computes it once: the enumeration meets the same leaf nodes in
+ * every branch's graphs and renamings, the pairing in every pair. The
+ * values are the kernels' own, so the residues are the same.
+ */
+
+#define FP_LEAF_SLOTS 8192 /* a power of two; at most half are used */
+
+struct fp_leaf {
+  uint32_t key; /* the node, its inputs renamed; valid when val[0] */
+  int nout;
+  ir_shape shapes[2];
+  uint32_t *val[2];
+};
+
+/* n's key with its arguments renamed by map, or 0 when an argument is a
+ * node's value (not a leaf). Keys are never 0: gop + 1 is the top byte. */
+static uint32_t leaf_key(const en_node *n, const uint8_t *map) {
+  uint8_t a[2] = {0, 0};
+  for (int j = 0; j < en_gop_nin(n->gop); j++) {
+    if (!EN_IS_INPUT(n->a[j]))
+      return 0;
+    a[j] = map ? map[n->a[j]] : n->a[j];
+  }
+  return (uint32_t)(n->gop + 1) << 24 | (uint32_t)a[0] << 16 |
+         (uint32_t)a[1] << 8 | n->p;
+}
+
+static fp_leaf *leaf_slot(fp_eval *e, uint32_t key) {
+  size_t i = (size_t)(key * 0x9e3779b1u) & (FP_LEAF_SLOTS - 1);
+  while (e->leaf[i].val[0] && e->leaf[i].key != key)
+    i = (i + 1) & (FP_LEAF_SLOTS - 1);
+  return &e->leaf[i];
+}
+
+/* Keeps node i's freshly computed values under key (when there is room
+ * and memory; else they are simply not cached). */
+static void leaf_keep(fp_eval *e, int i, int nout, uint32_t key) {
+  fp_leaf *l = leaf_slot(e, key);
+  if (l->val[0] || 2 * (e->nleaf + 1) > FP_LEAF_SLOTS)
+    return;
+  uint32_t *v[2] = {NULL, NULL};
+  for (int s = 0; s < nout; s++) {
+    size_t n = (size_t)ir_shape_numel(&e->shapes[i][s]);
+    if (!(v[s] = base_malloc(n * sizeof(uint32_t)))) {
+      free(v[0]);
+      return;
+    }
+    memcpy(v[s], e->val[i][s], n * sizeof(uint32_t));
+  }
+  l->key = key, l->nout = nout;
+  memcpy(l->shapes, e->shapes[i], sizeof l->shapes);
+  l->val[0] = v[0], l->val[1] = v[1];
+  e->nleaf++;
+}
+
+static void leaf_free(fp_eval *e) {
+  for (int i = 0; e->leaf && i < FP_LEAF_SLOTS; i++) {
+    free(e->leaf[i].val[0]);
+    free(e->leaf[i].val[1]);
+  }
+  free(e->leaf);
+}
+
 fp_eval *fp_eval_new(const fp_inputs *in) {
   fp_eval *e = base_calloc(1, sizeof *e);
   if (!e)
     return NULL;
   e->in = in;
+  if (!(e->leaf = base_calloc(FP_LEAF_SLOTS, sizeof *e->leaf))) {
+    free(e);
+    return NULL;
+  }
   for (int i = 0; i < EN_MAX_OPS; i++)
     for (int s = 0; s < 2; s++)
       if (!(e->val[i][s] = base_malloc(EN_MAX_NUMEL * sizeof(uint32_t)))) {
@@ -55,6 +126,7 @@ void fp_eval_free(fp_eval *e) {
   for (int i = 0; i < EN_MAX_OPS; i++)
     for (int s = 0; s < 2; s++)
       free(e->val[i][s]);
+  leaf_free(e);
   free(e);
 }
 
@@ -62,7 +134,7 @@ static const uint32_t *value_of(const fp_eval *e, uint8_t v,
                                 const uint8_t *map) {
   if (EN_IS_INPUT(v))
     return e->in->v[map ? map[v] : v];
-  return e->val[EN_NODE_OF(v)][EN_SLOT_OF(v)];
+  return e->cur[EN_NODE_OF(v)][EN_SLOT_OF(v)];
 }
 
 base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
@@ -73,13 +145,27 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
   int nin = en_gop_nin(n->gop);
   ir_opcode op;
   ir_attrs a;
+  uint32_t key = leaf_key(n, map);
+  if (key) {
+    const fp_leaf *l = leaf_slot(e, key);
+    if (l->val[0]) {
+      memcpy(e->shapes[i], l->shapes, sizeof l->shapes);
+      e->cur[i][0] = l->val[0], e->cur[i][1] = l->val[1];
+      return BASE_OK;
+    }
+  }
   for (int j = 0; j < nin; j++) {
     ins[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])e->shapes);
     in[j] = value_of(e, n->a[j], map);
   }
+  e->cur[i][0] = e->val[i][0], e->cur[i][1] = e->val[i][1];
   if (en_node_op(n, ins, &op, &a, e->shapes[i]))
     return BASE_ERR_INTERNAL;
-  return fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
+  base_status st =
+      fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
+  if (!st && key)
+    leaf_keep(e, i, en_gop_nout(n->gop), key);
+  return st;
 }
 
 uint64_t fp_tensor_hash(const ir_shape *s, const uint32_t *val) {
@@ -157,11 +243,44 @@ void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]) {
       map[en_input_id(c, k)] = (uint8_t)en_input_id(c, perm3[code % 6][k]);
 }
 
+/* Bit per input id each node's value depends on, into m[g->nops]. */
+static void node_reads(const en_graph *g, uint32_t *m) {
+  for (int i = 0; i < g->nops; i++) {
+    m[i] = 0;
+    for (int j = 0; j < en_gop_nin(g->n[i].gop); j++) {
+      uint8_t v = g->n[i].a[j];
+      m[i] |= EN_IS_INPUT(v) ? 1u << v : m[EN_NODE_OF(v)];
+    }
+  }
+}
+
+/* Evaluates g renamed by map into e2, each node whose inputs map leaves in
+ * place taking e's value (g evaluated there as it is; m: node_reads). */
+static base_status eval_renamed(const fp_eval *e, fp_eval *e2,
+                                const en_graph *g, const uint8_t *map,
+                                const uint32_t *m) {
+  uint32_t moved = 0;
+  for (int v = 0; v < EN_NINPUT_IDS; v++)
+    moved |= (uint32_t)(map[v] != v) << v;
+  for (int i = 0; i < g->nops; i++) {
+    if (m[i] & moved) {
+      base_status st = fp_eval_node(e2, g, i, map);
+      if (st)
+        return st;
+      continue;
+    }
+    memcpy(e2->shapes[i], e->shapes[i], sizeof e->shapes[i]);
+    e2->cur[i][0] = e->cur[i][0], e2->cur[i][1] = e->cur[i][1];
+  }
+  return BASE_OK;
+}
+
 base_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
                             uint64_t *fp, uint32_t *code, uint32_t *alt,
                             int *nalt) {
   uint8_t used[EN_NCLASSES], map[EN_NINPUT_IDS];
   uint64_t h[EN_MAX_OUTPUTS];
+  uint32_t m[EN_MAX_OPS];
   int n = fp_out_hashes(e, g, NULL, h);
   *fp = fp_combine(h, n);
   *code = 0;
@@ -169,12 +288,15 @@ base_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
     *nalt = 0;
   en_graph_used(g, used);
   uint32_t count = fp_renaming_count(used);
+  if (count > 1)
+    node_reads(g, m);
   for (uint32_t i = 1; i < count; i++) {
     uint32_t c = fp_renaming_code(used, i);
     fp_renaming_map(c, map);
-    base_status st = fp_eval_graph(e2, g, map, h, &n);
+    base_status st = eval_renamed(e, e2, g, map, m);
     if (st)
       return st;
+    n = fp_out_hashes(e2, g, map, h);
     uint64_t f = fp_combine(h, n);
     if (f < *fp) {
       *fp = f, *code = c;
