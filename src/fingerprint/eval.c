@@ -102,12 +102,118 @@ static void leaf_free(fp_eval *e) {
   free(e->leaf);
 }
 
+/* ---- the cone cache -------------------------------------------------------
+ *
+ * A node reading other nodes has a value that depends on its cone alone
+ * (the nodes it reads, directly or not, and the inputs they read, renamed).
+ * The enumeration evaluates the same cones again and again: a node that
+ * does not read the node before it, for every choice of that node; every
+ * renaming of a graph's prefix, for every extension of the graph. The
+ * costly operators' values are kept by cone in a direct-mapped table (the
+ * last one of each slot), and copied back when met again.
+ */
+
+#define FP_CONE_SLOTS 2048 /* a power of two */
+
+typedef struct cone_key {
+  uint8_t n, pad[3];
+  en_node nd[EN_MAX_OPS]; /* the cone's nodes in order, renumbered */
+} cone_key;
+
+struct fp_cone {
+  cone_key key; /* valid when nout > 0 */
+  int nout;
+  ir_shape shapes[2];
+  uint32_t *val[2];
+  size_t cap[2];
+};
+
+/* Operators whose kernels cost more than copying their values. */
+static int costly(int gop) {
+  switch (gop) {
+  case EN_MATMUL:
+  case EN_CONV:
+  case EN_CONV_RELU:
+  case EN_RELU:
+  case EN_AVGPOOL:
+  case EN_MAXPOOL: return 1;
+  default: return 0;
+  }
+}
+
+/* The cone of node i of g, inputs renamed by map, into k. */
+static void cone_of(const en_graph *g, int i, const uint8_t *map, cone_key *k) {
+  uint32_t cone = en_value_cone(g, EN_VNODE(i, 0));
+  int pos[EN_MAX_OPS];
+  memset(k, 0, sizeof *k);
+  for (int j = 0; j <= i; j++) {
+    if (!(cone >> j & 1))
+      continue;
+    en_node nd = g->n[j];
+    for (int a = 0; a < en_gop_nin(nd.gop); a++) {
+      uint8_t v = nd.a[a];
+      nd.a[a] = EN_IS_INPUT(v) ? (map ? map[v] : v)
+                               : EN_VNODE(pos[EN_NODE_OF(v)], EN_SLOT_OF(v));
+    }
+    pos[j] = k->n;
+    k->nd[k->n++] = nd;
+  }
+}
+
+static fp_cone *cone_slot(fp_eval *e, const cone_key *k) {
+  return &e->cone[XXH3_64bits(k, sizeof *k) & (FP_CONE_SLOTS - 1)];
+}
+
+/* Node i's values from the cache into e (1), or 0 when not there. */
+static int cone_get(fp_eval *e, int i, const cone_key *k) {
+  const fp_cone *c = cone_slot(e, k);
+  if (!c->nout || memcmp(&c->key, k, sizeof *k))
+    return 0;
+  memcpy(e->shapes[i], c->shapes, sizeof c->shapes);
+  for (int s = 0; s < c->nout; s++) {
+    memcpy(e->val[i][s], c->val[s],
+           (size_t)ir_shape_numel(&c->shapes[s]) * sizeof(uint32_t));
+    e->cur[i][s] = e->val[i][s];
+  }
+  return 1;
+}
+
+/* Keeps node i's freshly computed values under k, in place of the slot's
+ * (not kept when out of memory). */
+static void cone_put(fp_eval *e, int i, int nout, const cone_key *k) {
+  fp_cone *c = cone_slot(e, k);
+  c->nout = 0;
+  for (int s = 0; s < nout; s++) {
+    size_t n = (size_t)ir_shape_numel(&e->shapes[i][s]);
+    if (n > c->cap[s]) {
+      uint32_t *v = base_realloc(c->val[s], n * sizeof *v);
+      if (!v)
+        return;
+      c->val[s] = v, c->cap[s] = n;
+    }
+    memcpy(c->val[s], e->val[i][s], n * sizeof(uint32_t));
+  }
+  c->key = *k;
+  memcpy(c->shapes, e->shapes[i], sizeof c->shapes);
+  c->nout = nout;
+}
+
+static void cone_free(fp_eval *e) {
+  for (int i = 0; e->cone && i < FP_CONE_SLOTS; i++) {
+    free(e->cone[i].val[0]);
+    free(e->cone[i].val[1]);
+  }
+  free(e->cone);
+}
+
 fp_eval *fp_eval_new(const fp_inputs *in) {
   fp_eval *e = base_calloc(1, sizeof *e);
   if (!e)
     return NULL;
   e->in = in;
-  if (!(e->leaf = base_calloc(FP_LEAF_SLOTS, sizeof *e->leaf))) {
+  if (!(e->leaf = base_calloc(FP_LEAF_SLOTS, sizeof *e->leaf)) ||
+      !(e->cone = base_calloc(FP_CONE_SLOTS, sizeof *e->cone))) {
+    free(e->leaf);
     free(e);
     return NULL;
   }
@@ -127,6 +233,7 @@ void fp_eval_free(fp_eval *e) {
     for (int s = 0; s < 2; s++)
       free(e->val[i][s]);
   leaf_free(e);
+  cone_free(e);
   free(e);
 }
 
@@ -146,6 +253,7 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
   ir_opcode op;
   ir_attrs a;
   uint32_t key = leaf_key(n, map);
+  cone_key ck;
   if (key) {
     const fp_leaf *l = leaf_slot(e, key);
     if (l->val[0]) {
@@ -153,6 +261,10 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
       e->cur[i][0] = l->val[0], e->cur[i][1] = l->val[1];
       return BASE_OK;
     }
+  } else if (costly(n->gop)) {
+    cone_of(g, i, map, &ck);
+    if (cone_get(e, i, &ck))
+      return BASE_OK;
   }
   for (int j = 0; j < nin; j++) {
     ins[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])e->shapes);
@@ -165,6 +277,8 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
       fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
   if (!st && key)
     leaf_keep(e, i, en_gop_nout(n->gop), key);
+  else if (!st && costly(n->gop))
+    cone_put(e, i, en_gop_nout(n->gop), &ck);
   return st;
 }
 
