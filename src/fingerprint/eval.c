@@ -35,11 +35,188 @@ void fp_inputs_free(fp_inputs *in) {
   free(in);
 }
 
+/* ---- the leaf cache ------------------------------------------------------
+ *
+ * A node whose arguments are pool inputs (or none: a constant) has a value
+ * that depends on the node alone (the inputs renamed already), so each
+ * evaluator computes it once: the enumeration meets the same leaf nodes in
+ * every branch's graphs and renamings, the pairing in every pair. The
+ * values are the kernels' own, so the residues are the same.
+ */
+
+#define FP_LEAF_SLOTS 8192 /* a power of two; at most half are used */
+
+struct fp_leaf {
+  uint32_t key; /* the node, its inputs renamed; valid when val[0] */
+  int nout;
+  ir_shape shapes[2];
+  uint32_t *val[2];
+};
+
+/* n's key with its arguments renamed by map, or 0 when an argument is a
+ * node's value (not a leaf). Keys are never 0: gop + 1 is the top byte. */
+static uint32_t leaf_key(const en_node *n, const uint8_t *map) {
+  uint8_t a[2] = {0, 0};
+  for (int j = 0; j < en_gop_nin(n->gop); j++) {
+    if (!EN_IS_INPUT(n->a[j]))
+      return 0;
+    a[j] = map ? map[n->a[j]] : n->a[j];
+  }
+  return (uint32_t)(n->gop + 1) << 24 | (uint32_t)a[0] << 16 |
+         (uint32_t)a[1] << 8 | n->p;
+}
+
+static fp_leaf *leaf_slot(fp_eval *e, uint32_t key) {
+  size_t i = (size_t)(key * 0x9e3779b1u) & (FP_LEAF_SLOTS - 1);
+  while (e->leaf[i].val[0] && e->leaf[i].key != key)
+    i = (i + 1) & (FP_LEAF_SLOTS - 1);
+  return &e->leaf[i];
+}
+
+/* Keeps node i's freshly computed values under key (when there is room
+ * and memory; else they are simply not cached). */
+static void leaf_keep(fp_eval *e, int i, int nout, uint32_t key) {
+  fp_leaf *l = leaf_slot(e, key);
+  if (l->val[0] || 2 * (e->nleaf + 1) > FP_LEAF_SLOTS)
+    return;
+  uint32_t *v[2] = {NULL, NULL};
+  for (int s = 0; s < nout; s++) {
+    size_t n = (size_t)ir_shape_numel(&e->shapes[i][s]);
+    if (!(v[s] = base_malloc(n * sizeof(uint32_t)))) {
+      free(v[0]);
+      return;
+    }
+    memcpy(v[s], e->val[i][s], n * sizeof(uint32_t));
+  }
+  l->key = key, l->nout = nout;
+  memcpy(l->shapes, e->shapes[i], sizeof l->shapes);
+  l->val[0] = v[0], l->val[1] = v[1];
+  e->nleaf++;
+}
+
+static void leaf_free(fp_eval *e) {
+  for (int i = 0; e->leaf && i < FP_LEAF_SLOTS; i++) {
+    free(e->leaf[i].val[0]);
+    free(e->leaf[i].val[1]);
+  }
+  free(e->leaf);
+}
+
+/* ---- the cone cache -------------------------------------------------------
+ *
+ * A node reading other nodes has a value that depends on its cone alone
+ * (the nodes it reads, directly or not, and the inputs they read, renamed).
+ * The enumeration evaluates the same cones again and again: a node that
+ * does not read the node before it, for every choice of that node; every
+ * renaming of a graph's prefix, for every extension of the graph. The
+ * costly operators' values are kept by cone in a direct-mapped table (the
+ * last one of each slot), and copied back when met again.
+ */
+
+#define FP_CONE_SLOTS 2048 /* a power of two */
+
+typedef struct cone_key {
+  uint8_t n, pad[3];
+  en_node nd[EN_MAX_OPS]; /* the cone's nodes in order, renumbered */
+} cone_key;
+
+struct fp_cone {
+  cone_key key; /* valid when nout > 0 */
+  int nout;
+  ir_shape shapes[2];
+  uint32_t *val[2];
+  size_t cap[2];
+};
+
+/* Operators whose kernels cost more than copying their values. */
+static int costly(int gop) {
+  switch (gop) {
+  case EN_MATMUL:
+  case EN_CONV:
+  case EN_CONV_RELU:
+  case EN_RELU:
+  case EN_AVGPOOL:
+  case EN_MAXPOOL: return 1;
+  default: return 0;
+  }
+}
+
+/* The cone of node i of g, inputs renamed by map, into k. */
+static void cone_of(const en_graph *g, int i, const uint8_t *map, cone_key *k) {
+  uint32_t cone = en_value_cone(g, EN_VNODE(i, 0));
+  int pos[EN_MAX_OPS];
+  memset(k, 0, sizeof *k);
+  for (int j = 0; j <= i; j++) {
+    if (!(cone >> j & 1))
+      continue;
+    en_node nd = g->n[j];
+    for (int a = 0; a < en_gop_nin(nd.gop); a++) {
+      uint8_t v = nd.a[a];
+      nd.a[a] = EN_IS_INPUT(v) ? (map ? map[v] : v)
+                               : EN_VNODE(pos[EN_NODE_OF(v)], EN_SLOT_OF(v));
+    }
+    pos[j] = k->n;
+    k->nd[k->n++] = nd;
+  }
+}
+
+static fp_cone *cone_slot(fp_eval *e, const cone_key *k) {
+  return &e->cone[XXH3_64bits(k, sizeof *k) & (FP_CONE_SLOTS - 1)];
+}
+
+/* Node i's values from the cache into e (1), or 0 when not there. */
+static int cone_get(fp_eval *e, int i, const cone_key *k) {
+  const fp_cone *c = cone_slot(e, k);
+  if (!c->nout || memcmp(&c->key, k, sizeof *k))
+    return 0;
+  memcpy(e->shapes[i], c->shapes, sizeof c->shapes);
+  for (int s = 0; s < c->nout; s++) {
+    memcpy(e->val[i][s], c->val[s],
+           (size_t)ir_shape_numel(&c->shapes[s]) * sizeof(uint32_t));
+    e->cur[i][s] = e->val[i][s];
+  }
+  return 1;
+}
+
+/* Keeps node i's freshly computed values under k, in place of the slot's
+ * (not kept when out of memory). */
+static void cone_put(fp_eval *e, int i, int nout, const cone_key *k) {
+  fp_cone *c = cone_slot(e, k);
+  c->nout = 0;
+  for (int s = 0; s < nout; s++) {
+    size_t n = (size_t)ir_shape_numel(&e->shapes[i][s]);
+    if (n > c->cap[s]) {
+      uint32_t *v = base_realloc(c->val[s], n * sizeof *v);
+      if (!v)
+        return;
+      c->val[s] = v, c->cap[s] = n;
+    }
+    memcpy(c->val[s], e->val[i][s], n * sizeof(uint32_t));
+  }
+  c->key = *k;
+  memcpy(c->shapes, e->shapes[i], sizeof c->shapes);
+  c->nout = nout;
+}
+
+static void cone_free(fp_eval *e) {
+  for (int i = 0; e->cone && i < FP_CONE_SLOTS; i++) {
+    free(e->cone[i].val[0]);
+    free(e->cone[i].val[1]);
+  }
+  free(e->cone);
+}
+
 fp_eval *fp_eval_new(const fp_inputs *in) {
   fp_eval *e = base_calloc(1, sizeof *e);
   if (!e)
     return NULL;
   e->in = in;
+  if (!(e->leaf = base_calloc(FP_LEAF_SLOTS, sizeof *e->leaf)) ||
+      !(e->cone = base_calloc(FP_CONE_SLOTS, sizeof *e->cone))) {
+    free(e->leaf);
+    free(e);
+    return NULL;
+  }
   for (int i = 0; i < EN_MAX_OPS; i++)
     for (int s = 0; s < 2; s++)
       if (!(e->val[i][s] = base_malloc(EN_MAX_NUMEL * sizeof(uint32_t)))) {
@@ -55,6 +232,8 @@ void fp_eval_free(fp_eval *e) {
   for (int i = 0; i < EN_MAX_OPS; i++)
     for (int s = 0; s < 2; s++)
       free(e->val[i][s]);
+  leaf_free(e);
+  cone_free(e);
   free(e);
 }
 
@@ -62,7 +241,7 @@ static const uint32_t *value_of(const fp_eval *e, uint8_t v,
                                 const uint8_t *map) {
   if (EN_IS_INPUT(v))
     return e->in->v[map ? map[v] : v];
-  return e->val[EN_NODE_OF(v)][EN_SLOT_OF(v)];
+  return e->cur[EN_NODE_OF(v)][EN_SLOT_OF(v)];
 }
 
 base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
@@ -73,13 +252,34 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
   int nin = en_gop_nin(n->gop);
   ir_opcode op;
   ir_attrs a;
+  uint32_t key = leaf_key(n, map);
+  cone_key ck;
+  if (key) {
+    const fp_leaf *l = leaf_slot(e, key);
+    if (l->val[0]) {
+      memcpy(e->shapes[i], l->shapes, sizeof l->shapes);
+      e->cur[i][0] = l->val[0], e->cur[i][1] = l->val[1];
+      return BASE_OK;
+    }
+  } else if (costly(n->gop)) {
+    cone_of(g, i, map, &ck);
+    if (cone_get(e, i, &ck))
+      return BASE_OK;
+  }
   for (int j = 0; j < nin; j++) {
     ins[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])e->shapes);
     in[j] = value_of(e, n->a[j], map);
   }
+  e->cur[i][0] = e->val[i][0], e->cur[i][1] = e->val[i][1];
   if (en_node_op(n, ins, &op, &a, e->shapes[i]))
     return BASE_ERR_INTERNAL;
-  return fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
+  base_status st =
+      fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
+  if (!st && key)
+    leaf_keep(e, i, en_gop_nout(n->gop), key);
+  else if (!st && costly(n->gop))
+    cone_put(e, i, en_gop_nout(n->gop), &ck);
+  return st;
 }
 
 uint64_t fp_tensor_hash(const ir_shape *s, const uint32_t *val) {
@@ -157,11 +357,44 @@ void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]) {
       map[en_input_id(c, k)] = (uint8_t)en_input_id(c, perm3[code % 6][k]);
 }
 
+/* Bit per input id each node's value depends on, into m[g->nops]. */
+static void node_reads(const en_graph *g, uint32_t *m) {
+  for (int i = 0; i < g->nops; i++) {
+    m[i] = 0;
+    for (int j = 0; j < en_gop_nin(g->n[i].gop); j++) {
+      uint8_t v = g->n[i].a[j];
+      m[i] |= EN_IS_INPUT(v) ? 1u << v : m[EN_NODE_OF(v)];
+    }
+  }
+}
+
+/* Evaluates g renamed by map into e2, each node whose inputs map leaves in
+ * place taking e's value (g evaluated there as it is; m: node_reads). */
+static base_status eval_renamed(const fp_eval *e, fp_eval *e2,
+                                const en_graph *g, const uint8_t *map,
+                                const uint32_t *m) {
+  uint32_t moved = 0;
+  for (int v = 0; v < EN_NINPUT_IDS; v++)
+    moved |= (uint32_t)(map[v] != v) << v;
+  for (int i = 0; i < g->nops; i++) {
+    if (m[i] & moved) {
+      base_status st = fp_eval_node(e2, g, i, map);
+      if (st)
+        return st;
+      continue;
+    }
+    memcpy(e2->shapes[i], e->shapes[i], sizeof e->shapes[i]);
+    e2->cur[i][0] = e->cur[i][0], e2->cur[i][1] = e->cur[i][1];
+  }
+  return BASE_OK;
+}
+
 base_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
                             uint64_t *fp, uint32_t *code, uint32_t *alt,
                             int *nalt) {
   uint8_t used[EN_NCLASSES], map[EN_NINPUT_IDS];
   uint64_t h[EN_MAX_OUTPUTS];
+  uint32_t m[EN_MAX_OPS];
   int n = fp_out_hashes(e, g, NULL, h);
   *fp = fp_combine(h, n);
   *code = 0;
@@ -169,12 +402,15 @@ base_status fp_min_renaming(fp_eval *e, fp_eval *e2, const en_graph *g,
     *nalt = 0;
   en_graph_used(g, used);
   uint32_t count = fp_renaming_count(used);
+  if (count > 1)
+    node_reads(g, m);
   for (uint32_t i = 1; i < count; i++) {
     uint32_t c = fp_renaming_code(used, i);
     fp_renaming_map(c, map);
-    base_status st = fp_eval_graph(e2, g, map, h, &n);
+    base_status st = eval_renamed(e, e2, g, map, m);
     if (st)
       return st;
+    n = fp_out_hashes(e2, g, map, h);
     uint64_t f = fp_combine(h, n);
     if (f < *fp) {
       *fp = f, *code = c;

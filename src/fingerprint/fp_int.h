@@ -20,12 +20,24 @@ typedef struct fp_inputs {
 fp_inputs *fp_inputs_new(uint64_t seed);
 void fp_inputs_free(fp_inputs *in);
 
+typedef struct fp_leaf fp_leaf;
+typedef struct fp_cone fp_cone;
+
 /* Scratch holding the values of one graph's nodes (reused across graphs:
- * node i's values stay valid while the graph's prefix does not change). */
+ * node i's values stay valid while the graph's prefix does not change).
+ * cur[i][s] is node i's value s: its own buffer val[i][s], a value of the
+ * leaf cache (a node reading pool inputs alone is computed once per
+ * evaluator), or, during a renaming, the identity evaluation's value of a
+ * node the renaming does not change; costly nodes' values are also kept
+ * by cone (eval.c). */
 typedef struct fp_eval {
   const fp_inputs *in;
   uint32_t *val[EN_MAX_OPS][2]; /* EN_MAX_NUMEL residues each */
+  const uint32_t *cur[EN_MAX_OPS][2];
   ir_shape shapes[EN_MAX_OPS][2];
+  fp_leaf *leaf; /* FP_LEAF_SLOTS entries, open addressing */
+  int nleaf;
+  fp_cone *cone; /* FP_CONE_SLOTS entries, direct-mapped */
 } fp_eval;
 
 fp_eval *fp_eval_new(const fp_inputs *in);

@@ -255,8 +255,21 @@ static void k_enlarge(const ir_shape *s, const ir_shape *os, const uint32_t *x,
 /* ---- pooling -------------------------------------------------------------
  */
 
+#define POOL_INV 64 /* window sizes whose inverses k_pool keeps */
+
+/* The inverse of count modulo FP_P, from inv[] (inverses of 1..n - 1,
+ * 0 where not computed yet) when count is below n. */
+static uint32_t inverse(uint32_t *inv, int64_t n, int64_t count) {
+  if (count >= n)
+    return powm((uint32_t)count, FP_P - 2);
+  if (!inv[count])
+    inv[count] = powm((uint32_t)count, FP_P - 2);
+  return inv[count];
+}
+
 static uint32_t pool_at(const ir_attrs *a, int is_max, int64_t h, int64_t w,
-                        const uint32_t *x, int64_t oy, int64_t ox) {
+                        const uint32_t *x, int64_t oy, int64_t ox,
+                        uint32_t *inv) {
   int64_t y0 = oy * a->stride[0] - a->pad[0],
           x0 = ox * a->stride[1] - a->pad[1];
   uint64_t acc = 0;
@@ -273,18 +286,19 @@ static uint32_t pool_at(const ir_attrs *a, int is_max, int64_t h, int64_t w,
     return (uint32_t)acc;
   if (a->count_include_pad)
     count = (int64_t)a->kernel[0] * a->kernel[1];
-  return count ? red(acc * powm((uint32_t)count, FP_P - 2)) : 0;
+  return count ? red(acc * inverse(inv, POOL_INV, count)) : 0;
 }
 
 static void k_pool(const ir_attrs *a, int is_max, const ir_shape *s,
                    const ir_shape *os, const uint32_t *x, uint32_t *y) {
   int64_t planes = s->dim[0] * s->dim[1], h = s->dim[2], w = s->dim[3];
   int64_t oh = os->dim[2], ow = os->dim[3];
+  uint32_t inv[POOL_INV] = {0}; /* each window size's inverse, once */
   for (int64_t p = 0; p < planes; p++)
     for (int64_t oy = 0; oy < oh; oy++)
       for (int64_t ox = 0; ox < ow; ox++)
         y[(p * oh + oy) * ow + ox] =
-            pool_at(a, is_max, h, w, x + p * h * w, oy, ox);
+            pool_at(a, is_max, h, w, x + p * h * w, oy, ox, inv);
 }
 
 /* ---- constants -----------------------------------------------------------
