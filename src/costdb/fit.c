@@ -28,14 +28,32 @@
 #define IRLS_ITERS 20 /* reweighting rounds of the L1 fit */
 #define IRLS_FLOOR 0.01
 
-/* Features of a work on dev: launches, memory time and compute time at
- * peak, in ms (so coefficients are dimensionless multipliers). */
-static void features(const cd_device *dev, const cd_work *w, double x[3]) {
+/* Outputs one wave of a convolution kernel fills: 128 x 64 output tiles
+ * on the GH100's 132 SMs (H100 and H200 alike). */
+#define WAVE_OUTPUTS (132.0 * 128 * 64)
+
+/* The compute feature of a dense k x k convolution: its flops, but never
+ * less than one full wave's, (flops per output) x WAVE_OUTPUTS. A kernel
+ * with fewer outputs than a wave leaves SMs idle and takes the time of
+ * its reduction depth, not of its flops (docs/costdb.md, "The fitted
+ * model": a table measured at batch 1 only, the H200's, otherwise
+ * extrapolates its small kernels' low throughput to large ones). */
+static double conv_flops(const ir_graph *g, int node, const cd_work *w) {
+  double out = (double)ir_shape_numel(&g->tensors[g->nodes[node].out[0]].shape);
+  return out > 0 ? fmax(w->flops, w->flops / out * WAVE_OUTPUTS) : w->flops;
+}
+
+/* Features of node (of class cls, work w) on dev: launches, memory time
+ * and compute time at peak, in ms (so coefficients are dimensionless
+ * multipliers). */
+static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
+                     const cd_work *w, double x[3]) {
   double peak =
       w->matrix && dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops;
+  double flops = cls == IR_OP_CONV2D ? conv_flops(g, node, w) : w->flops;
   x[0] = w->launches;
   x[1] = 1e3 * w->bytes / dev->mem_bw;
-  x[2] = w->matrix ? 1e3 * w->flops / peak : 0;
+  x[2] = w->matrix ? 1e3 * flops / peak : 0;
 }
 
 /* The class a node is fitted in: its operator, except that grouped
@@ -93,6 +111,8 @@ static base_status read_rows(cd_db *db, const cd_device *dev, cd_sample **out,
     cd_work w = cd_node_work(g, 0);
     int op = node_class(g, 0);
     double roof = cd_estimate(dev, g, 0);
+    double x[3];
+    features(dev, g, 0, op, &w, x);
     ir_graph_free(g);
     if (!w.launches || !(ms > 0)) { /* a view or a constant: costs 0 */
       (*skipped)++;
@@ -113,7 +133,7 @@ static base_status read_rows(cd_db *db, const cd_device *dev, cd_sample **out,
     o->ms = ms;
     o->hash = XXH3_64bits(sig, strlen(sig));
     o->roofline = roof;
-    features(dev, &w, o->x);
+    memcpy(o->x, x, sizeof x);
   }
   if (st == BASE_OK && rc != SQLITE_DONE)
     st = cd_sql_err(db, "cannot read the costs", d);
@@ -352,11 +372,12 @@ double cd_fit_predict(const cd_fit *f, const cd_device *dev, const ir_graph *g,
   cd_work w = cd_node_work(g, node);
   if (!w.launches)
     return 0;
-  const cd_fit_op *p = &f->op[node_class(g, node)];
+  int cls = node_class(g, node);
+  const cd_fit_op *p = &f->op[cls];
   if (p->from == CD_FIT_NONE)
     return cd_estimate(dev, g, node);
   double x[3];
-  features(dev, &w, x);
+  features(dev, g, node, cls, &w, x);
   return predict(p->c, x);
 }
 
