@@ -30,6 +30,7 @@
 
 /* Outputs one wave of a convolution kernel fills: 128 x 64 output tiles
  * on the GH100's 132 SMs (H100 and H200 alike). */
+#define L2_BYTES 50e6 /* the GH100's L2 cache (H100 and H200) */
 #define WAVE_OUTPUTS (132.0 * 128 * 64)
 
 /* The compute feature of a dense k x k convolution: its flops, but never
@@ -43,7 +44,8 @@ static double conv_flops(const ir_graph *g, int node, const cd_work *w) {
   return out > 0 ? fmax(w->flops, w->flops / out * WAVE_OUTPUTS) : w->flops;
 }
 
-/* Features of node (of class cls, work w) on dev: launches, memory time
+/* Features of node (of class cls, work w) on dev: launches (a concat's
+ * times its inputs), memory time
  * and compute time at peak, in ms (so coefficients are dimensionless
  * multipliers). */
 static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
@@ -51,9 +53,12 @@ static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
   double peak =
       w->matrix && dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops;
   double flops = cls == IR_OP_CONV2D ? conv_flops(g, node, w) : w->flops;
-  x[0] = w->launches;
+  /* a concat pays per input: about 1.1 us each on both GPUs' tables,
+   * next to a fixed cost of about 0 (issue 43) */
+  x[0] = cls == IR_OP_CONCAT ? w->launches * g->nodes[node].nin : w->launches;
   x[1] = 1e3 * w->bytes / dev->mem_bw;
-  x[2] = w->matrix ? 1e3 * flops / peak : 0;
+  x[2] = w->matrix ? 1e3 * flops / peak
+                   : 1e3 * fmax(0, w->bytes - L2_BYTES) / dev->mem_bw;
 }
 
 /* The class a node is fitted in: its operator, except that grouped
@@ -270,7 +275,8 @@ static int best_subset(const group *gr, unsigned full, double c[3]) {
 /* Fits the group (n >= 1) into c: an L1 fit on relative error by
  * iteratively reweighted least squares; 0 if no positive fit exists. */
 static int fit_group(const group *gr, int matrix, double c[3]) {
-  unsigned full = matrix ? 7 : 3;
+  unsigned full = 7;
+  (void)matrix;
   for (int i = 0; i < gr->n; i++)
     gr->w[i] = 1;
   if (!best_subset(gr, full, c))
