@@ -758,6 +758,99 @@ Test(costdb, fit_beats_single_factor_on_held_out_rows) {
   }
 }
 
+/* Rows the fitted model misses by more than 2x, by table and class: known
+ * and open (issue 43; docs/costdb.md, "The fitted model"). Every other
+ * class must be within 2x on every row, and these counts must not grow. */
+static const struct {
+  const char *dev, *cls;
+  int max;
+} beyond_2x[] = {
+    /* batch-16 grouped convolutions at 4.7-14 TFLOP/s, batch 1 at 2-3:
+     * cuDNN's algorithms by shape, which bytes and flops cannot follow */
+    {"h100", "conv2d/grouped", 22},
+    {"h200", "conv2d/grouped", 3},
+    {"h100", "conv2d/1x1", 7},
+    {"h100", "conv2d/kxk", 3}, /* 7x7 stems (3 input channels), batch 16 */
+    {"h100", "batchnorm", 3},  /* batch 16, 50-100 MB: at the L2's size */
+    {"h100", "avgpool", 2},
+    {"h100", "softmax", 1}, /* 2 rows: borrows batchnorm's fit */
+};
+
+static int beyond_2x_allowed(const char *dv, const char *cls) {
+  for (size_t i = 0; i < sizeof beyond_2x / sizeof *beyond_2x; i++)
+    if (!strcmp(beyond_2x[i].dev, dv) && !strcmp(beyond_2x[i].cls, cls))
+      return beyond_2x[i].max;
+  return 0;
+}
+
+/* The fitted model against every measured row of each committed table
+ * (fitted on all of them): within 2x of the measurement, but for the
+ * known rows above; the worst ratio per table is printed. */
+Test(costdb, fit_within_2x_of_every_measured_row) {
+  const char *dv[] = {"h100", "h200"};
+  for (int k = 0; k < 2; k++) {
+    cd_db *db = open_db(tmp(k ? "w2.sqlite" : "w1.sqlite"));
+    base_diag d;
+    cr_assert_eq(cd_set_tables(db, SRC "/costdb", &d), BASE_OK, "%s", d.msg);
+    cd_sample *s;
+    int n;
+    cr_assert_eq(cd_samples(db, dev(dv[k]), &s, &n, NULL, &d), BASE_OK);
+    cd_fit f;
+    cr_assert_eq(cd_fit_samples(s, n, NULL, &f, &d), BASE_OK);
+    int beyond[CD_NCLASSES] = {0}, total = 0;
+    double worst = 1;
+    for (int i = 0; i < n; i++) {
+      const double *c = f.op[s[i].op].c;
+      double p = c[0] * s[i].x[0] + c[1] * s[i].x[1] + c[2] * s[i].x[2];
+      cr_assert_gt(p, 0);
+      double r = fmax(p / s[i].ms, s[i].ms / p);
+      worst = fmax(worst, r);
+      if (r > 2) {
+        beyond[s[i].op]++;
+        total++;
+      }
+    }
+    cr_log_info("%s: %d rows, worst predicted/measured ratio %.2f, %d rows "
+                "beyond 2x",
+                dv[k], n, worst, total);
+    for (int o = 0; o < CD_NCLASSES; o++)
+      cr_expect_leq(beyond[o], beyond_2x_allowed(dv[k], cd_class_name(o)),
+                    "%s %s: %d rows beyond 2x", dv[k], cd_class_name(o),
+                    beyond[o]);
+    free(s);
+    cd_close(db);
+  }
+}
+
+/* CSRNet (batch 1; no operator of it in either table): the fitted model
+ * prices it within 2x of the 0.2896 ms its graph measured on an H200
+ * (docs/results.md, "src/gpu in layers"), and the H200 (the H100's
+ * compute, more bandwidth) no dearer than the H100. Before the wave
+ * feature of dense convolutions the H200's fit said 1.95 ms, as its table
+ * (batch 1 only) extrapolated small kernels' throughput to large ones. */
+Test(costdb, fit_prices_csrnet_near_its_measurement) {
+  base_diag d;
+  ir_graph *g = ir_parse_file(SRC "/models/csrnet.graph", &d);
+  cr_assert(g, "%s", d.msg);
+  cd_db *db = open_db(tmp("csr.sqlite"));
+  cr_assert_eq(cd_set_tables(db, SRC "/costdb", &d), BASE_OK, "%s", d.msg);
+  double us[2];
+  const char *dv[] = {"h100", "h200"};
+  for (int k = 0; k < 2; k++) {
+    cd_model m;
+    cd_model_init(&m, db, dev(dv[k]));
+    cr_assert_eq(cd_model_fit(&m, &d), BASE_OK, "%s", d.msg);
+    int est = 0;
+    us[k] = sum_cost(g, cd_model_cost, &m, &est);
+    cr_assert(est, "%s: csrnet is not in the table", dv[k]);
+    cr_log_info("csrnet fitted on %s: %.1f us", dv[k], us[k]);
+  }
+  cr_assert(us[1] > 289.6 / 2 && us[1] < 289.6 * 2, "h200: %.1f us", us[1]);
+  cr_assert_leq(us[1], us[0], "h200 %.1f us, h100 %.1f us", us[1], us[0]);
+  ir_graph_free(g);
+  cd_close(db);
+}
+
 Test(costdb, tables_imported_on_first_use_and_when_changed) {
   ir_graph *g = resnet();
   char sig[CD_SIG_MAX], text[CD_SIG_MAX + 256];

@@ -209,10 +209,12 @@ static int fit(cd_db *db, const cd_device *dev) {
     printf("no rows to fit: every operator keeps the roofline estimate\n");
     return CLI_OK;
   }
-  printf("ms = fixed + bytes / bandwidth + flops / rate (rate: TF32 for "
-         "conv2d/matmul)\n");
+  printf("ms = fixed (x inputs for concat) + bytes / bandwidth + flops / "
+         "rate (conv2d/matmul: TF32; conv2d/kxk: at least one wave's flops)"
+         " or + bytes beyond the 50 MB L2 / the GB/s of TFLOP/s|L2 (other "
+         "operators)\n");
   printf("%-15s %5s %5s %9s %11s %11s %15s %15s\n", "operator", "rows", "fit",
-         "fixed_us", "GB/s", "TFLOP/s", "heldout_med", "heldout_p90");
+         "fixed_us", "GB/s", "TFLOP/s|L2", "heldout_med", "heldout_p90");
   for (int o = 0; o < CD_NCLASSES; o++) {
     const cd_fit_op *p = &f.op[o];
     if (p->from == CD_FIT_NONE || (!p->rows && o != IR_OP_FUSED))
@@ -221,10 +223,16 @@ static int fit(cd_db *db, const cd_device *dev) {
     char bw[32] = "-", tf[32] = "-", med[40] = "-", p90[40] = "-";
     if (p->c[1] > 0)
       snprintf(bw, sizeof bw, "%.0f", dev->mem_bw / p->c[1] / 1e9);
-    if (p->c[2] > 0)
+    int matrix = ir_op(o == CD_CLASS_CONV_1X1 || o == CD_CLASS_CONV_GROUPED
+                           ? IR_OP_CONV2D
+                           : (ir_opcode)o)
+                     ->kind == IR_OPK_MATRIX;
+    if (p->c[2] > 0 && matrix)
       snprintf(tf, sizeof tf, "%.1f",
                (dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops) /
                    p->c[2] / 1e12);
+    else if (p->c[2] > 0) /* beyond the L2: GB/s */
+      snprintf(tf, sizeof tf, "%.0f GB/s", dev->mem_bw / p->c[2] / 1e9);
     if (e->n) {
       snprintf(med, sizeof med, "%.1f%% (%.1f%%)", 100 * e->median,
                100 * e1->median);

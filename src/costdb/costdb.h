@@ -212,8 +212,11 @@ const char *cd_class_name(int cls);
 typedef struct cd_sample {
   int op;          /* its class (an ir_opcode, or CD_CLASS_*) */
   double ms;       /* the measurement */
-  double x[3];     /* features: launches, bytes / bandwidth (ms), flops /
-                      peak (ms; conv2d/matmul at the TF32 rate, else 0) */
+  double x[3];     /* features: launches (a concat's times its inputs),
+                      bytes / bandwidth (ms), and flops / peak (ms;
+                      conv2d/matmul at the TF32 rate, a dense k x k
+                      conv2d's at least one wave's) or, for other
+                      operators, bytes beyond the L2 / bandwidth (ms) */
   double roofline; /* cd_estimate of the row */
   uint64_t hash;   /* XXH3-64 of the signature (the fold of a row) */
 } cd_sample;

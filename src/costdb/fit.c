@@ -9,7 +9,9 @@
  *   ms = fixed * launches + mem * bytes / bandwidth + flop * flops / peak
  *
  * (peak: the TF32 rate for conv2d/matmul, which the CUDA executor runs in
- * TF32; the flops term only for those), with fixed > 0 and mem, flop >= 0,
+ * TF32; the flops term only for those, a dense k x k conv2d's at least one
+ * wave's; other operators' third term is the bytes beyond the L2 cache;
+ * a concat's fixed cost is per input), with fixed > 0 and mem, flop >= 0,
  * fitted by iteratively reweighted least squares on the relative error
  * (an L1 fit: robust to the odd slow kernel). An operator with too few
  * rows borrows the fit of all rows of its kind (element-wise, movement,
@@ -28,14 +30,37 @@
 #define IRLS_ITERS 20 /* reweighting rounds of the L1 fit */
 #define IRLS_FLOOR 0.01
 
-/* Features of a work on dev: launches, memory time and compute time at
- * peak, in ms (so coefficients are dimensionless multipliers). */
-static void features(const cd_device *dev, const cd_work *w, double x[3]) {
+/* Outputs one wave of a convolution kernel fills: 128 x 64 output tiles
+ * on the GH100's 132 SMs (H100 and H200 alike). */
+#define L2_BYTES 50e6 /* the GH100's L2 cache (H100 and H200) */
+#define WAVE_OUTPUTS (132.0 * 128 * 64)
+
+/* The compute feature of a dense k x k convolution: its flops, but never
+ * less than one full wave's, (flops per output) x WAVE_OUTPUTS. A kernel
+ * with fewer outputs than a wave leaves SMs idle and takes the time of
+ * its reduction depth, not of its flops (docs/costdb.md, "The fitted
+ * model": a table measured at batch 1 only, the H200's, otherwise
+ * extrapolates its small kernels' low throughput to large ones). */
+static double conv_flops(const ir_graph *g, int node, const cd_work *w) {
+  double out = (double)ir_shape_numel(&g->tensors[g->nodes[node].out[0]].shape);
+  return out > 0 ? fmax(w->flops, w->flops / out * WAVE_OUTPUTS) : w->flops;
+}
+
+/* Features of node (of class cls, work w) on dev: launches (a concat's
+ * times its inputs), memory time
+ * and compute time at peak, in ms (so coefficients are dimensionless
+ * multipliers). */
+static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
+                     const cd_work *w, double x[3]) {
   double peak =
       w->matrix && dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops;
-  x[0] = w->launches;
+  double flops = cls == IR_OP_CONV2D ? conv_flops(g, node, w) : w->flops;
+  /* a concat pays per input: about 1.1 us each on both GPUs' tables,
+   * next to a fixed cost of about 0 (issue 43) */
+  x[0] = cls == IR_OP_CONCAT ? w->launches * g->nodes[node].nin : w->launches;
   x[1] = 1e3 * w->bytes / dev->mem_bw;
-  x[2] = w->matrix ? 1e3 * w->flops / peak : 0;
+  x[2] = w->matrix ? 1e3 * flops / peak
+                   : 1e3 * fmax(0, w->bytes - L2_BYTES) / dev->mem_bw;
 }
 
 /* The class a node is fitted in: its operator, except that grouped
@@ -93,6 +118,8 @@ static base_status read_rows(cd_db *db, const cd_device *dev, cd_sample **out,
     cd_work w = cd_node_work(g, 0);
     int op = node_class(g, 0);
     double roof = cd_estimate(dev, g, 0);
+    double x[3];
+    features(dev, g, 0, op, &w, x);
     ir_graph_free(g);
     if (!w.launches || !(ms > 0)) { /* a view or a constant: costs 0 */
       (*skipped)++;
@@ -113,7 +140,7 @@ static base_status read_rows(cd_db *db, const cd_device *dev, cd_sample **out,
     o->ms = ms;
     o->hash = XXH3_64bits(sig, strlen(sig));
     o->roofline = roof;
-    features(dev, &w, o->x);
+    memcpy(o->x, x, sizeof x);
   }
   if (st == BASE_OK && rc != SQLITE_DONE)
     st = cd_sql_err(db, "cannot read the costs", d);
@@ -250,7 +277,8 @@ static int best_subset(const group *gr, unsigned full, double c[3]) {
 /* Fits the group (n >= 1) into c: an L1 fit on relative error by
  * iteratively reweighted least squares; 0 if no positive fit exists. */
 static int fit_group(const group *gr, int matrix, double c[3]) {
-  unsigned full = matrix ? 7 : 3;
+  unsigned full = 7;
+  (void)matrix;
   for (int i = 0; i < gr->n; i++)
     gr->w[i] = 1;
   if (!best_subset(gr, full, c))
@@ -352,11 +380,12 @@ double cd_fit_predict(const cd_fit *f, const cd_device *dev, const ir_graph *g,
   cd_work w = cd_node_work(g, node);
   if (!w.launches)
     return 0;
-  const cd_fit_op *p = &f->op[node_class(g, node)];
+  int cls = node_class(g, node);
+  const cd_fit_op *p = &f->op[cls];
   if (p->from == CD_FIT_NONE)
     return cd_estimate(dev, g, node);
   double x[3];
-  features(dev, &w, x);
+  features(dev, g, node, cls, &w, x);
   return predict(p->c, x);
 }
 
