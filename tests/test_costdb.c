@@ -824,7 +824,7 @@ Test(costdb, fit_within_2x_of_every_measured_row) {
 
 /* CSRNet (batch 1; no operator of it in either table): the fitted model
  * prices it within 2x of the 0.2896 ms its graph measured on an H200
- * (docs/results.md, "src/gpu in layers"), and the H200 (the H100's
+ * (docs/notes/results.md, "src/gpu in layers"), and the H200 (the H100's
  * compute, more bandwidth) no dearer than the H100. Before the wave
  * feature of dense convolutions the H200's fit said 1.95 ms, as its table
  * (batch 1 only) extrapolated small kernels' throughput to large ones. */
