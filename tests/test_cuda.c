@@ -260,11 +260,11 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
   for (int i = 0; i < g->nnodes; i++) {
     const char *e = gpu_plan_engine(p, i);
     if (g->nodes[i].op == IR_OP_SPLIT)
-      cr_expect(qkv_case % 2 == 0 ? !strcmp(e, "folded")
-                                  : !!strcmp(e, "folded"),
+      cr_expect(qkv_case % 2 == 0 ? !strcmp(e, "view")
+                                  : !!strcmp(e, "view"),
                 "%s: the split runs on %s", what, e);
     if (g->nodes[i].op == IR_OP_TRANSPOSE && qkv_case == 2)
-      cr_expect_str_eq(e, "folded", "%s: transpose %s runs", what,
+      cr_expect_str_eq(e, "view", "%s: transpose %s runs", what,
                        g->tensors[g->nodes[i].out[0]].name);
   }
 }

@@ -1004,3 +1004,35 @@ Test(parse, huge_line_is_an_error_not_a_crash) {
   cr_assert_eq(strlen(d.src), sizeof d.src - 1);
   free(t);
 }
+
+/* The lower stage's forms (src/fuse/lower.h) rebatch: a convolution's and
+ * a matmul's residual input follows the batch (a residual that does not
+ * is refused), an se node batches as its pool did, a concat_shuffle as a
+ * concat of the channels. `run --batch` of an optimized graph needs it. */
+Test(rebatch, lowered_forms) {
+  ir_graph *g = parse_ok(
+      "input x: [2,8,4,4]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+      "weight w1: [2,8,1,1]\nweight w2: [8,2,1,1]\n"
+      "c = conv2d(x, w, b, x) act=relu\n"
+      "s = se(c, w1, w2) act1=relu act2=sigmoid\n"
+      "m = ewmul(c, s)\n"
+      "k1, k2 = concat_shuffle(m, x) groups=2 starts=[0,8] ends=[8,16]\n"
+      "input a: [2,3,8]\nweight v: [8,8]\nweight vb: [8]\n"
+      "y = matmul(a, v, vb, a)\n"
+      "output k1, k2, y\n"),
+           *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 5, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(dim_of(h, "c", 0), 5);
+  cr_assert_eq(dim_of(h, "s", 0), 5);
+  cr_assert_eq(dim_of(h, "k2", 0), 5);
+  cr_assert_eq(dim_of(h, "y", 0), 5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  g = parse_ok("input x: [1,8,4,4]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+               "weight r: [1,8,4,4]\nc = conv2d(x, w, b, r)\noutput c\n");
+  cr_assert_neq(ir_rebatch(g, 4, &h, &d), BASE_OK);
+  cr_assert(strstr(d.msg, "residual input does not follow the batch"), "%s",
+            d.msg);
+  ir_graph_free(g);
+}

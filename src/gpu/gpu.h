@@ -151,8 +151,11 @@ int gpu_plan_computed_by(const gpu_plan *p, int i);
  * "cuBLASLt GEMM on im2col patches", "cuDNN graph API" or "cuDNN"; "cuBLASLt"
  * for a matmul ("cuBLAS batched GEMM" for one read through its transposes),
  * "NVRTC" for a fused node, "attention kernel" or "cuBLAS batched GEMMs and
- * softmax" for attention, "folded" for a node computed by another's kernel
- * or a view, "kernel" otherwise. */
+ * softmax" for attention, "view" for a node that names its input's bytes
+ * and does no work (a reshape, a split or transpose read in place),
+ * "folded" for one whose work another node's kernel does (a fold the
+ * graph does not show: a relu applied by its producer, an add by a
+ * matmul through a channels-last view), "kernel" otherwise. */
 const char *gpu_plan_engine(const gpu_plan *p, int i);
 
 /* Measures node `node` of g alone: a one-node graph with the node's inputs

@@ -197,6 +197,17 @@ static int rb_reduce(rb_ctx *c, const ir_node *n, rb_place *out) {
   return 0;
 }
 
+/* A lowered conv2d's or matmul's residual input r (its fourth, of the
+ * result's shape: src/fuse/lower.h) carries the batch as the result does. */
+static int rb_residual(rb_ctx *c, const ir_node *n, rb_place o) {
+  if (n->nin != 4 || (n->op != IR_OP_CONV2D && n->op != IR_OP_MATMUL))
+    return 0;
+  rb_place r = c->p[n->in[3]];
+  if (r.axis != o.axis || (o.axis >= 0 && r.in != o.in))
+    return RB_FAIL(c, "its residual input does not follow the batch");
+  return 0;
+}
+
 /* Sets the placement of n's outputs from its inputs'; -1 with c->why. */
 static int rb_node(rb_ctx *c, int i) {
   const ir_node *n = &c->g->nodes[i];
@@ -220,10 +231,15 @@ static int rb_node(rb_ctx *c, int i) {
     for (int j = 0; j < r; j++)
       if (n->a.list[j] == x.axis)
         o = (rb_place){j, x.in};
-  } else if (n->op == IR_OP_MATMUL)
+  } else if (n->op == IR_OP_MATMUL) {
     st = rb_matmul(c, n, &o);
-  else if (n->op == IR_OP_CONCAT)
-    st = rb_concat(c, n, &o);
+    st = st ? st : rb_residual(c, n, o);
+  } else if (n->op == IR_OP_CONCAT || n->op == IR_OP_CONCAT_SHUFFLE) {
+    ir_node cn = *n; /* concat_shuffle: a concat along the channels */
+    if (n->op == IR_OP_CONCAT_SHUFFLE)
+      cn.a.axis = 1;
+    st = rb_concat(c, &cn, &o);
+  }
   else if (n->op == IR_OP_GATHER)
     st = rb_gather(c, n, &o);
   else if (n->op == IR_OP_REDUCE_MEAN)
@@ -249,13 +265,16 @@ static int rb_node(rb_ctx *c, int i) {
     if (x.axis >= n->a.axis || (any && x.axis < 0))
       st = RB_FAIL(c, "it normalises along the batch axis");
     st = st ? st : rb_ew(c, n, 0, &o);
-  } else if (n->op == IR_OP_CONV2D || n->op == IR_OP_BATCHNORM) {
+  } else if (n->op == IR_OP_CONV2D || n->op == IR_OP_BATCHNORM ||
+             n->op == IR_OP_SE) {
     if (x.axis != 0)
       st = RB_FAIL(c, "the batch is not on axis 0 of its input");
-    for (int k = 1; !st && k < n->nin; k++)
+    int np = n->op == IR_OP_CONV2D && n->nin == 4 ? 3 : n->nin; /* r: below */
+    for (int k = 1; !st && k < np; k++)
       if (c->p[n->in[k]].axis >= 0)
         st = RB_FAIL(c, "a parameter carries the batch");
     o = x;
+    st = st ? st : rb_residual(c, n, o);
   } else if (n->op == IR_OP_AVGPOOL || n->op == IR_OP_MAXPOOL ||
              n->op == IR_OP_GLOBAL_AVGPOOL) {
     if (x.axis > 1)
