@@ -387,6 +387,14 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
     else if (!a->no_fuse)
       printf("fusion: skipped (ONNX has no fused operator)\n");
     break;
+  case OPT_LOWER:
+    if (r->ran[OPT_LOWER])
+      printf("lower: %d epilogues (residual, bias, clip), %d moves (act on "
+             "concat/split parts, pad+slice), %d squeeze-and-excitation, %d "
+             "channel shuffles made graph nodes\n",
+             r->lowering.epilogues, r->lowering.moves, r->lowering.se,
+             r->lowering.shuffles);
+    break;
   case OPT_ORDER:
     printf("order: %d shortcut%s moved ahead of the chain%s %s join%s\n",
            r->moved, r->moved == 1 ? "" : "s", r->moved == 1 ? "" : "s",
