@@ -1036,3 +1036,21 @@ Test(rebatch, lowered_forms) {
             d.msg);
   ir_graph_free(g);
 }
+
+/* Rebatching to the batch a graph has is a copy, even of a graph that
+ * cannot be rebatched (Hugging Face exports: the attention mask gathered
+ * along the batch axis; here a softmax across it): `run --batch B` and
+ * `optimize --batch B` of a graph already at B work. */
+Test(rebatch, to_the_same_batch_is_a_copy) {
+  ir_graph *g = parse_ok("input x: [2,3]\ny = softmax(x) axis=0\n"
+                         "output y\n"),
+           *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 2, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(h->nnodes, g->nnodes);
+  cr_assert_eq(dim_of(h, "y", 0), 2);
+  ir_graph_free(h);
+  cr_assert_neq(ir_rebatch(g, 4, &h, &d), BASE_OK);
+  cr_assert(strstr(d.msg, "normalises along the batch axis"), "%s", d.msg);
+  ir_graph_free(g);
+}

@@ -454,6 +454,11 @@ base_status ir_rebatch(const ir_graph *g, int64_t batch, ir_graph **out,
   if (c.b0 < 1)
     return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
                          "cannot rebatch: the graph has no batched input");
+  if (c.b0 == batch) { /* the batch it has: nothing to prove or change */
+    if (!(*out = ir_graph_clone(g)))
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return BASE_OK;
+  }
   c.p = base_calloc((size_t)g->ntensors + 1, sizeof *c.p);
   c.pick = base_calloc((size_t)g->nnodes + 1, sizeof *c.pick);
   c.npick = base_calloc((size_t)g->nnodes + 1, sizeof *c.npick);
