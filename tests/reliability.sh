@@ -113,14 +113,17 @@ expect 2 "$bin" check "$tmp/dir"
 contains "it is a directory"
 
 # ---- pipes and FIFOs as input ----------------------------------------------
+# (what check says of the file itself: the same count through a pipe)
+nops=$("$bin" check "$g" | grep -o '[0-9]* operators' | head -1)
+[ -n "$nops" ] || fail "check names no operator count"
 expect 0 "$bin" check <(cat "$g")
-contains "42 operators"
+contains "$nops"
 mkfifo "$tmp/in.fifo"
 SUPEROPT_PIPE_WAIT=1 expect 2 timeout 30 "$bin" check "$tmp/in.fifo"
 contains "no data from the pipe"
 cat "$g" >"$tmp/in.fifo" &
 expect 0 timeout 30 "$bin" check "$tmp/in.fifo"
-contains "42 operators"
+contains "$nops"
 
 # ---- interrupts ------------------------------------------------------------
 # Ctrl-C while gen-rules proves: status 130, the old rule file kept (Z3 used
