@@ -75,9 +75,11 @@ def groups(out, pattern, n, what, optional=False):
 def cli_counts(out):
     """Every count `superopt optimize` prints, by the report's names."""
     c = {}
-    c["nodes_before"], c["rules_read"], c["rules"] = groups(
-        out, r"^model: .* \((\d+) operators\); (\d+) rules, (\d+) usable "
-        r"directions", 3, "model")
+    c["nodes_before"], c["rules_read"] = groups(
+        out, r"^model: .* \((\d+) operators\); (\d+) rules", 2, "model")
+    c["rules"], = groups(
+        out, r"^rules: (\d+) usable directions read for this model", 1,
+        "rules")
     c["nodes_after"], = groups(out, r"^wrote .* \((\d+) operators\)", 1,
                                "wrote")
     (c["cse"], c["bn_folded"], c["scales_folded"], c["acts_fused"],
