@@ -307,3 +307,44 @@ Test(exec, intermediates_reuse_buffers) {
   ex_values_free(k);
   ir_graph_free(g);
 }
+
+/* A large fused node runs chunk by chunk (ref_fused.c): the same values as
+ * its operators one by one, with inputs that broadcast along the chunked
+ * axis and a row reduction at the end; batch 1 cuts along axis 1; a
+ * batchnorm's per-channel inputs. */
+Test(exec, fused_chunks_match_unfused) {
+  static const char *const pair[3][2] = {
+      {"graph f\ninput x: [6,40,1200]\ninput y: [6,1,1200]\n"
+       "input c: [1200]\ninput g: [1200]\ninput h: [1200]\n"
+       "z = fused(x, y, c, g, h) { t0 = ewadd($0, $1); t1 = ewmul(t0, $2); "
+       "t2 = erf(t1); t3 = layernorm(t2, $3, $4) axis=2 eps=1e-5 }\n"
+       "output z\n",
+       "graph u\ninput x: [6,40,1200]\ninput y: [6,1,1200]\n"
+       "input c: [1200]\ninput g: [1200]\ninput h: [1200]\n"
+       "t0 = ewadd(x, y)\nt1 = ewmul(t0, c)\nt2 = erf(t1)\n"
+       "z = layernorm(t2, g, h) axis=2 eps=1e-5\noutput z\n"},
+      {"graph f\ninput x: [1,300,1200]\ninput c: [1200]\n"
+       "z = fused(x, c) { t0 = ewmul($0, $1); t1 = softmax(t0) axis=2 }\n"
+       "output z\n",
+       "graph u\ninput x: [1,300,1200]\ninput c: [1200]\n"
+       "t0 = ewmul(x, c)\nz = softmax(t0) axis=2\noutput z\n"},
+      {"graph f\ninput x: [2,16,80,80]\ninput s: [16]\ninput b: [16]\n"
+       "input m: [16]\ninput v: [16]\n"
+       "z = fused(x, s, b, m, v) { t0 = batchnorm($0, $1, $2, $3, $4) "
+       "eps=1e-5; t1 = relu(t0) }\noutput z\n",
+       "graph u\ninput x: [2,16,80,80]\ninput s: [16]\ninput b: [16]\n"
+       "input m: [16]\ninput v: [16]\n"
+       "t0 = batchnorm(x, s, b, m, v) eps=1e-5\nz = relu(t0)\noutput z\n"}};
+  for (int i = 0; i < 3; i++) {
+    base_diag d;
+    ir_graph *f = ir_parse(pair[i][0], strlen(pair[i][0]), "f", &d);
+    cr_assert(f, "%d:%d: %s", d.line, d.col, d.msg);
+    ir_graph *u = ir_parse(pair[i][1], strlen(pair[i][1]), "u", &d);
+    cr_assert(u, "%d:%d: %s", d.line, d.col, d.msg);
+    double err = -1;
+    cr_assert_eq(ex_check(u, f, 1, &err, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(err, 0.0, "pair %d: max error %g", i, err);
+    ir_graph_free(f);
+    ir_graph_free(u);
+  }
+}
