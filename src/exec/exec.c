@@ -259,6 +259,24 @@ static void pool_free(ex_pool *p) {
   free(p->tcap);
 }
 
+/* A reshape that is its input's last reader takes the input's buffer
+ * instead of copying it (same elements, same order): 1 when it did. */
+static int reshape_in_place(const ir_graph *g, const ir_node *n, ex_values *v,
+                            ex_pool *pool, const int *uses) {
+  if (n->op != IR_OP_RESHAPE || !uses || n->nin != 1 || n->nout != 1)
+    return 0;
+  int x = n->in[0], y = n->out[0];
+  if (uses[x] != 1 || g->tensors[x].kind != IR_T_VALUE || !v->v[x] ||
+      pool->tcap[x] == 0)
+    return 0;
+  pool_put(pool, y, v->v[y]);
+  v->v[y] = v->v[x];
+  pool->tcap[y] = pool->tcap[x];
+  v->v[x] = NULL;
+  pool->tcap[x] = 0;
+  return 1;
+}
+
 static base_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
                             ex_pool *pool, base_diag *d) {
   ex_arg in[IR_MAX_IN], out[IR_MAX_LIST];
@@ -311,7 +329,8 @@ base_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
   base_status st = BASE_OK;
   for (int i = 0; i < g->nnodes && !st; i++) {
     const ir_node *n = &g->nodes[i];
-    st = run_node(g, n, v, &pool, d);
+    if (!reshape_in_place(g, n, v, &pool, uses))
+      st = run_node(g, n, v, &pool, d);
     for (int k = 0; uses && k < n->nin; k++) {
       int t = n->in[k];
       if (--uses[t] == 0 && g->tensors[t].kind == IR_T_VALUE) {
