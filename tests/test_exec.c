@@ -1,7 +1,9 @@
 /* test_exec.c: the CPU executor as a whole: every operator runs, results are
- * deterministic (seed, thread count), intermediates are freed, the random
- * values follow their init hints, and ResNet-50 gives finite, non-trivial
- * logits. Per-kernel correctness is in test_kernels.c. */
+ * deterministic (seed, thread count), intermediates are freed (and their
+ * buffers reused; reshapes take their input's), large fused nodes run in
+ * chunks with the unfused results, the random values follow their init
+ * hints, and ResNet-50 gives finite, non-trivial logits. Per-kernel
+ * correctness is in test_kernels.c. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
