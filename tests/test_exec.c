@@ -1,7 +1,9 @@
 /* test_exec.c: the CPU executor as a whole: every operator runs, results are
- * deterministic (seed, thread count), intermediates are freed, the random
- * values follow their init hints, and ResNet-50 gives finite, non-trivial
- * logits. Per-kernel correctness is in test_kernels.c. */
+ * deterministic (seed, thread count), intermediates are freed (and their
+ * buffers reused; reshapes take their input's), large fused nodes run in
+ * chunks with the unfused results, the random values follow their init
+ * hints, and ResNet-50 gives finite, non-trivial logits. Per-kernel
+ * correctness is in test_kernels.c. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -278,4 +280,106 @@ Test(check, equal_graphs_and_non_finite) {
   ir_graph_free(a);
   ir_graph_free(b);
   ir_graph_free(c);
+}
+
+/* A chain of 12 same-shape nodes reuses the intermediates' buffers (a new
+ * one per node costs page faults on large tensors: a quarter of ViT-B/16's
+ * run time) and still gives what keep_all (no reuse) gives. */
+Test(exec, intermediates_reuse_buffers) {
+  static const char text[] =
+      "graph chain\ninput x: [64,64]\n"
+      "a1 = relu(x)\na2 = neg(a1)\na3 = relu(a2)\na4 = neg(a3)\n"
+      "a5 = relu(a4)\na6 = neg(a5)\na7 = relu(a6)\na8 = neg(a7)\n"
+      "a9 = relu(a8)\na10 = neg(a9)\na11 = relu(a10)\na12 = neg(a11)\n"
+      "output a12\n";
+  base_diag d;
+  ir_graph *g = ir_parse(text, sizeof text - 1, "chain", &d);
+  cr_assert(g, "%d:%d: %s", d.line, d.col, d.msg);
+  ex_values *k = run(g, 1, 1, 1), *v = ex_values_new(g);
+  cr_assert(v);
+  cr_assert_eq(ex_fill_random(g, v, 1, &d), BASE_OK, "%s", d.msg);
+  ex_options o = {1, 0};
+  base_alloc_fail_at(1L << 40); /* counts allocations, never fails */
+  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
+  long allocs = base_alloc_count();
+  base_alloc_fail_at(0);
+  cr_assert_leq(allocs, 6, "%ld allocations for 12 nodes", allocs);
+  cr_assert(same_outputs(g, v, k));
+  ex_values_free(v);
+  ex_values_free(k);
+  ir_graph_free(g);
+}
+
+/* A large fused node runs chunk by chunk (ref_fused.c): the same values as
+ * its operators one by one, with inputs that broadcast along the chunked
+ * axis and a row reduction at the end; batch 1 cuts along axis 1; a
+ * batchnorm's per-channel inputs. */
+Test(exec, fused_chunks_match_unfused) {
+  static const char *const pair[3][2] = {
+      {"graph f\ninput x: [6,40,1200]\ninput y: [6,1,1200]\n"
+       "input c: [1200]\ninput g: [1200]\ninput h: [1200]\n"
+       "z = fused(x, y, c, g, h) { t0 = ewadd($0, $1); t1 = ewmul(t0, $2); "
+       "t2 = erf(t1); t3 = layernorm(t2, $3, $4) axis=2 eps=1e-5 }\n"
+       "output z\n",
+       "graph u\ninput x: [6,40,1200]\ninput y: [6,1,1200]\n"
+       "input c: [1200]\ninput g: [1200]\ninput h: [1200]\n"
+       "t0 = ewadd(x, y)\nt1 = ewmul(t0, c)\nt2 = erf(t1)\n"
+       "z = layernorm(t2, g, h) axis=2 eps=1e-5\noutput z\n"},
+      {"graph f\ninput x: [1,300,1200]\ninput c: [1200]\n"
+       "z = fused(x, c) { t0 = ewmul($0, $1); t1 = softmax(t0) axis=2 }\n"
+       "output z\n",
+       "graph u\ninput x: [1,300,1200]\ninput c: [1200]\n"
+       "t0 = ewmul(x, c)\nz = softmax(t0) axis=2\noutput z\n"},
+      {"graph f\ninput x: [2,16,80,80]\ninput s: [16]\ninput b: [16]\n"
+       "input m: [16]\ninput v: [16]\n"
+       "z = fused(x, s, b, m, v) { t0 = batchnorm($0, $1, $2, $3, $4) "
+       "eps=1e-5; t1 = relu(t0) }\noutput z\n",
+       "graph u\ninput x: [2,16,80,80]\ninput s: [16]\ninput b: [16]\n"
+       "input m: [16]\ninput v: [16]\n"
+       "t0 = batchnorm(x, s, b, m, v) eps=1e-5\nz = relu(t0)\noutput z\n"}};
+  for (int i = 0; i < 3; i++) {
+    base_diag d;
+    ir_graph *f = ir_parse(pair[i][0], strlen(pair[i][0]), "f", &d);
+    cr_assert(f, "%d:%d: %s", d.line, d.col, d.msg);
+    ir_graph *u = ir_parse(pair[i][1], strlen(pair[i][1]), "u", &d);
+    cr_assert(u, "%d:%d: %s", d.line, d.col, d.msg);
+    double err = -1;
+    cr_assert_eq(ex_check(u, f, 1, &err, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(err, 0.0, "pair %d: max error %g", i, err);
+    ir_graph_free(f);
+    ir_graph_free(u);
+  }
+}
+
+/* A reshape that is its input's last reader takes the input's buffer
+ * (views cost a copy each otherwise: 96 of them in ViT-B/16): ex_run then
+ * allocates its read counts, the pool's table and one buffer. A reshape
+ * of a graph output still copies. */
+Test(exec, reshape_takes_its_inputs_buffer) {
+  static const char *const text[2] = {
+      "graph r\ninput x: [64,64]\na = relu(x)\nb = reshape(a) shape=[4096]\n"
+      "c = reshape(b) shape=[16,256]\noutput c\n",
+      "graph r\ninput x: [64,64]\na = relu(x)\nb = reshape(a) shape=[4096]\n"
+      "output a, b\n"};
+  const long most[2] = {3, 4};
+  for (int i = 0; i < 2; i++) {
+    base_diag d;
+    ir_graph *g = ir_parse(text[i], strlen(text[i]), "r", &d);
+    cr_assert(g, "%d:%d: %s", d.line, d.col, d.msg);
+    ex_values *k = run(g, 1, 1, 1), *v = ex_values_new(g);
+    cr_assert(v);
+    cr_assert_eq(ex_fill_random(g, v, 1, &d), BASE_OK, "%s", d.msg);
+    ex_options o = {1, 0};
+    base_alloc_fail_at(1L << 40); /* counts allocations, never fails */
+    cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
+    long allocs = base_alloc_count();
+    base_alloc_fail_at(0);
+    cr_assert_leq(allocs, most[i], "graph %d: %ld allocations", i, allocs);
+    cr_assert(same_outputs(g, v, k), "graph %d", i);
+    for (int j = 0; j < g->noutputs; j++)
+      cr_assert(v->v[g->outputs[j]], "graph %d: output %d freed", i, j);
+    ex_values_free(v);
+    ex_values_free(k);
+    ir_graph_free(g);
+  }
 }

@@ -192,8 +192,93 @@ base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
 
 /* ---- running ------------------------------------------------------------- */
 
+/* Freed value buffers kept for reuse within one ex_run: large buffers come
+ * from mmap and go back to the system on free, so a fresh one per node costs
+ * a page fault per 4 KiB on first touch (ViT-B/16 at batch 16: a quarter of
+ * a run's CPU time in the kernel). A buffer is reused for a tensor of
+ * cap/2 < size <= cap elements (best fit); the pool holds at most POOL_MAX,
+ * dropping its smallest when full. Kernels write all of their outputs, so
+ * a reused buffer's old contents never show. */
+enum { POOL_MAX = 32 };
+
+typedef struct ex_pool {
+  float *buf[POOL_MAX];
+  size_t cap[POOL_MAX]; /* elements */
+  int n;
+  size_t *tcap; /* per tensor: elements of its buffer (0: not pooled) */
+} ex_pool;
+
+/* A buffer of at least n elements: a pooled one that fits, else new. */
+static float *pool_get(ex_pool *p, int t, size_t n) {
+  int best = -1;
+  for (int i = 0; i < p->n; i++)
+    if (p->cap[i] >= n && p->cap[i] / 2 < n &&
+        (best < 0 || p->cap[i] < p->cap[best]))
+      best = i;
+  if (best < 0) {
+    p->tcap[t] = n;
+    return base_malloc(sizeof(float) * (n > 0 ? n : 1));
+  }
+  float *b = p->buf[best];
+  p->tcap[t] = p->cap[best];
+  p->n--;
+  p->buf[best] = p->buf[p->n];
+  p->cap[best] = p->cap[p->n];
+  return b;
+}
+
+/* Tensor t's buffer b (allocated by pool_get) back into the pool. */
+static void pool_put(ex_pool *p, int t, float *b) {
+  size_t cap = p->tcap[t];
+  p->tcap[t] = 0;
+  if (!b || cap == 0) {
+    free(b);
+    return;
+  }
+  if (p->n == POOL_MAX) {
+    int small = 0;
+    for (int i = 1; i < p->n; i++)
+      if (p->cap[i] < p->cap[small])
+        small = i;
+    if (p->cap[small] >= cap) {
+      free(b);
+      return;
+    }
+    free(p->buf[small]);
+    p->buf[small] = b;
+    p->cap[small] = cap;
+    return;
+  }
+  p->buf[p->n] = b;
+  p->cap[p->n++] = cap;
+}
+
+static void pool_free(ex_pool *p) {
+  for (int i = 0; i < p->n; i++)
+    free(p->buf[i]);
+  free(p->tcap);
+}
+
+/* A reshape that is its input's last reader takes the input's buffer
+ * instead of copying it (same elements, same order): 1 when it did. */
+static int reshape_in_place(const ir_graph *g, const ir_node *n, ex_values *v,
+                            ex_pool *pool, const int *uses) {
+  if (n->op != IR_OP_RESHAPE || !uses || n->nin != 1 || n->nout != 1)
+    return 0;
+  int x = n->in[0], y = n->out[0];
+  if (uses[x] != 1 || g->tensors[x].kind != IR_T_VALUE || !v->v[x] ||
+      pool->tcap[x] == 0)
+    return 0;
+  pool_put(pool, y, v->v[y]);
+  v->v[y] = v->v[x];
+  pool->tcap[y] = pool->tcap[x];
+  v->v[x] = NULL;
+  pool->tcap[x] = 0;
+  return 1;
+}
+
 static base_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
-                            base_diag *d) {
+                            ex_pool *pool, base_diag *d) {
   ex_arg in[IR_MAX_IN], out[IR_MAX_LIST];
   for (int k = 0; k < n->nin; k++) {
     in[k].shape = g->tensors[n->in[k]].shape;
@@ -204,15 +289,15 @@ static base_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
                            g->tensors[n->in[k]].name, ir_op(n->op)->name);
   }
   for (int k = 0; k < n->nout; k++) {
-    const ir_tensor *t = &g->tensors[n->out[k]];
-    free(v->v[n->out[k]]);
-    v->v[n->out[k]] =
-        base_malloc(sizeof(float) * (size_t)ir_shape_numel(&t->shape));
-    if (!v->v[n->out[k]])
+    int t = n->out[k];
+    const ir_tensor *x = &g->tensors[t];
+    pool_put(pool, t, v->v[t]);
+    v->v[t] = pool_get(pool, t, (size_t)ir_shape_numel(&x->shape));
+    if (!v->v[t])
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory for '%s'",
-                           t->name);
-    out[k].shape = t->shape;
-    out[k].data = v->v[n->out[k]];
+                           x->name);
+    out[k].shape = x->shape;
+    out[k].data = v->v[t];
   }
   base_status st = kernels[n->op](n, in, out);
   if (st)
@@ -234,20 +319,27 @@ base_status ex_run(const ir_graph *g, ex_values *v, const ex_options *o,
                          "values do not fit the graph");
   /* remaining reads of each tensor (an output's one more: it survives) */
   int *uses = keep ? NULL : ir_read_counts(g);
-  if (!keep && !uses)
+  ex_pool pool = {.n = 0};
+  pool.tcap = base_calloc((size_t)g->ntensors + 1, sizeof *pool.tcap);
+  if ((!keep && !uses) || !pool.tcap) {
+    free(uses);
+    free(pool.tcap);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
   base_status st = BASE_OK;
   for (int i = 0; i < g->nnodes && !st; i++) {
     const ir_node *n = &g->nodes[i];
-    st = run_node(g, n, v, d);
+    if (!reshape_in_place(g, n, v, &pool, uses))
+      st = run_node(g, n, v, &pool, d);
     for (int k = 0; uses && k < n->nin; k++) {
       int t = n->in[k];
       if (--uses[t] == 0 && g->tensors[t].kind == IR_T_VALUE) {
-        free(v->v[t]);
+        pool_put(&pool, t, v->v[t]);
         v->v[t] = NULL;
       }
     }
   }
+  pool_free(&pool);
   free(uses);
   return st;
 }

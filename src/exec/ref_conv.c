@@ -229,12 +229,18 @@ static void add_channel_bias(float *y, const float *bias, int64_t n, int64_t c,
 /* y += r, element by element: a residual input (conv2d's and matmul's
  * fourth), added before the activation. */
 static void add_residual(float *y, const float *r, int64_t n) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n >= EX_PAR_MIN)
+#endif
   for (int64_t i = 0; i < n; i++)
     y[i] += r[i];
 }
 
 /* act=clip: y clamped to [lo, hi] as clip computes it (ref_ew.c). */
 static void clamp(float *y, int64_t n, float lo, float hi) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n >= EX_PAR_MIN)
+#endif
   for (int64_t i = 0; i < n; i++) {
     float v = y[i] < lo ? lo : y[i];
     y[i] = v > hi ? hi : v;
@@ -278,6 +284,17 @@ static void matmul_batched(int64_t batch, int64_t m, int64_t nn, int64_t k,
             0);
 }
 
+/* y[r, :] += bias for each of the rows rows of nn. */
+static void add_row_bias(float *y, const float *bias, int64_t rows,
+                         int64_t nn) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (rows * nn >= EX_PAR_MIN)
+#endif
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < nn; j++)
+      y[r * nn + j] += bias[j];
+}
+
 /* a [...,M,K] x b [K,N] or [...,K,N], + bias [N], + r, then act. */
 base_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *as = &in[0].shape;
@@ -289,12 +306,8 @@ base_status ex_ref_matmul(const ir_node *n, const ex_arg *in, ex_arg *out) {
     ex_gemm(batch * m, nn, k, in[0].data, k, in[1].data, nn, y, nn, 0);
   else
     matmul_batched(batch, m, nn, k, in[0].data, in[1].data, y);
-  if (n->nin > 2) {
-    const float *bias = in[2].data;
-    for (int64_t r = 0; r < batch * m; r++)
-      for (int64_t j = 0; j < nn; j++)
-        y[r * nn + j] += bias[j];
-  }
+  if (n->nin > 2)
+    add_row_bias(y, in[2].data, batch * m, nn);
   if (n->nin > 3)
     add_residual(y, in[3].data, batch * m * nn);
   ex_activate(y, batch * m * nn, n->a.act);

@@ -325,7 +325,10 @@ base_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out) {
 
 /* softmax(s * q k) v, batch by batch (the leading dimensions): the scores
  * in a temporary [S, T], computed as matmul, smul and softmax compute them,
- * so that the result equals theirs. */
+ * so that the result equals theirs. The batches are spread over the threads
+ * (each with its own scores; the products inside then run on one thread, by
+ * the same tiles, so the same sums): one parallel region per node instead of
+ * two per batch, and the scaling and softmax no longer on one thread. */
 base_status ex_ref_attention(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *qs = &in[0].shape;
   int r = qs->rank;
@@ -335,21 +338,33 @@ base_status ex_ref_attention(const ir_node *n, const ex_arg *in, ex_arg *out) {
   for (int i = 0; i < r - 2; i++)
     batch *= qs->dim[i];
   float scale = n->nin > 3 ? in[3].data[0] : 1.0f;
-  float *sc = base_malloc(sizeof(float) * (size_t)(sq * tt > 0 ? sq * tt : 1));
-  if (!sc)
-    return BASE_ERR_NOMEM;
-  for (int64_t b = 0; b < batch; b++) {
-    ex_gemm(sq, tt, dd, in[0].data + b * sq * dd, dd, in[1].data + b * dd * tt,
-            tt, sc, tt, 0);
-    for (int64_t i = 0; n->nin > 3 && i < sq * tt; i++)
-      sc[i] *= scale;
-    for (int64_t i = 0; i < sq; i++)
-      softmax_line(sc + i * tt, sc + i * tt, tt, 1);
-    ex_gemm(sq, ee, tt, sc, tt, in[2].data + b * tt * ee, ee,
-            out[0].data + b * sq * ee, ee, 0);
+  size_t scn = (size_t)(sq * tt > 0 ? sq * tt : 1);
+  int failed = 0;
+#ifdef _OPENMP
+  int par = batch > 1 && batch * sq * tt * (dd + ee) >= EX_PAR_MIN;
+#pragma omp parallel if (par) reduction(| : failed)
+#endif
+  {
+    float *sc = base_malloc(sizeof(float) * scn);
+    failed = !sc;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic)
+#endif
+    for (int64_t b = 0; b < batch; b++) {
+      if (!sc)
+        continue;
+      ex_gemm(sq, tt, dd, in[0].data + b * sq * dd, dd,
+              in[1].data + b * dd * tt, tt, sc, tt, 0);
+      for (int64_t i = 0; n->nin > 3 && i < sq * tt; i++)
+        sc[i] *= scale;
+      for (int64_t i = 0; i < sq; i++)
+        softmax_line(sc + i * tt, sc + i * tt, tt, 1);
+      ex_gemm(sq, ee, tt, sc, tt, in[2].data + b * tt * ee, ee,
+              out[0].data + b * sq * ee, ee, 0);
+    }
+    free(sc);
   }
-  free(sc);
-  return BASE_OK;
+  return failed ? BASE_ERR_NOMEM : BASE_OK;
 }
 
 /* Normalises one row x[0..len-1] into o, then * gamma + beta if given. */
