@@ -265,7 +265,8 @@ int ir_add_node(ir_graph *g, ir_opcode op, const int32_t *in, int nin,
   if (!n->in)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory"), -1;
   n->out = n->in + nin;
-  memcpy(n->in, in, sizeof(int32_t) * (size_t)nin);
+  if (nin) /* a constant has none (in may be NULL) */
+    memcpy(n->in, in, sizeof(int32_t) * (size_t)nin);
   for (int i = 0; i < nout; i++) {
     char buf[32];
     if (!outnames)
@@ -411,9 +412,12 @@ static ir_graph *clone_in(const ir_graph *g, base_arena *a) {
   c->outputs = base_arena_alloc(a, sizeof(int32_t) * (size_t)g->noutputs + 1);
   if (!c->tensors || !c->nodes || !c->outputs)
     goto oom;
-  memcpy(c->tensors, g->tensors, tb);
-  memcpy(c->nodes, g->nodes, nb);
-  memcpy(c->outputs, g->outputs, sizeof(int32_t) * (size_t)g->noutputs);
+  if (tb) /* an empty graph's arrays may be NULL */
+    memcpy(c->tensors, g->tensors, tb);
+  if (nb)
+    memcpy(c->nodes, g->nodes, nb);
+  if (g->noutputs)
+    memcpy(c->outputs, g->outputs, sizeof(int32_t) * (size_t)g->noutputs);
   c->ntensors = c->captensors = g->ntensors;
   c->nnodes = c->capnodes = g->nnodes;
   c->noutputs = c->capoutputs = g->noutputs;
