@@ -6,7 +6,6 @@
  * cost model's hook for `optimize --measure` (each unmeasured signature
  * the search proposes, measured on the spot and stored) and
  * `--emit-signatures` (the signatures noted). */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,27 +23,6 @@
 #define MEASURE_REPS 20
 
 #ifdef SUPEROPT_HAVE_CUDA
-/* "NVIDIA H100 80GB HBM3" -> "h100"; the first word with a digit,
- * lowercased; "gpu" if none. */
-static void device_from_name(const char *gpu, char *out, size_t n) {
-  snprintf(out, n, "gpu");
-  for (const char *p = gpu; *p;) {
-    while (*p == ' ')
-      p++;
-    size_t len = strcspn(p, " ");
-    int digit = 0;
-    for (size_t i = 0; i < len; i++)
-      digit |= isdigit((unsigned char)p[i]) != 0;
-    if (digit && len < n) {
-      for (size_t i = 0; i < len; i++)
-        out[i] = (char)tolower((unsigned char)p[i]);
-      out[len] = 0;
-      return;
-    }
-    p += len;
-  }
-}
-
 /* Measures node i of g into db unless (device, its signature) is there. */
 static int measure_node(gpu_ctx *cx, cd_db *db, const char *device,
                         const char *gpu, const ir_graph *g, int i,
@@ -132,7 +110,9 @@ static void gpu_names(gpu_ctx *cx, char *gpu, size_t ng, char *dev, size_t nd) {
   snprintf(gpu, ng, "%.*s", (int)strcspn(desc, "("), desc);
   for (size_t k = strlen(gpu); k > 0 && gpu[k - 1] == ' ';)
     gpu[--k] = 0;
-  device_from_name(gpu, dev, nd);
+  cd_gpu_key(gpu, dev, nd); /* "gpu" when its name has no such word */
+  if (!dev[0])
+    snprintf(dev, nd, "gpu");
 }
 #endif
 

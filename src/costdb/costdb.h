@@ -36,6 +36,9 @@ typedef struct cd_device {
 const cd_device *cd_device_find(const char *name, base_diag *d);
 int cd_ndevices(void);
 const cd_device *cd_device_at(int i); /* 0 <= i < cd_ndevices() */
+/* The device key in a GPU's name: "NVIDIA H100 80GB HBM3" -> "h100", the
+ * first word with a digit, lowercased, into out ("" when none). */
+void cd_gpu_key(const char *gpu, char *out, size_t n);
 /* The device of a GPU called gpu ("NVIDIA H200" -> h200: its first word
  * with a digit, lowercased), or NULL when no device model has that name. */
 const cd_device *cd_device_for_gpu(const char *gpu);

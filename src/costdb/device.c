@@ -48,9 +48,7 @@ const cd_device *cd_device_find(const char *name, base_diag *d) {
   return NULL;
 }
 
-/* "NVIDIA H100 80GB HBM3" -> "h100": the first word with a digit,
- * lowercased, into out ("" when none). */
-static void gpu_key(const char *gpu, char *out, size_t n) {
+void cd_gpu_key(const char *gpu, char *out, size_t n) {
   out[0] = 0;
   for (const char *p = gpu; *p;) {
     p += strspn(p, " \t");
@@ -70,7 +68,7 @@ static void gpu_key(const char *gpu, char *out, size_t n) {
 
 const cd_device *cd_device_for_gpu(const char *gpu) {
   char key[32];
-  gpu_key(gpu, key, sizeof key);
+  cd_gpu_key(gpu, key, sizeof key);
   for (int i = 0; key[0] && i < NDEVICES; i++)
     if (!strcmp(devices[i].name, key))
       return &devices[i];
