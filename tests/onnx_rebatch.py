@@ -16,7 +16,10 @@ inputs) are imported with --data-input x, files with dynamic axes
 at batch 1 and sequence 16 (the Hugging Face exports of
 models/onnx/exports are refused: their attention mask is a Gather whose
 indices were folded at batch 1; import those at the batch wanted with
---input-shape). Each is imported at batch 1,
+--input-shape, or give `run`/`optimize` the .onnx file with --batch N and
+--dim seq=S, which binds the dynamic dimensions at import: checked here on
+models/onnx/exports/bert.legacy.onnx (and bert.dynamo.onnx, whose batch
+the exporter fixed at 1) against onnxruntime at the same shapes). Each is imported at batch 1,
 run at batch N (default 3) with --dump, and each sample's outputs are
 compared with onnxruntime on that sample (max|ours - ort| <= 1e-4 *
 max|ort|). Also: `export --like` an original with a dynamic dimension
@@ -188,6 +191,42 @@ def export_note(superopt, tmp):
     return ok
 
 
+def bound_dims(superopt, tmp, batch):
+    """run/optimize of an .onnx file with dynamic axes: --batch binds the
+    dynamic first dimensions and --dim the named ones, at import (no
+    rebatch), and the outputs match onnxruntime at those shapes."""
+    ok = True
+    here = os.path.dirname(os.path.abspath(__file__))
+    # (the dynamo exporter specialised the batch of 1 it was exported at:
+    # only the sequence is dynamic there)
+    for name, b in (("bert.legacy.onnx", batch), ("bert.dynamo.onnx", 1)):
+        src = os.path.join(here, "..", "models", "onnx", "exports", name)
+        d = tempfile.mkdtemp(dir=tmp)
+        om.run([superopt, "run", src, "--batch", str(b), "--dim", "seq=8",
+                "--seed", "7", "--dump", d])
+        vals = om.collections.defaultdict(dict)
+        with open(os.path.join(d, "manifest.tsv")) as f:
+            for line in f:
+                kind, nm, fn = line.rstrip("\n").split("\t")
+                vals[kind][nm] = np.load(os.path.join(d, fn))
+        shapes = sorted(v.shape for v in vals["input"].values())
+        outs = list(vals["output"].values())
+        err = om.rel_err(om.ort_outputs(src, vals), outs)
+        good = err <= TOL and shapes[0] == (b, 8)
+        opt = os.path.join(tmp, "b.graph")
+        r = om.subprocess.run([superopt, "optimize", src, "--batch",
+                               str(b), "--dim", "seq=8", "--no-check",
+                               "-o", opt], capture_output=True, text=True)
+        good &= r.returncode == 0
+        r = om.subprocess.run([superopt, "optimize", opt, "--dim", "seq=8"],
+                              capture_output=True, text=True)
+        good &= r.returncode == 1 and "for an .onnx model" in r.stderr
+        ok &= good
+        print(f"{name} --batch {b} --dim seq=8: inputs {shapes}, error "
+              f"{err:.2e} ({'ok' if good else 'FAIL'})", flush=True)
+    return ok
+
+
 # dynamic axes (the Hugging Face exports of models/onnx/exports): imported
 # at batch 1 and sequence 16, then rebatched
 om.DYN = {"batch": 1, "seq": 16}
@@ -208,6 +247,7 @@ def main():
             make(p)
             models.insert(0, p)
         ok &= export_note(superopt, tmp)
+        ok &= bound_dims(superopt, tmp, batch)
         for p in models:
             try:
                 ok &= check(superopt, p, tmp, batch, weights_as_inputs(p))

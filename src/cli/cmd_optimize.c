@@ -39,6 +39,7 @@ typedef struct opt_args {
   int no_check;     /* --no-check */
   int pass_rules;   /* --passes rules (1, default) | hand (0) */
   int no_rules;     /* --no-rules: no rules file (pass rules only) */
+  ox_options ox;    /* an .onnx model's import options */
 } opt_args;
 
 /* --patience P. */
@@ -103,7 +104,9 @@ static const cli_opt optimize_table[] = {
                "stop searching after S seconds (default: none)"),
     CLI_INT(T, "batch", oo.batch, "N", 1, 1000000,
             "optimize for batch size N: the model is rebatched\n"
-            "first (costs for those shapes; output at N)"),
+            "first (costs for those shapes; output at N); an\n"
+            ".onnx model's dynamic first dimensions: import at N"),
+    CLI_IMPORT_OPTS(T, ox),
     CLI_STR(T, "device", 0, device, "D",
             "the device costs are for: h100, h200, h100-tf32,\n"
             "h200-tf32, cpu (default: $SUPEROPT_DEVICE, else\n"
@@ -375,8 +378,7 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
     print_onnx_device_note(a);
     break;
   case OPT_PRUNE:
-    printf("rules: %d usable directions read for this model\n",
-           r->directions);
+    printf("rules: %d usable directions read for this model\n", r->directions);
     print_search(r, a);
     if (a->oo.mutants)
       cli_print_mutants(&r->mutants, a->cost.dev->name);
@@ -602,7 +604,8 @@ static int pipeline_error(const opt_report *r, const base_diag *d) {
 static int run_pipeline(opt_args *a, const char *path, cli_proposed *prop) {
   int rc = CLI_OK;
   double t0 = base_now();
-  ir_graph *g = cli_load(path, &rc);
+  a->ox.batch = a->oo.batch;
+  ir_graph *g = cli_load_ex(path, &a->ox, &rc);
   if (!g)
     return rc;
   double load = base_now() - t0;

@@ -28,6 +28,7 @@ typedef struct run_opts {
   uint64_t seed;
   int threads, iters, warmup, batch, streams;
   int check, strict, profile, poison, no_fold, legacy_conv, nchw, fast_gelu;
+  ox_options ox; /* an .onnx model's import options */
 } run_opts;
 
 static int cmp_double(const void *a, const void *b) {
@@ -46,7 +47,9 @@ static const cli_opt run_table[] = {
     CLI_INT(T, "iters", iters, "K", 1, 100000,
             "time K runs and report the median (default 1)"),
     CLI_INT(T, "batch", batch, "N", 1, 65536,
-            "rescale the batch (dim 0 of the inputs) to N"),
+            "rescale the batch (dim 0 of the inputs) to N (an\n"
+            ".onnx model's dynamic first dimensions: import at N)"),
+    CLI_IMPORT_OPTS(T, ox),
     CLI_STR(T, "dump", 0, dump, "DIR",
             "write inputs, weights and outputs as DIR/*.npy and\n"
             "DIR/manifest.tsv (kind, name, file), for checks\n"
@@ -513,7 +516,8 @@ static int run(const cli_command *c, int argc, char **argv) {
   int rc = parse_opts(c, argc, argv, &o);
   if (rc)
     return rc;
-  ir_graph *g = cli_load(o.path, &rc);
+  o.ox.batch = o.batch;
+  ir_graph *g = cli_load_ex(o.path, &o.ox, &rc);
   if (!g)
     return rc;
   if (o.batch)

@@ -173,12 +173,36 @@ int cli_is_onnx(const char *path) {
 }
 
 ir_graph *cli_load(const char *path, int *rc) {
+  return cli_load_ex(path, NULL, rc);
+}
+
+ir_graph *cli_load_ex(const char *path, const ox_options *o, int *rc) {
   base_diag d;
   int onnx = cli_is_onnx(path);
-  ir_graph *g = onnx ? ox_import_file(path, NULL, &d) : ir_load(path, &d);
+  if (!onnx && o && ox_options_any(o)) {
+    fprintf(stderr,
+            "superopt: %s: --input-shape, --dim and --data-input are for an "
+            ".onnx model (a .graph has its shapes)\n",
+            path);
+    *rc = CLI_USAGE;
+    return NULL;
+  }
+  ir_graph *g = onnx ? ox_import_file(path, o, &d) : ir_load(path, &d);
   if (!g)
     *rc = cli_report(&d);
   return g;
+}
+
+int cli_set_input_shape(void *o, const char *v, char *msg, size_t n) {
+  return ox_options_add_shape(o, v, msg, n);
+}
+
+int cli_set_dim(void *o, const char *v, char *msg, size_t n) {
+  return ox_options_add_dim(o, v, msg, n);
+}
+
+int cli_set_data_input(void *o, const char *v, char *msg, size_t n) {
+  return ox_options_add_data(o, v, msg, n);
 }
 
 int cli_rebatch(ir_graph **g, int batch) {

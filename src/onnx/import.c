@@ -2269,6 +2269,19 @@ static void shape_hint(const Onnx__TensorShapeProto *s, char *buf, size_t n) {
   }
 }
 
+/* The size o gives the dynamic dimension d at axis k of a graph input:
+ * --dim's for its name, else --batch's for a first dimension; 0 if none. */
+static int64_t bound_dim(const ox_options *o,
+                         const Onnx__TensorShapeProto__Dimension *d, size_t k) {
+  if (!o)
+    return 0;
+  const char *name = dim_name(d);
+  for (int i = 0; strcmp(name, "?") && i < o->ndims; i++)
+    if (!strcmp(o->dim_name[i], name))
+      return o->dim_size[i];
+  return k == 0 ? o->batch : 0;
+}
+
 static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
                                ir_shape *s, int *dtype) {
   const Onnx__TypeProto *t0 = vi->type;
@@ -2314,12 +2327,19 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
                   vi->name, k, (long long)d->dim_value);
     if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
         d->dim_value < 1) {
-      char hint[256];
+      int64_t bound = bound_dim(I->o, d, k);
+      if (bound > 0) {
+        dims[k] = bound;
+        continue;
+      }
+      char hint[256], alt[96] = "";
       shape_hint(tt->shape, hint, sizeof hint);
+      if (strcmp(dim_name(d), "?"))
+        snprintf(alt, sizeof alt, ", or --dim %s=SIZE", dim_name(d));
       return fail(I, BASE_ERR_SHAPE,
                   "graph input '%s' has a dynamic dimension %zu ('%s'): pass "
-                  "--input-shape %s=%s with sizes for the <dynamic> ones",
-                  vi->name, k, dim_name(d), vi->name, hint);
+                  "--input-shape %s=%s with sizes for the <dynamic> ones%s",
+                  vi->name, k, dim_name(d), vi->name, hint, alt);
     }
     dims[k] = d->dim_value;
   }

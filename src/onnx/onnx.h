@@ -36,6 +36,14 @@ typedef struct ox_options {
    * recognised by their uses) */
   int ndata;
   char data[OX_MAX_SHAPES][256];
+  /* --dim NAME=SIZE: the size of the model's dynamic dimensions named NAME
+   * (dim_param) wherever they appear in the graph inputs */
+  int ndims;
+  char dim_name[OX_MAX_SHAPES][64];
+  int64_t dim_size[OX_MAX_SHAPES];
+  /* > 0 (--batch of optimize and run): the size of a dynamic first
+   * dimension of a graph input that no --dim names */
+  int64_t batch;
 } ox_options;
 
 /* Parses "name=1x3x224x224" into a; non-zero on malformed text. */
@@ -45,6 +53,10 @@ int ox_parse_shape_arg(const char *text, ox_shape_arg *a);
  * malformed value, more than OX_MAX_SHAPES. */
 int ox_options_add_shape(ox_options *o, const char *text, char *msg, size_t n);
 int ox_options_add_data(ox_options *o, const char *name, char *msg, size_t n);
+/* Adds one --dim "NAME=SIZE" to o: 0, or -1 with the message in msg. */
+int ox_options_add_dim(ox_options *o, const char *text, char *msg, size_t n);
+/* Does o set anything (an --input-shape, --data-input or --dim)? */
+int ox_options_any(const ox_options *o);
 
 /* Imports an ONNX model from bytes (len) / from a file. NULL + d on error;
  * d->file is the path, d->line the 1-based node index when the error is
