@@ -13,13 +13,13 @@ MultiheadAttention exports it (class token Expand folded at import into a
 BERT-like model of onnx_models.py (int64 token ids and mask). MODEL.onnx
 files given (models/onnx/deit_tiny_patch16_224.onnx: weights stripped to
 inputs) are imported with --data-input x, files with dynamic axes
-at batch 1 and sequence 16 (the Hugging Face exports of
-models/onnx/exports are refused: their attention mask is a Gather whose
-indices were folded at batch 1; import those at the batch wanted with
---input-shape, or give `run`/`optimize` the .onnx file with --batch N and
---dim seq=S, which binds the dynamic dimensions at import: checked here on
-models/onnx/exports/bert.legacy.onnx (and bert.dynamo.onnx, whose batch
-the exporter fixed at 1) against onnxruntime at the same shapes). Each is imported at batch 1,
+at batch 1 and sequence 16 (the Hugging Face exports of models/onnx/exports:
+their attention mask is a Gather of the flattened mask at indices folded
+at batch 1, which rebatch gives each sample; `run`/`optimize` of the .onnx
+file with --batch N and --dim seq=S instead binds the dynamic dimensions at
+import: checked here on models/onnx/exports/bert.legacy.onnx (and
+bert.dynamo.onnx, whose batch the exporter fixed at 1) against
+onnxruntime at the same shapes). Each is imported at batch 1,
 run at batch N (default 3) with --dump, and each sample's outputs are
 compared with onnxruntime on that sample (max|ours - ort| <= 1e-4 *
 max|ort|). Also: `export --like` an original with a dynamic dimension
