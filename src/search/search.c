@@ -306,9 +306,11 @@ static base_status report_cand(const sstate *s, const ir_graph *g, double c,
   return st;
 }
 
-/* Costs and queues a built new graph (taking it); updates the best. */
+/* Costs and queues a built new graph (taking it); updates the best.
+ * only_report: a graph built for o->cand_fn alone (the probe found it
+ * neither the best nor one to queue), handed to it and dropped. */
 static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
-                        base_diag *d) {
+                        int only_report, base_diag *d) {
   double c;
   base_status cs = ir_check_invariants(child, "a rewrite", d);
   if (!cs)
@@ -322,7 +324,7 @@ static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
     ir_graph_free(child);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  if ((cs = report_cand(s, child, c, h, parent->depth + 1, d)) ||
+  if ((cs = report_cand(s, child, c, h, parent->depth + 1, d)) || only_report ||
       (cs = top_offer(s, child, c, h, d))) {
     ir_graph_free(child);
     return cs;
@@ -381,8 +383,9 @@ static base_status offer(sstate *s, const cand *c, int k,
   s->st->generated++;
   s->st->estimated |= pr.estimated;
   double margin = 1e-6 * s->best_cost;
-  if (!s->o->cand_fn && pr.cost > s->best_cost + margin &&
-      (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin))
+  int skip = pr.cost > s->best_cost + margin &&
+             (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin);
+  if (skip && !s->o->cand_fn)
     return BASE_OK; /* would be neither the best nor queued */
   ir_graph *child = rewrite_apply(c->g, rewrite_match_pat(dr, m),
                                   rewrite_match_repl(dr, m), m, &ld);
@@ -392,7 +395,7 @@ static base_status offer(sstate *s, const cand *c, int k,
                ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
                : BASE_OK;
   }
-  return take(s, c, k, child, d);
+  return take(s, c, k, child, skip, d);
 }
 
 /* The operators present in the indexed graph, as a bit set. */

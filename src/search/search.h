@@ -69,8 +69,9 @@ typedef struct srch_options {
    * candidates`): its start (nsteps 0), then each new graph (a structural
    * hash not seen in that search) a rewrite makes, with its cost and the
    * rewrites that made it from the start, in order. With it set every new
-   * graph is built, not only those that could be queued or become the best:
-   * the search's decisions are the same, only slower. g is the search's
+   * graph is built, not only those that could be queued or become the best
+   * (the others are handed to it and dropped): the search's decisions are
+   * the same, only slower. g is the search's
    * (valid during the call only); an error stops the search with it. */
   base_status (*cand_fn)(void *u, const ir_graph *g, double cost,
                          const srch_step *steps, int nsteps, base_diag *d);
