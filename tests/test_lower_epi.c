@@ -4,9 +4,12 @@
  * matmul computing one operand as its residual input r, a bias vector added
  * to a matmul without bias as its bias: the nodes folded go, the CPU
  * executor computes the same outputs, ONNX export's unfusing brings the add
- * back; a clip (ReLU6) after a convolution as its act=clip; patterns the
- * executor never folded stay; the rewrite matcher does not take a
- * convolution with a residual for a plain one.
+ * back; a clip (ReLU6) after a convolution as its act=clip; a relu after
+ * an element-wise operator as a fused node of the two; a convolution's
+ * bias moved into the fused node reading it; ConvNeXt's residual add
+ * after a channels-last matmul as the matmul's residual through a
+ * transpose; patterns the executor never folded stay; the rewrite matcher
+ * does not take a convolution with a residual for a plain one.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -172,7 +175,7 @@ Test(lower_epi, leaves_what_the_executor_never_folded) {
       "c6 = conv2d(x, w, b)\n"
       "r6 = relu(c6)\n"
       "output a1\noutput t1\noutput a2\noutput a3\noutput a4\noutput "
-      "r5\noutput c6\noutput r6\n";
+      "r5\noutput a5\noutput c6\noutput r6\n";
   ir_graph *g = parse(text);
   lower_stats st;
   ir_graph *h = lower(g, &st);
@@ -313,4 +316,141 @@ Test(lower_epi, matcher_skips_a_residual) {
   cr_assert_neq(rewrite_node_sig(g, &g->nodes[0]),
                 rewrite_node_sig(g, &g->nodes[1]));
   ir_graph_free(p), ir_graph_free(g);
+}
+
+/* A relu after an element-wise operator (IR_OPF_RELU_EPILOGUE) that it
+ * alone reads: fused(op, relu), as the CUDA executor's fold was; with a
+ * second reader, or after a fused node, it stays. */
+Test(lower_epi, relu_after_elementwise_fused) {
+  static const char text[] =
+      "input x: [1,4,6,6]\ninput y: [1,4,6,6]\nweight s: [4]\n"
+      "weight bb: [4]\nweight mu: [4]\nweight v: [4]\n"
+      "a = ewadd(x, y)\nra = relu(a)\n"
+      "n = batchnorm(x, s, bb, mu, v)\nrn = relu(n)\n"
+      "m = ewmul(x, y)\nrm = relu(m)\n"
+      "f = fused(x) { e = exp($0) }\nrf = relu(f)\n"
+      "output ra, rn, rm, m, rf\n";
+  ir_graph *g = parse(text);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 2);
+  cr_assert_eq(count_op(h, IR_OP_EWADD) + count_op(h, IR_OP_BATCHNORM), 0);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 2, "after m (read twice), after f");
+  const ir_node *ra = writer(h, "ra"), *rn = writer(h, "rn");
+  cr_assert_eq(ra->op, IR_OP_FUSED);
+  cr_assert_eq(rn->op, IR_OP_FUSED);
+  cr_assert_eq(rn->nin, 5);
+  const ir_body *b = ir_body_get(rn->a.body);
+  cr_assert_eq(b->nops, 2);
+  cr_assert_eq(b->ops[0].op, IR_OP_BATCHNORM);
+  cr_assert_eq(b->ops[1].op, IR_OP_RELU);
+  cr_assert_eq(ir_find_tensor(h, "a"), -1, "a is inside the fused node");
+  assert_same_outputs(g, h);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  cr_assert_eq(count_op(u, IR_OP_FUSED), 0);
+  cr_assert_eq(count_op(u, IR_OP_RELU), 4);
+  assert_same_outputs(g, u);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The bias of a convolution that a fused node alone reads moves into the
+ * node: the convolution loses it, the node reads it as [C,1,1] and adds
+ * it first. Read twice, or by a row reduction: it stays. */
+Test(lower_epi, conv_bias_into_fused_reader) {
+  static const char text[] =
+      "input x: [2,4,5,6]\nweight w: [4,4,3,3]\nweight b: [4]\n"
+      "weight w2: [4,4,1,1]\nweight b2: [4]\nweight s: [4]\n"
+      "weight bb: [4]\nweight mu: [4]\nweight v: [4]\n"
+      "c = conv2d(x, w, b)\nd = conv2d(x, w2, b2)\n"
+      "y = fused(c, d) { a = ewsub($0, $1); r = relu(a) }\n"
+      "k = conv2d(y, w, b)\nz = fused(k) { e = exp($0) }\nkk = ewadd(k, z)\n"
+      "q = conv2d(y, w2, b2)\n"
+      "n = fused(x, s, bb, mu, v) { o = batchnorm($0, $1, $2, $3, $4) }\n"
+      "m = fused(q, n) { p = ewmul($0, $1) }\n"
+      "output kk, m\n";
+  ir_graph *g = parse(text);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 3, "c and d into y, q into m");
+  cr_assert_eq(writer(h, "c")->nin, 2);
+  cr_assert_eq(writer(h, "d")->nin, 2);
+  cr_assert_eq(writer(h, "k")->nin, 3, "k is read twice");
+  cr_assert_eq(writer(h, "q")->nin, 2);
+  const ir_node *y = writer(h, "y");
+  cr_assert_eq(y->nin, 4);
+  const ir_tensor *bc = &h->tensors[y->in[2]];
+  cr_assert_eq(bc->shape.rank, 3);
+  cr_assert_eq(bc->shape.dim[0], 4);
+  cr_assert_eq(h->nodes[bc->node].op, IR_OP_RESHAPE);
+  cr_assert_eq(h->nodes[bc->node].in[0], ir_find_tensor(h, "b"));
+  const ir_body *b = ir_body_get(y->a.body);
+  cr_assert_eq(b->nops, 4);
+  cr_assert_eq(b->ops[0].op, IR_OP_EWADD);
+  cr_assert_eq(b->ops[0].in[0], -1);
+  cr_assert_eq(b->ops[0].in[1], -3);
+  assert_same_outputs(g, h);
+  char *p1 = ir_print(h); /* printed and parsed back: the same graph */
+  ir_graph *k = parse(p1);
+  char *p2 = ir_print(k);
+  cr_assert_str_eq(p1, p2);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  assert_same_outputs(g, u);
+  free(p1), free(p2);
+  ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+  /* a row reduction's input: stays (the generated row kernel loads it) */
+  g = parse("input x: [2,4,5,6]\nweight w: [4,4,1,1]\nweight b: [4]\n"
+            "c = conv2d(x, w, b)\nn = fused(c) { o = softmax($0) }\n"
+            "output n\n");
+  h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* ConvNeXt's block end: a matmul over [N,H,W,C] rows, permuted back to
+ * images and added to the block's input r: the matmul takes r permuted
+ * to [N,H,W,C] as its residual, the permute writes the add's result (also
+ * after a bias add folded into the matmul). Not
+ * where r is a graph input (NCHW on the GPU: its transpose would be a
+ * copy) or the matmul's result is read twice. */
+Test(lower_epi, channels_last_matmul_residual) {
+  static const char text[] =
+      "input x: [1,8,3,3]\nweight w: [8,8,3,3]\nweight cb: [8]\n"
+      "weight m: [8,8]\nweight mb: [8]\n"
+      "r = conv2d(x, w, cb)\nt = transpose(r) perm=[0,2,3,1]\n"
+      "p = matmul(t, m, mb)\nq = transpose(p) perm=[0,3,1,2]\n"
+      "y = ewadd(r, q)\n"
+      "t2 = transpose(y) perm=[0,2,3,1]\np2 = matmul(t2, m)\n"
+      "pb2 = ewadd(mb, p2)\nq2 = transpose(pb2) perm=[0,3,1,2]\n"
+      "y2 = ewadd(q2, y)\n"
+      "t3 = transpose(x) perm=[0,2,3,1]\np3 = matmul(t3, m, mb)\n"
+      "q3 = transpose(p3) perm=[0,3,1,2]\ny3 = ewadd(q3, x)\n"
+      "output y2, y3\n";
+  ir_graph *g = parse(text);
+  lower_stats st;
+  ir_graph *h = lower(g, &st);
+  cr_assert_eq(st.epilogues, 3, "y, pb2's bias, y2");
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 1, "y3's stays");
+  const ir_node *y = writer(h, "y"), *p = writer(h, "p");
+  cr_assert_eq(y->op, IR_OP_TRANSPOSE);
+  cr_assert_eq(y->in[0], ir_find_tensor(h, "p"));
+  cr_assert_eq(p->nin, 4);
+  const ir_node *rv = &h->nodes[h->tensors[p->in[3]].node];
+  cr_assert_eq(rv->op, IR_OP_TRANSPOSE);
+  cr_assert_eq(rv->in[0], ir_find_tensor(h, "r"));
+  cr_assert_eq(writer(h, "y2")->op, IR_OP_TRANSPOSE);
+  const ir_node *p2 = writer(h, "pb2"); /* the bias add folded first */
+  cr_assert_eq(p2->op, IR_OP_MATMUL);
+  cr_assert_eq(p2->nin, 4);
+  cr_assert_eq(p2->in[2], ir_find_tensor(h, "mb"));
+  cr_assert_eq(writer(h, "p3")->nin, 3);
+  assert_same_outputs(g, h);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  assert_same_outputs(g, u);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
 }

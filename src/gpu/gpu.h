@@ -84,17 +84,12 @@ void gpu_tune_stats(const gpu_ctx *c, int *timed, int *from_disk);
  * float4 (*vec). ptrs (the node's input pointers, then its output's) are
  * checked for 16-byte alignment; NULL assumes aligned. phys: the memory
  * strides of each input, then of the output (channels-last tensors);
- * NULL: row-major. biased (NULL: none): per input, whether a per-channel
- * bias is added to it as it is loaded (a convolution's bias, moved into its
- * reader: input k must have the output's rank-4 shape); the kernel then
- * takes one more pointer per such input, in input order, after the
- * output's. */
+ * NULL: row-major. */
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                              const float *const *ptrs,
                              const int64_t (*phys)[IR_MAX_RANK],
-                             const unsigned char *biased, const char *arch,
-                             char **src, char name[40], uint64_t *key, int *vec,
-                             base_diag *d);
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d);
 /* Compiles a generated source with NVRTC for arch ("sm_90") into a cubin
  * (*cubin malloc'd, *len bytes). Needs no GPU. */
 base_status gpu_fused_compile(const char *src, const char *name,
