@@ -27,8 +27,10 @@ typedef struct gpu_options {
   int poison;      /* debug: fill every released activation buffer with NaN
                       right after its last reader (catches planner bugs) */
   int no_graph;    /* 1: launch node by node instead of a CUDA graph */
-  int no_fold;     /* 1: no executor folds (a relu, clip, residual or bias
-                      add into the node before it; run --no-fold) */
+  int no_fold;     /* 1: none of the executor's own fusion (cuDNN's plans
+                      with an epilogue, matmuls reading transposes in
+                      place; run --no-fold): the graph's folds (lower
+                      stage) still run as the graph says */
   int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
   int nchw;        /* 1: every tensor NCHW (default 0: convolutions and the
                       element-wise, pooling and concat nodes between them
