@@ -284,25 +284,6 @@ static int fold_cl_residual(epi *e, int j) {
   return 0;
 }
 
-/* Copies g's inputs and weights into h (values shared), map[t] their
- * indices in h. */
-static int copy_leaves(ir_graph *h, const ir_graph *g, int32_t *map,
-                       base_diag *d) {
-  for (int t = 0; t < g->ntensors; t++) {
-    const ir_tensor *src = &g->tensors[t];
-    if (src->kind == IR_T_VALUE)
-      continue;
-    if ((map[t] = ir_add_tensor(h, src->name, src->kind, &src->shape, d)) < 0)
-      return -1;
-    ir_tensor *dst = &h->tensors[map[t]];
-    dst->dtype = src->dtype;
-    dst->line = src->line;
-    dst->col = src->col;
-    dst->data = src->data;
-  }
-  return 0;
-}
-
 /* A name for a new tensor, "<base>.<what>", numbered where g or h has
  * it already. */
 static const char *fresh_name(const ir_graph *g, const ir_graph *h,
@@ -460,23 +441,12 @@ static int copy_node(ir_graph *h, const epi *e, int i, int32_t *map,
   return 0;
 }
 
-static ir_graph *build(const epi *e, base_diag *d) {
-  const ir_graph *g = e->g;
-  ir_graph *h = ir_graph_new(g->name);
-  int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
-  int ok = h && map && !copy_leaves(h, g, map, d);
-  for (int i = 0; ok && i < g->nnodes; i++)
-    ok = e->owner[i] >= 0 || !copy_node(h, e, i, map, d);
-  for (int i = 0; ok && i < g->noutputs; i++)
-    ok = !ir_add_output(h, map[g->outputs[i]], d);
-  if (!h || !map)
-    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  free(map);
-  if (!ok) {
-    ir_graph_free(h);
-    return NULL;
-  }
-  return h;
+/* ir_rebuild's step: node i of g, unless folded into another. */
+static int rebuild_node(void *u, ir_graph *h, const ir_graph *g, int i,
+                        int32_t *map, base_diag *d) {
+  const epi *e = u;
+  (void)g;
+  return e->owner[i] >= 0 ? 0 : copy_node(h, e, i, map, d);
 }
 
 ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
@@ -512,7 +482,7 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
               fold_cl_residual(&e, j);
   for (int j = 0; j < g->nnodes; j++) /* the convolutions settled */
     folded += fold_fused_bias(&e, j);
-  h = build(&e, d);
+  h = ir_rebuild(g, rebuild_node, &e, d);
   if (h && st)
     st->epilogues += folded;
 done:
