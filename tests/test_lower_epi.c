@@ -390,3 +390,119 @@ Test(lower_epi, channels_last_matmul_residual) {
   lu_same_outputs(g, u, 0);
   ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
 }
+
+/* The index of the node computing tensor name in g. */
+static int node_of(const ir_graph *g, const char *name) {
+  int t = ir_find_tensor(g, name);
+  cr_assert_geq(t, 0, "%s", name);
+  return g->tensors[t].node;
+}
+
+/* A ResNet block with a projection shortcut listed after the main chain
+ * (r1 -> b2, b2 with a bias and no activation): the add folds into b2
+ * with the shortcut as its residual, the shortcut moved to right after
+ * the node computing its input (or to the front when it reads only graph
+ * inputs); nothing else moves. */
+#define BLOCK_HEAD                                                             \
+  "input x: [1,4,6,6]\nweight w0: [8,4,1,1]\nweight w1: [8,8,3,3]\n"           \
+  "weight w2: [8,8,3,3]\nweight ws: [8,8,1,1]\nweight wx: [8,4,1,1]\n"         \
+  "weight b: [8]\ns0 = conv2d(x, w0, b) act=relu\n"
+#define CHAIN                                                                  \
+  BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\nb2 = conv2d(r1, w2, b)\n"
+
+/* g lowered: checked the same, the shortcuts moved in *n. */
+static ir_graph *lower_moved(const char *text, int *n) {
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  lu_same_outputs(g, h, 0);
+  *n = st.shortcuts;
+  ir_graph_free(g);
+  return h;
+}
+
+Test(lower_epi, shortcut_moved_ahead) {
+  int n = -1;
+  ir_graph *h = lower_moved(CHAIN "ds = conv2d(s0, ws, b)\n"
+                                  "a = ewadd(b2, ds)\ny = relu(a)\noutput y\n",
+                            &n);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(node_of(h, "ds"), node_of(h, "s0") + 1);
+  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
+  const ir_node *y = lu_producer(h, "y");
+  cr_assert_eq(y->op, IR_OP_CONV2D, "the add and relu folded into b2");
+  cr_assert_eq(y->in[3], ir_find_tensor(h, "ds"));
+  ir_graph_free(h);
+  h = lower_moved(CHAIN "dx = conv2d(x, wx, b)\na = ewadd(dx, b2)\noutput a\n",
+                  &n);
+  cr_assert_eq(n, 1, "operands in either order");
+  cr_assert_eq(node_of(h, "dx"), 0, "reads only the input: first");
+  cr_assert_eq(lu_producer(h, "a")->in[3], ir_find_tensor(h, "dx"));
+  ir_graph_free(h);
+}
+
+/* Left in place: the shortcut already first; the chain's last node with
+ * an activation, read twice or without a bias (the add could not fold
+ * into it); two siblings of one input (neither is a chain); an add of a
+ * shortcut and a non-convolution. */
+Test(lower_epi, shortcut_left_alone) {
+  const char *cases[] = {
+      BLOCK_HEAD "ds = conv2d(s0, ws, b)\nr1 = conv2d(s0, w1, b) act=relu\n"
+                 "b2 = conv2d(r1, w2, b)\na = ewadd(b2, ds)\noutput a\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\n"
+                 "b2 = conv2d(r1, w2, b) act=relu\n"
+                 "ds = conv2d(s0, ws, b)\na = ewadd(b2, ds)\noutput a\n",
+      CHAIN "ds = conv2d(s0, ws, b)\na = ewadd(b2, ds)\noutput a, b2\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\nb2 = conv2d(r1, w2)\n"
+                 "ds = conv2d(s0, ws, b)\na = ewadd(b2, ds)\noutput a\n",
+      BLOCK_HEAD "c1 = conv2d(s0, ws, b)\nc2 = conv2d(s0, w2, b)\n"
+                 "a = ewadd(c1, c2)\noutput a\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\n"
+                 "b2 = relu(r1)\nds = conv2d(s0, ws, b)\n"
+                 "a = ewadd(b2, ds)\noutput a\n",
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int n = -1;
+    ir_graph *g = lu_parse(cases[c]), *h = lower_moved(cases[c], &n);
+    cr_assert_eq(n, 0, "case %zu", c);
+    for (int i = 0, j = 0; i < g->nnodes; i++) { /* the same order */
+      int t = ir_find_tensor(h, g->tensors[g->nodes[i].out[0]].name);
+      if (t < 0 || h->tensors[t].kind != IR_T_VALUE)
+        continue; /* folded */
+      cr_assert_geq(h->tensors[t].node, j, "case %zu: %s moved", c,
+                    h->tensors[t].name);
+      j = h->tensors[t].node;
+    }
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Each node stays after its inputs: a shortcut whose last input is a
+ * moved shortcut stays (d2 reads ds), and a node a shortcut was moved to
+ * follow does not move itself (s1 follows sx, so sx, itself a shortcut of
+ * the later add, stays after b2). */
+Test(lower_epi, shortcut_anchors_stay) {
+  int n = -1;
+  ir_graph *h = lower_moved(CHAIN "ds = conv2d(s0, ws, b)\n"
+                                  "a = ewadd(b2, ds)\n"
+                                  "r3 = conv2d(a, w1, b) act=relu\n"
+                                  "b4 = conv2d(r3, w2, b)\n"
+                                  "d2 = conv2d(ds, ws, b)\n"
+                                  "a2 = ewadd(b4, d2)\noutput a2\n",
+                            &n);
+  cr_assert_eq(n, 1, "ds only: d2 would follow the moved ds");
+  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
+  ir_graph_free(h);
+  h = lower_moved(CHAIN "sx = conv2d(s0, ws, b)\n"
+                        "t1 = conv2d(sx, w1, b) act=relu\n"
+                        "t2 = conv2d(t1, w2, b)\n"
+                        "s1 = conv2d(sx, ws, b)\n"
+                        "a1 = ewadd(t2, s1)\na2 = ewadd(b2, sx)\n"
+                        "output a1, a2\n",
+                  &n);
+  cr_assert_eq(n, 1, "s1 only: sx is its anchor");
+  cr_assert_eq(node_of(h, "s1"), node_of(h, "sx") + 1);
+  cr_assert_gt(node_of(h, "sx"), node_of(h, "r1"));
+  ir_graph_free(h);
+}

@@ -33,6 +33,8 @@ typedef struct lower_stats {
   int moves;     /* activations on split/concat parts, pad+slice pairs */
   int se;        /* squeeze-and-excitation chains */
   int shuffles;  /* channel shuffles */
+  int shortcuts; /* projection shortcuts moved ahead of the chain they join
+                    (an epilogue too: the add folded into the chain) */
 } lower_stats;
 
 /* A new graph with every family lowered (same inputs, weights and outputs;

@@ -66,7 +66,13 @@ typedef struct epi {
                             transpose [0,2,3,1] (after its bias), or 0 */
   uint64_t *fbias;       /* per fused node: the inputs k (bit k) whose
                             convolution's bias it adds */
+  int32_t *after;        /* per node: STAYS, or the node it is moved to
+                            follow (-1: the front; fold_shortcut) */
+  unsigned char *anchor; /* per node: some node is moved to follow it */
+  int shortcuts;         /* nodes moved */
 } epi;
+
+#define STAYS (-2) /* epi.after: the node keeps its place */
 
 /* Is tensor t the result of a convolution or matmul that add node j may
  * take as a residual (*isbias 0) or as a bias (*isbias 1) r? */
@@ -81,7 +87,9 @@ static int product_of(const epi *e, int j, int t, int r, int *isbias) {
   if ((cn->op != IR_OP_CONV2D && cn->op != IR_OP_MATMUL) ||
       cn->a.act != IR_ACT_NONE || e->act[c] != IR_ACT_NONE ||
       e->reads[t] != 1 || e->extra[c] || e->wonly[c] ||
-      !ir_shape_eq(&x->shape, o) || (rt->kind == IR_T_VALUE && rt->node > c))
+      !ir_shape_eq(&x->shape, o) ||
+      (rt->kind == IR_T_VALUE && rt->node > c &&
+       !(e->after[rt->node] != STAYS && e->after[rt->node] < c)))
     return 0;
   int64_t nn = o->rank ? o->dim[o->rank - 1] : 1;
   if (cn->op == IR_OP_MATMUL && cn->nin == 2 && rt->shape.rank == 1 &&
@@ -92,6 +100,59 @@ static int product_of(const epi *e, int j, int t, int r, int *isbias) {
   *isbias = 0;
   return cn->nin == 3 && ir_shape_eq(&rt->shape, o) &&
          !(cn->op == IR_OP_MATMUL && o->rank == 4 && o->dim[2] * o->dim[3] > 1);
+}
+
+/* The index of the last node computing an input of node i, -1 if none. */
+static int last_dep(const ir_graph *g, int i) {
+  int m = -1;
+  for (int k = 0; k < g->nodes[i].nin; k++) {
+    const ir_tensor *t = &g->tensors[g->nodes[i].in[k]];
+    if (t->kind == IR_T_VALUE && t->node > m)
+      m = t->node;
+  }
+  return m;
+}
+
+/* A ResNet block with a projection shortcut ends in ewadd(b, s): b the
+ * main chain's last convolution, s the shortcut's convolution of the
+ * block's input. Exported graphs (and the search's rebuilds) list s after
+ * the chain, where an add folds into s (its residual b exists before s
+ * runs): s then waits for the whole chain and nothing runs beside it. So
+ * where s's inputs are computed before b's (s could run first), s moves
+ * to right after the last of them and the add folds into b: s runs on a
+ * second stream beside the chain (src/gpu/plan/streams.c). Only the order
+ * changes, every node still after its inputs. Not moved: a node another
+ * is moved to follow, nor one that would follow a moved node. */
+static int fold_shortcut(epi *e, int j) {
+  const ir_graph *g = e->g;
+  const ir_node *n = &g->nodes[j];
+  if (n->op != IR_OP_EWADD || n->nin != 2 || e->wonly[j] ||
+      n->in[0] == n->in[1])
+    return 0;
+  const ir_tensor *x = &g->tensors[n->in[0]], *y = &g->tensors[n->in[1]];
+  if (x->kind != IR_T_VALUE || y->kind != IR_T_VALUE)
+    return 0;
+  int a = x->node < y->node ? x->node : y->node;
+  int s = x->node < y->node ? y->node : x->node;
+  const ir_node *sn = &g->nodes[s];
+  int ds = last_dep(g, s), isbias = 0;
+  if ((sn->op != IR_OP_CONV2D && sn->op != IR_OP_MATMUL) || e->owner[s] >= 0 ||
+      e->extra[s] || e->clr[s] || e->anchor[s] || e->after[s] != STAYS ||
+      e->after[a] != STAYS || ds >= last_dep(g, a) ||
+      (ds >= 0 && e->after[ds] != STAYS))
+    return 0;
+  e->after[s] = ds;
+  if (!product_of(e, j, g->nodes[a].out[0], sn->out[0], &isbias) || isbias) {
+    e->after[s] = STAYS;
+    return 0;
+  }
+  if (ds >= 0)
+    e->anchor[ds] = 1;
+  e->shortcuts++;
+  e->extra[a] = 1 + sn->out[0];
+  e->last[a] = j;
+  e->owner[j] = a;
+  return 1;
 }
 
 /* Folds add node j into the product computing one operand, if any. */
@@ -441,12 +502,26 @@ static int copy_node(ir_graph *h, const epi *e, int i, int32_t *map,
   return 0;
 }
 
-/* ir_rebuild's step: node i of g, unless folded into another. */
+/* Copies the nodes moved to follow node i (-1: the front), in order. */
+static int copy_moved(ir_graph *h, const epi *e, int i, int32_t *map,
+                      base_diag *d) {
+  for (int k = i + 1; k < e->g->nnodes; k++)
+    if (e->after[k] == i && copy_node(h, e, k, map, d))
+      return -1;
+  return 0;
+}
+
+/* ir_rebuild's step: node i of g, unless folded into another or moved,
+ * then the nodes moved to follow it. */
 static int rebuild_node(void *u, ir_graph *h, const ir_graph *g, int i,
                         int32_t *map, base_diag *d) {
   const epi *e = u;
   (void)g;
-  return e->owner[i] >= 0 ? 0 : copy_node(h, e, i, map, d);
+  if (i == 0 && copy_moved(h, e, -1, map, d))
+    return -1;
+  if (e->owner[i] < 0 && e->after[i] == STAYS && copy_node(h, e, i, map, d))
+    return -1;
+  return e->anchor[i] ? copy_moved(h, e, i, map, d) : 0;
 }
 
 ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
@@ -463,10 +538,14 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
            base_calloc(nn, 1),
            base_calloc(nn, 1),
            base_calloc(nn, sizeof(int32_t)),
-           base_calloc(nn, sizeof(uint64_t))};
+           base_calloc(nn, sizeof(uint64_t)),
+           base_calloc(nn, sizeof(int32_t)),
+           base_calloc(nn, 1),
+           0};
   ir_graph *h = NULL;
   if (!e.reads || !e.wonly || !e.extra || !e.last || !e.owner || !e.act ||
-      !e.lo || !e.hi || !e.nobias || !e.relu || !e.clr || !e.fbias) {
+      !e.lo || !e.hi || !e.nobias || !e.relu || !e.clr || !e.fbias ||
+      !e.after || !e.anchor) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
   }
@@ -476,18 +555,19 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
     e.last[i] = i;
     e.owner[i] = -1;
     e.act[i] = g->nodes[i].a.act;
+    e.after[i] = STAYS;
   }
   for (int j = 0; j < g->nnodes; j++)
-    folded += fold_add(&e, j) || fold_act(&e, j) || fold_ln_bias(&e, j) ||
-              fold_cl_residual(&e, j);
+    folded += fold_shortcut(&e, j) || fold_add(&e, j) || fold_act(&e, j) ||
+              fold_ln_bias(&e, j) || fold_cl_residual(&e, j);
   for (int j = 0; j < g->nnodes; j++) /* the convolutions settled */
     folded += fold_fused_bias(&e, j);
   h = ir_rebuild(g, rebuild_node, &e, d);
   if (h && st)
-    st->epilogues += folded;
+    st->epilogues += folded, st->shortcuts += e.shortcuts;
 done:
   free(e.reads), free(e.wonly), free(e.extra), free(e.last), free(e.owner);
   free(e.act), free(e.lo), free(e.hi), free(e.nobias), free(e.relu);
-  free(e.clr), free(e.fbias);
+  free(e.clr), free(e.fbias), free(e.after), free(e.anchor);
   return h;
 }
