@@ -335,7 +335,12 @@ Test(lower_epi, conv_bias_into_fused_reader) {
   ir_graph *u = ir_graph_unfuse(h, &d);
   cr_assert(u, "%s", d.msg);
   lu_same_outputs(g, u, 0);
+  ir_graph *r = NULL, *r0 = NULL; /* run --batch: the bias keeps no batch */
+  cr_assert_eq(ir_rebatch(h, 3, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 3, &r0, &d), BASE_OK, "%s", d.msg);
+  lu_same_outputs(r0, r, 0);
   free(p1), free(p2);
+  ir_graph_free(r), ir_graph_free(r0);
   ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
   /* a row reduction's input: stays (the generated row kernel loads it) */
   g = lu_parse("input x: [2,4,5,6]\nweight w: [4,4,1,1]\nweight b: [4]\n"
