@@ -291,10 +291,7 @@ size_t gpu_plan_unplanned_bytes(const gpu_plan *p) {
 const char *gpu_plan_engine(const gpu_plan *p, int i) {
   const gpu_step *s = &p->steps[i];
   if (gpu_plan_computed_by(p, i) != i) /* a view names bytes, no work */
-    return !(ir_op(p->g->nodes[i].op)->flags &
-             (IR_OPF_VIEW | IR_OPF_VIEW_BLOCKS | IR_OPF_VIEW_ORDER))
-               ? "folded" /* (never: each view is a move's) */
-               : "view";
+    return "view";
   if (s->conv)
     return s->conv->own       ? "kconv depthwise"
            : s->conv->patches ? "cuBLASLt GEMM on im2col patches"
