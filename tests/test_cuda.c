@@ -460,8 +460,10 @@ static const char *const op_graphs[] = {
     "e = conv2d(d6, w1) act=relu\ne6 = clip(e) min=0 max=0.25\n"
     "f = conv2d(x, w, b) stride=[2,2]\nf6 = clip(f) min=0 max=6\n"
     "output e6, f6\n",
-    /* relus folded into their producers, and relus that must not be (the
-     * producer is read twice, is an output, or has its own act) */
+    /* relus the lower stage folds into their producers (act=, or a fused
+     * node with an element-wise producer; compare_op_graphs runs the
+     * graph lowered too), and relus that must not be (the producer is
+     * read twice, is an output, or has its own act) */
     "input x: [2,4,9,7]\nweight w: [4,4,3,3]\nweight b: [4]\ninput m: "
     "[6,5]\n"
     "weight q: [5,3]\nweight g: [4]\nweight gb: [4]\nweight mu: [4]\n"
@@ -532,10 +534,11 @@ static const char *const op_graphs[] = {
     "c = conv2d(r, w2)\nsl = slice(d) starts=[0,4,0,0] ends=[2,12,10,9]\n"
     "e = conv2d(sl, w3) stride=[2,2]\npd = pad(d) pads=[0,0,0,1,0,0,1,0] "
     "value=0.5\npc = conv2d(pd, w2) pad=valid\noutput c, e, pc\n",
-    /* the same block after scale folding: the bias and the residual (the
-     * block's channels-last input) folded into the second matmul through
-     * the transpose view back to images (layout.c); then one whose
-     * residual is the NCHW graph input, not folded */
+    /* the same block after scale folding: lowered, the bias and the
+     * residual (the block's channels-last input) go into the second
+     * matmul, the residual through a transpose (lower_epi.c; both
+     * transposes views, layout.c); then one whose residual is the NCHW
+     * graph input, not lowered */
     "input x: [2,16,10,9]\nweight wd: [16,1,7,7]\nweight m1: [16,32]\n"
     "weight m2: [32,16]\nweight bm: [16]\nweight m3: [16,16]\n"
     "weight w2: [8,16,3,3]\n"
