@@ -39,7 +39,7 @@ expect 1 "$bin" optimize "$src/models/resnet50.graph" --alpha 1,2
 contains "bad value '1,2' for --alpha"
 expect 1 "$bin" print "$src/models/resnet50.graph" -x
 contains "unknown option '-x'"
-# run --no-fold (GPU relu/clip folding) is not optimize's --no-fuse
+# run --no-fold (the GPU executor's own fusion) is not optimize's --no-fuse
 expect 1 "$bin" run "$src/models/resnet50.graph" --no-fold
 contains "--no-fold, --legacy-conv, --nchw, --fast-gelu, --streams and --warmup need --device cuda"
 expect 1 "$bin" run "$src/models/resnet50.graph" --streams 2

@@ -1094,3 +1094,37 @@ Test(rebatch, to_the_same_batch_is_a_copy) {
   cr_assert(strstr(d.msg, "normalises along the batch axis"), "%s", d.msg);
   ir_graph_free(g);
 }
+
+/* ir_rebuild's steps: copied, dropped (a relu's output mapped to its
+ * input), failing. */
+static int drop_relu(void *u, ir_graph *h, const ir_graph *g, int n,
+                     int32_t *map, base_diag *d) {
+  const ir_node *nd = &g->nodes[n];
+  if (u && nd->op == IR_OP_RELU) {
+    map[nd->out[0]] = map[nd->in[0]];
+    return 0;
+  }
+  if (nd->op == IR_OP_TANH)
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0, "no tanh"), -1;
+  return ir_rebuild_copy(h, g, n, map, d);
+}
+
+Test(ir, rebuild_node_by_node) {
+  ir_graph *g = parse_ok("input x: [2,3]\nweight w: [3,4]\n"
+                         "y = matmul(x, w)\nr = relu(y)\nz = sigmoid(r)\n"
+                         "output z\n");
+  base_diag d;
+  ir_graph *same = ir_rebuild(g, drop_relu, NULL, &d);
+  cr_assert(same, "%s", d.msg);
+  char *a = ir_print(g), *b = ir_print(same);
+  cr_assert_str_eq(a, b);
+  ir_graph *h = ir_rebuild(g, drop_relu, (void *)1, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(h->nnodes, 2);
+  cr_assert_eq(h->nodes[1].in[0], ir_find_tensor(h, "y"));
+  ir_graph *t = parse_ok("input x: [2,3]\ny = tanh(x)\noutput y\n");
+  cr_assert_null(ir_rebuild(t, drop_relu, NULL, &d));
+  cr_assert_str_eq(d.msg, "no tanh");
+  free(a), free(b);
+  ir_graph_free(t), ir_graph_free(h), ir_graph_free(same), ir_graph_free(g);
+}

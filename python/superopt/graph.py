@@ -35,7 +35,7 @@ class OptimizeReport:
     fused_nodes: int  # made by fusion
     attention_nodes: int
     fused_ops: int  # operators the fused nodes replace
-    moved: int  # shortcuts the node order moved
+    moved: int  # shortcuts the lower stage moved ahead of their chain
     cost_unfused_us: float  # the search's result, before fusion
     rules_seconds: float  # reading and compiling the rules
     fuse_seconds: float

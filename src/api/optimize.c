@@ -142,7 +142,7 @@ static void fill_report(api_report *r, const opt_report *x) {
   r->fused_nodes = x->fusion.groups;
   r->attention_nodes = x->fusion.attention;
   r->fused_ops = x->fusion.fused_ops;
-  r->moved = x->moved;
+  r->moved = x->lowering.shortcuts;
   r->rules_seconds = x->seconds[OPT_RULES];
   r->fuse_seconds = x->seconds[OPT_FUSE];
   r->check_seconds = x->seconds[OPT_CHECK];

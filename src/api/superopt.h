@@ -231,7 +231,7 @@ api_code api_graph_export_onnx_ex(const api_graph *g,
 /* ---- optimize -------------------------------------------------------- */
 
 /* Progress of api_optimize: the stage starting ("rules", "batch", "costs",
- * "passes", "search", "splits", "prune", "reprove", "fuse", "order",
+ * "passes", "search", "splits", "prune", "reprove", "fuse", "lower",
  * "check": the
  * stages of `superopt optimize --list-stages`), elapsed seconds since the
  * call began; in "search", called again before each region: done regions
@@ -308,7 +308,8 @@ typedef struct api_report {
                               back out of a convolution or matmul */
   int fused_nodes, attention_nodes; /* made by fusion */
   int fused_ops;                    /* operators the fused nodes replace */
-  int moved;                        /* shortcuts the node order moved */
+  int moved;                        /* shortcuts the lower stage moved
+                                       ahead of the chain they join */
   double cost_unfused_us; /* the search's result's cost, before fusion */
   /* seconds: reading and compiling the rules, fusion, the check */
   double rules_seconds, fuse_seconds, check_seconds;

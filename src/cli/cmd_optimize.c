@@ -391,16 +391,16 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
     break;
   case OPT_LOWER:
     if (r->ran[OPT_LOWER])
-      printf("lower: %d epilogues (residual, bias, clip), %d moves (act on "
-             "concat/split parts, pad+slice), %d squeeze-and-excitation, %d "
-             "channel shuffles made graph nodes\n",
+      printf("lower: %d epilogues (residual, bias, clip, relu), %d moves (act "
+             "on concat/split parts, pad+slice), %d squeeze-and-excitation, "
+             "%d channel shuffles made graph nodes, %d shortcut%s moved "
+             "ahead of the chain%s %s join%s\n",
              r->lowering.epilogues, r->lowering.moves, r->lowering.se,
-             r->lowering.shuffles);
-    break;
-  case OPT_ORDER:
-    printf("order: %d shortcut%s moved ahead of the chain%s %s join%s\n",
-           r->moved, r->moved == 1 ? "" : "s", r->moved == 1 ? "" : "s",
-           r->moved == 1 ? "it" : "they", r->moved == 1 ? "s" : "");
+             r->lowering.shuffles, r->lowering.shortcuts,
+             r->lowering.shortcuts == 1 ? "" : "s",
+             r->lowering.shortcuts == 1 ? "" : "s",
+             r->lowering.shortcuts == 1 ? "it" : "they",
+             r->lowering.shortcuts == 1 ? "s" : "");
     break;
   case OPT_REPROVE:
     if (r->ran[OPT_REPROVE])

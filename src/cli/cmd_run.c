@@ -70,8 +70,9 @@ static const cli_opt run_table[] = {
     CLI_FLAG(T, "poison", poison, 1,
              "debug: fill every released buffer with NaN"),
     CLI_FLAG(T, "no-fold", no_fold, 1,
-             "no executor folds: a relu, clip, residual or bias add\n"
-             "after conv/matmul/add/... runs as its own kernel"),
+             "none of the executor's own fusion: no cuDNN plans with an\n"
+             "epilogue, no matmuls reading transposes in place (the\n"
+             "graph's lowered folds still run as the graph says)"),
     CLI_FLAG(T, "legacy-conv", legacy_conv, 1,
              "legacy cuDNN convolution algorithms only"),
     CLI_FLAG(T, "nchw", nchw, 1,

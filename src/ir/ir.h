@@ -411,6 +411,22 @@ ir_graph *ir_graph_clone(const ir_graph *g);
  * derived inside one pass (the search's candidates), where g's values
  * outlive the copy. NULL on OOM. */
 ir_graph *ir_graph_clone_shared(const ir_graph *g);
+/* The loop of every rewrite that rebuilds a graph node by node without a
+ * rule (the lower stage's families, ir_graph_unfuse): a new graph with g's
+ * inputs and weights (values shared: it must not outlive g), then fn
+ * called on each node n of g in order, which adds to h what n becomes
+ * (nothing, n itself through ir_rebuild_copy, or other nodes) and sets
+ * map[t] (g's tensor t -> h's; the inputs' and weights' are set) for each
+ * tensor of g it stands for; returns < 0 with d set to fail. Then g's
+ * outputs, through map. NULL with d set on failure. */
+typedef int (*ir_rebuild_fn)(void *u, ir_graph *h, const ir_graph *g, int n,
+                             int32_t *map, base_diag *d);
+ir_graph *ir_rebuild(const ir_graph *g, ir_rebuild_fn fn, void *u,
+                     base_diag *d);
+/* Adds node n of g to h as it is (inputs through map, the same output
+ * names, its position) and maps its outputs. Returns h's node, or -1. */
+int ir_rebuild_copy(ir_graph *h, const ir_graph *g, int n, int32_t *map,
+                    base_diag *d);
 /* A deep copy in one block of exactly its size (a built or parsed graph
  * keeps the room its arrays grew by): for graphs kept by the thousand,
  * such as the rules of a library. NULL on OOM. */

@@ -4,13 +4,14 @@
  * Python package and the torch.compile backend) call: one list of stages,
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   reprove -> fuse -> order -> check
+ *   reprove -> fuse -> lower -> check
  *
  * (read and compile the rules and pass rules; rebatch; fit the cost model;
  * the passes before the search; the search region by region with the
  * mutants that pay; nested splits folded; dead code removed; every applied
  * rule proven again, and the stages from costs run again without any that
- * is not; element-wise fusion; the executor's node order; the end-to-end
+ * is not; element-wise fusion; the executor's folds as graph nodes and
+ * the node order they need (src/fuse/lower.h); the end-to-end
  * check on the CPU executor: seeds and scales, element by element), so that for
  * the same graph and options every entry point gets the same graph and the same
  * report. Callers resolve file paths (the rules, the cost database) and load
@@ -40,7 +41,6 @@ typedef enum opt_stage {
   OPT_PRUNE,   /* dead code removed; the search's result and its cost */
   OPT_REPROVE, /* the applied rules proven again (rewrite_reprove) */
   OPT_FUSE,    /* element-wise and attention fusion (opt_options.fuse) */
-  OPT_ORDER,   /* the node order (shortcuts first) lower_epi folds by */
   OPT_LOWER,   /* the executor's folds as graph nodes (with fuse) */
   OPT_CHECK,   /* the end-to-end check (opt_options.check) */
   OPT_NSTAGES
@@ -137,7 +137,6 @@ struct opt_report {
   int merged, merged_by_rules;
   fuse_stats fusion;        /* the fusion stage's (zero when it did not run) */
   lower_stats lowering;     /* the lower stage's (zero when it did not run) */
-  int moved;                /* shortcuts the order stage moved */
   double max_rel_error;     /* the check's; -1 when it did not run */
   ex_check_opts check_opts; /* the check's rounds, scales and tolerance */
   ex_check_result check;    /* the check's worst element */

@@ -1,7 +1,7 @@
 /* pipeline.c: opt_run, the optimize pipeline as a list of stage calls
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   reprove -> fuse -> order -> lower -> check
+ *   reprove -> fuse -> lower -> check
  *
  * Each stage takes the current graph and replaces it (ir_graph_replace:
  * the new graph owns its weight values); after each, the caller's `after`
@@ -33,9 +33,8 @@ static const stage_row stage_rows[OPT_NSTAGES] = {
                 "the stages from costs again"},
     {"fuse", "element-wise and attention fusion (not with --no-fuse or an "
              ".onnx output)"},
-    {"order", "the node order the residual inputs follow (shortcuts before "
-              "the chains they join)"},
-    {"lower", "the executor's folds made graph nodes (with fuse)"},
+    {"lower", "the executor's folds made graph nodes, shortcuts before the "
+              "chains they join (with fuse)"},
     {"check", "the end-to-end check on the CPU executor (not with "
               "--no-check)"},
 };
@@ -273,14 +272,6 @@ static base_status do_lower(run *p) {
   return advance(p, lower_graph(current(p), &p->r->lowering, p->d), 0, "lower");
 }
 
-static base_status do_order(run *p) {
-  ir_graph *h = p->cur; /* never NULL here: the passes made a graph */
-  base_status s = pass_order_apply(&h, &p->r->moved, p->d);
-  p->cur = h;
-  p->r->ran[OPT_ORDER] = !s;
-  return s ? s : ir_check_invariants(p->cur, "order", p->d);
-}
-
 /* Proves again every rule the result applied (rewrite_reprove). When one
  * labelled proven is not proven, it is demoted (off in the rules and pass
  * rules) and the stages from costs run again on the model as the batch
@@ -333,7 +324,7 @@ static base_status do_check(run *p) {
 typedef base_status (*stage_fn)(run *p);
 static const stage_fn stage_fns[OPT_NSTAGES] = {
     do_rules, do_batch,   do_costs, do_passes, do_search, do_splits,
-    do_prune, do_reprove, do_fuse,  do_order,  do_lower,  do_check,
+    do_prune, do_reprove, do_fuse,  do_lower,  do_check,
 };
 
 /* ---- progress and the pipeline

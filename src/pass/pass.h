@@ -58,15 +58,6 @@ ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
  * executor copies the bytes once, not twice). One level a call: *count
  * splits folded. */
 ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
-/* Node order for the executor (order.c): a convolution or matmul that an
- * add reads beside another one, whose inputs are ready before that one's
- * chain runs (a ResNet's projection shortcut), is moved to right after its
- * inputs, so the executor folds the add into the chain's last node and
- * runs the shortcut beside the chain. *count nodes moved; same values. */
-ir_graph *pass_order_branches(const ir_graph *g, int *count, base_diag *d);
-/* pass_order_branches on *g, replacing it (ir_graph_replace) when a node
- * moved; on failure *g stays. */
-base_status pass_order_apply(ir_graph **g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
 
