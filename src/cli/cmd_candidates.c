@@ -10,7 +10,7 @@
  * original, the search's pick, a mutant, the rest drawn by a seeded
  * generator across the range of their fused cost), each put in the
  * region's place, and the whole graph goes through the stages optimize
- * runs after the search (splits, prune, fuse, order, lower), so that the
+ * runs after the search (splits, prune, fuse, lower), so that the
  * file written is the program that would run.
  */
 #include <stdio.h>
@@ -264,7 +264,7 @@ static base_status advance(ir_graph **cur, ir_graph *next, base_diag *d) {
 }
 
 /* The model with region k replaced by sub, through the stages optimize
- * runs after the search: splits, prune, fuse, order, lower. */
+ * runs after the search: splits, prune, fuse, lower. */
 static ir_graph *whole_graph(cctx *x, int k, const ir_graph *sub,
                              base_diag *d) {
   ir_graph *cur = srch_regions_replace(x->regs, k, sub, d);
@@ -280,8 +280,6 @@ static ir_graph *whole_graph(cctx *x, int k, const ir_graph *sub,
     s = advance(&cur, pass_prune_dead(cur, &n, d), d);
   if (!s)
     s = advance(&cur, fuse_graph(cur, &fo, &fs, d), d);
-  if (!s)
-    s = pass_order_apply(&cur, &n, d);
   if (!s)
     s = advance(&cur, lower_graph(cur, NULL, d), d);
   if (!s)
