@@ -377,8 +377,7 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
     print_onnx_device_note(a);
     break;
   case OPT_PRUNE:
-    printf("rules: %d usable directions read for this model\n",
-           r->directions);
+    printf("rules: %d usable directions read for this model\n", r->directions);
     print_search(r, a);
     if (a->oo.mutants)
       cli_print_mutants(&r->mutants, a->cost.dev->name);

@@ -61,7 +61,7 @@ int cli_parse_passes(const char *s, int *rules, char *msg, size_t n) {
              "bad value '%s' for --passes: expected rules, hand or none", s);
     return -1;
   }
-  *rules = !strcmp(s, "rules") ? CLI_PASSES_RULES
+  *rules = !strcmp(s, "rules")  ? CLI_PASSES_RULES
            : !strcmp(s, "hand") ? CLI_PASSES_HAND
                                 : CLI_PASSES_NONE;
   return 0;

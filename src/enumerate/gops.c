@@ -11,15 +11,27 @@
 /* TASO's pool: three copies of each matrix, image and kernel shape, one
  * depthwise kernel, one scalar. */
 static const en_class classes[EN_NCLASSES] = {
-    {"m", {2, {2, 4}}, 3},       {"q", {2, {4, 4}}, 3},
-    {"x", {4, {2, 4, 5, 5}}, 3}, {"w", {4, {4, 4, 3, 3}}, 3},
-    {"h", {4, {4, 4, 1, 3}}, 3}, {"v", {4, {4, 4, 3, 1}}, 3},
-    {"d", {4, {4, 1, 3, 3}}, 1}, {"s", {0, {0}}, 1},
+    {"m", {2, {2, 4}}, 3},
+    {"q", {2, {4, 4}}, 3},
+    {"x", {4, {2, 4, 5, 5}}, 3},
+    {"w", {4, {4, 4, 3, 3}}, 3},
+    {"h", {4, {4, 4, 1, 3}}, 3},
+    {"v", {4, {4, 4, 3, 1}}, 3},
+    {"d", {4, {4, 1, 3, 3}}, 1},
+    {"s", {0, {0}}, 1},
+    /* the extended set's: biases of the kernels' 4 output channels */
+    {"b", {1, {4}}, 3},
 };
 
-enum { C_Q = 1, C_W = 3, C_D = 6 };
+enum { C_Q = 1, C_W = 3, C_D = 6, C_B = 8 };
 
 const en_class *en_class_of(int c) { return &classes[c]; }
+
+int en_class_on(int c, int extended) {
+  return c < EN_NBASE_CLASSES || extended;
+}
+
+int en_gop_on(int gop, int extended) { return gop < EN_NBASE_GOPS || extended; }
 
 void en_input_name(int v, char *buf, size_t n) {
   snprintf(buf, n, "%s%d", classes[en_input_class(v)].prefix,
@@ -52,6 +64,8 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_IMM] = {"const_imm", IR_OP_CONST_IMM, 0, 1},
     [EN_ONES] = {"const_ones", IR_OP_CONST_ONES, 0, 1},
     [EN_CPOOL] = {"const_pool", IR_OP_CONST_POOL, 0, 1},
+    [EN_CONVB] = {"conv2d+bias", IR_OP_CONV2D, 3, 1},
+    [EN_CONVB_RELU] = {"conv2d+bias+relu", IR_OP_CONV2D, 3, 1},
 };
 
 const char *en_gop_name(int gop) { return gops[gop].name; }
@@ -115,6 +129,10 @@ static int image_like(const ir_shape *s) {
 static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   switch (n->gop) {
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
+  case EN_CONVB:
+  case EN_CONVB_RELU:
+    if (in[2]->rank != 1 || in[2]->dim[0] != in[1]->dim[0])
+      return 0; /* fall through */
   case EN_CONV:
   case EN_CONV_RELU:
     return image_like(in[0]) && in[1]->rank == 4 && in[1]->dim[2] <= 3 &&
@@ -153,7 +171,9 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
                       ir_attrs *a) {
   ir_attrs_default(gops[n->gop].op, a);
   switch (n->gop) {
+  case EN_CONVB_RELU:
   case EN_CONV_RELU: a->act = IR_ACT_RELU; /* fall through */
+  case EN_CONVB:
   case EN_CONV: a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]); break;
   case EN_CONCAT1:
   case EN_SPLIT1: a->axis = 1; /* fall through */
@@ -205,7 +225,7 @@ uint32_t en_value_cone(const en_graph *g, uint8_t v) {
   int i = EN_NODE_OF(v);
   uint32_t m = 1u << i;
   for (int j = 0; j < gops[g->n[i].gop].nin; j++)
-    m |= en_value_cone(g, g->n[i].a[j]);
+    m |= en_value_cone(g, en_arg(&g->n[i], j));
   return m;
 }
 
@@ -218,11 +238,12 @@ const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[2]) {
 int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]) {
   for (int i = 0; i < g->nops; i++) {
     const en_node *n = &g->n[i];
-    const ir_shape *in[2] = {NULL, NULL};
+    const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
     for (int j = 0; j < gops[n->gop].nin; j++) {
-      if (!EN_IS_INPUT(n->a[j]) && EN_NODE_OF(n->a[j]) >= i)
+      uint8_t v = en_arg(n, j);
+      if (!EN_IS_INPUT(v) && EN_NODE_OF(v) >= i)
         return -1;
-      in[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])shapes);
+      in[j] = en_value_shape(v, (const ir_shape(*)[2])shapes);
     }
     ir_opcode op;
     ir_attrs a;
@@ -241,8 +262,8 @@ int en_graph_outputs(const en_graph *g, uint8_t *out) {
   }
   for (int i = 0; i < g->nops; i++)
     for (int j = 0; j < gops[g->n[i].gop].nin; j++)
-      if (!EN_IS_INPUT(g->n[i].a[j]))
-        read |= (uint32_t)1 << (g->n[i].a[j] - 32);
+      if (!EN_IS_INPUT(en_arg(&g->n[i], j)))
+        read |= (uint32_t)1 << (en_arg(&g->n[i], j) - 32);
   for (int i = 0; i < g->nops; i++)
     for (int s = 0; s < gops[g->n[i].gop].nout; s++)
       if (!(read >> (2 * i + s) & 1))
@@ -262,8 +283,8 @@ void en_graph_used(const en_graph *g, uint8_t used[EN_NCLASSES]) {
     mark_used(g->root, used);
   for (int i = 0; i < g->nops; i++)
     for (int j = 0; j < gops[g->n[i].gop].nin; j++)
-      if (EN_IS_INPUT(g->n[i].a[j]))
-        mark_used(g->n[i].a[j], used);
+      if (EN_IS_INPUT(en_arg(&g->n[i], j)))
+        mark_used(en_arg(&g->n[i], j), used);
 }
 
 en_graph en_graph_rename(const en_graph *g, const uint8_t map[EN_NINPUT_IDS]) {
@@ -272,8 +293,8 @@ en_graph en_graph_rename(const en_graph *g, const uint8_t map[EN_NINPUT_IDS]) {
     r.root = map[r.root];
   for (int i = 0; i < r.nops; i++)
     for (int j = 0; j < gops[r.n[i].gop].nin; j++)
-      if (EN_IS_INPUT(r.n[i].a[j]))
-        r.n[i].a[j] = map[r.n[i].a[j]];
+      if (EN_IS_INPUT(en_arg(&r.n[i], j)))
+        en_arg_set(&r.n[i], j, map[en_arg(&r.n[i], j)]);
   return r;
 }
 
@@ -285,8 +306,8 @@ static int build_inputs(const en_graph *g, ir_graph *b, int32_t *tix,
     use[g->root] = 1;
   for (int i = 0; i < g->nops; i++)
     for (int j = 0; j < gops[g->n[i].gop].nin; j++)
-      if (EN_IS_INPUT(g->n[i].a[j]))
-        use[g->n[i].a[j]] = 1;
+      if (EN_IS_INPUT(en_arg(&g->n[i], j)))
+        use[en_arg(&g->n[i], j)] = 1;
   for (int v = 0; v < EN_NINPUT_IDS; v++) {
     char name[16];
     if (!use[v])
@@ -320,13 +341,13 @@ ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
     goto fail;
   for (int i = 0; i < g->nops; i++) {
     const en_node *n = &g->n[i];
-    const ir_shape *in[2] = {NULL, NULL};
-    int32_t args[2];
+    const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
+    int32_t args[EN_MAX_NIN];
     ir_shape out[2];
     ir_opcode op;
     ir_attrs a;
     for (int j = 0; j < gops[n->gop].nin; j++) {
-      args[j] = tensor_of(b, tix, nodeix, n->a[j]);
+      args[j] = tensor_of(b, tix, nodeix, en_arg(n, j));
       in[j] = &b->tensors[args[j]].shape;
     }
     if (en_node_op(n, in, &op, &a, out)) {
@@ -368,11 +389,11 @@ char *en_graph_str(const en_graph *g, char *buf, size_t n) {
     for (int j = 0; j < gops[nd->gop].nin && k + 1 < n; j++) {
       if (j && k + 1 < n)
         buf[k++] = ',', buf[k] = 0;
-      k += value_str(nd->a[j], buf + k, n - k);
+      k += value_str(en_arg(nd, j), buf + k, n - k);
     }
     if (k + 1 < n)
       k += (size_t)snprintf(buf + k, n - k, ")");
-    if (nd->p && k + 1 < n)
+    if (nd->p && gops[nd->gop].nin < 3 && k + 1 < n)
       k += (size_t)snprintf(buf + k, n - k, "[%d]", nd->p);
   }
   return buf;

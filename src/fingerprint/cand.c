@@ -399,8 +399,9 @@ static uint64_t struct_hash(const en_graph *g) {
     const en_node *n = &g->n[i];
     uint64_t b[4] = {n->gop, n->p, 0, 0};
     for (int j = 0; j < en_gop_nin(n->gop); j++) {
-      uint8_t v = n->a[j];
-      b[2 + j] = EN_IS_INPUT(v) ? v : nh[EN_NODE_OF(v)] + EN_SLOT_OF(v) + 64;
+      uint8_t v = en_arg(n, j); /* the third argument in b[1] */
+      b[j < 2 ? 2 + j : 1] =
+          EN_IS_INPUT(v) ? v : nh[EN_NODE_OF(v)] + EN_SLOT_OF(v) + 64;
     }
     if ((n->gop == EN_EWADD || n->gop == EN_EWMUL) && b[2] > b[3]) {
       uint64_t t = b[2]; /* commutative: argument order does not matter */
@@ -445,14 +446,14 @@ typedef struct pair_vec {
 static void first_use(const en_graph *g, uint8_t map[EN_NINPUT_IDS],
                       uint8_t seen[EN_NINPUT_IDS], uint8_t next[EN_NCLASSES]) {
   for (int i = 0; i <= g->nops; i++)
-    for (int j = 0; j < 2; j++) {
+    for (int j = 0; j < EN_MAX_NIN; j++) {
       uint8_t v;
       if (i == g->nops) {
         if (g->nops || j)
           break;
         v = g->root;
       } else if (j < en_gop_nin(g->n[i].gop)) {
-        v = g->n[i].a[j];
+        v = en_arg(&g->n[i], j);
       } else {
         break;
       }

@@ -140,6 +140,8 @@ static void conv_plane(const ir_attrs *a, const ir_shape *xs,
       }
 }
 
+/* in[2]: the bias (one residue per output channel, added before the
+ * activation), or NULL. */
 static void k_conv(const ir_attrs *a, const ir_shape *const *s,
                    const uint32_t *const *in, const ir_shape *os, uint32_t *y,
                    uint64_t key) {
@@ -158,13 +160,15 @@ static void k_conv(const ir_attrs *a, const ir_shape *const *s,
           for (int64_t ox = 0; ox < ow; ox++) {
             uint32_t v =
                 conv_at(xs, ws, a, xb, in[1] + oc * wsz, oc / og * cg, oy, ox);
+            v = in[2] ? addm(v, in[2][oc]) : v;
             yp[oy * ow + ox] = fp_act(a->act, key, v);
           }
         continue;
       }
       conv_plane(a, xs, ws, xb, in[1] + oc * wsz, oc / og * cg, oh, ow, acc);
       for (int64_t i = 0; i < oh * ow; i++)
-        yp[i] = fp_act(a->act, key, red(acc[i]));
+        yp[i] = fp_act(a->act, key,
+                       in[2] ? addm(red(acc[i]), in[2][oc]) : red(acc[i]));
     }
 }
 
@@ -328,11 +332,13 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
       return BASE_ERR_PARAM;
     k_matmul(ins, in, out[0]);
     return BASE_OK;
-  case IR_OP_CONV2D:
-    if (nin != 2)
-      return BASE_ERR_PARAM;
-    k_conv(a, ins, in, &outs[0], out[0], key);
+  case IR_OP_CONV2D: {
+    if (nin < 2 || nin > 3)
+      return BASE_ERR_PARAM; /* a residual input: not generated */
+    const uint32_t *cin[3] = {in[0], in[1], nin == 3 ? in[2] : NULL};
+    k_conv(a, ins, cin, &outs[0], out[0], key);
     return BASE_OK;
+  }
   case IR_OP_EWADD:
     if (!ir_shape_eq(ins[0], ins[1]))
       return BASE_ERR_PARAM;

@@ -176,6 +176,7 @@ static base_status config(const gen_options *o, en_config *cfg, base_diag *d) {
   cfg->max_ops = o->max_ops;
   cfg->threads = o->threads;
   cfg->keep_non_normal = o->no_normal_form;
+  cfg->extended = o->extended;
   cfg->checkpoint = o->checkpoint;
   cfg->checkpoint_stop = o->checkpoint_stop;
   cfg->split = o->split ? o->split : o->max_ops >= 5 ? GEN_SPLIT_DEEP : 1;
