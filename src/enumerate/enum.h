@@ -29,14 +29,14 @@
 
 #include "../ir/ir.h"
 
-#define EN_MAX_OPS 6  /* most operators of an enumerated graph */
-#define EN_NCLASSES 9 /* input shape classes of the pool */
+#define EN_MAX_OPS 6   /* most operators of an enumerated graph */
+#define EN_NCLASSES 10 /* input shape classes of the pool */
 #define EN_NBASE_CLASSES                                                       \
   8                       /* of them, the default set's (the others are the    \
                              extended set's: --opset extended) */
 #define EN_MAX_COPIES 3   /* most copies of one class */
 #define EN_MAX_NUMEL 4096 /* larger intermediate tensors are not generated */
-#define EN_NINPUT_IDS 27  /* input ids: class * EN_MAX_COPIES + copy */
+#define EN_NINPUT_IDS 30  /* input ids: class * EN_MAX_COPIES + copy */
 #define EN_MAX_NIN 3      /* most arguments of a generation operator */
 #define EN_VNODE(i, slot) ((uint8_t)(32 + 2 * (i) + (slot)))
 #define EN_IS_INPUT(v) ((v) < 32)
@@ -72,6 +72,14 @@ typedef enum en_gop {
   /* The extended set (en_config.extended, gen-rules --opset extended): */
   EN_CONVB,      /* conv2d(x, w, b) as EN_CONV, with a bias b [O] */
   EN_CONVB_RELU, /* the same with act=relu */
+  /* batchnorm and its folding into a convolution: the argument n is a
+   * pool input of class n, a batchnorm's parameters (scale, bias, mean,
+   * var: four weights [4] in the ir_graph, en_graph_build) */
+  EN_BN,       /* batchnorm(x, n), eps 1e-5, x [N,4,H,W] */
+  EN_BNFOLD_W, /* (w, n): w [4,..] times f = scale / sqrt(var + eps) per
+                  output channel; IR: ewsub, transpose, batchnorm, transpose */
+  EN_BNFOLD_B, /* (n): bias - mean * f; IR: ewsub, reshape, batchnorm,
+                  reshape */
   EN_NGOPS
 } en_gop;
 #define EN_NBASE_GOPS EN_CONVB /* the default set: gops before this */
@@ -124,6 +132,9 @@ const char *en_gop_name(int gop); /* e.g. "conv2d+relu", "split0" */
 int en_gop_nin(int gop);          /* 0..EN_MAX_NIN */
 int en_gop_nout(int gop);         /* 1, or 2 for split */
 ir_opcode en_gop_op(int gop);
+/* Whether gop is batchnorm or one of its folds (several IR nodes in an
+ * ir_graph; fp_bn_kernel evaluates it). */
+int en_gop_is_bn(int gop);
 
 /* Bit (1 << opcode) of every operator of the generation set. */
 uint64_t en_ops_all(void);

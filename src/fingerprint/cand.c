@@ -614,11 +614,30 @@ static int inputs_covered(const pair *p) {
   return 1;
 }
 
-/* Runs g on the reference executor with FLOAT_SEED inputs. */
-static ex_values *run_float(const ir_graph *g, base_status *st) {
+/* Runs g on the reference executor with FLOAT_SEED inputs; with f (the
+ * other graph, run already: fv), its inputs and weights of g's names take
+ * their values from there (a weight is drawn by its first reader's hint,
+ * which may differ between the graphs: the extended set's batchnorm
+ * parameters). */
+static ex_values *run_float(const ir_graph *g, const ir_graph *f,
+                            const ex_values *fv, base_status *st) {
   ex_values *v = ex_values_new(g);
   ex_options o = {1, 0};
   base_diag d;
+  for (int t = 0; v && f && fv && t < g->ntensors; t++) {
+    int u = g->tensors[t].kind == IR_T_VALUE
+                ? -1
+                : ir_find_tensor(f, g->tensors[t].name);
+    size_t n = (size_t)ir_shape_numel(&g->tensors[t].shape);
+    if (u < 0 || !fv->v[u] ||
+        !ir_shape_eq(&f->tensors[u].shape, &g->tensors[t].shape))
+      continue;
+    if (!(v->v[t] = base_malloc(n * sizeof(float)))) {
+      *st = BASE_ERR_NOMEM;
+      return v;
+    }
+    memcpy(v->v[t], fv->v[u], n * sizeof(float));
+  }
   *st = v ? ex_fill_random(g, v, FLOAT_SEED, &d) : BASE_ERR_NOMEM;
   if (!*st)
     *st = ex_run(g, v, &o, &d);
@@ -641,7 +660,8 @@ static int close_enough(const float *a, const float *b, int64_t n) {
 
 static base_status float_check(const ir_graph *s, const ir_graph *t, int *ok) {
   base_status st1, st2;
-  ex_values *a = run_float(s, &st1), *b = run_float(t, &st2);
+  ex_values *a = run_float(s, NULL, NULL, &st1);
+  ex_values *b = run_float(t, s, st1 ? NULL : a, &st2);
   *ok = 1;
   for (int i = 0; !st1 && !st2 && i < s->noutputs && *ok; i++) {
     int32_t x = s->outputs[i], y = t->outputs[i];

@@ -277,8 +277,11 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
   e->cur[i][0] = e->val[i][0], e->cur[i][1] = e->val[i][1];
   if (en_node_op(n, ins, &op, &a, e->shapes[i]))
     return BASE_ERR_INTERNAL;
-  base_status st =
-      fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
+  base_status st = en_gop_is_bn(n->gop)
+                       ? fp_bn_kernel(n->gop, ins, in, e->shapes[i],
+                                      e->val[i][0], e->in->key)
+                       : fp_kernel(op, &a, ins, in, nin, e->shapes[i],
+                                   e->val[i], e->in->key);
   if (!st && key)
     leaf_keep(e, i, en_gop_nout(n->gop), key);
   else if (!st && costly(n->gop))

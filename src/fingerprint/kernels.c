@@ -322,6 +322,37 @@ static void k_const(ir_opcode op, const ir_shape *s, uint32_t *y) {
   }
 }
 
+/* ---- the extended set's batchnorm ------------------------------------ */
+
+static uint32_t bn_f(const uint32_t *n, int64_t c, uint64_t key) {
+  uint32_t sv[2] = {n[c], n[12 + c]}; /* scale, var */
+  return (uint32_t)(XXH3_64bits_withSeed(sv, sizeof sv, key ^ 0xb7a7c4ull) %
+                    FP_P);
+}
+
+base_status fp_bn_kernel(int gop, const ir_shape *const *ins,
+                         const uint32_t *const *in, const ir_shape *out,
+                         uint32_t *y, uint64_t key) {
+  const uint32_t *n = in[gop == EN_BNFOLD_B ? 0 : 1];
+  if (gop == EN_BNFOLD_B) {
+    for (int64_t c = 0; c < 4; c++) /* bias - mean f */
+      y[c] = addm(n[4 + c], FP_P - red(mulf(n[8 + c], bn_f(n, c, key))));
+    return BASE_OK;
+  }
+  const ir_shape *s = ins[0];
+  int64_t total = ir_shape_numel(out), inner = 1;
+  int axis = gop == EN_BN ? 1 : 0;
+  for (int k = axis + 1; k < s->rank; k++)
+    inner *= s->dim[k];
+  for (int64_t i = 0; i < total; i++) {
+    int64_t c = i / inner % s->dim[axis];
+    uint32_t f = bn_f(n, c, key), x = in[0][i];
+    y[i] = gop == EN_BN ? addm(red(mulf(addm(x, FP_P - n[8 + c]), f)), n[4 + c])
+                        : red(mulf(x, f));
+  }
+  return BASE_OK;
+}
+
 base_status fp_kernel(ir_opcode op, const ir_attrs *a,
                       const ir_shape *const *ins, const uint32_t *const *in,
                       int nin, const ir_shape *outs, uint32_t *const *out,
