@@ -80,6 +80,8 @@ typedef enum en_gop {
                   output channel; IR: ewsub, transpose, batchnorm, transpose */
   EN_BNFOLD_B, /* (n): bias - mean * f; IR: ewsub, reshape, batchnorm,
                   reshape */
+  EN_BNFOLD_C, /* (c, n): c [4] a convolution's bias: (c - mean) * f + bias;
+                  IR: reshape, batchnorm, reshape */
   EN_NGOPS
 } en_gop;
 #define EN_NBASE_GOPS EN_CONVB /* the default set: gops before this */

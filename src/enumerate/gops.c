@@ -73,13 +73,15 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_BN] = {"batchnorm", IR_OP_BATCHNORM, 2, 1},
     [EN_BNFOLD_W] = {"bnfold_w", IR_OP_BATCHNORM, 2, 1},
     [EN_BNFOLD_B] = {"bnfold_b", IR_OP_BATCHNORM, 1, 1},
+    [EN_BNFOLD_C] = {"bnfold_c", IR_OP_BATCHNORM, 2, 1},
 };
 
 /* The argument of gop that is a batchnorm's parameters (class n), or -1. */
 static int bn_arg(int gop) {
   switch (gop) {
   case EN_BN:
-  case EN_BNFOLD_W: return 1;
+  case EN_BNFOLD_W:
+  case EN_BNFOLD_C: return 1;
   case EN_BNFOLD_B: return 0;
   default: return -1;
   }
@@ -166,6 +168,7 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
     return in[0]->rank == 4 && in[0]->dim[0] == 4 && in[0]->dim[2] <= 3 &&
            in[0]->dim[3] <= 3;
   case EN_BNFOLD_B: return 1;
+  case EN_BNFOLD_C: return in[0]->rank == 1 && in[0]->dim[0] == 4;
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
   case EN_CONVB:
   case EN_CONVB_RELU:
@@ -248,6 +251,7 @@ int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
   gen_attrs(n, in, a);
   if (bn_arg(n->gop) >= 0) /* several IR nodes (en_graph_build) */
     out[0] = n->gop == EN_BNFOLD_B ? classes[C_B].shape : *in[0];
+  /* (EN_BNFOLD_C: its argument's shape, [4]) */
   else if (ir_infer(*op, a, in, nin, out, NULL) != BASE_OK)
     return -1;
   for (int i = 0; i < gops[n->gop].nout; i++)
@@ -372,6 +376,8 @@ static int32_t add1(ir_graph *b, ir_opcode op, const int32_t *in, int nin,
  *                output channels scaled by f = scale / sqrt(var + eps)
  *   EN_BNFOLD_B  reshape(batchnorm(r - r, scale, bias, mean, var), [4]),
  *                r = reshape(mean, [1,4]): bias - mean * f
+ *   EN_BNFOLD_C  reshape(batchnorm(reshape(x, [1,4]), scale, bias, mean,
+ *                var), [4]): (x - mean) * f + bias
  * (verify's axioms bn_fold_conv and bn_fold_convb state the fold in
  * these forms). Returns the last node's index, or -1. */
 static int build_bn(ir_graph *b, int gop, int32_t x, int32_t p, base_diag *d) {
@@ -400,10 +406,13 @@ static int build_bn(ir_graph *b, int gop, int32_t x, int32_t p, base_diag *d) {
       return -1;
     return node;
   }
-  if ((t = add1(b, IR_OP_RESHAPE, &m, 1, &r2, &node, d)) < 0)
+  if ((t = add1(b, IR_OP_RESHAPE, gop == EN_BNFOLD_C ? &x : &m, 1, &r2, &node,
+                d)) < 0)
     return -1;
   int32_t zin[2] = {t, t};
-  if ((z = add1(b, IR_OP_EWSUB, zin, 2, NULL, &node, d)) < 0)
+  if (gop == EN_BNFOLD_C)
+    z = t;
+  else if ((z = add1(b, IR_OP_EWSUB, zin, 2, NULL, &node, d)) < 0)
     return -1;
   int32_t in[5] = {z, s, bias, m, v};
   if ((u = add1(b, IR_OP_BATCHNORM, in, 5, &bn, &node, d)) < 0 ||

@@ -45,8 +45,9 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
  * scale / sqrt(var + eps), so exactly the laws that hold for every such
  * f hold), batchnorm(x, n) = (x - mean) f + bias per channel (axis 1),
  * bnfold_w(w, n) = w f per output channel (axis 0), bnfold_b(n) = bias -
- * mean f. in[] are the gop's arguments (n: its rows scale, bias, mean,
- * var); out the output's shape. */
+ * mean f, bnfold_c(c, n) = (c - mean) f + bias. in[] are the gop's
+ * arguments (n: its rows scale, bias, mean, var); out the output's
+ * shape. */
 base_status fp_bn_kernel(int gop, const ir_shape *const *ins,
                          const uint32_t *const *in, const ir_shape *out,
                          uint32_t *y, uint64_t key);

@@ -339,6 +339,12 @@ base_status fp_bn_kernel(int gop, const ir_shape *const *ins,
       y[c] = addm(n[4 + c], FP_P - red(mulf(n[8 + c], bn_f(n, c, key))));
     return BASE_OK;
   }
+  if (gop == EN_BNFOLD_C) {
+    for (int64_t c = 0; c < 4; c++) /* (x - mean) f + bias */
+      y[c] = addm(red(mulf(addm(in[0][c], FP_P - n[8 + c]), bn_f(n, c, key))),
+                  n[4 + c]);
+    return BASE_OK;
+  }
   const ir_shape *s = ins[0];
   int64_t total = ir_shape_numel(out), inner = 1;
   int axis = gop == EN_BN ? 1 : 0;
