@@ -143,8 +143,13 @@ expect 0 "$bin" optimize "$tmp/two.graph" --passes hand
 contains "1 sibling groups merged (0 by pass rules)"
 expect 0 "$bin" optimize "$tmp/two.graph" --no-rules
 contains "pass.merge2.conv"
+# --passes none: no pass at all (and no rules here): nothing merges
+expect 0 "$bin" optimize "$tmp/two.graph" --passes none --no-rules -o "$tmp/two.none.graph"
+contains "0 sibling groups merged (0 by pass rules)"
+[ "$(grep -c '= conv2d(' "$tmp/two.none.graph")" = 2 ] || { echo "FAIL: --passes none merged"; fails=$((fails + 1)); }
 expect 1 "$bin" optimize "$tmp/two.graph" --passes maybe
 contains "bad value 'maybe'"
+contains "expected rules, hand or none"
 expect 1 "$bin" optimize "$tmp/two.graph" --no-rules --rules "$tmp/false.rules"
 contains "--no-rules and --rules conflict"
 expect 0 "$bin" optimize "$tmp/two.graph" --batch 3 -o "$tmp/two3.graph"
