@@ -138,8 +138,11 @@ ir_opcode en_gop_op(int gop);
  * ir_graph; fp_bn_kernel evaluates it). */
 int en_gop_is_bn(int gop);
 
-/* Bit (1 << opcode) of every operator of the generation set. */
+/* Bit (1 << opcode) of every operator of the generation set (the
+ * extended one's included); en_ops_of: of the default set (0) or the
+ * extended one (1). */
 uint64_t en_ops_all(void);
+uint64_t en_ops_of(int extended);
 /* Whether gop / class c is in the set (extended: 1 for the extended set). */
 int en_gop_on(int gop, int extended);
 int en_class_on(int c, int extended);

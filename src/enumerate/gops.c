@@ -94,12 +94,15 @@ int en_gop_nin(int gop) { return gops[gop].nin; }
 int en_gop_nout(int gop) { return gops[gop].nout; }
 ir_opcode en_gop_op(int gop) { return gops[gop].op; }
 
-uint64_t en_ops_all(void) {
+uint64_t en_ops_of(int extended) {
   uint64_t m = 0;
   for (int g = 0; g < EN_NGOPS; g++)
-    m |= (uint64_t)1 << gops[g].op;
+    if (en_gop_on(g, extended))
+      m |= (uint64_t)1 << gops[g].op;
   return m;
 }
+
+uint64_t en_ops_all(void) { return en_ops_of(1); }
 
 /* ---- --ops ----------------------------------------------------------------
  */

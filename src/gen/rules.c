@@ -185,6 +185,13 @@ static base_status config(const gen_options *o, en_config *cfg, base_diag *d) {
   cfg->u = o->u;
   if (o->ops && en_ops_parse(o->ops, &cfg->ops, err, sizeof err) != BASE_OK)
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0, "--ops: %s", err);
+  uint64_t only = cfg->ops & ~en_ops_of(o->extended);
+  for (int op = 0; op < IR_NOPS && only; op++)
+    if (only >> op & 1)
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "--ops: '%s' is a generation operator of the "
+                           "extended set only (--opset extended)",
+                           ir_op((ir_opcode)op)->name);
   return BASE_OK;
 }
 
