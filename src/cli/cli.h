@@ -133,8 +133,9 @@ int cli_oom(void);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
 /* Option values optimize and experiment share: --patience P (0..1e9) into
- * *out, --passes rules|hand into *rules (1: the pass rules). 0, or -1 with
+ * *out, --passes rules|hand|none into *rules (CLI_PASSES_*). 0, or -1 with
  * the message in msg. */
+enum { CLI_PASSES_HAND, CLI_PASSES_RULES, CLI_PASSES_NONE };
 int cli_parse_patience(const char *s, int *out, char *msg, size_t n);
 int cli_parse_passes(const char *s, int *rules, char *msg, size_t n);
 /* Loads a graph: a .onnx file through the ONNX importer (default options),

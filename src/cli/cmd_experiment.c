@@ -81,7 +81,7 @@ static int set_patience(void *u, const char *s, char *msg, size_t n) {
   return 0;
 }
 
-/* --passes rules|hand. */
+/* --passes rules|hand|none. */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   exp_args *a = u;
   return cli_parse_passes(s, &a->pass_rules, msg, n);
@@ -118,9 +118,9 @@ static const cli_opt experiment_table[] = {
     CLI_STR(T, "db", 0, db_path, "PATH", "the cost database"),
     CLI_FLAG(T, "no-merge", so.merge, 0,
              "do not merge sibling convolutions/matmuls by hand"),
-    CLI_CALL("passes", "rules|hand", set_passes,
-             "the passes as rules (default) or by hand (as in\n"
-             "optimize)"),
+    CLI_CALL("passes", "rules|hand|none", set_passes,
+             "the passes as rules (default), by hand or none\n"
+             "(as in optimize)"),
     CLI_FLAG(T, "no-rules", no_rules, 1,
              "no rules file: the search has only the pass rules"),
     CLI_HEADING("experiment candidates:"),
@@ -359,7 +359,7 @@ static int setup(const cli_command *c, int argc, char **argv, int cands,
                  exp_args *a, opt_rules *rl, ir_graph **g) {
   memset(a, 0, sizeof *a);
   srch_options_default(&a->so);
-  a->pass_rules = 1;
+  a->pass_rules = CLI_PASSES_RULES;
   int rc = cli_parse_opts(c, argc, argv, a);
   if (rc)
     return rc;
@@ -376,10 +376,11 @@ static int setup(const cli_command *c, int argc, char **argv, int cands,
     return rc;
   cd_model_init(&a->cost, a->db, dev);
   const char *rules = a->no_rules ? NULL : cli_rules_file(a->rules, &rc);
-  const char *passes =
-      a->pass_rules ? cli_data_file("rules/passes.rules", &rc) : NULL;
-  if ((!a->no_rules && !rules) || (a->pass_rules && !passes))
+  int want = a->pass_rules == CLI_PASSES_RULES;
+  const char *passes = want ? cli_data_file("rules/passes.rules", &rc) : NULL;
+  if ((!a->no_rules && !rules) || (want && !passes))
     return rc;
+  a->so.no_passes = a->pass_rules == CLI_PASSES_NONE;
   if (opt_rules_load(rules, passes, a->allow_unproven, rl, &d))
     return cli_report(&d);
   a->so.pass_rules = rl->pass;

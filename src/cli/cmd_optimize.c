@@ -37,7 +37,7 @@ typedef struct opt_args {
   int drop_weights; /* --drop-weights: write a .graph without values */
   int no_fuse;      /* --no-fuse */
   int no_check;     /* --no-check */
-  int pass_rules;   /* --passes rules (1, default) | hand (0) */
+  int pass_rules;   /* --passes rules (default) | hand | none: CLI_PASSES_* */
   int no_rules;     /* --no-rules: no rules file (pass rules only) */
   ox_options ox;    /* an .onnx model's import options */
 } opt_args;
@@ -48,7 +48,7 @@ static int set_patience(void *u, const char *s, char *msg, size_t n) {
   return cli_parse_patience(s, &a->oo.so.patience, msg, n);
 }
 
-/* --passes rules|hand: the pass rules (1) or the hand-written passes (0). */
+/* --passes rules|hand|none (CLI_PASSES_*). */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   opt_args *a = u;
   return cli_parse_passes(s, &a->pass_rules, msg, n);
@@ -126,11 +126,13 @@ static const cli_opt optimize_table[] = {
             "operators per search region (48)"),
     CLI_FLAG(T, "no-merge", oo.so.merge, 0,
              "do not merge sibling convolutions/matmuls by hand"),
-    CLI_CALL("passes", "rules|hand", set_passes,
+    CLI_CALL("passes", "rules|hand|none", set_passes,
              "rules (default): activation fusion and sibling\n"
              "merging as the proven rules of rules/passes.rules,\n"
              "applied by the search (by hand only where no such\n"
-             "rule matches); hand: the hand-written passes"),
+             "rule matches); hand: the hand-written passes;\n"
+             "none: no pass at all (no CSE, no batchnorm\n"
+             "folding, no pass rules): the rules file alone"),
     CLI_FLAG(T, "no-rules", no_rules, 1,
              "no rules file: the search has only the pass rules"),
     CLI_FLAG(T, "no-mutants", no_mutants, 1, "apply no mutants"),
@@ -462,7 +464,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
                       opt_args *a) {
   memset(a, 0, sizeof *a);
   opt_options_default(&a->oo);
-  a->pass_rules = 1;
+  a->pass_rules = CLI_PASSES_RULES;
   int rc = cli_parse_opts(c, argc, argv, a);
   if (rc || a->list_stages)
     return rc;
@@ -508,9 +510,10 @@ static int pipeline_options(opt_args *a, const char **rules, int *rc) {
   if (!a->no_rules && !(*rules = cli_rules_file(a->rules, rc)))
     return 0;
   o->rules = *rules;
-  if (a->pass_rules &&
+  if (a->pass_rules == CLI_PASSES_RULES &&
       !(o->pass_rules = cli_data_file("rules/passes.rules", rc)))
     return 0;
+  o->so.no_passes = a->pass_rules == CLI_PASSES_NONE;
   o->allow_unproven = a->allow_unproven;
   o->mutants = a->no_mutants || a->proven_only ? 0 : MUTANT_ALL;
   if (o->mutants && a->mutant_estimates)

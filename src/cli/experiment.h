@@ -12,7 +12,7 @@
 typedef struct exp_args {
   const char *rules, *out, *device, *db_path, *emit;
   int allow_unproven, measure, batch, no_rules, patience_given;
-  int pass_rules; /* --passes rules (1, default) | hand (0) */
+  int pass_rules; /* --passes rules (default) | hand | none: CLI_PASSES_* */
   srch_options so;
   cd_db *db;
   cd_model cost; /* db + the device, fitted on its measured rows */

@@ -56,11 +56,14 @@ int cli_parse_patience(const char *s, int *out, char *msg, size_t n) {
 }
 
 int cli_parse_passes(const char *s, int *rules, char *msg, size_t n) {
-  if (strcmp(s, "rules") && strcmp(s, "hand")) {
-    snprintf(msg, n, "bad value '%s' for --passes: expected rules or hand", s);
+  if (strcmp(s, "rules") && strcmp(s, "hand") && strcmp(s, "none")) {
+    snprintf(msg, n,
+             "bad value '%s' for --passes: expected rules, hand or none", s);
     return -1;
   }
-  *rules = !strcmp(s, "rules");
+  *rules = !strcmp(s, "rules")  ? CLI_PASSES_RULES
+           : !strcmp(s, "hand") ? CLI_PASSES_HAND
+                                : CLI_PASSES_NONE;
   return 0;
 }
 

@@ -19,6 +19,7 @@
 
 typedef struct dfs {
   int max_ops, max_outputs;
+  int extended;  /* en_config.extended */
   uint32_t gops; /* bit per enabled en_gop */
   en_graph g;    /* the graph under construction */
   ir_shape shapes[EN_MAX_OPS][2];
@@ -37,14 +38,16 @@ static uint32_t desc(uint8_t v) {
 static uint32_t node_key(const en_node *n) {
   int nin = en_gop_nin(n->gop);
   return (uint32_t)n->gop << 24 | (nin > 0 ? desc(n->a[0]) : 0) << 16 |
-         (nin > 1 ? desc(n->a[1]) : 0) << 8 | n->p;
+         (nin > 1 ? desc(n->a[1]) : 0) << 8 | (nin > 2 ? desc(n->p) : n->p);
 }
 
 static int last_dep(const en_node *n) {
   int last = -1;
-  for (int j = 0; j < en_gop_nin(n->gop); j++)
-    if (!EN_IS_INPUT(n->a[j]) && EN_NODE_OF(n->a[j]) > last)
-      last = EN_NODE_OF(n->a[j]);
+  for (int j = 0; j < en_gop_nin(n->gop); j++) {
+    uint8_t v = en_arg(n, j);
+    if (!EN_IS_INPUT(v) && EN_NODE_OF(v) > last)
+      last = EN_NODE_OF(v);
+  }
   return last;
 }
 
@@ -68,6 +71,8 @@ static int canonical(const dfs *s, const en_node *n) {
 static int avail(const dfs *s, const uint8_t used[EN_NCLASSES], uint8_t *out) {
   int k = 0;
   for (int c = 0; c < EN_NCLASSES; c++) {
+    if (!en_class_on(c, s->extended))
+      continue;
     int lim = used[c] + 1 < en_class_of(c)->copies ? used[c] + 1
                                                    : en_class_of(c)->copies;
     for (int i = 0; i < lim; i++)
@@ -101,7 +106,7 @@ static int components(const en_graph *g) {
   for (int i = 0; i < g->nops; i++) {
     up[i] = i;
     for (int j = 0; j < en_gop_nin(g->n[i].gop); j++) {
-      uint8_t v = g->n[i].a[j];
+      uint8_t v = en_arg(&g->n[i], j);
       int o = EN_IS_INPUT(v) ? reader[v] : EN_NODE_OF(v);
       if (EN_IS_INPUT(v) && o < 0)
         reader[v] = i;
@@ -114,14 +119,14 @@ static int components(const en_graph *g) {
 
 /* Appends n if it passes the checks, visits the graph and goes deeper. */
 static base_status try_node(dfs *s, en_node n) {
-  const ir_shape *in[2] = {NULL, NULL};
+  const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
   int k = s->g.nops;
   ir_opcode op;
   ir_attrs a;
   if (!canonical(s, &n))
     return BASE_OK;
   for (int j = 0; j < en_gop_nin(n.gop); j++)
-    in[j] = en_value_shape(n.a[j], (const ir_shape(*)[2])s->shapes);
+    in[j] = en_value_shape(en_arg(&n, j), (const ir_shape(*)[2])s->shapes);
   if (en_node_op(&n, in, &op, &a, s->shapes[k]))
     return BASE_OK;
   if (k == 1 && s->split > 1 && s->second++ % s->split != s->part)
@@ -129,7 +134,7 @@ static base_status try_node(dfs *s, en_node n) {
   uint8_t saved[EN_NCLASSES];
   memcpy(saved, s->used, sizeof saved);
   for (int j = 0; j < en_gop_nin(n.gop); j++)
-    use(s->used, n.a[j]);
+    use(s->used, en_arg(&n, j));
   s->g.n[k] = n;
   s->g.nops = (uint8_t)(k + 1);
   uint8_t outs[EN_MAX_OUTPUTS];
@@ -184,7 +189,7 @@ static int const_ok(int gop, int c) {
 
 static base_status expand_const(dfs *s, int gop) {
   base_status st = BASE_OK;
-  for (int c = 0; c < EN_NCLASSES && !st; c++)
+  for (int c = 0; c < EN_NBASE_CLASSES && !st; c++)
     if (const_ok(gop, c))
       st = try_node(s, (en_node){(uint8_t)gop, {0, 0}, (uint8_t)c});
   return st;
@@ -230,11 +235,34 @@ static base_status expand_binary(dfs *s, int gop) {
   return st;
 }
 
+/* Three arguments (the third in en_node.p), each from the values
+ * available after the earlier ones took their copies. */
+static base_status expand_ternary(dfs *s, int gop) {
+  enum { NV = EN_NINPUT_IDS + EN_MAX_OUTPUTS };
+  uint8_t v0[NV], v1[NV], v2[NV], u1[EN_NCLASSES], u2[EN_NCLASSES];
+  int n0 = avail(s, s->used, v0);
+  base_status st = BASE_OK;
+  for (int i = 0; i < n0 && !st; i++) {
+    memcpy(u1, s->used, sizeof u1);
+    use(u1, v0[i]);
+    int n1 = avail(s, u1, v1);
+    for (int j = 0; j < n1 && !st; j++) {
+      memcpy(u2, u1, sizeof u2);
+      use(u2, v1[j]);
+      int n2 = avail(s, u2, v2);
+      for (int k = 0; k < n2 && !st; k++)
+        st = try_node(s, (en_node){(uint8_t)gop, {v0[i], v1[j]}, v2[k]});
+    }
+  }
+  return st;
+}
+
 static base_status expand(dfs *s, int gop) {
   switch (en_gop_nin(gop)) {
   case 0: return expand_const(s, gop);
   case 1: return expand_unary(s, gop);
-  default: return expand_binary(s, gop);
+  case 2: return expand_binary(s, gop);
+  default: return expand_ternary(s, gop);
   }
 }
 
@@ -253,7 +281,7 @@ static uint32_t gop_mask(const en_config *c) {
   uint64_t ops = c->ops ? c->ops : en_ops_all();
   uint32_t m = 0;
   for (int g = 0; g < EN_NGOPS; g++)
-    if (ops >> en_gop_op(g) & 1)
+    if (ops >> en_gop_op(g) & 1 && en_gop_on(g, c->extended))
       m |= 1u << g;
   return m;
 }
@@ -279,6 +307,7 @@ static void dfs_init(dfs *s, const en_config *c, const en_visitor *v,
   memset(s, 0, sizeof *s);
   s->max_ops = c->max_ops;
   s->max_outputs = c->max_outputs > 0 ? c->max_outputs : EN_DEFAULT_OUTPUTS;
+  s->extended = c->extended;
   s->gops = gop_mask(c);
   s->v = v;
   s->state = state;
@@ -307,8 +336,9 @@ int en_branch_count(const en_config *c) {
 static base_status run_inputs(const en_config *c, const en_visitor *v,
                               void *state) {
   base_status st = BASE_OK;
-  (void)c;
   for (int cl = 0; cl < EN_NCLASSES && !st; cl++) {
+    if (!en_class_on(cl, c->extended))
+      continue;
     en_graph g;
     memset(&g, 0, sizeof g);
     g.root = (uint8_t)en_input_id(cl, 0);

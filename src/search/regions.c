@@ -410,6 +410,8 @@ base_status srch_begin(const ir_graph *g, const rewrite_rules *rules,
 ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
                           srch_stats *st, base_diag *d) {
   ir_graph *cur = (ir_graph *)g;
+  if (o->no_passes)
+    return stage_result(cur, g, 1, d);
   int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&
@@ -431,6 +433,8 @@ ir_graph *srch_run_splits(const ir_graph *g, const srch_options *o,
   ir_graph *cur = (ir_graph *)g;
   int more = 0; /* passes as rules: no activation fusion after the search
                     (only splits folded) */
+  if (o->no_passes)
+    return stage_result(cur, g, 1, d);
   int ok = (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
                                   "fuse activations", d)) &&
            merge_splits(&cur, g, st, d);

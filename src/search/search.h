@@ -39,6 +39,11 @@ typedef struct srch_options {
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
   int merge;         /* run pass_merge_siblings before the search (1) */
+  /* 1: no pass before or after the search (no common subexpressions, no
+   * batchnorm or scale folding, no hand fusion or merging, no pass rules,
+   * no nested splits folded): the rules alone (`--passes none`, what the
+   * generated rules reach by themselves). (0) */
+  int no_passes;
   /* Fusion as the search's decision: each region search keeps its fuse_k
    * cheapest distinct graphs (the start and every graph built) and returns
    * the one cheapest once fused (fuse_graph under this cost function; ties:

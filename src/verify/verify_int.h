@@ -28,10 +28,14 @@ typedef enum verify_fn {
   VERIFY_F_IMM,       /* (imm n) */
   VERIFY_F_ONES,      /* (ones shapecode) */
   VERIFY_F_CPOOL,     /* (cpool c kh kw) */
-  VERIFY_F_SH,        /* (sh x): x's shape code (Int); guards only */
+  VERIFY_F_SH,        /* (sh x): x's shape code (Int); guards, and the
+                         Int arguments of the batchnorm folds' reshapes */
   VERIFY_F_CONV2DB,   /* (conv2db sh sw pad groups act x w b): with bias b */
   VERIFY_F_MATMULB,   /* (matmulb ax act x w b): x [..,M,K] (rank ax+1 >= 2)
                          times a 2-D w [K,N], plus the bias b [N] */
+  VERIFY_F_BN,        /* (bn e x s b m v): batchnorm, e = eps's float bits */
+  VERIFY_F_RESHAPE,   /* (reshape c x): x reshaped to the shape of code c */
+  VERIFY_F_EWSUB,     /* (ewsub a b), equal shapes */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
