@@ -772,7 +772,8 @@ UNARY(cast)
 /* ---- element types --------------------------------------------------------
  */
 
-static const char *const dtype_names[IR_NDTYPES] = {"f32", "i64", "bool"};
+static const char *const dtype_names[IR_NDTYPES] = {"f32", "i64", "bool", "f16",
+                                                    "bf16"};
 
 const char *ir_dtype_name(ir_dtype t) {
   return (unsigned)t < IR_NDTYPES ? dtype_names[t] : "?";

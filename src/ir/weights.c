@@ -67,8 +67,9 @@ static void put_le32(uint8_t *p, uint32_t v) {
 }
 
 /* safetensors dtype and element size of each IR type. */
-static const char *const st_dtype[IR_NDTYPES] = {"F32", "I64", "BOOL"};
-static const int st_size[IR_NDTYPES] = {4, 8, 1};
+static const char *const st_dtype[IR_NDTYPES] = {"F32", "I64", "BOOL", "F16",
+                                                 "BF16"};
+static const int st_size[IR_NDTYPES] = {4, 8, 1, 2, 2};
 
 uint64_t ir_text_hash(const char *text, size_t len) {
   return XXH3_64bits(text, len);
