@@ -133,7 +133,7 @@ def test_optimize_progress(small_model, tmp_path):
     for stage, _, _, _ in seen:
         first += [] if stage in first else [stage]
     assert first == ["rules", "batch", "costs", "passes", "search", "splits",
-                     "prune", "reprove", "fuse", "order", "lower", "check"]
+                     "prune", "reprove", "dtype", "fuse", "order", "lower", "check"]
     regions = [(d, t) for s, d, t, _ in seen if s == "search" and t]
     assert regions and all(0 <= d < t for d, t in regions)
     times = [e for _, _, _, e in seen]
