@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/superopt.h"
 #include "exec/exec.h"
 #include "ir/ir.h"
 
@@ -322,4 +323,31 @@ Test(half, graph_depth) {
   ir_graph *g = parse(f32_text);
   cr_expect_eq(ex_graph_depth(g), 5);
   ir_graph_free(g);
+}
+
+/* ---- the embedding API ----------------------------------------------------
+ */
+
+/* A half tensor takes and gives float32 buffers (API_F32, not API_I32 whose
+ * number IR_DT_F16 shares), its input values rounded to its type. */
+Test(half, api_float32_buffers) {
+  const char *t = "input x: f16[4]\ny = relu(x)\noutput y\n";
+  api_graph *g = NULL;
+  api_error err;
+  cr_assert_eq(api_graph_parse(t, strlen(t), "h", &g, &err), API_OK);
+  cr_expect_eq(api_graph_input_dtype(g, 0), API_F32);
+  cr_expect_eq(api_graph_output_dtype(g, 0), API_F32);
+  api_runner *r = NULL;
+  cr_assert_eq(api_runner_new(g, NULL, &r, &err), API_OK, "%s", err.message);
+  float x[4] = {1.0f / 3, 70000, -1, 0x1p-26f}, y[4];
+  const float *in[1] = {x};
+  float *out[1] = {y};
+  cr_assert_eq(api_runner_run(r, in, out, &err), API_OK, "%s", err.message);
+  cr_expect_eq(y[0], 0.333251953125f);
+  cr_expect(isinf(y[1]));
+  cr_expect_eq(y[2], 0.0f);
+  cr_expect_eq(y[3], 0.0f);
+  cr_expect_eq(x[0], 1.0f / 3, "the caller's buffer is not written");
+  api_runner_free(r);
+  api_graph_free(g);
 }
