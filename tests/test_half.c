@@ -351,3 +351,21 @@ Test(half, api_float32_buffers) {
   api_runner_free(r);
   api_graph_free(g);
 }
+
+Test(half, convert_between_half_types) {
+  ir_graph *g = parse("input x: bf16[3]\nweight c: bf16[3]\n"
+                      "s = ewadd(x, c)\noutput s\n");
+  float v[3] = {0.333984375f, 1, 2};
+  g->tensors[ir_find_tensor(g, "c")].data = v;
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, IR_DT_F16, &d);
+  cr_assert(h, "%s", d.msg);
+  char *txt = ir_print(h);
+  cr_expect_str_eq(txt, "input x: f16[3]\nweight c: f16[3]\n"
+                        "s: f16[3] = ewadd(x, c)\noutput s\n");
+  cr_expect_eq(h->tensors[ir_find_tensor(h, "c")].data[0],
+               ir_dtype_round(0.333984375f, IR_DT_F16));
+  free(txt);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}

@@ -171,7 +171,7 @@ static base_status conv_leaf(conv *c, int i) {
     return c->d->code;
   ir_tensor *y = &c->h->tensors[k];
   int keep = !ir_dtype_is_float((ir_dtype)x->dtype) ||
-             ir_dtype_is_half((ir_dtype)x->dtype) ||
+             x->dtype == (int32_t)c->t ||
              (x->kind == IR_T_WEIGHT && only_f32_readers(c->g, i));
   y->dtype = keep ? x->dtype : (int32_t)c->t;
   y->data = x->data;

@@ -489,8 +489,8 @@ typedef enum ir_half_policy {
   IR_HALF_KEEP
 } ir_half_policy;
 ir_half_policy ir_op_half_policy(ir_opcode op);
-/* g converted to the half type t by the policy: float32 inputs and weights
- * become t (weight values rounded; a weight only IR_HALF_F32 operators read
+/* g converted to the half type t by the policy: float inputs and weights
+ * (float32, or the other half type) become t (weight values rounded; a weight only IR_HALF_F32 operators read
  * stays float32), each node's float inputs are cast to the type its policy
  * wants (one cast per tensor and type, named "<tensor>.<type>"); names are
  * kept. NULL with d set on error (t not a half type, out of memory). */
