@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/superopt.h"
+#include "costdb/costdb.h"
 #include "exec/exec.h"
 #include "ir/ir.h"
 
@@ -368,4 +369,26 @@ Test(half, convert_between_half_types) {
   free(txt);
   ir_graph_free(h);
   ir_graph_free(g);
+}
+
+/* ---- costs ----------------------------------------------------------------
+ */
+
+Test(half, cost_signature_and_bytes) {
+  ir_graph *h = parse("input x: bf16[2,64]\ny = relu(x)\noutput y\n");
+  ir_graph *f = parse("input x: [2,64]\ny = relu(x)\noutput y\n");
+  char sig[256];
+  cd_node_sig(h, 0, sig, sizeof sig);
+  cr_expect_str_eq(sig, "relu x=bf16[2,64]");
+  cd_node_sig(f, 0, sig, sizeof sig);
+  cr_expect_str_eq(sig, "relu x=[2,64]", "float32 keeps its keys");
+  base_diag d;
+  ir_graph *back = cd_sig_graph("relu x=bf16[2,64]", &d);
+  cr_assert(back, "%s", d.msg);
+  cr_expect_eq(back->tensors[back->outputs[0]].dtype, IR_DT_BF16);
+  cr_expect_eq(cd_node_work(h, 0).bytes, 2 * 2 * 128.0);
+  cr_expect_eq(cd_node_work(f, 0).bytes, 2 * cd_node_work(h, 0).bytes);
+  ir_graph_free(back);
+  ir_graph_free(h);
+  ir_graph_free(f);
 }
