@@ -490,10 +490,11 @@ typedef enum ir_half_policy {
 } ir_half_policy;
 ir_half_policy ir_op_half_policy(ir_opcode op);
 /* g converted to the half type t by the policy: float inputs and weights
- * (float32, or the other half type) become t (weight values rounded; a weight only IR_HALF_F32 operators read
- * stays float32), each node's float inputs are cast to the type its policy
- * wants (one cast per tensor and type, named "<tensor>.<type>"); names are
- * kept. NULL with d set on error (t not a half type, out of memory). */
+ * (float32, or the other half type) become t (weight values rounded; a
+ * weight only IR_HALF_F32 operators read stays float32), each node's float
+ * inputs are cast to the type its policy wants (one cast per tensor and
+ * type, named "<tensor>.<type>"); names are kept. NULL with d set on error
+ * (t not a half type, out of memory). */
 ir_graph *ir_graph_to_dtype(const ir_graph *g, ir_dtype t, base_diag *d);
 /* g in float32: half inputs, weights and values become f32 (their values
  * are exact in float32), a cast between float types is dropped unless it
