@@ -53,6 +53,24 @@ f16=$(grep '^output' "$tmp/out")
 [ -n "$f16" ] && [ "$f16" != "$f32" ] ||
   { echo "FAIL: run --dtype f16 gave the float32 checksums"; fails=$((fails + 1)); }
 
+# fusion on the bf16 graph: one fused node computing in float32 inside,
+# fewer roundings than the reference, within bf16's tolerance
+cat >"$tmp/f.graph" <<'G'
+input x: [8,64]
+weight b: [64]
+weight c: [64]
+y = ewadd(x, b)
+r = gelu(y)
+m = ewmul(r, c)
+s = sigmoid(m)
+output s
+G
+expect 0 "$bin" optimize "$tmp/f.graph" --device h100 --budget 5 --dtype bf16 -o "$tmp/fo.graph"
+contains "1 fused node replaces 4 operators"
+contains "check: max relative error"
+grep -q "^s: bf16\[8,64\] = fused(x, b, c)" "$tmp/fo.graph" ||
+  { echo "FAIL: no bf16 fused node"; fails=$((fails + 1)); }
+
 expect 1 "$bin" run "$tmp/t.graph" --dtype i64
 contains "bad value 'i64' for --dtype: expected f16 or bf16"
 expect 1 "$bin" optimize "$tmp/t.graph" --dtype f32
