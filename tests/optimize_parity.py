@@ -177,7 +177,7 @@ def one(case, tmp, rules, binary, driver, src):
     for s, _, _, _ in seen:
         first += [] if s in first else [s]
     want = ["rules", "batch", "costs", "passes", "search", "splits", "prune",
-            "reprove", "fuse", "lower", "check"]
+            "reprove", "dtype", "fuse", "lower", "check"]
     if first != want:
         fail("%s: progress named the stages %s" % (name, first))
     regions = [(d, t) for s, d, t, _ in seen if s == "search" and t]

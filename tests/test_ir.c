@@ -979,7 +979,7 @@ Test(dtype, mismatches_rejected) {
     const char *text, *msg;
   } bad[] = {
       {"input i: i64[2]\ny = relu(i)\noutput y\n",
-       "relu: input 1 (x) must be f32, got i64"},
+       "relu: input 1 (x) must be f32, f16 or bf16, got i64"},
       {"input e: [4,2]\ninput i: [3]\ny = gather(e, i)\noutput y\n",
        "gather: input 2 (indices) must be i64, got f32"},
       {"input c: [3]\ninput a: [3]\ny = where(c, a, a)\noutput y\n",

@@ -280,6 +280,8 @@ typedef struct api_optimize_options {
                                costs (`--mutants-estimated`); 0 */
   int no_rules;             /* 1: no rules file, the pass rules only
                                (`--no-rules`; rules must be NULL); 0 */
+  const char *dtype; /* "f16" or "bf16": the result in that type (`--dtype`,
+                        docs/half.md); NULL (default): the model's own */
 } api_optimize_options;
 
 /* Fills o with the defaults above (nothing when o is NULL). */

@@ -138,6 +138,11 @@ long long cli_parse_count(const char *s);
 enum { CLI_PASSES_HAND, CLI_PASSES_RULES, CLI_PASSES_NONE };
 int cli_parse_patience(const char *s, int *out, char *msg, size_t n);
 int cli_parse_passes(const char *s, int *rules, char *msg, size_t n);
+/* --dtype f16|bf16 (optimize, run) into *dtype (an ir_dtype). */
+int cli_parse_dtype(const char *s, int *dtype, char *msg, size_t n);
+/* Converts *g to the half type dtype (ir_graph_to_dtype; nothing for
+ * IR_DT_F32). Prints the error and returns its code on failure. */
+int cli_to_dtype(ir_graph **g, int dtype);
 /* Loads a graph: a .onnx file through the ONNX importer (default options),
  * anything else as .graph text with its weight values from the sidecar
  * beside it (x.graph -> x.safetensors) when there is one. Prints the error

@@ -48,6 +48,11 @@ static int set_patience(void *u, const char *s, char *msg, size_t n) {
   return cli_parse_patience(s, &a->oo.so.patience, msg, n);
 }
 
+/* --dtype f16|bf16. */
+static int set_dtype(void *u, const char *s, char *msg, size_t n) {
+  return cli_parse_dtype(s, &((opt_args *)u)->oo.dtype, msg, n);
+}
+
 /* --passes rules|hand|none (CLI_PASSES_*). */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   opt_args *a = u;
@@ -107,6 +112,10 @@ static const cli_opt optimize_table[] = {
             "first (costs for those shapes; output at N); an\n"
             ".onnx model's dynamic first dimensions: import at N"),
     CLI_IMPORT_OPTS(T, ox),
+    CLI_CALL("dtype", "T", set_dtype,
+             "f16 or bf16: the result in that type (reductions,\n"
+             "softmax and normalisation in float32; docs/half.md);\n"
+             "a half model stays in its type"),
     CLI_STR(T, "device", 0, device, "D",
             "the device costs are for: h100, h200, h100-tf32,\n"
             "h200-tf32, cpu (default: $SUPEROPT_DEVICE, else\n"
@@ -362,8 +371,9 @@ static void print_check(const opt_report *r) {
          "at most %.3g of the tolerance (|a-b| <= %g max|a| + %g |a|) over "
          "%d rounds (seeds from %llu, inputs and weights at scales %s; %lld "
          "elements)\n",
-         r->check.max_err, r->check.worst, o->atol, o->rtol, r->check.rounds,
-         (unsigned long long)o->seed, sc, (long long)r->check.compared);
+         r->check.max_err, r->check.worst, r->check.atol, r->check.rtol,
+         r->check.rounds, (unsigned long long)o->seed, sc,
+         (long long)r->check.compared);
 }
 
 /* The stage's lines on standard output. */

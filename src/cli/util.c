@@ -67,6 +67,28 @@ int cli_parse_passes(const char *s, int *rules, char *msg, size_t n) {
   return 0;
 }
 
+int cli_parse_dtype(const char *s, int *dtype, char *msg, size_t n) {
+  int t = ir_dtype_lookup(s, strlen(s));
+  if (!ir_dtype_is_half((ir_dtype)t)) {
+    snprintf(msg, n, "bad value '%s' for --dtype: expected f16 or bf16", s);
+    return -1;
+  }
+  *dtype = t;
+  return 0;
+}
+
+int cli_to_dtype(ir_graph **g, int dtype) {
+  if (!ir_dtype_is_half((ir_dtype)dtype))
+    return CLI_OK;
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(*g, (ir_dtype)dtype, &d);
+  if (!h)
+    return cli_report(&d);
+  ir_graph_free(*g);
+  *g = h;
+  return CLI_OK;
+}
+
 int cli_write_graph(const ir_graph *g, const char *out, int drop) {
   base_diag d;
   int nw = ir_weights_count(g);

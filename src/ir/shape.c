@@ -772,7 +772,8 @@ UNARY(cast)
 /* ---- element types --------------------------------------------------------
  */
 
-static const char *const dtype_names[IR_NDTYPES] = {"f32", "i64", "bool"};
+static const char *const dtype_names[IR_NDTYPES] = {"f32", "i64", "bool", "f16",
+                                                    "bf16"};
 
 const char *ir_dtype_name(ir_dtype t) {
   return (unsigned)t < IR_NDTYPES ? dtype_names[t] : "?";
@@ -793,6 +794,21 @@ static base_status type_err(base_diag *d, ir_opcode op, int k, const char *want,
                    ir_dtype_name(got));
 }
 
+/* A float operator: its inputs all of one float type (f32 without any),
+ * its outputs of that type. */
+static base_status float_type(ir_opcode op, const ir_dtype *in, int nin,
+                              int nout, ir_dtype *out, base_diag *d) {
+  ir_dtype t = nin > 0 ? in[0] : IR_DT_F32;
+  if (!ir_dtype_is_float(t))
+    return type_err(d, op, 0, "f32, f16 or bf16", t);
+  for (int k = 1; k < nin; k++)
+    if (in[k] != t)
+      return type_err(d, op, k, ir_dtype_name(t), in[k]);
+  for (int k = 0; k < nout; k++)
+    out[k] = t;
+  return BASE_OK;
+}
+
 base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
                            int nin, ir_dtype *out, base_diag *d) {
   int nout = ir_op_nout(op, a);
@@ -800,8 +816,8 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   switch (op) {
   case IR_OP_CONCAT:
   case IR_OP_SPLIT:
-    if (a->act != IR_ACT_NONE && in[0] != IR_DT_F32) /* act=: float32 */
-      return type_err(d, op, 0, "f32", in[0]);
+    if (a->act != IR_ACT_NONE && !ir_dtype_is_float(in[0])) /* act=: float */
+      return type_err(d, op, 0, "f32, f16 or bf16", in[0]);
     /* fall through */
   case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_TRANSPOSE:
@@ -863,11 +879,7 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   case IR_OP_CONST_POOL:
   case IR_OP_ATTENTION:
   case IR_OP_FUSED:
-  case IR_OP_SE:
-    for (int k = 0; k < nin; k++)
-      if (in[k] != IR_DT_F32)
-        return type_err(d, op, k, "f32", in[k]);
-    break;
+  case IR_OP_SE: return float_type(op, in, nin, nout, out, d);
   }
   for (int k = 0; k < nout; k++)
     out[k] = t;

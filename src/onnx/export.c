@@ -104,9 +104,14 @@ static char *helper_name(exporter *E, const char *base, const char *what) {
 /* ---- tensors and attributes ------------------------------------------------
  */
 
-/* The ONNX element type of an IR type (float, int64, bool). */
+/* The ONNX element type of an IR type (float, int64, bool, float16,
+ * bfloat16: opset 13 and up, which export always writes). */
 static int onnx_dtype(int32_t dt) {
-  return dt == IR_DT_I64 ? 7 : dt == IR_DT_BOOL ? 9 : 1;
+  return dt == IR_DT_I64    ? 7
+         : dt == IR_DT_BOOL ? 9
+         : dt == IR_DT_F16  ? 10
+         : dt == IR_DT_BF16 ? 16
+                            : 1;
 }
 
 static Onnx__TensorProto *tensor_proto(exporter *E, const char *name, int dtype,
@@ -601,7 +606,7 @@ static Onnx__ValueInfoProto *value_info(exporter *E, const ir_tensor *t) {
 }
 
 /* An initializer named `name` of type dt holding v (float32 values held as
- * they are, not copied; int64 and bool values converted). */
+ * they are, not copied; int64, bool and half values converted). */
 static void init_floats(exporter *E, const char *name, const ir_shape *s,
                         const float *v, int32_t dt) {
   Onnx__TensorProto *p = tensor_proto(E, name, onnx_dtype(dt), s->dim, s->rank);
@@ -609,6 +614,15 @@ static void init_floats(exporter *E, const char *name, const ir_shape *s,
   if (p && dt == IR_DT_F32) {
     p->n_float_data = n;
     p->float_data = (float *)v;
+  } else if (p && ir_dtype_is_half((ir_dtype)dt) &&
+             (p->raw_data.data = alloc(E, 2 * n + 1))) {
+    p->has_raw_data = 1; /* 2 bytes a value, little-endian */
+    p->raw_data.len = 2 * n;
+    for (size_t k = 0; k < n; k++) {
+      uint16_t h = dt == IR_DT_F16 ? ir_f16_bits(v[k]) : ir_bf16_bits(v[k]);
+      p->raw_data.data[2 * k] = (uint8_t)h;
+      p->raw_data.data[2 * k + 1] = (uint8_t)(h >> 8);
+    }
   } else if (p && dt == IR_DT_I64 && (p->int64_data = alloc(E, 8 * n))) {
     p->n_int64_data = n;
     for (size_t k = 0; k < n; k++)

@@ -64,6 +64,9 @@ typedef struct imp {
   const node_t *node;
   char *weight_input; /* per graph input: 1 if it feeds only weight slots */
   ox_extdata ext;     /* files of external tensor data, mapped on use */
+  int half; /* the model's half type (IR_DT_F16, IR_DT_BF16): the first
+               float16 / bfloat16 input, initializer or Cast target seen;
+               the float32 import is converted to it (docs/half.md) */
 } imp;
 
 /* ---- errors ----------------------------------------------------------------
@@ -190,7 +193,42 @@ static void ir_name_for(imp *I, const char *onnx, char *buf, size_t n) {
 /* ---- constants
  * ------------------------------------------------------------------ */
 
-enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9, DT_DOUBLE = 11 };
+enum {
+  DT_FLOAT = 1,
+  DT_INT32 = 6,
+  DT_INT64 = 7,
+  DT_BOOL = 9,
+  DT_FLOAT16 = 10,
+  DT_DOUBLE = 11,
+  DT_BFLOAT16 = 16
+};
+
+/* Notes the model's half type from an ONNX element type e. */
+static void note_half(imp *I, int64_t e) {
+  if (!I->half && (e == DT_FLOAT16 || e == DT_BFLOAT16))
+    I->half = e == DT_FLOAT16 ? IR_DT_F16 : IR_DT_BF16;
+}
+
+/* Half values (float16, bfloat16: raw 2 bytes each, else one an int32_data
+ * entry, as ONNX stores them) of t into v->f. */
+static base_status load_half(imp *I, const Onnx__TensorProto *t, int dt,
+                             const uint8_t *rp, size_t raw, int64_t n, val *v) {
+  size_t have = rp ? raw / 2 : t->n_int32_data;
+  if ((int64_t)have != n)
+    return fail(I, BASE_ERR_SHAPE,
+                "tensor '%s' holds %zu values for shape of %lld",
+                t->name ? t->name : "", have, (long long)n);
+  v->f = base_malloc(sizeof(float) * (size_t)(n ? n : 1));
+  if (!v->f)
+    return fail(I, BASE_ERR_NOMEM, "out of memory");
+  for (int64_t k = 0; k < n; k++) {
+    uint16_t h = rp ? (uint16_t)(rp[2 * k] | rp[2 * k + 1] << 8)
+                    : (uint16_t)t->int32_data[k];
+    v->f[k] = dt == DT_FLOAT16 ? ir_f16_value(h) : ir_bf16_value(h);
+  }
+  note_half(I, dt);
+  return BASE_OK;
+}
 
 static int set_dims(imp *I, ir_shape *s, size_t n, const int64_t *dims) {
   if (n > IR_MAX_RANK)
@@ -228,6 +266,8 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
       return fail(I, st, "tensor '%s': %s", t->name ? t->name : "", err);
   }
   v->is_const = 1;
+  if (dt == DT_FLOAT16 || dt == DT_BFLOAT16)
+    return load_half(I, t, dt, rp, raw, n, v);
   if (dt == DT_FLOAT || dt == DT_DOUBLE) {
     size_t es = dt == DT_FLOAT ? 4 : 8;
     size_t have = rp               ? raw / es
@@ -293,7 +333,7 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
   }
   return fail(I, BASE_ERR_PARAM,
               "tensor '%s' has data type %d (supported: float, "
-              "double, int32, int64, bool)",
+              "double, float16, bfloat16, int32, int64, bool)",
               t->name ? t->name : "", dt);
 }
 
@@ -1333,6 +1373,7 @@ static base_status h_cast(imp *I) {
     return I->d->code;
   int64_t to = attr_i(I->node, "to", DT_FLOAT);
   int dt = ox_ir_dtype(to);
+  note_half(I, to);
   if (dt < 0)
     return fail(I, BASE_ERR_PARAM, "Cast to type %lld is not supported",
                 (long long)to);
@@ -2289,14 +2330,15 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
   if (t0 && t0->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
       t0->tensor_type && t0->tensor_type->has_elem_type) {
     int e = t0->tensor_type->elem_type;
-    *dtype = e == DT_FLOAT                    ? IR_DT_F32
-             : e == DT_INT64 || e == DT_INT32 ? IR_DT_I64
-             : e == DT_BOOL                   ? IR_DT_BOOL
-                                              : -1;
+    note_half(I, e); /* imported in float32, converted at the end */
+    *dtype = e == DT_FLOAT || e == DT_FLOAT16 || e == DT_BFLOAT16 ? IR_DT_F32
+             : e == DT_INT64 || e == DT_INT32                     ? IR_DT_I64
+             : e == DT_BOOL                                       ? IR_DT_BOOL
+                                                                  : -1;
     if (*dtype < 0)
       return fail(I, BASE_ERR_PARAM,
                   "graph input '%s' has element type %d (supported: float32, "
-                  "int64, int32, bool)",
+                  "float16, bfloat16, int64, int32, bool)",
                   vi->name, e);
   }
   for (int k = 0; I->o && k < I->o->nshapes; k++)
@@ -2599,6 +2641,17 @@ static base_status check_model(imp *I) {
   return BASE_OK;
 }
 
+/* A half model, imported in float32 (its values are exact there), in its
+ * half type by the mixed-precision policy (ir_graph_to_dtype). */
+static base_status to_half(imp *I) {
+  ir_graph *h = ir_graph_to_dtype(I->g, (ir_dtype)I->half, I->d);
+  if (!h)
+    return fail(I, I->d->code, "%s", I->d->msg);
+  ir_graph_free(I->g);
+  I->g = h;
+  return BASE_OK;
+}
+
 ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
                     const ox_options *o, base_diag *d) {
   base_diag local;
@@ -2637,6 +2690,8 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
     st = bind_outputs(&I);
   if (!st && ir_graph_validate(I.g, I.d))
     st = fail(&I, BASE_ERR_INTERNAL, "imported graph is invalid: %s", I.d->msg);
+  if (!st && I.half)
+    st = to_half(&I);
   if (st) {
     ir_graph_free(I.g);
     I.g = NULL;

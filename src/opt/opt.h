@@ -4,7 +4,7 @@
  * Python package and the torch.compile backend) call: one list of stages,
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   reprove -> fuse -> lower -> check
+ *   reprove -> dtype -> fuse -> lower -> check
  *
  * (read and compile the rules and pass rules; rebatch; fit the cost model;
  * the passes before the search; the search region by region with the
@@ -40,6 +40,7 @@ typedef enum opt_stage {
   OPT_SPLITS,  /* activation fusion (hand-written passes), nested splits */
   OPT_PRUNE,   /* dead code removed; the search's result and its cost */
   OPT_REPROVE, /* the applied rules proven again (rewrite_reprove) */
+  OPT_DTYPE,   /* to the half type (opt_options.dtype; docs/half.md) */
   OPT_FUSE,    /* element-wise and attention fusion (opt_options.fuse) */
   OPT_LOWER,   /* the executor's folds as graph nodes (with fuse) */
   OPT_CHECK,   /* the end-to-end check (opt_options.check) */
@@ -97,6 +98,13 @@ typedef struct opt_options {
   int batch;              /* > 0: the model rebatched to this first */
   int fuse;               /* the fusion stage (1) */
   int check;              /* the end-to-end check (1) */
+  /* The result's float type: IR_DT_F16 or IR_DT_BF16 converts a float32
+   * model (ir_graph_to_dtype); IR_DT_F32 (0) keeps the model's, and a half
+   * model stays half. A half model is searched in float32 (ir_graph_to_f32:
+   * the rules are proven over the reals and matched on float32), converted
+   * by the dtype stage, and checked against the model in the half type at
+   * that type's tolerance (ex_half_tolerance). */
+  int dtype;
   /* The cost model: cd_model_init'ed by the caller (who may set its
    * unmeasured hook), fitted by the costs stage. Required. */
   cd_model *cost;
