@@ -10,7 +10,8 @@ MultiheadAttention exports it (class token Expand folded at import into a
 [1,1,d] weight, [tokens, 1*heads, hd] head split, [tokens*1, d] merge,
 [1, heads, tokens, hd] attention), a Swin-like window partition
 ([1, H, W, C] -> [H/w, w, W/w, w, C] -> [1*windows, w*w, C]) and the
-BERT-like model of onnx_models.py (int64 token ids and mask). MODEL.onnx
+BERT-like model of onnx_models.py (int64 token ids and mask), and
+torch.export's padding mask (an identity GatherND). MODEL.onnx
 files given (models/onnx/deit_tiny_patch16_224.onnx: weights stripped to
 inputs) are imported with --data-input x, files with dynamic axes
 at batch 1 and sequence 16 (the Hugging Face exports of
@@ -127,6 +128,26 @@ def window_swin(path, hw=4, w=2, c=3):
     onnx.save(m, path)
 
 
+def nd_mask(path, s=4, heads=2):
+    """torch.export's padding mask at batch 1: GatherND of the mask by
+    (arange(B), arange(S)) tuples, folded to constants at import, added to
+    the attention scores (models/onnx/exports/*.dynamo.onnx)."""
+    iid = np.stack(np.meshgrid(np.arange(1), np.arange(s), indexing="ij"),
+                   -1).reshape(1, 1, 1, s, 2).astype(np.int64)
+    nodes = [om.C("iid", iid),
+             h.make_node("GatherND", ["m", "iid"], ["g"]),  # [1, 1, 1, s]
+             h.make_node("Add", ["x", "g"], ["sc"]),
+             h.make_node("Softmax", ["sc"], ["y"], axis=-1)]
+    ins = [h.make_tensor_value_info("x", T.FLOAT, [1, heads, s, s]),
+           h.make_tensor_value_info("m", T.FLOAT, [1, s])]
+    outs = [h.make_tensor_value_info("y", T.FLOAT, [1, heads, s, s])]
+    g = h.make_graph(nodes, "nd_mask", ins, outs)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
 def weights_as_inputs(path):
     """Whether the file's parameters are graph inputs beside x (torchvision
     and timm exports with their weights stripped)."""
@@ -188,6 +209,25 @@ def export_note(superopt, tmp):
     return ok
 
 
+def export_names(superopt, tmp):
+    """export --like of a dynamo export, whose names are IR names already:
+    it counts them kept (it said "0 names given back" and nothing else)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "models", "onnx", "exports", "bert.dynamo.onnx")
+    gr, out = os.path.join(tmp, "bd.graph"), os.path.join(tmp, "bd.onnx")
+    om.run([superopt, "import", src, "-o", gr, *om.shape_args(src)])
+    r = om.subprocess.run([superopt, "export", gr, "--like", src, "-o", out],
+                          capture_output=True, text=True)
+    m = onnx.load(out, load_external_data=False)
+    names = sorted([i.name for i in m.graph.input] +
+                   [o.name for o in m.graph.output])
+    good = (r.returncode == 0 and "3 of its 3 input and output names kept"
+            in r.stderr and names == ["attention_mask", "input_ids", "y"])
+    print(f"export --like bert.dynamo.onnx: {'ok' if good else 'FAIL'} "
+          f"({r.stderr.strip()[:200]})", flush=True)
+    return good
+
+
 # dynamic axes (the Hugging Face exports of models/onnx/exports): imported
 # at batch 1 and sequence 16, then rebatched
 om.DYN = {"batch": 1, "seq": 16}
@@ -203,11 +243,12 @@ def main():
     models = [a for a in args if a.endswith(".onnx")]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        for make in (torch_vit, window_swin, om.tiny_bert):
+        for make in (torch_vit, window_swin, om.tiny_bert, nd_mask):
             p = os.path.join(tmp, make.__name__ + ".onnx")
             make(p)
             models.insert(0, p)
         ok &= export_note(superopt, tmp)
+        ok &= export_names(superopt, tmp)
         for p in models:
             try:
                 ok &= check(superopt, p, tmp, batch, weights_as_inputs(p))

@@ -152,7 +152,10 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
   else if (r.like_opset)
     fprintf(stderr, " (%s has %d: %s)", like, r.like_opset, r.opset_why);
   if (like)
-    fprintf(stderr, "; %d names given back from %s", r.renamed, like);
+    fprintf(stderr,
+            "; %d of its %d input and output names kept (%d names given "
+            "back)",
+            r.io_same, r.io_total, r.renamed);
   fprintf(stderr,
           "; %d weight-preprocessing operators computed into "
           "initializers\n",

@@ -44,6 +44,9 @@ typedef struct exporter {
   int opset;
   rename_t *ren; /* sorted by ir name */
   int nren;
+  char **like_io; /* the original's graph input (not initializer) and output
+                     names */
+  int nlike_io;
   float **known;           /* per tensor: values known here (weights, folded) */
   unsigned char *folded;   /* per node: computed here, not written */
   unsigned char *consumed; /* per tensor: read by a written node or output */
@@ -649,6 +652,21 @@ static void add_io(exporter *E, size_t *cap_in, size_t *cap_out) {
   }
 }
 
+/* Counts the original's interface names the model written has as graph
+ * inputs or outputs into r. */
+static void count_same_io(const exporter *E, ox_export_report *r) {
+  const Onnx__GraphProto *gp = E->graph;
+  r->io_total = E->nlike_io;
+  for (int i = 0; i < E->nlike_io; i++) {
+    int hit = 0;
+    for (size_t k = 0; k < gp->n_input && !hit; k++)
+      hit = !strcmp(gp->input[k]->name, E->like_io[i]);
+    for (size_t k = 0; k < gp->n_output && !hit; k++)
+      hit = !strcmp(gp->output[k]->name, E->like_io[i]);
+    r->io_same += hit;
+  }
+}
+
 /* ---- weight preprocessing ------------------------------------------------ */
 
 /* Computes the weight-only nodes whose inputs' values are known (weights
@@ -822,6 +840,17 @@ static base_status read_like(exporter *E, const char *path, int *opset,
   const Onnx__GraphProto *g = m->graph;
   if (r)
     dynamic_dims(g, r->fixed_dims, sizeof r->fixed_dims);
+  E->like_io = alloc(E, sizeof *E->like_io * (g->n_input + g->n_output + 1));
+  for (size_t i = 0; E->like_io && i < g->n_input + g->n_output; i++) {
+    const char *nm =
+        i < g->n_input ? g->input[i]->name : g->output[i - g->n_input]->name;
+    int init = 0;
+    for (size_t k = 0; i < g->n_input && k < g->n_initializer && !init; k++)
+      init =
+          g->initializer[k]->name && nm && !strcmp(g->initializer[k]->name, nm);
+    if (nm && !init)
+      E->like_io[E->nlike_io++] = str(E, nm);
+  }
   for (size_t i = 0; i < g->n_input; i++)
     add_rename(E, g->input[i]->name, &cap);
   for (size_t i = 0; i < g->n_output; i++)
@@ -924,6 +953,8 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
     for (int i = 0; i < g->nnodes && E.oom >= 0; i++)
       if (!E.folded[i])
         ex_node(&E, &g->nodes[i]);
+    if (r && !E.oom)
+      count_same_io(&E, r);
   }
   if (st)
     ;

@@ -1278,9 +1278,20 @@ static int64_t gathernd_row(const ir_shape *x, const int64_t *ix, int b,
   return row;
 }
 
+/* Whether GatherND's rows r[0..nt-1] are every row of data in order: an
+ * identity (torch.export's padding mask: mask[arange(B), arange(S)]). */
+static int rows_identity(const int64_t *r, int64_t nt, int64_t rows) {
+  int same = nt == rows;
+  for (int64_t t = 0; same && t < nt; t++)
+    same = r[t] == t;
+  return same;
+}
+
 /* GatherND of a tensor by constant indices (the padding masks of
  * torch.export's attention): data reshaped to [rows, slice], an IR gather
- * of the rows the index tuples name, reshaped to the output's shape. */
+ * of the rows the index tuples name, reshaped to the output's shape; when
+ * the tuples name every row in order, the reshape alone (no gather whose
+ * indices would fix the batch: the model rebatches). */
 static base_status h_gathernd(imp *I) {
   val *idx = in_const(I, 1);
   int32_t x = idx ? in_tensor(I, 0) : -1;
@@ -1309,6 +1320,14 @@ static base_status h_gathernd(imp *I) {
   ir_attrs a;
   char buf[256];
   ir_attrs_default(IR_OP_RESHAPE, &a);
+  if (rows_identity(r, nt, rows)) {
+    free(r);
+    for (int i = 0; i < is.rank - 1; i++)
+      a.list[a.nlist++] = is.dim[i];
+    for (int i = b + (int)k; i < xs.rank; i++)
+      a.list[a.nlist++] = xs.dim[i];
+    return emit1(I, IR_OP_RESHAPE, &x, 1, &a);
+  }
   a.nlist = 2, a.list[0] = rows, a.list[1] = slice;
   int32_t in[2] = {out0(I, emit(I, IR_OP_RESHAPE, &x, 1, &a,
                                 aux(I, "rows", buf, sizeof buf), 0)),
