@@ -21,7 +21,8 @@ indices were folded at batch 1; import those at the batch wanted with
 run at batch N (default 3) with --dump, and each sample's outputs are
 compared with onnxruntime on that sample (max|ours - ort| <= 1e-4 *
 max|ort|). Also: `export --like` an original with a dynamic dimension
-says that the export fixes it.
+says that the export keeps it, and the names of a dynamo export are counted
+kept.
 """
 import os
 import sys
@@ -185,10 +186,11 @@ def check(superopt, path, tmp, batch, data_input):
 
 
 def export_note(superopt, tmp):
-    """export --like says that the original's dynamic dimensions are fixed
-    (and says nothing for a file without them)."""
+    """export --like keeps the original's dynamic dimension and says so
+    (and says nothing for a file without them; tests/onnx_dynamic.py runs
+    such files at other sizes)."""
     ok = True
-    for dims, want in ((["batch", 4], "dynamic dimensions (batch)"),
+    for dims, want in ((["batch", 4], "dynamic dimensions kept: batch"),
                        ([1, 4], None)):
         x = h.make_tensor_value_info("x", T.FLOAT, dims)
         y = h.make_tensor_value_info("y", T.FLOAT, dims)

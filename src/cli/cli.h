@@ -8,6 +8,7 @@
 
 #include "../costdb/costdb.h"
 #include "../ir/ir.h"
+#include "../onnx/onnx.h"
 
 enum { CLI_OK = 0, CLI_USAGE = 1, CLI_BAD_INPUT = 2, CLI_INTERNAL = 3 };
 
@@ -124,6 +125,8 @@ int cli_parse_passes(const char *s, int *rules, char *msg, size_t n);
  * beside it (x.graph -> x.safetensors) when there is one. Prints the error
  * and sets *rc on failure. */
 ir_graph *cli_load(const char *path, int *rc);
+/* cli_load with import options o for an .onnx path (may be NULL). */
+ir_graph *cli_load_ex(const char *path, const ox_options *o, int *rc);
 /* Whether path (may be NULL) names an ONNX file (ends in .onnx). */
 int cli_is_onnx(const char *path);
 /* Replaces *g by its copy at batch size `batch` (--batch); CLI_OK, or the

@@ -160,10 +160,13 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
           "; %d weight-preprocessing operators computed into "
           "initializers\n",
           r.folded);
+  if (r.kept_dims[0])
+    fprintf(stderr, "export: %s's dynamic dimensions kept: %s\n", like,
+            r.kept_dims);
   if (r.fixed_dims[0])
     fprintf(stderr,
-            "export: %s's dynamic dimensions (%s) are fixed at this "
-            "graph's sizes: the export writes fixed shapes\n",
+            "export: %s's dynamic dimensions fixed at this graph's sizes: "
+            "%s\n",
             like, r.fixed_dims);
   if (r.at_load)
     print_kept(g, r.at_load);
@@ -176,9 +179,13 @@ int cli_is_onnx(const char *path) {
 }
 
 ir_graph *cli_load(const char *path, int *rc) {
+  return cli_load_ex(path, NULL, rc);
+}
+
+ir_graph *cli_load_ex(const char *path, const ox_options *o, int *rc) {
   base_diag d;
   int onnx = cli_is_onnx(path);
-  ir_graph *g = onnx ? ox_import_file(path, NULL, &d) : ir_load(path, &d);
+  ir_graph *g = onnx ? ox_import_file(path, o, &d) : ir_load(path, &d);
   if (!g)
     *rc = cli_report(&d);
   return g;
