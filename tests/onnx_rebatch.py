@@ -14,10 +14,9 @@ BERT-like model of onnx_models.py (int64 token ids and mask), and
 torch.export's padding mask (an identity GatherND). MODEL.onnx
 files given (models/onnx/deit_tiny_patch16_224.onnx: weights stripped to
 inputs) are imported with --data-input x, files with dynamic axes
-at batch 1 and sequence 16 (the Hugging Face exports of
-models/onnx/exports are refused: their attention mask is a Gather whose
-indices were folded at batch 1; import those at the batch wanted with
---input-shape). Each is imported at batch 1,
+at batch 1 and sequence 16 (the suite gives the Hugging Face dynamo exports
+of models/onnx/exports whose padding mask is a GatherND: they fix batch 1
+in the file). Each is imported at batch 1,
 run at batch N (default 3) with --dump, and each sample's outputs are
 compared with onnxruntime on that sample (max|ours - ort| <= 1e-4 *
 max|ort|). Also: `export --like` an original with a dynamic dimension
