@@ -95,7 +95,8 @@ static const cli_opt optimize_table[] = {
              "write a .graph without its weights' values"),
     CLI_STR(T, "like", 0, like, "ORIG",
             "an .onnx output is a drop-in for ORIG.onnx (its\n"
-            "names and opset; default: MODEL when it is .onnx)"),
+            "names, opset and dynamic axes; default: MODEL\n"
+            "when it is .onnx)"),
     CLI_DOUBLE(T, "alpha", oo.so.alpha, "A", 0.5, 100,
                "expand graphs costing <= A x the best (1.05)"),
     CLI_INT(T, "budget", oo.so.budget, "B", 0, 1000000000,
@@ -565,7 +566,25 @@ static int runtime_cost(opt_args *a, const ir_graph *g, double *cost, int *est,
  * the model priced the same way. */
 static void print_onnx_cost(opt_args *a, const ir_graph *model) {
   base_diag d;
-  ir_graph *w = ox_import_file(a->out, NULL, &d);
+  /* the dynamic dimensions the export kept, at the model's sizes (batch:
+   * --batch): its inputs by IR name and by the name the export gave back
+   * to "t_117" */
+  ox_options o;
+  memset(&o, 0, sizeof o);
+  for (int i = 0; i < model->ntensors && o.nshapes + 2 <= OX_MAX_SHAPES; i++) {
+    const ir_tensor *t = &model->tensors[i];
+    if (t->kind != IR_T_INPUT)
+      continue;
+    for (int k = 0; k < 1 + !strncmp(t->name, "t_", 2); k++) {
+      snprintf(o.shapes[o.nshapes].name, sizeof o.shapes[0].name, "%s",
+               t->name + 2 * k);
+      o.shapes[o.nshapes].shape = t->shape;
+      if (a->oo.batch > 0 && t->shape.rank)
+        o.shapes[o.nshapes].shape.dim[0] = a->oo.batch;
+      o.nshapes++;
+    }
+  }
+  ir_graph *w = ox_import_file(a->out, &o, &d);
   double before = 0, after = 0;
   int est0 = 0, est1 = 0, kept = 0;
   if (!w || runtime_cost(a, model, &before, &est0, NULL, &d) ||

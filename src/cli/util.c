@@ -177,15 +177,21 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
   else if (r.like_opset)
     fprintf(stderr, " (%s has %d: %s)", like, r.like_opset, r.opset_why);
   if (like)
-    fprintf(stderr, "; %d names given back from %s", r.renamed, like);
+    fprintf(stderr,
+            "; %d of its %d input and output names kept (%d names given "
+            "back)",
+            r.io_same, r.io_total, r.renamed);
   fprintf(stderr,
           "; %d weight-preprocessing operators computed into "
           "initializers\n",
           r.folded);
+  if (r.kept_dims[0])
+    fprintf(stderr, "export: %s's dynamic dimensions kept: %s\n", like,
+            r.kept_dims);
   if (r.fixed_dims[0])
     fprintf(stderr,
-            "export: %s's dynamic dimensions (%s) are fixed at this "
-            "graph's sizes: the export writes fixed shapes\n",
+            "export: %s's dynamic dimensions fixed at this graph's sizes: "
+            "%s\n",
             like, r.fixed_dims);
   if (r.at_load)
     print_kept(g, r.at_load);

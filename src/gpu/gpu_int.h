@@ -17,6 +17,8 @@
 #include "gpu.h"
 #include "kern/kern.h"
 
+_Static_assert(CXK_RANK == IR_MAX_RANK, "the kernels' rank is the IR's");
+
 /* A remembered cudnnFind result, keyed by the convolution's geometry. */
 typedef struct gpu_conv_key {
   int64_t n, c, h, w, o, kh, kw;

@@ -1,7 +1,7 @@
 /* ir.h: superopt's graph IR, its operator table, shape inference, the .graph
  * text format and a stable structural hash.
  *
- * A graph is a DAG of operator nodes over tensors of rank 0..5 whose element
+ * A graph is a DAG of operator nodes over tensors of rank 0..8 whose element
  * type (ir_dtype) is float32, or int64 / bool for token ids, index tensors
  * and masks (graph inputs, gather indices, where conditions).
  * Tensors are graph inputs, weights (parameters) or values produced by a node;
@@ -26,7 +26,7 @@
 
 #include "../base/base.h"
 
-#define IR_MAX_RANK 5     /* tensors have rank 0..IR_MAX_RANK */
+#define IR_MAX_RANK 8     /* tensors have rank 0..IR_MAX_RANK */
 #define IR_MAX_LIST 16    /* longest list parameter (perm, sizes, shape, ...) */
 #define IR_MAX_PARAMS 8   /* most parameters of one operator */
 #define IR_MAX_FIXED_IN 8 /* most named inputs of one operator */

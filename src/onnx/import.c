@@ -26,8 +26,6 @@
 
 typedef Onnx__NodeProto node_t;
 
-#define OX_MAX_VRANK 8
-
 /* What an ONNX value name refers to. */
 typedef struct val {
   const char *name; /* ONNX name (owned by the model) */
@@ -37,12 +35,6 @@ typedef struct val {
   int is_bool;   /* with is_int: a bool constant (values 0 / 1 in i) */
   int from_init; /* a float initializer (weight values: never folded, but
                     for scalars) */
-  /* A tensor of rank above IR_MAX_RANK (Swin's window partition views):
-   * `tensor` holds it without its size-1 dimensions, vdim[0..vrank-1] is
-   * its ONNX shape. Only Reshape and Transpose read it as such; any other
-   * reader gets it reshaped to its full shape (materialize). */
-  int vrank;
-  int64_t vdim[OX_MAX_VRANK];
   ir_shape shape;
   float *f;
   int64_t *i;
@@ -60,7 +52,6 @@ typedef struct imp {
   int32_t *index; /* name -> val, see find_val */
   int capindex;
   int node_index; /* 1-based, for messages */
-  int virtual_ok; /* the handler reads tensors of rank > IR_MAX_RANK */
   const node_t *node;
   char *weight_input; /* per graph input: 1 if it feeds only weight slots */
   ox_extdata ext;     /* files of external tensor data, mapped on use */
@@ -375,45 +366,6 @@ static int emit(imp *I, ir_opcode op, const int32_t *in, int nin,
                 const ir_attrs *a, const char *name_hint, int bind_outputs);
 static const char *aux(imp *I, const char *suffix, char *buf, size_t n);
 
-/* Gives v (of rank above IR_MAX_RANK, held squeezed) its full shape back
- * when that rank is allowed, else fails naming the rank. */
-static base_status materialize(imp *I, val *v) {
-  if (v->vrank > IR_MAX_RANK)
-    return fail(I, BASE_ERR_SHAPE,
-                "input '%s' has rank %d: only Reshape and Transpose take "
-                "ranks above %d",
-                v->name, v->vrank, IR_MAX_RANK);
-  ir_attrs a;
-  char buf[256];
-  ir_attrs_default(IR_OP_RESHAPE, &a);
-  a.nlist = v->vrank;
-  memcpy(a.list, v->vdim, sizeof(int64_t) * (size_t)v->vrank);
-  int32_t t = v->tensor;
-  const char *name = v->name;
-  int node =
-      emit(I, IR_OP_RESHAPE, &t, 1, &a, aux(I, "full", buf, sizeof buf), 0);
-  if (node < 0)
-    return I->d->code;
-  v = find_val(I, name);
-  v->tensor = I->g->nodes[node].out[0];
-  v->vrank = 0;
-  return BASE_OK;
-}
-
-/* Defines the current node's output 0 as tensor t (squeezed) of full shape
- * dims[0..n-1], n > IR_MAX_RANK. */
-static base_status bind_virtual(imp *I, int32_t t, const int64_t *dims, int n) {
-  if (n > OX_MAX_VRANK)
-    return fail(I, BASE_ERR_SHAPE, "rank %d exceeds %d", n, OX_MAX_VRANK);
-  val *o = new_val(I, I->node->output[0]);
-  if (!o)
-    return fail(I, BASE_ERR_NOMEM, "out of memory");
-  o->tensor = t;
-  o->vrank = n;
-  memcpy(o->vdim, dims, sizeof(int64_t) * (size_t)n);
-  return BASE_OK;
-}
-
 static int has_input(const node_t *n, size_t k) {
   return k < n->n_input && n->input[k] && n->input[k][0];
 }
@@ -428,8 +380,6 @@ static val *input(imp *I, size_t k) {
   if (!v)
     fail(I, BASE_ERR_UNDEFINED, "input '%s' is not defined before this node",
          n->input[k]);
-  if (v && v->vrank && !I->virtual_ok && materialize(I, v))
-    return NULL;
   return v;
 }
 
@@ -1021,47 +971,6 @@ static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
   const ir_shape *xs = shape_of(I, x);
   ir_attrs a;
   ir_attrs_default(IR_OP_RESHAPE, &a);
-  if ((n > IR_MAX_RANK || x->vrank) && !x->is_const) {
-    /* ranks above IR_MAX_RANK: resolved here, held without size-1 dims */
-    int64_t full[OX_MAX_VRANK], known = 1, total = 1;
-    int neg = -1, m = 0;
-    if (n > OX_MAX_VRANK)
-      return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n,
-                  OX_MAX_VRANK);
-    for (int k = 0; k < x->vrank; k++)
-      total *= x->vdim[k];
-    if (!x->vrank)
-      total = ir_shape_numel(xs);
-    for (int k = 0; k < n; k++) {
-      int64_t src = x->vrank ? (k < x->vrank ? x->vdim[k] : -2)
-                             : (k < xs->rank ? xs->dim[k] : -2);
-      full[k] = dims[k] == 0 && !allowzero && src != -2 ? src : dims[k];
-      if (full[k] == -1)
-        neg = k;
-      else
-        known *= full[k];
-    }
-    if (neg >= 0)
-      full[neg] = known ? total / known : 0;
-    for (int k = 0; k < n; k++)
-      if (full[k] != 1)
-        a.list[m++] = full[k];
-    if (m > IR_MAX_RANK)
-      return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", m,
-                  IR_MAX_RANK);
-    a.nlist = m;
-    int32_t t = x->tensor;
-    char buf[256];
-    if (n <= IR_MAX_RANK) { /* back to a plain tensor */
-      a.nlist = n;
-      memcpy(a.list, full, sizeof(int64_t) * (size_t)n);
-      return emit1(I, IR_OP_RESHAPE, &t, 1, &a);
-    }
-    int node = emit(I, IR_OP_RESHAPE, &t, 1, &a,
-                    aux(I, "squeezed", buf, sizeof buf), 0);
-    return node < 0 ? I->d->code
-                    : bind_virtual(I, I->g->nodes[node].out[0], full, n);
-  }
   if (n > IR_MAX_RANK)
     return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
   a.nlist = n;
@@ -1091,18 +1000,15 @@ static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
 }
 
 static base_status h_reshape(imp *I) {
-  I->virtual_ok = 1;
   val *x = input(I, 0), *s = x ? in_const(I, 1) : NULL;
-  I->virtual_ok = 0;
   if (!s)
     return I->d->code;
   if (!s->is_int || s->shape.rank != 1)
     return fail(I, BASE_ERR_PARAM, "shape must be a 1-D integer constant");
-  int64_t dims[OX_MAX_VRANK];
+  int64_t dims[IR_MAX_RANK];
   int n = (int)s->shape.dim[0];
-  if (n > OX_MAX_VRANK)
-    return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n,
-                OX_MAX_VRANK);
+  if (n > IR_MAX_RANK)
+    return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
   memcpy(dims, s->i, sizeof(int64_t) * (size_t)n);
   return reshape_to(I, x, dims, n, (int)attr_i(I->node, "allowzero", 0));
 }
@@ -1155,16 +1061,10 @@ static base_status h_unsqueeze(imp *I) { return squeeze(I, 1); }
 static base_status h_squeeze(imp *I) { return squeeze(I, 0); }
 
 static base_status h_shape(imp *I) {
-  I->virtual_ok = 1;
   val *x = input(I, 0);
-  I->virtual_ok = 0;
   if (!x)
     return I->d->code;
-  ir_shape vs = {.rank = x->vrank};
-  if (x->vrank > IR_MAX_RANK)
-    return fail(I, BASE_ERR_SHAPE, "Shape of a rank-%d tensor", x->vrank);
-  memcpy(vs.dim, x->vdim, sizeof(int64_t) * (size_t)x->vrank);
-  const ir_shape *s = x->vrank ? &vs : shape_of(I, x);
+  const ir_shape *s = shape_of(I, x);
   int64_t start = attr_i(I->node, "start", 0),
           end = attr_i(I->node, "end", s->rank);
   start = start < 0 ? start + s->rank : start;
@@ -1419,9 +1319,20 @@ static int64_t gathernd_row(const ir_shape *x, const int64_t *ix, int b,
   return row;
 }
 
+/* Whether GatherND's rows r[0..nt-1] are every row of data in order: an
+ * identity (torch.export's padding mask: mask[arange(B), arange(S)]). */
+static int rows_identity(const int64_t *r, int64_t nt, int64_t rows) {
+  int same = nt == rows;
+  for (int64_t t = 0; same && t < nt; t++)
+    same = r[t] == t;
+  return same;
+}
+
 /* GatherND of a tensor by constant indices (the padding masks of
  * torch.export's attention): data reshaped to [rows, slice], an IR gather
- * of the rows the index tuples name, reshaped to the output's shape. */
+ * of the rows the index tuples name, reshaped to the output's shape; when
+ * the tuples name every row in order, the reshape alone (no gather whose
+ * indices would fix the batch: the model rebatches). */
 static base_status h_gathernd(imp *I) {
   val *idx = in_const(I, 1);
   int32_t x = idx ? in_tensor(I, 0) : -1;
@@ -1450,6 +1361,14 @@ static base_status h_gathernd(imp *I) {
   ir_attrs a;
   char buf[256];
   ir_attrs_default(IR_OP_RESHAPE, &a);
+  if (rows_identity(r, nt, rows)) {
+    free(r);
+    for (int i = 0; i < is.rank - 1; i++)
+      a.list[a.nlist++] = is.dim[i];
+    for (int i = b + (int)k; i < xs.rank; i++)
+      a.list[a.nlist++] = xs.dim[i];
+    return emit1(I, IR_OP_RESHAPE, &x, 1, &a);
+  }
   a.nlist = 2, a.list[0] = rows, a.list[1] = slice;
   int32_t in[2] = {out0(I, emit(I, IR_OP_RESHAPE, &x, 1, &a,
                                 aux(I, "rows", buf, sizeof buf), 0)),
@@ -1829,42 +1748,7 @@ static base_status transpose(imp *I, int32_t x, const char *name,
   return *out < 0 ? I->d->code : BASE_OK;
 }
 
-/* Transpose of a tensor of rank above IR_MAX_RANK (held squeezed): the
- * permutation of its dimensions larger than 1. */
-static base_status transpose_virtual(imp *I, val *v) {
-  int r = v->vrank, pos[OX_MAX_VRANK], m = 0;
-  int64_t perm[OX_MAX_VRANK], out[OX_MAX_VRANK];
-  int np = attr_ints(I->node, "perm", perm, OX_MAX_VRANK);
-  if (np >= 0 && np != r)
-    return fail(I, BASE_ERR_PARAM, "perm has %d entries for rank %d", np, r);
-  for (int k = 0; k < r; k++) {
-    if (np < 0)
-      perm[k] = r - 1 - k;
-    if (perm[k] < 0 || perm[k] >= r)
-      return fail(I, BASE_ERR_PARAM, "bad perm");
-    pos[k] = v->vdim[k] != 1 ? m++ : -1; /* axis k in the squeezed tensor */
-  }
-  ir_attrs a;
-  ir_attrs_default(IR_OP_TRANSPOSE, &a);
-  for (int k = 0; k < r; k++) {
-    out[k] = v->vdim[perm[k]];
-    if (pos[perm[k]] >= 0)
-      a.list[a.nlist++] = pos[perm[k]];
-  }
-  int32_t t = v->tensor;
-  char buf[256];
-  int node = emit(I, IR_OP_TRANSPOSE, &t, 1, &a,
-                  aux(I, "squeezed", buf, sizeof buf), 0);
-  return node < 0 ? I->d->code
-                  : bind_virtual(I, I->g->nodes[node].out[0], out, r);
-}
-
 static base_status h_transpose(imp *I) {
-  I->virtual_ok = 1;
-  val *v = input(I, 0);
-  I->virtual_ok = 0;
-  if (v && v->vrank)
-    return transpose_virtual(I, v);
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;

@@ -87,10 +87,18 @@ typedef struct ox_export_report {
   int at_load;         /* weight-only nodes kept (weights without values):
                           they run once at load, not per inference */
   int renamed;         /* tensors given back their original names */
+  /* the original's graph inputs (not initializers) and outputs, and how
+   * many of them the export writes under the same name (a Hugging Face
+   * dynamo export's names are IR names already: 0 given back, all kept) */
+  int io_total, io_same;
   /* the original's named dynamic dimensions of its graph inputs
-   * (dim_param, comma-separated, "" when none): the export writes fixed
-   * shapes, so these are fixed at the graph's sizes */
-  char fixed_dims[160];
+   * (dim_param): those the file keeps (comma-separated: written as
+   * dim_params, reshape targets with 0 and -1, so that it runs at any size
+   * of them; docs/onnx.md), and those fixed at the graph's sizes, each with
+   * why ("seq = 16: ewadd 'x' fails with it changed (...)"; "; "-separated);
+   * "" when none */
+  char kept_dims[160];
+  char fixed_dims[720];
 } ox_export_report;
 
 /* Writes g as an ONNX model to path, atomically. Weights with values

@@ -222,9 +222,13 @@ static void set_list(ir_attrs *a, const int64_t *v, int n) {
 static int decode_perm(int64_t code, ir_attrs *a) {
   int n = (int)(code % 8);
   int64_t c = code / 8, p[IR_MAX_RANK];
+  if (!n) /* n = 8: code = 8 + 8 c */
+    n = 8, c--;
+  if (c < 0 || n > IR_MAX_RANK)
+    return 0;
   for (int i = 0; i < n; i++, c /= 8)
     p[i] = c % 8;
-  if (n < 1 || n > IR_MAX_RANK || c)
+  if (c)
     return 0;
   set_list(a, p, n);
   return 1;

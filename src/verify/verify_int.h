@@ -117,7 +117,8 @@ typedef struct verify_form {
 base_status verify_form_parse(const verify_axiom *ax, verify_form *f,
                               base_diag *d);
 
-/* Code of a transpose permutation: n + 8 * sum(perm[i] * 8^i). */
+/* Code of a transpose permutation: n + 8 * sum(perm[i] * 8^i) (n <= 8: a
+ * code that is a multiple of 8 has n = 8). */
 int64_t verify_perm_code(const int64_t *perm, int n);
 
 /* Per-operator axiom arrays, each ended by VERIFY_AXIOM_END (name NULL). */

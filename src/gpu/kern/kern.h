@@ -2,7 +2,7 @@
  *
  * Each launcher enqueues one or two kernels on a stream and returns the
  * launch status (cudaGetLastError). Index math is 64-bit throughout; shapes
- * come from the IR (rank <= 5). Parameter blocks are passed by value.
+ * come from the IR (rank <= 8). Parameter blocks are passed by value.
  */
 #ifndef SUPEROPT_CX_KERN_H
 #define SUPEROPT_CX_KERN_H
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define CXK_RANK 5
+#define CXK_RANK 8 /* IR_MAX_RANK (gpu_int.h checks) */
 
 /* Element-wise unary functions (also the fused activations): one per
  * ew.def row (CXK_RELU...), then the others. */
