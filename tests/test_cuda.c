@@ -169,6 +169,23 @@ static void need_gpu(void) {
     cr_skip_test("no CUDA device");
 }
 
+/* A half-precision graph (docs/half.md) is refused, naming the tensor,
+ * rather than run in float32. */
+Test(cuda, half_precision_graph_refused) {
+  need_gpu();
+  ir_graph *g = parse("input x: bf16[2,8]\ny = relu(x)\noutput y\n");
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p = NULL;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_neq(gpu_plan_new(c, g, &p, &d), BASE_OK);
+  cr_assert_null(p);
+  cr_assert(strstr(d.msg, "'x' is bf16") && strstr(d.msg, "float32"), "%s",
+            d.msg);
+  gpu_ctx_free(c);
+  ir_graph_free(g);
+}
+
 static double rel_error(const float *x, const float *ref, int64_t n) {
   double num = 0, den = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -260,8 +277,7 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
   for (int i = 0; i < g->nnodes; i++) {
     const char *e = gpu_plan_engine(p, i);
     if (g->nodes[i].op == IR_OP_SPLIT)
-      cr_expect(qkv_case % 2 == 0 ? !strcmp(e, "view")
-                                  : !!strcmp(e, "view"),
+      cr_expect(qkv_case % 2 == 0 ? !strcmp(e, "view") : !!strcmp(e, "view"),
                 "%s: the split runs on %s", what, e);
     if (g->nodes[i].op == IR_OP_TRANSPOSE && qkv_case == 2)
       cr_expect_str_eq(e, "view", "%s: transpose %s runs", what,

@@ -236,9 +236,28 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   return st;
 }
 
+/* The CUDA executor computes in float32 (and int64/bool where the graph
+ * says): a half-precision tensor (f16, bf16: docs/half.md) is refused
+ * rather than run at another precision than the graph states. */
+static base_status refuse_half(const ir_graph *g, base_diag *d) {
+  for (int t = 0; t < g->ntensors; t++) {
+    const ir_tensor *x = &g->tensors[t];
+    if (x->dtype == IR_DT_F16 || x->dtype == IR_DT_BF16)
+      return base_diag_set(d, BASE_ERR_PARAM, x->line, x->col,
+                           "tensor '%s' is %s: the CUDA executor runs "
+                           "float32 graphs only (half precision runs on the "
+                           "CPU executor: --device cpu)",
+                           x->name, x->dtype == IR_DT_F16 ? "f16" : "bf16");
+  }
+  return BASE_OK;
+}
+
 base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
                          base_diag *d) {
   *out = NULL;
+  base_status hs = refuse_half(g, d);
+  if (hs)
+    return hs;
   gpu_plan *p = base_calloc(1, sizeof *p);
   if (!p)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
