@@ -43,9 +43,8 @@ static cd_work attention_work(const ir_graph *g, const ir_node *nd) {
   double e = (double)g->tensors[nd->in[2]].shape.dim[q->rank - 1];
   double t = (double)g->tensors[nd->in[1]].shape.dim[q->rank - 1];
   double scores = numel(g, nd->in[0]) / (d > 0 ? d : 1) * t;
-  w.flops =
-      scores * (2 * d + 2 * e + (nd->nin > 3) + (nd->nin > 4) +
-                ir_op(IR_OP_SOFTMAX)->flops + nd->a.keepdims);
+  w.flops = scores * (2 * d + 2 * e + (nd->nin > 3) + (nd->nin > 4) +
+                      ir_op(IR_OP_SOFTMAX)->flops + nd->a.keepdims);
   return w;
 }
 

@@ -349,8 +349,8 @@ static int64_t att_bias_at(const ir_shape *qs, const int64_t *st, int64_t bt) {
 /* The scores of one batch after the product: * s, + b, softmax by rows,
  * then (guard) NaN probabilities 0, each step as smul, ewadd, softmax and
  * where(isnan) compute it. */
-static void att_probs(const ir_node *n, const ex_arg *in, float *sc,
-                      int64_t bt, const int64_t *bst) {
+static void att_probs(const ir_node *n, const ex_arg *in, float *sc, int64_t bt,
+                      const int64_t *bst) {
   const ir_shape *qs = &in[0].shape;
   int r = qs->rank;
   int64_t sq = qs->dim[r - 2], tt = in[1].shape.dim[r - 1];

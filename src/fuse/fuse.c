@@ -368,7 +368,7 @@ typedef struct att_parts {
 
 /* The parts' nodes, for marking. */
 static int att_nodes(const att_parts *a, int out[9]) {
-  int all[9] = {a->mm,  a->scale, a->add,  a->softmax, a->eq,
+  int all[9] = {a->mm,   a->scale, a->add,  a->softmax, a->eq,
                 a->not_, a->where, a->qmul, a->kmul};
   int n = 0;
   for (int i = 0; i < 9; i++)
@@ -434,8 +434,7 @@ static int att_guard(const ir_graph *g, const int *reads,
   if (eq < 0 || g->nodes[eq].op != IR_OP_EQUAL ||
       g->nodes[eq].in[0] != g->nodes[eq].in[1] ||
       g->nodes[eq].in[0] != wn->in[2] ||
-      !ir_shape_eq(&g->tensors[wn->in[2]].shape,
-                   &g->tensors[wn->out[0]].shape))
+      !ir_shape_eq(&g->tensors[wn->in[2]].shape, &g->tensors[wn->out[0]].shape))
     return 0;
   a->where = w, a->not_ = nt, a->eq = eq;
   *p = wn->in[2];
@@ -474,8 +473,8 @@ static int att_scores(const ir_graph *g, const int *reads,
           ir_shape_eq(&g->tensors[nd->in[k]].shape,
                       &g->tensors[nd->out[0]].shape) &&
           att_bias_ok(bs, &g->tensors[nd->out[0]].shape) &&
-          (g->nodes[x].op == IR_OP_MATMUL || att_scaled(g, x, &(int32_t){0},
-                                                        &(int32_t){0})))
+          (g->nodes[x].op == IR_OP_MATMUL ||
+           att_scaled(g, x, &(int32_t){0}, &(int32_t){0})))
         a->add = p, a->b = nd->in[1 - k], t = nd->in[k];
     }
     if (a->add < 0)

@@ -239,8 +239,7 @@ static int rb_node(rb_ctx *c, int i) {
     if (n->op == IR_OP_CONCAT_SHUFFLE)
       cn.a.axis = 1;
     st = rb_concat(c, &cn, &o);
-  }
-  else if (n->op == IR_OP_GATHER)
+  } else if (n->op == IR_OP_GATHER)
     st = rb_gather(c, n, &o);
   else if (n->op == IR_OP_REDUCE_MEAN)
     st = rb_reduce(c, n, &o);

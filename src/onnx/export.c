@@ -341,7 +341,8 @@ static void ex_matmul(exporter *E, const ir_node *n, const char *out) {
 }
 
 /* attention: MatMul, Mul by s (where given), Add b (where given), Softmax
- * over the last axis, IsNaN and Where (guard=1), MatMul (ONNX's own Attention is opset 23 and takes k untransposed). */
+ * over the last axis, IsNaN and Where (guard=1), MatMul (ONNX's own Attention
+ * is opset 23 and takes k untransposed). */
 static void ex_attention(exporter *E, const ir_node *n, const char *out) {
   const char *sc = helper_name(E, out, "scores");
   node(E, "MatMul", sc,

@@ -461,8 +461,8 @@ struct att_brow {
  * registers, N floats a lane (one read, one write), N == 0 reads it three
  * times (any length). A row all -inf: NaN as softmax gives, or 0 (guard). */
 template <int N>
-__device__ void scaled_softmax_row(float *r, int64_t len, float sc,
-                                   att_brow b, int guard, int lane) {
+__device__ void scaled_softmax_row(float *r, int64_t len, float sc, att_brow b,
+                                   int guard, int lane) {
   float mx = -INFINITY, sum = 0.0f;
   if (N > 0) {
     float v[N > 0 ? N : 1];
@@ -560,9 +560,8 @@ int cxk_attention_ok(const cxk_att *a) {
 }
 
 cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
-                          const float *v, const float *scale,
-                          const float *bias, float *y, const cxk_att *a,
-                          int rw) {
+                          const float *v, const float *scale, const float *bias,
+                          float *y, const cxk_att *a, int rw) {
   if (!cxk_attention_ok(a))
     return cudaErrorInvalidValue;
   if (rw == 0) { /* tensor cores */

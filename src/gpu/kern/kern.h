@@ -192,9 +192,8 @@ cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
                                const float *bias, const cxk_att *a);
 int cxk_attention_tc_t(void);
 cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
-                          const float *v, const float *scale,
-                          const float *bias, float *y, const cxk_att *a,
-                          int rw);
+                          const float *v, const float *scale, const float *bias,
+                          float *y, const cxk_att *a, int rw);
 /* Layer norm of rows of len floats; xb (NULL: none): a vector of len
  * added to every row as it is loaded. */
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
