@@ -347,7 +347,7 @@ static void ex_attention(exporter *E, const ir_node *n, const char *out) {
   const char *sc = helper_name(E, out, "scores");
   node(E, "MatMul", sc,
        (const char *[]){tname(E, n->in[0]), tname(E, n->in[1]), NULL});
-  if (n->nin == 4) {
+  if (n->nin >= 4) {
     const char *scaled = helper_name(E, out, "scaled");
     node(E, "Mul", scaled, (const char *[]){sc, tname(E, n->in[3]), NULL});
     sc = scaled;
