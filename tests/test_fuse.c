@@ -565,6 +565,35 @@ Test(fused, attention_takes_the_q_and_k_scalars) {
   ir_graph_free(g);
 }
 
+/* Swin's shifted windows: the relative-position bias, then the scores
+ * reshaped to [batch, windows, heads, S, T], the windows' mask added, and
+ * reshaped back: one attention node whose bias is both (computed once at
+ * load), equal up to rounding. */
+Test(fused, attention_takes_swins_window_mask) {
+  ir_graph *g =
+      parse("input q: [4,3,5,8]\ninput k: [4,3,8,5]\ninput v: [4,3,5,6]\n"
+            "weight s: []\nweight rb: [1,3,5,5]\nweight mk: [1,4,1,5,5]\n"
+            "q1 = ewmul(q, s)\nsc = matmul(q1, k)\nb1 = ewadd(sc, rb)\n"
+            "w5 = reshape(b1) shape=[1,4,3,5,5]\nw6 = ewadd(w5, mk)\n"
+            "w4 = reshape(w6) shape=[4,3,5,5]\np = softmax(w4)\n"
+            "y = matmul(p, v)\noutput y\n");
+  fuse_stats st;
+  ir_graph *h = fuse(g, NULL, &st);
+  cr_assert_eq(st.attention, 1);
+  const ir_node *a = &h->nodes[h->tensors[ir_find_tensor(h, "y")].node];
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->nin, 5);
+  char buf[64];
+  cr_assert_str_eq(ir_shape_str(&h->tensors[a->in[4]].shape, buf, 64),
+                   "[4,3,5,5]");
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_expect_leq(err, 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* Not attention: a bias that grows the scores, a where after the softmax
  * that is not the guard (its constant not 0, or no known values). */
 Test(fused, attention_bias_refused_outside_its_pattern) {

@@ -361,17 +361,20 @@ static int init(ctx *c, const ir_graph *g) {
 /* The parts of one chain: nodes (-1: absent) and the tensors they bring. */
 typedef struct att_parts {
   int mm, scale, add, softmax, eq, not_, where, qmul, kmul;
+  int r1, add2, r2;   /* Swin's shifted windows: reshape, ewadd(., m),
+                         reshape back between the bias and the softmax */
+  int32_t m;          /* that mask (-1: none) */
   int32_t q, k, s, b; /* q, k as the scores matmul reads them (before the
                          scalars), s the scale (-1: none), b the bias (-1) */
   int32_t qs, ks;     /* the q and k scalars (-1: none) */
 } att_parts;
 
 /* The parts' nodes, for marking. */
-static int att_nodes(const att_parts *a, int out[9]) {
-  int all[9] = {a->mm,   a->scale, a->add,  a->softmax, a->eq,
-                a->not_, a->where, a->qmul, a->kmul};
+static int att_nodes(const att_parts *a, int out[12]) {
+  int all[12] = {a->mm,    a->scale, a->add,  a->softmax, a->eq,   a->not_,
+                 a->where, a->qmul,  a->kmul, a->r1,      a->add2, a->r2};
   int n = 0;
-  for (int i = 0; i < 9; i++)
+  for (int i = 0; i < 12; i++)
     if (all[i] >= 0)
       out[n++] = all[i];
   return n;
@@ -442,9 +445,10 @@ static int att_guard(const ir_graph *g, const int *reads,
 }
 
 /* Whether b broadcasts to the scores [..., S, T] without growing them and
- * the GPU reads it (plan: the leading dimensions before the last two,
- * folded into one unless the rank is 4, broadcast along all or none). */
-static int att_bias_ok(const ir_shape *b, const ir_shape *sc) {
+ * (gpu) the GPU reads it (plan: the leading dimensions before the last
+ * two, folded into one unless the rank is 4, broadcast along all or
+ * none). */
+static int att_bias_ok(const ir_shape *b, const ir_shape *sc, int gpu) {
   int r = sc->rank, lead_b = 0, lead_full = 0;
   if (b->rank > r)
     return 0;
@@ -455,7 +459,36 @@ static int att_bias_ok(const ir_shape *b, const ir_shape *sc) {
     if (j < r - 2 && sc->dim[j] > 1)
       b->dim[i] == 1 ? lead_b++ : lead_full++;
   }
-  return r == 4 || !lead_b || !lead_full;
+  return !gpu || r == 4 || !lead_b || !lead_full;
+}
+
+/* Swin's shifted windows between the bias and the softmax (t, its
+ * input): reshape(ewadd(reshape(x), m)) with x and the result of one shape
+ * (the scores') and m broadcasting to the middle one without growing it.
+ * Sets a's r1, add2, r2 and m and *t to x where found. */
+static void att_windows(const ir_graph *g, const int *reads,
+                        const unsigned char *wonly, int32_t *t, att_parts *a) {
+  int r2 = att_link(g, reads, wonly, *t, 1);
+  if (r2 < 0 || g->nodes[r2].op != IR_OP_RESHAPE)
+    return;
+  int ad = att_link(g, reads, wonly, g->nodes[r2].in[0], 1);
+  if (ad < 0 || g->nodes[ad].op != IR_OP_EWADD)
+    return;
+  const ir_node *nd = &g->nodes[ad];
+  const ir_shape *mid = &g->tensors[nd->out[0]].shape;
+  for (int k = 0; k < 2; k++) {
+    int r1 = att_link(g, reads, wonly, nd->in[k], 1);
+    const ir_tensor *m = &g->tensors[nd->in[1 - k]];
+    if (r1 < 0 || g->nodes[r1].op != IR_OP_RESHAPE ||
+        !ir_shape_eq(&g->tensors[nd->in[k]].shape, mid) ||
+        m->dtype != IR_DT_F32 || !att_bias_ok(&m->shape, mid, 0) ||
+        !ir_shape_eq(&g->tensors[g->nodes[r1].in[0]].shape,
+                     &g->tensors[*t].shape))
+      continue;
+    a->r1 = r1, a->add2 = ad, a->r2 = r2, a->m = nd->in[1 - k];
+    *t = g->nodes[r1].in[0];
+    return;
+  }
 }
 
 /* The scores' producer chain from t (the softmax's input): [ewadd(., b)],
@@ -463,6 +496,7 @@ static int att_bias_ok(const ir_shape *b, const ir_shape *sc) {
 static int att_scores(const ir_graph *g, const int *reads,
                       const unsigned char *wonly, int32_t t, int r,
                       att_parts *a) {
+  att_windows(g, reads, wonly, &t, a);
   int p = att_link(g, reads, wonly, t, 1);
   if (p >= 0 && g->nodes[p].op == IR_OP_EWADD) {
     const ir_node *nd = &g->nodes[p];
@@ -472,7 +506,7 @@ static int att_scores(const ir_graph *g, const int *reads,
       if (x >= 0 && g->tensors[nd->in[1 - k]].dtype == IR_DT_F32 &&
           ir_shape_eq(&g->tensors[nd->in[k]].shape,
                       &g->tensors[nd->out[0]].shape) &&
-          att_bias_ok(bs, &g->tensors[nd->out[0]].shape) &&
+          att_bias_ok(bs, &g->tensors[nd->out[0]].shape, 1) &&
           (g->nodes[x].op == IR_OP_MATMUL ||
            att_scaled(g, x, &(int32_t){0}, &(int32_t){0})))
         a->add = p, a->b = nd->in[1 - k], t = nd->in[k];
@@ -510,7 +544,8 @@ static int att_scores(const ir_graph *g, const int *reads,
 static int att_chain(const ir_graph *g, const int *reads,
                      const unsigned char *wonly, int n, att_parts *a) {
   const ir_node *c = &g->nodes[n];
-  *a = (att_parts){-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  *a = (att_parts){-1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                   -1, -1, -1, -1, -1, -1, -1, -1, -1};
   if (c->op != IR_OP_MATMUL || c->nin != 2 || c->a.act != IR_ACT_NONE ||
       wonly[n])
     return 0;
@@ -528,7 +563,8 @@ static int att_chain(const ir_graph *g, const int *reads,
       g->nodes[sm].a.axis != r - 1)
     return 0;
   a->softmax = sm;
-  if (!att_scores(g, reads, wonly, g->nodes[sm].in[0], r, a))
+  if (!att_scores(g, reads, wonly, g->nodes[sm].in[0], r, a) ||
+      (a->m >= 0 && a->b < 0)) /* the windows' mask: after a bias only */
     return 0;
   const ir_shape *q = &g->tensors[a->q].shape;
   const ir_shape *v = &g->tensors[c->in[1]].shape;
@@ -538,27 +574,81 @@ static int att_chain(const ir_graph *g, const int *reads,
          k->dim[r - 1] >= 1;
 }
 
+/* Node op(in) a in h named "<out>.<tag><i>" (a fresh name); its output
+ * tensor, or -2. */
+static int32_t att_add(ir_graph *h, ir_opcode op, const int32_t *in, int nin,
+                       const ir_attrs *a, const char *out, const char *tag,
+                       int i, base_diag *d) {
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s%d", out, tag, i);
+  for (int u = 0; ir_find_tensor(h, name) >= 0; u++)
+    snprintf(name, sizeof name, "%s.%s%d_%d", out, tag, i, u);
+  const char *nm = name;
+  int node = ir_add_node(h, op, in, nin, a, &nm, d);
+  return node < 0 ? -2 : h->nodes[node].out[0];
+}
+
 /* t1 * t2 in h (either -1: the other; both: -1) as a new ewmul named
  * "<out>.scale<i>"; -2 on failure. */
 static int32_t att_mul(ir_graph *h, int32_t t1, int32_t t2, const char *out,
                        int i, base_diag *d) {
   if (t1 < 0 || t2 < 0)
     return t1 < 0 ? t2 : t1;
-  char name[512];
-  snprintf(name, sizeof name, "%s.scale%d", out, i);
-  for (int u = 0; ir_find_tensor(h, name) >= 0; u++)
-    snprintf(name, sizeof name, "%s.scale%d_%d", out, i, u);
   ir_attrs a;
   ir_attrs_default(IR_OP_EWMUL, &a);
-  const char *nm = name;
-  int node = ir_add_node(h, IR_OP_EWMUL, (int32_t[]){t1, t2}, 2, &a, &nm, d);
-  return node < 0 ? -2 : h->nodes[node].out[0];
+  return att_add(h, IR_OP_EWMUL, (int32_t[]){t1, t2}, 2, &a, out, "scale", i,
+                 d);
+}
+
+/* A const_ones of shape s in h; its tensor or -2. */
+static int32_t att_ones(ir_graph *h, const ir_shape *s, const char *out, int i,
+                        base_diag *d) {
+  ir_attrs o;
+  ir_attrs_default(IR_OP_CONST_ONES, &o);
+  o.nlist = s->rank;
+  for (int k = 0; k < s->rank; k++)
+    o.list[k] = s->dim[k];
+  return att_add(h, IR_OP_CONST_ONES, NULL, 0, &o, out, "one", i, d);
+}
+
+/* The windows' bias and mask as one bias of the scores' shape P:
+ * reshape(ewadd(reshape(b * ones(P)) to Q, m)) to P (Q: the windowed
+ * shape), nodes of h that run once at load where b and m are weights;
+ * its tensor or -2. */
+static int32_t att_window_bias(ir_graph *h, const ir_graph *g,
+                               const att_parts *a, const int32_t *map,
+                               const char *out, base_diag *d) {
+  const ir_node *r1 = &g->nodes[a->r1];
+  const ir_shape *P = &g->tensors[r1->in[0]].shape;
+  const ir_shape *Q = &g->tensors[r1->out[0]].shape;
+  int32_t ones = att_ones(h, P, out, 1, d);
+  ir_attrs at;
+  ir_attrs_default(IR_OP_EWMUL, &at);
+  int32_t t = ones < 0 ? -2
+                       : att_add(h, IR_OP_EWMUL, (int32_t[]){map[a->b], ones},
+                                 2, &at, out, "wbias", 0, d);
+  for (int step = 0; step < 3 && t >= 0; step++) {
+    const ir_shape *to = step == 0 ? Q : P;
+    if (step == 1) {
+      ir_attrs_default(IR_OP_EWADD, &at);
+      t = att_add(h, IR_OP_EWADD, (int32_t[]){t, map[a->m]}, 2, &at, out,
+                  "wbias", 2, d);
+      continue;
+    }
+    ir_attrs_default(IR_OP_RESHAPE, &at);
+    at.nlist = to->rank;
+    for (int k = 0; k < to->rank; k++)
+      at.list[k] = to->dim[k];
+    t = att_add(h, IR_OP_RESHAPE, &t, 1, &at, out, "wbias", 1 + 2 * step, d);
+  }
+  return t;
 }
 
 /* Chain a's attention node in h (node lines: nd's, the second matmul),
  * its output named out; the node, or -1. */
-static int att_emit(ir_graph *h, const ir_node *nd, const att_parts *a,
-                    const int32_t *map, const char *out, base_diag *d) {
+static int att_emit(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                    const att_parts *a, const int32_t *map, const char *out,
+                    base_diag *d) {
   int32_t s = -1;
   int32_t sc[3] = {a->qs, a->ks, a->s};
   for (int i = 0; i < 3; i++)
@@ -567,23 +657,13 @@ static int att_emit(ir_graph *h, const ir_node *nd, const att_parts *a,
   int32_t in[5] = {map[a->q], map[a->k], map[nd->in[1]], s, -1};
   int nin = s >= 0 ? 4 : 3;
   if (a->b >= 0) {
-    if (s < 0) { /* b needs s: a scale of 1 */
-      ir_attrs o;
-      ir_attrs_default(IR_OP_CONST_ONES, &o);
-      o.nlist = 0;
-      char name[512];
-      snprintf(name, sizeof name, "%s.one", out);
-      const char *nm = name;
-      int c = ir_find_tensor(h, name) < 0
-                  ? ir_add_node(h, IR_OP_CONST_ONES, NULL, 0, &o, &nm, d)
-                  : -1;
-      if (c < 0)
-        return base_diag_set(d, BASE_ERR_INTERNAL, nd->line, 0,
-                             "fusion: no scale for attention '%s'", out),
-               -1;
-      in[3] = h->nodes[c].out[0];
-    }
-    in[4] = map[a->b], nin = 5;
+    if (s < 0 && (s = att_ones(h, &(ir_shape){0}, out, 0, d)) < 0)
+      return -1; /* b needs s: a scale of 1 */
+    in[3] = s;
+    in[4] = a->m >= 0 ? att_window_bias(h, g, a, map, out, d) : map[a->b];
+    if (in[4] < 0)
+      return -1;
+    nin = 5;
   }
   ir_attrs at;
   ir_attrs_default(IR_OP_ATTENTION, &at);
@@ -618,7 +698,7 @@ static ir_graph *att_build(const ir_graph *g, const int *end_of,
     int32_t in[IR_MAX_IN];
     int node;
     if (want[n]) {
-      node = att_emit(h, nd, &parts[n], map, outs[0], d);
+      node = att_emit(h, g, nd, &parts[n], map, outs[0], d);
       ++*made;
     } else {
       for (int k = 0; k < nd->nin; k++)
@@ -666,7 +746,7 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
   for (int n = 0; n < g->nnodes; n++)
     end_of[n] = -1;
   for (int n = 0; n < g->nnodes; n++) {
-    int m[9];
+    int m[12];
     if (!att_chain(g, reads, wonly, n, &parts[n]))
       continue;
     int nm = att_nodes(&parts[n], m), taken = 0; /* a link of an earlier
