@@ -623,3 +623,53 @@ Test(probe, agrees_with_rewrites, .timeout = 300) {
   rewrite_rules_free(r);
   ir_ruleset_free(&rs);
 }
+
+/* A merged projection's biases (pass_split_bias): matmul, split along the
+ * last axis, one bias add a part -> the matmul with the biases as one
+ * bias, the split writing the adds' names, bit for bit; not where a part
+ * is read twice, the bias is an input or the split is along another axis. */
+Test(splits, biases_into_the_merged_matmul) {
+  ir_graph *g =
+      parse("input x: [2,5,8]\nweight w: [8,12]\n"
+            "weight bq: [4]\nweight bk: [4]\nweight bv: [4]\n"
+            "m = matmul(x, w)\n"
+            "q, k, v = split(m) axis=2 sizes=[4,4,4]\n"
+            "qa = ewadd(bq, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+            "r = relu(qa)\noutput r, ka, va\n");
+  base_diag d;
+  int n = -1;
+  ir_graph *h = pass_split_bias(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 0);
+  int t = ir_find_tensor(h, "ka");
+  cr_assert_geq(t, 0, "the adds' names kept");
+  const ir_node *s = &h->nodes[h->tensors[t].node];
+  cr_assert_eq(s->op, IR_OP_SPLIT);
+  const ir_node *m = &h->nodes[h->tensors[s->in[0]].node];
+  cr_assert_eq(m->op, IR_OP_MATMUL);
+  cr_assert_eq(m->nin, 3, "the biases are the matmul's");
+  cr_assert_leq(check_err(g, h), 0.0, "the same sums, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
+  static const char *const refused[] = {
+      "qa = ewadd(bq, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+      "output qa, ka, va, q\n",
+      "qa = ewadd(bi, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+      "output qa, ka, va\n",
+  };
+  for (size_t i = 0; i < 2; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "input x: [2,5,8]\nweight w: [8,12]\ninput bi: [4]\n"
+             "weight bq: [4]\nweight bk: [4]\nweight bv: [4]\n"
+             "m = matmul(x, w)\nq, k, v = split(m) axis=2 sizes=[4,4,4]\n%s",
+             refused[i]);
+    g = parse(text);
+    h = pass_split_bias(g, &n, &d);
+    cr_assert(h, "%s", d.msg);
+    cr_expect_eq(n, 0, "case %zu", i);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}

@@ -58,6 +58,12 @@ ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
  * executor copies the bytes once, not twice). One level a call: *count
  * splits folded. */
 ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
+/* A merged projection's biases (splitbias.c): matmul (no bias, act none)
+ * read by a split along the last axis alone, each of whose parts is read
+ * by one ewadd with a vector bias alone (a weight, or weight-only and
+ * before the matmul) -> the matmul with the biases concatenated as its
+ * bias, the split's outputs named as the adds'. *count splits. */
+ir_graph *pass_split_bias(const ir_graph *g, int *count, base_diag *d);
 /* Node order for the executor (order.c): a convolution or matmul that an
  * add reads beside another one, whose inputs are ready before that one's
  * chain runs (a ResNet's projection shortcut), is moved to right after its

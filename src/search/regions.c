@@ -429,11 +429,13 @@ ir_graph *srch_run_regions(const ir_graph *g, const rewrite_rules *rules,
 ir_graph *srch_run_splits(const ir_graph *g, const srch_options *o,
                           srch_stats *st, base_diag *d) {
   ir_graph *cur = (ir_graph *)g;
-  int more = 0; /* passes as rules: no activation fusion after the search
-                    (only splits folded) */
+  int more = 0;   /* passes as rules: no activation fusion after the search
+                      (only splits folded) */
+  int biases = 0; /* a merged projection's biases into its matmul */
   int ok = (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
                                   "fuse activations", d)) &&
-           merge_splits(&cur, g, st, d);
+           merge_splits(&cur, g, st, d) &&
+           step(&cur, g, pass_split_bias(cur, &biases, d), "split biases", d);
   st->acts_fused += more;
   return stage_result(cur, g, ok, d);
 }
