@@ -4,6 +4,7 @@
  * against built rewrites; every merged graph is checked against the
  * original on the CPU executor. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -672,4 +673,40 @@ Test(splits, biases_into_the_merged_matmul) {
     ir_graph_free(h);
     ir_graph_free(g);
   }
+}
+
+/* Small weights of equal values (pass_dedupe_weights): each layer's mask
+ * where(m, zero_i, ninf_i) from its own constants becomes one tensor's,
+ * and pass_cse then merges the wheres; weights of other values, shapes or
+ * without values stay apart. */
+Test(passes, dedupe_weights_then_cse) {
+  ir_graph *g =
+      parse("input m: bool[2,4]\ninput x: [2,4]\n"
+            "weight z1: []\nweight n1: []\nweight z2: []\n"
+            "weight n2: []\nweight o: []\nweight u1: []\n"
+            "weight u2: []\n"
+            "a = where(m, z1, n1)\nb = where(m, z2, n2)\n"
+            "c = where(m, z1, o)\ne = ewadd(x, u1)\nf = ewadd(x, u2)\n"
+            "s1 = ewadd(a, e)\ns2 = ewadd(b, f)\ns3 = ewadd(c, s1)\n"
+            "output s2, s3\n");
+  static const float zero[1] = {0.0f}, ninf[1] = {-INFINITY}, one[1] = {1.0f};
+  const char *zs[] = {"z1", "z2"}, *ns[] = {"n1", "n2"};
+  for (int k = 0; k < 2; k++) {
+    g->tensors[ir_find_tensor(g, zs[k])].data = zero;
+    g->tensors[ir_find_tensor(g, ns[k])].data = ninf;
+  }
+  g->tensors[ir_find_tensor(g, "o")].data = one;
+  base_diag d;
+  int n = -1, c = -1;
+  ir_graph *h = pass_dedupe_weights(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 2, "z2 and n2 (o another value; u1, u2 without values)");
+  ir_graph *h2 = pass_cse(h, &c, &d);
+  cr_assert(h2, "%s", d.msg);
+  cr_assert_eq(c, 1, "the second where");
+  cr_assert_eq(count_op(h2, IR_OP_WHERE), 2);
+  cr_assert_eq(count_op(h2, IR_OP_EWADD), 5, "u1 and u2 stay apart");
+  ir_graph_free(h2);
+  ir_graph_free(h);
+  ir_graph_free(g);
 }

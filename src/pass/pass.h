@@ -51,6 +51,11 @@ ir_graph *pass_merge_siblings_except(const ir_graph *g, const uint8_t *skip,
  * dropped and its readers read the earlier node's outputs. Nodes computing
  * graph outputs are kept. Unused weights stay (pass_prune_dead). */
 ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
+/* Small weights (at most 16 elements) with known values, of one type and
+ * shape and bitwise equal values, made the first of them (dedupe.c), so
+ * that pass_cse merges what reads them (each BERT layer's mask from its
+ * own constants); *count weights dropped. */
+ir_graph *pass_dedupe_weights(const ir_graph *g, int *count, base_diag *d);
 /* Nested splits: a split that alone reads one output of another split
  * along the same axis (no graph output) is folded into it: one split whose
  * sizes list the inner split's parts in place of that output, its outputs
