@@ -594,6 +594,34 @@ Test(fused, attention_takes_swins_window_mask) {
   ir_graph_free(g);
 }
 
+/* MaxViT's einsums: rank-3 products, the scores reshaped to [1, windows,
+ * heads, S, T] for the bias and the softmax and the probabilities reshaped
+ * back: one attention node on the rank-3 operands, its bias the rank-5
+ * bias expanded and reshaped (at load), equal up to rounding. */
+Test(fused, attention_through_maxvits_reshapes) {
+  ir_graph *g =
+      parse("input q: [6,5,8]\ninput k: [6,8,5]\ninput v: [6,5,4]\n"
+            "weight rb: [2,5,5]\n"
+            "sc = matmul(q, k)\nw5 = reshape(sc) shape=[1,3,2,5,5]\n"
+            "b5 = ewadd(w5, rb)\np5 = softmax(b5)\n"
+            "p3 = reshape(p5) shape=[6,5,5]\ny = matmul(p3, v)\noutput y\n");
+  fuse_stats st;
+  ir_graph *h = fuse(g, NULL, &st);
+  cr_assert_eq(st.attention, 1);
+  const ir_node *a = &h->nodes[h->tensors[ir_find_tensor(h, "y")].node];
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->nin, 5);
+  char buf[64];
+  cr_assert_str_eq(ir_shape_str(&h->tensors[a->in[4]].shape, buf, 64),
+                   "[6,5,5]");
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_expect_leq(err, 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* Not attention: a bias that grows the scores, a where after the softmax
  * that is not the guard (its constant not 0, or no known values). */
 Test(fused, attention_bias_refused_outside_its_pattern) {

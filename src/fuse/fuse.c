@@ -364,17 +364,20 @@ typedef struct att_parts {
   int r1, add2, r2;   /* Swin's shifted windows: reshape, ewadd(., m),
                          reshape back between the bias and the softmax */
   int32_t m;          /* that mask (-1: none) */
+  int ra, rb;         /* MaxViT's einsums: the scores reshaped (ra) before
+                         the bias and softmax, the probabilities back (rb) */
   int32_t q, k, s, b; /* q, k as the scores matmul reads them (before the
                          scalars), s the scale (-1: none), b the bias (-1) */
   int32_t qs, ks;     /* the q and k scalars (-1: none) */
 } att_parts;
 
 /* The parts' nodes, for marking. */
-static int att_nodes(const att_parts *a, int out[12]) {
-  int all[12] = {a->mm,    a->scale, a->add,  a->softmax, a->eq,   a->not_,
-                 a->where, a->qmul,  a->kmul, a->r1,      a->add2, a->r2};
+static int att_nodes(const att_parts *a, int out[14]) {
+  int all[14] = {a->mm,   a->scale, a->add,  a->softmax, a->eq,
+                 a->not_, a->where, a->qmul, a->kmul,    a->r1,
+                 a->add2, a->r2,    a->ra,   a->rb};
   int n = 0;
-  for (int i = 0; i < 12; i++)
+  for (int i = 0; i < 14; i++)
     if (all[i] >= 0)
       out[n++] = all[i];
   return n;
@@ -503,17 +506,25 @@ static int att_scores(const ir_graph *g, const int *reads,
     for (int k = 0; k < 2 && a->add < 0; k++) {
       int x = att_link(g, reads, wonly, nd->in[k], 1);
       const ir_shape *bs = &g->tensors[nd->in[1 - k]].shape;
+      int view = a->rb >= 0; /* the scores come through a reshape */
       if (x >= 0 && g->tensors[nd->in[1 - k]].dtype == IR_DT_F32 &&
           ir_shape_eq(&g->tensors[nd->in[k]].shape,
                       &g->tensors[nd->out[0]].shape) &&
-          att_bias_ok(bs, &g->tensors[nd->out[0]].shape, 1) &&
-          (g->nodes[x].op == IR_OP_MATMUL ||
-           att_scaled(g, x, &(int32_t){0}, &(int32_t){0})))
+          att_bias_ok(bs, &g->tensors[nd->out[0]].shape, !view) &&
+          (view ? g->nodes[x].op == IR_OP_RESHAPE &&
+                      ir_shape_eq(&g->tensors[g->nodes[x].in[0]].shape,
+                                  &g->tensors[g->nodes[a->rb].out[0]].shape)
+                : g->nodes[x].op == IR_OP_MATMUL ||
+                      att_scaled(g, x, &(int32_t){0}, &(int32_t){0})))
         a->add = p, a->b = nd->in[1 - k], t = nd->in[k];
     }
     if (a->add < 0)
       return 0;
     p = att_link(g, reads, wonly, t, 1);
+    if (a->rb >= 0) { /* the reshape checked above */
+      a->ra = p, t = g->nodes[p].in[0];
+      p = att_link(g, reads, wonly, t, 1);
+    }
   }
   int32_t x;
   if (p >= 0 && att_scaled(g, p, &x, &a->s)) {
@@ -539,13 +550,19 @@ static int att_scores(const ir_graph *g, const int *reads,
   return 1;
 }
 
+/* Whether t is a weight or computed from weights only. */
+static int att_const(const ir_graph *g, const unsigned char *wonly, int32_t t) {
+  const ir_tensor *x = &g->tensors[t];
+  return x->kind == IR_T_WEIGHT || (x->kind == IR_T_VALUE && wonly[x->node]);
+}
+
 /* The chain ending at node n (the second matmul) into *a, or 0. reads:
  * ir_read_counts (per input slot). */
 static int att_chain(const ir_graph *g, const int *reads,
                      const unsigned char *wonly, int n, att_parts *a) {
   const ir_node *c = &g->nodes[n];
-  *a = (att_parts){-1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                   -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  *a = (att_parts){-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                   -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
   if (c->op != IR_OP_MATMUL || c->nin != 2 || c->a.act != IR_ACT_NONE ||
       wonly[n])
     return 0;
@@ -557,15 +574,24 @@ static int att_chain(const ir_graph *g, const int *reads,
   if (w >= 0 && g->nodes[w].op == IR_OP_WHERE &&
       !att_guard(g, reads, wonly, w, a, &t))
     return 0;
+  int rb = att_link(g, reads, wonly, t, 1), rs = r; /* the softmax's rank */
+  if (a->where < 0 && rb >= 0 && g->nodes[rb].op == IR_OP_RESHAPE) {
+    const ir_shape *x = &g->tensors[g->nodes[rb].in[0]].shape;
+    if (x->dim[x->rank - 1] != g->tensors[t].shape.dim[r - 1])
+      return 0; /* rows of the softmax other than the scores' */
+    a->rb = rb, t = g->nodes[rb].in[0], rs = x->rank;
+  }
   /* read by the guard three times: equal(p, p) and where */
   int sm = att_link(g, reads, wonly, t, a->where >= 0 ? 3 : 1);
   if (sm < 0 || g->nodes[sm].op != IR_OP_SOFTMAX ||
-      g->nodes[sm].a.axis != r - 1)
+      g->nodes[sm].a.axis != rs - 1)
     return 0;
   a->softmax = sm;
   if (!att_scores(g, reads, wonly, g->nodes[sm].in[0], r, a) ||
-      (a->m >= 0 && a->b < 0)) /* the windows' mask: after a bias only */
-    return 0;
+      (a->m >= 0 && a->b < 0) || /* the windows' mask: after a bias only */
+      (a->rb >= 0 && (a->ra < 0 || !att_const(g, wonly, a->b))))
+    return 0; /* the views: around a bias computed once only (expanded to
+                 the scores' shape, at load) */
   const ir_shape *q = &g->tensors[a->q].shape;
   const ir_shape *v = &g->tensors[c->in[1]].shape;
   const ir_shape *k = &g->tensors[a->k].shape;
@@ -644,6 +670,30 @@ static int32_t att_window_bias(ir_graph *h, const ir_graph *g,
   return t;
 }
 
+/* MaxViT's bias, added to the scores reshaped to Q, as a bias of the
+ * scores' shape P: reshape(b * ones(Q)) to P (run once at load where b is
+ * a weight); its tensor or -2. */
+static int32_t att_view_bias(ir_graph *h, const ir_graph *g, const att_parts *a,
+                             const int32_t *map, const char *out,
+                             base_diag *d) {
+  const ir_node *ra = &g->nodes[a->ra];
+  const ir_shape *P = &g->tensors[ra->in[0]].shape;
+  const ir_shape *Q = &g->tensors[ra->out[0]].shape;
+  int32_t ones = att_ones(h, Q, out, 1, d);
+  ir_attrs at;
+  ir_attrs_default(IR_OP_EWMUL, &at);
+  int32_t t = ones < 0 ? -2
+                       : att_add(h, IR_OP_EWMUL, (int32_t[]){map[a->b], ones},
+                                 2, &at, out, "vbias", 0, d);
+  if (t < 0)
+    return -2;
+  ir_attrs_default(IR_OP_RESHAPE, &at);
+  at.nlist = P->rank;
+  for (int k = 0; k < P->rank; k++)
+    at.list[k] = P->dim[k];
+  return att_add(h, IR_OP_RESHAPE, &t, 1, &at, out, "vbias", 1, d);
+}
+
 /* Chain a's attention node in h (node lines: nd's, the second matmul),
  * its output named out; the node, or -1. */
 static int att_emit(ir_graph *h, const ir_graph *g, const ir_node *nd,
@@ -660,7 +710,9 @@ static int att_emit(ir_graph *h, const ir_graph *g, const ir_node *nd,
     if (s < 0 && (s = att_ones(h, &(ir_shape){0}, out, 0, d)) < 0)
       return -1; /* b needs s: a scale of 1 */
     in[3] = s;
-    in[4] = a->m >= 0 ? att_window_bias(h, g, a, map, out, d) : map[a->b];
+    in[4] = a->m >= 0    ? att_window_bias(h, g, a, map, out, d)
+            : a->ra >= 0 ? att_view_bias(h, g, a, map, out, d)
+                         : map[a->b];
     if (in[4] < 0)
       return -1;
     nin = 5;
@@ -676,7 +728,7 @@ static int att_emit(ir_graph *h, const ir_graph *g, const ir_node *nd,
  * weight values are g's (fuse_graph copies them into its result). */
 static ir_graph *att_build(const ir_graph *g, const int *end_of,
                            const unsigned char *want, const att_parts *parts,
-                           int *made, base_diag *d) {
+                           int *helpers, int *made, base_diag *d) {
   ir_graph *h = ir_graph_new(g->name);
   int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
   *made = 0;
@@ -698,6 +750,7 @@ static ir_graph *att_build(const ir_graph *g, const int *end_of,
     int32_t in[IR_MAX_IN];
     int node;
     if (want[n]) {
+      helpers[n] = h->nnodes; /* its scale's and bias's nodes from here */
       node = att_emit(h, g, nd, &parts[n], map, outs[0], d);
       ++*made;
     } else {
@@ -734,11 +787,13 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
   unsigned char *want = base_calloc((size_t)g->nnodes + 1, 1);
   unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
   att_parts *parts = base_malloc(sizeof *parts * ((size_t)g->nnodes + 1));
+  int *helpers = base_calloc((size_t)g->nnodes + 1, sizeof *helpers);
+  unsigned char *hw = NULL; /* h's weight-only nodes */
   ir_graph *h = NULL;
   base_status st = BASE_OK;
   int any = 0;
   *made = 0;
-  if (!end_of || !reads || !want || !wonly || !parts) {
+  if (!end_of || !reads || !want || !wonly || !parts || !helpers) {
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto out;
   }
@@ -746,7 +801,7 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
   for (int n = 0; n < g->nnodes; n++)
     end_of[n] = -1;
   for (int n = 0; n < g->nnodes; n++) {
-    int m[12];
+    int m[14];
     if (!att_chain(g, reads, wonly, n, &parts[n]))
       continue;
     int nm = att_nodes(&parts[n], m), taken = 0; /* a link of an earlier
@@ -760,7 +815,7 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
       end_of[m[k]] = n;
   }
   for (int round = 0; any && round < 2; round++) {
-    if (!(h = att_build(g, end_of, want, parts, made, d))) {
+    if (!(h = att_build(g, end_of, want, parts, helpers, made, d))) {
       st = d ? d->code : BASE_ERR_NOMEM;
       goto out;
     }
@@ -782,6 +837,17 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
       }
       double before = 0, x, after;
       st = o->cost(o->cost_u, h, i, &after, NULL, d);
+      if (!hw && !st) {
+        if (!(hw = base_calloc((size_t)h->nnodes + 1, 1))) {
+          st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+          goto out;
+        }
+        ir_weight_only(h, hw);
+      }
+      for (int j = helpers[n]; !st && j < i; j++) /* run every time: the
+                                                     bias made of inputs */
+        if (!hw[j] && !(st = o->cost(o->cost_u, h, j, &x, NULL, d)))
+          after += x;
       for (int j = 0; !st && j <= n; j++)
         if ((j == n || end_of[j] == n) &&
             !(st = o->cost(o->cost_u, g, j, &x, NULL, d)))
@@ -804,6 +870,7 @@ out:
   }
   *out = h;
   free(end_of), free(reads), free(want), free(wonly), free(parts);
+  free(helpers), free(hw);
   return st;
 }
 
