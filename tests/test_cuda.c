@@ -871,6 +871,41 @@ Test(cuda, attention_both_forms) {
   plan_hook = NULL;
 }
 
+/* Attention with a bias (katt.cu, both forms, TF32 and strict): -inf
+ * masks (log(relu(-w))) per head broadcast over the batch, rows masked
+ * everywhere with the guard (0, as the CPU), a finite bias of rank 2 on
+ * rank-3 scores with 150 keys (the fp32 kernel, past the tensor cores'
+ * 128), all against the CPU executor. */
+static const char att_bias_graph[] =
+    "input q: [2,3,9,16]\ninput k: [2,3,16,20]\ninput v: [2,3,20,24]\n"
+    "weight s: []\nweight w1: [3,9,20]\nweight w2: [2,1,9,1]\n"
+    "input q3: [4,5,8]\ninput k3: [4,8,150]\ninput v3: [4,150,8]\n"
+    "weight b3: [5,150]\n"
+    "n1 = neg(w1)\nm1 = relu(n1)\nb1 = log(m1)\nn2 = neg(w2)\n"
+    "m2 = relu(n2)\nb2 = log(m2)\n"
+    "a = attention(q, k, v, s, b1)\nc = attention(q, k, v, s, b2) guard=1\n"
+    "e = attention(q3, k3, v3, s, b3) guard=1\noutput a, c, e\n";
+
+Test(cuda, attention_bias_and_guard) {
+  need_gpu();
+  gpu_options tf32 = {0}, strict = {.fp32_strict = 1};
+  static const char *const forms[] = {"kernel", "split"};
+  plan_hook = att_engines;
+  for (int f = 0; f < 2; f++) {
+    att_form = forms[f];
+    setenv("SUPEROPT_ATTENTION", att_form, 1);
+    ir_graph *g = parse(att_bias_graph);
+    char what[64];
+    snprintf(what, sizeof what, "%s, bias, tf32", att_form);
+    compare(g, &tf32, 2e-3, what);
+    snprintf(what, sizeof what, "%s, bias, strict", att_form);
+    compare(g, &strict, 1e-5, what);
+    ir_graph_free(g);
+  }
+  unsetenv("SUPEROPT_ATTENTION");
+  plan_hook = NULL;
+}
+
 /* Counts the convolutions that run cuDNN's plan with their epilogue; while
  * ep_graph is set (conv_ep_graph), also those of the one computing "e"
  * (with a residual add). */

@@ -4,6 +4,7 @@
  * against built rewrites; every merged graph is checked against the
  * original on the CPU executor. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -488,4 +489,90 @@ Test(probe, agrees_with_rewrites, .timeout = 300) {
   cr_assert_gt(nn, 100);
   rewrite_rules_free(r);
   ir_ruleset_free(&rs);
+}
+
+/* A merged projection's biases (pass_split_bias): matmul, split along the
+ * last axis, one bias add a part -> the matmul with the biases as one
+ * bias, the split writing the adds' names, bit for bit; not where a part
+ * is read twice, the bias is an input or the split is along another axis. */
+Test(splits, biases_into_the_merged_matmul) {
+  ir_graph *g =
+      parse("input x: [2,5,8]\nweight w: [8,12]\n"
+            "weight bq: [4]\nweight bk: [4]\nweight bv: [4]\n"
+            "m = matmul(x, w)\n"
+            "q, k, v = split(m) axis=2 sizes=[4,4,4]\n"
+            "qa = ewadd(bq, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+            "r = relu(qa)\noutput r, ka, va\n");
+  base_diag d;
+  int n = -1;
+  ir_graph *h = pass_split_bias(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 0);
+  int t = ir_find_tensor(h, "ka");
+  cr_assert_geq(t, 0, "the adds' names kept");
+  const ir_node *s = &h->nodes[h->tensors[t].node];
+  cr_assert_eq(s->op, IR_OP_SPLIT);
+  const ir_node *m = &h->nodes[h->tensors[s->in[0]].node];
+  cr_assert_eq(m->op, IR_OP_MATMUL);
+  cr_assert_eq(m->nin, 3, "the biases are the matmul's");
+  cr_assert_leq(check_err(g, h), 0.0, "the same sums, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
+  static const char *const refused[] = {
+      "qa = ewadd(bq, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+      "output qa, ka, va, q\n",
+      "qa = ewadd(bi, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+      "output qa, ka, va\n",
+  };
+  for (size_t i = 0; i < 2; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "input x: [2,5,8]\nweight w: [8,12]\ninput bi: [4]\n"
+             "weight bq: [4]\nweight bk: [4]\nweight bv: [4]\n"
+             "m = matmul(x, w)\nq, k, v = split(m) axis=2 sizes=[4,4,4]\n%s",
+             refused[i]);
+    g = parse(text);
+    h = pass_split_bias(g, &n, &d);
+    cr_assert(h, "%s", d.msg);
+    cr_expect_eq(n, 0, "case %zu", i);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Small weights of equal values (pass_dedupe_weights): each layer's mask
+ * where(m, zero_i, ninf_i) from its own constants becomes one tensor's,
+ * and pass_cse then merges the wheres; weights of other values, shapes or
+ * without values stay apart. */
+Test(passes, dedupe_weights_then_cse) {
+  ir_graph *g =
+      parse("input m: bool[2,4]\ninput x: [2,4]\n"
+            "weight z1: []\nweight n1: []\nweight z2: []\n"
+            "weight n2: []\nweight o: []\nweight u1: []\n"
+            "weight u2: []\n"
+            "a = where(m, z1, n1)\nb = where(m, z2, n2)\n"
+            "c = where(m, z1, o)\ne = ewadd(x, u1)\nf = ewadd(x, u2)\n"
+            "s1 = ewadd(a, e)\ns2 = ewadd(b, f)\ns3 = ewadd(c, s1)\n"
+            "output s2, s3\n");
+  static const float zero[1] = {0.0f}, ninf[1] = {-INFINITY}, one[1] = {1.0f};
+  const char *zs[] = {"z1", "z2"}, *ns[] = {"n1", "n2"};
+  for (int k = 0; k < 2; k++) {
+    g->tensors[ir_find_tensor(g, zs[k])].data = zero;
+    g->tensors[ir_find_tensor(g, ns[k])].data = ninf;
+  }
+  g->tensors[ir_find_tensor(g, "o")].data = one;
+  base_diag d;
+  int n = -1, c = -1;
+  ir_graph *h = pass_dedupe_weights(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 2, "z2 and n2 (o another value; u1, u2 without values)");
+  ir_graph *h2 = pass_cse(h, &c, &d);
+  cr_assert(h2, "%s", d.msg);
+  cr_assert_eq(c, 1, "the second where");
+  cr_assert_eq(count_op(h2, IR_OP_WHERE), 2);
+  cr_assert_eq(count_op(h2, IR_OP_EWADD), 5, "u1 and u2 stay apart");
+  ir_graph_free(h2);
+  ir_graph_free(h);
+  ir_graph_free(g);
 }

@@ -42,8 +42,8 @@ static double act_flops(ir_act act) {
   return op < 0 ? 0 : ir_op((ir_opcode)op)->flops;
 }
 
-/* Attention: both products, the scale and the softmax (its row of ops.def)
- * on every score; the scores stay on chip. */
+/* Attention: both products, the scale, the bias, the softmax (its row of
+ * ops.def) and the guard on every score; the scores stay on chip. */
 static cd_work attention_work(const ir_graph *g, const ir_node *nd) {
   cd_work w = {0, io_bytes(g, nd), 1, 1};
   const ir_shape *q = &g->tensors[nd->in[0]].shape;
@@ -51,8 +51,8 @@ static cd_work attention_work(const ir_graph *g, const ir_node *nd) {
   double e = (double)g->tensors[nd->in[2]].shape.dim[q->rank - 1];
   double t = (double)g->tensors[nd->in[1]].shape.dim[q->rank - 1];
   double scores = numel(g, nd->in[0]) / (d > 0 ? d : 1) * t;
-  w.flops =
-      scores * (2 * d + 2 * e + (nd->nin > 3) + ir_op(IR_OP_SOFTMAX)->flops);
+  w.flops = scores * (2 * d + 2 * e + (nd->nin > 3) + (nd->nin > 4) +
+                      ir_op(IR_OP_SOFTMAX)->flops + nd->a.keepdims);
   return w;
 }
 

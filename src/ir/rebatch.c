@@ -312,6 +312,11 @@ static int rb_node(rb_ctx *c, int i) {
           x.axis >= r - 2)
         st = RB_FAIL(c, "q, k and v do not carry the batch on one leading "
                         "axis");
+    if (!st && n->nin > 4 && c->p[n->in[4]].axis >= 0) { /* a batched bias */
+      const rb_place *b = &c->p[n->in[4]];
+      if (b->in != x.in || b->axis + r - shp(c, n->in[4])->rank != x.axis)
+        st = RB_FAIL(c, "its bias carries the batch on another axis");
+    }
     o = x;
   } else if (ir_op(n->op)->flags & IR_OPF_BODY || n->op == IR_OP_FUSED ||
              n->op == IR_OP_WHERE || n->op == IR_OP_EQUAL ||

@@ -536,6 +536,23 @@ base_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
 /* softmax(s * q k) v over the last two dimensions: q [..., S, D],
  * k [..., D, T] (a matmul's second operand), v [..., T, E], the leading
  * dimensions equal, s a scalar [] (1 when absent) -> [..., S, E]. */
+/* Whether attention's bias b broadcasts to the scores [..., S, T] of q
+ * [..., S, D] and k [..., D, T] without growing them: rank at most theirs,
+ * each dimension (aligned from the last) 1 or theirs. */
+static int att_bias_fits(const ir_shape *b, const ir_shape *q,
+                         const ir_shape *k) {
+  int r = q->rank;
+  if (b->rank > r)
+    return 0;
+  for (int i = 0; i < b->rank; i++) {
+    int j = r - b->rank + i; /* the scores' dimension */
+    int64_t want = j == r - 1 ? k->dim[r - 1] : q->dim[j];
+    if (b->dim[i] != 1 && b->dim[i] != want)
+      return 0;
+  }
+  return 1;
+}
+
 base_status ir_shape_attention(ir_attrs *a, const ir_shape *const *in, int nin,
                                ir_shape *out, base_diag *d) {
   sbuf b0, b1, b2;
@@ -555,9 +572,14 @@ base_status ir_shape_attention(ir_attrs *a, const ir_shape *const *in, int nin,
                      "attention: q %s, k %s and v %s do not multiply (q "
                      "[..., S, D], k [..., D, T], v [..., T, E])",
                      S(q, b0), S(k, b1), S(v, b2));
-  if (nin == 4 && in[3]->rank != 0)
+  if (nin >= 4 && in[3]->rank != 0)
     return shape_err(d, "attention: s must be a scalar [], got %s",
                      S(in[3], b0));
+  if (nin == 5 && !att_bias_fits(in[4], q, k))
+    return shape_err(d,
+                     "attention: b %s does not broadcast to the scores "
+                     "[..., S, T] of q %s and k %s",
+                     S(in[4], b0), S(q, b1), S(k, b2));
   *out = *q;
   out->dim[r - 1] = v->dim[r - 1];
   return BASE_OK;

@@ -354,21 +354,35 @@ static void ex_matmul(exporter *E, const ir_node *n, const char *out) {
     activation(E, n->a.act, y, out);
 }
 
-/* attention: MatMul, Mul by s (where given), Softmax over the last axis,
- * MatMul (ONNX's own Attention is opset 23 and takes k untransposed). */
+/* attention: MatMul, Mul by s (where given), Add b (where given), Softmax
+ * over the last axis, IsNaN and Where (guard=1), MatMul (ONNX's own Attention
+ * is opset 23 and takes k untransposed). */
 static void ex_attention(exporter *E, const ir_node *n, const char *out) {
   const char *sc = helper_name(E, out, "scores");
   node(E, "MatMul", sc,
        (const char *[]){tname(E, n->in[0]), tname(E, n->in[1]), NULL});
-  if (n->nin == 4) {
+  if (n->nin >= 4) {
     const char *scaled = helper_name(E, out, "scaled");
     node(E, "Mul", scaled, (const char *[]){sc, tname(E, n->in[3]), NULL});
     sc = scaled;
+  }
+  if (n->nin == 5) {
+    const char *biased = helper_name(E, out, "biased");
+    node(E, "Add", biased, (const char *[]){sc, tname(E, n->in[4]), NULL});
+    sc = biased;
   }
   const char *pr = helper_name(E, out, "probs");
   Onnx__NodeProto *o = node(E, "Softmax", pr, (const char *[]){sc, NULL});
   if (o)
     attr_int(E, o, "axis", E->g->tensors[n->out[0]].shape.rank - 1);
+  if (n->a.keepdims) { /* guard: NaN probabilities (rows all -inf) 0 */
+    const char *nan = helper_name(E, out, "nan");
+    const char *kept = helper_name(E, out, "guarded");
+    node(E, "IsNaN", nan, (const char *[]){pr, NULL});
+    node(E, "Where", kept,
+         (const char *[]){nan, init_scalar(E, out, "zero", 0.0f), pr, NULL});
+    pr = kept;
+  }
   node(E, "MatMul", out, (const char *[]){pr, tname(E, n->in[2]), NULL});
 }
 

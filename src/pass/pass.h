@@ -51,6 +51,11 @@ ir_graph *pass_merge_siblings_except(const ir_graph *g, const uint8_t *skip,
  * dropped and its readers read the earlier node's outputs. Nodes computing
  * graph outputs are kept. Unused weights stay (pass_prune_dead). */
 ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
+/* Small weights (at most 16 elements) with known values, of one type and
+ * shape and bitwise equal values, made the first of them (dedupe.c), so
+ * that pass_cse merges what reads them (each BERT layer's mask from its
+ * own constants); *count weights dropped. */
+ir_graph *pass_dedupe_weights(const ir_graph *g, int *count, base_diag *d);
 /* Nested splits: a split that alone reads one output of another split
  * along the same axis (no graph output) is folded into it: one split whose
  * sizes list the inner split's parts in place of that output, its outputs
@@ -58,6 +63,12 @@ ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
  * executor copies the bytes once, not twice). One level a call: *count
  * splits folded. */
 ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
+/* A merged projection's biases (splitbias.c): matmul (no bias, act none)
+ * read by a split along the last axis alone, each of whose parts is read
+ * by one ewadd with a vector bias alone (a weight, or weight-only and
+ * before the matmul) -> the matmul with the biases concatenated as its
+ * bias, the split's outputs named as the adds'. *count splits. */
+ir_graph *pass_split_bias(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
 

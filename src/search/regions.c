@@ -412,7 +412,9 @@ ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
   ir_graph *cur = (ir_graph *)g;
   if (o->no_passes)
     return stage_result(cur, g, 1, d);
-  int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
+  int dup = 0; /* equal small weights: then cse merges their readers */
+  int ok = step(&cur, g, pass_dedupe_weights(cur, &dup, d), "dedupe", d) &&
+           step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&
            step(&cur, g, pass_fold_scale(cur, &st->scales_folded, d),
@@ -431,13 +433,15 @@ ir_graph *srch_run_regions(const ir_graph *g, const rewrite_rules *rules,
 ir_graph *srch_run_splits(const ir_graph *g, const srch_options *o,
                           srch_stats *st, base_diag *d) {
   ir_graph *cur = (ir_graph *)g;
-  int more = 0; /* passes as rules: no activation fusion after the search
-                    (only splits folded) */
+  int more = 0;   /* passes as rules: no activation fusion after the search
+                      (only splits folded) */
+  int biases = 0; /* a merged projection's biases into its matmul */
   if (o->no_passes)
     return stage_result(cur, g, 1, d);
   int ok = (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
                                   "fuse activations", d)) &&
-           merge_splits(&cur, g, st, d);
+           merge_splits(&cur, g, st, d) &&
+           step(&cur, g, pass_split_bias(cur, &biases, d), "split biases", d);
   st->acts_fused += more;
   return stage_result(cur, g, ok, d);
 }
