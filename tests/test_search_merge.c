@@ -1,7 +1,8 @@
 /* test_search_merge.c: the sibling-merging pass (pass_merge_siblings), the
  * signature prefilter of the matcher, rewrites whose replacement has no
  * operator, and rewrite probes (hash and cost predicted without building)
- * against built rewrites; every merged graph is checked against the
+ * against built rewrites, and the movement simplification
+ * (pass_simplify_moves); every merged graph is checked against the
  * original on the CPU executor. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -252,6 +253,73 @@ static int node_of(const ir_graph *g, const char *name) {
   int t = ir_find_tensor(g, name);
   cr_assert_geq(t, 0, "%s", name);
   return g->tensors[t].node;
+}
+
+/* pass_simplify_moves on g: the graph (valid), *n the operators removed. */
+static ir_graph *simplify_moves(const ir_graph *g, int *n) {
+  base_diag d;
+  ir_graph *h = pass_simplify_moves(g, n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
+  return h;
+}
+
+/* Swin-T's zero window padding and full-range crop, an identity transpose
+ * and a reshape to the same shape go; a pad that crops one side and pads
+ * the other (same shape) and an identity slice computing an output stay. */
+Test(moves, identity_moves_dropped) {
+  ir_graph *g = parse("input x: [1,4,6,6]\n"
+                      "p = pad(x) pads=[0,0,0,0,0,0,0,0]\n"
+                      "s = slice(p) starts=[0,0,0,0] ends=[1,4,6,6]\n"
+                      "t = transpose(s) perm=[0,1,2,3]\n"
+                      "r = reshape(t) shape=[1,4,6,6]\n"
+                      "y = relu(r)\n"
+                      "q = pad(y) pads=[0,0,1,0,0,0,-1,0]\n"
+                      "o = slice(x) starts=[0,0,0,0] ends=[1,4,6,6]\n"
+                      "output q, o\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 4, "p, s, t and r");
+  cr_assert_eq(h->nnodes, 3, "relu, the shifting pad, the output's slice");
+  cr_assert_eq(count_op(h, IR_OP_PAD), 1);
+  cr_assert_eq(count_op(h, IR_OP_SLICE), 1);
+  cr_assert_eq(h->nodes[node_of(h, "y")].in[0], ir_find_tensor(h, "x"));
+  cr_assert_leq(check_err(g, h), 0.0, "the same values, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Chains of transposes compose (ViT's k: [S,B*H,D] -> [B*H,S,D] ->
+ * [B*H,D,S]); a pair composing to the identity goes; a transpose with two
+ * readers, or computing an output, stays. */
+Test(moves, transposes_composed) {
+  ir_graph *g = parse("input x: [2,3,4,5]\n"
+                      "a = transpose(x) perm=[0,2,1,3]\n"
+                      "b = transpose(a) perm=[0,1,3,2]\n"
+                      "c = transpose(b) perm=[3,1,2,0]\n"
+                      "y = relu(c)\n"
+                      "e = transpose(x) perm=[1,0,2,3]\n"
+                      "f = transpose(e) perm=[1,0,2,3]\n"
+                      "z = relu(f)\n"
+                      "g1 = transpose(x) perm=[0,1,3,2]\n"
+                      "h1 = transpose(g1) perm=[1,0,2,3]\n"
+                      "h2 = transpose(g1) perm=[0,2,1,3]\n"
+                      "u = transpose(x) perm=[0,1,3,2]\n"
+                      "v = transpose(u) perm=[0,1,3,2]\n"
+                      "output y, z, h1, h2, u, v\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 4, "a and b into c; e and f");
+  cr_assert_eq(count_op(h, IR_OP_TRANSPOSE), 6, "c, g1, h1, h2, u, v");
+  const ir_node *c = &h->nodes[node_of(h, "c")];
+  int64_t want[4] = {1, 2, 3, 0};
+  cr_assert_eq(c->in[0], ir_find_tensor(h, "x"));
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(c->a.list[k], want[k], "perm[%d]", k);
+  cr_assert_eq(h->nodes[node_of(h, "z")].in[0], ir_find_tensor(h, "x"));
+  cr_assert_leq(check_err(g, h), 0.0, "the same values, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
 }
 
 /* pass_order_branches on text: the graph, *n the nodes moved; checked

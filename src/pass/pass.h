@@ -1,6 +1,6 @@
 /* pass.h: the optimizer's built-in passes: common subexpressions, batchnorm
- * and scale folding, activation fusion, sibling merging, nested splits and
- * dead code removal.
+ * and scale folding, activation fusion, sibling merging, nested splits,
+ * movement simplification and dead code removal.
  * Each takes a const graph and returns a new one (NULL with d set on failure);
  * *count gets the number of changes made. docs/search.md describes them.
  */
@@ -58,6 +58,13 @@ ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
  * executor copies the bytes once, not twice). One level a call: *count
  * splits folded. */
 ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
+/* Movement operators that move nothing (a transpose by the identity
+ * permutation, a reshape to the same shape, a slice of the whole input, a
+ * pad of zeros) dropped, their readers reading their input; a transpose
+ * read only by a transpose folded into it (one transpose by the composed
+ * permutation, dropped when that is the identity). Graph outputs keep
+ * their nodes. *count operators removed; same values, bit for bit. */
+ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d);
 /* Node order for the executor (order.c): a convolution or matmul that an
  * add reads beside another one, whose inputs are ready before that one's
  * chain runs (a ResNet's projection shortcut), is moved to right after its

@@ -410,7 +410,9 @@ base_status srch_begin(const ir_graph *g, const rewrite_rules *rules,
 ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
                           srch_stats *st, base_diag *d) {
   ir_graph *cur = (ir_graph *)g;
-  int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
+  int ok = step(&cur, g, pass_simplify_moves(cur, &st->moves_removed, d),
+                "simplify moves", d) &&
+           step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&
            step(&cur, g, pass_fold_scale(cur, &st->scales_folded, d),
