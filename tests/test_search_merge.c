@@ -599,6 +599,37 @@ Test(optimize, merge_then_identity_rule) {
   ir_ruleset_free(&rs);
 }
 
+/* srch_optimize runs pass_simplify_moves first and counts what it removed
+ * (optimize's 'movement operators removed'). */
+Test(optimize, moves_simplified_and_counted) {
+  ir_ruleset rs;
+  base_diag d;
+  cr_assert_eq(
+      ir_rules_parse(identity_rule, strlen(identity_rule), "t", &rs, &d),
+      BASE_OK, "%s", d.msg);
+  rewrite_rules *rules = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+  ir_graph *g = parse("input x: [1,4,6,6]\n"
+                      "p = pad(x) pads=[0,0,0,0,0,0,0,0]\n"
+                      "t1 = transpose(p) perm=[0,2,3,1]\n"
+                      "t2 = transpose(t1) perm=[0,3,1,2]\n"
+                      "y = relu(t2)\noutput y\n");
+  srch_options o;
+  srch_options_default(&o);
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.moves_removed, 3, "the pad and both transposes");
+  cr_assert_eq(h->nnodes, 1);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 1);
+  cr_assert_leq(check_err(g, h), 0.0);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 Test(match, signatures_equal_for_pairable_nodes) {
   /* the prefilter must never hide a match: same operator and parameters
    * but different shapes of equal rank still match */

@@ -94,7 +94,7 @@ static base_status emit(moves *m, int i, int *count) {
   }
   if (n->op != IR_OP_TRANSPOSE)
     return rewrite_build_copy(&m->b, i, NULL);
-  int64_t p[IR_MAX_RANK];
+  int64_t p[IR_MAX_RANK] = {0};
   int32_t x = composed(g, m, i, p);
   if (m->taken[i]) { /* its reader composes it */
     m->base[t] = x;
