@@ -599,6 +599,47 @@ Test(optimize, merge_then_identity_rule) {
   ir_ruleset_free(&rs);
 }
 
+/* ViT's out_proj in torch's sequence-first layout: SDPA's [B,H,S,D] to
+ * [S,B,H,D], [S*B,E], the matmul, [S,B,E], transposed to [B,S,E]: the
+ * last transpose goes, the first becomes [0,2,1,3]; a chain whose last
+ * transpose moves the matmul's columns, or whose matmul is read twice,
+ * stays. */
+Test(moves, transpose_sunk_through_matmul) {
+  ir_graph *g = parse("input a: [2,3,5,4]\nweight w: [12,7]\nweight b: [7]\n"
+                      "t = transpose(a) perm=[2,0,1,3]\n"
+                      "r1 = reshape(t) shape=[10,12]\n"
+                      "y = matmul(r1, w, b) act=relu\n"
+                      "r2 = reshape(y) shape=[5,2,7]\n"
+                      "z = transpose(r2) perm=[1,0,2]\n"
+                      "ta = transpose(a) perm=[2,0,1,3]\n"
+                      "ra = reshape(ta) shape=[10,12]\n"
+                      "ya = matmul(ra, w)\n"
+                      "qa = reshape(ya) shape=[5,2,7]\n"
+                      "za = transpose(qa) perm=[2,1,0]\n"
+                      "tb = transpose(a) perm=[2,0,1,3]\n"
+                      "rb = reshape(tb) shape=[10,12]\n"
+                      "yb = matmul(rb, w)\n"
+                      "qb = reshape(yb) shape=[5,2,7]\n"
+                      "zb = transpose(qb) perm=[1,0,2]\n"
+                      "output z, za, zb, yb\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 1, "z's chain: five operators made four");
+  cr_assert_eq(count_op(h, IR_OP_TRANSPOSE), 5, "t, ta, za, tb, zb");
+  const ir_node *t = &h->nodes[node_of(h, "t")];
+  int64_t want[4] = {0, 2, 1, 3};
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(t->a.list[k], want[k], "perm[%d]", k);
+  const ir_node *z = &h->nodes[node_of(h, "z")];
+  cr_assert_eq(z->op, IR_OP_RESHAPE);
+  cr_assert_eq(h->nodes[node_of(h, "y")].a.act,
+               g->nodes[node_of(g, "y")].a.act);
+  /* the same rows, which the GEMM may block differently */
+  cr_assert_leq(check_err(g, h), 1e-6);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* srch_optimize runs pass_simplify_moves first and counts what it removed
  * (optimize's 'movement operators removed'). */
 Test(optimize, moves_simplified_and_counted) {

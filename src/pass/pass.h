@@ -62,8 +62,11 @@ ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
  * permutation, a reshape to the same shape, a slice of the whole input, a
  * pad of zeros) dropped, their readers reading their input; a transpose
  * read only by a transpose folded into it (one transpose by the composed
- * permutation, dropped when that is the identity). Graph outputs keep
- * their nodes. *count operators removed; same values, bit for bit. */
+ * permutation, dropped when that is the identity); a transpose that only
+ * permutes the rows of a matmul (through reshapes to [M,N] and back) sunk
+ * into the transpose producing the matmul's input (moves.c). Graph outputs
+ * keep their nodes. *count operators removed; same values (bit for bit
+ * but for a sunk matmul, whose rows the GEMM may block differently). */
 ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d);
 /* Node order for the executor (order.c): a convolution or matmul that an
  * add reads beside another one, whose inputs are ready before that one's
