@@ -1,7 +1,8 @@
 /* test_search_merge.c: the sibling-merging pass (pass_merge_siblings), the
  * signature prefilter of the matcher, rewrites whose replacement has no
  * operator, and rewrite probes (hash and cost predicted without building)
- * against built rewrites; every merged graph is checked against the
+ * against built rewrites, and the movement simplification
+ * (pass_simplify_moves); every merged graph is checked against the
  * original on the CPU executor. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -248,6 +249,80 @@ Test(cse, duplicates_dropped_outputs_kept) {
   ir_graph_free(g);
 }
 
+/* The index of the node computing tensor name in g. */
+static int node_of(const ir_graph *g, const char *name) {
+  int t = ir_find_tensor(g, name);
+  cr_assert_geq(t, 0, "%s", name);
+  return g->tensors[t].node;
+}
+
+/* pass_simplify_moves on g: the graph (valid), *n the operators removed. */
+static ir_graph *simplify_moves(const ir_graph *g, int *n) {
+  base_diag d;
+  ir_graph *h = pass_simplify_moves(g, n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
+  return h;
+}
+
+/* Swin-T's zero window padding and full-range crop, an identity transpose
+ * and a reshape to the same shape go; a pad that crops one side and pads
+ * the other (same shape) and an identity slice computing an output stay. */
+Test(moves, identity_moves_dropped) {
+  ir_graph *g = parse("input x: [1,4,6,6]\n"
+                      "p = pad(x) pads=[0,0,0,0,0,0,0,0]\n"
+                      "s = slice(p) starts=[0,0,0,0] ends=[1,4,6,6]\n"
+                      "t = transpose(s) perm=[0,1,2,3]\n"
+                      "r = reshape(t) shape=[1,4,6,6]\n"
+                      "y = relu(r)\n"
+                      "q = pad(y) pads=[0,0,1,0,0,0,-1,0]\n"
+                      "o = slice(x) starts=[0,0,0,0] ends=[1,4,6,6]\n"
+                      "output q, o\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 4, "p, s, t and r");
+  cr_assert_eq(h->nnodes, 3, "relu, the shifting pad, the output's slice");
+  cr_assert_eq(count_op(h, IR_OP_PAD), 1);
+  cr_assert_eq(count_op(h, IR_OP_SLICE), 1);
+  cr_assert_eq(h->nodes[node_of(h, "y")].in[0], ir_find_tensor(h, "x"));
+  cr_assert_leq(check_err(g, h), 0.0, "the same values, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Chains of transposes compose (ViT's k: [S,B*H,D] -> [B*H,S,D] ->
+ * [B*H,D,S]); a pair composing to the identity goes; a transpose with two
+ * readers, or computing an output, stays. */
+Test(moves, transposes_composed) {
+  ir_graph *g = parse("input x: [2,3,4,5]\n"
+                      "a = transpose(x) perm=[0,2,1,3]\n"
+                      "b = transpose(a) perm=[0,1,3,2]\n"
+                      "c = transpose(b) perm=[3,1,2,0]\n"
+                      "y = relu(c)\n"
+                      "e = transpose(x) perm=[1,0,2,3]\n"
+                      "f = transpose(e) perm=[1,0,2,3]\n"
+                      "z = relu(f)\n"
+                      "g1 = transpose(x) perm=[0,1,3,2]\n"
+                      "h1 = transpose(g1) perm=[1,0,2,3]\n"
+                      "h2 = transpose(g1) perm=[0,2,1,3]\n"
+                      "u = transpose(x) perm=[0,1,3,2]\n"
+                      "v = transpose(u) perm=[0,1,3,2]\n"
+                      "output y, z, h1, h2, u, v\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 4, "a and b into c; e and f");
+  cr_assert_eq(count_op(h, IR_OP_TRANSPOSE), 6, "c, g1, h1, h2, u, v");
+  const ir_node *c = &h->nodes[node_of(h, "c")];
+  int64_t want[4] = {1, 2, 3, 0};
+  cr_assert_eq(c->in[0], ir_find_tensor(h, "x"));
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(c->a.list[k], want[k], "perm[%d]", k);
+  cr_assert_eq(h->nodes[node_of(h, "z")].in[0], ir_find_tensor(h, "x"));
+  cr_assert_leq(check_err(g, h), 0.0, "the same values, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* A split that alone reads one output of another split along the same
  * axis folds into it (chains of three over two rounds); one read twice,
  * one along another axis and one reading a graph output stay. */
@@ -391,6 +466,78 @@ Test(optimize, merge_then_identity_rule) {
   cr_assert(h, "%s", d.msg);
   cr_assert_eq(st.merged, 0);
   cr_assert_eq(count_op(h, IR_OP_CONV2D), 2);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+/* ViT's out_proj in torch's sequence-first layout: SDPA's [B,H,S,D] to
+ * [S,B,H,D], [S*B,E], the matmul, [S,B,E], transposed to [B,S,E]: the
+ * last transpose goes, the first becomes [0,2,1,3]; a chain whose last
+ * transpose moves the matmul's columns, or whose matmul is read twice,
+ * stays. */
+Test(moves, transpose_sunk_through_matmul) {
+  ir_graph *g = parse("input a: [2,3,5,4]\nweight w: [12,7]\nweight b: [7]\n"
+                      "t = transpose(a) perm=[2,0,1,3]\n"
+                      "r1 = reshape(t) shape=[10,12]\n"
+                      "y = matmul(r1, w, b) act=relu\n"
+                      "r2 = reshape(y) shape=[5,2,7]\n"
+                      "z = transpose(r2) perm=[1,0,2]\n"
+                      "ta = transpose(a) perm=[2,0,1,3]\n"
+                      "ra = reshape(ta) shape=[10,12]\n"
+                      "ya = matmul(ra, w)\n"
+                      "qa = reshape(ya) shape=[5,2,7]\n"
+                      "za = transpose(qa) perm=[2,1,0]\n"
+                      "tb = transpose(a) perm=[2,0,1,3]\n"
+                      "rb = reshape(tb) shape=[10,12]\n"
+                      "yb = matmul(rb, w)\n"
+                      "qb = reshape(yb) shape=[5,2,7]\n"
+                      "zb = transpose(qb) perm=[1,0,2]\n"
+                      "output z, za, zb, yb\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 1, "z's chain: five operators made four");
+  cr_assert_eq(count_op(h, IR_OP_TRANSPOSE), 5, "t, ta, za, tb, zb");
+  const ir_node *t = &h->nodes[node_of(h, "t")];
+  int64_t want[4] = {0, 2, 1, 3};
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(t->a.list[k], want[k], "perm[%d]", k);
+  const ir_node *z = &h->nodes[node_of(h, "z")];
+  cr_assert_eq(z->op, IR_OP_RESHAPE);
+  cr_assert_eq(h->nodes[node_of(h, "y")].a.act,
+               g->nodes[node_of(g, "y")].a.act);
+  /* the same rows, which the GEMM may block differently */
+  cr_assert_leq(check_err(g, h), 1e-6);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* srch_optimize runs pass_simplify_moves first and counts what it removed
+ * (optimize's 'movement operators removed'). */
+Test(optimize, moves_simplified_and_counted) {
+  ir_ruleset rs;
+  base_diag d;
+  cr_assert_eq(
+      ir_rules_parse(identity_rule, strlen(identity_rule), "t", &rs, &d),
+      BASE_OK, "%s", d.msg);
+  rewrite_rules *rules = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+  ir_graph *g = parse("input x: [1,4,6,6]\n"
+                      "p = pad(x) pads=[0,0,0,0,0,0,0,0]\n"
+                      "t1 = transpose(p) perm=[0,2,3,1]\n"
+                      "t2 = transpose(t1) perm=[0,3,1,2]\n"
+                      "y = relu(t2)\noutput y\n");
+  srch_options o;
+  srch_options_default(&o);
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.moves_removed, 3, "the pad and both transposes");
+  cr_assert_eq(h->nnodes, 1);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 1);
+  cr_assert_leq(check_err(g, h), 0.0);
   srch_stats_free(&st);
   ir_graph_free(h);
   ir_graph_free(g);

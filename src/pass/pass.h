@@ -1,6 +1,6 @@
 /* pass.h: the optimizer's built-in passes: common subexpressions, batchnorm
- * and scale folding, activation fusion, sibling merging, nested splits and
- * dead code removal.
+ * and scale folding, activation fusion, sibling merging, nested splits,
+ * movement simplification and dead code removal.
  * Each takes a const graph and returns a new one (NULL with d set on failure);
  * *count gets the number of changes made. docs/search.md describes them.
  */
@@ -69,6 +69,16 @@ ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
  * before the matmul) -> the matmul with the biases concatenated as its
  * bias, the split's outputs named as the adds'. *count splits. */
 ir_graph *pass_split_bias(const ir_graph *g, int *count, base_diag *d);
+/* Movement operators that move nothing (a transpose by the identity
+ * permutation, a reshape to the same shape, a slice of the whole input, a
+ * pad of zeros) dropped, their readers reading their input; a transpose
+ * read only by a transpose folded into it (one transpose by the composed
+ * permutation, dropped when that is the identity); a transpose that only
+ * permutes the rows of a matmul (through reshapes to [M,N] and back) sunk
+ * into the transpose producing the matmul's input (moves.c). Graph outputs
+ * keep their nodes. *count operators removed; same values (bit for bit
+ * but for a sunk matmul, whose rows the GEMM may block differently). */
+ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
 

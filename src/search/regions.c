@@ -413,7 +413,9 @@ ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
   if (o->no_passes)
     return stage_result(cur, g, 1, d);
   int dup = 0; /* equal small weights: then cse merges their readers */
-  int ok = step(&cur, g, pass_dedupe_weights(cur, &dup, d), "dedupe", d) &&
+  int ok = step(&cur, g, pass_simplify_moves(cur, &st->moves_removed, d),
+                "simplify moves", d) &&
+           step(&cur, g, pass_dedupe_weights(cur, &dup, d), "dedupe", d) &&
            step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&

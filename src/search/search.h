@@ -94,6 +94,7 @@ typedef struct srch_stats {
   int cse, bn_folded, acts_fused, merged, stopped_by_time;
   int scales_folded;       /* pass_fold_scale */
   int splits_merged;       /* pass_merge_splits (all rounds) */
+  int moves_removed;       /* pass_simplify_moves */
   int stopped_by_patience; /* regions stopped for want of progress */
   int fuse_chosen;         /* searches whose result is not their cheapest graph
                               but one cheaper once fused (fuse_k) */
