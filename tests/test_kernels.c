@@ -650,6 +650,45 @@ Test(elementwise, ewsub) { check_binary_all(IR_OP_EWSUB); }
 Test(elementwise, ewmul) { check_binary_all(IR_OP_EWMUL); }
 Test(elementwise, ewdiv) { check_binary_all(IR_OP_EWDIV); }
 
+/* a op b in float, element by element (the four-lane and scalar loops of
+ * ref_ew.c must both give exactly this). */
+static float binop_f(ir_opcode op, float x, float y) {
+  switch (op) {
+  case IR_OP_EWADD: return x + y;
+  case IR_OP_EWSUB: return x - y;
+  case IR_OP_EWMUL: return x * y;
+  default: return x / y;
+  }
+}
+
+/* Rows of 7 (a four-lane block and a tail of 3): contiguous operands, a
+ * row broadcast, a scalar on either side; results bit for bit. */
+Test(elementwise, lanes_and_tails_exact) {
+  ir_opcode ops[4] = {IR_OP_EWADD, IR_OP_EWSUB, IR_OP_EWMUL, IR_OP_EWDIV};
+  ir_shape pairs[4][2] = {{SH(3, 7), SH(3, 7)},
+                          {SH(3, 7), SH(7)},
+                          {SH(3, 7), SCALAR},
+                          {SCALAR, SH(3, 7)}};
+  for (int k = 0; k < 4; k++)
+    for (int p = 0; p < 4; p++) {
+      ir_attrs a = attrs(ops[k]);
+      int node;
+      ir_graph *g = graph1(ops[k], &a, 2, pairs[p], &node);
+      ex_values *v = values(g);
+      fill(g, v, 5 + (uint64_t)p);
+      away_from_zero(v->v[1], ir_shape_numel(&pairs[p][1]));
+      run(g, v);
+      float want[21];
+      int64_t nb = ir_shape_numel(&pairs[p][1]);
+      for (int64_t i = 0; i < 21; i++) {
+        float x = ir_shape_numel(&pairs[p][0]) == 1 ? v->v[0][0] : v->v[0][i];
+        want[i] = binop_f(ops[k], x, v->v[1][i % nb]);
+      }
+      expect_same(v->v[out_of(g, node, 0)], want, 21, ir_op(ops[k])->name);
+      done(g, v);
+    }
+}
+
 Test(elementwise, ewsub_ewdiv_order_by_hand) {
   /* a - b and a / b, not b - a: [2,1] op [2] -> [2,2] */
   float av[2] = {6, 9}, bv[2] = {2, 3};
@@ -1413,6 +1452,29 @@ Test(normalise, softmax_axis0) { check_softmax(SH(5, 2, 3), 0, 3); }
 Test(normalise, softmax_large_values_stable) {
   /* inputs up to +-200: exp without subtracting the max overflows */
   check_softmax(SH(3, 7), -1, 200);
+}
+
+/* Far below the maximum (the check's large scales) an element's exp is 0
+ * exactly, as expf gives it: the line's other values are untouched. */
+Test(normalise, softmax_underflow_exact) {
+  ir_attrs a = attrs(IR_OP_SOFTMAX);
+  ir_shape s = SH(1, 6);
+  int node;
+  ir_graph *g = graph1(IR_OP_SOFTMAX, &a, 1, &s, &node);
+  ex_values *v = values(g);
+  float x[6] = {0, -1, -103.5f, -104, -104.5f, -1e30f};
+  set_data(g, v, 0, x);
+  run(g, v);
+  float want[6];
+  double sum = 0;
+  for (int i = 0; i < 6; i++)
+    sum += (want[i] = expf(x[i]));
+  for (int i = 0; i < 6; i++)
+    want[i] = (float)(want[i] / sum);
+  cr_assert(want[2] > 0 && want[4] == 0, "expf's underflow: %g %g", want[2],
+            want[4]);
+  expect_same(v->v[out_of(g, node, 0)], want, 6, "softmax underflow");
+  done(g, v);
 }
 
 Test(normalise, softmax_by_hand) {
