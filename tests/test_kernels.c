@@ -689,6 +689,48 @@ Test(elementwise, lanes_and_tails_exact) {
     }
 }
 
+/* Each ew.def row's expression element by element, in this file's plain
+ * loop (the reference for ex_ew_apply's simd loops). */
+#define EW(ID, name, c, ...)                                                   \
+  static float ref_##name(float x) { return c; }
+#include "ir/ew.def"
+#undef EW
+
+static float (*const ew_refs[IR_NOPS])(float) = {
+#define EW(ID, name, ...) [IR_OP_##ID] = ref_##name,
+#include "ir/ew.def"
+#undef EW
+};
+
+/* Every ew.def operator over special values (NaN, infinities, zeros of
+ * both signs, subnormals, huge values) and 70000 random ones (threads,
+ * lanes and a tail of 3): exactly the expression's value, bit for bit. */
+Test(elementwise, unary_loops_exact) {
+  enum { N = 70003 };
+  static const float special[] = {NAN,    -NAN,   INFINITY, -INFINITY, 0.0f,
+                                  -0.0f,  1e-45f, -1e-45f,  1e-38f,    3e38f,
+                                  -3e38f, 1.0f,   -1.0f,    88.7f,     -104.0f};
+  int ns = (int)(sizeof special / sizeof special[0]);
+  float *x = malloc(sizeof(float) * N), *got = malloc(sizeof(float) * N),
+        *want = malloc(sizeof(float) * N);
+  cr_assert(x && got && want);
+  ex_random_fill(x, N, 3, 4, -20.0f, 20.0f);
+  memcpy(x, special, sizeof special);
+  for (int op = 0; op < IR_NOPS; op++) {
+    if (!ew_refs[op])
+      continue;
+    cr_assert_eq(ex_ew_apply((ir_opcode)op, x, got, N), BASE_OK);
+    for (int i = 0; i < N; i++)
+      want[i] = ew_refs[op](x[i]);
+    expect_same(got, want, N, ir_op((ir_opcode)op)->name);
+    cr_assert_eq(ex_ew_apply((ir_opcode)op, x + 1, got, ns - 1), BASE_OK);
+    expect_same(got, want + 1, ns - 1, ir_op((ir_opcode)op)->name);
+  }
+  free(x);
+  free(got);
+  free(want);
+}
+
 Test(elementwise, ewsub_ewdiv_order_by_hand) {
   /* a - b and a / b, not b - a: [2,1] op [2] -> [2,2] */
   float av[2] = {6, 9}, bv[2] = {2, 3};

@@ -212,9 +212,13 @@ base_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out) {
 
 /* ---- unary element-wise: ew.def's rows ---------------------------------- */
 
-/* o[i] = f(x[i]) for i < n, f a row's C expression (o may be x). */
+/* o[i] = f(x[i]) for i < n, f a row's C expression (o may be x). simd:
+ * -O2 leaves these loops scalar; relu, clip and the other expressions
+ * without a libm call then run four lanes at a time, each lane computing
+ * what the scalar loop computes (no fast-math: the same operations). */
 #ifdef _OPENMP
-#define EW_PAR _Pragma("omp parallel for schedule(static) if (n >= EX_PAR_MIN)")
+#define EW_PAR                                                                 \
+  _Pragma("omp parallel for simd schedule(static) if (n >= EX_PAR_MIN)")
 #else
 #define EW_PAR
 #endif
