@@ -1087,6 +1087,36 @@ Test(shape_ops, transpose_3d_201) {
   done(g, v);
 }
 
+/* The last two axes swapped (by blocks of 32 in ref_shape.c): sizes
+ * across block edges, with and without leading axes, element by element. */
+Test(shape_ops, transpose_last_two_blocked) {
+  ir_shape shapes[3] = {SH(70, 33), SH(3, 5, 65, 37), SH(1, 31)};
+  for (int c = 0; c < 3; c++) {
+    const ir_shape *s = &shapes[c];
+    int r = s->rank;
+    ir_attrs a = attrs(IR_OP_TRANSPOSE);
+    a.nlist = r;
+    for (int i = 0; i < r; i++)
+      a.list[i] = i;
+    a.list[r - 2] = r - 1, a.list[r - 1] = r - 2;
+    int node;
+    ir_graph *g = graph1(IR_OP_TRANSPOSE, &a, 1, s, &node);
+    ex_values *v = values(g);
+    fill(g, v, 9);
+    run(g, v);
+    int64_t R = s->dim[r - 2], C = s->dim[r - 1], n = ir_shape_numel(s);
+    float *want = malloc(sizeof(float) * (size_t)n);
+    cr_assert(want);
+    for (int64_t b = 0; b < n / (R * C); b++)
+      for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++)
+          want[b * R * C + j * R + i] = v->v[0][b * R * C + i * C + j];
+    expect_same(v->v[out_of(g, node, 0)], want, n, "transpose last two");
+    free(want);
+    done(g, v);
+  }
+}
+
 Test(shape_ops, reshape_keeps_data) {
   ir_attrs a = attrs(IR_OP_RESHAPE);
   a.nlist = 2, a.list[0] = 4, a.list[1] = -1;
