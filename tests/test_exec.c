@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "exec/exec.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define SRC SUPEROPT_SOURCE_DIR
 
@@ -73,6 +76,26 @@ Test(exec, deterministic_across_seeds_and_threads) {
   ex_values_free(b);
   ex_values_free(c);
   ir_graph_free(g);
+}
+
+/* ex_random_fill over the threads: each element is a function of (seed,
+ * key, index), so any thread count gives the same 2^17 values. */
+Test(exec, random_fill_same_over_threads) {
+  enum { N = 1 << 17 };
+  float *a = malloc(sizeof(float) * N), *b = malloc(sizeof(float) * N);
+  cr_assert(a && b);
+#ifdef _OPENMP
+  omp_set_num_threads(1);
+#endif
+  ex_random_fill(a, N, 7, 11, -1.0f, 1.0f);
+#ifdef _OPENMP
+  omp_set_num_threads(2);
+#endif
+  ex_random_fill(b, N, 7, 11, -1.0f, 1.0f);
+  cr_assert(!memcmp(a, b, sizeof(float) * N), "threads changed the values");
+  cr_assert_neq(a[0], a[N - 1]);
+  free(a);
+  free(b);
 }
 
 Test(exec, intermediates_freed_unless_kept) {

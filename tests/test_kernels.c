@@ -650,6 +650,87 @@ Test(elementwise, ewsub) { check_binary_all(IR_OP_EWSUB); }
 Test(elementwise, ewmul) { check_binary_all(IR_OP_EWMUL); }
 Test(elementwise, ewdiv) { check_binary_all(IR_OP_EWDIV); }
 
+/* a op b in float, element by element (the four-lane and scalar loops of
+ * ref_ew.c must both give exactly this). */
+static float binop_f(ir_opcode op, float x, float y) {
+  switch (op) {
+  case IR_OP_EWADD: return x + y;
+  case IR_OP_EWSUB: return x - y;
+  case IR_OP_EWMUL: return x * y;
+  default: return x / y;
+  }
+}
+
+/* Rows of 7 (a four-lane block and a tail of 3): contiguous operands, a
+ * row broadcast, a scalar on either side; results bit for bit. */
+Test(elementwise, lanes_and_tails_exact) {
+  ir_opcode ops[4] = {IR_OP_EWADD, IR_OP_EWSUB, IR_OP_EWMUL, IR_OP_EWDIV};
+  ir_shape pairs[4][2] = {{SH(3, 7), SH(3, 7)},
+                          {SH(3, 7), SH(7)},
+                          {SH(3, 7), SCALAR},
+                          {SCALAR, SH(3, 7)}};
+  for (int k = 0; k < 4; k++)
+    for (int p = 0; p < 4; p++) {
+      ir_attrs a = attrs(ops[k]);
+      int node;
+      ir_graph *g = graph1(ops[k], &a, 2, pairs[p], &node);
+      ex_values *v = values(g);
+      fill(g, v, 5 + (uint64_t)p);
+      away_from_zero(v->v[1], ir_shape_numel(&pairs[p][1]));
+      run(g, v);
+      float want[21];
+      int64_t nb = ir_shape_numel(&pairs[p][1]);
+      for (int64_t i = 0; i < 21; i++) {
+        float x = ir_shape_numel(&pairs[p][0]) == 1 ? v->v[0][0] : v->v[0][i];
+        want[i] = binop_f(ops[k], x, v->v[1][i % nb]);
+      }
+      expect_same(v->v[out_of(g, node, 0)], want, 21, ir_op(ops[k])->name);
+      done(g, v);
+    }
+}
+
+/* Each ew.def row's expression element by element, in this file's plain
+ * loop (the reference for ex_ew_apply's simd loops). */
+#define EW(ID, name, c, ...)                                                   \
+  static float ref_##name(float x) { return c; }
+#include "ir/ew.def"
+#undef EW
+
+static float (*const ew_refs[IR_NOPS])(float) = {
+#define EW(ID, name, ...) [IR_OP_##ID] = ref_##name,
+#include "ir/ew.def"
+#undef EW
+};
+
+/* Every ew.def operator over special values (NaN, infinities, zeros of
+ * both signs, subnormals, huge values) and 70000 random ones (threads,
+ * lanes and a tail of 3): exactly the expression's value, bit for bit. */
+Test(elementwise, unary_loops_exact) {
+  enum { N = 70003 };
+  static const float special[] = {NAN,    -NAN,   INFINITY, -INFINITY, 0.0f,
+                                  -0.0f,  1e-45f, -1e-45f,  1e-38f,    3e38f,
+                                  -3e38f, 1.0f,   -1.0f,    88.7f,     -104.0f};
+  int ns = (int)(sizeof special / sizeof special[0]);
+  float *x = malloc(sizeof(float) * N), *got = malloc(sizeof(float) * N),
+        *want = malloc(sizeof(float) * N);
+  cr_assert(x && got && want);
+  ex_random_fill(x, N, 3, 4, -20.0f, 20.0f);
+  memcpy(x, special, sizeof special);
+  for (int op = 0; op < IR_NOPS; op++) {
+    if (!ew_refs[op])
+      continue;
+    cr_assert_eq(ex_ew_apply((ir_opcode)op, x, got, N), BASE_OK);
+    for (int i = 0; i < N; i++)
+      want[i] = ew_refs[op](x[i]);
+    expect_same(got, want, N, ir_op((ir_opcode)op)->name);
+    cr_assert_eq(ex_ew_apply((ir_opcode)op, x + 1, got, ns - 1), BASE_OK);
+    expect_same(got, want + 1, ns - 1, ir_op((ir_opcode)op)->name);
+  }
+  free(x);
+  free(got);
+  free(want);
+}
+
 Test(elementwise, ewsub_ewdiv_order_by_hand) {
   /* a - b and a / b, not b - a: [2,1] op [2] -> [2,2] */
   float av[2] = {6, 9}, bv[2] = {2, 3};
@@ -1004,6 +1085,36 @@ Test(shape_ops, transpose_3d_201) {
         want[(i * 2 + j) * 3 + k] = v->v[0][(j * 3 + k) * 4 + i];
   expect_same(v->v[out], want, 24, "transpose [2,0,1]");
   done(g, v);
+}
+
+/* The last two axes swapped (by blocks of 32 in ref_shape.c): sizes
+ * across block edges, with and without leading axes, element by element. */
+Test(shape_ops, transpose_last_two_blocked) {
+  ir_shape shapes[3] = {SH(70, 33), SH(3, 5, 65, 37), SH(1, 31)};
+  for (int c = 0; c < 3; c++) {
+    const ir_shape *s = &shapes[c];
+    int r = s->rank;
+    ir_attrs a = attrs(IR_OP_TRANSPOSE);
+    a.nlist = r;
+    for (int i = 0; i < r; i++)
+      a.list[i] = i;
+    a.list[r - 2] = r - 1, a.list[r - 1] = r - 2;
+    int node;
+    ir_graph *g = graph1(IR_OP_TRANSPOSE, &a, 1, s, &node);
+    ex_values *v = values(g);
+    fill(g, v, 9);
+    run(g, v);
+    int64_t R = s->dim[r - 2], C = s->dim[r - 1], n = ir_shape_numel(s);
+    float *want = malloc(sizeof(float) * (size_t)n);
+    cr_assert(want);
+    for (int64_t b = 0; b < n / (R * C); b++)
+      for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++)
+          want[b * R * C + j * R + i] = v->v[0][b * R * C + i * C + j];
+    expect_same(v->v[out_of(g, node, 0)], want, n, "transpose last two");
+    free(want);
+    done(g, v);
+  }
 }
 
 Test(shape_ops, reshape_keeps_data) {
@@ -1413,6 +1524,29 @@ Test(normalise, softmax_axis0) { check_softmax(SH(5, 2, 3), 0, 3); }
 Test(normalise, softmax_large_values_stable) {
   /* inputs up to +-200: exp without subtracting the max overflows */
   check_softmax(SH(3, 7), -1, 200);
+}
+
+/* Far below the maximum (the check's large scales) an element's exp is 0
+ * exactly, as expf gives it: the line's other values are untouched. */
+Test(normalise, softmax_underflow_exact) {
+  ir_attrs a = attrs(IR_OP_SOFTMAX);
+  ir_shape s = SH(1, 6);
+  int node;
+  ir_graph *g = graph1(IR_OP_SOFTMAX, &a, 1, &s, &node);
+  ex_values *v = values(g);
+  float x[6] = {0, -1, -103.5f, -104, -104.5f, -1e30f};
+  set_data(g, v, 0, x);
+  run(g, v);
+  float want[6];
+  double sum = 0;
+  for (int i = 0; i < 6; i++)
+    sum += (want[i] = expf(x[i]));
+  for (int i = 0; i < 6; i++)
+    want[i] = (float)(want[i] / sum);
+  cr_assert(want[2] > 0 && want[4] == 0, "expf's underflow: %g %g", want[2],
+            want[4]);
+  expect_same(v->v[out_of(g, node, 0)], want, 6, "softmax underflow");
+  done(g, v);
 }
 
 Test(normalise, softmax_by_hand) {

@@ -10,6 +10,7 @@
 #endif
 
 #include "exec.h"
+#include "exec_int.h"
 
 static const ex_kernel kernels[IR_NOPS] = {
 #define OP(ID, name, inputs, params, ...) [IR_OP_##ID] = ex_ref_##name,
@@ -52,9 +53,14 @@ static uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/* Element i depends on (seed, key, i) alone, so the threads, each taking
+ * a range of i, give the same values as one thread. */
 void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
                     float lo, float hi) {
   uint64_t base = splitmix64(seed ^ splitmix64(key));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n >= EX_PAR_MIN)
+#endif
   for (int64_t i = 0; i < n; i++) {
     /* 24 random bits -> [0,1) exactly representable in float */
     float u =

@@ -96,7 +96,7 @@ void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
 /* ---- end-to-end check ---------------------------------------------- */
 
 /* Runs a and b on the CPU executor with the same inputs and weights (drawn
- * for a with seed at scale 1; b's inputs and weights copied from a's by
+ * for a with seed at scale 1; b reads the same buffers of those a has by
  * name) and sets *max_err to the largest |a - b| over each output divided by
  * that output's largest finite |a| (elements where a is not finite are not
  * compared). One round of ex_check_rounds, which optimize runs.

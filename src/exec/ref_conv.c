@@ -56,10 +56,26 @@ static conv_geom conv_geom_of(const ir_node *n, const ex_arg *in,
   return g;
 }
 
+/* Output columns [*x0, *x1) whose input column ox * sw + off lies inside
+ * [0, w): the part of a row that one kernel column kx (off = kx * dw - pl)
+ * reads without padding (*x1 >= *x0). */
+static void dw_span(const conv_geom *g, int64_t off, int64_t *x0, int64_t *x1) {
+  *x0 = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
+  *x1 = g->w - 1 - off < 0 ? 0 : (g->w - 1 - off) / g->sw + 1;
+  if (*x1 > g->ow)
+    *x1 = g->ow;
+  if (*x0 > *x1)
+    *x0 = *x1;
+}
+
 /* One row of the im2col matrix: input channel plane x at window offset
- * (ky, kx), for every output position. */
+ * (ky, kx), for every output position: zeros where the window reads
+ * padding, the input row's span (dw_span) in between, copied whole for
+ * stride 1. */
 static void im2col_row(const conv_geom *g, const float *x, int64_t ky,
                        int64_t kx, float *row) {
+  int64_t off = kx * g->dw - g->pl, x0, x1;
+  dw_span(g, off, &x0, &x1);
   for (int64_t oy = 0; oy < g->oh; oy++) {
     int64_t iy = oy * g->sh - g->pt + ky * g->dh;
     float *r = row + oy * g->ow;
@@ -68,10 +84,13 @@ static void im2col_row(const conv_geom *g, const float *x, int64_t ky,
       continue;
     }
     const float *xr = x + iy * g->w;
-    for (int64_t ox = 0; ox < g->ow; ox++) {
-      int64_t ix = ox * g->sw - g->pl + kx * g->dw;
-      r[ox] = ix >= 0 && ix < g->w ? xr[ix] : 0.0f;
-    }
+    memset(r, 0, (size_t)x0 * sizeof(float));
+    if (g->sw == 1)
+      memcpy(r + x0, xr + x0 + off, (size_t)(x1 - x0) * sizeof(float));
+    else
+      for (int64_t ox = x0; ox < x1; ox++)
+        r[ox] = xr[ox * g->sw + off];
+    memset(r + x1, 0, (size_t)(g->ow - x1) * sizeof(float));
   }
 }
 
@@ -158,16 +177,6 @@ static base_status conv_pairs_parallel(const conv_geom *g, const float *x,
   }
   free(col);
   return BASE_OK;
-}
-
-/* Output columns [*x0, *x1) whose input column ox * sw + off lies inside
- * [0, w): the part of a row that one kernel column kx (off = kx * dw - pl)
- * reads without padding. */
-static void dw_span(const conv_geom *g, int64_t off, int64_t *x0, int64_t *x1) {
-  *x0 = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
-  *x1 = g->w - 1 - off < 0 ? 0 : (g->w - 1 - off) / g->sw + 1;
-  if (*x1 > g->ow)
-    *x1 = g->ow;
 }
 
 /* One output plane of a depthwise conv: plane x correlated with the
