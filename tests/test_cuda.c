@@ -875,10 +875,13 @@ Test(cuda, attention_both_forms) {
  * masks (log(relu(-w))) per head broadcast over the batch, rows masked
  * everywhere with the guard (0, as the CPU), a finite bias of rank 2 on
  * rank-3 scores with 150 keys (the fp32 kernel, past the tensor cores'
- * 128), all against the CPU executor. */
+ * 128), all against the CPU executor. The masks' w are inputs, drawn
+ * from [-1, 1] (as weights they would be drawn for the bias slot's hint
+ * through the weight-only chain, all positive: every row masked, the
+ * CPU's a all NaN and c all 0). */
 static const char att_bias_graph[] =
     "input q: [2,3,9,16]\ninput k: [2,3,16,20]\ninput v: [2,3,20,24]\n"
-    "weight s: []\nweight w1: [3,9,20]\nweight w2: [2,1,9,1]\n"
+    "weight s: []\ninput w1: [3,9,20]\ninput w2: [2,1,9,1]\n"
     "input q3: [4,5,8]\ninput k3: [4,8,150]\ninput v3: [4,150,8]\n"
     "weight b3: [5,150]\n"
     "n1 = neg(w1)\nm1 = relu(n1)\nb1 = log(m1)\nn2 = neg(w2)\n"
