@@ -8,7 +8,13 @@
  *   2. it is not identical to an earlier node (no common subexpressions);
  *   3. its arguments use the copies of each class in first-use order;
  *   4. it is shape-valid (en_node_op).
+ * The checks are the enumeration's inner loop (most candidates fail them),
+ * so each branch keeps the placed nodes' keys, and remembers en_node_op's
+ * verdict and output shapes per (operator, parameter, argument shapes),
+ * the shapes interned as small ids (a pure function of those, so the
+ * graphs and their order are the same).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "enum.h"
@@ -17,11 +23,30 @@
 #include <omp.h>
 #endif
 
+/* en_node_op's results by (gop, p, argument shape ids): shapes are
+ * interned (ids 0..EN_NCLASSES-1 are the pool classes' own), verdicts kept
+ * in an open-addressing table. Out of memory: not remembered. */
+typedef struct memo {
+  ir_shape *shp; /* by id */
+  int nshp, capshp;
+  int32_t *sidx; /* shape hash table: id + 1, 0 = empty; capsidx slots */
+  size_t capsidx;
+  uint64_t *key; /* 0 = empty */
+  uint32_t *val; /* MEMO_INVALID, or out ids: slot 0 | slot 1 << 16 */
+  size_t cap, n;
+} memo;
+
+#define MEMO_NO_SHAPE 0xffffu
+
 typedef struct dfs {
   int max_ops, max_outputs;
   uint32_t gops; /* bit per enabled en_gop */
   en_graph g;    /* the graph under construction */
   ir_shape shapes[EN_MAX_OPS][2];
+  uint16_t sid[EN_MAX_OPS][2]; /* shape ids of the node outputs */
+  uint32_t key[EN_MAX_OPS];    /* node_key of the placed nodes */
+  uint8_t nin[EN_NGOPS], nout[EN_NGOPS];
+  memo *m;                   /* NULL: none (out of memory) */
   uint8_t used[EN_NCLASSES]; /* copies of each class used so far */
   const en_visitor *v;
   void *state;
@@ -34,15 +59,15 @@ static uint32_t desc(uint8_t v) {
   return EN_IS_INPUT(v) ? (uint32_t)en_input_class(v) : 8u + (v - 32u);
 }
 
-static uint32_t node_key(const en_node *n) {
-  int nin = en_gop_nin(n->gop);
+static uint32_t node_key(const dfs *s, const en_node *n) {
+  int nin = s->nin[n->gop];
   return (uint32_t)n->gop << 24 | (nin > 0 ? desc(n->a[0]) : 0) << 16 |
          (nin > 1 ? desc(n->a[1]) : 0) << 8 | n->p;
 }
 
-static int last_dep(const en_node *n) {
+static int last_dep(const dfs *s, const en_node *n) {
   int last = -1;
-  for (int j = 0; j < en_gop_nin(n->gop); j++)
+  for (int j = 0; j < s->nin[n->gop]; j++)
     if (!EN_IS_INPUT(n->a[j]) && EN_NODE_OF(n->a[j]) > last)
       last = EN_NODE_OF(n->a[j]);
   return last;
@@ -51,16 +76,201 @@ static int last_dep(const en_node *n) {
 static int commutative(int gop) { return gop == EN_EWADD || gop == EN_EWMUL; }
 
 static int canonical(const dfs *s, const en_node *n) {
-  uint32_t k = node_key(n);
+  uint32_t k = node_key(s, n);
   if (commutative(n->gop) && n->a[0] > n->a[1])
     return 0;
-  for (int j = last_dep(n) + 1; j < s->g.nops; j++)
-    if (node_key(&s->g.n[j]) > k)
+  for (int j = last_dep(s, n) + 1; j < s->g.nops; j++)
+    if (s->key[j] > k)
       return 0;
   for (int j = 0; j < s->g.nops; j++)
     if (!memcmp(&s->g.n[j], n, sizeof *n))
       return 0;
   return 1;
+}
+
+/* ---- en_node_op, remembered ---------------------------------------------- */
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x9e3779b97f4a7c15ull;
+  return x ^ x >> 29;
+}
+
+static uint64_t shape_hash(const ir_shape *sh) {
+  uint64_t h = (uint64_t)sh->rank;
+  for (int i = 0; i < sh->rank; i++)
+    h = mix(h * 31 + (uint64_t)sh->dim[i]);
+  return mix(h);
+}
+
+static int shape_same(const ir_shape *a, const ir_shape *b) {
+  if (a->rank != b->rank)
+    return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dim[i] != b->dim[i])
+      return 0;
+  return 1;
+}
+
+static int sidx_grow(memo *m) {
+  size_t cap = m->capsidx ? 2 * m->capsidx : 256;
+  int32_t *t = base_calloc(cap, sizeof *t);
+  if (!t)
+    return -1;
+  for (int id = 0; id < m->nshp; id++) {
+    size_t i = shape_hash(&m->shp[id]) & (cap - 1);
+    while (t[i])
+      i = (i + 1) & (cap - 1);
+    t[i] = id + 1;
+  }
+  free(m->sidx);
+  m->sidx = t, m->capsidx = cap;
+  return 0;
+}
+
+/* The id of shape sh (interned if new), or -1 when out of ids or memory. */
+static int shape_id(memo *m, const ir_shape *sh) {
+  if (2 * (size_t)(m->nshp + 1) > m->capsidx && sidx_grow(m))
+    return -1;
+  size_t i = shape_hash(sh) & (m->capsidx - 1);
+  for (; m->sidx[i]; i = (i + 1) & (m->capsidx - 1))
+    if (shape_same(&m->shp[m->sidx[i] - 1], sh))
+      return m->sidx[i] - 1;
+  if (m->nshp == (int)MEMO_NO_SHAPE)
+    return -1;
+  if (m->nshp == m->capshp) {
+    int cap = m->capshp ? 2 * m->capshp : 64;
+    ir_shape *ns = base_realloc(m->shp, (size_t)cap * sizeof *ns);
+    if (!ns)
+      return -1;
+    m->shp = ns, m->capshp = cap;
+  }
+  memset(&m->shp[m->nshp], 0, sizeof m->shp[m->nshp]);
+  m->shp[m->nshp].rank = sh->rank;
+  memcpy(m->shp[m->nshp].dim, sh->dim, (size_t)sh->rank * sizeof *sh->dim);
+  m->sidx[i] = m->nshp + 1;
+  return m->nshp++;
+}
+
+static void memo_free(memo *m) {
+  if (!m)
+    return;
+  free(m->shp);
+  free(m->sidx);
+  free(m->key);
+  free(m->val);
+  free(m);
+}
+
+static int memo_grow(memo *m);
+
+static memo *memo_new(void) {
+  memo *m = base_calloc(1, sizeof *m);
+  if (!m || memo_grow(m)) {
+    free(m);
+    return NULL;
+  }
+  for (int c = 0; c < EN_NCLASSES; c++)
+    if (shape_id(m, &en_class_of(c)->shape) != c) { /* distinct shapes */
+      memo_free(m);
+      return NULL;
+    }
+  return m;
+}
+
+static int memo_grow(memo *m) {
+  size_t cap = m->cap ? 2 * m->cap : 4096;
+  uint64_t *k = base_calloc(cap, sizeof *k);
+  uint32_t *v = base_malloc(cap * sizeof *v);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return -1;
+  }
+  for (size_t j = 0; j < m->cap; j++) {
+    if (!m->key[j])
+      continue;
+    size_t i = mix(m->key[j]) & (cap - 1);
+    while (k[i])
+      i = (i + 1) & (cap - 1);
+    k[i] = m->key[j], v[i] = m->val[j];
+  }
+  free(m->key);
+  free(m->val);
+  m->key = k, m->val = v, m->cap = cap;
+  return 0;
+}
+
+/* Shape id of value v. */
+static unsigned value_sid(const dfs *s, uint8_t v) {
+  if (EN_IS_INPUT(v))
+    return (unsigned)en_input_class(v);
+  return s->sid[EN_NODE_OF(v)][EN_SLOT_OF(v)];
+}
+
+#define MEMO_INVALID 0xffffffffu /* no ids are 0xffff */
+
+/* Stops remembering (out of memory or of shape ids). */
+static void memo_off(dfs *s) {
+  memo_free(s->m);
+  s->m = NULL;
+}
+
+/* Remembers verdict r on n (key at slot i, output shapes in s->shapes[k]),
+ * their ids into s->sid[k]. */
+static void memo_put(dfs *s, const en_node *n, int k, uint64_t key, size_t i,
+                     int r) {
+  memo *m = s->m;
+  uint32_t val = r ? MEMO_INVALID : 0;
+  for (int j = 0; !r && j < s->nout[n->gop]; j++) {
+    int id = shape_id(m, &s->shapes[k][j]);
+    if (id < 0) {
+      memo_off(s);
+      return;
+    }
+    s->sid[k][j] = (uint16_t)id;
+    val |= (uint32_t)id << 16 * j;
+  }
+  m->key[i] = key, m->val[i] = val;
+  if (2 * ++m->n > m->cap && memo_grow(m))
+    memo_off(s);
+}
+
+/* en_node_op's verdict on n as node k of s (its output shapes into
+ * s->shapes[k], their ids into s->sid[k]): 0 valid, -1 not. */
+static int node_shapes(dfs *s, const en_node *n, int k) {
+  const ir_shape *in[2] = {NULL, NULL};
+  int nin = s->nin[n->gop];
+  uint64_t key = 0;
+  size_t i = 0;
+  memo *m = s->m;
+  if (m) {
+    unsigned a0 = nin > 0 ? value_sid(s, n->a[0]) : MEMO_NO_SHAPE;
+    unsigned a1 = nin > 1 ? value_sid(s, n->a[1]) : MEMO_NO_SHAPE;
+    key = ((uint64_t)n->gop << 48 | (uint64_t)n->p << 32 | (uint64_t)a0 << 16 |
+           a1) +
+          1;
+    for (i = mix(key) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1)) {
+      if (m->key[i] != key)
+        continue;
+      uint32_t r = m->val[i];
+      if (r == MEMO_INVALID)
+        return -1;
+      for (int j = 0; j < s->nout[n->gop]; j++) {
+        s->sid[k][j] = (uint16_t)(r >> 16 * j);
+        s->shapes[k][j] = m->shp[s->sid[k][j]];
+      }
+      return 0;
+    }
+  }
+  for (int j = 0; j < nin; j++)
+    in[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])s->shapes);
+  ir_opcode op;
+  ir_attrs a;
+  int r = en_node_op(n, in, &op, &a, s->shapes[k]) ? -1 : 0;
+  if (m)
+    memo_put(s, n, k, key, i, r);
+  return r;
 }
 
 /* Values an argument may take given the copies used: the used copies of
@@ -74,7 +284,7 @@ static int avail(const dfs *s, const uint8_t used[EN_NCLASSES], uint8_t *out) {
       out[k++] = (uint8_t)en_input_id(c, i);
   }
   for (int i = 0; i < s->g.nops; i++)
-    for (int j = 0; j < en_gop_nout(s->g.n[i].gop); j++)
+    for (int j = 0; j < s->nout[s->g.n[i].gop]; j++)
       out[k++] = EN_VNODE(i, j);
   return k;
 }
@@ -94,13 +304,14 @@ static int find(int *up, int i) {
 
 /* Connected components of g's nodes, linked by the values they share:
  * one node reading another's output, or two nodes reading one input. */
-static int components(const en_graph *g) {
+static int components(const dfs *s) {
+  const en_graph *g = &s->g;
   int up[EN_MAX_OPS], reader[EN_NINPUT_IDS], comps = g->nops;
   for (int v = 0; v < EN_NINPUT_IDS; v++)
     reader[v] = -1;
   for (int i = 0; i < g->nops; i++) {
     up[i] = i;
-    for (int j = 0; j < en_gop_nin(g->n[i].gop); j++) {
+    for (int j = 0; j < s->nin[g->n[i].gop]; j++) {
       uint8_t v = g->n[i].a[j];
       int o = EN_IS_INPUT(v) ? reader[v] : EN_NODE_OF(v);
       if (EN_IS_INPUT(v) && o < 0)
@@ -112,28 +323,34 @@ static int components(const en_graph *g) {
   return comps;
 }
 
+/* The number of g's outputs (en_graph_outputs), g having nodes. */
+static int outputs(const dfs *s) {
+  const en_graph *g = &s->g;
+  uint32_t read = 0, all = 0; /* bit 2*i+slot: a node output (read) */
+  for (int i = 0; i < g->nops; i++) {
+    all |= (s->nout[g->n[i].gop] == 2 ? 3u : 1u) << 2 * i;
+    for (int j = 0; j < s->nin[g->n[i].gop]; j++)
+      if (!EN_IS_INPUT(g->n[i].a[j]))
+        read |= 1u << (g->n[i].a[j] - 32);
+  }
+  return __builtin_popcount(all & ~read);
+}
+
 /* Appends n if it passes the checks, visits the graph and goes deeper. */
 static base_status try_node(dfs *s, en_node n) {
-  const ir_shape *in[2] = {NULL, NULL};
   int k = s->g.nops;
-  ir_opcode op;
-  ir_attrs a;
-  if (!canonical(s, &n))
-    return BASE_OK;
-  for (int j = 0; j < en_gop_nin(n.gop); j++)
-    in[j] = en_value_shape(n.a[j], (const ir_shape(*)[2])s->shapes);
-  if (en_node_op(&n, in, &op, &a, s->shapes[k]))
+  if (!canonical(s, &n) || node_shapes(s, &n, k))
     return BASE_OK;
   if (k == 1 && s->split > 1 && s->second++ % s->split != s->part)
     return BASE_OK; /* another part of this first node's branch */
   uint8_t saved[EN_NCLASSES];
   memcpy(saved, s->used, sizeof saved);
-  for (int j = 0; j < en_gop_nin(n.gop); j++)
+  for (int j = 0; j < s->nin[n.gop]; j++)
     use(s->used, n.a[j]);
   s->g.n[k] = n;
+  s->key[k] = node_key(s, &n);
   s->g.nops = (uint8_t)(k + 1);
-  uint8_t outs[EN_MAX_OUTPUTS];
-  int comps = components(&s->g), nout = en_graph_outputs(&s->g, outs);
+  int comps = components(s), nout = outputs(s);
   int left = s->max_ops - (k + 1), keep = comps == 1 && nout <= s->max_outputs;
   if (k == 0 && s->part > 0)
     keep = 0; /* part 0 of the branch visits the first node alone */
@@ -190,19 +407,37 @@ static base_status expand_const(dfs *s, int gop) {
   return st;
 }
 
-static base_status expand_unary(dfs *s, int gop) {
-  uint8_t vals[EN_NINPUT_IDS + EN_MAX_OUTPUTS], pts[64];
-  int nv = avail(s, s->used, vals);
+#define EN_NVALS (EN_NINPUT_IDS + EN_MAX_OUTPUTS)
+
+/* The argument values of one depth (the same for every operator tried
+ * there): the first argument's, and the second's after each first. */
+typedef struct args {
+  uint8_t v0[EN_NVALS], v1[EN_NVALS][EN_NVALS];
+  int n0, n1[EN_NVALS], binary; /* binary: v1, n1 filled */
+} args;
+
+static void args_binary(const dfs *s, args *a) {
+  for (int i = 0; i < a->n0; i++) {
+    uint8_t used[EN_NCLASSES];
+    memcpy(used, s->used, sizeof used);
+    use(used, a->v0[i]);
+    a->n1[i] = avail(s, used, a->v1[i]);
+  }
+  a->binary = 1;
+}
+
+static base_status expand_unary(dfs *s, int gop, const args *a) {
+  uint8_t pts[64];
   base_status st = BASE_OK;
-  for (int i = 0; i < nv && !st; i++) {
-    en_node n = {(uint8_t)gop, {vals[i], 0}, 0};
+  for (int i = 0; i < a->n0 && !st; i++) {
+    en_node n = {(uint8_t)gop, {a->v0[i], 0}, 0};
     if (gop != EN_SPLIT0 && gop != EN_SPLIT1) {
       st = try_node(s, n);
       continue;
     }
     int axis = gop == EN_SPLIT1;
     const ir_shape *sh =
-        en_value_shape(vals[i], (const ir_shape(*)[2])s->shapes);
+        en_value_shape(a->v0[i], (const ir_shape(*)[2])s->shapes);
     if (sh->rank <= axis)
       continue;
     int np = split_points(sh, axis, pts);
@@ -214,35 +449,31 @@ static base_status expand_unary(dfs *s, int gop) {
   return st;
 }
 
-static base_status expand_binary(dfs *s, int gop) {
-  uint8_t v0[EN_NINPUT_IDS + EN_MAX_OUTPUTS],
-      v1[EN_NINPUT_IDS + EN_MAX_OUTPUTS];
-  int n0 = avail(s, s->used, v0);
+static base_status expand_binary(dfs *s, int gop, const args *a) {
   base_status st = BASE_OK;
-  for (int i = 0; i < n0 && !st; i++) {
-    uint8_t used[EN_NCLASSES];
-    memcpy(used, s->used, sizeof used);
-    use(used, v0[i]);
-    int n1 = avail(s, used, v1);
-    for (int j = 0; j < n1 && !st; j++)
-      st = try_node(s, (en_node){(uint8_t)gop, {v0[i], v1[j]}, 0});
-  }
+  for (int i = 0; i < a->n0 && !st; i++)
+    for (int j = 0; j < a->n1[i] && !st; j++)
+      st = try_node(s, (en_node){(uint8_t)gop, {a->v0[i], a->v1[i][j]}, 0});
   return st;
-}
-
-static base_status expand(dfs *s, int gop) {
-  switch (en_gop_nin(gop)) {
-  case 0: return expand_const(s, gop);
-  case 1: return expand_unary(s, gop);
-  default: return expand_binary(s, gop);
-  }
 }
 
 static base_status descend(dfs *s) {
   base_status st = BASE_OK;
-  for (int gop = 0; gop < EN_NGOPS && !st; gop++)
-    if (s->gops >> gop & 1)
-      st = expand(s, gop);
+  args a;
+  a.n0 = avail(s, s->used, a.v0);
+  a.binary = 0;
+  for (int gop = 0; gop < EN_NGOPS && !st; gop++) {
+    if (!(s->gops >> gop & 1))
+      continue;
+    switch (s->nin[gop]) {
+    case 0: st = expand_const(s, gop); break;
+    case 1: st = expand_unary(s, gop, &a); break;
+    default:
+      if (!a.binary)
+        args_binary(s, &a);
+      st = expand_binary(s, gop, &a);
+    }
+  }
   return st;
 }
 
@@ -274,6 +505,7 @@ static base_status collect_visit(void *state, const en_graph *g,
   return BASE_OK;
 }
 
+/* NULL s->m (out of memory) only makes it slower. */
 static void dfs_init(dfs *s, const en_config *c, const en_visitor *v,
                      void *state) {
   memset(s, 0, sizeof *s);
@@ -282,6 +514,14 @@ static void dfs_init(dfs *s, const en_config *c, const en_visitor *v,
   s->gops = gop_mask(c);
   s->v = v;
   s->state = state;
+  for (int g = 0; g < EN_NGOPS; g++)
+    s->nin[g] = (uint8_t)en_gop_nin(g), s->nout[g] = (uint8_t)en_gop_nout(g);
+  s->m = memo_new();
+}
+
+static void dfs_free(dfs *s) {
+  memo_free(s->m);
+  s->m = NULL;
 }
 
 /* Fills first[0..cap-1] with the first nodes, returns their number. */
@@ -294,6 +534,7 @@ static int first_nodes(const en_config *c, en_node *first, int cap) {
   dfs_init(&s, &one, &v, &col);
   if (one.max_ops)
     descend(&s);
+  dfs_free(&s);
   return col.n;
 }
 
@@ -326,7 +567,9 @@ static base_status run_branch(const en_config *c, const en_visitor *v,
   s.split = parts(c);
   s.part = part;
   /* re-run depth 1 restricted to this node */
-  return try_node(&s, first);
+  base_status st = try_node(&s, first);
+  dfs_free(&s);
+  return st;
 }
 
 static base_status run_one(const en_config *c, const en_visitor *v,
