@@ -219,27 +219,58 @@ static int rec_cmp(const void *a, const void *b) {
   return memcmp(&x->g, &y->g, sizeof x->g);
 }
 
-/* Concatenates the branches' records in branch order and sorts them. */
+/* Records are sorted in 2^SORT_BITS ranges of the fingerprint's top bits,
+ * side by side on the threads. */
+#define SORT_BITS 10
+
+static size_t sort_range(const fp_rec *x) {
+  return (size_t)(x->fp >> (64 - SORT_BITS));
+}
+
+/* Gathers the branches' records into all, sorted: each goes to the range of
+ * its fingerprint's top bits (counted first, so no copy is needed), then
+ * the ranges are sorted on the threads. The order (fingerprint, graph) is
+ * total, so this is the order one sort of all records gives. */
 static base_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
-  size_t n = 0;
+  size_t n = 0, *start = base_calloc((size_t)1 << SORT_BITS, sizeof *start);
+  size_t *next = base_calloc((size_t)1 << SORT_BITS, sizeof *next);
   for (int b = 0; b < nb; b++)
     n += r->br[b] ? r->br[b]->recs.n : 0;
   for (int b = 0; b < nb; b++)
     st->nf_dropped += r->br[b] ? r->br[b]->dropped : 0;
   all->r = base_malloc((n ? n : 1) * sizeof *all->r);
-  if (!all->r)
+  if (!all->r || !start || !next) {
+    free(start);
+    free(next);
     return BASE_ERR_NOMEM;
+  }
+  for (int b = 0; b < nb; b++)
+    for (size_t i = 0; r->br[b] && i < r->br[b]->recs.n; i++)
+      next[sort_range(&r->br[b]->recs.r[i])]++;
+  for (size_t k = 0, at = 0; k < (size_t)1 << SORT_BITS; k++)
+    start[k] = at, at += next[k], next[k] = start[k];
   for (int b = 0; b < nb; b++) {
     if (!r->br[b])
       continue;
-    memcpy(all->r + all->n, r->br[b]->recs.r,
-           r->br[b]->recs.n * sizeof *all->r);
-    all->n += r->br[b]->recs.n;
+    for (size_t i = 0; i < r->br[b]->recs.n; i++) {
+      const fp_rec *x = &r->br[b]->recs.r[i];
+      all->r[next[sort_range(x)]++] = *x;
+    }
     free(r->br[b]->recs.r);
     free(r->br[b]);
     r->br[b] = NULL;
   }
-  qsort(all->r, all->n, sizeof *all->r, rec_cmp);
+  all->n = n;
+  int threads = r->c->threads;
+#ifdef _OPENMP
+  threads = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads)
+#endif
+  for (size_t k = 0; k < (size_t)1 << SORT_BITS; k++)
+    qsort(all->r + start[k], next[k] - start[k], sizeof *all->r, rec_cmp);
+  (void)threads;
+  free(start);
+  free(next);
   return BASE_OK;
 }
 
