@@ -54,8 +54,12 @@ void fp_random(uint32_t *dst, int64_t n, uint64_t seed, uint64_t stream);
  * float check (the costly part), so redundant pairs are never kept: returns
  * 0 to keep r, or a kind 1..FP_FILTER_KINDS-1 to drop it (counted in
  * fp_stats.filtered[kind]), or -1 when out of memory (fp_candidates then
- * fails with BASE_ERR_NOMEM). Called from several threads at once. */
-typedef int (*fp_filter)(void *u, const ir_rule *r);
+ * fails with BASE_ERR_NOMEM). vs and vd hold the value hash of every
+ * tensor of r->src and r->dst, as fp_value_hashes(g, 1, ...) gives them
+ * (computed by the caller with its cached evaluators). Called from several
+ * threads at once. */
+typedef int (*fp_filter)(void *u, const ir_rule *r, const uint64_t *vs,
+                         const uint64_t *vd);
 
 typedef struct fp_stats {
   long long graphs;      /* graphs enumerated (including zero-operator ones) */
