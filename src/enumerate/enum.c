@@ -45,8 +45,15 @@ typedef struct dfs {
   ir_shape shapes[EN_MAX_OPS][2];
   uint16_t sid[EN_MAX_OPS][2]; /* shape ids of the node outputs */
   uint32_t key[EN_MAX_OPS];    /* node_key of the placed nodes */
+  /* suf[k][j]: the largest key of nodes j..k-1 of a k-node prefix (0 for
+   * j = k), set by descend */
+  uint32_t suf[EN_MAX_OPS + 1][EN_MAX_OPS + 1];
   uint8_t nin[EN_NGOPS], nout[EN_NGOPS];
-  memo *m;                   /* NULL: none (out of memory) */
+  memo *m; /* NULL: none (out of memory) */
+  /* per (first argument's shape id, binary gop): bit c when a second
+   * argument of class c gives a valid node; CLS_DONE once computed */
+  uint16_t *cls;
+  size_t ncls;
   uint8_t used[EN_NCLASSES]; /* copies of each class used so far */
   const en_visitor *v;
   void *state;
@@ -79,9 +86,8 @@ static int canonical(const dfs *s, const en_node *n) {
   uint32_t k = node_key(s, n);
   if (commutative(n->gop) && n->a[0] > n->a[1])
     return 0;
-  for (int j = last_dep(s, n) + 1; j < s->g.nops; j++)
-    if (s->key[j] > k)
-      return 0;
+  if (s->suf[s->g.nops][last_dep(s, n) + 1] > k)
+    return 0;
   for (int j = 0; j < s->g.nops; j++)
     if (!memcmp(&s->g.n[j], n, sizeof *n))
       return 0;
@@ -208,7 +214,8 @@ static unsigned value_sid(const dfs *s, uint8_t v) {
   return s->sid[EN_NODE_OF(v)][EN_SLOT_OF(v)];
 }
 
-#define MEMO_INVALID 0xffffffffu /* no ids are 0xffff */
+#define MEMO_INVALID 0xffffffffu /* not valid (no id is 0xffff) */
+#define MEMO_UNKNOWN 0xfffffffeu /* not remembered (out of memory or ids) */
 
 /* Stops remembering (out of memory or of shape ids). */
 static void memo_off(dfs *s) {
@@ -216,61 +223,65 @@ static void memo_off(dfs *s) {
   s->m = NULL;
 }
 
-/* Remembers verdict r on n (key at slot i, output shapes in s->shapes[k]),
- * their ids into s->sid[k]. */
-static void memo_put(dfs *s, const en_node *n, int k, uint64_t key, size_t i,
-                     int r) {
+/* en_node_op's verdict on operator gop with parameter p over arguments of
+ * shape ids a0, a1 (MEMO_NO_SHAPE where there is none): MEMO_INVALID, the
+ * output shape ids (slot 0 | slot 1 << 16), or MEMO_UNKNOWN (s->m is then
+ * NULL). */
+static uint32_t verdict(dfs *s, int gop, int p, unsigned a0, unsigned a1) {
   memo *m = s->m;
-  uint32_t val = r ? MEMO_INVALID : 0;
-  for (int j = 0; !r && j < s->nout[n->gop]; j++) {
-    int id = shape_id(m, &s->shapes[k][j]);
+  if (!m)
+    return MEMO_UNKNOWN;
+  uint64_t key =
+      ((uint64_t)gop << 48 | (uint64_t)p << 32 | (uint64_t)a0 << 16 | a1) + 1;
+  size_t i = mix(key) & (m->cap - 1);
+  for (; m->key[i]; i = (i + 1) & (m->cap - 1))
+    if (m->key[i] == key)
+      return m->val[i];
+  en_node n = {(uint8_t)gop, {0, 0}, (uint8_t)p}; /* the arguments' shapes: */
+  const ir_shape *in[2] = {a0 != MEMO_NO_SHAPE ? &m->shp[a0] : NULL,
+                           a1 != MEMO_NO_SHAPE ? &m->shp[a1] : NULL};
+  ir_shape out[2];
+  ir_opcode op;
+  ir_attrs at;
+  uint32_t val = en_node_op(&n, in, &op, &at, out) ? MEMO_INVALID : 0;
+  for (int j = 0; val != MEMO_INVALID && j < s->nout[gop]; j++) {
+    int id = shape_id(m, &out[j]); /* may move m->shp: in[] is done */
     if (id < 0) {
       memo_off(s);
-      return;
+      return MEMO_UNKNOWN;
     }
-    s->sid[k][j] = (uint16_t)id;
     val |= (uint32_t)id << 16 * j;
   }
   m->key[i] = key, m->val[i] = val;
-  if (2 * ++m->n > m->cap && memo_grow(m))
+  if (2 * ++m->n > m->cap && memo_grow(m)) {
     memo_off(s);
+    return MEMO_UNKNOWN;
+  }
+  return val;
 }
 
 /* en_node_op's verdict on n as node k of s (its output shapes into
  * s->shapes[k], their ids into s->sid[k]): 0 valid, -1 not. */
 static int node_shapes(dfs *s, const en_node *n, int k) {
-  const ir_shape *in[2] = {NULL, NULL};
   int nin = s->nin[n->gop];
-  uint64_t key = 0;
-  size_t i = 0;
-  memo *m = s->m;
-  if (m) {
-    unsigned a0 = nin > 0 ? value_sid(s, n->a[0]) : MEMO_NO_SHAPE;
-    unsigned a1 = nin > 1 ? value_sid(s, n->a[1]) : MEMO_NO_SHAPE;
-    key = ((uint64_t)n->gop << 48 | (uint64_t)n->p << 32 | (uint64_t)a0 << 16 |
-           a1) +
-          1;
-    for (i = mix(key) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1)) {
-      if (m->key[i] != key)
-        continue;
-      uint32_t r = m->val[i];
-      if (r == MEMO_INVALID)
-        return -1;
-      for (int j = 0; j < s->nout[n->gop]; j++) {
-        s->sid[k][j] = (uint16_t)(r >> 16 * j);
-        s->shapes[k][j] = m->shp[s->sid[k][j]];
-      }
-      return 0;
+  unsigned a0 = nin > 0 ? value_sid(s, n->a[0]) : MEMO_NO_SHAPE;
+  unsigned a1 = nin > 1 ? value_sid(s, n->a[1]) : MEMO_NO_SHAPE;
+  uint32_t r = verdict(s, n->gop, n->p, a0, a1);
+  if (r == MEMO_INVALID)
+    return -1;
+  if (r != MEMO_UNKNOWN) {
+    for (int j = 0; j < s->nout[n->gop]; j++) {
+      s->sid[k][j] = (uint16_t)(r >> 16 * j);
+      s->shapes[k][j] = s->m->shp[s->sid[k][j]];
     }
+    return 0;
   }
+  const ir_shape *in[2] = {NULL, NULL}; /* not remembering: as it is */
   for (int j = 0; j < nin; j++)
     in[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])s->shapes);
   ir_opcode op;
   ir_attrs a;
-  int r = en_node_op(n, in, &op, &a, s->shapes[k]) ? -1 : 0;
-  if (m)
-    memo_put(s, n, k, key, i, r);
-  return r;
+  return en_node_op(n, in, &op, &a, s->shapes[k]) ? -1 : 0;
 }
 
 /* Values an argument may take given the copies used: the used copies of
@@ -399,22 +410,137 @@ static int const_ok(int gop, int c) {
   }
 }
 
-static base_status expand_const(dfs *s, int gop) {
+/* A constant reads nothing, so it is never the last node of a graph. */
+static base_status expand_const(dfs *s, int gop, int last) {
   base_status st = BASE_OK;
-  for (int c = 0; c < EN_NCLASSES && !st; c++)
+  for (int c = 0; c < EN_NCLASSES && !st && !last; c++)
     if (const_ok(gop, c))
       st = try_node(s, (en_node){(uint8_t)gop, {0, 0}, (uint8_t)c});
   return st;
 }
 
 #define EN_NVALS (EN_NINPUT_IDS + EN_MAX_OUTPUTS)
+#define NLOCAL (EN_NCLASSES + EN_MAX_OUTPUTS) /* see local() */
+#define CLS_DONE 0x8000u
 
 /* The argument values of one depth (the same for every operator tried
- * there): the first argument's, and the second's after each first. */
+ * there): the first argument's, and the second's after each first; and
+ * per binary operator and first argument's shape (local()), which second
+ * arguments' shapes give a valid node (computed when first needed). */
 typedef struct args {
   uint8_t v0[EN_NVALS], v1[EN_NVALS][EN_NVALS];
   int n0, n1[EN_NVALS], binary; /* binary: v1, n1 filled */
+  uint32_t mask[EN_NGOPS][NLOCAL], have[EN_NGOPS];
+  /* last: the node placed here is the last one, so it is visited only if
+   * it makes a graph (connected, at most max_outputs outputs): touch[v]
+   * has a bit per component of the prefix that reading value v joins,
+   * all every component's; out has bit v - 32 for each prefix output */
+  int last, nouts;
+  uint8_t touch[EN_VNODE(EN_MAX_OPS, 0)], all;
+  uint32_t out;
 } args;
+
+/* Fills a's last-node facts for s's prefix (a->last set). */
+static void args_last(const dfs *s, args *a) {
+  const en_graph *g = &s->g;
+  int up[EN_MAX_OPS], bit[EN_MAX_OPS], ncomp = 0;
+  for (int i = 0; i < g->nops; i++) {
+    up[i] = i;
+    for (int j = 0; j < s->nin[g->n[i].gop]; j++) {
+      uint8_t v = g->n[i].a[j];
+      int o = -1;
+      if (!EN_IS_INPUT(v))
+        o = EN_NODE_OF(v);
+      for (int k = 0; EN_IS_INPUT(v) && k < i && o < 0; k++)
+        for (int l = 0; l < s->nin[g->n[k].gop]; l++)
+          o = g->n[k].a[l] == v ? k : o;
+      if (o >= 0 && find(up, o) != find(up, i))
+        up[find(up, o)] = find(up, i);
+    }
+  }
+  for (int i = 0; i < g->nops; i++)
+    bit[i] = find(up, i) == i ? ncomp++ : -1;
+  memset(a->touch, 0, sizeof a->touch);
+  a->out = 0;
+  for (int i = 0; i < g->nops; i++) {
+    uint8_t b = (uint8_t)(1u << bit[find(up, i)]);
+    for (int j = 0; j < s->nout[g->n[i].gop]; j++) {
+      a->touch[EN_VNODE(i, j)] = b;
+      a->out |= 1u << (2 * i + j);
+    }
+    for (int j = 0; j < s->nin[g->n[i].gop]; j++) {
+      uint8_t v = g->n[i].a[j];
+      if (EN_IS_INPUT(v))
+        a->touch[v] |= b;
+      else
+        a->out &= ~(1u << (v - 32));
+    }
+  }
+  a->all = (uint8_t)((1u << ncomp) - 1);
+  a->nouts = __builtin_popcount(a->out);
+}
+
+/* With a->last: whether gop(v0[, v1]) makes the prefix a graph (else
+ * try_node would not visit it, nor go deeper). v1 = 0xff: no second. */
+static int makes_graph(const dfs *s, const args *a, int gop, uint8_t v0,
+                       uint8_t v1) {
+  int two = v1 != 0xff;
+  if ((a->touch[v0] | (two ? a->touch[v1] : 0)) != a->all)
+    return 0;
+  int read = !EN_IS_INPUT(v0) && (a->out >> (v0 - 32) & 1);
+  read += two && v1 != v0 && !EN_IS_INPUT(v1) && (a->out >> (v1 - 32) & 1);
+  return a->nouts - read + s->nout[gop] <= s->max_outputs;
+}
+
+/* A value's shape, as an index below NLOCAL within one depth: an input's
+ * class, or EN_NCLASSES + a node output's number. */
+static int local(uint8_t v) {
+  return EN_IS_INPUT(v) ? en_input_class(v) : EN_NCLASSES + (v - 32);
+}
+
+/* The classes c for which gop(first argument of shape id sid, an input of
+ * class c) is valid, as bits; all when not known. */
+static unsigned class_mask(dfs *s, int gop, unsigned sid) {
+  size_t at = (size_t)sid * EN_NGOPS + (size_t)gop;
+  if (at < s->ncls && s->cls[at] & CLS_DONE)
+    return s->cls[at] & 0xffu;
+  unsigned m = 0;
+  for (int c = 0; c < EN_NCLASSES; c++)
+    m |= (unsigned)(verdict(s, gop, 0, sid, (unsigned)c) != MEMO_INVALID) << c;
+  if (!s->m)
+    return 0xffu; /* stopped remembering: not known */
+  if (at >= s->ncls) {
+    size_t n = s->ncls ? s->ncls : 64 * EN_NGOPS;
+    while (n <= at)
+      n *= 2;
+    uint16_t *t = base_realloc(s->cls, n * sizeof *t);
+    if (!t)
+      return m;
+    memset(t + s->ncls, 0, (n - s->ncls) * sizeof *t);
+    s->cls = t, s->ncls = n;
+  }
+  s->cls[at] = (uint16_t)(m | CLS_DONE);
+  return m;
+}
+
+/* Which second arguments' shapes (local()) make gop(v, .) valid. */
+static uint32_t second_mask(dfs *s, args *a, int gop, uint8_t v) {
+  int l = local(v);
+  if (a->have[gop] >> l & 1)
+    return a->mask[gop][l];
+  unsigned sid = value_sid(s, v);
+  uint32_t m = s->m ? class_mask(s, gop, sid) : 0xffu;
+  for (int i = 0; i < s->g.nops; i++)
+    for (int j = 0; j < s->nout[s->g.n[i].gop]; j++) {
+      uint8_t w = EN_VNODE(i, j);
+      uint32_t r = verdict(s, gop, 0, sid, value_sid(s, w));
+      m |= (uint32_t)(r != MEMO_INVALID) << local(w);
+    }
+  if (!s->m) /* stopped remembering: try them all */
+    return ~0u;
+  a->have[gop] |= 1u << l;
+  return a->mask[gop][l] = m;
+}
 
 static void args_binary(const dfs *s, args *a) {
   for (int i = 0; i < a->n0; i++) {
@@ -431,6 +557,8 @@ static base_status expand_unary(dfs *s, int gop, const args *a) {
   base_status st = BASE_OK;
   for (int i = 0; i < a->n0 && !st; i++) {
     en_node n = {(uint8_t)gop, {a->v0[i], 0}, 0};
+    if (a->last && !makes_graph(s, a, gop, a->v0[i], 0xff))
+      continue;
     if (gop != EN_SPLIT0 && gop != EN_SPLIT1) {
       st = try_node(s, n);
       continue;
@@ -449,24 +577,45 @@ static base_status expand_unary(dfs *s, int gop, const args *a) {
   return st;
 }
 
-static base_status expand_binary(dfs *s, int gop, const args *a) {
+/* Skips the pairs of arguments that try_node would reject on what they
+ * are alone: shapes that do not fit (the same verdict), commutative
+ * arguments out of order, a last node that does not make a graph. */
+static base_status expand_binary(dfs *s, int gop, args *a) {
   base_status st = BASE_OK;
-  for (int i = 0; i < a->n0 && !st; i++)
-    for (int j = 0; j < a->n1[i] && !st; j++)
-      st = try_node(s, (en_node){(uint8_t)gop, {a->v0[i], a->v1[i][j]}, 0});
+  int comm = commutative(gop);
+  for (int i = 0; i < a->n0 && !st; i++) {
+    uint8_t v0 = a->v0[i];
+    uint32_t fit = second_mask(s, a, gop, v0);
+    for (int j = 0; j < a->n1[i] && !st; j++) {
+      uint8_t v1 = a->v1[i][j];
+      if (!(fit >> local(v1) & 1) || (comm && v0 > v1) ||
+          (a->last && !makes_graph(s, a, gop, v0, v1)))
+        continue;
+      st = try_node(s, (en_node){(uint8_t)gop, {v0, v1}, 0});
+    }
+  }
   return st;
 }
 
 static base_status descend(dfs *s) {
   base_status st = BASE_OK;
+  int k = s->g.nops;
   args a;
   a.n0 = avail(s, s->used, a.v0);
   a.binary = 0;
+  memset(a.have, 0, sizeof a.have);
+  s->suf[k][k] = 0;
+  for (int j = k - 1; j >= 0; j--)
+    s->suf[k][j] = s->key[j] > s->suf[k][j + 1] ? s->key[j] : s->suf[k][j + 1];
+  /* the split's count (try_node) sees every candidate of a second node */
+  a.last = k >= 1 && k + 1 == s->max_ops && !(k == 1 && s->split > 1);
+  if (a.last)
+    args_last(s, &a);
   for (int gop = 0; gop < EN_NGOPS && !st; gop++) {
     if (!(s->gops >> gop & 1))
       continue;
     switch (s->nin[gop]) {
-    case 0: st = expand_const(s, gop); break;
+    case 0: st = expand_const(s, gop, a.last); break;
     case 1: st = expand_unary(s, gop, &a); break;
     default:
       if (!a.binary)
@@ -521,7 +670,8 @@ static void dfs_init(dfs *s, const en_config *c, const en_visitor *v,
 
 static void dfs_free(dfs *s) {
   memo_free(s->m);
-  s->m = NULL;
+  free(s->cls);
+  s->m = NULL, s->cls = NULL;
 }
 
 /* Fills first[0..cap-1] with the first nodes, returns their number. */
