@@ -759,18 +759,36 @@ static base_status graph_values(fp_eval *ev, const en_graph *g,
   return BASE_OK;
 }
 
+struct fp_vals {
+  fp_eval *ev;
+  const pair *p;
+  const verdict *v;
+  int done;
+  base_status st;
+  uint64_t vs[MAX_TENSORS + 1], vd[MAX_TENSORS + 1];
+};
+
+base_status fp_vals_get(fp_vals *x, const uint64_t **vs, const uint64_t **vd) {
+  if (!x->done) {
+    x->done = 1;
+    if (x->v->src->ntensors > MAX_TENSORS || x->v->dst->ntensors > MAX_TENSORS)
+      x->st = BASE_ERR_INTERNAL; /* never so: en_graph_build's tensors */
+    if (!x->st)
+      x->st = graph_values(x->ev, &x->p->src, x->v->src, x->vs);
+    if (!x->st)
+      x->st = graph_values(x->ev, &x->p->dst, x->v->dst, x->vd);
+  }
+  *vs = x->vs, *vd = x->vd;
+  return x->st;
+}
+
 /* The filter's verdict on p, built in v (V_OK): 0 keep, > 0 its kind, -1
  * out of memory. */
 static int run_filter(const confirm_ctx *c, fp_eval *ev, const pair *p,
                       const verdict *v) {
-  uint64_t vs[MAX_TENSORS + 1], vd[MAX_TENSORS + 1];
+  fp_vals x = {.ev = ev, .p = p, .v = v};
   ir_rule r = {.src = v->src, .dst = v->dst};
-  if (v->src->ntensors > MAX_TENSORS || v->dst->ntensors > MAX_TENSORS)
-    return -1; /* never so: en_graph_build's tensors */
-  if (graph_values(ev, &p->src, v->src, vs) ||
-      graph_values(ev, &p->dst, v->dst, vd))
-    return -1;
-  return c->filter(c->fu, &r, vs, vd);
+  return c->filter(c->fu, &r, &x);
 }
 
 /* Confirms one pair: built, filtered (unless the pairing did already),

@@ -17,18 +17,17 @@
 
 /* Drops pairs redundant on their own before their float check, so they are
  * never kept in memory (at --max-ops 4 most of the millions of candidates).
- * vs, vd: the value hashes of r's tensors (fp_filter). -1 when out of
- * memory. */
-static int prune_filter(void *u, const ir_rule *r, const uint64_t *vs,
-                        const uint64_t *vd) {
+ * -1 when out of memory (fp_filter). */
+static int prune_filter(void *u, const ir_rule *r, fp_vals *v) {
   (void)u;
   pr_kind k;
   if (pr_redundant(r, &k))
     return -1;
   if (k != PR_KEEP)
     return (int)k;
+  const uint64_t *vs, *vd;
   int cc = 0;
-  if (pr_has_common_context(r, vs, vd, &cc))
+  if (fp_vals_get(v, &vs, &vd) || pr_has_common_context(r, vs, vd, &cc))
     return -1;
   return cc ? PR_COMMON_CONTEXT : PR_KEEP;
 }
