@@ -90,7 +90,7 @@ def main():
                                                  [1, 4])])
         expect(superopt, tmp, "string_input", m.SerializeToString(), 2,
                "graph input 's' has element type 8 (supported: float32, "
-               "int64, int32, bool)")
+               "float16, bfloat16, int64, int32, bool)")
         expect(superopt, tmp, "garbage", b"\x08\x07\xff\xff\xff garbage", 2,
                "not a valid ONNX model")
         expect(superopt, tmp, "empty", b"", 2, "the model has no graph")

@@ -178,6 +178,14 @@ CASES = {
          const("i1", np.array([[2], [0]], np.int64)),
          const("z", np.array([0, 1, 2, 3], np.float32)),
          const("zero", np.float32(0))]),
+    # GatherND naming every row in order (torch.export's padding mask,
+    # mask[arange(B)[:, None, None, None], arange(S)]): imported as a reshape
+    "gathernd_identity": model(
+        [H("GatherND", ["m", "iid"], ["g"])],
+        [("m", [2, 3])], ["g"],
+        [const("iid", np.stack(np.meshgrid(np.arange(2), np.arange(3),
+                                           indexing="ij"), -1)
+               .reshape(2, 1, 1, 3, 2).astype(np.int64))]),
 }
 
 

@@ -10,17 +10,24 @@ MultiheadAttention exports it (class token Expand folded at import into a
 [1,1,d] weight, [tokens, 1*heads, hd] head split, [tokens*1, d] merge,
 [1, heads, tokens, hd] attention), a Swin-like window partition
 ([1, H, W, C] -> [H/w, w, W/w, w, C] -> [1*windows, w*w, C]) and the
-BERT-like model of onnx_models.py (int64 token ids and mask). MODEL.onnx
+BERT-like model of onnx_models.py (int64 token ids and mask), and
+torch.export's padding mask (an identity GatherND). MODEL.onnx
 files given (models/onnx/deit_tiny_patch16_224.onnx: weights stripped to
 inputs) are imported with --data-input x, files with dynamic axes
-at batch 1 and sequence 16 (the Hugging Face exports of
-models/onnx/exports are refused: their attention mask is a Gather whose
-indices were folded at batch 1; import those at the batch wanted with
---input-shape). Each is imported at batch 1,
+at batch 1 and sequence 16 (the suite gives the Hugging Face exports of
+models/onnx/exports: the dynamo ones fix batch 1 in the file and their
+padding mask is a GatherND, imported as a reshape; the legacy ones' mask is
+a Gather of the flattened mask at indices folded at batch 1, which rebatch
+gives each sample). `run`/`optimize` of an .onnx file with --batch N and
+--dim seq=S instead bind the dynamic dimensions at import: checked on
+models/onnx/exports/bert.legacy.onnx (and bert.dynamo.onnx, whose batch
+the exporter fixed at 1) against onnxruntime at the same shapes. Each is
+imported at batch 1,
 run at batch N (default 3) with --dump, and each sample's outputs are
 compared with onnxruntime on that sample (max|ours - ort| <= 1e-4 *
 max|ort|). Also: `export --like` an original with a dynamic dimension
-says that the export fixes it.
+says that the export keeps it, and the names of a dynamo export are counted
+kept.
 """
 import os
 import sys
@@ -127,6 +134,26 @@ def window_swin(path, hw=4, w=2, c=3):
     onnx.save(m, path)
 
 
+def nd_mask(path, s=4, heads=2):
+    """torch.export's padding mask at batch 1: GatherND of the mask by
+    (arange(B), arange(S)) tuples, folded to constants at import, added to
+    the attention scores (models/onnx/exports/*.dynamo.onnx)."""
+    iid = np.stack(np.meshgrid(np.arange(1), np.arange(s), indexing="ij"),
+                   -1).reshape(1, 1, 1, s, 2).astype(np.int64)
+    nodes = [om.C("iid", iid),
+             h.make_node("GatherND", ["m", "iid"], ["g"]),  # [1, 1, 1, s]
+             h.make_node("Add", ["x", "g"], ["sc"]),
+             h.make_node("Softmax", ["sc"], ["y"], axis=-1)]
+    ins = [h.make_tensor_value_info("x", T.FLOAT, [1, heads, s, s]),
+           h.make_tensor_value_info("m", T.FLOAT, [1, s])]
+    outs = [h.make_tensor_value_info("y", T.FLOAT, [1, heads, s, s])]
+    g = h.make_graph(nodes, "nd_mask", ins, outs)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
 def weights_as_inputs(path):
     """Whether the file's parameters are graph inputs beside x (torchvision
     and timm exports with their weights stripped)."""
@@ -164,10 +191,11 @@ def check(superopt, path, tmp, batch, data_input):
 
 
 def export_note(superopt, tmp):
-    """export --like says that the original's dynamic dimensions are fixed
-    (and says nothing for a file without them)."""
+    """export --like keeps the original's dynamic dimension and says so
+    (and says nothing for a file without them; tests/onnx_dynamic.py runs
+    such files at other sizes)."""
     ok = True
-    for dims, want in ((["batch", 4], "dynamic dimensions (batch)"),
+    for dims, want in ((["batch", 4], "dynamic dimensions kept: batch"),
                        ([1, 4], None)):
         x = h.make_tensor_value_info("x", T.FLOAT, dims)
         y = h.make_tensor_value_info("y", T.FLOAT, dims)
@@ -188,6 +216,61 @@ def export_note(superopt, tmp):
     return ok
 
 
+def bound_dims(superopt, tmp, batch):
+    """run/optimize of an .onnx file with dynamic axes: --batch binds the
+    dynamic first dimensions and --dim the named ones, at import (no
+    rebatch), and the outputs match onnxruntime at those shapes."""
+    ok = True
+    here = os.path.dirname(os.path.abspath(__file__))
+    # (the dynamo exporter specialised the batch of 1 it was exported at:
+    # only the sequence is dynamic there)
+    for name, b in (("bert.legacy.onnx", batch), ("bert.dynamo.onnx", 1)):
+        src = os.path.join(here, "..", "models", "onnx", "exports", name)
+        d = tempfile.mkdtemp(dir=tmp)
+        om.run([superopt, "run", src, "--batch", str(b), "--dim", "seq=8",
+                "--seed", "7", "--dump", d])
+        vals = om.collections.defaultdict(dict)
+        with open(os.path.join(d, "manifest.tsv")) as f:
+            for line in f:
+                kind, nm, fn = line.rstrip("\n").split("\t")
+                vals[kind][nm] = np.load(os.path.join(d, fn))
+        shapes = sorted(v.shape for v in vals["input"].values())
+        outs = list(vals["output"].values())
+        err = om.rel_err(om.ort_outputs(src, vals), outs)
+        good = err <= TOL and shapes[0] == (b, 8)
+        opt = os.path.join(tmp, "b.graph")
+        r = om.subprocess.run([superopt, "optimize", src, "--batch",
+                               str(b), "--dim", "seq=8", "--no-check",
+                               "-o", opt], capture_output=True, text=True)
+        good &= r.returncode == 0
+        r = om.subprocess.run([superopt, "optimize", opt, "--dim", "seq=8"],
+                              capture_output=True, text=True)
+        good &= r.returncode == 1 and "for an .onnx model" in r.stderr
+        ok &= good
+        print(f"{name} --batch {b} --dim seq=8: inputs {shapes}, error "
+              f"{err:.2e} ({'ok' if good else 'FAIL'})", flush=True)
+    return ok
+
+
+def export_names(superopt, tmp):
+    """export --like of a dynamo export, whose names are IR names already:
+    it counts them kept (it said "0 names given back" and nothing else)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "models", "onnx", "exports", "bert.dynamo.onnx")
+    gr, out = os.path.join(tmp, "bd.graph"), os.path.join(tmp, "bd.onnx")
+    om.run([superopt, "import", src, "-o", gr, *om.shape_args(src)])
+    r = om.subprocess.run([superopt, "export", gr, "--like", src, "-o", out],
+                          capture_output=True, text=True)
+    m = onnx.load(out, load_external_data=False)
+    names = sorted([i.name for i in m.graph.input] +
+                   [o.name for o in m.graph.output])
+    good = (r.returncode == 0 and "3 of its 3 input and output names kept"
+            in r.stderr and names == ["attention_mask", "input_ids", "y"])
+    print(f"export --like bert.dynamo.onnx: {'ok' if good else 'FAIL'} "
+          f"({r.stderr.strip()[:200]})", flush=True)
+    return good
+
+
 # dynamic axes (the Hugging Face exports of models/onnx/exports): imported
 # at batch 1 and sequence 16, then rebatched
 om.DYN = {"batch": 1, "seq": 16}
@@ -203,11 +286,13 @@ def main():
     models = [a for a in args if a.endswith(".onnx")]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        for make in (torch_vit, window_swin, om.tiny_bert):
+        for make in (torch_vit, window_swin, om.tiny_bert, nd_mask):
             p = os.path.join(tmp, make.__name__ + ".onnx")
             make(p)
             models.insert(0, p)
         ok &= export_note(superopt, tmp)
+        ok &= bound_dims(superopt, tmp, batch)
+        ok &= export_names(superopt, tmp)
         for p in models:
             try:
                 ok &= check(superopt, p, tmp, batch, weights_as_inputs(p))

@@ -113,7 +113,8 @@ def cli_counts(out):
         out, r"^fusion: (\d+) attention nodes?, (\d+) fused nodes? replaces? "
         r"(\d+) operators \((\d+) recomputed, (\d+) groups? refused by "
         r"cost\); estimated ([\d.]+) -> ([\d.]+) us", 7, "fusion")
-    c["moved"], = groups(out, r"^order: (\d+) shortcut", 1, "order")
+    c["moved"], = groups(out, r"^lower: .*, (\d+) shortcuts? moved", 1,
+                         "lower")
     c["rules_reproved"], = groups(out, r"^re-proof: re-proved (\d+)", 1,
                                   "re-proof", optional=True)
     c["rules_unproven"], = groups(
@@ -176,7 +177,7 @@ def one(case, tmp, rules, binary, driver, src):
     for s, _, _, _ in seen:
         first += [] if s in first else [s]
     want = ["rules", "batch", "costs", "passes", "search", "splits", "prune",
-            "reprove", "fuse", "order", "lower", "check"]
+            "reprove", "dtype", "fuse", "lower", "check"]
     if first != want:
         fail("%s: progress named the stages %s" % (name, first))
     regions = [(d, t) for s, d, t, _ in seen if s == "search" and t]

@@ -18,7 +18,7 @@ m="$src/models/tv_squeezenet.graph"
 fast=(--no-rules --budget 5)
 
 expect 0 "$bin" optimize --list-stages
-for s in rules batch costs passes search splits prune reprove fuse order check; do
+for s in rules batch costs passes search splits prune reprove dtype fuse lower check; do
   grep -q "^$s " "$tmp/out" || { echo "FAIL: --list-stages lacks $s"; fails=$((fails + 1)); }
 done
 [ "$(wc -l <"$tmp/out")" = 12 ] || { echo "FAIL: --list-stages: not 12 lines"; fails=$((fails + 1)); }
@@ -26,7 +26,7 @@ done
 # all stages dumped beside -o, named by the stage
 expect 0 "$bin" optimize "$m" "${fast[@]}" --dump-after all -o "$tmp/sq.graph"
 contains "dumped the graph after search to $tmp/sq.search.graph"
-for s in rules batch costs passes search splits prune reprove fuse order check; do
+for s in rules batch costs passes search splits prune reprove dtype fuse lower check; do
   [ -s "$tmp/sq.$s.graph" ] || { echo "FAIL: no dump after $s"; fails=$((fails + 1)); }
 done
 cmp -s "$tmp/sq.check.graph" "$tmp/sq.graph" || { echo "FAIL: the dump after check is not the result"; fails=$((fails + 1)); }

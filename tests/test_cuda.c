@@ -169,6 +169,23 @@ static void need_gpu(void) {
     cr_skip_test("no CUDA device");
 }
 
+/* A half-precision graph (docs/half.md) is refused, naming the tensor,
+ * rather than run in float32. */
+Test(cuda, half_precision_graph_refused) {
+  need_gpu();
+  ir_graph *g = parse("input x: bf16[2,8]\ny = relu(x)\noutput y\n");
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p = NULL;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_neq(gpu_plan_new(c, g, &p, &d), BASE_OK);
+  cr_assert_null(p);
+  cr_assert(strstr(d.msg, "'x' is bf16") && strstr(d.msg, "float32"), "%s",
+            d.msg);
+  gpu_ctx_free(c);
+  ir_graph_free(g);
+}
+
 static double rel_error(const float *x, const float *ref, int64_t n) {
   double num = 0, den = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -260,8 +277,7 @@ static void qkv_engines(const ir_graph *g, const gpu_plan *p,
   for (int i = 0; i < g->nnodes; i++) {
     const char *e = gpu_plan_engine(p, i);
     if (g->nodes[i].op == IR_OP_SPLIT)
-      cr_expect(qkv_case % 2 == 0 ? !strcmp(e, "view")
-                                  : !!strcmp(e, "view"),
+      cr_expect(qkv_case % 2 == 0 ? !strcmp(e, "view") : !!strcmp(e, "view"),
                 "%s: the split runs on %s", what, e);
     if (g->nodes[i].op == IR_OP_TRANSPOSE && qkv_case == 2)
       cr_expect_str_eq(e, "view", "%s: transpose %s runs", what,
@@ -460,8 +476,10 @@ static const char *const op_graphs[] = {
     "e = conv2d(d6, w1) act=relu\ne6 = clip(e) min=0 max=0.25\n"
     "f = conv2d(x, w, b) stride=[2,2]\nf6 = clip(f) min=0 max=6\n"
     "output e6, f6\n",
-    /* relus folded into their producers, and relus that must not be (the
-     * producer is read twice, is an output, or has its own act) */
+    /* relus the lower stage folds into their producers (act=, or a fused
+     * node with an element-wise producer; compare_op_graphs runs the
+     * graph lowered too), and relus that must not be (the producer is
+     * read twice, is an output, or has its own act) */
     "input x: [2,4,9,7]\nweight w: [4,4,3,3]\nweight b: [4]\ninput m: "
     "[6,5]\n"
     "weight q: [5,3]\nweight g: [4]\nweight gb: [4]\nweight mu: [4]\n"
@@ -532,10 +550,11 @@ static const char *const op_graphs[] = {
     "c = conv2d(r, w2)\nsl = slice(d) starts=[0,4,0,0] ends=[2,12,10,9]\n"
     "e = conv2d(sl, w3) stride=[2,2]\npd = pad(d) pads=[0,0,0,1,0,0,1,0] "
     "value=0.5\npc = conv2d(pd, w2) pad=valid\noutput c, e, pc\n",
-    /* the same block after scale folding: the bias and the residual (the
-     * block's channels-last input) folded into the second matmul through
-     * the transpose view back to images (layout.c); then one whose
-     * residual is the NCHW graph input, not folded */
+    /* the same block after scale folding: lowered, the bias and the
+     * residual (the block's channels-last input) go into the second
+     * matmul, the residual through a transpose (lower_epi.c; both
+     * transposes views, layout.c); then one whose residual is the NCHW
+     * graph input, not lowered */
     "input x: [2,16,10,9]\nweight wd: [16,1,7,7]\nweight m1: [16,32]\n"
     "weight m2: [32,16]\nweight bm: [16]\nweight m3: [16,16]\n"
     "weight w2: [8,16,3,3]\n"
@@ -852,6 +871,41 @@ Test(cuda, attention_both_forms) {
   plan_hook = NULL;
 }
 
+/* Attention with a bias (katt.cu, both forms, TF32 and strict): -inf
+ * masks (log(relu(-w))) per head broadcast over the batch, rows masked
+ * everywhere with the guard (0, as the CPU), a finite bias of rank 2 on
+ * rank-3 scores with 150 keys (the fp32 kernel, past the tensor cores'
+ * 128), all against the CPU executor. */
+static const char att_bias_graph[] =
+    "input q: [2,3,9,16]\ninput k: [2,3,16,20]\ninput v: [2,3,20,24]\n"
+    "weight s: []\nweight w1: [3,9,20]\nweight w2: [2,1,9,1]\n"
+    "input q3: [4,5,8]\ninput k3: [4,8,150]\ninput v3: [4,150,8]\n"
+    "weight b3: [5,150]\n"
+    "n1 = neg(w1)\nm1 = relu(n1)\nb1 = log(m1)\nn2 = neg(w2)\n"
+    "m2 = relu(n2)\nb2 = log(m2)\n"
+    "a = attention(q, k, v, s, b1)\nc = attention(q, k, v, s, b2) guard=1\n"
+    "e = attention(q3, k3, v3, s, b3) guard=1\noutput a, c, e\n";
+
+Test(cuda, attention_bias_and_guard) {
+  need_gpu();
+  gpu_options tf32 = {0}, strict = {.fp32_strict = 1};
+  static const char *const forms[] = {"kernel", "split"};
+  plan_hook = att_engines;
+  for (int f = 0; f < 2; f++) {
+    att_form = forms[f];
+    setenv("SUPEROPT_ATTENTION", att_form, 1);
+    ir_graph *g = parse(att_bias_graph);
+    char what[64];
+    snprintf(what, sizeof what, "%s, bias, tf32", att_form);
+    compare(g, &tf32, 2e-3, what);
+    snprintf(what, sizeof what, "%s, bias, strict", att_form);
+    compare(g, &strict, 1e-5, what);
+    ir_graph_free(g);
+  }
+  unsetenv("SUPEROPT_ATTENTION");
+  plan_hook = NULL;
+}
+
 /* Counts the convolutions that run cuDNN's plan with their epilogue; while
  * ep_graph is set (conv_ep_graph), also those of the one computing "e"
  * (with a residual add). */
@@ -1036,6 +1090,75 @@ static ir_graph *lowered(const ir_graph *g, int least) {
   cr_assert(h, "%s", d.msg);
   cr_assert_geq(st.epilogues, least);
   return h;
+}
+
+/* ConvNeXt's block ends, lowered (src/fuse/lower_epi.c): the residual
+ * add after each channels-last matmul (its own bias, or one from a bias
+ * add) is the matmul's residual input through a transpose; on the GPU
+ * every transpose is a view of channels-last bytes and the matmul adds
+ * the residual as cuBLASLt's C. Both layouts, poisoned. */
+static const char *const convnext_res_graph =
+    "input x: [2,16,10,9]\nweight wd: [16,1,7,7]\nweight bd: [16]\n"
+    "weight m1: [16,32]\nweight m2: [32,16]\nweight bm: [16]\n"
+    "weight w2: [8,16,3,3]\n"
+    "d = conv2d(x, wd, bd) groups=16\nt = transpose(d) perm=[0,2,3,1]\n"
+    "h = matmul(t, m1) act=relu\nq = matmul(h, m2, bm)\n"
+    "u = transpose(q) perm=[0,3,1,2]\nr = ewadd(u, d)\n"
+    "t2 = transpose(r) perm=[0,2,3,1]\nh2 = matmul(t2, m1) act=relu\n"
+    "q2 = matmul(h2, m2)\nqb2 = ewadd(q2, bm)\n"
+    "u2 = transpose(qb2) perm=[0,3,1,2]\nr2 = ewadd(r, u2)\n"
+    "c = conv2d(r2, w2)\noutput c\n";
+
+static void transposes_are_views(const ir_graph *g, const gpu_plan *p,
+                                 const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_TRANSPOSE)
+      cr_expect_eq(gpu_plan_computed_by(p, i), -1, "%s: %s is no view", what,
+                   g->tensors[g->nodes[i].out[0]].name);
+}
+
+Test(cuda, convnext_residual_through_views) {
+  need_gpu();
+  ir_graph *g0 = parse(convnext_res_graph), *g = lowered(g0, 3);
+  cr_assert_eq(g->nodes[g->tensors[ir_find_tensor(g, "q")].node].nin, 4);
+  cr_assert_eq(g->nodes[g->tensors[ir_find_tensor(g, "qb2")].node].nin, 4);
+  gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  compare(g0, &strict, 1e-5, "convnext residual as it is (strict)");
+  plan_hook = transposes_are_views;
+  compare(g, &cl, 1e-3, "convnext residual (tf32)");
+  compare(g, &strict, 1e-5, "convnext residual (strict)");
+  compare(g, &poison, 1e-5, "convnext residual (strict, poisoned)");
+  plan_hook = NULL;
+  compare(g, &nchw, 1e-3, "convnext residual nchw (tf32: copies)");
+  ir_graph_free(g0), ir_graph_free(g);
+}
+
+/* Relus after element-wise nodes, lowered to fused nodes of the two
+ * (src/fuse/lower_epi.c: the executor's former relu fold), channels-last
+ * and NCHW, poisoned; the relu after a node read twice stays. */
+static const char *const relu_fused_graph =
+    "input x: [2,8,9,7]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+    "weight g: [8]\nweight gb: [8]\nweight mu: [8]\nweight var: [8]\n"
+    "weight dv: [8,1,1]\n"
+    "c = conv2d(x, w, b) act=relu\na = ewadd(c, x)\nar = relu(a)\n"
+    "n = batchnorm(ar, g, gb, mu, var)\nnr = relu(n)\n"
+    "s = ewsub(nr, c)\nsr = relu(s)\nm = ewmul(s, sr)\n"
+    "o = ewdiv(m, dv)\nor = relu(o)\noutput or, m\n";
+
+Test(cuda, relu_after_elementwise_fused) {
+  need_gpu();
+  ir_graph *g0 = parse(relu_fused_graph), *g = lowered(g0, 3);
+  cr_assert_eq(g->nodes[g->tensors[ir_find_tensor(g, "ar")].node].op,
+               IR_OP_FUSED);
+  gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
+  gpu_options poison = {.fp32_strict = 1, .poison = 1};
+  compare(g0, &strict, 1e-5, "relus on their own (strict)");
+  compare(g, &cl, 1e-3, "relus fused (tf32)");
+  compare(g, &nchw, 1e-3, "relus fused nchw (tf32)");
+  compare(g, &strict, 1e-5, "relus fused (strict)");
+  compare(g, &poison, 1e-5, "relus fused (strict, poisoned)");
+  ir_graph_free(g0), ir_graph_free(g);
 }
 
 /* LN_GRAPH lowered (the convolutions' biases the layer norms' xb inputs)
@@ -1365,8 +1488,7 @@ Test(cuda, fused_sources_compile_with_nvrtc) {
       for (int k = 0; k <= IR_MAX_IN; k++)
         unaligned[k] = (const float *)(uintptr_t)4;
       cr_assert_eq(gpu_fused_source(g, &g->nodes[0], vecok ? NULL : unaligned,
-                                    NULL, NULL, "sm_90", &src, name, &key, &vec,
-                                    &d),
+                                    NULL, "sm_90", &src, name, &key, &vec, &d),
                    BASE_OK, "graph %zu: %s", i, d.msg);
       cr_assert(!vecok ? !vec : 1, "unaligned pointers took float4");
       if (getenv("SUPEROPT_TEST_SHOW_SOURCE")) /* for reading them */
@@ -1399,13 +1521,13 @@ Test(cuda, fused_source_channels_last_compiles) {
   char *src = NULL, name[40], *cubin = NULL;
   uint64_t key = 0, key_nchw = 0;
   int vec = -1;
-  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, NULL, "sm_90",
-                                &src, name, &key_nchw, &vec, &d),
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, "sm_90", &src,
+                                name, &key_nchw, &vec, &d),
                BASE_OK, "%s", d.msg);
   free(src);
   cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL,
-                                (const int64_t(*)[IR_MAX_RANK])phys, NULL,
-                                "sm_90", &src, name, &key, &vec, &d),
+                                (const int64_t(*)[IR_MAX_RANK])phys, "sm_90",
+                                &src, name, &key, &vec, &d),
                BASE_OK, "%s", d.msg);
   cr_assert_neq(key, key_nchw, "the layout is part of the kernel's key");
   cr_assert(!vec, "NHWC: the innermost dimension is C = 6, no float4");
@@ -1487,32 +1609,43 @@ static const char *const bias_fused_graph =
 Test(cuda, conv_bias_moved_into_fused) {
   need_gpu();
   ir_graph *g = parse(bias_fused_graph);
+  lower_stats st;
+  base_diag d;
+  ir_graph *h = lower_graph(g, &st, &d); /* the biases into the fused nodes */
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(h->nodes[h->tensors[ir_find_tensor(h, "c")].node].nin, 2,
+               "c's bias moved into y");
+  cr_assert_eq(h->nodes[h->tensors[ir_find_tensor(h, "k")].node].nin, 3,
+               "k is read twice: it keeps its bias");
   gpu_options cl = {0}, nchw = {.nchw = 1}, strict = {.fp32_strict = 1};
   gpu_options poison = {.fp32_strict = 1, .poison = 1, .nchw = 1};
-  gpu_options nofold = {.fp32_strict = 1, .no_fold = 1};
-  compare(g, &cl, 1e-3, "bias into fused (tf32)");
-  compare(g, &nchw, 1e-3, "bias into fused nchw (tf32)");
-  compare(g, &strict, 1e-5, "bias into fused (strict)");
-  compare(g, &poison, 1e-5, "bias into fused (strict, nchw, poisoned)");
-  compare(g, &nofold, 1e-5, "bias into fused (strict, not moved)");
+  compare(g, &strict, 1e-5, "bias not moved (strict)");
+  compare(h, &cl, 1e-3, "bias into fused (tf32)");
+  compare(h, &nchw, 1e-3, "bias into fused nchw (tf32)");
+  compare(h, &strict, 1e-5, "bias into fused (strict)");
+  compare(h, &poison, 1e-5, "bias into fused (strict, nchw, poisoned)");
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 
-/* The generated source with moved biases compiles (no GPU needed): NCHW
- * float4 (channel constant per float4), NHWC float4 (four channels) and
+/* A fused node adding a per-channel bias input [C,1,1] (a convolution's,
+ * moved there by the lower stage) compiles (no GPU needed): NCHW float4
+ * (the bias constant per float4), NHWC float4 (four channels) and
  * scalar. */
-Test(cuda, fused_source_with_bias_compiles) {
+Test(cuda, fused_source_with_channel_bias_compiles) {
   ir_graph *g = parse("input c: [2,8,6,12]\ninput d: [2,8,6,12]\n"
-                      "y = fused(c, d) { a = ewadd($0, $1); r = relu(a) }\n"
-                      "output y\n");
+                      "input b: [8,1,1]\n"
+                      "y = fused(c, d, b) { a = ewadd($0, $1); e = ewadd(a, "
+                      "$2); r = relu(e) }\noutput y\n");
   int64_t nhwc[4] = {8 * 6 * 12, 1, 12 * 8, 8};
-  int64_t phys[3][IR_MAX_RANK] = {{0}};
-  for (int k = 0; k < 3; k++)
+  int64_t phys[4][IR_MAX_RANK] = {{0}};
+  for (int k = 0; k < 4; k++)
     memcpy(phys[k], nhwc, sizeof nhwc);
-  unsigned char biased[2] = {1, 1};
-  const float *unaligned[3] = {(const float *)(uintptr_t)4,
-                               (const float *)(uintptr_t)4,
-                               (const float *)(uintptr_t)4};
+  memset(phys[2], 0, sizeof phys[2]); /* b: [8,1,1], row-major */
+  phys[2][0] = phys[2][1] = phys[2][2] = 1;
+  const float *unaligned[4] = {
+      (const float *)(uintptr_t)4, (const float *)(uintptr_t)4,
+      (const float *)(uintptr_t)4, (const float *)(uintptr_t)4};
   for (int v = 0; v < 3; v++) {
     base_diag d;
     char *src = NULL, name[40], *cubin = NULL;
@@ -1521,30 +1654,17 @@ Test(cuda, fused_source_with_bias_compiles) {
     cr_assert_eq(
         gpu_fused_source(g, &g->nodes[0], v == 2 ? unaligned : NULL,
                          v == 1 ? (const int64_t(*)[IR_MAX_RANK])phys : NULL,
-                         biased, "sm_90", &src, name, &key, &vec, &d),
+                         "sm_90", &src, name, &key, &vec, &d),
         BASE_OK, "%s", d.msg);
     cr_assert_eq(vec, v < 2, "variant %d", v);
-    cr_assert(strstr(src, "bias1"), "%s", src);
     if (getenv("SUPEROPT_TEST_SHOW_SOURCE"))
-      fprintf(stderr, "---- biased %d\n%s", v, src);
+      fprintf(stderr, "---- channel bias %d\n%s", v, src);
     size_t len;
     cr_assert_eq(gpu_fused_compile(src, name, "sm_90", &cubin, &len, &d),
                  BASE_OK, "%s\n%s", d.msg, src);
     free(cubin);
     free(src);
   }
-  unsigned char one[2] = {0, 1};
-  ir_graph *h = parse("input c: [2,8,6,12]\ninput d: [8,6,12]\n"
-                      "y = fused(c, d) { a = ewadd($0, $1); r = relu(a) }\n"
-                      "output y\n");
-  base_diag d;
-  char *src = NULL, name[40];
-  uint64_t key;
-  int vec;
-  cr_assert_neq(gpu_fused_source(h, &h->nodes[0], NULL, NULL, one, "sm_90",
-                                 &src, name, &key, &vec, &d),
-                BASE_OK, "a broadcast input cannot take a bias");
-  ir_graph_free(h);
   ir_graph_free(g);
 }
 

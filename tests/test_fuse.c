@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -482,6 +483,171 @@ Test(fused, attention_chain_becomes_one_node) {
   assert_same_outputs(g, h);
   ir_graph_free(h);
   ir_graph_free(g);
+}
+
+/* Exported attention (PyTorch's SDPA, T5, Llama): a bias added to the
+ * scores (-inf masks: log(relu(-w)), rows of them masked everywhere), the
+ * guard where(not(equal(p, p)), 0, p) after the softmax, a bias without a
+ * scale (a scale of 1 made for it): attention nodes with b and guard=1,
+ * bit for bit the chain's outputs; printed and parsed back the same. */
+static const float att_zero[1] = {0.0f};
+
+static void set_zero(ir_graph *g, const char *name) {
+  int t = ir_find_tensor(g, name);
+  cr_assert(t >= 0);
+  g->tensors[t].data = att_zero;
+}
+
+Test(fused, attention_bias_and_guard) {
+  ir_graph *g = parse(
+      ATT_HEAD "weight w: [3,5,1]\nweight wb: [5,7]\nweight z: [1]\n"
+               "n0 = neg(w)\nm = relu(n0)\nmb = log(m)\n"
+               "sc = matmul(q, k)\nsd = smul(sc, s)\nbb = ewadd(sd, mb)\n"
+               "p = softmax(bb) axis=3\ne = equal(p, p)\nn = not(e)\n"
+               "g0 = where(n, z, p)\ny = matmul(g0, v)\n"
+               "sc2 = matmul(q, k)\nbb2 = ewadd(wb, sc2)\np2 = softmax(bb2)\n"
+               "y2 = matmul(p2, v)\noutput y, y2\n");
+  set_zero(g, "z");
+  fuse_stats st;
+  ir_graph *h = fuse(g, NULL, &st);
+  cr_assert_eq(st.attention, 2);
+  const ir_node *a = &h->nodes[h->tensors[ir_find_tensor(h, "y")].node];
+  const ir_node *a2 = &h->nodes[h->tensors[ir_find_tensor(h, "y2")].node];
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->nin, 5);
+  cr_assert_eq(a->a.keepdims, 1, "guard=1");
+  cr_assert_eq(a2->op, IR_OP_ATTENTION);
+  cr_assert_eq(a2->nin, 5, "a scale of 1 made for the bias");
+  cr_assert_eq(a2->a.keepdims, 0);
+  assert_same_outputs(g, h);
+  ex_values *v = run(h); /* rows masked everywhere: 0, not NaN */
+  int y = ir_find_tensor(h, "y"), zeros = 0;
+  for (int64_t i = 0; i < ir_shape_numel(&h->tensors[y].shape); i++) {
+    cr_assert(!isnan(v->v[y][i]));
+    zeros += v->v[y][i] == 0.0f;
+  }
+  cr_assert_gt(zeros, 0, "no row masked everywhere: the test tests nothing");
+  ex_values_free(v);
+  char *text = ir_print(h);
+  cr_assert(strstr(text, "guard=1"), "%s", text);
+  ir_graph *back = parse(text);
+  uint64_t h1 = 0, h2 = 1;
+  cr_assert_eq(ir_graph_hash(back, &h1), BASE_OK);
+  cr_assert_eq(ir_graph_hash(h, &h2), BASE_OK);
+  cr_assert_eq(h1, h2, "%s", text);
+  ir_graph_free(back);
+  free(text);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* SDPA's sqrt(scale) on q and on k: both scalars join the attention's
+ * scale (weight-only ewmuls), equal up to rounding. */
+Test(fused, attention_takes_the_q_and_k_scalars) {
+  ir_graph *g = parse(ATT_HEAD "weight c1: []\nweight c2: []\nweight wb: "
+                               "[1,3,5,7]\nq1 = ewmul(q, c1)\n"
+                               "k1 = ewmul(c2, k)\nsc = matmul(q1, k1)\n"
+                               "bb = ewadd(sc, wb)\np = softmax(bb)\n"
+                               "y = matmul(p, v)\noutput y\n");
+  fuse_stats st;
+  ir_graph *h = fuse(g, NULL, &st);
+  cr_assert_eq(st.attention, 1);
+  const ir_node *a = &h->nodes[h->tensors[ir_find_tensor(h, "y")].node];
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->in[0], ir_find_tensor(h, "q"));
+  cr_assert_eq(a->in[1], ir_find_tensor(h, "k"));
+  cr_assert_eq(a->nin, 5);
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_expect_leq(err, 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Swin's shifted windows: the relative-position bias, then the scores
+ * reshaped to [batch, windows, heads, S, T], the windows' mask added, and
+ * reshaped back: one attention node whose bias is both (computed once at
+ * load), equal up to rounding. */
+Test(fused, attention_takes_swins_window_mask) {
+  ir_graph *g =
+      parse("input q: [4,3,5,8]\ninput k: [4,3,8,5]\ninput v: [4,3,5,6]\n"
+            "weight s: []\nweight rb: [1,3,5,5]\nweight mk: [1,4,1,5,5]\n"
+            "q1 = ewmul(q, s)\nsc = matmul(q1, k)\nb1 = ewadd(sc, rb)\n"
+            "w5 = reshape(b1) shape=[1,4,3,5,5]\nw6 = ewadd(w5, mk)\n"
+            "w4 = reshape(w6) shape=[4,3,5,5]\np = softmax(w4)\n"
+            "y = matmul(p, v)\noutput y\n");
+  fuse_stats st;
+  ir_graph *h = fuse(g, NULL, &st);
+  cr_assert_eq(st.attention, 1);
+  const ir_node *a = &h->nodes[h->tensors[ir_find_tensor(h, "y")].node];
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->nin, 5);
+  char buf[64];
+  cr_assert_str_eq(ir_shape_str(&h->tensors[a->in[4]].shape, buf, 64),
+                   "[4,3,5,5]");
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_expect_leq(err, 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* MaxViT's einsums: rank-3 products, the scores reshaped to [1, windows,
+ * heads, S, T] for the bias and the softmax and the probabilities reshaped
+ * back: one attention node on the rank-3 operands, its bias the rank-5
+ * bias expanded and reshaped (at load), equal up to rounding. */
+Test(fused, attention_through_maxvits_reshapes) {
+  ir_graph *g =
+      parse("input q: [6,5,8]\ninput k: [6,8,5]\ninput v: [6,5,4]\n"
+            "weight rb: [2,5,5]\n"
+            "sc = matmul(q, k)\nw5 = reshape(sc) shape=[1,3,2,5,5]\n"
+            "b5 = ewadd(w5, rb)\np5 = softmax(b5)\n"
+            "p3 = reshape(p5) shape=[6,5,5]\ny = matmul(p3, v)\noutput y\n");
+  fuse_stats st;
+  ir_graph *h = fuse(g, NULL, &st);
+  cr_assert_eq(st.attention, 1);
+  const ir_node *a = &h->nodes[h->tensors[ir_find_tensor(h, "y")].node];
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->nin, 5);
+  char buf[64];
+  cr_assert_str_eq(ir_shape_str(&h->tensors[a->in[4]].shape, buf, 64),
+                   "[6,5,5]");
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_expect_leq(err, 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Not attention: a bias that grows the scores, a where after the softmax
+ * that is not the guard (its constant not 0, or no known values). */
+Test(fused, attention_bias_refused_outside_its_pattern) {
+  static const char *const bodies[] = {
+      "sc = matmul(q, k)\nbb = ewadd(sc, wg)\np = softmax(bb)\n"
+      "y = matmul(p, vg)\noutput y\n",
+      "sc = matmul(q, k)\np = softmax(sc)\ne = equal(p, p)\nn = not(e)\n"
+      "g0 = where(n, one, p)\ny = matmul(g0, v)\noutput y\n",
+      "sc = matmul(q, k)\np = softmax(sc)\ne = equal(p, p)\nn = not(e)\n"
+      "g0 = where(n, z, p)\ny = matmul(g0, v)\noutput y\n",
+  };
+  for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "%sweight wg: [2,2,3,5,7]\ninput vg: [2,2,3,7,6]\n"
+             "weight one: [1]\nweight z: [1]\n%s",
+             ATT_HEAD, bodies[i]);
+    ir_graph *g = parse(text);
+    static const float one[1] = {1.0f};
+    g->tensors[ir_find_tensor(g, "one")].data = one;
+    fuse_stats st;
+    ir_graph *h = fuse(g, NULL, &st);
+    cr_expect_eq(st.attention, 0, "case %zu", i);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
 }
 
 /* What must not become attention: the scores or probabilities read twice

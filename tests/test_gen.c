@@ -4,7 +4,8 @@
  * the interrupt flag with nothing written; a run stopped after K saved
  * checkpoints and resumed writes the uninterrupted run's file, and a
  * checkpoint of other arguments or a damaged one is refused; gen_compare of
- * a library with itself finds every rule. */
+ * a library with itself finds every rule; the extended set finds and proves
+ * batch-norm folding, and the verifier refutes a false variant of it. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "gen/gen.h"
+#include "verify/verify.h"
 
 static gen_options small(const char *out) {
   gen_options o = {0};
@@ -172,4 +174,79 @@ Test(gen, checkpoint_resume_is_identical) {
   gen_stats_free(&st);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   cr_assert_eq(system(cmd), 0);
+}
+
+/* Whether g has a batchnorm reading a conv2d's output. */
+static int bn_of_conv(const ir_graph *g) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int t = n->in[0];
+    if (n->op == IR_OP_BATCHNORM && g->tensors[t].kind == IR_T_VALUE &&
+        g->nodes[g->tensors[t].node].op == IR_OP_CONV2D)
+      return 1;
+  }
+  return 0;
+}
+
+/* The extended set (--opset extended) at --max-ops 3 over conv2d and
+ * batchnorm finds batch-norm folding (conv2d + batchnorm == one biased
+ * conv2d on weight-only transforms) and proves it (bn_fold_conv); the same
+ * rule with the folded bias reading the batchnorm's bias where its mean
+ * belongs is not proven. */
+Test(gen, extended_set_finds_batchnorm_folding, .timeout = 60) {
+  char out[] = "/tmp/test_gen_XXXXXX";
+  int fd = mkstemp(out);
+  cr_assert(fd >= 0);
+  close(fd);
+  gen_options o = small(out);
+  o.max_ops = 3;
+  o.ops = "conv2d,batchnorm";
+  o.extended = 1;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  ir_ruleset rs;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *fold = NULL;
+  for (int i = 0; i < rs.n && !fold; i++) {
+    const ir_rule *r = &rs.rules[i];
+    if (r->status == IR_RULE_PROVEN && r->naxioms == 1 &&
+        !strcmp(r->axioms[0], "bn_fold_conv") &&
+        (bn_of_conv(r->src) != bn_of_conv(r->dst)))
+      fold = r;
+  }
+  cr_assert(fold, "no proven batch-norm folding among %d rules", rs.n);
+  /* the false variant: the folded bias's batchnorm reads the bias as its
+   * mean (the line "[1,4] = batchnorm(..., n1_mean, n1_var)") */
+  FILE *f = fopen(out, "r");
+  cr_assert(f);
+  static char text[1 << 20];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  char head[64];
+  snprintf(head, sizeof head, "rule %s ", fold->id);
+  char *start = strstr(text, head), *end = start ? strstr(start, "\nend\n") : 0;
+  cr_assert(start && end);
+  end[5] = 0;
+  char *bn = strstr(start, "[1,4] = batchnorm(");
+  char *mean = bn ? strstr(bn, "n1_mean, n1_var)") : NULL;
+  cr_assert(mean, "no folded bias in rule %s", fold->id);
+  memcpy(mean, "n1_bias", 7);
+  ir_ruleset bad;
+  cr_assert_eq(ir_rules_parse(start, strlen(start), "bad", &bad, &d), BASE_OK,
+               "%s", d.msg);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  verify_result res;
+  cr_assert_eq(verify_prove(c, &bad.rules[0], &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_neq(res.status, IR_RULE_PROVEN, "the false variant was proven");
+  cr_assert_eq(verify_prove(c, fold, &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_PROVEN, "%s", res.reason);
+  verify_free(c);
+  ir_ruleset_free(&bad);
+  ir_ruleset_free(&rs);
+  gen_stats_free(&st);
+  unlink(out);
 }

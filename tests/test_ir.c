@@ -617,6 +617,45 @@ Test(rebatch, reports_a_pinned_batch) {
   ir_graph_free(g);
 }
 
+/* A gather of a batch's rows at constant indices (Hugging Face's SDPA mask
+ * exported at batch 1: the flattened [batch*seq] mask gathered at
+ * batch*seq + position, folded at import): sample b's indices become
+ * b * rows + the old ones, the batch the outer factor of their axis; an
+ * index outside the batch's rows is refused. */
+static ir_graph *rows_gather(float first) {
+  ir_graph *g = parse_ok("input m: [1,4]\n"
+                         "weight ix: i64[4]\n"
+                         "r = reshape(m) shape=[4,1]\n"
+                         "y = gather(r, ix)\n"
+                         "z = reshape(y) shape=[1,4]\n"
+                         "output z\n");
+  int t = ir_find_tensor(g, "ix");
+  float *v = base_arena_alloc(g->arena, 4 * sizeof *v);
+  cr_assert(t >= 0 && v);
+  v[0] = first, v[1] = 2, v[2] = 1, v[3] = 0;
+  g->tensors[t].data = v;
+  return g;
+}
+
+Test(rebatch, gathers_a_batch_s_rows_at_constant_indices) {
+  ir_graph *g = rows_gather(3), *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 3, &h, &d), BASE_OK, "%s", d.msg);
+  int y = ir_find_tensor(h, "y");
+  const ir_tensor *ix = &h->tensors[h->nodes[h->tensors[y].node].in[1]];
+  cr_assert_eq(ix->shape.dim[0], 12);
+  for (int k = 0; k < 12; k++)
+    cr_assert_float_eq(ix->data[k], (float)(k / 4 * 4 + 3 - k % 4), 0,
+                       "index %d: %g", k, ix->data[k]);
+  cr_assert_eq(h->tensors[ir_find_tensor(h, "z")].shape.dim[0], 3);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  g = rows_gather(4); /* row 4 is the next sample's */
+  cr_assert_eq(ir_rebatch(g, 3, &h, &d), BASE_ERR_SHAPE);
+  cr_assert(strstr(d.msg, "gathers along the batch axis"), "%s", d.msg);
+  ir_graph_free(g);
+}
+
 static int64_t dim_of(const ir_graph *h, const char *name, int i) {
   int t = ir_find_tensor(h, name);
   cr_assert_geq(t, 0, "%s", name);
@@ -940,7 +979,7 @@ Test(dtype, mismatches_rejected) {
     const char *text, *msg;
   } bad[] = {
       {"input i: i64[2]\ny = relu(i)\noutput y\n",
-       "relu: input 1 (x) must be f32, got i64"},
+       "relu: input 1 (x) must be f32, f16 or bf16, got i64"},
       {"input e: [4,2]\ninput i: [3]\ny = gather(e, i)\noutput y\n",
        "gather: input 2 (indices) must be i64, got f32"},
       {"input c: [3]\ninput a: [3]\ny = where(c, a, a)\noutput y\n",
@@ -1010,17 +1049,18 @@ Test(parse, huge_line_is_an_error_not_a_crash) {
  * is refused), an se node batches as its pool did, a concat_shuffle as a
  * concat of the channels. `run --batch` of an optimized graph needs it. */
 Test(rebatch, lowered_forms) {
-  ir_graph *g = parse_ok(
-      "input x: [2,8,4,4]\nweight w: [8,8,3,3]\nweight b: [8]\n"
-      "weight w1: [2,8,1,1]\nweight w2: [8,2,1,1]\n"
-      "c = conv2d(x, w, b, x) act=relu\n"
-      "s = se(c, w1, w2) act1=relu act2=sigmoid\n"
-      "m = ewmul(c, s)\n"
-      "k1, k2 = concat_shuffle(m, x) groups=2 starts=[0,8] ends=[8,16]\n"
-      "input a: [2,3,8]\nweight v: [8,8]\nweight vb: [8]\n"
-      "y = matmul(a, v, vb, a)\n"
-      "output k1, k2, y\n"),
-           *h = NULL;
+  ir_graph
+      *g = parse_ok(
+          "input x: [2,8,4,4]\nweight w: [8,8,3,3]\nweight b: [8]\n"
+          "weight w1: [2,8,1,1]\nweight w2: [8,2,1,1]\n"
+          "c = conv2d(x, w, b, x) act=relu\n"
+          "s = se(c, w1, w2) act1=relu act2=sigmoid\n"
+          "m = ewmul(c, s)\n"
+          "k1, k2 = concat_shuffle(m, x) groups=2 starts=[0,8] ends=[8,16]\n"
+          "input a: [2,3,8]\nweight v: [8,8]\nweight vb: [8]\n"
+          "y = matmul(a, v, vb, a)\n"
+          "output k1, k2, y\n"),
+      *h = NULL;
   base_diag d;
   cr_assert_eq(ir_rebatch(g, 5, &h, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(dim_of(h, "c", 0), 5);
@@ -1053,4 +1093,38 @@ Test(rebatch, to_the_same_batch_is_a_copy) {
   cr_assert_neq(ir_rebatch(g, 4, &h, &d), BASE_OK);
   cr_assert(strstr(d.msg, "normalises along the batch axis"), "%s", d.msg);
   ir_graph_free(g);
+}
+
+/* ir_rebuild's steps: copied, dropped (a relu's output mapped to its
+ * input), failing. */
+static int drop_relu(void *u, ir_graph *h, const ir_graph *g, int n,
+                     int32_t *map, base_diag *d) {
+  const ir_node *nd = &g->nodes[n];
+  if (u && nd->op == IR_OP_RELU) {
+    map[nd->out[0]] = map[nd->in[0]];
+    return 0;
+  }
+  if (nd->op == IR_OP_TANH)
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0, "no tanh"), -1;
+  return ir_rebuild_copy(h, g, n, map, d);
+}
+
+Test(ir, rebuild_node_by_node) {
+  ir_graph *g = parse_ok("input x: [2,3]\nweight w: [3,4]\n"
+                         "y = matmul(x, w)\nr = relu(y)\nz = sigmoid(r)\n"
+                         "output z\n");
+  base_diag d;
+  ir_graph *same = ir_rebuild(g, drop_relu, NULL, &d);
+  cr_assert(same, "%s", d.msg);
+  char *a = ir_print(g), *b = ir_print(same);
+  cr_assert_str_eq(a, b);
+  ir_graph *h = ir_rebuild(g, drop_relu, (void *)1, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(h->nnodes, 2);
+  cr_assert_eq(h->nodes[1].in[0], ir_find_tensor(h, "y"));
+  ir_graph *t = parse_ok("input x: [2,3]\ny = tanh(x)\noutput y\n");
+  cr_assert_null(ir_rebuild(t, drop_relu, NULL, &d));
+  cr_assert_str_eq(d.msg, "no tanh");
+  free(a), free(b);
+  ir_graph_free(t), ir_graph_free(h), ir_graph_free(same), ir_graph_free(g);
 }

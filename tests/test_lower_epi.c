@@ -4,80 +4,18 @@
  * matmul computing one operand as its residual input r, a bias vector added
  * to a matmul without bias as its bias: the nodes folded go, the CPU
  * executor computes the same outputs, ONNX export's unfusing brings the add
- * back; a clip (ReLU6) after a convolution as its act=clip; patterns the
- * executor never folded stay; the rewrite matcher does not take a
- * convolution with a residual for a plain one.
+ * back; a clip (ReLU6) after a convolution as its act=clip; a relu after
+ * an element-wise operator as a fused node of the two; a convolution's
+ * bias moved into the fused node reading it; ConvNeXt's residual add
+ * after a channels-last matmul as the matmul's residual through a
+ * transpose; patterns the executor never folded stay; the rewrite matcher
+ * does not take a convolution with a residual for a plain one.
  */
-#include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "exec/exec.h"
-#include "fuse/lower.h"
+#include "lower_util.h"
 #include "rewrite/rewrite_int.h"
-
-static ir_graph *parse(const char *text) {
-  base_diag d;
-  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
-  cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
-  return g;
-}
-
-/* Runs g on the seeded values of ref's inputs and weights (a weight's
- * values follow the slot of its first reader, which lowering may change). */
-static ex_values *run_as(const ir_graph *g, const ir_graph *ref) {
-  base_diag d;
-  ex_values *r = ex_values_new(ref), *v = ex_values_new(g);
-  cr_assert_eq(ex_fill_random(ref, r, 7, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(ex_fill_random(g, v, 7, &d), BASE_OK, "%s", d.msg);
-  for (int t = 0; t < g->ntensors; t++) {
-    int u = ir_find_tensor(ref, g->tensors[t].name);
-    if (g->tensors[t].kind != IR_T_VALUE && u >= 0)
-      memcpy(v->v[t], r->v[u],
-             sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape));
-  }
-  ex_values_free(r);
-  ex_options o = {1, 0};
-  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
-  return v;
-}
-
-/* Same outputs, bit for bit (the same additions in the same order). */
-static void assert_same_outputs(const ir_graph *a, const ir_graph *b) {
-  ex_values *va = run_as(a, a), *vb = run_as(b, a);
-  cr_assert_eq(a->noutputs, b->noutputs);
-  for (int i = 0; i < a->noutputs; i++) {
-    int ta = a->outputs[i], tb = b->outputs[i];
-    int64_t n = ir_shape_numel(&a->tensors[ta].shape);
-    cr_assert(ir_shape_eq(&a->tensors[ta].shape, &b->tensors[tb].shape));
-    cr_assert(!memcmp(va->v[ta], vb->v[tb], sizeof(float) * (size_t)n),
-              "output %d differs", i);
-  }
-  ex_values_free(va);
-  ex_values_free(vb);
-}
-
-static ir_graph *lower(const ir_graph *g, lower_stats *st) {
-  base_diag d;
-  ir_graph *h = lower_graph(g, st, &d);
-  cr_assert(h, "%s", d.msg);
-  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
-  return h;
-}
-
-static int count_op(const ir_graph *g, ir_opcode op) {
-  int n = 0;
-  for (int i = 0; i < g->nnodes; i++)
-    n += g->nodes[i].op == op;
-  return n;
-}
-
-/* The node writing tensor `name` of g. */
-static const ir_node *writer(const ir_graph *g, const char *name) {
-  int t = ir_find_tensor(g, name);
-  cr_assert(t >= 0 && g->tensors[t].kind == IR_T_VALUE, "no %s", name);
-  return &g->nodes[g->tensors[t].node];
-}
 
 static const char block[] =
     "input x: [1,4,6,6]\n"
@@ -90,32 +28,32 @@ static const char block[] =
     "output out\n";
 
 Test(lower_epi, conv_residual_and_relu) {
-  ir_graph *g = parse(block);
+  ir_graph *g = lu_parse(block);
   lower_stats st;
-  ir_graph *h = lower(g, &st);
+  ir_graph *h = lu_lower(g, &st);
   cr_assert_eq(st.epilogues, 2);
-  cr_assert_eq(count_op(h, IR_OP_EWADD), 0);
-  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
-  const ir_node *c = writer(h, "out");
+  cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_RELU), 0);
+  const ir_node *c = lu_producer(h, "out");
   cr_assert_eq(c->op, IR_OP_CONV2D);
   cr_assert_eq(c->nin, 4);
   cr_assert_eq(c->in[3], ir_find_tensor(h, "x"));
   cr_assert_eq(c->a.act, IR_ACT_RELU);
-  assert_same_outputs(g, h);
+  lu_same_outputs(g, h, 0);
   /* printed and parsed back: the same graph */
   char *p1 = ir_print(h);
   cr_assert(strstr(p1, "conv2d(y, w2, b2, x) act=relu"), "%s", p1);
-  ir_graph *k = parse(p1);
+  ir_graph *k = lu_parse(p1);
   char *p2 = ir_print(k);
   cr_assert_str_eq(p1, p2);
   /* unfused for ONNX: the add and the relu again, the same outputs */
   base_diag d;
   ir_graph *u = ir_graph_unfuse(h, &d);
   cr_assert(u, "%s", d.msg);
-  cr_assert_eq(count_op(u, IR_OP_EWADD), 1);
-  cr_assert_eq(count_op(u, IR_OP_RELU), 1);
-  cr_assert_eq(writer(u, "out")->op, IR_OP_RELU);
-  assert_same_outputs(g, u);
+  cr_assert_eq(lu_count_op(u, IR_OP_EWADD), 1);
+  cr_assert_eq(lu_count_op(u, IR_OP_RELU), 1);
+  cr_assert_eq(lu_producer(u, "out")->op, IR_OP_RELU);
+  lu_same_outputs(g, u, 0);
   free(p1), free(p2);
   ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
 }
@@ -130,21 +68,21 @@ Test(lower_epi, matmul_bias_then_residual_stays_one_fold) {
       "m2 = matmul(x, w2, b2)\n"
       "y2 = ewadd(s, m2)\n"
       "output r\noutput y2\n";
-  ir_graph *g = parse(text);
+  ir_graph *g = lu_parse(text);
   lower_stats st;
-  ir_graph *h = lower(g, &st);
+  ir_graph *h = lu_lower(g, &st);
   cr_assert_eq(st.epilogues, 3);
-  const ir_node *m = writer(h, "r");
+  const ir_node *m = lu_producer(h, "r");
   cr_assert_eq(m->op, IR_OP_MATMUL);
   cr_assert_eq(m->nin, 3); /* the bias vector as its bias */
   cr_assert_eq(m->in[2], ir_find_tensor(h, "b"));
   cr_assert_eq(m->a.act, IR_ACT_RELU);
-  const ir_node *m2 = writer(h, "y2");
+  const ir_node *m2 = lu_producer(h, "y2");
   cr_assert_eq(m2->op, IR_OP_MATMUL);
   cr_assert_eq(m2->nin, 4);
   cr_assert_eq(m2->in[3], ir_find_tensor(h, "s"));
-  cr_assert_eq(count_op(h, IR_OP_EWADD), 0);
-  assert_same_outputs(g, h);
+  cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 0);
+  lu_same_outputs(g, h, 0);
   ir_graph_free(h), ir_graph_free(g);
 }
 
@@ -172,14 +110,14 @@ Test(lower_epi, leaves_what_the_executor_never_folded) {
       "c6 = conv2d(x, w, b)\n"
       "r6 = relu(c6)\n"
       "output a1\noutput t1\noutput a2\noutput a3\noutput a4\noutput "
-      "r5\noutput c6\noutput r6\n";
-  ir_graph *g = parse(text);
+      "r5\noutput a5\noutput c6\noutput r6\n";
+  ir_graph *g = lu_parse(text);
   lower_stats st;
-  ir_graph *h = lower(g, &st);
+  ir_graph *h = lu_lower(g, &st);
   cr_assert_eq(st.epilogues, 0);
   cr_assert_eq(h->nnodes, g->nnodes);
-  cr_assert_eq(count_op(h, IR_OP_EWADD), 5);
-  assert_same_outputs(g, h);
+  cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 5);
+  lu_same_outputs(g, h, 0);
   ir_graph_free(h), ir_graph_free(g);
 }
 
@@ -198,30 +136,30 @@ Test(lower_epi, clip_into_convolutions) {
       "p = matmul(q, m, mb)\n"
       "kp = clip(p) min=0 max=6\n"
       "output k2\noutput kp\n";
-  ir_graph *g = parse(text);
+  ir_graph *g = lu_parse(text);
   lower_stats st;
-  ir_graph *h = lower(g, &st);
+  ir_graph *h = lu_lower(g, &st);
   cr_assert_eq(st.epilogues, 3);
-  cr_assert_eq(count_op(h, IR_OP_CLIP), 1); /* the matmul's */
-  const ir_node *c1 = writer(h, "k1"), *c2 = writer(h, "k2");
+  cr_assert_eq(lu_count_op(h, IR_OP_CLIP), 1); /* the matmul's */
+  const ir_node *c1 = lu_producer(h, "k1"), *c2 = lu_producer(h, "k2");
   cr_assert_eq(c1->op, IR_OP_CONV2D);
   cr_assert_eq(c1->a.act, IR_ACT_CLIP);
   cr_assert(c1->a.lo == 0 && c1->a.hi == 6);
   cr_assert_eq(c2->nin, 4);
   cr_assert(c2->a.act == IR_ACT_CLIP && c2->a.lo == -1 && c2->a.hi == 0.5f);
-  assert_same_outputs(g, h);
+  lu_same_outputs(g, h, 0);
   char *p1 = ir_print(h);
   cr_assert(strstr(p1, "k1: [1,4,6,6] = conv2d(x, w, b) act=clip max=6"), "%s",
             p1);
-  ir_graph *k = parse(p1);
+  ir_graph *k = lu_parse(p1);
   char *p2 = ir_print(k);
   cr_assert_str_eq(p1, p2);
   base_diag d;
   ir_graph *u = ir_graph_unfuse(h, &d);
   cr_assert(u, "%s", d.msg);
-  cr_assert_eq(count_op(u, IR_OP_CLIP), 3);
-  cr_assert_eq(count_op(u, IR_OP_EWADD), 1);
-  assert_same_outputs(g, u);
+  cr_assert_eq(lu_count_op(u, IR_OP_CLIP), 3);
+  cr_assert_eq(lu_count_op(u, IR_OP_EWADD), 1);
+  lu_same_outputs(g, u, 0);
   free(p1), free(p2);
   ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
 }
@@ -241,24 +179,24 @@ Test(lower_epi, conv_bias_into_layernorm) {
       "d3 = conv2d(x, wd, bd) groups=8\nt3 = transpose(d3) perm=[0,2,3,1]\n"
       "l3 = layernorm(t3, g, be) axis=3\nq = relu(t3)\n"
       "output l, l2, l3, q\n";
-  ir_graph *g = parse(text);
+  ir_graph *g = lu_parse(text);
   lower_stats st;
-  ir_graph *h = lower(g, &st);
+  ir_graph *h = lu_lower(g, &st);
   cr_assert_eq(st.epilogues, 1);
-  const ir_node *l = writer(h, "l"), *d = writer(h, "d");
+  const ir_node *l = lu_producer(h, "l"), *d = lu_producer(h, "d");
   cr_assert_eq(l->nin, 4);
   cr_assert_eq(l->in[3], ir_find_tensor(h, "bd"));
   cr_assert_eq(d->nin, 2, "the bias moved");
-  cr_assert_eq(writer(h, "l2")->nin, 1);
-  cr_assert_eq(writer(h, "d3")->nin, 3);
-  assert_same_outputs(g, h);
+  cr_assert_eq(lu_producer(h, "l2")->nin, 1);
+  cr_assert_eq(lu_producer(h, "d3")->nin, 3);
+  lu_same_outputs(g, h, 0);
   char *p1 = ir_print(h);
   cr_assert(strstr(p1, "= layernorm(t, g, be, bd) axis=3"), "%s", p1);
   base_diag dg;
   ir_graph *u = ir_graph_unfuse(h, &dg);
   cr_assert(u, "%s", dg.msg);
-  cr_assert_eq(writer(u, "l")->nin, 3);
-  assert_same_outputs(g, u);
+  cr_assert_eq(lu_producer(u, "l")->nin, 3);
+  lu_same_outputs(g, u, 0);
   free(p1);
   ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
 }
@@ -301,16 +239,275 @@ Test(lower_epi, residual_shape_checked) {
 /* A rule's plain convolution (x, w) matches a graph's convolution with a
  * bias (an instance adds it), never one with a residual. */
 Test(lower_epi, matcher_skips_a_residual) {
-  ir_graph *p = parse("input x: [1,4,6,6]\nweight w: [4,4,1,1]\n"
-                      "y = conv2d(x, w)\noutput y\n");
-  ir_graph *g = parse("input x: [1,4,6,6]\nweight w: [4,4,1,1]\n"
-                      "weight b: [4]\n"
-                      "y = conv2d(x, w, b)\nz = conv2d(x, w, b, y)\n"
-                      "output z\n");
+  ir_graph *p = lu_parse("input x: [1,4,6,6]\nweight w: [4,4,1,1]\n"
+                         "y = conv2d(x, w)\noutput y\n");
+  ir_graph *g = lu_parse("input x: [1,4,6,6]\nweight w: [4,4,1,1]\n"
+                         "weight b: [4]\n"
+                         "y = conv2d(x, w, b)\nz = conv2d(x, w, b, y)\n"
+                         "output z\n");
   cr_assert_eq(rewrite_params_match(&p->nodes[0], &g->nodes[0], 0),
                REWRITE_INSTANCE);
   cr_assert_eq(rewrite_params_match(&p->nodes[0], &g->nodes[1], 0), 0);
   cr_assert_neq(rewrite_node_sig(g, &g->nodes[0]),
                 rewrite_node_sig(g, &g->nodes[1]));
   ir_graph_free(p), ir_graph_free(g);
+}
+
+/* A relu after an element-wise operator (IR_OPF_RELU_EPILOGUE) that it
+ * alone reads: fused(op, relu), as the CUDA executor's fold was; with a
+ * second reader, or after a fused node, it stays. */
+Test(lower_epi, relu_after_elementwise_fused) {
+  static const char text[] =
+      "input x: [1,4,6,6]\ninput y: [1,4,6,6]\nweight s: [4]\n"
+      "weight bb: [4]\nweight mu: [4]\nweight v: [4]\n"
+      "a = ewadd(x, y)\nra = relu(a)\n"
+      "n = batchnorm(x, s, bb, mu, v)\nrn = relu(n)\n"
+      "m = ewmul(x, y)\nrm = relu(m)\n"
+      "f = fused(x) { e = exp($0) }\nrf = relu(f)\n"
+      "output ra, rn, rm, m, rf\n";
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.epilogues, 2);
+  cr_assert_eq(lu_count_op(h, IR_OP_EWADD) + lu_count_op(h, IR_OP_BATCHNORM),
+               0);
+  cr_assert_eq(lu_count_op(h, IR_OP_RELU), 2, "after m (read twice), after f");
+  const ir_node *ra = lu_producer(h, "ra"), *rn = lu_producer(h, "rn");
+  cr_assert_eq(ra->op, IR_OP_FUSED);
+  cr_assert_eq(rn->op, IR_OP_FUSED);
+  cr_assert_eq(rn->nin, 5);
+  const ir_body *b = ir_body_get(rn->a.body);
+  cr_assert_eq(b->nops, 2);
+  cr_assert_eq(b->ops[0].op, IR_OP_BATCHNORM);
+  cr_assert_eq(b->ops[1].op, IR_OP_RELU);
+  cr_assert_eq(ir_find_tensor(h, "a"), -1, "a is inside the fused node");
+  lu_same_outputs(g, h, 0);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  cr_assert_eq(lu_count_op(u, IR_OP_FUSED), 0);
+  cr_assert_eq(lu_count_op(u, IR_OP_RELU), 4);
+  lu_same_outputs(g, u, 0);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The bias of a convolution that a fused node alone reads moves into the
+ * node: the convolution loses it, the node reads it as [C,1,1] and adds
+ * it first. Read twice, or by a row reduction: it stays. */
+Test(lower_epi, conv_bias_into_fused_reader) {
+  static const char text[] =
+      "input x: [2,4,5,6]\nweight w: [4,4,3,3]\nweight b: [4]\n"
+      "weight w2: [4,4,1,1]\nweight b2: [4]\nweight s: [4]\n"
+      "weight bb: [4]\nweight mu: [4]\nweight v: [4]\n"
+      "c = conv2d(x, w, b)\nd = conv2d(x, w2, b2)\n"
+      "y = fused(c, d) { a = ewsub($0, $1); r = relu(a) }\n"
+      "k = conv2d(y, w, b)\nz = fused(k) { e = exp($0) }\nkk = ewadd(k, z)\n"
+      "q = conv2d(y, w2, b2)\n"
+      "n = fused(x, s, bb, mu, v) { o = batchnorm($0, $1, $2, $3, $4) }\n"
+      "m = fused(q, n) { p = ewmul($0, $1) }\n"
+      "output kk, m\n";
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.epilogues, 3, "c and d into y, q into m");
+  cr_assert_eq(lu_producer(h, "c")->nin, 2);
+  cr_assert_eq(lu_producer(h, "d")->nin, 2);
+  cr_assert_eq(lu_producer(h, "k")->nin, 3, "k is read twice");
+  cr_assert_eq(lu_producer(h, "q")->nin, 2);
+  const ir_node *y = lu_producer(h, "y");
+  cr_assert_eq(y->nin, 4);
+  const ir_tensor *bc = &h->tensors[y->in[2]];
+  cr_assert_eq(bc->shape.rank, 3);
+  cr_assert_eq(bc->shape.dim[0], 4);
+  cr_assert_eq(h->nodes[bc->node].op, IR_OP_RESHAPE);
+  cr_assert_eq(h->nodes[bc->node].in[0], ir_find_tensor(h, "b"));
+  const ir_body *b = ir_body_get(y->a.body);
+  cr_assert_eq(b->nops, 4);
+  cr_assert_eq(b->ops[0].op, IR_OP_EWADD);
+  cr_assert_eq(b->ops[0].in[0], -1);
+  cr_assert_eq(b->ops[0].in[1], -3);
+  lu_same_outputs(g, h, 0);
+  char *p1 = ir_print(h); /* printed and parsed back: the same graph */
+  ir_graph *k = lu_parse(p1);
+  char *p2 = ir_print(k);
+  cr_assert_str_eq(p1, p2);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  lu_same_outputs(g, u, 0);
+  ir_graph *r = NULL, *r0 = NULL; /* run --batch: the bias keeps no batch */
+  cr_assert_eq(ir_rebatch(h, 3, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 3, &r0, &d), BASE_OK, "%s", d.msg);
+  lu_same_outputs(r0, r, 0);
+  free(p1), free(p2);
+  ir_graph_free(r), ir_graph_free(r0);
+  ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+  /* a row reduction's input: stays (the generated row kernel loads it) */
+  g = lu_parse("input x: [2,4,5,6]\nweight w: [4,4,1,1]\nweight b: [4]\n"
+               "c = conv2d(x, w, b)\nn = fused(c) { o = softmax($0) }\n"
+               "output n\n");
+  h = lu_lower(g, &st);
+  cr_assert_eq(st.epilogues, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* ConvNeXt's block end: a matmul over [N,H,W,C] rows, permuted back to
+ * images and added to the block's input r: the matmul takes r permuted
+ * to [N,H,W,C] as its residual, the permute writes the add's result (also
+ * after a bias add folded into the matmul). Not
+ * where r is a graph input (NCHW on the GPU: its transpose would be a
+ * copy) or the matmul's result is read twice. */
+Test(lower_epi, channels_last_matmul_residual) {
+  static const char text[] =
+      "input x: [1,8,3,3]\nweight w: [8,8,3,3]\nweight cb: [8]\n"
+      "weight m: [8,8]\nweight mb: [8]\n"
+      "r = conv2d(x, w, cb)\nt = transpose(r) perm=[0,2,3,1]\n"
+      "p = matmul(t, m, mb)\nq = transpose(p) perm=[0,3,1,2]\n"
+      "y = ewadd(r, q)\n"
+      "t2 = transpose(y) perm=[0,2,3,1]\np2 = matmul(t2, m)\n"
+      "pb2 = ewadd(mb, p2)\nq2 = transpose(pb2) perm=[0,3,1,2]\n"
+      "y2 = ewadd(q2, y)\n"
+      "t3 = transpose(x) perm=[0,2,3,1]\np3 = matmul(t3, m, mb)\n"
+      "q3 = transpose(p3) perm=[0,3,1,2]\ny3 = ewadd(q3, x)\n"
+      "output y2, y3\n";
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.epilogues, 3, "y, pb2's bias, y2");
+  cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 1, "y3's stays");
+  const ir_node *y = lu_producer(h, "y"), *p = lu_producer(h, "p");
+  cr_assert_eq(y->op, IR_OP_TRANSPOSE);
+  cr_assert_eq(y->in[0], ir_find_tensor(h, "p"));
+  cr_assert_eq(p->nin, 4);
+  const ir_node *rv = &h->nodes[h->tensors[p->in[3]].node];
+  cr_assert_eq(rv->op, IR_OP_TRANSPOSE);
+  cr_assert_eq(rv->in[0], ir_find_tensor(h, "r"));
+  cr_assert_eq(lu_producer(h, "y2")->op, IR_OP_TRANSPOSE);
+  const ir_node *p2 = lu_producer(h, "pb2"); /* the bias add folded first */
+  cr_assert_eq(p2->op, IR_OP_MATMUL);
+  cr_assert_eq(p2->nin, 4);
+  cr_assert_eq(p2->in[2], ir_find_tensor(h, "mb"));
+  cr_assert_eq(lu_producer(h, "p3")->nin, 3);
+  lu_same_outputs(g, h, 0);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  lu_same_outputs(g, u, 0);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The index of the node computing tensor name in g. */
+static int node_of(const ir_graph *g, const char *name) {
+  int t = ir_find_tensor(g, name);
+  cr_assert_geq(t, 0, "%s", name);
+  return g->tensors[t].node;
+}
+
+/* A ResNet block with a projection shortcut listed after the main chain
+ * (r1 -> b2, b2 with a bias and no activation): the add folds into b2
+ * with the shortcut as its residual, the shortcut moved to right after
+ * the node computing its input (or to the front when it reads only graph
+ * inputs); nothing else moves. */
+#define BLOCK_HEAD                                                             \
+  "input x: [1,4,6,6]\nweight w0: [8,4,1,1]\nweight w1: [8,8,3,3]\n"           \
+  "weight w2: [8,8,3,3]\nweight ws: [8,8,1,1]\nweight wx: [8,4,1,1]\n"         \
+  "weight b: [8]\ns0 = conv2d(x, w0, b) act=relu\n"
+#define CHAIN                                                                  \
+  BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\nb2 = conv2d(r1, w2, b)\n"
+
+/* g lowered: checked the same, the shortcuts moved in *n. */
+static ir_graph *lower_moved(const char *text, int *n) {
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  lu_same_outputs(g, h, 0);
+  *n = st.shortcuts;
+  ir_graph_free(g);
+  return h;
+}
+
+Test(lower_epi, shortcut_moved_ahead) {
+  int n = -1;
+  ir_graph *h = lower_moved(CHAIN "ds = conv2d(s0, ws, b)\n"
+                                  "a = ewadd(b2, ds)\ny = relu(a)\noutput y\n",
+                            &n);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(node_of(h, "ds"), node_of(h, "s0") + 1);
+  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
+  const ir_node *y = lu_producer(h, "y");
+  cr_assert_eq(y->op, IR_OP_CONV2D, "the add and relu folded into b2");
+  cr_assert_eq(y->in[3], ir_find_tensor(h, "ds"));
+  ir_graph_free(h);
+  h = lower_moved(CHAIN "dx = conv2d(x, wx, b)\na = ewadd(dx, b2)\noutput a\n",
+                  &n);
+  cr_assert_eq(n, 1, "operands in either order");
+  cr_assert_eq(node_of(h, "dx"), 0, "reads only the input: first");
+  cr_assert_eq(lu_producer(h, "a")->in[3], ir_find_tensor(h, "dx"));
+  ir_graph_free(h);
+}
+
+/* Left in place: the shortcut already first; the chain's last node with
+ * an activation, read twice or without a bias (the add could not fold
+ * into it); two siblings of one input (neither is a chain); an add of a
+ * shortcut and a non-convolution. */
+Test(lower_epi, shortcut_left_alone) {
+  const char *cases[] = {
+      BLOCK_HEAD "ds = conv2d(s0, ws, b)\nr1 = conv2d(s0, w1, b) act=relu\n"
+                 "b2 = conv2d(r1, w2, b)\na = ewadd(b2, ds)\noutput a\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\n"
+                 "b2 = conv2d(r1, w2, b) act=relu\n"
+                 "ds = conv2d(s0, ws, b)\na = ewadd(b2, ds)\noutput a\n",
+      CHAIN "ds = conv2d(s0, ws, b)\na = ewadd(b2, ds)\noutput a, b2\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\nb2 = conv2d(r1, w2)\n"
+                 "ds = conv2d(s0, ws, b)\na = ewadd(b2, ds)\noutput a\n",
+      BLOCK_HEAD "c1 = conv2d(s0, ws, b)\nc2 = conv2d(s0, w2, b)\n"
+                 "a = ewadd(c1, c2)\noutput a\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\n"
+                 "b2 = relu(r1)\nds = conv2d(s0, ws, b)\n"
+                 "a = ewadd(b2, ds)\noutput a\n",
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int n = -1;
+    ir_graph *g = lu_parse(cases[c]), *h = lower_moved(cases[c], &n);
+    cr_assert_eq(n, 0, "case %zu", c);
+    for (int i = 0, j = 0; i < g->nnodes; i++) { /* the same order */
+      int t = ir_find_tensor(h, g->tensors[g->nodes[i].out[0]].name);
+      if (t < 0 || h->tensors[t].kind != IR_T_VALUE)
+        continue; /* folded */
+      cr_assert_geq(h->tensors[t].node, j, "case %zu: %s moved", c,
+                    h->tensors[t].name);
+      j = h->tensors[t].node;
+    }
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Each node stays after its inputs: a shortcut whose last input is a
+ * moved shortcut stays (d2 reads ds), and a node a shortcut was moved to
+ * follow does not move itself (s1 follows sx, so sx, itself a shortcut of
+ * the later add, stays after b2). */
+Test(lower_epi, shortcut_anchors_stay) {
+  int n = -1;
+  ir_graph *h = lower_moved(CHAIN "ds = conv2d(s0, ws, b)\n"
+                                  "a = ewadd(b2, ds)\n"
+                                  "r3 = conv2d(a, w1, b) act=relu\n"
+                                  "b4 = conv2d(r3, w2, b)\n"
+                                  "d2 = conv2d(ds, ws, b)\n"
+                                  "a2 = ewadd(b4, d2)\noutput a2\n",
+                            &n);
+  cr_assert_eq(n, 1, "ds only: d2 would follow the moved ds");
+  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
+  ir_graph_free(h);
+  h = lower_moved(CHAIN "sx = conv2d(s0, ws, b)\n"
+                        "t1 = conv2d(sx, w1, b) act=relu\n"
+                        "t2 = conv2d(t1, w2, b)\n"
+                        "s1 = conv2d(sx, ws, b)\n"
+                        "a1 = ewadd(t2, s1)\na2 = ewadd(b2, sx)\n"
+                        "output a1, a2\n",
+                  &n);
+  cr_assert_eq(n, 1, "s1 only: sx is its anchor");
+  cr_assert_eq(node_of(h, "s1"), node_of(h, "sx") + 1);
+  cr_assert_gt(node_of(h, "sx"), node_of(h, "r1"));
+  ir_graph_free(h);
 }

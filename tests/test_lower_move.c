@@ -8,76 +8,22 @@
  * and another node, a relu whose result is an NCHW graph output, a pad
  * with a second reader, weight-only nodes.
  */
-#include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "costdb/costdb.h"
-#include "exec/exec.h"
-#include "fuse/lower.h"
+#include "lower_util.h"
 #include "onnx/onnx.h"
-
-static ir_graph *parse(const char *text) {
-  base_diag d;
-  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
-  cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
-  return g;
-}
-
-static ir_graph *lower(const ir_graph *g, lower_stats *st) {
-  base_diag d;
-  ir_graph *h = lower_graph(g, st, &d);
-  cr_assert(h, "%s", d.msg);
-  return h;
-}
-
-static ex_values *run(const ir_graph *g) {
-  base_diag d;
-  ex_values *v = ex_values_new(g);
-  cr_assert_eq(ex_fill_random(g, v, 7, &d), BASE_OK, "%s", d.msg);
-  ex_options o = {1, 0};
-  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
-  return v;
-}
-
-/* Same inputs, weights and outputs (by name), bit for bit. */
-static void assert_same_outputs(const ir_graph *a, const ir_graph *b) {
-  ex_values *va = run(a), *vb = run(b);
-  cr_assert_eq(a->noutputs, b->noutputs);
-  for (int i = 0; i < a->noutputs; i++) {
-    int ta = a->outputs[i], tb = b->outputs[i];
-    cr_assert_str_eq(a->tensors[ta].name, b->tensors[tb].name);
-    cr_assert(ir_shape_eq(&a->tensors[ta].shape, &b->tensors[tb].shape));
-    int64_t n = ir_shape_numel(&a->tensors[ta].shape);
-    cr_assert(!memcmp(va->v[ta], vb->v[tb], sizeof(float) * (size_t)n),
-              "output %s differs", a->tensors[ta].name);
-  }
-  ex_values_free(va);
-  ex_values_free(vb);
-}
-
-static int count_op(const ir_graph *g, ir_opcode op) {
-  int n = 0;
-  for (int i = 0; i < g->nnodes; i++)
-    n += g->nodes[i].op == op;
-  return n;
-}
-
-static const ir_node *producer(const ir_graph *g, const char *name) {
-  int t = ir_find_tensor(g, name);
-  cr_assert(t >= 0 && g->tensors[t].kind == IR_T_VALUE, "%s", name);
-  return &g->nodes[g->tensors[t].node];
-}
 
 /* Lowers text, checks it computes the same, prints and parses back the
  * same, and unlowers (ir_graph_unfuse) to plain operators computing the
  * same. Returns the lowered graph. */
 static ir_graph *lower_checked(const ir_graph *g, lower_stats *st) {
-  ir_graph *h = lower(g, st);
-  assert_same_outputs(g, h);
+  ir_graph *h = lu_lower(g, st);
+  lu_same_outputs(g, h, 0);
   char *p1 = ir_print(h);
-  ir_graph *h2 = parse(p1);
+  ir_graph *h2 = lu_parse(p1);
   char *p2 = ir_print(h2);
   cr_assert_str_eq(p1, p2);
   base_diag d;
@@ -85,7 +31,7 @@ static ir_graph *lower_checked(const ir_graph *g, lower_stats *st) {
   cr_assert(u, "%s", d.msg);
   for (int i = 0; i < u->nnodes; i++)
     cr_assert(!ir_move_lowered(&u->nodes[i]), "node %d still lowered", i);
-  assert_same_outputs(g, u);
+  lu_same_outputs(g, u, 0);
   free(p1), free(p2);
   ir_graph_free(h2), ir_graph_free(u);
   return h;
@@ -108,26 +54,26 @@ static const char move_text[] =
     "output s, v\n";
 
 Test(lower_move, folds_relus_and_slices) {
-  ir_graph *g = parse(move_text);
+  ir_graph *g = lu_parse(move_text);
   lower_stats st;
   ir_graph *h = lower_checked(g, &st);
   cr_assert_eq(st.moves, 5); /* ar, br, kr; s, v */
-  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
-  cr_assert_eq(count_op(h, IR_OP_SLICE), 0);
-  const ir_node *sp = producer(h, "ar");
+  cr_assert_eq(lu_count_op(h, IR_OP_RELU), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_SLICE), 0);
+  const ir_node *sp = lu_producer(h, "ar");
   cr_assert_eq(sp->op, IR_OP_SPLIT);
   cr_assert_eq(sp->a.act, IR_ACT_RELU);
   cr_assert_eq(sp->nout, 4); /* ar; b, br; e */
   cr_assert_eq(sp->a.nlist2, 3);
   cr_assert(sp->a.list2[0] == 1 && sp->a.list2[1] == 2 && sp->a.list2[2] == 0);
   cr_assert_eq(ir_find_tensor(h, "a"), -1); /* replaced by its relu */
-  const ir_node *k = producer(h, "kr");
+  const ir_node *k = lu_producer(h, "kr");
   cr_assert(k->op == IR_OP_CONCAT && k->a.act == IR_ACT_RELU);
-  const ir_node *p = producer(h, "s");
+  const ir_node *p = lu_producer(h, "s");
   cr_assert_eq(p->op, IR_OP_PAD);
   static const int64_t want[8] = {0, 0, -1, -1, 0, 0, 1, 1};
   cr_assert(!memcmp(p->a.list, want, sizeof want));
-  const ir_node *q = producer(h, "v");
+  const ir_node *q = lu_producer(h, "v");
   static const int64_t wq[6] = {0, -1, -1, 0, 2, -1};
   cr_assert(q->op == IR_OP_PAD && !memcmp(q->a.list, wq, sizeof wq));
   ir_graph_free(g), ir_graph_free(h);
@@ -137,19 +83,20 @@ Test(lower_move, folds_relus_and_slices) {
  * result is a spatial graph output (the GPU keeps it NCHW: it would pin the
  * split); a slice of a pad read twice; a weight-only concat and pad. */
 Test(lower_move, leaves_what_the_gpu_does_not_fold) {
-  ir_graph *g = parse("input x: [2,8,5,5]\nweight w: [3,4]\nweight z: [3,4]\n"
-                      "k = concat(x, x) axis=1\nkr = relu(k)\n"
-                      "km = ewmul(k, kr)\n"
-                      "a, b = split(x) axis=1 sizes=[4,4]\nbr = relu(b)\n"
-                      "p = pad(x) pads=[0,0,1,1,0,0,1,1]\n"
-                      "s = slice(p) starts=[0,0,1,1] ends=[2,8,6,6]\n"
-                      "pm = ewadd(p, p)\n"
-                      "wc = concat(w, z) axis=0\nwr = relu(wc)\n"
-                      "wp = pad(w) pads=[1,0,1,0]\nws = slice(wp) "
-                      "starts=[1,0] ends=[4,4]\n"
-                      "output km, a, br, s, pm, wr, ws\n");
+  ir_graph *g =
+      lu_parse("input x: [2,8,5,5]\nweight w: [3,4]\nweight z: [3,4]\n"
+               "k = concat(x, x) axis=1\nkr = relu(k)\n"
+               "km = ewmul(k, kr)\n"
+               "a, b = split(x) axis=1 sizes=[4,4]\nbr = relu(b)\n"
+               "p = pad(x) pads=[0,0,1,1,0,0,1,1]\n"
+               "s = slice(p) starts=[0,0,1,1] ends=[2,8,6,6]\n"
+               "pm = ewadd(p, p)\n"
+               "wc = concat(w, z) axis=0\nwr = relu(wc)\n"
+               "wp = pad(w) pads=[1,0,1,0]\nws = slice(wp) "
+               "starts=[1,0] ends=[4,4]\n"
+               "output km, a, br, s, pm, wr, ws\n");
   lower_stats st;
-  ir_graph *h = lower(g, &st);
+  ir_graph *h = lu_lower(g, &st);
   cr_assert_eq(st.moves, 0);
   cr_assert_eq(h->nnodes, g->nnodes);
   for (int i = 0; i < h->nnodes; i++) {
@@ -162,15 +109,15 @@ Test(lower_move, leaves_what_the_gpu_does_not_fold) {
 /* A relu whose result is a graph output of no spatial extent folds (the
  * layouts agree there); a second relu on one part does not. */
 Test(lower_move, folds_an_output_without_spatial_extent) {
-  ir_graph *g = parse("input x: [2,6,1,1]\n"
-                      "a, b = split(x) axis=1 sizes=[2,4]\n"
-                      "ar = relu(a)\nar2 = relu(a)\nbr = relu(b)\n"
-                      "output ar, ar2, br\n");
+  ir_graph *g = lu_parse("input x: [2,6,1,1]\n"
+                         "a, b = split(x) axis=1 sizes=[2,4]\n"
+                         "ar = relu(a)\nar2 = relu(a)\nbr = relu(b)\n"
+                         "output ar, ar2, br\n");
   lower_stats st;
   ir_graph *h = lower_checked(g, &st);
   cr_assert_eq(st.moves, 2);
-  cr_assert_eq(count_op(h, IR_OP_RELU), 1);
-  const ir_node *sp = producer(h, "br");
+  cr_assert_eq(lu_count_op(h, IR_OP_RELU), 1);
+  const ir_node *sp = lu_producer(h, "br");
   cr_assert_eq(sp->nout, 3); /* a, ar; br */
   ir_graph_free(g), ir_graph_free(h);
 }
@@ -178,11 +125,11 @@ Test(lower_move, folds_an_output_without_spatial_extent) {
 /* The forms in .graph text: all parts activated is written act= alone;
  * bad acted= and pads that leave nothing are errors. */
 Test(lower_move, graph_text) {
-  ir_graph *g = parse("input x: [2,6]\n"
-                      "a, b = split(x) axis=1 sizes=[2,4] acted=[1,1] "
-                      "act=sigmoid\n"
-                      "c = concat(a, b) axis=1 act=tanh\n"
-                      "output c\n");
+  ir_graph *g = lu_parse("input x: [2,6]\n"
+                         "a, b = split(x) axis=1 sizes=[2,4] acted=[1,1] "
+                         "act=sigmoid\n"
+                         "c = concat(a, b) axis=1 act=tanh\n"
+                         "output c\n");
   char *p = ir_print(g);
   cr_assert(strstr(p, "split(x) axis=1 sizes=[2,4] act=sigmoid\n"), "%s", p);
   cr_assert(strstr(p, "concat(a, b) axis=1 act=tanh\n"), "%s", p);
@@ -208,12 +155,12 @@ Test(lower_move, graph_text) {
 /* Costs: the activation's work is counted, a crop reads less, and the
  * cost database's signature of a split with acted= builds its graph. */
 Test(lower_move, costs_and_signatures) {
-  ir_graph *g = parse("input x: [2,8,5,5]\n"
-                      "a, b, br = split(x) axis=1 sizes=[4,4] act=relu "
-                      "acted=[0,2]\n"
-                      "p = pad(x) pads=[0,0,-1,-1,0,0,1,1]\n"
-                      "q = pad(x) pads=[0,0,0,0,0,0,1,1]\n"
-                      "output a, b, br, p, q\n");
+  ir_graph *g = lu_parse("input x: [2,8,5,5]\n"
+                         "a, b, br = split(x) axis=1 sizes=[4,4] act=relu "
+                         "acted=[0,2]\n"
+                         "p = pad(x) pads=[0,0,-1,-1,0,0,1,1]\n"
+                         "q = pad(x) pads=[0,0,0,0,0,0,1,1]\n"
+                         "output a, b, br, p, q\n");
   cd_work w = cd_node_work(g, 0);
   cr_assert_eq(w.flops, 200.0); /* relu: 1 flop on br's 200 elements */
   cr_assert_eq(w.bytes, 4 * (400.0 + 200 + 200 + 200));
@@ -232,8 +179,8 @@ Test(lower_move, costs_and_signatures) {
   cr_assert_str_eq(sig, sig2);
   ir_graph_free(s);
   /* a plain split's key is as stored before act= existed */
-  ir_graph *t = parse("input x: [2,8]\na, b = split(x) axis=1 sizes=[4,4]\n"
-                      "output a, b\n");
+  ir_graph *t = lu_parse("input x: [2,8]\na, b = split(x) axis=1 sizes=[4,4]\n"
+                         "output a, b\n");
   cd_node_sig(t, 0, sig, sizeof sig);
   cr_assert_str_eq(sig, "split x=[2,8] axis=1 sizes=[4,4]");
   ir_graph_free(t);
@@ -244,7 +191,7 @@ Test(lower_move, costs_and_signatures) {
  * split, then Relu; Pad of the positive pads, then Slice), computing the
  * same once imported back. */
 Test(lower_move, onnx_export_writes_plain_operators) {
-  ir_graph *g = parse(move_text), *h = lower(g, NULL);
+  ir_graph *g = lu_parse(move_text), *h = lu_lower(g, NULL);
   char path[] = "/tmp/test_lower_move_XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
@@ -256,9 +203,9 @@ Test(lower_move, onnx_export_writes_plain_operators) {
   cr_assert(back, "%s", d.msg);
   for (int i = 0; i < back->nnodes; i++)
     cr_assert(!ir_move_lowered(&back->nodes[i]), "node %d lowered", i);
-  cr_assert_eq(count_op(back, IR_OP_RELU), 3);
-  cr_assert_eq(count_op(back, IR_OP_SLICE), 2);
-  cr_assert_eq(count_op(back, IR_OP_PAD), 2);
-  assert_same_outputs(g, back);
+  cr_assert_eq(lu_count_op(back, IR_OP_RELU), 3);
+  cr_assert_eq(lu_count_op(back, IR_OP_SLICE), 2);
+  cr_assert_eq(lu_count_op(back, IR_OP_PAD), 2);
+  lu_same_outputs(g, back, 0);
   ir_graph_free(back), ir_graph_free(h), ir_graph_free(g);
 }

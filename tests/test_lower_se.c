@@ -9,74 +9,12 @@
  * se node below its chain, and both operators' cost signatures build their
  * one-node graphs back (costdb measure).
  */
-#include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "costdb/costdb.h"
-#include "exec/exec.h"
-#include "fuse/lower.h"
-
-static ir_graph *parse(const char *text) {
-  base_diag d;
-  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
-  cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
-  return g;
-}
-
-static ir_graph *lower(const ir_graph *g, lower_stats *st) {
-  base_diag d;
-  ir_graph *h = lower_graph(g, st, &d);
-  cr_assert(h, "%s", d.msg);
-  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
-  return h;
-}
-
-static ex_values *run(const ir_graph *g) {
-  base_diag d;
-  ex_values *v = ex_values_new(g);
-  cr_assert_eq(ex_fill_random(g, v, 5, &d), BASE_OK, "%s", d.msg);
-  ex_options o = {1, 0};
-  cr_assert_eq(ex_run(g, v, &o, &d), BASE_OK, "%s", d.msg);
-  return v;
-}
-
-/* g's and h's outputs (by name) agree within a relative tol. */
-static void same_outputs(const ir_graph *g, const ir_graph *h, double tol) {
-  ex_values *a = run(g), *b = run(h);
-  cr_assert_eq(g->noutputs, h->noutputs);
-  for (int i = 0; i < g->noutputs; i++) {
-    const ir_tensor *t = &g->tensors[g->outputs[i]];
-    int u = ir_find_tensor(h, t->name);
-    cr_assert_geq(u, 0, "%s lost", t->name);
-    int64_t n = ir_shape_numel(&t->shape);
-    double mag = 0;
-    for (int64_t k = 0; k < n; k++)
-      mag = fmax(mag, fabs(a->v[g->outputs[i]][k]));
-    for (int64_t k = 0; k < n; k++)
-      cr_assert_leq(fabs(a->v[g->outputs[i]][k] - b->v[u][k]),
-                    tol * (mag + 1e-30), "%s[%lld]: %g vs %g", t->name,
-                    (long long)k, a->v[g->outputs[i]][k], b->v[u][k]);
-    cr_expect_gt(mag, 0, "%s is all zero", t->name);
-  }
-  ex_values_free(a);
-  ex_values_free(b);
-}
-
-static int count_op(const ir_graph *g, ir_opcode op) {
-  int c = 0;
-  for (int i = 0; i < g->nnodes; i++)
-    c += g->nodes[i].op == op;
-  return c;
-}
-
-static const ir_node *producer(const ir_graph *g, const char *name) {
-  int t = ir_find_tensor(g, name);
-  cr_assert_geq(t, 0, "no tensor %s", name);
-  cr_assert_geq(g->tensors[t].node, 0, "%s is no value", name);
-  return &g->nodes[g->tensors[t].node];
-}
+#include "lower_util.h"
 
 /* Chains through f and h lower (relu / sigmoid with biases; none and a
  * clip without), those through k (its hidden result an output), o (its
@@ -99,17 +37,17 @@ static const char se_text[] =
     "output m, n2, k1, k2, o3, u2\n";
 
 Test(lower_se, squeeze_excitation) {
-  ir_graph *g = parse(se_text);
+  ir_graph *g = lu_parse(se_text);
   lower_stats st;
-  ir_graph *h = lower(g, &st);
+  ir_graph *h = lu_lower(g, &st);
   cr_expect_eq(st.se, 2);
   cr_expect_eq(st.shuffles, 0);
-  cr_expect_eq(count_op(h, IR_OP_SE), 2);
+  cr_expect_eq(lu_count_op(h, IR_OP_SE), 2);
   /* 5 convolutions and 3 pools left: k, o and u's chains */
-  cr_expect_eq(count_op(h, IR_OP_CONV2D), 1 + 6);
-  cr_expect_eq(count_op(h, IR_OP_GLOBAL_AVGPOOL), 3);
-  cr_expect_eq(count_op(h, IR_OP_CLIP), 0);
-  const ir_node *f = producer(h, "f2"), *q = producer(h, "q");
+  cr_expect_eq(lu_count_op(h, IR_OP_CONV2D), 1 + 6);
+  cr_expect_eq(lu_count_op(h, IR_OP_GLOBAL_AVGPOOL), 3);
+  cr_expect_eq(lu_count_op(h, IR_OP_CLIP), 0);
+  const ir_node *f = lu_producer(h, "f2"), *q = lu_producer(h, "q");
   cr_assert_eq(f->op, IR_OP_SE);
   cr_expect_eq(f->nin, 5);
   cr_expect_eq(f->a.groups, IR_ACT_RELU, "act1");
@@ -119,15 +57,15 @@ Test(lower_se, squeeze_excitation) {
   cr_expect_eq(q->nin, 3);
   cr_expect(q->a.lo == 0.0f && q->a.hi == 1.0f);
   cr_expect_eq(ir_find_tensor(h, "h2"), -1, "the clip's input is gone");
-  cr_expect_eq(producer(h, "u2")->op, IR_OP_CONV2D);
-  same_outputs(g, h, 1e-5);
+  cr_expect_eq(lu_producer(h, "u2")->op, IR_OP_CONV2D);
+  lu_same_outputs(g, h, 1e-5);
   /* $SUPEROPT_SE_MAXW: u's 120000 floats fit under a larger limit */
   setenv("SUPEROPT_SE_MAXW", "200000", 1);
-  ir_graph *h2 = lower(g, &st);
+  ir_graph *h2 = lu_lower(g, &st);
   unsetenv("SUPEROPT_SE_MAXW");
   cr_expect_eq(st.se, 3);
-  cr_expect_eq(producer(h2, "u2")->op, IR_OP_SE);
-  same_outputs(g, h2, 1e-5);
+  cr_expect_eq(lu_producer(h2, "u2")->op, IR_OP_SE);
+  lu_same_outputs(g, h2, 1e-5);
   ir_graph_free(h2);
   ir_graph_free(h);
   ir_graph_free(g);
@@ -161,28 +99,28 @@ static const char shuffle_text[] =
     "output s3, q, f, m, y4, t5\n";
 
 Test(lower_se, channel_shuffle) {
-  ir_graph *g = parse(shuffle_text);
+  ir_graph *g = lu_parse(shuffle_text);
   lower_stats st;
-  ir_graph *h = lower(g, &st);
+  ir_graph *h = lu_lower(g, &st);
   cr_expect_eq(st.shuffles, 3);
   cr_expect_eq(st.se, 0);
-  cr_expect_eq(count_op(h, IR_OP_CONCAT_SHUFFLE), 3);
-  cr_expect_eq(count_op(h, IR_OP_TRANSPOSE), 1, "t4 stays");
-  cr_expect_eq(count_op(h, IR_OP_SLICE), 1, "q stays");
-  cr_expect_eq(count_op(h, IR_OP_CONCAT), 1, "k4 stays");
-  const ir_node *n = producer(h, "s2");
+  cr_expect_eq(lu_count_op(h, IR_OP_CONCAT_SHUFFLE), 3);
+  cr_expect_eq(lu_count_op(h, IR_OP_TRANSPOSE), 1, "t4 stays");
+  cr_expect_eq(lu_count_op(h, IR_OP_SLICE), 1, "q stays");
+  cr_expect_eq(lu_count_op(h, IR_OP_CONCAT), 1, "k4 stays");
+  const ir_node *n = lu_producer(h, "s2");
   cr_assert_eq(n->op, IR_OP_CONCAT_SHUFFLE);
   cr_expect_eq(n->nout, 3);
   cr_expect_eq(n->a.groups, 4);
   cr_expect_eq(n->a.list[1], 3);
   cr_expect_eq(n->a.list2[1], 11);
-  n = producer(h, "y2");
+  n = lu_producer(h, "y2");
   cr_assert_eq(n->op, IR_OP_CONCAT_SHUFFLE);
   cr_expect_eq(n->nout, 1);
   cr_expect_eq(n->a.list2[0], 20);
-  cr_expect_eq(producer(h, "h2")->nout, 2);
-  cr_expect_eq(producer(h, "y4")->op, IR_OP_RESHAPE);
-  same_outputs(g, h, 0);
+  cr_expect_eq(lu_producer(h, "h2")->nout, 2);
+  cr_expect_eq(lu_producer(h, "y4")->op, IR_OP_RESHAPE);
+  lu_same_outputs(g, h, 0);
   ir_graph_free(h);
   ir_graph_free(g);
 }
@@ -192,20 +130,21 @@ Test(lower_se, channel_shuffle) {
 Test(lower_se, print_parse_unlower) {
   const char *texts[] = {se_text, shuffle_text};
   for (int k = 0; k < 2; k++) {
-    ir_graph *g = parse(texts[k]);
-    ir_graph *h = lower(g, NULL);
+    ir_graph *g = lu_parse(texts[k]);
+    ir_graph *h = lu_lower(g, NULL);
     base_diag d;
     char *s = ir_print(h);
     cr_assert(s);
-    ir_graph *p = parse(s);
+    ir_graph *p = lu_parse(s);
     uint64_t a = 0, b = 1;
     cr_assert_eq(ir_graph_hash(h, &a), BASE_OK);
     cr_assert_eq(ir_graph_hash(p, &b), BASE_OK);
     cr_expect_eq(a, b, "print/parse changed the graph:\n%s", s);
     ir_graph *u = ir_graph_unfuse(h, &d);
     cr_assert(u, "%s", d.msg);
-    cr_expect_eq(count_op(u, IR_OP_SE) + count_op(u, IR_OP_CONCAT_SHUFFLE), 0);
-    same_outputs(g, u, k ? 0 : 1e-5);
+    cr_expect_eq(
+        lu_count_op(u, IR_OP_SE) + lu_count_op(u, IR_OP_CONCAT_SHUFFLE), 0);
+    lu_same_outputs(g, u, k ? 0 : 1e-5);
     ir_graph_free(u);
     ir_graph_free(p);
     free(s);
@@ -243,24 +182,24 @@ Test(lower_se, bad_nodes) {
 static double estimate(const ir_graph *g, const char *const *names) {
   double t = 0;
   for (int k = 0; names[k]; k++)
-    t += cd_estimate(cd_device_at(0), g, producer(g, names[k]) - g->nodes);
+    t += cd_estimate(cd_device_at(0), g, lu_producer(g, names[k]) - g->nodes);
   return t;
 }
 
 Test(lower_se, costs_and_signatures) {
-  ir_graph *g = parse(se_text);
-  ir_graph *h = lower(g, NULL);
+  ir_graph *g = lu_parse(se_text);
+  ir_graph *h = lu_lower(g, NULL);
   const char *chain[] = {"g", "f1", "f2", NULL}, *node[] = {"f2", NULL};
   double before = estimate(g, chain), after = estimate(h, node);
   cr_expect(after > 0 && after < before, "se %g us, chain %g us", after,
             before);
-  ir_graph *s = parse(shuffle_text);
-  ir_graph *sh = lower(s, NULL);
+  ir_graph *s = lu_parse(shuffle_text);
+  ir_graph *sh = lu_lower(s, NULL);
   const ir_graph *gs[] = {h, sh};
   const char *outs[] = {"f2", "s1"};
   for (int k = 0; k < 2; k++) {
     char sig[CD_SIG_MAX], back[CD_SIG_MAX];
-    int i = (int)(producer(gs[k], outs[k]) - gs[k]->nodes);
+    int i = (int)(lu_producer(gs[k], outs[k]) - gs[k]->nodes);
     cd_node_sig(gs[k], i, sig, sizeof sig);
     base_diag d;
     ir_graph *one = cd_sig_graph(sig, &d);

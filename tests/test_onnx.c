@@ -58,7 +58,9 @@ Test(onnx, shape_arg_parsing) {
   cr_assert_neq(ox_parse_shape_arg("x=", &a), 0);
   cr_assert_neq(ox_parse_shape_arg("=2x2", &a), 0);
   cr_assert_neq(ox_parse_shape_arg("x=2x0", &a), 0);
-  cr_assert_neq(ox_parse_shape_arg("x=1x2x3x4x5x6", &a), 0);
+  cr_assert_eq(ox_parse_shape_arg("x=1x2x3x4x5x6x7x8", &a), 0);
+  cr_assert_eq(a.shape.rank, 8);
+  cr_assert_neq(ox_parse_shape_arg("x=1x2x3x4x5x6x7x8x9", &a), 0);
 }
 
 static uint64_t rng(uint64_t *s) {

@@ -749,6 +749,70 @@ Test(search, fusion_chooses_among_candidates) {
   ir_ruleset_free(&rs);
 }
 
+/* srch_options.cand_fn: every distinct graph the search builds, with its
+ * cost and the rewrites that made it, and the search's result unchanged.
+ * From conv(act=relu) -> ewmul (113, and 113 fused) at alpha 1, the
+ * unfused conv -> relu -> ewmul (120, but 112 fused) is neither queued nor
+ * the best, so the search never builds it; the hook sees it all the same,
+ * and it must not join the graphs the fusion choice picks from. */
+typedef struct seen_cands {
+  int n, first_steps, relu_by, backward;
+  uint64_t hash[256];
+} seen_cands;
+
+static base_status see_cand(void *u, const ir_graph *g, double cost,
+                            const srch_step *steps, int nsteps, base_diag *d) {
+  (void)d;
+  seen_cands *s = u;
+  cr_assert_float_eq(cost, sum_cost(g, toy_cost, NULL, NULL), 1e-9);
+  if (s->n == 0)
+    s->first_steps = nsteps;
+  cr_assert(s->n == 0 || nsteps > 0);
+  uint64_t h = graph_hash(g);
+  for (int i = 0; i < s->n; i++)
+    cr_assert_neq(s->hash[i], h, "a graph handed over twice");
+  cr_assert_lt(s->n, 256);
+  s->hash[s->n++] = h;
+  if (count_op(g, IR_OP_RELU) == 1 && nsteps == 1)
+    s->relu_by = steps[0].rule, s->backward = steps[0].backward;
+  return BASE_OK;
+}
+
+Test(search, cand_fn_sees_every_graph_and_changes_nothing) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input x: [1,3,5,5]\nweight w: [4,3,3,3]\n"
+                      "input s: [1,4,5,5]\ny = conv2d(x, w) act=relu\n"
+                      "u = ewmul(y, s)\noutput u\n");
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_cost;
+  o.alpha = 1.0;
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h0 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h0, "%s", d.msg);
+  seen_cands sc = {.relu_by = -1};
+  o.cand_fn = see_cand;
+  o.cand_u = &sc;
+  ir_graph *h1 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h1, "%s", d.msg);
+  cr_assert_eq(graph_hash(h1), graph_hash(h0));
+  cr_assert_eq(graph_hash(h1), graph_hash(g));
+  cr_assert_eq(st.fuse_chosen, 0);
+  cr_assert_eq(sc.first_steps, 0);
+  cr_assert_eq(sc.hash[0], graph_hash(g));
+  cr_assert_eq(sc.relu_by, (int)(rule(&rs, "fuse_conv_relu") - rs.rules));
+  cr_assert_eq(sc.backward, 1);
+  srch_stats_free(&st);
+  ir_graph_free(h1);
+  ir_graph_free(h0);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 static uint64_t optimize_hash(const char *model, const rewrite_rules *rules) {
   base_diag d;
   ir_graph *g = ir_parse_file(model, &d);

@@ -1,9 +1,11 @@
 /* test_search_merge.c: the sibling-merging pass (pass_merge_siblings), the
  * signature prefilter of the matcher, rewrites whose replacement has no
  * operator, and rewrite probes (hash and cost predicted without building)
- * against built rewrites; every merged graph is checked against the
+ * against built rewrites, and the movement simplification
+ * (pass_simplify_moves); every merged graph is checked against the
  * original on the CPU executor. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -254,131 +256,71 @@ static int node_of(const ir_graph *g, const char *name) {
   return g->tensors[t].node;
 }
 
-/* pass_order_branches on text: the graph, *n the nodes moved; checked
- * valid and (same operations) exactly equal to the original. */
-static ir_graph *order(const char *text, int *n) {
-  ir_graph *g = parse(text);
+/* pass_simplify_moves on g: the graph (valid), *n the operators removed. */
+static ir_graph *simplify_moves(const ir_graph *g, int *n) {
   base_diag d;
-  ir_graph *h = pass_order_branches(g, n, &d);
+  ir_graph *h = pass_simplify_moves(g, n, &d);
   cr_assert(h, "%s", d.msg);
   cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(h->nnodes, g->nnodes);
-  cr_assert_eq(check_err(g, h), 0);
-  ir_graph_free(g);
   return h;
 }
 
-/* A ResNet block with a projection shortcut listed after the main chain:
- * the shortcut moves to right after the node computing its input (or to
- * the front when it reads only graph inputs), nothing else moves. */
-#define BLOCK_HEAD                                                             \
-  "input x: [1,4,6,6]\nweight w0: [8,4,1,1]\nweight w1: [8,8,3,3]\n"           \
-  "weight w2: [8,8,3,3]\nweight ws: [8,8,1,1]\nweight wx: [8,4,1,1]\n"         \
-  "s0 = conv2d(x, w0) act=relu\n"
-/* ... and a main chain r1 -> b2 (b2 without activation) */
-#define CHAIN                                                                  \
-  BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"                         \
-             "b2 = conv2d(r1, w2) pad=same\n"
-Test(order, shortcut_moved_ahead) {
+/* Swin-T's zero window padding and full-range crop, an identity transpose
+ * and a reshape to the same shape go; a pad that crops one side and pads
+ * the other (same shape) and an identity slice computing an output stay. */
+Test(moves, identity_moves_dropped) {
+  ir_graph *g = parse("input x: [1,4,6,6]\n"
+                      "p = pad(x) pads=[0,0,0,0,0,0,0,0]\n"
+                      "s = slice(p) starts=[0,0,0,0] ends=[1,4,6,6]\n"
+                      "t = transpose(s) perm=[0,1,2,3]\n"
+                      "r = reshape(t) shape=[1,4,6,6]\n"
+                      "y = relu(r)\n"
+                      "q = pad(y) pads=[0,0,1,0,0,0,-1,0]\n"
+                      "o = slice(x) starts=[0,0,0,0] ends=[1,4,6,6]\n"
+                      "output q, o\n");
   int n = -1;
-  ir_graph *h = order(CHAIN "ds = conv2d(s0, ws)\n"
-                            "a = ewadd(b2, ds)\ny = relu(a)\noutput y\n",
-                      &n);
-  cr_assert_eq(n, 1);
-  cr_assert_eq(node_of(h, "ds"), node_of(h, "s0") + 1);
-  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
-  cr_assert_lt(node_of(h, "r1"), node_of(h, "b2"));
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 4, "p, s, t and r");
+  cr_assert_eq(h->nnodes, 3, "relu, the shifting pad, the output's slice");
+  cr_assert_eq(count_op(h, IR_OP_PAD), 1);
+  cr_assert_eq(count_op(h, IR_OP_SLICE), 1);
+  cr_assert_eq(h->nodes[node_of(h, "y")].in[0], ir_find_tensor(h, "x"));
+  cr_assert_leq(check_err(g, h), 0.0, "the same values, bit for bit");
   ir_graph_free(h);
-  h = order(CHAIN "dx = conv2d(x, wx)\n"
-                  "a = ewadd(dx, b2)\noutput a\n",
-            &n);
-  cr_assert_eq(n, 1, "operands in either order");
-  cr_assert_eq(node_of(h, "dx"), 0, "reads only the input: first");
-  ir_graph_free(h);
-}
-
-/* Left in place: the shortcut already first; the chain's last node with
- * an activation, or read twice (the add could not fold into it); two
- * siblings of one input (neither is a chain); an add of a shortcut and a
- * non-convolution. */
-Test(order, left_alone) {
-  const char *cases[] = {
-      BLOCK_HEAD "ds = conv2d(s0, ws)\nr1 = conv2d(s0, w1) pad=same act=relu\n"
-                 "b2 = conv2d(r1, w2) pad=same\na = ewadd(b2, ds)\noutput a\n",
-      BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
-                 "b2 = conv2d(r1, w2) pad=same act=relu\n"
-                 "ds = conv2d(s0, ws)\na = ewadd(b2, ds)\noutput a\n",
-      CHAIN "ds = conv2d(s0, ws)\na = ewadd(b2, ds)\noutput a, b2\n",
-      BLOCK_HEAD "c1 = conv2d(s0, ws)\nc2 = conv2d(s0, w2) pad=same\n"
-                 "a = ewadd(c1, c2)\noutput a\n",
-      BLOCK_HEAD "r1 = conv2d(s0, w1) pad=same act=relu\n"
-                 "b2 = relu(r1)\nds = conv2d(s0, ws)\n"
-                 "a = ewadd(b2, ds)\noutput a\n",
-  };
-  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-    int n = -1;
-    ir_graph *g = parse(cases[c]), *h = order(cases[c], &n);
-    cr_assert_eq(n, 0, "case %zu", c);
-    cr_assert_eq(graph_hash(h), graph_hash(g), "case %zu", c);
-    for (int i = 0; i < g->nnodes; i++)
-      cr_assert_str_eq(h->tensors[h->nodes[i].out[0]].name,
-                       g->tensors[g->nodes[i].out[0]].name, "case %zu", c);
-    ir_graph_free(h);
-    ir_graph_free(g);
-  }
-}
-
-/* Each node stays after its inputs: a shortcut whose last input is a
- * moved shortcut stays (d2 reads ds), and a node a shortcut was moved to
- * follow does not move itself (s1 follows sx, so sx, itself a shortcut of
- * the later add, stays after b2). */
-Test(order, anchors_stay) {
-  int n = -1;
-  ir_graph *h = order(CHAIN "ds = conv2d(s0, ws)\n"
-                            "a = ewadd(b2, ds)\n"
-                            "r3 = conv2d(a, w1) pad=same act=relu\n"
-                            "b4 = conv2d(r3, w2) pad=same\n"
-                            "d2 = conv2d(ds, ws)\n"
-                            "a2 = ewadd(b4, d2)\noutput a2\n",
-                      &n);
-  cr_assert_eq(n, 1, "ds only: d2 would follow the moved ds");
-  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
-  cr_assert_gt(node_of(h, "d2"), node_of(h, "b4"));
-  ir_graph_free(h);
-  h = order(CHAIN "sx = conv2d(s0, ws)\n"
-                  "t1 = conv2d(sx, w1) pad=same act=relu\n"
-                  "t2 = conv2d(t1, w2) pad=same\n"
-                  "s1 = conv2d(sx, ws)\n"
-                  "a1 = ewadd(t2, s1)\na2 = ewadd(b2, sx)\n"
-                  "output a1, a2\n",
-            &n);
-  cr_assert_eq(n, 1, "s1 only: sx is its anchor");
-  cr_assert_eq(node_of(h, "s1"), node_of(h, "sx") + 1);
-  cr_assert_gt(node_of(h, "sx"), node_of(h, "b2"));
-  ir_graph_free(h);
-}
-
-/* pass_order_apply keeps the graph itself where nothing moves and
- * replaces it (owning its weights) where something does. */
-Test(order, apply_replaces_only_when_moved) {
-  ir_graph *g = parse(CHAIN "ds = conv2d(s0, ws)\n"
-                            "a = ewadd(b2, ds)\noutput a\n");
-  ir_graph *kept = parse(BLOCK_HEAD "ds = conv2d(s0, ws)\n"
-                                    "r1 = conv2d(s0, w1) pad=same\n"
-                                    "a = ewadd(r1, ds)\noutput a\n");
-  ir_graph *g0 = g, *k0 = kept;
-  base_diag d;
-  int n = -1;
-  cr_assert_eq(pass_order_apply(&g, &n, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(n, 1);
-  cr_assert_neq(g, g0, "moved: a new graph");
-  cr_assert_lt(node_of(g, "ds"), node_of(g, "r1"));
-  cr_assert_eq(ir_graph_validate(g, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(pass_order_apply(&kept, &n, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(n, 0);
-  cr_assert_eq(kept, k0, "nothing moved: the same graph");
   ir_graph_free(g);
-  ir_graph_free(kept);
+}
+
+/* Chains of transposes compose (ViT's k: [S,B*H,D] -> [B*H,S,D] ->
+ * [B*H,D,S]); a pair composing to the identity goes; a transpose with two
+ * readers, or computing an output, stays. */
+Test(moves, transposes_composed) {
+  ir_graph *g = parse("input x: [2,3,4,5]\n"
+                      "a = transpose(x) perm=[0,2,1,3]\n"
+                      "b = transpose(a) perm=[0,1,3,2]\n"
+                      "c = transpose(b) perm=[3,1,2,0]\n"
+                      "y = relu(c)\n"
+                      "e = transpose(x) perm=[1,0,2,3]\n"
+                      "f = transpose(e) perm=[1,0,2,3]\n"
+                      "z = relu(f)\n"
+                      "g1 = transpose(x) perm=[0,1,3,2]\n"
+                      "h1 = transpose(g1) perm=[1,0,2,3]\n"
+                      "h2 = transpose(g1) perm=[0,2,1,3]\n"
+                      "u = transpose(x) perm=[0,1,3,2]\n"
+                      "v = transpose(u) perm=[0,1,3,2]\n"
+                      "output y, z, h1, h2, u, v\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 4, "a and b into c; e and f");
+  cr_assert_eq(count_op(h, IR_OP_TRANSPOSE), 6, "c, g1, h1, h2, u, v");
+  const ir_node *c = &h->nodes[node_of(h, "c")];
+  int64_t want[4] = {1, 2, 3, 0};
+  cr_assert_eq(c->in[0], ir_find_tensor(h, "x"));
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(c->a.list[k], want[k], "perm[%d]", k);
+  cr_assert_eq(h->nodes[node_of(h, "z")].in[0], ir_find_tensor(h, "x"));
+  cr_assert_leq(check_err(g, h), 0.0, "the same values, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
 }
 
 /* A split that alone reads one output of another split along the same
@@ -531,6 +473,78 @@ Test(optimize, merge_then_identity_rule) {
   ir_ruleset_free(&rs);
 }
 
+/* ViT's out_proj in torch's sequence-first layout: SDPA's [B,H,S,D] to
+ * [S,B,H,D], [S*B,E], the matmul, [S,B,E], transposed to [B,S,E]: the
+ * last transpose goes, the first becomes [0,2,1,3]; a chain whose last
+ * transpose moves the matmul's columns, or whose matmul is read twice,
+ * stays. */
+Test(moves, transpose_sunk_through_matmul) {
+  ir_graph *g = parse("input a: [2,3,5,4]\nweight w: [12,7]\nweight b: [7]\n"
+                      "t = transpose(a) perm=[2,0,1,3]\n"
+                      "r1 = reshape(t) shape=[10,12]\n"
+                      "y = matmul(r1, w, b) act=relu\n"
+                      "r2 = reshape(y) shape=[5,2,7]\n"
+                      "z = transpose(r2) perm=[1,0,2]\n"
+                      "ta = transpose(a) perm=[2,0,1,3]\n"
+                      "ra = reshape(ta) shape=[10,12]\n"
+                      "ya = matmul(ra, w)\n"
+                      "qa = reshape(ya) shape=[5,2,7]\n"
+                      "za = transpose(qa) perm=[2,1,0]\n"
+                      "tb = transpose(a) perm=[2,0,1,3]\n"
+                      "rb = reshape(tb) shape=[10,12]\n"
+                      "yb = matmul(rb, w)\n"
+                      "qb = reshape(yb) shape=[5,2,7]\n"
+                      "zb = transpose(qb) perm=[1,0,2]\n"
+                      "output z, za, zb, yb\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 1, "z's chain: five operators made four");
+  cr_assert_eq(count_op(h, IR_OP_TRANSPOSE), 5, "t, ta, za, tb, zb");
+  const ir_node *t = &h->nodes[node_of(h, "t")];
+  int64_t want[4] = {0, 2, 1, 3};
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(t->a.list[k], want[k], "perm[%d]", k);
+  const ir_node *z = &h->nodes[node_of(h, "z")];
+  cr_assert_eq(z->op, IR_OP_RESHAPE);
+  cr_assert_eq(h->nodes[node_of(h, "y")].a.act,
+               g->nodes[node_of(g, "y")].a.act);
+  /* the same rows, which the GEMM may block differently */
+  cr_assert_leq(check_err(g, h), 1e-6);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* srch_optimize runs pass_simplify_moves first and counts what it removed
+ * (optimize's 'movement operators removed'). */
+Test(optimize, moves_simplified_and_counted) {
+  ir_ruleset rs;
+  base_diag d;
+  cr_assert_eq(
+      ir_rules_parse(identity_rule, strlen(identity_rule), "t", &rs, &d),
+      BASE_OK, "%s", d.msg);
+  rewrite_rules *rules = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+  ir_graph *g = parse("input x: [1,4,6,6]\n"
+                      "p = pad(x) pads=[0,0,0,0,0,0,0,0]\n"
+                      "t1 = transpose(p) perm=[0,2,3,1]\n"
+                      "t2 = transpose(t1) perm=[0,3,1,2]\n"
+                      "y = relu(t2)\noutput y\n");
+  srch_options o;
+  srch_options_default(&o);
+  srch_stats st;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.moves_removed, 3, "the pad and both transposes");
+  cr_assert_eq(h->nnodes, 1);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 1);
+  cr_assert_leq(check_err(g, h), 0.0);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 Test(match, signatures_equal_for_pairable_nodes) {
   /* the prefilter must never hide a match: same operator and parameters
    * but different shapes of equal rank still match */
@@ -622,4 +636,90 @@ Test(probe, agrees_with_rewrites, .timeout = 300) {
   cr_assert_gt(nn, 100);
   rewrite_rules_free(r);
   ir_ruleset_free(&rs);
+}
+
+/* A merged projection's biases (pass_split_bias): matmul, split along the
+ * last axis, one bias add a part -> the matmul with the biases as one
+ * bias, the split writing the adds' names, bit for bit; not where a part
+ * is read twice, the bias is an input or the split is along another axis. */
+Test(splits, biases_into_the_merged_matmul) {
+  ir_graph *g =
+      parse("input x: [2,5,8]\nweight w: [8,12]\n"
+            "weight bq: [4]\nweight bk: [4]\nweight bv: [4]\n"
+            "m = matmul(x, w)\n"
+            "q, k, v = split(m) axis=2 sizes=[4,4,4]\n"
+            "qa = ewadd(bq, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+            "r = relu(qa)\noutput r, ka, va\n");
+  base_diag d;
+  int n = -1;
+  ir_graph *h = pass_split_bias(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_EWADD), 0);
+  int t = ir_find_tensor(h, "ka");
+  cr_assert_geq(t, 0, "the adds' names kept");
+  const ir_node *s = &h->nodes[h->tensors[t].node];
+  cr_assert_eq(s->op, IR_OP_SPLIT);
+  const ir_node *m = &h->nodes[h->tensors[s->in[0]].node];
+  cr_assert_eq(m->op, IR_OP_MATMUL);
+  cr_assert_eq(m->nin, 3, "the biases are the matmul's");
+  cr_assert_leq(check_err(g, h), 0.0, "the same sums, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
+  static const char *const refused[] = {
+      "qa = ewadd(bq, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+      "output qa, ka, va, q\n",
+      "qa = ewadd(bi, q)\nka = ewadd(k, bk)\nva = ewadd(bv, v)\n"
+      "output qa, ka, va\n",
+  };
+  for (size_t i = 0; i < 2; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "input x: [2,5,8]\nweight w: [8,12]\ninput bi: [4]\n"
+             "weight bq: [4]\nweight bk: [4]\nweight bv: [4]\n"
+             "m = matmul(x, w)\nq, k, v = split(m) axis=2 sizes=[4,4,4]\n%s",
+             refused[i]);
+    g = parse(text);
+    h = pass_split_bias(g, &n, &d);
+    cr_assert(h, "%s", d.msg);
+    cr_expect_eq(n, 0, "case %zu", i);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Small weights of equal values (pass_dedupe_weights): each layer's mask
+ * where(m, zero_i, ninf_i) from its own constants becomes one tensor's,
+ * and pass_cse then merges the wheres; weights of other values, shapes or
+ * without values stay apart. */
+Test(passes, dedupe_weights_then_cse) {
+  ir_graph *g =
+      parse("input m: bool[2,4]\ninput x: [2,4]\n"
+            "weight z1: []\nweight n1: []\nweight z2: []\n"
+            "weight n2: []\nweight o: []\nweight u1: []\n"
+            "weight u2: []\n"
+            "a = where(m, z1, n1)\nb = where(m, z2, n2)\n"
+            "c = where(m, z1, o)\ne = ewadd(x, u1)\nf = ewadd(x, u2)\n"
+            "s1 = ewadd(a, e)\ns2 = ewadd(b, f)\ns3 = ewadd(c, s1)\n"
+            "output s2, s3\n");
+  static const float zero[1] = {0.0f}, ninf[1] = {-INFINITY}, one[1] = {1.0f};
+  const char *zs[] = {"z1", "z2"}, *ns[] = {"n1", "n2"};
+  for (int k = 0; k < 2; k++) {
+    g->tensors[ir_find_tensor(g, zs[k])].data = zero;
+    g->tensors[ir_find_tensor(g, ns[k])].data = ninf;
+  }
+  g->tensors[ir_find_tensor(g, "o")].data = one;
+  base_diag d;
+  int n = -1, c = -1;
+  ir_graph *h = pass_dedupe_weights(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 2, "z2 and n2 (o another value; u1, u2 without values)");
+  ir_graph *h2 = pass_cse(h, &c, &d);
+  cr_assert(h2, "%s", d.msg);
+  cr_assert_eq(c, 1, "the second where");
+  cr_assert_eq(count_op(h2, IR_OP_WHERE), 2);
+  cr_assert_eq(count_op(h2, IR_OP_EWADD), 5, "u1 and u2 stay apart");
+  ir_graph_free(h2);
+  ir_graph_free(h);
+  ir_graph_free(g);
 }

@@ -40,7 +40,7 @@ class OptimizeOptions(ctypes.Structure):
                 ("region_size", ctypes.c_int), ("merge", ctypes.c_int),
                 ("fuse_candidates", ctypes.c_int),
                 ("mutants_estimated", ctypes.c_int),
-                ("no_rules", ctypes.c_int)]
+                ("no_rules", ctypes.c_int), ("dtype", ctypes.c_char_p)]
 
 
 class Report(ctypes.Structure):

@@ -35,7 +35,7 @@ class OptimizeReport:
     fused_nodes: int  # made by fusion
     attention_nodes: int
     fused_ops: int  # operators the fused nodes replace
-    moved: int  # shortcuts the node order moved
+    moved: int  # shortcuts the lower stage moved ahead of their chain
     cost_unfused_us: float  # the search's result, before fusion
     rules_seconds: float  # reading and compiling the rules
     fuse_seconds: float
@@ -305,7 +305,7 @@ class Graph:
                  check=True, allow_unproven=False, db=None, mutants=True,
                  fuse=True, passes="rules", progress=None, region_size=None,
                  merge=True, fuse_candidates=None, mutants_estimated=False,
-                 no_rules=False):
+                 no_rules=False, dtype=None):
         """Optimizes with proven rules on device's cost model (h100, h200,
         h100-tf32, h200-tf32, cpu) through the same pipeline as `superopt
         optimize` (same graph, same counts); returns (graph,
@@ -323,14 +323,17 @@ class Graph:
         (docs/python.md); an exception it raises is raised by optimize
         once the pipeline returns. region_size, merge, fuse_candidates,
         mutants_estimated, no_rules: optimize's --region-size, --no-merge,
-        --fuse-candidates, --mutants-estimated, --no-rules."""
+        --fuse-candidates, --mutants-estimated, --no-rules. dtype: "f16"
+        or "bf16", the result in that type (--dtype; docs/half.md); None:
+        the model's own."""
         if passes not in ("rules", "hand"):
             raise SuperoptError(1, "passes must be 'rules' or 'hand', not %r"
                                 % (passes,))
         o = _lib.OptimizeOptions()
         self._lib.api_optimize_options_default(o)
         keep = []  # the encoded strings live until the call returns
-        for name, v in (("device", device), ("rules", rules), ("db", db)):
+        for name, v in (("device", device), ("rules", rules), ("db", db),
+                        ("dtype", dtype)):
             if v is not None:
                 keep.append(_lib.cstr(v, name))
                 setattr(o, name, keep[-1])

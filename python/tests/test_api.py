@@ -88,6 +88,21 @@ def superopt_onnx():
     return onnx
 
 
+def test_optimize_dtype(small_model, x, tmp_path):
+    """dtype="bf16": the result is a bf16 graph (float32 buffers in and
+    out), its check passed at bf16's tolerance, close to onnxruntime's
+    float32 at bf16's precision; a bad dtype is refused."""
+    g = superopt.load_onnx(small_model)
+    h, rep = g.optimize(device="cpu", budget=20, dtype="bf16",
+                        db=str(tmp_path / "cost.sqlite"))
+    assert "bf16[" in h.text()
+    assert rep.max_rel_error is not None
+    assert close(h.run([x])[0], ort_run(small_model, x), tol=5e-2)
+    with pytest.raises(superopt.SuperoptError, match="dtype must be"):
+        g.optimize(device="cpu", budget=1, dtype="i64",
+                   db=str(tmp_path / "cost.sqlite"))
+
+
 def test_taso_spelling(small_model, tmp_path):
     g = superopt.load_onnx(small_model)
     h = superopt.optimize(g, 1.0, 10, db=str(tmp_path / "c.sqlite"),
@@ -133,7 +148,7 @@ def test_optimize_progress(small_model, tmp_path):
     for stage, _, _, _ in seen:
         first += [] if stage in first else [stage]
     assert first == ["rules", "batch", "costs", "passes", "search", "splits",
-                     "prune", "reprove", "fuse", "order", "lower", "check"]
+                     "prune", "reprove", "dtype", "fuse", "lower", "check"]
     regions = [(d, t) for s, d, t, _ in seen if s == "search" and t]
     assert regions and all(0 <= d < t for d, t in regions)
     times = [e for _, _, _, e in seen]

@@ -158,3 +158,34 @@ def test_gen_rules_and_export_rules(tmp_path):
     assert xr2 == xr and open(tmp_path / "g.json", "rb").read() == data
     with pytest.raises(superopt.SuperoptError, match="format must be"):
         superopt.export_rules(path, "xml")
+
+
+def test_export_like_keeps_dynamic_axes(tmp_path):
+    """The API's export with like keeps the original's dynamic batch (as
+    `export --like`): the file names it, its reshape target copies it, and
+    onnxruntime runs it at another batch as the original."""
+    h, T = onnx.helper, onnx.TensorProto
+    nodes = [h.make_node("Relu", ["x"], ["r"]),
+             h.make_node("Shape", ["r"], ["s"]),
+             h.make_node("Slice", ["s", "z", "o"], ["b"]),
+             h.make_node("Concat", ["b", "hw"], ["t"], axis=0),
+             h.make_node("Reshape", ["r", "t"], ["y"])]
+    inits = [onnx.numpy_helper.from_array(np.array(v, np.int64), n)
+             for n, v in (("z", [0]), ("o", [1]), ("hw", [2, 2]))]
+    gp = h.make_graph(nodes, "dyn", [h.make_tensor_value_info(
+        "x", T.FLOAT, ["batch", 4])], [h.make_tensor_value_info(
+            "y", T.FLOAT, ["batch", 2, 2])], inits)
+    m = h.make_model(gp, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = str(tmp_path / "dyn.onnx")
+    onnx.save(m, path)
+    g = superopt.load(path, input_shapes=["x=2x4"])
+    out = onnx.load_from_string(g.export_onnx_bytes(like=path))
+    dims = [d.dim_param or d.dim_value
+            for d in out.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == ["batch", 4]
+    x = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32)
+    got = ort.InferenceSession(out.SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(
+                                   None, {"x": x})[0]
+    assert np.array_equal(got, np.maximum(x, 0).reshape(5, 2, 2))

@@ -21,6 +21,9 @@ api_code api_ok(api_error *err);
 /* Wraps g (taking ownership) in a new handle; API_ERR_INTERNAL on OOM. */
 api_code api_wrap(ir_graph *g, api_graph **out, api_error *err);
 
+/* tensor.c: the API dtype of an IR type: a half tensor (f16, bf16) takes
+ * and gives float32 buffers (API_F32), its values rounded to its type. */
+int api_dtype_of(int32_t t);
 /* tensor.c: API_ERR_USAGE unless v is a buffer for tensor t (data not
  * NULL, a dtype t takes, nbytes its element count times the dtype's size);
  * what names the tensor in the message ("input 0 (x)"), after fn. */

@@ -187,12 +187,12 @@ static int weight_tensor(const ir_graph *g, int i) {
 
 int api_graph_input_dtype(const api_graph *g, int i) {
   int t = g && i >= 0 ? input_tensor(g->g, i) : -1;
-  return t < 0 ? -1 : g->g->tensors[t].dtype;
+  return t < 0 ? -1 : api_dtype_of(g->g->tensors[t].dtype);
 }
 
 int api_graph_output_dtype(const api_graph *g, int i) {
   int t = g ? output_tensor(g->g, i) : -1;
-  return t < 0 ? -1 : g->g->tensors[t].dtype;
+  return t < 0 ? -1 : api_dtype_of(g->g->tensors[t].dtype);
 }
 
 int api_graph_nweights(const api_graph *g) {
@@ -215,7 +215,7 @@ int api_graph_weight_shape(const api_graph *g, int i, int64_t *dims, int max) {
 
 int api_graph_weight_dtype(const api_graph *g, int i) {
   int t = g ? weight_tensor(g->g, i) : -1;
-  return t < 0 ? -1 : g->g->tensors[t].dtype;
+  return t < 0 ? -1 : api_dtype_of(g->g->tensors[t].dtype);
 }
 
 int api_graph_weight_has_values(const api_graph *g, int i) {

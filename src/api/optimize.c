@@ -142,7 +142,7 @@ static void fill_report(api_report *r, const opt_report *x) {
   r->fused_nodes = x->fusion.groups;
   r->attention_nodes = x->fusion.attention;
   r->fused_ops = x->fusion.fused_ops;
-  r->moved = x->moved;
+  r->moved = x->lowering.shortcuts;
   r->rules_seconds = x->seconds[OPT_RULES];
   r->fuse_seconds = x->seconds[OPT_FUSE];
   r->check_seconds = x->seconds[OPT_CHECK];
@@ -171,6 +171,7 @@ static void pipeline_options(const api_optimize_options *o, const char *rules,
   if (oo->mutants && o->mutants_estimated)
     oo->mutants |= MUTANT_ESTIMATES;
   oo->batch = o->batch;
+  oo->dtype = o->dtype ? ir_dtype_lookup(o->dtype, strlen(o->dtype)) : 0;
   oo->fuse = o->fuse;
   oo->check = o->check;
   oo->cost = cost;
@@ -206,6 +207,9 @@ static api_code check_options(const api_optimize_options *o, api_error *err) {
           "mutants_estimated and no_rules must be 0 or 1";
   else if (o->no_rules && o->rules)
     bad = "no_rules and rules conflict (as --no-rules and --rules)";
+  else if (o->dtype && !ir_dtype_is_half((ir_dtype)ir_dtype_lookup(
+                           o->dtype, strlen(o->dtype))))
+    bad = "dtype must be NULL, \"f16\" or \"bf16\"";
   return bad ? api_fail(err, API_ERR_USAGE, "api_optimize: %s", bad) : API_OK;
 }
 

@@ -211,6 +211,24 @@ api_code api_runner_run_device(api_runner *r, const void *const *inputs,
   return cuda_run(r, inputs, outputs, 1, err);
 }
 
+/* A half input t's borrowed values replaced by a copy rounded to its type
+ * (freed with v). */
+static api_code half_input(const ir_graph *g, int t, ex_values *v,
+                           api_error *err) {
+  if (!ir_dtype_is_half((ir_dtype)g->tensors[t].dtype))
+    return API_OK;
+  int64_t n = ir_shape_numel(&g->tensors[t].shape);
+  float *c = base_malloc(sizeof(float) * (size_t)(n ? n : 1));
+  if (!c) {
+    v->v[t] = NULL;
+    return api_fail(err, API_ERR_INTERNAL, "out of memory");
+  }
+  memcpy(c, v->v[t], sizeof(float) * (size_t)n);
+  ir_dtype_round_n(c, n, (ir_dtype)g->tensors[t].dtype);
+  v->v[t] = c;
+  return API_OK;
+}
+
 /* One run on host buffers of float32 slots (checked), on the runner's
  * device. */
 static api_code host_run(api_runner *r, const float *const *inputs,
@@ -224,14 +242,23 @@ static api_code host_run(api_runner *r, const float *const *inputs,
   for (int t = 0; t < r->g->ntensors; t++)
     if (r->g->tensors[t].kind == IR_T_WEIGHT)
       v->v[t] = r->weights->v[t];
+  api_code rc = API_OK;
   for (int i = 0; i < r->ninputs; i++)
     v->v[r->inputs[i]] = (float *)inputs[i]; /* read only */
+  for (int i = 0; i < r->ninputs; i++)       /* after a failure: none copied */
+    if (rc && ir_dtype_is_half((ir_dtype)r->g->tensors[r->inputs[i]].dtype))
+      v->v[r->inputs[i]] = NULL;
+    else if (!rc)
+      rc = half_input(r->g, r->inputs[i], v, err);
   base_diag d;
   ex_options eo = {.threads = r->threads, .keep_all = 0};
-  api_code rc = ex_run(r->g, v, &eo, &d) ? api_fail_diag(err, &d)
-                                         : copy_outputs(r, v, outputs, err);
+  if (!rc)
+    rc = ex_run(r->g, v, &eo, &d) ? api_fail_diag(err, &d)
+                                  : copy_outputs(r, v, outputs, err);
   for (int t = 0; t < r->g->ntensors; t++)
-    if (r->g->tensors[t].kind != IR_T_VALUE)
+    if (r->g->tensors[t].kind == IR_T_WEIGHT ||
+        (r->g->tensors[t].kind == IR_T_INPUT &&
+         !ir_dtype_is_half((ir_dtype)r->g->tensors[t].dtype)))
       v->v[t] = NULL; /* borrowed: not ours to free */
   ex_values_free(v);
   return rc ? rc : api_ok(err);

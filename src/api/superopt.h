@@ -231,7 +231,7 @@ api_code api_graph_export_onnx_ex(const api_graph *g,
 /* ---- optimize -------------------------------------------------------- */
 
 /* Progress of api_optimize: the stage starting ("rules", "batch", "costs",
- * "passes", "search", "splits", "prune", "reprove", "fuse", "order",
+ * "passes", "search", "splits", "prune", "reprove", "fuse", "lower",
  * "check": the
  * stages of `superopt optimize --list-stages`), elapsed seconds since the
  * call began; in "search", called again before each region: done regions
@@ -280,6 +280,8 @@ typedef struct api_optimize_options {
                                costs (`--mutants-estimated`); 0 */
   int no_rules;             /* 1: no rules file, the pass rules only
                                (`--no-rules`; rules must be NULL); 0 */
+  const char *dtype; /* "f16" or "bf16": the result in that type (`--dtype`,
+                        docs/half.md); NULL (default): the model's own */
 } api_optimize_options;
 
 /* Fills o with the defaults above (nothing when o is NULL). */
@@ -308,7 +310,8 @@ typedef struct api_report {
                               back out of a convolution or matmul */
   int fused_nodes, attention_nodes; /* made by fusion */
   int fused_ops;                    /* operators the fused nodes replace */
-  int moved;                        /* shortcuts the node order moved */
+  int moved;                        /* shortcuts the lower stage moved
+                                       ahead of the chain they join */
   double cost_unfused_us; /* the search's result's cost, before fusion */
   /* seconds: reading and compiling the rules, fusion, the check */
   double rules_seconds, fuse_seconds, check_seconds;

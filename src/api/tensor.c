@@ -18,14 +18,19 @@ size_t api_dtype_size(int dtype) {
   return dtype >= 0 && dtype < 4 ? sizes[dtype] : 0;
 }
 
-/* The buffer types a tensor of type t takes. */
+int api_dtype_of(int32_t t) {
+  return ir_dtype_is_half((ir_dtype)t) ? API_F32 : (int)t;
+}
+
+/* The buffer types a tensor of type t takes (a half tensor's: float32,
+ * rounded to its type on the way in). */
 static int accepts(int32_t t, int dtype) {
-  return dtype == (int)t || (t == IR_DT_I64 && dtype == API_I32);
+  return dtype == api_dtype_of(t) || (t == IR_DT_I64 && dtype == API_I32);
 }
 
 api_code api_tensor_check(const char *fn, const char *what, const ir_tensor *t,
                           const api_tensor *v, api_error *err) {
-  const char *want = api_dtype_name(t->dtype);
+  const char *want = api_dtype_name(api_dtype_of(t->dtype));
   if (!v->data)
     return api_fail(err, API_ERR_USAGE, "%s: %s is NULL", fn, what);
   if (!api_dtype_name(v->dtype))
@@ -50,6 +55,7 @@ api_code api_tensor_to_f32(const char *what, const ir_tensor *t,
   int64_t n = ir_shape_numel(&t->shape);
   if (v->dtype == API_F32) {
     memcpy(dst, v->data, sizeof(float) * (size_t)n);
+    ir_dtype_round_n(dst, n, (ir_dtype)t->dtype);
     return API_OK;
   }
   for (int64_t i = 0; i < n; i++) {

@@ -8,6 +8,7 @@
 
 #include "../costdb/costdb.h"
 #include "../ir/ir.h"
+#include "../onnx/onnx.h"
 
 enum { CLI_OK = 0, CLI_USAGE = 1, CLI_BAD_INPUT = 2, CLI_INTERNAL = 3 };
 
@@ -58,8 +59,9 @@ struct cli_opt {
   size_t off;          /* the target field's offset in the options struct */
   double lo, hi;       /* a number's range; the value a flag stores (lo) */
   const char *choices; /* CLI_OPT_CHOICE: the names, '|'-separated */
-  /* CLI_OPT_CALL: applies arg to the options struct o; returns 0, or -1
-   * after writing the whole message (it names the option) into msg */
+  /* CLI_OPT_CALL: applies arg to the options struct o (CLI_CALL), or to
+   * its field at off (CLI_CALL_AT); returns 0, or -1 after writing the
+   * whole message (it names the option) into msg */
   int (*set)(void *o, const char *arg, char *msg, size_t n);
   const char *help; /* '\n' separates lines; NULL: an alias, not listed */
 };
@@ -84,6 +86,22 @@ struct cli_opt {
   {CLI_OPT_CHOICE, name, 0, arg, CLI_FIELD(T, f, int), 0, 0, choices, NULL, help}
 #define CLI_CALL(name, arg, fn, help) \
   {CLI_OPT_CALL, name, 0, arg, 0, 0, 0, NULL, fn, help}
+#define CLI_CALL_AT(T, f, type, name, arg, fn, help) \
+  {CLI_OPT_CALL, name, 0, arg, CLI_FIELD(T, f, type), 0, 0, NULL, fn, help}
+/* The ONNX import options (--input-shape, --data-input, --dim) into field
+ * f (an ox_options) of T: import, and optimize and run of an .onnx model. */
+#define CLI_IMPORT_OPTS(T, f) \
+  CLI_CALL_AT(T, f, ox_options, "input-shape", "N=DIMS", cli_set_input_shape, \
+              "the shape of input N where the model leaves it\n" \
+              "dynamic (repeatable)"), \
+  CLI_CALL_AT(T, f, ox_options, "dim", "NAME=SIZE", cli_set_dim, \
+              "the size of the model's dynamic dimension NAME\n" \
+              "(its dim_param, e.g. seq=128) in every input\n" \
+              "(repeatable)"), \
+  CLI_CALL_AT(T, f, ox_options, "data-input", "N", cli_set_data_input, \
+              "input N is data; every other float input is a\n" \
+              "weight (models exported with export_params=False;\n" \
+              "repeatable)")
 #define CLI_HEADING(text) {CLI_OPT_HEADING, text, 0, NULL, 0, 0, 0, NULL, NULL, NULL}
 #define CLI_END {CLI_OPT_END, NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL}
 /* clang-format on */
@@ -115,15 +133,28 @@ int cli_oom(void);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
 /* Option values optimize and experiment share: --patience P (0..1e9) into
- * *out, --passes rules|hand into *rules (1: the pass rules). 0, or -1 with
+ * *out, --passes rules|hand|none into *rules (CLI_PASSES_*). 0, or -1 with
  * the message in msg. */
+enum { CLI_PASSES_HAND, CLI_PASSES_RULES, CLI_PASSES_NONE };
 int cli_parse_patience(const char *s, int *out, char *msg, size_t n);
 int cli_parse_passes(const char *s, int *rules, char *msg, size_t n);
+/* --dtype f16|bf16 (optimize, run) into *dtype (an ir_dtype). */
+int cli_parse_dtype(const char *s, int *dtype, char *msg, size_t n);
+/* Converts *g to the half type dtype (ir_graph_to_dtype; nothing for
+ * IR_DT_F32). Prints the error and returns its code on failure. */
+int cli_to_dtype(ir_graph **g, int dtype);
 /* Loads a graph: a .onnx file through the ONNX importer (default options),
  * anything else as .graph text with its weight values from the sidecar
  * beside it (x.graph -> x.safetensors) when there is one. Prints the error
  * and sets *rc on failure. */
 ir_graph *cli_load(const char *path, int *rc);
+/* cli_load with import options o for an .onnx file (NULL: the defaults);
+ * for a .graph, options that set anything are a usage error. */
+ir_graph *cli_load_ex(const char *path, const ox_options *o, int *rc);
+/* CLI_IMPORT_OPTS's setters (o: an ox_options). */
+int cli_set_input_shape(void *o, const char *v, char *msg, size_t n);
+int cli_set_dim(void *o, const char *v, char *msg, size_t n);
+int cli_set_data_input(void *o, const char *v, char *msg, size_t n);
 /* Whether path (may be NULL) names an ONNX file (ends in .onnx). */
 int cli_is_onnx(const char *path);
 /* Replaces *g by its copy at batch size `batch` (--batch); CLI_OK, or the

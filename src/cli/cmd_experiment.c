@@ -2,6 +2,8 @@
  * (srch_optimize, no mutants, no fusion, no check) over a grid of depth,
  * alpha and budget, as CSV and gnuplot figures. The figures' script is
  * scripts/plot-experiment.gp, carried in the binary (cmake/embed.cmake).
+ * The command's options and set-up, which `experiment candidates`
+ * (cmd_candidates.c) shares.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,21 +17,8 @@
 #include "../costdb/costdb.h"
 #include "../opt/opt.h"
 #include "cli.h"
+#include "experiment.h"
 #include "plot_experiment.h"
-
-#define MAX_GRID 16
-
-typedef struct exp_args {
-  const char *rules, *out, *device, *db_path, *emit;
-  int allow_unproven, measure, batch, no_rules, patience_given;
-  int pass_rules; /* --passes rules (1, default) | hand (0) */
-  srch_options so;
-  cd_db *db;
-  cd_model cost; /* db + the device, fitted on its measured rows */
-  int ndepth, nalpha, nbudget;
-  int depth[MAX_GRID], budget[MAX_GRID];
-  double alpha[MAX_GRID];
-} exp_args;
 
 /* "a,b,c" into up to MAX_GRID numbers lo..hi (whole numbers when ints);
  * 0, or -1 after writing the message. */
@@ -92,7 +81,7 @@ static int set_patience(void *u, const char *s, char *msg, size_t n) {
   return 0;
 }
 
-/* --passes rules|hand. */
+/* --passes rules|hand|none. */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   exp_args *a = u;
   return cli_parse_passes(s, &a->pass_rules, msg, n);
@@ -101,12 +90,17 @@ static int set_passes(void *u, const char *s, char *msg, size_t n) {
 #define T exp_args
 static const cli_opt experiment_table[] = {
     CLI_CALL("depth", "LIST", set_depths,
-             "the max depths to try (rewrites from the input)"),
-    CLI_CALL("alpha", "LIST", set_alphas, "the alphas to try (see optimize)"),
+             "the max depths to try (rewrites from the input;\n"
+             "candidates: one, default unlimited)"),
+    CLI_CALL("alpha", "LIST", set_alphas,
+             "the alphas to try (see optimize; candidates: one,\n"
+             "default 1.05)"),
     CLI_CALL("budget", "LIST", set_budgets,
-             "the budgets to try (expansions per region)"),
+             "the budgets to try (expansions per region;\n"
+             "candidates: one, default 100)"),
     CLI_STR(T, "output", 'o', out, "DIR",
-            "the results folder (default experiment-search)"),
+            "the results folder (default experiment-search,\n"
+            "experiment-candidates)"),
     CLI_STR(T, "rules", 0, rules, "F", "rule file (as in optimize)"),
     CLI_FLAG(T, "allow-unproven", allow_unproven, 1,
              "also use unproven and unverified rules"),
@@ -124,11 +118,26 @@ static const cli_opt experiment_table[] = {
     CLI_STR(T, "db", 0, db_path, "PATH", "the cost database"),
     CLI_FLAG(T, "no-merge", so.merge, 0,
              "do not merge sibling convolutions/matmuls by hand"),
-    CLI_CALL("passes", "rules|hand", set_passes,
-             "the passes as rules (default) or by hand (as in\n"
-             "optimize)"),
+    CLI_CALL("passes", "rules|hand|none", set_passes,
+             "the passes as rules (default), by hand or none\n"
+             "(as in optimize)"),
     CLI_FLAG(T, "no-rules", no_rules, 1,
              "no rules file: the search has only the pass rules"),
+    CLI_HEADING("experiment candidates:"),
+    CLI_INT(T, "regions", regions, "K", 1, 100000,
+            "the K costliest regions (default 4)"),
+    CLI_INT(T, "per-region", per_region, "N", 2, 100000,
+            "up to N candidates per region, the original and\n"
+            "the search's pick among them (default 8)"),
+    CLI_U64(T, "seed", seed, "S",
+            "seed of the choice among the candidates and of\n"
+            "the mutants (default 1)"),
+    CLI_INT(T, "max-seen", max_seen, "M", 1, 10000000,
+            "choose among a seeded sample of M of the distinct\n"
+            "graphs a region's search builds (default 2000)"),
+    CLI_FLAG(T, "check", check, 1,
+             "check each candidate against the model on the CPU\n"
+             "executor (as optimize does)"),
     /* not listed: accepted to say they are optimize's (experiment_search) */
     CLI_FLAG(T, "measure", measure, 1, NULL),
     CLI_STR(T, "emit-signatures", 0, emit, "F", NULL), CLI_END};
@@ -235,7 +244,7 @@ static int run_grid(const exp_args *a, const ir_graph *g, const char *model,
   return rc;
 }
 
-static int ensure_dir(const char *dir) {
+int cli_exp_ensure_dir(const char *dir) {
   if (mkdir(dir, 0777) == 0 || errno == EEXIST)
     return CLI_OK;
   fprintf(stderr, "superopt: cannot create '%s': %s\n", dir, strerror(errno));
@@ -303,29 +312,61 @@ static int write_plots(const exp_args *a, const char *dir, const char *model,
   return CLI_OK;
 }
 
+/* What is wrong with the operands and options of `experiment search`
+ * (cands 0) or `experiment candidates` (1), or NULL. */
+static const char *bad_options(const exp_args *a, int nargs, int cands) {
+  int cand_opts =
+      a->regions || a->per_region || a->seed || a->max_seen || a->check;
+  return nargs != 1 ? (cands ? "expected 'candidates MODEL'"
+                             : "expected 'search MODEL'")
+         : !cands && (!a->ndepth || !a->nalpha || !a->nbudget)
+             ? "--depth, --alpha and --budget are required"
+         : !cands && cand_opts
+             ? "--regions, --per-region, --seed, --max-seen and --check are "
+               "for 'experiment candidates'"
+         : cands && (a->ndepth > 1 || a->nalpha > 1 || a->nbudget > 1)
+             ? "candidates takes one --depth, --alpha and --budget"
+         : strchr(a->out ? a->out : "", '\'') ? "DIR must not contain a quote"
+         : a->measure || a->emit
+             ? "--measure and --emit-signatures are for 'optimize'"
+         : a->no_rules && a->rules ? "--no-rules and --rules conflict"
+                                   : NULL;
+}
+
+/* The search's knobs from the options: search's grid searches without
+ * patience unless it is given; candidates takes optimize's defaults but
+ * for the budget (100: every new graph is built and kept). */
+static void search_knobs(exp_args *a, int cands) {
+  if (!cands) {
+    if (!a->patience_given) /* the budget is what the grid varies */
+      a->so.patience = 0;
+    return;
+  }
+  a->so.budget = a->nbudget ? a->budget[0] : 100;
+  if (a->nalpha)
+    a->so.alpha = a->alpha[0];
+  if (a->ndepth)
+    a->so.max_depth = a->depth[0];
+  a->regions = a->regions ? a->regions : 4;
+  a->per_region = a->per_region ? a->per_region : 8;
+  a->max_seen = a->max_seen ? a->max_seen : 2000;
+  a->seed = a->seed ? a->seed : 1;
+}
+
 /* The options, the cost database and model, the rules (opt_rules_load,
  * as optimize reads them), the model; CLI_OK or the exit status. */
-static int setup(const cli_command *c, int argc, char **argv, exp_args *a,
-                 opt_rules *rl, ir_graph **g) {
+static int setup(const cli_command *c, int argc, char **argv, int cands,
+                 exp_args *a, opt_rules *rl, ir_graph **g) {
   memset(a, 0, sizeof *a);
   srch_options_default(&a->so);
-  a->pass_rules = 1;
+  a->pass_rules = CLI_PASSES_RULES;
   int rc = cli_parse_opts(c, argc, argv, a);
   if (rc)
     return rc;
-  const char *bad =
-      argc - optind != 1 ? "expected 'search MODEL'"
-      : !a->ndepth || !a->nalpha || !a->nbudget
-          ? "--depth, --alpha and --budget are required"
-      : strchr(a->out ? a->out : "", '\'') ? "DIR must not contain a quote"
-      : a->measure || a->emit
-          ? "--measure and --emit-signatures are for 'optimize'"
-      : a->no_rules && a->rules ? "--no-rules and --rules conflict"
-                                : NULL;
+  const char *bad = bad_options(a, argc - optind, cands);
   if (bad)
     return cli_usage_error(c, "%s", bad);
-  if (!a->patience_given) /* the budget is what the grid varies */
-    a->so.patience = 0;
+  search_knobs(a, cands);
   base_diag d;
   const cd_device *dev = cd_device_find(a->device ? a->device : "h100", &d);
   if (!dev)
@@ -335,10 +376,11 @@ static int setup(const cli_command *c, int argc, char **argv, exp_args *a,
     return rc;
   cd_model_init(&a->cost, a->db, dev);
   const char *rules = a->no_rules ? NULL : cli_rules_file(a->rules, &rc);
-  const char *passes =
-      a->pass_rules ? cli_data_file("rules/passes.rules", &rc) : NULL;
-  if ((!a->no_rules && !rules) || (a->pass_rules && !passes))
+  int want = a->pass_rules == CLI_PASSES_RULES;
+  const char *passes = want ? cli_data_file("rules/passes.rules", &rc) : NULL;
+  if ((!a->no_rules && !rules) || (want && !passes))
     return rc;
+  a->so.no_passes = a->pass_rules == CLI_PASSES_NONE;
   if (opt_rules_load(rules, passes, a->allow_unproven, rl, &d))
     return cli_report(&d);
   a->so.pass_rules = rl->pass;
@@ -368,23 +410,29 @@ static int write_results(const exp_args *a, const char *dir, const char *model,
   return write_plots(a, dir, model, original);
 }
 
+/* The model's name: the graph's, else the file's without extension. */
+static void model_name(const ir_graph *g, const char *path, char *out,
+                       size_t n) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  snprintf(out, n, "%.*s", (int)strcspn(base, "."), base);
+  if (g->name[0])
+    snprintf(out, n, "%s", g->name);
+}
+
 static int experiment_search(const cli_command *c, int argc, char **argv) {
   exp_args a;
   opt_rules rl;
   ir_graph *g = NULL;
   memset(&rl, 0, sizeof rl);
-  int rc = setup(c, argc, argv, &a, &rl, &g);
+  int rc = setup(c, argc, argv, 0, &a, &rl, &g);
   const char *dir = a.out ? a.out : "experiment-search";
   base_buf csv = {0};
   double original = 0;
-  char model[256]; /* the graph's name, else the file's without extension */
+  char model[256];
   if (!rc) {
-    const char *base = strrchr(argv[optind], '/');
-    base = base ? base + 1 : argv[optind];
-    snprintf(model, sizeof model, "%.*s", (int)strcspn(base, "."), base);
-    if (g->name[0])
-      snprintf(model, sizeof model, "%s", g->name);
-    if (!(rc = ensure_dir(dir)))
+    model_name(g, argv[optind], model, sizeof model);
+    if (!(rc = cli_exp_ensure_dir(dir)))
       rc = run_grid(&a, g, model, &rl, &csv, &original);
   }
   if (!rc)
@@ -396,24 +444,63 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   return rc;
 }
 
+static int experiment_candidates(const cli_command *c, int argc, char **argv) {
+  exp_args a;
+  opt_rules rl;
+  ir_graph *g = NULL;
+  memset(&rl, 0, sizeof rl);
+  int rc = setup(c, argc, argv, 1, &a, &rl, &g);
+  char model[256];
+  if (!rc) {
+    model_name(g, argv[optind], model, sizeof model);
+    a.out = a.out ? a.out : "experiment-candidates";
+    if (!(rc = cli_exp_ensure_dir(a.out)))
+      rc = cli_experiment_candidates(&a, &rl, g, model);
+  }
+  ir_graph_free(g);
+  opt_rules_free(&rl);
+  cd_close(a.db);
+  return rc;
+}
+
 static int experiment(const cli_command *c, int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "search") != 0)
-    return cli_usage_error(c, "expected 'search' (the only experiment)");
-  return experiment_search(c, argc - 1, argv + 1);
+  if (argc >= 2 && !strcmp(argv[1], "search"))
+    return experiment_search(c, argc - 1, argv + 1);
+  if (argc >= 2 && !strcmp(argv[1], "candidates"))
+    return experiment_candidates(c, argc - 1, argv + 1);
+  return cli_usage_error(c, "expected 'search' or 'candidates'");
 }
 
 const cli_command cli_cmd_experiment = {
     "experiment",
-    "run an experiment grid (search) and plot it",
+    "run an experiment: a search grid, or a region's candidates",
     "experiment search MODEL --depth 0,1,2,4,8 --alpha 1.0,1.05,1.2\n"
-    "       --budget 100,1000 [-o DIR] [options]",
-    "Optimizes MODEL once per combination of the listed depths, alphas\n"
-    "and budgets (no end-to-end check; progress on standard error) and\n"
-    "writes DIR/results.csv (model, depth, alpha, budget, cost,\n"
+    "       --budget 100,1000 [-o DIR] [options]\n"
+    "   or: superopt experiment candidates MODEL [-o DIR] [--regions K]\n"
+    "       [--per-region N] [--device D] [--seed S] [options]",
+    "search: optimizes MODEL once per combination of the listed depths,\n"
+    "alphas and budgets (no end-to-end check; progress on standard error)\n"
+    "and writes DIR/results.csv (model, depth, alpha, budget, cost,\n"
     "expansions, time, rules applied, the original's cost, device),\n"
     "DIR/plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png\n"
     "and DIR/cost_vs_time.png (titled with model and device, the\n"
-    "original's cost as a baseline). DIR defaults to experiment-search.\n",
+    "original's cost as a baseline). DIR defaults to experiment-search.\n"
+    "\n"
+    "candidates: after optimize's passes, searches each of the K costliest\n"
+    "regions (by estimated cost) on its own, keeping a seeded sample of\n"
+    "the distinct graphs the search builds, and writes up to N of them\n"
+    "per region (the original, the search's pick, a mutant that pays\n"
+    "under estimates, the rest drawn across the range of their fused\n"
+    "cost, distinct once fused)\n"
+    "as whole networks: the model with that region replaced, then split\n"
+    "folding, dead code removal, fusion, order and lowering as optimize\n"
+    "runs them (DIR/original.graph, DIR/rK_cJ.graph), and\n"
+    "DIR/candidates.tsv: network, region, candidate, file, the whole\n"
+    "graph's estimated cost (us), the region's (unfused, and fused and\n"
+    "lowered), the pick, distinct graphs seen, how it was made (rule ids\n"
+    "with > forward or < backward, mutant, original). Deterministic for a\n"
+    "seed. DIR defaults to experiment-candidates; scripts/gpu-rankcorr\n"
+    "measures the files (docs/search.md).\n",
     experiment_table,
     NULL,
     experiment};

@@ -14,30 +14,13 @@ typedef struct import_opts {
   ox_options ox;
 } import_opts;
 
-/* --input-shape NAME=DIMS (repeatable). */
-static int set_shape(void *u, const char *v, char *msg, size_t n) {
-  return ox_options_add_shape(&((import_opts *)u)->ox, v, msg, n);
-}
-
-/* --data-input NAME (repeatable). */
-static int set_data(void *u, const char *v, char *msg, size_t n) {
-  return ox_options_add_data(&((import_opts *)u)->ox, v, msg, n);
-}
-
 #define T import_opts
 static const cli_opt import_table[] = {
     CLI_STR(T, "output", 'o', out, "OUT", "write the graph here"),
     CLI_FLAG(T, "drop-weights", drop, 1,
              "leave the weights' values out (else a model\n"
              "with values is not written to standard output)"),
-    CLI_CALL("input-shape", "N=DIMS", set_shape,
-             "the shape of input N where the model leaves it\n"
-             "dynamic (repeatable)"),
-    CLI_CALL("data-input", "N", set_data,
-             "input N is data; every other float input is a\n"
-             "weight (models exported with export_params=False;\n"
-             "repeatable)"),
-    CLI_END};
+    CLI_IMPORT_OPTS(T, ox), CLI_END};
 #undef T
 
 static int import(const cli_command *c, int argc, char **argv) {

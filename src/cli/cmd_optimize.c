@@ -37,8 +37,9 @@ typedef struct opt_args {
   int drop_weights; /* --drop-weights: write a .graph without values */
   int no_fuse;      /* --no-fuse */
   int no_check;     /* --no-check */
-  int pass_rules;   /* --passes rules (1, default) | hand (0) */
+  int pass_rules;   /* --passes rules (default) | hand | none: CLI_PASSES_* */
   int no_rules;     /* --no-rules: no rules file (pass rules only) */
+  ox_options ox;    /* an .onnx model's import options */
 } opt_args;
 
 /* --patience P. */
@@ -47,7 +48,12 @@ static int set_patience(void *u, const char *s, char *msg, size_t n) {
   return cli_parse_patience(s, &a->oo.so.patience, msg, n);
 }
 
-/* --passes rules|hand: the pass rules (1) or the hand-written passes (0). */
+/* --dtype f16|bf16. */
+static int set_dtype(void *u, const char *s, char *msg, size_t n) {
+  return cli_parse_dtype(s, &((opt_args *)u)->oo.dtype, msg, n);
+}
+
+/* --passes rules|hand|none (CLI_PASSES_*). */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   opt_args *a = u;
   return cli_parse_passes(s, &a->pass_rules, msg, n);
@@ -89,7 +95,8 @@ static const cli_opt optimize_table[] = {
              "write a .graph without its weights' values"),
     CLI_STR(T, "like", 0, like, "ORIG",
             "an .onnx output is a drop-in for ORIG.onnx (its\n"
-            "names and opset; default: MODEL when it is .onnx)"),
+            "names, opset and dynamic axes; default: MODEL\n"
+            "when it is .onnx)"),
     CLI_DOUBLE(T, "alpha", oo.so.alpha, "A", 0.5, 100,
                "expand graphs costing <= A x the best (1.05)"),
     CLI_INT(T, "budget", oo.so.budget, "B", 0, 1000000000,
@@ -103,7 +110,13 @@ static const cli_opt optimize_table[] = {
                "stop searching after S seconds (default: none)"),
     CLI_INT(T, "batch", oo.batch, "N", 1, 1000000,
             "optimize for batch size N: the model is rebatched\n"
-            "first (costs for those shapes; output at N)"),
+            "first (costs for those shapes; output at N); an\n"
+            ".onnx model's dynamic first dimensions: import at N"),
+    CLI_IMPORT_OPTS(T, ox),
+    CLI_CALL("dtype", "T", set_dtype,
+             "f16 or bf16: the result in that type (reductions,\n"
+             "softmax and normalisation in float32; docs/half.md);\n"
+             "a half model stays in its type"),
     CLI_STR(T, "device", 0, device, "D",
             "the device costs are for: h100, h200, h100-tf32,\n"
             "h200-tf32, cpu (default: $SUPEROPT_DEVICE, else\n"
@@ -123,11 +136,13 @@ static const cli_opt optimize_table[] = {
             "operators per search region (48)"),
     CLI_FLAG(T, "no-merge", oo.so.merge, 0,
              "do not merge sibling convolutions/matmuls by hand"),
-    CLI_CALL("passes", "rules|hand", set_passes,
+    CLI_CALL("passes", "rules|hand|none", set_passes,
              "rules (default): activation fusion and sibling\n"
              "merging as the proven rules of rules/passes.rules,\n"
              "applied by the search (by hand only where no such\n"
-             "rule matches); hand: the hand-written passes"),
+             "rule matches); hand: the hand-written passes;\n"
+             "none: no pass at all (no CSE, no batchnorm\n"
+             "folding, no pass rules): the rules file alone"),
     CLI_FLAG(T, "no-rules", no_rules, 1,
              "no rules file: the search has only the pass rules"),
     CLI_FLAG(T, "no-mutants", no_mutants, 1, "apply no mutants"),
@@ -287,10 +302,10 @@ static void print_search(const opt_report *r, const opt_args *a) {
   printf("passes: %d common subexpressions, %d batchnorm folded, %d "
          "scales folded, %d activations fused (%d by pass rules, %d taken "
          "back out by them), %d sibling groups merged (%d by pass rules), %d "
-         "nested splits folded\n",
+         "nested splits folded, %d movement operators removed\n",
          st->cse, st->bn_folded, st->scales_folded, r->acts_fused,
          r->acts_fused_by_rules, r->acts_unfused, r->merged, r->merged_by_rules,
-         st->splits_merged);
+         st->splits_merged, st->moves_removed);
   print_rules_applied(r, device);
   printf("rules applied in all: %d (%d of them pass rules)\n", r->rules_applied,
          r->pass_rules_applied);
@@ -357,8 +372,9 @@ static void print_check(const opt_report *r) {
          "at most %.3g of the tolerance (|a-b| <= %g max|a| + %g |a|) over "
          "%d rounds (seeds from %llu, inputs and weights at scales %s; %lld "
          "elements)\n",
-         r->check.max_err, r->check.worst, o->atol, o->rtol, r->check.rounds,
-         (unsigned long long)o->seed, sc, (long long)r->check.compared);
+         r->check.max_err, r->check.worst, r->check.atol, r->check.rtol,
+         r->check.rounds, (unsigned long long)o->seed, sc,
+         (long long)r->check.compared);
 }
 
 /* The stage's lines on standard output. */
@@ -375,8 +391,7 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
     print_onnx_device_note(a);
     break;
   case OPT_PRUNE:
-    printf("rules: %d usable directions read for this model\n",
-           r->directions);
+    printf("rules: %d usable directions read for this model\n", r->directions);
     print_search(r, a);
     if (a->oo.mutants)
       cli_print_mutants(&r->mutants, a->cost.dev->name);
@@ -389,16 +404,16 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
     break;
   case OPT_LOWER:
     if (r->ran[OPT_LOWER])
-      printf("lower: %d epilogues (residual, bias, clip), %d moves (act on "
-             "concat/split parts, pad+slice), %d squeeze-and-excitation, %d "
-             "channel shuffles made graph nodes\n",
+      printf("lower: %d epilogues (residual, bias, clip, relu), %d moves (act "
+             "on concat/split parts, pad+slice), %d squeeze-and-excitation, "
+             "%d channel shuffles made graph nodes, %d shortcut%s moved "
+             "ahead of the chain%s %s join%s\n",
              r->lowering.epilogues, r->lowering.moves, r->lowering.se,
-             r->lowering.shuffles);
-    break;
-  case OPT_ORDER:
-    printf("order: %d shortcut%s moved ahead of the chain%s %s join%s\n",
-           r->moved, r->moved == 1 ? "" : "s", r->moved == 1 ? "" : "s",
-           r->moved == 1 ? "it" : "they", r->moved == 1 ? "s" : "");
+             r->lowering.shuffles, r->lowering.shortcuts,
+             r->lowering.shortcuts == 1 ? "" : "s",
+             r->lowering.shortcuts == 1 ? "" : "s",
+             r->lowering.shortcuts == 1 ? "it" : "they",
+             r->lowering.shortcuts == 1 ? "s" : "");
     break;
   case OPT_REPROVE:
     if (r->ran[OPT_REPROVE])
@@ -460,7 +475,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
                       opt_args *a) {
   memset(a, 0, sizeof *a);
   opt_options_default(&a->oo);
-  a->pass_rules = 1;
+  a->pass_rules = CLI_PASSES_RULES;
   int rc = cli_parse_opts(c, argc, argv, a);
   if (rc || a->list_stages)
     return rc;
@@ -506,9 +521,10 @@ static int pipeline_options(opt_args *a, const char **rules, int *rc) {
   if (!a->no_rules && !(*rules = cli_rules_file(a->rules, rc)))
     return 0;
   o->rules = *rules;
-  if (a->pass_rules &&
+  if (a->pass_rules == CLI_PASSES_RULES &&
       !(o->pass_rules = cli_data_file("rules/passes.rules", rc)))
     return 0;
+  o->so.no_passes = a->pass_rules == CLI_PASSES_NONE;
   o->allow_unproven = a->allow_unproven;
   o->mutants = a->no_mutants || a->proven_only ? 0 : MUTANT_ALL;
   if (o->mutants && a->mutant_estimates)
@@ -550,7 +566,25 @@ static int runtime_cost(opt_args *a, const ir_graph *g, double *cost, int *est,
  * the model priced the same way. */
 static void print_onnx_cost(opt_args *a, const ir_graph *model) {
   base_diag d;
-  ir_graph *w = ox_import_file(a->out, NULL, &d);
+  /* the dynamic dimensions the export kept, at the model's sizes (batch:
+   * --batch): its inputs by IR name and by the name the export gave back
+   * to "t_117" */
+  ox_options o;
+  memset(&o, 0, sizeof o);
+  for (int i = 0; i < model->ntensors && o.nshapes + 2 <= OX_MAX_SHAPES; i++) {
+    const ir_tensor *t = &model->tensors[i];
+    if (t->kind != IR_T_INPUT)
+      continue;
+    for (int k = 0; k < 1 + !strncmp(t->name, "t_", 2); k++) {
+      snprintf(o.shapes[o.nshapes].name, sizeof o.shapes[0].name, "%s",
+               t->name + 2 * k);
+      o.shapes[o.nshapes].shape = t->shape;
+      if (a->oo.batch > 0 && t->shape.rank)
+        o.shapes[o.nshapes].shape.dim[0] = a->oo.batch;
+      o.nshapes++;
+    }
+  }
+  ir_graph *w = ox_import_file(a->out, &o, &d);
   double before = 0, after = 0;
   int est0 = 0, est1 = 0, kept = 0;
   if (!w || runtime_cost(a, model, &before, &est0, NULL, &d) ||
@@ -602,7 +636,8 @@ static int pipeline_error(const opt_report *r, const base_diag *d) {
 static int run_pipeline(opt_args *a, const char *path, cli_proposed *prop) {
   int rc = CLI_OK;
   double t0 = base_now();
-  ir_graph *g = cli_load(path, &rc);
+  a->ox.batch = a->oo.batch;
+  ir_graph *g = cli_load_ex(path, &a->ox, &rc);
   if (!g)
     return rc;
   double load = base_now() - t0;

@@ -238,6 +238,7 @@ typedef struct gen_args {
   const char *ops, *out, *ckpt;
   int max_ops, threads, z3_timeout, keep, no_nf, split, node_mem;
   int pairs; /* index into "spanning|smallest|all" */
+  int opset; /* index into "default|extended" */
 } gen_args;
 
 #define T gen_args
@@ -249,6 +250,10 @@ static const cli_opt gen_table[] = {
     CLI_STR(T, "ops", 0, ops, "LIST",
             "comma-separated operators to use (default: all of\n"
             "docs/generation.md)"),
+    CLI_CHOICE(T, "opset", opset, "SET", "default|extended",
+               "default: the operators of docs/generation.md;\n"
+               "extended: also conv2d with a bias input (and\n"
+               "act=relu) over a pool of biases"),
     CLI_STR(T, "output", 'o', out, "F",
             "the rule file (default generated.rules)"),
     CLI_INT(T, "threads", threads, "T", 1, 1024,
@@ -293,6 +298,7 @@ static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
   gen_options o = {0};
   o.max_ops = a.max_ops;
   o.ops = a.ops;
+  o.extended = a.opset == 1;
   o.pairs = pairs[a.pairs];
   o.z3_timeout_ms = (unsigned)a.z3_timeout;
   o.keep_unproven = a.keep;

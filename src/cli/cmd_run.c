@@ -27,8 +27,15 @@ typedef struct run_opts {
   const char *path, *device, *dump, *profile_tsv;
   uint64_t seed;
   int threads, iters, warmup, batch, streams;
+  int dtype; /* --dtype: an ir_dtype (IR_DT_F32: as the model is) */
   int check, strict, profile, poison, no_fold, legacy_conv, nchw, fast_gelu;
+  ox_options ox; /* an .onnx model's import options */
 } run_opts;
+
+/* --dtype f16|bf16. */
+static int set_dtype(void *u, const char *s, char *msg, size_t n) {
+  return cli_parse_dtype(s, &((run_opts *)u)->dtype, msg, n);
+}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -46,7 +53,13 @@ static const cli_opt run_table[] = {
     CLI_INT(T, "iters", iters, "K", 1, 100000,
             "time K runs and report the median (default 1)"),
     CLI_INT(T, "batch", batch, "N", 1, 65536,
-            "rescale the batch (dim 0 of the inputs) to N"),
+            "rescale the batch (dim 0 of the inputs) to N (an\n"
+            ".onnx model's dynamic first dimensions: import at N)"),
+    CLI_IMPORT_OPTS(T, ox),
+    CLI_CALL("dtype", "T", set_dtype,
+             "f16 or bf16: run the model converted to that type\n"
+             "(reductions, softmax and normalisation in float32;\n"
+             "docs/half.md)"),
     CLI_STR(T, "dump", 0, dump, "DIR",
             "write inputs, weights and outputs as DIR/*.npy and\n"
             "DIR/manifest.tsv (kind, name, file), for checks\n"
@@ -67,8 +80,9 @@ static const cli_opt run_table[] = {
     CLI_FLAG(T, "poison", poison, 1,
              "debug: fill every released buffer with NaN"),
     CLI_FLAG(T, "no-fold", no_fold, 1,
-             "no executor folds: a relu, clip, residual or bias add\n"
-             "after conv/matmul/add/... runs as its own kernel"),
+             "none of the executor's own fusion: no cuDNN plans with an\n"
+             "epilogue, no matmuls reading transposes in place (the\n"
+             "graph's lowered folds still run as the graph says)"),
     CLI_FLAG(T, "legacy-conv", legacy_conv, 1,
              "legacy cuDNN convolution algorithms only"),
     CLI_FLAG(T, "nchw", nchw, 1,
@@ -513,11 +527,14 @@ static int run(const cli_command *c, int argc, char **argv) {
   int rc = parse_opts(c, argc, argv, &o);
   if (rc)
     return rc;
-  ir_graph *g = cli_load(o.path, &rc);
+  o.ox.batch = o.batch;
+  ir_graph *g = cli_load_ex(o.path, &o.ox, &rc);
   if (!g)
     return rc;
   if (o.batch)
     rc = cli_rebatch(&g, o.batch);
+  if (!rc)
+    rc = cli_to_dtype(&g, o.dtype);
 #ifdef SUPEROPT_HAVE_CUDA
   if (!rc)
     rc = strcmp(o.device, "cuda") ? run_cpu(g, &o) : run_cuda(g, &o);

@@ -76,7 +76,7 @@ static int apply(const cli_opt *r, const char *opt, const char *v, void *o,
   switch (r->kind) {
   case CLI_OPT_FLAG: *(int *)field = (int)r->lo; return 0;
   case CLI_OPT_STR: *(const char **)field = v; return 0;
-  case CLI_OPT_CALL: return r->set(o, v, msg, n);
+  case CLI_OPT_CALL: return r->set((char *)o + r->off, v, msg, n);
   case CLI_OPT_CHOICE:
     if ((k = choice_index(r->choices, v)) < 0) {
       snprintf(msg, n, "%s must be %s, not '%s'", opt,

@@ -56,12 +56,37 @@ int cli_parse_patience(const char *s, int *out, char *msg, size_t n) {
 }
 
 int cli_parse_passes(const char *s, int *rules, char *msg, size_t n) {
-  if (strcmp(s, "rules") && strcmp(s, "hand")) {
-    snprintf(msg, n, "bad value '%s' for --passes: expected rules or hand", s);
+  if (strcmp(s, "rules") && strcmp(s, "hand") && strcmp(s, "none")) {
+    snprintf(msg, n,
+             "bad value '%s' for --passes: expected rules, hand or none", s);
     return -1;
   }
-  *rules = !strcmp(s, "rules");
+  *rules = !strcmp(s, "rules")  ? CLI_PASSES_RULES
+           : !strcmp(s, "hand") ? CLI_PASSES_HAND
+                                : CLI_PASSES_NONE;
   return 0;
+}
+
+int cli_parse_dtype(const char *s, int *dtype, char *msg, size_t n) {
+  int t = ir_dtype_lookup(s, strlen(s));
+  if (!ir_dtype_is_half((ir_dtype)t)) {
+    snprintf(msg, n, "bad value '%s' for --dtype: expected f16 or bf16", s);
+    return -1;
+  }
+  *dtype = t;
+  return 0;
+}
+
+int cli_to_dtype(ir_graph **g, int dtype) {
+  if (!ir_dtype_is_half((ir_dtype)dtype))
+    return CLI_OK;
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(*g, (ir_dtype)dtype, &d);
+  if (!h)
+    return cli_report(&d);
+  ir_graph_free(*g);
+  *g = h;
+  return CLI_OK;
 }
 
 int cli_write_graph(const ir_graph *g, const char *out, int drop) {
@@ -152,15 +177,21 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like) {
   else if (r.like_opset)
     fprintf(stderr, " (%s has %d: %s)", like, r.like_opset, r.opset_why);
   if (like)
-    fprintf(stderr, "; %d names given back from %s", r.renamed, like);
+    fprintf(stderr,
+            "; %d of its %d input and output names kept (%d names given "
+            "back)",
+            r.io_same, r.io_total, r.renamed);
   fprintf(stderr,
           "; %d weight-preprocessing operators computed into "
           "initializers\n",
           r.folded);
+  if (r.kept_dims[0])
+    fprintf(stderr, "export: %s's dynamic dimensions kept: %s\n", like,
+            r.kept_dims);
   if (r.fixed_dims[0])
     fprintf(stderr,
-            "export: %s's dynamic dimensions (%s) are fixed at this "
-            "graph's sizes: the export writes fixed shapes\n",
+            "export: %s's dynamic dimensions fixed at this graph's sizes: "
+            "%s\n",
             like, r.fixed_dims);
   if (r.at_load)
     print_kept(g, r.at_load);
@@ -173,12 +204,36 @@ int cli_is_onnx(const char *path) {
 }
 
 ir_graph *cli_load(const char *path, int *rc) {
+  return cli_load_ex(path, NULL, rc);
+}
+
+ir_graph *cli_load_ex(const char *path, const ox_options *o, int *rc) {
   base_diag d;
   int onnx = cli_is_onnx(path);
-  ir_graph *g = onnx ? ox_import_file(path, NULL, &d) : ir_load(path, &d);
+  if (!onnx && o && ox_options_any(o)) {
+    fprintf(stderr,
+            "superopt: %s: --input-shape, --dim and --data-input are for an "
+            ".onnx model (a .graph has its shapes)\n",
+            path);
+    *rc = CLI_USAGE;
+    return NULL;
+  }
+  ir_graph *g = onnx ? ox_import_file(path, o, &d) : ir_load(path, &d);
   if (!g)
     *rc = cli_report(&d);
   return g;
+}
+
+int cli_set_input_shape(void *o, const char *v, char *msg, size_t n) {
+  return ox_options_add_shape(o, v, msg, n);
+}
+
+int cli_set_dim(void *o, const char *v, char *msg, size_t n) {
+  return ox_options_add_dim(o, v, msg, n);
+}
+
+int cli_set_data_input(void *o, const char *v, char *msg, size_t n) {
+  return ox_options_add_data(o, v, msg, n);
 }
 
 int cli_rebatch(ir_graph **g, int batch) {

@@ -25,7 +25,8 @@ static void append(unsigned char *key, size_t *k, const void *p, size_t n) {
 
 static size_t key_max(const ir_node *nd) {
   return 3 * sizeof(int32_t) + sizeof(ir_attrs) +
-         (size_t)nd->nin * (sizeof(int32_t) + IR_MAX_RANK * sizeof(int64_t));
+         (size_t)nd->nin *
+             (2 * sizeof(int32_t) + IR_MAX_RANK * sizeof(int64_t));
 }
 
 /* The node's cache key into key (key_max bytes); returns its length.
@@ -40,6 +41,7 @@ static size_t node_key(const ir_graph *g, const ir_node *nd, int32_t dev,
   append(key, &k, &nd->a, sizeof nd->a);
   for (int i = 0; i < nd->nin; i++) {
     const ir_shape *s = &g->tensors[nd->in[i]].shape;
+    append(key, &k, &g->tensors[nd->in[i]].dtype, sizeof(int32_t));
     append(key, &k, &s->rank, sizeof s->rank);
     append(key, &k, s->dim, (size_t)s->rank * sizeof *s->dim);
   }

@@ -2,7 +2,8 @@
  * operator, and the roofline estimate of its time on a device.
  *
  * Counts are for a straightforward kernel: each input read once, each
- * output written once (float32, 4 bytes), a multiply-add counted as 2
+ * output written once (4 bytes an element, 2 for f16 and bf16), a
+ * multiply-add counted as 2
  * operations, transcendental functions as a few: the kind and flops per
  * element of the operator's row in ops.def. Views (ir_node_is_view:
  * reshape, and transposes that keep their input's order) and constants
@@ -19,13 +20,20 @@ static double numel(const ir_graph *g, int t) {
   return (double)ir_shape_numel(&g->tensors[t].shape);
 }
 
+/* Bytes of tensor t: 2 an element for f16 and bf16, else 4 (the
+ * executors' float32 slots). */
+static double tensor_bytes(const ir_graph *g, int t) {
+  return (ir_dtype_is_half((ir_dtype)g->tensors[t].dtype) ? 2 : 4) *
+         numel(g, t);
+}
+
 static double io_bytes(const ir_graph *g, const ir_node *nd) {
   double b = 0;
   for (int i = 0; i < nd->nin; i++)
-    b += numel(g, nd->in[i]);
+    b += tensor_bytes(g, nd->in[i]);
   for (int i = 0; i < nd->nout; i++)
-    b += numel(g, nd->out[i]);
-  return 4 * b;
+    b += tensor_bytes(g, nd->out[i]);
+  return b;
 }
 
 /* Operations per element of an activation: those of its operator. */
@@ -34,8 +42,8 @@ static double act_flops(ir_act act) {
   return op < 0 ? 0 : ir_op((ir_opcode)op)->flops;
 }
 
-/* Attention: both products, the scale and the softmax (its row of ops.def)
- * on every score; the scores stay on chip. */
+/* Attention: both products, the scale, the bias, the softmax (its row of
+ * ops.def) and the guard on every score; the scores stay on chip. */
 static cd_work attention_work(const ir_graph *g, const ir_node *nd) {
   cd_work w = {0, io_bytes(g, nd), 1, 1};
   const ir_shape *q = &g->tensors[nd->in[0]].shape;
@@ -43,8 +51,8 @@ static cd_work attention_work(const ir_graph *g, const ir_node *nd) {
   double e = (double)g->tensors[nd->in[2]].shape.dim[q->rank - 1];
   double t = (double)g->tensors[nd->in[1]].shape.dim[q->rank - 1];
   double scores = numel(g, nd->in[0]) / (d > 0 ? d : 1) * t;
-  w.flops =
-      scores * (2 * d + 2 * e + (nd->nin > 3) + ir_op(IR_OP_SOFTMAX)->flops);
+  w.flops = scores * (2 * d + 2 * e + (nd->nin > 3) + (nd->nin > 4) +
+                      ir_op(IR_OP_SOFTMAX)->flops + nd->a.keepdims);
   return w;
 }
 

@@ -28,10 +28,18 @@ static void add(char *buf, size_t n, size_t *k, const char *s) {
 static void add_inputs(const ir_graph *g, const ir_node *nd, char *buf,
                        size_t n, size_t *k) {
   const ir_opinfo *r = ir_op(nd->op);
-  char item[160], sh[96];
+  char item[160], sh[104];
   for (int i = 0; i < nd->nin; i++) {
-    const ir_shape *s = &g->tensors[nd->in[i]].shape;
-    ir_shape_str(s, sh, sizeof sh);
+    const ir_tensor *t = &g->tensors[nd->in[i]];
+    char shape[96];
+    ir_shape_str(&t->shape, shape, sizeof shape);
+    /* a half input's type before its shape, as in .graph text (float32
+     * and the integer types: none, the keys stored before half types) */
+    snprintf(sh, sizeof sh, "%s%s",
+             ir_dtype_is_half((ir_dtype)t->dtype)
+                 ? ir_dtype_name((ir_dtype)t->dtype)
+                 : "",
+             shape);
     if (r->max_in < 0) /* variadic: x0, x1, ... */
       snprintf(item, sizeof item, " %s%d=%s", r->in_name[0], i, sh);
     else

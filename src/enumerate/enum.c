@@ -23,8 +23,11 @@
 #include <omp.h>
 #endif
 
-/* en_node_op's results by (gop, p, argument shape ids): shapes are
- * interned (ids 0..EN_NCLASSES-1 are the pool classes' own), verdicts kept
+/* en_node_op's results by (gop, p, argument shape ids; for an operator of
+ * three arguments, the third's id instead of p): shapes are interned, ids
+ * 0..EN_NCLASSES-1 being the pool classes' own; a class whose shape an
+ * earlier class has (n [4,4], q's) keeps its id apart, since en_node_op
+ * tells class n inputs from other values of that shape. Verdicts are kept
  * in an open-addressing table. Out of memory: not remembered. */
 typedef struct memo {
   ir_shape *shp; /* by id */
@@ -40,6 +43,7 @@ typedef struct memo {
 
 typedef struct dfs {
   int max_ops, max_outputs;
+  int extended;  /* en_config.extended */
   uint32_t gops; /* bit per enabled en_gop */
   en_graph g;    /* the graph under construction */
   ir_shape shapes[EN_MAX_OPS][2];
@@ -69,14 +73,16 @@ static uint32_t desc(uint8_t v) {
 static uint32_t node_key(const dfs *s, const en_node *n) {
   int nin = s->nin[n->gop];
   return (uint32_t)n->gop << 24 | (nin > 0 ? desc(n->a[0]) : 0) << 16 |
-         (nin > 1 ? desc(n->a[1]) : 0) << 8 | n->p;
+         (nin > 1 ? desc(n->a[1]) : 0) << 8 | (nin > 2 ? desc(n->p) : n->p);
 }
 
 static int last_dep(const dfs *s, const en_node *n) {
   int last = -1;
-  for (int j = 0; j < s->nin[n->gop]; j++)
-    if (!EN_IS_INPUT(n->a[j]) && EN_NODE_OF(n->a[j]) > last)
-      last = EN_NODE_OF(n->a[j]);
+  for (int j = 0; j < s->nin[n->gop]; j++) {
+    uint8_t v = en_arg(n, j);
+    if (!EN_IS_INPUT(v) && EN_NODE_OF(v) > last)
+      last = EN_NODE_OF(v);
+  }
   return last;
 }
 
@@ -123,25 +129,22 @@ static int sidx_grow(memo *m) {
   int32_t *t = base_calloc(cap, sizeof *t);
   if (!t)
     return -1;
-  for (int id = 0; id < m->nshp; id++) {
-    size_t i = shape_hash(&m->shp[id]) & (cap - 1);
+  for (size_t j = 0; j < m->capsidx; j++) {
+    if (!m->sidx[j])
+      continue;
+    size_t i = shape_hash(&m->shp[m->sidx[j] - 1]) & (cap - 1);
     while (t[i])
       i = (i + 1) & (cap - 1);
-    t[i] = id + 1;
+    t[i] = m->sidx[j];
   }
   free(m->sidx);
   m->sidx = t, m->capsidx = cap;
   return 0;
 }
 
-/* The id of shape sh (interned if new), or -1 when out of ids or memory. */
-static int shape_id(memo *m, const ir_shape *sh) {
-  if (2 * (size_t)(m->nshp + 1) > m->capsidx && sidx_grow(m))
-    return -1;
-  size_t i = shape_hash(sh) & (m->capsidx - 1);
-  for (; m->sidx[i]; i = (i + 1) & (m->capsidx - 1))
-    if (shape_same(&m->shp[m->sidx[i] - 1], sh))
-      return m->sidx[i] - 1;
+/* Appends shape sh as a new id (found by shape when slot is not NULL,
+ * an empty slot of the table); the id, or -1 when out of ids or memory. */
+static int shape_add(memo *m, const ir_shape *sh, int32_t *slot) {
   if (m->nshp == (int)MEMO_NO_SHAPE)
     return -1;
   if (m->nshp == m->capshp) {
@@ -154,8 +157,29 @@ static int shape_id(memo *m, const ir_shape *sh) {
   memset(&m->shp[m->nshp], 0, sizeof m->shp[m->nshp]);
   m->shp[m->nshp].rank = sh->rank;
   memcpy(m->shp[m->nshp].dim, sh->dim, (size_t)sh->rank * sizeof *sh->dim);
-  m->sidx[i] = m->nshp + 1;
+  if (slot)
+    *slot = m->nshp + 1;
   return m->nshp++;
+}
+
+/* The table slot of shape sh: its id + 1, or 0 (empty) when not there;
+ * NULL when out of memory. */
+static int32_t *shape_slot(memo *m, const ir_shape *sh) {
+  if (2 * (size_t)(m->nshp + 1) > m->capsidx && sidx_grow(m))
+    return NULL;
+  size_t i = shape_hash(sh) & (m->capsidx - 1);
+  for (; m->sidx[i]; i = (i + 1) & (m->capsidx - 1))
+    if (shape_same(&m->shp[m->sidx[i] - 1], sh))
+      break;
+  return &m->sidx[i];
+}
+
+/* The id of shape sh (interned if new), or -1 when out of ids or memory. */
+static int shape_id(memo *m, const ir_shape *sh) {
+  int32_t *slot = shape_slot(m, sh);
+  if (!slot)
+    return -1;
+  return *slot ? *slot - 1 : shape_add(m, sh, slot);
 }
 
 static void memo_free(memo *m) {
@@ -176,11 +200,14 @@ static memo *memo_new(void) {
     free(m);
     return NULL;
   }
-  for (int c = 0; c < EN_NCLASSES; c++)
-    if (shape_id(m, &en_class_of(c)->shape) != c) { /* distinct shapes */
+  for (int c = 0; c < EN_NCLASSES; c++) {
+    const ir_shape *sh = &en_class_of(c)->shape;
+    int32_t *slot = shape_slot(m, sh); /* an earlier class's shape: apart */
+    if (!slot || shape_add(m, sh, *slot ? NULL : slot) != c) {
       memo_free(m);
       return NULL;
     }
+  }
   return m;
 }
 
@@ -223,23 +250,35 @@ static void memo_off(dfs *s) {
   s->m = NULL;
 }
 
+/* A value standing for the arguments of shape id a (en_node_op reads
+ * their shapes, and whether they are a class n input): a class's first
+ * copy, or a node output. */
+static uint8_t stand_in(unsigned a) {
+  return a < EN_NCLASSES ? (uint8_t)en_input_id((int)a, 0) : EN_VNODE(0, 0);
+}
+
 /* en_node_op's verdict on operator gop with parameter p over arguments of
- * shape ids a0, a1 (MEMO_NO_SHAPE where there is none): MEMO_INVALID, the
- * output shape ids (slot 0 | slot 1 << 16), or MEMO_UNKNOWN (s->m is then
- * NULL). */
-static uint32_t verdict(dfs *s, int gop, int p, unsigned a0, unsigned a1) {
+ * shape ids a[0..2] (MEMO_NO_SHAPE where there is none; a third argument
+ * takes p's place): MEMO_INVALID, the output shape ids (slot 0 | slot 1 <<
+ * 16), or MEMO_UNKNOWN (s->m is then NULL). */
+static uint32_t verdict(dfs *s, int gop, int p, const unsigned a[EN_MAX_NIN]) {
   memo *m = s->m;
   if (!m)
     return MEMO_UNKNOWN;
+  int nin = s->nin[gop];
+  uint64_t third = nin > 2 ? a[2] : (unsigned)p;
   uint64_t key =
-      ((uint64_t)gop << 48 | (uint64_t)p << 32 | (uint64_t)a0 << 16 | a1) + 1;
+      ((uint64_t)gop << 48 | third << 32 | (uint64_t)a[0] << 16 | a[1]) + 1;
   size_t i = mix(key) & (m->cap - 1);
   for (; m->key[i]; i = (i + 1) & (m->cap - 1))
     if (m->key[i] == key)
       return m->val[i];
-  en_node n = {(uint8_t)gop, {0, 0}, (uint8_t)p}; /* the arguments' shapes: */
-  const ir_shape *in[2] = {a0 != MEMO_NO_SHAPE ? &m->shp[a0] : NULL,
-                           a1 != MEMO_NO_SHAPE ? &m->shp[a1] : NULL};
+  en_node n = {(uint8_t)gop, {0, 0}, (uint8_t)p}; /* the arguments: */
+  const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
+  for (int j = 0; j < nin; j++) {
+    en_arg_set(&n, j, stand_in(a[j]));
+    in[j] = &m->shp[a[j]];
+  }
   ir_shape out[2];
   ir_opcode op;
   ir_attrs at;
@@ -264,9 +303,10 @@ static uint32_t verdict(dfs *s, int gop, int p, unsigned a0, unsigned a1) {
  * s->shapes[k], their ids into s->sid[k]): 0 valid, -1 not. */
 static int node_shapes(dfs *s, const en_node *n, int k) {
   int nin = s->nin[n->gop];
-  unsigned a0 = nin > 0 ? value_sid(s, n->a[0]) : MEMO_NO_SHAPE;
-  unsigned a1 = nin > 1 ? value_sid(s, n->a[1]) : MEMO_NO_SHAPE;
-  uint32_t r = verdict(s, n->gop, n->p, a0, a1);
+  unsigned id[EN_MAX_NIN] = {MEMO_NO_SHAPE, MEMO_NO_SHAPE, MEMO_NO_SHAPE};
+  for (int j = 0; j < nin; j++)
+    id[j] = value_sid(s, en_arg(n, j));
+  uint32_t r = verdict(s, n->gop, n->p, id);
   if (r == MEMO_INVALID)
     return -1;
   if (r != MEMO_UNKNOWN) {
@@ -276,9 +316,9 @@ static int node_shapes(dfs *s, const en_node *n, int k) {
     }
     return 0;
   }
-  const ir_shape *in[2] = {NULL, NULL}; /* not remembering: as it is */
+  const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL}; /* as it is */
   for (int j = 0; j < nin; j++)
-    in[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])s->shapes);
+    in[j] = en_value_shape(en_arg(n, j), (const ir_shape(*)[2])s->shapes);
   ir_opcode op;
   ir_attrs a;
   return en_node_op(n, in, &op, &a, s->shapes[k]) ? -1 : 0;
@@ -289,6 +329,8 @@ static int node_shapes(dfs *s, const en_node *n, int k) {
 static int avail(const dfs *s, const uint8_t used[EN_NCLASSES], uint8_t *out) {
   int k = 0;
   for (int c = 0; c < EN_NCLASSES; c++) {
+    if (!en_class_on(c, s->extended))
+      continue;
     int lim = used[c] + 1 < en_class_of(c)->copies ? used[c] + 1
                                                    : en_class_of(c)->copies;
     for (int i = 0; i < lim; i++)
@@ -323,7 +365,7 @@ static int components(const dfs *s) {
   for (int i = 0; i < g->nops; i++) {
     up[i] = i;
     for (int j = 0; j < s->nin[g->n[i].gop]; j++) {
-      uint8_t v = g->n[i].a[j];
+      uint8_t v = en_arg(&g->n[i], j);
       int o = EN_IS_INPUT(v) ? reader[v] : EN_NODE_OF(v);
       if (EN_IS_INPUT(v) && o < 0)
         reader[v] = i;
@@ -341,8 +383,8 @@ static int outputs(const dfs *s) {
   for (int i = 0; i < g->nops; i++) {
     all |= (s->nout[g->n[i].gop] == 2 ? 3u : 1u) << 2 * i;
     for (int j = 0; j < s->nin[g->n[i].gop]; j++)
-      if (!EN_IS_INPUT(g->n[i].a[j]))
-        read |= 1u << (g->n[i].a[j] - 32);
+      if (!EN_IS_INPUT(en_arg(&g->n[i], j)))
+        read |= 1u << (en_arg(&g->n[i], j) - 32);
   }
   return __builtin_popcount(all & ~read);
 }
@@ -357,7 +399,7 @@ static base_status try_node(dfs *s, en_node n) {
   uint8_t saved[EN_NCLASSES];
   memcpy(saved, s->used, sizeof saved);
   for (int j = 0; j < s->nin[n.gop]; j++)
-    use(s->used, n.a[j]);
+    use(s->used, en_arg(&n, j));
   s->g.n[k] = n;
   s->key[k] = node_key(s, &n);
   s->g.nops = (uint8_t)(k + 1);
@@ -413,7 +455,7 @@ static int const_ok(int gop, int c) {
 /* A constant reads nothing, so it is never the last node of a graph. */
 static base_status expand_const(dfs *s, int gop, int last) {
   base_status st = BASE_OK;
-  for (int c = 0; c < EN_NCLASSES && !st && !last; c++)
+  for (int c = 0; c < EN_NBASE_CLASSES && !st && !last; c++)
     if (const_ok(gop, c))
       st = try_node(s, (en_node){(uint8_t)gop, {0, 0}, (uint8_t)c});
   return st;
@@ -422,6 +464,7 @@ static base_status expand_const(dfs *s, int gop, int last) {
 #define EN_NVALS (EN_NINPUT_IDS + EN_MAX_OUTPUTS)
 #define NLOCAL (EN_NCLASSES + EN_MAX_OUTPUTS) /* see local() */
 #define CLS_DONE 0x8000u
+#define CLS_ALL ((1u << EN_NCLASSES) - 1) /* a bit per class */
 
 /* The argument values of one depth (the same for every operator tried
  * there): the first argument's, and the second's after each first; and
@@ -447,13 +490,13 @@ static void args_last(const dfs *s, args *a) {
   for (int i = 0; i < g->nops; i++) {
     up[i] = i;
     for (int j = 0; j < s->nin[g->n[i].gop]; j++) {
-      uint8_t v = g->n[i].a[j];
+      uint8_t v = en_arg(&g->n[i], j);
       int o = -1;
       if (!EN_IS_INPUT(v))
         o = EN_NODE_OF(v);
       for (int k = 0; EN_IS_INPUT(v) && k < i && o < 0; k++)
         for (int l = 0; l < s->nin[g->n[k].gop]; l++)
-          o = g->n[k].a[l] == v ? k : o;
+          o = en_arg(&g->n[k], l) == v ? k : o;
       if (o >= 0 && find(up, o) != find(up, i))
         up[find(up, o)] = find(up, i);
     }
@@ -469,7 +512,7 @@ static void args_last(const dfs *s, args *a) {
       a->out |= 1u << (2 * i + j);
     }
     for (int j = 0; j < s->nin[g->n[i].gop]; j++) {
-      uint8_t v = g->n[i].a[j];
+      uint8_t v = en_arg(&g->n[i], j);
       if (EN_IS_INPUT(v))
         a->touch[v] |= b;
       else
@@ -503,12 +546,14 @@ static int local(uint8_t v) {
 static unsigned class_mask(dfs *s, int gop, unsigned sid) {
   size_t at = (size_t)sid * EN_NGOPS + (size_t)gop;
   if (at < s->ncls && s->cls[at] & CLS_DONE)
-    return s->cls[at] & 0xffu;
+    return s->cls[at] & CLS_ALL;
   unsigned m = 0;
   for (int c = 0; c < EN_NCLASSES; c++)
-    m |= (unsigned)(verdict(s, gop, 0, sid, (unsigned)c) != MEMO_INVALID) << c;
+    m |= (unsigned)(verdict(s, gop, 0, (unsigned[]){sid, (unsigned)c, 0}) !=
+                    MEMO_INVALID)
+         << c;
   if (!s->m)
-    return 0xffu; /* stopped remembering: not known */
+    return CLS_ALL; /* stopped remembering: not known */
   if (at >= s->ncls) {
     size_t n = s->ncls ? s->ncls : 64 * EN_NGOPS;
     while (n <= at)
@@ -529,11 +574,11 @@ static uint32_t second_mask(dfs *s, args *a, int gop, uint8_t v) {
   if (a->have[gop] >> l & 1)
     return a->mask[gop][l];
   unsigned sid = value_sid(s, v);
-  uint32_t m = s->m ? class_mask(s, gop, sid) : 0xffu;
+  uint32_t m = s->m ? class_mask(s, gop, sid) : CLS_ALL;
   for (int i = 0; i < s->g.nops; i++)
     for (int j = 0; j < s->nout[s->g.n[i].gop]; j++) {
       uint8_t w = EN_VNODE(i, j);
-      uint32_t r = verdict(s, gop, 0, sid, value_sid(s, w));
+      uint32_t r = verdict(s, gop, 0, (unsigned[]){sid, value_sid(s, w), 0});
       m |= (uint32_t)(r != MEMO_INVALID) << local(w);
     }
   if (!s->m) /* stopped remembering: try them all */
@@ -597,6 +642,28 @@ static base_status expand_binary(dfs *s, int gop, args *a) {
   return st;
 }
 
+/* Three arguments (the third in en_node.p), each from the values
+ * available after the earlier ones took their copies. */
+static base_status expand_ternary(dfs *s, int gop) {
+  enum { NV = EN_NINPUT_IDS + EN_MAX_OUTPUTS };
+  uint8_t v0[NV], v1[NV], v2[NV], u1[EN_NCLASSES], u2[EN_NCLASSES];
+  int n0 = avail(s, s->used, v0);
+  base_status st = BASE_OK;
+  for (int i = 0; i < n0 && !st; i++) {
+    memcpy(u1, s->used, sizeof u1);
+    use(u1, v0[i]);
+    int n1 = avail(s, u1, v1);
+    for (int j = 0; j < n1 && !st; j++) {
+      memcpy(u2, u1, sizeof u2);
+      use(u2, v1[j]);
+      int n2 = avail(s, u2, v2);
+      for (int k = 0; k < n2 && !st; k++)
+        st = try_node(s, (en_node){(uint8_t)gop, {v0[i], v1[j]}, v2[k]});
+    }
+  }
+  return st;
+}
+
 static base_status descend(dfs *s) {
   base_status st = BASE_OK;
   int k = s->g.nops;
@@ -617,10 +684,12 @@ static base_status descend(dfs *s) {
     switch (s->nin[gop]) {
     case 0: st = expand_const(s, gop, a.last); break;
     case 1: st = expand_unary(s, gop, &a); break;
-    default:
+    case 2:
       if (!a.binary)
         args_binary(s, &a);
       st = expand_binary(s, gop, &a);
+      break;
+    default: st = expand_ternary(s, gop);
     }
   }
   return st;
@@ -633,7 +702,7 @@ static uint32_t gop_mask(const en_config *c) {
   uint64_t ops = c->ops ? c->ops : en_ops_all();
   uint32_t m = 0;
   for (int g = 0; g < EN_NGOPS; g++)
-    if (ops >> en_gop_op(g) & 1)
+    if (ops >> en_gop_op(g) & 1 && en_gop_on(g, c->extended))
       m |= 1u << g;
   return m;
 }
@@ -660,6 +729,7 @@ static void dfs_init(dfs *s, const en_config *c, const en_visitor *v,
   memset(s, 0, sizeof *s);
   s->max_ops = c->max_ops;
   s->max_outputs = c->max_outputs > 0 ? c->max_outputs : EN_DEFAULT_OUTPUTS;
+  s->extended = c->extended;
   s->gops = gop_mask(c);
   s->v = v;
   s->state = state;
@@ -698,8 +768,9 @@ int en_branch_count(const en_config *c) {
 static base_status run_inputs(const en_config *c, const en_visitor *v,
                               void *state) {
   base_status st = BASE_OK;
-  (void)c;
   for (int cl = 0; cl < EN_NCLASSES && !st; cl++) {
+    if (!en_class_on(cl, c->extended))
+      continue;
     en_graph g;
     memset(&g, 0, sizeof g);
     g.root = (uint8_t)en_input_id(cl, 0);

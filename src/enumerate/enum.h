@@ -29,11 +29,15 @@
 
 #include "../ir/ir.h"
 
-#define EN_MAX_OPS 6      /* most operators of an enumerated graph */
-#define EN_NCLASSES 8     /* input shape classes of the pool */
+#define EN_MAX_OPS 6   /* most operators of an enumerated graph */
+#define EN_NCLASSES 10 /* input shape classes of the pool */
+#define EN_NBASE_CLASSES                                                       \
+  8                       /* of them, the default set's (the others are the    \
+                             extended set's: --opset extended) */
 #define EN_MAX_COPIES 3   /* most copies of one class */
 #define EN_MAX_NUMEL 4096 /* larger intermediate tensors are not generated */
-#define EN_NINPUT_IDS 24  /* input ids: class * EN_MAX_COPIES + copy */
+#define EN_NINPUT_IDS 30  /* input ids: class * EN_MAX_COPIES + copy */
+#define EN_MAX_NIN 3      /* most arguments of a generation operator */
 #define EN_VNODE(i, slot) ((uint8_t)(32 + 2 * (i) + (slot)))
 #define EN_IS_INPUT(v) ((v) < 32)
 #define EN_NODE_OF(v) (((v)-32) / 2)
@@ -65,14 +69,41 @@ typedef enum en_gop {
   EN_IMM,       /* const_imm [4,4] */
   EN_ONES,      /* const_ones of any class's shape */
   EN_CPOOL,     /* const_pool [4,1,3,3] */
+  /* The extended set (en_config.extended, gen-rules --opset extended): */
+  EN_CONVB,      /* conv2d(x, w, b) as EN_CONV, with a bias b [O] */
+  EN_CONVB_RELU, /* the same with act=relu */
+  /* batchnorm and its folding into a convolution: the argument n is a
+   * pool input of class n, a batchnorm's parameters (scale, bias, mean,
+   * var: four weights [4] in the ir_graph, en_graph_build) */
+  EN_BN,       /* batchnorm(x, n), eps 1e-5, x [N,4,H,W] */
+  EN_BNFOLD_W, /* (w, n): w [4,..] times f = scale / sqrt(var + eps) per
+                  output channel; IR: ewsub, transpose, batchnorm, transpose */
+  EN_BNFOLD_B, /* (n): bias - mean * f; IR: ewsub, reshape, batchnorm,
+                  reshape */
+  EN_BNFOLD_C, /* (c, n): c [4] a convolution's bias: (c - mean) * f + bias;
+                  IR: reshape, batchnorm, reshape */
   EN_NGOPS
 } en_gop;
+#define EN_NBASE_GOPS EN_CONVB /* the default set: gops before this */
 
 typedef struct en_node {
   uint8_t gop;  /* en_gop */
   uint8_t a[2]; /* argument values (0 where unused) */
-  uint8_t p;    /* split: first part's size; constants: class of the shape */
+  uint8_t p;    /* split: first part's size; constants: class of the shape;
+                   an operator of three arguments (en_gop_nin 3): the third
+                   argument's value */
 } en_node;
+
+/* Argument j (0..en_gop_nin - 1) of n: a[0], a[1], then p. */
+static inline uint8_t en_arg(const en_node *n, int j) {
+  return j < 2 ? n->a[j] : n->p;
+}
+static inline void en_arg_set(en_node *n, int j, uint8_t v) {
+  if (j < 2)
+    n->a[j] = v;
+  else
+    n->p = v;
+}
 
 typedef struct en_graph {
   uint8_t nops; /* 0..EN_MAX_OPS */
@@ -100,12 +131,21 @@ void en_input_name(int v, char *buf, size_t n);
 /* ---- generation operators ------------------------------------------------ */
 
 const char *en_gop_name(int gop); /* e.g. "conv2d+relu", "split0" */
-int en_gop_nin(int gop);          /* 0, 1 or 2 */
+int en_gop_nin(int gop);          /* 0..EN_MAX_NIN */
 int en_gop_nout(int gop);         /* 1, or 2 for split */
 ir_opcode en_gop_op(int gop);
+/* Whether gop is batchnorm or one of its folds (several IR nodes in an
+ * ir_graph; fp_bn_kernel evaluates it). */
+int en_gop_is_bn(int gop);
 
-/* Bit (1 << opcode) of every operator of the generation set. */
+/* Bit (1 << opcode) of every operator of the generation set (the
+ * extended one's included); en_ops_of: of the default set (0) or the
+ * extended one (1). */
 uint64_t en_ops_all(void);
+uint64_t en_ops_of(int extended);
+/* Whether gop / class c is in the set (extended: 1 for the extended set). */
+int en_gop_on(int gop, int extended);
+int en_class_on(int c, int extended);
 /* Parses a comma-separated list of operator names ("matmul,ewadd") into a
  * bit set. Returns BASE_OK, or BASE_ERR_PARAM with a message in err naming the
  * unknown or unsupported name and listing the valid ones. */
@@ -170,6 +210,10 @@ typedef struct en_config {
    * second nodes taken in turn (smaller units of work for many ranks and
    * checkpoints; the graphs enumerated are the same) */
   int split;
+  /* 1: the extended operator set (gen-rules --opset extended): the gops
+   * from EN_NBASE_GOPS and the classes from EN_NBASE_CLASSES join the
+   * default ones (docs/generation.md); 0: the default set alone */
+  int extended;
 } en_config;
 
 /* Called for the graphs of one branch. branch_begin returns the branch's

@@ -11,15 +11,31 @@
 /* TASO's pool: three copies of each matrix, image and kernel shape, one
  * depthwise kernel, one scalar. */
 static const en_class classes[EN_NCLASSES] = {
-    {"m", {2, {2, 4}}, 3},       {"q", {2, {4, 4}}, 3},
-    {"x", {4, {2, 4, 5, 5}}, 3}, {"w", {4, {4, 4, 3, 3}}, 3},
-    {"h", {4, {4, 4, 1, 3}}, 3}, {"v", {4, {4, 4, 3, 1}}, 3},
-    {"d", {4, {4, 1, 3, 3}}, 1}, {"s", {0, {0}}, 1},
+    {"m", {2, {2, 4}}, 3},
+    {"q", {2, {4, 4}}, 3},
+    {"x", {4, {2, 4, 5, 5}}, 3},
+    {"w", {4, {4, 4, 3, 3}}, 3},
+    {"h", {4, {4, 4, 1, 3}}, 3},
+    {"v", {4, {4, 4, 3, 1}}, 3},
+    {"d", {4, {4, 1, 3, 3}}, 1},
+    {"s", {0, {0}}, 1},
+    /* the extended set's: biases of the kernels' 4 output channels */
+    {"b", {1, {4}}, 3},
+    /* a batchnorm's parameters: rows scale, bias, mean, var of 4 channels
+     * (four weights [4] in an ir_graph; only batchnorm and its folds read
+     * it) */
+    {"n", {2, {4, 4}}, 1},
 };
 
-enum { C_Q = 1, C_W = 3, C_D = 6 };
+enum { C_Q = 1, C_W = 3, C_D = 6, C_B = 8, C_N = 9 };
 
 const en_class *en_class_of(int c) { return &classes[c]; }
+
+int en_class_on(int c, int extended) {
+  return c < EN_NBASE_CLASSES || extended;
+}
+
+int en_gop_on(int gop, int extended) { return gop < EN_NBASE_GOPS || extended; }
 
 void en_input_name(int v, char *buf, size_t n) {
   snprintf(buf, n, "%s%d", classes[en_input_class(v)].prefix,
@@ -52,19 +68,41 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_IMM] = {"const_imm", IR_OP_CONST_IMM, 0, 1},
     [EN_ONES] = {"const_ones", IR_OP_CONST_ONES, 0, 1},
     [EN_CPOOL] = {"const_pool", IR_OP_CONST_POOL, 0, 1},
+    [EN_CONVB] = {"conv2d+bias", IR_OP_CONV2D, 3, 1},
+    [EN_CONVB_RELU] = {"conv2d+bias+relu", IR_OP_CONV2D, 3, 1},
+    [EN_BN] = {"batchnorm", IR_OP_BATCHNORM, 2, 1},
+    [EN_BNFOLD_W] = {"bnfold_w", IR_OP_BATCHNORM, 2, 1},
+    [EN_BNFOLD_B] = {"bnfold_b", IR_OP_BATCHNORM, 1, 1},
+    [EN_BNFOLD_C] = {"bnfold_c", IR_OP_BATCHNORM, 2, 1},
 };
+
+/* The argument of gop that is a batchnorm's parameters (class n), or -1. */
+static int bn_arg(int gop) {
+  switch (gop) {
+  case EN_BN:
+  case EN_BNFOLD_W:
+  case EN_BNFOLD_C: return 1;
+  case EN_BNFOLD_B: return 0;
+  default: return -1;
+  }
+}
+
+int en_gop_is_bn(int gop) { return bn_arg(gop) >= 0; }
 
 const char *en_gop_name(int gop) { return gops[gop].name; }
 int en_gop_nin(int gop) { return gops[gop].nin; }
 int en_gop_nout(int gop) { return gops[gop].nout; }
 ir_opcode en_gop_op(int gop) { return gops[gop].op; }
 
-uint64_t en_ops_all(void) {
+uint64_t en_ops_of(int extended) {
   uint64_t m = 0;
   for (int g = 0; g < EN_NGOPS; g++)
-    m |= (uint64_t)1 << gops[g].op;
+    if (en_gop_on(g, extended))
+      m |= (uint64_t)1 << gops[g].op;
   return m;
 }
+
+uint64_t en_ops_all(void) { return en_ops_of(1); }
 
 /* ---- --ops ----------------------------------------------------------------
  */
@@ -111,10 +149,34 @@ static int image_like(const ir_shape *s) {
   return s->rank == 4 && s->dim[2] >= 5 && s->dim[3] >= 5;
 }
 
+/* A class n input is read as the parameters of batchnorm and its folds
+ * alone, and they read nothing else there. */
+static int params_ok(const en_node *n) {
+  for (int j = 0; j < gops[n->gop].nin; j++) {
+    uint8_t v = en_arg(n, j);
+    int is_n = EN_IS_INPUT(v) && en_input_class(v) == C_N;
+    if (is_n != (j == bn_arg(n->gop)))
+      return 0;
+  }
+  return 1;
+}
+
 /* Restrictions of the generation set beyond the IR's shape rules. */
 static int gen_restrict(const en_node *n, const ir_shape *const *in) {
+  if (!params_ok(n))
+    return 0;
   switch (n->gop) {
+  case EN_BN: return image_like(in[0]) && in[0]->dim[1] == 4;
+  case EN_BNFOLD_W:
+    return in[0]->rank == 4 && in[0]->dim[0] == 4 && in[0]->dim[2] <= 3 &&
+           in[0]->dim[3] <= 3;
+  case EN_BNFOLD_B: return 1;
+  case EN_BNFOLD_C: return in[0]->rank == 1 && in[0]->dim[0] == 4;
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
+  case EN_CONVB:
+  case EN_CONVB_RELU:
+    if (in[2]->rank != 1 || in[2]->dim[0] != in[1]->dim[0])
+      return 0; /* fall through */
   case EN_CONV:
   case EN_CONV_RELU:
     return image_like(in[0]) && in[1]->rank == 4 && in[1]->dim[2] <= 3 &&
@@ -153,7 +215,9 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
                       ir_attrs *a) {
   ir_attrs_default(gops[n->gop].op, a);
   switch (n->gop) {
+  case EN_CONVB_RELU:
   case EN_CONV_RELU: a->act = IR_ACT_RELU; /* fall through */
+  case EN_CONVB:
   case EN_CONV: a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]); break;
   case EN_CONCAT1:
   case EN_SPLIT1: a->axis = 1; /* fall through */
@@ -188,7 +252,10 @@ int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
     return -1;
   *op = gops[n->gop].op;
   gen_attrs(n, in, a);
-  if (ir_infer(*op, a, in, nin, out, NULL) != BASE_OK)
+  if (bn_arg(n->gop) >= 0) /* several IR nodes (en_graph_build) */
+    out[0] = n->gop == EN_BNFOLD_B ? classes[C_B].shape : *in[0];
+  /* (EN_BNFOLD_C: its argument's shape, [4]) */
+  else if (ir_infer(*op, a, in, nin, out, NULL) != BASE_OK)
     return -1;
   for (int i = 0; i < gops[n->gop].nout; i++)
     if (ir_shape_numel(&out[i]) > EN_MAX_NUMEL)
@@ -205,7 +272,7 @@ uint32_t en_value_cone(const en_graph *g, uint8_t v) {
   int i = EN_NODE_OF(v);
   uint32_t m = 1u << i;
   for (int j = 0; j < gops[g->n[i].gop].nin; j++)
-    m |= en_value_cone(g, g->n[i].a[j]);
+    m |= en_value_cone(g, en_arg(&g->n[i], j));
   return m;
 }
 
@@ -218,11 +285,12 @@ const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[2]) {
 int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]) {
   for (int i = 0; i < g->nops; i++) {
     const en_node *n = &g->n[i];
-    const ir_shape *in[2] = {NULL, NULL};
+    const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
     for (int j = 0; j < gops[n->gop].nin; j++) {
-      if (!EN_IS_INPUT(n->a[j]) && EN_NODE_OF(n->a[j]) >= i)
+      uint8_t v = en_arg(n, j);
+      if (!EN_IS_INPUT(v) && EN_NODE_OF(v) >= i)
         return -1;
-      in[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])shapes);
+      in[j] = en_value_shape(v, (const ir_shape(*)[2])shapes);
     }
     ir_opcode op;
     ir_attrs a;
@@ -241,8 +309,8 @@ int en_graph_outputs(const en_graph *g, uint8_t *out) {
   }
   for (int i = 0; i < g->nops; i++)
     for (int j = 0; j < gops[g->n[i].gop].nin; j++)
-      if (!EN_IS_INPUT(g->n[i].a[j]))
-        read |= (uint32_t)1 << (g->n[i].a[j] - 32);
+      if (!EN_IS_INPUT(en_arg(&g->n[i], j)))
+        read |= (uint32_t)1 << (en_arg(&g->n[i], j) - 32);
   for (int i = 0; i < g->nops; i++)
     for (int s = 0; s < gops[g->n[i].gop].nout; s++)
       if (!(read >> (2 * i + s) & 1))
@@ -262,8 +330,8 @@ void en_graph_used(const en_graph *g, uint8_t used[EN_NCLASSES]) {
     mark_used(g->root, used);
   for (int i = 0; i < g->nops; i++)
     for (int j = 0; j < gops[g->n[i].gop].nin; j++)
-      if (EN_IS_INPUT(g->n[i].a[j]))
-        mark_used(g->n[i].a[j], used);
+      if (EN_IS_INPUT(en_arg(&g->n[i], j)))
+        mark_used(en_arg(&g->n[i], j), used);
 }
 
 en_graph en_graph_rename(const en_graph *g, const uint8_t map[EN_NINPUT_IDS]) {
@@ -272,9 +340,88 @@ en_graph en_graph_rename(const en_graph *g, const uint8_t map[EN_NINPUT_IDS]) {
     r.root = map[r.root];
   for (int i = 0; i < r.nops; i++)
     for (int j = 0; j < gops[r.n[i].gop].nin; j++)
-      if (EN_IS_INPUT(r.n[i].a[j]))
-        r.n[i].a[j] = map[r.n[i].a[j]];
+      if (EN_IS_INPUT(en_arg(&r.n[i], j)))
+        en_arg_set(&r.n[i], j, map[en_arg(&r.n[i], j)]);
   return r;
+}
+
+/* A batchnorm's parameters as four weights [4] named NAME_scale, _bias,
+ * _mean, _var (in that order: consecutive tensors); the first's index. */
+static int bn_params(ir_graph *b, const char *name, base_diag *d) {
+  static const char *part[4] = {"scale", "bias", "mean", "var"};
+  int first = -1;
+  for (int k = 0; k < 4; k++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "%s_%s", name, part[k]);
+    int t = ir_add_tensor(b, nm, IR_T_WEIGHT, &classes[C_B].shape, d);
+    if (t < 0 || (k && t != first + k))
+      return -1;
+    first = k ? first : t;
+  }
+  return first;
+}
+
+/* One node of a batchnorm gop's IR form; its first output, or -1. */
+static int32_t add1(ir_graph *b, ir_opcode op, const int32_t *in, int nin,
+                    const ir_attrs *a, int *node, base_diag *d) {
+  ir_attrs def;
+  if (!a)
+    ir_attrs_default(op, &def);
+  *node = ir_add_node(b, op, in, nin, a ? a : &def, NULL, d);
+  return *node < 0 ? -1 : b->nodes[*node].out[0];
+}
+
+/* The IR form of batchnorm gop n reading x (a tensor; unused by
+ * EN_BNFOLD_B) and the parameters from tensor p (scale, bias, mean, var):
+ *   EN_BN        batchnorm(x, scale, bias, mean, var)
+ *   EN_BNFOLD_W  transpose(batchnorm(transpose(x), scale, z, z, var)),
+ *                z = mean - mean, the transposes perm [1,0,2,3]: x's
+ *                output channels scaled by f = scale / sqrt(var + eps)
+ *   EN_BNFOLD_B  reshape(batchnorm(r - r, scale, bias, mean, var), [4]),
+ *                r = reshape(mean, [1,4]): bias - mean * f
+ *   EN_BNFOLD_C  reshape(batchnorm(reshape(x, [1,4]), scale, bias, mean,
+ *                var), [4]): (x - mean) * f + bias
+ * (verify's axioms bn_fold_conv and bn_fold_convb state the fold in
+ * these forms). Returns the last node's index, or -1. */
+static int build_bn(ir_graph *b, int gop, int32_t x, int32_t p, base_diag *d) {
+  int node = -1;
+  ir_attrs bn, tr, r2, r1;
+  ir_attrs_default(IR_OP_BATCHNORM, &bn);
+  ir_attrs_default(IR_OP_TRANSPOSE, &tr);
+  ir_attrs_default(IR_OP_RESHAPE, &r2);
+  ir_attrs_default(IR_OP_RESHAPE, &r1);
+  set_list(&tr, 4, (const int64_t[]){1, 0, 2, 3});
+  set_list(&r2, 2, (const int64_t[]){1, 4});
+  set_list(&r1, 1, (const int64_t[]){4});
+  int32_t s = p, bias = p + 1, m = p + 2, v = p + 3, t, z, u;
+  if (gop == EN_BN) {
+    int32_t in[5] = {x, s, bias, m, v};
+    return add1(b, IR_OP_BATCHNORM, in, 5, &bn, &node, d) < 0 ? -1 : node;
+  }
+  if (gop == EN_BNFOLD_W) {
+    int32_t zin[2] = {m, m};
+    if ((z = add1(b, IR_OP_EWSUB, zin, 2, NULL, &node, d)) < 0 ||
+        (t = add1(b, IR_OP_TRANSPOSE, &x, 1, &tr, &node, d)) < 0)
+      return -1;
+    int32_t in[5] = {t, s, z, z, v};
+    if ((u = add1(b, IR_OP_BATCHNORM, in, 5, &bn, &node, d)) < 0 ||
+        add1(b, IR_OP_TRANSPOSE, &u, 1, &tr, &node, d) < 0)
+      return -1;
+    return node;
+  }
+  if ((t = add1(b, IR_OP_RESHAPE, gop == EN_BNFOLD_C ? &x : &m, 1, &r2, &node,
+                d)) < 0)
+    return -1;
+  int32_t zin[2] = {t, t};
+  if (gop == EN_BNFOLD_C)
+    z = t;
+  else if ((z = add1(b, IR_OP_EWSUB, zin, 2, NULL, &node, d)) < 0)
+    return -1;
+  int32_t in[5] = {z, s, bias, m, v};
+  if ((u = add1(b, IR_OP_BATCHNORM, in, 5, &bn, &node, d)) < 0 ||
+      add1(b, IR_OP_RESHAPE, &u, 1, &r1, &node, d) < 0)
+    return -1;
+  return node;
 }
 
 /* Adds g's inputs to b in id order; tensor index of input id v in tix[v]. */
@@ -285,13 +432,18 @@ static int build_inputs(const en_graph *g, ir_graph *b, int32_t *tix,
     use[g->root] = 1;
   for (int i = 0; i < g->nops; i++)
     for (int j = 0; j < gops[g->n[i].gop].nin; j++)
-      if (EN_IS_INPUT(g->n[i].a[j]))
-        use[g->n[i].a[j]] = 1;
+      if (EN_IS_INPUT(en_arg(&g->n[i], j)))
+        use[en_arg(&g->n[i], j)] = 1;
   for (int v = 0; v < EN_NINPUT_IDS; v++) {
     char name[16];
     if (!use[v])
       continue;
     en_input_name(v, name, sizeof name);
+    if (en_input_class(v) == C_N) {
+      if ((tix[v] = bn_params(b, name, d)) < 0)
+        return -1;
+      continue;
+    }
     tix[v] = ir_add_tensor(b, name, IR_T_INPUT,
                            &classes[en_input_class(v)].shape, d);
     if (tix[v] < 0)
@@ -320,19 +472,25 @@ ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
     goto fail;
   for (int i = 0; i < g->nops; i++) {
     const en_node *n = &g->n[i];
-    const ir_shape *in[2] = {NULL, NULL};
-    int32_t args[2];
+    const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
+    int32_t args[EN_MAX_NIN];
     ir_shape out[2];
     ir_opcode op;
     ir_attrs a;
     for (int j = 0; j < gops[n->gop].nin; j++) {
-      args[j] = tensor_of(b, tix, nodeix, n->a[j]);
+      args[j] = tensor_of(b, tix, nodeix, en_arg(n, j));
       in[j] = &b->tensors[args[j]].shape;
     }
     if (en_node_op(n, in, &op, &a, out)) {
       base_diag_set(d, BASE_ERR_SHAPE, 0, 0, "node %d (%s) is not shape-valid",
                     i, gops[n->gop].name);
       goto fail;
+    }
+    int k = bn_arg(n->gop);
+    if (k >= 0) {
+      if ((nodeix[i] = build_bn(b, n->gop, k ? args[0] : -1, args[k], d)) < 0)
+        goto fail;
+      continue;
     }
     if ((nodeix[i] = ir_add_node(b, op, args, gops[n->gop].nin, &a, NULL, d)) <
         0)
@@ -368,11 +526,11 @@ char *en_graph_str(const en_graph *g, char *buf, size_t n) {
     for (int j = 0; j < gops[nd->gop].nin && k + 1 < n; j++) {
       if (j && k + 1 < n)
         buf[k++] = ',', buf[k] = 0;
-      k += value_str(nd->a[j], buf + k, n - k);
+      k += value_str(en_arg(nd, j), buf + k, n - k);
     }
     if (k + 1 < n)
       k += (size_t)snprintf(buf + k, n - k, ")");
-    if (nd->p && k + 1 < n)
+    if (nd->p && gops[nd->gop].nin < 3 && k + 1 < n)
       k += (size_t)snprintf(buf + k, n - k, "[%d]", nd->p);
   }
   return buf;

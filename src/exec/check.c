@@ -35,6 +35,7 @@ static base_status share_leaves(const ir_graph *a, const ex_values *va,
     if (!(vb->v[t] = base_malloc(n)))
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     memcpy(vb->v[t], va->v[s], n);
+    ir_dtype_round_n(vb->v[t], ir_shape_numel(&x->shape), (ir_dtype)x->dtype);
   }
   return BASE_OK;
 }
@@ -134,13 +135,57 @@ void ex_check_opts_default(ex_check_opts *o) {
   o->atol = 1e-5;
 }
 
+int ex_graph_depth(const ir_graph *g) {
+  int *depth = base_calloc((size_t)g->ntensors + 1, sizeof *depth), most = 0;
+  if (!depth)
+    return -1;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int dn = 0;
+    for (int k = 0; k < n->nin; k++)
+      dn = depth[n->in[k]] > dn ? depth[n->in[k]] : dn;
+    for (int k = 0; k < n->nout; k++)
+      depth[n->out[k]] = dn + 1;
+    most = dn + 1 > most ? dn + 1 : most;
+  }
+  free(depth);
+  return most;
+}
+
+double ex_half_tolerance(ir_dtype t, int depth) {
+  if (!ir_dtype_is_half(t))
+    return 0;
+  return EX_HALF_TOL_K * ir_dtype_unit_roundoff(t) *
+         sqrt(depth > 1 ? depth : 1);
+}
+
+/* The tolerance for a and b: at least the half type's (ex_half_tolerance)
+ * when either is a half graph. */
+static base_status half_opts(const ir_graph *a, const ir_graph *b,
+                             ex_check_opts *o, base_diag *d) {
+  ir_dtype t = ir_graph_float_type(a);
+  if (t == IR_DT_F32)
+    t = ir_graph_float_type(b);
+  if (t == IR_DT_F32)
+    return BASE_OK;
+  int da = ex_graph_depth(a), db = ex_graph_depth(b);
+  if (da < 0 || db < 0)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  double tol = ex_half_tolerance(t, da > db ? da : db);
+  o->rtol = o->rtol > tol ? o->rtol : tol;
+  o->atol = o->atol > tol ? o->atol : tol;
+  return BASE_OK;
+}
+
 base_status ex_check_rounds(const ir_graph *a, const ir_graph *b,
                             const ex_check_opts *opts, ex_check_result *r,
                             base_diag *d) {
   ex_check_opts def;
-  if (!opts)
+  if (opts)
+    def = *opts;
+  else
     ex_check_opts_default(&def);
-  const ex_check_opts *o = opts ? opts : &def;
+  const ex_check_opts *o = &def;
   memset(r, 0, sizeof *r);
   if (a->noutputs != b->noutputs)
     return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
@@ -150,7 +195,9 @@ base_status ex_check_rounds(const ir_graph *a, const ir_graph *b,
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
                          "the check runs 1 to %d rounds, not %d",
                          EX_CHECK_MAX_ROUNDS, o->rounds);
-  base_status st = BASE_OK;
+  base_status st = half_opts(a, b, &def, d);
+  r->rtol = o->rtol;
+  r->atol = o->atol;
   for (int i = 0; !st && i < o->rounds; i++, r->rounds++)
     st = run_round(a, b, o, i, r, d);
   return st;

@@ -141,7 +141,7 @@ static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
   const ir_tensor *x = &g->tensors[t];
   int64_t n = ir_shape_numel(&x->shape);
   uint64_t key = XXH3_64bits(x->name, strlen(x->name));
-  if (x->dtype != IR_DT_F32) {
+  if (!ir_dtype_is_float((ir_dtype)x->dtype)) {
     fill_ints(g, t, dst, n, seed, key);
     return;
   }
@@ -185,6 +185,8 @@ base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
       memcpy(v->v[t], x->data, sizeof(float) * n);
     else
       fill_tensor(g, t, v->v[t], seed, scale, wonly);
+    /* a half tensor holds values of its type (ir.h, half precision) */
+    ir_dtype_round_n(v->v[t], (int64_t)n, (ir_dtype)x->dtype);
   }
   free(wonly);
   return BASE_OK;
@@ -304,6 +306,9 @@ static base_status run_node(const ir_graph *g, const ir_node *n, ex_values *v,
     return base_diag_set(d, st, 0, 0, "%s failed: %s", ir_op(n->op)->name,
                          st == BASE_ERR_PARAM ? "an index is out of range"
                                               : base_status_name(st));
+  for (int k = 0; k < n->nout; k++) /* computed in float32, stored in half */
+    ir_dtype_round_n(out[k].data, ir_shape_numel(&out[k].shape),
+                     (ir_dtype)g->tensors[n->out[k]].dtype);
   return BASE_OK;
 }
 

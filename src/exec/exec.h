@@ -125,9 +125,10 @@ typedef struct ex_check_opts {
 void ex_check_opts_default(ex_check_opts *o);
 
 typedef struct ex_check_result {
-  double worst;   /* largest |a - b| / tolerance: the check passes if <= 1 */
-  double max_err; /* largest |a - b| / max|a| of an output (as ex_check) */
-  int rounds;     /* rounds run */
+  double rtol, atol; /* the tolerance applied (opts', or a half type's) */
+  double worst;      /* largest |a - b| / tolerance: the check passes if <= 1 */
+  double max_err;    /* largest |a - b| / max|a| of an output (as ex_check) */
+  int rounds;        /* rounds run */
   int64_t compared, skipped; /* elements compared; not (a not finite) */
   /* where worst is: round, its seed and scale, output, element, values */
   int round, output;
@@ -136,6 +137,17 @@ typedef struct ex_check_result {
   int64_t index;
   float va, vb;
 } ex_check_result;
+
+/* Half precision (docs/half.md): when a or b holds f16 or bf16 tensors
+ * (ir_graph_float_type), rtol and atol are at least
+ *   ex_half_tolerance(t, D) = EX_HALF_TOL_K * u(t) * sqrt(D),
+ * u the type's unit roundoff (ir_dtype_unit_roundoff: 2^-11 f16, 2^-8 bf16)
+ * and D the longer of the two graphs' longest chains of nodes
+ * (ex_graph_depth): each tensor rounded on the way errs by up to u, and
+ * independent roundings add up like a random walk over the D steps. */
+#define EX_HALF_TOL_K 4.0
+double ex_half_tolerance(ir_dtype t, int depth); /* 0 for f32 */
+int ex_graph_depth(const ir_graph *g); /* nodes on the longest path; -1 OOM */
 
 /* Runs the check (opts NULL: the defaults). BASE_OK with r filled whether
  * the graphs agree or not (r->worst <= 1: they do); errors as ex_check's. */

@@ -323,21 +323,70 @@ base_status ex_ref_softmax(const ir_node *n, const ex_arg *in, ex_arg *out) {
   return BASE_OK;
 }
 
-/* softmax(s * q k) v, batch by batch (the leading dimensions): the scores
- * in a temporary [S, T], computed as matmul, smul and softmax compute them,
- * so that the result equals theirs. The batches are spread over the threads
- * (each with its own scores; the products inside then run on one thread, by
- * the same tiles, so the same sums): one parallel region per node instead of
- * two per batch, and the scaling and softmax no longer on one thread. */
+/* Strides over the scores [..., S, T] (rank r) of attention's bias b
+ * (rank <= r, aligned from the last dimension): 0 where b broadcasts. */
+static void att_bias_strides(const ir_shape *b, int r, int64_t *st) {
+  int64_t s = 1;
+  for (int i = r - 1; i >= 0; i--) {
+    int j = i - (r - b->rank); /* b's dimension, or < 0 */
+    st[i] = j >= 0 && b->dim[j] != 1 ? s : 0;
+    if (j >= 0)
+      s *= b->dim[j];
+  }
+}
+
+/* The offset in attention's bias of batch bt's scores (leading dimensions
+ * of qs flattened). */
+static int64_t att_bias_at(const ir_shape *qs, const int64_t *st, int64_t bt) {
+  int64_t off = 0;
+  for (int i = qs->rank - 3; i >= 0; i--) {
+    off += bt % qs->dim[i] * st[i];
+    bt /= qs->dim[i];
+  }
+  return off;
+}
+
+/* The scores of one batch after the product: * s, + b, softmax by rows,
+ * then (guard) NaN probabilities 0, each step as smul, ewadd, softmax and
+ * where(isnan) compute it. */
+static void att_probs(const ir_node *n, const ex_arg *in, float *sc, int64_t bt,
+                      const int64_t *bst) {
+  const ir_shape *qs = &in[0].shape;
+  int r = qs->rank;
+  int64_t sq = qs->dim[r - 2], tt = in[1].shape.dim[r - 1];
+  float scale = n->nin > 3 ? in[3].data[0] : 1.0f;
+  for (int64_t i = 0; n->nin > 3 && i < sq * tt; i++)
+    sc[i] *= scale;
+  if (n->nin > 4) {
+    const float *b = in[4].data + att_bias_at(qs, bst, bt);
+    for (int64_t i = 0; i < sq; i++)
+      for (int64_t j = 0; j < tt; j++)
+        sc[i * tt + j] += b[i * bst[r - 2] + j * bst[r - 1]];
+  }
+  for (int64_t i = 0; i < sq; i++)
+    softmax_line(sc + i * tt, sc + i * tt, tt, 1);
+  for (int64_t i = 0; n->a.keepdims && i < sq * tt; i++) /* guard */
+    if (isnan(sc[i]))
+      sc[i] = 0.0f;
+}
+
+/* softmax(s * q k + b) v, batch by batch (the leading dimensions): the
+ * scores in a temporary [S, T], computed as matmul, smul, ewadd and
+ * softmax compute them, so that the result equals theirs. The batches are
+ * spread over the threads (each with its own scores; the products inside
+ * then run on one thread, by the same tiles, so the same sums): one
+ * parallel region per node instead of two per batch, and the scaling and
+ * softmax no longer on one thread. */
 base_status ex_ref_attention(const ir_node *n, const ex_arg *in, ex_arg *out) {
   const ir_shape *qs = &in[0].shape;
   int r = qs->rank;
   int64_t sq = qs->dim[r - 2], dd = qs->dim[r - 1];
   int64_t tt = in[1].shape.dim[r - 1], ee = in[2].shape.dim[r - 1];
-  int64_t batch = 1;
+  int64_t batch = 1, bst[IR_MAX_RANK] = {0};
   for (int i = 0; i < r - 2; i++)
     batch *= qs->dim[i];
-  float scale = n->nin > 3 ? in[3].data[0] : 1.0f;
+  if (n->nin > 4)
+    att_bias_strides(&in[4].shape, r, bst);
   size_t scn = (size_t)(sq * tt > 0 ? sq * tt : 1);
   int failed = 0;
 #ifdef _OPENMP
@@ -355,10 +404,7 @@ base_status ex_ref_attention(const ir_node *n, const ex_arg *in, ex_arg *out) {
         continue;
       ex_gemm(sq, tt, dd, in[0].data + b * sq * dd, dd,
               in[1].data + b * dd * tt, tt, sc, tt, 0);
-      for (int64_t i = 0; n->nin > 3 && i < sq * tt; i++)
-        sc[i] *= scale;
-      for (int64_t i = 0; i < sq; i++)
-        softmax_line(sc + i * tt, sc + i * tt, tt, 1);
+      att_probs(n, in, sc, b, bst);
       ex_gemm(sq, ee, tt, sc, tt, in[2].data + b * tt * ee, ee,
               out[0].data + b * sq * ee, ee, 0);
     }

@@ -430,8 +430,9 @@ static uint64_t struct_hash(const en_graph *g) {
     const en_node *n = &g->n[i];
     uint64_t b[4] = {n->gop, n->p, 0, 0};
     for (int j = 0; j < en_gop_nin(n->gop); j++) {
-      uint8_t v = n->a[j];
-      b[2 + j] = EN_IS_INPUT(v) ? v : nh[EN_NODE_OF(v)] + EN_SLOT_OF(v) + 64;
+      uint8_t v = en_arg(n, j); /* the third argument in b[1] */
+      b[j < 2 ? 2 + j : 1] =
+          EN_IS_INPUT(v) ? v : nh[EN_NODE_OF(v)] + EN_SLOT_OF(v) + 64;
     }
     if ((n->gop == EN_EWADD || n->gop == EN_EWMUL) && b[2] > b[3]) {
       uint64_t t = b[2]; /* commutative: argument order does not matter */
@@ -476,14 +477,14 @@ typedef struct pair_vec {
 static void first_use(const en_graph *g, uint8_t map[EN_NINPUT_IDS],
                       uint8_t seen[EN_NINPUT_IDS], uint8_t next[EN_NCLASSES]) {
   for (int i = 0; i <= g->nops; i++)
-    for (int j = 0; j < 2; j++) {
+    for (int j = 0; j < EN_MAX_NIN; j++) {
       uint8_t v;
       if (i == g->nops) {
         if (g->nops || j)
           break;
         v = g->root;
       } else if (j < en_gop_nin(g->n[i].gop)) {
-        v = g->n[i].a[j];
+        v = en_arg(&g->n[i], j);
       } else {
         break;
       }
@@ -644,11 +645,30 @@ static int inputs_covered(const pair *p) {
   return 1;
 }
 
-/* Runs g on the reference executor with FLOAT_SEED inputs. */
-static ex_values *run_float(const ir_graph *g, base_status *st) {
+/* Runs g on the reference executor with FLOAT_SEED inputs; with f (the
+ * other graph, run already: fv), its inputs and weights of g's names take
+ * their values from there (a weight is drawn by its first reader's hint,
+ * which may differ between the graphs: the extended set's batchnorm
+ * parameters). */
+static ex_values *run_float(const ir_graph *g, const ir_graph *f,
+                            const ex_values *fv, base_status *st) {
   ex_values *v = ex_values_new(g);
   ex_options o = {1, 0};
   base_diag d;
+  for (int t = 0; v && f && fv && t < g->ntensors; t++) {
+    int u = g->tensors[t].kind == IR_T_VALUE
+                ? -1
+                : ir_find_tensor(f, g->tensors[t].name);
+    size_t n = (size_t)ir_shape_numel(&g->tensors[t].shape);
+    if (u < 0 || !fv->v[u] ||
+        !ir_shape_eq(&f->tensors[u].shape, &g->tensors[t].shape))
+      continue;
+    if (!(v->v[t] = base_malloc(n * sizeof(float)))) {
+      *st = BASE_ERR_NOMEM;
+      return v;
+    }
+    memcpy(v->v[t], fv->v[u], n * sizeof(float));
+  }
   *st = v ? ex_fill_random(g, v, FLOAT_SEED, &d) : BASE_ERR_NOMEM;
   if (!*st)
     *st = ex_run(g, v, &o, &d);
@@ -671,7 +691,8 @@ static int close_enough(const float *a, const float *b, int64_t n) {
 
 static base_status float_check(const ir_graph *s, const ir_graph *t, int *ok) {
   base_status st1, st2;
-  ex_values *a = run_float(s, &st1), *b = run_float(t, &st2);
+  ex_values *a = run_float(s, NULL, NULL, &st1);
+  ex_values *b = run_float(t, s, st1 ? NULL : a, &st2);
   *ok = 1;
   for (int i = 0; !st1 && !st2 && i < s->noutputs && *ok; i++) {
     int32_t x = s->outputs[i], y = t->outputs[i];

@@ -77,14 +77,15 @@ struct fp_leaf {
 /* n's key with its arguments renamed by map, or 0 when an argument is a
  * node's value (not a leaf). Keys are never 0: gop + 1 is the top byte. */
 static uint32_t leaf_key(const en_node *n, const uint8_t *map) {
-  uint8_t a[2] = {0, 0};
+  uint8_t a[EN_MAX_NIN] = {0, 0, n->p};
   for (int j = 0; j < en_gop_nin(n->gop); j++) {
-    if (!EN_IS_INPUT(n->a[j]))
+    uint8_t v = en_arg(n, j);
+    if (!EN_IS_INPUT(v))
       return 0;
-    a[j] = map ? map[n->a[j]] : n->a[j];
+    a[j] = map ? map[v] : v;
   }
   return (uint32_t)(n->gop + 1) << 24 | (uint32_t)a[0] << 16 |
-         (uint32_t)a[1] << 8 | n->p;
+         (uint32_t)a[1] << 8 | a[2];
 }
 
 static fp_leaf *leaf_slot(fp_eval *e, uint32_t key) {
@@ -155,6 +156,8 @@ static int costly(int gop) {
   case EN_MATMUL:
   case EN_CONV:
   case EN_CONV_RELU:
+  case EN_CONVB:
+  case EN_CONVB_RELU:
   case EN_RELU:
   case EN_AVGPOOL:
   case EN_MAXPOOL: return 1;
@@ -172,9 +175,10 @@ static void cone_of(const en_graph *g, int i, const uint8_t *map, cone_key *k) {
       continue;
     en_node nd = g->n[j];
     for (int a = 0; a < en_gop_nin(nd.gop); a++) {
-      uint8_t v = nd.a[a];
-      nd.a[a] = EN_IS_INPUT(v) ? (map ? map[v] : v)
-                               : EN_VNODE(pos[EN_NODE_OF(v)], EN_SLOT_OF(v));
+      uint8_t v = en_arg(&nd, a);
+      en_arg_set(&nd, a,
+                 EN_IS_INPUT(v) ? (map ? map[v] : v)
+                                : EN_VNODE(pos[EN_NODE_OF(v)], EN_SLOT_OF(v)));
     }
     pos[j] = k->n;
     k->nd[k->n++] = nd;
@@ -268,8 +272,8 @@ static const uint32_t *value_of(const fp_eval *e, uint8_t v,
 base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
                          const uint8_t *map) {
   const en_node *n = &g->n[i];
-  const ir_shape *ins[2] = {NULL, NULL};
-  const uint32_t *in[2] = {NULL, NULL};
+  const ir_shape *ins[EN_MAX_NIN] = {NULL, NULL, NULL};
+  const uint32_t *in[EN_MAX_NIN] = {NULL, NULL, NULL};
   int nin = en_gop_nin(n->gop);
   ir_opcode op;
   ir_attrs a;
@@ -288,14 +292,17 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
       return BASE_OK;
   }
   for (int j = 0; j < nin; j++) {
-    ins[j] = en_value_shape(n->a[j], (const ir_shape(*)[2])e->shapes);
-    in[j] = value_of(e, n->a[j], map);
+    ins[j] = en_value_shape(en_arg(n, j), (const ir_shape(*)[2])e->shapes);
+    in[j] = value_of(e, en_arg(n, j), map);
   }
   e->cur[i][0] = e->val[i][0], e->cur[i][1] = e->val[i][1];
   if (en_node_op(n, ins, &op, &a, e->shapes[i]))
     return BASE_ERR_INTERNAL;
-  base_status st =
-      fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i], e->in->key);
+  base_status st = en_gop_is_bn(n->gop)
+                       ? fp_bn_kernel(n->gop, ins, in, e->shapes[i],
+                                      e->val[i][0], e->in->key)
+                       : fp_kernel(op, &a, ins, in, nin, e->shapes[i],
+                                   e->val[i], e->in->key);
   if (!st && key)
     leaf_keep(e, i, en_gop_nout(n->gop), key);
   else if (!st && costly(n->gop))
@@ -383,7 +390,7 @@ static void node_reads(const en_graph *g, uint32_t *m) {
   for (int i = 0; i < g->nops; i++) {
     m[i] = 0;
     for (int j = 0; j < en_gop_nin(g->n[i].gop); j++) {
-      uint8_t v = g->n[i].a[j];
+      uint8_t v = en_arg(&g->n[i], j);
       m[i] |= EN_IS_INPUT(v) ? 1u << v : m[EN_NODE_OF(v)];
     }
   }

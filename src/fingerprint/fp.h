@@ -40,6 +40,17 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
                       const ir_shape *const *ins, const uint32_t *const *in,
                       int nin, const ir_shape *outs, uint32_t *const *out,
                       uint64_t key);
+/* The extended set's batchnorm gops (en_gop_is_bn) on residues: with f a
+ * keyed random function of (scale, var) per channel (the stand-in for
+ * scale / sqrt(var + eps), so exactly the laws that hold for every such
+ * f hold), batchnorm(x, n) = (x - mean) f + bias per channel (axis 1),
+ * bnfold_w(w, n) = w f per output channel (axis 0), bnfold_b(n) = bias -
+ * mean f, bnfold_c(c, n) = (c - mean) f + bias. in[] are the gop's
+ * arguments (n: its rows scale, bias, mean, var); out the output's
+ * shape. */
+base_status fp_bn_kernel(int gop, const ir_shape *const *ins,
+                         const uint32_t *const *in, const ir_shape *out,
+                         uint32_t *y, uint64_t key);
 
 /* Residues of seeded random inputs: fp_inputs(seed, v) for pool input v
  * (EN_MAX_NUMEL residues at most). The same values for every graph. */

@@ -140,6 +140,8 @@ static void conv_plane(const ir_attrs *a, const ir_shape *xs,
       }
 }
 
+/* in[2]: the bias (one residue per output channel, added before the
+ * activation), or NULL. */
 static void k_conv(const ir_attrs *a, const ir_shape *const *s,
                    const uint32_t *const *in, const ir_shape *os, uint32_t *y,
                    uint64_t key) {
@@ -158,13 +160,15 @@ static void k_conv(const ir_attrs *a, const ir_shape *const *s,
           for (int64_t ox = 0; ox < ow; ox++) {
             uint32_t v =
                 conv_at(xs, ws, a, xb, in[1] + oc * wsz, oc / og * cg, oy, ox);
+            v = in[2] ? addm(v, in[2][oc]) : v;
             yp[oy * ow + ox] = fp_act(a->act, key, v);
           }
         continue;
       }
       conv_plane(a, xs, ws, xb, in[1] + oc * wsz, oc / og * cg, oh, ow, acc);
       for (int64_t i = 0; i < oh * ow; i++)
-        yp[i] = fp_act(a->act, key, red(acc[i]));
+        yp[i] = fp_act(a->act, key,
+                       in[2] ? addm(red(acc[i]), in[2][oc]) : red(acc[i]));
     }
 }
 
@@ -318,6 +322,43 @@ static void k_const(ir_opcode op, const ir_shape *s, uint32_t *y) {
   }
 }
 
+/* ---- the extended set's batchnorm ------------------------------------ */
+
+static uint32_t bn_f(const uint32_t *n, int64_t c, uint64_t key) {
+  uint32_t sv[2] = {n[c], n[12 + c]}; /* scale, var */
+  return (uint32_t)(XXH3_64bits_withSeed(sv, sizeof sv, key ^ 0xb7a7c4ull) %
+                    FP_P);
+}
+
+base_status fp_bn_kernel(int gop, const ir_shape *const *ins,
+                         const uint32_t *const *in, const ir_shape *out,
+                         uint32_t *y, uint64_t key) {
+  const uint32_t *n = in[gop == EN_BNFOLD_B ? 0 : 1];
+  if (gop == EN_BNFOLD_B) {
+    for (int64_t c = 0; c < 4; c++) /* bias - mean f */
+      y[c] = addm(n[4 + c], FP_P - red(mulf(n[8 + c], bn_f(n, c, key))));
+    return BASE_OK;
+  }
+  if (gop == EN_BNFOLD_C) {
+    for (int64_t c = 0; c < 4; c++) /* (x - mean) f + bias */
+      y[c] = addm(red(mulf(addm(in[0][c], FP_P - n[8 + c]), bn_f(n, c, key))),
+                  n[4 + c]);
+    return BASE_OK;
+  }
+  const ir_shape *s = ins[0];
+  int64_t total = ir_shape_numel(out), inner = 1;
+  int axis = gop == EN_BN ? 1 : 0;
+  for (int k = axis + 1; k < s->rank; k++)
+    inner *= s->dim[k];
+  for (int64_t i = 0; i < total; i++) {
+    int64_t c = i / inner % s->dim[axis];
+    uint32_t f = bn_f(n, c, key), x = in[0][i];
+    y[i] = gop == EN_BN ? addm(red(mulf(addm(x, FP_P - n[8 + c]), f)), n[4 + c])
+                        : red(mulf(x, f));
+  }
+  return BASE_OK;
+}
+
 base_status fp_kernel(ir_opcode op, const ir_attrs *a,
                       const ir_shape *const *ins, const uint32_t *const *in,
                       int nin, const ir_shape *outs, uint32_t *const *out,
@@ -328,11 +369,13 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
       return BASE_ERR_PARAM;
     k_matmul(ins, in, out[0]);
     return BASE_OK;
-  case IR_OP_CONV2D:
-    if (nin != 2)
-      return BASE_ERR_PARAM;
-    k_conv(a, ins, in, &outs[0], out[0], key);
+  case IR_OP_CONV2D: {
+    if (nin < 2 || nin > 3)
+      return BASE_ERR_PARAM; /* a residual input: not generated */
+    const uint32_t *cin[3] = {in[0], in[1], nin == 3 ? in[2] : NULL};
+    k_conv(a, ins, cin, &outs[0], out[0], key);
     return BASE_OK;
+  }
   case IR_OP_EWADD:
     if (!ir_shape_eq(ins[0], ins[1]))
       return BASE_ERR_PARAM;

@@ -230,12 +230,12 @@ static int nf_stop(void *state, const en_graph *g) {
   return ((nf_branch *)state)->stop;
 }
 
-/* Size 0: every pool input. */
-static base_status nf_inputs(fp_nf *t, const fp_inputs *in) {
+/* Size 0: every pool input of the set. */
+static base_status nf_inputs(fp_nf *t, const fp_inputs *in, int extended) {
   if (nf_grow(t, EN_NINPUT_IDS))
     return BASE_ERR_NOMEM;
   for (int c = 0; c < EN_NCLASSES; c++)
-    for (int k = 0; k < en_class_of(c)->copies; k++)
+    for (int k = 0; en_class_on(c, extended) && k < en_class_of(c)->copies; k++)
       nf_put(t,
              fp_tensor_hash(&en_class_of(c)->shape, in->v[en_input_id(c, k)]),
              0);
@@ -325,7 +325,7 @@ base_status fp_nf_build_comm(const en_config *c, int max_size,
                              fp_nf **out, base_diag *d) {
   fp_nf *t = base_calloc(1, sizeof *t);
   fp_inputs *in = fp_inputs_new(FP_SEED1);
-  base_status st = t && in ? nf_inputs(t, in) : BASE_ERR_NOMEM;
+  base_status st = t && in ? nf_inputs(t, in, c->extended) : BASE_ERR_NOMEM;
   if (!comm || comm->size <= 1)
     comm = NULL, mask = NULL;
   for (int level = 1; level <= max_size && !st; level++)

@@ -8,6 +8,7 @@
  * un-inline nodes; the graph is rebuilt until nothing changes (each round
  * inlines fewer nodes, so this ends).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -340,60 +341,394 @@ static int init(ctx *c, const ir_graph *g) {
 
 /* ---- attention ---------------------------------------------------------
  *
- * matmul(q, k) -> [smul(., s)] -> softmax over the last axis -> matmul(.,
- * v) becomes attention(q, k, v[, s]): the scores never reach memory. Each
- * link is read by the next alone and is no graph output; the matmuls have
- * no bias or activation and q, k, v one rank (a batched k); d and e (q's
- * and v's last dimensions) at most FUSE_ATT_MAX_DIM, what the CUDA
- * kernel takes, and d, e and the keys at least 1. The attention node computes
- * exactly these operators (ex_ref_attention), so like a fused node it needs no
- * rule. */
+ * matmul(q, k) -> [scale] -> [ewadd(., b)] -> softmax over the last axis ->
+ * [guard] -> matmul(., v) becomes attention(q, k, v[, s[, b]]) guard=0|1:
+ * the scores never reach memory. The scale is smul(., s) or ewmul by a
+ * scalar []; b broadcasts to the scores without growing them (a padding or
+ * causal mask, a relative-position bias); the guard is what PyTorch's SDPA
+ * exports after the softmax, where(not(equal(p, p)), 0, p) (a row masked
+ * everywhere gives 0, not NaN). q and k may each come through an ewmul by
+ * a scalar [] (SDPA's sqrt(scale) on both): those scalars join s, through
+ * weight-only ewmul nodes computed once at load. Each link is read by the
+ * next alone and is no graph output; the matmuls have no bias or
+ * activation and q, k, v one rank (a batched k); d and e (q's and v's last
+ * dimensions) at most FUSE_ATT_MAX_DIM, what the CUDA kernel takes, and d,
+ * e and the keys at least 1. Without the q and k scalars the attention
+ * node computes exactly these operators (ex_ref_attention), so like a
+ * fused node it needs no rule; with them it computes (c1 c2 s) (q k) for
+ * (c1 q)(c2 k) s, equal up to rounding (the end-to-end check covers it). */
 
-/* The chain ending at node n (the second matmul), or 0: its scores
- * matmul, smul (-1: none) and softmax in m[0..2]. reads: ir_read_counts
- * (a link read by the next node alone and no graph output: 1). */
+/* The parts of one chain: nodes (-1: absent) and the tensors they bring. */
+typedef struct att_parts {
+  int mm, scale, add, softmax, eq, not_, where, qmul, kmul;
+  int r1, add2, r2;   /* Swin's shifted windows: reshape, ewadd(., m),
+                         reshape back between the bias and the softmax */
+  int32_t m;          /* that mask (-1: none) */
+  int ra, rb;         /* MaxViT's einsums: the scores reshaped (ra) before
+                         the bias and softmax, the probabilities back (rb) */
+  int32_t q, k, s, b; /* q, k as the scores matmul reads them (before the
+                         scalars), s the scale (-1: none), b the bias (-1) */
+  int32_t qs, ks;     /* the q and k scalars (-1: none) */
+} att_parts;
+
+/* The parts' nodes, for marking. */
+static int att_nodes(const att_parts *a, int out[14]) {
+  int all[14] = {a->mm,   a->scale, a->add,  a->softmax, a->eq,
+                 a->not_, a->where, a->qmul, a->kmul,    a->r1,
+                 a->add2, a->r2,    a->ra,   a->rb};
+  int n = 0;
+  for (int i = 0; i < 14; i++)
+    if (all[i] >= 0)
+      out[n++] = all[i];
+  return n;
+}
+
+/* The producer of t when it is a node of the chain's kind: not weight-only,
+ * t read by one node alone and no graph output; else -1. */
+static int att_link(const ir_graph *g, const int *reads,
+                    const unsigned char *wonly, int32_t t, int nreaders) {
+  int p = g->tensors[t].node;
+  return p >= 0 && !wonly[p] && reads[t] == nreaders ? p : -1;
+}
+
+/* Whether t is a float scalar [] (a scale). */
+static int att_scalar(const ir_graph *g, int32_t t) {
+  return g->tensors[t].shape.rank == 0 && g->tensors[t].dtype == IR_DT_F32;
+}
+
+/* Whether node p is x * c with c a scalar [] (smul, or ewmul either way
+ * round) and x of p's shape: *x and *c. */
+static int att_scaled(const ir_graph *g, int p, int32_t *x, int32_t *c) {
+  const ir_node *nd = &g->nodes[p];
+  if (nd->op != IR_OP_SMUL && nd->op != IR_OP_EWMUL)
+    return 0;
+  for (int k = 0; k < 2; k++) {
+    int32_t a = nd->in[k], s = nd->in[1 - k];
+    if ((nd->op == IR_OP_EWMUL || k == 0) && att_scalar(g, s) &&
+        ir_shape_eq(&g->tensors[a].shape, &g->tensors[nd->out[0]].shape)) {
+      *x = a, *c = s;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Whether weight t holds known values, all 0. */
+static int att_zero(const ir_graph *g, int32_t t) {
+  const ir_tensor *w = &g->tensors[t];
+  if (w->kind != IR_T_WEIGHT || !w->data || w->dtype != IR_DT_F32)
+    return 0;
+  int64_t n = ir_shape_numel(&w->shape);
+  for (int64_t i = 0; i < n; i++)
+    if (w->data[i] != 0.0f)
+      return 0;
+  return n >= 1;
+}
+
+/* The guard's where(not(equal(p, p)), 0, p) ending at node w: the softmax
+ * output p into *p, its nodes into a. */
+static int att_guard(const ir_graph *g, const int *reads,
+                     const unsigned char *wonly, int w, att_parts *a,
+                     int32_t *p) {
+  const ir_node *wn = &g->nodes[w];
+  if (wn->op != IR_OP_WHERE || !att_zero(g, wn->in[1]))
+    return 0;
+  int nt = att_link(g, reads, wonly, wn->in[0], 1);
+  if (nt < 0 || g->nodes[nt].op != IR_OP_NOT)
+    return 0;
+  int eq = att_link(g, reads, wonly, g->nodes[nt].in[0], 1);
+  if (eq < 0 || g->nodes[eq].op != IR_OP_EQUAL ||
+      g->nodes[eq].in[0] != g->nodes[eq].in[1] ||
+      g->nodes[eq].in[0] != wn->in[2] ||
+      !ir_shape_eq(&g->tensors[wn->in[2]].shape, &g->tensors[wn->out[0]].shape))
+    return 0;
+  a->where = w, a->not_ = nt, a->eq = eq;
+  *p = wn->in[2];
+  return 1;
+}
+
+/* Whether b broadcasts to the scores [..., S, T] without growing them and
+ * (gpu) the GPU reads it (plan: the leading dimensions before the last
+ * two, folded into one unless the rank is 4, broadcast along all or
+ * none). */
+static int att_bias_ok(const ir_shape *b, const ir_shape *sc, int gpu) {
+  int r = sc->rank, lead_b = 0, lead_full = 0;
+  if (b->rank > r)
+    return 0;
+  for (int i = 0; i < b->rank; i++) {
+    int j = r - b->rank + i;
+    if (b->dim[i] != 1 && b->dim[i] != sc->dim[j])
+      return 0;
+    if (j < r - 2 && sc->dim[j] > 1)
+      b->dim[i] == 1 ? lead_b++ : lead_full++;
+  }
+  return !gpu || r == 4 || !lead_b || !lead_full;
+}
+
+/* Swin's shifted windows between the bias and the softmax (t, its
+ * input): reshape(ewadd(reshape(x), m)) with x and the result of one shape
+ * (the scores') and m broadcasting to the middle one without growing it.
+ * Sets a's r1, add2, r2 and m and *t to x where found. */
+static void att_windows(const ir_graph *g, const int *reads,
+                        const unsigned char *wonly, int32_t *t, att_parts *a) {
+  int r2 = att_link(g, reads, wonly, *t, 1);
+  if (r2 < 0 || g->nodes[r2].op != IR_OP_RESHAPE)
+    return;
+  int ad = att_link(g, reads, wonly, g->nodes[r2].in[0], 1);
+  if (ad < 0 || g->nodes[ad].op != IR_OP_EWADD)
+    return;
+  const ir_node *nd = &g->nodes[ad];
+  const ir_shape *mid = &g->tensors[nd->out[0]].shape;
+  for (int k = 0; k < 2; k++) {
+    int r1 = att_link(g, reads, wonly, nd->in[k], 1);
+    const ir_tensor *m = &g->tensors[nd->in[1 - k]];
+    if (r1 < 0 || g->nodes[r1].op != IR_OP_RESHAPE ||
+        !ir_shape_eq(&g->tensors[nd->in[k]].shape, mid) ||
+        m->dtype != IR_DT_F32 || !att_bias_ok(&m->shape, mid, 0) ||
+        !ir_shape_eq(&g->tensors[g->nodes[r1].in[0]].shape,
+                     &g->tensors[*t].shape))
+      continue;
+    a->r1 = r1, a->add2 = ad, a->r2 = r2, a->m = nd->in[1 - k];
+    *t = g->nodes[r1].in[0];
+    return;
+  }
+}
+
+/* The scores' producer chain from t (the softmax's input): [ewadd(., b)],
+ * [scale], matmul(q, k) with q and k through their scalars. */
+static int att_scores(const ir_graph *g, const int *reads,
+                      const unsigned char *wonly, int32_t t, int r,
+                      att_parts *a) {
+  att_windows(g, reads, wonly, &t, a);
+  int p = att_link(g, reads, wonly, t, 1);
+  if (p >= 0 && g->nodes[p].op == IR_OP_EWADD) {
+    const ir_node *nd = &g->nodes[p];
+    for (int k = 0; k < 2 && a->add < 0; k++) {
+      int x = att_link(g, reads, wonly, nd->in[k], 1);
+      const ir_shape *bs = &g->tensors[nd->in[1 - k]].shape;
+      int view = a->rb >= 0; /* the scores come through a reshape */
+      if (x >= 0 && g->tensors[nd->in[1 - k]].dtype == IR_DT_F32 &&
+          ir_shape_eq(&g->tensors[nd->in[k]].shape,
+                      &g->tensors[nd->out[0]].shape) &&
+          att_bias_ok(bs, &g->tensors[nd->out[0]].shape, !view) &&
+          (view ? g->nodes[x].op == IR_OP_RESHAPE &&
+                      ir_shape_eq(&g->tensors[g->nodes[x].in[0]].shape,
+                                  &g->tensors[g->nodes[a->rb].out[0]].shape)
+                : g->nodes[x].op == IR_OP_MATMUL ||
+                      att_scaled(g, x, &(int32_t){0}, &(int32_t){0})))
+        a->add = p, a->b = nd->in[1 - k], t = nd->in[k];
+    }
+    if (a->add < 0)
+      return 0;
+    p = att_link(g, reads, wonly, t, 1);
+    if (a->rb >= 0) { /* the reshape checked above */
+      a->ra = p, t = g->nodes[p].in[0];
+      p = att_link(g, reads, wonly, t, 1);
+    }
+  }
+  int32_t x;
+  if (p >= 0 && att_scaled(g, p, &x, &a->s)) {
+    a->scale = p;
+    p = att_link(g, reads, wonly, x, 1);
+  }
+  if (p < 0)
+    return 0;
+  const ir_node *mm = &g->nodes[p];
+  if (mm->op != IR_OP_MATMUL || mm->nin != 2 || mm->a.act != IR_ACT_NONE ||
+      g->tensors[mm->in[0]].shape.rank != r ||
+      g->tensors[mm->in[1]].shape.rank != r)
+    return 0;
+  a->mm = p, a->q = mm->in[0], a->k = mm->in[1];
+  int32_t c;
+  int qm = att_link(g, reads, wonly, a->q, 1);
+  if (qm >= 0 && g->nodes[qm].op == IR_OP_EWMUL && att_scaled(g, qm, &x, &c))
+    a->qmul = qm, a->q = x, a->qs = c;
+  int km = att_link(g, reads, wonly, a->k, 1);
+  if (km >= 0 && km != qm && g->nodes[km].op == IR_OP_EWMUL &&
+      att_scaled(g, km, &x, &c))
+    a->kmul = km, a->k = x, a->ks = c;
+  return 1;
+}
+
+/* Whether t is a weight or computed from weights only. */
+static int att_const(const ir_graph *g, const unsigned char *wonly, int32_t t) {
+  const ir_tensor *x = &g->tensors[t];
+  return x->kind == IR_T_WEIGHT || (x->kind == IR_T_VALUE && wonly[x->node]);
+}
+
+/* The chain ending at node n (the second matmul) into *a, or 0. reads:
+ * ir_read_counts (per input slot). */
 static int att_chain(const ir_graph *g, const int *reads,
-                     const unsigned char *wonly, int n, int m[3]) {
+                     const unsigned char *wonly, int n, att_parts *a) {
   const ir_node *c = &g->nodes[n];
+  *a = (att_parts){-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                   -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
   if (c->op != IR_OP_MATMUL || c->nin != 2 || c->a.act != IR_ACT_NONE ||
       wonly[n])
     return 0;
   int r = g->tensors[c->in[0]].shape.rank;
   if (g->tensors[c->in[1]].shape.rank != r)
     return 0;
-  int t = c->in[0];
-  for (int k = 2; k >= 0; k--) { /* softmax, smul, scores matmul */
-    int p = g->tensors[t].node;
-    if (p < 0 || wonly[p] || reads[t] != 1)
-      return 0;
-    const ir_node *nd = &g->nodes[p];
-    if (k == 2 && (nd->op != IR_OP_SOFTMAX || nd->a.axis != r - 1))
-      return 0;
-    if (k == 1 && nd->op != IR_OP_SMUL) {
-      m[1] = -1; /* no scale: this is the scores matmul */
-      k = 0;
-    }
-    if (k == 0 &&
-        (nd->op != IR_OP_MATMUL || nd->nin != 2 || nd->a.act != IR_ACT_NONE ||
-         g->tensors[nd->in[0]].shape.rank != r ||
-         g->tensors[nd->in[1]].shape.rank != r))
-      return 0;
-    m[k] = p;
-    t = nd->in[0];
+  int32_t t = c->in[0];
+  int w = att_link(g, reads, wonly, t, 1);
+  if (w >= 0 && g->nodes[w].op == IR_OP_WHERE &&
+      !att_guard(g, reads, wonly, w, a, &t))
+    return 0;
+  int rb = att_link(g, reads, wonly, t, 1), rs = r; /* the softmax's rank */
+  if (a->where < 0 && rb >= 0 && g->nodes[rb].op == IR_OP_RESHAPE) {
+    const ir_shape *x = &g->tensors[g->nodes[rb].in[0]].shape;
+    if (x->dim[x->rank - 1] != g->tensors[t].shape.dim[r - 1])
+      return 0; /* rows of the softmax other than the scores' */
+    a->rb = rb, t = g->nodes[rb].in[0], rs = x->rank;
   }
-  const ir_shape *q = &g->tensors[g->nodes[m[0]].in[0]].shape;
+  /* read by the guard three times: equal(p, p) and where */
+  int sm = att_link(g, reads, wonly, t, a->where >= 0 ? 3 : 1);
+  if (sm < 0 || g->nodes[sm].op != IR_OP_SOFTMAX ||
+      g->nodes[sm].a.axis != rs - 1)
+    return 0;
+  a->softmax = sm;
+  if (!att_scores(g, reads, wonly, g->nodes[sm].in[0], r, a) ||
+      (a->m >= 0 && a->b < 0) || /* the windows' mask: after a bias only */
+      (a->rb >= 0 && (a->ra < 0 || !att_const(g, wonly, a->b))))
+    return 0; /* the views: around a bias computed once only (expanded to
+                 the scores' shape, at load) */
+  const ir_shape *q = &g->tensors[a->q].shape;
   const ir_shape *v = &g->tensors[c->in[1]].shape;
-  const ir_shape *k = &g->tensors[g->nodes[m[0]].in[1]].shape;
+  const ir_shape *k = &g->tensors[a->k].shape;
   return q->dim[r - 1] >= 1 && q->dim[r - 1] <= FUSE_ATT_MAX_DIM &&
          v->dim[r - 1] >= 1 && v->dim[r - 1] <= FUSE_ATT_MAX_DIM &&
          k->dim[r - 1] >= 1;
+}
+
+/* Node op(in) a in h named "<out>.<tag><i>" (a fresh name); its output
+ * tensor, or -2. */
+static int32_t att_add(ir_graph *h, ir_opcode op, const int32_t *in, int nin,
+                       const ir_attrs *a, const char *out, const char *tag,
+                       int i, base_diag *d) {
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s%d", out, tag, i);
+  for (int u = 0; ir_find_tensor(h, name) >= 0; u++)
+    snprintf(name, sizeof name, "%s.%s%d_%d", out, tag, i, u);
+  const char *nm = name;
+  int node = ir_add_node(h, op, in, nin, a, &nm, d);
+  return node < 0 ? -2 : h->nodes[node].out[0];
+}
+
+/* t1 * t2 in h (either -1: the other; both: -1) as a new ewmul named
+ * "<out>.scale<i>"; -2 on failure. */
+static int32_t att_mul(ir_graph *h, int32_t t1, int32_t t2, const char *out,
+                       int i, base_diag *d) {
+  if (t1 < 0 || t2 < 0)
+    return t1 < 0 ? t2 : t1;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_EWMUL, &a);
+  return att_add(h, IR_OP_EWMUL, (int32_t[]){t1, t2}, 2, &a, out, "scale", i,
+                 d);
+}
+
+/* A const_ones of shape s in h; its tensor or -2. */
+static int32_t att_ones(ir_graph *h, const ir_shape *s, const char *out, int i,
+                        base_diag *d) {
+  ir_attrs o;
+  ir_attrs_default(IR_OP_CONST_ONES, &o);
+  o.nlist = s->rank;
+  for (int k = 0; k < s->rank; k++)
+    o.list[k] = s->dim[k];
+  return att_add(h, IR_OP_CONST_ONES, NULL, 0, &o, out, "one", i, d);
+}
+
+/* The windows' bias and mask as one bias of the scores' shape P:
+ * reshape(ewadd(reshape(b * ones(P)) to Q, m)) to P (Q: the windowed
+ * shape), nodes of h that run once at load where b and m are weights;
+ * its tensor or -2. */
+static int32_t att_window_bias(ir_graph *h, const ir_graph *g,
+                               const att_parts *a, const int32_t *map,
+                               const char *out, base_diag *d) {
+  const ir_node *r1 = &g->nodes[a->r1];
+  const ir_shape *P = &g->tensors[r1->in[0]].shape;
+  const ir_shape *Q = &g->tensors[r1->out[0]].shape;
+  int32_t ones = att_ones(h, P, out, 1, d);
+  ir_attrs at;
+  ir_attrs_default(IR_OP_EWMUL, &at);
+  int32_t t = ones < 0 ? -2
+                       : att_add(h, IR_OP_EWMUL, (int32_t[]){map[a->b], ones},
+                                 2, &at, out, "wbias", 0, d);
+  for (int step = 0; step < 3 && t >= 0; step++) {
+    const ir_shape *to = step == 0 ? Q : P;
+    if (step == 1) {
+      ir_attrs_default(IR_OP_EWADD, &at);
+      t = att_add(h, IR_OP_EWADD, (int32_t[]){t, map[a->m]}, 2, &at, out,
+                  "wbias", 2, d);
+      continue;
+    }
+    ir_attrs_default(IR_OP_RESHAPE, &at);
+    at.nlist = to->rank;
+    for (int k = 0; k < to->rank; k++)
+      at.list[k] = to->dim[k];
+    t = att_add(h, IR_OP_RESHAPE, &t, 1, &at, out, "wbias", 1 + 2 * step, d);
+  }
+  return t;
+}
+
+/* MaxViT's bias, added to the scores reshaped to Q, as a bias of the
+ * scores' shape P: reshape(b * ones(Q)) to P (run once at load where b is
+ * a weight); its tensor or -2. */
+static int32_t att_view_bias(ir_graph *h, const ir_graph *g, const att_parts *a,
+                             const int32_t *map, const char *out,
+                             base_diag *d) {
+  const ir_node *ra = &g->nodes[a->ra];
+  const ir_shape *P = &g->tensors[ra->in[0]].shape;
+  const ir_shape *Q = &g->tensors[ra->out[0]].shape;
+  int32_t ones = att_ones(h, Q, out, 1, d);
+  ir_attrs at;
+  ir_attrs_default(IR_OP_EWMUL, &at);
+  int32_t t = ones < 0 ? -2
+                       : att_add(h, IR_OP_EWMUL, (int32_t[]){map[a->b], ones},
+                                 2, &at, out, "vbias", 0, d);
+  if (t < 0)
+    return -2;
+  ir_attrs_default(IR_OP_RESHAPE, &at);
+  at.nlist = P->rank;
+  for (int k = 0; k < P->rank; k++)
+    at.list[k] = P->dim[k];
+  return att_add(h, IR_OP_RESHAPE, &t, 1, &at, out, "vbias", 1, d);
+}
+
+/* Chain a's attention node in h (node lines: nd's, the second matmul),
+ * its output named out; the node, or -1. */
+static int att_emit(ir_graph *h, const ir_graph *g, const ir_node *nd,
+                    const att_parts *a, const int32_t *map, const char *out,
+                    base_diag *d) {
+  int32_t s = -1;
+  int32_t sc[3] = {a->qs, a->ks, a->s};
+  for (int i = 0; i < 3; i++)
+    if (sc[i] >= 0 && (s = att_mul(h, s, map[sc[i]], out, i, d)) == -2)
+      return -1;
+  int32_t in[5] = {map[a->q], map[a->k], map[nd->in[1]], s, -1};
+  int nin = s >= 0 ? 4 : 3;
+  if (a->b >= 0) {
+    if (s < 0 && (s = att_ones(h, &(ir_shape){0}, out, 0, d)) < 0)
+      return -1; /* b needs s: a scale of 1 */
+    in[3] = s;
+    in[4] = a->m >= 0    ? att_window_bias(h, g, a, map, out, d)
+            : a->ra >= 0 ? att_view_bias(h, g, a, map, out, d)
+                         : map[a->b];
+    if (in[4] < 0)
+      return -1;
+    nin = 5;
+  }
+  ir_attrs at;
+  ir_attrs_default(IR_OP_ATTENTION, &at);
+  at.keepdims = a->where >= 0; /* guard */
+  return ir_add_node(h, IR_OP_ATTENTION, in, nin, &at, &out, d);
 }
 
 /* g with the chains whose end node e has want[e] set made attention
  * nodes (node lines kept: the second matmul's); *made counts them. Its
  * weight values are g's (fuse_graph copies them into its result). */
 static ir_graph *att_build(const ir_graph *g, const int *end_of,
-                           const unsigned char *want, int *made, base_diag *d) {
+                           const unsigned char *want, const att_parts *parts,
+                           int *helpers, int *made, base_diag *d) {
   ir_graph *h = ir_graph_new(g->name);
   int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
   *made = 0;
@@ -415,19 +750,8 @@ static ir_graph *att_build(const ir_graph *g, const int *end_of,
     int32_t in[IR_MAX_IN];
     int node;
     if (want[n]) {
-      const ir_node *mm = NULL, *sm = NULL;
-      for (int j = 0; j < n; j++)
-        if (end_of[j] == n && g->nodes[j].op == IR_OP_MATMUL)
-          mm = &g->nodes[j];
-        else if (end_of[j] == n && g->nodes[j].op == IR_OP_SMUL)
-          sm = &g->nodes[j];
-      int nin = sm ? 4 : 3;
-      in[0] = map[mm->in[0]], in[1] = map[mm->in[1]], in[2] = map[nd->in[1]];
-      if (sm)
-        in[3] = map[sm->in[1]];
-      ir_attrs a;
-      ir_attrs_default(IR_OP_ATTENTION, &a);
-      node = ir_add_node(h, IR_OP_ATTENTION, in, nin, &a, outs, d);
+      helpers[n] = h->nnodes; /* its scale's and bias's nodes from here */
+      node = att_emit(h, g, nd, &parts[n], map, outs[0], d);
       ++*made;
     } else {
       for (int k = 0; k < nd->nin; k++)
@@ -462,11 +786,14 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
   int *reads = ir_read_counts(g);
   unsigned char *want = base_calloc((size_t)g->nnodes + 1, 1);
   unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
+  att_parts *parts = base_malloc(sizeof *parts * ((size_t)g->nnodes + 1));
+  int *helpers = base_calloc((size_t)g->nnodes + 1, sizeof *helpers);
+  unsigned char *hw = NULL; /* h's weight-only nodes */
   ir_graph *h = NULL;
   base_status st = BASE_OK;
   int any = 0;
   *made = 0;
-  if (!end_of || !reads || !want || !wonly) {
+  if (!end_of || !reads || !want || !wonly || !parts || !helpers) {
     st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto out;
   }
@@ -474,21 +801,21 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
   for (int n = 0; n < g->nnodes; n++)
     end_of[n] = -1;
   for (int n = 0; n < g->nnodes; n++) {
-    int m[3];
-    if (!att_chain(g, reads, wonly, n, m))
+    int m[14];
+    if (!att_chain(g, reads, wonly, n, &parts[n]))
       continue;
-    int taken = 0; /* a link of an earlier chain (a crafted graph) */
-    for (int k = 0; k < 3; k++)
-      taken |= m[k] >= 0 && (want[m[k]] || end_of[m[k]] >= 0);
+    int nm = att_nodes(&parts[n], m), taken = 0; /* a link of an earlier
+                                                    chain (a crafted graph) */
+    for (int k = 0; k < nm; k++)
+      taken |= want[m[k]] || end_of[m[k]] >= 0;
     if (taken)
       continue;
     want[n] = 1, any = 1;
-    for (int k = 0; k < 3; k++)
-      if (m[k] >= 0)
-        end_of[m[k]] = n;
+    for (int k = 0; k < nm; k++)
+      end_of[m[k]] = n;
   }
   for (int round = 0; any && round < 2; round++) {
-    if (!(h = att_build(g, end_of, want, made, d))) {
+    if (!(h = att_build(g, end_of, want, parts, helpers, made, d))) {
       st = d ? d->code : BASE_ERR_NOMEM;
       goto out;
     }
@@ -510,6 +837,17 @@ static base_status fuse_attention(const ir_graph *g, const fuse_options *o,
       }
       double before = 0, x, after;
       st = o->cost(o->cost_u, h, i, &after, NULL, d);
+      if (!hw && !st) {
+        if (!(hw = base_calloc((size_t)h->nnodes + 1, 1))) {
+          st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+          goto out;
+        }
+        ir_weight_only(h, hw);
+      }
+      for (int j = helpers[n]; !st && j < i; j++) /* run every time: the
+                                                     bias made of inputs */
+        if (!hw[j] && !(st = o->cost(o->cost_u, h, j, &x, NULL, d)))
+          after += x;
       for (int j = 0; !st && j <= n; j++)
         if ((j == n || end_of[j] == n) &&
             !(st = o->cost(o->cost_u, g, j, &x, NULL, d)))
@@ -531,7 +869,8 @@ out:
     *made = 0;
   }
   *out = h;
-  free(end_of), free(reads), free(want), free(wonly);
+  free(end_of), free(reads), free(want), free(wonly), free(parts);
+  free(helpers), free(hw);
   return st;
 }
 

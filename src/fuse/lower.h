@@ -10,9 +10,12 @@
  *
  * The families, each in its own file, run in this order (each sees the
  * previous one's result):
- *   lower_epi.c   convolution and matmul epilogues: residual input, relu
+ *   lower_epi.c   convolution and matmul epilogues: residual input (a
+ *                 matmul's also through ConvNeXt's transposes), relu
  *                 and clip (act=), a bias add into the matmul, a
- *                 convolution's bias into the layer norm reading it;
+ *                 convolution's bias into the layer norm or fused node
+ *                 reading it, a relu after an element-wise node fused
+ *                 with it;
  *   lower_move.c  data movement: an activation on a split's or concat's
  *                 parts, a pad absorbing the slice that reads it;
  *   lower_se.c    squeeze-and-excitation chains and channel shuffles as
@@ -25,10 +28,13 @@
 
 typedef struct lower_stats {
   int epilogues; /* residual adds, relus, clips and biases folded into a
-                    conv or matmul; conv biases moved into a layer norm */
+                    conv or matmul; conv biases moved into a layer norm or
+                    a fused node; relus fused with an element-wise node */
   int moves;     /* activations on split/concat parts, pad+slice pairs */
   int se;        /* squeeze-and-excitation chains */
   int shuffles;  /* channel shuffles */
+  int shortcuts; /* projection shortcuts moved ahead of the chain they join
+                    (an epilogue too: the add folded into the chain) */
 } lower_stats;
 
 /* A new graph with every family lowered (same inputs, weights and outputs;

@@ -8,6 +8,14 @@
  *   conv2d (act=none) -> [residual add] -> clip          ... act=clip min max
  *   conv2d(x, w, b) -> transpose [0,2,3,1] -> layernorm(., g, be)
  *                      conv2d(x, w) -> ... -> layernorm(., g, be, b)
+ *   ewadd/ewsub/ewmul/ewdiv/smul/batchnorm -> relu
+ *                      fused(...) {op; relu}
+ *   conv2d(x, w, b) -> fused(..., c, ...)   (c: the convolution's result)
+ *                      conv2d(x, w) -> fused(..., c, ..., reshape(b, [C,1,1]))
+ *                      {c + b broadcast over the channels; the body as before}
+ *   matmul(a, m, b) -> transpose [0,3,1,2] -> ewadd(., r)   (ConvNeXt)
+ *                      matmul(a, m, b, transpose(r, [0,2,3,1]))
+ *                      -> transpose [0,3,1,2]
  *
  * The conditions are those the executor's planner used when it folded
  * these privately (the add alone reads the product, which has no
@@ -18,7 +26,24 @@
  * before it (ops.def: optional inputs are trailing), so a product without
  * one keeps its add. A clip folds into a convolution only (its bias
  * kernel clamps), a relu into either.
+ *
+ * A relu after an element-wise operator whose CUDA kernel could apply it
+ * (ops.def's IR_OPF_RELU_EPILOGUE; one output, read by the relu alone)
+ * becomes a fused node of the two: one kernel, as the executor's fold
+ * was. A convolution's bias moves into the fused node that alone reads
+ * its result (the body's plain input, not a batch-norm parameter, of the
+ * fused node's rank-4 output shape; no row reduction; the convolution
+ * with nothing else folded and a bias from weights), which adds it as it
+ * loads the value: the bias pass over the result goes. The ConvNeXt
+ * residual: a matmul over channels-last rows [N,H,W,C] whose result,
+ * permuted back to images, is added to r takes r permuted the other way
+ * as its residual input; on the GPU both transposes are views of
+ * channels-last bytes (src/gpu/plan/layout.c), so the add is the matmul's
+ * epilogue. Lowered only where r is computed by a node that runs
+ * channels-last there (a convolution, an element-wise or fused node, a
+ * transpose to images), so the transpose of r is no copy.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +60,19 @@ typedef struct epi {
   int32_t *act;   /* per product: its activation after lowering */
   float *lo, *hi; /* per product with act=clip: the bounds */
   unsigned char *nobias; /* per convolution: its bias moved to its reader */
+  unsigned char *relu;   /* per element-wise node: a relu folded, so it
+                            becomes fused(op, relu) */
+  int32_t *clr;          /* per matmul: 1 + the residual it reads through a
+                            transpose [0,2,3,1] (after its bias), or 0 */
+  uint64_t *fbias;       /* per fused node: the inputs k (bit k) whose
+                            convolution's bias it adds */
+  int32_t *after;        /* per node: STAYS, or the node it is moved to
+                            follow (-1: the front; fold_shortcut) */
+  unsigned char *anchor; /* per node: some node is moved to follow it */
+  int shortcuts;         /* nodes moved */
 } epi;
+
+#define STAYS (-2) /* epi.after: the node keeps its place */
 
 /* Is tensor t the result of a convolution or matmul that add node j may
  * take as a residual (*isbias 0) or as a bias (*isbias 1) r? */
@@ -50,7 +87,9 @@ static int product_of(const epi *e, int j, int t, int r, int *isbias) {
   if ((cn->op != IR_OP_CONV2D && cn->op != IR_OP_MATMUL) ||
       cn->a.act != IR_ACT_NONE || e->act[c] != IR_ACT_NONE ||
       e->reads[t] != 1 || e->extra[c] || e->wonly[c] ||
-      !ir_shape_eq(&x->shape, o) || (rt->kind == IR_T_VALUE && rt->node > c))
+      !ir_shape_eq(&x->shape, o) ||
+      (rt->kind == IR_T_VALUE && rt->node > c &&
+       !(e->after[rt->node] != STAYS && e->after[rt->node] < c)))
     return 0;
   int64_t nn = o->rank ? o->dim[o->rank - 1] : 1;
   if (cn->op == IR_OP_MATMUL && cn->nin == 2 && rt->shape.rank == 1 &&
@@ -61,6 +100,59 @@ static int product_of(const epi *e, int j, int t, int r, int *isbias) {
   *isbias = 0;
   return cn->nin == 3 && ir_shape_eq(&rt->shape, o) &&
          !(cn->op == IR_OP_MATMUL && o->rank == 4 && o->dim[2] * o->dim[3] > 1);
+}
+
+/* The index of the last node computing an input of node i, -1 if none. */
+static int last_dep(const ir_graph *g, int i) {
+  int m = -1;
+  for (int k = 0; k < g->nodes[i].nin; k++) {
+    const ir_tensor *t = &g->tensors[g->nodes[i].in[k]];
+    if (t->kind == IR_T_VALUE && t->node > m)
+      m = t->node;
+  }
+  return m;
+}
+
+/* A ResNet block with a projection shortcut ends in ewadd(b, s): b the
+ * main chain's last convolution, s the shortcut's convolution of the
+ * block's input. Exported graphs (and the search's rebuilds) list s after
+ * the chain, where an add folds into s (its residual b exists before s
+ * runs): s then waits for the whole chain and nothing runs beside it. So
+ * where s's inputs are computed before b's (s could run first), s moves
+ * to right after the last of them and the add folds into b: s runs on a
+ * second stream beside the chain (src/gpu/plan/streams.c). Only the order
+ * changes, every node still after its inputs. Not moved: a node another
+ * is moved to follow, nor one that would follow a moved node. */
+static int fold_shortcut(epi *e, int j) {
+  const ir_graph *g = e->g;
+  const ir_node *n = &g->nodes[j];
+  if (n->op != IR_OP_EWADD || n->nin != 2 || e->wonly[j] ||
+      n->in[0] == n->in[1])
+    return 0;
+  const ir_tensor *x = &g->tensors[n->in[0]], *y = &g->tensors[n->in[1]];
+  if (x->kind != IR_T_VALUE || y->kind != IR_T_VALUE)
+    return 0;
+  int a = x->node < y->node ? x->node : y->node;
+  int s = x->node < y->node ? y->node : x->node;
+  const ir_node *sn = &g->nodes[s];
+  int ds = last_dep(g, s), isbias = 0;
+  if ((sn->op != IR_OP_CONV2D && sn->op != IR_OP_MATMUL) || e->owner[s] >= 0 ||
+      e->extra[s] || e->clr[s] || e->anchor[s] || e->after[s] != STAYS ||
+      e->after[a] != STAYS || ds >= last_dep(g, a) ||
+      (ds >= 0 && e->after[ds] != STAYS))
+    return 0;
+  e->after[s] = ds;
+  if (!product_of(e, j, g->nodes[a].out[0], sn->out[0], &isbias) || isbias) {
+    e->after[s] = STAYS;
+    return 0;
+  }
+  if (ds >= 0)
+    e->anchor[ds] = 1;
+  e->shortcuts++;
+  e->extra[a] = 1 + sn->out[0];
+  e->last[a] = j;
+  e->owner[j] = a;
+  return 1;
 }
 
 /* Folds add node j into the product computing one operand, if any. */
@@ -83,6 +175,15 @@ static int fold_add(epi *e, int j) {
   return 0;
 }
 
+/* Can node c, not folded, take the relu after it into a fused node
+ * (IR_OPF_RELU_EPILOGUE, one output, nothing folded into it)? */
+static int relu_epilogue(const epi *e, int c) {
+  const ir_node *n = &e->g->nodes[c];
+  return (ir_op(n->op)->flags & IR_OPF_RELU_EPILOGUE) && n->nout == 1 &&
+         !e->wonly[c] && e->owner[c] < 0 && !e->extra[c] && !e->relu[c] &&
+         n->nin <= IR_MAX_FIXED_IN;
+}
+
 /* Folds relu node j into the product computing its input (directly or
  * through a folded add), if that product has no activation yet; a clip
  * (ReLU6) likewise into a convolution. */
@@ -95,6 +196,12 @@ static int fold_act(epi *e, int j) {
     return 0;
   int c = e->owner[x->node] >= 0 ? e->owner[x->node] : x->node;
   const ir_node *cn = &g->nodes[c];
+  if (n->op == IR_OP_RELU && c == x->node && relu_epilogue(e, c)) {
+    e->relu[c] = 1;
+    e->last[c] = j;
+    e->owner[j] = c;
+    return 1;
+  }
   if ((cn->op != IR_OP_CONV2D &&
        (cn->op != IR_OP_MATMUL || n->op == IR_OP_CLIP)) ||
       cn->a.act != IR_ACT_NONE || e->act[c] != IR_ACT_NONE)
@@ -145,23 +252,210 @@ static int fold_ln_bias(epi *e, int j) {
   return 1;
 }
 
-/* Copies g's inputs and weights into h (values shared), map[t] their
- * indices in h. */
-static int copy_leaves(ir_graph *h, const ir_graph *g, int32_t *map,
-                       base_diag *d) {
-  for (int t = 0; t < g->ntensors; t++) {
-    const ir_tensor *src = &g->tensors[t];
-    if (src->kind == IR_T_VALUE)
+/* Is the bias of convolution c one a fused reader may take: weights, or
+ * computed from weights alone (gpu_weight_like's condition)? Nothing
+ * else folded into c, its result read once, of shape o. */
+static int movable_bias(const epi *e, int c, const ir_shape *o) {
+  const ir_graph *g = e->g;
+  const ir_node *cn = &g->nodes[c];
+  if (cn->op != IR_OP_CONV2D || cn->nin != 3 || cn->a.act != IR_ACT_NONE ||
+      e->act[c] != IR_ACT_NONE || e->extra[c] || e->nobias[c] || e->wonly[c] ||
+      e->owner[c] >= 0 || e->reads[cn->out[0]] != 1 ||
+      !ir_shape_eq(&g->tensors[cn->out[0]].shape, o))
+    return 0;
+  const ir_tensor *b = &g->tensors[cn->in[2]];
+  return b->kind != IR_T_VALUE || e->wonly[b->node];
+}
+
+/* Moves into fused node j the bias of each convolution whose result it
+ * alone reads (the planner's former bias_into_fused): j's body, not a row
+ * reduction, gains an add of the bias seen as [C,1,1] per such input (of
+ * the output's rank-4 shape: never a batch norm's parameter). */
+static int fold_fused_bias(epi *e, int j) {
+  const ir_graph *g = e->g;
+  const ir_node *n = &g->nodes[j];
+  const ir_body *b = n->op == IR_OP_FUSED ? ir_body_get(n->a.body) : NULL;
+  const ir_shape *o = &g->tensors[n->out[0]].shape;
+  if (!b || ir_body_row(b) || e->wonly[j] || n->nout != 1 || o->rank != 4)
+    return 0;
+  int nin = n->nin, nops = b->nops, moved = 0;
+  for (int k = 0; k < n->nin; k++) {
+    const ir_tensor *x = &g->tensors[n->in[k]];
+    if (x->kind != IR_T_VALUE || nin == IR_MAX_IN || nops == IR_BODY_MAX_OPS ||
+        !movable_bias(e, x->node, o))
       continue;
-    if ((map[t] = ir_add_tensor(h, src->name, src->kind, &src->shape, d)) < 0)
-      return -1;
-    ir_tensor *dst = &h->tensors[map[t]];
-    dst->dtype = src->dtype;
-    dst->line = src->line;
-    dst->col = src->col;
-    dst->data = src->data;
+    e->nobias[x->node] = 1;
+    e->fbias[j] |= (uint64_t)1 << k;
+    nin++, nops++, moved++;
+  }
+  return moved;
+}
+
+/* The ConvNeXt residual (see the top): ewadd node j = t + r, t the
+ * transpose [0,3,1,2] of a matmul's [N,H,W,C] result; the matmul then
+ * takes r through a transpose [0,2,3,1] as its residual, and the
+ * transpose writes j's result. */
+static int cl_producer(const epi *e, int t) {
+  const ir_tensor *x = &e->g->tensors[t];
+  if (x->kind != IR_T_VALUE || e->wonly[x->node])
+    return 0;
+  const ir_node *n = &e->g->nodes[x->node];
+  static const int64_t back[4] = {0, 3, 1, 2};
+  return n->op == IR_OP_CONV2D || n->op == IR_OP_FUSED ||
+         (ir_op(n->op)->flags & IR_OPF_BODY) ||
+         (n->op == IR_OP_TRANSPOSE && n->a.nlist == 4 &&
+          !memcmp(n->a.list, back, sizeof back));
+}
+
+static int fold_cl_residual(epi *e, int j) {
+  const ir_graph *g = e->g;
+  const ir_node *n = &g->nodes[j];
+  static const int64_t back[4] = {0, 3, 1, 2};
+  if (n->op != IR_OP_EWADD || n->nin != 2 || e->wonly[j] ||
+      n->in[0] == n->in[1])
+    return 0;
+  const ir_shape *o = &g->tensors[n->out[0]].shape;
+  for (int k = 0; k < 2; k++) {
+    int t = n->in[k], r = n->in[1 - k];
+    const ir_tensor *tt = &g->tensors[t], *rt = &g->tensors[r];
+    if (tt->kind != IR_T_VALUE || e->reads[t] != 1 || e->owner[tt->node] >= 0 ||
+        !ir_shape_eq(&rt->shape, o) || o->rank != 4 || !cl_producer(e, r))
+      continue;
+    const ir_node *tn = &g->nodes[tt->node];
+    if (tn->op != IR_OP_TRANSPOSE || tn->a.nlist != 4 ||
+        memcmp(tn->a.list, back, sizeof back) || e->wonly[tt->node])
+      continue;
+    const ir_tensor *x = &g->tensors[tn->in[0]];
+    if (x->kind != IR_T_VALUE || e->reads[tn->in[0]] != 1)
+      continue;
+    /* the matmul, or the one a bias add was folded into */
+    int m = e->owner[x->node] >= 0 ? e->owner[x->node] : x->node;
+    const ir_node *mn = &g->nodes[m];
+    int biased = mn->nin == 3 ? !e->extra[m] : mn->nin == 2 && e->extra[m];
+    if (mn->op != IR_OP_MATMUL || !biased || mn->a.act != IR_ACT_NONE ||
+        e->act[m] != IR_ACT_NONE || e->clr[m] || e->wonly[m] ||
+        e->owner[m] >= 0 || x->shape.dim[1] * x->shape.dim[2] <= 1 ||
+        g->tensors[r].node > m)
+      continue;
+    e->clr[m] = 1 + r;
+    e->last[tt->node] = j;
+    e->owner[j] = tt->node;
+    return 1;
   }
   return 0;
+}
+
+/* A name for a new tensor, "<base>.<what>", numbered where g or h has
+ * it already. */
+static const char *fresh_name(const ir_graph *g, const ir_graph *h,
+                              const char *base, const char *what, char *buf,
+                              size_t n) {
+  snprintf(buf, n, "%s.%s", base, what);
+  for (int k = 2; ir_find_tensor(g, buf) >= 0 || ir_find_tensor(h, buf) >= 0;
+       k++)
+    snprintf(buf, n, "%s.%s%d", base, what, k);
+  return buf;
+}
+
+/* Adds op(in) with output `name` to h: its output tensor, or -1. */
+static int add1(ir_graph *h, const ir_node *at, ir_opcode op, int32_t in,
+                const ir_attrs *a, const char *name, base_diag *d) {
+  int k = ir_add_node(h, op, &in, 1, a, &name, d);
+  if (k < 0)
+    return -1;
+  h->nodes[k].line = at->line;
+  h->nodes[k].col = at->col;
+  return h->nodes[k].out[0];
+}
+
+/* transpose [0,2,3,1] of h's tensor r, for matmul node nd's residual. */
+static int residual_view(ir_graph *h, const epi *e, const ir_node *nd,
+                         int32_t r, base_diag *d) {
+  char buf[300];
+  ir_attrs a;
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  a.nlist = 4;
+  a.list[0] = 0, a.list[1] = 2, a.list[2] = 3, a.list[3] = 1;
+  const char *base = e->g->tensors[nd->out[0]].name;
+  return add1(h, nd, IR_OP_TRANSPOSE, r, &a,
+              fresh_name(e->g, h, base, "r", buf, sizeof buf), d);
+}
+
+/* The body of fused node nd (body b, whose bits `bias` name the inputs
+ * whose convolution's bias it adds as its extra inputs nd->nin...): the
+ * adds first, then b's operators reading them. */
+static const ir_body *biased_body(const ir_body *b, uint64_t bias, int nin,
+                                  base_diag *d) {
+  ir_body_op ops[IR_BODY_MAX_OPS];
+  int32_t ref[IR_MAX_IN]; /* input k: its add's index, or -1 - k */
+  int m = 0;
+  for (int k = 0; k < nin; k++) {
+    ref[k] = -1 - k;
+    if (!(bias >> k & 1))
+      continue;
+    memset(&ops[m], 0, sizeof ops[m]);
+    ops[m].op = IR_OP_EWADD;
+    ops[m].nin = 2;
+    ops[m].in[0] = -1 - k;
+    ops[m].in[1] = -1 - (nin + m);
+    ir_attrs_default(IR_OP_EWADD, &ops[m].a);
+    ref[k] = m++;
+  }
+  for (int i = 0; i < b->nops; i++) {
+    ops[m + i] = b->ops[i];
+    for (int q = 0; q < b->ops[i].nin; q++) {
+      int32_t r = b->ops[i].in[q];
+      ops[m + i].in[q] = r < 0 ? ref[-1 - r] : r + m;
+    }
+  }
+  return ir_body_intern(nin + m, m + b->nops, ops, d);
+}
+
+/* Adds fused node i of g to h with the biases moved into it: in[] gains
+ * each bias reshaped to [C,1,1], *a the new body. */
+static int bias_inputs(ir_graph *h, const epi *e, int i, int32_t *in, int *nin,
+                       ir_attrs *a, const int32_t *map, base_diag *d) {
+  const ir_graph *g = e->g;
+  const ir_node *nd = &g->nodes[i];
+  char buf[300];
+  for (int k = 0; k < nd->nin; k++) {
+    if (!(e->fbias[i] >> k & 1))
+      continue;
+    const ir_node *c = &g->nodes[g->tensors[nd->in[k]].node];
+    ir_attrs r;
+    ir_attrs_default(IR_OP_RESHAPE, &r);
+    r.nlist = 3;
+    r.list[0] = g->tensors[c->in[2]].shape.dim[0];
+    r.list[1] = r.list[2] = 1;
+    const char *base = g->tensors[c->in[2]].name;
+    int t = add1(h, nd, IR_OP_RESHAPE, map[c->in[2]], &r,
+                 fresh_name(g, h, base, "c11", buf, sizeof buf), d);
+    if (t < 0)
+      return -1;
+    in[(*nin)++] = t;
+  }
+  const ir_body *b =
+      biased_body(ir_body_get(nd->a.body), e->fbias[i], nd->nin, d);
+  if (!b)
+    return -1;
+  a->body = b->id;
+  return 0;
+}
+
+/* fused(op(in...), relu) for element-wise node nd and the relu after it. */
+static const ir_body *relu_body(const ir_node *nd, base_diag *d) {
+  ir_body_op ops[2];
+  memset(ops, 0, sizeof ops);
+  ops[0].op = nd->op;
+  ops[0].nin = nd->nin;
+  ops[0].a = nd->a;
+  for (int k = 0; k < nd->nin; k++)
+    ops[0].in[k] = -1 - k;
+  ops[1].op = IR_OP_RELU;
+  ops[1].nin = 1;
+  ops[1].in[0] = 0;
+  ir_attrs_default(IR_OP_RELU, &ops[1].a);
+  return ir_body_intern(nd->nin, 2, ops, d);
 }
 
 /* Adds node i of g to h, with what was folded into it. */
@@ -176,14 +470,29 @@ static int copy_node(ir_graph *h, const epi *e, int i, int32_t *map,
   int nin = e->nobias[i] ? 2 : nd->nin;
   if (e->extra[i])
     in[nin++] = map[e->extra[i] - 1];
+  if (e->clr[i] &&
+      (in[nin++] = residual_view(h, e, nd, map[e->clr[i] - 1], d)) < 0)
+    return -1;
   const ir_node *w = &g->nodes[e->last[i]]; /* whose result i writes */
   for (int k = 0; k < nd->nout; k++)
     outs[k] = g->tensors[w->out[k]].name;
   ir_attrs a = nd->a;
-  if (a.act != e->act[i] && e->act[i] == IR_ACT_CLIP)
-    a.lo = e->lo[i], a.hi = e->hi[i];
-  a.act = e->act[i];
-  int node = ir_add_node(h, nd->op, in, nin, &a, outs, d);
+  ir_opcode op = nd->op;
+  if (e->fbias[i] && bias_inputs(h, e, i, in, &nin, &a, map, d))
+    return -1;
+  if (e->relu[i]) {
+    const ir_body *b = relu_body(nd, d);
+    if (!b)
+      return -1;
+    ir_attrs_default(IR_OP_FUSED, &a);
+    a.body = b->id;
+    op = IR_OP_FUSED;
+  } else {
+    if (a.act != e->act[i] && e->act[i] == IR_ACT_CLIP)
+      a.lo = e->lo[i], a.hi = e->hi[i];
+    a.act = e->act[i];
+  }
+  int node = ir_add_node(h, op, in, nin, &a, outs, d);
   if (node < 0)
     return -1;
   h->nodes[node].line = nd->line;
@@ -193,23 +502,26 @@ static int copy_node(ir_graph *h, const epi *e, int i, int32_t *map,
   return 0;
 }
 
-static ir_graph *build(const epi *e, base_diag *d) {
-  const ir_graph *g = e->g;
-  ir_graph *h = ir_graph_new(g->name);
-  int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
-  int ok = h && map && !copy_leaves(h, g, map, d);
-  for (int i = 0; ok && i < g->nnodes; i++)
-    ok = e->owner[i] >= 0 || !copy_node(h, e, i, map, d);
-  for (int i = 0; ok && i < g->noutputs; i++)
-    ok = !ir_add_output(h, map[g->outputs[i]], d);
-  if (!h || !map)
-    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  free(map);
-  if (!ok) {
-    ir_graph_free(h);
-    return NULL;
-  }
-  return h;
+/* Copies the nodes moved to follow node i (-1: the front), in order. */
+static int copy_moved(ir_graph *h, const epi *e, int i, int32_t *map,
+                      base_diag *d) {
+  for (int k = i + 1; k < e->g->nnodes; k++)
+    if (e->after[k] == i && copy_node(h, e, k, map, d))
+      return -1;
+  return 0;
+}
+
+/* ir_rebuild's step: node i of g, unless folded into another or moved,
+ * then the nodes moved to follow it. */
+static int rebuild_node(void *u, ir_graph *h, const ir_graph *g, int i,
+                        int32_t *map, base_diag *d) {
+  const epi *e = u;
+  (void)g;
+  if (i == 0 && copy_moved(h, e, -1, map, d))
+    return -1;
+  if (e->owner[i] < 0 && e->after[i] == STAYS && copy_node(h, e, i, map, d))
+    return -1;
+  return e->anchor[i] ? copy_moved(h, e, i, map, d) : 0;
 }
 
 ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
@@ -223,10 +535,17 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
            base_calloc(nn, sizeof(int32_t)),
            base_calloc(nn, sizeof(float)),
            base_calloc(nn, sizeof(float)),
-           base_calloc(nn, 1)};
+           base_calloc(nn, 1),
+           base_calloc(nn, 1),
+           base_calloc(nn, sizeof(int32_t)),
+           base_calloc(nn, sizeof(uint64_t)),
+           base_calloc(nn, sizeof(int32_t)),
+           base_calloc(nn, 1),
+           0};
   ir_graph *h = NULL;
   if (!e.reads || !e.wonly || !e.extra || !e.last || !e.owner || !e.act ||
-      !e.lo || !e.hi || !e.nobias) {
+      !e.lo || !e.hi || !e.nobias || !e.relu || !e.clr || !e.fbias ||
+      !e.after || !e.anchor) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
   }
@@ -236,14 +555,19 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
     e.last[i] = i;
     e.owner[i] = -1;
     e.act[i] = g->nodes[i].a.act;
+    e.after[i] = STAYS;
   }
   for (int j = 0; j < g->nnodes; j++)
-    folded += fold_add(&e, j) || fold_act(&e, j) || fold_ln_bias(&e, j);
-  h = build(&e, d);
+    folded += fold_shortcut(&e, j) || fold_add(&e, j) || fold_act(&e, j) ||
+              fold_ln_bias(&e, j) || fold_cl_residual(&e, j);
+  for (int j = 0; j < g->nnodes; j++) /* the convolutions settled */
+    folded += fold_fused_bias(&e, j);
+  h = ir_rebuild(g, rebuild_node, &e, d);
   if (h && st)
-    st->epilogues += folded;
+    st->epilogues += folded, st->shortcuts += e.shortcuts;
 done:
   free(e.reads), free(e.wonly), free(e.extra), free(e.last), free(e.owner);
-  free(e.act), free(e.lo), free(e.hi), free(e.nobias);
+  free(e.act), free(e.lo), free(e.hi), free(e.nobias), free(e.relu);
+  free(e.clr), free(e.fbias), free(e.after), free(e.anchor);
   return h;
 }

@@ -36,7 +36,6 @@ typedef struct plan {
                                  producer reading it, or -1 */
   unsigned char *gone;        /* per node: folded into another */
   int32_t *slice_of;          /* per node (a pad): the slice it computes */
-  int32_t *map;               /* per tensor: its tensor in the new graph */
 } plan;
 
 /* Rank 4 with more than one spatial position (the GPU's layouts differ). */
@@ -146,51 +145,27 @@ static void emit_form(const plan *p, int n, ir_attrs *a, const char **outs,
     a->nlist2 = a->act != IR_ACT_NONE ? nd->nout : 0;
 }
 
-static ir_graph *build(plan *p, base_diag *d) {
-  const ir_graph *g = p->g;
-  ir_graph *h = ir_graph_new(g->name);
-  if (!h)
-    goto oom;
-  for (int t = 0; t < g->ntensors; t++) {
-    const ir_tensor *x = &g->tensors[t];
-    if (x->kind == IR_T_VALUE)
-      continue;
-    int k = ir_add_tensor(h, x->name, x->kind, &x->shape, d);
-    if (k < 0)
-      goto fail;
-    h->tensors[k].dtype = x->dtype;
-    h->tensors[k].data = x->data; /* shared: lower_graph keeps g alive */
-    h->tensors[k].line = x->line;
-    h->tensors[k].col = x->col;
-    p->map[t] = k;
-  }
-  for (int n = 0; n < g->nnodes; n++) {
-    const ir_node *nd = &g->nodes[n];
-    if (p->gone[n])
-      continue;
-    ir_attrs a;
-    const char *outs[IR_MAX_LIST];
-    int32_t src[IR_MAX_LIST], in[IR_MAX_IN];
-    emit_form(p, n, &a, outs, src);
-    for (int k = 0; k < nd->nin; k++)
-      in[k] = p->map[nd->in[k]];
-    int m = ir_add_node(h, nd->op, in, nd->nin, &a, outs, d);
-    if (m < 0)
-      goto fail;
-    h->nodes[m].line = nd->line;
-    h->nodes[m].col = nd->col;
-    for (int k = 0; k < h->nodes[m].nout; k++)
-      p->map[src[k]] = h->nodes[m].out[k];
-  }
-  for (int i = 0; i < g->noutputs; i++)
-    if (ir_add_output(h, p->map[g->outputs[i]], d))
-      goto fail;
-  return h;
-oom:
-  base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-fail:
-  ir_graph_free(h);
-  return NULL;
+/* ir_rebuild's step: node n of g in its emitted form, unless gone. */
+static int rebuild_node(void *u, ir_graph *h, const ir_graph *g, int n,
+                        int32_t *map, base_diag *d) {
+  const plan *p = u;
+  const ir_node *nd = &g->nodes[n];
+  if (p->gone[n])
+    return 0;
+  ir_attrs a;
+  const char *outs[IR_MAX_LIST];
+  int32_t src[IR_MAX_LIST], in[IR_MAX_IN];
+  emit_form(p, n, &a, outs, src);
+  for (int k = 0; k < nd->nin; k++)
+    in[k] = map[nd->in[k]];
+  int m = ir_add_node(h, nd->op, in, nd->nin, &a, outs, d);
+  if (m < 0)
+    return -1;
+  h->nodes[m].line = nd->line;
+  h->nodes[m].col = nd->col;
+  for (int k = 0; k < h->nodes[m].nout; k++)
+    map[src[k]] = h->nodes[m].out[k];
+  return 0;
 }
 
 ir_graph *lower_move(const ir_graph *g, lower_stats *st, base_diag *d) {
@@ -201,11 +176,9 @@ ir_graph *lower_move(const ir_graph *g, lower_stats *st, base_diag *d) {
             .pin = base_calloc(nt, 1),
             .relu_of = base_malloc(nt * sizeof(int32_t)),
             .gone = base_calloc(nn, 1),
-            .slice_of = base_malloc(nn * sizeof(int32_t)),
-            .map = base_malloc(nt * sizeof(int32_t))};
+            .slice_of = base_malloc(nn * sizeof(int32_t))};
   ir_graph *h = NULL;
-  if (!p.reads || !p.wonly || !p.pin || !p.relu_of || !p.gone || !p.slice_of ||
-      !p.map) {
+  if (!p.reads || !p.wonly || !p.pin || !p.relu_of || !p.gone || !p.slice_of) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto out;
   }
@@ -220,13 +193,13 @@ ir_graph *lower_move(const ir_graph *g, lower_stats *st, base_diag *d) {
     else if (g->nodes[j].op == IR_OP_SLICE)
       folds += fold_slice(&p, j);
   }
-  h = folds ? build(&p, d) : ir_graph_clone_shared(g);
+  h = folds ? ir_rebuild(g, rebuild_node, &p, d) : ir_graph_clone_shared(g);
   if (!h && !folds)
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (h && st)
     st->moves += folds;
 out:
   free(p.reads), free(p.wonly), free(p.pin), free(p.relu_of), free(p.gone);
-  free(p.slice_of), free(p.map);
+  free(p.slice_of);
   return h;
 }

@@ -290,77 +290,33 @@ static int shuffle_node(const se_ctx *c, ir_graph *h, const int32_t *map, int j,
   return ir_add_node(h, IR_OP_CONCAT_SHUFFLE, in, n->nin, &a, names, d);
 }
 
-/* t as a tensor of h, its values g's (shared). */
-static int copy_tensor(ir_graph *h, const ir_tensor *t, base_diag *d) {
-  int i = ir_add_tensor(h, t->name, t->kind, &t->shape, d);
-  if (i >= 0) {
-    h->tensors[i].dtype = t->dtype;
-    h->tensors[i].line = t->line;
-    h->tensors[i].col = t->col;
-    h->tensors[i].data = t->data;
-  }
-  return i;
-}
-
-/* g rebuilt with the chains c found lowered. */
-static ir_graph *se_build(const se_ctx *c, base_diag *d) {
-  const ir_graph *g = c->g;
-  ir_graph *h = ir_graph_new(g->name);
-  int32_t *map = base_malloc(sizeof *map * ((size_t)g->ntensors + 1));
-  if (!h || !map) {
-    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    goto fail;
-  }
-  for (int t = 0; t < g->ntensors; t++)
-    if (g->tensors[t].kind != IR_T_VALUE &&
-        (map[t] = copy_tensor(h, &g->tensors[t], d)) < 0)
-      goto fail;
-  for (int i = 0; i < g->nnodes; i++) {
-    const ir_node *nd = &g->nodes[i];
-    int node;
-    if (c->role[i] == 1)
-      continue;
-    if (c->role[i] == 2) {
-      int j = c->head[i];
-      const ir_node *hd = &g->nodes[j];
-      node = hd->op == IR_OP_GLOBAL_AVGPOOL ? se_node(c, h, map, j, d)
+/* ir_rebuild's step: node i of g, or the lowered node of the chain it
+ * ends (at the chain head's position), or nothing (inside a chain). */
+static int rebuild_node(void *u, ir_graph *h, const ir_graph *g, int i,
+                        int32_t *map, base_diag *d) {
+  const se_ctx *c = u;
+  const ir_node *nd = &g->nodes[i];
+  if (c->role[i] == 1)
+    return 0;
+  if (c->role[i] != 2)
+    return ir_rebuild_copy(h, g, i, map, d);
+  int j = c->head[i];
+  const ir_node *hd = &g->nodes[j];
+  int node = hd->op == IR_OP_GLOBAL_AVGPOOL ? se_node(c, h, map, j, d)
                                             : shuffle_node(c, h, map, j, d);
-      if (node < 0)
-        goto fail;
-      if (hd->op == IR_OP_GLOBAL_AVGPOOL) {
-        map[nd->out[0]] = h->nodes[node].out[0];
-      } else {
-        const int *s = c->outs + (size_t)j * SE_PARTS;
-        int y = g->nodes[c->last[j]].out[0];
-        for (int k = 0; k < h->nodes[node].nout; k++)
-          map[s[0] < 0 ? y : g->nodes[s[k]].out[0]] = h->nodes[node].out[k];
-      }
-      nd = hd; /* the lowered node takes the chain head's position */
-    } else {
-      int32_t in[IR_MAX_IN];
-      const char *outs[IR_MAX_LIST];
-      for (int k = 0; k < nd->nin; k++)
-        in[k] = map[nd->in[k]];
-      for (int k = 0; k < nd->nout; k++)
-        outs[k] = g->tensors[nd->out[k]].name;
-      node = ir_add_node(h, nd->op, in, nd->nin, &nd->a, outs, d);
-      if (node < 0)
-        goto fail;
-      for (int k = 0; k < nd->nout; k++)
-        map[nd->out[k]] = h->nodes[node].out[k];
-    }
-    h->nodes[node].line = nd->line;
-    h->nodes[node].col = nd->col;
+  if (node < 0)
+    return -1;
+  if (hd->op == IR_OP_GLOBAL_AVGPOOL) {
+    map[nd->out[0]] = h->nodes[node].out[0];
+  } else {
+    const int *s = c->outs + (size_t)j * SE_PARTS;
+    int y = g->nodes[c->last[j]].out[0];
+    for (int k = 0; k < h->nodes[node].nout; k++)
+      map[s[0] < 0 ? y : g->nodes[s[k]].out[0]] = h->nodes[node].out[k];
   }
-  for (int i = 0; i < g->noutputs; i++)
-    if (ir_add_output(h, map[g->outputs[i]], d))
-      goto fail;
-  free(map);
-  return h;
-fail:
-  free(map);
-  ir_graph_free(h);
-  return NULL;
+  h->nodes[node].line = hd->line; /* the chain head's position */
+  h->nodes[node].col = hd->col;
+  return 0;
 }
 
 ir_graph *lower_se(const ir_graph *g, lower_stats *st, base_diag *d) {
@@ -385,7 +341,7 @@ ir_graph *lower_se(const ir_graph *g, lower_stats *st, base_diag *d) {
   if (found.se + found.shuffles == 0)
     h = ir_graph_clone_shared(g);
   else
-    h = se_build(&c, d);
+    h = ir_rebuild(g, rebuild_node, &c, d);
   if (!h && found.se + found.shuffles == 0)
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (h && st)

@@ -38,6 +38,8 @@ typedef void (*gen_progress_fn)(void *u, const char *stage, double done,
 typedef struct gen_options {
   int max_ops;              /* 1..GEN_MAX_OPS (> GEN_MAX_OPS_ALL needs ops) */
   const char *ops;          /* comma-separated operator names; NULL: all */
+  int extended;             /* 1: the extended operator set (--opset
+                               extended, docs/generation.md) */
   fp_pairs pairs;           /* which pairs of a fingerprint bucket (fp.h) */
   int threads;              /* threads per process; 0: all cores */
   unsigned z3_timeout_ms;   /* per Z3 query; 0: 10000 */

@@ -27,8 +27,10 @@ typedef struct gpu_options {
   int poison;      /* debug: fill every released activation buffer with NaN
                       right after its last reader (catches planner bugs) */
   int no_graph;    /* 1: launch node by node instead of a CUDA graph */
-  int no_fold;     /* 1: no executor folds (a relu, clip, residual or bias
-                      add into the node before it; run --no-fold) */
+  int no_fold;     /* 1: none of the executor's own fusion (cuDNN's plans
+                      with an epilogue, matmuls reading transposes in
+                      place; run --no-fold): the graph's folds (lower
+                      stage) still run as the graph says */
   int legacy_conv; /* 1: legacy cuDNN algorithms only (no graph API) */
   int nchw;        /* 1: every tensor NCHW (default 0: convolutions and the
                       element-wise, pooling and concat nodes between them
@@ -84,17 +86,12 @@ void gpu_tune_stats(const gpu_ctx *c, int *timed, int *from_disk);
  * float4 (*vec). ptrs (the node's input pointers, then its output's) are
  * checked for 16-byte alignment; NULL assumes aligned. phys: the memory
  * strides of each input, then of the output (channels-last tensors);
- * NULL: row-major. biased (NULL: none): per input, whether a per-channel
- * bias is added to it as it is loaded (a convolution's bias, moved into its
- * reader: input k must have the output's rank-4 shape); the kernel then
- * takes one more pointer per such input, in input order, after the
- * output's. */
+ * NULL: row-major. */
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                              const float *const *ptrs,
                              const int64_t (*phys)[IR_MAX_RANK],
-                             const unsigned char *biased, const char *arch,
-                             char **src, char name[40], uint64_t *key, int *vec,
-                             base_diag *d);
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d);
 /* Compiles a generated source with NVRTC for arch ("sm_90") into a cubin
  * (*cubin malloc'd, *len bytes). Needs no GPU. */
 base_status gpu_fused_compile(const char *src, const char *name,
@@ -127,7 +124,7 @@ base_status gpu_plan_time(gpu_plan *p, int warmup, int iters, double *median_ms,
 /* Per-node device time: each node's kernels alone, back to back in a CUDA
  * graph and replayed (as the autotuning times them), `reps` times;
  * node_ms[i] (g->nnodes entries) gets node i's median in ms per run, 0 for
- * views and nodes folded into another's kernel. */
+ * views and weight-only nodes. */
 base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
                              base_diag *d);
 /* After the first run: how many streams its CUDA graph uses (1: one), and
@@ -141,10 +138,9 @@ void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
 /* Sum of the sizes of all activations and of the nodes' scratch buffers
  * (what the arena would be without reuse). */
 size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
-/* The node whose kernel computes node i's result: i itself, another node
- * when i was folded into that node's kernel (a residual add into its
- * convolution), -1 for a view or an activation folded into its producer's
- * epilogue. */
+/* The node whose kernels compute node i's result: i itself, -1 for a view
+ * (the executor folds no node into another's kernel: the lower stage,
+ * src/fuse/lower.h, made each such fold a node of the graph). */
 int gpu_plan_computed_by(const gpu_plan *p, int i);
 /* What runs node i of a plan, in words: for a convolution "kconv
  * depthwise" (the executor's kernel), "cuBLASLt GEMM" (on x itself) or
@@ -153,9 +149,7 @@ int gpu_plan_computed_by(const gpu_plan *p, int i);
  * "NVRTC" for a fused node, "attention kernel" or "cuBLAS batched GEMMs and
  * softmax" for attention, "view" for a node that names its input's bytes
  * and does no work (a reshape, a split or transpose read in place),
- * "folded" for one whose work another node's kernel does (a fold the
- * graph does not show: a relu applied by its producer, an add by a
- * matmul through a channels-last view), "kernel" otherwise. */
+ * "kernel" otherwise. */
 const char *gpu_plan_engine(const gpu_plan *p, int i);
 
 /* Measures node `node` of g alone: a one-node graph with the node's inputs

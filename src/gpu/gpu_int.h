@@ -17,6 +17,8 @@
 #include "gpu.h"
 #include "kern/kern.h"
 
+_Static_assert(CXK_RANK == IR_MAX_RANK, "the kernels' rank is the IR's");
+
 /* A remembered cudnnFind result, keyed by the convolution's geometry. */
 typedef struct gpu_conv_key {
   int64_t n, c, h, w, o, kh, kw;
@@ -211,23 +213,17 @@ typedef struct gpu_att {
 } gpu_att;
 
 typedef struct gpu_step {
-  int fuse_relu; /* the node's only reader is a relu, folded in here */
   int fuse_clip; /* a convolution's act=clip (ReLU6: ops.def), applied by
                     its bias kernel, with these bounds */
   float clip_lo, clip_hi;
   int res;        /* 1 + the residual a convolution or matmul adds (the
                      bias kernel; cuBLASLt's C with beta = 1): its input r
-                     (ops.def), or the other operand of an ewadd folded into
-                     a matmul through a channels-last view
-                     (gpu_layout_fold_residuals) */
-  int res_conv;   /* such an ewadd: 1 + the matmul's node index */
-  int bias_moved; /* a convolution's bias is added by its only reader, a
-                     fused node, as it loads the result (no bias kernel) */
+                     (ops.def) */
   int ln_bias;    /* a layer norm's xb input (ops.def: a convolution's bias
                      moved into it by src/fuse/lower_epi.c): 1 + that */
-  int view;       /* the node (reshape, folded relu) only names its input */
-  int view_in;    /* the input whose bytes a view shares (0, or the folded
-                     ewadd's operand that the convolution computes) */
+  int view;       /* the node only names its input's bytes: a reshape, a
+                     transpose of channels-last bytes (plan/layout.c), a
+                     transpose or split a matmul reads in place */
   float *scratch; /* node-private scratch in the arena, or NULL */
   size_t scratch_bytes;
   gpu_conv *conv;
@@ -294,10 +290,6 @@ base_status gpu_blas_fail(base_diag *d, cublasStatus_t e, const char *what);
     if (gpu_e_ != CUBLAS_STATUS_SUCCESS)                                       \
       return gpu_blas_fail(d, gpu_e_, #call);                                  \
   } while (0)
-
-/* The activation node n of step s applies after its bias: its own act, or
- * relu when a following relu was folded into it. */
-int gpu_effective_act(const ir_node *n, const gpu_step *s);
 
 /* Fused nodes (run/fused.c): generates, compiles (or finds cached) and loads
  * node n's kernel once the plan's pointers are known; launches it. */
@@ -435,13 +427,6 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d);
 /* Marks the transposes that only rename their input's bytes (after
  * gpu_layout_assign) as views; returns how many. */
 int gpu_layout_views(gpu_plan *p);
-/* After gpu_layout_views (reads: each tensor's readers, graph outputs
- * counted): folds an ewadd of a residual into the matmul computing its
- * other operand through a transpose view to images (and a bias folded
- * into it): ConvNeXt's "matmul + bias, permute back, add the block's
- * input", the residual channels-last (the matmul's bytes). Returns how
- * many adds became views. */
-int gpu_layout_fold_residuals(gpu_plan *p, const int *reads);
 /* After gpu_layout_views: rank-4 batched matmuls (no bias, no activation)
  * whose operands come through transposes read by them alone, or whose
  * result alone goes through one, read or write the transposes' bytes

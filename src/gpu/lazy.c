@@ -81,9 +81,8 @@
     (c, timed, from_disk))                                                     \
   X(gpu_fused_source, base_status,                                             \
     (const ir_graph *g, const ir_node *n, const float *const *ptrs,            \
-     const int64_t(*phys)[IR_MAX_RANK], const unsigned char *biased,           \
-     const char *arch, char **src, char name[40], uint64_t *key, int *vec,     \
-     base_diag *d),                                                            \
+     const int64_t(*phys)[IR_MAX_RANK], const char *arch, char **src,          \
+     char name[40], uint64_t *key, int *vec, base_diag *d),                    \
     (g, n, ptrs, phys, biased, arch, src, name, key, vec, d))                  \
   X(gpu_fused_compile, base_status,                                            \
     (const char *src, const char *name, const char *arch, char **cubin,        \
@@ -265,13 +264,11 @@ FORWARD(gpu_tune_stats, void, (const gpu_ctx *c, int *timed, int *from_disk),
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                              const float *const *ptrs,
                              const int64_t (*phys)[IR_MAX_RANK],
-                             const unsigned char *biased, const char *arch,
-                             char **src, char name[40], uint64_t *key, int *vec,
-                             base_diag *d) {
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d) {
   if (!ready())
     return not_loaded(d);
-  return fn.gpu_fused_source(g, n, ptrs, phys, biased, arch, src, name, key,
-                             vec, d);
+  return fn.gpu_fused_source(g, n, ptrs, phys, arch, src, name, key, vec, d);
 }
 
 base_status gpu_fused_compile(const char *src, const char *name,

@@ -519,74 +519,41 @@ static int unlower_shuffle(ir_graph *h, const ir_graph *g, const ir_node *nd,
   return o < 0 ? -1 : h->tensors[o].node;
 }
 
-ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
-  ir_graph *h = ir_graph_new(g->name);
-  int32_t *map = base_calloc((size_t)g->ntensors + 1, sizeof *map);
-  if (!h || !map) {
-    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    goto fail;
+/* ir_rebuild's step for ir_graph_unfuse: node n, or the operators it
+ * stands for. */
+static int unfuse_step(void *u, ir_graph *h, const ir_graph *g, int n,
+                       int32_t *map, base_diag *d) {
+  (void)u;
+  const ir_node *nd = &g->nodes[n];
+  int node;
+  if (ir_move_lowered(nd))
+    return ir_unlower_move(h, g, nd, map, d) ? -1 : 0;
+  if (nd->op == IR_OP_FUSED) {
+    node = unfuse_node(h, g, nd, map, d);
+  } else if (nd->op == IR_OP_SE) {
+    node = unlower_se(h, g, nd, map, d);
+  } else if (nd->op == IR_OP_CONCAT_SHUFFLE) {
+    node = unlower_shuffle(h, g, nd, map, d);
+  } else if (ir_node_unfuses(nd)) {
+    node = nd->op == IR_OP_LAYERNORM ? unlower_layernorm(h, g, nd, map, d)
+                                     : unlower_product(h, g, nd, map, d);
+    if (node >= 0)
+      h->nodes[node].line = nd->line, h->nodes[node].col = nd->col;
+  } else {
+    return ir_rebuild_copy(h, g, n, map, d);
   }
-  for (int t = 0; t < g->ntensors; t++) {
-    const ir_tensor *src = &g->tensors[t];
-    if (src->kind == IR_T_VALUE)
-      continue;
-    if ((map[t] = ir_add_tensor(h, src->name, src->kind, &src->shape, d)) < 0)
-      goto fail;
-    ir_tensor *dst = &h->tensors[map[t]];
-    dst->dtype = src->dtype;
-    dst->line = src->line;
-    dst->col = src->col;
-    dst->data = src->data; /* shared: h must not outlive g */
-  }
-  for (int n = 0; n < g->nnodes; n++) {
-    const ir_node *nd = &g->nodes[n];
-    int node;
-    if (ir_move_lowered(nd)) {
-      if (ir_unlower_move(h, g, nd, map, d))
-        goto fail;
-      continue;
-    }
-    if (nd->op == IR_OP_FUSED) {
-      node = unfuse_node(h, g, nd, map, d);
-    } else if (nd->op == IR_OP_SE) {
-      node = unlower_se(h, g, nd, map, d);
-    } else if (nd->op == IR_OP_CONCAT_SHUFFLE) {
-      node = unlower_shuffle(h, g, nd, map, d);
-    } else if (ir_node_unfuses(nd)) {
-      node = nd->op == IR_OP_LAYERNORM ? unlower_layernorm(h, g, nd, map, d)
-                                       : unlower_product(h, g, nd, map, d);
-      if (node >= 0)
-        h->nodes[node].line = nd->line, h->nodes[node].col = nd->col;
-    } else {
-      int32_t in[IR_MAX_IN];
-      const char *outs[IR_MAX_LIST];
-      for (int k = 0; k < nd->nin; k++)
-        in[k] = map[nd->in[k]];
-      for (int k = 0; k < nd->nout; k++)
-        outs[k] = g->tensors[nd->out[k]].name;
-      node = ir_add_node(h, nd->op, in, nd->nin, &nd->a, outs, d);
-      if (node >= 0) {
-        h->nodes[node].line = nd->line;
-        h->nodes[node].col = nd->col;
-      }
-    }
-    if (node < 0)
-      goto fail;
-    if (nd->op == IR_OP_CONCAT_SHUFFLE) { /* outputs: the last nout nodes */
-      for (int k = 0; k < nd->nout; k++)
-        map[nd->out[k]] = h->nodes[node - nd->nout + 1 + k].out[0];
-      continue;
-    }
+  if (node < 0)
+    return -1;
+  if (nd->op == IR_OP_CONCAT_SHUFFLE) { /* outputs: the last nout nodes */
     for (int k = 0; k < nd->nout; k++)
-      map[nd->out[k]] = h->nodes[node].out[k];
+      map[nd->out[k]] = h->nodes[node - nd->nout + 1 + k].out[0];
+    return 0;
   }
-  for (int i = 0; i < g->noutputs; i++)
-    if (ir_add_output(h, map[g->outputs[i]], d))
-      goto fail;
-  free(map);
-  return h;
-fail:
-  free(map);
-  ir_graph_free(h);
-  return NULL;
+  for (int k = 0; k < nd->nout; k++)
+    map[nd->out[k]] = h->nodes[node].out[k];
+  return 0;
+}
+
+ir_graph *ir_graph_unfuse(const ir_graph *g, base_diag *d) {
+  return ir_rebuild(g, unfuse_step, NULL, d);
 }

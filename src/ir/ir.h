@@ -1,7 +1,7 @@
 /* ir.h: superopt's graph IR, its operator table, shape inference, the .graph
  * text format and a stable structural hash.
  *
- * A graph is a DAG of operator nodes over tensors of rank 0..5 whose element
+ * A graph is a DAG of operator nodes over tensors of rank 0..8 whose element
  * type (ir_dtype) is float32, or int64 / bool for token ids, index tensors
  * and masks (graph inputs, gather indices, where conditions).
  * Tensors are graph inputs, weights (parameters) or values produced by a node;
@@ -26,7 +26,7 @@
 
 #include "../base/base.h"
 
-#define IR_MAX_RANK 5     /* tensors have rank 0..IR_MAX_RANK */
+#define IR_MAX_RANK 8     /* tensors have rank 0..IR_MAX_RANK */
 #define IR_MAX_LIST 16    /* longest list parameter (perm, sizes, shape, ...) */
 #define IR_MAX_PARAMS 8   /* most parameters of one operator */
 #define IR_MAX_FIXED_IN 8 /* most named inputs of one operator */
@@ -55,8 +55,12 @@ ir_shape ir_shape_make(int rank, const int64_t *dims);
  * Executors hold every type in float32 slots (int64 values are integers of
  * magnitude below 2^24, which float32 represents exactly; bool is 0 or 1):
  * the type is checked at graph construction, not by the storage. */
-typedef enum ir_dtype { IR_DT_F32 = 0, IR_DT_I64, IR_DT_BOOL } ir_dtype;
-#define IR_NDTYPES 3
+/* f16/bf16: docs/half.md (the CPU executor rounds to them; the CUDA
+ * executor refuses them) */
+/* clang-format off */
+typedef enum ir_dtype { IR_DT_F32 = 0, IR_DT_I64, IR_DT_BOOL, IR_DT_F16, IR_DT_BF16 } ir_dtype;
+/* clang-format on */
+#define IR_NDTYPES 5
 /* Largest int64 magnitude an executor holds exactly (float32 slots). */
 #define IR_I64_EXACT ((int64_t)1 << 24)
 
@@ -64,6 +68,29 @@ typedef enum ir_dtype { IR_DT_F32 = 0, IR_DT_I64, IR_DT_BOOL } ir_dtype;
 const char *ir_dtype_name(ir_dtype t);
 /* Type by name; -1 if none. */
 int ir_dtype_lookup(const char *s, size_t len);
+
+/* ---- half precision (half.c, docs/half.md) ------------------------------
+ * f16 (IEEE binary16) and bf16 (bfloat16) tensors are floats like f32:
+ * every float operator reads and writes any one float type (all its float
+ * inputs alike) and computes in float32 inside (sums, statistics); the
+ * executors round each half tensor to its type as it is written, so a half
+ * graph on the CPU executor computes what the CUDA executor does. Values
+ * live in float32 slots holding the rounded values. */
+
+/* The 16-bit encodings, round to nearest even (to infinity past the largest
+ * finite value; f16 keeps its subnormals; NaN stays a quiet NaN). */
+uint16_t ir_f16_bits(float x);
+float ir_f16_value(uint16_t h);
+uint16_t ir_bf16_bits(float x);
+float ir_bf16_value(uint16_t h);
+/* x rounded to type t (unchanged unless t is f16 or bf16). */
+float ir_dtype_round(float x, ir_dtype t);
+void ir_dtype_round_n(float *x, int64_t n, ir_dtype t);
+int ir_dtype_is_half(ir_dtype t);  /* f16, bf16 */
+int ir_dtype_is_float(ir_dtype t); /* f32, f16, bf16 */
+/* The unit roundoff u of t (half its epsilon): 2^-24 (f32), 2^-11 (f16),
+ * 2^-8 (bf16); every rounding errs by at most u relatively. */
+double ir_dtype_unit_roundoff(ir_dtype t);
 
 /* ---- operators and parameters ------------------------------------------ */
 
@@ -411,6 +438,22 @@ ir_graph *ir_graph_clone(const ir_graph *g);
  * derived inside one pass (the search's candidates), where g's values
  * outlive the copy. NULL on OOM. */
 ir_graph *ir_graph_clone_shared(const ir_graph *g);
+/* The loop of every rewrite that rebuilds a graph node by node without a
+ * rule (the lower stage's families, ir_graph_unfuse): a new graph with g's
+ * inputs and weights (values shared: it must not outlive g), then fn
+ * called on each node n of g in order, which adds to h what n becomes
+ * (nothing, n itself through ir_rebuild_copy, or other nodes) and sets
+ * map[t] (g's tensor t -> h's; the inputs' and weights' are set) for each
+ * tensor of g it stands for; returns < 0 with d set to fail. Then g's
+ * outputs, through map. NULL with d set on failure. */
+typedef int (*ir_rebuild_fn)(void *u, ir_graph *h, const ir_graph *g, int n,
+                             int32_t *map, base_diag *d);
+ir_graph *ir_rebuild(const ir_graph *g, ir_rebuild_fn fn, void *u,
+                     base_diag *d);
+/* Adds node n of g to h as it is (inputs through map, the same output
+ * names, its position) and maps its outputs. Returns h's node, or -1. */
+int ir_rebuild_copy(ir_graph *h, const ir_graph *g, int n, int32_t *map,
+                    base_diag *d);
 /* A deep copy in one block of exactly its size (a built or parsed graph
  * keeps the room its arrays grew by): for graphs kept by the thousand,
  * such as the rules of a library. NULL on OOM. */
@@ -451,6 +494,33 @@ base_status ir_infer(ir_opcode op, ir_attrs *a, const ir_shape *const *in,
  * BASE_ERR_PARAM naming the operator and the input. */
 base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
                            int nin, ir_dtype *out, base_diag *d);
+/* The mixed-precision policy of an operator (docs/half.md, the one table:
+ * ir_op_half_policy in half.c): IR_HALF_RUN runs in the half type (its
+ * sums and statistics in float32 inside, its result rounded), IR_HALF_F32
+ * has its float inputs cast to float32 and writes float32 (autocast's
+ * float32 list), IR_HALF_KEEP follows its inputs (moves, where, equal,
+ * cast; the widest float input, float32 if any; constants are float32). */
+typedef enum ir_half_policy {
+  IR_HALF_RUN,
+  IR_HALF_F32,
+  IR_HALF_KEEP
+} ir_half_policy;
+ir_half_policy ir_op_half_policy(ir_opcode op);
+/* g converted to the half type t by the policy: float inputs and weights
+ * (float32, or the other half type) become t (weight values rounded; a
+ * weight only IR_HALF_F32 operators read stays float32), each node's float
+ * inputs are cast to the type its policy wants (one cast per tensor and
+ * type, named "<tensor>.<type>"); names are kept. NULL with d set on error
+ * (t not a half type, out of memory). */
+ir_graph *ir_graph_to_dtype(const ir_graph *g, ir_dtype t, base_diag *d);
+/* g in float32: half inputs, weights and values become f32 (their values
+ * are exact in float32), a cast between float types is dropped unless it
+ * writes an output (then it casts to f32). What the optimizer searches on:
+ * rules are proven for float32 (opt.h, opt_options.dtype). */
+ir_graph *ir_graph_to_f32(const ir_graph *g, base_diag *d);
+/* The half type of g's first half tensor; IR_DT_F32 when it has none. */
+ir_dtype ir_graph_float_type(const ir_graph *g);
+
 /* Whether every tensor node n reads and writes is float32 (what rules,
  * fingerprints and the verifier handle). */
 int ir_node_all_f32(const ir_graph *g, const ir_node *n);

@@ -171,13 +171,40 @@ static int rb_concat(rb_ctx *c, const ir_node *n, rb_place *out) {
   return 0;
 }
 
+/* The axis of a gather's constant indices that takes the batch when the
+ * gather reads rows of a batch folded into its axis (rb_gather), or -1:
+ * the batch of the old graph is 1, the data's axis is exactly that batch's
+ * rows (x.in of them), and every index is one of those rows. The batch
+ * goes to the indices' first axis of size 1, else it becomes the outer
+ * factor of their axis 0. Hugging Face's SDPA mask, exported at batch 1:
+ * the flattened [batch*seq] mask gathered at indices batch*seq + position
+ * that the import computed for batch 1. */
+static int gather_rows_axis(const rb_ctx *c, const ir_node *n, rb_place x) {
+  const ir_tensor *ix = &c->g->tensors[n->in[1]];
+  if (c->b0 != 1 || ix->kind != IR_T_WEIGHT || !ix->data ||
+      shp(c, n->in[0])->dim[x.axis] != x.in)
+    return -1;
+  for (int64_t k = 0; k < ir_shape_numel(&ix->shape); k++)
+    if (ix->data[k] < 0 || ix->data[k] >= (float)x.in)
+      return -1;
+  for (int a = 0; a < ix->shape.rank; a++)
+    if (ix->shape.dim[a] == 1)
+      return a;
+  return ix->shape.rank ? 0 : -1;
+}
+
 static int rb_gather(rb_ctx *c, const ir_node *n, rb_place *out) {
   rb_place x = c->p[n->in[0]], i = c->p[n->in[1]];
   int ri = shp(c, n->in[1])->rank;
   if (x.axis >= 0 && i.axis >= 0)
     return RB_FAIL(c, "data and indices both carry the batch");
-  if (x.axis == n->a.axis)
-    return RB_FAIL(c, "it gathers along the batch axis");
+  if (x.axis == n->a.axis) {
+    int ia = gather_rows_axis(c, n, x);
+    if (ia < 0)
+      return RB_FAIL(c, "it gathers along the batch axis");
+    *out = (rb_place){n->a.axis + ia, shp(c, n->in[1])->dim[ia]};
+    return 0;
+  }
   if (x.axis >= 0)
     *out = (rb_place){x.axis < n->a.axis ? x.axis : x.axis - 1 + ri, x.in};
   else
@@ -239,8 +266,7 @@ static int rb_node(rb_ctx *c, int i) {
     if (n->op == IR_OP_CONCAT_SHUFFLE)
       cn.a.axis = 1;
     st = rb_concat(c, &cn, &o);
-  }
-  else if (n->op == IR_OP_GATHER)
+  } else if (n->op == IR_OP_GATHER)
     st = rb_gather(c, n, &o);
   else if (n->op == IR_OP_REDUCE_MEAN)
     st = rb_reduce(c, n, &o);
@@ -286,6 +312,11 @@ static int rb_node(rb_ctx *c, int i) {
           x.axis >= r - 2)
         st = RB_FAIL(c, "q, k and v do not carry the batch on one leading "
                         "axis");
+    if (!st && n->nin > 4 && c->p[n->in[4]].axis >= 0) { /* a batched bias */
+      const rb_place *b = &c->p[n->in[4]];
+      if (b->in != x.in || b->axis + r - shp(c, n->in[4])->rank != x.axis)
+        st = RB_FAIL(c, "its bias carries the batch on another axis");
+    }
     o = x;
   } else if (ir_op(n->op)->flags & IR_OPF_BODY || n->op == IR_OP_FUSED ||
              n->op == IR_OP_WHERE || n->op == IR_OP_EQUAL ||
@@ -385,6 +416,42 @@ static int32_t broadcast_in(const rb_ctx *c, const ir_node *n, int k,
   return id < 0 ? -1 : h->nodes[id].out[0];
 }
 
+/* For a gather of a batch's rows (gather_rows_axis): its indices for the
+ * new batch, sample b's those of the old graph plus b * rows, as the outer
+ * factor of the indices' axis chosen; the new tensor's id, or -1. */
+static int32_t batch_rows(const rb_ctx *c, const ir_node *n, ir_graph *h,
+                          base_diag *d) {
+  rb_place x = c->p[n->in[0]];
+  int ia = gather_rows_axis(c, n, x);
+  const ir_tensor *ix = &c->g->tensors[n->in[1]];
+  ir_shape s = ix->shape;
+  s.dim[ia] *= c->b1;
+  int64_t outer = 1, inner = ir_shape_numel(&ix->shape);
+  for (int a = 0; a < ia; a++)
+    outer *= s.dim[a];
+  inner /= outer;
+  char name[300];
+  snprintf(name, sizeof name, "%s.batch%lld", ix->name, (long long)c->b1);
+  int id = ir_add_tensor(h, name, IR_T_WEIGHT, &s, d);
+  float *v = id < 0 ? NULL
+                    : base_arena_alloc(
+                          h->arena, sizeof(float) * (size_t)ir_shape_numel(&s));
+  if (id >= 0 && !v) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return -1;
+  }
+  for (int64_t o = 0; v && o < outer; o++)
+    for (int64_t b = 0; b < c->b1; b++)
+      for (int64_t k = 0; k < inner; k++)
+        v[(o * c->b1 + b) * inner + k] =
+            ix->data[o * inner + k] + (float)(b * x.in);
+  if (id >= 0) {
+    h->tensors[id].dtype = ix->dtype;
+    h->tensors[id].data = v;
+  }
+  return id;
+}
+
 static int add_copy(const rb_ctx *c, const ir_node *n, const int32_t *map,
                     ir_graph *h, base_diag *d) {
   int32_t in[IR_MAX_IN];
@@ -401,6 +468,9 @@ static int add_copy(const rb_ctx *c, const ir_node *n, const int32_t *map,
     a.list[o.axis] = a.list[o.axis] / c->b0 * c->b1;
   if (n->op == IR_OP_SLICE && x.axis >= 0)
     a.list2[x.axis] = a.list2[x.axis] / c->b0 * c->b1;
+  if (n->op == IR_OP_GATHER && x.axis >= 0 && x.axis == n->a.axis &&
+      (in[1] = batch_rows(c, n, h, d)) < 0)
+    return -1;
   return ir_add_node(h, n->op, in, n->nin, &a, names, d);
 }
 

@@ -536,6 +536,23 @@ base_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
 /* softmax(s * q k) v over the last two dimensions: q [..., S, D],
  * k [..., D, T] (a matmul's second operand), v [..., T, E], the leading
  * dimensions equal, s a scalar [] (1 when absent) -> [..., S, E]. */
+/* Whether attention's bias b broadcasts to the scores [..., S, T] of q
+ * [..., S, D] and k [..., D, T] without growing them: rank at most theirs,
+ * each dimension (aligned from the last) 1 or theirs. */
+static int att_bias_fits(const ir_shape *b, const ir_shape *q,
+                         const ir_shape *k) {
+  int r = q->rank;
+  if (b->rank > r)
+    return 0;
+  for (int i = 0; i < b->rank; i++) {
+    int j = r - b->rank + i; /* the scores' dimension */
+    int64_t want = j == r - 1 ? k->dim[r - 1] : q->dim[j];
+    if (b->dim[i] != 1 && b->dim[i] != want)
+      return 0;
+  }
+  return 1;
+}
+
 base_status ir_shape_attention(ir_attrs *a, const ir_shape *const *in, int nin,
                                ir_shape *out, base_diag *d) {
   sbuf b0, b1, b2;
@@ -555,9 +572,14 @@ base_status ir_shape_attention(ir_attrs *a, const ir_shape *const *in, int nin,
                      "attention: q %s, k %s and v %s do not multiply (q "
                      "[..., S, D], k [..., D, T], v [..., T, E])",
                      S(q, b0), S(k, b1), S(v, b2));
-  if (nin == 4 && in[3]->rank != 0)
+  if (nin >= 4 && in[3]->rank != 0)
     return shape_err(d, "attention: s must be a scalar [], got %s",
                      S(in[3], b0));
+  if (nin == 5 && !att_bias_fits(in[4], q, k))
+    return shape_err(d,
+                     "attention: b %s does not broadcast to the scores "
+                     "[..., S, T] of q %s and k %s",
+                     S(in[4], b0), S(q, b1), S(k, b2));
   *out = *q;
   out->dim[r - 1] = v->dim[r - 1];
   return BASE_OK;
@@ -772,7 +794,8 @@ UNARY(cast)
 /* ---- element types --------------------------------------------------------
  */
 
-static const char *const dtype_names[IR_NDTYPES] = {"f32", "i64", "bool"};
+static const char *const dtype_names[IR_NDTYPES] = {"f32", "i64", "bool", "f16",
+                                                    "bf16"};
 
 const char *ir_dtype_name(ir_dtype t) {
   return (unsigned)t < IR_NDTYPES ? dtype_names[t] : "?";
@@ -793,6 +816,21 @@ static base_status type_err(base_diag *d, ir_opcode op, int k, const char *want,
                    ir_dtype_name(got));
 }
 
+/* A float operator: its inputs all of one float type (f32 without any),
+ * its outputs of that type. */
+static base_status float_type(ir_opcode op, const ir_dtype *in, int nin,
+                              int nout, ir_dtype *out, base_diag *d) {
+  ir_dtype t = nin > 0 ? in[0] : IR_DT_F32;
+  if (!ir_dtype_is_float(t))
+    return type_err(d, op, 0, "f32, f16 or bf16", t);
+  for (int k = 1; k < nin; k++)
+    if (in[k] != t)
+      return type_err(d, op, k, ir_dtype_name(t), in[k]);
+  for (int k = 0; k < nout; k++)
+    out[k] = t;
+  return BASE_OK;
+}
+
 base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
                            int nin, ir_dtype *out, base_diag *d) {
   int nout = ir_op_nout(op, a);
@@ -800,8 +838,8 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   switch (op) {
   case IR_OP_CONCAT:
   case IR_OP_SPLIT:
-    if (a->act != IR_ACT_NONE && in[0] != IR_DT_F32) /* act=: float32 */
-      return type_err(d, op, 0, "f32", in[0]);
+    if (a->act != IR_ACT_NONE && !ir_dtype_is_float(in[0])) /* act=: float */
+      return type_err(d, op, 0, "f32, f16 or bf16", in[0]);
     /* fall through */
   case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_TRANSPOSE:
@@ -863,11 +901,7 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   case IR_OP_CONST_POOL:
   case IR_OP_ATTENTION:
   case IR_OP_FUSED:
-  case IR_OP_SE:
-    for (int k = 0; k < nin; k++)
-      if (in[k] != IR_DT_F32)
-        return type_err(d, op, k, "f32", in[k]);
-    break;
+  case IR_OP_SE: return float_type(op, in, nin, nout, out, d);
   }
   for (int k = 0; k < nout; k++)
     out[k] = t;

@@ -66,9 +66,15 @@ static void put_le32(uint8_t *p, uint32_t v) {
     p[i] = (uint8_t)(v >> (8 * i));
 }
 
+static void put_le16(uint8_t *p, uint16_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+}
+
 /* safetensors dtype and element size of each IR type. */
-static const char *const st_dtype[IR_NDTYPES] = {"F32", "I64", "BOOL"};
-static const int st_size[IR_NDTYPES] = {4, 8, 1};
+static const char *const st_dtype[IR_NDTYPES] = {"F32", "I64", "BOOL", "F16",
+                                                 "BF16"};
+static const int st_size[IR_NDTYPES] = {4, 8, 1, 2, 2};
 
 uint64_t ir_text_hash(const char *text, size_t len) {
   return XXH3_64bits(text, len);
@@ -155,6 +161,9 @@ static base_status put_values(const ir_graph *g, uint8_t *p, base_diag *d) {
       memcpy(&v, &t->data[k], 4);
       if (t->dtype == IR_DT_F32)
         put_le32(p, v);
+      else if (ir_dtype_is_half((ir_dtype)t->dtype))
+        put_le16(p, t->dtype == IR_DT_F16 ? ir_f16_bits(t->data[k])
+                                          : ir_bf16_bits(t->data[k]));
       else if (t->dtype == IR_DT_BOOL)
         *p = t->data[k] != 0.0f;
       else if (exact_i64(t->data[k], &iv))
@@ -400,6 +409,10 @@ static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
         v[j] = p[0] != 0;
       else if (t->dtype == IR_DT_I64)
         v[j] = (float)(int64_t)get_le64(p);
+      else if (t->dtype == IR_DT_F16)
+        v[j] = ir_f16_value((uint16_t)(p[0] | p[1] << 8));
+      else if (t->dtype == IR_DT_BF16)
+        v[j] = ir_bf16_value((uint16_t)(p[0] | p[1] << 8));
       else {
         uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
                      (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

@@ -27,6 +27,7 @@
 #include "../exec/exec.h"
 #include "onnx.h"
 #include "onnx.pb-c.h"
+#include "ox_int.h"
 
 /* An original ONNX name for an IR name (from the model given as `like`). */
 typedef struct rename {
@@ -44,6 +45,14 @@ typedef struct exporter {
   int opset;
   rename_t *ren; /* sorted by ir name */
   int nren;
+  char **like_io; /* the original's graph input (not initializer) and output
+                     names */
+  int nlike_io;
+  ox_dyn dyn;          /* the original's dynamic dimensions (dyn.c) */
+  ox_dyn_in *out_dims; /* the original's outputs' named dimensions (param:
+                          an index into out_names) */
+  const char **out_names;
+  int nout_dims;
   float **known;           /* per tensor: values known here (weights, folded) */
   unsigned char *folded;   /* per node: computed here, not written */
   unsigned char *consumed; /* per tensor: read by a written node or output */
@@ -104,9 +113,14 @@ static char *helper_name(exporter *E, const char *base, const char *what) {
 /* ---- tensors and attributes ------------------------------------------------
  */
 
-/* The ONNX element type of an IR type (float, int64, bool). */
+/* The ONNX element type of an IR type (float, int64, bool, float16,
+ * bfloat16: opset 13 and up, which export always writes). */
 static int onnx_dtype(int32_t dt) {
-  return dt == IR_DT_I64 ? 7 : dt == IR_DT_BOOL ? 9 : 1;
+  return dt == IR_DT_I64    ? 7
+         : dt == IR_DT_BOOL ? 9
+         : dt == IR_DT_F16  ? 10
+         : dt == IR_DT_BF16 ? 16
+                            : 1;
 }
 
 static Onnx__TensorProto *tensor_proto(exporter *E, const char *name, int dtype,
@@ -340,21 +354,35 @@ static void ex_matmul(exporter *E, const ir_node *n, const char *out) {
     activation(E, n->a.act, y, out);
 }
 
-/* attention: MatMul, Mul by s (where given), Softmax over the last axis,
- * MatMul (ONNX's own Attention is opset 23 and takes k untransposed). */
+/* attention: MatMul, Mul by s (where given), Add b (where given), Softmax
+ * over the last axis, IsNaN and Where (guard=1), MatMul (ONNX's own Attention
+ * is opset 23 and takes k untransposed). */
 static void ex_attention(exporter *E, const ir_node *n, const char *out) {
   const char *sc = helper_name(E, out, "scores");
   node(E, "MatMul", sc,
        (const char *[]){tname(E, n->in[0]), tname(E, n->in[1]), NULL});
-  if (n->nin == 4) {
+  if (n->nin >= 4) {
     const char *scaled = helper_name(E, out, "scaled");
     node(E, "Mul", scaled, (const char *[]){sc, tname(E, n->in[3]), NULL});
     sc = scaled;
+  }
+  if (n->nin == 5) {
+    const char *biased = helper_name(E, out, "biased");
+    node(E, "Add", biased, (const char *[]){sc, tname(E, n->in[4]), NULL});
+    sc = biased;
   }
   const char *pr = helper_name(E, out, "probs");
   Onnx__NodeProto *o = node(E, "Softmax", pr, (const char *[]){sc, NULL});
   if (o)
     attr_int(E, o, "axis", E->g->tensors[n->out[0]].shape.rank - 1);
+  if (n->a.keepdims) { /* guard: NaN probabilities (rows all -inf) 0 */
+    const char *nan = helper_name(E, out, "nan");
+    const char *kept = helper_name(E, out, "guarded");
+    node(E, "IsNaN", nan, (const char *[]){pr, NULL});
+    node(E, "Where", kept,
+         (const char *[]){nan, init_scalar(E, out, "zero", 0.0f), pr, NULL});
+    pr = kept;
+  }
   node(E, "MatMul", out, (const char *[]){pr, tname(E, n->in[2]), NULL});
 }
 
@@ -468,11 +496,15 @@ static void ex_node(exporter *E, const ir_node *n) {
          (const char *[]){x, init_scalar(E, out, "min", a->lo),
                           init_scalar(E, out, "max", a->hi), NULL});
     break;
-  case IR_OP_RESHAPE:
+  case IR_OP_RESHAPE: {
+    int64_t t[IR_MAX_LIST];
+    memcpy(t, a->list, sizeof(int64_t) * (size_t)a->nlist);
+    if (E->dyn.np) /* 0 and -1 where a kept dynamic dimension lives */
+      ox_dyn_reshape(&E->dyn, E->g, n, t, NULL);
     node(E, "Reshape", out,
-         (const char *[]){x, init_ints(E, out, "shape", a->list, a->nlist),
-                          NULL});
+         (const char *[]){x, init_ints(E, out, "shape", t, a->nlist), NULL});
     break;
+  }
   case IR_OP_SPLIT: {
     o = node(E, "Split", out,
              (const char *[]){x, init_ints(E, out, "split", a->list, a->nlist),
@@ -532,12 +564,17 @@ static void ex_node(exporter *E, const ir_node *n) {
                           init_scalar(E, out, "value", a->value), NULL});
     break;
   case IR_OP_SLICE: {
-    int64_t axes[IR_MAX_RANK];
-    for (int k = 0; k < a->nlist; k++)
-      axes[k] = k;
+    int64_t axes[IR_MAX_RANK], ends[IR_MAX_RANK];
+    const ir_shape *xs = &E->g->tensors[n->in[0]].shape;
+    for (int k = 0; k < a->nlist; k++) {
+      axes[k] = k, ends[k] = a->list2[k];
+      if (ox_dyn_has(&E->dyn, n->in[0], k) && k < xs->rank &&
+          ends[k] >= xs->dim[k])
+        ends[k] = INT64_MAX; /* the whole of a dynamic dimension */
+    }
     node(E, "Slice", out,
          (const char *[]){x, init_ints(E, out, "starts", a->list, a->nlist),
-                          init_ints(E, out, "ends", a->list2, a->nlist2),
+                          init_ints(E, out, "ends", ends, a->nlist2),
                           init_ints(E, out, "axes", axes, a->nlist), NULL});
     break;
   }
@@ -567,6 +604,30 @@ static void ex_node(exporter *E, const ir_node *n) {
 /* ---- graph
  * -------------------------------------------------------------------- */
 
+/* The dim_param of dimension k of graph input or output t when it carries
+ * a kept dynamic dimension: the original's name there, else the params'
+ * names ("batch*seq"); NULL when fixed. */
+static const char *dim_param(exporter *E, const ir_tensor *t, int k) {
+  int ti = (int)(t - E->g->tensors);
+  if (!ox_dyn_has(&E->dyn, ti, k))
+    return NULL;
+  for (int i = 0; i < E->dyn.nin; i++)
+    if (E->dyn.in[i].tensor == ti && E->dyn.in[i].axis == k)
+      return E->dyn.name[E->dyn.in[i].param];
+  for (int i = 0; i < E->nout_dims; i++)
+    if (E->out_dims[i].tensor == ti && E->out_dims[i].axis == k)
+      return E->out_names[E->out_dims[i].param];
+  char buf[256];
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int p = 0; p < E->dyn.np; p++)
+    for (int e = E->dyn.kept[p] ? E->dyn.e[p][(size_t)ti * IR_MAX_RANK + k] : 0;
+         e > 0 && n < sizeof buf; e--)
+      n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? "*" : "",
+                            E->dyn.name[p]);
+  return str(E, buf);
+}
+
 static Onnx__ValueInfoProto *value_info(exporter *E, const ir_tensor *t) {
   Onnx__ValueInfoProto *v = alloc(E, sizeof *v);
   Onnx__TypeProto *ty = alloc(E, sizeof *ty);
@@ -585,6 +646,13 @@ static Onnx__ValueInfoProto *value_info(exporter *E, const ir_tensor *t) {
     if (!dims[k])
       return NULL;
     onnx__tensor_shape_proto__dimension__init(dims[k]);
+    const char *p = dim_param(E, t, k);
+    if (p) {
+      dims[k]->value_case =
+          ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+      dims[k]->dim_param = (char *)p;
+      continue;
+    }
     dims[k]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
     dims[k]->dim_value = t->shape.dim[k];
   }
@@ -601,7 +669,7 @@ static Onnx__ValueInfoProto *value_info(exporter *E, const ir_tensor *t) {
 }
 
 /* An initializer named `name` of type dt holding v (float32 values held as
- * they are, not copied; int64 and bool values converted). */
+ * they are, not copied; int64, bool and half values converted). */
 static void init_floats(exporter *E, const char *name, const ir_shape *s,
                         const float *v, int32_t dt) {
   Onnx__TensorProto *p = tensor_proto(E, name, onnx_dtype(dt), s->dim, s->rank);
@@ -609,6 +677,15 @@ static void init_floats(exporter *E, const char *name, const ir_shape *s,
   if (p && dt == IR_DT_F32) {
     p->n_float_data = n;
     p->float_data = (float *)v;
+  } else if (p && ir_dtype_is_half((ir_dtype)dt) &&
+             (p->raw_data.data = alloc(E, 2 * n + 1))) {
+    p->has_raw_data = 1; /* 2 bytes a value, little-endian */
+    p->raw_data.len = 2 * n;
+    for (size_t k = 0; k < n; k++) {
+      uint16_t h = dt == IR_DT_F16 ? ir_f16_bits(v[k]) : ir_bf16_bits(v[k]);
+      p->raw_data.data[2 * k] = (uint8_t)h;
+      p->raw_data.data[2 * k + 1] = (uint8_t)(h >> 8);
+    }
   } else if (p && dt == IR_DT_I64 && (p->int64_data = alloc(E, 8 * n))) {
     p->n_int64_data = n;
     for (size_t k = 0; k < n; k++)
@@ -646,6 +723,21 @@ static void add_io(exporter *E, size_t *cap_in, size_t *cap_out) {
     Onnx__ValueInfoProto *v = value_info(E, &g->tensors[g->outputs[i]]);
     if (v)
       push(E, (void ***)&E->graph->output, &E->graph->n_output, cap_out, v);
+  }
+}
+
+/* Counts the original's interface names the model written has as graph
+ * inputs or outputs into r. */
+static void count_same_io(const exporter *E, ox_export_report *r) {
+  const Onnx__GraphProto *gp = E->graph;
+  r->io_total = E->nlike_io;
+  for (int i = 0; i < E->nlike_io; i++) {
+    int hit = 0;
+    for (size_t k = 0; k < gp->n_input && !hit; k++)
+      hit = !strcmp(gp->input[k]->name, E->like_io[i]);
+    for (size_t k = 0; k < gp->n_output && !hit; k++)
+      hit = !strcmp(gp->output[k]->name, E->like_io[i]);
+    r->io_same += hit;
   }
 }
 
@@ -756,40 +848,80 @@ static void add_rename(exporter *E, const char *onnx, int *cap) {
 
 /* Reads the original model: its opset (*opset) and its interface and
  * initializer names into E->ren. */
-/* Whether the comma-separated list buf names p. */
-static int listed(const char *buf, const char *p) {
-  size_t n = strlen(p);
-  for (const char *q = buf; (q = strstr(q, p)); q += n)
-    if ((q == buf || q[-1] == ' ') && (q[n] == ',' || q[n] == '\0'))
-      return 1;
-  return 0;
+/* The dim_param of dimension k of graph input or output vi, or NULL. */
+static const char *param_of(const Onnx__ValueInfoProto *vi, size_t k) {
+  const Onnx__TypeProto *t = vi->type;
+  if (!t || !t->tensor_type || !t->tensor_type->shape ||
+      k >= t->tensor_type->shape->n_dim)
+    return NULL;
+  const Onnx__TensorShapeProto__Dimension *dm = t->tensor_type->shape->dim[k];
+  return dm->value_case ==
+                     ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                 dm->dim_param && dm->dim_param[0]
+             ? dm->dim_param
+             : NULL;
 }
 
-/* Appends the dim_params of the original's graph inputs (not
- * initializers) to buf, comma-separated, each once. */
-static void dynamic_dims(const Onnx__GraphProto *g, char *buf, size_t n) {
-  buf[0] = '\0';
-  for (size_t i = 0; i < g->n_input; i++) {
-    const Onnx__TypeProto *t = g->input[i]->type;
-    int init = 0;
-    for (size_t k = 0; k < g->n_initializer && !init; k++)
-      init = g->initializer[k]->name && g->input[i]->name &&
-             !strcmp(g->initializer[k]->name, g->input[i]->name);
-    if (init || !t || !t->tensor_type || !t->tensor_type->shape)
+/* The IR tensor of the original's graph input or output named onnx, or
+ * -1. */
+static int ir_tensor_of(const exporter *E, const char *onnx) {
+  char ir[512];
+  ir_name_of(onnx ? onnx : "", ir, sizeof ir);
+  return ir_find_tensor(E->g, ir);
+}
+
+/* Collects the original's named dimensions: its graph inputs' into
+ * E->dyn (a param of two sizes in the graph is fixed), its outputs' names
+ * into E->out_dims. */
+static void like_dims(exporter *E, const Onnx__GraphProto *g) {
+  ox_dyn *y = &E->dyn;
+  size_t cap = 0;
+  for (size_t i = 0; i < g->n_input; i++)
+    cap += g->input[i]->type && g->input[i]->type->tensor_type &&
+                   g->input[i]->type->tensor_type->shape
+               ? g->input[i]->type->tensor_type->shape->n_dim
+               : 0;
+  y->in = base_calloc(cap + 1, sizeof *y->in);
+  for (size_t i = 0; y->in && i < g->n_input; i++) {
+    int t = ir_tensor_of(E, g->input[i]->name);
+    if (t < 0 || E->g->tensors[t].kind != IR_T_INPUT)
       continue;
-    const Onnx__TensorShapeProto *sh = t->tensor_type->shape;
-    for (size_t k = 0; k < sh->n_dim; k++) {
-      const Onnx__TensorShapeProto__Dimension *dm = sh->dim[k];
-      const char *p =
-          dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
-              ? dm->dim_param
-              : NULL;
-      if (!p || !p[0] || listed(buf, p))
+    const ir_shape *s = &E->g->tensors[t].shape;
+    for (int k = 0; k < s->rank; k++) {
+      const char *p = param_of(g->input[i], (size_t)k);
+      int q = 0;
+      while (p && q < y->np && strcmp(y->name[q], p))
+        q++;
+      if (!p || q == OX_DYN_MAX)
         continue;
-      size_t used = strlen(buf);
-      snprintf(buf + used, n - used, "%s%s", used ? ", " : "", p);
+      if (q == y->np) {
+        y->name[q] = str(E, p), y->val[q] = s->dim[k], y->kept[q] = 1;
+        y->np++;
+      } else if (y->val[q] != s->dim[k] && y->kept[q]) {
+        y->kept[q] = 0;
+        snprintf(y->why[q], sizeof y->why[q],
+                 "it has sizes %lld and %lld in this graph",
+                 (long long)y->val[q], (long long)s->dim[k]);
+      }
+      y->in[y->nin++] = (ox_dyn_in){t, k, q};
     }
   }
+  size_t no = 0;
+  for (size_t i = 0; i < g->n_output; i++)
+    for (size_t k = 0; k < IR_MAX_RANK; k++)
+      no += param_of(g->output[i], k) != NULL;
+  E->out_dims = alloc(E, sizeof *E->out_dims * (no + 1));
+  E->out_names = alloc(E, sizeof *E->out_names * (no + 1));
+  for (size_t i = 0; E->out_dims && E->out_names && i < g->n_output; i++)
+    for (int k = 0; k < IR_MAX_RANK; k++) {
+      const char *p = param_of(g->output[i], (size_t)k);
+      int t = p ? ir_tensor_of(E, g->output[i]->name) : -1;
+      if (t < 0)
+        continue;
+      E->out_names[E->nout_dims] = str(E, p);
+      E->out_dims[E->nout_dims] = (ox_dyn_in){t, k, E->nout_dims};
+      E->nout_dims++;
+    }
 }
 
 static base_status read_like(exporter *E, const char *path, int *opset,
@@ -820,8 +952,18 @@ static base_status read_like(exporter *E, const char *path, int *opset,
   }
   int cap = 0;
   const Onnx__GraphProto *g = m->graph;
-  if (r)
-    dynamic_dims(g, r->fixed_dims, sizeof r->fixed_dims);
+  like_dims(E, g);
+  E->like_io = alloc(E, sizeof *E->like_io * (g->n_input + g->n_output + 1));
+  for (size_t i = 0; E->like_io && i < g->n_input + g->n_output; i++) {
+    const char *nm =
+        i < g->n_input ? g->input[i]->name : g->output[i - g->n_input]->name;
+    int init = 0;
+    for (size_t k = 0; i < g->n_input && k < g->n_initializer && !init; k++)
+      init =
+          g->initializer[k]->name && nm && !strcmp(g->initializer[k]->name, nm);
+    if (nm && !init)
+      E->like_io[E->nlike_io++] = str(E, nm);
+  }
   for (size_t i = 0; i < g->n_input; i++)
     add_rename(E, g->input[i]->name, &cap);
   for (size_t i = 0; i < g->n_output; i++)
@@ -840,6 +982,22 @@ static base_status read_like(exporter *E, const char *path, int *opset,
   onnx__model_proto__free_unpacked(m, &pa);
   return E->oom ? base_diag_set(E->d, BASE_ERR_NOMEM, 0, 0, "out of memory")
                 : BASE_OK;
+}
+
+/* The dynamic dimensions kept and fixed (with why) into r. */
+static void dyn_report(const ox_dyn *y, ox_export_report *r) {
+  size_t nk = 0, nf = 0;
+  for (int p = 0; p < y->np; p++) {
+    if (y->kept[p])
+      nk += (size_t)snprintf(r->kept_dims + nk, sizeof r->kept_dims - nk,
+                             "%s%s", nk ? ", " : "", y->name[p]);
+    else
+      nf += (size_t)snprintf(r->fixed_dims + nf, sizeof r->fixed_dims - nf,
+                             "%s%s = %lld: %s", nf ? "; " : "", y->name[p],
+                             (long long)y->val[p], y->why[p]);
+    nk = nk < sizeof r->kept_dims ? nk : sizeof r->kept_dims - 1;
+    nf = nf < sizeof r->fixed_dims ? nf : sizeof r->fixed_dims - 1;
+  }
 }
 
 /* The lowest opset that writes every written node of g as today, and why
@@ -895,6 +1053,10 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
     for (int i = 0; !st && i < g->ntensors; i++)
       E.consumed[i] = 1;
   }
+  if (!st && E.dyn.np && ox_dyn_solve(&E.dyn, g, E.folded))
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (r)
+    dyn_report(&E.dyn, r);
   const char *why = "";
   int need = st ? 13 : needed_opset(&E, &why);
   E.opset = like_opset ? like_opset : OX_DEFAULT_OPSET;
@@ -924,6 +1086,8 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
     for (int i = 0; i < g->nnodes && E.oom >= 0; i++)
       if (!E.folded[i])
         ex_node(&E, &g->nodes[i]);
+    if (r && !E.oom)
+      count_same_io(&E, r);
   }
   if (st)
     ;
@@ -945,6 +1109,7 @@ base_status ox_export_file_ex(const ir_graph *g, const char *path,
   free(E.known);
   free(E.folded);
   free(E.consumed);
+  ox_dyn_free(&E.dyn);
   base_arena_free(E.a);
   ir_graph_free(unfused);
   return st;

@@ -686,6 +686,10 @@ static base_status f_constantofshape(fctx *c) {
       v = t->float_data[0];
     else if (t->n_int64_data)
       v = (double)t->int64_data[0];
+    else if (t->n_int32_data && t->data_type == OX_DT_FLOAT16)
+      v = ir_f16_value((uint16_t)t->int32_data[0]); /* the bits */
+    else if (t->n_int32_data && t->data_type == 16 /* bfloat16 */)
+      v = ir_bf16_value((uint16_t)t->int32_data[0]);
     else if (t->n_int32_data)
       v = t->int32_data[0];
     else if (t->n_double_data)
@@ -707,6 +711,10 @@ static base_status f_constantofshape(fctx *c) {
         v = i;
       } else if (t->data_type == OX_DT_DOUBLE && len >= 8)
         memcpy(&v, p, 8);
+      else if (t->data_type == OX_DT_FLOAT16 && len >= 2)
+        v = ir_f16_value((uint16_t)(p[0] | p[1] << 8));
+      else if (t->data_type == 16 /* bfloat16 */ && len >= 2)
+        v = ir_bf16_value((uint16_t)(p[0] | p[1] << 8));
       else
         v = p[0];
     }

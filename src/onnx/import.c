@@ -26,8 +26,6 @@
 
 typedef Onnx__NodeProto node_t;
 
-#define OX_MAX_VRANK 8
-
 /* What an ONNX value name refers to. */
 typedef struct val {
   const char *name; /* ONNX name (owned by the model) */
@@ -37,12 +35,6 @@ typedef struct val {
   int is_bool;   /* with is_int: a bool constant (values 0 / 1 in i) */
   int from_init; /* a float initializer (weight values: never folded, but
                     for scalars) */
-  /* A tensor of rank above IR_MAX_RANK (Swin's window partition views):
-   * `tensor` holds it without its size-1 dimensions, vdim[0..vrank-1] is
-   * its ONNX shape. Only Reshape and Transpose read it as such; any other
-   * reader gets it reshaped to its full shape (materialize). */
-  int vrank;
-  int64_t vdim[OX_MAX_VRANK];
   ir_shape shape;
   float *f;
   int64_t *i;
@@ -60,10 +52,12 @@ typedef struct imp {
   int32_t *index; /* name -> val, see find_val */
   int capindex;
   int node_index; /* 1-based, for messages */
-  int virtual_ok; /* the handler reads tensors of rank > IR_MAX_RANK */
   const node_t *node;
   char *weight_input; /* per graph input: 1 if it feeds only weight slots */
   ox_extdata ext;     /* files of external tensor data, mapped on use */
+  int half; /* the model's half type (IR_DT_F16, IR_DT_BF16): the first
+               float16 / bfloat16 input, initializer or Cast target seen;
+               the float32 import is converted to it (docs/half.md) */
 } imp;
 
 /* ---- errors ----------------------------------------------------------------
@@ -190,7 +184,42 @@ static void ir_name_for(imp *I, const char *onnx, char *buf, size_t n) {
 /* ---- constants
  * ------------------------------------------------------------------ */
 
-enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9, DT_DOUBLE = 11 };
+enum {
+  DT_FLOAT = 1,
+  DT_INT32 = 6,
+  DT_INT64 = 7,
+  DT_BOOL = 9,
+  DT_FLOAT16 = 10,
+  DT_DOUBLE = 11,
+  DT_BFLOAT16 = 16
+};
+
+/* Notes the model's half type from an ONNX element type e. */
+static void note_half(imp *I, int64_t e) {
+  if (!I->half && (e == DT_FLOAT16 || e == DT_BFLOAT16))
+    I->half = e == DT_FLOAT16 ? IR_DT_F16 : IR_DT_BF16;
+}
+
+/* Half values (float16, bfloat16: raw 2 bytes each, else one an int32_data
+ * entry, as ONNX stores them) of t into v->f. */
+static base_status load_half(imp *I, const Onnx__TensorProto *t, int dt,
+                             const uint8_t *rp, size_t raw, int64_t n, val *v) {
+  size_t have = rp ? raw / 2 : t->n_int32_data;
+  if ((int64_t)have != n)
+    return fail(I, BASE_ERR_SHAPE,
+                "tensor '%s' holds %zu values for shape of %lld",
+                t->name ? t->name : "", have, (long long)n);
+  v->f = base_malloc(sizeof(float) * (size_t)(n ? n : 1));
+  if (!v->f)
+    return fail(I, BASE_ERR_NOMEM, "out of memory");
+  for (int64_t k = 0; k < n; k++) {
+    uint16_t h = rp ? (uint16_t)(rp[2 * k] | rp[2 * k + 1] << 8)
+                    : (uint16_t)t->int32_data[k];
+    v->f[k] = dt == DT_FLOAT16 ? ir_f16_value(h) : ir_bf16_value(h);
+  }
+  note_half(I, dt);
+  return BASE_OK;
+}
 
 static int set_dims(imp *I, ir_shape *s, size_t n, const int64_t *dims) {
   if (n > IR_MAX_RANK)
@@ -228,6 +257,8 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
       return fail(I, st, "tensor '%s': %s", t->name ? t->name : "", err);
   }
   v->is_const = 1;
+  if (dt == DT_FLOAT16 || dt == DT_BFLOAT16)
+    return load_half(I, t, dt, rp, raw, n, v);
   if (dt == DT_FLOAT || dt == DT_DOUBLE) {
     size_t es = dt == DT_FLOAT ? 4 : 8;
     size_t have = rp               ? raw / es
@@ -293,7 +324,7 @@ static base_status load_tensor(imp *I, const Onnx__TensorProto *t, val *v) {
   }
   return fail(I, BASE_ERR_PARAM,
               "tensor '%s' has data type %d (supported: float, "
-              "double, int32, int64, bool)",
+              "double, float16, bfloat16, int32, int64, bool)",
               t->name ? t->name : "", dt);
 }
 
@@ -335,45 +366,6 @@ static int emit(imp *I, ir_opcode op, const int32_t *in, int nin,
                 const ir_attrs *a, const char *name_hint, int bind_outputs);
 static const char *aux(imp *I, const char *suffix, char *buf, size_t n);
 
-/* Gives v (of rank above IR_MAX_RANK, held squeezed) its full shape back
- * when that rank is allowed, else fails naming the rank. */
-static base_status materialize(imp *I, val *v) {
-  if (v->vrank > IR_MAX_RANK)
-    return fail(I, BASE_ERR_SHAPE,
-                "input '%s' has rank %d: only Reshape and Transpose take "
-                "ranks above %d",
-                v->name, v->vrank, IR_MAX_RANK);
-  ir_attrs a;
-  char buf[256];
-  ir_attrs_default(IR_OP_RESHAPE, &a);
-  a.nlist = v->vrank;
-  memcpy(a.list, v->vdim, sizeof(int64_t) * (size_t)v->vrank);
-  int32_t t = v->tensor;
-  const char *name = v->name;
-  int node =
-      emit(I, IR_OP_RESHAPE, &t, 1, &a, aux(I, "full", buf, sizeof buf), 0);
-  if (node < 0)
-    return I->d->code;
-  v = find_val(I, name);
-  v->tensor = I->g->nodes[node].out[0];
-  v->vrank = 0;
-  return BASE_OK;
-}
-
-/* Defines the current node's output 0 as tensor t (squeezed) of full shape
- * dims[0..n-1], n > IR_MAX_RANK. */
-static base_status bind_virtual(imp *I, int32_t t, const int64_t *dims, int n) {
-  if (n > OX_MAX_VRANK)
-    return fail(I, BASE_ERR_SHAPE, "rank %d exceeds %d", n, OX_MAX_VRANK);
-  val *o = new_val(I, I->node->output[0]);
-  if (!o)
-    return fail(I, BASE_ERR_NOMEM, "out of memory");
-  o->tensor = t;
-  o->vrank = n;
-  memcpy(o->vdim, dims, sizeof(int64_t) * (size_t)n);
-  return BASE_OK;
-}
-
 static int has_input(const node_t *n, size_t k) {
   return k < n->n_input && n->input[k] && n->input[k][0];
 }
@@ -388,8 +380,6 @@ static val *input(imp *I, size_t k) {
   if (!v)
     fail(I, BASE_ERR_UNDEFINED, "input '%s' is not defined before this node",
          n->input[k]);
-  if (v && v->vrank && !I->virtual_ok && materialize(I, v))
-    return NULL;
   return v;
 }
 
@@ -981,47 +971,6 @@ static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
   const ir_shape *xs = shape_of(I, x);
   ir_attrs a;
   ir_attrs_default(IR_OP_RESHAPE, &a);
-  if ((n > IR_MAX_RANK || x->vrank) && !x->is_const) {
-    /* ranks above IR_MAX_RANK: resolved here, held without size-1 dims */
-    int64_t full[OX_MAX_VRANK], known = 1, total = 1;
-    int neg = -1, m = 0;
-    if (n > OX_MAX_VRANK)
-      return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n,
-                  OX_MAX_VRANK);
-    for (int k = 0; k < x->vrank; k++)
-      total *= x->vdim[k];
-    if (!x->vrank)
-      total = ir_shape_numel(xs);
-    for (int k = 0; k < n; k++) {
-      int64_t src = x->vrank ? (k < x->vrank ? x->vdim[k] : -2)
-                             : (k < xs->rank ? xs->dim[k] : -2);
-      full[k] = dims[k] == 0 && !allowzero && src != -2 ? src : dims[k];
-      if (full[k] == -1)
-        neg = k;
-      else
-        known *= full[k];
-    }
-    if (neg >= 0)
-      full[neg] = known ? total / known : 0;
-    for (int k = 0; k < n; k++)
-      if (full[k] != 1)
-        a.list[m++] = full[k];
-    if (m > IR_MAX_RANK)
-      return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", m,
-                  IR_MAX_RANK);
-    a.nlist = m;
-    int32_t t = x->tensor;
-    char buf[256];
-    if (n <= IR_MAX_RANK) { /* back to a plain tensor */
-      a.nlist = n;
-      memcpy(a.list, full, sizeof(int64_t) * (size_t)n);
-      return emit1(I, IR_OP_RESHAPE, &t, 1, &a);
-    }
-    int node = emit(I, IR_OP_RESHAPE, &t, 1, &a,
-                    aux(I, "squeezed", buf, sizeof buf), 0);
-    return node < 0 ? I->d->code
-                    : bind_virtual(I, I->g->nodes[node].out[0], full, n);
-  }
   if (n > IR_MAX_RANK)
     return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
   a.nlist = n;
@@ -1051,18 +1000,15 @@ static base_status reshape_to(imp *I, val *x, const int64_t *dims, int n,
 }
 
 static base_status h_reshape(imp *I) {
-  I->virtual_ok = 1;
   val *x = input(I, 0), *s = x ? in_const(I, 1) : NULL;
-  I->virtual_ok = 0;
   if (!s)
     return I->d->code;
   if (!s->is_int || s->shape.rank != 1)
     return fail(I, BASE_ERR_PARAM, "shape must be a 1-D integer constant");
-  int64_t dims[OX_MAX_VRANK];
+  int64_t dims[IR_MAX_RANK];
   int n = (int)s->shape.dim[0];
-  if (n > OX_MAX_VRANK)
-    return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n,
-                OX_MAX_VRANK);
+  if (n > IR_MAX_RANK)
+    return fail(I, BASE_ERR_SHAPE, "target rank %d exceeds %d", n, IR_MAX_RANK);
   memcpy(dims, s->i, sizeof(int64_t) * (size_t)n);
   return reshape_to(I, x, dims, n, (int)attr_i(I->node, "allowzero", 0));
 }
@@ -1115,16 +1061,10 @@ static base_status h_unsqueeze(imp *I) { return squeeze(I, 1); }
 static base_status h_squeeze(imp *I) { return squeeze(I, 0); }
 
 static base_status h_shape(imp *I) {
-  I->virtual_ok = 1;
   val *x = input(I, 0);
-  I->virtual_ok = 0;
   if (!x)
     return I->d->code;
-  ir_shape vs = {.rank = x->vrank};
-  if (x->vrank > IR_MAX_RANK)
-    return fail(I, BASE_ERR_SHAPE, "Shape of a rank-%d tensor", x->vrank);
-  memcpy(vs.dim, x->vdim, sizeof(int64_t) * (size_t)x->vrank);
-  const ir_shape *s = x->vrank ? &vs : shape_of(I, x);
+  const ir_shape *s = shape_of(I, x);
   int64_t start = attr_i(I->node, "start", 0),
           end = attr_i(I->node, "end", s->rank);
   start = start < 0 ? start + s->rank : start;
@@ -1333,6 +1273,7 @@ static base_status h_cast(imp *I) {
     return I->d->code;
   int64_t to = attr_i(I->node, "to", DT_FLOAT);
   int dt = ox_ir_dtype(to);
+  note_half(I, to);
   if (dt < 0)
     return fail(I, BASE_ERR_PARAM, "Cast to type %lld is not supported",
                 (long long)to);
@@ -1378,9 +1319,20 @@ static int64_t gathernd_row(const ir_shape *x, const int64_t *ix, int b,
   return row;
 }
 
+/* Whether GatherND's rows r[0..nt-1] are every row of data in order: an
+ * identity (torch.export's padding mask: mask[arange(B), arange(S)]). */
+static int rows_identity(const int64_t *r, int64_t nt, int64_t rows) {
+  int same = nt == rows;
+  for (int64_t t = 0; same && t < nt; t++)
+    same = r[t] == t;
+  return same;
+}
+
 /* GatherND of a tensor by constant indices (the padding masks of
  * torch.export's attention): data reshaped to [rows, slice], an IR gather
- * of the rows the index tuples name, reshaped to the output's shape. */
+ * of the rows the index tuples name, reshaped to the output's shape; when
+ * the tuples name every row in order, the reshape alone (no gather whose
+ * indices would fix the batch: the model rebatches). */
 static base_status h_gathernd(imp *I) {
   val *idx = in_const(I, 1);
   int32_t x = idx ? in_tensor(I, 0) : -1;
@@ -1409,6 +1361,14 @@ static base_status h_gathernd(imp *I) {
   ir_attrs a;
   char buf[256];
   ir_attrs_default(IR_OP_RESHAPE, &a);
+  if (rows_identity(r, nt, rows)) {
+    free(r);
+    for (int i = 0; i < is.rank - 1; i++)
+      a.list[a.nlist++] = is.dim[i];
+    for (int i = b + (int)k; i < xs.rank; i++)
+      a.list[a.nlist++] = xs.dim[i];
+    return emit1(I, IR_OP_RESHAPE, &x, 1, &a);
+  }
   a.nlist = 2, a.list[0] = rows, a.list[1] = slice;
   int32_t in[2] = {out0(I, emit(I, IR_OP_RESHAPE, &x, 1, &a,
                                 aux(I, "rows", buf, sizeof buf), 0)),
@@ -1788,42 +1748,7 @@ static base_status transpose(imp *I, int32_t x, const char *name,
   return *out < 0 ? I->d->code : BASE_OK;
 }
 
-/* Transpose of a tensor of rank above IR_MAX_RANK (held squeezed): the
- * permutation of its dimensions larger than 1. */
-static base_status transpose_virtual(imp *I, val *v) {
-  int r = v->vrank, pos[OX_MAX_VRANK], m = 0;
-  int64_t perm[OX_MAX_VRANK], out[OX_MAX_VRANK];
-  int np = attr_ints(I->node, "perm", perm, OX_MAX_VRANK);
-  if (np >= 0 && np != r)
-    return fail(I, BASE_ERR_PARAM, "perm has %d entries for rank %d", np, r);
-  for (int k = 0; k < r; k++) {
-    if (np < 0)
-      perm[k] = r - 1 - k;
-    if (perm[k] < 0 || perm[k] >= r)
-      return fail(I, BASE_ERR_PARAM, "bad perm");
-    pos[k] = v->vdim[k] != 1 ? m++ : -1; /* axis k in the squeezed tensor */
-  }
-  ir_attrs a;
-  ir_attrs_default(IR_OP_TRANSPOSE, &a);
-  for (int k = 0; k < r; k++) {
-    out[k] = v->vdim[perm[k]];
-    if (pos[perm[k]] >= 0)
-      a.list[a.nlist++] = pos[perm[k]];
-  }
-  int32_t t = v->tensor;
-  char buf[256];
-  int node = emit(I, IR_OP_TRANSPOSE, &t, 1, &a,
-                  aux(I, "squeezed", buf, sizeof buf), 0);
-  return node < 0 ? I->d->code
-                  : bind_virtual(I, I->g->nodes[node].out[0], out, r);
-}
-
 static base_status h_transpose(imp *I) {
-  I->virtual_ok = 1;
-  val *v = input(I, 0);
-  I->virtual_ok = 0;
-  if (v && v->vrank)
-    return transpose_virtual(I, v);
   int32_t x = in_tensor(I, 0);
   if (x < 0)
     return I->d->code;
@@ -2269,6 +2194,19 @@ static void shape_hint(const Onnx__TensorShapeProto *s, char *buf, size_t n) {
   }
 }
 
+/* The size o gives the dynamic dimension d at axis k of a graph input:
+ * --dim's for its name, else --batch's for a first dimension; 0 if none. */
+static int64_t bound_dim(const ox_options *o,
+                         const Onnx__TensorShapeProto__Dimension *d, size_t k) {
+  if (!o)
+    return 0;
+  const char *name = dim_name(d);
+  for (int i = 0; strcmp(name, "?") && i < o->ndims; i++)
+    if (!strcmp(o->dim_name[i], name))
+      return o->dim_size[i];
+  return k == 0 ? o->batch : 0;
+}
+
 static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
                                ir_shape *s, int *dtype) {
   const Onnx__TypeProto *t0 = vi->type;
@@ -2276,14 +2214,15 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
   if (t0 && t0->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
       t0->tensor_type && t0->tensor_type->has_elem_type) {
     int e = t0->tensor_type->elem_type;
-    *dtype = e == DT_FLOAT                    ? IR_DT_F32
-             : e == DT_INT64 || e == DT_INT32 ? IR_DT_I64
-             : e == DT_BOOL                   ? IR_DT_BOOL
-                                              : -1;
+    note_half(I, e); /* imported in float32, converted at the end */
+    *dtype = e == DT_FLOAT || e == DT_FLOAT16 || e == DT_BFLOAT16 ? IR_DT_F32
+             : e == DT_INT64 || e == DT_INT32                     ? IR_DT_I64
+             : e == DT_BOOL                                       ? IR_DT_BOOL
+                                                                  : -1;
     if (*dtype < 0)
       return fail(I, BASE_ERR_PARAM,
                   "graph input '%s' has element type %d (supported: float32, "
-                  "int64, int32, bool)",
+                  "float16, bfloat16, int64, int32, bool)",
                   vi->name, e);
   }
   for (int k = 0; I->o && k < I->o->nshapes; k++)
@@ -2314,12 +2253,19 @@ static base_status input_shape(imp *I, const Onnx__ValueInfoProto *vi,
                   vi->name, k, (long long)d->dim_value);
     if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
         d->dim_value < 1) {
-      char hint[256];
+      int64_t bound = bound_dim(I->o, d, k);
+      if (bound > 0) {
+        dims[k] = bound;
+        continue;
+      }
+      char hint[256], alt[96] = "";
       shape_hint(tt->shape, hint, sizeof hint);
+      if (strcmp(dim_name(d), "?"))
+        snprintf(alt, sizeof alt, ", or --dim %s=SIZE", dim_name(d));
       return fail(I, BASE_ERR_SHAPE,
                   "graph input '%s' has a dynamic dimension %zu ('%s'): pass "
-                  "--input-shape %s=%s with sizes for the <dynamic> ones",
-                  vi->name, k, dim_name(d), vi->name, hint);
+                  "--input-shape %s=%s with sizes for the <dynamic> ones%s",
+                  vi->name, k, dim_name(d), vi->name, hint, alt);
     }
     dims[k] = d->dim_value;
   }
@@ -2579,6 +2525,17 @@ static base_status check_model(imp *I) {
   return BASE_OK;
 }
 
+/* A half model, imported in float32 (its values are exact there), in its
+ * half type by the mixed-precision policy (ir_graph_to_dtype). */
+static base_status to_half(imp *I) {
+  ir_graph *h = ir_graph_to_dtype(I->g, (ir_dtype)I->half, I->d);
+  if (!h)
+    return fail(I, I->d->code, "%s", I->d->msg);
+  ir_graph_free(I->g);
+  I->g = h;
+  return BASE_OK;
+}
+
 ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
                     const ox_options *o, base_diag *d) {
   base_diag local;
@@ -2617,6 +2574,8 @@ ir_graph *ox_import(const uint8_t *data, size_t len, const char *file,
     st = bind_outputs(&I);
   if (!st && ir_graph_validate(I.g, I.d))
     st = fail(&I, BASE_ERR_INTERNAL, "imported graph is invalid: %s", I.d->msg);
+  if (!st && I.half)
+    st = to_half(&I);
   if (st) {
     ir_graph_free(I.g);
     I.g = NULL;

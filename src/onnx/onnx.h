@@ -36,6 +36,14 @@ typedef struct ox_options {
    * recognised by their uses) */
   int ndata;
   char data[OX_MAX_SHAPES][256];
+  /* --dim NAME=SIZE: the size of the model's dynamic dimensions named NAME
+   * (dim_param) wherever they appear in the graph inputs */
+  int ndims;
+  char dim_name[OX_MAX_SHAPES][64];
+  int64_t dim_size[OX_MAX_SHAPES];
+  /* > 0 (--batch of optimize and run): the size of a dynamic first
+   * dimension of a graph input that no --dim names */
+  int64_t batch;
 } ox_options;
 
 /* Parses "name=1x3x224x224" into a; non-zero on malformed text. */
@@ -45,6 +53,10 @@ int ox_parse_shape_arg(const char *text, ox_shape_arg *a);
  * malformed value, more than OX_MAX_SHAPES. */
 int ox_options_add_shape(ox_options *o, const char *text, char *msg, size_t n);
 int ox_options_add_data(ox_options *o, const char *name, char *msg, size_t n);
+/* Adds one --dim "NAME=SIZE" to o: 0, or -1 with the message in msg. */
+int ox_options_add_dim(ox_options *o, const char *text, char *msg, size_t n);
+/* Does o set anything (an --input-shape, --data-input or --dim)? */
+int ox_options_any(const ox_options *o);
 
 /* Imports an ONNX model from bytes (len) / from a file. NULL + d on error;
  * d->file is the path, d->line the 1-based node index when the error is
@@ -75,10 +87,18 @@ typedef struct ox_export_report {
   int at_load;         /* weight-only nodes kept (weights without values):
                           they run once at load, not per inference */
   int renamed;         /* tensors given back their original names */
+  /* the original's graph inputs (not initializers) and outputs, and how
+   * many of them the export writes under the same name (a Hugging Face
+   * dynamo export's names are IR names already: 0 given back, all kept) */
+  int io_total, io_same;
   /* the original's named dynamic dimensions of its graph inputs
-   * (dim_param, comma-separated, "" when none): the export writes fixed
-   * shapes, so these are fixed at the graph's sizes */
-  char fixed_dims[160];
+   * (dim_param): those the file keeps (comma-separated: written as
+   * dim_params, reshape targets with 0 and -1, so that it runs at any size
+   * of them; docs/onnx.md), and those fixed at the graph's sizes, each with
+   * why ("seq = 16: ewadd 'x' fails with it changed (...)"; "; "-separated);
+   * "" when none */
+  char kept_dims[160];
+  char fixed_dims[720];
 } ox_export_report;
 
 /* Writes g as an ONNX model to path, atomically. Weights with values

@@ -1,4 +1,5 @@
-/* ox_int.h: what import.c and fold.c share (private to src/onnx).
+/* ox_int.h: what import.c and fold.c share, and export.c's dynamic
+ * dimensions (dyn.c) (private to src/onnx).
  *
  * The importer folds every ONNX node whose inputs are all constants
  * (shape computations, masks built from shapes) on the host, through
@@ -59,5 +60,37 @@ base_status ox_ext_bytes(ox_extdata *x, const Onnx__TensorProto *t,
                          size_t errn);
 /* Unmaps every file x opened. */
 void ox_ext_close(ox_extdata *x);
+
+/* The original model's dynamic dimensions (dim_param) an export keeps
+ * (dyn.c): param p (name[p], size val[p] in the graph) is kept when every
+ * node carries it; e[p] holds, per tensor t and dimension k, the exponent
+ * e[p][t * IR_MAX_RANK + k] of P in that dimension (c * val^e). */
+#define OX_DYN_MAX 8
+typedef struct ox_dyn_in {
+  int tensor, axis, param; /* a graph input's dimension named param */
+} ox_dyn_in;
+typedef struct ox_dyn {
+  int np;
+  const char *name[OX_DYN_MAX];
+  int64_t val[OX_DYN_MAX];
+  int kept[OX_DYN_MAX];
+  char why[OX_DYN_MAX][240]; /* why param p is fixed ("" when kept) */
+  int8_t *e[OX_DYN_MAX];
+  ox_dyn_in *in; /* malloc'd */
+  int nin;
+} ox_dyn;
+
+/* Probes every kept param through g (nodes with skip[i] set are left out:
+ * computed at export) and fixes those a node fixes (why[p]). */
+base_status ox_dyn_solve(ox_dyn *y, const ir_graph *g,
+                         const unsigned char *skip);
+/* Reshape n's target written with 0 (a dimension copied from its input)
+ * and -1 where a kept param lives, into t[0..n->a.nlist-1]; 0 when two
+ * dimensions need -1 (*p_bad: a param of the second; may be NULL). */
+int ox_dyn_reshape(const ox_dyn *y, const ir_graph *g, const ir_node *n,
+                   int64_t *t, int *p_bad);
+/* Whether dimension k of tensor t carries a kept param. */
+int ox_dyn_has(const ox_dyn *y, int t, int k);
+void ox_dyn_free(ox_dyn *y);
 
 #endif

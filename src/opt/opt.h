@@ -4,13 +4,14 @@
  * Python package and the torch.compile backend) call: one list of stages,
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   reprove -> fuse -> order -> check
+ *   reprove -> dtype -> fuse -> lower -> check
  *
  * (read and compile the rules and pass rules; rebatch; fit the cost model;
  * the passes before the search; the search region by region with the
  * mutants that pay; nested splits folded; dead code removed; every applied
  * rule proven again, and the stages from costs run again without any that
- * is not; element-wise fusion; the executor's node order; the end-to-end
+ * is not; element-wise fusion; the executor's folds as graph nodes and
+ * the node order they need (src/fuse/lower.h); the end-to-end
  * check on the CPU executor: seeds and scales, element by element), so that for
  * the same graph and options every entry point gets the same graph and the same
  * report. Callers resolve file paths (the rules, the cost database) and load
@@ -39,8 +40,8 @@ typedef enum opt_stage {
   OPT_SPLITS,  /* activation fusion (hand-written passes), nested splits */
   OPT_PRUNE,   /* dead code removed; the search's result and its cost */
   OPT_REPROVE, /* the applied rules proven again (rewrite_reprove) */
+  OPT_DTYPE,   /* to the half type (opt_options.dtype; docs/half.md) */
   OPT_FUSE,    /* element-wise and attention fusion (opt_options.fuse) */
-  OPT_ORDER,   /* the node order (shortcuts first) lower_epi folds by */
   OPT_LOWER,   /* the executor's folds as graph nodes (with fuse) */
   OPT_CHECK,   /* the end-to-end check (opt_options.check) */
   OPT_NSTAGES
@@ -97,6 +98,13 @@ typedef struct opt_options {
   int batch;              /* > 0: the model rebatched to this first */
   int fuse;               /* the fusion stage (1) */
   int check;              /* the end-to-end check (1) */
+  /* The result's float type: IR_DT_F16 or IR_DT_BF16 converts a float32
+   * model (ir_graph_to_dtype); IR_DT_F32 (0) keeps the model's, and a half
+   * model stays half. A half model is searched in float32 (ir_graph_to_f32:
+   * the rules are proven over the reals and matched on float32), converted
+   * by the dtype stage, and checked against the model in the half type at
+   * that type's tolerance (ex_half_tolerance). */
+  int dtype;
   /* The cost model: cd_model_init'ed by the caller (who may set its
    * unmeasured hook), fitted by the costs stage. Required. */
   cd_model *cost;
@@ -137,7 +145,6 @@ struct opt_report {
   int merged, merged_by_rules;
   fuse_stats fusion;        /* the fusion stage's (zero when it did not run) */
   lower_stats lowering;     /* the lower stage's (zero when it did not run) */
-  int moved;                /* shortcuts the order stage moved */
   double max_rel_error;     /* the check's; -1 when it did not run */
   ex_check_opts check_opts; /* the check's rounds, scales and tolerance */
   ex_check_result check;    /* the check's worst element */

@@ -1,7 +1,7 @@
 /* pipeline.c: opt_run, the optimize pipeline as a list of stage calls
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
- *   reprove -> fuse -> order -> lower -> check
+ *   reprove -> dtype -> fuse -> lower -> check
  *
  * Each stage takes the current graph and replaces it (ir_graph_replace:
  * the new graph owns its weight values); after each, the caller's `after`
@@ -31,11 +31,12 @@ static const stage_row stage_rows[OPT_NSTAGES] = {
     {"prune", "dead code removed"},
     {"reprove", "every applied rule proven again; without any that is not, "
                 "the stages from costs again"},
+    {"dtype", "to the half type: --dtype, or a half model's own, searched "
+              "in float32"},
     {"fuse", "element-wise and attention fusion (not with --no-fuse or an "
              ".onnx output)"},
-    {"order", "the node order the residual inputs follow (shortcuts before "
-              "the chains they join)"},
-    {"lower", "the executor's folds made graph nodes (with fuse)"},
+    {"lower", "the executor's folds made graph nodes, shortcuts before the "
+              "chains they join (with fuse)"},
     {"check", "the end-to-end check on the CPU executor (not with "
               "--no-check)"},
 };
@@ -141,7 +142,10 @@ typedef struct run {
   srch_options so;  /* o->so with the cost model, pass rules and hooks */
   mutant_search ms; /* the mutants' region hook (o->mutants) */
   const ir_graph *g;
-  ir_graph *orig; /* g rebatched (NULL: g): what the check compares to */
+  ir_graph *orig; /* g rebatched (NULL: g), in float32: where the search
+                     starts (again) */
+  ir_graph *ref;  /* the half reference the check compares to (NULL: orig) */
+  ir_dtype half;  /* the result's half type; IR_DT_F32: none */
   ir_graph *cur;  /* the graph as it stands (NULL: g) */
   int restart;    /* > 0: the next stage to run (a rule was demoted) */
   double t0;
@@ -179,16 +183,39 @@ static base_status do_rules(run *p) {
   return BASE_OK;
 }
 
+/* A half result: the reference in the half type (the model as it is, or
+ * converted), the search's start the model in float32. */
+static base_status half_start(run *p) {
+  const ir_graph *m = p->orig ? p->orig : p->g;
+  int own = ir_graph_float_type(m) == p->half;
+  p->ref = own ? ir_graph_clone(m) : ir_graph_to_dtype(m, p->half, p->d);
+  ir_graph *wide = p->ref ? ir_graph_to_f32(m, p->d) : NULL;
+  if (!wide)
+    return p->d->code ? p->d->code : BASE_ERR_NOMEM;
+  ir_graph_free(p->orig);
+  p->orig = wide;
+  return advance(p, ir_graph_clone(wide), 1, "float32");
+}
+
 static base_status do_batch(run *p) {
-  if (p->o->batch <= 0)
+  if (p->o->batch > 0) {
+    ir_graph *h = NULL;
+    base_status s = ir_rebatch(p->g, p->o->batch, &h, p->d);
+    if (s)
+      return s;
+    p->orig = h;
+    p->r->ran[OPT_BATCH] = 1;
+    if ((s = advance(p, ir_graph_clone(h), 1, "rebatch")))
+      return s;
+  }
+  return p->half != IR_DT_F32 ? half_start(p) : BASE_OK;
+}
+
+static base_status do_dtype(run *p) {
+  if (p->half == IR_DT_F32)
     return BASE_OK;
-  ir_graph *h = NULL;
-  base_status s = ir_rebatch(p->g, p->o->batch, &h, p->d);
-  if (s)
-    return s;
-  p->orig = h;
-  p->r->ran[OPT_BATCH] = 1;
-  return advance(p, ir_graph_clone(h), 1, "rebatch");
+  p->r->ran[OPT_DTYPE] = 1;
+  return advance(p, ir_graph_to_dtype(current(p), p->half, p->d), 1, "dtype");
 }
 
 static base_status do_costs(run *p) {
@@ -273,14 +300,6 @@ static base_status do_lower(run *p) {
   return advance(p, lower_graph(current(p), &p->r->lowering, p->d), 0, "lower");
 }
 
-static base_status do_order(run *p) {
-  ir_graph *h = p->cur; /* never NULL here: the passes made a graph */
-  base_status s = pass_order_apply(&h, &p->r->moved, p->d);
-  p->cur = h;
-  p->r->ran[OPT_ORDER] = !s;
-  return s ? s : ir_check_invariants(p->cur, "order", p->d);
-}
-
 /* Proves again every rule the result applied (rewrite_reprove). When one
  * labelled proven is not proven, it is demoted (off in the rules and pass
  * rules) and the stages from costs run again on the model as the batch
@@ -312,7 +331,7 @@ static base_status do_reprove(run *p) {
 static base_status do_check(run *p) {
   if (!p->o->check)
     return BASE_OK;
-  const ir_graph *ref = p->orig ? p->orig : p->g;
+  const ir_graph *ref = p->ref ? p->ref : p->orig ? p->orig : p->g;
   ex_check_result *c = &p->r->check;
   base_status s = ex_check_rounds(ref, current(p), &p->r->check_opts, c, p->d);
   if (s)
@@ -332,8 +351,8 @@ static base_status do_check(run *p) {
 
 typedef base_status (*stage_fn)(run *p);
 static const stage_fn stage_fns[OPT_NSTAGES] = {
-    do_rules, do_batch,   do_costs, do_passes, do_search, do_splits,
-    do_prune, do_reprove, do_fuse,  do_order,  do_lower,  do_check,
+    do_rules,   do_batch, do_costs, do_passes, do_search, do_splits, do_prune,
+    do_reprove, do_dtype, do_fuse,  do_lower,  do_check,
 };
 
 /* ---- progress and the pipeline
@@ -359,7 +378,9 @@ base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
   r->max_rel_error = -1;
   r->nodes_before = g->nnodes;
   *out = NULL;
-  run p = {o, r, o->so, {0}, g, NULL, NULL, 0, base_now(), d};
+  run p = {o, r, o->so, {0}, g, NULL, NULL, IR_DT_F32, NULL, 0, base_now(), d};
+  p.half = ir_dtype_is_half((ir_dtype)o->dtype) ? (ir_dtype)o->dtype
+                                                : ir_graph_float_type(g);
   p.so.cost = cd_model_cost;
   p.so.cost_u = o->cost;
   if (!o->fuse)
@@ -388,6 +409,7 @@ base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
   }
   r->nodes_after = current(&p)->nnodes;
   ir_graph_free(p.orig);
+  ir_graph_free(p.ref);
   if (s) {
     ir_graph_free(p.cur);
     return s;

@@ -1,6 +1,6 @@
 /* pass.h: the optimizer's built-in passes: common subexpressions, batchnorm
- * and scale folding, activation fusion, sibling merging, nested splits and
- * dead code removal.
+ * and scale folding, activation fusion, sibling merging, nested splits,
+ * movement simplification and dead code removal.
  * Each takes a const graph and returns a new one (NULL with d set on failure);
  * *count gets the number of changes made. docs/search.md describes them.
  */
@@ -51,6 +51,11 @@ ir_graph *pass_merge_siblings_except(const ir_graph *g, const uint8_t *skip,
  * dropped and its readers read the earlier node's outputs. Nodes computing
  * graph outputs are kept. Unused weights stay (pass_prune_dead). */
 ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
+/* Small weights (at most 16 elements) with known values, of one type and
+ * shape and bitwise equal values, made the first of them (dedupe.c), so
+ * that pass_cse merges what reads them (each BERT layer's mask from its
+ * own constants); *count weights dropped. */
+ir_graph *pass_dedupe_weights(const ir_graph *g, int *count, base_diag *d);
 /* Nested splits: a split that alone reads one output of another split
  * along the same axis (no graph output) is folded into it: one split whose
  * sizes list the inner split's parts in place of that output, its outputs
@@ -58,15 +63,22 @@ ir_graph *pass_cse(const ir_graph *g, int *count, base_diag *d);
  * executor copies the bytes once, not twice). One level a call: *count
  * splits folded. */
 ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
-/* Node order for the executor (order.c): a convolution or matmul that an
- * add reads beside another one, whose inputs are ready before that one's
- * chain runs (a ResNet's projection shortcut), is moved to right after its
- * inputs, so the executor folds the add into the chain's last node and
- * runs the shortcut beside the chain. *count nodes moved; same values. */
-ir_graph *pass_order_branches(const ir_graph *g, int *count, base_diag *d);
-/* pass_order_branches on *g, replacing it (ir_graph_replace) when a node
- * moved; on failure *g stays. */
-base_status pass_order_apply(ir_graph **g, int *count, base_diag *d);
+/* A merged projection's biases (splitbias.c): matmul (no bias, act none)
+ * read by a split along the last axis alone, each of whose parts is read
+ * by one ewadd with a vector bias alone (a weight, or weight-only and
+ * before the matmul) -> the matmul with the biases concatenated as its
+ * bias, the split's outputs named as the adds'. *count splits. */
+ir_graph *pass_split_bias(const ir_graph *g, int *count, base_diag *d);
+/* Movement operators that move nothing (a transpose by the identity
+ * permutation, a reshape to the same shape, a slice of the whole input, a
+ * pad of zeros) dropped, their readers reading their input; a transpose
+ * read only by a transpose folded into it (one transpose by the composed
+ * permutation, dropped when that is the identity); a transpose that only
+ * permutes the rows of a matmul (through reshapes to [M,N] and back) sunk
+ * into the transpose producing the matmul's input (moves.c). Graph outputs
+ * keep their nodes. *count operators removed; same values (bit for bit
+ * but for a sunk matmul, whose rows the GEMM may block differently). */
+ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
 

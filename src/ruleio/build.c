@@ -127,7 +127,7 @@ static hint forget(hint h, int i) {
 }
 
 static hint hint4(int64_t a, int64_t b, int64_t c, int64_t d) {
-  hint h = {4, {a, b, c, d, -1}};
+  hint h = {4, {a, b, c, d, -1, -1, -1, -1}};
   return h;
 }
 

@@ -410,7 +410,13 @@ base_status srch_begin(const ir_graph *g, const rewrite_rules *rules,
 ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
                           srch_stats *st, base_diag *d) {
   ir_graph *cur = (ir_graph *)g;
-  int ok = step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
+  if (o->no_passes)
+    return stage_result(cur, g, 1, d);
+  int dup = 0; /* equal small weights: then cse merges their readers */
+  int ok = step(&cur, g, pass_simplify_moves(cur, &st->moves_removed, d),
+                "simplify moves", d) &&
+           step(&cur, g, pass_dedupe_weights(cur, &dup, d), "dedupe", d) &&
+           step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
            step(&cur, g, pass_fold_batchnorm(cur, &st->bn_folded, d),
                 "fold batchnorm", d) &&
            step(&cur, g, pass_fold_scale(cur, &st->scales_folded, d),
@@ -429,11 +435,15 @@ ir_graph *srch_run_regions(const ir_graph *g, const rewrite_rules *rules,
 ir_graph *srch_run_splits(const ir_graph *g, const srch_options *o,
                           srch_stats *st, base_diag *d) {
   ir_graph *cur = (ir_graph *)g;
-  int more = 0; /* passes as rules: no activation fusion after the search
-                    (only splits folded) */
+  int more = 0;   /* passes as rules: no activation fusion after the search
+                      (only splits folded) */
+  int biases = 0; /* a merged projection's biases into its matmul */
+  if (o->no_passes)
+    return stage_result(cur, g, 1, d);
   int ok = (o->pass_rules || step(&cur, g, pass_fuse_activations(cur, &more, d),
                                   "fuse activations", d)) &&
-           merge_splits(&cur, g, st, d);
+           merge_splits(&cur, g, st, d) &&
+           step(&cur, g, pass_split_bias(cur, &biases, d), "split biases", d);
   st->acts_fused += more;
   return stage_result(cur, g, ok, d);
 }
@@ -477,4 +487,74 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   }
   st->seconds = base_now() - t0;
   return r;
+}
+
+/* ---- regions one at a time (srch_regions_*)
+ * -------------------------------------------------------- */
+
+struct srch_regions {
+  srch_options o; /* region_nodes only */
+  pass p;
+};
+
+srch_regions *srch_regions_cut(const ir_graph *g, int region_nodes,
+                               base_diag *d) {
+  srch_regions *r = base_calloc(1, sizeof *r);
+  if (!r) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return NULL;
+  }
+  srch_options_default(&r->o);
+  r->o.region_nodes = region_nodes;
+  r->p = (pass){.g = g, .o = &r->o, .d = d};
+  rewrite_index ix;
+  r->p.wmask = base_calloc((size_t)g->nnodes + 1, 1);
+  r->p.rg = base_calloc((size_t)g->nnodes + 1, sizeof *r->p.rg);
+  base_status st = BASE_ERR_NOMEM;
+  if (!r->p.wmask || !r->p.rg || rewrite_index_build(g, &ix, d)) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  } else {
+    ir_weight_only(g, r->p.wmask);
+    st = cut(&r->p, &ix, 0);
+    rewrite_index_free(&ix);
+  }
+  if (st) {
+    srch_regions_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+int srch_regions_count(const srch_regions *r) { return r->p.nrg; }
+
+const ir_graph *srch_regions_graph(const srch_regions *r, int k) {
+  return k >= 0 && k < r->p.nrg ? r->p.rg[k].sub : NULL;
+}
+
+ir_graph *srch_regions_replace(srch_regions *r, int k, const ir_graph *sub,
+                               base_diag *d) {
+  if (k < 0 || k >= r->p.nrg || !r->p.rg[k].sub) {
+    base_diag_set(d, BASE_ERR_PARAM, 0, 0, "region %d: no such live region", k);
+    return NULL;
+  }
+  ir_graph *own = r->p.rg[k].sub;
+  r->p.rg[k].sub = (ir_graph *)sub; /* only read by stitch */
+  r->p.d = d;
+  ir_graph *h = assemble(&r->p);
+  r->p.rg[k].sub = own;
+  ir_graph *c = h ? ir_graph_clone(h) : NULL;
+  if (h && !c)
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  ir_graph_free(h);
+  return c;
+}
+
+void srch_regions_free(srch_regions *r) {
+  if (!r)
+    return;
+  for (int k = 0; r->p.rg && k < r->p.nrg; k++)
+    region_free(&r->p.rg[k]);
+  free(r->p.rg);
+  free(r->p.wmask);
+  free(r);
 }

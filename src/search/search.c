@@ -287,9 +287,30 @@ static base_status graph_cost(const sstate *s, const ir_graph *g, double *c,
   return st;
 }
 
-/* Costs and queues a built new graph (taking it); updates the best. */
+/* Hands g (history entry h, depth rewrites from the start) to
+ * o->cand_fn, with the rewrites that made it, in order. */
+static base_status report_cand(const sstate *s, const ir_graph *g, double c,
+                               int h, int depth, base_diag *d) {
+  if (!s->o->cand_fn)
+    return BASE_OK;
+  srch_step *steps = base_calloc((size_t)depth + 1, sizeof *steps);
+  if (!steps)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  int n = depth;
+  for (int k = h; k >= 0 && s->h[k].parent >= 0 && n > 0; k = s->h[k].parent) {
+    const rewrite_dir *dr = &s->rules->dirs[s->h[k].dir];
+    steps[--n] = (srch_step){dr->rule, dr->backward};
+  }
+  base_status st = s->o->cand_fn(s->o->cand_u, g, c, steps + n, depth - n, d);
+  free(steps);
+  return st;
+}
+
+/* Costs and queues a built new graph (taking it); updates the best.
+ * only_report: a graph built for o->cand_fn alone (the probe found it
+ * neither the best nor one to queue), handed to it and dropped. */
 static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
-                        base_diag *d) {
+                        int only_report, base_diag *d) {
   double c;
   base_status cs = ir_check_invariants(child, "a rewrite", d);
   if (!cs)
@@ -303,7 +324,8 @@ static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
     ir_graph_free(child);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  if ((cs = top_offer(s, child, c, h, d))) {
+  if ((cs = report_cand(s, child, c, h, parent->depth + 1, d)) || only_report ||
+      (cs = top_offer(s, child, c, h, d))) {
     ir_graph_free(child);
     return cs;
   }
@@ -361,8 +383,9 @@ static base_status offer(sstate *s, const cand *c, int k,
   s->st->generated++;
   s->st->estimated |= pr.estimated;
   double margin = 1e-6 * s->best_cost;
-  if (pr.cost > s->best_cost + margin &&
-      (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin))
+  int skip = pr.cost > s->best_cost + margin &&
+             (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin);
+  if (skip && !s->o->cand_fn)
     return BASE_OK; /* would be neither the best nor queued */
   ir_graph *child = rewrite_apply(c->g, rewrite_match_pat(dr, m),
                                   rewrite_match_repl(dr, m), m, &ld);
@@ -372,7 +395,7 @@ static base_status offer(sstate *s, const cand *c, int k,
                ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
                : BASE_OK;
   }
-  return take(s, c, k, child, d);
+  return take(s, c, k, child, skip, d);
 }
 
 /* The operators present in the indexed graph, as a bit set. */
@@ -481,7 +504,9 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
     rc = graph_cost(&s, g, &s.best_cost, d);
     if (!rc) {
       s.h[s.best_hist].cost = s.best_cost;
-      rc = top_offer(&s, g, s.best_cost, s.best_hist, d);
+      rc = report_cand(&s, g, s.best_cost, s.best_hist, 0, d);
+      if (!rc)
+        rc = top_offer(&s, g, s.best_cost, s.best_hist, d);
     }
     if (!rc) {
       heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});

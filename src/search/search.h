@@ -19,6 +19,14 @@
 /* ---- search ----------------------------------------------------------------
  */
 
+/* One rewrite on a candidate's way from a region search's start: the
+ * rule (its index in the rule set the search was compiled from) and the
+ * direction it was used in. */
+typedef struct srch_step {
+  int rule;
+  int backward;
+} srch_step;
+
 typedef struct srch_options {
   double alpha;      /* expand graphs with cost < alpha * best (1.05) */
   int budget;        /* most expansions per region (1000) */
@@ -31,6 +39,11 @@ typedef struct srch_options {
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
   int merge;         /* run pass_merge_siblings before the search (1) */
+  /* 1: no pass before or after the search (no common subexpressions, no
+   * batchnorm or scale folding, no hand fusion or merging, no pass rules,
+   * no nested splits folded): the rules alone (`--passes none`, what the
+   * generated rules reach by themselves). (0) */
+  int no_passes;
   /* Fusion as the search's decision: each region search keeps its fuse_k
    * cheapest distinct graphs (the start and every graph built) and returns
    * the one cheapest once fused (fuse_graph under this cost function; ties:
@@ -57,6 +70,17 @@ typedef struct srch_options {
   base_status (*region_fn)(void *u, const ir_graph *best, ir_graph **out,
                            base_diag *d);
   void *region_u;
+  /* Called, when set, on every distinct graph a search costs (`experiment
+   * candidates`): its start (nsteps 0), then each new graph (a structural
+   * hash not seen in that search) a rewrite makes, with its cost and the
+   * rewrites that made it from the start, in order. With it set every new
+   * graph is built, not only those that could be queued or become the best
+   * (the others are handed to it and dropped): the search's decisions are
+   * the same, only slower. g is the search's
+   * (valid during the call only); an error stops the search with it. */
+  base_status (*cand_fn)(void *u, const ir_graph *g, double cost,
+                         const srch_step *steps, int nsteps, base_diag *d);
+  void *cand_u;
   /* Called, when set, before each region search: pass (0-based) of
    * npasses, region (0-based) of nregions in that pass. */
   void (*progress)(void *u, int pass, int npasses, int region, int nregions);
@@ -70,6 +94,7 @@ typedef struct srch_stats {
   int cse, bn_folded, acts_fused, merged, stopped_by_time;
   int scales_folded;       /* pass_fold_scale */
   int splits_merged;       /* pass_merge_splits (all rounds) */
+  int moves_removed;       /* pass_simplify_moves */
   int stopped_by_patience; /* regions stopped for want of progress */
   int fuse_chosen;         /* searches whose result is not their cheapest graph
                               but one cheaper once fused (fuse_k) */
@@ -120,5 +145,31 @@ ir_graph *srch_run_splits(const ir_graph *g, const srch_options *o,
                           srch_stats *st, base_diag *d);
 base_status srch_end(const ir_graph *h, const srch_options *o, srch_stats *st,
                      base_diag *d);
+
+/* ---- regions ---------------------------------------------------------------
+ */
+
+/* A graph cut into regions as the search's first pass cuts it (at most
+ * region_nodes compute operators each, consecutive in topological order;
+ * weight-only nodes outside them), for a caller that searches one region
+ * at a time and puts a graph of its own in a region's place (`experiment
+ * candidates`). g must outlive it. */
+typedef struct srch_regions srch_regions;
+
+srch_regions *srch_regions_cut(const ir_graph *g, int region_nodes,
+                               base_diag *d);
+/* Regions in topological order, dead ones (nothing read after them)
+ * included. */
+int srch_regions_count(const srch_regions *r);
+/* Region k as a graph of its own (tensors read from outside are its inputs
+ * or weights, tensors read after it its outputs), as the search gets it;
+ * NULL for a dead region. */
+const ir_graph *srch_regions_graph(const srch_regions *r, int k);
+/* A new self-contained graph: g with region k's nodes replaced by sub, a
+ * graph over the same inputs and outputs (names and shapes) as
+ * srch_regions_graph(r, k); NULL with d set (out of memory, a lost input). */
+ir_graph *srch_regions_replace(srch_regions *r, int k, const ir_graph *sub,
+                               base_diag *d);
+void srch_regions_free(srch_regions *r);
 
 #endif

@@ -337,7 +337,30 @@ const verify_axiom verify_axioms_enlarge[] = {
      "kh=3 kw=3 w=[2,2,3,1] s=[]"},
     VERIFY_AXIOM_END};
 
-const verify_axiom verify_axioms_batchnorm[] = {VERIFY_AXIOM_END};
+/* Batchnorm folded into the convolution before it, in the IR form the
+ * extended generation set builds (src/enumerate/gops.c, build_bn): with
+ * f = s / sqrt(v + eps), the filter w f (per output channel: a batchnorm
+ * of w's transpose with zero mean and bias, transposed back) and the bias
+ * c f + b - m f (a batchnorm of the bias c, or of zeros [1,O], reshaped).
+ * (sh s) is the code of [O]; R, the code of [1,O], is 10 + M ((sh s) - 1)
+ * (M: encode.c's modulus); 13324 is the code of perm [1,0,2,3]. */
+#define BN_R "(+ 10 (* 68719476737 (- (sh s) 1)))"
+#define BN_W                                                                   \
+  "(transpose 13324 (bn e (transpose 13324 w) s (ewsub m m) (ewsub m m) v))"
+#define BN_INST " e=925353388 x=[1,2,6,6] w=[3,2,3,3] s=[3] b=[3] m=[3] v=[3]"
+const verify_axiom verify_axioms_batchnorm[] = {
+    {"bn_fold_conv", "batchnorm",
+     "(= (bn e (conv2d sh sw p g NONE x w) s b m v)"
+     " (conv2db sh sw p g NONE x " BN_W
+     " (reshape (sh s) (bn e (ewsub (reshape " BN_R " m) (reshape " BN_R
+     " m)) s b m v))))",
+     "sh=2 sw=1 p=1 g=1" BN_INST},
+    {"bn_fold_convb", "batchnorm",
+     "(= (bn e (conv2db sh sw p g NONE x w c) s b m v)"
+     " (conv2db sh sw p g NONE x " BN_W " (reshape (sh s) (bn e (reshape " BN_R
+     " c) s b m v))))",
+     "sh=1 sw=1 p=0 g=1 c=[3]" BN_INST},
+    VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_reduce_mean[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_softmax[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_layernorm[] = {VERIFY_AXIOM_END};

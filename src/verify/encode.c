@@ -178,6 +178,7 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   switch (nd->op) {
   case IR_OP_EWADD: f = VERIFY_F_EWADD; break;
   case IR_OP_EWMUL: f = VERIFY_F_EWMUL; break;
+  case IR_OP_EWSUB: f = VERIFY_F_EWSUB; break;
   case IR_OP_SMUL: f = VERIFY_F_SMUL; break;
   case IR_OP_TRANSPOSE:
     f = VERIFY_F_TRANSPOSE, iv[0] = verify_perm_code(a->list, a->nlist);
@@ -200,7 +201,6 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
     break;
   case IR_OP_CONV2D:
   case IR_OP_MATMUL:
-  case IR_OP_EWSUB:
   case IR_OP_EWDIV:
   case IR_OP_CLIP:
   case IR_OP_CONCAT:
@@ -279,7 +279,16 @@ static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
     out[0] = enc_concat(c, g, nd, in);
   else if (nd->op == IR_OP_SPLIT)
     enc_split(c, nd, in[0], out);
-  else if (nd->op == IR_OP_CONST_ONES) {
+  else if (nd->op == IR_OP_BATCHNORM && nd->nin == 5) {
+    uint32_t bits;
+    memcpy(&bits, &nd->a.eps, sizeof bits);
+    int64_t iv[1] = {bits};
+    out[0] = apply(c, VERIFY_F_BN, iv, in);
+  } else if (nd->op == IR_OP_RESHAPE) {
+    Z3_ast a[2] = {verify_shape_code(c, &g->tensors[nd->out[0]].shape), in[0]};
+    out[0] =
+        verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_RESHAPE], 2, a);
+  } else if (nd->op == IR_OP_CONST_ONES) {
     Z3_ast code = verify_shape_code(c, &g->tensors[nd->out[0]].shape);
     out[0] = verify_z3_bad() ? NULL
                              : Z3_mk_app(c->z, c->fn[VERIFY_F_ONES], 1, &code);

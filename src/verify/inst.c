@@ -134,6 +134,33 @@ static int64_t arith(verify_fn fn, int64_t a, int64_t b, int *ok) {
   return 0;
 }
 
+/* The modulus of shape codes (encode.c, verify_shape_code). */
+#define CODE_M 68719476737LL
+
+/* A shape's code as a number (in arithmetic: the batchnorm folds'
+ * reshapes), when it fits in 62 bits; else *ok = 0. */
+static int64_t shape_code(const ir_shape *s, int *ok) {
+  __int128 acc = 0;
+  for (int i = s->rank - 1; i >= 0; i--) {
+    acc = acc * CODE_M + s->dim[i];
+    if (acc > ((__int128)1 << 58))
+      *ok = 0;
+  }
+  return *ok ? (int64_t)(s->rank + 8 * acc) : 0;
+}
+
+/* The shape whose code is c; 0 when c is no shape's code. */
+static int code_shape(int64_t c, ir_shape *s) {
+  int64_t dims[IR_MAX_RANK], rest = c / 8;
+  int r = (int)(c % 8);
+  if (c < 0 || r > IR_MAX_RANK)
+    return 0;
+  for (int i = 0; i < r; i++, rest /= CODE_M)
+    dims[i] = rest % CODE_M;
+  *s = ir_shape_make(r, dims);
+  return rest == 0;
+}
+
 static ival eval_int(inst *in, const verify_term *e, int *ok) {
   if (e->kind == VERIFY_T_NUM)
     return num(e->num);
@@ -145,9 +172,9 @@ static ival eval_int(inst *in, const verify_term *e, int *ok) {
     return r;
   }
   ival a = eval_int(in, e->args[0], ok), b = eval_int(in, e->args[1], ok);
-  if (a.is_shape || b.is_shape)
-    *ok = 0;
-  return num(arith(e->fn, a.v, b.v, ok));
+  int64_t x = a.is_shape ? shape_code(&a.s, ok) : a.v;
+  int64_t y = b.is_shape ? shape_code(&b.s, ok) : b.v;
+  return num(arith(e->fn, x, y, ok));
 }
 
 static int eval_bool(inst *in, const verify_term *e, int *ok) {
@@ -195,9 +222,13 @@ static void set_list(ir_attrs *a, const int64_t *v, int n) {
 static int decode_perm(int64_t code, ir_attrs *a) {
   int n = (int)(code % 8);
   int64_t c = code / 8, p[IR_MAX_RANK];
+  if (!n) /* n = 8: code = 8 + 8 c */
+    n = 8, c--;
+  if (c < 0 || n > IR_MAX_RANK)
+    return 0;
   for (int i = 0; i < n; i++, c /= 8)
     p[i] = c % 8;
-  if (n < 1 || n > IR_MAX_RANK || c)
+  if (c)
     return 0;
   set_list(a, p, n);
   return 1;
@@ -282,6 +313,23 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
   case VERIFY_F_ICONV: return describe_const(e, iv, g, IR_OP_CONST_ICONV);
   case VERIFY_F_IMM: return describe_const(e, iv, g, IR_OP_CONST_IMM);
   case VERIFY_F_CPOOL: return describe_const(e, iv, g, IR_OP_CONST_POOL);
+  case VERIFY_F_BN: {
+    uint32_t bits = (uint32_t)iv[0].v;
+    g->op = IR_OP_BATCHNORM;
+    ir_attrs_default(g->op, a);
+    memcpy(&a->eps, &bits, sizeof bits);
+    return !iv[0].is_shape && a->eps >= 0;
+  }
+  case VERIFY_F_RESHAPE: {
+    ir_shape s = iv[0].s;
+    g->op = IR_OP_RESHAPE;
+    ir_attrs_default(g->op, a);
+    if (!iv[0].is_shape && !code_shape(iv[0].v, &s))
+      return 0;
+    set_list(a, s.dim, s.rank);
+    return 1;
+  }
+  case VERIFY_F_EWSUB: g->op = IR_OP_EWSUB; break;
   case VERIFY_F_ONES:
     g->op = IR_OP_CONST_ONES;
     ir_attrs_default(g->op, a);
@@ -318,12 +366,28 @@ static int carried_size(inst *in, const ir_graph *g, const verify_term *e,
 
 static int build(inst *in, ir_graph *g, const verify_term *e);
 
+/* Whether variable var is a parameter of a (bn ...) term of e (scale,
+ * bias, mean, var: a weight, drawn by its reader's hint, so that the
+ * variance is positive). */
+static int bn_param(const verify_term *e, int var) {
+  if (e->kind != VERIFY_T_APP)
+    return 0;
+  for (int i = 0; i < e->nargs; i++)
+    if ((e->fn == VERIFY_F_BN && i >= 2 && e->args[i]->kind == VERIFY_T_VAR &&
+         e->args[i]->var == var) ||
+        bn_param(e->args[i], var))
+      return 1;
+  return 0;
+}
+
 static int build_var(inst *in, ir_graph *g, const verify_term *e) {
   const char *name = in->f->vars[e->var].name;
   int t = ir_find_tensor(g, name);
   if (t >= 0)
     return t;
-  return ir_add_tensor(g, name, IR_T_INPUT, &in->val[e->var].s, in->d);
+  int w = bn_param(in->f->lhs, e->var) || bn_param(in->f->rhs, e->var);
+  return ir_add_tensor(g, name, w ? IR_T_WEIGHT : IR_T_INPUT,
+                       &in->val[e->var].s, in->d);
 }
 
 static int build_app(inst *in, ir_graph *g, const verify_term *e) {

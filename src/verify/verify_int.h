@@ -28,10 +28,14 @@ typedef enum verify_fn {
   VERIFY_F_IMM,       /* (imm n) */
   VERIFY_F_ONES,      /* (ones shapecode) */
   VERIFY_F_CPOOL,     /* (cpool c kh kw) */
-  VERIFY_F_SH,        /* (sh x): x's shape code (Int); guards only */
+  VERIFY_F_SH,        /* (sh x): x's shape code (Int); guards, and the
+                         Int arguments of the batchnorm folds' reshapes */
   VERIFY_F_CONV2DB,   /* (conv2db sh sw pad groups act x w b): with bias b */
   VERIFY_F_MATMULB,   /* (matmulb ax act x w b): x [..,M,K] (rank ax+1 >= 2)
                          times a 2-D w [K,N], plus the bias b [N] */
+  VERIFY_F_BN,        /* (bn e x s b m v): batchnorm, e = eps's float bits */
+  VERIFY_F_RESHAPE,   /* (reshape c x): x reshaped to the shape of code c */
+  VERIFY_F_EWSUB,     /* (ewsub a b), equal shapes */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
@@ -113,7 +117,8 @@ typedef struct verify_form {
 base_status verify_form_parse(const verify_axiom *ax, verify_form *f,
                               base_diag *d);
 
-/* Code of a transpose permutation: n + 8 * sum(perm[i] * 8^i). */
+/* Code of a transpose permutation: n + 8 * sum(perm[i] * 8^i) (n <= 8: a
+ * code that is a multiple of 8 has n = 8). */
 int64_t verify_perm_code(const int64_t *perm, int n);
 
 /* Per-operator axiom arrays, each ended by VERIFY_AXIOM_END (name NULL). */

@@ -62,8 +62,10 @@ static void synthesize(ir_graph *g, const uint8_t *data, size_t len) {
         v[k] = (float)(u & 1);
       else if (t->dtype == IR_DT_I64) /* exact: 24 bits, shifted */
         v[k] = ldexpf((float)((int32_t)(u << 8) >> 8), (int)(u >> 27));
-      else
+      else { /* a half weight holds values of its type */
         memcpy(&v[k], &u, 4);
+        v[k] = ir_dtype_round(v[k], (ir_dtype)t->dtype);
+      }
     }
     t->data = v;
   }

@@ -1,4 +1,4 @@
-/* katt.cu: attention, softmax(s * q k) v, and the split form's softmax.
+/* katt.cu: attention, softmax(s * q k + b) v, and the split form's softmax.
  *
  * BERT's heads, node by node, are a batched matmul for the scores, a
  * kernel scaling them and taking each row's softmax, and a batched matmul
@@ -25,6 +25,7 @@
  */
 #include <math.h>
 #include <mma.h>
+#include <string.h>
 
 #include "kern.h"
 #include "kutil.cuh"
@@ -51,7 +52,8 @@ template <int RW, int DC, int EC>
 __global__ void __launch_bounds__(ATT_WARPS * 32)
     k_attention(const float *__restrict__ q, const float *__restrict__ k,
                 const float *__restrict__ v, const float *__restrict__ scale,
-                float *__restrict__ y, cxk_att a, int64_t qtiles) {
+                const float *__restrict__ bias, float *__restrict__ y,
+                cxk_att a, int64_t qtiles) {
   constexpr int KC = att_kc(DC, EC), KW = KC / ATT_WARPS;
   constexpr int DU = DC / 32, EU = EC / 32;
   __shared__ float qs[ATT_WARPS * RW * DC];
@@ -64,6 +66,8 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
   k += b0 * a.st[1][0] + b1 * a.st[1][1];
   v += b0 * a.st[2][0] + b1 * a.st[2][1];
   y += b0 * a.st[3][0] + b1 * a.st[3][1];
+  if (bias)
+    bias += b0 * a.bst[0] + b1 * a.bst[1];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   float *qw = qs + w * RW * DC;
   {
@@ -137,13 +141,19 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
         for (int r = 0; r < RW; r++)
           s[r] = fmaf(qw[r * DC + c], kv, s[r]);
       }
-      const bool valid = t0 + sub + lane < a.t;
+      const int64_t key = t0 + sub + lane;
+      const bool valid = key < a.t;
 #pragma unroll
       for (int r = 0; r < RW; r++) {
+        int64_t row = q0 + w * RW + r;
         float x = valid ? s[r] * sc : -INFINITY;
+        if (bias && valid && row < a.s)
+          x += bias[row * a.bst[2] + key * a.bst[3]];
         float mn = fmaxf(m[r], warp_max(x));
-        float p = valid ? expf(x - mn) : 0.0f, ps = warp_sum(p);
-        float corr = expf(m[r] - mn); /* 0 on the first keys */
+        /* every key so far masked (-inf): no NaN from -inf - -inf */
+        float mr = mn == -INFINITY ? 0.0f : mn;
+        float p = valid ? expf(x - mr) : 0.0f, ps = warp_sum(p);
+        float corr = expf(m[r] - mr); /* 0 on the first keys */
         l[r] = l[r] * corr + ps;
         m[r] = mn;
 #pragma unroll
@@ -173,7 +183,8 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
     int64_t row = q0 + w * RW + r;
     if (row >= a.s)
       continue;
-    float inv = 1.0f / l[r];
+    /* l == 0: every key masked, NaN as softmax gives, 0 with the guard */
+    float inv = l[r] > 0.0f ? 1.0f / l[r] : a.guard ? 0.0f : NAN;
 #pragma unroll
     for (int u = 0; u < EU; u++) {
       int c = lane + 32 * u;
@@ -185,36 +196,36 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
 
 template <int RW, int DC, int EC>
 cudaError_t launch(cudaStream_t st, const float *q, const float *k,
-                   const float *v, const float *scale, float *y,
-                   const cxk_att *a) {
+                   const float *v, const float *scale, const float *bias,
+                   float *y, const cxk_att *a) {
   const int rows = ATT_WARPS * RW;
   int64_t qt = (a->s + rows - 1) / rows;
   k_attention<RW, DC, EC>
       <<<(unsigned)(qt * a->d0 * a->d1), ATT_WARPS * 32, 0, st>>>(
-          q, k, v, scale, y, *a, qt);
+          q, k, v, scale, bias, y, *a, qt);
   return cudaGetLastError();
 }
 
 template <int RW, int DC>
 cudaError_t launch_e(cudaStream_t st, const float *q, const float *k,
-                     const float *v, const float *scale, float *y,
-                     const cxk_att *a) {
+                     const float *v, const float *scale, const float *bias,
+                     float *y, const cxk_att *a) {
   if (a->e <= 32)
-    return launch<RW, DC, 32>(st, q, k, v, scale, y, a);
+    return launch<RW, DC, 32>(st, q, k, v, scale, bias, y, a);
   if (a->e <= 64)
-    return launch<RW, DC, 64>(st, q, k, v, scale, y, a);
-  return launch<RW, DC, 128>(st, q, k, v, scale, y, a);
+    return launch<RW, DC, 64>(st, q, k, v, scale, bias, y, a);
+  return launch<RW, DC, 128>(st, q, k, v, scale, bias, y, a);
 }
 
 template <int RW>
 cudaError_t launch_d(cudaStream_t st, const float *q, const float *k,
-                     const float *v, const float *scale, float *y,
-                     const cxk_att *a) {
+                     const float *v, const float *scale, const float *bias,
+                     float *y, const cxk_att *a) {
   if (a->d <= 32)
-    return launch_e<RW, 32>(st, q, k, v, scale, y, a);
+    return launch_e<RW, 32>(st, q, k, v, scale, bias, y, a);
   if (a->d <= 64)
-    return launch_e<RW, 64>(st, q, k, v, scale, y, a);
-  return launch_e<RW, 128>(st, q, k, v, scale, y, a);
+    return launch_e<RW, 64>(st, q, k, v, scale, bias, y, a);
+  return launch_e<RW, 128>(st, q, k, v, scale, bias, y, a);
 }
 
 /* ---- tensor cores (TF32), keys up to ATT_TC_T --------------------------
@@ -281,7 +292,8 @@ template <int DC, int EC>
 __global__ void __launch_bounds__(ATT_TC_W * 32)
     k_attention_tc(const float *__restrict__ q, const float *__restrict__ k,
                    const float *__restrict__ v, const float *__restrict__ scale,
-                   float *__restrict__ y, cxk_att a, int64_t qtiles, int vec) {
+                   const float *__restrict__ bias, float *__restrict__ y,
+                   cxk_att a, int64_t qtiles, int vec) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap(); /* TF32 WMMA: sm_80 on (the executor runs it on sm_90) */
 #else
@@ -300,6 +312,8 @@ __global__ void __launch_bounds__(ATT_TC_W * 32)
   k += b0 * a.st[1][0] + b1 * a.st[1][1] + j0 * a.st[1][3];
   v += b0 * a.st[2][0] + b1 * a.st[2][1] + j0 * a.st[2][2];
   y += b0 * a.st[3][0] + b1 * a.st[3][1];
+  if (bias)
+    bias += b0 * a.bst[0] + b1 * a.bst[1] + q0 * a.bst[2] + j0 * a.bst[3];
   int qin = (int)(a.s - q0 < 16 ? a.s - q0 : 16), kin = T - j0;
   stage16<DC>(qs, L::LQ, q, a.st[0][2], a.st[0][3], qin, D, vec & 1,
               threadIdx.x, ATT_TC_W * 32);
@@ -331,12 +345,15 @@ __global__ void __launch_bounds__(ATT_TC_W * 32)
 #pragma unroll
     for (int u = 0; u < 8; u++) {
       x[u] = h + u < kin ? sw[r * L::LS + h + u] * sc : -INFINITY;
+      if (bias && h + u < kin && r < qin)
+        x[u] += bias[r * a.bst[2] + (h + u) * a.bst[3]];
       m = fmaxf(m, x[u]);
     }
     m = group_max<2>(m);
+    float mr = m == -INFINITY ? 0.0f : m; /* all this warp's keys masked */
 #pragma unroll
     for (int u = 0; u < 8; u++) {
-      x[u] = h + u < kin ? expf(x[u] - m) : 0.0f;
+      x[u] = h + u < kin ? expf(x[u] - mr) : 0.0f;
       l += x[u];
       sw[r * L::LS + h + u] = x[u];
     }
@@ -369,9 +386,13 @@ __global__ void __launch_bounds__(ATT_TC_W * 32)
     float m = -INFINITY, tot = 0.0f;
     for (int u = 0; u < ATT_TC_W; u++)
       m = fmaxf(m, mx[u * 16 + r]);
-    for (int u = 0; u < ATT_TC_W; u++)
-      tot += sum[u * 16 + r] * expf(mx[u * 16 + r] - m);
-    wt[i * 16 + r] = expf(mx[i * 16 + r] - m) / tot;
+    if (m == -INFINITY) { /* every key masked: NaN as softmax, 0 guarded */
+      wt[i * 16 + r] = a.guard ? 0.0f : NAN;
+    } else {
+      for (int u = 0; u < ATT_TC_W; u++)
+        tot += sum[u * 16 + r] * expf(mx[u * 16 + r] - m);
+      wt[i * 16 + r] = expf(mx[i * 16 + r] - m) / tot;
+    }
   }
   __syncthreads();
   const float *o0 = sm + 16 * L::LQ;
@@ -390,8 +411,8 @@ __global__ void __launch_bounds__(ATT_TC_W * 32)
 
 template <int DC, int EC>
 cudaError_t launch_tc(cudaStream_t st, const float *q, const float *k,
-                      const float *v, const float *scale, float *y,
-                      const cxk_att *a, int vec) {
+                      const float *v, const float *scale, const float *bias,
+                      float *y, const cxk_att *a, int vec) {
   size_t smem = sizeof(float) * (size_t)tc_smem<DC, EC>::TOTAL;
   static int set; /* once an instantiation (setting it twice is harmless) */
   if (!set) {
@@ -405,19 +426,19 @@ cudaError_t launch_tc(cudaStream_t st, const float *q, const float *k,
   int64_t qt = (a->s + 15) / 16;
   k_attention_tc<DC, EC>
       <<<(unsigned)(qt * a->d0 * a->d1), ATT_TC_W * 32, smem, st>>>(
-          q, k, v, scale, y, *a, qt, vec);
+          q, k, v, scale, bias, y, *a, qt, vec);
   return cudaGetLastError();
 }
 
 template <int DC>
 cudaError_t launch_tc_e(cudaStream_t st, const float *q, const float *k,
-                        const float *v, const float *scale, float *y,
-                        const cxk_att *a, int vec) {
+                        const float *v, const float *scale, const float *bias,
+                        float *y, const cxk_att *a, int vec) {
   if (a->e <= 32)
-    return launch_tc<DC, 32>(st, q, k, v, scale, y, a, vec);
+    return launch_tc<DC, 32>(st, q, k, v, scale, bias, y, a, vec);
   if (a->e <= 64)
-    return launch_tc<DC, 64>(st, q, k, v, scale, y, a, vec);
-  return launch_tc<DC, 128>(st, q, k, v, scale, y, a, vec);
+    return launch_tc<DC, 64>(st, q, k, v, scale, bias, y, a, vec);
+  return launch_tc<DC, 128>(st, q, k, v, scale, bias, y, a, vec);
 }
 
 /* Whether x's rows (stride sr, columns along sc; batch strides st[0],
@@ -430,11 +451,18 @@ bool rows_vec(const float *x, const int64_t *st, int64_t sr, int64_t sc,
 
 } // namespace
 
-/* One row of softmax(s * x) in place, by a warp: N > 0 keeps it in
+/* The bias of one score row (NULL: none) and its column stride. */
+struct att_brow {
+  const float *b;
+  int64_t cs;
+};
+
+/* One row of softmax(s * x + b) in place, by a warp: N > 0 keeps it in
  * registers, N floats a lane (one read, one write), N == 0 reads it three
- * times (any length). */
+ * times (any length). A row all -inf: NaN as softmax gives, or 0 (guard). */
 template <int N>
-__device__ void scaled_softmax_row(float *r, int64_t len, float sc, int lane) {
+__device__ void scaled_softmax_row(float *r, int64_t len, float sc, att_brow b,
+                                   int guard, int lane) {
   float mx = -INFINITY, sum = 0.0f;
   if (N > 0) {
     float v[N > 0 ? N : 1];
@@ -442,56 +470,84 @@ __device__ void scaled_softmax_row(float *r, int64_t len, float sc, int lane) {
     for (int u = 0; u < N; u++) {
       int64_t i = lane + 32 * u;
       v[u] = i < len ? r[i] * sc : -INFINITY;
+      if (b.b && i < len)
+        v[u] += b.b[i * b.cs];
       mx = fmaxf(mx, v[u]);
     }
     mx = warp_max(mx);
+    if (guard && mx == -INFINITY)
+      mx = INFINITY; /* every e 0: the row 0 below */
 #pragma unroll
     for (int u = 0; u < N; u++) {
       v[u] = lane + 32 * u < len ? expf(v[u] - mx) : 0.0f;
       sum += v[u];
     }
-    float inv = 1.0f / warp_sum(sum);
+    sum = warp_sum(sum);
+    float inv = guard && sum == 0.0f ? 0.0f : 1.0f / sum;
 #pragma unroll
     for (int u = 0; u < N; u++)
       if (lane + 32 * u < len)
         r[lane + 32 * u] = v[u] * inv;
   } else {
     for (int64_t i = lane; i < len; i += 32)
-      mx = fmaxf(mx, r[i] * sc);
+      mx = fmaxf(mx, r[i] * sc + (b.b ? b.b[i * b.cs] : 0.0f));
     mx = warp_max(mx);
+    if (guard && mx == -INFINITY)
+      mx = INFINITY;
     for (int64_t i = lane; i < len; i += 32) {
-      float e = expf(r[i] * sc - mx);
+      float e = expf(r[i] * sc + (b.b ? b.b[i * b.cs] : 0.0f) - mx);
       r[i] = e;
       sum += e;
     }
-    float inv = 1.0f / warp_sum(sum);
+    sum = warp_sum(sum);
+    float inv = guard && sum == 0.0f ? 0.0f : 1.0f / sum;
     for (int64_t i = lane; i < len; i += 32)
       r[i] *= inv;
   }
 }
 
-/* softmax(s * x) in place, a warp a row, grid-stride over the rows. */
+/* softmax(s * x + b) in place, a warp a row, grid-stride over the rows
+ * (row r: row r % a.s of batch r / a.s, for the bias). */
 template <int N>
 __global__ void k_scaled_softmax(float *x, int64_t rows, int64_t len,
-                                 const float *scale) {
+                                 const float *scale, const float *bias,
+                                 cxk_att a, int guard) {
   const float sc = scale ? *scale : 1.0f;
   int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
   for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-       row < rows; row += warps)
-    scaled_softmax_row<N>(x + row * len, len, sc, threadIdx.x & 31);
+       row < rows; row += warps) {
+    att_brow b = {NULL, 0};
+    if (bias) {
+      int64_t bh = row / a.s, i = row % a.s;
+      b.b = bias + bh / a.d1 * a.bst[0] + bh % a.d1 * a.bst[1] + i * a.bst[2];
+      b.cs = a.bst[3];
+    }
+    scaled_softmax_row<N>(x + row * len, len, sc, b, guard, threadIdx.x & 31);
+  }
 }
 
 cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
-                               int64_t len, const float *scale) {
+                               int64_t len, const float *scale,
+                               const float *bias, const cxk_att *a) {
   if (rows <= 0)
     return cudaSuccess;
+  cxk_att z;
+  memset(&z, 0, sizeof z);
+  z.s = z.d1 = 1;
+  const cxk_att &aa = a ? *a : z;
+  int guard = a ? (int)a->guard : 0;
+  if (!a)
+    bias = NULL;
   unsigned nb = blocks_for(rows * 32);
   if (len <= 128)
-    k_scaled_softmax<4><<<nb, kThreads, 0, st>>>(x, rows, len, scale);
+    k_scaled_softmax<4>
+        <<<nb, kThreads, 0, st>>>(x, rows, len, scale, bias, aa, guard);
   else if (len <= 512)
-    k_scaled_softmax<16><<<nb, kThreads, 0, st>>>(x, rows, len, scale);
+    k_scaled_softmax<16>
+        <<<nb, kThreads, 0, st>>>(x, rows, len, scale, bias, aa, guard);
   else
-    k_scaled_softmax<0><<<nb, kThreads, 0, st>>>(x, rows, len, scale);
+    k_scaled_softmax<0>
+        <<<nb, kThreads, 0, st>>>(x, rows, len, scale, bias, aa, guard);
   return cudaGetLastError();
 }
 
@@ -504,8 +560,8 @@ int cxk_attention_ok(const cxk_att *a) {
 }
 
 cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
-                          const float *v, const float *scale, float *y,
-                          const cxk_att *a, int rw) {
+                          const float *v, const float *scale, const float *bias,
+                          float *y, const cxk_att *a, int rw) {
   if (!cxk_attention_ok(a))
     return cudaErrorInvalidValue;
   if (rw == 0) { /* tensor cores */
@@ -514,12 +570,12 @@ cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
     int vec = rows_vec(q, a->st[0], a->st[0][2], a->st[0][3], a->d) |
               rows_vec(k, a->st[1], a->st[1][3], a->st[1][2], a->d) << 1 |
               rows_vec(v, a->st[2], a->st[2][2], a->st[2][3], a->e) << 2;
-    return a->d <= 32   ? launch_tc_e<32>(st, q, k, v, scale, y, a, vec)
-           : a->d <= 64 ? launch_tc_e<64>(st, q, k, v, scale, y, a, vec)
-                        : launch_tc_e<128>(st, q, k, v, scale, y, a, vec);
+    return a->d <= 32   ? launch_tc_e<32>(st, q, k, v, scale, bias, y, a, vec)
+           : a->d <= 64 ? launch_tc_e<64>(st, q, k, v, scale, bias, y, a, vec)
+                        : launch_tc_e<128>(st, q, k, v, scale, bias, y, a, vec);
   }
   (void)rw; /* two rows a warp: four served only large batches, where the
                split form is faster anyway, at twice the instantiations
                (build time) */
-  return launch_d<2>(st, q, k, v, scale, y, a);
+  return launch_d<2>(st, q, k, v, scale, bias, y, a);
 }

@@ -2,7 +2,7 @@
  *
  * Each launcher enqueues one or two kernels on a stream and returns the
  * launch status (cudaGetLastError). Index math is 64-bit throughout; shapes
- * come from the IR (rank <= 5). Parameter blocks are passed by value.
+ * come from the IR (rank <= 8). Parameter blocks are passed by value.
  */
 #ifndef SUPEROPT_CX_KERN_H
 #define SUPEROPT_CX_KERN_H
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define CXK_RANK 5
+#define CXK_RANK 8 /* IR_MAX_RANK (gpu_int.h checks) */
 
 /* Element-wise unary functions (also the fused activations): one per
  * ew.def row (CXK_RELU...), then the others. */
@@ -166,26 +166,34 @@ cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
 /* Softmax of x viewed as [outer, len, inner] along len. */
 cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
                         int64_t len, int64_t inner);
-/* Attention, y = softmax(s * q k) v (katt.cu): per (d0, d1) batch q
+/* Attention, y = softmax(s * q k + b) v (katt.cu): per (d0, d1) batch q
  * [s, d], k [d, t], v [t, e] -> y [s, e], each read or written through its
  * strides st[q, k, v, y][4] over [d0, d1, rows, cols]; scale: a device
- * scalar, NULL for 1. d and e at most CXK_ATT_MAX_DIM (cxk_attention_ok).
- * rw: 0 the TF32 tensor-core kernel (t at most cxk_attention_tc_t()),
- * else the fp32 kernel (any t, two query rows a warp). */
+ * scalar, NULL for 1; bias: NULL for none, else read through its strides
+ * bst over [d0, d1, rows (s), cols (t)] (0 where it broadcasts); guard: a
+ * row whose scores are all -inf gives 0 (else NaN, as softmax does). d and
+ * e at most CXK_ATT_MAX_DIM (cxk_attention_ok). rw: 0 the TF32
+ * tensor-core kernel (t at most cxk_attention_tc_t()), else the fp32
+ * kernel (any t, two query rows a warp). */
 #define CXK_ATT_MAX_DIM 128
 typedef struct cxk_att {
   int64_t d0, d1, s, t, d, e;
   int64_t st[4][4];
+  int64_t bst[4]; /* the bias's strides */
+  int64_t guard;  /* 1: fully masked rows give 0 */
 } cxk_att;
 int cxk_attention_ok(const cxk_att *a);
-/* In place: softmax(s * x) of rows of len floats (s a device scalar, NULL
- * for 1), a warp a row. */
+/* In place: softmax(s * x + b) of rows of len floats (s a device scalar,
+ * NULL for 1), a warp a row; bias (NULL: none) as cxk_attention reads it,
+ * row r being row r % a->s of batch r / a->s, and a->guard as there (a
+ * NULL: no bias, no guard). */
 cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
-                               int64_t len, const float *scale);
+                               int64_t len, const float *scale,
+                               const float *bias, const cxk_att *a);
 int cxk_attention_tc_t(void);
 cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
-                          const float *v, const float *scale, float *y,
-                          const cxk_att *a, int rw);
+                          const float *v, const float *scale, const float *bias,
+                          float *y, const cxk_att *a, int rw);
 /* Layer norm of rows of len floats; xb (NULL: none): a vector of len
  * added to every row as it is loaded. */
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,

@@ -166,61 +166,10 @@ int gpu_layout_views(gpu_plan *p) {
     int to_nchw = to_images(n) && !p->cl[x] && p->cl[y];
     if (to_nhwc || to_nchw) {
       p->steps[i].view = 1;
-      p->steps[i].view_in = 0;
       nv++;
     }
   }
   return nv;
-}
-
-/* The matmul whose result value t is (its bias an input of its own since
- * src/fuse/lower_epi.c; an add folded here is a view), or -1. */
-static int matmul_under(const gpu_plan *p, int t) {
-  const ir_graph *g = p->g;
-  if (g->tensors[t].kind != IR_T_VALUE)
-    return -1;
-  int e = g->tensors[t].node;
-  if (p->steps[e].res_conv && p->steps[e].view)
-    e = p->steps[e].res_conv - 1;
-  return g->nodes[e].op == IR_OP_MATMUL ? e : -1;
-}
-
-int gpu_layout_fold_residuals(gpu_plan *p, const int *reads) {
-  const ir_graph *g = p->g;
-  int n = 0;
-  for (int j = 0; p->cl && !p->ctx->opt.no_fold && j < g->nnodes; j++) {
-    const ir_node *a = &g->nodes[j];
-    /* (a relu or clip folded into the add would be lost with it) */
-    if (a->op != IR_OP_EWADD || a->nin != 2 || p->steps[j].view ||
-        p->steps[j].fuse_relu || p->steps[j].fuse_clip || p->wonly[j] ||
-        !p->cl[a->out[0]] || a->in[0] == a->in[1])
-      continue;
-    for (int k = 0; k < 2; k++) {
-      int t = a->in[k], r = a->in[1 - k];
-      const ir_tensor *tt = &g->tensors[t], *rt = &g->tensors[r];
-      if (tt->kind != IR_T_VALUE || !to_images(&g->nodes[tt->node]) ||
-          !p->steps[tt->node].view || !p->cl[r] ||
-          !ir_shape_eq(&rt->shape, &g->tensors[a->out[0]].shape))
-        continue;
-      int x = g->nodes[tt->node].in[0], ci = matmul_under(p, x);
-      const gpu_step *cs = ci >= 0 ? &p->steps[ci] : NULL;
-      /* every link read once (the views alias the matmul's bytes) */
-      int once = reads[t] == 1 && reads[x] == 1 &&
-                 (!cs || reads[g->nodes[ci].out[0]] == 1);
-      if (!cs || !once || cs->res || cs->fuse_relu || cs->fuse_clip ||
-          cs->view || g->nodes[ci].a.act != IR_ACT_NONE ||
-          p->cl[g->nodes[ci].out[0]] ||
-          (rt->kind == IR_T_VALUE && rt->node > ci))
-        continue;
-      p->steps[ci].res = 1 + r;
-      p->steps[j].res_conv = 1 + ci;
-      p->steps[j].view = 1;
-      p->steps[j].view_in = k;
-      n++;
-      break;
-    }
-  }
-  return n;
 }
 
 /* Row-major strides of shape s (rank 4). */
@@ -279,8 +228,8 @@ static int split_block(const gpu_plan *p, const int *reads, int tin,
 }
 
 /* Does node i read and write rank-4 plain tensors that strided_pass can
- * route through transposes: a batched matmul (no bias, no activation, no
- * fold) or an attention node? *nop: its operands (2 or 3). */
+ * route through transposes: a batched matmul (no bias, no activation) or
+ * an attention node? *nop: its operands (2 or 3). */
 static int strided_node(const gpu_plan *p, int i, int *nop) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[i];
@@ -295,8 +244,7 @@ static int strided_node(const gpu_plan *p, int i, int *nop) {
     return shp(p, n->out[0])->rank == 4 && !p->cl[n->out[0]];
   }
   *nop = 2;
-  if (n->op != IR_OP_MATMUL || n->nin != 2 || n->a.act != IR_ACT_NONE ||
-      s->res || s->fuse_relu || s->fuse_clip)
+  if (n->op != IR_OP_MATMUL || n->nin != 2 || n->a.act != IR_ACT_NONE)
     return 0;
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]),
                  *y = shp(p, n->out[0]);
@@ -414,7 +362,6 @@ static base_status strided_pass(gpu_plan *p, const int *reads, int *views,
     for (int k = 0; k <= nop; k++)
       if (via[k] >= 0) {
         p->steps[via[k]].view = 1;
-        p->steps[via[k]].view_in = 0;
         ++*views;
       }
     for (int k = 0; k < nop; k++) {
@@ -423,7 +370,6 @@ static base_status strided_pass(gpu_plan *p, const int *reads, int *views,
       nfold[spl[k]]++;
       if (!p->steps[spl[k]].view) {
         p->steps[spl[k]].view = 1; /* its outputs: x's bytes, read in place */
-        p->steps[spl[k]].view_in = 0;
         ++*views;
       }
     }

@@ -17,12 +17,12 @@ static size_t tensor_bytes(const ir_graph *g, int t) {
   return sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape);
 }
 
-/* The tensor whose bytes t uses: outputs of views (reshape, a relu folded
- * into its producer) share their input's. */
+/* The tensor whose bytes t uses: outputs of views (a reshape, a transpose
+ * of channels-last bytes) share their input's. */
 static int root_of(const gpu_plan *p, const int32_t *root, int t) {
   const ir_tensor *x = &p->g->tensors[t];
   if (x->kind == IR_T_VALUE && p->steps[x->node].view)
-    return root[p->g->nodes[x->node].in[p->steps[x->node].view_in]];
+    return root[p->g->nodes[x->node].in[0]];
   return t;
 }
 
@@ -48,69 +48,14 @@ static void lifetimes(const gpu_plan *p, int32_t *root, int32_t *first,
     last[root[g->outputs[i]]] = g->nnodes;
 }
 
-/* Can a following relu be folded into n (applied by n's own kernel)? An
- * operator with act= when it has none; one whose kernel has a relu
- * epilogue (ops.def) when it has one output. */
-static int takes_relu(const ir_node *n) {
-  unsigned f = ir_op(n->op)->flags;
-  if (f & IR_OPF_ACT_PARAM)
-    return n->a.act == IR_ACT_NONE;
-  return (f & IR_OPF_RELU_EPILOGUE) && n->nout == 1;
-}
-
-/* Moves the bias of every convolution that fused node j alone reads (no
- * activation, nothing folded, its result of j's rank-4 output shape and
- * no batch-norm parameter in the body) into j's generated kernel, which
- * adds it as it loads the result (run/fused.c): the convolution's bias kernel,
- * a full pass over its result, disappears. */
-static void bias_into_fused(gpu_plan *p, const int *reads,
-                            const unsigned char *wonly, int j) {
+/* Marks views (reshapes: IR_OPF_VIEW) and what the graph's own inputs and
+ * parameters ask of a step: a convolution's or matmul's residual input and
+ * a convolution's act=clip (ops.def, src/fuse/lower_epi.c) are its step's
+ * res and fuse_clip, a layer norm's xb input its ln_bias. The executor
+ * folds nothing of its own: the lower stage (src/fuse/lower.h) made each
+ * fold a node or a parameter of the graph. */
+static void plan_steps(gpu_plan *p) {
   const ir_graph *g = p->g;
-  const ir_node *n = &g->nodes[j];
-  const ir_body *b = ir_body_get(n->a.body);
-  const ir_shape *o = &g->tensors[n->out[0]].shape;
-  if (!b || ir_body_row(b) || wonly[j] || o->rank != 4)
-    return;
-  for (int k = 0; k < n->nin; k++) {
-    const ir_tensor *x = &g->tensors[n->in[k]];
-    if (x->kind != IR_T_VALUE || reads[n->in[k]] != 1 ||
-        !ir_shape_eq(&x->shape, o))
-      continue;
-    const ir_node *c = &g->nodes[x->node];
-    gpu_step *cs = &p->steps[x->node];
-    if (c->op != IR_OP_CONV2D || c->nin != 3 || c->a.act != IR_ACT_NONE ||
-        cs->fuse_relu || cs->fuse_clip || cs->res || wonly[x->node] ||
-        !gpu_weight_like(g, wonly, c->in[2]))
-      continue;
-    int param = 0;
-    for (int i = 0; i < b->nops; i++)
-      for (int q = 1; q < b->ops[i].nin; q++)
-        param |= b->ops[i].op == IR_OP_BATCHNORM && b->ops[i].in[q] == -1 - k;
-    if (!param)
-      cs->bias_moved = 1;
-  }
-}
-
-/* The node whose kernel applies a folded activation for the result of node
- * i: i itself, or the matmul an ewadd was folded into (channels-last,
- * gpu_layout_fold_residuals). */
-static int epilogue_owner(const gpu_plan *p, int i) {
-  return p->steps[i].res_conv ? p->steps[i].res_conv - 1 : i;
-}
-
-/* Marks views: reshapes (IR_OPF_VIEW), relus folded into a producer whose
- * result they alone read (and that is no graph output), and convolution
- * biases moved into the fused node reading them. A convolution's or
- * matmul's residual input and a convolution's act=clip (ops.def,
- * src/fuse/lower_epi.c) are its step's res and fuse_clip; activations on
- * concat and split parts are theirs (act=, src/fuse/lower_move.c). */
-
-static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
-  const ir_graph *g = p->g;
-  unsigned char *wonly = base_calloc((size_t)g->nnodes + 1, 1);
-  if (!wonly)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  ir_weight_only(g, wonly);
   for (int j = 0; j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
     p->steps[j].view = (ir_op(n->op)->flags & IR_OPF_VIEW) != 0;
@@ -123,33 +68,7 @@ static base_status plan_fusion(gpu_plan *p, const int *reads, base_diag *d) {
       p->steps[j].clip_lo = n->a.lo;
       p->steps[j].clip_hi = n->a.hi;
     }
-    if (p->ctx->opt.no_fold)
-      continue;
-    if (n->op == IR_OP_FUSED) {
-      bias_into_fused(p, reads, wonly, j);
-      continue;
-    }
-    if (n->op != IR_OP_RELU)
-      continue;
-    const ir_tensor *x = &g->tensors[n->in[0]];
-    if (x->kind != IR_T_VALUE || reads[n->in[0]] != 1)
-      continue;
-    int pi = epilogue_owner(p, x->node);
-    if (pi != x->node) { /* after an add folded into a conv or matmul */
-      gpu_step *cs = &p->steps[pi];
-      if (cs->fuse_relu || cs->fuse_clip)
-        continue;
-      cs->fuse_relu = 1;
-      p->steps[j].view = 1;
-      continue;
-    }
-    if (!takes_relu(&g->nodes[x->node]) || p->steps[x->node].view)
-      continue;
-    p->steps[x->node].fuse_relu = 1;
-    p->steps[j].view = 1;
   }
-  free(wonly);
-  return BASE_OK;
 }
 
 /* Blocks to plan: every root value, then every node's scratch. */
@@ -269,16 +188,11 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
     free(first), free(reads);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  base_status st = plan_fusion(p, reads, d);
-  if (st) {
-    free(first), free(reads);
-    return st;
-  }
+  plan_steps(p);
   plan_lifetimes(p, first);
-  st = gpu_layout_assign(p, d);
-  if (!st) { /* transposes that only rename bytes, and folds through them */
-    int views = gpu_layout_views(p); /* first: the folds need these */
-    views += gpu_layout_fold_residuals(p, reads);
+  base_status st = gpu_layout_assign(p, d);
+  if (!st) { /* transposes that only rename bytes, and reads through them */
+    int views = gpu_layout_views(p); /* first: strided matmuls need these */
     st = gpu_layout_strided_matmuls(p, reads, &views, d);
     if (!st && views)
       plan_lifetimes(p, first);
@@ -322,9 +236,28 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   return st;
 }
 
+/* The CUDA executor computes in float32 (and int64/bool where the graph
+ * says): a half-precision tensor (f16, bf16: docs/half.md) is refused
+ * rather than run at another precision than the graph states. */
+static base_status refuse_half(const ir_graph *g, base_diag *d) {
+  for (int t = 0; t < g->ntensors; t++) {
+    const ir_tensor *x = &g->tensors[t];
+    if (x->dtype == IR_DT_F16 || x->dtype == IR_DT_BF16)
+      return base_diag_set(d, BASE_ERR_PARAM, x->line, x->col,
+                           "tensor '%s' is %s: the CUDA executor runs "
+                           "float32 graphs only (half precision runs on the "
+                           "CPU executor: --device cpu)",
+                           x->name, x->dtype == IR_DT_F16 ? "f16" : "bf16");
+  }
+  return BASE_OK;
+}
+
 base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
                          base_diag *d) {
   *out = NULL;
+  base_status hs = refuse_half(g, d);
+  if (hs)
+    return hs;
   gpu_plan *p = base_calloc(1, sizeof *p);
   if (!p)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -376,14 +309,8 @@ size_t gpu_plan_unplanned_bytes(const gpu_plan *p) {
 
 const char *gpu_plan_engine(const gpu_plan *p, int i) {
   const gpu_step *s = &p->steps[i];
-  if (gpu_plan_computed_by(p, i) != i) /* a view names bytes and does no
-                                          work; a fold's work is done by
-                                          another node's kernel */
-    return s->res_conv || !(ir_op(p->g->nodes[i].op)->flags &
-                            (IR_OPF_VIEW | IR_OPF_VIEW_BLOCKS |
-                             IR_OPF_VIEW_ORDER))
-               ? "folded"
-               : "view";
+  if (gpu_plan_computed_by(p, i) != i) /* a view names bytes, no work */
+    return "view";
   if (s->conv)
     return s->conv->own       ? "kconv depthwise"
            : s->conv->patches ? "cuBLASLt GEMM on im2col patches"

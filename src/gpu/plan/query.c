@@ -21,10 +21,7 @@ int gpu_sole_reader(const gpu_plan *p, const int *reads, int t) {
 }
 
 int gpu_plan_computed_by(const gpu_plan *p, int i) {
-  const gpu_step *s = &p->steps[i];
-  if (s->res_conv)
-    return s->res_conv - 1;
-  return s->view ? -1 : i;
+  return p->steps[i].view ? -1 : i;
 }
 
 int gpu_plan_runs(const gpu_plan *p, int i) {

@@ -36,7 +36,7 @@ static void writers(const gpu_plan *p, int32_t *w) {
       continue;
     int k = gpu_plan_computed_by(p, i);
     for (int o = 0; o < n->nout; o++)
-      w[n->out[o]] = k >= 0 ? k : w[n->in[p->steps[i].view_in]];
+      w[n->out[o]] = k >= 0 ? k : w[n->in[0]];
   }
 }
 

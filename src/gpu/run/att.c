@@ -1,5 +1,6 @@
 /* att.c: an attention node on the GPU: one kernel (kern/katt.cu) or
- * split into cuBLAS's batched GEMMs and the scaled softmax, whichever
+ * split into cuBLAS's batched GEMMs and the scaled softmax (with the bias
+ * and the guard), whichever
  * was timed faster on the node's own buffers.
  */
 #include <stdio.h>
@@ -18,6 +19,35 @@ static void att_strides(const ir_shape *s, int64_t st[4]) {
   st[0] = st[1] * (r == 4 ? s->dim[1] : 1);
   for (int i = 0; r != 4 && i < r - 2; i++)
     st[0] *= s->dim[i];
+}
+
+/* The strides over [d0, d1, rows, cols] (att_strides' folding) of
+ * attention's bias b (rank <= r, aligned from the last dimension, 0 where
+ * it broadcasts) for scores of shape sc; 0 where the folded leading
+ * dimensions have no one stride (a bias broadcast along some of several
+ * folded ones). */
+static int att_bias_strides(const ir_shape *b, const ir_shape *sc,
+                            int64_t bst[4]) {
+  int r = sc->rank;
+  int64_t full[IR_MAX_RANK], s = 1;
+  for (int i = r - 1; i >= 0; i--) {
+    int j = i - (r - b->rank);
+    full[i] = j >= 0 && b->dim[j] != 1 ? s : 0;
+    s *= j >= 0 ? b->dim[j] : 1;
+  }
+  bst[2] = full[r - 2], bst[3] = full[r - 1];
+  if (r == 4) {
+    bst[0] = full[0], bst[1] = full[1];
+    return 1;
+  }
+  bst[0] = 0, bst[1] = r > 2 ? full[r - 3] : 0;
+  int64_t span = 1; /* the folded index's step at dimension i */
+  for (int i = r - 3; i >= 0; i--) {
+    if (sc->dim[i] > 1 && full[i] != bst[1] * span)
+      return 0;
+    span *= sc->dim[i];
+  }
+  return 1;
 }
 
 /* An attention node's arguments: packed strides unless plan/layout.c set them
@@ -45,6 +75,17 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                          "attention: the GPU kernel takes q's and v's last "
                          "dimensions up to %d, got %lld and %lld",
                          CXK_ATT_MAX_DIM, (long long)a->d, (long long)a->e);
+  a->guard = n->a.keepdims;
+  if (n->nin > 4) {
+    ir_shape sc = *q;
+    sc.dim[r - 1] = a->t;
+    if (gpu_is_cl(p, n->in[4]) ||
+        !att_bias_strides(shp(p, n->in[4]), &sc, a->bst))
+      return base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
+                           "attention: the GPU reads its bias packed, "
+                           "broadcast along all or none of the dimensions "
+                           "before the last two");
+  }
   gpu_att *t = s->att;
   t->rw = 2;
   if (!p->ctx->opt.fp32_strict && a->t <= cxk_attention_tc_t() &&
@@ -84,17 +125,19 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
 base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
                         int split, base_diag *d) {
   const float *sc = n->nin > 3 ? IN(p, n, 3) : NULL;
+  const float *bias = n->nin > 4 ? IN(p, n, 4) : NULL;
   gpu_ctx *c = p->ctx;
   if (split) {
     base_status st = gpu_smm_run(c, &t->mm[0], d);
     if (!st)
       GPU_CUDA(d, cxk_scaled_softmax(c->stream, STEP(p, n)->scratch,
-                                     t->a.d0 * t->a.d1 * t->a.s, t->a.t, sc));
+                                     t->a.d0 * t->a.d1 * t->a.s, t->a.t, sc,
+                                     bias, &t->a));
     return st ? st : gpu_smm_run(c, &t->mm[1], d);
   }
   GPU_CUDA(d, cxk_attention(c->stream, IN(p, n, 0) + t->off[0],
                             IN(p, n, 1) + t->off[1], IN(p, n, 2) + t->off[2],
-                            sc, p->ptr[n->out[0]], &t->a, t->rw));
+                            sc, bias, p->ptr[n->out[0]], &t->a, t->rw));
   return BASE_OK;
 }
 

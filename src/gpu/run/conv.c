@@ -97,7 +97,7 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
  * own for either path). gpu_conv_key.ep. */
 static int own_epilogue(const ir_node *n, const gpu_step *s) {
   int fn = epilogue_fn(n, s);
-  int bias = n->nin >= 3 && !s->bias_moved;
+  int bias = n->nin >= 3;
   if (s->res || !(bias || fn != CXK_ID) ||
       !(fn == CXK_ID || fn == CXK_RELU || fn == CXK_CLIP))
     return 0;
@@ -111,7 +111,7 @@ static int own_epilogue(const ir_node *n, const gpu_step *s) {
 static int fused_epilogue(const gpu_plan *p, const ir_node *n,
                           const gpu_step *s, float *hi) {
   int fn = epilogue_fn(n, s);
-  int fep = n->nin >= 3 && !s->bias_moved ? GPU_FEP_BIAS : 0;
+  int fep = n->nin >= 3 ? GPU_FEP_BIAS : 0;
   if (!s->cl || (s->res && !gpu_is_cl(p, s->res - 1)))
     return 0;
   if (s->res)
@@ -175,7 +175,7 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   GPU_DNN(d, cudnnGetConvolutionForwardWorkspaceSize(p->ctx->dnn, cv->x, cv->w,
                                                      cv->conv, cv->y, cv->algo,
                                                      &cv->ws));
-  if (gpu_effective_act(n, s) == IR_ACT_RELU && n->nin >= 3 && !s->res) {
+  if (n->a.act == IR_ACT_RELU && n->nin >= 3 && !s->res) {
     GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->b));
     GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->b, CUDNN_TENSOR_NCHW,
                                           CUDNN_DATA_FLOAT, 1, (int)k.o, 1, 1));
@@ -209,7 +209,7 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
       x = s->scratch;
     }
     const float *bias = p->ptr[n->in[n->nin > 2 ? 2 : 1]];
-    if (cv->gemm_ep && n->nin >= 3 && !s->bias_moved)
+    if (cv->gemm_ep && n->nin >= 3)
       GPU_BLAS(d, cublasLtMatmulDescSetAttribute(
                       m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                       sizeof bias));
@@ -222,7 +222,7 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
       return BASE_OK;
   } else if (cv->own) { /* with bias and relu or clip, when nothing else
                          * follows */
-    const float *b = n->nin >= 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
+    const float *b = n->nin >= 3 ? p->ptr[n->in[2]] : NULL;
     cxk_dw a = cv->dw;
     a.fn = epilogue_fn(n, s);
     a.lo = s->clip_lo, a.hi = s->clip_hi;
@@ -234,8 +234,7 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
       return BASE_OK;
   } else if (cv->plan) {
     /* the key's bias and residual (fused_epilogue) */
-    const float *b =
-        cv->fused && n->nin >= 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
+    const float *b = cv->fused && n->nin >= 3 ? p->ptr[n->in[2]] : NULL;
     const float *r = cv->fused && s->res ? p->ptr[s->res - 1] : NULL;
     /* A barrier before a plan that reads a residual, where it is launched
      * directly (gpu_options.no_graph): cuDNN's runtime-compiled fusion
@@ -266,7 +265,7 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   }
   const ir_shape *ys = shp(p, n->out[0]);
   int fn = epilogue_fn(n, s);
-  const float *bias = n->nin >= 3 && !s->bias_moved ? p->ptr[n->in[2]] : NULL;
+  const float *bias = n->nin >= 3 ? p->ptr[n->in[2]] : NULL;
   int64_t inner = s->cl ? 1 : ys->dim[2] * ys->dim[3];
   if (s->res) { /* the residual epilogue: (conv + bias) + res, then act */
     int r = s->res - 1, ycl = gpu_is_cl(p, n->out[0]), rcl = gpu_is_cl(p, r);
@@ -350,7 +349,7 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                                            the step */
   if (!m)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  int act = gpu_effective_act(n, s), bias = n->nin >= 3 && !s->bias_moved;
+  int act = n->a.act, bias = n->nin >= 3;
   /* a folded residual of y's layout (channels-last: the same [P,O] rows)
    * is cuBLASLt's C (beta 1), added before the bias and the relu:
    * D = relu(A B + C + bias) */

@@ -124,7 +124,6 @@ typedef struct gen {
   load loads[IR_BODY_MAX_OPS * IR_MAX_FIXED_IN];
   int nloads;
   int ref[IR_BODY_MAX_OPS][IR_MAX_FIXED_IN]; /* body operand -> load */
-  const unsigned char *biased; /* per input: + bias[channel] on load */
 } gen;
 
 static int add_load(gen *G, int in, const int64_t *st) {
@@ -184,7 +183,7 @@ static int plan_loads(gen *G, const ir_shape *ins, const ir_shape *shapes) {
       int r = o->in[k];
       G->ref[i][k] = -1;
       if (o->op == IR_OP_BATCHNORM && k > 0) {
-        if (r >= 0 || (G->biased && G->biased[-1 - r]))
+        if (r >= 0)
           return -1;
         const ir_shape *x =
             o->in[0] < 0 ? &ins[-1 - o->in[0]] : &shapes[o->in[0]];
@@ -359,9 +358,6 @@ static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
   for (int k = 0; k < nin; k++)
     base_buf_printf(s, "const float *__restrict__ in%d, ", k);
   base_buf_printf(s, "float *__restrict__ out");
-  for (int k = 0; G->biased && k < nin; k++)
-    if (G->biased[k])
-      base_buf_printf(s, ", const float *__restrict__ bias%d", k);
   base_buf_printf(s, ") {\n");
   int64_t work = vec ? n / 4 : n;
   base_buf_printf(s,
@@ -388,24 +384,12 @@ static void kernel_src(base_buf *s, const gen *G, int nin, int vec,
     else
       offset(s, ld, o->rank, I);
     base_buf_printf(s, ";\n");
-    int bi = G->biased && G->biased[ld->in];
     if (vec && last == 1)
-      base_buf_printf(s, "  %sfloat4 v%d = *(const float4 *)(in%d + o%d);\n",
-                      bi ? "" : "const ", l, ld->in, l);
+      base_buf_printf(s,
+                      "  const float4 v%d = *(const float4 *)(in%d + o%d);\n",
+                      l, ld->in, l);
     else
-      base_buf_printf(s, "  %sfloat v%d = in%d[o%d];\n", bi ? "" : "const ", l,
-                      ld->in, l);
-    if (bi && vec && last == 1) /* (conv + bias): the channel is c1 */
-      for (int q = 0; q < 4; q++)
-        base_buf_printf(s, "  v%d.%c += bias%d[c1%s];\n", l, "xyzw"[q],
-                        ld -> in,
-                        G -> inner != 1 ? ""
-                             : q == 0   ? ""
-                             : q == 1   ? " + 1"
-                             : q == 2   ? " + 2"
-                                        : " + 3");
-    else if (bi)
-      base_buf_printf(s, "  v%d += bias%d[c1];\n", l, ld->in);
+      base_buf_printf(s, "  const float v%d = in%d[o%d];\n", l, ld->in, l);
   }
   if (!vec) {
     base_buf_printf(s, "  out[i] = body(");
@@ -765,9 +749,8 @@ void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                              const float *const *ptrs,
                              const int64_t (*phys)[IR_MAX_RANK],
-                             const unsigned char *biased, const char *arch,
-                             char **src, char name[40], uint64_t *key, int *vec,
-                             base_diag *d) {
+                             const char *arch, char **src, char name[40],
+                             uint64_t *key, int *vec, base_diag *d) {
   const ir_body *b = ir_body_get(n->a.body);
   *src = NULL;
   if (n->op != IR_OP_FUSED || !b || b->nin != n->nin)
@@ -788,23 +771,9 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
   G->b = b;
   G->out = o;
   G->phys = phys;
-  G->biased = biased;
-  for (int k = 0; biased && k < n->nin; k++)
-    if (biased[k] && (o->rank != 4 || !ir_shape_eq(&ins[k], o))) {
-      free(G);
-      return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
-                           "fused: a biased input must have the output's "
-                           "rank-4 shape");
-    }
   const ir_body_op *row = ir_body_row(b);
   int64_t rost[IR_MAX_RANK] = {0};
-  if (row) { /* loads over the reduction's input x; no bias moved here */
-    for (int k = 0; biased && k < n->nin; k++)
-      if (biased[k]) {
-        free(G);
-        return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
-                             "fused: no moved bias in a row-reduction body");
-      }
+  if (row) { /* loads over the reduction's input x */
     G->out = row->in[0] < 0 ? &ins[-1 - row->in[0]] : &shapes[row->in[0]];
     bcast(o, phys ? phys[b->nin] : NULL, o, rost);
   } else
@@ -857,26 +826,8 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
   return BASE_OK;
 }
 
-/* Which inputs of fused node n are convolutions whose bias this node adds
- * (plan/plan.c moved it here); their bias pointers in bias[k]. Returns how
- * many. */
-static int biased_inputs(const gpu_plan *p, const ir_node *n,
-                         unsigned char *biased, const float **bias) {
-  int any = 0;
-  for (int k = 0; k < n->nin; k++) {
-    const ir_tensor *t = &p->g->tensors[n->in[k]];
-    biased[k] = t->kind == IR_T_VALUE && p->steps[t->node].bias_moved;
-    bias[k] = biased[k] ? p->ptr[p->g->nodes[t->node].in[2]] : NULL;
-    any += biased[k];
-  }
-  return any;
-}
-
 base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                               base_diag *d) {
-  unsigned char biased[IR_MAX_IN];
-  const float *bias[IR_MAX_IN];
-  int nb = biased_inputs(p, n, biased, bias);
   const float *ptrs[IR_MAX_IN + 1];
   for (int k = 0; k < n->nin; k++)
     ptrs[k] = p->ptr[n->in[k]];
@@ -891,8 +842,8 @@ base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   uint64_t key = 0;
   int vec = 0, idx = -1;
   base_status st =
-      gpu_fused_source(p->g, n, ptrs, (const int64_t(*)[IR_MAX_RANK])phys,
-                       nb ? biased : NULL, arch, &src, name, &key, &vec, d);
+      gpu_fused_source(p->g, n, ptrs, (const int64_t(*)[IR_MAX_RANK])phys, arch,
+                       &src, name, &key, &vec, d);
   if (!st)
     st = get_kernel(p->ctx, src, name, key, &idx, d);
   free(src);
@@ -928,17 +879,11 @@ base_status gpu_fused_enqueue(gpu_plan *p, const ir_node *n, const gpu_step *s,
   if (s->fused < 1)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "fused node not planned");
   const gpu_fk *f = &p->ctx->fks[s->fused - 1];
-  void *ptrs[2 * IR_MAX_IN + 1], *args[2 * IR_MAX_IN + 1];
-  unsigned char biased[IR_MAX_IN];
-  const float *bias[IR_MAX_IN];
-  biased_inputs(p, n, biased, bias);
+  void *ptrs[IR_MAX_IN + 1], *args[IR_MAX_IN + 1];
   int na = 0;
   for (int k = 0; k < n->nin; k++)
     ptrs[na++] = p->ptr[n->in[k]];
   ptrs[na++] = p->ptr[n->out[0]];
-  for (int k = 0; k < n->nin; k++) /* then the moved biases */
-    if (biased[k])
-      ptrs[na++] = (void *)bias[k];
   for (int k = 0; k < na; k++)
     args[k] = &ptrs[k];
   if (s->fused_blocks < 1) /* an empty tensor: nothing to compute */

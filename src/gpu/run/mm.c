@@ -227,8 +227,8 @@ base_status gpu_mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     batch = ir_shape_numel(a) / (mm * kk);
   m->n = nn;
   m->count = ir_shape_numel(shp(p, n->out[0]));
-  cublasLtEpilogue_t ep = mm_epilogue(m, &p->ctx->opt, s, n->nin >= 3,
-                                      gpu_effective_act(n, s), batch);
+  cublasLtEpilogue_t ep =
+      mm_epilogue(m, &p->ctx->opt, s, n->nin >= 3, n->a.act, batch);
   gpu_mm_key key;
   /* a folded residual is read as C */
   base_status st =

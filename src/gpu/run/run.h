@@ -39,9 +39,9 @@ static inline int act_fn(int act) {
 }
 
 /* The element-wise function a convolution's epilogue applies: its
- * activation, a folded relu, or a folded clip (s->clip_lo, s->clip_hi). */
+ * activation (act=; for act=clip the bounds s->clip_lo, s->clip_hi). */
 static inline int epilogue_fn(const ir_node *n, const gpu_step *s) {
-  return s->fuse_clip ? CXK_CLIP : act_fn(gpu_effective_act(n, s));
+  return s->fuse_clip ? CXK_CLIP : act_fn(n->a.act);
 }
 
 /* The operator families (their definitions say more): a convolution

@@ -35,7 +35,7 @@ static void to_cl_order(int64_t *v) {
   v[1] = v[2], v[2] = v[3], v[3] = c;
 }
 
-static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
+static cudaError_t binary(gpu_plan *p, const ir_node *n, int op) {
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]);
   const ir_shape *o = shp(p, n->out[0]);
   int64_t cnt = ir_shape_numel(o);
@@ -44,7 +44,7 @@ static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
   int ocl = gpu_is_cl(p, n->out[0]);
   if (ir_shape_eq(a, o) && ir_shape_eq(b, o) && gpu_is_cl(p, n->in[0]) == ocl &&
       gpu_is_cl(p, n->in[1]) == ocl)
-    return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, NULL, relu);
+    return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, NULL, 0);
   cxk_bcast bc = {.rank = o->rank};
   memcpy(bc.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
   bcast_strides(p, n->in[0], o, bc.sa);
@@ -52,7 +52,7 @@ static cudaError_t binary(gpu_plan *p, const ir_node *n, int op, int relu) {
   if (ocl) {
     to_cl_order(bc.dim), to_cl_order(bc.sa), to_cl_order(bc.sb);
   }
-  return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, relu);
+  return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, 0);
 }
 
 /* where and gather run in the standard layout (not channels-last). */
@@ -264,13 +264,13 @@ static cudaError_t reduce_node(gpu_plan *p, const ir_node *n) {
                          STEP(p, n)->scratch);
 }
 
-static cudaError_t batchnorm(gpu_plan *p, const ir_node *n, int relu) {
+static cudaError_t batchnorm(gpu_plan *p, const ir_node *n) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t cnt = ir_shape_numel(x), c = x->dim[1];
   int64_t inner = STEP(p, n)->cl ? 1 : cnt / (x->dim[0] * c);
   return cxk_batchnorm(p->ctx->stream, IN(p, n, 0), p->ptr[n->in[1]],
                        p->ptr[n->in[2]], p->ptr[n->in[3]], p->ptr[n->in[4]],
-                       p->ptr[n->out[0]], cnt, c, inner, n->a.eps, relu);
+                       p->ptr[n->out[0]], cnt, c, inner, n->a.eps, 0);
 }
 
 static cudaError_t softmax(gpu_plan *p, const ir_node *n) {
@@ -373,20 +373,19 @@ void gpu_step_release(gpu_step *s) {
 static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
                           int *none) {
   if (s->view)
-    return cudaSuccess; /* a reshape, or a relu folded into its producer */
-  int relu = s->fuse_relu;
+    return cudaSuccess; /* a reshape; a transpose or split read in place */
   switch (n->op) {
-  case IR_OP_EWADD: return binary(p, n, CXK_ADD, relu);
-  case IR_OP_EWSUB: return binary(p, n, CXK_SUB, relu);
+  case IR_OP_EWADD: return binary(p, n, CXK_ADD);
+  case IR_OP_EWSUB: return binary(p, n, CXK_SUB);
   case IR_OP_EWMUL:
-  case IR_OP_SMUL: return binary(p, n, CXK_MUL, relu);
-  case IR_OP_EWDIV: return binary(p, n, CXK_DIV, relu);
+  case IR_OP_SMUL: return binary(p, n, CXK_MUL);
+  case IR_OP_EWDIV: return binary(p, n, CXK_DIV);
 #include "../../ir/ew_cases.h"
   case IR_OP_CLIP: return unary(p, n, unary_fn[n->op]);
   case IR_OP_CONCAT: return concat(p, n);
   case IR_OP_GATHER: return gather_idx(p, n);
   case IR_OP_WHERE: return where(p, n);
-  case IR_OP_EQUAL: return binary(p, n, CXK_EQ, 0);
+  case IR_OP_EQUAL: return binary(p, n, CXK_EQ);
   case IR_OP_NOT: return unary(p, n, CXK_NOT);
   case IR_OP_CAST: return cast(p, n);
   case IR_OP_SPLIT: return split(p, n);
@@ -398,7 +397,7 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_MAXPOOL: return pool(p, n, 1);
   case IR_OP_GLOBAL_AVGPOOL:
   case IR_OP_REDUCE_MEAN: return reduce_node(p, n);
-  case IR_OP_BATCHNORM: return batchnorm(p, n, relu);
+  case IR_OP_BATCHNORM: return batchnorm(p, n);
   case IR_OP_SOFTMAX: return softmax(p, n);
   case IR_OP_LAYERNORM: return layernorm(p, n);
   case IR_OP_CONST_ICONV:

@@ -1,15 +1,10 @@
 /* tensor.c: what every launcher reads of the plan: a tensor's layout
  * (channels-last or NCHW) and strides, the conversion between the two, the
- * pointer a node reads an input from, a node's stream and workspace, and
- * the activation a node applies after its bias.
+ * pointer a node reads an input from, a node's stream and workspace.
  */
 #include <string.h>
 
 #include "run.h"
-
-int gpu_effective_act(const ir_node *n, const gpu_step *s) {
-  return n->a.act == IR_ACT_NONE && s->fuse_relu ? IR_ACT_RELU : n->a.act;
-}
 
 int gpu_is_cl(const gpu_plan *p, int t) { return p->cl && p->cl[t]; }
 

@@ -1,0 +1,394 @@
+/* test_half.c: half precision (f16, bf16; docs/half.md): rounding to known
+ * values (1/3, ties to even, overflow to infinity, f16 subnormals), every
+ * encoding's round trip, the .graph syntax and type rules, the safetensors
+ * sidecar's F16/BF16 entries, the conversion of a float32 graph by the
+ * mixed-precision policy (and back to float32), the CPU executor's rounding
+ * at each tensor, and the end-to-end check at a half type's tolerance. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/superopt.h"
+#include "costdb/costdb.h"
+#include "exec/exec.h"
+#include "ir/ir.h"
+
+static ir_graph *parse(const char *text) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "%s", d.msg);
+  return g;
+}
+
+/* ---- rounding ------------------------------------------------------------ */
+
+Test(half, one_third) {
+  cr_expect_eq(ir_f16_bits(1.0f / 3), 0x3555);
+  cr_expect_eq(ir_f16_value(0x3555), 0.333251953125f);
+  cr_expect_eq(ir_bf16_bits(1.0f / 3), 0x3eab); /* 0x3eaaaaab rounds up */
+  cr_expect_eq(ir_bf16_value(0x3eab), 0.333984375f);
+  cr_expect_eq(ir_dtype_round(1.0f / 3, IR_DT_F16), 0.333251953125f);
+  cr_expect_eq(ir_dtype_round(1.0f / 3, IR_DT_BF16), 0.333984375f);
+  cr_expect_eq(ir_dtype_round(1.0f / 3, IR_DT_F32), 1.0f / 3);
+  cr_expect_eq(ir_f16_bits(-2.0f), 0xc000);
+}
+
+Test(half, ties_to_even) {
+  cr_expect_eq(ir_f16_bits(1.0f + 0x1p-11f), 0x3c00);     /* to 1 */
+  cr_expect_eq(ir_f16_bits(1.0f + 3 * 0x1p-11f), 0x3c02); /* to 1+2^-9 */
+  cr_expect_eq(ir_f16_bits(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);
+  cr_expect_eq(ir_bf16_bits(1.0f + 0x1p-8f), 0x3f80);
+  cr_expect_eq(ir_bf16_bits(1.0f + 3 * 0x1p-8f), 0x3f82);
+  cr_expect_eq(ir_bf16_bits(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);
+}
+
+Test(half, overflow_to_infinity) {
+  cr_expect_eq(ir_f16_bits(65504.0f), 0x7bff);
+  cr_expect_eq(ir_f16_bits(65519.0f), 0x7bff); /* below the half-way */
+  cr_expect_eq(ir_f16_bits(65520.0f), 0x7c00); /* the tie goes to even: inf */
+  cr_expect_eq(ir_f16_bits(-1e6f), 0xfc00);
+  cr_expect(isinf(ir_dtype_round(70000.0f, IR_DT_F16)));
+  cr_expect_eq(ir_dtype_round(70000.0f, IR_DT_BF16), 70144.0f);
+  cr_expect_eq(ir_bf16_bits(FLT_MAX), 0x7f80);
+  cr_expect_eq(ir_bf16_bits(INFINITY), 0x7f80);
+  cr_expect_eq(ir_f16_bits(-INFINITY), 0xfc00);
+  cr_expect(isnan(ir_dtype_round(NAN, IR_DT_F16)));
+  cr_expect(isnan(ir_dtype_round(NAN, IR_DT_BF16)));
+}
+
+Test(half, f16_subnormals) {
+  cr_expect_eq(ir_f16_bits(0x1p-14f), 0x0400); /* the smallest normal */
+  cr_expect_eq(ir_f16_bits(0x1p-24f), 0x0001); /* the smallest subnormal */
+  cr_expect_eq(ir_f16_value(0x0001), 0x1p-24f);
+  cr_expect_eq(ir_f16_value(0x03ff), 1023 * 0x1p-24f);
+  cr_expect_eq(ir_f16_bits(0x1p-25f), 0x0000);     /* tie: to even, 0 */
+  cr_expect_eq(ir_f16_bits(3 * 0x1p-25f), 0x0002); /* tie: to even, 2 */
+  cr_expect_eq(ir_f16_bits(-0x1p-24f), 0x8001);
+  cr_expect_eq(ir_f16_bits(1e-10f), 0x0000);
+  cr_expect_eq(ir_f16_bits(1023.5f * 0x1p-24f), 0x0400); /* up to normal */
+}
+
+Test(half, every_encoding_round_trips) {
+  for (uint32_t h = 0; h < 0x10000; h++) {
+    float f = ir_f16_value((uint16_t)h), b = ir_bf16_value((uint16_t)h);
+    if (!isnan(f))
+      cr_assert_eq(ir_f16_bits(f), h, "f16 %#x", h);
+    else
+      cr_assert(isnan(ir_f16_value(ir_f16_bits(f))));
+    if (!isnan(b))
+      cr_assert_eq(ir_bf16_bits(b), h, "bf16 %#x", h);
+  }
+}
+
+Test(half, unit_roundoff) {
+  cr_expect_eq(ir_dtype_unit_roundoff(IR_DT_F16), 0x1p-11);
+  cr_expect_eq(ir_dtype_unit_roundoff(IR_DT_BF16), 0x1p-8);
+  cr_expect_eq(ex_half_tolerance(IR_DT_BF16, 16), 4 * 0x1p-8 * 4);
+  cr_expect_eq(ex_half_tolerance(IR_DT_F32, 16), 0);
+}
+
+/* ---- the .graph syntax and the types ------------------------------------- */
+
+static const char *half_text = "input x: f16[2,4]\n"
+                               "input y: bf16[2,3]\n"
+                               "weight w: f16[4,3]\n"
+                               "m: f16[2,3] = matmul(x, w) act=relu\n"
+                               "c: bf16[2,3] = cast(m) to=bf16\n"
+                               "s: bf16[2,3] = ewadd(c, y)\n"
+                               "t: bf16[3,2] = transpose(s) perm=[1,0]\n"
+                               "output t\n";
+
+Test(half, graph_round_trip) {
+  ir_graph *g = parse(half_text);
+  cr_expect_eq(g->tensors[ir_find_tensor(g, "x")].dtype, IR_DT_F16);
+  cr_expect_eq(g->tensors[ir_find_tensor(g, "m")].dtype, IR_DT_F16);
+  cr_expect_eq(g->tensors[ir_find_tensor(g, "t")].dtype, IR_DT_BF16);
+  cr_expect_eq(ir_graph_float_type(g), IR_DT_F16);
+  char *txt = ir_print(g);
+  cr_assert(txt);
+  cr_expect_str_eq(txt, half_text);
+  ir_graph *h = parse(txt);
+  char *again = ir_print(h);
+  cr_expect_str_eq(again, txt);
+  free(txt);
+  free(again);
+  ir_graph_free(g);
+  ir_graph_free(h);
+}
+
+Test(half, mixed_float_types_refused) {
+  const char *t = "input x: f16[2]\ninput y: bf16[2]\n"
+                  "s = ewadd(x, y)\noutput s\n";
+  base_diag d;
+  ir_graph *g = ir_parse(t, strlen(t), "mixed", &d);
+  cr_assert_null(g);
+  cr_expect(strstr(d.msg, "ewadd: input 2 (b) must be f16, got bf16"), "%s",
+            d.msg);
+  const char *u = "input x: i64[2]\ns = relu(x)\noutput s\n";
+  cr_assert_null(ir_parse(u, strlen(u), "int", &d));
+  cr_expect(strstr(d.msg, "must be f32, f16 or bf16, got i64"), "%s", d.msg);
+}
+
+/* ---- the safetensors sidecar --------------------------------------------- */
+
+static const char *st_text = "weight a: f16[5]\nweight b: bf16[5]\n"
+                             "input x: f16[5]\ns = ewadd(x, a)\n"
+                             "c = cast(s) to=bf16\nt = ewmul(c, b)\n"
+                             "output t\n";
+
+Test(half, safetensors_round_trip) {
+  ir_graph *g = parse(st_text);
+  static const float va[5] = {1.0f / 3, -65504, 0x1p-24f, 0, 2.5f};
+  static const float vb[5] = {1.0f / 3, 1e30f, -1e-30f, 0, 2.5f};
+  float *pa = malloc(sizeof va), *pb = malloc(sizeof vb);
+  for (int i = 0; i < 5; i++) {
+    pa[i] = ir_dtype_round(va[i], IR_DT_F16);
+    pb[i] = ir_dtype_round(vb[i], IR_DT_BF16);
+  }
+  g->tensors[ir_find_tensor(g, "a")].data = pa;
+  g->tensors[ir_find_tensor(g, "b")].data = pb;
+  char *bytes = NULL;
+  size_t len = 0;
+  base_diag d;
+  cr_assert_eq(ir_weights_encode(g, &bytes, &len, &d), BASE_OK, "%s", d.msg);
+  uint64_t hl = 0;
+  memcpy(&hl, bytes, 8);
+  char *header = strndup(bytes + 8, hl);
+  cr_expect(strstr(header, "\"F16\""), "%s", header);
+  cr_expect(strstr(header, "\"BF16\""), "%s", header);
+  free(header);
+  /* f16 1/3 is 0x3555, little-endian, right after the header */
+  cr_expect_eq((unsigned char)bytes[8 + hl], 0x55);
+  cr_expect_eq((unsigned char)bytes[8 + hl + 1], 0x35);
+  cr_expect_eq(len, 8 + hl + 10 + 10, "2 bytes a value");
+  ir_graph *h = parse(st_text);
+  cr_assert_eq(
+      ir_weights_read_mem(h, (const uint8_t *)bytes, len, "mem.st", &d),
+      BASE_OK, "%s", d.msg);
+  const float *ra = h->tensors[ir_find_tensor(h, "a")].data;
+  const float *rb = h->tensors[ir_find_tensor(h, "b")].data;
+  for (int i = 0; i < 5; i++) {
+    cr_expect_eq(ra[i], pa[i], "a[%d]", i);
+    cr_expect_eq(rb[i], pb[i], "b[%d]", i);
+  }
+  cr_expect_eq(ra[0], 0.333251953125f);
+  cr_expect_eq(rb[2], ir_dtype_round(-1e-30f, IR_DT_BF16));
+  /* an F32 sidecar does not load into the f16 weight */
+  ir_graph *f = parse("weight a: [5]\nweight b: bf16[5]\n"
+                      "input x: [5]\ns = ewadd(x, a)\n"
+                      "c = cast(s) to=bf16\nt = ewmul(c, b)\noutput t\n");
+  cr_expect_neq(
+      ir_weights_read_mem(f, (const uint8_t *)bytes, len, "mem.st", &d),
+      BASE_OK);
+  cr_expect(strstr(d.msg, "has dtype F16; the graph says f32"), "%s", d.msg);
+  free(bytes);
+  ir_graph_free(g);
+  ir_graph_free(h);
+  ir_graph_free(f);
+  free(pa);
+  free(pb);
+}
+
+/* ---- the policy and the conversion --------------------------------------- */
+
+static const char *f32_text = "input x: [2,8,16]\n"
+                              "weight w: [16,16]\n"
+                              "weight g: [16]\n"
+                              "weight b: [16]\n"
+                              "y = matmul(x, w)\n"
+                              "n = layernorm(y, g, b)\n"
+                              "z = matmul(n, w)\n"
+                              "s = softmax(z)\n"
+                              "r = relu(s)\n"
+                              "output r\n";
+
+Test(half, convert_by_policy) {
+  cr_expect_eq(ir_op_half_policy(IR_OP_MATMUL), IR_HALF_RUN);
+  cr_expect_eq(ir_op_half_policy(IR_OP_SOFTMAX), IR_HALF_F32);
+  cr_expect_eq(ir_op_half_policy(IR_OP_LAYERNORM), IR_HALF_F32);
+  cr_expect_eq(ir_op_half_policy(IR_OP_RESHAPE), IR_HALF_KEEP);
+  ir_graph *g = parse(f32_text);
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, IR_DT_BF16, &d);
+  cr_assert(h, "%s", d.msg);
+  char *txt = ir_print(h);
+  cr_expect_str_eq(txt, "input x: bf16[2,8,16]\n"
+                        "weight w: bf16[16,16]\n"
+                        "weight g: [16]\n"
+                        "weight b: [16]\n"
+                        "y: bf16[2,8,16] = matmul(x, w)\n"
+                        "y.f32: [2,8,16] = cast(y) to=f32\n"
+                        "n: [2,8,16] = layernorm(y.f32, g, b) axis=2\n"
+                        "n.bf16: bf16[2,8,16] = cast(n) to=bf16\n"
+                        "z: bf16[2,8,16] = matmul(n.bf16, w)\n"
+                        "z.f32: [2,8,16] = cast(z) to=f32\n"
+                        "s: [2,8,16] = softmax(z.f32) axis=2\n"
+                        "s.bf16: bf16[2,8,16] = cast(s) to=bf16\n"
+                        "r: bf16[2,8,16] = relu(s.bf16)\n"
+                        "output r\n");
+  free(txt);
+  /* and back: the casts between float types go */
+  ir_graph *w = ir_graph_to_f32(h, &d);
+  cr_assert(w, "%s", d.msg);
+  txt = ir_print(w);
+  char *orig = ir_print(g);
+  cr_expect_str_eq(txt, orig);
+  free(txt);
+  free(orig);
+  cr_expect_null(ir_graph_to_dtype(g, IR_DT_I64, &d));
+  ir_graph_free(w);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+Test(half, weight_values_rounded) {
+  ir_graph *g = parse("input x: [3]\nweight c: [3]\ns = ewadd(x, c)\n"
+                      "output s\n");
+  float v[3] = {1.0f / 3, 70000, 1e-30f};
+  g->tensors[ir_find_tensor(g, "c")].data = v;
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, IR_DT_F16, &d);
+  cr_assert(h, "%s", d.msg);
+  const float *r = h->tensors[ir_find_tensor(h, "c")].data;
+  cr_expect_eq(r[0], 0.333251953125f);
+  cr_expect(isinf(r[1]));
+  cr_expect_eq(r[2], 0.0f);
+  cr_expect_eq(v[0], 1.0f / 3, "the original keeps its values");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* ---- the executor and the check ------------------------------------------ */
+
+/* Runs g at seed 1 and returns output 0's element i. */
+static float run_at(const ir_graph *g, int64_t i) {
+  base_diag d;
+  ex_values *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(g, v, 1, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ex_run(g, v, NULL, &d), BASE_OK, "%s", d.msg);
+  float r = v->v[g->outputs[0]][i];
+  ex_values_free(v);
+  return r;
+}
+
+Test(half, executor_rounds_each_tensor) {
+  ir_graph *g = parse("input x: bf16[4]\nweight c: bf16[4]\n"
+                      "s = ewadd(x, c)\nt = ewdiv(s, c)\noutput t\n");
+  float c[4] = {16, 16, 16, 16};
+  g->tensors[ir_find_tensor(g, "c")].data = c;
+  for (int i = 0; i < 4; i++) {
+    float y = run_at(g, i);
+    cr_expect_eq(y, ir_dtype_round(y, IR_DT_BF16), "a bf16 value");
+    /* x + 16 in [15, 17) in bf16 is a multiple of 2^-4; / 16 is exact */
+    cr_expect_eq(fmodf(y * 256, 1.0f), 0.0f, "%g", (double)y);
+  }
+  ir_graph_free(g);
+}
+
+/* (x + c) - c against x + (c - c), c = 16: float32 loses 2^-20 of x, bf16
+ * 2^-4, more than its tolerance at depth 2 (4 * 2^-8 * sqrt 2). */
+static double reassoc_worst(const char *type) {
+  char a[256], b[256];
+  snprintf(a, sizeof a,
+           "input x: %s[64]\nweight c: %s[64]\ns = ewadd(x, c)\n"
+           "t = ewsub(s, c)\noutput t\n",
+           type, type);
+  snprintf(b, sizeof b,
+           "input x: %s[64]\nweight c: %s[64]\nz = ewsub(c, c)\n"
+           "t = ewadd(x, z)\noutput t\n",
+           type, type);
+  ir_graph *ga = parse(a), *gb = parse(b);
+  float c[64];
+  for (int i = 0; i < 64; i++)
+    c[i] = 16;
+  ga->tensors[ir_find_tensor(ga, "c")].data = c;
+  gb->tensors[ir_find_tensor(gb, "c")].data = c;
+  ex_check_result r;
+  base_diag d;
+  cr_assert_eq(ex_check_rounds(ga, gb, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  if (!strcmp(type, "bf16"))
+    cr_expect_eq(r.rtol, ex_half_tolerance(IR_DT_BF16, 2));
+  ir_graph_free(ga);
+  ir_graph_free(gb);
+  return r.worst;
+}
+
+Test(half, check_refuses_at_half_tolerance) {
+  cr_expect_leq(reassoc_worst("f32"), 1.0, "float32 passes");
+  cr_expect_gt(reassoc_worst("bf16"), 1.0, "bf16 fails");
+}
+
+Test(half, graph_depth) {
+  ir_graph *g = parse(f32_text);
+  cr_expect_eq(ex_graph_depth(g), 5);
+  ir_graph_free(g);
+}
+
+/* ---- the embedding API ----------------------------------------------------
+ */
+
+/* A half tensor takes and gives float32 buffers (API_F32, not API_I32 whose
+ * number IR_DT_F16 shares), its input values rounded to its type. */
+Test(half, api_float32_buffers) {
+  const char *t = "input x: f16[4]\ny = relu(x)\noutput y\n";
+  api_graph *g = NULL;
+  api_error err;
+  cr_assert_eq(api_graph_parse(t, strlen(t), "h", &g, &err), API_OK);
+  cr_expect_eq(api_graph_input_dtype(g, 0), API_F32);
+  cr_expect_eq(api_graph_output_dtype(g, 0), API_F32);
+  api_runner *r = NULL;
+  cr_assert_eq(api_runner_new(g, NULL, &r, &err), API_OK, "%s", err.message);
+  float x[4] = {1.0f / 3, 70000, -1, 0x1p-26f}, y[4];
+  const float *in[1] = {x};
+  float *out[1] = {y};
+  cr_assert_eq(api_runner_run(r, in, out, &err), API_OK, "%s", err.message);
+  cr_expect_eq(y[0], 0.333251953125f);
+  cr_expect(isinf(y[1]));
+  cr_expect_eq(y[2], 0.0f);
+  cr_expect_eq(y[3], 0.0f);
+  cr_expect_eq(x[0], 1.0f / 3, "the caller's buffer is not written");
+  api_runner_free(r);
+  api_graph_free(g);
+}
+
+Test(half, convert_between_half_types) {
+  ir_graph *g = parse("input x: bf16[3]\nweight c: bf16[3]\n"
+                      "s = ewadd(x, c)\noutput s\n");
+  float v[3] = {0.333984375f, 1, 2};
+  g->tensors[ir_find_tensor(g, "c")].data = v;
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, IR_DT_F16, &d);
+  cr_assert(h, "%s", d.msg);
+  char *txt = ir_print(h);
+  cr_expect_str_eq(txt, "input x: f16[3]\nweight c: f16[3]\n"
+                        "s: f16[3] = ewadd(x, c)\noutput s\n");
+  cr_expect_eq(h->tensors[ir_find_tensor(h, "c")].data[0],
+               ir_dtype_round(0.333984375f, IR_DT_F16));
+  free(txt);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* ---- costs ----------------------------------------------------------------
+ */
+
+Test(half, cost_signature_and_bytes) {
+  ir_graph *h = parse("input x: bf16[2,64]\ny = relu(x)\noutput y\n");
+  ir_graph *f = parse("input x: [2,64]\ny = relu(x)\noutput y\n");
+  char sig[256];
+  cd_node_sig(h, 0, sig, sizeof sig);
+  cr_expect_str_eq(sig, "relu x=bf16[2,64]");
+  cd_node_sig(f, 0, sig, sizeof sig);
+  cr_expect_str_eq(sig, "relu x=[2,64]", "float32 keeps its keys");
+  base_diag d;
+  ir_graph *back = cd_sig_graph("relu x=bf16[2,64]", &d);
+  cr_assert(back, "%s", d.msg);
+  cr_expect_eq(back->tensors[back->outputs[0]].dtype, IR_DT_BF16);
+  cr_expect_eq(cd_node_work(h, 0).bytes, 2 * 2 * 128.0);
+  cr_expect_eq(cd_node_work(f, 0).bytes, 2 * cd_node_work(h, 0).bytes);
+  ir_graph_free(back);
+  ir_graph_free(h);
+  ir_graph_free(f);
+}
