@@ -760,15 +760,16 @@ static base_status graph_values(fp_eval *ev, const en_graph *g,
   for (int i = 0; i < g->nops; i++) {
     n += en_gop_nout(g->n[i].gop);
     for (int j = 0; j < en_gop_nin(g->n[i].gop); j++)
-      if (EN_IS_INPUT(g->n[i].a[j]))
-        use[g->n[i].a[j]] = 1;
+      if (EN_IS_INPUT(en_arg(&g->n[i], j)))
+        use[en_arg(&g->n[i], j)] = 1;
   }
   for (int v = 0; v < EN_NINPUT_IDS; v++)
     n += use[v];
   base_status st = n == b->ntensors ? BASE_OK : BASE_ERR_INTERNAL;
   for (int i = 0; !st && i < g->nops; i++)
     st = fp_eval_node(ev, g, i, NULL);
-  if (st) /* not as built (never so): the ir_graph's own */
+  if (st) /* not as built (a batchnorm gop: several IR nodes, four
+           * parameter weights): the ir_graph's own */
     return fp_value_hashes(b, FP_SEED1, h);
   for (int v = 0; v < EN_NINPUT_IDS; v++)
     if (use[v])
