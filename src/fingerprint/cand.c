@@ -219,27 +219,58 @@ static int rec_cmp(const void *a, const void *b) {
   return memcmp(&x->g, &y->g, sizeof x->g);
 }
 
-/* Concatenates the branches' records in branch order and sorts them. */
+/* Records are sorted in 2^SORT_BITS ranges of the fingerprint's top bits,
+ * side by side on the threads. */
+#define SORT_BITS 10
+
+static size_t sort_range(const fp_rec *x) {
+  return (size_t)(x->fp >> (64 - SORT_BITS));
+}
+
+/* Gathers the branches' records into all, sorted: each goes to the range of
+ * its fingerprint's top bits (counted first, so no copy is needed), then
+ * the ranges are sorted on the threads. The order (fingerprint, graph) is
+ * total, so this is the order one sort of all records gives. */
 static base_status merge(run *r, int nb, rec_vec *all, fp_stats *st) {
-  size_t n = 0;
+  size_t n = 0, *start = base_calloc((size_t)1 << SORT_BITS, sizeof *start);
+  size_t *next = base_calloc((size_t)1 << SORT_BITS, sizeof *next);
   for (int b = 0; b < nb; b++)
     n += r->br[b] ? r->br[b]->recs.n : 0;
   for (int b = 0; b < nb; b++)
     st->nf_dropped += r->br[b] ? r->br[b]->dropped : 0;
   all->r = base_malloc((n ? n : 1) * sizeof *all->r);
-  if (!all->r)
+  if (!all->r || !start || !next) {
+    free(start);
+    free(next);
     return BASE_ERR_NOMEM;
+  }
+  for (int b = 0; b < nb; b++)
+    for (size_t i = 0; r->br[b] && i < r->br[b]->recs.n; i++)
+      next[sort_range(&r->br[b]->recs.r[i])]++;
+  for (size_t k = 0, at = 0; k < (size_t)1 << SORT_BITS; k++)
+    start[k] = at, at += next[k], next[k] = start[k];
   for (int b = 0; b < nb; b++) {
     if (!r->br[b])
       continue;
-    memcpy(all->r + all->n, r->br[b]->recs.r,
-           r->br[b]->recs.n * sizeof *all->r);
-    all->n += r->br[b]->recs.n;
+    for (size_t i = 0; i < r->br[b]->recs.n; i++) {
+      const fp_rec *x = &r->br[b]->recs.r[i];
+      all->r[next[sort_range(x)]++] = *x;
+    }
     free(r->br[b]->recs.r);
     free(r->br[b]);
     r->br[b] = NULL;
   }
-  qsort(all->r, all->n, sizeof *all->r, rec_cmp);
+  all->n = n;
+  int threads = r->c->threads;
+#ifdef _OPENMP
+  threads = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads)
+#endif
+  for (size_t k = 0; k < (size_t)1 << SORT_BITS; k++)
+    qsort(all->r + start[k], next[k] - start[k], sizeof *all->r, rec_cmp);
+  (void)threads;
+  free(start);
+  free(next);
   return BASE_OK;
 }
 
@@ -674,6 +705,7 @@ static base_status float_check(const ir_graph *s, const ir_graph *t, int *ok) {
 
 typedef struct confirm_ctx {
   fp_inputs *in1, *in2;
+  fp_inputs *inv; /* seeded by name: the filter's value hashes */
   int threads;
   fp_filter filter;
   void *fu;
@@ -713,17 +745,84 @@ static void build_pair(fp_eval *e1, fp_eval *e2, const pair *p, verdict *v) {
   }
 }
 
+#define MAX_TENSORS (EN_NINPUT_IDS + EN_MAX_OUTPUTS)
+
+/* The value hash of every tensor of b, built from g by en_graph_build
+ * (its used inputs in id order, then each node's outputs), into h, as
+ * fp_value_hashes(b, FP_SEED1, h) gives them: ev evaluates g over inputs
+ * seeded by name (fp_inputs_named), with its caches kept across pairs. */
+static base_status graph_values(fp_eval *ev, const en_graph *g,
+                                const ir_graph *b, uint64_t *h) {
+  uint8_t use[EN_NINPUT_IDS] = {0};
+  int t = 0, n = 0;
+  if (g->nops == 0)
+    use[g->root] = 1;
+  for (int i = 0; i < g->nops; i++) {
+    n += en_gop_nout(g->n[i].gop);
+    for (int j = 0; j < en_gop_nin(g->n[i].gop); j++)
+      if (EN_IS_INPUT(en_arg(&g->n[i], j)))
+        use[en_arg(&g->n[i], j)] = 1;
+  }
+  for (int v = 0; v < EN_NINPUT_IDS; v++)
+    n += use[v];
+  base_status st = n == b->ntensors ? BASE_OK : BASE_ERR_INTERNAL;
+  for (int i = 0; !st && i < g->nops; i++)
+    st = fp_eval_node(ev, g, i, NULL);
+  if (st) /* not as built (a batchnorm gop: several IR nodes, four
+           * parameter weights): the ir_graph's own */
+    return fp_value_hashes(b, FP_SEED1, h);
+  for (int v = 0; v < EN_NINPUT_IDS; v++)
+    if (use[v])
+      h[t++] =
+          fp_tensor_hash(&en_class_of(en_input_class(v))->shape, ev->in->v[v]);
+  for (int i = 0; i < g->nops; i++)
+    for (int sl = 0; sl < en_gop_nout(g->n[i].gop); sl++)
+      h[t++] = fp_value_hash(ev, EN_VNODE(i, sl), NULL);
+  return BASE_OK;
+}
+
+struct fp_vals {
+  fp_eval *ev;
+  const pair *p;
+  const verdict *v;
+  int done;
+  base_status st;
+  uint64_t vs[MAX_TENSORS + 1], vd[MAX_TENSORS + 1];
+};
+
+base_status fp_vals_get(fp_vals *x, const uint64_t **vs, const uint64_t **vd) {
+  if (!x->done) {
+    x->done = 1;
+    if (x->v->src->ntensors > MAX_TENSORS || x->v->dst->ntensors > MAX_TENSORS)
+      x->st = BASE_ERR_INTERNAL; /* never so: en_graph_build's tensors */
+    if (!x->st)
+      x->st = graph_values(x->ev, &x->p->src, x->v->src, x->vs);
+    if (!x->st)
+      x->st = graph_values(x->ev, &x->p->dst, x->v->dst, x->vd);
+  }
+  *vs = x->vs, *vd = x->vd;
+  return x->st;
+}
+
+/* The filter's verdict on p, built in v (V_OK): 0 keep, > 0 its kind, -1
+ * out of memory. */
+static int run_filter(const confirm_ctx *c, fp_eval *ev, const pair *p,
+                      const verdict *v) {
+  fp_vals x = {.ev = ev, .p = p, .v = v};
+  ir_rule r = {.src = v->src, .dst = v->dst};
+  return c->filter(c->fu, &r, &x);
+}
+
 /* Confirms one pair: built, filtered (unless the pairing did already),
  * float-checked. */
 static void confirm_one(const confirm_ctx *c, fp_eval *e1, fp_eval *e2,
-                        const pair *p, verdict *v) {
+                        fp_eval *ev, const pair *p, verdict *v) {
   int ok = 0;
   build_pair(e1, e2, p, v);
   if (v->kind != V_OK)
     return;
   if (c->filter && !c->filtered) {
-    ir_rule r = {.src = v->src, .dst = v->dst};
-    if ((v->filtered = c->filter(c->fu, &r)) != 0) {
+    if ((v->filtered = run_filter(c, ev, p, v)) != 0) {
       v->kind = v->filtered > 0 ? V_FILTERED : V_ERR;
       v->st = v->filtered > 0 ? BASE_OK : BASE_ERR_NOMEM;
       v->filtered = v->filtered > 0 ? v->filtered : 0;
@@ -751,7 +850,7 @@ static void confirm_one(const confirm_ctx *c, fp_eval *e1, fp_eval *e2,
 
 typedef struct span {
   const confirm_ctx *cx;
-  fp_eval *e1, *e2;
+  fp_eval *e1, *e2, *ev; /* seeds 1, 2; the filter's (confirm_ctx.inv) */
   pair_vec out;
   long long tests, joined, dups;
   int err;
@@ -772,8 +871,7 @@ static int span_free(span *s, const fp_rec *a, const fp_rec *b) {
     s->err = 1;
   if (v.kind != V_OK)
     return 0;
-  ir_rule r = {.src = v.src, .dst = v.dst};
-  int f = s->cx->filter(s->cx->fu, &r);
+  int f = run_filter(s->cx, s->ev, &p, &v);
   if (f < 0)
     s->err = 1; /* out of memory */
   drop_graphs(&v);
@@ -874,8 +972,16 @@ static base_status make_pairs_span(const en_config *c, const rec_vec *all,
 #pragma omp parallel num_threads(cx->threads) reduction(| : err)
 #endif
   {
-    span s = {cx, fp_eval_new(cx->in1), fp_eval_new(cx->in2), {0}, 0, 0, 0, 0};
-    s.err = !s.e1 || !s.e2;
+    span s = {cx,
+              fp_eval_new(cx->in1),
+              fp_eval_new(cx->in2),
+              fp_eval_new(cx->inv),
+              {0},
+              0,
+              0,
+              0,
+              0};
+    s.err = !s.e1 || !s.e2 || !s.ev;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 64)
 #endif
@@ -905,6 +1011,7 @@ static base_status make_pairs_span(const en_config *c, const rec_vec *all,
     free(s.out.p);
     fp_eval_free(s.e1);
     fp_eval_free(s.e2);
+    fp_eval_free(s.ev);
   }
   free(start);
   if (err)
@@ -925,7 +1032,8 @@ static base_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
 #endif
   {
     fp_eval *e1 = fp_eval_new(c->in1), *e2 = fp_eval_new(c->in2);
-    nomem = !e1 || !e2;
+    fp_eval *ev = fp_eval_new(c->inv);
+    nomem = !e1 || !e2 || !ev;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 8)
 #endif
@@ -934,10 +1042,11 @@ static base_status confirm_chunk(const confirm_ctx *c, const pair *p, size_t n,
         v[i].kind = V_ERR, v[i].st = BASE_ERR_NOMEM;
         continue;
       }
-      confirm_one(c, e1, e2, &p[i], &v[i]);
+      confirm_one(c, e1, e2, ev, &p[i], &v[i]);
     }
     fp_eval_free(e1);
     fp_eval_free(e2);
+    fp_eval_free(ev);
   }
   return nomem ? BASE_ERR_NOMEM : BASE_OK;
 }
@@ -1019,19 +1128,24 @@ base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
   rec_vec all = {0};
   pair_vec pv = {0};
   base_status err = BASE_OK;
-  confirm_ctx cx = {
-      fp_inputs_new(FP_SEED1),       fp_inputs_new(SEED2), 1, f, fu,
-      mode == FP_PAIRS_SPANNING && f};
+  confirm_ctx cx = {fp_inputs_new(FP_SEED1),
+                    fp_inputs_new(SEED2),
+                    fp_inputs_named(FP_SEED1),
+                    1,
+                    f,
+                    fu,
+                    mode == FP_PAIRS_SPANNING && f};
   memset(st, 0, sizeof *st);
 #ifdef _OPENMP
   cx.threads = c->threads > 0 ? c->threads : omp_get_max_threads();
 #endif
-  if (!cx.in1 || !cx.in2)
+  if (!cx.in1 || !cx.in2 || !cx.inv)
     err = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (comm && comm->size > 1) {
     err = candidates_dist(c, mode, &cx, comm, err, out, st, d);
     fp_inputs_free(cx.in1);
     fp_inputs_free(cx.in2);
+    fp_inputs_free(cx.inv);
     return err;
   }
   double t0 = base_now();
@@ -1068,6 +1182,7 @@ base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
   free(pv.p);
   fp_inputs_free(cx.in1);
   fp_inputs_free(cx.in2);
+  fp_inputs_free(cx.inv);
   return err;
 }
 

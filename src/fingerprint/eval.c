@@ -27,6 +27,27 @@ fp_inputs *fp_inputs_new(uint64_t seed) {
   return in;
 }
 
+fp_inputs *fp_inputs_named(uint64_t seed) {
+  fp_inputs *in = base_calloc(1, sizeof *in);
+  if (!in)
+    return NULL;
+  in->seed = seed;
+  in->key = XXH3_64bits_withSeed("act", 3, seed); /* fp_value_hashes' */
+  for (int c = 0; c < EN_NCLASSES; c++)
+    for (int k = 0; k < en_class_of(c)->copies; k++) {
+      int v = en_input_id(c, k);
+      int64_t n = ir_shape_numel(&en_class_of(c)->shape);
+      char name[16];
+      en_input_name(v, name, sizeof name);
+      if (!(in->v[v] = base_malloc((size_t)n * sizeof(uint32_t)))) {
+        fp_inputs_free(in);
+        return NULL;
+      }
+      fp_random(in->v[v], n, seed, XXH3_64bits(name, strlen(name)));
+    }
+  return in;
+}
+
 void fp_inputs_free(fp_inputs *in) {
   if (!in)
     return;

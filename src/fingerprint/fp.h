@@ -61,12 +61,20 @@ void fp_random(uint32_t *dst, int64_t n, uint64_t seed, uint64_t stream);
 
 #define FP_FILTER_KINDS 8
 
+/* The value hashes of a pair's tensors, computed when asked for. */
+typedef struct fp_vals fp_vals;
+/* The value hash of every tensor of the pair's src and dst into *vs and
+ * *vd (valid until the filter returns), as fp_value_hashes(g, 1, ...)
+ * gives them, computed by fp_candidates' cached evaluator. */
+base_status fp_vals_get(fp_vals *v, const uint64_t **vs, const uint64_t **vd);
+
 /* A filter on candidate pairs, applied after the second seed and before the
  * float check (the costly part), so redundant pairs are never kept: returns
  * 0 to keep r, or a kind 1..FP_FILTER_KINDS-1 to drop it (counted in
  * fp_stats.filtered[kind]), or -1 when out of memory (fp_candidates then
- * fails with BASE_ERR_NOMEM). Called from several threads at once. */
-typedef int (*fp_filter)(void *u, const ir_rule *r);
+ * fails with BASE_ERR_NOMEM). v gives r's value hashes (fp_vals_get).
+ * Called from several threads at once. */
+typedef int (*fp_filter)(void *u, const ir_rule *r, fp_vals *v);
 
 typedef struct fp_stats {
   long long graphs;      /* graphs enumerated (including zero-operator ones) */

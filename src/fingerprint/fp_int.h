@@ -18,6 +18,10 @@ typedef struct fp_inputs {
 } fp_inputs;
 
 fp_inputs *fp_inputs_new(uint64_t seed);
+/* Inputs seeded by name, as fp_value_hashes seeds a graph's inputs (and
+ * its activation key), so an evaluator over them computes the values
+ * fp_value_hashes does for the ir_graph en_graph_build makes. */
+fp_inputs *fp_inputs_named(uint64_t seed);
 void fp_inputs_free(fp_inputs *in);
 
 typedef struct fp_leaf fp_leaf;

@@ -18,26 +18,18 @@
 /* Drops pairs redundant on their own before their float check, so they are
  * never kept in memory (at --max-ops 4 most of the millions of candidates).
  * -1 when out of memory (fp_filter). */
-static int prune_filter(void *u, const ir_rule *r) {
+static int prune_filter(void *u, const ir_rule *r, fp_vals *v) {
   (void)u;
   pr_kind k;
   if (pr_redundant(r, &k))
     return -1;
   if (k != PR_KEEP)
     return (int)k;
-  uint64_t *vs = base_malloc(((size_t)r->src->ntensors + 1) * sizeof *vs);
-  uint64_t *vd = base_malloc(((size_t)r->dst->ntensors + 1) * sizeof *vd);
+  const uint64_t *vs, *vd;
   int cc = 0;
-  base_status st = vs && vd ? BASE_OK : BASE_ERR_NOMEM;
-  if (!st)
-    st = fp_value_hashes(r->src, 1, vs);
-  if (!st)
-    st = fp_value_hashes(r->dst, 1, vd);
-  if (!st)
-    st = pr_has_common_context(r, vs, vd, &cc);
-  free(vs);
-  free(vd);
-  return st ? -1 : cc ? PR_COMMON_CONTEXT : PR_KEEP;
+  if (fp_vals_get(v, &vs, &vd) || pr_has_common_context(r, vs, vd, &cc))
+    return -1;
+  return cc ? PR_COMMON_CONTEXT : PR_KEEP;
 }
 
 /* ---- stable order -------------------------------------------------------- */
