@@ -637,6 +637,18 @@ static int32_t att_ones(ir_graph *h, const ir_shape *s, const char *out, int i,
   return att_add(h, IR_OP_CONST_ONES, NULL, 0, &o, out, "one", i, d);
 }
 
+/* b broadcast to shape S in h: ewmul(b, ones(S)) (nodes "<out>.<tag>0"
+ * and the ones); its tensor or -2. */
+static int32_t att_spread(ir_graph *h, int32_t b, const ir_shape *S,
+                          const char *out, const char *tag, base_diag *d) {
+  int32_t ones = att_ones(h, S, out, 1, d);
+  ir_attrs at;
+  ir_attrs_default(IR_OP_EWMUL, &at);
+  return ones < 0 ? -2
+                  : att_add(h, IR_OP_EWMUL, (int32_t[]){b, ones}, 2, &at, out,
+                            tag, 0, d);
+}
+
 /* The windows' bias and mask as one bias of the scores' shape P:
  * reshape(ewadd(reshape(b * ones(P)) to Q, m)) to P (Q: the windowed
  * shape), nodes of h that run once at load where b and m are weights;
@@ -647,12 +659,8 @@ static int32_t att_window_bias(ir_graph *h, const ir_graph *g,
   const ir_node *r1 = &g->nodes[a->r1];
   const ir_shape *P = &g->tensors[r1->in[0]].shape;
   const ir_shape *Q = &g->tensors[r1->out[0]].shape;
-  int32_t ones = att_ones(h, P, out, 1, d);
   ir_attrs at;
-  ir_attrs_default(IR_OP_EWMUL, &at);
-  int32_t t = ones < 0 ? -2
-                       : att_add(h, IR_OP_EWMUL, (int32_t[]){map[a->b], ones},
-                                 2, &at, out, "wbias", 0, d);
+  int32_t t = att_spread(h, map[a->b], P, out, "wbias", d);
   for (int step = 0; step < 3 && t >= 0; step++) {
     const ir_shape *to = step == 0 ? Q : P;
     if (step == 1) {
@@ -679,12 +687,8 @@ static int32_t att_view_bias(ir_graph *h, const ir_graph *g, const att_parts *a,
   const ir_node *ra = &g->nodes[a->ra];
   const ir_shape *P = &g->tensors[ra->in[0]].shape;
   const ir_shape *Q = &g->tensors[ra->out[0]].shape;
-  int32_t ones = att_ones(h, Q, out, 1, d);
   ir_attrs at;
-  ir_attrs_default(IR_OP_EWMUL, &at);
-  int32_t t = ones < 0 ? -2
-                       : att_add(h, IR_OP_EWMUL, (int32_t[]){map[a->b], ones},
-                                 2, &at, out, "vbias", 0, d);
+  int32_t t = att_spread(h, map[a->b], Q, out, "vbias", d);
   if (t < 0)
     return -2;
   ir_attrs_default(IR_OP_RESHAPE, &at);
