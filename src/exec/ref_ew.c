@@ -213,12 +213,17 @@ base_status ex_ref_smul(const ir_node *n, const ex_arg *in, ex_arg *out) {
 /* ---- unary element-wise: ew.def's rows ---------------------------------- */
 
 /* o[i] = f(x[i]) for i < n, f a row's C expression (o may be x). simd:
- * -O2 leaves these loops scalar; relu, clip and the other expressions
- * without a libm call then run four lanes at a time, each lane computing
- * what the scalar loop computes (no fast-math: the same operations). */
-#ifdef _OPENMP
+ * GCC's -O2 leaves these loops scalar; relu, clip and the other
+ * expressions without a libm call then run four lanes at a time, each lane
+ * computing what the scalar loop computes (no fast-math: the same
+ * operations). Clang vectorises what it can by itself and reports a simd
+ * request it cannot honour (a libm call) as an error under -Werror, so it
+ * gets the plain loop. */
+#if defined(_OPENMP) && !defined(__clang__)
 #define EW_PAR                                                                 \
   _Pragma("omp parallel for simd schedule(static) if (n >= EX_PAR_MIN)")
+#elif defined(_OPENMP)
+#define EW_PAR _Pragma("omp parallel for schedule(static) if (n >= EX_PAR_MIN)")
 #else
 #define EW_PAR
 #endif
