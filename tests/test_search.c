@@ -1012,3 +1012,22 @@ Test(search, fusion_choice_prices_the_lowered_graph) {
   rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
 }
+
+/* A region ends where the fewest tensors cross, of the last few places
+ * before it is full: with regions of 5, the full cut after b would part
+ * the siblings a and b from the add that joins them; the cut after c2
+ * (one tensor crossing) keeps them together. */
+Test(regions, cut_where_fewest_tensors_cross) {
+  ir_graph *g = parse("input x: [4]\n"
+                      "c0 = relu(x)\nc1 = relu(c0)\nc2 = relu(c1)\n"
+                      "a = relu(c2)\nb = relu(c2)\ns = ewadd(a, b)\n"
+                      "t = relu(s)\noutput t\n");
+  base_diag d;
+  srch_regions *r = srch_regions_cut(g, 5, &d);
+  cr_assert(r, "%s", d.msg);
+  cr_assert_eq(srch_regions_count(r), 2);
+  cr_assert_eq(srch_regions_graph(r, 0)->nnodes, 3);
+  cr_assert_eq(srch_regions_graph(r, 1)->nnodes, 4);
+  srch_regions_free(r);
+  ir_graph_free(g);
+}

@@ -187,30 +187,86 @@ typedef struct pass {
   int k, n; /* pass k of n (o->progress) */
 } pass;
 
+/* A region ends, of the last CUT_SLACK places before it is full, where the
+ * fewest tensors cross the cut (the last such place): a convolution and
+ * its relu, or sibling convolutions and their concat, stay in one region
+ * when a narrower cut is near, so the rewrites joining them are not lost
+ * to a boundary (SqueezeNet's last fire module was cut between its 1x1
+ * convolution and its relu, and its siblings were never merged). */
+#define CUT_SLACK 8
+
+/* cross[j]: tensors made at or before compute position j and read after
+ * it, for the m compute nodes at positions pos[] (-1: weight-only). */
+static void crossings(const ir_graph *g, const int32_t *pos, int m,
+                      int32_t *cross) {
+  memset(cross, 0, sizeof *cross * ((size_t)m + 1));
+  int32_t *last = (int32_t *)cross + m + 1; /* per tensor, after cross */
+  for (int t = 0; t < g->ntensors; t++)
+    last[t] = -1;
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; pos[i] >= 0 && k < g->nodes[i].nin; k++)
+      if (last[g->nodes[i].in[k]] < pos[i])
+        last[g->nodes[i].in[k]] = pos[i];
+  for (int t = 0; t < g->ntensors; t++) {
+    int32_t n = g->tensors[t].node;
+    if (n >= 0 && pos[n] >= 0 && last[t] > pos[n]) {
+      cross[pos[n]]++; /* crosses the cuts after pos[n] .. last[t]-1 */
+      cross[last[t]]--;
+    }
+  }
+  for (int j = 1; j < m; j++)
+    cross[j] += cross[j - 1];
+}
+
+/* The end (inclusive) of the region starting at compute position start
+ * that would hold `count` nodes, moved back to the narrowest cut near. */
+static int region_end(const int32_t *cross, int m, int start, int count) {
+  int end = start + count - 1;
+  if (end >= m - 1)
+    return m - 1;
+  int best = end;
+  for (int j = end - 1; j >= start && j >= end - CUT_SLACK; j--)
+    if (cross[j] < cross[best])
+      best = j;
+  return best;
+}
+
 /* Cuts the compute nodes into regions: the first of `first` nodes. */
 static base_status cut(pass *p, const rewrite_index *ix, int first) {
   const ir_graph *g = p->g;
   int size = p->o->region_nodes > 0 ? p->o->region_nodes : g->nnodes + 1;
-  int count = first > 0 ? first : size, cur = -1;
-  for (int i = 0; i < g->nnodes; i++) {
-    if (p->wmask[i])
+  int32_t *pos = base_malloc(sizeof *pos * ((size_t)g->nnodes + 1));
+  int32_t *cross = base_malloc(sizeof *cross *
+                               ((size_t)g->nnodes + g->ntensors + 2));
+  if (!pos || !cross) {
+    free(pos), free(cross);
+    return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  int m = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    pos[i] = p->wmask[i] ? -1 : m++;
+  crossings(g, pos, m, cross);
+  int end = -1, cur = -1;
+  base_status st = BASE_OK;
+  for (int i = 0; !st && i < g->nnodes; i++) {
+    if (pos[i] < 0)
       continue;
-    if (cur < 0 || count == 0) {
+    if (pos[i] > end) {
       region *r = &p->rg[p->nrg++];
-      if (!(r->inside = base_calloc((size_t)g->nnodes + 1, 1)))
-        return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      if (!(r->inside = base_calloc((size_t)g->nnodes + 1, 1))) {
+        st = base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+        break;
+      }
       cur = p->nrg - 1;
-      count = cur == 0 && first > 0 ? first : size;
+      end = region_end(cross, m, pos[i],
+                       cur == 0 && first > 0 ? first : size);
     }
     p->rg[cur].inside[i] = 1;
-    count--;
   }
-  for (int k = 0; k < p->nrg; k++) {
-    base_status st = extract(&p->rg[k], g, ix, p->wmask, p->d);
-    if (st)
-      return st;
-  }
-  return BASE_OK;
+  free(pos), free(cross);
+  for (int k = 0; !st && k < p->nrg; k++)
+    st = extract(&p->rg[k], g, ix, p->wmask, p->d);
+  return st;
 }
 
 static base_status search_regions(pass *p) {
