@@ -236,8 +236,8 @@ static base_status cut(pass *p, const rewrite_index *ix, int first) {
   const ir_graph *g = p->g;
   int size = p->o->region_nodes > 0 ? p->o->region_nodes : g->nnodes + 1;
   int32_t *pos = base_malloc(sizeof *pos * ((size_t)g->nnodes + 1));
-  int32_t *cross = base_malloc(sizeof *cross *
-                               ((size_t)g->nnodes + g->ntensors + 2));
+  int32_t *cross =
+      base_malloc(sizeof *cross * ((size_t)g->nnodes + g->ntensors + 2));
   if (!pos || !cross) {
     free(pos), free(cross);
     return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -258,8 +258,7 @@ static base_status cut(pass *p, const rewrite_index *ix, int first) {
         break;
       }
       cur = p->nrg - 1;
-      end = region_end(cross, m, pos[i],
-                       cur == 0 && first > 0 ? first : size);
+      end = region_end(cross, m, pos[i], cur == 0 && first > 0 ? first : size);
     }
     p->rg[cur].inside[i] = 1;
   }
