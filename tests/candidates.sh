@@ -11,16 +11,8 @@ set -u
 bin=$1
 src=$2
 model=$src/models/resnet34_l4.graph
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
-
-fail() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
+test_begin
 
 args=(--regions 2 --per-region 4 --region-size 8 --budget 10 --device h200)
 expect 0 "$bin" experiment candidates "$model" -o "$tmp/c" "${args[@]}" --check
@@ -118,8 +110,4 @@ else
   contains "no candidates.tsv"
 fi
 
-if [ "$fails" != 0 ]; then
-  echo "$fails failure(s)"
-  exit 1
-fi
-echo "candidates: all passed"
+test_end candidates
