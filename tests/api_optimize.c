@@ -4,7 +4,8 @@
  *
  * usage: api_optimize MODEL OUT.graph|OUT.onnx [--budget N] [--rules F]
  *                     [--no-check] [--no-fuse] [--passes hand] [--batch N]
- *                     [--input-shape N=DIMS]... [--like ORIG.onnx]
+ *                     [--input-shape N=DIMS]... [--dim NAME=SIZE]...
+ *                     [--like ORIG.onnx]
  *
  * Writes the optimized graph to OUT (.onnx: api_graph_save_onnx, with
  * --like) and the report's counts to stdout, one "name value" a line; the
@@ -22,9 +23,9 @@ static void progress(void *u, const char *stage, int done, int total,
   fprintf(stderr, "progress %s %d %d\n", stage, done, total);
 }
 
-/* --input-shape (import) and --like (export). */
-static const char *shapes[16], *like;
-static int nshapes;
+/* --input-shape and --dim (import) and --like (export). */
+static const char *shapes[16], *dims[16], *like;
+static int nshapes, ndims;
 
 static int options(int argc, char **argv, api_optimize_options *o) {
   api_optimize_options_default(o);
@@ -43,6 +44,8 @@ static int options(int argc, char **argv, api_optimize_options *o) {
       o->rules = argv[++i];
     else if (!strcmp(a, "--input-shape") && v && nshapes < 16)
       shapes[nshapes++] = argv[++i];
+    else if (!strcmp(a, "--dim") && v && ndims < 16)
+      dims[ndims++] = argv[++i];
     else if (!strcmp(a, "--like") && v)
       like = argv[++i];
     else if (!strcmp(a, "--passes") && v && !strcmp(v, "hand"))
@@ -86,11 +89,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: api_optimize MODEL OUT.graph [options]\n");
     return 1;
   }
-  api_import_options io = {shapes, nshapes, NULL, 0};
+  api_import_options io = {.input_shapes = shapes,
+                           .ninput_shapes = nshapes,
+                           .dims = dims,
+                           .ndims = ndims};
   api_export_options eo = {like};
   size_t n = strlen(argv[2]);
   int onnx = n > 5 && !strcmp(argv[2] + n - 5, ".onnx");
-  if (api_graph_load_ex(argv[1], nshapes ? &io : NULL, &g, &err) ||
+  if (api_graph_load_ex(argv[1], nshapes || ndims ? &io : NULL, &g, &err) ||
       api_optimize(g, &o, &h, &r, &err) ||
       (onnx ? api_graph_save_onnx(h, argv[2], &eo, NULL, &err)
             : api_graph_save(h, argv[2], &err))) {

@@ -7,11 +7,8 @@
 set -u
 src=$1
 check=$src/scripts/check-ew
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
+test_begin
 
 expect 0 "$check" "$src"
 
@@ -69,5 +66,4 @@ C
 expect 1 "$check" "$tmp/root"
 contains "src/m/bad.c:4: operator ternary in a case group"
 
-[ "$fails" = 0 ] && echo "check_ew: all passed"
-exit $((fails > 0))
+test_end check_ew

@@ -13,8 +13,8 @@ bin=$1
 src=$2
 shim=$3
 graph=$src/tests/data/good/every_op.graph
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+test_begin
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 export SUPEROPT_COSTDB=$tmp/c.sqlite
 
@@ -28,7 +28,7 @@ FAILMALLOC_COUNT=1 LD_PRELOAD=$shim "$bin" costdb estimate "$graph" \
   >"$tmp/want" 2>"$tmp/err" || { echo "FAIL: the clean run"; exit 1; }
 total=$(calls)
 
-runs=${COSTDB_OOM_RUNS:-40} fails=0 noom=0 nsame=0
+runs=${COSTDB_OOM_RUNS:-40} noom=0 nsame=0
 for ((k = 0; k < runs; k++)); do
   n=$((start + 1 + k * (total - start) / runs))
   cp "$tmp/ref.sqlite" "$tmp/c.sqlite"
@@ -41,8 +41,7 @@ for ((k = 0; k < runs; k++)); do
   elif [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/want"; then
     nsame=$((nsame + 1))
   else
-    fails=$((fails + 1))
-    echo "FAIL: malloc call $n failing: exit $rc"
+    fail "malloc call $n failing: exit $rc"
     head -2 "$tmp/err" | sed 's/^/  | /'
   fi
 done

@@ -9,19 +9,14 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
+test_begin
 
 want=$(cat "$src/tests/data/gen/max-ops-3.sha256")
 expect 0 "$bin" gen-rules --max-ops 3 --threads 2 -o "$tmp/r3.rules"
 got=$(sha256sum "$tmp/r3.rules" | cut -d' ' -f1)
 if [ "$got" != "$want" ]; then
-  echo "FAIL: gen-rules --max-ops 3 wrote another file than before"
+  fail "gen-rules --max-ops 3 wrote another file than before"
   echo "  (sha256 $got, expected $want; $(grep -c '^rule ' "$tmp/r3.rules") rules)"
-  fails=$((fails + 1))
 fi
-[ "$fails" = 0 ] && echo "gen_golden: ok"
-exit $((fails > 0))
+test_end gen_golden

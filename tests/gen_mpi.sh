@@ -15,10 +15,8 @@ if [ "$have" != ON ] || [ -z "$mpirun" ] || [ ! -x "$mpirun" ]; then
   echo "SKIP: no MPI build or no mpirun"
   exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 . "$(dirname "$0")/lib.sh"
+test_begin
 
 # Open MPI refuses root without this flag, and more ranks than cores
 # without --oversubscribe (CI has 2 cores).
@@ -40,7 +38,7 @@ for n in $ranks; do
   expect 0 "${mpi[@]}" -np $n "$bin" gen-rules --max-ops 3 --split $split \
     --threads $threads -o "$tmp/n$n.rules"
   cmp -s "$tmp/ref.rules" "$tmp/n$n.rules" ||
-    { echo "FAIL: $n ranks: rules differ from one process"; fails=$((fails + 1)); }
+    fail "$n ranks: rules differ from one process"
   [ $n = 2 ] && { contains "RSS MiB"; contains "wrote 2509 rules"; }
 done
 
@@ -50,7 +48,7 @@ expect 1 "${mpi[@]}" -np 2 "$bin" gen-rules --max-ops 5 --node-memory 4 \
   -o "$tmp/n5.rules"
 contains "of its 4 GiB"
 [ ! -e "$tmp/n5.rules" ] ||
-  { echo "FAIL: a refused run wrote its output"; fails=$((fails + 1)); }
+  fail "a refused run wrote its output"
 
 # Checkpoints: 2 ranks stopped after saving 10 branches each fail with no
 # output; 3 ranks resume from the saved branches and the saved normal-form
@@ -60,11 +58,11 @@ expect 2 "${mpi[@]}" -x SUPEROPT_CHECKPOINT_STOP=10 -np 2 "$bin" gen-rules \
   --max-ops 3 --split 3 --threads 1 --checkpoint "$ck" -o "$tmp/resumed.rules"
 contains "stopped after saving 10 branches"
 [ ! -e "$tmp/resumed.rules" ] ||
-  { echo "FAIL: a stopped run wrote its output"; fails=$((fails + 1)); }
+  fail "a stopped run wrote its output"
 [ "$(ls "$ck"/*.rec | wc -l)" = 20 ] ||
-  { echo "FAIL: $(ls "$ck"/*.rec | wc -l) checkpoints, not 20"; fails=$((fails + 1)); }
+  fail "$(ls "$ck"/*.rec | wc -l) checkpoints, not 20"
 [ -s "$ck/nf.tab" ] ||
-  { echo "FAIL: no normal-form table saved"; fails=$((fails + 1)); }
+  fail "no normal-form table saved"
 # The saved branches alone (benchmarks: SUPEROPT_SAVED_ONLY=1): the later
 # stages run on part of the graphs and find some of the rules; nothing is
 # enumerated or saved
@@ -72,14 +70,14 @@ SUPEROPT_SAVED_ONLY=1 expect 0 "$bin" gen-rules --max-ops 3 --split 3 \
   --threads 1 --checkpoint "$ck" -o "$tmp/part.rules"
 part=$(grep -c '^rule ' "$tmp/part.rules")
 [ "$part" -gt 0 ] && [ "$part" -lt 2509 ] ||
-  { echo "FAIL: $part rules from the saved branches alone"; fails=$((fails + 1)); }
+  fail "$part rules from the saved branches alone"
 [ "$(ls "$ck"/*.rec | wc -l)" = 20 ] ||
-  { echo "FAIL: the saved-only run saved branches"; fails=$((fails + 1)); }
+  fail "the saved-only run saved branches"
 expect 0 "${mpi[@]}" -np 3 "$bin" gen-rules --max-ops 3 --split 3 \
   --threads 1 --checkpoint "$ck" -o "$tmp/resumed.rules"
 contains "values (from the checkpoint)"
 cmp -s "$tmp/ref.rules" "$tmp/resumed.rules" ||
-  { echo "FAIL: resumed from checkpoints: rules differ"; fails=$((fails + 1)); }
+  fail "resumed from checkpoints: rules differ"
 
 # A rank killed mid-run: the job fails naming it; nothing is written.
 "${mpi[@]}" -np 2 "$bin" gen-rules --max-ops 3 --threads 1 \
@@ -96,18 +94,16 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 if [ -z "$victim" ]; then
-  echo "FAIL: rank 1 not found"
-  fails=$((fails + 1))
+  fail "rank 1 not found"
 else
   sleep 1
   kill -9 "$victim"
 fi
 wait $job
 rc=$?
-[ $rc != 0 ] || { echo "FAIL: a killed rank left exit status 0"; fails=$((fails + 1)); }
+[ $rc != 0 ] || fail "a killed rank left exit status 0"
 contains "rank 1"
 [ ! -e "$tmp/killed.rules" ] ||
-  { echo "FAIL: a failed run wrote its output"; fails=$((fails + 1)); }
+  fail "a failed run wrote its output"
 
-[ $fails = 0 ] && echo "gen_mpi: all passed"
-exit $((fails > 0))
+test_end gen_mpi

@@ -8,11 +8,8 @@ set -u
 src=$1
 build=$2
 check=$src/scripts/check-gpu-layers
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
+test_begin
 
 expect 0 "$check" "$build"
 contains "0 problem(s)"
@@ -39,5 +36,4 @@ printf '%s\n' 'misc/x.c: rt/err.c' >"$tmp/stray"
 expect 1 "$check" --graph "$tmp/stray"
 contains "src/gpu/misc/x.c: not in a layer folder"
 
-[ "$fails" = 0 ] && echo "gpu_layers: all passed"
-exit "$((fails > 0))"
+test_end gpu_layers

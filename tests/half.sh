@@ -8,11 +8,8 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
 . "$(dirname "$0")/lib.sh"
+test_begin --costdb
 
 m="$src/models/tv_squeezenet.graph"
 fast=(--budget 5 --no-mutants)
@@ -21,18 +18,18 @@ expect 0 "$bin" optimize "$m" "${fast[@]}" --dtype bf16 -o "$tmp/sq.graph"
 contains "check: max relative error"
 contains "|a-b| <= 0.1"  # 4 * 2^-8 * sqrt(depth), above the f32 1e-05
 grep -q "^input input.1: bf16\[1,3,224,224\]$" "$tmp/sq.graph" ||
-  { echo "FAIL: the result's input is not bf16"; fails=$((fails + 1)); }
+  fail "the result's input is not bf16"
 grep -q "= global_avgpool(.*)$" "$tmp/sq.graph" ||
-  { echo "FAIL: no global_avgpool in the result"; fails=$((fails + 1)); }
+  fail "no global_avgpool in the result"
 grep -q "^t_117: bf16\[1,1000\]" "$tmp/sq.graph" ||
-  { echo "FAIL: the output is not bf16"; fails=$((fails + 1)); }
+  fail "the output is not bf16"
 expect 0 "$bin" check "$tmp/sq.graph"
 
 # a half model stays half through optimize (searched in float32)
 expect 0 "$bin" optimize "$tmp/sq.graph" "${fast[@]}" -o "$tmp/sq2.graph"
 contains "check: max relative error"
 grep -q "^input input.1: bf16" "$tmp/sq2.graph" ||
-  { echo "FAIL: the half model did not stay bf16"; fails=$((fails + 1)); }
+  fail "the half model did not stay bf16"
 
 # run --dtype: float32 casts around layernorm and softmax, values rounded
 cat >"$tmp/t.graph" <<'G'
@@ -51,7 +48,7 @@ f32=$(grep '^output' "$tmp/out")
 expect 0 "$bin" run "$tmp/t.graph" --dtype f16
 f16=$(grep '^output' "$tmp/out")
 [ -n "$f16" ] && [ "$f16" != "$f32" ] ||
-  { echo "FAIL: run --dtype f16 gave the float32 checksums"; fails=$((fails + 1)); }
+  fail "run --dtype f16 gave the float32 checksums"
 
 # fusion on the bf16 graph: one fused node computing in float32 inside,
 # fewer roundings than the reference, within bf16's tolerance
@@ -69,12 +66,11 @@ expect 0 "$bin" optimize "$tmp/f.graph" --device h100 --budget 5 --dtype bf16 -o
 contains "1 fused node replaces 4 operators"
 contains "check: max relative error"
 grep -q "^s: bf16\[8,64\] = fused(x, b, c)" "$tmp/fo.graph" ||
-  { echo "FAIL: no bf16 fused node"; fails=$((fails + 1)); }
+  fail "no bf16 fused node"
 
 expect 1 "$bin" run "$tmp/t.graph" --dtype i64
 contains "bad value 'i64' for --dtype: expected f16 or bf16"
 expect 1 "$bin" optimize "$tmp/t.graph" --dtype f32
 contains "bad value 'f32' for --dtype: expected f16 or bf16"
 
-echo "$fails failure(s)"
-[ "$fails" = 0 ]
+test_end half

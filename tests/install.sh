@@ -61,7 +61,7 @@ for f in bin/superopt lib/libsuperopt.so lib/libsuperopt.a \
   lib/cmake/superopt/superoptConfig.cmake \
   lib/cmake/superopt/superoptTargets.cmake \
   share/superopt/rules/default.rules share/superopt/costdb/h100.tsv; do
-  [ -e "$p/$f" ] || { echo "FAIL: $f not installed"; fails=$((fails + 1)); }
+  [ -e "$p/$f" ] || fail "$f not installed"
 done
 # Nothing installed names the data of the build or the source tree (debug
 # information aside: strip it first; protobuf-c's generated code keeps its
@@ -70,10 +70,10 @@ for f in bin/superopt lib/libsuperopt.so; do
   strip -o "$tmp/stripped" "$p/$f"
   if grep -qaF -e "$src/rules" -e "$src/costdb" -e "$build/share" \
     -e "$src/models" "$tmp/stripped"; then
-    echo "FAIL: $f names the build or source tree"; fails=$((fails + 1))
+    fail "$f names the build or source tree"
   fi
   if readelf -d "$p/$f" | grep -E 'RPATH|RUNPATH' | grep -qF -e "$build" -e "$src"; then
-    echo "FAIL: $f has a run path into the build or source tree"; fails=$((fails + 1))
+    fail "$f has a run path into the build or source tree"
   fi
 done
 
@@ -81,7 +81,7 @@ expect 0 "$p/bin/superopt" --version
 contains "superopt 0.1.0"
 # the commit the build was made from (12 hex digits, -dirty with changes)
 grep -qE '^commit: ([0-9a-f]{12}(-dirty)?|unknown)$' "$tmp/out" ||
-  { echo "FAIL: no commit line"; fails=$((fails + 1)); }
+  fail "no commit line"
 contains "backends: CPU"
 contains "CUDA: "
 contains "data: $p/bin/../share/superopt"
@@ -96,7 +96,7 @@ mv "$p/share/superopt/rules/default.rules" "$tmp/default.rules"
 expect 2 "$p/bin/superopt" optimize every_op.graph --db "$tmp/cost.sqlite" \
   -o missing.graph
 contains "data file 'rules/default.rules' not found; looked in: $p/bin/../share/superopt/rules/default.rules"
-[ ! -e missing.graph ] || { echo "FAIL: wrote missing.graph"; fails=$((fails + 1)); }
+[ ! -e missing.graph ] || fail "wrote missing.graph"
 mv "$p/share/superopt/costdb" "$tmp/costdb"
 expect 2 "$p/bin/superopt" optimize every_op.graph --db "$tmp/cost.sqlite"
 contains "data file 'costdb' not found; looked in: $p/bin/../share/superopt/costdb"
@@ -119,22 +119,21 @@ if [ -e "$p/lib/libsuperopt_gpu.so" ]; then
   LD_DEBUG=files "$p/bin/superopt" --version >/dev/null 2>>"$tmp/ld.log"
   LD_DEBUG=files "$p/bin/superopt" check every_op.graph >/dev/null 2>>"$tmp/ld.log"
   if grep -qE 'libcudnn|libcublasLt|libcudart|libsuperopt_gpu' "$tmp/ld.log"; then
-    echo "FAIL: --help, --version or check loaded the CUDA libraries"
-    fails=$((fails + 1))
+    fail "--help, --version or check loaded the CUDA libraries"
   fi
   expect 0 "$p/bin/superopt" --version
   contains "CUDA: built (executor not loaded)"
   LD_DEBUG=files "$p/bin/superopt" --version --gpu >/dev/null 2>"$tmp/ld.log"
   grep -q 'libsuperopt_gpu' "$tmp/ld.log" ||
-    { echo "FAIL: --version --gpu did not load the executor"; fails=$((fails + 1)); }
+    fail "--version --gpu did not load the executor"
   PATH=$p/bin:$PATH expect 0 superopt --version --gpu
   contains "($p/bin/../lib/libsuperopt_gpu.so)"
   # run --device cuda through PATH: the executor loads (no GPU here: "no
   # CUDA device", exit 3; on a GPU machine, exit 0)
   PATH=$p/bin:$PATH superopt run every_op.graph --device cuda >"$tmp/out" 2>&1
   if grep -q "could not be loaded" "$tmp/out"; then
-    echo "FAIL: superopt on PATH did not load its executor"
-    sed 's/^/  | /' "$tmp/out"; fails=$((fails + 1))
+    fail "superopt on PATH did not load its executor"
+    sed 's/^/  | /' "$tmp/out"
   fi
   SUPEROPT_GPU_LIB=$tmp/none.so expect 3 "$p/bin/superopt" run every_op.graph \
     --device cuda
@@ -159,7 +158,7 @@ fi
 export PKG_CONFIG_PATH=$p/lib/pkgconfig
 for pc in superopt superopt-static; do
   [ "$(pkg-config --cflags $pc | xargs)" = "-I$p/lib/pkgconfig/../../include" ] ||
-    { echo "FAIL: pkg-config --cflags $pc: $(pkg-config --cflags $pc)"; fails=$((fails + 1)); }
+    fail "pkg-config --cflags $pc: $(pkg-config --cflags $pc)"
 done
 expect 0 cc -std=c17 -Wall -Wextra -Werror embed.c \
   $(pkg-config --cflags --libs superopt) -lm -o embed
@@ -167,7 +166,7 @@ expect 0 env -u LD_LIBRARY_PATH ./embed every_op.graph embed.onnx 20
 contains "optimized: "
 contains "wrote embed.onnx"
 env -u LD_LIBRARY_PATH ldd ./embed | grep -qF "$p/lib/pkgconfig/../../lib/libsuperopt.so" ||
-  { echo "FAIL: embed does not use the installed libsuperopt.so"; fails=$((fails + 1)); }
+  fail "embed does not use the installed libsuperopt.so"
 # ... and the static one (superopt-static.pc: the archive and the shared
 # libraries it depends on).
 expect 0 cc -std=c17 -Wall -Wextra -Werror embed.c \
@@ -220,5 +219,4 @@ if [ -n "$py" ]; then
   contains "passed"
 fi
 
-[ "$fails" = 0 ] && echo "install: all passed"
-exit $((fails > 0))
+test_end install

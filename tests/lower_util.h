@@ -1,19 +1,22 @@
-/* lower_util.h: what the lower stage's tests (tests/test_lower_*.c) share:
- * parsing a graph text, lowering it (src/fuse/lower.h) into a valid
- * graph, running two graphs on the same seeded values and comparing their
- * outputs, counting operators and finding a tensor's producer. Static
- * functions: each test program includes it once. */
+/* lower_util.h: what the lower stage's and the fusion pass's tests
+ * (tests/test_lower_*.c, tests/test_fuse.c) share: parsing a graph text,
+ * lowering it (src/fuse/lower.h) into a valid graph, running two graphs on
+ * the same seeded values and comparing their outputs, printing and parsing
+ * back, unfusing for ONNX, counting operators and finding a tensor's
+ * producer. Static inline functions (a test program need not use them
+ * all): each test program includes it once. */
 #ifndef SUPEROPT_TEST_LOWER_UTIL_H
 #define SUPEROPT_TEST_LOWER_UTIL_H
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec.h"
 #include "fuse/lower.h"
 
-static ir_graph *lu_parse(const char *text) {
+static inline ir_graph *lu_parse(const char *text) {
   base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
   cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
@@ -21,7 +24,7 @@ static ir_graph *lu_parse(const char *text) {
 }
 
 /* g lowered; the result passes ir_graph_validate. */
-static ir_graph *lu_lower(const ir_graph *g, lower_stats *st) {
+static inline ir_graph *lu_lower(const ir_graph *g, lower_stats *st) {
   base_diag d;
   ir_graph *h = lower_graph(g, st, &d);
   cr_assert(h, "%s", d.msg);
@@ -32,7 +35,7 @@ static ir_graph *lu_lower(const ir_graph *g, lower_stats *st) {
 /* Runs g on the seeded values of ref's inputs and weights, taken by name
  * (a weight's seeded values follow the slot of its first reader, which
  * lowering may change). */
-static ex_values *lu_run_as(const ir_graph *g, const ir_graph *ref) {
+static inline ex_values *lu_run_as(const ir_graph *g, const ir_graph *ref) {
   base_diag d;
   ex_values *r = ex_values_new(ref), *v = ex_values_new(g);
   cr_assert_eq(ex_fill_random(ref, r, 7, &d), BASE_OK, "%s", d.msg);
@@ -53,7 +56,8 @@ static ex_values *lu_run_as(const ir_graph *g, const ir_graph *ref) {
  * values: bit for bit where tol is 0 (the same operations in the same
  * order), else each element within tol of the output's largest magnitude
  * (and no output all zero). */
-static void lu_same_outputs(const ir_graph *a, const ir_graph *b, double tol) {
+static inline void lu_same_outputs(const ir_graph *a, const ir_graph *b,
+                                   double tol) {
   ex_values *va = lu_run_as(a, a), *vb = lu_run_as(b, a);
   cr_assert_eq(a->noutputs, b->noutputs);
   for (int i = 0; i < a->noutputs; i++) {
@@ -80,7 +84,36 @@ static void lu_same_outputs(const ir_graph *a, const ir_graph *b, double tol) {
   ex_values_free(vb);
 }
 
-static int lu_count_op(const ir_graph *g, ir_opcode op) {
+/* h printed and parsed back: the same graph (structural hash) printing
+ * the same text, returned (the caller frees it). */
+static inline char *lu_round_trip(const ir_graph *h) {
+  char *p1 = ir_print(h);
+  cr_assert(p1);
+  ir_graph *k = lu_parse(p1);
+  char *p2 = ir_print(k);
+  cr_assert(p2);
+  cr_assert_str_eq(p1, p2);
+  uint64_t a = 0, b = 1;
+  cr_assert_eq(ir_graph_hash(h, &a), BASE_OK);
+  cr_assert_eq(ir_graph_hash(k, &b), BASE_OK);
+  cr_assert_eq(a, b, "print/parse changed the graph:\n%s", p1);
+  free(p2);
+  ir_graph_free(k);
+  return p1;
+}
+
+/* h unfused as ONNX export writes it (ir_graph_unfuse), computing g's
+ * outputs (within tol, as lu_same_outputs); the caller frees it. */
+static inline ir_graph *lu_unfused(const ir_graph *g, const ir_graph *h,
+                                   double tol) {
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  lu_same_outputs(g, u, tol);
+  return u;
+}
+
+static inline int lu_count_op(const ir_graph *g, ir_opcode op) {
   int n = 0;
   for (int i = 0; i < g->nnodes; i++)
     n += g->nodes[i].op == op;
@@ -88,7 +121,7 @@ static int lu_count_op(const ir_graph *g, ir_opcode op) {
 }
 
 /* The node computing tensor `name` of g. */
-static const ir_node *lu_producer(const ir_graph *g, const char *name) {
+static inline const ir_node *lu_producer(const ir_graph *g, const char *name) {
   int t = ir_find_tensor(g, name);
   cr_assert(t >= 0 && g->tensors[t].kind == IR_T_VALUE, "no value %s", name);
   return &g->nodes[g->tensors[t].node];

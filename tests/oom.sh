@@ -16,11 +16,9 @@ set -u
 bin=$1
 src=$2
 shift 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/lib.sh"
+test_begin --costdb
 runs=${OOM_RUNS:-300}
-export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
 
 # The workloads' inputs, made without fault injection.
 cat >"$tmp/two.graph" <<'G'
@@ -97,9 +95,8 @@ walk() {
   rm -f "$tmp/costdb.ref" "$SUPEROPT_COSTDB"
   attempt 1000000000000
   if [ "$rc" != 0 ] || [ -z "$count" ] || [ ! -e "$tmp/got" ]; then
-    echo "FAIL: $1: the clean run failed (exit $rc)"
+    fail "$1: the clean run failed (exit $rc)"
     sed 's/^/  | /' "$tmp/stderr"
-    fails=$((fails + 1))
     return
   fi
   cp "$tmp/got" "$tmp/want"
@@ -140,4 +137,4 @@ walk() {
 for w in "$@"; do
   walk "$w"
 done
-[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
+test_end oom

@@ -8,9 +8,10 @@ the pass rules, the search, mutants and fusion all run), and the progress
 callback's stages.
 
 The drop-in path too: a small BERT export with dynamic axes imported at
-fixed shapes (--input-shape), optimized and written as ONNX like the
-original (--like) by the CLI (import, then optimize -o X.onnx --like), the
-C API and Python: the same bytes. And gen-rules and export-rules: the CLI
+fixed shapes (--input-shape; then --dim binding its named dimensions, the
+same result), optimized and written as ONNX like the original (--like) by
+the CLI (import, then optimize -o X.onnx --like), the C API and Python:
+the same bytes. And gen-rules and export-rules: the CLI
 and the library calls write the same files.
 
 usage: optimize_parity.py SUPEROPT API_OPTIMIZE SOURCE_DIR
@@ -190,32 +191,40 @@ def one(case, tmp, rules, binary, driver, src):
     return counts["cli"]
 
 
-def dropin(tmp, rules, binary, driver, src):
-    """BERT (int64 token ids, dynamic axes) imported at 2x16, optimized,
-    exported like the original: CLI, C API and Python write the same ONNX.
-    The CLI does not fuse an .onnx output; the API callers say so."""
+def dropin(tmp, rules, binary, driver, src, flag, values, kw):
+    """BERT (int64 token ids, dynamic axes) imported at 2x16 (flag
+    --input-shape or --dim, the same values as the Python keyword kw),
+    optimized, exported like the original: CLI, C API and Python write the
+    same ONNX. The CLI does not fuse an .onnx output; the API callers say
+    so. Python's load_onnx reads bytes: its kw too."""
     model = os.path.join(src, "models", "onnx", "exports", "bert.legacy.onnx")
-    shapes = ["input_ids=2x16", "attention_mask=2x16"]
-    graph = os.path.join(tmp, "bert.graph")
-    out = {k: os.path.join(tmp, "bert.%s.onnx" % k)
+    how = flag.strip("-")
+    graph = os.path.join(tmp, "bert.%s.graph" % how)
+    out = {k: os.path.join(tmp, "bert.%s.%s.onnx" % (how, k))
            for k in ("cli", "capi", "python")}
-    run([binary, "import", model, "-o", graph] +
-        [a for s in shapes for a in ("--input-shape", s)])
+    opts = [a for v in values for a in (flag, v)]
+    run([binary, "import", model, "-o", graph] + opts)
     common = ["--rules", rules, "--budget", "20", "--no-check"]
     run([binary, "optimize", graph, "-o", out["cli"], "--like", model] +
         common)
     run([driver, model, out["capi"], "--like", model, "--no-fuse"] + common +
-        [a for s in shapes for a in ("--input-shape", s)])
-    g = superopt.load(model, input_shapes=shapes)
+        opts)
+    g = superopt.load(model, **{kw: values})
+    with open(model, "rb") as f:
+        g2 = superopt.load_onnx(f.read(), name=model, **{kw: values})
+    if g2.text() != g.text():
+        fail("bert %s: load_onnx and load import different graphs" % how)
     h, _ = g.optimize(rules=rules, budget=20, check=False, fuse=False)
     h.save(out["python"], like=model)
     data = {k: open(p, "rb").read() if os.path.exists(p) else b""
             for k, p in out.items()}
     for k in ("capi", "python"):
         if not data[k] or data[k] != data["cli"]:
-            fail("bert drop-in: the ONNX %s wrote differs from the CLI's" % k)
-    print("bert drop-in: %d ONNX bytes alike from CLI, C API, Python" %
-          len(data["cli"]))
+            fail("bert drop-in (%s): the ONNX %s wrote differs from the "
+                 "CLI's" % (flag, k))
+    print("bert drop-in (%s): %d ONNX bytes alike from CLI, C API, Python" %
+          (flag, len(data["cli"])))
+    return data["cli"]
 
 
 def rule_files(tmp, binary):
@@ -246,7 +255,14 @@ def main():
         os.environ["SUPEROPT_COSTDB"] = os.path.join(tmp, "costdb.sqlite")
         rules = subset_rules(os.path.join(tmp, "subset.rules"))
         got = [one(c, tmp, rules, binary, driver, src) for c in CASES]
-        dropin(tmp, rules, binary, driver, src)
+        shapes = dropin(tmp, rules, binary, driver, src, "--input-shape",
+                        ["input_ids=2x16", "attention_mask=2x16"],
+                        "input_shapes")
+        dims = dropin(tmp, rules, binary, driver, src, "--dim",
+                      ["batch=2", "seq=16"], "dims")
+        if not dims or dims != shapes:
+            fail("bert drop-in: --dim batch=2 --dim seq=16 is not "
+                 "--input-shape's 2x16")
         rule_files(tmp, binary)
     # the cases exercise what they are meant to: pass rules, fusion
     if not any(c["pass_rules_applied"] > 0 for c in got):

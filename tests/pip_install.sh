@@ -20,10 +20,8 @@ set -u
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 py=$3
-fails=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
+test_begin
 unset SUPEROPT_DATA SUPEROPT_LIB SUPEROPT_PREFIX SUPEROPT_BIN SUPEROPT_GPU_LIB
 
 tools=$build/pip-tools
@@ -60,7 +58,7 @@ libs=$(cd "$pkg/_native/lib" && ls)
 want="libsuperopt.so"
 [ -e "$build/libsuperopt_gpu.so" ] && want="$want libsuperopt_gpu.so"
 [ "$(echo $libs)" = "$want" ] ||
-  { echo "FAIL: the package's lib/ has '$(echo $libs)', not '$want'"; fails=$((fails + 1)); }
+  fail "the package's lib/ has '$(echo $libs)', not '$want'"
 
 # the command on PATH, run from elsewhere
 PATH=$venv/bin:$PATH expect 0 superopt --version
@@ -88,5 +86,4 @@ if [ -e "$build/libsuperopt_gpu.so" ]; then # the executor beside the library
   contains "($pkg/_native/lib/libsuperopt_gpu.so)"
 fi
 
-[ "$fails" = 0 ] && echo "pip_install: all passed"
-exit $((fails > 0))
+test_end pip_install

@@ -9,16 +9,8 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
-
-fail() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
+test_begin
 
 # interrupt SIG WHEN CMD... : runs CMD in the background (its own process
 # group, so that the signal is not ignored as in a non-interactive shell's
@@ -203,8 +195,4 @@ done
 echo "graph + weights: $kills SIGKILLs, $refused left a mismatch that was refused"
 rm -f "$tmp"/*.tmp.* # what SIGKILL leaves
 
-if [ "$fails" != 0 ]; then
-  echo "$fails failure(s)"
-  exit 1
-fi
-echo "reliability: all passed"
+test_end reliability

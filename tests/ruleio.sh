@@ -12,17 +12,13 @@ bin=$1
 src=$2
 taso=${3:-$src/../shared}/reference/taso
 ours=$src/tests/data/rules/taso_terms.txt
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
+test_begin
 
 # absent FILE : FILE was not written
 absent() {
   if [ -e "$1" ]; then
-    echo "FAIL: $1 exists after an error"
-    fails=$((fails + 1))
+    fail "$1 exists after an error"
   fi
 }
 
@@ -40,7 +36,7 @@ cp "$ours" "$tmp/rules.dat"
 expect 0 "$bin" import-rules "$tmp/rules.dat" --format taso-text -o "$tmp/d.rules"
 contains "imported 34 rules; 1 unsupported"
 [ "$(grep -c '^rule ' "$tmp/d.rules")" = 34 ] ||
-  { echo "FAIL: --format taso-text"; fails=$((fails + 1)); }
+  fail "--format taso-text"
 
 # export: proven only by default, everything with --all; round trip via .pb
 expect 0 "$bin" export-rules "$tmp/t.rules" --format tensat -o "$tmp/none.tensat"
@@ -68,13 +64,13 @@ contains "exported 23 rules, 1 duplicates left out; 10 unsupported"
 # line twice once variables are renamed
 n=$(sed -n 's/^exported \([0-9]*\) rules.*/\1/p' "$tmp/out")
 [ "$(($(wc -l <"$tmp/t.tensat") + 1))" = "$n" ] ||
-  { echo "FAIL: tensat export is not $n lines"; fails=$((fails + 1)); }
+  fail "tensat export is not $n lines"
 [ "$(tail -c 1 "$tmp/t.tensat" | od -An -c | tr -d ' ')" = ")" ] ||
-  { echo "FAIL: tensat export ends with a newline"; fails=$((fails + 1)); }
+  fail "tensat export ends with a newline"
 [ -z "$(sort "$tmp/t.tensat" | uniq -d)" ] ||
-  { echo "FAIL: a tensat line twice"; fails=$((fails + 1)); }
+  fail "a tensat line twice"
 grep -q '^(matmul 0 (matmul 0 ?input_1 ?input_4) ?input_5)=>' "$tmp/t.tensat" ||
-  { echo "FAIL: no Tensat matmul with its activation"; fails=$((fails + 1)); }
+  fail "no Tensat matmul with its activation"
 expect 0 "$bin" export-rules "$tmp/t.rules" --format tensat-multi --all -o "$tmp/t.multi"
 contains "exported"
 
@@ -113,7 +109,7 @@ if [ -r "$taso/taso_rules.txt" ] && [ -r "$taso/graph_subst.pb" ]; then
   expect 0 "$bin" export-rules "$tmp/taso.rules" --format tensat --all \
     -o "$tmp/taso.tensat"
   [ -z "$(sort "$tmp/taso.tensat" | uniq -d)" ] ||
-    { echo "FAIL: a tensat line twice (TASO)"; fails=$((fails + 1)); }
+    fail "a tensat line twice (TASO)"
   head -c 1000 "$taso/graph_subst.pb" >"$tmp/cut.pb"
   expect 2 "$bin" import-rules "$tmp/cut.pb" -o "$tmp/cut.rules"
   contains "truncated"
@@ -130,11 +126,11 @@ awk '/^rule r00511 /{exit} {print}' "$src/rules/default.rules" >"$tmp/few.rules"
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 cd "$tmp" || exit 1
 "$bin" export-rules few.rules --format tensat -o - >few.stdout 2>out ||
-  { echo "FAIL: export-rules -o - exited $?"; fails=$((fails + 1)); }
+  fail "export-rules -o - exited $?"
 absent "$tmp/-"
 expect 0 "$bin" export-rules "$tmp/few.rules" --format tensat -o "$tmp/few.tensat"
 cmp -s "$tmp/few.stdout" "$tmp/few.tensat" ||
-  { echo "FAIL: -o - differs from -o FILE"; fails=$((fails + 1)); }
+  fail "-o - differs from -o FILE"
 # "exported N rules, D duplicates left out, M for the other Tensat format
 # left out; U unsupported" with D, M and U the sums of their reasons
 head -1 "$tmp/out" >"$tmp/head"
@@ -142,9 +138,8 @@ kinds=$(sed -n 's/^exported [0-9]* rules, \([0-9]*\) duplicates left out, \([0-9
 sums=$(awk 'NR > 1 { if (/same as an earlier rule/) d += $1; else if (/written by --format/) m += $1; else u += $1 }
   END { print d + 0, m + 0, u + 0 }' "$tmp/out")
 if [ -z "$kinds" ] || [ "$kinds" != "$sums" ] || [ "${kinds%% *}" = 0 ]; then
-  echo "FAIL: counts by kind '$kinds', by reason '$sums'"
+  fail "counts by kind '$kinds', by reason '$sums'"
   sed 's/^/  | /' "$tmp/out"
-  fails=$((fails + 1))
 fi
 expect 0 "$bin" export-rules "$tmp/few.rules" --format tensat-multi -o -
 contains "for the other Tensat format left out; 0 unsupported"
@@ -153,8 +148,4 @@ absent "$tmp/-"
 expect 0 "$bin" export-rules --help
 contains "or - for stdout"
 
-if [ $fails -ne 0 ]; then
-  echo "$fails failure(s)"
-  exit 1
-fi
-echo "ruleio CLI: all passed"
+test_end ruleio

@@ -7,17 +7,8 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
-
-export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
-fail() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
+test_begin --costdb
 
 # an add and a ReLU6 (after a convolution the lower stage makes the clip
 # the convolution's act=clip, priced as its act=relu would be: the false
@@ -81,8 +72,4 @@ expect 0 "$bin" optimize "$tmp/relu.graph" --no-rules -o "$tmp/relu.opt.graph"
 contains "re-proof: re-proved 1 applied rule with the verifier"
 grep -q 'act=relu' "$tmp/relu.opt.graph" || fail "the proven pass rule was not applied"
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails failure(s)"
-  exit 1
-fi
-echo "soundness: all passed"
+test_end soundness

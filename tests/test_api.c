@@ -383,16 +383,19 @@ Test(api, import_options_as_the_cli) {
                "dynamic axes without shapes");
   cr_expect(strstr(err.message, "--input-shape"), "%s", err.message);
   const char *bad[] = {"input_ids=2xq"};
-  api_import_options o = {bad, 1, NULL, 0};
+  api_import_options o = {.input_shapes = bad, .ninput_shapes = 1};
   expect_usage(api_graph_load_ex(BERT, &o, &g, &err), &err,
                "bad --input-shape 'input_ids=2xq' (expected "
                "NAME=1x3x224x224)");
   const char *shapes[] = {"input_ids=2x16", "attention_mask=2x16"};
   const char *nosuch[] = {"nosuch"};
-  o = (api_import_options){shapes, 2, nosuch, 1};
+  o = (api_import_options){.input_shapes = shapes,
+                           .ninput_shapes = 2,
+                           .data_inputs = nosuch,
+                           .ndata_inputs = 1};
   cr_expect_eq(api_graph_load_ex(BERT, &o, &g, &err), API_ERR_INPUT);
   cr_expect(strstr(err.message, "--data-input 'nosuch'"), "%s", err.message);
-  o = (api_import_options){shapes, 2, NULL, 0};
+  o = (api_import_options){.input_shapes = shapes, .ninput_shapes = 2};
   expect_usage(api_graph_load_ex("x.graph", &o, &g, &err), &err,
                "import options are for ONNX");
   o.ninput_shapes = -1;
@@ -408,13 +411,44 @@ Test(api, import_options_as_the_cli) {
   api_graph_free(g);
 }
 
+/* --dim (issue 41): the model's named dynamic dimensions bound, the same
+ * graph as with every input's shape given; the CLI's messages. */
+Test(api, import_option_dims_as_the_cli) {
+  api_graph *g = NULL, *h = NULL;
+  api_error err;
+  const char *bad[] = {"seq"}, *dims[] = {"batch=2", "seq=16"};
+  api_import_options o = {.dims = bad, .ndims = 1};
+  expect_usage(api_graph_load_ex(BERT, &o, &g, &err), &err,
+               "bad --dim 'seq' (expected NAME=SIZE, e.g. seq=128)");
+  o = (api_import_options){.dims = dims, .ndims = -1};
+  expect_usage(api_graph_load_ex(BERT, &o, &g, &err), &err,
+               "NULL dims with a count");
+  o.ndims = 2;
+  expect_usage(api_graph_load_ex("x.graph", &o, &g, &err), &err,
+               "import options are for ONNX");
+  cr_expect_null(g);
+  cr_assert_eq(api_graph_load_ex(BERT, &o, &g, &err), API_OK, "%s",
+               err.message);
+  const char *shapes[] = {"input_ids=2x16", "attention_mask=2x16"};
+  o = (api_import_options){.input_shapes = shapes, .ninput_shapes = 2};
+  cr_assert_eq(api_graph_load_ex(BERT, &o, &h, &err), API_OK, "%s",
+               err.message);
+  char *a = api_graph_print(g), *b = api_graph_print(h);
+  cr_assert(a && b);
+  cr_expect_str_eq(a, b);
+  free(a);
+  free(b);
+  api_graph_free(g);
+  api_graph_free(h);
+}
+
 /* export --like: the original's names and opset; a missing original is an
  * error that writes nothing. */
 Test(api, export_like_the_original) {
   api_graph *g = NULL;
   api_error err;
   const char *shapes[] = {"input_ids=1x8", "attention_mask=1x8"};
-  api_import_options o = {shapes, 2, NULL, 0};
+  api_import_options o = {.input_shapes = shapes, .ninput_shapes = 2};
   cr_assert_eq(api_graph_load_ex(BERT, &o, &g, &err), API_OK, "%s",
                err.message);
   void *plain = NULL, *like = NULL;

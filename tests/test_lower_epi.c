@@ -17,6 +17,15 @@
 #include "lower_util.h"
 #include "rewrite/rewrite_int.h"
 
+/* text parsed into *g and lowered, n epilogues folded: the result. */
+static ir_graph *lowered(const char *text, ir_graph **g, int n) {
+  *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(*g, &st);
+  cr_assert_eq(st.epilogues, n, "%d epilogues, expected %d", st.epilogues, n);
+  return h;
+}
+
 static const char block[] =
     "input x: [1,4,6,6]\n"
     "weight w1: [4,4,3,3]\nweight b1: [4]\nweight w2: [4,4,3,3]\n"
@@ -28,10 +37,7 @@ static const char block[] =
     "output out\n";
 
 Test(lower_epi, conv_residual_and_relu) {
-  ir_graph *g = lu_parse(block);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 2);
+  ir_graph *g, *h = lowered(block, &g, 2);
   cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 0);
   cr_assert_eq(lu_count_op(h, IR_OP_RELU), 0);
   const ir_node *c = lu_producer(h, "out");
@@ -40,22 +46,15 @@ Test(lower_epi, conv_residual_and_relu) {
   cr_assert_eq(c->in[3], ir_find_tensor(h, "x"));
   cr_assert_eq(c->a.act, IR_ACT_RELU);
   lu_same_outputs(g, h, 0);
-  /* printed and parsed back: the same graph */
-  char *p1 = ir_print(h);
+  char *p1 = lu_round_trip(h); /* printed and parsed back: the same graph */
   cr_assert(strstr(p1, "conv2d(y, w2, b2, x) act=relu"), "%s", p1);
-  ir_graph *k = lu_parse(p1);
-  char *p2 = ir_print(k);
-  cr_assert_str_eq(p1, p2);
   /* unfused for ONNX: the add and the relu again, the same outputs */
-  base_diag d;
-  ir_graph *u = ir_graph_unfuse(h, &d);
-  cr_assert(u, "%s", d.msg);
+  ir_graph *u = lu_unfused(g, h, 0);
   cr_assert_eq(lu_count_op(u, IR_OP_EWADD), 1);
   cr_assert_eq(lu_count_op(u, IR_OP_RELU), 1);
   cr_assert_eq(lu_producer(u, "out")->op, IR_OP_RELU);
-  lu_same_outputs(g, u, 0);
-  free(p1), free(p2);
-  ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+  free(p1);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
 }
 
 Test(lower_epi, matmul_bias_then_residual_stays_one_fold) {
@@ -68,10 +67,7 @@ Test(lower_epi, matmul_bias_then_residual_stays_one_fold) {
       "m2 = matmul(x, w2, b2)\n"
       "y2 = ewadd(s, m2)\n"
       "output r\noutput y2\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 3);
+  ir_graph *g, *h = lowered(text, &g, 3);
   const ir_node *m = lu_producer(h, "r");
   cr_assert_eq(m->op, IR_OP_MATMUL);
   cr_assert_eq(m->nin, 3); /* the bias vector as its bias */
@@ -111,10 +107,7 @@ Test(lower_epi, leaves_what_the_executor_never_folded) {
       "r6 = relu(c6)\n"
       "output a1\noutput t1\noutput a2\noutput a3\noutput a4\noutput "
       "r5\noutput a5\noutput c6\noutput r6\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 0);
+  ir_graph *g, *h = lowered(text, &g, 0);
   cr_assert_eq(h->nnodes, g->nnodes);
   cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 5);
   lu_same_outputs(g, h, 0);
@@ -136,10 +129,7 @@ Test(lower_epi, clip_into_convolutions) {
       "p = matmul(q, m, mb)\n"
       "kp = clip(p) min=0 max=6\n"
       "output k2\noutput kp\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 3);
+  ir_graph *g, *h = lowered(text, &g, 3);
   cr_assert_eq(lu_count_op(h, IR_OP_CLIP), 1); /* the matmul's */
   const ir_node *c1 = lu_producer(h, "k1"), *c2 = lu_producer(h, "k2");
   cr_assert_eq(c1->op, IR_OP_CONV2D);
@@ -148,20 +138,14 @@ Test(lower_epi, clip_into_convolutions) {
   cr_assert_eq(c2->nin, 4);
   cr_assert(c2->a.act == IR_ACT_CLIP && c2->a.lo == -1 && c2->a.hi == 0.5f);
   lu_same_outputs(g, h, 0);
-  char *p1 = ir_print(h);
+  char *p1 = lu_round_trip(h);
   cr_assert(strstr(p1, "k1: [1,4,6,6] = conv2d(x, w, b) act=clip max=6"), "%s",
             p1);
-  ir_graph *k = lu_parse(p1);
-  char *p2 = ir_print(k);
-  cr_assert_str_eq(p1, p2);
-  base_diag d;
-  ir_graph *u = ir_graph_unfuse(h, &d);
-  cr_assert(u, "%s", d.msg);
+  ir_graph *u = lu_unfused(g, h, 0);
   cr_assert_eq(lu_count_op(u, IR_OP_CLIP), 3);
   cr_assert_eq(lu_count_op(u, IR_OP_EWADD), 1);
-  lu_same_outputs(g, u, 0);
-  free(p1), free(p2);
-  ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+  free(p1);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
 }
 
 /* A convolution's bias moved into the layer norm that reads it through a
@@ -179,10 +163,7 @@ Test(lower_epi, conv_bias_into_layernorm) {
       "d3 = conv2d(x, wd, bd) groups=8\nt3 = transpose(d3) perm=[0,2,3,1]\n"
       "l3 = layernorm(t3, g, be) axis=3\nq = relu(t3)\n"
       "output l, l2, l3, q\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 1);
+  ir_graph *g, *h = lowered(text, &g, 1);
   const ir_node *l = lu_producer(h, "l"), *d = lu_producer(h, "d");
   cr_assert_eq(l->nin, 4);
   cr_assert_eq(l->in[3], ir_find_tensor(h, "bd"));
@@ -192,11 +173,8 @@ Test(lower_epi, conv_bias_into_layernorm) {
   lu_same_outputs(g, h, 0);
   char *p1 = ir_print(h);
   cr_assert(strstr(p1, "= layernorm(t, g, be, bd) axis=3"), "%s", p1);
-  base_diag dg;
-  ir_graph *u = ir_graph_unfuse(h, &dg);
-  cr_assert(u, "%s", dg.msg);
+  ir_graph *u = lu_unfused(g, h, 0);
   cr_assert_eq(lu_producer(u, "l")->nin, 3);
-  lu_same_outputs(g, u, 0);
   free(p1);
   ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
 }
@@ -265,10 +243,7 @@ Test(lower_epi, relu_after_elementwise_fused) {
       "m = ewmul(x, y)\nrm = relu(m)\n"
       "f = fused(x) { e = exp($0) }\nrf = relu(f)\n"
       "output ra, rn, rm, m, rf\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 2);
+  ir_graph *g, *h = lowered(text, &g, 2);
   cr_assert_eq(lu_count_op(h, IR_OP_EWADD) + lu_count_op(h, IR_OP_BATCHNORM),
                0);
   cr_assert_eq(lu_count_op(h, IR_OP_RELU), 2, "after m (read twice), after f");
@@ -282,12 +257,9 @@ Test(lower_epi, relu_after_elementwise_fused) {
   cr_assert_eq(b->ops[1].op, IR_OP_RELU);
   cr_assert_eq(ir_find_tensor(h, "a"), -1, "a is inside the fused node");
   lu_same_outputs(g, h, 0);
-  base_diag d;
-  ir_graph *u = ir_graph_unfuse(h, &d);
-  cr_assert(u, "%s", d.msg);
+  ir_graph *u = lu_unfused(g, h, 0);
   cr_assert_eq(lu_count_op(u, IR_OP_FUSED), 0);
   cr_assert_eq(lu_count_op(u, IR_OP_RELU), 4);
-  lu_same_outputs(g, u, 0);
   ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
 }
 
@@ -306,10 +278,8 @@ Test(lower_epi, conv_bias_into_fused_reader) {
       "n = fused(x, s, bb, mu, v) { o = batchnorm($0, $1, $2, $3, $4) }\n"
       "m = fused(q, n) { p = ewmul($0, $1) }\n"
       "output kk, m\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 3, "c and d into y, q into m");
+  /* c and d into y, q into m */
+  ir_graph *g, *h = lowered(text, &g, 3);
   cr_assert_eq(lu_producer(h, "c")->nin, 2);
   cr_assert_eq(lu_producer(h, "d")->nin, 2);
   cr_assert_eq(lu_producer(h, "k")->nin, 3, "k is read twice");
@@ -327,27 +297,20 @@ Test(lower_epi, conv_bias_into_fused_reader) {
   cr_assert_eq(b->ops[0].in[0], -1);
   cr_assert_eq(b->ops[0].in[1], -3);
   lu_same_outputs(g, h, 0);
-  char *p1 = ir_print(h); /* printed and parsed back: the same graph */
-  ir_graph *k = lu_parse(p1);
-  char *p2 = ir_print(k);
-  cr_assert_str_eq(p1, p2);
+  free(lu_round_trip(h)); /* printed and parsed back: the same graph */
+  ir_graph *u = lu_unfused(g, h, 0);
   base_diag d;
-  ir_graph *u = ir_graph_unfuse(h, &d);
-  cr_assert(u, "%s", d.msg);
-  lu_same_outputs(g, u, 0);
   ir_graph *r = NULL, *r0 = NULL; /* run --batch: the bias keeps no batch */
   cr_assert_eq(ir_rebatch(h, 3, &r, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(ir_rebatch(g, 3, &r0, &d), BASE_OK, "%s", d.msg);
   lu_same_outputs(r0, r, 0);
-  free(p1), free(p2);
   ir_graph_free(r), ir_graph_free(r0);
-  ir_graph_free(u), ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
   /* a row reduction's input: stays (the generated row kernel loads it) */
-  g = lu_parse("input x: [2,4,5,6]\nweight w: [4,4,1,1]\nweight b: [4]\n"
-               "c = conv2d(x, w, b)\nn = fused(c) { o = softmax($0) }\n"
-               "output n\n");
-  h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 0);
+  h = lowered("input x: [2,4,5,6]\nweight w: [4,4,1,1]\nweight b: [4]\n"
+              "c = conv2d(x, w, b)\nn = fused(c) { o = softmax($0) }\n"
+              "output n\n",
+              &g, 0);
   ir_graph_free(h), ir_graph_free(g);
 }
 
@@ -370,10 +333,8 @@ Test(lower_epi, channels_last_matmul_residual) {
       "t3 = transpose(x) perm=[0,2,3,1]\np3 = matmul(t3, m, mb)\n"
       "q3 = transpose(p3) perm=[0,3,1,2]\ny3 = ewadd(q3, x)\n"
       "output y2, y3\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 3, "y, pb2's bias, y2");
+  /* y, pb2's bias, y2 */
+  ir_graph *g, *h = lowered(text, &g, 3);
   cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 1, "y3's stays");
   const ir_node *y = lu_producer(h, "y"), *p = lu_producer(h, "p");
   cr_assert_eq(y->op, IR_OP_TRANSPOSE);
@@ -389,11 +350,8 @@ Test(lower_epi, channels_last_matmul_residual) {
   cr_assert_eq(p2->in[2], ir_find_tensor(h, "mb"));
   cr_assert_eq(lu_producer(h, "p3")->nin, 3);
   lu_same_outputs(g, h, 0);
-  base_diag d;
-  ir_graph *u = ir_graph_unfuse(h, &d);
-  cr_assert(u, "%s", d.msg);
-  lu_same_outputs(g, u, 0);
-  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+  ir_graph_free(lu_unfused(g, h, 0));
+  ir_graph_free(h), ir_graph_free(g);
 }
 
 /* The index of the node computing tensor name in g. */

@@ -1,7 +1,7 @@
 /* test_opt.c: the optimize pipeline (src/opt, opt_run): its stages in
  * order, the graph after each, the counts with the pass rules, progress,
  * an error from the caller's callback, a failed rules file, a broken rule
- * read only when the search meets its operators. */
+ * read only when the search meets its operators; opt_run_from. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +139,74 @@ Test(opt, unproven_rules_refused_with_their_file) {
   cr_assert(strstr(d.file, "unproven.rules"), "file '%s'", d.file);
   cr_assert_eq(s.nafter, 0);
   opt_report_free(&r);
+  ir_graph_free(g);
+}
+
+/* after: keeps a copy of the graph the search left */
+static base_status keep_searched(void *u, opt_stage k, const ir_graph *g,
+                                 const opt_report *r, base_diag *d) {
+  (void)r;
+  (void)d;
+  if (k == OPT_SEARCH)
+    cr_assert(*(ir_graph **)u = ir_graph_clone(g));
+  return BASE_OK;
+}
+
+/* The stages from splits on, run on the graph the search left (what
+ * `experiment candidates` does with a candidate), give what opt_run gives,
+ * the dtype stage included; the stages before are not run, and a start
+ * the stages need the rules or the search's state for is refused. */
+Test(opt, run_from_splits_is_the_rest_of_the_pipeline) {
+  ir_graph *g = parse(two_convs), *h = NULL, *searched = NULL, *h2 = NULL;
+  opt_options o;
+  cd_model m;
+  seen s;
+  options(&o, &m, &s);
+  o.dtype = IR_DT_F16;
+  o.after = keep_searched;
+  o.after_u = &searched;
+  opt_report r;
+  base_diag d;
+  cr_assert_eq(opt_run(g, &o, &h, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert(searched && r.ran[OPT_DTYPE]);
+  opt_rules rl; /* what the rules stage gives the splits stage */
+  cr_assert_eq(opt_rules_load(NULL, PASSES, 0, &rl, &d), BASE_OK, "%s", d.msg);
+  opt_options o2 = o; /* the cost model as the costs stage fitted it */
+  o2.so.pass_rules = rl.pass;
+  o2.after = after;
+  o2.after_u = &s;
+  memset(&s, 0, sizeof s);
+  s.stop_after = -1;
+  opt_report r2;
+  cr_assert_eq(opt_run_from(OPT_SPLITS, searched, &o2, &h2, &r2, &d), BASE_OK,
+               "%s", d.msg);
+  for (int k = 0; k < OPT_NSTAGES; k++)
+    cr_assert_eq(s.after[k], k < OPT_SPLITS ? 0 : k - OPT_SPLITS + 1,
+                 "stage %s called %d-th", opt_stage_name(k), s.after[k]);
+  cr_assert(r2.ran[OPT_DTYPE] && r2.ran[OPT_FUSE] && r2.ran[OPT_CHECK]);
+  cr_assert(!r2.ran[OPT_RULES] && !r2.ran[OPT_SEARCH] && !r2.ran[OPT_REPROVE]);
+  char *want = ir_print(h), *got = ir_print(h2);
+  cr_assert(want && got);
+  cr_assert_str_eq(got, want);
+  free(want);
+  free(got);
+  opt_report_free(&r2);
+  ir_graph_free(h2);
+  h2 = NULL;
+  const opt_stage refused[] = {OPT_BATCH, OPT_COSTS, OPT_PASSES, OPT_SEARCH,
+                               OPT_NSTAGES};
+  for (int i = 0; i < 5; i++) {
+    cr_assert_eq(opt_run_from(refused[i], g, &o2, &h2, &r2, &d),
+                 BASE_ERR_PARAM);
+    cr_assert_null(h2);
+    opt_report_free(&r2);
+  }
+  cr_assert(strstr(d.msg, "begins at 'rules' or at a stage from 'splits'"),
+            "%s", d.msg);
+  opt_rules_free(&rl);
+  opt_report_free(&r);
+  ir_graph_free(searched);
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 

@@ -8,11 +8,8 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
+test_begin
 
 g="$src/tests/data/good/every_op.graph"
 # spin CMD...: GOMP_SPINCOUNT in force for CMD, into $spin
@@ -22,16 +19,12 @@ spin() {
 }
 
 spin "$bin" run "$g"
-[ "$spin" = 0 ] || { echo "FAIL: run spins ($spin), expected passive"; fails=$((fails + 1)); }
+[ "$spin" = 0 ] || fail "run spins ($spin), expected passive"
 spin "$bin" optimize "$g" --no-rules -o "$tmp/o.graph"
-[ "$spin" = 0 ] || { echo "FAIL: optimize spins ($spin)"; fails=$((fails + 1)); }
+[ "$spin" = 0 ] || fail "optimize spins ($spin)"
 spin env OMP_WAIT_POLICY=active "$bin" run "$g"
-[ "${spin:-0}" -gt 0 ] || { echo "FAIL: OMP_WAIT_POLICY=active not kept"; fails=$((fails + 1)); }
+[ "${spin:-0}" -gt 0 ] || fail "OMP_WAIT_POLICY=active not kept"
 spin "$bin" check "$g" # not an executor command: libgomp's default
-[ "${spin:-0}" -gt 0 ] || { echo "FAIL: check changed the wait policy"; fails=$((fails + 1)); }
+[ "${spin:-0}" -gt 0 ] || fail "check changed the wait policy"
 
-if [ $fails -gt 0 ]; then
-  echo "threads: $fails failed"
-  exit 1
-fi
-echo "threads: all passed"
+test_end threads

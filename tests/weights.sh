@@ -9,16 +9,8 @@ set -u
 bin=$1
 src=$2
 model=$src/tests/data/good/small_weighted.onnx
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
 . "$(dirname "$0")/lib.sh"
-
-fail() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
+test_begin
 
 # st_data FILE: the data bytes of a safetensors file (after its header)
 st_data() {
@@ -167,8 +159,4 @@ cp "$tmp/m.graph" "$tmp/legacy.graph"
 expect 0 "$bin" run "$tmp/legacy.graph" --seed 3
 [ "$(grep '^output' "$tmp/out")" = "$want" ] || fail "a legacy sidecar is not used"
 
-if [ "$fails" != 0 ]; then
-  echo "$fails failure(s)"
-  exit 1
-fi
-echo "weights: all passed"
+test_end weights

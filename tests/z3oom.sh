@@ -14,8 +14,8 @@ bin=$1
 src=$2
 shim=$3
 rules=$src/tests/data/rules/unproven.rules
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+test_begin
 # OpenBLAS would start one thread per core at load; one is enough here
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
@@ -28,7 +28,7 @@ if [ "$rc" != 2 ] || [ -z "$total" ]; then
 fi
 sed -i 's/ ([0-9.]* s)$//' "$tmp/want"
 
-runs=${Z3OOM_RUNS:-15} fails=0 noom=0 nsame=0
+runs=${Z3OOM_RUNS:-15} noom=0 nsame=0
 for persist in 0 1; do
   for ((k = 0; k < runs; k++)); do
     n=$((1 + k * total / runs + (k * 7919 + persist * 104729) % (total / runs)))
@@ -41,8 +41,7 @@ for persist in 0 1; do
     elif [ "$rc" = 2 ] && cmp -s "$tmp/out" "$tmp/want"; then
       nsame=$((nsame + 1))
     else
-      fails=$((fails + 1))
-      echo "FAIL: malloc call $n failing (persist=$persist): exit $rc"
+      fail "malloc call $n failing (persist=$persist): exit $rc"
       grep -v '^stage' "$tmp/err" | tail -3 | sed 's/^/  | /'
     fi
   done

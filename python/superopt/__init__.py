@@ -36,37 +36,49 @@ def _new(fn, *args):
     return Graph(h.value)
 
 
-def _import_options(input_shapes, data_inputs, keep):
-    """`superopt import`'s --input-shape and --data-input as
-    api_import_options (None when neither is given). input_shapes: a dict
-    name -> shape, or "NAME=1x3x224x224" strings; data_inputs: names."""
-    if not input_shapes and not data_inputs:
+def _strings(v, what, keep):
+    """A list of strings as a ctypes char* array (kept alive in keep)."""
+    b = [_lib.cstr(x, what) for x in v or []]
+    arr = (ctypes.c_char_p * max(1, len(b)))(*b)
+    keep.append(arr)
+    return ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p)), len(b)
+
+
+def _import_options(input_shapes, data_inputs, dims, keep):
+    """`superopt import`'s --input-shape, --data-input and --dim as
+    api_import_options (None when none is given). input_shapes: a dict
+    name -> shape, or "NAME=1x3x224x224" strings; data_inputs: names;
+    dims: a dict name -> size, or "NAME=SIZE" strings."""
+    if not input_shapes and not data_inputs and not dims:
         return None
     if isinstance(input_shapes, dict):
         input_shapes = ["%s=%s" % (n, "x".join(str(int(d)) for d in shape))
                         for n, shape in input_shapes.items()]
     if isinstance(data_inputs, (str, bytes)):
         data_inputs = [data_inputs]
-    shapes = [_lib.cstr(v, "input_shapes") for v in input_shapes or []]
-    data = [_lib.cstr(v, "data_inputs") for v in data_inputs or []]
+    if isinstance(dims, dict):
+        dims = ["%s=%d" % (n, int(v)) for n, v in dims.items()]
+    elif isinstance(dims, (str, bytes)):
+        dims = [dims]
     o = _lib.ImportOptions()
-    arr_s = (ctypes.c_char_p * max(1, len(shapes)))(*shapes)
-    arr_d = (ctypes.c_char_p * max(1, len(data)))(*data)
-    keep += [arr_s, arr_d]
-    o.input_shapes = ctypes.cast(arr_s, ctypes.POINTER(ctypes.c_char_p))
-    o.data_inputs = ctypes.cast(arr_d, ctypes.POINTER(ctypes.c_char_p))
-    o.ninput_shapes, o.ndata_inputs = len(shapes), len(data)
+    o.input_shapes, o.ninput_shapes = _strings(input_shapes, "input_shapes",
+                                               keep)
+    o.data_inputs, o.ndata_inputs = _strings(data_inputs, "data_inputs", keep)
+    o.dims, o.ndims = _strings(dims, "dims", keep)
     return o
 
 
-def load(path, input_shapes=None, data_inputs=None):
+def load(path, input_shapes=None, data_inputs=None, dims=None):
     """A .graph file, or an ONNX model when path ends in .onnx, with
     `superopt import`'s options for ONNX: input_shapes (--input-shape: a
     dict name -> shape for inputs the model leaves dynamic, or a list of
     "NAME=1x3x224x224"), data_inputs (--data-input: the inputs that are
-    data; every other float input becomes a weight)."""
+    data; every other float input becomes a weight), dims (--dim: a dict
+    dimension name -> size binding the model's named dynamic dimension
+    (its dim_param) in every input, e.g. {"seq": 128}, or a list of
+    "NAME=SIZE")."""
     keep = []
-    o = _import_options(input_shapes, data_inputs, keep)
+    o = _import_options(input_shapes, data_inputs, dims, keep)
     return _new(_lib.lib().api_graph_load_ex, _lib.cstr(path, "path"), o)
 
 
@@ -77,9 +89,10 @@ def parse(text, name="<text>"):
                 _lib.cstr(name, "name"))
 
 
-def load_onnx(model, name=None, input_shapes=None, data_inputs=None):
+def load_onnx(model, name=None, input_shapes=None, data_inputs=None,
+              dims=None):
     """An ONNX model: a path, serialized bytes, or an onnx.ModelProto;
-    input_shapes and data_inputs as for load()."""
+    input_shapes, data_inputs and dims as for load()."""
     if isinstance(model, (str, os.PathLike)):
         with open(model, "rb") as f:
             data = f.read()
@@ -89,7 +102,7 @@ def load_onnx(model, name=None, input_shapes=None, data_inputs=None):
     else:  # a ModelProto (or anything with SerializeToString)
         data = model.SerializeToString()
     keep = []
-    o = _import_options(input_shapes, data_inputs, keep)
+    o = _import_options(input_shapes, data_inputs, dims, keep)
     return _new(_lib.lib().api_graph_load_onnx_ex, data, len(data),
                 _lib.cstr(name or "<onnx>", "name"), o)
 

@@ -97,7 +97,9 @@ class ImportOptions(ctypes.Structure):
     _fields_ = [("input_shapes", ctypes.POINTER(ctypes.c_char_p)),
                 ("ninput_shapes", ctypes.c_int),
                 ("data_inputs", ctypes.POINTER(ctypes.c_char_p)),
-                ("ndata_inputs", ctypes.c_int)]
+                ("ndata_inputs", ctypes.c_int),
+                ("dims", ctypes.POINTER(ctypes.c_char_p)),
+                ("ndims", ctypes.c_int)]
 
 
 class ExportOptions(ctypes.Structure):

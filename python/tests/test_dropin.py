@@ -1,5 +1,5 @@
 """test_dropin.py: what the Python API took over from the CLI (issue 44):
-`superopt import`'s options (input shapes, data inputs), typed buffers
+`superopt import`'s options (input shapes, data inputs, dims), typed buffers
 (int64 token ids, int32, bool) and their errors, weight values set on a
 graph and on a runner, the drop-in ONNX export (`export --like`: the
 original's names and opset, fused nodes written as ONNX operators) checked
@@ -63,6 +63,23 @@ def test_import_options():
     g2 = superopt.load_onnx(onnx.load(BERT), name=BERT,
                             input_shapes=["input_ids=2x16",
                                           "attention_mask=2x16"])
+    assert g2.text() == g.text()
+
+
+def test_import_option_dims():
+    """--dim as load(..., dims=...): the model's named dynamic dimensions
+    bound, the graph --input-shape gives; the CLI's message when bad."""
+    with pytest.raises(superopt.SuperoptError) as e:
+        superopt.load(BERT, dims=["seq"])
+    assert e.value.code == 1
+    assert "bad --dim 'seq' (expected NAME=SIZE" in e.value.message
+    with pytest.raises(superopt.SuperoptError, match="--input-shape"):
+        superopt.load(BERT, dims={"seq": 16})  # batch still dynamic
+    g = superopt.load(BERT, input_shapes=SHAPES)
+    assert superopt.load(BERT, dims={"batch": 2, "seq": 16}).text() == \
+        g.text()
+    g2 = superopt.load_onnx(onnx.load(BERT), name=BERT,
+                            dims=["batch=2", "seq=16"])
     assert g2.text() == g.text()
 
 

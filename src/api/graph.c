@@ -49,30 +49,37 @@ api_code api_graph_load_onnx(const void *data, size_t len, const char *name,
   return api_graph_load_onnx_ex(data, len, name, NULL, out, err);
 }
 
+/* One kind of `superopt import`'s options: the n strings of v added with
+ * add (the CLI's function: the same messages); what names the array. */
+static api_code add_each(const char *fn, const char *what, const char *const *v,
+                         int n,
+                         int (*add)(ox_options *, const char *, char *, size_t),
+                         ox_options *ox, api_error *err) {
+  char msg[512];
+  if (n < 0 || (n && !v))
+    return api_fail(err, API_ERR_USAGE,
+                    "%s: a negative count, or NULL %s with a count", fn, what);
+  for (int i = 0; i < n; i++)
+    if (!v[i] || add(ox, v[i], msg, sizeof msg))
+      return v[i] ? api_fail(err, API_ERR_USAGE, "%s: %s", fn, msg)
+                  : api_fail(err, API_ERR_USAGE, "%s: %s[%d] is NULL", fn, what,
+                             i);
+  return API_OK;
+}
+
 /* `superopt import`'s options from o, added as the CLI adds its flags
- * (ox_options_add_shape, ox_options_add_data: the same messages). */
+ * (ox_options_add_shape, _data, _dim: the same messages). */
 static api_code import_options(const char *fn, const api_import_options *o,
                                ox_options *ox, api_error *err) {
-  char msg[512];
   memset(ox, 0, sizeof *ox);
-  if (o->ninput_shapes < 0 || o->ndata_inputs < 0 ||
-      (o->ninput_shapes && !o->input_shapes) ||
-      (o->ndata_inputs && !o->data_inputs))
-    return api_fail(err, API_ERR_USAGE,
-                    "%s: a negative count, or NULL input_shapes or "
-                    "data_inputs with a count",
-                    fn);
-  for (int i = 0; i < o->ninput_shapes; i++)
-    if (!o->input_shapes[i] ||
-        ox_options_add_shape(ox, o->input_shapes[i], msg, sizeof msg))
-      return api_fail(err, API_ERR_USAGE, "%s: %s", fn,
-                      o->input_shapes[i] ? msg : "input_shapes[i] is NULL");
-  for (int i = 0; i < o->ndata_inputs; i++)
-    if (!o->data_inputs[i] ||
-        ox_options_add_data(ox, o->data_inputs[i], msg, sizeof msg))
-      return api_fail(err, API_ERR_USAGE, "%s: %s", fn,
-                      o->data_inputs[i] ? msg : "data_inputs[i] is NULL");
-  return API_OK;
+  api_code rc = add_each(fn, "input_shapes", o->input_shapes, o->ninput_shapes,
+                         ox_options_add_shape, ox, err);
+  if (!rc)
+    rc = add_each(fn, "data_inputs", o->data_inputs, o->ndata_inputs,
+                  ox_options_add_data, ox, err);
+  if (!rc)
+    rc = add_each(fn, "dims", o->dims, o->ndims, ox_options_add_dim, ox, err);
+  return rc;
 }
 
 api_code api_graph_load_onnx_ex(const void *data, size_t len, const char *name,
@@ -94,7 +101,7 @@ api_code api_graph_load_ex(const char *path, const api_import_options *o,
   if (!path || !out)
     return api_fail(err, API_ERR_USAGE, "api_graph_load: NULL argument");
   if (!o || ends_with(path, ".onnx") == 0) {
-    if (o && (o->ninput_shapes || o->ndata_inputs))
+    if (o && (o->ninput_shapes || o->ndata_inputs || o->ndims))
       return api_fail(err, API_ERR_USAGE,
                       "api_graph_load: %s: import options are for ONNX "
                       "models (.onnx)",

@@ -174,19 +174,24 @@ api_code api_graph_load_weights(api_graph *g, const char *path, api_error *err);
 
 /* The options of `superopt import` (src/onnx: ox_options): input shape
  * overrides as --input-shape's "NAME=1x3x224x224" (for inputs the model
- * leaves dynamic), and --data-input names (the inputs that are data: every
- * other float input becomes a weight). At most 16 of each. Arrays may be
- * NULL when their count is 0. */
+ * leaves dynamic), --data-input names (the inputs that are data: every
+ * other float input becomes a weight), and --dim's "NAME=SIZE" (the size
+ * of the dynamic dimension NAME, its dim_param, in every input: "seq=128").
+ * At most 16 of each. Arrays may be NULL when their count is 0; a caller
+ * that zero-fills the struct gets no dims. */
 typedef struct api_import_options {
   const char *const *input_shapes;
   int ninput_shapes;
   const char *const *data_inputs;
   int ndata_inputs;
+  const char *const *dims;
+  int ndims;
 } api_import_options;
 
 /* api_graph_load / api_graph_load_onnx with import options (o NULL: none,
  * as the plain calls). A bad option is API_ERR_USAGE with the CLI's
- * message ("bad --input-shape 'x=3xq' (expected NAME=1x3x224x224)"); an
+ * message ("bad --input-shape 'x=3xq' (expected NAME=1x3x224x224)", "bad
+ * --dim 'seq' (expected NAME=SIZE, e.g. seq=128)"); an
  * option naming no input of the model API_ERR_INPUT. api_graph_load_ex
  * refuses options for a .graph file (API_ERR_USAGE). */
 api_code api_graph_load_ex(const char *path, const api_import_options *o,

@@ -10,15 +10,14 @@
  * original, the search's pick, a mutant, the rest drawn by a seeded
  * generator across the range of their fused cost), each put in the
  * region's place, and the whole graph goes through the stages optimize
- * runs after the search (splits, prune, fuse, lower), so that the
- * file written is the program that would run.
+ * runs after the search (src/opt's opt_run_from, from splits on), so that
+ * the file written is the program that would run.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../exec/exec.h"
-#include "../pass/pass.h"
 #include "cli.h"
 #include "experiment.h"
 
@@ -145,19 +144,33 @@ static base_status keep_cand(void *u, const ir_graph *g, double cost,
 /* ---- costs of the region's graphs
  * ---------------------------------------------------- */
 
-/* g fused and lowered as the search prices it: its cost and hash. */
+/* g through the optimize pipeline's stages from `from` on (src/opt:
+ * opt_run_from) with the experiment's search options and cost model,
+ * without the pipeline's check (--check compares with the model). */
+static ir_graph *stages_from(cctx *x, opt_stage from, const ir_graph *g,
+                             base_diag *d) {
+  opt_options o;
+  opt_options_default(&o);
+  o.so = x->a->so;
+  o.cost = &x->a->cost;
+  o.check = 0;
+  opt_report r;
+  ir_graph *h = NULL;
+  base_status st = opt_run_from(from, g, &o, &h, &r, d);
+  opt_report_free(&r);
+  return st ? NULL : h;
+}
+
+/* g fused and lowered as the search prices it (the stages from fuse):
+ * its cost and hash. */
 static base_status fused_cost(cctx *x, const ir_graph *g, double *c,
                               uint64_t *h, base_diag *d) {
-  fuse_options fo = {cd_model_cost, &x->a->cost};
-  fuse_stats fs;
-  ir_graph *f = fuse_graph(g, &fo, &fs, d);
-  ir_graph *l = f ? lower_graph(f, NULL, d) : NULL;
+  ir_graph *l = stages_from(x, OPT_FUSE, g, d);
   base_status st = !l ? (d->code ? d->code : BASE_ERR_NOMEM)
                    : ir_graph_hash(l, h)
                        ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
                        : cd_sum_cost(l, cd_model_cost, &x->a->cost, c, NULL, d);
   ir_graph_free(l);
-  ir_graph_free(f);
   return st;
 }
 
@@ -256,39 +269,19 @@ static int choose(const cset *s, int pick, int mutant, int per, uint64_t seed,
 /* ---- whole graphs
  * -------------------------------------------------------------- */
 
-/* *cur replaced by next (a stage's result, which may share its values). */
-static base_status advance(ir_graph **cur, ir_graph *next, base_diag *d) {
-  if (!next)
-    return d->code ? d->code : BASE_ERR_NOMEM;
-  return ir_graph_replace(cur, next, d);
-}
-
 /* The model with region k replaced by sub, through the stages optimize
- * runs after the search: splits, prune, fuse, lower. */
+ * runs after the search (from splits on: opt_run_from). */
 static ir_graph *whole_graph(cctx *x, int k, const ir_graph *sub,
                              base_diag *d) {
   ir_graph *cur = srch_regions_replace(x->regs, k, sub, d);
-  srch_stats st;
-  memset(&st, 0, sizeof st);
-  fuse_options fo = {cd_model_cost, &x->a->cost};
-  fuse_stats fs;
-  int n = 0;
-  base_status s = cur ? BASE_OK : (d->code ? d->code : BASE_ERR_NOMEM);
-  if (!s)
-    s = advance(&cur, srch_run_splits(cur, &x->a->so, &st, d), d);
-  if (!s)
-    s = advance(&cur, pass_prune_dead(cur, &n, d), d);
-  if (!s)
-    s = advance(&cur, fuse_graph(cur, &fo, &fs, d), d);
-  if (!s)
-    s = advance(&cur, lower_graph(cur, NULL, d), d);
-  if (!s)
-    s = ir_check_invariants(cur, "experiment candidates", d);
-  if (s) {
-    ir_graph_free(cur);
+  if (!cur) {
+    if (!d->code)
+      base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     return NULL;
   }
-  return cur;
+  ir_graph *h = stages_from(x, OPT_SPLITS, cur, d);
+  ir_graph_free(cur);
+  return h;
 }
 
 /* --check: the whole graph against the model on the CPU executor. */

@@ -163,6 +163,20 @@ struct opt_report {
  * values, the seed and the scale) *out is NULL and d says why. */
 base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
                     opt_report *r, base_diag *d);
+
+/* The stages from `from` on (opt_stage_find names them), g taken as the
+ * graph as that stage finds it: OPT_RULES is opt_run; a stage from
+ * OPT_SPLITS on runs the stages after the search on a searched graph
+ * (`experiment candidates`: a whole graph with a candidate in a region's
+ * place from 'splits', a region's graph priced from 'fuse'). Then no rules are
+ * read (r->rules stays empty, the reprove stage has nothing to prove),
+ * o->so.pass_rules is used as given, o->cost must be fitted already, the half
+ * type is o->dtype's or g's, and the check compares with g (in the half type
+ * for a half result). Another stage is refused (BASE_ERR_PARAM): the stages
+ * from batch to search need the rules and the search's state. */
+base_status opt_run_from(opt_stage from, const ir_graph *g,
+                         const opt_options *o, ir_graph **out, opt_report *r,
+                         base_diag *d);
 void opt_report_free(opt_report *r);
 
 #endif

@@ -1,12 +1,14 @@
 /* pipeline.c: opt_run, the optimize pipeline as a list of stage calls
+ * (opt_run_from: from a stage after the search on)
  *
  *   rules -> batch -> costs -> passes -> search -> splits -> prune ->
  *   reprove -> dtype -> fuse -> lower -> check
  *
  * Each stage takes the current graph and replaces it (ir_graph_replace:
  * the new graph owns its weight values); after each, the caller's `after`
- * callback sees the graph as it stands. `superopt optimize`, api_optimize
- * and everything above them call this one function.
+ * callback sees the graph as it stands. `superopt optimize`, api_optimize,
+ * `experiment candidates` and everything above them call it; the list of
+ * stages is written here only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,8 +270,9 @@ static void count_rules(opt_report *r) {
   }
   r->acts_fused = st->acts_fused + r->acts_fused_by_rules;
   r->merged = st->merged + r->merged_by_rules;
-  rewrite_rules_instance_counts(r->rules.all, &r->inst_proven,
-                                &r->inst_refused);
+  if (r->rules.all) /* none when the pipeline began after the rules */
+    rewrite_rules_instance_counts(r->rules.all, &r->inst_proven,
+                                  &r->inst_refused);
 }
 
 static base_status do_prune(run *p) {
@@ -307,6 +310,8 @@ static base_status do_lower(run *p) {
 static base_status do_reprove(run *p) {
   opt_report *r = p->r;
   int demoted = 0;
+  if (!r->rules.all) /* begun after the search: no rule applied here */
+    return BASE_OK;
   base_status s = rewrite_reprove(&r->reproof, r->rules.all, r->rules.pass,
                                   r->search.applied_fw, r->search.applied_bw,
                                   &demoted, p->d);
@@ -351,8 +356,8 @@ static base_status do_check(run *p) {
 
 typedef base_status (*stage_fn)(run *p);
 static const stage_fn stage_fns[OPT_NSTAGES] = {
-    do_rules,   do_batch, do_costs, do_passes, do_search, do_splits, do_prune,
-    do_reprove, do_dtype, do_fuse,  do_lower,  do_check,
+    do_rules, do_batch,   do_costs, do_passes, do_search, do_splits,
+    do_prune, do_reprove, do_dtype, do_fuse,   do_lower,  do_check,
 };
 
 /* ---- progress and the pipeline
@@ -371,13 +376,29 @@ static void region_progress(void *u, int pass, int npasses, int region,
   tell(u, OPT_SEARCH, pass, npasses, region, nregions);
 }
 
-base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
-                    opt_report *r, base_diag *d) {
+/* Begun after the batch stage on a float32 g with a half result: the
+ * check's reference is g in the half type (as half_start makes it). */
+static base_status late_ref(run *p) {
+  if (p->half == IR_DT_F32 || !p->o->check ||
+      ir_graph_float_type(p->g) == p->half)
+    return BASE_OK;
+  p->ref = ir_graph_to_dtype(p->g, p->half, p->d);
+  return p->ref ? BASE_OK : p->d->code ? p->d->code : BASE_ERR_NOMEM;
+}
+
+base_status opt_run_from(opt_stage from, const ir_graph *g,
+                         const opt_options *o, ir_graph **out, opt_report *r,
+                         base_diag *d) {
   memset(r, 0, sizeof *r);
   ir_ruleset_init(&r->rules.rs);
   r->max_rel_error = -1;
   r->nodes_before = g->nnodes;
   *out = NULL;
+  if (from != OPT_RULES && (from < OPT_SPLITS || from >= OPT_NSTAGES))
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "the pipeline begins at 'rules' or at a stage from "
+                         "'splits' on, not at '%s'",
+                         opt_stage_name(from) ? opt_stage_name(from) : "?");
   run p = {o, r, o->so, {0}, g, NULL, NULL, IR_DT_F32, NULL, 0, base_now(), d};
   p.half = ir_dtype_is_half((ir_dtype)o->dtype) ? (ir_dtype)o->dtype
                                                 : ir_graph_float_type(g);
@@ -388,10 +409,10 @@ base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
   p.so.progress = o->progress ? region_progress : NULL;
   p.so.progress_u = &p;
   mutant_search_attach(&p.so, &p.ms, o->mutants, 1, &r->mutants);
-  base_status s = BASE_OK;
+  base_status s = from > OPT_BATCH ? late_ref(&p) : BASE_OK;
   double ts = 0;
   ex_check_opts_default(&r->check_opts);
-  for (int k = 0; !s && k < OPT_NSTAGES; k++) {
+  for (int k = (int)from; !s && k < OPT_NSTAGES; k++) {
     double t = base_now();
     tell(&p, (opt_stage)k, 0, 0, 0, 0);
     s = stage_fns[k](&p);
@@ -416,6 +437,11 @@ base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
   }
   *out = p.cur;
   return BASE_OK;
+}
+
+base_status opt_run(const ir_graph *g, const opt_options *o, ir_graph **out,
+                    opt_report *r, base_diag *d) {
+  return opt_run_from(OPT_RULES, g, o, out, r, d);
 }
 
 void opt_report_free(opt_report *r) {
