@@ -71,14 +71,18 @@ ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
 ir_graph *pass_split_bias(const ir_graph *g, int *count, base_diag *d);
 /* Movement operators that move nothing (a transpose by the identity
  * permutation, a reshape to the same shape, a slice of the whole input, a
- * pad of zeros) dropped, their readers reading their input; a transpose
- * read only by a transpose folded into it (one transpose by the composed
- * permutation, dropped when that is the identity); a transpose that only
- * permutes the rows of a matmul (through reshapes to [M,N] and back) sunk
- * into the transpose producing the matmul's input (moves.c). Graph outputs
+ * pad of zeros, a concat of one input) dropped, their readers reading their
+ * input; a transpose read only by a transpose folded into it (one transpose by
+ * the composed permutation, dropped when that is the identity); a transpose
+ * that only permutes the rows of a matmul (through reshapes to [M,N] and back)
+ * sunk into the transpose producing the matmul's input (moves.c). Graph outputs
  * keep their nodes. *count operators removed; same values (bit for bit
  * but for a sunk matmul, whose rows the GEMM may block differently). */
 ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d);
+/* RMSNorm as primitives (rmsnorm.c: ewmul(x, x), reduce_mean over the last
+ * axis, + eps, sqrt, 1 / that, * x, then * a weight vector if any) -> one
+ * layernorm(x[, w]) rms=1 named as the last node. *count RMSNorms formed. */
+ir_graph *pass_form_rmsnorm(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
 
