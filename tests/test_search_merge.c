@@ -849,3 +849,92 @@ Test(passes, rmsnorm_refused) {
     ir_graph_free(g);
   }
 }
+
+/* Llama's rotary embedding on a projection of two heads of 4: q * cos +
+ * rotate_half(q) * sin; mid computes p, the projection. */
+static ir_graph *rotary_graph(const char *mid) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "input h: [1,6,8]\ninput cos: [1,1,6,4]\ninput sin: [1,1,6,4]\n"
+           "weight w: [8,8]\nweight wb: [8]\n"
+           "%s"
+           "v = reshape(p) shape=[1,6,2,4]\n"
+           "q = transpose(v) perm=[0,2,1,3]\n"
+           "lo = slice(q) starts=[0,0,0,0] ends=[1,2,6,2]\n"
+           "hi = slice(q) starts=[0,0,0,2] ends=[1,2,6,4]\n"
+           "n = neg(hi)\nr = concat(n, lo) axis=3\n"
+           "a = ewmul(q, cos)\nb = ewmul(r, sin)\ny = ewadd(a, b)\n"
+           "output y\n",
+           mid);
+  return parse(text);
+}
+
+/* pass_fold_rotate_half: the slices, neg and concat go; r becomes the
+ * transpose of the reshape of matmul(h, W') with W' computed from w alone
+ * (the rotation as weight-only nodes), equal on the CPU executor; not
+ * where the matmul has a bias. */
+Test(passes, rotate_half_folded) {
+  ir_graph *g = rotary_graph("p = matmul(h, w)\n");
+  base_diag d;
+  int n = -1;
+  ir_graph *h = pass_fold_rotate_half(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_MATMUL), 2);
+  uint8_t wonly[64] = {0};
+  cr_assert_lt(h->nnodes, 64);
+  ir_weight_only(h, wonly);
+  for (int i = 0; i < h->nnodes; i++) { /* the rotation moves weights only */
+    ir_opcode op = h->nodes[i].op;
+    if (op == IR_OP_NEG || op == IR_OP_SLICE || op == IR_OP_CONCAT)
+      cr_assert(wonly[i], "node %d (%s)", i, ir_op(op)->name);
+  }
+  const ir_node *r = &h->nodes[node_of(h, "r")];
+  cr_assert_eq(r->op, IR_OP_TRANSPOSE, "r keeps its name");
+  cr_assert_leq(check_err(g, h), 1e-6);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  g = rotary_graph("p = matmul(h, w, wb)\n");
+  h = pass_fold_rotate_half(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 0, "a bias is not rotated");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Not rotate_half of a projection's heads: halves swapped without the
+ * neg on the upper one, a transpose moving the last axis, slices that do
+ * not halve it. */
+Test(passes, rotate_half_refused) {
+  static const char *const cases[] = {
+      "p = matmul(h, w)\nv = reshape(p) shape=[1,6,2,4]\n"
+      "q = transpose(v) perm=[0,2,1,3]\n"
+      "lo = slice(q) starts=[0,0,0,0] ends=[1,2,6,2]\n"
+      "hi = slice(q) starts=[0,0,0,2] ends=[1,2,6,4]\n"
+      "n = neg(lo)\nr = concat(n, hi) axis=3\noutput r\n",
+      "p = matmul(h, w)\nv = reshape(p) shape=[1,6,2,4]\n"
+      "q = transpose(v) perm=[0,3,1,2]\n"
+      "lo = slice(q) starts=[0,0,0,0] ends=[1,4,6,1]\n"
+      "hi = slice(q) starts=[0,0,0,1] ends=[1,4,6,2]\n"
+      "n = neg(hi)\nr = concat(n, lo) axis=3\noutput r\n",
+      "p = matmul(h, w)\nv = reshape(p) shape=[1,6,2,4]\n"
+      "q = transpose(v) perm=[0,2,1,3]\n"
+      "lo = slice(q) starts=[0,0,0,0] ends=[1,2,6,1]\n"
+      "hi = slice(q) starts=[0,0,0,1] ends=[1,2,6,4]\n"
+      "n = neg(hi)\nr = concat(n, lo) axis=3\noutput r\n",
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char text[1024];
+    snprintf(text, sizeof text, "input h: [1,6,8]\nweight w: [8,8]\n%s",
+             cases[k]);
+    ir_graph *g = parse(text);
+    base_diag d;
+    int n = -1;
+    ir_graph *h = pass_fold_rotate_half(g, &n, &d);
+    cr_assert(h, "%s", d.msg);
+    cr_expect_eq(n, 0, "case %zu", k);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}

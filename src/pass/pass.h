@@ -83,6 +83,13 @@ ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d);
  * axis, + eps, sqrt, 1 / that, * x, then * a weight vector if any) -> one
  * layernorm(x[, w]) rms=1 named as the last node. *count RMSNorms formed. */
 ir_graph *pass_form_rmsnorm(const ir_graph *g, int *count, base_diag *d);
+/* Rotary embedding's rotate_half (rotary.c: concat(neg(upper half), lower
+ * half) along the last axis of transpose(reshape(matmul(h, W))), the
+ * reshape splitting the matmul's columns into heads) -> the same transpose
+ * and reshape of matmul(h, W'), W' W's columns rotated the same way in
+ * each head by weight-only nodes (then merged with the other projections).
+ * *count concats replaced. */
+ir_graph *pass_fold_rotate_half(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
 
