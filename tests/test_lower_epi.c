@@ -548,3 +548,20 @@ Test(lower_epi, matmul_without_bias_takes_residual) {
   lu_same_outputs(g, u, 0);
   ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
 }
+
+/* In a half graph the zero bias is cast to the matmul's type (a float32
+ * bias was refused: "matmul: input 3 (bias) must be f16"). */
+Test(lower_epi, half_matmul_zero_bias_in_its_type) {
+  static const char text[] = "input x: f16[1,6,8]\ninput s: f16[1,6,8]\n"
+                             "weight w: f16[8,8]\n"
+                             "m = matmul(x, w)\ny = ewadd(m, s)\noutput y\n";
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.epilogues, 1);
+  const ir_node *m = lu_producer(h, "y");
+  cr_assert_eq(m->nin, 4);
+  cr_assert_eq(h->tensors[m->in[2]].dtype, IR_DT_F16);
+  lu_same_outputs(g, h, 4e-3); /* the sum rounded to f16 once, not twice */
+  ir_graph_free(h), ir_graph_free(g);
+}

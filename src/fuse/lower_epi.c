@@ -376,7 +376,8 @@ static int add1(ir_graph *h, const ir_node *at, ir_opcode op, int32_t in,
 }
 
 /* Zeros [N] for matmul node nd's bias (N its output's last dimension),
- * computed from constants alone: ewsub(ones, ones). */
+ * computed from constants alone: ewsub(ones, ones), cast to the matmul's
+ * type in a half graph. */
 static int zero_bias(ir_graph *h, const epi *e, const ir_node *nd,
                      base_diag *d) {
   char buf[300];
@@ -391,8 +392,17 @@ static int zero_bias(ir_graph *h, const epi *e, const ir_node *nd,
     return -1;
   int32_t one[2] = {h->nodes[k].out[0], h->nodes[k].out[0]};
   ir_attrs_default(IR_OP_EWSUB, &a);
-  name = fresh_name(e->g, h, base, "zero_bias", buf, sizeof buf);
+  int32_t dt = e->g->tensors[nd->out[0]].dtype; /* a half graph's type */
+  name = fresh_name(e->g, h, base, dt == IR_DT_F32 ? "zero_bias" : "zero", buf,
+                    sizeof buf);
   k = ir_add_node(h, IR_OP_EWSUB, one, 2, &a, &name, d);
+  if (k < 0 || dt == IR_DT_F32)
+    return k < 0 ? -1 : h->nodes[k].out[0];
+  int32_t z = h->nodes[k].out[0];
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt; /* to= */
+  name = fresh_name(e->g, h, base, "zero_bias", buf, sizeof buf);
+  k = ir_add_node(h, IR_OP_CAST, &z, 1, &a, &name, d);
   return k < 0 ? -1 : h->nodes[k].out[0];
 }
 
