@@ -869,38 +869,52 @@ static ir_graph *rotary_graph(const char *mid) {
   return parse(text);
 }
 
-/* pass_fold_rotate_half: the slices, neg and concat go; r becomes the
- * transpose of the reshape of matmul(h, W') with W' computed from w alone
- * (the rotation as weight-only nodes), equal on the CPU executor; not
- * where the matmul has a bias. */
+/* pass_fold_rotate_half: the slices, neg and concat go; rotate_half(q)
+ * becomes the transpose of the reshape of matmul(h, W') with W' computed
+ * from w alone (the rotation as weight-only nodes), and the rotary sum
+ * q * cos + rotate_half(q) * sin is taken before the transpose (one
+ * transpose after it, named y; cos and sin transposed back); equal on the
+ * CPU executor. Without the sum (r read otherwise) r itself is the
+ * transpose; a matmul with a bias is left alone. */
 Test(passes, rotate_half_folded) {
-  ir_graph *g = rotary_graph("p = matmul(h, w)\n");
-  base_diag d;
-  int n = -1;
-  ir_graph *h = pass_fold_rotate_half(g, &n, &d);
-  cr_assert(h, "%s", d.msg);
-  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(n, 1);
-  cr_assert_eq(count_op(h, IR_OP_MATMUL), 2);
-  uint8_t wonly[64] = {0};
-  cr_assert_lt(h->nnodes, 64);
-  ir_weight_only(h, wonly);
-  for (int i = 0; i < h->nnodes; i++) { /* the rotation moves weights only */
-    ir_opcode op = h->nodes[i].op;
-    if (op == IR_OP_NEG || op == IR_OP_SLICE || op == IR_OP_CONCAT)
-      cr_assert(wonly[i], "node %d (%s)", i, ir_op(op)->name);
+  static const struct {
+    const char *mid, *named;
+    int formed, transposes;
+  } cases[] = {
+      {"p = matmul(h, w)\n", "y", 1, 3}, /* y's, and cos's and sin's */
+      {"p = matmul(h, w)\noutput r\n", "r", 1, 2}, /* q's and r's */
+      {"p = matmul(h, w, wb)\n", "r", 0, 1},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    ir_graph *g = rotary_graph(cases[k].mid);
+    base_diag d;
+    int n = -1;
+    ir_graph *h = pass_fold_rotate_half(g, &n, &d);
+    cr_assert(h, "%s", d.msg);
+    cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(n, cases[k].formed, "case %zu", k);
+    cr_assert_eq(count_op(h, IR_OP_MATMUL), 1 + cases[k].formed);
+    ir_graph *q = h;
+    int dead = 0;
+    h = pass_prune_dead(q, &dead, &d);
+    cr_assert(h, "%s", d.msg);
+    ir_graph_free(q);
+    cr_assert_eq(count_op(h, IR_OP_TRANSPOSE), cases[k].transposes, "case %zu",
+                 k);
+    uint8_t wonly[64] = {0};
+    cr_assert_lt(h->nnodes, 64);
+    ir_weight_only(h, wonly);
+    for (int i = 0; i < h->nnodes && cases[k].formed; i++) {
+      ir_opcode op = h->nodes[i].op; /* the rotation moves weights only */
+      if (op == IR_OP_NEG || op == IR_OP_SLICE || op == IR_OP_CONCAT)
+        cr_assert(wonly[i], "node %d (%s)", i, ir_op(op)->name);
+    }
+    cr_assert_eq(h->nodes[node_of(h, cases[k].named)].op,
+                 cases[k].formed ? IR_OP_TRANSPOSE : IR_OP_CONCAT);
+    cr_assert_leq(check_err(g, h), 1e-6, "case %zu", k);
+    ir_graph_free(h);
+    ir_graph_free(g);
   }
-  const ir_node *r = &h->nodes[node_of(h, "r")];
-  cr_assert_eq(r->op, IR_OP_TRANSPOSE, "r keeps its name");
-  cr_assert_leq(check_err(g, h), 1e-6);
-  ir_graph_free(h);
-  ir_graph_free(g);
-  g = rotary_graph("p = matmul(h, w, wb)\n");
-  h = pass_fold_rotate_half(g, &n, &d);
-  cr_assert(h, "%s", d.msg);
-  cr_assert_eq(n, 0, "a bias is not rotated");
-  ir_graph_free(h);
-  ir_graph_free(g);
 }
 
 /* Not rotate_half of a projection's heads: halves swapped without the

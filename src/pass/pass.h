@@ -88,7 +88,8 @@ ir_graph *pass_form_rmsnorm(const ir_graph *g, int *count, base_diag *d);
  * reshape splitting the matmul's columns into heads) -> the same transpose
  * and reshape of matmul(h, W'), W' W's columns rotated the same way in
  * each head by weight-only nodes (then merged with the other projections).
- * *count concats replaced. */
+ * Where the rotary sum q * cos + rotate_half(q) * sin reads it alone, the
+ * sum is taken before the transpose. *count concats replaced. */
 ir_graph *pass_fold_rotate_half(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);

@@ -22,6 +22,14 @@
  * concat and no graph output). Each value is a product of the same
  * operands as before, negated or not: the same bits but for the GEMM's
  * blocking.
+ *
+ * Where the concat is read alone by the rotary sum y = x * cos + r * sin
+ * (x the transpose's output, cos and sin of x's rank, each product read by
+ * the add alone), the sum is taken before the transpose instead:
+ * y = transpose(v * cos' + v' * sin') with v the reshape, v' the rotated
+ * one and cos', sin' cos and sin transposed by the inverse permutation
+ * (weight-only for the exports' constant tables): one fused kernel and one
+ * transpose where there were two transposes and the fused kernel.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +42,8 @@ typedef struct site {
   int slo, shi, neg;      /* the slices of the lower and upper half, the neg */
   int tr, rs, mm;         /* the transpose, reshape and matmul before them */
   int64_t k, n, heads, d; /* W [k, n]; n = heads * d */
+  int mcos, msin, add;    /* x * cos, rotate_half(x) * sin, their sum; or
+                             add -1 (the concat alone replaced) */
 } site;
 
 static int sole(const rewrite_index *ix, int32_t t) {
@@ -110,6 +120,49 @@ static int find(const ir_graph *g, const rewrite_index *ix,
          half_slice(g, c->shi, x, d / 2) && projection(g, wonly, x, c);
 }
 
+/* The other input of binary node n (not t), -1 when both are t. */
+static int32_t other(const ir_node *n, int32_t t) {
+  return n->in[0] == n->in[1] ? -1 : n->in[0] == t ? n->in[1] : n->in[0];
+}
+
+/* Tensor t (x's shape) computed by an ewmul that add node y alone reads:
+ * that ewmul, else -1. */
+static int scaled(const ir_graph *g, const rewrite_index *ix, int32_t t,
+                  int32_t x, int y) {
+  int m = made_by(g, t, IR_OP_EWMUL);
+  return m >= 0 && sole(ix, t) == y &&
+                 ir_shape_eq(&g->tensors[t].shape, &g->tensors[x].shape)
+             ? m
+             : -1;
+}
+
+/* The rotary sum y = x * cos + rotate_half(x) * sin around site c (concat
+ * j, x the transpose's output): sets c->mcos, c->msin, c->add; 0 when the
+ * concat is read otherwise. */
+static int rotary_sum(const ir_graph *g, const rewrite_index *ix, int j,
+                      site *c) {
+  int32_t r = g->nodes[j].out[0], x = g->nodes[c->tr].out[0];
+  int rank = g->tensors[x].shape.rank;
+  int b = sole(ix, r);
+  if (b < 0 || g->nodes[b].op != IR_OP_EWMUL || other(&g->nodes[b], r) < 0)
+    return 0;
+  int y = sole(ix, g->nodes[b].out[0]);
+  if (y < 0 || g->nodes[y].op != IR_OP_EWADD)
+    return 0;
+  int32_t at = other(&g->nodes[y], g->nodes[b].out[0]);
+  int a = at < 0 ? -1 : scaled(g, ix, at, x, y);
+  if (a < 0 || (g->nodes[a].in[0] != x && g->nodes[a].in[1] != x) ||
+      other(&g->nodes[a], x) < 0 ||
+      scaled(g, ix, g->nodes[b].out[0], x, y) != b ||
+      !ir_shape_eq(&g->tensors[g->nodes[y].out[0]].shape, &g->tensors[x].shape))
+    return 0;
+  int32_t cs = other(&g->nodes[a], x), sn = other(&g->nodes[b], r);
+  if (g->tensors[cs].shape.rank != rank || g->tensors[sn].shape.rank != rank)
+    return 0;
+  c->mcos = a, c->msin = b, c->add = y;
+  return 1;
+}
+
 /* A node op(in) with attributes a, output named from base; its output. */
 static int32_t add(rewrite_builder *b, ir_opcode op, const int32_t *in, int nin,
                    const ir_attrs *a, const char *base) {
@@ -146,8 +199,42 @@ static int32_t rotated_weight(rewrite_builder *b, const site *c,
   return cat < 0 ? -1 : add(b, IR_OP_RESHAPE, &cat, 1, &a, base);
 }
 
-/* Emits site c in place of concat j: matmul(h, W'), the reshape and the
- * transpose, this one named as the concat's output. */
+/* transpose(t) by the inverse of permutation p (rank r): t as it
+ * broadcasts against the tensor p was applied to. */
+static int32_t unpermuted(rewrite_builder *b, int32_t t, const ir_attrs *p,
+                          const char *base) {
+  ir_attrs a = *p;
+  for (int k = 0; k < p->nlist; k++)
+    a.list[p->list[k]] = k;
+  return add(b, IR_OP_TRANSPOSE, &t, 1, &a, base);
+}
+
+/* The rotary sum of site c on the projections before the transpose:
+ * transpose(v * cos' + v' * sin'), cos' and sin' cos and sin transposed
+ * back; its output (the transpose's input), or -1. */
+static int32_t sum_before(rewrite_builder *b, const site *c, int32_t vr,
+                          const char *name) {
+  const ir_graph *g = b->g;
+  const ir_node *tr = &g->nodes[c->tr], *mc = &g->nodes[c->mcos],
+                *ms = &g->nodes[c->msin];
+  int32_t x = tr->out[0], r = ms->in[0] == x ? ms->in[1] : ms->in[0];
+  int32_t cs = mc->in[0] == x ? mc->in[1] : mc->in[0];
+  int32_t sn = ms->in[0] == r ? ms->in[1] : ms->in[0];
+  int32_t cv = unpermuted(b, b->map[cs], &tr->a, name);
+  int32_t sv = cv < 0 ? -1 : unpermuted(b, b->map[sn], &tr->a, name);
+  ir_attrs a;
+  ir_attrs_default(IR_OP_EWMUL, &a);
+  int32_t in1[2] = {b->map[tr->in[0]], cv}, in2[2] = {vr, sv};
+  int32_t p = sv < 0 ? -1 : add(b, IR_OP_EWMUL, in1, 2, &a, name);
+  int32_t q = p < 0 ? -1 : add(b, IR_OP_EWMUL, in2, 2, &a, name);
+  ir_attrs_default(IR_OP_EWADD, &a);
+  int32_t pq[2] = {p, q};
+  return q < 0 ? -1 : add(b, IR_OP_EWADD, pq, 2, &a, name);
+}
+
+/* Emits site c at node j (its concat, or its rotary sum's add):
+ * matmul(h, W') and the reshape, then the transpose named as the concat's
+ * output, or the rotary sum before the transpose named as the add's. */
 static base_status emit(rewrite_builder *b, int j, const site *c) {
   const ir_graph *g = b->g;
   const char *name = g->tensors[g->nodes[j].out[0]].name;
@@ -157,6 +244,8 @@ static base_status emit(rewrite_builder *b, int j, const site *c) {
   int32_t in[2] = {b->map[m->in[0]], w};
   int32_t p = w < 0 ? -1 : add(b, IR_OP_MATMUL, in, 2, &m->a, name);
   int32_t v = p < 0 ? -1 : add(b, IR_OP_RESHAPE, &p, 1, &rs->a, name);
+  if (v >= 0 && c->add >= 0)
+    v = sum_before(b, c, v, name);
   int k = v < 0
               ? -1
               : ir_add_node(b->h, IR_OP_TRANSPOSE, &v, 1, &tr->a, &name, b->d);
@@ -170,8 +259,8 @@ static base_status emit(rewrite_builder *b, int j, const site *c) {
 ir_graph *pass_fold_rotate_half(const ir_graph *g, int *count, base_diag *d) {
   rewrite_index ix;
   size_t n = (size_t)g->nnodes + 1;
-  int *role = base_malloc(sizeof(int) * n); /* -1 copied, -2 dropped, -3 a
-                                               site's concat */
+  int *role = base_malloc(sizeof(int) * n); /* -1 copied, -2 dropped, >= 0
+                                               emits that site */
   site *sites = base_malloc(sizeof(site) * n);
   uint8_t *wonly = base_calloc(n, 1);
   rewrite_builder b;
@@ -188,7 +277,12 @@ ir_graph *pass_fold_rotate_half(const ir_graph *g, int *count, base_diag *d) {
     site *c = &sites[j];
     if (!find(g, &ix, wonly, j, c))
       continue;
-    role[j] = -3, role[c->slo] = role[c->shi] = role[c->neg] = -2;
+    role[c->slo] = role[c->shi] = role[c->neg] = -2;
+    role[j] = j;
+    if (rotary_sum(g, &ix, j, c))
+      role[j] = role[c->mcos] = role[c->msin] = -2, role[c->add] = j;
+    else
+      c->add = -1;
     ++*count;
   }
   rewrite_index_free(&ix);
@@ -198,8 +292,8 @@ ir_graph *pass_fold_rotate_half(const ir_graph *g, int *count, base_diag *d) {
     return NULL;
   }
   for (int i = 0; i < g->nnodes && !st; i++) {
-    if (role[i] == -3)
-      st = emit(&b, i, &sites[i]);
+    if (role[i] >= 0)
+      st = emit(&b, i, &sites[role[i]]);
     else if (role[i] == -1)
       st = rewrite_build_copy(&b, i, NULL);
   }
