@@ -67,7 +67,7 @@ static void variant(int rows, int len, bool bias, const char *name,
     k_layernorm4<LANES, NV><<<blocks, threads, 0, st>>>(
         (const float4 *)X, bias ? (const float4 *)XB : nullptr,
         (const float4 *)G, (const float4 *)BT, (float4 *)Y, rows, len / 4,
-        1e-6f);
+        1e-6f, false);
     CK(cudaGetLastError());
   };
   CK(cudaMemset(Y, 0, (size_t)rows * len * 4));
@@ -107,7 +107,7 @@ int main() {
     CK(cudaMemset(Y, 0, (size_t)s.rows * s.len * 4));
     float t = time_us(st, [&] {
       CK(cxk_layernorm(st, X, s.bias ? XB : nullptr, G, BT, Y, s.rows, s.len,
-                       1e-6f));
+                       1e-6f, 0));
     });
     double e = check(hx, hb, hg, ht, s.rows, s.len, s.bias);
     printf("  library: %.2f%s", t, e > 1e-5 ? " BAD" : "");
@@ -118,17 +118,17 @@ int main() {
         unsigned nb = blocks_for((int64_t)s.rows * 32);
         const float *b = s.bias ? XB : nullptr;
         if (s.len <= 128)
-          k_layernorm_warp<4>
-              <<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows, s.len, 1e-6f);
+          k_layernorm_warp<4><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
+                                                       s.len, 1e-6f, false);
         else if (s.len <= 256)
-          k_layernorm_warp<8>
-              <<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows, s.len, 1e-6f);
+          k_layernorm_warp<8><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
+                                                       s.len, 1e-6f, false);
         else if (s.len <= 512)
-          k_layernorm_warp<16>
-              <<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows, s.len, 1e-6f);
+          k_layernorm_warp<16><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
+                                                        s.len, 1e-6f, false);
         else
-          k_layernorm_warp<32>
-              <<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows, s.len, 1e-6f);
+          k_layernorm_warp<32><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
+                                                        s.len, 1e-6f, false);
         CK(cudaGetLastError());
       });
       e = check(hx, hb, hg, ht, s.rows, s.len, s.bias);

@@ -459,7 +459,11 @@ static const char *const op_graphs[] = {
     "keepdims=0\nsm = softmax(s)\nsm1 = softmax(x) axis=1\n"
     "ln = layernorm(s, lg, lb)\nln2 = layernorm(x) axis=1\n"
     "lq = layernorm(q, qg, qb)\nlp = layernorm(p)\n"
-    "output bn, r1, r2, sm, sm1, ln, ln2, lq, lp\n",
+    /* RMSNorm (rms=1) in each layer norm kernel: float4 rows of 1000 and
+     * of 96 (8 lanes), the warp kernel (rows of 105), with a shift */
+    "rs = layernorm(s, lg) rms=1\nrx = layernorm(x) axis=1 rms=1 eps=1e-6\n"
+    "rq = layernorm(q, qg, qb) rms=1\n"
+    "output bn, r1, r2, sm, sm1, ln, ln2, lq, lp, rs, rx, rq\n",
     /* constants and enlarge */
     "weight w: [4,3,1,3]\ninput x: [4,6,5,5]\n"
     "e = enlarge(w) kernel=[5,5]\nic = const_iconv() shape=[6,3,3,3]\n"
@@ -529,13 +533,14 @@ static const char *const op_graphs[] = {
     "m = ewmul(x, g)\nb = ewadd(x, cb)\nga = global_avgpool(x)\n"
     "r1 = reduce_mean(x) axes=[1]\nr2 = reduce_mean(u) axes=[1]\n"
     "ln = layernorm(l, lg)\nlb = layernorm(lw)\n"
+    "rl = layernorm(l, lg) rms=1\nrb = layernorm(lw) rms=1\n"
     "cv = conv2d(im, wc)\ngc = global_avgpool(cv)\n"
     "mp = maxpool(cv) kernel=[3,3] stride=[2,2] pad=same\n"
     "ap = avgpool(cv) kernel=[3,3] pad=same count_include_pad=0\n"
     "ac = conv2d(ap, w2)\n"
     "mc = conv2d(mp, w2)\ntc = transpose(cv) perm=[0,1,3,2]\n"
-    "output t1, t2, t3, s1, c9, p0, p3, p9, m, b, ga, r1, r2, ln, lb, gc, "
-    "mc, ac, tc\n",
+    "output t1, t2, t3, s1, c9, p0, p3, p9, m, b, ga, r1, r2, ln, lb, rl, "
+    "rb, gc, mc, ac, tc\n",
     /* a ConvNeXt block: transposes to and from [N,H,W,C] around a layer
      * norm and matmuls read and write channels-last tensors directly
      * (layout.c: a copy of bytes, no conversion) */

@@ -83,7 +83,7 @@ Test(lower_epi, matmul_bias_then_residual_stays_one_fold) {
 }
 
 /* What the executor never folded stays: a second reader of the product,
- * a product without bias (a residual needs one before it), an activation
+ * a convolution without bias (a residual needs one before it), an activation
  * already on the product, a residual computed after the product, a
  * matmul's rank-4 image result, a relu whose input is a graph output. */
 Test(lower_epi, leaves_what_the_executor_never_folded) {
@@ -468,4 +468,58 @@ Test(lower_epi, shortcut_anchors_stay) {
   cr_assert_eq(node_of(h, "s1"), node_of(h, "sx") + 1);
   cr_assert_gt(node_of(h, "sx"), node_of(h, "r1"));
   ir_graph_free(h);
+}
+
+/* A matmul without bias (Llama's o_proj and down_proj) takes its residual
+ * add after a zero bias made from constants alone (weight-only: computed
+ * once), in either operand order; the same outputs, and ONNX export's
+ * unfusing brings the add back. */
+Test(lower_epi, matmul_without_bias_takes_residual) {
+  static const char text[] = "input x: [1,6,8]\ninput s: [1,6,8]\n"
+                             "weight w: [8,8]\nweight w2: [8,8]\n"
+                             "m = matmul(x, w)\ny = ewadd(s, m)\n"
+                             "m2 = matmul(y, w2)\ny2 = ewadd(m2, y)\n"
+                             "output y2\n";
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.epilogues, 2);
+  cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 0);
+  unsigned char wonly[32] = {0};
+  cr_assert_lt(h->nnodes, 32);
+  ir_weight_only(h, wonly);
+  const char *outs[] = {"y", "y2"}, *res[] = {"s", "y"};
+  for (int k = 0; k < 2; k++) {
+    const ir_node *m = lu_producer(h, outs[k]);
+    cr_assert_eq(m->op, IR_OP_MATMUL);
+    cr_assert_eq(m->nin, 4);
+    cr_assert_eq(m->in[3], ir_find_tensor(h, res[k]));
+    int b = h->tensors[m->in[2]].node;
+    cr_assert(b >= 0 && wonly[b], "the zero bias is weight-only");
+    cr_assert_eq(h->tensors[m->in[2]].shape.rank, 1);
+    cr_assert_eq(h->tensors[m->in[2]].shape.dim[0], 8);
+  }
+  lu_same_outputs(g, h, 0);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  lu_same_outputs(g, u, 0);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* In a half graph the zero bias is cast to the matmul's type (a float32
+ * bias was refused: "matmul: input 3 (bias) must be f16"). */
+Test(lower_epi, half_matmul_zero_bias_in_its_type) {
+  static const char text[] = "input x: f16[1,6,8]\ninput s: f16[1,6,8]\n"
+                             "weight w: f16[8,8]\n"
+                             "m = matmul(x, w)\ny = ewadd(m, s)\noutput y\n";
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.epilogues, 1);
+  const ir_node *m = lu_producer(h, "y");
+  cr_assert_eq(m->nin, 4);
+  cr_assert_eq(h->tensors[m->in[2]].dtype, IR_DT_F16);
+  lu_same_outputs(g, h, 4e-3); /* the sum rounded to f16 once, not twice */
+  ir_graph_free(h), ir_graph_free(g);
 }

@@ -1,9 +1,9 @@
 /* test_search_merge.c: the sibling-merging pass (pass_merge_siblings), the
  * signature prefilter of the matcher, rewrites whose replacement has no
  * operator, and rewrite probes (hash and cost predicted without building)
- * against built rewrites, and the movement simplification
- * (pass_simplify_moves); every merged graph is checked against the
- * original on the CPU executor. */
+ * against built rewrites, the movement simplification
+ * (pass_simplify_moves) and RMSNorm forming (pass_form_rmsnorm); every
+ * merged graph is checked against the original on the CPU executor. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -722,4 +722,233 @@ Test(passes, dedupe_weights_then_cse) {
   ir_graph_free(h2);
   ir_graph_free(h);
   ir_graph_free(g);
+}
+
+/* A concat of one input moves nothing (Llama's key/value cache concat with
+ * no past): dropped, its reader reading its input, bit for bit. */
+Test(moves, one_input_concat_dropped) {
+  ir_graph *g = parse("input x: [1,2,4,3]\n"
+                      "c = concat(x) axis=2\n"
+                      "y = relu(c)\n"
+                      "o = concat(x) axis=1\n"
+                      "output y, o\n");
+  int n = -1;
+  ir_graph *h = simplify_moves(g, &n);
+  cr_assert_eq(n, 1, "c (o computes an output)");
+  cr_assert_eq(count_op(h, IR_OP_CONCAT), 1);
+  cr_assert_eq(h->nodes[node_of(h, "y")].in[0], ir_find_tensor(h, "x"));
+  cr_assert_leq(check_err(g, h), 0.0, "the same values, bit for bit");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* The RMSNorm chain of the Llama exports, x * (1 / sqrt(mean(x * x) + eps))
+ * * w, with its operands in either order. */
+static const char rms_chain[] =
+    "q = ewmul(x, x)\nm = reduce_mean(q) axes=[2]\n"
+    "a = ewadd(eps, m)\ns = sqrt(a)\ni = ewdiv(one, s)\n";
+
+/* The chain and tail with eps 1e-6 and one given values. */
+static ir_graph *rms_graph(const char *tail) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "input x: [2,5,8]\nweight w: [8]\n"
+           "weight eps: []\nweight one: []\n%s%s",
+           rms_chain, tail);
+  ir_graph *g = parse(text);
+  static const float e[1] = {1e-6f}, o[1] = {1.0f};
+  g->tensors[ir_find_tensor(g, "eps")].data = e;
+  g->tensors[ir_find_tensor(g, "one")].data = o;
+  return g;
+}
+
+static ir_graph *form_rmsnorm(const ir_graph *g, int *n) {
+  base_diag d;
+  ir_graph *h = pass_form_rmsnorm(g, n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
+  return h;
+}
+
+/* pass_form_rmsnorm: the chain and its weight multiply -> one layernorm
+ * rms=1 (eps kept, named as the multiply), equal on the CPU executor and
+ * through the .graph text; without a weight multiply, the layernorm has
+ * no gamma. */
+Test(passes, rmsnorm_formed) {
+  static const char *const tails[] = {
+      "y = ewmul(i, x)\nz = ewmul(y, w)\nr = relu(z)\noutput r\n",
+      "y = ewmul(x, i)\nr = relu(y)\noutput r\n",
+  };
+  for (int k = 0; k < 2; k++) {
+    ir_graph *g = rms_graph(tails[k]);
+    int n = -1;
+    ir_graph *h = form_rmsnorm(g, &n);
+    cr_assert_eq(n, 1, "case %d", k);
+    cr_assert_eq(h->nnodes, 2, "case %d: layernorm, relu", k);
+    const ir_node *ln = &h->nodes[node_of(h, k ? "y" : "z")];
+    cr_assert_eq(ln->op, IR_OP_LAYERNORM);
+    cr_assert(ir_ln_rms(&ln->a));
+    cr_assert_eq(ln->nin, k ? 1 : 2);
+    cr_assert_eq(ln->a.axis, 2);
+    cr_assert_float_eq(ln->a.eps, 1e-6f, 1e-12);
+    cr_assert_leq(check_err(g, h), 1e-6, "case %d", k);
+    char *text = ir_print(h);
+    cr_assert(text && strstr(text, "rms=1"), "%s", text);
+    ir_graph *back = parse(text);
+    cr_assert(ir_ln_rms(&back->nodes[node_of(back, k ? "y" : "z")].a));
+    cr_assert_leq(check_err(h, back), 0.0, "the .graph text keeps rms");
+    ir_graph_free(back);
+    free(text);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Not an RMSNorm (or not one layernorm can take): a numerator other than
+ * 1, the mean read twice, a weight of shape [1,1,8] (the multiply stays,
+ * the layernorm has no gamma), a mean over another axis. */
+Test(passes, rmsnorm_refused) {
+  static const struct {
+    const char *text;
+    int formed, nodes;
+  } cases[] = {
+      {"input x: [2,5,8]\nweight eps: []\nweight one: []\nweight two: []\n"
+       "q = ewmul(x, x)\nm = reduce_mean(q) axes=[2]\n"
+       "a = ewadd(eps, m)\ns = sqrt(a)\ni = ewdiv(two, s)\n"
+       "y = ewmul(x, i)\noutput y\n",
+       0, 6},
+      {"input x: [2,5,8]\nweight eps: []\nweight one: []\nweight two: []\n"
+       "q = ewmul(x, x)\nm = reduce_mean(q) axes=[2]\n"
+       "a = ewadd(eps, m)\ns = sqrt(a)\ni = ewdiv(one, s)\n"
+       "y = ewmul(x, i)\noutput y, m\n",
+       0, 6},
+      {"input x: [2,5,8]\nweight w3: [1,1,8]\nweight eps: []\n"
+       "weight one: []\nweight two: []\n"
+       "q = ewmul(x, x)\nm = reduce_mean(q) axes=[2]\n"
+       "a = ewadd(eps, m)\ns = sqrt(a)\ni = ewdiv(one, s)\n"
+       "y = ewmul(x, i)\nz = ewmul(w3, y)\noutput z\n",
+       1, 2},
+      {"input x: [2,5,8]\nweight eps: []\nweight one: []\nweight two: []\n"
+       "q = ewmul(x, x)\nm = reduce_mean(q) axes=[1]\n"
+       "a = ewadd(eps, m)\ns = sqrt(a)\ni = ewdiv(one, s)\n"
+       "y = ewmul(x, i)\noutput y\n",
+       0, 6},
+  };
+  static const float e[1] = {1e-6f}, o[1] = {1.0f}, t[1] = {2.0f};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    ir_graph *g = parse(cases[k].text);
+    g->tensors[ir_find_tensor(g, "eps")].data = e;
+    g->tensors[ir_find_tensor(g, "one")].data = o;
+    g->tensors[ir_find_tensor(g, "two")].data = t;
+    int n = -1;
+    ir_graph *h = form_rmsnorm(g, &n);
+    cr_expect_eq(n, cases[k].formed, "case %zu", k);
+    cr_expect_eq(h->nnodes, cases[k].nodes, "case %zu", k);
+    cr_assert_leq(check_err(g, h), 1e-6, "case %zu", k);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Llama's rotary embedding on a projection of two heads of 4: q * cos +
+ * rotate_half(q) * sin; mid computes p, the projection. */
+static ir_graph *rotary_graph(const char *mid) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "input h: [1,6,8]\ninput cos: [1,1,6,4]\ninput sin: [1,1,6,4]\n"
+           "weight w: [8,8]\nweight wb: [8]\n"
+           "%s"
+           "v = reshape(p) shape=[1,6,2,4]\n"
+           "q = transpose(v) perm=[0,2,1,3]\n"
+           "lo = slice(q) starts=[0,0,0,0] ends=[1,2,6,2]\n"
+           "hi = slice(q) starts=[0,0,0,2] ends=[1,2,6,4]\n"
+           "n = neg(hi)\nr = concat(n, lo) axis=3\n"
+           "a = ewmul(q, cos)\nb = ewmul(r, sin)\ny = ewadd(a, b)\n"
+           "output y\n",
+           mid);
+  return parse(text);
+}
+
+/* pass_fold_rotate_half: the slices, neg and concat go; rotate_half(q)
+ * becomes the transpose of the reshape of matmul(h, W') with W' computed
+ * from w alone (the rotation as weight-only nodes), and the rotary sum
+ * q * cos + rotate_half(q) * sin is taken before the transpose (one
+ * transpose after it, named y; cos and sin transposed back); equal on the
+ * CPU executor. Without the sum (r read otherwise) r itself is the
+ * transpose; a matmul with a bias is left alone. */
+Test(passes, rotate_half_folded) {
+  static const struct {
+    const char *mid, *named;
+    int formed, transposes;
+  } cases[] = {
+      {"p = matmul(h, w)\n", "y", 1, 3}, /* y's, and cos's and sin's */
+      {"p = matmul(h, w)\noutput r\n", "r", 1, 2}, /* q's and r's */
+      {"p = matmul(h, w, wb)\n", "r", 0, 1},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    ir_graph *g = rotary_graph(cases[k].mid);
+    base_diag d;
+    int n = -1;
+    ir_graph *h = pass_fold_rotate_half(g, &n, &d);
+    cr_assert(h, "%s", d.msg);
+    cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(n, cases[k].formed, "case %zu", k);
+    cr_assert_eq(count_op(h, IR_OP_MATMUL), 1 + cases[k].formed);
+    ir_graph *q = h;
+    int dead = 0;
+    h = pass_prune_dead(q, &dead, &d);
+    cr_assert(h, "%s", d.msg);
+    ir_graph_free(q);
+    cr_assert_eq(count_op(h, IR_OP_TRANSPOSE), cases[k].transposes, "case %zu",
+                 k);
+    uint8_t wonly[64] = {0};
+    cr_assert_lt(h->nnodes, 64);
+    ir_weight_only(h, wonly);
+    for (int i = 0; i < h->nnodes && cases[k].formed; i++) {
+      ir_opcode op = h->nodes[i].op; /* the rotation moves weights only */
+      if (op == IR_OP_NEG || op == IR_OP_SLICE || op == IR_OP_CONCAT)
+        cr_assert(wonly[i], "node %d (%s)", i, ir_op(op)->name);
+    }
+    cr_assert_eq(h->nodes[node_of(h, cases[k].named)].op,
+                 cases[k].formed ? IR_OP_TRANSPOSE : IR_OP_CONCAT);
+    cr_assert_leq(check_err(g, h), 1e-6, "case %zu", k);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Not rotate_half of a projection's heads: halves swapped without the
+ * neg on the upper one, a transpose moving the last axis, slices that do
+ * not halve it. */
+Test(passes, rotate_half_refused) {
+  static const char *const cases[] = {
+      "p = matmul(h, w)\nv = reshape(p) shape=[1,6,2,4]\n"
+      "q = transpose(v) perm=[0,2,1,3]\n"
+      "lo = slice(q) starts=[0,0,0,0] ends=[1,2,6,2]\n"
+      "hi = slice(q) starts=[0,0,0,2] ends=[1,2,6,4]\n"
+      "n = neg(lo)\nr = concat(n, hi) axis=3\noutput r\n",
+      "p = matmul(h, w)\nv = reshape(p) shape=[1,6,2,4]\n"
+      "q = transpose(v) perm=[0,3,1,2]\n"
+      "lo = slice(q) starts=[0,0,0,0] ends=[1,4,6,1]\n"
+      "hi = slice(q) starts=[0,0,0,1] ends=[1,4,6,2]\n"
+      "n = neg(hi)\nr = concat(n, lo) axis=3\noutput r\n",
+      "p = matmul(h, w)\nv = reshape(p) shape=[1,6,2,4]\n"
+      "q = transpose(v) perm=[0,2,1,3]\n"
+      "lo = slice(q) starts=[0,0,0,0] ends=[1,2,6,1]\n"
+      "hi = slice(q) starts=[0,0,0,1] ends=[1,2,6,4]\n"
+      "n = neg(hi)\nr = concat(n, lo) axis=3\noutput r\n",
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char text[1024];
+    snprintf(text, sizeof text, "input h: [1,6,8]\nweight w: [8,8]\n%s",
+             cases[k]);
+    ir_graph *g = parse(text);
+    base_diag d;
+    int n = -1;
+    ir_graph *h = pass_fold_rotate_half(g, &n, &d);
+    cr_assert(h, "%s", d.msg);
+    cr_expect_eq(n, 0, "case %zu", k);
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
 }

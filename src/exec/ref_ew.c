@@ -458,11 +458,12 @@ base_status ex_ref_attention(const ir_node *n, const ex_arg *in, ex_arg *out) {
   return failed ? BASE_ERR_NOMEM : BASE_OK;
 }
 
-/* Normalises one row x[0..len-1] into o, then * gamma + beta if given. */
+/* Normalises one row x[0..len-1] into o, then * gamma + beta if given;
+ * rms: by the root mean square, not centred (RMSNorm). */
 static void layernorm_row(const float *x, float *o, int64_t len, float eps,
-                          const float *gamma, const float *beta) {
+                          int rms, const float *gamma, const float *beta) {
   double mean = 0.0, var = 0.0;
-  for (int64_t i = 0; i < len; i++)
+  for (int64_t i = 0; i < len && !rms; i++)
     mean += x[i];
   mean /= (double)len;
   for (int64_t i = 0; i < len; i++)
@@ -503,8 +504,8 @@ base_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
 #pragma omp parallel for schedule(static) if (rows * len >= EX_PAR_MIN)
 #endif
   for (int64_t r = 0; r < rows; r++)
-    layernorm_row(x + r * len, out[0].data + r * len, len, n->a.eps, gamma,
-                  beta);
+    layernorm_row(x + r * len, out[0].data + r * len, len, n->a.eps,
+                  ir_ln_rms(&n->a), gamma, beta);
   free(xs);
   return BASE_OK;
 }

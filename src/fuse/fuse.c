@@ -239,7 +239,8 @@ static base_status sum_cost(const ir_graph *g, const fuse_options *o,
 /* A row reduction over the last axis of its input (ir_body_row_op). */
 static int row_last_axis(const ir_graph *g, const ir_node *nd) {
   if (!ir_body_row_op(nd->op) || nd->nout != 1 ||
-      (nd->op == IR_OP_LAYERNORM && nd->nin > 3)) /* (an xb: lower.h) */
+      (nd->op == IR_OP_LAYERNORM && nd->nin > 3) ||     /* (an xb: lower.h) */
+      (nd->op == IR_OP_LAYERNORM && ir_ln_rms(&nd->a))) /* (its own kernel) */
     return 0;
   int last = g->tensors[nd->in[0]].shape.rank - 1;
   if (nd->op == IR_OP_REDUCE_MEAN)

@@ -23,9 +23,11 @@
  * and exists before the product runs; a matmul's rank-4 result with
  * H * W > 1, a channels-last candidate, takes no residual; the bias the
  * matmul's bias epilogue takes is a vector [N]). A residual needs a bias
- * before it (ops.def: optional inputs are trailing), so a product without
- * one keeps its add. A clip folds into a convolution only (its bias
- * kernel clamps), a relu into either.
+ * before it (ops.def: optional inputs are trailing): a matmul without one
+ * gets zeros (const_ones minus itself, weight-only: Llama's projections
+ * have no bias, and each layer's two residual adds were a kernel each); a
+ * convolution without one keeps its add. A clip folds into a convolution
+ * only (its bias kernel clamps), a relu into either.
  *
  * A relu after an element-wise operator whose CUDA kernel could apply it
  * (ops.def's IR_OPF_RELU_EPILOGUE; one output, read by the relu alone)
@@ -70,6 +72,8 @@ typedef struct epi {
                             follow (-1: the front; fold_shortcut) */
   unsigned char *anchor; /* per node: some node is moved to follow it */
   int shortcuts;         /* nodes moved */
+  unsigned char *zbias;  /* per matmul without bias taking a residual: a
+                            zero bias before it */
 } epi;
 
 #define STAYS (-2) /* epi.after: the node keeps its place */
@@ -98,7 +102,8 @@ static int product_of(const epi *e, int j, int t, int r, int *isbias) {
     return 1;
   }
   *isbias = 0;
-  return cn->nin == 3 && ir_shape_eq(&rt->shape, o) &&
+  return (cn->nin == 3 || (cn->op == IR_OP_MATMUL && cn->nin == 2)) &&
+         ir_shape_eq(&rt->shape, o) &&
          !(cn->op == IR_OP_MATMUL && o->rank == 4 && o->dim[2] * o->dim[3] > 1);
 }
 
@@ -149,6 +154,7 @@ static int fold_shortcut(epi *e, int j) {
   if (ds >= 0)
     e->anchor[ds] = 1;
   e->shortcuts++;
+  e->zbias[a] = g->nodes[a].nin == 2;
   e->extra[a] = 1 + sn->out[0];
   e->last[a] = j;
   e->owner[j] = a;
@@ -167,6 +173,7 @@ static int fold_add(epi *e, int j) {
     if (!product_of(e, j, n->in[k], n->in[1 - k], &isbias))
       continue;
     int c = g->tensors[n->in[k]].node;
+    e->zbias[c] = !isbias && g->nodes[c].nin == 2;
     e->extra[c] = 1 + n->in[1 - k];
     e->last[c] = j;
     e->owner[j] = c;
@@ -368,6 +375,37 @@ static int add1(ir_graph *h, const ir_node *at, ir_opcode op, int32_t in,
   return h->nodes[k].out[0];
 }
 
+/* Zeros [N] for matmul node nd's bias (N its output's last dimension),
+ * computed from constants alone: ewsub(ones, ones), cast to the matmul's
+ * type in a half graph. */
+static int zero_bias(ir_graph *h, const epi *e, const ir_node *nd,
+                     base_diag *d) {
+  char buf[300];
+  const ir_shape *o = &e->g->tensors[nd->out[0]].shape;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_CONST_ONES, &a);
+  a.nlist = 1, a.list[0] = o->rank ? o->dim[o->rank - 1] : 1;
+  const char *base = e->g->tensors[nd->out[0]].name;
+  const char *name = fresh_name(e->g, h, base, "ones", buf, sizeof buf);
+  int k = ir_add_node(h, IR_OP_CONST_ONES, NULL, 0, &a, &name, d);
+  if (k < 0)
+    return -1;
+  int32_t one[2] = {h->nodes[k].out[0], h->nodes[k].out[0]};
+  ir_attrs_default(IR_OP_EWSUB, &a);
+  int32_t dt = e->g->tensors[nd->out[0]].dtype; /* a half graph's type */
+  name = fresh_name(e->g, h, base, dt == IR_DT_F32 ? "zero_bias" : "zero", buf,
+                    sizeof buf);
+  k = ir_add_node(h, IR_OP_EWSUB, one, 2, &a, &name, d);
+  if (k < 0 || dt == IR_DT_F32)
+    return k < 0 ? -1 : h->nodes[k].out[0];
+  int32_t z = h->nodes[k].out[0];
+  ir_attrs_default(IR_OP_CAST, &a);
+  a.groups = dt; /* to= */
+  name = fresh_name(e->g, h, base, "zero_bias", buf, sizeof buf);
+  k = ir_add_node(h, IR_OP_CAST, &z, 1, &a, &name, d);
+  return k < 0 ? -1 : h->nodes[k].out[0];
+}
+
 /* transpose [0,2,3,1] of h's tensor r, for matmul node nd's residual. */
 static int residual_view(ir_graph *h, const epi *e, const ir_node *nd,
                          int32_t r, base_diag *d) {
@@ -468,6 +506,8 @@ static int copy_node(ir_graph *h, const epi *e, int i, int32_t *map,
   for (int k = 0; k < nd->nin; k++)
     in[k] = map[nd->in[k]];
   int nin = e->nobias[i] ? 2 : nd->nin;
+  if (e->zbias[i] && (in[nin++] = zero_bias(h, e, nd, d)) < 0)
+    return -1;
   if (e->extra[i])
     in[nin++] = map[e->extra[i] - 1];
   if (e->clr[i] &&
@@ -541,11 +581,12 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
            base_calloc(nn, sizeof(uint64_t)),
            base_calloc(nn, sizeof(int32_t)),
            base_calloc(nn, 1),
-           0};
+           0,
+           base_calloc(nn, 1)};
   ir_graph *h = NULL;
   if (!e.reads || !e.wonly || !e.extra || !e.last || !e.owner || !e.act ||
       !e.lo || !e.hi || !e.nobias || !e.relu || !e.clr || !e.fbias ||
-      !e.after || !e.anchor) {
+      !e.after || !e.anchor || !e.zbias) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
   }
@@ -568,6 +609,6 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
 done:
   free(e.reads), free(e.wonly), free(e.extra), free(e.last), free(e.owner);
   free(e.act), free(e.lo), free(e.hi), free(e.nobias), free(e.relu);
-  free(e.clr), free(e.fbias), free(e.after), free(e.anchor);
+  free(e.clr), free(e.fbias), free(e.after), free(e.anchor), free(e.zbias);
   return h;
 }

@@ -97,6 +97,11 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
                            "gamma and beta from inputs of the fused node "
                            "(and take no xb)",
                            i + 1);
+    if (o->op == IR_OP_LAYERNORM && ir_ln_rms(&o->a))
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "fused: body operator %d (layernorm rms=1) is not "
+                           "supported in a fused body (a node of its own)",
+                           i + 1);
     if (o->nin > IR_MAX_FIXED_IN || ir_check_arity(ir_op(o->op), o->nin, d))
       return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
                            "fused: body operator %d (%s) has %d inputs", i + 1,

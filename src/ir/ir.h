@@ -194,13 +194,19 @@ typedef struct ir_attrs {
   int32_t stride[2], dilation[2], kernel[2];
   int32_t pad[4];  /* top, left, bottom, right; resolved by shape inference */
   int32_t padmode; /* ir_padmode */
-  int32_t groups, act, axis, count_include_pad; /* groups: also cast's to */
+  int32_t groups, act, axis, count_include_pad; /* groups: also cast's to;
+                                                  count_include_pad: also
+                                                  layernorm's rms */
   float eps, lo, hi, value;
   int32_t nlist, nlist2;
   int32_t keepdims; /* (also keeps the struct free of padding bytes) */
   int64_t list[IR_MAX_LIST], list2[IR_MAX_LIST];
   uint64_t body; /* fused: the interned body's id (ir_body_get); else 0 */
 } ir_attrs;
+
+/* A layernorm's rms=1 (RMSNorm: x / sqrt(mean(x^2) + eps), not centred),
+ * kept in count_include_pad (params.def). */
+static inline int ir_ln_rms(const ir_attrs *a) { return a->count_include_pad; }
 
 /* An operator's row, expanded from ops.def. */
 typedef struct ir_opinfo {

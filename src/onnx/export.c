@@ -462,6 +462,51 @@ static void ex_unary(exporter *E, const ir_node *n, const char *x,
   }
 }
 
+/* A layernorm rms=1 (RMSNorm) as primitives, opset 13 and up: x2 =
+ * Mul(x, x), m = ReduceMean(x2) over axis.., Sqrt(m + eps), x * 1/that,
+ * then * gamma + beta where given (xb, a moved bias, added to x first). */
+static void rmsnorm(exporter *E, const ir_node *n, const char *x,
+                    const char *out) {
+  const ir_shape *s = &E->g->tensors[n->in[0]].shape;
+  int64_t axes[IR_MAX_RANK];
+  int na = 0;
+  for (int k = n->a.axis; k < s->rank; k++)
+    axes[na++] = k;
+  if (n->nin > 3) {
+    const char *xs = helper_name(E, out, "rms_xb");
+    node(E, "Add", xs, (const char *[]){x, tname(E, n->in[3]), NULL});
+    x = xs;
+  }
+  const char *sq = helper_name(E, out, "rms_sq");
+  const char *m = helper_name(E, out, "rms_mean");
+  const char *v = helper_name(E, out, "rms_var");
+  const char *r = helper_name(E, out, "rms_root");
+  const char *inv = helper_name(E, out, "rms_inv");
+  int ng = n->nin > 1, nb = n->nin > 2;
+  const char *y = ng || nb ? helper_name(E, out, "rms_norm") : out;
+  const char *yg = ng && nb ? helper_name(E, out, "rms_scaled") : out;
+  node(E, "Mul", sq, (const char *[]){x, x, NULL});
+  Onnx__NodeProto *o =
+      node(E, "ReduceMean", m,
+           (const char *[]){
+               sq, E->opset >= 18 ? init_ints(E, out, "axes", axes, na) : NULL,
+               NULL});
+  if (o && E->opset < 18)
+    attr_ints(E, o, "axes", axes, na);
+  if (o)
+    attr_int(E, o, "keepdims", 1);
+  node(E, "Add", v,
+       (const char *[]){m, init_scalar(E, out, "eps", n->a.eps), NULL});
+  node(E, "Sqrt", r, (const char *[]){v, NULL});
+  node(E, "Reciprocal", inv, (const char *[]){r, NULL});
+  node(E, "Mul", y, (const char *[]){x, inv, NULL});
+  if (ng)
+    node(E, "Mul", yg, (const char *[]){y, tname(E, n->in[1]), NULL});
+  if (nb)
+    node(E, "Add", out,
+         (const char *[]){ng ? yg : y, tname(E, n->in[2]), NULL});
+}
+
 static void ex_node(exporter *E, const ir_node *n) {
   const char *out = tname(E, n->out[0]);
   const char *x = n->nin ? tname(E, n->in[0]) : NULL;
@@ -531,6 +576,10 @@ static void ex_node(exporter *E, const ir_node *n) {
       attr_int(E, o, "keepdims", a->keepdims);
     break;
   case IR_OP_LAYERNORM: {
+    if (ir_ln_rms(a)) {
+      rmsnorm(E, n, x, out);
+      break;
+    }
     const ir_shape *s = &E->g->tensors[n->in[0]].shape;
     const char *gamma = n->nin > 1 ? tname(E, n->in[1]) : NULL;
     if (!gamma) { /* ONNX needs a scale: ones */
@@ -1006,7 +1055,8 @@ static int needed_opset(const exporter *E, const char **why) {
   int need = 13;
   *why = "Split's sizes and Softmax's axis as inputs/semantics of opset 13";
   for (int i = 0; i < E->g->nnodes; i++)
-    if (!E->folded[i] && E->g->nodes[i].op == IR_OP_LAYERNORM && need < 17) {
+    if (!E->folded[i] && E->g->nodes[i].op == IR_OP_LAYERNORM &&
+        !ir_ln_rms(&E->g->nodes[i].a) && need < 17) {
       need = 17;
       *why = "layernorm needs LayerNormalization (opset 17)";
     }

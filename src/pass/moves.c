@@ -4,8 +4,9 @@
  * Identity moves come from exporters that write the general case: Swin-T's
  * window padding to a multiple of 7 (pads all 0 at 56x56) and its crop back
  * (slices of the full range), transposes by the identity permutation,
- * reshapes to the same shape. Each is dropped and its readers read its
- * input. A transpose read only by another transpose (torch's
+ * reshapes to the same shape, concats of one input (Llama's key/value cache
+ * concatenation with no past: one copy kernel each). Each is dropped and its
+ * readers read its input. A transpose read only by another transpose (torch's
  * MultiheadAttention transposes k to [B*H,S,D], then SDPA transposes it
  * again to [B*H,D,S]) is folded into that one: for y = transpose(x, p) and
  * z = transpose(y, q), z = transpose(x, r) with r[k] = p[q[k]] (dropped
@@ -62,6 +63,7 @@ static int moves_nothing(const ir_graph *g, const ir_node *n) {
     same = 1;
     break;
   case IR_OP_PAD: same = all_zero(n->a.list, n->a.nlist); break;
+  case IR_OP_CONCAT: same = n->nin == 1 && n->a.act == IR_ACT_NONE; break;
   default: return 0;
   }
   const ir_tensor *x = &g->tensors[n->in[0]], *y = &g->tensors[n->out[0]];

@@ -71,14 +71,26 @@ ir_graph *pass_merge_splits(const ir_graph *g, int *count, base_diag *d);
 ir_graph *pass_split_bias(const ir_graph *g, int *count, base_diag *d);
 /* Movement operators that move nothing (a transpose by the identity
  * permutation, a reshape to the same shape, a slice of the whole input, a
- * pad of zeros) dropped, their readers reading their input; a transpose
- * read only by a transpose folded into it (one transpose by the composed
- * permutation, dropped when that is the identity); a transpose that only
- * permutes the rows of a matmul (through reshapes to [M,N] and back) sunk
- * into the transpose producing the matmul's input (moves.c). Graph outputs
+ * pad of zeros, a concat of one input) dropped, their readers reading their
+ * input; a transpose read only by a transpose folded into it (one transpose by
+ * the composed permutation, dropped when that is the identity); a transpose
+ * that only permutes the rows of a matmul (through reshapes to [M,N] and back)
+ * sunk into the transpose producing the matmul's input (moves.c). Graph outputs
  * keep their nodes. *count operators removed; same values (bit for bit
  * but for a sunk matmul, whose rows the GEMM may block differently). */
 ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d);
+/* RMSNorm as primitives (rmsnorm.c: ewmul(x, x), reduce_mean over the last
+ * axis, + eps, sqrt, 1 / that, * x, then * a weight vector if any) -> one
+ * layernorm(x[, w]) rms=1 named as the last node. *count RMSNorms formed. */
+ir_graph *pass_form_rmsnorm(const ir_graph *g, int *count, base_diag *d);
+/* Rotary embedding's rotate_half (rotary.c: concat(neg(upper half), lower
+ * half) along the last axis of transpose(reshape(matmul(h, W))), the
+ * reshape splitting the matmul's columns into heads) -> the same transpose
+ * and reshape of matmul(h, W'), W' W's columns rotated the same way in
+ * each head by weight-only nodes (then merged with the other projections).
+ * Where the rotary sum q * cos + rotate_half(q) * sin reads it alone, the
+ * sum is taken before the transpose. *count concats replaced. */
+ir_graph *pass_fold_rotate_half(const ir_graph *g, int *count, base_diag *d);
 /* Removes nodes whose outputs are never used and unused weights. */
 ir_graph *pass_prune_dead(const ir_graph *g, int *count, base_diag *d);
 

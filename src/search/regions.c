@@ -476,6 +476,10 @@ ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
                 "fold batchnorm", d) &&
            step(&cur, g, pass_fold_scale(cur, &st->scales_folded, d),
                 "fold scales", d) &&
+           step(&cur, g, pass_form_rmsnorm(cur, &st->rmsnorms, d),
+                "form rmsnorm", d) &&
+           step(&cur, g, pass_fold_rotate_half(cur, &st->rotates_folded, d),
+                "fold rotate_half", d) &&
            hand_passes(&cur, g, o, st, d) && pass_search(&cur, g, o, st, d);
   return stage_result(cur, g, ok, d);
 }

@@ -95,6 +95,8 @@ typedef struct srch_stats {
   int scales_folded;       /* pass_fold_scale */
   int splits_merged;       /* pass_merge_splits (all rounds) */
   int moves_removed;       /* pass_simplify_moves */
+  int rmsnorms;            /* pass_form_rmsnorm */
+  int rotates_folded;      /* pass_fold_rotate_half */
   int stopped_by_patience; /* regions stopped for want of progress */
   int fuse_chosen;         /* searches whose result is not their cheapest graph
                               but one cheaper once fused (fuse_k) */

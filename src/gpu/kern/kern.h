@@ -195,10 +195,11 @@ cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
                           const float *v, const float *scale, const float *bias,
                           float *y, const cxk_att *a, int rw);
 /* Layer norm of rows of len floats; xb (NULL: none): a vector of len
- * added to every row as it is loaded. */
+ * added to every row as it is loaded; rms: not centred (RMSNorm, x /
+ * sqrt(mean(x^2) + eps)). */
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
                           const float *gamma, const float *beta, float *y,
-                          int64_t rows, int64_t len, float eps);
+                          int64_t rows, int64_t len, float eps, int rms);
 /* Depthwise convolution, channels-last x [n,h,w,c] and y [n,oh,ow,c],
  * filter [k,k,c] (transposed from [c,1,k,k]), k = kh = kw of 3, 5 or 7,
  * stride 1 or 2 (both axes), padding pt (top and bottom) and pl (left and

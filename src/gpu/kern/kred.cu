@@ -254,16 +254,17 @@ __global__ void k_softmax_cols(const float *x, float *y, int64_t outer,
 
 /* Layer norm: one block per row, two passes (mean, then variance); xb
  * (NULL: none) is added to every row as it is loaded (a convolution's
- * bias, moved here: run/step.c). */
+ * bias, moved here: run/step.c). rms: the mean taken as 0 (RMSNorm); every
+ * variant below takes it the same way. */
 __global__ void k_layernorm(const float *x, const float *xb, const float *gamma,
-                            const float *beta, float *y, int64_t len,
-                            float eps) {
+                            const float *beta, float *y, int64_t len, float eps,
+                            bool rms) {
   const float *xr = x + blockIdx.x * len;
   float *yr = y + blockIdx.x * len;
   float s = 0.0f;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
     s += xr[i] + (xb ? xb[i] : 0.0f);
-  float mean = block_reduce(s, false) / (float)len;
+  float mean = rms ? 0.0f : block_reduce(s, false) / (float)len;
   float v = 0.0f;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
     float d = xr[i] + (xb ? xb[i] : 0.0f) - mean;
@@ -285,7 +286,8 @@ __global__ void k_layernorm(const float *x, const float *xb, const float *gamma,
 template <int NV>
 __global__ void k_layernorm_warp(const float *x, const float *xb,
                                  const float *gamma, const float *beta,
-                                 float *y, int64_t rows, int len, float eps) {
+                                 float *y, int64_t rows, int len, float eps,
+                                 bool rms) {
   int64_t nw = (int64_t)gridDim.x * blockDim.x / 32;
   int lane = threadIdx.x % 32;
   for (int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -299,7 +301,7 @@ __global__ void k_layernorm_warp(const float *x, const float *xb,
       v[k] = i < len ? xr[i] + (xb ? xb[i] : 0.0f) : 0.0f;
       s += v[k];
     }
-    float mean = warp_sum(s) / (float)len, q = 0.0f;
+    float mean = rms ? 0.0f : warp_sum(s) / (float)len, q = 0.0f;
 #pragma unroll
     for (int k = 0; k < NV; k++) {
       float d = v[k] - mean;
@@ -329,7 +331,7 @@ __global__ void k_layernorm_warp(const float *x, const float *xb,
 template <int LANES, int NV>
 __global__ void k_layernorm4(const float4 *x, const float4 *xb,
                              const float4 *gamma, const float4 *beta, float4 *y,
-                             int rows, int len4, float eps) {
+                             int rows, int len4, float eps, bool rms) {
   int t = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   int row = t / LANES, lane = t % LANES;
   bool live = row < rows; /* dead groups stay for the shuffles */
@@ -350,7 +352,8 @@ __global__ void k_layernorm4(const float4 *x, const float4 *xb,
     v[k] = a;
     s += (a.x + a.y) + (a.z + a.w);
   }
-  float len = 4.0f * (float)len4, mean = group_sum<LANES>(s) / len, q = 0.0f;
+  float len = 4.0f * (float)len4, q = 0.0f;
+  float mean = rms ? 0.0f : group_sum<LANES>(s) / len;
 #pragma unroll
   for (int k = 0; k < NV; k++) {
     float dx = v[k].x - mean, dy = v[k].y - mean, dz = v[k].z - mean,
@@ -380,11 +383,11 @@ __global__ void k_layernorm4(const float4 *x, const float4 *xb,
 template <int LANES, int NV>
 void launch_ln4(cudaStream_t s, const float *x, const float *xb,
                 const float *gamma, const float *beta, float *y, int rows,
-                int len4, float eps) {
+                int len4, float eps, bool rms) {
   k_layernorm4<LANES, NV>
       <<<blocks_for((int64_t)rows * LANES), kThreads, 0, s>>>(
           (const float4 *)x, (const float4 *)xb, (const float4 *)gamma,
-          (const float4 *)beta, (float4 *)y, rows, len4, eps);
+          (const float4 *)beta, (float4 *)y, rows, len4, eps, rms);
 }
 
 /* The float4 layer norm where it applies (len a multiple of 4 up to 1024,
@@ -394,29 +397,29 @@ void launch_ln4(cudaStream_t s, const float *x, const float *xb,
  * 8 lanes, 10.6 with 32; 3,136 rows: 2.6 and 2.3 us). false: not taken. */
 bool layernorm4(cudaStream_t s, const float *x, const float *xb,
                 const float *gamma, const float *beta, float *y, int64_t rows,
-                int64_t len, float eps) {
+                int64_t len, float eps, bool rms) {
   if (len % 4 || len > 1024 || rows > (1 << 23) || !aligned16(x) ||
       !aligned16(xb) || !aligned16(gamma) || !aligned16(beta) || !aligned16(y))
     return false;
   int r = (int)rows, l4 = (int)(len / 4);
   if (l4 <= 32 && l4 % 8 == 0 && rows > 8192) {
     switch (l4 / 8) {
-    case 1: launch_ln4<8, 1>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-    case 2: launch_ln4<8, 2>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-    case 3: launch_ln4<8, 3>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-    default: launch_ln4<8, 4>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+    case 1: launch_ln4<8, 1>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+    case 2: launch_ln4<8, 2>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+    case 3: launch_ln4<8, 3>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+    default: launch_ln4<8, 4>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
     }
     return true;
   }
   switch ((l4 + 31) / 32) {
-  case 1: launch_ln4<32, 1>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-  case 2: launch_ln4<32, 2>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-  case 3: launch_ln4<32, 3>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-  case 4: launch_ln4<32, 4>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-  case 5: launch_ln4<32, 5>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-  case 6: launch_ln4<32, 6>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-  case 7: launch_ln4<32, 7>(s, x, xb, gamma, beta, y, r, l4, eps); break;
-  default: launch_ln4<32, 8>(s, x, xb, gamma, beta, y, r, l4, eps); break;
+  case 1: launch_ln4<32, 1>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 2: launch_ln4<32, 2>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 3: launch_ln4<32, 3>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 4: launch_ln4<32, 4>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 5: launch_ln4<32, 5>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 6: launch_ln4<32, 6>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 7: launch_ln4<32, 7>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  default: launch_ln4<32, 8>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
   }
   return true;
 }
@@ -525,26 +528,26 @@ cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
 
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
                           const float *gamma, const float *beta, float *y,
-                          int64_t rows, int64_t len, float eps) {
-  if (layernorm4(s, x, xb, gamma, beta, y, rows, len, eps))
+                          int64_t rows, int64_t len, float eps, int rms) {
+  if (layernorm4(s, x, xb, gamma, beta, y, rows, len, eps, rms != 0))
     return cudaGetLastError();
   unsigned nb = blocks_for(rows * 32);
   int n = (int)len;
   if (len <= 128)
     k_layernorm_warp<4>
-        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps);
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms);
   else if (len <= 256)
     k_layernorm_warp<8>
-        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps);
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms);
   else if (len <= 512)
     k_layernorm_warp<16>
-        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps);
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms);
   else if (len <= 1024)
     k_layernorm_warp<32>
-        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps);
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms);
   else
     k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, xb, gamma, beta, y, len,
-                                                    eps);
+                                                    eps, rms != 0);
   return cudaGetLastError();
 }
 

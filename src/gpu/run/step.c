@@ -293,7 +293,7 @@ static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
   return cxk_layernorm(p->ctx->stream, IN(p, n, 0), xb ? p->ptr[xb - 1] : NULL,
                        n->nin > 1 ? p->ptr[n->in[1]] : NULL,
                        n->nin > 2 ? p->ptr[n->in[2]] : NULL, p->ptr[n->out[0]],
-                       rows, len, n->a.eps);
+                       rows, len, n->a.eps, ir_ln_rms(&n->a));
 }
 
 static cudaError_t constant(gpu_plan *p, const ir_node *n) {
