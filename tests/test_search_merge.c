@@ -952,3 +952,25 @@ Test(passes, rotate_half_refused) {
     ir_graph_free(g);
   }
 }
+
+/* pass_drop_identities: a conv2d with a centred const_iconv kernel and
+ * nothing else computes its input and goes (its kernel left dead); an
+ * uncentred one (pad valid), a strided one and a biased one stay. */
+Test(moves, identity_conv_dropped) {
+  ir_graph *g = parse("input x: [1,4,5,5]\nweight b: [4]\n"
+                      "w = const_iconv() shape=[4,4,1,3]\n"
+                      "y = conv2d(x, w)\n"
+                      "v = conv2d(y, w) pad=valid\n"
+                      "s = conv2d(y, w) stride=[2,2]\n"
+                      "c = conv2d(y, w, b)\n"
+                      "output v, s, c\n");
+  base_diag d;
+  int n = -1;
+  ir_graph *h = pass_drop_identities(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(count_op(h, IR_OP_CONV2D), 3);
+  cr_assert_leq(check_err(g, h), 0.0);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}

@@ -303,11 +303,12 @@ static void print_search(const opt_report *r, const opt_args *a) {
          "scales folded, %d activations fused (%d by pass rules, %d taken "
          "back out by them), %d sibling groups merged (%d by pass rules), %d "
          "nested splits folded, %d movement operators removed, %d RMSNorms "
-         "formed, %d rotate_halves folded into projections\n",
+         "formed, %d rotate_halves folded into projections, %d identities "
+         "dropped after the search\n",
          st->cse, st->bn_folded, st->scales_folded, r->acts_fused,
          r->acts_fused_by_rules, r->acts_unfused, r->merged, r->merged_by_rules,
-         st->splits_merged, st->moves_removed, st->rmsnorms,
-         st->rotates_folded);
+         st->splits_merged, st->moves_removed, st->rmsnorms, st->rotates_folded,
+         st->identities);
   print_rules_applied(r, device);
   printf("rules applied in all: %d (%d of them pass rules)\n", r->rules_applied,
          r->pass_rules_applied);

@@ -30,7 +30,8 @@ static const stage_row stage_rows[OPT_NSTAGES] = {
                "hand-written passes, the pass rules' whole-graph search"},
     {"search", "the search region by region, with the mutants that pay"},
     {"splits", "activation fusion (--passes hand), nested splits folded"},
-    {"prune", "dead code removed"},
+    {"prune", "identities the search left (an identity conv) and dead code "
+              "removed"},
     {"reprove", "every applied rule proven again; without any that is not, "
                 "the stages from costs again"},
     {"dtype", "to the half type: --dtype, or a half model's own, searched "
@@ -277,8 +278,11 @@ static void count_rules(opt_report *r) {
 
 static base_status do_prune(run *p) {
   int dead = 0;
-  base_status s =
-      advance(p, pass_prune_dead(current(p), &dead, p->d), 0, "prune dead");
+  base_status s = advance(
+      p, pass_drop_identities(current(p), &p->r->search.identities, p->d), 0,
+      "drop identities");
+  if (!s)
+    s = advance(p, pass_prune_dead(current(p), &dead, p->d), 0, "prune dead");
   if (!s)
     s = srch_end(current(p), &p->so, &p->r->search, p->d);
   if (!s)

@@ -53,10 +53,32 @@ static int all_zero(const int64_t *v, int n) {
   return 1;
 }
 
+/* Node n, a conv2d, convolves with an identity kernel (const_iconv,
+ * [C,C,kh,kw] with the 1 at the centre tap) centred by its pads, with no
+ * bias, residual, activation, groups, stride or dilation: its output is
+ * its input. The search builds one when it rewrites an add as a conv over
+ * a concat (r00711 backward) and folds the concat back (r00764): Llama's
+ * rotary sum kept such a conv, one launch a layer, priced cheaper than
+ * the add by the roofline it was searched under. */
+static int identity_conv(const ir_graph *g, const ir_node *n) {
+  const ir_attrs *a = &n->a;
+  int32_t p = g->tensors[n->in[1]].node;
+  if (n->nin != 2 || p < 0 || g->nodes[p].op != IR_OP_CONST_ICONV ||
+      a->act != IR_ACT_NONE || a->groups != 1)
+    return 0;
+  const ir_shape *w = &g->tensors[n->in[1]].shape;
+  int64_t kh = w->dim[2], kw = w->dim[3];
+  return w->dim[0] == w->dim[1] && kh % 2 && kw % 2 && a->stride[0] == 1 &&
+         a->stride[1] == 1 && a->dilation[0] == 1 && a->dilation[1] == 1 &&
+         a->pad[0] == kh / 2 && a->pad[2] == kh / 2 && a->pad[1] == kw / 2 &&
+         a->pad[3] == kw / 2;
+}
+
 /* Node n moves nothing: its output equals its input. */
 static int moves_nothing(const ir_graph *g, const ir_node *n) {
   int same = 0;
   switch (n->op) {
+  case IR_OP_CONV2D: same = identity_conv(g, n); break;
   case IR_OP_TRANSPOSE: same = identity_perm(n->a.list, n->a.nlist); break;
   case IR_OP_RESHAPE:
   case IR_OP_SLICE: /* in range and of the same shape: the whole input */
@@ -296,4 +318,30 @@ ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d) {
     st = emit(&m, i, count);
   moves_free(&m);
   return rewrite_build_finish(&m.b, st);
+}
+
+/* The identities alone (pass.h): no transpose composed or sunk. */
+ir_graph *pass_drop_identities(const ir_graph *g, int *count, base_diag *d) {
+  rewrite_index ix;
+  rewrite_builder b;
+  *count = 0;
+  if (rewrite_index_build(g, &ix, d))
+    return NULL;
+  base_status st = rewrite_build_begin(&b, g, NULL, d);
+  if (st) {
+    rewrite_index_free(&ix);
+    return NULL;
+  }
+  for (int i = 0; !st && i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int32_t t = n->out[0];
+    if (n->nout == 1 && !ix.is_output[t] && moves_nothing(g, n)) {
+      b.map[t] = b.map[n->in[0]];
+      ++*count;
+    } else {
+      st = rewrite_build_copy(&b, i, NULL);
+    }
+  }
+  rewrite_index_free(&ix);
+  return rewrite_build_finish(&b, st);
 }

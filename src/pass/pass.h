@@ -79,6 +79,11 @@ ir_graph *pass_split_bias(const ir_graph *g, int *count, base_diag *d);
  * keep their nodes. *count operators removed; same values (bit for bit
  * but for a sunk matmul, whose rows the GEMM may block differently). */
 ir_graph *pass_simplify_moves(const ir_graph *g, int *count, base_diag *d);
+/* Nodes whose output is their input (the identity moves above, and a
+ * conv2d with a centred const_iconv kernel and nothing else) dropped, their
+ * readers reading the input; graph outputs kept. Run after the search,
+ * which can leave an identity conv (moves.c). */
+ir_graph *pass_drop_identities(const ir_graph *g, int *count, base_diag *d);
 /* RMSNorm as primitives (rmsnorm.c: ewmul(x, x), reduce_mean over the last
  * axis, + eps, sqrt, 1 / that, * x, then * a weight vector if any) -> one
  * layernorm(x[, w]) rms=1 named as the last node. *count RMSNorms formed. */

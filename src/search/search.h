@@ -95,6 +95,7 @@ typedef struct srch_stats {
   int scales_folded;       /* pass_fold_scale */
   int splits_merged;       /* pass_merge_splits (all rounds) */
   int moves_removed;       /* pass_simplify_moves */
+  int identities;          /* pass_drop_identities after the search */
   int rmsnorms;            /* pass_form_rmsnorm */
   int rotates_folded;      /* pass_fold_rotate_half */
   int stopped_by_patience; /* regions stopped for want of progress */
