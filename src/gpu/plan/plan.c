@@ -181,6 +181,15 @@ static void plan_lifetimes(gpu_plan *p, int32_t *first) {
   mark_weight_only(p, first);
 }
 
+/* A fused node's kernel, generated for its pointers (a staged one's: its
+ * float32 copies, run/half.c). */
+static base_status fused_prepare(gpu_plan *p, int i, base_diag *d) {
+  gpu_half_swap(p, i);
+  base_status st = gpu_fused_prepare(p, &p->g->nodes[i], &p->steps[i], d);
+  gpu_half_unswap(p, i);
+  return st;
+}
+
 static base_status plan_build(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
@@ -234,8 +243,7 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
       gpu_half_unswap(p, i);
     }
   for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
-    if (g->nodes[i].op == IR_OP_FUSED &&
-        (st = gpu_fused_prepare(p, &g->nodes[i], &p->steps[i], d)) && d &&
+    if (g->nodes[i].op == IR_OP_FUSED && (st = fused_prepare(p, i, d)) && d &&
         d->line == 0) {
       d->line = g->nodes[i].line;
       d->col = g->nodes[i].col;

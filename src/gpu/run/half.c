@@ -42,8 +42,9 @@ static int one_type(const ir_graph *g, const ir_node *n) {
   return 1;
 }
 
-/* The operators with a kernel of their own in a half type. */
-static int native(const ir_graph *g, const ir_node *n) {
+/* The operators whose launchers take the element type from their
+ * tensors (one_type) and run a kernel of their own in it. */
+static int typed(const ir_graph *g, const ir_node *n) {
   switch (n->op) {
   case IR_OP_CONV2D:
   case IR_OP_MATMUL:
@@ -59,10 +60,10 @@ static int native(const ir_graph *g, const ir_node *n) {
   case IR_OP_TRANSPOSE:
   case IR_OP_SLICE:
   case IR_OP_CONCAT:
-  case IR_OP_SPLIT: return one_type(g, n);
-  case IR_OP_CAST:
-    return ir_dtype_is_float(g->tensors[n->in[0]].dtype) &&
-           ir_dtype_is_float(g->tensors[n->out[0]].dtype);
+  case IR_OP_SPLIT: return 1;
+  case IR_OP_CAST: /* to a float type (from int64 or bool too: held as
+                      float32); to int64 or bool: staged */
+    return ir_dtype_is_float(g->tensors[n->out[0]].dtype);
   default: return 0;
   }
 }
@@ -70,21 +71,20 @@ static int native(const ir_graph *g, const ir_node *n) {
 int gpu_half_mode(const gpu_plan *p, int i, base_diag *d) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[i];
-  if (!touches_half(g, n) || native(g, n))
+  if (!touches_half(g, n))
     return 1;
-  switch (n->op) {
-  case IR_OP_CONV2D: /* mixed types (the IR's type rule forbids them) */
-  case IR_OP_MATMUL:
-  case IR_OP_FUSED:
-  case IR_OP_RESHAPE:
-    base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
-                  "node '%s' (%s): the CUDA executor runs it in half "
-                  "precision only with every float input and output of one "
-                  "type",
-                  g->tensors[n->out[0]].name, ir_op(n->op)->name);
-    return 0;
-  default: return 2; /* the float32 kernels on float32 copies */
-  }
+  if (!typed(g, n))
+    return 2; /* the float32 kernels on float32 copies */
+  if (n->op == IR_OP_CAST || one_type(g, n))
+    return 1;
+  /* mixed types, which the IR's type rule forbids: the launcher would
+   * read every operand as its output's type */
+  base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
+                "node '%s' (%s): the CUDA executor runs it in half "
+                "precision only with every float input and output of one "
+                "type",
+                g->tensors[n->out[0]].name, ir_op(n->op)->name);
+  return 0;
 }
 
 base_status gpu_half_stage_prepare(gpu_plan *p, int i, base_diag *d) {

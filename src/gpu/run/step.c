@@ -94,8 +94,9 @@ static cudaError_t gather_idx(gpu_plan *p, const ir_node *n) {
 
 static cudaError_t cast(gpu_plan *p, const ir_node *n) {
   int sdt = gpu_dt_of(p->g, n->in[0]), ddt = gpu_dt_of(p->g, n->out[0]);
-  if (sdt != CXK_F32 || ddt != CXK_F32) /* between float types (run/half.c:
-                                           to int64 or bool staged) */
+  if ((sdt != CXK_F32 || ddt != CXK_F32) && /* between float types; to */
+      ir_dtype_is_float(p->g->tensors[n->out[0]].dtype)) /* int64 or bool:
+                                                 staged (run/half.c) */
     return cxk_convert(p->ctx->stream, IN(p, n, 0), sdt, p->ptr[n->out[0]], ddt,
                        ir_shape_numel(shp(p, n->out[0])));
   int fn = n->a.groups == IR_DT_I64    ? CXK_TRUNC
