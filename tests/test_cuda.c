@@ -1061,8 +1061,8 @@ Test(cuda, half_attention) {
   ir_graph_free(g);
 }
 
-/* Moves of 2-byte elements: transposes (a tiled one among them), slices,
- * concat and split with an activation on the way, reshape. */
+/* Moves of 2-byte elements: transposes, a slice, concat and split with
+ * an activation on the way, reshape, a pad that also crops. */
 Test(cuda, half_movement) {
   need_gpu();
   for (int i = 0; i < 2; i++) {
@@ -1072,7 +1072,9 @@ Test(cuda, half_movement) {
         "c = concat(x, y) axis=1\nr = concat(x, y) axis=1 act=relu\n"
         "a, b = split(c) axis=1 sizes=[9,8]\n"
         "s = slice(x) starts=[0,2,1,0] ends=[2,9,10,5]\n"
-        "m = reshape(s) shape=[2,7,45]\noutput t, u, r, a, b, m\n",
+        "m = reshape(s) shape=[2,7,45]\n"
+        "pd = pad(x) pads=[0,1,-1,2,0,0,3,-1] value=-2\n"
+        "output t, u, r, a, b, m, pd\n",
         half_types[i]);
     compare_half(g, half_types[i]);
     ir_graph_free(g);

@@ -195,28 +195,6 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   return BASE_OK;
 }
 
-/* A half x (NCHW) padded into y: zeros, then x copied inside them (the
- * pad's odim, idim and before; cxk_pad_nd is float32's). */
-static cudaError_t pad_half(cudaStream_t st, const float *x, float *y,
-                            const cxk_pad *q) {
-  int64_t total = 1, dst[4];
-  for (int i = 3; i >= 0; i--) {
-    dst[i] = total;
-    total *= q->odim[i];
-  }
-  cudaError_t e = cxk_fill_dt(st, CXK_F16, y, total, 0.0f); /* 0 bits: +0 */
-  cxk_walk w = {.rank = 4, .extent = total};
-  int64_t src = 1;
-  for (int i = 3; i >= 0; i--) {
-    w.dim[i] = q->idim[i];
-    w.sst[i] = src;
-    w.dst[i] = dst[i];
-    w.doff += q->before[i] * dst[i];
-    src *= q->idim[i];
-  }
-  return e != cudaSuccess ? e : cxk_copy16(st, x, y, &w);
-}
-
 base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
                              base_diag *d) {
   gpu_conv *cv = s->conv;
@@ -231,7 +209,7 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   int dt = gpu_dt_of(p->g, n->out[0]);
   if (cv->prepad && !cv->patches && dt != CXK_F32) { /* half: zeros, then x
                                                         inside them */
-    GPU_CUDA(d, pad_half(c->stream, x, s->scratch, &cv->pad));
+    GPU_CUDA(d, gpu_pad_half(c->stream, dt, x, s->scratch, &cv->pad));
     x = s->scratch;
   } else if (cv->prepad && !cv->patches) { /* the patches are padded as
                                               copied */

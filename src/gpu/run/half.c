@@ -1,11 +1,11 @@
 /* half.c: how each node of a half-precision graph (f16, bf16 tensors:
  * docs/half.md) runs on the GPU. Natively in its type: convolutions
  * (cuDNN), matmuls (cuBLASLt), fused nodes (NVRTC), the element-wise
- * operators, casts between float types and the moves (reshape, transpose,
- * slice, concat, split: khalf.cu). Every other operator is staged: its
- * half inputs are converted into float32 copies in the node's scratch,
- * the float32 kernels run on the copies (the tensors' pointers swapped for
- * the copies' while the node is enqueued) and its half outputs are
+ * operators, casts to float types and the moves (reshape, transpose,
+ * slice, concat, split, pad, enlarge: khalf.cu). Every other operator is
+ * staged: its half inputs are converted into float32 copies in the node's
+ * scratch, the float32 kernels run on the copies (the tensors' pointers swapped
+ * for the copies' while the node is enqueued) and its half outputs are
  * converted back. The values are those a native kernel computes, since
  * every kernel computes in float32 and a half result is rounded once as it
  * is stored (a conversion from half to float32 is exact); the cost is two
@@ -60,7 +60,9 @@ static int typed(const ir_graph *g, const ir_node *n) {
   case IR_OP_TRANSPOSE:
   case IR_OP_SLICE:
   case IR_OP_CONCAT:
-  case IR_OP_SPLIT: return 1;
+  case IR_OP_SPLIT:
+  case IR_OP_PAD:
+  case IR_OP_ENLARGE: return 1;
   case IR_OP_CAST: /* to a float type (from int64 or bool too: held as
                       float32); to int64 or bool: staged */
     return ir_dtype_is_float(g->tensors[n->out[0]].dtype);
@@ -176,4 +178,30 @@ cudaError_t gpu_half_stage_out(gpu_plan *p, int i) {
         return e;
     }
   return cudaSuccess;
+}
+
+cudaError_t gpu_pad_half(cudaStream_t st, int dt, const void *x, void *y,
+                         const cxk_pad *q) {
+  int64_t total = 1, in = 1, dst[CXK_RANK], src[CXK_RANK];
+  for (int i = q->rank - 1; i >= 0; i--) {
+    dst[i] = total;
+    total *= q->odim[i];
+    src[i] = in;
+    in *= q->idim[i];
+  }
+  cudaError_t e = cxk_fill_dt(st, dt, y, total, q->value);
+  cxk_walk w = {.rank = q->rank, .extent = total};
+  int64_t any = 1;
+  for (int i = 0; i < q->rank; i++) { /* x's part inside y, per axis */
+    int64_t lo = q->before[i] < 0 ? -q->before[i] : 0;
+    int64_t hi = q->odim[i] - q->before[i];
+    hi = hi < q->idim[i] ? hi : q->idim[i];
+    w.dim[i] = hi > lo ? hi - lo : 0;
+    any = any && w.dim[i] > 0;
+    w.sst[i] = src[i];
+    w.dst[i] = dst[i];
+    w.soff += lo * src[i];
+    w.doff += (lo + q->before[i]) * dst[i];
+  }
+  return e != cudaSuccess || !any ? e : cxk_copy16(st, x, y, &w);
 }

@@ -275,6 +275,9 @@ static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
   if (s->cl && o->rank == 4) { /* NHWC out */
     to_cl_order(q.odim), to_cl_order(q.idim), to_cl_order(q.before);
   }
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (dt != CXK_F32) /* half (NCHW): fill, then the copy */
+    return gpu_pad_half(p->ctx->stream, dt, IN(p, n, 0), p->ptr[n->out[0]], &q);
   return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
 
