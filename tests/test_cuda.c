@@ -1098,6 +1098,27 @@ Test(cuda, half_network_resnet18) {
   ir_graph_free(g);
 }
 
+/* Every graph of op_graphs converted by the policy (ir_graph_to_dtype, as
+ * run --dtype converts a model) in bf16 and f16: each operator family in
+ * half (natively, or staged through float32 copies) against the CPU. */
+Test(cuda, half_op_graphs) {
+  need_gpu();
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    for (int ty = 0; ty < 2; ty++) {
+      base_diag d;
+      ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+      cr_assert_not_null(h, "op graph %zu: %s", i, d.msg);
+      char what[64];
+      snprintf(what, sizeof what, "op graph %zu %s", i, half_types[ty]);
+      if (ir_dtype_is_half(ir_graph_float_type(h)))
+        compare_half(h, what);
+      ir_graph_free(h);
+    }
+    ir_graph_free(g);
+  }
+}
+
 /* Counts the convolutions that run cuDNN's plan with their epilogue; while
  * ep_graph is set (conv_ep_graph), also those of the one computing "e"
  * (with a residual add). */

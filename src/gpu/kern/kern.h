@@ -259,6 +259,12 @@ cudaError_t cxk_bias_res_act_dt(cudaStream_t s, int dt, void *y,
                                 const void *bias, const void *res, int64_t n,
                                 int64_t c, int64_t inner, int act, float lo,
                                 float hi);
+/* cxk_pool2d and cxk_reduce_mean on elements of type dt (half: one
+ * thread an output for pooling, the sums in float32; kred.cu). */
+cudaError_t cxk_pool2d_dt(cudaStream_t s, int dt, const void *x, void *y,
+                          const cxk_pool *p);
+cudaError_t cxk_reduce_mean_dt(cudaStream_t s, int dt, const void *x, void *y,
+                               const cxk_reduce *r, float *scratch);
 /* cxk_copy for elements of 2 bytes (walk offsets and strides in
  * elements). */
 cudaError_t cxk_copy16(cudaStream_t s, const void *src, void *dst,

@@ -9,8 +9,6 @@
  * half tensor rounded as it is written). Flat maps read and write 16
  * bytes at a time (8 halves) where the pointers and the count allow.
  */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <math.h>
 #include <string.h>
 
@@ -18,22 +16,6 @@
 #include "kutil.cuh"
 
 namespace {
-
-__device__ __forceinline__ float ld(float v) { return v; }
-__device__ __forceinline__ float ld(__half v) { return __half2float(v); }
-__device__ __forceinline__ float ld(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-template <typename T> __device__ __forceinline__ T st(float v);
-template <> __device__ __forceinline__ float st<float>(float v) { return v; }
-/* round to nearest even, overflow to infinity, NaN kept (ir_f16_bits) */
-template <> __device__ __forceinline__ __half st<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 st<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
 
 /* 16 bytes of T: 4 floats or 8 halves. */
 template <typename T> struct vec16 {

@@ -2,7 +2,8 @@
  * docs/half.md) runs on the GPU. Natively in its type: convolutions
  * (cuDNN), matmuls (cuBLASLt), fused nodes (NVRTC), the element-wise
  * operators, casts to float types and the moves (reshape, transpose,
- * slice, concat, split, pad, enlarge: khalf.cu). Every other operator is
+ * slice, concat, split, pad, enlarge: khalf.cu), pooling and mean
+ * reductions (kred.cu, float32 sums). Every other operator is
  * staged: its half inputs are converted into float32 copies in the node's
  * scratch, the float32 kernels run on the copies (the tensors' pointers swapped
  * for the copies' while the node is enqueued) and its half outputs are
@@ -62,7 +63,11 @@ static int typed(const ir_graph *g, const ir_node *n) {
   case IR_OP_CONCAT:
   case IR_OP_SPLIT:
   case IR_OP_PAD:
-  case IR_OP_ENLARGE: return 1;
+  case IR_OP_ENLARGE:
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL:
+  case IR_OP_GLOBAL_AVGPOOL:
+  case IR_OP_REDUCE_MEAN: return 1;
   case IR_OP_CAST: /* to a float type (from int64 or bool too: held as
                       float32); to int64 or bool: staged */
     return ir_dtype_is_float(g->tensors[n->out[0]].dtype);

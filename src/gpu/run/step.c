@@ -294,6 +294,10 @@ static cudaError_t pool(gpu_plan *p, const ir_node *n, int is_max) {
                 n->a.pad[0],    n->a.pad[1],
                 is_max,         n->a.count_include_pad,
                 STEP(p, n)->cl};
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (dt != CXK_F32) /* half: kred.cu's kernel on its type */
+    return cxk_pool2d_dt(p->ctx->stream, dt, IN(p, n, 0), p->ptr[n->out[0]],
+                         &q);
   return cxk_pool2d(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
 
@@ -326,6 +330,10 @@ static cxk_reduce reduce_args(const gpu_plan *p, const ir_node *n) {
 
 static cudaError_t reduce_node(gpu_plan *p, const ir_node *n) {
   cxk_reduce r = reduce_args(p, n);
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (dt != CXK_F32) /* half: float32 sums, one rounding */
+    return cxk_reduce_mean_dt(p->ctx->stream, dt, IN(p, n, 0),
+                              p->ptr[n->out[0]], &r, STEP(p, n)->scratch);
   return cxk_reduce_mean(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &r,
                          STEP(p, n)->scratch);
 }
