@@ -902,7 +902,8 @@ Test(cuda, attention_bias_and_guard) {
  * the two differ by the order of sums and a rounding step or two. Run
  * them alone: build/test_cuda --filter='cuda/half*'. */
 
-static void compare_half(const ir_graph *g, const char *what) {
+static void compare_half_as(const ir_graph *g, const gpu_options *opt,
+                            const char *what) {
   base_diag d;
   gpu_ctx *c;
   gpu_plan *p;
@@ -911,7 +912,7 @@ static void compare_half(const ir_graph *g, const char *what) {
   double tol = ex_half_tolerance(t, ex_graph_depth(g));
   ex_values *v = ex_values_new(g);
   cr_assert_eq(ex_fill_random(g, v, 11, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_ctx_new(opt, &c, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s: %s", what, d.msg);
   cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what, d.msg);
@@ -953,7 +954,17 @@ static void compare_half(const ir_graph *g, const char *what) {
   ex_values_free(v);
 }
 
-/* g's text with every "T" replaced by the type name (f16, bf16), parsed. */
+/* Channels-last (the default) and NCHW (--nchw). */
+static void compare_half(const ir_graph *g, const char *what) {
+  gpu_options cl = {0}, nchw = {.nchw = 1};
+  char w[96];
+  snprintf(w, sizeof w, "%s, channels-last", what);
+  compare_half_as(g, &cl, w);
+  snprintf(w, sizeof w, "%s, NCHW", what);
+  compare_half_as(g, &nchw, w);
+}
+
+/* g's text with every "@" replaced by the type name (f16, bf16), parsed. */
 static ir_graph *parse_typed(const char *text, const char *ty) {
   char buf[4096];
   size_t k = 0;

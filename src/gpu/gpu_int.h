@@ -510,6 +510,9 @@ void gpu_strides(const gpu_plan *p, int t, int64_t st[CXK_RANK]);
  * layout: to NHWC when to_cl, else to NCHW. */
 cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
                         float *dst, int to_cl);
+/* The same for elements of type dt (CXK_*). */
+cudaError_t gpu_convert_dt(cudaStream_t st, const ir_shape *s, const void *src,
+                           void *dst, int to_cl, int dt);
 /* The pointer node i reads its input k from (converted copy or tensor). */
 const float *gpu_in(const gpu_plan *p, int i, int k);
 

@@ -253,12 +253,12 @@ cudaError_t cxk_binary_dt(cudaStream_t s, int dt, int op, const void *a,
                           const void *b, void *o, int64_t n,
                           const cxk_bcast *bc, int relu);
 cudaError_t cxk_fill_dt(cudaStream_t s, int dt, void *y, int64_t n, float v);
-/* y[i] = act(y[i] + bias[(i / inner) % c] + res[i]) in place, y, bias and
- * res of half type dt (bias, res may be NULL; res in y's layout). */
+/* cxk_bias_res_act with y, bias and res of half type dt (bias, res may
+ * be NULL; rmode, h, w as there). */
 cudaError_t cxk_bias_res_act_dt(cudaStream_t s, int dt, void *y,
                                 const void *bias, const void *res, int64_t n,
                                 int64_t c, int64_t inner, int act, float lo,
-                                float hi);
+                                float hi, int rmode, int64_t h, int64_t w);
 /* cxk_pool2d and cxk_reduce_mean on elements of type dt (half: one
  * thread an output for pooling, the sums in float32; kred.cu). */
 cudaError_t cxk_pool2d_dt(cudaStream_t s, int dt, const void *x, void *y,

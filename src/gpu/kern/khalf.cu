@@ -93,18 +93,31 @@ __global__ void k_binary_h(int op, const T *a, const T *b, T *o, int64_t n,
   }
 }
 
-/* y[i] = act(y[i] + bias[(i / inner) % c] + res[i]), in place. */
+/* y[i] = act(y[i] + bias[(i / inner) % c] + res[j]), in place; j as
+ * kew.cu's k_bias_res_act finds it (rmode 0: i; 1: y NHWC, res NCHW; 2: y
+ * NCHW, res NHWC). */
 template <typename T>
 __global__ void k_bias_res_act_h(T *y, const T *bias, const T *res, int64_t n,
                                  int64_t c, int64_t inner, int act, float lo,
-                                 float hi) {
+                                 float hi, int rmode, int64_t h, int64_t w) {
   GRID_LOOP(i, n) {
     float v = ld(y[i]);
     if (bias) /* the sums in float32, rounded once (ref_conv: bias, then
                  residual, then activation) */
       v += ld(bias[(i / inner) % c]);
-    if (res)
-      v += ld(res[i]);
+    if (res) {
+      int64_t j = i;
+      if (rmode == 1) { /* i = ((b*h + y)*w + x)*c + ch */
+        int64_t ch = i % c, x = (i / c) % w, yy = (i / (c * w)) % h,
+                b = i / (c * w * h);
+        j = ((b * c + ch) * h + yy) * w + x;
+      } else if (rmode == 2) { /* i = ((b*c + ch)*h + y)*w + x */
+        int64_t x = i % w, yy = (i / w) % h, ch = (i / (w * h)) % c,
+                b = i / (w * h * c);
+        j = ((b * h + yy) * w + x) * c + ch;
+      }
+      v += ld(res[j]);
+    }
     y[i] = st<T>(act_fn(act, v, lo, hi));
   }
 }
@@ -219,18 +232,18 @@ cudaError_t cxk_binary_dt(cudaStream_t s, int dt, int op, const void *a,
 cudaError_t cxk_bias_res_act_dt(cudaStream_t s, int dt, void *y,
                                 const void *bias, const void *res, int64_t n,
                                 int64_t c, int64_t inner, int act, float lo,
-                                float hi) {
+                                float hi, int rmode, int64_t h, int64_t w) {
   unsigned b = blocks_for(n);
   if (n <= 0)
     return cudaSuccess;
   if (dt == CXK_F16)
     k_bias_res_act_h<<<b, kThreads, 0, s>>>((__half *)y, (const __half *)bias,
                                             (const __half *)res, n, c, inner,
-                                            act, lo, hi);
+                                            act, lo, hi, rmode, h, w);
   else if (dt == CXK_BF16)
     k_bias_res_act_h<<<b, kThreads, 0, s>>>(
         (__nv_bfloat16 *)y, (const __nv_bfloat16 *)bias,
-        (const __nv_bfloat16 *)res, n, c, inner, act, lo, hi);
+        (const __nv_bfloat16 *)res, n, c, inner, act, lo, hi, rmode, h, w);
   else
     return cudaErrorInvalidValue; /* float32: kew.cu's cxk_bias_res_act */
   return cudaGetLastError();

@@ -131,7 +131,7 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
     free(must);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  if (!p->ctx->opt.nchw && !p->half) { /* half graphs: NCHW (docs/cuda.md) */
+  if (!p->ctx->opt.nchw) {
     gpu_layout_pins(p, must);
     for (int t = 0; t < g->ntensors; t++) /* a view pins its root */
       if (must[t])

@@ -367,8 +367,8 @@ base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {
     const gpu_conv *cv = p->steps[i].conv;
     if (cv && cv->wcl && cv->wcl_static) {
       int w = g->nodes[i].in[1];
-      GPU_CUDA(d,
-               gpu_convert(p->ctx->stream, &cv->wcl_as, p->ptr[w], cv->wcl, 1));
+      GPU_CUDA(d, gpu_convert_dt(p->ctx->stream, &cv->wcl_as, p->ptr[w],
+                                 cv->wcl, 1, gpu_dt_of(g, w)));
     }
   }
   GPU_CUDA(d, cudaStreamSynchronize(p->ctx->stream));

@@ -152,9 +152,10 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                            sizeof(float) * (size_t)ir_shape_numel(ws)));
     cv->wcl_as = *ws;
   }
-  int dw = gpu_dw_args(&k, &cv->dw);  /* kconv.cu could run it */
-  k.ep = dw ? own_epilogue(n, s) : 0; /* else one key */
-  if (!p->ctx->opt.no_fold)
+  /* kconv.cu could run it (float32 only) */
+  int dw = k.dtype == CXK_F32 && gpu_dw_args(&k, &cv->dw);
+  k.ep = dw ? own_epilogue(n, s) : 0;             /* else one key */
+  if (!p->ctx->opt.no_fold && k.dtype == CXK_F32) /* half: the bias kernel */
     k.fep = fused_epilogue(p, n, s, &k.hi);
   if (k.fep & ~gpu_conv_fuse_env(NULL)) /* not offered ($SUPEROPT_CONV_FUSE) */
     k.fep = 0, k.hi = 0.0f;
@@ -203,7 +204,8 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   float *y = p->ptr[n->out[0]];
   if (cv->wcl) {
     if (!cv->wcl_static) /* else converted once, at upload */
-      GPU_CUDA(d, gpu_convert(c->stream, &cv->wcl_as, w, cv->wcl, 1));
+      GPU_CUDA(d, gpu_convert_dt(c->stream, &cv->wcl_as, w, cv->wcl, 1,
+                                 gpu_dt_of(p->g, n->in[1])));
     w = cv->wcl;
   }
   int dt = gpu_dt_of(p->g, n->out[0]);
@@ -282,12 +284,14 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   int fn = epilogue_fn(n, s);
   const float *bias = n->nin >= 3 ? p->ptr[n->in[2]] : NULL;
   int64_t inner = s->cl ? 1 : ys->dim[2] * ys->dim[3];
-  if (dt != CXK_F32) { /* half, NCHW throughout: the residual in y's layout */
+  if (dt != CXK_F32) { /* half: khalf.cu, the residual in either layout */
+    int r = s->res - 1, ycl = gpu_is_cl(p, n->out[0]);
+    int rmode = !s->res || ycl == gpu_is_cl(p, r) ? 0 : ycl ? 1 : 2;
     if (s->res || bias || fn != CXK_ID)
-      GPU_CUDA(d, cxk_bias_res_act_dt(c->stream, dt, y, bias,
-                                      s->res ? p->ptr[s->res - 1] : NULL,
-                                      ir_shape_numel(ys), ys->dim[1], inner, fn,
-                                      s->clip_lo, s->clip_hi));
+      GPU_CUDA(d, cxk_bias_res_act_dt(
+                      c->stream, dt, y, bias, s->res ? p->ptr[r] : NULL,
+                      ir_shape_numel(ys), ys->dim[1], inner, fn, s->clip_lo,
+                      s->clip_hi, rmode, ys->dim[2], ys->dim[3]));
   } else if (s->res) { /* the residual epilogue: (conv + bias) + res, then act
                         */
     int r = s->res - 1, ycl = gpu_is_cl(p, n->out[0]), rcl = gpu_is_cl(p, r);

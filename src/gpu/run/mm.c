@@ -274,7 +274,7 @@ base_status gpu_mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     GPU_CUDA(d, cxk_bias_res_act_dt(
                     c->stream, m->dt, y, m->post_bias ? bias : NULL, NULL,
                     m->count, m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,
-                    0.0f, 0.0f));
+                    0.0f, 0.0f, 0, 1, 1));
   else if (m->post_bias || m->post_act)
     GPU_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
                              m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,

@@ -499,12 +499,21 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
   base_status st = BASE_OK;
   if (s->stage_off) /* half, staged (run/half.c) */
     GPU_CUDA(d, gpu_half_stage_in(p, i));
-  for (int k = 0; s->cin_off && k < n->nin; k++)
-    if (s->cin_off[k] != (size_t)-1)
-      GPU_CUDA(d,
-               gpu_convert(p->ctx->stream, shp(p, n->in[k]), p->ptr[n->in[k]],
-                           (float *)gpu_in(p, i, k), s->cl));
-  if (n->op == IR_OP_CONV2D)
+  for (int k = 0; !st && s->cin_off && k < n->nin; k++)
+    if (s->cin_off[k] != (size_t)-1) {
+      /* the input's type; a staged one's float32 copy (swapped in) */
+      int dt = s->stage_off && s->stage_off[k] != (size_t)-1
+                   ? CXK_F32
+                   : gpu_dt_of(p->g, n->in[k]);
+      cudaError_t e =
+          gpu_convert_dt(p->ctx->stream, shp(p, n->in[k]), p->ptr[n->in[k]],
+                         (float *)gpu_in(p, i, k), s->cl, dt);
+      if (e != cudaSuccess)
+        st = gpu_cuda_fail(d, e, "layout conversion");
+    }
+  if (st) {
+    /* nothing enqueued; the staged pointers are restored below */
+  } else if (n->op == IR_OP_CONV2D)
     st = gpu_conv_enqueue(p, n, &p->steps[i], d);
   else if (n->op == IR_OP_MATMUL)
     st = gpu_mm_enqueue(p, n, &p->steps[i], d);

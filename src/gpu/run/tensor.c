@@ -26,6 +26,11 @@ void gpu_strides(const gpu_plan *p, int t, int64_t st[CXK_RANK]) {
 
 cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
                         float *dst, int to_cl) {
+  return gpu_convert_dt(st, s, src, dst, to_cl, CXK_F32);
+}
+
+cudaError_t gpu_convert_dt(cudaStream_t st, const ir_shape *s, const void *src,
+                           void *dst, int to_cl, int dt) {
   int64_t n = s->dim[0], c = s->dim[1], h = s->dim[2], w = s->dim[3];
   cxk_walk k = {.rank = 4, .extent = ir_shape_numel(s)};
   if (to_cl) { /* walk (n, h, w, c) of the NHWC result */
@@ -39,6 +44,8 @@ cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
     memcpy(k.dim, d, sizeof d), memcpy(k.dst, ds, sizeof ds);
     memcpy(k.sst, ss, sizeof ss);
   }
+  if (dt != CXK_F32) /* half: 2-byte elements */
+    return cxk_copy16(st, src, dst, &k);
   return cxk_copy(st, src, dst, &k);
 }
 

@@ -617,9 +617,9 @@ int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
                 .pl = k->pad[1],
                 .stride = st,
                 .fn = CXK_ID};
-  return k->cl && k->groups == k->c && k->o == k->c &&
-         k->stride[1] == k->stride[0] && k->dil[0] == 1 && k->dil[1] == 1 &&
-         cxk_dwconv_ok(a);
+  return k->cl && k->dtype == CXK_F32 && /* kconv.cu: float32 */
+         k->groups == k->c && k->o == k->c && k->stride[1] == k->stride[0] &&
+         k->dil[0] == 1 && k->dil[1] == 1 && cxk_dwconv_ok(a);
 }
 
 /* kconv.cu's kernel on the scratch buffers (u: dw_run). */
