@@ -979,6 +979,26 @@ static ir_graph *parse_typed(const char *text, const char *ty) {
 
 static const char *const half_types[] = {"bf16", "f16"};
 
+/* A node whose float operands are not of one type (which the IR's type
+ * rule forbids: the graph is altered after parsing) is refused, named,
+ * rather than run with its operands read as the wrong type. */
+Test(cuda, half_mixed_types_refused) {
+  need_gpu();
+  ir_graph *g = parse("input x: bf16[2,8]\ninput y: bf16[2,8]\n"
+                      "z = ewadd(x, y)\noutput z\n");
+  g->tensors[ir_find_tensor(g, "y")].dtype = IR_DT_F32;
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p = NULL;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_neq(gpu_plan_new(c, g, &p, &d), BASE_OK);
+  cr_assert_null(p);
+  cr_assert(strstr(d.msg, "node 'z' (ewadd)") && strstr(d.msg, "one type"),
+            "%s", d.msg);
+  gpu_ctx_free(c);
+  ir_graph_free(g);
+}
+
 /* cuBLASLt in f16 and bf16 with float32 accumulation: bias and relu in
  * its epilogue, a batched matmul (the bias then by khalf.cu's kernel), a
  * folded residual as C. */
