@@ -176,6 +176,11 @@ SUPEROPT_RULES="$tmp/none.rules" expect 2 "$bin" optimize "$tmp/two.graph"
 contains "no rules file: the default $tmp/none.rules does not exist"
 expect 1 "$bin" costdb measure "$tmp/two.graph" --batch 0
 contains "--batch must be 1..1000000"
+# --dtype converts graphs (their signatures then carry the type); a
+# signature list is refused with it, and a type that is not a half one too
+expect 1 "$bin" costdb measure --signatures "$tmp/two.graph" --dtype bf16
+contains "a signature list's signatures carry their types"
+expect 1 "$bin" costdb measure "$tmp/two.graph" --dtype f64
 # the signatures the search costed without a measurement, one a line, each
 # rebuilt by cd_sig_graph (costdb measure --signatures reads them)
 expect 0 "$bin" optimize "$tmp/two.graph" --emit-signatures "$tmp/two.sigs"

@@ -23,6 +23,7 @@
 #ifndef SUPEROPT_HAVE_CUDA
 Test(cuda, not_built) { cr_skip_test("CPU-only build: no CUDA executor"); }
 #else
+#include "fuse/fuse.h"
 #include "fuse/lower.h"
 #include "gpu/gpu.h"
 
@@ -167,23 +168,6 @@ Test(cuda, sched_runs_branches_side_by_side) {
 static void need_gpu(void) {
   if (gpu_device_count() < 1)
     cr_skip_test("no CUDA device");
-}
-
-/* A half-precision graph (docs/half.md) is refused, naming the tensor,
- * rather than run in float32. */
-Test(cuda, half_precision_graph_refused) {
-  need_gpu();
-  ir_graph *g = parse("input x: bf16[2,8]\ny = relu(x)\noutput y\n");
-  base_diag d;
-  gpu_ctx *c;
-  gpu_plan *p = NULL;
-  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
-  cr_assert_neq(gpu_plan_new(c, g, &p, &d), BASE_OK);
-  cr_assert_null(p);
-  cr_assert(strstr(d.msg, "'x' is bf16") && strstr(d.msg, "float32"), "%s",
-            d.msg);
-  gpu_ctx_free(c);
-  ir_graph_free(g);
 }
 
 static double rel_error(const float *x, const float *ref, int64_t n) {
@@ -914,6 +898,263 @@ Test(cuda, attention_bias_and_guard) {
   plan_hook = NULL;
 }
 
+/* ---- half precision (docs/half.md, docs/cuda.md) ---------------------
+ * A half graph runs on the GPU against the CPU executor on the same
+ * seeded values (ex_fill_random rounds them to the graph's types), each
+ * output element within the check's half tolerance: |gpu - cpu| <= tol *
+ * (max|cpu| + |cpu|), tol = ex_half_tolerance(type, depth) (as --check).
+ * The executor's half kernels accumulate in float32 as the CPU does, so
+ * the two differ by the order of sums and a rounding step or two. Run
+ * them alone: build/test_cuda --filter='cuda/half*'. */
+
+static void compare_half_as(const ir_graph *g, const gpu_options *opt,
+                            const char *what) {
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p;
+  ir_dtype t = ir_graph_float_type(g);
+  cr_assert(ir_dtype_is_half(t), "%s: not a half graph", what);
+  double tol = ex_half_tolerance(t, ex_graph_depth(g));
+  ex_values *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(g, v, 11, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_ctx_new(opt, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s: %s", what, d.msg);
+  cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what, d.msg);
+  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what, d.msg);
+  ex_options eo = {0, 0};
+  cr_assert_eq(ex_run(g, v, &eo, &d), BASE_OK, "%s", d.msg);
+  for (int i = 0; i < g->noutputs; i++) {
+    int o = g->outputs[i];
+    int64_t n = ir_shape_numel(&g->tensors[o].shape);
+    float *y = malloc(sizeof(float) * (size_t)n);
+    cr_assert_eq(gpu_plan_download(p, o, y, &d), BASE_OK, "%s", d.msg);
+    const float *r = v->v[o];
+    double mx = 0, worst = 0, mag = 0;
+    for (int64_t k = 0; k < n; k++)
+      mx = fmax(mx, fabs(r[k]));
+    int64_t at = 0;
+    for (int64_t k = 0; k < n; k++) {
+      double e = fabs((double)y[k] - r[k]) / (tol * (mx + fabs(r[k])) + 1e-30);
+      if (!(e <= worst)) /* NaN too */
+        worst = e, at = k;
+      mag += fabs(r[k]);
+      /* an output of the graph's half type holds values of that type */
+      if (ir_dtype_is_half(g->tensors[o].dtype))
+        cr_assert_eq(y[k], ir_dtype_round(y[k], g->tensors[o].dtype),
+                     "%s: %s[%lld] = %g is no %s value", what,
+                     g->tensors[o].name, (long long)k, y[k],
+                     ir_dtype_name(g->tensors[o].dtype));
+    }
+    cr_expect(worst <= 1.0,
+              "%s: output %s: element %lld gpu %g cpu %g: %.2f x the "
+              "tolerance %.3g",
+              what, g->tensors[o].name, (long long)at, y[at], r[at], worst,
+              tol);
+    cr_expect(mag > 0, "%s: output %s is all zero", what, g->tensors[o].name);
+    free(y);
+  }
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
+  ex_values_free(v);
+}
+
+/* Channels-last (the default) and NCHW (--nchw). */
+static void compare_half(const ir_graph *g, const char *what) {
+  gpu_options cl = {0}, nchw = {.nchw = 1};
+  char w[96];
+  snprintf(w, sizeof w, "%s, channels-last", what);
+  compare_half_as(g, &cl, w);
+  snprintf(w, sizeof w, "%s, NCHW", what);
+  compare_half_as(g, &nchw, w);
+}
+
+/* g's text with every "@" replaced by the type name (f16, bf16), parsed. */
+static ir_graph *parse_typed(const char *text, const char *ty) {
+  char buf[4096];
+  size_t k = 0;
+  for (const char *q = text; *q && k + 8 < sizeof buf; q++)
+    if (*q == '@')
+      k += (size_t)snprintf(buf + k, sizeof buf - k, "%s", ty);
+    else
+      buf[k++] = *q;
+  buf[k] = 0;
+  return parse(buf);
+}
+
+static const char *const half_types[] = {"bf16", "f16"};
+
+/* A node whose float operands are not of one type (which the IR's type
+ * rule forbids: the graph is altered after parsing) is refused, named,
+ * rather than run with its operands read as the wrong type. */
+Test(cuda, half_mixed_types_refused) {
+  need_gpu();
+  ir_graph *g = parse("input x: bf16[2,8]\ninput y: bf16[2,8]\n"
+                      "z = ewadd(x, y)\noutput z\n");
+  g->tensors[ir_find_tensor(g, "y")].dtype = IR_DT_F32;
+  base_diag d;
+  gpu_ctx *c;
+  gpu_plan *p = NULL;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_neq(gpu_plan_new(c, g, &p, &d), BASE_OK);
+  cr_assert_null(p);
+  cr_assert(strstr(d.msg, "node 'z' (ewadd)") && strstr(d.msg, "one type"),
+            "%s", d.msg);
+  gpu_ctx_free(c);
+  ir_graph_free(g);
+}
+
+/* cuBLASLt in f16 and bf16 with float32 accumulation: bias and relu in
+ * its epilogue, a batched matmul (the bias then by khalf.cu's kernel), a
+ * folded residual as C. */
+Test(cuda, half_matmul_bias_relu) {
+  need_gpu();
+  for (int i = 0; i < 2; i++) {
+    ir_graph *g =
+        parse_typed("input x: @[4,40,64]\nweight w: @[64,48]\nweight b: @[48]\n"
+                    "weight wb: @[4,48,24]\nweight bb: @[24]\n"
+                    "y = matmul(x, w, b) act=relu\n"
+                    "z = matmul(y, wb, bb) act=relu\n"
+                    "u = matmul(x, w, b, y)\noutput y, z, u\n",
+                    half_types[i]);
+    compare_half(g, half_types[i]);
+    ir_graph_free(g);
+  }
+}
+
+/* cuDNN in half (NCHW, tensor cores): bias + relu by khalf.cu, a strided
+ * and grouped convolution, asymmetric padding (padded by a 2-byte copy
+ * first) and a residual input. */
+Test(cuda, half_conv) {
+  need_gpu();
+  for (int i = 0; i < 2; i++) {
+    ir_graph *g = parse_typed(
+        "input x: @[2,16,14,14]\nweight w: @[32,16,3,3]\nweight b: @[32]\n"
+        "weight wg: @[32,8,3,3]\nweight w7: @[32,32,2,2]\n"
+        "a = conv2d(x, w, b) pad=[1,1,1,1] act=relu\n"
+        "c = conv2d(a, wg) groups=4 stride=[2,2] pad=[1,1,1,1]\n"
+        "e = conv2d(a, w7, b) pad=[0,0,1,1]\n"
+        "f = conv2d(x, w, b, a) pad=[1,1,1,1] act=relu\n"
+        "output c, e, f\n",
+        half_types[i]);
+    compare_half(g, half_types[i]);
+    ir_graph_free(g);
+  }
+}
+
+/* A fused element-wise body (fuse_graph on a half graph; NVRTC's kernel on
+ * its inputs converted to float32 copies, run/half.c) beside the
+ * element-wise kernels of khalf.cu (broadcast, vectorised flat, unary). */
+Test(cuda, half_fused_elementwise) {
+  need_gpu();
+  for (int i = 0; i < 2; i++) {
+    ir_graph *g = parse_typed(
+        "input x: @[8,16,64]\ninput y: @[8,16,64]\ninput b: @[64]\n"
+        "s = ewadd(x, y)\nt = ewmul(s, b)\nu = tanh(t)\nv = ewsub(u, x)\n"
+        "w = sigmoid(v)\noutput w\n",
+        half_types[i]);
+    base_diag d;
+    fuse_stats st;
+    ir_graph *h = fuse_graph(g, NULL, &st, &d);
+    cr_assert_not_null(h, "%s", d.msg);
+    cr_expect_geq(st.groups, 1, "nothing fused");
+    compare_half(h, half_types[i]);
+    compare_half(g, half_types[i]); /* the same unfused: khalf.cu */
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
+/* Layer norm and softmax of half tensors (staged: the float32 kernels on
+ * float32 copies, the result rounded once). */
+Test(cuda, half_layernorm_softmax) {
+  need_gpu();
+  for (int i = 0; i < 2; i++) {
+    ir_graph *g = parse_typed(
+        "input x: @[6,10,96]\nweight g: @[96]\nweight b: @[96]\n"
+        "l = layernorm(x, g, b) axis=2 eps=1e-5\n"
+        "s = softmax(x) axis=2\nt = softmax(x) axis=1\noutput l, s, t\n",
+        half_types[i]);
+    compare_half(g, half_types[i]);
+    ir_graph_free(g);
+  }
+}
+
+/* Attention heads in half: BERT's merged projection, its split, the
+ * heads' transposes (2-byte copies) and an attention node (staged, both
+ * its forms timed on the copies). */
+Test(cuda, half_attention) {
+  need_gpu();
+  ir_graph *g = parse(QKV_ATT_BODY "output o\n");
+  for (int i = 0; i < 2; i++) {
+    base_diag d;
+    ir_dtype t = i ? IR_DT_F16 : IR_DT_BF16;
+    ir_graph *h = ir_graph_to_dtype(g, t, &d);
+    cr_assert_not_null(h, "%s", d.msg);
+    compare_half(h, half_types[i]);
+    ir_graph_free(h);
+  }
+  ir_graph_free(g);
+}
+
+/* Moves of 2-byte elements: transposes, a slice, concat and split with
+ * an activation on the way, reshape, a pad that also crops. */
+Test(cuda, half_movement) {
+  need_gpu();
+  for (int i = 0; i < 2; i++) {
+    ir_graph *g = parse_typed(
+        "input x: @[2,12,10,6]\ninput y: @[2,5,10,6]\n"
+        "t = transpose(x) perm=[0,3,1,2]\nu = transpose(x) perm=[3,2,1,0]\n"
+        "c = concat(x, y) axis=1\nr = concat(x, y) axis=1 act=relu\n"
+        "a, b = split(c) axis=1 sizes=[9,8]\n"
+        "s = slice(x) starts=[0,2,1,0] ends=[2,9,10,5]\n"
+        "m = reshape(s) shape=[2,7,45]\n"
+        "pd = pad(x) pads=[0,1,-1,2,0,0,3,-1] value=-2\n"
+        "output t, u, r, a, b, m, pd\n",
+        half_types[i]);
+    compare_half(g, half_types[i]);
+    ir_graph_free(g);
+  }
+}
+
+/* A whole zoo network converted as `run --dtype` converts it
+ * (ir_graph_to_dtype: batch norms in float32 between casts), in bf16 and
+ * f16. */
+Test(cuda, half_network_resnet18) {
+  need_gpu();
+  base_diag d;
+  ir_graph *g = ir_parse_file(SRC "/models/resnet18.graph", &d);
+  cr_assert_not_null(g, "%s", d.msg);
+  for (int i = 0; i < 2; i++) {
+    ir_graph *h = ir_graph_to_dtype(g, i ? IR_DT_F16 : IR_DT_BF16, &d);
+    cr_assert_not_null(h, "%s", d.msg);
+    compare_half(h, i ? "resnet18 f16" : "resnet18 bf16");
+    ir_graph_free(h);
+  }
+  ir_graph_free(g);
+}
+
+/* Every graph of op_graphs converted by the policy (ir_graph_to_dtype, as
+ * run --dtype converts a model) in bf16 and f16: each operator family in
+ * half (natively, or staged through float32 copies) against the CPU. */
+Test(cuda, half_op_graphs) {
+  need_gpu();
+  for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
+    ir_graph *g = parse(op_graphs[i]);
+    for (int ty = 0; ty < 2; ty++) {
+      base_diag d;
+      ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+      cr_assert_not_null(h, "op graph %zu: %s", i, d.msg);
+      char what[64];
+      snprintf(what, sizeof what, "op graph %zu %s", i, half_types[ty]);
+      if (ir_dtype_is_half(ir_graph_float_type(h)))
+        compare_half(h, what);
+      ir_graph_free(h);
+    }
+    ir_graph_free(g);
+  }
+}
+
 /* Counts the convolutions that run cuDNN's plan with their epilogue; while
  * ep_graph is set (conv_ep_graph), also those of the one computing "e"
  * (with a residual add). */
@@ -1510,6 +1751,56 @@ Test(cuda, fused_sources_compile_with_nvrtc) {
     }
     ir_graph_free(g);
   }
+}
+
+/* The same bodies in bf16 and f16 (ir_graph_to_dtype, as --dtype): the
+ * half kernels (2-byte loads converted to float, 8 elements a thread with
+ * 16-byte accesses where aligned, each result rounded once by sth)
+ * compile with NVRTC, and unaligned pointers take the scalar form. No GPU
+ * needed. */
+Test(cuda, half_fused_sources_compile_with_nvrtc) {
+  for (size_t i = 0; i < sizeof fused_graphs / sizeof *fused_graphs; i++)
+    for (int ty = 0; ty < 2; ty++) {
+      base_diag d;
+      ir_graph *g0 = parse(fused_graphs[i]);
+      ir_graph *g = ir_graph_to_dtype(g0, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+      ir_graph_free(g0);
+      cr_assert_not_null(g, "graph %zu: %s", i, d.msg);
+      int f = -1;
+      for (int j = 0; j < g->nnodes; j++)
+        if (g->nodes[j].op == IR_OP_FUSED)
+          f = j;
+      cr_assert_geq(f, 0, "graph %zu: no fused node", i);
+      int half = ir_dtype_is_half(g->tensors[g->nodes[f].out[0]].dtype);
+      for (int vecok = 0; vecok < 2; vecok++) {
+        char *src = NULL, name[40], *cubin = NULL;
+        uint64_t key = 0;
+        int vec = -1;
+        const float *unaligned[IR_MAX_IN + 1];
+        for (int k = 0; k <= IR_MAX_IN; k++)
+          unaligned[k] = (const float *)(uintptr_t)4;
+        cr_assert_eq(gpu_fused_source(g, &g->nodes[f], vecok ? NULL : unaligned,
+                                      NULL, "sm_90", &src, name, &key, &vec,
+                                      &d),
+                     BASE_OK, "graph %zu: %s", i, d.msg);
+        cr_assert(vecok || !vec, "unaligned pointers took the vector form");
+        cr_assert(!half || strstr(src, "sth("), "graph %zu: no half store\n%s",
+                  i, src);
+        cr_assert(!half || !vec || strstr(src, "uint4"),
+                  "graph %zu: vector form without 16-byte accesses\n%s", i,
+                  src);
+        if (getenv("SUPEROPT_TEST_SHOW_SOURCE"))
+          fprintf(stderr, "---- graph %zu %s (vec %d)\n%s", i,
+                  ty ? "f16" : "bf16", vec, src);
+        size_t len = 0;
+        cr_assert_eq(gpu_fused_compile(src, name, "sm_90", &cubin, &len, &d),
+                     BASE_OK, "graph %zu: %s\n%s", i, d.msg, src);
+        cr_assert_gt(len, 0);
+        free(cubin);
+        free(src);
+      }
+      ir_graph_free(g);
+    }
 }
 
 /* Channels-last operands (layout.c): the kernel walks the output in NHWC

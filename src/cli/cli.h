@@ -175,11 +175,12 @@ int cli_export_onnx(const ir_graph *g, const char *out, const char *like);
  * folder tables (NULL: none); prints the error and sets *rc on failure. */
 struct cd_db *cli_costdb_open(const char *path, const char *tables, int *rc);
 /* `costdb measure`: every distinct operator signature of the graphs
- * (rebatched to `batch` unless 0), or with sigs of the signature lists
- * (optimize --emit-signatures), timed on the GPU into db under device
- * (NULL: named after the GPU, e.g. h100). */
+ * (rebatched to `batch` unless 0, converted to dtype (an ir_dtype) by the
+ * half-precision policy unless IR_DT_F32), or with sigs of the signature
+ * lists (optimize --emit-signatures), timed on the GPU into db under
+ * device (NULL: named after the GPU, e.g. h100). */
 int cli_costdb_measure(struct cd_db *db, const char *device, int batch,
-                       int sigs, int n, char **graphs);
+                       int dtype, int sigs, int n, char **graphs);
 /* optimize --measure / --emit-signatures (cmd_measure.c): sets m's
  * unmeasured hook to measure each unmeasured node on the GPU now and store
  * it in m's database (measure; without a GPU: an error, exit 2; the costs

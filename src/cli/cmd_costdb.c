@@ -16,7 +16,13 @@ typedef struct opts {
   int no_tables;
   int sigs;  /* measure: the operands are signature lists */
   int batch; /* measure: rebatch the graphs first (0: as they are) */
+  int dtype; /* measure --dtype: an ir_dtype (IR_DT_F32: as they are) */
 } opts;
+
+/* --dtype f16|bf16. */
+static int set_dtype(void *u, const char *s, char *msg, size_t n) {
+  return cli_parse_dtype(s, &((opts *)u)->dtype, msg, n);
+}
 
 cd_db *cli_costdb_open(const char *path, const char *tables, int *rc) {
   char def[4096];
@@ -53,6 +59,9 @@ static const cli_opt costdb_table[] = {
     CLI_FLAG(T, "no-tables", no_tables, 1, "import no tables"),
     CLI_INT(T, "batch", batch, "N", 1, 1000000,
             "measure: the graphs rebatched to N first"),
+    CLI_CALL("dtype", "T", set_dtype,
+             "measure: the graphs converted to f16 or bf16 first\n"
+             "(as run --dtype; their signatures carry the type)"),
     CLI_FLAG(T, "signatures", sigs, 1,
              "measure: the operands are signature lists (optimize\n"
              "--emit-signatures), not graphs"),
@@ -284,7 +293,8 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
   else if (fitting)
     rc = fit(db, dev);
   else if (measure)
-    rc = cli_costdb_measure(db, o->device, o->batch, o->sigs, n, args);
+    rc =
+        cli_costdb_measure(db, o->device, o->batch, o->dtype, o->sigs, n, args);
   else
     rc = estimate(db, dev, args[0]);
   cd_close(db);

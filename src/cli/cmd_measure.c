@@ -60,12 +60,14 @@ static int measure_node(gpu_ctx *cx, cd_db *db, const char *device,
 }
 
 static int measure_graph(gpu_ctx *cx, cd_db *db, const char *device,
-                         const char *gpu, const char *path, int batch,
+                         const char *gpu, const char *path, int batch, int dt,
                          int *measured, int *skipped) {
   int rc = CLI_OK;
   ir_graph *g = cli_load(path, &rc);
   if (g && batch)
     rc = cli_rebatch(&g, batch);
+  if (g && !rc) /* --dtype: as run --dtype converts (docs/half.md) */
+    rc = cli_to_dtype(&g, dt);
   for (int i = 0; g && !rc && i < g->nnodes; i++)
     rc = measure_node(cx, db, device, gpu, g, i, measured, skipped);
   ir_graph_free(g);
@@ -116,8 +118,13 @@ static void gpu_names(gpu_ctx *cx, char *gpu, size_t ng, char *dev, size_t nd) {
 }
 #endif
 
-int cli_costdb_measure(cd_db *db, const char *device, int batch, int sigs,
-                       int n, char **graphs) {
+int cli_costdb_measure(cd_db *db, const char *device, int batch, int dtype,
+                       int sigs, int n, char **graphs) {
+  if (sigs && dtype != IR_DT_F32) {
+    fprintf(stderr, "superopt costdb measure: --dtype converts graphs; a "
+                    "signature list's signatures carry their types\n");
+    return CLI_USAGE;
+  }
 #ifndef SUPEROPT_HAVE_CUDA
   (void)db, (void)device, (void)batch, (void)sigs, (void)n, (void)graphs;
   fprintf(stderr, "superopt costdb measure: this build has no CUDA "
@@ -140,8 +147,8 @@ int cli_costdb_measure(cd_db *db, const char *device, int batch, int sigs,
     }
     rc = sigs
              ? measure_sigs(cx, db, device, gpu, graphs[i], &measured, &skipped)
-             : measure_graph(cx, db, device, gpu, graphs[i], batch, &measured,
-                             &skipped);
+             : measure_graph(cx, db, device, gpu, graphs[i], batch, dtype,
+                             &measured, &skipped);
     if (!rc && cd_commit(db, &d) != BASE_OK)
       rc = cli_report(&d);
     if (rc)

@@ -69,7 +69,8 @@ static const cli_opt run_table[] = {
             "untimed runs before timing (default 10)"),
     CLI_FLAG(T, "check", check, 1,
              "compare every output with the CPU reference executor\n"
-             "(relative L2 error <= 1e-3 with TF32, 1e-5 strict)"),
+             "(relative L2 error <= 1e-3 with TF32, 1e-5 strict; a\n"
+             "half graph element-wise at its type's tolerance)"),
     CLI_FLAG(T, "fp32-strict", strict, 1,
              "no TF32 in convolutions and matmuls"),
     CLI_FLAG(T, "profile", profile, 1,
@@ -243,6 +244,39 @@ static double rel_error(const float *gpu, const float *cpu, int64_t n) {
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* A half graph's outputs (docs/half.md): the largest |gpu - cpu| / (tol *
+ * (max|cpu| + |cpu|)) over the elements of each, at most 1 (the end-to-end
+ * check's criterion, tol = ex_half_tolerance of the graph's type and
+ * depth); inf on NaN. */
+static int check_half(const ir_graph *g, ex_values *v, float **gpu) {
+  ir_dtype ty = ir_graph_float_type(g);
+  int depth = ex_graph_depth(g);
+  double tol = ex_half_tolerance(ty, depth < 1 ? 1 : depth);
+  int bad = 0;
+  for (int i = 0; i < g->noutputs; i++) {
+    int t = g->outputs[i];
+    int64_t n = ir_shape_numel(&g->tensors[t].shape);
+    const float *c = v->v[t];
+    double mx = 0, worst = 0;
+    for (int64_t k = 0; k < n; k++)
+      mx = fmax(mx, fabs(c[k]));
+    for (int64_t k = 0; k < n; k++) {
+      double lim = tol * (mx + fabs(c[k]));
+      double e = fabs((double)gpu[i][k] - c[k]);
+      double r = e <= lim      ? (lim > 0 ? e / lim : 0)
+                 : isfinite(e) ? e / lim
+                               : INFINITY;
+      worst = r > worst || isnan(r) ? r : worst;
+    }
+    bad |= !(worst <= 1.0);
+    printf("check %s: worst element at %.3f of the %s tolerance %.3g "
+           "(depth %d) %s\n",
+           g->tensors[t].name, worst, ir_dtype_name(ty), tol, depth,
+           worst <= 1.0 ? "ok" : "FAIL");
+  }
+  return bad;
+}
+
 /* Runs the CPU reference on v (inputs, weights already there) and compares
  * every output with the GPU's; returns CLI_OK or CLI_INTERNAL. */
 static int check_outputs(const ir_graph *g, ex_values *v, float **gpu,
@@ -251,6 +285,13 @@ static int check_outputs(const ir_graph *g, ex_values *v, float **gpu,
   ex_options eo = {o->threads, 0};
   if (ex_run(g, v, &eo, &d))
     return cli_report(&d);
+  if (ir_dtype_is_half(ir_graph_float_type(g))) {
+    if (!check_half(g, v, gpu))
+      return CLI_OK;
+    fprintf(stderr, "superopt: error: the GPU's outputs differ from the CPU "
+                    "reference executor's\n");
+    return CLI_INTERNAL;
+  }
   double tol = o->strict ? 1e-5 : 1e-3;
   int bad = 0;
   for (int i = 0; i < g->noutputs; i++) {

@@ -23,7 +23,9 @@ _Static_assert(CXK_RANK == IR_MAX_RANK, "the kernels' rank is the IR's");
 typedef struct gpu_conv_key {
   int64_t n, c, h, w, o, kh, kw;
   int32_t pad[2], stride[2], dil[2], groups, strict;
-  int32_t cl; /* channels-last tensors */
+  int16_t cl;    /* channels-last tensors */
+  int16_t dtype; /* x's, w's and y's element type (CXK_F32: 0, so a
+                    float32 key's bytes are those of the int32 cl before) */
   /* the convolution's epilogue (bias, relu or clip, no residual) is one
    * kconv.cu adds in the kernel: 1 bias and relu (the legacy cuDNN path
    * fuses them, the graph API's plain plan does not), 2 any other; 0 none
@@ -88,7 +90,9 @@ typedef struct gpu_mm_key {
   int32_t epilogue, bias, strict;
   int32_t transa; /* cuBLASLt's A transposed (a convolution's filter) */
   int32_t beta;   /* 1: C is read, D = A B + C (a folded residual) */
-  int32_t zero;   /* 0 (no padding: keys are compared with memcmp) */
+  int32_t dtype;  /* the operands' element type, CXK_F32 (0), CXK_F16 or
+                     CXK_BF16 (in the place of a zero padding field: float32
+                     keys keep their bytes; keys are compared with memcmp) */
 } gpu_mm_key;
 
 typedef struct gpu_mm_choice {
@@ -176,6 +180,8 @@ struct gpu_mm {
   int post_bias;    /* bias left for a separate kernel */
   int act;          /* the effective activation (ir_act) */
   int64_t n, count; /* columns of the result, its element count */
+  int dt;           /* the operands' element type (CXK_*; set before
+                       gpu_mm_setup) */
   float ms;         /* the chosen algorithm's median time (0: not timed) */
 };
 
@@ -237,6 +243,11 @@ typedef struct gpu_step {
   size_t *cin_off;      /* per input: offset in scratch of its copy converted to
                            the node's layout, (size_t)-1 when read as is; NULL
                            when no input is converted */
+  size_t *stage_off;    /* a node of a half graph run by the float32 kernels
+                           (gpu_half_mode 2): per input, then per output, the
+                           offset in scratch of its float32 copy, (size_t)-1
+                           for a tensor that is not half; NULL otherwise */
+  float **stage_keep;   /* the tensors' own pointers while swapped */
 } gpu_step;
 
 struct gpu_plan {
@@ -260,7 +271,42 @@ struct gpu_plan {
                            H * W > 1 only (plan/layout.c) */
   cudaGraphExec_t exec;
   int captured;
+  int half; /* the graph has f16 or bf16 tensors (docs/half.md): run
+               NCHW, each node natively in half or staged through float32
+               copies (run/half.c) */
 };
+
+/* The element type of tensor t's bytes (CXK_F32 for float32, int64 and
+ * bool, all held as floats; CXK_F16, CXK_BF16). */
+static inline int gpu_dt_of(const ir_graph *g, int t) {
+  int dt = g->tensors[t].dtype;
+  return dt == IR_DT_F16 ? CXK_F16 : dt == IR_DT_BF16 ? CXK_BF16 : CXK_F32;
+}
+/* Bytes of tensor t's elements on the device. */
+static inline size_t gpu_tensor_bytes(const ir_graph *g, int t) {
+  return cxk_dt_size(gpu_dt_of(g, t)) *
+         (size_t)ir_shape_numel(&g->tensors[t].shape);
+}
+
+/* run/half.c. Whether node i of a half graph runs on the GPU, and how: 1
+ * natively in its type (cuBLASLt, cuDNN, NVRTC, khalf.cu), 2 staged:
+ * its half inputs converted to float32 copies, the float32 kernels run,
+ * its outputs converted back (the same values: the kernels compute in
+ * float32 and the result is rounded once), 0 not at all (d says why,
+ * naming the node). */
+int gpu_half_mode(const gpu_plan *p, int i, base_diag *d);
+/* At plan time, after gpu_step_prepare: a staged node's float32 copies
+ * in its scratch (stage_off). */
+base_status gpu_half_stage_prepare(gpu_plan *p, int i, base_diag *d);
+/* Around a staged node's enqueue: its half inputs converted into their
+ * copies and every half tensor's pointer swapped for its copy's, then
+ * the pointers restored and the outputs converted back. gpu_half_swap
+ * and gpu_half_unswap swap them alone (binding pointer arrays, plan
+ * time); both no-ops for a node that is not staged. */
+cudaError_t gpu_half_stage_in(gpu_plan *p, int i);
+cudaError_t gpu_half_stage_out(gpu_plan *p, int i);
+void gpu_half_swap(gpu_plan *p, int i);
+void gpu_half_unswap(gpu_plan *p, int i);
 
 /* Sets d from a failed CUDA runtime call; returns BASE_ERR_NOMEM for out of
  * memory, else BASE_ERR_INTERNAL. */
@@ -446,6 +492,16 @@ int gpu_smm_layout(const int64_t *st, int64_t rows, int64_t cols, int *ld);
 base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d);
 /* run/mm.c: node i's gpu_smm pointer arrays, once p->ptr is final. */
 base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d);
+/* run/tensor.c: float32 values (host memory, or device memory when
+ * on_device) written into tensor t's bytes, converted to its type (f16,
+ * bf16), or read back as float32. async: a float32 tensor's copy is
+ * cudaMemcpyAsync on the plan's stream (a read then waits for it; io.c),
+ * else cudaMemcpy (gpu_plan_upload, gpu_plan_download); a half tensor's
+ * copy is always complete on return. */
+base_status gpu_write_values(gpu_plan *p, int t, const void *src, int on_device,
+                             int async, base_diag *d);
+base_status gpu_read_values(gpu_plan *p, int t, void *dst, int on_device,
+                            int async, base_diag *d);
 /* Whether t's bytes are NHWC. */
 int gpu_is_cl(const gpu_plan *p, int t);
 /* Strides of t's logical (N, C, H, W, ...) coordinates in its bytes. */
@@ -454,6 +510,9 @@ void gpu_strides(const gpu_plan *p, int t, int64_t st[CXK_RANK]);
  * layout: to NHWC when to_cl, else to NCHW. */
 cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
                         float *dst, int to_cl);
+/* The same for elements of type dt (CXK_*). */
+cudaError_t gpu_convert_dt(cudaStream_t st, const ir_shape *s, const void *src,
+                           void *dst, int to_cl, int dt);
 /* The pointer node i reads its input k from (converted copy or tensor). */
 const float *gpu_in(const gpu_plan *p, int i, int k);
 

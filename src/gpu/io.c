@@ -3,23 +3,17 @@
  * then only change the inputs between runs: the embedding API's runner
  * (src/api/run.c), which may hold its data on the GPU already (a torch
  * tensor's device pointer). Copies run on the plan's stream, so a write is
- * ordered before the next gpu_plan_run; a read waits for its copy. */
+ * ordered before the next gpu_plan_run; a read waits for its copy. The
+ * caller's buffers are float32 also for a half tensor (f16, bf16), whose
+ * values are converted on the way (run/tensor.c). */
 #include "gpu_int.h"
-
-static size_t bytes_of(const gpu_plan *p, int t) {
-  return sizeof(float) * (size_t)ir_shape_numel(&p->g->tensors[t].shape);
-}
 
 base_status gpu_plan_write(gpu_plan *p, int t, const void *src, int on_device,
                            base_diag *d) {
   if (t < 0 || t >= p->g->ntensors || p->g->tensors[t].kind != IR_T_INPUT)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "gpu_plan_write: tensor %d is not an input", t);
-  GPU_CUDA(d, cudaMemcpyAsync(p->ptr[t], src, bytes_of(p, t),
-                              on_device ? cudaMemcpyDeviceToDevice
-                                        : cudaMemcpyHostToDevice,
-                              p->ctx->stream));
-  return BASE_OK;
+  return gpu_write_values(p, t, src, on_device, 1, d);
 }
 
 base_status gpu_plan_read(gpu_plan *p, int t, void *dst, int on_device,
@@ -27,10 +21,5 @@ base_status gpu_plan_read(gpu_plan *p, int t, void *dst, int on_device,
   if (t < 0 || t >= p->g->ntensors)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "gpu_plan_read: no tensor %d", t);
-  GPU_CUDA(d, cudaMemcpyAsync(dst, p->ptr[t], bytes_of(p, t),
-                              on_device ? cudaMemcpyDeviceToDevice
-                                        : cudaMemcpyDeviceToHost,
-                              p->ctx->stream));
-  GPU_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
-  return BASE_OK;
+  return gpu_read_values(p, t, dst, on_device, 1, d);
 }

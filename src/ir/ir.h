@@ -56,7 +56,7 @@ ir_shape ir_shape_make(int rank, const int64_t *dims);
  * magnitude below 2^24, which float32 represents exactly; bool is 0 or 1):
  * the type is checked at graph construction, not by the storage. */
 /* f16/bf16: docs/half.md (the CPU executor rounds to them; the CUDA
- * executor refuses them) */
+ * executor holds them in 2 bytes: docs/cuda.md) */
 /* clang-format off */
 typedef enum ir_dtype { IR_DT_F32 = 0, IR_DT_I64, IR_DT_BOOL, IR_DT_F16, IR_DT_BF16 } ir_dtype;
 /* clang-format on */

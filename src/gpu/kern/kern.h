@@ -8,6 +8,7 @@
 #define SUPEROPT_CX_KERN_H
 
 #include <cuda_runtime_api.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -237,6 +238,38 @@ int cxk_se_ok(const cxk_se *p);
 cudaError_t cxk_se_run(cudaStream_t s, const float *x, const float *w1,
                        const float *b1, const float *w2, const float *b2,
                        float *y, const cxk_se *p);
+/* Half precision (khalf.cu, docs/half.md): element types, each tensor's
+ * bytes of one of them; the kernels below compute in float32 and round
+ * once as they store. cxk_dt_size: bytes of an element. */
+enum { CXK_F32, CXK_F16, CXK_BF16 };
+size_t cxk_dt_size(int dt);
+/* y[i] = x[i] converted from type sdt to ddt (any two CXK_F*). */
+cudaError_t cxk_convert(cudaStream_t s, const void *x, int sdt, void *y,
+                        int ddt, int64_t n);
+/* cxk_unary, cxk_binary and cxk_fill on elements of type dt (CXK_F32: the
+ * float32 kernels themselves). */
+cudaError_t cxk_unary_dt(cudaStream_t s, int dt, int fn, const void *x, void *y,
+                         int64_t n, float lo, float hi);
+cudaError_t cxk_binary_dt(cudaStream_t s, int dt, int op, const void *a,
+                          const void *b, void *o, int64_t n,
+                          const cxk_bcast *bc, int relu);
+cudaError_t cxk_fill_dt(cudaStream_t s, int dt, void *y, int64_t n, float v);
+/* cxk_bias_res_act with y, bias and res of half type dt (bias, res may
+ * be NULL; rmode, h, w as there). */
+cudaError_t cxk_bias_res_act_dt(cudaStream_t s, int dt, void *y,
+                                const void *bias, const void *res, int64_t n,
+                                int64_t c, int64_t inner, int act, float lo,
+                                float hi, int rmode, int64_t h, int64_t w);
+/* cxk_pool2d and cxk_reduce_mean on elements of type dt (half: one
+ * thread an output for pooling, the sums in float32; kred.cu). */
+cudaError_t cxk_pool2d_dt(cudaStream_t s, int dt, const void *x, void *y,
+                          const cxk_pool *p);
+cudaError_t cxk_reduce_mean_dt(cudaStream_t s, int dt, const void *x, void *y,
+                               const cxk_reduce *r, float *scratch);
+/* cxk_copy for elements of 2 bytes (walk offsets and strides in
+ * elements). */
+cudaError_t cxk_copy16(cudaStream_t s, const void *src, void *dst,
+                       const cxk_walk *w);
 /* Identity conv kernel [o,i,kh,kw] and identity matrix [n,n]. */
 cudaError_t cxk_iconv(cudaStream_t s, float *y, int64_t o, int64_t i,
                       int64_t kh, int64_t kw);

@@ -15,8 +15,8 @@ namespace {
 /* K: the window's height and width when known when compiling (3: fully
  * unrolled, so the nine loads are in flight together instead of one after
  * another; a pooling node is latency-bound), 0: p.kh x p.kw. */
-template <typename I, int K>
-__global__ void k_pool(const float *x, float *y, I n,
+template <typename I, int K, typename T = float>
+__global__ void k_pool(const T *x, T *y, I n,
                        const __grid_constant__ cxk_pool p) {
   GRID_LOOP_T(I, i, n) {
     I ow = (I)p.ow, oh = (I)p.oh, c = (I)p.c;
@@ -34,7 +34,7 @@ __global__ void k_pool(const float *x, float *y, I n,
       oy = (i / ow) % oh;
       plane = i / (ow * oh);
     }
-    const float *xp = x + (int64_t)plane * p.h * p.w * cs + ch;
+    const T *xp = x + (int64_t)plane * p.h * p.w * cs + ch;
     int y0 = (int)oy * p.sh - p.pt, x0 = (int)ox * p.sw - p.pl;
     int h = (int)p.h, w = (int)p.w;
     float best = -INFINITY, sum = 0.0f;
@@ -50,14 +50,14 @@ __global__ void k_pool(const float *x, float *y, I n,
         int xx = x0 + kx;
         if (xx < 0 || xx >= w)
           continue;
-        float v = xp[(int64_t)(yy * w + xx) * cs];
+        float v = ld(xp[(int64_t)(yy * w + xx) * cs]);
         best = v > best ? v : best;
         sum += v;
         cnt++;
       }
     }
     int div = p.count_include_pad ? kh * kw : cnt;
-    y[i] = p.is_max ? best : sum / (float)div;
+    y[i] = st<T>(p.is_max ? best : sum / (float)div);
   }
 }
 
@@ -104,8 +104,8 @@ __global__ void k_pool_cl4(const float4 *x, float4 *y, I n,
 }
 
 /* One warp per output element. */
-template <typename I>
-__global__ void k_reduce_mean(const float *x, float *y,
+template <typename I, typename T = float>
+__global__ void k_reduce_mean(const T *x, T *y,
                               const __grid_constant__ cxk_reduce r) {
   int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   int lane = threadIdx.x % 32;
@@ -123,11 +123,11 @@ __global__ void k_reduce_mean(const float *x, float *y,
       off += q % (I)r.rdim[d] * (I)r.rst[d];
       q /= (I)r.rdim[d];
     }
-    s += x[off];
+    s += ld(x[off]);
   }
   s = warp_sum(s);
   if (lane == 0)
-    y[warp] = s / (float)r.count;
+    y[warp] = st<T>(s / (float)r.count);
 }
 
 /* Offset of output j's first input element over the kept dimensions. */
@@ -142,20 +142,20 @@ __device__ __forceinline__ I kept_base(const cxk_reduce &r, I j, int nkeep) {
 }
 
 /* Contiguous rows (one reduced dimension of stride 1): one warp a row. */
-template <typename I>
-__global__ void k_reduce_rows(const float *x, float *y,
+template <typename I, typename T = float>
+__global__ void k_reduce_rows(const T *x, T *y,
                               const __grid_constant__ cxk_reduce r) {
   int64_t nw = (int64_t)gridDim.x * blockDim.x / 32;
   int lane = threadIdx.x % 32;
   for (int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
        warp < r.nout; warp += nw) {
-    const float *xr = x + kept_base<I>(r, (I)warp, r.nkeep);
+    const T *xr = x + kept_base<I>(r, (I)warp, r.nkeep);
     float s = 0.0f;
     for (I e = lane; e < (I)r.count; e += 32)
-      s += xr[e];
+      s += ld(xr[e]);
     s = warp_sum(s);
     if (lane == 0)
-      y[warp] = s / (float)r.count;
+      y[warp] = st<T>(s / (float)r.count);
   }
 }
 
@@ -164,8 +164,8 @@ __global__ void k_reduce_rows(const float *x, float *y,
  * neighbouring outputs, y over rows; blockIdx.z takes one of gridDim.z
  * slices of the rows. With one slice the mean goes to y, else the slice's
  * sum to part[z * nout + j]. */
-template <typename I>
-__global__ void k_reduce_cols(const float *x, float *y, float *part,
+template <typename I, typename T = float>
+__global__ void k_reduce_cols(const T *x, T *y, float *part,
                               const __grid_constant__ cxk_reduce r) {
   __shared__ float acc[8][33];
   I C = (I)r.kdim[r.nkeep - 1], c = (I)blockIdx.x * 32 + threadIdx.x;
@@ -174,9 +174,9 @@ __global__ void k_reduce_cols(const float *x, float *y, float *part,
   I r0 = (I)blockIdx.z * per, r1 = r0 + per < rows ? r0 + per : rows;
   float s = 0.0f;
   if (c < C) {
-    const float *xp = x + kept_base<I>(r, outer, r.nkeep - 1) + c;
+    const T *xp = x + kept_base<I>(r, outer, r.nkeep - 1) + c;
     for (I e = r0 + threadIdx.y; e < r1; e += blockDim.y)
-      s += xp[e * (I)r.rst[0]];
+      s += ld(xp[e * (I)r.rst[0]]);
   }
   acc[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
@@ -184,19 +184,20 @@ __global__ void k_reduce_cols(const float *x, float *y, float *part,
     for (int k = 1; k < (int)blockDim.y; k++)
       s += acc[k][threadIdx.x];
     if (gridDim.z == 1)
-      y[j] = s / (float)r.count;
+      y[j] = st<T>(s / (float)r.count);
     else
       part[(I)blockIdx.z * (I)r.nout + j] = s;
   }
 }
 
-__global__ void k_reduce_parts(const float *part, float *y, int64_t nout,
+template <typename T = float>
+__global__ void k_reduce_parts(const float *part, T *y, int64_t nout,
                                int nparts, int64_t count) {
   GRID_LOOP(j, nout) {
     float s = 0.0f;
     for (int k = 0; k < nparts; k++)
       s += part[k * nout + j];
-    y[j] = s / (float)count;
+    y[j] = st<T>(s / (float)count);
   }
 }
 
@@ -486,8 +487,12 @@ int64_t cxk_reduce_scratch(const cxk_reduce *r0) {
   return sl > 1 ? sl * r.nout : 0;
 }
 
-cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
-                            const cxk_reduce *r0, float *scratch) {
+} // extern "C"
+
+/* cxk_reduce_mean on elements of type T (float32 sums). */
+template <typename T>
+static cudaError_t reduce_mean_t(cudaStream_t s, const T *x, T *y,
+                                 const cxk_reduce *r0, float *scratch) {
   cxk_reduce r = *r0;
   reduce_simplify(&r);
   if (r.nout == 0)
@@ -496,24 +501,67 @@ cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
   dim3 g;
   int sl = cols_slices(&r, &g);
   if (sl > 0 && (sl == 1 || scratch) && small) {
-    k_reduce_cols<int32_t><<<g, dim3(32, 8), 0, s>>>(x, y, scratch, r);
+    k_reduce_cols<int32_t, T><<<g, dim3(32, 8), 0, s>>>(x, y, scratch, r);
     if (sl > 1) {
       cudaError_t e = cudaGetLastError();
       if (e != cudaSuccess)
         return e;
-      k_reduce_parts<<<blocks_for(r.nout), kThreads, 0, s>>>(scratch, y, r.nout,
-                                                             sl, r.count);
+      k_reduce_parts<T><<<blocks_for(r.nout), kThreads, 0, s>>>(
+          scratch, y, r.nout, sl, r.count);
     }
   } else if (r.nred == 1 && r.rst[0] == 1 && small)
-    k_reduce_rows<int32_t>
+    k_reduce_rows<int32_t, T>
         <<<blocks_for(r.nout * 32), kThreads, 0, s>>>(x, y, r);
   else if (small)
-    k_reduce_mean<int32_t>
+    k_reduce_mean<int32_t, T>
         <<<blocks_for(r.nout * 32), kThreads, 0, s>>>(x, y, r);
   else
-    k_reduce_mean<int64_t>
+    k_reduce_mean<int64_t, T>
         <<<blocks_for(r.nout * 32), kThreads, 0, s>>>(x, y, r);
   return cudaGetLastError();
+}
+
+/* cxk_pool2d's scalar form on half elements (NCHW or channels-last). */
+template <typename T>
+static cudaError_t pool_t(cudaStream_t s, const T *x, T *y, const cxk_pool *p) {
+  int64_t n = p->n * p->c * p->oh * p->ow;
+  bool big = !fits32(n) || !fits32(p->n * p->c * p->h * p->w);
+  if (!big && p->kh == 3 && p->kw == 3)
+    k_pool<int32_t, 3, T>
+        <<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+  else if (!big)
+    k_pool<int32_t, 0, T>
+        <<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
+  else
+    k_pool<int64_t, 0, T><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, *p);
+  return cudaGetLastError();
+}
+
+extern "C" {
+
+cudaError_t cxk_reduce_mean(cudaStream_t s, const float *x, float *y,
+                            const cxk_reduce *r0, float *scratch) {
+  return reduce_mean_t<float>(s, x, y, r0, scratch);
+}
+
+cudaError_t cxk_reduce_mean_dt(cudaStream_t s, int dt, const void *x, void *y,
+                               const cxk_reduce *r, float *scratch) {
+  if (dt == CXK_F16)
+    return reduce_mean_t<__half>(s, (const __half *)x, (__half *)y, r, scratch);
+  if (dt == CXK_BF16)
+    return reduce_mean_t<__nv_bfloat16>(s, (const __nv_bfloat16 *)x,
+                                        (__nv_bfloat16 *)y, r, scratch);
+  return reduce_mean_t<float>(s, (const float *)x, (float *)y, r, scratch);
+}
+
+cudaError_t cxk_pool2d_dt(cudaStream_t s, int dt, const void *x, void *y,
+                          const cxk_pool *p) {
+  if (dt == CXK_F16)
+    return pool_t<__half>(s, (const __half *)x, (__half *)y, p);
+  if (dt == CXK_BF16)
+    return pool_t<__nv_bfloat16>(s, (const __nv_bfloat16 *)x,
+                                 (__nv_bfloat16 *)y, p);
+  return cxk_pool2d(s, (const float *)x, (float *)y, p);
 }
 
 cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,

@@ -7,6 +7,8 @@
 #ifndef SUPEROPT_KUTIL_CUH
 #define SUPEROPT_KUTIL_CUH
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -51,6 +53,25 @@ template <int LANES> __device__ __forceinline__ float group_max(float v) {
 }
 
 __device__ __forceinline__ float warp_sum(float v) { return group_sum<32>(v); }
+
+/* An element of type float, __half or __nv_bfloat16 as a float (ld), and
+ * a float stored as one, rounded to nearest even (st<T>: overflow to
+ * infinity, NaN kept, as ir_f16_bits and ir_bf16_bits round): the half
+ * kernels compute in float32 and round once as they store. */
+__device__ __forceinline__ float ld(float v) { return v; }
+__device__ __forceinline__ float ld(__half v) { return __half2float(v); }
+__device__ __forceinline__ float ld(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <typename T> __device__ __forceinline__ T st(float v);
+template <> __device__ __forceinline__ float st<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half st<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 st<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 __device__ __forceinline__ float warp_max(float v) { return group_max<32>(v); }
 
 /* The element-wise functions (CXK_*) of one value; lo, hi: CXK_CLIP's. */

@@ -13,8 +13,10 @@ static size_t round_up(size_t x) {
   return (x + GPU_ALIGN - 1) / GPU_ALIGN * GPU_ALIGN;
 }
 
+/* Bytes of t's elements: 4 (float32, and int64 and bool held as
+ * floats), 2 for f16 and bf16. */
 static size_t tensor_bytes(const ir_graph *g, int t) {
-  return sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape);
+  return gpu_tensor_bytes(g, t);
 }
 
 /* The tensor whose bytes t uses: outputs of views (a reshape, a transpose
@@ -179,6 +181,15 @@ static void plan_lifetimes(gpu_plan *p, int32_t *first) {
   mark_weight_only(p, first);
 }
 
+/* A fused node's kernel, generated for its pointers (a staged one's: its
+ * float32 copies, run/half.c). */
+static base_status fused_prepare(gpu_plan *p, int i, base_diag *d) {
+  gpu_half_swap(p, i);
+  base_status st = gpu_fused_prepare(p, &p->g->nodes[i], &p->steps[i], d);
+  gpu_half_unswap(p, i);
+  return st;
+}
+
 static base_status plan_build(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
@@ -193,13 +204,16 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   base_status st = gpu_layout_assign(p, d);
   if (!st) { /* transposes that only rename bytes, and reads through them */
     int views = gpu_layout_views(p); /* first: strided matmuls need these */
-    st = gpu_layout_strided_matmuls(p, reads, &views, d);
+    if (!p->half)                    /* cuBLAS's float32 pointer arrays */
+      st = gpu_layout_strided_matmuls(p, reads, &views, d);
     if (!st && views)
       plan_lifetimes(p, first);
   }
   free(reads);
   for (int i = 0; !st && i < g->nnodes; i++)
     st = gpu_step_prepare(p, i, d);
+  for (int i = 0; !st && p->half && i < g->nnodes; i++)
+    st = gpu_half_stage_prepare(p, i, d); /* staged nodes' float32 copies */
   if (!st)
     st = gpu_layout_conversions(p, d);
   if (!st)
@@ -223,11 +237,13 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
     if (p->steps[i].smm)
       st = gpu_smm_bind(p, i, d);
-    else if (p->steps[i].att)
+    else if (p->steps[i].att) { /* a staged one on its float32 copies */
+      gpu_half_swap(p, i);
       st = gpu_att_bind(p, i, d);
+      gpu_half_unswap(p, i);
+    }
   for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
-    if (g->nodes[i].op == IR_OP_FUSED &&
-        (st = gpu_fused_prepare(p, &g->nodes[i], &p->steps[i], d)) && d &&
+    if (g->nodes[i].op == IR_OP_FUSED && (st = fused_prepare(p, i, d)) && d &&
         d->line == 0) {
       d->line = g->nodes[i].line;
       d->col = g->nodes[i].col;
@@ -236,33 +252,34 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   return st;
 }
 
-/* The CUDA executor computes in float32 (and int64/bool where the graph
- * says): a half-precision tensor (f16, bf16: docs/half.md) is refused
- * rather than run at another precision than the graph states. */
-static base_status refuse_half(const ir_graph *g, base_diag *d) {
-  for (int t = 0; t < g->ntensors; t++) {
-    const ir_tensor *x = &g->tensors[t];
-    if (x->dtype == IR_DT_F16 || x->dtype == IR_DT_BF16)
-      return base_diag_set(d, BASE_ERR_PARAM, x->line, x->col,
-                           "tensor '%s' is %s: the CUDA executor runs "
-                           "float32 graphs only (half precision runs on the "
-                           "CPU executor: --device cpu)",
-                           x->name, x->dtype == IR_DT_F16 ? "f16" : "bf16");
-  }
+/* A half-precision graph (f16, bf16 tensors: docs/half.md) runs each
+ * node natively in its type or staged through float32 copies
+ * (run/half.c); a node it can run neither way is refused, named, before
+ * anything is prepared. */
+static base_status check_half(gpu_plan *p, base_diag *d) {
+  const ir_graph *g = p->g;
+  for (int t = 0; t < g->ntensors; t++)
+    if (ir_dtype_is_half(g->tensors[t].dtype))
+      p->half = 1;
+  for (int i = 0; p->half && i < g->nnodes; i++)
+    if (!gpu_half_mode(p, i, d))
+      return BASE_ERR_PARAM;
   return BASE_OK;
 }
 
 base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
                          base_diag *d) {
   *out = NULL;
-  base_status hs = refuse_half(g, d);
-  if (hs)
-    return hs;
   gpu_plan *p = base_calloc(1, sizeof *p);
   if (!p)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   p->ctx = c;
   p->g = g;
+  base_status hs = check_half(p, d);
+  if (hs) {
+    free(p);
+    return hs;
+  }
   p->ptr = base_calloc((size_t)g->ntensors + 1, sizeof *p->ptr);
   p->last = base_calloc((size_t)g->ntensors + 1, sizeof *p->last);
   p->root = base_calloc((size_t)g->ntensors + 1, sizeof *p->root);
@@ -336,8 +353,9 @@ base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {
     if (!v->v[t])
       return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "'%s' has no value",
                            g->tensors[t].name);
-    GPU_CUDA(d, cudaMemcpy(p->ptr[t], v->v[t], tensor_bytes(g, t),
-                           cudaMemcpyHostToDevice));
+    base_status st = gpu_write_values(p, t, v->v[t], 0, 0, d);
+    if (st)
+      return st;
   }
   for (int i = 0; i < g->nnodes; i++) /* weight preprocessing, once */
     if (p->wonly[i]) {
@@ -349,8 +367,8 @@ base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {
     const gpu_conv *cv = p->steps[i].conv;
     if (cv && cv->wcl && cv->wcl_static) {
       int w = g->nodes[i].in[1];
-      GPU_CUDA(d,
-               gpu_convert(p->ctx->stream, &cv->wcl_as, p->ptr[w], cv->wcl, 1));
+      GPU_CUDA(d, gpu_convert_dt(p->ctx->stream, &cv->wcl_as, p->ptr[w],
+                                 cv->wcl, 1, gpu_dt_of(g, w)));
     }
   }
   GPU_CUDA(d, cudaStreamSynchronize(p->ctx->stream));
@@ -358,9 +376,7 @@ base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {
 }
 
 base_status gpu_plan_download(gpu_plan *p, int t, float *dst, base_diag *d) {
-  GPU_CUDA(d, cudaMemcpy(dst, p->ptr[t], tensor_bytes(p->g, t),
-                         cudaMemcpyDeviceToHost));
-  return BASE_OK;
+  return gpu_read_values(p, t, dst, 0, 0, d);
 }
 
 /* ---- running ----------------------------------------------------------------
@@ -374,8 +390,8 @@ static base_status poison_after(gpu_plan *p, int i, base_diag *d) {
     if (p->last[t] == i && g->tensors[t].kind == IR_T_VALUE && p->ptr[t] &&
         (char *)p->ptr[t] >= p->arena &&
         (char *)p->ptr[t] < p->arena + p->arena_bytes && p->root[t] == t)
-      GPU_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->ptr[t],
-                            ir_shape_numel(&g->tensors[t].shape), 0, 0));
+      GPU_CUDA(d, cxk_unary_dt(s, gpu_dt_of(g, t), CXK_NAN, NULL, p->ptr[t],
+                               ir_shape_numel(&g->tensors[t].shape), 0, 0));
   if (p->steps[i].scratch)
     GPU_CUDA(d, cxk_unary(s, CXK_NAN, NULL, p->steps[i].scratch,
                           (int64_t)(p->steps[i].scratch_bytes / sizeof(float)),

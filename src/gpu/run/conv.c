@@ -51,30 +51,38 @@ static base_status conv_descs(gpu_plan *p, const ir_node *n, int cl,
                       {n->a.dilation[0], n->a.dilation[1]},
                       n->a.groups,
                       p->ctx->opt.fp32_strict,
-                      cl,
+                      (int16_t)cl,
+                      (int16_t)gpu_dt_of(p->g, n->out[0]),
                       0,
                       0,
                       0.0f};
   cudnnTensorFormat_t fmt = cl ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  /* half tensors: float32 accumulation (cuDNN's pseudo-half configuration)
+   * on the tensor cores */
+  cudnnDataType_t ty = k->dtype == CXK_F16    ? CUDNN_DATA_HALF
+                       : k->dtype == CXK_BF16 ? CUDNN_DATA_BFLOAT16
+                                              : CUDNN_DATA_FLOAT;
+  cudnnMathType_t math = k->dtype != CXK_F32 ? CUDNN_TENSOR_OP_MATH
+                         : k->strict         ? CUDNN_FMA_MATH
+                                             : CUDNN_DEFAULT_MATH;
   GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->x));
   GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->y));
   GPU_DNN(d, cudnnCreateFilterDescriptor(&cv->w));
   GPU_DNN(d, cudnnCreateConvolutionDescriptor(&cv->conv));
-  GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->x, fmt, CUDNN_DATA_FLOAT, (int)k->n,
-                                        (int)k->c, (int)h, (int)wd));
-  GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->y, fmt, CUDNN_DATA_FLOAT,
-                                        (int)y->dim[0], (int)y->dim[1],
-                                        (int)y->dim[2], (int)y->dim[3]));
-  GPU_DNN(d, cudnnSetFilter4dDescriptor(cv->w, CUDNN_DATA_FLOAT, fmt,
-                                        (int)w->dim[0], (int)w->dim[1],
-                                        (int)w->dim[2], (int)w->dim[3]));
+  GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->x, fmt, ty, (int)k->n, (int)k->c,
+                                        (int)h, (int)wd));
+  GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->y, fmt, ty, (int)y->dim[0],
+                                        (int)y->dim[1], (int)y->dim[2],
+                                        (int)y->dim[3]));
+  GPU_DNN(d, cudnnSetFilter4dDescriptor(cv->w, ty, fmt, (int)w->dim[0],
+                                        (int)w->dim[1], (int)w->dim[2],
+                                        (int)w->dim[3]));
   GPU_DNN(d, cudnnSetConvolution2dDescriptor(
                  cv->conv, ph, pw, n->a.stride[0], n->a.stride[1],
                  n->a.dilation[0], n->a.dilation[1], CUDNN_CROSS_CORRELATION,
                  CUDNN_DATA_FLOAT));
   GPU_DNN(d, cudnnSetConvolutionGroupCount(cv->conv, n->a.groups));
-  GPU_DNN(d, cudnnSetConvolutionMathType(
-                 cv->conv, k->strict ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
+  GPU_DNN(d, cudnnSetConvolutionMathType(cv->conv, math));
   int dims[4];
   GPU_DNN(d, cudnnGetConvolutionNdForwardOutputDim(cv->conv, cv->x, cv->w, 4,
                                                    dims));
@@ -144,9 +152,10 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                            sizeof(float) * (size_t)ir_shape_numel(ws)));
     cv->wcl_as = *ws;
   }
-  int dw = gpu_dw_args(&k, &cv->dw);  /* kconv.cu could run it */
-  k.ep = dw ? own_epilogue(n, s) : 0; /* else one key */
-  if (!p->ctx->opt.no_fold)
+  /* kconv.cu could run it (float32 only) */
+  int dw = k.dtype == CXK_F32 && gpu_dw_args(&k, &cv->dw);
+  k.ep = dw ? own_epilogue(n, s) : 0;             /* else one key */
+  if (!p->ctx->opt.no_fold && k.dtype == CXK_F32) /* half: the bias kernel */
     k.fep = fused_epilogue(p, n, s, &k.hi);
   if (k.fep & ~gpu_conv_fuse_env(NULL)) /* not offered ($SUPEROPT_CONV_FUSE) */
     k.fep = 0, k.hi = 0.0f;
@@ -175,7 +184,8 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   GPU_DNN(d, cudnnGetConvolutionForwardWorkspaceSize(p->ctx->dnn, cv->x, cv->w,
                                                      cv->conv, cv->y, cv->algo,
                                                      &cv->ws));
-  if (n->a.act == IR_ACT_RELU && n->nin >= 3 && !s->res) {
+  if (n->a.act == IR_ACT_RELU && n->nin >= 3 && !s->res &&
+      k.dtype == CXK_F32) { /* half: the bias kernel (khalf.cu) */
     GPU_DNN(d, cudnnCreateTensorDescriptor(&cv->b));
     GPU_DNN(d, cudnnSetTensor4dDescriptor(cv->b, CUDNN_TENSOR_NCHW,
                                           CUDNN_DATA_FLOAT, 1, (int)k.o, 1, 1));
@@ -194,10 +204,17 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   float *y = p->ptr[n->out[0]];
   if (cv->wcl) {
     if (!cv->wcl_static) /* else converted once, at upload */
-      GPU_CUDA(d, gpu_convert(c->stream, &cv->wcl_as, w, cv->wcl, 1));
+      GPU_CUDA(d, gpu_convert_dt(c->stream, &cv->wcl_as, w, cv->wcl, 1,
+                                 gpu_dt_of(p->g, n->in[1])));
     w = cv->wcl;
   }
-  if (cv->prepad && !cv->patches) { /* the patches are padded as copied */
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (cv->prepad && !cv->patches && dt != CXK_F32) { /* half: zeros, then x
+                                                        inside them */
+    GPU_CUDA(d, gpu_pad_half(c->stream, dt, x, s->scratch, &cv->pad));
+    x = s->scratch;
+  } else if (cv->prepad && !cv->patches) { /* the patches are padded as
+                                              copied */
     GPU_CUDA(d, cxk_pad_nd(c->stream, x, s->scratch, &cv->pad));
     x = s->scratch;
   }
@@ -267,7 +284,16 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   int fn = epilogue_fn(n, s);
   const float *bias = n->nin >= 3 ? p->ptr[n->in[2]] : NULL;
   int64_t inner = s->cl ? 1 : ys->dim[2] * ys->dim[3];
-  if (s->res) { /* the residual epilogue: (conv + bias) + res, then act */
+  if (dt != CXK_F32) { /* half: khalf.cu, the residual in either layout */
+    int r = s->res - 1, ycl = gpu_is_cl(p, n->out[0]);
+    int rmode = !s->res || ycl == gpu_is_cl(p, r) ? 0 : ycl ? 1 : 2;
+    if (s->res || bias || fn != CXK_ID)
+      GPU_CUDA(d, cxk_bias_res_act_dt(
+                      c->stream, dt, y, bias, s->res ? p->ptr[r] : NULL,
+                      ir_shape_numel(ys), ys->dim[1], inner, fn, s->clip_lo,
+                      s->clip_hi, rmode, ys->dim[2], ys->dim[3]));
+  } else if (s->res) { /* the residual epilogue: (conv + bias) + res, then act
+                        */
     int r = s->res - 1, ycl = gpu_is_cl(p, n->out[0]), rcl = gpu_is_cl(p, r);
     int rmode = ycl == rcl ? 0 : ycl ? 1 : 2;
     GPU_CUDA(d, cxk_bias_res_act(
@@ -313,8 +339,8 @@ static int gemm_shape(const gpu_plan *p, const ir_node *n, const gpu_step *s,
   int unpadded = !pd[0] && !pd[1] && !pd[2] && !pd[3];
   int plain = unpadded && w->dim[2] == 1 && w->dim[3] == 1 &&
               n->a.stride[0] == 1 && n->a.stride[1] == 1;
-  if (n->a.groups != 1 || p->ctx->opt.legacy_conv)
-    return 0;
+  if (n->a.groups != 1 || p->ctx->opt.legacy_conv || p->half)
+    return 0; /* half graphs: cuDNN (their GEMMs are not timed in half) */
   if ((s->cl || one_pixel) && plain)
     return 1;
   *a = (cxk_im2col){x->dim[0],        x->dim[2],       x->dim[3],

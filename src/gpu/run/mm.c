@@ -30,16 +30,22 @@ void gpu_mm_free(gpu_mm *m) {
 
 /* transa: our b is stored N-major instead (K x N, ld K; a convolution's
  * filter [O, kh*kw*C]) and cuBLASLt transposes it. */
+/* cuBLASLt's type of elements of type dt (CXK_*). */
+static cudaDataType_t lt_type(int dt) {
+  return dt == CXK_F16 ? CUDA_R_16F : dt == CXK_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
 static base_status mm_layouts(gpu_mm *m, int64_t mm, int64_t nn, int64_t kk,
                               int64_t batch, int transa, base_diag *d) {
-  GPU_BLAS(d, transa ? cublasLtMatrixLayoutCreate(
-                           &m->la, CUDA_R_32F, (uint64_t)kk, (uint64_t)nn, kk)
-                     : cublasLtMatrixLayoutCreate(
-                           &m->la, CUDA_R_32F, (uint64_t)nn, (uint64_t)kk, nn));
-  GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->lb, CUDA_R_32F, (uint64_t)kk,
-                                         (uint64_t)mm, kk));
-  GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->lc, CUDA_R_32F, (uint64_t)nn,
-                                         (uint64_t)mm, nn));
+  cudaDataType_t ty = lt_type(m->dt); /* A, B, C and D alike */
+  GPU_BLAS(d, transa ? cublasLtMatrixLayoutCreate(&m->la, ty, (uint64_t)kk,
+                                                  (uint64_t)nn, kk)
+                     : cublasLtMatrixLayoutCreate(&m->la, ty, (uint64_t)nn,
+                                                  (uint64_t)kk, nn));
+  GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->lb, ty, (uint64_t)kk, (uint64_t)mm,
+                                         kk));
+  GPU_BLAS(d, cublasLtMatrixLayoutCreate(&m->lc, ty, (uint64_t)nn, (uint64_t)mm,
+                                         nn));
   if (batch == 1)
     return BASE_OK;
   int32_t b32 = (int32_t)batch;
@@ -96,7 +102,9 @@ static int ep_has_bias(cublasLtEpilogue_t ep) {
 base_status gpu_mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
                          int64_t mm, int64_t nn, int64_t kk, int64_t batch,
                          int transa, int beta, gpu_mm_key *key, base_diag *d) {
-  cublasComputeType_t ct = p->ctx->opt.fp32_strict
+  /* half operands: float32 accumulation on the tensor cores (TF32 is a
+   * float32 operands' mode); alpha and beta float32 either way */
+  cublasComputeType_t ct = p->ctx->opt.fp32_strict || m->dt != CXK_F32
                                ? CUBLAS_COMPUTE_32F
                                : CUBLAS_COMPUTE_32F_FAST_TF32;
   GPU_BLAS(d, cublasLtMatmulDescCreate(&m->desc, ct, CUDA_R_32F));
@@ -112,6 +120,12 @@ base_status gpu_mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
     GPU_BLAS(d,
              cublasLtMatmulDescSetAttribute(
                  m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
+    if (m->dt != CXK_F32) { /* the bias vector: a weight of D's type */
+      cudaDataType_t bt = lt_type(m->dt);
+      GPU_BLAS(
+          d, cublasLtMatmulDescSetAttribute(
+                 m->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
+    }
   }
   *key = (gpu_mm_key){mm,
                       nn,
@@ -122,7 +136,7 @@ base_status gpu_mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,
                       p->ctx->opt.fp32_strict,
                       transa,
                       beta,
-                      0};
+                      m->dt};
   return mm_layouts(m, mm, nn, kk, batch, transa, d);
 }
 
@@ -227,6 +241,7 @@ base_status gpu_mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     batch = ir_shape_numel(a) / (mm * kk);
   m->n = nn;
   m->count = ir_shape_numel(shp(p, n->out[0]));
+  m->dt = gpu_dt_of(p->g, n->out[0]); /* a, b, bias and residual alike */
   cublasLtEpilogue_t ep =
       mm_epilogue(m, &p->ctx->opt, s, n->nin >= 3, n->a.act, batch);
   gpu_mm_key key;
@@ -255,7 +270,12 @@ base_status gpu_mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
            cublasLtMatmul(c->lt, m->desc, &one, IN(p, n, 1), m->la, IN(p, n, 0),
                           m->lb, s->res ? &one : &zero, cc, m->lc, y, m->lc,
                           &m->algo, gpu_step_ws(p, n), m->ws, c->stream));
-  if (m->post_bias || m->post_act)
+  if ((m->post_bias || m->post_act) && m->dt != CXK_F32)
+    GPU_CUDA(d, cxk_bias_res_act_dt(
+                    c->stream, m->dt, y, m->post_bias ? bias : NULL, NULL,
+                    m->count, m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,
+                    0.0f, 0.0f, 0, 1, 1));
+  else if (m->post_bias || m->post_act)
     GPU_CUDA(d, cxk_bias_act(c->stream, y, m->post_bias ? bias : NULL, m->count,
                              m->n, 1, m->post_act ? act_fn(m->act) : CXK_ID,
                              0.0f, 0.0f));

@@ -44,6 +44,12 @@ static inline int epilogue_fn(const ir_node *n, const gpu_step *s) {
   return s->fuse_clip ? CXK_CLIP : act_fn(n->a.act);
 }
 
+/* cxk_pad_nd for a half x and y of type dt (run/half.c): y filled with
+ * the pad's value, then the part of x inside y copied (before < 0
+ * crops); x contiguous (q->ist all 0). */
+cudaError_t gpu_pad_half(cudaStream_t st, int dt, const void *x, void *y,
+                         const cxk_pad *q);
+
 /* The operator families (their definitions say more): a convolution
  * (conv.c), a matmul (mm.c) and an attention node (att.c), prepared at
  * plan time and enqueued at run time. */

@@ -41,10 +41,12 @@ static cudaError_t binary(gpu_plan *p, const ir_node *n, int op) {
   int64_t cnt = ir_shape_numel(o);
   const float *pa = p->ptr[n->in[0]], *pb = p->ptr[n->in[1]];
   float *po = p->ptr[n->out[0]];
-  int ocl = gpu_is_cl(p, n->out[0]);
+  int ocl = gpu_is_cl(p, n->out[0]), dt = gpu_dt_of(p->g, n->out[0]);
   if (ir_shape_eq(a, o) && ir_shape_eq(b, o) && gpu_is_cl(p, n->in[0]) == ocl &&
       gpu_is_cl(p, n->in[1]) == ocl)
-    return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, NULL, 0);
+    return dt != CXK_F32 /* half: khalf.cu (NCHW) */
+               ? cxk_binary_dt(p->ctx->stream, dt, op, pa, pb, po, cnt, NULL, 0)
+               : cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, NULL, 0);
   cxk_bcast bc = {.rank = o->rank};
   memcpy(bc.dim, o->dim, sizeof(int64_t) * (size_t)o->rank);
   bcast_strides(p, n->in[0], o, bc.sa);
@@ -52,6 +54,8 @@ static cudaError_t binary(gpu_plan *p, const ir_node *n, int op) {
   if (ocl) {
     to_cl_order(bc.dim), to_cl_order(bc.sa), to_cl_order(bc.sb);
   }
+  if (dt != CXK_F32)
+    return cxk_binary_dt(p->ctx->stream, dt, op, pa, pb, po, cnt, &bc, 0);
   return cxk_binary(p->ctx->stream, op, pa, pb, po, cnt, &bc, 0);
 }
 
@@ -89,6 +93,12 @@ static cudaError_t gather_idx(gpu_plan *p, const ir_node *n) {
 }
 
 static cudaError_t cast(gpu_plan *p, const ir_node *n) {
+  int sdt = gpu_dt_of(p->g, n->in[0]), ddt = gpu_dt_of(p->g, n->out[0]);
+  if ((sdt != CXK_F32 || ddt != CXK_F32) && /* between float types; to */
+      ir_dtype_is_float(p->g->tensors[n->out[0]].dtype)) /* int64 or bool:
+                                                 staged (run/half.c) */
+    return cxk_convert(p->ctx->stream, IN(p, n, 0), sdt, p->ptr[n->out[0]], ddt,
+                       ir_shape_numel(shp(p, n->out[0])));
   int fn = n->a.groups == IR_DT_I64    ? CXK_TRUNC
            : n->a.groups == IR_DT_BOOL ? CXK_NONZERO
                                        : CXK_ID;
@@ -97,6 +107,10 @@ static cudaError_t cast(gpu_plan *p, const ir_node *n) {
 }
 
 static cudaError_t unary(gpu_plan *p, const ir_node *n, int fn) {
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (dt != CXK_F32)
+    return cxk_unary_dt(p->ctx->stream, dt, fn, IN(p, n, 0), p->ptr[n->out[0]],
+                        ir_shape_numel(shp(p, n->out[0])), n->a.lo, n->a.hi);
   return cxk_unary(p->ctx->stream, fn, IN(p, n, 0), p->ptr[n->out[0]],
                    ir_shape_numel(shp(p, n->out[0])), n->a.lo, n->a.hi);
 }
@@ -131,6 +145,35 @@ static ir_shape bytes_order(const gpu_plan *p, const ir_node *n, int t,
   return s;
 }
 
+/* Half concat and split (NCHW): part k's rows of w[k] elements copied
+ * to or from column off of the whole's rows of ww, one 2-byte walk a
+ * part. */
+static cudaError_t part_copy(cudaStream_t st, const void *src, void *dst,
+                             int64_t rows, int64_t w, int64_t ww, int64_t off,
+                             int to_whole) {
+  cxk_walk k = {.rank = 2, .dim = {rows, w}, .extent = rows * ww};
+  k.sst[1] = k.dst[1] = 1;
+  k.sst[0] = to_whole ? w : ww;
+  k.dst[0] = to_whole ? ww : w;
+  *(to_whole ? &k.doff : &k.soff) = off;
+  return cxk_copy16(st, src, dst, &k);
+}
+
+static cudaError_t concat_half(gpu_plan *p, const ir_node *n, int dt,
+                               const int64_t *w, int64_t rows) {
+  int64_t ww = 0, off = 0;
+  for (int k = 0; k < n->nin; k++)
+    ww += w[k];
+  void *y = p->ptr[n->out[0]];
+  cudaError_t e = cudaSuccess;
+  for (int k = 0; e == cudaSuccess && k < n->nin; off += w[k++])
+    e = part_copy(p->ctx->stream, IN(p, n, k), y, rows, w[k], ww, off, 1);
+  if (e == cudaSuccess && n->a.act != IR_ACT_NONE) /* act= (lower_move.c) */
+    e = cxk_unary_dt(p->ctx->stream, dt, act_fn(n->a.act), y, y, rows * ww, 0,
+                     0);
+  return e;
+}
+
 static cudaError_t concat(gpu_plan *p, const ir_node *n) {
   int axis = n->a.axis;
   ir_shape os = bytes_order(p, n, n->out[0], &axis);
@@ -141,6 +184,9 @@ static cudaError_t concat(gpu_plan *p, const ir_node *n) {
     w[k] = shp(p, n->in[k])->dim[n->a.axis] * inner;
     src[k] = IN(p, n, k);
   }
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (dt != CXK_F32)
+    return concat_half(p, n, dt, w, outer);
   int relu = n->a.act == IR_ACT_RELU; /* act= (lower_move.c) */
   float *y = p->ptr[n->out[0]];
   cudaError_t e = cxk_concat(p->ctx->stream, y, src, w, n->nin, relu, outer);
@@ -170,6 +216,21 @@ static cudaError_t split(gpu_plan *p, const ir_node *n) {
     rdst[k] = relu ? act[k] : NULL;
     o++;
   }
+  int dt = gpu_dt_of(p->g, n->in[0]);
+  if (dt != CXK_F32) { /* half: each part copied, then its activation */
+    int64_t ww = 0, off = 0;
+    for (int k = 0; k < np; k++)
+      ww += w[k];
+    cudaError_t e = cudaSuccess;
+    for (int k = 0; e == cudaSuccess && k < np; off += w[k++]) {
+      void *to = dst[k] ? (void *)dst[k] : (void *)act[k];
+      e = part_copy(p->ctx->stream, IN(p, n, 0), to, outer, w[k], ww, off, 0);
+      if (e == cudaSuccess && act[k])
+        e = cxk_unary_dt(p->ctx->stream, dt, act_fn(n->a.act), to, act[k],
+                         outer * w[k], 0, 0);
+    }
+    return e;
+  }
   cudaError_t e =
       cxk_split(p->ctx->stream, IN(p, n, 0), dst, rdst, w, np, outer);
   for (int k = 0; e == cudaSuccess && !relu && k < np; k++)
@@ -193,6 +254,8 @@ static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
     if (is_slice)
       w.soff += n->a.list[i] * ist[i];
   }
+  if (gpu_dt_of(p->g, n->out[0]) != CXK_F32) /* half: 2-byte elements */
+    return cxk_copy16(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &w);
   return cxk_copy(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &w);
 }
 
@@ -212,6 +275,9 @@ static cudaError_t pad(gpu_plan *p, const ir_node *n, int is_enlarge) {
   if (s->cl && o->rank == 4) { /* NHWC out */
     to_cl_order(q.odim), to_cl_order(q.idim), to_cl_order(q.before);
   }
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (dt != CXK_F32) /* half (NCHW): fill, then the copy */
+    return gpu_pad_half(p->ctx->stream, dt, IN(p, n, 0), p->ptr[n->out[0]], &q);
   return cxk_pad_nd(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
 
@@ -228,6 +294,10 @@ static cudaError_t pool(gpu_plan *p, const ir_node *n, int is_max) {
                 n->a.pad[0],    n->a.pad[1],
                 is_max,         n->a.count_include_pad,
                 STEP(p, n)->cl};
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (dt != CXK_F32) /* half: kred.cu's kernel on its type */
+    return cxk_pool2d_dt(p->ctx->stream, dt, IN(p, n, 0), p->ptr[n->out[0]],
+                         &q);
   return cxk_pool2d(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &q);
 }
 
@@ -260,6 +330,10 @@ static cxk_reduce reduce_args(const gpu_plan *p, const ir_node *n) {
 
 static cudaError_t reduce_node(gpu_plan *p, const ir_node *n) {
   cxk_reduce r = reduce_args(p, n);
+  int dt = gpu_dt_of(p->g, n->out[0]);
+  if (dt != CXK_F32) /* half: float32 sums, one rounding */
+    return cxk_reduce_mean_dt(p->ctx->stream, dt, IN(p, n, 0),
+                              p->ptr[n->out[0]], &r, STEP(p, n)->scratch);
   return cxk_reduce_mean(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &r,
                          STEP(p, n)->scratch);
 }
@@ -365,6 +439,8 @@ void gpu_step_release(gpu_step *s) {
     free(s->att);
   }
   free(s->cin_off);
+  free(s->stage_off);
+  free(s->stage_keep);
   memset(s, 0, sizeof *s);
 }
 
@@ -421,12 +497,23 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
   const gpu_step *s = &p->steps[i];
   base_status st = BASE_OK;
-  for (int k = 0; s->cin_off && k < n->nin; k++)
-    if (s->cin_off[k] != (size_t)-1)
-      GPU_CUDA(d,
-               gpu_convert(p->ctx->stream, shp(p, n->in[k]), p->ptr[n->in[k]],
-                           (float *)gpu_in(p, i, k), s->cl));
-  if (n->op == IR_OP_CONV2D)
+  if (s->stage_off) /* half, staged (run/half.c) */
+    GPU_CUDA(d, gpu_half_stage_in(p, i));
+  for (int k = 0; !st && s->cin_off && k < n->nin; k++)
+    if (s->cin_off[k] != (size_t)-1) {
+      /* the input's type; a staged one's float32 copy (swapped in) */
+      int dt = s->stage_off && s->stage_off[k] != (size_t)-1
+                   ? CXK_F32
+                   : gpu_dt_of(p->g, n->in[k]);
+      cudaError_t e =
+          gpu_convert_dt(p->ctx->stream, shp(p, n->in[k]), p->ptr[n->in[k]],
+                         (float *)gpu_in(p, i, k), s->cl, dt);
+      if (e != cudaSuccess)
+        st = gpu_cuda_fail(d, e, "layout conversion");
+    }
+  if (st) {
+    /* nothing enqueued; the staged pointers are restored below */
+  } else if (n->op == IR_OP_CONV2D)
     st = gpu_conv_enqueue(p, n, &p->steps[i], d);
   else if (n->op == IR_OP_MATMUL)
     st = gpu_mm_enqueue(p, n, &p->steps[i], d);
@@ -445,6 +532,11 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
                          ir_op(n->op)->name);
     else if (e != cudaSuccess)
       st = gpu_cuda_fail(d, e, ir_op(n->op)->name);
+  }
+  if (s->stage_off) { /* the pointers back, the outputs to their type */
+    cudaError_t e = gpu_half_stage_out(p, i);
+    if (!st && e != cudaSuccess)
+      st = gpu_cuda_fail(d, e, "half-precision staging");
   }
   if (st && d && d->line == 0) {
     d->line = n->line;

@@ -1,5 +1,7 @@
 /* blas.c: matmul algorithm choice: cuBLASLt's heuristic candidates,
- * timed on scratch buffers, fastest kept per (shape, epilogue, precision)
+ * timed on scratch buffers (of the key's element type; 4 bytes an
+ * element allocated whatever it is), fastest kept per (shape, epilogue,
+ * precision, element type)
  * in the context, so every node of that shape (and gpu_measure_node) uses
  * the same algorithm.
  */
@@ -26,12 +28,13 @@ static int scratch_new(gpu_ctx *c, const gpu_mm_key *k, size_t ws,
       cudaMalloc((void **)&s->b, (size_t)nb * 4) ||
       cudaMalloc((void **)&s->c, (size_t)nc * 4) ||
       (k->beta && cudaMalloc((void **)&s->cin, (size_t)nc * 4)) ||
-      (k->beta && cxk_fill(c->stream, s->cin, nc, 0.25f)) ||
+      (k->beta && cxk_fill_dt(c->stream, k->dtype, s->cin, nc, 0.25f)) ||
       cudaMalloc((void **)&s->bias, (size_t)k->n * 4) ||
       cudaMalloc(&s->ws, ws ? ws : 256) || cudaEventCreate(&s->e0) ||
-      cudaEventCreate(&s->e1) || cxk_fill(c->stream, s->a, na, 0.01f) ||
-      cxk_fill(c->stream, s->b, nb, 0.5f) ||
-      cxk_fill(c->stream, s->bias, k->n, 0.1f))
+      cudaEventCreate(&s->e1) ||
+      cxk_fill_dt(c->stream, k->dtype, s->a, na, 0.01f) ||
+      cxk_fill_dt(c->stream, k->dtype, s->b, nb, 0.5f) ||
+      cxk_fill_dt(c->stream, k->dtype, s->bias, k->n, 0.1f))
     return -1;
   return 0;
 }

@@ -99,7 +99,8 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   GPU_DNN(d,
           cudnnFindConvolutionForwardAlgorithm(
               c->dnn, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r));
-  int i = pick(r, n, k->strict);
+  int strict = k->strict && k->dtype == CXK_F32; /* half: tensor cores */
+  int i = pick(r, n, strict);
   if (i < 0)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "cuDNN found no usable algorithm for a convolution "
@@ -109,7 +110,7 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   memset(out, 0, sizeof *out);
   out->key = *k;
   out->algo = r[i].algo;
-  out->math = k->strict ? CUDNN_FMA_MATH : r[i].mathType;
+  out->math = strict ? CUDNN_FMA_MATH : r[i].mathType;
   out->ws = r[i].memory;
   out->plan = NULL;
   gpu_dnn_choice g = {0}, gf = {0};

@@ -53,11 +53,12 @@ static cudnnStatus_t set(bdesc d, cudnnBackendAttributeName_t a,
   return cudnnBackendSetAttribute(d, a, t, n, v);
 }
 
-/* A float tensor descriptor of logical dims (N, C, H, W), NCHW or, when
- * cl, NHWC (for a filter: KRSC) in memory; virt: an intermediate of the
- * operation graph that never reaches memory. */
+/* A tensor descriptor of logical dims (N, C, H, W), NCHW or, when cl,
+ * NHWC (for a filter: KRSC) in memory, of element type dt (CXK_*); virt:
+ * an intermediate of the operation graph that never reaches memory
+ * (float32 whatever dt is). */
 static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4], int cl,
-                            int virt) {
+                            int virt, int dt) {
   int64_t st[4] = {dim[1] * dim[2] * dim[3], dim[2] * dim[3], dim[3], 1};
   if (cl) {
     st[1] = 1;
@@ -66,7 +67,9 @@ static cudnnStatus_t tensor(bdesc *t, int64_t uid, const int64_t dim[4], int cl,
   }
   int64_t align = 16;
   bool v = virt != 0;
-  cudnnDataType_t f = CUDNN_DATA_FLOAT;
+  cudnnDataType_t f = virt || dt == CXK_F32 ? CUDNN_DATA_FLOAT
+                      : dt == CXK_F16       ? CUDNN_DATA_HALF
+                                            : CUDNN_DATA_BFLOAT16;
   BK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, t));
   BK(set(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f));
   BK(set(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dim));
@@ -188,9 +191,9 @@ static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
   if (!op)
     return CUDNN_STATUS_NOT_SUPPORTED;
   int64_t uid = UID_V0;
-  BK(tensor(x, UID_X, xd, k->cl, 0));
-  BK(tensor(w, UID_W, wd, k->cl, 0));
-  BK(tensor(y, nsteps ? uid++ : UID_Y, yd, k->cl, nsteps > 0));
+  BK(tensor(x, UID_X, xd, k->cl, 0, k->dtype));
+  BK(tensor(w, UID_W, wd, k->cl, 0, k->dtype));
+  BK(tensor(y, nsteps ? uid++ : UID_Y, yd, k->cl, nsteps > 0, k->dtype));
   BK(conv_desc(conv, k));
   BK(cudnnBackendCreateDescriptor(
       CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, op));
@@ -216,11 +219,11 @@ static cudnnStatus_t graph_build(cudnnHandle_t h, const gpu_conv_key *k,
     if (!t || (step < 2 && !b))
       return CUDNN_STATUS_NOT_SUPPORTED;
     if (step == 0)
-      BK(tensor(b, UID_B, bd, k->cl, 0));
+      BK(tensor(b, UID_B, bd, k->cl, 0, k->dtype));
     else if (step == 1)
-      BK(tensor(b, UID_R, yd, k->cl, 0));
+      BK(tensor(b, UID_R, yd, k->cl, 0, k->dtype));
     int last = --nsteps == 0;
-    BK(tensor(t, last ? UID_Y : uid++, yd, k->cl, !last));
+    BK(tensor(t, last ? UID_Y : uid++, yd, k->cl, !last, k->dtype));
     BK(pointwise(g, step == 2 ? CUDNN_POINTWISE_RELU_FWD : CUDNN_POINTWISE_ADD,
                  cur, b ? *b : NULL, *t,
                  step == 2 && (fep & GPU_FEP_CLIP) ? k->hi : 0.0f));
@@ -614,9 +617,9 @@ int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
                 .pl = k->pad[1],
                 .stride = st,
                 .fn = CXK_ID};
-  return k->cl && k->groups == k->c && k->o == k->c &&
-         k->stride[1] == k->stride[0] && k->dil[0] == 1 && k->dil[1] == 1 &&
-         cxk_dwconv_ok(a);
+  return k->cl && k->dtype == CXK_F32 && /* kconv.cu: float32 */
+         k->groups == k->c && k->o == k->c && k->stride[1] == k->stride[0] &&
+         k->dil[0] == 1 && k->dil[1] == 1 && cxk_dwconv_ok(a);
 }
 
 /* kconv.cu's kernel on the scratch buffers (u: dw_run). */

@@ -25,7 +25,10 @@
  * the workspace limits, so a build that tunes differently starts afresh;
  * a record keeps the engine its rank named, checked when it is rebuilt,
  * and the file the records' hash, checked on load; a loaded cuBLASLt
- * algorithm is checked by cublasLtMatmulAlgoCheck (blas.c). On save the
+ * algorithm is checked by cublasLtMatmulAlgoCheck (blas.c). Keys hold the
+ * operands' element type (gpu_conv_key.dtype, gpu_mm_key.dtype: f16 and
+ * bf16 choices apart from float32's) in bytes that are zero for float32,
+ * so the float32 records written before half types stay valid. On save the
  * file is read again and the records other processes added meanwhile are
  * kept.
  *
