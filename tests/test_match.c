@@ -104,7 +104,7 @@ static ir_graph *add_convs(const char *conv, int bias, int relu) {
 
 TestSuite(instances, .init = setup, .fini = teardown);
 
-/* Batch-norm folding (rules/extended.rules' e00113: its pattern on [4,4]
+/* Batch-norm folding (a rule of rules/extended.rules: its pattern on [4,4]
  * filters, its folded bias built through reshapes to [1,4] and [4]) on a
  * 1x1 convolution of 3 channels into 5: pattern dimension 4 binds 3 and
  * 5, and the reshapes take the one size their input's elements leave
