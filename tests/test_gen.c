@@ -5,7 +5,8 @@
  * checkpoints and resumed writes the uninterrupted run's file, and a
  * checkpoint of other arguments or a damaged one is refused; gen_compare of
  * a library with itself finds every rule; the extended set finds and proves
- * batch-norm folding, and the verifier refutes a false variant of it. */
+ * batch-norm folding, sibling merges and rules of valid-padded convolutions,
+ * and the verifier refutes a false variant of each. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <signal.h>
@@ -248,5 +249,182 @@ Test(gen, extended_set_finds_batchnorm_folding, .timeout = 60) {
   ir_ruleset_free(&bad);
   ir_ruleset_free(&rs);
   gen_stats_free(&st);
+  unlink(out);
+}
+
+/* Whether g is two nodes of op reading one input, both outputs (the
+ * siblings), or, merged, a concat, one op node and a split. */
+static int siblings(const ir_graph *g, ir_opcode op) {
+  return g->nnodes == 2 && g->noutputs == 2 && g->nodes[0].op == op &&
+         g->nodes[1].op == op && g->nodes[0].in[0] == g->nodes[1].in[0] &&
+         g->nodes[0].nin == 2;
+}
+
+static int merged(const ir_graph *g, ir_opcode op) {
+  return g->nnodes == 3 && g->noutputs == 2 && g->nodes[0].op == IR_OP_CONCAT &&
+         g->nodes[1].op == op && g->nodes[2].op == IR_OP_SPLIT;
+}
+
+/* The proven rule of rs merging two siblings of op, or NULL. */
+static const ir_rule *find_merge(const ir_ruleset *rs, ir_opcode op) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    if (r->status == IR_RULE_PROVEN &&
+        ((siblings(r->src, op) && merged(r->dst, op)) ||
+         (siblings(r->dst, op) && merged(r->src, op))))
+      return r;
+  }
+  return NULL;
+}
+
+/* Rule id's text in the file out, with its outputs' order swapped in the
+ * side that holds "sizes=" (the split): a false variant. */
+static void swapped_merge(const char *out, const char *id, ir_ruleset *bad) {
+  FILE *f = fopen(out, "r");
+  cr_assert(f);
+  static char text[1 << 22];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  char head[64];
+  snprintf(head, sizeof head, "rule %s ", id);
+  char *start = strstr(text, head), *end = start ? strstr(start, "\nend\n") : 0;
+  cr_assert(start && end);
+  end[5] = 0;
+  char *split = strstr(start, "sizes=");
+  char *o = split ? strstr(split, "output t") : NULL;
+  cr_assert(o, "no split in rule %s", id);
+  int a, b;
+  cr_assert_eq(sscanf(o, "output t%d, t%d", &a, &b), 2);
+  char line[64], swapped[64];
+  int n = snprintf(line, sizeof line, "output t%d, t%d", a, b);
+  int m = snprintf(swapped, sizeof swapped, "output t%d, t%d", b, a);
+  cr_assert_eq(n, m);
+  memcpy(o, swapped, (size_t)m);
+  base_diag d = {0};
+  cr_assert_eq(ir_rules_parse(start, strlen(start), "bad", bad, &d), BASE_OK,
+               "%s", d.msg);
+}
+
+/* The extended set keeps a graph whose last node is a split of two outputs
+ * (each part has a smaller form, the pair does not), so at --max-ops 3
+ * it finds and proves sibling merging: two convolutions (or matmuls) of
+ * one input == one on the weights concatenated, split; the merge with the
+ * split's outputs swapped is not proven. The default set drops those
+ * graphs, so its output does not change. */
+Test(gen, extended_set_finds_sibling_merges, .timeout = 120) {
+  char out[] = "/tmp/test_gen_XXXXXX";
+  int fd = mkstemp(out);
+  cr_assert(fd >= 0);
+  close(fd);
+  gen_options o = small(out);
+  o.max_ops = 3;
+  o.ops = "conv2d,matmul,concat,split";
+  o.extended = 1;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  static const ir_opcode ops[2] = {IR_OP_CONV2D, IR_OP_MATMUL};
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  for (int k = 0; k < 2; k++) {
+    const ir_rule *r = find_merge(&rs, ops[k]);
+    cr_assert(r, "no proven %s sibling merge among %d rules",
+              k ? "matmul" : "conv2d", rs.n);
+    ir_ruleset bad;
+    swapped_merge(out, r->id, &bad);
+    verify_result res;
+    cr_assert_eq(verify_prove(c, &bad.rules[0], &res, &d), BASE_OK, "%s",
+                 d.msg);
+    cr_expect_neq(res.status, IR_RULE_PROVEN, "%s: swapped merge proven",
+                  r->id);
+    cr_assert_eq(verify_prove(c, r, &res, &d), BASE_OK, "%s", d.msg);
+    cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", r->id, res.reason);
+    ir_ruleset_free(&bad);
+  }
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  unlink(out);
+}
+
+/* Whether g has a valid-padded conv2d (with act=relu when relu is 1) and,
+ * with bn 1, a batchnorm. */
+static int valid_conv(const ir_graph *g, int relu, int bn) {
+  int conv = 0, has_bn = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    conv |= n->op == IR_OP_CONV2D && n->a.padmode == IR_PAD_VALID &&
+            (n->a.act == IR_ACT_RELU) == relu;
+    has_bn |= n->op == IR_OP_BATCHNORM && n->nin == 5 &&
+              g->tensors[n->in[0]].kind == IR_T_VALUE &&
+              g->nodes[g->tensors[n->in[0]].node].op == IR_OP_CONV2D;
+  }
+  return conv && has_bn == bn;
+}
+
+/* The extended set's valid-padded convolutions (conv2d/valid...): at
+ * --max-ops 3 it finds and proves relu fusion (conv_act) and batch-norm
+ * folding (bn_fold_conv) on them, the forms Inception's unpadded 3x3
+ * convolutions need; the fusion with the relu dropped is not proven. */
+Test(gen, extended_set_finds_valid_conv_rules, .timeout = 120) {
+  char out[] = "/tmp/test_gen_XXXXXX";
+  int fd = mkstemp(out);
+  cr_assert(fd >= 0);
+  close(fd);
+  gen_options o = small(out);
+  o.max_ops = 3;
+  o.ops = "conv2d,batchnorm,relu";
+  o.extended = 1;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *fuse = NULL, *fold = NULL;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_rule *r = &rs.rules[i];
+    if (r->status != IR_RULE_PROVEN)
+      continue;
+    if (!fuse && r->src->nnodes == 2 && r->dst->nnodes == 1 &&
+        r->src->nodes[1].op == IR_OP_RELU && valid_conv(r->src, 0, 0) &&
+        valid_conv(r->dst, 1, 0))
+      fuse = r;
+    if (!fold && valid_conv(r->src, 0, 1) != valid_conv(r->dst, 0, 1))
+      fold = r;
+  }
+  cr_assert(fuse, "no proven relu fusion of a valid conv2d (%d rules)", rs.n);
+  cr_assert(fold, "no proven batch-norm fold of a valid conv2d");
+  /* the false variant: the fusion's dst without act=relu */
+  FILE *f = fopen(out, "r");
+  cr_assert(f);
+  static char text[1 << 20];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  char head[64];
+  snprintf(head, sizeof head, "rule %s ", fuse->id);
+  char *start = strstr(text, head), *end = start ? strstr(start, "\nend\n") : 0;
+  cr_assert(start && end);
+  end[5] = 0;
+  char *dst = strstr(start, "dst:"), *act = dst ? strstr(dst, " act=relu") : 0;
+  cr_assert(act, "no act=relu in %s's dst", fuse->id);
+  memset(act, ' ', 9);
+  ir_ruleset bad;
+  cr_assert_eq(ir_rules_parse(start, strlen(start), "bad", &bad, &d), BASE_OK,
+               "%s", d.msg);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  verify_result res;
+  cr_assert_eq(verify_prove(c, &bad.rules[0], &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_neq(res.status, IR_RULE_PROVEN, "the fusion without relu proven");
+  verify_free(c);
+  ir_ruleset_free(&bad);
+  ir_ruleset_free(&rs);
   unlink(out);
 }

@@ -6,7 +6,8 @@
  * instance checked numerically on the CPU executor, and the search finding
  * the ResNeXt merge (two convolutions + add -> one convolution on
  * concatenated inputs and weights); the edge filter refusing a graph with
- * the pattern's node signatures but not its edge. Rules:
+ * the pattern's node signatures but not its edge; a batch-norm fold typed
+ * on a convolution whose input and output channels differ. Rules:
  * tests/data/rules/instances.rules.
  */
 #include <criterion/criterion.h>
@@ -102,6 +103,22 @@ static ir_graph *add_convs(const char *conv, int bias, int relu) {
 }
 
 TestSuite(instances, .init = setup, .fini = teardown);
+
+/* Batch-norm folding (a rule of rules/extended.rules: its pattern on [4,4]
+ * filters, its folded bias built through reshapes to [1,4] and [4]) on a
+ * 1x1 convolution of 3 channels into 5: pattern dimension 4 binds 3 and
+ * 5, and the reshapes take the one size their input's elements leave
+ * (applied and checked on the executor by matches()). */
+Test(instances, bn_fold_on_unequal_channels) {
+  int ni;
+  ir_graph *g = parse("input x: [1,3,6,6]\nweight w: [5,3,1,1]\n"
+                      "weight s: [5]\nweight b: [5]\nweight m: [5]\n"
+                      "weight v: [5]\nc = conv2d(x, w)\n"
+                      "n = batchnorm(c, s, b, m, v)\nr = relu(n)\noutput r\n");
+  cr_assert_eq(matches("bn_fold_relu", g, &ni), 1);
+  cr_assert_eq(ni, 0);
+  ir_graph_free(g);
+}
 
 Test(instances, explicit_pads_equal_to_same_match_exactly) {
   int ni;

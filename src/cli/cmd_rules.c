@@ -252,8 +252,8 @@ static const cli_opt gen_table[] = {
             "docs/generation.md)"),
     CLI_CHOICE(T, "opset", opset, "SET", "default|extended",
                "default: the operators of docs/generation.md;\n"
-               "extended: also conv2d with a bias input (and\n"
-               "act=relu) over a pool of biases"),
+               "extended: also conv2d with a bias input, valid\n"
+               "padding, batchnorm and its folds (docs/generation.md)"),
     CLI_STR(T, "output", 'o', out, "F",
             "the rule file (default generated.rules)"),
     CLI_INT(T, "threads", threads, "T", 1, 1024,

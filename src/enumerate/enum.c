@@ -65,9 +65,12 @@ typedef struct dfs {
   int second;      /* second nodes seen so far */
 } dfs;
 
-/* Renaming-invariant descriptor of a value: its class, or its node. */
+/* Renaming-invariant descriptor of a value: its class (0..EN_NCLASSES-1),
+ * or its node output after every class (a node's output must not share a
+ * class's descriptor: equal keys for different nodes only add orders). */
 static uint32_t desc(uint8_t v) {
-  return EN_IS_INPUT(v) ? (uint32_t)en_input_class(v) : 8u + (v - 32u);
+  return EN_IS_INPUT(v) ? (uint32_t)en_input_class(v)
+                        : (uint32_t)EN_NCLASSES + (v - 32u);
 }
 
 static uint32_t node_key(const dfs *s, const en_node *n) {

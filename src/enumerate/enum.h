@@ -82,6 +82,12 @@ typedef enum en_gop {
                   reshape */
   EN_BNFOLD_C, /* (c, n): c [4] a convolution's bias: (c - mean) * f + bias;
                   IR: reshape, batchnorm, reshape */
+  /* conv2d pad=valid (a 5x5 image gives 3x3), which a rule's convolution
+   * must have to match a graph convolution without padding and a kernel
+   * above 1x1 (Inception's): as EN_CONV, EN_CONV_RELU, EN_CONVB */
+  EN_CONVV,
+  EN_CONVV_RELU,
+  EN_CONVBV,
   EN_NGOPS
 } en_gop;
 #define EN_NBASE_GOPS EN_CONVB /* the default set: gops before this */

@@ -74,6 +74,9 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_BNFOLD_W] = {"bnfold_w", IR_OP_BATCHNORM, 2, 1},
     [EN_BNFOLD_B] = {"bnfold_b", IR_OP_BATCHNORM, 1, 1},
     [EN_BNFOLD_C] = {"bnfold_c", IR_OP_BATCHNORM, 2, 1},
+    [EN_CONVV] = {"conv2d/valid", IR_OP_CONV2D, 2, 1},
+    [EN_CONVV_RELU] = {"conv2d/valid+relu", IR_OP_CONV2D, 2, 1},
+    [EN_CONVBV] = {"conv2d/valid+bias", IR_OP_CONV2D, 3, 1},
 };
 
 /* The argument of gop that is a batchnorm's parameters (class n), or -1. */
@@ -166,7 +169,10 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   if (!params_ok(n))
     return 0;
   switch (n->gop) {
-  case EN_BN: return image_like(in[0]) && in[0]->dim[1] == 4;
+  case EN_BN: /* an image, or a valid convolution's output (its batch 2;
+                 kernels have 4 output channels first) */
+    return (image_like(in[0]) || (in[0]->rank == 4 && in[0]->dim[0] == 2)) &&
+           in[0]->dim[1] == 4;
   case EN_BNFOLD_W:
     return in[0]->rank == 4 && in[0]->dim[0] == 4 && in[0]->dim[2] <= 3 &&
            in[0]->dim[3] <= 3;
@@ -175,10 +181,13 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
   case EN_CONVB:
   case EN_CONVB_RELU:
+  case EN_CONVBV:
     if (in[2]->rank != 1 || in[2]->dim[0] != in[1]->dim[0])
       return 0; /* fall through */
   case EN_CONV:
   case EN_CONV_RELU:
+  case EN_CONVV:
+  case EN_CONVV_RELU:
     return image_like(in[0]) && in[1]->rank == 4 && in[1]->dim[2] <= 3 &&
            in[1]->dim[3] <= 3 && in[1]->dim[1] <= in[0]->dim[1] &&
            in[0]->dim[1] % in[1]->dim[1] == 0;
@@ -219,6 +228,12 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
   case EN_CONV_RELU: a->act = IR_ACT_RELU; /* fall through */
   case EN_CONVB:
   case EN_CONV: a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]); break;
+  case EN_CONVV_RELU: a->act = IR_ACT_RELU; /* fall through */
+  case EN_CONVBV:
+  case EN_CONVV:
+    a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]);
+    a->padmode = IR_PAD_VALID;
+    break;
   case EN_CONCAT1:
   case EN_SPLIT1: a->axis = 1; /* fall through */
   case EN_CONCAT0:

@@ -68,6 +68,7 @@ typedef struct branch {
   fp_eval *e, *e2; /* incremental values; scratch for renamings */
   const fp_nf *nf; /* NULL: no normal-form pruning */
   int nn;          /* the last visited graph's last node is not normal */
+  int keep_split;  /* en_config.extended: see split_leaf */
   int failed;      /* a visit failed: the records are not the branch's */
   int halt;        /* begun after checkpoint_stop: visits nothing */
   long long dropped;
@@ -103,6 +104,7 @@ static void *branch_begin(void *u, int b) {
   }
   if (s->halt || fp_eval_pair_new(r->in, &s->e, &s->e2)) {
     s->nf = r->nf;
+    s->keep_split = r->c->extended;
     r->br[b] = s;
     return s;
   }
@@ -167,6 +169,18 @@ static base_status push_variants(branch *s, const fp_rec *r,
   return BASE_OK;
 }
 
+/* Whether g's last node is a split whose two parts are g's outputs. With
+ * --opset extended such a graph is kept although the split is not in
+ * normal form: each part has a smaller form (split(conv(x, concat(w1, w2)))
+ * part 0 is conv(x, w1)), but the rule from the two separate forms to the
+ * split, a sibling merge, does not follow from single-output rules the
+ * search can apply (backward, conv(x, w1) -> split(...) would make up w2).
+ * The split is still not extended. */
+static int split_leaf(const en_graph *g, int nouts) {
+  int gop = g->n[g->nops - 1].gop;
+  return nouts == 2 && (gop == EN_SPLIT0 || gop == EN_SPLIT1);
+}
+
 static base_status visit_graph(void *state, const en_graph *g,
                                const ir_shape (*shapes)[2], int is_graph) {
   branch *s = state;
@@ -182,7 +196,8 @@ static base_status visit_graph(void *state, const en_graph *g,
     if (!is_graph)
       return BASE_OK;
     uint8_t outs[EN_MAX_OUTPUTS];
-    if (s->nn && en_graph_outputs(g, outs) > 1) {
+    int nouts = s->nn ? en_graph_outputs(g, outs) : 1;
+    if (nouts > 1 && !(s->keep_split && split_leaf(g, nouts))) {
       s->dropped++; /* follows from the output's smaller form */
       return BASE_OK;
     }

@@ -41,12 +41,11 @@ static int ckpt_path(char *buf, size_t len, const char *dir, int b,
 
 uint64_t fp_ckpt_key(const en_config *c, size_t rec_size) {
   /* the branch count is 1 + first nodes x split: it keys the split too */
-  uint64_t k[6] = {(uint64_t)c->max_ops,
-                   (uint64_t)c->max_outputs,
+  uint64_t k[6] = {(uint64_t)c->max_ops, (uint64_t)c->max_outputs,
                    c->ops | (uint64_t) !!c->extended << 63, /* no opcode */
-                   (uint64_t)c->keep_non_normal,
-                   (uint64_t)rec_size,
-                   (uint64_t)en_branch_count(c)};
+                   /* the extended set keeps split leaves (cand.c) */
+                   (uint64_t)c->keep_non_normal | (uint64_t) !!c->extended << 8,
+                   (uint64_t)rec_size, (uint64_t)en_branch_count(c)};
   return XXH64(k, sizeof k, 0x636b7074);
 }
 

@@ -158,6 +158,9 @@ static int costly(int gop) {
   case EN_CONV_RELU:
   case EN_CONVB:
   case EN_CONVB_RELU:
+  case EN_CONVV:
+  case EN_CONVV_RELU:
+  case EN_CONVBV:
   case EN_RELU:
   case EN_AVGPOOL:
   case EN_MAXPOOL: return 1;

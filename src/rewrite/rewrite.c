@@ -92,6 +92,26 @@ static base_status map_list(rw *r, int64_t *list, int n) {
   return BASE_OK;
 }
 
+/* A reshape's shape through the dimension map; one entry whose pattern
+ * dimension binds several sizes becomes -1, which ir_infer derives from the
+ * input's element count (the only size the other entries leave it). A rule
+ * written on one small size for two dimensions (a batchnorm fold's [1,C]
+ * on [C,C] filters) then types on a filter of C_out != C_in. */
+static base_status map_reshape(rw *r, ir_attrs *a) {
+  int infer = -1;
+  for (int i = 0; i < a->nlist; i++) {
+    int64_t v = a->list[i] < 0 ? a->list[i] : dm_get(r, a->list[i]);
+    if (v < 0 && a->list[i] >= 0 && infer < 0)
+      infer = i;
+    else if (v < 0)
+      return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0,
+                           "pattern dimension %lld binds several sizes",
+                           (long long)a->list[i]);
+    a->list[i] = v;
+  }
+  return BASE_OK;
+}
+
 /* Split sizes from the replaced tensors where the outputs are replacement
  * outputs, else through the dimension map. */
 static base_status split_sizes(rw *r, const ir_node *n, ir_attrs *a) {
@@ -121,6 +141,8 @@ static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
       continue;
     if (p == IR_P_SIZES && (ri->ptraits[i] & IR_PT_DERIVED))
       st = split_sizes(r, n, a); /* one size per output, along axis */
+    else if (n->op == IR_OP_RESHAPE && ir_param_kind_of(p) == IR_PK_LIST)
+      st = map_reshape(r, a);
     else if (ir_param_kind_of(p) == IR_PK_LIST)
       st = map_list(r, a->list, a->nlist);
     else if (ir_param_kind_of(p) == IR_PK_LIST2)
