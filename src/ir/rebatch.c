@@ -307,6 +307,9 @@ static int rb_node(rb_ctx *c, int i) {
       st = RB_FAIL(c, "the batch is on a pooled axis");
     o = x;
   } else if (n->op == IR_OP_ATTENTION) {
+    if (n->a.groups > 0) /* cols and hdim do not follow a batch */
+      st = RB_FAIL(c, "its row layout (heads=) is made by optimize's lower "
+                      "stage: rebatch the graph before it");
     for (int k = 0; !st && k < 3; k++)
       if (c->p[n->in[k]].axis != x.axis || c->p[n->in[k]].in != x.in ||
           x.axis >= r - 2)
