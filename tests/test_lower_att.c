@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "costdb/costdb.h"
 #include "lower_util.h"
 
 /* [B=2,S=5,C=8]: 2 heads of 4, packed q|k|v, DeiT's export. */
@@ -197,4 +198,45 @@ Test(lower_att, malformed_row_layouts_refused) {
   snprintf(t, sizeof t, "%sy = attention(b, b, b) seqfirst=1\noutput y\n",
            head);
   refused(t, "need heads");
+}
+
+/* Cost signatures: today's layout keeps its key (stored measurements),
+ * the row layout has its own, and a signature's graph prices the same
+ * (roofline: the heads' columns, not the whole rows). */
+Test(lower_att, cost_signatures) {
+  ir_graph *g = lu_parse(vit);
+  ir_graph *h = lu_lower(g, NULL);
+  const ir_graph *gs[2] = {g, h};
+  for (int k = 0; k < 2; k++) {
+    const ir_graph *x = gs[k];
+    for (int i = 0; i < x->nnodes; i++) {
+      if (x->nodes[i].op != IR_OP_ATTENTION)
+        continue;
+      char sig[CD_SIG_MAX], back[CD_SIG_MAX];
+      cd_node_sig(x, i, sig, sizeof sig);
+      cr_assert_eq(strstr(sig, "heads=") != NULL, k, "%s", sig);
+      cr_assert_eq(strstr(sig, "cols=") != NULL, k, "%s", sig);
+      base_diag d;
+      ir_graph *one = cd_sig_graph(sig, &d);
+      cr_assert(one, "%s: %s", sig, d.msg);
+      cd_node_sig(one, 0, back, sizeof back);
+      cr_expect_str_eq(back, sig);
+      cd_work a = cd_node_work(x, i), b = cd_node_work(one, 0);
+      cr_expect_eq(a.flops, b.flops);
+      cr_expect_eq(a.bytes, b.bytes);
+      ir_graph_free(one);
+    }
+  }
+  /* the same products and softmax in both layouts; the row layout reads
+   * q, k and v (a third of the packed rows each), not the rows thrice */
+  int ia = -1, ib = -1;
+  for (int i = 0; i < g->nnodes; i++)
+    ia = g->nodes[i].op == IR_OP_ATTENTION ? i : ia;
+  for (int i = 0; i < h->nnodes; i++)
+    ib = h->nodes[i].op == IR_OP_ATTENTION ? i : ib;
+  cd_work wa = cd_node_work(g, ia), wb = cd_node_work(h, ib);
+  cr_expect_gt(wb.flops, wa.flops); /* + the scale */
+  cr_expect_lt(wb.flops, wa.flops * 1.05);
+  cr_expect_eq(wb.bytes, wa.bytes + 4); /* + s */
+  ir_graph_free(h), ir_graph_free(g);
 }
