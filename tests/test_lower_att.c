@@ -240,3 +240,22 @@ Test(lower_att, cost_signatures) {
   cr_expect_eq(wb.bytes, wa.bytes + 4); /* + s */
   ir_graph_free(h), ir_graph_free(g);
 }
+
+/* The row layout follows a new batch (ir_rebatch: its attributes do not
+ * depend on it): BERT-like and sequence-first blocks lowered at batch 2,
+ * rebatched to 3, compute what the originals rebatched to 3 compute. */
+Test(lower_att, rebatch) {
+  const char *texts[2] = {bert, vit};
+  for (int k = 0; k < 2; k++) {
+    ir_graph *g = lu_parse(texts[k]);
+    ir_graph *h = lu_lower(g, NULL);
+    ir_graph *g3, *h3;
+    base_diag d;
+    cr_assert_eq(ir_rebatch(g, 3, &g3, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(ir_rebatch(h, 3, &h3, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(lu_count_op(h3, IR_OP_TRANSPOSE), 0);
+    cr_assert_eq(h3->tensors[h3->outputs[0]].shape.dim[0], 3);
+    lu_same_outputs(g3, h3, k ? 1e-5 : 0);
+    ir_graph_free(h3), ir_graph_free(g3), ir_graph_free(h), ir_graph_free(g);
+  }
+}
