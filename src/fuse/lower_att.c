@@ -289,7 +289,8 @@ static int add_reshape(ir_graph *h, const ir_graph *g, const ir_node *at,
   ir_attrs a;
   ir_attrs_default(IR_OP_RESHAPE, &a);
   a.nlist = rank;
-  memcpy(a.list, dims, sizeof(int64_t) * (size_t)rank);
+  if (rank) /* [] (a scalar): no dimensions */
+    memcpy(a.list, dims, sizeof(int64_t) * (size_t)rank);
   return add(h, g, at, IR_OP_RESHAPE, &x, 1, &a, base, what, d);
 }
 
