@@ -4,8 +4,10 @@ ONNX primitives that onnxruntime runs as superopt's CPU executor does.
 
 usage: onnx_attention.py SUPEROPT
 
-A graph with two attention nodes (a -inf mask masking whole rows, guard=1;
-a finite per-head bias without a guard) is run by `superopt run --dump`
+A graph with four attention nodes (a -inf mask masking whole rows, guard=1;
+a finite per-head bias without a guard; the row layout, heads=, on packed
+[B,S,3C] rows and on sequence-first [S,B,3C] rows with a bias: Slice,
+Reshape and Transpose around the product) is run by `superopt run --dump`
 (seeded inputs and weights) and exported by `superopt export`; the weights
 are inputs of the exported model (no values), fed with the dumped ones.
 Outputs must agree: max|ort - ours| <= 1e-5 * max|ours| + 1e-6, no NaN,
@@ -20,6 +22,9 @@ import numpy as np
 import onnxruntime as ort
 
 GRAPH = """input q: [2,3,5,8]
+input x: [2,5,48]
+input xs: [5,2,48]
+weight wr: [2,1,1,5]
 input k: [2,3,8,7]
 input v: [2,3,7,6]
 weight s: []
@@ -30,7 +35,9 @@ m = relu(n0)
 mb = log(m)
 a = attention(q, k, v, s, mb) guard=1
 c = attention(q, k, v, s, wb)
-output a, c
+e = attention(x, x, x, s) heads=2 cols=[0,16,32] hdim=[8,8]
+f = attention(xs, xs, xs, s, wr) heads=3 cols=[0,16,32] hdim=[4,5] seqfirst=1
+output a, c, e, f
 """
 
 

@@ -860,6 +860,44 @@ Test(cuda, attention_both_forms) {
   plan_hook = NULL;
 }
 
+/* Attention's row layout (heads=, what the lower stage makes of ViT's
+ * packed QKV and BERT's separate projections): q, k and v read in the
+ * projection's rows at their column offsets, the result written [B,S,H*E]
+ * (no copy), packed [B,S,3C] with a scale, sequence-first [S,B,3C] at
+ * batch 2, and separate [B,S,C] tensors with a mask and the guard; both
+ * forms, TF32 and strict, against the CPU executor. */
+static const char att_rows_graph[] =
+    "input x: [2,7,96]\ninput xs: [7,2,96]\nweight s: []\n"
+    "input pq: [2,7,32]\ninput pk: [2,9,32]\ninput pv: [2,9,48]\n"
+    "input w: [2,1,1,9]\n"
+    "n = neg(w)\nm = relu(n)\nb = log(m)\n"
+    "a = attention(x, x, x, s) heads=2 cols=[0,32,64] hdim=[16,16]\n"
+    "c = attention(xs, xs, xs) heads=4 cols=[0,32,64] hdim=[8,8] "
+    "seqfirst=1\n"
+    "e = attention(pq, pk, pv, s, b) guard=1 heads=2 cols=[0,0,8] "
+    "hdim=[16,20]\n"
+    "output a, c, e\n";
+
+Test(cuda, attention_row_layout) {
+  need_gpu();
+  gpu_options tf32 = {0}, strict = {.fp32_strict = 1};
+  static const char *const forms[] = {"kernel", "split"};
+  plan_hook = att_engines;
+  for (int f = 0; f < 2; f++) {
+    att_form = forms[f];
+    setenv("SUPEROPT_ATTENTION", att_form, 1);
+    ir_graph *g = parse(att_rows_graph);
+    char what[64];
+    snprintf(what, sizeof what, "%s, rows, tf32", att_form);
+    compare(g, &tf32, 2e-3, what);
+    snprintf(what, sizeof what, "%s, rows, strict", att_form);
+    compare(g, &strict, 1e-5, what);
+    ir_graph_free(g);
+  }
+  unsetenv("SUPEROPT_ATTENTION");
+  plan_hook = NULL;
+}
+
 /* Attention with a bias (katt.cu, both forms, TF32 and strict): -inf
  * masks (log(relu(-w))) per head broadcast over the batch, rows masked
  * everywhere with the guard (0, as the CPU), a finite bias of rank 2 on

@@ -46,11 +46,20 @@ static double act_flops(ir_act act) {
  * ops.def) and the guard on every score; the scores stay on chip. */
 static cd_work attention_work(const ir_graph *g, const ir_node *nd) {
   cd_work w = {0, io_bytes(g, nd), 1, 1};
-  const ir_shape *q = &g->tensors[nd->in[0]].shape;
-  double d = (double)q->dim[q->rank - 1];
-  double e = (double)g->tensors[nd->in[2]].shape.dim[q->rank - 1];
-  double t = (double)g->tensors[nd->in[1]].shape.dim[q->rank - 1];
-  double scores = numel(g, nd->in[0]) / (d > 0 ? d : 1) * t;
+  ir_att_geom a;
+  if (ir_att_geom_of(&nd->a, &g->tensors[nd->in[0]].shape,
+                     &g->tensors[nd->in[1]].shape, &g->tensors[nd->in[2]].shape,
+                     &a))
+    return w;
+  double d = (double)a.d, e = (double)a.e, t = (double)a.t;
+  double bh = (double)a.b * (double)a.h, scores = bh * (double)a.s * t;
+  if (nd->a.groups > 0) { /* row layout: the heads' columns read, not the
+                             whole rows (ViT's q, k and v in one tensor) */
+    double el = tensor_bytes(g, nd->out[0]) / numel(g, nd->out[0]);
+    w.bytes = el * bh * ((double)a.s * d + t * d + t * e + (double)a.s * e);
+    for (int i = 3; i < nd->nin; i++)
+      w.bytes += tensor_bytes(g, nd->in[i]);
+  }
   w.flops = scores * (2 * d + 2 * e + (nd->nin > 3) + (nd->nin > 4) +
                       ir_op(IR_OP_SOFTMAX)->flops + nd->a.keepdims);
   return w;

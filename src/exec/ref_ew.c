@@ -415,6 +415,77 @@ static void att_probs(const ir_node *n, const ex_arg *in, float *sc, int64_t bt,
       sc[i] = 0.0f;
 }
 
+/* Copies the [m, n] matrix at src with strides (rm, rn) into dst packed,
+ * or (back) the packed src into dst's strides. */
+static void att_copy(float *dst, const float *src, int64_t m, int64_t n,
+                     int64_t rm, int64_t rn, int back) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      if (back)
+        dst[i * rm + j * rn] = src[i * n + j];
+      else
+        dst[i * n + j] = src[i * rm + j * rn];
+    }
+}
+
+/* One head of the row layout: its q, k and v copied packed (scratch w),
+ * then the products and softmax of the default layout, the result written
+ * at its strides. */
+static void att_rows_head(const ir_node *n, const ex_arg *v, const ex_arg *in,
+                          float *y, const ir_att_geom *g, int64_t bt,
+                          const int64_t *bst, float *w) {
+  int64_t b = bt / g->h, h = bt % g->h;
+  float *q = w, *k = q + g->s * g->d, *vv = k + g->d * g->t;
+  float *sc = vv + g->t * g->e, *o = sc + g->s * g->t;
+  const float *src[3] = {in[0].data, in[1].data, in[2].data};
+  float *dst[3] = {q, k, vv};
+  int64_t rows[3] = {g->s, g->d, g->t}, cols[3] = {g->d, g->t, g->e};
+  for (int i = 0; i < 3; i++)
+    att_copy(dst[i], src[i] + g->off[i] + b * g->st[i][0] + h * g->st[i][1],
+             rows[i], cols[i], g->st[i][2], g->st[i][3], 0);
+  ex_gemm(g->s, g->t, g->d, q, g->d, k, g->t, sc, g->t, 0);
+  att_probs(n, v, sc, bt, bst);
+  ex_gemm(g->s, g->e, g->t, sc, g->t, vv, g->e, o, g->e, 0);
+  att_copy(y + b * g->st[3][0] + h * g->st[3][1], o, g->s, g->e, g->st[3][2],
+           g->st[3][3], 1);
+}
+
+/* The row layout (heads > 0): q, k and v read as [b, h, ...] views of the
+ * rows, each head as the default layout computes it. */
+static base_status att_rows(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  ir_att_geom g;
+  if (ir_att_geom_of(&n->a, &in[0].shape, &in[1].shape, &in[2].shape, &g))
+    return BASE_ERR_PARAM;
+  ex_arg v[5];
+  for (int i = 0; i < n->nin; i++)
+    v[i] = in[i];
+  v[0].shape = (ir_shape){4, {g.b, g.h, g.s, g.d}};
+  v[1].shape = (ir_shape){4, {g.b, g.h, g.d, g.t}};
+  v[2].shape = (ir_shape){4, {g.b, g.h, g.t, g.e}};
+  int64_t bst[IR_MAX_RANK] = {0};
+  if (n->nin > 4)
+    att_bias_strides(&in[4].shape, 4, bst);
+  size_t wn =
+      (size_t)(g.s * g.d + g.d * g.t + g.t * g.e + g.s * g.t + g.s * g.e + 1);
+  int failed = 0;
+#ifdef _OPENMP
+  int par = g.b * g.h > 1 && g.b * g.h * g.s * g.t * (g.d + g.e) >= EX_PAR_MIN;
+#pragma omp parallel if (par) reduction(| : failed)
+#endif
+  {
+    float *w = base_malloc(sizeof(float) * wn);
+    failed = !w;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic)
+#endif
+    for (int64_t bt = 0; bt < g.b * g.h; bt++)
+      if (w)
+        att_rows_head(n, v, in, out[0].data, &g, bt, bst, w);
+    free(w);
+  }
+  return failed ? BASE_ERR_NOMEM : BASE_OK;
+}
+
 /* softmax(s * q k + b) v, batch by batch (the leading dimensions): the
  * scores in a temporary [S, T], computed as matmul, smul, ewadd and
  * softmax compute them, so that the result equals theirs. The batches are
@@ -423,6 +494,8 @@ static void att_probs(const ir_node *n, const ex_arg *in, float *sc, int64_t bt,
  * parallel region per node instead of two per batch, and the scaling and
  * softmax no longer on one thread. */
 base_status ex_ref_attention(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  if (n->a.groups > 0)
+    return att_rows(n, in, out);
   const ir_shape *qs = &in[0].shape;
   int r = qs->rank;
   int64_t sq = qs->dim[r - 2], dd = qs->dim[r - 1];

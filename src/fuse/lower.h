@@ -19,7 +19,10 @@
  *   lower_move.c  data movement: an activation on a split's or concat's
  *                 parts, a pad absorbing the slice that reads it;
  *   lower_se.c    squeeze-and-excitation chains and channel shuffles as
- *                 fused kinds.
+ *                 fused kinds;
+ *   lower_att.c   attention reading q, k and v in the rows its
+ *                 projections write and writing the rows the next matmul
+ *                 reads (heads=), the moves between them gone.
  */
 #ifndef SUPEROPT_LOWER_H
 #define SUPEROPT_LOWER_H
@@ -33,8 +36,9 @@ typedef struct lower_stats {
   int moves;     /* activations on split/concat parts, pad+slice pairs */
   int se;        /* squeeze-and-excitation chains */
   int shuffles;  /* channel shuffles */
+  int attention; /* attention nodes in the row layout (heads=) */
   int shortcuts; /* projection shortcuts moved ahead of the chain they join
-                    (an epilogue too: the add folded into the chain) */
+                   (an epilogue too: the add folded into the chain) */
 } lower_stats;
 
 /* A new graph with every family lowered (same inputs, weights and outputs;

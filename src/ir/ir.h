@@ -233,6 +233,25 @@ typedef struct ir_opinfo {
 } ir_opinfo;
 
 const ir_opinfo *ir_op(ir_opcode op);
+
+/* An attention node's geometry: q [b,h,s,d], k [b,h,d,t], v [b,h,t,e] and
+ * its result [b,h,s,e] as strided views (element offsets into q's, k's
+ * and v's tensors, strides in elements, in those dimension orders) of the
+ * tensors it reads and writes. The row layout (heads > 0,
+ * docs/graph-format.md): q, k and v are rows [B,S,C] ([S,B,C] with
+ * seqfirst) of which columns cols[i] + h*D + j hold head h, and the result
+ * is [B,S,H*E]. */
+typedef struct ir_att_geom {
+  int64_t b, h, s, t, d, e;
+  int64_t off[3];
+  int64_t st[4][4]; /* q, k, v, result */
+} ir_att_geom;
+
+/* The geometry of an attention node with attributes a reading tensors of
+ * shapes q, k and v (checked by shape inference); 0, or -1 for a node
+ * whose default-layout rank is not 4 or whose row layout is malformed. */
+int ir_att_geom_of(const ir_attrs *a, const ir_shape *q, const ir_shape *k,
+                   const ir_shape *v, ir_att_geom *g);
 /* Operator by name; -1 if none. */
 int ir_op_lookup(const char *name, size_t len);
 const char *ir_param_name(ir_param_id p);

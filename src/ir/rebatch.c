@@ -236,6 +236,22 @@ static int rb_residual(rb_ctx *c, const ir_node *n, rb_place o) {
 }
 
 /* Sets the placement of n's outputs from its inputs'; -1 with c->why. */
+/* Attention's row layout: q, k and v carry the batch whole on their rows'
+ * batch axis (seqfirst: 1, else 0), a bias on the scores' first axis; the
+ * result [B,S,H*E] on axis 0 (cols, hdim and heads do not depend on it). */
+static int rb_att_rows(rb_ctx *c, const ir_node *n, rb_place x, rb_place *out) {
+  int sf = n->a.axis;
+  for (int k = 0; k < 3; k++)
+    if (c->p[n->in[k]].axis != sf || c->p[n->in[k]].in != x.in || x.in != 1)
+      return RB_FAIL(c, "q, k and v do not carry the batch on the rows' "
+                        "batch axis");
+  if (n->nin > 4 && c->p[n->in[4]].axis >= 0 &&
+      c->p[n->in[4]].axis + 4 - shp(c, n->in[4])->rank != 0)
+    return RB_FAIL(c, "its bias carries the batch on another axis");
+  *out = (rb_place){0, 1};
+  return 0;
+}
+
 static int rb_node(rb_ctx *c, int i) {
   const ir_node *n = &c->g->nodes[i];
   rb_place x = n->nin ? c->p[n->in[0]] : (rb_place){-1, 0}, o = {-1, 0};
@@ -306,6 +322,8 @@ static int rb_node(rb_ctx *c, int i) {
     if (x.axis > 1)
       st = RB_FAIL(c, "the batch is on a pooled axis");
     o = x;
+  } else if (n->op == IR_OP_ATTENTION && n->a.groups > 0) {
+    st = rb_att_rows(c, n, x, &o);
   } else if (n->op == IR_OP_ATTENTION) {
     for (int k = 0; !st && k < 3; k++)
       if (c->p[n->in[k]].axis != x.axis || c->p[n->in[k]].in != x.in ||

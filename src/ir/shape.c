@@ -553,11 +553,107 @@ static int att_bias_fits(const ir_shape *b, const ir_shape *q,
   return 1;
 }
 
+/* Packed strides of [n0, n1, n2, n3]. */
+static void att_packed(int64_t n1, int64_t n2, int64_t n3, int64_t *st) {
+  st[3] = 1, st[2] = n3, st[1] = n2 * n3, st[0] = n1 * n2 * n3;
+}
+
+/* The strides of a row-layout operand [B,R,C] ([R,B,C] with seqfirst) as
+ * [b, h, r, c]: head blocks of w columns. */
+static void att_rows(int sf, int64_t b, int64_t r, int64_t c, int64_t w,
+                     int64_t *st) {
+  st[0] = sf ? c : r * c, st[1] = w, st[2] = sf ? b * c : c, st[3] = 1;
+}
+
+int ir_att_geom_of(const ir_attrs *a, const ir_shape *q, const ir_shape *k,
+                   const ir_shape *v, ir_att_geom *g) {
+  memset(g, 0, sizeof *g);
+  int r = q->rank, sf = a->axis;
+  if (a->groups <= 0) { /* today's layout: leading dimensions folded */
+    g->b = 1, g->h = 1;
+    for (int i = 0; i < r - 2; i++)
+      g->h *= q->dim[i];
+    g->s = q->dim[r - 2], g->d = q->dim[r - 1];
+    g->t = k->dim[r - 1], g->e = v->dim[r - 1];
+    att_packed(g->h, g->s, g->d, g->st[0]);
+    att_packed(g->h, g->d, g->t, g->st[1]);
+    att_packed(g->h, g->t, g->e, g->st[2]);
+    att_packed(g->h, g->s, g->e, g->st[3]);
+    return 0;
+  }
+  if (r != 3 || k->rank != 3 || v->rank != 3 || a->nlist != 3 || a->nlist2 != 2)
+    return -1;
+  g->b = q->dim[sf], g->s = q->dim[!sf], g->t = k->dim[!sf];
+  g->h = a->groups, g->d = a->list2[0], g->e = a->list2[1];
+  for (int i = 0; i < 3; i++)
+    g->off[i] = a->list[i];
+  att_rows(sf, g->b, g->s, q->dim[2], g->d, g->st[0]);
+  att_rows(sf, g->b, g->t, k->dim[2], g->d, g->st[1]);
+  int64_t c = g->st[1][2]; /* k as [b, h, d, t]: rows are t */
+  g->st[1][2] = 1, g->st[1][3] = c;
+  att_rows(sf, g->b, g->t, v->dim[2], g->e, g->st[2]);
+  att_rows(0, g->b, g->s, g->h * g->e, g->e, g->st[3]);
+  return 0;
+}
+
+/* Shape inference of the row layout (heads > 0). */
+static base_status att_rows_shape(ir_attrs *a, const ir_shape *const *in,
+                                  int nin, ir_shape *out, base_diag *d) {
+  sbuf b0, b1, b2;
+  const ir_shape *q = in[0], *k = in[1], *v = in[2];
+  int sf = a->axis;
+  if (q->rank != 3 || k->rank != 3 || v->rank != 3)
+    return shape_err(d,
+                     "attention: heads=%d takes q, k and v as rows [B,S,C] "
+                     "(seqfirst: [S,B,C]), got %s, %s and %s",
+                     (int)a->groups, S(q, b0), S(k, b1), S(v, b2));
+  if (a->nlist != 3 || a->nlist2 != 2 || a->list2[0] < 1 || a->list2[1] < 1)
+    return param_err(d,
+                     "attention: heads=%d needs cols=[q,k,v] (three "
+                     "column offsets) and hdim=[D,E] of at least 1",
+                     (int)a->groups);
+  if (q->dim[sf] != k->dim[sf] || q->dim[sf] != v->dim[sf] ||
+      k->dim[!sf] != v->dim[!sf])
+    return shape_err(d,
+                     "attention: q %s, k %s and v %s differ in batch or k "
+                     "and v in length",
+                     S(q, b0), S(k, b1), S(v, b2));
+  const ir_shape *x[3] = {q, k, v};
+  for (int i = 0; i < 3; i++) {
+    int64_t w = a->groups * a->list2[i == 2];
+    if (a->list[i] < 0 || a->list[i] + w > x[i]->dim[2])
+      return param_err(d,
+                       "attention: cols[%d]=%lld + %lld head columns pass "
+                       "the %lld columns of %s",
+                       i, (long long)a->list[i], (long long)w,
+                       (long long)x[i]->dim[2], S(x[i], b0));
+  }
+  int64_t bb = q->dim[sf], hh = a->groups;
+  ir_shape qs = {4, {bb, hh, q->dim[!sf], a->list2[0]}};
+  ir_shape ks = {4, {bb, hh, a->list2[0], k->dim[!sf]}};
+  if (nin >= 4 && in[3]->rank != 0)
+    return shape_err(d, "attention: s must be a scalar [], got %s",
+                     S(in[3], b0));
+  if (nin == 5 && !att_bias_fits(in[4], &qs, &ks))
+    return shape_err(d,
+                     "attention: b %s does not broadcast to the scores %s "
+                     "x %lld",
+                     S(in[4], b0), S(&qs, b1), (long long)ks.dim[3]);
+  *out = (ir_shape){3, {bb, q->dim[!sf], hh * a->list2[1]}};
+  return BASE_OK;
+}
+
 base_status ir_shape_attention(ir_attrs *a, const ir_shape *const *in, int nin,
                                ir_shape *out, base_diag *d) {
   sbuf b0, b1, b2;
   const ir_shape *q = in[0], *k = in[1], *v = in[2];
-  (void)a;
+  if (a->groups < 0)
+    return param_err(d, "attention: heads must be 0 or more, got %d",
+                     (int)a->groups);
+  if (a->groups > 0)
+    return att_rows_shape(a, in, nin, out, d);
+  if (a->nlist || a->nlist2 || a->axis)
+    return param_err(d, "attention: cols, hdim and seqfirst need heads");
   int r = q->rank;
   if (r < 2 || k->rank != r || v->rank != r)
     return shape_err(d,

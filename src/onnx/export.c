@@ -357,10 +357,46 @@ static void ex_matmul(exporter *E, const ir_node *n, const char *out) {
 /* attention: MatMul, Mul by s (where given), Add b (where given), Softmax
  * over the last axis, IsNaN and Where (guard=1), MatMul (ONNX's own Attention
  * is opset 23 and takes k untransposed). */
+/* Operand i (q, k, v) of an attention node in the row layout as the
+ * default layout reads it: its heads' columns sliced, split into heads and
+ * transposed to [B,H,S,D] (k: [B,H,D,T]); 0 in the shapes keeps a
+ * dimension as it is (dynamic axes). */
+static const char *ex_att_operand(exporter *E, const ir_node *n, int i,
+                                  const char *out) {
+  static const char *what[3][3] = {{"q_cols", "q_heads", "q"},
+                                   {"k_cols", "k_heads", "k"},
+                                   {"v_cols", "v_heads", "v"}};
+  const ir_attrs *a = &n->a;
+  int64_t w = a->list2[i == 2], sf = a->axis;
+  int64_t st = a->list[i], en = a->list[i] + a->groups * w, ax = 2;
+  const char *cols = helper_name(E, out, what[i][0]);
+  node(E, "Slice", cols,
+       (const char *[]){tname(E, n->in[i]),
+                        init_ints(E, cols, "starts", &st, 1),
+                        init_ints(E, cols, "ends", &en, 1),
+                        init_ints(E, cols, "axes", &ax, 1), NULL});
+  int64_t shp[4] = {0, 0, a->groups, w};
+  const char *heads = helper_name(E, out, what[i][1]);
+  node(E, "Reshape", heads,
+       (const char *[]){cols, init_ints(E, heads, "shape", shp, 4), NULL});
+  static const int64_t perm[2][2][4] = {{{0, 2, 1, 3}, {0, 2, 3, 1}},
+                                        {{1, 2, 0, 3}, {1, 2, 3, 0}}};
+  const char *t = helper_name(E, out, what[i][2]);
+  Onnx__NodeProto *o = node(E, "Transpose", t, (const char *[]){heads, NULL});
+  if (o)
+    attr_ints(E, o, "perm", perm[sf][i == 1], 4);
+  return t;
+}
+
 static void ex_attention(exporter *E, const ir_node *n, const char *out) {
+  int rows = n->a.groups > 0;
+  const char *opnd[3], *res = out;
+  for (int i = 0; i < 3; i++)
+    opnd[i] = rows ? ex_att_operand(E, n, i, out) : tname(E, n->in[i]);
+  if (rows)
+    out = helper_name(E, res, "heads");
   const char *sc = helper_name(E, out, "scores");
-  node(E, "MatMul", sc,
-       (const char *[]){tname(E, n->in[0]), tname(E, n->in[1]), NULL});
+  node(E, "MatMul", sc, (const char *[]){opnd[0], opnd[1], NULL});
   if (n->nin >= 4) {
     const char *scaled = helper_name(E, out, "scaled");
     node(E, "Mul", scaled, (const char *[]){sc, tname(E, n->in[3]), NULL});
@@ -374,7 +410,7 @@ static void ex_attention(exporter *E, const ir_node *n, const char *out) {
   const char *pr = helper_name(E, out, "probs");
   Onnx__NodeProto *o = node(E, "Softmax", pr, (const char *[]){sc, NULL});
   if (o)
-    attr_int(E, o, "axis", E->g->tensors[n->out[0]].shape.rank - 1);
+    attr_int(E, o, "axis", rows ? 3 : E->g->tensors[n->out[0]].shape.rank - 1);
   if (n->a.keepdims) { /* guard: NaN probabilities (rows all -inf) 0 */
     const char *nan = helper_name(E, out, "nan");
     const char *kept = helper_name(E, out, "guarded");
@@ -383,7 +419,16 @@ static void ex_attention(exporter *E, const ir_node *n, const char *out) {
          (const char *[]){nan, init_scalar(E, out, "zero", 0.0f), pr, NULL});
     pr = kept;
   }
-  node(E, "MatMul", out, (const char *[]){pr, tname(E, n->in[2]), NULL});
+  node(E, "MatMul", out, (const char *[]){pr, opnd[2], NULL});
+  if (!rows)
+    return;
+  const char *bshe = helper_name(E, res, "bshe"); /* [B,S,H,E] */
+  o = node(E, "Transpose", bshe, (const char *[]){out, NULL});
+  if (o)
+    attr_ints(E, o, "perm", (const int64_t[]){0, 2, 1, 3}, 4);
+  int64_t shp[3] = {0, 0, n->a.groups * n->a.list2[1]};
+  node(E, "Reshape", res,
+       (const char *[]){bshe, init_ints(E, res, "shape", shp, 3), NULL});
 }
 
 static void ex_pool(exporter *E, const ir_node *n, const char *out,

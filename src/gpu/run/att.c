@@ -65,11 +65,24 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     att_strides(y, s->att->a.st[3]);
   }
   cxk_att *a = &s->att->a;
-  a->d0 = r == 4 ? q->dim[0] : 1, a->d1 = r == 4 ? q->dim[1] : 1;
-  for (int i = 0; r != 4 && i < r - 2; i++)
-    a->d1 *= q->dim[i];
-  a->s = q->dim[r - 2], a->d = q->dim[r - 1];
-  a->t = shp(p, n->in[1])->dim[r - 1], a->e = y->dim[r - 1];
+  ir_shape rq; /* the row layout's q as [b, h, s, d] */
+  if (n->a.groups > 0) {
+    ir_att_geom g;
+    if (ir_att_geom_of(&n->a, q, shp(p, n->in[1]), shp(p, n->in[2]), &g))
+      return base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
+                           "attention: malformed row layout");
+    memcpy(a->st, g.st, sizeof a->st); /* the rows read in place */
+    memcpy(s->att->off, g.off, sizeof g.off);
+    rq = (ir_shape){4, {g.b, g.h, g.s, g.d}};
+    q = &rq, r = 4;
+    a->d0 = g.b, a->d1 = g.h, a->s = g.s, a->d = g.d, a->t = g.t, a->e = g.e;
+  } else {
+    a->d0 = r == 4 ? q->dim[0] : 1, a->d1 = r == 4 ? q->dim[1] : 1;
+    for (int i = 0; r != 4 && i < r - 2; i++)
+      a->d1 *= q->dim[i];
+    a->s = q->dim[r - 2], a->d = q->dim[r - 1];
+    a->t = shp(p, n->in[1])->dim[r - 1], a->e = y->dim[r - 1];
+  }
   if (ir_shape_numel(y) > 0 && !cxk_attention_ok(a))
     return base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
                          "attention: the GPU kernel takes q's and v's last "

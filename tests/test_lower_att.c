@@ -1,0 +1,261 @@
+/* test_lower_att.c: attention's row layout (heads=, docs/graph-format.md)
+ * and the lower stage's attention family (src/fuse/lower_att.c).
+ *
+ * A ViT-like block (one packed QKV projection, reshaped, transposed and
+ * split; q and k scaled by a scalar each), a torchvision-like one
+ * (sequence-first rows, batch 2) and a BERT-like one (separate
+ * projections, a scale and a mask): the moves around attention go, the
+ * node reads the projections' rows, the CPU executor computes the same
+ * outputs, the graph prints and parses back the same. An intermediate
+ * another node reads stays; a result read otherwise than through the
+ * transpose leaves the node alone; malformed layouts are refused.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "costdb/costdb.h"
+#include "lower_util.h"
+
+/* [B=2,S=5,C=8]: 2 heads of 4, packed q|k|v, DeiT's export. */
+static const char vit[] =
+    "input x: [2,5,8]\n"
+    "weight w: [8,24]\nweight bq: [24]\nweight c: [1]\nweight wo: [8,8]\n"
+    "qkv = matmul(x, w, bq)\n"
+    "r = reshape(qkv) shape=[2,5,3,2,4]\n"
+    "t = transpose(r) perm=[2,0,3,1,4]\n"
+    "s0, s1, s2 = split(t) axis=0 sizes=[1,1,1]\n"
+    "q = reshape(s0) shape=[2,2,5,4]\n"
+    "k = reshape(s1) shape=[2,2,5,4]\n"
+    "v = reshape(s2) shape=[2,2,5,4]\n"
+    "kt = transpose(k) perm=[0,1,3,2]\n"
+    "qs = ewmul(q, c)\n"
+    "ks = ewmul(kt, c)\n"
+    "y = attention(qs, ks, v)\n"
+    "yt = transpose(y) perm=[0,2,1,3]\n"
+    "yr = reshape(yt) shape=[2,5,8]\n"
+    "out = matmul(yr, wo)\n"
+    "output out\n";
+
+Test(lower_att, vit_packed_qkv) {
+  ir_graph *g = lu_parse(vit);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_SPLIT), 0);
+  cr_assert_lt(h->nnodes, g->nnodes - 8, "%d -> %d nodes", g->nnodes,
+               h->nnodes);
+  const ir_node *a = lu_producer(h, "yr");
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->in[0], ir_find_tensor(h, "qkv"));
+  cr_assert_eq(a->in[1], a->in[0]);
+  cr_assert_eq(a->nin, 4); /* the scalars' product as s */
+  cr_assert_eq(a->a.groups, 2);
+  cr_assert_eq(a->a.list[1], 8);
+  cr_assert_eq(a->a.list[2], 16);
+  lu_same_outputs(g, h, 1e-5);
+  char *p1 = ir_print(h);
+  cr_assert(strstr(p1, "heads=2 cols=[0,8,16] hdim=[4,4]"), "%s", p1);
+  ir_graph *k = lu_parse(p1);
+  char *p2 = ir_print(k);
+  cr_assert_str_eq(p1, p2);
+  lu_same_outputs(g, k, 1e-5);
+  free(p1), free(p2);
+  ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* torchvision's MultiheadAttention: rows [S,B,3C], batch 2. */
+static const char seqfirst[] = "input x: [5,2,8]\n"
+                               "weight w: [8,24]\nweight wo: [8,8]\n"
+                               "qkv = matmul(x, w)\n"
+                               "r = reshape(qkv) shape=[5,2,3,8]\n"
+                               "t = transpose(r) perm=[2,0,1,3]\n"
+                               "a0 = slice(t) starts=[0,0,0,0] ends=[1,5,2,8]\n"
+                               "a1 = slice(t) starts=[1,0,0,0] ends=[2,5,2,8]\n"
+                               "a2 = slice(t) starts=[2,0,0,0] ends=[3,5,2,8]\n"
+                               "q0 = reshape(a0) shape=[5,4,4]\n"
+                               "k0 = reshape(a1) shape=[5,4,4]\n"
+                               "v0 = reshape(a2) shape=[5,4,4]\n"
+                               "q1 = transpose(q0) perm=[1,0,2]\n"
+                               "k1 = transpose(k0) perm=[1,2,0]\n"
+                               "v1 = transpose(v0) perm=[1,0,2]\n"
+                               "q = reshape(q1) shape=[2,2,5,4]\n"
+                               "k = reshape(k1) shape=[2,2,4,5]\n"
+                               "v = reshape(v1) shape=[2,2,5,4]\n"
+                               "y = attention(q, k, v)\n"
+                               "yt = transpose(y) perm=[0,2,1,3]\n"
+                               "yr = reshape(yt) shape=[2,5,8]\n"
+                               "out = matmul(yr, wo)\n"
+                               "output out\n";
+
+Test(lower_att, torchvision_seqfirst_rows) {
+  ir_graph *g = lu_parse(seqfirst);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_SLICE), 0);
+  const ir_node *a = lu_producer(h, "yr");
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->a.axis, 1, "seqfirst");
+  cr_assert_eq(a->in[0], ir_find_tensor(h, "qkv"));
+  lu_same_outputs(g, h, 0); /* the same products, bit for bit */
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* BERT: separate projections, a scale and a padding mask. */
+static const char bert[] =
+    "input x: [2,5,8]\ninput m: [2,1,1,5]\n"
+    "weight wq: [8,8]\nweight wk: [8,8]\nweight wv: [8,8]\nweight sc: []\n"
+    "weight wo: [8,8]\n"
+    "pq = matmul(x, wq)\npk = matmul(x, wk)\npv = matmul(x, wv)\n"
+    "rq = reshape(pq) shape=[2,5,2,4]\n"
+    "rk = reshape(pk) shape=[2,5,2,4]\n"
+    "rv = reshape(pv) shape=[2,5,2,4]\n"
+    "q = transpose(rq) perm=[0,2,1,3]\n"
+    "k = transpose(rk) perm=[0,2,3,1]\n"
+    "v = transpose(rv) perm=[0,2,1,3]\n"
+    "y = attention(q, k, v, sc, m) guard=1\n"
+    "yt = transpose(y) perm=[0,2,1,3]\n"
+    "yr = reshape(yt) shape=[2,5,8]\n"
+    "out = matmul(yr, wo)\n"
+    "output out\n";
+
+Test(lower_att, bert_separate_projections) {
+  ir_graph *g = lu_parse(bert);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_RESHAPE), 0);
+  cr_assert_eq(h->nnodes, g->nnodes - 8);
+  const ir_node *a = lu_producer(h, "yr");
+  cr_assert_eq(a->in[0], ir_find_tensor(h, "pq"));
+  cr_assert_eq(a->in[1], ir_find_tensor(h, "pk"));
+  cr_assert_eq(a->in[2], ir_find_tensor(h, "pv"));
+  cr_assert_eq(a->nin, 5);
+  cr_assert_eq(a->a.keepdims, 1);
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+Test(lower_att, other_readers_keep_their_tensors) {
+  char text[2048];
+  snprintf(text, sizeof text, "%s", bert);
+  /* q's transpose is a graph output too, the result's transpose read by
+   * another node than the reshape: both stay (the transpose as a view) */
+  char *o = strstr(text, "output out\n");
+  snprintf(o, sizeof text - (size_t)(o - text),
+           "output out\noutput q\nz = relu(yt)\noutput z\n");
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 1); /* q's */
+  cr_assert_eq(lu_producer(h, "yt")->op, IR_OP_RESHAPE);
+  cr_assert_eq(lu_producer(h, "q")->op, IR_OP_TRANSPOSE);
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+Test(lower_att, result_read_directly_stays) {
+  char text[2048];
+  snprintf(text, sizeof text, "%s", bert);
+  char *o = strstr(text, "output out\n");
+  snprintf(o, sizeof text - (size_t)(o - text), "output out\noutput y\n");
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.attention, 0);
+  cr_assert_eq(h->nnodes, g->nnodes);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* A parse error's message for graph text. */
+static void refused(const char *text, const char *want) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert_null(g, "%s accepted", text);
+  cr_assert(strstr(d.msg, want), "%s", d.msg);
+}
+
+Test(lower_att, malformed_row_layouts_refused) {
+  static const char head[] = "input a: [2,5,24]\ninput b: [2,2,5,4]\n";
+  char t[512];
+  snprintf(t, sizeof t,
+           "%sy = attention(a, a, a) heads=2 cols=[0,8,20] hdim=[4,4]\n"
+           "output y\n",
+           head);
+  refused(t, "cols[2]=20");
+  snprintf(t, sizeof t,
+           "%sy = attention(a, a, a) heads=2 hdim=[4,4]\noutput y\n", head);
+  refused(t, "cols=[q,k,v]");
+  snprintf(t, sizeof t,
+           "%sy = attention(b, b, b) heads=2 cols=[0,0,0] hdim=[2,2]\n"
+           "output y\n",
+           head);
+  refused(t, "rows [B,S,C]");
+  snprintf(t, sizeof t, "%sy = attention(b, b, b) seqfirst=1\noutput y\n",
+           head);
+  refused(t, "need heads");
+}
+
+/* Cost signatures: today's layout keeps its key (stored measurements),
+ * the row layout has its own, and a signature's graph prices the same
+ * (roofline: the heads' columns, not the whole rows). */
+Test(lower_att, cost_signatures) {
+  ir_graph *g = lu_parse(vit);
+  ir_graph *h = lu_lower(g, NULL);
+  const ir_graph *gs[2] = {g, h};
+  for (int k = 0; k < 2; k++) {
+    const ir_graph *x = gs[k];
+    for (int i = 0; i < x->nnodes; i++) {
+      if (x->nodes[i].op != IR_OP_ATTENTION)
+        continue;
+      char sig[CD_SIG_MAX], back[CD_SIG_MAX];
+      cd_node_sig(x, i, sig, sizeof sig);
+      cr_assert_eq(strstr(sig, "heads=") != NULL, k, "%s", sig);
+      cr_assert_eq(strstr(sig, "cols=") != NULL, k, "%s", sig);
+      base_diag d;
+      ir_graph *one = cd_sig_graph(sig, &d);
+      cr_assert(one, "%s: %s", sig, d.msg);
+      cd_node_sig(one, 0, back, sizeof back);
+      cr_expect_str_eq(back, sig);
+      cd_work a = cd_node_work(x, i), b = cd_node_work(one, 0);
+      cr_expect_eq(a.flops, b.flops);
+      cr_expect_eq(a.bytes, b.bytes);
+      ir_graph_free(one);
+    }
+  }
+  /* the same products and softmax in both layouts; the row layout reads
+   * q, k and v (a third of the packed rows each), not the rows thrice */
+  int ia = -1, ib = -1;
+  for (int i = 0; i < g->nnodes; i++)
+    ia = g->nodes[i].op == IR_OP_ATTENTION ? i : ia;
+  for (int i = 0; i < h->nnodes; i++)
+    ib = h->nodes[i].op == IR_OP_ATTENTION ? i : ib;
+  cd_work wa = cd_node_work(g, ia), wb = cd_node_work(h, ib);
+  cr_expect_gt(wb.flops, wa.flops); /* + the scale */
+  cr_expect_lt(wb.flops, wa.flops * 1.05);
+  cr_expect_eq(wb.bytes, wa.bytes + 4); /* + s */
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The row layout follows a new batch (ir_rebatch: its attributes do not
+ * depend on it): BERT-like and sequence-first blocks lowered at batch 2,
+ * rebatched to 3, compute what the originals rebatched to 3 compute. */
+Test(lower_att, rebatch) {
+  const char *texts[2] = {bert, vit};
+  for (int k = 0; k < 2; k++) {
+    ir_graph *g = lu_parse(texts[k]);
+    ir_graph *h = lu_lower(g, NULL);
+    ir_graph *g3, *h3;
+    base_diag d;
+    cr_assert_eq(ir_rebatch(g, 3, &g3, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(ir_rebatch(h, 3, &h3, &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(lu_count_op(h3, IR_OP_TRANSPOSE), 0);
+    cr_assert_eq(h3->tensors[h3->outputs[0]].shape.dim[0], 3);
+    lu_same_outputs(g3, h3, k ? 1e-5 : 0);
+    ir_graph_free(h3), ir_graph_free(g3), ir_graph_free(h), ir_graph_free(g);
+  }
+}
