@@ -19,7 +19,10 @@
  *   lower_move.c  data movement: an activation on a split's or concat's
  *                 parts, a pad absorbing the slice that reads it;
  *   lower_se.c    squeeze-and-excitation chains and channel shuffles as
- *                 fused kinds.
+ *                 fused kinds;
+ *   lower_chain.c groups of movement operators re-indexing one tensor
+ *                 (slices, pads, transposes, reshapes, rolls) as one move
+ *                 node.
  */
 #ifndef SUPEROPT_LOWER_H
 #define SUPEROPT_LOWER_H
@@ -35,6 +38,8 @@ typedef struct lower_stats {
   int shuffles;  /* channel shuffles */
   int shortcuts; /* projection shortcuts moved ahead of the chain they join
                     (an epilogue too: the add folded into the chain) */
+  int chains;    /* move nodes made from groups of movement operators */
+  int chain_ops; /* the operators they replace */
 } lower_stats;
 
 /* A new graph with every family lowered (same inputs, weights and outputs;
