@@ -83,7 +83,7 @@ expect 0 "$bin" run "$g" --seed 4
 grep '^output' "$tmp/out" >"$tmp/r3"
 cmp -s "$tmp/r1" "$tmp/r2" || { echo "FAIL: checksums differ between runs"; fails=$((fails + 1)); }
 cmp -s "$tmp/r1" "$tmp/r3" && { echo "FAIL: seed has no effect"; fails=$((fails + 1)); }
-[ "$(wc -l <"$tmp/r1")" = 27 ] || { echo "FAIL: expected 27 outputs"; fails=$((fails + 1)); }
+[ "$(wc -l <"$tmp/r1")" = 28 ] || { echo "FAIL: expected 28 outputs"; fails=$((fails + 1)); }
 
 # gen-rules / verify-rules / compare-rules
 expect 1 "$bin" gen-rules --max-ops 0
