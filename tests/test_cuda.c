@@ -1339,6 +1339,61 @@ Test(cuda, channel_shuffle_nodes) {
   ir_graph_free(g);
 }
 
+/* Movement chains lowered to move nodes (src/fuse/lower_chain.c): a
+ * Swin-like block (pad to a window multiple, cyclic shift, window
+ * partition, a matmul, window reverse, shift back, crop; 8 channels: the
+ * kernel moves 4 elements a thread) and a roll of a channels-last
+ * convolution's padded, transposed output (read through its strides, 2
+ * channels: one element a thread); bit for bit the CPU's. */
+Test(cuda, move_nodes) {
+  need_gpu();
+  static const char *texts[] = {
+      "input x: [1,7,7,8]\nweight w: [8,8]\n"
+      "p = pad(x) pads=[0,0,0,0,0,1,1,0]\n"
+      "a1 = slice(p) starts=[0,2,0,0] ends=[1,8,8,8]\n"
+      "a2 = slice(p) starts=[0,0,0,0] ends=[1,2,8,8]\n"
+      "r1 = concat(a1, a2) axis=1\n"
+      "b1 = slice(r1) starts=[0,0,2,0] ends=[1,8,8,8]\n"
+      "b2 = slice(r1) starts=[0,0,0,0] ends=[1,8,2,8]\n"
+      "r2 = concat(b1, b2) axis=2\n"
+      "w1 = reshape(r2) shape=[1,2,4,2,4,8]\n"
+      "w2 = transpose(w1) perm=[0,1,3,2,4,5]\n"
+      "w3 = reshape(w2) shape=[4,16,8]\n"
+      "m = matmul(w3, w)\n"
+      "v1 = reshape(m) shape=[1,2,2,4,4,8]\n"
+      "v2 = transpose(v1) perm=[0,1,3,2,4,5]\n"
+      "v3 = reshape(v2) shape=[1,8,8,8]\n"
+      "c1 = slice(v3) starts=[0,6,0,0] ends=[1,8,8,8]\n"
+      "c2 = slice(v3) starts=[0,0,0,0] ends=[1,6,8,8]\n"
+      "u1 = concat(c1, c2) axis=1\n"
+      "d1 = slice(u1) starts=[0,0,6,0] ends=[1,8,8,8]\n"
+      "d2 = slice(u1) starts=[0,0,0,0] ends=[1,8,6,8]\n"
+      "u2 = concat(d1, d2) axis=2\n"
+      "y0 = slice(u2) starts=[0,0,0,0] ends=[1,7,7,8]\n"
+      "y = ewadd(x, y0)\noutput y\n",
+      "input x: [1,4,6,6]\nweight w: [2,4,3,3]\n"
+      "c = conv2d(x, w)\n"
+      "p = pad(c) pads=[0,0,1,0,0,0,0,1] value=0.5\n"
+      "t = transpose(p) perm=[0,2,3,1]\n"
+      "s1 = slice(t) starts=[0,3,0,0] ends=[1,7,7,2]\n"
+      "s2 = slice(t) starts=[0,0,0,0] ends=[1,3,7,2]\n"
+      "r = concat(s1, s2) axis=1\noutput r\n"};
+  const int chains[] = {2, 1};
+  for (int k = 0; k < 2; k++) {
+    ir_graph *g = parse(texts[k]);
+    lower_stats st;
+    ir_graph *h = lowered_st(g, &st);
+    cr_expect_eq(st.chains, chains[k], "graph %d", k);
+    gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1},
+                nchw = {.fp32_strict = 1, .nchw = 1};
+    compare(h, &strict, 1e-5, "move nodes, strict");
+    compare(h, &poison, 1e-3, "move nodes, poisoned");
+    compare(h, &nchw, 1e-5, "move nodes, NCHW");
+    ir_graph_free(h);
+    ir_graph_free(g);
+  }
+}
+
 /* MOVE_RELU_GRAPH lowered (src/fuse/lower_move.c): the relus the lower
  * stage folds are gone, the concats and splits applying them run as one
  * kernel each, and the results hold in both layouts, strict, poisoned and

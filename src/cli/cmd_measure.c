@@ -234,7 +234,8 @@ static base_status unmeasured(void *u, const ir_graph *g, int node,
                               base_diag *d) {
   cli_proposed *p = u;
   *measured = 0;
-  if (p->emit && g->nodes[node].op != IR_OP_FUSED && note(p, sig, d))
+  if (p->emit && g->nodes[node].op != IR_OP_FUSED &&
+      g->nodes[node].op != IR_OP_MOVE && note(p, sig, d))
     return BASE_ERR_NOMEM;
 #ifdef SUPEROPT_HAVE_CUDA
   if (p->cx) {

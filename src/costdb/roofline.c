@@ -9,8 +9,9 @@
  * reshape, and transposes that keep their input's order) and constants
  * launch nothing and cost 0; split and slice are copies even where the IR
  * calls their blocks views (the CUDA executor copies them). A
- * concat_shuffle is one copy of its inputs into its outputs; se is
- * priced by se_work.
+ * concat_shuffle is one copy of its inputs into its outputs; a move
+ * (a program of movement operators, one kernel) writes its output and
+ * reads at most as many input elements; se is priced by se_work.
  */
 #include <math.h>
 
@@ -145,6 +146,16 @@ static cd_work move(const ir_graph *g, const ir_node *nd) {
   return w;
 }
 
+/* A move node: one kernel writing its output, each output element read
+ * from one input element (or the pad value): at most the smaller of the
+ * two tensors read (a crop or slice reads only what it shows). */
+static cd_work move_program(const ir_graph *g, const ir_node *nd) {
+  cd_work w = kernel(g, nd, 0, 0);
+  double in = tensor_bytes(g, nd->in[0]), out = tensor_bytes(g, nd->out[0]);
+  w.bytes = out + (in < out ? in : out);
+  return w;
+}
+
 static cd_work window(const ir_graph *g, const ir_node *nd) {
   return kernel(g, nd, (double)nd->a.kernel[0] * nd->a.kernel[1], 0);
 }
@@ -164,6 +175,8 @@ cd_work cd_node_work(const ir_graph *g, int node) {
   case IR_OPK_MOVE:
     if (nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT || nd->op == IR_OP_PAD)
       return move(g, nd);
+    if (nd->op == IR_OP_MOVE)
+      return move_program(g, nd);
     break;
   case IR_OPK_FUSED: return fused(g, nd);
   }

@@ -91,7 +91,7 @@ size_t cd_node_sig(const ir_graph *g, int node, char *buf, size_t n) {
   add(buf, n, &k, ir_op(nd->op)->name);
   add_inputs(g, nd, buf, n, &k);
   add_params(nd, buf, n, &k);
-  if (nd->op == IR_OP_FUSED) { /* the body by its content hash */
+  if (nd->op == IR_OP_FUSED || nd->op == IR_OP_MOVE) { /* body's hash */
     char body[32];
     snprintf(body, sizeof body, " body=%016llx",
              (unsigned long long)nd->a.body);
@@ -118,10 +118,12 @@ static int is_input(const ir_opinfo *r, const char *key, size_t len, int i) {
 ir_graph *cd_sig_graph(const char *sig, base_diag *d) {
   size_t oplen = strcspn(sig, " ");
   int op = ir_op_lookup(sig, oplen);
-  if (op < 0 || op == IR_OP_FUSED) {
+  if (op < 0 || op == IR_OP_FUSED || op == IR_OP_MOVE) {
     base_diag_set(d, op < 0 ? BASE_ERR_UNKNOWN_OP : BASE_ERR_PARAM, 1, 1,
                   "signature of %s operator '%.*s': no graph can be built",
-                  op < 0 ? "an unknown" : "a fused",
+                  op < 0             ? "an unknown"
+                  : op == IR_OP_MOVE ? "a move"
+                                     : "a fused",
                   (int)(oplen > 64 ? 64 : oplen), sig);
     return NULL;
   }

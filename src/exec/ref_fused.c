@@ -1,5 +1,5 @@
-/* ref_fused.c: reference kernel of `fused`: runs the body operator by
- * operator with the reference kernels of those operators, so a fused node
+/* ref_fused.c: reference kernels of `fused` and `move`: run the body operator
+ * by operator with the reference kernels of those operators, so a fused node
  * computes exactly what its unfused subgraph computes (same kernels, same
  * order of float operations). A body may end with a row reduction
  * (softmax, layernorm, reduce_mean over the last axis): its kernel too.
@@ -185,6 +185,18 @@ base_status ex_ref_fused(const ir_node *n, const ex_arg *in, ex_arg *out) {
     return run_chunks(b, n, in, out, k);
   body_tmp t = {{0}, {0}};
   base_status st = run_body(b, n->nin, in, out, &t);
+  body_tmp_free(&t);
+  return st;
+}
+
+/* move: the program operator by operator, with their reference kernels
+ * (what the chain of nodes it replaces computed, element for element). */
+base_status ex_ref_move(const ir_node *n, const ex_arg *in, ex_arg *out) {
+  const ir_body *b = ir_body_get(n->a.body);
+  if (!b || b->nin != 1 || n->nin != 1)
+    return BASE_ERR_INTERNAL;
+  body_tmp t = {{0}, {0}};
+  base_status st = run_body(b, 1, in, out, &t);
   body_tmp_free(&t);
   return st;
 }

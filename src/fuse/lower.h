@@ -23,6 +23,9 @@
  *   lower_att.c   attention reading q, k and v in the rows its
  *                 projections write and writing the rows the next matmul
  *                 reads (heads=), the moves between them gone.
+ *   lower_chain.c groups of movement operators re-indexing one tensor
+ *                 (slices, pads, transposes, reshapes, rolls) as one move
+ *                 node.
  */
 #ifndef SUPEROPT_LOWER_H
 #define SUPEROPT_LOWER_H
@@ -39,6 +42,8 @@ typedef struct lower_stats {
   int attention; /* attention nodes in the row layout (heads=) */
   int shortcuts; /* projection shortcuts moved ahead of the chain they join
                    (an epilogue too: the add folded into the chain) */
+  int chains;    /* move nodes made from groups of movement operators */
+  int chain_ops; /* the operators they replace */
 } lower_stats;
 
 /* A new graph with every family lowered (same inputs, weights and outputs;

@@ -18,6 +18,8 @@
 #include "kern/kern.h"
 
 _Static_assert(CXK_RANK == IR_MAX_RANK, "the kernels' rank is the IR's");
+_Static_assert(CXK_MSTEPS >= IR_MOVE_MAX_OPS && CXK_RANK >= IR_MAX_FIXED_IN,
+               "a move program fits the kernel's steps and parts");
 
 /* A remembered cudnnFind result, keyed by the convolution's geometry. */
 typedef struct gpu_conv_key {
@@ -444,6 +446,9 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
 
 /* run/shuffle.c: enqueues concat_shuffle node j's kernel (kmove.cu). */
 cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
+
+/* run/move.c: enqueues move node j's kernel (kmprog.cu). */
+cudaError_t gpu_move_enqueue(gpu_plan *p, int j);
 
 /* Is tensor t a weight or computed from weights alone (wonly: weight-only
  * nodes)? A bias moved into a later reader, or a filter read before its

@@ -19,6 +19,11 @@ int ir_body_op_ok(ir_opcode op) {
   return (unsigned)op < IR_NOPS && (ir_op(op)->flags & IR_OPF_BODY);
 }
 
+int ir_move_op_ok(ir_opcode op) {
+  return op == IR_OP_SLICE || op == IR_OP_PAD || op == IR_OP_TRANSPOSE ||
+         op == IR_OP_RESHAPE || op == IR_OP_CONCAT;
+}
+
 int ir_body_row_op(ir_opcode op) {
   return (unsigned)op < IR_NOPS && (ir_op(op)->flags & IR_OPF_BODY_ROW);
 }
@@ -69,20 +74,53 @@ static uint64_t body_hash(int nin, int nops, const ir_body_op *ops) {
   return h ? h : 1;
 }
 
-static base_status check(int nin, int nops, const ir_body_op *ops,
-                         base_diag *d) {
+/* Whether body operator o (the i-th of nops) may be in a body: a fused
+ * one's (element-wise, a row reduction last), or a move program's. */
+static int op_allowed(const ir_body_op *o, int i, int nops, int move) {
+  if (move)
+    return ir_move_op_ok(o->op) &&
+           (o->op != IR_OP_CONCAT || o->a.act == IR_ACT_NONE);
+  return ir_body_op_ok(o->op) || (ir_body_row_op(o->op) && i + 1 == nops);
+}
+
+static base_status check_move(int nin, int nops, const ir_body_op *ops,
+                              base_diag *d) {
+  if (nin != 1)
+    return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                         "move: %d inputs (expected 1)", nin);
+  if (nops < 1 || nops > IR_MOVE_MAX_OPS)
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "move: program has %d operators (expected 1 to %d)",
+                         nops, IR_MOVE_MAX_OPS);
+  for (int i = 0; i < nops; i++)
+    if ((unsigned)ops[i].op >= IR_NOPS || !op_allowed(&ops[i], i, nops, 1))
+      return base_diag_set(
+          d, BASE_ERR_PARAM, 0, 0,
+          "move: program operator %d is %s, which is not a movement (allowed: "
+          "slice pad transpose reshape concat, concat without act=)",
+          i + 1,
+          (unsigned)ops[i].op < IR_NOPS ? ir_op(ops[i].op)->name : "unknown");
+  return BASE_OK;
+}
+
+static base_status check(int nin, int nops, const ir_body_op *ops, base_diag *d,
+                         int move) {
+  base_status ms = move ? check_move(nin, nops, ops, d) : BASE_OK;
+  if (ms)
+    return ms;
+  const char *what = move ? "move" : "fused";
   if (nin < 1 || nin > IR_MAX_IN)
     return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
-                         "fused: %d inputs (expected 1 to %d)", nin, IR_MAX_IN);
+                         "%s: %d inputs (expected 1 to %d)", what, nin,
+                         IR_MAX_IN);
   if (nops < 1 || nops > IR_BODY_MAX_OPS)
     return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
-                         "fused: body has %d operators (expected 1 to %d)",
+                         "%s: body has %d operators (expected 1 to %d)", what,
                          nops, IR_BODY_MAX_OPS);
   char used_in[IR_MAX_IN] = {0}, used_op[IR_BODY_MAX_OPS] = {0};
   for (int i = 0; i < nops; i++) {
     const ir_body_op *o = &ops[i];
-    if ((unsigned)o->op >= IR_NOPS ||
-        !(ir_body_op_ok(o->op) || (ir_body_row_op(o->op) && i + 1 == nops)))
+    if ((unsigned)o->op >= IR_NOPS || !op_allowed(o, i, nops, move))
       return base_diag_set(
           d, BASE_ERR_PARAM, 0, 0,
           "fused: body operator %d is %s, which is not element-wise (allowed: "
@@ -104,19 +142,19 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
                            i + 1);
     if (o->nin > IR_MAX_FIXED_IN || ir_check_arity(ir_op(o->op), o->nin, d))
       return base_diag_set(d, BASE_ERR_ARITY, 0, 0,
-                           "fused: body operator %d (%s) has %d inputs", i + 1,
-                           ir_op(o->op)->name, o->nin);
+                           "%s: body operator %d (%s) has %d inputs", what,
+                           i + 1, ir_op(o->op)->name, o->nin);
     if (o->a.body)
       return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
-                           "fused: body operator %d has a body", i + 1);
+                           "%s: body operator %d has a body", what, i + 1);
     for (int k = 0; k < o->nin; k++) {
       int r = o->in[k];
       if (r >= i || r < -nin)
         return base_diag_set(
             d, BASE_ERR_UNDEFINED, 0, 0,
-            "fused: body operator %d (%s) reads %s%d, which is not defined "
+            "%s: body operator %d (%s) reads %s%d, which is not defined "
             "before it",
-            i + 1, ir_op(o->op)->name, r < 0 ? "$" : "body operator ",
+            what, i + 1, ir_op(o->op)->name, r < 0 ? "$" : "body operator ",
             r < 0 ? -1 - r : r + 1);
       if (r < 0)
         used_in[-1 - r] = 1;
@@ -127,14 +165,14 @@ static base_status check(int nin, int nops, const ir_body_op *ops,
   for (int i = 0; i < nin; i++)
     if (!used_in[i])
       return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
-                           "fused: input $%d is never read by the body", i);
+                           "%s: input $%d is never read by the body", what, i);
   for (int i = 0; i + 1 < nops; i++)
     if (!used_op[i])
       return base_diag_set(
           d, BASE_ERR_PARAM, 0, 0,
-          "fused: body operator %d (%s) is never read (the last operator is "
+          "%s: body operator %d (%s) is never read (the last operator is "
           "the output)",
-          i + 1, ir_op(ops[i].op)->name);
+          what, i + 1, ir_op(ops[i].op)->name);
   return BASE_OK;
 }
 
@@ -177,9 +215,9 @@ static int same(const ir_body *b, int nin, int nops, const ir_body_op *ops) {
   return 1;
 }
 
-const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
-                              base_diag *d) {
-  if (check(nin, nops, ops, d))
+static const ir_body *intern(int nin, int nops, const ir_body_op *ops,
+                             base_diag *d, int move) {
+  if (check(nin, nops, ops, d, move))
     return NULL;
   /* canonical bytes: unused input slots zero */
   ir_body *b = base_calloc(1, sizeof *b + sizeof(ir_body_op) * (size_t)nops);
@@ -226,6 +264,15 @@ static const ir_body *(*host_get)(uint64_t id);
 
 void ir_body_use_host(const ir_body *(*get)(uint64_t id)) { host_get = get; }
 
+const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
+                              base_diag *d) {
+  return intern(nin, nops, ops, d, 0);
+}
+
+const ir_body *ir_move_intern(int nops, const ir_body_op *ops, base_diag *d) {
+  return intern(1, nops, ops, d, 1);
+}
+
 const ir_body *ir_body_get(uint64_t id) {
   if (host_get)
     return host_get(id);
@@ -240,8 +287,9 @@ const ir_body *ir_body_get(uint64_t id) {
 /* ---- shapes ---------------------------------------------------------------
  */
 
-base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
-                           ir_shape *shapes, base_diag *d) {
+static base_status body_shapes(const ir_body *b, const ir_shape *const *in,
+                               ir_shape *shapes, base_diag *d,
+                               const char *what) {
   for (int i = 0; i < b->nops; i++) {
     const ir_body_op *o = &b->ops[i];
     const ir_shape *ins[IR_MAX_FIXED_IN];
@@ -265,12 +313,37 @@ base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
         char msg[sizeof d->msg];
         memcpy(msg, d->msg, sizeof msg);
         msg[sizeof msg - 40] = '\0';
-        snprintf(d->msg, sizeof d->msg, "fused: body operator %d: %.*s", i + 1,
-                 (int)sizeof msg - 40, msg);
+        snprintf(d->msg, sizeof d->msg, "%s: body operator %d: %.*s", what,
+                 i + 1, (int)sizeof msg - 40, msg);
       }
       return d ? d->code : BASE_ERR_SHAPE;
     }
   }
+  return BASE_OK;
+}
+
+base_status ir_body_shapes(const ir_body *b, const ir_shape *const *in,
+                           ir_shape *shapes, base_diag *d) {
+  return body_shapes(b, in, shapes, d, "fused");
+}
+
+base_status ir_shape_move(ir_attrs *a, const ir_shape *const *in, int nin,
+                          ir_shape *out, base_diag *d) {
+  const ir_body *b = ir_body_get(a->body);
+  if (!b || check_move(b->nin, b->nops, b->ops, NULL))
+    return d ? base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                             "move: node has no program of movement operators "
+                             "(write { ... } after its input)")
+             : BASE_ERR_PARAM;
+  if (nin != 1)
+    return d ? base_diag_set(d, BASE_ERR_ARITY, 0, 0,
+                             "move: %d inputs (expected 1)", nin)
+             : BASE_ERR_ARITY;
+  ir_shape shapes[IR_BODY_MAX_OPS];
+  base_status st = body_shapes(b, in, shapes, d, "move");
+  if (st)
+    return st;
+  *out = shapes[b->nops - 1];
   return BASE_OK;
 }
 
@@ -413,7 +486,7 @@ static int unlower_layernorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
 }
 
 int ir_node_unfuses(const ir_node *n) {
-  return n->op == IR_OP_FUSED || n->op == IR_OP_SE ||
+  return n->op == IR_OP_FUSED || n->op == IR_OP_MOVE || n->op == IR_OP_SE ||
          n->op == IR_OP_CONCAT_SHUFFLE || ir_move_lowered(n) ||
          ((n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) &&
           (n->nin == 4 || n->a.act == IR_ACT_CLIP)) ||
@@ -533,7 +606,7 @@ static int unfuse_step(void *u, ir_graph *h, const ir_graph *g, int n,
   int node;
   if (ir_move_lowered(nd))
     return ir_unlower_move(h, g, nd, map, d) ? -1 : 0;
-  if (nd->op == IR_OP_FUSED) {
+  if (nd->op == IR_OP_FUSED || nd->op == IR_OP_MOVE) {
     node = unfuse_node(h, g, nd, map, d);
   } else if (nd->op == IR_OP_SE) {
     node = unlower_se(h, g, nd, map, d);

@@ -123,6 +123,7 @@ ir_half_policy ir_op_half_policy(ir_opcode op) {
   case IR_OP_RESHAPE:
   case IR_OP_SLICE:
   case IR_OP_CONCAT_SHUFFLE:
+  case IR_OP_MOVE:
   case IR_OP_GATHER:
   case IR_OP_WHERE:
   case IR_OP_EQUAL:

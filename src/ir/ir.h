@@ -384,6 +384,18 @@ const struct ir_body_op *ir_body_row(const struct ir_body *b);
  * copy (never freed), or NULL with d set (no position). */
 const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
                               base_diag *d);
+/* A `move` node (ops.def) re-indexes its one input: its body (ir_attrs
+ * .body, interned like a fused node's) is a program of at most
+ * IR_MOVE_MAX_OPS movement operators (ir_move_op_ok: slice, pad,
+ * transpose, reshape, and concat of results of the program) over $0; the
+ * last is the output. The lower stage makes them from chains of movement
+ * operators (src/fuse/lower_chain.c). */
+#define IR_MOVE_MAX_OPS 16
+int ir_move_op_ok(ir_opcode op);
+/* Checks and interns a move program of nops operators over one input:
+ * like ir_body_intern, the operators those ir_move_op_ok allows (a concat
+ * of at most IR_MAX_FIXED_IN parts, act=none). NULL with d set. */
+const ir_body *ir_move_intern(int nops, const ir_body_op *ops, base_diag *d);
 /* The interned body with this id, or NULL. */
 const ir_body *ir_body_get(uint64_t id);
 /* For a copy of the IR linked into a separately loaded object (the GPU

@@ -419,7 +419,12 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
   if (s->nargs > IR_MAX_IN)
     return perr(P, BASE_ERR_ARITY, s->args[IR_MAX_IN].s,
                 "fused takes at most %d inputs, got %d", IR_MAX_IN, s->nargs);
-  base_status st = expect(P, '{', "'{' starting the fused body");
+  if (s->op == IR_OP_MOVE && s->nargs != 1)
+    return perr(P, BASE_ERR_ARITY, s->args[s->nargs > 1].s,
+                "move: %d inputs (expected 1)", s->nargs);
+  base_status st = expect(P, '{',
+                          s->op == IR_OP_MOVE ? "'{' starting the move program"
+                                              : "'{' starting the fused body");
   if (st)
     return st;
   const char *brace = P->p - 1;
@@ -441,7 +446,13 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
     int op = ir_op_lookup(opn.s, (size_t)opn.len);
     if (op < 0)
       return unknown_op(P, &opn);
-    if (!ir_body_op_ok((ir_opcode)op) && !ir_body_row_op((ir_opcode)op))
+    if (s->op == IR_OP_MOVE && !ir_move_op_ok((ir_opcode)op))
+      return perr(P, BASE_ERR_PARAM, opn.s,
+                  "%s cannot be part of a move program (allowed: slice pad "
+                  "transpose reshape concat)",
+                  ir_op((ir_opcode)op)->name);
+    if (s->op != IR_OP_MOVE && !ir_body_op_ok((ir_opcode)op) &&
+        !ir_body_row_op((ir_opcode)op))
       return perr(P, BASE_ERR_PARAM, opn.s,
                   "%s cannot be part of a fused body (allowed: %s; as the "
                   "last operator also, over the last axis: %s)",
@@ -494,7 +505,9 @@ static base_status body(parser *P, const stmt *s, uint64_t *id) {
                   "input $%d ('%.*s') is never read "
                   "by the fused body",
                   k, PREC(s->args[k].len), s->args[k].s);
-  const ir_body *b = ir_body_intern(s->nargs, n, ops, P->d);
+  const ir_body *b = s->op == IR_OP_MOVE
+                         ? ir_move_intern(n, ops, P->d)
+                         : ir_body_intern(s->nargs, n, ops, P->d);
   if (!b) {
     char msg[sizeof P->d->msg];
     memcpy(msg, P->d->msg, sizeof msg);
@@ -568,7 +581,8 @@ static base_status op_stmt(parser *P) {
     return unknown_op(P, &opname);
   uint64_t body_id = 0;
   if ((st = args(P, s)) ||
-      (s->op == IR_OP_FUSED && s->nargs > 0 && (st = body(P, s, &body_id))) ||
+      ((s->op == IR_OP_FUSED || s->op == IR_OP_MOVE) && s->nargs > 0 &&
+       (st = body(P, s, &body_id))) ||
       (st = params(P, s, &opname)))
     return st;
   s->attrs.body = body_id;

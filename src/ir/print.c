@@ -62,7 +62,7 @@ static void put_node(base_buf *b, const ir_graph *g, const ir_node *n) {
   for (int k = 0; k < n->nin; k++)
     base_buf_printf(b, "%s%s", k ? ", " : "", g->tensors[n->in[k]].name);
   base_buf_printf(b, ")");
-  if (n->op == IR_OP_FUSED) {
+  if (n->op == IR_OP_FUSED || n->op == IR_OP_MOVE) {
     const ir_body *body = ir_body_get(n->a.body);
     base_buf_printf(b, " ");
     if (body)

@@ -938,6 +938,7 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
       return type_err(d, op, 0, "f32, f16 or bf16", in[0]);
     /* fall through */
   case IR_OP_CONCAT_SHUFFLE:
+  case IR_OP_MOVE:
   case IR_OP_TRANSPOSE:
   case IR_OP_RESHAPE:
   case IR_OP_SLICE: /* moves: any type, all inputs alike */

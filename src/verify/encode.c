@@ -101,7 +101,7 @@ static Z3_func_decl generic_decl(verify_ctx *c, const ir_node *nd, int slot) {
     w +=
         put_param(name + w, sizeof name - (size_t)w - 1, oi->params[i], &nd->a);
   }
-  if (nd->op == IR_OP_FUSED) /* one function per body, not one for all */
+  if (nd->op == IR_OP_FUSED || nd->op == IR_OP_MOVE) /* one per body */
     w += snprintf(name + w, sizeof name - (size_t)w, "body=%016llx",
                   (unsigned long long)nd->a.body);
   snprintf(name + w, sizeof name - (size_t)w, "}#%d", slot);
@@ -224,6 +224,7 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
+  case IR_OP_MOVE:
   case IR_OP_FUSED: /* encode_generic: one uninterpreted function per body */
     return 0;       /* encode_node: its own case, enc_windowed
                        or encode_generic */

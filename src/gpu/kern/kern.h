@@ -152,6 +152,40 @@ cudaError_t cxk_im2col_rows(cudaStream_t s, const float *x, float *y,
                             const cxk_im2col *a);
 cudaError_t cxk_pad_nd(cudaStream_t s, const float *x, float *y,
                        const cxk_pad *p);
+/* A move node's program (ops.def `move`), compiled on the host: output
+ * element i walks back from step `last` to the source, each step mapping
+ * its output coordinates to its input's: slice adds a[d] (the starts); pad
+ * subtracts a[d] (the befores; outside idim: the value, done); transpose
+ * puts coordinate d at a[d] (the perm); reshape re-splits the linear index
+ * from odim to idim; concat along `axis` takes the part k whose end a[k]
+ * is past the coordinate and goes on to next[k]. next[] < 0: the source,
+ * read through sst (its strides in its layout). vec: elements a thread
+ * moves along the innermost output dimension (1, 2 or 4; the host checks
+ * that every step keeps such groups contiguous and aligned). */
+#define CXK_MSTEPS 16
+enum {
+  CXK_MV_SLICE,
+  CXK_MV_PAD,
+  CXK_MV_TRANSPOSE,
+  CXK_MV_RESHAPE,
+  CXK_MV_CONCAT
+};
+typedef struct cxk_mstep {
+  int32_t kind, rank, irank, axis, nparts, pad_;
+  int32_t next[CXK_RANK];
+  int32_t odim[CXK_RANK], idim[CXK_RANK], a[CXK_RANK];
+  float value;
+} cxk_mstep;
+typedef struct cxk_move_args {
+  int32_t nsteps, last, srank, vec;
+  int64_t n;      /* output elements */
+  int64_t extent; /* the largest step's elements, and past the farthest
+                     source offset: 32-bit indices below 2^31 */
+  int64_t sst[CXK_RANK];
+  cxk_mstep step[CXK_MSTEPS];
+} cxk_move_args;
+cudaError_t cxk_move(cudaStream_t s, const float *x, float *y,
+                     const cxk_move_args *a);
 cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
                           const float *bias, const float *mean,
                           const float *var, float *y, int64_t n, int64_t c,

@@ -31,7 +31,8 @@
  * transpose and slice (a transpose [0,2,3,1] of a channels-last tensor is a
  * copy). Convolution filters are converted to KRSC once, when weights are
  * uploaded (run/conv.c). A concat_shuffle node runs in the layout its
- * inputs suggest, reads them and writes its outputs through strides.
+ * inputs suggest, reads them and writes its outputs through strides. A
+ * move node reads its input through strides and writes NCHW.
  * opt.nchw turns all of this off.
  */
 #include <stdlib.h>
@@ -82,7 +83,7 @@ static int reads_strided(ir_opcode op) {
          op == IR_OP_EWDIV || op == IR_OP_SMUL || op == IR_OP_GLOBAL_AVGPOOL ||
          op == IR_OP_REDUCE_MEAN || op == IR_OP_FUSED ||
          op == IR_OP_TRANSPOSE || op == IR_OP_SLICE || op == IR_OP_SE ||
-         op == IR_OP_CONCAT_SHUFFLE;
+         op == IR_OP_CONCAT_SHUFFLE || op == IR_OP_MOVE;
 }
 
 /* Does node n's output layout follow its mode (not a reduction's)? */

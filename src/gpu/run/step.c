@@ -394,6 +394,11 @@ base_status gpu_step_prepare(gpu_plan *p, int i, base_diag *d) {
                          "concat_shuffle: the GPU kernel takes at most %d "
                          "inputs and %d outputs, not %d and %d",
                          CXK_PARTS, CXK_PARTS, n->nin, n->nout);
+  if (n->op == IR_OP_MOVE &&
+      (!ir_body_get(n->a.body) || ir_body_get(n->a.body)->nops > CXK_MSTEPS))
+    return base_diag_set(d, BASE_ERR_PARAM, n->line, n->col,
+                         "move: the GPU kernel takes at most %d steps",
+                         CXK_MSTEPS);
   if (n->op == IR_OP_CONV2D)
     return gpu_conv_prepare(p, n, &p->steps[i], d);
   if (n->op == IR_OP_MATMUL)
@@ -488,6 +493,7 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_FUSED: break; /* generated kernels: gpu_fused_enqueue */
   case IR_OP_CONCAT_SHUFFLE:
     return gpu_shuffle_enqueue(p, (int)(n - p->g->nodes));
+  case IR_OP_MOVE: return gpu_move_enqueue(p, (int)(n - p->g->nodes));
   }
   *none = 1; /* an operator with no kernel here */
   return cudaSuccess;

@@ -1,0 +1,225 @@
+/* lower_chain.c: the lower stage's movement-chain family (lower.h):
+ * connected groups of movement operators that re-index one tensor become
+ * one move node (ops.def), whose program is those operators in order: the
+ * CUDA executor then runs one kernel (src/gpu/run/move.c) in place of a
+ * kernel and a round trip through memory each (Swin's cyclic shift, a
+ * torch.roll exported as slice+slice+concat per axis, its window
+ * partition and reverse, the pad to a window multiple and its crop).
+ *
+ * A group grows backwards from its last node (its root, taken in reverse
+ * node order): the producer of a tensor its members read joins when it is
+ * a movement operator (slice, pad, transpose, reshape, concat without
+ * act=, ir_move_op_ok) of a tensor that is not f16 or bf16 (the CUDA
+ * kernel moves 4-byte elements), not weight-only (those run once at load), not
+ * in another group, and every reader of that tensor is a member (none is read
+ * outside, and no graph output is inside). The group becomes a node when it
+ * reads one tensor from outside, has at most IR_MOVE_MAX_OPS members, and at
+ * least two of them launch a kernel (a reshape, or a transpose that keeps the
+ * order, is a view: a chain of one kernel and views stays as it is, priced the
+ * same). Semantics are preserved by construction: the move's reference kernel
+ * runs the same operators.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_int.h"
+
+typedef struct plan {
+  const ir_graph *g;
+  int *reads;           /* per tensor (ir_read_counts) */
+  int *inside;          /* per tensor: reads by the members being grown */
+  unsigned char *wonly; /* per node */
+  int32_t *group;       /* per node: its group's root, or -1 */
+  const ir_body **prog; /* per node (a root): its program */
+  int32_t *src;         /* per node (a root): the tensor it reads */
+  int32_t mem[IR_MOVE_MAX_OPS + 1];
+  int nmem;
+} plan;
+
+static int movable(const plan *p, int i) {
+  const ir_node *n = &p->g->nodes[i];
+  ir_dtype t = (ir_dtype)p->g->tensors[n->out[0]].dtype;
+  return ir_move_op_ok(n->op) && !p->wonly[i] && p->group[i] < 0 &&
+         !ir_dtype_is_half(t) &&
+         (n->op != IR_OP_CONCAT ||
+          (n->a.act == IR_ACT_NONE && n->nin <= IR_MAX_FIXED_IN));
+}
+
+static int member(const plan *p, int i) {
+  for (int k = 0; k < p->nmem; k++)
+    if (p->mem[k] == i)
+      return 1;
+  return 0;
+}
+
+/* Adds node i to the members; its reads counted. 0 when full. */
+static int add_member(plan *p, int i) {
+  if (p->nmem == IR_MOVE_MAX_OPS)
+    return 0;
+  p->mem[p->nmem++] = i;
+  const ir_node *n = &p->g->nodes[i];
+  for (int k = 0; k < n->nin; k++)
+    p->inside[n->in[k]]++;
+  return 1;
+}
+
+/* One sweep over the members' inputs: producers that join. */
+static int grow_once(plan *p) {
+  const ir_graph *g = p->g;
+  int grew = 0;
+  for (int m = 0; m < p->nmem; m++) {
+    const ir_node *n = &g->nodes[p->mem[m]];
+    for (int k = 0; k < n->nin; k++) {
+      int t = n->in[k], j = g->tensors[t].node;
+      if (g->tensors[t].kind != IR_T_VALUE || j < 0 || member(p, j) ||
+          !movable(p, j) || p->inside[t] != p->reads[t])
+        continue;
+      if (!add_member(p, j))
+        return grew;
+      grew = 1;
+    }
+  }
+  return grew;
+}
+
+/* A view launches no kernel (roofline.c prices it 0). */
+static int launches(const ir_graph *g, int i) {
+  const ir_node *n = &g->nodes[i];
+  return n->op != IR_OP_RESHAPE &&
+         !(n->op == IR_OP_TRANSPOSE && ir_node_is_view(g, n));
+}
+
+/* The one tensor the members read from outside, or -1 (none or several);
+ * *kernels: members that launch one. */
+static int32_t outside_input(const plan *p, int *kernels) {
+  const ir_graph *g = p->g;
+  int32_t x = -1;
+  *kernels = 0;
+  for (int m = 0; m < p->nmem; m++) {
+    const ir_node *n = &g->nodes[p->mem[m]];
+    *kernels += launches(g, p->mem[m]);
+    for (int k = 0; k < n->nin; k++) {
+      int j = g->tensors[n->in[k]].node;
+      if (j >= 0 && member(p, j))
+        continue;
+      if (x >= 0 && x != n->in[k])
+        return -1;
+      x = n->in[k];
+    }
+  }
+  return x;
+}
+
+static int by_index(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The members (sorted: the graph's order is topological) as a program. */
+static const ir_body *program(plan *p, base_diag *d) {
+  const ir_graph *g = p->g;
+  ir_body_op ops[IR_MOVE_MAX_OPS];
+  qsort(p->mem, (size_t)p->nmem, sizeof *p->mem, by_index);
+  memset(ops, 0, sizeof ops);
+  for (int m = 0; m < p->nmem; m++) {
+    const ir_node *n = &g->nodes[p->mem[m]];
+    ops[m].op = n->op;
+    ops[m].nin = n->nin;
+    ops[m].a = n->a;
+    for (int k = 0; k < n->nin; k++) {
+      int j = g->tensors[n->in[k]].node, at = -1;
+      for (int q = 0; j >= 0 && q < m; q++)
+        at = p->mem[q] == j ? q : at;
+      ops[m].in[k] = at; /* -1: $0 */
+    }
+  }
+  return ir_move_intern(p->nmem, ops, d);
+}
+
+/* The group rooted at node r, made when it qualifies; -1 on error. */
+static int try_root(plan *p, int r, base_diag *d) {
+  p->nmem = 0;
+  add_member(p, r);
+  while (grow_once(p))
+    ;
+  int kernels, made = 0;
+  int32_t x = outside_input(p, &kernels);
+  if (x >= 0 && p->nmem > 1 && kernels >= 2) {
+    const ir_body *b = program(p, d);
+    if (!b)
+      return -1;
+    p->prog[r] = b;
+    p->src[r] = x;
+    for (int m = 0; m < p->nmem; m++)
+      p->group[p->mem[m]] = r;
+    made = 1;
+  }
+  for (int m = 0; m < p->nmem; m++) { /* the counts back to zero */
+    const ir_node *n = &p->g->nodes[p->mem[m]];
+    for (int k = 0; k < n->nin; k++)
+      p->inside[n->in[k]] = 0;
+  }
+  return made;
+}
+
+/* ir_rebuild's step: a root as its move node, its members gone. */
+static int rebuild_node(void *u, ir_graph *h, const ir_graph *g, int n,
+                        int32_t *map, base_diag *d) {
+  const plan *p = u;
+  if (p->group[n] < 0)
+    return ir_rebuild_copy(h, g, n, map, d);
+  if (p->group[n] != n)
+    return 0;
+  const ir_node *nd = &g->nodes[n];
+  ir_attrs a;
+  ir_attrs_default(IR_OP_MOVE, &a);
+  a.body = p->prog[n]->id;
+  int32_t in = map[p->src[n]];
+  const char *out = g->tensors[nd->out[0]].name;
+  int m = ir_add_node(h, IR_OP_MOVE, &in, 1, &a, &out, d);
+  if (m < 0)
+    return -1;
+  h->nodes[m].line = nd->line;
+  h->nodes[m].col = nd->col;
+  map[nd->out[0]] = h->nodes[m].out[0];
+  return 0;
+}
+
+ir_graph *lower_chain(const ir_graph *g, lower_stats *st, base_diag *d) {
+  size_t nt = (size_t)g->ntensors + 1, nn = (size_t)g->nnodes + 1;
+  plan p = {.g = g,
+            .reads = ir_read_counts(g),
+            .inside = base_calloc(nt, sizeof(int)),
+            .wonly = base_calloc(nn, 1),
+            .group = base_malloc(nn * sizeof(int32_t)),
+            .prog = base_calloc(nn, sizeof(const ir_body *)),
+            .src = base_calloc(nn, sizeof(int32_t))};
+  ir_graph *h = NULL;
+  int made = 0, ops = 0;
+  if (!p.reads || !p.inside || !p.wonly || !p.group || !p.prog || !p.src) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    goto out;
+  }
+  memset(p.group, 0xff, nn * sizeof(int32_t));
+  ir_weight_only(g, p.wonly);
+  for (int r = g->nnodes - 1; r >= 0; r--) {
+    if (!movable(&p, r))
+      continue;
+    int k = try_root(&p, r, d);
+    if (k < 0)
+      goto out;
+    made += k;
+    ops += k ? p.nmem : 0;
+  }
+  h = made ? ir_rebuild(g, rebuild_node, &p, d) : ir_graph_clone_shared(g);
+  if (!h && !made)
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (h && st) {
+    st->chains += made;
+    st->chain_ops += ops;
+  }
+out:
+  free(p.reads), free(p.inside), free(p.wonly), free(p.group);
+  free(p.prog), free(p.src);
+  return h;
+}

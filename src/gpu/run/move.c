@@ -1,0 +1,109 @@
+/* move.c: the launch of a move node (ops.def: a program of slices, pads,
+ * transposes, reshapes and concats of one tensor; the lower stage makes
+ * it, src/fuse/lower_chain.c): the program compiled into kern.h's
+ * cxk_move_args, one kern/kmprog.cu kernel. The input is read through its
+ * strides in its layout; the output is written contiguous (NCHW).
+ */
+#include <string.h>
+
+#include "run.h"
+
+static void dims32(int32_t *dst, const ir_shape *s) {
+  for (int d = 0; d < s->rank; d++)
+    dst[d] = (int32_t)s->dim[d];
+}
+
+/* Step k of program b (shapes sh, source x) in kernel form. */
+static void compile_step(const ir_body *b, int k, const ir_shape *x,
+                         const ir_shape *sh, cxk_mstep *m) {
+  const ir_body_op *o = &b->ops[k];
+  const ir_shape *in = o->in[0] < 0 ? x : &sh[o->in[0]];
+  m->rank = sh[k].rank, m->irank = in->rank;
+  dims32(m->odim, &sh[k]);
+  dims32(m->idim, in);
+  m->nparts = o->nin;
+  for (int j = 0; j < o->nin; j++)
+    m->next[j] = o->in[j] < 0 ? -1 : o->in[j];
+  switch (o->op) {
+  case IR_OP_SLICE:
+  case IR_OP_PAD:
+  case IR_OP_TRANSPOSE:
+    m->kind = o->op == IR_OP_SLICE ? CXK_MV_SLICE
+              : o->op == IR_OP_PAD ? CXK_MV_PAD
+                                   : CXK_MV_TRANSPOSE;
+    for (int d = 0; d < m->rank; d++)
+      m->a[d] = (int32_t)o->a.list[d]; /* starts, befores, perm */
+    m->value = o->a.value;
+    break;
+  case IR_OP_CONCAT: {
+    m->kind = CXK_MV_CONCAT;
+    m->axis = o->a.axis < 0 ? o->a.axis + m->rank : o->a.axis;
+    int64_t end = 0;
+    for (int j = 0; j < o->nin; j++) {
+      const ir_shape *p = o->in[j] < 0 ? x : &sh[o->in[j]];
+      end += p->dim[m->axis];
+      m->a[j] = (int32_t)end;
+    }
+    break;
+  }
+  default: m->kind = CXK_MV_RESHAPE; break;
+  }
+}
+
+/* Whether groups of v elements along the innermost output dimension stay
+ * contiguous and v-aligned through step m (the group aligned on entry). */
+static int keeps_groups(const cxk_mstep *m, int v) {
+  int r = m->rank - 1, ir = m->irank - 1;
+  if (r < 0 || ir < 0 || m->odim[r] % v || m->idim[ir] % v)
+    return 0;
+  switch (m->kind) {
+  case CXK_MV_SLICE:
+  case CXK_MV_PAD: return m->a[r] % v == 0;
+  case CXK_MV_TRANSPOSE: return m->a[r] == r;
+  case CXK_MV_CONCAT:
+    for (int j = 0; m->axis == r && j < m->nparts; j++)
+      if (m->a[j] % v)
+        return 0;
+    return 1;
+  default: return 1;
+  }
+}
+
+/* The widest group (4, 2 or 1) every step and the source keep. */
+static int group_width(const cxk_move_args *a, const ir_shape *x) {
+  for (int v = 4; v > 1; v /= 2) {
+    int ok = x->rank > 0 && a->sst[x->rank - 1] == 1 &&
+             x->dim[x->rank - 1] % v == 0 && a->n % v == 0;
+    for (int d = 0; ok && d + 1 < x->rank; d++)
+      ok = a->sst[d] % v == 0;
+    for (int k = 0; ok && k < a->nsteps; k++)
+      ok = keeps_groups(&a->step[k], v);
+    if (ok)
+      return v;
+  }
+  return 1;
+}
+
+cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
+  const ir_node *n = &p->g->nodes[j];
+  const ir_body *b = ir_body_get(n->a.body);
+  const ir_shape *x = shp(p, n->in[0]);
+  ir_shape sh[IR_BODY_MAX_OPS];
+  if (!b || b->nops > CXK_MSTEPS || ir_body_shapes(b, &x, sh, NULL))
+    return cudaErrorNotSupported;
+  cxk_move_args a;
+  memset(&a, 0, sizeof a);
+  a.nsteps = b->nops, a.last = b->nops - 1, a.srank = x->rank;
+  a.n = ir_shape_numel(shp(p, n->out[0]));
+  gpu_strides(p, n->in[0], a.sst);
+  a.extent = 1;
+  for (int d = 0; d < x->rank; d++)
+    a.extent += (x->dim[d] - 1) * a.sst[d];
+  for (int k = 0; k < b->nops; k++) {
+    compile_step(b, k, x, sh, &a.step[k]);
+    int64_t e = ir_shape_numel(&sh[k]);
+    a.extent = e > a.extent ? e : a.extent;
+  }
+  a.vec = group_width(&a, x);
+  return cxk_move(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[0]], &a);
+}

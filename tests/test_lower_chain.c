@@ -1,0 +1,174 @@
+/* test_lower_chain.c: move nodes (ops.def `move`) and the lower stage's
+ * movement-chain family (src/fuse/lower_chain.c).
+ *
+ * A move node prints and parses back, computes what its program's
+ * operators compute (checked against index arithmetic written out here),
+ * refuses programs with other operators, and is priced as one copy. A
+ * Swin-like block (pad to a window multiple, cyclic shift as slices and
+ * concats, window partition, a matmul, window reverse, the shift back,
+ * the crop) lowers to two move nodes computing the same outputs bit for
+ * bit, and unfuses to plain operators again. Chains of one kernel and
+ * views, and groups a tensor read outside would cut, stay as they are.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb/costdb.h"
+#include "lower_util.h"
+
+static const char roll_text[] =
+    "input x: [2,3,4]\n"
+    "y = move(x) { t0 = transpose($0) perm=[0,2,1]; t1 = pad(t0) "
+    "pads=[0,1,0,0,0,1] value=2; t2 = slice(t1) starts=[0,0,0] "
+    "ends=[2,5,3]; t3 = slice(t1) starts=[0,0,3] ends=[2,5,4]; t4 = "
+    "concat(t3, t2) axis=2 }\n"
+    "output y\n";
+
+Test(lower_chain, move_round_trip_and_values) {
+  ir_graph *g = lu_parse(roll_text);
+  cr_assert_eq(g->nnodes, 1);
+  cr_assert_eq(g->nodes[0].op, IR_OP_MOVE);
+  const ir_shape *ys = &g->tensors[g->outputs[0]].shape;
+  cr_assert(ys->rank == 3 && ys->dim[0] == 2 && ys->dim[1] == 5 &&
+            ys->dim[2] == 4);
+  char *p1 = ir_print(g);
+  ir_graph *g2 = lu_parse(p1);
+  char *p2 = ir_print(g2);
+  cr_assert_str_eq(p1, p2);
+  uint64_t h1, h2;
+  cr_assert_eq(ir_graph_hash(g, &h1), BASE_OK);
+  cr_assert_eq(ir_graph_hash(g2, &h2), BASE_OK);
+  cr_assert_eq(h1, h2);
+  /* y[b,i,0] is the pad value (column 3 of the padded tensor);
+   * y[b,i,j] = i >= 1 ? x[b,j-1,i-1] : 2 */
+  ex_values *v = lu_run_as(g, g);
+  const float *x = v->v[ir_find_tensor(g, "x")], *y = v->v[g->outputs[0]];
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 5; i++)
+      for (int j = 0; j < 4; j++) {
+        float want = j == 0 || i == 0 ? 2.0f : x[(b * 3 + j - 1) * 4 + i - 1];
+        cr_assert_eq(y[(b * 5 + i) * 4 + j], want, "y[%d,%d,%d]", b, i, j);
+      }
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(g, &d);
+  cr_assert(u, "%s", d.msg);
+  cr_assert_eq(u->nnodes, 5);
+  cr_assert_eq(lu_count_op(u, IR_OP_MOVE), 0);
+  lu_same_outputs(g, u, 0);
+  ex_values_free(v);
+  free(p1), free(p2);
+  ir_graph_free(g), ir_graph_free(g2), ir_graph_free(u);
+}
+
+static void parse_fails(const char *text, const char *want) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert_null(g, "parsed: %s", text);
+  cr_assert(strstr(d.msg, want), "message '%s' lacks '%s'", d.msg, want);
+}
+
+Test(lower_chain, move_refuses_other_operators) {
+  parse_fails("input x: [2,3]\ny = move(x) { t0 = relu($0) }\noutput y\n",
+              "relu cannot be part of a move program");
+  parse_fails("input x: [2,3]\ninput z: [2,3]\ny = move(x, z) { t0 = "
+              "concat($0, $1) axis=0 }\noutput y\n",
+              "move: 2 inputs (expected 1)");
+  parse_fails("input x: [2,3]\ny = move(x)\noutput y\n",
+              "'{' starting the move program");
+}
+
+/* One copy: the output written, at most as many input elements read. */
+Test(lower_chain, move_priced_as_one_copy) {
+  ir_graph *g = lu_parse(roll_text);
+  cd_work w = cd_node_work(g, 0);
+  cr_assert_eq(w.bytes, 4.0 * (40 + 24));
+  cr_assert_eq(w.flops, 0);
+  ir_graph_free(g);
+}
+
+/* Swin's shifted window attention without the attention: x [1,7,7,4],
+ * windows of 4 x 4, shift 2. */
+static const char swin_text[] =
+    "input x: [1,7,7,4]\nweight w: [4,4]\n"
+    "p = pad(x) pads=[0,0,0,0,0,1,1,0]\n"
+    "a1 = slice(p) starts=[0,2,0,0] ends=[1,8,8,4]\n"
+    "a2 = slice(p) starts=[0,0,0,0] ends=[1,2,8,4]\n"
+    "r1 = concat(a1, a2) axis=1\n"
+    "b1 = slice(r1) starts=[0,0,2,0] ends=[1,8,8,4]\n"
+    "b2 = slice(r1) starts=[0,0,0,0] ends=[1,8,2,4]\n"
+    "r2 = concat(b1, b2) axis=2\n"
+    "w1 = reshape(r2) shape=[1,2,4,2,4,4]\n"
+    "w2 = transpose(w1) perm=[0,1,3,2,4,5]\n"
+    "w3 = reshape(w2) shape=[4,16,4]\n"
+    "m = matmul(w3, w)\n"
+    "v1 = reshape(m) shape=[1,2,2,4,4,4]\n"
+    "v2 = transpose(v1) perm=[0,1,3,2,4,5]\n"
+    "v3 = reshape(v2) shape=[1,8,8,4]\n"
+    "c1 = slice(v3) starts=[0,6,0,0] ends=[1,8,8,4]\n"
+    "c2 = slice(v3) starts=[0,0,0,0] ends=[1,6,8,4]\n"
+    "u1 = concat(c1, c2) axis=1\n"
+    "d1 = slice(u1) starts=[0,0,6,0] ends=[1,8,8,4]\n"
+    "d2 = slice(u1) starts=[0,0,0,0] ends=[1,8,6,4]\n"
+    "u2 = concat(d1, d2) axis=2\n"
+    "y0 = slice(u2) starts=[0,0,0,0] ends=[1,7,7,4]\n"
+    "y = ewadd(x, y0)\n"
+    "output y\n";
+
+static double total_bytes(const ir_graph *g) {
+  double b = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    b += cd_node_work(g, i).bytes;
+  return b;
+}
+
+Test(lower_chain, swin_block_collapses) {
+  ir_graph *g = lu_parse(swin_text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(g->nnodes, 22);
+  cr_assert_eq(h->nnodes, 4, "%d nodes", h->nnodes);
+  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 2);
+  cr_assert_eq(st.chains, 2);
+  cr_assert_eq(st.chain_ops, 20);
+  cr_assert_eq(lu_producer(h, "w3")->op, IR_OP_MOVE);
+  cr_assert_eq(lu_producer(h, "y0")->op, IR_OP_MOVE);
+  cr_assert_eq(lu_producer(h, "y")->op, IR_OP_EWADD);
+  cr_assert_lt(total_bytes(h), total_bytes(g) / 3);
+  lu_same_outputs(g, h, 0);
+  char *p1 = ir_print(h);
+  ir_graph *h2 = lu_parse(p1);
+  char *p2 = ir_print(h2);
+  cr_assert_str_eq(p1, p2);
+  base_diag d;
+  ir_graph *u = ir_graph_unfuse(h, &d);
+  cr_assert(u, "%s", d.msg);
+  cr_assert_eq(lu_count_op(u, IR_OP_MOVE), 0);
+  cr_assert_eq(u->nnodes, 22);
+  lu_same_outputs(g, u, 0);
+  free(p1), free(p2);
+  ir_graph_free(g), ir_graph_free(h), ir_graph_free(h2), ir_graph_free(u);
+}
+
+/* Left alone: one kernel and a view; a chain whose middle tensor is also
+ * a graph output (the group stops there: what is left has one kernel); a
+ * chain of f16 tensors. */
+Test(lower_chain, short_or_cut_chains_stay) {
+  static const char *texts[] = {
+      "input x: [2,3,4]\na = reshape(x) shape=[6,4]\n"
+      "b = transpose(a) perm=[1,0]\noutput b\n",
+      "input x: [2,3,4]\na = transpose(x) perm=[0,2,1]\n"
+      "b = slice(a) starts=[0,1,0] ends=[2,3,3]\noutput a, b\n",
+      /* f16: the GPU kernel moves 4-byte elements (as f32 it collapses) */
+      "input x: f16[2,3,4]\na = transpose(x) perm=[0,2,1]\n"
+      "b = slice(a) starts=[0,1,0] ends=[2,3,3]\n"
+      "c = pad(b) pads=[0,0,0,0,1,0]\noutput c\n",
+  };
+  for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
+    ir_graph *g = lu_parse(texts[k]);
+    lower_stats st;
+    ir_graph *h = lu_lower(g, &st);
+    cr_assert_eq(st.chains, 0, "text %zu", k);
+    cr_assert_eq(h->nnodes, g->nnodes);
+    ir_graph_free(g), ir_graph_free(h);
+  }
+}
