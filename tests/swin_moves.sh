@@ -2,17 +2,15 @@
 # swin_moves.sh: Swin-T (models/onnx/swin_t.onnx, weights as inputs)
 # optimizes with the end-to-end check passing, and the lower stage makes
 # its shifts, window partitions and reverses, pads and crops move nodes
-# (src/fuse/lower_chain.c): 516 operators were 340 when this was written.
+# (src/fuse/lower_chain.c): 516 operators were 340 when this was written
+# (40 move nodes for 216 operators; 28 for 180 since lower_att takes the
+# moves around each attention into its row layout first).
 # usage: tests/swin_moves.sh path/to/superopt path/to/source-dir
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
-
 . "$(dirname "$0")/lib.sh"
+test_begin --costdb
 
 expect 0 "$bin" optimize "$src/models/onnx/swin_t.onnx" --data-input x \
   --device h100 --no-rules --drop-weights -o "$tmp/swin.graph"
@@ -20,12 +18,12 @@ contains "check: max relative error"
 line=$(grep '^lower:' "$tmp/out")
 made=$(sed -n 's/.*, \([0-9]*\) move nodes replace \([0-9]*\) movement.*/\1 \2/p' <<<"$line")
 read -r nodes ops <<<"${made:-0 0}"
-[ "$nodes" -ge 30 ] && [ "$ops" -ge 150 ] ||
-  { echo "FAIL: $nodes move nodes for $ops operators: $line"; fails=$((fails + 1)); }
+[ "$nodes" -ge 24 ] && [ "$ops" -ge 150 ] ||
+  fail "$nodes move nodes for $ops operators: $line"
 n=$(grep -c '= move(' "$tmp/swin.graph")
-[ "$n" = "$nodes" ] || { echo "FAIL: $n move nodes written, $nodes made"; fails=$((fails + 1)); }
+[ "$n" = "$nodes" ] || fail "$n move nodes written, $nodes made"
 for op in pad concat; do
   k=$(grep -v '= move(' "$tmp/swin.graph" | grep -c "= $op(")
-  [ "$k" -le 3 ] || { echo "FAIL: $k $op nodes left"; fails=$((fails + 1)); }
+  [ "$k" -le 3 ] || fail "$k $op nodes left"
 done
-exit $((fails > 0))
+test_end swin_moves

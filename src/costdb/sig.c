@@ -50,9 +50,11 @@ static void add_inputs(const ir_graph *g, const ir_node *nd, char *buf,
 
 /* Parameters added to an operator after its keys were stored (the
  * activation of concat and split, lower_move.c; attention's row layout,
- * lower_att.c): written only when set, so that the stored keys keep their
- * meaning. */
+ * lower_att.c; layernorm's rms, pass/rmsnorm.c): written only when set, so
+ * that the stored keys keep their meaning. */
 static int added_later(ir_opcode op, ir_param_id p) {
+  if (op == IR_OP_LAYERNORM)
+    return p == IR_P_RMS;
   if (op == IR_OP_ATTENTION)
     return p == IR_P_HEADS || p == IR_P_COLS || p == IR_P_HDIM ||
            p == IR_P_SEQFIRST;
