@@ -151,7 +151,7 @@ Test(lower_chain, swin_block_collapses) {
 
 /* Left alone: one kernel and a view; a chain whose middle tensor is also
  * a graph output (the group stops there: what is left has one kernel); a
- * chain of f16 tensors. */
+ * chain of f16 tensors; a chain of transposes only. */
 Test(lower_chain, short_or_cut_chains_stay) {
   static const char *texts[] = {
       "input x: [2,3,4]\na = reshape(x) shape=[6,4]\n"
@@ -162,6 +162,10 @@ Test(lower_chain, short_or_cut_chains_stay) {
       "input x: f16[2,3,4]\na = transpose(x) perm=[0,2,1]\n"
       "b = slice(a) starts=[0,1,0] ends=[2,3,3]\n"
       "c = pad(b) pads=[0,0,0,0,1,0]\noutput c\n",
+      /* transposes only (ConvNeXt's permutes around a layer norm): the
+         CUDA planner runs them as views of a channels-last tensor */
+      "input x: [2,3,4,5]\na = transpose(x) perm=[0,3,1,2]\n"
+      "b = transpose(a) perm=[0,2,3,1]\nc = relu(b)\noutput c\n",
   };
   for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
     ir_graph *g = lu_parse(texts[k]);

@@ -16,8 +16,13 @@
  * reads one tensor from outside, has at most IR_MOVE_MAX_OPS members, and at
  * least two of them launch a kernel (a reshape, or a transpose that keeps the
  * order, is a view: a chain of one kernel and views stays as it is, priced the
- * same). Semantics are preserved by construction: the move's reference kernel
- * runs the same operators.
+ * same), and not all of them are transposes: the CUDA planner runs a
+ * transpose between layouts as a view of a tensor it keeps channels-last
+ * (ConvNeXt's permutes around each downsampling layer norm, a transpose
+ * pair that composes to the identity, ran as two views; as a move node it
+ * was a copy kernel, 0.16 ms of 1.84 at batch 16 on the H200). Semantics are
+ * preserved by construction: the move's reference kernel runs the same
+ * operators.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -142,9 +147,11 @@ static int try_root(plan *p, int r, base_diag *d) {
   add_member(p, r);
   while (grow_once(p))
     ;
-  int kernels, made = 0;
+  int kernels, made = 0, others = 0;
   int32_t x = outside_input(p, &kernels);
-  if (x >= 0 && p->nmem > 1 && kernels >= 2) {
+  for (int m = 0; m < p->nmem; m++)
+    others += p->g->nodes[p->mem[m]].op != IR_OP_TRANSPOSE;
+  if (x >= 0 && p->nmem > 1 && kernels >= 2 && others > 0) {
     const ir_body *b = program(p, d);
     if (!b)
       return -1;
