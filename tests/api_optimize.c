@@ -73,7 +73,10 @@ static void print_counts(const api_report *r) {
   I(expanded), I(generated), I(duplicates), I(rejected), I(queue_peak);
   I(regions), I(stopped_by_patience), I(fuse_chosen), I(inst_proven);
   I(inst_refused), I(rules_reproved), I(rules_unproven), I(rules_demoted);
-  I(check_rounds), I(check_compared);
+  I(check_rounds), I(check_compared), I(moves_removed), I(rmsnorms);
+  I(rotates_folded), I(identities_dropped), I(lower_epilogues);
+  I(lower_moves), I(lower_se), I(lower_shuffles), I(row_attention);
+  I(move_nodes), I(move_node_ops);
   C(cost_before_us), C(cost_unfused_us), C(fuse_cost_before_us);
   C(fuse_cost_after_us);
 #undef I

@@ -2,10 +2,11 @@
 and the Python package run one pipeline (src/opt): for the same model and
 options they write byte-identical graphs and report the same counts (rules
 applied, pass rules, activations fused, siblings merged, fused and
-attention nodes, node order, mutants). Zoo models resnet18, squeezenet and
-BERT-base at budget 20 with the first rules of default.rules (a short load;
-the pass rules, the search, mutants and fusion all run), and the progress
-callback's stages.
+attention nodes, node order, mutants, the passes' and the lower stage's
+counts). Zoo models resnet18, squeezenet and BERT-base at budget 20 with
+the first rules of default.rules (a short load; the pass rules, the
+search, mutants and fusion all run), a small ONNX model with an RMSNorm
+and movement chains, and the progress callback's stages.
 
 The drop-in path too: a small BERT export with dynamic axes imported at
 fixed shapes (--input-shape; then --dim binding its named dimensions, the
@@ -30,6 +31,7 @@ CASES = [  # model, options (CLI spelling), whether the check runs
     ("resnet18", ["--no-check"]),
     ("tv_squeezenet", []),
     ("bert_base", ["--no-check"]),
+    ("small.onnx", []),  # written by small_model
 ]
 COUNTS = ["nodes_before", "nodes_after", "rules", "rules_read",
           "rules_applied", "pass_rules_applied", "acts_fused", "acts_unfused",
@@ -41,7 +43,10 @@ COUNTS = ["nodes_before", "nodes_after", "rules", "rules_read",
           "mutants_unmeasured", "expanded", "generated", "duplicates",
           "rejected", "queue_peak", "regions", "stopped_by_patience",
           "fuse_chosen", "inst_proven", "inst_refused", "rules_reproved",
-          "rules_unproven", "rules_demoted", "check_rounds", "check_compared"]
+          "rules_unproven", "rules_demoted", "check_rounds", "check_compared",
+          "moves_removed", "rmsnorms", "rotates_folded", "identities_dropped",
+          "lower_epilogues", "lower_moves", "lower_se", "lower_shuffles",
+          "row_attention", "move_nodes", "move_node_ops"]
 # costs, compared as optimize prints them (%.2f)
 COSTS = ["cost_before_us", "cost_unfused_us", "fuse_cost_before_us",
          "fuse_cost_after_us"]
@@ -85,11 +90,15 @@ def cli_counts(out):
                                "wrote")
     (c["cse"], c["bn_folded"], c["scales_folded"], c["acts_fused"],
      c["acts_fused_by_rules"], c["acts_unfused"], c["merged"],
-     c["merged_by_rules"], c["splits_merged"]) = groups(
+     c["merged_by_rules"], c["splits_merged"], c["moves_removed"],
+     c["rmsnorms"], c["rotates_folded"], c["identities_dropped"]) = groups(
         out, r"^passes: (\d+) common subexpressions, (\d+) batchnorm folded, "
         r"(\d+) scales folded, (\d+) activations fused \((\d+) by pass "
         r"rules, (\d+) taken back out by them\), (\d+) sibling groups merged "
-        r"\((\d+) by pass rules\), (\d+) nested splits folded", 9, "passes")
+        r"\((\d+) by pass rules\), (\d+) nested splits folded, (\d+) "
+        r"movement operators removed, (\d+) RMSNorms formed, (\d+) "
+        r"rotate_halves folded into projections, (\d+) identities dropped "
+        r"after the search$", 13, "passes")
     c["rules_applied"], c["pass_rules_applied"] = groups(
         out, r"^rules applied in all: (\d+) \((\d+) of them pass rules\)", 2,
         "rules applied in all")
@@ -114,8 +123,15 @@ def cli_counts(out):
         out, r"^fusion: (\d+) attention nodes?, (\d+) fused nodes? replaces? "
         r"(\d+) operators \((\d+) recomputed, (\d+) groups? refused by "
         r"cost\); estimated ([\d.]+) -> ([\d.]+) us", 7, "fusion")
-    c["moved"], = groups(out, r"^lower: .*, (\d+) shortcuts? moved", 1,
-                         "lower")
+    (c["lower_epilogues"], c["lower_moves"], c["lower_se"],
+     c["lower_shuffles"], c["moved"], c["row_attention"], c["move_nodes"],
+     c["move_node_ops"]) = groups(
+        out, r"^lower: (\d+) epilogues \(residual, bias, clip, relu\), (\d+) "
+        r"moves \(act on concat/split parts, pad\+slice\), (\d+) "
+        r"squeeze-and-excitation, (\d+) channel shuffles made graph nodes, "
+        r"(\d+) shortcuts? moved ahead of the chains? (?:it|they) joins?, "
+        r"(\d+) attention in row layout, (\d+) move nodes replace (\d+) "
+        r"movement operators$", 8, "lower")
     c["rules_reproved"], = groups(out, r"^re-proof: re-proved (\d+)", 1,
                                   "re-proof", optional=True)
     c["rules_unproven"], = groups(
@@ -153,9 +169,47 @@ def python_side(model, rules, opts, out):
     return c, seen
 
 
+def small_model(path):
+    """An RMSNorm (onnx_rmsnorm.py's), two transposes that cancel, a
+    projection, a roll along the rows and a transpose (one move node): the
+    passes' movement operators removed and RMSNorms formed, the lower
+    stage's move nodes, counted alike."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from onnx_rmsnorm import const, rms_nodes
+    H = helper.make_node
+    rng = np.random.default_rng(5)
+    nodes = rms_nodes("x", "w1", "n1", "a_", False) + [
+        H("Transpose", ["n1"], ["t1"], perm=[0, 2, 1]),
+        H("Transpose", ["t1"], ["t2"], perm=[0, 2, 1]),
+        H("MatMul", ["t2", "p"], ["h"]),
+        H("Slice", ["h", "s1", "e1", "ax"], ["h1"]),
+        H("Slice", ["h", "s0", "e0", "ax"], ["h0"]),
+        H("Concat", ["h1", "h0"], ["hr"], axis=1),
+        H("Transpose", ["hr"], ["y"], perm=[0, 2, 1])]
+    inits = [const("w1", rng.uniform(0.5, 1.5, 32)),
+             const("p", rng.uniform(-0.2, 0.2, (32, 32))),
+             const("a_two", 2.0), const("a_one", 1.0), const("a_eps", 1e-6)]
+    inits += [numpy_helper.from_array(np.array(v, dtype=np.int64), k)
+              for k, v in (("s1", [1]), ("e1", [16]), ("s0", [0]),
+                           ("e0", [1]), ("ax", [1]))]
+    g = helper.make_graph(
+        nodes, "small",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 32, 16])],
+        inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    onnx.save(m, path)
+    return path
+
+
 def one(case, tmp, rules, binary, driver, src):
     name, opts = case
-    model = os.path.join(src, "models", name + ".graph")
+    model = (small_model(os.path.join(tmp, name)) if name == "small.onnx"
+             else os.path.join(src, "models", name + ".graph"))
     common = ["--rules", rules, "--budget", "20"] + opts
     outs = {k: os.path.join(tmp, "%s.%s.graph" % (name, k))
             for k in ("cli", "capi", "python")}
@@ -269,6 +323,10 @@ def main():
         fail("no case applied a pass rule")
     if not any(c["attention_nodes"] + c["fused_nodes"] > 0 for c in got):
         fail("no case fused anything")
+    for k in ("moves_removed", "rmsnorms", "lower_epilogues", "row_attention",
+              "move_nodes", "move_node_ops"):
+        if not any(c[k] > 0 for c in got):
+            fail("no case counted any %s" % k)
     print("%d failure(s)" % len(fails))
     return 1 if fails else 0
 

@@ -4,7 +4,8 @@
 # its shifts, window partitions and reverses, pads and crops move nodes
 # (src/fuse/lower_chain.c): 516 operators were 340 when this was written
 # (40 move nodes for 216 operators; 28 for 180 since lower_att takes the
-# moves around each attention into its row layout first).
+# moves around each attention into its row layout first); the result then
+# runs at batch 2.
 # usage: tests/swin_moves.sh path/to/superopt path/to/source-dir
 set -u
 bin=$1
@@ -26,4 +27,9 @@ for op in pad concat; do
   k=$(grep -v '= move(' "$tmp/swin.graph" | grep -c "= $op(")
   [ "$k" -le 3 ] || fail "$k $op nodes left"
 done
+# the result rebatches: its move nodes and row-layout attention follow
+# batch 2 (src/ir/rebatch.c; per-sample values: test_lower_att
+# rebatch_windows)
+expect 0 "$bin" run "$tmp/swin.graph" --batch 2
+contains "[2,1000]"
 test_end swin_moves

@@ -259,3 +259,78 @@ Test(lower_att, rebatch) {
     ir_graph_free(h3), ir_graph_free(g3), ir_graph_free(h), ir_graph_free(g);
   }
 }
+
+/* Swin's windows in the lower stage's forms, at batch 1: a move node
+ * shifts the image and cuts it into 4 windows of 4 tokens ([1*4, 4, 8]
+ * rows), a row-layout attention adds a per-window bias [4,2,4,4], a move
+ * puts the windows back. */
+static const char swin[] =
+    "input x: [1,4,4,8]\n"
+    "weight w: [8,24]\nweight s: []\nweight bias: [4,2,4,4]\n"
+    "r = move(x) { t0 = slice($0) starts=[0,1,0,0] ends=[1,4,4,8]; "
+    "t1 = slice($0) starts=[0,0,0,0] ends=[1,1,4,8]; "
+    "t2 = concat(t0, t1) axis=1; t3 = reshape(t2) shape=[1,2,2,2,2,8]; "
+    "t4 = transpose(t3) perm=[0,1,3,2,4,5]; t5 = reshape(t4) shape=[4,4,8] }\n"
+    "qkv = matmul(r, w)\n"
+    "a = attention(qkv, qkv, qkv, s, bias) heads=2 cols=[0,8,16] hdim=[4,4]\n"
+    "y = move(a) { t0 = reshape($0) shape=[1,2,2,2,2,8]; "
+    "t1 = transpose(t0) perm=[0,1,3,2,4,5]; t2 = reshape(t1) "
+    "shape=[1,4,4,8] }\n"
+    "output y\n";
+
+/* Each sample of h (g rebatched) run alone through g, weights shared:
+ * the same output, element for element within 1e-6 of its magnitude. */
+static void same_per_sample(const ir_graph *g, const ir_graph *h, int b) {
+  base_diag d;
+  ex_values *vh = ex_values_new(h);
+  cr_assert_eq(ex_fill_random(h, vh, 7, &d), BASE_OK, "%s", d.msg);
+  ex_options o = {1, 0};
+  cr_assert_eq(ex_run(h, vh, &o, &d), BASE_OK, "%s", d.msg);
+  int xh = ir_find_tensor(h, "x"), yh = h->outputs[0], yg = g->outputs[0];
+  int64_t nx = ir_shape_numel(&g->tensors[ir_find_tensor(g, "x")].shape);
+  int64_t ny = ir_shape_numel(&g->tensors[yg].shape);
+  for (int i = 0; i < b; i++) {
+    ex_values *vg = ex_values_new(g);
+    for (int t = 0; t < g->ntensors; t++) {
+      if (g->tensors[t].kind == IR_T_VALUE)
+        continue;
+      int u = ir_find_tensor(h, g->tensors[t].name);
+      int64_t n = ir_shape_numel(&g->tensors[t].shape);
+      vg->v[t] = malloc(sizeof(float) * (size_t)n);
+      memcpy(vg->v[t], vh->v[u] + (u == xh ? i * nx : 0),
+             sizeof(float) * (size_t)n);
+    }
+    cr_assert_eq(ex_run(g, vg, &o, &d), BASE_OK, "%s", d.msg);
+    double mag = 0;
+    for (int64_t k = 0; k < ny; k++)
+      mag = fmax(mag, fabs(vg->v[yg][k]));
+    cr_assert_gt(mag, 0);
+    for (int64_t k = 0; k < ny; k++)
+      cr_assert_leq(fabs(vg->v[yg][k] - vh->v[yh][i * ny + k]), 1e-6 * mag,
+                    "sample %d [%lld]", i, (long long)k);
+    ex_values_free(vg);
+  }
+  ex_values_free(vh);
+}
+
+/* Swin's windows rebatch (issue 41's move nodes and row layout): the
+ * moves' programs take the new batch in axis 0, the windows' bias is
+ * repeated for each sample, and every sample computes what batch 1 does
+ * on it. A move that transposes axis 0 is refused, named. */
+Test(lower_att, rebatch_windows) {
+  ir_graph *g = lu_parse(swin), *h;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 2, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 2);
+  cr_assert_eq(h->tensors[ir_find_tensor(h, "qkv")].shape.dim[0], 8);
+  cr_assert_eq(h->tensors[h->outputs[0]].shape.dim[0], 2);
+  same_per_sample(g, h, 2);
+  ir_graph_free(h), ir_graph_free(g);
+  g = lu_parse("input x: [1,4,4,8]\n"
+               "y = move(x) { t0 = reshape($0) shape=[4,4,8]; "
+               "t1 = transpose(t0) perm=[1,0,2] }\noutput y\n");
+  cr_assert_eq(ir_rebatch(g, 2, &h, &d), BASE_ERR_SHAPE);
+  cr_assert_str_eq(d.msg, "cannot rebatch move 'y': program operator 2 "
+                          "(transpose) transposes axis 0");
+  ir_graph_free(g);
+}

@@ -81,7 +81,12 @@ class Report(ctypes.Structure):
                     ("rules_unproven", ctypes.c_int),
                     ("check_rounds", ctypes.c_int),
                     ("check_compared", ctypes.c_longlong),
-                    ("check_worst", ctypes.c_double)]
+                    ("check_worst", ctypes.c_double)] + [
+                    (f, ctypes.c_int) for f in (
+                        "moves_removed", "rmsnorms", "rotates_folded",
+                        "identities_dropped", "lower_epilogues",
+                        "lower_moves", "lower_se", "lower_shuffles",
+                        "row_attention", "move_nodes", "move_node_ops")]
 
 
 # api_dtype

@@ -72,6 +72,17 @@ class OptimizeReport:
     check_rounds: int
     check_compared: int
     check_worst: float  # share of the tolerance; None when not checked
+    moves_removed: int  # passes: movement operators removed
+    rmsnorms: int  # RMSNorms formed
+    rotates_folded: int  # rotate_halves folded into projections
+    identities_dropped: int  # identities dropped after the search
+    lower_epilogues: int  # lower: residual, bias, clip, relu folds
+    lower_moves: int  # act= on concat/split parts, pad+slice
+    lower_se: int  # squeeze-and-excitation nodes
+    lower_shuffles: int  # channel shuffles made graph nodes
+    row_attention: int  # attention in the row layout (heads=)
+    move_nodes: int  # groups of movement operators made move nodes
+    move_node_ops: int  # the movement operators they replace
 
     @property
     def speedup(self):

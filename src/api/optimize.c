@@ -114,6 +114,17 @@ static void fill_more(api_report *r, const opt_report *x) {
   r->check_rounds = x->ran[OPT_CHECK] ? x->check.rounds : 0;
   r->check_compared = x->ran[OPT_CHECK] ? x->check.compared : 0;
   r->check_worst = x->ran[OPT_CHECK] ? x->check.worst : -1;
+  r->moves_removed = st->moves_removed;
+  r->rmsnorms = st->rmsnorms;
+  r->rotates_folded = st->rotates_folded;
+  r->identities_dropped = st->identities;
+  r->lower_epilogues = x->lowering.epilogues;
+  r->lower_moves = x->lowering.moves;
+  r->lower_se = x->lowering.se;
+  r->lower_shuffles = x->lowering.shuffles;
+  r->row_attention = x->lowering.attention;
+  r->move_nodes = x->lowering.chains;
+  r->move_node_ops = x->lowering.chain_ops;
 }
 
 static void fill_report(api_report *r, const opt_report *x) {

@@ -340,6 +340,14 @@ typedef struct api_report {
   int check_rounds;         /* check: rounds run, elements compared, the */
   long long check_compared; /* worst element's share of the tolerance */
   double check_worst;       /* (-1 when not checked) */
+  /* passes: movement operators removed, RMSNorms formed, rotate_halves
+   * folded into projections, identities dropped after the search */
+  int moves_removed, rmsnorms, rotates_folded, identities_dropped;
+  /* lower: epilogues, moves (act= on concat/split parts, pad+slice),
+   * squeeze-and-excitation, channel shuffles, attention in row layout,
+   * move nodes and the movement operators they replace */
+  int lower_epilogues, lower_moves, lower_se, lower_shuffles;
+  int row_attention, move_nodes, move_node_ops;
 } api_report;
 
 /* Optimizes g into a new graph *out (g is unchanged). g, out: not NULL; o

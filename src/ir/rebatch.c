@@ -235,23 +235,76 @@ static int rb_residual(rb_ctx *c, const ir_node *n, rb_place o) {
   return 0;
 }
 
-/* Sets the placement of n's outputs from its inputs'; -1 with c->why. */
-/* Attention's row layout: q, k and v carry the batch whole on their rows'
- * batch axis (seqfirst: 1, else 0), a bias on the scores' first axis; the
- * result [B,S,H*E] on axis 0 (cols, hdim and heads do not depend on it). */
+/* Attention's row layout: q, k and v carry the batch alike on their rows'
+ * batch axis (seqfirst: 1, else 0), whole or folded into it (Swin's
+ * [B*64 windows, 49, C]: the rows' batch items are independent whatever
+ * they hold), a bias on the scores' first axis alike; the result
+ * [B,S,H*E] on axis 0 as q had it (cols, hdim and heads do not depend on
+ * it). */
 static int rb_att_rows(rb_ctx *c, const ir_node *n, rb_place x, rb_place *out) {
   int sf = n->a.axis;
   for (int k = 0; k < 3; k++)
-    if (c->p[n->in[k]].axis != sf || c->p[n->in[k]].in != x.in || x.in != 1)
+    if (c->p[n->in[k]].axis != sf || c->p[n->in[k]].in != x.in)
       return RB_FAIL(c, "q, k and v do not carry the batch on the rows' "
                         "batch axis");
   if (n->nin > 4 && c->p[n->in[4]].axis >= 0 &&
-      c->p[n->in[4]].axis + 4 - shp(c, n->in[4])->rank != 0)
+      (c->p[n->in[4]].axis + 4 - shp(c, n->in[4])->rank != 0 ||
+       c->p[n->in[4]].in != x.in))
     return RB_FAIL(c, "its bias carries the batch on another axis");
-  *out = (rb_place){0, 1};
+  const ir_shape *bs = n->nin > 4 ? shp(c, n->in[4]) : NULL;
+  if (bs && c->p[n->in[4]].axis < 0 && bs->rank == 4 && bs->dim[0] != 1 &&
+      (c->b0 != 1 || bs->dim[0] != x.in))
+    return RB_FAIL(c, "its bias [%lld,..] does not follow the batch",
+                   (long long)bs->dim[0]);
+  *out = (rb_place){0, x.in};
   return 0;
 }
 
+/* Why body operator o of a move program (its input's shape s) would move
+ * a batch held outermost in axis 0 out of there, or NULL: a transpose of
+ * axis 0, a reshape whose axis 0 the old batch does not divide, a slice
+ * or pad of axis 0 but the whole of it, a concat along it. */
+static const char *move_op_bad(const rb_ctx *c, const ir_body_op *o,
+                               const ir_shape *s, const ir_shape *y) {
+  if (o->op == IR_OP_TRANSPOSE && o->a.list[0] != 0)
+    return "transposes axis 0";
+  if (o->op == IR_OP_RESHAPE && (!y->rank || y->dim[0] % c->b0))
+    return "reshapes the batch off axis 0";
+  if (o->op == IR_OP_SLICE && (o->a.list[0] || o->a.list2[0] != s->dim[0]))
+    return "slices axis 0";
+  if (o->op == IR_OP_PAD && (o->a.list[0] || o->a.list[s->rank]))
+    return "pads axis 0";
+  if (o->op == IR_OP_CONCAT && o->a.axis == 0)
+    return "concatenates along axis 0";
+  return NULL;
+}
+
+/* A move node (src/fuse/lower_chain.c): its program keeps the batch when
+ * the input holds it outermost in axis 0 (each sample one contiguous
+ * block, axis 0 = b0 * in) and no program operator moves it from there
+ * (move_op_bad): then each sample's block maps to the output's, which
+ * holds the batch outermost in its axis 0. */
+static int rb_move(rb_ctx *c, const ir_node *n, rb_place x, rb_place *out) {
+  const ir_body *b = ir_body_get(n->a.body);
+  const ir_shape *in = shp(c, n->in[0]);
+  ir_shape sh[IR_MOVE_MAX_OPS];
+  if (!b || b->nops > IR_MOVE_MAX_OPS || ir_body_shapes(b, &in, sh, NULL))
+    return RB_FAIL(c, "its program cannot be read");
+  if (x.axis != 0 || in->dim[0] != c->b0 * x.in)
+    return RB_FAIL(c, "its input does not hold the batch outermost in axis 0");
+  for (int i = 0; i < b->nops; i++) {
+    const ir_body_op *o = &b->ops[i];
+    const char *why =
+        move_op_bad(c, o, o->in[0] < 0 ? in : &sh[o->in[0]], &sh[i]);
+    if (why)
+      return RB_FAIL(c, "program operator %d (%s) %s", i + 1,
+                     ir_op(o->op)->name, why);
+  }
+  *out = (rb_place){0, sh[b->nops - 1].dim[0] / c->b0};
+  return 0;
+}
+
+/* Sets the placement of n's outputs from its inputs'; -1 with c->why. */
 static int rb_node(rb_ctx *c, int i) {
   const ir_node *n = &c->g->nodes[i];
   rb_place x = n->nin ? c->p[n->in[0]] : (rb_place){-1, 0}, o = {-1, 0};
@@ -322,6 +375,8 @@ static int rb_node(rb_ctx *c, int i) {
     if (x.axis > 1)
       st = RB_FAIL(c, "the batch is on a pooled axis");
     o = x;
+  } else if (n->op == IR_OP_MOVE) {
+    st = rb_move(c, n, x, &o);
   } else if (n->op == IR_OP_ATTENTION && n->a.groups > 0) {
     st = rb_att_rows(c, n, x, &o);
   } else if (n->op == IR_OP_ATTENTION) {
@@ -434,6 +489,52 @@ static int32_t broadcast_in(const rb_ctx *c, const ir_node *n, int k,
   return id < 0 ? -1 : h->nodes[id].out[0];
 }
 
+/* A node named after n's output plus suffix k; its output, or -1. */
+static int32_t add_named(const rb_ctx *c, const ir_node *n, const char *sfx,
+                         ir_opcode op, const int32_t *in, int nin,
+                         const ir_attrs *a, ir_graph *h, base_diag *d) {
+  char name[300];
+  const char *nm[1] = {name};
+  snprintf(name, sizeof name, "%s.%s", c->g->tensors[n->out[0]].name, sfx);
+  int id = ir_add_node(h, op, in, nin, a, nm, d);
+  return id < 0 ? -1 : h->nodes[id].out[0];
+}
+
+/* The bias of a row-layout attention n for the new batch: one that holds
+ * a batch-1 graph's windows ([64,H,S,S] over Swin's [1*64, S, C] rows,
+ * rb_att_rows) repeated for each sample: [1,64,H,S,S] times ones
+ * [b1,1,1,1,1], reshaped to [b1*64,H,S,S]. Any other bias as it is. */
+static int32_t tiled_bias(const rb_ctx *c, const ir_node *n, int32_t bias,
+                          ir_graph *h, base_diag *d) {
+  const ir_shape *s = shp(c, n->in[4]);
+  if (n->op != IR_OP_ATTENTION || n->a.groups <= 0 ||
+      c->p[n->in[4]].axis >= 0 || s->rank != 4 || s->dim[0] == 1 ||
+      c->p[n->out[0]].axis < 0)
+    return bias;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = 5;
+  a.list[0] = 1;
+  for (int i = 0; i < 4; i++)
+    a.list[i + 1] = s->dim[i];
+  int32_t in[2] = {add_named(c, n, "bias1", IR_OP_RESHAPE, &bias, 1, &a, h, d),
+                   -1};
+  ir_attrs_default(IR_OP_CONST_ONES, &a);
+  a.nlist = 5;
+  for (int i = 0; i < 5; i++)
+    a.list[i] = i ? 1 : c->b1;
+  if (in[0] < 0 || (in[1] = add_named(c, n, "ones", IR_OP_CONST_ONES, NULL, 0,
+                                      &a, h, d)) < 0)
+    return -1;
+  ir_attrs_default(IR_OP_EWMUL, &a);
+  int32_t t = add_named(c, n, "biasb", IR_OP_EWMUL, in, 2, &a, h, d);
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = 4;
+  for (int i = 0; i < 4; i++)
+    a.list[i] = i ? s->dim[i] : s->dim[0] * c->b1;
+  return t < 0 ? -1 : add_named(c, n, "bias", IR_OP_RESHAPE, &t, 1, &a, h, d);
+}
+
 /* For a gather of a batch's rows (gather_rows_axis): its indices for the
  * new batch, sample b's those of the old graph plus b * rows, as the outer
  * factor of the indices' axis chosen; the new tensor's id, or -1. */
@@ -470,6 +571,25 @@ static int32_t batch_rows(const rb_ctx *c, const ir_node *n, ir_graph *h,
   return id;
 }
 
+/* A move node's program for the new batch (rb_move held it outermost in
+ * every axis 0): reshape targets and slice ends scaled there. */
+static int move_body(const rb_ctx *c, ir_attrs *a, base_diag *d) {
+  const ir_body *b = ir_body_get(a->body);
+  ir_body_op ops[IR_MOVE_MAX_OPS];
+  memcpy(ops, b->ops, sizeof *ops * (size_t)b->nops);
+  for (int i = 0; i < b->nops; i++) {
+    if (ops[i].op == IR_OP_RESHAPE)
+      ops[i].a.list[0] = ops[i].a.list[0] / c->b0 * c->b1;
+    if (ops[i].op == IR_OP_SLICE)
+      ops[i].a.list2[0] = ops[i].a.list2[0] / c->b0 * c->b1;
+  }
+  const ir_body *nb = ir_move_intern(b->nops, ops, d);
+  if (!nb)
+    return -1;
+  a->body = nb->id;
+  return 0;
+}
+
 static int add_copy(const rb_ctx *c, const ir_node *n, const int32_t *map,
                     ir_graph *h, base_diag *d) {
   int32_t in[IR_MAX_IN];
@@ -488,6 +608,11 @@ static int add_copy(const rb_ctx *c, const ir_node *n, const int32_t *map,
     a.list2[x.axis] = a.list2[x.axis] / c->b0 * c->b1;
   if (n->op == IR_OP_GATHER && x.axis >= 0 && x.axis == n->a.axis &&
       (in[1] = batch_rows(c, n, h, d)) < 0)
+    return -1;
+  if (n->op == IR_OP_MOVE && x.axis >= 0 && move_body(c, &a, d))
+    return -1;
+  if (n->op == IR_OP_ATTENTION && n->nin > 4 &&
+      (in[4] = tiled_bias(c, n, in[4], h, d)) < 0)
     return -1;
   return ir_add_node(h, n->op, in, n->nin, &a, names, d);
 }
