@@ -253,7 +253,8 @@ static const cli_opt gen_table[] = {
     CLI_CHOICE(T, "opset", opset, "SET", "default|extended",
                "default: the operators of docs/generation.md;\n"
                "extended: also conv2d with a bias input, valid\n"
-               "padding, batchnorm and its folds (docs/generation.md)"),
+               "padding, batchnorm and its folds, matmul with a\n"
+               "bias (2-D or rank 3) (docs/generation.md)"),
     CLI_STR(T, "output", 'o', out, "F",
             "the rule file (default generated.rules)"),
     CLI_INT(T, "threads", threads, "T", 1, 1024,

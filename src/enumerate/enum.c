@@ -607,11 +607,11 @@ static base_status expand_unary(dfs *s, int gop, const args *a) {
     en_node n = {(uint8_t)gop, {a->v0[i], 0}, 0};
     if (a->last && !makes_graph(s, a, gop, a->v0[i], 0xff))
       continue;
-    if (gop != EN_SPLIT0 && gop != EN_SPLIT1) {
+    int axis = en_gop_split_axis(gop);
+    if (axis < 0) {
       st = try_node(s, n);
       continue;
     }
-    int axis = gop == EN_SPLIT1;
     const ir_shape *sh =
         en_value_shape(a->v0[i], (const ir_shape(*)[2])s->shapes);
     if (sh->rank <= axis)

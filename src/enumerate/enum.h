@@ -30,13 +30,13 @@
 #include "../ir/ir.h"
 
 #define EN_MAX_OPS 6   /* most operators of an enumerated graph */
-#define EN_NCLASSES 10 /* input shape classes of the pool */
+#define EN_NCLASSES 11 /* input shape classes of the pool */
 #define EN_NBASE_CLASSES                                                       \
   8                       /* of them, the default set's (the others are the    \
                              extended set's: --opset extended) */
 #define EN_MAX_COPIES 3   /* most copies of one class */
 #define EN_MAX_NUMEL 4096 /* larger intermediate tensors are not generated */
-#define EN_NINPUT_IDS 30  /* input ids: class * EN_MAX_COPIES + copy */
+#define EN_NINPUT_IDS 31  /* input ids: class * EN_MAX_COPIES + copy */
 #define EN_MAX_NIN 3      /* most arguments of a generation operator */
 #define EN_VNODE(i, slot) ((uint8_t)(32 + 2 * (i) + (slot)))
 #define EN_IS_INPUT(v) ((v) < 32)
@@ -88,6 +88,14 @@ typedef enum en_gop {
   EN_CONVV,
   EN_CONVV_RELU,
   EN_CONVBV,
+  /* matmul with a bias [N] (the third argument), of a 2-D or a rank-3
+   * left side (BERT's projections, [B,S,K] x [K,N]: a rule's tensor binds
+   * tensors of its own rank only; the verifier's matmulb, which has laws
+   * for rank-3 matmuls with a bias only), act none / relu, and the split
+   * of axis 2 that takes a rank-3 sibling merge's output apart */
+  EN_MATMULB,
+  EN_MATMULB_RELU,
+  EN_SPLIT2, /* two parts along axis 2 */
   EN_NGOPS
 } en_gop;
 #define EN_NBASE_GOPS EN_CONVB /* the default set: gops before this */
@@ -143,6 +151,8 @@ ir_opcode en_gop_op(int gop);
 /* Whether gop is batchnorm or one of its folds (several IR nodes in an
  * ir_graph; fp_bn_kernel evaluates it). */
 int en_gop_is_bn(int gop);
+/* The axis gop splits (0..2), or -1 when gop is not a split. */
+int en_gop_split_axis(int gop);
 
 /* Bit (1 << opcode) of every operator of the generation set (the
  * extended one's included); en_ops_of: of the default set (0) or the

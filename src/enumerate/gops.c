@@ -25,6 +25,9 @@ static const en_class classes[EN_NCLASSES] = {
      * (four weights [4] in an ir_graph; only batchnorm and its folds read
      * it) */
     {"n", {2, {4, 4}}, 1},
+    /* rank 3, one copy (input ids stay below 32): what a rank-3 matmul
+     * reads, [B,S,K] with K the matrices' 4 */
+    {"t", {3, {2, 2, 4}}, 1},
 };
 
 enum { C_Q = 1, C_W = 3, C_D = 6, C_B = 8, C_N = 9 };
@@ -77,6 +80,9 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_CONVV] = {"conv2d/valid", IR_OP_CONV2D, 2, 1},
     [EN_CONVV_RELU] = {"conv2d/valid+relu", IR_OP_CONV2D, 2, 1},
     [EN_CONVBV] = {"conv2d/valid+bias", IR_OP_CONV2D, 3, 1},
+    [EN_MATMULB] = {"matmul+bias", IR_OP_MATMUL, 3, 1},
+    [EN_MATMULB_RELU] = {"matmul+bias+relu", IR_OP_MATMUL, 3, 1},
+    [EN_SPLIT2] = {"split2", IR_OP_SPLIT, 1, 2},
 };
 
 /* The argument of gop that is a batchnorm's parameters (class n), or -1. */
@@ -91,6 +97,15 @@ static int bn_arg(int gop) {
 }
 
 int en_gop_is_bn(int gop) { return bn_arg(gop) >= 0; }
+
+int en_gop_split_axis(int gop) {
+  switch (gop) {
+  case EN_SPLIT0: return 0;
+  case EN_SPLIT1: return 1;
+  case EN_SPLIT2: return 2;
+  default: return -1;
+  }
+}
 
 const char *en_gop_name(int gop) { return gops[gop].name; }
 int en_gop_nin(int gop) { return gops[gop].nin; }
@@ -179,6 +194,10 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_BNFOLD_B: return 1;
   case EN_BNFOLD_C: return in[0]->rank == 1 && in[0]->dim[0] == 4;
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
+  case EN_MATMULB:
+  case EN_MATMULB_RELU:
+    return (in[0]->rank == 2 || in[0]->rank == 3) && in[1]->rank == 2 &&
+           in[2]->rank == 1 && in[2]->dim[0] == in[1]->dim[1];
   case EN_CONVB:
   case EN_CONVB_RELU:
   case EN_CONVBV:
@@ -198,6 +217,7 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_SPLIT0: return in[0]->rank >= 1;
   case EN_CONCAT1:
   case EN_SPLIT1: return in[0]->rank >= 2;
+  case EN_SPLIT2: return in[0]->rank >= 3;
   case EN_TRANSPOSE: return in[0]->rank == 2;
   case EN_AVGPOOL:
   case EN_MAXPOOL: return image_like(in[0]);
@@ -234,15 +254,16 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
     a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]);
     a->padmode = IR_PAD_VALID;
     break;
-  case EN_CONCAT1:
-  case EN_SPLIT1: a->axis = 1; /* fall through */
-  case EN_CONCAT0:
+  case EN_MATMULB_RELU: a->act = IR_ACT_RELU; break;
+  case EN_CONCAT1: a->axis = 1; break;
   case EN_SPLIT0:
-    if (n->gop == EN_SPLIT0 || n->gop == EN_SPLIT1) {
-      int64_t s[2] = {n->p, in[0]->dim[a->axis] - n->p};
-      set_list(a, 2, s);
-    }
+  case EN_SPLIT1:
+  case EN_SPLIT2: {
+    a->axis = en_gop_split_axis(n->gop);
+    int64_t s[2] = {n->p, in[0]->dim[a->axis] - n->p};
+    set_list(a, 2, s);
     break;
+  }
   case EN_TRANSPOSE: set_list(a, 2, (const int64_t[]){1, 0}); break;
   case EN_AVGPOOL: a->count_include_pad = 1; /* fall through */
   case EN_MAXPOOL: set_window(a); break;
@@ -262,8 +283,8 @@ int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
   int nin = gops[n->gop].nin;
   if (!gen_restrict(n, in))
     return -1;
-  if ((n->gop == EN_SPLIT0 || n->gop == EN_SPLIT1) &&
-      (n->p < 1 || n->p >= in[0]->dim[n->gop == EN_SPLIT1]))
+  if (en_gop_split_axis(n->gop) >= 0 &&
+      (n->p < 1 || n->p >= in[0]->dim[en_gop_split_axis(n->gop)]))
     return -1;
   *op = gops[n->gop].op;
   gen_attrs(n, in, a);

@@ -178,7 +178,7 @@ static base_status push_variants(branch *s, const fp_rec *r,
  * The split is still not extended. */
 static int split_leaf(const en_graph *g, int nouts) {
   int gop = g->n[g->nops - 1].gop;
-  return nouts == 2 && (gop == EN_SPLIT0 || gop == EN_SPLIT1);
+  return nouts == 2 && en_gop_split_axis(gop) >= 0;
 }
 
 static base_status visit_graph(void *state, const en_graph *g,

@@ -154,6 +154,8 @@ struct fp_cone {
 static int costly(int gop) {
   switch (gop) {
   case EN_MATMUL:
+  case EN_MATMULB:
+  case EN_MATMULB_RELU:
   case EN_CONV:
   case EN_CONV_RELU:
   case EN_CONVB:

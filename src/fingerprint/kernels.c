@@ -63,15 +63,18 @@ void fp_random(uint32_t *dst, int64_t n, uint64_t seed, uint64_t stream) {
 /* ---- products ------------------------------------------------------------
  */
 
+/* a [.., k] (rows: every leading index) times b [k, n], plus bias[n] when
+ * there is one (nin 3). */
 static void k_matmul(const ir_shape *const *s, const uint32_t *const *in,
-                     uint32_t *y) {
-  int64_t m = s[0]->dim[0], k = s[0]->dim[1], n = s[1]->dim[1];
+                     int nin, uint32_t *y) {
+  int64_t k = s[0]->dim[s[0]->rank - 1], n = s[1]->dim[1];
+  int64_t m = ir_shape_numel(s[0]) / k;
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       uint64_t acc = 0;
       for (int64_t t = 0; t < k; t++)
         acc += mulf(in[0][i * k + t], in[1][t * n + j]);
-      y[i * n + j] = red(acc);
+      y[i * n + j] = nin == 3 ? addm(red(acc), in[2][j]) : red(acc);
     }
 }
 
@@ -365,9 +368,13 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
                       uint64_t key) {
   switch (op) {
   case IR_OP_MATMUL:
-    if (ins[0]->rank != 2 || ins[1]->rank != 2 || nin != 2 || a->act)
-      return BASE_ERR_PARAM;
-    k_matmul(ins, in, out[0]);
+    if (ins[0]->rank < 2 || ins[0]->rank > 3 || ins[1]->rank != 2 || nin < 2 ||
+        nin > 3 || (nin == 2 && a->act) ||
+        (nin == 3 && (ins[2]->rank != 1 || ins[2]->dim[0] != ins[1]->dim[1])))
+      return BASE_ERR_PARAM; /* (a bias, rank 3, act: the extended set's) */
+    k_matmul(ins, in, nin, out[0]);
+    for (int64_t i = 0; a->act && i < ir_shape_numel(&outs[0]); i++)
+      out[0][i] = fp_act(a->act, key, out[0][i]); /* as conv2d's act= */
     return BASE_OK;
   case IR_OP_CONV2D: {
     if (nin < 2 || nin > 3)
