@@ -25,18 +25,21 @@ static void compile_step(const ir_body *b, int k, const ir_shape *x,
   for (int j = 0; j < o->nin; j++)
     m->next[j] = o->in[j] < 0 ? -1 : o->in[j];
   switch (o->op) {
-  case IR_OP_SLICE:
-  case IR_OP_PAD:
-  case IR_OP_TRANSPOSE:
-    m->kind = o->op == IR_OP_SLICE ? CXK_MV_SLICE
-              : o->op == IR_OP_PAD ? CXK_MV_PAD
-                                   : CXK_MV_TRANSPOSE;
+  case IR_OP_SLICE: m->kind = CXK_MV_SLICE; break;
+  case IR_OP_PAD: m->kind = CXK_MV_PAD; break;
+  case IR_OP_TRANSPOSE: m->kind = CXK_MV_TRANSPOSE; break;
+  case IR_OP_CONCAT: m->kind = CXK_MV_CONCAT; break;
+  default: m->kind = CXK_MV_RESHAPE; break;
+  }
+  switch (m->kind) {
+  case CXK_MV_SLICE:
+  case CXK_MV_PAD:
+  case CXK_MV_TRANSPOSE:
     for (int d = 0; d < m->rank; d++)
       m->a[d] = (int32_t)o->a.list[d]; /* starts, befores, perm */
     m->value = o->a.value;
     break;
-  case IR_OP_CONCAT: {
-    m->kind = CXK_MV_CONCAT;
+  case CXK_MV_CONCAT: {
     m->axis = o->a.axis < 0 ? o->a.axis + m->rank : o->a.axis;
     int64_t end = 0;
     for (int j = 0; j < o->nin; j++) {
@@ -46,7 +49,7 @@ static void compile_step(const ir_body *b, int k, const ir_shape *x,
     }
     break;
   }
-  default: m->kind = CXK_MV_RESHAPE; break;
+  default: break;
   }
 }
 
