@@ -385,8 +385,11 @@ uint32_t fp_renaming_code(const uint8_t used[EN_NCLASSES], uint32_t idx) {
 }
 
 void fp_renaming_map(uint32_t code, uint8_t map[EN_NINPUT_IDS]) {
+  /* the last class may have fewer copies than EN_MAX_COPIES (its ids end
+   * at EN_NINPUT_IDS; a class of one copy is only ever renamed to
+   * itself) */
   for (int c = 0; c < EN_NCLASSES; c++, code /= 6)
-    for (int k = 0; k < EN_MAX_COPIES; k++)
+    for (int k = 0; k < EN_MAX_COPIES && en_input_id(c, k) < EN_NINPUT_IDS; k++)
       map[en_input_id(c, k)] = (uint8_t)en_input_id(c, perm3[code % 6][k]);
 }
 
