@@ -462,8 +462,8 @@ static base_status read_mem(ir_graph *g, ir_tkind kind, const uint8_t *data,
       if (!strcmp(name, "__metadata__"))
         continue;
       uint64_t end;
-      if ((s = check_entry(g, kind, path, name, e, datalen, &which[k],
-                           &ety[k], &from[k], &end, d)) != BASE_OK)
+      if ((s = check_entry(g, kind, path, name, e, datalen, &which[k], &ety[k],
+                           &from[k], &end, d)) != BASE_OK)
         break;
       k++;
     }
