@@ -420,8 +420,15 @@ def compile_ro(fn, dtype):
     return torch.compile(fn, mode="reduce-overhead", dynamic=False)
 
 
-def optimized_path(a, path, batch, dtype):
-    """The optimized graph for path at batch in dtype, or None."""
+def optimized_path(a, path, batch, dtype, state=None):
+    """The optimized graph for path at batch in dtype, or None. With
+    --wait-optimized MARKER (the graphs being optimized meanwhile), waits
+    for it until MARKER exists or the budget ends."""
+    while a.wait_optimized and state and not os.path.exists(
+            a.wait_optimized) and time.time() - state["t0"] < a.budget:
+        if optimized_path(a, path, batch, dtype):
+            break
+        time.sleep(1)
     dirs = [BL.dir_for(a.optimized16, dtype)] if batch != 1 else []
     for d in dirs + [BL.dir_for(a.optimized, dtype)]:
         if d and os.path.exists(os.path.join(d, os.path.basename(path))):
@@ -437,11 +444,12 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
         row["ours"] = "skipped (time budget)"
         return row
     try:
-        row["ours"] = time_ours(a.superopt, path, batch, a.iters,
-                                BL.run_dtype_args(dtype))
+        if not a.lean:
+            row["ours"] = time_ours(a.superopt, path, batch, a.iters,
+                                    BL.run_dtype_args(dtype))
     except Exception as e:  # report and go on
         row["ours"] = "error: " + str(e).splitlines()[-1]
-    opt = optimized_path(a, path, batch, dtype)
+    opt = optimized_path(a, path, batch, dtype, state)
     if opt:
         try:
             row["ours-opt"] = time_ours(a.superopt, opt, batch, a.iters)
@@ -456,9 +464,11 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
     text = subprocess.run([a.superopt, "print", "--drop-weights", path],
                           capture_output=True,
                           text=True, check=True).stdout
+    fn = None
     try:
-        fn, xs = build_graph_fn(text, batch, dev, dtype)
-        row["eager-graph"] = time_torch(fn, xs, 10, a.iters, a.per_call)
+        if not (a.lean and name in TV):  # tv-eager is their eager figure
+            fn, xs = build_graph_fn(text, batch, dev, dtype)
+            row["eager-graph"] = time_torch(fn, xs, 10, a.iters, a.per_call)
     except Exception as e:  # report and go on
         row["eager-graph"] = "error: %s" % e
         fn = None
@@ -483,7 +493,7 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
         row["tv-eager"] = time_torch(m, [x], 10, a.iters, a.per_call)
         for key, mode in (("tv-compile", "default"),
                           ("tv-ro", "reduce-overhead")):
-            if key == "tv-compile" and a.no_default_compile:
+            if key == "tv-compile" and (a.no_default_compile or a.lean):
                 continue
             if time.time() - state["t0"] >= a.compile_budget:
                 row[key] = "skipped (time budget)"
@@ -586,6 +596,14 @@ def build_parser():
                     help="half rows: our and PyTorch's error against "
                     "float32 on the same inputs (at --accuracy-batch)")
     ap.add_argument("--accuracy-batch", type=int, default=1)
+    ap.add_argument("--lean", action="store_true",
+                    help="only what the ratios and accuracy need: no "
+                    "timing of the original graph, no interpreter run of "
+                    "the torchvision networks (tv-eager is their eager "
+                    "figure), no default-mode torch.compile")
+    ap.add_argument("--wait-optimized", default=None, metavar="MARKER",
+                    help="optimized graphs are being written: wait for "
+                    "each until the file MARKER exists")
     ap.add_argument("--budget", type=float, default=1e9,
                     help="seconds; rows not started by then are skipped")
     ap.add_argument("--torch-profile", action="append", default=[],
