@@ -22,7 +22,20 @@ at each batch size it times, in one run on one GPU:
                eager-graph interpreter, i.e. of the same graph; opt/ro =
                ours-opt / graph-ro
 
-All in float32 with TF32 allowed for convolutions and matmuls on both sides
+Half precision (--dtype bf16,f16; issue 42, docs/half.md): per dtype D,
+ours is `superopt run G --dtype D`, ours-opt the graph optimized with
+`superopt optimize --dtype D` (--optimized DIR/{dtype}: the folder named
+per dtype), and PyTorch runs the same module `.to(D)` with inputs in D
+(torch.compile(mode="reduce-overhead", dynamic=False) as the anchor, and
+eager). --accuracy adds, at --accuracy-batch, the largest relative error
+(scripts/benchlib.py: max|a-b| / max|b|) of our D output against our
+float32 output (the original graph, --fp32-strict) and of PyTorch's D
+output against its float32 output (eager, TF32 off), on the same inputs
+(drawn once, passed to ours with `run --inputs`). Rows carry their dtype;
+the summary has geomeans per dtype and batch and names the networks above
+0.95.
+
+float32 rows: TF32 allowed for convolutions and matmuls on both sides
 (PyTorch's cudnn.allow_tf32 default, and matmul.allow_tf32 switched on to
 match ours), cudnn.benchmark on, no_grad. Each PyTorch time is the median
 per call of 5 repeats of `iters` back-to-back calls between CUDA events
@@ -43,8 +56,13 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as BL  # noqa: E402
 
 TV = {"tv_resnet50": "resnet50", "tv_resnext50": "resnext50_32x4d",
       "tv_squeezenet": "squeezenet1_1", "tv_mobilenet_v2": "mobilenet_v2",
@@ -227,8 +245,14 @@ def constant(op, p, dev):
     return torch.ones(shape, device=dev)
 
 
-def build_graph_fn(text, batch, dev):
-    """A function of the input tensors computing the graph's outputs."""
+def tdtype(dtype):
+    return getattr(torch, BL.TORCH_NAME[dtype])
+
+
+def build_graph_fn(text, batch, dev, dtype="f32"):
+    """A function of the input tensors computing the graph's outputs, in
+    dtype (weights seeded: the same values, rounded, for every dtype)."""
+    torch.manual_seed(0)
     inputs, weights, nodes, outputs = parse_graph(text)
     shapes = {n: s for n, s in inputs + weights}
     for _, _, outs, _ in nodes:
@@ -241,6 +265,9 @@ def build_graph_fn(text, batch, dev):
     for op, ins, outs, p in nodes:
         if op.startswith("const_"):
             consts[outs[0][0]] = constant(op, p, dev)
+    td = tdtype(dtype)
+    env = {k: v.to(td) for k, v in env.items()}
+    consts = {k: v.to(td) for k, v in consts.items()}
 
     def fn(*xs):
         vals = dict(env)
@@ -263,9 +290,17 @@ def build_graph_fn(text, batch, dev):
     # first input's take the batch; the rest are parameters fed as inputs
     # (ONNX exports with export_params=False) and keep their shape
     b0 = inputs[0][1][0] if inputs and inputs[0][1] else None
-    xs = [torch.rand(([batch] + s[1:]) if s and s[0] == b0 else s,
-                     device=dev) * 2 - 1 for _, s in inputs]
+    xs = [(torch.rand(([batch] + s[1:]) if s and s[0] == b0 else s,
+                      device=dev) * 2 - 1).to(td) for _, s in inputs]
     return fn, xs
+
+
+def input_shapes(text, batch):
+    """name -> shape of the graph's inputs at batch (as build_graph_fn)."""
+    inputs = parse_graph(text)[0]
+    b0 = inputs[0][1][0] if inputs and inputs[0][1] else None
+    return {n: ([batch] + s[1:]) if s and s[0] == b0 else s
+            for n, s in inputs}
 
 
 # ---- timing --------------------------------------------------------------------
@@ -304,31 +339,122 @@ def time_ours(superopt, graph, batch, iters, extra=()):
     return float(m.group(1))
 
 
-def tv_model(name, dev):
+def tv_model(name, dev, dtype="f32"):
     import torchvision
-    return getattr(torchvision.models, TV[name])(weights=None).eval().to(dev)
+    torch.manual_seed(0)
+    m = getattr(torchvision.models, TV[name])(weights=None).eval()
+    return m.to(dev).to(tdtype(dtype))
 
 
-def fmt(v):
-    return "%.3f" % v if isinstance(v, float) else str(v)
+def superopt_outputs(superopt, graph, batch, inputs, out, extra=()):
+    """Runs graph once on the GPU on the inputs file; its outputs (a list,
+    in the file's order)."""
+    cmd = [superopt, "run", graph, "--device", "cuda", "--batch", str(batch),
+           "--iters", "1", "--warmup", "0", "--inputs", inputs,
+           "--outputs", out] + list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError((r.stdout + r.stderr).strip()[-300:])
+    return list(BL.read_safetensors(out).values())
 
 
-def bench_one(a, path, batch, dev, state):
-    name = os.path.basename(path)[:-6]
-    row = {"graph": name, "batch": batch}
+def torch_outputs(fn, xs):
+    with torch.no_grad():
+        y = fn(*xs)
+    ys = y if isinstance(y, (list, tuple)) else [y]
+    return [t.float().cpu().numpy() for t in ys]
+
+
+def accuracy(a, row, path, opt, text, batch, dev):
+    """acc-ours, acc-torch, acc of a half row (module docstring)."""
+    dt, name = row["dtype"], row["graph"]
+    d = os.path.join(a.out, "acc")
+    os.makedirs(d, exist_ok=True)
+    stem = os.path.join(d, "%s.b%d" % (name, batch))
+    rng = np.random.RandomState(0)
+    xs = {n: (rng.rand(*s).astype(np.float32) * 2 - 1)
+          for n, s in input_shapes(text, batch).items()}
+    BL.write_safetensors(stem + ".in.safetensors", xs)
     try:
-        row["ours"] = time_ours(a.superopt, path, batch, a.iters)
+        ref = superopt_outputs(a.superopt, path, batch, stem +
+                               ".in.safetensors", stem + ".f32.safetensors",
+                               ["--fp32-strict"])
+        half = superopt_outputs(
+            a.superopt, opt or path, batch, stem + ".in.safetensors",
+            stem + ".%s.safetensors" % dt,
+            [] if opt else BL.run_dtype_args(dt))
+        row["acc-ours"] = BL.rel_err(half, ref)
+    except Exception as e:  # report and go on
+        row["acc-ours"] = "error: " + str(e).splitlines()[-1][:200]
+    tf32 = (torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32)
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        tx = [torch.from_numpy(x).to(dev) for x in xs.values()]
+        outs = {}
+        for t in ("f32", dt):
+            if name in TV:
+                fn = tv_model(name, dev, t)
+            else:
+                fn = build_graph_fn(text, batch, dev, t)[0]
+            outs[t] = torch_outputs(fn, [x.to(tdtype(t)) for x in tx])
+        row["acc-torch"] = BL.rel_err(outs[dt], outs["f32"])
+    except Exception as e:  # report and go on
+        row["acc-torch"] = "error: %s" % str(e).splitlines()[0][:200]
+    finally:
+        (torch.backends.cuda.matmul.allow_tf32,
+         torch.backends.cudnn.allow_tf32) = tf32
+    row["acc"] = BL.accuracy_verdict(row.get("acc-ours"),
+                                     row.get("acc-torch"))
+
+
+fmt = BL.fmt
+
+
+def compile_ro(fn, dtype):
+    """torch.compile(mode="reduce-overhead"), with dynamic=False in half
+    precision (issue 42's anchor; the float32 rows as before)."""
+    if dtype == "f32":
+        return torch.compile(fn, mode="reduce-overhead")
+    return torch.compile(fn, mode="reduce-overhead", dynamic=False)
+
+
+def optimized_path(a, path, batch, dtype, state=None):
+    """The optimized graph for path at batch in dtype, or None. With
+    --wait-optimized MARKER (the graphs being optimized meanwhile), waits
+    for it until MARKER exists or the budget ends."""
+    while a.wait_optimized and state and not os.path.exists(
+            a.wait_optimized) and time.time() - state["t0"] < a.budget:
+        if optimized_path(a, path, batch, dtype):
+            break
+        time.sleep(1)
+    dirs = [BL.dir_for(a.optimized16, dtype)] if batch != 1 else []
+    for d in dirs + [BL.dir_for(a.optimized, dtype)]:
+        if d and os.path.exists(os.path.join(d, os.path.basename(path))):
+            return os.path.join(d, os.path.basename(path))
+    return None
+
+
+def bench_one(a, path, batch, dev, state, dtype="f32"):
+    name = os.path.basename(path)[:-6]
+    row = {"graph": name, "batch": batch, "dtype": dtype}
+    td = tdtype(dtype)
+    if time.time() - state["t0"] >= a.budget:
+        row["ours"] = "skipped (time budget)"
+        return row
+    try:
+        if not a.lean:
+            row["ours"] = time_ours(a.superopt, path, batch, a.iters,
+                                    BL.run_dtype_args(dtype))
     except Exception as e:  # report and go on
         row["ours"] = "error: " + str(e).splitlines()[-1]
-    for d in ([a.optimized16] if batch != 1 and a.optimized16 else []) + \
-            ([a.optimized] if a.optimized else []):
-        opt = os.path.join(d, os.path.basename(path))
-        if os.path.exists(opt):
-            try:
-                row["ours-opt"] = time_ours(a.superopt, opt, batch, a.iters)
-            except Exception as e:  # report and go on
-                row["ours-opt"] = "error: " + str(e).splitlines()[-1]
-            break
+    opt = optimized_path(a, path, batch, dtype, state)
+    if opt:
+        try:
+            row["ours-opt"] = time_ours(a.superopt, opt, batch, a.iters)
+        except Exception as e:  # report and go on
+            row["ours-opt"] = "error: " + str(e).splitlines()[-1]
     if a.legacy:
         try:
             row["ours-legacy-conv"] = time_ours(a.superopt, path, batch,
@@ -338,9 +464,11 @@ def bench_one(a, path, batch, dev, state):
     text = subprocess.run([a.superopt, "print", "--drop-weights", path],
                           capture_output=True,
                           text=True, check=True).stdout
+    fn = None
     try:
-        fn, xs = build_graph_fn(text, batch, dev)
-        row["eager-graph"] = time_torch(fn, xs, 10, a.iters, a.per_call)
+        if not (a.lean and name in TV):  # tv-eager is their eager figure
+            fn, xs = build_graph_fn(text, batch, dev, dtype)
+            row["eager-graph"] = time_torch(fn, xs, 10, a.iters, a.per_call)
     except Exception as e:  # report and go on
         row["eager-graph"] = "error: %s" % e
         fn = None
@@ -351,7 +479,7 @@ def bench_one(a, path, batch, dev, state):
             try:
                 torch._dynamo.reset()
                 t = time.time()
-                cfn = torch.compile(fn, mode="reduce-overhead")
+                cfn = compile_ro(fn, dtype)
                 with torch.no_grad():
                     for _ in range(3):  # reduce-overhead records on run 2+
                         cfn(*xs)
@@ -360,12 +488,12 @@ def bench_one(a, path, batch, dev, state):
             except Exception as e:  # report and go on
                 row["graph-ro"] = "error: %s" % str(e).splitlines()[0][:200]
     if name in TV:
-        m = tv_model(name, dev)
-        x = torch.rand(batch, 3, 224, 224, device=dev)
+        m = tv_model(name, dev, dtype)
+        x = torch.rand(batch, 3, 224, 224, device=dev).to(td)
         row["tv-eager"] = time_torch(m, [x], 10, a.iters, a.per_call)
         for key, mode in (("tv-compile", "default"),
                           ("tv-ro", "reduce-overhead")):
-            if key == "tv-compile" and a.no_default_compile:
+            if key == "tv-compile" and (a.no_default_compile or a.lean):
                 continue
             if time.time() - state["t0"] >= a.compile_budget:
                 row[key] = "skipped (time budget)"
@@ -373,7 +501,8 @@ def bench_one(a, path, batch, dev, state):
             try:
                 torch._dynamo.reset()
                 t = time.time()
-                cm = torch.compile(m, mode=mode)
+                cm = compile_ro(m, dtype) if mode != "default" else \
+                    torch.compile(m, mode=mode)
                 with torch.no_grad():
                     for _ in range(3):  # reduce-overhead records on run 2+
                         cm(x)
@@ -384,6 +513,8 @@ def bench_one(a, path, batch, dev, state):
     ro = row.get("tv-ro", row.get("graph-ro"))
     if isinstance(row.get("ours-opt"), float) and isinstance(ro, float):
         row["opt/ro"] = row["ours-opt"] / ro
+    if a.accuracy and dtype != "f32" and batch == a.accuracy_batch:
+        accuracy(a, row, path, opt, text, batch, dev)
     return row
 
 
@@ -417,23 +548,20 @@ def versions():
 
 
 def write(out, rows, ver):
-    cols = ["graph", "batch", "ours", "ours-opt", "ours-legacy-conv",
+    cols = ["graph", "batch", "dtype", "ours", "ours-opt", "ours-legacy-conv",
             "eager-graph", "graph-ro", "tv-eager", "tv-compile", "tv-ro",
-            "opt/ro", "tv-compile-s", "tv-ro-s", "graph-ro-s"]
+            "opt/ro", "acc-ours", "acc-torch", "acc", "tv-compile-s",
+            "tv-ro-s", "graph-ro-s"]
+    if all(r.get("dtype", "f32") == "f32" for r in rows):  # as before
+        cols = [c for c in cols if c not in ("dtype", "acc-ours",
+                                             "acc-torch", "acc")]
     lines = ["| " + " | ".join(cols) + " |",
              "|" + "---|" * len(cols)]
     for r in rows:
         lines.append("| " + " | ".join(fmt(r.get(c, "")) for c in cols) +
                      " |")
-    for b in sorted({r["batch"] for r in rows}):
-        rs = [r["opt/ro"] for r in rows
-              if r["batch"] == b and isinstance(r.get("opt/ro"), float)]
-        if rs:
-            lines.append("")
-            lines.append("batch %d: geomean ours-opt / torch.compile "
-                         "reduce-overhead = %.3f over %d networks (worst %.3f)"
-                         % (b, math.exp(sum(map(math.log, rs)) / len(rs)),
-                            len(rs), max(rs)))
+    lines.append("")
+    lines += BL.summary(rows) + BL.accuracy_lines(rows)
     md = "\n".join(["%s: %s" % kv for kv in ver.items()] + [""] + lines)
     with open(os.path.join(out, "bench.md"), "w") as f:
         f.write(md + "\n")
@@ -442,7 +570,7 @@ def write(out, rows, ver):
     return md
 
 
-def main():
+def build_parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--superopt", required=True)
     ap.add_argument("--models", required=True, help="folder of .graph files")
@@ -461,11 +589,32 @@ def main():
                     help="skip torch.compile's default mode (time)")
     ap.add_argument("--legacy", action="store_true",
                     help="also time ours with --legacy-conv")
+    ap.add_argument("--dtype", type=BL.dtype_arg, default=["f32"],
+                    help="comma list of f32, bf16, f16 (rows per dtype; "
+                    "--optimized DIR/{dtype} names a folder per dtype)")
+    ap.add_argument("--accuracy", action="store_true",
+                    help="half rows: our and PyTorch's error against "
+                    "float32 on the same inputs (at --accuracy-batch)")
+    ap.add_argument("--accuracy-batch", type=int, default=1)
+    ap.add_argument("--lean", action="store_true",
+                    help="only what the ratios and accuracy need: no "
+                    "timing of the original graph, no interpreter run of "
+                    "the torchvision networks (tv-eager is their eager "
+                    "figure), no default-mode torch.compile")
+    ap.add_argument("--wait-optimized", default=None, metavar="MARKER",
+                    help="optimized graphs are being written: wait for "
+                    "each until the file MARKER exists")
+    ap.add_argument("--budget", type=float, default=1e9,
+                    help="seconds; rows not started by then are skipped")
     ap.add_argument("--torch-profile", action="append", default=[],
                     help="NAME:BATCH: print PyTorch's kernel profile of a "
                     "tv_* network instead of benchmarking")
     ap.add_argument("graphs", nargs="*", help="extra .graph files to time")
-    a = ap.parse_args()
+    return ap
+
+
+def main():
+    a = build_parser().parse_args()
     os.makedirs(a.out, exist_ok=True)  # results are written after each row
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = True
@@ -478,14 +627,14 @@ def main():
     paths = sorted(os.path.join(a.models, f) for f in os.listdir(a.models)
                    if f.endswith(".graph")) + a.graphs
     state, rows = {"t0": time.time()}, []
-    for path in paths:
-        for b in [int(x) for x in a.batches.split(",")]:
-            row = bench_one(a, path, b, dev, state)
-            rows.append(row)
-            print(" ".join("%s=%s" % (k, fmt(v)) for k, v in row.items()),
-                  flush=True)
-            md = write(a.out, rows, versions())  # after each row: partial
-    print(md)                                     # results survive a kill
+    md = ""
+    for dtype, path, b in BL.work_order(a.dtype, paths, a.batches):
+        row = bench_one(a, path, b, dev, state, dtype)
+        rows.append(row)
+        print(" ".join("%s=%s" % (k, fmt(v)) for k, v in row.items()),
+              flush=True)
+        md = write(a.out, rows, versions())  # after each row: partial
+    print(md)                                # results survive a kill
 
 
 if __name__ == "__main__":

@@ -34,8 +34,18 @@ encoder (t5-small), a Llama-style decoder (4 layers, hidden 512, 8 heads;
 prefill, causal), token inputs of --seq (128) tokens; models as
 scripts/export-transformers.py builds them (--full).
 
+Half precision (--dtype bf16,f16; issue 42, docs/half.md): per dtype D
+the imported graph is optimized with `optimize --dtype D` (NET.bB.D.opt.graph),
+ours is timed as it is, `run --dtype D` for --unoptimized, and the anchor
+is the module `.to(D)` (floating parameters; token inputs stay int64,
+images in D). --accuracy: at --accuracy-batch, the largest relative error
+(scripts/benchlib.py) of our D output against our float32 output (the
+imported graph, --fp32-strict; its weights are the module's) and of the
+module's D output against its float32 output (eager, TF32 off), on the
+same inputs (`run --inputs`). The rebatch check runs for f32 only.
+
 Usage: bench-transformers.py --superopt BIN --out DIR [--nets a,b]
-       [--batches 1,16] [--budget SECONDS]
+       [--batches 1,16] [--budget SECONDS] [--dtype bf16,f16] [--accuracy]
 Writes DIR/transformers.json and DIR/transformers.md (the table, geomeans
 of opt/ro per batch over the networks that ran, the networks slower than
 the anchor named). A step that fails is recorded and the rest goes on.
@@ -43,7 +53,6 @@ the anchor named). A step that fails is recorded and the rest goes on.
 import argparse
 import importlib.util
 import json
-import math
 import os
 import subprocess
 import sys
@@ -52,6 +61,8 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import benchlib as BL  # noqa: E402
 
 
 def load(name, file):
@@ -124,38 +135,99 @@ def prepare(a, name, batch):
         row["import"] = "error: " + err(r)
         return row
     row["import-s"] = round(s, 1)
-    r, s = sh([a.superopt, "optimize", stem + ".graph", "-o",
-               stem + ".opt.graph"])
-    row["optimize-s"] = round(s, 1)
-    if r.returncode:
-        row["optimize"] = "error: " + err(r)
-    if batch == 1:
+    row["opt"] = {}
+    for dt in a.dtype:
+        r, s = sh([a.superopt, "optimize", stem + ".graph", "-o",
+                   opt_graph(stem, dt)] + BL.run_dtype_args(dt))
+        o = row["opt"][dt] = {"optimize-s": round(s, 1)}
+        if r.returncode:
+            o["optimize"] = "error: " + err(r)
+    if batch == 1 and "f32" in a.dtype:
         rebatch(a, name, row)
     return row
+
+
+def opt_graph(stem, dtype):
+    """The optimized graph of a row: NET.bB.opt.graph (f32), else
+    NET.bB.D.opt.graph."""
+    return stem + (".opt.graph" if dtype == "f32" else
+                   ".%s.opt.graph" % dtype)
+
+
+def dtype_rows(base):
+    """A prepared row per dtype: the common fields and that dtype's
+    optimize fields."""
+    common = {k: v for k, v in base.items() if k != "opt"}
+    if "opt" not in base:  # export or import failed: one row per dtype
+        return [dict(common)]
+    return [dict(common, dtype=dt, **o) for dt, o in base["opt"].items()]
+
+
+def half_inputs(args, dtype):
+    """The module's example inputs for dtype: floating ones converted."""
+    td = getattr(torch, BL.TORCH_NAME[dtype])
+    return [x.to(td) if x.is_floating_point() else x for x in args]
+
+
+def accuracy(a, row, stem, names):
+    """acc-ours, acc-torch, acc of a half row (module docstring)."""
+    dt, name, batch = row["dtype"], row["net"], row["batch"]
+    m, args, _ = module_and_inputs(name, batch, a.seq)
+    inp = stem + ".in.safetensors"
+    BL.write_safetensors(inp, {n: x.numpy() for n, x in zip(names, args)})
+    try:
+        ref = BENCH.superopt_outputs(a.superopt, stem + ".graph", batch, inp,
+                                     stem + ".f32.safetensors",
+                                     ["--fp32-strict"])
+        half = BENCH.superopt_outputs(a.superopt, opt_graph(stem, dt), batch,
+                                      inp, stem + ".%s.safetensors" % dt)
+        row["acc-ours"] = BL.rel_err(half, ref)
+    except Exception as e:  # report and go on
+        row["acc-ours"] = "error: " + str(e).splitlines()[-1][:200]
+    tf32 = (torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32)
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        dev = torch.device("cuda")
+        m = m.to(dev)
+        xs = [x.to(dev) for x in args]
+        y32 = BENCH.torch_outputs(m, xs)
+        mh = m.to(getattr(torch, BL.TORCH_NAME[dt]))
+        yh = BENCH.torch_outputs(mh, half_inputs(xs, dt))
+        row["acc-torch"] = BL.rel_err(yh, y32)
+    except Exception as e:  # report and go on
+        row["acc-torch"] = "error: %s" % str(e).splitlines()[0][:200]
+    finally:
+        (torch.backends.cuda.matmul.allow_tf32,
+         torch.backends.cudnn.allow_tf32) = tf32
+    row["acc"] = BL.accuracy_verdict(row.get("acc-ours"),
+                                     row.get("acc-torch"))
 
 
 def bench_one(a, row):
     """The GPU timings of a prepared row."""
     name, batch = row["net"], row["batch"]
+    dt = row.get("dtype", "f32")
     stem = os.path.join(a.out, "%s.b%d" % (name, batch))
     if "import-s" not in row:
         return
     if a.unoptimized:
         try:
             row["ours"] = BENCH.time_ours(a.superopt, stem + ".graph", batch,
-                                          a.iters)
+                                          a.iters, BL.run_dtype_args(dt))
         except Exception as e:  # report and go on
             row["ours"] = "error: " + str(e).splitlines()[-1][:300]
     if "optimize" not in row:
         try:
-            row["ours-opt"] = BENCH.time_ours(a.superopt, stem + ".opt.graph",
+            row["ours-opt"] = BENCH.time_ours(a.superopt, opt_graph(stem, dt),
                                               batch, a.iters)
         except Exception as e:  # report and go on
             row["ours-opt"] = "error: " + str(e).splitlines()[-1][:300]
-    m, args, _ = module_and_inputs(name, batch, a.seq)
+    m, args, names = module_and_inputs(name, batch, a.seq)
     dev = torch.device("cuda")
-    m = m.to(dev)
-    xs = [x.to(dev) for x in args]
+    m = m.to(dev).to(getattr(torch, BL.TORCH_NAME[dt]))
+    xs = half_inputs([x.to(dev) for x in args], dt)
     try:
         row["eager"] = BENCH.time_torch(m, xs, 10, a.iters)
         torch._dynamo.reset()
@@ -171,6 +243,11 @@ def bench_one(a, row):
     if isinstance(row.get("ours-opt"), float) and isinstance(row.get("ro"),
                                                              float):
         row["opt/ro"] = row["ours-opt"] / row["ro"]
+    if a.accuracy and dt != "f32" and batch == a.accuracy_batch and \
+            "optimize" not in row:
+        del m, xs
+        torch._dynamo.reset()
+        accuracy(a, row, stem, names)
 
 
 def rebatch(a, name, row):
@@ -184,46 +261,35 @@ def rebatch(a, name, row):
         r.returncode, err(r))
 
 
-def fmt(v):
-    return "%.3f" % v if isinstance(v, float) else str(v)
+fmt = BL.fmt
 
 
 def write(a, rows, ver):
     with open(os.path.join(a.out, "transformers.json"), "w") as f:
         json.dump({"versions": ver, "rows": rows}, f, indent=1)
-    cols = ["net", "batch", "ours", "ours-opt", "eager", "ro", "opt/ro",
-            "optimize-s", "ro-s"]
+    cols = ["net", "batch", "dtype", "ours", "ours-opt", "eager", "ro",
+            "opt/ro", "acc-ours", "acc-torch", "acc", "optimize-s", "ro-s"]
     out = ["# bench-transformers.py (%s)" % ", ".join(
-        "%s %s" % kv for kv in ver.items()), "",
-        "| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
-    for r in rows:
-        out.append("| " + " | ".join(fmt(r.get(c, "")) for c in cols) + " |")
+        "%s %s" % kv for kv in ver.items()), ""] + BL.md_table(rows, cols)
     out.append("")
-    for b in sorted({r["batch"] for r in rows}):
-        v = [r["opt/ro"] for r in rows if r["batch"] == b and "opt/ro" in r]
-        if v:
-            gm = math.exp(sum(math.log(x) for x in v) / len(v))
-            out.append("batch %d: geomean opt/ro %.3f over %d networks" %
-                       (b, gm, len(v)))
-        slow = [r["net"] for r in rows if r["batch"] == b
-                and r.get("opt/ro", 0) > 1]
-        out.append("batch %d: slower than the anchor: %s" %
-                   (b, ", ".join(slow) or "none"))
-        miss = [r["net"] for r in rows if r["batch"] == b
-                and "opt/ro" not in r]
-        out.append("batch %d: no ratio (a step failed): %s" %
-                   (b, ", ".join(miss) or "none"))
+    out += BL.summary(rows, name="net") + BL.accuracy_lines(rows, name="net")
+    for dt, b in sorted({(r.get("dtype", "f32"), r["batch"]) for r in rows}):
+        slow = [r["net"] for r in rows if r["batch"] == b and
+                r.get("dtype", "f32") == dt and r.get("opt/ro", 0) > 1]
+        out.append("%s batch %d: slower than the anchor: %s" %
+                   (dt, b, ", ".join(slow) or "none"))
     for r in rows:
         for k in ("export", "import", "optimize", "ours", "ours-opt", "ro",
-                  "rebatch"):
-            if isinstance(r.get(k), str) and r[k] != "ok":
-                out.append("- %s b%d %s: %s" % (r["net"], r["batch"], k, r[k]))
+                  "rebatch", "acc-ours", "acc-torch"):
+            if isinstance(r.get(k), str) and r[k] not in ("ok", ""):
+                out.append("- %s b%d %s %s: %s" % (
+                    r["net"], r["batch"], r.get("dtype", "f32"), k, r[k]))
     with open(os.path.join(a.out, "transformers.md"), "w") as f:
         f.write("\n".join(out) + "\n")
     print("\n".join(out), flush=True)
 
 
-def main():
+def build_parser():
     ap = argparse.ArgumentParser()
     ap.add_argument("--superopt", required=True)
     ap.add_argument("--out", required=True)
@@ -239,7 +305,17 @@ def main():
                     help="also time the imported graph before optimize")
     ap.add_argument("--budget", type=float, default=1e9,
                     help="seconds; rows not timed by then are skipped")
-    a = ap.parse_args()
+    ap.add_argument("--dtype", type=BL.dtype_arg, default=["f32"],
+                    help="comma list of f32, bf16, f16: rows per dtype")
+    ap.add_argument("--accuracy", action="store_true",
+                    help="half rows: our and PyTorch's error against "
+                    "float32 on the same inputs (at --accuracy-batch)")
+    ap.add_argument("--accuracy-batch", type=int, default=1)
+    return ap
+
+
+def main():
+    a = build_parser().parse_args()
     os.makedirs(a.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
@@ -255,17 +331,18 @@ def main():
         pending = [pool.apply_async(prepare, (a, n, b)) for n, b in work]
         rows = []
         for p in pending:
-            row = p.get()
-            rows.append(row)
-            if time.time() - t0 > a.budget:
-                row["ro"] = "skipped (time budget)"
-            else:
-                try:
-                    bench_one(a, row)
-                except Exception as e:  # report and go on
-                    row["error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
-            print(json.dumps(row), flush=True)
-            write(a, rows, ver)
+            for row in dtype_rows(p.get()):
+                rows.append(row)
+                if time.time() - t0 > a.budget:
+                    row["ro"] = "skipped (time budget)"
+                else:
+                    try:
+                        bench_one(a, row)
+                    except Exception as e:  # report and go on
+                        row["error"] = "%s: %s" % (type(e).__name__,
+                                                   str(e)[:300])
+                print(json.dumps(row), flush=True)
+                write(a, rows, ver)
     write(a, rows, ver)
     return 0
 

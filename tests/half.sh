@@ -17,6 +17,8 @@ fast=(--budget 5 --no-mutants)
 expect 0 "$bin" optimize "$m" "${fast[@]}" --dtype bf16 -o "$tmp/sq.graph"
 contains "check: max relative error"
 contains "|a-b| <= 0.1"  # 4 * 2^-8 * sqrt(depth), above the f32 1e-05
+# the device's bf16 table (costdb/<device>-bf16.tsv) is priced first
+contains "cost model: bf16 graphs: a node's row of device "
 grep -q "^input input.1: bf16\[1,3,224,224\]$" "$tmp/sq.graph" ||
   fail "the result's input is not bf16"
 grep -q "= global_avgpool(.*)$" "$tmp/sq.graph" ||

@@ -1023,3 +1023,56 @@ Test(costdb, lowered_conv_priced_from_its_plain_form) {
   ir_graph_free(p);
   cd_close(db);
 }
+
+/* optimize --dtype bf16 on h200 (cd_model_set_half): the tables folder's
+ * h200-bf16.tsv is imported on first use, and a float32 node (the search
+ * runs on float32 graphs) takes that table's row of its bf16 signature
+ * before h200's row of its own; layernorm, kept in float32 by the half
+ * policy, is looked up with float32 inputs; without a bf16 row, h200's. */
+Test(costdb, half_table_row_comes_first) {
+  char tables[300];
+  snprintf(tables, sizeof tables, "%s/tables", dir);
+  cr_assert_eq(mkdir(tables, 0755), 0);
+  write_file(tmp("tables/h200.tsv"),
+             HDR "h200\trelu x=[2,64]\t0.5\t0\t3\t\t2026-11-29\n"
+                 "h200\tsigmoid x=[2,64]\t0.25\t0\t3\t\t2026-11-29\n");
+  write_file(tmp("tables/h200-bf16.tsv"), HDR
+             "h200-bf16\trelu x=bf16[2,64]\t0.125\t0\t3\t\t2026-11-29\n"
+             "h200-bf16\tlayernorm x=[2,64] axis=1 eps=9.99999975e-06\t0.0625"
+             "\t0\t3\t\t2026-11-29\n");
+  ir_graph *g = parse("input x: [2,64]\n"
+                      "r = relu(x)\n"
+                      "s = sigmoid(r)\n"
+                      "n = layernorm(s)\n"
+                      "output n\n");
+  char sig[CD_SIG_MAX];
+  cd_node_sig_as(g, 0, IR_DT_BF16, sig, sizeof sig);
+  cr_assert_str_eq(sig, "relu x=bf16[2,64]");
+  cd_node_sig_as(g, 2, IR_DT_BF16, sig, sizeof sig);
+  cr_assert_str_eq(sig, "layernorm x=[2,64] axis=1 eps=9.99999975e-06");
+  cd_db *db = open_db(tmp("half.sqlite"));
+  base_diag d;
+  cr_assert_eq(cd_set_tables(db, tables, &d), BASE_OK, "%s", d.msg);
+  cd_model m;
+  cd_model_init(&m, db, cd_device_find("h200", &d));
+  int est = -1;
+  cr_assert_float_eq(model_cost(&m, g, 0, &est), 500.0, 1e-9);
+  char name[64];
+  cd_model_set_half(&m, IR_DT_BF16, name, sizeof name);
+  cr_assert_str_eq(name, "h200-bf16");
+  cr_assert_float_eq(model_cost(&m, g, 0, &est), 125.0, 1e-9);
+  cr_assert_eq(est, 0);
+  cr_assert_float_eq(model_cost(&m, g, 1, &est), 250.0, 1e-9);
+  cr_assert_float_eq(model_cost(&m, g, 2, &est), 62.5, 1e-9);
+  cr_assert_eq(est, 0);
+  /* no table of that type for the device: none preferred */
+  cd_model_set_half(&m, IR_DT_F16, name, sizeof name);
+  cr_assert_str_eq(name, "h200-f16"); /* a known device, without a table */
+  cr_assert_float_eq(model_cost(&m, g, 0, &est), 500.0, 1e-9);
+  cd_model_init(&m, db, cd_device_find("cpu", &d));
+  cd_model_set_half(&m, IR_DT_BF16, name, sizeof name);
+  cr_assert_str_eq(name, "");
+  cr_assert_null(m.half_dev);
+  ir_graph_free(g);
+  cd_close(db);
+}

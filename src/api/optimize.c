@@ -248,6 +248,11 @@ api_code api_optimize(const api_graph *g, const api_optimize_options *o,
   }
   cd_model cost;
   cd_model_init(&cost, db, dev);
+  char half[64]; /* dtype T: the rows measured in T first (docs/costdb.md) */
+  if (o->dtype)
+    cd_model_set_half(&cost,
+                      (ir_dtype)ir_dtype_lookup(o->dtype, strlen(o->dtype)),
+                      half, sizeof half);
   progress_ctx pc = {o};
   opt_options oo;
   pipeline_options(o, rules, passes, &cost, &pc, &oo);

@@ -61,7 +61,8 @@ static const cli_opt costdb_table[] = {
             "measure: the graphs rebatched to N first"),
     CLI_CALL("dtype", "T", set_dtype,
              "measure: the graphs converted to f16 or bf16 first\n"
-             "(as run --dtype; their signatures carry the type)"),
+             "(as run --dtype; their signatures carry the type),\n"
+             "stored as device <gpu>-T (h200-bf16) unless --device"),
     CLI_FLAG(T, "signatures", sigs, 1,
              "measure: the operands are signature lists (optimize\n"
              "--emit-signatures), not graphs"),

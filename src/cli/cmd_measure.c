@@ -137,8 +137,12 @@ int cli_costdb_measure(cd_db *db, const char *device, int batch, int dtype,
     return cli_report(&d);
   char gpu[256], dev[64];
   gpu_names(cx, gpu, sizeof gpu, dev, sizeof dev);
+  char hdev[96]; /* --dtype T: rows of device "<gpu>-T" (h200-bf16) */
+  snprintf(hdev, sizeof hdev, "%s-%s", dev, ir_dtype_name((ir_dtype)dtype));
   if (!device)
-    device = dev;
+    device = ir_dtype_is_half((ir_dtype)dtype) && cd_device_find(hdev, NULL)
+                 ? hdev
+                 : dev;
   int rc = CLI_OK, measured = 0, skipped = 0;
   for (int i = 0; i < n && !rc; i++) {
     if (cd_begin(db, &d) != BASE_OK) {

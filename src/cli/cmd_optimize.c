@@ -116,7 +116,8 @@ static const cli_opt optimize_table[] = {
     CLI_CALL("dtype", "T", set_dtype,
              "f16 or bf16: the result in that type (reductions,\n"
              "softmax and normalisation in float32; docs/half.md);\n"
-             "a half model stays in its type"),
+             "a half model stays in its type; costs: the rows of\n"
+             "costdb/<device>-T.tsv first (h200-bf16)"),
     CLI_STR(T, "device", 0, device, "D",
             "the device costs are for: h100, h200, h100-tf32,\n"
             "h200-tf32, cpu (default: $SUPEROPT_DEVICE, else\n"
@@ -206,6 +207,11 @@ void cli_print_cost_model(const cd_model *m, const char *why) {
     printf("no measured %s rows to fit (no table costdb/%s.tsv, nothing "
            "measured here): roofline estimates\n",
            m->dev->name, m->dev->name);
+  if (m->half_dev)
+    printf("cost model: %s graphs: a node's row of device %s (costdb/%s.tsv, "
+           "by its %s signature) comes first\n",
+           ir_dtype_name(m->half), m->half_dev->name, m->half_dev->name,
+           ir_dtype_name(m->half));
 }
 
 /* What a cost on a's device rests on, for the cost lines: "on cpu
@@ -517,6 +523,8 @@ static int parse_args(const cli_command *c, int argc, char **argv,
   if (!tables || !(a->db = cli_costdb_open(a->db_path, tables, &rc)))
     return rc;
   cd_model_init(&a->cost, a->db, dev);
+  char half[64]; /* --dtype T: the rows measured in T first */
+  cd_model_set_half(&a->cost, (ir_dtype)a->oo.dtype, half, sizeof half);
   return CLI_OK;
 }
 

@@ -1,5 +1,6 @@
-/* cmd_run.c: `superopt run`: execute a graph on seeded random data and
- * print each output's shape, checksums and the run time; on the CPU
+/* cmd_run.c: `superopt run`: execute a graph on seeded random data (or
+ * inputs from a file) and print each output's shape, checksums and the run
+ * time (and write the outputs to a file); on the CPU
  * reference executor or, in a CUDA build, on the GPU (--device cuda), with
  * an optional check against the CPU and a per-operator profile. */
 #include <getopt.h>
@@ -24,7 +25,7 @@
 #endif
 
 typedef struct run_opts {
-  const char *path, *device, *dump, *profile_tsv;
+  const char *path, *device, *dump, *profile_tsv, *inputs, *outputs;
   uint64_t seed;
   int threads, iters, warmup, batch, streams;
   int dtype; /* --dtype: an ir_dtype (IR_DT_F32: as the model is) */
@@ -60,6 +61,11 @@ static const cli_opt run_table[] = {
              "f16 or bf16: run the model converted to that type\n"
              "(reductions, softmax and normalisation in float32;\n"
              "docs/half.md)"),
+    CLI_STR(T, "inputs", 0, inputs, "FILE",
+            "take the inputs named in FILE (safetensors: F32, or\n"
+            "the input's type) instead of drawing them"),
+    CLI_STR(T, "outputs", 0, outputs, "FILE",
+            "write every output to FILE (safetensors, F32)"),
     CLI_STR(T, "dump", 0, dump, "DIR",
             "write inputs, weights and outputs as DIR/*.npy and\n"
             "DIR/manifest.tsv (kind, name, file), for checks\n"
@@ -199,6 +205,31 @@ static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
     st = base_write_atomic(path, man.s, man.len, &d);
   free(man.s);
   return st ? cli_report(&d) : CLI_OK;
+}
+
+/* Writes the outputs of g (values vals[i] of g->outputs[i]) to path as
+ * safetensors, each tensor once. */
+static int write_outputs(const ir_graph *g, float *const *vals,
+                         const char *path) {
+  int n = 0, k = g->noutputs ? g->noutputs : 1;
+  const char **names = base_calloc((size_t)k, sizeof *names);
+  const ir_shape **shapes = base_calloc((size_t)k, sizeof *shapes);
+  const float **v = base_calloc((size_t)k, sizeof *v);
+  int rc = names && shapes && v ? CLI_OK : cli_oom();
+  for (int i = 0; !rc && i < g->noutputs; i++) {
+    const ir_tensor *t = &g->tensors[g->outputs[i]];
+    int seen = 0;
+    for (int j = 0; j < n; j++)
+      seen |= !strcmp(names[j], t->name);
+    if (seen)
+      continue;
+    names[n] = t->name, shapes[n] = &t->shape, v[n++] = vals[i];
+  }
+  base_diag d;
+  if (!rc && ir_values_write(path, n, names, shapes, v, &d))
+    rc = cli_report(&d);
+  free(names), free(shapes), free(v);
+  return rc;
 }
 
 /* One timed run from freshly filled inputs; returns ms or -1 on error. */
@@ -478,6 +509,8 @@ static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
     return cli_report(&d);
   float **gpu = base_calloc((size_t)g->noutputs, sizeof *gpu);
   int rc = gpu ? fetch_outputs(g, p, gpu) : cli_oom();
+  if (!rc && o->outputs)
+    rc = write_outputs(g, gpu, o->outputs);
   double med = 0;
   if (!rc)
     rc = report_memory_and_time(cx, p, o, &med);
@@ -545,6 +578,12 @@ static int run_cpu(const ir_graph *g, const run_opts *o) {
       print_output(g, g->outputs[i], v->v[g->outputs[i]]);
     if (o->dump)
       rc = dump_values(g, v, o->dump);
+    float **outs = base_calloc((size_t)g->noutputs + 1, sizeof *outs);
+    for (int i = 0; outs && i < g->noutputs; i++)
+      outs[i] = v->v[g->outputs[i]];
+    if (!rc && o->outputs)
+      rc = outs ? write_outputs(g, outs, o->outputs) : cli_oom();
+    free(outs);
     qsort(ms, (size_t)o->iters, sizeof *ms, cmp_double);
     int threads = o->threads;
 #ifdef _OPENMP
@@ -576,6 +615,9 @@ static int run(const cli_command *c, int argc, char **argv) {
     rc = cli_rebatch(&g, o.batch);
   if (!rc)
     rc = cli_to_dtype(&g, o.dtype);
+  base_diag d;
+  if (!rc && o.inputs && ir_inputs_read(g, o.inputs, &d))
+    rc = cli_report(&d);
 #ifdef SUPEROPT_HAVE_CUDA
   if (!rc)
     rc = strcmp(o.device, "cuda") ? run_cpu(g, &o) : run_cuda(g, &o);

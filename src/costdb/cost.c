@@ -24,7 +24,7 @@ static void append(unsigned char *key, size_t *k, const void *p, size_t n) {
 }
 
 static size_t key_max(const ir_node *nd) {
-  return 3 * sizeof(int32_t) + sizeof(ir_attrs) +
+  return 4 * sizeof(int32_t) + sizeof(ir_attrs) +
          (size_t)nd->nin *
              (2 * sizeof(int32_t) + IR_MAX_RANK * sizeof(int64_t));
 }
@@ -32,10 +32,11 @@ static size_t key_max(const ir_node *nd) {
 /* The node's cache key into key (key_max bytes); returns its length.
  * ir_attrs has no padding bytes; shapes are copied field by field. */
 static size_t node_key(const ir_graph *g, const ir_node *nd, int32_t dev,
-                       unsigned char *key) {
+                       int32_t as, unsigned char *key) {
   size_t k = 0;
   int32_t op = (int32_t)nd->op;
   append(key, &k, &dev, sizeof dev);
+  append(key, &k, &as, sizeof as);
   append(key, &k, &op, sizeof op);
   append(key, &k, &nd->nin, sizeof nd->nin);
   append(key, &k, &nd->a, sizeof nd->a);
@@ -50,10 +51,11 @@ static size_t node_key(const ir_graph *g, const ir_node *nd, int32_t dev,
 
 /* Cache miss: the database's measurement, else the estimate. */
 static base_status resolve(cd_db *db, const cd_device *dev, const ir_graph *g,
-                           int node, double *ms, int *estimated, base_diag *d) {
+                           int node, ir_dtype as, double *ms, int *estimated,
+                           base_diag *d) {
   char sig[CD_SIG_MAX];
   int found = 0;
-  if (cd_node_sig(g, node, sig, sizeof sig) >= sizeof sig)
+  if (cd_node_sig_as(g, node, as, sig, sizeof sig) >= sizeof sig)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "operator signature longer than %d bytes", CD_SIG_MAX);
   base_status st = cd_lookup(db, dev->name, sig, ms, &found, d);
@@ -66,13 +68,13 @@ static base_status resolve(cd_db *db, const cd_device *dev, const ir_graph *g,
 }
 
 static base_status cached(cd_db *db, int32_t devi, const cd_device *dev,
-                          const ir_graph *g, int node, double *ms,
+                          const ir_graph *g, int node, ir_dtype as, double *ms,
                           int *estimated, base_diag *d) {
   const ir_node *nd = &g->nodes[node];
   unsigned char *key = cd_scratch(db, key_max(nd));
   if (!key)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  size_t len = node_key(g, nd, devi, key);
+  size_t len = node_key(g, nd, devi, (int32_t)as, key);
   uint64_t h = XXH3_64bits(key, len);
   const cd_centry *e = cd_cache_get(&db->cache, key, len, h);
   if (e) {
@@ -80,7 +82,7 @@ static base_status cached(cd_db *db, int32_t devi, const cd_device *dev,
     *estimated = e->estimated;
     return BASE_OK;
   }
-  base_status st = resolve(db, dev, g, node, ms, estimated, d);
+  base_status st = resolve(db, dev, g, node, as, ms, estimated, d);
   if (st)
     return st;
   /* resolve may have imported a table (clearing the cache): the key is
@@ -92,6 +94,12 @@ static base_status cached(cd_db *db, int32_t devi, const cd_device *dev,
 
 base_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
                          int node, double *ms, int *estimated, base_diag *d) {
+  return cd_node_cost_as(db, dev, g, node, IR_DT_F32, ms, estimated, d);
+}
+
+base_status cd_node_cost_as(cd_db *db, const cd_device *dev, const ir_graph *g,
+                            int node, ir_dtype as, double *ms, int *estimated,
+                            base_diag *d) {
   int devi = cd_device_index(dev, d);
   if (devi < 0)
     return BASE_ERR_PARAM;
@@ -100,7 +108,7 @@ base_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
     *estimated = 1;
     return BASE_OK;
   }
-  return cached(db, devi, dev, g, node, ms, estimated, d);
+  return cached(db, devi, dev, g, node, as, ms, estimated, d);
 }
 
 static base_status sum(cd_db *db, const cd_device *dev, const ir_graph *g,

@@ -60,6 +60,13 @@ const cd_device *cd_device_default(const char *proc_root, char *why, size_t n);
  * Independent of tensor names. Returns the signature's length (as snprintf:
  * truncated if >= n). */
 size_t cd_node_sig(const ir_graph *g, int node, char *buf, size_t n);
+/* The signature node would have in g converted to the half type `as`
+ * (ir_graph_to_dtype): its float32 inputs written as `as`, unless the
+ * half policy keeps the operator in float32 (IR_HALF_F32); as = IR_DT_F32
+ * is cd_node_sig. How the search, which runs on float32 graphs, finds the
+ * rows measured in a half type (cd_model.half). */
+size_t cd_node_sig_as(const ir_graph *g, int node, ir_dtype as, char *buf,
+                      size_t n);
 
 /* Work of one node: floating-point operations, bytes read and written in
  * device memory (float32), kernel launches (0: a view or a constant). */
@@ -181,6 +188,11 @@ base_status cd_sum_cost_runtime(const ir_graph *g, cd_cost_fn f, void *u,
  * set to 1). db may be NULL (estimates only). Cached in db. */
 base_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
                          int node, double *ms, int *estimated, base_diag *d);
+/* The same for the node's signature as the half type `as`
+ * (cd_node_sig_as; IR_DT_F32: cd_node_cost). */
+base_status cd_node_cost_as(cd_db *db, const cd_device *dev, const ir_graph *g,
+                            int node, ir_dtype as, double *ms, int *estimated,
+                            base_diag *d);
 
 typedef struct cd_cost {
   double ms;      /* total */
@@ -302,6 +314,11 @@ typedef struct cd_model {
   int fitted;                  /* 1 once cd_model_fit ran */
   cd_unmeasured_fn unmeasured; /* NULL: none */
   void *unmeasured_u;
+  /* optimize --dtype T (cd_model_set_half): the device whose rows were
+   * measured in T (h200-bf16); a node's row there, by its signature as T,
+   * comes before dev's. NULL: none. */
+  const cd_device *half_dev;
+  ir_dtype half;
 } cd_model;
 
 /* db may be NULL; dev NULL: the first device (h100). Not fitted: the
@@ -311,6 +328,11 @@ void cd_model_init(cd_model *m, cd_db *db, const cd_device *dev);
  * cd_fit_samples); without db or rows, every operator keeps the roofline
  * estimate. */
 base_status cd_model_fit(cd_model *m, base_diag *d);
+/* Prices m's nodes as the half type t first: half_dev = the device
+ * "<dev>-<t>" (h200 -> h200-bf16; its table costdb/h200-bf16.tsv), when
+ * the device table has one (else none, and *name stays ""); name (n
+ * bytes) gets its name. t = IR_DT_F32: none. */
+void cd_model_set_half(cd_model *m, ir_dtype t, char *name, size_t n);
 /* The cd_cost_fn of a model: u is a cd_model (const; NULL: the plain h100
  * estimate, what library callers that pass no cost function get, which
  * never fails). Fails with cd_node_cost's error (out of memory, a database

@@ -20,6 +20,17 @@ static const cd_device devices[] = {
      3.35e12, 0.004, 1},
     {"h200-tf32", "NVIDIA H200 SXM 141GB, TF32 conv/matmul", 66.9e12, 494.7e12,
      4.8e12, 0.004, 1},
+    /* The same GPUs running graphs converted to bf16 or f16 (optimize
+     * --dtype): keys of the rows `costdb measure --dtype` takes, the
+     * tables costdb/<device>.tsv the search prefers for that type. */
+    {"h100-bf16", "NVIDIA H100 SXM5 80GB, bf16 graphs", 66.9e12, 494.7e12,
+     3.35e12, 0.004, 0},
+    {"h100-f16", "NVIDIA H100 SXM5 80GB, f16 graphs", 66.9e12, 494.7e12,
+     3.35e12, 0.004, 0},
+    {"h200-bf16", "NVIDIA H200 SXM 141GB, bf16 graphs", 66.9e12, 494.7e12,
+     4.8e12, 0.004, 0},
+    {"h200-f16", "NVIDIA H200 SXM 141GB, f16 graphs", 66.9e12, 494.7e12, 4.8e12,
+     0.004, 0},
     /* A small x86-64 host: 2 cores x 2 FMA units x 8 lanes x 2 x 3 GHz
      * = 192 GFLOP/s AVX2 peak; ~20 GB/s DRAM; ~5 us OpenMP fork/join. */
     {"cpu", "2-core x86-64 AVX2 host (superopt's CPU executor)", 192e9, 0, 20e9,

@@ -88,10 +88,43 @@ static base_status lowered_cost(const cd_model *m, const ir_graph *g, int node,
   return st;
 }
 
+void cd_model_set_half(cd_model *m, ir_dtype t, char *name, size_t n) {
+  char want[64];
+  snprintf(want, sizeof want, "%s-%s", m->dev->name, ir_dtype_name(t));
+  m->half_dev = NULL;
+  m->half = IR_DT_F32;
+  for (int i = 0; ir_dtype_is_half(t) && i < cd_ndevices(); i++)
+    if (!strcmp(cd_device_at(i)->name, want))
+      m->half_dev = cd_device_at(i), m->half = t;
+  snprintf(name, n, "%s", m->half_dev ? want : "");
+}
+
+/* The node's row measured in m's half type, when there is one: *done 1. */
+static base_status half_cost(const cd_model *m, const ir_graph *g, int node,
+                             double *cost, int *estimated, int *done,
+                             base_diag *d) {
+  double ms = 0;
+  int est = 1;
+  base_status st =
+      cd_node_cost_as(m->db, m->half_dev, g, node, m->half, &ms, &est, d);
+  *done = !st && !est;
+  if (*done) {
+    *cost = 1000 * ms;
+    if (estimated)
+      *estimated = 0;
+  }
+  return st;
+}
+
 base_status cd_model_cost(void *u, const ir_graph *g, int node, double *cost,
                           int *estimated, base_diag *d) {
   const cd_model *m = u;
   int done = 0;
+  if (m && m->db && m->half_dev) {
+    base_status st = half_cost(m, g, node, cost, estimated, &done, d);
+    if (st || done)
+      return st;
+  }
   base_status st = m && m->db
                        ? lowered_cost(m, g, node, cost, estimated, &done, d)
                        : BASE_OK;

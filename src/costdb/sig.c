@@ -25,21 +25,23 @@ static void add(char *buf, size_t n, size_t *k, const char *s) {
   *k += len;
 }
 
-static void add_inputs(const ir_graph *g, const ir_node *nd, char *buf,
-                       size_t n, size_t *k) {
+/* as: IR_DT_F32, or a half type that float32 inputs are written as
+ * (cd_node_sig_as). */
+static void add_inputs(const ir_graph *g, const ir_node *nd, ir_dtype as,
+                       char *buf, size_t n, size_t *k) {
   const ir_opinfo *r = ir_op(nd->op);
   char item[160], sh[104];
   for (int i = 0; i < nd->nin; i++) {
     const ir_tensor *t = &g->tensors[nd->in[i]];
     char shape[96];
     ir_shape_str(&t->shape, shape, sizeof shape);
+    ir_dtype ty = (ir_dtype)t->dtype;
+    if (ty == IR_DT_F32 && ir_dtype_is_half(as))
+      ty = as;
     /* a half input's type before its shape, as in .graph text (float32
      * and the integer types: none, the keys stored before half types) */
     snprintf(sh, sizeof sh, "%s%s",
-             ir_dtype_is_half((ir_dtype)t->dtype)
-                 ? ir_dtype_name((ir_dtype)t->dtype)
-                 : "",
-             shape);
+             ir_dtype_is_half(ty) ? ir_dtype_name(ty) : "", shape);
     if (r->max_in < 0) /* variadic: x0, x1, ... */
       snprintf(item, sizeof item, " %s%d=%s", r->in_name[0], i, sh);
     else
@@ -86,12 +88,20 @@ static void add_params(const ir_node *nd, char *buf, size_t n, size_t *k) {
 }
 
 size_t cd_node_sig(const ir_graph *g, int node, char *buf, size_t n) {
+  return cd_node_sig_as(g, node, IR_DT_F32, buf, n);
+}
+
+size_t cd_node_sig_as(const ir_graph *g, int node, ir_dtype as, char *buf,
+                      size_t n) {
   const ir_node *nd = &g->nodes[node];
   size_t k = 0;
   if (n)
     buf[0] = '\0';
+  /* an operator the policy keeps in float32 is float32 in the half graph */
+  if (ir_dtype_is_half(as) && ir_op_half_policy(nd->op) == IR_HALF_F32)
+    as = IR_DT_F32;
   add(buf, n, &k, ir_op(nd->op)->name);
-  add_inputs(g, nd, buf, n, &k);
+  add_inputs(g, nd, as, buf, n, &k);
   add_params(nd, buf, n, &k);
   if (nd->op == IR_OP_FUSED || nd->op == IR_OP_MOVE) { /* body's hash */
     char body[32];

@@ -684,6 +684,18 @@ base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
 base_status ir_weights_read_for(ir_graph *g, const char *path, const char *text,
                                 size_t text_len, base_diag *d);
 
+/* Reads a safetensors file of input values into the data of g's inputs
+ * (run --inputs): every tensor in it must be an input of g of the same
+ * shape, in the input's dtype or, for a half input, F32 (rounded where it
+ * is drawn). Inputs it does not name keep no data. A malformed file or a
+ * mismatch is an error naming the file and leaves g unchanged. */
+base_status ir_inputs_read(ir_graph *g, const char *path, base_diag *d);
+/* Writes n float32 tensors (names[i], shapes[i], values vals[i]) to path as
+ * a safetensors file, in that order, atomically (run --outputs). */
+base_status ir_values_write(const char *path, int n, const char *const *names,
+                            const ir_shape *const *shapes,
+                            const float *const *vals, base_diag *d);
+
 /* ---- rules: pairs of equivalent graphs (docs/rules-format.md) ----------- */
 
 typedef enum ir_rule_status {

@@ -222,6 +222,75 @@ base_status ir_weights_write(const ir_graph *g, const char *path,
   return s;
 }
 
+/* The header of n float32 tensors (names[i], shapes[i]) in that order. */
+static json_t *values_header(int n, const char *const *names,
+                             const ir_shape *const *shapes, uint64_t *datalen) {
+  use_base_alloc();
+  json_t *h = json_object(), *meta = json_object();
+  int bad = !h || !meta || json_object_set_new(h, "__metadata__", meta) ||
+            json_object_set_new(meta, "format", json_string("superopt"));
+  if (!h || !meta)
+    json_decref(meta);
+  uint64_t off = 0;
+  for (int i = 0; i < n && !bad; i++) {
+    uint64_t bytes = 4 * (uint64_t)ir_shape_numel(shapes[i]);
+    json_t *e = json_object(), *shape = json_array(), *offs = json_array();
+    if (!e) {
+      json_decref(shape);
+      json_decref(offs);
+      bad = 1;
+      break;
+    }
+    /* set_new takes its value, also on failure (a NULL one fails) */
+    bad |= json_object_set_new(e, "dtype", json_string("F32"));
+    bad |= json_object_set_new(e, "shape", shape);
+    bad |= json_object_set_new(e, "data_offsets", offs);
+    bad |= json_object_set_new(h, names[i], e);
+    for (int k = 0; !bad && k < shapes[i]->rank; k++)
+      bad = append_int(shape, shapes[i]->dim[k]);
+    bad = bad || append_int(offs, (int64_t)off) ||
+          append_int(offs, (int64_t)(off + bytes));
+    off += bytes;
+  }
+  if (bad) {
+    json_decref(h);
+    return NULL;
+  }
+  *datalen = off;
+  return h;
+}
+
+base_status ir_values_write(const char *path, int n, const char *const *names,
+                            const ir_shape *const *shapes,
+                            const float *const *vals, base_diag *d) {
+  uint64_t off = 0;
+  json_t *h = values_header(n, names, shapes, &off);
+  char *js = h ? json_dumps(h, JSON_COMPACT) : NULL;
+  json_decref(h);
+  size_t hl = js ? strlen(js) : 0, padded = (hl + 7) / 8 * 8;
+  uint8_t *buf = js ? base_malloc(8 + padded + (size_t)off) : NULL;
+  if (!buf) {
+    free(js);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  put_le32(buf, (uint32_t)padded);
+  put_le32(buf + 4, (uint32_t)((uint64_t)padded >> 32));
+  memcpy(buf + 8, js, hl);
+  memset(buf + 8 + hl, ' ', padded - hl);
+  free(js);
+  uint8_t *p = buf + 8 + padded;
+  for (int i = 0; i < n; i++)
+    for (int64_t k = 0, m = ir_shape_numel(shapes[i]); k < m; k++, p += 4) {
+      uint32_t v;
+      memcpy(&v, &vals[i][k], 4);
+      put_le32(p, v);
+    }
+  base_status s =
+      base_write_atomic(path, (const char *)buf, 8 + padded + (size_t)off, d);
+  free(buf);
+  return s;
+}
+
 /* ---- reading ------------------------------------------------------------- */
 
 static base_status bad(base_diag *d, const char *path, const char *fmt, ...)
@@ -247,10 +316,10 @@ static uint64_t get_le64(const uint8_t *p) {
 
 /* Checks entry `name` -> e of the header against g; the weight's index in
  * *w and its data range in [*b, *e). */
-static base_status check_entry(const ir_graph *g, const char *path,
-                               const char *name, json_t *e, uint64_t datalen,
-                               int *w, uint64_t *b, uint64_t *end,
-                               base_diag *d) {
+static base_status check_entry(const ir_graph *g, ir_tkind kind,
+                               const char *path, const char *name, json_t *e,
+                               uint64_t datalen, int *w, int *ety, uint64_t *b,
+                               uint64_t *end, base_diag *d) {
   if (!json_is_object(e))
     return bad(d, path, "header entry '%s' is not an object", name);
   json_t *dt = json_object_get(e, "dtype"), *sh = json_object_get(e, "shape"),
@@ -262,9 +331,14 @@ static base_status check_entry(const ir_graph *g, const char *path,
                "tensor '%s' lacks dtype, shape or data_offsets [begin, end]",
                name);
   int t = ir_find_tensor(g, name);
-  if (t < 0 || g->tensors[t].kind != IR_T_WEIGHT)
-    return bad(d, path, "tensor '%s' is not a weight of the graph", name);
+  if (t < 0 || g->tensors[t].kind != kind)
+    return bad(d, path, "tensor '%s' is not %s of the graph", name,
+               kind == IR_T_WEIGHT ? "a weight" : "an input");
   int32_t ty = g->tensors[t].dtype;
+  /* an input of a half type may come as float32 (rounded when drawn) */
+  if (kind == IR_T_INPUT && ir_dtype_is_half((ir_dtype)ty) &&
+      !strcmp(json_string_value(dt), "F32"))
+    ty = IR_DT_F32;
   if (strcmp(json_string_value(dt), st_dtype[ty]))
     return bad(d, path, "tensor '%s' has dtype %s; the graph says %s (%s)",
                name, json_string_value(dt), ir_dtype_name((ir_dtype)ty),
@@ -292,6 +366,7 @@ static base_status check_entry(const ir_graph *g, const char *path,
                name, (long long)ob, (long long)oe, (long long)ir_shape_numel(s),
                (unsigned long long)datalen);
   *w = t;
+  *ety = ty;
   *b = (uint64_t)ob;
   *end = (uint64_t)oe;
   return BASE_OK;
@@ -345,8 +420,10 @@ static base_status check_i64(const ir_tensor *t, const uint8_t *p,
   return BASE_OK;
 }
 
-static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
-                            const char *path, const char *raw_hash,
+/* Reads the safetensors bytes data[0..len) into the data of g's tensors of
+ * kind `kind` (weights: a sidecar, whose graph hash is checked; inputs). */
+static base_status read_mem(ir_graph *g, ir_tkind kind, const uint8_t *data,
+                            size_t len, const char *path, const char *raw_hash,
                             base_diag *d) {
   if (len < 8)
     return bad(d, path,
@@ -371,11 +448,12 @@ static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
   uint64_t datalen = len - 8 - hl;
   int n = (int)json_object_size(h);
   int *which = base_calloc((size_t)n + 1, sizeof *which);
+  int *ety = base_calloc((size_t)n + 1, sizeof *ety);
   uint64_t *from = base_calloc((size_t)n + 1, sizeof *from);
   int k = 0;
   if (!json_is_object(h))
     s = bad(d, path, "header is not a JSON object");
-  else if (!which || !from)
+  else if (!which || !from || !ety)
     s = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   const char *name;
   json_t *e;
@@ -384,12 +462,12 @@ static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
       if (!strcmp(name, "__metadata__"))
         continue;
       uint64_t end;
-      if ((s = check_entry(g, path, name, e, datalen, &which[k], &from[k], &end,
-                           d)) != BASE_OK)
+      if ((s = check_entry(g, kind, path, name, e, datalen, &which[k], &ety[k],
+                           &from[k], &end, d)) != BASE_OK)
         break;
       k++;
     }
-  if (s == BASE_OK)
+  if (s == BASE_OK && kind == IR_T_WEIGHT)
     s = check_graph_hash(g, h, path, raw_hash, d);
   for (int i = 0; s == BASE_OK && i < k; i++)
     s = check_i64(&g->tensors[which[i]], raw + from[i], path, d);
@@ -402,16 +480,16 @@ static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
       s = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
       break;
     }
-    int es = st_size[t->dtype];
+    int ty = ety[i], es = st_size[ty];
     for (int64_t j = 0; j < m; j++) {
       const uint8_t *p = raw + from[i] + (size_t)es * (size_t)j;
-      if (t->dtype == IR_DT_BOOL)
+      if (ty == IR_DT_BOOL)
         v[j] = p[0] != 0;
-      else if (t->dtype == IR_DT_I64)
+      else if (ty == IR_DT_I64)
         v[j] = (float)(int64_t)get_le64(p);
-      else if (t->dtype == IR_DT_F16)
+      else if (ty == IR_DT_F16)
         v[j] = ir_f16_value((uint16_t)(p[0] | p[1] << 8));
-      else if (t->dtype == IR_DT_BF16)
+      else if (ty == IR_DT_BF16)
         v[j] = ir_bf16_value((uint16_t)(p[0] | p[1] << 8));
       else {
         uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
@@ -422,6 +500,7 @@ static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
     t->data = v;
   }
   free(which);
+  free(ety);
   free(from);
   json_decref(h);
   return s;
@@ -429,7 +508,7 @@ static base_status read_mem(ir_graph *g, const uint8_t *data, size_t len,
 
 base_status ir_weights_read_mem(ir_graph *g, const uint8_t *data, size_t len,
                                 const char *path, base_diag *d) {
-  return read_mem(g, data, len, path, NULL, d);
+  return read_mem(g, IR_T_WEIGHT, data, len, path, NULL, d);
 }
 
 base_status ir_weights_read_for(ir_graph *g, const char *path, const char *text,
@@ -442,8 +521,19 @@ base_status ir_weights_read_for(ir_graph *g, const char *path, const char *text,
   char *data = base_read_file(path, &len, d);
   if (!data)
     return d ? d->code : BASE_ERR_IO;
+  base_status s = read_mem(g, IR_T_WEIGHT, (const uint8_t *)data, len, path,
+                           text ? raw : NULL, d);
+  free(data);
+  return s;
+}
+
+base_status ir_inputs_read(ir_graph *g, const char *path, base_diag *d) {
+  size_t len;
+  char *data = base_read_file(path, &len, d);
+  if (!data)
+    return d ? d->code : BASE_ERR_IO;
   base_status s =
-      read_mem(g, (const uint8_t *)data, len, path, text ? raw : NULL, d);
+      read_mem(g, IR_T_INPUT, (const uint8_t *)data, len, path, NULL, d);
   free(data);
   return s;
 }
