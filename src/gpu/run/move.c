@@ -2,8 +2,13 @@
  * transposes, reshapes and concats of one tensor; the lower stage makes
  * it, src/fuse/lower_chain.c): the program compiled into kern.h's
  * cxk_move_args, one kern/kmprog.cu kernel. The input is read through its
- * strides in its layout; the output is written contiguous (NCHW).
+ * strides in its layout; the output is written contiguous (NCHW). A
+ * program that is one strided walk of its input (ir_move_walk: no pad, no
+ * concat) runs as a strided copy instead (cxk_move_view: tiled where the
+ * output's innermost dimension is strided in the source, vectorised where
+ * it is contiguous).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "run.h"
@@ -87,12 +92,40 @@ static int group_width(const cxk_move_args *a, const ir_shape *x) {
   return 1;
 }
 
+/* Program b of node n as one strided copy (ir_move_walk), or
+ * cudaErrorNotSupported where it is none or its indices need 64 bits, or
+ * where $SUPEROPT_MOVE=walk asks for the step walk (tests, timings). */
+static cudaError_t move_as_view(gpu_plan *p, const ir_node *n, const ir_body *b,
+                                const ir_shape *x) {
+  const char *force = getenv("SUPEROPT_MOVE");
+  if (force && !strcmp(force, "walk"))
+    return cudaErrorNotSupported;
+  int64_t xst[CXK_RANK];
+  cxk_walk w;
+  memset(&w, 0, sizeof w);
+  gpu_strides(p, n->in[0], xst);
+  if (!ir_move_walk(b, x, xst, &w.rank, w.dim, w.sst, &w.soff))
+    return cudaErrorNotSupported;
+  int64_t step = 1;
+  for (int d = w.rank - 1; d >= 0; d--) {
+    w.dst[d] = step;
+    step *= w.dim[d];
+  }
+  return cxk_move_view(p->ctx->stream, 4, p->ptr[n->in[0]], p->ptr[n->out[0]],
+                       &w);
+}
+
 cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
   const ir_node *n = &p->g->nodes[j];
   const ir_body *b = ir_body_get(n->a.body);
   const ir_shape *x = shp(p, n->in[0]);
   ir_shape sh[IR_BODY_MAX_OPS];
-  if (!b || b->nops > CXK_MSTEPS || ir_body_shapes(b, &x, sh, NULL))
+  if (!b)
+    return cudaErrorNotSupported;
+  cudaError_t e = move_as_view(p, n, b, x);
+  if (e != cudaErrorNotSupported)
+    return e;
+  if (b->nops > CXK_MSTEPS || ir_body_shapes(b, &x, sh, NULL))
     return cudaErrorNotSupported;
   cxk_move_args a;
   memset(&a, 0, sizeof a);
