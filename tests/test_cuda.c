@@ -1426,8 +1426,17 @@ static const char *const move_view_graphs[] = {
     "ends=[2,50,8]; t4 = concat(t3, t2) axis=2 }\noutput y\n"};
 #undef MV_PART
 
+/* The kernel the plan names for the move node y (gpu_plan_engine). */
+static const char *move_engine;
+static void move_engine_is(const ir_graph *g, const gpu_plan *p,
+                           const char *what) {
+  cr_expect_str_eq(gpu_plan_engine(p, node_of(g, "y")), move_engine, "%s",
+                   what);
+}
+
 Test(cuda, move_views) {
   need_gpu();
+  plan_hook = move_engine_is;
   gpu_options strict = {.fp32_strict = 1}, nchw = {.fp32_strict = 1, .nchw = 1};
   for (int walk = 0; walk < 2; walk++) {
     if (walk)
@@ -1437,12 +1446,16 @@ Test(cuda, move_views) {
       char what[64];
       snprintf(what, sizeof what, "move view %zu%s", k, walk ? ", walk" : "");
       double tol = strstr(move_view_graphs[k], "conv2d") ? 1e-5 : 0;
+      move_engine = walk || strstr(move_view_graphs[k], "pad(")
+                        ? "kmprog step walk"
+                        : "kmprog strided copy";
       compare(g, &strict, tol, what);
       compare(g, &nchw, tol, what);
       ir_graph_free(g);
     }
   }
   unsetenv("SUPEROPT_MOVE");
+  plan_hook = NULL;
 }
 
 /* MOVE_RELU_GRAPH lowered (src/fuse/lower_move.c): the relus the lower

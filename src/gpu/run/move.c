@@ -92,27 +92,39 @@ static int group_width(const cxk_move_args *a, const ir_shape *x) {
   return 1;
 }
 
-/* Program b of node n as one strided copy (ir_move_walk), or
- * cudaErrorNotSupported where it is none or its indices need 64 bits, or
- * where $SUPEROPT_MOVE=walk asks for the step walk (tests, timings). */
-static cudaError_t move_as_view(gpu_plan *p, const ir_node *n, const ir_body *b,
-                                const ir_shape *x) {
+/* Node n's program (b, input shape x) as the strided walk cxk_move_view
+ * runs (ir_move_walk over the input's strides in its layout, the output
+ * contiguous), where it is one whose indices fit 32 bits (kutil.cuh's
+ * fits32) and $SUPEROPT_MOVE=walk does not ask for the step walk (tests,
+ * timings). */
+static int move_walk(const gpu_plan *p, const ir_node *n, const ir_body *b,
+                     const ir_shape *x, cxk_walk *w) {
   const char *force = getenv("SUPEROPT_MOVE");
-  if (force && !strcmp(force, "walk"))
-    return cudaErrorNotSupported;
+  if (!b || (force && !strcmp(force, "walk")))
+    return 0;
   int64_t xst[CXK_RANK];
-  cxk_walk w;
-  memset(&w, 0, sizeof w);
+  memset(w, 0, sizeof *w);
   gpu_strides(p, n->in[0], xst);
-  if (!ir_move_walk(b, x, xst, &w.rank, w.dim, w.sst, &w.soff))
-    return cudaErrorNotSupported;
-  int64_t step = 1;
-  for (int d = w.rank - 1; d >= 0; d--) {
-    w.dst[d] = step;
-    step *= w.dim[d];
+  if (!ir_move_walk(b, x, xst, &w->rank, w->dim, w->sst, &w->soff))
+    return 0;
+  int64_t step = 1, far = w->soff;
+  const int64_t lim = ((int64_t)1 << 31) - ((int64_t)1 << 28);
+  for (int d = w->rank - 1; d >= 0; d--) {
+    if (w->sst[d] < 0)
+      return 0;
+    w->dst[d] = step;
+    step *= w->dim[d];
+    far += (w->dim[d] - 1) * w->sst[d];
   }
-  return cxk_move_view(p->ctx->stream, 4, p->ptr[n->in[0]], p->ptr[n->out[0]],
-                       &w);
+  return step < lim && far + 1 < lim;
+}
+
+const char *gpu_move_engine(const gpu_plan *p, int j) {
+  const ir_node *n = &p->g->nodes[j];
+  cxk_walk w;
+  return move_walk(p, n, ir_body_get(n->a.body), shp(p, n->in[0]), &w)
+             ? "kmprog strided copy"
+             : "kmprog step walk";
 }
 
 cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
@@ -120,11 +132,15 @@ cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
   const ir_body *b = ir_body_get(n->a.body);
   const ir_shape *x = shp(p, n->in[0]);
   ir_shape sh[IR_BODY_MAX_OPS];
+  cxk_walk w;
+  if (move_walk(p, n, b, x, &w)) {
+    cudaError_t ev = cxk_move_view(p->ctx->stream, 4, p->ptr[n->in[0]],
+                                   p->ptr[n->out[0]], &w);
+    if (ev != cudaErrorNotSupported)
+      return ev;
+  }
   if (!b)
     return cudaErrorNotSupported;
-  cudaError_t e = move_as_view(p, n, b, x);
-  if (e != cudaErrorNotSupported)
-    return e;
   if (b->nops > CXK_MSTEPS || ir_body_shapes(b, &x, sh, NULL))
     return cudaErrorNotSupported;
   cxk_move_args a;
