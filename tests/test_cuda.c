@@ -1394,6 +1394,70 @@ Test(cuda, move_nodes) {
   }
 }
 
+/* Move programs that are one strided view (kmprog.cu, cxk_move_view),
+ * MaxViT's at odd sizes 7, 49 and 14: a window partition (the tile path:
+ * a source run of 196 pixels against 8 channels), from a convolution's
+ * output too (read in its layout), its departition (the tile path
+ * transposed), a q of a qkv projection (16-byte units), a slice of odd
+ * offset (8-byte units), a column (a thread per element); and a roll
+ * with a pad (the step walk). Each bit for bit the CPU's (but after the
+ * convolution), with the view kernels and with $SUPEROPT_MOVE=walk. */
+#define MV_PART                                                                \
+  "reshape($0) shape=[2,8,2,7,2,7]; t1 = transpose(t0) "                       \
+  "perm=[0,2,4,3,5,1]; t2 = reshape(t1) shape=[2,4,49,8] }\n"
+static const char *const move_view_graphs[] = {
+    "input x: [2,8,14,14]\ny = move(x) { t0 = " MV_PART "output y\n",
+    "input x: [2,4,16,16]\nweight w: [8,4,3,3]\nc = conv2d(x, w)\n"
+    "y = move(c) { t0 = " MV_PART "output y\n",
+    "input x: [2,4,49,8]\ny = move(x) { t0 = reshape($0) "
+    "shape=[2,2,2,7,7,8]; t1 = transpose(t0) perm=[0,5,1,3,2,4]; t2 = "
+    "reshape(t1) shape=[2,8,14,14] }\noutput y\n",
+    "input x: [2,4,49,24]\ny = move(x) { t0 = slice($0) starts=[0,0,0,8] "
+    "ends=[2,4,49,16]; t1 = reshape(t0) shape=[2,4,49,2,4]; t2 = "
+    "transpose(t1) perm=[0,1,3,2,4]; t3 = reshape(t2) shape=[16,49,4] }\n"
+    "output y\n",
+    "input x: [3,7,56]\ny = move(x) { t0 = slice($0) starts=[0,1,2] "
+    "ends=[3,7,56] }\noutput y\n",
+    "input x: [7,49]\ny = move(x) { t0 = slice($0) starts=[0,3] "
+    "ends=[7,4]; t1 = reshape(t0) shape=[7] }\noutput y\n",
+    "input x: [2,7,49]\ny = move(x) { t0 = transpose($0) perm=[0,2,1]; "
+    "t1 = pad(t0) pads=[0,1,0,0,0,1] value=2; t2 = slice(t1) "
+    "starts=[0,0,0] ends=[2,50,7]; t3 = slice(t1) starts=[0,0,7] "
+    "ends=[2,50,8]; t4 = concat(t3, t2) axis=2 }\noutput y\n"};
+#undef MV_PART
+
+/* The kernel the plan names for the move node y (gpu_plan_engine). */
+static const char *move_engine;
+static void move_engine_is(const ir_graph *g, const gpu_plan *p,
+                           const char *what) {
+  cr_expect_str_eq(gpu_plan_engine(p, node_of(g, "y")), move_engine, "%s",
+                   what);
+}
+
+Test(cuda, move_views) {
+  need_gpu();
+  plan_hook = move_engine_is;
+  gpu_options strict = {.fp32_strict = 1}, nchw = {.fp32_strict = 1, .nchw = 1};
+  for (int walk = 0; walk < 2; walk++) {
+    if (walk)
+      setenv("SUPEROPT_MOVE", "walk", 1);
+    for (size_t k = 0; k < sizeof move_view_graphs / sizeof(char *); k++) {
+      ir_graph *g = parse(move_view_graphs[k]);
+      char what[64];
+      snprintf(what, sizeof what, "move view %zu%s", k, walk ? ", walk" : "");
+      double tol = strstr(move_view_graphs[k], "conv2d") ? 1e-5 : 0;
+      move_engine = walk || strstr(move_view_graphs[k], "pad(")
+                        ? "kmprog step walk"
+                        : "kmprog strided copy";
+      compare(g, &strict, tol, what);
+      compare(g, &nchw, tol, what);
+      ir_graph_free(g);
+    }
+  }
+  unsetenv("SUPEROPT_MOVE");
+  plan_hook = NULL;
+}
+
 /* MOVE_RELU_GRAPH lowered (src/fuse/lower_move.c): the relus the lower
  * stage folds are gone, the concats and splits applying them run as one
  * kernel each, and the results hold in both layouts, strict, poisoned and

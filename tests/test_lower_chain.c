@@ -60,6 +60,92 @@ Test(lower_chain, move_round_trip_and_values) {
   ir_graph_free(g), ir_graph_free(g2), ir_graph_free(u);
 }
 
+/* Move programs and whether each is one strided walk of its input
+ * (ir_move_walk): MaxViT's q of a qkv projection (the heads' merge into
+ * the batch not a view, but a walk), its window partition and
+ * departition (odd sizes 7 and 49), size-1 dimensions around a split, a
+ * merge across a transpose, a merge after a slice, a slice of a merged
+ * run in whole blocks; not a reshape that ends a dimension inside a
+ * walk dimension it does not divide, a slice across such a run, a pad,
+ * a roll. */
+static const struct {
+  const char *text;
+  int walk;
+} walk_cases[] = {
+    {"input x: [2,4,49,12]\ny = move(x) { t0 = slice($0) starts=[0,0,0,4] "
+     "ends=[2,4,49,8]; t1 = reshape(t0) shape=[2,4,49,2,2]; t2 = "
+     "transpose(t1) perm=[0,1,3,2,4]; t3 = reshape(t2) shape=[16,49,2] }\n"
+     "output y\n",
+     1},
+    {"input x: [2,3,14,14]\ny = move(x) { t0 = reshape($0) "
+     "shape=[2,3,2,7,2,7]; t1 = transpose(t0) perm=[0,2,4,3,5,1]; t2 = "
+     "reshape(t1) shape=[2,4,49,3] }\noutput y\n",
+     1},
+    {"input x: [2,4,49,3]\ny = move(x) { t0 = reshape($0) "
+     "shape=[2,2,2,7,7,3]; t1 = transpose(t0) perm=[0,5,1,3,2,4]; t2 = "
+     "reshape(t1) shape=[2,3,14,14] }\noutput y\n",
+     1},
+    {"input x: [1,6,1,4]\ny = move(x) { t0 = slice($0) starts=[0,1,0,1] "
+     "ends=[1,5,1,4]; t1 = reshape(t0) shape=[2,1,2,3,1] }\noutput y\n",
+     1},
+    {"input x: [4,6]\ny = move(x) { t0 = transpose($0) perm=[1,0]; t1 = "
+     "reshape(t0) shape=[3,8] }\noutput y\n",
+     1},
+    {"input x: [4,6]\ny = move(x) { t0 = slice($0) starts=[0,1] "
+     "ends=[4,4]; t1 = reshape(t0) shape=[12] }\noutput y\n",
+     1},
+    {"input x: [4,6]\ny = move(x) { t0 = transpose($0) perm=[1,0]; t1 = "
+     "reshape(t0) shape=[24]; t2 = slice(t1) starts=[8] ends=[20] }\n"
+     "output y\n",
+     1},
+    {"input x: [6,4]\ny = move(x) { t0 = transpose($0) perm=[1,0]; t1 = "
+     "reshape(t0) shape=[3,8] }\noutput y\n",
+     0},
+    {"input x: [4,6]\ny = move(x) { t0 = transpose($0) perm=[1,0]; t1 = "
+     "reshape(t0) shape=[24]; t2 = slice(t1) starts=[3] ends=[10] }\n"
+     "output y\n",
+     0},
+    {"input x: [4,6]\ny = move(x) { t0 = pad($0) pads=[0,1,0,0]; t1 = "
+     "transpose(t0) perm=[1,0] }\noutput y\n",
+     0},
+    {roll_text, 0},
+};
+
+/* Each case's walk, where it has one, read from x gives the CPU
+ * executor's result bit for bit. */
+Test(lower_chain, move_walk_matches_program) {
+  for (size_t c = 0; c < sizeof walk_cases / sizeof walk_cases[0]; c++) {
+    ir_graph *g = lu_parse(walk_cases[c].text);
+    const ir_node *n = &g->nodes[0];
+    const ir_shape *xs = &g->tensors[n->in[0]].shape;
+    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], st[IR_MAX_RANK], off = -1;
+    for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
+      xst[d] = s;
+    int rank = 0, walk = ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank,
+                                      dim, st, &off);
+    cr_assert_eq(walk, walk_cases[c].walk, "case %zu", c);
+    if (!walk) {
+      ir_graph_free(g);
+      continue;
+    }
+    int64_t total = 1;
+    for (int d = 0; d < rank; d++)
+      total *= dim[d];
+    const ir_shape *ys = &g->tensors[g->outputs[0]].shape;
+    cr_assert_eq(total, ir_shape_numel(ys), "case %zu", c);
+    ex_values *v = lu_run_as(g, g);
+    const float *x = v->v[n->in[0]], *y = v->v[g->outputs[0]];
+    for (int64_t i = 0; i < total; i++) {
+      int64_t o = off, r = i;
+      for (int d = rank - 1; d >= 0; d--)
+        o += r % dim[d] * st[d], r /= dim[d];
+      cr_assert_eq(y[i], x[o], "case %zu, element %lld", c, (long long)i);
+    }
+    ex_values_free(v);
+    ir_graph_free(g);
+  }
+}
+
 static void parse_fails(const char *text, const char *want) {
   base_diag d;
   ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);

@@ -449,6 +449,10 @@ cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
 
 /* run/move.c: enqueues move node j's kernel (kmprog.cu). */
 cudaError_t gpu_move_enqueue(gpu_plan *p, int j);
+/* What runs move node j, in words (gpu_plan_engine): "kmprog strided
+ * copy" (a program that is one strided walk of its input) or "kmprog step
+ * walk". */
+const char *gpu_move_engine(const gpu_plan *p, int j);
 
 /* Is tensor t a weight or computed from weights alone (wonly: weight-only
  * nodes)? A bias moved into a later reader, or a filter read before its

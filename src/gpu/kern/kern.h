@@ -186,6 +186,13 @@ typedef struct cxk_move_args {
 } cxk_move_args;
 cudaError_t cxk_move(cudaStream_t s, const float *x, float *y,
                      const cxk_move_args *a);
+/* A move program that is one strided walk of its input (ir_move_walk):
+ * y, contiguous (w->dst its strides, w->doff 0), from x read through
+ * w->sst from w->soff; elements of esize bytes (4 or 2), moved as bits.
+ * cudaErrorNotSupported, launching nothing, where an offset or the count
+ * does not fit 32-bit indices (run the program with cxk_move then). */
+cudaError_t cxk_move_view(cudaStream_t s, int esize, const void *x, void *y,
+                          const cxk_walk *w);
 cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
                           const float *bias, const float *mean,
                           const float *var, float *y, int64_t n, int64_t c,

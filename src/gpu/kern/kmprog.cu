@@ -4,8 +4,25 @@
  * steps to one source element (or the pad value) in one pass: the chain of
  * slices, pads, transposes, reshapes and rolls it replaces made one round
  * trip through memory each.
+ *
+ * A program that is one strided walk of its input (ir_move_walk: slices,
+ * transposes and reshapes whose index maps stay affine) runs instead as a
+ * strided copy
+ * (cxk_move_view): its dimensions ordered by output stride and merged;
+ * then, where the innermost output dimension is contiguous in the source,
+ * a thread per 16, 8, 4 or 2 bytes of it; where it is strided there but
+ * some dimensions make a contiguous run of the source, 32 x 32 tiles
+ * through shared memory (the tile's rows run along those source
+ * dimensions, its columns along the innermost output dimensions, so that
+ * reads and writes both coalesce: MaxViT's window partitions, whose
+ * source run is 7 x 8 x 7 x 8 pixels and output run the channels); else a
+ * thread per element. Index math in 32 bits, divisions by a multiply-high
+ * and a shift (fdiv). Elements are moved as bits: the kernels are
+ * templated on the unit (uint4 ... uint16_t), the same for any 4- or
+ * 2-byte element type.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "kern.h"
 #include "kutil.cuh"
@@ -121,6 +138,230 @@ cudaError_t cxk_move(cudaStream_t s, const float *x, float *y,
     MOVE(int64_t, 1);
 #undef MOVE
   return cudaGetLastError();
+}
+
+} // extern "C"
+
+/* ---- programs that are one strided walk (cxk_move_view) ---------------- */
+
+namespace {
+
+/* n / d for 0 <= n < 2^31 and 1 <= d < 2^31: (mulhi(n, m) + n) >> s, the
+ * magic m and shift s chosen on the host (fdiv_make). */
+struct fdiv {
+  uint32_t d, m, s;
+};
+
+fdiv fdiv_make(int64_t d) {
+  uint32_t s = 0;
+  while (((uint64_t)1 << s) < (uint64_t)d)
+    s++;
+  uint64_t m = ((((uint64_t)1 << 32) * (((uint64_t)1 << s) - (uint64_t)d)) /
+                (uint64_t)d) +
+               1;
+  fdiv f = {(uint32_t)d, (uint32_t)m, s};
+  return f;
+}
+
+__device__ __forceinline__ uint32_t fdiv_q(const fdiv &f, uint32_t n) {
+  return (__umulhi(n, f.m) + n) >> f.s;
+}
+
+/* A walk whose output is contiguous: unit i (of U) reads
+ * x[soff + sum c_d * sst[d]], c the coordinates of i over dim[0..nd). */
+typedef struct vwalk_args {
+  int32_t nd, n, soff;
+  fdiv dim[CXK_RANK];
+  int32_t sst[CXK_RANK];
+} vwalk_args;
+
+template <typename U>
+__global__ void k_vwalk(const U *x, U *y,
+                        const __grid_constant__ vwalk_args a) {
+  GRID_LOOP_T(int32_t, i, a.n) {
+    uint32_t rem = (uint32_t)i;
+    int32_t o = a.soff;
+    for (int d = a.nd - 1; d > 0; d--) {
+      uint32_t q = fdiv_q(a.dim[d], rem);
+      o += (int32_t)(rem - q * a.dim[d].d) * a.sst[d];
+      rem = q;
+    }
+    y[i] = x[o + (int32_t)rem * a.sst[0]];
+  }
+}
+
+/* A tiled copy: the output's innermost dimensions (the L group, nl
+ * elements contiguous in the output; ld/ls: their sizes and source
+ * strides, innermost first) against dimensions that make a contiguous run
+ * of the source (the K group, nk elements; kd/kdst: their sizes and
+ * output strides, source-innermost first), over a batch of the others
+ * (bd, bs, bdst). */
+typedef struct vtile_args {
+  int32_t nlg, nkg, nbg;
+  int32_t nl, nk, nbatch, soff;
+  fdiv ld[CXK_RANK], kd[CXK_RANK], bd[CXK_RANK];
+  int32_t ls[CXK_RANK], kdst[CXK_RANK], bs[CXK_RANK], bdst[CXK_RANK];
+} vtile_args;
+
+/* The sum of the coordinates of i over dims f[0..n) (innermost first)
+ * times strides st. */
+__device__ __forceinline__ int32_t group_off(const fdiv *f, const int32_t *st,
+                                             int n, uint32_t i) {
+  int32_t o = 0;
+  for (int d = 0; d < n; d++) {
+    uint32_t q = fdiv_q(f[d], i);
+    o += (int32_t)(i - q * f[d].d) * st[d];
+    i = q;
+  }
+  return o;
+}
+
+template <typename T>
+__global__ void k_vtile(const T *x, T *y,
+                        const __grid_constant__ vtile_args a) {
+  __shared__ T tile[32][33];
+  __shared__ int32_t lso[32], kdo[32];
+  int32_t l0 = (int32_t)blockIdx.x * 32, k0 = (int32_t)blockIdx.y * 32;
+  int tx = threadIdx.x;
+  if (threadIdx.y == 0) {
+    lso[tx] = l0 + tx < a.nl ? group_off(a.ld, a.ls, a.nlg, l0 + tx) : 0;
+    kdo[tx] = k0 + tx < a.nk ? group_off(a.kd, a.kdst, a.nkg, k0 + tx) : 0;
+  }
+  __syncthreads();
+  for (int32_t b = blockIdx.z; b < a.nbatch; b += gridDim.z) {
+    int32_t sb = a.soff, db = 0;
+    uint32_t rem = (uint32_t)b;
+    for (int d = 0; d < a.nbg; d++) {
+      uint32_t q = fdiv_q(a.bd[d], rem);
+      int32_t c = (int32_t)(rem - q * a.bd[d].d);
+      sb += c * a.bs[d], db += c * a.bdst[d];
+      rem = q;
+    }
+    for (int j = threadIdx.y; j < 32; j += blockDim.y)
+      if (l0 + j < a.nl && k0 + tx < a.nk)
+        tile[j][tx] = x[sb + lso[j] + k0 + tx];
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += blockDim.y)
+      if (k0 + j < a.nk && l0 + tx < a.nl)
+        y[db + kdo[j] + l0 + tx] = tile[tx][j];
+    __syncthreads();
+  }
+}
+
+/* The elements (of esize bytes) of the widest unit, up to 16 bytes, in
+ * which w (simplified, output contiguous) can move: the innermost
+ * dimension contiguous in the source, and its size, every other source
+ * stride, the offset and both pointers whole units; else 1. */
+int unit_elems(const cxk_walk *w, int esize, const void *x, const void *y) {
+  int L = w->rank - 1;
+  if (w->sst[L] != 1)
+    return 1;
+  for (int v = 16 / esize; v > 1; v /= 2) {
+    bool ok = w->dim[L] % v == 0 && w->soff % v == 0 &&
+              (uintptr_t)x % (uintptr_t)(v * esize) == 0 &&
+              (uintptr_t)y % (uintptr_t)(v * esize) == 0;
+    for (int d = 0; ok && d < L; d++)
+      ok = w->sst[d] % v == 0;
+    if (ok)
+      return v;
+  }
+  return 1;
+}
+
+template <typename U>
+cudaError_t vwalk_launch(cudaStream_t s, const void *x, void *y,
+                         const cxk_walk *w, int v, int64_t n) {
+  vwalk_args a;
+  memset(&a, 0, sizeof a);
+  a.nd = w->rank, a.n = (int32_t)(n / v), a.soff = (int32_t)(w->soff / v);
+  for (int d = 0; d < w->rank; d++) {
+    bool inner = d == w->rank - 1;
+    a.dim[d] = fdiv_make(inner ? w->dim[d] / v : w->dim[d]);
+    a.sst[d] = (int32_t)(inner ? w->sst[d] : w->sst[d] / v);
+  }
+  k_vwalk<U><<<blocks_for(a.n), kThreads, 0, s>>>((const U *)x, (U *)y, a);
+  return cudaGetLastError();
+}
+
+/* The tile groups of w (simplified, innermost output dimension strided in
+ * the source): the source run from stride 1 up, the output's innermost
+ * dimensions outside it, the rest a batch. false where either group is
+ * shorter than 4 elements or the grid would not fit. */
+bool as_vtile(const cxk_walk *w, vtile_args *t) {
+  int L = w->rank - 1, grp[CXK_RANK] = {0}; /* 1: K group, 2: L group */
+  memset(t, 0, sizeof *t);
+  t->nk = 1, t->nl = 1, t->nbatch = 1, t->soff = (int32_t)w->soff;
+  for (bool more = true; more;) {
+    more = false;
+    for (int d = 0; d < L; d++)
+      if (!grp[d] && w->sst[d] == t->nk) {
+        grp[d] = 1, more = true;
+        t->kd[t->nkg] = fdiv_make(w->dim[d]);
+        t->kdst[t->nkg++] = (int32_t)w->dst[d];
+        t->nk *= (int32_t)w->dim[d];
+        break;
+      }
+  }
+  for (int d = L; d >= 0 && !grp[d]; d--) {
+    grp[d] = 2;
+    t->ld[t->nlg] = fdiv_make(w->dim[d]);
+    t->ls[t->nlg++] = (int32_t)w->sst[d];
+    t->nl *= (int32_t)w->dim[d];
+  }
+  for (int d = w->rank - 1; d >= 0; d--)
+    if (!grp[d]) {
+      t->bd[t->nbg] = fdiv_make(w->dim[d]);
+      t->bs[t->nbg] = (int32_t)w->sst[d];
+      t->bdst[t->nbg++] = (int32_t)w->dst[d];
+      t->nbatch *= (int32_t)w->dim[d];
+    }
+  return t->nk >= 4 && t->nl >= 4 && (t->nk + 31) / 32 <= 65535;
+}
+
+template <typename T>
+cudaError_t vtile_launch(cudaStream_t s, const void *x, void *y,
+                         const vtile_args *t) {
+  int64_t z = t->nbatch < 65535 ? t->nbatch : 65535;
+  dim3 grid((unsigned)((t->nl + 31) / 32), (unsigned)((t->nk + 31) / 32),
+            (unsigned)z);
+  k_vtile<T><<<grid, dim3(32, 8), 0, s>>>((const T *)x, (T *)y, *t);
+  return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" {
+
+cudaError_t cxk_move_view(cudaStream_t s, int esize, const void *x, void *y,
+                          const cxk_walk *w0) {
+  if ((esize != 4 && esize != 2) || w0->rank < 1 || w0->rank > CXK_RANK)
+    return cudaErrorInvalidValue;
+  cxk_walk w = *w0;
+  cxk_walk_simplify(&w);
+  int64_t n = 1, far = w.soff;
+  for (int d = 0; d < w.rank; d++) {
+    n *= w.dim[d];
+    if (w.sst[d] < 0 || w.dst[d] < 0)
+      return cudaErrorNotSupported;
+    far += (w.dim[d] - 1) * w.sst[d];
+  }
+  if (n == 0)
+    return cudaSuccess;
+  if (w.doff != 0 || w.soff < 0 || !fits32(n) || !fits32(far + 1) ||
+      w.dst[w.rank - 1] != 1)
+    return cudaErrorNotSupported;
+  vtile_args t;
+  int v = unit_elems(&w, esize, x, y);
+  int bytes = v * esize;
+  if (w.sst[w.rank - 1] != 1 && as_vtile(&w, &t))
+    return esize == 4 ? vtile_launch<uint32_t>(s, x, y, &t)
+                      : vtile_launch<uint16_t>(s, x, y, &t);
+  switch (bytes) {
+  case 16: return vwalk_launch<uint4>(s, x, y, &w, v, n);
+  case 8: return vwalk_launch<uint2>(s, x, y, &w, v, n);
+  case 4: return vwalk_launch<uint32_t>(s, x, y, &w, v, n);
+  default: return vwalk_launch<uint16_t>(s, x, y, &w, v, n);
+  }
 }
 
 } // extern "C"

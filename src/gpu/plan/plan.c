@@ -342,6 +342,8 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
                          : "attention kernel";
   if (s->mm)
     return "cuBLASLt";
+  if (p->g->nodes[i].op == IR_OP_MOVE)
+    return gpu_move_engine(p, i);
   return s->fused ? "NVRTC" : "kernel";
 }
 

@@ -2,8 +2,13 @@
  * transposes, reshapes and concats of one tensor; the lower stage makes
  * it, src/fuse/lower_chain.c): the program compiled into kern.h's
  * cxk_move_args, one kern/kmprog.cu kernel. The input is read through its
- * strides in its layout; the output is written contiguous (NCHW).
+ * strides in its layout; the output is written contiguous (NCHW). A
+ * program that is one strided walk of its input (ir_move_walk: no pad, no
+ * concat) runs as a strided copy instead (cxk_move_view: tiled where the
+ * output's innermost dimension is strided in the source, vectorised where
+ * it is contiguous).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "run.h"
@@ -87,12 +92,56 @@ static int group_width(const cxk_move_args *a, const ir_shape *x) {
   return 1;
 }
 
+/* Node n's program (b, input shape x) as the strided walk cxk_move_view
+ * runs (ir_move_walk over the input's strides in its layout, the output
+ * contiguous), where it is one whose indices fit 32 bits (kutil.cuh's
+ * fits32) and $SUPEROPT_MOVE=walk does not ask for the step walk (tests,
+ * timings). */
+static int move_walk(const gpu_plan *p, const ir_node *n, const ir_body *b,
+                     const ir_shape *x, cxk_walk *w) {
+  const char *force = getenv("SUPEROPT_MOVE");
+  if (!b || (force && !strcmp(force, "walk")))
+    return 0;
+  int64_t xst[CXK_RANK];
+  memset(w, 0, sizeof *w);
+  gpu_strides(p, n->in[0], xst);
+  if (!ir_move_walk(b, x, xst, &w->rank, w->dim, w->sst, &w->soff))
+    return 0;
+  int64_t step = 1, far = w->soff;
+  const int64_t lim = ((int64_t)1 << 31) - ((int64_t)1 << 28);
+  for (int d = w->rank - 1; d >= 0; d--) {
+    if (w->sst[d] < 0)
+      return 0;
+    w->dst[d] = step;
+    step *= w->dim[d];
+    far += (w->dim[d] - 1) * w->sst[d];
+  }
+  return step < lim && far + 1 < lim;
+}
+
+const char *gpu_move_engine(const gpu_plan *p, int j) {
+  const ir_node *n = &p->g->nodes[j];
+  cxk_walk w;
+  return move_walk(p, n, ir_body_get(n->a.body), shp(p, n->in[0]), &w)
+             ? "kmprog strided copy"
+             : "kmprog step walk";
+}
+
 cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
   const ir_node *n = &p->g->nodes[j];
   const ir_body *b = ir_body_get(n->a.body);
   const ir_shape *x = shp(p, n->in[0]);
   ir_shape sh[IR_BODY_MAX_OPS];
-  if (!b || b->nops > CXK_MSTEPS || ir_body_shapes(b, &x, sh, NULL))
+  cxk_walk w;
+  if (move_walk(p, n, b, x, &w)) {
+    cudaError_t ev = cxk_move_view(p->ctx->stream, 4, p->ptr[n->in[0]],
+                                   p->ptr[n->out[0]], &w);
+    if (ev != cudaErrorNotSupported)
+      return ev;
+  }
+  if (!b)
+    return cudaErrorNotSupported;
+  if (b->nops > CXK_MSTEPS || ir_body_shapes(b, &x, sh, NULL))
     return cudaErrorNotSupported;
   cxk_move_args a;
   memset(&a, 0, sizeof a);
