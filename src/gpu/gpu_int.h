@@ -210,14 +210,18 @@ typedef struct gpu_smm {
  * the node's scratch, the scaled softmax in place and a batched GEMM with
  * v, whichever was timed faster once the arena is placed (gpu_att_bind;
  * $SUPEROPT_ATTENTION=kernel or split, for tests, takes that one). */
+/* An attention node's forms (run/att.c): katt.cu's kernel, split into
+ * cuBLAS's batched GEMMs and a softmax, kflash.cu's kernel. */
+enum { GPU_ATT_KERNEL, GPU_ATT_SPLIT, GPU_ATT_FLASH, GPU_ATT_FORMS };
 typedef struct gpu_att {
   cxk_att a;
   int64_t off[3];
-  int rw;                   /* 0: the tensor-core kernel, else the fp32 one */
-  int split_ok;             /* cuBLAS takes every operand's layout */
-  int split;                /* runs split (the faster) */
-  float split_ms, fused_ms; /* both timed, else 0 */
-  gpu_smm mm[2];            /* scores = q k, y = p v */
+  int rw;       /* 0: the tensor-core kernel, else the fp32 one */
+  int split_ok; /* cuBLAS takes every operand's layout */
+  int flash_ok; /* the flash kernel may run it (TF32, sm_80 on) */
+  int form;     /* GPU_ATT_*: the form it runs in (the fastest timed) */
+  float ms[GPU_ATT_FORMS]; /* each form's time, 0 where not timed */
+  gpu_smm mm[2];           /* scores = q k, y = p v */
 } gpu_att;
 
 typedef struct gpu_step {
