@@ -203,15 +203,15 @@ typedef struct gpu_smm {
   const void **parr; /* device: 3 * d0 * d1 pointers (cuBLAS A, B, C) */
 } gpu_smm;
 
-/* An attention node's arguments (katt.cu): strides of q, k, v and y,
- * packed or, where plan/layout.c reads BERT's heads in place, through the
- * transposes and the split (off: q's, k's and v's first element). It runs
- * as one kernel, or (split) as cuBLAS's batched GEMM for the scores into
- * the node's scratch, the scaled softmax in place and a batched GEMM with
- * v, whichever was timed faster once the arena is placed (gpu_att_bind;
- * $SUPEROPT_ATTENTION=kernel or split, for tests, takes that one). */
-/* An attention node's forms (run/att.c): katt.cu's kernel, split into
- * cuBLAS's batched GEMMs and a softmax, kflash.cu's kernel. */
+/* An attention node's arguments (katt.cu, kflash.cu): strides of q, k, v
+ * and y, packed or, where plan/layout.c reads BERT's heads in place,
+ * through the transposes and the split (off: q's, k's and v's first
+ * element). It runs in one of three forms (GPU_ATT_*): katt.cu's kernel;
+ * split, cuBLAS's batched GEMM for the scores into the node's scratch, the
+ * scaled softmax in place and a batched GEMM with v; kflash.cu's flash
+ * kernel (TF32). The fastest of those it may run in, timed once the arena
+ * is placed (gpu_att_bind; $SUPEROPT_ATTENTION=kernel, split or flash
+ * takes that one). */
 enum { GPU_ATT_KERNEL, GPU_ATT_SPLIT, GPU_ATT_FLASH, GPU_ATT_FORMS };
 typedef struct gpu_att {
   cxk_att a;
