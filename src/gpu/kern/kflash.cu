@@ -419,6 +419,15 @@ bool fl_vec(const float *x, const int64_t *st, int64_t rs, int64_t cs,
 
 } // namespace
 
+int cxk_flash_runs_here(void) {
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, k_flash<32, 32>) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return fa.ptxVersion >= 80; /* every instantiation: the same targets */
+}
+
 int cxk_flash_ok(const cxk_att *a) {
   return cxk_attention_ok(a) && a->t < ((int64_t)1 << 30) &&
          a->s < ((int64_t)1 << 30);

@@ -101,7 +101,8 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   }
   gpu_att *t = s->att;
   t->flash_ok = !p->ctx->opt.fp32_strict && p->ctx->prop.major >= 8 &&
-                cxk_flash_ok(a) && ir_shape_numel(y) > 0;
+                cxk_flash_ok(a) && ir_shape_numel(y) > 0 &&
+                cxk_flash_runs_here();
   t->rw = 2;
   if (!p->ctx->opt.fp32_strict && a->t <= cxk_attention_tc_t() &&
       p->ctx->prop.major >= 9)
