@@ -821,51 +821,62 @@ Test(cuda, split_read_in_place_by_attention) {
   plan_hook = NULL;
 }
 
-/* The attention op graph and the heads read in place, in each form
- * ($SUPEROPT_ATTENTION): the kernel (tensor cores where t <= 128, else
- * fp32) and the split form (cuBLAS's batched GEMMs and a softmax), TF32
- * and strict, against the CPU; the nodes do run in that form. */
+/* Attention in each form ($SUPEROPT_ATTENTION): katt.cu's kernel (tensor
+ * cores where t <= 128, else fp32), split (cuBLAS's batched GEMMs and a
+ * softmax) and kflash.cu's flash kernel, TF32 and strict (where flash,
+ * TF32 only, falls back to the kernel), against the CPU; the nodes do run
+ * in that form. */
 static const char *att_form;
+static int att_strict;
 static void att_engines(const ir_graph *g, const gpu_plan *p,
                         const char *what) {
+  const char *want = !strcmp(att_form, "split") ? "cuBLAS batched GEMMs and "
+                                                  "softmax"
+                     : !strcmp(att_form, "flash") && !att_strict
+                         ? "flash attention kernel"
+                         : "attention kernel";
   for (int i = 0; i < g->nnodes; i++)
     if (g->nodes[i].op == IR_OP_ATTENTION)
-      cr_expect_str_eq(gpu_plan_engine(p, i),
-                       !strcmp(att_form, "split")
-                           ? "cuBLAS batched GEMMs and softmax"
-                           : "attention kernel",
-                       "%s: node %d", what, i);
+      cr_expect_str_eq(gpu_plan_engine(p, i), want, "%s: node %d", what, i);
 }
 
-Test(cuda, attention_both_forms) {
-  need_gpu();
+static void att_compare_forms(const char *text, const char *label) {
+  static const char *const forms[] = {"kernel", "split", "flash"};
   gpu_options tf32 = {0}, strict = {.fp32_strict = 1};
-  static const char *const forms[] = {"kernel", "split"};
   plan_hook = att_engines;
-  for (int f = 0; f < 2; f++) {
+  ir_graph *g = parse(text);
+  for (int f = 0; f < 3; f++) {
     att_form = forms[f];
     setenv("SUPEROPT_ATTENTION", att_form, 1);
-    const char *graphs[] = {op_graphs[0], qkv_graph[2], qkv_graph[3]};
-    for (int k = 0; k < 3; k++) {
-      ir_graph *g = parse(graphs[k]);
-      char what[64];
-      snprintf(what, sizeof what, "%s, graph %d, tf32", att_form, k);
-      compare(g, &tf32, 2e-3, what);
-      snprintf(what, sizeof what, "%s, graph %d, strict", att_form, k);
-      compare(g, &strict, 1e-5, what);
-      ir_graph_free(g);
-    }
+    char what[96];
+    snprintf(what, sizeof what, "%s, %s, tf32", att_form, label);
+    att_strict = 0;
+    compare(g, &tf32, 2e-3, what);
+    snprintf(what, sizeof what, "%s, %s, strict", att_form, label);
+    att_strict = 1;
+    compare(g, &strict, 1e-5, what);
   }
+  ir_graph_free(g);
   unsetenv("SUPEROPT_ATTENTION");
   plan_hook = NULL;
+}
+
+/* The attention op graph and the heads read in place. */
+Test(cuda, attention_both_forms) {
+  need_gpu();
+  const char *graphs[] = {op_graphs[0], qkv_graph[2], qkv_graph[3]};
+  for (int k = 0; k < 3; k++) {
+    char label[32];
+    snprintf(label, sizeof label, "graph %d", k);
+    att_compare_forms(graphs[k], label);
+  }
 }
 
 /* Attention's row layout (heads=, what the lower stage makes of ViT's
  * packed QKV and BERT's separate projections): q, k and v read in the
  * projection's rows at their column offsets, the result written [B,S,H*E]
  * (no copy), packed [B,S,3C] with a scale, sequence-first [S,B,3C] at
- * batch 2, and separate [B,S,C] tensors with a mask and the guard; both
- * forms, TF32 and strict, against the CPU executor. */
+ * batch 2, and separate [B,S,C] tensors with a mask and the guard. */
 static const char att_rows_graph[] =
     "input x: [2,7,96]\ninput xs: [7,2,96]\nweight s: []\n"
     "input pq: [2,7,32]\ninput pk: [2,9,32]\ninput pv: [2,9,48]\n"
@@ -880,32 +891,16 @@ static const char att_rows_graph[] =
 
 Test(cuda, attention_row_layout) {
   need_gpu();
-  gpu_options tf32 = {0}, strict = {.fp32_strict = 1};
-  static const char *const forms[] = {"kernel", "split"};
-  plan_hook = att_engines;
-  for (int f = 0; f < 2; f++) {
-    att_form = forms[f];
-    setenv("SUPEROPT_ATTENTION", att_form, 1);
-    ir_graph *g = parse(att_rows_graph);
-    char what[64];
-    snprintf(what, sizeof what, "%s, rows, tf32", att_form);
-    compare(g, &tf32, 2e-3, what);
-    snprintf(what, sizeof what, "%s, rows, strict", att_form);
-    compare(g, &strict, 1e-5, what);
-    ir_graph_free(g);
-  }
-  unsetenv("SUPEROPT_ATTENTION");
-  plan_hook = NULL;
+  att_compare_forms(att_rows_graph, "rows");
 }
 
-/* Attention with a bias (katt.cu, both forms, TF32 and strict): -inf
- * masks (log(relu(-w))) per head broadcast over the batch, rows masked
- * everywhere with the guard (0, as the CPU), a finite bias of rank 2 on
- * rank-3 scores with 150 keys (the fp32 kernel, past the tensor cores'
- * 128), all against the CPU executor. The masks' w are inputs, drawn
- * from [-1, 1] (as weights they would be drawn for the bias slot's hint
- * through the weight-only chain, all positive: every row masked, the
- * CPU's a all NaN and c all 0). */
+/* Attention with a bias: -inf masks (log(relu(-w))) per head broadcast
+ * over the batch, rows masked everywhere with the guard (0, as the CPU),
+ * a finite bias of rank 2 on rank-3 scores with 150 keys (the fp32
+ * kernel, past the tensor cores' 128; three key tiles of the flash
+ * kernel). The masks' w are inputs, drawn from [-1, 1] (as weights they
+ * would be drawn for the bias slot's hint through the weight-only chain,
+ * all positive: every row masked, the CPU's a all NaN and c all 0). */
 static const char att_bias_graph[] =
     "input q: [2,3,9,16]\ninput k: [2,3,16,20]\ninput v: [2,3,20,24]\n"
     "weight s: []\ninput w1: [3,9,20]\ninput w2: [2,1,9,1]\n"
@@ -918,22 +913,38 @@ static const char att_bias_graph[] =
 
 Test(cuda, attention_bias_and_guard) {
   need_gpu();
-  gpu_options tf32 = {0}, strict = {.fp32_strict = 1};
-  static const char *const forms[] = {"kernel", "split"};
-  plan_hook = att_engines;
-  for (int f = 0; f < 2; f++) {
-    att_form = forms[f];
-    setenv("SUPEROPT_ATTENTION", att_form, 1);
-    ir_graph *g = parse(att_bias_graph);
-    char what[64];
-    snprintf(what, sizeof what, "%s, bias, tf32", att_form);
-    compare(g, &tf32, 2e-3, what);
-    snprintf(what, sizeof what, "%s, bias, strict", att_form);
-    compare(g, &strict, 1e-5, what);
-    ir_graph_free(g);
-  }
-  unsetenv("SUPEROPT_ATTENTION");
-  plan_hook = NULL;
+  att_compare_forms(att_bias_graph, "bias");
+}
+
+/* The transformers' shapes at batch 2 (kflash.cu's tiles at their
+ * edges): ViT-B/16's packed QKV rows (197 tokens: a last query block of
+ * 5 rows, three warps idle, a last key tile of 5 keys; 2 heads of 64);
+ * Swin's windows (49 tokens, 3 heads of 32) with a relative-position bias
+ * [3,49,49] broadcast over the windows, a shift mask of large finite
+ * negatives (-100 padded in: keys 30..48 of every row, and five rows
+ * masked everywhere) broadcast over the heads, and both added; BERT's
+ * separate projections (128 tokens, 2 heads of 64) with a padding mask
+ * of -10000 past each sequence's 100 tokens; d 64 with e 48 over 90 keys
+ * (two tiles, the second partial). */
+static const char att_flash_graph[] =
+    "input x: [2,197,384]\nweight s: []\n"
+    "a = attention(x, x, x, s) heads=2 cols=[0,128,256] hdim=[64,64]\n"
+    "input xw: [8,49,288]\ninput rp: [3,49,49]\ninput mw: [8,1,44,30]\n"
+    "mk = pad(mw) pads=[0,0,5,0,0,0,0,19] value=-100\nbw = ewadd(rp, mk)\n"
+    "c = attention(xw, xw, xw, s, rp) heads=3 cols=[0,96,192] hdim=[32,32]\n"
+    "e = attention(xw, xw, xw, s, mk) heads=3 cols=[0,96,192] hdim=[32,32]\n"
+    "f = attention(xw, xw, xw, s, bw) heads=3 cols=[0,96,192] hdim=[32,32]\n"
+    "input bq: [2,128,128]\ninput bk: [2,128,128]\ninput bv: [2,128,128]\n"
+    "input pm: [2,1,1,100]\n"
+    "pb = pad(pm) pads=[0,0,0,0,0,0,0,28] value=-10000\n"
+    "h = attention(bq, bk, bv, s, pb) heads=2 cols=[0,0,0] hdim=[64,64]\n"
+    "input eq: [2,70,128]\ninput ek: [2,90,128]\ninput ev: [2,90,96]\n"
+    "i = attention(eq, ek, ev, s) heads=2 cols=[0,0,0] hdim=[64,48]\n"
+    "output a, c, e, f, h, i\n";
+
+Test(cuda, attention_transformer_shapes) {
+  need_gpu();
+  att_compare_forms(att_flash_graph, "transformers");
 }
 
 /* ---- half precision (docs/half.md, docs/cuda.md) ---------------------

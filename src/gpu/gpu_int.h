@@ -203,21 +203,25 @@ typedef struct gpu_smm {
   const void **parr; /* device: 3 * d0 * d1 pointers (cuBLAS A, B, C) */
 } gpu_smm;
 
-/* An attention node's arguments (katt.cu): strides of q, k, v and y,
- * packed or, where plan/layout.c reads BERT's heads in place, through the
- * transposes and the split (off: q's, k's and v's first element). It runs
- * as one kernel, or (split) as cuBLAS's batched GEMM for the scores into
- * the node's scratch, the scaled softmax in place and a batched GEMM with
- * v, whichever was timed faster once the arena is placed (gpu_att_bind;
- * $SUPEROPT_ATTENTION=kernel or split, for tests, takes that one). */
+/* An attention node's arguments (katt.cu, kflash.cu): strides of q, k, v
+ * and y, packed or, where plan/layout.c reads BERT's heads in place,
+ * through the transposes and the split (off: q's, k's and v's first
+ * element). It runs in one of three forms (GPU_ATT_*): katt.cu's kernel;
+ * split, cuBLAS's batched GEMM for the scores into the node's scratch, the
+ * scaled softmax in place and a batched GEMM with v; kflash.cu's flash
+ * kernel (TF32). The fastest of those it may run in, timed once the arena
+ * is placed (gpu_att_bind; $SUPEROPT_ATTENTION=kernel, split or flash
+ * takes that one). */
+enum { GPU_ATT_KERNEL, GPU_ATT_SPLIT, GPU_ATT_FLASH, GPU_ATT_FORMS };
 typedef struct gpu_att {
   cxk_att a;
   int64_t off[3];
-  int rw;                   /* 0: the tensor-core kernel, else the fp32 one */
-  int split_ok;             /* cuBLAS takes every operand's layout */
-  int split;                /* runs split (the faster) */
-  float split_ms, fused_ms; /* both timed, else 0 */
-  gpu_smm mm[2];            /* scores = q k, y = p v */
+  int rw;       /* 0: the tensor-core kernel, else the fp32 one */
+  int split_ok; /* cuBLAS takes every operand's layout */
+  int flash_ok; /* the flash kernel may run it (TF32, sm_80 on) */
+  int form;     /* GPU_ATT_*: the form it runs in (the fastest timed) */
+  float ms[GPU_ATT_FORMS]; /* each form's time, 0 where not timed */
+  gpu_smm mm[2];           /* scores = q k, y = p v */
 } gpu_att;
 
 typedef struct gpu_step {

@@ -338,8 +338,9 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
   if (s->smm)
     return "cuBLAS batched GEMM";
   if (s->att)
-    return s->att->split ? "cuBLAS batched GEMMs and softmax"
-                         : "attention kernel";
+    return s->att->form == GPU_ATT_SPLIT   ? "cuBLAS batched GEMMs and softmax"
+           : s->att->form == GPU_ATT_FLASH ? "flash attention kernel"
+                                           : "attention kernel";
   if (s->mm)
     return "cuBLASLt";
   if (p->g->nodes[i].op == IR_OP_MOVE)

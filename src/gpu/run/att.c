@@ -1,7 +1,7 @@
-/* att.c: an attention node on the GPU: one kernel (kern/katt.cu) or
- * split into cuBLAS's batched GEMMs and the scaled softmax (with the bias
- * and the guard), whichever
- * was timed faster on the node's own buffers.
+/* att.c: an attention node on the GPU in one of three forms, whichever
+ * was timed fastest on the node's own buffers: katt.cu's kernel, split
+ * into cuBLAS's batched GEMMs and the scaled softmax (with the bias and
+ * the guard), or kflash.cu's flash kernel (TF32 tensor cores).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +100,9 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                            "before the last two");
   }
   gpu_att *t = s->att;
+  t->flash_ok = !p->ctx->opt.fp32_strict && p->ctx->prop.major >= 8 &&
+                cxk_flash_ok(a) && ir_shape_numel(y) > 0 &&
+                cxk_flash_runs_here();
   t->rw = 2;
   if (!p->ctx->opt.fp32_strict && a->t <= cxk_attention_tc_t() &&
       p->ctx->prop.major >= 9)
@@ -134,13 +137,19 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   return BASE_OK;
 }
 
-/* One run of attention node n in its mode (split or the kernel). */
+/* One run of attention node n in form `form` (GPU_ATT_*). */
 base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
-                        int split, base_diag *d) {
+                        int form, base_diag *d) {
   const float *sc = n->nin > 3 ? IN(p, n, 3) : NULL;
   const float *bias = n->nin > 4 ? IN(p, n, 4) : NULL;
   gpu_ctx *c = p->ctx;
-  if (split) {
+  if (form == GPU_ATT_FLASH) {
+    GPU_CUDA(d, cxk_flash(c->stream, IN(p, n, 0) + t->off[0],
+                          IN(p, n, 1) + t->off[1], IN(p, n, 2) + t->off[2], sc,
+                          bias, p->ptr[n->out[0]], &t->a));
+    return BASE_OK;
+  }
+  if (form == GPU_ATT_SPLIT) {
     base_status st = gpu_smm_run(c, &t->mm[0], d);
     if (!st)
       GPU_CUDA(d, cxk_scaled_softmax(c->stream, STEP(p, n)->scratch,
@@ -157,54 +166,82 @@ base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
 typedef struct att_timed {
   gpu_plan *p;
   const ir_node *n;
-  int split;
+  int form;
 } att_timed;
 
 static int att_timed_run(gpu_ctx *c, const void *u) {
   const att_timed *x = u;
   (void)c;
-  return gpu_att_run(x->p, x->n, STEP(x->p, x->n)->att, x->split, NULL) !=
+  return gpu_att_run(x->p, x->n, STEP(x->p, x->n)->att, x->form, NULL) !=
          BASE_OK;
+}
+
+static const char *const att_form_names[GPU_ATT_FORMS] = {"kernel", "split",
+                                                          "flash"};
+
+/* The form $SUPEROPT_ATTENTION names (tests, timing one form), -1 none. */
+static int att_forced(void) {
+  const char *env = getenv("SUPEROPT_ATTENTION");
+  for (int f = 0; env && f < GPU_ATT_FORMS; f++)
+    if (!strcmp(env, att_form_names[f]))
+      return f;
+  return -1;
+}
+
+/* Every form node n may run in timed on its own buffers; the fastest
+ * taken. Untimed (no events): split where cuBLAS takes it, else the
+ * kernel. */
+static void att_time_forms(gpu_plan *p, const ir_node *n, gpu_att *t,
+                           const int ok[GPU_ATT_FORMS]) {
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  t->form = t->split_ok ? GPU_ATT_SPLIT : GPU_ATT_KERNEL;
+  if (cudaEventCreate(&e0) != cudaSuccess ||
+      cudaEventCreate(&e1) != cudaSuccess) {
+    cudaGetLastError();
+  } else {
+    for (int f = 0; f < GPU_ATT_FORMS; f++)
+      if (ok[f])
+        t->ms[f] =
+            gpu_tune_time(p->ctx, att_timed_run, &(att_timed){p, n, f}, e0, e1);
+    t->form = GPU_ATT_KERNEL;
+    for (int f = 1; f < GPU_ATT_FORMS; f++)
+      if (ok[f] && t->ms[f] < t->ms[t->form])
+        t->form = f;
+  }
+  if (e0)
+    cudaEventDestroy(e0);
+  if (e1)
+    cudaEventDestroy(e1);
 }
 
 base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
   gpu_step *s = &p->steps[i];
   gpu_att *t = s->att;
-  if (!t->split_ok)
-    return BASE_OK;
-  base_status st =
-      gpu_smm_pointers(&t->mm[0], IN(p, n, 0), IN(p, n, 1), s->scratch, d);
-  if (!st)
+  base_status st = BASE_OK;
+  if (t->split_ok)
+    st = gpu_smm_pointers(&t->mm[0], IN(p, n, 0), IN(p, n, 1), s->scratch, d);
+  if (!st && t->split_ok)
     st = gpu_smm_pointers(&t->mm[1], s->scratch, IN(p, n, 2), p->ptr[n->out[0]],
                           d);
   if (st)
     return st;
-  const char *env = getenv("SUPEROPT_ATTENTION"); /* tests: one form */
-  if (env && (!strcmp(env, "kernel") || !strcmp(env, "split"))) {
-    t->split = !strcmp(env, "split");
+  const int ok[GPU_ATT_FORMS] = {1, t->split_ok, t->flash_ok};
+  int forced = att_forced();
+  t->form = GPU_ATT_KERNEL;
+  if (forced >= 0) {
+    t->form = ok[forced] ? forced : GPU_ATT_KERNEL;
     return BASE_OK;
   }
-  cudaEvent_t e0 = NULL, e1 = NULL;
-  if (cudaEventCreate(&e0) != cudaSuccess ||
-      cudaEventCreate(&e1) != cudaSuccess) {
-    cudaGetLastError();
-    t->split = 1; /* untimed: the form node by node */
-  } else {
-    t->fused_ms =
-        gpu_tune_time(p->ctx, att_timed_run, &(att_timed){p, n, 0}, e0, e1);
-    t->split_ms =
-        gpu_tune_time(p->ctx, att_timed_run, &(att_timed){p, n, 1}, e0, e1);
-    t->split = t->split_ms < t->fused_ms;
+  if (!t->split_ok && !t->flash_ok)
+    return BASE_OK; /* the kernel alone */
+  att_time_forms(p, n, t, ok);
+  if (p->ctx->tune_log) {
+    fprintf(stderr, "superopt: attention %s:", p->g->tensors[n->out[0]].name);
+    for (int f = 0; f < GPU_ATT_FORMS; f++)
+      if (ok[f])
+        fprintf(stderr, " %s %.4f ms,", att_form_names[f], t->ms[f]);
+    fprintf(stderr, " %s\n", att_form_names[t->form]);
   }
-  if (e0)
-    cudaEventDestroy(e0);
-  if (e1)
-    cudaEventDestroy(e1);
-  if (p->ctx->tune_log)
-    fprintf(stderr,
-            "superopt: attention %s: kernel %.4f ms, split %.4f ms: %s\n",
-            p->g->tensors[n->out[0]].name, t->fused_ms, t->split_ms,
-            t->split ? "split" : "kernel");
   return BASE_OK;
 }

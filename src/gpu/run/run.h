@@ -64,7 +64,7 @@ base_status gpu_mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
 base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                             base_diag *d);
 base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
-                        int split, base_diag *d);
+                        int form, base_diag *d);
 /* cuBLASLt's descriptors for a matmul (also a convolution's GEMM) and
  * their release (mm.c). */
 base_status gpu_mm_setup(gpu_plan *p, gpu_mm *m, cublasLtEpilogue_t ep,

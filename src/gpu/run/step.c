@@ -528,7 +528,7 @@ base_status gpu_step_enqueue(gpu_plan *p, int i, base_diag *d) {
   else if (n->op == IR_OP_ATTENTION)
     st = ir_shape_numel(shp(p, n->out[0])) == 0
              ? BASE_OK
-             : gpu_att_run(p, n, s->att, s->att->split, d);
+             : gpu_att_run(p, n, s->att, s->att->form, d);
   else {
     int none = 0;
     cudaError_t e = simple(p, n, &p->steps[i], &none);
