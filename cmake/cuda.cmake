@@ -45,17 +45,35 @@ file(GLOB GPU_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/kern/*.cu)
 file(GLOB_RECURSE GPU_C CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.c)
 list(REMOVE_ITEM GPU_C ${PROJECT_SOURCE_DIR}/src/gpu/lazy.c)
 
-add_library(superopt_cuda STATIC ${GPU_CU})
-# The directory-wide C flags (-Wall..., sanitizers) are not nvcc's: replace
-# them with their nvcc spelling for the kernels.
-set_target_properties(superopt_cuda PROPERTIES
-  COMPILE_OPTIONS ""
-  POSITION_INDEPENDENT_CODE ON
-  CUDA_SEPARABLE_COMPILATION OFF)
-target_compile_options(superopt_cuda PRIVATE
-  --Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror -lineinfo)
-target_include_directories(superopt_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(superopt_cuda PUBLIC CUDA::cudart)
+# SUPEROPT_CUDA_KERNELS: the kernels of another build of this tree (its
+# libsuperopt_cuda.a) linked instead of compiled again. The kernels take no
+# sanitizer or C flags, so the sanitizer build of scripts/test reuses the
+# plain build's (about 90 CPU-seconds of nvcc saved).
+set(SUPEROPT_CUDA_KERNELS "" CACHE FILEPATH
+    "prebuilt libsuperopt_cuda.a of this source tree to link (empty: compile)")
+if(SUPEROPT_CUDA_KERNELS)
+  if(NOT EXISTS ${SUPEROPT_CUDA_KERNELS})
+    message(FATAL_ERROR "superopt: SUPEROPT_CUDA_KERNELS: no file "
+                        "${SUPEROPT_CUDA_KERNELS} (build the tree it names first)")
+  endif()
+  add_library(superopt_cuda STATIC IMPORTED)
+  set_target_properties(superopt_cuda PROPERTIES
+    IMPORTED_LOCATION ${SUPEROPT_CUDA_KERNELS}
+    IMPORTED_LINK_INTERFACE_LANGUAGES CUDA)
+  target_link_libraries(superopt_cuda INTERFACE CUDA::cudart)
+else()
+  add_library(superopt_cuda STATIC ${GPU_CU})
+  # The directory-wide C flags (-Wall..., sanitizers) are not nvcc's:
+  # replace them with their nvcc spelling for the kernels.
+  set_target_properties(superopt_cuda PROPERTIES
+    COMPILE_OPTIONS ""
+    POSITION_INDEPENDENT_CODE ON
+    CUDA_SEPARABLE_COMPILATION OFF)
+  target_compile_options(superopt_cuda PRIVATE
+    --Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror -lineinfo)
+  target_include_directories(superopt_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(superopt_cuda PUBLIC CUDA::cudart)
+endif()
 
 # libsuperopt: the loader and the memory planner (no CUDA).
 target_sources(libsuperopt PRIVATE ${PROJECT_SOURCE_DIR}/src/gpu/lazy.c

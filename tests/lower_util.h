@@ -1,10 +1,10 @@
 /* lower_util.h: what the lower stage's and the fusion pass's tests
- * (tests/test_lower_*.c, tests/test_fuse.c) share: parsing a graph text,
- * lowering it (src/fuse/lower.h) into a valid graph, running two graphs on
- * the same seeded values and comparing their outputs, printing and parsing
- * back, unfusing for ONNX, counting operators and finding a tensor's
- * producer. Static inline functions (a test program need not use them
- * all): each test program includes it once. */
+ * (tests/test_lower_*.c, tests/test_fuse.c) share: parsing a graph text
+ * (or checking the parser refuses it), lowering it (src/fuse/lower.h) into a
+ * valid graph, running two graphs on the same seeded values and comparing their
+ * outputs, printing and parsing back, unfusing for ONNX, counting operators and
+ * finding a tensor's producer. Static inline functions (a test program need not
+ * use them all): each test program includes it once. */
 #ifndef SUPEROPT_TEST_LOWER_UTIL_H
 #define SUPEROPT_TEST_LOWER_UTIL_H
 
@@ -21,6 +21,15 @@ static inline ir_graph *lu_parse(const char *text) {
   ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
   cr_assert(g, "%d:%d: %s\n%s", d.line, d.col, d.msg, text);
   return g;
+}
+
+/* text refused by the parser, with a message holding want. */
+static inline void lu_refused(const char *text, const char *want) {
+  base_diag d;
+  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
+  cr_assert_null(g, "accepted: %s", text);
+  cr_assert(strstr(d.msg, want), "%s: message '%s' lacks '%s'", text, d.msg,
+            want);
 }
 
 /* g lowered; the result passes ir_graph_validate. */

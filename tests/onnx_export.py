@@ -74,12 +74,14 @@ def with_weights(model, is_weight, seed=0):
     return model
 
 
-def originals(superopt, src, tmp):
-    """(name, path of an ORIGINAL .onnx with values)."""
-    yield "small_weighted", os.path.join(src, "tests/data/good/small_weighted.onnx")
+def originals(superopt, src, tmp, wanted):
+    """(name, path of an ORIGINAL .onnx with values) for each name for which
+    wanted(name) holds (the others are not made)."""
+    if wanted("small_weighted"):
+        yield "small_weighted", os.path.join(src, "tests/data/good/small_weighted.onnx")
     zoo = os.path.join(src, "models")
     for f in sorted(os.listdir(zoo)):
-        if f.startswith("tv_") and f.endswith(".graph"):
+        if f.startswith("tv_") and f.endswith(".graph") and wanted(f[3:-6]):
             f = f[3:-6] + ".onnx"
             m = onnx.load(os.path.join(zoo, "onnx", f))
             first = m.graph.input[0].name  # the image; the rest are weights
@@ -88,7 +90,7 @@ def originals(superopt, src, tmp):
             onnx.save(m, p)
             yield f[:-5], p
     for f in sorted(os.listdir(zoo)):
-        if f.endswith(".graph"):
+        if f.endswith(".graph") and wanted(f):
             e = os.path.join(tmp, "zoo_" + f + ".onnx")
             run([superopt, "export", os.path.join(zoo, f), "-o", e])
             m = with_weights(onnx.load(e), lambda i: i.doc_string == WEIGHT_DOC)
@@ -226,11 +228,13 @@ def main():
     every = "--all" in sys.argv
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     rules = os.path.join(src, "rules/default.rules")
+
+    def wanted(name):
+        return name == only if only else every or name in DEFAULT
+
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, orig in originals(superopt, src, tmp):
-            if (only and name != only) or (not only and not every and name not in DEFAULT):
-                continue
+        for name, orig in originals(superopt, src, tmp, wanted):
             opt = os.path.join(tmp, name + ".opt.onnx")
             log = run([superopt, "optimize", orig, "--rules", rules, "--time-limit", "10",
                        "--budget", "200", "-o", opt])

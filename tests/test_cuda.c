@@ -185,31 +185,48 @@ static double rel_error(const float *x, const float *ref, int64_t n) {
 static void (*plan_hook)(const ir_graph *g, const gpu_plan *p,
                          const char *what);
 
+/* Runs g on the GPU (with o; twice, the second a replay) and on the CPU
+ * on the same seeded values: the plan in *p (its context in *c), the CPU's
+ * values returned. */
+static ex_values *run_both(const ir_graph *g, const gpu_options *o,
+                           const char *what, gpu_ctx **c, gpu_plan **p) {
+  base_diag d;
+  ex_values *v = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(g, v, 11, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_ctx_new(o, c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_new(*c, g, p, &d), BASE_OK, "%s: %s", what, d.msg);
+  if (plan_hook)
+    plan_hook(g, *p, what);
+  cr_assert_eq(gpu_plan_upload(*p, v, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_run(*p, &d), BASE_OK, "%s: %s", what, d.msg);
+  cr_assert_eq(gpu_plan_run(*p, &d), BASE_OK, "%s: %s", what,
+               d.msg); /* replay */
+  ex_options eo = {0, 0};
+  cr_assert_eq(ex_run(g, v, &eo, &d), BASE_OK, "%s", d.msg);
+  return v;
+}
+
+/* Output tensor t of plan p, downloaded (the caller frees it). */
+static float *download(const ir_graph *g, gpu_plan *p, int t) {
+  base_diag d;
+  float *y =
+      malloc(sizeof(float) * (size_t)ir_shape_numel(&g->tensors[t].shape));
+  cr_assert_eq(gpu_plan_download(p, t, y, &d), BASE_OK, "%s", d.msg);
+  return y;
+}
+
 /* Runs g on the GPU and the CPU on the same seeded values; asserts every
  * output's relative L2 error is within tol and that outputs are not all
  * zero. */
 static void compare(const ir_graph *g, const gpu_options *o, double tol,
                     const char *what) {
-  base_diag d;
   gpu_ctx *c;
   gpu_plan *p;
-  ex_values *v = ex_values_new(g);
-  cr_assert_eq(ex_fill_random(g, v, 11, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(gpu_ctx_new(o, &c, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s: %s", what, d.msg);
-  if (plan_hook)
-    plan_hook(g, p, what);
-  cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what, d.msg);
-  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what,
-               d.msg); /* replay */
-  ex_options eo = {0, 0};
-  cr_assert_eq(ex_run(g, v, &eo, &d), BASE_OK, "%s", d.msg);
+  ex_values *v = run_both(g, o, what, &c, &p);
   for (int i = 0; i < g->noutputs; i++) {
     int t = g->outputs[i];
     int64_t n = ir_shape_numel(&g->tensors[t].shape);
-    float *y = malloc(sizeof(float) * (size_t)n);
-    cr_assert_eq(gpu_plan_download(p, t, y, &d), BASE_OK, "%s", d.msg);
+    float *y = download(g, p, t);
     double e = rel_error(y, v->v[t], n), mag = 0;
     for (int64_t k = 0; k < n; k++)
       mag += fabs(v->v[t][k]);
@@ -958,26 +975,16 @@ Test(cuda, attention_transformer_shapes) {
 
 static void compare_half_as(const ir_graph *g, const gpu_options *opt,
                             const char *what) {
-  base_diag d;
   gpu_ctx *c;
   gpu_plan *p;
   ir_dtype t = ir_graph_float_type(g);
   cr_assert(ir_dtype_is_half(t), "%s: not a half graph", what);
   double tol = ex_half_tolerance(t, ex_graph_depth(g));
-  ex_values *v = ex_values_new(g);
-  cr_assert_eq(ex_fill_random(g, v, 11, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(gpu_ctx_new(opt, &c, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(gpu_plan_new(c, g, &p, &d), BASE_OK, "%s: %s", what, d.msg);
-  cr_assert_eq(gpu_plan_upload(p, v, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what, d.msg);
-  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s: %s", what, d.msg);
-  ex_options eo = {0, 0};
-  cr_assert_eq(ex_run(g, v, &eo, &d), BASE_OK, "%s", d.msg);
+  ex_values *v = run_both(g, opt, what, &c, &p);
   for (int i = 0; i < g->noutputs; i++) {
     int o = g->outputs[i];
     int64_t n = ir_shape_numel(&g->tensors[o].shape);
-    float *y = malloc(sizeof(float) * (size_t)n);
-    cr_assert_eq(gpu_plan_download(p, o, y, &d), BASE_OK, "%s", d.msg);
+    float *y = download(g, p, o);
     const float *r = v->v[o];
     double mx = 0, worst = 0, mag = 0;
     for (int64_t k = 0; k < n; k++)
@@ -1033,6 +1040,31 @@ static ir_graph *parse_typed(const char *text, const char *ty) {
 
 static const char *const half_types[] = {"bf16", "f16"};
 
+/* text parsed in bf16 and in f16 (parse_typed), each against the CPU. */
+static void compare_half_types(const char *text) {
+  for (int i = 0; i < 2; i++) {
+    ir_graph *g = parse_typed(text, half_types[i]);
+    compare_half(g, half_types[i]);
+    ir_graph_free(g);
+  }
+}
+
+/* g converted to bf16 and to f16 as run --dtype converts a model
+ * (ir_graph_to_dtype), each against the CPU; with any set, a conversion
+ * the policy leaves in float32 is passed over, else refused. */
+static void compare_converted(const ir_graph *g, const char *what, int any) {
+  for (int i = 0; i < 2; i++) {
+    base_diag d;
+    ir_graph *h = ir_graph_to_dtype(g, i ? IR_DT_F16 : IR_DT_BF16, &d);
+    cr_assert_not_null(h, "%s: %s", what, d.msg);
+    char w[64];
+    snprintf(w, sizeof w, "%s %s", what, half_types[i]);
+    if (!any || ir_dtype_is_half(ir_graph_float_type(h)))
+      compare_half(h, w);
+    ir_graph_free(h);
+  }
+}
+
 /* A node whose float operands are not of one type (which the IR's type
  * rule forbids: the graph is altered after parsing) is refused, named,
  * rather than run with its operands read as the wrong type. */
@@ -1058,17 +1090,12 @@ Test(cuda, half_mixed_types_refused) {
  * folded residual as C. */
 Test(cuda, half_matmul_bias_relu) {
   need_gpu();
-  for (int i = 0; i < 2; i++) {
-    ir_graph *g =
-        parse_typed("input x: @[4,40,64]\nweight w: @[64,48]\nweight b: @[48]\n"
-                    "weight wb: @[4,48,24]\nweight bb: @[24]\n"
-                    "y = matmul(x, w, b) act=relu\n"
-                    "z = matmul(y, wb, bb) act=relu\n"
-                    "u = matmul(x, w, b, y)\noutput y, z, u\n",
-                    half_types[i]);
-    compare_half(g, half_types[i]);
-    ir_graph_free(g);
-  }
+  compare_half_types(
+      "input x: @[4,40,64]\nweight w: @[64,48]\nweight b: @[48]\n"
+      "weight wb: @[4,48,24]\nweight bb: @[24]\n"
+      "y = matmul(x, w, b) act=relu\n"
+      "z = matmul(y, wb, bb) act=relu\n"
+      "u = matmul(x, w, b, y)\noutput y, z, u\n");
 }
 
 /* cuDNN in half (NCHW, tensor cores): bias + relu by khalf.cu, a strided
@@ -1076,19 +1103,14 @@ Test(cuda, half_matmul_bias_relu) {
  * first) and a residual input. */
 Test(cuda, half_conv) {
   need_gpu();
-  for (int i = 0; i < 2; i++) {
-    ir_graph *g = parse_typed(
-        "input x: @[2,16,14,14]\nweight w: @[32,16,3,3]\nweight b: @[32]\n"
-        "weight wg: @[32,8,3,3]\nweight w7: @[32,32,2,2]\n"
-        "a = conv2d(x, w, b) pad=[1,1,1,1] act=relu\n"
-        "c = conv2d(a, wg) groups=4 stride=[2,2] pad=[1,1,1,1]\n"
-        "e = conv2d(a, w7, b) pad=[0,0,1,1]\n"
-        "f = conv2d(x, w, b, a) pad=[1,1,1,1] act=relu\n"
-        "output c, e, f\n",
-        half_types[i]);
-    compare_half(g, half_types[i]);
-    ir_graph_free(g);
-  }
+  compare_half_types(
+      "input x: @[2,16,14,14]\nweight w: @[32,16,3,3]\nweight b: @[32]\n"
+      "weight wg: @[32,8,3,3]\nweight w7: @[32,32,2,2]\n"
+      "a = conv2d(x, w, b) pad=[1,1,1,1] act=relu\n"
+      "c = conv2d(a, wg) groups=4 stride=[2,2] pad=[1,1,1,1]\n"
+      "e = conv2d(a, w7, b) pad=[0,0,1,1]\n"
+      "f = conv2d(x, w, b, a) pad=[1,1,1,1] act=relu\n"
+      "output c, e, f\n");
 }
 
 /* A fused element-wise body (fuse_graph on a half graph; NVRTC's kernel on
@@ -1118,15 +1140,10 @@ Test(cuda, half_fused_elementwise) {
  * float32 copies, the result rounded once). */
 Test(cuda, half_layernorm_softmax) {
   need_gpu();
-  for (int i = 0; i < 2; i++) {
-    ir_graph *g = parse_typed(
-        "input x: @[6,10,96]\nweight g: @[96]\nweight b: @[96]\n"
-        "l = layernorm(x, g, b) axis=2 eps=1e-5\n"
-        "s = softmax(x) axis=2\nt = softmax(x) axis=1\noutput l, s, t\n",
-        half_types[i]);
-    compare_half(g, half_types[i]);
-    ir_graph_free(g);
-  }
+  compare_half_types(
+      "input x: @[6,10,96]\nweight g: @[96]\nweight b: @[96]\n"
+      "l = layernorm(x, g, b) axis=2 eps=1e-5\n"
+      "s = softmax(x) axis=2\nt = softmax(x) axis=1\noutput l, s, t\n");
 }
 
 /* Attention heads in half: BERT's merged projection, its split, the
@@ -1135,14 +1152,7 @@ Test(cuda, half_layernorm_softmax) {
 Test(cuda, half_attention) {
   need_gpu();
   ir_graph *g = parse(QKV_ATT_BODY "output o\n");
-  for (int i = 0; i < 2; i++) {
-    base_diag d;
-    ir_dtype t = i ? IR_DT_F16 : IR_DT_BF16;
-    ir_graph *h = ir_graph_to_dtype(g, t, &d);
-    cr_assert_not_null(h, "%s", d.msg);
-    compare_half(h, half_types[i]);
-    ir_graph_free(h);
-  }
+  compare_converted(g, "attention", 0);
   ir_graph_free(g);
 }
 
@@ -1150,20 +1160,15 @@ Test(cuda, half_attention) {
  * an activation on the way, reshape, a pad that also crops. */
 Test(cuda, half_movement) {
   need_gpu();
-  for (int i = 0; i < 2; i++) {
-    ir_graph *g = parse_typed(
-        "input x: @[2,12,10,6]\ninput y: @[2,5,10,6]\n"
-        "t = transpose(x) perm=[0,3,1,2]\nu = transpose(x) perm=[3,2,1,0]\n"
-        "c = concat(x, y) axis=1\nr = concat(x, y) axis=1 act=relu\n"
-        "a, b = split(c) axis=1 sizes=[9,8]\n"
-        "s = slice(x) starts=[0,2,1,0] ends=[2,9,10,5]\n"
-        "m = reshape(s) shape=[2,7,45]\n"
-        "pd = pad(x) pads=[0,1,-1,2,0,0,3,-1] value=-2\n"
-        "output t, u, r, a, b, m, pd\n",
-        half_types[i]);
-    compare_half(g, half_types[i]);
-    ir_graph_free(g);
-  }
+  compare_half_types(
+      "input x: @[2,12,10,6]\ninput y: @[2,5,10,6]\n"
+      "t = transpose(x) perm=[0,3,1,2]\nu = transpose(x) perm=[3,2,1,0]\n"
+      "c = concat(x, y) axis=1\nr = concat(x, y) axis=1 act=relu\n"
+      "a, b = split(c) axis=1 sizes=[9,8]\n"
+      "s = slice(x) starts=[0,2,1,0] ends=[2,9,10,5]\n"
+      "m = reshape(s) shape=[2,7,45]\n"
+      "pd = pad(x) pads=[0,1,-1,2,0,0,3,-1] value=-2\n"
+      "output t, u, r, a, b, m, pd\n");
 }
 
 /* A whole zoo network converted as `run --dtype` converts it
@@ -1174,12 +1179,7 @@ Test(cuda, half_network_resnet18) {
   base_diag d;
   ir_graph *g = ir_parse_file(SRC "/models/resnet18.graph", &d);
   cr_assert_not_null(g, "%s", d.msg);
-  for (int i = 0; i < 2; i++) {
-    ir_graph *h = ir_graph_to_dtype(g, i ? IR_DT_F16 : IR_DT_BF16, &d);
-    cr_assert_not_null(h, "%s", d.msg);
-    compare_half(h, i ? "resnet18 f16" : "resnet18 bf16");
-    ir_graph_free(h);
-  }
+  compare_converted(g, "resnet18", 0);
   ir_graph_free(g);
 }
 
@@ -1190,16 +1190,9 @@ Test(cuda, half_op_graphs) {
   need_gpu();
   for (size_t i = 0; i < sizeof op_graphs / sizeof *op_graphs; i++) {
     ir_graph *g = parse(op_graphs[i]);
-    for (int ty = 0; ty < 2; ty++) {
-      base_diag d;
-      ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
-      cr_assert_not_null(h, "op graph %zu: %s", i, d.msg);
-      char what[64];
-      snprintf(what, sizeof what, "op graph %zu %s", i, half_types[ty]);
-      if (ir_dtype_is_half(ir_graph_float_type(h)))
-        compare_half(h, what);
-      ir_graph_free(h);
-    }
+    char what[32];
+    snprintf(what, sizeof what, "op graph %zu", i);
+    compare_converted(g, what, 1);
     ir_graph_free(g);
   }
 }

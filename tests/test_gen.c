@@ -177,6 +177,63 @@ Test(gen, checkpoint_resume_is_identical) {
   cr_assert_eq(system(cmd), 0);
 }
 
+/* The extended set (--opset extended) at --max-ops 3 over ops, two
+ * threads, written to a scratch file (its name left in out, at least 32
+ * bytes; the caller unlinks it) and read back into rs. */
+static void gen_extended(const char *ops, char *out, ir_ruleset *rs) {
+  strcpy(out, "/tmp/test_gen_XXXXXX");
+  int fd = mkstemp(out);
+  cr_assert(fd >= 0);
+  close(fd);
+  gen_options o = small(out);
+  o.max_ops = 3;
+  o.ops = ops;
+  o.extended = 1;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  cr_assert_eq(ir_rules_read_file(out, rs, &d), BASE_OK, "%s", d.msg);
+}
+
+/* The text of rule id in the file path, from "rule ID " to its "end" line
+ * (a static buffer, which the caller may alter to make a false variant). */
+static char *rule_text(const char *path, const char *id) {
+  FILE *f = fopen(path, "r");
+  cr_assert(f);
+  static char text[1 << 22];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  char head[64];
+  snprintf(head, sizeof head, "rule %s ", id);
+  char *start = strstr(text, head), *end = start ? strstr(start, "\nend\n") : 0;
+  cr_assert(start && end);
+  end[5] = 0;
+  return start;
+}
+
+/* The rule of text (a false variant) is not proven; what names it. */
+static void expect_refuted(verify_ctx *c, const char *text, const char *what) {
+  ir_ruleset bad;
+  base_diag d = {0};
+  cr_assert_eq(ir_rules_parse(text, strlen(text), "bad", &bad, &d), BASE_OK,
+               "%s", d.msg);
+  verify_result res;
+  cr_assert_eq(verify_prove(c, &bad.rules[0], &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_neq(res.status, IR_RULE_PROVEN, "%s", what);
+  ir_ruleset_free(&bad);
+}
+
+/* Rule r is proven again. */
+static void expect_proven(verify_ctx *c, const ir_rule *r) {
+  verify_result res;
+  base_diag d = {0};
+  cr_assert_eq(verify_prove(c, r, &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", r->id, res.reason);
+}
+
 /* Whether g has a batchnorm reading a conv2d's output. */
 static int bn_of_conv(const ir_graph *g) {
   for (int i = 0; i < g->nnodes; i++) {
@@ -195,20 +252,9 @@ static int bn_of_conv(const ir_graph *g) {
  * rule with the folded bias reading the batchnorm's bias where its mean
  * belongs is not proven. */
 Test(gen, extended_set_finds_batchnorm_folding, .timeout = 60) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
-  gen_options o = small(out);
-  o.max_ops = 3;
-  o.ops = "conv2d,batchnorm";
-  o.extended = 1;
-  o.threads = 2;
-  gen_stats st;
-  base_diag d = {0};
-  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  char out[32];
   ir_ruleset rs;
-  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  gen_extended("conv2d,batchnorm", out, &rs);
   const ir_rule *fold = NULL;
   for (int i = 0; i < rs.n && !fold; i++) {
     const ir_rule *r = &rs.rules[i];
@@ -220,35 +266,17 @@ Test(gen, extended_set_finds_batchnorm_folding, .timeout = 60) {
   cr_assert(fold, "no proven batch-norm folding among %d rules", rs.n);
   /* the false variant: the folded bias's batchnorm reads the bias as its
    * mean (the line "[1,4] = batchnorm(..., n1_mean, n1_var)") */
-  FILE *f = fopen(out, "r");
-  cr_assert(f);
-  static char text[1 << 20];
-  size_t len = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[len] = 0;
-  char head[64];
-  snprintf(head, sizeof head, "rule %s ", fold->id);
-  char *start = strstr(text, head), *end = start ? strstr(start, "\nend\n") : 0;
-  cr_assert(start && end);
-  end[5] = 0;
+  char *start = rule_text(out, fold->id);
   char *bn = strstr(start, "[1,4] = batchnorm(");
   char *mean = bn ? strstr(bn, "n1_mean, n1_var)") : NULL;
   cr_assert(mean, "no folded bias in rule %s", fold->id);
   memcpy(mean, "n1_bias", 7);
-  ir_ruleset bad;
-  cr_assert_eq(ir_rules_parse(start, strlen(start), "bad", &bad, &d), BASE_OK,
-               "%s", d.msg);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
-  verify_result res;
-  cr_assert_eq(verify_prove(c, &bad.rules[0], &res, &d), BASE_OK, "%s", d.msg);
-  cr_expect_neq(res.status, IR_RULE_PROVEN, "the false variant was proven");
-  cr_assert_eq(verify_prove(c, fold, &res, &d), BASE_OK, "%s", d.msg);
-  cr_expect_eq(res.status, IR_RULE_PROVEN, "%s", res.reason);
+  expect_refuted(c, start, "the false variant was proven");
+  expect_proven(c, fold);
   verify_free(c);
-  ir_ruleset_free(&bad);
   ir_ruleset_free(&rs);
-  gen_stats_free(&st);
   unlink(out);
 }
 
@@ -279,18 +307,8 @@ static const ir_rule *find_merge(const ir_ruleset *rs, ir_opcode op) {
 
 /* Rule id's text in the file out, with its outputs' order swapped in the
  * side that holds "sizes=" (the split): a false variant. */
-static void swapped_merge(const char *out, const char *id, ir_ruleset *bad) {
-  FILE *f = fopen(out, "r");
-  cr_assert(f);
-  static char text[1 << 22];
-  size_t len = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[len] = 0;
-  char head[64];
-  snprintf(head, sizeof head, "rule %s ", id);
-  char *start = strstr(text, head), *end = start ? strstr(start, "\nend\n") : 0;
-  cr_assert(start && end);
-  end[5] = 0;
+static const char *swapped_merge(const char *out, const char *id) {
+  char *start = rule_text(out, id);
   char *split = strstr(start, "sizes=");
   char *o = split ? strstr(split, "output t") : NULL;
   cr_assert(o, "no split in rule %s", id);
@@ -301,9 +319,7 @@ static void swapped_merge(const char *out, const char *id, ir_ruleset *bad) {
   int m = snprintf(swapped, sizeof swapped, "output t%d, t%d", b, a);
   cr_assert_eq(n, m);
   memcpy(o, swapped, (size_t)m);
-  base_diag d = {0};
-  cr_assert_eq(ir_rules_parse(start, strlen(start), "bad", bad, &d), BASE_OK,
-               "%s", d.msg);
+  return start;
 }
 
 /* The extended set keeps a graph whose last node is a split of two outputs
@@ -313,21 +329,9 @@ static void swapped_merge(const char *out, const char *id, ir_ruleset *bad) {
  * split's outputs swapped is not proven. The default set drops those
  * graphs, so its output does not change. */
 Test(gen, extended_set_finds_sibling_merges, .timeout = 120) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
-  gen_options o = small(out);
-  o.max_ops = 3;
-  o.ops = "conv2d,matmul,concat,split";
-  o.extended = 1;
-  o.threads = 2;
-  gen_stats st;
-  base_diag d = {0};
-  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
-  gen_stats_free(&st);
+  char out[32];
   ir_ruleset rs;
-  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  gen_extended("conv2d,matmul,concat,split", out, &rs);
   static const ir_opcode ops[2] = {IR_OP_CONV2D, IR_OP_MATMUL};
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
@@ -335,16 +339,10 @@ Test(gen, extended_set_finds_sibling_merges, .timeout = 120) {
     const ir_rule *r = find_merge(&rs, ops[k]);
     cr_assert(r, "no proven %s sibling merge among %d rules",
               k ? "matmul" : "conv2d", rs.n);
-    ir_ruleset bad;
-    swapped_merge(out, r->id, &bad);
-    verify_result res;
-    cr_assert_eq(verify_prove(c, &bad.rules[0], &res, &d), BASE_OK, "%s",
-                 d.msg);
-    cr_expect_neq(res.status, IR_RULE_PROVEN, "%s: swapped merge proven",
-                  r->id);
-    cr_assert_eq(verify_prove(c, r, &res, &d), BASE_OK, "%s", d.msg);
-    cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", r->id, res.reason);
-    ir_ruleset_free(&bad);
+    char what[96];
+    snprintf(what, sizeof what, "%s: swapped merge proven", r->id);
+    expect_refuted(c, swapped_merge(out, r->id), what);
+    expect_proven(c, r);
   }
   verify_free(c);
   ir_ruleset_free(&rs);
@@ -384,21 +382,9 @@ static int rank3_merged(const ir_graph *g) {
  * --max-ops 4 run (minutes: too slow here), so rules/extended.rules must
  * hold it proven, and the merge with the split's outputs swapped is not. */
 Test(gen, extended_set_finds_rank3_matmul_rules, .timeout = 120) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
-  gen_options o = small(out);
-  o.max_ops = 3;
-  o.ops = "matmul,relu";
-  o.extended = 1;
-  o.threads = 2;
-  gen_stats st;
-  base_diag d = {0};
-  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
-  gen_stats_free(&st);
+  char out[32];
   ir_ruleset rs;
-  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  gen_extended("matmul,relu", out, &rs);
   int fused = 0;
   for (int i = 0; i < rs.n && !fused; i++) {
     const ir_graph *a = rs.rules[i].src, *b = rs.rules[i].dst;
@@ -412,6 +398,7 @@ Test(gen, extended_set_finds_rank3_matmul_rules, .timeout = 120) {
   ir_ruleset_free(&rs);
   unlink(out);
   const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  base_diag d = {0};
   cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
   const ir_rule *r = NULL;
   for (int i = 0; i < rs.n && !r; i++)
@@ -421,14 +408,10 @@ Test(gen, extended_set_finds_rank3_matmul_rules, .timeout = 120) {
   cr_assert(r, "no rank-3 biased sibling merge in %s", ext);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
-  verify_result res;
-  cr_assert_eq(verify_prove(c, r, &res, &d), BASE_OK, "%s", d.msg);
-  cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", r->id, res.reason);
-  ir_ruleset bad;
-  swapped_merge(ext, r->id, &bad);
-  cr_assert_eq(verify_prove(c, &bad.rules[0], &res, &d), BASE_OK, "%s", d.msg);
-  cr_expect_neq(res.status, IR_RULE_PROVEN, "%s: swapped merge proven", r->id);
-  ir_ruleset_free(&bad);
+  expect_proven(c, r);
+  char what[96];
+  snprintf(what, sizeof what, "%s: swapped merge proven", r->id);
+  expect_refuted(c, swapped_merge(ext, r->id), what);
   verify_free(c);
   ir_ruleset_free(&rs);
 }
@@ -453,21 +436,9 @@ static int valid_conv(const ir_graph *g, int relu, int bn) {
  * folding (bn_fold_conv) on them, the forms Inception's unpadded 3x3
  * convolutions need; the fusion with the relu dropped is not proven. */
 Test(gen, extended_set_finds_valid_conv_rules, .timeout = 120) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
-  gen_options o = small(out);
-  o.max_ops = 3;
-  o.ops = "conv2d,batchnorm,relu";
-  o.extended = 1;
-  o.threads = 2;
-  gen_stats st;
-  base_diag d = {0};
-  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
-  gen_stats_free(&st);
+  char out[32];
   ir_ruleset rs;
-  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  gen_extended("conv2d,batchnorm,relu", out, &rs);
   const ir_rule *fuse = NULL, *fold = NULL;
   for (int i = 0; i < rs.n; i++) {
     const ir_rule *r = &rs.rules[i];
@@ -483,30 +454,14 @@ Test(gen, extended_set_finds_valid_conv_rules, .timeout = 120) {
   cr_assert(fuse, "no proven relu fusion of a valid conv2d (%d rules)", rs.n);
   cr_assert(fold, "no proven batch-norm fold of a valid conv2d");
   /* the false variant: the fusion's dst without act=relu */
-  FILE *f = fopen(out, "r");
-  cr_assert(f);
-  static char text[1 << 20];
-  size_t len = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[len] = 0;
-  char head[64];
-  snprintf(head, sizeof head, "rule %s ", fuse->id);
-  char *start = strstr(text, head), *end = start ? strstr(start, "\nend\n") : 0;
-  cr_assert(start && end);
-  end[5] = 0;
+  char *start = rule_text(out, fuse->id);
   char *dst = strstr(start, "dst:"), *act = dst ? strstr(dst, " act=relu") : 0;
   cr_assert(act, "no act=relu in %s's dst", fuse->id);
   memset(act, ' ', 9);
-  ir_ruleset bad;
-  cr_assert_eq(ir_rules_parse(start, strlen(start), "bad", &bad, &d), BASE_OK,
-               "%s", d.msg);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
-  verify_result res;
-  cr_assert_eq(verify_prove(c, &bad.rules[0], &res, &d), BASE_OK, "%s", d.msg);
-  cr_expect_neq(res.status, IR_RULE_PROVEN, "the fusion without relu proven");
+  expect_refuted(c, start, "the fusion without relu proven");
   verify_free(c);
-  ir_ruleset_free(&bad);
   ir_ruleset_free(&rs);
   unlink(out);
 }

@@ -171,14 +171,6 @@ Test(lower_att, result_read_directly_stays) {
   ir_graph_free(h), ir_graph_free(g);
 }
 
-/* A parse error's message for graph text. */
-static void refused(const char *text, const char *want) {
-  base_diag d;
-  ir_graph *g = ir_parse(text, strlen(text), "t.graph", &d);
-  cr_assert_null(g, "%s accepted", text);
-  cr_assert(strstr(d.msg, want), "%s", d.msg);
-}
-
 Test(lower_att, malformed_row_layouts_refused) {
   static const char head[] = "input a: [2,5,24]\ninput b: [2,2,5,4]\n";
   char t[512];
@@ -186,18 +178,18 @@ Test(lower_att, malformed_row_layouts_refused) {
            "%sy = attention(a, a, a) heads=2 cols=[0,8,20] hdim=[4,4]\n"
            "output y\n",
            head);
-  refused(t, "cols[2]=20");
+  lu_refused(t, "cols[2]=20");
   snprintf(t, sizeof t,
            "%sy = attention(a, a, a) heads=2 hdim=[4,4]\noutput y\n", head);
-  refused(t, "cols=[q,k,v]");
+  lu_refused(t, "cols=[q,k,v]");
   snprintf(t, sizeof t,
            "%sy = attention(b, b, b) heads=2 cols=[0,0,0] hdim=[2,2]\n"
            "output y\n",
            head);
-  refused(t, "rows [B,S,C]");
+  lu_refused(t, "rows [B,S,C]");
   snprintf(t, sizeof t, "%sy = attention(b, b, b) seqfirst=1\noutput y\n",
            head);
-  refused(t, "need heads");
+  lu_refused(t, "need heads");
 }
 
 /* Cost signatures: today's layout keeps its key (stored measurements),
