@@ -34,6 +34,7 @@ typedef struct opt_args {
   int allow_unproven;          /* --allow-unproven */
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
   int mutant_estimates;        /* --mutants-estimated */
+  int mutants_greedy;          /* --mutants-greedy */
   int drop_weights; /* --drop-weights: write a .graph without values */
   int no_fuse;      /* --no-fuse */
   int no_check;     /* --no-check */
@@ -150,6 +151,10 @@ static const cli_opt optimize_table[] = {
              "also take mutants whose saving rests on estimated\n"
              "costs (default: measured ones only, e.g. with\n"
              "--measure; docs/mutants.md)"),
+    CLI_FLAG(T, "mutants-greedy", mutants_greedy, 1,
+             "the ablation: mutants applied greedily to each\n"
+             "region's best graph after the rule search, not\n"
+             "searched jointly with the rules (docs/mutants.md)"),
     CLI_FLAG(T, "proven-only", proven_only, 1,
              "only proven rewrites: no mutants (verified by the\n"
              "box argument, not proven), no unproven rules"),
@@ -535,6 +540,8 @@ static int pipeline_options(opt_args *a, const char **rules, int *rc) {
   o->mutants = a->no_mutants || a->proven_only ? 0 : MUTANT_ALL;
   if (o->mutants && a->mutant_estimates)
     o->mutants |= MUTANT_ESTIMATES;
+  if (o->mutants && a->mutants_greedy)
+    o->mutants |= MUTANT_GREEDY;
   o->fuse = !a->no_fuse && !cli_is_onnx(a->out);
   o->check = !a->no_check;
   o->cost = &a->cost;
