@@ -235,6 +235,7 @@ void mutant_apply_stats_free(mutant_apply_stats *st);
  * counts and the mutants taken; free m with mutant_search_free after it.
  * Deterministic for a seed. */
 typedef struct mutant_seen mutant_seen;
+typedef struct mutant_known mutant_known;
 typedef struct mutant_search {
   mutant_cost_fn cost; /* the search's cost model */
   void *cost_u;
@@ -243,6 +244,8 @@ typedef struct mutant_search {
   mutant_apply_stats *total;
   mutant_seen *seen; /* distinct mutants met (joint search) */
   int nseen, capseen;
+  mutant_known *known; /* box analyses by f and g up to names */
+  int nknown, capknown;
 } mutant_search;
 void mutant_search_attach(srch_options *so, mutant_search *m, unsigned mask,
                           uint64_t seed, mutant_apply_stats *ms);

@@ -74,6 +74,108 @@ static int of_a_mutant(const mutant *mu) {
   return 0;
 }
 
+/* A box analysis, by f's and g's text with their tensors named by index
+ * (mutant_analyze does not depend on names but through the seeded draw,
+ * whose bound holds for any draw): NASNet's repeated cells, and convs a
+ * rule rewrote under new names, share one. */
+struct mutant_known {
+  char *key;
+  uint64_t hash;
+  int refused;
+  mutant_box *wrong;
+  int nwrong;
+  int64_t wrong_numel, numel;
+};
+
+/* cls, f and g printed with f's tensors named tK (K its index) and g's
+ * own tensors uK: NULL when out of memory. */
+static char *names_free_text(const mutant *mu) {
+  ir_graph *f = mu->f, *g = mu->g;
+  int n = f->ntensors + g->ntensors;
+  char(*nm)[24] = base_malloc(sizeof *nm * ((size_t)n + 1));
+  const char **keep = base_malloc(sizeof *keep * ((size_t)n + 1));
+  char *a = NULL, *b = NULL, *r = NULL;
+  if (!nm || !keep)
+    goto out;
+  for (int j = 0; j < g->ntensors; j++) {
+    int k = ir_find_tensor(f, g->tensors[j].name);
+    snprintf(nm[f->ntensors + j], sizeof *nm, k >= 0 ? "t%d" : "u%d",
+             k >= 0 ? k : j);
+  }
+  for (int i = 0; i < f->ntensors; i++)
+    snprintf(nm[i], sizeof *nm, "t%d", i);
+  for (int i = 0; i < n; i++) {
+    ir_tensor *t =
+        i < f->ntensors ? &f->tensors[i] : &g->tensors[i - f->ntensors];
+    keep[i] = t->name, t->name = nm[i];
+  }
+  const char *fn = f->name, *gn = g->name;
+  f->name = g->name = NULL;
+  a = ir_print(f), b = ir_print(g);
+  f->name = fn, g->name = gn;
+  for (int i = 0; i < n; i++)
+    (i < f->ntensors ? &f->tensors[i] : &g->tensors[i - f->ntensors])->name =
+        keep[i];
+  base_buf o = {0};
+  if (a && b)
+    base_buf_printf(&o, "%c%s--\n%s", 'a' + (int)mu->cls, a, b);
+  r = a && b && !o.oom ? o.s : (free(o.s), NULL);
+out:
+  free(nm), free(keep), free(a), free(b);
+  return r;
+}
+
+/* The box analysis of mu, reused when f and g are a known pair up to
+ * names (*k; its wrong boxes are k->wrong). BASE_OK with (*k)->refused
+ * when the analysis refuses them; fails only out of memory. */
+static base_status known_boxes(mutant_search *m, const mutant *mu,
+                               mutant_known **k, base_diag *d) {
+  char *key = names_free_text(mu);
+  if (!key)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  uint64_t h = str_hash(key);
+  for (int i = 0; i < m->nknown; i++)
+    if (m->known[i].hash == h && !strcmp(m->known[i].key, key)) {
+      free(key);
+      *k = &m->known[i];
+      return BASE_OK;
+    }
+  if (m->nknown == m->capknown) {
+    int cap = m->capknown ? 2 * m->capknown : 64;
+    mutant_known *v = base_realloc(m->known, sizeof *v * (size_t)cap);
+    if (!v) {
+      free(key);
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    m->known = v, m->capknown = cap;
+  }
+  mutant_known *e = &m->known[m->nknown];
+  *e = (mutant_known){.key = key, .hash = h};
+  mutant_boxes bx;
+  base_diag q;
+  base_status s = mutant_analyze(mu->f, mu->g, m->seed, &bx, &q);
+  if (s == BASE_ERR_NOMEM) {
+    free(key);
+    return base_diag_set(d, s, 0, 0, "%s", q.msg);
+  }
+  e->refused = s != BASE_OK;
+  if (!s) {
+    e->wrong = base_malloc(sizeof *e->wrong * ((size_t)bx.nwrong + 1));
+    if (!e->wrong) {
+      mutant_boxes_free(&bx);
+      free(key);
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    memcpy(e->wrong, bx.wrong, sizeof *e->wrong * (size_t)bx.nwrong);
+    e->nwrong = bx.nwrong;
+    e->wrong_numel = bx.wrong_numel, e->numel = bx.numel;
+    mutant_boxes_free(&bx);
+  }
+  *k = e;
+  m->nknown++;
+  return BASE_OK;
+}
+
 /* The entry of mu (*at), added with the costs of f and g when new. */
 static base_status find_seen(mutant_search *m, const mutant *mu, int *at,
                              base_diag *d) {
@@ -129,16 +231,16 @@ static base_status analyse(mutant_search *m, mutant_seen *e, const mutant *mu,
   if (e->analysed)
     return BASE_OK;
   e->analysed = 1;
-  mutant_boxes bx;
+  mutant_known *k = NULL;
   base_diag q;
-  base_status s = mutant_analyze(mu->f, mu->g, m->seed, &bx, &q);
-  if (s == BASE_ERR_NOMEM)
-    return base_diag_set(d, s, 0, 0, "%s", q.msg);
+  base_status s = known_boxes(m, mu, &k, d);
+  if (s)
+    return s;
+  s = k->refused ? BASE_ERR_PARAM : BASE_OK;
   if (!s) {
-    s = mutant_correct(mu->f, mu->g, bx.wrong, bx.nwrong, &e->h, &q);
-    e->a.wrong_numel = bx.wrong_numel, e->a.numel = bx.numel;
+    s = mutant_correct(mu->f, mu->g, k->wrong, k->nwrong, &e->h, &q);
+    e->a.wrong_numel = k->wrong_numel, e->a.numel = k->numel;
     e->a.bound = mutant_false_equal_bound(mu->f, mu->g);
-    mutant_boxes_free(&bx);
   }
   if (s == BASE_ERR_NOMEM)
     return base_diag_set(d, s, 0, 0, "%s", q.msg);
@@ -271,7 +373,8 @@ static base_status region_hook(void *u, const ir_graph *best, ir_graph **out,
 void mutant_search_attach(srch_options *so, mutant_search *m, unsigned mask,
                           uint64_t seed, mutant_apply_stats *ms) {
   memset(ms, 0, sizeof *ms);
-  *m = (mutant_search){so->cost, so->cost_u, mask, seed, ms, NULL, 0, 0};
+  *m = (mutant_search){so->cost, so->cost_u, mask, seed, ms, NULL,
+                       0,        0,          NULL, 0,    0};
   if (!(mask & MUTANT_ALL))
     return;
   if (mask & MUTANT_GREEDY) {
@@ -290,8 +393,14 @@ void mutant_search_free(mutant_search *m) {
     ir_graph_free(m->seen[i].h);
   }
   free(m->seen);
+  for (int i = 0; i < m->nknown; i++) {
+    free(m->known[i].key);
+    free(m->known[i].wrong);
+  }
+  free(m->known);
   m->seen = NULL;
-  m->nseen = m->capseen = 0;
+  m->known = NULL;
+  m->nseen = m->capseen = m->nknown = m->capknown = 0;
 }
 
 ir_graph *mutant_optimize(const ir_graph *g, const rewrite_rules *rules,
