@@ -246,6 +246,7 @@ typedef struct mutant_search {
   int nseen, capseen;
   mutant_known *known; /* box analyses by f and g up to names */
   int nknown, capknown;
+  struct mutant_sites *sites; /* sites met: their mutant, not rebuilt */
 } mutant_search;
 void mutant_search_attach(srch_options *so, mutant_search *m, unsigned mask,
                           uint64_t seed, mutant_apply_stats *ms);

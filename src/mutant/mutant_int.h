@@ -54,6 +54,18 @@ void mutant_cut_norm(mutant_cuts *c);
 /* Row-major multi-index of flat position j in s. */
 void mutant_unravel(const ir_shape *s, int64_t j, int64_t *idx);
 
+/* ---- generation (gen.c) ---- */
+
+/* Asked before a site's mutant is built: 1 build it, 0 skip it, -1 out of
+ * memory. nodes: the site's conv nodes in model (two for concat-w). */
+typedef int (*mutant_site_fn)(void *u, mutant_class cls, const ir_graph *model,
+                              const int32_t *nodes);
+/* mutant_generate, asking want (NULL: build all) at each site, in the same
+ * order. */
+base_status mutant_generate_sites(const ir_graph *model, unsigned mask,
+                                  mutant_site_fn want, void *u,
+                                  mutant_list *out, base_diag *d);
+
 /* ---- splicing (apply.c) ---- */
 
 /* The site nodes of m in cur: the conv2d producers of f's output names

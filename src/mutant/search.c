@@ -36,7 +36,26 @@ struct mutant_seen {
   int est;          /* a cost of f, or of g + correction, estimated */
   int analysed;     /* the box analysis ran (h, or refused) */
   ir_graph *h;      /* g + correction, NULL when refused */
+  mutant mu;        /* f and g (kept: a site met again is not rebuilt) */
   seen_bucket b;
+};
+
+/* The sites met (a site: a class and its conv nodes, by their output and
+ * input names, shapes, types and parameters, which determine f): the
+ * entry of their mutant, or -1 where the class does not apply. An open
+ * addressing table on the key's hash. */
+typedef struct site_rec {
+  unsigned char *key;
+  size_t len;
+  uint64_t hash;
+  int entry;
+} site_rec;
+
+struct mutant_sites {
+  site_rec *v;
+  int n, cap;   /* records */
+  int32_t *tab; /* record index + 1, 0 empty */
+  int tcap;     /* power of 2 */
 };
 
 static int *bucket_count(mutant_apply_stats *t, seen_bucket b) {
@@ -63,15 +82,6 @@ static uint64_t str_hash(const char *s) {
   for (; *s; s++)
     h = (h ^ (unsigned char)*s) * 1099511628211ull;
   return h;
-}
-
-/* Whether a site of mu is a conv a mutant made (its output named
- * "NAME.mutK" by mutant_splice): mutants of mutants are not searched. */
-static int of_a_mutant(const mutant *mu) {
-  for (int i = 0; i < mu->f->noutputs; i++)
-    if (strstr(mu->f->tensors[mu->f->outputs[i]].name, ".mut"))
-      return 1;
-  return 0;
 }
 
 /* A box analysis, by f's and g's text with their tensors named by index
@@ -287,24 +297,223 @@ static base_status offer(mutant_search *m, int e, const mutant *mu,
   return emit(eu, next, e, d);
 }
 
+/* ---- sites ----------------------------------------------------------------
+ */
+
+typedef struct kbuf {
+  unsigned char *s;
+  size_t n, cap;
+  int oom;
+} kbuf;
+
+static void kput(kbuf *b, const void *p, size_t n) {
+  if (b->oom)
+    return;
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 512;
+    while (cap < b->n + n)
+      cap *= 2;
+    unsigned char *v = base_realloc(b->s, cap);
+    if (!v) {
+      b->oom = 1;
+      return;
+    }
+    b->s = v, b->cap = cap;
+  }
+  memcpy(b->s + b->n, p, n);
+  b->n += n;
+}
+
+static void kput_tensor(kbuf *b, const ir_tensor *t) {
+  kput(b, t->name, strlen(t->name) + 1);
+  kput(b, &t->kind, sizeof t->kind);
+  kput(b, &t->dtype, sizeof t->dtype);
+  kput(b, &t->shape, sizeof t->shape);
+  kput(b, &t->data, sizeof t->data);
+}
+
+/* The key of a site: its class and, per conv node, its parameters and
+ * its inputs' and outputs' names, kinds, types, shapes and known data. */
+static int site_key(kbuf *b, mutant_class cls, const ir_graph *g,
+                    const int32_t *nodes) {
+  int n = cls == MUTANT_CONCAT_W ? 2 : 1;
+  kput(b, &cls, sizeof cls);
+  for (int i = 0; i < n; i++) {
+    const ir_node *nd = &g->nodes[nodes[i]];
+    kput(b, &nd->op, sizeof nd->op);
+    kput(b, &nd->a, sizeof nd->a);
+    kput(b, &nd->nin, sizeof nd->nin);
+    for (int j = 0; j < nd->nin; j++)
+      kput_tensor(b, &g->tensors[nd->in[j]]);
+    for (int j = 0; j < nd->nout; j++)
+      kput_tensor(b, &g->tensors[nd->out[j]]);
+  }
+  return b->oom ? -1 : 0;
+}
+
+static uint64_t bytes_hash(const unsigned char *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+/* The record of key (-1: none). */
+static int site_find(const struct mutant_sites *t, const kbuf *k, uint64_t h) {
+  if (!t->tcap)
+    return -1;
+  for (int j = (int)(h & (uint64_t)(t->tcap - 1));;
+       j = (j + 1) & (t->tcap - 1)) {
+    int r = t->tab[j] - 1;
+    if (r < 0)
+      return -1;
+    const site_rec *s = &t->v[r];
+    if (s->hash == h && s->len == k->n && !memcmp(s->key, k->s, k->n))
+      return r;
+  }
+}
+
+/* Adds key (taken) -> entry; -1 out of memory. */
+static int site_add(struct mutant_sites *t, kbuf *k, uint64_t h, int entry) {
+  if (t->n == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 256;
+    site_rec *v = base_realloc(t->v, sizeof *v * (size_t)cap);
+    if (!v)
+      return -1;
+    t->v = v, t->cap = cap;
+  }
+  if (2 * (t->n + 1) > t->tcap) {
+    int cap = t->tcap ? 2 * t->tcap : 1024;
+    int32_t *tab = base_calloc((size_t)cap, sizeof *tab);
+    if (!tab)
+      return -1;
+    for (int r = 0; r < t->n; r++)
+      for (int j = (int)(t->v[r].hash & (uint64_t)(cap - 1));;
+           j = (j + 1) & (cap - 1))
+        if (!tab[j]) {
+          tab[j] = r + 1;
+          break;
+        }
+    free(t->tab);
+    t->tab = tab, t->tcap = cap;
+  }
+  t->v[t->n] = (site_rec){k->s, k->n, h, entry};
+  k->s = NULL, k->n = k->cap = 0;
+  for (int j = (int)(h & (uint64_t)(t->tcap - 1));; j = (j + 1) & (t->tcap - 1))
+    if (!t->tab[j]) {
+      t->tab[j] = ++t->n;
+      return 0;
+    }
+}
+
+static void sites_free(struct mutant_sites *t) {
+  if (!t)
+    return;
+  for (int r = 0; r < t->n; r++)
+    free(t->v[r].key);
+  free(t->v);
+  free(t->tab);
+  free(t);
+}
+
+/* One site of a graph, in generation order: a known record, or a new one
+ * whose mutant (if the class applies) is built at list index pos. */
+typedef struct slot {
+  int rec;  /* the record, or -1: new */
+  kbuf key; /* new: its key */
+  uint64_t hash;
+  mutant_class cls;
+  int32_t nodes[2];
+  int pos;
+} slot;
+
+typedef struct gen_ctx {
+  mutant_search *m;
+  const mutant_list *l;
+  slot *v;
+  int n, cap;
+} gen_ctx;
+
+/* mutant_site_fn: a known site is not rebuilt; a site of a mutant's own
+ * conv (named "NAME.mutK" by mutant_splice) is skipped. */
+static int want_site(void *u, mutant_class cls, const ir_graph *g,
+                     const int32_t *nodes) {
+  gen_ctx *x = u;
+  int n = cls == MUTANT_CONCAT_W ? 2 : 1;
+  for (int i = 0; i < n; i++)
+    if (strstr(g->tensors[g->nodes[nodes[i]].out[0]].name, ".mut"))
+      return 0;
+  if (x->n == x->cap) {
+    int cap = x->cap ? 2 * x->cap : 32;
+    slot *v = base_realloc(x->v, sizeof *v * (size_t)cap);
+    if (!v)
+      return -1;
+    x->v = v, x->cap = cap;
+  }
+  slot *s = &x->v[x->n];
+  *s = (slot){.rec = -1,
+              .cls = cls,
+              .nodes = {nodes[0], n > 1 ? nodes[1] : -1},
+              .pos = x->l->n};
+  if (site_key(&s->key, cls, g, nodes)) {
+    free(s->key.s);
+    return -1;
+  }
+  s->hash = bytes_hash(s->key.s, s->key.n);
+  x->n++;
+  s->rec = site_find(x->m->sites, &s->key, s->hash);
+  return s->rec < 0;
+}
+
+/* The entry of new slot s (-1: the class does not apply there), its
+ * mutant kept in the entry; the site recorded. */
+static base_status new_site(mutant_search *m, slot *s, mutant_list *l, int *at,
+                            base_diag *d) {
+  mutant *mu = s->pos < l->n ? &l->m[s->pos] : NULL;
+  *at = -1;
+  if (mu && (mu->cls != s->cls || mu->site[0] != s->nodes[0] ||
+             mu->site[1] != s->nodes[1]))
+    mu = NULL; /* mutant_make refused the site */
+  base_status st = mu ? find_seen(m, mu, at, d) : BASE_OK;
+  if (st)
+    return st;
+  if (mu && !m->seen[*at].mu.f) {
+    m->seen[*at].mu = *mu;
+    mu->f = mu->g = NULL;
+  }
+  if (site_add(m->sites, &s->key, s->hash, *at))
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  return BASE_OK;
+}
+
 /* srch_options.move_fn: the mutants of g as candidates. */
 static base_status moves(void *u, const ir_graph *g, double cost, double limit,
                          srch_emit_fn emit, void *eu, base_diag *d) {
   mutant_search *m = u;
   mutant_list l = {0};
+  gen_ctx x = {m, &l, NULL, 0, 0};
   (void)cost;
-  base_status s = mutant_generate(g, m->mask & MUTANT_ALL, &l, d);
+  if (!m->sites && !(m->sites = base_calloc(1, sizeof *m->sites)))
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status s =
+      mutant_generate_sites(g, m->mask & MUTANT_ALL, want_site, &x, &l, d);
   int offered = 0;
-  for (int i = 0; !s && i < l.n; i++) {
+  for (int i = 0; !s && i < x.n; i++) {
+    int e = x.v[i].rec >= 0 ? m->sites->v[x.v[i].rec].entry : -1;
+    if (x.v[i].rec < 0 && (s = new_site(m, &x.v[i], &l, &e, d)))
+      break;
+    if (e < 0)
+      continue;
     if (offered == MUTANT_JOINT_CAP) {
       m->total->capped++;
       break;
     }
-    int e = -1;
-    if (of_a_mutant(&l.m[i]) || (s = find_seen(m, &l.m[i], &e, d)))
-      continue;
-    s = offer(m, e, &l.m[i], g, limit, emit, eu, &offered, d);
+    const mutant *mu = &m->seen[e].mu;
+    s = offer(m, e, mu, g, limit, emit, eu, &offered, d);
   }
+  for (int i = 0; i < x.n; i++)
+    free(x.v[i].key.s);
+  free(x.v);
   mutant_list_free(&l);
   return s;
 }
@@ -373,8 +582,11 @@ static base_status region_hook(void *u, const ir_graph *best, ir_graph **out,
 void mutant_search_attach(srch_options *so, mutant_search *m, unsigned mask,
                           uint64_t seed, mutant_apply_stats *ms) {
   memset(ms, 0, sizeof *ms);
-  *m = (mutant_search){so->cost, so->cost_u, mask, seed, ms, NULL,
-                       0,        0,          NULL, 0,    0};
+  *m = (mutant_search){.cost = so->cost,
+                       .cost_u = so->cost_u,
+                       .mask = mask,
+                       .seed = seed,
+                       .total = ms};
   if (!(mask & MUTANT_ALL))
     return;
   if (mask & MUTANT_GREEDY) {
@@ -391,7 +603,11 @@ void mutant_search_free(mutant_search *m) {
   for (int i = 0; i < m->nseen; i++) {
     free(m->seen[i].key);
     ir_graph_free(m->seen[i].h);
+    ir_graph_free(m->seen[i].mu.f);
+    ir_graph_free(m->seen[i].mu.g);
   }
+  sites_free(m->sites);
+  m->sites = NULL;
   free(m->seen);
   for (int i = 0; i < m->nknown; i++) {
     free(m->known[i].key);
