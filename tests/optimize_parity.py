@@ -115,7 +115,7 @@ def cli_counts(out):
      c["mutants_overlapping"], c["mutants_refused"],
      c["mutants_unmeasured"]) = groups(
         out, r"^mutants applied: (\d+) of (\d+) considered \((\d+) not "
-        r"cheaper, (\d+) overlapping, (\d+) refused, (\d+) cheaper by "
+        r"cheaper, (\d+) not chosen, (\d+) refused, (\d+) cheaper by "
         r"estimates only\)", 6, "mutants")
     (c["attention_nodes"], c["fused_nodes"], c["fused_ops"],
      c["fuse_recomputed"], c["fuse_rejected"], c["fuse_cost_before_us"],

@@ -774,6 +774,22 @@ static const struct {
     {"h100", "batchnorm", 3},  /* batch 16, 50-100 MB: at the L2's size */
     {"h100", "avgpool", 2},
     {"h100", "softmax", 1}, /* 2 rows: borrows batchnorm's fit */
+    /* with the mutants' table (costdb/mutants/h200.tsv, 1,300 more rows,
+     * 2026-11-29): 60 of 1,807 rows, worst 4.74, nearly all under-priced
+     * data movement and convolutions of the mutants at batch 16: strided
+     * slices and transposes of 3-55 MB at 1.2-1.8 TB/s where the class
+     * fits ~10 TB/s (the L2 rate of its many small rows; moving the L2
+     * knee to 25 or 12.5 MB changes 60 to 64 or 59), concats of two large
+     * inputs, and 1x1 convolutions over doubled widths (70 us measured,
+     * 20 priced): layout-dependent efficiency that bytes and flops do not
+     * follow. Open (issue 43). */
+    {"h200+mutants", "conv2d/grouped", 12},
+    {"h200+mutants", "conv2d/1x1", 6},
+    {"h200+mutants", "conv2d/kxk", 1},
+    {"h200+mutants", "slice", 16},
+    {"h200+mutants", "transpose", 15},
+    {"h200+mutants", "concat", 9},
+    {"h200+mutants", "enlarge", 1},
 };
 
 static int beyond_2x_allowed(const char *dv, const char *cls) {
@@ -785,13 +801,22 @@ static int beyond_2x_allowed(const char *dv, const char *cls) {
 
 /* The fitted model against every measured row of each committed table
  * (fitted on all of them): within 2x of the measurement, but for the
- * known rows above; the worst ratio per table is printed. */
+ * known rows above; the worst ratio per table is printed. "h200+mutants":
+ * the H200's table with the mutants' measured table imported
+ * (costdb/mutants/h200.tsv, what `optimize --db` reads to decide mutants),
+ * fitted on both. */
 Test(costdb, fit_within_2x_of_every_measured_row) {
-  const char *dv[] = {"h100", "h200"};
-  for (int k = 0; k < 2; k++) {
-    cd_db *db = open_db(tmp(k ? "w2.sqlite" : "w1.sqlite"));
+  const char *dv[] = {"h100", "h200", "h200"};
+  const char *name[] = {"h100", "h200", "h200+mutants"};
+  for (int k = 0; k < 3; k++) {
+    char file[32];
+    snprintf(file, sizeof file, "w%d.sqlite", k + 1);
+    cd_db *db = open_db(tmp(file));
     base_diag d;
     cr_assert_eq(cd_set_tables(db, SRC "/costdb", &d), BASE_OK, "%s", d.msg);
+    const char *mut = SRC "/costdb/mutants/h200.tsv";
+    if (k == 2)
+      cr_assert_eq(cd_import_tsv(db, &mut, 1, NULL, &d), BASE_OK, "%s", d.msg);
     cd_sample *s;
     int n;
     cr_assert_eq(cd_samples(db, dev(dv[k]), &s, &n, NULL, &d), BASE_OK);
@@ -812,10 +837,10 @@ Test(costdb, fit_within_2x_of_every_measured_row) {
     }
     cr_log_info("%s: %d rows, worst predicted/measured ratio %.2f, %d rows "
                 "beyond 2x",
-                dv[k], n, worst, total);
+                name[k], n, worst, total);
     for (int o = 0; o < CD_NCLASSES; o++)
-      cr_expect_leq(beyond[o], beyond_2x_allowed(dv[k], cd_class_name(o)),
-                    "%s %s: %d rows beyond 2x", dv[k], cd_class_name(o),
+      cr_expect_leq(beyond[o], beyond_2x_allowed(name[k], cd_class_name(o)),
+                    "%s %s: %d rows beyond 2x", name[k], cd_class_name(o),
                     beyond[o]);
     free(s);
     cd_close(db);

@@ -332,6 +332,7 @@ typedef struct api_report {
   int generated, duplicates, rejected, queue_peak; /* search: */
   int regions, stopped_by_patience, fuse_chosen, stopped_by_time;
   int inst_proven, inst_refused; /* rule instances */
+  /* mutants (mutant_apply_stats): overlapping is printed "not chosen" */
   int mutants_considered, mutants_not_cheaper, mutants_overlapping;
   int mutants_refused, mutants_unmeasured;
   int fuse_recomputed, fuse_rejected; /* fusion: */

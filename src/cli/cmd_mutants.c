@@ -212,10 +212,14 @@ const cli_command cli_cmd_mutants = {
 
 void cli_print_mutants(const mutant_apply_stats *st, const char *device) {
   printf("mutants applied: %d of %d considered (%d not cheaper, %d "
-         "overlapping, %d refused, %d cheaper by estimates only)%s\n",
+         "not chosen, %d refused, %d cheaper by estimates only)%s\n",
          st->napplied, st->considered, st->not_cheaper, st->overlapping,
          st->refused, st->unmeasured,
          st->napplied ? "; verified by the box argument, not proven" : "");
+  if (st->candidates || st->capped)
+    printf("  joint search: %d mutant rewrites offered to the search beside "
+           "the rules' (%d graphs cut at %d)\n",
+           st->candidates, st->capped, MUTANT_JOINT_CAP);
   if (st->unmeasured)
     printf("  not taken: %d mutant%s cheaper only where the cost model "
            "estimates (measure them: --measure on a GPU, or costdb measure "

@@ -34,6 +34,7 @@ typedef struct opt_args {
   int allow_unproven;          /* --allow-unproven */
   int no_mutants, proven_only; /* --no-mutants, --proven-only */
   int mutant_estimates;        /* --mutants-estimated */
+  int mutants_greedy;          /* --mutants-greedy */
   int drop_weights; /* --drop-weights: write a .graph without values */
   int no_fuse;      /* --no-fuse */
   int no_check;     /* --no-check */
@@ -151,6 +152,10 @@ static const cli_opt optimize_table[] = {
              "also take mutants whose saving rests on estimated\n"
              "costs (default: measured ones only, e.g. with\n"
              "--measure; docs/mutants.md)"),
+    CLI_FLAG(T, "mutants-greedy", mutants_greedy, 1,
+             "the ablation: mutants applied greedily to each\n"
+             "region's best graph after the rule search, not\n"
+             "searched jointly with the rules (docs/mutants.md)"),
     CLI_FLAG(T, "proven-only", proven_only, 1,
              "only proven rewrites: no mutants (verified by the\n"
              "box argument, not proven), no unproven rules"),
@@ -543,6 +548,8 @@ static int pipeline_options(opt_args *a, const char **rules, int *rc) {
   o->mutants = a->no_mutants || a->proven_only ? 0 : MUTANT_ALL;
   if (o->mutants && a->mutant_estimates)
     o->mutants |= MUTANT_ESTIMATES;
+  if (o->mutants && a->mutants_greedy)
+    o->mutants |= MUTANT_GREEDY;
   o->fuse = !a->no_fuse && !cli_is_onnx(a->out);
   o->check = !a->no_check;
   o->cost = &a->cost;
@@ -729,10 +736,11 @@ const cli_command cli_cmd_optimize = {
     "       [options]",
     "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
     "convolutions/matmuls where cheaper, then runs a\n"
-    "cost-based backtracking search (TASO) with the rules, region by\n"
-    "region, groups element-wise chains into fused nodes where cheaper\n"
-    "(one kernel each, docs/search.md), applies the partially equivalent\n"
-    "mutants that pay (with their corrections; docs/mutants.md), and\n"
+    "cost-based backtracking search (TASO) with the rules and the\n"
+    "partially equivalent mutants (with their corrections, as candidates\n"
+    "beside the rule rewrites; docs/mutants.md), region by region,\n"
+    "groups element-wise chains into fused nodes where cheaper (one\n"
+    "kernel each, docs/search.md), and\n"
     "checks the result against the original on the CPU executor (max\n"
     "relative error 1e-4) before writing it atomically. The stages are\n"
     "the library's (--list-stages; api_optimize runs the same ones); on a\n"

@@ -109,14 +109,10 @@ static int emit_h(splice *s, base_diag *d) {
   return 0;
 }
 
-/* g with nodes sites[0..nsites-1] (whose outputs are f's, by name)
- * replaced by h's nodes. The other nodes keep their names and order; h is
- * emitted as soon as its inputs exist. BASE_ERR_CYCLE when that never
- * happens before a consumer of a site needs it. */
-static base_status splice_graph(const ir_graph *g, const int32_t *sites,
-                                int nsites, const ir_graph *f,
-                                const ir_graph *h, ir_graph **out,
-                                base_diag *d) {
+/* mutant_int.h */
+base_status mutant_splice(const ir_graph *g, const int32_t *sites, int nsites,
+                          const ir_graph *f, const ir_graph *h, ir_graph **out,
+                          base_diag *d) {
   splice s = {g, f, h, ir_graph_new(g->name), NULL, NULL, 0};
   uint8_t *site = base_calloc((size_t)g->nnodes + 1, 1), *done = NULL;
   s.map = base_malloc(sizeof *s.map * ((size_t)g->ntensors + 1));
@@ -187,8 +183,7 @@ void mutant_apply_stats_free(mutant_apply_stats *st) {
   memset(st, 0, sizeof *st);
 }
 
-/* The site nodes of m in cur: the producers of its outputs' names. */
-static int sites_in(const ir_graph *cur, const mutant *m, int32_t *sites) {
+int mutant_sites_in(const ir_graph *cur, const mutant *m, int32_t *sites) {
   for (int i = 0; i < m->f->noutputs; i++) {
     int t = ir_find_tensor(cur, m->f->tensors[m->f->outputs[i]].name);
     if (t < 0 || cur->tensors[t].node < 0 ||
@@ -238,8 +233,9 @@ static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
   int taken = 0;
   if (!s && a.ms_after < a.ms_before && (est_f || est_h) && !estimates_ok) {
     st->unmeasured++;
-  } else if (!s && a.ms_after < a.ms_before && !sites_in(*cur, m, sites) &&
-             !splice_graph(*cur, sites, m->f->noutputs, m->f, h, &next, &q)) {
+  } else if (!s && a.ms_after < a.ms_before &&
+             !mutant_sites_in(*cur, m, sites) &&
+             !mutant_splice(*cur, sites, m->f->noutputs, m->f, h, &next, &q)) {
     for (int i = 0; i < m->f->noutputs; i++)
       snprintf(a.site[i], sizeof a.site[i], "%s",
                m->f->tensors[m->f->outputs[i]].name);

@@ -455,7 +455,11 @@ static base_status push(mutant_list *l, const mutant *m) {
  * (out of memory) returned. */
 static base_status try_site(mutant_class c, const ir_graph *model,
                             const int32_t *nodes, mutant_list *out,
-                            base_diag *d) {
+                            mutant_site_fn want, void *u, base_diag *d) {
+  int w = want ? want(u, c, model, nodes) : 1;
+  if (w <= 0)
+    return w < 0 ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+                 : BASE_OK;
   mutant mu;
   base_diag quiet;
   base_status st = mutant_make(c, model, nodes, &mu, &quiet);
@@ -473,24 +477,30 @@ static base_status try_site(mutant_class c, const ir_graph *model,
 
 base_status mutant_generate(const ir_graph *model, unsigned mask,
                             mutant_list *out, base_diag *d) {
+  return mutant_generate_sites(model, mask, NULL, NULL, out, d);
+}
+
+base_status mutant_generate_sites(const ir_graph *model, unsigned mask,
+                                  mutant_site_fn want, void *u,
+                                  mutant_list *out, base_diag *d) {
   base_status st = BASE_OK;
   for (int k = 0; !st && k < model->nnodes; k++) {
     if (!is_conv(model, k))
       continue;
     int32_t one[1] = {k};
     if (mask & 1u << MUTANT_SPLIT_H)
-      st = try_site(MUTANT_SPLIT_H, model, one, out, d);
+      st = try_site(MUTANT_SPLIT_H, model, one, out, want, u, d);
     if (!st && mask & 1u << MUTANT_DILATED)
-      st = try_site(MUTANT_DILATED, model, one, out, d);
+      st = try_site(MUTANT_DILATED, model, one, out, want, u, d);
     if (!st && mask & 1u << MUTANT_BATCH_W)
-      st = try_site(MUTANT_BATCH_W, model, one, out, d);
+      st = try_site(MUTANT_BATCH_W, model, one, out, want, u, d);
     if (st || !(mask & 1u << MUTANT_CONCAT_W))
       continue;
     base_diag quiet;
     for (int j = k + 1; j < model->nnodes; j++) {
       int32_t two[2] = {k, j};
       if (is_conv(model, j) && !fits_concat_w(model, two, &quiet)) {
-        st = try_site(MUTANT_CONCAT_W, model, two, out, d);
+        st = try_site(MUTANT_CONCAT_W, model, two, out, want, u, d);
         break;
       }
     }

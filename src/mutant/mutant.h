@@ -172,14 +172,19 @@ typedef struct mutant_applied {
 } mutant_applied;
 
 typedef struct mutant_apply_stats {
-  int considered;  /* mutants generated */
-  int overlapping; /* skipped: a site already rewritten by a taken mutant */
+  int considered;  /* mutants generated (the joint search: distinct ones) */
+  int overlapping; /* not chosen: a site already rewritten by a taken mutant
+                      (greedy); offered to the search, cheaper, and not on
+                      the graph it returned (joint) */
   int not_cheaper; /* g, or g + correction, not cheaper than f */
   int refused;     /* no box analysis, correction or splice for it */
   int unmeasured;  /* cheaper only under estimated costs: not taken unless
                       mask has MUTANT_ESTIMATES */
   mutant_applied *applied; /* taken, in order (malloc'd) */
   int napplied;
+  /* the joint search only: */
+  int candidates; /* mutant rewrites handed to the search (all graphs) */
+  int capped;     /* graphs whose mutants were cut at MUTANT_JOINT_CAP */
 } mutant_apply_stats;
 
 /* In mask beside the classes: also take a mutant whose saving rests on
@@ -205,30 +210,55 @@ void mutant_apply_stats_free(mutant_apply_stats *st);
 
 /* All mutant classes, for mutant_optimize's mask. */
 #define MUTANT_ALL ((1u << MUTANT_NCLASSES) - 1)
+/* In mutant_optimize's mask: the greedy step after the rule search (each
+ * region's best graph through mutant_apply; an ablation) instead of the
+ * joint search. */
+#define MUTANT_GREEDY (1u << 30)
+/* The joint search hands at most this many mutant rewrites of one graph to
+ * the search (in generation order; stats.capped counts the graphs cut). */
+#define MUTANT_JOINT_CAP 16
 
-/* The whole optimizer with mutants joining the search: srch_optimize(g,
- * rules, o), where every region's best graph of the last search pass goes
- * through mutant_apply (classes in mask, seed) under the search's cost
- * model (o->cost), so a mutant is taken only where it pays in its region.
- * mask 0: no mutants (srch_optimize itself). *ms lists the mutants taken,
- * over all regions (free with mutant_apply_stats_free); st is
- * srch_optimize's and its cost_after includes them. Deterministic for a
- * seed. The mutants are verified by the box argument, not proven: callers
- * check the result end to end. NULL with d set on an error. */
-/* mutant_optimize's hook, for a caller that runs the search's stages one by
- * one (src/opt): with mask, sets so->region_fn to mutant_apply under so's
- * cost model (so->cost must be set first) with m, which must outlive the
- * search, as its state; *ms is zeroed and collects the mutants taken. */
+/* Mutants in the search (PET's joint search, docs/mutants.md). With
+ * mask, mutant_search_attach sets so's move_fn so that, from every graph
+ * a region search of the last pass expands, each mutant of the classes in
+ * mask (mutant_generate on that graph, at most MUTANT_JOINT_CAP; never on
+ * a conv a mutant made) is a candidate beside the rule rewrites: f's nodes
+ * replaced by g + correction, priced with so's cost model (so->cost must be
+ * set first) and queued under the search's own policy (alpha, budget,
+ * backtracking), so a mutant may enable a later rule. The box analysis and
+ * correction run once per distinct mutant (cached in m); a mutant is
+ * offered only when its saving, if any, rests on measured costs of f and of
+ * g + correction (unless MUTANT_ESTIMATES). The mutants on the path to
+ * each region's result are the ones taken. With MUTANT_GREEDY: the greedy
+ * step instead (region_fn: mutant_apply on each region's best graph of the
+ * last pass). m must outlive the search; *ms is zeroed and collects the
+ * counts and the mutants taken; free m with mutant_search_free after it.
+ * Deterministic for a seed. */
+typedef struct mutant_seen mutant_seen;
+typedef struct mutant_known mutant_known;
 typedef struct mutant_search {
   mutant_cost_fn cost; /* the search's cost model */
   void *cost_u;
   unsigned mask;
   uint64_t seed;
   mutant_apply_stats *total;
+  mutant_seen *seen; /* distinct mutants met (joint search) */
+  int nseen, capseen;
+  mutant_known *known; /* box analyses by f and g up to names */
+  int nknown, capknown;
+  struct mutant_sites *sites; /* sites met: their mutant, not rebuilt */
 } mutant_search;
 void mutant_search_attach(srch_options *so, mutant_search *m, unsigned mask,
                           uint64_t seed, mutant_apply_stats *ms);
+void mutant_search_free(mutant_search *m);
 
+/* The whole optimizer with mutants (mutant_search_attach with mask, seed)
+ * in srch_optimize(g, rules, o). mask 0: no mutants (srch_optimize
+ * itself). *ms lists the mutants taken (free with
+ * mutant_apply_stats_free); st is srch_optimize's and its cost_after
+ * includes them. The mutants are verified by the box argument, not
+ * proven: callers check the result end to end. NULL with d set on an
+ * error. */
 ir_graph *mutant_optimize(const ir_graph *g, const rewrite_rules *rules,
                           const srch_options *o, unsigned mask, uint64_t seed,
                           srch_stats *st, mutant_apply_stats *ms, base_diag *d);

@@ -54,6 +54,32 @@ void mutant_cut_norm(mutant_cuts *c);
 /* Row-major multi-index of flat position j in s. */
 void mutant_unravel(const ir_shape *s, int64_t j, int64_t *idx);
 
+/* ---- generation (gen.c) ---- */
+
+/* Asked before a site's mutant is built: 1 build it, 0 skip it, -1 out of
+ * memory. nodes: the site's conv nodes in model (two for concat-w). */
+typedef int (*mutant_site_fn)(void *u, mutant_class cls, const ir_graph *model,
+                              const int32_t *nodes);
+/* mutant_generate, asking want (NULL: build all) at each site, in the same
+ * order. */
+base_status mutant_generate_sites(const ir_graph *model, unsigned mask,
+                                  mutant_site_fn want, void *u,
+                                  mutant_list *out, base_diag *d);
+
+/* ---- splicing (apply.c) ---- */
+
+/* The site nodes of m in cur: the conv2d producers of f's output names
+ * (sites[0..f->noutputs-1]); -1 when one is missing or not a conv2d. */
+int mutant_sites_in(const ir_graph *cur, const mutant *m, int32_t *sites);
+/* g with nodes sites[0..nsites-1] (whose outputs are f's, by name)
+ * replaced by h's nodes (h's intermediates named after f's first output,
+ * "NAME.mutK"). The other nodes keep their names and order; h is emitted
+ * as soon as its inputs exist. BASE_ERR_CYCLE when that never happens
+ * before a consumer of a site needs it. */
+base_status mutant_splice(const ir_graph *g, const int32_t *sites, int nsites,
+                          const ir_graph *f, const ir_graph *h, ir_graph **out,
+                          base_diag *d);
+
 /* ---- building graphs (gen.c) ---- */
 
 /* Model tensor t as a leaf of dst (same name; a weight stays a weight,

@@ -88,13 +88,14 @@ typedef struct opt_report opt_report;
 
 typedef struct opt_options {
   /* The search's knobs (srch_options_default). The pipeline sets cost,
-   * cost_u, pass_rules, region_fn and progress itself; fuse_k is 0 unless
-   * fuse. */
+   * cost_u, pass_rules, region_fn, move_fn and progress itself; fuse_k is 0
+   * unless fuse. */
   srch_options so;
   const char *rules;      /* rules file; NULL: none (pass rules only) */
   const char *pass_rules; /* rules/passes.rules; NULL: hand-written passes */
   int allow_unproven;     /* also unproven and unverified rules */
-  unsigned mutants;       /* MUTANT_ALL [| MUTANT_ESTIMATES]; 0: none */
+  unsigned mutants;       /* MUTANT_ALL [| MUTANT_ESTIMATES] [| MUTANT_GREEDY];
+                             0: none */
   int batch;              /* > 0: the model rebatched to this first */
   int fuse;               /* the fusion stage (1) */
   int check;              /* the end-to-end check (1) */

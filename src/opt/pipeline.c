@@ -143,7 +143,7 @@ typedef struct run {
   const opt_options *o;
   opt_report *r;
   srch_options so;  /* o->so with the cost model, pass rules and hooks */
-  mutant_search ms; /* the mutants' region hook (o->mutants) */
+  mutant_search ms; /* the mutants in the search (o->mutants) */
   const ir_graph *g;
   ir_graph *orig; /* g rebatched (NULL: g), in float32: where the search
                      starts (again) */
@@ -433,6 +433,7 @@ base_status opt_run_from(opt_stage from, const ir_graph *g,
     }
   }
   r->nodes_after = current(&p)->nnodes;
+  mutant_search_free(&p.ms);
   ir_graph_free(p.orig);
   ir_graph_free(p.ref);
   if (s) {

@@ -279,8 +279,11 @@ static base_status search_regions(pass *p) {
     if (p->o->progress)
       p->o->progress(p->o->progress_u, p->k, p->n, done++, live);
     p->st->regions++;
+    srch_options o = *p->o;
+    if (!p->last)
+      o.move_fn = NULL; /* moves join the last pass only */
     ir_graph *best =
-        srch_search_until(r->sub, p->rules, p->o, p->deadline, p->st, p->d);
+        srch_search_until(r->sub, p->rules, &o, p->deadline, p->st, p->d);
     if (!best)
       return p->d ? p->d->code : BASE_ERR_INTERNAL;
     ir_graph *alt = NULL;
@@ -418,7 +421,8 @@ static int pass_search(ir_graph **cur, const ir_graph *g, const srch_options *o,
    * (a rewrite neither cheapest nor queued is only probed, never built). */
   srch_options po = *o;
   po.queue_cap = o->queue_cap < PASS_QUEUE ? o->queue_cap : PASS_QUEUE;
-  po.fuse_k = 0; /* whole-graph copies: fusion is chosen region by region */
+  po.fuse_k = 0;     /* whole-graph copies: fusion is chosen region by region */
+  po.move_fn = NULL; /* moves join the region searches */
   st->regions++;
   return step(cur, g,
               srch_search_until(*cur, o->pass_rules, &po, deadline, st, d),

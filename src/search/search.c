@@ -81,9 +81,13 @@ typedef struct kbest {
   int hist; /* its history entry (creation order) */
 } kbest;
 
+/* A move_fn rewrite's history direction, and back. */
+#define MOVE_DIR(tag) (-2 - (tag))
+#define MOVE_TAG(dir) (-2 - (dir))
+
 typedef struct hist {
-  int parent, dir;
-  double cost; /* the graph's estimated cost */
+  int parent, dir; /* dir: the rule direction, MOVE_DIR(tag) or -1 (start) */
+  double cost;     /* the graph's estimated cost */
 } hist;
 
 typedef struct sstate {
@@ -298,7 +302,12 @@ static base_status report_cand(const sstate *s, const ir_graph *g, double c,
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   int n = depth;
   for (int k = h; k >= 0 && s->h[k].parent >= 0 && n > 0; k = s->h[k].parent) {
-    const rewrite_dir *dr = &s->rules->dirs[s->h[k].dir];
+    int dir = s->h[k].dir;
+    if (dir <= MOVE_DIR(0)) { /* a move_fn rewrite */
+      steps[--n] = (srch_step){-1, MOVE_TAG(dir)};
+      continue;
+    }
+    const rewrite_dir *dr = &s->rules->dirs[dir];
     steps[--n] = (srch_step){dr->rule, dr->backward};
   }
   base_status st = s->o->cand_fn(s->o->cand_u, g, c, steps + n, depth - n, d);
@@ -423,6 +432,37 @@ static base_status expand_dir(sstate *s, const cand *c, const rewrite_index *ix,
   return st;
 }
 
+typedef struct emit_ctx {
+  sstate *s;
+  const cand *c;
+} emit_ctx;
+
+/* A move_fn rewrite of e->c: deduplicated by structural hash, then costed
+ * and queued like a rule's. */
+static base_status emit_move(void *u, ir_graph *child, int tag, base_diag *d) {
+  emit_ctx *e = u;
+  base_status hs = BASE_OK;
+  uint64_t h = rewrite_graph_shash(child, d, &hs);
+  int fresh = hs ? -2 : seen_add(e->s, h);
+  if (fresh <= 0) {
+    ir_graph_free(child);
+    e->s->st->duplicates += fresh == 0;
+    return fresh == -1 ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+                       : hs;
+  }
+  e->s->st->generated++;
+  return take(e->s, e->c, MOVE_DIR(tag), child, 0, d);
+}
+
+/* The caller's rewrites of c (o->move_fn), after the rules'. */
+static base_status expand_moves(sstate *s, const cand *c, base_diag *d) {
+  if (!s->o->move_fn)
+    return BASE_OK;
+  emit_ctx e = {s, c};
+  return s->o->move_fn(s->o->move_u, c->g, c->cost,
+                       s->o->alpha * s->best_cost - c->cost, emit_move, &e, d);
+}
+
 static base_status expand(sstate *s, const cand *c, base_diag *d) {
   rewrite_index ix;
   rewrite_gsum gs;
@@ -446,6 +486,26 @@ static base_status expand(sstate *s, const cand *c, base_diag *d) {
   }
   free(mask);
   rewrite_index_free(&ix);
+  return st ? st : expand_moves(s, c, d);
+}
+
+/* Tells o->move_taken the moves on the best graph's history, in order. */
+static base_status tell_moves(sstate *s, base_diag *d) {
+  if (!s->o->move_fn || !s->o->move_taken)
+    return BASE_OK;
+  int n = 0;
+  for (int h = s->best_hist; h >= 0; h = s->h[h].parent)
+    n++;
+  int *tags = base_calloc((size_t)n + 1, sizeof *tags), m = 0;
+  if (!tags)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int h = s->best_hist; h >= 0; h = s->h[h].parent)
+    if (s->h[h].dir <= MOVE_DIR(0))
+      tags[m++] = MOVE_TAG(s->h[h].dir);
+  base_status st = BASE_OK;
+  while (!st && m > 0)
+    st = s->o->move_taken(s->o->move_u, tags[--m], d);
+  free(tags);
   return st;
 }
 
@@ -523,6 +583,8 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
     rc = choose_fused(&s, d);
   if (!rc)
     count_rules(&s);
+  if (!rc)
+    rc = tell_moves(&s, d);
   for (int i = 0; i < s.ntop; i++)
     ir_graph_free(s.top[i].g);
   free(s.top);

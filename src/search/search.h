@@ -27,6 +27,11 @@ typedef struct srch_step {
   int backward;
 } srch_step;
 
+/* Hands the search one graph made by a rewrite of its own (srch_options
+ * .move_fn), which it takes: tag >= 0 names the rewrite to the caller. */
+typedef base_status (*srch_emit_fn)(void *emit_u, ir_graph *g, int tag,
+                                    base_diag *d);
+
 typedef struct srch_options {
   double alpha;      /* expand graphs with cost < alpha * best (1.05) */
   int budget;        /* most expansions per region (1000) */
@@ -70,6 +75,22 @@ typedef struct srch_options {
   base_status (*region_fn)(void *u, const ir_graph *best, ir_graph **out,
                            base_diag *d);
   void *region_u;
+  /* Rewrites beside the rules, as candidates of the same queue (how
+   * src/mutant's mutants join the search: PET's joint search). Called,
+   * when set, on every graph the search expands (regions of the last
+   * search pass only; not in the pass rules' whole-graph search), after its
+   * rule rewrites, with the graph's cost and limit = alpha x best - cost
+   * (what a rewrite may add and still be queued): it hands each new graph
+   * (same inputs and outputs, names and shapes) to emit, which costs,
+   * deduplicates and queues it like a rule rewrite's. Then move_taken, when
+   * set, is called once per move on the path from the start to the graph
+   * the search returns (tags in order). Such steps are not rules: they
+   * count in no rule's statistics (cand_fn sees them as rule -1, backward
+   * = tag). */
+  base_status (*move_fn)(void *u, const ir_graph *g, double cost, double limit,
+                         srch_emit_fn emit, void *emit_u, base_diag *d);
+  base_status (*move_taken)(void *u, int tag, base_diag *d);
+  void *move_u;
   /* Called, when set, on every distinct graph a search costs (`experiment
    * candidates`): its start (nsteps 0), then each new graph (a structural
    * hash not seen in that search) a rewrite makes, with its cost and the
