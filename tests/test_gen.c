@@ -588,4 +588,13 @@ Test(gen, extended_set_folds_nested_splits, .timeout = 60) {
   cr_expect_eq(n3, 0, "%d rules with a three-part split at two outputs", n3);
   ir_ruleset_free(&rs);
   unlink(out);
+  /* scripts/gen-extended-rules keeps it */
+  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  int kept = 0;
+  for (int i = 0; i < rs.n; i++)
+    kept += rs.rules[i].status == IR_RULE_PROVEN &&
+            nested_split(rs.rules[i].src) && split3(rs.rules[i].dst);
+  cr_expect(kept, "no rank-3 nested-split fold in %s", ext);
+  ir_ruleset_free(&rs);
 }
