@@ -29,7 +29,7 @@ static void *begin(void *u, int b) {
 static void end(void *u, int b, void *s) { (void)u, (void)b, (void)s; }
 
 static base_status keep(void *state, const en_graph *g,
-                        const ir_shape (*shapes)[2], int is_graph) {
+                        const ir_shape (*shapes)[EN_NSLOTS], int is_graph) {
   store *s = state;
   (void)shapes;
   if (!is_graph)
@@ -234,11 +234,27 @@ static void *digest_begin(void *u, int b) {
   return d;
 }
 
+/* g with its node outputs numbered as before split3 (two slots a node,
+ * 32 + 2 i + slot), so that the recorded digests still apply. */
+static en_graph two_slot_ids(const en_graph *g) {
+  en_graph r = *g;
+  for (int i = 0; i < r.nops; i++)
+    for (int j = 0; j < en_gop_nin(r.n[i].gop); j++) {
+      uint8_t v = en_arg(&r.n[i], j);
+      if (!EN_IS_INPUT(v))
+        en_arg_set(&r.n[i], j,
+                   (uint8_t)(32 + 2 * EN_NODE_OF(v) + EN_SLOT_OF(v)));
+    }
+  return r;
+}
+
 static base_status digest_visit(void *state, const en_graph *g,
-                                const ir_shape (*shapes)[2], int is_graph) {
+                                const ir_shape (*shapes)[EN_NSLOTS],
+                                int is_graph) {
   digest *d = state;
-  ir_shape own[EN_MAX_OPS][2];
-  fnv(&d->h, g, sizeof *g);
+  ir_shape own[EN_MAX_OPS][EN_NSLOTS];
+  en_graph old = two_slot_ids(g);
+  fnv(&d->h, &old, sizeof old);
   fnv(&d->h, &is_graph, sizeof is_graph);
   d->visits++, d->graphs += is_graph;
   if (!g->nops)
@@ -329,7 +345,7 @@ typedef struct find_two {
 static void *ft_begin(void *u, int b) { return (void)b, u; }
 
 static base_status ft_visit(void *state, const en_graph *g,
-                            const ir_shape (*shapes)[2], int is_graph) {
+                            const ir_shape (*shapes)[EN_NSLOTS], int is_graph) {
   static const char *const orders[2] = {
       "t0=ewadd(b1,b2); t1=relu(b1); t2=relu(t0)",
       "t0=ewadd(b1,b2); t1=relu(t0); t2=relu(b1)"};

@@ -162,7 +162,7 @@ static en_graph graph(int n, const en_node *nodes) {
 
 static uint64_t fp_of(en_graph g) {
   uint64_t f;
-  ir_shape sh[EN_MAX_OPS][2];
+  ir_shape sh[EN_MAX_OPS][EN_NSLOTS];
   cr_assert_eq(en_graph_shapes(&g, sh), 0);
   cr_assert_eq(fp_graph(&g, 1, &f, NULL), BASE_OK);
   return f;

@@ -465,3 +465,91 @@ Test(gen, extended_set_finds_valid_conv_rules, .timeout = 120) {
   ir_ruleset_free(&rs);
   unlink(out);
 }
+
+/* Whether g is a split of a rank-3 value along axis 2 whose second part is
+ * split again (three outputs), or one split of it in three parts. */
+static int nested_split(const ir_graph *g) {
+  return g->nnodes == 2 && g->noutputs == 3 && g->nodes[0].op == IR_OP_SPLIT &&
+         g->nodes[1].op == IR_OP_SPLIT && g->nodes[0].a.axis == 2 &&
+         g->nodes[1].a.axis == 2 && g->nodes[1].in[0] == g->nodes[0].out[1] &&
+         g_rank(g, g->nodes[0].in[0]) == 3;
+}
+
+static int split3(const ir_graph *g) {
+  return g->nnodes == 1 && g->noutputs == 3 && g->nodes[0].op == IR_OP_SPLIT &&
+         g->nodes[0].nout == 3 && g->nodes[0].a.axis == 2;
+}
+
+/* gen-rules --opset extended --max-ops 2 --ops split with max_outputs
+ * outputs into out; the rule folding BERT's nested split (or NULL) and the
+ * number of rules with a three-part split. */
+static const ir_rule *fold_rule(const char *out, int max_outputs,
+                                ir_ruleset *rs, int *nsplit3) {
+  gen_options o = small(out);
+  o.ops = "split";
+  o.extended = 1;
+  o.max_outputs = max_outputs;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  cr_assert_eq(ir_rules_read_file(out, rs, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *fold = NULL;
+  *nsplit3 = 0;
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    for (int k = 0; k < r->dst->nnodes; k++)
+      *nsplit3 +=
+          r->dst->nodes[k].op == IR_OP_SPLIT && r->dst->nodes[k].nout == 3;
+    if (nested_split(r->src) && split3(r->dst))
+      fold = r;
+  }
+  return fold;
+}
+
+/* With three outputs (--max-outputs 3) the extended set has a three-part
+ * split, and --max-ops 2 finds and proves that two nested splits are one
+ * (the form two two-part sibling merges leave on three siblings, e.g.
+ * BERT's q/k/v); with the last two parts swapped it is not proven. With two
+ * outputs (the default) no three-part split appears. */
+Test(gen, extended_set_folds_nested_splits, .timeout = 60) {
+  char out[] = "/tmp/test_gen_XXXXXX";
+  int fd = mkstemp(out);
+  cr_assert(fd >= 0);
+  close(fd);
+  ir_ruleset rs;
+  int n3;
+  const ir_rule *r = fold_rule(out, 3, &rs, &n3);
+  cr_assert(r, "no nested-split fold of a rank-3 value among %d rules", rs.n);
+  cr_expect_eq(r->status, IR_RULE_PROVEN);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  verify_result res;
+  base_diag d = {0};
+  cr_assert_eq(verify_prove(c, r, &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", r->id, res.reason);
+  /* the false variant: the split's last two parts swapped (equal shapes) */
+  ir_graph *g = r->dst;
+  int32_t t = g->outputs[1];
+  cr_assert(ir_shape_eq(&g->tensors[t].shape, &g->tensors[g->outputs[2]].shape),
+            "%s: parts 1 and 2 differ in shape", r->id);
+  g->outputs[1] = g->outputs[2], g->outputs[2] = t;
+  cr_assert_eq(verify_prove(c, r, &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_neq(res.status, IR_RULE_PROVEN, "%s: swapped fold proven", r->id);
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  cr_expect_null(fold_rule(out, 0, &rs, &n3));
+  cr_expect_eq(n3, 0, "%d rules with a three-part split at two outputs", n3);
+  ir_ruleset_free(&rs);
+  unlink(out);
+  /* scripts/gen-extended-rules keeps it */
+  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  int kept = 0;
+  for (int i = 0; i < rs.n; i++)
+    kept += rs.rules[i].status == IR_RULE_PROVEN &&
+            nested_split(rs.rules[i].src) && split3(rs.rules[i].dst);
+  cr_expect(kept, "no rank-3 nested-split fold in %s", ext);
+  ir_ruleset_free(&rs);
+}

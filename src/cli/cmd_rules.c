@@ -236,7 +236,7 @@ static int run_gen(gen_options *o, int threads) {
 
 typedef struct gen_args {
   const char *ops, *out, *ckpt;
-  int max_ops, threads, z3_timeout, keep, no_nf, split, node_mem;
+  int max_ops, threads, z3_timeout, keep, no_nf, split, node_mem, max_out;
   int pairs; /* index into "spanning|smallest|all" */
   int opset; /* index into "default|extended" */
 } gen_args;
@@ -255,6 +255,9 @@ static const cli_opt gen_table[] = {
                "extended: also conv2d with a bias input, valid\n"
                "padding, batchnorm and its folds, matmul with a\n"
                "bias (2-D or rank 3) (docs/generation.md)"),
+    CLI_INT(T, "max-outputs", max_out, "K", 1, 3,
+            "most outputs of a graph (default 2; 3 with\n"
+            "--opset extended adds the three-part split, split3)"),
     CLI_STR(T, "output", 'o', out, "F",
             "the rule file (default generated.rules)"),
     CLI_INT(T, "threads", threads, "T", 1, 1024,
@@ -300,6 +303,7 @@ static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
   o.max_ops = a.max_ops;
   o.ops = a.ops;
   o.extended = a.opset == 1;
+  o.max_outputs = a.max_out;
   o.pairs = pairs[a.pairs];
   o.z3_timeout_ms = (unsigned)a.z3_timeout;
   o.keep_unproven = a.keep;

@@ -35,7 +35,7 @@ typedef struct memo {
   int32_t *sidx; /* shape hash table: id + 1, 0 = empty; capsidx slots */
   size_t capsidx;
   uint64_t *key; /* 0 = empty */
-  uint32_t *val; /* MEMO_INVALID, or out ids: slot 0 | slot 1 << 16 */
+  uint64_t *val; /* MEMO_INVALID, or out ids: slot k << 16 k */
   size_t cap, n;
 } memo;
 
@@ -46,9 +46,9 @@ typedef struct dfs {
   int extended;  /* en_config.extended */
   uint32_t gops; /* bit per enabled en_gop */
   en_graph g;    /* the graph under construction */
-  ir_shape shapes[EN_MAX_OPS][2];
-  uint16_t sid[EN_MAX_OPS][2]; /* shape ids of the node outputs */
-  uint32_t key[EN_MAX_OPS];    /* node_key of the placed nodes */
+  ir_shape shapes[EN_MAX_OPS][EN_NSLOTS];
+  uint16_t sid[EN_MAX_OPS][EN_NSLOTS]; /* shape ids of the node outputs */
+  uint32_t key[EN_MAX_OPS];            /* node_key of the placed nodes */
   /* suf[k][j]: the largest key of nodes j..k-1 of a k-node prefix (0 for
    * j = k), set by descend */
   uint32_t suf[EN_MAX_OPS + 1][EN_MAX_OPS + 1];
@@ -217,7 +217,7 @@ static memo *memo_new(void) {
 static int memo_grow(memo *m) {
   size_t cap = m->cap ? 2 * m->cap : 4096;
   uint64_t *k = base_calloc(cap, sizeof *k);
-  uint32_t *v = base_malloc(cap * sizeof *v);
+  uint64_t *v = base_malloc(cap * sizeof *v);
   if (!k || !v) {
     free(k);
     free(v);
@@ -244,8 +244,10 @@ static unsigned value_sid(const dfs *s, uint8_t v) {
   return s->sid[EN_NODE_OF(v)][EN_SLOT_OF(v)];
 }
 
-#define MEMO_INVALID 0xffffffffu /* not valid (no id is 0xffff) */
-#define MEMO_UNKNOWN 0xfffffffeu /* not remembered (out of memory or ids) */
+#define MEMO_INVALID UINT64_MAX /* not valid (no id is 0xffff) */
+#define MEMO_UNKNOWN                                                           \
+  (UINT64_MAX - 1) /* not remembered (out of memory or                         \
+                      ids) */
 
 /* Stops remembering (out of memory or of shape ids). */
 static void memo_off(dfs *s) {
@@ -262,9 +264,9 @@ static uint8_t stand_in(unsigned a) {
 
 /* en_node_op's verdict on operator gop with parameter p over arguments of
  * shape ids a[0..2] (MEMO_NO_SHAPE where there is none; a third argument
- * takes p's place): MEMO_INVALID, the output shape ids (slot 0 | slot 1 <<
- * 16), or MEMO_UNKNOWN (s->m is then NULL). */
-static uint32_t verdict(dfs *s, int gop, int p, const unsigned a[EN_MAX_NIN]) {
+ * takes p's place): MEMO_INVALID, the output shape ids (slot k << 16 k),
+ * or MEMO_UNKNOWN (s->m is then NULL). */
+static uint64_t verdict(dfs *s, int gop, int p, const unsigned a[EN_MAX_NIN]) {
   memo *m = s->m;
   if (!m)
     return MEMO_UNKNOWN;
@@ -282,17 +284,17 @@ static uint32_t verdict(dfs *s, int gop, int p, const unsigned a[EN_MAX_NIN]) {
     en_arg_set(&n, j, stand_in(a[j]));
     in[j] = &m->shp[a[j]];
   }
-  ir_shape out[2];
+  ir_shape out[EN_NSLOTS];
   ir_opcode op;
   ir_attrs at;
-  uint32_t val = en_node_op(&n, in, &op, &at, out) ? MEMO_INVALID : 0;
+  uint64_t val = en_node_op(&n, in, &op, &at, out) ? MEMO_INVALID : 0;
   for (int j = 0; val != MEMO_INVALID && j < s->nout[gop]; j++) {
     int id = shape_id(m, &out[j]); /* may move m->shp: in[] is done */
     if (id < 0) {
       memo_off(s);
       return MEMO_UNKNOWN;
     }
-    val |= (uint32_t)id << 16 * j;
+    val |= (uint64_t)id << 16 * j;
   }
   m->key[i] = key, m->val[i] = val;
   if (2 * ++m->n > m->cap && memo_grow(m)) {
@@ -309,7 +311,7 @@ static int node_shapes(dfs *s, const en_node *n, int k) {
   unsigned id[EN_MAX_NIN] = {MEMO_NO_SHAPE, MEMO_NO_SHAPE, MEMO_NO_SHAPE};
   for (int j = 0; j < nin; j++)
     id[j] = value_sid(s, en_arg(n, j));
-  uint32_t r = verdict(s, n->gop, n->p, id);
+  uint64_t r = verdict(s, n->gop, n->p, id);
   if (r == MEMO_INVALID)
     return -1;
   if (r != MEMO_UNKNOWN) {
@@ -321,7 +323,8 @@ static int node_shapes(dfs *s, const en_node *n, int k) {
   }
   const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL}; /* as it is */
   for (int j = 0; j < nin; j++)
-    in[j] = en_value_shape(en_arg(n, j), (const ir_shape(*)[2])s->shapes);
+    in[j] =
+        en_value_shape(en_arg(n, j), (const ir_shape(*)[EN_NSLOTS])s->shapes);
   ir_opcode op;
   ir_attrs a;
   return en_node_op(n, in, &op, &a, s->shapes[k]) ? -1 : 0;
@@ -382,9 +385,9 @@ static int components(const dfs *s) {
 /* The number of g's outputs (en_graph_outputs), g having nodes. */
 static int outputs(const dfs *s) {
   const en_graph *g = &s->g;
-  uint32_t read = 0, all = 0; /* bit 2*i+slot: a node output (read) */
+  uint32_t read = 0, all = 0; /* bit v - 32: node output v (read) */
   for (int i = 0; i < g->nops; i++) {
-    all |= (s->nout[g->n[i].gop] == 2 ? 3u : 1u) << 2 * i;
+    all |= ((1u << s->nout[g->n[i].gop]) - 1) << (EN_VNODE(i, 0) - 32);
     for (int j = 0; j < s->nin[g->n[i].gop]; j++)
       if (!EN_IS_INPUT(en_arg(&g->n[i], j)))
         read |= 1u << (en_arg(&g->n[i], j) - 32);
@@ -415,7 +418,8 @@ static base_status try_node(dfs *s, en_node n) {
   int deeper = left > 0 && comps - 1 <= left && nout - s->max_outputs <= left;
   base_status st = BASE_OK;
   if (keep || deeper)
-    st = s->v->visit(s->state, &s->g, (const ir_shape(*)[2])s->shapes, keep);
+    st = s->v->visit(s->state, &s->g, (const ir_shape(*)[EN_NSLOTS])s->shapes,
+                     keep);
   if (!st && deeper && (!s->v->stop || !s->v->stop(s->state, &s->g)))
     st = descend(s);
   s->g.nops = (uint8_t)k;
@@ -442,6 +446,17 @@ static int split_points(const ir_shape *s, int axis, uint8_t *p) {
   for (int64_t i = 1; i < n && n < 256; i++)
     if (2 * i == n || pool_part(s, axis, i) || pool_part(s, axis, n - i))
       p[k++] = (uint8_t)i;
+  return k;
+}
+
+/* split3's parameters for s: axes 0..2 (of s's rank), every two first
+ * sizes (up to 7 each) that leave a third part. */
+static int split3_params(const ir_shape *s, uint8_t *p) {
+  int k = 0;
+  for (int ax = 0; ax < 3 && ax < s->rank; ax++)
+    for (int s0 = 1; s0 <= 7 && s0 + 1 < s->dim[ax]; s0++)
+      for (int s1 = 1; s1 <= 7 && s0 + s1 < s->dim[ax]; s1++)
+        p[k++] = en_split3_p(ax, s0, s1);
   return k;
 }
 
@@ -512,7 +527,7 @@ static void args_last(const dfs *s, args *a) {
     uint8_t b = (uint8_t)(1u << bit[find(up, i)]);
     for (int j = 0; j < s->nout[g->n[i].gop]; j++) {
       a->touch[EN_VNODE(i, j)] = b;
-      a->out |= 1u << (2 * i + j);
+      a->out |= 1u << (EN_VNODE(i, j) - 32);
     }
     for (int j = 0; j < s->nin[g->n[i].gop]; j++) {
       uint8_t v = en_arg(&g->n[i], j);
@@ -581,7 +596,7 @@ static uint32_t second_mask(dfs *s, args *a, int gop, uint8_t v) {
   for (int i = 0; i < s->g.nops; i++)
     for (int j = 0; j < s->nout[s->g.n[i].gop]; j++) {
       uint8_t w = EN_VNODE(i, j);
-      uint32_t r = verdict(s, gop, 0, (unsigned[]){sid, value_sid(s, w), 0});
+      uint64_t r = verdict(s, gop, 0, (unsigned[]){sid, value_sid(s, w), 0});
       m |= (uint32_t)(r != MEMO_INVALID) << local(w);
     }
   if (!s->m) /* stopped remembering: try them all */
@@ -601,22 +616,23 @@ static void args_binary(const dfs *s, args *a) {
 }
 
 static base_status expand_unary(dfs *s, int gop, const args *a) {
-  uint8_t pts[64];
+  uint8_t pts[256];
   base_status st = BASE_OK;
   for (int i = 0; i < a->n0 && !st; i++) {
     en_node n = {(uint8_t)gop, {a->v0[i], 0}, 0};
     if (a->last && !makes_graph(s, a, gop, a->v0[i], 0xff))
       continue;
     int axis = en_gop_split_axis(gop);
-    if (axis < 0) {
+    if (axis < 0 && gop != EN_SPLIT3) {
       st = try_node(s, n);
       continue;
     }
     const ir_shape *sh =
-        en_value_shape(a->v0[i], (const ir_shape(*)[2])s->shapes);
+        en_value_shape(a->v0[i], (const ir_shape(*)[EN_NSLOTS])s->shapes);
     if (sh->rank <= axis)
       continue;
-    int np = split_points(sh, axis, pts);
+    int np =
+        gop == EN_SPLIT3 ? split3_params(sh, pts) : split_points(sh, axis, pts);
     for (int j = 0; j < np && !st; j++) {
       n.p = pts[j];
       st = try_node(s, n);
@@ -701,11 +717,16 @@ static base_status descend(dfs *s) {
 /* ---- first-level branches -------------------------------------------------
  */
 
+_Static_assert(EN_NGOPS <= 32, "dfs.gops has a bit per gop");
+
+/* The gops enumerated: those of c's operators and set; split3 only where
+ * a graph may have three outputs (its own). */
 static uint32_t gop_mask(const en_config *c) {
   uint64_t ops = c->ops ? c->ops : en_ops_all();
   uint32_t m = 0;
   for (int g = 0; g < EN_NGOPS; g++)
-    if (ops >> en_gop_op(g) & 1 && en_gop_on(g, c->extended))
+    if (ops >> en_gop_op(g) & 1 && en_gop_on(g, c->extended) &&
+        (g != EN_SPLIT3 || c->max_outputs >= 3))
       m |= 1u << g;
   return m;
 }
@@ -717,7 +738,8 @@ typedef struct collect {
 } collect;
 
 static base_status collect_visit(void *state, const en_graph *g,
-                                 const ir_shape (*shapes)[2], int is_graph) {
+                                 const ir_shape (*shapes)[EN_NSLOTS],
+                                 int is_graph) {
   collect *c = state;
   (void)shapes, (void)is_graph;
   if (c->first && c->n < c->cap)

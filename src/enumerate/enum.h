@@ -38,11 +38,12 @@
 #define EN_MAX_NUMEL 4096 /* larger intermediate tensors are not generated */
 #define EN_NINPUT_IDS 31  /* input ids: class * EN_MAX_COPIES + copy */
 #define EN_MAX_NIN 3      /* most arguments of a generation operator */
-#define EN_VNODE(i, slot) ((uint8_t)(32 + 2 * (i) + (slot)))
+#define EN_NSLOTS 3       /* most outputs of one node (split3) */
+#define EN_VNODE(i, slot) ((uint8_t)(32 + EN_NSLOTS * (i) + (slot)))
 #define EN_IS_INPUT(v) ((v) < 32)
-#define EN_NODE_OF(v) (((v)-32) / 2)
-#define EN_SLOT_OF(v) (((v)-32) % 2)
-#define EN_MAX_OUTPUTS (2 * EN_MAX_OPS)
+#define EN_NODE_OF(v) (((v)-32) / EN_NSLOTS)
+#define EN_SLOT_OF(v) (((v)-32) % EN_NSLOTS)
+#define EN_MAX_OUTPUTS (EN_NSLOTS * EN_MAX_OPS)
 #define EN_DEFAULT_OUTPUTS                                                     \
   2 /* most outputs of a generated graph by default                            \
      */
@@ -96,6 +97,11 @@ typedef enum en_gop {
   EN_MATMULB,
   EN_MATMULB_RELU,
   EN_SPLIT2, /* two parts along axis 2 */
+  /* three parts along axis en_split3_axis(p), sizes [s0, s1, n-s0-s1]
+   * (en_split3_p); enumerated only where graphs may have three outputs
+   * (en_config.max_outputs >= 3): what folds two nested two-part splits,
+   * the form two sibling merges of three siblings make, into one */
+  EN_SPLIT3,
   EN_NGOPS
 } en_gop;
 #define EN_NBASE_GOPS EN_CONVB /* the default set: gops before this */
@@ -103,7 +109,8 @@ typedef enum en_gop {
 typedef struct en_node {
   uint8_t gop;  /* en_gop */
   uint8_t a[2]; /* argument values (0 where unused) */
-  uint8_t p;    /* split: first part's size; constants: class of the shape;
+  uint8_t p;    /* split: first part's size (split3: en_split3_p);
+                   constants: class of the shape;
                    an operator of three arguments (en_gop_nin 3): the third
                    argument's value */
 } en_node;
@@ -111,6 +118,14 @@ typedef struct en_node {
 /* Argument j (0..en_gop_nin - 1) of n: a[0], a[1], then p. */
 static inline uint8_t en_arg(const en_node *n, int j) {
   return j < 2 ? n->a[j] : n->p;
+}
+/* split3's parameter: axis (0..2) and the first two parts' sizes (1..7). */
+static inline uint8_t en_split3_p(int axis, int s0, int s1) {
+  return (uint8_t)(axis << 6 | s0 << 3 | s1);
+}
+static inline int en_split3_axis(uint8_t p) { return p >> 6; }
+static inline int en_split3_size(uint8_t p, int k) {
+  return k ? p & 7 : p >> 3 & 7;
 }
 static inline void en_arg_set(en_node *n, int j, uint8_t v) {
   if (j < 2)
@@ -151,8 +166,10 @@ ir_opcode en_gop_op(int gop);
 /* Whether gop is batchnorm or one of its folds (several IR nodes in an
  * ir_graph; fp_bn_kernel evaluates it). */
 int en_gop_is_bn(int gop);
-/* The axis gop splits (0..2), or -1 when gop is not a split. */
+/* The axis gop splits (0..2), or -1 when gop is not a two-part split. */
 int en_gop_split_axis(int gop);
+/* The axis node n splits (two or three parts), or -1: not a split. */
+int en_node_split_axis(const en_node *n);
 
 /* Bit (1 << opcode) of every operator of the generation set (the
  * extended one's included); en_ops_of: of the default set (0) or the
@@ -173,15 +190,15 @@ base_status en_ops_parse(const char *list, uint64_t *ops, char *err,
  * not shape-valid or outside the generation restrictions (ranks, equal
  * shapes, tensor size). */
 int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
-               ir_attrs *a, ir_shape out[2]);
+               ir_attrs *a, ir_shape out[EN_NSLOTS]);
 /* Shapes of every node output of g (shapes[i][slot]); 0, or -1 if g is not
  * shape-valid. */
-int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]);
+int en_graph_shapes(const en_graph *g, ir_shape shapes[][EN_NSLOTS]);
 /* Bit mask of the nodes value v of g depends on (its sub-DAG, the node
  * itself included); 0 for an input. */
 uint32_t en_value_cone(const en_graph *g, uint8_t v);
 /* Shape of value v given the node shapes. */
-const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[2]);
+const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[EN_NSLOTS]);
 /* g's outputs (values no node reads, in node order; the root when g has no
  * node) into out[EN_MAX_OUTPUTS]; returns their number. */
 int en_graph_outputs(const en_graph *g, uint8_t *out);
@@ -245,7 +262,7 @@ typedef struct en_config {
 typedef struct en_visitor {
   void *(*branch_begin)(void *u, int branch);
   base_status (*visit)(void *state, const en_graph *g,
-                       const ir_shape (*shapes)[2], int is_graph);
+                       const ir_shape (*shapes)[EN_NSLOTS], int is_graph);
   void (*branch_end)(void *u, int branch, void *state);
   void *u;
   /* May be NULL. Called after visit for a graph that would be extended;

@@ -83,6 +83,7 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_MATMULB] = {"matmul+bias", IR_OP_MATMUL, 3, 1},
     [EN_MATMULB_RELU] = {"matmul+bias+relu", IR_OP_MATMUL, 3, 1},
     [EN_SPLIT2] = {"split2", IR_OP_SPLIT, 1, 2},
+    [EN_SPLIT3] = {"split3", IR_OP_SPLIT, 1, 3},
 };
 
 /* The argument of gop that is a batchnorm's parameters (class n), or -1. */
@@ -105,6 +106,10 @@ int en_gop_split_axis(int gop) {
   case EN_SPLIT2: return 2;
   default: return -1;
   }
+}
+
+int en_node_split_axis(const en_node *n) {
+  return n->gop == EN_SPLIT3 ? en_split3_axis(n->p) : en_gop_split_axis(n->gop);
 }
 
 const char *en_gop_name(int gop) { return gops[gop].name; }
@@ -218,6 +223,11 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_CONCAT1:
   case EN_SPLIT1: return in[0]->rank >= 2;
   case EN_SPLIT2: return in[0]->rank >= 3;
+  case EN_SPLIT3: {
+    int ax = en_split3_axis(n->p);
+    int s0 = en_split3_size(n->p, 0), s1 = en_split3_size(n->p, 1);
+    return in[0]->rank > ax && s0 >= 1 && s1 >= 1 && s0 + s1 < in[0]->dim[ax];
+  }
   case EN_TRANSPOSE: return in[0]->rank == 2;
   case EN_AVGPOOL:
   case EN_MAXPOOL: return image_like(in[0]);
@@ -264,6 +274,12 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
     set_list(a, 2, s);
     break;
   }
+  case EN_SPLIT3: {
+    a->axis = en_split3_axis(n->p);
+    int64_t s0 = en_split3_size(n->p, 0), s1 = en_split3_size(n->p, 1);
+    set_list(a, 3, (const int64_t[]){s0, s1, in[0]->dim[a->axis] - s0 - s1});
+    break;
+  }
   case EN_TRANSPOSE: set_list(a, 2, (const int64_t[]){1, 0}); break;
   case EN_AVGPOOL: a->count_include_pad = 1; /* fall through */
   case EN_MAXPOOL: set_window(a); break;
@@ -279,7 +295,7 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
 }
 
 int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
-               ir_attrs *a, ir_shape out[2]) {
+               ir_attrs *a, ir_shape out[EN_NSLOTS]) {
   int nin = gops[n->gop].nin;
   if (!gen_restrict(n, in))
     return -1;
@@ -312,13 +328,13 @@ uint32_t en_value_cone(const en_graph *g, uint8_t v) {
   return m;
 }
 
-const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[2]) {
+const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[EN_NSLOTS]) {
   if (EN_IS_INPUT(v))
     return &classes[en_input_class(v)].shape;
   return &shapes[EN_NODE_OF(v)][EN_SLOT_OF(v)];
 }
 
-int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]) {
+int en_graph_shapes(const en_graph *g, ir_shape shapes[][EN_NSLOTS]) {
   for (int i = 0; i < g->nops; i++) {
     const en_node *n = &g->n[i];
     const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
@@ -326,7 +342,7 @@ int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]) {
       uint8_t v = en_arg(n, j);
       if (!EN_IS_INPUT(v) && EN_NODE_OF(v) >= i)
         return -1;
-      in[j] = en_value_shape(v, (const ir_shape(*)[2])shapes);
+      in[j] = en_value_shape(v, (const ir_shape(*)[EN_NSLOTS])shapes);
     }
     ir_opcode op;
     ir_attrs a;
@@ -337,7 +353,7 @@ int en_graph_shapes(const en_graph *g, ir_shape shapes[][2]) {
 }
 
 int en_graph_outputs(const en_graph *g, uint8_t *out) {
-  uint32_t read = 0; /* bit 2*i+slot: node output read by a later node */
+  uint32_t read = 0; /* bit v - 32: node output v read by a later node */
   int k = 0;
   if (g->nops == 0) {
     out[0] = g->root;
@@ -349,7 +365,7 @@ int en_graph_outputs(const en_graph *g, uint8_t *out) {
         read |= (uint32_t)1 << (en_arg(&g->n[i], j) - 32);
   for (int i = 0; i < g->nops; i++)
     for (int s = 0; s < gops[g->n[i].gop].nout; s++)
-      if (!(read >> (2 * i + s) & 1))
+      if (!(read >> (EN_VNODE(i, s) - 32) & 1))
         out[k++] = EN_VNODE(i, s);
   return k;
 }
@@ -510,7 +526,7 @@ ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
     const en_node *n = &g->n[i];
     const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
     int32_t args[EN_MAX_NIN];
-    ir_shape out[2];
+    ir_shape out[EN_NSLOTS];
     ir_opcode op;
     ir_attrs a;
     for (int j = 0; j < gops[n->gop].nin; j++) {
@@ -546,8 +562,9 @@ static size_t value_str(uint8_t v, char *buf, size_t n) {
     en_input_name(v, buf, n);
     return strlen(buf);
   }
-  return (size_t)snprintf(buf, n, "t%d%s", EN_NODE_OF(v),
-                          EN_SLOT_OF(v) ? ".1" : "");
+  if (!EN_SLOT_OF(v))
+    return (size_t)snprintf(buf, n, "t%d", EN_NODE_OF(v));
+  return (size_t)snprintf(buf, n, "t%d.%d", EN_NODE_OF(v), EN_SLOT_OF(v));
 }
 
 char *en_graph_str(const en_graph *g, char *buf, size_t n) {

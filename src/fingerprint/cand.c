@@ -169,7 +169,8 @@ static base_status push_variants(branch *s, const fp_rec *r,
   return BASE_OK;
 }
 
-/* Whether g's last node is a split whose two parts are g's outputs. With
+/* Whether g's last node is a split (its parts are g's outputs, and g may
+ * have one more: the other part of an outer split, nested). With
  * --opset extended such a graph is kept although the split is not in
  * normal form: each part has a smaller form (split(conv(x, concat(w1, w2)))
  * part 0 is conv(x, w1)), but the rule from the two separate forms to the
@@ -177,12 +178,12 @@ static base_status push_variants(branch *s, const fp_rec *r,
  * search can apply (backward, conv(x, w1) -> split(...) would make up w2).
  * The split is still not extended. */
 static int split_leaf(const en_graph *g, int nouts) {
-  int gop = g->n[g->nops - 1].gop;
-  return nouts == 2 && en_gop_split_axis(gop) >= 0;
+  return nouts >= 2 && en_node_split_axis(&g->n[g->nops - 1]) >= 0;
 }
 
 static base_status visit_graph(void *state, const en_graph *g,
-                               const ir_shape (*shapes)[2], int is_graph) {
+                               const ir_shape (*shapes)[EN_NSLOTS],
+                               int is_graph) {
   branch *s = state;
   fp_rec r;
   (void)shapes;
@@ -211,7 +212,7 @@ static base_status visit_graph(void *state, const en_graph *g,
 }
 
 static base_status visit(void *state, const en_graph *g,
-                         const ir_shape (*shapes)[2], int is_graph) {
+                         const ir_shape (*shapes)[EN_NSLOTS], int is_graph) {
   branch *s = state;
   if (s->halt)
     return BASE_ERR_INTERRUPTED;
@@ -1214,7 +1215,8 @@ base_status fp_candidates_comm(const en_config *c, fp_pairs mode, fp_filter f,
 static void *count_begin(void *u, int b) { return (long long *)u + b; }
 
 static base_status count_visit(void *state, const en_graph *g,
-                               const ir_shape (*shapes)[2], int is_graph) {
+                               const ir_shape (*shapes)[EN_NSLOTS],
+                               int is_graph) {
   (void)g, (void)shapes;
   *(long long *)state += is_graph;
   return BASE_OK;

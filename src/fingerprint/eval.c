@@ -70,8 +70,8 @@ void fp_inputs_free(fp_inputs *in) {
 struct fp_leaf {
   uint32_t key; /* the node, its inputs renamed; valid when val[0] */
   int nout;
-  ir_shape shapes[2];
-  uint32_t *val[2];
+  ir_shape shapes[EN_NSLOTS];
+  uint32_t *val[EN_NSLOTS];
 };
 
 /* n's key with its arguments renamed by map, or 0 when an argument is a
@@ -101,26 +101,26 @@ static void leaf_keep(fp_eval *e, int i, int nout, uint32_t key) {
   fp_leaf *l = leaf_slot(e, key);
   if (l->val[0] || 2 * (e->nleaf + 1) > FP_LEAF_SLOTS)
     return;
-  uint32_t *v[2] = {NULL, NULL};
+  uint32_t *v[EN_NSLOTS] = {NULL};
   for (int s = 0; s < nout; s++) {
     size_t n = (size_t)ir_shape_numel(&e->shapes[i][s]);
     if (!(v[s] = base_malloc(n * sizeof(uint32_t)))) {
-      free(v[0]);
+      for (int k = 0; k < s; k++)
+        free(v[k]);
       return;
     }
     memcpy(v[s], e->val[i][s], n * sizeof(uint32_t));
   }
   l->key = key, l->nout = nout;
   memcpy(l->shapes, e->shapes[i], sizeof l->shapes);
-  l->val[0] = v[0], l->val[1] = v[1];
+  memcpy(l->val, v, sizeof l->val);
   e->nleaf++;
 }
 
 static void leaf_free(fp_eval *e) {
-  for (int i = 0; e->leaf && i < FP_LEAF_SLOTS; i++) {
-    free(e->leaf[i].val[0]);
-    free(e->leaf[i].val[1]);
-  }
+  for (int i = 0; e->leaf && i < FP_LEAF_SLOTS; i++)
+    for (int s = 0; s < EN_NSLOTS; s++)
+      free(e->leaf[i].val[s]);
   free(e->leaf);
 }
 
@@ -145,9 +145,9 @@ typedef struct cone_key {
 struct fp_cone {
   cone_key key; /* valid when nout > 0 */
   int nout;
-  ir_shape shapes[2];
-  uint32_t *val[2];
-  size_t cap[2];
+  ir_shape shapes[EN_NSLOTS];
+  uint32_t *val[EN_NSLOTS];
+  size_t cap[EN_NSLOTS];
 };
 
 /* Operators whose kernels cost more than copying their values. */
@@ -229,10 +229,9 @@ static void cone_put(fp_eval *e, int i, int nout, const cone_key *k) {
 }
 
 static void cone_free(fp_eval *e) {
-  for (int i = 0; e->cone && i < FP_CONE_SLOTS; i++) {
-    free(e->cone[i].val[0]);
-    free(e->cone[i].val[1]);
-  }
+  for (int i = 0; e->cone && i < FP_CONE_SLOTS; i++)
+    for (int s = 0; s < EN_NSLOTS; s++)
+      free(e->cone[i].val[s]);
   free(e->cone);
 }
 
@@ -248,7 +247,7 @@ fp_eval *fp_eval_new(const fp_inputs *in) {
     return NULL;
   }
   for (int i = 0; i < EN_MAX_OPS; i++)
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < EN_NSLOTS; s++)
       if (!(e->val[i][s] = base_malloc(EN_MAX_NUMEL * sizeof(uint32_t)))) {
         fp_eval_free(e);
         return NULL;
@@ -260,7 +259,7 @@ void fp_eval_free(fp_eval *e) {
   if (!e)
     return;
   for (int i = 0; i < EN_MAX_OPS; i++)
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < EN_NSLOTS; s++)
       free(e->val[i][s]);
   leaf_free(e);
   cone_free(e);
@@ -288,7 +287,8 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
     const fp_leaf *l = leaf_slot(e, key);
     if (l->val[0]) {
       memcpy(e->shapes[i], l->shapes, sizeof l->shapes);
-      e->cur[i][0] = l->val[0], e->cur[i][1] = l->val[1];
+      for (int s = 0; s < EN_NSLOTS; s++)
+        e->cur[i][s] = l->val[s];
       return BASE_OK;
     }
   } else if (costly(n->gop)) {
@@ -297,10 +297,12 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
       return BASE_OK;
   }
   for (int j = 0; j < nin; j++) {
-    ins[j] = en_value_shape(en_arg(n, j), (const ir_shape(*)[2])e->shapes);
+    ins[j] =
+        en_value_shape(en_arg(n, j), (const ir_shape(*)[EN_NSLOTS])e->shapes);
     in[j] = value_of(e, en_arg(n, j), map);
   }
-  e->cur[i][0] = e->val[i][0], e->cur[i][1] = e->val[i][1];
+  for (int s = 0; s < EN_NSLOTS; s++)
+    e->cur[i][s] = e->val[i][s];
   if (en_node_op(n, ins, &op, &a, e->shapes[i]))
     return BASE_ERR_INTERNAL;
   base_status st = en_gop_is_bn(n->gop)
@@ -324,7 +326,8 @@ uint64_t fp_tensor_hash(const ir_shape *s, const uint32_t *val) {
 }
 
 uint64_t fp_value_hash(const fp_eval *e, uint8_t v, const uint8_t *map) {
-  const ir_shape *s = en_value_shape(v, (const ir_shape(*)[2])e->shapes);
+  const ir_shape *s =
+      en_value_shape(v, (const ir_shape(*)[EN_NSLOTS])e->shapes);
   return fp_tensor_hash(s, value_of(e, v, map));
 }
 
@@ -420,7 +423,7 @@ static base_status eval_renamed(const fp_eval *e, fp_eval *e2,
       continue;
     }
     memcpy(e2->shapes[i], e->shapes[i], sizeof e->shapes[i]);
-    e2->cur[i][0] = e->cur[i][0], e2->cur[i][1] = e->cur[i][1];
+    memcpy(e2->cur[i], e->cur[i], sizeof e->cur[i]);
   }
   return BASE_OK;
 }

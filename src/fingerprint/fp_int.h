@@ -36,9 +36,9 @@ typedef struct fp_cone fp_cone;
  * by cone (eval.c). */
 typedef struct fp_eval {
   const fp_inputs *in;
-  uint32_t *val[EN_MAX_OPS][2]; /* EN_MAX_NUMEL residues each */
-  const uint32_t *cur[EN_MAX_OPS][2];
-  ir_shape shapes[EN_MAX_OPS][2];
+  uint32_t *val[EN_MAX_OPS][EN_NSLOTS]; /* EN_MAX_NUMEL residues each */
+  const uint32_t *cur[EN_MAX_OPS][EN_NSLOTS];
+  ir_shape shapes[EN_MAX_OPS][EN_NSLOTS];
   fp_leaf *leaf; /* FP_LEAF_SLOTS entries, open addressing */
   int nleaf;
   fp_cone *cone; /* FP_CONE_SLOTS entries, direct-mapped */

@@ -208,7 +208,7 @@ static base_status nf_record(nf_branch *s, const en_graph *g) {
 /* Evaluates the last node; at the level's depth records the values of a
  * normal last node whose sub-DAG is the whole graph. */
 static base_status nf_visit(void *state, const en_graph *g,
-                            const ir_shape (*shapes)[2], int is_graph) {
+                            const ir_shape (*shapes)[EN_NSLOTS], int is_graph) {
   nf_branch *s = state;
   (void)shapes, (void)is_graph;
   s->stop = 0;

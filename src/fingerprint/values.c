@@ -13,9 +13,9 @@ int fp_ir_node(const ir_graph *g, int k, uint32_t **val, uint64_t key) {
   const ir_node *n = &g->nodes[k];
   const ir_shape *ins[IR_MAX_IN];
   const uint32_t *in[IR_MAX_IN];
-  ir_shape outs[2];
-  uint32_t *out[2];
-  if (n->nout > 2)
+  ir_shape outs[EN_NSLOTS];
+  uint32_t *out[EN_NSLOTS];
+  if (n->nout > EN_NSLOTS)
     return -1;
   for (int j = 0; j < n->nin; j++) {
     ins[j] = &g->tensors[n->in[j]].shape;

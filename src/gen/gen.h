@@ -40,6 +40,8 @@ typedef struct gen_options {
   const char *ops;          /* comma-separated operator names; NULL: all */
   int extended;             /* 1: the extended operator set (--opset
                                extended, docs/generation.md) */
+  int max_outputs;          /* most outputs of a graph (1..3); 0: 2. 3
+                               (extended set) enables split3 */
   fp_pairs pairs;           /* which pairs of a fingerprint bucket (fp.h) */
   int threads;              /* threads per process; 0: all cores */
   unsigned z3_timeout_ms;   /* per Z3 query; 0: 10000 */

@@ -201,6 +201,18 @@ const verify_axiom verify_axioms_split[] = {
      "a=1 n=3 x=[2,3] y=[2,2]"},
     {"split1_concat", "split", "(= (split1 a n (concat a n x y)) y)",
      "a=0 n=2 x=[2,3] y=[1,3]"},
+    /* nested splits: a split of a split's part is a split of the whole
+     * (a three-part split is encoded as split1's split, encode.c) */
+    {"split0_split0", "split",
+     "(=> (< n m) (= (split0 a n (split0 a m x)) (split0 a n x)))",
+     "a=1 n=1 m=3 x=[2,4]"},
+    {"split1_split0", "split",
+     "(=> (< n m) (= (split1 a n (split0 a m x))"
+     " (split0 a (- m n) (split1 a n x))))",
+     "a=0 n=1 m=3 x=[4,2]"},
+    {"split1_split1", "split",
+     "(= (split1 a k (split1 a n x)) (split1 a (+ n k) x))",
+     "a=1 n=1 k=2 x=[2,4]"},
     {"split0_ewadd", "split",
      "(= (split0 a n (ewadd x y)) (ewadd (split0 a n x) (split0 a n y)))",
      "a=1 n=1 x=[2,3] y=[2,3]"},
