@@ -134,7 +134,6 @@ Test(lower_chain, move_walk_matches_program) {
     ir_graph_free(g);
   }
 }
-}
 
 Test(lower_chain, move_refuses_other_operators) {
   lu_refused("input x: [2,3]\ny = move(x) { t0 = relu($0) }\noutput y\n",
