@@ -32,7 +32,13 @@
 #include "../verify/verify.h"
 #include "rewrite_int.h"
 
-#define INST_MAX_PROOFS 1024  /* verifier calls per compiled rule set */
+/* Verifier calls per compiled rule set. 1,024 until 2026-11-29: with
+ * --passes none and rules/extended.rules Inception-v3 spent them all and
+ * refused instances it needed (1,223.6 us at 1,024, 1,143.8 us at 8,192;
+ * 11.4 -> 25.5 CPU-s for the whole optimize; ResNet-50 735.7 us either
+ * way, 8.4 -> 13.8 CPU-s; docs/notes/results.md). A proof takes about 2
+ * ms. */
+#define INST_MAX_PROOFS 8192
 #define INST_TIMEOUT_MS 2000u /* per verifier query */
 #define INST_HOPELESS 8       /* refusals without a proof: give up a dir */
 
