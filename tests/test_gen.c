@@ -246,11 +246,29 @@ static int bn_of_conv(const ir_graph *g) {
   return 0;
 }
 
+/* Whether every conv2d of g has stride 2 and explicit pads [1,1,1,1] (the
+ * extended set's conv2d/s2p1), and g has one. */
+static int convs_s2p1(const ir_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_attrs *a = &g->nodes[i].a;
+    if (g->nodes[i].op != IR_OP_CONV2D)
+      continue;
+    if (a->stride[0] != 2 || a->stride[1] != 2 ||
+        a->padmode != IR_PAD_EXPLICIT ||
+        memcmp(a->pad, (int32_t[]){1, 1, 1, 1}, sizeof a->pad))
+      return 0;
+    n++;
+  }
+  return n > 0;
+}
+
 /* The extended set (--opset extended) at --max-ops 3 over conv2d and
  * batchnorm finds batch-norm folding (conv2d + batchnorm == one biased
- * conv2d on weight-only transforms) and proves it (bn_fold_conv); the same
- * rule with the folded bias reading the batchnorm's bias where its mean
- * belongs is not proven. */
+ * conv2d on weight-only transforms) and proves it (bn_fold_conv), also on
+ * a stride-2 convolution with explicit pads (the same run: no time added);
+ * the same rule with the folded bias reading the batchnorm's bias where
+ * its mean belongs is not proven. */
 Test(gen, extended_set_finds_batchnorm_folding, .timeout = 60) {
   char out[32];
   ir_ruleset rs;
@@ -264,6 +282,15 @@ Test(gen, extended_set_finds_batchnorm_folding, .timeout = 60) {
       fold = r;
   }
   cr_assert(fold, "no proven batch-norm folding among %d rules", rs.n);
+  int padded = 0;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_rule *r = &rs.rules[i];
+    padded += r->status == IR_RULE_PROVEN && r->naxioms == 1 &&
+              !strcmp(r->axioms[0], "bn_fold_conv") &&
+              bn_of_conv(r->src) != bn_of_conv(r->dst) && convs_s2p1(r->src) &&
+              convs_s2p1(r->dst);
+  }
+  cr_expect_eq(padded, 2, "folds on conv2d/s2p1 (w and d kernels): %d", padded);
   /* the false variant: the folded bias's batchnorm reads the bias as its
    * mean (the line "[1,4] = batchnorm(..., n1_mean, n1_var)") */
   char *start = rule_text(out, fold->id);

@@ -7,7 +7,9 @@
  * the ResNeXt merge (two convolutions + add -> one convolution on
  * concatenated inputs and weights); the edge filter refusing a graph with
  * the pattern's node signatures but not its edge; a batch-norm fold typed
- * on a convolution whose input and output channels differ. Rules:
+ * on a convolution whose input and output channels differ; explicit pads
+ * (a rule over pads [1,1,1,1] at stride 2 on other pads and strides).
+ * Rules:
  * tests/data/rules/instances.rules.
  */
 #include <criterion/criterion.h>
@@ -16,6 +18,7 @@
 #include "exec/exec.h"
 #include "rewrite/rewrite_int.h"
 #include "search/search.h"
+#include "verify/verify.h"
 
 #define RULES SUPEROPT_SOURCE_DIR "/tests/data/rules/instances.rules"
 
@@ -162,6 +165,72 @@ Test(instances, strided) {
   g = add_convs("stride=[2,2] pad=[1,1,1,1]", 0, 0);
   cr_assert_eq(matches("merge_add_convs", g, &ni), 0);
   ir_graph_free(g);
+}
+
+/* A batchnorm after a convolution of kernel K, stride S and explicit pads
+ * P (ResNet's stride-2 3x3 with pads 1, its 7x7 stem with pads 3). */
+static ir_graph *conv_bn(int k, const char *params) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "input x: [1,3,12,12]\nweight w: [6,3,%d,%d]\n"
+           "weight s: [6]\nweight b: [6]\nweight m: [6]\nweight v: [6]\n"
+           "c = conv2d(x, w) %s\nn = batchnorm(c, s, b, m, v)\noutput n\n",
+           k, k, params);
+  return parse(text);
+}
+
+/* A rule over explicit pads (the extended set's conv2d/s2p1) binds a
+ * convolution of equal pads exactly, one of other explicit pads or
+ * another stride through a proven instance (the verifier's conv term
+ * carries the pads), and no convolution padded by a mode. */
+Test(instances, explicit_pads) {
+  int ni;
+  ir_graph *g = conv_bn(3, "stride=[2,2] pad=[1,1,1,1]");
+  cr_assert_eq(matches("bn_fold_s2p1", g, &ni), 1);
+  cr_assert_eq(ni, 0);
+  ir_graph_free(g);
+  g = conv_bn(7, "stride=[2,2] pad=[3,3,3,3]"); /* the stem */
+  cr_assert_eq(matches("bn_fold_s2p1", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+  g = conv_bn(3, "pad=[1,1,1,1]"); /* stride 1 */
+  cr_assert_eq(matches("bn_fold_s2p1", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+  g = conv_bn(3, "stride=[2,2] pad=[0,0,1,1]"); /* asymmetric pads */
+  cr_assert_eq(matches("bn_fold_s2p1", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+  g = conv_bn(3, "stride=[2,2] pad=same"); /* a mode: not explicit */
+  cr_assert_eq(matches("bn_fold_s2p1", g, &ni), 0);
+  ir_graph_free(g);
+}
+
+/* The verifier proves the fold over explicit pads and not a rule that
+ * changes them (the same shapes: pads [0,0,2,2] at stride 2). */
+Test(instances, explicit_pads_proven_not_changed) {
+  const ir_rule *r = NULL;
+  for (int i = 0; i < rs.n; i++)
+    if (!strcmp(rs.rules[i].id, "bn_fold_s2p1"))
+      r = &rs.rules[i];
+  cr_assert(r);
+  base_diag d;
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  verify_result res;
+  cr_assert_eq(verify_prove(c, r, &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_eq(res.status, IR_RULE_PROVEN, "%s", res.reason);
+  ir_rule bad = *r;
+  bad.dst = ir_graph_clone(r->dst);
+  cr_assert(bad.dst);
+  for (int i = 0; i < bad.dst->nnodes; i++)
+    if (bad.dst->nodes[i].op == IR_OP_CONV2D)
+      memcpy(bad.dst->nodes[i].a.pad, (int32_t[]){0, 0, 2, 2},
+             sizeof(int32_t[4]));
+  cr_assert_eq(verify_prove(c, &bad, &res, &d), BASE_OK, "%s", d.msg);
+  cr_expect_neq(res.status, IR_RULE_PROVEN, "pads [0,0,2,2] proven");
+  ir_graph_free(bad.dst);
+  verify_free(c);
 }
 
 Test(instances, grouped_only_where_proven) {

@@ -44,7 +44,7 @@ typedef struct memo {
 typedef struct dfs {
   int max_ops, max_outputs;
   int extended;  /* en_config.extended */
-  uint32_t gops; /* bit per enabled en_gop */
+  uint64_t gops; /* bit per enabled en_gop */
   en_graph g;    /* the graph under construction */
   ir_shape shapes[EN_MAX_OPS][EN_NSLOTS];
   uint16_t sid[EN_MAX_OPS][EN_NSLOTS]; /* shape ids of the node outputs */
@@ -717,17 +717,15 @@ static base_status descend(dfs *s) {
 /* ---- first-level branches -------------------------------------------------
  */
 
-_Static_assert(EN_NGOPS <= 32, "dfs.gops has a bit per gop");
-
 /* The gops enumerated: those of c's operators and set; split3 only where
  * a graph may have three outputs (its own). */
-static uint32_t gop_mask(const en_config *c) {
+static uint64_t gop_mask(const en_config *c) {
   uint64_t ops = c->ops ? c->ops : en_ops_all();
-  uint32_t m = 0;
+  uint64_t m = 0;
   for (int g = 0; g < EN_NGOPS; g++)
     if (ops >> en_gop_op(g) & 1 && en_gop_on(g, c->extended) &&
         (g != EN_SPLIT3 || c->max_outputs >= 3))
-      m |= 1u << g;
+      m |= (uint64_t)1 << g;
   return m;
 }
 

@@ -102,8 +102,17 @@ typedef enum en_gop {
    * (en_config.max_outputs >= 3): what folds two nested two-part splits,
    * the form two sibling merges of three siblings make, into one */
   EN_SPLIT3,
+  /* conv2d stride 2 with explicit pads [1,1,1,1] of a 3x3 kernel (a 5x5
+   * image gives 3x3), as ONNX graphs have their downsampling convolutions
+   * (ResNet's 3x3 stride 2); a rule's explicit pads match a graph
+   * convolution of equal pads, other explicit pads through a rule
+   * instance (docs/search.md): as EN_CONV, EN_CONV_RELU, EN_CONVB */
+  EN_CONVP,
+  EN_CONVP_RELU,
+  EN_CONVBP,
   EN_NGOPS
 } en_gop;
+_Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");
 #define EN_NBASE_GOPS EN_CONVB /* the default set: gops before this */
 
 typedef struct en_node {

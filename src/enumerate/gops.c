@@ -84,6 +84,9 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_MATMULB_RELU] = {"matmul+bias+relu", IR_OP_MATMUL, 3, 1},
     [EN_SPLIT2] = {"split2", IR_OP_SPLIT, 1, 2},
     [EN_SPLIT3] = {"split3", IR_OP_SPLIT, 1, 3},
+    [EN_CONVP] = {"conv2d/s2p1", IR_OP_CONV2D, 2, 1},
+    [EN_CONVP_RELU] = {"conv2d/s2p1+relu", IR_OP_CONV2D, 2, 1},
+    [EN_CONVBP] = {"conv2d/s2p1+bias", IR_OP_CONV2D, 3, 1},
 };
 
 /* The argument of gop that is a batchnorm's parameters (class n), or -1. */
@@ -184,6 +187,17 @@ static int params_ok(const en_node *n) {
   return 1;
 }
 
+/* A convolution's image and kernel (at most 3x3, groups dividing C). */
+static int conv_ok(const ir_shape *const *in) {
+  return image_like(in[0]) && in[1]->rank == 4 && in[1]->dim[2] <= 3 &&
+         in[1]->dim[3] <= 3 && in[1]->dim[1] <= in[0]->dim[1] &&
+         in[0]->dim[1] % in[1]->dim[1] == 0;
+}
+
+static int kernel3x3(const ir_shape *w) {
+  return w->rank == 4 && w->dim[2] == 3 && w->dim[3] == 3;
+}
+
 /* Restrictions of the generation set beyond the IR's shape rules. */
 static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   if (!params_ok(n))
@@ -203,6 +217,14 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_MATMULB_RELU:
     return (in[0]->rank == 2 || in[0]->rank == 3) && in[1]->rank == 2 &&
            in[2]->rank == 1 && in[2]->dim[0] == in[1]->dim[1];
+  case EN_CONVP:
+  case EN_CONVP_RELU: /* 3x3 kernels: square, centred by pads 1, as the
+                         graphs' strided ones are (a rule's kernel binds
+                         any kernel) */
+    return kernel3x3(in[1]) && conv_ok(in);
+  case EN_CONVBP:
+    if (!kernel3x3(in[1]))
+      return 0; /* fall through */
   case EN_CONVB:
   case EN_CONVB_RELU:
   case EN_CONVBV:
@@ -211,10 +233,7 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_CONV:
   case EN_CONV_RELU:
   case EN_CONVV:
-  case EN_CONVV_RELU:
-    return image_like(in[0]) && in[1]->rank == 4 && in[1]->dim[2] <= 3 &&
-           in[1]->dim[3] <= 3 && in[1]->dim[1] <= in[0]->dim[1] &&
-           in[0]->dim[1] % in[1]->dim[1] == 0;
+  case EN_CONVV_RELU: return conv_ok(in);
   case EN_EWADD:
   case EN_EWMUL: return ir_shape_eq(in[0], in[1]);
   case EN_SMUL: return in[1]->rank == 0;
@@ -263,6 +282,15 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
   case EN_CONVV:
     a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]);
     a->padmode = IR_PAD_VALID;
+    break;
+  case EN_CONVP_RELU: a->act = IR_ACT_RELU; /* fall through */
+  case EN_CONVBP:
+  case EN_CONVP:
+    a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]);
+    a->stride[0] = a->stride[1] = 2;
+    a->padmode = IR_PAD_EXPLICIT;
+    for (int i = 0; i < 4; i++)
+      a->pad[i] = 1;
     break;
   case EN_MATMULB_RELU: a->act = IR_ACT_RELU; break;
   case EN_CONCAT1: a->axis = 1; break;

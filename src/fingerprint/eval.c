@@ -163,6 +163,9 @@ static int costly(int gop) {
   case EN_CONVV:
   case EN_CONVV_RELU:
   case EN_CONVBV:
+  case EN_CONVP:
+  case EN_CONVP_RELU:
+  case EN_CONVBP:
   case EN_RELU:
   case EN_AVGPOOL:
   case EN_MAXPOOL: return 1;

@@ -2,12 +2,14 @@
  * convolutions applies to the convolutions real graphs have.
  *
  * The matcher binds a pattern convolution without bias to a graph
- * convolution that differs only in stride, groups, a bias or a fused
- * activation (REWRITE_INSTANCE). Such a match is used only through the rule
+ * convolution that differs only in stride, groups, explicit pads (where
+ * the pattern's are explicit too), a bias or a fused activation
+ * (REWRITE_INSTANCE). Such a match is used only through the rule
  * instance it needs, proven by the verifier:
  *   - src' is the pattern with every node's parameters the bound graph
  *     node's (its bias an extra input), typed on the bound tensors' shapes;
- *   - dst' is the replacement with the same strides and groups substituted
+ *   - dst' is the replacement with the same strides, groups and explicit
+ *     pads substituted
  *     (pattern value -> graph value, one value each), each activation of a
  *     pattern output applied to the matching replacement output (fused into
  *     its producer when that has act=), and the biases placed by trying,
@@ -30,7 +32,13 @@
 #include "../verify/verify.h"
 #include "rewrite_int.h"
 
-#define INST_MAX_PROOFS 1024  /* verifier calls per compiled rule set */
+/* Verifier calls per compiled rule set. 1,024 until 2026-11-29: with
+ * --passes none and rules/extended.rules Inception-v3 spent them all and
+ * refused instances it needed (1,223.6 us at 1,024, 1,143.8 us at 8,192;
+ * 11.4 -> 25.5 CPU-s for the whole optimize; ResNet-50 735.7 us either
+ * way, 8.4 -> 13.8 CPU-s; docs/notes/results.md). A proof takes about 2
+ * ms. */
+#define INST_MAX_PROOFS 8192
 #define INST_TIMEOUT_MS 2000u /* per verifier query */
 #define INST_HOPELESS 8       /* refusals without a proof: give up a dir */
 
@@ -237,8 +245,23 @@ static int map_add(int32_t *from, int32_t *to, int *n, int32_t f, int32_t t) {
   return 1;
 }
 
-/* The edits every candidate shares: stride and groups maps, activations of
- * outputs, the biases. 0 when the match cannot be an instance. */
+/* Adds pattern node pa's explicit pads -> graph node ga's to e's map (one
+ * value each, as map_add); 0 on a clash. Other modes: nothing to map
+ * (rewrite_params_match let them differ only when both are explicit). */
+static int pad_map_add(rewrite_edits *e, const ir_attrs *pa,
+                       const ir_attrs *ga) {
+  if (pa->padmode != IR_PAD_EXPLICIT || ga->padmode != IR_PAD_EXPLICIT)
+    return 1;
+  for (int i = 0; i < e->npad; i++)
+    if (!memcmp(e->pad_from[i], pa->pad, sizeof pa->pad))
+      return !memcmp(e->pad_to[i], ga->pad, sizeof ga->pad);
+  memcpy(e->pad_from[e->npad], pa->pad, sizeof pa->pad);
+  memcpy(e->pad_to[e->npad++], ga->pad, sizeof ga->pad);
+  return 1;
+}
+
+/* The edits every candidate shares: stride, groups and pads maps, activations
+ * of outputs, the biases. 0 when the match cannot be an instance. */
 static int base_edits(const rewrite_cpat *cp, const ir_graph *g,
                       const rewrite_match *m, const inst_entry *en,
                       rewrite_edits *e, int *bias_p, int *nbias) {
@@ -255,7 +278,8 @@ static int base_edits(const rewrite_cpat *cp, const ir_graph *g,
         !map_add(e->sw_from, e->sw_to, &e->nsw, pn->a.stride[1],
                  gn->a.stride[1]) ||
         !map_add(e->groups_from, e->groups_to, &e->ngroups, pn->a.groups,
-                 gn->a.groups))
+                 gn->a.groups) ||
+        !pad_map_add(e, &pn->a, &gn->a))
       return 0;
     if (gn->a.act != pn->a.act) { /* only on a pattern output */
       int o = -1;

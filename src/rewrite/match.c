@@ -281,9 +281,14 @@ int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes) {
     ir_param_kind k = r->pkind[i];
     if (r->ptraits[i] & IR_PT_DERIVED)
       continue;
-    if (k == IR_PK_PAD) {
-      if (!pads_match(&p->a, &n->a, modes))
+    if (k == IR_PK_PAD) { /* explicit pads differing from a pattern's
+                             explicit pads: an instance, where marked '!' */
+      if (pads_match(&p->a, &n->a, modes))
+        continue;
+      if (!(r->ptraits[i] & IR_PT_INST) || p->a.padmode != IR_PAD_EXPLICIT ||
+          n->a.padmode != IR_PAD_EXPLICIT)
         return 0;
+      differ = 1;
       continue;
     }
     if (ir_field_eq(k, r->poff[i], &p->a, &n->a))

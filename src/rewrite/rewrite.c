@@ -226,6 +226,11 @@ static void edit_conv(const rewrite_edits *e, ir_attrs *a) {
   a->stride[0] = map_get(e->sh_from, e->sh_to, e->nsh, a->stride[0]);
   a->stride[1] = map_get(e->sw_from, e->sw_to, e->nsw, a->stride[1]);
   a->groups = map_get(e->groups_from, e->groups_to, e->ngroups, a->groups);
+  for (int i = 0; i < e->npad && a->padmode == IR_PAD_EXPLICIT; i++)
+    if (!memcmp(e->pad_from[i], a->pad, sizeof a->pad)) {
+      memcpy(a->pad, e->pad_to[i], sizeof a->pad);
+      break;
+    }
 }
 
 /* Adds the bias term of e to h; returns its tensor or -1. */

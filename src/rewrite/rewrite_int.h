@@ -200,6 +200,9 @@ typedef struct rewrite_edits {
   int32_t sh_from[REWRITE_MAX_PNODES], sh_to[REWRITE_MAX_PNODES];
   int32_t sw_from[REWRITE_MAX_PNODES], sw_to[REWRITE_MAX_PNODES];
   int32_t groups_from[REWRITE_MAX_PNODES], groups_to[REWRITE_MAX_PNODES];
+  /* explicit pads [t,l,b,r] of the pattern -> the graph node's */
+  int npad;
+  int32_t pad_from[REWRITE_MAX_PNODES][4], pad_to[REWRITE_MAX_PNODES][4];
   int bias_node; /* replacement conv given a bias; -1: none */
   int bias_kind; /* REWRITE_BIAS_* */
   char bias_name[2][32];

@@ -4,7 +4,7 @@
  * an uninterpreted Z3 function (Int parameters, then tensors). A graph input or
  * weight is a Tensor constant named after it, so src and dst of a rule share
  * them. Operators whose form the axioms cover get their own symbol; any
- * other (or an unusual form: dilated or explicitly padded conv, batched
+ * other (or an unusual form: dilated conv, explicit pads above 255, batched
  * matmul without a bias or with a batched right operand) becomes a generic
  * function named after the operator and all its parameters, equal only by
  * congruence.
@@ -239,11 +239,13 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
 static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                         const Z3_ast *in, Z3_ast *out) {
   const ir_attrs *a = &nd->a;
-  if (nd->op == IR_OP_CONV2D && plain_window(a) && a->dilation[0] == 1 &&
-      a->dilation[1] == 1 && nd->nin <= 3 &&
+  if (nd->op == IR_OP_CONV2D && verify_pad_code(a) >= 0 &&
+      a->dilation[0] == 1 && a->dilation[1] == 1 && nd->nin <= 3 &&
       a->act != IR_ACT_CLIP) { /* with a bias: its own symbol (lowered
-                                  forms, src/fuse/lower.h, have none) */
-    int64_t iv[5] = {a->stride[0], a->stride[1], a->padmode, a->groups, a->act};
+                                  forms, src/fuse/lower.h, have none);
+                                  explicit pads by their code */
+    int64_t iv[5] = {a->stride[0], a->stride[1], verify_pad_code(a), a->groups,
+                     a->act};
     out[0] =
         apply(c, nd->nin == 2 ? VERIFY_F_CONV2D : VERIFY_F_CONV2DB, iv, in);
     return 1;

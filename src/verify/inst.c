@@ -262,9 +262,8 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
     g->op = IR_OP_CONV2D;
     ir_attrs_default(g->op, a);
     a->stride[0] = (int32_t)iv[0].v, a->stride[1] = (int32_t)iv[1].v;
-    a->padmode = (int32_t)iv[2].v, a->groups = (int32_t)iv[3].v;
-    a->act = (int32_t)iv[4].v;
-    return a->padmode == IR_PAD_SAME || a->padmode == IR_PAD_VALID;
+    a->groups = (int32_t)iv[3].v, a->act = (int32_t)iv[4].v;
+    return verify_pad_decode(iv[2].v, a);
   case VERIFY_F_MATMUL:
   case VERIFY_F_MATMULB:
     g->op = IR_OP_MATMUL;

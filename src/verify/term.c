@@ -76,6 +76,33 @@ int64_t verify_perm_code(const int64_t *perm, int n) {
   return n + 8 * c;
 }
 
+int64_t verify_pad_code(const ir_attrs *a) {
+  if (a->padmode != IR_PAD_EXPLICIT)
+    return a->padmode;
+  int64_t c = 0;
+  for (int i = 3; i >= 0; i--) {
+    if (a->pad[i] < 0 || a->pad[i] > 255)
+      return -1;
+    c = 256 * c + a->pad[i];
+  }
+  return 2 + c;
+}
+
+int verify_pad_decode(int64_t c, ir_attrs *a) {
+  memset(a->pad, 0, sizeof a->pad);
+  if (c == IR_PAD_SAME || c == IR_PAD_VALID) {
+    a->padmode = (int32_t)c;
+    return 1;
+  }
+  if (c < 2 || c - 2 >= (int64_t)1 << 32)
+    return 0;
+  a->padmode = IR_PAD_EXPLICIT;
+  c -= 2;
+  for (int i = 0; i < 4; i++, c /= 256)
+    a->pad[i] = (int32_t)(c % 256);
+  return 1;
+}
+
 /* ---- parsing ------------------------------------------------------------ */
 
 typedef struct tparser {

@@ -121,6 +121,17 @@ base_status verify_form_parse(const verify_axiom *ax, verify_form *f,
  * code that is a multiple of 8 has n = 8). */
 int64_t verify_perm_code(const int64_t *perm, int n);
 
+/* Code of a convolution's padding, the pad argument of conv2d and conv2db:
+ * 0 same, 1 valid (IR_PAD_*), explicit pads [t,l,b,r] (each below 256)
+ * 2 + t + 256 * (l + 256 * (b + 256 * r)); -1 for other explicit pads (the
+ * node is then encoded generically). Zero padding comes before the
+ * per-channel arithmetic, so every conv axiom over a variable pad holds for
+ * explicit pads too. */
+int64_t verify_pad_code(const ir_attrs *a);
+/* The inverse on a valid code: sets a's padmode and pads; 0 when c is no
+ * padding's code. */
+int verify_pad_decode(int64_t c, ir_attrs *a);
+
 /* Per-operator axiom arrays, each ended by VERIFY_AXIOM_END (name NULL). */
 #define VERIFY_AXIOM_END                                                       \
   { NULL, NULL, NULL, NULL }
