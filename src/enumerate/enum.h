@@ -97,11 +97,6 @@ typedef enum en_gop {
   EN_MATMULB,
   EN_MATMULB_RELU,
   EN_SPLIT2, /* two parts along axis 2 */
-  /* three parts along axis en_split3_axis(p), sizes [s0, s1, n-s0-s1]
-   * (en_split3_p); enumerated only where graphs may have three outputs
-   * (en_config.max_outputs >= 3): what folds two nested two-part splits,
-   * the form two sibling merges of three siblings make, into one */
-  EN_SPLIT3,
   /* conv2d stride 2 with explicit pads [1,1,1,1] of a 3x3 kernel (a 5x5
    * image gives 3x3), as ONNX graphs have their downsampling convolutions
    * (ResNet's 3x3 stride 2); a rule's explicit pads match a graph
@@ -110,6 +105,11 @@ typedef enum en_gop {
   EN_CONVP,
   EN_CONVP_RELU,
   EN_CONVBP,
+  /* three parts along axis en_split3_axis(p), sizes [s0, s1, n-s0-s1]
+   * (en_split3_p); enumerated only where graphs may have three outputs
+   * (en_config.max_outputs >= 3): what folds two nested two-part splits,
+   * the form two sibling merges of three siblings make, into one */
+  EN_SPLIT3,
   EN_NGOPS
 } en_gop;
 _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");

@@ -83,10 +83,10 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_MATMULB] = {"matmul+bias", IR_OP_MATMUL, 3, 1},
     [EN_MATMULB_RELU] = {"matmul+bias+relu", IR_OP_MATMUL, 3, 1},
     [EN_SPLIT2] = {"split2", IR_OP_SPLIT, 1, 2},
-    [EN_SPLIT3] = {"split3", IR_OP_SPLIT, 1, 3},
     [EN_CONVP] = {"conv2d/s2p1", IR_OP_CONV2D, 2, 1},
     [EN_CONVP_RELU] = {"conv2d/s2p1+relu", IR_OP_CONV2D, 2, 1},
     [EN_CONVBP] = {"conv2d/s2p1+bias", IR_OP_CONV2D, 3, 1},
+    [EN_SPLIT3] = {"split3", IR_OP_SPLIT, 1, 3},
 };
 
 /* The argument of gop that is a batchnorm's parameters (class n), or -1. */
