@@ -241,19 +241,21 @@ cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
  * right), in one of cxk_dwconv_variants() thread shapes (var); kconv.cu.
  * The epilogue: bias, then fn: CXK_ID, CXK_RELU or CXK_CLIP (lo, hi).
  * cxk_dwconv_ok: the geometry is one it runs, and c a multiple of the channels
- * a thread of variant var computes. */
+ * a thread of variant var computes. dt: the element type of x, w, bias and
+ * y (CXK_*, 0 float32), summed in float32 either way. */
 typedef struct cxk_dw {
   int64_t n, c, h, w, oh, ow;
   int kh, kw, pt, pl, stride;
   int var;
   int fn;
   float lo, hi;
+  int dt;
 } cxk_dw;
 int cxk_dwconv_ok(const cxk_dw *p);
 int cxk_dwconv_variants(void);
 /* bias: [c] added to every output (after the sum), or NULL. */
-cudaError_t cxk_dwconv(cudaStream_t s, const float *x, const float *w,
-                       const float *bias, float *y, const cxk_dw *p);
+cudaError_t cxk_dwconv(cudaStream_t s, const void *x, const void *w,
+                       const void *bias, void *y, const cxk_dw *p);
 /* Squeeze-and-excitation's squeeze in one kernel (kse.cu): pooled[n, c]
  * = mean over the hw pixels of x (NCHW [n, c, hw], or channels-last [n,
  * hw, c] when cl); h[n, r] = act1(b1[r] + sum_c w1[r, c] pooled[n, c]);
