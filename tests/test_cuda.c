@@ -1123,8 +1123,8 @@ Test(cuda, half_layernorm_softmax) {
 }
 
 /* Attention heads in half: BERT's merged projection, its split, the
- * heads' transposes (2-byte copies) and an attention node (staged, both
- * its forms timed on the copies). */
+ * heads' transposes (2-byte copies) and an attention node (katt.cu's
+ * kernel on the half operands). */
 Test(cuda, half_attention) {
   need_gpu();
   ir_graph *g = parse(QKV_ATT_BODY "output o\n");
@@ -1372,6 +1372,30 @@ Test(cuda, half_conv_gemm_1x1) {
                  &cl, "half 1x1 conv GEMM");
   plan_hook = NULL;
   unsetenv("SUPEROPT_GEMM");
+}
+
+/* Every attention node runs katt.cu's kernel on its half operands (not
+ * staged through float32 copies). */
+static void att_native(const ir_graph *g, const gpu_plan *p, const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_ATTENTION)
+      cr_expect_str_eq(gpu_plan_engine(p, i), "attention kernel", "%s: node %d",
+                       what, i);
+}
+
+/* Attention natively in half: the row layout (heads=, cols=, hdim=,
+ * seqfirst=: q, k and v read in their rows at element offsets), -inf masks
+ * and a finite bias with the guard, 150 keys (the float32-math kernel),
+ * rank 3, and 128 keys or fewer on the tensor cores (TF32 on half values,
+ * exact) or not (strict). */
+Test(cuda, half_attention_native) {
+  need_gpu();
+  gpu_options tc = {0}, strict = {.fp32_strict = 1};
+  plan_hook = att_native;
+  half_fast_path(att_rows_graph, &tc, "half attention rows");
+  half_fast_path(att_bias_graph, &tc, "half attention bias");
+  half_fast_path(att_bias_graph, &strict, "half attention bias, strict");
+  plan_hook = NULL;
 }
 
 /* --fast-gelu in half: the matmul's bias + gelu in cuBLASLt's epilogue, a

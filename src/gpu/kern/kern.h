@@ -216,6 +216,8 @@ typedef struct cxk_att {
   int64_t st[4][4];
   int64_t bst[4]; /* the bias's strides */
   int64_t guard;  /* 1: fully masked rows give 0 */
+  int64_t dt;     /* the element type of q, k, v, scale, bias and y (CXK_*:
+                     0 float32), computed in float32 either way */
 } cxk_att;
 int cxk_attention_ok(const cxk_att *a);
 /* In place: softmax(s * x + b) of rows of len floats (s a device scalar,
@@ -226,9 +228,9 @@ cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
                                int64_t len, const float *scale,
                                const float *bias, const cxk_att *a);
 int cxk_attention_tc_t(void);
-cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
-                          const float *v, const float *scale, const float *bias,
-                          float *y, const cxk_att *a, int rw);
+cudaError_t cxk_attention(cudaStream_t st, const void *q, const void *k,
+                          const void *v, const void *scale, const void *bias,
+                          void *y, const cxk_att *a, int rw);
 /* Layer norm of rows of len floats; xb (NULL: none): a vector of len
  * added to every row as it is loaded; rms: not centred (RMSNorm, x /
  * sqrt(mean(x^2) + eps)). */
