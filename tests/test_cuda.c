@@ -1493,42 +1493,43 @@ Test(cuda, channel_shuffle_nodes) {
  * kernel moves 4 elements a thread) and a roll of a channels-last
  * convolution's padded, transposed output (read through its strides, 2
  * channels: one element a thread); bit for bit the CPU's. */
+static const char *const move_texts[] = {
+    "input x: [1,7,7,8]\nweight w: [8,8]\n"
+    "p = pad(x) pads=[0,0,0,0,0,1,1,0]\n"
+    "a1 = slice(p) starts=[0,2,0,0] ends=[1,8,8,8]\n"
+    "a2 = slice(p) starts=[0,0,0,0] ends=[1,2,8,8]\n"
+    "r1 = concat(a1, a2) axis=1\n"
+    "b1 = slice(r1) starts=[0,0,2,0] ends=[1,8,8,8]\n"
+    "b2 = slice(r1) starts=[0,0,0,0] ends=[1,8,2,8]\n"
+    "r2 = concat(b1, b2) axis=2\n"
+    "w1 = reshape(r2) shape=[1,2,4,2,4,8]\n"
+    "w2 = transpose(w1) perm=[0,1,3,2,4,5]\n"
+    "w3 = reshape(w2) shape=[4,16,8]\n"
+    "m = matmul(w3, w)\n"
+    "v1 = reshape(m) shape=[1,2,2,4,4,8]\n"
+    "v2 = transpose(v1) perm=[0,1,3,2,4,5]\n"
+    "v3 = reshape(v2) shape=[1,8,8,8]\n"
+    "c1 = slice(v3) starts=[0,6,0,0] ends=[1,8,8,8]\n"
+    "c2 = slice(v3) starts=[0,0,0,0] ends=[1,6,8,8]\n"
+    "u1 = concat(c1, c2) axis=1\n"
+    "d1 = slice(u1) starts=[0,0,6,0] ends=[1,8,8,8]\n"
+    "d2 = slice(u1) starts=[0,0,0,0] ends=[1,8,6,8]\n"
+    "u2 = concat(d1, d2) axis=2\n"
+    "y0 = slice(u2) starts=[0,0,0,0] ends=[1,7,7,8]\n"
+    "y = ewadd(x, y0)\noutput y\n",
+    "input x: [1,4,6,6]\nweight w: [2,4,3,3]\n"
+    "c = conv2d(x, w)\n"
+    "p = pad(c) pads=[0,0,1,0,0,0,0,1] value=0.5\n"
+    "t = transpose(p) perm=[0,2,3,1]\n"
+    "s1 = slice(t) starts=[0,3,0,0] ends=[1,7,7,2]\n"
+    "s2 = slice(t) starts=[0,0,0,0] ends=[1,3,7,2]\n"
+    "r = concat(s1, s2) axis=1\noutput r\n"};
+
 Test(cuda, move_nodes) {
   need_gpu();
-  static const char *texts[] = {
-      "input x: [1,7,7,8]\nweight w: [8,8]\n"
-      "p = pad(x) pads=[0,0,0,0,0,1,1,0]\n"
-      "a1 = slice(p) starts=[0,2,0,0] ends=[1,8,8,8]\n"
-      "a2 = slice(p) starts=[0,0,0,0] ends=[1,2,8,8]\n"
-      "r1 = concat(a1, a2) axis=1\n"
-      "b1 = slice(r1) starts=[0,0,2,0] ends=[1,8,8,8]\n"
-      "b2 = slice(r1) starts=[0,0,0,0] ends=[1,8,2,8]\n"
-      "r2 = concat(b1, b2) axis=2\n"
-      "w1 = reshape(r2) shape=[1,2,4,2,4,8]\n"
-      "w2 = transpose(w1) perm=[0,1,3,2,4,5]\n"
-      "w3 = reshape(w2) shape=[4,16,8]\n"
-      "m = matmul(w3, w)\n"
-      "v1 = reshape(m) shape=[1,2,2,4,4,8]\n"
-      "v2 = transpose(v1) perm=[0,1,3,2,4,5]\n"
-      "v3 = reshape(v2) shape=[1,8,8,8]\n"
-      "c1 = slice(v3) starts=[0,6,0,0] ends=[1,8,8,8]\n"
-      "c2 = slice(v3) starts=[0,0,0,0] ends=[1,6,8,8]\n"
-      "u1 = concat(c1, c2) axis=1\n"
-      "d1 = slice(u1) starts=[0,0,6,0] ends=[1,8,8,8]\n"
-      "d2 = slice(u1) starts=[0,0,0,0] ends=[1,8,6,8]\n"
-      "u2 = concat(d1, d2) axis=2\n"
-      "y0 = slice(u2) starts=[0,0,0,0] ends=[1,7,7,8]\n"
-      "y = ewadd(x, y0)\noutput y\n",
-      "input x: [1,4,6,6]\nweight w: [2,4,3,3]\n"
-      "c = conv2d(x, w)\n"
-      "p = pad(c) pads=[0,0,1,0,0,0,0,1] value=0.5\n"
-      "t = transpose(p) perm=[0,2,3,1]\n"
-      "s1 = slice(t) starts=[0,3,0,0] ends=[1,7,7,2]\n"
-      "s2 = slice(t) starts=[0,0,0,0] ends=[1,3,7,2]\n"
-      "r = concat(s1, s2) axis=1\noutput r\n"};
   const int chains[] = {2, 1};
   for (int k = 0; k < 2; k++) {
-    ir_graph *g = parse(texts[k]);
+    ir_graph *g = parse(move_texts[k]);
     lower_stats st;
     ir_graph *h = lowered_st(g, &st);
     cr_expect_eq(st.chains, chains[k], "graph %d", k);
@@ -1540,6 +1541,40 @@ Test(cuda, move_nodes) {
     ir_graph_free(h);
     ir_graph_free(g);
   }
+}
+
+/* No move node is staged through float32 copies. */
+static void move_native(const ir_graph *g, const gpu_plan *p,
+                        const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_MOVE)
+      cr_expect(strcmp(gpu_plan_engine(p, i), "float32 kernels on copies"),
+                "%s: move node %d staged", what, i);
+}
+
+/* The same chains converted to bf16 and f16, then lowered: kmprog.cu
+ * copies 2-byte elements (the pad value rounded to the type). */
+Test(cuda, half_move_nodes) {
+  need_gpu();
+  plan_hook = move_native;
+  for (int k = 0; k < 2; k++) {
+    ir_graph *g = parse(move_texts[k]);
+    for (int ty = 0; ty < 2; ty++) {
+      base_diag d;
+      ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+      cr_assert_not_null(h, "%s", d.msg);
+      lower_stats st;
+      ir_graph *l = lowered_st(h, &st);
+      cr_expect_geq(st.chains, 1, "graph %d %s", k, half_types[ty]);
+      char what[64];
+      snprintf(what, sizeof what, "half move nodes %d %s", k, half_types[ty]);
+      compare_half(l, what);
+      ir_graph_free(l);
+      ir_graph_free(h);
+    }
+    ir_graph_free(g);
+  }
+  plan_hook = NULL;
 }
 
 /* MOVE_RELU_GRAPH lowered (src/fuse/lower_move.c): the relus the lower

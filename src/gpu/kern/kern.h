@@ -184,7 +184,8 @@ typedef struct cxk_move_args {
   int64_t sst[CXK_RANK];
   cxk_mstep step[CXK_MSTEPS];
 } cxk_move_args;
-cudaError_t cxk_move(cudaStream_t s, const float *x, float *y,
+/* x and y of element type dt (CXK_*). */
+cudaError_t cxk_move(cudaStream_t s, int dt, const void *x, void *y,
                      const cxk_move_args *a);
 cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
                           const float *bias, const float *mean,

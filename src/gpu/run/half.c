@@ -3,7 +3,8 @@
  * (cuDNN, kconv.cu, cuBLASLt), matmuls (cuBLASLt), fused nodes (NVRTC),
  * attention (katt.cu's kernels, every operand of one type), the
  * element-wise operators, casts to float types and the moves (reshape,
- * transpose, slice, concat, split, pad, enlarge: khalf.cu), pooling and
+ * transpose, slice, concat, split, pad, enlarge: khalf.cu; a move node's
+ * program: kmprog.cu), pooling and
  * mean reductions (kred.cu, float32 sums). Every other operator is
  * staged: its half inputs are converted into float32 copies in the node's
  * scratch, the float32 kernels run on the copies (the tensors' pointers swapped
@@ -66,6 +67,7 @@ static int typed(const ir_graph *g, const ir_node *n) {
   case IR_OP_SPLIT:
   case IR_OP_PAD:
   case IR_OP_ENLARGE:
+  case IR_OP_MOVE:
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:
   case IR_OP_GLOBAL_AVGPOOL:

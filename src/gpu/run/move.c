@@ -108,5 +108,6 @@ cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
     a.extent = e > a.extent ? e : a.extent;
   }
   a.vec = group_width(&a, x);
-  return cxk_move(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[0]], &a);
+  return cxk_move(p->ctx->stream, gpu_dt_of(p->g, n->out[0]), p->ptr[n->in[0]],
+                  p->ptr[n->out[0]], &a);
 }
