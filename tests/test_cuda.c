@@ -759,7 +759,8 @@ Test(cuda, every_operator_tf32) {
 /* The channels a thread of each of kconv.cu's thread shapes computes (its
  * kWidth; the library is dlopened, its tables are not visible here). */
 static const int dw_width[] = {1, 2, 2, 2, 2, 2, 2, 4, 4, 4};
-static int dw_var;
+static int dw_var, dw_half; /* dw_half: half types take twice the channels
+                               but in shape 0 */
 
 /* Every node named dw* runs kconv.cu's kernel where shape dw_var's
  * channels a thread divide its channels, cuDNN where not. */
@@ -768,7 +769,8 @@ static void dw_engines(const ir_graph *g, const gpu_plan *p, const char *what) {
     const ir_tensor *y = &g->tensors[g->nodes[i].out[0]];
     if (strncmp(y->name, "dw", 2))
       continue;
-    int own = y->shape.dim[1] % dw_width[dw_var] == 0;
+    int width = dw_width[dw_var] * (dw_half && dw_var ? 2 : 1);
+    int own = y->shape.dim[1] % width == 0;
     const char *e = gpu_plan_engine(p, i);
     cr_expect(own ? !strcmp(e, "kconv depthwise") : !!strstr(e, "cuDNN"),
               "%s: %s runs on %s", what, y->name, e);
@@ -1147,8 +1149,8 @@ Test(cuda, half_layernorm_softmax) {
 }
 
 /* Attention heads in half: BERT's merged projection, its split, the
- * heads' transposes (2-byte copies) and an attention node (staged, both
- * its forms timed on the copies). */
+ * heads' transposes (2-byte copies) and an attention node (katt.cu's
+ * kernel on the half operands). */
 Test(cuda, half_attention) {
   need_gpu();
   ir_graph *g = parse(QKV_ATT_BODY "output o\n");
@@ -1195,6 +1197,26 @@ Test(cuda, half_op_graphs) {
     compare_converted(g, what, 1);
     ir_graph_free(g);
   }
+}
+
+/* ---- half precision on float32's fast paths ---------------------------
+ * The float32 graph text converted by the policy (ir_graph_to_dtype, as
+ * run --dtype converts a model) to bf16 and to f16, each run under opt
+ * against the CPU (compare_half_as), with plan_hook's assertions on the
+ * engines. */
+static void half_fast_path(const char *text, const gpu_options *opt,
+                           const char *what) {
+  ir_graph *g = parse(text);
+  for (int i = 0; i < 2; i++) {
+    base_diag d;
+    ir_graph *h = ir_graph_to_dtype(g, i ? IR_DT_F16 : IR_DT_BF16, &d);
+    cr_assert_not_null(h, "%s: %s", what, d.msg);
+    char w[96];
+    snprintf(w, sizeof w, "%s, %s", what, half_types[i]);
+    compare_half_as(h, opt, w);
+    ir_graph_free(h);
+  }
+  ir_graph_free(g);
 }
 
 /* Counts the convolutions that run cuDNN's plan with their epilogue; while
@@ -1263,6 +1285,130 @@ Test(cuda, conv_epilogue_fused_by_cudnn) {
   compare_op_graphs(&tf32, 2e-3, "fused conv epilogues");
   plan_hook = NULL;
   unsetenv("SUPEROPT_CONV_FUSE");
+}
+
+/* conv_ep_graph in bf16 and f16 with cuDNN's fused plans wherever offered:
+ * half inputs, filters, bias and residual, float32 inside, one rounding;
+ * the residual's convolution among those that run it. */
+Test(cuda, half_conv_epilogue_fused_by_cudnn) {
+  need_gpu();
+  setenv("SUPEROPT_CONV_FUSE", "always", 1);
+  ep_graph = 1;
+  plan_hook = count_fused;
+  fused_convs = fused_res = 0;
+  gpu_options cl = {0};
+  half_fast_path(conv_ep_graph, &cl, "half conv epilogues, fused");
+  cr_expect_geq(fused_convs, 2, "no half convolution ran cuDNN's fused plan");
+  cr_expect_geq(fused_res, 2,
+                "the half convolution with a residual add (bf16, f16) did "
+                "not run cuDNN's fused plan");
+  plan_hook = NULL;
+  ep_graph = 0;
+  unsetenv("SUPEROPT_CONV_FUSE");
+}
+
+/* Depthwise convolutions (3x3, 5x5 stride 2, 7x7; bias with relu, with a
+ * clip, and a residual after) of 16 and 12 channels in half, kconv.cu's
+ * kernel in each of its thread shapes wherever they divide the channels
+ * (shapes 7 to 9 take 8 halves: the 12-channel one is cuDNN's); read by
+ * convolutions, so channels-last (a graph output is NCHW). */
+static const char *const dw_half_graph =
+    "input x: [2,16,13,11]\nweight w3: [16,1,3,3]\nweight w5: [16,1,5,5]\n"
+    "weight w7: [12,1,7,7]\nweight wp: [12,16,1,1]\nweight b: [16]\n"
+    "weight b12: [12]\nweight wq: [4,16,1,1]\nweight wr: [4,12,1,1]\n"
+    "dwa = conv2d(x, w3, b) groups=16 pad=[1,1,1,1] act=relu\n"
+    "dwb = conv2d(dwa, w5, b) groups=16 stride=[2,2] pad=[2,2,2,2] act=clip "
+    "max=0.5\n"
+    "dwc = conv2d(x, w3, b, dwa) groups=16 pad=[1,1,1,1]\n"
+    "p = conv2d(dwc, wp, b12)\n"
+    "dwd = conv2d(p, w7, b12) groups=12 pad=[3,3,3,3] act=relu\n"
+    "ob = conv2d(dwb, wq)\nod = conv2d(dwd, wr)\noutput ob, od\n";
+
+Test(cuda, half_own_depthwise) {
+  need_gpu();
+  gpu_options cl = {0};
+  int nv = (int)(sizeof dw_width / sizeof *dw_width);
+  plan_hook = dw_engines;
+  dw_half = 1;
+  for (dw_var = 0; dw_var < nv; dw_var++) {
+    char var[16], label[48];
+    snprintf(var, sizeof var, "%d", dw_var);
+    setenv("SUPEROPT_DW", var, 1);
+    snprintf(label, sizeof label, "half own depthwise %d", dw_var);
+    half_fast_path(dw_half_graph, &cl, label);
+  }
+  dw_half = 0;
+  plan_hook = NULL;
+  unsetenv("SUPEROPT_DW");
+}
+
+/* Every 1x1 convolution of the graph (named g*) runs as a half cuBLASLt
+ * GEMM. */
+static void gemm_engines(const ir_graph *g, const gpu_plan *p,
+                         const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->tensors[g->nodes[i].out[0]].name[0] == 'g')
+      cr_expect_str_eq(gpu_plan_engine(p, i), "cuBLASLt GEMM", "%s: node %d",
+                       what, i);
+}
+
+/* 1x1 convolutions as cuBLASLt GEMMs in half ($SUPEROPT_GEMM=always): bias
+ * and relu in the epilogue, a channels-last residual as C, no epilogue,
+ * a clip after (the convolution's own epilogue kernel), a 1x1 image (an
+ * output: NCHW, the same bytes); o, an output of more pixels, is NCHW:
+ * cuDNN. */
+Test(cuda, half_conv_gemm_1x1) {
+  need_gpu();
+  setenv("SUPEROPT_GEMM", "always", 1);
+  plan_hook = gemm_engines;
+  gpu_options cl = {0};
+  half_fast_path("input x: [2,24,7,9]\ninput z: [3,24,1,1]\n"
+                 "weight w: [32,24,1,1]\nweight b: [32]\n"
+                 "weight v: [32,32,1,1]\nweight u: [24,32,1,1]\n"
+                 "ga = conv2d(x, w, b) act=relu\n"
+                 "gb = conv2d(ga, v, b, ga) act=relu\n"
+                 "gc = conv2d(gb, u)\n"
+                 "gd = conv2d(gc, w, b) act=clip max=0.25\n"
+                 "ge = conv2d(z, w, b) act=relu\n"
+                 "o = conv2d(gd, v)\noutput o, ge\n",
+                 &cl, "half 1x1 conv GEMM");
+  plan_hook = NULL;
+  unsetenv("SUPEROPT_GEMM");
+}
+
+/* Every attention node runs katt.cu's kernel on its half operands (not
+ * staged through float32 copies). */
+static void att_native(const ir_graph *g, const gpu_plan *p, const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_ATTENTION)
+      cr_expect_str_eq(gpu_plan_engine(p, i), "attention kernel", "%s: node %d",
+                       what, i);
+}
+
+/* Attention natively in half: the row layout (heads=, cols=, hdim=,
+ * seqfirst=: q, k and v read in their rows at element offsets), -inf masks
+ * and a finite bias with the guard, 150 keys (the float32-math kernel),
+ * rank 3, and 128 keys or fewer on the tensor cores (TF32 on half values,
+ * exact) or not (strict). */
+Test(cuda, half_attention_native) {
+  need_gpu();
+  gpu_options tc = {0}, strict = {.fp32_strict = 1};
+  plan_hook = att_native;
+  half_fast_path(att_rows_graph, &tc, "half attention rows");
+  half_fast_path(att_bias_graph, &tc, "half attention bias");
+  half_fast_path(att_bias_graph, &strict, "half attention bias, strict");
+  plan_hook = NULL;
+}
+
+/* --fast-gelu in half: the matmul's bias + gelu in cuBLASLt's epilogue, a
+ * bias vector of the operands' type. */
+Test(cuda, half_matmul_fast_gelu_epilogue) {
+  need_gpu();
+  gpu_options fast = {.fast_gelu = 1};
+  half_fast_path("input a: [64,96]\nweight w: [96,80]\nweight b: [80]\n"
+                 "x = matmul(a, w, b) act=gelu\ny = matmul(a, w) act=gelu\n"
+                 "output x, y\n",
+                 &fast, "half matmul gelu (fast)");
 }
 
 static int node_of(const ir_graph *g, const char *out) {
@@ -1349,42 +1495,43 @@ Test(cuda, channel_shuffle_nodes) {
  * kernel moves 4 elements a thread) and a roll of a channels-last
  * convolution's padded, transposed output (read through its strides, 2
  * channels: one element a thread); bit for bit the CPU's. */
+static const char *const move_texts[] = {
+    "input x: [1,7,7,8]\nweight w: [8,8]\n"
+    "p = pad(x) pads=[0,0,0,0,0,1,1,0]\n"
+    "a1 = slice(p) starts=[0,2,0,0] ends=[1,8,8,8]\n"
+    "a2 = slice(p) starts=[0,0,0,0] ends=[1,2,8,8]\n"
+    "r1 = concat(a1, a2) axis=1\n"
+    "b1 = slice(r1) starts=[0,0,2,0] ends=[1,8,8,8]\n"
+    "b2 = slice(r1) starts=[0,0,0,0] ends=[1,8,2,8]\n"
+    "r2 = concat(b1, b2) axis=2\n"
+    "w1 = reshape(r2) shape=[1,2,4,2,4,8]\n"
+    "w2 = transpose(w1) perm=[0,1,3,2,4,5]\n"
+    "w3 = reshape(w2) shape=[4,16,8]\n"
+    "m = matmul(w3, w)\n"
+    "v1 = reshape(m) shape=[1,2,2,4,4,8]\n"
+    "v2 = transpose(v1) perm=[0,1,3,2,4,5]\n"
+    "v3 = reshape(v2) shape=[1,8,8,8]\n"
+    "c1 = slice(v3) starts=[0,6,0,0] ends=[1,8,8,8]\n"
+    "c2 = slice(v3) starts=[0,0,0,0] ends=[1,6,8,8]\n"
+    "u1 = concat(c1, c2) axis=1\n"
+    "d1 = slice(u1) starts=[0,0,6,0] ends=[1,8,8,8]\n"
+    "d2 = slice(u1) starts=[0,0,0,0] ends=[1,8,6,8]\n"
+    "u2 = concat(d1, d2) axis=2\n"
+    "y0 = slice(u2) starts=[0,0,0,0] ends=[1,7,7,8]\n"
+    "y = ewadd(x, y0)\noutput y\n",
+    "input x: [1,4,6,6]\nweight w: [2,4,3,3]\n"
+    "c = conv2d(x, w)\n"
+    "p = pad(c) pads=[0,0,1,0,0,0,0,1] value=0.5\n"
+    "t = transpose(p) perm=[0,2,3,1]\n"
+    "s1 = slice(t) starts=[0,3,0,0] ends=[1,7,7,2]\n"
+    "s2 = slice(t) starts=[0,0,0,0] ends=[1,3,7,2]\n"
+    "r = concat(s1, s2) axis=1\noutput r\n"};
+
 Test(cuda, move_nodes) {
   need_gpu();
-  static const char *texts[] = {
-      "input x: [1,7,7,8]\nweight w: [8,8]\n"
-      "p = pad(x) pads=[0,0,0,0,0,1,1,0]\n"
-      "a1 = slice(p) starts=[0,2,0,0] ends=[1,8,8,8]\n"
-      "a2 = slice(p) starts=[0,0,0,0] ends=[1,2,8,8]\n"
-      "r1 = concat(a1, a2) axis=1\n"
-      "b1 = slice(r1) starts=[0,0,2,0] ends=[1,8,8,8]\n"
-      "b2 = slice(r1) starts=[0,0,0,0] ends=[1,8,2,8]\n"
-      "r2 = concat(b1, b2) axis=2\n"
-      "w1 = reshape(r2) shape=[1,2,4,2,4,8]\n"
-      "w2 = transpose(w1) perm=[0,1,3,2,4,5]\n"
-      "w3 = reshape(w2) shape=[4,16,8]\n"
-      "m = matmul(w3, w)\n"
-      "v1 = reshape(m) shape=[1,2,2,4,4,8]\n"
-      "v2 = transpose(v1) perm=[0,1,3,2,4,5]\n"
-      "v3 = reshape(v2) shape=[1,8,8,8]\n"
-      "c1 = slice(v3) starts=[0,6,0,0] ends=[1,8,8,8]\n"
-      "c2 = slice(v3) starts=[0,0,0,0] ends=[1,6,8,8]\n"
-      "u1 = concat(c1, c2) axis=1\n"
-      "d1 = slice(u1) starts=[0,0,6,0] ends=[1,8,8,8]\n"
-      "d2 = slice(u1) starts=[0,0,0,0] ends=[1,8,6,8]\n"
-      "u2 = concat(d1, d2) axis=2\n"
-      "y0 = slice(u2) starts=[0,0,0,0] ends=[1,7,7,8]\n"
-      "y = ewadd(x, y0)\noutput y\n",
-      "input x: [1,4,6,6]\nweight w: [2,4,3,3]\n"
-      "c = conv2d(x, w)\n"
-      "p = pad(c) pads=[0,0,1,0,0,0,0,1] value=0.5\n"
-      "t = transpose(p) perm=[0,2,3,1]\n"
-      "s1 = slice(t) starts=[0,3,0,0] ends=[1,7,7,2]\n"
-      "s2 = slice(t) starts=[0,0,0,0] ends=[1,3,7,2]\n"
-      "r = concat(s1, s2) axis=1\noutput r\n"};
   const int chains[] = {2, 1};
   for (int k = 0; k < 2; k++) {
-    ir_graph *g = parse(texts[k]);
+    ir_graph *g = parse(move_texts[k]);
     lower_stats st;
     ir_graph *h = lowered_st(g, &st);
     cr_expect_eq(st.chains, chains[k], "graph %d", k);
@@ -1459,6 +1606,40 @@ Test(cuda, move_views) {
     }
   }
   unsetenv("SUPEROPT_MOVE");
+  plan_hook = NULL;
+}
+
+/* No move node is staged through float32 copies. */
+static void move_native(const ir_graph *g, const gpu_plan *p,
+                        const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_MOVE)
+      cr_expect(strcmp(gpu_plan_engine(p, i), "float32 kernels on copies"),
+                "%s: move node %d staged", what, i);
+}
+
+/* The same chains converted to bf16 and f16, then lowered: kmprog.cu
+ * copies 2-byte elements (the pad value rounded to the type). */
+Test(cuda, half_move_nodes) {
+  need_gpu();
+  plan_hook = move_native;
+  for (int k = 0; k < 2; k++) {
+    ir_graph *g = parse(move_texts[k]);
+    for (int ty = 0; ty < 2; ty++) {
+      base_diag d;
+      ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+      cr_assert_not_null(h, "%s", d.msg);
+      lower_stats st;
+      ir_graph *l = lowered_st(h, &st);
+      cr_expect_geq(st.chains, 1, "graph %d %s", k, half_types[ty]);
+      char what[64];
+      snprintf(what, sizeof what, "half move nodes %d %s", k, half_types[ty]);
+      compare_half(l, what);
+      ir_graph_free(l);
+      ir_graph_free(h);
+    }
+    ir_graph_free(g);
+  }
   plan_hook = NULL;
 }
 

@@ -9,8 +9,8 @@
  * A group grows backwards from its last node (its root, taken in reverse
  * node order): the producer of a tensor its members read joins when it is
  * a movement operator (slice, pad, transpose, reshape, concat without
- * act=, ir_move_op_ok) of a tensor that is not f16 or bf16 (the CUDA
- * kernel moves 4-byte elements), not weight-only (those run once at load), not
+ * act=, ir_move_op_ok) of a tensor of any type (the CUDA kernel moves
+ * 4- and 2-byte elements), not weight-only (those run once at load), not
  * in another group, and every reader of that tensor is a member (none is read
  * outside, and no graph output is inside). The group becomes a node when it
  * reads one tensor from outside, has at most IR_MOVE_MAX_OPS members, and at
@@ -43,9 +43,7 @@ typedef struct plan {
 
 static int movable(const plan *p, int i) {
   const ir_node *n = &p->g->nodes[i];
-  ir_dtype t = (ir_dtype)p->g->tensors[n->out[0]].dtype;
   return ir_move_op_ok(n->op) && !p->wonly[i] && p->group[i] < 0 &&
-         !ir_dtype_is_half(t) &&
          (n->op != IR_OP_CONCAT ||
           (n->a.act == IR_ACT_NONE && n->nin <= IR_MAX_FIXED_IN));
 }

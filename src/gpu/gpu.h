@@ -149,7 +149,8 @@ int gpu_plan_computed_by(const gpu_plan *p, int i);
  * "NVRTC" for a fused node, "attention kernel" or "cuBLAS batched GEMMs and
  * softmax" for attention, "view" for a node that names its input's bytes
  * and does no work (a reshape, a split or transpose read in place),
- * "kernel" otherwise. */
+ * "float32 kernels on copies" for a node of a half graph staged through
+ * float32 copies, "kernel" otherwise. */
 const char *gpu_plan_engine(const gpu_plan *p, int i);
 
 /* Measures node `node` of g alone: a one-node graph with the node's inputs

@@ -21,7 +21,10 @@
  *
  * Operands are read through strides over [d0, d1, rows, cols] (cxk_att):
  * the executor reads the heads of BERT's merged projection in place
- * (plan/layout.c).
+ * (plan/layout.c). The two attention kernels are templates on the element
+ * type T of q, k, v, the scale, the bias and y (float, __half,
+ * __nv_bfloat16: cxk_att.dt): half operands are loaded as floats (exact),
+ * everything is computed as for float32, and y is rounded once as stored.
  */
 #include <math.h>
 #include <mma.h>
@@ -48,12 +51,12 @@ __host__ __device__ constexpr int att_kc(int dc, int ec) {
  * KC / ATT_WARPS-th key of a stage, a lane the columns lane + 32 u, all
  * loads issued before any store (the loops unrolled), so a stage costs
  * about one memory latency, not one a key. */
-template <int RW, int DC, int EC>
+template <typename T, int RW, int DC, int EC>
 __global__ void __launch_bounds__(ATT_WARPS * 32)
-    k_attention(const float *__restrict__ q, const float *__restrict__ k,
-                const float *__restrict__ v, const float *__restrict__ scale,
-                const float *__restrict__ bias, float *__restrict__ y,
-                cxk_att a, int64_t qtiles) {
+    k_attention(const T *__restrict__ q, const T *__restrict__ k,
+                const T *__restrict__ v, const T *__restrict__ scale,
+                const T *__restrict__ bias, T *__restrict__ y, cxk_att a,
+                int64_t qtiles) {
   constexpr int KC = att_kc(DC, EC), KW = KC / ATT_WARPS;
   constexpr int DU = DC / 32, EU = EC / 32;
   __shared__ float qs[ATT_WARPS * RW * DC];
@@ -78,8 +81,8 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
 #pragma unroll
       for (int u = 0; u < DU; u++) {
         int c = lane + 32 * u;
-        r[i][u] =
-            row < a.s && c < D ? q[row * a.st[0][2] + c * a.st[0][3]] : 0.0f;
+        r[i][u] = row < a.s && c < D ? ld(q[row * a.st[0][2] + c * a.st[0][3]])
+                                     : 0.0f;
       }
     }
 #pragma unroll
@@ -88,7 +91,7 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
       for (int u = 0; u < DU; u++)
         qw[i * DC + lane + 32 * u] = r[i][u];
   }
-  const float sc = scale ? *scale : 1.0f;
+  const float sc = scale ? ld(*scale) : 1.0f;
   float m[RW], l[RW], acc[RW][EU];
 #pragma unroll
   for (int r = 0; r < RW; r++) {
@@ -108,12 +111,14 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
 #pragma unroll
         for (int u = 0; u < DU; u++) {
           int c = lane + 32 * u;
-          kr[i][u] = in && c < D ? k[c * a.st[1][2] + t * a.st[1][3]] : 0.0f;
+          kr[i][u] =
+              in && c < D ? ld(k[c * a.st[1][2] + t * a.st[1][3]]) : 0.0f;
         }
 #pragma unroll
         for (int u = 0; u < EU; u++) {
           int c = lane + 32 * u;
-          vr[i][u] = in && c < E ? v[t * a.st[2][2] + c * a.st[2][3]] : 0.0f;
+          vr[i][u] =
+              in && c < E ? ld(v[t * a.st[2][2] + c * a.st[2][3]]) : 0.0f;
         }
       }
 #pragma unroll
@@ -148,7 +153,7 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
         int64_t row = q0 + w * RW + r;
         float x = valid ? s[r] * sc : -INFINITY;
         if (bias && valid && row < a.s)
-          x += bias[row * a.bst[2] + key * a.bst[3]];
+          x += ld(bias[row * a.bst[2] + key * a.bst[3]]);
         float mn = fmaxf(m[r], warp_max(x));
         /* every key so far masked (-inf): no NaN from -inf - -inf */
         float mr = mn == -INFINITY ? 0.0f : mn;
@@ -189,43 +194,40 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
     for (int u = 0; u < EU; u++) {
       int c = lane + 32 * u;
       if (c < E)
-        y[row * a.st[3][2] + c * a.st[3][3]] = acc[r][u] * inv;
+        y[row * a.st[3][2] + c * a.st[3][3]] = st<T>(acc[r][u] * inv);
     }
   }
 }
 
-template <int RW, int DC, int EC>
-cudaError_t launch(cudaStream_t st, const float *q, const float *k,
-                   const float *v, const float *scale, const float *bias,
-                   float *y, const cxk_att *a) {
+template <typename T, int RW, int DC, int EC>
+cudaError_t launch(cudaStream_t st, const T *q, const T *k, const T *v,
+                   const T *scale, const T *bias, T *y, const cxk_att *a) {
   const int rows = ATT_WARPS * RW;
   int64_t qt = (a->s + rows - 1) / rows;
-  k_attention<RW, DC, EC>
+  k_attention<T, RW, DC, EC>
       <<<(unsigned)(qt * a->d0 * a->d1), ATT_WARPS * 32, 0, st>>>(
           q, k, v, scale, bias, y, *a, qt);
   return cudaGetLastError();
 }
 
-template <int RW, int DC>
-cudaError_t launch_e(cudaStream_t st, const float *q, const float *k,
-                     const float *v, const float *scale, const float *bias,
-                     float *y, const cxk_att *a) {
+template <typename T, int RW, int DC>
+cudaError_t launch_e(cudaStream_t st, const T *q, const T *k, const T *v,
+                     const T *scale, const T *bias, T *y, const cxk_att *a) {
   if (a->e <= 32)
-    return launch<RW, DC, 32>(st, q, k, v, scale, bias, y, a);
+    return launch<T, RW, DC, 32>(st, q, k, v, scale, bias, y, a);
   if (a->e <= 64)
-    return launch<RW, DC, 64>(st, q, k, v, scale, bias, y, a);
-  return launch<RW, DC, 128>(st, q, k, v, scale, bias, y, a);
+    return launch<T, RW, DC, 64>(st, q, k, v, scale, bias, y, a);
+  return launch<T, RW, DC, 128>(st, q, k, v, scale, bias, y, a);
 }
 
-template <int RW>
-cudaError_t launch_d(cudaStream_t st, const float *q, const float *k,
-                     const float *v, const float *scale, const float *bias,
-                     float *y, const cxk_att *a) {
+template <typename T, int RW>
+cudaError_t launch_d(cudaStream_t st, const T *q, const T *k, const T *v,
+                     const T *scale, const T *bias, T *y, const cxk_att *a) {
   if (a->d <= 32)
-    return launch_e<RW, 32>(st, q, k, v, scale, bias, y, a);
+    return launch_e<T, RW, 32>(st, q, k, v, scale, bias, y, a);
   if (a->d <= 64)
-    return launch_e<RW, 64>(st, q, k, v, scale, bias, y, a);
-  return launch_e<RW, 128>(st, q, k, v, scale, bias, y, a);
+    return launch_e<T, RW, 64>(st, q, k, v, scale, bias, y, a);
+  return launch_e<T, RW, 128>(st, q, k, v, scale, bias, y, a);
 }
 
 /* ---- tensor cores (TF32), keys up to ATT_TC_T --------------------------
@@ -246,26 +248,28 @@ const int ATT_TC_W = 8;             /* warps a block */
 const int ATT_TC_T = 16 * ATT_TC_W; /* most keys */
 
 /* Stages 16 x cols of src (element (r, c) at src[r * sr + c * sc]) into
- * dst[r * ld + c] with the threads tid of nth, zeros outside rows_in x
+ * dst[r * lds + c] with the threads tid of nth, zeros outside rows_in x
  * cols_in; COLS a compile-time bound of cols (a power of two), vec: float4
- * along c (sc == 1, aligned). */
-template <int COLS>
-__device__ void stage16(float *dst, int ld, const float *src, int64_t sr,
+ * along c (sc == 1, aligned; float32 only: half elements are loaded one by
+ * one, as floats). */
+template <int COLS, typename T>
+__device__ void stage16(float *dst, int lds, const T *src, int64_t sr,
                         int64_t sc, int rows_in, int cols_in, bool vec, int tid,
                         int nth) {
-  if (vec) {
+  if (vec && sizeof(T) == sizeof(float)) {
     for (int i = tid; i < 16 * COLS / 4; i += nth) {
       int r = i / (COLS / 4), c = i % (COLS / 4) * 4;
       float4 x = r < rows_in && c < cols_in
-                     ? *(const float4 *)(src + r * sr + c)
+                     ? *(const float4 *)((const float *)src + r * sr + c)
                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      *(float4 *)(dst + r * ld + c) = x;
+      *(float4 *)(dst + r * lds + c) = x;
     }
     return;
   }
   for (int i = tid; i < 16 * COLS; i += nth) {
     int r = i / COLS, c = i % COLS;
-    dst[r * ld + c] = r < rows_in && c < cols_in ? src[r * sr + c * sc] : 0.0f;
+    dst[r * lds + c] =
+        r < rows_in && c < cols_in ? ld(src[r * sr + c * sc]) : 0.0f;
   }
 }
 
@@ -288,12 +292,12 @@ template <int DC, int EC> struct tc_smem {
 };
 
 /* vec bits: 1 q, 2 k, 4 v staged with float4 loads. */
-template <int DC, int EC>
+template <typename Elt, int DC, int EC>
 __global__ void __launch_bounds__(ATT_TC_W * 32)
-    k_attention_tc(const float *__restrict__ q, const float *__restrict__ k,
-                   const float *__restrict__ v, const float *__restrict__ scale,
-                   const float *__restrict__ bias, float *__restrict__ y,
-                   cxk_att a, int64_t qtiles, int vec) {
+    k_attention_tc(const Elt *__restrict__ q, const Elt *__restrict__ k,
+                   const Elt *__restrict__ v, const Elt *__restrict__ scale,
+                   const Elt *__restrict__ bias, Elt *__restrict__ y, cxk_att a,
+                   int64_t qtiles, int vec) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap(); /* TF32 WMMA: sm_80 on (the executor runs it on sm_90) */
 #else
@@ -339,14 +343,14 @@ __global__ void __launch_bounds__(ATT_TC_W * 32)
   }
   __syncwarp();
   { /* two lanes a row, eight keys each */
-    const float sc = scale ? *scale : 1.0f;
+    const float sc = scale ? ld(*scale) : 1.0f;
     int r = lane >> 1, h = (lane & 1) * 8;
     float x[8], m = -INFINITY, l = 0.0f;
 #pragma unroll
     for (int u = 0; u < 8; u++) {
       x[u] = h + u < kin ? sw[r * L::LS + h + u] * sc : -INFINITY;
       if (bias && h + u < kin && r < qin)
-        x[u] += bias[r * a.bst[2] + (h + u) * a.bst[3]];
+        x[u] += ld(bias[r * a.bst[2] + (h + u) * a.bst[3]]);
       m = fmaxf(m, x[u]);
     }
     m = group_max<2>(m);
@@ -404,41 +408,41 @@ __global__ void __launch_bounds__(ATT_TC_W * 32)
 #pragma unroll
     for (int u = 0; u < ATT_TC_W; u++)
       o = fmaf(o0[u * L::WARP + r * L::LK + col], wt[u * 16 + r], o);
-    y[(q0 + r) * a.st[3][2] + col * a.st[3][3]] = o;
+    y[(q0 + r) * a.st[3][2] + col * a.st[3][3]] = st<Elt>(o);
   }
 #endif
 }
 
-template <int DC, int EC>
-cudaError_t launch_tc(cudaStream_t st, const float *q, const float *k,
-                      const float *v, const float *scale, const float *bias,
-                      float *y, const cxk_att *a, int vec) {
+template <typename T, int DC, int EC>
+cudaError_t launch_tc(cudaStream_t st, const T *q, const T *k, const T *v,
+                      const T *scale, const T *bias, T *y, const cxk_att *a,
+                      int vec) {
   size_t smem = sizeof(float) * (size_t)tc_smem<DC, EC>::TOTAL;
   static int set; /* once an instantiation (setting it twice is harmless) */
   if (!set) {
     cudaError_t e = cudaFuncSetAttribute(
-        k_attention_tc<DC, EC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        k_attention_tc<T, DC, EC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
         (int)smem);
     if (e != cudaSuccess)
       return e;
     set = 1;
   }
   int64_t qt = (a->s + 15) / 16;
-  k_attention_tc<DC, EC>
+  k_attention_tc<T, DC, EC>
       <<<(unsigned)(qt * a->d0 * a->d1), ATT_TC_W * 32, smem, st>>>(
           q, k, v, scale, bias, y, *a, qt, vec);
   return cudaGetLastError();
 }
 
-template <int DC>
-cudaError_t launch_tc_e(cudaStream_t st, const float *q, const float *k,
-                        const float *v, const float *scale, const float *bias,
-                        float *y, const cxk_att *a, int vec) {
+template <typename T, int DC>
+cudaError_t launch_tc_e(cudaStream_t st, const T *q, const T *k, const T *v,
+                        const T *scale, const T *bias, T *y, const cxk_att *a,
+                        int vec) {
   if (a->e <= 32)
-    return launch_tc<DC, 32>(st, q, k, v, scale, bias, y, a, vec);
+    return launch_tc<T, DC, 32>(st, q, k, v, scale, bias, y, a, vec);
   if (a->e <= 64)
-    return launch_tc<DC, 64>(st, q, k, v, scale, bias, y, a, vec);
-  return launch_tc<DC, 128>(st, q, k, v, scale, bias, y, a, vec);
+    return launch_tc<T, DC, 64>(st, q, k, v, scale, bias, y, a, vec);
+  return launch_tc<T, DC, 128>(st, q, k, v, scale, bias, y, a, vec);
 }
 
 /* Whether x's rows (stride sr, columns along sc; batch strides st[0],
@@ -447,6 +451,35 @@ bool rows_vec(const float *x, const int64_t *st, int64_t sr, int64_t sc,
               int64_t cols) {
   return sc == 1 && sr % 4 == 0 && st[0] % 4 == 0 && st[1] % 4 == 0 &&
          cols % 4 == 0 && aligned16(x);
+}
+
+/* cxk_attention on operands of element type T. */
+template <typename T>
+cudaError_t attention_t(cudaStream_t st, const void *q0, const void *k0,
+                        const void *v0, const void *scale0, const void *bias0,
+                        void *y0, const cxk_att *a, int rw) {
+  const T *q = (const T *)q0, *k = (const T *)k0, *v = (const T *)v0;
+  const T *scale = (const T *)scale0, *bias = (const T *)bias0;
+  T *y = (T *)y0;
+  if (rw == 0) { /* tensor cores */
+    if (a->t > ATT_TC_T)
+      return cudaErrorInvalidValue;
+    int vec = 0; /* float4 staging: float32 only */
+    if (sizeof(T) == sizeof(float))
+      vec =
+          rows_vec((const float *)q, a->st[0], a->st[0][2], a->st[0][3], a->d) |
+          rows_vec((const float *)k, a->st[1], a->st[1][3], a->st[1][2], a->d)
+              << 1 |
+          rows_vec((const float *)v, a->st[2], a->st[2][2], a->st[2][3], a->e)
+              << 2;
+    return a->d <= 32 ? launch_tc_e<T, 32>(st, q, k, v, scale, bias, y, a, vec)
+           : a->d <= 64
+               ? launch_tc_e<T, 64>(st, q, k, v, scale, bias, y, a, vec)
+               : launch_tc_e<T, 128>(st, q, k, v, scale, bias, y, a, vec);
+  }
+  /* two rows a warp: four served only large batches, where the split form
+     is faster anyway, at twice the instantiations (build time) */
+  return launch_d<T, 2>(st, q, k, v, scale, bias, y, a);
 }
 
 } // namespace
@@ -559,23 +592,14 @@ int cxk_attention_ok(const cxk_att *a) {
          a->d1 >= 1 && (a->s + 7) / 8 * a->d0 * a->d1 < ((int64_t)1 << 31);
 }
 
-cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
-                          const float *v, const float *scale, const float *bias,
-                          float *y, const cxk_att *a, int rw) {
+cudaError_t cxk_attention(cudaStream_t st, const void *q, const void *k,
+                          const void *v, const void *scale, const void *bias,
+                          void *y, const cxk_att *a, int rw) {
   if (!cxk_attention_ok(a))
     return cudaErrorInvalidValue;
-  if (rw == 0) { /* tensor cores */
-    if (a->t > ATT_TC_T)
-      return cudaErrorInvalidValue;
-    int vec = rows_vec(q, a->st[0], a->st[0][2], a->st[0][3], a->d) |
-              rows_vec(k, a->st[1], a->st[1][3], a->st[1][2], a->d) << 1 |
-              rows_vec(v, a->st[2], a->st[2][2], a->st[2][3], a->e) << 2;
-    return a->d <= 32   ? launch_tc_e<32>(st, q, k, v, scale, bias, y, a, vec)
-           : a->d <= 64 ? launch_tc_e<64>(st, q, k, v, scale, bias, y, a, vec)
-                        : launch_tc_e<128>(st, q, k, v, scale, bias, y, a, vec);
-  }
-  (void)rw; /* two rows a warp: four served only large batches, where the
-               split form is faster anyway, at twice the instantiations
-               (build time) */
-  return launch_d<2>(st, q, k, v, scale, bias, y, a);
+  if (a->dt == CXK_F16)
+    return attention_t<__half>(st, q, k, v, scale, bias, y, a, rw);
+  if (a->dt == CXK_BF16)
+    return attention_t<__nv_bfloat16>(st, q, k, v, scale, bias, y, a, rw);
+  return attention_t<float>(st, q, k, v, scale, bias, y, a, rw);
 }

@@ -184,7 +184,8 @@ typedef struct cxk_move_args {
   int64_t sst[CXK_RANK];
   cxk_mstep step[CXK_MSTEPS];
 } cxk_move_args;
-cudaError_t cxk_move(cudaStream_t s, const float *x, float *y,
+/* x and y of element type dt (CXK_*). */
+cudaError_t cxk_move(cudaStream_t s, int dt, const void *x, void *y,
                      const cxk_move_args *a);
 /* A move program that is one strided walk of its input (ir_move_walk):
  * y, contiguous (w->dst its strides, w->doff 0), from x read through
@@ -223,6 +224,8 @@ typedef struct cxk_att {
   int64_t st[4][4];
   int64_t bst[4]; /* the bias's strides */
   int64_t guard;  /* 1: fully masked rows give 0 */
+  int64_t dt;     /* the element type of q, k, v, scale, bias and y (CXK_*:
+                     0 float32), computed in float32 either way */
 } cxk_att;
 int cxk_attention_ok(const cxk_att *a);
 /* In place: softmax(s * x + b) of rows of len floats (s a device scalar,
@@ -233,9 +236,9 @@ cudaError_t cxk_scaled_softmax(cudaStream_t st, float *x, int64_t rows,
                                int64_t len, const float *scale,
                                const float *bias, const cxk_att *a);
 int cxk_attention_tc_t(void);
-cudaError_t cxk_attention(cudaStream_t st, const float *q, const float *k,
-                          const float *v, const float *scale, const float *bias,
-                          float *y, const cxk_att *a, int rw);
+cudaError_t cxk_attention(cudaStream_t st, const void *q, const void *k,
+                          const void *v, const void *scale, const void *bias,
+                          void *y, const cxk_att *a, int rw);
 /* The same attention by the flash kernel (kflash.cu): TF32 tensor cores
  * (mma.sync, sm_80 on; the caller checks the device), 64 query rows a
  * block, the keys streamed through shared memory with an online softmax;
@@ -260,19 +263,21 @@ cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
  * right), in one of cxk_dwconv_variants() thread shapes (var); kconv.cu.
  * The epilogue: bias, then fn: CXK_ID, CXK_RELU or CXK_CLIP (lo, hi).
  * cxk_dwconv_ok: the geometry is one it runs, and c a multiple of the channels
- * a thread of variant var computes. */
+ * a thread of variant var computes. dt: the element type of x, w, bias and
+ * y (CXK_*, 0 float32), summed in float32 either way. */
 typedef struct cxk_dw {
   int64_t n, c, h, w, oh, ow;
   int kh, kw, pt, pl, stride;
   int var;
   int fn;
   float lo, hi;
+  int dt;
 } cxk_dw;
 int cxk_dwconv_ok(const cxk_dw *p);
 int cxk_dwconv_variants(void);
 /* bias: [c] added to every output (after the sum), or NULL. */
-cudaError_t cxk_dwconv(cudaStream_t s, const float *x, const float *w,
-                       const float *bias, float *y, const cxk_dw *p);
+cudaError_t cxk_dwconv(cudaStream_t s, const void *x, const void *w,
+                       const void *bias, void *y, const cxk_dw *p);
 /* Squeeze-and-excitation's squeeze in one kernel (kse.cu): pooled[n, c]
  * = mean over the hw pixels of x (NCHW [n, c, hw], or channels-last [n,
  * hw, c] when cl); h[n, r] = act1(b1[r] + sum_c w1[r, c] pooled[n, c]);

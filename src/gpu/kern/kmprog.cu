@@ -3,7 +3,9 @@
  * innermost dimension, maps its coordinates back through the program's
  * steps to one source element (or the pad value) in one pass: the chain of
  * slices, pads, transposes, reshapes and rolls it replaces made one round
- * trip through memory each.
+ * trip through memory each. The walk is a template on the element type
+ * (float, or the 2-byte f16 and bf16: copied as they are, the pad value
+ * rounded to the type).
  *
  * A program that is one strided walk of its input (ir_move_walk: slices,
  * transposes and reshapes whose index maps stay affine) runs instead as a
@@ -90,40 +92,34 @@ __device__ I walk(const cxk_move_args &a, I i, float *pv) {
   return off;
 }
 
-template <typename I, int V>
-__global__ void k_move(const float *x, float *y,
+template <typename T, typename I, int V>
+__global__ void k_move(const T *x, T *y,
                        const __grid_constant__ cxk_move_args a) {
   GRID_LOOP_T(I, g, a.n / V) {
     float pv = 0.0f;
     I o = walk<I>(a, g * V, &pv);
-    if (V == 4) {
+    if (V == 4 && sizeof(T) == sizeof(float)) {
       float4 v = o < 0 ? make_float4(pv, pv, pv, pv)
                        : *(const float4 *)(const void *)(x + o);
       *(float4 *)(void *)(y + g * V) = v;
     } else {
+      T p = st<T>(pv);
 #pragma unroll
       for (int k = 0; k < V; k++)
-        y[g * V + k] = o < 0 ? pv : x[o + k];
+        y[g * V + k] = o < 0 ? p : x[o + k];
     }
   }
 }
 
-} // namespace
-
-extern "C" {
-
-cudaError_t cxk_move(cudaStream_t s, const float *x, float *y,
-                     const cxk_move_args *a) {
-  if (a->nsteps < 1 || a->nsteps > CXK_MSTEPS || a->last < 0 ||
-      a->last >= a->nsteps || (a->vec != 1 && a->vec != 2 && a->vec != 4) ||
-      a->n % a->vec)
-    return cudaErrorInvalidValue;
-  if (a->n == 0)
-    return cudaSuccess;
-  int vec = a->vec == 4 && !(aligned16(x) && aligned16(y)) ? 2 : a->vec;
-  bool small = fits32(a->n) && fits32(a->extent);
+/* k_move on elements of type T: groups of vec, 32-bit indices where
+ * small. */
+template <typename T>
+void move_t(cudaStream_t s, const void *x0, void *y0, const cxk_move_args *a,
+            int vec, bool small) {
+  const T *x = (const T *)x0;
+  T *y = (T *)y0;
   unsigned nb = blocks_for(a->n / vec);
-#define MOVE(I, V) k_move<I, V><<<nb, kThreads, 0, s>>>(x, y, *a)
+#define MOVE(I, V) k_move<T, I, V><<<nb, kThreads, 0, s>>>(x, y, *a)
   if (small && vec == 4)
     MOVE(int32_t, 4);
   else if (small && vec == 2)
@@ -137,6 +133,28 @@ cudaError_t cxk_move(cudaStream_t s, const float *x, float *y,
   else
     MOVE(int64_t, 1);
 #undef MOVE
+}
+
+} // namespace
+
+extern "C" {
+
+cudaError_t cxk_move(cudaStream_t s, int dt, const void *x, void *y,
+                     const cxk_move_args *a) {
+  if (a->nsteps < 1 || a->nsteps > CXK_MSTEPS || a->last < 0 ||
+      a->last >= a->nsteps || (a->vec != 1 && a->vec != 2 && a->vec != 4) ||
+      a->n % a->vec)
+    return cudaErrorInvalidValue;
+  if (a->n == 0)
+    return cudaSuccess;
+  int vec = a->vec == 4 && !(aligned16(x) && aligned16(y)) ? 2 : a->vec;
+  bool small = fits32(a->n) && fits32(a->extent);
+  if (dt == CXK_F16)
+    move_t<__half>(s, x, y, a, vec, small);
+  else if (dt == CXK_BF16)
+    move_t<__nv_bfloat16>(s, x, y, a, vec, small);
+  else
+    move_t<float>(s, x, y, a, vec, small);
   return cudaGetLastError();
 }
 

@@ -328,6 +328,8 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
   const gpu_step *s = &p->steps[i];
   if (gpu_plan_computed_by(p, i) != i) /* a view names bytes, no work */
     return "view";
+  if (s->stage_off) /* half, on float32 copies (run/half.c) */
+    return "float32 kernels on copies";
   if (s->conv)
     return s->conv->own       ? "kconv depthwise"
            : s->conv->patches ? "cuBLASLt GEMM on im2col patches"

@@ -89,6 +89,7 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                          "dimensions up to %d, got %lld and %lld",
                          CXK_ATT_MAX_DIM, (long long)a->d, (long long)a->e);
   a->guard = n->a.keepdims;
+  a->dt = gpu_dt_of(p->g, n->out[0]); /* q, k, v, scale, bias alike */
   if (n->nin > 4) {
     ir_shape sc = *q;
     sc.dim[r - 1] = a->t;
@@ -101,6 +102,7 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   }
   gpu_att *t = s->att;
   t->flash_ok = !p->ctx->opt.fp32_strict && p->ctx->prop.major >= 8 &&
+                a->dt == CXK_F32 && /* kflash.cu reads float32 */
                 cxk_flash_ok(a) && ir_shape_numel(y) > 0 &&
                 cxk_flash_runs_here();
   t->rw = 2;
@@ -113,7 +115,8 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                 gpu_smm_layout(a->st[1], a->d, a->t, NULL) &&
                 gpu_smm_layout(a->st[2], a->t, a->e, NULL) &&
                 gpu_smm_layout(a->st[3], a->s, a->e, NULL) == 1 &&
-                ir_shape_numel(y) > 0;
+                ir_shape_numel(y) > 0 &&
+                a->dt == CXK_F32; /* cuBLAS's float32 GEMMs, float32 scores */
   if (!t->split_ok)
     return BASE_OK;
   for (int k = 0; k < 2; k++) {
@@ -157,9 +160,12 @@ base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
                                      bias, &t->a));
     return st ? st : gpu_smm_run(c, &t->mm[1], d);
   }
-  GPU_CUDA(d, cxk_attention(c->stream, IN(p, n, 0) + t->off[0],
-                            IN(p, n, 1) + t->off[1], IN(p, n, 2) + t->off[2],
-                            sc, bias, p->ptr[n->out[0]], &t->a, t->rw));
+  size_t es = cxk_dt_size((int)t->a.dt); /* off: elements */
+  GPU_CUDA(d,
+           cxk_attention(c->stream, (const char *)IN(p, n, 0) + es * t->off[0],
+                         (const char *)IN(p, n, 1) + es * t->off[1],
+                         (const char *)IN(p, n, 2) + es * t->off[2], sc, bias,
+                         p->ptr[n->out[0]], &t->a, t->rw));
   return BASE_OK;
 }
 

@@ -152,10 +152,10 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                            sizeof(float) * (size_t)ir_shape_numel(ws)));
     cv->wcl_as = *ws;
   }
-  /* kconv.cu could run it (float32 only) */
-  int dw = k.dtype == CXK_F32 && gpu_dw_args(&k, &cv->dw);
-  k.ep = dw ? own_epilogue(n, s) : 0;             /* else one key */
-  if (!p->ctx->opt.no_fold && k.dtype == CXK_F32) /* half: the bias kernel */
+  /* kconv.cu could run it (any float type) */
+  int dw = gpu_dw_args(&k, &cv->dw);
+  k.ep = dw ? own_epilogue(n, s) : 0; /* else one key */
+  if (!p->ctx->opt.no_fold)           /* half too: half I/O, float32 inside */
     k.fep = fused_epilogue(p, n, s, &k.hi);
   if (k.fep & ~gpu_conv_fuse_env(NULL)) /* not offered ($SUPEROPT_CONV_FUSE) */
     k.fep = 0, k.hi = 0.0f;
@@ -339,10 +339,12 @@ static int gemm_shape(const gpu_plan *p, const ir_node *n, const gpu_step *s,
   int unpadded = !pd[0] && !pd[1] && !pd[2] && !pd[3];
   int plain = unpadded && w->dim[2] == 1 && w->dim[3] == 1 &&
               n->a.stride[0] == 1 && n->a.stride[1] == 1;
-  if (n->a.groups != 1 || p->ctx->opt.legacy_conv || p->half)
-    return 0; /* half graphs: cuDNN (their GEMMs are not timed in half) */
+  if (n->a.groups != 1 || p->ctx->opt.legacy_conv)
+    return 0;
   if ((s->cl || one_pixel) && plain)
-    return 1;
+    return 1; /* any float type: cuBLASLt in x's */
+  if (gpu_dt_of(p->g, n->out[0]) != CXK_F32)
+    return 0; /* patches: cxk_im2col_rows copies float32 only */
   *a = (cxk_im2col){x->dim[0],        x->dim[2],       x->dim[3],
                     x->dim[1],        y->dim[2],       y->dim[3],
                     (int)w->dim[2],   (int)w->dim[3],  n->a.stride[0],
@@ -375,6 +377,7 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                                                            the step */
   if (!m)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  m->dt = gpu_dt_of(p->g, n->out[0]); /* x, w, y, bias, residual alike */
   int act = n->a.act, bias = n->nin >= 3;
   /* a folded residual of y's layout (channels-last: the same [P,O] rows)
    * is cuBLASLt's C (beta 1), added before the bias and the relu:

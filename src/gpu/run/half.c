@@ -1,9 +1,11 @@
 /* half.c: how each node of a half-precision graph (f16, bf16 tensors:
  * docs/half.md) runs on the GPU. Natively in its type: convolutions
- * (cuDNN), matmuls (cuBLASLt), fused nodes (NVRTC), the element-wise
- * operators, casts to float types and the moves (reshape, transpose,
- * slice, concat, split, pad, enlarge: khalf.cu), pooling and mean
- * reductions (kred.cu, float32 sums). Every other operator is
+ * (cuDNN, kconv.cu, cuBLASLt), matmuls (cuBLASLt), fused nodes (NVRTC),
+ * attention (katt.cu's kernels, every operand of one type), the
+ * element-wise operators, casts to float types and the moves (reshape,
+ * transpose, slice, concat, split, pad, enlarge: khalf.cu; a move node's
+ * program: kmprog.cu), pooling and
+ * mean reductions (kred.cu, float32 sums). Every other operator is
  * staged: its half inputs are converted into float32 copies in the node's
  * scratch, the float32 kernels run on the copies (the tensors' pointers swapped
  * for the copies' while the node is enqueued) and its half outputs are
@@ -49,6 +51,7 @@ static int typed(const ir_graph *g, const ir_node *n) {
   switch (n->op) {
   case IR_OP_CONV2D:
   case IR_OP_MATMUL:
+  case IR_OP_ATTENTION: /* of one type (else staged: gpu_half_mode) */
   case IR_OP_FUSED:
   case IR_OP_EWADD:
   case IR_OP_EWSUB:
@@ -64,6 +67,7 @@ static int typed(const ir_graph *g, const ir_node *n) {
   case IR_OP_SPLIT:
   case IR_OP_PAD:
   case IR_OP_ENLARGE:
+  case IR_OP_MOVE:
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:
   case IR_OP_GLOBAL_AVGPOOL:
@@ -80,7 +84,7 @@ int gpu_half_mode(const gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &g->nodes[i];
   if (!touches_half(g, n))
     return 1;
-  if (!typed(g, n))
+  if (!typed(g, n) || (n->op == IR_OP_ATTENTION && !one_type(g, n)))
     return 2; /* the float32 kernels on float32 copies */
   if (n->op == IR_OP_CAST || one_type(g, n))
     return 1;

@@ -134,8 +134,9 @@ cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
   ir_shape sh[IR_BODY_MAX_OPS];
   cxk_walk w;
   if (move_walk(p, n, b, x, &w)) {
-    cudaError_t ev = cxk_move_view(p->ctx->stream, 4, p->ptr[n->in[0]],
-                                   p->ptr[n->out[0]], &w);
+    cudaError_t ev =
+        cxk_move_view(p->ctx->stream, cxk_dt_size(gpu_dt_of(p->g, n->out[0])),
+                      p->ptr[n->in[0]], p->ptr[n->out[0]], &w);
     if (ev != cudaErrorNotSupported)
       return ev;
   }
@@ -157,5 +158,6 @@ cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
     a.extent = e > a.extent ? e : a.extent;
   }
   a.vec = group_width(&a, x);
-  return cxk_move(p->ctx->stream, p->ptr[n->in[0]], p->ptr[n->out[0]], &a);
+  return cxk_move(p->ctx->stream, gpu_dt_of(p->g, n->out[0]), p->ptr[n->in[0]],
+                  p->ptr[n->out[0]], &a);
 }

@@ -126,7 +126,8 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   out->ep_ms = 0.0f;
   if (!c->opt.legacy_conv && k->fep) {
     gpu_dnn_autotune(c, k, 1, &gf);
-    int legacy_fuses = !graph_api && k->fep == (GPU_FEP_BIAS | GPU_FEP_RELU);
+    int legacy_fuses = !graph_api && k->fep == (GPU_FEP_BIAS | GPU_FEP_RELU) &&
+                       k->dtype == CXK_F32; /* half: the bias kernel */
     float ep = !gf.plan ? 1e30f : legacy_fuses ? 0.0f : gpu_ep_time(c, k);
     int always;
     gpu_conv_fuse_env(&always);
@@ -169,8 +170,10 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
      * ($SUPEROPT_DW_EP=0: not, for comparisons); none where cuDNN's fused
      * plan computes it */
     const char *no_ep = getenv("SUPEROPT_DW_EP");
-    int sep = !out->fused &&
-              (k->ep == 2 || (k->ep == 1 && graph_api)) && /* legacy fuses 1 */
+    /* ep 1 (bias and relu) is a kernel of its own after the graph API's
+     * plain plan and after any half engine (float32's legacy fuses it) */
+    int ep1_apart = graph_api || k->dtype != CXK_F32;
+    int sep = !out->fused && (k->ep == 2 || (k->ep == 1 && ep1_apart)) &&
               !(no_ep && !strcmp(no_ep, "0"));
     dw_ms = gpu_dw_time(c, k, &var, sep ? &ep : NULL);
     ep = ep < 1e29f ? ep : 0.0f;

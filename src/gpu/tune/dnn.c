@@ -569,9 +569,10 @@ typedef struct scratch {
   cudaEvent_t e0, e1;
 } scratch;
 
-/* Scratch buffers for k's convolution (the filter's floats, at least o of
- * them, serve as a bias), a residual where res, and a workspace of ws
- * bytes. */
+/* Scratch buffers for k's convolution (the filter's elements, at least o
+ * of them, serve as a bias), a residual where res, and a workspace of ws
+ * bytes; 4 bytes an element (enough for every type), filled as k's type
+ * (k->dtype). */
 static int scratch_new(gpu_ctx *c, const gpu_conv_key *k, int64_t ws, int res,
                        scratch *s) {
   int64_t xd[4], wd[4], yd[4];
@@ -586,9 +587,9 @@ static int scratch_new(gpu_ctx *c, const gpu_conv_key *k, int64_t ws, int res,
       (res && cudaMalloc((void **)&s->r, fy * 4)) ||
       cudaMalloc(&s->ws, ws > 0 ? (size_t)ws : 256) ||
       cudaEventCreate(&s->e0) || cudaEventCreate(&s->e1) ||
-      cxk_fill(c->stream, s->x, (int64_t)fx, 0.5f) ||
-      cxk_fill(c->stream, s->w, (int64_t)fw, 0.01f) ||
-      (res && cxk_fill(c->stream, s->r, (int64_t)fy, 0.25f)))
+      cxk_fill_dt(c->stream, k->dtype, s->x, (int64_t)fx, 0.5f) ||
+      cxk_fill_dt(c->stream, k->dtype, s->w, (int64_t)fw, 0.01f) ||
+      (res && cxk_fill_dt(c->stream, k->dtype, s->r, (int64_t)fy, 0.25f)))
     return -1;
   return 0;
 }
@@ -616,10 +617,11 @@ int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
                 .pt = k->pad[0],
                 .pl = k->pad[1],
                 .stride = st,
-                .fn = CXK_ID};
-  return k->cl && k->dtype == CXK_F32 && /* kconv.cu: float32 */
-         k->groups == k->c && k->o == k->c && k->stride[1] == k->stride[0] &&
-         k->dil[0] == 1 && k->dil[1] == 1 && cxk_dwconv_ok(a);
+                .fn = CXK_ID,
+                .dt = k->dtype};
+  return k->cl && k->groups == k->c && k->o == k->c &&
+         k->stride[1] == k->stride[0] && k->dil[0] == 1 && k->dil[1] == 1 &&
+         cxk_dwconv_ok(a);
 }
 
 /* kconv.cu's kernel on the scratch buffers (u: dw_run). */
@@ -642,14 +644,17 @@ static int ep_fn(const gpu_conv_key *k) {
                                  : CXK_ID;
 }
 
-/* The executor's epilogue kernel over k's output y (numel floats), in
- * place: bias (or NULL), the residual res where not NULL
- * (cxk_bias_res_act, y's layout), then fn (CXK_ID, CXK_RELU, or CXK_CLIP
- * to [0, hi]). */
+/* The executor's epilogue kernel over k's output y (numel elements of
+ * k's type), in place: bias (or NULL), the residual res where not NULL
+ * (cxk_bias_res_act, y's layout; half: cxk_bias_res_act_dt), then fn
+ * (CXK_ID, CXK_RELU, or CXK_CLIP to [0, hi]). */
 static cudaError_t run_epilogue(cudaStream_t st, const gpu_conv_key *k,
                                 float *y, const float *bias, const float *res,
                                 int64_t numel, int fn, float hi) {
   int64_t inner = k->cl ? 1 : numel / (k->n * k->o);
+  if (k->dtype != CXK_F32)
+    return cxk_bias_res_act_dt(st, k->dtype, y, bias, res, numel, k->o, inner,
+                               fn, 0.0f, hi, 0, 1, 1);
   if (res)
     return cxk_bias_res_act(st, y, bias, res, numel, k->o, inner, fn, 0.0f, hi,
                             0, 1, 1);
@@ -801,9 +806,9 @@ float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
       !cudaMalloc((void **)&s.w, (size_t)k->o * 4) &&
       !(res && cudaMalloc((void **)&s.r, (size_t)ny * 4)) &&
       !cudaEventCreate(&s.e0) && !cudaEventCreate(&s.e1) &&
-      !cxk_fill(c->stream, s.y, ny, 0.5f) &&
-      !cxk_fill(c->stream, s.w, k->o, 0.01f) &&
-      !(res && cxk_fill(c->stream, s.r, ny, 0.25f))) {
+      !cxk_fill_dt(c->stream, k->dtype, s.y, ny, 0.5f) &&
+      !cxk_fill_dt(c->stream, k->dtype, s.w, k->o, 0.01f) &&
+      !(res && cxk_fill_dt(c->stream, k->dtype, s.r, ny, 0.25f))) {
     ep_run r = {k, &s, ny, k->fep & GPU_FEP_BIAS ? s.w : NULL, ep_fn(k), k->hi};
     ms = gpu_tune_time(c, run_ep, &r, s.e0, s.e1);
   }
@@ -811,39 +816,60 @@ float gpu_ep_time(gpu_ctx *c, const gpu_conv_key *k) {
   return ms;
 }
 
-/* Deterministic values in [-1, 1) for n floats of a verification input,
- * copied on stream st and complete on return (st is non-blocking: a plain
- * cudaMemcpy from pageable memory may return before the copy lands). */
-static int fill_random(cudaStream_t st, float *d, int64_t n, uint32_t seed) {
-  float *h = base_malloc((size_t)n * sizeof *h);
+/* Element i of the array h of type dt (CXK_*: floats, or the 2-byte
+ * elements of a half type) as a float; and v stored there, rounded. */
+static float host_get(const void *h, int dt, int64_t i) {
+  return dt == CXK_F16    ? ir_f16_value(((const uint16_t *)h)[i])
+         : dt == CXK_BF16 ? ir_bf16_value(((const uint16_t *)h)[i])
+                          : ((const float *)h)[i];
+}
+
+static void host_put(void *h, int dt, int64_t i, float v) {
+  if (dt == CXK_F32)
+    ((float *)h)[i] = v;
+  else
+    ((uint16_t *)h)[i] = dt == CXK_F16 ? ir_f16_bits(v) : ir_bf16_bits(v);
+}
+
+/* Deterministic values in [-1, 1) for n elements of type dt of a
+ * verification input, copied on stream st and complete on return (st is
+ * non-blocking: a plain cudaMemcpy from pageable memory may return before
+ * the copy lands). */
+static int fill_random(cudaStream_t st, float *d, int64_t n, uint32_t seed,
+                       int dt) {
+  size_t es = cxk_dt_size(dt);
+  void *h = base_malloc((size_t)n * es);
   if (!h)
     return -1;
   for (int64_t i = 0; i < n; i++) {
     seed = seed * 1664525u + 1013904223u;
-    h[i] = (float)(seed >> 8) / 8388608.0f - 1.0f;
+    host_put(h, dt, i, (float)(seed >> 8) / 8388608.0f - 1.0f);
   }
-  int rc = cudaMemcpyAsync(d, h, (size_t)n * sizeof *h, cudaMemcpyHostToDevice,
-                           st) != cudaSuccess;
+  int rc = cudaMemcpyAsync(d, h, (size_t)n * es, cudaMemcpyHostToDevice, st) !=
+           cudaSuccess;
   rc |= cudaStreamSynchronize(st) != cudaSuccess;
   free(h);
   return rc;
 }
 
-/* Relative L2 distance between n floats at a and b (device), huge where
- * they cannot be read. */
-static double rel_l2(const float *a, const float *b, int64_t n) {
-  float *h = base_malloc(2 * (size_t)n * sizeof *h);
+/* Relative L2 distance between n elements of type dt at a and b
+ * (device), huge where they cannot be read. */
+static double rel_l2(const float *a, const float *b, int64_t n, int dt) {
+  size_t es = cxk_dt_size(dt);
+  char *h = base_malloc(2 * (size_t)n * es);
   double num = 0, den = 0;
   if (!h)
     return 1e30;
-  if (cudaMemcpy(h, a, (size_t)n * 4, cudaMemcpyDeviceToHost) ||
-      cudaMemcpy(h + n, b, (size_t)n * 4, cudaMemcpyDeviceToHost)) {
+  if (cudaMemcpy(h, a, (size_t)n * es, cudaMemcpyDeviceToHost) ||
+      cudaMemcpy(h + (size_t)n * es, b, (size_t)n * es,
+                 cudaMemcpyDeviceToHost)) {
     free(h);
     return 1e30;
   }
   for (int64_t i = 0; i < n; i++) {
-    double d = (double)h[i] - h[n + i];
-    num += d * d, den += (double)h[i] * h[i];
+    double ha = host_get(h, dt, i), hb = host_get(h, dt, n + i);
+    double d = ha - hb;
+    num += d * d, den += ha * ha;
   }
   free(h);
   return num == num && den > 0 ? sqrt(num / den) : num == 0 ? 0 : 1e30;
@@ -858,6 +884,7 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
           nw = wd[0] * wd[1] * wd[2] * wd[3],
           ny = yd[0] * yd[1] * yd[2] * yd[3];
   int res = (k->fep & GPU_FEP_ADD) != 0, bias = (k->fep & GPU_FEP_BIAS) != 0;
+  int dt = k->dtype; /* buffers of 4 bytes an element: any type's */
   size_t ws = plain_ws > fused_ws ? plain_ws : fused_ws;
   float *x = NULL, *w = NULL, *b = NULL, *r = NULL, *y1 = NULL, *y2 = NULL;
   void *wsp = NULL;
@@ -869,10 +896,13 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
       cudaMalloc((void **)&r, (size_t)ny * 4) ||
       cudaMalloc((void **)&y1, (size_t)ny * 4) ||
       cudaMalloc((void **)&y2, (size_t)ny * 4) ||
-      cudaMalloc(&wsp, ws > 0 ? ws : 256) || fill_random(c->stream, x, nx, 1) ||
-      fill_random(c->stream, w, nw, 2) || fill_random(c->stream, b, k->o, 3) ||
-      fill_random(c->stream, r, ny, 4) || cxk_fill(c->stream, y1, ny, 0.0f) ||
-      cxk_fill(c->stream, y2, ny, 0.0f))
+      cudaMalloc(&wsp, ws > 0 ? ws : 256) ||
+      fill_random(c->stream, x, nx, 1, dt) ||
+      fill_random(c->stream, w, nw, 2, dt) ||
+      fill_random(c->stream, b, k->o, 3, dt) ||
+      fill_random(c->stream, r, ny, 4, dt) ||
+      cxk_fill_dt(c->stream, dt, y1, ny, 0.0f) ||
+      cxk_fill_dt(c->stream, dt, y2, ny, 0.0f))
     goto done;
   const void *p1[6] = {x, w, y1, NULL, NULL, wsp},
              *p2[6] = {x, w, y2, bias ? b : NULL, res ? r : NULL, wsp};
@@ -884,7 +914,7 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
       cudnnBackendExecute(c->dnn, fused, vp2) != CUDNN_STATUS_SUCCESS ||
       cudaStreamSynchronize(c->stream) != cudaSuccess)
     goto done;
-  err = rel_l2(y1, y2, ny);
+  err = rel_l2(y1, y2, ny, dt);
 done:
   if (vp1)
     cudnnBackendDestroyDescriptor(vp1);
