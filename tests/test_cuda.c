@@ -1558,7 +1558,7 @@ Test(cuda, move_nodes) {
   "perm=[0,2,4,3,5,1]; t2 = reshape(t1) shape=[2,4,49,8] }\n"
 static const char *const move_view_graphs[] = {
     "input x: [2,8,14,14]\ny = move(x) { t0 = " MV_PART "output y\n",
-    "input x: [2,4,16,16]\nweight w: [8,4,3,3]\nc = conv2d(x, w)\n"
+    "input x: [2,4,14,14]\nweight w: [8,4,3,3]\nc = conv2d(x, w)\n"
     "y = move(c) { t0 = " MV_PART "output y\n",
     "input x: [2,4,49,8]\ny = move(x) { t0 = reshape($0) "
     "shape=[2,2,2,7,7,8]; t1 = transpose(t0) perm=[0,5,1,3,2,4]; t2 = "
