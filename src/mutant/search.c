@@ -176,7 +176,8 @@ static base_status known_boxes(mutant_search *m, const mutant *mu,
       free(key);
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     }
-    memcpy(e->wrong, bx.wrong, sizeof *e->wrong * (size_t)bx.nwrong);
+    if (bx.nwrong) /* bx.wrong is NULL when no box is wrong */
+      memcpy(e->wrong, bx.wrong, sizeof *e->wrong * (size_t)bx.nwrong);
     e->nwrong = bx.nwrong;
     e->wrong_numel = bx.wrong_numel, e->numel = bx.numel;
     mutant_boxes_free(&bx);
