@@ -96,6 +96,29 @@ static int append_int(json_t *a, int64_t v) {
   return json_array_append_new(a, json_integer((json_int_t)v)) != 0;
 }
 
+/* Adds header h's entry name: its dtype, shape s and the next bytes of
+ * the data at *off (advanced). Non-zero on failure. */
+static int add_entry(json_t *h, const char *name, const char *dtype,
+                     const ir_shape *s, uint64_t bytes, uint64_t *off) {
+  json_t *e = json_object(), *shape = json_array(), *offs = json_array();
+  if (!e) {
+    json_decref(shape);
+    json_decref(offs);
+    return 1;
+  }
+  /* set_new takes its value, also on failure (a NULL one fails) */
+  int bad = json_object_set_new(e, "dtype", json_string(dtype));
+  bad |= json_object_set_new(e, "shape", shape);
+  bad |= json_object_set_new(e, "data_offsets", offs);
+  bad |= json_object_set_new(h, name, e);
+  for (int k = 0; !bad && k < s->rank; k++)
+    bad = append_int(shape, s->dim[k]);
+  bad = bad || append_int(offs, (int64_t)*off) ||
+        append_int(offs, (int64_t)(*off + bytes));
+  *off += bytes;
+  return bad;
+}
+
 /* The header: one entry per weight with values, plus the metadata. */
 static json_t *header(const ir_graph *g, const char *hash, uint64_t *datalen) {
   use_base_alloc();
@@ -114,23 +137,7 @@ static json_t *header(const ir_graph *g, const char *hash, uint64_t *datalen) {
     if (t->kind != IR_T_WEIGHT || !t->data)
       continue;
     uint64_t bytes = (uint64_t)ir_shape_numel(&t->shape) * st_size[t->dtype];
-    json_t *e = json_object(), *shape = json_array(), *offs = json_array();
-    if (!e) {
-      json_decref(shape);
-      json_decref(offs);
-      bad = 1;
-      break;
-    }
-    /* set_new takes its value, also on failure (a NULL one fails) */
-    bad |= json_object_set_new(e, "dtype", json_string(st_dtype[t->dtype]));
-    bad |= json_object_set_new(e, "shape", shape);
-    bad |= json_object_set_new(e, "data_offsets", offs);
-    bad |= json_object_set_new(h, t->name, e);
-    for (int k = 0; !bad && k < t->shape.rank; k++)
-      bad = append_int(shape, t->shape.dim[k]);
-    bad = bad || append_int(offs, (int64_t)off) ||
-          append_int(offs, (int64_t)(off + bytes));
-    off += bytes;
+    bad = add_entry(h, t->name, st_dtype[t->dtype], &t->shape, bytes, &off);
   }
   if (bad) {
     json_decref(h);
@@ -234,23 +241,7 @@ static json_t *values_header(int n, const char *const *names,
   uint64_t off = 0;
   for (int i = 0; i < n && !bad; i++) {
     uint64_t bytes = 4 * (uint64_t)ir_shape_numel(shapes[i]);
-    json_t *e = json_object(), *shape = json_array(), *offs = json_array();
-    if (!e) {
-      json_decref(shape);
-      json_decref(offs);
-      bad = 1;
-      break;
-    }
-    /* set_new takes its value, also on failure (a NULL one fails) */
-    bad |= json_object_set_new(e, "dtype", json_string("F32"));
-    bad |= json_object_set_new(e, "shape", shape);
-    bad |= json_object_set_new(e, "data_offsets", offs);
-    bad |= json_object_set_new(h, names[i], e);
-    for (int k = 0; !bad && k < shapes[i]->rank; k++)
-      bad = append_int(shape, shapes[i]->dim[k]);
-    bad = bad || append_int(offs, (int64_t)off) ||
-          append_int(offs, (int64_t)(off + bytes));
-    off += bytes;
+    bad = add_entry(h, names[i], "F32", shapes[i], bytes, &off);
   }
   if (bad) {
     json_decref(h);
