@@ -686,6 +686,18 @@ Test(costdb, signatures_of_the_tables_rebuild_their_graphs) {
     cd_close(db);
   }
   base_diag d;
+  /* integer and boolean inputs: their type is the operator's, not
+   * written (gather's indices, where's condition) */
+  const char *typed[] = {"gather data=[128,1] indices=[1,1,1,128] axis=0",
+                         "where cond=[1,1,8,8] a=[2,4,8,8] b=[]"};
+  for (int k = 0; k < 2; k++) {
+    ir_graph *g = cd_sig_graph(typed[k], &d);
+    cr_assert(g, "%s: %s", typed[k], d.msg);
+    char back[CD_SIG_MAX];
+    cd_node_sig(g, 0, back, sizeof back);
+    cr_assert_str_eq(back, typed[k]);
+    ir_graph_free(g);
+  }
   cr_assert_null(cd_sig_graph("nosuchop x=[1]", &d));
   cr_assert_null(cd_sig_graph("relu x=[1,0]", &d));
 }

@@ -127,6 +127,17 @@ static int is_input(const ir_opinfo *r, const char *key, size_t len, int i) {
   return strlen(want) == len && !memcmp(want, key, len);
 }
 
+/* The type of input slot i that op requires whatever its data (a
+ * signature writes no integer or boolean type: the keys stored before
+ * types), as ir_dtype_infer checks it; "" where a float (or any) fits. */
+static const char *fixed_type(int op, int i) {
+  if (op == IR_OP_GATHER && i == 1)
+    return "i64";
+  if ((op == IR_OP_WHERE || op == IR_OP_NOT) && i == 0)
+    return "bool";
+  return "";
+}
+
 ir_graph *cd_sig_graph(const char *sig, base_diag *d) {
   size_t oplen = strcspn(sig, " ");
   int op = ir_op_lookup(sig, oplen);
@@ -150,8 +161,8 @@ ir_graph *cd_sig_graph(const char *sig, base_diag *d) {
     if (key > len)
       key = len;
     if (!params.len && key < len && is_input(r, p, key, nin)) {
-      base_buf_printf(&decl, "%s i%d: %.*s\n", nin ? "weight" : "input", nin,
-                      (int)(len - key - 1), p + key + 1);
+      base_buf_printf(&decl, "%s i%d: %s%.*s\n", nin ? "weight" : "input", nin,
+                      fixed_type(op, nin), (int)(len - key - 1), p + key + 1);
       base_buf_printf(&call, "%si%d", nin ? ", " : "", nin);
       nin++;
     } else {
