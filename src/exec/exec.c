@@ -69,17 +69,6 @@ void ex_random_fill(float *dst, int64_t n, uint64_t seed, uint64_t key,
   }
 }
 
-/* The first node that reads tensor t (-1 if none); *slot gets the slot. */
-static int first_reader(const ir_graph *g, int t, int *slot) {
-  for (int i = 0; i < g->nnodes; i++)
-    for (int k = 0; k < g->nodes[i].nin; k++)
-      if (g->nodes[i].in[k] == t) {
-        *slot = k;
-        return i;
-      }
-  return -1;
-}
-
 /* Fan-in of a weight read by op: I*kh*kw for a conv kernel [O,I,kh,kw]
  * (an se node's filters too), K for a matmul operand [...,K,N]. */
 static float fan_in(ir_opcode op, const ir_shape *s) {
@@ -88,28 +77,39 @@ static float fan_in(ir_opcode op, const ir_shape *s) {
   return s->rank >= 2 ? (float)s->dim[s->rank - 2] : 1.0f;
 }
 
-/* How a weight is drawn: the hint of the input slot of its first reader.
- * When that reader is a weight-only node with an unhinted slot and an
- * output of the weight's rank (w * folded scale, weights concatenated for
- * a merged matmul, an enlarged kernel), the hint is that of the slot the
- * result feeds, followed up to 8 such steps; *op is the operator whose
- * slot decided. The fan-in comes from the weight's own shape. */
+/* How a weight is drawn: the hint of the first hinted input slot among its
+ * readers, in node order. A reader that is a weight-only node with an
+ * unhinted slot and an output of the weight's rank (w * folded scale,
+ * weights concatenated for a merged matmul, an enlarged kernel) passes on
+ * the hint of the slots its result feeds, followed up to 8 such steps; *op
+ * is the operator whose slot decided. All readers are asked, not only the
+ * first, so that a rewrite that puts a view or a fused node before a
+ * weight's convolution (an optimized graph) draws the values the original
+ * drew. The fan-in comes from the weight's own shape. */
+static ir_init_hint weight_hint_at(const ir_graph *g, int t, int rank,
+                                   const unsigned char *wonly, ir_opcode *op,
+                                   int depth) {
+  for (int i = 0; depth < 8 && i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    for (int k = 0; k < n->nin; k++) {
+      if (n->in[k] != t)
+        continue;
+      ir_init_hint h = ir_node_in_hint(n, k, op);
+      if (h == IR_INIT_UNIFORM && wonly && n->nout == 1 && wonly[i] &&
+          g->tensors[n->out[0]].shape.rank == rank)
+        h = weight_hint_at(g, n->out[0], rank, wonly, op, depth + 1);
+      if (h != IR_INIT_UNIFORM)
+        return h;
+    }
+  }
+  *op = IR_OP_RELU;
+  return IR_INIT_UNIFORM;
+}
+
 static ir_init_hint weight_hint(const ir_graph *g, int t,
                                 const unsigned char *wonly, ir_opcode *op) {
-  const ir_shape *s0 = &g->tensors[t].shape;
   *op = IR_OP_RELU;
-  for (int depth = 0; depth < 8; depth++) {
-    int slot = 0, node = first_reader(g, t, &slot);
-    if (node < 0)
-      return IR_INIT_UNIFORM;
-    const ir_node *n = &g->nodes[node];
-    ir_init_hint h = ir_node_in_hint(n, slot, op);
-    if (h != IR_INIT_UNIFORM || !wonly || n->nout != 1 || !wonly[node] ||
-        g->tensors[n->out[0]].shape.rank != s0->rank)
-      return h;
-    t = n->out[0];
-  }
-  return IR_INIT_UNIFORM;
+  return weight_hint_at(g, t, g->tensors[t].shape.rank, wonly, op, 0);
 }
 
 /* Seeded random integers for an int64 or bool tensor: indices in range of
