@@ -1376,13 +1376,18 @@ Test(cuda, half_conv_gemm_1x1) {
   unsetenv("SUPEROPT_GEMM");
 }
 
-/* Every attention node runs katt.cu's kernel on its half operands (not
- * staged through float32 copies). */
+/* Every attention node runs katt.cu's kernel or, where it was timed
+ * faster, kflash.cu's, on its half operands (not staged through float32
+ * copies). */
 static void att_native(const ir_graph *g, const gpu_plan *p, const char *what) {
-  for (int i = 0; i < g->nnodes; i++)
-    if (g->nodes[i].op == IR_OP_ATTENTION)
-      cr_expect_str_eq(gpu_plan_engine(p, i), "attention kernel", "%s: node %d",
-                       what, i);
+  for (int i = 0; i < g->nnodes; i++) {
+    if (g->nodes[i].op != IR_OP_ATTENTION)
+      continue;
+    const char *e = gpu_plan_engine(p, i);
+    cr_expect(!strcmp(e, "attention kernel") ||
+                  !strcmp(e, "flash attention kernel"),
+              "%s: node %d runs %s", what, i, e);
+  }
 }
 
 /* Attention natively in half: the row layout (heads=, cols=, hdim=,
@@ -1398,6 +1403,35 @@ Test(cuda, half_attention_native) {
   half_fast_path(att_bias_graph, &tc, "half attention bias");
   half_fast_path(att_bias_graph, &strict, "half attention bias, strict");
   plan_hook = NULL;
+}
+
+/* Every attention node runs kflash.cu's half kernel (mma.sync m16n8k16
+ * on f16 or bf16 operands, float32 sums). */
+static void att_flash_half(const ir_graph *g, const gpu_plan *p,
+                           const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_ATTENTION)
+      cr_expect_str_eq(gpu_plan_engine(p, i), "flash attention kernel",
+                       "%s: node %d", what, i);
+}
+
+/* The flash form in half ($SUPEROPT_ATTENTION=flash) against the CPU at
+ * the half tolerance: the transformers' shapes (197 tokens: a last query
+ * block of 5 rows and a last key tile of 5 keys; Swin's windows with a
+ * relative-position bias and -100 shift masks; BERT's -10000 padding
+ * mask; d 64 with e 48), the row layout at element offsets, -inf masks
+ * with the guard, k read [d, t] (keys contiguous: the 2-byte loads, not
+ * the 16-byte copies) and 150 keys (three tiles). */
+Test(cuda, half_attention_flash) {
+  need_gpu();
+  gpu_options tc = {0};
+  setenv("SUPEROPT_ATTENTION", "flash", 1);
+  plan_hook = att_flash_half;
+  half_fast_path(att_flash_graph, &tc, "half flash transformers");
+  half_fast_path(att_rows_graph, &tc, "half flash rows");
+  half_fast_path(att_bias_graph, &tc, "half flash bias");
+  plan_hook = NULL;
+  unsetenv("SUPEROPT_ATTENTION");
 }
 
 /* --fast-gelu in half: the matmul's bias + gelu in cuBLASLt's epilogue, a

@@ -208,10 +208,10 @@ typedef struct gpu_smm {
  * through the transposes and the split (off: q's, k's and v's first
  * element). It runs in one of three forms (GPU_ATT_*): katt.cu's kernel;
  * split, cuBLAS's batched GEMM for the scores into the node's scratch, the
- * scaled softmax in place and a batched GEMM with v; kflash.cu's flash
- * kernel (TF32). The fastest of those it may run in, timed once the arena
- * is placed (gpu_att_bind; $SUPEROPT_ATTENTION=kernel, split or flash
- * takes that one). */
+ * scaled softmax in place and a batched GEMM with v (float32 only);
+ * kflash.cu's flash kernel (TF32, or f16/bf16 operands). The fastest of those
+ * it may run in, timed once the arena is placed (gpu_att_bind;
+ * $SUPEROPT_ATTENTION=kernel, split or flash takes that one). */
 enum { GPU_ATT_KERNEL, GPU_ATT_SPLIT, GPU_ATT_FLASH, GPU_ATT_FORMS };
 typedef struct gpu_att {
   cxk_att a;

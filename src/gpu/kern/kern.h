@@ -239,18 +239,20 @@ int cxk_attention_tc_t(void);
 cudaError_t cxk_attention(cudaStream_t st, const void *q, const void *k,
                           const void *v, const void *scale, const void *bias,
                           void *y, const cxk_att *a, int rw);
-/* The same attention by the flash kernel (kflash.cu): TF32 tensor cores
- * (mma.sync, sm_80 on; the caller checks the device), 64 query rows a
- * block, the keys streamed through shared memory with an online softmax;
- * any t; operands, scale, bias and guard as cxk_attention.
+/* The same attention by the flash kernel (kflash.cu): tensor cores
+ * (mma.sync, sm_80 on; the caller checks the device), TF32 for float32,
+ * f16 and bf16 operands with float32 sums for a->dt CXK_F16 and
+ * CXK_BF16; 64 query rows a block, the keys streamed through shared
+ * memory with an online softmax; any t; operands (of type a->dt), scale,
+ * bias and guard as cxk_attention.
  * cxk_flash_ok: whether it takes a's sizes; cxk_flash_runs_here: whether
  * the current device runs code built for sm_80 or later (a build for sm_75
  * alone JIT-compiles the kernel's trap on any device). */
 int cxk_flash_ok(const cxk_att *a);
 int cxk_flash_runs_here(void);
-cudaError_t cxk_flash(cudaStream_t st, const float *q, const float *k,
-                      const float *v, const float *scale, const float *bias,
-                      float *y, const cxk_att *a);
+cudaError_t cxk_flash(cudaStream_t st, const void *q, const void *k,
+                      const void *v, const void *scale, const void *bias,
+                      void *y, const cxk_att *a);
 /* Layer norm of rows of len floats; xb (NULL: none): a vector of len
  * added to every row as it is loaded; rms: not centred (RMSNorm, x /
  * sqrt(mean(x^2) + eps)). */

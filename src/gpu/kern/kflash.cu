@@ -1,5 +1,7 @@
 /* kflash.cu: attention, softmax(s * q k + b) v, flash-attention style on
- * TF32 tensor cores, for float32 tensors (the third form of run/att.c).
+ * tensor cores (the third form of run/att.c): TF32 for float32 tensors
+ * (k_flash), f16 or bf16 operands for half ones (k_flash_h, further down:
+ * the same plan on m16n8k16), float32 sums and softmax in both.
  *
  * At batch 16 the attention nodes of ViT, BERT and Swin ran split (cuBLAS's
  * batched GEMMs and a softmax kernel, the scores through memory) at 2-6x
@@ -33,9 +35,16 @@
  * Shared memory pitches (floats): q and k rows DC + 16, v rows EC + 4, so
  * that the float4 loads of a quarter warp (lanes g = 0, 1; t = 0..3) hit
  * eight different 16-byte bank groups: k's rows g differ by 16 banks, v's
- * rows 2t by 8. k and v are rounded to TF32 once in shared memory, each
- * thread rounding the elements it copied (its own cp.async are complete
- * after cp.async.wait_group, before the barrier that publishes them).
+ * rows 2t by 8. q is rounded to TF32 once (cvt.rna, into registers); k,
+ * v and the probabilities as each mma reads them (fl_rn: one integer add
+ * giving cvt.rna's value, no pass over shared memory).
+ *
+ * Occupancy (ptxas -v, sm_90; FL_WARPS 4): __launch_bounds__ asks for
+ * fl_smem::MINB blocks an SM, 3 for d + e <= 128 (168 registers at most:
+ * d = e = 64 uses 166, no spills, 12 warps an SM; it used 209 and held 2
+ * blocks, 8 warps, before), 4 for d = e = 32 (127 registers, 16 warps;
+ * was 150, 3 blocks). Shared memory: 74 KB a block for d = e = 64 (three
+ * fit in 228 KB with the carveout at its maximum), 42 KB for 32.
  *
  * Edges: rows past s and keys past t are zeros in shared memory (never
  * NaN * 0), scores of keys past t are -inf and their key steps skipped; a
@@ -65,6 +74,8 @@ template <int DC, int EC> struct fl_smem {
   static const int BUF = KT * LK + KT * LV; /* one stage */
   static const int QSZ = FL_ROWS * LK;
   static const int TOTAL = BUF + (QSZ > BUF ? QSZ : BUF);
+  /* blocks an SM is to hold (registers capped at 64K / (128 MINB)) */
+  static const int MINB = DC + EC <= 64 ? 4 : DC + EC <= 128 ? 3 : 1;
 };
 
 /* A tile's source: element (r, c) at p[r * rs + c * cs], rows x cols of
@@ -84,7 +95,7 @@ __device__ __forceinline__ float fl_tf32(float x) {
   return __uint_as_float(r);
 }
 
-__device__ __forceinline__ void fl_cp16(float *dst, const float *src) {
+__device__ __forceinline__ void fl_cp16(void *dst, const void *src) {
   unsigned d = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src)
                : "memory");
@@ -105,22 +116,39 @@ template <int N> __device__ __forceinline__ void fl_wait(void) {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-/* c += a b, m16n8k8, TF32 operands (already rounded), float32 sums. */
+/* x as a TF32 operand rounded to nearest, ties away (cvt.rna's value) in
+ * one integer add: half a TF32 unit added to the bits carries into the
+ * kept 19 when the 13 dropped ones are at least half; the tensor cores
+ * read the top 19 bits of a .tf32 register and ignore the rest (CUTLASS's
+ * round_half_ulp_truncate feeds them the same). Infinities and NaN stay
+ * so; the largest floats round to infinity, as cvt.rna does. */
+__device__ __forceinline__ uint32_t fl_rn(float x) {
+  return __float_as_uint(x) + 0x1000u;
+}
+
+/* 2^x (ex2.approx.ftz: results below 2^-126 are 0, nothing a probability
+ * summed with the row maximum's 1 misses; exp2f's subnormal fix-up is not
+ * needed). */
+__device__ __forceinline__ float fl_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/* c += a b, m16n8k8, TF32 operands (fl_rn's or rounded), float32 sums. */
 __device__ __forceinline__ void fl_mma(float c[4], const uint32_t a[4],
-                                       float b0, float b1) {
+                                       uint32_t b0, uint32_t b1) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
       "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(__float_as_uint(b0)),
-        "r"(__float_as_uint(b1)));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 /* A ROWS x COLS tile of s into dst[r * ld + c] by the block's threads:
- * CONV false issues the copies (cp.async; zeros stored outside s's rows
- * and cols), CONV true rounds to TF32 in place the elements this thread
- * copied (its copies complete). Scalar copies go along c unless only r is
- * contiguous (k read [d, t]: keys along the contiguous axis). */
-template <int ROWS, int COLS, bool CONV>
+ * cp.async copies, zeros stored outside s's rows and cols. Scalar copies
+ * go along c unless only r is contiguous (k read [d, t]: keys along the
+ * contiguous axis). */
+template <int ROWS, int COLS>
 __device__ __forceinline__ void fl_stage(float *dst, int ld, const fl_src &s) {
   const int tid = threadIdx.x;
   if (s.vec) {
@@ -130,15 +158,10 @@ __device__ __forceinline__ void fl_stage(float *dst, int ld, const fl_src &s) {
     for (int u = 0; u < N; u++) {
       int i = tid + u * FL_THREADS, r = i / CH, c = i % CH * 4;
       float4 *d = (float4 *)(dst + r * ld + c);
-      if (CONV) {
-        float4 x = *d;
-        *d =
-            make_float4(fl_tf32(x.x), fl_tf32(x.y), fl_tf32(x.z), fl_tf32(x.w));
-      } else if (r < s.rows && c < s.cols) {
+      if (r < s.rows && c < s.cols)
         fl_cp16((float *)d, s.p + r * s.rs + c);
-      } else {
+      else
         *d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      }
     }
     return;
   }
@@ -150,19 +173,17 @@ __device__ __forceinline__ void fl_stage(float *dst, int ld, const fl_src &s) {
     int i = tid + u * FL_THREADS;
     int r = rfast ? i % ROWS : i / COLS, c = rfast ? i / ROWS : i % COLS;
     float *d = dst + r * ld + c;
-    if (CONV)
-      *d = fl_tf32(*d);
-    else if (r < s.rows && c < s.cols)
+    if (r < s.rows && c < s.cols)
       fl_cp4(d, s.p + r * s.rs + c * s.cs);
     else
       *d = 0.0f;
   }
 }
 
-/* Key tile it of k and v (fl_stage, CONV as there) into a stage at buf:
+/* Key tile it of k and v (fl_stage) into a stage at buf:
  * k's rows (keys) along st[1][3], its columns along st[1][2]; v's rows
  * along st[2][2]. */
-template <int DC, int EC, bool CONV>
+template <int DC, int EC>
 __device__ __forceinline__ void fl_stage_kv(float *buf, const float *k,
                                             const float *v, const cxk_att &a,
                                             int it, int vec) {
@@ -173,15 +194,15 @@ __device__ __forceinline__ void fl_stage_kv(float *buf, const float *k,
                (vec & 2) != 0};
   fl_src sv = {v + kt0 * a.st[2][2], a.st[2][2], a.st[2][3], kin, (int)a.e,
                (vec & 4) != 0};
-  fl_stage<L::KT, DC, CONV>(buf, L::LK, sk);
-  fl_stage<L::KT, EC, CONV>(buf + L::KT * L::LK, L::LV, sv);
+  fl_stage<L::KT, DC>(buf, L::LK, sk);
+  fl_stage<L::KT, EC>(buf + L::KT * L::LK, L::LV, sv);
 }
 #endif
 
 /* vec bits: 1 q, 2 k, 4 v read with 16-byte copies, 8 y written with
  * float4 stores. */
 template <int DC, int EC>
-__global__ void __launch_bounds__(FL_THREADS)
+__global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
     k_flash(const float *__restrict__ q, const float *__restrict__ k,
             const float *__restrict__ v, const float *__restrict__ scale,
             const float *__restrict__ bias, float *__restrict__ y, cxk_att a,
@@ -208,8 +229,8 @@ __global__ void __launch_bounds__(FL_THREADS)
     const int qin = a.s - q0 < FL_ROWS ? (int)(a.s - q0) : FL_ROWS;
     fl_src sq = {q + q0 * a.st[0][2], a.st[0][2], a.st[0][3], qin, D,
                  (vec & 1) != 0};
-    fl_stage<FL_ROWS, DC, false>(sm + L::BUF, L::LK, sq);
-    fl_stage_kv<DC, EC, false>(sm, k, v, a, 0, vec);
+    fl_stage<FL_ROWS, DC>(sm + L::BUF, L::LK, sq);
+    fl_stage_kv<DC, EC>(sm, k, v, a, 0, vec);
     fl_commit();
     fl_wait<0>();
     __syncthreads();
@@ -245,30 +266,34 @@ __global__ void __launch_bounds__(FL_THREADS)
   for (int it = 0; it < ntiles; it++) {
     float *ks = sm + (it & 1) * L::BUF, *vs = ks + KT * L::LK;
     if (it + 1 < ntiles) {
-      fl_stage_kv<DC, EC, false>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1,
-                                 vec);
+      fl_stage_kv<DC, EC>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1, vec);
       fl_commit();
       fl_wait<1>(); /* this tile's copies done, the next one's in flight */
     } else {
       fl_wait<0>();
     }
-    fl_stage_kv<DC, EC, true>(ks, k, v, a, it, vec);
     __syncthreads();
     const int64_t kt0 = (int64_t)it * KT;
     const int kin = T - kt0 < KT ? (int)(T - kt0) : KT;
     if (live) {
       float bv[NT][4]; /* the bias, loaded before the products */
       if (bias) {
+        const int64_t b3 = a.bst[3];
 #pragma unroll
-        for (int j = 0; j < NT; j++)
+        for (int h = 0; h < 2; h++) {
+          /* row row0 + 8 h (row0 past s), keys 8 j + 2 tq and the next:
+           * a pointer walked along them */
+          const int64_t row = row0 + 8 * h;
+          const bool rin = row < a.s;
+          const float *bp =
+              bias + (rin ? row : 0) * a.bst[2] + (kt0 + 2 * tq) * b3;
 #pragma unroll
-          for (int c = 0; c < 4; c++) {
-            int key = 8 * j + 2 * tq + (c & 1);
-            int64_t row = row0 + 8 * (c >> 1);
-            bv[j][c] = key < kin && row < a.s
-                           ? bias[row * a.bst[2] + (kt0 + key) * a.bst[3]]
-                           : 0.0f;
+          for (int j = 0; j < NT; j++, bp += 8 * b3) {
+            int key = 8 * j + 2 * tq;
+            bv[j][2 * h] = rin && key < kin ? bp[0] : 0.0f;
+            bv[j][2 * h + 1] = rin && key + 1 < kin ? bp[b3] : 0.0f;
           }
+        }
       }
       float s[NT][4];
 #pragma unroll
@@ -279,8 +304,8 @@ __global__ void __launch_bounds__(FL_THREADS)
 #pragma unroll
           for (int u = 0; u < DU; u++) {
             float4 x = *(const float4 *)(kr + 16 * u);
-            fl_mma(s[j], qa[2 * u], x.x, x.y);
-            fl_mma(s[j], qa[2 * u + 1], x.z, x.w);
+            fl_mma(s[j], qa[2 * u], fl_rn(x.x), fl_rn(x.y));
+            fl_mma(s[j], qa[2 * u + 1], fl_rn(x.z), fl_rn(x.w));
           }
         }
       }
@@ -302,7 +327,7 @@ __global__ void __launch_bounds__(FL_THREADS)
       for (int h = 0; h < 2; h++) {
         float mn = fmaxf(m[h], group_max<4>(mt[h]));
         mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
-        corr[h] = exp2f(m[h] - mr[h]);       /* 0 on the first keys */
+        corr[h] = fl_exp2(m[h] - mr[h]);     /* 0 on the first keys */
         m[h] = mn;
         l[h] *= corr[h];
       }
@@ -310,7 +335,7 @@ __global__ void __launch_bounds__(FL_THREADS)
       for (int j = 0; j < NT; j++)
 #pragma unroll
         for (int c = 0; c < 4; c++) {
-          float p = exp2f(s[j][c] - mr[c >> 1]);
+          float p = fl_exp2(s[j][c] - mr[c >> 1]);
           s[j][c] = p;
           l[c >> 1] += p;
         }
@@ -322,19 +347,17 @@ __global__ void __launch_bounds__(FL_THREADS)
       for (int j = 0; j < NT; j++) {
         if (8 * j >= kin)
           continue; /* every p of the step 0 */
-        uint32_t pa[4] = {__float_as_uint(fl_tf32(s[j][0])),
-                          __float_as_uint(fl_tf32(s[j][2])),
-                          __float_as_uint(fl_tf32(s[j][1])),
-                          __float_as_uint(fl_tf32(s[j][3]))};
+        uint32_t pa[4] = {fl_rn(s[j][0]), fl_rn(s[j][2]), fl_rn(s[j][1]),
+                          fl_rn(s[j][3])};
         const float *v0 = vs + (8 * j + 2 * tq) * L::LV + 4 * g;
 #pragma unroll
         for (int p = 0; p < EP; p++) {
           float4 x0 = *(const float4 *)(v0 + 32 * p);
           float4 x1 = *(const float4 *)(v0 + L::LV + 32 * p);
-          fl_mma(acc[4 * p + 0], pa, x0.x, x1.x);
-          fl_mma(acc[4 * p + 1], pa, x0.y, x1.y);
-          fl_mma(acc[4 * p + 2], pa, x0.z, x1.z);
-          fl_mma(acc[4 * p + 3], pa, x0.w, x1.w);
+          fl_mma(acc[4 * p + 0], pa, fl_rn(x0.x), fl_rn(x1.x));
+          fl_mma(acc[4 * p + 1], pa, fl_rn(x0.y), fl_rn(x1.y));
+          fl_mma(acc[4 * p + 2], pa, fl_rn(x0.z), fl_rn(x1.z));
+          fl_mma(acc[4 * p + 3], pa, fl_rn(x0.w), fl_rn(x1.w));
         }
       }
     }
@@ -388,6 +411,11 @@ cudaError_t fl_launch(cudaStream_t st, const float *q, const float *k,
     cudaError_t e = cudaFuncSetAttribute(
         k_flash<DC, EC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
         (int)smem);
+    /* all of L1 as shared memory: MINB blocks of 74 KB (d = e = 64) */
+    if (e == cudaSuccess)
+      e = cudaFuncSetAttribute(k_flash<DC, EC>,
+                               cudaFuncAttributePreferredSharedMemoryCarveout,
+                               cudaSharedmemCarveoutMaxShared);
     if (e != cudaSuccess)
       return e;
     set = 1;
@@ -409,12 +437,375 @@ cudaError_t fl_launch_e(cudaStream_t st, const float *q, const float *k,
   return fl_launch<DC, 128>(st, q, k, v, scale, bias, y, a, vec);
 }
 
+/* ---- Half precision (f16, bf16): mma.sync m16n8k16 ----------------------
+ * The same blocks, tiles, edges and online softmax as k_flash, on 2-byte
+ * operands with float32 sums: q, k and v staged in their own type (rows
+ * of DC or EC elements at a pitch 8 more: 16 bytes, so that the eight
+ * 16-byte rows an ldmatrix reads lie in eight bank groups), fragments
+ * read by ldmatrix (PTX ISA, m16n8k16 .f16/.bf16; g = lane / 4, t = lane
+ * % 4: A (g, 2t..2t+1), (g + 8, ..), (g, 2t + 8..), (g + 8, 2t + 8..); B
+ * (k 2t..2t+1, n g), (k 2t + 8.., n g); C as m16n8k8's):
+ * - q's A fragments once (ldmatrix.x4 of its rows);
+ * - scores: B from k's rows (keys) with ldmatrix.x4: keys 8j .. 8j + 7,
+ *   d 32u .. 32u + 31, the b0 b1 of k-steps 2u and 2u + 1;
+ * - p v: the scores' C fragments of key tiles 2jj and 2jj + 1 are, packed
+ *   in pairs, the A fragment of keys 16jj .. 16jj + 15 (no shuffles); v's
+ *   B fragments by ldmatrix.x4.trans from v's rows (keys), two n-tiles of
+ *   e a load.
+ * The probabilities are rounded to the type for the product (flash
+ * attention's practice), their sum l kept in float32; the scale and bias
+ * are read in the type, the output rounded once to it. */
+
+/* Shared memory of k_flash_h<T, DC, EC> in elements (fl_smem's plan). */
+template <int DC, int EC> struct fh_smem {
+  static const int KT = 64; /* keys a tile */
+  static const int LK = DC + 8, LV = EC + 8;
+  static const int BUF = KT * LK + KT * LV;
+  static const int QSZ = FL_ROWS * LK;
+  static const int TOTAL = BUF + (QSZ > BUF ? QSZ : BUF);
+  /* blocks an SM is to hold (registers capped at 64K / (128 MINB)) */
+  static const int MINB = DC + EC <= 64 ? 4 : DC + EC <= 128 ? 3 : 2;
+};
+
+template <typename T> struct fh_src {
+  const T *p;
+  int64_t rs, cs;
+  int rows, cols;
+  bool vec;
+};
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+/* c += a b, m16n8k16 of T (__half or __nv_bfloat16), float32 sums. */
+__device__ __forceinline__ void
+fh_mma(__half *, float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void fh_mma(__nv_bfloat16 *, float c[4],
+                                       const uint32_t a[4], uint32_t b0,
+                                       uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Two floats as a pair of T rounded to nearest even, lo in the low half. */
+__device__ __forceinline__ uint32_t fh_pack(__half *, float lo, float hi) {
+  __half2 h = __floats2half2_rn(lo, hi);
+  return *(const uint32_t *)&h;
+}
+
+__device__ __forceinline__ uint32_t fh_pack(__nv_bfloat16 *, float lo,
+                                            float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *(const uint32_t *)&h;
+}
+
+/* Four 8x8 matrices of 2-byte elements from shared memory: lane l gives
+ * the address of row l % 8 of matrix l / 8; TRANS: transposed. */
+template <bool TRANS>
+__device__ __forceinline__ void fh_ldm4(uint32_t r[4], const void *p) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  if (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s)
+                 : "memory");
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s)
+                 : "memory");
+}
+
+/* fl_stage on elements of T: 16-byte cp.async of 8 elements where vec,
+ * else plain loads and stores (cp.async copies no 2-byte element). */
+template <typename T, int ROWS, int COLS>
+__device__ __forceinline__ void fh_stage(T *dst, int ld, const fh_src<T> &s) {
+  const int tid = threadIdx.x;
+  if (s.vec) {
+    constexpr int CH = COLS / 8, N = ROWS * CH / FL_THREADS;
+    static_assert(ROWS * CH % FL_THREADS == 0, "whole rounds of chunks");
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+      int i = tid + u * FL_THREADS, r = i / CH, c = i % CH * 8;
+      T *d = dst + r * ld + c;
+      if (r < s.rows && c < s.cols)
+        fl_cp16(d, s.p + r * s.rs + c);
+      else
+        *(uint4 *)d = make_uint4(0, 0, 0, 0);
+    }
+    return;
+  }
+  constexpr int N = ROWS * COLS / FL_THREADS;
+  static_assert(ROWS * COLS % FL_THREADS == 0, "whole rounds of elements");
+  const bool rfast = s.rs == 1 && s.cs != 1;
+#pragma unroll 4
+  for (int u = 0; u < N; u++) {
+    int i = tid + u * FL_THREADS;
+    int r = rfast ? i % ROWS : i / COLS, c = rfast ? i / ROWS : i % COLS;
+    dst[r * ld + c] =
+        r < s.rows && c < s.cols ? s.p[r * s.rs + c * s.cs] : st<T>(0.0f);
+  }
+}
+
+/* fl_stage_kv for k_flash_h. */
+template <typename T, int DC, int EC>
+__device__ __forceinline__ void fh_stage_kv(T *buf, const T *k, const T *v,
+                                            const cxk_att &a, int it, int vec) {
+  typedef fh_smem<DC, EC> L;
+  const int64_t kt0 = (int64_t)it * L::KT;
+  const int kin = a.t - kt0 < L::KT ? (int)(a.t - kt0) : L::KT;
+  fh_src<T> sk = {k + kt0 * a.st[1][3], a.st[1][3], a.st[1][2], kin, (int)a.d,
+                  (vec & 2) != 0};
+  fh_src<T> sv = {v + kt0 * a.st[2][2], a.st[2][2], a.st[2][3], kin, (int)a.e,
+                  (vec & 4) != 0};
+  fh_stage<T, L::KT, DC>(buf, L::LK, sk);
+  fh_stage<T, L::KT, EC>(buf + L::KT * L::LK, L::LV, sv);
+}
+#endif
+
+/* k_flash on T = __half or __nv_bfloat16 (vec bits as there: 16-byte
+ * copies of q, k, v; y written in pairs). */
+template <typename T, int DC, int EC>
+__global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
+    k_flash_h(const T *__restrict__ q, const T *__restrict__ k,
+              const T *__restrict__ v, const T *__restrict__ scale,
+              const T *__restrict__ bias, T *__restrict__ y, cxk_att a,
+              int64_t qtiles, int vec) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap(); /* cp.async, ldmatrix and m16n8k16: sm_80 on */
+#else
+  typedef fh_smem<DC, EC> L;
+  constexpr float LOG2E = 1.4426950408889634f;
+  constexpr int KT = L::KT, NT = KT / 8, DS = DC / 16, EN = EC / 8;
+  extern __shared__ __align__(16) unsigned char fh_sm[];
+  T *sm = (T *)fh_sm;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int g = lane >> 2, tq = lane & 3;
+  const int T_ = (int)a.t, E = (int)a.e;
+  const int64_t bh = blockIdx.x / qtiles, q0 = blockIdx.x % qtiles * FL_ROWS;
+  const int64_t b0 = bh / a.d1, b1 = bh % a.d1;
+  q += b0 * a.st[0][0] + b1 * a.st[0][1];
+  k += b0 * a.st[1][0] + b1 * a.st[1][1];
+  v += b0 * a.st[2][0] + b1 * a.st[2][1];
+  y += b0 * a.st[3][0] + b1 * a.st[3][1];
+  if (bias)
+    bias += b0 * a.bst[0] + b1 * a.bst[1];
+  {
+    const int qin = a.s - q0 < FL_ROWS ? (int)(a.s - q0) : FL_ROWS;
+    fh_src<T> sq = {q + q0 * a.st[0][2], a.st[0][2], a.st[0][3], qin, (int)a.d,
+                    (vec & 1) != 0};
+    fh_stage<T, FL_ROWS, DC>(sm + L::BUF, L::LK, sq);
+    fh_stage_kv<T, DC, EC>(sm, k, v, a, 0, vec);
+    fl_commit();
+    fl_wait<0>();
+    __syncthreads();
+  }
+  uint32_t qa[DS][4]; /* rows 16 w .., d 16 u .. 16 u + 15 */
+#pragma unroll
+  for (int u = 0; u < DS; u++)
+    fh_ldm4<false>(qa[u], sm + L::BUF + (16 * w + (lane & 15)) * L::LK +
+                              16 * u + (lane >> 4) * 8);
+  __syncthreads(); /* q's space is the second stage's */
+  const float sc2 = (scale ? ld(*scale) : 1.0f) * LOG2E;
+  const int64_t row0 = q0 + 16 * w + g; /* this lane's rows: row0, row0 + 8 */
+  const bool live = q0 + 16 * w < a.s;  /* the warp has a row to compute */
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  float acc[EN][4];
+#pragma unroll
+  for (int i = 0; i < EN; i++)
+    acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+  const int ntiles = (T_ + KT - 1) / KT;
+  for (int it = 0; it < ntiles; it++) {
+    const T *ks = sm + (it & 1) * L::BUF, *vs = ks + KT * L::LK;
+    if (it + 1 < ntiles) {
+      fh_stage_kv<T, DC, EC>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1,
+                             vec);
+      fl_commit();
+      fl_wait<1>(); /* this tile's copies done, the next one's in flight */
+    } else {
+      fl_wait<0>();
+    }
+    __syncthreads();
+    const int64_t kt0 = (int64_t)it * KT;
+    const int kin = T_ - kt0 < KT ? (int)(T_ - kt0) : KT;
+    if (live) {
+      float bv[NT][4]; /* the bias, loaded before the products */
+      if (bias) {
+        const int64_t b3 = a.bst[3];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+          const int64_t row = row0 + 8 * h;
+          const bool rin = row < a.s;
+          const T *bp = bias + (rin ? row : 0) * a.bst[2] + (kt0 + 2 * tq) * b3;
+#pragma unroll
+          for (int j = 0; j < NT; j++, bp += 8 * b3) {
+            int key = 8 * j + 2 * tq;
+            bv[j][2 * h] = rin && key < kin ? ld(bp[0]) : 0.0f;
+            bv[j][2 * h + 1] = rin && key + 1 < kin ? ld(bp[b3]) : 0.0f;
+          }
+        }
+      }
+      float s[NT][4];
+#pragma unroll
+      for (int j = 0; j < NT; j++) {
+        s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+        if (8 * j < kin) {
+          const T *kr = ks + (8 * j + (lane & 7)) * L::LK + 8 * (lane >> 3);
+#pragma unroll
+          for (int u = 0; u < DS / 2; u++) {
+            uint32_t b[4];
+            fh_ldm4<false>(b, kr + 32 * u);
+            fh_mma((T *)0, s[j], qa[2 * u], b[0], b[1]);
+            fh_mma((T *)0, s[j], qa[2 * u + 1], b[2], b[3]);
+          }
+        }
+      }
+      float mt[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+          float x = -INFINITY;
+          if (8 * j + 2 * tq + (c & 1) < kin)
+            x = bias ? fmaf(bv[j][c], LOG2E, s[j][c] * sc2) : s[j][c] * sc2;
+          s[j][c] = x;
+          mt[c >> 1] = fmaxf(mt[c >> 1], x);
+        }
+      float mr[2], corr[2];
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        float mn = fmaxf(m[h], group_max<4>(mt[h]));
+        mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
+        corr[h] = fl_exp2(m[h] - mr[h]);     /* 0 on the first keys */
+        m[h] = mn;
+        l[h] *= corr[h];
+      }
+#pragma unroll
+      for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+          float p = fl_exp2(s[j][c] - mr[c >> 1]);
+          s[j][c] = p;
+          l[c >> 1] += p;
+        }
+#pragma unroll
+      for (int i = 0; i < EN; i++)
+        acc[i][0] *= corr[0], acc[i][1] *= corr[0], acc[i][2] *= corr[1],
+            acc[i][3] *= corr[1];
+#pragma unroll
+      for (int jj = 0; jj < NT / 2; jj++) {
+        if (16 * jj >= kin)
+          continue; /* every p of the step 0 */
+        const uint32_t pa[4] = {
+            fh_pack((T *)0, s[2 * jj][0], s[2 * jj][1]),
+            fh_pack((T *)0, s[2 * jj][2], s[2 * jj][3]),
+            fh_pack((T *)0, s[2 * jj + 1][0], s[2 * jj + 1][1]),
+            fh_pack((T *)0, s[2 * jj + 1][2], s[2 * jj + 1][3])};
+        const T *vr =
+            vs + (16 * jj + (lane & 7) + (lane & 8)) * L::LV + (lane >> 4) * 8;
+#pragma unroll
+        for (int np = 0; np < EN / 2; np++) {
+          uint32_t b[4];
+          fh_ldm4<true>(b, vr + 16 * np);
+          fh_mma((T *)0, acc[2 * np], pa, b[0], b[1]);
+          fh_mma((T *)0, acc[2 * np + 1], pa, b[2], b[3]);
+        }
+      }
+    }
+    __syncthreads(); /* the stage is used up: the next round refills it */
+  }
+  if (!live)
+    return;
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    int64_t row = row0 + 8 * h;
+    float lt = group_sum<4>(l[h]);
+    if (row >= a.s)
+      continue;
+    /* l == 0: every key masked, NaN as softmax gives, 0 with the guard */
+    float inv = lt > 0.0f ? 1.0f / lt : a.guard ? 0.0f : NAN;
+    T *yr = y + row * a.st[3][2];
+#pragma unroll
+    for (int i = 0; i < EN; i++) {
+      int e0 = 8 * i + 2 * tq; /* e0 and e0 + 1 */
+      float x0 = acc[i][2 * h] * inv, x1 = acc[i][2 * h + 1] * inv;
+      if (vec & 8) {
+        if (e0 < E)
+          *(uint32_t *)(yr + e0) = fh_pack((T *)0, x0, x1);
+        continue;
+      }
+      if (e0 < E)
+        yr[e0 * a.st[3][3]] = st<T>(x0);
+      if (e0 + 1 < E)
+        yr[(e0 + 1) * a.st[3][3]] = st<T>(x1);
+    }
+  }
+#endif
+}
+
+template <typename T, int DC, int EC>
+cudaError_t fh_launch(cudaStream_t st, const void *q, const void *k,
+                      const void *v, const void *scale, const void *bias,
+                      void *y, const cxk_att *a, int vec) {
+  size_t smem = sizeof(T) * (size_t)fh_smem<DC, EC>::TOTAL;
+  static int set; /* once an instantiation (setting it twice is harmless) */
+  if (!set) {
+    cudaError_t e = cudaFuncSetAttribute(
+        k_flash_h<T, DC, EC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        (int)smem);
+    if (e == cudaSuccess)
+      e = cudaFuncSetAttribute(k_flash_h<T, DC, EC>,
+                               cudaFuncAttributePreferredSharedMemoryCarveout,
+                               cudaSharedmemCarveoutMaxShared);
+    if (e != cudaSuccess)
+      return e;
+    set = 1;
+  }
+  int64_t qt = (a->s + FL_ROWS - 1) / FL_ROWS;
+  k_flash_h<T, DC, EC>
+      <<<(unsigned)(qt * a->d0 * a->d1), FL_THREADS, smem, st>>>(
+          (const T *)q, (const T *)k, (const T *)v, (const T *)scale,
+          (const T *)bias, (T *)y, *a, qt, vec);
+  return cudaGetLastError();
+}
+
+template <typename T, int DC>
+cudaError_t fh_launch_e(cudaStream_t st, const void *q, const void *k,
+                        const void *v, const void *scale, const void *bias,
+                        void *y, const cxk_att *a, int vec) {
+  if (a->e <= 32)
+    return fh_launch<T, DC, 32>(st, q, k, v, scale, bias, y, a, vec);
+  if (a->e <= 64)
+    return fh_launch<T, DC, 64>(st, q, k, v, scale, bias, y, a, vec);
+  return fh_launch<T, DC, 128>(st, q, k, v, scale, bias, y, a, vec);
+}
+
+template <typename T>
+cudaError_t fh_launch_d(cudaStream_t st, const void *q, const void *k,
+                        const void *v, const void *scale, const void *bias,
+                        void *y, const cxk_att *a, int vec) {
+  return a->d <= 32 ? fh_launch_e<T, 32>(st, q, k, v, scale, bias, y, a, vec)
+         : a->d <= 64
+             ? fh_launch_e<T, 64>(st, q, k, v, scale, bias, y, a, vec)
+             : fh_launch_e<T, 128>(st, q, k, v, scale, bias, y, a, vec);
+}
+
 /* Whether x's rows (stride rs, columns along cs; batch strides st[0],
- * st[1]) copy as 16-byte chunks in every batch (katt.cu's rows_vec). */
-bool fl_vec(const float *x, const int64_t *st, int64_t rs, int64_t cs,
-            int64_t cols) {
-  return cs == 1 && rs % 4 == 0 && st[0] % 4 == 0 && st[1] % 4 == 0 &&
-         cols % 4 == 0 && aligned16(x);
+ * st[1]; elements of es bytes) copy as 16-byte chunks in every batch
+ * (katt.cu's rows_vec). */
+bool fl_vec(const void *x, const int64_t *st, int64_t rs, int64_t cs,
+            int64_t cols, int es) {
+  const int n = 16 / es; /* elements a chunk */
+  return cs == 1 && rs % n == 0 && st[0] % n == 0 && st[1] % n == 0 &&
+         cols % n == 0 && aligned16(x);
 }
 
 } // namespace
@@ -430,19 +821,29 @@ int cxk_flash_runs_here(void) {
 
 int cxk_flash_ok(const cxk_att *a) {
   return cxk_attention_ok(a) && a->t < ((int64_t)1 << 30) &&
-         a->s < ((int64_t)1 << 30);
+         a->s < ((int64_t)1 << 30) &&
+         (a->dt == CXK_F32 || a->dt == CXK_F16 || a->dt == CXK_BF16);
 }
 
-cudaError_t cxk_flash(cudaStream_t st, const float *q, const float *k,
-                      const float *v, const float *scale, const float *bias,
-                      float *y, const cxk_att *a) {
+cudaError_t cxk_flash(cudaStream_t st, const void *q, const void *k,
+                      const void *v, const void *scale, const void *bias,
+                      void *y, const cxk_att *a) {
   if (!cxk_flash_ok(a))
     return cudaErrorInvalidValue;
-  int vec = fl_vec(q, a->st[0], a->st[0][2], a->st[0][3], a->d) |
-            fl_vec(k, a->st[1], a->st[1][3], a->st[1][2], a->d) << 1 |
-            fl_vec(v, a->st[2], a->st[2][2], a->st[2][3], a->e) << 2 |
-            fl_vec(y, a->st[3], a->st[3][2], a->st[3][3], a->e) << 3;
-  return a->d <= 32   ? fl_launch_e<32>(st, q, k, v, scale, bias, y, a, vec)
-         : a->d <= 64 ? fl_launch_e<64>(st, q, k, v, scale, bias, y, a, vec)
-                      : fl_launch_e<128>(st, q, k, v, scale, bias, y, a, vec);
+  const int es = (int)cxk_dt_size((int)a->dt);
+  int vec = fl_vec(q, a->st[0], a->st[0][2], a->st[0][3], a->d, es) |
+            fl_vec(k, a->st[1], a->st[1][3], a->st[1][2], a->d, es) << 1 |
+            fl_vec(v, a->st[2], a->st[2][2], a->st[2][3], a->e, es) << 2 |
+            fl_vec(y, a->st[3], a->st[3][2], a->st[3][3], a->e, es) << 3;
+  if (a->dt == CXK_F16)
+    return fh_launch_d<__half>(st, q, k, v, scale, bias, y, a, vec);
+  if (a->dt == CXK_BF16)
+    return fh_launch_d<__nv_bfloat16>(st, q, k, v, scale, bias, y, a, vec);
+  const float *qf = (const float *)q, *kf = (const float *)k,
+              *vf = (const float *)v, *sf = (const float *)scale,
+              *bf = (const float *)bias;
+  float *yf = (float *)y;
+  return a->d <= 32   ? fl_launch_e<32>(st, qf, kf, vf, sf, bf, yf, a, vec)
+         : a->d <= 64 ? fl_launch_e<64>(st, qf, kf, vf, sf, bf, yf, a, vec)
+                      : fl_launch_e<128>(st, qf, kf, vf, sf, bf, yf, a, vec);
 }

@@ -1,7 +1,8 @@
 /* att.c: an attention node on the GPU in one of three forms, whichever
  * was timed fastest on the node's own buffers: katt.cu's kernel, split
  * into cuBLAS's batched GEMMs and the scaled softmax (with the bias and
- * the guard), or kflash.cu's flash kernel (TF32 tensor cores).
+ * the guard; float32 only), or kflash.cu's flash kernel (tensor cores:
+ * TF32 for float32, f16/bf16 operands for half graphs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +102,9 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                            "before the last two");
   }
   gpu_att *t = s->att;
+  /* kflash.cu: float32 on TF32, f16 and bf16 on their own tensor cores
+   * (float32 sums); strict float32 takes neither */
   t->flash_ok = !p->ctx->opt.fp32_strict && p->ctx->prop.major >= 8 &&
-                a->dt == CXK_F32 && /* kflash.cu reads float32 */
                 cxk_flash_ok(a) && ir_shape_numel(y) > 0 &&
                 cxk_flash_runs_here();
   t->rw = 2;
@@ -146,10 +148,12 @@ base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
   const float *sc = n->nin > 3 ? IN(p, n, 3) : NULL;
   const float *bias = n->nin > 4 ? IN(p, n, 4) : NULL;
   gpu_ctx *c = p->ctx;
+  size_t es = cxk_dt_size((int)t->a.dt); /* off: elements */
   if (form == GPU_ATT_FLASH) {
-    GPU_CUDA(d, cxk_flash(c->stream, IN(p, n, 0) + t->off[0],
-                          IN(p, n, 1) + t->off[1], IN(p, n, 2) + t->off[2], sc,
-                          bias, p->ptr[n->out[0]], &t->a));
+    GPU_CUDA(d, cxk_flash(c->stream, (const char *)IN(p, n, 0) + es * t->off[0],
+                          (const char *)IN(p, n, 1) + es * t->off[1],
+                          (const char *)IN(p, n, 2) + es * t->off[2], sc, bias,
+                          p->ptr[n->out[0]], &t->a));
     return BASE_OK;
   }
   if (form == GPU_ATT_SPLIT) {
@@ -160,7 +164,6 @@ base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
                                      bias, &t->a));
     return st ? st : gpu_smm_run(c, &t->mm[1], d);
   }
-  size_t es = cxk_dt_size((int)t->a.dt); /* off: elements */
   GPU_CUDA(d,
            cxk_attention(c->stream, (const char *)IN(p, n, 0) + es * t->off[0],
                          (const char *)IN(p, n, 1) + es * t->off[1],
