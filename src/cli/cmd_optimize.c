@@ -419,8 +419,7 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
   case OPT_LOWER:
     if (r->ran[OPT_LOWER])
       printf("lower: %d epilogues (residual, bias, clip, relu), %d moves (act "
-             "on concat/split parts, pad+slice, transposes to seq-first), %d "
-             "squeeze-and-excitation, "
+             "on concat/split parts, pad+slice), %d squeeze-and-excitation, "
              "%d channel shuffles made graph nodes, %d shortcut%s moved "
              "ahead of the chain%s %s join%s, %d attention in row layout, %d "
              "move nodes "
