@@ -641,3 +641,25 @@ Test(lower_epi, image_rows_matmul_residual) {
   lu_same_outputs(g, h, 0);
   ir_graph_free(h), ir_graph_free(g);
 }
+
+/* In a half graph the same folds keep the matmul's type: its zero bias,
+ * bias and residual f16. */
+Test(lower_epi, half_residual_folds_keep_the_type) {
+  static const char text[] =
+      "input x: f16[2,3,8]\ninput b: f16[8]\n"
+      "weight w: f16[8,8]\nweight w2: f16[8,8]\n"
+      "xr = reshape(x) shape=[6,8]\n"
+      "m = matmul(xr, w)\n"
+      "mr = reshape(m) shape=[2,3,8]\n"
+      "a = ewadd(mr, x)\n"
+      "m2 = matmul(a, w2)\n"
+      "f = fused(a, m2, b) { t0 = ewadd($1, $2); t1 = ewadd($0, t0) }\n"
+      "output f\n";
+  ir_graph *g, *h = lowered(text, &g, 2);
+  const ir_node *m2 = lu_producer(h, "f");
+  cr_assert_eq(m2->op, IR_OP_MATMUL);
+  cr_assert_eq(m2->nin, 4);
+  cr_assert_eq(h->tensors[m2->in[2]].dtype, IR_DT_F16);
+  lu_same_outputs(g, h, 4e-3);
+  ir_graph_free(h), ir_graph_free(g);
+}

@@ -422,11 +422,12 @@ static int res_matmul(const epi *e, int t, const ir_shape *o) {
   return m;
 }
 
-/* Is tensor r, of shape o, computed before node m (a weight or input, or
- * a node that keeps its place before m)? */
+/* Is tensor r, of shape o and node m's type, computed before node m (a
+ * weight or input, or a node that keeps its place before m)? */
 static int before(const epi *e, int r, int m, const ir_shape *o) {
   const ir_tensor *rt = &e->g->tensors[r];
   return ir_shape_eq(&rt->shape, o) &&
+         rt->dtype == e->g->tensors[e->g->nodes[m].out[0]].dtype &&
          (rt->kind != IR_T_VALUE ||
           (rt->node < m && e->after[rt->node] == STAYS));
 }
@@ -508,6 +509,7 @@ static int fold_fused_res(epi *e, int j) {
     xs = &g->tensors[x].shape;
     if (xs->rank != 1 || xs->dim[0] != o->dim[o->rank - 1] ||
         ir_shape_eq(xs, o) || !before(e, y, m, o) || !res_shape_ok(e, o, y) ||
+        g->tensors[x].dtype != g->tensors[in3[p]].dtype ||
         (g->tensors[x].kind == IR_T_VALUE && g->tensors[x].node > m))
       continue;
     e->extra[m] = 1 + x;
