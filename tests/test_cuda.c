@@ -2680,3 +2680,49 @@ Test(cuda, branches_side_by_side_match_cpu) {
 }
 
 #endif
+
+/* A ViT-like layer (torch MHA: the transpose to [S,B,C] before the QKV
+ * projection, the out projection's rows reshaped before the residual add,
+ * the MLP's bias add then residual add) and a Swin-like MLP over
+ * [N,H,W,C] rows, lowered (src/fuse/lower_epi.c, lower_seq.c): the
+ * residuals are the matmuls' r inputs (one read through a reshape to the
+ * rows, one after a zero bias), the transpose gone, the attention reading
+ * batch-first; the GPU agrees with the CPU, poisoned and strict. */
+static const char res_rows_graph[] =
+    "input x: [2,9,32]\nweight g: [32]\nweight be: [32]\n"
+    "weight wqkv: [32,96]\nweight bqkv: [96]\nweight s: []\n"
+    "weight wo: [32,32]\nweight w1: [32,64]\nweight w2: [64,32]\n"
+    "weight b2: [32]\ninput y: [2,4,4,32]\n"
+    "n = layernorm(x, g, be) axis=2\n"
+    "t = transpose(n) perm=[1,0,2]\n"
+    "p = matmul(t, wqkv, bqkv)\n"
+    "a = attention(p, p, p, s) heads=2 cols=[0,32,64] hdim=[16,16] "
+    "seqfirst=1\n"
+    "ar = reshape(a) shape=[18,32]\n"
+    "o = matmul(ar, wo)\n"
+    "orr = reshape(o) shape=[2,9,32]\n"
+    "r1 = ewadd(orr, x)\n"
+    "n2 = layernorm(r1, g, be) axis=2\n"
+    "h = matmul(n2, w1) act=relu\n"
+    "m = matmul(h, w2)\n"
+    "mb = ewadd(m, b2)\n"
+    "r2 = ewadd(r1, mb)\n"
+    "ny = layernorm(y, g, be) axis=3\n"
+    "hy = matmul(ny, w1) act=relu\n"
+    "my = matmul(hy, w2, b2)\n"
+    "ry = ewadd(y, my)\n"
+    "output r2, ry\n";
+
+Test(cuda, transformer_residuals_lowered) {
+  need_gpu();
+  ir_graph *g = parse(res_rows_graph);
+  lower_stats st;
+  ir_graph *h = lowered_st(g, &st);
+  cr_expect_eq(st.moves, 1);
+  cr_expect_eq(h->nodes[node_of(h, "ry")].nin, 4);
+  gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1};
+  compare(h, &poison, 1e-3, "transformer residuals lowered, poisoned");
+  compare(h, &strict, 1e-5, "transformer residuals lowered, strict");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}

@@ -85,7 +85,8 @@ Test(lower_epi, matmul_bias_then_residual_stays_one_fold) {
 /* What the executor never folded stays: a second reader of the product,
  * a convolution without bias (a residual needs one before it), an activation
  * already on the product, a residual computed after the product, a
- * matmul's rank-4 image result, a relu whose input is a graph output. */
+ * matmul's rank-4 image result whose residual may be channels-last (a
+ * convolution's), a relu whose input is a graph output. */
 Test(lower_epi, leaves_what_the_executor_never_folded) {
   static const char text[] =
       "input x: [1,4,6,6]\n"
@@ -101,7 +102,7 @@ Test(lower_epi, leaves_what_the_executor_never_folded) {
       "late = conv2d(x, w, b) act=relu\n"
       "a4 = ewadd(c4, late)\n"
       "p = matmul(x, m, mb)\n"
-      "a5 = ewadd(p, x)\n"
+      "a5 = ewadd(p, c1)\n"
       "r5 = relu(a5)\n"
       "c6 = conv2d(x, w, b)\n"
       "r6 = relu(c6)\n"
@@ -511,5 +512,154 @@ Test(lower_epi, half_matmul_zero_bias_in_its_type) {
   cr_assert_eq(m->nin, 4);
   cr_assert_eq(h->tensors[m->in[2]].dtype, IR_DT_F16);
   lu_same_outputs(g, h, 4e-3); /* the sum rounded to f16 once, not twice */
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* A transformer layer's two residual adds (ViT-B/16 from torch's legacy
+ * exporter): the out projection's rows [B*S,C] reshaped to [B,S,C] before
+ * the add, and the MLP's second matmul whose bias add was folded first
+ * (matmul -> ewadd(., b) -> ewadd(r, .)); the residual also read by the
+ * next layer norm. Each matmul takes its residual after its bias (a
+ * reshape of r to its rows for the first; a zero bias for one without). */
+Test(lower_epi, residual_through_reshape_and_after_bias) {
+  static const char text[] =
+      "input x: [2,3,8]\nweight w1: [8,8]\nweight b1: [8]\n"
+      "weight g: [8]\nweight be: [8]\nweight w2: [8,8]\nweight b2: [8]\n"
+      "weight w3: [8,8]\n"
+      "xr = reshape(x) shape=[6,8]\n"
+      "m1 = matmul(xr, w1, b1)\n"
+      "m1r = reshape(m1) shape=[2,3,8]\n"
+      "a1 = ewadd(m1r, x)\n"
+      "n1 = layernorm(a1, g, be) axis=2\n"
+      "m2 = matmul(n1, w2)\n"
+      "y2 = ewadd(m2, b2)\n"
+      "a2 = ewadd(a1, y2)\n"
+      "a2r = reshape(a2) shape=[6,8]\n"
+      "m3 = matmul(a2r, w3)\n"
+      "m3r = reshape(m3) shape=[2,3,8]\n"
+      "a3 = ewadd(a2, m3r)\n"
+      "output a3\n";
+  ir_graph *g, *h = lowered(text, &g, 4);
+  cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 0);
+  const ir_node *m1 = &h->nodes[h->tensors[lu_producer(h, "a1")->in[0]].node];
+  cr_assert_eq(lu_producer(h, "a1")->op, IR_OP_RESHAPE);
+  cr_assert_eq(m1->op, IR_OP_MATMUL);
+  cr_assert_eq(m1->nin, 4);
+  cr_assert_eq(m1->in[2], ir_find_tensor(h, "b1"));
+  const ir_node *r1 = &h->nodes[h->tensors[m1->in[3]].node];
+  cr_assert_eq(r1->op, IR_OP_RESHAPE); /* x seen as [6,8] */
+  cr_assert_eq(r1->in[0], ir_find_tensor(h, "x"));
+  const ir_node *m2 = lu_producer(h, "a2");
+  cr_assert_eq(m2->op, IR_OP_MATMUL);
+  cr_assert_eq(m2->nin, 4);
+  cr_assert_eq(m2->in[2], ir_find_tensor(h, "b2"));
+  cr_assert_eq(m2->in[3], ir_find_tensor(h, "a1"));
+  const ir_node *m3 = &h->nodes[h->tensors[lu_producer(h, "a3")->in[0]].node];
+  cr_assert_eq(m3->op, IR_OP_MATMUL);
+  cr_assert_eq(m3->nin, 4); /* a zero bias, then a2 as [6,8] */
+  lu_same_outputs(g, h, 1e-6);
+  char *p = lu_round_trip(h);
+  free(p);
+  ir_graph *u = lu_unfused(g, h, 1e-6);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The fusion pass's group of a matmul's bias add and the residual add
+ * (ViT-B/16 from the dynamo exporter), in either order: the matmul takes
+ * both. */
+Test(lower_epi, fused_bias_and_residual_into_matmul) {
+  static const char text[] =
+      "input x: [2,3,8]\ninput b: [8]\nweight w: [8,8]\nweight w2: [8,8]\n"
+      "m = matmul(x, w)\n"
+      "f = fused(x, m, b) { t0 = ewadd($1, $2); t1 = ewadd($0, t0) }\n"
+      "m2 = matmul(f, w2)\n"
+      "f2 = fused(m2, f, b) { t0 = ewadd($1, $0); t1 = ewadd(t0, $2) }\n"
+      "output f2\n";
+  ir_graph *g, *h = lowered(text, &g, 2);
+  cr_assert_eq(lu_count_op(h, IR_OP_FUSED), 0);
+  const ir_node *m = lu_producer(h, "f");
+  cr_assert_eq(m->op, IR_OP_MATMUL);
+  cr_assert_eq(m->nin, 4);
+  cr_assert_eq(m->in[2], ir_find_tensor(h, "b"));
+  cr_assert_eq(m->in[3], ir_find_tensor(h, "x"));
+  const ir_node *m2 = lu_producer(h, "f2");
+  cr_assert_eq(m2->op, IR_OP_MATMUL);
+  cr_assert_eq(m2->in[2], ir_find_tensor(h, "b"));
+  cr_assert_eq(m2->in[3], ir_find_tensor(h, "f"));
+  lu_same_outputs(g, h, 1e-6);
+  ir_graph *u = lu_unfused(g, h, 1e-6);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* What stays: a reshape that does not keep the rows, a reshaped product
+ * read twice, a residual computed after the matmul. */
+Test(lower_epi, residual_reshape_left_alone) {
+  static const char text[] =
+      "input x: [2,3,8]\ninput s: [2,24]\nweight w: [8,8]\nweight b: [8]\n"
+      "m1 = matmul(x, w, b)\n"
+      "m1r = reshape(m1) shape=[2,24]\n"
+      "a1 = ewadd(m1r, s)\n"
+      "m2 = matmul(x, w, b)\n"
+      "m2r = reshape(m2) shape=[6,8]\n"
+      "xr = reshape(x) shape=[6,8]\n"
+      "a2 = ewadd(m2r, xr)\n"
+      "t2 = relu(m2r)\n"
+      "m3 = matmul(x, w)\n"
+      "m3r = reshape(m3) shape=[6,8]\n"
+      "late = relu(xr)\n"
+      "a3 = ewadd(m3r, late)\n"
+      "output a1\noutput a2\noutput t2\noutput a3\n";
+  ir_graph *g, *h = lowered(text, &g, 0);
+  cr_assert_eq(h->nnodes, g->nnodes);
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* Swin's MLP residual: a matmul over [N,H,W,C] rows whose residual, a
+ * layer norm's input, is never channels-last on the GPU, takes it; one
+ * whose residual a convolution computed (maybe channels-last: the
+ * executor reads a matmul's residual unconverted) does not. */
+Test(lower_epi, image_rows_matmul_residual) {
+  static const char text[] =
+      "input x: [2,4,4,8]\ninput y: [2,8,4,4]\nweight g: [8]\n"
+      "weight be: [8]\nweight w: [8,8]\nweight b: [8]\n"
+      "weight cw: [8,8,1,1]\n"
+      "n = layernorm(x, g, be) axis=3\n"
+      "m = matmul(n, w, b)\n"
+      "a = ewadd(x, m)\n"
+      "c = conv2d(y, cw)\n"
+      "ct = transpose(c) perm=[0,2,3,1]\n"
+      "m2 = matmul(a, w, b)\n"
+      "a2 = ewadd(m2, ct)\n"
+      "output a2\n";
+  ir_graph *g, *h = lowered(text, &g, 1);
+  const ir_node *m = lu_producer(h, "a");
+  cr_assert_eq(m->op, IR_OP_MATMUL);
+  cr_assert_eq(m->nin, 4);
+  cr_assert_eq(m->in[3], ir_find_tensor(h, "x"));
+  cr_assert_eq(lu_producer(h, "a2")->op, IR_OP_EWADD);
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+/* In a half graph the same folds keep the matmul's type: its zero bias,
+ * bias and residual f16. */
+Test(lower_epi, half_residual_folds_keep_the_type) {
+  static const char text[] =
+      "input x: f16[2,3,8]\ninput b: f16[8]\n"
+      "weight w: f16[8,8]\nweight w2: f16[8,8]\n"
+      "xr = reshape(x) shape=[6,8]\n"
+      "m = matmul(xr, w)\n"
+      "mr = reshape(m) shape=[2,3,8]\n"
+      "a = ewadd(mr, x)\n"
+      "m2 = matmul(a, w2)\n"
+      "f = fused(a, m2, b) { t0 = ewadd($1, $2); t1 = ewadd($0, t0) }\n"
+      "output f\n";
+  ir_graph *g, *h = lowered(text, &g, 2);
+  const ir_node *m2 = lu_producer(h, "f");
+  cr_assert_eq(m2->op, IR_OP_MATMUL);
+  cr_assert_eq(m2->nin, 4);
+  cr_assert_eq(h->tensors[m2->in[2]].dtype, IR_DT_F16);
+  lu_same_outputs(g, h, 4e-3);
   ir_graph_free(h), ir_graph_free(g);
 }

@@ -5,8 +5,8 @@
 
 typedef ir_graph *(*lower_fn)(const ir_graph *g, lower_stats *st, base_diag *d);
 
-static const lower_fn families[] = {lower_epi, lower_move, lower_se, lower_att,
-                                    lower_chain};
+static const lower_fn families[] = {lower_epi, lower_move, lower_se,
+                                    lower_att, lower_seq,  lower_chain};
 
 ir_graph *lower_graph(const ir_graph *g, lower_stats *st, base_diag *d) {
   lower_stats local;

@@ -22,7 +22,10 @@
  *                 fused kinds;
  *   lower_att.c   attention reading q, k and v in the rows its
  *                 projections write and writing the rows the next matmul
- *                 reads (heads=), the moves between them gone.
+ *                 reads (heads=), the moves between them gone;
+ *   lower_seq.c   the transpose to the sequence-first layout before a
+ *                 projection only a seq-first attention reads, gone
+ *                 (the attention reads the projection batch-first);
  *   lower_chain.c groups of movement operators re-indexing one tensor
  *                 (slices, pads, transposes, reshapes, rolls) as one move
  *                 node.
@@ -36,7 +39,8 @@ typedef struct lower_stats {
   int epilogues; /* residual adds, relus, clips and biases folded into a
                     conv or matmul; conv biases moved into a layer norm or
                     a fused node; relus fused with an element-wise node */
-  int moves;     /* activations on split/concat parts, pad+slice pairs */
+  int moves;     /* activations on split/concat parts, pad+slice pairs,
+                    transposes before seq-first attention dropped */
   int se;        /* squeeze-and-excitation chains */
   int shuffles;  /* channel shuffles */
   int attention; /* attention nodes in the row layout (heads=) */

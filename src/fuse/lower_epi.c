@@ -74,9 +74,58 @@ typedef struct epi {
   int shortcuts;         /* nodes moved */
   unsigned char *zbias;  /* per matmul without bias taking a residual: a
                             zero bias before it */
+  int32_t *res;          /* per matmul: 1 + the residual it reads after its
+                            bias (fold_res, fold_fused_res), or 0 */
+  unsigned char *rview;  /* per matmul with res: read through a reshape to
+                            its result's shape (its rows) */
+  unsigned char *cl;     /* per tensor: may run channels-last on the GPU
+                            (maybe_cl) */
 } epi;
 
 #define STAYS (-2) /* epi.after: the node keeps its place */
+
+/* Which tensors may be channels-last on the GPU (src/gpu/plan/layout.c),
+ * over-approximated: a convolution's rank-4 result with H * W > 1, a
+ * transpose [0,3,1,2]'s, and any such result of a node reading one (views
+ * too: they share their root's bytes), but for the nodes that always run
+ * NCHW (matmul, softmax, layer norm, attention, move, constants,
+ * weight-only nodes). The executor reads a matmul's residual as plain
+ * rows, unconverted (run/mm.c). */
+static void maybe_cl(epi *e) {
+  const ir_graph *g = e->g;
+  static const int64_t back[4] = {0, 3, 1, 2};
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int c = 0;
+    switch (n->op) {
+    case IR_OP_CONV2D: c = 1; break;
+    case IR_OP_MATMUL:
+    case IR_OP_SOFTMAX:
+    case IR_OP_LAYERNORM:
+    case IR_OP_ATTENTION:
+    case IR_OP_MOVE: break;
+    default:
+      c = n->op == IR_OP_TRANSPOSE && n->a.nlist == 4 &&
+          !memcmp(n->a.list, back, sizeof back);
+      for (int k = 0; k < n->nin; k++)
+        c |= e->cl[n->in[k]];
+    }
+    for (int k = 0; k < n->nout; k++) {
+      const ir_shape *o = &g->tensors[n->out[k]].shape;
+      e->cl[n->out[k]] = (unsigned char)(c && !e->wonly[i] && o->rank == 4 &&
+                                         o->dim[2] * o->dim[3] > 1);
+    }
+  }
+}
+
+/* May an add's result of shape o, its other operand r, be a matmul's
+ * residual output: of rank 1 or more, and not a rank-4 image (H * W > 1)
+ * whose r may be channels-last (ConvNeXt's: the add runs channels-last
+ * there, where the matmul would read r converted)? */
+static int res_shape_ok(const epi *e, const ir_shape *o, int r) {
+  return o->rank >= 1 &&
+         !(o->rank == 4 && o->dim[2] * o->dim[3] > 1 && e->cl[r]);
+}
 
 /* Is tensor t the result of a convolution or matmul that add node j may
  * take as a residual (*isbias 0) or as a bias (*isbias 1) r? */
@@ -90,7 +139,7 @@ static int product_of(const epi *e, int j, int t, int r, int *isbias) {
   const ir_node *cn = &g->nodes[c];
   if ((cn->op != IR_OP_CONV2D && cn->op != IR_OP_MATMUL) ||
       cn->a.act != IR_ACT_NONE || e->act[c] != IR_ACT_NONE ||
-      e->reads[t] != 1 || e->extra[c] || e->wonly[c] ||
+      e->reads[t] != 1 || e->extra[c] || e->res[c] || e->wonly[c] ||
       !ir_shape_eq(&x->shape, o) ||
       (rt->kind == IR_T_VALUE && rt->node > c &&
        !(e->after[rt->node] != STAYS && e->after[rt->node] < c)))
@@ -104,7 +153,7 @@ static int product_of(const epi *e, int j, int t, int r, int *isbias) {
   *isbias = 0;
   return (cn->nin == 3 || (cn->op == IR_OP_MATMUL && cn->nin == 2)) &&
          ir_shape_eq(&rt->shape, o) &&
-         !(cn->op == IR_OP_MATMUL && o->rank == 4 && o->dim[2] * o->dim[3] > 1);
+         (cn->op != IR_OP_MATMUL || res_shape_ok(e, o, r));
 }
 
 /* The index of the last node computing an input of node i, -1 if none. */
@@ -142,8 +191,8 @@ static int fold_shortcut(epi *e, int j) {
   const ir_node *sn = &g->nodes[s];
   int ds = last_dep(g, s), isbias = 0;
   if ((sn->op != IR_OP_CONV2D && sn->op != IR_OP_MATMUL) || e->owner[s] >= 0 ||
-      e->extra[s] || e->clr[s] || e->anchor[s] || e->after[s] != STAYS ||
-      e->after[a] != STAYS || ds >= last_dep(g, a) ||
+      e->extra[s] || e->clr[s] || e->res[s] || e->anchor[s] ||
+      e->after[s] != STAYS || e->after[a] != STAYS || ds >= last_dep(g, a) ||
       (ds >= 0 && e->after[ds] != STAYS))
     return 0;
   e->after[s] = ds;
@@ -340,13 +389,133 @@ static int fold_cl_residual(epi *e, int j) {
     const ir_node *mn = &g->nodes[m];
     int biased = mn->nin == 3 ? !e->extra[m] : mn->nin == 2 && e->extra[m];
     if (mn->op != IR_OP_MATMUL || !biased || mn->a.act != IR_ACT_NONE ||
-        e->act[m] != IR_ACT_NONE || e->clr[m] || e->wonly[m] ||
+        e->act[m] != IR_ACT_NONE || e->clr[m] || e->res[m] || e->wonly[m] ||
         e->owner[m] >= 0 || x->shape.dim[1] * x->shape.dim[2] <= 1 ||
         g->tensors[r].node > m)
       continue;
     e->clr[m] = 1 + r;
     e->last[tt->node] = j;
     e->owner[j] = tt->node;
+    return 1;
+  }
+  return 0;
+}
+
+/* The matmul whose result (or whose folded bias add's result) tensor t
+ * is, free to take a residual of shape o after its bias: read once, no
+ * activation, nothing else folded but a bias, not weight-only, its rows
+ * those of o; -1 if none. */
+static int res_matmul(const epi *e, int t, const ir_shape *o) {
+  const ir_graph *g = e->g;
+  const ir_tensor *x = &g->tensors[t];
+  if (x->kind != IR_T_VALUE || e->reads[t] != 1 || e->wonly[x->node])
+    return -1;
+  int p = x->node, m = e->owner[p] >= 0 ? e->owner[p] : p;
+  const ir_node *mn = &g->nodes[m];
+  const ir_shape *ms = &g->tensors[mn->out[0]].shape;
+  if (mn->op != IR_OP_MATMUL || e->last[m] != p || e->owner[m] >= 0 ||
+      e->wonly[m] || mn->a.act != IR_ACT_NONE || e->act[m] != IR_ACT_NONE ||
+      e->clr[m] || e->res[m] || e->zbias[m] || e->after[m] != STAYS ||
+      (mn->nin == 3 && e->extra[m]) ||
+      ms->dim[ms->rank - 1] != o->dim[o->rank - 1])
+    return -1;
+  return m;
+}
+
+/* Is tensor r, of shape o and node m's type, computed before node m (a
+ * weight or input, or a node that keeps its place before m)? */
+static int before(const epi *e, int r, int m, const ir_shape *o) {
+  const ir_tensor *rt = &e->g->tensors[r];
+  return ir_shape_eq(&rt->shape, o) &&
+         rt->dtype == e->g->tensors[e->g->nodes[m].out[0]].dtype &&
+         (rt->kind != IR_T_VALUE ||
+          (rt->node < m && e->after[rt->node] == STAYS));
+}
+
+/* Records matmul m taking residual r (through a reshape when rv), the
+ * product's bias (a zero one if none) before it. */
+static void take_res(epi *e, int m, int r, int rv) {
+  e->zbias[m] = e->g->nodes[m].nin == 2 && !e->extra[m];
+  e->res[m] = 1 + r;
+  e->rview[m] = (unsigned char)rv;
+}
+
+/* Residual add node j whose other operand is a matmul's result after its
+ * folded bias add (matmul(x, w) -> ewadd(., b) -> ewadd(., r): the bias
+ * add took the product's extra input), or reached through a reshape that
+ * keeps its rows (ViT's out_proj: matmul [B*S,C] -> reshape [B,S,C] ->
+ * ewadd): the matmul takes r (reshaped to its rows) after its bias; the
+ * reshape, if any, then writes j's result. */
+static int fold_res(epi *e, int j) {
+  const ir_graph *g = e->g;
+  const ir_node *n = &g->nodes[j];
+  if (n->op != IR_OP_EWADD || n->nin != 2 || e->wonly[j] ||
+      n->in[0] == n->in[1])
+    return 0;
+  const ir_shape *o = &g->tensors[n->out[0]].shape;
+  for (int k = 0; k < 2; k++) {
+    int t = n->in[k], r = n->in[1 - k], v = -1;
+    const ir_tensor *tt = &g->tensors[t];
+    if (tt->kind != IR_T_VALUE || !res_shape_ok(e, o, r) ||
+        !ir_shape_eq(&tt->shape, o))
+      continue;
+    if (g->nodes[tt->node].op == IR_OP_RESHAPE) {
+      v = tt->node;
+      if (e->reads[t] != 1 || e->wonly[v] || e->owner[v] >= 0 ||
+          e->after[v] != STAYS)
+        continue;
+      t = g->nodes[v].in[0];
+    }
+    int m = res_matmul(e, t, o);
+    if (m < 0 || !before(e, r, m, o) || (v < 0 && !e->extra[m]))
+      continue; /* without a reshape, fold_add takes a plain product's */
+    take_res(e, m, r, v >= 0);
+    e->last[v >= 0 ? v : m] = j;
+    e->owner[j] = v >= 0 ? v : m;
+    return 1;
+  }
+  return 0;
+}
+
+/* Fused node j that only sums the bias vector and a residual into a
+ * matmul's result ({t0 = ewadd(a, b); t1 = ewadd(t0, c)}, the fusion
+ * pass's group of the two adds, in any order of operands): the matmul
+ * without bias takes the vector as its bias and the other as its
+ * residual, and writes j's result. */
+static int fold_fused_res(epi *e, int j) {
+  const ir_graph *g = e->g;
+  const ir_node *n = &g->nodes[j];
+  const ir_body *b = n->op == IR_OP_FUSED ? ir_body_get(n->a.body) : NULL;
+  if (!b || b->nops != 2 || n->nin != 3 || n->nout != 1 || e->wonly[j] ||
+      b->ops[0].op != IR_OP_EWADD || b->ops[1].op != IR_OP_EWADD ||
+      b->ops[0].in[0] >= 0 || b->ops[0].in[1] >= 0 ||
+      (b->ops[1].in[0] == 0) == (b->ops[1].in[1] == 0))
+    return 0;
+  int32_t u = b->ops[1].in[b->ops[1].in[0] == 0];
+  int32_t a = -1 - b->ops[0].in[0], c = -1 - b->ops[0].in[1];
+  if (u >= 0 || a == c || -1 - u == a || -1 - u == c)
+    return 0;
+  const ir_shape *o = &g->tensors[n->out[0]].shape;
+  int32_t in3[3] = {n->in[a], n->in[c], n->in[-1 - u]};
+  for (int p = 0; p < 3; p++) {
+    int m = res_matmul(e, in3[p], o);
+    if (m < 0 || g->nodes[m].nin != 2 || e->extra[m] ||
+        !ir_shape_eq(&g->tensors[in3[p]].shape, o))
+      continue;
+    int x = in3[(p + 1) % 3], y = in3[(p + 2) % 3];
+    const ir_shape *xs = &g->tensors[x].shape;
+    if (xs->rank != 1 || xs->dim[0] != o->dim[o->rank - 1])
+      x = in3[(p + 2) % 3], y = in3[(p + 1) % 3]; /* x: the bias vector */
+    xs = &g->tensors[x].shape;
+    if (xs->rank != 1 || xs->dim[0] != o->dim[o->rank - 1] ||
+        ir_shape_eq(xs, o) || !before(e, y, m, o) || !res_shape_ok(e, o, y) ||
+        g->tensors[x].dtype != g->tensors[in3[p]].dtype ||
+        (g->tensors[x].kind == IR_T_VALUE && g->tensors[x].node > m))
+      continue;
+    e->extra[m] = 1 + x;
+    take_res(e, m, y, 0);
+    e->last[m] = j;
+    e->owner[j] = m;
     return 1;
   }
   return 0;
@@ -416,6 +585,22 @@ static int residual_view(ir_graph *h, const epi *e, const ir_node *nd,
   a.list[0] = 0, a.list[1] = 2, a.list[2] = 3, a.list[3] = 1;
   const char *base = e->g->tensors[nd->out[0]].name;
   return add1(h, nd, IR_OP_TRANSPOSE, r, &a,
+              fresh_name(e->g, h, base, "r", buf, sizeof buf), d);
+}
+
+/* reshape of h's tensor r to matmul node nd's result shape (its rows),
+ * for its residual. */
+static int residual_rows(ir_graph *h, const epi *e, const ir_node *nd,
+                         int32_t r, base_diag *d) {
+  char buf[300];
+  const ir_shape *o = &e->g->tensors[nd->out[0]].shape;
+  ir_attrs a;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = o->rank;
+  for (int k = 0; k < o->rank; k++)
+    a.list[k] = o->dim[k];
+  const char *base = e->g->tensors[nd->out[0]].name;
+  return add1(h, nd, IR_OP_RESHAPE, r, &a,
               fresh_name(e->g, h, base, "r", buf, sizeof buf), d);
 }
 
@@ -513,6 +698,10 @@ static int copy_node(ir_graph *h, const epi *e, int i, int32_t *map,
   if (e->clr[i] &&
       (in[nin++] = residual_view(h, e, nd, map[e->clr[i] - 1], d)) < 0)
     return -1;
+  if (e->res[i] &&
+      (in[nin++] = e->rview[i] ? residual_rows(h, e, nd, map[e->res[i] - 1], d)
+                               : map[e->res[i] - 1]) < 0)
+    return -1;
   const ir_node *w = &g->nodes[e->last[i]]; /* whose result i writes */
   for (int k = 0; k < nd->nout; k++)
     outs[k] = g->tensors[w->out[k]].name;
@@ -582,15 +771,19 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
            base_calloc(nn, sizeof(int32_t)),
            base_calloc(nn, 1),
            0,
-           base_calloc(nn, 1)};
+           base_calloc(nn, 1),
+           base_calloc(nn, sizeof(int32_t)),
+           base_calloc(nn, 1),
+           base_calloc((size_t)g->ntensors + 1, 1)};
   ir_graph *h = NULL;
   if (!e.reads || !e.wonly || !e.extra || !e.last || !e.owner || !e.act ||
       !e.lo || !e.hi || !e.nobias || !e.relu || !e.clr || !e.fbias ||
-      !e.after || !e.anchor || !e.zbias) {
+      !e.after || !e.anchor || !e.zbias || !e.res || !e.rview || !e.cl) {
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     goto done;
   }
   ir_weight_only(g, e.wonly);
+  maybe_cl(&e);
   int folded = 0;
   for (int i = 0; i < g->nnodes; i++) {
     e.last[i] = i;
@@ -600,7 +793,8 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
   }
   for (int j = 0; j < g->nnodes; j++)
     folded += fold_shortcut(&e, j) || fold_add(&e, j) || fold_act(&e, j) ||
-              fold_ln_bias(&e, j) || fold_cl_residual(&e, j);
+              fold_ln_bias(&e, j) || fold_cl_residual(&e, j) ||
+              fold_res(&e, j) || fold_fused_res(&e, j);
   for (int j = 0; j < g->nnodes; j++) /* the convolutions settled */
     folded += fold_fused_bias(&e, j);
   h = ir_rebuild(g, rebuild_node, &e, d);
@@ -610,5 +804,6 @@ done:
   free(e.reads), free(e.wonly), free(e.extra), free(e.last), free(e.owner);
   free(e.act), free(e.lo), free(e.hi), free(e.nobias), free(e.relu);
   free(e.clr), free(e.fbias), free(e.after), free(e.anchor), free(e.zbias);
+  free(e.res), free(e.rview), free(e.cl);
   return h;
 }

@@ -12,6 +12,7 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_move(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_se(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_att(const ir_graph *g, lower_stats *st, base_diag *d);
+ir_graph *lower_seq(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_chain(const ir_graph *g, lower_stats *st, base_diag *d);
 
 #endif

@@ -1,0 +1,64 @@
+/* test_lower_seq.c: the lower stage's seq-first family
+ * (src/fuse/lower_seq.c): torch MHA's transpose to [S,B,C] before the
+ * projection a seq-first attention reads goes, the projection runs on the
+ * batch-first rows and the attention reads them so; the CPU executor
+ * computes the same outputs; what else reads the transpose or the
+ * projection keeps it.
+ */
+#include "lower_util.h"
+
+static const char vit[] =
+    "input x: [2,5,8]\nweight w: [8,24]\nweight b: [24]\nweight s: []\n"
+    "t = transpose(x) perm=[1,0,2]\n"
+    "p = matmul(t, w, b)\n"
+    "a = attention(p, p, p, s) heads=2 cols=[0,8,16] hdim=[4,4] "
+    "seqfirst=1\n"
+    "output a\n";
+
+Test(lower_seq, transpose_before_seqfirst_projection_goes) {
+  ir_graph *g = lu_parse(vit);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.moves, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
+  const ir_node *a = lu_producer(h, "a");
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->a.axis, 0, "seqfirst dropped");
+  const ir_node *p = lu_producer(h, "p");
+  cr_assert_eq(p->op, IR_OP_MATMUL);
+  cr_assert_eq(p->in[0], ir_find_tensor(h, "x"));
+  const ir_shape *ps = &h->tensors[p->out[0]].shape;
+  cr_assert(ps->rank == 3 && ps->dim[0] == 2 && ps->dim[1] == 5 &&
+            ps->dim[2] == 24);
+  lu_same_outputs(g, h, 1e-6);
+  ir_graph *u = lu_unfused(g, h, 1e-6);
+  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The transpose read by another node too, the projection read by another
+ * node too, q from another projection: all stay seq-first. */
+Test(lower_seq, shared_transpose_or_projection_stays) {
+  static const char text[] =
+      "input x: [2,5,8]\nweight w: [8,24]\nweight b: [24]\nweight s: []\n"
+      "t = transpose(x) perm=[1,0,2]\n"
+      "p = matmul(t, w, b)\n"
+      "a = attention(p, p, p, s) heads=2 cols=[0,8,16] hdim=[4,4] "
+      "seqfirst=1\n"
+      "r = relu(t)\n"
+      "t2 = transpose(x) perm=[1,0,2]\n"
+      "p2 = matmul(t2, w, b)\n"
+      "a2 = attention(p2, p2, p2, s) heads=2 cols=[0,8,16] hdim=[4,4] "
+      "seqfirst=1\n"
+      "e2 = exp(p2)\n"
+      "p3 = matmul(t2, w)\n"
+      "a3 = attention(p, p3, p3, s) heads=2 cols=[0,8,16] hdim=[4,4] "
+      "seqfirst=1\n"
+      "output a\noutput r\noutput a2\noutput e2\noutput a3\n";
+  ir_graph *g = lu_parse(text);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.moves, 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 2);
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
