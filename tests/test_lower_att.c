@@ -425,3 +425,16 @@ Test(lower_att, rebatch_windows) {
                           "(transpose) transposes axis 0");
   ir_graph_free(g);
 }
+
+/* MaxViT's lowered block follows a new batch: its bias [1,H,P,P] stays
+ * broadcast (the original's, made [B*G*H,P,P] at load, cannot rebatch),
+ * and each half of batch 4 computes what batch 2 computes on it. */
+Test(lower_att, rebatch_maxvit) {
+  ir_graph *g = lu_parse(maxvit);
+  ir_graph *h = lu_lower(g, NULL), *h4;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(h, 4, &h4, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(h4->tensors[h4->outputs[0]].shape.dim[0], 4);
+  same_per_sample(h, h4, 2);
+  ir_graph_free(h4), ir_graph_free(h), ir_graph_free(g);
+}
