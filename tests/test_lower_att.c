@@ -6,7 +6,9 @@
  * (sequence-first rows, batch 2) and a BERT-like one (separate
  * projections, a scale and a mask): the moves around attention go, the
  * node reads the projections' rows, the CPU executor computes the same
- * outputs, the graph prints and parses back the same. An intermediate
+ * outputs, the graph prints and parses back the same; MaxViT's (heads
+ * merged into the batch, a relative-position bias), also through the
+ * fusion pass as optimize runs it. An intermediate
  * another node reads stays; a result read otherwise than through the
  * transpose leaves the node alone; malformed layouts are refused.
  */
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "costdb/costdb.h"
+#include "fuse/fuse.h"
 #include "lower_util.h"
 
 /* [B=2,S=5,C=8]: 2 heads of 4, packed q|k|v, DeiT's export. */
@@ -437,4 +440,66 @@ Test(lower_att, rebatch_maxvit) {
   cr_assert_eq(h4->tensors[h4->outputs[0]].shape.dim[0], 4);
   same_per_sample(h, h4, 2);
   ir_graph_free(h4), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The whole path as optimize runs it on MaxViT's export: the Einsum
+ * import's unfused chain (scores reshaped to [B,G,H,P,P] for the bias,
+ * softmax, reshaped back) made one attention node by fuse_graph (its bias
+ * broadcast at load), then lowered: the row layout reads the packed rows
+ * and the bias [1,H,P,P] itself, and computes the chain's outputs. */
+Test(lower_att, maxvit_fused_then_lowered) {
+  static const char chain[] =
+      "input x: [2,2,3,4]\n"
+      "weight w: [4,12]\nweight c: []\nweight pb: [1,2,3,3]\n"
+      "weight wo: [4,4]\n"
+      "qkv = matmul(x, w)\n"
+      "q0 = slice(qkv) starts=[0,0,0,0] ends=[2,2,3,4]\n"
+      "q1 = reshape(q0) shape=[2,2,3,2,2]\n"
+      "q2 = transpose(q1) perm=[0,1,3,2,4]\n"
+      "q = reshape(q2) shape=[8,3,2]\n"
+      "k0 = slice(qkv) starts=[0,0,0,4] ends=[2,2,3,8]\n"
+      "k1 = reshape(k0) shape=[2,2,3,2,2]\n"
+      "k2 = transpose(k1) perm=[0,1,3,2,4]\n"
+      "k3 = ewmul(k2, c)\n"
+      "k4 = transpose(k3) perm=[0,1,2,4,3]\n"
+      "k = reshape(k4) shape=[8,2,3]\n"
+      "v0 = slice(qkv) starts=[0,0,0,8] ends=[2,2,3,12]\n"
+      "v1 = reshape(v0) shape=[2,2,3,2,2]\n"
+      "v2 = transpose(v1) perm=[0,1,3,2,4]\n"
+      "v = reshape(v2) shape=[8,3,2]\n"
+      "s = matmul(q, k)\n"
+      "s5 = reshape(s) shape=[2,2,2,3,3]\n"
+      "sb = ewadd(s5, pb)\n"
+      "p = softmax(sb) axis=4\n"
+      "p3 = reshape(p) shape=[8,3,3]\n"
+      "o = matmul(p3, v)\n"
+      "o1 = reshape(o) shape=[2,2,2,3,2]\n"
+      "o2 = transpose(o1) perm=[0,1,3,2,4]\n"
+      "o3 = reshape(o2) shape=[2,2,3,4]\n"
+      "z = matmul(o3, wo)\n"
+      "output z\n";
+  ir_graph *g = lu_parse(chain);
+  base_diag d;
+  fuse_stats fs;
+  ir_graph *f = fuse_graph(g, NULL, &fs, &d);
+  cr_assert(f, "%s", d.msg);
+  cr_assert_eq(fs.attention, 1);
+  lower_stats st;
+  ir_graph *h = lu_lower(f, &st);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 0);
+  int found = 0;
+  for (int i = 0; i < h->nnodes; i++) {
+    const ir_node *a = &h->nodes[i];
+    if (a->op != IR_OP_ATTENTION)
+      continue;
+    found = 1;
+    cr_assert_eq(a->a.groups, 2);
+    cr_assert_eq(a->nin, 5);
+    cr_assert_eq(a->in[4], ir_find_tensor(h, "pb"), "the bias read as is");
+  }
+  cr_assert(found);
+  lu_same_outputs(g, h, 1e-5);
+  ir_graph_free(h), ir_graph_free(f), ir_graph_free(g);
 }
