@@ -5,23 +5,30 @@
  * between them gone.
  *
  * Conditions:
- *   - the node in today's layout, q, k, v and its result of rank 4, not
- *     computed from weights alone;
- *   - its result read by one transpose perm=[0,2,1,3] alone ([B,S,H,E]):
- *     the node writes [B,S,H*E]; a reshape to that shape reading the
- *     transpose alone goes too, else the transpose becomes a reshape (a
- *     view) of the rows;
+ *   - the node in today's layout, of rank 3 or more (its leading
+ *     dimensions the batch: [B,H] as BERT's, or [B*G*H] as MaxViT's
+ *     windows and heads merged), not computed from weights alone;
  *   - each of q, k and v, followed back through reshape, transpose, slice
  *     and split (each of which only renumbers elements), is a strided view
  *     of one tensor X whose rows ([B,S] or, with seqfirst, [S,B] of them)
  *     hold the heads' columns side by side: the element strides say so,
  *     checked step by step so that no index ever carries into another
- *     dimension (exact, whatever the shapes); a reshape of X to [B,S,C]
- *     is added where X has another shape;
+ *     dimension (a dimension spanning several whole ones splits into
+ *     sub-dimensions there; exact, whatever the shapes); the heads are the
+ *     batch's innermost walk (stride D in q), the rest one walk of rows; a
+ *     reshape of X to [B,S,C] is added where X has another shape;
+ *   - its result, followed forward through reshapes and transposes each
+ *     read by the next alone, reaches a tensor holding the rows [B,S,H*E]
+ *     (the furthest one is taken: the node writes the rows, a reshape of
+ *     them gives that tensor, the moves on the way go);
+ *   - its bias, followed back through a reshape of the whole scores and a
+ *     product with ones (the broadcast the fusion pass makes at load),
+ *     broadcasts to [B,H,S,T] along all or none of each group's
+ *     dimensions;
  *   - q and k may each pass one multiplication by a scalar (numel 1) on the
- *     way (ViT's and DeiT's q * c and k * c), when the node has no s: s
- *     becomes their product, q k scaled after the product instead of
- *     before (the same value but for rounding);
+ *     way (ViT's and DeiT's q * c and k * c, MaxViT's k * c): s becomes
+ *     their product (with the node's s), q k scaled after the product
+ *     instead of before (the same value but for rounding);
  *   - the nodes passed on the way go only when nothing else reads them
  *     (other readers keep them).
  */
