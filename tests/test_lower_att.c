@@ -6,7 +6,9 @@
  * (sequence-first rows, batch 2) and a BERT-like one (separate
  * projections, a scale and a mask): the moves around attention go, the
  * node reads the projections' rows, the CPU executor computes the same
- * outputs, the graph prints and parses back the same. An intermediate
+ * outputs, the graph prints and parses back the same; MaxViT's (heads
+ * merged into the batch, a relative-position bias), also through the
+ * fusion pass as optimize runs it. An intermediate
  * another node reads stays; a result read otherwise than through the
  * transpose leaves the node alone; malformed layouts are refused.
  */
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "costdb/costdb.h"
+#include "fuse/fuse.h"
 #include "lower_util.h"
 
 /* [B=2,S=5,C=8]: 2 heads of 4, packed q|k|v, DeiT's export. */
@@ -192,6 +195,105 @@ Test(lower_att, malformed_row_layouts_refused) {
   lu_refused(t, "need heads");
 }
 
+/* MaxViT's block attention as the search leaves it ([B=2, G=2 windows,
+ * P=3 tokens, C=4], 2 heads of 2): the heads merged into the batch
+ * ([B*G*H, P, 2], torchvision's Einsum imported), q, k and v sliced out of
+ * the packed rows and transposed, k scaled on the way, the relative
+ * position bias [1,H,P,P] broadcast to every window at load, the result
+ * transposed back into the rows the merge projection reads. */
+static const char maxvit[] =
+    "input x: [2,2,3,4]\n"
+    "weight w: [4,12]\nweight bq: [12]\nweight c: []\nweight pb: [1,2,3,3]\n"
+    "weight wo: [4,4]\n"
+    "qkv = matmul(x, w, bq)\n"
+    "q0 = slice(qkv) starts=[0,0,0,0] ends=[2,2,3,4]\n"
+    "q1 = reshape(q0) shape=[2,2,3,2,2]\n"
+    "q2 = transpose(q1) perm=[0,1,3,2,4]\n"
+    "q = reshape(q2) shape=[8,3,2]\n"
+    "k0 = slice(qkv) starts=[0,0,0,4] ends=[2,2,3,8]\n"
+    "k1 = reshape(k0) shape=[2,2,3,2,2]\n"
+    "k2 = transpose(k1) perm=[0,1,3,2,4]\n"
+    "k3 = ewmul(k2, c)\n"
+    "k4 = transpose(k3) perm=[0,1,2,4,3]\n"
+    "k = reshape(k4) shape=[8,2,3]\n"
+    "v0 = slice(qkv) starts=[0,0,0,8] ends=[2,2,3,12]\n"
+    "v1 = reshape(v0) shape=[2,2,3,2,2]\n"
+    "v2 = transpose(v1) perm=[0,1,3,2,4]\n"
+    "v = reshape(v2) shape=[8,3,2]\n"
+    "one0 = const_ones() shape=[]\n"
+    "one1 = const_ones() shape=[2,2,2,3,3]\n"
+    "vb0 = ewmul(pb, one1)\n"
+    "vb = reshape(vb0) shape=[8,3,3]\n"
+    "y = attention(q, k, v, one0, vb)\n"
+    "y1 = reshape(y) shape=[2,2,2,3,2]\n"
+    "y2 = transpose(y1) perm=[0,1,3,2,4]\n"
+    "y3 = reshape(y2) shape=[2,2,3,4]\n"
+    "out = matmul(y3, wo)\n"
+    "output out\n";
+
+Test(lower_att, maxvit_heads_in_batch) {
+  ir_graph *g = lu_parse(maxvit);
+  lower_stats st;
+  ir_graph *h = lu_lower(g, &st);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_SLICE), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_CONST_ONES), 1); /* one0 */
+  const ir_node *a =
+      lu_producer(h, "y3")->op == IR_OP_RESHAPE
+          ? &h->nodes[h->tensors[lu_producer(h, "y3")->in[0]].node]
+          : NULL;
+  cr_assert(a && a->op == IR_OP_ATTENTION);
+  cr_assert_eq(a->a.groups, 2);
+  cr_assert_eq(a->a.axis, 0);
+  cr_assert_eq(a->a.list[1], 4);
+  cr_assert_eq(a->a.list[2], 8);
+  const ir_shape *q = &h->tensors[a->in[0]].shape;
+  cr_assert(q->rank == 3 && q->dim[0] == 4 && q->dim[1] == 3 &&
+            q->dim[2] == 12); /* [B*G, P, 3C]: the packed rows, a view */
+  cr_assert_eq(h->nodes[h->tensors[a->in[0]].node].in[0],
+               ir_find_tensor(h, "qkv"));
+  cr_assert_eq(a->nin, 5);
+  const ir_shape *b = &h->tensors[a->in[4]].shape;
+  cr_assert(b->rank == 4 && b->dim[0] == 1 && b->dim[1] == 2,
+            "the bias broadcast, not the [8,3,3] made at load");
+  lu_same_outputs(g, h, 1e-5);
+  char *p1 = ir_print(h);
+  ir_graph *k = lu_parse(p1);
+  lu_same_outputs(g, k, 1e-5);
+  free(p1);
+  ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The heads must be the batch's innermost walk in q, k and v alike, and a
+ * bias must broadcast along all or none of the windows [B, G] (the batch
+ * of the rows): otherwise the node is left alone. */
+Test(lower_att, maxvit_mismatches_stay) {
+  static const struct {
+    const char *from, *to;
+    int lowered;
+  } cases[] = {
+      /* v's heads outside its windows: [H, B*G] */
+      {"v2 = transpose(v1) perm=[0,1,3,2,4]",
+       "v2 = transpose(v1) perm=[3,0,1,2,4]", 0},
+      {"weight pb: [1,2,3,3]", "weight pb: [2,1,3,3]", 0}, /* per window */
+      {"weight pb: [1,2,3,3]", "weight pb: [1,1,3,3]", 1}, /* all heads */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char text[4096];
+    snprintf(text, sizeof text, "%s", maxvit);
+    char *p = strstr(text, cases[i].from);
+    cr_assert(p && strlen(cases[i].from) == strlen(cases[i].to));
+    memcpy(p, cases[i].to, strlen(cases[i].to));
+    ir_graph *g = lu_parse(text);
+    lower_stats st;
+    ir_graph *h = lu_lower(g, &st);
+    cr_assert_eq(st.attention, cases[i].lowered, "case %zu", i);
+    lu_same_outputs(g, h, 1e-5);
+    ir_graph_free(h), ir_graph_free(g);
+  }
+}
+
 /* Cost signatures: today's layout keeps its key (stored measurements),
  * the row layout has its own, and a signature's graph prices the same
  * (roofline: the heads' columns, not the whole rows). */
@@ -325,4 +427,79 @@ Test(lower_att, rebatch_windows) {
   cr_assert_str_eq(d.msg, "cannot rebatch move 'y': program operator 2 "
                           "(transpose) transposes axis 0");
   ir_graph_free(g);
+}
+
+/* MaxViT's lowered block follows a new batch: its bias [1,H,P,P] stays
+ * broadcast (the original's, made [B*G*H,P,P] at load, cannot rebatch),
+ * and each half of batch 4 computes what batch 2 computes on it. */
+Test(lower_att, rebatch_maxvit) {
+  ir_graph *g = lu_parse(maxvit);
+  ir_graph *h = lu_lower(g, NULL), *h4;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(h, 4, &h4, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(h4->tensors[h4->outputs[0]].shape.dim[0], 4);
+  same_per_sample(h, h4, 2);
+  ir_graph_free(h4), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* The whole path as optimize runs it on MaxViT's export: the Einsum
+ * import's unfused chain (scores reshaped to [B,G,H,P,P] for the bias,
+ * softmax, reshaped back) made one attention node by fuse_graph (its bias
+ * broadcast at load), then lowered: the row layout reads the packed rows
+ * and the bias [1,H,P,P] itself, and computes the chain's outputs. */
+Test(lower_att, maxvit_fused_then_lowered) {
+  static const char chain[] =
+      "input x: [2,2,3,4]\n"
+      "weight w: [4,12]\nweight c: []\nweight pb: [1,2,3,3]\n"
+      "weight wo: [4,4]\n"
+      "qkv = matmul(x, w)\n"
+      "q0 = slice(qkv) starts=[0,0,0,0] ends=[2,2,3,4]\n"
+      "q1 = reshape(q0) shape=[2,2,3,2,2]\n"
+      "q2 = transpose(q1) perm=[0,1,3,2,4]\n"
+      "q = reshape(q2) shape=[8,3,2]\n"
+      "k0 = slice(qkv) starts=[0,0,0,4] ends=[2,2,3,8]\n"
+      "k1 = reshape(k0) shape=[2,2,3,2,2]\n"
+      "k2 = transpose(k1) perm=[0,1,3,2,4]\n"
+      "k3 = ewmul(k2, c)\n"
+      "k4 = transpose(k3) perm=[0,1,2,4,3]\n"
+      "k = reshape(k4) shape=[8,2,3]\n"
+      "v0 = slice(qkv) starts=[0,0,0,8] ends=[2,2,3,12]\n"
+      "v1 = reshape(v0) shape=[2,2,3,2,2]\n"
+      "v2 = transpose(v1) perm=[0,1,3,2,4]\n"
+      "v = reshape(v2) shape=[8,3,2]\n"
+      "s = matmul(q, k)\n"
+      "s5 = reshape(s) shape=[2,2,2,3,3]\n"
+      "sb = ewadd(s5, pb)\n"
+      "p = softmax(sb) axis=4\n"
+      "p3 = reshape(p) shape=[8,3,3]\n"
+      "o = matmul(p3, v)\n"
+      "o1 = reshape(o) shape=[2,2,2,3,2]\n"
+      "o2 = transpose(o1) perm=[0,1,3,2,4]\n"
+      "o3 = reshape(o2) shape=[2,2,3,4]\n"
+      "z = matmul(o3, wo)\n"
+      "output z\n";
+  ir_graph *g = lu_parse(chain);
+  base_diag d;
+  fuse_stats fs;
+  ir_graph *f = fuse_graph(g, NULL, &fs, &d);
+  cr_assert(f, "%s", d.msg);
+  cr_assert_eq(fs.attention, 1);
+  lower_stats st;
+  ir_graph *h = lu_lower(f, &st);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 0);
+  int found = 0;
+  for (int i = 0; i < h->nnodes; i++) {
+    const ir_node *a = &h->nodes[i];
+    if (a->op != IR_OP_ATTENTION)
+      continue;
+    found = 1;
+    cr_assert_eq(a->a.groups, 2);
+    cr_assert_eq(a->nin, 5);
+    cr_assert_eq(a->in[4], ir_find_tensor(h, "pb"), "the bias read as is");
+  }
+  cr_assert(found);
+  lu_same_outputs(g, h, 1e-5);
+  ir_graph_free(h), ir_graph_free(f), ir_graph_free(g);
 }

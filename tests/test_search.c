@@ -298,6 +298,47 @@ Test(passes, batchnorm_fold_and_fusion_keep_outputs) {
   ir_graph_free(g);
 }
 
+/* A batchnorm before a convolution without padding (MaxViT's MBConv
+ * pre-norm before its 1x1 expansion; its input also read by the residual
+ * add) folds into the convolution's weights and bias, a 3x3 without
+ * padding too (its taps' sum times the shift); before a padded one it
+ * stays (the border reads 0, not the shift). */
+static const char bn_conv[] =
+    "input x: [2,6,7,7]\n"
+    "weight s: [6]\nweight bb: [6]\nweight m: [6]\nweight v: [6]\n"
+    "weight w1: [8,6,1,1]\nweight b1: [8]\nweight w3: [6,6,3,3]\n"
+    "weight w4: [6,6,3,3]\nweight wr: [6,8,1,1]\n"
+    "n = batchnorm(x, s, bb, m, v) eps=0.001\n"
+    "c1 = conv2d(n, w1, b1) pad=[0,0,0,0] act=relu\n"
+    "r = conv2d(c1, wr)\ny1 = ewadd(r, x)\n"
+    "n3 = batchnorm(y1, s, bb, m, v) eps=0.001\n"
+    "c3 = conv2d(n3, w3) pad=[0,0,0,0] stride=[2,2]\n"
+    "n4 = batchnorm(y1, s, bb, m, v) eps=0.001\n"
+    "c4 = conv2d(n4, w4) pad=[1,1,1,1]\n"
+    "output c3\noutput c4\n";
+
+Test(passes, batchnorm_before_unpadded_conv_folds) {
+  ir_graph *g = parse(bn_conv);
+  base_diag d;
+  int n = 0;
+  ir_graph *h = pass_fold_batchnorm(g, &n, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(n, 2);
+  uint8_t mask[128];
+  cr_assert_lt(h->nnodes, 128);
+  ir_weight_only(h, mask);
+  int bn = 0;
+  for (int i = 0; i < h->nnodes; i++)
+    bn += !mask[i] && h->nodes[i].op == IR_OP_BATCHNORM;
+  cr_assert_eq(bn, 1); /* n4's, before the padded convolution */
+  int c1 = ir_find_tensor(h, "c1");
+  cr_assert_eq(h->nodes[h->tensors[c1].node].in[0], ir_find_tensor(h, "x"));
+  cr_assert_eq(h->nodes[h->tensors[c1].node].a.act, IR_ACT_RELU);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* ConvNeXt's layer scale: s * transpose(matmul(a, W) + b) folded into W
  * and b (weight-only nodes); with and without the bias and the transpose;
  * and the sites it must leave: a scale that is an input, one along the

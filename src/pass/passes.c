@@ -179,7 +179,106 @@ static base_status emit_fold(rewrite_builder *b, int i, int j) {
   return BASE_OK;
 }
 
-ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
+/* A batchnorm read only by a convolution without padding (MBConv's
+ * pre-norm before its 1x1 expansion): every tap of the convolution reads
+ * bn(x) = x f + z, f = scale / sqrt(var + eps), z = bias - mean f, so
+ *   conv(bn(x), w, b) = conv(x, w * reshape(f, [1,C,1,1]), b + b_z)
+ * with b_z = conv(reshape(z, [1,C,1,1]) * ones [1,C,KH,KW], w), the sum of
+ * w's taps times z ([1,O,1,1]). With padding the border taps would read 0,
+ * not z: left alone. */
+static int foldable_before(const ir_graph *g, const ir_node *n,
+                           const ir_node *r) {
+  int32_t y = n->out[0];
+  return n->op == IR_OP_BATCHNORM && r->op == IR_OP_CONV2D && r->in[0] == y &&
+         r->in[1] != y && (r->nin < 3 || r->in[2] != y) && r->nin <= 3 &&
+         r->a.groups == 1 && !r->a.pad[0] && !r->a.pad[1] && !r->a.pad[2] &&
+         !r->a.pad[3] && g->tensors[y].shape.rank == 4 &&
+         g->tensors[y].dtype == IR_DT_F32;
+}
+
+/* Emits the conv node j reading batchnorm node i's input, folded. */
+static base_status emit_fold_before(rewrite_builder *b, int i, int j) {
+  const ir_graph *g = b->g;
+  const ir_node *bn = &g->nodes[i], *cv = &g->nodes[j];
+  const char *base = g->tensors[cv->out[0]].name;
+  const ir_shape *ws = &g->tensors[cv->in[1]].shape;
+  int64_t O = ws->dim[0], C = ws->dim[1];
+  char nm[300];
+  snprintf(nm, sizeof nm, "%s.fold", base);
+  ir_attrs none, kk, cz = cv->a;
+  ir_attrs a1 = shape_attrs(IR_OP_CONST_ONES, 1, C, 0);
+  ir_attrs a2 = shape_attrs(IR_OP_CONST_ONES, 2, 1, C);
+  ir_attrs r4 = shape_attrs(IR_OP_RESHAPE, 4, 1, C);
+  ir_attrs r1 = shape_attrs(IR_OP_RESHAPE, 1, O, 0);
+  ir_attrs_default(IR_OP_EWADD, &none);
+  kk = shape_attrs(IR_OP_CONST_ONES, 4, 1, C);
+  kk.list[2] = ws->dim[2], kk.list[3] = ws->dim[3];
+  cz.stride[0] = cz.stride[1] = 1, cz.dilation[0] = cz.dilation[1] = 1;
+  cz.act = IR_ACT_NONE;
+  int32_t noin[1] = {0}, s = b->map[bn->in[1]], bb = b->map[bn->in[2]];
+  int32_t mu = b->map[bn->in[3]], v = b->map[bn->in[4]];
+  int one1 = add1(b, IR_OP_CONST_ONES, noin, 0, &a1, nm);
+  int one2 = one1 < 0 ? -1 : add1(b, IR_OP_CONST_ONES, noin, 0, &a2, nm);
+  int zin[2] = {one1, one1}, z2in[2] = {one2, one2};
+  int zero1 = one2 < 0 ? -1 : add1(b, IR_OP_EWSUB, zin, 2, &none, nm);
+  int zero2 = zero1 < 0 ? -1 : add1(b, IR_OP_EWSUB, z2in, 2, &none, nm);
+  int fin[5] = {one2, s, zero1, zero1, v}, zb[5] = {zero2, s, bb, mu, v};
+  int f2 = zero2 < 0 ? -1 : add1(b, IR_OP_BATCHNORM, fin, 5, &bn->a, nm);
+  int f4 = f2 < 0 ? -1 : add1(b, IR_OP_RESHAPE, &f2, 1, &r4, nm);
+  int win[2] = {b->map[cv->in[1]], f4};
+  int w = f4 < 0 ? -1 : add1(b, IR_OP_EWMUL, win, 2, &none, nm);
+  int z = w < 0 ? -1 : add1(b, IR_OP_BATCHNORM, zb, 5, &bn->a, nm);
+  int z4 = z < 0 ? -1 : add1(b, IR_OP_RESHAPE, &z, 1, &r4, nm);
+  int ones = z4 < 0 ? -1 : add1(b, IR_OP_CONST_ONES, noin, 0, &kk, nm);
+  int zk[2] = {z4, ones};
+  int zt = ones < 0 ? -1 : add1(b, IR_OP_EWMUL, zk, 2, &none, nm);
+  int cin[2] = {zt, b->map[cv->in[1]]};
+  int c4 = zt < 0 ? -1 : add1(b, IR_OP_CONV2D, cin, 2, &cz, nm);
+  int bz = c4 < 0 ? -1 : add1(b, IR_OP_RESHAPE, &c4, 1, &r1, nm);
+  if (bz >= 0 && cv->nin > 2) {
+    int bs[2] = {b->map[cv->in[2]], bz};
+    bz = add1(b, IR_OP_EWADD, bs, 2, &none, nm);
+  }
+  if (bz < 0)
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
+  int32_t in[3] = {b->map[bn->in[0]], w, bz};
+  int k = ir_add_node(b->h, IR_OP_CONV2D, in, 3, &cv->a, &base, b->d);
+  if (k < 0)
+    return b->d ? b->d->code : BASE_ERR_INTERNAL;
+  b->map[cv->out[0]] = b->h->nodes[k].out[0];
+  return BASE_OK;
+}
+
+/* g with each batchnorm read only by a convolution without padding folded
+ * into it (foldable_before). */
+static ir_graph *fold_before(const ir_graph *g, int *count, base_diag *d) {
+  rewrite_builder b;
+  int32_t *partner = find_pairs(g, foldable_before, NULL, count, d);
+  if (!partner || rewrite_build_begin(&b, g, NULL, d)) {
+    free(partner);
+    return NULL;
+  }
+  base_status st = BASE_OK;
+  int32_t *bn_of = base_malloc(sizeof(int32_t) * ((size_t)g->nnodes + 1));
+  if (!bn_of)
+    st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int i = 0; bn_of && i < g->nnodes; i++)
+    bn_of[i] = -1;
+  for (int i = 0; bn_of && i < g->nnodes; i++)
+    if (partner[i] >= 0)
+      bn_of[partner[i]] = i;
+  for (int i = 0; i < g->nnodes && !st; i++) {
+    if (partner[i] >= 0)
+      continue; /* emitted at its convolution, which reads it alone */
+    st = bn_of[i] >= 0 ? emit_fold_before(&b, bn_of[i], i)
+                       : rewrite_build_copy(&b, i, NULL);
+  }
+  free(bn_of);
+  free(partner);
+  return rewrite_build_finish(&b, st);
+}
+
+static ir_graph *fold_after(const ir_graph *g, int *count, base_diag *d) {
   rewrite_builder b;
   int32_t *partner = find_pairs(g, foldable, NULL, count, d);
   if (!partner || rewrite_build_begin(&b, g, NULL, d)) {
@@ -202,6 +301,15 @@ ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
   free(conv_of);
   free(partner);
   return rewrite_build_finish(&b, st);
+}
+
+ir_graph *pass_fold_batchnorm(const ir_graph *g, int *count, base_diag *d) {
+  int after = 0, before = 0;
+  ir_graph *h = fold_after(g, &after, d);
+  ir_graph *k = h ? fold_before(h, &before, d) : NULL;
+  ir_graph_free(h);
+  *count = after + before;
+  return k;
 }
 
 /* ---- dead code
