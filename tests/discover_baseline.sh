@@ -11,20 +11,20 @@ src=$2
 test_begin --costdb
 
 onnx=$src/tests/data/good/small_weighted.onnx # its data input: image
-run() { # OUT, then environment assignments
-  local out=$1
-  shift
+run() { # WANT OUT, then environment assignments
+  local want=$1 out=$2
+  shift 2
   expect "$want" env SUPEROPT_DATA="$src" MODELS="$onnx" RUNS="default none" \
     "$@" "$src/scripts/discover-baseline" "$out" "$(dirname "$bin")" -- \
     --no-check
 }
-want=0 run "$tmp/a" IMPORT_ARGS=
+run 0 "$tmp/a" IMPORT_ARGS=
 [ -s "$tmp/a/small_weighted.graph" ] || fail "no imported graph"
 for r in default none; do
   grep -q "^small_weighted	$r	" "$tmp/a/discover.tsv" ||
     fail "no $r row for the .onnx network"
 done
 # the default import options name the data input x, which it lacks
-want=2 run "$tmp/b"
+run 2 "$tmp/b"
 contains "--data-input 'x'"
 test_end discover_baseline
