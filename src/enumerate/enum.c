@@ -718,13 +718,15 @@ static base_status descend(dfs *s) {
  */
 
 /* The gops enumerated: those of c's operators and set; split3 only where
- * a graph may have three outputs (its own). */
+ * a graph may have three outputs (its own); a fused sigmoid, tanh or gelu
+ * only with that operator. */
 static uint64_t gop_mask(const en_config *c) {
   uint64_t ops = c->ops ? c->ops : en_ops_all();
   uint64_t m = 0;
   for (int g = 0; g < EN_NGOPS; g++)
     if (ops >> en_gop_op(g) & 1 && en_gop_on(g, c->extended) &&
-        (g != EN_SPLIT3 || c->max_outputs >= 3))
+        (g != EN_SPLIT3 || c->max_outputs >= 3) &&
+        (en_gop_act_op(g) < 0 || ops >> en_gop_act_op(g) & 1))
       m |= (uint64_t)1 << g;
   return m;
 }

@@ -110,10 +110,30 @@ typedef enum en_gop {
    * (en_config.max_outputs >= 3): what folds two nested two-part splits,
    * the form two sibling merges of three siblings make, into one */
   EN_SPLIT3,
+  /* The second tier (en_config.extended 2, gen-rules --opset extended2):
+   * matmul of a rank-3 left side without a bias (the ONNX transformers'
+   * projections: MatMul, then the bias by an Add), and the activations
+   * sigmoid, tanh and gelu, alone and fused into conv2d (with and without
+   * a bias) and into a biased matmul (2-D or rank 3), as EN_CONV_RELU,
+   * EN_CONVB_RELU and EN_MATMULB_RELU are for relu */
+  EN_MATMUL3,
+  EN_SIGMOID,
+  EN_TANH,
+  EN_GELU,
+  EN_CONV_SIGMOID,
+  EN_CONV_TANH,
+  EN_CONV_GELU,
+  EN_CONVB_SIGMOID,
+  EN_CONVB_TANH,
+  EN_CONVB_GELU,
+  EN_MATMULB_SIGMOID,
+  EN_MATMULB_TANH,
+  EN_MATMULB_GELU,
   EN_NGOPS
 } en_gop;
 _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");
-#define EN_NBASE_GOPS EN_CONVB /* the default set: gops before this */
+#define EN_NBASE_GOPS EN_CONVB  /* the default set: gops before this */
+#define EN_NEXT_GOPS EN_MATMUL3 /* the extended set: gops before this */
 
 typedef struct en_node {
   uint8_t gop;  /* en_gop */
@@ -182,10 +202,15 @@ int en_node_split_axis(const en_node *n);
 
 /* Bit (1 << opcode) of every operator of the generation set (the
  * extended one's included); en_ops_of: of the default set (0) or the
- * extended one (1). */
+ * extended one (1) or its second tier too (2). */
 uint64_t en_ops_all(void);
 uint64_t en_ops_of(int extended);
-/* Whether gop / class c is in the set (extended: 1 for the extended set). */
+/* The operator of the activation the second tier's gop fuses (sigmoid,
+ * tanh, gelu), or -1: such a gop is enumerated only where that operator is
+ * too (--ops conv2d alone has no conv2d+sigmoid). */
+int en_gop_act_op(int gop);
+/* Whether gop / class c is in the set (extended: 1 for the extended set,
+ * 2 for it and the second tier). */
 int en_gop_on(int gop, int extended);
 int en_class_on(int c, int extended);
 /* Parses a comma-separated list of operator names ("matmul,ewadd") into a
@@ -253,8 +278,10 @@ typedef struct en_config {
    * checkpoints; the graphs enumerated are the same) */
   int split;
   /* 1: the extended operator set (gen-rules --opset extended): the gops
-   * from EN_NBASE_GOPS and the classes from EN_NBASE_CLASSES join the
-   * default ones (docs/generation.md); 0: the default set alone */
+   * from EN_NBASE_GOPS to EN_NEXT_GOPS and the classes from
+   * EN_NBASE_CLASSES join the default ones (docs/generation.md); 2: the
+   * second tier's gops too (--opset extended2); 0: the default set
+   * alone */
   int extended;
 } en_config;
 

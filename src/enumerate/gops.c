@@ -38,7 +38,10 @@ int en_class_on(int c, int extended) {
   return c < EN_NBASE_CLASSES || extended;
 }
 
-int en_gop_on(int gop, int extended) { return gop < EN_NBASE_GOPS || extended; }
+int en_gop_on(int gop, int extended) {
+  return gop < EN_NBASE_GOPS || (extended && gop < EN_NEXT_GOPS) ||
+         extended >= 2;
+}
 
 void en_input_name(int v, char *buf, size_t n) {
   snprintf(buf, n, "%s%d", classes[en_input_class(v)].prefix,
@@ -87,7 +90,35 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_CONVP_RELU] = {"conv2d/s2p1+relu", IR_OP_CONV2D, 2, 1},
     [EN_CONVBP] = {"conv2d/s2p1+bias", IR_OP_CONV2D, 3, 1},
     [EN_SPLIT3] = {"split3", IR_OP_SPLIT, 1, 3},
+    [EN_MATMUL3] = {"matmul/r3", IR_OP_MATMUL, 2, 1},
+    [EN_SIGMOID] = {"sigmoid", IR_OP_SIGMOID, 1, 1},
+    [EN_TANH] = {"tanh", IR_OP_TANH, 1, 1},
+    [EN_GELU] = {"gelu", IR_OP_GELU, 1, 1},
+    [EN_CONV_SIGMOID] = {"conv2d+sigmoid", IR_OP_CONV2D, 2, 1},
+    [EN_CONV_TANH] = {"conv2d+tanh", IR_OP_CONV2D, 2, 1},
+    [EN_CONV_GELU] = {"conv2d+gelu", IR_OP_CONV2D, 2, 1},
+    [EN_CONVB_SIGMOID] = {"conv2d+bias+sigmoid", IR_OP_CONV2D, 3, 1},
+    [EN_CONVB_TANH] = {"conv2d+bias+tanh", IR_OP_CONV2D, 3, 1},
+    [EN_CONVB_GELU] = {"conv2d+bias+gelu", IR_OP_CONV2D, 3, 1},
+    [EN_MATMULB_SIGMOID] = {"matmul+bias+sigmoid", IR_OP_MATMUL, 3, 1},
+    [EN_MATMULB_TANH] = {"matmul+bias+tanh", IR_OP_MATMUL, 3, 1},
+    [EN_MATMULB_GELU] = {"matmul+bias+gelu", IR_OP_MATMUL, 3, 1},
 };
+
+/* The activation fused into gop (the second tier's sigmoid, tanh, gelu
+ * variants), or IR_ACT_NONE. */
+static int tier2_act(int gop) {
+  static const int acts[3] = {IR_ACT_SIGMOID, IR_ACT_TANH, IR_ACT_GELU};
+  if (gop >= EN_CONV_SIGMOID && gop <= EN_MATMULB_GELU)
+    return acts[(gop - EN_CONV_SIGMOID) % 3];
+  return IR_ACT_NONE;
+}
+
+int en_gop_act_op(int gop) {
+  int act = tier2_act(gop);
+  return act == IR_ACT_NONE ? -1 : (int)ir_ew_op(act - 1); /* ew.def's rows
+                                                             1..4: the acts */
+}
 
 /* The argument of gop that is a batchnorm's parameters (class n), or -1. */
 static int bn_arg(int gop) {
@@ -128,7 +159,7 @@ uint64_t en_ops_of(int extended) {
   return m;
 }
 
-uint64_t en_ops_all(void) { return en_ops_of(1); }
+uint64_t en_ops_all(void) { return en_ops_of(2); }
 
 /* ---- --ops ----------------------------------------------------------------
  */
@@ -213,8 +244,12 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_BNFOLD_B: return 1;
   case EN_BNFOLD_C: return in[0]->rank == 1 && in[0]->dim[0] == 4;
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
+  case EN_MATMUL3: return in[0]->rank == 3 && in[1]->rank == 2;
   case EN_MATMULB:
   case EN_MATMULB_RELU:
+  case EN_MATMULB_SIGMOID:
+  case EN_MATMULB_TANH:
+  case EN_MATMULB_GELU:
     return (in[0]->rank == 2 || in[0]->rank == 3) && in[1]->rank == 2 &&
            in[2]->rank == 1 && in[2]->dim[0] == in[1]->dim[1];
   case EN_CONVP:
@@ -227,11 +262,17 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
       return 0; /* fall through */
   case EN_CONVB:
   case EN_CONVB_RELU:
+  case EN_CONVB_SIGMOID:
+  case EN_CONVB_TANH:
+  case EN_CONVB_GELU:
   case EN_CONVBV:
     if (in[2]->rank != 1 || in[2]->dim[0] != in[1]->dim[0])
       return 0; /* fall through */
   case EN_CONV:
   case EN_CONV_RELU:
+  case EN_CONV_SIGMOID:
+  case EN_CONV_TANH:
+  case EN_CONV_GELU:
   case EN_CONVV:
   case EN_CONVV_RELU: return conv_ok(in);
   case EN_EWADD:
@@ -277,6 +318,18 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
   case EN_CONV_RELU: a->act = IR_ACT_RELU; /* fall through */
   case EN_CONVB:
   case EN_CONV: a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]); break;
+  case EN_CONV_SIGMOID:
+  case EN_CONV_TANH:
+  case EN_CONV_GELU:
+  case EN_CONVB_SIGMOID:
+  case EN_CONVB_TANH:
+  case EN_CONVB_GELU:
+    a->act = tier2_act(n->gop);
+    a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]);
+    break;
+  case EN_MATMULB_SIGMOID:
+  case EN_MATMULB_TANH:
+  case EN_MATMULB_GELU: a->act = tier2_act(n->gop); break;
   case EN_CONVV_RELU: a->act = IR_ACT_RELU; /* fall through */
   case EN_CONVBV:
   case EN_CONVV:

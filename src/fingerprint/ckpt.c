@@ -44,7 +44,7 @@ uint64_t fp_ckpt_key(const en_config *c, size_t rec_size) {
   uint64_t k[6] = {(uint64_t)c->max_ops, (uint64_t)c->max_outputs,
                    c->ops | (uint64_t) !!c->extended << 63, /* no opcode */
                    /* the extended set keeps split leaves (cand.c) */
-                   (uint64_t)c->keep_non_normal | (uint64_t) !!c->extended << 8,
+                   (uint64_t)c->keep_non_normal | (uint64_t)c->extended << 8,
                    (uint64_t)rec_size, (uint64_t)en_branch_count(c)};
   return XXH64(k, sizeof k, 0x636b7074);
 }

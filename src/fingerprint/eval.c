@@ -166,6 +166,19 @@ static int costly(int gop) {
   case EN_CONVP:
   case EN_CONVP_RELU:
   case EN_CONVBP:
+  case EN_MATMUL3:
+  case EN_CONV_SIGMOID:
+  case EN_CONV_TANH:
+  case EN_CONV_GELU:
+  case EN_CONVB_SIGMOID:
+  case EN_CONVB_TANH:
+  case EN_CONVB_GELU:
+  case EN_MATMULB_SIGMOID:
+  case EN_MATMULB_TANH:
+  case EN_MATMULB_GELU:
+  case EN_SIGMOID:
+  case EN_TANH:
+  case EN_GELU:
   case EN_RELU:
   case EN_AVGPOOL:
   case EN_MAXPOOL: return 1;

@@ -397,8 +397,9 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
     k_ew(EW_SMUL, ir_shape_numel(&outs[0]), in, out[0]);
     return BASE_OK;
 #include "../ir/ew_cases.h"
-    if (!(ir_ew_of(op)->flags & IR_EWF_FP))
-      break; /* not a generation operator (ew.def's FP flag) */
+    if (!(ir_ew_of(op)->flags & IR_EWF_FP) && ir_op(op)->act == IR_ACT_NONE)
+      break; /* not a generation operator (ew.def's FP flag, or an
+                activation conv2d and matmul fuse: sigmoid, tanh, gelu) */
     k_unary(op, ir_shape_numel(&outs[0]), in[0], out[0], key);
     return BASE_OK;
   case IR_OP_CONCAT:

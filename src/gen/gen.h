@@ -39,7 +39,8 @@ typedef struct gen_options {
   int max_ops;              /* 1..GEN_MAX_OPS (> GEN_MAX_OPS_ALL needs ops) */
   const char *ops;          /* comma-separated operator names; NULL: all */
   int extended;             /* 1: the extended operator set (--opset
-                               extended, docs/generation.md) */
+                               extended, docs/generation.md); 2: and its
+                               second tier (--opset extended2) */
   int max_outputs;          /* most outputs of a graph (1..3); 0: 2. 3
                                (extended set) enables split3 */
   fp_pairs pairs;           /* which pairs of a fingerprint bucket (fp.h) */

@@ -9,6 +9,7 @@
  *   (conv2d sh sw pad groups act x w)   (matmul act a b)   (act k x)
  *   (conv2db sh sw pad groups act x w b): conv2d with bias b
  *   (matmulb ax act x w b): x (rank ax+1) times 2-D w, plus bias b
+ *   (matmulr ax act x w): x (rank ax+1 >= 3) times 2-D w, no bias
  *   (concat axis n x y) n = x.dim[axis] (split0/split1 axis n x)
  *   (transpose permcode x), T10 = [1,0] (avgpool kh kw sh sw pad cip x)
  *   (maxpool kh kw sh sw pad x)         (enlarge kh kw w)
@@ -114,6 +115,17 @@ const verify_axiom verify_axioms_matmul[] = {
      "(= (matmulb r a x (concat 1 n w v) (concat 0 n b c))"
      " (concat r n (matmulb r a x w b) (matmulb r a x v c)))",
      "r=2 a=1 n=3 x=[2,4,5] w=[5,3] v=[5,2] b=[3] c=[2]"},
+    {"matmulr_act", "matmul",
+     "(=> (not (= a NONE)) (= (matmulr r a x w) (act a (matmulr r NONE x w))))",
+     "r=2 a=2 x=[2,3,5] w=[5,4]"},
+    {"matmulr_concat_w", "matmul",
+     "(= (matmulr r a x (concat 1 n w v))"
+     " (concat r n (matmulr r a x w) (matmulr r a x v)))",
+     "r=2 a=1 n=3 x=[2,4,5] w=[5,3] v=[5,2]"},
+    {"matmulr_ewadd_w", "matmul",
+     "(= (matmulr r NONE x (ewadd w v))"
+     " (ewadd (matmulr r NONE x w) (matmulr r NONE x v)))",
+     "r=3 x=[2,2,3,5] w=[5,4] v=[5,4]"},
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_ewadd[] = {

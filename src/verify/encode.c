@@ -5,7 +5,7 @@
  * weight is a Tensor constant named after it, so src and dst of a rule share
  * them. Operators whose form the axioms cover get their own symbol; any
  * other (or an unusual form: dilated conv, explicit pads above 255, batched
- * matmul without a bias or with a batched right operand) becomes a generic
+ * matmul with a batched right operand) becomes a generic
  * function named after the operator and all its parameters, equal only by
  * congruence.
  *
@@ -254,6 +254,12 @@ static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
       shape_in(g, nd, 1)->rank == 2) {
     int64_t iv[1] = {a->act};
     out[0] = apply(c, VERIFY_F_MATMUL, iv, in);
+    return 1;
+  }
+  if (nd->op == IR_OP_MATMUL && nd->nin == 2 && shape_in(g, nd, 0)->rank >= 3 &&
+      shape_in(g, nd, 1)->rank == 2) { /* batched rows, 2-D weights */
+    int64_t iv[2] = {shape_in(g, nd, 0)->rank - 1, a->act};
+    out[0] = apply(c, VERIFY_F_MATMULR, iv, in);
     return 1;
   }
   if (nd->op == IR_OP_MATMUL && nd->nin == 3 && shape_in(g, nd, 1)->rank == 2 &&

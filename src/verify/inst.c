@@ -266,10 +266,12 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
     return verify_pad_decode(iv[2].v, a);
   case VERIFY_F_MATMUL:
   case VERIFY_F_MATMULB:
+  case VERIFY_F_MATMULR:
     g->op = IR_OP_MATMUL;
     ir_attrs_default(g->op, a);
-    a->act = (int32_t)iv[e->fn == VERIFY_F_MATMULB].v;
-    return 1; /* matmulb's ax is checked against x's rank once it is built */
+    a->act = (int32_t)iv[e->fn != VERIFY_F_MATMUL].v;
+    return 1; /* matmulb's and matmulr's ax is checked against x's rank once
+                 it is built */
   case VERIFY_F_EWADD: g->op = IR_OP_EWADD; break;
   case VERIFY_F_EWMUL: g->op = IR_OP_EWMUL; break;
   case VERIFY_F_SMUL: g->op = IR_OP_SMUL; break;
@@ -409,10 +411,11 @@ static int build_app(inst *in, ir_graph *g, const verify_term *e) {
        e->fn == VERIFY_F_SPLIT1) &&
       !carried_size(in, g, e, ids[0], iv[1].v, &gn))
     return -1;
-  if (e->fn == VERIFY_F_MATMULB &&
+  if ((e->fn == VERIFY_F_MATMULB || e->fn == VERIFY_F_MATMULR) &&
       (g->tensors[ids[0]].shape.rank != iv[0].v + 1 ||
        g->tensors[ids[1]].shape.rank != 2 ||
-       g->tensors[ids[2]].shape.rank != 1)) {
+       (e->fn == VERIFY_F_MATMULB ? g->tensors[ids[2]].shape.rank != 1
+                                  : iv[0].v < 2))) {
     ierr(in, "axis or ranks disagree with the shapes in", fi->name);
     return -1;
   }

@@ -36,6 +36,8 @@ typedef enum verify_fn {
   VERIFY_F_BN,        /* (bn e x s b m v): batchnorm, e = eps's float bits */
   VERIFY_F_RESHAPE,   /* (reshape c x): x reshaped to the shape of code c */
   VERIFY_F_EWSUB,     /* (ewsub a b), equal shapes */
+  VERIFY_F_MATMULR,   /* (matmulr ax act x w): x [..,M,K] (rank ax+1 >= 3)
+                         times a 2-D w [K,N], no bias */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
