@@ -33,7 +33,7 @@ contains "check: max relative error"
 grep -q "^input input.1: bf16" "$tmp/sq2.graph" ||
   fail "the half model did not stay bf16"
 
-# run --dtype: float32 casts around layernorm and softmax, values rounded
+# run --dtype: layernorm and softmax in f16 (float32 inside), values rounded
 cat >"$tmp/t.graph" <<'G'
 input x: [2,8,16]
 weight w: [16,16]

@@ -1093,8 +1093,9 @@ Test(costdb, lowered_conv_priced_from_its_plain_form) {
 /* optimize --dtype bf16 on h200 (cd_model_set_half): the tables folder's
  * h200-bf16.tsv is imported on first use, and a float32 node (the search
  * runs on float32 graphs) takes that table's row of its bf16 signature
- * before h200's row of its own; layernorm, kept in float32 by the half
- * policy, is looked up with float32 inputs; without a bf16 row, h200's. */
+ * before h200's row of its own; exp, kept in float32 by the half policy,
+ * is looked up with float32 inputs (layernorm, half, with bf16 ones);
+ * without a bf16 row, h200's. */
 Test(costdb, half_table_row_comes_first) {
   char tables[300];
   snprintf(tables, sizeof tables, "%s/tables", dir);
@@ -1102,20 +1103,22 @@ Test(costdb, half_table_row_comes_first) {
   write_file(tmp("tables/h200.tsv"),
              HDR "h200\trelu x=[2,64]\t0.5\t0\t3\t\t2026-11-29\n"
                  "h200\tsigmoid x=[2,64]\t0.25\t0\t3\t\t2026-11-29\n");
-  write_file(tmp("tables/h200-bf16.tsv"), HDR
-             "h200-bf16\trelu x=bf16[2,64]\t0.125\t0\t3\t\t2026-11-29\n"
-             "h200-bf16\tlayernorm x=[2,64] axis=1 eps=9.99999975e-06\t0.0625"
-             "\t0\t3\t\t2026-11-29\n");
+  write_file(tmp("tables/h200-bf16.tsv"),
+             HDR "h200-bf16\trelu x=bf16[2,64]\t0.125\t0\t3\t\t2026-11-29\n"
+                 "h200-bf16\texp x=[2,64]\t0.0625\t0\t3\t\t2026-11-29\n");
   ir_graph *g = parse("input x: [2,64]\n"
                       "r = relu(x)\n"
                       "s = sigmoid(r)\n"
-                      "n = layernorm(s)\n"
-                      "output n\n");
+                      "n = exp(s)\n"
+                      "l = layernorm(n)\n"
+                      "output l\n");
   char sig[CD_SIG_MAX];
   cd_node_sig_as(g, 0, IR_DT_BF16, sig, sizeof sig);
   cr_assert_str_eq(sig, "relu x=bf16[2,64]");
   cd_node_sig_as(g, 2, IR_DT_BF16, sig, sizeof sig);
-  cr_assert_str_eq(sig, "layernorm x=[2,64] axis=1 eps=9.99999975e-06");
+  cr_assert_str_eq(sig, "exp x=[2,64]");
+  cd_node_sig_as(g, 3, IR_DT_BF16, sig, sizeof sig);
+  cr_assert_str_eq(sig, "layernorm x=bf16[2,64] axis=1 eps=9.99999975e-06");
   cd_db *db = open_db(tmp("half.sqlite"));
   base_diag d;
   cr_assert_eq(cd_set_tables(db, tables, &d), BASE_OK, "%s", d.msg);

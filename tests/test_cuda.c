@@ -1138,14 +1138,50 @@ Test(cuda, half_fused_elementwise) {
   }
 }
 
-/* Layer norm and softmax of half tensors (staged: the float32 kernels on
- * float32 copies, the result rounded once). */
+/* No node runs staged (the float32 kernels on float32 copies). */
+static void not_staged(const ir_graph *g, const gpu_plan *p, const char *what) {
+  for (int i = 0; i < g->nnodes; i++)
+    cr_expect(strcmp(gpu_plan_engine(p, i), "float32 kernels on copies"),
+              "%s: node %d (%s) staged", what, i,
+              g->tensors[g->nodes[i].out[0]].name);
+}
+
+/* Layer norm (rms too), softmax and batch norm of half tensors, each by a
+ * kernel of its type (no staging): rows of 8k elements 16 bytes a load
+ * (96: 8 lanes a row when many, 768: BERT's hidden size, 128: its
+ * attention rows), odd rows (10) and strided softmax by the scalar kernels;
+ * float32 statistics, the result rounded once. */
 Test(cuda, half_layernorm_softmax) {
   need_gpu();
+  plan_hook = not_staged;
   compare_half_types(
       "input x: @[6,10,96]\nweight g: @[96]\nweight b: @[96]\n"
+      "input z: @[4,3,128,128]\ninput h: @[2,64,768]\n"
+      "weight gh: @[768]\nweight bh: @[768]\n"
+      "input m: @[16384,96]\n"
       "l = layernorm(x, g, b) axis=2 eps=1e-5\n"
-      "s = softmax(x) axis=2\nt = softmax(x) axis=1\noutput l, s, t\n");
+      "lr = layernorm(x, g) axis=2 eps=1e-5 rms=1\n"
+      "lh = layernorm(h, gh, bh) axis=2\n"
+      "lm = layernorm(m, g, b) axis=1\n"
+      "s = softmax(x) axis=2\nt = softmax(x) axis=1\nu = softmax(z) axis=3\n"
+      "output l, lr, lh, lm, s, t, u\n");
+  compare_half_types(
+      "input x: @[2,16,5,7]\nweight sc: @[16]\nweight bi: @[16]\n"
+      "weight mu: @[16]\nweight va: @[16]\n"
+      "y = batchnorm(x, sc, bi, mu, va) eps=1e-5\noutput y\n");
+  plan_hook = NULL;
+}
+
+/* BERT's head permutes ([B,S,H,D] <-> [B,H,S,D]: rows of D halves, 16
+ * bytes a thread), a matrix transpose (the tiled kernel on 2-byte
+ * elements), and odd rows (2-byte pairs, single elements). */
+Test(cuda, half_transpose_paths) {
+  need_gpu();
+  compare_half_types(
+      "input x: @[2,16,12,64]\ninput y: @[3,40,72]\ninput w: @[2,5,6,7]\n"
+      "a = transpose(x) perm=[0,2,1,3]\nb = transpose(y) perm=[0,2,1]\n"
+      "c = transpose(w) perm=[0,2,1,3]\nd = transpose(w) perm=[0,1,3,2]\n"
+      "output a, b, c, d\n");
 }
 
 /* Attention heads in half: BERT's merged projection, its split, the

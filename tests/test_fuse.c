@@ -461,6 +461,31 @@ Test(fused, attention_chain_becomes_one_node) {
   ir_graph_free(g);
 }
 
+/* The same chain in bf16 (a model converted by --dtype: its smul reads a
+ * bf16 scale, its softmax runs in bf16 without casts) becomes one bf16
+ * attention node; one with a bias stays a chain (att_emit's helper nodes
+ * would be float32 constants). */
+Test(fused, attention_chain_in_bf16) {
+  ir_graph *g = lu_parse("input q: bf16[2,3,5,8]\ninput k: bf16[2,3,8,7]\n"
+                         "input v: bf16[2,3,7,6]\nweight s: bf16[]\n"
+                         "weight b: bf16[5,7]\n"
+                         "sc = matmul(q, k)\nsd = smul(sc, s)\n"
+                         "p = softmax(sd) axis=3\ny = matmul(p, v)\n"
+                         "z = matmul(q, k)\nzb = ewadd(z, b)\n"
+                         "p2 = softmax(zb)\ny2 = matmul(p2, v)\n"
+                         "output y, y2\n");
+  fuse_stats st;
+  ir_graph *h = fuse(g, NULL, &st);
+  cr_assert_eq(st.attention, 1);
+  const ir_node *a = lu_producer(h, "y");
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->nin, 4, "the bf16 scale is an input");
+  cr_assert_eq(h->tensors[a->out[0]].dtype, IR_DT_BF16);
+  cr_assert_eq(lu_producer(h, "y2")->op, IR_OP_MATMUL);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* Exported attention (PyTorch's SDPA, T5, Llama): a bias added to the
  * scores (-inf masks: log(relu(-w)), rows of them masked everywhere), the
  * guard where(not(equal(p, p)), 0, p) after the softmax, a bias without a

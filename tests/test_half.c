@@ -206,27 +206,27 @@ static const char *f32_text = "input x: [2,8,16]\n"
 
 Test(half, convert_by_policy) {
   cr_expect_eq(ir_op_half_policy(IR_OP_MATMUL), IR_HALF_RUN);
-  cr_expect_eq(ir_op_half_policy(IR_OP_SOFTMAX), IR_HALF_F32);
-  cr_expect_eq(ir_op_half_policy(IR_OP_LAYERNORM), IR_HALF_F32);
+  cr_expect_eq(ir_op_half_policy(IR_OP_SOFTMAX), IR_HALF_RUN);
+  cr_expect_eq(ir_op_half_policy(IR_OP_LAYERNORM), IR_HALF_RUN);
+  cr_expect_eq(ir_op_half_policy(IR_OP_BATCHNORM), IR_HALF_RUN);
+  cr_expect_eq(ir_op_half_policy(IR_OP_REDUCE_MEAN), IR_HALF_RUN);
+  cr_expect_eq(ir_op_half_policy(IR_OP_EXP), IR_HALF_F32);
   cr_expect_eq(ir_op_half_policy(IR_OP_RESHAPE), IR_HALF_KEEP);
   ir_graph *g = parse(f32_text);
   base_diag d;
   ir_graph *h = ir_graph_to_dtype(g, IR_DT_BF16, &d);
   cr_assert(h, "%s", d.msg);
   char *txt = ir_print(h);
+  /* no casts around layernorm and softmax: they read and write bf16 */
   cr_expect_str_eq(txt, "input x: bf16[2,8,16]\n"
                         "weight w: bf16[16,16]\n"
-                        "weight g: [16]\n"
-                        "weight b: [16]\n"
+                        "weight g: bf16[16]\n"
+                        "weight b: bf16[16]\n"
                         "y: bf16[2,8,16] = matmul(x, w)\n"
-                        "y.f32: [2,8,16] = cast(y) to=f32\n"
-                        "n: [2,8,16] = layernorm(y.f32, g, b) axis=2\n"
-                        "n.bf16: bf16[2,8,16] = cast(n) to=bf16\n"
-                        "z: bf16[2,8,16] = matmul(n.bf16, w)\n"
-                        "z.f32: [2,8,16] = cast(z) to=f32\n"
-                        "s: [2,8,16] = softmax(z.f32) axis=2\n"
-                        "s.bf16: bf16[2,8,16] = cast(s) to=bf16\n"
-                        "r: bf16[2,8,16] = relu(s.bf16)\n"
+                        "n: bf16[2,8,16] = layernorm(y, g, b) axis=2\n"
+                        "z: bf16[2,8,16] = matmul(n, w)\n"
+                        "s: bf16[2,8,16] = softmax(z) axis=2\n"
+                        "r: bf16[2,8,16] = relu(s)\n"
                         "output r\n");
   free(txt);
   /* and back: the casts between float types go */
@@ -239,6 +239,26 @@ Test(half, convert_by_policy) {
   free(orig);
   cr_expect_null(ir_graph_to_dtype(g, IR_DT_I64, &d));
   ir_graph_free(w);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* exp and log stay float32: their inputs are cast up, their results down,
+ * a weight only they read stays float32 */
+Test(half, exp_stays_f32) {
+  ir_graph *g = parse("input x: [4]\nweight c: [4]\ne = exp(c)\n"
+                      "y = ewmul(x, e)\noutput y\n");
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, IR_DT_F16, &d);
+  cr_assert(h, "%s", d.msg);
+  char *txt = ir_print(h);
+  cr_expect_str_eq(txt, "input x: f16[4]\n"
+                        "weight c: [4]\n"
+                        "e: [4] = exp(c)\n"
+                        "e.f16: f16[4] = cast(e) to=f16\n"
+                        "y: f16[4] = ewmul(x, e.f16)\n"
+                        "output y\n");
+  free(txt);
   ir_graph_free(h);
   ir_graph_free(g);
 }
@@ -284,6 +304,71 @@ Test(half, executor_rounds_each_tensor) {
     /* x + 16 in [15, 17) in bf16 is a multiple of 2^-4; / 16 is exact */
     cr_expect_eq(fmodf(y * 256, 1.0f), 0.0f, "%g", (double)y);
   }
+  ir_graph_free(g);
+}
+
+/* Softmax, layer norm, batch norm and reduce_mean in bf16 compute in
+ * float32 inside and round their results once: each output is exactly the
+ * float32 graph's on the same (bf16) values, rounded to bf16. */
+Test(half, stats_in_f32_rounded_once) {
+  ir_graph *g = parse("input x: [2,96,3,5]\nweight ga: [96]\n"
+                      "weight be: [96]\nweight mu: [96]\nweight va: [96]\n"
+                      "weight lg: [480]\nweight lb: [480]\n"
+                      "r = reshape(x) shape=[6,480]\n"
+                      "n = layernorm(r, lg, lb)\n"
+                      "s = softmax(r) axis=1\n"
+                      "m = reduce_mean(x) axes=[2,3] keepdims=0\n"
+                      "b = batchnorm(x, ga, be, mu, va) eps=0.001\n"
+                      "output n\noutput s\noutput m\noutput b\n");
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, IR_DT_BF16, &d);
+  cr_assert(h, "%s", d.msg);
+  for (int i = 0; i < h->nnodes; i++)
+    cr_expect_neq(h->nodes[i].op, IR_OP_CAST, "no cast nodes");
+  ex_values *vh = ex_values_new(h), *vg = ex_values_new(g);
+  cr_assert_eq(ex_fill_random(h, vh, 1, &d), BASE_OK, "%s", d.msg);
+  for (int t = 0; t < g->ntensors; t++) /* g on h's (rounded) values */
+    if (g->tensors[t].kind != IR_T_VALUE) {
+      size_t sz = (size_t)ir_shape_numel(&g->tensors[t].shape) * 4;
+      vg->v[t] = malloc(sz);
+      memcpy(vg->v[t], vh->v[ir_find_tensor(h, g->tensors[t].name)], sz);
+    }
+  cr_assert_eq(ex_run(h, vh, NULL, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ex_run(g, vg, NULL, &d), BASE_OK, "%s", d.msg);
+  for (int o = 0; o < g->noutputs; o++) {
+    const float *a = vh->v[h->outputs[o]], *b = vg->v[g->outputs[o]];
+    int64_t n = ir_shape_numel(&g->tensors[g->outputs[o]].shape), bad = 0;
+    for (int64_t i = 0; i < n; i++)
+      bad += a[i] != ir_dtype_round(b[i], IR_DT_BF16);
+    cr_expect_eq(bad, 0,
+                 "output %d: %lld elements not the float32 value "
+                 "rounded once",
+                 o, (long long)bad);
+  }
+  ex_values_free(vh);
+  ex_values_free(vg);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* The f32_text graph in bf16 on the CPU stays within bf16's tolerance at
+ * its depth of the float32 graph (the same drawn values, rounded). */
+Test(half, bf16_close_to_f32) {
+  ir_graph *g = parse(f32_text);
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, IR_DT_BF16, &d);
+  cr_assert(h, "%s", d.msg);
+  double tol = ex_half_tolerance(IR_DT_BF16, ex_graph_depth(g)), mx = 0;
+  float a[256], b[256];
+  for (int i = 0; i < 256; i++) {
+    a[i] = run_at(h, i);
+    b[i] = run_at(g, i);
+    mx = fmax(mx, fabs(b[i]));
+  }
+  for (int i = 0; i < 256; i++)
+    cr_expect_leq(fabs(a[i] - b[i]), tol * (mx + fabs(b[i])), "%d: %g %g", i,
+                  (double)a[i], (double)b[i]);
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 

@@ -392,9 +392,12 @@ static int att_link(const ir_graph *g, const int *reads,
   return p >= 0 && !wonly[p] && reads[t] == nreaders ? p : -1;
 }
 
-/* Whether t is a float scalar [] (a scale). */
-static int att_scalar(const ir_graph *g, int32_t t) {
-  return g->tensors[t].shape.rank == 0 && g->tensors[t].dtype == IR_DT_F32;
+/* Whether t is a scalar [] (a scale) of the float type of tensor like
+ * (float32, or a half graph's type: its smul reads a half scale). */
+static int att_scalar(const ir_graph *g, int32_t t, int32_t like) {
+  return g->tensors[t].shape.rank == 0 &&
+         g->tensors[t].dtype == g->tensors[like].dtype &&
+         ir_dtype_is_float((ir_dtype)g->tensors[t].dtype);
 }
 
 /* Whether node p is x * c with c a scalar [] (smul, or ewmul either way
@@ -405,7 +408,7 @@ static int att_scaled(const ir_graph *g, int p, int32_t *x, int32_t *c) {
     return 0;
   for (int k = 0; k < 2; k++) {
     int32_t a = nd->in[k], s = nd->in[1 - k];
-    if ((nd->op == IR_OP_EWMUL || k == 0) && att_scalar(g, s) &&
+    if ((nd->op == IR_OP_EWMUL || k == 0) && att_scalar(g, s, nd->out[0]) &&
         ir_shape_eq(&g->tensors[a].shape, &g->tensors[nd->out[0]].shape)) {
       *x = a, *c = s;
       return 1;
@@ -593,6 +596,11 @@ static int att_chain(const ir_graph *g, const int *reads,
       (a->rb >= 0 && (a->ra < 0 || !att_const(g, wonly, a->b))))
     return 0; /* the views: around a bias computed once only (expanded to
                  the scores' shape, at load) */
+  /* half: one scale at most and no bias (the helper nodes att_emit adds
+   * for more, the ones and the products of scales, are float32) */
+  if (ir_dtype_is_half((ir_dtype)g->tensors[c->out[0]].dtype) &&
+      (a->b >= 0 || (a->qs >= 0) + (a->ks >= 0) + (a->s >= 0) > 1))
+    return 0;
   const ir_shape *q = &g->tensors[a->q].shape;
   const ir_shape *v = &g->tensors[c->in[1]].shape;
   const ir_shape *k = &g->tensors[a->k].shape;

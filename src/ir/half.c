@@ -107,15 +107,17 @@ ir_half_policy ir_op_half_policy(ir_opcode op) {
   case IR_OP_MAXPOOL:
   case IR_OP_GLOBAL_AVGPOOL:
   case IR_OP_PAD:
-  case IR_OP_FUSED: return IR_HALF_RUN;
-  /* autocast's float32 list: reductions, softmax, normalisation, the
-   * range-hungry exp and log */
-  case IR_OP_EXP:
-  case IR_OP_LOG:
+  case IR_OP_FUSED:
+  /* reductions, softmax and normalisation: half in and out, the sums,
+   * maxima and statistics in float32 inside (no cast nodes around them) */
   case IR_OP_BATCHNORM:
   case IR_OP_REDUCE_MEAN:
   case IR_OP_SOFTMAX:
-  case IR_OP_LAYERNORM: return IR_HALF_F32;
+  case IR_OP_LAYERNORM: return IR_HALF_RUN;
+  /* the range-hungry exp and log: f16 overflows from exp(11.1) on, and
+   * their inputs and results leave its range first (autocast's list) */
+  case IR_OP_EXP:
+  case IR_OP_LOG: return IR_HALF_F32;
   /* type-generic and constants: the widest of their float inputs */
   case IR_OP_CONCAT:
   case IR_OP_SPLIT:

@@ -543,10 +543,11 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
                            int nin, ir_dtype *out, base_diag *d);
 /* The mixed-precision policy of an operator (docs/half.md, the one table:
  * ir_op_half_policy in half.c): IR_HALF_RUN runs in the half type (its
- * sums and statistics in float32 inside, its result rounded), IR_HALF_F32
- * has its float inputs cast to float32 and writes float32 (autocast's
- * float32 list), IR_HALF_KEEP follows its inputs (moves, where, equal,
- * cast; the widest float input, float32 if any; constants are float32). */
+ * sums and statistics in float32 inside, its result rounded: softmax,
+ * layernorm, batchnorm and reduce_mean too), IR_HALF_F32 has its float
+ * inputs cast to float32 and writes float32 (exp and log), IR_HALF_KEEP follows
+ * its inputs (moves, where, equal, cast; the widest float input, float32 if
+ * any; constants are float32). */
 typedef enum ir_half_policy {
   IR_HALF_RUN,
   IR_HALF_F32,

@@ -102,10 +102,13 @@ __device__ __forceinline__ chv<E, V> epi(const chv<E, V> &a, const chv<E, V> &b,
 }
 
 /* Whether the K * K taps of a vector T stay in registers: not the float4
- * 7 x 7 filter (196 registers) beside more than four outputs' sums. */
+ * 7 x 7 filter (196 registers) beside more than four outputs' sums, and
+ * never the 7 x 7 filter of 8 halves a thread (held as 8 floats: 392
+ * registers; ptxas -v, sm_90: bf16 2 x 2 and 1 x 4 took 255 registers
+ * and 188 and 108 bytes of spills, without them 184 and 0). */
 template <typename T, int K, int R, int OX>
 __host__ __device__ constexpr bool taps_in_regs() {
-  return sizeof(T) * K * K <= 400 || R * OX <= 4;
+  return sizeof(T) * K * K <= 400 || (R * OX <= 4 && sizeof(T) * K * K <= 800);
 }
 
 const int kThreadsDw = 128;

@@ -327,9 +327,22 @@ cudaError_t cxk_pool2d_dt(cudaStream_t s, int dt, const void *x, void *y,
 cudaError_t cxk_reduce_mean_dt(cudaStream_t s, int dt, const void *x, void *y,
                                const cxk_reduce *r, float *scratch);
 /* cxk_copy for elements of 2 bytes (walk offsets and strides in
- * elements). */
+ * elements; moved as bits, 16 bytes a thread where rows allow, kmove.cu). */
 cudaError_t cxk_copy16(cudaStream_t s, const void *src, void *dst,
                        const cxk_walk *w);
+/* cxk_softmax, cxk_layernorm (kred.cu) and cxk_batchnorm (kew.cu; p:
+ * scale, bias, mean, var) on elements of type dt, every operand of it:
+ * half elements read as float32, statistics in float32, one rounding at
+ * the store; rows of a multiple of 8 elements 16 bytes a load. */
+cudaError_t cxk_softmax_dt(cudaStream_t s, int dt, const void *x, void *y,
+                           int64_t outer, int64_t len, int64_t inner);
+cudaError_t cxk_layernorm_dt(cudaStream_t s, int dt, const void *x,
+                             const void *xb, const void *gamma,
+                             const void *beta, void *y, int64_t rows,
+                             int64_t len, float eps, int rms);
+cudaError_t cxk_batchnorm_dt(cudaStream_t s, int dt, const void *x,
+                             const void *const *p, void *y, int64_t n,
+                             int64_t c, int64_t inner, float eps, int relu);
 /* Identity conv kernel [o,i,kh,kw] and identity matrix [n,n]. */
 cudaError_t cxk_iconv(cudaStream_t s, float *y, int64_t o, int64_t i,
                       int64_t kh, int64_t kw);

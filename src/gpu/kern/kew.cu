@@ -234,6 +234,51 @@ __global__ void k_batchnorm(const float *x, const float *scale,
   }
 }
 
+/* Batch norm on half elements T (docs/half.md: statistics and parameters
+ * read as float32, one rounding at the store); VEC = 8 loads and stores 16
+ * bytes (inner a multiple of 8, n and inner counted in 8s). */
+template <typename I, int VEC, typename T>
+__global__ void k_batchnorm_h(const T *x, const T *scale, const T *bias,
+                              const T *mean, const T *var, T *y, I n, I c,
+                              I inner, float eps, int relu) {
+  GRID_LOOP_T(I, i, n) {
+    I ch = (i / inner) % c;
+    float m = ld(mean[ch]), b = ld(bias[ch]), k = ld(scale[ch]);
+    float r = sqrtf(ld(var[ch]) + eps); /* bn_fn's formula */
+    if (VEC == 8) {
+      union {
+        uint4 u;
+        T e[8];
+      } v;
+      v.u = ((const uint4 *)x)[i];
+#pragma unroll
+      for (int j = 0; j < 8; j++)
+        v.e[j] = st<T>(relu_if(relu, (ld(v.e[j]) - m) / r * k + b));
+      ((uint4 *)y)[i] = v.u;
+    } else {
+      y[i] = st<T>(relu_if(relu, (ld(x[i]) - m) / r * k + b));
+    }
+  }
+}
+
+template <typename T>
+void batchnorm_h(cudaStream_t s, const void *x, const void *const *p, void *y,
+                 int64_t n, int64_t c, int64_t inner, float eps, int relu) {
+  const T *sc = (const T *)p[0], *bi = (const T *)p[1], *mu = (const T *)p[2],
+          *va = (const T *)p[3];
+  if (inner % 8 == 0 && fits32(n) && aligned16(x) && aligned16(y))
+    k_batchnorm_h<int32_t, 8, T><<<blocks_for(n / 8), kThreads, 0, s>>>(
+        (const T *)x, sc, bi, mu, va, (T *)y, (int32_t)(n / 8), (int32_t)c,
+        (int32_t)(inner / 8), eps, relu);
+  else if (fits32(n))
+    k_batchnorm_h<int32_t, 1, T><<<blocks_for(n), kThreads, 0, s>>>(
+        (const T *)x, sc, bi, mu, va, (T *)y, (int32_t)n, (int32_t)c,
+        (int32_t)inner, eps, relu);
+  else
+    k_batchnorm_h<int64_t, 1, T><<<blocks_for(n), kThreads, 0, s>>>(
+        (const T *)x, sc, bi, mu, va, (T *)y, n, c, inner, eps, relu);
+}
+
 __global__ void k_iconv(float *y, int64_t n, int64_t ci, int64_t kh,
                         int64_t kw) {
   GRID_LOOP(i, n) {
@@ -420,6 +465,23 @@ cudaError_t cxk_batchnorm(cudaStream_t s, const float *x, const float *scale,
   else
     k_batchnorm<int64_t, 1><<<blocks_for(n), kThreads, 0, s>>>(
         x, scale, bias, mean, var, y, n, c, inner, eps, relu);
+  return cudaGetLastError();
+}
+
+cudaError_t cxk_batchnorm_dt(cudaStream_t s, int dt, const void *x,
+                             const void *const *p, void *y, int64_t n,
+                             int64_t c, int64_t inner, float eps, int relu) {
+  if (n <= 0)
+    return cudaSuccess;
+  if (dt == CXK_F16)
+    batchnorm_h<__half>(s, x, p, y, n, c, inner, eps, relu);
+  else if (dt == CXK_BF16)
+    batchnorm_h<__nv_bfloat16>(s, x, p, y, n, c, inner, eps, relu);
+  else
+    return cxk_batchnorm(s, (const float *)x, (const float *)p[0],
+                         (const float *)p[1], (const float *)p[2],
+                         (const float *)p[3], (float *)y, n, c, inner, eps,
+                         relu);
   return cudaGetLastError();
 }
 

@@ -1,8 +1,9 @@
 /* khalf.cu: the CUDA executor's kernels on half-precision tensors (f16,
  * bf16: docs/half.md): conversion between the float types, unary and
  * binary element-wise maps, a bias with an activation and a residual over
- * a convolution's or matmul's output, fill, and the strided copy that
- * transposes, slices, concatenations and splits run as. Every kernel is a
+ * a convolution's or matmul's output and fill (the strided copy that
+ * transposes, slices, concatenations and splits run as, cxk_copy16, is
+ * kmove.cu's walk on 2-byte elements). Every kernel is a
  * template on its element type T (float, __half, __nv_bfloat16), loads
  * each element as a float, computes in float32 and rounds once as it
  * stores, as the CPU reference does (src/exec: float32 arithmetic, each
@@ -127,21 +128,6 @@ template <typename T> __global__ void k_fill_h(T *y, int64_t n, float v) {
   GRID_LOOP(i, n) { y[i] = t; }
 }
 
-/* Elements of 2 bytes along a simplified walk. */
-__global__ void k_copy16(const uint16_t *src, uint16_t *dst, int64_t n,
-                         const __grid_constant__ cxk_walk w) {
-  GRID_LOOP(i, n) {
-    int64_t rem = i, so = w.soff, dd = w.doff;
-    for (int d = w.rank - 1; d >= 0; d--) {
-      int64_t c = rem % w.dim[d];
-      rem /= w.dim[d];
-      so += c * w.sst[d];
-      dd += c * w.dst[d];
-    }
-    dst[dd] = src[so];
-  }
-}
-
 template <typename S>
 cudaError_t convert_from(cudaStream_t s, const S *x, void *y, int ddt,
                          int64_t n) {
@@ -258,20 +244,6 @@ cudaError_t cxk_fill_dt(cudaStream_t s, int dt, void *y, int64_t n, float v) {
     k_fill_h<<<blocks_for(n), kThreads, 0, s>>>((__nv_bfloat16 *)y, n, v);
   else
     return cxk_fill(s, (float *)y, n, v);
-  return cudaGetLastError();
-}
-
-cudaError_t cxk_copy16(cudaStream_t s, const void *src, void *dst,
-                       const cxk_walk *w0) {
-  cxk_walk w = *w0;
-  cxk_walk_simplify(&w);
-  int64_t n = 1;
-  for (int d = 0; d < w.rank; d++)
-    n *= w.dim[d];
-  if (n <= 0)
-    return cudaSuccess;
-  k_copy16<<<blocks_for(n), kThreads, 0, s>>>((const uint16_t *)src,
-                                              (uint16_t *)dst, n, w);
   return cudaGetLastError();
 }
 

@@ -7,13 +7,17 @@
  * neighbours that are contiguous in both source and destination are merged (a
  * channel slice of NCHW becomes rows of C' * H * W floats; a [B,S,H,D] ->
  * [B,H,S,D] transpose becomes rows of D floats). Then:
- *   - rows contiguous in both: a copy of float4 where every offset allows,
- *     else of floats;
+ *   - rows contiguous in both: a copy of 16-byte units where every offset
+ *     allows (4 floats, 8 halves), else (halves) of pairs, else of
+ *     elements;
  *   - the destination's innermost dimension strided in the source, and
  *     another dimension contiguous there (NCHW <-> NHWC, matrix
  *     transposes): 32 x 32 tiles through shared memory, so that reads and
  *     writes both coalesce;
  *   - anything else: one thread per element.
+ * The walk runs on float32 elements (cxk_copy) and on the 2-byte elements
+ * of half tensors, moved as bits (cxk_copy16), with 32-bit indices where
+ * every offset fits.
  * Concat and split move the parts of up to CXK_PARTS inputs (outputs) in
  * one launch, float4 where every part's row allows. A concat with its
  * channel shuffle folded in (plan/shuffle.c) writes the shuffled channels
@@ -52,10 +56,10 @@ typedef struct tr_args {
   int64_t nbatch, nl, nk, sl, dk, soff, doff;
 } tr_args;
 
-template <typename I>
-__global__ void k_transpose(const float *src, float *dst,
+template <typename I, typename E>
+__global__ void k_transpose(const E *src, E *dst,
                             const __grid_constant__ tr_args t) {
-  __shared__ float tile[32][33];
+  __shared__ E tile[32][33];
   I l0 = (I)blockIdx.x * 32, k0 = (I)blockIdx.y * 32;
   for (I b = blockIdx.z; b < (I)t.nbatch; b += gridDim.z) {
     I so = (I)t.soff, dof = (I)t.doff, rem = b;
@@ -251,56 +255,90 @@ static bool as_transpose(const cxk_walk *w, tr_args *t) {
   return true;
 }
 
-/* Rows contiguous in both, every offset a multiple of 4 floats: the walk
- * in float4 units. */
-static bool as_vec4(const cxk_walk *w, const float *src, const float *dst,
-                    cxk_walk *v) {
+} // extern "C"
+
+namespace {
+
+/* Rows contiguous in both, every stride and offset a multiple of f
+ * elements of esize bytes and both pointers aligned to f * esize bytes:
+ * the walk in units of f elements. */
+static bool as_vec(const cxk_walk *w, int esize, int f, const void *src,
+                   const void *dst, cxk_walk *v) {
   int L = w->rank - 1;
-  if (w->sst[L] != 1 || w->dst[L] != 1 || w->dim[L] % 4 || w->soff % 4 ||
-      w->doff % 4 || !aligned16(src) || !aligned16(dst))
+  uintptr_t al = (uintptr_t)(f * esize) - 1;
+  if (w->sst[L] != 1 || w->dst[L] != 1 || w->dim[L] % f || w->soff % f ||
+      w->doff % f || ((uintptr_t)src & al) || ((uintptr_t)dst & al))
     return false;
   for (int d = 0; d < L; d++)
-    if (w->sst[d] % 4 || w->dst[d] % 4)
+    if (w->sst[d] % f || w->dst[d] % f)
       return false;
   *v = *w;
-  v->dim[L] /= 4;
+  v->dim[L] /= f;
   for (int d = 0; d < L; d++)
-    v->sst[d] /= 4, v->dst[d] /= 4;
-  v->soff /= 4, v->doff /= 4, v->extent /= 4;
+    v->sst[d] /= f, v->dst[d] /= f;
+  v->soff /= f, v->doff /= f, v->extent /= f;
   return true;
 }
 
-cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
-                     const cxk_walk *w0) {
+/* One thread per unit U (an element, or a vector of them) of the walk. */
+template <typename U>
+void walk_launch(cudaStream_t s, const void *src, void *dst, int64_t n,
+                 const cxk_walk *w, bool small) {
+  if (small)
+    k_walk<int32_t, U><<<blocks_for(n), kThreads, 0, s>>>(
+        (const U *)src, (U *)dst, (int32_t)n, *w);
+  else
+    k_walk<int64_t, U>
+        <<<blocks_for(n), kThreads, 0, s>>>((const U *)src, (U *)dst, n, *w);
+}
+
+/* The strided copy of elements E (float, or uint16_t for the half types:
+ * moved as bits): 16-byte units where rows and offsets allow (4 floats, 8
+ * halves), else 4-byte pairs of halves, else the tiled transpose, else one
+ * thread an element; 32-bit indices where every offset fits. */
+template <typename E>
+cudaError_t copy_walk(cudaStream_t s, const E *src, E *dst,
+                      const cxk_walk *w0) {
   cxk_walk w = *w0, v;
   cxk_walk_simplify(&w);
   int64_t n = 1;
   for (int d = 0; d < w.rank; d++)
     n *= w.dim[d];
+  if (n <= 0)
+    return cudaSuccess;
   bool small = fits32(w.extent + w.soff + w.doff + 1) && fits32(n);
+  const int es = (int)sizeof(E), f16 = 16 / es;
   tr_args t;
-  if (as_vec4(&w, src, dst, &v)) {
-    if (small)
-      k_walk<int32_t, float4><<<blocks_for(n / 4), kThreads, 0, s>>>(
-          (const float4 *)src, (float4 *)dst, (int32_t)(n / 4), v);
-    else
-      k_walk<int64_t, float4><<<blocks_for(n / 4), kThreads, 0, s>>>(
-          (const float4 *)src, (float4 *)dst, n / 4, v);
-  } else if (as_transpose(&w, &t)) {
+  if (as_vec(&w, es, f16, src, dst, &v))
+    walk_launch<uint4>(s, src, dst, n / f16, &v, small);
+  else if (es == 2 && as_vec(&w, es, 2, src, dst, &v))
+    walk_launch<uint32_t>(s, src, dst, n / 2, &v, small);
+  else if (as_transpose(&w, &t)) {
     int64_t z = t.nbatch < 65535 ? t.nbatch : 65535;
     dim3 grid((unsigned)((t.nl + 31) / 32), (unsigned)((t.nk + 31) / 32),
               (unsigned)z);
     if (small)
-      k_transpose<int32_t><<<grid, dim3(32, 8), 0, s>>>(src, dst, t);
+      k_transpose<int32_t, E><<<grid, dim3(32, 8), 0, s>>>(src, dst, t);
     else
-      k_transpose<int64_t><<<grid, dim3(32, 8), 0, s>>>(src, dst, t);
-  } else if (small) {
-    k_walk<int32_t, float>
-        <<<blocks_for(n), kThreads, 0, s>>>(src, dst, (int32_t)n, w);
-  } else {
-    k_walk<int64_t, float><<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, w);
-  }
+      k_transpose<int64_t, E><<<grid, dim3(32, 8), 0, s>>>(src, dst, t);
+  } else
+    walk_launch<E>(s, src, dst, n, &w, small);
   return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" {
+
+cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
+                     const cxk_walk *w0) {
+  return copy_walk<float>(s, src, dst, w0);
+}
+
+/* Half tensors (kern.h: khalf.cu's family, here for the walk's kernels). */
+cudaError_t cxk_copy16(cudaStream_t s, const void *src, void *dst,
+                       const cxk_walk *w0) {
+  return copy_walk<uint16_t>(s, (const uint16_t *)src, (uint16_t *)dst, w0);
 }
 
 cudaError_t cxk_im2col_rows(cudaStream_t s, const float *x, float *y,

@@ -1,5 +1,6 @@
 /* kred.cu: the CUDA executor's reduction kernels: pooling, mean
- * reductions, softmax and layer norm.
+ * reductions, softmax and layer norm, in float32 and, for softmax and
+ * layer norm, on half elements (16-byte loads, float32 inside).
  *
  * The row reductions (softmax, layernorm, reduce) give each row one warp
  * or block and reduce with shuffles; pooling is one thread per output
@@ -425,6 +426,298 @@ bool layernorm4(cudaStream_t s, const float *x, const float *xb,
   return true;
 }
 
+/* ---- half elements T (__half, __nv_bfloat16; docs/half.md): read as
+ * float32, sums, maxima and statistics in float32, one rounding at the
+ * store. Rows whose length is a multiple of 8 (every pointer 16-byte
+ * aligned) move 16 bytes (8 elements) a load; others take the scalar
+ * kernels. */
+
+template <typename T> union pack8 {
+  uint4 u;
+  T e[8];
+};
+
+/* Softmax of rows of len8 * 8 elements: LANES lanes a row, NV packs of 8
+ * a lane in registers, the row read once. */
+template <typename T, int LANES, int NV>
+__global__ void k_softmax8(const uint4 *x, uint4 *y, int rows, int len8) {
+  int t = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int row = t / LANES, lane = t % LANES;
+  bool live = row < rows; /* dead groups stay for the shuffles */
+  const uint4 *xr = x + (size_t)(live ? row : 0) * len8;
+  float v[NV][8], mx = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    int i = lane + LANES * k;
+    pack8<T> p;
+    bool in = live && i < len8;
+    p.u = in ? xr[i] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      v[k][j] = in ? ld(p.e[j]) : -INFINITY;
+      mx = fmaxf(mx, v[k][j]);
+    }
+  }
+  mx = group_max<LANES>(mx);
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < NV; k++)
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      bool in = lane + LANES * k < len8;
+      v[k][j] = in ? expf(v[k][j] - mx) : 0.0f;
+      s += v[k][j];
+    }
+  float inv = 1.0f / group_sum<LANES>(s);
+  if (!live)
+    return;
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    int i = lane + LANES * k;
+    if (i < len8) {
+      pack8<T> p;
+#pragma unroll
+      for (int j = 0; j < 8; j++)
+        p.e[j] = st<T>(v[k][j] * inv);
+      y[(size_t)row * len8 + i] = p.u;
+    }
+  }
+}
+
+/* Softmax along contiguous rows, one block a row (any length). */
+template <typename T>
+__global__ void k_softmax_rows_h(const T *x, T *y, int64_t len) {
+  const T *xr = x + blockIdx.x * len;
+  T *yr = y + blockIdx.x * len;
+  float mx = -INFINITY;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    mx = fmaxf(mx, ld(xr[i]));
+  mx = block_reduce(mx, true);
+  float s = 0.0f;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    s += expf(ld(xr[i]) - mx);
+  float inv = 1.0f / block_reduce(s, false);
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    yr[i] = st<T>(expf(ld(xr[i]) - mx) * inv);
+}
+
+/* Softmax along a strided axis: one thread per (outer, inner) line. */
+template <typename T>
+__global__ void k_softmax_cols_h(const T *x, T *y, int64_t outer, int64_t len,
+                                 int64_t inner) {
+  GRID_LOOP(l, outer * inner) {
+    int64_t off = l / inner * len * inner + l % inner;
+    float mx = -INFINITY, s = 0.0f;
+    for (int64_t i = 0; i < len; i++)
+      mx = fmaxf(mx, ld(x[off + i * inner]));
+    for (int64_t i = 0; i < len; i++)
+      s += expf(ld(x[off + i * inner]) - mx);
+    for (int64_t i = 0; i < len; i++)
+      y[off + i * inner] = st<T>(expf(ld(x[off + i * inner]) - mx) / s);
+  }
+}
+
+template <typename T, int LANES, int NV>
+void launch_sm8(cudaStream_t s, const void *x, void *y, int rows, int len8) {
+  k_softmax8<T, LANES, NV>
+      <<<blocks_for((int64_t)rows * LANES), kThreads, 0, s>>>(
+          (const uint4 *)x, (uint4 *)y, rows, len8);
+}
+
+/* The 16-byte softmax where it applies (rows of a multiple of 8 up to 2048
+ * elements, aligned, at most 2^23 rows): 8, 16 or 32 lanes a row. */
+template <typename T>
+bool softmax8(cudaStream_t s, const void *x, void *y, int64_t rows,
+              int64_t len) {
+  if (len % 8 || len > 2048 || rows > (1 << 23) || !aligned16(x) ||
+      !aligned16(y))
+    return false;
+  int r = (int)rows, l8 = (int)(len / 8);
+  if (l8 <= 8)
+    launch_sm8<T, 8, 1>(s, x, y, r, l8);
+  else if (l8 <= 16)
+    launch_sm8<T, 16, 1>(s, x, y, r, l8);
+  else if (l8 <= 32)
+    launch_sm8<T, 32, 1>(s, x, y, r, l8);
+  else if (l8 <= 64)
+    launch_sm8<T, 32, 2>(s, x, y, r, l8);
+  else if (l8 <= 128)
+    launch_sm8<T, 32, 4>(s, x, y, r, l8);
+  else
+    launch_sm8<T, 32, 8>(s, x, y, r, l8);
+  return true;
+}
+
+template <typename T>
+cudaError_t softmax_h(cudaStream_t s, const void *x, void *y, int64_t outer,
+                      int64_t len, int64_t inner) {
+  if (inner == 1 && softmax8<T>(s, x, y, outer, len))
+    return cudaGetLastError();
+  if (inner == 1)
+    k_softmax_rows_h<T>
+        <<<(unsigned)outer, kThreads, 0, s>>>((const T *)x, (T *)y, len);
+  else
+    k_softmax_cols_h<T><<<blocks_for(outer * inner), kThreads, 0, s>>>(
+        (const T *)x, (T *)y, outer, len, inner);
+  return cudaGetLastError();
+}
+
+/* Loads pack i of a row (plus xb's where given) into v as floats. */
+template <typename T>
+__device__ __forceinline__ void ld8(const uint4 *xr, const uint4 *xb, int i,
+                                    float *v) {
+  pack8<T> p, b;
+  p.u = xr[i];
+  b.u = xb ? xb[i] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+  for (int j = 0; j < 8; j++)
+    v[j] = ld(p.e[j]) + (xb ? ld(b.e[j]) : 0.0f);
+}
+
+/* Layer norm of rows of len8 packs of 8 elements: LANES lanes a row, NV
+ * packs a lane in registers, read once (k_layernorm4's scheme); xb, gamma,
+ * beta: NULL or rows of len8 packs. */
+template <typename T, int LANES, int NV>
+__global__ void k_layernorm8(const uint4 *x, const uint4 *xb,
+                             const uint4 *gamma, const uint4 *beta, uint4 *y,
+                             int rows, int len8, float eps, bool rms) {
+  int t = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int row = t / LANES, lane = t % LANES;
+  bool live = row < rows;
+  const uint4 *xr = x + (size_t)(live ? row : 0) * len8;
+  float v[NV][8], s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    int i = lane + LANES * k;
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      v[k][j] = 0.0f;
+    if (live && i < len8)
+      ld8<T>(xr, xb, i, v[k]);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      s += v[k][j];
+  }
+  float len = 8.0f * (float)len8, q = 0.0f;
+  float mean = rms ? 0.0f : group_sum<LANES>(s) / len;
+#pragma unroll
+  for (int k = 0; k < NV; k++)
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      float d = v[k][j] - mean;
+      q += lane + LANES * k < len8 ? d * d : 0.0f;
+    }
+  float inv = rsqrtf(group_sum<LANES>(q) / len + eps);
+  if (!live)
+    return;
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    int i = lane + LANES * k;
+    if (i < len8) {
+      pack8<T> g, b, o;
+      g.u = gamma ? gamma[i] : make_uint4(0, 0, 0, 0);
+      b.u = beta ? beta[i] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int j = 0; j < 8; j++) {
+        float r = (v[k][j] - mean) * inv;
+        if (gamma)
+          r *= ld(g.e[j]);
+        if (beta)
+          r += ld(b.e[j]);
+        o.e[j] = st<T>(r);
+      }
+      y[(size_t)row * len8 + i] = o.u;
+    }
+  }
+}
+
+/* Layer norm, one block a row (any length), two passes as k_layernorm. */
+template <typename T>
+__global__ void k_layernorm_h(const T *x, const T *xb, const T *gamma,
+                              const T *beta, T *y, int64_t len, float eps,
+                              bool rms) {
+  const T *xr = x + blockIdx.x * len;
+  T *yr = y + blockIdx.x * len;
+  float s = 0.0f;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    s += ld(xr[i]) + (xb ? ld(xb[i]) : 0.0f);
+  float mean = rms ? 0.0f : block_reduce(s, false) / (float)len;
+  float v = 0.0f;
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
+    float d = ld(xr[i]) + (xb ? ld(xb[i]) : 0.0f) - mean;
+    v += d * d;
+  }
+  float inv = rsqrtf(block_reduce(v, false) / (float)len + eps);
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
+    float o = (ld(xr[i]) + (xb ? ld(xb[i]) : 0.0f) - mean) * inv;
+    if (gamma)
+      o *= ld(gamma[i]);
+    if (beta)
+      o += ld(beta[i]);
+    yr[i] = st<T>(o);
+  }
+}
+
+template <typename T, int LANES, int NV>
+void launch_ln8(cudaStream_t s, const void *x, const void *xb,
+                const void *gamma, const void *beta, void *y, int rows,
+                int len8, float eps, bool rms) {
+  k_layernorm8<T, LANES, NV>
+      <<<blocks_for((int64_t)rows * LANES), kThreads, 0, s>>>(
+          (const uint4 *)x, (const uint4 *)xb, (const uint4 *)gamma,
+          (const uint4 *)beta, (uint4 *)y, rows, len8, eps, rms);
+}
+
+/* The 16-byte layer norm where it applies (len a multiple of 8 up to
+ * 2048, every pointer aligned, at most 2^23 rows): 32 lanes a row, or 8
+ * for short rows when there are many (ConvNeXt's 96 channels at 56 x 56:
+ * 50,176 rows of 12 packs). false: not taken. */
+template <typename T>
+bool layernorm8(cudaStream_t s, const void *x, const void *xb,
+                const void *gamma, const void *beta, void *y, int64_t rows,
+                int64_t len, float eps, bool rms) {
+  if (len % 8 || len > 2048 || rows > (1 << 23) || !aligned16(x) ||
+      !aligned16(xb) || !aligned16(gamma) || !aligned16(beta) || !aligned16(y))
+    return false;
+  int r = (int)rows, l8 = (int)(len / 8);
+  if (l8 <= 16 && rows > 8192) {
+    if (l8 <= 8)
+      launch_ln8<T, 8, 1>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    else
+      launch_ln8<T, 8, 2>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    return true;
+  }
+  switch ((l8 + 31) / 32) {
+  case 1:
+    launch_ln8<T, 32, 1>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  case 2:
+    launch_ln8<T, 32, 2>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  case 3:
+    launch_ln8<T, 32, 3>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  case 4:
+    launch_ln8<T, 32, 4>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  default:
+    launch_ln8<T, 32, 8>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  }
+  return true;
+}
+
+template <typename T>
+cudaError_t layernorm_h(cudaStream_t s, const void *x, const void *xb,
+                        const void *gamma, const void *beta, void *y,
+                        int64_t rows, int64_t len, float eps, bool rms) {
+  if (!layernorm8<T>(s, x, xb, gamma, beta, y, rows, len, eps, rms))
+    k_layernorm_h<T><<<(unsigned)rows, kThreads, 0, s>>>(
+        (const T *)x, (const T *)xb, (const T *)gamma, (const T *)beta, (T *)y,
+        len, eps, rms);
+  return cudaGetLastError();
+}
+
 } // namespace
 
 extern "C" {
@@ -597,6 +890,34 @@ cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
     k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, xb, gamma, beta, y, len,
                                                     eps, rms != 0);
   return cudaGetLastError();
+}
+
+cudaError_t cxk_softmax_dt(cudaStream_t s, int dt, const void *x, void *y,
+                           int64_t outer, int64_t len, int64_t inner) {
+  if (outer * len * inner <= 0)
+    return cudaSuccess;
+  if (dt == CXK_F16)
+    return softmax_h<__half>(s, x, y, outer, len, inner);
+  if (dt == CXK_BF16)
+    return softmax_h<__nv_bfloat16>(s, x, y, outer, len, inner);
+  return cxk_softmax(s, (const float *)x, (float *)y, outer, len, inner);
+}
+
+cudaError_t cxk_layernorm_dt(cudaStream_t s, int dt, const void *x,
+                             const void *xb, const void *gamma,
+                             const void *beta, void *y, int64_t rows,
+                             int64_t len, float eps, int rms) {
+  if (rows * len <= 0)
+    return cudaSuccess;
+  if (dt == CXK_F16)
+    return layernorm_h<__half>(s, x, xb, gamma, beta, y, rows, len, eps,
+                               rms != 0);
+  if (dt == CXK_BF16)
+    return layernorm_h<__nv_bfloat16>(s, x, xb, gamma, beta, y, rows, len, eps,
+                                      rms != 0);
+  return cxk_layernorm(s, (const float *)x, (const float *)xb,
+                       (const float *)gamma, (const float *)beta, (float *)y,
+                       rows, len, eps, rms);
 }
 
 } // extern "C"

@@ -4,8 +4,9 @@
  * attention (katt.cu's kernels, every operand of one type), the
  * element-wise operators, casts to float types and the moves (reshape,
  * transpose, slice, concat, split, pad, enlarge: khalf.cu; a move node's
- * program: kmprog.cu), pooling and
- * mean reductions (kred.cu, float32 sums). Every other operator is
+ * program: kmprog.cu), pooling, mean reductions, softmax and layer norm
+ * (kred.cu) and batch norm (kew.cu), float32 sums and statistics inside.
+ * Every other operator is
  * staged: its half inputs are converted into float32 copies in the node's
  * scratch, the float32 kernels run on the copies (the tensors' pointers swapped
  * for the copies' while the node is enqueued) and its half outputs are
@@ -71,7 +72,10 @@ static int typed(const ir_graph *g, const ir_node *n) {
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:
   case IR_OP_GLOBAL_AVGPOOL:
-  case IR_OP_REDUCE_MEAN: return 1;
+  case IR_OP_REDUCE_MEAN:
+  case IR_OP_BATCHNORM:
+  case IR_OP_SOFTMAX:
+  case IR_OP_LAYERNORM: return 1;
   case IR_OP_CAST: /* to a float type (from int64 or bool too: held as
                       float32); to int64 or bool: staged */
     return ir_dtype_is_float(g->tensors[n->out[0]].dtype);

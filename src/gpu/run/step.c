@@ -342,9 +342,11 @@ static cudaError_t batchnorm(gpu_plan *p, const ir_node *n) {
   const ir_shape *x = shp(p, n->in[0]);
   int64_t cnt = ir_shape_numel(x), c = x->dim[1];
   int64_t inner = STEP(p, n)->cl ? 1 : cnt / (x->dim[0] * c);
-  return cxk_batchnorm(p->ctx->stream, IN(p, n, 0), p->ptr[n->in[1]],
-                       p->ptr[n->in[2]], p->ptr[n->in[3]], p->ptr[n->in[4]],
-                       p->ptr[n->out[0]], cnt, c, inner, n->a.eps, 0);
+  const void *par[4] = {p->ptr[n->in[1]], p->ptr[n->in[2]], p->ptr[n->in[3]],
+                        p->ptr[n->in[4]]};
+  return cxk_batchnorm_dt(p->ctx->stream, gpu_dt_of(p->g, n->out[0]),
+                          IN(p, n, 0), par, p->ptr[n->out[0]], cnt, c, inner,
+                          n->a.eps, 0);
 }
 
 static cudaError_t softmax(gpu_plan *p, const ir_node *n) {
@@ -354,8 +356,8 @@ static cudaError_t softmax(gpu_plan *p, const ir_node *n) {
     outer *= x->dim[i];
   for (int i = n->a.axis + 1; i < x->rank; i++)
     inner *= x->dim[i];
-  return cxk_softmax(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], outer,
-                     x->dim[n->a.axis], inner);
+  return cxk_softmax_dt(p->ctx->stream, gpu_dt_of(p->g, n->out[0]), IN(p, n, 0),
+                        p->ptr[n->out[0]], outer, x->dim[n->a.axis], inner);
 }
 
 static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
@@ -364,10 +366,11 @@ static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
   for (int i = 0; i < x->rank; i++)
     *(i < n->a.axis ? &rows : &len) *= x->dim[i];
   int xb = STEP(p, n)->ln_bias; /* a convolution's bias, moved here */
-  return cxk_layernorm(p->ctx->stream, IN(p, n, 0), xb ? p->ptr[xb - 1] : NULL,
-                       n->nin > 1 ? p->ptr[n->in[1]] : NULL,
-                       n->nin > 2 ? p->ptr[n->in[2]] : NULL, p->ptr[n->out[0]],
-                       rows, len, n->a.eps, ir_ln_rms(&n->a));
+  return cxk_layernorm_dt(
+      p->ctx->stream, gpu_dt_of(p->g, n->out[0]), IN(p, n, 0),
+      xb ? p->ptr[xb - 1] : NULL, n->nin > 1 ? p->ptr[n->in[1]] : NULL,
+      n->nin > 2 ? p->ptr[n->in[2]] : NULL, p->ptr[n->out[0]], rows, len,
+      n->a.eps, ir_ln_rms(&n->a));
 }
 
 static cudaError_t constant(gpu_plan *p, const ir_node *n) {
