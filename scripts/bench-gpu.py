@@ -375,7 +375,8 @@ def accuracy(a, row, path, opt, text, batch, dev):
     xs = {n: (rng.rand(*s).astype(np.float32) * 2 - 1)
           for n, s in input_shapes(text, batch).items()}
     BL.write_safetensors(stem + ".in.safetensors", xs)
-    try:
+
+    def ours():
         ref = superopt_outputs(a.superopt, path, batch, stem +
                                ".in.safetensors", stem + ".f32.safetensors",
                                ["--fp32-strict"])
@@ -383,14 +384,9 @@ def accuracy(a, row, path, opt, text, batch, dev):
             a.superopt, opt or path, batch, stem + ".in.safetensors",
             stem + ".%s.safetensors" % dt,
             [] if opt else BL.run_dtype_args(dt))
-        row["acc-ours"] = BL.rel_err(half, ref)
-    except Exception as e:  # report and go on
-        row["acc-ours"] = "error: " + str(e).splitlines()[-1][:200]
-    tf32 = (torch.backends.cuda.matmul.allow_tf32,
-            torch.backends.cudnn.allow_tf32)
-    try:
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        return half, ref
+
+    def theirs():
         tx = [torch.from_numpy(x).to(dev) for x in xs.values()]
         outs = {}
         for t in ("f32", dt):
@@ -399,14 +395,9 @@ def accuracy(a, row, path, opt, text, batch, dev):
             else:
                 fn = build_graph_fn(text, batch, dev, t)[0]
             outs[t] = torch_outputs(fn, [x.to(tdtype(t)) for x in tx])
-        row["acc-torch"] = BL.rel_err(outs[dt], outs["f32"])
-    except Exception as e:  # report and go on
-        row["acc-torch"] = "error: %s" % str(e).splitlines()[0][:200]
-    finally:
-        (torch.backends.cuda.matmul.allow_tf32,
-         torch.backends.cudnn.allow_tf32) = tf32
-    row["acc"] = BL.accuracy_verdict(row.get("acc-ours"),
-                                     row.get("acc-torch"))
+        return outs[dt], outs["f32"]
+
+    BL.fill_accuracy(row, ours, theirs)
 
 
 fmt = BL.fmt
@@ -592,10 +583,7 @@ def build_parser():
     ap.add_argument("--dtype", type=BL.dtype_arg, default=["f32"],
                     help="comma list of f32, bf16, f16 (rows per dtype; "
                     "--optimized DIR/{dtype} names a folder per dtype)")
-    ap.add_argument("--accuracy", action="store_true",
-                    help="half rows: our and PyTorch's error against "
-                    "float32 on the same inputs (at --accuracy-batch)")
-    ap.add_argument("--accuracy-batch", type=int, default=1)
+    BL.add_accuracy_args(ap)
     ap.add_argument("--lean", action="store_true",
                     help="only what the ratios and accuracy need: no "
                     "timing of the original graph, no interpreter run of "

@@ -175,34 +175,24 @@ def accuracy(a, row, stem, names):
     m, args, _ = module_and_inputs(name, batch, a.seq)
     inp = stem + ".in.safetensors"
     BL.write_safetensors(inp, {n: x.numpy() for n, x in zip(names, args)})
-    try:
+
+    def ours():
         ref = BENCH.superopt_outputs(a.superopt, stem + ".graph", batch, inp,
                                      stem + ".f32.safetensors",
                                      ["--fp32-strict"])
         half = BENCH.superopt_outputs(a.superopt, opt_graph(stem, dt), batch,
                                       inp, stem + ".%s.safetensors" % dt)
-        row["acc-ours"] = BL.rel_err(half, ref)
-    except Exception as e:  # report and go on
-        row["acc-ours"] = "error: " + str(e).splitlines()[-1][:200]
-    tf32 = (torch.backends.cuda.matmul.allow_tf32,
-            torch.backends.cudnn.allow_tf32)
-    try:
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        return half, ref
+
+    def theirs():
         dev = torch.device("cuda")
-        m = m.to(dev)
+        md = m.to(dev)
         xs = [x.to(dev) for x in args]
-        y32 = BENCH.torch_outputs(m, xs)
-        mh = m.to(getattr(torch, BL.TORCH_NAME[dt]))
-        yh = BENCH.torch_outputs(mh, half_inputs(xs, dt))
-        row["acc-torch"] = BL.rel_err(yh, y32)
-    except Exception as e:  # report and go on
-        row["acc-torch"] = "error: %s" % str(e).splitlines()[0][:200]
-    finally:
-        (torch.backends.cuda.matmul.allow_tf32,
-         torch.backends.cudnn.allow_tf32) = tf32
-    row["acc"] = BL.accuracy_verdict(row.get("acc-ours"),
-                                     row.get("acc-torch"))
+        y32 = BENCH.torch_outputs(md, xs)
+        mh = md.to(getattr(torch, BL.TORCH_NAME[dt]))
+        return BENCH.torch_outputs(mh, half_inputs(xs, dt)), y32
+
+    BL.fill_accuracy(row, ours, theirs)
 
 
 def bench_one(a, row):
@@ -307,10 +297,7 @@ def build_parser():
                     help="seconds; rows not timed by then are skipped")
     ap.add_argument("--dtype", type=BL.dtype_arg, default=["f32"],
                     help="comma list of f32, bf16, f16: rows per dtype")
-    ap.add_argument("--accuracy", action="store_true",
-                    help="half rows: our and PyTorch's error against "
-                    "float32 on the same inputs (at --accuracy-batch)")
-    ap.add_argument("--accuracy-batch", type=int, default=1)
+    BL.add_accuracy_args(ap)
     return ap
 
 

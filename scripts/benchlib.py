@@ -173,6 +173,42 @@ def accuracy_verdict(ours, torch_err):
     return "ok" if ours <= ACCURACY_FACTOR * torch_err else "MISS"
 
 
+def fill_accuracy(row, ours, theirs):
+    """Sets acc-ours, acc-torch and acc of a half row. ours() and theirs()
+    each return (half outputs, float32 outputs): superopt's, and PyTorch's,
+    which runs with TF32 off (its float32 the reference; both flags as they
+    were afterwards). A step that raises leaves its error in its field and
+    the rest goes on. PyTorch is imported here only: the module imports
+    without it."""
+    try:
+        half, ref = ours()
+        row["acc-ours"] = rel_err(half, ref)
+    except Exception as e:  # report and go on
+        row["acc-ours"] = "error: " + str(e).splitlines()[-1][:200]
+    import torch
+    tf32 = (torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32)
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        half, ref = theirs()
+        row["acc-torch"] = rel_err(half, ref)
+    except Exception as e:  # report and go on
+        row["acc-torch"] = "error: %s" % str(e).splitlines()[0][:200]
+    finally:
+        (torch.backends.cuda.matmul.allow_tf32,
+         torch.backends.cudnn.allow_tf32) = tf32
+    row["acc"] = accuracy_verdict(row.get("acc-ours"), row.get("acc-torch"))
+
+
+def add_accuracy_args(ap):
+    """--accuracy and --accuracy-batch of an argparse parser."""
+    ap.add_argument("--accuracy", action="store_true",
+                    help="half rows: our and PyTorch's error against "
+                    "float32 on the same inputs (at --accuracy-batch)")
+    ap.add_argument("--accuracy-batch", type=int, default=1)
+
+
 # ---- ratios and summaries ----------------------------------------------------
 
 def geomean(xs):

@@ -111,6 +111,43 @@ def test_rel_err():
     assert BL.accuracy_verdict("error: x", 0.01) == ""
 
 
+def test_fill_accuracy(monkeypatch):
+    """Both scripts' accuracy columns: PyTorch's outputs taken with TF32
+    off, the flags restored after, a failing step recorded in its field."""
+    flags = types.SimpleNamespace(allow_tf32=True)
+    t = types.ModuleType("torch")
+    t.backends = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(matmul=flags),
+        cudnn=types.SimpleNamespace(allow_tf32=True))
+    monkeypatch.setitem(sys.modules, "torch", t)
+    seen = []
+
+    def ours():
+        return [np.array([1.0, 2.01])], [np.array([1.0, 2.0])]
+
+    def theirs():
+        seen.append((flags.allow_tf32, t.backends.cudnn.allow_tf32))
+        return [np.array([1.0, 2.02])], [np.array([1.0, 2.0])]
+
+    row = {}
+    BL.fill_accuracy(row, ours, theirs)
+    assert row["acc-ours"] == pytest.approx(0.005)
+    assert row["acc-torch"] == pytest.approx(0.01)
+    assert row["acc"] == "ok" and seen == [(False, False)]
+    assert flags.allow_tf32 and t.backends.cudnn.allow_tf32
+
+    def fails(msg):
+        def f():
+            raise RuntimeError(msg)
+        return f
+
+    row = {}
+    BL.fill_accuracy(row, fails("run failed\nexit 3"), fails("no GPU\nat x"))
+    assert row == {"acc-ours": "error: exit 3", "acc-torch": "error: no GPU",
+                   "acc": ""}
+    assert flags.allow_tf32 and t.backends.cudnn.allow_tf32
+
+
 def rows3():
     return [
         {"graph": "a", "batch": 1, "dtype": "bf16", "opt/ro": 0.5},

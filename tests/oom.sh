@@ -12,6 +12,9 @@
 # usage: tests/oom.sh path/to/superopt path/to/source-dir [WORKLOAD...]
 # $OOM_RUNS (default 300) caps the runs per workload: S = ceil(K / OOM_RUNS),
 # so CI samples the large walks with a stride; OOM_RUNS=0 walks every N.
+# The costly workloads cap their own runs lower (gen-rules and optimize at
+# 100, import-weights at 60: their runs take most of the test's time under
+# ASan); import and run, a few hundred allocations each, are walked whole.
 set -u
 bin=$1
 src=$2
@@ -54,11 +57,13 @@ workload() {
   gen-rules)
     cmd=("$bin" gen-rules --max-ops 2 --ops matmul,transpose,relu,ewadd
       --threads 1 -o "$tmp/out.rules")
-    outf=$tmp/out.rules ;;
+    outf=$tmp/out.rules
+    cap=100 ;; # 7,061 allocations; about 0.25 CPU-s a run under ASan
   optimize)
     cmd=("$bin" optimize "$tmp/two.graph" --rules "$tmp/small.rules"
       -o "$tmp/out.graph")
-    outf=$tmp/out.graph ;;
+    outf=$tmp/out.graph
+    cap=100 ;; # about 20,000 allocations; as gen-rules
   import)
     cmd=("$bin" import "$tmp/two.onnx" -o "$tmp/out.graph")
     outf=$tmp/out.graph ;;

@@ -752,26 +752,55 @@ static const char *chain_text = "input x: [1,4,16,16]\n"
                                 "s = ewadd(y4, y1)\n"
                                 "output s\n";
 
+/* mutant_optimize of g with the rules of rs (freed here) and o, seed 1:
+ * the result; its search statistics in *st, the mutants in *ms. */
+static ir_graph *optimize_with(const ir_graph *g, ir_ruleset *rs,
+                               const srch_options *o, unsigned mask,
+                               mutant_apply_stats *ms, srch_stats *st) {
+  base_diag d;
+  rewrite_rules *rules = rewrite_rules_compile(rs, REWRITE_BOTH, 0, &d);
+  cr_assert(rules, "%s", d.msg);
+  ir_graph *h = mutant_optimize(g, rules, o, mask, 1, st, ms, &d);
+  cr_assert(h, "%s", d.msg);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(rs);
+  return h;
+}
+
 static ir_graph *optimize(const ir_graph *g, unsigned mask,
                           mutant_apply_stats *ms, double *cost_after) {
   ir_ruleset rs;
-  base_diag d;
   ir_ruleset_init(&rs);
-  rewrite_rules *rules = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
-  cr_assert(rules, "%s", d.msg);
   srch_options o;
   srch_options_default(&o);
   o.cost = toy_search_cost;
   o.region_nodes = 2; /* several regions: mutants per region */
   srch_stats st;
-  ir_graph *h = mutant_optimize(g, rules, &o, mask, 1, &st, ms, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = optimize_with(g, &rs, &o, mask, ms, &st);
   cr_assert_gt(st.regions, 1);
   *cost_after = st.cost_after;
   srch_stats_free(&st);
-  rewrite_rules_free(rules);
-  ir_ruleset_free(&rs);
   return h;
+}
+
+/* Two runs of one seed, h (cost, ms) and h2 (cost2, ms2), made the same
+ * graph at the same cost with the same mutants, and h computes what g
+ * does (the end-to-end check optimize runs). */
+static void expect_repeatable_and_exact(const ir_graph *g, const ir_graph *h,
+                                        const ir_graph *h2, double cost,
+                                        double cost2,
+                                        const mutant_apply_stats *ms,
+                                        const mutant_apply_stats *ms2) {
+  char *a = ir_print(h), *b = ir_print(h2);
+  cr_assert_str_eq(a, b);
+  cr_assert_eq(cost, cost2);
+  cr_assert_eq(ms->napplied, ms2->napplied);
+  cr_assert_eq(ms->candidates, ms2->candidates);
+  free(a), free(b);
+  double err = 1;
+  base_diag d;
+  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5);
 }
 
 /* Mutants join the search region by region under its cost model: they are
@@ -794,17 +823,7 @@ Test(mutant, search_takes_mutants_per_region) {
     cr_assert_gt(ms.applied[i].wrong_numel, 0);
     cr_assert_lt(ms.applied[i].wrong_numel, ms.applied[i].numel / 2);
   }
-  /* deterministic for a seed */
-  char *a = ir_print(h), *b = ir_print(h2);
-  cr_assert_str_eq(a, b);
-  cr_assert_eq(with, with2);
-  cr_assert_eq(ms.napplied, ms2.napplied);
-  free(a), free(b);
-  /* exact end to end (the check optimize runs) */
-  double err = 1;
-  base_diag d;
-  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
-  cr_assert_lt(err, 1e-5);
+  expect_repeatable_and_exact(g, h, h2, with, with2, &ms, &ms2);
   mutant_apply_stats_free(&ms), mutant_apply_stats_free(&ms2);
   mutant_apply_stats_free(&ms0);
   ir_graph_free(h), ir_graph_free(h2), ir_graph_free(h0), ir_graph_free(g);
@@ -904,21 +923,16 @@ static ir_graph *joint_optimize(const ir_graph *g, unsigned mask,
   base_diag d;
   cr_assert_eq(ir_rules_parse(joint_rule, strlen(joint_rule), "joint", &rs, &d),
                BASE_OK, "%s", d.msg);
-  rewrite_rules *rules = rewrite_rules_compile(&rs, REWRITE_BOTH, 0, &d);
-  cr_assert(rules, "%s", d.msg);
   srch_options o;
   srch_options_default(&o);
   o.cost = joint_cost;
   o.no_passes = 1; /* the rule and the mutants alone */
   o.fuse_k = 0;
   srch_stats st;
-  ir_graph *h = mutant_optimize(g, rules, &o, mask, 1, &st, ms, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = optimize_with(g, &rs, &o, mask, ms, &st);
   *cost = st.cost_after;
   *rule_uses = st.applied_fw[0];
   srch_stats_free(&st);
-  rewrite_rules_free(rules);
-  ir_ruleset_free(&rs);
   return h;
 }
 
@@ -951,17 +965,7 @@ Test(mutant, joint_search_mutant_enables_a_rule) {
   cr_assert_eq(count_op(h, IR_OP_EXP), 1);
   cr_assert_eq(ms.considered, ms.napplied + ms.not_cheaper + ms.overlapping +
                                   ms.refused + ms.unmeasured);
-  /* deterministic for a seed */
-  char *a = ir_print(h), *b = ir_print(h2);
-  cr_assert_str_eq(a, b);
-  cr_assert_eq(joint, joint2);
-  cr_assert_eq(ms.napplied, ms2.napplied);
-  cr_assert_eq(ms.candidates, ms2.candidates);
-  free(a), free(b);
-  double err = 1;
-  base_diag d;
-  cr_assert_eq(ex_check(g, h, 1, &err, &d), BASE_OK, "%s", d.msg);
-  cr_assert_lt(err, 1e-5);
+  expect_repeatable_and_exact(g, h, h2, joint, joint2, &ms, &ms2);
   mutant_apply_stats_free(&ms), mutant_apply_stats_free(&ms2);
   mutant_apply_stats_free(&mg);
   ir_graph_free(h), ir_graph_free(h2), ir_graph_free(hg), ir_graph_free(g);

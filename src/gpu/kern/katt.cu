@@ -64,13 +64,7 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
   __shared__ float vs[KC * EC];
   const int rows = ATT_WARPS * RW, D = (int)a.d, E = (int)a.e;
   int64_t bx = blockIdx.x, bh = bx / qtiles, q0 = (bx % qtiles) * rows;
-  int64_t b0 = bh / a.d1, b1 = bh % a.d1;
-  q += b0 * a.st[0][0] + b1 * a.st[0][1];
-  k += b0 * a.st[1][0] + b1 * a.st[1][1];
-  v += b0 * a.st[2][0] + b1 * a.st[2][1];
-  y += b0 * a.st[3][0] + b1 * a.st[3][1];
-  if (bias)
-    bias += b0 * a.bst[0] + b1 * a.bst[1];
+  att_to_head(a, bh, q, k, v, bias, y);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   float *qw = qs + w * RW * DC;
   {
@@ -310,14 +304,13 @@ __global__ void __launch_bounds__(ATT_TC_W * 32)
   float *wt = sum + ATT_TC_W * 16;
   const int T = (int)a.t, D = (int)a.d, E = (int)a.e;
   int64_t bx = blockIdx.x, bh = bx / qtiles, q0 = (bx % qtiles) * 16;
-  int64_t b0 = bh / a.d1, b1 = bh % a.d1;
-  q += b0 * a.st[0][0] + b1 * a.st[0][1] + q0 * a.st[0][2];
+  att_to_head(a, bh, q, k, v, bias, y);
   int j0 = 16 * w; /* this warp's first key */
-  k += b0 * a.st[1][0] + b1 * a.st[1][1] + j0 * a.st[1][3];
-  v += b0 * a.st[2][0] + b1 * a.st[2][1] + j0 * a.st[2][2];
-  y += b0 * a.st[3][0] + b1 * a.st[3][1];
+  q += q0 * a.st[0][2];
+  k += j0 * a.st[1][3];
+  v += j0 * a.st[2][2];
   if (bias)
-    bias += b0 * a.bst[0] + b1 * a.bst[1] + q0 * a.bst[2] + j0 * a.bst[3];
+    bias += q0 * a.bst[2] + j0 * a.bst[3];
   int qin = (int)(a.s - q0 < 16 ? a.s - q0 : 16), kin = T - j0;
   stage16<DC>(qs, L::LQ, q, a.st[0][2], a.st[0][3], qin, D, vec & 1,
               threadIdx.x, ATT_TC_W * 32);
@@ -552,7 +545,7 @@ __global__ void k_scaled_softmax(float *x, int64_t rows, int64_t len,
     att_brow b = {NULL, 0};
     if (bias) {
       int64_t bh = row / a.s, i = row % a.s;
-      b.b = bias + bh / a.d1 * a.bst[0] + bh % a.d1 * a.bst[1] + i * a.bst[2];
+      b.b = bias + att_head_off(a, 4, bh) + i * a.bst[2];
       b.cs = a.bst[3];
     }
     scaled_softmax_row<N>(x + row * len, len, sc, b, guard, threadIdx.x & 31);

@@ -218,13 +218,7 @@ __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
   const int g = lane >> 2, tq = lane & 3;
   const int T = (int)a.t, D = (int)a.d, E = (int)a.e;
   const int64_t bh = blockIdx.x / qtiles, q0 = blockIdx.x % qtiles * FL_ROWS;
-  const int64_t b0 = bh / a.d1, b1 = bh % a.d1;
-  q += b0 * a.st[0][0] + b1 * a.st[0][1];
-  k += b0 * a.st[1][0] + b1 * a.st[1][1];
-  v += b0 * a.st[2][0] + b1 * a.st[2][1];
-  y += b0 * a.st[3][0] + b1 * a.st[3][1];
-  if (bias)
-    bias += b0 * a.bst[0] + b1 * a.bst[1];
+  att_to_head(a, bh, q, k, v, bias, y);
   {
     const int qin = a.s - q0 < FL_ROWS ? (int)(a.s - q0) : FL_ROWS;
     fl_src sq = {q + q0 * a.st[0][2], a.st[0][2], a.st[0][3], qin, D,

@@ -2,8 +2,9 @@
  * kred.cu, kmove.cu, kconv.cu, kse.cu, katt.cu) share: the block size, the
  * grid for n threads, grid-stride loops, the checks that pick 32-bit
  * indices and float4 accesses, warp and lane-group sums and maxima, the
- * element-wise functions, and the dimension merging that copies,
- * broadcasts and reductions plan with. */
+ * element-wise functions, where an attention's (batch, head) pair starts
+ * (katt.cu, kflash.cu), and the dimension merging that copies, broadcasts
+ * and reductions plan with. */
 #ifndef SUPEROPT_KUTIL_CUH
 #define SUPEROPT_KUTIL_CUH
 
@@ -73,6 +74,28 @@ __device__ __forceinline__ __nv_bfloat16 st<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
 __device__ __forceinline__ float warp_max(float v) { return group_max<32>(v); }
+
+/* Where the (batch, head) pair bh of an attention (cxk_att; bh = b0 * d1 +
+ * b1) starts in its operand i, in elements: 0 q, 1 k, 2 v, 3 y (strides
+ * st[i]), 4 the bias (bst). katt.cu's and kflash.cu's kernels. */
+__device__ __forceinline__ int64_t att_head_off(const cxk_att &a, int i,
+                                                int64_t bh) {
+  const int64_t *s = i < 4 ? a.st[i] : a.bst;
+  return bh / a.d1 * s[0] + bh % a.d1 * s[1];
+}
+
+/* Moves the operand pointers of an attention to its pair bh (the bias
+ * only where it is not NULL). */
+template <typename In, typename Out>
+__device__ __forceinline__ void att_to_head(const cxk_att &a, int64_t bh, In &q,
+                                            In &k, In &v, In &bias, Out &y) {
+  q += att_head_off(a, 0, bh);
+  k += att_head_off(a, 1, bh);
+  v += att_head_off(a, 2, bh);
+  y += att_head_off(a, 3, bh);
+  if (bias)
+    bias += att_head_off(a, 4, bh);
+}
 
 /* The element-wise functions (CXK_*) of one value; lo, hi: CXK_CLIP's. */
 __device__ __forceinline__ float act_fn(int fn, float v, float lo, float hi) {
