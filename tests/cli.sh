@@ -217,6 +217,12 @@ grep -q '^experiment: warm-up: depth 1, alpha 1.1, budget 50 (not timed)' "$tmp/
 [ -n "$orig" ] && [ "$(awk -F, 'NR > 1 {print $10}' "$tmp/exp/results.csv" | sort -u)" = "$orig" ] || fail "results.csv original_cost"
 unset SUPEROPT_COSTDB
 
+# run --dump: the folder is made; a path under a file is one clear error
+expect 0 "$bin" run "$src/tests/data/good/mutants.graph" --dump "$tmp/dumped"
+[ -s "$tmp/dumped/manifest.tsv" ] || fail "run --dump: no manifest in a new folder"
+expect 2 "$bin" run "$src/tests/data/good/mutants.graph" --dump "$tmp/dumped/manifest.tsv/x"
+contains "cannot create directory"
+
 # mutants: boxes, correction and float check per class; listing only
 m="$src/tests/data/good/mutants.graph"
 expect 0 "$bin" mutants "$m" --dump "$tmp/mut"
