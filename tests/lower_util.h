@@ -130,6 +130,14 @@ static inline ir_graph *lu_unfused(const ir_graph *g, const ir_graph *h,
   return u;
 }
 
+/* g and h, its lowered form, computing the same outputs (within tol, as
+ * lu_same_outputs), h unfused too (lu_unfused); then all three freed. */
+static inline void lu_same_and_free(ir_graph *g, ir_graph *h, double tol) {
+  lu_same_outputs(g, h, tol);
+  ir_graph_free(lu_unfused(g, h, tol));
+  ir_graph_free(h), ir_graph_free(g);
+}
+
 static inline int lu_count_op(const ir_graph *g, ir_opcode op) {
   int n = 0;
   for (int i = 0; i < g->nnodes; i++)

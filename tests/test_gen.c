@@ -19,6 +19,15 @@
 #include "gen/gen.h"
 #include "verify/verify.h"
 
+/* A new empty scratch file, its name in out (at least 21 bytes; the
+ * caller unlinks it). */
+static void scratch_file(char *out) {
+  strcpy(out, "/tmp/test_gen_XXXXXX");
+  int fd = mkstemp(out);
+  cr_assert(fd >= 0);
+  close(fd);
+}
+
 static gen_options small(const char *out) {
   gen_options o = {0};
   o.max_ops = 2;
@@ -30,10 +39,8 @@ static gen_options small(const char *out) {
 }
 
 Test(gen, rules_written_as_counted) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
+  char out[32];
+  scratch_file(out);
   gen_options o = small(out);
   gen_stats st;
   base_diag d = {0};
@@ -181,10 +188,7 @@ Test(gen, checkpoint_resume_is_identical) {
  * threads, written to a scratch file (its name left in out, at least 32
  * bytes; the caller unlinks it) and read back into rs. */
 static void gen_extended(const char *ops, char *out, ir_ruleset *rs) {
-  strcpy(out, "/tmp/test_gen_XXXXXX");
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
+  scratch_file(out);
   gen_options o = small(out);
   o.max_ops = 3;
   o.ops = ops;
@@ -545,10 +549,8 @@ static const ir_rule *fold_rule(const char *out, int max_outputs,
  * BERT's q/k/v); with the last two parts swapped it is not proven. With two
  * outputs (the default) no three-part split appears. */
 Test(gen, extended_set_folds_nested_splits, .timeout = 60) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
+  char out[32];
+  scratch_file(out);
   ir_ruleset rs;
   int n3;
   const ir_rule *r = fold_rule(out, 3, &rs, &n3);
@@ -613,10 +615,8 @@ static const ir_rule *find_act_fusion(const ir_ruleset *rs, ir_opcode op,
  * another activation on the fused side is not proven; --opset extended
  * refuses sigmoid. (0.8 CPU-s.) */
 Test(gen, extended2_finds_activation_fusion, .timeout = 60) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
+  char out[32];
+  scratch_file(out);
   gen_options o = small(out);
   o.ops = "conv2d,matmul,sigmoid,tanh,gelu";
   o.extended = 2;

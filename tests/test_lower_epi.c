@@ -336,9 +336,7 @@ Test(lower_epi, channels_last_matmul_residual) {
   const ir_node *p2 = lu_node(h, "pb2", IR_OP_MATMUL, 4);
   cr_assert_eq(p2->in[2], ir_find_tensor(h, "mb"));
   cr_assert_eq(lu_producer(h, "p3")->nin, 3);
-  lu_same_outputs(g, h, 0);
-  ir_graph_free(lu_unfused(g, h, 0));
-  ir_graph_free(h), ir_graph_free(g);
+  lu_same_and_free(g, h, 0);
 }
 
 /* The index of the node computing tensor name in g. */
@@ -482,9 +480,7 @@ Test(lower_epi, matmul_without_bias_takes_residual) {
     cr_assert_eq(h->tensors[m->in[2]].shape.rank, 1);
     cr_assert_eq(h->tensors[m->in[2]].shape.dim[0], 8);
   }
-  lu_same_outputs(g, h, 0);
-  ir_graph *u = lu_unfused(g, h, 0);
-  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+  lu_same_and_free(g, h, 0);
 }
 
 /* In a half graph the zero bias is cast to the matmul's type (a float32
@@ -540,11 +536,8 @@ Test(lower_epi, residual_through_reshape_and_after_bias) {
   const ir_node *m3 = &h->nodes[h->tensors[lu_producer(h, "a3")->in[0]].node];
   cr_assert_eq(m3->op, IR_OP_MATMUL);
   cr_assert_eq(m3->nin, 4); /* a zero bias, then a2 as [6,8] */
-  lu_same_outputs(g, h, 1e-6);
-  char *p = lu_round_trip(h);
-  free(p);
-  ir_graph *u = lu_unfused(g, h, 1e-6);
-  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+  free(lu_round_trip(h));
+  lu_same_and_free(g, h, 1e-6);
 }
 
 /* The fusion pass's group of a matmul's bias add and the residual add
@@ -566,9 +559,7 @@ Test(lower_epi, fused_bias_and_residual_into_matmul) {
   const ir_node *m2 = lu_node(h, "f2", IR_OP_MATMUL, -1);
   cr_assert_eq(m2->in[2], ir_find_tensor(h, "b"));
   cr_assert_eq(m2->in[3], ir_find_tensor(h, "f"));
-  lu_same_outputs(g, h, 1e-6);
-  ir_graph *u = lu_unfused(g, h, 1e-6);
-  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+  lu_same_and_free(g, h, 1e-6);
 }
 
 /* What stays: a reshape that does not keep the rows, a reshaped product
