@@ -3,8 +3,8 @@
  * (or checking the parser refuses it), lowering it (src/fuse/lower.h) into a
  * valid graph, running two graphs on the same seeded values and comparing their
  * outputs, printing and parsing back, unfusing for ONNX, counting operators and
- * finding a tensor's producer. Static inline functions (a test program need not
- * use them all): each test program includes it once. */
+ * finding (and checking) a tensor's producer. Static inline functions (a test
+ * program need not use them all): each test program includes it once. */
 #ifndef SUPEROPT_TEST_LOWER_UTIL_H
 #define SUPEROPT_TEST_LOWER_UTIL_H
 
@@ -39,6 +39,14 @@ static inline ir_graph *lu_lower(const ir_graph *g, lower_stats *st) {
   cr_assert(h, "%s", d.msg);
   cr_assert_eq(ir_graph_validate(h, &d), BASE_OK, "%s", d.msg);
   return h;
+}
+
+/* text parsed into *g (the caller frees it) and lowered as lu_lower does,
+ * its counts in *st: the result. */
+static inline ir_graph *lu_parse_lower(const char *text, ir_graph **g,
+                                       lower_stats *st) {
+  *g = lu_parse(text);
+  return lu_lower(*g, st);
 }
 
 /* Runs g on the seeded values of ref's inputs and weights, taken by name
@@ -122,6 +130,14 @@ static inline ir_graph *lu_unfused(const ir_graph *g, const ir_graph *h,
   return u;
 }
 
+/* g and h, its lowered form, computing the same outputs (within tol, as
+ * lu_same_outputs), h unfused too (lu_unfused); then all three freed. */
+static inline void lu_same_and_free(ir_graph *g, ir_graph *h, double tol) {
+  lu_same_outputs(g, h, tol);
+  ir_graph_free(lu_unfused(g, h, tol));
+  ir_graph_free(h), ir_graph_free(g);
+}
+
 static inline int lu_count_op(const ir_graph *g, ir_opcode op) {
   int n = 0;
   for (int i = 0; i < g->nnodes; i++)
@@ -134,6 +150,17 @@ static inline const ir_node *lu_producer(const ir_graph *g, const char *name) {
   int t = ir_find_tensor(g, name);
   cr_assert(t >= 0 && g->tensors[t].kind == IR_T_VALUE, "no value %s", name);
   return &g->nodes[g->tensors[t].node];
+}
+
+/* The node computing tensor `name` of g, checked to be an op with nin
+ * inputs (any number where nin < 0). */
+static inline const ir_node *lu_node(const ir_graph *g, const char *name,
+                                     ir_opcode op, int nin) {
+  const ir_node *n = lu_producer(g, name);
+  cr_assert_eq(n->op, op, "%s: op %d, expected %d", name, n->op, op);
+  if (nin >= 0)
+    cr_assert_eq(n->nin, nin, "%s: %d inputs, expected %d", name, n->nin, nin);
+  return n;
 }
 
 #endif

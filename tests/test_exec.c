@@ -119,6 +119,14 @@ Test(exec, intermediates_freed_unless_kept) {
   ir_graph_free(g);
 }
 
+/* The largest |x[i]| of x[0..n), 0 for none. */
+static float max_abs(const float *x, int n) {
+  float top = 0;
+  for (int i = 0; i < n; i++)
+    top = fmaxf(top, fabsf(x[i]));
+  return top;
+}
+
 Test(exec, random_values_follow_hints) {
   ir_graph *g = load(SRC "/tests/data/good/every_op.graph");
   ex_values *v = ex_values_new(g);
@@ -130,11 +138,7 @@ Test(exec, random_values_follow_hints) {
     cr_assert(v->v[var][i] >= 0.5f && v->v[var][i] < 1.5f);
     cr_assert(fabsf(v->v[mu][i]) <= 0.1f);
   }
-  float wmax = 0, xmax = 0;
-  for (int i = 0; i < 144; i++)
-    wmax = fmaxf(wmax, fabsf(v->v[w][i]));
-  for (int i = 0; i < 200; i++)
-    xmax = fmaxf(xmax, fabsf(v->v[x][i]));
+  float wmax = max_abs(v->v[w], 144), xmax = max_abs(v->v[x], 200);
   cr_assert(wmax <= bound && wmax > bound / 2, "fan-in scaling: %g", wmax);
   cr_assert(xmax <= 1.0f && xmax > 0.5f);
   /* same name, same values, whatever else the graph holds */
@@ -211,9 +215,7 @@ Test(exec, hints_follow_merged_weights) {
                                "weight w2: [16,8]\n"
                                "w = concat(w1, w2) axis=1\n"
                                "y = matmul(x, w)\noutput y\n";
-  float *w = same_draw(direct, merged, "w1", 128), top = 0;
-  for (int i = 0; i < 128; i++)
-    top = fmaxf(top, fabsf(w[i]));
+  float *w = same_draw(direct, merged, "w1", 128), top = max_abs(w, 128);
   cr_expect_leq(top, 0.25f, "fan-in 16: |w| <= 1/4, got %g", top);
   free(w);
 }
@@ -233,9 +235,7 @@ Test(exec, hints_from_a_later_reader) {
                                "b3 = reshape(b) shape=[4,1,1]\n"
                                "z = ewadd(x, b3)\n"
                                "y = conv2d(z, w, b)\noutput y\n";
-  float *b = same_draw(direct, viewed, "b", 4), top = 0;
-  for (int i = 0; i < 4; i++)
-    top = fmaxf(top, fabsf(b[i]));
+  float *b = same_draw(direct, viewed, "b", 4), top = max_abs(b, 4);
   cr_expect_leq(top, 0.1f, "a bias: |b| <= 0.1, got %g", top);
   free(b);
 }

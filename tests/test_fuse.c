@@ -440,21 +440,22 @@ Test(fused, zoo_models_fused_pass_the_check, .timeout = 900) {
 #define ATT_HEAD                                                               \
   "input q: [2,3,5,8]\ninput k: [2,3,8,7]\ninput v: [2,3,7,6]\n"               \
   "weight s: []\n"
+/* the scaled chain computing y, and the scores z of a second one */
+#define ATT_SCALED                                                             \
+  "sc = matmul(q, k)\nsd = smul(sc, s)\np = softmax(sd) axis=3\n"              \
+  "y = matmul(p, v)\nz = matmul(q, k)\n"
 
 Test(fused, attention_chain_becomes_one_node) {
-  ir_graph *g = lu_parse(ATT_HEAD "sc = matmul(q, k)\nsd = smul(sc, s)\n"
-                                  "p = softmax(sd) axis=3\ny = matmul(p, v)\n"
-                                  "z = matmul(q, k)\np2 = softmax(z)\n"
-                                  "y2 = matmul(p2, v)\noutput y, y2\n");
+  ir_graph *g =
+      lu_parse(ATT_HEAD ATT_SCALED "p2 = softmax(z)\n"
+                                   "y2 = matmul(p2, v)\noutput y, y2\n");
   fuse_stats st;
   ir_graph *h = fuse(g, NULL, &st);
   cr_assert_eq(st.attention, 2);
   cr_assert_eq(h->nnodes, 2);
   int y = ir_find_tensor(h, "y"), y2 = ir_find_tensor(h, "y2");
   cr_assert(y >= 0 && y2 >= 0);
-  const ir_node *a = &h->nodes[h->tensors[y].node];
-  cr_assert_eq(a->op, IR_OP_ATTENTION);
-  cr_assert_eq(a->nin, 4, "the scale is an input");
+  lu_node(h, "y", IR_OP_ATTENTION, 4); /* the scale is an input */
   cr_assert_eq(h->nodes[h->tensors[y2].node].nin, 3, "no scale");
   assert_same_outputs(g, h);
   ir_graph_free(h);
@@ -468,18 +469,14 @@ Test(fused, attention_chain_becomes_one_node) {
 Test(fused, attention_chain_in_bf16) {
   ir_graph *g = lu_parse("input q: bf16[2,3,5,8]\ninput k: bf16[2,3,8,7]\n"
                          "input v: bf16[2,3,7,6]\nweight s: bf16[]\n"
-                         "weight b: bf16[5,7]\n"
-                         "sc = matmul(q, k)\nsd = smul(sc, s)\n"
-                         "p = softmax(sd) axis=3\ny = matmul(p, v)\n"
-                         "z = matmul(q, k)\nzb = ewadd(z, b)\n"
+                         "weight b: bf16[5,7]\n" ATT_SCALED "zb = ewadd(z, b)\n"
                          "p2 = softmax(zb)\ny2 = matmul(p2, v)\n"
                          "output y, y2\n");
   fuse_stats st;
   ir_graph *h = fuse(g, NULL, &st);
   cr_assert_eq(st.attention, 1);
-  const ir_node *a = lu_producer(h, "y");
-  cr_assert_eq(a->op, IR_OP_ATTENTION);
-  cr_assert_eq(a->nin, 4, "the bf16 scale is an input");
+  /* the bf16 scale an input */
+  const ir_node *a = lu_node(h, "y", IR_OP_ATTENTION, 4);
   cr_assert_eq(h->tensors[a->out[0]].dtype, IR_DT_BF16);
   cr_assert_eq(lu_producer(h, "y2")->op, IR_OP_MATMUL);
   ir_graph_free(h);
@@ -512,13 +509,10 @@ Test(fused, attention_bias_and_guard) {
   fuse_stats st;
   ir_graph *h = fuse(g, NULL, &st);
   cr_assert_eq(st.attention, 2);
-  const ir_node *a = &h->nodes[h->tensors[ir_find_tensor(h, "y")].node];
-  const ir_node *a2 = &h->nodes[h->tensors[ir_find_tensor(h, "y2")].node];
-  cr_assert_eq(a->op, IR_OP_ATTENTION);
-  cr_assert_eq(a->nin, 5);
+  const ir_node *a = lu_node(h, "y", IR_OP_ATTENTION, 5);
   cr_assert_eq(a->a.keepdims, 1, "guard=1");
-  cr_assert_eq(a2->op, IR_OP_ATTENTION);
-  cr_assert_eq(a2->nin, 5, "a scale of 1 made for the bias");
+  /* a scale of 1 made for the bias */
+  const ir_node *a2 = lu_node(h, "y2", IR_OP_ATTENTION, 5);
   cr_assert_eq(a2->a.keepdims, 0);
   assert_same_outputs(g, h);
   ex_values *v = run(h); /* rows masked everywhere: 0, not NaN */
@@ -542,10 +536,7 @@ static const ir_node *one_attention(const ir_graph *g, int nin, ir_graph **h) {
   fuse_stats st;
   *h = fuse(g, NULL, &st);
   cr_assert_eq(st.attention, 1);
-  const ir_node *a = lu_producer(*h, "y");
-  cr_assert_eq(a->op, IR_OP_ATTENTION);
-  cr_assert_eq(a->nin, nin);
-  return a;
+  return lu_node(*h, "y", IR_OP_ATTENTION, nin);
 }
 
 /* a's and b's outputs equal up to rounding (ex_check: 1e-5). */

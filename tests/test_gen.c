@@ -19,6 +19,15 @@
 #include "gen/gen.h"
 #include "verify/verify.h"
 
+/* A new empty scratch file, its name in out (at least 21 bytes; the
+ * caller unlinks it). */
+static void scratch_file(char *out) {
+  strcpy(out, "/tmp/test_gen_XXXXXX");
+  int fd = mkstemp(out);
+  cr_assert(fd >= 0);
+  close(fd);
+}
+
 static gen_options small(const char *out) {
   gen_options o = {0};
   o.max_ops = 2;
@@ -30,10 +39,8 @@ static gen_options small(const char *out) {
 }
 
 Test(gen, rules_written_as_counted) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
+  char out[32];
+  scratch_file(out);
   gen_options o = small(out);
   gen_stats st;
   base_diag d = {0};
@@ -181,10 +188,7 @@ Test(gen, checkpoint_resume_is_identical) {
  * threads, written to a scratch file (its name left in out, at least 32
  * bytes; the caller unlinks it) and read back into rs. */
 static void gen_extended(const char *ops, char *out, ir_ruleset *rs) {
-  strcpy(out, "/tmp/test_gen_XXXXXX");
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
+  scratch_file(out);
   gen_options o = small(out);
   o.max_ops = 3;
   o.ops = ops;
@@ -406,6 +410,32 @@ static int rank3_merged(const ir_graph *g) {
          g_rank(g, g->nodes[mm].in[0]) == 3;
 }
 
+/* rules/extended.rules' merge of two siblings (sib) into one node
+ * (merged), either way round: present (what names it in the message),
+ * proven, and not with the split's outputs swapped. */
+static void extended_merge_checked(int (*sib)(const ir_graph *),
+                                   int (*merged)(const ir_graph *),
+                                   const char *what) {
+  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  ir_ruleset rs;
+  base_diag d = {0};
+  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *r = NULL;
+  for (int i = 0; i < rs.n && !r; i++)
+    if ((sib(rs.rules[i].src) && merged(rs.rules[i].dst)) ||
+        (sib(rs.rules[i].dst) && merged(rs.rules[i].src)))
+      r = &rs.rules[i];
+  cr_assert(r, "no %s sibling merge in %s", what, ext);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_proven(c, r);
+  char msg[96];
+  snprintf(msg, sizeof msg, "%s: swapped merge proven", r->id);
+  expect_refuted(c, swapped_merge(ext, r->id), msg);
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}
+
 /* The extended set's biased matmuls of a rank-3 input (class t, BERT's
  * projections): --max-ops 3 finds and proves the activation epilogue
  * (relu(matmul(t1, q1, b1)) == matmul(t1, q1, b1) act=relu, matmul_bias_act);
@@ -428,23 +458,7 @@ Test(gen, extended_set_finds_rank3_matmul_rules, .timeout = 120) {
   cr_expect(fused, "no proven rank-3 matmul+bias relu fusion among %d", rs.n);
   ir_ruleset_free(&rs);
   unlink(out);
-  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
-  base_diag d = {0};
-  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
-  const ir_rule *r = NULL;
-  for (int i = 0; i < rs.n && !r; i++)
-    if ((rank3_siblings(rs.rules[i].src) && rank3_merged(rs.rules[i].dst)) ||
-        (rank3_siblings(rs.rules[i].dst) && rank3_merged(rs.rules[i].src)))
-      r = &rs.rules[i];
-  cr_assert(r, "no rank-3 biased sibling merge in %s", ext);
-  verify_ctx *c = verify_new(NULL);
-  cr_assert(c);
-  expect_proven(c, r);
-  char what[96];
-  snprintf(what, sizeof what, "%s: swapped merge proven", r->id);
-  expect_refuted(c, swapped_merge(ext, r->id), what);
-  verify_free(c);
-  ir_ruleset_free(&rs);
+  extended_merge_checked(rank3_siblings, rank3_merged, "rank-3 biased");
 }
 
 /* Whether g has a valid-padded conv2d (with act=relu when relu is 1) and,
@@ -545,10 +559,8 @@ static const ir_rule *fold_rule(const char *out, int max_outputs,
  * BERT's q/k/v); with the last two parts swapped it is not proven. With two
  * outputs (the default) no three-part split appears. */
 Test(gen, extended_set_folds_nested_splits, .timeout = 60) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
+  char out[32];
+  scratch_file(out);
   ir_ruleset rs;
   int n3;
   const ir_rule *r = fold_rule(out, 3, &rs, &n3);
@@ -613,10 +625,8 @@ static const ir_rule *find_act_fusion(const ir_ruleset *rs, ir_opcode op,
  * another activation on the fused side is not proven; --opset extended
  * refuses sigmoid. (0.8 CPU-s.) */
 Test(gen, extended2_finds_activation_fusion, .timeout = 60) {
-  char out[] = "/tmp/test_gen_XXXXXX";
-  int fd = mkstemp(out);
-  cr_assert(fd >= 0);
-  close(fd);
+  char out[32];
+  scratch_file(out);
   gen_options o = small(out);
   o.ops = "conv2d,matmul,sigmoid,tanh,gelu";
   o.extended = 2;
@@ -682,24 +692,6 @@ static int rank3_plain_merged(const ir_graph *g) {
  * (matmulr_concat_w); rules/extended.rules holds it proven, and not with
  * the split's outputs swapped. */
 Test(gen, extended2_rank3_bias_free_merge, .timeout = 60) {
-  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
-  ir_ruleset rs;
-  base_diag d = {0};
-  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
-  const ir_rule *r = NULL;
-  for (int i = 0; i < rs.n && !r; i++)
-    if ((rank3_plain_siblings(rs.rules[i].src) &&
-         rank3_plain_merged(rs.rules[i].dst)) ||
-        (rank3_plain_siblings(rs.rules[i].dst) &&
-         rank3_plain_merged(rs.rules[i].src)))
-      r = &rs.rules[i];
-  cr_assert(r, "no bias-free rank-3 sibling merge in %s", ext);
-  verify_ctx *c = verify_new(NULL);
-  cr_assert(c);
-  expect_proven(c, r);
-  char what[96];
-  snprintf(what, sizeof what, "%s: swapped merge proven", r->id);
-  expect_refuted(c, swapped_merge(ext, r->id), what);
-  verify_free(c);
-  ir_ruleset_free(&rs);
+  extended_merge_checked(rank3_plain_siblings, rank3_plain_merged,
+                         "bias-free rank-3");
 }

@@ -22,6 +22,21 @@ static ir_graph *parse(const char *text) {
   return g;
 }
 
+/* g converted to type t (ir_graph_to_dtype), which must succeed. */
+static ir_graph *converted(const ir_graph *g, ir_dtype t) {
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, t, &d);
+  cr_assert(h, "%s", d.msg);
+  return h;
+}
+
+/* h printed: the text want. */
+static void expect_printed(const ir_graph *h, const char *want) {
+  char *txt = ir_print(h);
+  cr_expect_str_eq(txt, want);
+  free(txt);
+}
+
 /* ---- rounding ------------------------------------------------------------ */
 
 Test(half, one_third) {
@@ -214,25 +229,22 @@ Test(half, convert_by_policy) {
   cr_expect_eq(ir_op_half_policy(IR_OP_RESHAPE), IR_HALF_KEEP);
   ir_graph *g = parse(f32_text);
   base_diag d;
-  ir_graph *h = ir_graph_to_dtype(g, IR_DT_BF16, &d);
-  cr_assert(h, "%s", d.msg);
-  char *txt = ir_print(h);
+  ir_graph *h = converted(g, IR_DT_BF16);
   /* no casts around layernorm and softmax: they read and write bf16 */
-  cr_expect_str_eq(txt, "input x: bf16[2,8,16]\n"
-                        "weight w: bf16[16,16]\n"
-                        "weight g: bf16[16]\n"
-                        "weight b: bf16[16]\n"
-                        "y: bf16[2,8,16] = matmul(x, w)\n"
-                        "n: bf16[2,8,16] = layernorm(y, g, b) axis=2\n"
-                        "z: bf16[2,8,16] = matmul(n, w)\n"
-                        "s: bf16[2,8,16] = softmax(z) axis=2\n"
-                        "r: bf16[2,8,16] = relu(s)\n"
-                        "output r\n");
-  free(txt);
+  expect_printed(h, "input x: bf16[2,8,16]\n"
+                    "weight w: bf16[16,16]\n"
+                    "weight g: bf16[16]\n"
+                    "weight b: bf16[16]\n"
+                    "y: bf16[2,8,16] = matmul(x, w)\n"
+                    "n: bf16[2,8,16] = layernorm(y, g, b) axis=2\n"
+                    "z: bf16[2,8,16] = matmul(n, w)\n"
+                    "s: bf16[2,8,16] = softmax(z) axis=2\n"
+                    "r: bf16[2,8,16] = relu(s)\n"
+                    "output r\n");
   /* and back: the casts between float types go */
   ir_graph *w = ir_graph_to_f32(h, &d);
   cr_assert(w, "%s", d.msg);
-  txt = ir_print(w);
+  char *txt = ir_print(w);
   char *orig = ir_print(g);
   cr_expect_str_eq(txt, orig);
   free(txt);
@@ -248,17 +260,13 @@ Test(half, convert_by_policy) {
 Test(half, exp_stays_f32) {
   ir_graph *g = parse("input x: [4]\nweight c: [4]\ne = exp(c)\n"
                       "y = ewmul(x, e)\noutput y\n");
-  base_diag d;
-  ir_graph *h = ir_graph_to_dtype(g, IR_DT_F16, &d);
-  cr_assert(h, "%s", d.msg);
-  char *txt = ir_print(h);
-  cr_expect_str_eq(txt, "input x: f16[4]\n"
-                        "weight c: [4]\n"
-                        "e: [4] = exp(c)\n"
-                        "e.f16: f16[4] = cast(e) to=f16\n"
-                        "y: f16[4] = ewmul(x, e.f16)\n"
-                        "output y\n");
-  free(txt);
+  ir_graph *h = converted(g, IR_DT_F16);
+  expect_printed(h, "input x: f16[4]\n"
+                    "weight c: [4]\n"
+                    "e: [4] = exp(c)\n"
+                    "e.f16: f16[4] = cast(e) to=f16\n"
+                    "y: f16[4] = ewmul(x, e.f16)\n"
+                    "output y\n");
   ir_graph_free(h);
   ir_graph_free(g);
 }
@@ -268,9 +276,7 @@ Test(half, weight_values_rounded) {
                       "output s\n");
   float v[3] = {1.0f / 3, 70000, 1e-30f};
   g->tensors[ir_find_tensor(g, "c")].data = v;
-  base_diag d;
-  ir_graph *h = ir_graph_to_dtype(g, IR_DT_F16, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = converted(g, IR_DT_F16);
   const float *r = h->tensors[ir_find_tensor(h, "c")].data;
   cr_expect_eq(r[0], 0.333251953125f);
   cr_expect(isinf(r[1]));
@@ -321,8 +327,7 @@ Test(half, stats_in_f32_rounded_once) {
                       "b = batchnorm(x, ga, be, mu, va) eps=0.001\n"
                       "output n\noutput s\noutput m\noutput b\n");
   base_diag d;
-  ir_graph *h = ir_graph_to_dtype(g, IR_DT_BF16, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = converted(g, IR_DT_BF16);
   for (int i = 0; i < h->nnodes; i++)
     cr_expect_neq(h->nodes[i].op, IR_OP_CAST, "no cast nodes");
   ex_values *vh = ex_values_new(h), *vg = ex_values_new(g);
@@ -355,9 +360,7 @@ Test(half, stats_in_f32_rounded_once) {
  * its depth of the float32 graph (the same drawn values, rounded). */
 Test(half, bf16_close_to_f32) {
   ir_graph *g = parse(f32_text);
-  base_diag d;
-  ir_graph *h = ir_graph_to_dtype(g, IR_DT_BF16, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h = converted(g, IR_DT_BF16);
   double tol = ex_half_tolerance(IR_DT_BF16, ex_graph_depth(g)), mx = 0;
   float a[256], b[256];
   for (int i = 0; i < 256; i++) {
@@ -443,15 +446,11 @@ Test(half, convert_between_half_types) {
                       "s = ewadd(x, c)\noutput s\n");
   float v[3] = {0.333984375f, 1, 2};
   g->tensors[ir_find_tensor(g, "c")].data = v;
-  base_diag d;
-  ir_graph *h = ir_graph_to_dtype(g, IR_DT_F16, &d);
-  cr_assert(h, "%s", d.msg);
-  char *txt = ir_print(h);
-  cr_expect_str_eq(txt, "input x: f16[3]\nweight c: f16[3]\n"
-                        "s: f16[3] = ewadd(x, c)\noutput s\n");
+  ir_graph *h = converted(g, IR_DT_F16);
+  expect_printed(h, "input x: f16[3]\nweight c: f16[3]\n"
+                    "s: f16[3] = ewadd(x, c)\noutput s\n");
   cr_expect_eq(h->tensors[ir_find_tensor(h, "c")].data[0],
                ir_dtype_round(0.333984375f, IR_DT_F16));
-  free(txt);
   ir_graph_free(h);
   ir_graph_free(g);
 }

@@ -190,9 +190,8 @@ static double total_bytes(const ir_graph *g) {
 }
 
 Test(lower_chain, swin_block_collapses) {
-  ir_graph *g = lu_parse(swin_text);
   lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
+  ir_graph *g, *h = lu_parse_lower(swin_text, &g, &st);
   cr_assert_eq(g->nnodes, 22);
   cr_assert_eq(h->nnodes, 4, "%d nodes", h->nnodes);
   cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 2);
@@ -214,11 +213,12 @@ Test(lower_chain, swin_block_collapses) {
  * executor's move kernel copies 2-byte elements too), computing the same
  * values. */
 Test(lower_chain, half_chain_collapses) {
-  ir_graph *g = lu_parse("input x: f16[2,3,4]\na = transpose(x) perm=[0,2,1]\n"
-                         "b = slice(a) starts=[0,1,0] ends=[2,3,3]\n"
-                         "c = pad(b) pads=[0,0,0,0,1,0] value=0.3\noutput c\n");
   lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
+  ir_graph *g,
+      *h = lu_parse_lower("input x: f16[2,3,4]\na = transpose(x) perm=[0,2,1]\n"
+                          "b = slice(a) starts=[0,1,0] ends=[2,3,3]\n"
+                          "c = pad(b) pads=[0,0,0,0,1,0] value=0.3\noutput c\n",
+                          &g, &st);
   cr_assert_eq(st.chains, 1);
   cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 1);
   lu_same_outputs(g, h, 0);
@@ -240,9 +240,8 @@ Test(lower_chain, short_or_cut_chains_stay) {
       "b = transpose(a) perm=[0,2,3,1]\nc = relu(b)\noutput c\n",
   };
   for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
-    ir_graph *g = lu_parse(texts[k]);
     lower_stats st;
-    ir_graph *h = lu_lower(g, &st);
+    ir_graph *g, *h = lu_parse_lower(texts[k], &g, &st);
     cr_assert_eq(st.chains, 0, "text %zu", k);
     cr_assert_eq(h->nnodes, g->nnodes);
     ir_graph_free(g), ir_graph_free(h);

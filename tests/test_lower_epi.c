@@ -19,9 +19,8 @@
 
 /* text parsed into *g and lowered, n epilogues folded: the result. */
 static ir_graph *lowered(const char *text, ir_graph **g, int n) {
-  *g = lu_parse(text);
   lower_stats st;
-  ir_graph *h = lu_lower(*g, &st);
+  ir_graph *h = lu_parse_lower(text, g, &st);
   cr_assert_eq(st.epilogues, n, "%d epilogues, expected %d", st.epilogues, n);
   return h;
 }
@@ -40,9 +39,7 @@ Test(lower_epi, conv_residual_and_relu) {
   ir_graph *g, *h = lowered(block, &g, 2);
   cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 0);
   cr_assert_eq(lu_count_op(h, IR_OP_RELU), 0);
-  const ir_node *c = lu_producer(h, "out");
-  cr_assert_eq(c->op, IR_OP_CONV2D);
-  cr_assert_eq(c->nin, 4);
+  const ir_node *c = lu_node(h, "out", IR_OP_CONV2D, 4);
   cr_assert_eq(c->in[3], ir_find_tensor(h, "x"));
   cr_assert_eq(c->a.act, IR_ACT_RELU);
   lu_same_outputs(g, h, 0);
@@ -68,14 +65,11 @@ Test(lower_epi, matmul_bias_then_residual_stays_one_fold) {
       "y2 = ewadd(s, m2)\n"
       "output r\noutput y2\n";
   ir_graph *g, *h = lowered(text, &g, 3);
-  const ir_node *m = lu_producer(h, "r");
-  cr_assert_eq(m->op, IR_OP_MATMUL);
-  cr_assert_eq(m->nin, 3); /* the bias vector as its bias */
+  /* the bias vector as its bias */
+  const ir_node *m = lu_node(h, "r", IR_OP_MATMUL, 3);
   cr_assert_eq(m->in[2], ir_find_tensor(h, "b"));
   cr_assert_eq(m->a.act, IR_ACT_RELU);
-  const ir_node *m2 = lu_producer(h, "y2");
-  cr_assert_eq(m2->op, IR_OP_MATMUL);
-  cr_assert_eq(m2->nin, 4);
+  const ir_node *m2 = lu_node(h, "y2", IR_OP_MATMUL, 4);
   cr_assert_eq(m2->in[3], ir_find_tensor(h, "s"));
   cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 0);
   lu_same_outputs(g, h, 0);
@@ -338,14 +332,11 @@ Test(lower_epi, channels_last_matmul_residual) {
   cr_assert_eq(rv->op, IR_OP_TRANSPOSE);
   cr_assert_eq(rv->in[0], ir_find_tensor(h, "r"));
   cr_assert_eq(lu_producer(h, "y2")->op, IR_OP_TRANSPOSE);
-  const ir_node *p2 = lu_producer(h, "pb2"); /* the bias add folded first */
-  cr_assert_eq(p2->op, IR_OP_MATMUL);
-  cr_assert_eq(p2->nin, 4);
+  /* the bias add folded first */
+  const ir_node *p2 = lu_node(h, "pb2", IR_OP_MATMUL, 4);
   cr_assert_eq(p2->in[2], ir_find_tensor(h, "mb"));
   cr_assert_eq(lu_producer(h, "p3")->nin, 3);
-  lu_same_outputs(g, h, 0);
-  ir_graph_free(lu_unfused(g, h, 0));
-  ir_graph_free(h), ir_graph_free(g);
+  lu_same_and_free(g, h, 0);
 }
 
 /* The index of the node computing tensor name in g. */
@@ -369,9 +360,8 @@ static int node_of(const ir_graph *g, const char *name) {
 
 /* g lowered: checked the same, the shortcuts moved in *n. */
 static ir_graph *lower_moved(const char *text, int *n) {
-  ir_graph *g = lu_parse(text);
   lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
+  ir_graph *g, *h = lu_parse_lower(text, &g, &st);
   lu_same_outputs(g, h, 0);
   *n = st.shortcuts;
   ir_graph_free(g);
@@ -474,10 +464,7 @@ Test(lower_epi, matmul_without_bias_takes_residual) {
                              "m = matmul(x, w)\ny = ewadd(s, m)\n"
                              "m2 = matmul(y, w2)\ny2 = ewadd(m2, y)\n"
                              "output y2\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 2);
+  ir_graph *g, *h = lowered(text, &g, 2);
   cr_assert_eq(lu_count_op(h, IR_OP_EWADD), 0);
   unsigned char wonly[32] = {0};
   cr_assert_lt(h->nnodes, 32);
@@ -493,9 +480,7 @@ Test(lower_epi, matmul_without_bias_takes_residual) {
     cr_assert_eq(h->tensors[m->in[2]].shape.rank, 1);
     cr_assert_eq(h->tensors[m->in[2]].shape.dim[0], 8);
   }
-  lu_same_outputs(g, h, 0);
-  ir_graph *u = lu_unfused(g, h, 0);
-  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+  lu_same_and_free(g, h, 0);
 }
 
 /* In a half graph the zero bias is cast to the matmul's type (a float32
@@ -504,12 +489,8 @@ Test(lower_epi, half_matmul_zero_bias_in_its_type) {
   static const char text[] = "input x: f16[1,6,8]\ninput s: f16[1,6,8]\n"
                              "weight w: f16[8,8]\n"
                              "m = matmul(x, w)\ny = ewadd(m, s)\noutput y\n";
-  ir_graph *g = lu_parse(text);
-  lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
-  cr_assert_eq(st.epilogues, 1);
-  const ir_node *m = lu_producer(h, "y");
-  cr_assert_eq(m->nin, 4);
+  ir_graph *g, *h = lowered(text, &g, 1);
+  const ir_node *m = lu_node(h, "y", IR_OP_MATMUL, 4);
   cr_assert_eq(h->tensors[m->in[2]].dtype, IR_DT_F16);
   lu_same_outputs(g, h, 4e-3); /* the sum rounded to f16 once, not twice */
   ir_graph_free(h), ir_graph_free(g);
@@ -549,19 +530,14 @@ Test(lower_epi, residual_through_reshape_and_after_bias) {
   const ir_node *r1 = &h->nodes[h->tensors[m1->in[3]].node];
   cr_assert_eq(r1->op, IR_OP_RESHAPE); /* x seen as [6,8] */
   cr_assert_eq(r1->in[0], ir_find_tensor(h, "x"));
-  const ir_node *m2 = lu_producer(h, "a2");
-  cr_assert_eq(m2->op, IR_OP_MATMUL);
-  cr_assert_eq(m2->nin, 4);
+  const ir_node *m2 = lu_node(h, "a2", IR_OP_MATMUL, 4);
   cr_assert_eq(m2->in[2], ir_find_tensor(h, "b2"));
   cr_assert_eq(m2->in[3], ir_find_tensor(h, "a1"));
   const ir_node *m3 = &h->nodes[h->tensors[lu_producer(h, "a3")->in[0]].node];
   cr_assert_eq(m3->op, IR_OP_MATMUL);
   cr_assert_eq(m3->nin, 4); /* a zero bias, then a2 as [6,8] */
-  lu_same_outputs(g, h, 1e-6);
-  char *p = lu_round_trip(h);
-  free(p);
-  ir_graph *u = lu_unfused(g, h, 1e-6);
-  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+  free(lu_round_trip(h));
+  lu_same_and_free(g, h, 1e-6);
 }
 
 /* The fusion pass's group of a matmul's bias add and the residual add
@@ -577,18 +553,13 @@ Test(lower_epi, fused_bias_and_residual_into_matmul) {
       "output f2\n";
   ir_graph *g, *h = lowered(text, &g, 2);
   cr_assert_eq(lu_count_op(h, IR_OP_FUSED), 0);
-  const ir_node *m = lu_producer(h, "f");
-  cr_assert_eq(m->op, IR_OP_MATMUL);
-  cr_assert_eq(m->nin, 4);
+  const ir_node *m = lu_node(h, "f", IR_OP_MATMUL, 4);
   cr_assert_eq(m->in[2], ir_find_tensor(h, "b"));
   cr_assert_eq(m->in[3], ir_find_tensor(h, "x"));
-  const ir_node *m2 = lu_producer(h, "f2");
-  cr_assert_eq(m2->op, IR_OP_MATMUL);
+  const ir_node *m2 = lu_node(h, "f2", IR_OP_MATMUL, -1);
   cr_assert_eq(m2->in[2], ir_find_tensor(h, "b"));
   cr_assert_eq(m2->in[3], ir_find_tensor(h, "f"));
-  lu_same_outputs(g, h, 1e-6);
-  ir_graph *u = lu_unfused(g, h, 1e-6);
-  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+  lu_same_and_free(g, h, 1e-6);
 }
 
 /* What stays: a reshape that does not keep the rows, a reshaped product
@@ -633,9 +604,7 @@ Test(lower_epi, image_rows_matmul_residual) {
       "a2 = ewadd(m2, ct)\n"
       "output a2\n";
   ir_graph *g, *h = lowered(text, &g, 1);
-  const ir_node *m = lu_producer(h, "a");
-  cr_assert_eq(m->op, IR_OP_MATMUL);
-  cr_assert_eq(m->nin, 4);
+  const ir_node *m = lu_node(h, "a", IR_OP_MATMUL, 4);
   cr_assert_eq(m->in[3], ir_find_tensor(h, "x"));
   cr_assert_eq(lu_producer(h, "a2")->op, IR_OP_EWADD);
   lu_same_outputs(g, h, 0);
@@ -656,9 +625,7 @@ Test(lower_epi, half_residual_folds_keep_the_type) {
       "f = fused(a, m2, b) { t0 = ewadd($1, $2); t1 = ewadd($0, t0) }\n"
       "output f\n";
   ir_graph *g, *h = lowered(text, &g, 2);
-  const ir_node *m2 = lu_producer(h, "f");
-  cr_assert_eq(m2->op, IR_OP_MATMUL);
-  cr_assert_eq(m2->nin, 4);
+  const ir_node *m2 = lu_node(h, "f", IR_OP_MATMUL, 4);
   cr_assert_eq(h->tensors[m2->in[2]].dtype, IR_DT_F16);
   lu_same_outputs(g, h, 4e-3);
   ir_graph_free(h), ir_graph_free(g);

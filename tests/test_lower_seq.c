@@ -16,23 +16,18 @@ static const char vit[] =
     "output a\n";
 
 Test(lower_seq, transpose_before_seqfirst_projection_goes) {
-  ir_graph *g = lu_parse(vit);
   lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
+  ir_graph *g, *h = lu_parse_lower(vit, &g, &st);
   cr_assert_eq(st.moves, 1);
   cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
-  const ir_node *a = lu_producer(h, "a");
-  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  const ir_node *a = lu_node(h, "a", IR_OP_ATTENTION, -1);
   cr_assert_eq(a->a.axis, 0, "seqfirst dropped");
-  const ir_node *p = lu_producer(h, "p");
-  cr_assert_eq(p->op, IR_OP_MATMUL);
+  const ir_node *p = lu_node(h, "p", IR_OP_MATMUL, -1);
   cr_assert_eq(p->in[0], ir_find_tensor(h, "x"));
   const ir_shape *ps = &h->tensors[p->out[0]].shape;
   cr_assert(ps->rank == 3 && ps->dim[0] == 2 && ps->dim[1] == 5 &&
             ps->dim[2] == 24);
-  lu_same_outputs(g, h, 1e-6);
-  ir_graph *u = lu_unfused(g, h, 1e-6);
-  ir_graph_free(u), ir_graph_free(h), ir_graph_free(g);
+  lu_same_and_free(g, h, 1e-6);
 }
 
 /* The transpose read by another node too, the projection read by another
@@ -54,9 +49,8 @@ Test(lower_seq, shared_transpose_or_projection_stays) {
       "a3 = attention(p, p3, p3, s) heads=2 cols=[0,8,16] hdim=[4,4] "
       "seqfirst=1\n"
       "output a\noutput r\noutput a2\noutput e2\noutput a3\n";
-  ir_graph *g = lu_parse(text);
   lower_stats st;
-  ir_graph *h = lu_lower(g, &st);
+  ir_graph *g, *h = lu_parse_lower(text, &g, &st);
   cr_assert_eq(st.moves, 0);
   cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 2);
   lu_same_outputs(g, h, 0);

@@ -150,38 +150,18 @@ struct fp_cone {
   size_t cap[EN_NSLOTS];
 };
 
-/* Operators whose kernels cost more than copying their values. */
+/* Operators whose kernels cost more than copying their values (matmuls,
+ * convolutions, activations, pools), by the IR operator each stands for. */
 static int costly(int gop) {
-  switch (gop) {
-  case EN_MATMUL:
-  case EN_MATMULB:
-  case EN_MATMULB_RELU:
-  case EN_CONV:
-  case EN_CONV_RELU:
-  case EN_CONVB:
-  case EN_CONVB_RELU:
-  case EN_CONVV:
-  case EN_CONVV_RELU:
-  case EN_CONVBV:
-  case EN_CONVP:
-  case EN_CONVP_RELU:
-  case EN_CONVBP:
-  case EN_MATMUL3:
-  case EN_CONV_SIGMOID:
-  case EN_CONV_TANH:
-  case EN_CONV_GELU:
-  case EN_CONVB_SIGMOID:
-  case EN_CONVB_TANH:
-  case EN_CONVB_GELU:
-  case EN_MATMULB_SIGMOID:
-  case EN_MATMULB_TANH:
-  case EN_MATMULB_GELU:
-  case EN_SIGMOID:
-  case EN_TANH:
-  case EN_GELU:
-  case EN_RELU:
-  case EN_AVGPOOL:
-  case EN_MAXPOOL: return 1;
+  switch (en_gop_op(gop)) {
+  case IR_OP_MATMUL:
+  case IR_OP_CONV2D:
+  case IR_OP_SIGMOID:
+  case IR_OP_TANH:
+  case IR_OP_GELU:
+  case IR_OP_RELU:
+  case IR_OP_AVGPOOL:
+  case IR_OP_MAXPOOL: return 1;
   default: return 0;
   }
 }

@@ -175,19 +175,11 @@ static int rebuild_node(void *u, ir_graph *h, const ir_graph *g, int n,
     return ir_rebuild_copy(h, g, n, map, d);
   if (p->group[n] != n)
     return 0;
-  const ir_node *nd = &g->nodes[n];
   ir_attrs a;
   ir_attrs_default(IR_OP_MOVE, &a);
   a.body = p->prog[n]->id;
   int32_t in = map[p->src[n]];
-  const char *out = g->tensors[nd->out[0]].name;
-  int m = ir_add_node(h, IR_OP_MOVE, &in, 1, &a, &out, d);
-  if (m < 0)
-    return -1;
-  h->nodes[m].line = nd->line;
-  h->nodes[m].col = nd->col;
-  map[nd->out[0]] = h->nodes[m].out[0];
-  return 0;
+  return lower_emit(h, g, n, IR_OP_MOVE, &in, 1, &a, map, d);
 }
 
 ir_graph *lower_chain(const ir_graph *g, lower_stats *st, base_diag *d) {

@@ -15,4 +15,11 @@ ir_graph *lower_att(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_seq(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_chain(const ir_graph *g, lower_stats *st, base_diag *d);
 
+/* ir_rebuild's step for a family: node n of g added to h as one op reading
+ * in[0..nin) with attributes a, under n's output name and at n's line:col,
+ * map taking n's output to its. 0, or -1 with d set. */
+int lower_emit(ir_graph *h, const ir_graph *g, int n, ir_opcode op,
+               const int32_t *in, int nin, const ir_attrs *a, int32_t *map,
+               base_diag *d);
+
 #endif

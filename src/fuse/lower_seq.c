@@ -79,14 +79,7 @@ static int rebuild_node(void *u, ir_graph *h, const ir_graph *g, int i,
     in[0] = map[g->nodes[g->tensors[nd->in[0]].node].in[0]];
   else
     a.axis = 0; /* seqfirst */
-  const char *outs[1] = {g->tensors[nd->out[0]].name};
-  int m = ir_add_node(h, nd->op, in, nd->nin, &a, outs, d);
-  if (m < 0)
-    return -1;
-  h->nodes[m].line = nd->line;
-  h->nodes[m].col = nd->col;
-  map[nd->out[0]] = h->nodes[m].out[0];
-  return 0;
+  return lower_emit(h, g, i, nd->op, in, nd->nin, &a, map, d);
 }
 
 ir_graph *lower_seq(const ir_graph *g, lower_stats *st, base_diag *d) {
