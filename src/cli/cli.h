@@ -130,6 +130,9 @@ int cli_usage_error(const cli_command *c, const char *fmt, ...)
 int cli_report(const base_diag *d);
 /* Prints "superopt: error: out of memory"; returns CLI_INTERNAL. */
 int cli_oom(void);
+/* Makes folder dir unless it is one already (the --dump folders); else one
+ * message naming cmd and opt, and CLI_BAD_INPUT. */
+int cli_make_dir(const char *cmd, const char *opt, const char *dir);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
 /* Option values optimize and experiment share: --patience P (0..1e9) into

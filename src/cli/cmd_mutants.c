@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../mutant/mutant.h"
 #include "cli.h"
@@ -158,14 +157,9 @@ static int mutants(const cli_command *c, int argc, char **argv) {
     ir_graph_free(model);
     return rc;
   }
-  if (o.dump && mkdir(o.dump, 0777)) {
-    struct stat st;
-    if (stat(o.dump, &st) || !S_ISDIR(st.st_mode)) {
-      fprintf(stderr, "superopt mutants: cannot create directory '%s'\n",
-              o.dump);
-      ir_graph_free(model);
-      return CLI_BAD_INPUT;
-    }
+  if (o.dump && (rc = cli_make_dir("mutants", "--dump", o.dump))) {
+    ir_graph_free(model);
+    return rc;
   }
   mutant_list l = {0};
   base_diag d;

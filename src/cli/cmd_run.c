@@ -3,14 +3,12 @@
  * time (and write the outputs to a file); on the CPU
  * reference executor or, in a CUDA build, on the GPU (--device cuda), with
  * an optional check against the CPU and a per-operator profile. */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <xxhash.h>
 #ifdef _OPENMP
@@ -182,21 +180,17 @@ static base_status write_npy(const char *path, const ir_shape *s,
   return st;
 }
 
-/* Writes every input, weight and output of g as DIR/<n>.npy (DIR made
- * if absent) and a
- * DIR/manifest.tsv of "kind<TAB>name<TAB>file" lines. */
+/* Writes every input, weight and output of g as DIR/<n>.npy (DIR made if
+ * absent) and a DIR/manifest.tsv of "kind<TAB>name<TAB>file" lines. */
 static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
   static const char *kinds[] = {"input", "weight", "value", "output"};
   char path[4096];
   base_buf man = {0};
   base_diag d;
   base_status st = BASE_OK;
-  struct stat sb;
-  if (mkdir(dir, 0777) && (stat(dir, &sb) || !S_ISDIR(sb.st_mode))) {
-    fprintf(stderr, "superopt run: --dump: cannot create directory '%s': %s\n",
-            dir, strerror(errno));
-    return CLI_BAD_INPUT;
-  }
+  int rc = cli_make_dir("run", "--dump", dir);
+  if (rc)
+    return rc;
   for (int i = 0; !st && i < g->ntensors + g->noutputs; i++) {
     int t = i < g->ntensors ? i : g->outputs[i - g->ntensors];
     int kind = i < g->ntensors ? (int)g->tensors[t].kind : 3; /* output */

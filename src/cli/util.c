@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../onnx/onnx.h"
 #include "cli.h"
@@ -34,6 +35,15 @@ int cli_oom(void) {
   base_diag d;
   base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   return cli_report(&d);
+}
+
+int cli_make_dir(const char *cmd, const char *opt, const char *dir) {
+  struct stat sb;
+  if (!mkdir(dir, 0777) || (!stat(dir, &sb) && S_ISDIR(sb.st_mode)))
+    return CLI_OK;
+  fprintf(stderr, "superopt %s: %s: cannot create directory '%s': %s\n", cmd,
+          opt, dir, strerror(errno));
+  return CLI_BAD_INPUT;
 }
 
 long long cli_parse_count(const char *s) {

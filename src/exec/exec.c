@@ -108,7 +108,6 @@ static ir_init_hint weight_hint_at(const ir_graph *g, int t, int rank,
 
 static ir_init_hint weight_hint(const ir_graph *g, int t,
                                 const unsigned char *wonly, ir_opcode *op) {
-  *op = IR_OP_RELU;
   return weight_hint_at(g, t, g->tensors[t].shape.rank, wonly, op, 0);
 }
 
