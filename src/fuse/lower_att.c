@@ -15,8 +15,10 @@
  *     checked step by step so that no index ever carries into another
  *     dimension (a dimension spanning several whole ones splits into
  *     sub-dimensions there; exact, whatever the shapes); the heads are the
- *     batch's innermost walk (stride D in q), the rest one walk of rows; a
- *     reshape of X to [B,S,C] is added where X has another shape;
+ *     batch's innermost walk (stride D in q), the rest one walk of rows; X's
+ *     storage is taken as B*S rows whatever its shape (Llama's rotary sum
+ *     over [B,S,H,D]), and a reshape of X to [B,S,C] is added where X has
+ *     another shape;
  *   - its result, followed forward through reshapes and transposes each
  *     read by the next alone, reaches a tensor holding the rows [B,S,H*E]
  *     (the furthest one is taken: the node writes the rows, a reshape of
