@@ -137,6 +137,88 @@ Test(lower_att, bert_separate_projections) {
   ir_graph_free(h), ir_graph_free(g);
 }
 
+/* Llama as the rotary pass and fusion leave it ([B=2,S=5], 2 heads of 4):
+ * one merged projection writes q, k, v and q and k rotated (rotate_half in
+ * the weights), split; the rotary sum q * cos + rot(q) * sin is a fused
+ * node over [B,S,H,D] (the position tables [1,S,1,D] broadcast over batch
+ * and heads), transposed to [B,H,S,D] after; k once more; the causal mask
+ * [B,1,S,S] and SDPA's guard. */
+static const char llama[] =
+    "input x: [2,5,16]\n"
+    "weight w: [16,40]\nweight cs: [1,5,1,4]\nweight sn: [1,5,1,4]\n"
+    "weight sc: []\nweight m: [2,1,5,5]\nweight wo: [8,8]\n"
+    "p = matmul(x, w)\n"
+    "pq, pk, pv, rq, rk = split(p) axis=2 sizes=[8,8,8,8,8]\n"
+    "qr = reshape(pq) shape=[2,5,2,4]\nkr = reshape(pk) shape=[2,5,2,4]\n"
+    "vr = reshape(pv) shape=[2,5,2,4]\nrqr = reshape(rq) shape=[2,5,2,4]\n"
+    "rkr = reshape(rk) shape=[2,5,2,4]\n"
+    "fq = fused(qr, cs, rqr, sn) { t0 = ewmul($0, $1); t1 = ewmul($2, $3); "
+    "t2 = ewadd(t0, t1) }\n"
+    "fk = fused(kr, cs, rkr, sn) { t0 = ewmul($0, $1); t1 = ewmul($2, $3); "
+    "t2 = ewadd(t0, t1) }\n"
+    "q = transpose(fq) perm=[0,2,1,3]\n"
+    "k0 = transpose(fk) perm=[0,2,1,3]\n"
+    "k = transpose(k0) perm=[0,1,3,2]\n"
+    "v = transpose(vr) perm=[0,2,1,3]\n"
+    "y = attention(q, k, v, sc, m) guard=1\n"
+    "yt = transpose(y) perm=[0,2,1,3]\n"
+    "yr = reshape(yt) shape=[2,5,8]\n"
+    "out = matmul(yr, wo)\n"
+    "output out\n";
+
+/* The rotary's output [B,S,H,D] holds the rows [B,S,H*D]: the node reads
+ * q and k there (a reshape, a view) and v in the projection's rows; the
+ * transposes go, the mask stays. */
+Test(lower_att, llama_rotary_rows) {
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(llama, &g, &st);
+  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_TRANSPOSE), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_FUSED), 2);
+  const ir_node *a = lu_producer(h, "yr");
+  cr_assert_eq(a->op, IR_OP_ATTENTION);
+  cr_assert_eq(a->a.groups, 2);
+  cr_assert_eq(a->a.list[0], 0);
+  cr_assert_eq(a->a.list[1], 0);
+  cr_assert_eq(a->a.list[2], 16);
+  cr_assert_eq(a->in[2], ir_find_tensor(h, "p"));
+  const char *qk[2] = {"fq", "fk"};
+  for (int k = 0; k < 2; k++) { /* [2,5,2,4] read as the rows [2,5,8] */
+    const ir_tensor *t = &h->tensors[a->in[k]];
+    cr_assert(t->shape.rank == 3 && t->shape.dim[2] == 8);
+    cr_assert_eq(h->nodes[t->node].op, IR_OP_RESHAPE);
+    cr_assert_eq(h->nodes[t->node].in[0], ir_find_tensor(h, qk[k]));
+  }
+  cr_assert_eq(a->nin, 5);
+  cr_assert_eq(a->in[4], ir_find_tensor(h, "m"));
+  cr_assert_eq(a->a.keepdims, 1);
+  lu_same_outputs(g, h, 0);
+  char *p1 = ir_print(h);
+  ir_graph *k = lu_parse(p1);
+  lu_same_outputs(g, k, 0);
+  free(p1);
+  ir_graph_free(k), ir_graph_free(h), ir_graph_free(g);
+}
+
+/* q must be the rotary's rows with the heads side by side: read through a
+ * reshape to [B,H,S,D] (each head's tokens a block of the storage, not
+ * the rows) the node is left alone, and computes the same. */
+Test(lower_att, llama_heads_not_in_rows_stay) {
+  static const char from[] = "q = transpose(fq) perm=[0,2,1,3]\n";
+  static const char to[] = "q = reshape(fq) shape=[2,2,5,4]\n";
+  char text[4096];
+  const char *p = strstr(llama, from);
+  cr_assert(p);
+  snprintf(text, sizeof text, "%.*s%s%s", (int)(p - llama), llama, to,
+           p + strlen(from));
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(text, &g, &st);
+  cr_assert_eq(st.attention, 0);
+  cr_assert_eq(lu_producer(h, "yr")->op, IR_OP_RESHAPE);
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
 Test(lower_att, other_readers_keep_their_tensors) {
   char text[2048];
   snprintf(text, sizeof text, "%s", bert);

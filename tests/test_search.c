@@ -790,6 +790,65 @@ Test(search, fusion_chooses_among_candidates) {
   ir_ruleset_free(&rs);
 }
 
+/* The search's start graph is always a fusion candidate, and the K kept
+ * are of K distinct costs. BERT's scores scaled at batch 16: the default
+ * rules' r00449 backward makes smul(scores, s) an ewmul by a weight-only
+ * tensor of ones times s, which the cost database priced cheaper, and
+ * rewrites that change nothing of the cost (operands commuted, undone
+ * elsewhere) give K graphs of that one cost; none forms an attention
+ * node, the start does. Costs: ewmul 9, fused 12, attention 15, any other
+ * 10; the chain 40 unfused (the rewrite 39) and 15 fused (the rewrite's
+ * 32: the products and a fused node). */
+static base_status att_cost(void *u, const ir_graph *g, int node, double *cost,
+                            int *estimated, base_diag *d) {
+  (void)u, (void)d;
+  ir_opcode op = g->nodes[node].op;
+  *cost = op == IR_OP_EWMUL       ? 9
+          : op == IR_OP_FUSED     ? 12
+          : op == IR_OP_ATTENTION ? 15
+                                  : 10;
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+Test(search, fusion_keeps_the_start_candidate) {
+  ir_ruleset rs;
+  load_rules(SUPEROPT_SOURCE_DIR "/rules/default.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input q: [2,2,4,8]\ninput k: [2,2,8,4]\n"
+                      "input v: [2,2,4,8]\nweight s: []\n"
+                      "sc = matmul(q, k)\nss = smul(sc, s)\n"
+                      "p = softmax(ss)\ny = matmul(p, v)\noutput y\n");
+  fuse_options fo = {att_cost, NULL};
+  fuse_stats fs;
+  base_diag d;
+  for (int k = 0; k <= 8; k += 2) {
+    srch_options o;
+    srch_options_default(&o);
+    o.cost = att_cost;
+    o.fuse_k = k;
+    srch_stats st = {0};
+    ir_graph *h = srch_search(g, rules, &o, &st, &d);
+    cr_assert(h, "%s", d.msg);
+    ir_graph *f = fuse_graph(h, &fo, &fs, &d);
+    cr_assert(f, "%s", d.msg);
+    if (k) { /* the start, fused: one attention node */
+      cr_assert_eq(fs.attention, 1, "fuse_k %d", k);
+      cr_assert_float_eq(fs.cost_after, 15, 1e-9);
+      cr_assert_eq(st.fuse_chosen, 1);
+    } else { /* the cheapest unfused: the scale made a tensor */
+      cr_assert_float_eq(sum_cost(h, att_cost, NULL, NULL), 39, 1e-9);
+      cr_assert_eq(fs.attention, 0);
+    }
+    ir_graph_free(f), ir_graph_free(h);
+    srch_stats_free(&st);
+  }
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* srch_options.cand_fn: every distinct graph the search builds, with its
  * cost and the rewrites that made it, and the search's result unchanged.
  * From conv(act=relu) -> ewmul (113, and 113 fused) at alpha 1, the

@@ -15,8 +15,10 @@
  *     checked step by step so that no index ever carries into another
  *     dimension (a dimension spanning several whole ones splits into
  *     sub-dimensions there; exact, whatever the shapes); the heads are the
- *     batch's innermost walk (stride D in q), the rest one walk of rows; a
- *     reshape of X to [B,S,C] is added where X has another shape;
+ *     batch's innermost walk (stride D in q), the rest one walk of rows; X's
+ *     storage is taken as B*S rows whatever its shape (Llama's rotary sum
+ *     over [B,S,H,D]), and a reshape of X to [B,S,C] is added where X has
+ *     another shape;
  *   - its result, followed forward through reshapes and transposes each
  *     read by the next alone, reaches a tensor holding the rows [B,S,H*E]
  *     (the furthest one is taken: the node writes the rows, a reshape of
@@ -272,15 +274,17 @@ static int as_rows4(const view *v, int r, int64_t h, int rg, int cg, rows4 *o) {
 
 /* Whether view v (dims [b, h, r, c], c the head's columns) is rows of its
  * base with heads side by side: sets *col; bit 0 of the result: [B,R,C]
- * rows, bit 1: [R,B,C]. */
+ * rows, bit 1: [R,B,C]. The rows are the base's storage in b * r equal
+ * parts, whatever its shape (Llama's rotary output [B,S,H,D] holds the
+ * rows [B,S,H*D]). */
 static int rows_fit(const ir_graph *g, const rows4 *v, int64_t *col) {
-  const ir_shape *x = &g->tensors[v->base].shape;
-  if (x->rank < 1)
-    return 0;
-  int64_t cc = x->dim[x->rank - 1], n = ir_shape_numel(x);
+  int64_t n = ir_shape_numel(&g->tensors[v->base].shape);
   int64_t b = v->dim[0], h = v->dim[1], r = v->dim[2], w = v->dim[3];
+  if (n % (b * r))
+    return 0;
+  int64_t cc = n / (b * r);
   if ((w > 1 && v->st[3] != 1) || (h > 1 && v->st[1] != w) || v->off >= cc ||
-      v->off + h * w > cc || n != b * r * cc)
+      v->off + h * w > cc)
     return 0;
   *col = v->off;
   int64_t sb = v->st[0], sr = v->st[2];
@@ -540,7 +544,7 @@ static int emit_att(const plan *pl, ir_graph *h, const ir_node *n,
     const ir_tensor *x = &g->tensors[f->x[j]];
     int64_t r = j ? f->t : f->s;
     int64_t want[3] = {f->sf ? r : f->bb, f->sf ? f->bb : r,
-                       x->shape.dim[x->shape.rank - 1]};
+                       ir_shape_numel(&x->shape) / (f->bb * r)};
     ir_shape ws = {3, {want[0], want[1], want[2]}};
     in[j] = map[f->x[j]];
     for (int p = 0; p < j && !ir_shape_eq(&x->shape, &ws); p++)

@@ -297,7 +297,8 @@ ir_graph *pass_merge_siblings_except(const ir_graph *g, const uint8_t *skip,
   if (ng >= 0 && !take)
     base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (take) {
-    /* groups are disjoint and costs are per node: decide each alone */
+    /* groups are disjoint and costs are per node: decide each alone, its
+     * graph (with the groups taken before) against the graph before it */
     double c0, c1;
     int ok = !cd_sum_cost(g, f, u, &c0, NULL, d);
     for (int k = 0; ok && k < ng; k++) {
@@ -308,7 +309,7 @@ ir_graph *pass_merge_siblings_except(const ir_graph *g, const uint8_t *skip,
       take[k] = 0;
       ok = one && !cd_sum_cost(one, f, u, &c1, NULL, d);
       if (ok && c1 < c0 * (1 - 1e-9))
-        take[k] = 1, ++*count;
+        take[k] = 1, ++*count, c0 = c1;
       ir_graph_free(one);
     }
     if (ok)

@@ -13,11 +13,13 @@
  * rewrite.c) and built only when it is new and could be queued or best.
  *
  * Fusion is part of the decision (srch_options.fuse_k): the search keeps the
- * fuse_k cheapest distinct graphs it built (with the start), fuses each at
- * the end with fuse_graph and lowers it (lower_graph: the executor's
- * epilogues, src/fuse/lower.h) under the same cost function, and returns
- * the one cheapest fused and lowered (ties: the cheapest unfused, then the
- * earliest).
+ * fuse_k cheapest distinct graphs it built and the start graph (always: the
+ * cheapest unfused may all be variants of one rewrite that breaks a fusion,
+ * e.g. the scores' scale made a tensor, which forms no attention node),
+ * fuses each at the end with fuse_graph and lowers it (lower_graph: the
+ * executor's epilogues, src/fuse/lower.h) under the same cost function, and
+ * returns the one cheapest fused and lowered (ties: the cheapest unfused,
+ * then the earliest; the start, when not among the cheapest, last).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +111,7 @@ typedef struct sstate {
   int gained;   /* expanded when the best last improved */
   kbest *top;   /* the fuse_k cheapest graphs, by (cost, hist) */
   int ntop, ktop;
+  kbest first; /* the start graph, a candidate whatever its cost (or NULL) */
 } sstate;
 
 static int before(const cand *a, const cand *b) {
@@ -192,11 +195,17 @@ static int hist_add(sstate *s, int parent, int dir, double cost) {
 }
 
 /* Offers g (cost c, history h) to the cheapest graphs kept for fusion;
- * cloned when it enters. */
+ * cloned when it enters. One graph a cost: a graph costing exactly what a
+ * kept one costs is almost always that one with operands commuted or a
+ * rewrite undone elsewhere, and K of those would crowd out every other
+ * candidate (a whole region's, where one rewrite breaks a fusion). */
 static base_status top_offer(sstate *s, const ir_graph *g, double c, int h,
                              base_diag *d) {
   if (s->ktop < 2)
     return BASE_OK;
+  for (int j = 0; j < s->ntop; j++)
+    if (s->top[j].cost == c)
+      return BASE_OK;
   int i = s->ntop;
   while (i > 0 && (c < s->top[i - 1].cost ||
                    (c == s->top[i - 1].cost && h < s->top[i - 1].hist)))
@@ -253,29 +262,42 @@ static base_status fused_cost(const sstate *s, const ir_graph *g, double *c,
   return st;
 }
 
-/* Replaces the best graph by the kept graph cheapest once fused; the best
- * stays unless another is cheaper fused (not float noise). */
+/* Whether the start graph is a candidate of its own: kept, not the best
+ * and not among the cheapest. */
+static int first_apart(const sstate *s) {
+  if (!s->first.g || s->first.hist == s->best_hist)
+    return 0;
+  for (int i = 0; i < s->ntop; i++)
+    if (s->top[i].hist == s->first.hist)
+      return 0;
+  return 1;
+}
+
+/* Replaces the best graph by the kept graph cheapest once fused (the
+ * cheapest kept, then the start); the best stays unless another is cheaper
+ * fused (not float noise). */
 static base_status choose_fused(sstate *s, base_diag *d) {
-  if (s->ntop < 2)
+  int nc = s->ntop + first_apart(s);
+  if (nc < 2)
     return BASE_OK;
   double bf = 0;
   base_status st = fused_cost(s, s->best, &bf, d);
-  int pick = -1;
-  for (int i = 0; !st && i < s->ntop; i++) {
+  kbest *pick = NULL;
+  for (int i = 0; !st && i < nc; i++) {
+    kbest *k = i < s->ntop ? &s->top[i] : &s->first;
     double f = 0;
-    if (s->top[i].hist == s->best_hist ||
-        (st = fused_cost(s, s->top[i].g, &f, d)))
+    if (k->hist == s->best_hist || (st = fused_cost(s, k->g, &f, d)))
       continue;
     if (f < bf - 1e-9 * bf)
-      bf = f, pick = i;
+      bf = f, pick = k;
   }
-  if (st || pick < 0)
+  if (st || !pick)
     return st;
   ir_graph_free(s->best);
-  s->best = s->top[pick].g;
-  s->top[pick].g = NULL;
-  s->best_cost = s->top[pick].cost;
-  s->best_hist = s->top[pick].hist;
+  s->best = pick->g;
+  pick->g = NULL;
+  s->best_cost = pick->cost;
+  s->best_hist = pick->hist;
   s->st->fuse_chosen++;
   return BASE_OK;
 }
@@ -567,6 +589,10 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
       rc = report_cand(&s, g, s.best_cost, s.best_hist, 0, d);
       if (!rc)
         rc = top_offer(&s, g, s.best_cost, s.best_hist, d);
+      if (!rc && s.ktop &&
+          !(s.first.g = ir_graph_clone_shared(g))) /* fusion's candidate */
+        rc = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+      s.first.cost = s.best_cost, s.first.hist = s.best_hist;
     }
     if (!rc) {
       heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
@@ -587,6 +613,7 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
     rc = tell_moves(&s, d);
   for (int i = 0; i < s.ntop; i++)
     ir_graph_free(s.top[i].g);
+  ir_graph_free(s.first.g);
   free(s.top);
   ir_graph *best = rc ? NULL : s.best;
   if (rc)
