@@ -1412,6 +1412,56 @@ Test(cuda, half_conv_gemm_1x1) {
   unsetenv("SUPEROPT_GEMM");
 }
 
+/* Every convolution named s* or p* runs ksmallk.cu's kernel. */
+static void smallk_engines(const ir_graph *g, const gpu_plan *p,
+                           const char *what) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const char *y = g->tensors[g->nodes[i].out[0]].name;
+    if (y[0] == 's' || y[0] == 'p')
+      cr_expect_str_eq(gpu_plan_engine(p, i), "ksmallk tensor cores", "%s: %s",
+                       what, y);
+  }
+}
+
+/* Convolutions with a short reduction in half on the tensor cores
+ * (ksmallk.cu), forced in each of its tiles ($SUPEROPT_SK=K), against the
+ * CPU: stems of 3 channels reading the NCHW input image as it is (3x3
+ * stride 2 with a clip, ConvNeXt's 4x4 stride 4, a 7x7 stride 2 of 147
+ * taps with relu and no bias, one of asymmetric padding: padded into
+ * scratch first), pointwise convolutions of 16 and 24 input channels (relu;
+ * a channels-last residual), odd image sizes throughout; the outputs
+ * through convolutions cuDNN runs (channels-last results). */
+static const char *const smallk_graph =
+    "input x: [2,3,17,19]\nweight ws: [16,3,3,3]\nweight bs: [16]\n"
+    "weight wc: [24,3,4,4]\nweight bc: [24]\nweight w7: [8,3,7,7]\n"
+    "weight wp: [40,16,1,1]\nweight bp: [40]\nweight wq: [24,24,1,1]\n"
+    "weight wo: [4,40,1,1]\nweight wz: [4,24,3,3]\nweight wy: [4,8,3,3]\n"
+    "weight wt: [4,16,3,3]\n"
+    "sa = conv2d(x, ws, bs) stride=[2,2] pad=[1,1,1,1] act=clip max=6\n"
+    "pa = conv2d(sa, wp, bp) act=relu\n"
+    "sb = conv2d(x, wc, bc) stride=[4,4]\n"
+    "pb = conv2d(sb, wq, bc, sb)\n"
+    "sc = conv2d(x, w7) stride=[2,2] pad=[3,3,3,3] act=relu\n"
+    "sd = conv2d(x, ws, bs) stride=[2,2] pad=[0,0,1,1] act=relu\n"
+    "oa = conv2d(pa, wo)\nob = conv2d(pb, wz) pad=[1,1,1,1]\n"
+    "oc = conv2d(sc, wy) pad=[1,1,1,1]\nod = conv2d(sd, wt) pad=[1,1,1,1]\n"
+    "output oa, ob, oc, od\n";
+
+Test(cuda, half_smallk_convs) {
+  need_gpu();
+  gpu_options cl = {0};
+  plan_hook = smallk_engines;
+  for (int var = 0; var < 6; var++) { /* cxk_smallk_variants() */
+    char v[16], label[48];
+    snprintf(v, sizeof v, "%d", var);
+    setenv("SUPEROPT_SK", v, 1);
+    snprintf(label, sizeof label, "half small-K tile %d", var);
+    half_fast_path(smallk_graph, &cl, label);
+  }
+  plan_hook = NULL;
+  unsetenv("SUPEROPT_SK");
+}
+
 /* Every attention node runs katt.cu's kernel or, where it was timed
  * faster, kflash.cu's, on its half operands (not staged through float32
  * copies). */

@@ -31,7 +31,10 @@ typedef struct gpu_conv_key {
   /* the convolution's epilogue (bias, relu or clip, no residual) is one
    * kconv.cu adds in the kernel: 1 bias and relu (the legacy cuDNN path
    * fuses them, the graph API's plain plan does not), 2 any other; 0 none
-   * or not */
+   * or not. A geometry ksmallk.cu may run (a half stem or low-K pointwise
+   * convolution, groups 1): GPU_SK_ON with its epilogue's GPU_FEP_* bits
+   * (a clip of any bounds as GPU_FEP_CLIP) and GPU_SK_NCHW where it reads
+   * an NCHW x as it is */
   int32_t ep;
   /* the epilogue a graph-API plan may compute with the convolution
    * (GPU_FEP_*: cuDNN's fusion engines), 0 for the convolution
@@ -49,6 +52,11 @@ enum {
   GPU_FEP_CLIP = 8  /* or then min(max(v, 0), hi) */
 };
 
+enum { GPU_SK_ON = 16, GPU_SK_NCHW = 32 }; /* gpu_conv_key.ep */
+/* gpu_conv_choice.own at and past this: ksmallk.cu's kernel, own -
+ * GPU_OWN_SK its tile (cxk_sk.var); below: kconv.cu's, 1 + its shape */
+#define GPU_OWN_SK 1000
+
 /* $SUPEROPT_CONV_FUSE, for tests and comparisons: a number M offers
  * cuDNN's fused plan only for epilogues within the GPU_FEP_* bits M (0:
  * never); returns that mask, else all bits. *always (where not NULL): 1
@@ -63,7 +71,7 @@ typedef struct gpu_conv_choice {
   cudnnBackendDescriptor_t plan; /* graph API execution plan, or NULL */
   size_t ws;
   int own;     /* the executor's depthwise kernel (kconv.cu) was faster: 1 +
-                  its variant */
+                  its variant; or ksmallk.cu's, GPU_OWN_SK + its tile */
   float ms;    /* the chosen engine's median time */
   int fused;   /* plan computes key.fep's epilogue too */
   float ep_ms; /* the epilogue kernel's time where it was timed (key.fep
@@ -165,6 +173,10 @@ typedef struct gpu_conv {
                           (1x1, stride 1, unpadded) */
   cxk_im2col im2col;
   cxk_dw dw;
+  int sk;         /* runs ksmallk.cu's kernel with skp (not cuDNN) */
+  int sk_x_as_is; /* and reads x in its own layout (NCHW): no conversion
+                     (plan/layout.c) */
+  cxk_sk skp;
   cxk_pad pad;
   ir_shape wcl_as; /* the shape wcl is converted as: the filter's (KRSC),
                       or [1, C, kh, kw] for the own kernel ([kh, kw, C]) */
@@ -413,6 +425,15 @@ float gpu_conv_patch_time(gpu_ctx *c, const gpu_conv_key *k,
  * (cxk_bias_act) over k's output, timed alike: what the own kernel saves
  * where it adds the epilogue itself (k->ep). */
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
+/* ksmallk.cu's geometry for k (GPU_SK_ON in k->ep); 0 when it does not
+ * run k (tune/dnn.c). */
+int gpu_sk_args(const gpu_conv_key *k, cxk_sk *a);
+/* Its median time on scratch buffers with k's whole epilogue (ms), or a
+ * huge value (also where the device or the build lacks sm_80's mma);
+ * *var: its fastest tile (or the one $SUPEROPT_SK=K names); *ep_ms: the
+ * executor's epilogue kernel over k's output, which the other engines
+ * need (0 where there is no epilogue). */
+float gpu_sk_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL):
  * the convolution alone, or where fused, with k->fep's epilogue in the
  * same operation graph (cuDNN's fusion engines). */

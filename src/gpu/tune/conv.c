@@ -67,6 +67,33 @@ float gpu_conv_patch_time(gpu_ctx *c, const gpu_conv_key *k,
   return ms;
 }
 
+/* ksmallk.cu's kernel (k->ep: GPU_SK_ON), with the whole epilogue,
+ * against the choice so far (out: its time out->ms, plus the epilogue
+ * kernel unless fused; plain: the best plain engine's time): taken where
+ * 3% faster ($SUPEROPT_SK=always or =K: wherever it runs; =off: never).
+ * Where timed, the epilogue kernel's time becomes out->ep_ms when none was
+ * measured, so that a GEMM is charged it too (run/conv.c). Returns its
+ * time (-1: not timed), *var its tile. */
+static float choose_smallk(gpu_ctx *c, const gpu_conv_key *k,
+                           gpu_conv_choice *out, float plain, int *var) {
+  const char *f = getenv("SUPEROPT_SK");
+  if (!(k->ep & GPU_SK_ON) || (f && !strcmp(f, "off")))
+    return -1.0f;
+  float ep = 0.0f, ms = gpu_sk_time(c, k, var, &ep);
+  if (ms > 1e29f)
+    return -1.0f;
+  if (!out->fused && out->ep_ms == 0.0f)
+    out->ep_ms = ep;
+  float rival = out->fused ? out->ms : plain + ep;
+  int forced = f && strcmp(f, "off") && *f;
+  if (forced || ms < 0.97f * rival) {
+    out->own = GPU_OWN_SK + *var;
+    out->fused = 0;
+    out->ms = ms;
+  }
+  return ms;
+}
+
 base_status
 gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
                 cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
@@ -184,21 +211,27 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   out->fused = out->fused && !out->own;
   out->ms = out->fused ? gf.ms : best; /* the own kernel, when chosen, is
                                           faster still */
+  float sk_ms = -1.0f;
+  int skv = 0;
+  if (!out->own && !c->opt.legacy_conv)
+    sk_ms = choose_smallk(c, k, out, best, &skv);
   if (c->tune_log)
     fprintf(stderr,
             "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
             "stride %d, groups %d, %s: legacy %.4f ms, graph API %.4f ms, "
             "with epilogue %d %.4f ms (its kernel %.4f ms), own %.4f ms "
-            "(shape %d), epilogue it saves %.4f ms: %s\n",
+            "(shape %d), epilogue it saves %.4f ms, small-K %.4f ms (tile "
+            "%d): %s\n",
             (long long)k->n, (long long)k->c, (long long)k->h, (long long)k->w,
             (long long)k->o, (long long)k->kh, (long long)k->kw, k->stride[0],
             k->groups, k->cl ? "NHWC" : "NCHW", r[i].time,
             g.plan ? g.ms : -1.0f, k->fep, gf.plan ? gf.ms : -1.0f, out->ep_ms,
-            dw_ms < 1e29f ? dw_ms : -1.0f, var, ep,
-            out->own     ? "own"
-            : out->fused ? "graph API with epilogue"
-            : graph_api  ? "graph API"
-                         : "legacy");
+            dw_ms < 1e29f ? dw_ms : -1.0f, var, ep, sk_ms, skv,
+            out->own >= GPU_OWN_SK ? "own small-K"
+            : out->own             ? "own"
+            : out->fused           ? "graph API with epilogue"
+            : graph_api            ? "graph API"
+                                   : "legacy");
   out->rank = out->engine = -1;
   if (out->fused) {
     out->plan = gf.plan;

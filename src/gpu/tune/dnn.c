@@ -707,6 +707,90 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
   return best;
 }
 
+int gpu_sk_args(const gpu_conv_key *k, cxk_sk *a) {
+  int st = k->stride[0] >= 1 ? k->stride[0] : 1,
+      sw = k->stride[1] >= 1 ? k->stride[1] : 1;
+  int ep = k->ep;
+  *a = (cxk_sk){.n = k->n,
+                .c = k->c,
+                .h = k->h,
+                .w = k->w,
+                .o = k->o,
+                .oh = (k->h + 2 * k->pad[0] - k->kh) / st + 1,
+                .ow = (k->w + 2 * k->pad[1] - k->kw) / sw + 1,
+                .kh = (int)k->kh,
+                .kw = (int)k->kw,
+                .sh = st,
+                .sw = sw,
+                .pt = k->pad[0],
+                .pl = k->pad[1],
+                .xcl = !(ep & GPU_SK_NCHW),
+                .fn = ep & GPU_FEP_CLIP   ? CXK_CLIP
+                      : ep & GPU_FEP_RELU ? CXK_RELU
+                                          : CXK_ID,
+                .lo = 0.0f,
+                .hi = 6.0f,
+                .dt = k->dtype};
+  return (ep & GPU_SK_ON) && k->cl && k->groups == 1 && k->dil[0] == 1 &&
+         k->dil[1] == 1 && cxk_smallk_ok(a);
+}
+
+/* ksmallk.cu's kernel on the scratch buffers, with the key's bias (the
+ * filter's first elements) and residual (u: sk_run). */
+typedef struct sk_run {
+  const cxk_sk *a;
+  const scratch *s;
+  int bias;
+} sk_run;
+
+static int run_sk(gpu_ctx *c, const void *u) {
+  const sk_run *r = u;
+  return cxk_smallk(c->stream, r->s->x, r->s->w, r->bias ? r->s->w : NULL,
+                    r->s->r, r->s->y, r->a) != cudaSuccess;
+}
+
+/* $SUPEROPT_SK=K: tile K forced (-1: none). */
+static int sk_forced_var(void) {
+  const char *f = getenv("SUPEROPT_SK");
+  char *end = NULL;
+  long v = f ? strtol(f, &end, 10) : -1;
+  return f && end != f && !*end && v >= 0 && v < 100 ? (int)v : -1;
+}
+
+float gpu_sk_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
+  cxk_sk a;
+  scratch s;
+  float best = 1e30f;
+  int res = (k->ep & GPU_FEP_ADD) != 0, bias = (k->ep & GPU_FEP_BIAS) != 0;
+  int forced = sk_forced_var();
+  *var = 0, *ep_ms = 0.0f;
+  /* mma.sync of 2-byte types: sm_80 on, in the device and in the build */
+  if (!gpu_sk_args(k, &a) || c->prop.major < 8 || !cxk_flash_runs_here() ||
+      scratch_new(c, k, 256, res, &s) != 0)
+    return best;
+  sk_run r = {&a, &s, bias};
+  for (a.var = 0; a.var < cxk_smallk_variants(); a.var++) {
+    if (!cxk_smallk_ok(&a) || (forced >= 0 && a.var != forced))
+      continue;
+    float ms = gpu_tune_time(c, run_sk, &r, s.e0, s.e1);
+    if (c->tune_log)
+      fprintf(stderr, "tune:   own small-K tile %d: %.4f ms\n", a.var, ms);
+    if (ms < best)
+      best = ms, *var = a.var;
+  }
+  if (best < 1e29f && (bias || res || a.fn != CXK_ID)) {
+    int64_t xd[4], wd[4], yd[4];
+    dims_of(k, xd, wd, yd);
+    ep_run e = {k,    &s,  yd[0] * yd[1] * yd[2] * yd[3], bias ? s.w : NULL,
+                a.fn, 6.0f};
+    *ep_ms = gpu_tune_time(c, run_ep, &e, s.e0, s.e1);
+    if (*ep_ms > 1e29f)
+      *ep_ms = 0.0f;
+  }
+  scratch_free(&s);
+  return best;
+}
+
 /* cxk_im2col_rows of a convolution's input (u: im2col_run). */
 typedef struct im2col_run {
   const cxk_im2col *a;
