@@ -2275,6 +2275,47 @@ Test(cuda, half_fused_sources_compile_with_nvrtc) {
     }
 }
 
+/* A division by a value constant along the half vector form's 8 elements
+ * (fused_graphs[1]'s ewdiv(c, u), u [3,1,1]) is a product with its
+ * reciprocal there, computed once a thread (ConvNeXt's erf gelu divides by
+ * sqrt 2); the scalar half form and float32 divide as before. */
+Test(cuda, half_fused_divides_once_a_thread) {
+  for (int ty = 0; ty < 3; ty++) { /* f32, bf16, f16 */
+    base_diag d;
+    ir_graph *g = parse(fused_graphs[1]);
+    if (ty) {
+      ir_graph *h = ir_graph_to_dtype(g, ty == 2 ? IR_DT_F16 : IR_DT_BF16, &d);
+      ir_graph_free(g);
+      cr_assert_not_null(h, "%s", d.msg);
+      g = h;
+    }
+    int f = -1;
+    for (int j = 0; j < g->nnodes; j++)
+      if (g->nodes[j].op == IR_OP_FUSED)
+        f = j;
+    cr_assert_geq(f, 0);
+    for (int vecok = 0; vecok < 2; vecok++) {
+      char *src = NULL, name[40];
+      uint64_t key = 0;
+      int vec = -1;
+      const float *unaligned[IR_MAX_IN + 1];
+      for (int k = 0; k <= IR_MAX_IN; k++)
+        unaligned[k] = (const float *)(uintptr_t)4;
+      cr_assert_eq(gpu_fused_source(g, &g->nodes[f], vecok ? NULL : unaligned,
+                                    NULL, "sm_90", &src, name, &key, &vec, &d),
+                   BASE_OK, "%s", d.msg);
+      int recip = strstr(src, " * (1.0f / a") != NULL;
+      cr_expect_eq(recip, ty && vec,
+                   "type %d, vector form %d: reciprocal %d\n%s", ty, vec, recip,
+                   src);
+      cr_expect(ty && vec ? 1 : strstr(src, " / a") != NULL,
+                "type %d: no division\n%s", ty, src);
+      free(src);
+    }
+    ir_graph_free(g);
+  }
+}
+
 /* Channels-last operands (layout.c): the kernel walks the output in NHWC
  * order and reads each input through its own strides. */
 Test(cuda, fused_source_channels_last_compiles) {
