@@ -24,6 +24,20 @@ cd "$(dirname "$0")/../.." || exit 1
 bin=${1:-build/superopt}
 [ -x "$bin" ] || bin=.gpu-bundle/superopt
 tc=${2:-$(dirname "$bin")/test_cuda}
+[ -x "$tc" ] || tc=build/tests/test_cuda
+# a bundle's libraries (scripts/bundle-gpu: lib/ beside the binary), and
+# NVRTC from the image where the binary does not find it (as gpu-check)
+d=$(dirname "$bin")
+[ -d "$d/lib" ] && export LD_LIBRARY_PATH="$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ldd "$bin" | grep -q 'libnvrtc.*not found'; then
+  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+    if ls "$dir"/libnvrtc.so* >/dev/null 2>&1; then
+      export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dir"
+      break
+    fi
+  done
+fi
+[ -e "$d/libsuperopt_gpu.so" ] && export SUPEROPT_GPU_LIB="$d/libsuperopt_gpu.so"
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 tmp=$(mktemp -d)
@@ -105,10 +119,17 @@ if [ -x "$tc" ]; then
   echo
   echo "test_cuda: half small-K and half convolution cases"
   unset SUPEROPT_TUNE_CACHE
-  "$tc" --filter 'cuda/half_smallk*' >"$out/tests.log" 2>&1 || fail=$((fail + 1))
-  "$tc" --filter 'cuda/half_conv*' >>"$out/tests.log" 2>&1 || fail=$((fail + 1))
-  "$tc" --filter 'cuda/half_own_depthwise' >>"$out/tests.log" 2>&1 || fail=$((fail + 1))
-  grep -E "Synthesis|FAIL|fail" "$out/tests.log" | head -20
+  for f in 'cuda/half_smallk*' 'cuda/half_conv*' 'cuda/half_own_depthwise' \
+    'cuda/half_fused*' 'cuda/*fused_source*'; do
+    "$tc" --verbose --filter "$f" >>"$out/tests.log" 2>&1 || fail=$((fail + 1))
+  done
+  grep -E "^\[(PASS|FAIL|SKIP)\] cuda::(half|fused)" "$out/tests.log" |
+    grep -v "Test is disabled"
+  # a test that skipped (no device found) has not run
+  if grep -q "^\[SKIP\] cuda::half_smallk_convs: no CUDA" "$out/tests.log"; then
+    echo "half_smallk_convs skipped: the GPU library was not found"
+    fail=$((fail + 1))
+  fi
 else
   echo "test_cuda not found at $tc: tests skipped"
 fi
