@@ -1378,6 +1378,59 @@ Test(cuda, half_own_depthwise) {
   unsetenv("SUPEROPT_DW");
 }
 
+/* Every node named dw* runs the own depthwise engine where its stride is
+ * 1 (kdwt.cu's tiles take no other), cuDNN where not. */
+static void dwt_engines(const ir_graph *g, const gpu_plan *p,
+                        const char *what) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    const char *y = g->tensors[n->out[0]].name, *e = gpu_plan_engine(p, i);
+    if (!strncmp(y, "dw", 2))
+      cr_expect(n->a.stride[0] == 1 ? !strcmp(e, "kconv depthwise")
+                                    : !!strstr(e, "cuDNN"),
+                "%s: %s runs on %s", what, y, e);
+  }
+}
+
+/* kdwt.cu's tiled depthwise kernel (the own engine's variants past
+ * kconv.cu's ten), forced in each of its tiles, against the CPU: 7x7,
+ * 5x5 and 3x3 of 40 channels (a block of 32 and a partial one) on 13 x 19
+ * images (partial tiles), bias with relu, with a clip, none with a
+ * residual after; a stride-2 one it does not take stays cuDNN's. */
+static const char *const dwt_graph =
+    "input x: [2,40,13,19]\nweight wa: [40,1,7,7]\nweight wb: [40,1,5,5]\n"
+    "weight wc: [40,1,3,3]\nweight b: [40]\nweight wo: [4,40,1,1]\n"
+    "dwa = conv2d(x, wa, b) groups=40 pad=[3,3,3,3] act=relu\n"
+    "dwb = conv2d(dwa, wb, b) groups=40 pad=[2,2,2,2] act=clip max=0.5\n"
+    "dwc = conv2d(dwb, wc, b, dwa) groups=40 pad=[1,1,1,1]\n"
+    "dwe = conv2d(dwa, wa, b) groups=40 stride=[2,2] pad=[3,3,3,3]\n"
+    "o = conv2d(dwc, wo)\noe = conv2d(dwe, wo)\noutput o, oe\n";
+
+Test(cuda, half_tiled_depthwise) {
+  need_gpu();
+  gpu_options cl = {0};
+  ir_graph *g = parse(dwt_graph);
+  plan_hook = dwt_engines;
+  for (int var = 10; var < 13; var++) /* after kconv.cu's ten shapes */
+    for (int ty = 0; ty < 2; ty++) {
+      if (ty && var > 10)
+        continue;
+      base_diag d;
+      ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+      cr_assert_not_null(h, "%s", d.msg);
+      char v[16], label[48];
+      snprintf(v, sizeof v, "%d", var);
+      setenv("SUPEROPT_DW", v, 1);
+      snprintf(label, sizeof label, "half tiled depthwise %d, %s", var,
+               half_types[ty]);
+      compare_half_as(h, &cl, label);
+      ir_graph_free(h);
+    }
+  plan_hook = NULL;
+  unsetenv("SUPEROPT_DW");
+  ir_graph_free(g);
+}
+
 /* Every 1x1 convolution of the graph (named g*) runs as a half cuBLASLt
  * GEMM. */
 static void gemm_engines(const ir_graph *g, const gpu_plan *p,

@@ -6,15 +6,20 @@
 # (default build/superopt, or .gpu-bundle/superopt where there is no
 # build) and TEST_CUDA (default beside it; skipped where absent).
 #
+# Also kdwt.cu's tiled depthwise kernel (ConvNeXt-T's 7x7 layers at 56x56
+# and 28x28: before = kconv.cu's shapes alone, $SUPEROPT_DWT=0).
+#
 # For each shape (MobileNet-V2's 3 -> 32 stem and 16 -> 96 and 24 -> 144
 # expansions, ConvNeXt-T's 4x4 stride-4 stem, ShuffleNet-V2's 3 -> 24
 # stem; batch 1 and 16, bf16) a graph of that convolution (its input made
 # channels-last by a 1x1 convolution before it where the network's is,
 # read by one after it, so that its result is channels-last as in the
 # network) is run with `--check --profile-tsv`, the tuning cache off:
-#   before  $SUPEROPT_SK=off (cuDNN, cuBLASLt or kconv as before)
-#   after   the default (ksmallk.cu wherever it times 3% faster)
-#   forced  $SUPEROPT_SK=always (ksmallk.cu's fastest tile, whatever the rest)
+#   before  $SUPEROPT_SK=off $SUPEROPT_DWT=0 (cuDNN, cuBLASLt or kconv.cu
+#           as before)
+#   after   the default (ksmallk.cu or kdwt.cu wherever 3% faster)
+#   forced  $SUPEROPT_SK=always (ksmallk.cu's fastest tile, whatever the
+#           rest; the depthwise rows: the default again)
 # and the table gives the node's engine and time (us) in each, with the
 # candidates the autotuning timed ($SUPEROPT_TUNE_LOG). Then test_cuda's
 # half small-K case and the other half convolution cases. Logs in $OUT
@@ -52,16 +57,24 @@ mnv2_expand16 16 112 112 96 1 1 0 clip 1
 mnv2_expand24 24 56 56 144 1 1 0 clip 1
 convnext_stem 3 224 224 96 4 4 0 none 0
 shufflenet_stem 3 224 224 24 3 2 1 relu 0
+convnext_dw7 96 56 56 96 7 1 3 none 1
+convnext_dw7_28 192 28 28 192 7 1 3 none 1
 '
 
 graph() { # name c h w o k s pad act cl batch
-  local c=$2 h=$3 w=$4 o=$5 k=$6 s=$7 pd=$8 act=$9 cl=${10} n=${11}
+  local name=$1 c=$2 h=$3 w=$4 o=$5 k=$6 s=$7 pd=$8 act=$9 cl=${10} n=${11}
   local a=""
   [ "$act" = clip ] && a=" act=clip max=6"
   [ "$act" = relu ] && a=" act=relu"
   echo "graph $1"
   echo "input x: bf16[$n,$c,$h,$w]"
-  echo "weight w: bf16[$o,$c,$k,$k]"
+  local gr=""
+  if [ "$name" != "${name%_dw7*}" ]; then # depthwise: groups = channels
+    echo "weight w: bf16[$o,1,$k,$k]"
+    gr=" groups=$c"
+  else
+    echo "weight w: bf16[$o,$c,$k,$k]"
+  fi
   echo "weight b: bf16[$o]"
   echo "weight wi: bf16[$c,$c,1,1]"
   echo "weight wo: bf16[8,$o,1,1]"
@@ -70,7 +83,7 @@ graph() { # name c h w o k s pad act cl batch
     echo "xc = conv2d(x, wi)"
     x=xc
   fi
-  echo "y = conv2d($x, w, b) stride=[$s,$s] pad=[$pd,$pd,$pd,$pd]$a"
+  echo "y = conv2d($x, w, b) stride=[$s,$s] pad=[$pd,$pd,$pd,$pd]$gr$a"
   echo "z = conv2d(y, wo)"
   echo "output z"
 }
@@ -86,8 +99,8 @@ while read -r name c h w o k s pd act cl; do
     declare -A eng=() us=()
     for mode in before after forced; do
       case $mode in
-        before) export SUPEROPT_SK=off ;;
-        after) unset SUPEROPT_SK ;;
+        before) export SUPEROPT_SK=off SUPEROPT_DWT=0 ;;
+        after) unset SUPEROPT_SK SUPEROPT_DWT ;;
         forced) export SUPEROPT_SK=always ;;
       esac
       log="$out/$name.b$n.$mode.log"
@@ -102,7 +115,7 @@ while read -r name c h w o k s pd act cl; do
       read -r e t < <(awk -F'\t' '$5 == "y" { gsub(/ /, "_", $4); print $4, $7 * 1000 }' "$tmp/p.tsv")
       eng[$mode]=$e us[$mode]=$t
     done
-    unset SUPEROPT_SK
+    unset SUPEROPT_SK SUPEROPT_DWT
     printf '%s\t%s\t%s\t%.1f\t%s\t%.1f\t%.1f\t%s\n' "$name" "$n" \
       "${eng[before]}" "${us[before]}" "${eng[after]}" "${us[after]}" \
       "${us[forced]}" \
@@ -113,7 +126,8 @@ done <<<"$shapes"
 
 echo
 echo "autotuning of the convolutions y (tune: lines, after):"
-grep -h "tune:.*small-K\|tune: conv2d line .* as GEMM" "$out"/*.after.log | sed 's/^/  /' | head -40
+grep -h "tune:.*small-K\|tune: conv2d line .* as GEMM\|own depthwise shape" \
+  "$out"/*.after.log | sed 's/^/  /' | head -80
 
 if [ -x "$tc" ]; then
   echo

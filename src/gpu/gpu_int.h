@@ -15,6 +15,7 @@
 #include <cudnn.h>
 
 #include "gpu.h"
+#include "kern/kdwt.h"
 #include "kern/kern.h"
 
 _Static_assert(CXK_RANK == IR_MAX_RANK, "the kernels' rank is the IR's");
@@ -70,8 +71,9 @@ typedef struct gpu_conv_choice {
   cudnnMathType_t math;
   cudnnBackendDescriptor_t plan; /* graph API execution plan, or NULL */
   size_t ws;
-  int own;     /* the executor's depthwise kernel (kconv.cu) was faster: 1 +
-                  its variant; or ksmallk.cu's, GPU_OWN_SK + its tile */
+  int own;     /* the executor's depthwise kernel (kconv.cu, kdwt.cu) was
+                  faster: 1 + its variant (gpu_dw_ok); or ksmallk.cu's,
+                  GPU_OWN_SK + its tile */
   float ms;    /* the chosen engine's median time */
   int fused;   /* plan computes key.fep's epilogue too */
   float ep_ms; /* the epilogue kernel's time where it was timed (key.fep
@@ -400,6 +402,13 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
 /* The executor's own depthwise kernel's geometry for k; 0 when k is not a
  * depthwise convolution it runs (tune/dnn.c). */
 int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a);
+/* Its variants (cxk_dw.var): kconv.cu's thread shapes, then kdwt.cu's
+ * tiles (half, stride 1; not with $SUPEROPT_DWT=0); whether variant a->var runs a's geometry; the
+ * launch (tune/dnn.c). */
+int gpu_dw_variants(void);
+int gpu_dw_ok(const cxk_dw *a);
+cudaError_t gpu_dw_run(cudaStream_t s, const void *x, const void *w,
+                       const void *bias, void *y, const cxk_dw *a);
 /* One run of what an autotuner times (0: it ran). */
 typedef int (*gpu_timed_run)(gpu_ctx *c, const void *u);
 /* Median time in ms of one run(c, u) as inside a graph replay (tune/time.c):

@@ -196,7 +196,7 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   if (cv->prepad) /* x padded into scratch (but for a GEMM on patches) */
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
   if (ch.own && dw &&
-      (cv->dw.var = ch.own - 1, cxk_dwconv_ok(&cv->dw))) { /* kconv.cu */
+      (cv->dw.var = ch.own - 1, gpu_dw_ok(&cv->dw))) { /* kconv.cu, kdwt.cu */
     cv->own = 1;
     cv->wcl_as = (ir_shape){.rank = 4, .dim = {1, k.c, k.kh, k.kw}};
     return BASE_OK;
@@ -294,10 +294,10 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     cxk_dw a = cv->dw;
     a.fn = epilogue_fn(n, s);
     a.lo = s->clip_lo, a.hi = s->clip_hi;
-    int alone = !s->res && cxk_dwconv_ok(&a);
+    int alone = !s->res && gpu_dw_ok(&a);
     if (!alone)
       a.fn = CXK_ID;
-    GPU_CUDA(d, cxk_dwconv(c->stream, x, w, alone ? b : NULL, y, &a));
+    GPU_CUDA(d, gpu_dw_run(c->stream, x, w, alone ? b : NULL, y, &a));
     if (alone)
       return BASE_OK;
   } else if (cv->plan) {

@@ -191,7 +191,7 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   out->own = 0;
   if (forced)
     out->own = !c->opt.legacy_conv && gpu_dw_args(k, &a) &&
-               (a.var = var, cxk_dwconv_ok(&a));
+               (a.var = var, gpu_dw_ok(&a));
   else if (!c->opt.legacy_conv) {
     /* cuDNN's time, plus the epilogue kernel it needs and ours saves
      * ($SUPEROPT_DW_EP=0: not, for comparisons); none where cuDNN's fused

@@ -624,7 +624,28 @@ int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
          cxk_dwconv_ok(a);
 }
 
-/* kconv.cu's kernel on the scratch buffers (u: dw_run). */
+int gpu_dw_variants(void) {
+  const char *e = getenv("SUPEROPT_DWT"); /* 0: kconv.cu's alone */
+  return cxk_dwconv_variants() + (e && !strcmp(e, "0") ? 0 : cxk_dwt_variants());
+}
+
+int gpu_dw_ok(const cxk_dw *a) {
+  int nk = cxk_dwconv_variants();
+  cxk_dw b = *a;
+  b.var -= nk;
+  return a->var < nk ? cxk_dwconv_ok(a) : cxk_dwt_ok(&b);
+}
+
+cudaError_t gpu_dw_run(cudaStream_t s, const void *x, const void *w,
+                       const void *bias, void *y, const cxk_dw *a) {
+  int nk = cxk_dwconv_variants();
+  cxk_dw b = *a;
+  b.var -= nk;
+  return a->var < nk ? cxk_dwconv(s, x, w, bias, y, a)
+                     : cxk_dwt(s, x, w, bias, y, &b);
+}
+
+/* The own depthwise kernel on the scratch buffers (u: dw_run). */
 typedef struct dw_run {
   const cxk_dw *a;
   const scratch *s;
@@ -632,7 +653,7 @@ typedef struct dw_run {
 
 static int run_dw(gpu_ctx *c, const void *u) {
   const dw_run *r = u;
-  return cxk_dwconv(c->stream, r->s->x, r->s->w, NULL, r->s->y, r->a) !=
+  return gpu_dw_run(c->stream, r->s->x, r->s->w, NULL, r->s->y, r->a) !=
          cudaSuccess;
 }
 
@@ -687,8 +708,9 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
     *ep_ms = 1e30f;
   if (!gpu_dw_args(k, &a) || scratch_new(c, k, 256, 0, &s) != 0)
     return best;
-  for (a.var = 0; a.var < cxk_dwconv_variants(); a.var++) {
-    if (!cxk_dwconv_ok(&a)) /* more channels a thread than c divides into */
+  for (a.var = 0; a.var < gpu_dw_variants(); a.var++) {
+    if (!gpu_dw_ok(&a)) /* more channels a thread than c divides into, or a
+                           tiled one's geometry it does not take */
       continue;
     float ms = gpu_tune_time(c, run_dw, &(dw_run){&a, &s}, s.e0, s.e1);
     if (c->tune_log)
