@@ -22,7 +22,8 @@
 #           rest; the depthwise rows: the default again)
 # and the table gives the node's engine and time (us) in each, with the
 # candidates the autotuning timed ($SUPEROPT_TUNE_LOG). Then test_cuda's
-# half small-K case and the other half convolution cases. Logs in $OUT
+# half small-K and tiled depthwise cases, the other half convolution and
+# fused cases. Logs in $OUT
 # (or a temporary folder).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -131,10 +132,10 @@ grep -h "tune:.*small-K\|tune: conv2d line .* as GEMM\|own depthwise shape" \
 
 if [ -x "$tc" ]; then
   echo
-  echo "test_cuda: half small-K and half convolution cases"
+  echo "test_cuda: half small-K, tiled depthwise, convolution and fused cases"
   unset SUPEROPT_TUNE_CACHE
-  for f in 'cuda/half_smallk*' 'cuda/half_conv*' 'cuda/half_own_depthwise' \
-    'cuda/half_fused*' 'cuda/*fused_source*'; do
+  for f in 'cuda/half_smallk*' 'cuda/half_tiled*' 'cuda/half_conv*' \
+    'cuda/half_own_depthwise' 'cuda/half_fused*' 'cuda/*fused_source*'; do
     "$tc" --verbose --filter "$f" >>"$out/tests.log" 2>&1 || fail=$((fail + 1))
   done
   grep -E "^\[(PASS|FAIL|SKIP)\] cuda::(half|fused)" "$out/tests.log" |
