@@ -403,8 +403,8 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
  * depthwise convolution it runs (tune/dnn.c). */
 int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a);
 /* Its variants (cxk_dw.var): kconv.cu's thread shapes, then kdwt.cu's
- * tiles (half, stride 1; not with $SUPEROPT_DWT=0); whether variant a->var runs a's geometry; the
- * launch (tune/dnn.c). */
+ * tiles (half, stride 1; not with $SUPEROPT_DWT=0); whether variant a->var runs
+ * a's geometry; the launch (tune/dnn.c). */
 int gpu_dw_variants(void);
 int gpu_dw_ok(const cxk_dw *a);
 cudaError_t gpu_dw_run(cudaStream_t s, const void *x, const void *w,
@@ -443,6 +443,12 @@ int gpu_sk_args(const gpu_conv_key *k, cxk_sk *a);
  * executor's epilogue kernel over k's output, which the other engines
  * need (0 where there is no epilogue). */
 float gpu_sk_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
+/* Relative L2 distance between ksmallk.cu's result in tile var and the
+ * graph API's plain plan's plus the executor's epilogue kernel, on the
+ * same deterministic random inputs (k's epilogue; an NCHW x converted
+ * for cuDNN); huge where either does not run (tune/dnn.c). */
+double gpu_sk_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
+                     cudnnBackendDescriptor_t plain, size_t plain_ws);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL):
  * the convolution alone, or where fused, with k->fep's epilogue in the
  * same operation graph (cuDNN's fusion engines). */

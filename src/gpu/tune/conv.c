@@ -70,12 +70,15 @@ float gpu_conv_patch_time(gpu_ctx *c, const gpu_conv_key *k,
 /* ksmallk.cu's kernel (k->ep: GPU_SK_ON), with the whole epilogue,
  * against the choice so far (out: its time out->ms, plus the epilogue
  * kernel unless fused; plain: the best plain engine's time): taken where
- * 3% faster ($SUPEROPT_SK=always or =K: wherever it runs; =off: never).
+ * 3% faster ($SUPEROPT_SK=always or =K: wherever it runs; =off: never),
+ * and only where it computes what the graph API's plain plan (g) and the
+ * epilogue kernel compute (gpu_sk_verify; not checked without a plan).
  * Where timed, the epilogue kernel's time becomes out->ep_ms when none was
  * measured, so that a GEMM is charged it too (run/conv.c). Returns its
  * time (-1: not timed), *var its tile. */
 static float choose_smallk(gpu_ctx *c, const gpu_conv_key *k,
-                           gpu_conv_choice *out, float plain, int *var) {
+                           gpu_conv_choice *out, float plain,
+                           const gpu_dnn_choice *g, int *var) {
   const char *f = getenv("SUPEROPT_SK");
   if (!(k->ep & GPU_SK_ON) || (f && !strcmp(f, "off")))
     return -1.0f;
@@ -86,7 +89,20 @@ static float choose_smallk(gpu_ctx *c, const gpu_conv_key *k,
     out->ep_ms = ep;
   float rival = out->fused ? out->ms : plain + ep;
   int forced = f && strcmp(f, "off") && *f;
-  if (forced || ms < 0.97f * rival) {
+  int take = forced || ms < 0.97f * rival;
+  /* taken only where it computes what cuDNN's plain plan and the epilogue
+   * kernel compute (where there is such a plan to compare with) */
+  double err =
+      take && g->plan ? gpu_sk_verify(c, k, *var, g->plan, g->ws) : 0.0;
+  if (take && c->tune_log)
+    fprintf(stderr,
+            "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld: the "
+            "small-K kernel differs from cuDNN's plain plan by %.2e "
+            "(relative L2)%s\n",
+            (long long)k->n, (long long)k->c, (long long)k->h, (long long)k->w,
+            (long long)k->o, (long long)k->kh, (long long)k->kw, err,
+            err > GPU_DNN_VERIFY_TOL ? ": not used" : "");
+  if (take && err <= GPU_DNN_VERIFY_TOL) {
     out->own = GPU_OWN_SK + *var;
     out->fused = 0;
     out->ms = ms;
@@ -214,7 +230,7 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   float sk_ms = -1.0f;
   int skv = 0;
   if (!out->own && !c->opt.legacy_conv)
-    sk_ms = choose_smallk(c, k, out, best, &skv);
+    sk_ms = choose_smallk(c, k, out, best, &g, &skv);
   if (c->tune_log)
     fprintf(stderr,
             "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "

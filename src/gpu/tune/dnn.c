@@ -626,7 +626,8 @@ int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
 
 int gpu_dw_variants(void) {
   const char *e = getenv("SUPEROPT_DWT"); /* 0: kconv.cu's alone */
-  return cxk_dwconv_variants() + (e && !strcmp(e, "0") ? 0 : cxk_dwt_variants());
+  return cxk_dwconv_variants() +
+         (e && !strcmp(e, "0") ? 0 : cxk_dwt_variants());
 }
 
 int gpu_dw_ok(const cxk_dw *a) {
@@ -1028,6 +1029,66 @@ done:
     cudnnBackendDestroyDescriptor(vp2);
   cudaFree(x), cudaFree(w), cudaFree(b), cudaFree(r), cudaFree(y1);
   cudaFree(y2), cudaFree(wsp);
+  cudaGetLastError();
+  return err;
+}
+
+double gpu_sk_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
+                     cudnnBackendDescriptor_t plain, size_t plain_ws) {
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  int64_t nx = xd[0] * xd[1] * xd[2] * xd[3],
+          nw = wd[0] * wd[1] * wd[2] * wd[3],
+          ny = yd[0] * yd[1] * yd[2] * yd[3];
+  cxk_sk a;
+  if (!plain || !gpu_sk_args(k, &a))
+    return 1e30;
+  a.var = var;
+  int res = (k->ep & GPU_FEP_ADD) != 0, bias = (k->ep & GPU_FEP_BIAS) != 0;
+  int dt = k->dtype; /* buffers of 4 bytes an element: any type's */
+  float *x = NULL, *xc = NULL, *w = NULL, *b = NULL, *r = NULL, *y1 = NULL,
+        *y2 = NULL;
+  void *wsp = NULL;
+  bdesc vp = NULL;
+  double err = 1e30;
+  ir_shape xs = {.rank = 4, .dim = {xd[0], xd[1], xd[2], xd[3]}};
+  if (cudaMalloc((void **)&x, (size_t)nx * 4) ||
+      cudaMalloc((void **)&xc, (size_t)nx * 4) ||
+      cudaMalloc((void **)&w, (size_t)nw * 4) ||
+      cudaMalloc((void **)&b, (size_t)k->o * 4) ||
+      cudaMalloc((void **)&r, (size_t)ny * 4) ||
+      cudaMalloc((void **)&y1, (size_t)ny * 4) ||
+      cudaMalloc((void **)&y2, (size_t)ny * 4) ||
+      cudaMalloc(&wsp, plain_ws > 0 ? plain_ws : 256) ||
+      fill_random(c->stream, x, nx, 1, dt) ||
+      fill_random(c->stream, w, nw, 2, dt) ||
+      fill_random(c->stream, b, k->o, 3, dt) ||
+      fill_random(c->stream, r, ny, 4, dt) ||
+      cxk_fill_dt(c->stream, dt, y1, ny, 0.0f) ||
+      cxk_fill_dt(c->stream, dt, y2, ny, 0.0f))
+    goto done;
+  /* cuDNN's plan reads x channels-last (k->cl); the kernel an NCHW x as
+   * it is where the key says so: the same values converted for cuDNN */
+  if (a.xcl)
+    cudaMemcpyAsync(xc, x, (size_t)nx * cxk_dt_size(dt),
+                    cudaMemcpyDeviceToDevice, c->stream);
+  else if (gpu_convert_dt(c->stream, &xs, x, xc, 1, dt) != cudaSuccess)
+    goto done;
+  const void *p1[6] = {xc, w, y1, NULL, NULL, wsp};
+  if (variant_pack(&vp, p1) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendExecute(c->dnn, plain, vp) != CUDNN_STATUS_SUCCESS ||
+      run_epilogue(c->stream, k, y1, bias ? b : NULL, res ? r : NULL, ny, a.fn,
+                   a.hi) != cudaSuccess ||
+      cxk_smallk(c->stream, x, w, bias ? b : NULL, res ? r : NULL, y2, &a) !=
+          cudaSuccess ||
+      cudaStreamSynchronize(c->stream) != cudaSuccess)
+    goto done;
+  err = rel_l2(y1, y2, ny, dt);
+done:
+  if (vp)
+    cudnnBackendDestroyDescriptor(vp);
+  cudaFree(x), cudaFree(xc), cudaFree(w), cudaFree(b), cudaFree(r);
+  cudaFree(y1), cudaFree(y2), cudaFree(wsp);
   cudaGetLastError();
   return err;
 }
