@@ -449,6 +449,10 @@ float gpu_sk_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
  * for cuDNN); huge where either does not run (tune/dnn.c). */
 double gpu_sk_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
                      cudnnBackendDescriptor_t plain, size_t plain_ws);
+/* The same for the own depthwise kernel's variant var (the convolution
+ * alone; the filter converted to its [k, k, c]). */
+double gpu_dw_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
+                     cudnnBackendDescriptor_t plain, size_t plain_ws);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL):
  * the convolution alone, or where fused, with k->fep's epilogue in the
  * same operation graph (cuDNN's fusion engines). */

@@ -223,6 +223,20 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
     out->own =
         dw_ms < 1e29f && dw_ms < 0.97f * (out->fused ? gf.ms : best + ep);
   }
+  /* kdwt.cu's tiles (not yet run on a GPU when written) only where they
+   * compute what cuDNN's plain plan computes */
+  if (out->own && var >= cxk_dwconv_variants() && g.plan) {
+    double err = gpu_dw_verify(c, k, var, g.plan, g.ws);
+    if (c->tune_log)
+      fprintf(stderr,
+              "tune: conv2d %lldx%lldx%lldx%lld, depthwise %lldx%lld: the "
+              "tiled kernel %d differs from cuDNN's plain plan by %.2e "
+              "(relative L2)%s\n",
+              (long long)k->n, (long long)k->c, (long long)k->h,
+              (long long)k->w, (long long)k->kh, (long long)k->kw, var, err,
+              err > GPU_DNN_VERIFY_TOL ? ": not used" : "");
+    out->own = err <= GPU_DNN_VERIFY_TOL;
+  }
   out->own = out->own ? 1 + var : 0;
   out->fused = out->fused && !out->own;
   out->ms = out->fused ? gf.ms : best; /* the own kernel, when chosen, is

@@ -1093,6 +1093,52 @@ done:
   return err;
 }
 
+double gpu_dw_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
+                     cudnnBackendDescriptor_t plain, size_t plain_ws) {
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  int64_t nx = xd[0] * xd[1] * xd[2] * xd[3],
+          nw = wd[0] * wd[1] * wd[2] * wd[3],
+          ny = yd[0] * yd[1] * yd[2] * yd[3];
+  cxk_dw a;
+  if (!plain || !gpu_dw_args(k, &a))
+    return 1e30;
+  a.var = var;
+  int dt = k->dtype;
+  float *x = NULL, *w = NULL, *wt = NULL, *y1 = NULL, *y2 = NULL;
+  void *wsp = NULL;
+  bdesc vp = NULL;
+  double err = 1e30;
+  /* the filter [c, 1, k, k] as [1, c, k, k] NCHW -> NHWC: [k, k, c] */
+  ir_shape ws = {.rank = 4, .dim = {1, k->c, k->kh, k->kw}};
+  if (!gpu_dw_ok(&a) || cudaMalloc((void **)&x, (size_t)nx * 4) ||
+      cudaMalloc((void **)&w, (size_t)nw * 4) ||
+      cudaMalloc((void **)&wt, (size_t)nw * 4) ||
+      cudaMalloc((void **)&y1, (size_t)ny * 4) ||
+      cudaMalloc((void **)&y2, (size_t)ny * 4) ||
+      cudaMalloc(&wsp, plain_ws > 0 ? plain_ws : 256) ||
+      fill_random(c->stream, x, nx, 1, dt) ||
+      fill_random(c->stream, w, nw, 2, dt) ||
+      cxk_fill_dt(c->stream, dt, y1, ny, 0.0f) ||
+      cxk_fill_dt(c->stream, dt, y2, ny, 0.0f) ||
+      gpu_convert_dt(c->stream, &ws, w, wt, 1, dt) != cudaSuccess)
+    goto done;
+  const void *p1[6] = {x, w, y1, NULL, NULL, wsp};
+  if (variant_pack(&vp, p1) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendExecute(c->dnn, plain, vp) != CUDNN_STATUS_SUCCESS ||
+      gpu_dw_run(c->stream, x, wt, NULL, y2, &a) != cudaSuccess ||
+      cudaStreamSynchronize(c->stream) != cudaSuccess)
+    goto done;
+  err = rel_l2(y1, y2, ny, dt);
+done:
+  if (vp)
+    cudnnBackendDestroyDescriptor(vp);
+  cudaFree(x), cudaFree(w), cudaFree(wt), cudaFree(y1), cudaFree(y2);
+  cudaFree(wsp);
+  cudaGetLastError();
+  return err;
+}
+
 base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
                             gpu_dnn_pack *vp, const float *x, const float *w,
                             float *y, const float *b, const float *r, void *ws,
