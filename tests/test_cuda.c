@@ -1378,6 +1378,59 @@ Test(cuda, half_own_depthwise) {
   unsetenv("SUPEROPT_DW");
 }
 
+/* Every node named dw* runs the own depthwise engine where its stride is
+ * 1 (kdwt.cu's tiles take no other), cuDNN where not. */
+static void dwt_engines(const ir_graph *g, const gpu_plan *p,
+                        const char *what) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    const char *y = g->tensors[n->out[0]].name, *e = gpu_plan_engine(p, i);
+    if (!strncmp(y, "dw", 2))
+      cr_expect(n->a.stride[0] == 1 ? !strcmp(e, "kconv depthwise")
+                                    : !!strstr(e, "cuDNN"),
+                "%s: %s runs on %s", what, y, e);
+  }
+}
+
+/* kdwt.cu's tiled depthwise kernel (the own engine's variants past
+ * kconv.cu's ten), forced in each of its tiles, against the CPU: 7x7,
+ * 5x5 and 3x3 of 40 channels (a block of 32 and a partial one) on 13 x 19
+ * images (partial tiles), bias with relu, with a clip, none with a
+ * residual after; a stride-2 one it does not take stays cuDNN's. */
+static const char *const dwt_graph =
+    "input x: [2,40,13,19]\nweight wa: [40,1,7,7]\nweight wb: [40,1,5,5]\n"
+    "weight wc: [40,1,3,3]\nweight b: [40]\nweight wo: [4,40,1,1]\n"
+    "dwa = conv2d(x, wa, b) groups=40 pad=[3,3,3,3] act=relu\n"
+    "dwb = conv2d(dwa, wb, b) groups=40 pad=[2,2,2,2] act=clip max=0.5\n"
+    "dwc = conv2d(dwb, wc, b, dwa) groups=40 pad=[1,1,1,1]\n"
+    "dwe = conv2d(dwa, wa, b) groups=40 stride=[2,2] pad=[3,3,3,3]\n"
+    "o = conv2d(dwc, wo)\noe = conv2d(dwe, wo)\noutput o, oe\n";
+
+Test(cuda, half_tiled_depthwise) {
+  need_gpu();
+  gpu_options cl = {0};
+  ir_graph *g = parse(dwt_graph);
+  plan_hook = dwt_engines;
+  for (int var = 10; var < 13; var++) /* after kconv.cu's ten shapes */
+    for (int ty = 0; ty < 2; ty++) {
+      if (ty && var > 10)
+        continue;
+      base_diag d;
+      ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+      cr_assert_not_null(h, "%s", d.msg);
+      char v[16], label[48];
+      snprintf(v, sizeof v, "%d", var);
+      setenv("SUPEROPT_DW", v, 1);
+      snprintf(label, sizeof label, "half tiled depthwise %d, %s", var,
+               half_types[ty]);
+      compare_half_as(h, &cl, label);
+      ir_graph_free(h);
+    }
+  plan_hook = NULL;
+  unsetenv("SUPEROPT_DW");
+  ir_graph_free(g);
+}
+
 /* Every 1x1 convolution of the graph (named g*) runs as a half cuBLASLt
  * GEMM. */
 static void gemm_engines(const ir_graph *g, const gpu_plan *p,
@@ -1410,6 +1463,68 @@ Test(cuda, half_conv_gemm_1x1) {
                  &cl, "half 1x1 conv GEMM");
   plan_hook = NULL;
   unsetenv("SUPEROPT_GEMM");
+}
+
+/* Every convolution named s* or p* runs ksmallk.cu's kernel. */
+static void smallk_engines(const ir_graph *g, const gpu_plan *p,
+                           const char *what) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const char *y = g->tensors[g->nodes[i].out[0]].name;
+    if (y[0] == 's' || y[0] == 'p')
+      cr_expect_str_eq(gpu_plan_engine(p, i), "ksmallk tensor cores", "%s: %s",
+                       what, y);
+  }
+}
+
+/* Convolutions with a short reduction in half on the tensor cores
+ * (ksmallk.cu), forced in each of its tiles ($SUPEROPT_SK=K), against the
+ * CPU: stems of 3 channels reading the NCHW input image as it is (3x3
+ * stride 2 with a clip, ConvNeXt's 4x4 stride 4, a 7x7 stride 2 of 147
+ * taps with relu and no bias, one of asymmetric padding: padded into
+ * scratch first), pointwise convolutions of 16 and 24 input channels (relu;
+ * a channels-last residual), odd image sizes throughout; the outputs
+ * through convolutions cuDNN runs (channels-last results). */
+static const char *const smallk_graph =
+    "input x: [2,3,17,19]\nweight ws: [16,3,3,3]\nweight bs: [16]\n"
+    "weight wc: [24,3,4,4]\nweight bc: [24]\nweight w7: [8,3,7,7]\n"
+    "weight wp: [40,16,1,1]\nweight bp: [40]\nweight wq: [24,24,1,1]\n"
+    "weight wo: [4,40,1,1]\nweight wz: [4,24,3,3]\nweight wy: [4,8,3,3]\n"
+    "weight wt: [4,16,3,3]\n"
+    "sa = conv2d(x, ws, bs) stride=[2,2] pad=[1,1,1,1] act=clip max=6\n"
+    "pa = conv2d(sa, wp, bp) act=relu\n"
+    "sb = conv2d(x, wc, bc) stride=[4,4]\n"
+    "pb = conv2d(sb, wq, bc, sb)\n"
+    "sc = conv2d(x, w7) stride=[2,2] pad=[3,3,3,3] act=relu\n"
+    "sd = conv2d(x, ws, bs) stride=[2,2] pad=[0,0,1,1] act=relu\n"
+    "oa = conv2d(pa, wo)\nob = conv2d(pb, wz) pad=[1,1,1,1]\n"
+    "oc = conv2d(sc, wy) pad=[1,1,1,1]\nod = conv2d(sd, wt) pad=[1,1,1,1]\n"
+    "output oa, ob, oc, od\n";
+
+Test(cuda, half_smallk_convs) {
+  need_gpu();
+  gpu_options cl = {0};
+  ir_graph *g = parse(smallk_graph);
+  plan_hook = smallk_engines;
+  /* every tile in bf16, the first and the last in f16 (each plan tunes
+     its ten convolutions afresh: the tuning cache is off while forced) */
+  for (int var = 0; var < 6; var++) /* cxk_smallk_variants() */
+    for (int ty = 0; ty < 2; ty++) {
+      if (ty && var % 5)
+        continue;
+      base_diag d;
+      ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+      cr_assert_not_null(h, "%s", d.msg);
+      char v[16], label[48];
+      snprintf(v, sizeof v, "%d", var);
+      setenv("SUPEROPT_SK", v, 1);
+      snprintf(label, sizeof label, "half small-K tile %d, %s", var,
+               half_types[ty]);
+      compare_half_as(h, &cl, label);
+      ir_graph_free(h);
+    }
+  plan_hook = NULL;
+  unsetenv("SUPEROPT_SK");
+  ir_graph_free(g);
 }
 
 /* Every attention node runs katt.cu's kernel or, where it was timed
@@ -2223,6 +2338,47 @@ Test(cuda, half_fused_sources_compile_with_nvrtc) {
       }
       ir_graph_free(g);
     }
+}
+
+/* A division by a value constant along the half vector form's 8 elements
+ * (fused_graphs[1]'s ewdiv(c, u), u [3,1,1]) is a product with its
+ * reciprocal there, computed once a thread (ConvNeXt's erf gelu divides by
+ * sqrt 2); the scalar half form and float32 divide as before. */
+Test(cuda, half_fused_divides_once_a_thread) {
+  for (int ty = 0; ty < 3; ty++) { /* f32, bf16, f16 */
+    base_diag d;
+    ir_graph *g = parse(fused_graphs[1]);
+    if (ty) {
+      ir_graph *h = ir_graph_to_dtype(g, ty == 2 ? IR_DT_F16 : IR_DT_BF16, &d);
+      ir_graph_free(g);
+      cr_assert_not_null(h, "%s", d.msg);
+      g = h;
+    }
+    int f = -1;
+    for (int j = 0; j < g->nnodes; j++)
+      if (g->nodes[j].op == IR_OP_FUSED)
+        f = j;
+    cr_assert_geq(f, 0);
+    for (int vecok = 0; vecok < 2; vecok++) {
+      char *src = NULL, name[40];
+      uint64_t key = 0;
+      int vec = -1;
+      const float *unaligned[IR_MAX_IN + 1];
+      for (int k = 0; k <= IR_MAX_IN; k++)
+        unaligned[k] = (const float *)(uintptr_t)4;
+      cr_assert_eq(gpu_fused_source(g, &g->nodes[f], vecok ? NULL : unaligned,
+                                    NULL, "sm_90", &src, name, &key, &vec, &d),
+                   BASE_OK, "%s", d.msg);
+      int recip = strstr(src, " * (1.0f / a") != NULL;
+      cr_expect_eq(recip, ty && vec,
+                   "type %d, vector form %d: reciprocal %d\n%s", ty, vec, recip,
+                   src);
+      cr_expect(ty && vec ? 1 : strstr(src, " / a") != NULL,
+                "type %d: no division\n%s", ty, src);
+      free(src);
+    }
+    ir_graph_free(g);
+  }
 }
 
 /* Channels-last operands (layout.c): the kernel walks the output in NHWC

@@ -15,6 +15,7 @@
 #include <cudnn.h>
 
 #include "gpu.h"
+#include "kern/kdwt.h"
 #include "kern/kern.h"
 
 _Static_assert(CXK_RANK == IR_MAX_RANK, "the kernels' rank is the IR's");
@@ -31,7 +32,10 @@ typedef struct gpu_conv_key {
   /* the convolution's epilogue (bias, relu or clip, no residual) is one
    * kconv.cu adds in the kernel: 1 bias and relu (the legacy cuDNN path
    * fuses them, the graph API's plain plan does not), 2 any other; 0 none
-   * or not */
+   * or not. A geometry ksmallk.cu may run (a half stem or low-K pointwise
+   * convolution, groups 1): GPU_SK_ON with its epilogue's GPU_FEP_* bits
+   * (a clip of any bounds as GPU_FEP_CLIP) and GPU_SK_NCHW where it reads
+   * an NCHW x as it is */
   int32_t ep;
   /* the epilogue a graph-API plan may compute with the convolution
    * (GPU_FEP_*: cuDNN's fusion engines), 0 for the convolution
@@ -49,6 +53,11 @@ enum {
   GPU_FEP_CLIP = 8  /* or then min(max(v, 0), hi) */
 };
 
+enum { GPU_SK_ON = 16, GPU_SK_NCHW = 32 }; /* gpu_conv_key.ep */
+/* gpu_conv_choice.own at and past this: ksmallk.cu's kernel, own -
+ * GPU_OWN_SK its tile (cxk_sk.var); below: kconv.cu's, 1 + its shape */
+#define GPU_OWN_SK 1000
+
 /* $SUPEROPT_CONV_FUSE, for tests and comparisons: a number M offers
  * cuDNN's fused plan only for epilogues within the GPU_FEP_* bits M (0:
  * never); returns that mask, else all bits. *always (where not NULL): 1
@@ -62,8 +71,9 @@ typedef struct gpu_conv_choice {
   cudnnMathType_t math;
   cudnnBackendDescriptor_t plan; /* graph API execution plan, or NULL */
   size_t ws;
-  int own;     /* the executor's depthwise kernel (kconv.cu) was faster: 1 +
-                  its variant */
+  int own;     /* the executor's depthwise kernel (kconv.cu, kdwt.cu) was
+                  faster: 1 + its variant (gpu_dw_ok); or ksmallk.cu's,
+                  GPU_OWN_SK + its tile */
   float ms;    /* the chosen engine's median time */
   int fused;   /* plan computes key.fep's epilogue too */
   float ep_ms; /* the epilogue kernel's time where it was timed (key.fep
@@ -165,6 +175,10 @@ typedef struct gpu_conv {
                           (1x1, stride 1, unpadded) */
   cxk_im2col im2col;
   cxk_dw dw;
+  int sk;         /* runs ksmallk.cu's kernel with skp (not cuDNN) */
+  int sk_x_as_is; /* and reads x in its own layout (NCHW): no conversion
+                     (plan/layout.c) */
+  cxk_sk skp;
   cxk_pad pad;
   ir_shape wcl_as; /* the shape wcl is converted as: the filter's (KRSC),
                       or [1, C, kh, kw] for the own kernel ([kh, kw, C]) */
@@ -388,6 +402,13 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
 /* The executor's own depthwise kernel's geometry for k; 0 when k is not a
  * depthwise convolution it runs (tune/dnn.c). */
 int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a);
+/* Its variants (cxk_dw.var): kconv.cu's thread shapes, then kdwt.cu's
+ * tiles (half, stride 1; not with $SUPEROPT_DWT=0); whether variant a->var runs
+ * a's geometry; the launch (tune/dnn.c). */
+int gpu_dw_variants(void);
+int gpu_dw_ok(const cxk_dw *a);
+cudaError_t gpu_dw_run(cudaStream_t s, const void *x, const void *w,
+                       const void *bias, void *y, const cxk_dw *a);
 /* One run of what an autotuner times (0: it ran). */
 typedef int (*gpu_timed_run)(gpu_ctx *c, const void *u);
 /* Median time in ms of one run(c, u) as inside a graph replay (tune/time.c):
@@ -413,6 +434,25 @@ float gpu_conv_patch_time(gpu_ctx *c, const gpu_conv_key *k,
  * (cxk_bias_act) over k's output, timed alike: what the own kernel saves
  * where it adds the epilogue itself (k->ep). */
 float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
+/* ksmallk.cu's geometry for k (GPU_SK_ON in k->ep); 0 when it does not
+ * run k (tune/dnn.c). */
+int gpu_sk_args(const gpu_conv_key *k, cxk_sk *a);
+/* Its median time on scratch buffers with k's whole epilogue (ms), or a
+ * huge value (also where the device or the build lacks sm_80's mma);
+ * *var: its fastest tile (or the one $SUPEROPT_SK=K names); *ep_ms: the
+ * executor's epilogue kernel over k's output, which the other engines
+ * need (0 where there is no epilogue). */
+float gpu_sk_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms);
+/* Relative L2 distance between ksmallk.cu's result in tile var and the
+ * graph API's plain plan's plus the executor's epilogue kernel, on the
+ * same deterministic random inputs (k's epilogue; an NCHW x converted
+ * for cuDNN); huge where either does not run (tune/dnn.c). */
+double gpu_sk_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
+                     cudnnBackendDescriptor_t plain, size_t plain_ws);
+/* The same for the own depthwise kernel's variant var (the convolution
+ * alone; the filter converted to its [k, k, c]). */
+double gpu_dw_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
+                     cudnnBackendDescriptor_t plain, size_t plain_ws);
 /* Autotunes the graph API's engines for k (never fails: out->plan NULL):
  * the convolution alone, or where fused, with k->fep's epilogue in the
  * same operation graph (cuDNN's fusion engines). */

@@ -280,6 +280,33 @@ int cxk_dwconv_variants(void);
 /* bias: [c] added to every output (after the sum), or NULL. */
 cudaError_t cxk_dwconv(cudaStream_t s, const void *x, const void *w,
                        const void *bias, void *y, const cxk_dw *p);
+/* A convolution with a short reduction on the tensor cores (ksmallk.cu;
+ * f16 or bf16, float32 sums): the GEMM y[P, O] = A[P, K] w[O, K]^T over
+ * the n * oh * ow output pixels, K = kh * kw * c in the KRSC filter's
+ * order (w [o, kh, kw, c]); y (and a residual) channels-last [n, oh, ow,
+ * o], o a multiple of 8. Either pointwise (cxk_smallk_pointwise: 1x1,
+ * stride 1, unpadded, x channels-last, c even and at most 32) or a stem
+ * (c at most 4, kh * kw * c at most 160, any kernel and stride, padding
+ * pt (top and bottom) and pl (left and right), x channels-last or NCHW
+ * (xcl)). The epilogue: (sum + bias) + res, then fn (CXK_ID, CXK_RELU or
+ * CXK_CLIP to [lo, hi]); bias and res may be NULL. var: one of
+ * cxk_smallk_variants() tiles. Needs sm_80 or later (the caller checks
+ * the device: cxk_flash_runs_here). */
+typedef struct cxk_sk {
+  int64_t n, c, h, w, o, oh, ow;
+  int kh, kw, sh, sw, pt, pl;
+  int xcl;
+  int var;
+  int fn;
+  float lo, hi;
+  int dt;
+} cxk_sk;
+int cxk_smallk_pointwise(const cxk_sk *p);
+int cxk_smallk_ok(const cxk_sk *p);
+int cxk_smallk_variants(void);
+cudaError_t cxk_smallk(cudaStream_t s, const void *x, const void *w,
+                       const void *bias, const void *res, void *y,
+                       const cxk_sk *p);
 /* Squeeze-and-excitation's squeeze in one kernel (kse.cu): pooled[n, c]
  * = mean over the hw pixels of x (NCHW [n, c, hw], or channels-last [n,
  * hw, c] when cl); h[n, r] = act1(b1[r] + sum_c w1[r, c] pooled[n, c]);

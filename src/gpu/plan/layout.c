@@ -412,6 +412,8 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
       int t = n->in[k];
       if (n->op == IR_OP_CONV2D && k > 0)
         break; /* the filter is converted at upload; the bias is 1-D */
+      if (n->op == IR_OP_CONV2D && s->conv && s->conv->sk_x_as_is)
+        continue; /* ksmallk.cu reads an NCHW x as it is */
       if (!spatial(shp(p, t)) || (int)p->cl[t] == s->cl)
         continue;
       if (!s->cin_off) {

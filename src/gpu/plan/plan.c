@@ -332,6 +332,7 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
     return "float32 kernels on copies";
   if (s->conv)
     return s->conv->own       ? "kconv depthwise"
+           : s->conv->sk      ? "ksmallk tensor cores"
            : s->conv->patches ? "cuBLASLt GEMM on im2col patches"
            : s->conv->gemm    ? "cuBLASLt GEMM"
            : s->conv->fused   ? "cuDNN graph API with epilogue"

@@ -2,9 +2,10 @@
  * cudnnConvolutionBiasActivationForward, other activations and lone
  * biases through one extra kernel; asymmetric "same" padding is
  * materialised into scratch first, since cuDNN pads symmetrically), or
- * where faster the executor's depthwise kernel or a cuBLASLt GEMM (over
- * the input's im2col patches unless 1x1). The engine is chosen by
- * tune/conv.c.
+ * where faster the executor's depthwise kernel, its small-K tensor-core
+ * kernel (ksmallk.cu: half stems and low-K pointwise convolutions) or a
+ * cuBLASLt GEMM (over the input's im2col patches unless 1x1). The engine
+ * is chosen by tune/conv.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,34 @@ static int fused_epilogue(const gpu_plan *p, const ir_node *n,
   return fep;
 }
 
+/* gpu_conv_key.ep for a convolution ksmallk.cu may run (a half stem or
+ * low-K pointwise one of groups 1, channels-last, its epilogue bias, a
+ * channels-last residual and relu or a clip): GPU_SK_ON, the epilogue's
+ * GPU_FEP_* bits, and GPU_SK_NCHW where a stem reads an NCHW x (the
+ * network's input image) as it is, without the layout's conversion; 0
+ * where it may not (k: the key but for ep). */
+static int smallk_epilogue(const gpu_plan *p, const ir_node *n,
+                           const gpu_step *s, const gpu_conv_key *k,
+                           int prepad) {
+  int fn = epilogue_fn(n, s);
+  if (k->dtype == CXK_F32 || !s->cl || k->groups != 1 ||
+      (s->res && !gpu_is_cl(p, s->res - 1)) ||
+      (fn != CXK_ID && fn != CXK_RELU && fn != CXK_CLIP))
+    return 0;
+  gpu_conv_key kk = *k;
+  kk.ep = GPU_SK_ON | (n->nin >= 3 ? GPU_FEP_BIAS : 0) |
+          (s->res ? GPU_FEP_ADD : 0) |
+          (fn == CXK_RELU   ? GPU_FEP_RELU
+           : fn == CXK_CLIP ? GPU_FEP_CLIP
+                            : 0);
+  cxk_sk a;
+  if (!gpu_sk_args(&kk, &a))
+    return 0;
+  if (!prepad && !cxk_smallk_pointwise(&a) && !gpu_is_cl(p, n->in[0]))
+    kk.ep |= GPU_SK_NCHW; /* x as it is (an NCHW stem reads as fast) */
+  return kk.ep;
+}
+
 base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                              base_diag *d) {
   gpu_conv *cv = s->conv = base_calloc(1, sizeof *cv);
@@ -154,8 +183,9 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   }
   /* kconv.cu could run it (any float type) */
   int dw = gpu_dw_args(&k, &cv->dw);
-  k.ep = dw ? own_epilogue(n, s) : 0; /* else one key */
-  if (!p->ctx->opt.no_fold)           /* half too: half I/O, float32 inside */
+  k.ep = dw ? own_epilogue(n, s) /* else one key, or ksmallk.cu's */
+            : smallk_epilogue(p, n, s, &k, cv->prepad);
+  if (!p->ctx->opt.no_fold) /* half too: half I/O, float32 inside */
     k.fep = fused_epilogue(p, n, s, &k.hi);
   if (k.fep & ~gpu_conv_fuse_env(NULL)) /* not offered ($SUPEROPT_CONV_FUSE) */
     k.fep = 0, k.hi = 0.0f;
@@ -166,13 +196,25 @@ base_status gpu_conv_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   if (cv->prepad) /* x padded into scratch (but for a GEMM on patches) */
     s->scratch_bytes = sizeof(float) * (size_t)(k.n * k.c * k.h * k.w);
   if (ch.own && dw &&
-      (cv->dw.var = ch.own - 1, cxk_dwconv_ok(&cv->dw))) { /* kconv.cu */
+      (cv->dw.var = ch.own - 1, gpu_dw_ok(&cv->dw))) { /* kconv.cu, kdwt.cu */
     cv->own = 1;
     cv->wcl_as = (ir_shape){.rank = 4, .dim = {1, k.c, k.kh, k.kw}};
     return BASE_OK;
   }
-  if ((st = conv_gemm_prepare(p, n, s, &ch, d)) || cv->gemm)
+  if (ch.own >= GPU_OWN_SK && gpu_sk_args(&k, &cv->skp) &&
+      (cv->skp.var = ch.own - GPU_OWN_SK, cxk_smallk_ok(&cv->skp))) {
+    cv->sk = 1; /* ksmallk.cu, unless a GEMM times faster still */
+    cv->sk_x_as_is = (k.ep & GPU_SK_NCHW) != 0;
+    const char *f = getenv("SUPEROPT_SK"); /* forced (tests): no GEMM */
+    if (f && *f && strcmp(f, "off"))
+      return BASE_OK;
+  }
+  if ((st = conv_gemm_prepare(p, n, s, &ch, d)) || cv->gemm) {
+    cv->sk = cv->sk_x_as_is = 0;
     return st;
+  }
+  if (cv->sk)
+    return BASE_OK;
   if (ch.plan) { /* graph API engine: bias and activation by cxk_bias_act,
                     or in the plan (fused) */
     cv->plan = ch.plan;
@@ -219,6 +261,15 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     x = s->scratch;
   }
   const float one = 1.0f, zero = 0.0f;
+  if (cv->sk) { /* ksmallk.cu, the whole epilogue in the kernel */
+    cxk_sk a = cv->skp;
+    a.fn = epilogue_fn(n, s);
+    a.lo = s->clip_lo, a.hi = s->clip_hi;
+    GPU_CUDA(d,
+             cxk_smallk(c->stream, x, w, n->nin >= 3 ? p->ptr[n->in[2]] : NULL,
+                        s->res ? p->ptr[s->res - 1] : NULL, y, &a));
+    return BASE_OK;
+  }
   if (cv->gemm) { /* y[P,O] = x[P,C] w[O,C]^T, channels-last */
     gpu_mm *m = cv->gemm;
     if (cv->patches) { /* the patches as rows: [P, kh*kw*C] */
@@ -243,10 +294,10 @@ base_status gpu_conv_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
     cxk_dw a = cv->dw;
     a.fn = epilogue_fn(n, s);
     a.lo = s->clip_lo, a.hi = s->clip_hi;
-    int alone = !s->res && cxk_dwconv_ok(&a);
+    int alone = !s->res && gpu_dw_ok(&a);
     if (!alone)
       a.fn = CXK_ID;
-    GPU_CUDA(d, cxk_dwconv(c->stream, x, w, alone ? b : NULL, y, &a));
+    GPU_CUDA(d, gpu_dw_run(c->stream, x, w, alone ? b : NULL, y, &a));
     if (alone)
       return BASE_OK;
   } else if (cv->plan) {
@@ -402,7 +453,9 @@ static base_status conv_gemm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   int always = force && !strcmp(force, "always");
   base_diag ignored;
   int timed = gpu_mm_choose(p->ctx, &key, m, &ignored) == BASE_OK;
-  float cudnn_ms = ch->fused ? ch->ms : ch->ms + ch->ep_ms;
+  /* ksmallk.cu's time (ch->own past GPU_OWN_SK) holds its epilogue */
+  float cudnn_ms =
+      ch->fused || ch->own >= GPU_OWN_SK ? ch->ms : ch->ms + ch->ep_ms;
   if (p->ctx->tune_log)
     fprintf(stderr,
             "tune: conv2d line %d as GEMM %lldx%lldx%lld: %.4f ms + patches "

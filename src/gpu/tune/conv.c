@@ -67,6 +67,49 @@ float gpu_conv_patch_time(gpu_ctx *c, const gpu_conv_key *k,
   return ms;
 }
 
+/* ksmallk.cu's kernel (k->ep: GPU_SK_ON), with the whole epilogue,
+ * against the choice so far (out: its time out->ms, plus the epilogue
+ * kernel unless fused; plain: the best plain engine's time): taken where
+ * 3% faster ($SUPEROPT_SK=always or =K: wherever it runs; =off: never),
+ * and only where it computes what the graph API's plain plan (g) and the
+ * epilogue kernel compute (gpu_sk_verify; not checked without a plan).
+ * Where timed, the epilogue kernel's time becomes out->ep_ms when none was
+ * measured, so that a GEMM is charged it too (run/conv.c). Returns its
+ * time (-1: not timed), *var its tile. */
+static float choose_smallk(gpu_ctx *c, const gpu_conv_key *k,
+                           gpu_conv_choice *out, float plain,
+                           const gpu_dnn_choice *g, int *var) {
+  const char *f = getenv("SUPEROPT_SK");
+  if (!(k->ep & GPU_SK_ON) || (f && !strcmp(f, "off")))
+    return -1.0f;
+  float ep = 0.0f, ms = gpu_sk_time(c, k, var, &ep);
+  if (ms > 1e29f)
+    return -1.0f;
+  if (!out->fused && out->ep_ms == 0.0f)
+    out->ep_ms = ep;
+  float rival = out->fused ? out->ms : plain + ep;
+  int forced = f && strcmp(f, "off") && *f;
+  int take = forced || ms < 0.97f * rival;
+  /* taken only where it computes what cuDNN's plain plan and the epilogue
+   * kernel compute (where there is such a plan to compare with) */
+  double err =
+      take && g->plan ? gpu_sk_verify(c, k, *var, g->plan, g->ws) : 0.0;
+  if (take && c->tune_log)
+    fprintf(stderr,
+            "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld: the "
+            "small-K kernel differs from cuDNN's plain plan by %.2e "
+            "(relative L2)%s\n",
+            (long long)k->n, (long long)k->c, (long long)k->h, (long long)k->w,
+            (long long)k->o, (long long)k->kh, (long long)k->kw, err,
+            err > GPU_DNN_VERIFY_TOL ? ": not used" : "");
+  if (take && err <= GPU_DNN_VERIFY_TOL) {
+    out->own = GPU_OWN_SK + *var;
+    out->fused = 0;
+    out->ms = ms;
+  }
+  return ms;
+}
+
 base_status
 gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
                 cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
@@ -164,7 +207,7 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
   out->own = 0;
   if (forced)
     out->own = !c->opt.legacy_conv && gpu_dw_args(k, &a) &&
-               (a.var = var, cxk_dwconv_ok(&a));
+               (a.var = var, gpu_dw_ok(&a));
   else if (!c->opt.legacy_conv) {
     /* cuDNN's time, plus the epilogue kernel it needs and ours saves
      * ($SUPEROPT_DW_EP=0: not, for comparisons); none where cuDNN's fused
@@ -180,25 +223,45 @@ gpu_conv_choose(gpu_ctx *c, const gpu_conv_key *k, cudnnTensorDescriptor_t x,
     out->own =
         dw_ms < 1e29f && dw_ms < 0.97f * (out->fused ? gf.ms : best + ep);
   }
+  /* kdwt.cu's tiles (not yet run on a GPU when written) only where they
+   * compute what cuDNN's plain plan computes */
+  if (out->own && var >= cxk_dwconv_variants() && g.plan) {
+    double err = gpu_dw_verify(c, k, var, g.plan, g.ws);
+    if (c->tune_log)
+      fprintf(stderr,
+              "tune: conv2d %lldx%lldx%lldx%lld, depthwise %lldx%lld: the "
+              "tiled kernel %d differs from cuDNN's plain plan by %.2e "
+              "(relative L2)%s\n",
+              (long long)k->n, (long long)k->c, (long long)k->h,
+              (long long)k->w, (long long)k->kh, (long long)k->kw, var, err,
+              err > GPU_DNN_VERIFY_TOL ? ": not used" : "");
+    out->own = err <= GPU_DNN_VERIFY_TOL;
+  }
   out->own = out->own ? 1 + var : 0;
   out->fused = out->fused && !out->own;
   out->ms = out->fused ? gf.ms : best; /* the own kernel, when chosen, is
                                           faster still */
+  float sk_ms = -1.0f;
+  int skv = 0;
+  if (!out->own && !c->opt.legacy_conv)
+    sk_ms = choose_smallk(c, k, out, best, &g, &skv);
   if (c->tune_log)
     fprintf(stderr,
             "tune: conv2d %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld, "
             "stride %d, groups %d, %s: legacy %.4f ms, graph API %.4f ms, "
             "with epilogue %d %.4f ms (its kernel %.4f ms), own %.4f ms "
-            "(shape %d), epilogue it saves %.4f ms: %s\n",
+            "(shape %d), epilogue it saves %.4f ms, small-K %.4f ms (tile "
+            "%d): %s\n",
             (long long)k->n, (long long)k->c, (long long)k->h, (long long)k->w,
             (long long)k->o, (long long)k->kh, (long long)k->kw, k->stride[0],
             k->groups, k->cl ? "NHWC" : "NCHW", r[i].time,
             g.plan ? g.ms : -1.0f, k->fep, gf.plan ? gf.ms : -1.0f, out->ep_ms,
-            dw_ms < 1e29f ? dw_ms : -1.0f, var, ep,
-            out->own     ? "own"
-            : out->fused ? "graph API with epilogue"
-            : graph_api  ? "graph API"
-                         : "legacy");
+            dw_ms < 1e29f ? dw_ms : -1.0f, var, ep, sk_ms, skv,
+            out->own >= GPU_OWN_SK ? "own small-K"
+            : out->own             ? "own"
+            : out->fused           ? "graph API with epilogue"
+            : graph_api            ? "graph API"
+                                   : "legacy");
   out->rank = out->engine = -1;
   if (out->fused) {
     out->plan = gf.plan;

@@ -624,7 +624,29 @@ int gpu_dw_args(const gpu_conv_key *k, cxk_dw *a) {
          cxk_dwconv_ok(a);
 }
 
-/* kconv.cu's kernel on the scratch buffers (u: dw_run). */
+int gpu_dw_variants(void) {
+  const char *e = getenv("SUPEROPT_DWT"); /* 0: kconv.cu's alone */
+  return cxk_dwconv_variants() +
+         (e && !strcmp(e, "0") ? 0 : cxk_dwt_variants());
+}
+
+int gpu_dw_ok(const cxk_dw *a) {
+  int nk = cxk_dwconv_variants();
+  cxk_dw b = *a;
+  b.var -= nk;
+  return a->var < nk ? cxk_dwconv_ok(a) : cxk_dwt_ok(&b);
+}
+
+cudaError_t gpu_dw_run(cudaStream_t s, const void *x, const void *w,
+                       const void *bias, void *y, const cxk_dw *a) {
+  int nk = cxk_dwconv_variants();
+  cxk_dw b = *a;
+  b.var -= nk;
+  return a->var < nk ? cxk_dwconv(s, x, w, bias, y, a)
+                     : cxk_dwt(s, x, w, bias, y, &b);
+}
+
+/* The own depthwise kernel on the scratch buffers (u: dw_run). */
 typedef struct dw_run {
   const cxk_dw *a;
   const scratch *s;
@@ -632,7 +654,7 @@ typedef struct dw_run {
 
 static int run_dw(gpu_ctx *c, const void *u) {
   const dw_run *r = u;
-  return cxk_dwconv(c->stream, r->s->x, r->s->w, NULL, r->s->y, r->a) !=
+  return gpu_dw_run(c->stream, r->s->x, r->s->w, NULL, r->s->y, r->a) !=
          cudaSuccess;
 }
 
@@ -687,8 +709,9 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
     *ep_ms = 1e30f;
   if (!gpu_dw_args(k, &a) || scratch_new(c, k, 256, 0, &s) != 0)
     return best;
-  for (a.var = 0; a.var < cxk_dwconv_variants(); a.var++) {
-    if (!cxk_dwconv_ok(&a)) /* more channels a thread than c divides into */
+  for (a.var = 0; a.var < gpu_dw_variants(); a.var++) {
+    if (!gpu_dw_ok(&a)) /* more channels a thread than c divides into, or a
+                           tiled one's geometry it does not take */
       continue;
     float ms = gpu_tune_time(c, run_dw, &(dw_run){&a, &s}, s.e0, s.e1);
     if (c->tune_log)
@@ -702,6 +725,90 @@ float gpu_dw_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
     dims_of(k, xd, wd, yd);
     ep_run r = {k, &s, yd[0] * yd[1] * yd[2] * yd[3], s.w, CXK_RELU, 0.0f};
     *ep_ms = gpu_tune_time(c, run_ep, &r, s.e0, s.e1);
+  }
+  scratch_free(&s);
+  return best;
+}
+
+int gpu_sk_args(const gpu_conv_key *k, cxk_sk *a) {
+  int st = k->stride[0] >= 1 ? k->stride[0] : 1,
+      sw = k->stride[1] >= 1 ? k->stride[1] : 1;
+  int ep = k->ep;
+  *a = (cxk_sk){.n = k->n,
+                .c = k->c,
+                .h = k->h,
+                .w = k->w,
+                .o = k->o,
+                .oh = (k->h + 2 * k->pad[0] - k->kh) / st + 1,
+                .ow = (k->w + 2 * k->pad[1] - k->kw) / sw + 1,
+                .kh = (int)k->kh,
+                .kw = (int)k->kw,
+                .sh = st,
+                .sw = sw,
+                .pt = k->pad[0],
+                .pl = k->pad[1],
+                .xcl = !(ep & GPU_SK_NCHW),
+                .fn = ep & GPU_FEP_CLIP   ? CXK_CLIP
+                      : ep & GPU_FEP_RELU ? CXK_RELU
+                                          : CXK_ID,
+                .lo = 0.0f,
+                .hi = 6.0f,
+                .dt = k->dtype};
+  return (ep & GPU_SK_ON) && k->cl && k->groups == 1 && k->dil[0] == 1 &&
+         k->dil[1] == 1 && cxk_smallk_ok(a);
+}
+
+/* ksmallk.cu's kernel on the scratch buffers, with the key's bias (the
+ * filter's first elements) and residual (u: sk_run). */
+typedef struct sk_run {
+  const cxk_sk *a;
+  const scratch *s;
+  int bias;
+} sk_run;
+
+static int run_sk(gpu_ctx *c, const void *u) {
+  const sk_run *r = u;
+  return cxk_smallk(c->stream, r->s->x, r->s->w, r->bias ? r->s->w : NULL,
+                    r->s->r, r->s->y, r->a) != cudaSuccess;
+}
+
+/* $SUPEROPT_SK=K: tile K forced (-1: none). */
+static int sk_forced_var(void) {
+  const char *f = getenv("SUPEROPT_SK");
+  char *end = NULL;
+  long v = f ? strtol(f, &end, 10) : -1;
+  return f && end != f && !*end && v >= 0 && v < 100 ? (int)v : -1;
+}
+
+float gpu_sk_time(gpu_ctx *c, const gpu_conv_key *k, int *var, float *ep_ms) {
+  cxk_sk a;
+  scratch s;
+  float best = 1e30f;
+  int res = (k->ep & GPU_FEP_ADD) != 0, bias = (k->ep & GPU_FEP_BIAS) != 0;
+  int forced = sk_forced_var();
+  *var = 0, *ep_ms = 0.0f;
+  /* mma.sync of 2-byte types: sm_80 on, in the device and in the build */
+  if (!gpu_sk_args(k, &a) || c->prop.major < 8 || !cxk_flash_runs_here() ||
+      scratch_new(c, k, 256, res, &s) != 0)
+    return best;
+  sk_run r = {&a, &s, bias};
+  for (a.var = 0; a.var < cxk_smallk_variants(); a.var++) {
+    if (!cxk_smallk_ok(&a) || (forced >= 0 && a.var != forced))
+      continue;
+    float ms = gpu_tune_time(c, run_sk, &r, s.e0, s.e1);
+    if (c->tune_log)
+      fprintf(stderr, "tune:   own small-K tile %d: %.4f ms\n", a.var, ms);
+    if (ms < best)
+      best = ms, *var = a.var;
+  }
+  if (best < 1e29f && (bias || res || a.fn != CXK_ID)) {
+    int64_t xd[4], wd[4], yd[4];
+    dims_of(k, xd, wd, yd);
+    ep_run e = {k,    &s,  yd[0] * yd[1] * yd[2] * yd[3], bias ? s.w : NULL,
+                a.fn, 6.0f};
+    *ep_ms = gpu_tune_time(c, run_ep, &e, s.e0, s.e1);
+    if (*ep_ms > 1e29f)
+      *ep_ms = 0.0f;
   }
   scratch_free(&s);
   return best;
@@ -922,6 +1029,112 @@ done:
     cudnnBackendDestroyDescriptor(vp2);
   cudaFree(x), cudaFree(w), cudaFree(b), cudaFree(r), cudaFree(y1);
   cudaFree(y2), cudaFree(wsp);
+  cudaGetLastError();
+  return err;
+}
+
+double gpu_sk_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
+                     cudnnBackendDescriptor_t plain, size_t plain_ws) {
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  int64_t nx = xd[0] * xd[1] * xd[2] * xd[3],
+          nw = wd[0] * wd[1] * wd[2] * wd[3],
+          ny = yd[0] * yd[1] * yd[2] * yd[3];
+  cxk_sk a;
+  if (!plain || !gpu_sk_args(k, &a))
+    return 1e30;
+  a.var = var;
+  int res = (k->ep & GPU_FEP_ADD) != 0, bias = (k->ep & GPU_FEP_BIAS) != 0;
+  int dt = k->dtype; /* buffers of 4 bytes an element: any type's */
+  float *x = NULL, *xc = NULL, *w = NULL, *b = NULL, *r = NULL, *y1 = NULL,
+        *y2 = NULL;
+  void *wsp = NULL;
+  bdesc vp = NULL;
+  double err = 1e30;
+  ir_shape xs = {.rank = 4, .dim = {xd[0], xd[1], xd[2], xd[3]}};
+  if (cudaMalloc((void **)&x, (size_t)nx * 4) ||
+      cudaMalloc((void **)&xc, (size_t)nx * 4) ||
+      cudaMalloc((void **)&w, (size_t)nw * 4) ||
+      cudaMalloc((void **)&b, (size_t)k->o * 4) ||
+      cudaMalloc((void **)&r, (size_t)ny * 4) ||
+      cudaMalloc((void **)&y1, (size_t)ny * 4) ||
+      cudaMalloc((void **)&y2, (size_t)ny * 4) ||
+      cudaMalloc(&wsp, plain_ws > 0 ? plain_ws : 256) ||
+      fill_random(c->stream, x, nx, 1, dt) ||
+      fill_random(c->stream, w, nw, 2, dt) ||
+      fill_random(c->stream, b, k->o, 3, dt) ||
+      fill_random(c->stream, r, ny, 4, dt) ||
+      cxk_fill_dt(c->stream, dt, y1, ny, 0.0f) ||
+      cxk_fill_dt(c->stream, dt, y2, ny, 0.0f))
+    goto done;
+  /* cuDNN's plan reads x channels-last (k->cl); the kernel an NCHW x as
+   * it is where the key says so: the same values converted for cuDNN */
+  if (a.xcl)
+    cudaMemcpyAsync(xc, x, (size_t)nx * cxk_dt_size(dt),
+                    cudaMemcpyDeviceToDevice, c->stream);
+  else if (gpu_convert_dt(c->stream, &xs, x, xc, 1, dt) != cudaSuccess)
+    goto done;
+  const void *p1[6] = {xc, w, y1, NULL, NULL, wsp};
+  if (variant_pack(&vp, p1) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendExecute(c->dnn, plain, vp) != CUDNN_STATUS_SUCCESS ||
+      run_epilogue(c->stream, k, y1, bias ? b : NULL, res ? r : NULL, ny, a.fn,
+                   a.hi) != cudaSuccess ||
+      cxk_smallk(c->stream, x, w, bias ? b : NULL, res ? r : NULL, y2, &a) !=
+          cudaSuccess ||
+      cudaStreamSynchronize(c->stream) != cudaSuccess)
+    goto done;
+  err = rel_l2(y1, y2, ny, dt);
+done:
+  if (vp)
+    cudnnBackendDestroyDescriptor(vp);
+  cudaFree(x), cudaFree(xc), cudaFree(w), cudaFree(b), cudaFree(r);
+  cudaFree(y1), cudaFree(y2), cudaFree(wsp);
+  cudaGetLastError();
+  return err;
+}
+
+double gpu_dw_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
+                     cudnnBackendDescriptor_t plain, size_t plain_ws) {
+  int64_t xd[4], wd[4], yd[4];
+  dims_of(k, xd, wd, yd);
+  int64_t nx = xd[0] * xd[1] * xd[2] * xd[3],
+          nw = wd[0] * wd[1] * wd[2] * wd[3],
+          ny = yd[0] * yd[1] * yd[2] * yd[3];
+  cxk_dw a;
+  if (!plain || !gpu_dw_args(k, &a))
+    return 1e30;
+  a.var = var;
+  int dt = k->dtype;
+  float *x = NULL, *w = NULL, *wt = NULL, *y1 = NULL, *y2 = NULL;
+  void *wsp = NULL;
+  bdesc vp = NULL;
+  double err = 1e30;
+  /* the filter [c, 1, k, k] as [1, c, k, k] NCHW -> NHWC: [k, k, c] */
+  ir_shape ws = {.rank = 4, .dim = {1, k->c, k->kh, k->kw}};
+  if (!gpu_dw_ok(&a) || cudaMalloc((void **)&x, (size_t)nx * 4) ||
+      cudaMalloc((void **)&w, (size_t)nw * 4) ||
+      cudaMalloc((void **)&wt, (size_t)nw * 4) ||
+      cudaMalloc((void **)&y1, (size_t)ny * 4) ||
+      cudaMalloc((void **)&y2, (size_t)ny * 4) ||
+      cudaMalloc(&wsp, plain_ws > 0 ? plain_ws : 256) ||
+      fill_random(c->stream, x, nx, 1, dt) ||
+      fill_random(c->stream, w, nw, 2, dt) ||
+      cxk_fill_dt(c->stream, dt, y1, ny, 0.0f) ||
+      cxk_fill_dt(c->stream, dt, y2, ny, 0.0f) ||
+      gpu_convert_dt(c->stream, &ws, w, wt, 1, dt) != cudaSuccess)
+    goto done;
+  const void *p1[6] = {x, w, y1, NULL, NULL, wsp};
+  if (variant_pack(&vp, p1) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendExecute(c->dnn, plain, vp) != CUDNN_STATUS_SUCCESS ||
+      gpu_dw_run(c->stream, x, wt, NULL, y2, &a) != cudaSuccess ||
+      cudaStreamSynchronize(c->stream) != cudaSuccess)
+    goto done;
+  err = rel_l2(y1, y2, ny, dt);
+done:
+  if (vp)
+    cudnnBackendDestroyDescriptor(vp);
+  cudaFree(x), cudaFree(w), cudaFree(wt), cudaFree(y1), cudaFree(y2);
+  cudaFree(wsp);
   cudaGetLastError();
   return err;
 }

@@ -35,7 +35,8 @@
  * Off ($SUPEROPT_TUNE_CACHE=off or 0, or the kernel cache off) and where
  * the choice depends on more than the key: the legacy-convolution option
  * and the test and comparison variables that force or restrict engines
- * ($SUPEROPT_CONV_FUSE, $SUPEROPT_DW, $SUPEROPT_DW_EP, $SUPEROPT_DNN_RTC).
+ * ($SUPEROPT_CONV_FUSE, $SUPEROPT_DW, $SUPEROPT_DW_EP, $SUPEROPT_DNN_RTC,
+ * $SUPEROPT_SK, $SUPEROPT_DWT).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -46,7 +47,9 @@
 #include "../gpu_int.h"
 
 /* Raise when a record's meaning or the tuning policy changes. */
-#define TUNE_VERSION 2 /* 2: matmul keys say whether C is read */
+/* 2: matmul keys say whether C is read; 3: own may name ksmallk.cu's
+ * kernel (GPU_OWN_SK + its tile) */
+#define TUNE_VERSION 3
 
 typedef struct tune_id {
   char magic[8];
@@ -161,7 +164,7 @@ static void id_of(const gpu_ctx *c, tune_id *id) {
   id->version = TUNE_VERSION;
   id->conv_size = (int64_t)sizeof(tune_conv);
   id->mm_size = (int64_t)sizeof(tune_mm);
-  id->dw_shapes = cxk_dwconv_variants();
+  id->dw_shapes = gpu_dw_variants();
   id->conv_ws = (int64_t)GPU_CONV_WS_MAX;
   id->mm_ws = (int64_t)GPU_MM_WS;
 }
@@ -216,7 +219,8 @@ static gpu_tune *tune_of(gpu_ctx *c) {
   t->off |= (e && (!strcmp(e, "off") || !strcmp(e, "0"))) ||
             c->opt.legacy_conv || env_set("SUPEROPT_CONV_FUSE") ||
             env_set("SUPEROPT_DW") || env_set("SUPEROPT_DW_EP") ||
-            env_set("SUPEROPT_DNN_RTC");
+            env_set("SUPEROPT_DNN_RTC") || env_set("SUPEROPT_SK") ||
+            env_set("SUPEROPT_DWT");
   t->convs = kConvs, t->mms = kMms;
   if (t->off)
     return NULL;
