@@ -120,9 +120,10 @@ static void header_text(const gen_options *o, int n, char *buf, size_t len) {
            "# %d rules; proofs checked by Z3 against the axioms in "
            "docs/verify.md\n",
            o->max_ops, mo,
-           o->extended >= 2 ? " --opset extended2"
-           : o->extended    ? " --opset extended"
-                            : "",
+           o->extended >= 3   ? " --opset extended3"
+           : o->extended >= 2 ? " --opset extended2"
+           : o->extended      ? " --opset extended"
+                              : "",
            o->ops ? " --ops " : "", o->ops ? o->ops : "",
            o->pairs == FP_PAIRS_ALL        ? " --pairs all"
            : o->pairs == FP_PAIRS_SMALLEST ? " --pairs smallest"

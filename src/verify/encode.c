@@ -235,10 +235,36 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   return 1;
 }
 
+static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                        const Z3_ast *in, Z3_ast *out);
+
+/* conv2d or matmul with a residual input r (the fourth: the lower stage's
+ * epilogue, docs/graph-format.md) by its definition, the axiom
+ * `residual`: act(y + r), y the product with its bias and act none
+ * (docs/verify.md). 0 when y has no encoding but the generic one. */
+static int enc_residual(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                        const Z3_ast *in, Z3_ast *out) {
+  ir_node p = *nd;
+  p.nin = 3;
+  p.a.act = IR_ACT_NONE;
+  Z3_ast y, sum[2];
+  if (nd->a.act == IR_ACT_CLIP || !enc_windowed(c, g, &p, in, &y))
+    return 0;
+  sum[0] = y, sum[1] = in[3];
+  out[0] = apply(c, VERIFY_F_EWADD, NULL, sum);
+  if (nd->a.act != IR_ACT_NONE) {
+    int64_t iv[1] = {nd->a.act}; /* VERIFY_ACT_* follow ir_act */
+    out[0] = apply(c, VERIFY_F_ACT, iv, out);
+  }
+  return 1;
+}
+
 /* Conv, matmul and pools: only their plain forms have axioms. */
 static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                         const Z3_ast *in, Z3_ast *out) {
   const ir_attrs *a = &nd->a;
+  if ((nd->op == IR_OP_CONV2D || nd->op == IR_OP_MATMUL) && nd->nin == 4)
+    return enc_residual(c, g, nd, in, out);
   if (nd->op == IR_OP_CONV2D && verify_pad_code(a) >= 0 &&
       a->dilation[0] == 1 && a->dilation[1] == 1 && nd->nin <= 3 &&
       a->act != IR_ACT_CLIP) { /* with a bias: its own symbol (lowered
