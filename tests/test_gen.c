@@ -851,3 +851,60 @@ Test(gen, extended3_residual_rules_in_file, .timeout = 60) {
   verify_free(c);
   ir_ruleset_free(&rs);
 }
+
+/* A proven rule between conv2d (nin inputs, act none) then clip [0, 6]
+ * and one conv2d with act=clip [0, 6]. */
+static const ir_rule *find_clip_fusion(const ir_ruleset *rs, int nin) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    for (int k = 0; k < 2; k++, a = r->dst, b = r->src)
+      if (r->status == IR_RULE_PROVEN && a->nnodes == 2 && b->nnodes == 1 &&
+          a->nodes[0].op == IR_OP_CONV2D && a->nodes[0].nin == nin &&
+          a->nodes[0].a.act == IR_ACT_NONE && a->nodes[1].op == IR_OP_CLIP &&
+          a->nodes[1].a.lo == 0 && a->nodes[1].a.hi == 6 &&
+          b->nodes[0].op == IR_OP_CONV2D && b->nodes[0].nin == nin &&
+          b->nodes[0].a.act == IR_ACT_CLIP && b->nodes[0].a.lo == 0 &&
+          b->nodes[0].a.hi == 6)
+        return r;
+  }
+  return NULL;
+}
+
+/* The third tier's clip (MobileNet's relu6: clip min=0 max=6) at --max-ops
+ * 2 fuses into conv2d with and without a bias (act=clip; the verifier
+ * encodes act=clip as the clip of the node without it); the fusion with
+ * other bounds on the fused side is refuted; --opset extended2 refuses
+ * clip. (0.3 CPU-s.) */
+Test(gen, extended3_finds_clip_fusion, .timeout = 60) {
+  char out[32];
+  scratch_file(out);
+  gen_options o = small(out);
+  o.ops = "conv2d,clip";
+  o.extended = 3;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_expect(find_clip_fusion(&rs, 3), "no conv2d+bias clip fusion");
+  const ir_rule *r = find_clip_fusion(&rs, 2);
+  cr_assert(r, "no conv2d clip fusion");
+  const char *text = rule_text(out, r->id);
+  const char *a = strstr(text, "act=clip max=6");
+  cr_assert(a, "%s: no act=clip max=6", r->id);
+  static char bad[1 << 14];
+  snprintf(bad, sizeof bad, "%.*sact=clip max=5%s", (int)(a - text), text,
+           a + strlen("act=clip max=6"));
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_refuted(c, bad, "conv2d + clip [0,6] fused as clip [0,5] proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  o.extended = 2;
+  cr_expect_neq(gen_rules(&o, &st, &d), BASE_OK);
+  gen_stats_free(&st);
+  cr_expect(strstr(d.msg, "extended3"), "message: %s", d.msg);
+  unlink(out);
+}

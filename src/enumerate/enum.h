@@ -139,6 +139,11 @@ typedef enum en_gop {
   EN_CONVBR_RELU,
   EN_MATMULBR,
   EN_MATMULBR_RELU,
+  /* and the clip epilogue (MobileNet's relu6: clip min=0 max=6): the clip
+   * alone and fused into conv2d (act=clip), with and without a bias */
+  EN_CLIP6,
+  EN_CONV_CLIP6,
+  EN_CONVB_CLIP6,
   EN_NGOPS
 } en_gop;
 _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");

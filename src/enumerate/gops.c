@@ -107,6 +107,9 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_CONVBR_RELU] = {"conv2d+bias+res+relu", IR_OP_CONV2D, 4, 1},
     [EN_MATMULBR] = {"matmul+bias+res", IR_OP_MATMUL, 4, 1},
     [EN_MATMULBR_RELU] = {"matmul+bias+res+relu", IR_OP_MATMUL, 4, 1},
+    [EN_CLIP6] = {"clip6", IR_OP_CLIP, 1, 1},
+    [EN_CONV_CLIP6] = {"conv2d+clip6", IR_OP_CONV2D, 2, 1},
+    [EN_CONVB_CLIP6] = {"conv2d+bias+clip6", IR_OP_CONV2D, 3, 1},
 };
 
 /* The activation fused into gop (the second tier's sigmoid, tanh, gelu
@@ -268,6 +271,7 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
       return 0; /* fall through */
   case EN_CONVBR:
   case EN_CONVBR_RELU:
+  case EN_CONVB_CLIP6:
   case EN_CONVB:
   case EN_CONVB_RELU:
   case EN_CONVB_SIGMOID:
@@ -278,6 +282,7 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
       return 0; /* fall through */
   case EN_CONV:
   case EN_CONV_RELU:
+  case EN_CONV_CLIP6:
   case EN_CONV_SIGMOID:
   case EN_CONV_TANH:
   case EN_CONV_GELU:
@@ -357,6 +362,12 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
     break;
   case EN_MATMULBR_RELU:
   case EN_MATMULB_RELU: a->act = IR_ACT_RELU; break;
+  case EN_CONV_CLIP6:
+  case EN_CONVB_CLIP6:
+    a->act = IR_ACT_CLIP;
+    a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]);
+    /* fall through */
+  case EN_CLIP6: a->lo = 0, a->hi = 6; break;
   case EN_CONCAT1: a->axis = 1; break;
   case EN_SPLIT0:
   case EN_SPLIT1:

@@ -362,6 +362,10 @@ base_status fp_bn_kernel(int gop, const ir_shape *const *ins,
   return BASE_OK;
 }
 
+/* Whether a's bounds are the generation set's clip's, [0, 6]: the only
+ * clip fingerprinted (fp_act's function of IR_ACT_CLIP stands for it). */
+static int clip6(const ir_attrs *a) { return a->lo == 0 && a->hi == 6; }
+
 /* conv2d or matmul op (a) with a bias and a residual input r = in[3]: the
  * product with the bias, plus r, then a's activation. */
 static base_status k_residual(ir_opcode op, const ir_attrs *a,
@@ -390,7 +394,9 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   switch (op) {
   case IR_OP_MATMUL:
   case IR_OP_CONV2D:
-    if (nin == 4) /* the residual epilogue (the third tier's) */
+    if (a->act == IR_ACT_CLIP && !clip6(a))
+      return BASE_ERR_PARAM; /* the third tier's clip only */
+    if (nin == 4)            /* the residual epilogue (the third tier's) */
       return k_residual(op, a, ins, in, outs, out[0], key);
     break;
   default: break;
@@ -457,9 +463,14 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: k_const(op, &outs[0], out[0]); return BASE_OK;
+  case IR_OP_CLIP: /* the third tier's relu6, fp_act's as conv2d's act=clip */
+    if (!clip6(a))
+      return BASE_ERR_PARAM;
+    for (int64_t i = 0; i < ir_shape_numel(&outs[0]); i++)
+      out[0][i] = fp_act(IR_ACT_CLIP, key, in[0][i]);
+    return BASE_OK;
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
-  case IR_OP_CLIP:
   case IR_OP_RESHAPE:
   case IR_OP_GLOBAL_AVGPOOL:
   case IR_OP_BATCHNORM:

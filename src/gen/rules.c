@@ -195,7 +195,9 @@ static base_status config(const gen_options *o, en_config *cfg, base_diag *d) {
                            "--ops: '%s' is a generation operator of the "
                            "extended set only (--opset %s)",
                            ir_op((ir_opcode)op)->name,
-                           en_ops_of(1) >> op & 1 ? "extended" : "extended2");
+                           en_ops_of(1) >> op & 1   ? "extended"
+                           : en_ops_of(2) >> op & 1 ? "extended2"
+                                                    : "extended3");
   return BASE_OK;
 }
 
