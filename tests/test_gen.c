@@ -696,3 +696,215 @@ Test(gen, extended2_rank3_bias_free_merge, .timeout = 60) {
   extended_merge_checked(rank3_plain_siblings, rank3_plain_merged,
                          "bias-free rank-3");
 }
+
+/* A proven rule between op(x, w, b) then ewadd with r (another input than
+ * x, either argument order) and op(x, w, b, r) (act none) on a left side
+ * of rank `rank`: the residual epilogue. */
+static const ir_rule *find_residual(const ir_ruleset *rs, ir_opcode op,
+                                    int rank) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    for (int k = 0; k < 2; k++, a = r->dst, b = r->src) {
+      if (r->status != IR_RULE_PROVEN || a->nnodes != 2 || b->nnodes != 1)
+        continue;
+      const ir_node *p = &a->nodes[0], *s = &a->nodes[1], *f = &b->nodes[0];
+      int y = p->out[0], res = s->in[0] == y ? s->in[1] : s->in[0];
+      if (p->op == op && p->nin == 3 && p->a.act == IR_ACT_NONE &&
+          s->op == IR_OP_EWADD && (s->in[0] == y || s->in[1] == y) &&
+          res != p->in[0] && f->op == op && f->nin == 4 &&
+          f->a.act == IR_ACT_NONE && g_rank(b, f->in[0]) == rank &&
+          f->in[3] != f->in[0])
+        return r;
+    }
+  }
+  return NULL;
+}
+
+/* A proven rule of rs as find_residual's whose ewadd reads the product
+ * first (`first`) or second. */
+static const ir_rule *find_residual_order(const ir_ruleset *rs, ir_opcode op,
+                                          int rank, int first) {
+  for (int i = 0; i < rs->n; i++) {
+    ir_ruleset one = *rs;
+    one.rules = &rs->rules[i], one.n = 1;
+    const ir_rule *r = find_residual(&one, op, rank);
+    const ir_graph *g = r && r->src->nnodes == 2 ? r->src : r ? r->dst : NULL;
+    if (g && (g->nodes[1].in[0] == g->nodes[0].out[0]) == first)
+      return r;
+  }
+  return NULL;
+}
+
+/* Whether some rule of rs has a node of four inputs. */
+static int any_residual(const ir_ruleset *rs) {
+  for (int i = 0; i < rs->n; i++)
+    for (int k = 0; k < 2; k++) {
+      const ir_graph *g = k ? rs->rules[i].dst : rs->rules[i].src;
+      for (int j = 0; j < g->nnodes; j++)
+        if (g->nodes[j].nin == 4)
+          return 1;
+    }
+  return 0;
+}
+
+/* The third tier (--opset extended3) at --max-ops 2 finds and proves the
+ * residual epilogue the lower stage folds: ewadd(conv2d(x, w, b), r) ==
+ * conv2d(x, w, b, r), the same for matmul of 2-D and rank-3 inputs, and the
+ * relu after the add fused (relu(conv2d(x, w, b, r)) == conv2d(x, w, b, r)
+ * act=relu; the verifier's `residual` definition); the fused side with a
+ * relu that the other side lacks is refuted, and so is the relu fusion
+ * with r replaced by the convolution's input; --opset extended2 has no
+ * residual input. (About 3 CPU-s.) */
+Test(gen, extended3_finds_residual_epilogue, .timeout = 90) {
+  char out[32];
+  scratch_file(out);
+  gen_options o = small(out);
+  o.ops = "conv2d,matmul,ewadd,relu";
+  o.extended = 3;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *conv = find_residual(&rs, IR_OP_CONV2D, 4);
+  cr_assert(conv, "no conv2d residual epilogue");
+  cr_expect(find_residual(&rs, IR_OP_MATMUL, 2), "no 2-D matmul residual");
+  const ir_rule *relu = NULL; /* one whose r is not x */
+  for (int i = 0; i < rs.n && !relu; i++) {
+    ir_ruleset one = rs;
+    one.rules = &rs.rules[i], one.n = 1;
+    const ir_rule *r = find_act_fusion(&one, IR_OP_CONV2D, 4, 4, IR_ACT_RELU);
+    const ir_graph *f = r && r->src->nnodes == 1 ? r->src : r ? r->dst : NULL;
+    relu = f && f->nodes[0].in[3] != f->nodes[0].in[0] ? r : NULL;
+  }
+  cr_assert(relu, "no relu fused after a conv2d's residual");
+  cr_expect(find_act_fusion(&rs, IR_OP_MATMUL, 4, 2, IR_ACT_RELU),
+            "no relu fused after a matmul's residual");
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  static char bad[1 << 14];
+  /* the fused side with act=relu, the other without a relu */
+  const char *text = rule_text(out, conv->id);
+  const ir_graph *cg = conv->src->nnodes == 1 ? conv->src : conv->dst;
+  const char *side = strstr(text, cg == conv->src ? "\nsrc:" : "\ndst:");
+  const char *line = side ? strstr(side, "= conv2d(") : NULL;
+  const char *eol = line ? strchr(line, '\n') : NULL;
+  cr_assert(eol, "%s: no fused line", conv->id);
+  snprintf(bad, sizeof bad, "%.*s act=relu%s", (int)(eol - text), text, eol);
+  expect_refuted(c, bad, "residual epilogue with a relu on one side proven");
+  /* the relu fusion with the fused side's r the convolution's input */
+  text = rule_text(out, relu->id);
+  const ir_graph *fg = relu->src->nnodes == 1 ? relu->src : relu->dst;
+  const char *rname = fg->tensors[fg->nodes[0].in[3]].name;
+  const char *xname = fg->tensors[fg->nodes[0].in[0]].name;
+  char from[64], to[64];
+  snprintf(from, sizeof from, ", %s)", rname);
+  snprintf(to, sizeof to, ", %s)", xname);
+  const char *at = strstr(text, "act=relu"); /* on the fused side's line */
+  while (at > text && at[-1] != '\n')
+    at--;
+  at = strstr(at, from);
+  cr_assert(at, "%s: no '%s'", relu->id, from);
+  snprintf(bad, sizeof bad, "%.*s%s%s", (int)(at - text), text, to,
+           at + strlen(from));
+  expect_refuted(c, bad, "relu fused after a residual that is x proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  o.extended = 2;
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_expect(!any_residual(&rs), "--opset extended2 made a residual input");
+  ir_ruleset_free(&rs);
+  unlink(out);
+}
+
+/* scripts/gen-extended-rules keeps the third tier's residual epilogues with
+ * the ewadd's arguments in both orders (the matcher binds them in order; a
+ * graph's residual add reads the product first) and lifts the 2-D matmul
+ * ones to rank 3 (BERT's, [B,S,H] + r: the pool's rank-3 class has one
+ * copy, so no enumerated graph has a residual other than the product's
+ * input); rules/extended.rules holds them, proven again here. */
+Test(gen, extended3_residual_rules_in_file, .timeout = 60) {
+  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  ir_ruleset rs;
+  base_diag d = {0};
+  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  static const struct {
+    ir_opcode op;
+    int rank;
+  } kinds[3] = {{IR_OP_CONV2D, 4}, {IR_OP_MATMUL, 2}, {IR_OP_MATMUL, 3}};
+  for (int k = 0; k < 3; k++)
+    for (int first = 0; first < 2; first++) {
+      const ir_rule *r =
+          find_residual_order(&rs, kinds[k].op, kinds[k].rank, first);
+      cr_expect(r, "no residual of op %d rank %d, product %s, in %s",
+                kinds[k].op, kinds[k].rank, first ? "first" : "second", ext);
+      if (r)
+        expect_proven(c, r);
+    }
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}
+
+/* A proven rule between conv2d (nin inputs, act none) then clip [0, 6]
+ * and one conv2d with act=clip [0, 6]. */
+static const ir_rule *find_clip_fusion(const ir_ruleset *rs, int nin) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    for (int k = 0; k < 2; k++, a = r->dst, b = r->src)
+      if (r->status == IR_RULE_PROVEN && a->nnodes == 2 && b->nnodes == 1 &&
+          a->nodes[0].op == IR_OP_CONV2D && a->nodes[0].nin == nin &&
+          a->nodes[0].a.act == IR_ACT_NONE && a->nodes[1].op == IR_OP_CLIP &&
+          a->nodes[1].a.lo == 0 && a->nodes[1].a.hi == 6 &&
+          b->nodes[0].op == IR_OP_CONV2D && b->nodes[0].nin == nin &&
+          b->nodes[0].a.act == IR_ACT_CLIP && b->nodes[0].a.lo == 0 &&
+          b->nodes[0].a.hi == 6)
+        return r;
+  }
+  return NULL;
+}
+
+/* The third tier's clip (MobileNet's relu6: clip min=0 max=6) at --max-ops
+ * 2 fuses into conv2d with and without a bias (act=clip; the verifier
+ * encodes act=clip as the clip of the node without it); the fusion with
+ * other bounds on the fused side is refuted; --opset extended2 refuses
+ * clip. (0.3 CPU-s.) */
+Test(gen, extended3_finds_clip_fusion, .timeout = 60) {
+  char out[32];
+  scratch_file(out);
+  gen_options o = small(out);
+  o.ops = "conv2d,clip";
+  o.extended = 3;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_expect(find_clip_fusion(&rs, 3), "no conv2d+bias clip fusion");
+  const ir_rule *r = find_clip_fusion(&rs, 2);
+  cr_assert(r, "no conv2d clip fusion");
+  const char *text = rule_text(out, r->id);
+  const char *a = strstr(text, "act=clip max=6");
+  cr_assert(a, "%s: no act=clip max=6", r->id);
+  static char bad[1 << 14];
+  snprintf(bad, sizeof bad, "%.*sact=clip max=5%s", (int)(a - text), text,
+           a + strlen("act=clip max=6"));
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_refuted(c, bad, "conv2d + clip [0,6] fused as clip [0,5] proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  o.extended = 2;
+  cr_expect_neq(gen_rules(&o, &st, &d), BASE_OK);
+  gen_stats_free(&st);
+  cr_expect(strstr(d.msg, "extended3"), "message: %s", d.msg);
+  unlink(out);
+}

@@ -75,8 +75,10 @@ static uint32_t desc(uint8_t v) {
 
 static uint32_t node_key(const dfs *s, const en_node *n) {
   int nin = s->nin[n->gop];
+  /* (a residual gop's bias is a class b input: r tells it apart) */
+  uint32_t third = nin > 3 ? desc(en_arg(n, 3)) : nin > 2 ? desc(n->p) : n->p;
   return (uint32_t)n->gop << 24 | (nin > 0 ? desc(n->a[0]) : 0) << 16 |
-         (nin > 1 ? desc(n->a[1]) : 0) << 8 | (nin > 2 ? desc(n->p) : n->p);
+         (nin > 1 ? desc(n->a[1]) : 0) << 8 | third;
 }
 
 static int last_dep(const dfs *s, const en_node *n) {
@@ -271,7 +273,8 @@ static uint64_t verdict(dfs *s, int gop, int p, const unsigned a[EN_MAX_NIN]) {
   if (!m)
     return MEMO_UNKNOWN;
   int nin = s->nin[gop];
-  uint64_t third = nin > 2 ? a[2] : (unsigned)p;
+  /* (a residual gop's bias has class b's shape: r's in its place) */
+  uint64_t third = nin > 3 ? a[3] : nin > 2 ? a[2] : (unsigned)p;
   uint64_t key =
       ((uint64_t)gop << 48 | third << 32 | (uint64_t)a[0] << 16 | a[1]) + 1;
   size_t i = mix(key) & (m->cap - 1);
@@ -279,7 +282,7 @@ static uint64_t verdict(dfs *s, int gop, int p, const unsigned a[EN_MAX_NIN]) {
     if (m->key[i] == key)
       return m->val[i];
   en_node n = {(uint8_t)gop, {0, 0}, (uint8_t)p}; /* the arguments: */
-  const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
+  const ir_shape *in[EN_MAX_NIN] = {NULL};
   for (int j = 0; j < nin; j++) {
     en_arg_set(&n, j, stand_in(a[j]));
     in[j] = &m->shp[a[j]];
@@ -308,7 +311,8 @@ static uint64_t verdict(dfs *s, int gop, int p, const unsigned a[EN_MAX_NIN]) {
  * s->shapes[k], their ids into s->sid[k]): 0 valid, -1 not. */
 static int node_shapes(dfs *s, const en_node *n, int k) {
   int nin = s->nin[n->gop];
-  unsigned id[EN_MAX_NIN] = {MEMO_NO_SHAPE, MEMO_NO_SHAPE, MEMO_NO_SHAPE};
+  unsigned id[EN_MAX_NIN] = {MEMO_NO_SHAPE, MEMO_NO_SHAPE, MEMO_NO_SHAPE,
+                             MEMO_NO_SHAPE};
   for (int j = 0; j < nin; j++)
     id[j] = value_sid(s, en_arg(n, j));
   uint64_t r = verdict(s, n->gop, n->p, id);
@@ -321,7 +325,7 @@ static int node_shapes(dfs *s, const en_node *n, int k) {
     }
     return 0;
   }
-  const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL}; /* as it is */
+  const ir_shape *in[EN_MAX_NIN] = {NULL}; /* as it is */
   for (int j = 0; j < nin; j++)
     in[j] =
         en_value_shape(en_arg(n, j), (const ir_shape(*)[EN_NSLOTS])s->shapes);
@@ -567,7 +571,8 @@ static unsigned class_mask(dfs *s, int gop, unsigned sid) {
     return s->cls[at] & CLS_ALL;
   unsigned m = 0;
   for (int c = 0; c < EN_NCLASSES; c++)
-    m |= (unsigned)(verdict(s, gop, 0, (unsigned[]){sid, (unsigned)c, 0}) !=
+    m |= (unsigned)(verdict(s, gop, 0,
+                            (unsigned[EN_MAX_NIN]){sid, (unsigned)c, 0}) !=
                     MEMO_INVALID)
          << c;
   if (!s->m)
@@ -596,7 +601,8 @@ static uint32_t second_mask(dfs *s, args *a, int gop, uint8_t v) {
   for (int i = 0; i < s->g.nops; i++)
     for (int j = 0; j < s->nout[s->g.n[i].gop]; j++) {
       uint8_t w = EN_VNODE(i, j);
-      uint64_t r = verdict(s, gop, 0, (unsigned[]){sid, value_sid(s, w), 0});
+      uint64_t r =
+          verdict(s, gop, 0, (unsigned[EN_MAX_NIN]){sid, value_sid(s, w), 0});
       m |= (uint32_t)(r != MEMO_INVALID) << local(w);
     }
   if (!s->m) /* stopped remembering: try them all */
@@ -683,6 +689,40 @@ static base_status expand_ternary(dfs *s, int gop) {
   return st;
 }
 
+/* Four arguments (a residual gop): the first two as a ternary's, the bias
+ * a class b input (a used copy or the next), then r, any value. */
+static base_status expand_res(dfs *s, int gop) {
+  enum { NV = EN_NINPUT_IDS + EN_MAX_OUTPUTS };
+  uint8_t v0[NV], v1[NV], v2[NV], v3[NV];
+  uint8_t u1[EN_NCLASSES], u2[EN_NCLASSES], u3[EN_NCLASSES];
+  int n0 = avail(s, s->used, v0);
+  base_status st = BASE_OK;
+  for (int i = 0; i < n0 && !st; i++) {
+    memcpy(u1, s->used, sizeof u1);
+    use(u1, v0[i]);
+    int n1 = avail(s, u1, v1);
+    for (int j = 0; j < n1 && !st; j++) {
+      memcpy(u2, u1, sizeof u2);
+      use(u2, v1[j]);
+      int n2 = avail(s, u2, v2);
+      for (int k = 0; k < n2 && !st; k++) {
+        if (!EN_IS_INPUT(v2[k]) || en_input_class(v2[k]) != EN_CLASS_B)
+          continue;
+        memcpy(u3, u2, sizeof u3);
+        use(u3, v2[k]);
+        int n3 = avail(s, u3, v3);
+        for (int l = 0; l < n3 && !st; l++) {
+          en_node n = {(uint8_t)gop, {v0[i], v1[j]}, 0};
+          en_arg_set(&n, 2, v2[k]);
+          en_arg_set(&n, 3, v3[l]);
+          st = try_node(s, n);
+        }
+      }
+    }
+  }
+  return st;
+}
+
 static base_status descend(dfs *s) {
   base_status st = BASE_OK;
   int k = s->g.nops;
@@ -708,7 +748,8 @@ static base_status descend(dfs *s) {
         args_binary(s, &a);
       st = expand_binary(s, gop, &a);
       break;
-    default: st = expand_ternary(s, gop);
+    case 3: st = expand_ternary(s, gop); break;
+    default: st = expand_res(s, gop);
     }
   }
   return st;
@@ -719,14 +760,19 @@ static base_status descend(dfs *s) {
 
 /* The gops enumerated: those of c's operators and set; split3 only where
  * a graph may have three outputs (its own); a fused sigmoid, tanh or gelu
- * only with that operator. */
+ * only with that operator; a residual epilogue only with ewadd (and its
+ * relu with relu); a fused clip only with clip. */
 static uint64_t gop_mask(const en_config *c) {
   uint64_t ops = c->ops ? c->ops : en_ops_all();
   uint64_t m = 0;
   for (int g = 0; g < EN_NGOPS; g++)
     if (ops >> en_gop_op(g) & 1 && en_gop_on(g, c->extended) &&
         (g != EN_SPLIT3 || c->max_outputs >= 3) &&
-        (en_gop_act_op(g) < 0 || ops >> en_gop_act_op(g) & 1))
+        (en_gop_act_op(g) < 0 || ops >> en_gop_act_op(g) & 1) &&
+        (!en_gop_res(g) || ops >> IR_OP_EWADD & 1) &&
+        ((g != EN_CONVBR_RELU && g != EN_MATMULBR_RELU) ||
+         ops >> IR_OP_RELU & 1) &&
+        ((g != EN_CONV_CLIP6 && g != EN_CONVB_CLIP6) || ops >> IR_OP_CLIP & 1))
       m |= (uint64_t)1 << g;
   return m;
 }

@@ -37,7 +37,7 @@
 #define EN_MAX_COPIES 3   /* most copies of one class */
 #define EN_MAX_NUMEL 4096 /* larger intermediate tensors are not generated */
 #define EN_NINPUT_IDS 31  /* input ids: class * EN_MAX_COPIES + copy */
-#define EN_MAX_NIN 3      /* most arguments of a generation operator */
+#define EN_MAX_NIN 4      /* most arguments of a generation operator */
 #define EN_NSLOTS 3       /* most outputs of one node (split3) */
 #define EN_VNODE(i, slot) ((uint8_t)(32 + EN_NSLOTS * (i) + (slot)))
 #define EN_IS_INPUT(v) ((v) < 32)
@@ -129,11 +129,33 @@ typedef enum en_gop {
   EN_MATMULB_SIGMOID,
   EN_MATMULB_TANH,
   EN_MATMULB_GELU,
+  /* The third tier (en_config.extended 3, gen-rules --opset extended3):
+   * the residual epilogue, conv2d(x, w, b, r) and matmul(a, w, b, r) (2-D
+   * or rank 3), r added after the bias and before act (none or relu), as
+   * the lower stage folds a residual ewadd into its product. Four
+   * arguments: the bias is a pool input of class b (its copy in en_node.p's
+   * top two bits), r in p's low six (en_arg) */
+  EN_CONVBR,
+  EN_CONVBR_RELU,
+  EN_MATMULBR,
+  EN_MATMULBR_RELU,
+  /* and the clip epilogue (MobileNet's relu6: clip min=0 max=6): the clip
+   * alone and fused into conv2d (act=clip), with and without a bias */
+  EN_CLIP6,
+  EN_CONV_CLIP6,
+  EN_CONVB_CLIP6,
   EN_NGOPS
 } en_gop;
 _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");
 #define EN_NBASE_GOPS EN_CONVB  /* the default set: gops before this */
 #define EN_NEXT_GOPS EN_MATMUL3 /* the extended set: gops before this */
+#define EN_TIER2_GOPS EN_CONVBR /* and its second tier: gops before this */
+#define EN_CLASS_B 8            /* the pool class of biases [4] */
+
+/* Whether gop is the third tier's residual epilogue (four arguments). */
+static inline int en_gop_res(int gop) {
+  return gop >= EN_CONVBR && gop <= EN_MATMULBR_RELU;
+}
 
 typedef struct en_node {
   uint8_t gop;  /* en_gop */
@@ -141,12 +163,19 @@ typedef struct en_node {
   uint8_t p;    /* split: first part's size (split3: en_split3_p);
                    constants: class of the shape;
                    an operator of three arguments (en_gop_nin 3): the third
-                   argument's value */
+                   argument's value; of four (en_gop_res): the bias's copy
+                   + 1 << 6 | the fourth argument's value */
 } en_node;
 
-/* Argument j (0..en_gop_nin - 1) of n: a[0], a[1], then p. */
+/* Argument j (0..en_gop_nin - 1) of n: a[0], a[1], then p (a residual
+ * gop's bias and r from p). */
 static inline uint8_t en_arg(const en_node *n, int j) {
-  return j < 2 ? n->a[j] : n->p;
+  if (j < 2)
+    return n->a[j];
+  if (!en_gop_res(n->gop))
+    return n->p;
+  return j == 2 ? (uint8_t)(EN_CLASS_B * EN_MAX_COPIES + (n->p >> 6) - 1)
+                : n->p & 63;
 }
 /* split3's parameter: axis (0..2) and the first two parts' sizes (1..7). */
 static inline uint8_t en_split3_p(int axis, int s0, int s1) {
@@ -156,11 +185,16 @@ static inline int en_split3_axis(uint8_t p) { return p >> 6; }
 static inline int en_split3_size(uint8_t p, int k) {
   return k ? p & 7 : p >> 3 & 7;
 }
+/* (A residual gop's argument 2 must be a class b input.) */
 static inline void en_arg_set(en_node *n, int j, uint8_t v) {
   if (j < 2)
     n->a[j] = v;
-  else
+  else if (!en_gop_res(n->gop))
     n->p = v;
+  else if (j == 2)
+    n->p = (uint8_t)((n->p & 63) | (v - EN_CLASS_B * EN_MAX_COPIES + 1) << 6);
+  else
+    n->p = (uint8_t)((n->p & 0xc0) | v);
 }
 
 typedef struct en_graph {
@@ -210,7 +244,7 @@ uint64_t en_ops_of(int extended);
  * too (--ops conv2d alone has no conv2d+sigmoid). */
 int en_gop_act_op(int gop);
 /* Whether gop / class c is in the set (extended: 1 for the extended set,
- * 2 for it and the second tier). */
+ * 2 for it and the second tier, 3 and the third). */
 int en_gop_on(int gop, int extended);
 int en_class_on(int c, int extended);
 /* Parses a comma-separated list of operator names ("matmul,ewadd") into a
@@ -280,8 +314,8 @@ typedef struct en_config {
   /* 1: the extended operator set (gen-rules --opset extended): the gops
    * from EN_NBASE_GOPS to EN_NEXT_GOPS and the classes from
    * EN_NBASE_CLASSES join the default ones (docs/generation.md); 2: the
-   * second tier's gops too (--opset extended2); 0: the default set
-   * alone */
+   * second tier's gops too (--opset extended2); 3: the third tier's too
+   * (--opset extended3); 0: the default set alone */
   int extended;
 } en_config;
 

@@ -40,7 +40,7 @@ int en_class_on(int c, int extended) {
 
 int en_gop_on(int gop, int extended) {
   return gop < EN_NBASE_GOPS || (extended && gop < EN_NEXT_GOPS) ||
-         extended >= 2;
+         (extended >= 2 && gop < EN_TIER2_GOPS) || extended >= 3;
 }
 
 void en_input_name(int v, char *buf, size_t n) {
@@ -103,6 +103,13 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_MATMULB_SIGMOID] = {"matmul+bias+sigmoid", IR_OP_MATMUL, 3, 1},
     [EN_MATMULB_TANH] = {"matmul+bias+tanh", IR_OP_MATMUL, 3, 1},
     [EN_MATMULB_GELU] = {"matmul+bias+gelu", IR_OP_MATMUL, 3, 1},
+    [EN_CONVBR] = {"conv2d+bias+res", IR_OP_CONV2D, 4, 1},
+    [EN_CONVBR_RELU] = {"conv2d+bias+res+relu", IR_OP_CONV2D, 4, 1},
+    [EN_MATMULBR] = {"matmul+bias+res", IR_OP_MATMUL, 4, 1},
+    [EN_MATMULBR_RELU] = {"matmul+bias+res+relu", IR_OP_MATMUL, 4, 1},
+    [EN_CLIP6] = {"clip6", IR_OP_CLIP, 1, 1},
+    [EN_CONV_CLIP6] = {"conv2d+clip6", IR_OP_CONV2D, 2, 1},
+    [EN_CONVB_CLIP6] = {"conv2d+bias+clip6", IR_OP_CONV2D, 3, 1},
 };
 
 /* The activation fused into gop (the second tier's sigmoid, tanh, gelu
@@ -159,7 +166,7 @@ uint64_t en_ops_of(int extended) {
   return m;
 }
 
-uint64_t en_ops_all(void) { return en_ops_of(2); }
+uint64_t en_ops_all(void) { return en_ops_of(3); }
 
 /* ---- --ops ----------------------------------------------------------------
  */
@@ -245,6 +252,8 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_BNFOLD_C: return in[0]->rank == 1 && in[0]->dim[0] == 4;
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
   case EN_MATMUL3: return in[0]->rank == 3 && in[1]->rank == 2;
+  case EN_MATMULBR:
+  case EN_MATMULBR_RELU: /* r: the product's shape (ir_infer checks it) */
   case EN_MATMULB:
   case EN_MATMULB_RELU:
   case EN_MATMULB_SIGMOID:
@@ -260,6 +269,9 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_CONVBP:
     if (!kernel3x3(in[1]))
       return 0; /* fall through */
+  case EN_CONVBR:
+  case EN_CONVBR_RELU:
+  case EN_CONVB_CLIP6:
   case EN_CONVB:
   case EN_CONVB_RELU:
   case EN_CONVB_SIGMOID:
@@ -270,6 +282,7 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
       return 0; /* fall through */
   case EN_CONV:
   case EN_CONV_RELU:
+  case EN_CONV_CLIP6:
   case EN_CONV_SIGMOID:
   case EN_CONV_TANH:
   case EN_CONV_GELU:
@@ -314,8 +327,10 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
                       ir_attrs *a) {
   ir_attrs_default(gops[n->gop].op, a);
   switch (n->gop) {
+  case EN_CONVBR_RELU:
   case EN_CONVB_RELU:
   case EN_CONV_RELU: a->act = IR_ACT_RELU; /* fall through */
+  case EN_CONVBR:
   case EN_CONVB:
   case EN_CONV: a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]); break;
   case EN_CONV_SIGMOID:
@@ -345,7 +360,14 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
     for (int i = 0; i < 4; i++)
       a->pad[i] = 1;
     break;
+  case EN_MATMULBR_RELU:
   case EN_MATMULB_RELU: a->act = IR_ACT_RELU; break;
+  case EN_CONV_CLIP6:
+  case EN_CONVB_CLIP6:
+    a->act = IR_ACT_CLIP;
+    a->groups = (int32_t)(in[0]->dim[1] / in[1]->dim[1]);
+    /* fall through */
+  case EN_CLIP6: a->lo = 0, a->hi = 6; break;
   case EN_CONCAT1: a->axis = 1; break;
   case EN_SPLIT0:
   case EN_SPLIT1:
@@ -418,7 +440,7 @@ const ir_shape *en_value_shape(uint8_t v, const ir_shape (*shapes)[EN_NSLOTS]) {
 int en_graph_shapes(const en_graph *g, ir_shape shapes[][EN_NSLOTS]) {
   for (int i = 0; i < g->nops; i++) {
     const en_node *n = &g->n[i];
-    const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
+    const ir_shape *in[EN_MAX_NIN] = {NULL};
     for (int j = 0; j < gops[n->gop].nin; j++) {
       uint8_t v = en_arg(n, j);
       if (!EN_IS_INPUT(v) && EN_NODE_OF(v) >= i)
@@ -605,7 +627,7 @@ ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
     goto fail;
   for (int i = 0; i < g->nops; i++) {
     const en_node *n = &g->n[i];
-    const ir_shape *in[EN_MAX_NIN] = {NULL, NULL, NULL};
+    const ir_shape *in[EN_MAX_NIN] = {NULL};
     int32_t args[EN_MAX_NIN];
     ir_shape out[EN_NSLOTS];
     ir_opcode op;

@@ -444,17 +444,20 @@ static uint64_t struct_hash(const en_graph *g) {
     return XXH3_64bits(&g->root, 1);
   for (int i = 0; i < g->nops; i++) {
     const en_node *n = &g->n[i];
-    uint64_t b[4] = {n->gop, n->p, 0, 0};
+    uint64_t b[5] = {n->gop, n->p, 0, 0, 0};
     for (int j = 0; j < en_gop_nin(n->gop); j++) {
-      uint8_t v = en_arg(n, j); /* the third argument in b[1] */
-      b[j < 2 ? 2 + j : 1] =
+      uint8_t v = en_arg(n, j); /* the third argument in b[1], a fourth
+                                   (a residual gop's r) in b[4] */
+      b[j < 2    ? 2 + j
+        : j == 2 ? 1
+                 : 4] =
           EN_IS_INPUT(v) ? v : nh[EN_NODE_OF(v)] + EN_SLOT_OF(v) + 64;
     }
     if ((n->gop == EN_EWADD || n->gop == EN_EWMUL) && b[2] > b[3]) {
       uint64_t t = b[2]; /* commutative: argument order does not matter */
       b[2] = b[3], b[3] = t;
     }
-    nh[i] = XXH3_64bits(b, sizeof b);
+    nh[i] = XXH3_64bits(b, (en_gop_res(n->gop) ? 5 : 4) * sizeof *b);
   }
   memcpy(s, nh, (size_t)g->nops * sizeof *s);
   for (int i = 1; i < g->nops; i++)

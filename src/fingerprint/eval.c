@@ -78,6 +78,8 @@ struct fp_leaf {
  * node's value (not a leaf). Keys are never 0: gop + 1 is the top byte. */
 static uint32_t leaf_key(const en_node *n, const uint8_t *map) {
   uint8_t a[EN_MAX_NIN] = {0, 0, n->p};
+  if (en_gop_res(n->gop))
+    return 0; /* four arguments: not in the key (not cached) */
   for (int j = 0; j < en_gop_nin(n->gop); j++) {
     uint8_t v = en_arg(n, j);
     if (!EN_IS_INPUT(v))
@@ -272,8 +274,8 @@ static const uint32_t *value_of(const fp_eval *e, uint8_t v,
 base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
                          const uint8_t *map) {
   const en_node *n = &g->n[i];
-  const ir_shape *ins[EN_MAX_NIN] = {NULL, NULL, NULL};
-  const uint32_t *in[EN_MAX_NIN] = {NULL, NULL, NULL};
+  const ir_shape *ins[EN_MAX_NIN] = {NULL};
+  const uint32_t *in[EN_MAX_NIN] = {NULL};
   int nin = en_gop_nin(n->gop);
   ir_opcode op;
   ir_attrs a;

@@ -362,10 +362,45 @@ base_status fp_bn_kernel(int gop, const ir_shape *const *ins,
   return BASE_OK;
 }
 
+/* Whether a's bounds are the generation set's clip's, [0, 6]: the only
+ * clip fingerprinted (fp_act's function of IR_ACT_CLIP stands for it). */
+static int clip6(const ir_attrs *a) { return a->lo == 0 && a->hi == 6; }
+
+/* conv2d or matmul op (a) with a bias and a residual input r = in[3]: the
+ * product with the bias, plus r, then a's activation. */
+static base_status k_residual(ir_opcode op, const ir_attrs *a,
+                              const ir_shape *const *ins,
+                              const uint32_t *const *in, const ir_shape *outs,
+                              uint32_t *y, uint64_t key) {
+  ir_attrs b = *a;
+  b.act = IR_ACT_NONE;
+  int64_t n = ir_shape_numel(&outs[0]);
+  if (!ir_shape_eq(ins[3], &outs[0]))
+    return BASE_ERR_PARAM;
+  base_status st = fp_kernel(op, &b, ins, in, 3, outs, &y, key);
+  if (st)
+    return st;
+  const uint32_t *sum[2] = {y, in[3]};
+  k_ew(EW_ADD, n, sum, y);
+  for (int64_t i = 0; a->act && i < n; i++)
+    y[i] = fp_act(a->act, key, y[i]);
+  return BASE_OK;
+}
+
 base_status fp_kernel(ir_opcode op, const ir_attrs *a,
                       const ir_shape *const *ins, const uint32_t *const *in,
                       int nin, const ir_shape *outs, uint32_t *const *out,
                       uint64_t key) {
+  switch (op) {
+  case IR_OP_MATMUL:
+  case IR_OP_CONV2D:
+    if (a->act == IR_ACT_CLIP && !clip6(a))
+      return BASE_ERR_PARAM; /* the third tier's clip only */
+    if (nin == 4)            /* the residual epilogue (the third tier's) */
+      return k_residual(op, a, ins, in, outs, out[0], key);
+    break;
+  default: break;
+  }
   switch (op) {
   case IR_OP_MATMUL:
     if (ins[0]->rank < 2 || ins[0]->rank > 3 || ins[1]->rank != 2 || nin < 2 ||
@@ -428,9 +463,14 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
   case IR_OP_CONST_POOL: k_const(op, &outs[0], out[0]); return BASE_OK;
+  case IR_OP_CLIP: /* the third tier's relu6, fp_act's as conv2d's act=clip */
+    if (!clip6(a))
+      return BASE_ERR_PARAM;
+    for (int64_t i = 0; i < ir_shape_numel(&outs[0]); i++)
+      out[0][i] = fp_act(IR_ACT_CLIP, key, in[0][i]);
+    return BASE_OK;
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
-  case IR_OP_CLIP:
   case IR_OP_RESHAPE:
   case IR_OP_GLOBAL_AVGPOOL:
   case IR_OP_BATCHNORM:

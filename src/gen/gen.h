@@ -40,7 +40,8 @@ typedef struct gen_options {
   const char *ops;          /* comma-separated operator names; NULL: all */
   int extended;             /* 1: the extended operator set (--opset
                                extended, docs/generation.md); 2: and its
-                               second tier (--opset extended2) */
+                               second tier (--opset extended2); 3: and
+                               its third (--opset extended3) */
   int max_outputs;          /* most outputs of a graph (1..3); 0: 2. 3
                                (extended set) enables split3 */
   fp_pairs pairs;           /* which pairs of a fingerprint bucket (fp.h) */

@@ -120,9 +120,10 @@ static void header_text(const gen_options *o, int n, char *buf, size_t len) {
            "# %d rules; proofs checked by Z3 against the axioms in "
            "docs/verify.md\n",
            o->max_ops, mo,
-           o->extended >= 2 ? " --opset extended2"
-           : o->extended    ? " --opset extended"
-                            : "",
+           o->extended >= 3   ? " --opset extended3"
+           : o->extended >= 2 ? " --opset extended2"
+           : o->extended      ? " --opset extended"
+                              : "",
            o->ops ? " --ops " : "", o->ops ? o->ops : "",
            o->pairs == FP_PAIRS_ALL        ? " --pairs all"
            : o->pairs == FP_PAIRS_SMALLEST ? " --pairs smallest"
@@ -194,7 +195,9 @@ static base_status config(const gen_options *o, en_config *cfg, base_diag *d) {
                            "--ops: '%s' is a generation operator of the "
                            "extended set only (--opset %s)",
                            ir_op((ir_opcode)op)->name,
-                           en_ops_of(1) >> op & 1 ? "extended" : "extended2");
+                           en_ops_of(1) >> op & 1   ? "extended"
+                           : en_ops_of(2) >> op & 1 ? "extended2"
+                                                    : "extended3");
   return BASE_OK;
 }
 

@@ -235,10 +235,66 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   return 1;
 }
 
+static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                        const Z3_ast *in, Z3_ast *out);
+
+/* clip(y) min=lo max=hi as a clip node's term: the generic function of
+ * its bounds (no axioms; equal by congruence). */
+static Z3_ast enc_clip(verify_ctx *c, float lo, float hi, Z3_ast y) {
+  ir_node k;
+  memset(&k, 0, sizeof k);
+  k.op = IR_OP_CLIP, k.nin = 1, k.nout = 1;
+  ir_attrs_default(IR_OP_CLIP, &k.a);
+  k.a.lo = lo, k.a.hi = hi;
+  Z3_func_decl f = verify_z3_bad() ? NULL : generic_decl(c, &k, 0);
+  return verify_z3_bad() ? NULL : Z3_mk_app(c->z, f, 1, &y);
+}
+
+/* conv2d or matmul with act=clip by its definition: clip(y) min max, y the
+ * node with act none (the lower stage's clip epilogue; the third tier's
+ * conv2d+clip6). 0 when y has no encoding but the generic one. */
+static int enc_clipped(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                       const Z3_ast *in, Z3_ast *out) {
+  ir_node p = *nd;
+  p.a.act = IR_ACT_NONE;
+  p.a.lo = p.a.hi = 0;
+  Z3_ast y;
+  if (!enc_windowed(c, g, &p, in, &y))
+    return 0;
+  out[0] = enc_clip(c, nd->a.lo, nd->a.hi, y);
+  return 1;
+}
+
+/* conv2d or matmul with a residual input r (the fourth: the lower stage's
+ * epilogue, docs/graph-format.md) by its definition, the axiom
+ * `residual`: act(y + r), y the product with its bias and act none
+ * (docs/verify.md). 0 when y has no encoding but the generic one. */
+static int enc_residual(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                        const Z3_ast *in, Z3_ast *out) {
+  ir_node p = *nd;
+  p.nin = 3;
+  p.a.act = IR_ACT_NONE;
+  Z3_ast y, sum[2];
+  if (nd->a.act == IR_ACT_CLIP || !enc_windowed(c, g, &p, in, &y))
+    return 0;
+  sum[0] = y, sum[1] = in[3];
+  out[0] = apply(c, VERIFY_F_EWADD, NULL, sum);
+  if (nd->a.act != IR_ACT_NONE) {
+    int64_t iv[1] = {nd->a.act}; /* VERIFY_ACT_* follow ir_act */
+    out[0] = apply(c, VERIFY_F_ACT, iv, out);
+  }
+  return 1;
+}
+
 /* Conv, matmul and pools: only their plain forms have axioms. */
 static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                         const Z3_ast *in, Z3_ast *out) {
   const ir_attrs *a = &nd->a;
+  if ((nd->op == IR_OP_CONV2D || nd->op == IR_OP_MATMUL) &&
+      a->act == IR_ACT_CLIP)
+    return enc_clipped(c, g, nd, in, out);
+  if ((nd->op == IR_OP_CONV2D || nd->op == IR_OP_MATMUL) && nd->nin == 4)
+    return enc_residual(c, g, nd, in, out);
   if (nd->op == IR_OP_CONV2D && verify_pad_code(a) >= 0 &&
       a->dilation[0] == 1 && a->dilation[1] == 1 && nd->nin <= 3 &&
       a->act != IR_ACT_CLIP) { /* with a bias: its own symbol (lowered
