@@ -185,9 +185,10 @@ void mutant_apply_stats_free(mutant_apply_stats *st) {
 
 int mutant_sites_in(const ir_graph *cur, const mutant *m, int32_t *sites) {
   for (int i = 0; i < m->f->noutputs; i++) {
-    int t = ir_find_tensor(cur, m->f->tensors[m->f->outputs[i]].name);
-    if (t < 0 || cur->tensors[t].node < 0 ||
-        cur->nodes[cur->tensors[t].node].op != IR_OP_CONV2D)
+    const ir_tensor *y = &m->f->tensors[m->f->outputs[i]];
+    int t = ir_find_tensor(cur, y->name);
+    if (t < 0 || cur->tensors[t].node < 0 || y->node < 0 ||
+        cur->nodes[cur->tensors[t].node].op != m->f->nodes[y->node].op)
       return -1;
     sites[i] = cur->tensors[t].node;
   }

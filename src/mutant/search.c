@@ -337,7 +337,7 @@ static void kput_tensor(kbuf *b, const ir_tensor *t) {
  * its inputs' and outputs' names, kinds, types, shapes and known data. */
 static int site_key(kbuf *b, mutant_class cls, const ir_graph *g,
                     const int32_t *nodes) {
-  int n = cls == MUTANT_CONCAT_W ? 2 : 1;
+  int n = mutant_class_nodes(cls);
   kput(b, &cls, sizeof cls);
   for (int i = 0; i < n; i++) {
     const ir_node *nd = &g->nodes[nodes[i]];
@@ -440,7 +440,7 @@ typedef struct gen_ctx {
 static int want_site(void *u, mutant_class cls, const ir_graph *g,
                      const int32_t *nodes) {
   gen_ctx *x = u;
-  int n = cls == MUTANT_CONCAT_W ? 2 : 1;
+  int n = mutant_class_nodes(cls);
   for (int i = 0; i < n; i++)
     if (strstr(g->tensors[g->nodes[nodes[i]].out[0]].name, ".mut"))
       return 0;
