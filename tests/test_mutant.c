@@ -1409,6 +1409,9 @@ Test(mutant, apply_takes_group_merge_and_matmul_batch) {
   cr_assert_eq(mutant_apply(m, mask, 1, merged_cheap, NULL, &out, &st, &d),
                BASE_OK, "%s", d.msg);
   cr_assert_eq(st.napplied, 2, "applied %d of %d", st.napplied, st.considered);
+  cr_assert_eq(st.cls_considered[MUTANT_GROUP_MERGE], 1);
+  cr_assert_eq(st.cls_considered[MUTANT_MATMUL_BATCH], 1);
+  cr_assert_eq(st.cls_considered[MUTANT_SPLIT_H], 0);
   cr_assert_eq(count_op(out, IR_OP_CONV2D), 1);
   cr_assert_eq(count_op(out, IR_OP_MATMUL), 1);
   cr_assert_eq(ex_check(m, out, 1, &err, &d), BASE_OK, "%s", d.msg);

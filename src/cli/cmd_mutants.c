@@ -19,13 +19,15 @@ typedef struct mut_opts {
   int batch, limit, check;
 } mut_opts;
 
-/* --class C: adds class C to the mask (conv: every class). */
+/* --class C: adds class C to the mask (conv: every class, matmul-batch
+ * included). */
 static int set_class(void *u, const char *v, char *msg, size_t n) {
   mut_opts *o = u;
   int k = mutant_class_lookup(v);
   if (k < 0 && strcmp(v, "conv") != 0) {
     snprintf(msg, n,
-             "unknown class '%s' (conv, concat-w, split-h, dilated, batch-w)",
+             "unknown class '%s' (conv, concat-w, split-h, dilated, batch-w, "
+             "pad-split-h, group-merge, matmul-batch)",
              v);
     return -1;
   }
@@ -214,6 +216,14 @@ void cli_print_mutants(const mutant_apply_stats *st, const char *device) {
     printf("  joint search: %d mutant rewrites offered to the search beside "
            "the rules' (%d graphs cut at %d)\n",
            st->candidates, st->capped, MUTANT_JOINT_CAP);
+  if (st->considered) {
+    printf("  by class (considered / cheaper by estimates only):");
+    for (int c = 0; c < MUTANT_NCLASSES; c++)
+      if (st->cls_considered[c])
+        printf(" %s %d/%d", mutant_class_name((mutant_class)c),
+               st->cls_considered[c], st->cls_unmeasured[c]);
+    printf("\n");
+  }
   if (st->unmeasured)
     printf("  not taken: %d mutant%s cheaper only where the cost model "
            "estimates (measure them: --measure on a GPU, or costdb measure "

@@ -234,6 +234,7 @@ static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
   int taken = 0;
   if (!s && a.ms_after < a.ms_before && (est_f || est_h) && !estimates_ok) {
     st->unmeasured++;
+    st->cls_unmeasured[m->cls]++;
   } else if (!s && a.ms_after < a.ms_before &&
              !mutant_sites_in(*cur, m, sites) &&
              !mutant_splice(*cur, sites, m->f->noutputs, m->f, h, &next, &q)) {
@@ -267,6 +268,8 @@ base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
   if (!s)
     s = mutant_generate(g, mask, &l, d);
   st->considered = l.n;
+  for (int i = 0; i < l.n; i++)
+    st->cls_considered[l.m[i].cls]++;
   for (int i = 0; !s && i < l.n; i++) {
     const mutant *m = &l.m[i];
     if (used[m->site[0]] || (m->site[1] >= 0 && used[m->site[1]])) {

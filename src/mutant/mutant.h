@@ -194,6 +194,8 @@ typedef struct mutant_apply_stats {
                       mask has MUTANT_ESTIMATES */
   mutant_applied *applied; /* taken, in order (malloc'd) */
   int napplied;
+  /* per class: considered, and cheaper by estimates only (unmeasured) */
+  int cls_considered[MUTANT_NCLASSES], cls_unmeasured[MUTANT_NCLASSES];
   /* the joint search only: */
   int candidates; /* mutant rewrites handed to the search (all graphs) */
   int capped;     /* graphs whose mutants were cut at MUTANT_JOINT_CAP */

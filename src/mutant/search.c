@@ -74,6 +74,8 @@ static void set_bucket(mutant_search *m, mutant_seen *e, seen_bucket b) {
     (*c)--;
   if ((c = bucket_count(m->total, b)))
     (*c)++;
+  m->total->cls_unmeasured[e->a.cls] +=
+      (b == B_UNMEASURED) - (e->b == B_UNMEASURED);
   e->b = b;
 }
 
@@ -231,6 +233,7 @@ static base_status find_seen(mutant_search *m, const mutant *mu, int *at,
   }
   *at = m->nseen++;
   m->total->considered++;
+  m->total->cls_considered[mu->cls]++;
   m->total->not_cheaper++; /* until analysed */
   return BASE_OK;
 }
@@ -546,6 +549,10 @@ static base_status merge_stats(mutant_apply_stats *t, mutant_apply_stats *r,
   t->not_cheaper += r->not_cheaper;
   t->refused += r->refused;
   t->unmeasured += r->unmeasured;
+  for (int c = 0; c < MUTANT_NCLASSES; c++) {
+    t->cls_considered[c] += r->cls_considered[c];
+    t->cls_unmeasured[c] += r->cls_unmeasured[c];
+  }
   if (!r->napplied)
     return BASE_OK;
   mutant_applied *v =
