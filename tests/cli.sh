@@ -277,6 +277,10 @@ contains "mutant 1: pad-split-h at y (node 0)"
 contains "wrong box output 0 [0:1,0:3,3:5,0:7]"
 contains "by class: concat-w 0 split-h 0 dilated 0 batch-w 0 pad-split-h 1 group-merge 1 matmul-batch 1"
 grep -q FAILED "$tmp/out" && fail "mutant float check (PET's classes)"
+expect 0 "$bin" mutants "$tmp/pet.graph" --no-check --signatures "$tmp/pet.sigs"
+grep -q '^matmul a=\[2,6,8\] b=\[2,8,5\] act=none$' "$tmp/pet.sigs" || fail "mutants --signatures lacks matmul-batch's matmul"
+grep -q '^pad x=\[1,2,7,7\] pads=\[0,0,0,0,0,0,1,0\] value=0$' "$tmp/pet.sigs" || fail "mutants --signatures lacks pad-split-h's pad"
+[ "$(grep -vc '^#' "$tmp/pet.sigs")" = "$(grep -v '^#' "$tmp/pet.sigs" | sort -u | wc -l)" ] || fail "mutants --signatures repeats signatures"
 expect 0 "$bin" optimize "$m" --no-mutants
 grep -q "mutants applied" "$tmp/out" && fail "--no-mutants"
 expect 0 "$bin" optimize "$m" --proven-only

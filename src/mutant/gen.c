@@ -367,8 +367,9 @@ static int build_matmul_batch(const ir_graph *m, const int32_t *k, ir_graph *g,
   sa.axis = 0, sa.nlist = 2, sa.list[0] = 1, sa.list[1] = 1;
   int s = ir_add_node(g, IR_OP_SPLIT, (int32_t[]){y}, 1, &sa, NULL, d);
   for (int i = 0; s >= 0 && i < 2; i++) {
-    int o = op_layout(g, IR_OP_RESHAPE, g->nodes[s].out[i], ys->rank, ys->dim,
-                      NULL, d);
+    int o = g->nodes[s].out[i];
+    if (!ir_shape_eq(&g->tensors[o].shape, ys)) /* ([1,R,N] may be y's) */
+      o = op_layout(g, IR_OP_RESHAPE, o, ys->rank, ys->dim, NULL, d);
     if (o < 0 || ir_add_output(g, o, d))
       return -1;
   }
