@@ -248,8 +248,39 @@ contains "mutants applied: 0 of 35 considered (35 not cheaper"
 contains "verified by the box argument and the end-to-end check (mutants): 0"
 expect 0 "$bin" optimize "$m" --mutants-estimated
 contains "mutants applied: 0 of 35 considered (35 not cheaper, 0 not chosen, 0 refused, 0 cheaper by estimates only)"
+contains "by class (considered / cheaper by estimates only): concat-w 20/0 split-h 14/0 dilated 1/0"
 expect 0 "$bin" optimize "$m" --mutants-greedy # the ablation: the model's 4
 contains "mutants applied: 0 of 4 considered (4 not cheaper, 0 not chosen, 0 refused, 0 cheaper by estimates only)"
+# PET's further classes: an odd map, two grouped convs, two projections
+cat >"$tmp/pet.graph" <<'EOF'
+graph pet
+input x: [1,2,7,7]
+input a: [1,4,6,5]
+input b: [1,4,6,5]
+input q: [1,6,8]
+weight w: [3,2,3,3]
+weight g1: [4,2,3,3]
+weight g2: [4,2,3,3]
+weight m1: [8,5]
+weight m2: [8,5]
+weight n1: [5]
+weight n2: [5]
+y = conv2d(x, w) pad=same act=relu
+c1 = conv2d(a, g1) pad=same groups=2
+c2 = conv2d(b, g2) pad=same groups=2
+p1 = matmul(q, m1, n1)
+p2 = matmul(q, m2, n2)
+output y, c1, c2, p1, p2
+EOF
+expect 0 "$bin" mutants "$tmp/pet.graph" --class pad-split-h --class group-merge --class matmul-batch
+contains "mutant 1: pad-split-h at y (node 0)"
+contains "wrong box output 0 [0:1,0:3,3:5,0:7]"
+contains "by class: concat-w 0 split-h 0 dilated 0 batch-w 0 pad-split-h 1 group-merge 1 matmul-batch 1"
+grep -q FAILED "$tmp/out" && fail "mutant float check (PET's classes)"
+expect 0 "$bin" mutants "$tmp/pet.graph" --no-check --signatures "$tmp/pet.sigs"
+grep -q '^matmul a=\[2,6,8\] b=\[2,8,5\] act=none$' "$tmp/pet.sigs" || fail "mutants --signatures lacks matmul-batch's matmul"
+grep -q '^pad x=\[1,2,7,7\] pads=\[0,0,0,0,0,0,1,0\] value=0$' "$tmp/pet.sigs" || fail "mutants --signatures lacks pad-split-h's pad"
+[ "$(grep -vc '^#' "$tmp/pet.sigs")" = "$(grep -v '^#' "$tmp/pet.sigs" | sort -u | wc -l)" ] || fail "mutants --signatures repeats signatures"
 expect 0 "$bin" optimize "$m" --no-mutants
 grep -q "mutants applied" "$tmp/out" && fail "--no-mutants"
 expect 0 "$bin" optimize "$m" --proven-only

@@ -945,10 +945,12 @@ Test(mutant, joint_search_mutant_enables_a_rule) {
   mutant_apply_stats ms, ms2, mg;
   double joint = 0, joint2 = 0, greedy = 0;
   int uses = 0, uses2 = 0, guses = 0;
-  ir_graph *h = joint_optimize(g, MUTANT_ALL, &ms, &joint, &uses);
-  ir_graph *h2 = joint_optimize(g, MUTANT_ALL, &ms2, &joint2, &uses2);
-  ir_graph *hg =
-      joint_optimize(g, MUTANT_ALL | MUTANT_GREEDY, &mg, &greedy, &guses);
+  /* concat-w only: under joint_cost a grouped conv (group-merge) would
+   * cost half of the two convs it replaces */
+  unsigned cw = 1u << MUTANT_CONCAT_W;
+  ir_graph *h = joint_optimize(g, cw, &ms, &joint, &uses);
+  ir_graph *h2 = joint_optimize(g, cw, &ms2, &joint2, &uses2);
+  ir_graph *hg = joint_optimize(g, cw | MUTANT_GREEDY, &mg, &greedy, &guses);
   /* greedy: no rule matches the original, and no mutant pays alone */
   cr_assert_eq(mg.napplied, 0);
   cr_assert_eq(guses, 0);
@@ -1105,4 +1107,318 @@ Test(mutant, pet_models_corrected_pass_the_end_to_end_check, .timeout = 600) {
   }
   rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
+}
+
+/* ---- PET's further classes: pad-split-h, group-merge, matmul-batch ------
+ */
+
+/* pad-split-h (PET's pad-conv-slice) on 7x7 maps, resnet34_l4's: one zero
+ * row padded below, split-h, the extra row sliced off. Wrong exactly in
+ * the rows next to the cut (rows 3 and 4 of 7 for a 3x3 window at the cut
+ * of 8 rows), corrected exactly. */
+Test(mutant, pad_split_h_odd_rows) {
+  ir_graph *m = parse("input x: [2,3,7,7]\n"
+                      "weight w: [4,3,3,3]\n"
+                      "weight b: [4]\n"
+                      "y = conv2d(x, w, b) pad=same act=relu\n"
+                      "output y\n");
+  mutant mu = make(m, MUTANT_PAD_SPLIT_H, 0, -1);
+  cr_assert_eq(count_op(mu.g, IR_OP_PAD), 1);
+  mutant_boxes b;
+  analyze(&mu, 3, &b);
+  check_exact(&mu, &b, 3);
+  check_exact(&mu, &b, 4);
+  cr_assert_eq(b.nwrong, 1);
+  cr_assert_eq(b.wrong[0].lo[2], 3);
+  cr_assert_eq(b.wrong[0].hi[2], 5);
+  cr_assert_eq(b.wrong_numel, 2 * 4 * 2 * 7);
+  mutant_boxes_free(&b);
+  check_corrected(&mu);
+  ir_graph_free(mu.f), ir_graph_free(mu.g);
+  /* even H is split-h's, not pad-split-h's */
+  int32_t nodes[2] = {0, -1};
+  base_diag d;
+  ir_graph *e = parse("input x: [1,3,8,7]\n"
+                      "weight w: [4,3,3,3]\n"
+                      "y = conv2d(x, w) pad=same\n"
+                      "output y\n");
+  cr_assert_eq(mutant_make(MUTANT_PAD_SPLIT_H, e, nodes, &mu, &d),
+               BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "odd H"), "%s", d.msg);
+  ir_graph_free(e), ir_graph_free(m);
+}
+
+Test(mutant, sweep_pad_split_h) {
+  /* H, W, kh, kw, dilation h, dilation w, stride w */
+  const char *fmt = "input x: [1,2,%d,%d]\n"
+                    "weight w: [3,2,%d,%d]\n"
+                    "y = conv2d(x, w) pad=same dilation=[%d,%d] "
+                    "stride=[1,%d]\n"
+                    "output y\n";
+  int v[] = {7,  7, 3, 3, 1, 1, 1, 9, 6, 5, 3, 1, 1, 2, 11, 5, 2, 2, 1, 1, 1,
+             13, 6, 3, 3, 2, 2, 1, 5, 5, 3, 1, 1, 1, 1, 3,  4, 3, 3, 1, 1, 1};
+  /* the last: 3 rows padded to 4, a 3x3 window: every row is next to the
+   * cut, still allowed (half of the 4) */
+  cr_assert_eq(sweep(MUTANT_PAD_SPLIT_H, fmt, v, sizeof v / sizeof *v, 7), 6);
+}
+
+/* group-merge: two grouped (and two depthwise) convs on different inputs
+ * of one shape as one conv with twice the groups over the inputs joined
+ * along C: equal everywhere, found so by the analysis and brute force. */
+Test(mutant, group_merge_is_equal_everywhere) {
+  const char *texts[] = {"input a: [2,4,6,5]\n"
+                         "input b: [2,4,6,5]\n"
+                         "weight w1: [6,2,3,3]\n"
+                         "weight b1: [6]\n"
+                         "weight w2: [6,2,3,3]\n"
+                         "weight b2: [6]\n"
+                         "y1 = conv2d(a, w1, b1) pad=same groups=2 act=relu\n"
+                         "y2 = conv2d(b, w2, b2) pad=same groups=2 act=relu\n"
+                         "output y1, y2\n",
+                         "input a: [1,4,7,7]\n"
+                         "input b: [1,4,7,7]\n"
+                         "weight w1: [4,1,5,5]\n"
+                         "weight w2: [4,1,5,5]\n"
+                         "y1 = conv2d(a, w1) pad=same groups=4 stride=[2,2]\n"
+                         "y2 = conv2d(b, w2) pad=same groups=4 stride=[2,2]\n"
+                         "output y1, y2\n",
+                         "input a: [1,3,5,5]\n"
+                         "input b: [1,3,5,5]\n"
+                         "weight w: [2,3,3,3]\n"
+                         "y1 = conv2d(a, w) pad=same\n"
+                         "y2 = conv2d(b, w) pad=same\n"
+                         "output y1, y2\n"};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    ir_graph *m = parse(texts[i]);
+    mutant mu = make(m, MUTANT_GROUP_MERGE, 0, 1);
+    cr_assert_eq(count_op(mu.g, IR_OP_CONV2D), 1);
+    mutant_boxes b;
+    analyze(&mu, 5, &b);
+    cr_assert_eq(check_exact(&mu, &b, 5), 0, "case %zu", i);
+    cr_assert_eq(b.nwrong, 0);
+    mutant_boxes_free(&b);
+    check_corrected(&mu);
+    ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+  }
+}
+
+/* matmul-batch: BERT's projections (rank 3, a bias, one shared input as Q
+ * and K read it) and rank-2 matmuls with an activation, as one batched
+ * matmul: equal everywhere; brute force runs position by position (the
+ * whole-tensor evaluator has no batched right-hand side). */
+Test(mutant, matmul_batch_is_equal_everywhere) {
+  const char *texts[] = {"input x: [2,6,8]\n"
+                         "weight wq: [8,5]\n"
+                         "weight bq: [5]\n"
+                         "weight wk: [8,5]\n"
+                         "weight bk: [5]\n"
+                         "q = matmul(x, wq, bq)\n"
+                         "k = matmul(x, wk, bk)\n"
+                         "output q, k\n",
+                         "input a: [6,8]\n"
+                         "input b: [6,8]\n"
+                         "weight w1: [8,4]\n"
+                         "weight w2: [8,4]\n"
+                         "y1 = matmul(a, w1) act=relu\n"
+                         "y2 = matmul(b, w2) act=relu\n"
+                         "output y1, y2\n"};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    ir_graph *m = parse(texts[i]);
+    mutant mu = make(m, MUTANT_MATMUL_BATCH, 0, 1);
+    cr_assert_eq(count_op(mu.g, IR_OP_MATMUL), 1);
+    cr_assert(mutant_point_ok(mu.f) && mutant_point_ok(mu.g));
+    mutant_boxes b;
+    analyze(&mu, 6, &b);
+    cr_assert_eq(check_exact(&mu, &b, 6), 0, "case %zu", i);
+    cr_assert_eq(b.nwrong, 0);
+    mutant_boxes_free(&b);
+    base_diag d;
+    double err = 1;
+    cr_assert_eq(mutant_float_check(mu.f, mu.g, 3, &err, &d), BASE_OK, "%s",
+                 d.msg);
+    cr_assert_lt(err, 1e-5, "case %zu: error %g", i, err);
+    ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+  }
+}
+
+/* The matmul correction kernel: matmul-batch with its stacked weights
+ * swapped (each output now computed with the other's weights) is wrong
+ * everywhere but in no box the analysis misses; the correction recomputes
+ * the boxes (rows of a times columns of b, plus the bias) and is exact;
+ * a box one column short is caught. */
+Test(mutant, matmul_correction_is_exact) {
+  ir_graph *m = parse("input x: [1,6,8]\n"
+                      "input z: [1,6,8]\n"
+                      "weight w1: [8,5]\n"
+                      "weight b1: [5]\n"
+                      "weight w2: [8,5]\n"
+                      "weight b2: [5]\n"
+                      "y1 = matmul(x, w1, b1)\n"
+                      "y2 = matmul(z, w2, b2)\n"
+                      "output y1, y2\n");
+  mutant mu = make(m, MUTANT_MATMUL_BATCH, 0, 1);
+  int swapped = 0;
+  for (int k = 0; k < mu.g->nnodes; k++) {
+    ir_node *n = &mu.g->nodes[k];
+    if (n->op == IR_OP_CONCAT && mu.g->tensors[n->out[0]].shape.rank == 3 &&
+        mu.g->tensors[n->out[0]].shape.dim[1] == 8) {
+      int32_t t = n->in[0];
+      n->in[0] = n->in[1], n->in[1] = t, swapped++;
+    }
+  }
+  cr_assert_eq(swapped, 1);
+  mutant_boxes b, b2;
+  analyze(&mu, 2, &b);
+  cr_assert_eq(check_sound(&mu, &b, 2), 2 * 6 * 5);
+  cr_assert_eq(b.wrong_numel, 2 * 6 * 5);
+  ir_graph *h = corrected(&mu, b.wrong, b.nwrong);
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(mutant_float_check(mu.f, h, 2, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5, "corrected error %g", err);
+  cr_assert_eq(mutant_analyze(mu.f, h, 9, &b2, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(b2.nwrong, 0);
+  mutant_boxes_free(&b2);
+  ir_graph_free(h);
+  mutant_box w = b.wrong[0];
+  w.hi[2]--; /* one column short */
+  mutant_box two[2] = {w, b.wrong[1]};
+  cr_assert_eq(b.nwrong, 2);
+  h = corrected(&mu, two, 2);
+  cr_assert_eq(mutant_float_check(mu.f, h, 2, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_gt(err, 1e-3, "a wrong correction passed");
+  ir_graph_free(h);
+  mutant_boxes_free(&b);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
+/* Generation finds the new classes where they apply and only there: an odd
+ * map (pad-split-h), two independent grouped convs (group-merge), two
+ * independent matmuls (matmul-batch); not a chain of grouped convs (ResNeXt's
+ * and MobileNet's), not a matmul reading the other, not a batched
+ * right-hand side (attention's scores). */
+Test(mutant, pet_classes_found_only_where_they_apply) {
+  ir_graph *m = parse("input x: [1,4,7,7]\n"
+                      "input a: [1,4,6,6]\n"
+                      "input b: [1,4,6,6]\n"
+                      "input q: [1,6,8]\n"
+                      "input k: [1,8,6]\n"
+                      "weight w: [4,1,3,3]\n"
+                      "weight g1: [4,2,3,3]\n"
+                      "weight g2: [4,2,3,3]\n"
+                      "weight m1: [8,8]\n"
+                      "weight m2: [8,8]\n"
+                      "d1 = conv2d(x, w) pad=same groups=4\n"
+                      "d2 = conv2d(d1, w) pad=same groups=4\n"
+                      "c1 = conv2d(a, g1) pad=same groups=2\n"
+                      "c2 = conv2d(b, g2) pad=same groups=2\n"
+                      "p1 = matmul(q, m1)\n"
+                      "p2 = matmul(p1, m2)\n"
+                      "p3 = matmul(q, m2)\n"
+                      "s = matmul(q, k)\n"
+                      "output d2, c1, c2, p2, p3, s\n");
+  unsigned mask = 1u << MUTANT_PAD_SPLIT_H | 1u << MUTANT_GROUP_MERGE |
+                  1u << MUTANT_MATMUL_BATCH;
+  mutant_list l = {0};
+  base_diag d;
+  cr_assert_eq(mutant_generate(m, mask, &l, &d), BASE_OK, "%s", d.msg);
+  int count[MUTANT_NCLASSES] = {0};
+  for (int i = 0; i < l.n; i++) {
+    count[l.m[i].cls]++;
+    const char *s0 = m->tensors[m->nodes[l.m[i].site[0]].out[0]].name;
+    const char *s1 = l.m[i].site[1] >= 0
+                         ? m->tensors[m->nodes[l.m[i].site[1]].out[0]].name
+                         : "";
+    if (l.m[i].cls == MUTANT_GROUP_MERGE)
+      cr_assert(!strcmp(s0, "c1") && !strcmp(s1, "c2"), "%s + %s", s0, s1);
+    if (l.m[i].cls == MUTANT_MATMUL_BATCH) /* p1, p2 with p3; p2 reads p1 */
+      cr_assert(s0[0] == 'p' && s0[1] != '3' && !strcmp(s1, "p3"), "%s + %s",
+                s0, s1);
+    if (l.m[i].cls == MUTANT_PAD_SPLIT_H)
+      cr_assert(s0[0] == 'd', "%s", s0);
+    mutant_boxes b;
+    analyze(&l.m[i], 1, &b);
+    ir_graph *h = corrected(&l.m[i], b.wrong, b.nwrong);
+    double err = 1;
+    cr_assert_eq(mutant_float_check(l.m[i].f, h, 1, &err, &d), BASE_OK, "%s",
+                 d.msg);
+    cr_assert_lt(err, 1e-5);
+    mutant_boxes_free(&b);
+    ir_graph_free(h);
+  }
+  cr_assert_eq(count[MUTANT_PAD_SPLIT_H], 2);
+  cr_assert_eq(count[MUTANT_GROUP_MERGE], 1, "d1 and d2: a chain");
+  cr_assert_eq(count[MUTANT_MATMUL_BATCH], 2);
+  cr_assert_eq(l.n, 5);
+  int32_t nodes[2] = {0, 1};
+  mutant mu;
+  cr_assert_eq(mutant_make(MUTANT_GROUP_MERGE, m, nodes, &mu, &d),
+               BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "different inputs") || strstr(d.msg, "depends"), "%s",
+            d.msg);
+  nodes[0] = 4, nodes[1] = 5;
+  cr_assert_eq(mutant_make(MUTANT_MATMUL_BATCH, m, nodes, &mu, &d),
+               BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "depends"), "%s", d.msg);
+  nodes[1] = 7;
+  cr_assert_eq(mutant_make(MUTANT_MATMUL_BATCH, m, nodes, &mu, &d),
+               BASE_ERR_PARAM);
+  mutant_list_free(&l);
+  ir_graph_free(m);
+}
+
+/* Cheap batched matmuls and grouped convs (a toy cost): the new classes
+ * are taken by mutant_apply, the graph stays exact end to end with its
+ * output names. */
+static base_status merged_cheap(void *u, const ir_graph *g, int node,
+                                double *cost, int *estimated, base_diag *d) {
+  const ir_node *n = &g->nodes[node];
+  (void)u, (void)d;
+  int merged =
+      (n->op == IR_OP_MATMUL && g->tensors[n->out[0]].shape.dim[0] == 2) ||
+      (n->op == IR_OP_CONV2D && n->a.groups == 4);
+  *cost =
+      n->op == IR_OP_MATMUL || n->op == IR_OP_CONV2D ? (merged ? 5 : 100) : 1;
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+Test(mutant, apply_takes_group_merge_and_matmul_batch) {
+  ir_graph *m = parse("input a: [1,4,6,6]\n"
+                      "input b: [1,4,6,6]\n"
+                      "input q: [1,6,8]\n"
+                      "weight g1: [4,2,3,3]\n"
+                      "weight g2: [4,2,3,3]\n"
+                      "weight m1: [8,8]\n"
+                      "weight n1: [8]\n"
+                      "weight m2: [8,8]\n"
+                      "weight n2: [8]\n"
+                      "c1 = conv2d(a, g1) pad=same groups=2\n"
+                      "r = relu(c1)\n"
+                      "c2 = conv2d(b, g2) pad=same groups=2\n"
+                      "p1 = matmul(q, m1, n1)\n"
+                      "p2 = matmul(q, m2, n2)\n"
+                      "s = ewadd(p1, p2)\n"
+                      "output r, c2, s\n");
+  unsigned mask = 1u << MUTANT_GROUP_MERGE | 1u << MUTANT_MATMUL_BATCH;
+  mutant_apply_stats st;
+  ir_graph *out = NULL;
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(mutant_apply(m, mask, 1, merged_cheap, NULL, &out, &st, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_eq(st.napplied, 2, "applied %d of %d", st.napplied, st.considered);
+  cr_assert_eq(st.cls_considered[MUTANT_GROUP_MERGE], 1);
+  cr_assert_eq(st.cls_considered[MUTANT_MATMUL_BATCH], 1);
+  cr_assert_eq(st.cls_considered[MUTANT_SPLIT_H], 0);
+  cr_assert_eq(count_op(out, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(out, IR_OP_MATMUL), 1);
+  cr_assert_eq(ex_check(m, out, 1, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5);
+  for (int i = 0; i < m->noutputs; i++)
+    cr_assert_str_eq(out->tensors[out->outputs[i]].name,
+                     m->tensors[m->outputs[i]].name);
+  ir_graph_free(out), mutant_apply_stats_free(&st);
+  ir_graph_free(m);
 }

@@ -9,23 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../costdb/costdb.h"
 #include "../mutant/mutant.h"
 #include "cli.h"
 
 typedef struct mut_opts {
-  const char *path, *dump;
+  const char *path, *dump, *sigs;
   unsigned mask;
   uint64_t seed;
   int batch, limit, check;
 } mut_opts;
 
-/* --class C: adds class C to the mask (conv: every class). */
+/* --class C: adds class C to the mask (conv: every class, matmul-batch
+ * included). */
 static int set_class(void *u, const char *v, char *msg, size_t n) {
   mut_opts *o = u;
   int k = mutant_class_lookup(v);
   if (k < 0 && strcmp(v, "conv") != 0) {
     snprintf(msg, n,
-             "unknown class '%s' (conv, concat-w, split-h, dilated, batch-w)",
+             "unknown class '%s' (conv, concat-w, split-h, dilated, batch-w, "
+             "pad-split-h, group-merge, matmul-batch)",
              v);
     return -1;
   }
@@ -44,6 +47,10 @@ static const cli_opt mutants_table[] = {
     CLI_INT(T, "limit", limit, "K", 0, 1000000,
             "analyse only the first K mutants"),
     CLI_STR(T, "dump", 0, dump, "DIR", "write DIR/mNNN.{f,g,corrected}.graph"),
+    CLI_STR(T, "signatures", 0, sigs, "F",
+            "write the operator signatures of every mutant's f,\n"
+            "g and corrected graph to F (sorted, once each; for\n"
+            "'costdb measure --signatures F' on a GPU)"),
     CLI_FLAG(T, "no-check", check, 0, "skip the float check"),
     CLI_END};
 #undef T
@@ -91,9 +98,67 @@ static int dump(const char *dir, int i, const mutant *m, const ir_graph *h) {
   return CLI_OK;
 }
 
+/* The signatures of g's nodes that run per inference (not weight-only),
+ * appended to b one a line. */
+static void add_sigs(base_buf *b, const ir_graph *g) {
+  uint8_t *wo = base_calloc((size_t)g->nnodes + 1, 1);
+  char sig[CD_SIG_MAX];
+  if (!wo) {
+    b->oom = 1;
+    return;
+  }
+  ir_weight_only(g, wo);
+  for (int i = 0; i < g->nnodes; i++)
+    if (!wo[i]) {
+      cd_node_sig(g, i, sig, sizeof sig);
+      base_buf_printf(b, "%s\n", sig);
+    }
+  free(wo);
+}
+
+static int cmp_line(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* b's lines sorted, each once, written atomically to path. */
+static int write_sigs(const char *path, const char *model, base_buf *b) {
+  base_diag d;
+  size_t n = 0;
+  for (size_t i = 0; i < b->len; i++)
+    n += b->s[i] == '\n';
+  char **v = base_malloc(sizeof *v * (n + 1));
+  base_buf out = {0};
+  if (!v || b->oom)
+    return free(v), cli_oom();
+  size_t k = 0;
+  for (char *p = b->s, *e; p && (e = strchr(p, '\n')); p = e + 1)
+    *e = 0, v[k++] = p;
+  qsort(v, k, sizeof *v, cmp_line);
+  size_t m = 0;
+  for (size_t i = 0; i < k; i++)
+    m += !i || strcmp(v[i], v[i - 1]);
+  base_buf_printf(&out,
+                  "# superopt mutants %s --signatures: %zu operator "
+                  "signatures of its mutants (f, g, corrected)\n",
+                  model, m);
+  for (size_t i = 0; i < k; i++)
+    if (!i || strcmp(v[i], v[i - 1]))
+      base_buf_printf(&out, "%s\n", v[i]);
+  free(v);
+  base_status st =
+      out.oom ? base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+              : base_write_atomic(path, out.s, out.len, &d);
+  free(out.s);
+  if (st)
+    return cli_report(&d);
+  printf("wrote %s (%zu operator signatures)\n", path, m);
+  return CLI_OK;
+}
+
 /* Analyses, corrects and checks one mutant; prints its block. */
 static int show(const mut_opts *o, const ir_graph *model, int i,
-                const mutant *m, int64_t *wrong, int64_t *total) {
+                const mutant *m, int64_t *wrong, int64_t *total,
+                base_buf *sigs) {
   base_diag d;
   mutant_boxes b;
   ir_graph *h = NULL;
@@ -140,6 +205,11 @@ static int show(const mut_opts *o, const ir_graph *model, int i,
   }
   if (!rc && o->dump)
     rc = dump(o->dump, i, m, h);
+  if (!rc && o->sigs) {
+    add_sigs(sigs, m->f);
+    add_sigs(sigs, m->g);
+    add_sigs(sigs, h);
+  }
   ir_graph_free(h);
   mutant_boxes_free(&b);
   return rc;
@@ -170,12 +240,13 @@ static int mutants(const cli_command *c, int argc, char **argv) {
   int n = o.limit && o.limit < l.n ? o.limit : l.n,
       count[MUTANT_NCLASSES] = {0};
   int64_t wrong = 0, total = 0;
+  base_buf sigs = {0};
   printf("%s: %d mutants", o.path, l.n);
   if (n < l.n)
     printf(" (showing the first %d)", n);
   printf("\n");
   for (int i = 0; i < n && !rc; i++) {
-    rc = show(&o, model, i, &l.m[i], &wrong, &total);
+    rc = show(&o, model, i, &l.m[i], &wrong, &total, &sigs);
     count[l.m[i].cls]++;
   }
   if (!rc) {
@@ -186,6 +257,9 @@ static int mutants(const cli_command *c, int argc, char **argv) {
            " of %" PRId64 " (%.2f%%)\n",
            wrong, total, total ? 100.0 * (double)wrong / (double)total : 0.0);
   }
+  if (!rc && o.sigs)
+    rc = write_sigs(o.sigs, o.path, &sigs);
+  free(sigs.s);
   mutant_list_free(&l);
   ir_graph_free(model);
   return rc;
@@ -214,6 +288,14 @@ void cli_print_mutants(const mutant_apply_stats *st, const char *device) {
     printf("  joint search: %d mutant rewrites offered to the search beside "
            "the rules' (%d graphs cut at %d)\n",
            st->candidates, st->capped, MUTANT_JOINT_CAP);
+  if (st->considered) {
+    printf("  by class (considered / cheaper by estimates only):");
+    for (int c = 0; c < MUTANT_NCLASSES; c++)
+      if (st->cls_considered[c])
+        printf(" %s %d/%d", mutant_class_name((mutant_class)c),
+               st->cls_considered[c], st->cls_unmeasured[c]);
+    printf("\n");
+  }
   if (st->unmeasured)
     printf("  not taken: %d mutant%s cheaper only where the cost model "
            "estimates (measure them: --measure on a GPU, or costdb measure "

@@ -185,9 +185,10 @@ void mutant_apply_stats_free(mutant_apply_stats *st) {
 
 int mutant_sites_in(const ir_graph *cur, const mutant *m, int32_t *sites) {
   for (int i = 0; i < m->f->noutputs; i++) {
-    int t = ir_find_tensor(cur, m->f->tensors[m->f->outputs[i]].name);
-    if (t < 0 || cur->tensors[t].node < 0 ||
-        cur->nodes[cur->tensors[t].node].op != IR_OP_CONV2D)
+    const ir_tensor *y = &m->f->tensors[m->f->outputs[i]];
+    int t = ir_find_tensor(cur, y->name);
+    if (t < 0 || cur->tensors[t].node < 0 || y->node < 0 ||
+        cur->nodes[cur->tensors[t].node].op != m->f->nodes[y->node].op)
       return -1;
     sites[i] = cur->tensors[t].node;
   }
@@ -233,6 +234,7 @@ static int try_one(ir_graph **cur, const mutant *m, uint64_t seed,
   int taken = 0;
   if (!s && a.ms_after < a.ms_before && (est_f || est_h) && !estimates_ok) {
     st->unmeasured++;
+    st->cls_unmeasured[m->cls]++;
   } else if (!s && a.ms_after < a.ms_before &&
              !mutant_sites_in(*cur, m, sites) &&
              !mutant_splice(*cur, sites, m->f->noutputs, m->f, h, &next, &q)) {
@@ -266,6 +268,8 @@ base_status mutant_apply(const ir_graph *g, unsigned mask, uint64_t seed,
   if (!s)
     s = mutant_generate(g, mask, &l, d);
   st->considered = l.n;
+  for (int i = 0; i < l.n; i++)
+    st->cls_considered[l.m[i].cls]++;
   for (int i = 0; !s && i < l.n; i++) {
     const mutant *m = &l.m[i];
     if (used[m->site[0]] || (m->site[1] >= 0 && used[m->site[1]])) {

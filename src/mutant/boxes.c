@@ -287,16 +287,48 @@ int mutant_in_wrong(const mutant_boxes *b, int out, const int64_t *idx) {
   return 0;
 }
 
+/* mutant_diff_all position by position (graphs the whole-tensor evaluator
+ * has no kernel for: batched matmuls, broadcast adds). */
+static base_status diff_points(const ir_graph *f, const ir_graph *g,
+                               uint64_t seed, int out, uint8_t *mask,
+                               base_diag *d) {
+  mutant_pt pf = {0}, pg = {0};
+  base_status st = mutant_pt_init(&pf, f, seed, d);
+  if (!st)
+    st = mutant_pt_init(&pg, g, seed, d);
+  int tf = f->outputs[out], tg = g->outputs[out];
+  const ir_shape *s = &f->tensors[tf].shape;
+  int64_t idx[IR_MAX_RANK];
+  for (int64_t j = 0; !st && j < ir_shape_numel(s); j++) {
+    mutant_unravel(s, j, idx);
+    mask[j] = mutant_point(&pf, tf, idx) != mutant_point(&pg, tg, idx);
+  }
+  mutant_pt_free(&pf);
+  mutant_pt_free(&pg);
+  return st;
+}
+
 base_status mutant_diff_all(const ir_graph *f, const ir_graph *g, uint64_t seed,
                             int out, uint8_t *mask, base_diag *d) {
   uint32_t **vf = NULL, **vg = NULL;
   base_status st = check_pair(f, g, d);
   if (!st && (out < 0 || out >= f->noutputs))
     st = base_diag_set(d, BASE_ERR_PARAM, 0, 0, "mutant: no output %d", out);
+  if (st)
+    return st;
+  /* no whole-tensor kernel (batched matmuls, broadcast adds): by points */
+  int points = mutant_point_ok(f) && mutant_point_ok(g);
+  base_diag q;
+  st = mutant_eval(f, seed, &vf, &q);
   if (!st)
-    st = mutant_eval(f, seed, &vf, d);
-  if (!st)
-    st = mutant_eval(g, seed, &vg, d);
+    st = mutant_eval(g, seed, &vg, &q);
+  if (st == BASE_ERR_PARAM && points) {
+    mutant_vals_free(f, vf);
+    mutant_vals_free(g, vg);
+    return diff_points(f, g, seed, out, mask, d);
+  }
+  if (st)
+    base_diag_set(d, st, q.line, q.col, "%s", q.msg);
   if (!st) {
     int tf = f->outputs[out], tg = g->outputs[out];
     int64_t n = ir_shape_numel(&f->tensors[tf].shape);

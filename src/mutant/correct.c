@@ -8,7 +8,9 @@
  * The result is written into g's output by slicing the output around the
  * box and concatenating, one axis at a time (pure data movement; the only
  * compute added is the box's own), then fused with g's own concats, splits
- * and slices (fusecorr.c). A correction never runs f whole.
+ * and slices (fusecorr.c). A correction never runs f whole. A matmul of f
+ * (matmul-batch) recomputes a box from the box's rows of its left operand
+ * and columns of its right one and of its bias.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -66,6 +68,35 @@ static int recompute(ir_graph *h, const ir_graph *f, const ir_node *nd,
   if (in[0] < 0)
     return -1;
   return mutant_add(h, IR_OP_CONV2D, in, nd->nin, &a, NULL, d);
+}
+
+/* The box recomputed by f's matmul nd (a rank-2 right-hand side, as
+ * mutant_correct checks): the box's rows of a (every leading axis sliced
+ * as the box, K whole) times the box's columns of b, plus those of the
+ * bias. Returns the tensor, or -1. */
+static int recompute_matmul(ir_graph *h, const ir_graph *f, const ir_node *nd,
+                            const mutant_box *b, base_diag *d) {
+  const ir_shape *as = &f->tensors[nd->in[0]].shape,
+                 *bs = &f->tensors[nd->in[1]].shape;
+  int r = as->rank;
+  int64_t lo[IR_MAX_RANK], hi[IR_MAX_RANK];
+  memcpy(lo, b->lo, sizeof lo);
+  memcpy(hi, b->hi, sizeof hi);
+  lo[r - 1] = 0, hi[r - 1] = as->dim[r - 1];
+  int32_t in[3];
+  int x = mutant_leaf(h, f, nd->in[0], d);
+  in[0] = x < 0 ? -1 : mutant_slice(h, x, lo, hi, d);
+  int64_t wl[2] = {0, b->lo[r - 1]}, wh[2] = {bs->dim[0], b->hi[r - 1]};
+  int w = in[0] < 0 ? -1 : mutant_leaf(h, f, nd->in[1], d);
+  in[1] = w < 0 ? -1 : mutant_slice(h, w, wl, wh, d);
+  if (in[1] >= 0 && nd->nin == 3) {
+    int c = mutant_leaf(h, f, nd->in[2], d);
+    in[2] = c < 0 ? -1 : mutant_slice(h, c, wl + 1, wh + 1, d);
+  }
+  for (int j = 0; j < nd->nin; j++)
+    if (in[j] < 0)
+      return -1;
+  return mutant_add(h, IR_OP_MATMUL, in, nd->nin, &nd->a, NULL, d);
 }
 
 /* m with box b replaced by p: around the box, axis by axis from the last,
@@ -129,17 +160,20 @@ base_status mutant_correct(const ir_graph *f, const ir_graph *g,
     }
     int node = f->tensors[f->outputs[b.out]].node;
     const ir_node *nd = node >= 0 ? &f->nodes[node] : NULL;
-    int leaves = nd && nd->op == IR_OP_CONV2D;
+    int mm = nd && nd->op == IR_OP_MATMUL && nd->nin <= 3 &&
+             f->tensors[nd->in[1]].shape.rank == 2;
+    int leaves = nd && (nd->op == IR_OP_CONV2D || mm);
     for (int j = 0; leaves && j < nd->nin; j++)
       leaves = f->tensors[nd->in[j]].kind != IR_T_VALUE;
     if (!leaves) {
       st = base_diag_set(d, BASE_ERR_PARAM, 0, 0,
-                         "mutant: output %d of f is not a conv2d over inputs "
-                         "and weights; no correction rule",
+                         "mutant: output %d of f is not a conv2d (or a matmul "
+                         "by a rank-2 right-hand side) over inputs and "
+                         "weights; no correction rule",
                          b.out);
       break;
     }
-    int p = recompute(h, f, nd, &b, d);
+    int p = mm ? recompute_matmul(h, f, nd, &b, d) : recompute(h, f, nd, &b, d);
     if (p < 0 || (cur[b.out] = replace(h, cur[b.out], &b, p, d)) < 0)
       st = d->code ? d->code : BASE_ERR_INTERNAL;
   }

@@ -29,18 +29,27 @@
 /* ---- mutant classes ------------------------------------------------------ */
 
 typedef enum mutant_class {
-  MUTANT_CONCAT_W, /* two convs with one kernel shape on different inputs ->
-                      one conv over the inputs concatenated along width */
-  MUTANT_SPLIT_H,  /* an image split in two along H, the halves stacked in
-                      the batch, one conv, unstacked */
-  MUTANT_DILATED,  /* dilated conv = space-to-batch + plain conv +
-                      batch-to-space (reshape/transpose/pad/slice) */
-  MUTANT_BATCH_W,  /* a batch's images side by side along W, one conv on
-                      batch 1, back to the batch (transpose/reshape) */
+  MUTANT_CONCAT_W,     /* two convs with one kernel shape on different inputs ->
+                          one conv over the inputs concatenated along width */
+  MUTANT_SPLIT_H,      /* an image split in two along H, the halves stacked in
+                          the batch, one conv, unstacked */
+  MUTANT_DILATED,      /* dilated conv = space-to-batch + plain conv +
+                          batch-to-space (reshape/transpose/pad/slice) */
+  MUTANT_BATCH_W,      /* a batch's images side by side along W, one conv on
+                          batch 1, back to the batch (transpose/reshape) */
+  MUTANT_PAD_SPLIT_H,  /* split-h for an odd H: one zero row padded below
+                          (pad), split-h, the extra output row sliced off */
+  MUTANT_GROUP_MERGE,  /* two convs on different inputs of one shape -> one
+                          grouped conv over the inputs joined along C */
+  MUTANT_MATMUL_BATCH, /* two matmuls with rank-2 right-hand sides of one
+                          shape -> one batched matmul over the operands
+                          stacked in a new batch axis */
   MUTANT_NCLASSES
 } mutant_class;
 
 const char *mutant_class_name(mutant_class c); /* "concat-w", ... */
+/* The number of model nodes a mutant of class c replaces (1 or 2). */
+int mutant_class_nodes(mutant_class c);
 /* Class by name, or -1. */
 int mutant_class_lookup(const char *name);
 
@@ -60,19 +69,22 @@ typedef struct mutant_list {
 
 void mutant_list_free(mutant_list *l); /* frees every f and g; zeroes *l */
 
-/* The mutant of class cls for model nodes nodes[0] (and nodes[1] for
- * MUTANT_CONCAT_W): f is those conv2d nodes cut out of model (their data
- * inputs become graph inputs, their weights stay weights, names kept), g the
+/* The mutant of class cls for model nodes nodes[0] (and nodes[1] for the
+ * classes of two nodes, mutant_class_nodes): f is those conv2d (matmul for
+ * MUTANT_MATMUL_BATCH) nodes cut out of model (their data inputs become
+ * graph inputs, their weights stay weights, names kept), g the
  * mutant over the same names. BASE_ERR_PARAM (with d) when the class does
  * not apply to those nodes (the message says why). */
 base_status mutant_make(mutant_class cls, const ir_graph *model,
                         const int32_t *nodes, mutant *out, base_diag *d);
 
 /* Every mutant of the classes in mask (bit 1 << cls) over model's conv2d
- * nodes, in node order (deterministic): split-h, dilated, batch-w for each conv
- * they apply to; concat-w for each conv with the next conv of the same
- * kernel shape and parameters on a different input of the same N, C, H that
- * does not depend on it. Appends to out. */
+ * and matmul nodes, in node order (deterministic): split-h, dilated,
+ * batch-w, pad-split-h for each conv they apply to; concat-w (group-merge)
+ * for each conv with the next conv of the same kernel shape and parameters
+ * on a different input of the same N, C, H (of the same shape) that does
+ * not depend on it; matmul-batch for each matmul with the next one of the
+ * same shapes and parameters that does not depend on it. Appends to out. */
 base_status mutant_generate(const ir_graph *model, unsigned mask,
                             mutant_list *out, base_diag *d);
 
@@ -182,6 +194,8 @@ typedef struct mutant_apply_stats {
                       mask has MUTANT_ESTIMATES */
   mutant_applied *applied; /* taken, in order (malloc'd) */
   int napplied;
+  /* per class: considered, and cheaper by estimates only (unmeasured) */
+  int cls_considered[MUTANT_NCLASSES], cls_unmeasured[MUTANT_NCLASSES];
   /* the joint search only: */
   int candidates; /* mutant rewrites handed to the search (all graphs) */
   int capped;     /* graphs whose mutants were cut at MUTANT_JOINT_CAP */

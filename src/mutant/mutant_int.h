@@ -15,8 +15,9 @@ base_status mutant_eval(const ir_graph *g, uint64_t seed, uint32_t ***v,
 void mutant_vals_free(const ir_graph *g, uint32_t **v);
 
 /* Whether g can be evaluated position by position (point.c): its nodes are
- * conv2d, pad (value 0), slice, concat, split, reshape and transpose, and no
- * conv2d reads another's output through any path. */
+ * conv2d, matmul (no residual), ewadd (no act), pad (value 0), slice,
+ * concat, split, reshape and transpose, and no conv2d or matmul reads
+ * another's output through any path. */
 int mutant_point_ok(const ir_graph *g);
 /* A graph prepared for point evaluation under a seed (each leaf's stream). */
 typedef struct mutant_pt {
@@ -68,8 +69,9 @@ base_status mutant_generate_sites(const ir_graph *model, unsigned mask,
 
 /* ---- splicing (apply.c) ---- */
 
-/* The site nodes of m in cur: the conv2d producers of f's output names
- * (sites[0..f->noutputs-1]); -1 when one is missing or not a conv2d. */
+/* The site nodes of m in cur: the producers of f's output names
+ * (sites[0..f->noutputs-1]); -1 when one is missing or not of the operator
+ * that produces it in f (conv2d, matmul). */
 int mutant_sites_in(const ir_graph *cur, const mutant *m, int32_t *sites);
 /* g with nodes sites[0..nsites-1] (whose outputs are f's, by name)
  * replaced by h's nodes (h's intermediates named after f's first output,

@@ -3,13 +3,13 @@
  *
  * The box analysis reads f and g only at the corners of its cells, a few
  * dozen positions of outputs with millions (PET evaluates only the corners'
- * receptive fields likewise). For a graph whose nodes are conv2d, pad,
- * slice, concat, split, reshape and transpose, and where no conv2d reads
- * (through any path) the output of another, the value at one position is
- * computed on demand: layout operators map the index back to their input,
- * a conv2d sums its window over its input and weight positions, leaves are
- * the residues mutant_eval gives them (fp_random's stream for the tensor's
- * name, element by element). The result is the residue mutant_eval
+ * receptive fields likewise). For a graph whose nodes are conv2d, matmul,
+ * ewadd, pad, slice, concat, split, reshape and transpose, and where no
+ * conv2d or matmul reads (through any path) the output of another, the value at
+ * one position is computed on demand: layout operators map the index back to
+ * their input, a conv2d sums its window over its input and weight positions,
+ * leaves are the residues mutant_eval gives them (fp_random's stream for the
+ * tensor's name, element by element). The result is the residue mutant_eval
  * computes at that position, exactly (the tests compare them everywhere),
  * at the cost of one window per conv instead of whole tensors.
  */
@@ -43,9 +43,9 @@ static int point_op(ir_opcode op) {
   case IR_OP_CONCAT:
   case IR_OP_SPLIT:
   case IR_OP_RESHAPE:
-  case IR_OP_TRANSPOSE: return 1;
+  case IR_OP_TRANSPOSE:
   case IR_OP_MATMUL:
-  case IR_OP_EWADD:
+  case IR_OP_EWADD: return 1;
   case IR_OP_EWMUL:
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:
@@ -87,10 +87,15 @@ int mutant_point_ok(const ir_graph *g) {
     ok = point_op(nd->op) && !(nd->op == IR_OP_PAD && nd->a.value != 0.0f) &&
          !((nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT) &&
            nd->a.act != IR_ACT_NONE); /* (the lower stage's) */
-    int any = nd->op == IR_OP_CONV2D;
+    int prod = nd->op == IR_OP_CONV2D || nd->op == IR_OP_MATMUL, any = prod;
+    if (ok && nd->op == IR_OP_MATMUL) /* a [...,M,K] x b [K,N] or batched */
+      ok = nd->nin <= 3 && (g->tensors[nd->in[1]].shape.rank == 2 ||
+                            g->tensors[nd->in[1]].shape.rank ==
+                                g->tensors[nd->in[0]].shape.rank);
+    if (ok && nd->op == IR_OP_EWADD)
+      ok = nd->a.act == IR_ACT_NONE;
     for (int j = 0; ok && j < nd->nin; j++) {
-      ok = !(nd->op == IR_OP_CONV2D && after[nd->in[j]]); /* windows of
-                                                              windows */
+      ok = !(prod && after[nd->in[j]]); /* products of products */
       any |= after[nd->in[j]];
     }
     for (int j = 0; ok && j < nd->nout; j++)
@@ -135,6 +140,42 @@ static uint32_t conv_value(const mutant_pt *c, const ir_node *nd,
   return fp_act(a->act, c->key, (uint32_t)acc);
 }
 
+/* a [..., M, K] x b [K, N] (or b with a's batch axes) at idx, plus the
+ * bias, then the activation (as fp_kernel's matmul). */
+static uint32_t matmul_value(const mutant_pt *c, const ir_node *nd,
+                             const int64_t *idx) {
+  const ir_graph *g = c->g;
+  const ir_shape *as = &g->tensors[nd->in[0]].shape,
+                 *bs = &g->tensors[nd->in[1]].shape;
+  int r = as->rank;
+  int64_t ai[IR_MAX_RANK], bi[IR_MAX_RANK];
+  memcpy(ai, idx, sizeof *ai * (size_t)r);
+  memcpy(bi, idx + r - bs->rank, sizeof *bi * (size_t)bs->rank);
+  uint64_t acc = 0;
+  for (int64_t k = 0; k < as->dim[r - 1]; k++) {
+    ai[r - 1] = k, bi[bs->rank - 2] = k;
+    uint64_t p = (uint64_t)value(c, nd->in[0], ai) * value(c, nd->in[1], bi);
+    acc = (acc + p % FP_P) % FP_P;
+  }
+  if (nd->nin == 3)
+    acc = (acc + value(c, nd->in[2], idx + r - 1)) % FP_P;
+  return fp_act(nd->a.act, c->key, (uint32_t)acc);
+}
+
+/* The sum of the inputs at idx, broadcast from the right. */
+static uint32_t add_value(const mutant_pt *c, const ir_node *nd,
+                          const int64_t *idx, int r) {
+  uint64_t acc = 0;
+  for (int j = 0; j < nd->nin; j++) {
+    const ir_shape *s = &c->g->tensors[nd->in[j]].shape;
+    int64_t src[IR_MAX_RANK];
+    for (int k = 0; k < s->rank; k++)
+      src[k] = s->dim[k] == 1 ? 0 : idx[r - s->rank + k];
+    acc = (acc + value(c, nd->in[j], src)) % FP_P;
+  }
+  return (uint32_t)acc;
+}
+
 static uint32_t value(const mutant_pt *c, int t, const int64_t *idx) {
   const ir_graph *g = c->g;
   const ir_tensor *x = &g->tensors[t];
@@ -176,8 +217,8 @@ static uint32_t value(const mutant_pt *c, int t, const int64_t *idx) {
   case IR_OP_RESHAPE:
     mutant_unravel(xs, ravel(&x->shape, idx), src);
     return value(c, nd->in[0], src);
-  case IR_OP_MATMUL:
-  case IR_OP_EWADD:
+  case IR_OP_MATMUL: return matmul_value(c, nd, idx);
+  case IR_OP_EWADD: return add_value(c, nd, idx, r);
   case IR_OP_EWMUL:
   case IR_OP_EWSUB:
   case IR_OP_EWDIV:

@@ -74,6 +74,8 @@ static void set_bucket(mutant_search *m, mutant_seen *e, seen_bucket b) {
     (*c)--;
   if ((c = bucket_count(m->total, b)))
     (*c)++;
+  m->total->cls_unmeasured[e->a.cls] +=
+      (b == B_UNMEASURED) - (e->b == B_UNMEASURED);
   e->b = b;
 }
 
@@ -231,6 +233,7 @@ static base_status find_seen(mutant_search *m, const mutant *mu, int *at,
   }
   *at = m->nseen++;
   m->total->considered++;
+  m->total->cls_considered[mu->cls]++;
   m->total->not_cheaper++; /* until analysed */
   return BASE_OK;
 }
@@ -337,7 +340,7 @@ static void kput_tensor(kbuf *b, const ir_tensor *t) {
  * its inputs' and outputs' names, kinds, types, shapes and known data. */
 static int site_key(kbuf *b, mutant_class cls, const ir_graph *g,
                     const int32_t *nodes) {
-  int n = cls == MUTANT_CONCAT_W ? 2 : 1;
+  int n = mutant_class_nodes(cls);
   kput(b, &cls, sizeof cls);
   for (int i = 0; i < n; i++) {
     const ir_node *nd = &g->nodes[nodes[i]];
@@ -440,7 +443,7 @@ typedef struct gen_ctx {
 static int want_site(void *u, mutant_class cls, const ir_graph *g,
                      const int32_t *nodes) {
   gen_ctx *x = u;
-  int n = cls == MUTANT_CONCAT_W ? 2 : 1;
+  int n = mutant_class_nodes(cls);
   for (int i = 0; i < n; i++)
     if (strstr(g->tensors[g->nodes[nodes[i]].out[0]].name, ".mut"))
       return 0;
@@ -546,6 +549,10 @@ static base_status merge_stats(mutant_apply_stats *t, mutant_apply_stats *r,
   t->not_cheaper += r->not_cheaper;
   t->refused += r->refused;
   t->unmeasured += r->unmeasured;
+  for (int c = 0; c < MUTANT_NCLASSES; c++) {
+    t->cls_considered[c] += r->cls_considered[c];
+    t->cls_unmeasured[c] += r->cls_unmeasured[c];
+  }
   if (!r->napplied)
     return BASE_OK;
   mutant_applied *v =
