@@ -395,10 +395,11 @@ static void print_check(const opt_report *r) {
   printf("check: max relative error %.3g on the CPU executor; per element "
          "at most %.3g of the tolerance (|a-b| <= %g max|a| + %g |a|) over "
          "%d rounds (seeds from %llu, inputs and weights at scales %s; %lld "
-         "elements)\n",
+         "elements); %lld products of the optimized graph reused from the "
+         "original's on the same values\n",
          r->check.max_err, r->check.worst, r->check.atol, r->check.rtol,
          r->check.rounds, (unsigned long long)o->seed, sc,
-         (long long)r->check.compared);
+         (long long)r->check.compared, (long long)r->check.products_reused);
 }
 
 /* The stage's lines on standard output. */
