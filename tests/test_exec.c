@@ -342,7 +342,7 @@ static ex_check_result check_memo(const ir_graph *a, const ir_graph *b,
 /* The check's memo (memo.c): the optimized graph's products on the values
  * the original's had are copied, not computed, and the check says exactly
  * what it says without the memo, failures included. Round 1 records both
- * of a's products; b reuses the first only (its second reads relu's
+ * of a's products; f reuses the first only (its second reads relu's
  * output), so rounds 2 and 3 record and look up that one alone. */
 Test(check, memo_reuses_products_same_verdict) {
 #define MM_HEAD                                                                \
@@ -375,6 +375,15 @@ Test(check, memo_reuses_products_same_verdict) {
   ex_check_result tiny = check_memo(a, b, 64 * 64 * sizeof(float) - 1);
   cr_assert_eq(tiny.products_recorded, 0);
   cr_assert_eq(tiny.products_reused, 0);
+  /* room for one result, but not in the first round's quarter: round 1
+   * keeps keys alone, learns that f computes a's first product again, and
+   * rounds 2 and 3 keep and reuse that one */
+  ex_check_result keys = check_memo(a, f, 64 * 64 * sizeof(float));
+  cr_assert_eq(keys.products_recorded, 2);
+  cr_assert_eq(keys.products_reused, 2);
+  ex_check_result off = check_memo(a, f, 0);
+  cr_assert_eq(keys.worst, off.worst);
+  cr_assert_eq(keys.index, off.index);
   /* the same graph: every product reused */
   ex_check_result same = check_memo(a, a, (size_t)1 << 30);
   cr_assert_eq(same.products_reused, 6);

@@ -116,7 +116,8 @@ base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
 #define EX_CHECK_MAX_ROUNDS 8
 /* The memo of a round's products (the optimized graph reuses the results of
  * products the original computed on the same values: memo.c), at most this
- * many bytes of results; the outputs are the same bits without it. */
+ * many bytes of results (a quarter of it in the first round); the outputs
+ * are the same bits without it. */
 #define EX_CHECK_MEMO_BYTES ((size_t)1 << 30)
 
 typedef struct ex_check_opts {

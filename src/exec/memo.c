@@ -13,10 +13,13 @@
  *
  * Rounds: every round runs the same graphs on values of the same shapes, so
  * their products come in the same order. The first round records every
- * product (up to the byte budget) and notes which of them the optimized
- * graph reused, by their place in each run's order; later rounds record and
- * look up only those (a product missed that way is computed, as without the
- * memo), and reuse the first round's buffers.
+ * product's result up to a quarter of the byte budget and every product's
+ * key, and notes which of them the optimized graph computes again, by their
+ * place in each run's order; later rounds record (up to the whole budget)
+ * and look up only those (a product missed that way is computed, as without
+ * the memo), reusing the first round's buffers. So a graph that shares no
+ * product with the original (ViT-B/16 optimized: its first attention block
+ * differs) costs a quarter of the budget in the first round only.
  *
  * The memo is per thread (ex_memo_use) and only the thread that set it uses
  * it, outside parallel regions (products inside one, per attention head or
@@ -36,7 +39,8 @@ typedef struct memo_entry {
   XXH128_hash_t key;
   int64_t m, n;
   int64_t at; /* its place in the original's order of products */
-  float *c;   /* m x n, packed; NULL: an empty slot */
+  float *c;   /* m x n, packed; NULL: the key alone (the first round) */
+  int used;   /* 0: an empty slot */
 } memo_entry;
 
 /* Places in a run's order of products (a growable set of flags). */
@@ -86,6 +90,7 @@ static void retire(ex_memo *m) {
       free(e->c);
     }
     e->c = NULL;
+    e->used = 0;
   }
   m->count = 0;
   m->bytes = 0;
@@ -172,7 +177,7 @@ static XXH128_hash_t product_key(int64_t m, int64_t n, int64_t k,
 /* The slot of key: its entry, or the empty slot where it would go. */
 static memo_entry *slot(const ex_memo *m, XXH128_hash_t key) {
   int64_t i = (int64_t)(key.low64 & (uint64_t)(m->cap - 1));
-  while (m->e[i].c && !XXH128_isEqual(m->e[i].key, key))
+  while (m->e[i].used && !XXH128_isEqual(m->e[i].key, key))
     i = (i + 1) & (m->cap - 1);
   return &m->e[i];
 }
@@ -187,7 +192,7 @@ static int grow(ex_memo *m) {
   m->e = e;
   m->cap = cap;
   for (int64_t i = 0; i < ocap; i++)
-    if (old[i].c)
+    if (old[i].used)
       *slot(m, old[i].key) = old[i];
   free(old);
   return 0;
@@ -234,14 +239,16 @@ int ex_memo_begin(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
     return 0;
   }
   memo_entry *e = mo->cap ? slot(mo, h) : NULL;
-  if (!e || !e->c || e->m != m || e->n != n)
+  if (!e || !e->used || e->m != m || e->n != n)
     return 0;
-  for (int64_t i = 0; i < m; i++)
-    memcpy(C + i * ldc, e->c + i * n, sizeof(float) * (size_t)n);
   if (!mo->learned) {
     mark_set(&mo->mark[0], e->at);
     mark_set(&mo->mark[1], at);
   }
+  if (!e->c)
+    return 0; /* its key alone: computed this round, reused in later ones */
+  for (int64_t i = 0; i < m; i++)
+    memcpy(C + i * ldc, e->c + i * n, sizeof(float) * (size_t)n);
   mo->reused++;
   return 1;
 }
@@ -251,19 +258,21 @@ void ex_memo_end(const ex_memo_key *key, int64_t m, int64_t n, const float *C,
   ex_memo *mo = key->memo;
   size_t bytes = sizeof(float) * (size_t)(m * n);
   XXH128_hash_t h = {key->lo, key->hi};
-  if (!mo || mo->bytes + bytes > mo->budget ||
-      (2 * (mo->count + 1) > mo->cap && grow(mo)))
+  if (!mo || (2 * (mo->count + 1) > mo->cap && grow(mo)))
     return;
   memo_entry *e = slot(mo, h);
-  if (e->c)
+  if (e->used)
     return; /* the same product again: recorded already */
-  float *c = buffer(mo, m * n);
-  if (!c)
+  size_t budget = mo->learned ? mo->budget : mo->budget / 4;
+  float *c = mo->bytes + bytes <= budget ? buffer(mo, m * n) : NULL;
+  if (!c && mo->learned)
     return;
-  for (int64_t i = 0; i < m; i++)
+  for (int64_t i = 0; c && i < m; i++)
     memcpy(c + i * n, C + i * ldc, sizeof(float) * (size_t)n);
-  *e = (memo_entry){h, m, n, key->at, c};
+  *e = (memo_entry){h, m, n, key->at, c, 1};
   mo->count++;
-  mo->bytes += bytes;
-  mo->recorded++;
+  if (c) {
+    mo->bytes += bytes;
+    mo->recorded++;
+  }
 }
