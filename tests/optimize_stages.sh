@@ -32,6 +32,10 @@ cmp -s "$tmp/sq.passes.graph" "$tmp/sq.rules.graph" && fail "the passes changed 
 contains "time: load "
 contains ", search "
 contains ", write "
+# CPU seconds per stage, the check's among them
+grep -Eq '^cpu: load [0-9.]+ s, rules .*, check [0-9.]+ s, write [0-9.]+ s; [0-9.]+ s in all$' "$tmp/out" ||
+  fail "no cpu: line with the check's CPU seconds"
+contains "products of the optimized graph reused from the original's"
 
 # one stage, to a prefix of one's own; bad stages and no place refused
 expect 0 "$bin" optimize "$m" "${fast[@]}" --no-check --dump-after fuse,passes --dump-prefix "$tmp/p"

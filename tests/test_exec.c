@@ -327,6 +327,72 @@ Test(check, equal_graphs_and_non_finite) {
   ir_graph_free(c);
 }
 
+/* ex_check_rounds with opts: the defaults but for the memo's budget. */
+static ex_check_result check_memo(const ir_graph *a, const ir_graph *b,
+                                  size_t memo_bytes) {
+  ex_check_opts o;
+  ex_check_opts_default(&o);
+  o.memo_bytes = memo_bytes;
+  ex_check_result r;
+  base_diag d;
+  cr_assert_eq(ex_check_rounds(a, b, &o, &r, &d), BASE_OK, "%s", d.msg);
+  return r;
+}
+
+/* The check's memo (memo.c): the optimized graph's products on the values
+ * the original's had are copied, not computed, and the check says exactly
+ * what it says without the memo, failures included. Round 1 records both
+ * of a's products; f reuses the first only (its second reads relu's
+ * output), so rounds 2 and 3 record and look up that one alone. */
+Test(check, memo_reuses_products_same_verdict) {
+#define MM_HEAD                                                                \
+  "input x: [64,64]\nweight w1: [64,64]\nweight w2: [64,64]\n"                 \
+  "y = matmul(x, w1)\n"
+  ir_graph *a = parse(MM_HEAD "z = matmul(y, w2)\nc = clip(z) min=0 max=6\n"
+                              "output c\n");
+  ir_graph *b = parse(MM_HEAD "z = matmul(y, w2)\nc = relu(z)\noutput c\n");
+  ir_graph *f = parse(MM_HEAD "r = relu(y)\nz = matmul(r, w2)\n"
+                              "c = clip(z) min=0 max=6\noutput c\n");
+  const ir_graph *pair[2][2] = {{a, b}, {a, f}};
+  const int64_t reused[2] = {6, 3}, recorded[2] = {6, 4};
+  for (int i = 0; i < 2; i++) {
+    ex_check_result on = check_memo(pair[i][0], pair[i][1], (size_t)1 << 30);
+    ex_check_result off = check_memo(pair[i][0], pair[i][1], 0);
+    cr_assert_eq(on.products_reused, reused[i], "%d: %lld", i,
+                 (long long)on.products_reused);
+    cr_assert_eq(on.products_recorded, recorded[i], "%d: %lld", i,
+                 (long long)on.products_recorded);
+    cr_assert_eq(off.products_reused, 0);
+    cr_assert_gt(on.worst, 1); /* clip at 6 against relu, or no relu */
+    cr_assert_eq(on.worst, off.worst);
+    cr_assert_eq(on.max_err, off.max_err);
+    cr_assert_eq(on.round, off.round);
+    cr_assert_eq(on.index, off.index);
+    cr_assert_eq(on.va, off.va);
+    cr_assert_eq(on.vb, off.vb);
+  }
+  /* a budget under one product's result: nothing kept */
+  ex_check_result tiny = check_memo(a, b, 64 * 64 * sizeof(float) - 1);
+  cr_assert_eq(tiny.products_recorded, 0);
+  cr_assert_eq(tiny.products_reused, 0);
+  /* room for one result, but not in the first round's quarter: round 1
+   * keeps keys alone, learns that f computes a's first product again, and
+   * rounds 2 and 3 keep and reuse that one */
+  ex_check_result keys = check_memo(a, f, 64 * 64 * sizeof(float));
+  cr_assert_eq(keys.products_recorded, 2);
+  cr_assert_eq(keys.products_reused, 2);
+  ex_check_result off = check_memo(a, f, 0);
+  cr_assert_eq(keys.worst, off.worst);
+  cr_assert_eq(keys.index, off.index);
+  /* the same graph: every product reused */
+  ex_check_result same = check_memo(a, a, (size_t)1 << 30);
+  cr_assert_eq(same.products_reused, 6);
+  cr_assert_eq(same.worst, 0);
+  ir_graph_free(a);
+  ir_graph_free(b);
+  ir_graph_free(f);
+}
+
 /* A chain of 12 same-shape nodes reuses the intermediates' buffers (a new
  * one per node costs page faults on large tensors: a quarter of ViT-B/16's
  * run time) and still gives what keep_all (no reuse) gives. */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec.h"
+#include "exec_int.h"
 
 /* b's inputs and weights that a has (same name and shape) point at a's
  * values (vb->v[t] = va->v[s]; shared[t] = 1): kernels never write their
@@ -116,14 +116,28 @@ static base_status compare(const ir_graph *a, const ex_values *va,
   return BASE_OK;
 }
 
+/* Runs a, then b, b reusing the products a computed on the same values
+ * (memo.c; m NULL: none): the same results as without. */
+static base_status run_both(const ir_graph *a, ex_values *va, const ir_graph *b,
+                            ex_values *vb, ex_memo *m, base_diag *d) {
+  ex_options eo = {0, 0};
+  ex_memo_use(m, EX_MEMO_RECORD);
+  base_status st = ex_run(a, va, &eo, d);
+  ex_memo_use(m, EX_MEMO_REPLAY);
+  if (!st)
+    st = ex_run(b, vb, &eo, d);
+  ex_memo_use(NULL, EX_MEMO_OFF);
+  ex_memo_round_done(m);
+  return st;
+}
+
 /* One round: a's inputs and weights drawn with the round's seed and scale,
  * b's the same buffers (share_leaves), both run and compared. */
 static base_status run_round(const ir_graph *a, const ir_graph *b,
-                             const ex_check_opts *o, int round,
+                             const ex_check_opts *o, int round, ex_memo *m,
                              ex_check_result *r, base_diag *d) {
   ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
   unsigned char *shared = base_calloc((size_t)b->ntensors + 1, 1);
-  ex_options eo = {0, 0};
   uint64_t seed = o->seed + (uint64_t)round;
   base_status st = va && vb && shared ? BASE_OK
                                       : base_diag_set(d, BASE_ERR_NOMEM, 0, 0,
@@ -135,9 +149,7 @@ static base_status run_round(const ir_graph *a, const ir_graph *b,
   if (!st)
     st = ex_fill_random(b, vb, seed, d);
   if (!st)
-    st = ex_run(a, va, &eo, d);
-  if (!st)
-    st = ex_run(b, vb, &eo, d);
+    st = run_both(a, va, b, vb, m, d);
   if (!st)
     st = compare(a, va, b, vb, o, round, r, d);
   free_sharing(vb, shared);
@@ -155,6 +167,7 @@ void ex_check_opts_default(ex_check_opts *o) {
   o->scale[2] = 1000;
   o->rtol = 1e-4;
   o->atol = 1e-5;
+  o->memo_bytes = EX_CHECK_MEMO_BYTES;
 }
 
 int ex_graph_depth(const ir_graph *g) {
@@ -220,8 +233,11 @@ base_status ex_check_rounds(const ir_graph *a, const ir_graph *b,
   base_status st = half_opts(a, b, &def, d);
   r->rtol = o->rtol;
   r->atol = o->atol;
+  ex_memo *m = o->memo_bytes ? ex_memo_new(o->memo_bytes) : NULL;
   for (int i = 0; !st && i < o->rounds; i++, r->rounds++)
-    st = run_round(a, b, o, i, r, d);
+    st = run_round(a, b, o, i, m, r, d);
+  ex_memo_stats(m, &r->products_recorded, &r->products_reused);
+  ex_memo_free(m);
   return st;
 }
 

@@ -114,12 +114,18 @@ base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
  * a is not finite are not compared (the original itself overflowed); b not
  * finite where a is fails. A test on a few points, not a proof. */
 #define EX_CHECK_MAX_ROUNDS 8
+/* The memo of a round's products (the optimized graph reuses the results of
+ * products the original computed on the same values: memo.c), at most this
+ * many bytes of results (a quarter of it in the first round); the outputs
+ * are the same bits without it. */
+#define EX_CHECK_MEMO_BYTES ((size_t)1 << 30)
 
 typedef struct ex_check_opts {
   uint64_t seed;                    /* round i: seed + i (1) */
   int rounds;                       /* 1..EX_CHECK_MAX_ROUNDS (3) */
   float scale[EX_CHECK_MAX_ROUNDS]; /* (1, 10, 1000) */
   double rtol, atol;                /* (1e-4, 1e-5) */
+  size_t memo_bytes; /* EX_CHECK_MEMO_BYTES; 0: every product computed */
 } ex_check_opts;
 
 void ex_check_opts_default(ex_check_opts *o);
@@ -136,6 +142,9 @@ typedef struct ex_check_result {
   float scale;
   int64_t index;
   float va, vb;
+  /* products of the original's runs recorded in the memo; products of the
+   * optimized graph's runs taken from it instead of computed */
+  int64_t products_recorded, products_reused;
 } ex_check_result;
 
 /* Half precision (docs/half.md): when a or b holds f16 or bf16 tensors

@@ -47,4 +47,36 @@ static inline int64_t ex_row_offset(int64_t row, const int64_t *dim,
   return off;
 }
 
+/* ---- the check's memo of products (memo.c) ---------------------------- */
+
+typedef struct ex_memo ex_memo;
+enum { EX_MEMO_OFF, EX_MEMO_RECORD, EX_MEMO_REPLAY };
+
+/* A memo that records products' results up to budget bytes. */
+ex_memo *ex_memo_new(size_t budget);
+void ex_memo_free(ex_memo *m);
+/* This thread's ex_gemm records into m (EX_MEMO_RECORD), reuses m's results
+ * (EX_MEMO_REPLAY), or neither (EX_MEMO_OFF or m NULL). */
+void ex_memo_use(ex_memo *m, int mode);
+/* After each round of the check (memo.c: later rounds memoize only the
+ * products reused in the first). */
+void ex_memo_round_done(ex_memo *m);
+/* Products recorded, and products reused instead of computed. */
+void ex_memo_stats(const ex_memo *m, int64_t *recorded, int64_t *reused);
+
+/* A product's hash, between ex_memo_begin and ex_memo_end. */
+typedef struct ex_memo_key {
+  ex_memo *memo; /* NULL: nothing to record */
+  uint64_t lo, hi;
+  int64_t at; /* the product's place in its run */
+} ex_memo_key;
+
+/* Before C[m,n] = A[m,k] B[k,n]: 1 when C was filled from the memo (the
+ * product is done); else 0, and ex_memo_end records C once computed. */
+int ex_memo_begin(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                  const float *B, int64_t ldb, float *C, int64_t ldc,
+                  ex_memo_key *key);
+void ex_memo_end(const ex_memo_key *key, int64_t m, int64_t n, const float *C,
+                 int64_t ldc);
+
 #endif

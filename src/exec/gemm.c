@@ -26,15 +26,16 @@
 #include <cblas.h>
 #endif
 
-#include "exec.h"
+#include "exec_int.h"
 
 enum {
-  MR = 4,           /* rows of C per micro kernel (fixed by micro_full) */
-  NR = 8,           /* columns of C per micro kernel (fixed by micro_full) */
-  TILE_M = 64,      /* rows of C per parallel tile (a multiple of MR) */
-  TILE_N = 256,     /* columns of C per parallel tile (a multiple of NR) */
-  BLOCK_K = 256,    /* depth of one pass over a tile */
-  PAR_MIN = 1 << 15 /* fewer multiply-adds than this: stay single-threaded */
+  MR = 4,            /* rows of C per micro kernel (fixed by micro_full) */
+  NR = 8,            /* columns of C per micro kernel (fixed by micro_full) */
+  TILE_M = 64,       /* rows of C per parallel tile (a multiple of MR) */
+  TILE_N = 256,      /* columns of C per parallel tile (a multiple of NR) */
+  BLOCK_K = 256,     /* depth of one pass over a tile */
+  PAR_MIN = 1 << 15, /* fewer multiply-adds than this: stay single-threaded */
+  MEMO_MIN = 1 << 17 /* products the check's memo keeps (memo.c) */
 };
 
 /* The operands of one gemm call, as passed to ex_gemm. */
@@ -210,22 +211,9 @@ static void blas_gemm(const gemm_args *g) {
 }
 #endif
 
-void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
-             const float *B, int64_t ldb, float *C, int64_t ldc,
-             int accumulate) {
-  gemm_args g = {m, n, k, A, B, C, lda, ldb, ldc, accumulate};
-  if (m <= 0 || n <= 0)
-    return;
-  if (k <= 0) {
-    gemm_empty(&g);
-    return;
-  }
-#ifdef SUPEROPT_HAVE_BLAS
-  if (blas_takes(&g)) {
-    blas_gemm(&g);
-    return;
-  }
-#endif
+/* C by the kernel here: tiles over the threads. */
+static void own_gemm(const gemm_args *g) {
+  int64_t m = g->m, n = g->n, k = g->k;
   int64_t ntn = (n + TILE_N - 1) / TILE_N;
   int64_t ntiles = (m + TILE_M - 1) / TILE_M * ntn;
 #ifdef _OPENMP
@@ -233,7 +221,30 @@ void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
 #pragma omp parallel for schedule(static) if (par)
 #endif
   for (int64_t t = 0; t < ntiles; t++)
-    gemm_tile(&g, t, ntn);
+    gemm_tile(g, t, ntn);
+}
+
+void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+             const float *B, int64_t ldb, float *C, int64_t ldc,
+             int accumulate) {
+  gemm_args g = {m, n, k, A, B, C, lda, ldb, ldc, accumulate};
+  ex_memo_key key = {NULL, 0, 0, 0};
+  if (m <= 0 || n <= 0)
+    return;
+  if (k <= 0) {
+    gemm_empty(&g);
+    return;
+  }
+  if (!accumulate && m * n * k >= MEMO_MIN &&
+      ex_memo_begin(m, n, k, A, lda, B, ldb, C, ldc, &key))
+    return;
+#ifdef SUPEROPT_HAVE_BLAS
+  if (blas_takes(&g))
+    blas_gemm(&g);
+  else
+#endif
+    own_gemm(&g);
+  ex_memo_end(&key, m, n, C, ldc);
 }
 
 /* ---- activations ------------------------------------------------------- */
