@@ -24,7 +24,7 @@
 
 #include "../src/gpu/kern/kred.cu"
 
-static cudaStream_t st;
+static cudaStream_t stream;
 static float *X, *XB, *G, *BT, *Y, *S;
 static const ln_add NA = {nullptr, nullptr, 1}; /* a plain layer norm */
 
@@ -66,14 +66,14 @@ static void variant(int rows, int len, bool bias, const char *name,
   int threads = 256;
   unsigned blocks = (unsigned)(((size_t)rows * LANES + threads - 1) / threads);
   auto go = [&] {
-    k_layernorm4<LANES, NV><<<blocks, threads, 0, st>>>(
+    k_layernorm4<LANES, NV><<<blocks, threads, 0, stream>>>(
         (const float4 *)X, bias ? (const float4 *)XB : nullptr,
         (const float4 *)G, (const float4 *)BT, (float4 *)Y, rows, len / 4,
         1e-6f, false, NA);
     CK(cudaGetLastError());
   };
   CK(cudaMemset(Y, 0, (size_t)rows * len * 4));
-  float t = time_us(st, go);
+  float t = time_us(stream, go);
   double e = check(hx, hb, hg, ht, rows, len, bias);
   printf("  %s: %.2f%s", name, t, e > 1e-5 ? " BAD" : "");
   *bad |= e > 1e-5;
@@ -89,7 +89,7 @@ int main() {
                 {16 * 3136, 96, true}, {16 * 784, 192, true},
                 {16 * 196, 384, true}, {16 * 49, 768, true}};
   size_t most = 16 * 3136 * 96;
-  CK(cudaStreamCreate(&st));
+  CK(cudaStreamCreate(&stream));
   CK(cudaMalloc(&X, most * 4));
   CK(cudaMalloc(&Y, most * 4));
   CK(cudaMalloc(&S, most * 4));
@@ -111,29 +111,29 @@ int main() {
   for (auto &s : shapes) {
     printf("rows %d, len %d%s:", s.rows, s.len, s.bias ? ", bias" : "");
     CK(cudaMemset(Y, 0, (size_t)s.rows * s.len * 4));
-    float t = time_us(st, [&] {
-      CK(cxk_layernorm(st, X, s.bias ? XB : nullptr, G, BT, Y, s.rows, s.len,
-                       1e-6f, 0));
+    float t = time_us(stream, [&] {
+      CK(cxk_layernorm(stream, X, s.bias ? XB : nullptr, G, BT, Y, s.rows,
+                       s.len, 1e-6f, 0));
     });
     double e = check(hx, hb, hg, ht, s.rows, s.len, s.bias);
     printf("  library: %.2f%s", t, e > 1e-5 ? " BAD" : "");
     bad |= e > 1e-5;
     if (s.len <= 1024) {
       CK(cudaMemset(Y, 0, (size_t)s.rows * s.len * 4));
-      t = time_us(st, [&] {
+      t = time_us(stream, [&] {
         unsigned nb = blocks_for((int64_t)s.rows * 32);
         const float *b = s.bias ? XB : nullptr;
         if (s.len <= 128)
-          k_layernorm_warp<4><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
-                                                       s.len, 1e-6f, false, NA);
+          k_layernorm_warp<4><<<nb, kThreads, 0, stream>>>(
+              X, b, G, BT, Y, s.rows, s.len, 1e-6f, false, NA);
         else if (s.len <= 256)
-          k_layernorm_warp<8><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
-                                                       s.len, 1e-6f, false, NA);
+          k_layernorm_warp<8><<<nb, kThreads, 0, stream>>>(
+              X, b, G, BT, Y, s.rows, s.len, 1e-6f, false, NA);
         else if (s.len <= 512)
-          k_layernorm_warp<16><<<nb, kThreads, 0, st>>>(
+          k_layernorm_warp<16><<<nb, kThreads, 0, stream>>>(
               X, b, G, BT, Y, s.rows, s.len, 1e-6f, false, NA);
         else
-          k_layernorm_warp<32><<<nb, kThreads, 0, st>>>(
+          k_layernorm_warp<32><<<nb, kThreads, 0, stream>>>(
               X, b, G, BT, Y, s.rows, s.len, 1e-6f, false, NA);
         CK(cudaGetLastError());
       });
@@ -144,9 +144,9 @@ int main() {
     /* addnorm (b = x itself: the sum 2x, normalised), beside the plain
      * layer norm: what one kernel costs for the sum's read and write */
     CK(cudaMemset(Y, 0, (size_t)s.rows * s.len * 4));
-    t = time_us(st, [&] {
-      CK(cxk_addnorm_dt(st, CXK_F32, X, X, s.rows, G, BT, S, Y, s.rows, s.len,
-                        1e-6f, 0));
+    t = time_us(stream, [&] {
+      CK(cxk_addnorm_dt(stream, CXK_F32, X, X, s.rows, G, BT, S, Y, s.rows,
+                        s.len, 1e-6f, 0));
     });
     e = check(h2, hb, hg, ht, s.rows, s.len, false);
     std::vector<float> hs((size_t)s.rows * s.len);
