@@ -190,3 +190,25 @@ Test(lower_norm, addnorm_shape_rule) {
              "s, y = addnorm(a, b, g)\noutput y\n",
              "addnorm: gamma [3]");
 }
+
+/* A bf16 graph: the node's sum is normalised as computed (float32) and
+ * rounded once at the store, the unlowered norm reads the rounded sum:
+ * the sums equal bit for bit, the norms within a few bf16 units. */
+Test(lower_norm, bf16_within_its_type) {
+  static const char text[] =
+      "input x: bf16[4,32]\ninput u: bf16[32,4]\nweight g: bf16[32]\n"
+      "weight be: bf16[32]\n"
+      "d = transpose(u) perm=[1,0]\n"
+      "s = ewadd(x, d)\ny = layernorm(s, g, be)\n"
+      "output s\noutput y\n";
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(text, &g, &st);
+  cr_assert_eq(st.addnorms, 1);
+  cr_assert_eq(h->tensors[ir_find_tensor(h, "y")].dtype, IR_DT_BF16);
+  lu_same_outputs(g, h, 4 * 0x1p-8);
+  ex_values *va = lu_run_as(g, g), *vb = lu_run_as(h, g);
+  int sa = ir_find_tensor(g, "s"), sb = ir_find_tensor(h, "s");
+  cr_assert(!memcmp(va->v[sa], vb->v[sb], sizeof(float) * 4 * 32));
+  ex_values_free(va), ex_values_free(vb);
+  ir_graph_free(h), ir_graph_free(g);
+}
