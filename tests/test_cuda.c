@@ -2928,3 +2928,80 @@ Test(cuda, transformer_residuals_lowered) {
   ir_graph_free(h);
   ir_graph_free(g);
 }
+
+/* Residual adds the lower stage makes addnorm nodes (src/fuse/lower_norm.c)
+ * at Swin-T's (96 channels, 12,544 rows: 8 lanes a row), ViT-B/16's (768,
+ * its position embedding broadcast over the batch) and odd row lengths
+ * (10: the one-warp and scalar kernels; 1500: a block a row), "@" the
+ * element type. */
+static const char addnorm_graph[] =
+    "input x: @[4,56,56,96]\ninput u: @[4,56,56,96]\n"
+    "weight g: @[96]\nweight be: @[96]\n"
+    "input h: @[2,197,768]\nweight pos: @[1,197,768]\n"
+    "weight gh: @[768]\nweight bh: @[768]\n"
+    "input o: @[6,10]\ninput o2: @[6,10]\nweight go: @[10]\n"
+    "input l: @[3,1500]\ninput l2: @[3,1500]\nweight gl: @[1500]\n"
+    "d = transpose(u) perm=[0,2,1,3]\n"
+    "s = ewadd(x, d)\ny = layernorm(s, g, be) axis=3\ne = relu(s)\n"
+    "s2 = ewadd(pos, h)\ny2 = layernorm(s2, gh, bh) axis=2\ne2 = relu(s2)\n"
+    "s3 = ewadd(o, o2)\ny3 = layernorm(s3, go) axis=1 eps=1e-6 rms=1\n"
+    "e3 = relu(s3)\n"
+    "s4 = ewadd(l, l2)\ny4 = layernorm(s4, gl) axis=1\ne4 = relu(s4)\n"
+    "output y, e, y2, e2, y3, e3, y4, e4\n";
+
+/* text typed ty, lowered (four addnorm nodes), run on the GPU (o) against
+ * the unlowered graph on the CPU on the same values (by name): each
+ * output's relative L2 error within tol; half types: run natively. */
+static void addnorm_vs_unfused(const char *ty, const gpu_options *o,
+                               double tol) {
+  base_diag d;
+  ir_graph *g = parse_typed(addnorm_graph, ty);
+  lower_stats st;
+  ir_graph *h = lowered_st(g, &st);
+  cr_assert_eq(st.addnorms, 4, "%s", ty);
+  ex_values *vg = ex_values_new(g), *vh = ex_values_new(h);
+  cr_assert_eq(ex_fill_random(g, vg, 11, &d), BASE_OK, "%s", d.msg);
+  for (int t = 0; t < h->ntensors; t++)
+    if (h->tensors[t].kind != IR_T_VALUE)
+      memcpy(vh->v[t], vg->v[ir_find_tensor(g, h->tensors[t].name)],
+             sizeof(float) * (size_t)ir_shape_numel(&h->tensors[t].shape));
+  ex_options eo = {0, 0};
+  cr_assert_eq(ex_run(g, vg, &eo, &d), BASE_OK, "%s", d.msg);
+  gpu_ctx *c;
+  gpu_plan *p;
+  cr_assert_eq(gpu_ctx_new(o, &c, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_new(c, h, &p, &d), BASE_OK, "%s", d.msg);
+  if (strcmp(ty, "f32"))
+    not_staged(h, p, ty);
+  cr_assert_eq(gpu_plan_upload(p, vh, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s", d.msg);
+  for (int i = 0; i < h->noutputs; i++) {
+    int t = h->outputs[i], u = ir_find_tensor(g, h->tensors[t].name);
+    float *y = download(h, p, t);
+    double e = rel_error(y, vg->v[u], ir_shape_numel(&h->tensors[t].shape));
+    cr_expect(e <= tol, "%s: output %s: rel error %.3e > %.0e", ty,
+              h->tensors[t].name, e, tol);
+    free(y);
+  }
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
+  ex_values_free(vg), ex_values_free(vh);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
+Test(cuda, addnorm_nodes) {
+  need_gpu();
+  gpu_options strict = {.fp32_strict = 1}, poison = {.poison = 1};
+  addnorm_vs_unfused("f32", &strict, 1e-6);
+  addnorm_vs_unfused("f32", &poison, 1e-6);
+  /* bf16 and f16: the sum rounded once, normalised unrounded (the
+   * unfused graph normalises the rounded sum): within a few units */
+  addnorm_vs_unfused("bf16", &strict, 4 * 0x1p-8);
+  addnorm_vs_unfused("f16", &strict, 4 * 0x1p-11);
+  /* the lowered graph's own CPU reference, channels-last and NCHW */
+  ir_graph *g = parse_typed(addnorm_graph, "bf16");
+  lower_stats st;
+  ir_graph *h = lowered_st(g, &st);
+  compare_half(h, "addnorm bf16");
+  ir_graph_free(h), ir_graph_free(g);
+}

@@ -72,6 +72,7 @@ static int point_op(ir_opcode op) {
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
+  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: break;
   }
@@ -245,6 +246,7 @@ static uint32_t value(const mutant_pt *c, int t, const int64_t *idx) {
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
+  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: break; /* excluded by mutant_point_ok */
   }
