@@ -80,7 +80,7 @@ expect 0 "$bin" run "$g" --seed 4
 grep '^output' "$tmp/out" >"$tmp/r3"
 cmp -s "$tmp/r1" "$tmp/r2" || fail "checksums differ between runs"
 cmp -s "$tmp/r1" "$tmp/r3" && fail "seed has no effect"
-[ "$(wc -l <"$tmp/r1")" = 29 ] || fail "expected 29 outputs"
+[ "$(wc -l <"$tmp/r1")" = 28 ] || fail "expected 28 outputs"
 
 # gen-rules / verify-rules / compare-rules
 expect 1 "$bin" gen-rules --max-ops 0

@@ -1090,45 +1090,6 @@ Test(costdb, lowered_conv_priced_from_its_plain_form) {
   cd_close(db);
 }
 
-/* An addnorm (src/fuse/lower_norm.c): one launch reading a, b, gamma and
- * beta once and writing the sum and the norm; without a measurement of its
- * own, its layer norm's measurement plus what the roofline adds for b and
- * the sum; below the add and the norm it replaces, both measured, by what
- * the add costs beyond those bytes (here its whole cost: equal rows). */
-Test(costdb, addnorm_priced_from_its_layer_norm) {
-  cd_db *db = open_db(tmp("addnorm.sqlite"));
-  ir_graph *g = parse("input a: [64,768]\ninput b: [64,768]\n"
-                      "weight ga: [768]\nweight be: [768]\n"
-                      "s, y = addnorm(a, b, ga, be)\noutput s, y\n");
-  ir_graph *p = parse("input a: [64,768]\ninput b: [64,768]\n"
-                      "weight ga: [768]\nweight be: [768]\n"
-                      "s = ewadd(a, b)\ny = layernorm(s, ga, be)\n"
-                      "output s, y\n");
-  cd_work w = cd_node_work(g, 0);
-  cr_assert_eq(w.launches, 1);
-  cr_assert_float_eq(w.bytes, 4.0 * (4 * 64 * 768 + 2 * 768), 0.5);
-  const cd_device *h = dev("h200");
-  base_diag d;
-  char sig[2][CD_SIG_MAX];
-  for (int i = 0; i < 2; i++) {
-    cd_node_sig(p, i, sig[i], sizeof sig[i]);
-    cd_entry e = {0.005, 0, 5, "test", "", "2025-01-02"};
-    cr_assert_eq(cd_put(db, "h200", sig[i], &e, &d), BASE_OK, "%s", d.msg);
-  }
-  cd_model m;
-  cd_model_init(&m, db, h);
-  int est = -1;
-  double extra = cd_estimate(h, g, 0) - cd_estimate(h, p, 1);
-  cr_assert_gt(extra, 0, "b and the sum cost something");
-  double c = model_cost(&m, g, 0, &est);
-  cr_assert_float_eq(c, 1000 * (0.005 + extra), 1e-9);
-  cr_assert_eq(est, 0, "the layer norm is measured");
-  cr_assert_lt(c, model_cost(&m, p, 0, &est) + model_cost(&m, p, 1, &est));
-  ir_graph_free(g);
-  ir_graph_free(p);
-  cd_close(db);
-}
-
 /* optimize --dtype bf16 on h200 (cd_model_set_half): the tables folder's
  * h200-bf16.tsv is imported on first use, and a float32 node (the search
  * runs on float32 graphs) takes that table's row of its bf16 signature

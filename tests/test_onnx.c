@@ -44,7 +44,7 @@ Test(onnx, export_import_round_trip_of_every_op) {
       ox_import((const uint8_t *)bytes, len, "every_op.onnx", NULL, &d);
   cr_assert(g, "%s", d.msg);
   cr_assert_eq(ir_graph_validate(g, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(g->noutputs, 29);
+  cr_assert_eq(g->noutputs, 28);
   ir_graph_free(g);
   free(bytes);
 }

@@ -86,8 +86,7 @@ class Report(ctypes.Structure):
                         "moves_removed", "rmsnorms", "rotates_folded",
                         "identities_dropped", "lower_epilogues",
                         "lower_moves", "lower_se", "lower_shuffles",
-                        "row_attention", "move_nodes", "move_node_ops",
-                        "lower_addnorms")]
+                        "row_attention", "move_nodes", "move_node_ops")]
 
 
 # api_dtype

@@ -83,7 +83,6 @@ class OptimizeReport:
     row_attention: int  # attention in the row layout (heads=)
     move_nodes: int  # groups of movement operators made move nodes
     move_node_ops: int  # the movement operators they replace
-    lower_addnorms: int  # adds and layer norms made addnorm nodes
 
     @property
     def speedup(self):

@@ -53,69 +53,32 @@ static ir_graph *plain_form(const ir_graph *g, int node, base_diag *d) {
   return ok ? h : NULL;
 }
 
-/* addnorm node `node` of g (src/fuse/lower_norm.c) as a one-node graph
- * of its layer norm: layernorm(a, gamma, beta) with its parameters and
- * element types. NULL on out of memory. */
-static ir_graph *norm_form(const ir_graph *g, int node, base_diag *d) {
-  const ir_node *nd = &g->nodes[node];
-  ir_graph *h = ir_graph_new("norm");
-  int32_t in[3];
-  int nin = 0, ok = h != NULL;
-  for (int k = 0; ok && k < nd->nin; k++) {
-    if (k == 1)
-      continue; /* b */
-    const ir_tensor *t = &g->tensors[nd->in[k]];
-    char name[16];
-    snprintf(name, sizeof name, "i%d", k);
-    in[nin] =
-        ir_add_tensor(h, name, k ? IR_T_WEIGHT : IR_T_INPUT, &t->shape, d);
-    if ((ok = in[nin] >= 0))
-      h->tensors[in[nin++]].dtype = t->dtype;
-  }
-  ir_attrs a;
-  ir_attrs_default(IR_OP_LAYERNORM, &a);
-  a.axis = nd->a.axis, a.eps = nd->a.eps;
-  a.count_include_pad = nd->a.count_include_pad; /* rms */
-  const char *out = "y";
-  if (ok && ir_add_node(h, IR_OP_LAYERNORM, in, nin, &a, &out, d) < 0)
-    ok = 0;
-  if (!ok)
-    ir_graph_free(h);
-  return ok ? h : NULL;
-}
-
 static base_status model_cost(const cd_model *m, const ir_graph *g, int node,
                               double *cost, int *estimated, base_diag *d);
 
 /* A lowered convolution or matmul without a measurement of its own: its
  * plain form's cost (measured where that is) plus what the roofline adds
- * for the residual read and the activation, no add kernel of their own;
- * likewise an addnorm: its layer norm's cost plus what the roofline adds
- * for reading b and writing the sum (the layer norm's kernel, one launch).
+ * for the residual read and the activation, no add kernel of their own.
  * *done 0: not such a node, or measured as it is. */
 static base_status lowered_cost(const cd_model *m, const ir_graph *g, int node,
                                 double *cost, int *estimated, int *done,
                                 base_diag *d) {
   const ir_node *nd = &g->nodes[node];
   *done = 0;
-  if (nd->op != IR_OP_ADDNORM &&
-      ((nd->op != IR_OP_CONV2D && nd->op != IR_OP_MATMUL) ||
-       (nd->nin < 4 && nd->a.act != IR_ACT_CLIP)))
+  if ((nd->op != IR_OP_CONV2D && nd->op != IR_OP_MATMUL) ||
+      (nd->nin < 4 && nd->a.act != IR_ACT_CLIP))
     return BASE_OK;
   double ms = 0;
   int est = 1;
   base_status st = cd_node_cost(m->db, m->dev, g, node, &ms, &est, d);
   if (st || !est)
     return st;
-  ir_graph *h =
-      nd->op == IR_OP_ADDNORM ? norm_form(g, node, d) : plain_form(g, node, d);
+  ir_graph *h = plain_form(g, node, d);
   if (!h)
     return d && d->code
                ? d->code
                : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  st = nd->op == IR_OP_ADDNORM /* its element type's rows first */
-           ? cd_model_cost((void *)m, h, 0, cost, estimated, d)
-           : model_cost(m, h, 0, cost, estimated, d);
+  st = model_cost(m, h, 0, cost, estimated, d);
   if (!st) {
     double extra = cd_estimate(m->dev, g, node) - cd_estimate(m->dev, h, 0);
     *cost += 1000 * (extra > 0 ? extra : 0);

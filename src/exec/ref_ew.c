@@ -582,28 +582,3 @@ base_status ex_ref_layernorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
   free(xs);
   return BASE_OK;
 }
-
-/* s = a + b (b repeating every numel(b) elements), then the layer norm of
- * each row of s as ex_ref_layernorm computes it: the two unfused nodes'
- * results (a half type is rounded at the store, after both). */
-base_status ex_ref_addnorm(const ir_node *n, const ex_arg *in, ex_arg *out) {
-  const ir_shape *s = &in[0].shape;
-  int64_t len = 1, rows = 1, nb = ir_shape_numel(&in[1].shape);
-  for (int i = 0; i < s->rank; i++)
-    *(i < n->a.axis ? &rows : &len) *= s->dim[i];
-  const float *gamma = n->nin > 2 ? in[2].data : NULL;
-  const float *beta = n->nin > 3 ? in[3].data : NULL;
-  const float *a = in[0].data, *b = in[1].data;
-  float *sum = out[0].data;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (rows * len >= EX_PAR_MIN)
-#endif
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t o = r * len, ob = o % nb;
-    for (int64_t i = 0; i < len; i++)
-      sum[o + i] = a[o + i] + b[ob + i];
-    layernorm_row(sum + o, out[1].data + o, len, n->a.eps, ir_ln_rms(&n->a),
-                  gamma, beta);
-  }
-  return BASE_OK;
-}

@@ -482,7 +482,6 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED:
     break; /* not generation operators (fusion runs after

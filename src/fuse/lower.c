@@ -1,6 +1,5 @@
-/* lower.c: lower_graph, the families of lower_int.h run in turn (the
- * add+norm family last, priced), and lower_emit, the node-adding step they
- * share. */
+/* lower.c: lower_graph, the families of lower_int.h run in turn, and
+ * lower_emit, the node-adding step they share. */
 #include <string.h>
 
 #include "lower_int.h"
@@ -25,11 +24,6 @@ int lower_emit(ir_graph *h, const ir_graph *g, int n, ir_opcode op,
 }
 
 ir_graph *lower_graph(const ir_graph *g, lower_stats *st, base_diag *d) {
-  return lower_graph_priced(g, NULL, st, d);
-}
-
-ir_graph *lower_graph_priced(const ir_graph *g, const fuse_options *o,
-                             lower_stats *st, base_diag *d) {
   lower_stats local;
   if (!st)
     st = &local;
@@ -49,11 +43,5 @@ ir_graph *lower_graph_priced(const ir_graph *g, const fuse_options *o,
     ir_graph_free(cur);
     cur = next;
   }
-  ir_graph *next = lower_norm(cur ? cur : g, o, st, d);
-  if (next && cur && ir_graph_own_data(next, d)) {
-    ir_graph_free(next);
-    next = NULL;
-  }
-  ir_graph_free(cur);
-  return next;
+  return cur;
 }

@@ -28,16 +28,12 @@
  *                 (the attention reads the projection batch-first);
  *   lower_chain.c groups of movement operators re-indexing one tensor
  *                 (slices, pads, transposes, reshapes, rolls) as one move
- *                 node;
- *   lower_norm.c  a residual add read by a layer norm and by others, and
- *                 the norm, as one addnorm node writing both (where the
- *                 cost function, if given, prices it below the two).
+ *                 node.
  */
 #ifndef SUPEROPT_LOWER_H
 #define SUPEROPT_LOWER_H
 
 #include "../ir/ir.h"
-#include "fuse.h"
 
 typedef struct lower_stats {
   int epilogues; /* residual adds, relus, clips and biases folded into a
@@ -52,16 +48,11 @@ typedef struct lower_stats {
                    (an epilogue too: the add folded into the chain) */
   int chains;    /* move nodes made from groups of movement operators */
   int chain_ops; /* the operators they replace */
-  int addnorms;  /* adds and layer norms made addnorm nodes */
 } lower_stats;
 
 /* A new graph with every family lowered (same inputs, weights and outputs;
  * names kept for every tensor that remains), or NULL with d set (out of
  * memory). st may be NULL. */
 ir_graph *lower_graph(const ir_graph *g, lower_stats *st, base_diag *d);
-/* lower_graph with the cost function of o (NULL, or o->cost NULL: none)
- * deciding the folds that need not pay (lower_norm.c's). */
-ir_graph *lower_graph_priced(const ir_graph *g, const fuse_options *o,
-                             lower_stats *st, base_diag *d);
 
 #endif

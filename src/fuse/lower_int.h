@@ -6,7 +6,6 @@
 #ifndef SUPEROPT_LOWER_INT_H
 #define SUPEROPT_LOWER_INT_H
 
-#include "fuse.h"
 #include "lower.h"
 
 ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d);
@@ -15,9 +14,6 @@ ir_graph *lower_se(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_att(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_seq(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_chain(const ir_graph *g, lower_stats *st, base_diag *d);
-/* Last, and priced where o has a cost function (NULL: every site). */
-ir_graph *lower_norm(const ir_graph *g, const fuse_options *o, lower_stats *st,
-                     base_diag *d);
 
 /* ir_rebuild's step for a family: node n of g added to h as one op reading
  * in[0..nin) with attributes a, under n's output name and at n's line:col,

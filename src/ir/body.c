@@ -485,32 +485,12 @@ static int unlower_layernorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
   return y < 0 ? -1 : h->tensors[y].node;
 }
 
-/* Adds addnorm nd to h as an ewadd writing its sum (output 0) and a
- * layernorm of the sum writing output 1 (the node's parameters). */
-static int unlower_addnorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
-                           const int32_t *map, base_diag *d) {
-  ir_attrs none, a;
-  memset(&none, 0, sizeof none);
-  ir_attrs_default(IR_OP_LAYERNORM, &a);
-  a.axis = nd->a.axis, a.eps = nd->a.eps;
-  a.count_include_pad = nd->a.count_include_pad; /* rms */
-  int32_t sum[2] = {map[nd->in[0]], map[nd->in[1]]};
-  int32_t in[3] = {add_part(h, g, nd, IR_OP_EWADD, sum, 2, &none,
-                            g->tensors[nd->out[0]].name, 0, d),
-                   nd->nin > 2 ? map[nd->in[2]] : 0,
-                   nd->nin > 3 ? map[nd->in[3]] : 0};
-  int32_t y = in[0] < 0 ? -1
-                        : add_part(h, g, nd, IR_OP_LAYERNORM, in, nd->nin - 1,
-                                   &a, g->tensors[nd->out[1]].name, 1, d);
-  return y < 0 ? -1 : h->tensors[y].node;
-}
-
 int ir_node_unfuses(const ir_node *n) {
   return n->op == IR_OP_FUSED || n->op == IR_OP_MOVE || n->op == IR_OP_SE ||
          n->op == IR_OP_CONCAT_SHUFFLE || ir_move_lowered(n) ||
          ((n->op == IR_OP_CONV2D || n->op == IR_OP_MATMUL) &&
           (n->nin == 4 || n->a.act == IR_ACT_CLIP)) ||
-         (n->op == IR_OP_LAYERNORM && n->nin == 4) || n->op == IR_OP_ADDNORM;
+         (n->op == IR_OP_LAYERNORM && n->nin == 4);
 }
 
 /* Adds node op(in) a to h named name (line of nd); its output tensor. */
@@ -632,12 +612,6 @@ static int unfuse_step(void *u, ir_graph *h, const ir_graph *g, int n,
     node = unlower_se(h, g, nd, map, d);
   } else if (nd->op == IR_OP_CONCAT_SHUFFLE) {
     node = unlower_shuffle(h, g, nd, map, d);
-  } else if (nd->op == IR_OP_ADDNORM) {
-    if ((node = unlower_addnorm(h, g, nd, map, d)) < 0)
-      return -1;
-    map[nd->out[0]] = h->nodes[node - 1].out[0];
-    map[nd->out[1]] = h->nodes[node].out[0];
-    return 0;
   } else if (ir_node_unfuses(nd)) {
     node = nd->op == IR_OP_LAYERNORM ? unlower_layernorm(h, g, nd, map, d)
                                      : unlower_product(h, g, nd, map, d);

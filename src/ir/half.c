@@ -113,8 +113,7 @@ ir_half_policy ir_op_half_policy(ir_opcode op) {
   case IR_OP_BATCHNORM:
   case IR_OP_REDUCE_MEAN:
   case IR_OP_SOFTMAX:
-  case IR_OP_LAYERNORM:
-  case IR_OP_ADDNORM: return IR_HALF_RUN;
+  case IR_OP_LAYERNORM: return IR_HALF_RUN;
   /* the range-hungry exp and log: f16 overflows from exp(11.1) on, and
    * their inputs and results leave its range first (autocast's list) */
   case IR_OP_EXP:

@@ -431,8 +431,7 @@ struct ir_graph *ir_graph_unfuse(const struct ir_graph *g, base_diag *d);
 /* Whether ir_graph_unfuse replaces node n: a fused node, or a lowered one
  * (src/fuse/lower.h) that ONNX has no operator for: a conv2d's or matmul's
  * residual input becomes an ewadd after it (and its act= an operator), a
- * conv2d's act=clip a clip, a layernorm's xb an ewadd before it, an
- * addnorm an ewadd and a layernorm of its sum; and the
+ * conv2d's act=clip a clip, a layernorm's xb an ewadd before it; and the
  * lower stage's moves (ir_move_lowered). */
 struct ir_node;
 int ir_node_unfuses(const struct ir_node *n);

@@ -567,8 +567,6 @@ int ir_node_is_view(const ir_graph *g, const ir_node *n) {
 int ir_op_nout(ir_opcode op, const ir_attrs *a) {
   if (op == IR_OP_CONCAT_SHUFFLE)
     return a->nlist;
-  if (op == IR_OP_ADDNORM) /* the sum, its layer norm */
-    return 2;
   if (op != IR_OP_SPLIT)
     return 1;
   int n = a->nlist; /* a part given with its activation: one more */

@@ -360,10 +360,6 @@ static int rb_node(rb_ctx *c, int i) {
     if (x.axis >= n->a.axis || (any && x.axis < 0))
       st = RB_FAIL(c, "it normalises along the batch axis");
     st = st ? st : rb_ew(c, n, 0, &o);
-  } else if (n->op == IR_OP_ADDNORM) { /* a + b broadcast, then a layer norm */
-    st = rb_ew(c, n, 0, &o);
-    if (!st && o.axis >= n->a.axis)
-      st = RB_FAIL(c, "it normalises along the batch axis");
   } else if (n->op == IR_OP_CONV2D || n->op == IR_OP_BATCHNORM ||
              n->op == IR_OP_SE) {
     if (x.axis != 0)

@@ -508,62 +508,28 @@ base_status ir_shape_softmax(ir_attrs *a, const ir_shape *const *in, int nin,
   return norm_axis("softmax", &a->axis, in[0]->rank, d);
 }
 
-/* Layer norm's rule for operator `op` over x: the axis, eps, and the
- * parameters p[0..np) (gamma, beta, xb) of x's shape from the axis on. */
-static base_status norm_rule(const char *op, ir_attrs *a, const ir_shape *x,
-                             const ir_shape *const *p, int np, base_diag *d) {
-  sbuf b0, b1;
-  base_status st;
-  if (x->rank < 1)
-    return shape_err(d, "%s: input must have rank >= 1, got %s", op, S(x, b0));
-  if ((st = norm_axis(op, &a->axis, x->rank, d)))
-    return st;
-  if (!(a->eps >= 0))
-    return param_err(d, "%s: eps must be >= 0", op);
-  ir_shape tail = ir_shape_make(x->rank - a->axis, x->dim + a->axis);
-  for (int i = 0; i < np; i++)
-    if (!ir_shape_eq(p[i], &tail))
-      return shape_err(d, "%s: %s %s must be %s for input %s", op,
-                       i == 0   ? "gamma"
-                       : i == 1 ? "beta"
-                                : "xb",
-                       S(p[i], b0), ir_shape_str(&tail, b1, sizeof b1),
-                       S(x, b0));
-  return BASE_OK;
-}
-
 base_status ir_shape_layernorm(ir_attrs *a, const ir_shape *const *in, int nin,
                                ir_shape *out, base_diag *d) {
-  base_status st = norm_rule("layernorm", a, in[0], in + 1, nin - 1, d);
-  if (!st)
-    *out = *in[0];
-  return st;
-}
-
-/* addnorm: s = a + b, y = layernorm(s) (layernorm's parameters); b is a's
- * shape, or a's last dimensions (at least the normalised ones) with only
- * ones before them, so that element i of a adds element i % numel(b) of
- * b (ViT's position embedding over the batch). */
-base_status ir_shape_addnorm(ir_attrs *a, const ir_shape *const *in, int nin,
-                             ir_shape *out, base_diag *d) {
   sbuf b0, b1;
-  const ir_shape *x = in[0], *b = in[1];
-  base_status st = norm_rule("addnorm", a, x, in + 2, nin - 2, d);
-  if (st)
+  const ir_shape *x = in[0];
+  base_status st;
+  if (x->rank < 1)
+    return shape_err(d, "layernorm: input must have rank >= 1, got %s",
+                     S(x, b0));
+  if ((st = norm_axis("layernorm", &a->axis, x->rank, d)))
     return st;
-  int lead = 0; /* b's leading ones */
-  while (lead < b->rank && b->dim[lead] == 1)
-    lead++;
-  int k = b->rank - lead; /* b's dimensions that must be a's last k */
-  int ok = b->rank <= x->rank && k <= x->rank && x->rank - k <= a->axis;
-  for (int i = 0; ok && i < k; i++)
-    ok = b->dim[lead + i] == x->dim[x->rank - k + i];
-  if (!ok)
-    return shape_err(d,
-                     "addnorm: b %s must be a's shape %s or its last "
-                     "dimensions from axis %d on, with ones before them",
-                     S(b, b0), S(x, b1), a->axis);
-  out[0] = out[1] = *x;
+  if (!(a->eps >= 0))
+    return param_err(d, "layernorm: eps must be >= 0");
+  ir_shape tail = ir_shape_make(x->rank - a->axis, x->dim + a->axis);
+  for (int i = 1; i < nin; i++)
+    if (!ir_shape_eq(in[i], &tail))
+      return shape_err(d, "layernorm: %s %s must be %s for input %s",
+                       i == 1   ? "gamma"
+                       : i == 2 ? "beta"
+                                : "xb",
+                       S(in[i], b0), ir_shape_str(&tail, b1, sizeof b1),
+                       S(x, b0));
+  *out = *x;
   return BASE_OK;
 }
 
@@ -1025,7 +991,6 @@ base_status ir_dtype_infer(ir_opcode op, const ir_attrs *a, const ir_dtype *in,
   case IR_OP_REDUCE_MEAN:
   case IR_OP_SOFTMAX:
   case IR_OP_LAYERNORM:
-  case IR_OP_ADDNORM:
   case IR_OP_PAD:
   case IR_OP_CONST_ICONV:
   case IR_OP_CONST_IMM:

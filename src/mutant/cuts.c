@@ -362,7 +362,6 @@ static int cut_node(const ir_graph *g, const ir_node *nd, mutant_cuts *cu,
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: break;
   }

@@ -155,7 +155,6 @@ static base_status eval_node(const ir_graph *g, int k, uint32_t **val,
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED:
     st = fp_kernel(nd->op, &nd->a, ins, in, nd->nin, outs, out, key);

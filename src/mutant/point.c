@@ -72,7 +72,6 @@ static int point_op(ir_opcode op) {
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: break;
   }
@@ -246,7 +245,6 @@ static uint32_t value(const mutant_pt *c, int t, const int64_t *idx) {
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: break; /* excluded by mutant_point_ok */
   }

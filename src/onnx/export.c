@@ -686,7 +686,6 @@ static void ex_node(exporter *E, const ir_node *n) {
   case IR_OP_CONST_POOL: ex_const(E, n, out); break;
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: /* never reached: ox_export_file_ex unfuses first */
     base_diag_set(E->d, BASE_ERR_INTERNAL, 0, 0,

@@ -303,10 +303,8 @@ static base_status do_fuse(run *p) {
 static base_status do_lower(run *p) {
   if (!p->o->fuse)
     return BASE_OK;
-  fuse_options fo = {cd_model_cost, p->o->cost};
   p->r->ran[OPT_LOWER] = 1;
-  return advance(p, lower_graph_priced(current(p), &fo, &p->r->lowering, p->d),
-                 0, "lower");
+  return advance(p, lower_graph(current(p), &p->r->lowering, p->d), 0, "lower");
 }
 
 /* Proves again every rule the result applied (rewrite_reprove). When one

@@ -684,7 +684,6 @@ static int node_type(const ir_graph *g, const ir_node *n, pool *P,
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: break; /* no TASO equivalent */
   }

@@ -222,7 +222,6 @@ static int tensat_node(tensat_ctx *c, const ir_node *n, int slot) {
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: break; /* no Tensat equivalent */
   }

@@ -253,7 +253,7 @@ static base_status fused_cost(const sstate *s, const ir_graph *g, double *c,
   if (!f)
     return d ? d->code : BASE_ERR_INTERNAL;
   *c = fs.cost_after;
-  ir_graph *l = s->o->cost ? lower_graph_priced(f, &fo, NULL, d) : NULL;
+  ir_graph *l = s->o->cost ? lower_graph(f, NULL, d) : NULL;
   base_status st = s->o->cost && !l ? (d ? d->code : BASE_ERR_NOMEM)
                    : l              ? sum_cost(s, l, c, d)
                                     : BASE_OK;

@@ -434,7 +434,6 @@ const verify_axiom verify_axioms_fused[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_se[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_concat_shuffle[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_move[] = {VERIFY_AXIOM_END};
-const verify_axiom verify_axioms_addnorm[] = {VERIFY_AXIOM_END};
 
 static const verify_axiom *const per_op[IR_NOPS] = {
 #define OP(ID, name, inputs, params, ...) [IR_OP_##ID] = verify_axioms_##name,

@@ -224,7 +224,6 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
-  case IR_OP_ADDNORM:
   case IR_OP_MOVE:
   case IR_OP_FUSED: /* encode_generic: one uninterpreted function per body */
     return 0;       /* encode_node: its own case, enc_windowed

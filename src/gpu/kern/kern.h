@@ -367,15 +367,6 @@ cudaError_t cxk_layernorm_dt(cudaStream_t s, int dt, const void *x,
                              const void *xb, const void *gamma,
                              const void *beta, void *y, int64_t rows,
                              int64_t len, float eps, int rms);
-/* addnorm (ops.def) on elements of type dt: sum = a + b, b's rows
- * repeating every brows rows (brows = rows: b of a's shape), and y = the
- * layer norm of sum (cxk_layernorm's gamma, beta, eps and rms); the sum
- * is normalised as computed, in float32 (rounded once, at its store). One
- * kernel: each row read once (a and b), written twice (sum and y). */
-cudaError_t cxk_addnorm_dt(cudaStream_t s, int dt, const void *a, const void *b,
-                           int64_t brows, const void *gamma, const void *beta,
-                           void *sum, void *y, int64_t rows, int64_t len,
-                           float eps, int rms);
 cudaError_t cxk_batchnorm_dt(cudaStream_t s, int dt, const void *x,
                              const void *const *p, void *y, int64_t n,
                              int64_t c, int64_t inner, float eps, int relu);

@@ -254,53 +254,27 @@ __global__ void k_softmax_cols(const float *x, float *y, int64_t outer,
   }
 }
 
-/* Layer norm (and addnorm: ln_add): every kernel below loads element i
- * of a row as x[i], plus xb[i] where xb is given (a vector of len: a
- * convolution's bias, moved here: run/step.c), plus element i of row
- * (row % rrows) of r where r is given (addnorm's b, rows repeating every
- * rrows rows: ViT's position embedding over the batch), stores that sum
- * into s where s is given (addnorm's first output), and normalises it.
- * rms: the mean taken as 0 (RMSNorm); every variant takes it the same
- * way. */
-struct ln_add {
-  const void *r; /* NULL: nothing added */
-  void *s;       /* NULL: the sum not stored */
-  int64_t rrows; /* r's rows (>= 1) */
-};
-
-/* Element i of row `row` as loaded (x, xb, r), stored into s where given. */
-__device__ __forceinline__ float ln_load(const float *x, const float *xb,
-                                         const ln_add &ad, int64_t row,
-                                         int64_t len, int64_t i) {
-  float v = x[row * len + i] + (xb ? xb[i] : 0.0f);
-  if (ad.r)
-    v += ((const float *)ad.r)[row % ad.rrows * len + i];
-  if (ad.s)
-    ((float *)ad.s)[row * len + i] = v;
-  return v;
-}
-
-/* One block per row, two passes (mean, then variance), the row loaded
- * again for each. */
+/* Layer norm: one block per row, two passes (mean, then variance); xb
+ * (NULL: none) is added to every row as it is loaded (a convolution's
+ * bias, moved here: run/step.c). rms: the mean taken as 0 (RMSNorm); every
+ * variant below takes it the same way. */
 __global__ void k_layernorm(const float *x, const float *xb, const float *gamma,
                             const float *beta, float *y, int64_t len, float eps,
-                            bool rms, const ln_add ad) {
-  int64_t row = blockIdx.x;
-  ln_add nos = ad; /* the sum stored in the first pass only */
-  nos.s = NULL;
-  float *yr = y + row * len;
+                            bool rms) {
+  const float *xr = x + blockIdx.x * len;
+  float *yr = y + blockIdx.x * len;
   float s = 0.0f;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
-    s += ln_load(x, xb, ad, row, len, i);
+    s += xr[i] + (xb ? xb[i] : 0.0f);
   float mean = rms ? 0.0f : block_reduce(s, false) / (float)len;
   float v = 0.0f;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-    float d = ln_load(x, xb, nos, row, len, i) - mean;
+    float d = xr[i] + (xb ? xb[i] : 0.0f) - mean;
     v += d * d;
   }
   float inv = rsqrtf(block_reduce(v, false) / (float)len + eps);
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-    float o = (ln_load(x, xb, nos, row, len, i) - mean) * inv;
+    float o = (xr[i] + (xb ? xb[i] : 0.0f) - mean) * inv;
     if (gamma)
       o *= gamma[i];
     if (beta)
@@ -315,17 +289,18 @@ template <int NV>
 __global__ void k_layernorm_warp(const float *x, const float *xb,
                                  const float *gamma, const float *beta,
                                  float *y, int64_t rows, int len, float eps,
-                                 bool rms, const ln_add ad) {
+                                 bool rms) {
   int64_t nw = (int64_t)gridDim.x * blockDim.x / 32;
   int lane = threadIdx.x % 32;
   for (int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
        row < rows; row += nw) {
+    const float *xr = x + row * len;
     float *yr = y + row * len;
     float v[NV], s = 0.0f;
 #pragma unroll
     for (int k = 0; k < NV; k++) {
       int i = lane + 32 * k;
-      v[k] = i < len ? ln_load(x, xb, ad, row, len, i) : 0.0f;
+      v[k] = i < len ? xr[i] + (xb ? xb[i] : 0.0f) : 0.0f;
       s += v[k];
     }
     float mean = rms ? 0.0f : warp_sum(s) / (float)len, q = 0.0f;
@@ -350,10 +325,6 @@ __global__ void k_layernorm_warp(const float *x, const float *xb,
   }
 }
 
-__device__ __forceinline__ float4 add4(float4 a, float4 b) {
-  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
-}
-
 /* Layer norm of rows of len4 float4s (every pointer 16-byte aligned):
  * LANES lanes a row, NV float4s a lane in registers, read once.
  * scripts/micro-layernorm.cu (H200): BERT-base's 128 rows of 768 floats
@@ -362,16 +333,11 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) {
 template <int LANES, int NV>
 __global__ void k_layernorm4(const float4 *x, const float4 *xb,
                              const float4 *gamma, const float4 *beta, float4 *y,
-                             int rows, int len4, float eps, bool rms,
-                             const ln_add ad) {
+                             int rows, int len4, float eps, bool rms) {
   int t = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   int row = t / LANES, lane = t % LANES;
   bool live = row < rows; /* dead groups stay for the shuffles */
-  size_t at = (size_t)(live ? row : 0) * len4;
-  const float4 *xr = x + at;
-  const float4 *rr =
-      ad.r ? (const float4 *)ad.r + (size_t)((live ? row : 0) % ad.rrows) * len4
-           : NULL;
+  const float4 *xr = x + (size_t)(live ? row : 0) * len4;
   float4 v[NV];
   float s = 0.0f;
 #pragma unroll
@@ -380,12 +346,10 @@ __global__ void k_layernorm4(const float4 *x, const float4 *xb,
     float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (live && i < len4) {
       a = xr[i];
-      if (xb)
-        a = add4(a, xb[i]);
-      if (rr)
-        a = add4(a, rr[i]);
-      if (ad.s)
-        ((float4 *)ad.s)[at + i] = a;
+      if (xb) {
+        float4 b = xb[i];
+        a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+      }
     }
     v[k] = a;
     s += (a.x + a.y) + (a.z + a.w);
@@ -413,7 +377,7 @@ __global__ void k_layernorm4(const float4 *x, const float4 *xb,
       o.y = (o.y - mean) * inv * g.y + b.y;
       o.z = (o.z - mean) * inv * g.z + b.z;
       o.w = (o.w - mean) * inv * g.w + b.w;
-      y[at + i] = o;
+      y[(size_t)row * len4 + i] = o;
     }
   }
 }
@@ -421,11 +385,11 @@ __global__ void k_layernorm4(const float4 *x, const float4 *xb,
 template <int LANES, int NV>
 void launch_ln4(cudaStream_t s, const float *x, const float *xb,
                 const float *gamma, const float *beta, float *y, int rows,
-                int len4, float eps, bool rms, const ln_add &ad) {
+                int len4, float eps, bool rms) {
   k_layernorm4<LANES, NV>
       <<<blocks_for((int64_t)rows * LANES), kThreads, 0, s>>>(
           (const float4 *)x, (const float4 *)xb, (const float4 *)gamma,
-          (const float4 *)beta, (float4 *)y, rows, len4, eps, rms, ad);
+          (const float4 *)beta, (float4 *)y, rows, len4, eps, rms);
 }
 
 /* The float4 layer norm where it applies (len a multiple of 4 up to 1024,
@@ -435,63 +399,31 @@ void launch_ln4(cudaStream_t s, const float *x, const float *xb,
  * 8 lanes, 10.6 with 32; 3,136 rows: 2.6 and 2.3 us). false: not taken. */
 bool layernorm4(cudaStream_t s, const float *x, const float *xb,
                 const float *gamma, const float *beta, float *y, int64_t rows,
-                int64_t len, float eps, bool rms, const ln_add &ad) {
+                int64_t len, float eps, bool rms) {
   if (len % 4 || len > 1024 || rows > (1 << 23) || !aligned16(x) ||
-      !aligned16(xb) || !aligned16(gamma) || !aligned16(beta) ||
-      !aligned16(y) || !aligned16(ad.r) || !aligned16(ad.s))
+      !aligned16(xb) || !aligned16(gamma) || !aligned16(beta) || !aligned16(y))
     return false;
   int r = (int)rows, l4 = (int)(len / 4);
-#define LN4(L, N)                                                              \
-  launch_ln4<L, N>(s, x, xb, gamma, beta, y, r, l4, eps, rms, ad)
   if (l4 <= 32 && l4 % 8 == 0 && rows > 8192) {
     switch (l4 / 8) {
-    case 1: LN4(8, 1); break;
-    case 2: LN4(8, 2); break;
-    case 3: LN4(8, 3); break;
-    default: LN4(8, 4); break;
+    case 1: launch_ln4<8, 1>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+    case 2: launch_ln4<8, 2>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+    case 3: launch_ln4<8, 3>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+    default: launch_ln4<8, 4>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
     }
     return true;
   }
   switch ((l4 + 31) / 32) {
-  case 1: LN4(32, 1); break;
-  case 2: LN4(32, 2); break;
-  case 3: LN4(32, 3); break;
-  case 4: LN4(32, 4); break;
-  case 5: LN4(32, 5); break;
-  case 6: LN4(32, 6); break;
-  case 7: LN4(32, 7); break;
-  default: LN4(32, 8); break;
+  case 1: launch_ln4<32, 1>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 2: launch_ln4<32, 2>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 3: launch_ln4<32, 3>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 4: launch_ln4<32, 4>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 5: launch_ln4<32, 5>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 6: launch_ln4<32, 6>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  case 7: launch_ln4<32, 7>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
+  default: launch_ln4<32, 8>(s, x, xb, gamma, beta, y, r, l4, eps, rms); break;
   }
-#undef LN4
   return true;
-}
-
-/* The float32 layer norm: the float4 kernel where it applies, else one
- * warp a row up to 1024 elements, else one block a row. */
-cudaError_t layernorm_f32(cudaStream_t s, const float *x, const float *xb,
-                          const float *gamma, const float *beta, float *y,
-                          int64_t rows, int64_t len, float eps, bool rms,
-                          const ln_add &ad) {
-  if (layernorm4(s, x, xb, gamma, beta, y, rows, len, eps, rms, ad))
-    return cudaGetLastError();
-  unsigned nb = blocks_for(rows * 32);
-  int n = (int)len;
-  if (len <= 128)
-    k_layernorm_warp<4>
-        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms, ad);
-  else if (len <= 256)
-    k_layernorm_warp<8>
-        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms, ad);
-  else if (len <= 512)
-    k_layernorm_warp<16>
-        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms, ad);
-  else if (len <= 1024)
-    k_layernorm_warp<32>
-        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms, ad);
-  else
-    k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, xb, gamma, beta, y, len,
-                                                    eps, rms, ad);
-  return cudaGetLastError();
 }
 
 /* ---- half elements T (__half, __nv_bfloat16; docs/half.md): read as
@@ -630,39 +562,29 @@ cudaError_t softmax_h(cudaStream_t s, const void *x, void *y, int64_t outer,
   return cudaGetLastError();
 }
 
-/* Loads pack i of row `row` (x, plus xb's and r's where given: ln_add)
- * into v as floats, stored into s where given (one rounding). */
+/* Loads pack i of a row (plus xb's where given) into v as floats. */
 template <typename T>
-__device__ __forceinline__ void ld8(const uint4 *x, const uint4 *xb,
-                                    const ln_add &ad, size_t row, int len8,
-                                    int i, float *v) {
-  pack8<T> p, b, r;
-  p.u = x[row * len8 + i];
+__device__ __forceinline__ void ld8(const uint4 *xr, const uint4 *xb, int i,
+                                    float *v) {
+  pack8<T> p, b;
+  p.u = xr[i];
   b.u = xb ? xb[i] : make_uint4(0, 0, 0, 0);
-  r.u = ad.r ? ((const uint4 *)ad.r)[row % ad.rrows * len8 + i]
-             : make_uint4(0, 0, 0, 0);
 #pragma unroll
   for (int j = 0; j < 8; j++)
-    v[j] = ld(p.e[j]) + (xb ? ld(b.e[j]) : 0.0f) + (ad.r ? ld(r.e[j]) : 0.0f);
-  if (ad.s) {
-#pragma unroll
-    for (int j = 0; j < 8; j++)
-      p.e[j] = st<T>(v[j]);
-    ((uint4 *)ad.s)[row * len8 + i] = p.u;
-  }
+    v[j] = ld(p.e[j]) + (xb ? ld(b.e[j]) : 0.0f);
 }
 
 /* Layer norm of rows of len8 packs of 8 elements: LANES lanes a row, NV
  * packs a lane in registers, read once (k_layernorm4's scheme); xb, gamma,
- * beta: NULL or rows of len8 packs; ad: ln_add. */
+ * beta: NULL or rows of len8 packs. */
 template <typename T, int LANES, int NV>
 __global__ void k_layernorm8(const uint4 *x, const uint4 *xb,
                              const uint4 *gamma, const uint4 *beta, uint4 *y,
-                             int rows, int len8, float eps, bool rms,
-                             const ln_add ad) {
+                             int rows, int len8, float eps, bool rms) {
   int t = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   int row = t / LANES, lane = t % LANES;
   bool live = row < rows;
+  const uint4 *xr = x + (size_t)(live ? row : 0) * len8;
   float v[NV][8], s = 0.0f;
 #pragma unroll
   for (int k = 0; k < NV; k++) {
@@ -671,7 +593,7 @@ __global__ void k_layernorm8(const uint4 *x, const uint4 *xb,
     for (int j = 0; j < 8; j++)
       v[k][j] = 0.0f;
     if (live && i < len8)
-      ld8<T>(x, xb, ad, (size_t)row, len8, i, v[k]);
+      ld8<T>(xr, xb, i, v[k]);
 #pragma unroll
     for (int j = 0; j < 8; j++)
       s += v[k][j];
@@ -709,41 +631,25 @@ __global__ void k_layernorm8(const uint4 *x, const uint4 *xb,
   }
 }
 
-/* Element i of row `row` as loaded (x, xb, r: ln_add) in float32, stored
- * into s where given. */
-template <typename T>
-__device__ __forceinline__ float ln_load_h(const T *x, const T *xb,
-                                           const ln_add &ad, int64_t row,
-                                           int64_t len, int64_t i) {
-  float v = ld(x[row * len + i]) + (xb ? ld(xb[i]) : 0.0f);
-  if (ad.r)
-    v += ld(((const T *)ad.r)[row % ad.rrows * len + i]);
-  if (ad.s)
-    ((T *)ad.s)[row * len + i] = st<T>(v);
-  return v;
-}
-
 /* Layer norm, one block a row (any length), two passes as k_layernorm. */
 template <typename T>
 __global__ void k_layernorm_h(const T *x, const T *xb, const T *gamma,
                               const T *beta, T *y, int64_t len, float eps,
-                              bool rms, const ln_add ad) {
-  int64_t row = blockIdx.x;
-  ln_add nos = ad; /* the sum stored in the first pass only */
-  nos.s = NULL;
-  T *yr = y + row * len;
+                              bool rms) {
+  const T *xr = x + blockIdx.x * len;
+  T *yr = y + blockIdx.x * len;
   float s = 0.0f;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
-    s += ln_load_h(x, xb, ad, row, len, i);
+    s += ld(xr[i]) + (xb ? ld(xb[i]) : 0.0f);
   float mean = rms ? 0.0f : block_reduce(s, false) / (float)len;
   float v = 0.0f;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-    float d = ln_load_h(x, xb, nos, row, len, i) - mean;
+    float d = ld(xr[i]) + (xb ? ld(xb[i]) : 0.0f) - mean;
     v += d * d;
   }
   float inv = rsqrtf(block_reduce(v, false) / (float)len + eps);
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-    float o = (ln_load_h(x, xb, nos, row, len, i) - mean) * inv;
+    float o = (ld(xr[i]) + (xb ? ld(xb[i]) : 0.0f) - mean) * inv;
     if (gamma)
       o *= ld(gamma[i]);
     if (beta)
@@ -755,11 +661,11 @@ __global__ void k_layernorm_h(const T *x, const T *xb, const T *gamma,
 template <typename T, int LANES, int NV>
 void launch_ln8(cudaStream_t s, const void *x, const void *xb,
                 const void *gamma, const void *beta, void *y, int rows,
-                int len8, float eps, bool rms, const ln_add &ad) {
+                int len8, float eps, bool rms) {
   k_layernorm8<T, LANES, NV>
       <<<blocks_for((int64_t)rows * LANES), kThreads, 0, s>>>(
           (const uint4 *)x, (const uint4 *)xb, (const uint4 *)gamma,
-          (const uint4 *)beta, (uint4 *)y, rows, len8, eps, rms, ad);
+          (const uint4 *)beta, (uint4 *)y, rows, len8, eps, rms);
 }
 
 /* The 16-byte layer norm where it applies (len a multiple of 8 up to
@@ -769,60 +675,47 @@ void launch_ln8(cudaStream_t s, const void *x, const void *xb,
 template <typename T>
 bool layernorm8(cudaStream_t s, const void *x, const void *xb,
                 const void *gamma, const void *beta, void *y, int64_t rows,
-                int64_t len, float eps, bool rms, const ln_add &ad) {
+                int64_t len, float eps, bool rms) {
   if (len % 8 || len > 2048 || rows > (1 << 23) || !aligned16(x) ||
-      !aligned16(xb) || !aligned16(gamma) || !aligned16(beta) ||
-      !aligned16(y) || !aligned16(ad.r) || !aligned16(ad.s))
+      !aligned16(xb) || !aligned16(gamma) || !aligned16(beta) || !aligned16(y))
     return false;
   int r = (int)rows, l8 = (int)(len / 8);
-#define LN8(L, N)                                                              \
-  launch_ln8<T, L, N>(s, x, xb, gamma, beta, y, r, l8, eps, rms, ad)
   if (l8 <= 16 && rows > 8192) {
     if (l8 <= 8)
-      LN8(8, 1);
+      launch_ln8<T, 8, 1>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
     else
-      LN8(8, 2);
+      launch_ln8<T, 8, 2>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
     return true;
   }
   switch ((l8 + 31) / 32) {
-  case 1: LN8(32, 1); break;
-  case 2: LN8(32, 2); break;
-  case 3: LN8(32, 3); break;
-  case 4: LN8(32, 4); break;
-  default: LN8(32, 8); break;
+  case 1:
+    launch_ln8<T, 32, 1>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  case 2:
+    launch_ln8<T, 32, 2>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  case 3:
+    launch_ln8<T, 32, 3>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  case 4:
+    launch_ln8<T, 32, 4>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
+  default:
+    launch_ln8<T, 32, 8>(s, x, xb, gamma, beta, y, r, l8, eps, rms);
+    break;
   }
-#undef LN8
   return true;
 }
 
 template <typename T>
 cudaError_t layernorm_h(cudaStream_t s, const void *x, const void *xb,
                         const void *gamma, const void *beta, void *y,
-                        int64_t rows, int64_t len, float eps, bool rms,
-                        const ln_add &ad) {
-  if (!layernorm8<T>(s, x, xb, gamma, beta, y, rows, len, eps, rms, ad))
+                        int64_t rows, int64_t len, float eps, bool rms) {
+  if (!layernorm8<T>(s, x, xb, gamma, beta, y, rows, len, eps, rms))
     k_layernorm_h<T><<<(unsigned)rows, kThreads, 0, s>>>(
         (const T *)x, (const T *)xb, (const T *)gamma, (const T *)beta, (T *)y,
-        len, eps, rms, ad);
+        len, eps, rms);
   return cudaGetLastError();
-}
-
-/* Layer norm (and addnorm: ad) on elements of type dt. */
-cudaError_t layernorm_dt(cudaStream_t s, int dt, const void *x, const void *xb,
-                         const void *gamma, const void *beta, void *y,
-                         int64_t rows, int64_t len, float eps, bool rms,
-                         const ln_add &ad) {
-  if (rows * len <= 0)
-    return cudaSuccess;
-  if (dt == CXK_F16)
-    return layernorm_h<__half>(s, x, xb, gamma, beta, y, rows, len, eps, rms,
-                               ad);
-  if (dt == CXK_BF16)
-    return layernorm_h<__nv_bfloat16>(s, x, xb, gamma, beta, y, rows, len, eps,
-                                      rms, ad);
-  return layernorm_f32(s, (const float *)x, (const float *)xb,
-                       (const float *)gamma, (const float *)beta, (float *)y,
-                       rows, len, eps, rms, ad);
 }
 
 } // namespace
@@ -977,8 +870,26 @@ cudaError_t cxk_softmax(cudaStream_t s, const float *x, float *y, int64_t outer,
 cudaError_t cxk_layernorm(cudaStream_t s, const float *x, const float *xb,
                           const float *gamma, const float *beta, float *y,
                           int64_t rows, int64_t len, float eps, int rms) {
-  return layernorm_dt(s, CXK_F32, x, xb, gamma, beta, y, rows, len, eps,
-                      rms != 0, ln_add{NULL, NULL, 1});
+  if (layernorm4(s, x, xb, gamma, beta, y, rows, len, eps, rms != 0))
+    return cudaGetLastError();
+  unsigned nb = blocks_for(rows * 32);
+  int n = (int)len;
+  if (len <= 128)
+    k_layernorm_warp<4>
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms);
+  else if (len <= 256)
+    k_layernorm_warp<8>
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms);
+  else if (len <= 512)
+    k_layernorm_warp<16>
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms);
+  else if (len <= 1024)
+    k_layernorm_warp<32>
+        <<<nb, kThreads, 0, s>>>(x, xb, gamma, beta, y, rows, n, eps, rms);
+  else
+    k_layernorm<<<(unsigned)rows, kThreads, 0, s>>>(x, xb, gamma, beta, y, len,
+                                                    eps, rms != 0);
+  return cudaGetLastError();
 }
 
 cudaError_t cxk_softmax_dt(cudaStream_t s, int dt, const void *x, void *y,
@@ -996,16 +907,17 @@ cudaError_t cxk_layernorm_dt(cudaStream_t s, int dt, const void *x,
                              const void *xb, const void *gamma,
                              const void *beta, void *y, int64_t rows,
                              int64_t len, float eps, int rms) {
-  return layernorm_dt(s, dt, x, xb, gamma, beta, y, rows, len, eps, rms != 0,
-                      ln_add{NULL, NULL, 1});
-}
-
-cudaError_t cxk_addnorm_dt(cudaStream_t s, int dt, const void *a, const void *b,
-                           int64_t brows, const void *gamma, const void *beta,
-                           void *sum, void *y, int64_t rows, int64_t len,
-                           float eps, int rms) {
-  return layernorm_dt(s, dt, a, NULL, gamma, beta, y, rows, len, eps, rms != 0,
-                      ln_add{b, sum, brows});
+  if (rows * len <= 0)
+    return cudaSuccess;
+  if (dt == CXK_F16)
+    return layernorm_h<__half>(s, x, xb, gamma, beta, y, rows, len, eps,
+                               rms != 0);
+  if (dt == CXK_BF16)
+    return layernorm_h<__nv_bfloat16>(s, x, xb, gamma, beta, y, rows, len, eps,
+                                      rms != 0);
+  return cxk_layernorm(s, (const float *)x, (const float *)xb,
+                       (const float *)gamma, (const float *)beta, (float *)y,
+                       rows, len, eps, rms);
 }
 
 } // extern "C"

@@ -340,7 +340,6 @@ static void body_fn(base_buf *s, const gen *G) {
     case IR_OP_ATTENTION:
     case IR_OP_SE:
     case IR_OP_CONCAT_SHUFFLE:
-    case IR_OP_ADDNORM:
     case IR_OP_MOVE:
     case IR_OP_FUSED: /* not IR_OPF_BODY (ir_body_intern refuses them; a
                          body's IR_OPF_BODY_ROW last operator is the row

@@ -75,8 +75,7 @@ static int typed(const ir_graph *g, const ir_node *n) {
   case IR_OP_REDUCE_MEAN:
   case IR_OP_BATCHNORM:
   case IR_OP_SOFTMAX:
-  case IR_OP_LAYERNORM:
-  case IR_OP_ADDNORM: return 1;
+  case IR_OP_LAYERNORM: return 1;
   case IR_OP_CAST: /* to a float type (from int64 or bool too: held as
                       float32); to int64 or bool: staged */
     return ir_dtype_is_float(g->tensors[n->out[0]].dtype);

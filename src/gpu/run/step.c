@@ -373,21 +373,6 @@ static cudaError_t layernorm(gpu_plan *p, const ir_node *n) {
       n->a.eps, ir_ln_rms(&n->a));
 }
 
-/* addnorm: the sum of a and b (b's rows repeating) and its layer norm in
- * one kernel (kred.cu). */
-static cudaError_t addnorm(gpu_plan *p, const ir_node *n) {
-  const ir_shape *x = shp(p, n->in[0]);
-  int64_t rows = 1, len = 1;
-  for (int i = 0; i < x->rank; i++)
-    *(i < n->a.axis ? &rows : &len) *= x->dim[i];
-  int64_t brows = ir_shape_numel(shp(p, n->in[1])) / len;
-  return cxk_addnorm_dt(
-      p->ctx->stream, gpu_dt_of(p->g, n->out[0]), IN(p, n, 0), IN(p, n, 1),
-      brows, n->nin > 2 ? p->ptr[n->in[2]] : NULL,
-      n->nin > 3 ? p->ptr[n->in[3]] : NULL, p->ptr[n->out[0]],
-      p->ptr[n->out[1]], rows, len, n->a.eps, ir_ln_rms(&n->a));
-}
-
 static cudaError_t constant(gpu_plan *p, const ir_node *n) {
   const ir_shape *o = shp(p, n->out[0]);
   float *y = p->ptr[n->out[0]];
@@ -499,7 +484,6 @@ static cudaError_t simple(gpu_plan *p, const ir_node *n, const gpu_step *s,
   case IR_OP_BATCHNORM: return batchnorm(p, n);
   case IR_OP_SOFTMAX: return softmax(p, n);
   case IR_OP_LAYERNORM: return layernorm(p, n);
-  case IR_OP_ADDNORM: return addnorm(p, n);
   case IR_OP_CONST_ICONV:
   case IR_OP_CONST_IMM:
   case IR_OP_CONST_ONES:
