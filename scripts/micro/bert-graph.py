@@ -21,11 +21,14 @@ Checked against models/onnx/exports/bert.legacy.onnx imported at its own
 config (hidden 64, 2 heads): the same layer, operator for operator.
 """
 import argparse
-import json
 import math
-import struct
+import os
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import graphtext  # noqa: E402
 
 
 def main():
@@ -41,18 +44,8 @@ def main():
     a = ap.parse_args()
     B, S, C, H, F = a.batch, a.seq, a.hidden, a.heads, a.inter
     D = C // H
-    w, lines, vals = [], [], {}
-
-    def weight(name, shape, value=None, dtype=""):
-        w.append("weight %s: %s[%s]" % (name, dtype, ",".join(map(str,
-                                                                 shape))))
-        if value is not None:
-            vals[name] = np.asarray(value, np.float32).reshape(shape)
-        return name
-
-    def op(name, text):
-        lines.append("%s = %s" % (name, text))
-        return name
+    g = graphtext.Graph()
+    weight, op = g.weight, g.op
 
     def shp(*d):
         return "[%s]" % ",".join(map(str, d))
@@ -128,33 +121,12 @@ def main():
         weight(p + ".ln2.b", [C])
         x = op(p + ".ln2", "layernorm(%s.res2, %s.ln2.w, %s.ln2.b) axis=2 "
                "eps=1e-12" % (p, p, p))
-    text = ["# %s: BertModel (scripts/micro/bert-graph.py, %d layers, "
+    head = ["# %s: BertModel (scripts/micro/bert-graph.py, %d layers, "
             "hidden %d, %d heads, batch %d, sequence %d)" %
             (a.out.rsplit("/", 1)[-1], a.layers, C, H, B, S),
             "graph bert", "input input_ids: i64" + shp(B, S),
             "input attention_mask: i64" + shp(B, S)]
-    text += w + lines + ["output " + x]
-    with open(a.out, "w") as f:
-        f.write("\n".join(text) + "\n")
-    write_sidecar(a.out, vals, [l.split()[1][:-1] for l in w])
-
-
-def write_sidecar(graph, vals, order):
-    side = graph[:-6] if graph.endswith(".graph") else graph
-    side += ".safetensors"
-    head, blobs, off = {}, [], 0
-    for name in order:
-        if name not in vals:
-            continue
-        b = np.ascontiguousarray(vals[name], "<f4").tobytes()
-        head[name] = {"dtype": "F32", "shape": list(vals[name].shape),
-                      "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(head).encode()
-    h += b" " * (-len(h) % 8)
-    with open(side, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    g.write(a.out, head, [x])
 
 
 if __name__ == "__main__":

@@ -20,11 +20,14 @@ config (hidden 64, but that file's 2 key/value heads are expanded; this
 writes no expansion, as the benchmark's 8 of 8 has none).
 """
 import argparse
-import json
 import math
-import struct
+import os
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import graphtext  # noqa: E402
 
 
 def main():
@@ -40,17 +43,8 @@ def main():
     a = ap.parse_args()
     B, S, C, H, F = a.batch, a.seq, a.hidden, a.heads, a.inter
     D = C // H
-    w, lines, vals = [], [], {}
-
-    def weight(name, shape, value=None):
-        w.append("weight %s: [%s]" % (name, ",".join(map(str, shape))))
-        if value is not None:
-            vals[name] = np.asarray(value, np.float32).reshape(shape)
-        return name
-
-    def op(name, text):
-        lines.append("%s = %s" % (name, text))
-        return name
+    g = graphtext.Graph()
+    weight, op = g.weight, g.op
 
     weight("embed", [a.vocab, C])
     inv = 1.0 / (10000.0 ** (np.arange(0, D, 2) / D))
@@ -136,32 +130,11 @@ def main():
         op(p + ".down", "matmul(%s.gu, %s.down_proj)" % (p, p))
         x = op(p + ".res2", "ewadd(%s, %s.down)" % (r1, p))
     y = rmsnorm("norm", x)
-    text = ["# %s: LlamaModel (scripts/micro/llama-graph.py, %d layers, "
+    head = ["# %s: LlamaModel (scripts/micro/llama-graph.py, %d layers, "
             "hidden %d, %d heads, batch %d, sequence %d)" %
             (a.out.rsplit("/", 1)[-1], a.layers, C, H, B, S),
             "graph llama", "input input_ids: i64[%d,%d]" % (B, S)]
-    text += w + lines + ["output " + y]
-    with open(a.out, "w") as f:
-        f.write("\n".join(text) + "\n")
-    write_sidecar(a.out, vals, [l.split()[1][:-1] for l in w])
-
-
-def write_sidecar(graph, vals, order):
-    side = graph[:-6] if graph.endswith(".graph") else graph
-    side += ".safetensors"
-    head, blobs, off = {}, [], 0
-    for name in order:
-        if name not in vals:
-            continue
-        b = np.ascontiguousarray(vals[name], "<f4").tobytes()
-        head[name] = {"dtype": "F32", "shape": list(vals[name].shape),
-                      "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(head).encode()
-    h += b" " * (-len(h) % 8)
-    with open(side, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    g.write(a.out, head, [y])
 
 
 if __name__ == "__main__":
