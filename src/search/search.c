@@ -109,7 +109,7 @@ typedef struct sstate {
   int64_t seq;
   int expanded; /* in this search (the budget's count) */
   int gained;   /* expanded when the best last improved */
-  kbest *top;   /* the fuse_k cheapest graphs, by (cost, hist) */
+  kbest *top;   /* the fuse_k cheapest graphs, by cost (one a cost) */
   int ntop, ktop;
   kbest first; /* the start graph, a candidate whatever its cost (or NULL) */
 } sstate;
@@ -207,8 +207,7 @@ static base_status top_offer(sstate *s, const ir_graph *g, double c, int h,
     if (s->top[j].cost == c)
       return BASE_OK;
   int i = s->ntop;
-  while (i > 0 && (c < s->top[i - 1].cost ||
-                   (c == s->top[i - 1].cost && h < s->top[i - 1].hist)))
+  while (i > 0 && c < s->top[i - 1].cost)
     i--;
   if (i == s->ktop)
     return BASE_OK;
