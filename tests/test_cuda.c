@@ -1670,6 +1670,17 @@ Test(cuda, channel_shuffle_nodes) {
   compare(h, &poison, 1e-3, "shuffles lowered, poisoned");
   compare(h, &nchw, 1e-5, "shuffles lowered, NCHW");
   compare(h, &four, 1e-3, "shuffles lowered, 4 streams");
+  /* in bf16 and f16: kmove.cu's kernel on 2-byte elements (run/half.c) */
+  for (int i = 0; i < 2; i++) {
+    base_diag d;
+    ir_graph *gh = ir_graph_to_dtype(g, i ? IR_DT_F16 : IR_DT_BF16, &d);
+    cr_assert_not_null(gh, "%s", d.msg);
+    ir_graph *hh = lowered_st(gh, &st);
+    cr_expect_eq(st.shuffles, 3, "%s", half_types[i]);
+    compare_half(hh, half_types[i]);
+    ir_graph_free(hh);
+    ir_graph_free(gh);
+  }
   ir_graph_free(h);
   ir_graph_free(g);
 }

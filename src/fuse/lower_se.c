@@ -154,8 +154,9 @@ static int shuffle_chain(const se_ctx *c, int j, int m[3], int *gr) {
   if (memcmp(&want, &n->a, sizeof want) != 0)
     return -1; /* a parameter other than the axis: not the plain concat */
   for (int k = 0; k < n->nin; k++)
-    if (shp(c, n->in[k])->rank != 4 || g->tensors[n->in[k]].dtype != IR_DT_F32)
-      return -1;
+    if (shp(c, n->in[k])->rank != 4 ||
+        !ir_dtype_is_float(g->tensors[n->in[k]].dtype))
+      return -1; /* f32, f16, bf16: the kernel moves 4- or 2-byte values */
   const int64_t *d = shp(c, n->out[0])->dim;
   int r1 = sole_reader(c, n->out[0]);
   if (r1 < 0 || g->nodes[r1].op != IR_OP_RESHAPE)
@@ -251,8 +252,8 @@ static int se_node(const se_ctx *c, ir_graph *h, const int32_t *map, int j,
     in[nin++] = map[c2->in[2]];
   ir_attrs a;
   ir_attrs_default(IR_OP_SE, &a);
-  a.groups = c1->a.act; /* act1 */
-  a.axis = c2->a.act;   /* act2 */
+  a.groups = c1->a.act;         /* act1 */
+  a.axis = c2->a.act;           /* act2 */
   if (c2->a.act == IR_ACT_CLIP) /* a clip lower_epi.c folded into it */
     a.axis = IR_ACT_NONE, a.lo = c2->a.lo, a.hi = c2->a.hi;
   if (end != f2)

@@ -136,14 +136,16 @@ cudaError_t cxk_split(cudaStream_t s, const float *src, float *const *dst,
  * i * (c / g) + j. Output o receives the result's channels [out_lo[o],
  * out_hi[o]) (a slice of it, or all of it). Tensors are logically
  * [n, channels, h, w] in any layout: strides of (n, c, h, w) in in_st and
- * out_st. Input k holds concat channels [in_c0[k], in_c0[k + 1]). */
+ * out_st. Input k holds concat channels [in_c0[k], in_c0[k + 1]). A
+ * move: every tensor of one element type, float32 or (half) 2-byte. */
 typedef struct cxk_shuffle_args {
   int nin, nout, g;
+  int half; /* 2-byte elements (f16, bf16: moved as bits), else float32 */
   int64_t n, c, h, w;
-  const float *in[CXK_PARTS];
+  const void *in[CXK_PARTS];
   int64_t in_c0[CXK_PARTS + 1];
   int64_t in_st[CXK_PARTS][4];
-  float *out[CXK_PARTS];
+  void *out[CXK_PARTS];
   int64_t out_lo[CXK_PARTS], out_hi[CXK_PARTS];
   int64_t out_st[CXK_PARTS][4];
 } cxk_shuffle_args;

@@ -136,8 +136,9 @@ __global__ void k_cat(const __grid_constant__ cat_args a) {
  * but at part boundaries) and write to one output. Strided reads and
  * writes in either layout. G: g known at compile time (2), else 0. FLAT:
  * every tensor's pixels (n, y, x) are one stride apart (channels-last), so
- * a pixel's offset needs no division. */
-template <typename I, int G, bool FLAT>
+ * a pixel's offset needs no division. T: the element (float, or uint16_t
+ * for f16 and bf16: a move copies their bits). */
+template <typename T, typename I, int G, bool FLAT>
 __global__ void k_shuffle(const __grid_constant__ cxk_shuffle_args a) {
   const I g = G ? (I)G : (I)a.g;
   I hw = (I)a.h * (I)a.w, cg = (I)a.c / g;
@@ -156,13 +157,14 @@ __global__ void k_shuffle(const __grid_constant__ cxk_shuffle_args a) {
       while (k + 1 < a.nin && cc >= (I)a.in_c0[k + 1])
         k++;
       const int64_t *is = a.in_st[k];
-      float v = a.in[k][nn * (I)is[0] + (cc - (I)a.in_c0[k]) * (I)is[1] +
-                        y * (I)is[2] + x * (I)is[3]];
+      T v =
+          ((const T *)a.in[k])[nn * (I)is[0] + (cc - (I)a.in_c0[k]) * (I)is[1] +
+                               y * (I)is[2] + x * (I)is[3]];
       for (int o = 0; o < a.nout; o++)
         if (oc >= (I)a.out_lo[o] && oc < (I)a.out_hi[o]) {
           const int64_t *os = a.out_st[o];
-          a.out[o][nn * (I)os[0] + (oc - (I)a.out_lo[o]) * (I)os[1] +
-                   y * (I)os[2] + x * (I)os[3]] = v;
+          ((T *)a.out[o])[nn * (I)os[0] + (oc - (I)a.out_lo[o]) * (I)os[1] +
+                          y * (I)os[2] + x * (I)os[3]] = v;
         }
     }
   }
@@ -328,6 +330,21 @@ cudaError_t copy_walk(cudaStream_t s, const E *src, E *dst,
 
 } // namespace
 
+template <typename T>
+static void shuffle_launch(cudaStream_t s, const cxk_shuffle_args *a,
+                           unsigned nb, bool small, bool flat) {
+#define SHUF(I, G, F) k_shuffle<T, I, G, F><<<nb, kThreads, 0, s>>>(*a)
+  if (small && a->g == 2 && flat)
+    SHUF(int32_t, 2, true);
+  else if (small && a->g == 2)
+    SHUF(int32_t, 2, false);
+  else if (small)
+    SHUF(int32_t, 0, false);
+  else
+    SHUF(int64_t, 0, false);
+#undef SHUF
+}
+
 extern "C" {
 
 cudaError_t cxk_copy(cudaStream_t s, const float *src, float *dst,
@@ -472,16 +489,10 @@ cudaError_t cxk_shuffle(cudaStream_t s, const cxk_shuffle_args *a) {
   int64_t n = npix * (a->c / a->g);
   bool small = fits32(npix * a->c);
   unsigned nb = blocks_for(n);
-#define SHUF(I, G, F) k_shuffle<I, G, F><<<nb, kThreads, 0, s>>>(*a)
-  if (small && a->g == 2 && flat)
-    SHUF(int32_t, 2, true);
-  else if (small && a->g == 2)
-    SHUF(int32_t, 2, false);
-  else if (small)
-    SHUF(int32_t, 0, false);
+  if (a->half)
+    shuffle_launch<uint16_t>(s, a, nb, small, flat);
   else
-    SHUF(int64_t, 0, false);
-#undef SHUF
+    shuffle_launch<float>(s, a, nb, small, flat);
   return cudaGetLastError();
 }
 

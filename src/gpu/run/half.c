@@ -4,16 +4,15 @@
  * attention (katt.cu's kernels, every operand of one type), the
  * element-wise operators, casts to float types and the moves (reshape,
  * transpose, slice, concat, split, pad, enlarge: khalf.cu; a move node's
- * program: kmprog.cu), pooling, mean reductions, softmax and layer norm
- * (kred.cu) and batch norm (kew.cu), float32 sums and statistics inside.
- * Every other operator is
- * staged: its half inputs are converted into float32 copies in the node's
- * scratch, the float32 kernels run on the copies (the tensors' pointers swapped
- * for the copies' while the node is enqueued) and its half outputs are
- * converted back. The values are those a native kernel computes, since
- * every kernel computes in float32 and a half result is rounded once as it
- * is stored (a conversion from half to float32 is exact); the cost is two
- * more passes over the node's tensors.
+ * program: kmprog.cu; concat_shuffle: kmove.cu), pooling, mean reductions,
+ * softmax and layer norm (kred.cu) and batch norm (kew.cu), float32 sums and
+ * statistics inside. Every other operator is staged: its half inputs are
+ * converted into float32 copies in the node's scratch, the float32 kernels run
+ * on the copies (the tensors' pointers swapped for the copies' while the node
+ * is enqueued) and its half outputs are converted back. The values are those a
+ * native kernel computes, since every kernel computes in float32 and a half
+ * result is rounded once as it is stored (a conversion from half to float32 is
+ * exact); the cost is two more passes over the node's tensors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +68,7 @@ static int typed(const ir_graph *g, const ir_node *n) {
   case IR_OP_PAD:
   case IR_OP_ENLARGE:
   case IR_OP_MOVE:
+  case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_AVGPOOL:
   case IR_OP_MAXPOOL:
   case IR_OP_GLOBAL_AVGPOOL:

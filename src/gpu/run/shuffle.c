@@ -2,7 +2,8 @@
  * its channel shuffle, writing channel ranges of the result; one
  * kern/kmove.cu kernel; the lower stage makes the node,
  * src/fuse/lower_se.c). Inputs are read and outputs written through
- * their strides, each in its own layout.
+ * their strides, each in its own layout; half tensors natively (a move:
+ * their bits), run/half.c.
  */
 #include <string.h>
 
@@ -16,6 +17,7 @@ cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j) {
   if (n->nin > CXK_PARTS || n->nout > CXK_PARTS)
     return cudaErrorNotSupported;
   a.nin = n->nin, a.g = n->a.groups;
+  a.half = gpu_dt_of(p->g, n->out[0]) != CXK_F32;
   a.n = ys->dim[0], a.h = ys->dim[2], a.w = ys->dim[3];
   int64_t st[CXK_RANK];
   for (int k = 0; k < n->nin; k++) {
