@@ -790,6 +790,52 @@ Test(search, fusion_chooses_among_candidates) {
   ir_ruleset_free(&rs);
 }
 
+/* The fuse bound (srch_options.fuse_bound): the same costs, a fused node
+ * priced 20 (the roofline's price of a class without rows, where the fit
+ * says 12). The input is cheaper once fused by the cost (112 < 113) but
+ * dearer under the bound (120 > 113): the search keeps its cheapest
+ * unfused graph, conv(act=relu) -> ewmul, and counts the refusal. */
+static base_status toy_bound(void *u, const ir_graph *g, int node, double *cost,
+                             int *estimated, base_diag *d) {
+  base_status st = toy_cost(u, g, node, cost, estimated, d);
+  if (!st && g->nodes[node].op == IR_OP_FUSED)
+    *cost = 20;
+  return st;
+}
+
+Test(search, fuse_bound_keeps_the_unfused_pick) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse(conv_relu_mul);
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_cost;
+  o.fuse_bound = toy_bound;
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_float_eq(sum_cost(h, toy_cost, NULL, NULL), 113, 1e-9);
+  cr_assert_eq(st.fuse_chosen, 0);
+  cr_assert_eq(st.fuse_bounded, 1);
+  srch_stats_free(&st);
+  /* a bound that agrees with the cost: the input, as without one */
+  o.fuse_bound = toy_cost;
+  ir_graph *h2 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h2, "%s", d.msg);
+  cr_assert_eq(graph_hash(h2), graph_hash(g));
+  cr_assert_eq(st.fuse_chosen, 1);
+  cr_assert_eq(st.fuse_bounded, 0);
+  srch_stats_free(&st);
+  ir_graph_free(h2);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* The search's start graph is always a fusion candidate, and the K kept
  * are of K distinct costs. BERT's scores scaled at batch 16: the default
  * rules' r00449 backward makes smul(scores, s) an ewmul by a weight-only

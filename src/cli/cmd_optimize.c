@@ -335,10 +335,14 @@ static void print_search(const opt_report *r, const opt_args *a) {
          r->pass_rules_applied);
   printf("search: %d expanded, %d generated, %d duplicates, %d rejected, "
          "queue peak %d, %d regions (%d stopped by patience, %d took a "
-         "graph cheaper once fused), %.2f s%s\n",
+         "graph cheaper once fused), %.2f s%s",
          st->expanded, st->generated, st->duplicates, st->rejected,
          st->queue_peak, st->regions, st->stopped_by_patience, st->fuse_chosen,
          st->seconds, st->stopped_by_time ? " (time limit reached)" : "");
+  if (st->fuse_bounded)
+    printf("; %d graphs cheaper once fused left by the fuse bound",
+           st->fuse_bounded);
+  printf("\n");
   printf("rule instances (biased, strided, grouped, fused convs): %d "
          "proven, %d refused\n",
          r->inst_proven, r->inst_refused);

@@ -68,6 +68,13 @@ typedef struct srch_options {
   const rewrite_rules *pass_rules;
   cd_cost_fn cost; /* node cost (cd_model_cost) */
   void *cost_u;    /* its user pointer (NULL: plain h100 estimate) */
+  /* A second pricing of the fused candidates (called with cost_u; NULL:
+   * none): a graph cheaper once fused replaces the cheapest unfused one
+   * only when it is not dearer under this one either (cd_model_cost_bound:
+   * fused nodes without a measurement at least at their roofline price),
+   * so the pick does not rest on the fit alone where the fit is known to
+   * flatter. (NULL; `optimize` sets cd_model_cost_bound) */
+  cd_cost_fn fuse_bound;
   /* Called, when set, on every region's best graph of the last search pass
    * (how src/mutant's mutants join the search, region by region, under the
    * same cost model): sets *out to a replacement over the same inputs and
@@ -122,6 +129,8 @@ typedef struct srch_stats {
   int stopped_by_patience; /* regions stopped for want of progress */
   int fuse_chosen;         /* searches whose result is not their cheapest graph
                               but one cheaper once fused (fuse_k) */
+  int fuse_bounded;        /* graphs cheaper once fused not taken: dearer
+                              under srch_options.fuse_bound */
   double seconds, cost_before, cost_after;
   int estimated;    /* some cost was estimated */
   int nrules;       /* = ruleset size */
