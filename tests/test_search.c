@@ -461,6 +461,38 @@ Test(search, finds_merged_convs) {
   ir_ruleset_free(&rs);
 }
 
+/* --passes none (o.no_passes) still puts the graph in its canonical form:
+ * NASNet-A's branches each apply relu to one input; the second relu is
+ * merged into the first (pass_cse) before the search, and nothing else of
+ * the passes runs (the batch norm stays). */
+Test(search, no_passes_merges_common_subexpressions) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input x: [1,8,6,6]\nweight w: [8,8,1,1]\n"
+                      "weight s: [8]\nweight b: [8]\nweight m: [8]\n"
+                      "weight v: [8]\na = relu(x)\nc = relu(x)\n"
+                      "y = conv2d(a, w)\nn = batchnorm(y, s, b, m, v)\n"
+                      "z = ewmul(n, c)\noutput z\n");
+  srch_options o;
+  srch_options_default(&o);
+  o.no_passes = 1;
+  srch_stats st;
+  base_diag d;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.cse, 1);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 1);
+  cr_assert_eq(count_op(h, IR_OP_BATCHNORM), 1);
+  cr_assert_eq(st.bn_folded, 0);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* Passes as rules (rules/passes.rules, o.pass_rules): the search fuses the
  * activations and merges the siblings the pass rules match, and the
  * hand-written passes only the forms no pass rule matches (here a grouped

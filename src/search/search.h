@@ -44,10 +44,14 @@ typedef struct srch_options {
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
   int merge;         /* run pass_merge_siblings before the search (1) */
-  /* 1: no pass before or after the search (no common subexpressions, no
-   * batchnorm or scale folding, no hand fusion or merging, no pass rules,
-   * no nested splits folded): the rules alone (`--passes none`, what the
-   * generated rules reach by themselves). (0) */
+  /* 1: no pass before or after the search (no batchnorm or scale folding,
+   * no hand fusion or merging, no pass rules, no nested splits folded):
+   * the rules alone (`--passes none`, what the generated rules reach by
+   * themselves). Common subexpressions are still merged before the search
+   * (pass_cse): the canonical form of the IR, as the generator's pruning
+   * rejects a graph computing a node twice (docs/generation.md), not a
+   * pass a person chose; dead code is removed after the search whatever
+   * this says. (0) */
   int no_passes;
   /* Fusion as the search's decision: each region search keeps its fuse_k
    * cheapest distinct graphs (the start and every graph built) and returns
