@@ -868,6 +868,57 @@ Test(search, fuse_bound_keeps_the_unfused_pick) {
   ir_ruleset_free(&rs);
 }
 
+/* Patience's last look at removals. Costs: a convolution 100 (111 with a
+ * fused relu), an ewadd 0 when it reads an input first and a conv(act=relu)
+ * second, any other operator 10. conv -> relu -> ewadd(z, s) costs 120;
+ * fusing the relu removes an operator but costs 121, and only the ewadd
+ * commuted after it pays (111). With patience 1 the search stops after the
+ * start's expansion (its cheapest child, the commuted start, costs 120);
+ * the look keeps the queued graph of fewer operators and finds 111. */
+static base_status toy_plateau(void *u, const ir_graph *g, int node,
+                               double *cost, int *estimated, base_diag *d) {
+  (void)u, (void)d;
+  const ir_node *n = &g->nodes[node];
+  *cost = 10;
+  if (n->op == IR_OP_CONV2D)
+    *cost = n->a.act == IR_ACT_NONE ? 100 : 111;
+  if (n->op == IR_OP_EWADD) {
+    int p = g->tensors[n->in[1]].node;
+    if (g->tensors[n->in[0]].node < 0 && p >= 0 &&
+        g->nodes[p].op == IR_OP_CONV2D && g->nodes[p].a.act == IR_ACT_RELU)
+      *cost = 0;
+  }
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+Test(search, patience_looks_at_removals) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input x: [1,3,5,5]\nweight w: [4,3,3,3]\n"
+                      "input s: [1,4,5,5]\ny = conv2d(x, w)\nz = relu(y)\n"
+                      "u = ewadd(z, s)\noutput u\n");
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_plateau;
+  o.fuse_k = 0;
+  o.patience = 1;
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_float_eq(sum_cost(h, toy_plateau, NULL, NULL), 111, 1e-9);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_eq(st.removal_looks, 1);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* The search's start graph is always a fusion candidate, and the K kept
  * are of K distinct costs. BERT's scores scaled at batch 16: the default
  * rules' r00449 backward makes smul(scores, s) an ewmul by a weight-only

@@ -549,10 +549,54 @@ static void count_rules(sstate *s) {
   }
 }
 
+/* The operators of g that run on every inference (not weight-only); -1
+ * on out of memory. */
+static int kernels(const ir_graph *g) {
+  unsigned char *w = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!w)
+    return -1;
+  ir_weight_only(g, w);
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    n += !w[i];
+  free(w);
+  return n;
+}
+
+/* Patience's last look: the queue cut to the graphs that run fewer
+ * operators than the best and are within alpha of it (a fold whose first
+ * step costs a little, as a batch norm folded into a convolution's bias
+ * before the residual epilogue that pays); 1 when any is left, and
+ * patience starts again. The search loop looks again only after a look
+ * found a cheaper graph. */
+static int removals_left(sstate *s) {
+  int nb = kernels(s->best), m = 0;
+  for (int i = 0; i < s->n; i++) {
+    cand c = s->heap[i];
+    int k = nb < 0 ? -1 : kernels(c.g);
+    if (k >= 0 && k < nb && c.cost <= s->o->alpha * s->best_cost)
+      s->heap[m++] = c;
+    else
+      ir_graph_free(c.g);
+  }
+  int n = m;
+  s->n = 0;
+  for (int i = 0; i < n; i++)
+    heap_push(s, s->heap[i]);
+  s->gained = s->expanded;
+  return n > 0;
+}
+
 static base_status search_loop(sstate *s, base_diag *d) {
   base_status st = BASE_OK;
+  int look_at = -1; /* expansions at the last look (-1: none yet) */
   while (!st && s->n > 0 && s->expanded < s->o->budget) {
     if (s->o->patience > 0 && s->expanded - s->gained >= s->o->patience) {
+      if (s->gained > look_at && (look_at = s->expanded) >= 0 &&
+          removals_left(s)) {
+        s->st->removal_looks++;
+        continue;
+      }
       s->st->stopped_by_patience++;
       break;
     }

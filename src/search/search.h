@@ -133,6 +133,8 @@ typedef struct srch_stats {
   int stopped_by_patience; /* regions stopped for want of progress */
   int fuse_chosen;         /* searches whose result is not their cheapest graph
                               but one cheaper once fused (fuse_k) */
+  int removal_looks;       /* regions whose patience ran out with graphs of
+                              fewer operators queued, searched on */
   int fuse_bounded;        /* graphs cheaper once fused not taken: dearer
                               under srch_options.fuse_bound */
   double seconds, cost_before, cost_after;
