@@ -1097,6 +1097,53 @@ Test(costdb, lowered_conv_priced_from_its_plain_form) {
   cd_close(db);
 }
 
+/* cd_model_cost_bound: a fused node without a row at the dearer of the
+ * fit and the roofline (rows measured at a tenth of the roofline make the
+ * fit cheaper than it), a measured fused node and any other estimated node
+ * as cd_model_cost prices them. */
+Test(costdb, bound_prices_unmeasured_fused_nodes_at_least_at_the_roofline) {
+  cd_db *db = open_db(tmp("bound.sqlite"));
+  const cd_device *h = dev("h100");
+  base_diag d;
+  for (int k = 1; k <= 6; k++) { /* relu rows at a tenth of the roofline */
+    char src[96], sig[CD_SIG_MAX];
+    snprintf(src, sizeof src, "input x: [1,%d,32,32]\ny = relu(x)\noutput y\n",
+             8 * k);
+    ir_graph *r = parse(src);
+    cd_node_sig(r, 0, sig, sizeof sig);
+    cd_entry e = {0.1 * cd_estimate(h, r, 0), 0, 5, "test", "", "2025-01-02"};
+    cr_assert_eq(cd_put(db, "h100", sig, &e, &d), BASE_OK, "%s", d.msg);
+    ir_graph_free(r);
+  }
+  ir_graph *g = parse("input x: [1,16,32,32]\nweight b: [16,1,1]\n"
+                      "y = fused(x, b) { a = ewadd($0, $1); r = relu(a) }\n"
+                      "z = ewmul(y, x)\noutput z\n");
+  cd_model m;
+  cd_model_init(&m, db, h);
+  cr_assert_eq(cd_model_fit(&m, &d), BASE_OK, "%s", d.msg);
+  int est = -1;
+  double fit = model_cost(&m, g, 0, &est), roof = 1000 * cd_estimate(h, g, 0);
+  cr_assert_eq(est, 1);
+  cr_assert_lt(fit, roof, "the fit flatters the fused node here");
+  double c = 0;
+  cr_assert_eq(cd_model_cost_bound(&m, g, 0, &c, &est, &d), BASE_OK);
+  cr_assert_float_eq(c, roof, 1e-9);
+  cr_assert_eq(est, 1);
+  /* another estimated operator: as cd_model_cost */
+  cr_assert_eq(cd_model_cost_bound(&m, g, 1, &c, &est, &d), BASE_OK);
+  cr_assert_float_eq(c, model_cost(&m, g, 1, NULL), 1e-9);
+  /* the fused node measured: its row */
+  char sig[CD_SIG_MAX];
+  cd_node_sig(g, 0, sig, sizeof sig);
+  cd_entry e = {0.5 * fit / 1000, 0, 5, "test", "", "2025-01-02"};
+  cr_assert_eq(cd_put(db, "h100", sig, &e, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(cd_model_cost_bound(&m, g, 0, &c, &est, &d), BASE_OK);
+  cr_assert_float_eq(c, 0.5 * fit, 1e-9);
+  cr_assert_eq(est, 0);
+  ir_graph_free(g);
+  cd_close(db);
+}
+
 /* optimize --dtype bf16 on h200 (cd_model_set_half): the tables folder's
  * h200-bf16.tsv is imported on first use, and a float32 node (the search
  * runs on float32 graphs) takes that table's row of its bf16 signature

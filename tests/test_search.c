@@ -461,6 +461,38 @@ Test(search, finds_merged_convs) {
   ir_ruleset_free(&rs);
 }
 
+/* --passes none (o.no_passes) still puts the graph in its canonical form:
+ * NASNet-A's branches each apply relu to one input; the second relu is
+ * merged into the first (pass_cse) before the search, and nothing else of
+ * the passes runs (the batch norm stays). */
+Test(search, no_passes_merges_common_subexpressions) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input x: [1,8,6,6]\nweight w: [8,8,1,1]\n"
+                      "weight s: [8]\nweight b: [8]\nweight m: [8]\n"
+                      "weight v: [8]\na = relu(x)\nc = relu(x)\n"
+                      "y = conv2d(a, w)\nn = batchnorm(y, s, b, m, v)\n"
+                      "z = ewmul(n, c)\noutput z\n");
+  srch_options o;
+  srch_options_default(&o);
+  o.no_passes = 1;
+  srch_stats st;
+  base_diag d;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.cse, 1);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 1);
+  cr_assert_eq(count_op(h, IR_OP_BATCHNORM), 1);
+  cr_assert_eq(st.bn_folded, 0);
+  cr_assert_leq(check_err(g, h), 1e-5);
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* Passes as rules (rules/passes.rules, o.pass_rules): the search fuses the
  * activations and merges the siblings the pass rules match, and the
  * hand-written passes only the forms no pass rule matches (here a grouped
@@ -785,6 +817,103 @@ Test(search, fusion_chooses_among_candidates) {
   ir_graph_free(again);
   ir_graph_free(h8);
   ir_graph_free(h0);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+/* The fuse bound (srch_options.fuse_bound): the same costs, a fused node
+ * priced 20 (the roofline's price of a class without rows, where the fit
+ * says 12). The input is cheaper once fused by the cost (112 < 113) but
+ * dearer under the bound (120 > 113): the search keeps its cheapest
+ * unfused graph, conv(act=relu) -> ewmul, and counts the refusal. */
+static base_status toy_bound(void *u, const ir_graph *g, int node, double *cost,
+                             int *estimated, base_diag *d) {
+  base_status st = toy_cost(u, g, node, cost, estimated, d);
+  if (!st && g->nodes[node].op == IR_OP_FUSED)
+    *cost = 20;
+  return st;
+}
+
+Test(search, fuse_bound_keeps_the_unfused_pick) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse(conv_relu_mul);
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_cost;
+  o.fuse_bound = toy_bound;
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_float_eq(sum_cost(h, toy_cost, NULL, NULL), 113, 1e-9);
+  cr_assert_eq(st.fuse_chosen, 0);
+  cr_assert_eq(st.fuse_bounded, 1);
+  srch_stats_free(&st);
+  /* a bound that agrees with the cost: the input, as without one */
+  o.fuse_bound = toy_cost;
+  ir_graph *h2 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h2, "%s", d.msg);
+  cr_assert_eq(graph_hash(h2), graph_hash(g));
+  cr_assert_eq(st.fuse_chosen, 1);
+  cr_assert_eq(st.fuse_bounded, 0);
+  srch_stats_free(&st);
+  ir_graph_free(h2);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
+/* Patience's last look at removals. Costs: a convolution 100 (111 with a
+ * fused relu), an ewadd 0 when it reads an input first and a conv(act=relu)
+ * second, any other operator 10. conv -> relu -> ewadd(z, s) costs 120;
+ * fusing the relu removes an operator but costs 121, and only the ewadd
+ * commuted after it pays (111). With patience 1 the search stops after the
+ * start's expansion (its cheapest child, the commuted start, costs 120);
+ * the look keeps the queued graph of fewer operators and finds 111. */
+static base_status toy_plateau(void *u, const ir_graph *g, int node,
+                               double *cost, int *estimated, base_diag *d) {
+  (void)u, (void)d;
+  const ir_node *n = &g->nodes[node];
+  *cost = 10;
+  if (n->op == IR_OP_CONV2D)
+    *cost = n->a.act == IR_ACT_NONE ? 100 : 111;
+  if (n->op == IR_OP_EWADD) {
+    int p = g->tensors[n->in[1]].node;
+    if (g->tensors[n->in[0]].node < 0 && p >= 0 &&
+        g->nodes[p].op == IR_OP_CONV2D && g->nodes[p].a.act == IR_ACT_RELU)
+      *cost = 0;
+  }
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+Test(search, patience_looks_at_removals) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input x: [1,3,5,5]\nweight w: [4,3,3,3]\n"
+                      "input s: [1,4,5,5]\ny = conv2d(x, w)\nz = relu(y)\n"
+                      "u = ewadd(z, s)\noutput u\n");
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_plateau;
+  o.fuse_k = 0;
+  o.patience = 1;
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_float_eq(sum_cost(h, toy_plateau, NULL, NULL), 111, 1e-9);
+  cr_assert_eq(count_op(h, IR_OP_RELU), 0);
+  cr_assert_eq(st.removal_looks, 1);
+  srch_stats_free(&st);
+  ir_graph_free(h);
   ir_graph_free(g);
   rewrite_rules_free(rules);
   ir_ruleset_free(&rs);

@@ -386,6 +386,7 @@ static int setup(const cli_command *c, int argc, char **argv, int cands,
   a->so.pass_rules = rl->pass;
   a->so.cost = cd_model_cost;
   a->so.cost_u = &a->cost;
+  a->so.fuse_bound = cd_model_cost_bound; /* as optimize's */
   if (!(*g = cli_load(argv[optind], &rc)))
     return rc;
   if (a->batch && (rc = cli_rebatch(g, a->batch)))

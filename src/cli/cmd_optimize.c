@@ -144,8 +144,9 @@ static const cli_opt optimize_table[] = {
              "merging as the proven rules of rules/passes.rules,\n"
              "applied by the search (by hand only where no such\n"
              "rule matches); hand: the hand-written passes;\n"
-             "none: no pass at all (no CSE, no batchnorm\n"
-             "folding, no pass rules): the rules file alone"),
+             "none: no pass (no batchnorm folding, no pass\n"
+             "rules; common subexpressions merged: the canonical\n"
+             "form): the rules file alone"),
     CLI_FLAG(T, "no-rules", no_rules, 1,
              "no rules file: the search has only the pass rules"),
     CLI_FLAG(T, "no-mutants", no_mutants, 1, "apply no mutants"),
@@ -335,10 +336,16 @@ static void print_search(const opt_report *r, const opt_args *a) {
          r->pass_rules_applied);
   printf("search: %d expanded, %d generated, %d duplicates, %d rejected, "
          "queue peak %d, %d regions (%d stopped by patience, %d took a "
-         "graph cheaper once fused), %.2f s%s\n",
+         "graph cheaper once fused), %.2f s%s",
          st->expanded, st->generated, st->duplicates, st->rejected,
          st->queue_peak, st->regions, st->stopped_by_patience, st->fuse_chosen,
          st->seconds, st->stopped_by_time ? " (time limit reached)" : "");
+  if (st->fuse_bounded)
+    printf("; %d graphs cheaper once fused left by the fuse bound",
+           st->fuse_bounded);
+  if (st->removal_looks)
+    printf("; %d looks past patience at fewer operators", st->removal_looks);
+  printf("\n");
   printf("rule instances (biased, strided, grouped, fused convs): %d "
          "proven, %d refused\n",
          r->inst_proven, r->inst_refused);

@@ -339,5 +339,15 @@ void cd_model_set_half(cd_model *m, ir_dtype t, char *name, size_t n);
  * error) or the unmeasured hook's. */
 base_status cd_model_cost(void *u, const ir_graph *g, int node, double *cost,
                           int *estimated, base_diag *d);
+/* As cd_model_cost, except that a fused node without a measurement is
+ * priced at the dearer of the fit and the roofline estimate (cd_estimate):
+ * the fused class has no rows of its own (its fit is the element-wise
+ * kind's), and on the GPU a graph whose convolutions keep their batch
+ * norms as fused nodes ran slower than the same graph with them folded
+ * into the convolutions' epilogues where the fit said faster
+ * (docs/search.md, "Fusion in the search"). The search's bound on a
+ * choice that rests on fused nodes (srch_options.fuse_bound). */
+base_status cd_model_cost_bound(void *u, const ir_graph *g, int node,
+                                double *cost, int *estimated, base_diag *d);
 
 #endif

@@ -166,3 +166,18 @@ static base_status model_cost(const cd_model *m, const ir_graph *g, int node,
   *cost = 1000 * ms;
   return BASE_OK;
 }
+
+base_status cd_model_cost_bound(void *u, const ir_graph *g, int node,
+                                double *cost, int *estimated, base_diag *d) {
+  const cd_model *m = u;
+  int est = 0;
+  base_status st = cd_model_cost(u, g, node, cost, &est, d);
+  if (estimated)
+    *estimated = est;
+  if (st || !est || g->nodes[node].op != IR_OP_FUSED)
+    return st;
+  double roof = 1000 * cd_estimate(m ? m->dev : cd_device_at(0), g, node);
+  if (roof > *cost)
+    *cost = roof;
+  return BASE_OK;
+}

@@ -408,6 +408,7 @@ base_status opt_run_from(opt_stage from, const ir_graph *g,
                                                 : ir_graph_float_type(g);
   p.so.cost = cd_model_cost;
   p.so.cost_u = o->cost;
+  p.so.fuse_bound = cd_model_cost_bound;
   if (!o->fuse)
     p.so.fuse_k = 0; /* not fused: the cheapest unfused graph wins */
   p.so.progress = o->progress ? region_progress : NULL;

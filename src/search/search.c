@@ -243,19 +243,23 @@ static base_status sum_cost(const sstate *s, const ir_graph *g, double *c,
 }
 
 /* The cost of g once fused and lowered (fuse_graph, then lower_graph: the
- * graph the executor runs, priced with the search's cost function). */
+ * graph the executor runs, priced with the search's cost function) into
+ * *c, and under the options' fuse_bound (when set) into *b. */
 static base_status fused_cost(const sstate *s, const ir_graph *g, double *c,
-                              base_diag *d) {
+                              double *b, base_diag *d) {
   fuse_options fo = {s->o->cost, s->o->cost_u};
   fuse_stats fs;
   ir_graph *f = fuse_graph(g, &fo, &fs, d);
   if (!f)
     return d ? d->code : BASE_ERR_INTERNAL;
-  *c = fs.cost_after;
+  *c = *b = fs.cost_after;
   ir_graph *l = s->o->cost ? lower_graph(f, NULL, d) : NULL;
   base_status st = s->o->cost && !l ? (d ? d->code : BASE_ERR_NOMEM)
                    : l              ? sum_cost(s, l, c, d)
                                     : BASE_OK;
+  *b = *c;
+  if (!st && s->o->fuse_bound)
+    st = cd_sum_cost(l ? l : f, s->o->fuse_bound, s->o->cost_u, b, NULL, d);
   ir_graph_free(l);
   ir_graph_free(f);
   return st;
@@ -274,21 +278,23 @@ static int first_apart(const sstate *s) {
 
 /* Replaces the best graph by the kept graph cheapest once fused (the
  * cheapest kept, then the start); the best stays unless another is cheaper
- * fused (not float noise). */
+ * fused (not float noise) and not dearer under the fuse bound. */
 static base_status choose_fused(sstate *s, base_diag *d) {
   int nc = s->ntop + first_apart(s);
   if (nc < 2)
     return BASE_OK;
-  double bf = 0;
-  base_status st = fused_cost(s, s->best, &bf, d);
+  double bf = 0, bb = 0;
+  base_status st = fused_cost(s, s->best, &bf, &bb, d);
   kbest *pick = NULL;
   for (int i = 0; !st && i < nc; i++) {
     kbest *k = i < s->ntop ? &s->top[i] : &s->first;
-    double f = 0;
-    if (k->hist == s->best_hist || (st = fused_cost(s, k->g, &f, d)))
+    double f = 0, b = 0;
+    if (k->hist == s->best_hist || (st = fused_cost(s, k->g, &f, &b, d)))
       continue;
-    if (f < bf - 1e-9 * bf)
-      bf = f, pick = k;
+    if (f < bf - 1e-9 * bf && b <= bb + 1e-9 * bb)
+      bf = f, bb = b, pick = k;
+    else if (f < bf - 1e-9 * bf)
+      s->st->fuse_bounded++;
   }
   if (st || !pick)
     return st;
@@ -543,10 +549,54 @@ static void count_rules(sstate *s) {
   }
 }
 
+/* The operators of g that run on every inference (not weight-only); -1
+ * on out of memory. */
+static int kernels(const ir_graph *g) {
+  unsigned char *w = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!w)
+    return -1;
+  ir_weight_only(g, w);
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    n += !w[i];
+  free(w);
+  return n;
+}
+
+/* Patience's last look: the queue cut to the graphs that run fewer
+ * operators than the best and are within alpha of it (a fold whose first
+ * step costs a little, as a batch norm folded into a convolution's bias
+ * before the residual epilogue that pays); 1 when any is left, and
+ * patience starts again. The search loop looks again only after a look
+ * found a cheaper graph. */
+static int removals_left(sstate *s) {
+  int nb = kernels(s->best), m = 0;
+  for (int i = 0; i < s->n; i++) {
+    cand c = s->heap[i];
+    int k = nb < 0 ? -1 : kernels(c.g);
+    if (k >= 0 && k < nb && c.cost <= s->o->alpha * s->best_cost)
+      s->heap[m++] = c;
+    else
+      ir_graph_free(c.g);
+  }
+  int n = m;
+  s->n = 0;
+  for (int i = 0; i < n; i++)
+    heap_push(s, s->heap[i]);
+  s->gained = s->expanded;
+  return n > 0;
+}
+
 static base_status search_loop(sstate *s, base_diag *d) {
   base_status st = BASE_OK;
+  int look_at = -1; /* expansions at the last look (-1: none yet) */
   while (!st && s->n > 0 && s->expanded < s->o->budget) {
     if (s->o->patience > 0 && s->expanded - s->gained >= s->o->patience) {
+      if (s->gained > look_at && (look_at = s->expanded) >= 0 &&
+          removals_left(s)) {
+        s->st->removal_looks++;
+        continue;
+      }
       s->st->stopped_by_patience++;
       break;
     }

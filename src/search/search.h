@@ -44,10 +44,14 @@ typedef struct srch_options {
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
   int merge;         /* run pass_merge_siblings before the search (1) */
-  /* 1: no pass before or after the search (no common subexpressions, no
-   * batchnorm or scale folding, no hand fusion or merging, no pass rules,
-   * no nested splits folded): the rules alone (`--passes none`, what the
-   * generated rules reach by themselves). (0) */
+  /* 1: no pass before or after the search (no batchnorm or scale folding,
+   * no hand fusion or merging, no pass rules, no nested splits folded):
+   * the rules alone (`--passes none`, what the generated rules reach by
+   * themselves). Common subexpressions are still merged before the search
+   * (pass_cse): the canonical form of the IR, as the generator's pruning
+   * rejects a graph computing a node twice (docs/generation.md), not a
+   * pass a person chose; dead code is removed after the search whatever
+   * this says. (0) */
   int no_passes;
   /* Fusion as the search's decision: each region search keeps its fuse_k
    * cheapest distinct graphs (the start and every graph built) and returns
@@ -68,6 +72,13 @@ typedef struct srch_options {
   const rewrite_rules *pass_rules;
   cd_cost_fn cost; /* node cost (cd_model_cost) */
   void *cost_u;    /* its user pointer (NULL: plain h100 estimate) */
+  /* A second pricing of the fused candidates (called with cost_u; NULL:
+   * none): a graph cheaper once fused replaces the cheapest unfused one
+   * only when it is not dearer under this one either (cd_model_cost_bound:
+   * fused nodes without a measurement at least at their roofline price),
+   * so the pick does not rest on the fit alone where the fit is known to
+   * flatter. (NULL; `optimize` sets cd_model_cost_bound) */
+  cd_cost_fn fuse_bound;
   /* Called, when set, on every region's best graph of the last search pass
    * (how src/mutant's mutants join the search, region by region, under the
    * same cost model): sets *out to a replacement over the same inputs and
@@ -122,6 +133,10 @@ typedef struct srch_stats {
   int stopped_by_patience; /* regions stopped for want of progress */
   int fuse_chosen;         /* searches whose result is not their cheapest graph
                               but one cheaper once fused (fuse_k) */
+  int removal_looks;       /* regions whose patience ran out with graphs of
+                              fewer operators queued, searched on */
+  int fuse_bounded;        /* graphs cheaper once fused not taken: dearer
+                              under srch_options.fuse_bound */
   double seconds, cost_before, cost_after;
   int estimated;    /* some cost was estimated */
   int nrules;       /* = ruleset size */
