@@ -335,6 +335,7 @@ static ex_check_result check_memo(const ir_graph *a, const ir_graph *b,
   ex_check_opts_default(&o);
   o.memo_bytes = memo_bytes;
   o.late_batch = 0; /* every round on the graphs as written (x: [64,64]) */
+  o.run_same = 1;   /* a against a too */
   ex_check_result r;
   base_diag d;
   cr_assert_eq(ex_check_rounds(a, b, &o, &r, &d), BASE_OK, "%s", d.msg);
@@ -439,8 +440,14 @@ Test(check, late_batch_sees_large_and_negative) {
     cr_assert_eq(r.va, bound[i]);
     cr_assert_gt(fabsf(r.vb), 6);
     cr_assert_gt(whole.worst, 1);
-    /* equal graphs agree at the late batch too */
-    ex_check_result same = check_late(g[i], g[i], EX_CHECK_LATE_BATCH);
+    /* equal graphs agree at the late batch too (run, not skipped) */
+    ex_check_opts o;
+    ex_check_opts_default(&o);
+    o.run_same = 1;
+    ex_check_result same;
+    base_diag d;
+    cr_assert_eq(ex_check_rounds(g[i], g[i], &o, &same, &d), BASE_OK);
+    cr_assert_eq(same.rounds, 3);
     cr_assert_eq(same.worst, 0);
     cr_assert_eq(same.late_batch, 2);
     ir_graph_free(g[i]);
@@ -466,6 +473,41 @@ Test(check, late_batch_refused_when_rows_mix) {
   cr_assert_geq(r.index, 2 * 8 * 8 * 8); /* in rows 2-15 */
   ir_graph_free(g);
   ir_graph_free(h);
+}
+
+/* Graphs with the same text and weight values are not run (their outputs
+ * are the same bits); a different name, operator or known value is. */
+Test(check, same_graph_not_run) {
+  static const char text[] =
+      "input x: [2,8]\nweight w: [8,8]\ny = matmul(x, w)\noutput y\n";
+  ir_graph *a = parse(text), *b = parse(text);
+  ir_graph *c = parse("input x: [2,8]\nweight w: [8,8]\nz = matmul(x, w)\n"
+                      "y = relu(z)\noutput y\n");
+  ex_check_result r = check_late(a, b, EX_CHECK_LATE_BATCH);
+  cr_assert_eq(r.same, 1);
+  cr_assert_eq(r.rounds, 0);
+  cr_assert_eq(r.worst, 0);
+  r = check_late(a, c, EX_CHECK_LATE_BATCH); /* another graph: run */
+  cr_assert_eq(r.same, 0);
+  cr_assert_eq(r.rounds, 3);
+  cr_assert_gt(r.worst, 1);
+  static float w1[64], w2[64];
+  for (int i = 0; i < 64; i++)
+    w1[i] = w2[i] = (float)i;
+  w2[63] = 64;
+  a->tensors[ir_find_tensor(a, "w")].data = w1;
+  b->tensors[ir_find_tensor(b, "w")].data = w2;
+  r = check_late(a, b, EX_CHECK_LATE_BATCH); /* a known value differs */
+  cr_assert_eq(r.same, 0);
+  cr_assert_eq(r.rounds, 3);
+  w2[63] = 63;
+  r = check_late(a, b, EX_CHECK_LATE_BATCH);
+  cr_assert_eq(r.same, 1);
+  a->tensors[ir_find_tensor(a, "w")].data = NULL;
+  b->tensors[ir_find_tensor(b, "w")].data = NULL;
+  ir_graph_free(a);
+  ir_graph_free(b);
+  ir_graph_free(c);
 }
 
 /* A chain of 12 same-shape nodes reuses the intermediates' buffers (a new

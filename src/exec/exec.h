@@ -136,6 +136,7 @@ typedef struct ex_check_opts {
   double rtol, atol;                /* (1e-4, 1e-5) */
   size_t memo_bytes;  /* EX_CHECK_MEMO_BYTES; 0: every product computed */
   int64_t late_batch; /* EX_CHECK_LATE_BATCH; 0: every round as written */
+  int run_same;       /* 0: graphs with the same text and weights are not run */
 } ex_check_opts;
 
 void ex_check_opts_default(ex_check_opts *o);
@@ -159,6 +160,10 @@ typedef struct ex_check_result {
    * the graphs as written, then late_refused says why when a copy was
    * refused: an operator computes across the batch's rows) */
   int64_t batch, late_batch;
+  /* the graphs have the same canonical text and weight values: the
+   * executor being deterministic, their outputs are the same bits, so no
+   * round ran (rounds 0, worst and max_err 0) */
+  int same;
   char late_refused[512]; /* ir_rebatch's message */
 } ex_check_result;
 
