@@ -37,6 +37,15 @@ grep -Eq '^cpu: load [0-9.]+ s, rules .*, check [0-9.]+ s, write [0-9.]+ s; [0-9
   fail "no cpu: line with the check's CPU seconds"
 contains "products of the optimized graph reused from the original's"
 
+# the check at batch 4: round 1 whole, rounds 2-3 on both graphs rebatched
+# to 2; a graph the optimization left as it was is not run
+expect 0 "$bin" optimize "$m" "${fast[@]}" --batch 4 -o "$tmp/sq4.graph"
+contains "8000 elements)" # 4 + 2 + 2 rows of 1000 outputs
+contains "check batch: round 1 on the graphs as written, batch 4; rounds 2-3 on both rebatched to 2"
+printf 'input x: [4,8]\nweight w: [8,8]\ny = matmul(x, w)\noutput y\n' >"$tmp/mm.graph"
+expect 0 "$bin" optimize "$tmp/mm.graph" --no-rules -o "$tmp/mm.opt.graph"
+contains "over 0 rounds (not run: the optimized graph is the original"
+
 # one stage, to a prefix of one's own; bad stages and no place refused
 expect 0 "$bin" optimize "$m" "${fast[@]}" --no-check --dump-after fuse,passes --dump-prefix "$tmp/p"
 [ -s "$tmp/p.fuse.graph" ] && [ -s "$tmp/p.passes.graph" ] && [ ! -e "$tmp/p.search.graph" ] ||

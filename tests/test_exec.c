@@ -327,12 +327,15 @@ Test(check, equal_graphs_and_non_finite) {
   ir_graph_free(c);
 }
 
-/* ex_check_rounds with opts: the defaults but for the memo's budget. */
+/* ex_check_rounds with opts: the defaults but for the memo's budget, every
+ * round at the graphs' batch. */
 static ex_check_result check_memo(const ir_graph *a, const ir_graph *b,
                                   size_t memo_bytes) {
   ex_check_opts o;
   ex_check_opts_default(&o);
   o.memo_bytes = memo_bytes;
+  o.late_batch = 0; /* every round on the graphs as written (x: [64,64]) */
+  o.run_same = 1;   /* a against a too */
   ex_check_result r;
   base_diag d;
   cr_assert_eq(ex_check_rounds(a, b, &o, &r, &d), BASE_OK, "%s", d.msg);
@@ -391,6 +394,120 @@ Test(check, memo_reuses_products_same_verdict) {
   ir_graph_free(a);
   ir_graph_free(b);
   ir_graph_free(f);
+}
+
+/* ex_check_rounds with opts: the defaults but for the late batch. */
+static ex_check_result check_late(const ir_graph *a, const ir_graph *b,
+                                  int64_t late_batch) {
+  ex_check_opts o;
+  ex_check_opts_default(&o);
+  o.late_batch = late_batch;
+  ex_check_result r;
+  base_diag d;
+  cr_assert_eq(ex_check_rounds(a, b, &o, &r, &d), BASE_OK, "%s", d.msg);
+  return r;
+}
+
+#define B16_HEAD                                                               \
+  "input x: [16,4,8,8]\nweight w: [8,4,3,3]\nweight b: [8]\n"                  \
+  "y = conv2d(x, w, b)\n"
+
+/* At batch 16 rounds 2 and 3 run both graphs rebatched to 2 (ir_rebatch:
+ * no operator computes across the rows): 16 + 2 + 2 rows compared instead
+ * of 48. Rewrites wrong only at large magnitudes (clip at 6 as relu) or
+ * only at large negative inputs (clip at -6 dropped), which round 1 at
+ * scale 1 cannot see, are still caught, in a late round, at the element
+ * that every round at batch 16 finds too. */
+Test(check, late_batch_sees_large_and_negative) {
+  ir_graph *g[2] = {parse(B16_HEAD "z = clip(y) min=0 max=6\noutput z\n"),
+                    parse(B16_HEAD "z = clip(y) min=-6 max=1e30\noutput z\n")};
+  ir_graph *h[2] = {parse(B16_HEAD "z = relu(y)\noutput z\n"),
+                    parse(B16_HEAD "z = clip(y) min=-1e30 max=1e30\n"
+                                   "output z\n")};
+  const float bound[2] = {6, -6};
+  for (int i = 0; i < 2; i++) {
+    ex_check_result r = check_late(g[i], h[i], EX_CHECK_LATE_BATCH);
+    ex_check_result whole = check_late(g[i], h[i], 0);
+    cr_assert_eq(EX_CHECK_LATE_BATCH, 2);
+    cr_assert_eq(r.batch, 16);
+    cr_assert_eq(r.late_batch, 2, "%s", r.late_refused);
+    cr_assert_eq(r.rounds, 3);
+    cr_assert_eq(r.compared, (16 + 2 + 2) * 8 * 8 * 8);
+    cr_assert_eq(whole.late_batch, 16);
+    cr_assert_eq(whole.compared, 3 * 16 * 8 * 8 * 8);
+    cr_assert_gt(r.worst, 1, "%d: worst %g", i, r.worst);
+    cr_assert_geq(r.round, 1);
+    cr_assert_eq(r.va, bound[i]);
+    cr_assert_gt(fabsf(r.vb), 6);
+    cr_assert_gt(whole.worst, 1);
+    /* equal graphs agree at the late batch too (run, not skipped) */
+    ex_check_opts o;
+    ex_check_opts_default(&o);
+    o.run_same = 1;
+    ex_check_result same;
+    base_diag d;
+    cr_assert_eq(ex_check_rounds(g[i], g[i], &o, &same, &d), BASE_OK);
+    cr_assert_eq(same.rounds, 3);
+    cr_assert_eq(same.worst, 0);
+    cr_assert_eq(same.late_batch, 2);
+    ir_graph_free(g[i]);
+    ir_graph_free(h[i]);
+  }
+}
+
+/* A graph whose rows do not stay apart (here the optimized one treats
+ * rows 2-15 otherwise: split along the batch) is not rebatched: every
+ * round runs the whole batch, and an error in those rows at large
+ * magnitudes alone is caught. */
+Test(check, late_batch_refused_when_rows_mix) {
+  ir_graph *g = parse(B16_HEAD "z = clip(y) min=0 max=6\noutput z\n");
+  ir_graph *h = parse(B16_HEAD "p, q = split(y) axis=0 sizes=[2,14]\n"
+                               "p6 = clip(p) min=0 max=6\nq6 = relu(q)\n"
+                               "z = concat(p6, q6) axis=0\noutput z\n");
+  ex_check_result r = check_late(g, h, EX_CHECK_LATE_BATCH);
+  cr_assert_eq(r.batch, 16);
+  cr_assert_eq(r.late_batch, 16);
+  cr_assert(strstr(r.late_refused, "cannot rebatch"), "%s", r.late_refused);
+  cr_assert_eq(r.compared, 3 * 16 * 8 * 8 * 8);
+  cr_assert_gt(r.worst, 1);
+  cr_assert_geq(r.index, 2 * 8 * 8 * 8); /* in rows 2-15 */
+  ir_graph_free(g);
+  ir_graph_free(h);
+}
+
+/* Graphs with the same text and weight values are not run (their outputs
+ * are the same bits); a different name, operator or known value is. */
+Test(check, same_graph_not_run) {
+  static const char text[] =
+      "input x: [2,8]\nweight w: [8,8]\ny = matmul(x, w)\noutput y\n";
+  ir_graph *a = parse(text), *b = parse(text);
+  ir_graph *c = parse("input x: [2,8]\nweight w: [8,8]\nz = matmul(x, w)\n"
+                      "y = relu(z)\noutput y\n");
+  ex_check_result r = check_late(a, b, EX_CHECK_LATE_BATCH);
+  cr_assert_eq(r.same, 1);
+  cr_assert_eq(r.rounds, 0);
+  cr_assert_eq(r.worst, 0);
+  r = check_late(a, c, EX_CHECK_LATE_BATCH); /* another graph: run */
+  cr_assert_eq(r.same, 0);
+  cr_assert_eq(r.rounds, 3);
+  cr_assert_gt(r.worst, 1);
+  static float w1[64], w2[64];
+  for (int i = 0; i < 64; i++)
+    w1[i] = w2[i] = (float)i;
+  w2[63] = 64;
+  a->tensors[ir_find_tensor(a, "w")].data = w1;
+  b->tensors[ir_find_tensor(b, "w")].data = w2;
+  r = check_late(a, b, EX_CHECK_LATE_BATCH); /* a known value differs */
+  cr_assert_eq(r.same, 0);
+  cr_assert_eq(r.rounds, 3);
+  w2[63] = 63;
+  r = check_late(a, b, EX_CHECK_LATE_BATCH);
+  cr_assert_eq(r.same, 1);
+  a->tensors[ir_find_tensor(a, "w")].data = NULL;
+  b->tensors[ir_find_tensor(b, "w")].data = NULL;
+  ir_graph_free(a);
+  ir_graph_free(b);
+  ir_graph_free(c);
 }
 
 /* A chain of 12 same-shape nodes reuses the intermediates' buffers (a new

@@ -709,6 +709,72 @@ Test(rebatch, broadcasts_a_weight_concatenated_with_the_batch) {
   ir_graph_free(g);
 }
 
+/* The indices of the gather 'y' of rows_gather's graph h. */
+static const ir_tensor *gather_ix(const ir_graph *h) {
+  int y = ir_find_tensor(h, "y");
+  cr_assert_geq(y, 0);
+  return &h->tensors[h->nodes[h->tensors[y].node].in[1]];
+}
+
+/* A graph rebatched before (the end-to-end check rebatches optimize's
+ * batch-16 graphs to 2) rebatches again: the class token's ones [16,1,8]
+ * follow the batch, the gather's indices made for batch 3 are cut back to
+ * batch 2 (sample b's: sample 0's plus b * rows), and ones [16] that are
+ * a factor of the features, not the batch, keep their shape. Indices that
+ * are not sample 0's shifted are refused. */
+Test(rebatch, rebatches_a_rebatched_graph) {
+  ir_graph *g = parse_ok("input x: [1,4,16]\nweight cls: [1,1,16]\n"
+                         "t = concat(cls, x) axis=1\n"
+                         "one: [16] = const_ones() shape=[16]\n"
+                         "u = ewmul(t, one)\noutput u\n"),
+           *h = NULL, *k = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 16, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(h, 2, &k, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(dim_of(k, "u", 0), 2);
+  cr_assert_eq(dim_of(k, "t", 1), 5);
+  cr_assert_eq(dim_of(k, "one", 0), 16);
+  ir_graph_free(k);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  g = rows_gather(3);
+  ir_graph *direct = NULL;
+  cr_assert_eq(ir_rebatch(g, 3, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(h, 2, &k, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rebatch(g, 2, &direct, &d), BASE_OK, "%s", d.msg);
+  const ir_tensor *ik = gather_ix(k), *id = gather_ix(direct);
+  cr_assert_eq(ik->shape.dim[0], 8);
+  for (int i = 0; i < 8; i++)
+    cr_assert_float_eq(ik->data[i], id->data[i], 0, "index %d", i);
+  cr_assert_eq(dim_of(k, "z", 0), 2);
+  ir_graph_free(k);
+  ir_graph_free(direct);
+  ((float *)gather_ix(h)->data)[4] = 4; /* sample 1's first index moved */
+  cr_assert_eq(ir_rebatch(h, 2, &k, &d), BASE_ERR_SHAPE);
+  cr_assert(strstr(d.msg, "gathers along the batch axis"), "%s", d.msg);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
+/* Ones of a batch of windows ([16*4, 8]: a bias tiled for each sample, as
+ * the lower stage builds Swin's) follow the batch folded into their axis
+ * 0, so a batch-16 graph rebatches to 2 with ones [2*4, 8]. */
+Test(rebatch, ones_of_a_folded_batch_follow_it) {
+  ir_graph *g = parse_ok("input x: [16,4,8]\nweight b: [1,8]\n"
+                         "one: [64,8] = const_ones() shape=[64,8]\n"
+                         "w = ewmul(b, one)\n"
+                         "w3 = reshape(w) shape=[16,4,8]\n"
+                         "y = ewadd(x, w3)\noutput y\n"),
+           *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 2, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(dim_of(h, "one", 0), 8);
+  cr_assert_eq(dim_of(h, "w3", 0), 2);
+  cr_assert_eq(dim_of(h, "y", 0), 2);
+  ir_graph_free(h);
+  ir_graph_free(g);
+}
+
 /* ---- the operator table's columns ---------------------------------------- */
 
 /* Every row of ops.def has every column, and the columns agree: the kind

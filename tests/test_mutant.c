@@ -1033,6 +1033,48 @@ Test(mutant, point_evaluation_equals_whole_tensors) {
   ir_graph_free(chain), ir_graph_free(models[0]), ir_graph_free(models[1]);
 }
 
+/* A product's computed operand is kept once read (point.c's cache: the
+ * dilated mutant's conv reads its space-to-batch input, pad, reshape,
+ * transpose and reshape, up to 9 times a position): each kept residue is
+ * the one mutant_eval gives, plus 1, and every output position still
+ * matches mutant_eval. */
+Test(mutant, point_keeps_a_product_s_computed_operand) {
+  ir_graph *m = parse(model_text);
+  mutant mu = make(m, MUTANT_DILATED, 3, -1);
+  const ir_graph *g = mu.g;
+  uint32_t **v = NULL;
+  base_diag d;
+  mutant_pt p;
+  cr_assert_eq(mutant_eval(g, 5, &v, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(mutant_pt_init(&p, g, 5, &d), BASE_OK);
+  int conv = -1;
+  for (int k = 0; k < g->nnodes; k++)
+    conv = g->nodes[k].op == IR_OP_CONV2D ? k : conv;
+  cr_assert_geq(conv, 0);
+  int x = g->nodes[conv].in[0], y = g->nodes[conv].out[0];
+  cr_assert_eq(g->tensors[x].kind, IR_T_VALUE);
+  const ir_shape *ys = &g->tensors[y].shape, *xs = &g->tensors[x].shape;
+  int64_t idx[IR_MAX_RANK];
+  for (int pass = 0; pass < 2; pass++) /* the second from the cache */
+    for (int64_t j = 0; j < ir_shape_numel(ys); j++) {
+      mutant_unravel(ys, j, idx);
+      cr_assert_eq(mutant_point(&p, y, idx), v[y][j], "position %lld",
+                   (long long)j);
+    }
+  cr_assert(p.cache && p.cache[x], "the conv's input is not kept");
+  int64_t kept = 0;
+  for (int64_t j = 0; j < ir_shape_numel(xs); j++)
+    if (p.cache[x][j]) {
+      cr_assert_eq(p.cache[x][j], v[x][j] + 1, "position %lld", (long long)j);
+      kept++;
+    }
+  cr_assert_gt(kept, 0);
+  cr_assert_eq(*p.cache_bytes, sizeof(uint32_t) * (size_t)ir_shape_numel(xs));
+  mutant_vals_free(g, v);
+  mutant_pt_free(&p);
+  ir_graph_free(mu.f), ir_graph_free(mu.g), ir_graph_free(m);
+}
+
 /* ---- PET's models ---------------------------------------------------------
  */
 

@@ -390,10 +390,32 @@ static void print_reproof(shown *s, const opt_report *r) {
   printf("\n");
 }
 
+/* The check's batch line (batch > 1 and several rounds): the rounds after
+ * the first on copies at a smaller batch, or why not. */
+static void print_check_batch(const ex_check_result *c, int rounds) {
+  if (rounds < 2 || c->batch < 2)
+    return;
+  if (c->late_batch < c->batch)
+    printf("check batch: round 1 on the graphs as written, batch %lld; "
+           "rounds 2-%d on both rebatched to %lld (no operator computes "
+           "across the batch's rows)\n",
+           (long long)c->batch, rounds, (long long)c->late_batch);
+  else
+    printf("check batch: every round at batch %lld%s%s%s\n",
+           (long long)c->batch, c->late_refused[0] ? " (not rebatched: " : "",
+           c->late_refused, c->late_refused[0] ? ")" : "");
+}
+
 /* The check's line: its error, its worst element against the tolerance,
  * its rounds. */
 static void print_check(const opt_report *r) {
   const ex_check_opts *o = &r->check_opts;
+  if (r->check.same) {
+    printf("check: max relative error 0 on the CPU executor over 0 rounds "
+           "(not run: the optimized graph is the original, the same text and "
+           "weight values, whose outputs are the same bits; 0 elements)\n");
+    return;
+  }
   char sc[128];
   size_t n = 0;
   for (int i = 0; i < o->rounds && n < sizeof sc; i++)
@@ -407,6 +429,7 @@ static void print_check(const opt_report *r) {
          r->check.max_err, r->check.worst, r->check.atol, r->check.rtol,
          r->check.rounds, (unsigned long long)o->seed, sc,
          (long long)r->check.compared, (long long)r->check.products_reused);
+  print_check_batch(&r->check, o->rounds);
 }
 
 /* The stage's lines on standard output. */

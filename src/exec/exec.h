@@ -112,20 +112,31 @@ base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
  * compared element by element: |a - b| <= atol * max|a| + rtol * |a|, with
  * max|a| the largest finite |a| of that output in that round. Elements where
  * a is not finite are not compared (the original itself overflowed); b not
- * finite where a is fails. A test on a few points, not a proof. */
+ * finite where a is fails. At a batch over late_batch the rounds after the
+ * first run on both graphs rebatched (EX_CHECK_LATE_BATCH). A test on a few
+ * points, not a proof. */
 #define EX_CHECK_MAX_ROUNDS 8
 /* The memo of a round's products (the optimized graph reuses the results of
  * products the original computed on the same values: memo.c), at most this
  * many bytes of results (a quarter of it in the first round); the outputs
  * are the same bits without it. */
 #define EX_CHECK_MEMO_BYTES ((size_t)1 << 30)
+/* Rounds after the first run on copies of both graphs rebatched to this
+ * batch (ir_rebatch) when the graphs' batch (dim 0 of their first input) is
+ * larger and both rebatch: ir_rebatch proves that no operator of either
+ * graph computes across the batch's rows, and the copies' inputs are the
+ * first rows of what the whole batch would have drawn, their weights the
+ * same. The first round runs the graphs as written, every row. */
+#define EX_CHECK_LATE_BATCH 2
 
 typedef struct ex_check_opts {
   uint64_t seed;                    /* round i: seed + i (1) */
   int rounds;                       /* 1..EX_CHECK_MAX_ROUNDS (3) */
   float scale[EX_CHECK_MAX_ROUNDS]; /* (1, 10, 1000) */
   double rtol, atol;                /* (1e-4, 1e-5) */
-  size_t memo_bytes; /* EX_CHECK_MEMO_BYTES; 0: every product computed */
+  size_t memo_bytes;  /* EX_CHECK_MEMO_BYTES; 0: every product computed */
+  int64_t late_batch; /* EX_CHECK_LATE_BATCH; 0: every round as written */
+  int run_same;       /* 0: graphs with the same text and weights are not run */
 } ex_check_opts;
 
 void ex_check_opts_default(ex_check_opts *o);
@@ -145,6 +156,15 @@ typedef struct ex_check_result {
   /* products of the original's runs recorded in the memo; products of the
    * optimized graph's runs taken from it instead of computed */
   int64_t products_recorded, products_reused;
+  /* the graphs' batch; the batch the rounds after the first ran at (batch:
+   * the graphs as written, then late_refused says why when a copy was
+   * refused: an operator computes across the batch's rows) */
+  int64_t batch, late_batch;
+  /* the graphs have the same canonical text and weight values: the
+   * executor being deterministic, their outputs are the same bits, so no
+   * round ran (rounds 0, worst and max_err 0) */
+  int same;
+  char late_refused[512]; /* ir_rebatch's message */
 } ex_check_result;
 
 /* Half precision (docs/half.md): when a or b holds f16 or bf16 tensors

@@ -171,6 +171,38 @@ static int rb_concat(rb_ctx *c, const ir_node *n, rb_place *out) {
   return 0;
 }
 
+/* Indices ix viewed around axis a as [outer, b0, rest] (a's size b0 * m,
+ * the batch its outer factor): *outer and *rest. */
+static void index_blocks(const rb_ctx *c, const ir_tensor *ix, int a,
+                         int64_t *outer, int64_t *rest) {
+  *outer = prod(&ix->shape, 0, a);
+  *rest = ir_shape_numel(&ix->shape) / *outer / c->b0;
+}
+
+/* gather_rows_axis for an old batch b0 > 1 (a graph rebatched before, as
+ * batch_rows made its indices): the first axis of the indices whose size
+ * b0 divides where, as [outer, b0, rest], sample b's indices are sample
+ * 0's plus b * x.in and sample 0's are rows of one sample, or -1. */
+static int gather_rows_axis_batched(const rb_ctx *c, const ir_tensor *ix,
+                                    rb_place x) {
+  for (int a = 0; a < ix->shape.rank; a++) {
+    if (ix->shape.dim[a] % c->b0)
+      continue;
+    int64_t outer, rest, ok = 1;
+    index_blocks(c, ix, a, &outer, &rest);
+    for (int64_t o = 0; ok && o < outer; o++)
+      for (int64_t k = 0; ok && k < rest; k++) {
+        float v0 = ix->data[o * c->b0 * rest + k];
+        ok = v0 >= 0 && v0 < (float)x.in;
+        for (int64_t b = 1; ok && b < c->b0; b++)
+          ok = ix->data[(o * c->b0 + b) * rest + k] == v0 + (float)(b * x.in);
+      }
+    if (ok)
+      return a;
+  }
+  return -1;
+}
+
 /* The axis of a gather's constant indices that takes the batch when the
  * gather reads rows of a batch folded into its axis (rb_gather), or -1:
  * the batch of the old graph is 1, the data's axis is exactly that batch's
@@ -181,9 +213,11 @@ static int rb_concat(rb_ctx *c, const ir_node *n, rb_place *out) {
  * that the import computed for batch 1. */
 static int gather_rows_axis(const rb_ctx *c, const ir_node *n, rb_place x) {
   const ir_tensor *ix = &c->g->tensors[n->in[1]];
-  if (c->b0 != 1 || ix->kind != IR_T_WEIGHT || !ix->data ||
-      shp(c, n->in[0])->dim[x.axis] != x.in)
+  if (ix->kind != IR_T_WEIGHT || !ix->data ||
+      shp(c, n->in[0])->dim[x.axis] != c->b0 * x.in)
     return -1;
+  if (c->b0 > 1)
+    return gather_rows_axis_batched(c, ix, x);
   for (int64_t k = 0; k < ir_shape_numel(&ix->shape); k++)
     if (ix->data[k] < 0 || ix->data[k] >= (float)x.in)
       return -1;
@@ -202,7 +236,7 @@ static int rb_gather(rb_ctx *c, const ir_node *n, rb_place *out) {
     int ia = gather_rows_axis(c, n, x);
     if (ia < 0)
       return RB_FAIL(c, "it gathers along the batch axis");
-    *out = (rb_place){n->a.axis + ia, shp(c, n->in[1])->dim[ia]};
+    *out = (rb_place){n->a.axis + ia, shp(c, n->in[1])->dim[ia] / c->b0};
     return 0;
   }
   if (x.axis >= 0)
@@ -313,7 +347,12 @@ static int rb_node(rb_ctx *c, int i) {
     any |= c->p[n->in[k]].axis >= 0;
   c->npick[i] = 0;
   int st = 0;
-  if (!any)
+  if (n->op == IR_OP_CONST_ONES && c->b0 > 1 && n->a.nlist &&
+      n->a.list[0] % c->b0 == 0) {
+    c->npick[i] = 2; /* ones of a graph rebatched before: they may */
+    if (c->pick[i] == 1)
+      o = (rb_place){0, n->a.list[0] / c->b0};
+  } else if (!any)
     ;
   else if (n->op == IR_OP_RESHAPE) {
     rb_place cand[IR_MAX_RANK * 4];
@@ -544,11 +583,9 @@ static int32_t batch_rows(const rb_ctx *c, const ir_node *n, ir_graph *h,
   int ia = gather_rows_axis(c, n, x);
   const ir_tensor *ix = &c->g->tensors[n->in[1]];
   ir_shape s = ix->shape;
-  s.dim[ia] *= c->b1;
-  int64_t outer = 1, inner = ir_shape_numel(&ix->shape);
-  for (int a = 0; a < ia; a++)
-    outer *= s.dim[a];
-  inner /= outer;
+  s.dim[ia] = s.dim[ia] / c->b0 * c->b1;
+  int64_t outer, inner; /* sample 0's indices: [outer, 1, inner] of ix */
+  index_blocks(c, ix, ia, &outer, &inner);
   char name[300];
   snprintf(name, sizeof name, "%s.batch%lld", ix->name, (long long)c->b1);
   int id = ir_add_tensor(h, name, IR_T_WEIGHT, &s, d);
@@ -563,7 +600,7 @@ static int32_t batch_rows(const rb_ctx *c, const ir_node *n, ir_graph *h,
     for (int64_t b = 0; b < c->b1; b++)
       for (int64_t k = 0; k < inner; k++)
         v[(o * c->b1 + b) * inner + k] =
-            ix->data[o * inner + k] + (float)(b * x.in);
+            ix->data[o * c->b0 * inner + k] + (float)(b * x.in);
   if (id >= 0) {
     h->tensors[id].dtype = ix->dtype;
     h->tensors[id].data = v;
@@ -602,7 +639,7 @@ static int add_copy(const rb_ctx *c, const ir_node *n, const int32_t *map,
   ir_attrs a = n->a;
   rb_place x = n->nin ? c->p[n->in[0]] : (rb_place){-1, 0};
   rb_place o = n->nout ? c->p[n->out[0]] : (rb_place){-1, 0};
-  if (n->op == IR_OP_RESHAPE && o.axis >= 0)
+  if ((n->op == IR_OP_RESHAPE || n->op == IR_OP_CONST_ONES) && o.axis >= 0)
     a.list[o.axis] = a.list[o.axis] / c->b0 * c->b1;
   if (n->op == IR_OP_SLICE && x.axis >= 0)
     a.list2[x.axis] = a.list2[x.axis] / c->b0 * c->b1;

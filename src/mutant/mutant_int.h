@@ -24,7 +24,15 @@ typedef struct mutant_pt {
   const ir_graph *g;
   uint64_t key;   /* the activations' key, as mutant_eval's */
   uint64_t *base; /* per tensor: its fp_random stream's base */
+  /* per tensor read by a conv2d or matmul and computed (layout operators
+   * over leaves): the residues found so far, plus 1 (0: not yet), in a
+   * zeroed allocation whose pages the system maps on first write; NULL
+   * until read, or when over MUTANT_PT_CACHE_BYTES in all */
+  uint32_t **cache;
+  size_t *cache_bytes;
 } mutant_pt;
+/* At most this many bytes (of address space) of mutant_pt caches a graph. */
+#define MUTANT_PT_CACHE_BYTES ((size_t)1 << 30)
 base_status mutant_pt_init(mutant_pt *c, const ir_graph *g, uint64_t seed,
                            base_diag *d);
 void mutant_pt_free(mutant_pt *c);
