@@ -1188,10 +1188,21 @@ Test(costdb, half_table_row_comes_first) {
   cr_assert_float_eq(model_cost(&m, g, 1, &est), 250.0, 1e-9);
   cr_assert_float_eq(model_cost(&m, g, 2, &est), 62.5, 1e-9);
   cr_assert_eq(est, 0);
-  /* no table of that type for the device: none preferred */
+  /* no rows of f16 for the device, rows of bf16: f16 nodes priced by the
+   * bf16 rows of their bf16 signatures (one tensor-core rate, the same
+   * bytes), not by float32's */
   cd_model_set_half(&m, IR_DT_F16, name, sizeof name);
-  cr_assert_str_eq(name, "h200-f16"); /* a known device, without a table */
-  cr_assert_float_eq(model_cost(&m, g, 0, &est), 500.0, 1e-9);
+  cr_assert_str_eq(name, "h200-bf16");
+  cr_assert_eq(m.half, IR_DT_F16);
+  cr_assert_eq(m.half_as, IR_DT_BF16);
+  cr_assert_float_eq(model_cost(&m, g, 0, &est), 125.0, 1e-9);
+  cr_assert_eq(est, 0);
+  /* neither half table (h100): the f16 device, which has no rows: the
+   * float32 rows and the fit price every node */
+  cd_model_init(&m, db, cd_device_find("h100", &d));
+  cd_model_set_half(&m, IR_DT_F16, name, sizeof name);
+  cr_assert_str_eq(name, "h100-f16");
+  cr_assert_eq(m.half_as, IR_DT_F16);
   cd_model_init(&m, db, cd_device_find("cpu", &d));
   cd_model_set_half(&m, IR_DT_BF16, name, sizeof name);
   cr_assert_str_eq(name, "");

@@ -216,9 +216,13 @@ void cli_print_cost_model(const cd_model *m, const char *why) {
            m->dev->name, m->dev->name);
   if (m->half_dev)
     printf("cost model: %s graphs: a node's row of device %s (costdb/%s.tsv, "
-           "by its %s signature) comes first\n",
+           "by its %s signature%s) comes first\n",
            ir_dtype_name(m->half), m->half_dev->name, m->half_dev->name,
-           ir_dtype_name(m->half));
+           ir_dtype_name(m->half_as),
+           m->half_as != m->half
+               ? ": no rows of the graph's own type; f16 and bf16 kernels "
+                 "run at one tensor-core rate and move the same bytes"
+               : "");
 }
 
 /* What a cost on a's device rests on, for the cost lines: "on cpu

@@ -319,6 +319,10 @@ typedef struct cd_model {
    * comes before dev's. NULL: none. */
   const cd_device *half_dev;
   ir_dtype half;
+  /* the type of half_dev's signatures: half, or the other half type when
+   * half's device has no rows and the other's has (f16 priced by
+   * h200-bf16's rows: one tensor-core rate, the same bytes moved) */
+  ir_dtype half_as;
 } cd_model;
 
 /* db may be NULL; dev NULL: the first device (h100). Not fitted: the
@@ -331,7 +335,10 @@ base_status cd_model_fit(cd_model *m, base_diag *d);
 /* Prices m's nodes as the half type t first: half_dev = the device
  * "<dev>-<t>" (h200 -> h200-bf16; its table costdb/h200-bf16.tsv), when
  * the device table has one (else none, and *name stays ""); name (n
- * bytes) gets its name. t = IR_DT_F32: none. */
+ * bytes) gets its name. When that device has no rows in m's database and
+ * the other half type's has (f16 without costdb/h200-f16.tsv, with
+ * costdb/h200-bf16.tsv), the other's rows are used by their own type's
+ * signatures (half_as). t = IR_DT_F32: none. */
 void cd_model_set_half(cd_model *m, ir_dtype t, char *name, size_t n);
 /* The cd_cost_fn of a model: u is a cd_model (const; NULL: the plain h100
  * estimate, what library callers that pass no cost function get, which

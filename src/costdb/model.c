@@ -88,15 +88,39 @@ static base_status lowered_cost(const cd_model *m, const ir_graph *g, int node,
   return st;
 }
 
-void cd_model_set_half(cd_model *m, ir_dtype t, char *name, size_t n) {
+/* The device "<m's device>-<t>", or NULL. */
+static const cd_device *half_device(const cd_model *m, ir_dtype t) {
   char want[64];
   snprintf(want, sizeof want, "%s-%s", m->dev->name, ir_dtype_name(t));
-  m->half_dev = NULL;
-  m->half = IR_DT_F32;
   for (int i = 0; ir_dtype_is_half(t) && i < cd_ndevices(); i++)
     if (!strcmp(cd_device_at(i)->name, want))
-      m->half_dev = cd_device_at(i), m->half = t;
-  snprintf(name, n, "%s", m->half_dev ? want : "");
+      return cd_device_at(i);
+  return NULL;
+}
+
+/* Whether db holds rows of dev (its table imported first); 0 on errors. */
+static int has_rows(cd_db *db, const cd_device *dev) {
+  cd_stat st[32];
+  int n = 0;
+  base_diag d = {0};
+  if (!db || !dev || cd_sync_tables(db, dev, &d) ||
+      cd_stats(db, st, 32, &n, &d))
+    return 0;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(st[i].device, dev->name))
+      return st[i].rows > 0;
+  return 0;
+}
+
+void cd_model_set_half(cd_model *m, ir_dtype t, char *name, size_t n) {
+  m->half_dev = half_device(m, t);
+  m->half = m->half_as = m->half_dev ? t : IR_DT_F32;
+  ir_dtype u = t == IR_DT_F16 ? IR_DT_BF16 : IR_DT_F16;
+  const cd_device *other = half_device(m, u);
+  if (m->db && m->half_dev && !has_rows(m->db, m->half_dev) &&
+      has_rows(m->db, other))
+    m->half_dev = other, m->half_as = u;
+  snprintf(name, n, "%s", m->half_dev ? m->half_dev->name : "");
 }
 
 /* The node's row measured in m's half type, when there is one: *done 1. */
@@ -106,7 +130,7 @@ static base_status half_cost(const cd_model *m, const ir_graph *g, int node,
   double ms = 0;
   int est = 1;
   base_status st =
-      cd_node_cost_as(m->db, m->half_dev, g, node, m->half, &ms, &est, d);
+      cd_node_cost_as(m->db, m->half_dev, g, node, m->half_as, &ms, &est, d);
   *done = !st && !est;
   if (*done) {
     *cost = 1000 * ms;
