@@ -908,3 +908,115 @@ Test(gen, extended3_finds_clip_fusion, .timeout = 60) {
   cr_expect(strstr(d.msg, "extended3"), "message: %s", d.msg);
   unlink(out);
 }
+
+/* A proven rule between matmul, [smul,] softmax, matmul (scaled: with
+ * the smul) of rank `rank` and one attention node (3 inputs, 4 scaled). */
+static const ir_rule *find_att_def(const ir_ruleset *rs, int scaled, int rank) {
+  static const ir_opcode plain[3] = {IR_OP_MATMUL, IR_OP_SOFTMAX, IR_OP_MATMUL},
+                         scl[4] = {IR_OP_MATMUL, IR_OP_SMUL, IR_OP_SOFTMAX,
+                                   IR_OP_MATMUL};
+  const ir_opcode *ops = scaled ? scl : plain;
+  int n = scaled ? 4 : 3;
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    if (r->status != IR_RULE_PROVEN || a->nnodes != n || b->nnodes != 1 ||
+        b->nodes[0].op != IR_OP_ATTENTION || b->nodes[0].nin != n ||
+        a->tensors[a->nodes[0].in[0]].shape.rank != rank)
+      continue;
+    int ok = 1;
+    for (int k = 0; k < n; k++)
+      ok &= a->nodes[k].op == ops[k];
+    if (ok)
+      return r;
+  }
+  return NULL;
+}
+
+/* A proven rule smul(x, s), attention(x', k, v) == attention(x, k, v, s),
+ * x' the smul of a square x (q class: all three of one shape). */
+static const ir_rule *find_att_scale(const ir_ruleset *rs) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    if (r->status == IR_RULE_PROVEN && a->nnodes == 2 && b->nnodes == 1 &&
+        a->nodes[0].op == IR_OP_SMUL && a->nodes[1].op == IR_OP_ATTENTION &&
+        a->nodes[1].nin == 3 && a->nodes[1].in[0] == a->nodes[0].out[0] &&
+        a->tensors[a->nodes[0].in[0]].shape.dim[0] == 4 &&
+        b->nodes[0].op == IR_OP_ATTENTION && b->nodes[0].nin == 4)
+      return r;
+  }
+  return NULL;
+}
+
+/* text with the first `from` after `after` replaced by `to` (a static
+ * buffer). */
+static const char *variant(const char *text, const char *after,
+                           const char *from, const char *to) {
+  static char out[1 << 14];
+  const char *p = strstr(text, after);
+  cr_assert(p, "no '%s' in %s", after, text);
+  p = strstr(p, from);
+  cr_assert(p, "no '%s' after '%s' in %s", from, after, text);
+  snprintf(out, sizeof out, "%.*s%s%s", (int)(p - text), text, to,
+           p + strlen(from));
+  return out;
+}
+
+/* The fourth tier (--opset extended4) at --max-ops 3 over matmul, smul,
+ * softmax and attention finds attention's definition, matmul(softmax(
+ * matmul(q, k)), v) == attention(q, k, v), and the scale moved in,
+ * smul then attention == attention(..., s), both proven (the verifier
+ * encodes attention by that composition); the definition with k and v
+ * swapped on the fused side, and the scale rule with the scale on v, are
+ * refuted; --opset extended3 refuses attention. (About 4 CPU-s.) */
+Test(gen, extended4_finds_attention, .timeout = 90) {
+  char out[32];
+  scratch_file(out);
+  gen_options o = small(out);
+  o.max_ops = 3;
+  o.ops = "matmul,smul,softmax,attention";
+  o.extended = 4;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *def = find_att_def(&rs, 0, 2), *sc = find_att_scale(&rs);
+  cr_assert(def, "no definition of attention in %s", out);
+  cr_assert(sc, "no scale moved into attention in %s", out);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  /* the definition over m1, q1, q2: attention(m1, q2, q1) is not it */
+  const char *text = rule_text(out, def->id);
+  if (strstr(text, "attention(m1, q1, q2)"))
+    expect_refuted(
+        c,
+        variant(text, "dst:", "attention(m1, q1, q2)", "attention(m1, q2, q1)"),
+        "attention with k and v swapped proven");
+  else
+    cr_expect(0, "%s: not over m1, q1, q2: %s", def->id, text);
+  /* the scaled argument read as v instead (s times the attention of the
+     others: not attention(..., s)) */
+  text = rule_text(out, sc->id);
+  const char *line = strstr(strstr(text, "src:"), "= attention(");
+  char a0[16], a1[16], a2[16], from[64], to[64];
+  cr_assert(line && sscanf(line, "= attention(%15[^,], %15[^,], %15[^)])", a0,
+                           a1, a2) == 3);
+  snprintf(from, sizeof from, "attention(%s, %s, %s)", a0, a1, a2);
+  snprintf(to, sizeof to, "attention(%s, %s, %s)", a1, a2, a0);
+  if (a0[0] == 't' && strcmp(a1, a2) && a1[0] == 'q' && a2[0] == 'q')
+    expect_refuted(c, variant(text, "src:", from, to),
+                   "the scaled value as v proven as attention's scale");
+  else
+    cr_expect(0, "%s: not smul then attention(t, q, q'): %s", sc->id, text);
+  ir_ruleset_free(&rs);
+  verify_free(c);
+  o.extended = 3;
+  cr_expect_neq(gen_rules(&o, &st, &d), BASE_OK);
+  gen_stats_free(&st);
+  cr_expect(strstr(d.msg, "extended4"), "message: %s", d.msg);
+  unlink(out);
+}
