@@ -357,18 +357,29 @@ static Z3_ast enc_part(verify_ctx *c, verify_enc *e, const ir_graph *g,
   return y;
 }
 
+/* Whether term s is const_ones of shape [] (a scale of 1: what the
+ * fusion stage gives an attention with a bias and no scale). */
+static int scalar_one(verify_ctx *c, Z3_ast s) {
+  ir_shape sc = {0};
+  Z3_ast code = verify_shape_code(c, &sc);
+  Z3_ast one =
+      verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_ONES], 1, &code);
+  return !verify_z3_bad() && Z3_is_eq_ast(c->z, s, one);
+}
+
 /* attention(q, k, v[, s[, b]]) with guard=0 in the default layout by its
  * definition (the axiom `attention`, docs/verify.md): matmul(softmax(
- * ewadd(smul(matmul(q, k), s), b)), v), each part encoded as that node
- * of a graph is (so a graph stating it proves equal by the encoding).
- * 0 for the other forms (uninterpreted). */
+ * ewadd(smul(matmul(q, k), s), b)), v), the smul left out where s is
+ * const_ones [] (times 1), each part encoded as that node of a graph is
+ * (so a graph stating it proves equal by the encoding). 0 for the other
+ * forms (uninterpreted). */
 static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
                          const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
   if (nd->a.groups || nd->a.keepdims)
     return 0;
   Z3_ast t[2] = {in[0], in[1]},
          x = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 1, t);
-  if (nd->nin >= 4) {
+  if (nd->nin >= 4 && !scalar_one(c, in[3])) {
     t[0] = x, t[1] = in[3];
     x = apply(c, VERIFY_F_SMUL, NULL, t);
   }
