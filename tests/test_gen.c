@@ -963,30 +963,37 @@ static const char *variant(const char *text, const char *after,
   return out;
 }
 
-/* The fourth tier (--opset extended4) at --max-ops 3 over matmul, smul,
- * softmax and attention finds attention's definition, matmul(softmax(
- * matmul(q, k)), v) == attention(q, k, v), and the scale moved in,
- * smul then attention == attention(..., s), both proven (the verifier
- * encodes attention by that composition); the definition with k and v
- * swapped on the fused side, and the scale rule with the scale on v, are
- * refuted; --opset extended3 refuses attention. (About 4 CPU-s.) */
+/* The fourth tier (--opset extended4) finds attention's definition,
+ * matmul(softmax(matmul(q, k)), v) == attention(q, k, v) (--max-ops 3 over
+ * matmul, softmax and attention), and the scale moved in, smul then
+ * attention == attention(..., s) (--max-ops 2 over smul and attention),
+ * both proven (the verifier encodes attention by that composition); the
+ * definition with k and v swapped on the fused side, and the scale rule
+ * with the scaled value read as v, are refuted; --opset extended3
+ * refuses attention. (About 3 CPU-s.) */
 Test(gen, extended4_finds_attention, .timeout = 90) {
-  char out[32];
+  char out[32], out2[32];
   scratch_file(out);
+  scratch_file(out2);
   gen_options o = small(out);
   o.max_ops = 3;
-  o.ops = "matmul,smul,softmax,attention";
+  o.ops = "matmul,softmax,attention";
   o.extended = 4;
   o.threads = 2;
   gen_stats st;
   base_diag d = {0};
   cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
   gen_stats_free(&st);
-  ir_ruleset rs;
+  gen_options o2 = o;
+  o2.max_ops = 2, o2.ops = "smul,attention", o2.output = out2;
+  cr_assert_eq(gen_rules(&o2, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs, rs2;
   cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
-  const ir_rule *def = find_att_def(&rs, 0, 2), *sc = find_att_scale(&rs);
+  cr_assert_eq(ir_rules_read_file(out2, &rs2, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *def = find_att_def(&rs, 0, 2), *sc = find_att_scale(&rs2);
   cr_assert(def, "no definition of attention in %s", out);
-  cr_assert(sc, "no scale moved into attention in %s", out);
+  cr_assert(sc, "no scale moved into attention in %s", out2);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   /* the definition over m1, q1, q2: attention(m1, q2, q1) is not it */
@@ -1000,7 +1007,7 @@ Test(gen, extended4_finds_attention, .timeout = 90) {
     cr_expect(0, "%s: not over m1, q1, q2: %s", def->id, text);
   /* the scaled argument read as v instead (s times the attention of the
      others: not attention(..., s)) */
-  text = rule_text(out, sc->id);
+  text = rule_text(out2, sc->id);
   const char *line = strstr(strstr(text, "src:"), "= attention(");
   char a0[16], a1[16], a2[16], from[64], to[64];
   cr_assert(line && sscanf(line, "= attention(%15[^,], %15[^,], %15[^)])", a0,
@@ -1013,10 +1020,59 @@ Test(gen, extended4_finds_attention, .timeout = 90) {
   else
     cr_expect(0, "%s: not smul then attention(t, q, q'): %s", sc->id, text);
   ir_ruleset_free(&rs);
+  ir_ruleset_free(&rs2);
   verify_free(c);
   o.extended = 3;
   cr_expect_neq(gen_rules(&o, &st, &d), BASE_OK);
   gen_stats_free(&st);
   cr_expect(strstr(d.msg, "extended4"), "message: %s", d.msg);
   unlink(out);
+  unlink(out2);
+}
+
+/* A proven rule in rs from matmul, [smul,] ewadd (the mask), softmax,
+ * matmul of rank 4 to one attention of five inputs (scaled: s an input;
+ * else const_ones [] then the attention). */
+static const ir_rule *find_att_mask(const ir_ruleset *rs, int scaled) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    int n = scaled ? 5 : 4, m = scaled ? 1 : 2;
+    if (r->status != IR_RULE_PROVEN || a->nnodes != n || b->nnodes != m ||
+        a->nodes[0].op != IR_OP_MATMUL ||
+        a->tensors[a->nodes[0].in[0]].shape.rank != 4 ||
+        a->nodes[n - 3].op != IR_OP_EWADD ||
+        b->nodes[m - 1].op != IR_OP_ATTENTION || b->nodes[m - 1].nin != 5 ||
+        (!scaled && b->nodes[0].op != IR_OP_CONST_ONES))
+      continue;
+    return r;
+  }
+  return NULL;
+}
+
+/* rules/extended.rules holds attention's definitions lifted to rank 4
+ * (scripts/gen-extended-rules: the heads' batch), proven again: plain
+ * (ViT's), with the scale after the scores (BERT-base's), with a mask and
+ * a scale of const_ones (T5's, Swin's), with both; the scaled one with
+ * softmax over axis 2 instead of 3 is refuted. */
+Test(gen, extended4_attention_rules_in_file, .timeout = 60) {
+  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  ir_ruleset rs;
+  base_diag d = {0};
+  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  const ir_rule *r[4] = {find_att_def(&rs, 0, 4), find_att_def(&rs, 1, 4),
+                         find_att_mask(&rs, 0), find_att_mask(&rs, 1)};
+  for (int k = 0; k < 4; k++) {
+    cr_expect(r[k], "no rank-4 attention rule of kind %d in %s", k, ext);
+    if (r[k])
+      expect_proven(c, r[k]);
+  }
+  if (r[1])
+    expect_refuted(
+        c, variant(rule_text(ext, r[1]->id), "src:", "axis=3", "axis=2"),
+        "attention's softmax over axis 2 proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
 }
