@@ -368,7 +368,7 @@ static int scalar_one(verify_ctx *c, Z3_ast s) {
 }
 
 /* attention(q, k, v[, s[, b]]) with guard=0 in the default layout by its
- * definition (the axiom `attention`, docs/verify.md): matmul(softmax(
+ * definition (docs/verify.md): matmul(softmax(
  * ewadd(smul(matmul(q, k), s), b)), v), the smul left out where s is
  * const_ones [] (times 1), each part encoded as that node of a graph is
  * (so a graph stating it proves equal by the encoding). 0 for the other
