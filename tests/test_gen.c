@@ -1030,10 +1030,11 @@ Test(gen, extended4_finds_attention, .timeout = 90) {
   unlink(out2);
 }
 
-/* A proven rule in rs from matmul, [smul,] ewadd (the mask), softmax,
- * matmul of rank 4 to one attention of five inputs (scaled: s an input;
- * else const_ones [] then the attention). */
-static const ir_rule *find_att_mask(const ir_ruleset *rs, int scaled) {
+/* A proven rule in rs from matmul, [smul or ewmul: scale,] ewadd (the
+ * mask), softmax, matmul of rank 4 to one attention of five inputs
+ * (scaled: s an input; else const_ones [] then the attention). */
+static const ir_rule *find_att_mask(const ir_ruleset *rs, ir_opcode scale) {
+  int scaled = scale != IR_OP_CONST_ONES;
   for (int i = 0; i < rs->n; i++) {
     const ir_rule *r = &rs->rules[i];
     const ir_graph *a = r->src, *b = r->dst;
@@ -1041,6 +1042,7 @@ static const ir_rule *find_att_mask(const ir_ruleset *rs, int scaled) {
     if (r->status != IR_RULE_PROVEN || a->nnodes != n || b->nnodes != m ||
         a->nodes[0].op != IR_OP_MATMUL ||
         a->tensors[a->nodes[0].in[0]].shape.rank != 4 ||
+        (scaled && a->nodes[1].op != scale) ||
         a->nodes[n - 3].op != IR_OP_EWADD ||
         b->nodes[m - 1].op != IR_OP_ATTENTION || b->nodes[m - 1].nin != 5 ||
         (!scaled && b->nodes[0].op != IR_OP_CONST_ONES))
@@ -1053,8 +1055,10 @@ static const ir_rule *find_att_mask(const ir_ruleset *rs, int scaled) {
 /* rules/extended.rules holds attention's definitions lifted to rank 4
  * (scripts/gen-extended-rules: the heads' batch), proven again: plain
  * (ViT's), with the scale after the scores (BERT-base's), with a mask and
- * a scale of const_ones (T5's, Swin's), with both; the scaled one with
- * softmax over axis 2 instead of 3 is refuted. */
+ * a scale of const_ones (T5's, Swin's), with both, with both and the
+ * scale an ewmul by a scalar (GPT-2's: the verifier reads it as smul);
+ * the scaled one with softmax over axis 2 instead of 3, and the ewmul one
+ * multiplying by the mask instead of the scalar, are refuted. */
 Test(gen, extended4_attention_rules_in_file, .timeout = 60) {
   const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
   ir_ruleset rs;
@@ -1062,9 +1066,11 @@ Test(gen, extended4_attention_rules_in_file, .timeout = 60) {
   cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
-  const ir_rule *r[4] = {find_att_def(&rs, 0, 4), find_att_def(&rs, 1, 4),
-                         find_att_mask(&rs, 0), find_att_mask(&rs, 1)};
-  for (int k = 0; k < 4; k++) {
+  const ir_rule *r[5] = {find_att_def(&rs, 0, 4), find_att_def(&rs, 1, 4),
+                         find_att_mask(&rs, IR_OP_CONST_ONES),
+                         find_att_mask(&rs, IR_OP_SMUL),
+                         find_att_mask(&rs, IR_OP_EWMUL)};
+  for (int k = 0; k < 5; k++) {
     cr_expect(r[k], "no rank-4 attention rule of kind %d in %s", k, ext);
     if (r[k])
       expect_proven(c, r[k]);
@@ -1073,6 +1079,10 @@ Test(gen, extended4_attention_rules_in_file, .timeout = 60) {
     expect_refuted(
         c, variant(rule_text(ext, r[1]->id), "src:", "axis=3", "axis=2"),
         "attention's softmax over axis 2 proven");
+  if (r[4])
+    expect_refuted(
+        c, variant(rule_text(ext, r[4]->id), "src:", ", s1)", ", mask1)"),
+        "an ewmul by the mask read as attention's scale");
   verify_free(c);
   ir_ruleset_free(&rs);
 }

@@ -392,9 +392,25 @@ static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
   return 1;
 }
 
+/* ewmul of a value of rank >= 1 and a scalar [] (either order) is smul
+ * by it (broadcasting a scalar: the ONNX transformers' scale of the
+ * scores, a Mul by a constant); 0 for other ewmuls. */
+static int enc_scalar_ewmul(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                            const Z3_ast *in, Z3_ast *out) {
+  if (nd->op != IR_OP_EWMUL || nd->nin != 2)
+    return 0;
+  int r0 = shape_in(g, nd, 0)->rank, r1 = shape_in(g, nd, 1)->rank;
+  if ((r0 == 0) == (r1 == 0))
+    return 0;
+  Z3_ast t[2] = {r1 == 0 ? in[0] : in[1], r1 == 0 ? in[1] : in[0]};
+  out[0] = apply(c, VERIFY_F_SMUL, NULL, t);
+  return 1;
+}
+
 static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
-  if (nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out))
+  if ((nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
+      enc_scalar_ewmul(c, g, nd, in, out))
     return;
   if (nd->a.act != IR_ACT_NONE && /* the lower stage's forms: uninterpreted */
       (nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT))
