@@ -3,7 +3,8 @@
 # share.tsv; with rules/extended.rules the rules alone (ro) fold a residual
 # add and the relu after it into the convolution (the third tier's
 # e-rules), so the lower stage has nothing left (its line all zeros: the
-# row is still written). A few seconds (a 3-operator graph, --no-check).
+# row is still written); generated.tsv counts the rule in the ro run and
+# not in the default's. A few seconds (a 3-operator graph, --no-check).
 # usage: tests/share.sh path/to/superopt path/to/source-dir
 set -u
 bin=$1
@@ -33,4 +34,9 @@ grep -q "= conv2d(x, w, b, s).* act=relu$" \
   fail "the rules alone did not fold the residual and the relu"
 grep -q "^e005" "$tmp/s/generated-ro.txt" ||
   fail "no third-tier rule among the generated ones applied"
+# the union: each e rule the ro run applied, in one pair, none by default
+awk -F'\t' '$1 ~ /^e005/ && $2 == 1 && $3 >= 1 && $4 == 0 { ok = 1 }
+  END { exit !ok }' "$tmp/s/generated.tsv" ||
+  fail "generated.tsv lacks the ro run's e rule: $(cat "$tmp/s/generated.tsv")"
+[ -f "$tmp/s/pass-default.txt" ] || fail "no pass-default.txt"
 test_end share

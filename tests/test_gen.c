@@ -908,3 +908,181 @@ Test(gen, extended3_finds_clip_fusion, .timeout = 60) {
   cr_expect(strstr(d.msg, "extended3"), "message: %s", d.msg);
   unlink(out);
 }
+
+/* A proven rule between matmul, [smul,] softmax, matmul (scaled: with
+ * the smul) of rank `rank` and one attention node (3 inputs, 4 scaled). */
+static const ir_rule *find_att_def(const ir_ruleset *rs, int scaled, int rank) {
+  static const ir_opcode plain[3] = {IR_OP_MATMUL, IR_OP_SOFTMAX, IR_OP_MATMUL},
+                         scl[4] = {IR_OP_MATMUL, IR_OP_SMUL, IR_OP_SOFTMAX,
+                                   IR_OP_MATMUL};
+  const ir_opcode *ops = scaled ? scl : plain;
+  int n = scaled ? 4 : 3;
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    if (r->status != IR_RULE_PROVEN || a->nnodes != n || b->nnodes != 1 ||
+        b->nodes[0].op != IR_OP_ATTENTION || b->nodes[0].nin != n ||
+        a->tensors[a->nodes[0].in[0]].shape.rank != rank)
+      continue;
+    int ok = 1;
+    for (int k = 0; k < n; k++)
+      ok &= a->nodes[k].op == ops[k];
+    if (ok)
+      return r;
+  }
+  return NULL;
+}
+
+/* A proven rule smul(x, s), attention(x', k, v) == attention(x, k, v, s),
+ * x' the smul of a square x (q class: all three of one shape). */
+static const ir_rule *find_att_scale(const ir_ruleset *rs) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    if (r->status == IR_RULE_PROVEN && a->nnodes == 2 && b->nnodes == 1 &&
+        a->nodes[0].op == IR_OP_SMUL && a->nodes[1].op == IR_OP_ATTENTION &&
+        a->nodes[1].nin == 3 && a->nodes[1].in[0] == a->nodes[0].out[0] &&
+        a->tensors[a->nodes[0].in[0]].shape.dim[0] == 4 &&
+        b->nodes[0].op == IR_OP_ATTENTION && b->nodes[0].nin == 4)
+      return r;
+  }
+  return NULL;
+}
+
+/* text with the first `from` after `after` replaced by `to` (a static
+ * buffer). */
+static const char *variant(const char *text, const char *after,
+                           const char *from, const char *to) {
+  static char out[1 << 14];
+  const char *p = strstr(text, after);
+  cr_assert(p, "no '%s' in %s", after, text);
+  p = strstr(p, from);
+  cr_assert(p, "no '%s' after '%s' in %s", from, after, text);
+  snprintf(out, sizeof out, "%.*s%s%s", (int)(p - text), text, to,
+           p + strlen(from));
+  return out;
+}
+
+/* The fourth tier (--opset extended4) finds attention's definition,
+ * matmul(softmax(matmul(q, k)), v) == attention(q, k, v) (--max-ops 3 over
+ * matmul, softmax and attention), and the scale moved in, smul then
+ * attention == attention(..., s) (--max-ops 2 over smul and attention),
+ * both proven (the verifier encodes attention by that composition); the
+ * definition with k and v swapped on the fused side, and the scale rule
+ * with the scaled value read as v, are refuted; --opset extended3
+ * refuses attention. (About 3 CPU-s.) */
+Test(gen, extended4_finds_attention, .timeout = 90) {
+  char out[32], out2[32];
+  scratch_file(out);
+  scratch_file(out2);
+  gen_options o = small(out);
+  o.max_ops = 3;
+  o.ops = "matmul,softmax,attention";
+  o.extended = 4;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  gen_options o2 = o;
+  o2.max_ops = 2, o2.ops = "smul,attention", o2.output = out2;
+  cr_assert_eq(gen_rules(&o2, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs, rs2;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rules_read_file(out2, &rs2, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *def = find_att_def(&rs, 0, 2), *sc = find_att_scale(&rs2);
+  cr_assert(def, "no definition of attention in %s", out);
+  cr_assert(sc, "no scale moved into attention in %s", out2);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  /* the definition over m1, q1, q2: attention(m1, q2, q1) is not it */
+  const char *text = rule_text(out, def->id);
+  if (strstr(text, "attention(m1, q1, q2)"))
+    expect_refuted(
+        c,
+        variant(text, "dst:", "attention(m1, q1, q2)", "attention(m1, q2, q1)"),
+        "attention with k and v swapped proven");
+  else
+    cr_expect(0, "%s: not over m1, q1, q2: %s", def->id, text);
+  /* the scaled argument read as v instead (s times the attention of the
+     others: not attention(..., s)) */
+  text = rule_text(out2, sc->id);
+  const char *line = strstr(strstr(text, "src:"), "= attention(");
+  char a0[16], a1[16], a2[16], from[64], to[64];
+  cr_assert(line && sscanf(line, "= attention(%15[^,], %15[^,], %15[^)])", a0,
+                           a1, a2) == 3);
+  snprintf(from, sizeof from, "attention(%s, %s, %s)", a0, a1, a2);
+  snprintf(to, sizeof to, "attention(%s, %s, %s)", a1, a2, a0);
+  if (a0[0] == 't' && strcmp(a1, a2) && a1[0] == 'q' && a2[0] == 'q')
+    expect_refuted(c, variant(text, "src:", from, to),
+                   "the scaled value as v proven as attention's scale");
+  else
+    cr_expect(0, "%s: not smul then attention(t, q, q'): %s", sc->id, text);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&rs2);
+  verify_free(c);
+  o.extended = 3;
+  cr_expect_neq(gen_rules(&o, &st, &d), BASE_OK);
+  gen_stats_free(&st);
+  cr_expect(strstr(d.msg, "extended4"), "message: %s", d.msg);
+  unlink(out);
+  unlink(out2);
+}
+
+/* A proven rule in rs from matmul, [smul or ewmul: scale,] ewadd (the
+ * mask), softmax, matmul of rank 4 to one attention of five inputs
+ * (scaled: s an input; else const_ones [] then the attention). */
+static const ir_rule *find_att_mask(const ir_ruleset *rs, ir_opcode scale) {
+  int scaled = scale != IR_OP_CONST_ONES;
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    int n = scaled ? 5 : 4, m = scaled ? 1 : 2;
+    if (r->status != IR_RULE_PROVEN || a->nnodes != n || b->nnodes != m ||
+        a->nodes[0].op != IR_OP_MATMUL ||
+        a->tensors[a->nodes[0].in[0]].shape.rank != 4 ||
+        (scaled && a->nodes[1].op != scale) ||
+        a->nodes[n - 3].op != IR_OP_EWADD ||
+        b->nodes[m - 1].op != IR_OP_ATTENTION || b->nodes[m - 1].nin != 5 ||
+        (!scaled && b->nodes[0].op != IR_OP_CONST_ONES))
+      continue;
+    return r;
+  }
+  return NULL;
+}
+
+/* rules/extended.rules holds attention's definitions lifted to rank 4
+ * (scripts/gen-extended-rules: the heads' batch), proven again: plain
+ * (ViT's), with the scale after the scores (BERT-base's), with a mask and
+ * a scale of const_ones (T5's, Swin's), with both, with both and the
+ * scale an ewmul by a scalar (GPT-2's: the verifier reads it as smul);
+ * the scaled one with softmax over axis 2 instead of 3, and the ewmul one
+ * multiplying by the mask instead of the scalar, are refuted. */
+Test(gen, extended4_attention_rules_in_file, .timeout = 60) {
+  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  ir_ruleset rs;
+  base_diag d = {0};
+  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  const ir_rule *r[5] = {find_att_def(&rs, 0, 4), find_att_def(&rs, 1, 4),
+                         find_att_mask(&rs, IR_OP_CONST_ONES),
+                         find_att_mask(&rs, IR_OP_SMUL),
+                         find_att_mask(&rs, IR_OP_EWMUL)};
+  for (int k = 0; k < 5; k++) {
+    cr_expect(r[k], "no rank-4 attention rule of kind %d in %s", k, ext);
+    if (r[k])
+      expect_proven(c, r[k]);
+  }
+  if (r[1])
+    expect_refuted(
+        c, variant(rule_text(ext, r[1]->id), "src:", "axis=3", "axis=2"),
+        "attention's softmax over axis 2 proven");
+  if (r[4])
+    expect_refuted(
+        c, variant(rule_text(ext, r[4]->id), "src:", ", s1)", ", mask1)"),
+        "an ewmul by the mask read as attention's scale");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}

@@ -75,8 +75,11 @@ static uint32_t desc(uint8_t v) {
 
 static uint32_t node_key(const dfs *s, const en_node *n) {
   int nin = s->nin[n->gop];
-  /* (a residual gop's bias is a class b input: r tells it apart) */
-  uint32_t third = nin > 3 ? desc(en_arg(n, 3)) : nin > 2 ? desc(n->p) : n->p;
+  /* (a residual gop's bias is a class b input: r tells it apart;
+     attention+scale's fourth is always s1) */
+  uint32_t third = nin > 3 && en_gop_res(n->gop) ? desc(en_arg(n, 3))
+                   : nin > 2                     ? desc(n->p)
+                                                 : n->p;
   return (uint32_t)n->gop << 24 | (nin > 0 ? desc(n->a[0]) : 0) << 16 |
          (nin > 1 ? desc(n->a[1]) : 0) << 8 | third;
 }
@@ -273,8 +276,11 @@ static uint64_t verdict(dfs *s, int gop, int p, const unsigned a[EN_MAX_NIN]) {
   if (!m)
     return MEMO_UNKNOWN;
   int nin = s->nin[gop];
-  /* (a residual gop's bias has class b's shape: r's in its place) */
-  uint64_t third = nin > 3 ? a[3] : nin > 2 ? a[2] : (unsigned)p;
+  /* (a residual gop's bias has class b's shape: r's in its place;
+     attention+scale's fourth is always s1's) */
+  uint64_t third = nin > 3 && en_gop_res(gop) ? a[3]
+                   : nin > 2                  ? a[2]
+                                              : (unsigned)p;
   uint64_t key =
       ((uint64_t)gop << 48 | third << 32 | (uint64_t)a[0] << 16 | a[1]) + 1;
   size_t i = mix(key) & (m->cap - 1);
@@ -749,7 +755,8 @@ static base_status descend(dfs *s) {
       st = expand_binary(s, gop, &a);
       break;
     case 3: st = expand_ternary(s, gop); break;
-    default: st = expand_res(s, gop);
+    default: /* attention+scale: a ternary's, then s1 */
+      st = en_gop_res(gop) ? expand_res(s, gop) : expand_ternary(s, gop);
     }
   }
   return st;
@@ -761,7 +768,8 @@ static base_status descend(dfs *s) {
 /* The gops enumerated: those of c's operators and set; split3 only where
  * a graph may have three outputs (its own); a fused sigmoid, tanh or gelu
  * only with that operator; a residual epilogue only with ewadd (and its
- * relu with relu); a fused clip only with clip. */
+ * relu with relu); a fused clip only with clip; attention with a scale
+ * only with smul. */
 static uint64_t gop_mask(const en_config *c) {
   uint64_t ops = c->ops ? c->ops : en_ops_all();
   uint64_t m = 0;
@@ -772,7 +780,9 @@ static uint64_t gop_mask(const en_config *c) {
         (!en_gop_res(g) || ops >> IR_OP_EWADD & 1) &&
         ((g != EN_CONVBR_RELU && g != EN_MATMULBR_RELU) ||
          ops >> IR_OP_RELU & 1) &&
-        ((g != EN_CONV_CLIP6 && g != EN_CONVB_CLIP6) || ops >> IR_OP_CLIP & 1))
+        ((g != EN_CONV_CLIP6 && g != EN_CONVB_CLIP6) ||
+         ops >> IR_OP_CLIP & 1) &&
+        (g != EN_ATT_S || ops >> IR_OP_SMUL & 1))
       m |= (uint64_t)1 << g;
   return m;
 }

@@ -144,13 +144,27 @@ typedef enum en_gop {
   EN_CLIP6,
   EN_CONV_CLIP6,
   EN_CONVB_CLIP6,
+  /* The fourth tier (en_config.extended 4, gen-rules --opset extended4):
+   * the fused attention node as a generation operator (TASO: fused
+   * operators are IR operators), so that the enumeration states its
+   * definition, softmax(s * q k) v, and the verifier proves it (encoded by
+   * that composition, docs/verify.md): softmax over the last axis, and
+   * attention(q, k, v) and attention(q, k, v, s) of 2-D q [S,D], k [D,T],
+   * v [T,E] (guard=0, heads=0, no bias). attention+scale's fourth argument
+   * is always the pool's scalar s1 (the class has one copy): en_arg
+   * returns it, en_node holds the first three as a ternary gop does */
+  EN_SOFTMAX,
+  EN_ATT,
+  EN_ATT_S,
   EN_NGOPS
 } en_gop;
 _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");
-#define EN_NBASE_GOPS EN_CONVB  /* the default set: gops before this */
-#define EN_NEXT_GOPS EN_MATMUL3 /* the extended set: gops before this */
-#define EN_TIER2_GOPS EN_CONVBR /* and its second tier: gops before this */
-#define EN_CLASS_B 8            /* the pool class of biases [4] */
+#define EN_NBASE_GOPS EN_CONVB   /* the default set: gops before this */
+#define EN_NEXT_GOPS EN_MATMUL3  /* the extended set: gops before this */
+#define EN_TIER2_GOPS EN_CONVBR  /* and its second tier: gops before this */
+#define EN_TIER3_GOPS EN_SOFTMAX /* and its third tier: gops before this */
+#define EN_CLASS_B 8             /* the pool class of biases [4] */
+#define EN_SCALAR_ID 21 /* the input id of s1, the pool's scalar (class 7) */
 
 /* Whether gop is the third tier's residual epilogue (four arguments). */
 static inline int en_gop_res(int gop) {
@@ -168,10 +182,12 @@ typedef struct en_node {
 } en_node;
 
 /* Argument j (0..en_gop_nin - 1) of n: a[0], a[1], then p (a residual
- * gop's bias and r from p). */
+ * gop's bias and r from p; attention+scale's s the scalar s1). */
 static inline uint8_t en_arg(const en_node *n, int j) {
   if (j < 2)
     return n->a[j];
+  if (n->gop == EN_ATT_S)
+    return j == 2 ? n->p : EN_SCALAR_ID;
   if (!en_gop_res(n->gop))
     return n->p;
   return j == 2 ? (uint8_t)(EN_CLASS_B * EN_MAX_COPIES + (n->p >> 6) - 1)
@@ -185,10 +201,13 @@ static inline int en_split3_axis(uint8_t p) { return p >> 6; }
 static inline int en_split3_size(uint8_t p, int k) {
   return k ? p & 7 : p >> 3 & 7;
 }
-/* (A residual gop's argument 2 must be a class b input.) */
+/* (A residual gop's argument 2 must be a class b input; attention+scale's
+ * argument 3 is s1 whatever v is.) */
 static inline void en_arg_set(en_node *n, int j, uint8_t v) {
   if (j < 2)
     n->a[j] = v;
+  else if (n->gop == EN_ATT_S && j == 3)
+    return;
   else if (!en_gop_res(n->gop))
     n->p = v;
   else if (j == 2)
@@ -236,7 +255,7 @@ int en_node_split_axis(const en_node *n);
 
 /* Bit (1 << opcode) of every operator of the generation set (the
  * extended one's included); en_ops_of: of the default set (0) or the
- * extended one (1) or its second tier too (2). */
+ * extended one (1) or its second tier too (2), third (3), fourth (4). */
 uint64_t en_ops_all(void);
 uint64_t en_ops_of(int extended);
 /* The operator of the activation the second tier's gop fuses (sigmoid,
@@ -244,7 +263,7 @@ uint64_t en_ops_of(int extended);
  * too (--ops conv2d alone has no conv2d+sigmoid). */
 int en_gop_act_op(int gop);
 /* Whether gop / class c is in the set (extended: 1 for the extended set,
- * 2 for it and the second tier, 3 and the third). */
+ * 2 for it and the second tier, 3 and the third, 4 and the fourth). */
 int en_gop_on(int gop, int extended);
 int en_class_on(int c, int extended);
 /* Parses a comma-separated list of operator names ("matmul,ewadd") into a
@@ -315,7 +334,8 @@ typedef struct en_config {
    * from EN_NBASE_GOPS to EN_NEXT_GOPS and the classes from
    * EN_NBASE_CLASSES join the default ones (docs/generation.md); 2: the
    * second tier's gops too (--opset extended2); 3: the third tier's too
-   * (--opset extended3); 0: the default set alone */
+   * (--opset extended3); 4: the fourth tier's too (--opset extended4); 0:
+   * the default set alone */
   int extended;
 } en_config;
 

@@ -30,7 +30,8 @@ static const en_class classes[EN_NCLASSES] = {
     {"t", {3, {2, 2, 4}}, 1},
 };
 
-enum { C_Q = 1, C_W = 3, C_D = 6, C_B = 8, C_N = 9 };
+enum { C_Q = 1, C_W = 3, C_D = 6, C_S = 7, C_B = 8, C_N = 9 };
+_Static_assert(EN_SCALAR_ID == C_S * EN_MAX_COPIES, "s1 is class s's copy 0");
 
 const en_class *en_class_of(int c) { return &classes[c]; }
 
@@ -40,7 +41,8 @@ int en_class_on(int c, int extended) {
 
 int en_gop_on(int gop, int extended) {
   return gop < EN_NBASE_GOPS || (extended && gop < EN_NEXT_GOPS) ||
-         (extended >= 2 && gop < EN_TIER2_GOPS) || extended >= 3;
+         (extended >= 2 && gop < EN_TIER2_GOPS) ||
+         (extended >= 3 && gop < EN_TIER3_GOPS) || extended >= 4;
 }
 
 void en_input_name(int v, char *buf, size_t n) {
@@ -110,6 +112,9 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_CLIP6] = {"clip6", IR_OP_CLIP, 1, 1},
     [EN_CONV_CLIP6] = {"conv2d+clip6", IR_OP_CONV2D, 2, 1},
     [EN_CONVB_CLIP6] = {"conv2d+bias+clip6", IR_OP_CONV2D, 3, 1},
+    [EN_SOFTMAX] = {"softmax", IR_OP_SOFTMAX, 1, 1},
+    [EN_ATT] = {"attention", IR_OP_ATTENTION, 3, 1},
+    [EN_ATT_S] = {"attention+scale", IR_OP_ATTENTION, 4, 1},
 };
 
 /* The activation fused into gop (the second tier's sigmoid, tanh, gelu
@@ -166,7 +171,7 @@ uint64_t en_ops_of(int extended) {
   return m;
 }
 
-uint64_t en_ops_all(void) { return en_ops_of(3); }
+uint64_t en_ops_all(void) { return en_ops_of(4); }
 
 /* ---- --ops ----------------------------------------------------------------
  */
@@ -301,7 +306,13 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
     int s0 = en_split3_size(n->p, 0), s1 = en_split3_size(n->p, 1);
     return in[0]->rank > ax && s0 >= 1 && s1 >= 1 && s0 + s1 < in[0]->dim[ax];
   }
-  case EN_TRANSPOSE: return in[0]->rank == 2;
+  case EN_TRANSPOSE:
+  case EN_SOFTMAX: return in[0]->rank == 2;
+  case EN_ATT_S:
+    if (in[3]->rank != 0)
+      return 0; /* fall through */
+  case EN_ATT:  /* 2-D: the matmuls' axioms are the 2-D ones */
+    return in[0]->rank == 2 && in[1]->rank == 2 && in[2]->rank == 2;
   case EN_AVGPOOL:
   case EN_MAXPOOL: return image_like(in[0]);
   case EN_ENLARGE:

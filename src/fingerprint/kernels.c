@@ -6,8 +6,10 @@
  * are exact; avgpool multiplies the window sum by the inverse of the count;
  * maxpool takes the largest residue (a law about max survives only when it
  * holds for any total order, e.g. pooling commutes with concat); relu is a
- * keyed random function (fp_act), the same for conv2d's act=relu.
+ * keyed random function (fp_act), the same for conv2d's act=relu;
+ * softmax one of each row (attention: its definition with that softmax).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -362,6 +364,65 @@ base_status fp_bn_kernel(int gop, const ir_shape *const *ins,
   return BASE_OK;
 }
 
+/* ---- the fourth tier: softmax and attention ------------------------------
+ */
+
+/* softmax over the last axis of s (n rows of c): a keyed random function
+ * of each whole row and the element's position in it (so exactly the laws
+ * of every row-wise function hold); key tells it from fp_act's. */
+static void k_softmax(const ir_shape *s, const uint32_t *x, uint32_t *y,
+                      uint64_t key) {
+  int64_t c = s->dim[s->rank - 1], n = ir_shape_numel(s) / c;
+  for (int64_t r = 0; r < n; r++) {
+    uint64_t h = XXH3_64bits_withSeed(x + r * c, (size_t)c * sizeof *x,
+                                      key ^ 0x5f3759df5f3759dfull);
+    for (int64_t j = 0; j < c; j++)
+      y[r * c + j] = (uint32_t)(splitmix(h + (uint64_t)j) % FP_P);
+  }
+}
+
+/* b [m, k] times c [k, n] into y [m, n], b times the scalar s when s. */
+static void k_mm(int64_t m, int64_t k, int64_t n, const uint32_t *b,
+                 const uint32_t *c, const uint32_t *s, uint32_t *y) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      uint64_t acc = 0;
+      for (int64_t t = 0; t < k; t++)
+        acc += mulf(b[i * k + t], c[t * n + j]);
+      y[i * n + j] = s ? red(mulf(red(acc), s[0])) : red(acc);
+    }
+}
+
+/* attention(q, k, v[, s[, b]]) by its definition, softmax(s * q k + b) v
+ * (softmax as k_softmax), per leading index; b only of the scores' shape.
+ * guard=1 and the row layout are not fingerprinted. */
+static base_status k_attention(const ir_attrs *a, const ir_shape *const *ins,
+                               const uint32_t *const *in, int nin, uint32_t *y,
+                               uint64_t key) {
+  int r = ins[0]->rank;
+  if (a->groups || a->keepdims || r < 2 || (nin == 5 && (ins[4]->rank != r)))
+    return BASE_ERR_PARAM;
+  int64_t S = ins[0]->dim[r - 2], D = ins[0]->dim[r - 1];
+  int64_t T = ins[1]->dim[r - 1], E = ins[2]->dim[r - 1];
+  int64_t nb = ir_shape_numel(ins[0]) / (S * D);
+  ir_shape ps = {2, {S, T}};
+  if (nin == 5 && ir_shape_numel(ins[4]) != nb * S * T)
+    return BASE_ERR_PARAM;
+  uint32_t *p = base_malloc((size_t)(2 * S * T) * sizeof *p);
+  if (!p)
+    return BASE_ERR_NOMEM;
+  for (int64_t i = 0; i < nb; i++) {
+    k_mm(S, D, T, in[0] + i * S * D, in[1] + i * D * T, nin >= 4 ? in[3] : NULL,
+         p);
+    for (int64_t j = 0; nin == 5 && j < S * T; j++)
+      p[j] = addm(p[j], in[4][i * S * T + j]);
+    k_softmax(&ps, p, p + S * T, key);
+    k_mm(S, T, E, p + S * T, in[2] + i * T * E, NULL, y + i * S * E);
+  }
+  free(p);
+  return BASE_OK;
+}
+
 /* Whether a's bounds are the generation set's clip's, [0, 6]: the only
  * clip fingerprinted (fp_act's function of IR_ACT_CLIP stands for it). */
 static int clip6(const ir_attrs *a) { return a->lo == 0 && a->hi == 6; }
@@ -475,11 +536,15 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   case IR_OP_GLOBAL_AVGPOOL:
   case IR_OP_BATCHNORM:
   case IR_OP_REDUCE_MEAN:
-  case IR_OP_SOFTMAX:
+  case IR_OP_SOFTMAX: /* the fourth tier's: the last axis */
+    if (a->axis != ins[0]->rank - 1)
+      return BASE_ERR_PARAM;
+    k_softmax(ins[0], in[0], out[0], key);
+    return BASE_OK;
+  case IR_OP_ATTENTION: return k_attention(a, ins, in, nin, out[0], key);
   case IR_OP_LAYERNORM:
   case IR_OP_PAD:
   case IR_OP_SLICE:
-  case IR_OP_ATTENTION:
   case IR_OP_SE:
   case IR_OP_CONCAT_SHUFFLE:
   case IR_OP_MOVE:

@@ -41,7 +41,8 @@ typedef struct gen_options {
   int extended;             /* 1: the extended operator set (--opset
                                extended, docs/generation.md); 2: and its
                                second tier (--opset extended2); 3: and
-                               its third (--opset extended3) */
+                               its third (--opset extended3); 4: and its
+                               fourth (--opset extended4) */
   int max_outputs;          /* most outputs of a graph (1..3); 0: 2. 3
                                (extended set) enables split3 */
   fp_pairs pairs;           /* which pairs of a fingerprint bucket (fp.h) */

@@ -336,7 +336,82 @@ static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
 }
 
 static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                        const ir_node *nd, const Z3_ast *in, Z3_ast *out);
+
+/* Node nd's operator op on inputs from slots i0, i1 of nd (for their
+ * ranks) with values x: a matmul or softmax of the attention's definition
+ * (default attributes; softmax's axis the last). */
+static Z3_ast enc_part(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                       const ir_node *nd, ir_opcode op, int i0, int i1,
+                       const Z3_ast *x) {
+  ir_node p;
+  int32_t pin[2] = {nd->in[i0], nd->in[i1]}, pout[1] = {nd->out[0]};
+  Z3_ast y = NULL;
+  memset(&p, 0, sizeof p);
+  p.op = op, p.nin = op == IR_OP_MATMUL ? 2 : 1, p.nout = 1;
+  p.in = pin, p.out = pout;
+  ir_attrs_default(op, &p.a);
+  if (op == IR_OP_SOFTMAX)
+    p.a.axis = shape_in(g, nd, 0)->rank - 1;
+  encode_node(c, e, g, &p, x, &y);
+  return y;
+}
+
+/* Whether term s is const_ones of shape [] (a scale of 1: what the
+ * fusion stage gives an attention with a bias and no scale). */
+static int scalar_one(verify_ctx *c, Z3_ast s) {
+  ir_shape sc = {0};
+  Z3_ast code = verify_shape_code(c, &sc);
+  Z3_ast one =
+      verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_ONES], 1, &code);
+  return !verify_z3_bad() && Z3_is_eq_ast(c->z, s, one);
+}
+
+/* attention(q, k, v[, s[, b]]) with guard=0 in the default layout by its
+ * definition (docs/verify.md): matmul(softmax(
+ * ewadd(smul(matmul(q, k), s), b)), v), the smul left out where s is
+ * const_ones [] (times 1), each part encoded as that node of a graph is
+ * (so a graph stating it proves equal by the encoding). 0 for the other
+ * forms (uninterpreted). */
+static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
+  if (nd->a.groups || nd->a.keepdims)
+    return 0;
+  Z3_ast t[2] = {in[0], in[1]},
+         x = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 1, t);
+  if (nd->nin >= 4 && !scalar_one(c, in[3])) {
+    t[0] = x, t[1] = in[3];
+    x = apply(c, VERIFY_F_SMUL, NULL, t);
+  }
+  if (nd->nin == 5) {
+    t[0] = x, t[1] = in[4];
+    x = apply(c, VERIFY_F_EWADD, NULL, t);
+  }
+  t[0] = enc_part(c, e, g, nd, IR_OP_SOFTMAX, 0, 0, &x), t[1] = in[2];
+  out[0] = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 2, t);
+  return 1;
+}
+
+/* ewmul of a value of rank >= 1 and a scalar [] (either order) is smul
+ * by it (broadcasting a scalar: the ONNX transformers' scale of the
+ * scores, a Mul by a constant); 0 for other ewmuls. */
+static int enc_scalar_ewmul(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                            const Z3_ast *in, Z3_ast *out) {
+  if (nd->op != IR_OP_EWMUL || nd->nin != 2)
+    return 0;
+  int r0 = shape_in(g, nd, 0)->rank, r1 = shape_in(g, nd, 1)->rank;
+  if ((r0 == 0) == (r1 == 0))
+    return 0;
+  Z3_ast t[2] = {r1 == 0 ? in[0] : in[1], r1 == 0 ? in[1] : in[0]};
+  out[0] = apply(c, VERIFY_F_SMUL, NULL, t);
+  return 1;
+}
+
+static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
+  if ((nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
+      enc_scalar_ewmul(c, g, nd, in, out))
+    return;
   if (nd->a.act != IR_ACT_NONE && /* the lower stage's forms: uninterpreted */
       (nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT))
     encode_generic(c, e, nd, in, out);
