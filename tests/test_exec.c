@@ -510,6 +510,79 @@ Test(check, same_graph_not_run) {
   ir_graph_free(c);
 }
 
+/* Sets weight `name` of g to values v (NULL: none). */
+static void set_values(ir_graph *g, const char *name, float *v) {
+  int t = ir_find_tensor(g, name);
+  cr_assert_geq(t, 0, "%s", name);
+  g->tensors[t].data = v;
+}
+
+#define MM_W "input x: [4,8]\nweight w: [8,8]\n"
+
+/* The optimized graph runs on the values it holds, the ones optimize
+ * writes into its sidecar, not on the original's namesake: a weight whose
+ * values a rewrite changed under the same name (here transposed) is
+ * checked as written, and fails; one folded correctly (w * s per column,
+ * the ewmul gone) passes; one whose values were lost is refused, naming
+ * it. Before, the check ran the original's values under every name the
+ * original had: the first passed, the second failed. */
+Test(check, runs_the_optimized_graphs_own_weight_values) {
+  ir_graph *a = parse(MM_W "weight s: [8]\ny = matmul(x, w)\n"
+                           "z = ewmul(y, s)\noutput z\n");
+  ir_graph *b = parse(MM_W "weight s: [8]\ny = matmul(x, w)\n"
+                           "z = ewmul(y, s)\noutput z\n");
+  ir_graph *f = parse(MM_W "z = matmul(x, w)\noutput z\n");
+  static float w[64], wt[64], wf[64], s[8];
+  for (int j = 0; j < 8; j++)
+    s[j] = 0.5f + 0.25f * (float)j;
+  for (int i = 0; i < 64; i++) {
+    w[i] = sinf(0.7f * (float)i + 0.3f);
+    wt[(i % 8) * 8 + i / 8] = w[i];
+    wf[i] = w[i] * s[i % 8];
+  }
+  set_values(a, "w", w), set_values(a, "s", s);
+  set_values(b, "w", wt), set_values(b, "s", s);
+  ex_check_result r = check_late(a, b, EX_CHECK_LATE_BATCH);
+  cr_assert_eq(r.same, 0);
+  cr_assert_gt(r.worst, 1, "a transposed w passed: worst %g", r.worst);
+  set_values(f, "w", wf);
+  r = check_late(a, f, EX_CHECK_LATE_BATCH);
+  cr_assert_leq(r.worst, 1, "the folded w failed: worst %g", r.worst);
+  cr_assert_eq(r.rounds, 3);
+  set_values(f, "w", NULL);
+  base_diag d;
+  cr_assert_eq(ex_check_rounds(a, f, NULL, &r, &d), BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "'w'"), "%s", d.msg);
+  set_values(a, "w", NULL), set_values(a, "s", NULL);
+  set_values(b, "w", NULL), set_values(b, "s", NULL);
+  ir_graph_free(a);
+  ir_graph_free(b);
+  ir_graph_free(f);
+}
+
+/* The same for a half weight (optimize --dtype bf16 rounds the values it
+ * writes): a bf16 w holding the original's values rounded passes; one
+ * holding other values fails. Before, the check gave the half w its own
+ * rounding of the original's values, whatever it held. */
+Test(check, runs_a_half_weight_as_held) {
+  ir_graph *a = parse(MM_W "y = matmul(x, w)\noutput y\n");
+  ir_graph *b = parse("input x: bf16[4,8]\nweight w: bf16[8,8]\n"
+                      "y = matmul(x, w)\noutput y\n");
+  static float w[64], wh[64];
+  for (int i = 0; i < 64; i++)
+    w[i] = wh[i] = sinf(0.7f * (float)i + 0.3f);
+  ir_dtype_round_n(wh, 64, IR_DT_BF16);
+  set_values(a, "w", w), set_values(b, "w", wh);
+  ex_check_result r = check_late(a, b, EX_CHECK_LATE_BATCH);
+  cr_assert_leq(r.worst, 1, "the rounded w failed: worst %g", r.worst);
+  wh[9] = -wh[9];
+  r = check_late(a, b, EX_CHECK_LATE_BATCH);
+  cr_assert_gt(r.worst, 1, "a changed bf16 w passed: worst %g", r.worst);
+  set_values(a, "w", NULL), set_values(b, "w", NULL);
+  ir_graph_free(a);
+  ir_graph_free(b);
+}
+
 /* A chain of 12 same-shape nodes reuses the intermediates' buffers (a new
  * one per node costs page faults on large tensors: a quarter of ViT-B/16's
  * run time) and still gives what keep_all (no reuse) gives. */

@@ -6,7 +6,9 @@
  *
  * The optimized graph's inputs and weights are the original's, found by
  * name (rather than drawn again), because a weight's random values
- * depend on its first reader, which rewrites may change.
+ * depend on its first reader, which rewrites may change; but a weight
+ * with values of its own runs on them, the values optimize writes
+ * (share_leaves).
  *
  * At a batch B larger than ex_check_opts.late_batch (2), the rounds after
  * the first run both graphs rebatched to that batch when ir_rebatch proves
@@ -27,11 +29,37 @@
 
 #include "exec_int.h"
 
+/* Whether b's leaf x (known values) holds what a's namesake y gives: the
+ * same type and values, bit for bit. */
+static int same_values(const ir_tensor *y, const ir_tensor *x) {
+  size_t n = sizeof(float) * (size_t)ir_shape_numel(&x->shape);
+  return y->data && y->dtype == x->dtype && ir_shape_eq(&y->shape, &x->shape) &&
+         (y->data == x->data || !memcmp(y->data, x->data, n));
+}
+
+/* Whether g computes with tensor t: a node reads it or it is an output. */
+static int is_read(const ir_graph *g, int t) {
+  for (int i = 0; i < g->noutputs; i++)
+    if (g->outputs[i] == t)
+      return 1;
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      if (g->nodes[i].in[k] == t)
+        return 1;
+  return 0;
+}
+
 /* b's inputs and weights that a has (same name and shape) point at a's
  * values (vb->v[t] = va->v[s]; shared[t] = 1): kernels never write their
  * inputs, and a copy of every weight per round cost a pass over all of
  * them (GPT-2: 124M floats) and as much memory again. A half tensor of b
- * whose namesake in a is wider gets a copy rounded to its type. */
+ * whose namesake in a is wider gets a copy rounded to its type.
+ *
+ * b runs on the values it holds, the ones optimize writes: a leaf of b with
+ * known values is shared only when a's namesake holds the same bits, else
+ * ex_fill_random copies b's own (a rewrite that changed a weight's values
+ * under its old name is checked as written). A leaf b reads without values
+ * whose namesake has some is refused: written, it would run on others. */
 static base_status share_leaves(const ir_graph *a, const ex_values *va,
                                 const ir_graph *b, ex_values *vb,
                                 unsigned char *shared, base_diag *d) {
@@ -40,16 +68,21 @@ static base_status share_leaves(const ir_graph *a, const ex_values *va,
     if (x->kind == IR_T_VALUE)
       continue;
     int s = ir_find_tensor(a, x->name);
-    if (s < 0 || a->tensors[s].kind == IR_T_VALUE ||
-        !ir_shape_eq(&a->tensors[s].shape, &x->shape)) {
-      if (x->data)
-        continue; /* known values: ex_fill_random copies them */
+    const ir_tensor *y = s >= 0 ? &a->tensors[s] : NULL;
+    if (x->data && !(y && y->kind != IR_T_VALUE && same_values(y, x)))
+      continue; /* its own values: ex_fill_random copies them */
+    if (!y || y->kind == IR_T_VALUE || !ir_shape_eq(&y->shape, &x->shape))
       return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
                            "optimized graph reads '%s', which the original "
                            "graph has not as an input or weight of that shape",
                            x->name);
-    }
-    if (x->dtype == a->tensors[s].dtype ||
+    if (y->data && !x->data && is_read(b, t))
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "the optimized graph's '%s' has no values and the "
+                           "original's has: written, it would not run on "
+                           "the values checked",
+                           x->name);
+    if (x->dtype == y->dtype ||
         (x->dtype != IR_DT_F16 && x->dtype != IR_DT_BF16)) {
       vb->v[t] = va->v[s]; /* the same values: shared */
       shared[t] = 1;

@@ -97,11 +97,13 @@ void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
 
 /* Runs a and b on the CPU executor with the same inputs and weights (drawn
  * for a with seed at scale 1; b reads the same buffers of those a has by
- * name) and sets *max_err to the largest |a - b| over each output divided by
- * that output's largest finite |a| (elements where a is not finite are not
- * compared). One round of ex_check_rounds, which optimize runs.
- * BASE_ERR_SHAPE when the outputs do not correspond, or b needs a weight a
- * lacks. */
+ * name, but for a weight of b with known values, which runs on its own
+ * values unless they are a's bit for bit) and sets *max_err to the largest
+ * |a - b| over each output divided by that output's largest finite |a|
+ * (elements where a is not finite are not compared). One round of
+ * ex_check_rounds, which optimize runs. BASE_ERR_SHAPE when the outputs do
+ * not correspond, or b needs a weight a lacks; BASE_ERR_PARAM when a weight
+ * of b has no values and a's has (written, b would run on others). */
 base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
                      double *max_err, base_diag *d);
 
