@@ -5,6 +5,7 @@
  * executor and in the box analysis; a deliberately wrong correction is
  * caught; generation and analysis are deterministic for a seed. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -683,6 +684,46 @@ Test(mutant, correction_is_small_and_fused) {
     mutant_boxes_free(&b);
     ir_graph_free(h), ir_graph_free(mu.f), ir_graph_free(mu.g);
   }
+  ir_graph_free(m);
+}
+
+/* Sets leaf `name` of g to values v (NULL: none). */
+static void set_values(ir_graph *g, const char *name, const float *v) {
+  int t = ir_find_tensor(g, name);
+  cr_assert_geq(t, 0, "%s", name);
+  g->tensors[t].data = v;
+}
+
+/* The float check runs the corrected graph h on the values it holds, not
+ * on f's namesakes (the end-to-end check's rule): h holding f's w3 passes;
+ * h whose w3 holds other values under f's name fails; h whose w3 lost its
+ * values is refused, naming it. Before, h ran on f's values by name
+ * whatever it held: the last two passed. */
+Test(mutant, float_check_runs_the_mutants_own_values) {
+  static float w[150], other[150];
+  for (int i = 0; i < 150; i++)
+    w[i] = other[i] = sinf(0.7f * (float)i + 0.3f);
+  other[75] += 1; /* one tap of the kernel */
+  ir_graph *m = parse(model_text);
+  set_values(m, "w3", w);
+  mutant mu = make(m, MUTANT_SPLIT_H, 2, -1);
+  mutant_boxes b;
+  analyze(&mu, 3, &b);
+  ir_graph *h = corrected(&mu, b.wrong, b.nwrong);
+  base_diag d;
+  double err = 1;
+  cr_assert_eq(mutant_float_check(mu.f, h, 2, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_lt(err, 1e-5);
+  set_values(h, "w3", other);
+  cr_assert_eq(mutant_float_check(mu.f, h, 2, &err, &d), BASE_OK, "%s", d.msg);
+  cr_assert_gt(err, 1e-3, "other values under w3 passed: %g", err);
+  set_values(h, "w3", NULL);
+  cr_assert_eq(mutant_float_check(mu.f, h, 2, &err, &d), BASE_ERR_PARAM);
+  cr_assert(strstr(d.msg, "mutant: ") == d.msg && strstr(d.msg, "'w3'"), "%s",
+            d.msg);
+  set_values(m, "w3", NULL);
+  mutant_boxes_free(&b);
+  ir_graph_free(h), ir_graph_free(mu.f), ir_graph_free(mu.g);
   ir_graph_free(m);
 }
 

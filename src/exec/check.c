@@ -8,7 +8,7 @@
  * name (rather than drawn again), because a weight's random values
  * depend on its first reader, which rewrites may change; but a weight
  * with values of its own runs on them, the values optimize writes
- * (share_leaves).
+ * (ex_share_leaves, which mutant_float_check uses too).
  *
  * At a batch B larger than ex_check_opts.late_batch (2), the rounds after
  * the first run both graphs rebatched to that batch when ir_rebatch proves
@@ -49,20 +49,14 @@ static int is_read(const ir_graph *g, int t) {
   return 0;
 }
 
-/* b's inputs and weights that a has (same name and shape) point at a's
- * values (vb->v[t] = va->v[s]; shared[t] = 1): kernels never write their
- * inputs, and a copy of every weight per round cost a pass over all of
- * them (GPT-2: 124M floats) and as much memory again. A half tensor of b
- * whose namesake in a is wider gets a copy rounded to its type.
- *
- * b runs on the values it holds, the ones optimize writes: a leaf of b with
+/* (exec.h) A copy of every weight per round would cost a pass over all
+ * of them (GPT-2: 124M floats) and as much memory again: b's leaves point
+ * at a's buffers (kernels never write their inputs). A leaf of b with
  * known values is shared only when a's namesake holds the same bits, else
- * ex_fill_random copies b's own (a rewrite that changed a weight's values
- * under its old name is checked as written). A leaf b reads without values
- * whose namesake has some is refused: written, it would run on others. */
-static base_status share_leaves(const ir_graph *a, const ex_values *va,
-                                const ir_graph *b, ex_values *vb,
-                                unsigned char *shared, base_diag *d) {
+ * ex_fill_random copies b's own. */
+base_status ex_share_leaves(const ir_graph *a, const ex_values *va,
+                            const ir_graph *b, ex_values *vb,
+                            unsigned char *shared, base_diag *d) {
   for (int t = 0; t < b->ntensors; t++) {
     const ir_tensor *x = &b->tensors[t];
     if (x->kind == IR_T_VALUE)
@@ -98,8 +92,7 @@ static base_status share_leaves(const ir_graph *a, const ex_values *va,
   return BASE_OK;
 }
 
-/* Frees vb but for the values it shares with a (share_leaves). */
-static void free_sharing(ex_values *vb, const unsigned char *shared) {
+void ex_values_free_shared(ex_values *vb, const unsigned char *shared) {
   for (int t = 0; vb && shared && t < vb->n; t++)
     if (shared[t])
       vb->v[t] = NULL;
@@ -178,7 +171,7 @@ static base_status run_both(const ir_graph *a, ex_values *va, const ir_graph *b,
 }
 
 /* One round: a's inputs and weights drawn with the round's seed and scale,
- * b's the same buffers (share_leaves), both run and compared. */
+ * b's the same buffers (ex_share_leaves), both run and compared. */
 static base_status run_round(const ir_graph *a, const ir_graph *b,
                              const ex_check_opts *o, int round, ex_memo *m,
                              ex_check_result *r, base_diag *d) {
@@ -191,14 +184,14 @@ static base_status run_round(const ir_graph *a, const ir_graph *b,
   if (!st)
     st = ex_fill_random_scaled(a, va, seed, o->scale[round], d);
   if (!st)
-    st = share_leaves(a, va, b, vb, shared, d);
+    st = ex_share_leaves(a, va, b, vb, shared, d);
   if (!st)
     st = ex_fill_random(b, vb, seed, d);
   if (!st)
     st = run_both(a, va, b, vb, m, d);
   if (!st)
     st = compare(a, va, b, vb, o, round, r, d);
-  free_sharing(vb, shared);
+  ex_values_free_shared(vb, shared);
   ex_values_free(va);
   free(shared);
   return st;

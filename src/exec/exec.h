@@ -93,6 +93,23 @@ void ex_gemm(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
              const float *B, int64_t ldb, float *C, int64_t ldc,
              int accumulate);
 
+/* Gives b (an optimized or mutated graph) a's inputs and weights, a filled
+ * (ex_fill_random): each leaf of b that a has by name and shape points at
+ * a's buffer (vb->v[t] = va->v[s], shared[t] = 1; shared holds
+ * b->ntensors bytes, zeroed), a half leaf reading a wider one gets its own
+ * rounded copy. A leaf of b with known values runs on them: it is shared
+ * only when a's namesake holds the same type and bits, else left for
+ * ex_fill_random(b, vb, ...) to copy (call it next). BASE_ERR_SHAPE when a
+ * leaf of b without values of its own is not an input or weight of a of
+ * that shape; BASE_ERR_PARAM when b reads a weight without values whose
+ * namesake has some (written, b would run on others). The rule of the
+ * end-to-end check and of mutant_float_check. */
+base_status ex_share_leaves(const ir_graph *a, const ex_values *va,
+                            const ir_graph *b, ex_values *vb,
+                            unsigned char *shared, base_diag *d);
+/* Frees vb but for the buffers it shares with a (ex_share_leaves). */
+void ex_values_free_shared(ex_values *vb, const unsigned char *shared);
+
 /* ---- end-to-end check ---------------------------------------------- */
 
 /* Runs a and b on the CPU executor with the same inputs and weights (drawn

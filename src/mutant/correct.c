@@ -192,11 +192,49 @@ base_status mutant_correct(const ir_graph *f, const ir_graph *g,
   return BASE_OK;
 }
 
+/* The largest |a-b| / (1 + |a|) over f's and h's outputs (run in vf, vh)
+ * into *worst; NaN counts as the worst. */
+static base_status worst_error(const ir_graph *f, const ex_values *vf,
+                               const ir_graph *h, const ex_values *vh,
+                               double *worst, base_diag *d) {
+  *worst = 0;
+  for (int i = 0; i < f->noutputs; i++) {
+    const ir_shape *s = &f->tensors[f->outputs[i]].shape;
+    const float *a = vf->v[f->outputs[i]], *b = vh->v[h->outputs[i]];
+    if (!ir_shape_eq(s, &h->tensors[h->outputs[i]].shape))
+      return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
+                           "mutant: output %d shapes differ", i);
+    for (int64_t j = 0, n = ir_shape_numel(s); j < n; j++) {
+      double e = fabs((double)a[j] - b[j]) / (1.0 + fabs((double)a[j]));
+      if (!(e <= *worst))
+        *worst = isnan(e) ? INFINITY : e;
+    }
+  }
+  return BASE_OK;
+}
+
+/* h runs on f's leaves by name but for those holding values of their own
+ * (ex_share_leaves: the rule of the end-to-end check); its messages get
+ * the module's prefix. */
+static base_status share_leaves(const ir_graph *f, const ex_values *vf,
+                                const ir_graph *h, ex_values *vh,
+                                unsigned char *shared, uint64_t seed,
+                                base_diag *d) {
+  base_status st = ex_share_leaves(f, vf, h, vh, shared, d);
+  if (st && d && st != BASE_ERR_NOMEM) {
+    char m[sizeof d->msg];
+    memcpy(m, d->msg, sizeof m);
+    return base_diag_set(d, st, 0, 0, "mutant: %s", m);
+  }
+  return st ? st : ex_fill_random(h, vh, seed, d);
+}
+
 base_status mutant_float_check(const ir_graph *f, const ir_graph *h,
                                uint64_t seed, double *err, base_diag *d) {
   ex_values *vf = ex_values_new(f), *vh = ex_values_new(h);
+  unsigned char *shared = base_calloc((size_t)h->ntensors + 1, 1);
   ex_options o = {0, 0};
-  base_status st = vf && vh ? BASE_OK : BASE_ERR_NOMEM;
+  base_status st = vf && vh && shared ? BASE_OK : BASE_ERR_NOMEM;
   if (st)
     base_diag_set(d, st, 0, 0, "out of memory");
   if (!st && f->noutputs != h->noutputs)
@@ -204,41 +242,18 @@ base_status mutant_float_check(const ir_graph *f, const ir_graph *h,
                        "mutant: the graphs have different output counts");
   if (!st)
     st = ex_fill_random(f, vf, seed, d);
-  /* h reads f's values by name: the same numbers, whatever h's consumers */
-  for (int i = 0; !st && i < h->ntensors; i++) {
-    const ir_tensor *t = &h->tensors[i];
-    int j = t->kind == IR_T_VALUE ? -1 : ir_find_tensor(f, t->name);
-    if (t->kind == IR_T_VALUE)
-      continue;
-    size_t n = (size_t)ir_shape_numel(&t->shape);
-    if (j < 0 || !ir_shape_eq(&f->tensors[j].shape, &t->shape))
-      st = base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
-                         "mutant: %s is not an input of the original", t->name);
-    else if (!(vh->v[i] = base_malloc(n * sizeof(float))))
-      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    else
-      memcpy(vh->v[i], vf->v[j], n * sizeof(float));
-  }
+  if (!st)
+    st = share_leaves(f, vf, h, vh, shared, seed, d);
   if (!st)
     st = ex_run(f, vf, &o, d);
   if (!st)
     st = ex_run(h, vh, &o, d);
   double worst = 0;
-  for (int i = 0; !st && i < f->noutputs; i++) {
-    const float *a = vf->v[f->outputs[i]], *b = vh->v[h->outputs[i]];
-    int64_t n = ir_shape_numel(&f->tensors[f->outputs[i]].shape);
-    if (!ir_shape_eq(&f->tensors[f->outputs[i]].shape,
-                     &h->tensors[h->outputs[i]].shape))
-      st = base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
-                         "mutant: output %d shapes differ", i);
-    for (int64_t j = 0; !st && j < n; j++) {
-      double e = fabs((double)a[j] - b[j]) / (1.0 + fabs((double)a[j]));
-      if (!(e <= worst)) /* NaN counts as worst */
-        worst = isnan(e) ? INFINITY : e;
-    }
-  }
+  if (!st)
+    st = worst_error(f, vf, h, vh, &worst, d);
+  ex_values_free_shared(vh, shared);
   ex_values_free(vf);
-  ex_values_free(vh);
+  free(shared);
   if (!st)
     *err = worst;
   return st;

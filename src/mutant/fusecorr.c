@@ -201,6 +201,8 @@ base_status mutant_fuse_moves(const ir_graph *h, ir_graph **out, base_diag *d) {
   int dead = 0;
   if (!st && !(p = pass_prune_dead(n, &dead, d)))
     st = d->code ? d->code : BASE_ERR_NOMEM;
+  if (!st) /* p shares n's weight values (mutant_leaf's copies) */
+    st = ir_graph_own_data(p, d);
   ir_graph_free(n);
   if (!st)
     st = ir_graph_validate(p, d);

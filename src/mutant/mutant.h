@@ -157,8 +157,10 @@ base_status mutant_correct(const ir_graph *f, const ir_graph *g,
 base_status mutant_fuse_moves(const ir_graph *h, ir_graph **out, base_diag *d);
 
 /* Runs f and h on the CPU executor on the same seeded random inputs and
- * weights (by name) and returns the largest relative error over all outputs
- * (|a-b| / (1 + |a|)) in *err. */
+ * weights (by name; a leaf of h holding values of its own runs on them:
+ * ex_share_leaves) and returns the largest relative error over all outputs
+ * (|a-b| / (1 + |a|)) in *err. BASE_ERR_SHAPE when h needs a leaf f lacks,
+ * BASE_ERR_PARAM when h reads a weight without values and f's has some. */
 base_status mutant_float_check(const ir_graph *f, const ir_graph *h,
                                uint64_t seed, double *err, base_diag *d);
 
