@@ -388,6 +388,37 @@ Test(lower_epi, shortcut_moved_ahead) {
   ir_graph_free(h);
 }
 
+/* The block as the generated rules leave it (e00581 folded the add: b2
+ * takes ds as its residual, with the relu): ds still moves ahead of the
+ * chain (ResNet-18's `--passes none` graph); left alone where it is first
+ * already or its input comes after the chain's first node. */
+Test(lower_epi, shortcut_moved_ahead_of_a_folded_residual) {
+  int n = -1;
+  ir_graph *h = lower_moved(BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\n"
+                                       "ds = conv2d(s0, ws, b)\n"
+                                       "y = conv2d(r1, w2, b, ds) act=relu\n"
+                                       "output y\n",
+                            &n);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(node_of(h, "ds"), node_of(h, "s0") + 1);
+  cr_assert_lt(node_of(h, "ds"), node_of(h, "r1"));
+  cr_assert_eq(lu_producer(h, "y")->in[3], ir_find_tensor(h, "ds"));
+  ir_graph_free(h);
+  const char *left[] = {
+      BLOCK_HEAD "ds = conv2d(s0, ws, b)\nr1 = conv2d(s0, w1, b) act=relu\n"
+                 "y = conv2d(r1, w2, b, ds) act=relu\noutput y\n",
+      BLOCK_HEAD "r1 = conv2d(s0, w1, b) act=relu\n"
+                 "ds = conv2d(r1, ws, b)\n"
+                 "y = conv2d(r1, w2, b, ds) act=relu\noutput y\n",
+  };
+  for (size_t c = 0; c < sizeof left / sizeof *left; c++) {
+    h = lower_moved(left[c], &n);
+    cr_assert_eq(n, 0, "case %zu", c);
+    cr_assert_lt(node_of(h, "r1"), node_of(h, "y"));
+    ir_graph_free(h);
+  }
+}
+
 /* Left in place: the shortcut already first; the chain's last node with
  * an activation, read twice or without a bias (the add could not fold
  * into it); two siblings of one input (neither is a chain); an add of a

@@ -210,6 +210,40 @@ static int fold_shortcut(epi *e, int j) {
   return 1;
 }
 
+/* The same block after a generated rule folded the add (e00581): j, the
+ * chain's last convolution, already takes the shortcut's result as its
+ * residual r, and the shortcut s is listed after the node computing j's
+ * other input a, so no add is left for fold_shortcut to find. Where s's
+ * inputs are computed before a, s moves to right after the last of them,
+ * as fold_shortcut moves it: only the order changes. */
+static void order_shortcut(epi *e, int j) {
+  const ir_graph *g = e->g;
+  const ir_node *n = &g->nodes[j];
+  if (n->op != IR_OP_CONV2D || n->nin != 4 || e->wonly[j] ||
+      e->after[j] != STAYS)
+    return;
+  const ir_tensor *r = &g->tensors[n->in[3]];
+  int a = -1;
+  for (int k = 0; k < 3; k++) {
+    const ir_tensor *t = &g->tensors[n->in[k]];
+    if (t->kind == IR_T_VALUE && !e->wonly[t->node] && t->node > a)
+      a = t->node;
+  }
+  if (r->kind != IR_T_VALUE || a < 0 || r->node < a)
+    return;
+  int s = r->node, ds = last_dep(g, s);
+  const ir_node *sn = &g->nodes[s];
+  if ((sn->op != IR_OP_CONV2D && sn->op != IR_OP_MATMUL) || e->wonly[s] ||
+      e->owner[s] >= 0 || e->extra[s] || e->clr[s] || e->res[s] ||
+      e->anchor[s] || e->after[s] != STAYS || e->after[a] != STAYS || ds >= a ||
+      (ds >= 0 && e->after[ds] != STAYS))
+    return;
+  e->after[s] = ds;
+  if (ds >= 0)
+    e->anchor[ds] = 1;
+  e->shortcuts++;
+}
+
 /* Folds add node j into the product computing one operand, if any. */
 static int fold_add(epi *e, int j) {
   const ir_graph *g = e->g;
@@ -791,10 +825,12 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d) {
     e.act[i] = g->nodes[i].a.act;
     e.after[i] = STAYS;
   }
-  for (int j = 0; j < g->nnodes; j++)
+  for (int j = 0; j < g->nnodes; j++) {
+    order_shortcut(&e, j); /* an order, not a fold */
     folded += fold_shortcut(&e, j) || fold_add(&e, j) || fold_act(&e, j) ||
               fold_ln_bias(&e, j) || fold_cl_residual(&e, j) ||
               fold_res(&e, j) || fold_fused_res(&e, j);
+  }
   for (int j = 0; j < g->nnodes; j++) /* the convolutions settled */
     folded += fold_fused_bias(&e, j);
   h = ir_rebuild(g, rebuild_node, &e, d);
