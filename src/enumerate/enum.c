@@ -673,58 +673,26 @@ static base_status expand_binary(dfs *s, int gop, args *a) {
   return st;
 }
 
-/* Three arguments (the third in en_node.p), each from the values
- * available after the earlier ones took their copies. */
-static base_status expand_ternary(dfs *s, int gop) {
+/* Arguments k.. of n (nargs in all: a ternary's three, the third in
+ * en_node.p; a residual gop's four, its bias a class b input (a used copy
+ * or the next), then r, any value), each from the values available after
+ * the earlier ones took their copies (used), depth first. */
+static base_status expand_args(dfs *s, en_node n, int k, int nargs,
+                               const uint8_t *used) {
+  if (k == nargs)
+    return try_node(s, n);
   enum { NV = EN_NINPUT_IDS + EN_MAX_OUTPUTS };
-  uint8_t v0[NV], v1[NV], v2[NV], u1[EN_NCLASSES], u2[EN_NCLASSES];
-  int n0 = avail(s, s->used, v0);
+  uint8_t v[NV], u[EN_NCLASSES];
+  int nv = avail(s, used, v);
+  int bias = k == 2 && en_gop_res(n.gop);
   base_status st = BASE_OK;
-  for (int i = 0; i < n0 && !st; i++) {
-    memcpy(u1, s->used, sizeof u1);
-    use(u1, v0[i]);
-    int n1 = avail(s, u1, v1);
-    for (int j = 0; j < n1 && !st; j++) {
-      memcpy(u2, u1, sizeof u2);
-      use(u2, v1[j]);
-      int n2 = avail(s, u2, v2);
-      for (int k = 0; k < n2 && !st; k++)
-        st = try_node(s, (en_node){(uint8_t)gop, {v0[i], v1[j]}, v2[k]});
-    }
-  }
-  return st;
-}
-
-/* Four arguments (a residual gop): the first two as a ternary's, the bias
- * a class b input (a used copy or the next), then r, any value. */
-static base_status expand_res(dfs *s, int gop) {
-  enum { NV = EN_NINPUT_IDS + EN_MAX_OUTPUTS };
-  uint8_t v0[NV], v1[NV], v2[NV], v3[NV];
-  uint8_t u1[EN_NCLASSES], u2[EN_NCLASSES], u3[EN_NCLASSES];
-  int n0 = avail(s, s->used, v0);
-  base_status st = BASE_OK;
-  for (int i = 0; i < n0 && !st; i++) {
-    memcpy(u1, s->used, sizeof u1);
-    use(u1, v0[i]);
-    int n1 = avail(s, u1, v1);
-    for (int j = 0; j < n1 && !st; j++) {
-      memcpy(u2, u1, sizeof u2);
-      use(u2, v1[j]);
-      int n2 = avail(s, u2, v2);
-      for (int k = 0; k < n2 && !st; k++) {
-        if (!EN_IS_INPUT(v2[k]) || en_input_class(v2[k]) != EN_CLASS_B)
-          continue;
-        memcpy(u3, u2, sizeof u3);
-        use(u3, v2[k]);
-        int n3 = avail(s, u3, v3);
-        for (int l = 0; l < n3 && !st; l++) {
-          en_node n = {(uint8_t)gop, {v0[i], v1[j]}, 0};
-          en_arg_set(&n, 2, v2[k]);
-          en_arg_set(&n, 3, v3[l]);
-          st = try_node(s, n);
-        }
-      }
-    }
+  for (int i = 0; i < nv && !st; i++) {
+    if (bias && (!EN_IS_INPUT(v[i]) || en_input_class(v[i]) != EN_CLASS_B))
+      continue;
+    memcpy(u, used, sizeof u);
+    use(u, v[i]);
+    en_arg_set(&n, k, v[i]);
+    st = expand_args(s, n, k + 1, nargs, u);
   }
   return st;
 }
@@ -754,9 +722,10 @@ static base_status descend(dfs *s) {
         args_binary(s, &a);
       st = expand_binary(s, gop, &a);
       break;
-    case 3: st = expand_ternary(s, gop); break;
-    default: /* attention+scale: a ternary's, then s1 */
-      st = en_gop_res(gop) ? expand_res(s, gop) : expand_ternary(s, gop);
+    default: /* 3; a residual gop's 4; attention+scale: a ternary's, then
+                s1 (en_arg_set) */
+      st = expand_args(s, (en_node){(uint8_t)gop, {0, 0}, 0}, 0,
+                       en_gop_res(gop) ? 4 : 3, s->used);
     }
   }
   return st;
