@@ -150,3 +150,23 @@ Test(base, allocator_handed_to_a_copy) {
   cr_expect_eq(host_calls, 5);
   free(p), free(q), free(s);
 }
+
+/* base_buf_write: the buffer's text, atomically; a buffer that ran out of
+ * memory fails with BASE_ERR_NOMEM and leaves the old file as it was. */
+Test(base, buf_write_refuses_an_oom_buffer) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/b.txt", dir);
+  base_buf b = {0};
+  base_buf_printf(&b, "one %d\n", 1);
+  base_diag d;
+  cr_assert_eq(base_buf_write(&b, path, &d), BASE_OK, "%s", d.msg);
+  b.oom = 1;
+  cr_assert_eq(base_buf_write(&b, path, &d), BASE_ERR_NOMEM);
+  cr_assert(strstr(d.msg, "out of memory"), "%s", d.msg);
+  size_t len;
+  char *t = base_read_file(path, &len, &d);
+  cr_assert_str_eq(t, "one 1\n");
+  cr_assert(!has_tmp());
+  free(t);
+  free(b.s);
+}

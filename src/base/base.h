@@ -143,6 +143,9 @@ void base_set_pipe_wait(int seconds);
  * place; anything else is refused. */
 base_status base_write_atomic(const char *path, const char *data, size_t len,
                               base_diag *d);
+/* b's text written to path as base_write_atomic writes it; an out-of-memory
+ * buffer (b->oom) writes nothing and fails with BASE_ERR_NOMEM. */
+base_status base_buf_write(const base_buf *b, const char *path, base_diag *d);
 /* Writes several files as one unit (a graph and its weights). Each path's
  * symlinks are followed; every destination must be absent or a regular file,
  * else nothing is written. Each part with data goes to a temporary file

@@ -50,3 +50,8 @@ void base_buf_printf(base_buf *b, const char *fmt, ...) {
   va_end(ap);
   b->len += (size_t)n;
 }
+
+base_status base_buf_write(const base_buf *b, const char *path, base_diag *d) {
+  return b->oom ? base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory")
+                : base_write_atomic(path, b->s, b->len, d);
+}

@@ -561,10 +561,8 @@ int cli_experiment_candidates(exp_args *a, const opt_rules *rl,
     st = all_regions(&x, &d);
   char path[4096];
   snprintf(path, sizeof path, "%s/candidates.tsv", a->out);
-  if (!st && x.tsv.oom)
-    st = base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
-    st = base_write_atomic(path, x.tsv.s, x.tsv.len, &d);
+    st = base_buf_write(&x.tsv, path, &d);
   if (!st)
     printf("wrote %s (%d candidates) and their graphs\n", path, x.rows);
   free(x.tsv.s);

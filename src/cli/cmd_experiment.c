@@ -284,9 +284,7 @@ static int write_plots(const exp_args *a, const char *dir, const char *model,
                   al, bl, name, dev, original, plot_script);
   base_diag d;
   snprintf(path, sizeof path, "%s/plot.gp", dir);
-  base_status st =
-      text.oom ? base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory")
-               : base_write_atomic(path, text.s, text.len, &d);
+  base_status st = base_buf_write(&text, path, &d);
   free(text.s);
   if (st)
     return cli_report(&d);
@@ -403,9 +401,7 @@ static int write_results(const exp_args *a, const char *dir, const char *model,
   char path[4096];
   base_diag d;
   snprintf(path, sizeof path, "%s/results.csv", dir);
-  if (csv->oom)
-    base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  if (csv->oom || base_write_atomic(path, csv->s, csv->len, &d))
+  if (base_buf_write(csv, path, &d))
     return cli_report(&d);
   printf("wrote %s\n", path);
   return write_plots(a, dir, model, original);

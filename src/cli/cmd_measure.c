@@ -340,7 +340,7 @@ int cli_proposed_write(cli_proposed *p, const char *path) {
   for (int i = 0; i < p->n; i++)
     base_buf_printf(&b, "%s\n", p->sig[i]);
   base_diag d;
-  base_status st = b.oom ? oom(&d) : base_write_atomic(path, b.s, b.len, &d);
+  base_status st = base_buf_write(&b, path, &d);
   free(b.s);
   if (st)
     return cli_report(&d);

@@ -145,9 +145,7 @@ static int write_sigs(const char *path, const char *model, base_buf *b) {
     if (!i || strcmp(v[i], v[i - 1]))
       base_buf_printf(&out, "%s\n", v[i]);
   free(v);
-  base_status st =
-      out.oom ? base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory")
-              : base_write_atomic(path, out.s, out.len, &d);
+  base_status st = base_buf_write(&out, path, &d);
   free(out.s);
   if (st)
     return cli_report(&d);

@@ -202,10 +202,8 @@ static int dump_values(const ir_graph *g, const ex_values *v, const char *dir) {
                     i);
   }
   snprintf(path, sizeof path, "%s/manifest.tsv", dir);
-  if (!st && man.oom)
-    st = base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
-    st = base_write_atomic(path, man.s, man.len, &d);
+    st = base_buf_write(&man, path, &d);
   free(man.s);
   return st ? cli_report(&d) : CLI_OK;
 }
