@@ -167,6 +167,29 @@ static int last_dep(const ir_graph *g, int i) {
   return m;
 }
 
+/* Where shortcut s may move: right after ds, the node computing its last
+ * input (-1: the front), if ds comes before limit, s is a convolution or
+ * matmul that no other fold or move involves, ds is not moved itself and
+ * a (the node s moves ahead of) stays; else STAYS. */
+static int move_target(const epi *e, int s, int a, int limit) {
+  const ir_node *sn = &e->g->nodes[s];
+  int ds = last_dep(e->g, s);
+  if ((sn->op != IR_OP_CONV2D && sn->op != IR_OP_MATMUL) || e->owner[s] >= 0 ||
+      e->extra[s] || e->clr[s] || e->res[s] || e->anchor[s] ||
+      e->after[s] != STAYS || e->after[a] != STAYS || ds >= limit ||
+      (ds >= 0 && e->after[ds] != STAYS))
+    return STAYS;
+  return ds;
+}
+
+/* s moved to follow ds (move_target's). */
+static void move_after(epi *e, int s, int ds) {
+  e->after[s] = ds;
+  if (ds >= 0)
+    e->anchor[ds] = 1;
+  e->shortcuts++;
+}
+
 /* A ResNet block with a projection shortcut ends in ewadd(b, s): b the
  * main chain's last convolution, s the shortcut's convolution of the
  * block's input. Exported graphs (and the search's rebuilds) list s after
@@ -188,21 +211,16 @@ static int fold_shortcut(epi *e, int j) {
     return 0;
   int a = x->node < y->node ? x->node : y->node;
   int s = x->node < y->node ? y->node : x->node;
-  const ir_node *sn = &g->nodes[s];
-  int ds = last_dep(g, s), isbias = 0;
-  if ((sn->op != IR_OP_CONV2D && sn->op != IR_OP_MATMUL) || e->owner[s] >= 0 ||
-      e->extra[s] || e->clr[s] || e->res[s] || e->anchor[s] ||
-      e->after[s] != STAYS || e->after[a] != STAYS || ds >= last_dep(g, a) ||
-      (ds >= 0 && e->after[ds] != STAYS))
+  int ds = move_target(e, s, a, last_dep(g, a)), isbias = 0;
+  if (ds == STAYS)
     return 0;
+  const ir_node *sn = &g->nodes[s];
   e->after[s] = ds;
   if (!product_of(e, j, g->nodes[a].out[0], sn->out[0], &isbias) || isbias) {
     e->after[s] = STAYS;
     return 0;
   }
-  if (ds >= 0)
-    e->anchor[ds] = 1;
-  e->shortcuts++;
+  move_after(e, s, ds);
   e->zbias[a] = g->nodes[a].nin == 2;
   e->extra[a] = 1 + sn->out[0];
   e->last[a] = j;
@@ -231,17 +249,9 @@ static void order_shortcut(epi *e, int j) {
   }
   if (r->kind != IR_T_VALUE || a < 0 || r->node < a)
     return;
-  int s = r->node, ds = last_dep(g, s);
-  const ir_node *sn = &g->nodes[s];
-  if ((sn->op != IR_OP_CONV2D && sn->op != IR_OP_MATMUL) || e->wonly[s] ||
-      e->owner[s] >= 0 || e->extra[s] || e->clr[s] || e->res[s] ||
-      e->anchor[s] || e->after[s] != STAYS || e->after[a] != STAYS || ds >= a ||
-      (ds >= 0 && e->after[ds] != STAYS))
-    return;
-  e->after[s] = ds;
-  if (ds >= 0)
-    e->anchor[ds] = 1;
-  e->shortcuts++;
+  int s = r->node, ds = move_target(e, s, a, a);
+  if (ds != STAYS && !e->wonly[s])
+    move_after(e, s, ds);
 }
 
 /* Folds add node j into the product computing one operand, if any. */
