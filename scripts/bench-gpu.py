@@ -512,9 +512,12 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
 def torch_profile(spec, dev):
     """Prints PyTorch's profile of a torchvision network: NAME:BATCH, or
     NAME:BATCH:compile for torch.compile's default mode (the kernels that
-    reduce-overhead replays, without the CUDA graph)."""
+    reduce-overhead replays, without the CUDA graph); a last field bf16 or
+    f16 profiles the module in that type (NAME:BATCH:compile:bf16)."""
     name, batch, *how = spec.split(":")
-    m, x = tv_model(name, dev), torch.rand(int(batch), 3, 224, 224, device=dev)
+    dtype = how.pop() if how and how[-1] in ("bf16", "f16") else "f32"
+    m = tv_model(name, dev, dtype)
+    x = torch.rand(int(batch), 3, 224, 224, device=dev, dtype=tdtype(dtype))
     if how == ["compile"]:
         m = torch.compile(m)
     from torch.profiler import ProfilerActivity, profile
@@ -523,7 +526,8 @@ def torch_profile(spec, dev):
         for _ in range(10):
             m(x)
         torch.cuda.synchronize()
-    print("PyTorch %s %s, 10 runs:" % ("compiled" if how else "eager", spec))
+    print("PyTorch %s %s, 10 runs:" % ("compiled" if how else "eager",
+                                      spec))
     print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=int(os.environ.get("ROWS", "15")),
                                     max_name_column_width=70))
 

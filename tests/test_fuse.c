@@ -462,23 +462,63 @@ Test(fused, attention_chain_becomes_one_node) {
   ir_graph_free(g);
 }
 
+/* A zero weight: the guard's where(., 0, .) (att_zero: its values known). */
+static const float att_zero[1] = {0.0f};
+
+static void set_zero(ir_graph *g, const char *name) {
+  int t = ir_find_tensor(g, name);
+  cr_assert(t >= 0);
+  g->tensors[t].data = att_zero;
+}
+
 /* The same chain in bf16 (a model converted by --dtype: its smul reads a
  * bf16 scale, its softmax runs in bf16 without casts) becomes one bf16
- * attention node; one with a bias stays a chain (att_emit's helper nodes
- * would be float32 constants). */
+ * attention node; so do one with a bias and one with SDPA's q and k
+ * scalars, a mask and the guard (att_emit's helper nodes in bf16), within
+ * bf16's tolerance of the chains. */
 Test(fused, attention_chain_in_bf16) {
-  ir_graph *g = lu_parse("input q: bf16[2,3,5,8]\ninput k: bf16[2,3,8,7]\n"
-                         "input v: bf16[2,3,7,6]\nweight s: bf16[]\n"
-                         "weight b: bf16[5,7]\n" ATT_SCALED "zb = ewadd(z, b)\n"
-                         "p2 = softmax(zb)\ny2 = matmul(p2, v)\n"
-                         "output y, y2\n");
+  ir_graph *g =
+      lu_parse("input q: bf16[2,3,5,8]\ninput k: bf16[2,3,8,7]\n"
+               "input v: bf16[2,3,7,6]\nweight s: bf16[]\nweight b: bf16[5,7]\n"
+               "weight c: bf16[]\nweight zr: bf16[1]\n" ATT_SCALED
+               "zb = ewadd(z, b)\np2 = softmax(zb)\ny2 = matmul(p2, v)\n"
+               "q3 = ewmul(q, c)\nk3 = ewmul(c, k)\nz3 = matmul(q3, k3)\n"
+               "b3 = ewadd(z3, b)\np3 = softmax(b3)\ne3 = equal(p3, p3)\n"
+               "n3 = not(e3)\ng3 = where(n3, zr, p3)\ny3 = matmul(g3, v)\n"
+               "output y, y2, y3\n");
+  set_zero(g, "zr");
   fuse_stats st;
   ir_graph *h = fuse(g, NULL, &st);
-  cr_assert_eq(st.attention, 1);
+  cr_assert_eq(st.attention, 3);
   /* the bf16 scale an input */
   const ir_node *a = lu_node(h, "y", IR_OP_ATTENTION, 4);
   cr_assert_eq(h->tensors[a->out[0]].dtype, IR_DT_BF16);
-  cr_assert_eq(lu_producer(h, "y2")->op, IR_OP_MATMUL);
+  /* a bias with no scale: the scale of 1 made for it is bf16 (a cast of
+   * the float32 constant), as every operand of the node */
+  const ir_node *a2 = lu_node(h, "y2", IR_OP_ATTENTION, 5);
+  /* SDPA's two scalars and a mask, guarded: q and k keep their scalars'
+   * nodes (rounded as the chain rounds them), the scale is a bf16 one */
+  const ir_node *a3 = lu_node(h, "y3", IR_OP_ATTENTION, 5);
+  cr_assert_eq(a3->a.keepdims, 1, "guard=1");
+  cr_assert_eq(a3->in[0], ir_find_tensor(h, "q3"));
+  cr_assert_eq(a3->in[1], ir_find_tensor(h, "k3"));
+  cr_assert_eq(lu_producer(h, "q3")->op, IR_OP_EWMUL);
+  for (int k = 0; k < 5; k++) {
+    cr_assert_eq(h->tensors[a2->in[k]].dtype, IR_DT_BF16, "y2 input %d", k);
+    cr_assert_eq(h->tensors[a3->in[k]].dtype, IR_DT_BF16, "y3 input %d", k);
+  }
+  base_diag d;
+  ex_check_opts o;
+  ex_check_result r;
+  ex_check_opts_default(&o);
+  /* values of scale 1 only: at the check's 10 and 1000 this chain's scores
+   * reach 1e4 to 1e8, where the chain's own bf16 rounding of them (ulps of
+   * 64 and more) decides which key a one-hot softmax picks, and the node
+   * keeps them in float32 (as flash kernels and PyTorch's SDPA do) */
+  o.rounds = 1;
+  cr_assert_eq(ex_check_rounds(g, h, &o, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_leq(r.worst, 1.0, "outside bf16's tolerance: %g (output %d)",
+                r.worst, r.output);
   ir_graph_free(h);
   ir_graph_free(g);
 }
@@ -488,14 +528,6 @@ Test(fused, attention_chain_in_bf16) {
  * guard where(not(equal(p, p)), 0, p) after the softmax, a bias without a
  * scale (a scale of 1 made for it): attention nodes with b and guard=1,
  * bit for bit the chain's outputs; printed and parsed back the same. */
-static const float att_zero[1] = {0.0f};
-
-static void set_zero(ir_graph *g, const char *name) {
-  int t = ir_find_tensor(g, name);
-  cr_assert(t >= 0);
-  g->tensors[t].data = att_zero;
-}
-
 Test(fused, attention_bias_and_guard) {
   ir_graph *g = lu_parse(
       ATT_HEAD "weight w: [3,5,1]\nweight wb: [5,7]\nweight z: [1]\n"

@@ -417,10 +417,12 @@ static int att_scaled(const ir_graph *g, int p, int32_t *x, int32_t *c) {
   return 0;
 }
 
-/* Whether weight t holds known values, all 0. */
+/* Whether weight t holds known values, all 0 (of any float type: a half
+ * weight's values are held in float32 slots). */
 static int att_zero(const ir_graph *g, int32_t t) {
   const ir_tensor *w = &g->tensors[t];
-  if (w->kind != IR_T_WEIGHT || !w->data || w->dtype != IR_DT_F32)
+  if (w->kind != IR_T_WEIGHT || !w->data ||
+      !ir_dtype_is_float((ir_dtype)w->dtype))
     return 0;
   int64_t n = ir_shape_numel(&w->shape);
   for (int64_t i = 0; i < n; i++)
@@ -488,7 +490,8 @@ static void att_windows(const ir_graph *g, const int *reads,
     const ir_tensor *m = &g->tensors[nd->in[1 - k]];
     if (r1 < 0 || g->nodes[r1].op != IR_OP_RESHAPE ||
         !ir_shape_eq(&g->tensors[nd->in[k]].shape, mid) ||
-        m->dtype != IR_DT_F32 || !att_bias_ok(&m->shape, mid, 0) ||
+        m->dtype != g->tensors[nd->out[0]].dtype ||
+        !att_bias_ok(&m->shape, mid, 0) ||
         !ir_shape_eq(&g->tensors[g->nodes[r1].in[0]].shape,
                      &g->tensors[*t].shape))
       continue;
@@ -511,7 +514,7 @@ static int att_scores(const ir_graph *g, const int *reads,
       int x = att_link(g, reads, wonly, nd->in[k], 1);
       const ir_shape *bs = &g->tensors[nd->in[1 - k]].shape;
       int view = a->rb >= 0; /* the scores come through a reshape */
-      if (x >= 0 && g->tensors[nd->in[1 - k]].dtype == IR_DT_F32 &&
+      if (x >= 0 && g->tensors[nd->in[1 - k]].dtype == g->tensors[t].dtype &&
           ir_shape_eq(&g->tensors[nd->in[k]].shape,
                       &g->tensors[nd->out[0]].shape) &&
           att_bias_ok(bs, &g->tensors[nd->out[0]].shape, !view) &&
@@ -543,6 +546,12 @@ static int att_scores(const ir_graph *g, const int *reads,
       g->tensors[mm->in[1]].shape.rank != r)
     return 0;
   a->mm = p, a->q = mm->in[0], a->k = mm->in[1];
+  /* half: q and k keep their scalars' nodes (each product rounded to the
+   * type as the chain rounds it; the scalars' product as the node's scale
+   * would round once for all and move the large scores of a sharp softmax
+   * past the type's tolerance: test fused/attention_chain_in_bf16) */
+  if (ir_dtype_is_half((ir_dtype)g->tensors[a->q].dtype))
+    return 1;
   int32_t c;
   int qm = att_link(g, reads, wonly, a->q, 1);
   if (qm >= 0 && g->nodes[qm].op == IR_OP_EWMUL && att_scaled(g, qm, &x, &c))
@@ -596,11 +605,6 @@ static int att_chain(const ir_graph *g, const int *reads,
       (a->rb >= 0 && (a->ra < 0 || !att_const(g, wonly, a->b))))
     return 0; /* the views: around a bias computed once only (expanded to
                  the scores' shape, at load) */
-  /* half: one scale at most and no bias (the helper nodes att_emit adds
-   * for more, the ones and the products of scales, are float32) */
-  if (ir_dtype_is_half((ir_dtype)g->tensors[c->out[0]].dtype) &&
-      (a->b >= 0 || (a->qs >= 0) + (a->ks >= 0) + (a->s >= 0) > 1))
-    return 0;
   const ir_shape *q = &g->tensors[a->q].shape;
   const ir_shape *v = &g->tensors[c->in[1]].shape;
   const ir_shape *k = &g->tensors[a->k].shape;
@@ -635,22 +639,28 @@ static int32_t att_mul(ir_graph *h, int32_t t1, int32_t t2, const char *out,
                  d);
 }
 
-/* A const_ones of shape s in h; its tensor or -2. */
-static int32_t att_ones(ir_graph *h, const ir_shape *s, const char *out, int i,
-                        base_diag *d) {
+/* A const_ones of shape s in h, of float type dt (constants are float32:
+ * a half one through a cast, exact); its tensor or -2. */
+static int32_t att_ones(ir_graph *h, const ir_shape *s, ir_dtype dt,
+                        const char *out, int i, base_diag *d) {
   ir_attrs o;
   ir_attrs_default(IR_OP_CONST_ONES, &o);
   o.nlist = s->rank;
   for (int k = 0; k < s->rank; k++)
     o.list[k] = s->dim[k];
-  return att_add(h, IR_OP_CONST_ONES, NULL, 0, &o, out, "one", i, d);
+  int32_t t = att_add(h, IR_OP_CONST_ONES, NULL, 0, &o, out, "one", i, d);
+  if (t < 0 || dt == IR_DT_F32)
+    return t;
+  ir_attrs_default(IR_OP_CAST, &o);
+  o.groups = (int32_t)dt; /* cast's `to` (params.def) */
+  return att_add(h, IR_OP_CAST, &t, 1, &o, out, "onecast", i, d);
 }
 
 /* b broadcast to shape S in h: ewmul(b, ones(S)) (nodes "<out>.<tag>0"
- * and the ones); its tensor or -2. */
+ * and the ones, of b's type); its tensor or -2. */
 static int32_t att_spread(ir_graph *h, int32_t b, const ir_shape *S,
                           const char *out, const char *tag, base_diag *d) {
-  int32_t ones = att_ones(h, S, out, 1, d);
+  int32_t ones = att_ones(h, S, (ir_dtype)h->tensors[b].dtype, out, 1, d);
   ir_attrs at;
   ir_attrs_default(IR_OP_EWMUL, &at);
   return ones < 0 ? -2
@@ -720,7 +730,9 @@ static int att_emit(ir_graph *h, const ir_graph *g, const ir_node *nd,
   int32_t in[5] = {map[a->q], map[a->k], map[nd->in[1]], s, -1};
   int nin = s >= 0 ? 4 : 3;
   if (a->b >= 0) {
-    if (s < 0 && (s = att_ones(h, &(ir_shape){0}, out, 0, d)) < 0)
+    if (s < 0 &&
+        (s = att_ones(h, &(ir_shape){0}, (ir_dtype)h->tensors[in[0]].dtype, out,
+                      0, d)) < 0)
       return -1; /* b needs s: a scale of 1 */
     in[3] = s;
     in[4] = a->m >= 0    ? att_window_bias(h, g, a, map, out, d)
