@@ -1209,6 +1209,47 @@ Test(cuda, half_movement) {
       "output t, u, r, a, b, m, pd\n");
 }
 
+/* Pooling in half between channels-last convolutions: eight channels a
+ * thread where C is a multiple of 8 (2x2 and 3x3 windows unrolled, others
+ * looped; max and average, padding counted or not), the scalar form for
+ * C = 12. */
+Test(cuda, half_pooling_channels_last) {
+  need_gpu();
+  compare_half_types(
+      "input x: @[2,16,13,11]\nweight w: @[16,16,3,3]\n"
+      "weight w12: @[12,16,1,1]\nweight u: @[8,16,1,1]\n"
+      "weight u12: @[8,12,1,1]\n"
+      "c = conv2d(x, w) act=relu\n"
+      "m2 = maxpool(c) kernel=[2,2] stride=[2,2]\n"
+      "m3 = maxpool(c) kernel=[3,3] stride=[2,2] pad=same\n"
+      "a3 = avgpool(c) kernel=[3,3] pad=same count_include_pad=0\n"
+      "a5 = avgpool(c) kernel=[5,5] stride=[2,2] pad=same count_include_pad=1\n"
+      "d = conv2d(c, w12)\np12 = maxpool(d) kernel=[2,2] stride=[2,2]\n"
+      "y2 = conv2d(m2, u)\ny3 = conv2d(m3, u)\nz3 = conv2d(a3, u)\n"
+      "z5 = conv2d(a5, u)\ny12 = conv2d(p12, u12)\n"
+      "output y2, y3, z3, z5, y12\n");
+}
+
+/* Broadcasts in half eight outputs a thread (khalf.cu's k_binary_bv8):
+ * squeeze-and-excitation's x * s[n, c, 1, 1] channels-last (C = 16), a
+ * row bias over the last axis, a column broadcast (stride 0 along the last
+ * axis) and a scalar; C = 12 and a last axis of 5 on the scalar form. */
+Test(cuda, half_broadcast_vectors) {
+  need_gpu();
+  compare_half_types(
+      "input x: @[2,16,9,7]\ninput r: @[3,5,24]\nweight w: @[16,16,3,3]\n"
+      "weight w12: @[12,16,1,1]\nweight b: @[24]\nweight cb: @[3,5,1]\n"
+      "weight s: @[]\nweight cq: @[24,1]\nweight u: @[8,16,1,1]\n"
+      "weight u12: @[8,12,1,1]\nc = conv2d(x, w) act=relu\ng = "
+      "global_avgpool(c)\nsg = sigmoid(g)\n"
+      "m = ewmul(c, sg)\ny = conv2d(m, u)\n"
+      "d = conv2d(c, w12)\ngd = global_avgpool(d)\nmd = ewmul(gd, d)\n"
+      "y12 = conv2d(md, u12)\n"
+      "rb = ewadd(r, b)\nrc = ewsub(r, cb)\nrs = ewmul(s, r)\n"
+      "q = reshape(r) shape=[3,24,5]\nqb = ewadd(q, cq)\n"
+      "output y, y12, rb, rc, rs, qb\n");
+}
+
 /* A whole zoo network converted as `run --dtype` converts it
  * (ir_graph_to_dtype: batch norms in float32 between casts), in bf16 and
  * f16. */

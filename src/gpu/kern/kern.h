@@ -343,6 +343,10 @@ cudaError_t cxk_binary_dt(cudaStream_t s, int dt, int op, const void *a,
                           const void *b, void *o, int64_t n,
                           const cxk_bcast *bc, int relu);
 cudaError_t cxk_fill_dt(cudaStream_t s, int dt, void *y, int64_t n, float v);
+/* cxk_gather with x and y of type dt (the indices float32 as there). */
+cudaError_t cxk_gather_dt(cudaStream_t s, int dt, const void *x,
+                          const float *idx, void *y, int64_t outer,
+                          int64_t nidx, int64_t dim, int64_t inner);
 /* cxk_bias_res_act with y, bias and res of half type dt (bias, res may
  * be NULL; rmode, h, w as there). */
 cudaError_t cxk_bias_res_act_dt(cudaStream_t s, int dt, void *y,

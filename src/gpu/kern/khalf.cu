@@ -94,6 +94,44 @@ __global__ void k_binary_h(int op, const T *a, const T *b, T *o, int64_t n,
   }
 }
 
+/* A broadcast whose last dimension is a multiple of 8: eight outputs a
+ * thread (one 16-byte store), each operand read 16 bytes at a time where
+ * it runs along that dimension (stride 1, rows on 16-byte boundaries:
+ * vec8_operand) or one element repeated where it is broadcast along it
+ * (stride 0): squeeze-and-excitation's x * s[n, c] channels-last, a bias
+ * over rows. The index walk once per eight outputs. */
+template <typename T, typename I>
+__global__ void k_binary_bv8(int op, const T *a, const T *b, T *o, I nv,
+                             const __grid_constant__ cxk_bcast bc, int relu) {
+  const int L = bc.rank - 1;
+  GRID_LOOP_T(I, i, nv) {
+    I rem = i * 8, oa = 0, ob = 0;
+    for (int d = L; d >= 0; d--) {
+      I c = rem % (I)bc.dim[d];
+      rem /= (I)bc.dim[d];
+      oa += c * (I)bc.sa[d];
+      ob += c * (I)bc.sb[d];
+    }
+    vec16<T> x, y;
+    if (bc.sa[L])
+      x.u = *(const uint4 *)(a + oa);
+    else
+#pragma unroll
+      for (int j = 0; j < 8; j++)
+        x.e[j] = a[oa];
+    if (bc.sb[L])
+      y.u = *(const uint4 *)(b + ob);
+    else
+#pragma unroll
+      for (int j = 0; j < 8; j++)
+        y.e[j] = b[ob];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      x.e[j] = st<T>(relu_h(relu, bin_h(op, ld(x.e[j]), ld(y.e[j]))));
+    *(uint4 *)(o + (int64_t)i * 8) = x.u;
+  }
+}
+
 /* y[i] = act(y[i] + bias[(i / inner) % c] + res[j]), in place; j as
  * kew.cu's k_bias_res_act finds it (rmode 0: i; 1: y NHWC, res NCHW; 2: y
  * NCHW, res NHWC). */
@@ -120,6 +158,19 @@ __global__ void k_bias_res_act_h(T *y, const T *bias, const T *res, int64_t n,
       v += ld(res[j]);
     }
     y[i] = st<T>(act_fn(act, v, lo, hi));
+  }
+}
+
+/* kew.cu's k_gather on elements of type T (out-of-range indices: NaN). */
+template <typename T>
+__global__ void k_gather_h(const T *x, const float *idx, T *y, int64_t n,
+                           int64_t nidx, int64_t dim, int64_t inner) {
+  GRID_LOOP(i, n) {
+    int64_t r = i % inner, k = i / inner % nidx, q = i / inner / nidx;
+    int64_t j = (int64_t)idx[k];
+    j = j < 0 ? j + dim : j;
+    y[i] = j >= 0 && j < dim ? x[(q * dim + j) * inner + r]
+                             : st<T>(__int_as_float(0x7fc00000));
   }
 }
 
@@ -154,6 +205,20 @@ cudaError_t unary_t(cudaStream_t s, int fn, const void *x, void *y, int64_t n,
   return cudaGetLastError();
 }
 
+/* Operand x of broadcast strides st read 16 bytes (8 halves) at a time
+ * along the last dimension: broadcast along it, or contiguous along it
+ * with every row starting on a 16-byte boundary. */
+static bool vec8_operand(const void *x, const int64_t *st, int rank) {
+  if (st[rank - 1] == 0)
+    return true;
+  if (st[rank - 1] != 1 || !aligned16(x))
+    return false;
+  for (int d = 0; d < rank - 1; d++)
+    if (st[d] % 8)
+      return false;
+  return true;
+}
+
 template <typename T>
 cudaError_t binary_t(cudaStream_t s, int op, const void *a, const void *b,
                      void *o, int64_t n, const cxk_bcast *bc0, int relu) {
@@ -165,9 +230,18 @@ cudaError_t binary_t(cudaStream_t s, int op, const void *a, const void *b,
     int64_t *st2[2] = {bc.sa, bc.sb};
     dims_merge(&bc.rank, bc.dim, st2, 2, true);
   }
+  bool v8 = bc0 && bc.rank >= 1 && bc.dim[bc.rank - 1] % 8 == 0 &&
+            aligned16(o) && vec8_operand(a, bc.sa, bc.rank) &&
+            vec8_operand(b, bc.sb, bc.rank);
   if (!bc0 && n % per == 0 && aligned16(a) && aligned16(b) && aligned16(o))
     k_binary_v<T><<<blocks_for(n / per), kThreads, 0, s>>>(
         op, (const uint4 *)a, (const uint4 *)b, (uint4 *)o, n / per, relu);
+  else if (v8 && fits32(n))
+    k_binary_bv8<T, int32_t><<<blocks_for(n / 8), kThreads, 0, s>>>(
+        op, (const T *)a, (const T *)b, (T *)o, (int32_t)(n / 8), bc, relu);
+  else if (v8)
+    k_binary_bv8<T, int64_t><<<blocks_for(n / 8), kThreads, 0, s>>>(
+        op, (const T *)a, (const T *)b, (T *)o, n / 8, bc, relu);
   else
     k_binary_h<T><<<blocks_for(n), kThreads, 0, s>>>(
         op, (const T *)a, (const T *)b, (T *)o, n, bc, relu);
@@ -200,6 +274,24 @@ cudaError_t cxk_unary_dt(cudaStream_t s, int dt, int fn, const void *x, void *y,
   if (dt == CXK_BF16)
     return unary_t<__nv_bfloat16>(s, fn, x, y, n, lo, hi);
   return cxk_unary(s, fn, (const float *)x, (float *)y, n, lo, hi);
+}
+
+cudaError_t cxk_gather_dt(cudaStream_t s, int dt, const void *x,
+                          const float *idx, void *y, int64_t outer,
+                          int64_t nidx, int64_t dim, int64_t inner) {
+  int64_t n = outer * nidx * inner;
+  if (n <= 0)
+    return cudaSuccess;
+  if (dt == CXK_F16)
+    k_gather_h<<<blocks_for(n), kThreads, 0, s>>>(
+        (const __half *)x, idx, (__half *)y, n, nidx, dim, inner);
+  else if (dt == CXK_BF16)
+    k_gather_h<<<blocks_for(n), kThreads, 0, s>>>(
+        (const __nv_bfloat16 *)x, idx, (__nv_bfloat16 *)y, n, nidx, dim, inner);
+  else
+    return cxk_gather(s, (const float *)x, idx, (float *)y, outer, nidx, dim,
+                      inner);
+  return cudaGetLastError();
 }
 
 cudaError_t cxk_binary_dt(cudaStream_t s, int dt, int op, const void *a,

@@ -104,6 +104,56 @@ __global__ void k_pool_cl4(const float4 *x, float4 *y, I n,
   }
 }
 
+/* Channels-last pooling on half elements, eight channels a thread (one
+ * 16-byte load a window position; C a multiple of 8, p.c counted in 8s),
+ * float32 inside, each result rounded once; K as for k_pool. */
+template <typename I, int K, typename T>
+__global__ void k_pool_cl8(const uint4 *x, uint4 *y, I n,
+                           const __grid_constant__ cxk_pool p) {
+  GRID_LOOP_T(I, i, n) {
+    I c = (I)p.c, ow = (I)p.ow, oh = (I)p.oh;
+    I ch = i % c, ox = (i / c) % ow, oy = (i / (c * ow)) % oh;
+    I img = i / (c * ow * oh);
+    const uint4 *xp = x + (int64_t)img * p.h * p.w * c + ch;
+    int y0 = (int)oy * p.sh - p.pt, x0 = (int)ox * p.sw - p.pl;
+    int h = (int)p.h, w = (int)p.w;
+    float best[8], sum[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      best[j] = -INFINITY, sum[j] = 0.0f;
+    int cnt = 0;
+    const int kh = K ? K : p.kh, kw = K ? K : p.kw;
+#pragma unroll
+    for (int ky = 0; ky < kh; ky++) {
+      int yy = y0 + ky;
+      if (yy < 0 || yy >= h)
+        continue;
+#pragma unroll
+      for (int kx = 0; kx < kw; kx++) {
+        int xx = x0 + kx;
+        if (xx < 0 || xx >= w)
+          continue;
+        uint4 v = xp[(int64_t)(yy * w + xx) * c];
+        const T *e = reinterpret_cast<const T *>(&v);
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+          float f = ld(e[j]);
+          best[j] = f > best[j] ? f : best[j];
+          sum[j] += f;
+        }
+        cnt++;
+      }
+    }
+    float div = (float)(p.count_include_pad ? kh * kw : cnt);
+    uint4 out;
+    T *o = reinterpret_cast<T *>(&out);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      o[j] = st<T>(p.is_max ? best[j] : sum[j] / div);
+    y[i] = out;
+  }
+}
+
 /* One warp per output element. */
 template <typename I, typename T = float>
 __global__ void k_reduce_mean(const T *x, T *y,
@@ -814,12 +864,30 @@ static cudaError_t reduce_mean_t(cudaStream_t s, const T *x, T *y,
   return cudaGetLastError();
 }
 
-/* cxk_pool2d's scalar form on half elements (NCHW or channels-last). */
+/* cxk_pool2d on half elements: channels-last with C a multiple of 8,
+ * eight channels a thread (VGG-16's 2x2 and ResNets' 3x3 windows
+ * unrolled); else the scalar form (NCHW or channels-last). */
 template <typename T>
 static cudaError_t pool_t(cudaStream_t s, const T *x, T *y, const cxk_pool *p) {
   int64_t n = p->n * p->c * p->oh * p->ow;
   bool big = !fits32(n) || !fits32(p->n * p->c * p->h * p->w);
-  if (!big && p->kh == 3 && p->kw == 3)
+  int k = p->kh == p->kw && (p->kh == 2 || p->kh == 3) ? p->kh : 0;
+  if (p->cl && p->c % 8 == 0 && aligned16(x) && aligned16(y) && !big) {
+    cxk_pool q = *p;
+    q.c /= 8;
+    const uint4 *xv = (const uint4 *)x;
+    uint4 *yv = (uint4 *)y;
+    int32_t m = (int32_t)(n / 8);
+    if (k == 2)
+      k_pool_cl8<int32_t, 2, T>
+          <<<blocks_for(m), kThreads, 0, s>>>(xv, yv, m, q);
+    else if (k == 3)
+      k_pool_cl8<int32_t, 3, T>
+          <<<blocks_for(m), kThreads, 0, s>>>(xv, yv, m, q);
+    else
+      k_pool_cl8<int32_t, 0, T>
+          <<<blocks_for(m), kThreads, 0, s>>>(xv, yv, m, q);
+  } else if (!big && p->kh == 3 && p->kw == 3)
     k_pool<int32_t, 3, T>
         <<<blocks_for(n), kThreads, 0, s>>>(x, y, (int32_t)n, *p);
   else if (!big)

@@ -2,7 +2,7 @@
  * docs/half.md) runs on the GPU. Natively in its type: convolutions
  * (cuDNN, kconv.cu, cuBLASLt), matmuls (cuBLASLt), fused nodes (NVRTC),
  * attention (katt.cu's kernels, every operand of one type), the
- * element-wise operators, casts to float types and the moves (reshape,
+ * element-wise operators, casts to float types, gather and the moves (reshape,
  * transpose, slice, concat, split, pad, enlarge: khalf.cu; a move node's
  * program: kmprog.cu; concat_shuffle: kmove.cu), pooling, mean reductions,
  * softmax and layer norm (kred.cu) and batch norm (kew.cu), float32 sums and
@@ -79,6 +79,9 @@ static int typed(const ir_graph *g, const ir_node *n) {
   case IR_OP_CAST: /* to a float type (from int64 or bool too: held as
                       float32); to int64 or bool: staged */
     return ir_dtype_is_float(g->tensors[n->out[0]].dtype);
+  case IR_OP_GATHER: /* the table's and the output's type alike; the
+                        indices (int64, held as float32) as they are */
+    return gpu_dt_of(g, n->in[0]) == gpu_dt_of(g, n->out[0]);
   default: return 0;
   }
 }
@@ -90,7 +93,7 @@ int gpu_half_mode(const gpu_plan *p, int i, base_diag *d) {
     return 1;
   if (!typed(g, n) || (n->op == IR_OP_ATTENTION && !one_type(g, n)))
     return 2; /* the float32 kernels on float32 copies */
-  if (n->op == IR_OP_CAST || one_type(g, n))
+  if (n->op == IR_OP_CAST || n->op == IR_OP_GATHER || one_type(g, n))
     return 1;
   /* mixed types, which the IR's type rule forbids: the launcher would
    * read every operand as its output's type */

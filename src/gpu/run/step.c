@@ -87,9 +87,10 @@ static cudaError_t gather_idx(gpu_plan *p, const ir_node *n) {
     outer *= x->dim[i];
   for (int i = n->a.axis + 1; i < x->rank; i++)
     inner *= x->dim[i];
-  return cxk_gather(p->ctx->stream, IN(p, n, 0), IN(p, n, 1), p->ptr[n->out[0]],
-                    outer, ir_shape_numel(shp(p, n->in[1])), x->dim[n->a.axis],
-                    inner);
+  return cxk_gather_dt(p->ctx->stream, gpu_dt_of(p->g, n->out[0]), IN(p, n, 0),
+                       IN(p, n, 1), p->ptr[n->out[0]], outer,
+                       ir_shape_numel(shp(p, n->in[1])), x->dim[n->a.axis],
+                       inner);
 }
 
 static cudaError_t cast(gpu_plan *p, const ir_node *n) {
