@@ -249,6 +249,32 @@ Test(instances, grouped_only_where_proven) {
   ir_graph_free(g);
 }
 
+/* A direction is given up (matched exactly from then on) after refusals of
+ * 8 kinds with no proof, a kind being the bound nodes' parameters, shapes
+ * aside: grouped biased siblings added, refused on 10 sizes, are one kind,
+ * and the ungrouped ones after them are still proven (counting each size
+ * gave the direction up after the eighth). */
+Test(instances, one_refused_kind_on_many_shapes_keeps_a_direction) {
+  int ni;
+  for (int hw = 5; hw < 15; hw++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "input x: [1,6,%d,%d]\ninput y: [1,4,%d,%d]\n"
+             "weight w: [8,3,3,3]\nweight v: [8,2,3,3]\n"
+             "weight bw: [8]\nweight bv: [8]\n"
+             "a = conv2d(x, w, bw) groups=2\nb = conv2d(y, v, bv) groups=2\n"
+             "o = ewadd(a, b)\noutput o\n",
+             hw, hw, hw, hw);
+    ir_graph *g = parse(text);
+    cr_assert_eq(matches("merge_add_convs", g, &ni), 0);
+    ir_graph_free(g);
+  }
+  ir_graph *g = add_convs("", 1, 0);
+  cr_assert_eq(matches("merge_add_convs", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+}
+
 Test(instances, planted_biased_smul_refused) {
   int ni;
   /* conv(s*x, w) + b != s * (conv(x, w) + b): must be refused */

@@ -919,6 +919,85 @@ Test(search, patience_looks_at_removals) {
   ir_ruleset_free(&rs);
 }
 
+/* The second descent (srch_options.descent, under no_passes). Three 1x1
+ * convolutions of one input, each followed by a batch norm and a relu,
+ * and rules/extended.rules' sibling merges (e00122 plain, e00180 with
+ * relu), batch-norm fold (e00470) and nested splits (descent.rules).
+ * Costs: a convolution 10 (any), a split 1, a batch norm or a relu 3.
+ * The start costs 48. Merging two plain convolutions saves 9, folding a
+ * norm and its relu 6, so the search merges first (all three: 29), and
+ * then no rule folds a norm of a split's part; each fold then lies beyond
+ * alpha of 29 (42). The descent, fewest operators first, folds the three
+ * and merges the biased convolutions through proven instances: one
+ * convolution and a split, 11. */
+static base_status toy_descent(void *u, const ir_graph *g, int node,
+                               double *cost, int *estimated, base_diag *d) {
+  (void)u, (void)d;
+  switch (g->nodes[node].op) {
+  case IR_OP_CONV2D: *cost = 10; break;
+  case IR_OP_SPLIT: *cost = 1; break;
+  default: *cost = 3;
+  }
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+static const char siblings_bn_relu[] =
+    "input x: [1,8,6,6]\n"
+    "weight w1: [4,8,1,1]\nweight s1: [4]\nweight b1: [4]\n"
+    "weight m1: [4]\nweight v1: [4]\n"
+    "weight w2: [2,8,1,1]\nweight s2: [2]\nweight b2: [2]\n"
+    "weight m2: [2]\nweight v2: [2]\n"
+    "weight w3: [6,8,1,1]\nweight s3: [6]\nweight b3: [6]\n"
+    "weight m3: [6]\nweight v3: [6]\n"
+    "c1 = conv2d(x, w1)\nn1 = batchnorm(c1, s1, b1, m1, v1)\nr1 = relu(n1)\n"
+    "c2 = conv2d(x, w2)\nn2 = batchnorm(c2, s2, b2, m2, v2)\nr2 = relu(n2)\n"
+    "c3 = conv2d(x, w3)\nn3 = batchnorm(c3, s3, b3, m3, v3)\nr3 = relu(n3)\n"
+    "output r1, r2, r3\n";
+
+Test(search, second_descent_folds_before_merging) {
+  ir_ruleset rs;
+  load_rules(RULES "descent.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse(siblings_bn_relu);
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_descent;
+  o.fuse_k = 0;
+  o.no_passes = 1;
+  o.descent = 0; /* the first search alone: the merge's dead end */
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_float_eq(sum_cost(h, toy_descent, NULL, NULL), 29, 1e-9);
+  cr_assert_eq(count_op(h, IR_OP_BATCHNORM), 3);
+  cr_assert_eq(st.descents, 0);
+  srch_stats_free(&st);
+  o.descent = 1;
+  ir_graph *h2 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h2, "%s", d.msg);
+  cr_assert_float_eq(sum_cost(h2, toy_descent, NULL, NULL), 11, 1e-9);
+  cr_assert_eq(count_op(h2, IR_OP_CONV2D), 1);
+  cr_assert_eq(st.descents, 1);
+  cr_assert_lt(check_err(g, h2), 1e-4);
+  srch_stats_free(&st);
+  /* without no_passes (the default pipeline) there is no descent */
+  o.no_passes = 0;
+  ir_graph *h3 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h3, "%s", d.msg);
+  cr_assert_eq(graph_hash(h3), graph_hash(h));
+  cr_assert_eq(st.descents, 0);
+  srch_stats_free(&st);
+  ir_graph_free(h3);
+  ir_graph_free(h2);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* The search's start graph is always a fusion candidate, and the K kept
  * are of K distinct costs. BERT's scores scaled at batch 16: the default
  * rules' r00449 backward makes smul(scores, s) an ewmul by a weight-only

@@ -349,6 +349,8 @@ static void print_search(const opt_report *r, const opt_args *a) {
            st->fuse_bounded);
   if (st->removal_looks)
     printf("; %d looks past patience at fewer operators", st->removal_looks);
+  if (st->descents)
+    printf("; %d second descents from a region's start", st->descents);
   printf("\n");
   printf("rule instances (biased, strided, grouped, fused convs): %d "
          "proven, %d refused\n",

@@ -20,8 +20,9 @@
  * Instances are cached by direction, graph-node parameters and bound shapes
  * (refusals too); at most INST_MAX_PROOFS rules are sent to the verifier per
  * compiled rule set, later new instances are refused, and a direction with
- * INST_HOPELESS refusals and no proof is matched exactly only from then on
- * (a search-time economy: it only refuses more). docs/search.md ("Why
+ * refusals of INST_HOPELESS kinds (the bound nodes' parameters, shapes
+ * aside) and no proof is matched exactly only from then on (a search-time
+ * economy: it only refuses more). docs/search.md ("Why
  * each generalisation is sound") gives the argument.
  */
 #include <stdio.h>
@@ -40,7 +41,14 @@
  * ms. */
 #define INST_MAX_PROOFS 8192
 #define INST_TIMEOUT_MS 2000u /* per verifier query */
-#define INST_HOPELESS 8       /* refusals without a proof: give up a dir */
+/* Kinds of refusal without a proof that give up a direction. A kind is
+ * the bound nodes' parameters, not their shapes: one kind refused on many
+ * shapes (NASNet-A's channel counts) says no more than once, and counting
+ * each shape made whether a direction stayed open depend on the order in
+ * which a search met its matches (the second descent, search.c, met the
+ * refused kinds of e00122's sibling merge on more shapes first and lost
+ * the biased merges the first search had proven). */
+#define INST_HOPELESS 8
 
 typedef struct inst_entry {
   uint64_t key;
@@ -58,7 +66,9 @@ struct rewrite_icache {
   int n, cap;
   int proofs, proven, refused;
   int ndirs;
-  int32_t *dir_proven, *dir_refused; /* ndirs each */
+  int32_t *dir_proven, *dir_refused; /* ndirs each; refused: kinds */
+  uint64_t *kinds; /* refused kinds (kind_key), open addressing; 0 empty */
+  int nkinds, capkinds;
 };
 
 rewrite_icache *rewrite_icache_new(int ndirs) {
@@ -90,6 +100,7 @@ void rewrite_icache_free(rewrite_icache *c) {
   free(c->e);
   free(c->dir_proven);
   free(c->dir_refused);
+  free(c->kinds);
   if (c->vc)
     verify_free(c->vc);
   free(c);
@@ -178,6 +189,52 @@ static uint64_t inst_key(const rewrite_cpat *cp, const ir_graph *g,
       h = mix(h, s, sizeof *s);
     }
   return h;
+}
+
+/* The kind of a match: direction and each bound node's instance
+ * parameters, arity and whether it has a bias (inst_key without shapes). */
+static uint64_t kind_key(const rewrite_cpat *cp, const ir_graph *g,
+                         const rewrite_match *m) {
+  uint64_t h = XXH3_64bits(&cp->dir, sizeof cp->dir);
+  const ir_graph *pat = cp->g;
+  for (int p = 0; p < pat->nnodes; p++) {
+    const ir_node *gn = &g->nodes[m->node[p]];
+    ir_attrs a = inst_attrs(&pat->nodes[p], gn);
+    h = mix(h, &a, sizeof a);
+    h = mix(h, &gn->nin, sizeof gn->nin);
+  }
+  return h ? h : 1;
+}
+
+/* Adds kind k to c's refused kinds: 1 new, 0 already there, -1 OOM. */
+static int kind_add(rewrite_icache *c, uint64_t k) {
+  if (2 * (c->nkinds + 1) > c->capkinds) {
+    int cap = c->capkinds ? 2 * c->capkinds : 64;
+    uint64_t *t = base_calloc((size_t)cap, sizeof *t);
+    if (!t)
+      return -1;
+    for (int i = 0; i < c->capkinds; i++)
+      if (c->kinds[i])
+        for (int j = (int)(c->kinds[i] & (uint64_t)(cap - 1));;
+             j = (j + 1) & (cap - 1))
+          if (!t[j]) {
+            t[j] = c->kinds[i];
+            break;
+          }
+    free(c->kinds);
+    c->kinds = t;
+    c->capkinds = cap;
+  }
+  for (int j = (int)(k & (uint64_t)(c->capkinds - 1));;
+       j = (j + 1) & (c->capkinds - 1)) {
+    if (c->kinds[j] == k)
+      return 0;
+    if (!c->kinds[j]) {
+      c->kinds[j] = k;
+      c->nkinds++;
+      return 1;
+    }
+  }
 }
 
 /* Builds src' into e (tmap, bias). 0 ok, -1 does not type-check, -2 out
@@ -408,7 +465,10 @@ base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
       en->src = NULL;
     }
     en->proven ? c->proven++ : c->refused++;
-    (en->proven ? c->dir_proven : c->dir_refused)[cp->dir]++;
+    int fresh = en->proven ? 1 : kind_add(c, kind_key(cp, g, m));
+    if (fresh < 0)
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    (en->proven ? c->dir_proven : c->dir_refused)[cp->dir] += fresh;
   }
   if (!en->proven)
     return BASE_OK;

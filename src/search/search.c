@@ -11,6 +11,8 @@
  * are grouped by their anchor's signature, so an expansion tries only those
  * whose anchor occurs in the graph; each match is probed (hash and cost,
  * rewrite.c) and built only when it is new and could be queued or best.
+ * Under no_passes a second descent follows from the start, fewest
+ * operators first (restart()).
  *
  * Fusion is part of the decision (srch_options.fuse_k): the search keeps the
  * fuse_k cheapest distinct graphs it built and the start graph (always: the
@@ -40,6 +42,7 @@ void srch_options_default(srch_options *o) {
                       .passes = 2,
                       .merge = 1,
                       .fuse_k = 8,
+                      .descent = 1,
                       .pass_rules = NULL,
                       .cost = cd_model_cost,
                       .cost_u = NULL};
@@ -74,6 +77,10 @@ typedef struct cand {
   double cost;
   int depth, hist;
   int64_t seq;
+  int kern;   /* in the descent (restart()): operators run on every
+                 inference (kernels()), -1 unknown; else 0 */
+  double ref; /* in the descent: the cheapest cost on its path from the
+                 start (bound()); else 0 */
 } cand;
 
 /* One of the cheapest graphs built (fusion chooses among them). */
@@ -109,19 +116,33 @@ typedef struct sstate {
   int64_t seq;
   int expanded; /* in this search (the budget's count) */
   int gained;   /* expanded when the best last improved */
+  int descent;  /* the second descent from the start has begun (restart()) */
   kbest *top;   /* the fuse_k cheapest graphs, by cost (one a cost) */
   int ntop, ktop;
   kbest first; /* the start graph, a candidate whatever its cost (or NULL) */
 } sstate;
 
-static int before(const cand *a, const cand *b) {
+/* The cost up to which a graph of reference ref is queued and expanded:
+ * alpha x the best, or in the second descent (ref > 0: the cheapest cost
+ * on the graph's path from the start, never below the best) alpha x ref:
+ * each path descends as the first search did from the start, not only
+ * within alpha of a best that another path reached. */
+static double bound(const sstate *s, double ref) {
+  return s->o->alpha * (ref > s->best_cost ? ref : s->best_cost);
+}
+
+/* The queue's order: by cost, ties by creation; in the second descent
+ * the graphs running fewer operators first. */
+static int before(const sstate *s, const cand *a, const cand *b) {
+  if (s->descent && a->kern != b->kern)
+    return a->kern >= 0 && (b->kern < 0 || a->kern < b->kern);
   return a->cost < b->cost || (a->cost == b->cost && a->seq < b->seq);
 }
 
 static void heap_push(sstate *s, cand c) {
   int i = s->n++;
   s->heap[i] = c;
-  while (i > 0 && before(&s->heap[i], &s->heap[(i - 1) / 2])) {
+  while (i > 0 && before(s, &s->heap[i], &s->heap[(i - 1) / 2])) {
     cand t = s->heap[i];
     s->heap[i] = s->heap[(i - 1) / 2];
     s->heap[(i - 1) / 2] = t;
@@ -134,9 +155,9 @@ static cand heap_pop(sstate *s) {
   s->heap[0] = s->heap[--s->n];
   for (int i = 0;;) {
     int l = 2 * i + 1, r = l + 1, m = i;
-    if (l < s->n && before(&s->heap[l], &s->heap[m]))
+    if (l < s->n && before(s, &s->heap[l], &s->heap[m]))
       m = l;
-    if (r < s->n && before(&s->heap[r], &s->heap[m]))
+    if (r < s->n && before(s, &s->heap[r], &s->heap[m]))
       m = r;
     if (m == i)
       break;
@@ -342,6 +363,20 @@ static base_status report_cand(const sstate *s, const ir_graph *g, double c,
   return st;
 }
 
+/* The operators of g that run on every inference (not weight-only); -1
+ * on out of memory. */
+static int kernels(const ir_graph *g) {
+  unsigned char *w = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!w)
+    return -1;
+  ir_weight_only(g, w);
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    n += !w[i];
+  free(w);
+  return n;
+}
+
 /* Costs and queues a built new graph (taking it); updates the best.
  * only_report: a graph built for o->cand_fn alone (the probe found it
  * neither the best nor one to queue), handed to it and dropped. */
@@ -377,8 +412,10 @@ static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
     s->best_hist = h;
     s->gained = s->expanded;
   }
-  if (c <= s->o->alpha * s->best_cost && s->n < s->cap) {
-    heap_push(s, (cand){child, c, parent->depth + 1, h, s->seq++});
+  double ref = parent->ref > 0 && c < parent->ref ? c : parent->ref;
+  if (c <= bound(s, ref) && s->n < s->cap) {
+    heap_push(s, (cand){child, c, parent->depth + 1, h, s->seq++,
+                        s->descent ? kernels(child) : 0, ref});
     if (s->n > s->st->queue_peak)
       s->st->queue_peak = s->n;
   } else {
@@ -419,8 +456,9 @@ static base_status offer(sstate *s, const cand *c, int k,
   s->st->generated++;
   s->st->estimated |= pr.estimated;
   double margin = 1e-6 * s->best_cost;
+  double ref = c->ref > 0 && pr.cost < c->ref ? pr.cost : c->ref;
   int skip = pr.cost > s->best_cost + margin &&
-             (s->n >= s->cap || pr.cost > s->o->alpha * s->best_cost + margin);
+             (s->n >= s->cap || pr.cost > bound(s, ref) + margin);
   if (skip && !s->o->cand_fn)
     return BASE_OK; /* would be neither the best nor queued */
   ir_graph *child = rewrite_apply(c->g, rewrite_match_pat(dr, m),
@@ -486,8 +524,8 @@ static base_status expand_moves(sstate *s, const cand *c, base_diag *d) {
   if (!s->o->move_fn)
     return BASE_OK;
   emit_ctx e = {s, c};
-  return s->o->move_fn(s->o->move_u, c->g, c->cost,
-                       s->o->alpha * s->best_cost - c->cost, emit_move, &e, d);
+  return s->o->move_fn(s->o->move_u, c->g, c->cost, bound(s, c->ref) - c->cost,
+                       emit_move, &e, d);
 }
 
 static base_status expand(sstate *s, const cand *c, base_diag *d) {
@@ -549,20 +587,6 @@ static void count_rules(sstate *s) {
   }
 }
 
-/* The operators of g that run on every inference (not weight-only); -1
- * on out of memory. */
-static int kernels(const ir_graph *g) {
-  unsigned char *w = base_calloc((size_t)g->nnodes + 1, 1);
-  if (!w)
-    return -1;
-  ir_weight_only(g, w);
-  int n = 0;
-  for (int i = 0; i < g->nnodes; i++)
-    n += !w[i];
-  free(w);
-  return n;
-}
-
 /* Patience's last look: the queue cut to the graphs that run fewer
  * operators than the best and are within alpha of it (a fold whose first
  * step costs a little, as a batch norm folded into a convolution's bias
@@ -574,7 +598,7 @@ static int removals_left(sstate *s) {
   for (int i = 0; i < s->n; i++) {
     cand c = s->heap[i];
     int k = nb < 0 ? -1 : kernels(c.g);
-    if (k >= 0 && k < nb && c.cost <= s->o->alpha * s->best_cost)
+    if (k >= 0 && k < nb && c.cost <= bound(s, c.ref))
       s->heap[m++] = c;
     else
       ir_graph_free(c.g);
@@ -587,17 +611,22 @@ static int removals_left(sstate *s) {
   return n > 0;
 }
 
+/* The second descent's patience (restart()): a quarter of the first's. */
+#define DESCENT_PATIENCE(p) ((p) > 0 && (p) / 4 < 1 ? 1 : (p) / 4)
+
 static base_status search_loop(sstate *s, base_diag *d) {
   base_status st = BASE_OK;
   int look_at = -1; /* expansions at the last look (-1: none yet) */
   while (!st && s->n > 0 && s->expanded < s->o->budget) {
-    if (s->o->patience > 0 && s->expanded - s->gained >= s->o->patience) {
+    int patience =
+        s->descent ? DESCENT_PATIENCE(s->o->patience) : s->o->patience;
+    if (patience > 0 && s->expanded - s->gained >= patience) {
       if (s->gained > look_at && (look_at = s->expanded) >= 0 &&
           removals_left(s)) {
         s->st->removal_looks++;
         continue;
       }
-      s->st->stopped_by_patience++;
+      s->st->stopped_by_patience += !s->descent; /* the first search's */
       break;
     }
     if (s->deadline > 0 && base_now() > s->deadline) {
@@ -605,7 +634,7 @@ static base_status search_loop(sstate *s, base_diag *d) {
       break;
     }
     cand c = heap_pop(s);
-    if (c.depth == 0 || c.cost <= s->o->alpha * s->best_cost) {
+    if (c.depth == 0 || c.cost <= bound(s, c.ref)) {
       s->st->expanded++;
       s->expanded++;
       if (s->o->max_depth < 0 || c.depth < s->o->max_depth)
@@ -614,6 +643,46 @@ static base_status search_loop(sstate *s, base_diag *d) {
     ir_graph_free(c.g);
   }
   return st;
+}
+
+/* The second descent: when the first search has ended (by patience, its
+ * budget or an empty queue), the search starts again from the start g of
+ * cost c0 with the queue ordered by the operators each graph runs, fewest
+ * first (then by cost), every graph it reaches seen anew, and each path
+ * bounded by its own cheapest graph (bound()): the rewrites that remove
+ * operators are followed first, as far as they go, the others after them.
+ * The first search follows the cheapest step first, and one cheap step can
+ * close a cheaper road: sibling convolutions merged before their batch
+ * norms are folded leave each norm reading a split's part, which no rule
+ * folds (the generated rules state the fold on a convolution's own
+ * output), and every graph of the folds first then lies beyond alpha of
+ * the merge's best (Inception-v3 under --passes none, whose norms no
+ * pass folds first). The best, the fusion candidates and the statistics
+ * carry over; the descent has a budget of its own and a quarter of the
+ * patience (DESCENT_PATIENCE: the whole doubled --passes none's CPU
+ * seconds and spent Inception-v3's instance proofs, inst.c, before its
+ * later regions at batch 1). */
+static base_status restart(sstate *s, const ir_graph *g, double c0,
+                           base_diag *d) {
+  while (s->n > 0)
+    ir_graph_free(heap_pop(s).g);
+  memset(s->seen, 0, sizeof *s->seen * (size_t)s->capseen);
+  s->nseen = 0;
+  base_status hs = BASE_OK;
+  uint64_t h0 = rewrite_graph_shash(g, d, &hs);
+  if (hs)
+    return hs;
+  ir_graph *start = ir_graph_clone_shared(g);
+  int k = start ? kernels(start) : -1;
+  if (!start || k < 0 || seen_add(s, h0) < 0) {
+    ir_graph_free(start);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  s->descent = 1;
+  s->expanded = s->gained = 0;
+  s->st->descents++;
+  heap_push(s, (cand){start, c0, 0, 0, s->seq++, k, c0});
+  return search_loop(s, d);
 }
 
 /* Searches one graph until the budget, the queue or the deadline ends. */
@@ -644,9 +713,12 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
       s.first.cost = s.best_cost, s.first.hist = s.best_hist;
     }
     if (!rc) {
-      heap_push(&s, (cand){start, s.best_cost, 0, s.best_hist, s.seq++});
+      double c0 = s.best_cost;
+      heap_push(&s, (cand){start, c0, 0, s.best_hist, s.seq++, 0, 0});
       start = NULL;
       rc = search_loop(&s, d);
+      if (!rc && o->descent && o->no_passes && !st->stopped_by_time)
+        rc = restart(&s, g, c0, d);
     }
   } else {
     base_diag_set(d, rc, 0, 0, "out of memory");

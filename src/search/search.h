@@ -53,6 +53,12 @@ typedef struct srch_options {
    * pass a person chose; dead code is removed after the search whatever
    * this says. (0) */
   int no_passes;
+  /* 1: under no_passes, when a region's search ends, a second descent
+   * from the region's start, the graphs running fewer operators first
+   * (search.c, restart(); docs/search.md "The second descent"); 0: none.
+   * The passes fold what the descent is for first, so it runs under
+   * no_passes only. (1) */
+  int descent;
   /* Fusion as the search's decision: each region search keeps its fuse_k
    * cheapest distinct graphs (the start and every graph built) and returns
    * the one cheapest once fused (fuse_graph under this cost function; ties:
@@ -137,6 +143,7 @@ typedef struct srch_stats {
                               fewer operators queued, searched on */
   int fuse_bounded;        /* graphs cheaper once fused not taken: dearer
                               under srch_options.fuse_bound */
+  int descents;            /* second descents from a region's start */
   double seconds, cost_before, cost_after;
   int estimated;    /* some cost was estimated */
   int nrules;       /* = ruleset size */
