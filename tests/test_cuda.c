@@ -2933,8 +2933,6 @@ Test(cuda, branches_side_by_side_match_cpu) {
   ir_graph_free(g);
 }
 
-#endif
-
 /* A ViT-like layer (torch MHA: the transpose to [S,B,C] before the QKV
  * projection, the out projection's rows reshaped before the residual add,
  * the MLP's bias add then residual add) and a Swin-like MLP over
@@ -2980,3 +2978,5 @@ Test(cuda, transformer_residuals_lowered) {
   ir_graph_free(h);
   ir_graph_free(g);
 }
+
+#endif
