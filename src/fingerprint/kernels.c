@@ -192,6 +192,13 @@ static void k_ew(ew_fn fn, int64_t n, const uint32_t *const *in, uint32_t *y) {
     }
 }
 
+/* y = x + b, b [n] broadcast along x's last axis (of n elements). */
+static void k_bias_add(int64_t len, int64_t n, const uint32_t *const *in,
+                       uint32_t *y) {
+  for (int64_t i = 0; i < len; i++)
+    y[i] = addm(in[0][i], in[1][i % n]);
+}
+
 /* An ew.def operator with the FP flag: a keyed random function, fp_act's
  * of its activation (that of conv2d's act=), else one keyed by its row. */
 static void k_unary(ir_opcode op, int64_t n, const uint32_t *x, uint32_t *y,
@@ -480,6 +487,11 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
     return BASE_OK;
   }
   case IR_OP_EWADD:
+    if (nin == 2 && ins[0]->rank >= 2 && ins[1]->rank == 1 &&
+        ins[1]->dim[0] == ins[0]->dim[ins[0]->rank - 1]) {
+      k_bias_add(ir_shape_numel(ins[0]), ins[1]->dim[0], in, out[0]);
+      return BASE_OK; /* the fifth tier's ewadd/bias */
+    }
     if (!ir_shape_eq(ins[0], ins[1]))
       return BASE_ERR_PARAM;
     k_ew(EW_ADD, ir_shape_numel(&outs[0]), in, out[0]);
