@@ -1209,3 +1209,49 @@ Test(gen, extended5_rules_in_file, .timeout = 60) {
   verify_free(c);
   ir_ruleset_free(&rs);
 }
+
+/* The fifth tier's relu fused into a bias-free rank-3 matmul (T5's
+ * feed-forward): --max-ops 2 over matmul and relu finds relu(matmul(t1,
+ * q1)) == matmul(t1, q1) act=relu, proven (matmulr_act); fused as tanh it
+ * is refuted; rules/extended.rules holds it. */
+Test(gen, extended5_finds_bias_free_relu_fusion, .timeout = 60) {
+  char out[32];
+  scratch_file(out);
+  gen_options o = small(out);
+  o.ops = "matmul,relu";
+  o.extended = 5;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs, ext;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(
+      ir_rules_read_file(SUPEROPT_SOURCE_DIR "/rules/extended.rules", &ext, &d),
+      BASE_OK, "%s", d.msg);
+  const ir_ruleset *sets[2] = {&rs, &ext};
+  const ir_rule *found[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < sets[k]->n && !found[k]; i++) {
+      const ir_rule *r = &sets[k]->rules[i];
+      const ir_graph *a = r->src, *b = r->dst;
+      if (r->status == IR_RULE_PROVEN && a->nnodes == 2 && b->nnodes == 1 &&
+          a->nodes[0].op == IR_OP_MATMUL && a->nodes[0].nin == 2 &&
+          g_rank(a, a->nodes[0].in[0]) == 3 && a->nodes[1].op == IR_OP_RELU &&
+          b->nodes[0].op == IR_OP_MATMUL && b->nodes[0].nin == 2 &&
+          b->nodes[0].a.act == IR_ACT_RELU)
+        found[k] = r;
+    }
+  cr_assert(found[0], "no bias-free rank-3 relu fusion in %s", out);
+  cr_expect(found[1],
+            "no bias-free rank-3 relu fusion in rules/extended.rules");
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_refuted(
+      c, variant(rule_text(out, found[0]->id), "dst:", "act=relu", "act=tanh"),
+      "relu fused as tanh proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&ext);
+  unlink(out);
+}

@@ -168,6 +168,9 @@ typedef enum en_gop {
    * (a, w, r: r in en_node.p), three IR nodes (en_graph_build) */
   EN_EWADD_B,
   EN_MATMUL_ZR,
+  /* and relu fused into a bias-free rank-3 matmul (T5's feed-forward:
+   * relu(matmul(x, wi)) with no bias), enumerated only with relu */
+  EN_MATMUL3_RELU,
   EN_NGOPS
 } en_gop;
 _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");

@@ -118,6 +118,7 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_ATT_S] = {"attention+scale", IR_OP_ATTENTION, 4, 1},
     [EN_EWADD_B] = {"ewadd/bias", IR_OP_EWADD, 2, 1},
     [EN_MATMUL_ZR] = {"matmul+res", IR_OP_MATMUL, 3, 1},
+    [EN_MATMUL3_RELU] = {"matmul/r3+relu", IR_OP_MATMUL, 2, 1},
 };
 
 /* The activation fused into gop (the second tier's sigmoid, tanh, gelu
@@ -259,7 +260,8 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_BNFOLD_B: return 1;
   case EN_BNFOLD_C: return in[0]->rank == 1 && in[0]->dim[0] == 4;
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
-  case EN_MATMUL3: return in[0]->rank == 3 && in[1]->rank == 2;
+  case EN_MATMUL3:
+  case EN_MATMUL3_RELU: return in[0]->rank == 3 && in[1]->rank == 2;
   case EN_MATMUL_ZR: /* r: the product's shape (en_node_op checks it) */
     return (in[0]->rank == 2 || in[0]->rank == 3) && in[1]->rank == 2;
   case EN_MATMULBR:
@@ -380,7 +382,8 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
       a->pad[i] = 1;
     break;
   case EN_MATMULBR_RELU:
-  case EN_MATMULB_RELU: a->act = IR_ACT_RELU; break;
+  case EN_MATMULB_RELU:
+  case EN_MATMUL3_RELU: a->act = IR_ACT_RELU; break;
   case EN_CONV_CLIP6:
   case EN_CONVB_CLIP6:
     a->act = IR_ACT_CLIP;

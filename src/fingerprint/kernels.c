@@ -472,9 +472,11 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   switch (op) {
   case IR_OP_MATMUL:
     if (ins[0]->rank < 2 || ins[0]->rank > 3 || ins[1]->rank != 2 || nin < 2 ||
-        nin > 3 || (nin == 2 && a->act) ||
+        nin > 3 || (nin == 2 && a->act && ins[0]->rank == 2) ||
         (nin == 3 && (ins[2]->rank != 1 || ins[2]->dim[0] != ins[1]->dim[1])))
-      return BASE_ERR_PARAM; /* (a bias, rank 3, act: the extended set's) */
+      return BASE_ERR_PARAM; /* (a bias, rank 3, act: the extended set's;
+                                act without a bias: rank 3, the fifth
+                                tier's) */
     k_matmul(ins, in, nin, out[0]);
     for (int64_t i = 0; a->act && i < ir_shape_numel(&outs[0]); i++)
       out[0][i] = fp_act(a->act, key, out[0][i]); /* as conv2d's act= */
