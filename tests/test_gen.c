@@ -1086,3 +1086,172 @@ Test(gen, extended4_attention_rules_in_file, .timeout = 60) {
   verify_free(c);
   ir_ruleset_free(&rs);
 }
+
+/* A proven rule in rs: src matmul(a, w) of a rank-`rank` a then an ewadd of
+ * its output and a vector [N] (the vector first where swapped), dst one
+ * matmul with a bias (the fifth tier's bias fusion). */
+static const ir_rule *find_bias_add(const ir_ruleset *rs, int rank,
+                                    int swapped) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    if (r->status != IR_RULE_PROVEN || a->nnodes != 2 || b->nnodes != 1)
+      continue;
+    const ir_node *m = &a->nodes[0], *e = &a->nodes[1];
+    if (m->op != IR_OP_MATMUL || m->nin != 2 || g_rank(a, m->in[0]) != rank ||
+        e->op != IR_OP_EWADD || e->in[swapped] != m->out[0] ||
+        g_rank(a, e->in[1 - swapped]) != 1 || b->nodes[0].op != IR_OP_MATMUL ||
+        b->nodes[0].nin != 3)
+      continue;
+    return r;
+  }
+  return NULL;
+}
+
+/* A proven rule in rs: src matmul(a, w) of a rank-`rank` a then an ewadd
+ * of it and a residual other than a (the residual first where res_first),
+ * dst const_ones, ewsub, matmul of four inputs (the fifth tier's zero-bias
+ * residual epilogue). */
+static const ir_rule *find_zero_res(const ir_ruleset *rs, int rank,
+                                    int res_first) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_rule *r = &rs->rules[i];
+    const ir_graph *a = r->src, *b = r->dst;
+    if (r->status != IR_RULE_PROVEN || a->nnodes != 2 || b->nnodes != 3)
+      continue;
+    const ir_node *m = &a->nodes[0], *e = &a->nodes[1];
+    if (m->op != IR_OP_MATMUL || m->nin != 2 || g_rank(a, m->in[0]) != rank ||
+        e->op != IR_OP_EWADD || e->in[res_first] != m->out[0] ||
+        e->in[1 - res_first] == m->in[0] ||
+        b->nodes[0].op != IR_OP_CONST_ONES || b->nodes[1].op != IR_OP_EWSUB ||
+        b->nodes[2].op != IR_OP_MATMUL || b->nodes[2].nin != 4)
+      continue;
+    return r;
+  }
+  return NULL;
+}
+
+/* The text of r's const_ones and ewsub lines in dst made ewadd (a bias of
+ * twos, not zero): "tA: [N] = ewsub(tB, tB)" -> "... = ewadd(tB, tB)". */
+static const char *twos_for_zero(const char *text) {
+  return variant(text, "dst:", "= ewsub(", "= ewadd(");
+}
+
+/* The fifth tier (--opset extended5) finds, at --max-ops 2 over matmul and
+ * ewadd, the fusion of a bias added by its own ewadd into the product
+ * (ewadd(matmul(t1, q1), b1) == matmul(t1, q1, b1), rank 3; the verifier's
+ * bcadd and matmulr_bias_add) and the residual epilogue of a bias-free
+ * product (ewadd(m2, matmul(m1, q1)) == matmul(m1, q1, z, m2), z the zero
+ * bias ewsub(ones, ones); matmul_zero_bias), both proven; the bias added by
+ * an ewmul, and a bias of twos for the zero one, are refuted; --opset
+ * extended4 states neither. */
+Test(gen, extended5_finds_bias_fusions, .timeout = 60) {
+  char out[32], out4[32];
+  scratch_file(out);
+  scratch_file(out4);
+  gen_options o = small(out);
+  o.ops = "matmul,ewadd";
+  o.extended = 5;
+  o.threads = 2;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  gen_options o4 = o;
+  o4.extended = 4, o4.output = out4;
+  cr_assert_eq(gen_rules(&o4, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs, rs4;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rules_read_file(out4, &rs4, &d), BASE_OK, "%s", d.msg);
+  const ir_rule *bias = find_bias_add(&rs, 3, 0),
+                *zres = find_zero_res(&rs, 2, 1);
+  cr_assert(bias, "no rank-3 bias fusion in %s", out);
+  cr_assert(zres, "no zero-bias residual fusion in %s", out);
+  cr_expect(!find_bias_add(&rs4, 3, 0) && !find_zero_res(&rs4, 2, 1),
+            "--opset extended4 states a fifth-tier fusion");
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_refuted(
+      c, variant(rule_text(out, bias->id), "src:", "= ewadd(", "= ewmul("),
+      "a bias multiplied in proven as matmul's bias");
+  expect_refuted(c, twos_for_zero(rule_text(out, zres->id)),
+                 "a residual epilogue with a bias of twos proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&rs4);
+  unlink(out);
+  unlink(out4);
+}
+
+/* rules/extended.rules holds the fifth tier's fusions in the forms the
+ * networks have: the bias fusion at rank 3 and 4 in both argument orders,
+ * the zero-bias residual at rank 3 (on distinct dimensions) in both; each
+ * proven again, and the residual with a bias of twos refuted. */
+Test(gen, extended5_rules_in_file, .timeout = 60) {
+  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  ir_ruleset rs;
+  base_diag d = {0};
+  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  const ir_rule *r[6] = {find_bias_add(&rs, 3, 0), find_bias_add(&rs, 3, 1),
+                         find_bias_add(&rs, 4, 0), find_bias_add(&rs, 4, 1),
+                         find_zero_res(&rs, 3, 0), find_zero_res(&rs, 3, 1)};
+  for (int k = 0; k < 6; k++) {
+    cr_expect(r[k], "no fifth-tier rule of kind %d in %s", k, ext);
+    if (r[k])
+      expect_proven(c, r[k]);
+  }
+  if (r[5])
+    expect_refuted(c, twos_for_zero(rule_text(ext, r[5]->id)),
+                   "a rank-3 residual epilogue with a bias of twos proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}
+
+/* The fifth tier's relu fused into a bias-free rank-3 matmul (T5's
+ * feed-forward): --max-ops 2 over matmul and relu finds relu(matmul(t1,
+ * q1)) == matmul(t1, q1) act=relu, proven (matmulr_act); fused as tanh it
+ * is refuted; rules/extended.rules holds it. */
+Test(gen, extended5_finds_bias_free_relu_fusion, .timeout = 60) {
+  char out[32];
+  scratch_file(out);
+  gen_options o = small(out);
+  o.ops = "matmul,relu";
+  o.extended = 5;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs, ext;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(
+      ir_rules_read_file(SUPEROPT_SOURCE_DIR "/rules/extended.rules", &ext, &d),
+      BASE_OK, "%s", d.msg);
+  const ir_ruleset *sets[2] = {&rs, &ext};
+  const ir_rule *found[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < sets[k]->n && !found[k]; i++) {
+      const ir_rule *r = &sets[k]->rules[i];
+      const ir_graph *a = r->src, *b = r->dst;
+      if (r->status == IR_RULE_PROVEN && a->nnodes == 2 && b->nnodes == 1 &&
+          a->nodes[0].op == IR_OP_MATMUL && a->nodes[0].nin == 2 &&
+          g_rank(a, a->nodes[0].in[0]) == 3 && a->nodes[1].op == IR_OP_RELU &&
+          b->nodes[0].op == IR_OP_MATMUL && b->nodes[0].nin == 2 &&
+          b->nodes[0].a.act == IR_ACT_RELU)
+        found[k] = r;
+    }
+  cr_assert(found[0], "no bias-free rank-3 relu fusion in %s", out);
+  cr_expect(found[1],
+            "no bias-free rank-3 relu fusion in rules/extended.rules");
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_refuted(
+      c, variant(rule_text(out, found[0]->id), "dst:", "act=relu", "act=tanh"),
+      "relu fused as tanh proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&ext);
+  unlink(out);
+}

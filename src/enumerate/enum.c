@@ -736,9 +736,10 @@ static base_status descend(dfs *s) {
 
 /* The gops enumerated: those of c's operators and set; split3 only where
  * a graph may have three outputs (its own); a fused sigmoid, tanh or gelu
- * only with that operator; a residual epilogue only with ewadd (and its
- * relu with relu); a fused clip only with clip; attention with a scale
- * only with smul. */
+ * only with that operator; a residual epilogue (with a bias or a zero one)
+ * only with ewadd (and its relu with relu); a relu fused into a bias-free
+ * rank-3 matmul only with relu; a fused clip only with clip;
+ * attention with a scale only with smul. */
 static uint64_t gop_mask(const en_config *c) {
   uint64_t ops = c->ops ? c->ops : en_ops_all();
   uint64_t m = 0;
@@ -746,8 +747,9 @@ static uint64_t gop_mask(const en_config *c) {
     if (ops >> en_gop_op(g) & 1 && en_gop_on(g, c->extended) &&
         (g != EN_SPLIT3 || c->max_outputs >= 3) &&
         (en_gop_act_op(g) < 0 || ops >> en_gop_act_op(g) & 1) &&
-        (!en_gop_res(g) || ops >> IR_OP_EWADD & 1) &&
-        ((g != EN_CONVBR_RELU && g != EN_MATMULBR_RELU) ||
+        ((!en_gop_res(g) && g != EN_MATMUL_ZR) || ops >> IR_OP_EWADD & 1) &&
+        ((g != EN_CONVBR_RELU && g != EN_MATMULBR_RELU &&
+          g != EN_MATMUL3_RELU) ||
          ops >> IR_OP_RELU & 1) &&
         ((g != EN_CONV_CLIP6 && g != EN_CONVB_CLIP6) ||
          ops >> IR_OP_CLIP & 1) &&

@@ -156,6 +156,21 @@ typedef enum en_gop {
   EN_SOFTMAX,
   EN_ATT,
   EN_ATT_S,
+  /* The fifth tier (en_config.extended 5, gen-rules --opset extended5):
+   * the bias added by its own node, ewadd(x, b) of a value x [.., 4]
+   * (rank >= 2) and a vector b [4] broadcast along x's last axis (the ONNX
+   * projections: MatMul, then Add of the bias; the verifier's bcadd), so
+   * that the enumeration states its fusion into the product, ewadd(
+   * matmul(x, w), b) == matmul(x, w, b); and the residual epilogue of a
+   * product without a bias, matmul(a, w, z, r) with z = ewsub(ones, ones)
+   * [N] (the zero bias the lower stage gives it: the IR's r comes after a
+   * bias), a 2-D or rank-3 a, r of the product's shape; three arguments
+   * (a, w, r: r in en_node.p), three IR nodes (en_graph_build) */
+  EN_EWADD_B,
+  EN_MATMUL_ZR,
+  /* and relu fused into a bias-free rank-3 matmul (T5's feed-forward:
+   * relu(matmul(x, wi)) with no bias), enumerated only with relu */
+  EN_MATMUL3_RELU,
   EN_NGOPS
 } en_gop;
 _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");
@@ -163,6 +178,7 @@ _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");
 #define EN_NEXT_GOPS EN_MATMUL3  /* the extended set: gops before this */
 #define EN_TIER2_GOPS EN_CONVBR  /* and its second tier: gops before this */
 #define EN_TIER3_GOPS EN_SOFTMAX /* and its third tier: gops before this */
+#define EN_TIER4_GOPS EN_EWADD_B /* and its fourth tier: gops before this */
 #define EN_CLASS_B 8             /* the pool class of biases [4] */
 #define EN_SCALAR_ID 21 /* the input id of s1, the pool's scalar (class 7) */
 
@@ -255,7 +271,8 @@ int en_node_split_axis(const en_node *n);
 
 /* Bit (1 << opcode) of every operator of the generation set (the
  * extended one's included); en_ops_of: of the default set (0) or the
- * extended one (1) or its second tier too (2), third (3), fourth (4). */
+ * extended one (1) or its second tier too (2), third (3), fourth (4),
+ * fifth (5). */
 uint64_t en_ops_all(void);
 uint64_t en_ops_of(int extended);
 /* The operator of the activation the second tier's gop fuses (sigmoid,
@@ -263,7 +280,8 @@ uint64_t en_ops_of(int extended);
  * too (--ops conv2d alone has no conv2d+sigmoid). */
 int en_gop_act_op(int gop);
 /* Whether gop / class c is in the set (extended: 1 for the extended set,
- * 2 for it and the second tier, 3 and the third, 4 and the fourth). */
+ * 2 for it and the second tier, 3 and the third, 4 and the fourth, 5 and
+ * the fifth). */
 int en_gop_on(int gop, int extended);
 int en_class_on(int c, int extended);
 /* Parses a comma-separated list of operator names ("matmul,ewadd") into a
@@ -334,8 +352,8 @@ typedef struct en_config {
    * from EN_NBASE_GOPS to EN_NEXT_GOPS and the classes from
    * EN_NBASE_CLASSES join the default ones (docs/generation.md); 2: the
    * second tier's gops too (--opset extended2); 3: the third tier's too
-   * (--opset extended3); 4: the fourth tier's too (--opset extended4); 0:
-   * the default set alone */
+   * (--opset extended3); 4: the fourth tier's too (--opset extended4); 5:
+   * the fifth tier's too (--opset extended5); 0: the default set alone */
   int extended;
 } en_config;
 

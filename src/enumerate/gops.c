@@ -42,7 +42,8 @@ int en_class_on(int c, int extended) {
 int en_gop_on(int gop, int extended) {
   return gop < EN_NBASE_GOPS || (extended && gop < EN_NEXT_GOPS) ||
          (extended >= 2 && gop < EN_TIER2_GOPS) ||
-         (extended >= 3 && gop < EN_TIER3_GOPS) || extended >= 4;
+         (extended >= 3 && gop < EN_TIER3_GOPS) ||
+         (extended >= 4 && gop < EN_TIER4_GOPS) || extended >= 5;
 }
 
 void en_input_name(int v, char *buf, size_t n) {
@@ -115,6 +116,9 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_SOFTMAX] = {"softmax", IR_OP_SOFTMAX, 1, 1},
     [EN_ATT] = {"attention", IR_OP_ATTENTION, 3, 1},
     [EN_ATT_S] = {"attention+scale", IR_OP_ATTENTION, 4, 1},
+    [EN_EWADD_B] = {"ewadd/bias", IR_OP_EWADD, 2, 1},
+    [EN_MATMUL_ZR] = {"matmul+res", IR_OP_MATMUL, 3, 1},
+    [EN_MATMUL3_RELU] = {"matmul/r3+relu", IR_OP_MATMUL, 2, 1},
 };
 
 /* The activation fused into gop (the second tier's sigmoid, tanh, gelu
@@ -171,7 +175,7 @@ uint64_t en_ops_of(int extended) {
   return m;
 }
 
-uint64_t en_ops_all(void) { return en_ops_of(4); }
+uint64_t en_ops_all(void) { return en_ops_of(5); }
 
 /* ---- --ops ----------------------------------------------------------------
  */
@@ -256,7 +260,10 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_BNFOLD_B: return 1;
   case EN_BNFOLD_C: return in[0]->rank == 1 && in[0]->dim[0] == 4;
   case EN_MATMUL: return in[0]->rank == 2 && in[1]->rank == 2;
-  case EN_MATMUL3: return in[0]->rank == 3 && in[1]->rank == 2;
+  case EN_MATMUL3:
+  case EN_MATMUL3_RELU: return in[0]->rank == 3 && in[1]->rank == 2;
+  case EN_MATMUL_ZR: /* r: the product's shape (en_node_op checks it) */
+    return (in[0]->rank == 2 || in[0]->rank == 3) && in[1]->rank == 2;
   case EN_MATMULBR:
   case EN_MATMULBR_RELU: /* r: the product's shape (ir_infer checks it) */
   case EN_MATMULB:
@@ -295,6 +302,9 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   case EN_CONVV_RELU: return conv_ok(in);
   case EN_EWADD:
   case EN_EWMUL: return ir_shape_eq(in[0], in[1]);
+  case EN_EWADD_B: /* a vector along the last axis of a rank >= 2 value */
+    return in[0]->rank >= 2 && in[1]->rank == 1 &&
+           in[1]->dim[0] == in[0]->dim[in[0]->rank - 1];
   case EN_SMUL: return in[1]->rank == 0;
   case EN_CONCAT0:
   case EN_SPLIT0: return in[0]->rank >= 1;
@@ -372,7 +382,8 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
       a->pad[i] = 1;
     break;
   case EN_MATMULBR_RELU:
-  case EN_MATMULB_RELU: a->act = IR_ACT_RELU; break;
+  case EN_MATMULB_RELU:
+  case EN_MATMUL3_RELU: a->act = IR_ACT_RELU; break;
   case EN_CONV_CLIP6:
   case EN_CONVB_CLIP6:
     a->act = IR_ACT_CLIP;
@@ -421,7 +432,11 @@ int en_node_op(const en_node *n, const ir_shape *const *in, ir_opcode *op,
   if (bn_arg(n->gop) >= 0) /* several IR nodes (en_graph_build) */
     out[0] = n->gop == EN_BNFOLD_B ? classes[C_B].shape : *in[0];
   /* (EN_BNFOLD_C: its argument's shape, [4]) */
-  else if (ir_infer(*op, a, in, nin, out, NULL) != BASE_OK)
+  else if (n->gop == EN_MATMUL_ZR) { /* the product, then r of its shape */
+    if (ir_infer(*op, a, in, 2, out, NULL) != BASE_OK ||
+        !ir_shape_eq(in[2], &out[0]))
+      return -1;
+  } else if (ir_infer(*op, a, in, nin, out, NULL) != BASE_OK)
     return -1;
   for (int i = 0; i < gops[n->gop].nout; i++)
     if (ir_shape_numel(&out[i]) > EN_MAX_NUMEL)
@@ -590,6 +605,24 @@ static int build_bn(ir_graph *b, int gop, int32_t x, int32_t p, base_diag *d) {
   return node;
 }
 
+/* The IR form of EN_MATMUL_ZR reading args (a, w, r), the product's
+ * output width nout: matmul(a, w, z, r), z = ewsub(o, o), o = const_ones
+ * [nout] (the zero bias the lower stage gives a bias-free product's
+ * residual epilogue). Returns the matmul's index, or -1. */
+static int build_zres(ir_graph *b, const int32_t *args, int64_t nout,
+                      base_diag *d) {
+  int node = -1;
+  ir_attrs on;
+  ir_attrs_default(IR_OP_CONST_ONES, &on);
+  set_list(&on, 1, &nout);
+  int32_t o = add1(b, IR_OP_CONST_ONES, NULL, 0, &on, &node, d), z;
+  int32_t zin[2] = {o, o};
+  if (o < 0 || (z = add1(b, IR_OP_EWSUB, zin, 2, NULL, &node, d)) < 0)
+    return -1;
+  int32_t in[4] = {args[0], args[1], z, args[2]};
+  return add1(b, IR_OP_MATMUL, in, 4, NULL, &node, d) < 0 ? -1 : node;
+}
+
 /* Adds g's inputs to b in id order; tensor index of input id v in tix[v]. */
 static int build_inputs(const en_graph *g, ir_graph *b, int32_t *tix,
                         base_diag *d) {
@@ -651,6 +684,11 @@ ir_graph *en_graph_build(const en_graph *g, const uint8_t *outs, int nouts,
       base_diag_set(d, BASE_ERR_SHAPE, 0, 0, "node %d (%s) is not shape-valid",
                     i, gops[n->gop].name);
       goto fail;
+    }
+    if (n->gop == EN_MATMUL_ZR) {
+      if ((nodeix[i] = build_zres(b, args, out[0].dim[out[0].rank - 1], d)) < 0)
+        goto fail;
+      continue;
     }
     int k = bn_arg(n->gop);
     if (k >= 0) {

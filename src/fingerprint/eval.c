@@ -271,6 +271,21 @@ static const uint32_t *value_of(const fp_eval *e, uint8_t v,
   return e->cur[EN_NODE_OF(v)][EN_SLOT_OF(v)];
 }
 
+/* EN_MATMUL_ZR (a, w, r): the residual epilogue with a zero bias of the
+ * product's width, as its IR form computes it (k_residual). */
+static base_status zero_bias_residual(const ir_attrs *a,
+                                      const ir_shape *const *ins,
+                                      const uint32_t *const *in,
+                                      const ir_shape *outs,
+                                      uint32_t *const *out, uint64_t key) {
+  static const uint32_t zero[EN_MAX_NUMEL];
+  int64_t n = outs[0].dim[outs[0].rank - 1];
+  ir_shape zs = ir_shape_make(1, &n);
+  const ir_shape *s4[4] = {ins[0], ins[1], &zs, ins[2]};
+  const uint32_t *v4[4] = {in[0], in[1], zero, in[2]};
+  return fp_kernel(IR_OP_MATMUL, a, s4, v4, 4, outs, out, key);
+}
+
 base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
                          const uint8_t *map) {
   const en_node *n = &g->n[i];
@@ -303,11 +318,13 @@ base_status fp_eval_node(fp_eval *e, const en_graph *g, int i,
     e->cur[i][s] = e->val[i][s];
   if (en_node_op(n, ins, &op, &a, e->shapes[i]))
     return BASE_ERR_INTERNAL;
-  base_status st = en_gop_is_bn(n->gop)
-                       ? fp_bn_kernel(n->gop, ins, in, e->shapes[i],
-                                      e->val[i][0], e->in->key)
-                       : fp_kernel(op, &a, ins, in, nin, e->shapes[i],
-                                   e->val[i], e->in->key);
+  base_status st =
+      en_gop_is_bn(n->gop) ? fp_bn_kernel(n->gop, ins, in, e->shapes[i],
+                                          e->val[i][0], e->in->key)
+      : n->gop == EN_MATMUL_ZR
+          ? zero_bias_residual(&a, ins, in, e->shapes[i], e->val[i], e->in->key)
+          : fp_kernel(op, &a, ins, in, nin, e->shapes[i], e->val[i],
+                      e->in->key);
   if (!st && key)
     leaf_keep(e, i, en_gop_nout(n->gop), key);
   else if (!st && costly(n->gop))

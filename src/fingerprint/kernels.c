@@ -192,6 +192,13 @@ static void k_ew(ew_fn fn, int64_t n, const uint32_t *const *in, uint32_t *y) {
     }
 }
 
+/* y = x + b, b [n] broadcast along x's last axis (of n elements). */
+static void k_bias_add(int64_t len, int64_t n, const uint32_t *const *in,
+                       uint32_t *y) {
+  for (int64_t i = 0; i < len; i++)
+    y[i] = addm(in[0][i], in[1][i % n]);
+}
+
 /* An ew.def operator with the FP flag: a keyed random function, fp_act's
  * of its activation (that of conv2d's act=), else one keyed by its row. */
 static void k_unary(ir_opcode op, int64_t n, const uint32_t *x, uint32_t *y,
@@ -465,9 +472,11 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
   switch (op) {
   case IR_OP_MATMUL:
     if (ins[0]->rank < 2 || ins[0]->rank > 3 || ins[1]->rank != 2 || nin < 2 ||
-        nin > 3 || (nin == 2 && a->act) ||
+        nin > 3 || (nin == 2 && a->act && ins[0]->rank == 2) ||
         (nin == 3 && (ins[2]->rank != 1 || ins[2]->dim[0] != ins[1]->dim[1])))
-      return BASE_ERR_PARAM; /* (a bias, rank 3, act: the extended set's) */
+      return BASE_ERR_PARAM; /* (a bias, rank 3, act: the extended set's;
+                                act without a bias: rank 3, the fifth
+                                tier's) */
     k_matmul(ins, in, nin, out[0]);
     for (int64_t i = 0; a->act && i < ir_shape_numel(&outs[0]); i++)
       out[0][i] = fp_act(a->act, key, out[0][i]); /* as conv2d's act= */
@@ -480,6 +489,11 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
     return BASE_OK;
   }
   case IR_OP_EWADD:
+    if (nin == 2 && ins[0]->rank >= 2 && ins[1]->rank == 1 &&
+        ins[1]->dim[0] == ins[0]->dim[ins[0]->rank - 1]) {
+      k_bias_add(ir_shape_numel(ins[0]), ins[1]->dim[0], in, out[0]);
+      return BASE_OK; /* the fifth tier's ewadd/bias */
+    }
     if (!ir_shape_eq(ins[0], ins[1]))
       return BASE_ERR_PARAM;
     k_ew(EW_ADD, ir_shape_numel(&outs[0]), in, out[0]);

@@ -42,7 +42,8 @@ typedef struct gen_options {
                                extended, docs/generation.md); 2: and its
                                second tier (--opset extended2); 3: and
                                its third (--opset extended3); 4: and its
-                               fourth (--opset extended4) */
+                               fourth (--opset extended4); 5: and its
+                               fifth (--opset extended5) */
   int max_outputs;          /* most outputs of a graph (1..3); 0: 2. 3
                                (extended set) enables split3 */
   fp_pairs pairs;           /* which pairs of a fingerprint bucket (fp.h) */

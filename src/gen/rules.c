@@ -120,7 +120,8 @@ static void header_text(const gen_options *o, int n, char *buf, size_t len) {
            "# %d rules; proofs checked by Z3 against the axioms in "
            "docs/verify.md\n",
            o->max_ops, mo,
-           o->extended >= 4   ? " --opset extended4"
+           o->extended >= 5   ? " --opset extended5"
+           : o->extended >= 4 ? " --opset extended4"
            : o->extended >= 3 ? " --opset extended3"
            : o->extended >= 2 ? " --opset extended2"
            : o->extended      ? " --opset extended"
@@ -199,7 +200,8 @@ static base_status config(const gen_options *o, en_config *cfg, base_diag *d) {
                            en_ops_of(1) >> op & 1   ? "extended"
                            : en_ops_of(2) >> op & 1 ? "extended2"
                            : en_ops_of(3) >> op & 1 ? "extended3"
-                                                    : "extended4");
+                           : en_ops_of(4) >> op & 1 ? "extended4"
+                                                    : "extended5");
   return BASE_OK;
 }
 

@@ -122,6 +122,24 @@ const verify_axiom verify_axioms_matmul[] = {
      "(= (matmulr r a x (concat 1 n w v))"
      " (concat r n (matmulr r a x w) (matmulr r a x v)))",
      "r=2 a=1 n=3 x=[2,4,5] w=[5,3] v=[5,2]"},
+    /* a bias added by its own ewadd (bcadd) is the product's bias. The
+       arithmetic on the right ((+ 0 1), (+ r 0)) keeps it from being a
+       pattern (prove.c): instantiated from bcadd terms only, not from
+       every biased matmul, which proved laws of the earlier tiers' runs
+       they did not prove (their files stay as they were) */
+    {"matmul_bias_add", "matmul",
+     "(= (bcadd (matmul NONE x w) b) (matmulb (+ 0 1) NONE x w b))",
+     "x=[2,3] w=[3,4] b=[4]"},
+    {"matmulr_bias_add", "matmul",
+     "(= (bcadd (matmulr r NONE x w) b) (matmulb (+ r 0) NONE x w b))",
+     "r=2 x=[2,3,5] w=[5,4] b=[4]"},
+    {"matmul_zero_bias", "matmul",
+     "(= (matmulb 1 a x w (ewsub (ones c) (ones c))) (matmul a x w))",
+     "a=0 x=[2,3] w=[3,4] c=[4]"},
+    {"matmulr_zero_bias", "matmul",
+     "(=> (> r 1) (= (matmulb r a x w (ewsub (ones c) (ones c)))"
+     " (matmulr r a x w)))",
+     "r=2 a=1 x=[2,3,5] w=[5,4] c=[4]"},
     {"matmulr_ewadd_w", "matmul",
      "(= (matmulr r NONE x (ewadd w v))"
      " (ewadd (matmulr r NONE x w) (matmulr r NONE x v)))",

@@ -407,10 +407,31 @@ static int enc_scalar_ewmul(verify_ctx *c, const ir_graph *g, const ir_node *nd,
   return 1;
 }
 
+/* ewadd of a value x [.., N] (rank >= 2) and a vector b [N] (either
+ * order) is bcadd(x, b): b broadcast along x's last axis (a bias added by
+ * its own node, the ONNX projections' Add; docs/verify.md). Its own symbol,
+ * so that no equal-shape ewadd axiom applies to it; 0 for other ewadds. */
+static int enc_bias_ewadd(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                          const Z3_ast *in, Z3_ast *out) {
+  if (nd->op != IR_OP_EWADD || nd->nin != 2)
+    return 0;
+  const ir_shape *s0 = shape_in(g, nd, 0), *s1 = shape_in(g, nd, 1);
+  int v =
+      s1->rank == 1 && s0->rank >= 2 && s1->dim[0] == s0->dim[s0->rank - 1] ? 1
+      : s0->rank == 1 && s1->rank >= 2 && s0->dim[0] == s1->dim[s1->rank - 1]
+          ? 0
+          : -1; /* the vector's slot */
+  if (v < 0)
+    return 0;
+  Z3_ast t[2] = {in[1 - v], in[v]};
+  out[0] = apply(c, VERIFY_F_BCADD, NULL, t);
+  return 1;
+}
+
 static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
   if ((nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
-      enc_scalar_ewmul(c, g, nd, in, out))
+      enc_scalar_ewmul(c, g, nd, in, out) || enc_bias_ewadd(c, g, nd, in, out))
     return;
   if (nd->a.act != IR_ACT_NONE && /* the lower stage's forms: uninterpreted */
       (nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT))

@@ -272,7 +272,8 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
     a->act = (int32_t)iv[e->fn != VERIFY_F_MATMUL].v;
     return 1; /* matmulb's and matmulr's ax is checked against x's rank once
                  it is built */
-  case VERIFY_F_EWADD: g->op = IR_OP_EWADD; break;
+  case VERIFY_F_EWADD:
+  case VERIFY_F_BCADD: g->op = IR_OP_EWADD; break;
   case VERIFY_F_EWMUL: g->op = IR_OP_EWMUL; break;
   case VERIFY_F_SMUL: g->op = IR_OP_SMUL; break;
   case VERIFY_F_ACT:
@@ -391,6 +392,12 @@ static int build_var(inst *in, ir_graph *g, const verify_term *e) {
                        &in->val[e->var].s, in->d);
 }
 
+/* Whether b [N] broadcasts along the last axis of x [.., N] (rank >= 2):
+ * bcadd's operands. */
+static int bias_vector(const ir_shape *x, const ir_shape *b) {
+  return x->rank >= 2 && b->rank == 1 && b->dim[0] == x->dim[x->rank - 1];
+}
+
 static int build_app(inst *in, ir_graph *g, const verify_term *e) {
   const verify_fninfo *fi = verify_fn_info(e->fn);
   ival iv[VERIFY_MAX_ARGS];
@@ -417,6 +424,11 @@ static int build_app(inst *in, ir_graph *g, const verify_term *e) {
        (e->fn == VERIFY_F_MATMULB ? g->tensors[ids[2]].shape.rank != 1
                                   : iv[0].v < 2))) {
     ierr(in, "axis or ranks disagree with the shapes in", fi->name);
+    return -1;
+  }
+  if (e->fn == VERIFY_F_BCADD &&
+      !bias_vector(&g->tensors[ids[0]].shape, &g->tensors[ids[1]].shape)) {
+    ierr(in, "operand shapes are no bias broadcast in", fi->name);
     return -1;
   }
   int nd = ir_add_node(g, gn.op, ids, fi->nten, &gn.a, NULL, in->d);

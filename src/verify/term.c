@@ -37,6 +37,7 @@ static const verify_fninfo fns[VERIFY_NFN] = {
     [VERIFY_F_RESHAPE] = {"reshape", 1, 1, VERIFY_S_TENSOR},
     [VERIFY_F_EWSUB] = {"ewsub", 0, 2, VERIFY_S_TENSOR},
     [VERIFY_F_MATMULR] = {"matmulr", 2, 2, VERIFY_S_TENSOR},
+    [VERIFY_F_BCADD] = {"bcadd", 0, 2, VERIFY_S_TENSOR},
     [VERIFY_F_EQ] = {"=", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_IMPLIES] = {"=>", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_AND] = {"and", 0, 0, VERIFY_S_BOOL},

@@ -38,6 +38,9 @@ typedef enum verify_fn {
   VERIFY_F_EWSUB,     /* (ewsub a b), equal shapes */
   VERIFY_F_MATMULR,   /* (matmulr ax act x w): x [..,M,K] (rank ax+1 >= 3)
                          times a 2-D w [K,N], no bias */
+  VERIFY_F_BCADD,     /* (bcadd x b): x [..,N] (rank >= 2) plus b [N]
+                         broadcast along x's last axis (an ewadd of a bias
+                         vector: the ONNX projections' Add) */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
