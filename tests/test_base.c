@@ -170,3 +170,34 @@ Test(base, buf_write_refuses_an_oom_buffer) {
   free(t);
   free(b.s);
 }
+
+/* base_u64set: a hash 0 is the hash 1 (0 marks an empty slot), the table
+ * grows past half full keeping every member, clear keeps the table, and
+ * out of memory while growing leaves the set as it was. */
+Test(base, u64set_members_growth_and_oom) {
+  base_u64set s = {0};
+  cr_assert_eq(base_u64set_add(&s, 0, 4), 1);
+  cr_assert_eq(base_u64set_add(&s, 1, 4), 0, "0 and 1 are one member");
+  for (uint64_t h = 2; h < 100; h++)
+    cr_assert_eq(base_u64set_add(&s, h * 0x9e3779b97f4a7c15ULL, 4), 1);
+  cr_assert_eq(s.n, 99);
+  cr_assert_leq(2 * s.n, s.cap);
+  for (uint64_t h = 2; h < 100; h++)
+    cr_assert_eq(base_u64set_add(&s, h * 0x9e3779b97f4a7c15ULL, 4), 0);
+  while (2 * (s.n + 1) <= s.cap) /* fill to the next growth */
+    cr_assert_eq(base_u64set_add(&s, (uint64_t)(s.n + 1000), 4), 1);
+  int n = s.n, cap = s.cap;
+  base_alloc_fail_at(1);
+  cr_assert_eq(base_u64set_add(&s, 7777777, 4), -1);
+  base_alloc_fail_at(0);
+  cr_assert_eq(s.n, n);
+  cr_assert_eq(s.cap, cap);
+  cr_assert_eq(base_u64set_add(&s, 1, 4), 0, "members kept");
+  cap = s.cap; /* that add grew the table (growth comes before the probe) */
+  base_u64set_clear(&s);
+  cr_assert_eq(s.n, 0);
+  cr_assert_eq(s.cap, cap);
+  cr_assert_eq(base_u64set_add(&s, 1, 4), 1);
+  base_u64set_free(&s);
+  cr_assert_null(s.slot);
+}

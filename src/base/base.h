@@ -124,6 +124,19 @@ void base_buf_puts(base_buf *b, const char *s);
 void base_buf_printf(base_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* ---- a set of 64-bit hashes (u64set.c) -------------------------------- */
+
+typedef struct base_u64set {
+  uint64_t *slot; /* cap slots, 0 empty (a hash 0 is stored as 1) */
+  int n, cap;
+} base_u64set;
+/* Adds h: 1 if new, 0 if already there, -1 out of memory (the set as it
+ * was). The table starts at first_cap slots (a power of two) and doubles
+ * when half full. */
+int base_u64set_add(base_u64set *s, uint64_t h, int first_cap);
+void base_u64set_clear(base_u64set *s); /* empty, its table kept */
+void base_u64set_free(base_u64set *s);  /* empty, its table freed */
+
 /* ---- files ------------------------------------------------------------- */
 
 #define BASE_MAX_INPUT_DEFAULT ((size_t)1 << 30) /* 1 GiB */

@@ -67,8 +67,7 @@ struct rewrite_icache {
   int proofs, proven, refused;
   int ndirs;
   int32_t *dir_proven, *dir_refused; /* ndirs each; refused: kinds */
-  uint64_t *kinds; /* refused kinds (kind_key), open addressing; 0 empty */
-  int nkinds, capkinds;
+  base_u64set kinds; /* refused kinds (match_key without shapes) */
 };
 
 rewrite_icache *rewrite_icache_new(int ndirs) {
@@ -100,7 +99,7 @@ void rewrite_icache_free(rewrite_icache *c) {
   free(c->e);
   free(c->dir_proven);
   free(c->dir_refused);
-  free(c->kinds);
+  base_u64set_free(&c->kinds);
   if (c->vc)
     verify_free(c->vc);
   free(c);
@@ -167,10 +166,11 @@ static uint64_t mix(uint64_t h, const void *p, size_t n) {
   return XXH3_64bits_withSeed(p, n, h);
 }
 
-/* The cache key: direction, each bound node's instance parameters and
- * arity, each bound input's shape. */
-static uint64_t inst_key(const rewrite_cpat *cp, const ir_graph *g,
-                         const rewrite_match *m) {
+/* The key of a match: direction, each bound node's instance parameters
+ * and arity, and with shapes set each bound input's shape and a bias's
+ * (the instance cache's key); without, the match's kind (the refusals'). */
+static uint64_t match_key(const rewrite_cpat *cp, const ir_graph *g,
+                          const rewrite_match *m, int shapes) {
   uint64_t h = XXH3_64bits(&cp->dir, sizeof cp->dir);
   const ir_graph *pat = cp->g;
   for (int p = 0; p < pat->nnodes; p++) {
@@ -178,63 +178,17 @@ static uint64_t inst_key(const rewrite_cpat *cp, const ir_graph *g,
     ir_attrs a = inst_attrs(&pat->nodes[p], gn);
     h = mix(h, &a, sizeof a);
     h = mix(h, &gn->nin, sizeof gn->nin);
-    if (gn->nin > pat->nodes[p].nin) { /* the bias */
+    if (shapes && gn->nin > pat->nodes[p].nin) { /* the bias */
       const ir_shape *s = &g->tensors[gn->in[gn->nin - 1]].shape;
       h = mix(h, s, sizeof *s);
     }
   }
-  for (int t = 0; t < pat->ntensors; t++)
+  for (int t = 0; shapes && t < pat->ntensors; t++)
     if (pat->tensors[t].kind != IR_T_VALUE && m->tensor[t] >= 0) {
       const ir_shape *s = &g->tensors[m->tensor[t]].shape;
       h = mix(h, s, sizeof *s);
     }
   return h;
-}
-
-/* The kind of a match: direction and each bound node's instance
- * parameters, arity and whether it has a bias (inst_key without shapes). */
-static uint64_t kind_key(const rewrite_cpat *cp, const ir_graph *g,
-                         const rewrite_match *m) {
-  uint64_t h = XXH3_64bits(&cp->dir, sizeof cp->dir);
-  const ir_graph *pat = cp->g;
-  for (int p = 0; p < pat->nnodes; p++) {
-    const ir_node *gn = &g->nodes[m->node[p]];
-    ir_attrs a = inst_attrs(&pat->nodes[p], gn);
-    h = mix(h, &a, sizeof a);
-    h = mix(h, &gn->nin, sizeof gn->nin);
-  }
-  return h ? h : 1;
-}
-
-/* Adds kind k to c's refused kinds: 1 new, 0 already there, -1 OOM. */
-static int kind_add(rewrite_icache *c, uint64_t k) {
-  if (2 * (c->nkinds + 1) > c->capkinds) {
-    int cap = c->capkinds ? 2 * c->capkinds : 64;
-    uint64_t *t = base_calloc((size_t)cap, sizeof *t);
-    if (!t)
-      return -1;
-    for (int i = 0; i < c->capkinds; i++)
-      if (c->kinds[i])
-        for (int j = (int)(c->kinds[i] & (uint64_t)(cap - 1));;
-             j = (j + 1) & (cap - 1))
-          if (!t[j]) {
-            t[j] = c->kinds[i];
-            break;
-          }
-    free(c->kinds);
-    c->kinds = t;
-    c->capkinds = cap;
-  }
-  for (int j = (int)(k & (uint64_t)(c->capkinds - 1));;
-       j = (j + 1) & (c->capkinds - 1)) {
-    if (c->kinds[j] == k)
-      return 0;
-    if (!c->kinds[j]) {
-      c->kinds[j] = k;
-      c->nkinds++;
-      return 1;
-    }
-  }
 }
 
 /* Builds src' into e (tmap, bias). 0 ok, -1 does not type-check, -2 out
@@ -445,7 +399,7 @@ base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
         return BASE_OK;
     }
   }
-  uint64_t key = inst_key(cp, g, m);
+  uint64_t key = match_key(cp, g, m, 1);
   inst_entry *en = lookup(c, key, cp->dir);
   if (!en || en->unresolved) {
     if (!en && !(en = insert(c, key, cp->dir)))
@@ -465,7 +419,8 @@ base_status rewrite_inst_resolve(const rewrite_cpat *cp, const ir_graph *g,
       en->src = NULL;
     }
     en->proven ? c->proven++ : c->refused++;
-    int fresh = en->proven ? 1 : kind_add(c, kind_key(cp, g, m));
+    int fresh =
+        en->proven ? 1 : base_u64set_add(&c->kinds, match_key(cp, g, m, 0), 64);
     if (fresh < 0)
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
     (en->proven ? c->dir_proven : c->dir_refused)[cp->dir] += fresh;

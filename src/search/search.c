@@ -108,8 +108,7 @@ typedef struct sstate {
   int n, cap;
   hist *h;
   int nh, caph;
-  uint64_t *seen; /* open addressing; 0 = empty (hash 0 stored as 1) */
-  int nseen, capseen;
+  base_u64set seen; /* the graphs' structural hashes */
   ir_graph *best;
   double best_cost;
   int best_hist;
@@ -171,35 +170,7 @@ static cand heap_pop(sstate *s) {
 
 /* Inserts h; returns 1 if new, 0 if seen, -1 on OOM. */
 static int seen_add(sstate *s, uint64_t h) {
-  if (!h)
-    h = 1;
-  if (2 * (s->nseen + 1) > s->capseen) {
-    int cap = s->capseen ? 2 * s->capseen : 1024;
-    uint64_t *t = base_calloc((size_t)cap, sizeof *t);
-    if (!t)
-      return -1;
-    for (int i = 0; i < s->capseen; i++)
-      if (s->seen[i])
-        for (int j = (int)(s->seen[i] & (uint64_t)(cap - 1));;
-             j = (j + 1) & (cap - 1))
-          if (!t[j]) {
-            t[j] = s->seen[i];
-            break;
-          }
-    free(s->seen);
-    s->seen = t;
-    s->capseen = cap;
-  }
-  for (int j = (int)(h & (uint64_t)(s->capseen - 1));;
-       j = (j + 1) & (s->capseen - 1)) {
-    if (s->seen[j] == h)
-      return 0;
-    if (!s->seen[j]) {
-      s->seen[j] = h;
-      s->nseen++;
-      return 1;
-    }
-  }
+  return base_u64set_add(&s->seen, h, 1024);
 }
 
 static int hist_add(sstate *s, int parent, int dir, double cost) {
@@ -666,8 +637,7 @@ static base_status restart(sstate *s, const ir_graph *g, double c0,
                            base_diag *d) {
   while (s->n > 0)
     ir_graph_free(heap_pop(s).g);
-  memset(s->seen, 0, sizeof *s->seen * (size_t)s->capseen);
-  s->nseen = 0;
+  base_u64set_clear(&s->seen);
   base_status hs = BASE_OK;
   uint64_t h0 = rewrite_graph_shash(g, d, &hs);
   if (hs)
@@ -741,7 +711,7 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
     ir_graph_free(s.best);
   free(s.heap);
   free(s.h);
-  free(s.seen);
+  base_u64set_free(&s.seen);
   return best;
 }
 
