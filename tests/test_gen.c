@@ -238,6 +238,26 @@ static void expect_proven(verify_ctx *c, const ir_rule *r) {
   cr_expect_eq(res.status, IR_RULE_PROVEN, "%s: %s", r->id, res.reason);
 }
 
+/* rules/extended.rules read into *rs (the tests' shipped library). */
+static const char *const extended_rules =
+    SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+static void read_extended(ir_ruleset *rs) {
+  base_diag d = {0};
+  cr_assert_eq(ir_rules_read_file(extended_rules, rs, &d), BASE_OK, "%s",
+               d.msg);
+}
+
+/* Each of the n rules found (what: the family, named when one is missing)
+ * proven again. */
+static void expect_all_proven(verify_ctx *c, const ir_rule *const *r, int n,
+                              const char *what) {
+  for (int k = 0; k < n; k++) {
+    cr_expect(r[k], "no %s rule of kind %d in %s", what, k, extended_rules);
+    if (r[k])
+      expect_proven(c, r[k]);
+  }
+}
+
 /* Whether g has a batchnorm reading a conv2d's output. */
 static int bn_of_conv(const ir_graph *g) {
   for (int i = 0; i < g->nnodes; i++) {
@@ -416,10 +436,9 @@ static int rank3_merged(const ir_graph *g) {
 static void extended_merge_checked(int (*sib)(const ir_graph *),
                                    int (*merged)(const ir_graph *),
                                    const char *what) {
-  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  const char *ext = extended_rules;
   ir_ruleset rs;
-  base_diag d = {0};
-  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  read_extended(&rs);
   const ir_rule *r = NULL;
   for (int i = 0; i < rs.n && !r; i++)
     if ((sib(rs.rules[i].src) && merged(rs.rules[i].dst)) ||
@@ -829,10 +848,9 @@ Test(gen, extended3_finds_residual_epilogue, .timeout = 90) {
  * copy, so no enumerated graph has a residual other than the product's
  * input); rules/extended.rules holds them, proven again here. */
 Test(gen, extended3_residual_rules_in_file, .timeout = 60) {
-  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  const char *ext = extended_rules;
   ir_ruleset rs;
-  base_diag d = {0};
-  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  read_extended(&rs);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   static const struct {
@@ -1060,21 +1078,16 @@ static const ir_rule *find_att_mask(const ir_ruleset *rs, ir_opcode scale) {
  * the scaled one with softmax over axis 2 instead of 3, and the ewmul one
  * multiplying by the mask instead of the scalar, are refuted. */
 Test(gen, extended4_attention_rules_in_file, .timeout = 60) {
-  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  const char *ext = extended_rules;
   ir_ruleset rs;
-  base_diag d = {0};
-  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  read_extended(&rs);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   const ir_rule *r[5] = {find_att_def(&rs, 0, 4), find_att_def(&rs, 1, 4),
                          find_att_mask(&rs, IR_OP_CONST_ONES),
                          find_att_mask(&rs, IR_OP_SMUL),
                          find_att_mask(&rs, IR_OP_EWMUL)};
-  for (int k = 0; k < 5; k++) {
-    cr_expect(r[k], "no rank-4 attention rule of kind %d in %s", k, ext);
-    if (r[k])
-      expect_proven(c, r[k]);
-  }
+  expect_all_proven(c, r, 5, "rank-4 attention");
   if (r[1])
     expect_refuted(
         c, variant(rule_text(ext, r[1]->id), "src:", "axis=3", "axis=2"),
@@ -1189,20 +1202,15 @@ Test(gen, extended5_finds_bias_fusions, .timeout = 60) {
  * the zero-bias residual at rank 3 (on distinct dimensions) in both; each
  * proven again, and the residual with a bias of twos refuted. */
 Test(gen, extended5_rules_in_file, .timeout = 60) {
-  const char *ext = SUPEROPT_SOURCE_DIR "/rules/extended.rules";
+  const char *ext = extended_rules;
   ir_ruleset rs;
-  base_diag d = {0};
-  cr_assert_eq(ir_rules_read_file(ext, &rs, &d), BASE_OK, "%s", d.msg);
+  read_extended(&rs);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   const ir_rule *r[6] = {find_bias_add(&rs, 3, 0), find_bias_add(&rs, 3, 1),
                          find_bias_add(&rs, 4, 0), find_bias_add(&rs, 4, 1),
                          find_zero_res(&rs, 3, 0), find_zero_res(&rs, 3, 1)};
-  for (int k = 0; k < 6; k++) {
-    cr_expect(r[k], "no fifth-tier rule of kind %d in %s", k, ext);
-    if (r[k])
-      expect_proven(c, r[k]);
-  }
+  expect_all_proven(c, r, 6, "fifth-tier");
   if (r[5])
     expect_refuted(c, twos_for_zero(rule_text(ext, r[5]->id)),
                    "a rank-3 residual epilogue with a bias of twos proven");
