@@ -98,6 +98,24 @@ static const struct {
      "transpose(t0) perm=[1,0] }\noutput y\n",
      0},
     {roll_text, 0},
+    /* MaxViT's window reverse then grid partition (grid_text below): 6 = 2
+       x 3 regrouped as 3 x 2 */
+    {"input x: [2,4,9,4]\ny = move(x) { t0 = reshape($0) "
+     "shape=[2,2,2,3,3,4]; t1 = transpose(t0) perm=[0,5,1,3,2,4]; t2 = "
+     "reshape(t1) shape=[2,4,6,6]; t3 = reshape(t2) shape=[2,4,3,2,3,2]; "
+     "t4 = transpose(t3) perm=[0,2,4,3,5,1]; t5 = reshape(t4) "
+     "shape=[2,9,4,4]; t6 = transpose(t5) perm=[0,2,1,3] }\noutput y\n",
+     0},
+    /* its two halves: the window reverse, then the grid partition */
+    {"input x: [2,4,9,4]\ny = move(x) { t0 = reshape($0) "
+     "shape=[2,2,2,3,3,4]; t1 = transpose(t0) perm=[0,5,1,3,2,4]; t2 = "
+     "reshape(t1) shape=[2,4,6,6] }\noutput y\n",
+     1},
+    {"input x: [2,4,6,6]\ny = move(x) { t0 = reshape($0) "
+     "shape=[2,4,3,2,3,2]; t1 = transpose(t0) perm=[0,2,4,3,5,1]; t2 = "
+     "reshape(t1) shape=[2,9,4,4]; t3 = transpose(t2) perm=[0,2,1,3] }\n"
+     "output y\n",
+     1},
 };
 
 /* Each case's walk, where it has one, read from x gives the CPU
@@ -221,6 +239,40 @@ Test(lower_chain, half_chain_collapses) {
                           &g, &st);
   cr_assert_eq(st.chains, 1);
   cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 1);
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(g), ir_graph_free(h);
+}
+
+/* MaxViT-T's window reverse followed by its grid partition (at a small
+ * size: 2 x 2 windows of 3 x 3 pixels to an image of 6 x 6, then a grid
+ * of 2 x 2 cells of 3 x 3): as one program no strided walk (6 = 2 x 3 regrouped
+ * as 3 x 2: the CUDA executor would walk every step per element), so two move
+ * nodes, each a strided walk of what it reads, computing the same values. */
+static const char grid_text[] =
+    "input x: [2,4,9,4]\nt0 = reshape(x) shape=[2,2,2,3,3,4]\n"
+    "t1 = transpose(t0) perm=[0,5,1,3,2,4]\nt2 = reshape(t1) shape=[2,4,6,6]\n"
+    "t3 = reshape(t2) shape=[2,4,3,2,3,2]\n"
+    "t4 = transpose(t3) perm=[0,2,4,3,5,1]\nt5 = reshape(t4) shape=[2,9,4,4]\n"
+    "y = transpose(t5) perm=[0,2,1,3]\nz = relu(y)\noutput z\n";
+
+Test(lower_chain, grid_partition_splits_into_two_walks) {
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(grid_text, &g, &st);
+  cr_assert_eq(st.chains, 2);
+  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 2);
+  for (int i = 0; i < h->nnodes; i++) {
+    const ir_node *n = &h->nodes[i];
+    if (n->op != IR_OP_MOVE)
+      continue;
+    const ir_shape *xs = &h->tensors[n->in[0]].shape;
+    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], wst[IR_MAX_RANK], off;
+    for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
+      xst[d] = s;
+    int rank;
+    cr_assert(
+        ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank, dim, wst, &off),
+        "move %s is no strided walk", h->tensors[n->out[0]].name);
+  }
   lu_same_outputs(g, h, 0);
   ir_graph_free(g), ir_graph_free(h);
 }

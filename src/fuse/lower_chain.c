@@ -20,9 +20,12 @@
  * transpose between layouts as a view of a tensor it keeps channels-last
  * (ConvNeXt's permutes around each downsampling layer norm, a transpose
  * pair that composes to the identity, ran as two views; as a move node it
- * was a copy kernel, 0.16 ms of 1.84 at batch 16 on the H200). Semantics are
- * preserved by construction: the move's reference kernel runs the same
- * operators.
+ * was a copy kernel, 0.16 ms of 1.84 at batch 16 on the H200). A group
+ * that is no strided walk of its input (ir_move_walk) but a chain of two
+ * that are becomes two move nodes (walk_cut): the executor runs a walk as
+ * a strided copy, anything else a thread an element through every step.
+ * Semantics are preserved by construction: the move's reference kernel
+ * runs the same operators.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -118,25 +121,87 @@ static int by_index(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The members (sorted: the graph's order is topological) as a program. */
-static const ir_body *program(plan *p, base_diag *d) {
+/* Members mem[from, to) (sorted: the graph's order is topological) as a
+ * program; what they read from outside that range is its $0. */
+static const ir_body *program(const plan *p, int from, int to, base_diag *d) {
   const ir_graph *g = p->g;
   ir_body_op ops[IR_MOVE_MAX_OPS];
-  qsort(p->mem, (size_t)p->nmem, sizeof *p->mem, by_index);
   memset(ops, 0, sizeof ops);
-  for (int m = 0; m < p->nmem; m++) {
+  for (int m = from; m < to; m++) {
     const ir_node *n = &g->nodes[p->mem[m]];
-    ops[m].op = n->op;
-    ops[m].nin = n->nin;
-    ops[m].a = n->a;
+    ir_body_op *o = &ops[m - from];
+    o->op = n->op;
+    o->nin = n->nin;
+    o->a = n->a;
     for (int k = 0; k < n->nin; k++) {
       int j = g->tensors[n->in[k]].node, at = -1;
-      for (int q = 0; j >= 0 && q < m; q++)
-        at = p->mem[q] == j ? q : at;
-      ops[m].in[k] = at; /* -1: $0 */
+      for (int q = from; j >= 0 && q < m; q++)
+        at = p->mem[q] == j ? q - from : at;
+      o->in[k] = at; /* -1: $0 */
     }
   }
-  return ir_move_intern(p->nmem, ops, d);
+  return ir_move_intern(to - from, ops, d);
+}
+
+/* Whether program b is one strided walk (ir_move_walk) of an input of
+ * shape x laid out contiguously. */
+static int is_walk(const ir_body *b, const ir_shape *x) {
+  int64_t st[IR_MAX_RANK], s = 1, dim[IR_MAX_RANK], wst[IR_MAX_RANK], off;
+  int rank;
+  for (int k = x->rank - 1; k >= 0; k--)
+    st[k] = s, s *= x->dim[k];
+  return ir_move_walk(b, x, st, &rank, dim, wst, &off);
+}
+
+/* Where a program that is no strided walk splits into two that are: the
+ * members a linear chain of slices, transposes and reshapes, mem[0, cut]
+ * and mem[cut+1, nmem) each a walk of what it reads. The CUDA executor runs
+ * a walk as a strided copy at memory speed and any other program as a
+ * step walk, an element a thread through every step's coordinates
+ * (MaxViT-T's grid partition after its window reverse regroups 56 = 8 x 7
+ * as 7 x 8: 171 us in bf16 at batch 16 for a [16,64,49,64] tensor, two
+ * strided copies of 6 MB each). The latest cut that works; -1: none. */
+static int walk_cut(const plan *p, const ir_body *whole, int32_t x,
+                    base_diag *d) {
+  const ir_graph *g = p->g;
+  if (p->nmem < 3 || is_walk(whole, &g->tensors[x].shape))
+    return -1;
+  for (int m = 0; m < p->nmem; m++) {
+    const ir_node *n = &g->nodes[p->mem[m]];
+    if (n->op == IR_OP_PAD || n->op == IR_OP_CONCAT || n->nin != 1 ||
+        (m > 0 && n->in[0] != g->nodes[p->mem[m - 1]].out[0]))
+      return -1;
+  }
+  for (int cut = p->nmem - 2; cut >= 0; cut--) {
+    const ir_body *a = program(p, 0, cut + 1, d);
+    const ir_body *b = program(p, cut + 1, p->nmem, d);
+    if (!a || !b)
+      return -2;
+    int32_t mid = g->nodes[p->mem[cut]].out[0];
+    if (is_walk(a, &g->tensors[x].shape) && is_walk(b, &g->tensors[mid].shape))
+      return cut;
+  }
+  return -1;
+}
+
+/* Members mem[from, to) as one group reading tensor x, rooted at the last:
+ * made where they are at least two and one launches a kernel (else left
+ * as they are). 1 made, 0 not, -1 error. */
+static int make_group(plan *p, int from, int to, int32_t x, base_diag *d) {
+  int kernels = 0;
+  for (int m = from; m < to; m++)
+    kernels += launches(p->g, p->mem[m]);
+  if (to - from < 2 || kernels < 1)
+    return 0;
+  const ir_body *b = program(p, from, to, d);
+  if (!b)
+    return -1;
+  int r = p->mem[to - 1];
+  p->prog[r] = b;
+  p->src[r] = x;
+  for (int m = from; m < to; m++)
+    p->group[p->mem[m]] = r;
+  return 1;
 }
 
 /* The group rooted at node r, made when it qualifies; -1 on error. */
@@ -150,14 +215,25 @@ static int try_root(plan *p, int r, base_diag *d) {
   for (int m = 0; m < p->nmem; m++)
     others += p->g->nodes[p->mem[m]].op != IR_OP_TRANSPOSE;
   if (x >= 0 && p->nmem > 1 && kernels >= 2 && others > 0) {
-    const ir_body *b = program(p, d);
-    if (!b)
+    qsort(p->mem, (size_t)p->nmem, sizeof *p->mem, by_index);
+    const ir_body *b = program(p, 0, p->nmem, d);
+    int cut = b ? walk_cut(p, b, x, d) : -2;
+    if (cut < -1)
       return -1;
-    p->prog[r] = b;
-    p->src[r] = x;
-    for (int m = 0; m < p->nmem; m++)
-      p->group[p->mem[m]] = r;
-    made = 1;
+    if (cut < 0) {
+      p->prog[r] = b;
+      p->src[r] = x;
+      for (int m = 0; m < p->nmem; m++)
+        p->group[p->mem[m]] = r;
+      made = 1;
+    } else { /* two strided walks */
+      int a = make_group(p, 0, cut + 1, x, d);
+      int c =
+          make_group(p, cut + 1, p->nmem, p->g->nodes[p->mem[cut]].out[0], d);
+      if (a < 0 || c < 0)
+        return -1;
+      made = a + c;
+    }
   }
   for (int m = 0; m < p->nmem; m++) { /* the counts back to zero */
     const ir_node *n = &p->g->nodes[p->mem[m]];
