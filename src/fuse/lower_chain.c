@@ -220,20 +220,16 @@ static int try_root(plan *p, int r, base_diag *d) {
     int cut = b ? walk_cut(p, b, x, d) : -2;
     if (cut < -1)
       return -1;
-    if (cut < 0) {
-      p->prog[r] = b;
-      p->src[r] = x;
-      for (int m = 0; m < p->nmem; m++)
-        p->group[p->mem[m]] = r;
-      made = 1;
-    } else { /* two strided walks */
+    if (cut < 0) /* one move node */
+      made = make_group(p, 0, p->nmem, x, d);
+    else { /* two strided walks */
       int a = make_group(p, 0, cut + 1, x, d);
       int c =
           make_group(p, cut + 1, p->nmem, p->g->nodes[p->mem[cut]].out[0], d);
-      if (a < 0 || c < 0)
-        return -1;
-      made = a + c;
+      made = a < 0 || c < 0 ? -1 : a + c;
     }
+    if (made < 0)
+      return -1;
   }
   for (int m = 0; m < p->nmem; m++) { /* the counts back to zero */
     const ir_node *n = &p->g->nodes[p->mem[m]];
