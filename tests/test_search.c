@@ -998,6 +998,91 @@ Test(search, second_descent_folds_before_merging) {
   ir_ruleset_free(&rs);
 }
 
+/* The second descent folds into weights first. NASNet-A's combinations
+ * (two convolutions, each with its batch norm, added) under --passes
+ * none, with rules/extended.rules' batch-norm fold (e00458 backward) and
+ * residual (e00597) and rules/default.rules' merge of two added
+ * convolutions (r01863; foldmerge.rules). Costs: a convolution 10 (with
+ * a residual too), a batch norm 1, a concat 1, any other 3. A comb costs
+ * 25; once one norm is folded, the residual (21) is cheaper than the
+ * other fold (23), and after it the merge no longer matches (20, where
+ * both folds and the merge make 11): the first search's dead end, the
+ * folds-first graphs beyond alpha of it. The descent orders graphs that
+ * run as many operators by their weight-only operators, most first (a
+ * fold moves a norm into the weights, the residual moves nothing), so it
+ * folds both norms before it looks at the residual; by cost alone it
+ * took the residual first, went down, and its patience ran out among the
+ * other combs' variants before it came back. */
+static base_status toy_comb(void *u, const ir_graph *g, int node, double *cost,
+                            int *estimated, base_diag *d) {
+  (void)u, (void)d;
+  switch (g->nodes[node].op) {
+  case IR_OP_CONV2D: *cost = 10; break;
+  case IR_OP_BATCHNORM:
+  case IR_OP_CONCAT: *cost = 1; break;
+  default: *cost = 3;
+  }
+  if (estimated)
+    *estimated = 0;
+  return BASE_OK;
+}
+
+/* n combs of 1x1 convolutions on inputs a<i>, b<i>, each an output. */
+static ir_graph *combs(int n) {
+  char text[8192];
+  size_t k = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 1; j <= 2; j++)
+      k += (size_t)snprintf(
+          text + k, sizeof text - k,
+          "input x%d%d: [1,4,5,5]\nweight w%d%d: [4,4,1,1]\n"
+          "weight s%d%d: [4]\nweight b%d%d: [4]\nweight m%d%d: [4]\n"
+          "weight v%d%d: [4]\nc%d%d = conv2d(x%d%d, w%d%d)\n"
+          "n%d%d = batchnorm(c%d%d, s%d%d, b%d%d, m%d%d, v%d%d)\n",
+          i, j, i, j, i, j, i, j, i, j, i, j, i, j, i, j, i, j, i, j, i, j, i,
+          j, i, j, i, j, i, j);
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(text + k, sizeof text - k,
+                          "y%d = ewadd(n%d1, n%d2)\noutput y%d\n", i, i, i, i);
+  return parse(text);
+}
+
+Test(search, second_descent_folds_into_weights_first) {
+  ir_ruleset rs;
+  load_rules(RULES "foldmerge.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = combs(3);
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_comb;
+  o.fuse_k = 0;
+  o.no_passes = 1;
+  o.descent = 0; /* the first search alone: the residual's dead end */
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_float_eq(sum_cost(h, toy_comb, NULL, NULL), 51, 1e-9);
+  cr_assert_eq(count_op(h, IR_OP_CONCAT), 2); /* one comb merged of 3 */
+  srch_stats_free(&st);
+  o.descent = 1;
+  ir_graph *h2 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h2, "%s", d.msg);
+  /* every comb folded and merged: a convolution of concatenated inputs
+   * and weights each */
+  cr_assert_float_eq(sum_cost(h2, toy_comb, NULL, NULL), 33, 1e-9);
+  cr_assert_eq(count_op(h2, IR_OP_CONCAT), 6);
+  cr_assert_eq(count_op(h2, IR_OP_CONV2D), 3);
+  cr_assert_eq(st.descents, 1);
+  cr_assert_lt(check_err(g, h2), 1e-4);
+  srch_stats_free(&st);
+  ir_graph_free(h2);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* The search's start graph is always a fusion candidate, and the K kept
  * are of K distinct costs. BERT's scores scaled at batch 16: the default
  * rules' r00449 backward makes smul(scores, s) an ewmul by a weight-only

@@ -12,7 +12,7 @@
  * whose anchor occurs in the graph; each match is probed (hash and cost,
  * rewrite.c) and built only when it is new and could be queued or best.
  * Under no_passes a second descent follows from the start, fewest
- * operators first (restart()).
+ * operators first, folds into weights first among those (restart()).
  *
  * Fusion is part of the decision (srch_options.fuse_k): the search keeps the
  * fuse_k cheapest distinct graphs it built and the start graph (always: the
@@ -79,6 +79,8 @@ typedef struct cand {
   int64_t seq;
   int kern;   /* in the descent (restart()): operators run on every
                  inference (kernels()), -1 unknown; else 0 */
+  int wonly;  /* in the descent: weight-only operators (run once, at
+                 load); else 0 */
   double ref; /* in the descent: the cheapest cost on its path from the
                  start (bound()); else 0 */
 } cand;
@@ -131,10 +133,13 @@ static double bound(const sstate *s, double ref) {
 }
 
 /* The queue's order: by cost, ties by creation; in the second descent
- * the graphs running fewer operators first. */
+ * the graphs running fewer operators first, and of those running as many
+ * the ones with more weight-only operators (more folded into weights). */
 static int before(const sstate *s, const cand *a, const cand *b) {
   if (s->descent && a->kern != b->kern)
     return a->kern >= 0 && (b->kern < 0 || a->kern < b->kern);
+  if (s->descent && a->wonly != b->wonly)
+    return a->wonly > b->wonly;
   return a->cost < b->cost || (a->cost == b->cost && a->seq < b->seq);
 }
 
@@ -335,8 +340,8 @@ static base_status report_cand(const sstate *s, const ir_graph *g, double c,
 }
 
 /* The operators of g that run on every inference (not weight-only); -1
- * on out of memory. */
-static int kernels(const ir_graph *g) {
+ * on out of memory. The weight-only ones into *wonly when not NULL. */
+static int kernels_w(const ir_graph *g, int *wonly) {
   unsigned char *w = base_calloc((size_t)g->nnodes + 1, 1);
   if (!w)
     return -1;
@@ -345,8 +350,12 @@ static int kernels(const ir_graph *g) {
   for (int i = 0; i < g->nnodes; i++)
     n += !w[i];
   free(w);
+  if (wonly)
+    *wonly = g->nnodes - n;
   return n;
 }
+
+static int kernels(const ir_graph *g) { return kernels_w(g, NULL); }
 
 /* Costs and queues a built new graph (taking it); updates the best.
  * only_report: a graph built for o->cand_fn alone (the probe found it
@@ -385,8 +394,8 @@ static base_status take(sstate *s, const cand *parent, int dir, ir_graph *child,
   }
   double ref = parent->ref > 0 && c < parent->ref ? c : parent->ref;
   if (c <= bound(s, ref) && s->n < s->cap) {
-    heap_push(s, (cand){child, c, parent->depth + 1, h, s->seq++,
-                        s->descent ? kernels(child) : 0, ref});
+    int w = 0, k = s->descent ? kernels_w(child, &w) : 0;
+    heap_push(s, (cand){child, c, parent->depth + 1, h, s->seq++, k, w, ref});
     if (s->n > s->st->queue_peak)
       s->st->queue_peak = s->n;
   } else {
@@ -582,8 +591,8 @@ static int removals_left(sstate *s) {
   return n > 0;
 }
 
-/* The second descent's patience (restart()): a quarter of the first's. */
-#define DESCENT_PATIENCE(p) ((p) > 0 && (p) / 4 < 1 ? 1 : (p) / 4)
+/* The second descent's patience (restart()): a sixth of the first's. */
+#define DESCENT_PATIENCE(p) ((p) > 0 && (p) / 6 < 1 ? 1 : (p) / 6)
 
 static base_status search_loop(sstate *s, base_diag *d) {
   base_status st = BASE_OK;
@@ -622,6 +631,13 @@ static base_status search_loop(sstate *s, base_diag *d) {
  * first (then by cost), every graph it reaches seen anew, and each path
  * bounded by its own cheapest graph (bound()): the rewrites that remove
  * operators are followed first, as far as they go, the others after them.
+ * Of the graphs running as many operators, those with more weight-only
+ * operators come first: a batch-norm fold moves the norm into the
+ * weights, a residual folded into a convolution moves nothing, and both
+ * remove one operator; by cost the residual came first wherever one norm
+ * of two added convolutions was folded, and then the merge of the two
+ * (r01863, which needs both folded) no longer matched (NASNet-A's
+ * combinations; the default's passes fold every norm first).
  * The first search follows the cheapest step first, and one cheap step can
  * close a cheaper road: sibling convolutions merged before their batch
  * norms are folded leave each norm reading a split's part, which no rule
@@ -629,10 +645,14 @@ static base_status search_loop(sstate *s, base_diag *d) {
  * output), and every graph of the folds first then lies beyond alpha of
  * the merge's best (Inception-v3 under --passes none, whose norms no
  * pass folds first). The best, the fusion candidates and the statistics
- * carry over; the descent has a budget of its own and a quarter of the
+ * carry over; the descent has a budget of its own and a sixth of the
  * patience (DESCENT_PATIENCE: the whole doubled --passes none's CPU
  * seconds and spent Inception-v3's instance proofs, inst.c, before its
- * later regions at batch 1). */
+ * later regions at batch 1; with the weight-only order a quarter took
+ * NASNet-A at batch 1 29.4 CPU-s against 22.1 before the order, a sixth
+ * 24.2 for the same graph, and an eighth lost Inception-v3's batch-16
+ * folds again: docs/notes/results.md, 2026-11-29 "folds into the
+ * weights first"). */
 static base_status restart(sstate *s, const ir_graph *g, double c0,
                            base_diag *d) {
   while (s->n > 0)
@@ -643,7 +663,7 @@ static base_status restart(sstate *s, const ir_graph *g, double c0,
   if (hs)
     return hs;
   ir_graph *start = ir_graph_clone_shared(g);
-  int k = start ? kernels(start) : -1;
+  int w = 0, k = start ? kernels_w(start, &w) : -1;
   if (!start || k < 0 || seen_add(s, h0) < 0) {
     ir_graph_free(start);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -651,7 +671,7 @@ static base_status restart(sstate *s, const ir_graph *g, double c0,
   s->descent = 1;
   s->expanded = s->gained = 0;
   s->st->descents++;
-  heap_push(s, (cand){start, c0, 0, 0, s->seq++, k, c0});
+  heap_push(s, (cand){start, c0, 0, 0, s->seq++, k, w, c0});
   return search_loop(s, d);
 }
 
@@ -684,7 +704,7 @@ static ir_graph *search_one(const ir_graph *g, const rewrite_rules *rules,
     }
     if (!rc) {
       double c0 = s.best_cost;
-      heap_push(&s, (cand){start, c0, 0, s.best_hist, s.seq++, 0, 0});
+      heap_push(&s, (cand){start, c0, 0, s.best_hist, s.seq++, 0, 0, 0});
       start = NULL;
       rc = search_loop(&s, d);
       if (!rc && o->descent && o->no_passes && !st->stopped_by_time)
