@@ -956,46 +956,60 @@ static const char siblings_bn_relu[] =
     "c3 = conv2d(x, w3)\nn3 = batchnorm(c3, s3, b3, m3, v3)\nr3 = relu(n3)\n"
     "output r1, r2, r3\n";
 
-Test(search, second_descent_folds_before_merging) {
+/* g searched with file's rules under --passes none (no_passes), toy costs
+ * and no fusion candidates: without the second descent (*first), with it
+ * (returned) and, where plain is not NULL, without no_passes (*plain, the
+ * default pipeline); descents[k] the descents each counted. */
+static ir_graph *descent_runs(const char *file, const ir_graph *g,
+                              cd_cost_fn cost, ir_graph **first,
+                              ir_graph **plain, int descents[3]) {
   ir_ruleset rs;
-  load_rules(RULES "descent.rules", &rs);
+  load_rules(file, &rs);
   rewrite_rules *rules = compile(&rs);
-  ir_graph *g = parse(siblings_bn_relu);
   srch_options o;
   srch_options_default(&o);
-  o.cost = toy_descent;
+  o.cost = cost;
   o.fuse_k = 0;
   o.no_passes = 1;
-  o.descent = 0; /* the first search alone: the merge's dead end */
-  srch_stats st = {0};
-  base_diag d;
-  ir_graph *h = srch_search(g, rules, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *h[3] = {NULL, NULL, NULL};
+  for (int k = 0; k < (plain ? 3 : 2); k++) {
+    o.descent = k > 0;   /* 0: the first search alone */
+    o.no_passes = k < 2; /* 2: the default pipeline, no descent */
+    srch_stats st = {0};
+    base_diag d;
+    h[k] = srch_search(g, rules, &o, &st, &d);
+    cr_assert(h[k], "%s", d.msg);
+    descents[k] = st.descents;
+    srch_stats_free(&st);
+  }
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+  *first = h[0];
+  if (plain)
+    *plain = h[2];
+  return h[1];
+}
+
+Test(search, second_descent_folds_before_merging) {
+  ir_graph *g = parse(siblings_bn_relu), *h, *h3;
+  int descents[3];
+  ir_graph *h2 =
+      descent_runs(RULES "descent.rules", g, toy_descent, &h, &h3, descents);
+  /* the first search alone: the merge's dead end */
   cr_assert_float_eq(sum_cost(h, toy_descent, NULL, NULL), 29, 1e-9);
   cr_assert_eq(count_op(h, IR_OP_BATCHNORM), 3);
-  cr_assert_eq(st.descents, 0);
-  srch_stats_free(&st);
-  o.descent = 1;
-  ir_graph *h2 = srch_search(g, rules, &o, &st, &d);
-  cr_assert(h2, "%s", d.msg);
+  cr_assert_eq(descents[0], 0);
   cr_assert_float_eq(sum_cost(h2, toy_descent, NULL, NULL), 11, 1e-9);
   cr_assert_eq(count_op(h2, IR_OP_CONV2D), 1);
-  cr_assert_eq(st.descents, 1);
+  cr_assert_eq(descents[1], 1);
   cr_assert_lt(check_err(g, h2), 1e-4);
-  srch_stats_free(&st);
   /* without no_passes (the default pipeline) there is no descent */
-  o.no_passes = 0;
-  ir_graph *h3 = srch_search(g, rules, &o, &st, &d);
-  cr_assert(h3, "%s", d.msg);
   cr_assert_eq(graph_hash(h3), graph_hash(h));
-  cr_assert_eq(st.descents, 0);
-  srch_stats_free(&st);
+  cr_assert_eq(descents[2], 0);
   ir_graph_free(h3);
   ir_graph_free(h2);
   ir_graph_free(h);
   ir_graph_free(g);
-  rewrite_rules_free(rules);
-  ir_ruleset_free(&rs);
 }
 
 /* The second descent folds into weights first. NASNet-A's combinations
@@ -1048,39 +1062,23 @@ static ir_graph *combs(int n) {
 }
 
 Test(search, second_descent_folds_into_weights_first) {
-  ir_ruleset rs;
-  load_rules(RULES "foldmerge.rules", &rs);
-  rewrite_rules *rules = compile(&rs);
-  ir_graph *g = combs(3);
-  srch_options o;
-  srch_options_default(&o);
-  o.cost = toy_comb;
-  o.fuse_k = 0;
-  o.no_passes = 1;
-  o.descent = 0; /* the first search alone: the residual's dead end */
-  srch_stats st = {0};
-  base_diag d;
-  ir_graph *h = srch_search(g, rules, &o, &st, &d);
-  cr_assert(h, "%s", d.msg);
+  ir_graph *g = combs(3), *h;
+  int descents[3];
+  ir_graph *h2 =
+      descent_runs(RULES "foldmerge.rules", g, toy_comb, &h, NULL, descents);
+  /* the first search alone: the residual's dead end */
   cr_assert_float_eq(sum_cost(h, toy_comb, NULL, NULL), 51, 1e-9);
   cr_assert_eq(count_op(h, IR_OP_CONCAT), 2); /* one comb merged of 3 */
-  srch_stats_free(&st);
-  o.descent = 1;
-  ir_graph *h2 = srch_search(g, rules, &o, &st, &d);
-  cr_assert(h2, "%s", d.msg);
   /* every comb folded and merged: a convolution of concatenated inputs
    * and weights each */
   cr_assert_float_eq(sum_cost(h2, toy_comb, NULL, NULL), 33, 1e-9);
   cr_assert_eq(count_op(h2, IR_OP_CONCAT), 6);
   cr_assert_eq(count_op(h2, IR_OP_CONV2D), 3);
-  cr_assert_eq(st.descents, 1);
+  cr_assert_eq(descents[1], 1);
   cr_assert_lt(check_err(g, h2), 1e-4);
-  srch_stats_free(&st);
   ir_graph_free(h2);
   ir_graph_free(h);
   ir_graph_free(g);
-  rewrite_rules_free(rules);
-  ir_ruleset_free(&rs);
 }
 
 /* The search's start graph is always a fusion candidate, and the K kept
