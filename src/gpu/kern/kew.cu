@@ -401,18 +401,6 @@ static void bcast_simplify(cxk_bcast *bc) {
   dims_merge(&bc->rank, bc->dim, st, 2, true);
 }
 
-/* An operand of inner stride 1 must start rows on float4 boundaries. */
-static bool vec4_operand(const float *x, const int64_t *st, int rank) {
-  if (st[rank - 1] == 0)
-    return true;
-  if (st[rank - 1] != 1 || !aligned16(x))
-    return false;
-  for (int d = 0; d < rank - 1; d++)
-    if (st[d] % 4)
-      return false;
-  return true;
-}
-
 cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
                        float *o, int64_t n, const cxk_bcast *bc0, int relu) {
   cxk_bcast bcv, *bc = NULL;
@@ -436,8 +424,8 @@ cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
   else if (scalar_b)
     k_binary_scalar<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, o, n, relu);
   else if (bc->dim[L] % 4 == 0 && aligned16(o) &&
-           vec4_operand(a, bc->sa, bc->rank) &&
-           vec4_operand(b, bc->sb, bc->rank) && fits32(n)) {
+           vec16_operand(a, bc->sa, bc->rank, 4) &&
+           vec16_operand(b, bc->sb, bc->rank, 4) && fits32(n)) {
     bc->dim[L] /= 4;
     k_binary_bcast4<int32_t><<<blocks_for(n / 4), kThreads, 0, s>>>(
         op, a, b, (float4 *)o, (int32_t)(n / 4), *bc, relu);

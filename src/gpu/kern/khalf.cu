@@ -97,9 +97,9 @@ __global__ void k_binary_h(int op, const T *a, const T *b, T *o, int64_t n,
 /* A broadcast whose last dimension is a multiple of 8: eight outputs a
  * thread (one 16-byte store), each operand read 16 bytes at a time where
  * it runs along that dimension (stride 1, rows on 16-byte boundaries:
- * vec8_operand) or one element repeated where it is broadcast along it
- * (stride 0): squeeze-and-excitation's x * s[n, c] channels-last, a bias
- * over rows. The index walk once per eight outputs. */
+ * kutil.cuh's vec16_operand) or one element repeated where it is broadcast
+ * along it (stride 0): squeeze-and-excitation's x * s[n, c] channels-last, a
+ * bias over rows. The index walk once per eight outputs. */
 template <typename T, typename I>
 __global__ void k_binary_bv8(int op, const T *a, const T *b, T *o, I nv,
                              const __grid_constant__ cxk_bcast bc, int relu) {
@@ -205,20 +205,6 @@ cudaError_t unary_t(cudaStream_t s, int fn, const void *x, void *y, int64_t n,
   return cudaGetLastError();
 }
 
-/* Operand x of broadcast strides st read 16 bytes (8 halves) at a time
- * along the last dimension: broadcast along it, or contiguous along it
- * with every row starting on a 16-byte boundary. */
-static bool vec8_operand(const void *x, const int64_t *st, int rank) {
-  if (st[rank - 1] == 0)
-    return true;
-  if (st[rank - 1] != 1 || !aligned16(x))
-    return false;
-  for (int d = 0; d < rank - 1; d++)
-    if (st[d] % 8)
-      return false;
-  return true;
-}
-
 template <typename T>
 cudaError_t binary_t(cudaStream_t s, int op, const void *a, const void *b,
                      void *o, int64_t n, const cxk_bcast *bc0, int relu) {
@@ -231,8 +217,8 @@ cudaError_t binary_t(cudaStream_t s, int op, const void *a, const void *b,
     dims_merge(&bc.rank, bc.dim, st2, 2, true);
   }
   bool v8 = bc0 && bc.rank >= 1 && bc.dim[bc.rank - 1] % 8 == 0 &&
-            aligned16(o) && vec8_operand(a, bc.sa, bc.rank) &&
-            vec8_operand(b, bc.sb, bc.rank);
+            aligned16(o) && vec16_operand(a, bc.sa, bc.rank, 8) &&
+            vec16_operand(b, bc.sb, bc.rank, 8);
   if (!bc0 && n % per == 0 && aligned16(a) && aligned16(b) && aligned16(o))
     k_binary_v<T><<<blocks_for(n / per), kThreads, 0, s>>>(
         op, (const uint4 *)a, (const uint4 *)b, (uint4 *)o, n / per, relu);

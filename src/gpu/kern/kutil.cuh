@@ -37,6 +37,21 @@ inline bool fits32(int64_t n) {
 
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
+/* Operand x of a broadcast (strides st in elements over rank dimensions)
+ * read 16 bytes, v elements, at a time along the last dimension: broadcast
+ * along it, or contiguous along it with every row starting on a 16-byte
+ * boundary (kew.cu's float4 path: v 4; khalf.cu's 8 halves: v 8). */
+inline bool vec16_operand(const void *x, const int64_t *st, int rank, int v) {
+  if (st[rank - 1] == 0)
+    return true;
+  if (st[rank - 1] != 1 || !aligned16(x))
+    return false;
+  for (int d = 0; d < rank - 1; d++)
+    if (st[d] % v)
+      return false;
+  return true;
+}
+
 /* Sum and maximum over the LANES lanes of an aligned group (a power of
  * two, <= 32); every lane of the warp takes part and gets the result. */
 template <int LANES> __device__ __forceinline__ float group_sum(float v) {
