@@ -1,7 +1,8 @@
 /* kew.cu: the CUDA executor's element-wise kernels: unary maps and
  * activations, a bias with an activation (and a residual) over a
- * convolution's or matmul's output, broadcast binaries, where, gather,
- * batch norm and constants (fill, identity filter, eye).
+ * convolution's or matmul's output, broadcast binaries, where, batch
+ * norm and constants (fill, identity filter, eye); gather is khalf.cu's
+ * template on any element type.
  *
  * Memory-bound and simple by design: grid-stride loops, one thread per
  * output element. Every formula follows the CPU reference
@@ -306,17 +307,6 @@ __global__ void k_where(const float *c, const float *a, const float *b,
   }
 }
 
-__global__ void k_gather(const float *x, const float *idx, float *y, int64_t n,
-                         int64_t nidx, int64_t dim, int64_t inner) {
-  GRID_LOOP(i, n) {
-    int64_t r = i % inner, k = i / inner % nidx, q = i / inner / nidx;
-    float f = idx[k];
-    int64_t j = (int64_t)f;
-    j = j < 0 ? j + dim : j;
-    y[i] = j >= 0 && j < dim ? x[(q * dim + j) * inner + r]
-                             : __int_as_float(0x7fc00000);
-  }
-}
 } // namespace
 
 extern "C" {
@@ -354,14 +344,6 @@ cudaError_t cxk_where(cudaStream_t s, const float *c, const float *a,
                       const float *b, float *o, int64_t n,
                       const cxk_where_args *w) {
   k_where<<<blocks_for(n), kThreads, 0, s>>>(c, a, b, o, n, *w);
-  return cudaGetLastError();
-}
-
-cudaError_t cxk_gather(cudaStream_t s, const float *x, const float *idx,
-                       float *y, int64_t outer, int64_t nidx, int64_t dim,
-                       int64_t inner) {
-  int64_t n = outer * nidx * inner;
-  k_gather<<<blocks_for(n), kThreads, 0, s>>>(x, idx, y, n, nidx, dim, inner);
   return cudaGetLastError();
 }
 

@@ -1,7 +1,8 @@
 /* khalf.cu: the CUDA executor's kernels on half-precision tensors (f16,
  * bf16: docs/half.md): conversion between the float types, unary and
  * binary element-wise maps, a bias with an activation and a residual over
- * a convolution's or matmul's output and fill (the strided copy that
+ * a convolution's or matmul's output, gather (float32's too) and fill
+ * (the strided copy that
  * transposes, slices, concatenations and splits run as, cxk_copy16, is
  * kmove.cu's walk on 2-byte elements). Every kernel is a
  * template on its element type T (float, __half, __nv_bfloat16), loads
@@ -161,7 +162,8 @@ __global__ void k_bias_res_act_h(T *y, const T *bias, const T *res, int64_t n,
   }
 }
 
-/* kew.cu's k_gather on elements of type T (out-of-range indices: NaN). */
+/* y = x gathered along one axis by float32-held indices (negative ones
+ * from the end; out of range: NaN), on elements of type T. */
 template <typename T>
 __global__ void k_gather_h(const T *x, const float *idx, T *y, int64_t n,
                            int64_t nidx, int64_t dim, int64_t inner) {
@@ -275,9 +277,15 @@ cudaError_t cxk_gather_dt(cudaStream_t s, int dt, const void *x,
     k_gather_h<<<blocks_for(n), kThreads, 0, s>>>(
         (const __nv_bfloat16 *)x, idx, (__nv_bfloat16 *)y, n, nidx, dim, inner);
   else
-    return cxk_gather(s, (const float *)x, idx, (float *)y, outer, nidx, dim,
-                      inner);
+    k_gather_h<<<blocks_for(n), kThreads, 0, s>>>(
+        (const float *)x, idx, (float *)y, n, nidx, dim, inner);
   return cudaGetLastError();
+}
+
+cudaError_t cxk_gather(cudaStream_t s, const float *x, const float *idx,
+                       float *y, int64_t outer, int64_t nidx, int64_t dim,
+                       int64_t inner) {
+  return cxk_gather_dt(s, CXK_F32, x, idx, y, outer, nidx, dim, inner);
 }
 
 cudaError_t cxk_binary_dt(cudaStream_t s, int dt, int op, const void *a,
