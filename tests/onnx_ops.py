@@ -135,6 +135,18 @@ CASES = {
          const("axs", np.array([2, 0], np.int64)),
          const("pads", np.array([0, 1, 0, 0, 0, 2], np.int64)),
          const("pv", np.float32(0.25))], opset=13),
+    "slice_steps": model(  # x[:, 1::2, ::2, 1::2] and x[:, :, 1::2]
+        [H("Slice", ["x", "st", "en", "axs", "stp"], ["s"]),
+         H("Slice", ["x", "st2", "en2", "axs2", "stp2"], ["t"])],
+        [("x", [2, 7, 9, 8])], ["s", "t"],
+        [const("st", np.array([1, 0, 1], np.int64)),
+         const("en", np.array([7, 9, 8], np.int64)),
+         const("axs", np.array([1, 2, 3], np.int64)),
+         const("stp", np.array([2, 2, 2], np.int64)),
+         const("st2", np.array([1], np.int64)),
+         const("en2", np.array([1000], np.int64)),
+         const("axs2", np.array([2], np.int64)),
+         const("stp2", np.array([3], np.int64))], opset=13),
     "gather_tensor_expand": model(
         [H("Gather", ["x", "i"], ["g"], axis=1),
          H("Gather", ["x", "j"], ["h"], axis=-1),

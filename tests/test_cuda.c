@@ -1195,7 +1195,9 @@ Test(cuda, half_attention) {
 }
 
 /* Moves of 2-byte elements: transposes, a slice, concat and split with
- * an activation on the way, reshape, a pad that also crops. */
+ * an activation on the way, reshape, a pad that also crops. Even widths
+ * move in pairs (one float32 launch: q, e, f channels-last; all of them
+ * NCHW), odd ones a walk a part (r, a, b channels-last). */
 Test(cuda, half_movement) {
   need_gpu();
   compare_half_types(
@@ -1203,10 +1205,11 @@ Test(cuda, half_movement) {
       "t = transpose(x) perm=[0,3,1,2]\nu = transpose(x) perm=[3,2,1,0]\n"
       "c = concat(x, y) axis=1\nr = concat(x, y) axis=1 act=relu\n"
       "a, b = split(c) axis=1 sizes=[9,8]\n"
+      "q = concat(x, x) axis=1\ne, f = split(x) axis=1 sizes=[4,8]\n"
       "s = slice(x) starts=[0,2,1,0] ends=[2,9,10,5]\n"
       "m = reshape(s) shape=[2,7,45]\n"
       "pd = pad(x) pads=[0,1,-1,2,0,0,3,-1] value=-2\n"
-      "output t, u, r, a, b, m, pd\n");
+      "output t, u, r, a, b, q, e, f, m, pd\n");
 }
 
 /* Pooling in half between channels-last convolutions: eight channels a

@@ -1941,7 +1941,7 @@ static base_status h_slice(imp *I) {
   ir_attrs a;
   ir_attrs_default(IR_OP_SLICE, &a);
   a.nlist = a.nlist2 = s->rank;
-  int64_t step[IR_MAX_RANK], cnt[IR_MAX_RANK];
+  int64_t step[IR_MAX_RANK], cnt[IR_MAX_RANK], pick[IR_MAX_RANK];
   int strided = 0;
   for (int k = 0; k < s->rank; k++)
     a.list[k] = 0, a.list2[k] = s->dim[k], step[k] = 1;
@@ -1954,10 +1954,20 @@ static base_status h_slice(imp *I) {
     a.list[d] = b < 0 ? 0 : b > dim ? dim : b;
     a.list2[d] = e < 0 ? 0 : e > dim ? dim : e;
     step[d] = np >= 0 ? sp[k] : 1;
+    pick[d] = 0;
     if (step[d] > 1) { /* keep [b, b + (cnt-1)*step], picked below */
-      int64_t len = a.list2[d] - a.list[d];
+      int64_t len = a.list2[d] - a.list[d], r = a.list[d];
       cnt[d] = len > 0 ? (len + step[d] - 1) / step[d] : 0;
       a.list2[d] = a.list[d] + (cnt[d] - 1) * step[d] + 1;
+      /* where cnt * step elements fit, a range of that many starting at
+       * most step - 1 before b (picked at b's place): no pad, and the
+       * program a strided walk (Swin's x[:, 1::2]) */
+      if (r + cnt[d] * step[d] > dim)
+        r = dim - cnt[d] * step[d];
+      if (cnt[d] > 0 && r >= 0 && a.list[d] - r < step[d]) {
+        pick[d] = a.list[d] - r;
+        a.list[d] = r, a.list2[d] = r + cnt[d] * step[d];
+      }
       strided = 1;
     }
   }
@@ -2000,7 +2010,7 @@ static base_status h_slice(imp *I) {
     a.nlist = a.nlist2 = cur.rank + 1;
     for (int k = 0; k <= cur.rank; k++)
       a.list[k] = 0, a.list2[k] = I->g->tensors[t].shape.dim[k];
-    a.list2[d + 1] = 1;
+    a.list[d + 1] = pick[d], a.list2[d + 1] = pick[d] + 1;
     t = out0(
         I, emit(I, IR_OP_SLICE, &t, 1, &a, aux(I, "pick", buf, sizeof buf), 0));
     if (t < 0)

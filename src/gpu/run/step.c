@@ -6,6 +6,7 @@
  * data-movement, pooling, normalisation, reduction and constant launchers
  * (kernels of kern/kew.cu, kmove.cu, kpad.cu, kred.cu).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,15 +161,34 @@ static cudaError_t part_copy(cudaStream_t st, const void *src, void *dst,
   return cxk_copy16(st, src, dst, &k);
 }
 
+/* Every width even and every part 4-byte aligned: the halves move in
+ * pairs, one float32 concat or split launch for all parts (bytes copied
+ * as they are) instead of a walk a part. */
+static int in_pairs(const int64_t *w, const void *const *ptr, int np,
+                    const void *whole) {
+  int ok = ((uintptr_t)whole & 3) == 0;
+  for (int k = 0; ok && k < np; k++)
+    ok = w[k] % 2 == 0 && ((uintptr_t)ptr[k] & 3) == 0;
+  return ok;
+}
+
 static cudaError_t concat_half(gpu_plan *p, const ir_node *n, int dt,
                                const int64_t *w, int64_t rows) {
-  int64_t ww = 0, off = 0;
-  for (int k = 0; k < n->nin; k++)
+  int64_t ww = 0, off = 0, hw[IR_MAX_IN];
+  const void *src[IR_MAX_IN];
+  for (int k = 0; k < n->nin; k++) {
     ww += w[k];
+    hw[k] = w[k] / 2;
+    src[k] = IN(p, n, k);
+  }
   void *y = p->ptr[n->out[0]];
   cudaError_t e = cudaSuccess;
-  for (int k = 0; e == cudaSuccess && k < n->nin; off += w[k++])
-    e = part_copy(p->ctx->stream, IN(p, n, k), y, rows, w[k], ww, off, 1);
+  if (in_pairs(w, src, n->nin, y))
+    e = cxk_concat(p->ctx->stream, y, (const float *const *)src, hw, n->nin, 0,
+                   rows);
+  else
+    for (int k = 0; e == cudaSuccess && k < n->nin; off += w[k++])
+      e = part_copy(p->ctx->stream, src[k], y, rows, w[k], ww, off, 1);
   if (e == cudaSuccess && n->a.act != IR_ACT_NONE) /* act= (lower_move.c) */
     e = cxk_unary_dt(p->ctx->stream, dt, act_fn(n->a.act), y, y, rows * ww, 0,
                      0);
@@ -218,16 +238,24 @@ static cudaError_t split(gpu_plan *p, const ir_node *n) {
     o++;
   }
   int dt = gpu_dt_of(p->g, n->in[0]);
-  if (dt != CXK_F32) { /* half: each part copied, then its activation */
-    int64_t ww = 0, off = 0;
-    for (int k = 0; k < np; k++)
+  if (dt != CXK_F32) { /* half: the parts copied, then their activations */
+    int64_t ww = 0, off = 0, hw[IR_MAX_LIST];
+    float *to[IR_MAX_LIST];
+    for (int k = 0; k < np; k++) {
       ww += w[k];
+      hw[k] = w[k] / 2;
+      to[k] = dst[k] ? dst[k] : act[k];
+    }
     cudaError_t e = cudaSuccess;
+    int pairs = in_pairs(w, (const void *const *)to, np, IN(p, n, 0));
+    if (pairs)
+      e = cxk_split(p->ctx->stream, IN(p, n, 0), to, NULL, hw, np, outer);
     for (int k = 0; e == cudaSuccess && k < np; off += w[k++]) {
-      void *to = dst[k] ? (void *)dst[k] : (void *)act[k];
-      e = part_copy(p->ctx->stream, IN(p, n, 0), to, outer, w[k], ww, off, 0);
+      if (!pairs)
+        e = part_copy(p->ctx->stream, IN(p, n, 0), to[k], outer, w[k], ww, off,
+                      0);
       if (e == cudaSuccess && act[k])
-        e = cxk_unary_dt(p->ctx->stream, dt, act_fn(n->a.act), to, act[k],
+        e = cxk_unary_dt(p->ctx->stream, dt, act_fn(n->a.act), to[k], act[k],
                          outer * w[k], 0, 0);
     }
     return e;
