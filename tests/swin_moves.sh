@@ -4,8 +4,10 @@
 # its shifts, window partitions and reverses, pads and crops move nodes
 # (src/fuse/lower_chain.c): 516 operators were 340 when this was written
 # (40 move nodes for 216 operators; 28 for 180 since lower_att takes the
-# moves around each attention into its row layout first); the result then
-# runs at batch 2.
+# moves around each attention into its row layout first; 23 for 138 since
+# stepped slices import without pads and each shift is cut from its
+# window partition, a roll and a strided walk); the result then runs at
+# batch 2.
 # usage: tests/swin_moves.sh path/to/superopt path/to/source-dir
 set -u
 bin=$1
@@ -19,7 +21,7 @@ contains "check: max relative error"
 line=$(grep '^lower:' "$tmp/out")
 made=$(sed -n 's/.*, \([0-9]*\) move nodes replace \([0-9]*\) movement.*/\1 \2/p' <<<"$line")
 read -r nodes ops <<<"${made:-0 0}"
-[ "$nodes" -ge 24 ] && [ "$ops" -ge 150 ] ||
+[ "$nodes" -ge 20 ] && [ "$ops" -ge 130 ] ||
   fail "$nodes move nodes for $ops operators: $line"
 n=$(grep -c '= move(' "$tmp/swin.graph")
 [ "$n" = "$nodes" ] || fail "$n move nodes written, $nodes made"

@@ -1790,9 +1790,14 @@ Test(cuda, move_nodes) {
  * a source run of 196 pixels against 8 channels), from a convolution's
  * output too (read in its layout), its departition (the tile path
  * transposed), a q of a qkv projection (16-byte units), a slice of odd
- * offset (8-byte units), a column (a thread per element); and a roll
- * with a pad (the step walk). Each bit for bit the CPU's (but after the
- * convolution), with the view kernels and with $SUPEROPT_MOVE=walk. */
+ * offset (8-byte units), a column (a thread per element), Swin's shift
+ * (a roll of two axes, then a transpose: wrapped coordinates, 8-byte
+ * units), a roll of the innermost axis by 3 (a thread per element), its
+ * patch merging (four stepped slices concatenated: a grid of offsets);
+ * and a roll with a pad (the step walk). Each bit for bit the CPU's (but
+ * after the convolution), with the view kernels and with
+ * $SUPEROPT_MOVE=walk; the same in bf16 and f16 (2-byte units: the tile
+ * path in pairs, kmprog.cu's k_vtile2). */
 #define MV_PART                                                                \
   "reshape($0) shape=[2,8,2,7,2,7]; t1 = transpose(t0) "                       \
   "perm=[0,2,4,3,5,1]; t2 = reshape(t1) shape=[2,4,49,8] }\n"
@@ -1811,6 +1816,25 @@ static const char *const move_view_graphs[] = {
     "ends=[3,7,56] }\noutput y\n",
     "input x: [7,49]\ny = move(x) { t0 = slice($0) starts=[0,3] "
     "ends=[7,4]; t1 = reshape(t0) shape=[7] }\noutput y\n",
+    "input x: [2,6,10,2]\ny = move(x) { t0 = slice($0) starts=[0,2,0,0] "
+    "ends=[2,6,10,2]; t1 = slice($0) starts=[0,0,0,0] ends=[2,2,10,2]; t2 = "
+    "concat(t0, t1) axis=1; t3 = slice(t2) starts=[0,0,7,0] ends=[2,6,10,2]; "
+    "t4 = slice(t2) starts=[0,0,0,0] ends=[2,6,7,2]; t5 = concat(t3, t4) "
+    "axis=2; t6 = transpose(t5) perm=[0,2,1,3] }\noutput y\n",
+    "input x: [5,10]\ny = move(x) { t0 = slice($0) starts=[0,3] "
+    "ends=[5,10]; t1 = slice($0) starts=[0,0] ends=[5,3]; t2 = concat(t0, "
+    "t1) axis=1 }\noutput y\n",
+    "input x: [2,4,6,8]\ny = move(x) { t0 = reshape($0) shape=[2,2,2,6,8]; "
+    "t1 = slice(t0) starts=[0,0,0,0,0] ends=[2,2,1,6,8]; t2 = reshape(t1) "
+    "shape=[2,2,3,2,8]; t3 = slice(t2) starts=[0,0,0,0,0] "
+    "ends=[2,2,3,1,8]; t4 = reshape(t3) shape=[2,2,3,8]; t5 = slice(t0) "
+    "starts=[0,0,1,0,0] ends=[2,2,2,6,8]; t6 = reshape(t5) "
+    "shape=[2,2,3,2,8]; t7 = slice(t6) starts=[0,0,0,0,0] "
+    "ends=[2,2,3,1,8]; t8 = reshape(t7) shape=[2,2,3,8]; t9 = slice(t2) "
+    "starts=[0,0,0,1,0] ends=[2,2,3,2,8]; t10 = reshape(t9) "
+    "shape=[2,2,3,8]; t11 = slice(t6) starts=[0,0,0,1,0] "
+    "ends=[2,2,3,2,8]; t12 = reshape(t11) shape=[2,2,3,8]; t13 = "
+    "concat(t4, t8, t10, t12) axis=3 }\noutput y\n",
     "input x: [2,7,49]\ny = move(x) { t0 = transpose($0) perm=[0,2,1]; "
     "t1 = pad(t0) pads=[0,1,0,0,0,1] value=2; t2 = slice(t1) "
     "starts=[0,0,0] ends=[2,50,7]; t3 = slice(t1) starts=[0,0,7] "
@@ -1842,6 +1866,15 @@ Test(cuda, move_views) {
                         : "kmprog strided copy";
       compare(g, &strict, tol, what);
       compare(g, &nchw, tol, what);
+      for (int ty = 0; ty < 2 && tol == 0; ty++) { /* 2-byte elements */
+        base_diag d;
+        ir_graph *h = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+        cr_assert_not_null(h, "%s", d.msg);
+        snprintf(what, sizeof what, "move view %zu%s %s", k,
+                 walk ? ", walk" : "", half_types[ty]);
+        compare_half(h, what);
+        ir_graph_free(h);
+      }
       ir_graph_free(g);
     }
   }

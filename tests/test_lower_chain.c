@@ -54,9 +54,13 @@ Test(lower_chain, move_round_trip_and_values) {
  * the batch not a view, but a walk), its window partition and
  * departition (odd sizes 7 and 49), size-1 dimensions around a split, a
  * merge across a transpose, a merge after a slice, a slice of a merged
- * run in whole blocks; not a reshape that ends a dimension inside a
- * walk dimension it does not divide, a slice across such a run, a pad,
- * a roll. */
+ * run in whole blocks, Swin's cyclic shift (a roll: x[s:] then x[:s]) of
+ * two axes and a transpose after it, its patch merging (four stepped
+ * slices concatenated: offsets on a 2 x 2 grid); not a reshape that ends a
+ * dimension inside a walk dimension it does not divide, a slice across
+ * such a run, a pad, a roll split by a reshape after it (Swin's shift then
+ * window partition) or before it (the reverse), a concat whose offsets are
+ * on no grid. */
 static const struct {
   const char *text;
   int walk;
@@ -98,6 +102,51 @@ static const struct {
      "transpose(t0) perm=[1,0] }\noutput y\n",
      0},
     {roll_text, 0},
+    /* Swin's shift by 1 of a [1,4,6,2] map: a walk (two axes wrapped) */
+    {"input x: [1,4,6,2]\ny = move(x) { t0 = slice($0) starts=[0,1,0,0] "
+     "ends=[1,4,6,2]; t1 = slice($0) starts=[0,0,0,0] ends=[1,1,6,2]; t2 = "
+     "concat(t0, t1) axis=1; t3 = slice(t2) starts=[0,0,1,0] ends=[1,4,6,2]; "
+     "t4 = slice(t2) starts=[0,0,0,0] ends=[1,4,1,2]; t5 = concat(t3, t4) "
+     "axis=2; t6 = transpose(t5) perm=[0,2,1,3] }\noutput y\n",
+     1},
+    /* the shift, then a window partition splitting the rolled axes */
+    {"input x: [1,4,6,2]\ny = move(x) { t0 = slice($0) starts=[0,1,0,0] "
+     "ends=[1,4,6,2]; t1 = slice($0) starts=[0,0,0,0] ends=[1,1,6,2]; t2 = "
+     "concat(t0, t1) axis=1; t3 = reshape(t2) shape=[1,2,2,6,2]; t4 = "
+     "transpose(t3) perm=[0,1,3,2,4] }\noutput y\n",
+     0},
+    /* a window reverse, then the shift back over the merged axis */
+    {"input x: [1,2,2,6,2]\ny = move(x) { t0 = transpose($0) "
+     "perm=[0,1,3,2,4]; t1 = reshape(t0) shape=[1,4,6,2]; t2 = slice(t1) "
+     "starts=[0,3,0,0] ends=[1,4,6,2]; t3 = slice(t1) starts=[0,0,0,0] "
+     "ends=[1,3,6,2]; t4 = concat(t2, t3) axis=1 }\noutput y\n",
+     0},
+    /* Swin's patch merging: x[0::2, 0::2], x[1::2, 0::2], x[0::2, 1::2],
+       x[1::2, 1::2] along channels */
+    {"input x: [1,4,6,3]\ny = move(x) { t0 = reshape($0) shape=[1,2,2,6,3]; "
+     "t1 = slice(t0) starts=[0,0,0,0,0] ends=[1,2,1,6,3]; t2 = reshape(t1) "
+     "shape=[1,2,6,3]; t3 = slice(t0) starts=[0,0,1,0,0] ends=[1,2,2,6,3]; "
+     "t4 = reshape(t3) shape=[1,2,6,3]; t5 = reshape(t2) shape=[1,2,3,2,3]; "
+     "t6 = slice(t5) starts=[0,0,0,0,0] ends=[1,2,3,1,3]; t7 = reshape(t6) "
+     "shape=[1,2,3,3]; t8 = reshape(t4) shape=[1,2,3,2,3]; t9 = slice(t8) "
+     "starts=[0,0,0,0,0] ends=[1,2,3,1,3]; t10 = reshape(t9) "
+     "shape=[1,2,3,3]; t11 = slice(t5) starts=[0,0,0,1,0] "
+     "ends=[1,2,3,2,3]; t12 = reshape(t11) shape=[1,2,3,3]; t13 = "
+     "slice(t8) starts=[0,0,0,1,0] ends=[1,2,3,2,3]; t14 = reshape(t13) "
+     "shape=[1,2,3,3]; t15 = concat(t7, t10, t12, t14) axis=3 }\n"
+     "output y\n",
+     1},
+    /* a roll of the innermost axis by 3 */
+    {"input x: [5,10]\ny = move(x) { t0 = slice($0) starts=[0,3] "
+     "ends=[5,10]; t1 = slice($0) starts=[0,0] ends=[5,3]; t2 = concat(t0, "
+     "t1) axis=1 }\noutput y\n",
+     1},
+    /* three parts at offsets 0, 1, 3: no grid */
+    {"input x: [4,6]\ny = move(x) { t0 = slice($0) starts=[0,0] "
+     "ends=[4,2]; t1 = slice($0) starts=[0,1] ends=[4,3]; t2 = slice($0) "
+     "starts=[0,3] ends=[4,5]; t3 = concat(t0, t1, t2) axis=0 }\n"
+     "output y\n",
+     0},
     /* MaxViT's window reverse then grid partition (grid_text below): 6 = 2
        x 3 regrouped as 3 x 2 */
     {"input x: [2,4,9,4]\ny = move(x) { t0 = reshape($0) "
@@ -125,11 +174,12 @@ Test(lower_chain, move_walk_matches_program) {
     ir_graph *g = lu_parse(walk_cases[c].text);
     const ir_node *n = &g->nodes[0];
     const ir_shape *xs = &g->tensors[n->in[0]].shape;
-    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], st[IR_MAX_RANK], off = -1;
+    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], st[IR_MAX_RANK],
+        wrap[IR_MAX_RANK], off = -1;
     for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
       xst[d] = s;
     int rank = 0, walk = ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank,
-                                      dim, st, &off);
+                                      dim, st, wrap, &off);
     cr_assert_eq(walk, walk_cases[c].walk, "case %zu", c);
     if (!walk) {
       ir_graph_free(g);
@@ -145,7 +195,7 @@ Test(lower_chain, move_walk_matches_program) {
     for (int64_t i = 0; i < total; i++) {
       int64_t o = off, r = i;
       for (int d = rank - 1; d >= 0; d--)
-        o += r % dim[d] * st[d], r /= dim[d];
+        o += (r % dim[d] + wrap[d]) % dim[d] * st[d], r /= dim[d];
       cr_assert_eq(y[i], x[o], "case %zu, element %lld", c, (long long)i);
     }
     ex_values_free(v);
@@ -269,10 +319,67 @@ Test(lower_chain, grid_partition_splits_into_two_walks) {
     for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
       xst[d] = s;
     int rank;
-    cr_assert(
-        ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank, dim, wst, &off),
-        "move %s is no strided walk", h->tensors[n->out[0]].name);
+    cr_assert(ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank, dim, wst,
+                           NULL, &off),
+              "move %s is no strided walk", h->tensors[n->out[0]].name);
   }
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(g), ir_graph_free(h);
+}
+
+/* Swin's shift and window partition, then the window reverse and the shift
+ * back, on a map the windows divide (8 x 8, windows of 4, shift 3; no pad):
+ * each a roll and a walk that no one walk makes, so each group is cut into
+ * two moves, every one a strided walk (the rolls with wrapped axes). */
+static const char shift_text[] =
+    "input x: [1,8,8,4]\n"
+    "weight w: [4,4]\n"
+    "a1 = slice(x) starts=[0,3,0,0] ends=[1,8,8,4]\n"
+    "a2 = slice(x) starts=[0,0,0,0] ends=[1,3,8,4]\n"
+    "r1 = concat(a1, a2) axis=1\n"
+    "b1 = slice(r1) starts=[0,0,3,0] ends=[1,8,8,4]\n"
+    "b2 = slice(r1) starts=[0,0,0,0] ends=[1,8,3,4]\n"
+    "r2 = concat(b1, b2) axis=2\n"
+    "w1 = reshape(r2) shape=[1,2,4,2,4,4]\n"
+    "w2 = transpose(w1) perm=[0,1,3,2,4,5]\n"
+    "w3 = reshape(w2) shape=[4,16,4]\n"
+    "m = matmul(w3, w)\n"
+    "v1 = reshape(m) shape=[1,2,2,4,4,4]\n"
+    "v2 = transpose(v1) perm=[0,1,3,2,4,5]\n"
+    "v3 = reshape(v2) shape=[1,8,8,4]\n"
+    "c1 = slice(v3) starts=[0,5,0,0] ends=[1,8,8,4]\n"
+    "c2 = slice(v3) starts=[0,0,0,0] ends=[1,5,8,4]\n"
+    "u1 = concat(c1, c2) axis=1\n"
+    "d1 = slice(u1) starts=[0,0,5,0] ends=[1,8,8,4]\n"
+    "d2 = slice(u1) starts=[0,0,0,0] ends=[1,8,5,4]\n"
+    "u2 = concat(d1, d2) axis=2\n"
+    "y = ewadd(x, u2)\n"
+    "output y\n";
+
+Test(lower_chain, swin_shift_splits_into_roll_and_walk) {
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(shift_text, &g, &st);
+  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 4, "%d moves",
+               lu_count_op(h, IR_OP_MOVE));
+  int rolls = 0;
+  for (int i = 0; i < h->nnodes; i++) {
+    const ir_node *n = &h->nodes[i];
+    if (n->op != IR_OP_MOVE)
+      continue;
+    const ir_shape *xs = &h->tensors[n->in[0]].shape;
+    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], wst[IR_MAX_RANK],
+        wrap[IR_MAX_RANK], off;
+    for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
+      xst[d] = s;
+    int rank, wrapped = 0;
+    cr_assert(ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank, dim, wst,
+                           wrap, &off),
+              "move %s is no strided walk", h->tensors[n->out[0]].name);
+    for (int d = 0; d < rank; d++)
+      wrapped += wrap[d] != 0;
+    rolls += wrapped == 2;
+  }
+  cr_assert_eq(rolls, 2);
   lu_same_outputs(g, h, 0);
   ir_graph_free(g), ir_graph_free(h);
 }

@@ -146,16 +146,38 @@ static const ir_body *program(const plan *p, int from, int to, base_diag *d) {
 /* Whether program b is one strided walk (ir_move_walk) of an input of
  * shape x laid out contiguously. */
 static int is_walk(const ir_body *b, const ir_shape *x) {
-  int64_t st[IR_MAX_RANK], s = 1, dim[IR_MAX_RANK], wst[IR_MAX_RANK], off;
+  int64_t st[IR_MAX_RANK], s = 1, dim[IR_MAX_RANK], wst[IR_MAX_RANK],
+                           wrap[IR_MAX_RANK], off;
   int rank;
   for (int k = x->rank - 1; k >= 0; k--)
     st[k] = s, s *= x->dim[k];
-  return ir_move_walk(b, x, st, &rank, dim, wst, &off);
+  return ir_move_walk(b, x, st, &rank, dim, wst, wrap, &off);
 }
 
-/* Where a program that is no strided walk splits into two that are: the
- * members a linear chain of slices, transposes and reshapes, mem[0, cut]
- * and mem[cut+1, nmem) each a walk of what it reads. The CUDA executor runs
+/* Whether members mem[cut+1, nmem) read nothing of mem[0, cut] but the
+ * output of mem[cut] (so mem[0, cut] is a program ending there). */
+static int cut_ok(const plan *p, int cut) {
+  const ir_graph *g = p->g;
+  int32_t mid = g->nodes[p->mem[cut]].out[0];
+  for (int m = cut + 1; m < p->nmem; m++) {
+    const ir_node *n = &g->nodes[p->mem[m]];
+    for (int k = 0; k < n->nin; k++) {
+      int j = g->tensors[n->in[k]].node;
+      for (int q = 0; q <= cut; q++)
+        if (p->mem[q] == j && n->in[k] != mid)
+          return 0;
+      if (n->in[k] != mid && (j < 0 || !member(p, j)))
+        return 0; /* the suffix reads only mid and itself */
+    }
+  }
+  return 1;
+}
+
+/* Where a program that is no strided walk splits into two that are: no
+ * pad among the members, mem[0, cut] a program ending at mem[cut] whose
+ * output is all mem[cut+1, nmem) read from before them (cut_ok), each
+ * part a walk of what it reads (a roll is one: Swin's shift before its
+ * window partition, the reverse before the shift back). The CUDA executor runs
  * a walk as a strided copy at memory speed and any other program as a
  * step walk, an element a thread through every step's coordinates
  * (MaxViT-T's grid partition after its window reverse regroups 56 = 8 x 7
@@ -166,13 +188,12 @@ static int walk_cut(const plan *p, const ir_body *whole, int32_t x,
   const ir_graph *g = p->g;
   if (p->nmem < 3 || is_walk(whole, &g->tensors[x].shape))
     return -1;
-  for (int m = 0; m < p->nmem; m++) {
-    const ir_node *n = &g->nodes[p->mem[m]];
-    if (n->op == IR_OP_PAD || n->op == IR_OP_CONCAT || n->nin != 1 ||
-        (m > 0 && n->in[0] != g->nodes[p->mem[m - 1]].out[0]))
+  for (int m = 0; m < p->nmem; m++)
+    if (g->nodes[p->mem[m]].op == IR_OP_PAD)
       return -1;
-  }
   for (int cut = p->nmem - 2; cut >= 0; cut--) {
+    if (!cut_ok(p, cut))
+      continue;
     const ir_body *a = program(p, 0, cut + 1, d);
     const ir_body *b = program(p, cut + 1, p->nmem, d);
     if (!a || !b)

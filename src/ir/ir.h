@@ -397,15 +397,18 @@ int ir_move_op_ok(ir_opcode op);
  * of at most IR_MAX_FIXED_IN parts, act=none). NULL with d set. */
 const ir_body *ir_move_intern(int nops, const ir_body_op *ops, base_diag *d);
 /* Move program b over an input of shape x read through strides xst
- * (elements) as one strided walk of that input, where it is one: the
- * operators from the last back to $0 are slices, transposes and reshapes
- * (no pad, no concat) whose index maps stay affine. Then the program's
- * result, element i in row-major order, is input element *off + sum c_k
- * st[k], c the row-major coordinates of i over dim[0..*rank) (at most
- * IR_MAX_RANK, size-1 dimensions dropped, contiguous neighbours merged),
- * and it returns 1; else 0 (src/ir/move_view.c). */
+ * (elements) as one strided walk of that input, where it is one: slices,
+ * transposes and reshapes whose index maps stay affine, rolls (a concat of
+ * x[s:D] and x[0:s]) and concats of parts that are one walk at offsets on
+ * a grid; no pad. Then the program's result, element i in row-major order,
+ * is input element *off + sum ((c_k + wrap[k]) mod dim[k]) st[k], c the
+ * row-major coordinates of i over dim[0..*rank) (at most IR_MAX_RANK,
+ * size-1 dimensions dropped, contiguous neighbours merged unless wrapped),
+ * and it returns 1; else 0 (src/ir/move_view.c). wrap NULL: a program with
+ * a roll is no walk. */
 int ir_move_walk(const ir_body *b, const ir_shape *x, const int64_t *xst,
-                 int *rank, int64_t *dim, int64_t *st, int64_t *off);
+                 int *rank, int64_t *dim, int64_t *st, int64_t *wrap,
+                 int64_t *off);
 /* The interned body with this id, or NULL. */
 const ir_body *ir_body_get(uint64_t id);
 /* For a copy of the IR linked into a separately loaded object (the GPU

@@ -37,6 +37,8 @@ enum { CXK_ADD, CXK_SUB, CXK_MUL, CXK_DIV, CXK_EQ /* a == b: 1 or 0 */ };
 typedef struct cxk_walk {
   int rank;
   int64_t dim[CXK_RANK], sst[CXK_RANK], dst[CXK_RANK];
+  int64_t wrap[CXK_RANK]; /* cxk_move_view only: source coordinate (c +
+                             wrap) mod dim (a roll); 0 elsewhere */
   int64_t soff, doff;
   int64_t extent; /* elements of the larger of src and dst */
 } cxk_walk;
@@ -191,7 +193,8 @@ cudaError_t cxk_move(cudaStream_t s, int dt, const void *x, void *y,
                      const cxk_move_args *a);
 /* A move program that is one strided walk of its input (ir_move_walk):
  * y, contiguous (w->dst its strides, w->doff 0), from x read through
- * w->sst from w->soff; elements of esize bytes (4 or 2), moved as bits.
+ * w->sst from w->soff, each coordinate rolled by w->wrap; elements of
+ * esize bytes (4 or 2), moved as bits.
  * cudaErrorNotSupported, launching nothing, where an offset or the count
  * does not fit 32-bit indices (run the program with cxk_move then). */
 cudaError_t cxk_move_view(cudaStream_t s, int esize, const void *x, void *y,

@@ -186,14 +186,15 @@ __device__ __forceinline__ uint32_t fdiv_q(const fdiv &f, uint32_t n) {
 }
 
 /* A walk whose output is contiguous: unit i (of U) reads
- * x[soff + sum c_d * sst[d]], c the coordinates of i over dim[0..nd). */
+ * x[soff + sum c_d * sst[d]], c the coordinates of i over dim[0..nd),
+ * each rolled by wr[d] (mod its size) where wrap is set. */
 typedef struct vwalk_args {
   int32_t nd, n, soff;
   fdiv dim[CXK_RANK];
-  int32_t sst[CXK_RANK];
+  int32_t sst[CXK_RANK], wr[CXK_RANK];
 } vwalk_args;
 
-template <typename U>
+template <typename U, bool Wrap>
 __global__ void k_vwalk(const U *x, U *y,
                         const __grid_constant__ vwalk_args a) {
   GRID_LOOP_T(int32_t, i, a.n) {
@@ -201,8 +202,17 @@ __global__ void k_vwalk(const U *x, U *y,
     int32_t o = a.soff;
     for (int d = a.nd - 1; d > 0; d--) {
       uint32_t q = fdiv_q(a.dim[d], rem);
-      o += (int32_t)(rem - q * a.dim[d].d) * a.sst[d];
+      uint32_t c = rem - q * a.dim[d].d;
+      if (Wrap) {
+        c += (uint32_t)a.wr[d];
+        c -= c >= a.dim[d].d ? a.dim[d].d : 0;
+      }
+      o += (int32_t)c * a.sst[d];
       rem = q;
+    }
+    if (Wrap) {
+      rem += (uint32_t)a.wr[0];
+      rem -= rem >= a.dim[0].d ? a.dim[0].d : 0;
     }
     y[i] = x[o + (int32_t)rem * a.sst[0]];
   }
@@ -266,6 +276,59 @@ __global__ void k_vtile(const T *x, T *y,
   }
 }
 
+/* k_vtile for 2-byte elements in pairs: a 64 x 64 tile, each thread
+ * reading two neighbours of the source run and writing two of the output
+ * row (4-byte accesses; vtile_pairs says when every offset is even). */
+__global__ void k_vtile2(const uint16_t *x, uint16_t *y,
+                         const __grid_constant__ vtile_args a) {
+  __shared__ uint16_t tile[64][65]; /* odd pitch: columns conflict-free */
+  __shared__ int32_t lso[64], kdo[64];
+  int32_t l0 = (int32_t)blockIdx.x * 64, k0 = (int32_t)blockIdx.y * 64;
+  int tx = threadIdx.x;
+  if (threadIdx.y < 2) {
+    int32_t t = tx + 32 * (int32_t)threadIdx.y;
+    lso[t] = l0 + t < a.nl ? group_off(a.ld, a.ls, a.nlg, l0 + t) : 0;
+    kdo[t] = k0 + t < a.nk ? group_off(a.kd, a.kdst, a.nkg, k0 + t) : 0;
+  }
+  __syncthreads();
+  for (int32_t b = blockIdx.z; b < a.nbatch; b += gridDim.z) {
+    int32_t sb = a.soff, db = 0;
+    uint32_t rem = (uint32_t)b;
+    for (int d = 0; d < a.nbg; d++) {
+      uint32_t q = fdiv_q(a.bd[d], rem);
+      int32_t c = (int32_t)(rem - q * a.bd[d].d);
+      sb += c * a.bs[d], db += c * a.bdst[d];
+      rem = q;
+    }
+    for (int j = threadIdx.y; j < 64; j += blockDim.y)
+      if (l0 + j < a.nl && k0 + 2 * tx < a.nk) {
+        uint32_t v = *(const uint32_t *)(x + sb + lso[j] + k0 + 2 * tx);
+        tile[j][2 * tx] = (uint16_t)v,
+                    tile[j][2 * tx + 1] = (uint16_t)(v >> 16);
+      }
+    __syncthreads();
+    for (int j = threadIdx.y; j < 64; j += blockDim.y)
+      if (k0 + j < a.nk && l0 + 2 * tx < a.nl)
+        *(uint32_t *)(y + db + kdo[j] + l0 + 2 * tx) =
+            (uint32_t)tile[2 * tx][j] | (uint32_t)tile[2 * tx + 1][j] << 16;
+    __syncthreads();
+  }
+}
+
+/* Whether t moves in pairs: both run lengths even and every source and
+ * output offset even, the pointers 4-byte aligned. */
+bool vtile_pairs(const vtile_args *t, const void *x, const void *y) {
+  bool ok = t->nk % 2 == 0 && t->nl % 2 == 0 && t->soff % 2 == 0 &&
+            (uintptr_t)x % 4 == 0 && (uintptr_t)y % 4 == 0;
+  for (int d = 0; ok && d < t->nlg; d++)
+    ok = t->ls[d] % 2 == 0;
+  for (int d = 0; ok && d < t->nkg; d++)
+    ok = t->kdst[d] % 2 == 0;
+  for (int d = 0; ok && d < t->nbg; d++)
+    ok = t->bs[d] % 2 == 0 && t->bdst[d] % 2 == 0;
+  return ok;
+}
+
 /* The elements (of esize bytes) of the widest unit, up to 16 bytes, in
  * which w (simplified, output contiguous) can move: the innermost
  * dimension contiguous in the source, and its size, every other source
@@ -275,7 +338,7 @@ int unit_elems(const cxk_walk *w, int esize, const void *x, const void *y) {
   if (w->sst[L] != 1)
     return 1;
   for (int v = 16 / esize; v > 1; v /= 2) {
-    bool ok = w->dim[L] % v == 0 && w->soff % v == 0 &&
+    bool ok = w->dim[L] % v == 0 && w->soff % v == 0 && w->wrap[L] % v == 0 &&
               (uintptr_t)x % (uintptr_t)(v * esize) == 0 &&
               (uintptr_t)y % (uintptr_t)(v * esize) == 0;
     for (int d = 0; ok && d < L; d++)
@@ -292,12 +355,20 @@ cudaError_t vwalk_launch(cudaStream_t s, const void *x, void *y,
   vwalk_args a;
   memset(&a, 0, sizeof a);
   a.nd = w->rank, a.n = (int32_t)(n / v), a.soff = (int32_t)(w->soff / v);
+  bool wrap = false;
   for (int d = 0; d < w->rank; d++) {
     bool inner = d == w->rank - 1;
     a.dim[d] = fdiv_make(inner ? w->dim[d] / v : w->dim[d]);
     a.sst[d] = (int32_t)(inner ? w->sst[d] : w->sst[d] / v);
+    a.wr[d] = (int32_t)(inner ? w->wrap[d] / v : w->wrap[d]);
+    wrap = wrap || a.wr[d] != 0;
   }
-  k_vwalk<U><<<blocks_for(a.n), kThreads, 0, s>>>((const U *)x, (U *)y, a);
+  if (wrap)
+    k_vwalk<U, true>
+        <<<blocks_for(a.n), kThreads, 0, s>>>((const U *)x, (U *)y, a);
+  else
+    k_vwalk<U, false>
+        <<<blocks_for(a.n), kThreads, 0, s>>>((const U *)x, (U *)y, a);
   return cudaGetLastError();
 }
 
@@ -340,6 +411,13 @@ template <typename T>
 cudaError_t vtile_launch(cudaStream_t s, const void *x, void *y,
                          const vtile_args *t) {
   int64_t z = t->nbatch < 65535 ? t->nbatch : 65535;
+  if (sizeof(T) == 2 && vtile_pairs(t, x, y)) {
+    dim3 grid((unsigned)((t->nl + 63) / 64), (unsigned)((t->nk + 63) / 64),
+              (unsigned)z);
+    k_vtile2<<<grid, dim3(32, 8), 0, s>>>((const uint16_t *)x, (uint16_t *)y,
+                                          *t);
+    return cudaGetLastError();
+  }
   dim3 grid((unsigned)((t->nl + 31) / 32), (unsigned)((t->nk + 31) / 32),
             (unsigned)z);
   k_vtile<T><<<grid, dim3(32, 8), 0, s>>>((const T *)x, (T *)y, *t);
@@ -355,11 +433,15 @@ cudaError_t cxk_move_view(cudaStream_t s, int esize, const void *x, void *y,
   if ((esize != 4 && esize != 2) || w0->rank < 1 || w0->rank > CXK_RANK)
     return cudaErrorInvalidValue;
   cxk_walk w = *w0;
-  cxk_walk_simplify(&w);
+  bool wrap = false;
+  for (int d = 0; d < w.rank; d++)
+    wrap = wrap || w.wrap[d] != 0;
+  if (!wrap) /* a wrapped walk stays as ir_move_walk made it */
+    cxk_walk_simplify(&w);
   int64_t n = 1, far = w.soff;
   for (int d = 0; d < w.rank; d++) {
     n *= w.dim[d];
-    if (w.sst[d] < 0 || w.dst[d] < 0)
+    if (w.sst[d] < 0 || w.dst[d] < 0 || w.wrap[d] < 0 || w.wrap[d] >= w.dim[d])
       return cudaErrorNotSupported;
     far += (w.dim[d] - 1) * w.sst[d];
   }
@@ -371,7 +453,7 @@ cudaError_t cxk_move_view(cudaStream_t s, int esize, const void *x, void *y,
   vtile_args t;
   int v = unit_elems(&w, esize, x, y);
   int bytes = v * esize;
-  if (w.sst[w.rank - 1] != 1 && as_vtile(&w, &t))
+  if (!wrap && w.sst[w.rank - 1] != 1 && as_vtile(&w, &t))
     return esize == 4 ? vtile_launch<uint32_t>(s, x, y, &t)
                       : vtile_launch<uint16_t>(s, x, y, &t);
   switch (bytes) {

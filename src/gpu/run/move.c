@@ -94,9 +94,9 @@ static int group_width(const cxk_move_args *a, const ir_shape *x) {
 
 /* Node n's program (b, input shape x) as the strided walk cxk_move_view
  * runs (ir_move_walk over the input's strides in its layout, the output
- * contiguous), where it is one whose indices fit 32 bits (kutil.cuh's
- * fits32) and $SUPEROPT_MOVE=walk does not ask for the step walk (tests,
- * timings). */
+ * contiguous; rolls as wrapped coordinates), where it is one whose indices fit
+ * 32 bits (kutil.cuh's fits32) and $SUPEROPT_MOVE=walk does not ask for the
+ * step walk (tests, timings). */
 static int move_walk(const gpu_plan *p, const ir_node *n, const ir_body *b,
                      const ir_shape *x, cxk_walk *w) {
   const char *force = getenv("SUPEROPT_MOVE");
@@ -105,7 +105,7 @@ static int move_walk(const gpu_plan *p, const ir_node *n, const ir_body *b,
   int64_t xst[CXK_RANK];
   memset(w, 0, sizeof *w);
   gpu_strides(p, n->in[0], xst);
-  if (!ir_move_walk(b, x, xst, &w->rank, w->dim, w->sst, &w->soff))
+  if (!ir_move_walk(b, x, xst, &w->rank, w->dim, w->sst, w->wrap, &w->soff))
     return 0;
   int64_t step = 1, far = w->soff;
   const int64_t lim = ((int64_t)1 << 31) - ((int64_t)1 << 28);
