@@ -283,7 +283,18 @@ static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
     if (is_slice)
       w.soff += n->a.list[i] * ist[i];
   }
-  if (gpu_dt_of(p->g, n->out[0]) != CXK_F32) /* half: 2-byte elements */
+  int dt = gpu_dt_of(p->g, n->out[0]), es = cxk_dt_size(dt);
+  /* the move node's strided copy first (fast divisions, tiles over runs
+   * of dimensions: MaxViT's NCHW -> window-partition transposes, whose
+   * contiguous source dimension of 7 the copy's tiles refuse: one thread
+   * an element, 31 us in bf16 at b16); it declines what it cannot run */
+  if ((es == 2 || es == 4) && w.rank >= 1) {
+    cudaError_t e =
+        cxk_move_view(p->ctx->stream, es, IN(p, n, 0), p->ptr[n->out[0]], &w);
+    if (e != cudaErrorNotSupported)
+      return e;
+  }
+  if (dt != CXK_F32) /* half: 2-byte elements */
     return cxk_copy16(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &w);
   return cxk_copy(p->ctx->stream, IN(p, n, 0), p->ptr[n->out[0]], &w);
 }
