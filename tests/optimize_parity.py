@@ -46,7 +46,7 @@ COUNTS = ["nodes_before", "nodes_after", "rules", "rules_read",
           "rules_unproven", "rules_demoted", "check_rounds", "check_compared",
           "moves_removed", "rmsnorms", "rotates_folded", "identities_dropped",
           "lower_epilogues", "lower_moves", "lower_se", "lower_shuffles",
-          "row_attention", "move_nodes", "move_node_ops"]
+          "row_attention", "move_nodes", "move_node_ops", "patch_embeddings"]
 # costs, compared as optimize prints them (%.2f)
 COSTS = ["cost_before_us", "cost_unfused_us", "fuse_cost_before_us",
          "fuse_cost_after_us"]
@@ -125,13 +125,14 @@ def cli_counts(out):
         r"cost\); estimated ([\d.]+) -> ([\d.]+) us", 7, "fusion")
     (c["lower_epilogues"], c["lower_moves"], c["lower_se"],
      c["lower_shuffles"], c["moved"], c["row_attention"], c["move_nodes"],
-     c["move_node_ops"]) = groups(
+     c["move_node_ops"], c["patch_embeddings"]) = groups(
         out, r"^lower: (\d+) epilogues \(residual, bias, clip, relu\), (\d+) "
         r"moves \(act on concat/split parts, pad\+slice\), (\d+) "
         r"squeeze-and-excitation, (\d+) channel shuffles made graph nodes, "
         r"(\d+) shortcuts? moved ahead of the chains? (?:it|they) joins?, "
         r"(\d+) attention in row layout, (\d+) move nodes replace (\d+) "
-        r"movement operators$", 8, "lower")
+        r"movement operators, (\d+) patch embeddings? as matmuls?$", 9,
+        "lower")
     c["rules_reproved"], = groups(out, r"^re-proof: re-proved (\d+)", 1,
                                   "re-proof", optional=True)
     c["rules_unproven"], = groups(

@@ -56,3 +56,46 @@ Test(lower_seq, shared_transpose_or_projection_stays) {
   lu_same_outputs(g, h, 0);
   ir_graph_free(h), ir_graph_free(g);
 }
+
+/* lower_patch.c: ViT's patch embedding, a convolution whose kernel is its
+ * stride reshaped and transposed to rows, becomes a move node's patches
+ * and a matmul (the bias its bias); the CPU executor computes the same.
+ * Left alone: padding, a stride other than the kernel, the convolution or
+ * the reshape read by another node too. */
+Test(lower_patch, patch_embedding_becomes_matmul) {
+  static const char text[] =
+      "input x: [2,3,8,12]\nweight w: [5,3,4,4]\nweight b: [5]\n"
+      "c = conv2d(x, w, b) stride=[4,4] pad=[0,0,0,0]\n"
+      "r = reshape(c) shape=[2,5,6]\n"
+      "t = transpose(r) perm=[0,2,1]\n"
+      "y = relu(t)\noutput y\n"; /* the relu then its epilogue */
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(text, &g, &st);
+  cr_assert_eq(st.patches, 1);
+  cr_assert_eq(lu_count_op(h, IR_OP_CONV2D), 0);
+  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 1);
+  const ir_node *t = lu_node(h, "y", IR_OP_MATMUL, -1);
+  cr_assert_eq(t->nin, 3, "the convolution's bias");
+  cr_assert_eq(t->a.act, IR_ACT_RELU);
+  lu_same_and_free(g, h, 1e-5);
+  static const char *const kept[] = {
+      "input x: [2,3,8,12]\nweight w: [5,3,4,4]\n"
+      "c = conv2d(x, w) stride=[4,4] pad=[1,1,1,1]\n"
+      "r = reshape(c) shape=[2,5,6]\nt = transpose(r) perm=[0,2,1]\n"
+      "output t\n",
+      "input x: [2,3,8,12]\nweight w: [5,3,4,4]\n"
+      "c = conv2d(x, w) stride=[2,2] pad=[0,0,0,0]\n"
+      "r = reshape(c) shape=[2,5,15]\nt = transpose(r) perm=[0,2,1]\n"
+      "output t\n",
+      "input x: [2,3,8,12]\nweight w: [5,3,4,4]\n"
+      "c = conv2d(x, w) stride=[4,4] pad=[0,0,0,0]\n"
+      "r = reshape(c) shape=[2,5,6]\nt = transpose(r) perm=[0,2,1]\n"
+      "output t, c\n",
+  };
+  for (size_t k = 0; k < sizeof kept / sizeof *kept; k++) {
+    ir_graph *g2, *h2 = lu_parse_lower(kept[k], &g2, &st);
+    cr_assert_eq(st.patches, 0, "case %zu", k);
+    cr_assert_eq(lu_count_op(h2, IR_OP_CONV2D), 1, "case %zu", k);
+    lu_same_and_free(g2, h2, 1e-5);
+  }
+}

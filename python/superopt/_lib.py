@@ -86,7 +86,8 @@ class Report(ctypes.Structure):
                         "moves_removed", "rmsnorms", "rotates_folded",
                         "identities_dropped", "lower_epilogues",
                         "lower_moves", "lower_se", "lower_shuffles",
-                        "row_attention", "move_nodes", "move_node_ops")]
+                        "row_attention", "move_nodes", "move_node_ops",
+                        "patch_embeddings")]
 
 
 # api_dtype

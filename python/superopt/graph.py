@@ -83,6 +83,7 @@ class OptimizeReport:
     row_attention: int  # attention in the row layout (heads=)
     move_nodes: int  # groups of movement operators made move nodes
     move_node_ops: int  # the movement operators they replace
+    patch_embeddings: int  # patch embeddings made matmuls
 
     @property
     def speedup(self):

@@ -125,6 +125,7 @@ static void fill_more(api_report *r, const opt_report *x) {
   r->row_attention = x->lowering.attention;
   r->move_nodes = x->lowering.chains;
   r->move_node_ops = x->lowering.chain_ops;
+  r->patch_embeddings = x->lowering.patches;
 }
 
 static void fill_report(api_report *r, const opt_report *x) {

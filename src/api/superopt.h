@@ -346,9 +346,10 @@ typedef struct api_report {
   int moves_removed, rmsnorms, rotates_folded, identities_dropped;
   /* lower: epilogues, moves (act= on concat/split parts, pad+slice),
    * squeeze-and-excitation, channel shuffles, attention in row layout,
-   * move nodes and the movement operators they replace */
+   * move nodes and the movement operators they replace, patch embeddings
+   * made matmuls */
   int lower_epilogues, lower_moves, lower_se, lower_shuffles;
-  int row_attention, move_nodes, move_node_ops;
+  int row_attention, move_nodes, move_node_ops, patch_embeddings;
 } api_report;
 
 /* Optimizes g into a new graph *out (g is unchanged). g, out: not NULL; o

@@ -470,14 +470,17 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
              "%d channel shuffles made graph nodes, %d shortcut%s moved "
              "ahead of the chain%s %s join%s, %d attention in row layout, %d "
              "move nodes "
-             "replace %d movement operators\n",
+             "replace %d movement operators, %d patch embedding%s as "
+             "matmul%s\n",
              r->lowering.epilogues, r->lowering.moves, r->lowering.se,
              r->lowering.shuffles, r->lowering.shortcuts,
              r->lowering.shortcuts == 1 ? "" : "s",
              r->lowering.shortcuts == 1 ? "" : "s",
              r->lowering.shortcuts == 1 ? "it" : "they",
              r->lowering.shortcuts == 1 ? "s" : "", r->lowering.attention,
-             r->lowering.chains, r->lowering.chain_ops);
+             r->lowering.chains, r->lowering.chain_ops, r->lowering.patches,
+             r->lowering.patches == 1 ? "" : "s",
+             r->lowering.patches == 1 ? "" : "s");
     break;
   case OPT_REPROVE:
     if (r->ran[OPT_REPROVE])

@@ -10,6 +10,9 @@
  *
  * The families, each in its own file, run in this order (each sees the
  * previous one's result):
+ *   lower_patch.c a patch embedding (a convolution whose kernel is its
+ *                 stride, reshaped and transposed to rows) as a move
+ *                 node's patches and a matmul;
  *   lower_epi.c   convolution and matmul epilogues: residual input (a
  *                 matmul's also through ConvNeXt's transposes), relu
  *                 and clip (act=), a bias add into the matmul, a
@@ -48,6 +51,7 @@ typedef struct lower_stats {
                    (an epilogue too: the add folded into the chain) */
   int chains;    /* move nodes made from groups of movement operators */
   int chain_ops; /* the operators they replace */
+  int patches;   /* patch embeddings as matmuls */
 } lower_stats;
 
 /* A new graph with every family lowered (same inputs, weights and outputs;

@@ -8,6 +8,7 @@
 
 #include "lower.h"
 
+ir_graph *lower_patch(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_move(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_se(const ir_graph *g, lower_stats *st, base_diag *d);
