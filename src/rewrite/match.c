@@ -341,15 +341,15 @@ static base_status push_match(mstate *s) {
 }
 
 /* Whether graph tensor t holds known values all equal to v (a pattern
- * input's value constraint: `input c: [] value=0.5`); values compare as
- * floats, exactly, so the rule's proof, which reads the constant by its
- * bits, speaks of these very values. */
+ * input's value constraint: `input c: [] value=0.5`); values compare by
+ * their bits (-0 is not 0, NaN never binds), so the rule's proof, which
+ * reads the constant by its bits, speaks of these very values. */
 static int holds_value(const ir_tensor *t, float v) {
-  if (t->kind == IR_T_VALUE || !t->data)
+  if (t->kind == IR_T_VALUE || !t->data || v != v)
     return 0;
   int64_t n = ir_shape_numel(&t->shape);
   for (int64_t i = 0; i < n; i++)
-    if (t->data[i] != v)
+    if (memcmp(&t->data[i], &v, sizeof v))
       return 0;
   return 1;
 }
