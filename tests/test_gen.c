@@ -1222,7 +1222,7 @@ Test(gen, extended5_rules_in_file, .timeout = 60) {
  * == gelu(x) (rank 3 or 4, form (x (e + 1)) 0.5 or x (0.5 (e + 1))), 4..5
  * the guarded attention == attention guard=1 (its zero of shape [] or
  * [1]), 6 gelu fused into a biased rank-4 matmul, 7 the clip epilogue on
- * a stride-2 conv2d. */
+ * a stride-2 conv2d, 8 RMSNorm written out == layernorm rms=1. */
 static int t6_kind(const ir_rule *r) {
   const ir_graph *a = r->src, *b = r->dst;
   const ir_node *last = &a->nodes[a->nnodes - 1],
@@ -1245,6 +1245,9 @@ static int t6_kind(const ir_rule *r) {
       last->op == IR_OP_GELU && bl->op == IR_OP_MATMUL &&
       bl->a.act == IR_ACT_GELU)
     return 6;
+  if (b->nnodes == 1 && bl->op == IR_OP_LAYERNORM && ir_ln_rms(&bl->a) &&
+      a->nnodes > 1 && a->nodes[1].op == IR_OP_REDUCE_MEAN)
+    return 8;
   if (a->nnodes == 2 && a->nodes[0].op == IR_OP_CONV2D &&
       a->nodes[0].a.stride[0] == 2 && last->op == IR_OP_CLIP &&
       bl->op == IR_OP_CONV2D && bl->a.act == IR_ACT_CLIP)
@@ -1255,14 +1258,15 @@ static int t6_kind(const ir_rule *r) {
 /* rules/extended.rules holds the sixth tier's rules, whose constants are
  * inputs bound by value (docs/generation.md): the exact GELU at rank 3
  * and 4 in both forms, the guarded attention with both zeros, gelu fused
- * into a rank-4 biased matmul, the clip epilogue at stride 2; each proven
- * again; the GELU with 1 for its 0.5 or 2 for its sqrt 2, and the guard
- * with 1 for its 0, refuted. */
+ * into a rank-4 biased matmul, the clip epilogue at stride 2, RMSNorm;
+ * each proven again; the GELU with 1 for its 0.5 or 2 for its sqrt 2, the
+ * guard with 1 for its 0, and RMSNorm with eps 1e-5 for the layernorm's
+ * 1e-6, refuted. */
 Test(gen, extended6_rules_in_file, .timeout = 60) {
   const char *ext = extended_rules;
   ir_ruleset rs;
   read_extended(&rs);
-  const ir_rule *r[8] = {NULL};
+  const ir_rule *r[9] = {NULL};
   for (int i = 0; i < rs.n; i++) {
     int k = t6_kind(&rs.rules[i]);
     if (k >= 0 && !r[k] && rs.rules[i].status == IR_RULE_PROVEN)
@@ -1270,7 +1274,7 @@ Test(gen, extended6_rules_in_file, .timeout = 60) {
   }
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
-  expect_all_proven(c, r, 8, "sixth-tier");
+  expect_all_proven(c, r, 9, "sixth-tier");
   if (r[0]) {
     const char *t = rule_text(ext, r[0]->id);
     expect_refuted(c, variant(t, "src:", "value=0.5", "value=1"),
@@ -1283,6 +1287,11 @@ Test(gen, extended6_rules_in_file, .timeout = 60) {
     expect_refuted(
         c, variant(rule_text(ext, r[4]->id), "src:", "value=0", "value=1"),
         "the guard with 1 for its 0 proven");
+  if (r[8])
+    expect_refuted(c,
+                   variant(rule_text(ext, r[8]->id),
+                           "src:", "value=9.99999997e-07", "value=1e-05"),
+                   "RMSNorm with eps 1e-5 for the layernorm's 1e-6 proven");
   verify_free(c);
   ir_ruleset_free(&rs);
 }

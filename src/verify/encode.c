@@ -455,6 +455,46 @@ static Z3_ast value_const(verify_ctx *c, const ir_tensor *t) {
   return verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_CVAL], 2, a);
 }
 
+/* layernorm(x, gamma) rms=1 over the last axis (RMSNorm) by its
+ * definition: ewmul(gamma, ewmul(x, ewdiv(1, sqrt(ewadd(mean(ewmul(x,
+ * x)), eps))))), the mean the generic reduce_mean over the last axis
+ * (keepdims), 1 and eps (cval ..) of shape [] as rule inputs bound to
+ * them are (the exports write RMSNorm so; docs/verify.md). 0 for other
+ * layernorms (generic). */
+static int enc_rmsnorm(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                       const Z3_ast *in, Z3_ast *out) {
+  const ir_attrs *a = &nd->a;
+  int r = shape_in(g, nd, 0)->rank;
+  if (nd->op != IR_OP_LAYERNORM || nd->nin != 2 || !ir_ln_rms(a) || r < 1 ||
+      (a->axis != -1 && a->axis != r - 1))
+    return 0;
+  ir_node m;
+  memset(&m, 0, sizeof m);
+  m.op = IR_OP_REDUCE_MEAN, m.nin = 1, m.nout = 1;
+  ir_attrs_default(IR_OP_REDUCE_MEAN, &m.a);
+  m.a.nlist = 1, m.a.list[0] = r - 1;
+  ir_tensor k;
+  memset(&k, 0, sizeof k);
+  k.has_value = 1, k.value = 1.0f;
+  Z3_ast one = value_const(c, &k);
+  k.value = a->eps;
+  Z3_ast eps = value_const(c, &k);
+  Z3_ast t[2] = {in[0], in[0]}, y = apply(c, VERIFY_F_EWMUL, NULL, t);
+  Z3_func_decl f = verify_z3_bad() ? NULL : generic_decl(c, &m, 0);
+  y = verify_z3_bad() ? NULL : Z3_mk_app(c->z, f, 1, &y);
+  t[0] = y, t[1] = eps;
+  y = apply(c, VERIFY_F_EWADD, NULL, t);
+  int64_t iv[1] = {VERIFY_ACT_SQRT};
+  y = apply(c, VERIFY_F_ACT, iv, &y);
+  t[0] = one, t[1] = y;
+  y = apply(c, VERIFY_F_EWDIV, NULL, t);
+  t[0] = in[0], t[1] = y;
+  y = apply(c, VERIFY_F_EWMUL, NULL, t);
+  t[0] = in[1], t[1] = y;
+  out[0] = apply(c, VERIFY_F_EWMUL, NULL, t);
+  return 1;
+}
+
 /* where(cond, k, b) with k a rule input bound to one value and of one
  * element ([], [1], [1,1]...): k broadcasts to the same values whatever
  * its rank, so it is encoded as the value of shape [] (the legacy exports'
@@ -477,7 +517,7 @@ static int enc_where_scalar(verify_ctx *c, const ir_graph *g, const ir_node *nd,
 
 static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
-  if (enc_where_scalar(c, g, nd, in, out) ||
+  if (enc_where_scalar(c, g, nd, in, out) || enc_rmsnorm(c, g, nd, in, out) ||
       (nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
       enc_scalar_ewmul(c, g, nd, in, out) || enc_bias_ewadd(c, g, nd, in, out))
     return;
