@@ -1218,6 +1218,84 @@ Test(gen, extended5_rules_in_file, .timeout = 60) {
   ir_ruleset_free(&rs);
 }
 
+/* Which sixth-tier rule r is (-1: none): 0..3 the exact GELU written out
+ * == gelu(x) (rank 3 or 4, form (x (e + 1)) 0.5 or x (0.5 (e + 1))), 4..5
+ * the guarded attention == attention guard=1 (its zero of shape [] or
+ * [1]), 6 gelu fused into a biased rank-4 matmul, 7 the clip epilogue on
+ * a stride-2 conv2d, 8 RMSNorm written out == layernorm rms=1. */
+static int t6_kind(const ir_rule *r) {
+  const ir_graph *a = r->src, *b = r->dst;
+  const ir_node *last = &a->nodes[a->nnodes - 1],
+                *bl = &b->nodes[b->nnodes - 1];
+  int erf = 0, where = -1;
+  for (int i = 0; i < a->nnodes; i++) {
+    erf |= a->nodes[i].op == IR_OP_ERF;
+    if (a->nodes[i].op == IR_OP_WHERE)
+      where = g_rank(a, a->nodes[i].in[1]);
+  }
+  if (erf && b->nnodes == 1 && bl->op == IR_OP_GELU) {
+    int rank = g_rank(b, bl->out[0]);
+    int form_a = a->tensors[last->in[1]].has_value;
+    return rank == 3 || rank == 4 ? 2 * (rank - 3) + !form_a : -1;
+  }
+  if (where >= 0 && bl->op == IR_OP_ATTENTION && bl->a.keepdims)
+    return where <= 1 ? 4 + where : -1;
+  if (a->nnodes == 2 && a->nodes[0].op == IR_OP_MATMUL &&
+      a->nodes[0].nin == 3 && g_rank(a, a->nodes[0].in[0]) == 4 &&
+      last->op == IR_OP_GELU && bl->op == IR_OP_MATMUL &&
+      bl->a.act == IR_ACT_GELU)
+    return 6;
+  if (b->nnodes == 1 && bl->op == IR_OP_LAYERNORM && ir_ln_rms(&bl->a) &&
+      a->nnodes > 1 && a->nodes[1].op == IR_OP_REDUCE_MEAN)
+    return 8;
+  if (a->nnodes == 2 && a->nodes[0].op == IR_OP_CONV2D &&
+      a->nodes[0].a.stride[0] == 2 && last->op == IR_OP_CLIP &&
+      bl->op == IR_OP_CONV2D && bl->a.act == IR_ACT_CLIP)
+    return 7;
+  return -1;
+}
+
+/* rules/extended.rules holds the sixth tier's rules, whose constants are
+ * inputs bound by value (docs/generation.md): the exact GELU at rank 3
+ * and 4 in both forms, the guarded attention with both zeros, gelu fused
+ * into a rank-4 biased matmul, the clip epilogue at stride 2, RMSNorm;
+ * each proven again; the GELU with 1 for its 0.5 or 2 for its sqrt 2, the
+ * guard with 1 for its 0, and RMSNorm with eps 1e-5 for the layernorm's
+ * 1e-6, refuted. */
+Test(gen, extended6_rules_in_file, .timeout = 60) {
+  const char *ext = extended_rules;
+  ir_ruleset rs;
+  read_extended(&rs);
+  const ir_rule *r[9] = {NULL};
+  for (int i = 0; i < rs.n; i++) {
+    int k = t6_kind(&rs.rules[i]);
+    if (k >= 0 && !r[k] && rs.rules[i].status == IR_RULE_PROVEN)
+      r[k] = &rs.rules[i];
+  }
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_all_proven(c, r, 9, "sixth-tier");
+  if (r[0]) {
+    const char *t = rule_text(ext, r[0]->id);
+    expect_refuted(c, variant(t, "src:", "value=0.5", "value=1"),
+                   "the exact GELU with 1 for its 0.5 proven");
+    t = rule_text(ext, r[0]->id);
+    expect_refuted(c, variant(t, "src:", "value=1.41421354", "value=2"),
+                   "the exact GELU with 2 for its sqrt 2 proven");
+  }
+  if (r[4])
+    expect_refuted(
+        c, variant(rule_text(ext, r[4]->id), "src:", "value=0", "value=1"),
+        "the guard with 1 for its 0 proven");
+  if (r[8])
+    expect_refuted(c,
+                   variant(rule_text(ext, r[8]->id),
+                           "src:", "value=9.99999997e-07", "value=1e-05"),
+                   "RMSNorm with eps 1e-5 for the layernorm's 1e-6 proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}
+
 /* The fifth tier's relu fused into a bias-free rank-3 matmul (T5's
  * feed-forward): --max-ops 2 over matmul and relu finds relu(matmul(t1,
  * q1)) == matmul(t1, q1) act=relu, proven (matmulr_act); fused as tanh it

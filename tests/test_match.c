@@ -13,6 +13,7 @@
  * tests/data/rules/instances.rules.
  */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec/exec.h"
@@ -464,4 +465,45 @@ Test(reprove, demotes_a_false_rule_labelled_proven) {
   rewrite_rules_free(r);
   rewrite_rules_free(also);
   ir_ruleset_free(&frs);
+}
+
+/* A rule input with a value (`input k: [] value=0.5`) binds only a tensor
+ * whose known values all equal it: the exact GELU written out matches a
+ * graph whose constants hold sqrt 2, 1 and 0.5, not one whose 0.5 is 0.25
+ * nor one whose constants have no values (seeded random); the
+ * declaration prints back with its value. */
+Test(values, bind_only_known_equal_values) {
+  static const char rule[] =
+      "rule g proven\nsrc:\ninput x: [2,3,4]\n"
+      "input k1: [] value=1.41421354\ninput k2: [] value=1\n"
+      "input k3: [] value=0.5\n"
+      "a = ewdiv(x, k1)\nb = erf(a)\nc = ewadd(b, k2)\nd = ewmul(x, c)\n"
+      "e = ewmul(d, k3)\noutput e\n"
+      "dst:\ninput x: [2,3,4]\ny = gelu(x)\noutput y\nend\n";
+  ir_ruleset grs;
+  base_diag d;
+  cr_assert_eq(ir_rules_parse(rule, strlen(rule), "g.rules", &grs, &d), BASE_OK,
+               "%s", d.msg);
+  char *text = ir_print(grs.rules[0].src);
+  cr_assert(text && strstr(text, "input k3: [] value=0.5\n"), "%s", text);
+  free(text);
+  static const float r2 = 1.41421354f, one = 1.0f, half = 0.5f, quarter = 0.25f;
+  const float *vals[3][3] = {
+      {&r2, &one, &half}, {&r2, &one, &quarter}, {NULL, NULL, NULL}};
+  int want[3] = {1, 0, 0};
+  for (int v = 0; v < 3; v++) {
+    ir_graph *g = parse("input x: [1,8,16]\nweight s: []\nweight o: []\n"
+                        "weight h: []\na = ewdiv(x, s)\nb = erf(a)\n"
+                        "c = ewadd(b, o)\nd = ewmul(x, c)\ne = ewmul(d, h)\n"
+                        "f = relu(e)\noutput f\n");
+    const char *names[3] = {"s", "o", "h"};
+    for (int k = 0; k < 3; k++)
+      g->tensors[ir_find_tensor(g, names[k])].data = vals[v][k];
+    rewrite_matches ms = {0};
+    cr_assert_eq(rewrite_match_graph(grs.rules[0].src, g, &ms, &d), BASE_OK);
+    cr_expect_eq(ms.n, want[v], "values %d: %d matches", v, ms.n);
+    rewrite_matches_free(&ms);
+    ir_graph_free(g);
+  }
+  ir_ruleset_free(&grs);
 }

@@ -453,6 +453,10 @@ typedef struct ir_tensor {
   int32_t slot;      /* output index within the producer */
   const float *data; /* known weight values (arena), or NULL: seeded random */
   int32_t line, col; /* where defined in the source text; 0 if built */
+  int32_t has_value; /* a rule's input that binds only a tensor of known
+                        values all equal to value (`input c: [] value=0.5`,
+                        docs/graph-format.md); 0 for every model tensor */
+  float value;
 } ir_tensor;
 
 typedef struct ir_node {

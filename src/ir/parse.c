@@ -10,6 +10,8 @@
  *      shape rules (shape errors, annotation mismatches).
  * On any error the graph under construction is freed: never a partial graph.
  */
+#include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,9 @@ typedef struct result {
   span name;
   int has_shape, shape_col;
   ir_shape shape;
-  int dtype; /* ir_dtype written before the shape (f32 when none) */
+  int dtype;     /* ir_dtype written before the shape (f32 when none) */
+  int has_value; /* S_INPUT/S_WEIGHT: a rule's value constraint (value=) */
+  float value;
 } result;
 
 typedef struct stmt {
@@ -276,7 +280,28 @@ static base_status name_list(parser *P, stmt *s, const char *what) {
   return BASE_OK;
 }
 
-/* ('input'|'weight') NAME ':' shape */
+/* [ 'value=' FLOAT ] after a declaration's shape: a rule input that binds
+ * only a tensor whose known values all equal it (docs/graph-format.md). */
+static base_status decl_value(parser *P, result *r) {
+  ws(P);
+  if (P->line_end - P->p < 6 || memcmp(P->p, "value=", 6))
+    return BASE_OK;
+  const char *s = P->p + 6;
+  char buf[64], *e;
+  size_t n = 0;
+  while (s + n < P->line_end && n + 1 < sizeof buf &&
+         !isspace((unsigned char)s[n]))
+    buf[n] = s[n], n++;
+  buf[n] = 0;
+  float v = strtof(buf, &e);
+  if (!n || *e || !isfinite(v))
+    return perr(P, BASE_ERR_SYNTAX, s, "expected a finite number after value=");
+  r->has_value = 1, r->value = v;
+  P->p = s + n;
+  return BASE_OK;
+}
+
+/* ('input'|'weight') NAME ':' shape [ 'value=' FLOAT ] */
 static base_status decl(parser *P, int kind) {
   stmt *s = new_stmt(P, kind);
   base_status st;
@@ -290,6 +315,8 @@ static base_status decl(parser *P, int kind) {
   if ((st = dtype(P, &s->res[0].dtype)) || (st = shape(P, &s->res[0].shape)))
     return st;
   s->res[0].has_shape = 1;
+  if ((st = decl_value(P, &s->res[0])))
+    return st;
   return end_of_line(P);
 }
 
@@ -800,6 +827,8 @@ static base_status build_decl(parser *P, ir_graph *g, stmt *s) {
   if (t < 0)
     return stmt_err(P, s, r->name.col);
   g->tensors[t].dtype = r->dtype;
+  g->tensors[t].has_value = r->has_value;
+  g->tensors[t].value = r->value;
   g->tensors[t].line = s->line;
   g->tensors[t].col = r->name.col;
   s->tensor = scratch(P, sizeof(int32_t));

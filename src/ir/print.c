@@ -78,11 +78,14 @@ static void put_decls(base_buf *b, const ir_graph *g, ir_tkind kind) {
   char sh[96];
   for (int i = 0; i < g->ntensors; i++) {
     const ir_tensor *t = &g->tensors[i];
-    if (t->kind == kind)
-      base_buf_printf(b, "%s %s: %s%s\n",
-                      kind == IR_T_INPUT ? "input" : "weight", t->name,
-                      t->dtype ? ir_dtype_name((ir_dtype)t->dtype) : "",
-                      ir_shape_str(&t->shape, sh, sizeof sh));
+    if (t->kind != kind)
+      continue;
+    base_buf_printf(b, "%s %s: %s%s", kind == IR_T_INPUT ? "input" : "weight",
+                    t->name, t->dtype ? ir_dtype_name((ir_dtype)t->dtype) : "",
+                    ir_shape_str(&t->shape, sh, sizeof sh));
+    if (t->has_value)
+      base_buf_printf(b, " value=%.9g", (double)t->value);
+    base_buf_printf(b, "\n");
   }
 }
 

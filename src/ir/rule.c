@@ -361,8 +361,11 @@ static int line_op(const char *s, size_t n, int *op) {
       size_t j = m;
       while (j < n && (s[j] == ' ' || s[j] == '\t'))
         j++;
+      const char *eq = memchr(s, '=', n), *co = memchr(s, ':', n);
       if (j < n && ir_name_start((unsigned char)s[j]) &&
-          !memchr(s, '=', n)) /* else 'input = op(...)': a tensor 'input' */
+          (!eq || (co && co < eq))) /* else 'input = op(...)': a tensor
+                                       'input'; a ':' first: a declaration
+                                       with value= */
         return 0;
     }
   }

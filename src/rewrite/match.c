@@ -340,11 +340,28 @@ static base_status push_match(mstate *s) {
   return BASE_OK;
 }
 
+/* Whether graph tensor t holds known values all equal to v (a pattern
+ * input's value constraint: `input c: [] value=0.5`); values compare by
+ * their bits (-0 is not 0, NaN never binds), so the rule's proof, which
+ * reads the constant by its bits, speaks of these very values. */
+static int holds_value(const ir_tensor *t, float v) {
+  if (t->kind == IR_T_VALUE || !t->data || v != v)
+    return 0;
+  int64_t n = ir_shape_numel(&t->shape);
+  for (int64_t i = 0; i < n; i++)
+    if (memcmp(&t->data[i], &v, sizeof v))
+      return 0;
+  return 1;
+}
+
 /* Binds pattern tensor p to graph tensor t; records it in undo. 0: clash. */
 static int bind(mstate *s, int p, int t, int *undo, int *nundo) {
   if (s->cur.tensor[p] >= 0)
     return s->cur.tensor[p] == t;
   if (s->pat->tensors[p].shape.rank != s->g->tensors[t].shape.rank)
+    return 0;
+  if (s->pat->tensors[p].has_value &&
+      !holds_value(&s->g->tensors[t], s->pat->tensors[p].value))
     return 0;
   s->cur.tensor[p] = t;
   undo[(*nundo)++] = p;
@@ -375,6 +392,19 @@ static int match_valid(const mstate *s) {
 
 static void match_from(mstate *s, int k);
 
+/* Whether graph node gn reads and writes tensors of the types pattern
+ * node pn does, slot by slot. */
+static int same_dtypes(const ir_graph *pat, const ir_node *pn,
+                       const ir_graph *g, const ir_node *gn) {
+  for (int k = 0; k < pn->nin && k < gn->nin; k++)
+    if (pat->tensors[pn->in[k]].dtype != g->tensors[gn->in[k]].dtype)
+      return 0;
+  for (int k = 0; k < pn->nout && k < gn->nout; k++)
+    if (pat->tensors[pn->out[k]].dtype != g->tensors[gn->out[k]].dtype)
+      return 0;
+  return 1;
+}
+
 /* Tries pattern node p on graph node i, then the rest. */
 static void try_node(mstate *s, int k, int p, int i) {
   const ir_node *pn = &s->pat->nodes[p], *gn = &s->g->nodes[i];
@@ -384,9 +414,11 @@ static void try_node(mstate *s, int k, int p, int i) {
   int pm = rewrite_params_match(pn, gn, s->ix->pad[i]);
   if (!pm || (pm == REWRITE_INSTANCE && s->exact))
     return;
-  /* rules are float-only: a node reading or writing int64 / bool values is
-   * never matched (no law is proven for those types; ir.h ir_dtype) */
-  if (!ir_node_all_f32(s->g, gn))
+  /* types must be the pattern's: a node reading or writing int64 / bool
+   * (or half) values matches only where the rule states those types (the
+   * guard's equal and not, whose bool values its proof speaks of; ir.h
+   * ir_dtype) */
+  if (!same_dtypes(s->pat, pn, s->g, gn))
     return;
   int undo[2 * IR_MAX_IN + 2 * IR_MAX_LIST], nundo = 0, ok = 1;
   for (int o = 0; ok && o < pn->nout; o++)

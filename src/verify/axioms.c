@@ -170,7 +170,17 @@ const verify_axiom verify_axioms_ewmul[] = {
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_ewsub[] = {VERIFY_AXIOM_END};
-const verify_axiom verify_axioms_ewdiv[] = {VERIFY_AXIOM_END};
+/* The exact (erf) GELU written out, as the ONNX exports of nn.GELU do:
+ * gelu(x) = x (erf(x / sqrt 2) + 1) 0.5, the constants rule inputs bound
+ * by value (cval: 1068827891 is sqrtf(2.0f), the executors' divisor,
+ * 1065353216 is 1, 1056964608 is 0.5; code 0 is the shape []; an ewmul
+ * by a scalar is smul, encode.c); both sides are patterns. */
+const verify_axiom verify_axioms_ewdiv[] = {
+    {"gelu_erf", "ewdiv",
+     "(= (smul (ewmul x (ewadd (act ERF (ewdiv x (cval 1068827891 0))) (cval "
+     "1065353216 0))) (cval 1056964608 0)) (act GELU x))",
+     "x=[2,3]"},
+    VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_smul[] = {
     {"smul_comm", "smul", "(= (smul (smul x s) t) (smul (smul x t) s))",

@@ -179,6 +179,10 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   case IR_OP_EWADD: f = VERIFY_F_EWADD; break;
   case IR_OP_EWMUL: f = VERIFY_F_EWMUL; break;
   case IR_OP_EWSUB: f = VERIFY_F_EWSUB; break;
+  case IR_OP_EWDIV: f = VERIFY_F_EWDIV; break;
+  case IR_OP_WHERE: f = VERIFY_F_WHERE; break;
+  case IR_OP_EQUAL: f = VERIFY_F_EQUAL; break;
+  case IR_OP_NOT: f = VERIFY_F_LNOT; break;
   case IR_OP_SMUL: f = VERIFY_F_SMUL; break;
   case IR_OP_TRANSPOSE:
     f = VERIFY_F_TRANSPOSE, iv[0] = verify_perm_code(a->list, a->nlist);
@@ -201,7 +205,6 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
     break;
   case IR_OP_CONV2D:
   case IR_OP_MATMUL:
-  case IR_OP_EWDIV:
   case IR_OP_CLIP:
   case IR_OP_CONCAT:
   case IR_OP_SPLIT:
@@ -217,9 +220,6 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   case IR_OP_SLICE:
   case IR_OP_CONST_ONES:
   case IR_OP_GATHER: /* int64 / bool operators: uninterpreted, no laws */
-  case IR_OP_WHERE:
-  case IR_OP_EQUAL:
-  case IR_OP_NOT:
   case IR_OP_CAST:
   case IR_OP_ATTENTION:
   case IR_OP_SE:
@@ -367,15 +367,29 @@ static int scalar_one(verify_ctx *c, Z3_ast s) {
   return !verify_z3_bad() && Z3_is_eq_ast(c->z, s, one);
 }
 
-/* attention(q, k, v[, s[, b]]) with guard=0 in the default layout by its
- * definition (docs/verify.md): matmul(softmax(
- * ewadd(smul(matmul(q, k), s), b)), v), the smul left out where s is
- * const_ones [] (times 1), each part encoded as that node of a graph is
- * (so a graph stating it proves equal by the encoding). 0 for the other
- * forms (uninterpreted). */
+/* The guard of an attention (guard=1) on probabilities p: where(not(
+ * equal(p, p)), 0, p), PyTorch's export of Where(IsNaN(p), 0, p), the 0
+ * a (cval 0 code([])) as a rule input bound to 0 is (docs/verify.md). */
+static Z3_ast enc_guard(verify_ctx *c, Z3_ast p) {
+  ir_shape sc = {0};
+  Z3_ast t[3] = {p, p, NULL}, a[2] = {num(c, 0), NULL};
+  a[1] = verify_z3_bad() ? NULL : verify_shape_code(c, &sc);
+  Z3_ast zero =
+      verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_CVAL], 2, a);
+  Z3_ast eq = apply(c, VERIFY_F_EQUAL, NULL, t);
+  t[0] = apply(c, VERIFY_F_LNOT, NULL, &eq), t[1] = zero, t[2] = p;
+  return apply(c, VERIFY_F_WHERE, NULL, t);
+}
+
+/* attention(q, k, v[, s[, b]]) in the default layout by its definition
+ * (docs/verify.md): matmul(softmax(ewadd(smul(matmul(q, k), s), b)), v),
+ * the smul left out where s is const_ones [] (times 1), with guard=1 the
+ * probabilities guarded (enc_guard), each part encoded as that node of a
+ * graph is (so a graph stating it proves equal by the encoding). 0 for
+ * the row layout (uninterpreted). */
 static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
                          const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
-  if (nd->a.groups || nd->a.keepdims)
+  if (nd->a.groups)
     return 0;
   Z3_ast t[2] = {in[0], in[1]},
          x = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 1, t);
@@ -388,6 +402,8 @@ static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
     x = apply(c, VERIFY_F_EWADD, NULL, t);
   }
   t[0] = enc_part(c, e, g, nd, IR_OP_SOFTMAX, 0, 0, &x), t[1] = in[2];
+  if (nd->a.keepdims) /* guard=1 */
+    t[0] = enc_guard(c, t[0]);
   out[0] = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 2, t);
   return 1;
 }
@@ -428,9 +444,81 @@ static int enc_bias_ewadd(verify_ctx *c, const ir_graph *g, const ir_node *nd,
   return 1;
 }
 
+/* A rule input constrained to a value (ir_tensor.has_value): the term
+ * (cval bits code), so that inputs of one value and shape are one tensor
+ * and axioms can speak of the constant (docs/verify.md). */
+static Z3_ast value_const(verify_ctx *c, const ir_tensor *t) {
+  uint32_t bits;
+  memcpy(&bits, &t->value, sizeof bits);
+  Z3_ast a[2] = {num(c, bits), NULL};
+  a[1] = verify_z3_bad() ? NULL : verify_shape_code(c, &t->shape);
+  return verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_CVAL], 2, a);
+}
+
+/* layernorm(x, gamma) rms=1 over the last axis (RMSNorm) by its
+ * definition: ewmul(gamma, ewmul(x, ewdiv(1, sqrt(ewadd(mean(ewmul(x,
+ * x)), eps))))), the mean the generic reduce_mean over the last axis
+ * (keepdims), 1 and eps (cval ..) of shape [] as rule inputs bound to
+ * them are (the exports write RMSNorm so; docs/verify.md). 0 for other
+ * layernorms (generic). */
+static int enc_rmsnorm(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                       const Z3_ast *in, Z3_ast *out) {
+  const ir_attrs *a = &nd->a;
+  int r = shape_in(g, nd, 0)->rank;
+  if (nd->op != IR_OP_LAYERNORM || nd->nin != 2 || !ir_ln_rms(a) || r < 1 ||
+      (a->axis != -1 && a->axis != r - 1))
+    return 0;
+  ir_node m;
+  memset(&m, 0, sizeof m);
+  m.op = IR_OP_REDUCE_MEAN, m.nin = 1, m.nout = 1;
+  ir_attrs_default(IR_OP_REDUCE_MEAN, &m.a);
+  m.a.nlist = 1, m.a.list[0] = r - 1;
+  ir_tensor k;
+  memset(&k, 0, sizeof k);
+  k.has_value = 1, k.value = 1.0f;
+  Z3_ast one = value_const(c, &k);
+  k.value = a->eps;
+  Z3_ast eps = value_const(c, &k);
+  Z3_ast t[2] = {in[0], in[0]}, y = apply(c, VERIFY_F_EWMUL, NULL, t);
+  Z3_func_decl f = verify_z3_bad() ? NULL : generic_decl(c, &m, 0);
+  y = verify_z3_bad() ? NULL : Z3_mk_app(c->z, f, 1, &y);
+  t[0] = y, t[1] = eps;
+  y = apply(c, VERIFY_F_EWADD, NULL, t);
+  int64_t iv[1] = {VERIFY_ACT_SQRT};
+  y = apply(c, VERIFY_F_ACT, iv, &y);
+  t[0] = one, t[1] = y;
+  y = apply(c, VERIFY_F_EWDIV, NULL, t);
+  t[0] = in[0], t[1] = y;
+  y = apply(c, VERIFY_F_EWMUL, NULL, t);
+  t[0] = in[1], t[1] = y;
+  out[0] = apply(c, VERIFY_F_EWMUL, NULL, t);
+  return 1;
+}
+
+/* where(cond, k, b) with k a rule input bound to one value and of one
+ * element ([], [1], [1,1]...): k broadcasts to the same values whatever
+ * its rank, so it is encoded as the value of shape [] (the legacy exports'
+ * guard zero is [1], the dynamo ones' [], enc_guard's []); 0 for other
+ * wheres. */
+static int enc_where_scalar(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                            const Z3_ast *in, Z3_ast *out) {
+  if (nd->op != IR_OP_WHERE || nd->nin != 3)
+    return 0;
+  const ir_tensor *k = &g->tensors[nd->in[1]];
+  if (!k->has_value || ir_shape_numel(&k->shape) != 1 ||
+      k->shape.rank > g->tensors[nd->out[0]].shape.rank)
+    return 0;
+  ir_tensor s = *k;
+  memset(&s.shape, 0, sizeof s.shape);
+  Z3_ast t[3] = {in[0], value_const(c, &s), in[2]};
+  out[0] = apply(c, VERIFY_F_WHERE, NULL, t);
+  return 1;
+}
+
 static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
-  if ((nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
+  if (enc_where_scalar(c, g, nd, in, out) || enc_rmsnorm(c, g, nd, in, out) ||
+      (nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
       enc_scalar_ewmul(c, g, nd, in, out) || enc_bias_ewadd(c, g, nd, in, out))
     return;
   if (nd->a.act != IR_ACT_NONE && /* the lower stage's forms: uninterpreted */
@@ -468,7 +556,9 @@ base_status verify_encode_graph(verify_ctx *c, verify_enc *e, const ir_graph *g,
                                 Z3_ast *t) {
   for (int i = 0; i < g->ntensors && !verify_z3_bad(); i++)
     if (g->tensors[i].kind != IR_T_VALUE)
-      t[i] = verify_input_const(c, g->tensors[i].name);
+      t[i] = g->tensors[i].has_value
+                 ? value_const(c, &g->tensors[i])
+                 : verify_input_const(c, g->tensors[i].name);
   for (int i = 0; i < g->nnodes && !verify_z3_bad(); i++) {
     const ir_node *nd = &g->nodes[i];
     Z3_ast in[IR_MAX_IN], out[IR_MAX_IN];

@@ -8,6 +8,8 @@
  * encoding carries redundantly (concat's and split's first-part size) must
  * agree with the shapes, which checks that the axiom states them right.
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -332,6 +334,10 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
     return 1;
   }
   case VERIFY_F_EWSUB: g->op = IR_OP_EWSUB; break;
+  case VERIFY_F_EWDIV: g->op = IR_OP_EWDIV; break;
+  case VERIFY_F_WHERE: g->op = IR_OP_WHERE; break;
+  case VERIFY_F_EQUAL: g->op = IR_OP_EQUAL; break;
+  case VERIFY_F_LNOT: g->op = IR_OP_NOT; break;
   case VERIFY_F_ONES:
     g->op = IR_OP_CONST_ONES;
     ir_attrs_default(g->op, a);
@@ -398,6 +404,38 @@ static int bias_vector(const ir_shape *x, const ir_shape *b) {
   return x->rank >= 2 && b->rank == 1 && b->dim[0] == x->dim[x->rank - 1];
 }
 
+/* (cval bits c): a weight of the shape of code c holding that float
+ * everywhere, constrained to it as a rule's input is (has_value), so that
+ * the instance as a rule encodes it as the axiom does. */
+static int build_cval(inst *in, ir_graph *g, const ival *iv) {
+  ir_shape s = iv[1].s;
+  uint32_t bits = (uint32_t)iv[0].v;
+  char name[48];
+  if (iv[0].is_shape || iv[0].v < 0 || iv[0].v > UINT32_MAX ||
+      (!iv[1].is_shape && !code_shape(iv[1].v, &s))) {
+    ierr(in, "bad parameters for", "cval");
+    return -1;
+  }
+  snprintf(name, sizeof name, "cval_%08x_%d", (unsigned)bits, s.rank);
+  int t = ir_find_tensor(g, name);
+  if (t >= 0)
+    return t;
+  if ((t = ir_add_tensor(g, name, IR_T_WEIGHT, &s, in->d)) < 0)
+    return -1;
+  int64_t n = ir_shape_numel(&s);
+  float v, *p = base_arena_alloc(g->arena, sizeof(float) * (size_t)n);
+  if (!p) {
+    base_diag_set(in->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    return -1;
+  }
+  memcpy(&v, &bits, sizeof v);
+  for (int64_t i = 0; i < n; i++)
+    p[i] = v;
+  g->tensors[t].data = p;
+  g->tensors[t].has_value = 1, g->tensors[t].value = v;
+  return t;
+}
+
 static int build_app(inst *in, ir_graph *g, const verify_term *e) {
   const verify_fninfo *fi = verify_fn_info(e->fn);
   ival iv[VERIFY_MAX_ARGS];
@@ -405,6 +443,9 @@ static int build_app(inst *in, ir_graph *g, const verify_term *e) {
   int ok = 1;
   for (int i = 0; i < fi->nint; i++)
     iv[i] = eval_int(in, e->args[i], &ok);
+  if (e->fn == VERIFY_F_CVAL)
+    return ok ? build_cval(in, g, iv)
+              : (ierr(in, "bad parameters for", "cval"), -1);
   for (int i = 0; i < fi->nten; i++)
     if ((ids[i] = build(in, g, e->args[fi->nint + i])) < 0)
       return -1;

@@ -41,6 +41,14 @@ typedef enum verify_fn {
   VERIFY_F_BCADD,     /* (bcadd x b): x [..,N] (rank >= 2) plus b [N]
                          broadcast along x's last axis (an ewadd of a bias
                          vector: the ONNX projections' Add) */
+  VERIFY_F_EWDIV,     /* (ewdiv a b) */
+  VERIFY_F_CVAL,      /* (cval bits c): a rule input constrained to hold
+                         the float of those bits everywhere, of the shape
+                         of code c (`input k: [] value=0.5`) */
+  VERIFY_F_WHERE,     /* (where cond a b) */
+  VERIFY_F_EQUAL,     /* (equal a b): bool */
+  VERIFY_F_LNOT, /* (lnot x): a bool tensor negated; the term language's (not
+                    ...) is the Bool connective, so its name there is lnot */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
