@@ -38,7 +38,9 @@ def optimize(superopt, model, out, extra, natt, max_transposes):
     text = open(out).read()
     nodes = len(re.findall(r"= attention\(", text))
     rows = len(re.findall(r"= attention\(.*heads=", text))
-    tr = len(re.findall(r"= transpose\(", text))
+    # transpose nodes (not a move node's program steps; weight-only ones,
+    # run once, count too: the head's and the patch embedding's weights)
+    tr = len(re.findall(r"^[^{\n]*= transpose\(", text, re.M))
     print(f"{os.path.basename(model)}: {rows} of {nodes} attention nodes in "
           f"row layout, {tr} transposes, check {check and check.group(1)}")
     bad = not m or int(m.group(1)) != natt or rows != natt or nodes != natt
