@@ -10,6 +10,16 @@
  * rewrites across the first pass's boundaries get their chance (PET cuts
  * graphs similarly). Weight-only nodes stay outside regions and are emitted
  * first.
+ *
+ * A region's search takes a tensor computed elsewhere as an input, and
+ * may fold its reader as far as its own side allows (an add made a
+ * convolution's residual) where the other side would have paid more (the
+ * two added convolutions merged): the next pass, seeing both, finds no
+ * way back. Under --passes none (srch_options.stagger), the passes before
+ * the last leave those readers as they are, the next pass cuts away from
+ * the last one's cuts, and the first pass cuts in an order that puts far
+ * siblings (two convolutions of one tensor, 50 operators apart) behind
+ * each other, so they share a region with their norms.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,15 +29,18 @@
 #define PASS_QUEUE 16 /* queue of the pass rules' whole-graph search */
 
 typedef struct region {
-  ir_graph *sub;   /* extracted, then replaced by the optimized graph */
-  int32_t *outs;   /* g tensors matching sub's outputs, by position */
-  uint8_t *inside; /* g nodes of this region (g->nnodes) */
+  ir_graph *sub;      /* extracted, then replaced by the optimized graph */
+  int32_t *outs;      /* g tensors matching sub's outputs, by position */
+  uint8_t *inside;    /* g nodes of this region (g->nnodes) */
+  const char **fixed; /* sub's inputs computed in other regions (names) */
+  int nfixed;
 } region;
 
 static void region_free(region *r) {
   ir_graph_free(r->sub);
   free(r->outs);
   free(r->inside);
+  free(r->fixed);
   memset(r, 0, sizeof *r);
 }
 
@@ -44,6 +57,14 @@ static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
   return k;
 }
 
+/* Whether sub's tensor t is among r's fixed inputs. */
+static int fixed_has(const region *r, int t) {
+  for (int j = 0; j < r->nfixed; j++)
+    if (r->fixed[j] == r->sub->tensors[t].name)
+      return 1;
+  return 0;
+}
+
 static base_status extract_nodes(region *r, const ir_graph *g,
                                  const uint8_t *wmask, int32_t *map,
                                  base_diag *d) {
@@ -57,6 +78,9 @@ static base_status extract_nodes(region *r, const ir_graph *g,
       int t = n->in[k];
       if (map[t] < 0 && (map[t] = add_leaf(r->sub, g, wmask, t, d)) < 0)
         return d ? d->code : BASE_ERR_INTERNAL;
+      if (r->sub->tensors[map[t]].kind == IR_T_INPUT &&
+          g->tensors[t].kind == IR_T_VALUE && !fixed_has(r, map[t]))
+        r->fixed[r->nfixed++] = r->sub->tensors[map[t]].name;
       in[k] = map[t];
     }
     for (int o = 0; o < n->nout; o++)
@@ -98,8 +122,9 @@ static base_status extract(region *r, const ir_graph *g,
                            base_diag *d) {
   int32_t *map = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->outs = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  r->fixed = base_malloc(sizeof(char *) * ((size_t)g->ntensors + 1));
   r->sub = ir_graph_new(g->name);
-  if (!map || !r->outs || !r->sub) {
+  if (!map || !r->outs || !r->fixed || !r->sub) {
     free(map);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
@@ -185,6 +210,13 @@ typedef struct pass {
   int nrg;
   int last; /* the last pass: o->region_fn runs on its regions */
   int k, n; /* pass k of n (o->progress) */
+  /* stagger: the compute positions in g where the previous pass's regions
+   * began (the first region's left out), nprev of them (prev NULL: the first
+   * pass); this pass's, in the graph it stitches, into next */
+  const int32_t *prev;
+  int nprev;
+  int32_t *next;
+  int nnext;
 } pass;
 
 /* A region ends, of the last CUT_SLACK places before it is full, where the
@@ -231,26 +263,139 @@ static int region_end(const int32_t *cross, int m, int start, int count) {
   return best;
 }
 
+/* The distance from the cut after compute position e to the nearest
+ * cut of the previous pass (p->prev: where its regions began). */
+static int prev_dist(const pass *p, int e) {
+  int best = e + 1;
+  for (int j = 0; j < p->nprev; j++) {
+    int x = abs(p->prev[j] - (e + 1));
+    if (x < best)
+      best = x;
+  }
+  return best;
+}
+
+/* Staggered: the end (inclusive) of the region starting at compute
+ * position start that would hold `count` nodes, moved back to a cut at
+ * least STAGGER_GAP(count) from every cut of the previous pass, the
+ * narrowest of the last CUT_SLACK such places; region_end's when there is
+ * none. */
+#define STAGGER_GAP(n) ((n) / 6 > 1 ? (n) / 6 : 1)
+static int stagger_end(const pass *p, const int32_t *cross, int m, int start,
+                       int count) {
+  int end = start + count - 1;
+  if (end >= m - 1)
+    return m - 1;
+  int best = -1, seen = 0;
+  for (int j = end; j >= start && seen < CUT_SLACK; j--) {
+    if (prev_dist(p, j) < STAGGER_GAP(count))
+      continue;
+    seen++;
+    if (best < 0 || cross[j] < cross[best])
+      best = j;
+  }
+  return best >= 0 ? best : region_end(cross, m, start, count);
+}
+
+/* Whether every input of node i is ready: a leaf, weight-only or
+ * computed by a node of done. */
+static int ready(const ir_graph *g, const uint8_t *wmask, const uint8_t *done,
+                 int i) {
+  for (int k = 0; k < g->nodes[i].nin; k++) {
+    int n = g->tensors[g->nodes[i].in[k]].node;
+    if (n >= 0 && !wmask[n] && !done[n])
+      return 0;
+  }
+  return 1;
+}
+
+/* Appends compute node i to ord (pos: its place) and marks it done. */
+static void place(int i, int32_t *ord, int32_t *pos, int *m, uint8_t *done) {
+  done[i] = 1;
+  pos[i] = *m;
+  ord[(*m)++] = i;
+}
+
+/* Places the readers of node i's inputs that come more than `far` compute
+ * nodes after it and are ready, each followed by the chain of sole readers
+ * that are ready in turn (a convolution and its norm). */
+static void pull_siblings(const ir_graph *g, const rewrite_index *ix,
+                          const uint8_t *wmask, const int32_t *orig, int far,
+                          int i, int32_t *ord, int32_t *pos, int *m,
+                          uint8_t *done) {
+  const ir_node *n = &g->nodes[i];
+  for (int k = 0; k < n->nin; k++) {
+    int t = n->in[k];
+    for (int u = ix->use_start[t]; u < ix->use_start[t + 1]; u++) {
+      int r = ix->use_node[u];
+      if (wmask[r] || done[r] || orig[r] - orig[i] <= far ||
+          !ready(g, wmask, done, r))
+        continue;
+      while (r >= 0) {
+        place(r, ord, pos, m, done);
+        int o = g->nodes[r].nout == 1 ? g->nodes[r].out[0] : -1;
+        int c = o >= 0 && ix->use_start[o + 1] - ix->use_start[o] == 1 &&
+                        !ix->is_output[o]
+                    ? ix->use_node[ix->use_start[o]]
+                    : -1;
+        r = c >= 0 && !done[c] && ready(g, wmask, done, c) ? c : -1;
+      }
+    }
+  }
+}
+
+/* The compute nodes' order for cutting into ord (pos: each node's place,
+ * -1 for weight-only ones): g's order, but with far > 0 a node's far
+ * siblings pulled up behind it (pull_siblings), so that two convolutions
+ * reading one tensor far apart in g (NASNet-A's cell N base and cell N+1
+ * previous-cell projections, about 50 operators apart) fall in one region
+ * with their norms. Returns the number of compute nodes. */
+static int cut_order(const ir_graph *g, const rewrite_index *ix,
+                     const uint8_t *wmask, int far, int32_t *ord, int32_t *pos,
+                     int32_t *orig, uint8_t *done) {
+  int m = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    orig[i] = pos[i] = wmask[i] ? -1 : m++;
+  if (far <= 0) {
+    for (int i = 0; i < g->nnodes; i++)
+      if (pos[i] >= 0)
+        ord[pos[i]] = i;
+    return m;
+  }
+  memset(done, 0, (size_t)g->nnodes + 1);
+  int k = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (wmask[i] || done[i])
+      continue;
+    place(i, ord, pos, &k, done);
+    pull_siblings(g, ix, wmask, orig, far, i, ord, pos, &k, done);
+  }
+  return m;
+}
+
 /* Cuts the compute nodes into regions: the first of `first` nodes. */
 static base_status cut(pass *p, const rewrite_index *ix, int first) {
   const ir_graph *g = p->g;
   int size = p->o->region_nodes > 0 ? p->o->region_nodes : g->nnodes + 1;
-  int32_t *pos = base_malloc(sizeof *pos * ((size_t)g->nnodes + 1));
+  size_t nn = (size_t)g->nnodes + 1;
+  int32_t *pos = base_malloc(sizeof *pos * nn * 3);
+  uint8_t *done = base_malloc(nn);
   int32_t *cross =
       base_malloc(sizeof *cross * ((size_t)g->nnodes + g->ntensors + 2));
-  if (!pos || !cross) {
-    free(pos), free(cross);
+  if (!pos || !cross || !done) {
+    free(pos), free(cross), free(done);
     return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  int m = 0;
-  for (int i = 0; i < g->nnodes; i++)
-    pos[i] = p->wmask[i] ? -1 : m++;
+  int32_t *ord = pos + nn, *orig = ord + nn;
+  int far =
+      p->o->no_passes && p->o->stagger && p->k == 0 && !p->last ? size / 2 : 0;
+  int m = cut_order(g, ix, p->wmask, far, ord, pos, orig, done);
+  free(done);
   crossings(g, pos, m, cross);
   int end = -1, cur = -1;
   base_status st = BASE_OK;
-  for (int i = 0; !st && i < g->nnodes; i++) {
-    if (pos[i] < 0)
-      continue;
+  for (int j = 0; !st && j < m; j++) {
+    int i = ord[j];
     if (pos[i] > end) {
       region *r = &p->rg[p->nrg++];
       if (!(r->inside = base_calloc((size_t)g->nnodes + 1, 1))) {
@@ -258,7 +403,9 @@ static base_status cut(pass *p, const rewrite_index *ix, int first) {
         break;
       }
       cur = p->nrg - 1;
-      end = region_end(cross, m, pos[i], cur == 0 && first > 0 ? first : size);
+      end = p->prev ? stagger_end(p, cross, m, pos[i], size)
+                    : region_end(cross, m, pos[i],
+                                 cur == 0 && first > 0 ? first : size);
     }
     p->rg[cur].inside[i] = 1;
   }
@@ -282,6 +429,8 @@ static base_status search_regions(pass *p) {
     srch_options o = *p->o;
     if (!p->last)
       o.move_fn = NULL; /* moves join the last pass only */
+    if (!p->last && o.no_passes && o.stagger)
+      o.fixed_inputs = r->fixed, o.nfixed_inputs = r->nfixed;
     ir_graph *best =
         srch_search_until(r->sub, p->rules, &o, p->deadline, p->st, p->d);
     if (!best)
@@ -300,7 +449,31 @@ static base_status search_regions(pass *p) {
     }
     ir_graph_free(r->sub);
     r->sub = best;
+    r->nfixed = 0; /* its names were the old graph's */
   }
+  return BASE_OK;
+}
+
+/* p->next: the compute positions in h where the regions' graphs, stitched
+ * in order after nw weight-only nodes, begin (the first left out). */
+static base_status region_starts(pass *p, const ir_graph *h, int nw) {
+  uint8_t *w = base_calloc((size_t)h->nnodes + 1, 1);
+  p->next = base_calloc((size_t)p->nrg + 1, sizeof *p->next);
+  if (!w || !p->next) {
+    free(w);
+    return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
+  ir_weight_only(h, w);
+  int i = nw, m = 0, live = 0;
+  for (int k = 0; k < p->nrg; k++) {
+    if (!p->rg[k].sub)
+      continue;
+    if (live++ && m > (p->nnext ? p->next[p->nnext - 1] : 0))
+      p->next[p->nnext++] = m;
+    for (int end = i + p->rg[k].sub->nnodes; i < end; i++)
+      m += !w[i];
+  }
+  free(w);
   return BASE_OK;
 }
 
@@ -310,13 +483,20 @@ static ir_graph *assemble(pass *p) {
     return NULL;
   b.fresh = p->g->ntensors;
   base_status st = BASE_OK;
+  int nw = 0;
   for (int i = 0; !st && i < p->g->nnodes; i++)
     if (p->wmask[i])
-      st = rewrite_build_copy(&b, i, NULL);
+      st = rewrite_build_copy(&b, i, NULL), nw++;
   for (int k = 0; !st && k < p->nrg; k++)
     if (p->rg[k].sub)
       st = stitch(&b, &p->rg[k], p->d);
-  return rewrite_build_finish(&b, st);
+  ir_graph *h = rewrite_build_finish(&b, st);
+  if (h && p->o->stagger && p->o->no_passes && !p->last &&
+      region_starts(p, h, nw)) {
+    ir_graph_free(h);
+    return NULL;
+  }
+  return h;
 }
 
 /* One pass over g with the first cut after `first` nodes (0: a full
@@ -364,11 +544,29 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
   double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
   int n = o->passes > 0 ? o->passes : 1;
+  int32_t *prev = NULL;
+  int nprev = 0;
   for (int k = 0; k < n; k++) {
-    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0, k == n - 1, k, n};
-    if (!step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d))
+    pass p = {.g = *cur,
+              .rules = rules,
+              .o = o,
+              .deadline = deadline,
+              .st = st,
+              .d = d,
+              .last = k == n - 1,
+              .k = k,
+              .n = n,
+              .prev = prev,
+              .nprev = nprev};
+    int ok = step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d);
+    free(prev);
+    prev = p.next, nprev = p.nnext;
+    if (!ok) {
+      free(prev);
       return 0;
+    }
   }
+  free(prev);
   return 1;
 }
 
