@@ -1081,43 +1081,10 @@ Test(search, second_descent_folds_into_weights_first) {
   ir_graph_free(g);
 }
 
-/* n combs whose branches are chains of k convolutions, each with its
- * batch norm, on inputs a<i>, b<i>; the combs' sums are outputs. */
-static ir_graph *long_combs(int n, int k) {
-  char text[32768];
-  size_t z = 0;
-  for (int i = 0; i < n; i++) {
-    for (int j = 1; j <= 2; j++) {
-      z += (size_t)snprintf(text + z, sizeof text - z,
-                            "input x%d%d: [1,4,5,5]\n", i, j);
-      for (int l = 0; l < k; l++) {
-        char in[16];
-        if (l)
-          snprintf(in, sizeof in, "n%d%d_%d", i, j, l - 1);
-        else
-          snprintf(in, sizeof in, "x%d%d", i, j);
-        z += (size_t)snprintf(
-            text + z, sizeof text - z,
-            "weight w%d%d_%d: [4,4,1,1]\nweight s%d%d_%d: [4]\n"
-            "weight b%d%d_%d: [4]\nweight m%d%d_%d: [4]\n"
-            "weight v%d%d_%d: [4]\nc%d%d_%d = conv2d(%s, w%d%d_%d)\n"
-            "n%d%d_%d = batchnorm(c%d%d_%d, s%d%d_%d, b%d%d_%d, m%d%d_%d, "
-            "v%d%d_%d)\n",
-            i, j, l, i, j, l, i, j, l, i, j, l, i, j, l, i, j, l, in, i, j, l,
-            i, j, l, i, j, l, i, j, l, i, j, l, i, j, l, i, j, l);
-      }
-    }
-    z += (size_t)snprintf(text + z, sizeof text - z,
-                          "y%d = ewadd(n%d1_%d, n%d2_%d)\noutput y%d\n", i, i,
-                          k - 1, i, k - 1, i);
-  }
-  return parse(text);
-}
-
 /* srch_optimize of g under --passes none (no_passes) with regions of
- * `size`, the rules of file, costs f and stagger as given. */
+ * `size`, the rules of file, costs f and far_siblings as given. */
 static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
-                             int size, int stagger) {
+                             int size, int far_siblings) {
   ir_ruleset rs;
   load_rules(file, &rs);
   rewrite_rules *rules = compile(&rs);
@@ -1127,7 +1094,7 @@ static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
   o.fuse_k = 0;
   o.no_passes = 1;
   o.region_nodes = size;
-  o.stagger = stagger;
+  o.far_siblings = far_siblings;
   srch_stats st = {0};
   base_diag d;
   ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
@@ -1138,36 +1105,14 @@ static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
   return h;
 }
 
-/* Regions across their boundaries (srch_options.stagger). Three combs
- * whose branches are chains of three convolutions with batch norms
- * (13 operators a comb), regions of 9, foldmerge.rules and toy_comb's
- * costs: the first pass cuts two combs between the left branch and the
- * add (the narrowest place near), the add's region folds the sum into
- * the right convolution as a residual (e00597), and the second pass,
- * which sees the whole comb, has no way back to the merge (r01863):
- * 165. Staggered, the first pass leaves the readers of a region's inputs
- * as they are (the add), and the second cuts away from the first's
- * cuts: every comb folded and merged, 153. */
-Test(regions, a_boundary_rewrite_waits_for_the_next_pass) {
-  ir_graph *g = long_combs(3, 3);
-  ir_graph *h0 = region_runs(g, RULES "foldmerge.rules", toy_comb, 9, 0);
-  ir_graph *h1 = region_runs(g, RULES "foldmerge.rules", toy_comb, 9, 1);
-  cr_assert_float_eq(sum_cost(h0, toy_comb, NULL, NULL), 165, 1e-9);
-  cr_assert_eq(count_op(h0, IR_OP_CONCAT), 4); /* two combs merged of 3 */
-  cr_assert_float_eq(sum_cost(h1, toy_comb, NULL, NULL), 153, 1e-9);
-  cr_assert_eq(count_op(h1, IR_OP_CONCAT), 6);
-  cr_assert_lt(check_err(g, h1), 1e-4);
-  ir_graph_free(h1);
-  ir_graph_free(h0);
-  ir_graph_free(g);
-}
-
-/* Far siblings pulled together: two 1x1 convolutions of one relu, each
- * with its batch norm and relu, 14 operators apart (a chain of relus
- * between), regions of 8, descent.rules and toy_descent's costs. Cut in
- * g's order no region holds both, so each is folded alone (2 convolutions
- * and the chain: 56); the first pass's order puts the second behind the
- * first (cut_order), and one region folds both and merges them: 47. */
+/* Far siblings in one region (srch_options.far_siblings): two 1x1
+ * convolutions of one relu, each with its batch norm and relu, 14
+ * operators apart (a chain of relus between), regions of 8,
+ * descent.rules and toy_descent's costs. Cut in g's order no region of
+ * either pass holds both, so each is folded alone (2 convolutions and the
+ * chain: 56); the first pass's order puts the second with its norm and
+ * relu behind the first (regions.c, cut_order), and one region folds both
+ * and merges them: 47. */
 Test(regions, far_siblings_share_a_region) {
   char text[4096];
   size_t z = (size_t)snprintf(

@@ -11,15 +11,11 @@
  * graphs similarly). Weight-only nodes stay outside regions and are emitted
  * first.
  *
- * A region's search takes a tensor computed elsewhere as an input, and
- * may fold its reader as far as its own side allows (an add made a
- * convolution's residual) where the other side would have paid more (the
- * two added convolutions merged): the next pass, seeing both, finds no
- * way back. Under --passes none (srch_options.stagger), the passes before
- * the last leave those readers as they are, the next pass cuts away from
- * the last one's cuts, and the first pass cuts in an order that puts far
- * siblings (two convolutions of one tensor, 50 operators apart) behind
- * each other, so they share a region with their norms.
+ * Under --passes none (srch_options.far_siblings) the first pass cuts in
+ * an order that puts far siblings (two convolutions of one tensor, 50
+ * operators apart, and their norms) behind each other, so that they share
+ * a region: the passes that would fold the norms and merge them on the
+ * whole graph do not run there.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,18 +25,15 @@
 #define PASS_QUEUE 16 /* queue of the pass rules' whole-graph search */
 
 typedef struct region {
-  ir_graph *sub;      /* extracted, then replaced by the optimized graph */
-  int32_t *outs;      /* g tensors matching sub's outputs, by position */
-  uint8_t *inside;    /* g nodes of this region (g->nnodes) */
-  const char **fixed; /* sub's inputs computed in other regions (names) */
-  int nfixed;
+  ir_graph *sub;   /* extracted, then replaced by the optimized graph */
+  int32_t *outs;   /* g tensors matching sub's outputs, by position */
+  uint8_t *inside; /* g nodes of this region (g->nnodes) */
 } region;
 
 static void region_free(region *r) {
   ir_graph_free(r->sub);
   free(r->outs);
   free(r->inside);
-  free(r->fixed);
   memset(r, 0, sizeof *r);
 }
 
@@ -57,14 +50,6 @@ static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
   return k;
 }
 
-/* Whether sub's tensor t is among r's fixed inputs. */
-static int fixed_has(const region *r, int t) {
-  for (int j = 0; j < r->nfixed; j++)
-    if (r->fixed[j] == r->sub->tensors[t].name)
-      return 1;
-  return 0;
-}
-
 static base_status extract_nodes(region *r, const ir_graph *g,
                                  const uint8_t *wmask, int32_t *map,
                                  base_diag *d) {
@@ -78,9 +63,6 @@ static base_status extract_nodes(region *r, const ir_graph *g,
       int t = n->in[k];
       if (map[t] < 0 && (map[t] = add_leaf(r->sub, g, wmask, t, d)) < 0)
         return d ? d->code : BASE_ERR_INTERNAL;
-      if (r->sub->tensors[map[t]].kind == IR_T_INPUT &&
-          g->tensors[t].kind == IR_T_VALUE && !fixed_has(r, map[t]))
-        r->fixed[r->nfixed++] = r->sub->tensors[map[t]].name;
       in[k] = map[t];
     }
     for (int o = 0; o < n->nout; o++)
@@ -122,9 +104,8 @@ static base_status extract(region *r, const ir_graph *g,
                            base_diag *d) {
   int32_t *map = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->outs = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
-  r->fixed = base_malloc(sizeof(char *) * ((size_t)g->ntensors + 1));
   r->sub = ir_graph_new(g->name);
-  if (!map || !r->outs || !r->fixed || !r->sub) {
+  if (!map || !r->outs || !r->sub) {
     free(map);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
@@ -210,13 +191,6 @@ typedef struct pass {
   int nrg;
   int last; /* the last pass: o->region_fn runs on its regions */
   int k, n; /* pass k of n (o->progress) */
-  /* stagger: the compute positions in g where the previous pass's regions
-   * began (the first region's left out), nprev of them (prev NULL: the first
-   * pass); this pass's, in the graph it stitches, into next */
-  const int32_t *prev;
-  int nprev;
-  int32_t *next;
-  int nnext;
 } pass;
 
 /* A region ends, of the last CUT_SLACK places before it is full, where the
@@ -261,40 +235,6 @@ static int region_end(const int32_t *cross, int m, int start, int count) {
     if (cross[j] < cross[best])
       best = j;
   return best;
-}
-
-/* The distance from the cut after compute position e to the nearest
- * cut of the previous pass (p->prev: where its regions began). */
-static int prev_dist(const pass *p, int e) {
-  int best = e + 1;
-  for (int j = 0; j < p->nprev; j++) {
-    int x = abs(p->prev[j] - (e + 1));
-    if (x < best)
-      best = x;
-  }
-  return best;
-}
-
-/* Staggered: the end (inclusive) of the region starting at compute
- * position start that would hold `count` nodes, moved back to a cut at
- * least STAGGER_GAP(count) from every cut of the previous pass, the
- * narrowest of the last CUT_SLACK such places; region_end's when there is
- * none. */
-#define STAGGER_GAP(n) ((n) / 6 > 1 ? (n) / 6 : 1)
-static int stagger_end(const pass *p, const int32_t *cross, int m, int start,
-                       int count) {
-  int end = start + count - 1;
-  if (end >= m - 1)
-    return m - 1;
-  int best = -1, seen = 0;
-  for (int j = end; j >= start && seen < CUT_SLACK; j--) {
-    if (prev_dist(p, j) < STAGGER_GAP(count))
-      continue;
-    seen++;
-    if (best < 0 || cross[j] < cross[best])
-      best = j;
-  }
-  return best >= 0 ? best : region_end(cross, m, start, count);
 }
 
 /* Whether every input of node i is ready: a leaf, weight-only or
@@ -387,8 +327,9 @@ static base_status cut(pass *p, const rewrite_index *ix, int first) {
     return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   int32_t *ord = pos + nn, *orig = ord + nn;
-  int far =
-      p->o->no_passes && p->o->stagger && p->k == 0 && !p->last ? size / 2 : 0;
+  int far = p->o->no_passes && p->o->far_siblings && p->k == 0 && !p->last
+                ? size / 2
+                : 0;
   int m = cut_order(g, ix, p->wmask, far, ord, pos, orig, done);
   free(done);
   crossings(g, pos, m, cross);
@@ -403,9 +344,7 @@ static base_status cut(pass *p, const rewrite_index *ix, int first) {
         break;
       }
       cur = p->nrg - 1;
-      end = p->prev ? stagger_end(p, cross, m, pos[i], size)
-                    : region_end(cross, m, pos[i],
-                                 cur == 0 && first > 0 ? first : size);
+      end = region_end(cross, m, pos[i], cur == 0 && first > 0 ? first : size);
     }
     p->rg[cur].inside[i] = 1;
   }
@@ -429,8 +368,6 @@ static base_status search_regions(pass *p) {
     srch_options o = *p->o;
     if (!p->last)
       o.move_fn = NULL; /* moves join the last pass only */
-    if (!p->last && o.no_passes && o.stagger)
-      o.fixed_inputs = r->fixed, o.nfixed_inputs = r->nfixed;
     ir_graph *best =
         srch_search_until(r->sub, p->rules, &o, p->deadline, p->st, p->d);
     if (!best)
@@ -449,31 +386,7 @@ static base_status search_regions(pass *p) {
     }
     ir_graph_free(r->sub);
     r->sub = best;
-    r->nfixed = 0; /* its names were the old graph's */
   }
-  return BASE_OK;
-}
-
-/* p->next: the compute positions in h where the regions' graphs, stitched
- * in order after nw weight-only nodes, begin (the first left out). */
-static base_status region_starts(pass *p, const ir_graph *h, int nw) {
-  uint8_t *w = base_calloc((size_t)h->nnodes + 1, 1);
-  p->next = base_calloc((size_t)p->nrg + 1, sizeof *p->next);
-  if (!w || !p->next) {
-    free(w);
-    return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  }
-  ir_weight_only(h, w);
-  int i = nw, m = 0, live = 0;
-  for (int k = 0; k < p->nrg; k++) {
-    if (!p->rg[k].sub)
-      continue;
-    if (live++ && m > (p->nnext ? p->next[p->nnext - 1] : 0))
-      p->next[p->nnext++] = m;
-    for (int end = i + p->rg[k].sub->nnodes; i < end; i++)
-      m += !w[i];
-  }
-  free(w);
   return BASE_OK;
 }
 
@@ -483,20 +396,13 @@ static ir_graph *assemble(pass *p) {
     return NULL;
   b.fresh = p->g->ntensors;
   base_status st = BASE_OK;
-  int nw = 0;
   for (int i = 0; !st && i < p->g->nnodes; i++)
     if (p->wmask[i])
-      st = rewrite_build_copy(&b, i, NULL), nw++;
+      st = rewrite_build_copy(&b, i, NULL);
   for (int k = 0; !st && k < p->nrg; k++)
     if (p->rg[k].sub)
       st = stitch(&b, &p->rg[k], p->d);
-  ir_graph *h = rewrite_build_finish(&b, st);
-  if (h && p->o->stagger && p->o->no_passes && !p->last &&
-      region_starts(p, h, nw)) {
-    ir_graph_free(h);
-    return NULL;
-  }
-  return h;
+  return rewrite_build_finish(&b, st);
 }
 
 /* One pass over g with the first cut after `first` nodes (0: a full
@@ -544,29 +450,11 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
   double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
   int n = o->passes > 0 ? o->passes : 1;
-  int32_t *prev = NULL;
-  int nprev = 0;
   for (int k = 0; k < n; k++) {
-    pass p = {.g = *cur,
-              .rules = rules,
-              .o = o,
-              .deadline = deadline,
-              .st = st,
-              .d = d,
-              .last = k == n - 1,
-              .k = k,
-              .n = n,
-              .prev = prev,
-              .nprev = nprev};
-    int ok = step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d);
-    free(prev);
-    prev = p.next, nprev = p.nnext;
-    if (!ok) {
-      free(prev);
+    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0, k == n - 1, k, n};
+    if (!step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d))
       return 0;
-    }
   }
-  free(prev);
   return 1;
 }
 

@@ -43,7 +43,7 @@ void srch_options_default(srch_options *o) {
                       .merge = 1,
                       .fuse_k = 8,
                       .descent = 1,
-                      .stagger = 1,
+                      .far_siblings = 1,
                       .pass_rules = NULL,
                       .cost = cd_model_cost,
                       .cost_u = NULL};
@@ -462,30 +462,18 @@ static uint64_t ix_ops(const rewrite_index *ix) {
   return m;
 }
 
-/* Whether match m of direction dr binds a node of edge (NULL: none). */
-static int on_edge(const rewrite_dir *dr, const rewrite_match *m,
-                   const uint8_t *edge) {
-  const ir_graph *pat = edge ? rewrite_match_pat(dr, m) : NULL;
-  for (int i = 0; pat && i < pat->nnodes; i++)
-    if (edge[m->node[i]])
-      return 1;
-  return 0;
-}
-
 /* Rewrites every match of direction k in c's graph (indexed by ix); ops:
- * the operators present; edge: the nodes no rewrite may touch (NULL:
- * none). */
+ * the operators present. */
 static base_status expand_dir(sstate *s, const cand *c, const rewrite_index *ix,
-                              rewrite_gsum *gs, uint64_t ops,
-                              const uint8_t *edge, int k, base_diag *d) {
+                              rewrite_gsum *gs, uint64_t ops, int k,
+                              base_diag *d) {
   const rewrite_dir *dr = &s->rules->dirs[k];
   if ((dr->cp.ops & ~ops) || !rewrite_cpat_may_match(&dr->cp, ix))
     return BASE_OK;
   rewrite_matches ms = {0};
   base_status st = rewrite_match_cpat(&dr->cp, c->g, ix, &ms, d);
   for (int i = 0; !st && i < ms.n; i++)
-    if (!on_edge(dr, &ms.m[i], edge))
-      st = offer(s, c, k, &ms.m[i], gs, d);
+    st = offer(s, c, k, &ms.m[i], gs, d);
   rewrite_matches_free(&ms);
   return st;
 }
@@ -521,26 +509,6 @@ static base_status expand_moves(sstate *s, const cand *c, base_diag *d) {
                        emit_move, &e, d);
 }
 
-/* The nodes of g that read one of o's fixed inputs, marked in a new
- * array (NULL: out of memory). */
-static uint8_t *edge_nodes(const ir_graph *g, const srch_options *o) {
-  uint8_t *e = base_calloc((size_t)g->nnodes + 1, 1);
-  uint8_t *fixed = base_calloc((size_t)g->ntensors + 1, 1);
-  for (int t = 0; e && fixed && t < g->ntensors; t++)
-    for (int j = 0; g->tensors[t].kind == IR_T_INPUT && j < o->nfixed_inputs;
-         j++)
-      fixed[t] |= !strcmp(g->tensors[t].name, o->fixed_inputs[j]);
-  for (int i = 0; e && fixed && i < g->nnodes; i++)
-    for (int k = 0; k < g->nodes[i].nin; k++)
-      e[i] |= fixed[g->nodes[i].in[k]];
-  if (!fixed) {
-    free(e);
-    e = NULL;
-  }
-  free(fixed);
-  return e;
-}
-
 static base_status expand(sstate *s, const cand *c, base_diag *d) {
   rewrite_index ix;
   rewrite_gsum gs;
@@ -549,11 +517,8 @@ static base_status expand(sstate *s, const cand *c, base_diag *d) {
     return st;
   int nw = (s->rules->ndirs + 63) / 64;
   uint64_t *mask = base_calloc((size_t)nw + 1, sizeof *mask);
-  int fix = s->o->nfixed_inputs > 0;
-  uint8_t *edge = fix ? edge_nodes(c->g, s->o) : NULL;
-  st = mask && (edge || !fix)
-           ? rewrite_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
-           : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  st = mask ? rewrite_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
+            : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st) { /* the directions whose anchor is in the graph, in order */
     uint64_t ops = ix_ops(&ix);
     /* first the rules a side of which has only the graph's operators */
@@ -562,11 +527,9 @@ static base_status expand(sstate *s, const cand *c, base_diag *d) {
       rewrite_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
     for (int w = 0; !st && w < nw; w++)
       for (uint64_t m = mask[w]; !st && m; m &= m - 1)
-        st = expand_dir(s, c, &ix, &gs, ops, edge, 64 * w + __builtin_ctzll(m),
-                        d);
+        st = expand_dir(s, c, &ix, &gs, ops, 64 * w + __builtin_ctzll(m), d);
     rewrite_gsum_free(&gs);
   }
-  free(edge);
   free(mask);
   rewrite_index_free(&ix);
   return st ? st : expand_moves(s, c, d);
