@@ -1081,6 +1081,69 @@ Test(search, second_descent_folds_into_weights_first) {
   ir_graph_free(g);
 }
 
+/* srch_optimize of g under --passes none (no_passes) with regions of
+ * `size`, the rules of file, costs f and far_siblings as given. */
+static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
+                             int size, int far_siblings) {
+  ir_ruleset rs;
+  load_rules(file, &rs);
+  rewrite_rules *rules = compile(&rs);
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = f;
+  o.fuse_k = 0;
+  o.no_passes = 1;
+  o.region_nodes = size;
+  o.far_siblings = far_siblings;
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  srch_stats_free(&st);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+  return h;
+}
+
+/* Far siblings in one region (srch_options.far_siblings): two 1x1
+ * convolutions of one relu, each with its batch norm and relu, 14
+ * operators apart (a chain of relus between), regions of 8,
+ * descent.rules and toy_descent's costs. Cut in g's order no region of
+ * either pass holds both, so each is folded alone (2 convolutions and the
+ * chain: 56); the first pass's order puts the second with its norm and
+ * relu behind the first (regions.c, cut_order), and one region folds both
+ * and merges them: 47. */
+Test(regions, far_siblings_share_a_region) {
+  char text[4096];
+  size_t z = (size_t)snprintf(
+      text, sizeof text,
+      "input x: [1,8,6,6]\n"
+      "weight w1: [4,8,1,1]\nweight s1: [4]\nweight b1: [4]\n"
+      "weight m1: [4]\nweight v1: [4]\n"
+      "weight w2: [2,8,1,1]\nweight s2: [2]\nweight b2: [2]\n"
+      "weight m2: [2]\nweight v2: [2]\n"
+      "r = relu(x)\nc1 = conv2d(r, w1)\nn1 = batchnorm(c1, s1, b1, m1, v1)\n"
+      "f0 = relu(n1)\n");
+  for (int i = 1; i < 12; i++)
+    z += (size_t)snprintf(text + z, sizeof text - z, "f%d = relu(f%d)\n", i,
+                          i - 1);
+  snprintf(text + z, sizeof text - z,
+           "c2 = conv2d(r, w2)\nn2 = batchnorm(c2, s2, b2, m2, v2)\n"
+           "y2 = relu(n2)\noutput f11, y2\n");
+  ir_graph *g = parse(text);
+  ir_graph *h0 = region_runs(g, RULES "descent.rules", toy_descent, 8, 0);
+  ir_graph *h1 = region_runs(g, RULES "descent.rules", toy_descent, 8, 1);
+  cr_assert_float_eq(sum_cost(h0, toy_descent, NULL, NULL), 56, 1e-9);
+  cr_assert_eq(count_op(h0, IR_OP_CONV2D), 2);
+  cr_assert_float_eq(sum_cost(h1, toy_descent, NULL, NULL), 47, 1e-9);
+  cr_assert_eq(count_op(h1, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h1, IR_OP_SPLIT), 1);
+  cr_assert_lt(check_err(g, h1), 1e-4);
+  ir_graph_free(h1);
+  ir_graph_free(h0);
+  ir_graph_free(g);
+}
+
 /* The search's start graph is always a fusion candidate, and the K kept
  * are of K distinct costs. BERT's scores scaled at batch 16: the default
  * rules' r00449 backward makes smul(scores, s) an ewmul by a weight-only

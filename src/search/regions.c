@@ -10,6 +10,12 @@
  * rewrites across the first pass's boundaries get their chance (PET cuts
  * graphs similarly). Weight-only nodes stay outside regions and are emitted
  * first.
+ *
+ * Under --passes none (srch_options.far_siblings) the first pass cuts in
+ * an order that puts far siblings (two convolutions of one tensor, 50
+ * operators apart, and their norms) behind each other, so that they share
+ * a region: the passes that would fold the norms and merge them on the
+ * whole graph do not run there.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -231,26 +237,106 @@ static int region_end(const int32_t *cross, int m, int start, int count) {
   return best;
 }
 
+/* Whether every input of node i is ready: a leaf, weight-only or
+ * computed by a node of done. */
+static int ready(const ir_graph *g, const uint8_t *wmask, const uint8_t *done,
+                 int i) {
+  for (int k = 0; k < g->nodes[i].nin; k++) {
+    int n = g->tensors[g->nodes[i].in[k]].node;
+    if (n >= 0 && !wmask[n] && !done[n])
+      return 0;
+  }
+  return 1;
+}
+
+/* Appends compute node i to ord (pos: its place) and marks it done. */
+static void place(int i, int32_t *ord, int32_t *pos, int *m, uint8_t *done) {
+  done[i] = 1;
+  pos[i] = *m;
+  ord[(*m)++] = i;
+}
+
+/* Places the readers of node i's inputs that come more than `far` compute
+ * nodes after it and are ready, each followed by the chain of sole readers
+ * that are ready in turn (a convolution and its norm). */
+static void pull_siblings(const ir_graph *g, const rewrite_index *ix,
+                          const uint8_t *wmask, const int32_t *orig, int far,
+                          int i, int32_t *ord, int32_t *pos, int *m,
+                          uint8_t *done) {
+  const ir_node *n = &g->nodes[i];
+  for (int k = 0; k < n->nin; k++) {
+    int t = n->in[k];
+    for (int u = ix->use_start[t]; u < ix->use_start[t + 1]; u++) {
+      int r = ix->use_node[u];
+      if (wmask[r] || done[r] || orig[r] - orig[i] <= far ||
+          !ready(g, wmask, done, r))
+        continue;
+      while (r >= 0) {
+        place(r, ord, pos, m, done);
+        int o = g->nodes[r].nout == 1 ? g->nodes[r].out[0] : -1;
+        int c = o >= 0 && ix->use_start[o + 1] - ix->use_start[o] == 1 &&
+                        !ix->is_output[o]
+                    ? ix->use_node[ix->use_start[o]]
+                    : -1;
+        r = c >= 0 && !done[c] && ready(g, wmask, done, c) ? c : -1;
+      }
+    }
+  }
+}
+
+/* The compute nodes' order for cutting into ord (pos: each node's place,
+ * -1 for weight-only ones): g's order, but with far > 0 a node's far
+ * siblings pulled up behind it (pull_siblings), so that two convolutions
+ * reading one tensor far apart in g (NASNet-A's cell N base and cell N+1
+ * previous-cell projections, about 50 operators apart) fall in one region
+ * with their norms. Returns the number of compute nodes. */
+static int cut_order(const ir_graph *g, const rewrite_index *ix,
+                     const uint8_t *wmask, int far, int32_t *ord, int32_t *pos,
+                     int32_t *orig, uint8_t *done) {
+  int m = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    orig[i] = pos[i] = wmask[i] ? -1 : m++;
+  if (far <= 0) {
+    for (int i = 0; i < g->nnodes; i++)
+      if (pos[i] >= 0)
+        ord[pos[i]] = i;
+    return m;
+  }
+  memset(done, 0, (size_t)g->nnodes + 1);
+  int k = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (wmask[i] || done[i])
+      continue;
+    place(i, ord, pos, &k, done);
+    pull_siblings(g, ix, wmask, orig, far, i, ord, pos, &k, done);
+  }
+  return m;
+}
+
 /* Cuts the compute nodes into regions: the first of `first` nodes. */
 static base_status cut(pass *p, const rewrite_index *ix, int first) {
   const ir_graph *g = p->g;
   int size = p->o->region_nodes > 0 ? p->o->region_nodes : g->nnodes + 1;
-  int32_t *pos = base_malloc(sizeof *pos * ((size_t)g->nnodes + 1));
+  size_t nn = (size_t)g->nnodes + 1;
+  int32_t *pos = base_malloc(sizeof *pos * nn * 3);
+  uint8_t *done = base_malloc(nn);
   int32_t *cross =
       base_malloc(sizeof *cross * ((size_t)g->nnodes + g->ntensors + 2));
-  if (!pos || !cross) {
-    free(pos), free(cross);
+  if (!pos || !cross || !done) {
+    free(pos), free(cross), free(done);
     return base_diag_set(p->d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  int m = 0;
-  for (int i = 0; i < g->nnodes; i++)
-    pos[i] = p->wmask[i] ? -1 : m++;
+  int32_t *ord = pos + nn, *orig = ord + nn;
+  int far = p->o->no_passes && p->o->far_siblings && p->k == 0 && !p->last
+                ? size / 2
+                : 0;
+  int m = cut_order(g, ix, p->wmask, far, ord, pos, orig, done);
+  free(done);
   crossings(g, pos, m, cross);
   int end = -1, cur = -1;
   base_status st = BASE_OK;
-  for (int i = 0; !st && i < g->nnodes; i++) {
-    if (pos[i] < 0)
-      continue;
+  for (int j = 0; !st && j < m; j++) {
+    int i = ord[j];
     if (pos[i] > end) {
       region *r = &p->rg[p->nrg++];
       if (!(r->inside = base_calloc((size_t)g->nnodes + 1, 1))) {

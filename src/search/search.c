@@ -43,6 +43,7 @@ void srch_options_default(srch_options *o) {
                       .merge = 1,
                       .fuse_k = 8,
                       .descent = 1,
+                      .far_siblings = 1,
                       .pass_rules = NULL,
                       .cost = cd_model_cost,
                       .cost_u = NULL};

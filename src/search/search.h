@@ -59,6 +59,15 @@ typedef struct srch_options {
    * The passes fold what the descent is for first, so it runs under
    * no_passes only. (1) */
   int descent;
+  /* 1: under no_passes, the first region pass cuts in an order that
+   * pulls far siblings together: a node reading what an earlier node reads,
+   * more than half a region after it, placed behind it with its chain of
+   * sole readers (two convolutions of one tensor 50 operators apart and
+   * their norms: NASNet-A's projections), so that one region holds them
+   * (regions.c; docs/search.md "Far siblings in one region"); 0: g's
+   * order. The passes fold the norms and merge siblings on the whole graph
+   * first, so it works under no_passes only. (1) */
+  int far_siblings;
   /* Fusion as the search's decision: each region search keeps its fuse_k
    * cheapest distinct graphs (the start and every graph built) and returns
    * the one cheapest once fused (fuse_graph under this cost function; ties:
