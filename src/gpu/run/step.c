@@ -284,11 +284,15 @@ static cudaError_t gather(gpu_plan *p, const ir_node *n, int is_slice) {
       w.soff += n->a.list[i] * ist[i];
   }
   int dt = gpu_dt_of(p->g, n->out[0]), es = cxk_dt_size(dt);
-  /* the move node's strided copy first (fast divisions, tiles over runs
-   * of dimensions: MaxViT's NCHW -> window-partition transposes, whose
-   * contiguous source dimension of 7 the copy's tiles refuse: one thread
-   * an element, 31 us in bf16 at b16); it declines what it cannot run */
-  if ((es == 2 || es == 4) && w.rank >= 1) {
+  /* from 2^19 elements the move node's strided copy first (fast
+   * divisions, tiles over runs of dimensions: MaxViT's NCHW ->
+   * window-partition transposes, whose contiguous source dimension of 7
+   * the copy's tiles refuse, ran a thread an element: [16,8,8,7,7,64] in
+   * bf16 31 -> 6.0 us, [16,2,2,7,7,256] 9.2 -> 4.5 us; its tiles are too
+   * few below: [16,1,1,7,7,512] 3.0 -> 3.4 us, b1's 2.5 -> 4.0 us; H200,
+   * 17:18 and 17:32 UTC); it declines what it cannot run */
+  if ((es == 2 || es == 4) && w.rank >= 1 &&
+      ir_shape_numel(o) >= ((int64_t)1 << 19)) {
     cudaError_t e =
         cxk_move_view(p->ctx->stream, es, IN(p, n, 0), p->ptr[n->out[0]], &w);
     if (e != cudaErrorNotSupported)
