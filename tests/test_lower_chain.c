@@ -305,24 +305,36 @@ static const char grid_text[] =
     "t4 = transpose(t3) perm=[0,2,4,3,5,1]\nt5 = reshape(t4) shape=[2,9,4,4]\n"
     "y = transpose(t5) perm=[0,2,1,3]\nz = relu(y)\noutput z\n";
 
-Test(lower_chain, grid_partition_splits_into_two_walks) {
-  lower_stats st;
-  ir_graph *g, *h = lu_parse_lower(grid_text, &g, &st);
-  cr_assert_eq(st.chains, 2);
-  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 2);
+/* Asserts that every move node of h is a strided walk of its contiguous
+ * input; returns how many of them wrap `wrapped` dimensions (rolls). */
+static int walks_wrapping(const ir_graph *h, int wrapped) {
+  int hits = 0;
   for (int i = 0; i < h->nnodes; i++) {
     const ir_node *n = &h->nodes[i];
     if (n->op != IR_OP_MOVE)
       continue;
     const ir_shape *xs = &h->tensors[n->in[0]].shape;
-    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], wst[IR_MAX_RANK], off;
+    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], wst[IR_MAX_RANK],
+        wrap[IR_MAX_RANK], off;
     for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
       xst[d] = s;
-    int rank;
+    int rank, w = 0;
     cr_assert(ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank, dim, wst,
-                           NULL, &off),
+                           wrap, &off),
               "move %s is no strided walk", h->tensors[n->out[0]].name);
+    for (int d = 0; d < rank; d++)
+      w += wrap[d] != 0;
+    hits += w == wrapped;
   }
+  return hits;
+}
+
+Test(lower_chain, grid_partition_splits_into_two_walks) {
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(grid_text, &g, &st);
+  cr_assert_eq(st.chains, 2);
+  cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 2);
+  cr_assert_eq(walks_wrapping(h, 0), 2, "no roll");
   lu_same_outputs(g, h, 0);
   ir_graph_free(g), ir_graph_free(h);
 }
@@ -361,25 +373,7 @@ Test(lower_chain, swin_shift_splits_into_roll_and_walk) {
   ir_graph *g, *h = lu_parse_lower(shift_text, &g, &st);
   cr_assert_eq(lu_count_op(h, IR_OP_MOVE), 4, "%d moves",
                lu_count_op(h, IR_OP_MOVE));
-  int rolls = 0;
-  for (int i = 0; i < h->nnodes; i++) {
-    const ir_node *n = &h->nodes[i];
-    if (n->op != IR_OP_MOVE)
-      continue;
-    const ir_shape *xs = &h->tensors[n->in[0]].shape;
-    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], wst[IR_MAX_RANK],
-        wrap[IR_MAX_RANK], off;
-    for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
-      xst[d] = s;
-    int rank, wrapped = 0;
-    cr_assert(ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank, dim, wst,
-                           wrap, &off),
-              "move %s is no strided walk", h->tensors[n->out[0]].name);
-    for (int d = 0; d < rank; d++)
-      wrapped += wrap[d] != 0;
-    rolls += wrapped == 2;
-  }
-  cr_assert_eq(rolls, 2);
+  cr_assert_eq(walks_wrapping(h, 2), 2, "two rolls of two axes each");
   lu_same_outputs(g, h, 0);
   ir_graph_free(g), ir_graph_free(h);
 }

@@ -244,6 +244,20 @@ __device__ __forceinline__ int32_t group_off(const fdiv *f, const int32_t *st,
   return o;
 }
 
+/* Batch b's source and output offsets (its coordinates over bd). */
+__device__ __forceinline__ void batch_offsets(const vtile_args &a, int32_t b,
+                                              int32_t *sb, int32_t *db) {
+  int32_t s = a.soff, o = 0;
+  uint32_t rem = (uint32_t)b;
+  for (int d = 0; d < a.nbg; d++) {
+    uint32_t q = fdiv_q(a.bd[d], rem);
+    int32_t c = (int32_t)(rem - q * a.bd[d].d);
+    s += c * a.bs[d], o += c * a.bdst[d];
+    rem = q;
+  }
+  *sb = s, *db = o;
+}
+
 template <typename T>
 __global__ void k_vtile(const T *x, T *y,
                         const __grid_constant__ vtile_args a) {
@@ -257,14 +271,8 @@ __global__ void k_vtile(const T *x, T *y,
   }
   __syncthreads();
   for (int32_t b = blockIdx.z; b < a.nbatch; b += gridDim.z) {
-    int32_t sb = a.soff, db = 0;
-    uint32_t rem = (uint32_t)b;
-    for (int d = 0; d < a.nbg; d++) {
-      uint32_t q = fdiv_q(a.bd[d], rem);
-      int32_t c = (int32_t)(rem - q * a.bd[d].d);
-      sb += c * a.bs[d], db += c * a.bdst[d];
-      rem = q;
-    }
+    int32_t sb, db;
+    batch_offsets(a, b, &sb, &db);
     for (int j = threadIdx.y; j < 32; j += blockDim.y)
       if (l0 + j < a.nl && k0 + tx < a.nk)
         tile[j][tx] = x[sb + lso[j] + k0 + tx];
@@ -292,14 +300,8 @@ __global__ void k_vtile2(const uint16_t *x, uint16_t *y,
   }
   __syncthreads();
   for (int32_t b = blockIdx.z; b < a.nbatch; b += gridDim.z) {
-    int32_t sb = a.soff, db = 0;
-    uint32_t rem = (uint32_t)b;
-    for (int d = 0; d < a.nbg; d++) {
-      uint32_t q = fdiv_q(a.bd[d], rem);
-      int32_t c = (int32_t)(rem - q * a.bd[d].d);
-      sb += c * a.bs[d], db += c * a.bdst[d];
-      rem = q;
-    }
+    int32_t sb, db;
+    batch_offsets(a, b, &sb, &db);
     for (int j = threadIdx.y; j < 64; j += blockDim.y)
       if (l0 + j < a.nl && k0 + 2 * tx < a.nk) {
         uint32_t v = *(const uint32_t *)(x + sb + lso[j] + k0 + 2 * tx);
