@@ -1082,9 +1082,10 @@ Test(search, second_descent_folds_into_weights_first) {
 }
 
 /* srch_optimize of g under --passes none (no_passes) with regions of
- * `size`, the rules of file, costs f and far_siblings as given. */
+ * `size`, the rules of file, costs f, far_siblings and boundary_joins as
+ * given. */
 static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
-                             int size, int far_siblings) {
+                             int size, int far_siblings, int boundary_joins) {
   ir_ruleset rs;
   load_rules(file, &rs);
   rewrite_rules *rules = compile(&rs);
@@ -1095,6 +1096,7 @@ static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
   o.no_passes = 1;
   o.region_nodes = size;
   o.far_siblings = far_siblings;
+  o.boundary_joins = boundary_joins;
   srch_stats st = {0};
   base_diag d;
   ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
@@ -1131,8 +1133,8 @@ Test(regions, far_siblings_share_a_region) {
            "c2 = conv2d(r, w2)\nn2 = batchnorm(c2, s2, b2, m2, v2)\n"
            "y2 = relu(n2)\noutput f11, y2\n");
   ir_graph *g = parse(text);
-  ir_graph *h0 = region_runs(g, RULES "descent.rules", toy_descent, 8, 0);
-  ir_graph *h1 = region_runs(g, RULES "descent.rules", toy_descent, 8, 1);
+  ir_graph *h0 = region_runs(g, RULES "descent.rules", toy_descent, 8, 0, 0);
+  ir_graph *h1 = region_runs(g, RULES "descent.rules", toy_descent, 8, 1, 0);
   cr_assert_float_eq(sum_cost(h0, toy_descent, NULL, NULL), 56, 1e-9);
   cr_assert_eq(count_op(h0, IR_OP_CONV2D), 2);
   cr_assert_float_eq(sum_cost(h1, toy_descent, NULL, NULL), 47, 1e-9);
@@ -1142,6 +1144,55 @@ Test(regions, far_siblings_share_a_region) {
   ir_graph_free(h1);
   ir_graph_free(h0);
   ir_graph_free(g);
+}
+
+/* Joins at a region's edge wait (srch_options.fixed_inputs, set by the
+ * region passes before the last under boundary_joins). A region whose
+ * input `a` another region computes: y = a + norm(conv(x)), and
+ * z = norm(conv(a)) beside it; foldmerge.rules, toy_comb's costs. Free,
+ * the search folds both norms and makes the add conv(x)'s residual (20;
+ * a's branch, in the region before, could then no longer merge with
+ * conv(x)). With `a` fixed the add, which joins a to this region's
+ * branch, is left as it is, while conv(a), which reads a with weights
+ * only, still has its norm folded: 10 + 3 + 10 = 23 (24 with that norm
+ * left too, as when every reader of `a` was frozen). */
+Test(regions, a_boundary_join_waits_for_the_next_pass) {
+  ir_ruleset rs;
+  load_rules(RULES "foldmerge.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input a: [1,4,5,5]\ninput x: [1,4,5,5]\n"
+                      "weight w: [4,4,1,1]\nweight s: [4]\nweight b: [4]\n"
+                      "weight m: [4]\nweight v: [4]\n"
+                      "weight w2: [4,4,1,1]\nweight s2: [4]\nweight b2: [4]\n"
+                      "weight m2: [4]\nweight v2: [4]\n"
+                      "c = conv2d(x, w)\nn = batchnorm(c, s, b, m, v)\n"
+                      "y = ewadd(n, a)\n"
+                      "c2 = conv2d(a, w2)\nz = batchnorm(c2, s2, b2, m2, v2)\n"
+                      "output y, z\n");
+  srch_options o;
+  srch_options_default(&o);
+  o.cost = toy_comb;
+  o.fuse_k = 0;
+  o.no_passes = 1;
+  srch_stats st = {0};
+  base_diag d;
+  ir_graph *h0 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h0, "%s", d.msg);
+  const char *fixed[] = {"a"};
+  o.fixed_inputs = fixed, o.nfixed_inputs = 1;
+  ir_graph *h1 = srch_search(g, rules, &o, &st, &d);
+  cr_assert(h1, "%s", d.msg);
+  cr_assert_float_eq(sum_cost(h0, toy_comb, NULL, NULL), 20, 1e-9);
+  cr_assert_eq(count_op(h0, IR_OP_EWADD), 0);
+  cr_assert_float_eq(sum_cost(h1, toy_comb, NULL, NULL), 23, 1e-9);
+  cr_assert_eq(count_op(h1, IR_OP_EWADD), 1);
+  cr_assert_lt(check_err(g, h1), 1e-4);
+  srch_stats_free(&st);
+  ir_graph_free(h1);
+  ir_graph_free(h0);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
 }
 
 /* The search's start graph is always a fusion candidate, and the K kept

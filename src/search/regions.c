@@ -16,6 +16,14 @@
  * operators apart, and their norms) behind each other, so that they share
  * a region: the passes that would fold the norms and merge them on the
  * whole graph do not run there.
+ *
+ * A region's search takes a tensor computed elsewhere as an input, and
+ * may fold the node that joins it to its own (an add of the two
+ * branches made the residual of its own branch's convolution) where the
+ * whole join would have paid more (the two added convolutions merged):
+ * the next pass, seeing both, finds no way back. Under --passes none
+ * (srch_options.boundary_joins) the passes before the last leave such
+ * joins as they are.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +33,18 @@
 #define PASS_QUEUE 16 /* queue of the pass rules' whole-graph search */
 
 typedef struct region {
-  ir_graph *sub;   /* extracted, then replaced by the optimized graph */
-  int32_t *outs;   /* g tensors matching sub's outputs, by position */
-  uint8_t *inside; /* g nodes of this region (g->nnodes) */
+  ir_graph *sub;      /* extracted, then replaced by the optimized graph */
+  int32_t *outs;      /* g tensors matching sub's outputs, by position */
+  uint8_t *inside;    /* g nodes of this region (g->nnodes) */
+  const char **fixed; /* sub's inputs computed in other regions (names) */
+  int nfixed;
 } region;
 
 static void region_free(region *r) {
   ir_graph_free(r->sub);
   free(r->outs);
   free(r->inside);
+  free(r->fixed);
   memset(r, 0, sizeof *r);
 }
 
@@ -50,6 +61,14 @@ static int add_leaf(ir_graph *sub, const ir_graph *g, const uint8_t *wmask,
   return k;
 }
 
+/* Whether sub's tensor t is among r's fixed inputs. */
+static int fixed_has(const region *r, int t) {
+  for (int j = 0; j < r->nfixed; j++)
+    if (r->fixed[j] == r->sub->tensors[t].name)
+      return 1;
+  return 0;
+}
+
 static base_status extract_nodes(region *r, const ir_graph *g,
                                  const uint8_t *wmask, int32_t *map,
                                  base_diag *d) {
@@ -63,6 +82,9 @@ static base_status extract_nodes(region *r, const ir_graph *g,
       int t = n->in[k];
       if (map[t] < 0 && (map[t] = add_leaf(r->sub, g, wmask, t, d)) < 0)
         return d ? d->code : BASE_ERR_INTERNAL;
+      if (r->sub->tensors[map[t]].kind == IR_T_INPUT &&
+          g->tensors[t].kind == IR_T_VALUE && !fixed_has(r, map[t]))
+        r->fixed[r->nfixed++] = r->sub->tensors[map[t]].name;
       in[k] = map[t];
     }
     for (int o = 0; o < n->nout; o++)
@@ -104,8 +126,9 @@ static base_status extract(region *r, const ir_graph *g,
                            base_diag *d) {
   int32_t *map = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
   r->outs = base_malloc(sizeof(int32_t) * ((size_t)g->ntensors + 1));
+  r->fixed = base_malloc(sizeof(char *) * ((size_t)g->ntensors + 1));
   r->sub = ir_graph_new(g->name);
-  if (!map || !r->outs || !r->sub) {
+  if (!map || !r->outs || !r->fixed || !r->sub) {
     free(map);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
@@ -368,6 +391,8 @@ static base_status search_regions(pass *p) {
     srch_options o = *p->o;
     if (!p->last)
       o.move_fn = NULL; /* moves join the last pass only */
+    if (!p->last && o.no_passes && o.boundary_joins)
+      o.fixed_inputs = r->fixed, o.nfixed_inputs = r->nfixed;
     ir_graph *best =
         srch_search_until(r->sub, p->rules, &o, p->deadline, p->st, p->d);
     if (!best)
@@ -386,6 +411,7 @@ static base_status search_regions(pass *p) {
     }
     ir_graph_free(r->sub);
     r->sub = best;
+    r->nfixed = 0; /* its names were the old graph's */
   }
   return BASE_OK;
 }

@@ -44,6 +44,7 @@ void srch_options_default(srch_options *o) {
                       .fuse_k = 8,
                       .descent = 1,
                       .far_siblings = 1,
+                      .boundary_joins = 1,
                       .pass_rules = NULL,
                       .cost = cd_model_cost,
                       .cost_u = NULL};
@@ -462,18 +463,30 @@ static uint64_t ix_ops(const rewrite_index *ix) {
   return m;
 }
 
+/* Whether match m of direction dr binds a node of edge (NULL: none). */
+static int on_edge(const rewrite_dir *dr, const rewrite_match *m,
+                   const uint8_t *edge) {
+  const ir_graph *pat = edge ? rewrite_match_pat(dr, m) : NULL;
+  for (int i = 0; pat && i < pat->nnodes; i++)
+    if (edge[m->node[i]])
+      return 1;
+  return 0;
+}
+
 /* Rewrites every match of direction k in c's graph (indexed by ix); ops:
- * the operators present. */
+ * the operators present; edge: the nodes no rewrite may touch (NULL:
+ * none). */
 static base_status expand_dir(sstate *s, const cand *c, const rewrite_index *ix,
-                              rewrite_gsum *gs, uint64_t ops, int k,
-                              base_diag *d) {
+                              rewrite_gsum *gs, uint64_t ops,
+                              const uint8_t *edge, int k, base_diag *d) {
   const rewrite_dir *dr = &s->rules->dirs[k];
   if ((dr->cp.ops & ~ops) || !rewrite_cpat_may_match(&dr->cp, ix))
     return BASE_OK;
   rewrite_matches ms = {0};
   base_status st = rewrite_match_cpat(&dr->cp, c->g, ix, &ms, d);
   for (int i = 0; !st && i < ms.n; i++)
-    st = offer(s, c, k, &ms.m[i], gs, d);
+    if (!on_edge(dr, &ms.m[i], edge))
+      st = offer(s, c, k, &ms.m[i], gs, d);
   rewrite_matches_free(&ms);
   return st;
 }
@@ -509,6 +522,38 @@ static base_status expand_moves(sstate *s, const cand *c, base_diag *d) {
                        emit_move, &e, d);
 }
 
+/* The joins of g at o's fixed inputs, marked in a new array (NULL: out of
+ * memory): the nodes that read a fixed input and at least one more tensor
+ * computed from the data (an add of another region's branch and this
+ * one's). A node whose other inputs are weights (a convolution or matmul
+ * of another region's tensor) stays free: freezing those cost BERT-base's
+ * Q/K/V matmuls and NASNet-A's projections their merges in the first pass. */
+static uint8_t *edge_nodes(const ir_graph *g, const srch_options *o) {
+  uint8_t *e = base_calloc((size_t)g->nnodes + 1, 1);
+  uint8_t *fixed = base_calloc((size_t)g->ntensors + 1, 1);
+  uint8_t *w = base_calloc((size_t)g->nnodes + 1, 1);
+  if (!e || !fixed || !w) {
+    free(e), free(fixed), free(w);
+    return NULL;
+  }
+  ir_weight_only(g, w);
+  for (int t = 0; t < g->ntensors; t++)
+    for (int j = 0; g->tensors[t].kind == IR_T_INPUT && j < o->nfixed_inputs;
+         j++)
+      fixed[t] |= !strcmp(g->tensors[t].name, o->fixed_inputs[j]);
+  for (int i = 0; i < g->nnodes; i++) {
+    int nfix = 0, ndata = 0;
+    for (int k = 0; k < g->nodes[i].nin; k++) {
+      const ir_tensor *x = &g->tensors[g->nodes[i].in[k]];
+      nfix += fixed[g->nodes[i].in[k]];
+      ndata += x->kind == IR_T_INPUT || (x->kind == IR_T_VALUE && !w[x->node]);
+    }
+    e[i] = nfix > 0 && ndata > 1;
+  }
+  free(fixed), free(w);
+  return e;
+}
+
 static base_status expand(sstate *s, const cand *c, base_diag *d) {
   rewrite_index ix;
   rewrite_gsum gs;
@@ -517,8 +562,11 @@ static base_status expand(sstate *s, const cand *c, base_diag *d) {
     return st;
   int nw = (s->rules->ndirs + 63) / 64;
   uint64_t *mask = base_calloc((size_t)nw + 1, sizeof *mask);
-  st = mask ? rewrite_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
-            : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  int fix = s->o->nfixed_inputs > 0;
+  uint8_t *edge = fix ? edge_nodes(c->g, s->o) : NULL;
+  st = mask && (edge || !fix)
+           ? rewrite_gsum_build(&gs, c->g, s->o->cost, s->o->cost_u, d)
+           : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st) { /* the directions whose anchor is in the graph, in order */
     uint64_t ops = ix_ops(&ix);
     /* first the rules a side of which has only the graph's operators */
@@ -527,9 +575,11 @@ static base_status expand(sstate *s, const cand *c, base_diag *d) {
       rewrite_anchors_mark(s->rules, &ix, c->g->nnodes, mask);
     for (int w = 0; !st && w < nw; w++)
       for (uint64_t m = mask[w]; !st && m; m &= m - 1)
-        st = expand_dir(s, c, &ix, &gs, ops, 64 * w + __builtin_ctzll(m), d);
+        st = expand_dir(s, c, &ix, &gs, ops, edge, 64 * w + __builtin_ctzll(m),
+                        d);
     rewrite_gsum_free(&gs);
   }
+  free(edge);
   free(mask);
   rewrite_index_free(&ix);
   return st ? st : expand_moves(s, c, d);

@@ -68,6 +68,21 @@ typedef struct srch_options {
    * order. The passes fold the norms and merge siblings on the whole graph
    * first, so it works under no_passes only. (1) */
   int far_siblings;
+  /* 1: under no_passes, the region passes before the last rewrite no
+   * join at a region's edge: no node reading a region input that another
+   * region computes together with another tensor computed from the data
+   * (fixed_inputs below; an add of two branches cut apart), so that the
+   * next pass, seeing both branches, may merge them instead of one region
+   * folding the add into its own branch (regions.c; docs/search.md "Joins
+   * at a region's edge wait"); 0: every pass rewrites them. The passes
+   * fold and merge what this is for first, so it works under no_passes
+   * only. (1) */
+  int boundary_joins;
+  /* The inputs of the graph, by name, whose joins the search rewrites not
+   * (set by the region passes under boundary_joins: a region's inputs that
+   * other regions compute). (NULL, 0) */
+  const char *const *fixed_inputs;
+  int nfixed_inputs;
   /* Fusion as the search's decision: each region search keeps its fuse_k
    * cheapest distinct graphs (the start and every graph built) and returns
    * the one cheapest once fused (fuse_graph under this cost function; ties:
