@@ -167,19 +167,25 @@ static const struct {
      1},
 };
 
+/* Move node n of g (its input contiguous) as ir_move_walk's walk. */
+static int walk_of(const ir_graph *g, const ir_node *n, int *rank, int64_t *dim,
+                   int64_t *st, int64_t *wrap, int64_t *off) {
+  const ir_shape *xs = &g->tensors[n->in[0]].shape;
+  int64_t xst[IR_MAX_RANK];
+  for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
+    xst[d] = s;
+  return ir_move_walk(ir_body_get(n->a.body), xs, xst, rank, dim, st, wrap,
+                      off);
+}
+
 /* Each case's walk, where it has one, read from x gives the CPU
  * executor's result bit for bit. */
 Test(lower_chain, move_walk_matches_program) {
   for (size_t c = 0; c < sizeof walk_cases / sizeof walk_cases[0]; c++) {
     ir_graph *g = lu_parse(walk_cases[c].text);
     const ir_node *n = &g->nodes[0];
-    const ir_shape *xs = &g->tensors[n->in[0]].shape;
-    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], st[IR_MAX_RANK],
-        wrap[IR_MAX_RANK], off = -1;
-    for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
-      xst[d] = s;
-    int rank = 0, walk = ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank,
-                                      dim, st, wrap, &off);
+    int64_t dim[IR_MAX_RANK], st[IR_MAX_RANK], wrap[IR_MAX_RANK], off = -1;
+    int rank = 0, walk = walk_of(g, n, &rank, dim, st, wrap, &off);
     cr_assert_eq(walk, walk_cases[c].walk, "case %zu", c);
     if (!walk) {
       ir_graph_free(g);
@@ -313,14 +319,9 @@ static int walks_wrapping(const ir_graph *h, int wrapped) {
     const ir_node *n = &h->nodes[i];
     if (n->op != IR_OP_MOVE)
       continue;
-    const ir_shape *xs = &h->tensors[n->in[0]].shape;
-    int64_t xst[IR_MAX_RANK], dim[IR_MAX_RANK], wst[IR_MAX_RANK],
-        wrap[IR_MAX_RANK], off;
-    for (int d = xs->rank - 1, s = 1; d >= 0; s *= (int)xs->dim[d--])
-      xst[d] = s;
+    int64_t dim[IR_MAX_RANK], wst[IR_MAX_RANK], wrap[IR_MAX_RANK], off;
     int rank, w = 0;
-    cr_assert(ir_move_walk(ir_body_get(n->a.body), xs, xst, &rank, dim, wst,
-                           wrap, &off),
+    cr_assert(walk_of(h, n, &rank, dim, wst, wrap, &off),
               "move %s is no strided walk", h->tensors[n->out[0]].name);
     for (int d = 0; d < rank; d++)
       w += wrap[d] != 0;

@@ -77,6 +77,17 @@ static int patch_conv(const pt *s, int j) {
   return c;
 }
 
+/* One-input node op(x) named name at cn's place in h: its output, or -1
+ * with d set. */
+static int32_t add1(ir_graph *h, ir_opcode op, int32_t x, const ir_attrs *a,
+                    const char *name, const ir_node *cn, base_diag *d) {
+  int m = ir_add_node(h, op, &x, 1, a, &name, d);
+  if (m < 0)
+    return -1;
+  h->nodes[m].line = cn->line, h->nodes[m].col = cn->col;
+  return h->nodes[m].out[0];
+}
+
 /* The patches of node c's input (a move node) and its weight as [K, O]
  * (reshape, transpose), added to h under c's output name's derivatives. */
 static int emit_patches(pt *s, ir_graph *h, int c, const int32_t *map,
@@ -111,23 +122,20 @@ static int emit_patches(pt *s, ir_graph *h, int c, const int32_t *map,
   ir_attrs a;
   ir_attrs_default(IR_OP_MOVE, &a);
   a.body = b->id;
-  const char *o0 = nm[0], *o1 = nm[1], *o2 = nm[2];
-  int32_t in = map[cn->in[0]];
-  int m0 = ir_add_node(h, IR_OP_MOVE, &in, 1, &a, &o0, d);
+  int32_t pt = add1(h, IR_OP_MOVE, map[cn->in[0]], &a, nm[0], cn, d);
+  if (pt < 0)
+    return -1;
   ir_attrs_default(IR_OP_RESHAPE, &a);
   a.nlist = 2, a.list[0] = w->dim[0], a.list[1] = K;
-  in = map[cn->in[1]];
-  int m1 = m0 < 0 ? -1 : ir_add_node(h, IR_OP_RESHAPE, &in, 1, &a, &o1, d);
+  int32_t w2 = add1(h, IR_OP_RESHAPE, map[cn->in[1]], &a, nm[1], cn, d);
+  if (w2 < 0)
+    return -1;
   ir_attrs_default(IR_OP_TRANSPOSE, &a);
   a.nlist = 2, a.list[0] = 1, a.list[1] = 0;
-  in = m1 < 0 ? -1 : h->nodes[m1].out[0];
-  int m2 = m1 < 0 ? -1 : ir_add_node(h, IR_OP_TRANSPOSE, &in, 1, &a, &o2, d);
-  if (m2 < 0)
+  int32_t wt = add1(h, IR_OP_TRANSPOSE, w2, &a, nm[2], cn, d);
+  if (wt < 0)
     return -1;
-  for (int q = m0; q <= m2; q++)
-    h->nodes[q].line = cn->line, h->nodes[q].col = cn->col;
-  s->patch[2 * c] = h->nodes[m0].out[0];
-  s->patch[2 * c + 1] = h->nodes[m2].out[0];
+  s->patch[2 * c] = pt, s->patch[2 * c + 1] = wt;
   return 0;
 }
 
