@@ -255,6 +255,10 @@ cudaError_t cxk_attention(cudaStream_t st, const void *q, const void *k,
  * alone JIT-compiles the kernel's trap on any device). */
 int cxk_flash_ok(const cxk_att *a);
 int cxk_flash_runs_here(void);
+/* Which operands it copies 16 bytes at a time (bits 1 q, 2 k, 4 v, 8 y):
+ * the rest element by element (logs, tests). */
+int cxk_flash_vec(const void *q, const void *k, const void *v, const void *y,
+                  const cxk_att *a);
 cudaError_t cxk_flash(cudaStream_t st, const void *q, const void *k,
                       const void *v, const void *scale, const void *bias,
                       void *y, const cxk_att *a);

@@ -819,16 +819,21 @@ int cxk_flash_ok(const cxk_att *a) {
          (a->dt == CXK_F32 || a->dt == CXK_F16 || a->dt == CXK_BF16);
 }
 
+int cxk_flash_vec(const void *q, const void *k, const void *v, const void *y,
+                  const cxk_att *a) {
+  const int es = (int)cxk_dt_size((int)a->dt);
+  return fl_vec(q, a->st[0], a->st[0][2], a->st[0][3], a->d, es) |
+         fl_vec(k, a->st[1], a->st[1][3], a->st[1][2], a->d, es) << 1 |
+         fl_vec(v, a->st[2], a->st[2][2], a->st[2][3], a->e, es) << 2 |
+         fl_vec(y, a->st[3], a->st[3][2], a->st[3][3], a->e, es) << 3;
+}
+
 cudaError_t cxk_flash(cudaStream_t st, const void *q, const void *k,
                       const void *v, const void *scale, const void *bias,
                       void *y, const cxk_att *a) {
   if (!cxk_flash_ok(a))
     return cudaErrorInvalidValue;
-  const int es = (int)cxk_dt_size((int)a->dt);
-  int vec = fl_vec(q, a->st[0], a->st[0][2], a->st[0][3], a->d, es) |
-            fl_vec(k, a->st[1], a->st[1][3], a->st[1][2], a->d, es) << 1 |
-            fl_vec(v, a->st[2], a->st[2][2], a->st[2][3], a->e, es) << 2 |
-            fl_vec(y, a->st[3], a->st[3][2], a->st[3][3], a->e, es) << 3;
+  int vec = cxk_flash_vec(q, k, v, y, a);
   if (a->dt == CXK_F16)
     return fh_launch_d<__half>(st, q, k, v, scale, bias, y, a, vec);
   if (a->dt == CXK_BF16)
