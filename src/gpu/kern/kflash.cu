@@ -549,24 +549,199 @@ __device__ __forceinline__ void fh_stage(T *dst, int ld, const fh_src<T> &s) {
   }
 }
 
-/* fl_stage_kv for k_flash_h. */
+/* A thread's share of a ROWS x COLS tile of T (rows rs apart) copied 16
+ * bytes at a time into dst at pitch LD, zeros past p's first `rows` rows
+ * (all ROWS where FULL) and past cols: fh_stage's vec form with the
+ * addresses worked out once a call (ncu counted 27 instructions a chunk
+ * there, most of them 64-bit index arithmetic): chunk c0 of rows r0, r0 +
+ * RPR, ... Nothing kept between calls (registers: the kernel is at its
+ * launch bounds' cap). */
+template <typename T, int ROWS, int COLS, int LD, bool FULL>
+__device__ __forceinline__ void fh_copy(T *dst, const T *p, int64_t rs,
+                                        int rows, int cols) {
+  constexpr int CH = COLS / 8, RPR = FL_THREADS / CH, N = ROWS / RPR;
+  static_assert(FL_THREADS % CH == 0 && ROWS % RPR == 0, "whole rounds");
+  const int c0 = (int)threadIdx.x % CH * 8, r0 = (int)threadIdx.x / CH;
+  const T *s = p + r0 * rs + c0;
+  T *d = dst + r0 * LD + c0;
+  const int64_t step = RPR * rs;
+  const bool cin = c0 < cols;
+#pragma unroll
+  for (int u = 0; u < N; u++, s += step, d += RPR * LD) {
+    if (cin && (FULL || r0 + u * RPR < rows))
+      fl_cp16(d, s);
+    else
+      *(uint4 *)d = make_uint4(0, 0, 0, 0);
+  }
+}
+
+/* Two elements of T packed in 32 bits (lo in the low half) as floats. */
+__device__ __forceinline__ void fh_unpack(const __nv_bfloat16 *, uint32_t u,
+                                          float &lo, float &hi) {
+  lo = __uint_as_float(u << 16), hi = __uint_as_float(u & 0xffff0000u);
+}
+
+__device__ __forceinline__ void fh_unpack(const __half *, uint32_t u, float &lo,
+                                          float &hi) {
+  __half2 h = *(const __half2 *)&u;
+  float2 f = __half22float2(h);
+  lo = f.x, hi = f.y;
+}
+
+/* The bits of one element of T. */
+template <typename T> __device__ __forceinline__ uint32_t fh_bits(T x) {
+  return *(const unsigned short *)&x;
+}
+
+/* The flash kernel's running state: a lane's two rows' maxima and sums
+ * and its output fragments. */
+template <int EN> struct fh_run {
+  float m[2], l[2], acc[EN][4];
+};
+
+/* One key tile (kin keys: all KT where FULL) of k_flash_h: the scores,
+ * the online softmax and the product with v. bp[h]: row h's bias at this
+ * tile's key 2 tq (keys along b3; NULL: no bias), read in pairs where
+ * pair (b3 == 1, 4-byte aligned). FULL leaves out every key check: a full
+ * tile's body was 1083 instructions a warp, 320 of them the bias's
+ * guarded scalar loads (ncu, BERT-base's layout on an H200). */
+template <typename T, int DC, int EC, bool FULL>
+__device__ __forceinline__ void
+fh_tile(fh_run<EC / 8> &R, const uint32_t (&qa)[DC / 16][4], const T *ks,
+        const T *vs, const T *const bp[2], int64_t b3, bool pair, int kin,
+        float sc2, int lane) {
+  typedef fh_smem<DC, EC> L;
+  constexpr float LOG2E = 1.4426950408889634f;
+  constexpr int KT = L::KT, NT = KT / 8, DS = DC / 16, EN = EC / 8;
+  const int tq = lane & 3;
+  /* the bias, loaded before the products and kept as pairs of T (half
+   * the registers of floats: the kernel is at its launch bounds' cap);
+   * bw[j][h]: row h, keys 8 j + 2 tq and the next */
+  uint32_t bw[NT][2];
+  if (bp[0]) {
+    if (FULL && pair) {
+#pragma unroll
+      for (int j = 0; j < NT; j++)
+        bw[j][0] = *(const uint32_t *)(bp[0] + 8 * j),
+        bw[j][1] = *(const uint32_t *)(bp[1] + 8 * j);
+    } else {
+#pragma unroll
+      for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+          const int key = 8 * j + 2 * tq;
+          const T *p = bp[h] + 8 * j * b3;
+          uint32_t lo = FULL || key < kin ? fh_bits(p[0]) : 0u;
+          uint32_t hi = FULL || key + 1 < kin ? fh_bits(p[b3]) : 0u;
+          bw[j][h] = lo | hi << 16;
+        }
+    }
+  }
+  float s[NT][4];
+#pragma unroll
+  for (int j = 0; j < NT; j++) {
+    s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+    if (FULL || 8 * j < kin) {
+      const T *kr = ks + (8 * j + (lane & 7)) * L::LK + 8 * (lane >> 3);
+#pragma unroll
+      for (int u = 0; u < DS / 2; u++) {
+        uint32_t b[4];
+        fh_ldm4<false>(b, kr + 32 * u);
+        fh_mma((T *)0, s[j], qa[2 * u], b[0], b[1]);
+        fh_mma((T *)0, s[j], qa[2 * u + 1], b[2], b[3]);
+      }
+    }
+  }
+  float mt[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int j = 0; j < NT; j++)
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      float x = -INFINITY, b = 0.0f;
+      if (bp[0]) {
+        float lo, hi;
+        fh_unpack((const T *)0, bw[j][c >> 1], lo, hi);
+        b = c & 1 ? hi : lo;
+      }
+      if (FULL || 8 * j + 2 * tq + (c & 1) < kin)
+        x = bp[0] ? fmaf(b, LOG2E, s[j][c] * sc2) : s[j][c] * sc2;
+      s[j][c] = x;
+      mt[c >> 1] = fmaxf(mt[c >> 1], x);
+    }
+  float mr[2], corr[2];
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    float mn = fmaxf(R.m[h], group_max<4>(mt[h]));
+    mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
+    corr[h] = fl_exp2(R.m[h] - mr[h]);   /* 0 on the first keys */
+    R.m[h] = mn;
+    R.l[h] *= corr[h];
+  }
+#pragma unroll
+  for (int j = 0; j < NT; j++)
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      float p = fl_exp2(s[j][c] - mr[c >> 1]);
+      s[j][c] = p;
+      R.l[c >> 1] += p;
+    }
+#pragma unroll
+  for (int i = 0; i < EN; i++)
+    R.acc[i][0] *= corr[0], R.acc[i][1] *= corr[0], R.acc[i][2] *= corr[1],
+        R.acc[i][3] *= corr[1];
+#pragma unroll
+  for (int jj = 0; jj < NT / 2; jj++) {
+    if (!FULL && 16 * jj >= kin)
+      continue; /* every p of the step 0 */
+    const uint32_t pa[4] = {fh_pack((T *)0, s[2 * jj][0], s[2 * jj][1]),
+                            fh_pack((T *)0, s[2 * jj][2], s[2 * jj][3]),
+                            fh_pack((T *)0, s[2 * jj + 1][0], s[2 * jj + 1][1]),
+                            fh_pack((T *)0, s[2 * jj + 1][2], s[2 * jj + 1][3])};
+    const T *vr =
+        vs + (16 * jj + (lane & 7) + (lane & 8)) * L::LV + (lane >> 4) * 8;
+#pragma unroll
+    for (int np = 0; np < EN / 2; np++) {
+      uint32_t b[4];
+      fh_ldm4<true>(b, vr + 16 * np);
+      fh_mma((T *)0, R.acc[2 * np], pa, b[0], b[1]);
+      fh_mma((T *)0, R.acc[2 * np + 1], pa, b[2], b[3]);
+    }
+  }
+}
+
+/* Key tile it of k and v into a stage at buf: fh_copy where the operand
+ * takes 16-byte copies (vec bits 2, 4), else fh_stage. */
 template <typename T, int DC, int EC>
-__device__ __forceinline__ void fh_stage_kv(T *buf, const T *k, const T *v,
-                                            const cxk_att &a, int it, int vec) {
+__device__ __forceinline__ void fh_stage_tile(T *buf, const T *k, const T *v,
+                                              const cxk_att &a, int it,
+                                              int vec) {
   typedef fh_smem<DC, EC> L;
   const int64_t kt0 = (int64_t)it * L::KT;
   const int kin = a.t - kt0 < L::KT ? (int)(a.t - kt0) : L::KT;
-  fh_src<T> sk = {k + kt0 * a.st[1][3], a.st[1][3], a.st[1][2], kin, (int)a.d,
-                  (vec & 2) != 0};
-  fh_src<T> sv = {v + kt0 * a.st[2][2], a.st[2][2], a.st[2][3], kin, (int)a.e,
-                  (vec & 4) != 0};
-  fh_stage<T, L::KT, DC>(buf, L::LK, sk);
-  fh_stage<T, L::KT, EC>(buf + L::KT * L::LK, L::LV, sv);
+  const T *kp = k + kt0 * a.st[1][3], *vp = v + kt0 * a.st[2][2];
+  T *kd = buf, *vd = buf + L::KT * L::LK;
+  const int D = (int)a.d, E = (int)a.e;
+  if (!(vec & 2)) {
+    fh_src<T> sk = {kp, a.st[1][3], a.st[1][2], kin, D, false};
+    fh_stage<T, L::KT, DC>(kd, L::LK, sk);
+  } else if (kin == L::KT) {
+    fh_copy<T, L::KT, DC, L::LK, true>(kd, kp, a.st[1][3], kin, D);
+  } else {
+    fh_copy<T, L::KT, DC, L::LK, false>(kd, kp, a.st[1][3], kin, D);
+  }
+  if (!(vec & 4)) {
+    fh_src<T> sv = {vp, a.st[2][2], a.st[2][3], kin, E, false};
+    fh_stage<T, L::KT, EC>(vd, L::LV, sv);
+  } else if (kin == L::KT) {
+    fh_copy<T, L::KT, EC, L::LV, true>(vd, vp, a.st[2][2], kin, E);
+  } else {
+    fh_copy<T, L::KT, EC, L::LV, false>(vd, vp, a.st[2][2], kin, E);
+  }
 }
 #endif
 
 /* k_flash on T = __half or __nv_bfloat16 (vec bits as there: 16-byte
- * copies of q, k, v; y written in pairs). */
+ * copies of q, k, v; y written in pairs; 16: the bias read in pairs). */
 template <typename T, int DC, int EC>
 __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
     k_flash_h(const T *__restrict__ q, const T *__restrict__ k,
@@ -577,15 +752,16 @@ __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
   __trap(); /* cp.async, ldmatrix and m16n8k16: sm_80 on */
 #else
   typedef fh_smem<DC, EC> L;
-  constexpr float LOG2E = 1.4426950408889634f;
-  constexpr int KT = L::KT, NT = KT / 8, DS = DC / 16, EN = EC / 8;
+  constexpr int KT = L::KT, DS = DC / 16, EN = EC / 8;
   extern __shared__ __align__(16) unsigned char fh_sm[];
   T *sm = (T *)fh_sm;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int g = lane >> 2, tq = lane & 3;
-  const int T_ = (int)a.t, E = (int)a.e;
-  const int64_t bh = blockIdx.x / qtiles, q0 = blockIdx.x % qtiles * FL_ROWS;
-  const int64_t b0 = bh / a.d1, b1 = bh % a.d1;
+  const int E = (int)a.e;
+  /* the grid has fewer than 2^31 blocks: 32-bit divisions */
+  const unsigned qt = (unsigned)qtiles, d1 = (unsigned)a.d1;
+  const unsigned bh = blockIdx.x / qt, b0 = bh / d1, b1 = bh - b0 * d1;
+  const int64_t q0 = (int64_t)(blockIdx.x - bh * qt) * FL_ROWS;
   q += b0 * a.st[0][0] + b1 * a.st[0][1];
   k += b0 * a.st[1][0] + b1 * a.st[1][1];
   v += b0 * a.st[2][0] + b1 * a.st[2][1];
@@ -594,10 +770,15 @@ __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
     bias += b0 * a.bst[0] + b1 * a.bst[1];
   {
     const int qin = a.s - q0 < FL_ROWS ? (int)(a.s - q0) : FL_ROWS;
-    fh_src<T> sq = {q + q0 * a.st[0][2], a.st[0][2], a.st[0][3], qin, (int)a.d,
-                    (vec & 1) != 0};
-    fh_stage<T, FL_ROWS, DC>(sm + L::BUF, L::LK, sq);
-    fh_stage_kv<T, DC, EC>(sm, k, v, a, 0, vec);
+    const T *qp = q + q0 * a.st[0][2];
+    if (vec & 1) {
+      fh_copy<T, FL_ROWS, DC, L::LK, false>(sm + L::BUF, qp, a.st[0][2], qin,
+                                            (int)a.d);
+    } else {
+      fh_src<T> sq = {qp, a.st[0][2], a.st[0][3], qin, (int)a.d, false};
+      fh_stage<T, FL_ROWS, DC>(sm + L::BUF, L::LK, sq);
+    }
+    fh_stage_tile<T, DC, EC>(sm, k, v, a, 0, vec);
     fl_commit();
     fl_wait<0>();
     __syncthreads();
@@ -608,20 +789,22 @@ __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
     fh_ldm4<false>(qa[u], sm + L::BUF + (16 * w + (lane & 15)) * L::LK +
                               16 * u + (lane >> 4) * 8);
   __syncthreads(); /* q's space is the second stage's */
-  const float sc2 = (scale ? ld(*scale) : 1.0f) * LOG2E;
+  const float sc2 = (scale ? ld(*scale) : 1.0f) * 1.4426950408889634f;
   const int64_t row0 = q0 + 16 * w + g; /* this lane's rows: row0, row0 + 8 */
   const bool live = q0 + 16 * w < a.s;  /* the warp has a row to compute */
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-  float acc[EN][4];
+  const int64_t b3 = a.bst[3];
+  const bool pair = (vec & 16) != 0;
+  fh_run<EN> R;
+  R.m[0] = R.m[1] = -INFINITY, R.l[0] = R.l[1] = 0.0f;
 #pragma unroll
   for (int i = 0; i < EN; i++)
-    acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
-  const int ntiles = (T_ + KT - 1) / KT;
+    R.acc[i][0] = R.acc[i][1] = R.acc[i][2] = R.acc[i][3] = 0.0f;
+  const int ntiles = (int)((a.t + KT - 1) / KT);
   for (int it = 0; it < ntiles; it++) {
     const T *ks = sm + (it & 1) * L::BUF, *vs = ks + KT * L::LK;
     if (it + 1 < ntiles) {
-      fh_stage_kv<T, DC, EC>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1,
-                             vec);
+      fh_stage_tile<T, DC, EC>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1,
+                               vec);
       fl_commit();
       fl_wait<1>(); /* this tile's copies done, the next one's in flight */
     } else {
@@ -629,90 +812,19 @@ __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
     }
     __syncthreads();
     const int64_t kt0 = (int64_t)it * KT;
-    const int kin = T_ - kt0 < KT ? (int)(T_ - kt0) : KT;
+    const int kin = a.t - kt0 < KT ? (int)(a.t - kt0) : KT;
     if (live) {
-      float bv[NT][4]; /* the bias, loaded before the products */
-      if (bias) {
-        const int64_t b3 = a.bst[3];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-          const int64_t row = row0 + 8 * h;
-          const bool rin = row < a.s;
-          const T *bp = bias + (rin ? row : 0) * a.bst[2] + (kt0 + 2 * tq) * b3;
-#pragma unroll
-          for (int j = 0; j < NT; j++, bp += 8 * b3) {
-            int key = 8 * j + 2 * tq;
-            bv[j][2 * h] = rin && key < kin ? ld(bp[0]) : 0.0f;
-            bv[j][2 * h + 1] = rin && key + 1 < kin ? ld(bp[b3]) : 0.0f;
-          }
-        }
-      }
-      float s[NT][4];
-#pragma unroll
-      for (int j = 0; j < NT; j++) {
-        s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-        if (8 * j < kin) {
-          const T *kr = ks + (8 * j + (lane & 7)) * L::LK + 8 * (lane >> 3);
-#pragma unroll
-          for (int u = 0; u < DS / 2; u++) {
-            uint32_t b[4];
-            fh_ldm4<false>(b, kr + 32 * u);
-            fh_mma((T *)0, s[j], qa[2 * u], b[0], b[1]);
-            fh_mma((T *)0, s[j], qa[2 * u + 1], b[2], b[3]);
-          }
-        }
-      }
-      float mt[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-      for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-          float x = -INFINITY;
-          if (8 * j + 2 * tq + (c & 1) < kin)
-            x = bias ? fmaf(bv[j][c], LOG2E, s[j][c] * sc2) : s[j][c] * sc2;
-          s[j][c] = x;
-          mt[c >> 1] = fmaxf(mt[c >> 1], x);
-        }
-      float mr[2], corr[2];
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        float mn = fmaxf(m[h], group_max<4>(mt[h]));
-        mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
-        corr[h] = fl_exp2(m[h] - mr[h]);     /* 0 on the first keys */
-        m[h] = mn;
-        l[h] *= corr[h];
-      }
-#pragma unroll
-      for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-          float p = fl_exp2(s[j][c] - mr[c >> 1]);
-          s[j][c] = p;
-          l[c >> 1] += p;
-        }
-#pragma unroll
-      for (int i = 0; i < EN; i++)
-        acc[i][0] *= corr[0], acc[i][1] *= corr[0], acc[i][2] *= corr[1],
-            acc[i][3] *= corr[1];
-#pragma unroll
-      for (int jj = 0; jj < NT / 2; jj++) {
-        if (16 * jj >= kin)
-          continue; /* every p of the step 0 */
-        const uint32_t pa[4] = {
-            fh_pack((T *)0, s[2 * jj][0], s[2 * jj][1]),
-            fh_pack((T *)0, s[2 * jj][2], s[2 * jj][3]),
-            fh_pack((T *)0, s[2 * jj + 1][0], s[2 * jj + 1][1]),
-            fh_pack((T *)0, s[2 * jj + 1][2], s[2 * jj + 1][3])};
-        const T *vr =
-            vs + (16 * jj + (lane & 7) + (lane & 8)) * L::LV + (lane >> 4) * 8;
-#pragma unroll
-        for (int np = 0; np < EN / 2; np++) {
-          uint32_t b[4];
-          fh_ldm4<true>(b, vr + 16 * np);
-          fh_mma((T *)0, acc[2 * np], pa, b[0], b[1]);
-          fh_mma((T *)0, acc[2 * np + 1], pa, b[2], b[3]);
-        }
-      }
+      /* the bias of this lane's rows at key kt0 + 2 tq (row 0's where a
+       * row is past s: read, never used) */
+      const T *bp[2] = {NULL, NULL};
+      if (bias)
+        for (int h = 0; h < 2; h++)
+          bp[h] = bias + (row0 + 8 * h < a.s ? row0 + 8 * h : 0) * a.bst[2] +
+                  (kt0 + 2 * tq) * b3;
+      if (kin == KT)
+        fh_tile<T, DC, EC, true>(R, qa, ks, vs, bp, b3, pair, kin, sc2, lane);
+      else
+        fh_tile<T, DC, EC, false>(R, qa, ks, vs, bp, b3, pair, kin, sc2, lane);
     }
     __syncthreads(); /* the stage is used up: the next round refills it */
   }
@@ -721,16 +833,24 @@ __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
 #pragma unroll
   for (int h = 0; h < 2; h++) {
     int64_t row = row0 + 8 * h;
-    float lt = group_sum<4>(l[h]);
+    float lt = group_sum<4>(R.l[h]);
     if (row >= a.s)
       continue;
     /* l == 0: every key masked, NaN as softmax gives, 0 with the guard */
     float inv = lt > 0.0f ? 1.0f / lt : a.guard ? 0.0f : NAN;
     T *yr = y + row * a.st[3][2];
+    if ((vec & 8) && E == EC) { /* whole rows of pairs: no checks */
+      T *y2 = yr + 2 * tq;
+#pragma unroll
+      for (int i = 0; i < EN; i++)
+        *(uint32_t *)(y2 + 8 * i) = fh_pack((T *)0, R.acc[i][2 * h] * inv,
+                                            R.acc[i][2 * h + 1] * inv);
+      continue;
+    }
 #pragma unroll
     for (int i = 0; i < EN; i++) {
       int e0 = 8 * i + 2 * tq; /* e0 and e0 + 1 */
-      float x0 = acc[i][2 * h] * inv, x1 = acc[i][2 * h + 1] * inv;
+      float x0 = R.acc[i][2 * h] * inv, x1 = R.acc[i][2 * h + 1] * inv;
       if (vec & 8) {
         if (e0 < E)
           *(uint32_t *)(yr + e0) = fh_pack((T *)0, x0, x1);
@@ -834,6 +954,11 @@ cudaError_t cxk_flash(cudaStream_t st, const void *q, const void *k,
   if (!cxk_flash_ok(a))
     return cudaErrorInvalidValue;
   int vec = cxk_flash_vec(q, k, v, y, a);
+  /* the half kernel's bias in pairs: keys contiguous, every pair 4-byte
+   * aligned (a tile starts at an even key, a lane's pairs at 2 tq) */
+  if (bias && a->bst[3] == 1 && (a->bst[0] | a->bst[1] | a->bst[2]) % 2 == 0 &&
+      ((uintptr_t)bias & 3) == 0)
+    vec |= 16;
   if (a->dt == CXK_F16)
     return fh_launch_d<__half>(st, q, k, v, scale, bias, y, a, vec);
   if (a->dt == CXK_BF16)
