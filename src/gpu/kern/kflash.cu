@@ -180,27 +180,164 @@ __device__ __forceinline__ void fl_stage(float *dst, int ld, const fl_src &s) {
   }
 }
 
-/* Key tile it of k and v (fl_stage) into a stage at buf:
- * k's rows (keys) along st[1][3], its columns along st[1][2]; v's rows
- * along st[2][2]. */
+/* fh_copy's float form (further down): a thread's share of a ROWS x COLS
+ * tile of floats copied 16 bytes at a time into dst at pitch LD, the
+ * addresses worked out once a call. */
+template <int ROWS, int COLS, int LD, bool FULL>
+__device__ __forceinline__ void fl_copy(float *dst, const float *p, int64_t rs,
+                                        int rows, int cols) {
+  constexpr int CH = COLS / 4, RPR = FL_THREADS / CH, N = ROWS / RPR;
+  static_assert(FL_THREADS % CH == 0 && ROWS % RPR == 0, "whole rounds");
+  const int c0 = (int)threadIdx.x % CH * 4, r0 = (int)threadIdx.x / CH;
+  const float *s = p + r0 * rs + c0;
+  float *d = dst + r0 * LD + c0;
+  const int64_t step = RPR * rs;
+  const bool cin = c0 < cols;
+#pragma unroll
+  for (int u = 0; u < N; u++, s += step, d += RPR * LD) {
+    if (cin && (FULL || r0 + u * RPR < rows))
+      fl_cp16(d, s);
+    else
+      *(float4 *)d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+}
+
+/* Key tile it of k and v into a stage at buf: fl_copy where the operand
+ * takes 16-byte copies (vec bits 2, 4), else fl_stage (keys along
+ * st[1][3], k's columns along st[1][2]; v's rows along st[2][2]). */
 template <int DC, int EC>
-__device__ __forceinline__ void fl_stage_kv(float *buf, const float *k,
-                                            const float *v, const cxk_att &a,
-                                            int it, int vec) {
+__device__ __forceinline__ void fl_stage_tile(float *buf, const float *k,
+                                              const float *v, const cxk_att &a,
+                                              int it, int vec) {
   typedef fl_smem<DC, EC> L;
   const int64_t kt0 = (int64_t)it * L::KT;
   const int kin = a.t - kt0 < L::KT ? (int)(a.t - kt0) : L::KT;
-  fl_src sk = {k + kt0 * a.st[1][3], a.st[1][3], a.st[1][2], kin, (int)a.d,
-               (vec & 2) != 0};
-  fl_src sv = {v + kt0 * a.st[2][2], a.st[2][2], a.st[2][3], kin, (int)a.e,
-               (vec & 4) != 0};
-  fl_stage<L::KT, DC>(buf, L::LK, sk);
-  fl_stage<L::KT, EC>(buf + L::KT * L::LK, L::LV, sv);
+  const float *kp = k + kt0 * a.st[1][3], *vp = v + kt0 * a.st[2][2];
+  float *kd = buf, *vd = buf + L::KT * L::LK;
+  const int D = (int)a.d, E = (int)a.e;
+  if (!(vec & 2)) {
+    fl_src sk = {kp, a.st[1][3], a.st[1][2], kin, D, false};
+    fl_stage<L::KT, DC>(kd, L::LK, sk);
+  } else if (kin == L::KT) {
+    fl_copy<L::KT, DC, L::LK, true>(kd, kp, a.st[1][3], kin, D);
+  } else {
+    fl_copy<L::KT, DC, L::LK, false>(kd, kp, a.st[1][3], kin, D);
+  }
+  if (!(vec & 4)) {
+    fl_src sv = {vp, a.st[2][2], a.st[2][3], kin, E, false};
+    fl_stage<L::KT, EC>(vd, L::LV, sv);
+  } else if (kin == L::KT) {
+    fl_copy<L::KT, EC, L::LV, true>(vd, vp, a.st[2][2], kin, E);
+  } else {
+    fl_copy<L::KT, EC, L::LV, false>(vd, vp, a.st[2][2], kin, E);
+  }
 }
+
+/* k_flash's running state (fh_run's float32 twin, further down). */
+template <int EN> struct fl_run {
+  float m[2], l[2], acc[EN][4];
+};
+
+/* One key tile of k_flash (fh_tile's plan on TF32): kin keys, all KT
+ * where FULL (no key checks); bp[h] row h's bias at key 2 tq (keys along
+ * b3; NULL: none), float2 pairs where pair (b3 == 1, 8-byte aligned). */
+template <int DC, int EC, bool FULL>
+__device__ __forceinline__ void
+fl_tile(fl_run<EC / 8> &R, const uint32_t (&qa)[DC / 8][4], const float *ks,
+        const float *vs, const float *const bp[2], int64_t b3, bool pair,
+        int kin, float sc2, int lane) {
+  typedef fl_smem<DC, EC> L;
+  constexpr float LOG2E = 1.4426950408889634f;
+  constexpr int KT = L::KT, NT = KT / 8, DU = DC / 16, EP = EC / 32;
+  const int g = lane >> 2, tq = lane & 3;
+  float bv[NT][4]; /* the bias, loaded before the products */
+  if (bp[0]) {
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+      for (int j = 0; j < NT; j++) {
+        const int key = 8 * j + 2 * tq;
+        if (FULL && pair) {
+          float2 b = *(const float2 *)(bp[h] + 8 * j);
+          bv[j][2 * h] = b.x, bv[j][2 * h + 1] = b.y;
+        } else {
+          const float *p = bp[h] + 8 * j * b3;
+          bv[j][2 * h] = FULL || key < kin ? p[0] : 0.0f;
+          bv[j][2 * h + 1] = FULL || key + 1 < kin ? p[b3] : 0.0f;
+        }
+      }
+  }
+  float s[NT][4];
+#pragma unroll
+  for (int j = 0; j < NT; j++) {
+    s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+    if (FULL || 8 * j < kin) {
+      const float *kr = ks + (8 * j + g) * L::LK + 4 * tq;
+#pragma unroll
+      for (int u = 0; u < DU; u++) {
+        float4 x = *(const float4 *)(kr + 16 * u);
+        fl_mma(s[j], qa[2 * u], fl_rn(x.x), fl_rn(x.y));
+        fl_mma(s[j], qa[2 * u + 1], fl_rn(x.z), fl_rn(x.w));
+      }
+    }
+  }
+  /* the scores in the log2 domain, -inf past t; each row's maximum over
+   * its four lanes */
+  float mt[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int j = 0; j < NT; j++)
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      float x = -INFINITY;
+      if (FULL || 8 * j + 2 * tq + (c & 1) < kin)
+        x = bp[0] ? fmaf(bv[j][c], LOG2E, s[j][c] * sc2) : s[j][c] * sc2;
+      s[j][c] = x;
+      mt[c >> 1] = fmaxf(mt[c >> 1], x);
+    }
+  float mr[2], corr[2];
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    float mn = fmaxf(R.m[h], group_max<4>(mt[h]));
+    mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
+    corr[h] = fl_exp2(R.m[h] - mr[h]);   /* 0 on the first keys */
+    R.m[h] = mn;
+    R.l[h] *= corr[h];
+  }
+#pragma unroll
+  for (int j = 0; j < NT; j++)
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      float p = fl_exp2(s[j][c] - mr[c >> 1]);
+      s[j][c] = p;
+      R.l[c >> 1] += p;
+    }
+#pragma unroll
+  for (int i = 0; i < EC / 8; i++)
+    R.acc[i][0] *= corr[0], R.acc[i][1] *= corr[0], R.acc[i][2] *= corr[1],
+        R.acc[i][3] *= corr[1];
+#pragma unroll
+  for (int j = 0; j < NT; j++) {
+    if (!FULL && 8 * j >= kin)
+      continue; /* every p of the step 0 */
+    uint32_t pa[4] = {fl_rn(s[j][0]), fl_rn(s[j][2]), fl_rn(s[j][1]),
+                      fl_rn(s[j][3])};
+    const float *v0 = vs + (8 * j + 2 * tq) * L::LV + 4 * g;
+#pragma unroll
+    for (int p = 0; p < EP; p++) {
+      float4 x0 = *(const float4 *)(v0 + 32 * p);
+      float4 x1 = *(const float4 *)(v0 + L::LV + 32 * p);
+      fl_mma(R.acc[4 * p + 0], pa, fl_rn(x0.x), fl_rn(x1.x));
+      fl_mma(R.acc[4 * p + 1], pa, fl_rn(x0.y), fl_rn(x1.y));
+      fl_mma(R.acc[4 * p + 2], pa, fl_rn(x0.z), fl_rn(x1.z));
+      fl_mma(R.acc[4 * p + 3], pa, fl_rn(x0.w), fl_rn(x1.w));
+    }
+  }
+}
+
 #endif
 
 /* vec bits: 1 q, 2 k, 4 v read with 16-byte copies, 8 y written with
- * float4 stores. */
+ * float4 stores, 16 the bias read in pairs. */
 template <int DC, int EC>
 __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
     k_flash(const float *__restrict__ q, const float *__restrict__ k,
@@ -212,19 +349,32 @@ __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
 #else
   typedef fl_smem<DC, EC> L;
   constexpr float LOG2E = 1.4426950408889634f;
-  constexpr int KT = L::KT, NT = KT / 8, DU = DC / 16, EP = EC / 32;
+  constexpr int KT = L::KT, DU = DC / 16, EP = EC / 32;
   extern __shared__ __align__(16) float sm[];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int g = lane >> 2, tq = lane & 3;
-  const int T = (int)a.t, D = (int)a.d, E = (int)a.e;
-  const int64_t bh = blockIdx.x / qtiles, q0 = blockIdx.x % qtiles * FL_ROWS;
-  att_to_head(a, bh, q, k, v, bias, y);
+  const int E = (int)a.e;
+  /* the grid has fewer than 2^31 blocks: 32-bit divisions */
+  const unsigned qt = (unsigned)qtiles, d1 = (unsigned)a.d1;
+  const unsigned bh = blockIdx.x / qt, b0 = bh / d1, b1 = bh - b0 * d1;
+  const int64_t q0 = (int64_t)(blockIdx.x - bh * qt) * FL_ROWS;
+  q += b0 * a.st[0][0] + b1 * a.st[0][1];
+  k += b0 * a.st[1][0] + b1 * a.st[1][1];
+  v += b0 * a.st[2][0] + b1 * a.st[2][1];
+  y += b0 * a.st[3][0] + b1 * a.st[3][1];
+  if (bias)
+    bias += b0 * a.bst[0] + b1 * a.bst[1];
   {
     const int qin = a.s - q0 < FL_ROWS ? (int)(a.s - q0) : FL_ROWS;
-    fl_src sq = {q + q0 * a.st[0][2], a.st[0][2], a.st[0][3], qin, D,
-                 (vec & 1) != 0};
-    fl_stage<FL_ROWS, DC>(sm + L::BUF, L::LK, sq);
-    fl_stage_kv<DC, EC>(sm, k, v, a, 0, vec);
+    const float *qp = q + q0 * a.st[0][2];
+    if (vec & 1) {
+      fl_copy<FL_ROWS, DC, L::LK, false>(sm + L::BUF, qp, a.st[0][2], qin,
+                                         (int)a.d);
+    } else {
+      fl_src sq = {qp, a.st[0][2], a.st[0][3], qin, (int)a.d, false};
+      fl_stage<FL_ROWS, DC>(sm + L::BUF, L::LK, sq);
+    }
+    fl_stage_tile<DC, EC>(sm, k, v, a, 0, vec);
     fl_commit();
     fl_wait<0>();
     __syncthreads();
@@ -251,16 +401,19 @@ __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
   const float sc2 = (scale ? *scale : 1.0f) * LOG2E;
   const int64_t row0 = q0 + 16 * w + g; /* this lane's rows: row0, row0 + 8 */
   const bool live = q0 + 16 * w < a.s;  /* the warp has a row to compute */
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-  float acc[EC / 8][4];
+  const int64_t b3 = a.bst[3];
+  const bool pair = (vec & 16) != 0;
+  fl_run<EC / 8> R;
+  R.m[0] = R.m[1] = -INFINITY, R.l[0] = R.l[1] = 0.0f;
 #pragma unroll
   for (int i = 0; i < EC / 8; i++)
-    acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
-  const int ntiles = (T + KT - 1) / KT;
+    R.acc[i][0] = R.acc[i][1] = R.acc[i][2] = R.acc[i][3] = 0.0f;
+  const int ntiles = (int)((a.t + KT - 1) / KT);
   for (int it = 0; it < ntiles; it++) {
-    float *ks = sm + (it & 1) * L::BUF, *vs = ks + KT * L::LK;
+    const float *ks = sm + (it & 1) * L::BUF, *vs = ks + KT * L::LK;
     if (it + 1 < ntiles) {
-      fl_stage_kv<DC, EC>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1, vec);
+      fl_stage_tile<DC, EC>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1,
+                            vec);
       fl_commit();
       fl_wait<1>(); /* this tile's copies done, the next one's in flight */
     } else {
@@ -268,92 +421,19 @@ __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
     }
     __syncthreads();
     const int64_t kt0 = (int64_t)it * KT;
-    const int kin = T - kt0 < KT ? (int)(T - kt0) : KT;
+    const int kin = a.t - kt0 < KT ? (int)(a.t - kt0) : KT;
     if (live) {
-      float bv[NT][4]; /* the bias, loaded before the products */
-      if (bias) {
-        const int64_t b3 = a.bst[3];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-          /* row row0 + 8 h (row0 past s), keys 8 j + 2 tq and the next:
-           * a pointer walked along them */
-          const int64_t row = row0 + 8 * h;
-          const bool rin = row < a.s;
-          const float *bp =
-              bias + (rin ? row : 0) * a.bst[2] + (kt0 + 2 * tq) * b3;
-#pragma unroll
-          for (int j = 0; j < NT; j++, bp += 8 * b3) {
-            int key = 8 * j + 2 * tq;
-            bv[j][2 * h] = rin && key < kin ? bp[0] : 0.0f;
-            bv[j][2 * h + 1] = rin && key + 1 < kin ? bp[b3] : 0.0f;
-          }
-        }
-      }
-      float s[NT][4];
-#pragma unroll
-      for (int j = 0; j < NT; j++) {
-        s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-        if (8 * j < kin) {
-          const float *kr = ks + (8 * j + g) * L::LK + 4 * tq;
-#pragma unroll
-          for (int u = 0; u < DU; u++) {
-            float4 x = *(const float4 *)(kr + 16 * u);
-            fl_mma(s[j], qa[2 * u], fl_rn(x.x), fl_rn(x.y));
-            fl_mma(s[j], qa[2 * u + 1], fl_rn(x.z), fl_rn(x.w));
-          }
-        }
-      }
-      /* the scores in the log2 domain, -inf past t; each row's maximum
-       * over its four lanes */
-      float mt[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-      for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-          float x = -INFINITY;
-          if (8 * j + 2 * tq + (c & 1) < kin)
-            x = bias ? fmaf(bv[j][c], LOG2E, s[j][c] * sc2) : s[j][c] * sc2;
-          s[j][c] = x;
-          mt[c >> 1] = fmaxf(mt[c >> 1], x);
-        }
-      float mr[2], corr[2];
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        float mn = fmaxf(m[h], group_max<4>(mt[h]));
-        mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
-        corr[h] = fl_exp2(m[h] - mr[h]);     /* 0 on the first keys */
-        m[h] = mn;
-        l[h] *= corr[h];
-      }
-#pragma unroll
-      for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-          float p = fl_exp2(s[j][c] - mr[c >> 1]);
-          s[j][c] = p;
-          l[c >> 1] += p;
-        }
-#pragma unroll
-      for (int i = 0; i < EC / 8; i++)
-        acc[i][0] *= corr[0], acc[i][1] *= corr[0], acc[i][2] *= corr[1],
-            acc[i][3] *= corr[1];
-#pragma unroll
-      for (int j = 0; j < NT; j++) {
-        if (8 * j >= kin)
-          continue; /* every p of the step 0 */
-        uint32_t pa[4] = {fl_rn(s[j][0]), fl_rn(s[j][2]), fl_rn(s[j][1]),
-                          fl_rn(s[j][3])};
-        const float *v0 = vs + (8 * j + 2 * tq) * L::LV + 4 * g;
-#pragma unroll
-        for (int p = 0; p < EP; p++) {
-          float4 x0 = *(const float4 *)(v0 + 32 * p);
-          float4 x1 = *(const float4 *)(v0 + L::LV + 32 * p);
-          fl_mma(acc[4 * p + 0], pa, fl_rn(x0.x), fl_rn(x1.x));
-          fl_mma(acc[4 * p + 1], pa, fl_rn(x0.y), fl_rn(x1.y));
-          fl_mma(acc[4 * p + 2], pa, fl_rn(x0.z), fl_rn(x1.z));
-          fl_mma(acc[4 * p + 3], pa, fl_rn(x0.w), fl_rn(x1.w));
-        }
-      }
+      /* the bias of this lane's rows at key kt0 + 2 tq (row 0's where a
+       * row is past s: read, never used) */
+      const float *bp[2] = {NULL, NULL};
+      if (bias)
+        for (int h = 0; h < 2; h++)
+          bp[h] = bias + (row0 + 8 * h < a.s ? row0 + 8 * h : 0) * a.bst[2] +
+                  (kt0 + 2 * tq) * b3;
+      if (kin == KT)
+        fl_tile<DC, EC, true>(R, qa, ks, vs, bp, b3, pair, kin, sc2, lane);
+      else
+        fl_tile<DC, EC, false>(R, qa, ks, vs, bp, b3, pair, kin, sc2, lane);
     }
     __syncthreads(); /* the stage is used up: the next round refills it */
   }
@@ -362,7 +442,7 @@ __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
 #pragma unroll
   for (int h = 0; h < 2; h++) {
     int64_t row = row0 + 8 * h;
-    float lt = group_sum<4>(l[h]);
+    float lt = group_sum<4>(R.l[h]);
     if (row >= a.s)
       continue;
     /* l == 0: every key masked, NaN as softmax gives, 0 with the guard */
@@ -374,12 +454,12 @@ __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
       float lo[4], hi[4];
 #pragma unroll
       for (int c = 0; c < 4; c++)
-        lo[c] = acc[4 * p + c][2 * h] * inv,
-        hi[c] = acc[4 * p + c][2 * h + 1] * inv;
+        lo[c] = R.acc[4 * p + c][2 * h] * inv,
+        hi[c] = R.acc[4 * p + c][2 * h + 1] * inv;
       if (vec & 8) {
-        if (e0 < E)
+        if (E == EC || e0 < E)
           *(float4 *)(yr + e0) = make_float4(lo[0], lo[1], lo[2], lo[3]);
-        if (e0 + 4 < E)
+        if (E == EC || e0 + 4 < E)
           *(float4 *)(yr + e0 + 4) = make_float4(hi[0], hi[1], hi[2], hi[3]);
         continue;
       }
@@ -954,10 +1034,11 @@ cudaError_t cxk_flash(cudaStream_t st, const void *q, const void *k,
   if (!cxk_flash_ok(a))
     return cudaErrorInvalidValue;
   int vec = cxk_flash_vec(q, k, v, y, a);
-  /* the half kernel's bias in pairs: keys contiguous, every pair 4-byte
-   * aligned (a tile starts at an even key, a lane's pairs at 2 tq) */
+  /* the bias in pairs: keys contiguous, every pair aligned to its size (a
+   * tile starts at an even key, a lane's pairs at 2 tq) */
+  const size_t es = cxk_dt_size((int)a->dt);
   if (bias && a->bst[3] == 1 && (a->bst[0] | a->bst[1] | a->bst[2]) % 2 == 0 &&
-      ((uintptr_t)bias & 3) == 0)
+      ((uintptr_t)bias & (2 * es - 1)) == 0)
     vec |= 16;
   if (a->dt == CXK_F16)
     return fh_launch_d<__half>(st, q, k, v, scale, bias, y, a, vec);
