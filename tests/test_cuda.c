@@ -1173,11 +1173,13 @@ Test(cuda, half_layernorm_softmax) {
 }
 
 /* Fused row bodies in half (fused.c's row kernels): BERT's residual add +
- * layer norm over rows of 768 (128 rows: one a block on an H200), 64
- * (999 rows: two a block, the last block half full) and 24 (4001 rows,
- * 8 a block, three lanes a row), a softmax with a per-row value, each in
- * the vector form (16-byte chunks; row_kernel_vector_form_chosen checks
- * the choice), and rows of 770 in the scalar form. */
+ * layer norm over rows of 768 (128 rows: a warp a row, one a block on an
+ * H200), 64 (999 rows: 8 lanes a row, 4 rows a warp, the last warp's
+ * fourth row past the end) and 24 (4001 rows: 4 lanes a row, 3 of them
+ * busy, 8 rows a warp, the last warp's one row live), a softmax with a
+ * per-row value, each in the vector form (16-byte chunks;
+ * row_kernel_vector_form_chosen checks the choice), and rows of 770 in
+ * the element form. */
 Test(cuda, half_fused_row_vector) {
   need_gpu();
   compare_half_types(
@@ -2597,8 +2599,11 @@ Test(cuda, row_kernel_vector_form_chosen) {
 
 /* A softmax row body with a per-row value (constant along the row: read
  * once) and a column vector, and a reduce_mean (one value a row, so any
- * output), take the vector form; rows of 24 (3 chunks, 3 lanes) too. */
+ * output), take the vector form, short rows the fewest lanes that hold
+ * their chunks: 64 (8 chunks) and 40 (5) 8 lanes, 24 (3) 4. */
 Test(cuda, row_kernel_vector_form_softmax_mean) {
+  static const char *const lanes[] = {"threadIdx.x & 7;", "threadIdx.x & 3;",
+                                      "threadIdx.x & 7;"};
   static const char *const texts[] = {
       "input x: @[3,10,64]\ninput m: @[3,10,1]\nweight w: @[64]\n"
       "y = fused(x, m, w) { a = ewsub($0, $1); b = ewmul(a, $2); "
@@ -2619,26 +2624,31 @@ Test(cuda, row_kernel_vector_form_softmax_mean) {
       char *src = row_source(g, NULL, NULL, 0, &vec, &key, what);
       cr_expect_eq(vec, 1, "%s: scalar form", what);
       cr_expect(strstr(src, "uint4"), "%s:\n%s", what, src);
+      cr_expect(strstr(src, lanes[i]), "%s: not %s\n%s", what, lanes[i], src);
       free(src);
       ir_graph_free(g);
     }
 }
 
-/* Rows a block: 8 (no GPU known, or many rows), fewer where 8 would make
+/* Warps a block: 8 (no GPU known, or many rows), fewer where 8 would make
  * fewer than 2 blocks an SM (an H200's 132: BERT b1's 128 rows one a
- * block, b16's 2048 four); the number is in the source, hence the key. */
+ * block, b16's 2048 four; rows of 64, 4 a warp: 8192 rows 4 warps a
+ * block); the number is in the source, hence the key. */
 Test(cuda, row_kernel_rows_a_block) {
   static const struct {
-    int b, rows, sms, threads;
-  } cases[] = {{1, 128, 0, 256},   {1, 128, 132, 32},    {16, 2048, 132, 128},
-               {16, 2048, 0, 256}, {64, 8192, 132, 256}, {4, 600, 132, 64}};
+    int b, rows, len, sms, threads;
+  } cases[] = {{1, 128, 768, 0, 256},     {1, 128, 768, 132, 32},
+               {16, 2048, 768, 132, 128}, {16, 2048, 768, 0, 256},
+               {64, 8192, 768, 132, 256}, {4, 600, 768, 132, 64},
+               {64, 8192, 64, 132, 128},  {64, 8192, 64, 0, 256}};
   uint64_t key0 = 0;
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    ir_graph *g = res_ln_graph("bf16", cases[i].b, cases[i].rows, 768);
+    ir_graph *g = res_ln_graph("bf16", cases[i].b, cases[i].rows, cases[i].len);
     int vec = -1;
     uint64_t key;
     char what[64], lb[48];
-    snprintf(what, sizeof what, "%d rows, %d SMs", cases[i].rows, cases[i].sms);
+    snprintf(what, sizeof what, "%d rows of %d, %d SMs", cases[i].rows,
+             cases[i].len, cases[i].sms);
     char *src = row_source(g, NULL, NULL, cases[i].sms, &vec, &key, what);
     snprintf(lb, sizeof lb, "__launch_bounds__(%d)", cases[i].threads);
     cr_expect(strstr(src, lb), "%s: no %s\n%s", what, lb, src);

@@ -28,7 +28,9 @@
  * (4 floats) and every load, and the output, is contiguous along it from
  * 16-byte aligned row bases or constant along it, a lane holds chunks of
  * 8 (4) consecutive columns, each read and written with one 16-byte
- * access (row_vec_ok); else a lane holds columns lane, lane + 32, ....
+ * access (row_vec_ok), a row of fewer than 32 chunks the fewest lanes
+ * that hold them (several rows a warp); else a lane holds columns lane,
+ * lane + 32, ....
  *
  * Kernels are cached: in the context (a body at given shapes is compiled
  * once per process) and on disk as <cache>/<key>.cubin, the key hashing the
@@ -145,7 +147,10 @@ typedef struct gen {
                  the vector as a product with its reciprocal (body_fn) */
   int rowvec; /* a row kernel's vector form: a lane holds chunks of vw
                  consecutive columns, 16 bytes a load (row_vec_ok) */
-  int warps;  /* a row kernel's rows (warps) a block, one warp a row */
+  int warps;  /* a row kernel's warps a block */
+  int lanes;  /* lanes a row in the warp form: 32, or in the vector form
+                 the fewest (a power of two) that hold a row's chunks, 32 /
+                 lanes rows a warp */
 } gen;
 
 static int add_load(gen *G, int in, const int64_t *st) {
@@ -562,15 +567,16 @@ static void kernel_src(base_buf *s, gen *G, int nin, int vec,
 #define ROW_WARP_MAX 1024
 #define ROW_WARPS 8
 
-/* Rows a block (warps) for rows of len on a GPU of sms multiprocessors
- * (0: unknown, ROW_WARPS): the most, a power of two up to ROW_WARPS, that
- * still makes 2 * sms blocks, else 1. Eight rows a block left most of an
- * H200's 132 SMs idle at BERT batch 1 (128 rows: 16 blocks). */
-static int row_warps(int64_t rows, int64_t len, int sms) {
+/* Warps a block for rows of len taking `units` warps (a row each, or
+ * 32 / lanes rows each) on a GPU of sms multiprocessors (0: unknown,
+ * ROW_WARPS): the most, a power of two up to ROW_WARPS, that still makes
+ * 2 * sms blocks, else 1. Eight rows a block left most of an H200's 132
+ * SMs idle at BERT batch 1 (128 rows: 16 blocks). */
+static int row_warps(int64_t units, int64_t len, int sms) {
   int w = ROW_WARPS;
   if (len > ROW_WARP_MAX || sms <= 0)
     return w;
-  while (w > 1 && (rows + w - 1) / w < 2 * (int64_t)sms)
+  while (w > 1 && (units + w - 1) / w < 2 * (int64_t)sms)
     w /= 2;
   return w;
 }
@@ -580,9 +586,9 @@ static int row_threads(int64_t len, int warps) {
   return len <= ROW_WARP_MAX ? 32 * warps : 256;
 }
 
-/* Its blocks for rows of len. */
-static int64_t row_blocks(int64_t rows, int64_t len, int warps) {
-  return len <= ROW_WARP_MAX ? (rows + warps - 1) / warps : rows;
+/* Its blocks: for rows of len taking `units` warps, or a block a row. */
+static int64_t row_blocks(int64_t units, int64_t len, int warps) {
+  return len <= ROW_WARP_MAX ? (units + warps - 1) / warps : units;
 }
 
 /* Whether pointer k of ptrs is 16-byte aligned (NULL ptrs: assumed). */
@@ -780,7 +786,9 @@ static void row_vec_loads(base_buf *s, const gen *G, const char *I, int nc,
 /* A warp a row. Scalar form: lane l holds columns l, l + 32, ... in v[],
  * evaluated once. Vector form (G->rowvec, row_vec_loads): chunks of vw
  * columns, v[k] in chunk k / vw, 16-byte loads, the output staged in
- * yv[] and stored 16 bytes a chunk. The softmax keeps the exponentials in
+ * yv[] and stored 16 bytes a chunk; with G->lanes < 32 (short rows)
+ * 32 / lanes rows a warp, lane counting within the row's lanes and live
+ * false in a row past the last. The softmax keeps the exponentials in
  * v[]. */
 static void row_warp_src(base_buf *s, const gen *G, const char *I, int64_t len,
                          long long os) {
@@ -796,9 +804,11 @@ static void row_warp_src(base_buf *s, const gen *G, const char *I, int64_t len,
              nc * W, W, ch);
     snprintf(store, sizeof store, "yo[k] = %%s;");
     snprintf(post, sizeof post,
-             "#pragma unroll\n  for (int k = 0; k < %d; k++) if (lane + 32u * "
-             "k < %lldu) *(%s *)(out + ob + (lane + 32u * k) * %d) = yv[k];\n",
-             nc, ch, G->dt ? "uint4" : "float4", W);
+             "#pragma unroll\n  for (int k = 0; k < %d; k++) if (%slane + 32u "
+             "* k < %lldu) *(%s *)(out + ob + (lane + 32u * k) * %d) = "
+             "yv[k];\n",
+             nc, G->lanes < 32 ? "live && " : "", ch,
+             G->dt ? "uint4" : "float4", W);
     row_vec_loads(s, G, I, nc, ch);
   } else {
     snprintf(head, sizeof head,
@@ -808,7 +818,8 @@ static void row_warp_src(base_buf *s, const gen *G, const char *I, int64_t len,
     snprintf(store, sizeof store, "out[ob + j * %lld] = %%s;", os);
     base_buf_printf(s, "  float v[%d];\n  %s v[k] = val(j); }\n", nc, head);
   }
-  row_form f = {head, "v[k]", "wsum(%s)", "wmax(%s)", "lane == 0", store, post};
+  const char *lead = G->lanes < 32 ? "live && lane == 0" : "lane == 0";
+  row_form f = {head, "v[k]", "wsum(%s)", "wmax(%s)", lead, store, post};
   if (row->op == IR_OP_SOFTMAX)
     row_softmax_src(s, &f, "(v[k] = expf(v[k] - mx))", "v[k]", G->dt);
   else
@@ -848,6 +859,8 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
   int R = x->rank;
   int64_t len = R ? x->dim[R - 1] : 1, n = ir_shape_numel(x);
   int T = row_threads(len, G->warps), warp = len <= ROW_WARP_MAX;
+  int L = warp ? G->lanes : 32; /* lanes a row, the reductions' width */
+  long long rows = (long long)(n / (len ? len : 1));
   const char *I = n < ((int64_t)1 << 31) ? "unsigned" : "long long";
   base_buf_printf(
       s,
@@ -857,11 +870,11 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
       "__device__ __forceinline__ float fmaxf_(float a, float b) "
       "{ return a < b ? b : a; }\n"
       "__device__ __forceinline__ float wsum(float v) {\n"
-      "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, "
+      "  for (int o = %d; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, "
       "v, o);\n"
       "  return v;\n}\n"
       "__device__ __forceinline__ float wmax(float v) {\n"
-      "  for (int o = 16; o > 0; o >>= 1) v = fmaxf_(v, "
+      "  for (int o = %d; o > 0; o >>= 1) v = fmaxf_(v, "
       "__shfl_xor_sync(0xffffffffu, v, o));\n"
       "  return v;\n}\n"
       "__device__ __forceinline__ float bsum(float v, float *sh) {\n"
@@ -883,7 +896,7 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
       "    __syncthreads();\n"
       "  }\n"
       "  return v;\n}\n",
-      G->rowvec ? ", 16-byte chunks" : "", T, T / 32, T, T / 32);
+      G->rowvec ? ", 16-byte chunks" : "", L / 2, L / 2, T, T / 32, T, T / 32);
   if (G->dt)
     half_prelude(s, G->dt);
   body_fn(s, G);
@@ -896,12 +909,26 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
                   "%s *__restrict__ out) {\n"
                   "  __shared__ float sh[32];\n  (void)sh;\n",
                   et);
-  if (warp) /* a warp a row; a warp past the last row leaves whole */
+  if (warp && L == 32) /* a warp a row; a warp past the last row leaves
+                          whole */
     base_buf_printf(s,
                     "  %s r = (%s)blockIdx.x * %d + (threadIdx.x >> 5);\n"
                     "  if (r >= (%s)%lld) return;\n"
                     "  const unsigned lane = threadIdx.x & 31;\n",
-                    I, I, G->warps, I, (long long)(n / (len ? len : 1)));
+                    I, I, G->warps, I, rows);
+  else if (warp) /* L lanes a row: a row past the last, in a warp that
+                    has rows, reads the last row and stores nothing (the
+                    shuffles take the whole warp) */
+    base_buf_printf(s,
+                    "  const %s r0 = ((%s)blockIdx.x * %d + (threadIdx.x >> "
+                    "5)) * %d;\n"
+                    "  if (r0 >= (%s)%lld) return;\n"
+                    "  %s r = r0 + ((threadIdx.x & 31) / %d);\n"
+                    "  const bool live = r < (%s)%lld;\n"
+                    "  if (!live) r = (%s)%lld;\n"
+                    "  const unsigned lane = threadIdx.x & %d;\n",
+                    I, I, G->warps, 32 / L, I, rows, I, L, I, rows, I, rows - 1,
+                    L - 1);
   else
     base_buf_printf(s, "  %s r = (%s)blockIdx.x;\n", I, I);
   for (int d = R - 2; d >= 0; d--)
@@ -1112,9 +1139,12 @@ static base_status fused_source(const ir_graph *g, const ir_node *n,
     const ir_shape *x = G->out;
     int64_t len = x->rank ? x->dim[x->rank - 1] : 1;
     int64_t rows = ir_shape_numel(x) / (len ? len : 1);
-    G->warps = row_warps(rows, len, sms);
     v = G->rowvec = row_vec_ok(G, o, rost, ptrs, n->nin);
-    K->blocks = row_blocks(rows, len, G->warps);
+    for (G->lanes = v ? 1 : 32; G->lanes * G->vw < len && G->lanes < 32;)
+      G->lanes *= 2; /* a row's chunks, a power of two */
+    int64_t units = (rows + 32 / G->lanes - 1) / (32 / G->lanes); /* warps */
+    G->warps = row_warps(units, len, sms);
+    K->blocks = row_blocks(units, len, G->warps);
     K->threads = row_threads(len, G->warps);
   } else {
     v = o->rank > 0 && o->dim[G->inner] % G->vw == 0 &&
