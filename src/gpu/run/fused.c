@@ -23,8 +23,8 @@
  *
  * A body ending with a row reduction over the last axis (softmax, layer
  * norm, reduce_mean) takes a warp a row up to 1024 values (a block a row
- * beyond), as many rows a block, up to 8, as still make two blocks an SM
- * (row_warps). Its vector form: where the row is a multiple of 8 halves
+ * beyond), as many warps a block, up to 8, as still make two blocks an
+ * SM (row_warps). Its vector form: where the row is a multiple of 8 halves
  * (4 floats) and every load, and the output, is contiguous along it from
  * 16-byte aligned row bases or constant along it, a lane holds chunks of
  * 8 (4) consecutive columns, each read and written with one 16-byte
@@ -562,7 +562,7 @@ static void kernel_src(base_buf *s, gen *G, int nin, int vec,
 }
 
 /* Rows of at most ROW_WARP_MAX values take one warp each, the row in
- * registers (G->warps rows a block, at most ROW_WARPS); longer rows one
+ * registers (G->warps warps a block, at most ROW_WARPS); longer rows one
  * block each. */
 #define ROW_WARP_MAX 1024
 #define ROW_WARPS 8
@@ -632,7 +632,7 @@ static int row_vec_ok(const gen *G, const ir_shape *o, const int64_t *ost,
 /* Load l of input at column j of the row (its base offset b<l>); a half
  * element converted (ldh). In the vector form a load along the row is
  * element k of the lane's chunks staged in g<l> (row_vec_loads), one
- * constant along it in<k>[b<l>]. */
+ * constant along it the element at b<l>. */
 static void row_load(base_buf *s, const gen *G, int l, int rank) {
   const load *ld = &G->loads[l];
   long long st = rank > 0 ? (long long)ld->st[rank - 1] : 0;
