@@ -1172,6 +1172,35 @@ Test(cuda, half_layernorm_softmax) {
   plan_hook = NULL;
 }
 
+/* Fused row bodies in half (fused.c's row kernels): BERT's residual add +
+ * layer norm over rows of 768 (128 rows: a warp a row, one a block on an
+ * H200), 64 (999 rows: 8 lanes a row, 4 rows a warp, the last warp's
+ * fourth row past the end) and 24 (4001 rows: 4 lanes a row, 3 of them
+ * busy, 8 rows a warp, the last warp's one row live), a softmax with a
+ * per-row value, each in the vector form (16-byte chunks;
+ * row_kernel_vector_form_chosen checks the choice), and rows of 770 in
+ * the element form. */
+Test(cuda, half_fused_row_vector) {
+  need_gpu();
+  compare_half_types(
+      "input x: @[2,64,768]\ninput r: @[2,64,768]\nweight g: @[768]\n"
+      "weight b: @[768]\ninput p: @[3,333,64]\ninput q: @[3,333,64]\n"
+      "weight g2: @[64]\nweight b2: @[64]\ninput u: @[4001,24]\n"
+      "input w: @[4001,24]\nweight g3: @[24]\nweight b3: @[24]\n"
+      "input m: @[3,333,1]\ninput e: @[3,5,770]\ninput f: @[3,5,770]\n"
+      "weight g4: @[770]\nweight b4: @[770]\n"
+      "y = fused(x, r, g, b) { a = ewadd($0, $1); "
+      "n = layernorm(a, $2, $3) axis=2 eps=1e-5 }\n"
+      "z = fused(p, q, g2, b2) { a = ewadd($0, $1); "
+      "n = layernorm(a, $2, $3) axis=2 eps=1e-5 }\n"
+      "t = fused(u, w, g3, b3) { a = ewadd($0, $1); "
+      "n = layernorm(a, $2, $3) axis=1 eps=1e-5 }\n"
+      "s = fused(p, m) { a = ewsub($0, $1); c = softmax(a) axis=2 }\n"
+      "o = fused(e, f, g4, b4) { a = ewadd($0, $1); "
+      "n = layernorm(a, $2, $3) axis=2 eps=1e-5 }\n"
+      "output y, z, t, s, o\n");
+}
+
 /* BERT's head permutes ([B,S,H,D] <-> [B,H,S,D]: rows of D halves, 16
  * bytes a thread), a matrix transpose (the tiled kernel on 2-byte
  * elements), and odd rows (2-byte pairs, single elements). */
@@ -2338,6 +2367,11 @@ static const char *const fused_graphs[] = {
     "input x: [2,1030]\ninput r: [2,1030]\nweight g: [1030]\n"
     "weight b: [1030]\ny = fused(x, r, g, b) { a = ewadd($0, $1); "
     "n = layernorm(a, $2, $3) axis=1 eps=0.001 }\noutput y\n",
+    /* the warp form's 16-byte chunks (rows of a multiple of 8): a softmax
+     * with a per-row value and a column vector, rows of 64 */
+    "input x: [3,10,64]\ninput m: [3,10,1]\nweight w: [64]\n"
+    "y = fused(x, m, w) { a = ewsub($0, $1); b = ewmul(a, $2); "
+    "c = softmax(b) axis=2 }\noutput y\n",
 };
 
 /* Graph i's generated source compiles with NVRTC for sm_90. The sanitizer
@@ -2370,7 +2404,8 @@ Test(cuda, fused_sources_compile_with_nvrtc) {
       for (int k = 0; k <= IR_MAX_IN; k++)
         unaligned[k] = (const float *)(uintptr_t)4;
       cr_assert_eq(gpu_fused_source(g, &g->nodes[0], vecok ? NULL : unaligned,
-                                    NULL, "sm_90", &src, name, &key, &vec, &d),
+                                    NULL, "sm_90", 0, &src, name, &key, &vec,
+                                    &d),
                    BASE_OK, "graph %zu: %s", i, d.msg);
       cr_assert(!vecok ? !vec : 1, "unaligned pointers took float4");
       if (getenv("SUPEROPT_TEST_SHOW_SOURCE")) /* for reading them */
@@ -2409,7 +2444,7 @@ Test(cuda, half_fused_sources_compile_with_nvrtc) {
         for (int k = 0; k <= IR_MAX_IN; k++)
           unaligned[k] = (const float *)(uintptr_t)4;
         cr_assert_eq(gpu_fused_source(g, &g->nodes[f], vecok ? NULL : unaligned,
-                                      NULL, "sm_90", &src, name, &key, &vec,
+                                      NULL, "sm_90", 0, &src, name, &key, &vec,
                                       &d),
                      BASE_OK, "graph %zu: %s", i, d.msg);
         cr_assert(vecok || !vec, "unaligned pointers took the vector form");
@@ -2455,7 +2490,8 @@ Test(cuda, half_fused_divides_once_a_thread) {
       for (int k = 0; k <= IR_MAX_IN; k++)
         unaligned[k] = (const float *)(uintptr_t)4;
       cr_assert_eq(gpu_fused_source(g, &g->nodes[f], vecok ? NULL : unaligned,
-                                    NULL, "sm_90", &src, name, &key, &vec, &d),
+                                    NULL, "sm_90", 0, &src, name, &key, &vec,
+                                    &d),
                    BASE_OK, "%s", d.msg);
       int recip = strstr(src, " * (1.0f / a") != NULL;
       cr_expect_eq(recip, ty && vec,
@@ -2465,6 +2501,162 @@ Test(cuda, half_fused_divides_once_a_thread) {
                 "type %d: no division\n%s", ty, src);
       free(src);
     }
+    ir_graph_free(g);
+  }
+}
+
+/* ---- row kernels' vector form (fused.c, row_vec_ok): a lane holds
+ * chunks of 8 consecutive columns (4 in float32), one 16-byte load a
+ * chunk per input, one 16-byte store a chunk. */
+
+/* BERT's residual add + layer norm over rows of `len`, of type ty (bf16,
+ * f16, f32), rows of [rows,len] as [b,rows/b,len]. */
+static ir_graph *res_ln_graph(const char *ty, int b, int rows, int len) {
+  char t[512];
+  snprintf(t, sizeof t,
+           "input x: %s[%d,%d,%d]\ninput r: %s[%d,%d,%d]\n"
+           "weight g: %s[%d]\nweight bt: %s[%d]\n"
+           "y = fused(x, r, g, bt) { a = ewadd($0, $1); "
+           "n = layernorm(a, $2, $3) axis=2 eps=1e-5 }\noutput y\n",
+           ty, b, rows / b, len, ty, b, rows / b, len, ty, len, ty, len);
+  return parse(t);
+}
+
+/* Node 0's source (sms multiprocessors, ptrs, phys), which must compile;
+ * *vec its form. */
+static char *row_source(const ir_graph *g, const float *const *ptrs,
+                        const int64_t (*phys)[IR_MAX_RANK], int sms, int *vec,
+                        uint64_t *key, const char *what) {
+  base_diag d;
+  char *src = NULL, name[40];
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], ptrs, phys, "sm_90", sms, &src,
+                                name, key, vec, &d),
+               BASE_OK, "%s: %s", what, d.msg);
+  if (getenv("SUPEROPT_TEST_SHOW_SOURCE"))
+    fprintf(stderr, "---- %s (vec %d)\n%s", what, *vec, src);
+  expect_compiles(src, name, 0);
+  return src;
+}
+
+Test(cuda, row_kernel_vector_form_chosen) {
+  static const char *const tys[] = {"bf16", "f16", "f32"};
+  for (int t = 0; t < 3; t++) {
+    const char *vt = t < 2 ? "uint4" : "float4";
+    int vec = -1;
+    uint64_t key;
+    char what[64];
+    /* rows of 768, aligned (NULL pointers: assumed) */
+    ir_graph *g = res_ln_graph(tys[t], 16, 2048, 768);
+    snprintf(what, sizeof what, "%s rows of 768", tys[t]);
+    char *src = row_source(g, NULL, NULL, 0, &vec, &key, what);
+    cr_expect_eq(vec, 1, "%s: scalar form", what);
+    cr_expect(strstr(src, "16-byte chunks") && strstr(src, vt), "%s:\n%s", what,
+              src);
+    /* gamma and beta 16 bytes a chunk too: no 2-byte load of them */
+    cr_expect(!strstr(src, "in2[b") && !strstr(src, "in3[b"),
+              "%s: scale or shift read an element at a time\n%s", what, src);
+    free(src);
+    /* one input 8 bytes off 16: scalar */
+    const float *ptrs[5] = {0};
+    for (int k = 0; k < 5; k++)
+      ptrs[k] = (const float *)(uintptr_t)(4096 * (k + 1));
+    ptrs[1] = (const float *)(uintptr_t)(4096 + 8);
+    snprintf(what, sizeof what, "%s rows of 768, r unaligned", tys[t]);
+    free(row_source(g, ptrs, NULL, 0, &vec, &key, what));
+    cr_expect_eq(vec, 0, "%s", what);
+    ptrs[1] = ptrs[0];
+    ptrs[4] = (const float *)(uintptr_t)(4096 + 4);
+    snprintf(what, sizeof what, "%s rows of 768, y unaligned", tys[t]);
+    free(row_source(g, ptrs, NULL, 0, &vec, &key, what));
+    cr_expect_eq(vec, 0, "%s", what);
+    /* x's rows 770 apart (a row base no multiple of 8), x transposed
+     * (columns strided): scalar */
+    int64_t phys[5][IR_MAX_RANK] = {{128 * 770, 770, 1},
+                                    {128 * 768, 768, 1},
+                                    {1},
+                                    {1},
+                                    {128 * 768, 768, 1}};
+    snprintf(what, sizeof what, "%s rows 770 apart", tys[t]);
+    free(row_source(g, NULL, (const int64_t(*)[IR_MAX_RANK])phys, 0, &vec, &key,
+                    what));
+    cr_expect_eq(vec, 0, "%s", what);
+    phys[0][1] = 1, phys[0][2] = 128;
+    snprintf(what, sizeof what, "%s x transposed", tys[t]);
+    free(row_source(g, NULL, (const int64_t(*)[IR_MAX_RANK])phys, 0, &vec, &key,
+                    what));
+    cr_expect_eq(vec, 0, "%s", what);
+    ir_graph_free(g);
+    /* rows of 770: scalar */
+    g = res_ln_graph(tys[t], 1, 10, 770);
+    snprintf(what, sizeof what, "%s rows of 770", tys[t]);
+    src = row_source(g, NULL, NULL, 0, &vec, &key, what);
+    cr_expect_eq(vec, 0, "%s", what);
+    cr_expect(!strstr(src, vt), "%s: 16-byte accesses\n%s", what, src);
+    free(src);
+    ir_graph_free(g);
+  }
+}
+
+/* A softmax row body with a per-row value (constant along the row: read
+ * once) and a column vector, and a reduce_mean (one value a row, so any
+ * output), take the vector form, short rows the fewest lanes that hold
+ * their chunks: 64 (8 chunks) and 40 (5) 8 lanes, 24 (3) 4. */
+Test(cuda, row_kernel_vector_form_softmax_mean) {
+  static const char *const lanes[] = {"threadIdx.x & 7;", "threadIdx.x & 3;",
+                                      "threadIdx.x & 7;"};
+  static const char *const texts[] = {
+      "input x: @[3,10,64]\ninput m: @[3,10,1]\nweight w: @[64]\n"
+      "y = fused(x, m, w) { a = ewsub($0, $1); b = ewmul(a, $2); "
+      "c = softmax(b) axis=2 }\noutput y\n",
+      "input x: @[5,7,24]\ninput s: @[]\n"
+      "y = fused(x, s) { a = smul($0, $1); c = softmax(a) axis=2 }\n"
+      "output y\n",
+      "input x: @[6,40]\ny = fused(x) { a = tanh($0); "
+      "m = reduce_mean(a) axes=[1] keepdims=0 }\noutput y\n",
+  };
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+    for (int t = 0; t < 2; t++) {
+      ir_graph *g = parse_typed(texts[i], half_types[t]);
+      int vec = -1;
+      uint64_t key;
+      char what[64];
+      snprintf(what, sizeof what, "row body %zu %s", i, half_types[t]);
+      char *src = row_source(g, NULL, NULL, 0, &vec, &key, what);
+      cr_expect_eq(vec, 1, "%s: scalar form", what);
+      cr_expect(strstr(src, "uint4"), "%s:\n%s", what, src);
+      cr_expect(strstr(src, lanes[i]), "%s: not %s\n%s", what, lanes[i], src);
+      free(src);
+      ir_graph_free(g);
+    }
+}
+
+/* Warps a block: 8 (no GPU known, or many rows), fewer where 8 would make
+ * fewer than 2 blocks an SM (an H200's 132: BERT b1's 128 rows one a
+ * block, b16's 2048 four; rows of 64, 4 a warp: 8192 rows 4 warps a
+ * block); the number is in the source, hence the key. */
+Test(cuda, row_kernel_rows_a_block) {
+  static const struct {
+    int b, rows, len, sms, threads;
+  } cases[] = {{1, 128, 768, 0, 256},     {1, 128, 768, 132, 32},
+               {16, 2048, 768, 132, 128}, {16, 2048, 768, 0, 256},
+               {64, 8192, 768, 132, 256}, {4, 600, 768, 132, 64},
+               {64, 8192, 64, 132, 128},  {64, 8192, 64, 0, 256}};
+  uint64_t key0 = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ir_graph *g = res_ln_graph("bf16", cases[i].b, cases[i].rows, cases[i].len);
+    int vec = -1;
+    uint64_t key;
+    char what[64], lb[48];
+    snprintf(what, sizeof what, "%d rows of %d, %d SMs", cases[i].rows,
+             cases[i].len, cases[i].sms);
+    char *src = row_source(g, NULL, NULL, cases[i].sms, &vec, &key, what);
+    snprintf(lb, sizeof lb, "__launch_bounds__(%d)", cases[i].threads);
+    cr_expect(strstr(src, lb), "%s: no %s\n%s", what, lb, src);
+    if (i == 0)
+      key0 = key;
+    if (i == 1)
+      cr_expect_neq(key, key0, "rows a block are part of the key");
+    free(src);
     ir_graph_free(g);
   }
 }
@@ -2486,12 +2678,12 @@ Test(cuda, fused_source_channels_last_compiles) {
   char *src = NULL, name[40], *cubin = NULL;
   uint64_t key = 0, key_nchw = 0;
   int vec = -1;
-  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, "sm_90", &src,
+  cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL, NULL, "sm_90", 0, &src,
                                 name, &key_nchw, &vec, &d),
                BASE_OK, "%s", d.msg);
   free(src);
   cr_assert_eq(gpu_fused_source(g, &g->nodes[0], NULL,
-                                (const int64_t(*)[IR_MAX_RANK])phys, "sm_90",
+                                (const int64_t(*)[IR_MAX_RANK])phys, "sm_90", 0,
                                 &src, name, &key, &vec, &d),
                BASE_OK, "%s", d.msg);
   cr_assert_neq(key, key_nchw, "the layout is part of the kernel's key");
@@ -2619,7 +2811,7 @@ Test(cuda, fused_source_with_channel_bias_compiles) {
     cr_assert_eq(
         gpu_fused_source(g, &g->nodes[0], v == 2 ? unaligned : NULL,
                          v == 1 ? (const int64_t(*)[IR_MAX_RANK])phys : NULL,
-                         "sm_90", &src, name, &key, &vec, &d),
+                         "sm_90", 0, &src, name, &key, &vec, &d),
         BASE_OK, "%s", d.msg);
     cr_assert_eq(vec, v < 2, "variant %d", v);
     if (getenv("SUPEROPT_TEST_SHOW_SOURCE"))

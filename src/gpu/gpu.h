@@ -82,16 +82,19 @@ void gpu_tune_stats(const gpu_ctx *c, int *timed, int *from_disk);
 
 /* Code generation for fused nodes (needs no GPU): the CUDA source of node
  * n's kernel (*src, malloc'd), its function name and cache key (hash of
- * the source, arch "sm_90" and the NVRTC version), and whether it uses
- * float4 (*vec). ptrs (the node's input pointers, then its output's) are
- * checked for 16-byte alignment; NULL assumes aligned. phys: the memory
- * strides of each input, then of the output (channels-last tensors);
- * NULL: row-major. */
+ * the source, arch "sm_90" and the NVRTC version), and whether it takes
+ * its vector form (*vec: float4, or 8 halves, a thread; a row kernel's
+ * 16-byte chunks of a row). ptrs (the node's input pointers, then its
+ * output's) are checked for 16-byte alignment; NULL assumes aligned.
+ * phys: the memory strides of each input, then of the output
+ * (channels-last tensors); NULL: row-major. sms: the GPU's
+ * multiprocessors, which set a row kernel's rows a block (0: 8). */
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                              const float *const *ptrs,
                              const int64_t (*phys)[IR_MAX_RANK],
-                             const char *arch, char **src, char name[40],
-                             uint64_t *key, int *vec, base_diag *d);
+                             const char *arch, int sms, char **src,
+                             char name[40], uint64_t *key, int *vec,
+                             base_diag *d);
 /* Compiles a generated source with NVRTC for arch ("sm_90") into a cubin
  * (*cubin malloc'd, *len bytes). Needs no GPU. */
 base_status gpu_fused_compile(const char *src, const char *name,

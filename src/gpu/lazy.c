@@ -81,9 +81,9 @@
     (c, timed, from_disk))                                                     \
   X(gpu_fused_source, base_status,                                             \
     (const ir_graph *g, const ir_node *n, const float *const *ptrs,            \
-     const int64_t(*phys)[IR_MAX_RANK], const char *arch, char **src,          \
+     const int64_t(*phys)[IR_MAX_RANK], const char *arch, int sms, char **src, \
      char name[40], uint64_t *key, int *vec, base_diag *d),                    \
-    (g, n, ptrs, phys, biased, arch, src, name, key, vec, d))                  \
+    (g, n, ptrs, phys, arch, sms, src, name, key, vec, d))                     \
   X(gpu_fused_compile, base_status,                                            \
     (const char *src, const char *name, const char *arch, char **cubin,        \
      size_t *len, base_diag *d),                                               \
@@ -264,11 +264,13 @@ FORWARD(gpu_tune_stats, void, (const gpu_ctx *c, int *timed, int *from_disk),
 base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                              const float *const *ptrs,
                              const int64_t (*phys)[IR_MAX_RANK],
-                             const char *arch, char **src, char name[40],
-                             uint64_t *key, int *vec, base_diag *d) {
+                             const char *arch, int sms, char **src,
+                             char name[40], uint64_t *key, int *vec,
+                             base_diag *d) {
   if (!ready())
     return not_loaded(d);
-  return fn.gpu_fused_source(g, n, ptrs, phys, arch, src, name, key, vec, d);
+  return fn.gpu_fused_source(g, n, ptrs, phys, arch, sms, src, name, key, vec,
+                             d);
 }
 
 base_status gpu_fused_compile(const char *src, const char *name,

@@ -21,6 +21,17 @@
  * elements a thread, 16-byte loads and stores (uint4), under the same
  * conditions with 8 for 4. The float32 source is the same as before.
  *
+ * A body ending with a row reduction over the last axis (softmax, layer
+ * norm, reduce_mean) takes a warp a row up to 1024 values (a block a row
+ * beyond), as many warps a block, up to 8, as still make two blocks an
+ * SM (row_warps). Its vector form: where the row is a multiple of 8 halves
+ * (4 floats) and every load, and the output, is contiguous along it from
+ * 16-byte aligned row bases or constant along it, a lane holds chunks of
+ * 8 (4) consecutive columns, each read and written with one 16-byte
+ * access (row_vec_ok), a row of fewer than 32 chunks the fewest lanes
+ * that hold them (several rows a warp); else a lane holds columns lane,
+ * lane + 32, ....
+ *
  * Kernels are cached: in the context (a body at given shapes is compiled
  * once per process) and on disk as <cache>/<key>.cubin, the key hashing the
  * generated source (body, shapes, vector width), the architecture and the
@@ -132,8 +143,14 @@ typedef struct gen {
   load loads[IR_BODY_MAX_OPS * IR_MAX_FIXED_IN];
   int nloads;
   int ref[IR_BODY_MAX_OPS][IR_MAX_FIXED_IN]; /* body operand -> load */
-  int recip; /* the half vector form: a division by a load constant along
-                the vector as a product with its reciprocal (body_fn) */
+  int recip;  /* the half vector form: a division by a load constant along
+                 the vector as a product with its reciprocal (body_fn) */
+  int rowvec; /* a row kernel's vector form: a lane holds chunks of vw
+                 consecutive columns, 16 bytes a load (row_vec_ok) */
+  int warps;  /* a row kernel's warps a block */
+  int lanes;  /* lanes a row in the warp form: 32, or in the vector form
+                 the fewest (a power of two) that hold a row's chunks, 32 /
+                 lanes rows a warp */
 } gen;
 
 static int add_load(gen *G, int in, const int64_t *st) {
@@ -545,27 +562,87 @@ static void kernel_src(base_buf *s, gen *G, int nin, int vec,
 }
 
 /* Rows of at most ROW_WARP_MAX values take one warp each, the row in
- * registers (ROW_WARPS rows a block); longer rows one block each. */
+ * registers (G->warps warps a block, at most ROW_WARPS); longer rows one
+ * block each. */
 #define ROW_WARP_MAX 1024
 #define ROW_WARPS 8
 
-/* Threads per block of a row-reduction kernel (a multiple of 32). */
-static int row_threads(int64_t len) {
-  return len <= ROW_WARP_MAX ? 32 * ROW_WARPS : 256;
+/* Warps a block for rows of len taking `units` warps (a row each, or
+ * 32 / lanes rows each) on a GPU of sms multiprocessors (0: unknown,
+ * ROW_WARPS): the most, a power of two up to ROW_WARPS, that still makes
+ * 2 * sms blocks, else 1. Eight rows a block left most of an H200's 132
+ * SMs idle at BERT batch 1 (128 rows: 16 blocks). */
+static int row_warps(int64_t units, int64_t len, int sms) {
+  int w = ROW_WARPS;
+  if (len > ROW_WARP_MAX || sms <= 0)
+    return w;
+  while (w > 1 && (units + w - 1) / w < 2 * (int64_t)sms)
+    w /= 2;
+  return w;
 }
 
-/* Its blocks for rows of len. */
-static int64_t row_blocks(int64_t rows, int64_t len) {
-  return len <= ROW_WARP_MAX ? (rows + ROW_WARPS - 1) / ROW_WARPS : rows;
+/* Threads per block of a row-reduction kernel (a multiple of 32). */
+static int row_threads(int64_t len, int warps) {
+  return len <= ROW_WARP_MAX ? 32 * warps : 256;
+}
+
+/* Its blocks: for rows of len taking `units` warps, or a block a row. */
+static int64_t row_blocks(int64_t units, int64_t len, int warps) {
+  return len <= ROW_WARP_MAX ? (units + warps - 1) / warps : units;
+}
+
+/* Whether pointer k of ptrs is 16-byte aligned (NULL ptrs: assumed). */
+static int aligned16(const float *const *ptrs, int k) {
+  return !ptrs || ((uintptr_t)ptrs[k] & 15) == 0;
+}
+
+/* Whether a warp-a-row kernel takes the vector form (G->rowvec): rows of
+ * a multiple of vw values, every load contiguous along the row (16 bytes
+ * a chunk of vw columns: its row bases multiples of vw, its pointer
+ * 16-byte aligned) or constant along it (a value a row, or a scalar), and
+ * the output written the same way unless it is a value a row
+ * (reduce_mean). ptrs: the node's inputs, then its output (nin). */
+static int row_vec_ok(const gen *G, const ir_shape *o, const int64_t *ost,
+                      const float *const *ptrs, int nin) {
+  const ir_shape *x = G->out;
+  int R = x->rank, W = G->vw;
+  int64_t len = R ? x->dim[R - 1] : 0;
+  if (len == 0 || len > ROW_WARP_MAX || len % W)
+    return 0;
+  for (int l = 0; l < G->nloads; l++) {
+    const load *ld = &G->loads[l];
+    if (ld->st[R - 1] == 0)
+      continue;
+    if (ld->st[R - 1] != 1 || !aligned16(ptrs, ld->in))
+      return 0;
+    for (int d = 0; d < R - 1; d++)
+      if (ld->st[d] % W)
+        return 0;
+  }
+  if (G->b->ops[G->b->nops - 1].op == IR_OP_REDUCE_MEAN)
+    return 1;
+  if (o->rank != R || ost[R - 1] != 1 || !aligned16(ptrs, nin))
+    return 0;
+  for (int d = 0; d < R - 1; d++)
+    if (ost[d] % W)
+      return 0;
+  return 1;
 }
 
 /* Load l of input at column j of the row (its base offset b<l>); a half
- * element converted (ldh). */
+ * element converted (ldh). In the vector form a load along the row is
+ * element k of the lane's chunks staged in g<l> (row_vec_loads), one
+ * constant along it the element at b<l>. */
 static void row_load(base_buf *s, const gen *G, int l, int rank) {
   const load *ld = &G->loads[l];
-  base_buf_printf(s, "%sin%d[b%d + j * %lld]%s", G->dt ? "ldh(" : "", ld->in, l,
-                  (long long)(rank > 0 ? ld->st[rank - 1] : 0),
-                  G->dt ? ")" : "");
+  long long st = rank > 0 ? (long long)ld->st[rank - 1] : 0;
+  const char *cv = G->dt ? "ldh(" : "", *cz = G->dt ? ")" : "";
+  if (G->rowvec && st == 1)
+    base_buf_printf(s, "%sg%d[k]%s", cv, l, cz);
+  else if (G->rowvec)
+    base_buf_printf(s, "%sin%d[b%d]%s", cv, ld->in, l, cz);
+  else
+    base_buf_printf(s, "%sin%d[b%d + j * %lld]%s", cv, ld->in, l, st, cz);
 }
 
 /* The layer norm's scale and shift of column j: y = y * in[...] + .... */
@@ -579,17 +656,19 @@ static void row_affine(base_buf *s, const gen *G, int R) {
 }
 
 /* How a row kernel walks its row: head opens a loop over this thread's
- * columns j (a brace the pass closes), v is the value at j, sum and max
- * reduce a float over the row's threads (printf formats of one %s), lead
- * is true in the thread that writes a per-row result. */
+ * values k (column j in the scalar forms; a brace the pass closes), v is
+ * the value there, sum and max reduce a float over the row's threads
+ * (printf formats of one %s), lead is true in the thread that writes a
+ * per-row result, store writes the output there (a format of one %s, the
+ * value) and post follows the output's pass (the vector form's stores). */
 typedef struct row_form {
-  const char *head, *v, *sum, *max, *lead;
+  const char *head, *v, *sum, *max, *lead, *store, *post;
 } row_form;
 
 /* Softmax (a body ending in one): max, sum of exponentials (ex, in the
  * sum's pass), output (the exponential as ex2 there). */
 static void row_softmax_src(base_buf *s, const row_form *f, const char *ex,
-                            const char *ex2, long long os, int half) {
+                            const char *ex2, int half) {
   base_buf_printf(s,
                   "  float mx = __int_as_float(0xff800000);\n"
                   "  %s mx = fmaxf_(mx, %s); }\n  mx = ",
@@ -598,14 +677,18 @@ static void row_softmax_src(base_buf *s, const row_form *f, const char *ex,
   base_buf_printf(
       s, ";\n  float sum = 0.0f;\n  %s sum += %s; }\n  sum = ", f->head, ex);
   base_buf_printf(s, f->sum, "sum");
-  base_buf_printf(s, ";\n  %s out[ob + j * %lld] = %s%s / sum%s; }\n}\n",
-                  f->head, os, half ? "sth(" : "", ex2, half ? ")" : "");
+  char y[96];
+  snprintf(y, sizeof y, "%s%s / sum%s", half ? "sth(" : "", ex2,
+           half ? ")" : "");
+  base_buf_printf(s, ";\n  %s ", f->head);
+  base_buf_printf(s, f->store, y);
+  base_buf_printf(s, " }\n%s}\n", f->post);
 }
 
 /* Reduce_mean or layer norm: the mean, then (layer norm) the variance and
  * the output with its scale and shift. */
 static void row_norm_src(base_buf *s, const gen *G, const row_form *f,
-                         int64_t len, long long os) {
+                         int64_t len) {
   const ir_body_op *row = &G->b->ops[G->b->nops - 1];
   base_buf_printf(s,
                   "  float sum = 0.0f;\n  %s sum += %s; }\n"
@@ -629,43 +712,136 @@ static void row_norm_src(base_buf *s, const gen *G, const row_form *f,
   base_buf_printf(s, ");\n  %s\n    float y = (%s - mean) * inv;\n", f->head,
                   f->v);
   row_affine(s, G, G->out->rank);
-  base_buf_printf(s, "    out[ob + j * %lld] = %s;\n  }\n}\n", os,
-                  G->dt ? "sth(y)" : "y");
+  base_buf_printf(s, "    ");
+  base_buf_printf(s, f->store, G->dt ? "sth(y)" : "y");
+  base_buf_printf(s, "\n  }\n%s}\n", f->post);
 }
 
-/* A warp a row: lane l holds columns l, l + 32, ... in v[], evaluated
- * once; the softmax keeps the exponentials there. */
+/* The vector form's loads, a lane's chunks c = lane, lane + 32, ... (nc
+ * of them a lane, ch a row) of W = vw columns W*c..W*c+W-1: the layer
+ * norm's scale and shift 16 bytes a chunk staged in g<l>[] (first, so that
+ * they are in flight during the reductions), the body's loads constant
+ * along the row once (s<l>), those along it 16 bytes a chunk, unpacked
+ * into body()'s arguments: v[W*i + q] is column W*c + q of chunk i. */
+static void row_vec_loads(base_buf *s, const gen *G, const char *I, int nc,
+                          long long ch) {
+  const ir_body *b = G->b;
+  int R = G->out->rank, W = G->vw, last = b->nops - 1;
+  const char *vt = G->dt ? "uint4" : "float4";
+  const char *et = G->dt ? "unsigned short" : "float";
+  const char *cv = G->dt ? "ldh(" : "", *cz = G->dt ? ")" : "";
+  char use[IR_BODY_MAX_OPS * IR_MAX_FIXED_IN] = {0}, aff[sizeof use] = {0};
+  for (int i = 0; i < b->nops; i++)
+    for (int k = 0; k < b->ops[i].nin; k++)
+      if (G->ref[i][k] >= 0) { /* the row op's x is the body's result */
+        if (i == last && k > 0)
+          aff[G->ref[i][k]] = 1;
+        else
+          use[G->ref[i][k]] = 1;
+      }
+  for (int l = 0; l < G->nloads; l++)
+    if (aff[l] && G->loads[l].st[R - 1] == 1)
+      base_buf_printf(s,
+                      "  %s gv%d[%d];\n#pragma unroll\n"
+                      "  for (int k = 0; k < %d; k++) if (lane + 32u * k < "
+                      "%lldu) gv%d[k] = *(const %s *)(in%d + b%d + (lane + "
+                      "32u * k) * %d);\n"
+                      "  const %s *g%d = (const %s *)gv%d;\n",
+                      vt, l, nc, nc, ch, l, vt, G->loads[l].in, l, W, et, l, et,
+                      l);
+  for (int l = 0; l < G->nloads; l++)
+    if (use[l] && G->loads[l].st[R - 1] == 0)
+      base_buf_printf(s, "  const float s%d = %sin%d[b%d]%s;\n", l, cv,
+                      G->loads[l].in, l, cz);
+  base_buf_printf(s,
+                  "  float v[%d];\n#pragma unroll\n"
+                  "  for (int k = 0; k < %d; k++) if (lane + 32u * k < "
+                  "%lldu) {\n"
+                  "    const %s c = (lane + 32u * k) * %d;\n    (void)c;\n",
+                  nc * W, nc, ch, I, W);
+  for (int l = 0; l < G->nloads; l++)
+    if (use[l] && G->loads[l].st[R - 1] == 1)
+      base_buf_printf(s,
+                      "    const %s u%d = *(const %s *)(in%d + b%d + c);\n"
+                      "    const %s *h%d = (const %s *)&u%d;\n",
+                      vt, l, vt, G->loads[l].in, l, et, l, et, l);
+  base_buf_printf(s,
+                  "#pragma unroll\n    for (int q = 0; q < %d; q++) "
+                  "v[k * %d + q] = body(",
+                  W, W);
+  for (int l = 0; l < G->nloads; l++) {
+    base_buf_printf(s, "%s", l ? ", " : "");
+    if (!use[l])
+      base_buf_printf(s, "0.0f");
+    else if (G->loads[l].st[R - 1] == 0)
+      base_buf_printf(s, "s%d", l);
+    else
+      base_buf_printf(s, "%sh%d[q]%s", cv, l, cz);
+  }
+  base_buf_printf(s, ");\n  }\n");
+  if (b->ops[last].op != IR_OP_REDUCE_MEAN)
+    base_buf_printf(s, "  %s yv[%d];\n  %s *yo = (%s *)yv;\n", vt, nc, et, et);
+}
+
+/* A warp a row. Scalar form: lane l holds columns l, l + 32, ... in v[],
+ * evaluated once. Vector form (G->rowvec, row_vec_loads): chunks of vw
+ * columns, v[k] in chunk k / vw, 16-byte loads, the output staged in
+ * yv[] and stored 16 bytes a chunk; with G->lanes < 32 (short rows)
+ * 32 / lanes rows a warp, lane counting within the row's lanes and live
+ * false in a row past the last. The softmax keeps the exponentials in
+ * v[]. */
 static void row_warp_src(base_buf *s, const gen *G, const char *I, int64_t len,
                          long long os) {
   const ir_body_op *row = &G->b->ops[G->b->nops - 1];
-  int nv = (int)((len + 31) / 32);
-  char head[192];
-  snprintf(head, sizeof head,
-           "#pragma unroll\n  for (int k = 0; k < %d; k++) if (lane + 32u * k "
-           "< %lldu) { const %s j = lane + 32u * k; (void)j;",
-           nv, (long long)len, I);
-  row_form f = {head, "v[k]", "wsum(%s)", "wmax(%s)", "lane == 0"};
-  base_buf_printf(s, "  float v[%d];\n  %s v[k] = val(j); }\n", nv, head);
+  int W = G->rowvec ? G->vw : 1;
+  long long ch = (long long)(len / W); /* chunks (columns: W = 1) a row */
+  int nc = (int)((ch + 31) / 32);
+  char head[224], store[64], post[256] = "";
+  if (G->rowvec) {
+    snprintf(head, sizeof head,
+             "#pragma unroll\n  for (int k = 0; k < %d; k++) if (lane + 32u * "
+             "(k / %d) < %lldu) {",
+             nc * W, W, ch);
+    snprintf(store, sizeof store, "yo[k] = %%s;");
+    snprintf(post, sizeof post,
+             "#pragma unroll\n  for (int k = 0; k < %d; k++) if (%slane + 32u "
+             "* k < %lldu) *(%s *)(out + ob + (lane + 32u * k) * %d) = "
+             "yv[k];\n",
+             nc, G->lanes < 32 ? "live && " : "", ch,
+             G->dt ? "uint4" : "float4", W);
+    row_vec_loads(s, G, I, nc, ch);
+  } else {
+    snprintf(head, sizeof head,
+             "#pragma unroll\n  for (int k = 0; k < %d; k++) if (lane + 32u * "
+             "k < %lldu) { const %s j = lane + 32u * k; (void)j;",
+             nc, (long long)len, I);
+    snprintf(store, sizeof store, "out[ob + j * %lld] = %%s;", os);
+    base_buf_printf(s, "  float v[%d];\n  %s v[k] = val(j); }\n", nc, head);
+  }
+  const char *lead = G->lanes < 32 ? "live && lane == 0" : "lane == 0";
+  row_form f = {head, "v[k]", "wsum(%s)", "wmax(%s)", lead, store, post};
   if (row->op == IR_OP_SOFTMAX)
-    row_softmax_src(s, &f, "(v[k] = expf(v[k] - mx))", "v[k]", os, G->dt);
+    row_softmax_src(s, &f, "(v[k] = expf(v[k] - mx))", "v[k]", G->dt);
   else
-    row_norm_src(s, G, &f, len, os);
+    row_norm_src(s, G, &f, len);
 }
 
 /* A block of T threads a row, passes over the row through val(). */
 static void row_block_src(base_buf *s, const gen *G, const char *I, int64_t len,
                           long long os, int T) {
   const ir_body_op *row = &G->b->ops[G->b->nops - 1];
-  char head[160];
+  char head[160], store[64];
   snprintf(head, sizeof head,
            "for (%s j = threadIdx.x; j < (%s)%lld; j += %d) {", I, I,
            (long long)len, T);
-  row_form f = {head, "val(j)", "bsum(%s, sh)", "bmax(%s, sh)",
-                "threadIdx.x == 0"};
+  snprintf(store, sizeof store, "out[ob + j * %lld] = %%s;", os);
+  row_form f = {
+      head,  "val(j)", "bsum(%s, sh)", "bmax(%s, sh)", "threadIdx.x == 0",
+      store, ""};
   if (row->op == IR_OP_SOFTMAX) /* the exponentials computed again */
-    row_softmax_src(s, &f, "expf(val(j) - mx)", "expf(val(j) - mx)", os, G->dt);
+    row_softmax_src(s, &f, "expf(val(j) - mx)", "expf(val(j) - mx)", G->dt);
   else
-    row_norm_src(s, G, &f, len, os);
+    row_norm_src(s, G, &f, len);
 }
 
 /* A body ending with a row reduction over the last axis of its input x
@@ -674,28 +850,31 @@ static void row_block_src(base_buf *s, const gen *G, const char *I, int64_t len,
  * per value into registers, warp-shuffle reductions (row_warp_src); longer
  * rows: one block of T threads a row, the prefix recomputed in each pass
  * (two or three), block reductions (row_block_src). The result is written
- * through the output's memory strides ost. */
+ * through the output's memory strides ost. G->warps rows a block (a warp
+ * each), G->rowvec the warp form's 16-byte chunks. */
 static void row_kernel_src(base_buf *s, const gen *G, int nin,
                            const ir_shape *o, const int64_t *ost,
                            const char *name) {
   const ir_shape *x = G->out;
   int R = x->rank;
   int64_t len = R ? x->dim[R - 1] : 1, n = ir_shape_numel(x);
-  int T = row_threads(len), warp = len <= ROW_WARP_MAX;
+  int T = row_threads(len, G->warps), warp = len <= ROW_WARP_MAX;
+  int L = warp ? G->lanes : 32; /* lanes a row, the reductions' width */
+  long long rows = (long long)(n / (len ? len : 1));
   const char *I = n < ((int64_t)1 << 31) ? "unsigned" : "long long";
   base_buf_printf(
       s,
-      "// generated by superopt (src/gpu/fused.c): row reduction\n"
+      "// generated by superopt (src/gpu/fused.c): row reduction%s\n"
       "__device__ __forceinline__ float fminf_(float a, float b) "
       "{ return a > b ? b : a; }\n"
       "__device__ __forceinline__ float fmaxf_(float a, float b) "
       "{ return a < b ? b : a; }\n"
       "__device__ __forceinline__ float wsum(float v) {\n"
-      "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, "
+      "  for (int o = %d; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, "
       "v, o);\n"
       "  return v;\n}\n"
       "__device__ __forceinline__ float wmax(float v) {\n"
-      "  for (int o = 16; o > 0; o >>= 1) v = fmaxf_(v, "
+      "  for (int o = %d; o > 0; o >>= 1) v = fmaxf_(v, "
       "__shfl_xor_sync(0xffffffffu, v, o));\n"
       "  return v;\n}\n"
       "__device__ __forceinline__ float bsum(float v, float *sh) {\n"
@@ -717,7 +896,7 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
       "    __syncthreads();\n"
       "  }\n"
       "  return v;\n}\n",
-      T, T / 32, T, T / 32);
+      G->rowvec ? ", 16-byte chunks" : "", L / 2, L / 2, T, T / 32, T, T / 32);
   if (G->dt)
     half_prelude(s, G->dt);
   body_fn(s, G);
@@ -730,12 +909,26 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
                   "%s *__restrict__ out) {\n"
                   "  __shared__ float sh[32];\n  (void)sh;\n",
                   et);
-  if (warp) /* a warp a row; a warp past the last row leaves whole */
+  if (warp && L == 32) /* a warp a row; a warp past the last row leaves
+                          whole */
     base_buf_printf(s,
                     "  %s r = (%s)blockIdx.x * %d + (threadIdx.x >> 5);\n"
                     "  if (r >= (%s)%lld) return;\n"
                     "  const unsigned lane = threadIdx.x & 31;\n",
-                    I, I, ROW_WARPS, I, (long long)(n / (len ? len : 1)));
+                    I, I, G->warps, I, rows);
+  else if (warp) /* L lanes a row: a row past the last, in a warp that
+                    has rows, reads the last row and stores nothing (the
+                    shuffles take the whole warp) */
+    base_buf_printf(s,
+                    "  const %s r0 = ((%s)blockIdx.x * %d + (threadIdx.x >> "
+                    "5)) * %d;\n"
+                    "  if (r0 >= (%s)%lld) return;\n"
+                    "  %s r = r0 + ((threadIdx.x & 31) / %d);\n"
+                    "  const bool live = r < (%s)%lld;\n"
+                    "  if (!live) r = (%s)%lld;\n"
+                    "  const unsigned lane = threadIdx.x & %d;\n",
+                    I, I, G->warps, 32 / L, I, rows, I, L, I, rows, I, rows - 1,
+                    L - 1);
   else
     base_buf_printf(s, "  %s r = (%s)blockIdx.x;\n", I, I);
   for (int d = R - 2; d >= 0; d--)
@@ -758,12 +951,14 @@ static void row_kernel_src(base_buf *s, const gen *G, int nin,
       base_buf_printf(s, " + c%d * (%s)%lld", d, I, (long long)ost[d]);
   base_buf_printf(s, ";\n");
   long long os = R > 0 && o->rank == R ? (long long)ost[R - 1] : 0;
-  base_buf_printf(s, "  auto val = [&](%s j) -> float { return body(", I);
-  for (int l = 0; l < G->nloads; l++) {
-    base_buf_printf(s, "%s", l ? ", " : "");
-    row_load(s, G, l, R);
+  if (!G->rowvec) { /* the vector form reads 16 bytes a chunk instead */
+    base_buf_printf(s, "  auto val = [&](%s j) -> float { return body(", I);
+    for (int l = 0; l < G->nloads; l++) {
+      base_buf_printf(s, "%s", l ? ", " : "");
+      row_load(s, G, l, R);
+    }
+    base_buf_printf(s, "); };\n");
   }
-  base_buf_printf(s, "); };\n");
   if (warp)
     row_warp_src(s, G, I, len, os);
   else
@@ -885,13 +1080,27 @@ void gpu_kernel_stats(const gpu_ctx *c, int *compiled, int *from_disk,
 /* ---- plan and run ---------------------------------------------------------
  */
 
-base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
-                             const float *const *ptrs,
-                             const int64_t (*phys)[IR_MAX_RANK],
-                             const char *arch, char **src, char name[40],
-                             uint64_t *key, int *vec, base_diag *d) {
+/* A fused node's kernel: its source (src, malloc'd), function name and
+ * cache key, whether it takes a vector form (vec) and its launch (blocks
+ * of threads). sms: the GPU's multiprocessors, which set a row kernel's
+ * rows a block (row_warps; 0: ROW_WARPS), written into the source so that
+ * the key tells them apart. */
+typedef struct fused_kernel {
+  char *src;
+  char name[40];
+  uint64_t key;
+  int vec;
+  int64_t blocks;
+  int threads;
+} fused_kernel;
+
+static base_status fused_source(const ir_graph *g, const ir_node *n,
+                                const float *const *ptrs,
+                                const int64_t (*phys)[IR_MAX_RANK],
+                                const char *arch, int sms, fused_kernel *K,
+                                base_diag *d) {
   const ir_body *b = ir_body_get(n->a.body);
-  *src = NULL;
+  K->src = NULL;
   if (n->op != IR_OP_FUSED || !b || b->nin != n->nin)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0, "fused node has no body");
   ir_shape ins[IR_MAX_IN], shapes[IR_BODY_MAX_OPS];
@@ -925,15 +1134,31 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
                          "fused: CUDA code generation needs batch-norm "
                          "parameters that are inputs of the fused node");
   }
-  int v = !row && o->rank > 0 && o->dim[G->inner] % G->vw == 0 &&
-          (G->ost[G->inner] == 1 || o->dim[G->inner] == 1);
-  for (int l = 0; v && l < G->nloads; l++) {
-    int64_t last = G->loads[l].st[G->inner];
-    v = last == 0 ||
-        (last == 1 && (!ptrs || ((uintptr_t)ptrs[G->loads[l].in] & 15) == 0));
+  int v;
+  if (row) {
+    const ir_shape *x = G->out;
+    int64_t len = x->rank ? x->dim[x->rank - 1] : 1;
+    int64_t rows = ir_shape_numel(x) / (len ? len : 1);
+    v = G->rowvec = row_vec_ok(G, o, rost, ptrs, n->nin);
+    for (G->lanes = v ? 1 : 32; G->lanes * G->vw < len && G->lanes < 32;)
+      G->lanes *= 2; /* a row's chunks, a power of two */
+    int64_t units = (rows + 32 / G->lanes - 1) / (32 / G->lanes); /* warps */
+    G->warps = row_warps(units, len, sms);
+    K->blocks = row_blocks(units, len, G->warps);
+    K->threads = row_threads(len, G->warps);
+  } else {
+    v = o->rank > 0 && o->dim[G->inner] % G->vw == 0 &&
+        (G->ost[G->inner] == 1 || o->dim[G->inner] == 1);
+    for (int l = 0; v && l < G->nloads; l++) {
+      int64_t last = G->loads[l].st[G->inner];
+      v = last == 0 || (last == 1 && aligned16(ptrs, G->loads[l].in));
+    }
+    v = v && aligned16(ptrs, n->nin);
+    int64_t work = ir_shape_numel(o) / (v ? G->vw : 1);
+    K->blocks = (work + THREADS - 1) / THREADS;
+    K->threads = THREADS;
   }
-  v = v && (!ptrs || ((uintptr_t)ptrs[n->nin] & 15) == 0);
-  *vec = v;
+  K->vec = v;
   /* the key hashes the source written with a placeholder name */
   base_buf tmp = {0}, real = {0};
   if (row)
@@ -949,13 +1174,14 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
     XXH3_64bits_reset(hs);
     XXH3_64bits_update(hs, tmp.s, strlen(tmp.s));
     XXH3_64bits_update(hs, salt, strlen(salt));
-    *key = XXH3_64bits_digest(hs);
+    K->key = XXH3_64bits_digest(hs);
     XXH3_freeState(hs);
-    snprintf(name, 40, "fused_%016llx", (unsigned long long)*key);
+    snprintf(K->name, sizeof K->name, "fused_%016llx",
+             (unsigned long long)K->key);
     if (row)
-      row_kernel_src(&real, G, n->nin, o, rost, name);
+      row_kernel_src(&real, G, n->nin, o, rost, K->name);
     else
-      kernel_src(&real, G, n->nin, v, name);
+      kernel_src(&real, G, n->nin, v, K->name);
   }
   free(tmp.s);
   free(G);
@@ -963,8 +1189,23 @@ base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
     free(real.s);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  *src = real.s;
+  K->src = real.s;
   return BASE_OK;
+}
+
+base_status gpu_fused_source(const ir_graph *g, const ir_node *n,
+                             const float *const *ptrs,
+                             const int64_t (*phys)[IR_MAX_RANK],
+                             const char *arch, int sms, char **src,
+                             char name[40], uint64_t *key, int *vec,
+                             base_diag *d) {
+  fused_kernel K = {0};
+  base_status st = fused_source(g, n, ptrs, phys, arch, sms, &K, d);
+  *src = K.src;
+  memcpy(name, K.name, sizeof K.name);
+  *key = K.key;
+  *vec = K.vec;
+  return st;
 }
 
 base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
@@ -977,42 +1218,22 @@ base_status gpu_fused_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   for (int k = 0; k < n->nin; k++)
     gpu_strides(p, n->in[k], phys[k]);
   gpu_strides(p, n->out[0], phys[n->nin]);
-  char arch[16], name[40], *src = NULL;
+  char arch[16];
   snprintf(arch, sizeof arch, "sm_%d%d", p->ctx->prop.major,
            p->ctx->prop.minor);
-  uint64_t key = 0;
-  int vec = 0, idx = -1;
+  fused_kernel K = {0};
+  int idx = -1;
   base_status st =
-      gpu_fused_source(p->g, n, ptrs, (const int64_t(*)[IR_MAX_RANK])phys, arch,
-                       &src, name, &key, &vec, d);
+      fused_source(p->g, n, ptrs, (const int64_t(*)[IR_MAX_RANK])phys, arch,
+                   p->ctx->prop.multiProcessorCount, &K, d);
   if (!st)
-    st = get_kernel(p->ctx, src, name, key, &idx, d);
-  free(src);
+    st = get_kernel(p->ctx, K.src, K.name, K.key, &idx, d);
+  free(K.src);
   if (st)
     return st;
-  const ir_shape *o = &p->g->tensors[n->out[0]].shape;
-  int per = gpu_dt_of(p->g, n->out[0]) != CXK_F32 ? 8 : 4; /* a vector */
-  int64_t work = vec ? ir_shape_numel(o) / per : ir_shape_numel(o);
   s->fused = idx + 1;
-  s->fused_blocks = (work + THREADS - 1) / THREADS;
-  s->fused_threads = THREADS;
-  const ir_body *b = ir_body_get(n->a.body);
-  const ir_body_op *row = ir_body_row(b);
-  if (row) { /* one block per row of the reduction's input */
-    ir_shape ins[IR_MAX_IN], shapes[IR_BODY_MAX_OPS];
-    const ir_shape *inp[IR_MAX_IN];
-    for (int k = 0; k < n->nin; k++) {
-      ins[k] = p->g->tensors[n->in[k]].shape;
-      inp[k] = &ins[k];
-    }
-    if ((st = ir_body_shapes(b, inp, shapes, d)))
-      return st;
-    const ir_shape *x =
-        row->in[0] < 0 ? &ins[-1 - row->in[0]] : &shapes[row->in[0]];
-    int64_t len = x->rank ? x->dim[x->rank - 1] : 1;
-    s->fused_blocks = row_blocks(ir_shape_numel(x) / (len ? len : 1), len);
-    s->fused_threads = row_threads(len);
-  }
+  s->fused_blocks = K.blocks;
+  s->fused_threads = K.threads;
   return BASE_OK;
 }
 
