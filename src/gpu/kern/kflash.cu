@@ -233,10 +233,42 @@ __device__ __forceinline__ void fl_stage_tile(float *buf, const float *k,
   }
 }
 
-/* k_flash's running state (fh_run's float32 twin, further down). */
+/* A flash kernel's running state: a lane's two rows' maxima and sums
+ * (log2 domain) and its EN output fragments (k_flash's and k_flash_h's). */
 template <int EN> struct fl_run {
   float m[2], l[2], acc[EN][4];
 };
+
+/* The online softmax over one key tile's scores s (log2 domain, -inf for
+ * keys past t; mt: each row's maximum over this lane's keys): the rows'
+ * maxima over their four lanes, earlier sums and outputs rescaled when a
+ * maximum grows, s replaced by the (unnormalised) probabilities, summed
+ * into l. Both kernels' tiles (fl_tile, fh_tile). */
+template <int NT, int EN>
+__device__ __forceinline__ void fl_online(fl_run<EN> &R, float (&s)[NT][4],
+                                          const float mt[2]) {
+  float mr[2], corr[2];
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    float mn = fmaxf(R.m[h], group_max<4>(mt[h]));
+    mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
+    corr[h] = fl_exp2(R.m[h] - mr[h]);   /* 0 on the first keys */
+    R.m[h] = mn;
+    R.l[h] *= corr[h];
+  }
+#pragma unroll
+  for (int j = 0; j < NT; j++)
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      float p = fl_exp2(s[j][c] - mr[c >> 1]);
+      s[j][c] = p;
+      R.l[c >> 1] += p;
+    }
+#pragma unroll
+  for (int i = 0; i < EN; i++)
+    R.acc[i][0] *= corr[0], R.acc[i][1] *= corr[0], R.acc[i][2] *= corr[1],
+        R.acc[i][3] *= corr[1];
+}
 
 /* One key tile of k_flash (fh_tile's plan on TF32): kin keys, all KT
  * where FULL (no key checks); bp[h] row h's bias at key 2 tq (keys along
@@ -294,27 +326,7 @@ fl_tile(fl_run<EC / 8> &R, const uint32_t (&qa)[DC / 8][4], const float *ks,
       s[j][c] = x;
       mt[c >> 1] = fmaxf(mt[c >> 1], x);
     }
-  float mr[2], corr[2];
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    float mn = fmaxf(R.m[h], group_max<4>(mt[h]));
-    mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
-    corr[h] = fl_exp2(R.m[h] - mr[h]);   /* 0 on the first keys */
-    R.m[h] = mn;
-    R.l[h] *= corr[h];
-  }
-#pragma unroll
-  for (int j = 0; j < NT; j++)
-#pragma unroll
-    for (int c = 0; c < 4; c++) {
-      float p = fl_exp2(s[j][c] - mr[c >> 1]);
-      s[j][c] = p;
-      R.l[c >> 1] += p;
-    }
-#pragma unroll
-  for (int i = 0; i < EC / 8; i++)
-    R.acc[i][0] *= corr[0], R.acc[i][1] *= corr[0], R.acc[i][2] *= corr[1],
-        R.acc[i][3] *= corr[1];
+  fl_online(R, s, mt);
 #pragma unroll
   for (int j = 0; j < NT; j++) {
     if (!FULL && 8 * j >= kin)
@@ -673,12 +685,6 @@ template <typename T> __device__ __forceinline__ uint32_t fh_bits(T x) {
   return *(const unsigned short *)&x;
 }
 
-/* The flash kernel's running state: a lane's two rows' maxima and sums
- * and its output fragments. */
-template <int EN> struct fh_run {
-  float m[2], l[2], acc[EN][4];
-};
-
 /* One key tile (kin keys: all KT where FULL) of k_flash_h: the scores,
  * the online softmax and the product with v. bp[h]: row h's bias at this
  * tile's key 2 tq (keys along b3; NULL: no bias), read in pairs where
@@ -687,7 +693,7 @@ template <int EN> struct fh_run {
  * guarded scalar loads (ncu, BERT-base's layout on an H200). */
 template <typename T, int DC, int EC, bool FULL>
 __device__ __forceinline__ void
-fh_tile(fh_run<EC / 8> &R, const uint32_t (&qa)[DC / 16][4], const T *ks,
+fh_tile(fl_run<EC / 8> &R, const uint32_t (&qa)[DC / 16][4], const T *ks,
         const T *vs, const T *const bp[2], int64_t b3, bool pair, int kin,
         float sc2, int lane) {
   typedef fh_smem<DC, EC> L;
@@ -748,27 +754,7 @@ fh_tile(fh_run<EC / 8> &R, const uint32_t (&qa)[DC / 16][4], const T *ks,
       s[j][c] = x;
       mt[c >> 1] = fmaxf(mt[c >> 1], x);
     }
-  float mr[2], corr[2];
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    float mn = fmaxf(R.m[h], group_max<4>(mt[h]));
-    mr[h] = mn == -INFINITY ? 0.0f : mn; /* no -inf - -inf */
-    corr[h] = fl_exp2(R.m[h] - mr[h]);   /* 0 on the first keys */
-    R.m[h] = mn;
-    R.l[h] *= corr[h];
-  }
-#pragma unroll
-  for (int j = 0; j < NT; j++)
-#pragma unroll
-    for (int c = 0; c < 4; c++) {
-      float p = fl_exp2(s[j][c] - mr[c >> 1]);
-      s[j][c] = p;
-      R.l[c >> 1] += p;
-    }
-#pragma unroll
-  for (int i = 0; i < EN; i++)
-    R.acc[i][0] *= corr[0], R.acc[i][1] *= corr[0], R.acc[i][2] *= corr[1],
-        R.acc[i][3] *= corr[1];
+  fl_online(R, s, mt);
 #pragma unroll
   for (int jj = 0; jj < NT / 2; jj++) {
     if (!FULL && 16 * jj >= kin)
@@ -874,7 +860,7 @@ __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
   const bool live = q0 + 16 * w < a.s;  /* the warp has a row to compute */
   const int64_t b3 = a.bst[3];
   const bool pair = (vec & 16) != 0;
-  fh_run<EN> R;
+  fl_run<EN> R;
   R.m[0] = R.m[1] = -INFINITY, R.l[0] = R.l[1] = 0.0f;
 #pragma unroll
   for (int i = 0; i < EN; i++)
