@@ -235,9 +235,7 @@ __device__ __forceinline__ void fl_stage_tile(float *buf, const float *k,
 
 /* A flash kernel's running state: a lane's two rows' maxima and sums
  * (log2 domain) and its EN output fragments (k_flash's and k_flash_h's). */
-template <int EN> struct fl_run {
-  float m[2], l[2], acc[EN][4];
-};
+template <int EN> struct fl_run { float m[2], l[2], acc[EN][4]; };
 
 /* The online softmax over one key tile's scores s (log2 domain, -inf for
  * keys past t; mt: each row's maximum over this lane's keys): the rows'
@@ -424,8 +422,7 @@ __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
   for (int it = 0; it < ntiles; it++) {
     const float *ks = sm + (it & 1) * L::BUF, *vs = ks + KT * L::LK;
     if (it + 1 < ntiles) {
-      fl_stage_tile<DC, EC>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1,
-                            vec);
+      fl_stage_tile<DC, EC>(sm + ((it + 1) & 1) * L::BUF, k, v, a, it + 1, vec);
       fl_commit();
       fl_wait<1>(); /* this tile's copies done, the next one's in flight */
     } else {
@@ -759,10 +756,11 @@ fh_tile(fl_run<EC / 8> &R, const uint32_t (&qa)[DC / 16][4], const T *ks,
   for (int jj = 0; jj < NT / 2; jj++) {
     if (!FULL && 16 * jj >= kin)
       continue; /* every p of the step 0 */
-    const uint32_t pa[4] = {fh_pack((T *)0, s[2 * jj][0], s[2 * jj][1]),
-                            fh_pack((T *)0, s[2 * jj][2], s[2 * jj][3]),
-                            fh_pack((T *)0, s[2 * jj + 1][0], s[2 * jj + 1][1]),
-                            fh_pack((T *)0, s[2 * jj + 1][2], s[2 * jj + 1][3])};
+    const uint32_t pa[4] = {
+        fh_pack((T *)0, s[2 * jj][0], s[2 * jj][1]),
+        fh_pack((T *)0, s[2 * jj][2], s[2 * jj][3]),
+        fh_pack((T *)0, s[2 * jj + 1][0], s[2 * jj + 1][1]),
+        fh_pack((T *)0, s[2 * jj + 1][2], s[2 * jj + 1][3])};
     const T *vr =
         vs + (16 * jj + (lane & 7) + (lane & 8)) * L::LV + (lane >> 4) * 8;
 #pragma unroll
@@ -909,8 +907,8 @@ __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
       T *y2 = yr + 2 * tq;
 #pragma unroll
       for (int i = 0; i < EN; i++)
-        *(uint32_t *)(y2 + 8 * i) = fh_pack((T *)0, R.acc[i][2 * h] * inv,
-                                            R.acc[i][2 * h + 1] * inv);
+        *(uint32_t *)(y2 + 8 * i) =
+            fh_pack((T *)0, R.acc[i][2 * h] * inv, R.acc[i][2 * h + 1] * inv);
       continue;
     }
 #pragma unroll

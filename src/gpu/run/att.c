@@ -252,22 +252,20 @@ base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d) {
         fprintf(stderr, " %s %.4f ms,", att_form_names[f], t->ms[f]);
     const cxk_att *a = &t->a;
     size_t es = cxk_dt_size((int)a->dt);
-    fprintf(stderr,
-            " %s (d0 %lld d1 %lld s %lld t %lld d %lld e %lld; strides q "
-            "%lld %lld %lld %lld k %lld %lld %lld %lld v %lld %lld %lld %lld "
-            "y %lld %lld %lld %lld; bias %lld %lld %lld %lld)\n",
-            att_form_names[t->form], (long long)a->d0, (long long)a->d1,
-            (long long)a->s, (long long)a->t, (long long)a->d, (long long)a->e,
-            (long long)a->st[0][0], (long long)a->st[0][1],
-            (long long)a->st[0][2], (long long)a->st[0][3],
-            (long long)a->st[1][0], (long long)a->st[1][1],
-            (long long)a->st[1][2], (long long)a->st[1][3],
-            (long long)a->st[2][0], (long long)a->st[2][1],
-            (long long)a->st[2][2], (long long)a->st[2][3],
-            (long long)a->st[3][0], (long long)a->st[3][1],
-            (long long)a->st[3][2], (long long)a->st[3][3],
-            (long long)(n->nin > 4 ? a->bst[0] : -1), (long long)a->bst[1],
-            (long long)a->bst[2], (long long)a->bst[3]);
+    fprintf(
+        stderr,
+        " %s (d0 %lld d1 %lld s %lld t %lld d %lld e %lld; strides q "
+        "%lld %lld %lld %lld k %lld %lld %lld %lld v %lld %lld %lld %lld "
+        "y %lld %lld %lld %lld; bias %lld %lld %lld %lld)\n",
+        att_form_names[t->form], (long long)a->d0, (long long)a->d1,
+        (long long)a->s, (long long)a->t, (long long)a->d, (long long)a->e,
+        (long long)a->st[0][0], (long long)a->st[0][1], (long long)a->st[0][2],
+        (long long)a->st[0][3], (long long)a->st[1][0], (long long)a->st[1][1],
+        (long long)a->st[1][2], (long long)a->st[1][3], (long long)a->st[2][0],
+        (long long)a->st[2][1], (long long)a->st[2][2], (long long)a->st[2][3],
+        (long long)a->st[3][0], (long long)a->st[3][1], (long long)a->st[3][2],
+        (long long)a->st[3][3], (long long)(n->nin > 4 ? a->bst[0] : -1),
+        (long long)a->bst[1], (long long)a->bst[2], (long long)a->bst[3]);
     int v = cxk_flash_vec((const char *)IN(p, n, 0) + es * t->off[0],
                           (const char *)IN(p, n, 1) + es * t->off[1],
                           (const char *)IN(p, n, 2) + es * t->off[2],
