@@ -7,11 +7,14 @@
  * For each operator,
  *
  *   ms = fixed * launches + mem * bytes / bandwidth + flop * flops / peak
+ *        + irr * irregular bytes / bandwidth
  *
  * (peak: the TF32 rate for conv2d/matmul, which the CUDA executor runs in
  * TF32; the flops term only for those, a dense k x k conv2d's at least one
  * wave's; other operators' third term is the bytes beyond the L2 cache;
- * a concat's fixed cost is per input), with fixed > 0 and mem, flop >= 0,
+ * a concat's fixed cost is per input; a slice's and gather's bytes what
+ * they show; irregular bytes those moved without 16-byte accesses), with
+ * fixed > 0 and mem, flop, irr >= 0,
  * fitted by iteratively reweighted least squares on the relative error
  * (an L1 fit: robust to the odd slow kernel). An operator with too few
  * rows borrows the fit of all rows of its kind (element-wise, movement,
