@@ -780,16 +780,14 @@ static const struct {
     /* Counts after the irregular-access feature, the slice's and gather's
      * shown bytes and the depthwise class (2026-11-29, issue 43; before:
      * h100 38 rows, worst 4.43; h200 54, worst 15.9; h200+mutants 230,
-     * worst 17.9; after: 23 (4.43), 22 (5.03), 66 (4.65)).
+     * worst 17.9; after: 23 (4.43), 22 (5.03), 61 (4.65)).
      *
      * Depthwise 5x5 and 7x7 convolutions (NASNet's, stride 2 or batch 16;
-     * 2.0-2.6x under) and the mutants' merged 1x7/7x1 and 1x3/3x1 ones
-     * (groups=2, 2.1-2.6x under): cuDNN's algorithm by shape, which
-     * bytes and flops do not follow. */
+     * 2.0-2.6x under): cuDNN's algorithm by shape, which bytes and flops
+     * do not follow. */
     {"h100", "conv2d/depthwise", 7},
     {"h200", "conv2d/depthwise", 3},
     {"h200+mutants", "conv2d/depthwise", 16},
-    {"h200+mutants", "conv2d/grouped", 5},
     /* 1x1 convolutions over 16-32 input or 11-96 output channels at
      * batch 16 (2.0-2.8x under), the 7x7 stems (3 input channels) at batch
      * 16, ViT's patch embedding (16x16 stride 16, 4.65-5.03x under) and

@@ -38,12 +38,14 @@
 #define L2_BYTES 50e6 /* the GH100's L2 cache (H100 and H200) */
 #define WAVE_OUTPUTS (132.0 * 128 * 64)
 
-/* The compute feature of a dense k x k convolution: its flops, but never
- * less than one full wave's, (flops per output) x WAVE_OUTPUTS. A kernel
+/* The compute feature of a dense k x k or grouped (not depthwise)
+ * convolution: its flops, but never less than one full wave's, (flops per output) x WAVE_OUTPUTS. A kernel
  * with fewer outputs than a wave leaves SMs idle and takes the time of
  * its reduction depth, not of its flops (docs/costdb.md, "The fitted
  * model": a table measured at batch 1 only, the H200's, otherwise
- * extrapolates its small kernels' low throughput to large ones). */
+ * extrapolates its small kernels' low throughput to large ones; its
+ * grouped rows, ResNeXt's at batch 1, all take 12-14 us and fitted on
+ * plain flops gave a constant 13.5 us for any size). */
 static double conv_flops(const ir_graph *g, int node, const cd_work *w) {
   double out = (double)ir_shape_numel(&g->tensors[g->nodes[node].out[0]].shape);
   return out > 0 ? fmax(w->flops, w->flops / out * WAVE_OUTPUTS) : w->flops;
@@ -180,7 +182,9 @@ static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
                      const cd_work *w, double x[CD_NFEAT]) {
   double peak =
       w->matrix && dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops;
-  double flops = cls == IR_OP_CONV2D ? conv_flops(g, node, w) : w->flops;
+  double flops = cls == IR_OP_CONV2D || cls == CD_CLASS_CONV_GROUPED
+                     ? conv_flops(g, node, w)
+                     : w->flops;
   /* a concat pays per input: about 1.1 us each on both GPUs' tables,
    * next to a fixed cost of about 0 (issue 43) */
   x[0] = cls == IR_OP_CONCAT ? w->launches * g->nodes[node].nin : w->launches;
