@@ -39,13 +39,14 @@
 #define WAVE_OUTPUTS (132.0 * 128 * 64)
 
 /* The compute feature of a dense k x k or grouped (not depthwise)
- * convolution: its flops, but never less than one full wave's, (flops per output) x WAVE_OUTPUTS. A kernel
- * with fewer outputs than a wave leaves SMs idle and takes the time of
- * its reduction depth, not of its flops (docs/costdb.md, "The fitted
- * model": a table measured at batch 1 only, the H200's, otherwise
- * extrapolates its small kernels' low throughput to large ones; its
- * grouped rows, ResNeXt's at batch 1, all take 12-14 us and fitted on
- * plain flops gave a constant 13.5 us for any size). */
+ * convolution: its flops, but never less than one full wave's, (flops
+ * per output) x WAVE_OUTPUTS. A kernel with fewer outputs than a wave
+ * leaves SMs idle and takes the time of its reduction depth, not of its
+ * flops (docs/costdb.md, "The fitted model": a table measured at batch 1
+ * only, the H200's, otherwise extrapolates its small kernels' low
+ * throughput to large ones; its grouped rows, ResNeXt's at batch 1, all
+ * take 12-14 us and fitted on plain flops gave a constant 13.5 us for
+ * any size). */
 static double conv_flops(const ir_graph *g, int node, const cd_work *w) {
   double out = (double)ir_shape_numel(&g->tensors[g->nodes[node].out[0]].shape);
   return out > 0 ? fmax(w->flops, w->flops / out * WAVE_OUTPUTS) : w->flops;
