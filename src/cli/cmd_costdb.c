@@ -222,34 +222,37 @@ static int fit(cd_db *db, const cd_device *dev) {
   printf("ms = fixed (x inputs for concat) + bytes / bandwidth + flops / "
          "rate (conv2d/matmul: TF32; conv2d/kxk: at least one wave's flops)"
          " or + bytes beyond the 50 MB L2 / the GB/s of TFLOP/s|L2 (other "
-         "operators)\n");
-  printf("%-15s %5s %5s %9s %11s %11s %15s %15s\n", "operator", "rows", "fit",
-         "fixed_us", "GB/s", "TFLOP/s|L2", "heldout_med", "heldout_p90");
+         "operators); irregular_GB/s: the bandwidth of bytes moved through "
+         "an irregular path (unaligned broadcasts, slices, transposes, "
+         "concats)\n");
+  printf("%-16s %5s %5s %9s %11s %11s %13s %15s %15s\n", "operator", "rows",
+         "fit", "fixed_us", "GB/s", "TFLOP/s|L2", "irregular_GB/s",
+         "heldout_med", "heldout_p90");
   for (int o = 0; o < CD_NCLASSES; o++) {
     const cd_fit_op *p = &f.op[o];
     if (p->from == CD_FIT_NONE || (!p->rows && o != IR_OP_FUSED))
       continue;
     const cd_fit_err *e = &r.fit_op[o], *e1 = &r.single_op[o];
-    char bw[32] = "-", tf[32] = "-", med[40] = "-", p90[40] = "-";
+    char bw[32] = "-", tf[32] = "-", ir[32] = "-", med[40] = "-", p90[40] = "-";
     if (p->c[1] > 0)
       snprintf(bw, sizeof bw, "%.0f", dev->mem_bw / p->c[1] / 1e9);
-    int matrix = ir_op(o == CD_CLASS_CONV_1X1 || o == CD_CLASS_CONV_GROUPED
-                           ? IR_OP_CONV2D
-                           : (ir_opcode)o)
-                     ->kind == IR_OPK_MATRIX;
+    int matrix = ir_op(o >= IR_NOPS ? IR_OP_CONV2D : (ir_opcode)o)->kind ==
+                 IR_OPK_MATRIX;
     if (p->c[2] > 0 && matrix)
       snprintf(tf, sizeof tf, "%.1f",
                (dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops) /
                    p->c[2] / 1e12);
     else if (p->c[2] > 0) /* beyond the L2: GB/s */
       snprintf(tf, sizeof tf, "%.0f GB/s", dev->mem_bw / p->c[2] / 1e9);
+    if (p->c[3] > 0) /* the whole bytes' rate on an irregular row */
+      snprintf(ir, sizeof ir, "%.0f", dev->mem_bw / (p->c[1] + p->c[3]) / 1e9);
     if (e->n) {
       snprintf(med, sizeof med, "%.1f%% (%.1f%%)", 100 * e->median,
                100 * e1->median);
       snprintf(p90, sizeof p90, "%.1f%% (%.1f%%)", 100 * e->p90, 100 * e1->p90);
     }
-    printf("%-15s %5d %5s %9.2f %11s %11s %15s %15s\n", cd_class_name(o),
-           p->rows, fit_from(p->from), 1000 * p->c[0], bw, tf, med, p90);
+    printf("%-16s %5d %5s %9.2f %11s %11s %13s %15s %15s\n", cd_class_name(o),
+           p->rows, fit_from(p->from), 1000 * p->c[0], bw, tf, ir, med, p90);
   }
   printf("held out (%d-fold, %d rows): fitted model median %.1f%%, 90th "
          "percentile %.1f%%; single factor per operator median %.1f%%, "

@@ -217,23 +217,34 @@ base_status cd_graph_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
 ir_graph *cd_sig_graph(const char *sig, base_diag *d);
 
 /* The fit's classes: one per operator (an ir_opcode), except that conv2d
- * is three: IR_OP_CONV2D (dense k x k kernels), CD_CLASS_CONV_1X1 (dense
- * 1x1) and CD_CLASS_CONV_GROUPED (groups > 1, depthwise included). */
-enum { CD_CLASS_CONV_1X1 = IR_NOPS, CD_CLASS_CONV_GROUPED, CD_NCLASSES };
+ * is four: IR_OP_CONV2D (dense k x k kernels), CD_CLASS_CONV_1X1 (dense
+ * 1x1), CD_CLASS_CONV_GROUPED (groups > 1, several input channels a
+ * group) and CD_CLASS_CONV_DEPTHWISE (one input channel a group). */
+enum {
+  CD_CLASS_CONV_1X1 = IR_NOPS,
+  CD_CLASS_CONV_GROUPED,
+  CD_CLASS_CONV_DEPTHWISE,
+  CD_NCLASSES
+};
 /* "conv2d/1x1", "relu", ... */
 const char *cd_class_name(int cls);
 
+#define CD_NFEAT 4 /* features of the fitted model (cd_sample.x) */
+
 /* One measured row of a device's table, as the fit sees it. */
 typedef struct cd_sample {
-  int op;          /* its class (an ir_opcode, or CD_CLASS_*) */
-  double ms;       /* the measurement */
-  double x[3];     /* features: launches (a concat's times its inputs),
-                      bytes / bandwidth (ms), and flops / peak (ms;
-                      conv2d/matmul at the TF32 rate, a dense k x k
-                      conv2d's at least one wave's) or, for other
-                      operators, bytes beyond the L2 / bandwidth (ms) */
-  double roofline; /* cd_estimate of the row */
-  uint64_t hash;   /* XXH3-64 of the signature (the fold of a row) */
+  int op;             /* its class (an ir_opcode, or CD_CLASS_*) */
+  double ms;          /* the measurement */
+  double x[CD_NFEAT]; /* features: launches (a concat's times its inputs),
+                      bytes / bandwidth (ms; a slice's what it shows),
+                      flops / peak (ms; conv2d/matmul at the TF32 rate, a
+                      dense k x k conv2d's at least one wave's) or, for
+                      other operators, bytes beyond the L2 / bandwidth
+                      (ms), and the bytes moved through an irregular path
+                      / bandwidth (ms; inner broadcasts, unaligned
+                      slices, transposes of the innermost axis) */
+  double roofline;    /* cd_estimate of the row */
+  uint64_t hash;      /* XXH3-64 of the signature (the fold of a row) */
 } cd_sample;
 
 /* The measured rows of dev in db (its table imported first), in signature
@@ -249,11 +260,12 @@ typedef enum {
   CD_FIT_ALL   /* the fit of all matrix (or all other) rows */
 } cd_fit_from;
 
-/* ms = c[0] * launches + c[1] * bytes / bandwidth + c[2] * flops / peak:
- * c[0] the fixed cost per launch (ms, > 0), c[1] and c[2] (>= 0) how many
+/* ms = c[0] * launches + c[1] * bytes / bandwidth + c[2] * flops / peak
+ *      + c[3] * irregular bytes / bandwidth (cd_sample.x):
+ * c[0] the fixed cost per launch (ms, > 0), c[1..3] (>= 0) how many
  * times slower than the peak bandwidth and peak rate the operator runs. */
 typedef struct cd_fit_op {
-  double c[3];
+  double c[CD_NFEAT];
   int rows;         /* the operator's own rows in the fit */
   cd_fit_from from; /* where c comes from */
 } cd_fit_op;

@@ -7,11 +7,14 @@
  * For each operator,
  *
  *   ms = fixed * launches + mem * bytes / bandwidth + flop * flops / peak
+ *        + irr * irregular bytes / bandwidth
  *
  * (peak: the TF32 rate for conv2d/matmul, which the CUDA executor runs in
  * TF32; the flops term only for those, a dense k x k conv2d's at least one
  * wave's; other operators' third term is the bytes beyond the L2 cache;
- * a concat's fixed cost is per input), with fixed > 0 and mem, flop >= 0,
+ * a concat's fixed cost is per input; a slice's and gather's bytes what
+ * they show; irregular bytes those moved without 16-byte accesses), with
+ * fixed > 0 and mem, flop, irr >= 0,
  * fitted by iteratively reweighted least squares on the relative error
  * (an L1 fit: robust to the odd slow kernel). An operator with too few
  * rows borrows the fit of all rows of its kind (element-wise, movement,
@@ -35,52 +38,184 @@
 #define L2_BYTES 50e6 /* the GH100's L2 cache (H100 and H200) */
 #define WAVE_OUTPUTS (132.0 * 128 * 64)
 
-/* The compute feature of a dense k x k convolution: its flops, but never
- * less than one full wave's, (flops per output) x WAVE_OUTPUTS. A kernel
- * with fewer outputs than a wave leaves SMs idle and takes the time of
- * its reduction depth, not of its flops (docs/costdb.md, "The fitted
- * model": a table measured at batch 1 only, the H200's, otherwise
- * extrapolates its small kernels' low throughput to large ones). */
+/* The compute feature of a dense k x k or grouped (not depthwise)
+ * convolution: its flops, but never less than one full wave's, (flops
+ * per output) x WAVE_OUTPUTS. A kernel with fewer outputs than a wave
+ * leaves SMs idle and takes the time of its reduction depth, not of its
+ * flops (docs/costdb.md, "The fitted model": a table measured at batch 1
+ * only, the H200's, otherwise extrapolates its small kernels' low
+ * throughput to large ones; its grouped rows, ResNeXt's at batch 1, all
+ * take 12-14 us and fitted on plain flops gave a constant 13.5 us for
+ * any size). */
 static double conv_flops(const ir_graph *g, int node, const cd_work *w) {
   double out = (double)ir_shape_numel(&g->tensors[g->nodes[node].out[0]].shape);
   return out > 0 ? fmax(w->flops, w->flops / out * WAVE_OUTPUTS) : w->flops;
 }
 
+/* Whether operand shape b, broadcast to the output shape o (aligned on
+ * the right), is read in runs that are not a multiple of 4 elements: its
+ * run is the trailing axes of o it varies along (size-1 axes of o left
+ * out), 1 when it repeats along the innermost one. [C,1,1,1] over
+ * [C,K,1,1] (runs of 1) or [1,H,1,49,49] over [B,H,W,49,49] (2401) take
+ * the general broadcast kernel (src/gpu/kern/kew.cu), an index division
+ * per axis per element and no float4; [N] over [B,S,N] (a suffix),
+ * [B,1,S,S] over [B,H,S,S] (runs of S^2), an operand laid out like o and
+ * a scalar take the vector or scalar paths. (Counting the scalar path,
+ * one float a thread, as irregular too made the fit worse: 22 -> 37 rows
+ * beyond 2x on the H200.) */
+static int unaligned_broadcast(const ir_shape *b, const ir_shape *o) {
+  int64_t nb = ir_shape_numel(b);
+  if (nb == 1 || nb == ir_shape_numel(o))
+    return 0;
+  int64_t run = 1;
+  for (int d = o->rank - 1; d >= 0; d--) {
+    int k = d - (o->rank - b->rank);
+    int64_t bd = k >= 0 ? b->dim[k] : 1;
+    if (o->dim[d] == 1)
+      continue;
+    if (bd == 1)
+      break;
+    run *= bd;
+  }
+  return run % 4 != 0;
+}
+
+/* Whether a slice's contiguous run (the trailing axes it keeps whole and
+ * the innermost one it cuts) or the run's start is not a multiple of 4
+ * elements: no 16-byte vector loads and stores, a read split over two
+ * cache lines at each row's ends. */
+static int unaligned_slice(const ir_graph *g, const ir_node *nd) {
+  const ir_shape *x = &g->tensors[nd->in[0]].shape;
+  const ir_shape *y = &g->tensors[nd->out[0]].shape;
+  int64_t run = 1, start = 0;
+  for (int d = x->rank - 1; d >= 0; d--) {
+    start += nd->a.list[d] * run;
+    run *= y->dim[d];
+    if (y->dim[d] != x->dim[d])
+      break;
+  }
+  return run % 4 != 0 || start % 4 != 0;
+}
+
+/* Whether a transpose's contiguous run (the trailing axes it leaves in
+ * place, size-1 axes left out; 1 if it moves the innermost axis) is not
+ * a multiple of 4 elements: [16,C,14,14] perm=[1,2,0,3] copies runs of
+ * 14 floats, [M,N] perm=[1,0] strides its reads or its writes. */
+static int unaligned_transpose(const ir_graph *g, const ir_node *nd) {
+  const ir_shape *x = &g->tensors[nd->in[0]].shape;
+  const int64_t *perm = nd->a.list;
+  int64_t run = 1;
+  for (int i = x->rank - 1, j = x->rank - 1;; i--, j--) {
+    while (i >= 0 && x->dim[i] == 1)
+      i--;
+    while (j >= 0 && x->dim[perm[j]] == 1)
+      j--;
+    if (i < 0 || j < 0 || perm[j] != i)
+      break;
+    run *= x->dim[i];
+  }
+  return run % 4 != 0;
+}
+
+/* Whether one of a concat's inputs has a run (its axes from the concat's
+ * axis in) that is not a multiple of 4 elements: [16,C,14,14] and
+ * [16,C,14,14] along axis 3 copies runs of 14 floats. */
+static int unaligned_concat(const ir_graph *g, const ir_node *nd) {
+  for (int k = 0; k < nd->nin; k++) {
+    const ir_shape *x = &g->tensors[nd->in[k]].shape;
+    int64_t run = 1;
+    for (int d = nd->a.axis < 0 ? nd->a.axis + x->rank : nd->a.axis;
+         d < x->rank; d++)
+      run *= x->dim[d];
+    if (run % 4 != 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* The bytes (in ms at the device's bandwidth) node moves through an
+ * irregular access path: a binary element-wise operator with an
+ * operand broadcast in unaligned runs, a slice, transpose or concat whose
+ * contiguous runs are not 16-byte aligned; else 0 (docs/costdb.md, "The fitted
+ * model"). */
+static double irregular_ms(const cd_device *dev, const ir_graph *g, int node,
+                           double bytes) {
+  const ir_node *nd = &g->nodes[node];
+  const ir_shape *o = &g->tensors[nd->out[0]].shape;
+  int irr = 0;
+  if (ir_op(nd->op)->kind == IR_OPK_EW && nd->nin == 2)
+    irr = unaligned_broadcast(&g->tensors[nd->in[0]].shape, o) ||
+          unaligned_broadcast(&g->tensors[nd->in[1]].shape, o);
+  else if (nd->op == IR_OP_SLICE)
+    irr = unaligned_slice(g, nd);
+  else if (nd->op == IR_OP_TRANSPOSE)
+    irr = unaligned_transpose(g, nd);
+  else if (nd->op == IR_OP_CONCAT)
+    irr = unaligned_concat(g, nd);
+  return irr ? 1e3 * bytes / dev->mem_bw : 0;
+}
+
+/* Bytes of tensor t (as cd_node_work counts them). */
+static double tbytes(const ir_graph *g, int t) {
+  return (ir_dtype_is_half((ir_dtype)g->tensors[t].dtype) ? 2 : 4) *
+         (double)ir_shape_numel(&g->tensors[t].shape);
+}
+
+/* The bytes a node moves: cd_node_work's, but a slice or gather reads
+ * only the part of its data it shows (and a gather its indices), where
+ * cd_node_work counts the whole input (a 160 MB embedding table for a
+ * 6 MB gather). */
+static double moved_bytes(const ir_graph *g, int node, const cd_work *w) {
+  const ir_node *nd = &g->nodes[node];
+  double out = tbytes(g, nd->out[0]);
+  if (nd->op == IR_OP_SLICE)
+    return 2 * out;
+  if (nd->op == IR_OP_GATHER)
+    return 2 * out + tbytes(g, nd->in[1]);
+  return w->bytes;
+}
+
 /* Features of node (of class cls, work w) on dev: launches (a concat's
- * times its inputs), memory time
- * and compute time at peak, in ms (so coefficients are dimensionless
- * multipliers). */
+ * times its inputs), memory time, compute time at peak (or the time of
+ * the bytes beyond the L2) and the time of the bytes moved through an
+ * irregular path, in ms (so coefficients are dimensionless multipliers). */
 static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
-                     const cd_work *w, double x[3]) {
+                     const cd_work *w, double x[CD_NFEAT]) {
   double peak =
       w->matrix && dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops;
-  double flops = cls == IR_OP_CONV2D ? conv_flops(g, node, w) : w->flops;
+  double flops = cls == IR_OP_CONV2D || cls == CD_CLASS_CONV_GROUPED
+                     ? conv_flops(g, node, w)
+                     : w->flops;
   /* a concat pays per input: about 1.1 us each on both GPUs' tables,
    * next to a fixed cost of about 0 (issue 43) */
   x[0] = cls == IR_OP_CONCAT ? w->launches * g->nodes[node].nin : w->launches;
-  x[1] = 1e3 * w->bytes / dev->mem_bw;
+  double bytes = moved_bytes(g, node, w);
+  x[1] = 1e3 * bytes / dev->mem_bw;
   x[2] = w->matrix ? 1e3 * flops / peak
-                   : 1e3 * fmax(0, w->bytes - L2_BYTES) / dev->mem_bw;
+                   : 1e3 * fmax(0, bytes - L2_BYTES) / dev->mem_bw;
+  x[3] = irregular_ms(dev, g, node, bytes);
 }
 
-/* The class a node is fitted in: its operator, except that grouped
- * (depthwise) and 1x1 convolutions, whose kernels run at very different
- * efficiencies, are classes of their own. */
+/* The class a node is fitted in: its operator, except that grouped,
+ * depthwise (one input channel a group: a per-channel stencil, no
+ * matrix product) and 1x1 convolutions, whose kernels run at very
+ * different efficiencies, are classes of their own. */
 static int node_class(const ir_graph *g, int node) {
   const ir_node *nd = &g->nodes[node];
   if (nd->op != IR_OP_CONV2D)
     return nd->op;
   const ir_shape *w = &g->tensors[nd->in[1]].shape;
   if (nd->a.groups > 1)
-    return CD_CLASS_CONV_GROUPED;
+    return w->dim[1] == 1 ? CD_CLASS_CONV_DEPTHWISE : CD_CLASS_CONV_GROUPED;
   return w->dim[2] * w->dim[3] == 1 ? CD_CLASS_CONV_1X1 : IR_OP_CONV2D;
 }
 
 const char *cd_class_name(int cls) {
-  return cls == CD_CLASS_CONV_GROUPED ? "conv2d/grouped"
-         : cls == CD_CLASS_CONV_1X1   ? "conv2d/1x1"
-         : cls == IR_OP_CONV2D        ? "conv2d/kxk"
-                                      : ir_op((ir_opcode)cls)->name;
+  return cls == CD_CLASS_CONV_GROUPED     ? "conv2d/grouped"
+         : cls == CD_CLASS_CONV_DEPTHWISE ? "conv2d/depthwise"
+         : cls == CD_CLASS_CONV_1X1       ? "conv2d/1x1"
+         : cls == IR_OP_CONV2D            ? "conv2d/kxk"
+                                          : ir_op((ir_opcode)cls)->name;
 }
 
 /* The operator of a class. */
@@ -118,7 +253,7 @@ static base_status read_rows(cd_db *db, const cd_device *dev, cd_sample **out,
     cd_work w = cd_node_work(g, 0);
     int op = node_class(g, 0);
     double roof = cd_estimate(dev, g, 0);
-    double x[3];
+    double x[CD_NFEAT];
     features(dev, g, 0, op, &w, x);
     ir_graph_free(g);
     if (!w.launches || !(ms > 0)) { /* a view or a constant: costs 0 */
@@ -173,7 +308,8 @@ base_status cd_samples(cd_db *db, const cd_device *dev, cd_sample **out, int *n,
 
 /* Solves the k x k system a x = b (Gaussian elimination, partial pivot);
  * 0 if singular. */
-static int solve(int k, double a[3][3], double b[3], double x[3]) {
+static int solve(int k, double a[CD_NFEAT][CD_NFEAT], double b[CD_NFEAT],
+                 double x[CD_NFEAT]) {
   for (int c = 0; c < k; c++) {
     int p = c;
     for (int r = c + 1; r < k; r++)
@@ -215,12 +351,12 @@ typedef struct group {
 /* Fits the coefficients of the features in mask (bit j: feature j; bit 0
  * always) by weighted least squares on relative error; 0 unless every
  * coefficient comes out positive. */
-static int wls(const group *gr, unsigned mask, double c[3]) {
-  int f[3], k = 0;
-  for (int j = 0; j < 3; j++)
+static int wls(const group *gr, unsigned mask, double c[CD_NFEAT]) {
+  int f[CD_NFEAT], k = 0;
+  for (int j = 0; j < CD_NFEAT; j++)
     if (mask >> j & 1)
       f[k++] = j;
-  double a[3][3] = {{0}}, b[3] = {0}, x[3] = {0};
+  double a[CD_NFEAT][CD_NFEAT] = {{0}}, b[CD_NFEAT] = {0}, x[CD_NFEAT] = {0};
   for (int i = 0; i < gr->n; i++) {
     const cd_sample *s = &gr->s[gr->idx[i]];
     double wt = gr->w[i] / (s->ms * s->ms);
@@ -232,7 +368,7 @@ static int wls(const group *gr, unsigned mask, double c[3]) {
   }
   if (!solve(k, a, b, x))
     return 0;
-  c[0] = c[1] = c[2] = 0;
+  memset(c, 0, CD_NFEAT * sizeof *c);
   for (int p = 0; p < k; p++) {
     if (!(x[p] > 0) || !isfinite(x[p]))
       return 0;
@@ -241,12 +377,15 @@ static int wls(const group *gr, unsigned mask, double c[3]) {
   return 1;
 }
 
-static double predict(const double c[3], const double x[3]) {
-  return c[0] * x[0] + c[1] * x[1] + c[2] * x[2];
+static double predict(const double c[CD_NFEAT], const double x[CD_NFEAT]) {
+  double p = 0;
+  for (int j = 0; j < CD_NFEAT; j++)
+    p += c[j] * x[j];
+  return p;
 }
 
 /* Weighted relative squared error of c over the group. */
-static double objective(const group *gr, const double c[3]) {
+static double objective(const group *gr, const double c[CD_NFEAT]) {
   double e = 0;
   for (int i = 0; i < gr->n; i++) {
     const cd_sample *s = &gr->s[gr->idx[i]];
@@ -257,11 +396,11 @@ static double objective(const group *gr, const double c[3]) {
 }
 
 /* The best positive fit over the feature subsets allowed by `full`. */
-static int best_subset(const group *gr, unsigned full, double c[3]) {
+static int best_subset(const group *gr, unsigned full, double c[CD_NFEAT]) {
   double best = INFINITY;
   int ok = 0;
   for (unsigned m = 1; m <= full; m += 2) { /* bit 0 (fixed cost) always */
-    double t[3];
+    double t[CD_NFEAT];
     if ((m & full) != m || !wls(gr, m, t))
       continue;
     double e = objective(gr, t);
@@ -276,8 +415,8 @@ static int best_subset(const group *gr, unsigned full, double c[3]) {
 
 /* Fits the group (n >= 1) into c: an L1 fit on relative error by
  * iteratively reweighted least squares; 0 if no positive fit exists. */
-static int fit_group(const group *gr, int matrix, double c[3]) {
-  unsigned full = 7;
+static int fit_group(const group *gr, int matrix, double c[CD_NFEAT]) {
+  unsigned full = (1u << CD_NFEAT) - 1;
   (void)matrix;
   for (int i = 0; i < gr->n; i++)
     gr->w[i] = 1;
@@ -289,7 +428,7 @@ static int fit_group(const group *gr, int matrix, double c[3]) {
       double r = fabs(predict(c, s->x) - s->ms) / s->ms;
       gr->w[i] = 1 / fmax(r, IRLS_FLOOR);
     }
-    double t[3];
+    double t[CD_NFEAT];
     if (!best_subset(gr, full, t))
       break;
     memcpy(c, t, sizeof t);
@@ -317,7 +456,7 @@ typedef enum { BY_OP, BY_KIND, BY_MATRIX } by;
 
 static int fit_rows(const cd_sample *s, int n, const unsigned char *use,
                     by what, int want, int *idx, double *w, int *rows,
-                    double c[3]) {
+                    double c[CD_NFEAT]) {
   int k = 0, matrix = 0;
   for (int i = 0; i < n; i++) {
     if (use && !use[i])
@@ -349,9 +488,9 @@ base_status cd_fit_samples(const cd_sample *s, int n, const unsigned char *use,
   }
   for (int i = 0; i < n; i++)
     f->rows += !use || use[i];
-  double kind_c[16][3];
+  double kind_c[16][CD_NFEAT];
   int kind_ok[16] = {0}, all_ok[2] = {0}, rows;
-  double all_c[2][3];
+  double all_c[2][CD_NFEAT];
   for (int m = 0; m < 2; m++)
     all_ok[m] = fit_rows(s, n, use, BY_MATRIX, m, idx, w, &rows, all_c[m]);
   for (int k = 0; k < 16; k++)
@@ -384,7 +523,7 @@ double cd_fit_predict(const cd_fit *f, const cd_device *dev, const ir_graph *g,
   const cd_fit_op *p = &f->op[cls];
   if (p->from == CD_FIT_NONE)
     return cd_estimate(dev, g, node);
-  double x[3];
+  double x[CD_NFEAT];
   features(dev, g, node, cls, &w, x);
   return predict(p->c, x);
 }
