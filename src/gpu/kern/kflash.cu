@@ -180,17 +180,23 @@ __device__ __forceinline__ void fl_stage(float *dst, int ld, const fl_src &s) {
   }
 }
 
-/* fh_copy's float form (further down): a thread's share of a ROWS x COLS
- * tile of floats copied 16 bytes at a time into dst at pitch LD, the
- * addresses worked out once a call. */
-template <int ROWS, int COLS, int LD, bool FULL>
-__device__ __forceinline__ void fl_copy(float *dst, const float *p, int64_t rs,
+/* A thread's share of a ROWS x COLS tile of T (rows rs apart) copied 16
+ * bytes at a time into dst at pitch LD, zeros past p's first `rows` rows
+ * (all ROWS where FULL) and past cols: the addresses worked out once a
+ * call (fl_stage's vec form took about 27 instructions a chunk, most of
+ * them 64-bit index arithmetic; ncu, 2026-11-29): chunk c0 of rows r0, r0
+ * + RPR, ... Nothing kept between calls (registers: the kernels are at
+ * their launch bounds' caps). Both kernels (T float, __half or
+ * __nv_bfloat16). */
+template <typename T, int ROWS, int COLS, int LD, bool FULL>
+__device__ __forceinline__ void fl_copy(T *dst, const T *p, int64_t rs,
                                         int rows, int cols) {
-  constexpr int CH = COLS / 4, RPR = FL_THREADS / CH, N = ROWS / RPR;
+  constexpr int EC16 = 16 / (int)sizeof(T); /* elements a chunk */
+  constexpr int CH = COLS / EC16, RPR = FL_THREADS / CH, N = ROWS / RPR;
   static_assert(FL_THREADS % CH == 0 && ROWS % RPR == 0, "whole rounds");
-  const int c0 = (int)threadIdx.x % CH * 4, r0 = (int)threadIdx.x / CH;
-  const float *s = p + r0 * rs + c0;
-  float *d = dst + r0 * LD + c0;
+  const int c0 = (int)threadIdx.x % CH * EC16, r0 = (int)threadIdx.x / CH;
+  const T *s = p + r0 * rs + c0;
+  T *d = dst + r0 * LD + c0;
   const int64_t step = RPR * rs;
   const bool cin = c0 < cols;
 #pragma unroll
@@ -198,7 +204,7 @@ __device__ __forceinline__ void fl_copy(float *dst, const float *p, int64_t rs,
     if (cin && (FULL || r0 + u * RPR < rows))
       fl_cp16(d, s);
     else
-      *(float4 *)d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      *(uint4 *)d = make_uint4(0, 0, 0, 0);
   }
 }
 
@@ -219,17 +225,17 @@ __device__ __forceinline__ void fl_stage_tile(float *buf, const float *k,
     fl_src sk = {kp, a.st[1][3], a.st[1][2], kin, D, false};
     fl_stage<L::KT, DC>(kd, L::LK, sk);
   } else if (kin == L::KT) {
-    fl_copy<L::KT, DC, L::LK, true>(kd, kp, a.st[1][3], kin, D);
+    fl_copy<float, L::KT, DC, L::LK, true>(kd, kp, a.st[1][3], kin, D);
   } else {
-    fl_copy<L::KT, DC, L::LK, false>(kd, kp, a.st[1][3], kin, D);
+    fl_copy<float, L::KT, DC, L::LK, false>(kd, kp, a.st[1][3], kin, D);
   }
   if (!(vec & 4)) {
     fl_src sv = {vp, a.st[2][2], a.st[2][3], kin, E, false};
     fl_stage<L::KT, EC>(vd, L::LV, sv);
   } else if (kin == L::KT) {
-    fl_copy<L::KT, EC, L::LV, true>(vd, vp, a.st[2][2], kin, E);
+    fl_copy<float, L::KT, EC, L::LV, true>(vd, vp, a.st[2][2], kin, E);
   } else {
-    fl_copy<L::KT, EC, L::LV, false>(vd, vp, a.st[2][2], kin, E);
+    fl_copy<float, L::KT, EC, L::LV, false>(vd, vp, a.st[2][2], kin, E);
   }
 }
 
@@ -378,8 +384,8 @@ __global__ void __launch_bounds__(FL_THREADS, (fl_smem<DC, EC>::MINB))
     const int qin = a.s - q0 < FL_ROWS ? (int)(a.s - q0) : FL_ROWS;
     const float *qp = q + q0 * a.st[0][2];
     if (vec & 1) {
-      fl_copy<FL_ROWS, DC, L::LK, false>(sm + L::BUF, qp, a.st[0][2], qin,
-                                         (int)a.d);
+      fl_copy<float, FL_ROWS, DC, L::LK, false>(sm + L::BUF, qp, a.st[0][2],
+                                                qin, (int)a.d);
     } else {
       fl_src sq = {qp, a.st[0][2], a.st[0][3], qin, (int)a.d, false};
       fl_stage<FL_ROWS, DC>(sm + L::BUF, L::LK, sq);
@@ -638,32 +644,6 @@ __device__ __forceinline__ void fh_stage(T *dst, int ld, const fh_src<T> &s) {
   }
 }
 
-/* A thread's share of a ROWS x COLS tile of T (rows rs apart) copied 16
- * bytes at a time into dst at pitch LD, zeros past p's first `rows` rows
- * (all ROWS where FULL) and past cols: fh_stage's vec form with the
- * addresses worked out once a call (ncu counted 27 instructions a chunk
- * there, most of them 64-bit index arithmetic): chunk c0 of rows r0, r0 +
- * RPR, ... Nothing kept between calls (registers: the kernel is at its
- * launch bounds' cap). */
-template <typename T, int ROWS, int COLS, int LD, bool FULL>
-__device__ __forceinline__ void fh_copy(T *dst, const T *p, int64_t rs,
-                                        int rows, int cols) {
-  constexpr int CH = COLS / 8, RPR = FL_THREADS / CH, N = ROWS / RPR;
-  static_assert(FL_THREADS % CH == 0 && ROWS % RPR == 0, "whole rounds");
-  const int c0 = (int)threadIdx.x % CH * 8, r0 = (int)threadIdx.x / CH;
-  const T *s = p + r0 * rs + c0;
-  T *d = dst + r0 * LD + c0;
-  const int64_t step = RPR * rs;
-  const bool cin = c0 < cols;
-#pragma unroll
-  for (int u = 0; u < N; u++, s += step, d += RPR * LD) {
-    if (cin && (FULL || r0 + u * RPR < rows))
-      fl_cp16(d, s);
-    else
-      *(uint4 *)d = make_uint4(0, 0, 0, 0);
-  }
-}
-
 /* Two elements of T packed in 32 bits (lo in the low half) as floats. */
 __device__ __forceinline__ void fh_unpack(const __nv_bfloat16 *, uint32_t u,
                                           float &lo, float &hi) {
@@ -773,7 +753,7 @@ fh_tile(fl_run<EC / 8> &R, const uint32_t (&qa)[DC / 16][4], const T *ks,
   }
 }
 
-/* Key tile it of k and v into a stage at buf: fh_copy where the operand
+/* Key tile it of k and v into a stage at buf: fl_copy where the operand
  * takes 16-byte copies (vec bits 2, 4), else fh_stage. */
 template <typename T, int DC, int EC>
 __device__ __forceinline__ void fh_stage_tile(T *buf, const T *k, const T *v,
@@ -789,17 +769,17 @@ __device__ __forceinline__ void fh_stage_tile(T *buf, const T *k, const T *v,
     fh_src<T> sk = {kp, a.st[1][3], a.st[1][2], kin, D, false};
     fh_stage<T, L::KT, DC>(kd, L::LK, sk);
   } else if (kin == L::KT) {
-    fh_copy<T, L::KT, DC, L::LK, true>(kd, kp, a.st[1][3], kin, D);
+    fl_copy<T, L::KT, DC, L::LK, true>(kd, kp, a.st[1][3], kin, D);
   } else {
-    fh_copy<T, L::KT, DC, L::LK, false>(kd, kp, a.st[1][3], kin, D);
+    fl_copy<T, L::KT, DC, L::LK, false>(kd, kp, a.st[1][3], kin, D);
   }
   if (!(vec & 4)) {
     fh_src<T> sv = {vp, a.st[2][2], a.st[2][3], kin, E, false};
     fh_stage<T, L::KT, EC>(vd, L::LV, sv);
   } else if (kin == L::KT) {
-    fh_copy<T, L::KT, EC, L::LV, true>(vd, vp, a.st[2][2], kin, E);
+    fl_copy<T, L::KT, EC, L::LV, true>(vd, vp, a.st[2][2], kin, E);
   } else {
-    fh_copy<T, L::KT, EC, L::LV, false>(vd, vp, a.st[2][2], kin, E);
+    fl_copy<T, L::KT, EC, L::LV, false>(vd, vp, a.st[2][2], kin, E);
   }
 }
 #endif
@@ -836,7 +816,7 @@ __global__ void __launch_bounds__(FL_THREADS, (fh_smem<DC, EC>::MINB))
     const int qin = a.s - q0 < FL_ROWS ? (int)(a.s - q0) : FL_ROWS;
     const T *qp = q + q0 * a.st[0][2];
     if (vec & 1) {
-      fh_copy<T, FL_ROWS, DC, L::LK, false>(sm + L::BUF, qp, a.st[0][2], qin,
+      fl_copy<T, FL_ROWS, DC, L::LK, false>(sm + L::BUF, qp, a.st[0][2], qin,
                                             (int)a.d);
     } else {
       fh_src<T> sq = {qp, a.st[0][2], a.st[0][3], qin, (int)a.d, false};
