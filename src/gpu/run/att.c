@@ -142,18 +142,23 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   return BASE_OK;
 }
 
+/* Operand k (q, k or v) of attention node n as the kernels read it: its
+ * buffer at the row layout's element offset. */
+static const void *att_in(gpu_plan *p, const ir_node *n, const gpu_att *t,
+                          int k) {
+  return (const char *)IN(p, n, k) + cxk_dt_size((int)t->a.dt) * t->off[k];
+}
+
 /* One run of attention node n in form `form` (GPU_ATT_*). */
 base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
                         int form, base_diag *d) {
   const float *sc = n->nin > 3 ? IN(p, n, 3) : NULL;
   const float *bias = n->nin > 4 ? IN(p, n, 4) : NULL;
   gpu_ctx *c = p->ctx;
-  size_t es = cxk_dt_size((int)t->a.dt); /* off: elements */
   if (form == GPU_ATT_FLASH) {
-    GPU_CUDA(d, cxk_flash(c->stream, (const char *)IN(p, n, 0) + es * t->off[0],
-                          (const char *)IN(p, n, 1) + es * t->off[1],
-                          (const char *)IN(p, n, 2) + es * t->off[2], sc, bias,
-                          p->ptr[n->out[0]], &t->a));
+    GPU_CUDA(d,
+             cxk_flash(c->stream, att_in(p, n, t, 0), att_in(p, n, t, 1),
+                       att_in(p, n, t, 2), sc, bias, p->ptr[n->out[0]], &t->a));
     return BASE_OK;
   }
   if (form == GPU_ATT_SPLIT) {
@@ -164,11 +169,9 @@ base_status gpu_att_run(gpu_plan *p, const ir_node *n, const gpu_att *t,
                                      bias, &t->a));
     return st ? st : gpu_smm_run(c, &t->mm[1], d);
   }
-  GPU_CUDA(d,
-           cxk_attention(c->stream, (const char *)IN(p, n, 0) + es * t->off[0],
-                         (const char *)IN(p, n, 1) + es * t->off[1],
-                         (const char *)IN(p, n, 2) + es * t->off[2], sc, bias,
-                         p->ptr[n->out[0]], &t->a, t->rw));
+  GPU_CUDA(d, cxk_attention(c->stream, att_in(p, n, t, 0), att_in(p, n, t, 1),
+                            att_in(p, n, t, 2), sc, bias, p->ptr[n->out[0]],
+                            &t->a, t->rw));
   return BASE_OK;
 }
 
@@ -223,6 +226,28 @@ static void att_time_forms(gpu_plan *p, const ir_node *n, gpu_att *t,
     cudaEventDestroy(e1);
 }
 
+/* The tune log's rest of node n's line: the form taken, the sizes, the
+ * operands' and the bias's strides (bias -1 ...: none); then a line with
+ * the operands the flash kernel copies 16 bytes at a time. */
+static void att_log(gpu_plan *p, const ir_node *n, const gpu_att *t) {
+  const cxk_att *a = &t->a;
+  fprintf(stderr, " %s (d0 %lld d1 %lld s %lld t %lld d %lld e %lld; strides",
+          att_form_names[t->form], (long long)a->d0, (long long)a->d1,
+          (long long)a->s, (long long)a->t, (long long)a->d, (long long)a->e);
+  for (int k = 0; k < 4; k++) {
+    const int64_t *st = a->st[k]; /* q, k, v, y */
+    fprintf(stderr, " %c %lld %lld %lld %lld", "qkvy"[k], (long long)st[0],
+            (long long)st[1], (long long)st[2], (long long)st[3]);
+  }
+  fprintf(stderr, "; bias %lld %lld %lld %lld)\n",
+          (long long)(n->nin > 4 ? a->bst[0] : -1), (long long)a->bst[1],
+          (long long)a->bst[2], (long long)a->bst[3]);
+  int v = cxk_flash_vec(att_in(p, n, t, 0), att_in(p, n, t, 1),
+                        att_in(p, n, t, 2), p->ptr[n->out[0]], a);
+  fprintf(stderr, "superopt: flash copies 16 bytes of q %d k %d v %d y %d\n",
+          v & 1, v >> 1 & 1, v >> 2 & 1, v >> 3 & 1);
+}
+
 base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d) {
   const ir_node *n = &p->g->nodes[i];
   gpu_step *s = &p->steps[i];
@@ -250,28 +275,7 @@ base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d) {
     for (int f = 0; f < GPU_ATT_FORMS; f++)
       if (ok[f])
         fprintf(stderr, " %s %.4f ms,", att_form_names[f], t->ms[f]);
-    const cxk_att *a = &t->a;
-    size_t es = cxk_dt_size((int)a->dt);
-    fprintf(
-        stderr,
-        " %s (d0 %lld d1 %lld s %lld t %lld d %lld e %lld; strides q "
-        "%lld %lld %lld %lld k %lld %lld %lld %lld v %lld %lld %lld %lld "
-        "y %lld %lld %lld %lld; bias %lld %lld %lld %lld)\n",
-        att_form_names[t->form], (long long)a->d0, (long long)a->d1,
-        (long long)a->s, (long long)a->t, (long long)a->d, (long long)a->e,
-        (long long)a->st[0][0], (long long)a->st[0][1], (long long)a->st[0][2],
-        (long long)a->st[0][3], (long long)a->st[1][0], (long long)a->st[1][1],
-        (long long)a->st[1][2], (long long)a->st[1][3], (long long)a->st[2][0],
-        (long long)a->st[2][1], (long long)a->st[2][2], (long long)a->st[2][3],
-        (long long)a->st[3][0], (long long)a->st[3][1], (long long)a->st[3][2],
-        (long long)a->st[3][3], (long long)(n->nin > 4 ? a->bst[0] : -1),
-        (long long)a->bst[1], (long long)a->bst[2], (long long)a->bst[3]);
-    int v = cxk_flash_vec((const char *)IN(p, n, 0) + es * t->off[0],
-                          (const char *)IN(p, n, 1) + es * t->off[1],
-                          (const char *)IN(p, n, 2) + es * t->off[2],
-                          p->ptr[n->out[0]], a);
-    fprintf(stderr, "superopt: flash copies 16 bytes of q %d k %d v %d y %d\n",
-            v & 1, v >> 1 & 1, v >> 2 & 1, v >> 3 & 1);
+    att_log(p, n, t);
   }
   return BASE_OK;
 }
