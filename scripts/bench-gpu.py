@@ -339,11 +339,42 @@ def time_ours(superopt, graph, batch, iters, extra=()):
     return float(m.group(1))
 
 
+_TV_STATE = {}
+
+
 def tv_model(name, dev, dtype="f32"):
+    """torchvision's NAME with seeded random weights, eval, on dev in dtype.
+    Its batch-norm statistics are calibrated once (calibrated_state): with
+    the initial ones (mean 0, variance 1) the activations of a randomly
+    initialised network grow layer by layer, in MobileNet-V2/V3 beyond
+    f16's range, which made PyTorch's f16 output 100% off (2026-11-29)."""
     import torchvision
     torch.manual_seed(0)
-    m = getattr(torchvision.models, TV[name])(weights=None).eval()
-    return m.to(dev).to(tdtype(dtype))
+    m = getattr(torchvision.models, TV[name])(weights=None)
+    if name not in _TV_STATE:
+        _TV_STATE[name] = calibrated_state(m)
+    m.load_state_dict(_TV_STATE[name])
+    return m.eval().to(dev).to(tdtype(dtype))
+
+
+def calibrated_state(m, batches=2, batch=8):
+    """m's state dict after its batch norms' running statistics are set
+    to the mean and variance over a few seeded random batches (train mode,
+    no gradients, on the CPU in float32, so every dtype's copy gets the
+    same values); m's own state when it has no batch norm."""
+    bns = [x for x in m.modules()
+           if isinstance(x, torch.nn.modules.batchnorm._BatchNorm)]
+    if bns:
+        g = torch.Generator().manual_seed(1)
+        for x in bns:
+            x.reset_running_stats()
+            x.momentum = None  # a cumulative average over the batches
+        m.train()
+        with torch.no_grad():
+            for _ in range(batches):
+                m(torch.rand(batch, 3, 224, 224, generator=g) * 2 - 1)
+        m.eval()
+    return {k: v.clone() for k, v in m.state_dict().items()}
 
 
 def superopt_outputs(superopt, graph, batch, inputs, out, extra=()):
