@@ -346,8 +346,9 @@ def tv_model(name, dev, dtype="f32"):
     """torchvision's NAME with seeded random weights, eval, on dev in dtype.
     Its batch-norm statistics are calibrated once (calibrated_state): with
     the initial ones (mean 0, variance 1) the activations of a randomly
-    initialised network grow layer by layer, in MobileNet-V2/V3 beyond
-    f16's range, which made PyTorch's f16 output 100% off (2026-11-29)."""
+    initialised network can grow layer by layer: PyTorch's f16 outputs of
+    MobileNet-V2/V3 read 100% off their float32 ones (2026-11-29), most
+    likely beyond f16's range (not checked)."""
     import torchvision
     torch.manual_seed(0)
     m = getattr(torchvision.models, TV[name])(weights=None)
