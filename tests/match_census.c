@@ -9,7 +9,8 @@
  * the plain H100 estimate), then every direction matched over the whole
  * graph. Prints one line per model: operators, directions matching
  * exactly, directions matching with instances, matches of each, and the
- * instances proven and refused. Not a test: the figures of docs/notes/results.md.
+ * instances proven and refused. Not a test: the figures of
+ * docs/notes/results.md.
  */
 #include <stdio.h>
 #include <stdlib.h>

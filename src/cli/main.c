@@ -183,8 +183,8 @@ static int finish_stdout(int rc) {
  * default spins an idle thread for milliseconds after each parallel region;
  * the executor opens about a thousand short regions to check BERT, so the
  * spins were over half of optimize's CPU seconds there (7.0 CPU-s, 3.0
- * passive; docs/notes/benchmarks.md) and took the cores of other processes for no
- * wall-time gain. libgomp reads the variable before main, so the process
+ * passive; docs/notes/benchmarks.md) and took the cores of other processes for
+ * no wall-time gain. libgomp reads the variable before main, so the process
  * runs itself again once with it set (if that fails, it goes on as it is).
  * Programs linking libsuperopt set it in their own environment. */
 static void omp_passive(int argc, char **argv) {

@@ -1,11 +1,11 @@
 /* streams.c: a plan's nodes on several streams of one CUDA graph.
  *
  * What each node reads and writes after the executor's folds (a residual
- * add read by its convolution, views sharing their input's bytes) gives the dependencies between the
- * nodes that run kernels; sched.c assigns streams from them. The capture
- * (plan.c) then forks the side streams from the context's stream, makes
- * each node's stream wait for the events of its dependencies on other
- * streams, and joins them back, so the captured graph has the branches
+ * add read by its convolution, views sharing their input's bytes) gives the
+ * dependencies between the nodes that run kernels; sched.c assigns streams from
+ * them. The capture (plan.c) then forks the side streams from the context's
+ * stream, makes each node's stream wait for the events of its dependencies on
+ * other streams, and joins them back, so the captured graph has the branches
  * side by side. The arena's lifetimes are extended to each node's sync
  * point (gpu_streams_extend), so bytes are reused only after every node
  * that may touch them is ordered before the reuse. Nodes that use cuBLAS's
