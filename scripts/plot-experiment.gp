@@ -4,7 +4,7 @@
 # Reproduce by hand:
 #   cd DIR && gnuplot -e "ALPHAS='1 1.05 1.2'; BUDGETS='100 1000'; \
 #       MODEL='resnet50'; DEVICE='h100'" /path/to/scripts/plot-experiment.gp
-# CSV columns: model,depth,alpha,budget,cost,expansions,time_s,applied,rules,
+# results.csv columns: model,depth,alpha,budget,cost,expansions,time_s,applied,rules,
 # original_cost,device. ORIGINAL (the original graph's cost, the baseline)
 # defaults to the original_cost column.
 if (!exists("ALPHAS")) ALPHAS = '1 1.05 1.2'
@@ -35,3 +35,20 @@ set output 'cost_vs_time.png'
 set title sprintf('%s on %s: search cost vs search time', MODEL, DEVICE)
 set xlabel 'search time (s)'
 plot for [i=0:NA*NB-1] 'results.csv' using (($3==A(i)+0 && $4==B(i)+0) ? $7 : 1/0):5 with points pt 1 + i % 13 ps 1.5 title sprintf('alpha %s, budget %s', A(i), B(i)), ORIGINAL with lines dt 2 lw 2 lc rgb 'black' title sprintf('original graph (%.1f us)', ORIGINAL)
+# trajectory.csv (run,model,depth,alpha,budget,time_s,cost,event): each
+# grid point's whole-graph cost as its search went (after each stage, and
+# as each region's search ended), one line per run; RUNLABELS names the
+# runs in order (default run1 run2 ...)
+if (!exists("RUNLABELS")) {
+  stats 'trajectory.csv' using 1 nooutput
+  RUNLABELS = ''
+  do for [r=1:int(STATS_max)] { RUNLABELS = RUNLABELS . sprintf(' run%d', r) }
+}
+NR = words(RUNLABELS)
+set output 'trajectory.png'
+set title sprintf('%s on %s: cost during each search', MODEL, DEVICE)
+set xlabel 'time into the search (s, plus 1 ms; log scale)'
+set key outside right box title 'depth/alpha/budget'
+set logscale x
+set offsets 0, 0, graph 0.05, graph 0.05
+plot for [r=1:NR] 'trajectory.csv' using (($1==r) ? $6 + 0.001 : 1/0):7 with steps lw 2 dt 1 + (r - 1) % 5 title word(RUNLABELS, r), ORIGINAL with lines dt 2 lw 2 lc rgb 'black' title sprintf('original graph (%.1f us)', ORIGINAL)

@@ -212,7 +212,31 @@ for want in "ORIGINAL = $orig" "MODEL = 'two'" "DEVICE = 'h100'" \
 done
 # the script it writes is the repository's (carried in the binary), after
 # the values it sets
-diff <(sed '1,/^ORIGINAL = /d' "$tmp/exp/plot.gp") "$src/scripts/plot-experiment.gp" >/dev/null || fail "scripts/plot-experiment.gp differs from the script experiment search writes"
+diff <(sed '1,/^RUNLABELS = /d' "$tmp/exp/plot.gp") "$src/scripts/plot-experiment.gp" >/dev/null || fail "scripts/plot-experiment.gp differs from the script experiment search writes"
+grep -qx "RUNLABELS = 'd0/a1/b5 d1/a1/b5 d0/a1/b50 d1/a1/b50 d0/a1.1/b5 d1/a1.1/b5 d0/a1.1/b50 d1/a1.1/b50'" "$tmp/exp/plot.gp" || fail "plot.gp's RUNLABELS"
+# trajectory.csv: per run (1..8) a start at the original's cost and an end
+# at the cost results.csv reports for that run, the times not decreasing
+awk -F, -v orig="$orig" 'NR == FNR { if (FNR > 1) cost[FNR - 1] = $5; next }
+  FNR == 1 { next }
+  $1 != run { if (run && last != "end") bad = 1; run = $1; t = 0
+              if ($8 != "start" || $7 != orig) bad = 1 }
+  $6 < t { bad = 1 } { t = $6; last = $8 }
+  $8 == "end" && $7 != cost[$1] { bad = 1 }
+  END { if (bad || run != 8 || last != "end") exit 1 }' \
+  "$tmp/exp/results.csv" "$tmp/exp/trajectory.csv" || fail "trajectory.csv"
+# --graphs: each grid point's graph, listed, runs as written
+expect 0 "$bin" experiment search "$tmp/two.graph" --depth 0,1 --alpha 1 --budget 5 --graphs -o "$tmp/expg"
+[ "$(wc -l <"$tmp/expg/graphs.tsv")" = 3 ] || fail "graphs.tsv rows"
+expect 0 "$bin" run "$tmp/expg/$(awk -F'\t' 'NR == 3 {print $4}' "$tmp/expg/graphs.tsv")" --iters 1
+# scripts/gpu-rankcorr times an experiment search's graphs (a stand-in for
+# superopt run here): both grid points measured, one region, a pick
+if command -v python3 >/dev/null 2>&1; then
+  printf '#!/bin/sh\necho "time: 1.5 ms (median)"\n' >"$tmp/fakerun"
+  chmod +x "$tmp/fakerun"
+  expect 0 python3 "$src/scripts/gpu-rankcorr" --superopt "$tmp/fakerun" --rounds 1 --out "$tmp/expgm" "$tmp/expg"
+  contains "two region 0: n 2"
+  [ "$(awk -F'\t' 'NR > 1 && $11 == "1.5000"' "$tmp/expgm/measured.tsv" | wc -l)" = 2 ] || fail "gpu-rankcorr on graphs.tsv"
+fi
 grep -q '^experiment: warm-up: depth 1, alpha 1.1, budget 50 (not timed)' "$tmp/err" || fail "experiment warm-up"
 [ -n "$orig" ] && [ "$(awk -F, 'NR > 1 {print $10}' "$tmp/exp/results.csv" | sort -u)" = "$orig" ] || fail "results.csv original_cost"
 unset SUPEROPT_COSTDB

@@ -1,9 +1,10 @@
 /* cmd_experiment.c: `superopt experiment search`: the optimizer's search
  * (srch_optimize, no mutants, no fusion, no check) over a grid of depth,
- * alpha and budget, as CSV and gnuplot figures. The figures' script is
- * scripts/plot-experiment.gp, carried in the binary (cmake/embed.cmake).
- * The command's options and set-up, which `experiment candidates`
- * (cmd_candidates.c) shares.
+ * alpha and budget, as CSV and gnuplot figures, each search's cost
+ * trajectory (srch_options.trace) and, with --graphs, the graphs found. The
+ * figures' script is scripts/plot-experiment.gp, carried in the binary
+ * (cmake/embed.cmake). The command's options and set-up, which `experiment
+ * candidates` (cmd_candidates.c) shares.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -123,6 +124,10 @@ static const cli_opt experiment_table[] = {
              "(as in optimize)"),
     CLI_FLAG(T, "no-rules", no_rules, 1,
              "no rules file: the search has only the pass rules"),
+    CLI_FLAG(T, "graphs", graphs, 1,
+             "search: also write each grid point's graph (no weight\n"
+             "values) to DIR/graphs/, listed in DIR/graphs.tsv\n"
+             "(scripts/gpu-rankcorr DIR times them)"),
     CLI_HEADING("experiment candidates:"),
     CLI_INT(T, "regions", regions, "K", 1, 100000,
             "the K costliest regions (default 4)"),
@@ -175,23 +180,95 @@ static double max_double(const double *v, int n) {
   return m;
 }
 
-/* One search of the grid (st filled; the graph is dropped). */
+/* A grid point's trajectory (trajectory.csv): the whole graph's cost
+ * after each stage of srch_optimize, kept between stages as the running
+ * sum of the regions' improvements as each region's search ends. */
+typedef struct traj {
+  base_buf *f; /* NULL: not recorded (the warm-up) */
+  const srch_options *o;
+  int run, depth, budget;
+  double alpha, t0, cost;
+  const char *model;
+  base_status st; /* the first costing error */
+} traj;
+
+static void traj_row(traj *t, const char *event) {
+  base_buf_printf(t->f, "%d,%s,%d,%g,%d,%.4f,%.4f,%s\n", t->run, t->model,
+                  t->depth, t->alpha, t->budget, base_now() - t->t0, t->cost,
+                  event);
+}
+
+static double traj_cost(traj *t, const ir_graph *g) {
+  double c = 0;
+  int est = 0;
+  base_diag d;
+  base_status st = cd_sum_cost(g, t->o->cost, t->o->cost_u, &c, &est, &d);
+  if (st && !t->st)
+    t->st = st;
+  return c;
+}
+
+static void traj_trace(void *u, const ir_graph *before, const ir_graph *after,
+                       int whole) {
+  traj *t = u;
+  if (whole) {
+    t->cost = traj_cost(t, after);
+    traj_row(t, "stage");
+    return;
+  }
+  double delta = traj_cost(t, after) - traj_cost(t, before);
+  if (delta < 0) { /* a region that found nothing adds no point */
+    t->cost += delta;
+    traj_row(t, "region");
+  }
+}
+
+/* One search of the grid (st filled); its trajectory into t->f and, with
+ * --graphs, its graph into DIR/graphs/ (listed in gl), else dropped. */
 static int search_once(const exp_args *a, const ir_graph *g,
-                       const opt_rules *rl, int depth, double alpha, int budget,
-                       srch_stats *st) {
+                       const opt_rules *rl, traj *t, srch_stats *st,
+                       const char *dir, base_buf *gl) {
   srch_options o = a->so;
   base_diag d;
   o.fuse_k = 0; /* the grid prices unfused graphs */
-  o.max_depth = depth;
-  o.alpha = alpha;
-  o.budget = budget;
+  o.max_depth = t->depth;
+  o.alpha = t->alpha;
+  o.budget = t->budget;
+  t->o = &o;
+  if (t->f) {
+    o.trace = traj_trace;
+    o.trace_u = t;
+    t->t0 = base_now();
+    t->cost = traj_cost(t, g);
+    traj_row(t, "start");
+  }
   ir_graph *h = srch_optimize(g, rl->all, &o, st, &d);
   if (!h) {
     srch_stats_free(st);
     return cli_report(&d);
   }
+  int rc = CLI_OK;
+  if (t->f && !t->st) {
+    t->cost = st->cost_after;
+    traj_row(t, "end");
+  } else if (t->st) {
+    fprintf(stderr, "superopt: experiment: a trajectory cost failed\n");
+    rc = CLI_INTERNAL;
+  }
+  if (!rc && gl) {
+    char path[4096], name[128];
+    snprintf(name, sizeof name, "d%d_a%g_b%d.graph", t->depth, t->alpha,
+             t->budget);
+    snprintf(path, sizeof path, "%s/graphs/%s", dir, name);
+    if (!(rc = cli_write_graph(h, path, 1)))
+      base_buf_printf(gl, "%s\t0\t%d\tgraphs/%s\t%.4f\td%d/a%g/b%d\n", t->model,
+                      t->run, name, st->cost_after, t->depth, t->alpha,
+                      t->budget);
+  }
+  if (rc)
+    srch_stats_free(st);
   ir_graph_free(h);
-  return CLI_OK;
+  return rc;
 }
 
 /* A first search at the grid's largest depth, alpha and budget, not
@@ -206,16 +283,23 @@ static int warm_up(const exp_args *a, const ir_graph *g, const opt_rules *rl) {
   fprintf(stderr,
           "experiment: warm-up: depth %d, alpha %g, budget %d (not timed)\n",
           depth, alpha, budget);
-  int rc = search_once(a, g, rl, depth, alpha, budget, &st);
+  traj t = {.depth = depth, .alpha = alpha, .budget = budget};
+  int rc = search_once(a, g, rl, &t, &st, NULL, NULL);
   if (!rc)
     srch_stats_free(&st);
   return rc;
 }
 
+/* The grid's runs: rows of results.csv into f, of trajectory.csv into tf,
+ * of graphs.tsv into gl (--graphs; the graphs written into dir). */
 static int run_grid(const exp_args *a, const ir_graph *g, const char *model,
-                    const opt_rules *rl, base_buf *f, double *original) {
+                    const opt_rules *rl, base_buf *f, base_buf *tf,
+                    const char *dir, base_buf *gl, double *original) {
   base_buf_printf(f, "model,depth,alpha,budget,cost,expansions,time_s,applied,"
                      "rules,original_cost,device\n");
+  base_buf_printf(tf, "run,model,depth,alpha,budget,time_s,cost,event\n");
+  if (gl)
+    base_buf_printf(gl, "network\tregion\tcand\tfile\test_us\thow\n");
   int run = 0, runs = a->ndepth * a->nalpha * a->nbudget;
   double spent = 0;
   int rc = warm_up(a, g, rl);
@@ -228,8 +312,13 @@ static int run_grid(const exp_args *a, const ir_graph *g, const char *model,
                 "experiment: run %d/%d: depth %d, alpha %g, budget %d "
                 "(%.1f s so far)\n",
                 ++run, runs, a->depth[i], a->alpha[j], a->budget[k], spent);
-        if ((rc = search_once(a, g, rl, a->depth[i], a->alpha[j], a->budget[k],
-                              &st)))
+        traj t = {.f = tf,
+                  .run = run,
+                  .depth = a->depth[i],
+                  .budget = a->budget[k],
+                  .alpha = a->alpha[j],
+                  .model = model};
+        if ((rc = search_once(a, g, rl, &t, &st, dir, gl)))
           break;
         *original = st.cost_before;
         spent += st.seconds;
@@ -280,8 +369,15 @@ static int write_plots(const exp_args *a, const char *dir, const char *model,
   base_buf_printf(&text,
                   "# Written by superopt experiment search; run: gnuplot "
                   "plot.gp\nALPHAS = '%s'\nBUDGETS = '%s'\nMODEL = '%s'\n"
-                  "DEVICE = '%s'\nORIGINAL = %.4f\n%s",
-                  al, bl, name, dev, original, plot_script);
+                  "DEVICE = '%s'\nORIGINAL = %.4f\nRUNLABELS = '",
+                  al, bl, name, dev, original);
+  /* run_grid's order: alpha, budget, depth */
+  for (int j = 0; j < a->nalpha; j++)
+    for (int k = 0; k < a->nbudget; k++)
+      for (int i = 0; i < a->ndepth; i++)
+        base_buf_printf(&text, "%sd%d/a%g/b%d", i + j + k ? " " : "",
+                        a->depth[i], a->alpha[j], a->budget[k]);
+  base_buf_printf(&text, "'\n%s", plot_script);
   base_diag d;
   snprintf(path, sizeof path, "%s/plot.gp", dir);
   base_status st = base_buf_write(&text, path, &d);
@@ -306,7 +402,9 @@ static int write_plots(const exp_args *a, const char *dir, const char *model,
     fprintf(stderr, "superopt: gnuplot failed on %s\n", path);
     return CLI_INTERNAL;
   }
-  printf("wrote %s/cost_vs_depth.png and %s/cost_vs_time.png\n", dir, dir);
+  printf("wrote %s/cost_vs_depth.png, %s/cost_vs_time.png and "
+         "%s/trajectory.png\n",
+         dir, dir, dir);
   return CLI_OK;
 }
 
@@ -397,13 +495,20 @@ static int setup(const cli_command *c, int argc, char **argv, int cands,
 
 /* results.csv, then plot.gp and its figures. */
 static int write_results(const exp_args *a, const char *dir, const char *model,
-                         const base_buf *csv, double original) {
-  char path[4096];
-  base_diag d;
-  snprintf(path, sizeof path, "%s/results.csv", dir);
-  if (base_buf_write(csv, path, &d))
-    return cli_report(&d);
-  printf("wrote %s\n", path);
+                         const base_buf *csv, const base_buf *tf,
+                         const base_buf *gl, double original) {
+  const base_buf *bufs[3] = {csv, tf, gl};
+  const char *names[3] = {"results.csv", "trajectory.csv", "graphs.tsv"};
+  for (int i = 0; i < 3; i++) {
+    char path[4096];
+    base_diag d;
+    if (!bufs[i]->s)
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    if (base_buf_write(bufs[i], path, &d))
+      return cli_report(&d);
+    printf("wrote %s\n", path);
+  }
   return write_plots(a, dir, model, original);
 }
 
@@ -424,17 +529,22 @@ static int experiment_search(const cli_command *c, int argc, char **argv) {
   memset(&rl, 0, sizeof rl);
   int rc = setup(c, argc, argv, 0, &a, &rl, &g);
   const char *dir = a.out ? a.out : "experiment-search";
-  base_buf csv = {0};
+  base_buf csv = {0}, tf = {0}, gl = {0};
   double original = 0;
-  char model[256];
+  char model[256], gdir[4096];
   if (!rc) {
     model_name(g, argv[optind], model, sizeof model);
-    if (!(rc = cli_exp_ensure_dir(dir)))
-      rc = run_grid(&a, g, model, &rl, &csv, &original);
+    snprintf(gdir, sizeof gdir, "%s/graphs", dir);
+    if (!(rc = cli_exp_ensure_dir(dir)) &&
+        !(rc = a.graphs ? cli_exp_ensure_dir(gdir) : CLI_OK))
+      rc = run_grid(&a, g, model, &rl, &csv, &tf, dir, a.graphs ? &gl : NULL,
+                    &original);
   }
   if (!rc)
-    rc = write_results(&a, dir, model, &csv, original);
+    rc = write_results(&a, dir, model, &csv, &tf, &gl, original);
   free(csv.s);
+  free(tf.s);
+  free(gl.s);
   ir_graph_free(g);
   opt_rules_free(&rl);
   cd_close(a.db);
@@ -481,7 +591,11 @@ const cli_command cli_cmd_experiment = {
     "expansions, time, rules applied, the original's cost, device),\n"
     "DIR/plot.gp and, when gnuplot is installed, DIR/cost_vs_depth.png\n"
     "and DIR/cost_vs_time.png (titled with model and device, the\n"
-    "original's cost as a baseline). DIR defaults to experiment-search.\n"
+    "original's cost as a baseline), DIR/trajectory.csv and .png (each\n"
+    "search's cost over its time: after each stage and each region).\n"
+    "--graphs: each grid point's graph into DIR/graphs/ (graphs.tsv;\n"
+    "scripts/gpu-rankcorr DIR times them on a GPU). DIR defaults to\n"
+    "experiment-search.\n"
     "\n"
     "candidates: after optimize's passes, searches each of the K costliest\n"
     "regions (by estimated cost) on its own, keeping a seeded sample of\n"

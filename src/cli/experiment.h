@@ -12,6 +12,7 @@
 typedef struct exp_args {
   const char *rules, *out, *device, *db_path, *emit;
   int allow_unproven, measure, batch, no_rules, patience_given;
+  int graphs; /* search --graphs: each grid point's graph into DIR/graphs/ */
   int pass_rules; /* --passes rules (default) | hand | none: CLI_PASSES_* */
   srch_options so;
   cd_db *db;

@@ -409,6 +409,8 @@ static base_status search_regions(pass *p) {
       ir_graph_free(best);
       best = alt;
     }
+    if (p->o->trace)
+      p->o->trace(p->o->trace_u, r->sub, best, 0);
     ir_graph_free(r->sub);
     r->sub = best;
     r->nfixed = 0; /* its names were the old graph's */
@@ -633,11 +635,15 @@ base_status srch_end(const ir_graph *h, const srch_options *o, srch_stats *st,
 }
 
 /* One stage of srch_optimize: *cur replaced by f's result (NULL: failed);
- * the graph g given to srch_optimize is never freed. */
-static int run_stage(ir_graph **cur, const ir_graph *g, ir_graph *next) {
+ * the graph g given to srch_optimize is never freed. The new graph goes to
+ * o->trace. */
+static int run_stage(ir_graph **cur, const ir_graph *g, ir_graph *next,
+                     const srch_options *o) {
   if (*cur != g)
     ir_graph_free(*cur);
   *cur = next;
+  if (next && o->trace)
+    o->trace(o->trace_u, NULL, next, 1);
   return next != NULL;
 }
 
@@ -648,10 +654,10 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   if (srch_begin(g, rules, o, st, d))
     return NULL;
   ir_graph *cur = (ir_graph *)g;
-  int ok = run_stage(&cur, g, srch_run_passes(cur, o, st, d)) &&
-           run_stage(&cur, g, srch_run_regions(cur, rules, o, st, d)) &&
-           run_stage(&cur, g, srch_run_splits(cur, o, st, d)) &&
-           run_stage(&cur, g, pass_prune_dead(cur, &dead, d));
+  int ok = run_stage(&cur, g, srch_run_passes(cur, o, st, d), o) &&
+           run_stage(&cur, g, srch_run_regions(cur, rules, o, st, d), o) &&
+           run_stage(&cur, g, srch_run_splits(cur, o, st, d), o) &&
+           run_stage(&cur, g, pass_prune_dead(cur, &dead, d), o);
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
   if (cur != g)
     ir_graph_free(cur);

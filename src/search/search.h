@@ -147,6 +147,14 @@ typedef struct srch_options {
    * npasses, region (0-based) of nregions in that pass. */
   void (*progress)(void *u, int pass, int npasses, int region, int nregions);
   void *progress_u;
+  /* Called, when set, as srch_optimize's graph changes (`experiment
+   * search`'s trajectory): whole = 1 after each stage (passes, region
+   * passes, splits, dead code) with the whole graph in after (before
+   * NULL); whole = 0 after each region's search with the region as it was
+   * (before) and its best (after). Valid during the call only. */
+  void (*trace)(void *u, const ir_graph *before, const ir_graph *after,
+                int whole);
+  void *trace_u;
 } srch_options;
 
 void srch_options_default(srch_options *o);
