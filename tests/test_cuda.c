@@ -1945,6 +1945,134 @@ Test(cuda, half_move_nodes) {
   plan_hook = NULL;
 }
 
+/* $SUPEROPT_MOVE_CL=1 (docs/cuda.md, "Move nodes channels-last"): a
+ * MaxViT block at a small size (tests/test_lower_chain.c's maxvit_text: an
+ * MBConv's last 1x1 convolution with its residual, the window partition,
+ * a layer norm and a matmul in window order, the departition, the next
+ * 1x1 convolution with its residual, a global pool) lowered with the
+ * partition and departition as move nodes of one kernel each. The
+ * convolution before the partition then runs channels-last (no reshape
+ * pins it), the partition writes NCHW rows for the layer norm, the
+ * departition writes channels-last for the convolution after it (its
+ * program and a transpose [0,2,3,1]: the strided copy, and the step walk
+ * with $SUPEROPT_MOVE=walk); against the CPU strict, TF32, poisoned, NCHW,
+ * and in bf16 and f16. */
+static const char maxvit_cl_text[] =
+    "input x: [2,8,14,14]\nweight wa: [8,8,1,1]\nweight ba: [8]\n"
+    "weight g: [8]\nweight e: [8]\nweight wm: [8,8]\n"
+    "weight wc: [8,8,1,1]\nweight bc: [8]\n"
+    "c = conv2d(x, wa, ba)\nr = ewadd(c, x)\n"
+    "p1 = reshape(r) shape=[2,8,2,7,2,7]\n"
+    "p2 = transpose(p1) perm=[0,2,4,3,5,1]\n"
+    "p3 = reshape(p2) shape=[2,4,49,8]\n"
+    "l = layernorm(p3, g, e) axis=3 eps=1e-5\nm = matmul(l, wm)\n"
+    "s = ewadd(p3, m)\nd1 = reshape(s) shape=[2,2,2,7,7,8]\n"
+    "d2 = transpose(d1) perm=[0,5,1,3,2,4]\n"
+    "d3 = reshape(d2) shape=[2,8,14,14]\n"
+    "y0 = conv2d(d3, wc, bc)\nz = ewadd(y0, d3)\ny = global_avgpool(z)\n"
+    "output y\n";
+
+static int mvcl_cl;          /* channels-last expected (not opt.nchw) */
+static const char *mvcl_eng; /* the departition's engine */
+
+static void mvcl_layouts(const ir_graph *g, const gpu_plan *p,
+                         const char *what) {
+  static const char *const cl[] = {"r", "d3", "z"};
+  static const char *const rows[] = {"p3", "s"};
+  for (int k = 0; k < 3; k++)
+    cr_expect_eq(gpu_plan_channels_last(p, ir_find_tensor(g, cl[k])), mvcl_cl,
+                 "%s: %s channels-last %d", what, cl[k], !mvcl_cl);
+  for (int k = 0; k < 2; k++)
+    cr_expect_eq(gpu_plan_channels_last(p, ir_find_tensor(g, rows[k])), 0,
+                 "%s: %s channels-last", what, rows[k]);
+  cr_expect_eq(g->nodes[node_of(g, "d3")].op, IR_OP_MOVE, "%s", what);
+  cr_expect_str_eq(gpu_plan_engine(p, node_of(g, "d3")), mvcl_eng, "%s", what);
+  cr_expect_str_eq(gpu_plan_engine(p, node_of(g, "p3")), mvcl_eng, "%s", what);
+}
+
+/* maxvit_cl_text as a graph of type ty (0 float32, else bf16 / f16),
+ * lowered with the switch on: two move nodes. */
+static ir_graph *mvcl_graph(int ty) {
+  ir_graph *g = parse(maxvit_cl_text), *h = g;
+  if (ty) {
+    base_diag d;
+    h = ir_graph_to_dtype(g, ty == 1 ? IR_DT_BF16 : IR_DT_F16, &d);
+    cr_assert_not_null(h, "%s", d.msg);
+  }
+  lower_stats st;
+  ir_graph *l = lowered_st(h, &st);
+  cr_assert_eq(st.chains, 2, "type %d: %d chains", ty, st.chains);
+  if (h != g)
+    ir_graph_free(h);
+  ir_graph_free(g);
+  return l;
+}
+
+Test(cuda, move_cl_maxvit_block) {
+  need_gpu();
+  setenv("SUPEROPT_MOVE_CL", "1", 1);
+  plan_hook = mvcl_layouts;
+  gpu_options strict = {.fp32_strict = 1}, tf32 = {.fp32_strict = 0},
+              poison = {.poison = 1}, nchw = {.fp32_strict = 1, .nchw = 1},
+              half_cl = {0}, half_nchw = {.nchw = 1};
+  for (int walk = 0; walk < 2; walk++) {
+    if (walk)
+      setenv("SUPEROPT_MOVE", "walk", 1);
+    mvcl_eng = walk ? "kmprog step walk" : "kmprog strided copy";
+    char what[80];
+    ir_graph *h = mvcl_graph(0);
+    mvcl_cl = 1;
+    snprintf(what, sizeof what, "maxvit cl, strict, walk %d", walk);
+    compare(h, &strict, 1e-5, what);
+    snprintf(what, sizeof what, "maxvit cl, tf32, walk %d", walk);
+    compare(h, &tf32, 2e-3, what);
+    snprintf(what, sizeof what, "maxvit cl, poisoned, walk %d", walk);
+    compare(h, &poison, 2e-3, what);
+    mvcl_cl = 0;
+    snprintf(what, sizeof what, "maxvit cl, NCHW, walk %d", walk);
+    compare(h, &nchw, 1e-5, what);
+    ir_graph_free(h);
+    for (int ty = 1; ty <= 2; ty++) {
+      h = mvcl_graph(ty);
+      mvcl_cl = 1;
+      snprintf(what, sizeof what, "maxvit cl, %s, walk %d", half_types[ty - 1],
+               walk);
+      compare_half_as(h, &half_cl, what);
+      mvcl_cl = 0;
+      snprintf(what, sizeof what, "maxvit cl, %s NCHW, walk %d",
+               half_types[ty - 1], walk);
+      compare_half_as(h, &half_nchw, what);
+      ir_graph_free(h);
+    }
+  }
+  unsetenv("SUPEROPT_MOVE");
+  unsetenv("SUPEROPT_MOVE_CL");
+  plan_hook = NULL;
+}
+
+/* Without the switch the same graph (its moves made with it on) keeps every
+ * move's output NCHW: the departition's is converted for the convolution
+ * after it, and the results hold. */
+static void mvcl_off_layouts(const ir_graph *g, const gpu_plan *p,
+                             const char *what) {
+  cr_expect_eq(gpu_plan_channels_last(p, ir_find_tensor(g, "d3")), 0, "%s",
+               what);
+  cr_expect_eq(gpu_plan_channels_last(p, ir_find_tensor(g, "r")), 1, "%s",
+               what);
+}
+
+Test(cuda, move_cl_switch_off) {
+  need_gpu();
+  setenv("SUPEROPT_MOVE_CL", "1", 1);
+  ir_graph *h = mvcl_graph(0);
+  unsetenv("SUPEROPT_MOVE_CL");
+  plan_hook = mvcl_off_layouts;
+  gpu_options strict = {.fp32_strict = 1};
+  compare(h, &strict, 1e-5, "maxvit moves, switch off");
+  plan_hook = NULL;
+  ir_graph_free(h);
+}
+
 /* MOVE_RELU_GRAPH lowered (src/fuse/lower_move.c): the relus the lower
  * stage folds are gone, the concats and splits applying them run as one
  * kernel each, and the results hold in both layouts, strict, poisoned and

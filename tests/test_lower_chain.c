@@ -155,6 +155,13 @@ static const struct {
      "t4 = transpose(t3) perm=[0,2,4,3,5,1]; t5 = reshape(t4) "
      "shape=[2,9,4,4]; t6 = transpose(t5) perm=[0,2,1,3] }\noutput y\n",
      0},
+    /* the window reverse written channels-last ($SUPEROPT_MOVE_CL=1: the
+       program run/move.c runs, a transpose [0,2,3,1] after it) */
+    {"input x: [2,4,9,4]\ny = move(x) { t0 = reshape($0) "
+     "shape=[2,2,2,3,3,4]; t1 = transpose(t0) perm=[0,5,1,3,2,4]; t2 = "
+     "reshape(t1) shape=[2,4,6,6]; t3 = transpose(t2) perm=[0,2,3,1] }\n"
+     "output y\n",
+     1},
     /* its two halves: the window reverse, then the grid partition */
     {"input x: [2,4,9,4]\ny = move(x) { t0 = reshape($0) "
      "shape=[2,2,2,3,3,4]; t1 = transpose(t0) perm=[0,5,1,3,2,4]; t2 = "
@@ -400,4 +407,116 @@ Test(lower_chain, short_or_cut_chains_stay) {
     cr_assert_eq(h->nnodes, g->nnodes);
     ir_graph_free(g), ir_graph_free(h);
   }
+}
+
+/* A MaxViT block at a small size: an MBConv's last 1x1 convolution and
+ * its residual add, the window partition (reshape, transpose, reshape: one
+ * kernel), a layer norm and a matmul with a residual in window order, the
+ * departition (one kernel) and the next MBConv's 1x1 convolution with its
+ * residual (tests/test_cuda.c runs the same block). */
+static const char maxvit_text[] =
+    "input x: [2,8,14,14]\nweight wa: [8,8,1,1]\nweight ba: [8]\n"
+    "weight g: [8]\nweight e: [8]\nweight wm: [8,8]\n"
+    "weight wc: [8,8,1,1]\nweight bc: [8]\n"
+    "c = conv2d(x, wa, ba)\nr = ewadd(c, x)\n"
+    "p1 = reshape(r) shape=[2,8,2,7,2,7]\n"
+    "p2 = transpose(p1) perm=[0,2,4,3,5,1]\n"
+    "p3 = reshape(p2) shape=[2,4,49,8]\n"
+    "l = layernorm(p3, g, e) axis=3 eps=1e-5\nm = matmul(l, wm)\n"
+    "s = ewadd(p3, m)\nd1 = reshape(s) shape=[2,2,2,7,7,8]\n"
+    "d2 = transpose(d1) perm=[0,5,1,3,2,4]\n"
+    "d3 = reshape(d2) shape=[2,8,14,14]\n"
+    "y0 = conv2d(d3, wc, bc)\nz = ewadd(y0, d3)\ny = global_avgpool(z)\n"
+    "output y\n";
+
+/* $SUPEROPT_MOVE_CL=1: the window partition and departition, one kernel
+ * each with a reshape reading a rank-4 image (or window rows), become move
+ * nodes computing the same values bit for bit; without it they stay. */
+Test(lower_chain, move_cl_one_kernel_chains) {
+  for (int on = 0; on < 2; on++) {
+    if (on)
+      setenv("SUPEROPT_MOVE_CL", "1", 1);
+    else
+      unsetenv("SUPEROPT_MOVE_CL");
+    lower_stats st;
+    ir_graph *g, *h = lu_parse_lower(maxvit_text, &g, &st);
+    cr_assert_eq(st.chains, on ? 2 : 0, "switch %d: %d chains", on, st.chains);
+    cr_assert_eq(lu_count_op(h, IR_OP_MOVE), on ? 2 : 0);
+    if (on) {
+      cr_assert_eq(st.chain_ops, 6);
+      cr_assert_eq(lu_producer(h, "p3")->op, IR_OP_MOVE);
+      cr_assert_eq(lu_producer(h, "d3")->op, IR_OP_MOVE);
+      cr_assert_eq(lu_count_op(h, IR_OP_RESHAPE), 0);
+      /* the residual adds folded (src/fuse/lower_epi.c): test_cuda.c's
+         checks of each tensor's layout name these */
+      cr_assert_eq(lu_producer(h, "r")->op, IR_OP_CONV2D);
+      cr_assert_eq(lu_producer(h, "z")->op, IR_OP_CONV2D);
+      free(lu_round_trip(h));
+    }
+    lu_same_outputs(g, h, 0);
+    ir_graph_free(g), ir_graph_free(h);
+  }
+  unsetenv("SUPEROPT_MOVE_CL");
+}
+
+/* The same block converted to bf16 and f16 as run --dtype converts a model
+ * (test_cuda.c's move_cl_maxvit_block runs these): the same two moves, the
+ * tensors it checks by name still there. */
+Test(lower_chain, move_cl_half_block) {
+  setenv("SUPEROPT_MOVE_CL", "1", 1);
+  ir_graph *g = lu_parse(maxvit_text);
+  for (int ty = 0; ty < 2; ty++) {
+    base_diag d;
+    ir_graph *f = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
+    cr_assert_not_null(f, "%s", d.msg);
+    lower_stats st;
+    ir_graph *h = lu_lower(f, &st);
+    cr_assert_eq(st.chains, 2, "type %d", ty);
+    cr_assert_eq(lu_producer(h, "p3")->op, IR_OP_MOVE);
+    cr_assert_eq(lu_producer(h, "d3")->op, IR_OP_MOVE);
+    cr_assert_eq(lu_producer(h, "r")->op, IR_OP_CONV2D);
+    cr_assert_eq(lu_producer(h, "z")->op, IR_OP_CONV2D);
+    cr_assert_geq(ir_find_tensor(h, "s"), 0);
+    ir_graph_free(f), ir_graph_free(h);
+  }
+  ir_graph_free(g);
+  unsetenv("SUPEROPT_MOVE_CL");
+}
+
+/* With $SUPEROPT_MOVE_CL=1 still left alone: a transpose reading the image
+ * itself (ConvNeXt's permute, then a reshape to rows: the CUDA planner's
+ * view of channels-last bytes), a chain of one kernel from a rank-3 tensor,
+ * one from a rank-4 tensor of one pixel, one with no convolution on either
+ * side, and the switch's other values. */
+Test(lower_chain, move_cl_leaves_other_chains) {
+  static const char *texts[] = {
+      "input x: [2,4,6,6]\nweight w: [8,4,1,1]\nc = conv2d(x, w)\n"
+      "t = transpose(c) perm=[0,2,3,1]\nu = reshape(t) shape=[2,36,8]\n"
+      "v = relu(u)\noutput v\n",
+      "input x: [2,3,4]\na = reshape(x) shape=[6,4]\n"
+      "b = transpose(a) perm=[1,0]\noutput b\n",
+      "input x: [2,6,1,1]\na = reshape(x) shape=[2,2,3]\n"
+      "b = transpose(a) perm=[0,2,1]\noutput b\n",
+      /* Swin's window partition of a layer norm's [N,H,W,C] rows for a
+         matmul: no convolution on either side */
+      "input x: [1,8,8,4]\nweight g: [4]\nweight e: [4]\nweight w: [4,4]\n"
+      "l = layernorm(x, g, e) axis=3\n"
+      "w1 = reshape(l) shape=[1,2,4,2,4,4]\n"
+      "w2 = transpose(w1) perm=[0,1,3,2,4,5]\n"
+      "w3 = reshape(w2) shape=[4,16,4]\nm = matmul(w3, w)\noutput m\n",
+  };
+  setenv("SUPEROPT_MOVE_CL", "1", 1);
+  for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
+    lower_stats st;
+    ir_graph *g, *h = lu_parse_lower(texts[k], &g, &st);
+    cr_assert_eq(st.chains, 0, "text %zu", k);
+    cr_assert_eq(h->nnodes, g->nnodes);
+    ir_graph_free(g), ir_graph_free(h);
+  }
+  setenv("SUPEROPT_MOVE_CL", "yes", 1); /* only "1" turns it on */
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(maxvit_text, &g, &st);
+  cr_assert_eq(st.chains, 0);
+  ir_graph_free(g), ir_graph_free(h);
+  unsetenv("SUPEROPT_MOVE_CL");
 }

@@ -16,7 +16,10 @@
  * reads one tensor from outside, has at most IR_MOVE_MAX_OPS members, and at
  * least two of them launch a kernel (a reshape, or a transpose that keeps the
  * order, is a view: a chain of one kernel and views stays as it is, priced the
- * same), and not all of them are transposes: the CUDA planner runs a
+ * same; but with $SUPEROPT_MOVE_CL=1 one kernel is enough where a reshape
+ * reads the group's source, a rank-4 image a convolution writes, or the
+ * group's result is one a convolution reads: one_kernel_ok), and not all of
+ * them are transposes: the CUDA planner runs a
  * transpose between layouts as a view of a tensor it keeps channels-last
  * (ConvNeXt's permutes around each downsampling layer norm, a transpose
  * pair that composes to the identity, ran as two views; as a move node it
@@ -225,6 +228,47 @@ static int make_group(plan *p, int from, int to, int32_t x, base_diag *d) {
   return 1;
 }
 
+/* Whether a convolution writes tensor x or reads tensor y (as its x). */
+static int conv_side(const plan *p, int32_t x, int32_t y) {
+  const ir_graph *g = p->g;
+  int j = g->tensors[x].node;
+  if (j >= 0 && g->nodes[j].op == IR_OP_CONV2D)
+    return 1;
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_CONV2D && g->nodes[i].in[0] == y)
+      return 1;
+  return 0;
+}
+
+/* $SUPEROPT_MOVE_CL=1 (read here and by the CUDA planner,
+ * src/gpu/plan/layout.c; set it for `optimize` and `run` alike, so that
+ * the graph written is the graph run): a group of one kernel and views
+ * becomes a move node where a reshape among the members reads its source
+ * x, a rank-4 tensor with H * W > 1, and a convolution writes x or reads
+ * the group's result (an image either way: conv_side). The CUDA planner
+ * keeps every tensor a reshape (a view) reads NCHW, and so its producer:
+ * MaxViT's window partition (reshape, transpose, reshape) of each MBConv's
+ * output kept that 1x1 convolution and its residual add NCHW in cuDNN; a
+ * move node reads its input in either layout, and writes channels-last
+ * where a convolution reads its output (the departitions). A group whose
+ * kernel reads x itself (ConvNeXt's permute [0,2,3,1], a view of a
+ * channels-last tensor for the planner) pins nothing and stays as it is;
+ * so does Swin's window partition of a layer norm's [N,H,W,C] rows for a
+ * matmul (one copy either way, and below 2^19 elements the move's strided
+ * copy is the slower one, docs/cuda.md). */
+static int one_kernel_ok(const plan *p, int32_t x, int r) {
+  const char *e = getenv("SUPEROPT_MOVE_CL");
+  const ir_shape *s = &p->g->tensors[x].shape;
+  if (!e || strcmp(e, "1") || s->rank != 4 || s->dim[2] * s->dim[3] <= 1)
+    return 0;
+  for (int m = 0; m < p->nmem; m++) {
+    const ir_node *n = &p->g->nodes[p->mem[m]];
+    if (n->op == IR_OP_RESHAPE && n->in[0] == x)
+      return conv_side(p, x, p->g->nodes[r].out[0]);
+  }
+  return 0;
+}
+
 /* The group rooted at node r, made when it qualifies; -1 on error. */
 static int try_root(plan *p, int r, base_diag *d) {
   p->nmem = 0;
@@ -235,7 +279,8 @@ static int try_root(plan *p, int r, base_diag *d) {
   int32_t x = outside_input(p, &kernels);
   for (int m = 0; m < p->nmem; m++)
     others += p->g->nodes[p->mem[m]].op != IR_OP_TRANSPOSE;
-  if (x >= 0 && p->nmem > 1 && kernels >= 2 && others > 0) {
+  if (x >= 0 && p->nmem > 1 && others > 0 &&
+      (kernels >= 2 || (kernels == 1 && one_kernel_ok(p, x, r)))) {
     qsort(p->mem, (size_t)p->nmem, sizeof *p->mem, by_index);
     const ir_body *b = program(p, 0, p->nmem, d);
     int cut = b ? walk_cut(p, b, x, d) : -2;

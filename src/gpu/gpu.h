@@ -145,6 +145,9 @@ size_t gpu_plan_unplanned_bytes(const gpu_plan *p);
  * (the executor folds no node into another's kernel: the lower stage,
  * src/fuse/lower.h, made each such fold a node of the graph). */
 int gpu_plan_computed_by(const gpu_plan *p, int i);
+/* Whether tensor t's bytes are channels-last (NHWC) in the plan
+ * (plan/layout.c): rank 4 with H * W > 1 only. */
+int gpu_plan_channels_last(const gpu_plan *p, int t);
 /* What runs node i of a plan, in words: for a convolution "kconv
  * depthwise" (the executor's kernel), "cuBLASLt GEMM" (on x itself) or
  * "cuBLASLt GEMM on im2col patches", "cuDNN graph API" or "cuDNN"; "cuBLASLt"

@@ -21,6 +21,7 @@
 #define gpu_plan_unplanned_bytes gpu_plan_unplanned_bytes_impl
 #define gpu_plan_streams gpu_plan_streams_impl
 #define gpu_plan_computed_by gpu_plan_computed_by_impl
+#define gpu_plan_channels_last gpu_plan_channels_last_impl
 #define gpu_plan_engine gpu_plan_engine_impl
 #define gpu_measure_node gpu_measure_node_impl
 #define gpu_kernel_stats gpu_kernel_stats_impl

@@ -66,6 +66,7 @@
     (const gpu_plan *p, int *streams, double *ms_one, double *ms_multi),       \
     (p, streams, ms_one, ms_multi))                                            \
   X(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))             \
+  X(gpu_plan_channels_last, int, (const gpu_plan *p, int t), (p, t))           \
   X(gpu_plan_engine, const char *, (const gpu_plan *p, int i), (p, i))         \
   X(gpu_measure_node, base_status,                                             \
     (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,           \
@@ -245,6 +246,7 @@ FORWARD(gpu_plan_streams, void,
         (const gpu_plan *p, int *streams, double *ms_one, double *ms_multi),
         (p, streams, ms_one, ms_multi))
 FORWARD(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))
+FORWARD(gpu_plan_channels_last, int, (const gpu_plan *p, int t), (p, t))
 FORWARD(gpu_plan_engine, const char *, (const gpu_plan *p, int i), (p, i))
 FORWARD(gpu_measure_node, base_status,
         (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,

@@ -32,7 +32,12 @@
  * copy). Convolution filters are converted to KRSC once, when weights are
  * uploaded (run/conv.c). A concat_shuffle node runs in the layout its
  * inputs suggest, reads them and writes its outputs through strides. A
- * move node reads its input through strides and writes NCHW.
+ * move node reads its input through strides and writes NCHW; with
+ * $SUPEROPT_MOVE_CL=1 it writes channels-last where its output is spatial,
+ * not pinned, and read by a convolution, directly or through one
+ * channels-last-capable node (move_mode: MaxViT's departitions before each
+ * MBConv's first 1x1 convolution and its residual add; run/move.c appends
+ * the transpose [0,2,3,1] to the program it runs). Not yet timed on a GPU.
  * opt.nchw turns all of this off.
  */
 #include <stdlib.h>
@@ -92,10 +97,57 @@ static int output_follows(ir_opcode op) {
          op != IR_OP_SE;
 }
 
+/* $SUPEROPT_MOVE_CL=1: move nodes may write channels-last (move_mode). */
+static int move_cl_on(void) {
+  const char *e = getenv("SUPEROPT_MOVE_CL");
+  return e && !strcmp(e, "1");
+}
+
+/* Does a convolution read tensor t (not as its filter), or, depth > 0, a
+ * channels-last-capable node (not a reduction, not a move) whose spatial
+ * output, not pinned, one does? */
+static int conv_reads(const gpu_plan *p, int t, int depth,
+                      const unsigned char *must) {
+  const ir_graph *g = p->g;
+  for (int j = 0; j < g->nnodes; j++) {
+    const ir_node *r = &g->nodes[j];
+    int reads = 0;
+    for (int k = 0; k < r->nin; k++)
+      reads |= r->in[k] == t && !(r->op == IR_OP_CONV2D && k == 1);
+    if (!reads || p->wonly[j])
+      continue;
+    if (r->op == IR_OP_CONV2D)
+      return 1;
+    if (depth < 1 || !cl_capable(r->op) || !output_follows(r->op))
+      continue;
+    for (int k = 0; k < r->nout; k++)
+      if (spatial(shp(p, r->out[k])) && !must[p->root[r->out[k]]] &&
+          conv_reads(p, r->out[k], depth - 1, must))
+        return 1;
+  }
+  return 0;
+}
+
+/* A move node's layout ($SUPEROPT_MOVE_CL=1; its output not pinned,
+ * node_mode): channels-last where its output is spatial and a convolution
+ * reads it (conv_reads, one node between them at most), and its program has
+ * room for the transpose run/move.c appends (the step walk's CXK_MSTEPS
+ * steps); its input is read through
+ * strides in either layout, so its mode follows its readers, not its
+ * input (a window partition of a channels-last convolution's output, rows
+ * for a layer norm, stays NCHW). */
+static int move_mode(const gpu_plan *p, const ir_node *n,
+                     const unsigned char *must) {
+  const ir_body *b = ir_body_get(n->a.body);
+  return b && b->nops < CXK_MSTEPS && spatial(shp(p, n->out[0])) &&
+         conv_reads(p, n->out[0], 1, must);
+}
+
 static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[i];
-  if (p->wonly[i] || !(cl_capable(n->op) || to_images(n)))
+  int move = n->op == IR_OP_MOVE && move_cl_on();
+  if (p->wonly[i] || !(cl_capable(n->op) || to_images(n) || move))
     return 0;
   for (int k = 0; k < n->nout; k++)
     if (output_follows(n->op) && spatial(shp(p, n->out[k])) &&
@@ -103,6 +155,8 @@ static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
       return 0;
   if (to_images(n))
     return spatial(shp(p, n->out[0]));
+  if (move)
+    return move_mode(p, n, must);
   if (n->op == IR_OP_CONV2D)
     return spatial(shp(p, n->out[0])) || spatial(shp(p, n->in[0]));
   for (int k = 0; k < n->nin; k++)

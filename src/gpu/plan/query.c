@@ -24,6 +24,8 @@ int gpu_plan_computed_by(const gpu_plan *p, int i) {
   return p->steps[i].view ? -1 : i;
 }
 
+int gpu_plan_channels_last(const gpu_plan *p, int t) { return gpu_is_cl(p, t); }
+
 int gpu_plan_runs(const gpu_plan *p, int i) {
   return !p->wonly[i] && gpu_plan_computed_by(p, i) == i;
 }

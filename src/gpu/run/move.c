@@ -2,7 +2,10 @@
  * transposes, reshapes and concats of one tensor; the lower stage makes
  * it, src/fuse/lower_chain.c): the program compiled into kern.h's
  * cxk_move_args, one kern/kmprog.cu kernel. The input is read through its
- * strides in its layout; the output is written contiguous (NCHW). A
+ * strides in its layout; the output is written contiguous: NCHW, or, where
+ * the planner made it channels-last ($SUPEROPT_MOVE_CL=1, plan/layout.c),
+ * as the program followed by a transpose [0,2,3,1] (run_program): [N,H,W,C]
+ * contiguous is the NHWC bytes of [N,C,H,W]. A
  * program that is one strided walk of its input (ir_move_walk: no pad, no
  * concat) runs as a strided copy instead (cxk_move_view: tiled where the
  * output's innermost dimension is strided in the source, vectorised where
@@ -92,6 +95,37 @@ static int group_width(const cxk_move_args *a, const ir_shape *x) {
   return 1;
 }
 
+/* Node n's program as it runs: its own, or where its output is
+ * channels-last (plan/layout.c checked that it is rank 4 and that the
+ * program has room for a step more) that program followed by a transpose
+ * [0,2,3,1], writing [N,H,W,C] contiguous: a copy in *own (malloc'd, not
+ * interned: only its operators are read; the caller frees it). NULL: no
+ * program, or out of memory. */
+static const ir_body *run_program(const gpu_plan *p, const ir_node *n,
+                                  ir_body **own) {
+  const ir_body *b = ir_body_get(n->a.body);
+  *own = NULL;
+  if (!b || !gpu_is_cl(p, n->out[0]))
+    return b;
+  if (shp(p, n->out[0])->rank != 4)
+    return NULL;
+  ir_body *c = *own =
+      base_malloc(sizeof *c + (size_t)(b->nops + 1) * sizeof *c->ops);
+  if (!c)
+    return NULL;
+  c->id = b->id, c->nin = b->nin, c->nops = b->nops + 1;
+  memcpy(c->ops, b->ops, (size_t)b->nops * sizeof *b->ops);
+  ir_body_op *t = &c->ops[b->nops];
+  memset(t, 0, sizeof *t);
+  t->op = IR_OP_TRANSPOSE;
+  t->nin = 1;
+  t->in[0] = b->nops - 1;
+  ir_attrs_default(IR_OP_TRANSPOSE, &t->a);
+  t->a.nlist = 4;
+  t->a.list[0] = 0, t->a.list[1] = 2, t->a.list[2] = 3, t->a.list[3] = 1;
+  return c;
+}
+
 /* Node n's program (b, input shape x) as the strided walk cxk_move_view
  * runs (ir_move_walk over the input's strides in its layout, the output
  * contiguous; rolls as wrapped coordinates), where it is one whose indices fit
@@ -122,14 +156,15 @@ static int move_walk(const gpu_plan *p, const ir_node *n, const ir_body *b,
 const char *gpu_move_engine(const gpu_plan *p, int j) {
   const ir_node *n = &p->g->nodes[j];
   cxk_walk w;
-  return move_walk(p, n, ir_body_get(n->a.body), shp(p, n->in[0]), &w)
-             ? "kmprog strided copy"
-             : "kmprog step walk";
+  ir_body *own;
+  int walk = move_walk(p, n, run_program(p, n, &own), shp(p, n->in[0]), &w);
+  free(own);
+  return walk ? "kmprog strided copy" : "kmprog step walk";
 }
 
-cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
-  const ir_node *n = &p->g->nodes[j];
-  const ir_body *b = ir_body_get(n->a.body);
+/* Node n's program b (run_program) enqueued: the strided copy where it is
+ * one, else the step walk. */
+static cudaError_t move_run(gpu_plan *p, const ir_node *n, const ir_body *b) {
   const ir_shape *x = shp(p, n->in[0]);
   ir_shape sh[IR_BODY_MAX_OPS];
   cxk_walk w;
@@ -160,4 +195,13 @@ cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
   a.vec = group_width(&a, x);
   return cxk_move(p->ctx->stream, gpu_dt_of(p->g, n->out[0]), p->ptr[n->in[0]],
                   p->ptr[n->out[0]], &a);
+}
+
+cudaError_t gpu_move_enqueue(gpu_plan *p, int j) {
+  const ir_node *n = &p->g->nodes[j];
+  ir_body *own;
+  const ir_body *b = run_program(p, n, &own);
+  cudaError_t e = move_run(p, n, b);
+  free(own);
+  return e;
 }
