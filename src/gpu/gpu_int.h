@@ -291,9 +291,9 @@ struct gpu_plan {
                            H * W > 1 only (plan/layout.c) */
   cudaGraphExec_t exec;
   int captured;
-  int half; /* the graph has f16 or bf16 tensors (docs/half.md): run
-               NCHW, each node natively in half or staged through float32
-               copies (run/half.c) */
+  int half; /* the graph has f16 or bf16 tensors (docs/half.md): each
+               node natively in half or staged through float32 copies
+               (run/half.c), in the layouts plan/layout.c chose */
 };
 
 /* The element type of tensor t's bytes (CXK_F32 for float32, int64 and
