@@ -26,6 +26,7 @@ Test(cuda, not_built) { cr_skip_test("CPU-only build: no CUDA executor"); }
 #include "fuse/fuse.h"
 #include "fuse/lower.h"
 #include "gpu/gpu.h"
+#include "maxvit_block.h"
 
 static ir_graph *parse(const char *text) {
   base_diag d;
@@ -1946,7 +1947,7 @@ Test(cuda, half_move_nodes) {
 }
 
 /* $SUPEROPT_MOVE_CL=1 (docs/cuda.md, "Move nodes channels-last"): a
- * MaxViT block at a small size (tests/test_lower_chain.c's maxvit_text: an
+ * MaxViT block at a small size (tests/maxvit_block.h: an
  * MBConv's last 1x1 convolution with its residual, the window partition,
  * a layer norm and a matmul in window order, the departition, the next
  * 1x1 convolution with its residual, a global pool) lowered with the
@@ -1957,21 +1958,6 @@ Test(cuda, half_move_nodes) {
  * program and a transpose [0,2,3,1]: the strided copy, and the step walk
  * with $SUPEROPT_MOVE=walk); against the CPU strict, TF32, poisoned, NCHW,
  * and in bf16 and f16. */
-static const char maxvit_cl_text[] =
-    "input x: [2,8,14,14]\nweight wa: [8,8,1,1]\nweight ba: [8]\n"
-    "weight g: [8]\nweight e: [8]\nweight wm: [8,8]\n"
-    "weight wc: [8,8,1,1]\nweight bc: [8]\n"
-    "c = conv2d(x, wa, ba)\nr = ewadd(c, x)\n"
-    "p1 = reshape(r) shape=[2,8,2,7,2,7]\n"
-    "p2 = transpose(p1) perm=[0,2,4,3,5,1]\n"
-    "p3 = reshape(p2) shape=[2,4,49,8]\n"
-    "l = layernorm(p3, g, e) axis=3 eps=1e-5\nm = matmul(l, wm)\n"
-    "s = ewadd(p3, m)\nd1 = reshape(s) shape=[2,2,2,7,7,8]\n"
-    "d2 = transpose(d1) perm=[0,5,1,3,2,4]\n"
-    "d3 = reshape(d2) shape=[2,8,14,14]\n"
-    "y0 = conv2d(d3, wc, bc)\nz = ewadd(y0, d3)\ny = global_avgpool(z)\n"
-    "output y\n";
-
 static int mvcl_cl;          /* channels-last expected (not opt.nchw) */
 static const char *mvcl_eng; /* the departition's engine */
 
@@ -1990,10 +1976,10 @@ static void mvcl_layouts(const ir_graph *g, const gpu_plan *p,
   cr_expect_str_eq(gpu_plan_engine(p, node_of(g, "p3")), mvcl_eng, "%s", what);
 }
 
-/* maxvit_cl_text as a graph of type ty (0 float32, else bf16 / f16),
+/* maxvit_block_text as a graph of type ty (0 float32, else bf16 / f16),
  * lowered with the switch on: two move nodes. */
 static ir_graph *mvcl_graph(int ty) {
-  ir_graph *g = parse(maxvit_cl_text), *h = g;
+  ir_graph *g = parse(maxvit_block_text), *h = g;
   if (ty) {
     base_diag d;
     h = ir_graph_to_dtype(g, ty == 1 ? IR_DT_BF16 : IR_DT_F16, &d);

@@ -15,6 +15,19 @@
 
 #include "costdb/costdb.h"
 #include "lower_util.h"
+#include "maxvit_block.h"
+
+/* Each of the n texts lowered with no movement chain made, its operators
+ * as they were. */
+static void expect_no_chains(const char *const *texts, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    lower_stats st;
+    ir_graph *g, *h = lu_parse_lower(texts[k], &g, &st);
+    cr_assert_eq(st.chains, 0, "text %zu", k);
+    cr_assert_eq(h->nnodes, g->nnodes);
+    ir_graph_free(g), ir_graph_free(h);
+  }
+}
 
 static const char roll_text[] =
     "input x: [2,3,4]\n"
@@ -390,7 +403,7 @@ Test(lower_chain, swin_shift_splits_into_roll_and_walk) {
  * a graph output (the group stops there: what is left has one kernel); a
  * chain of transposes only. */
 Test(lower_chain, short_or_cut_chains_stay) {
-  static const char *texts[] = {
+  static const char *const texts[] = {
       "input x: [2,3,4]\na = reshape(x) shape=[6,4]\n"
       "b = transpose(a) perm=[1,0]\noutput b\n",
       "input x: [2,3,4]\na = transpose(x) perm=[0,2,1]\n"
@@ -400,34 +413,8 @@ Test(lower_chain, short_or_cut_chains_stay) {
       "input x: [2,3,4,5]\na = transpose(x) perm=[0,3,1,2]\n"
       "b = transpose(a) perm=[0,2,3,1]\nc = relu(b)\noutput c\n",
   };
-  for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
-    lower_stats st;
-    ir_graph *g, *h = lu_parse_lower(texts[k], &g, &st);
-    cr_assert_eq(st.chains, 0, "text %zu", k);
-    cr_assert_eq(h->nnodes, g->nnodes);
-    ir_graph_free(g), ir_graph_free(h);
-  }
+  expect_no_chains(texts, sizeof texts / sizeof *texts);
 }
-
-/* A MaxViT block at a small size: an MBConv's last 1x1 convolution and
- * its residual add, the window partition (reshape, transpose, reshape: one
- * kernel), a layer norm and a matmul with a residual in window order, the
- * departition (one kernel) and the next MBConv's 1x1 convolution with its
- * residual (tests/test_cuda.c runs the same block). */
-static const char maxvit_text[] =
-    "input x: [2,8,14,14]\nweight wa: [8,8,1,1]\nweight ba: [8]\n"
-    "weight g: [8]\nweight e: [8]\nweight wm: [8,8]\n"
-    "weight wc: [8,8,1,1]\nweight bc: [8]\n"
-    "c = conv2d(x, wa, ba)\nr = ewadd(c, x)\n"
-    "p1 = reshape(r) shape=[2,8,2,7,2,7]\n"
-    "p2 = transpose(p1) perm=[0,2,4,3,5,1]\n"
-    "p3 = reshape(p2) shape=[2,4,49,8]\n"
-    "l = layernorm(p3, g, e) axis=3 eps=1e-5\nm = matmul(l, wm)\n"
-    "s = ewadd(p3, m)\nd1 = reshape(s) shape=[2,2,2,7,7,8]\n"
-    "d2 = transpose(d1) perm=[0,5,1,3,2,4]\n"
-    "d3 = reshape(d2) shape=[2,8,14,14]\n"
-    "y0 = conv2d(d3, wc, bc)\nz = ewadd(y0, d3)\ny = global_avgpool(z)\n"
-    "output y\n";
 
 /* $SUPEROPT_MOVE_CL=1: the window partition and departition, one kernel
  * each with a reshape reading a rank-4 image (or window rows), become move
@@ -439,7 +426,7 @@ Test(lower_chain, move_cl_one_kernel_chains) {
     else
       unsetenv("SUPEROPT_MOVE_CL");
     lower_stats st;
-    ir_graph *g, *h = lu_parse_lower(maxvit_text, &g, &st);
+    ir_graph *g, *h = lu_parse_lower(maxvit_block_text, &g, &st);
     cr_assert_eq(st.chains, on ? 2 : 0, "switch %d: %d chains", on, st.chains);
     cr_assert_eq(lu_count_op(h, IR_OP_MOVE), on ? 2 : 0);
     if (on) {
@@ -464,7 +451,7 @@ Test(lower_chain, move_cl_one_kernel_chains) {
  * tensors it checks by name still there. */
 Test(lower_chain, move_cl_half_block) {
   setenv("SUPEROPT_MOVE_CL", "1", 1);
-  ir_graph *g = lu_parse(maxvit_text);
+  ir_graph *g = lu_parse(maxvit_block_text);
   for (int ty = 0; ty < 2; ty++) {
     base_diag d;
     ir_graph *f = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
@@ -489,7 +476,7 @@ Test(lower_chain, move_cl_half_block) {
  * one from a rank-4 tensor of one pixel, one with no convolution on either
  * side, and the switch's other values. */
 Test(lower_chain, move_cl_leaves_other_chains) {
-  static const char *texts[] = {
+  static const char *const texts[] = {
       "input x: [2,4,6,6]\nweight w: [8,4,1,1]\nc = conv2d(x, w)\n"
       "t = transpose(c) perm=[0,2,3,1]\nu = reshape(t) shape=[2,36,8]\n"
       "v = relu(u)\noutput v\n",
@@ -506,16 +493,10 @@ Test(lower_chain, move_cl_leaves_other_chains) {
       "w3 = reshape(w2) shape=[4,16,4]\nm = matmul(w3, w)\noutput m\n",
   };
   setenv("SUPEROPT_MOVE_CL", "1", 1);
-  for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
-    lower_stats st;
-    ir_graph *g, *h = lu_parse_lower(texts[k], &g, &st);
-    cr_assert_eq(st.chains, 0, "text %zu", k);
-    cr_assert_eq(h->nnodes, g->nnodes);
-    ir_graph_free(g), ir_graph_free(h);
-  }
+  expect_no_chains(texts, sizeof texts / sizeof *texts);
   setenv("SUPEROPT_MOVE_CL", "yes", 1); /* only "1" turns it on */
   lower_stats st;
-  ir_graph *g, *h = lu_parse_lower(maxvit_text, &g, &st);
+  ir_graph *g, *h = lu_parse_lower(maxvit_block_text, &g, &st);
   cr_assert_eq(st.chains, 0);
   ir_graph_free(g), ir_graph_free(h);
   unsetenv("SUPEROPT_MOVE_CL");
