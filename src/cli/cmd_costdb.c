@@ -222,11 +222,13 @@ static int fit(cd_db *db, const cd_device *dev) {
   printf("ms = fixed (x inputs for concat) + bytes / bandwidth + flops / "
          "rate (conv2d/matmul: TF32; conv2d/kxk: at least one wave's flops)"
          " or + bytes beyond the 50 MB L2 / the GB/s of TFLOP/s|L2 (other "
-         "operators); irregular_GB/s: the bandwidth of bytes moved through "
-         "an irregular path (unaligned broadcasts, slices, transposes, "
-         "concats)\n");
-  printf("%-16s %5s %5s %9s %11s %11s %13s %15s %15s\n", "operator", "rows",
-         "fit", "fixed_us", "GB/s", "TFLOP/s|L2", "irregular_GB/s",
+         "operators); irregular_GB/s: the bandwidth of "
+         "bytes moved through an irregular path (unaligned broadcasts, "
+         "slices, transposes, concats; for conv2d: TFLOP/s on the CUDA "
+         "cores, input channels not 16-byte runs); wave_us: a softmax's "
+         "time per wave of one block a row on every SM\n");
+  printf("%-16s %5s %5s %9s %11s %11s %13s %7s %15s %15s\n", "operator", "rows",
+         "fit", "fixed_us", "GB/s", "TFLOP/s|L2", "irregular_GB/s", "wave_us",
          "heldout_med", "heldout_p90");
   for (int o = 0; o < CD_NCLASSES; o++) {
     const cd_fit_op *p = &f.op[o];
@@ -244,15 +246,21 @@ static int fit(cd_db *db, const cd_device *dev) {
                    p->c[2] / 1e12);
     else if (p->c[2] > 0) /* beyond the L2: GB/s */
       snprintf(tf, sizeof tf, "%.0f GB/s", dev->mem_bw / p->c[2] / 1e9);
-    if (p->c[3] > 0) /* the whole bytes' rate on an irregular row */
+    if (p->c[3] > 0 && (o == IR_OP_CONV2D || o == CD_CLASS_CONV_1X1))
+      snprintf(ir, sizeof ir, "%.1f TF/s", dev->fp32_flops / p->c[3] / 1e12);
+    else if (p->c[3] > 0) /* the whole bytes' rate on an irregular row */
       snprintf(ir, sizeof ir, "%.0f", dev->mem_bw / (p->c[1] + p->c[3]) / 1e9);
+    char wv[32] = "-";
+    if (p->c[4] > 0)
+      snprintf(wv, sizeof wv, "%.2f", p->c[4]);
     if (e->n) {
       snprintf(med, sizeof med, "%.1f%% (%.1f%%)", 100 * e->median,
                100 * e1->median);
       snprintf(p90, sizeof p90, "%.1f%% (%.1f%%)", 100 * e->p90, 100 * e1->p90);
     }
-    printf("%-16s %5d %5s %9.2f %11s %11s %13s %15s %15s\n", cd_class_name(o),
-           p->rows, fit_from(p->from), 1000 * p->c[0], bw, tf, ir, med, p90);
+    printf("%-16s %5d %5s %9.2f %11s %11s %13s %7s %15s %15s\n",
+           cd_class_name(o), p->rows, fit_from(p->from), 1000 * p->c[0], bw, tf,
+           ir, wv, med, p90);
   }
   printf("held out (%d-fold, %d rows): fitted model median %.1f%%, 90th "
          "percentile %.1f%%; single factor per operator median %.1f%%, "

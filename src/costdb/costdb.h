@@ -229,7 +229,7 @@ enum {
 /* "conv2d/1x1", "relu", ... */
 const char *cd_class_name(int cls);
 
-#define CD_NFEAT 4 /* features of the fitted model (cd_sample.x) */
+#define CD_NFEAT 5 /* features of the fitted model (cd_sample.x) */
 
 /* One measured row of a device's table, as the fit sees it. */
 typedef struct cd_sample {
@@ -240,9 +240,13 @@ typedef struct cd_sample {
                       flops / peak (ms; conv2d/matmul at the TF32 rate, a
                       dense k x k conv2d's at least one wave's) or, for
                       other operators, bytes beyond the L2 / bandwidth
-                      (ms), and the bytes moved through an irregular path
+                      (ms), the bytes moved through an irregular path
                       / bandwidth (ms; inner broadcasts, unaligned
-                      slices, transposes of the innermost axis) */
+                      slices, transposes of the innermost axis; a dense
+                      conv2d's flops / FP32 peak when its input channels
+                      are not 16-byte runs, x[2] then 0), and a
+                      softmax's waves of one block a row (rows / SMs,
+                      1 us a wave, in ms) */
   double roofline;    /* cd_estimate of the row */
   uint64_t hash;      /* XXH3-64 of the signature (the fold of a row) */
 } cd_sample;
@@ -261,8 +265,9 @@ typedef enum {
 } cd_fit_from;
 
 /* ms = c[0] * launches + c[1] * bytes / bandwidth + c[2] * flops / peak
- *      + c[3] * irregular bytes / bandwidth (cd_sample.x):
- * c[0] the fixed cost per launch (ms, > 0), c[1..3] (>= 0) how many
+ *      + c[3] * irregular bytes / bandwidth + c[4] * softmax waves
+ *      (cd_sample.x):
+ * c[0] the fixed cost per launch (ms, > 0), c[1..4] (>= 0) how many
  * times slower than the peak bandwidth and peak rate the operator runs. */
 typedef struct cd_fit_op {
   double c[CD_NFEAT];

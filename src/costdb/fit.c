@@ -7,14 +7,16 @@
  * For each operator,
  *
  *   ms = fixed * launches + mem * bytes / bandwidth + flop * flops / peak
- *        + irr * irregular bytes / bandwidth
+ *        + irr * irregular bytes / bandwidth + rows * softmax waves
  *
  * (peak: the TF32 rate for conv2d/matmul, which the CUDA executor runs in
  * TF32; the flops term only for those, a dense k x k conv2d's at least one
  * wave's; other operators' third term is the bytes beyond the L2 cache;
  * a concat's fixed cost is per input; a slice's and gather's bytes what
- * they show; irregular bytes those moved without 16-byte accesses), with
- * fixed > 0 and mem, flop, irr >= 0,
+ * they show; irregular bytes those moved without 16-byte accesses, and a
+ * dense convolution's flops at the FP32 rate where its channels are not
+ * 16-byte runs; a softmax's waves of one block a row), with
+ * fixed > 0 and mem, flop, irr, rows >= 0,
  * fitted by iteratively reweighted least squares on the relative error
  * (an L1 fit: robust to the odd slow kernel). An operator with too few
  * rows borrows the fit of all rows of its kind (element-wise, movement,
@@ -33,10 +35,11 @@
 #define IRLS_ITERS 20 /* reweighting rounds of the L1 fit */
 #define IRLS_FLOOR 0.01
 
-/* Outputs one wave of a convolution kernel fills: 128 x 64 output tiles
- * on the GH100's 132 SMs (H100 and H200 alike). */
 #define L2_BYTES 50e6 /* the GH100's L2 cache (H100 and H200) */
-#define WAVE_OUTPUTS (132.0 * 128 * 64)
+#define SMS 132.0     /* the GH100's SMs (H100 and H200 alike) */
+/* Outputs one wave of a convolution kernel fills: 128 x 64 output tiles
+ * on every SM. */
+#define WAVE_OUTPUTS (SMS * 128 * 64)
 
 /* The compute feature of a dense k x k or grouped (not depthwise)
  * convolution: its flops, but never less than one full wave's, (flops
@@ -133,6 +136,40 @@ static int unaligned_concat(const ir_graph *g, const ir_node *nd) {
   return 0;
 }
 
+/* Whether a dense convolution's input channels are not a multiple of 16
+ * bytes (4 floats, 8 halves): the tensor-core kernels' implicit GEMM reads
+ * its reduction in 16-byte runs of channels, so cuDNN runs such a layer
+ * (an RGB stem, ViT's 16x16 patch embedding, a mutant's 11 channels) on
+ * the CUDA cores, at the FP32 rate: up to 4.7x slower than its flops at
+ * the TF32 rate said (docs/costdb.md, "The fitted model"). Half stems of
+ * at most 4 channels have had the executor's own tensor-core kernel since
+ * (src/gpu/kern/ksmallk.cu, where it times faster); the h200-bf16 table
+ * predates it. */
+static int unaligned_channels(const ir_graph *g, const ir_node *nd) {
+  const ir_tensor *x = &g->tensors[nd->in[0]];
+  int per16 = ir_dtype_is_half((ir_dtype)x->dtype) ? 8 : 4;
+  return x->shape.dim[1] % per16 != 0;
+}
+
+/* Waves of one block a row (ms: 1 us a wave of one block on each SM) of a
+ * softmax over the innermost axis: the float32 kernel gives each row a
+ * block (src/gpu/kern/kred.cu, k_softmax_rows), whose reductions' barriers
+ * take about as long at 49 elements as at 128, so Swin's windows (rows of
+ * 49) cost by their rows, not their bytes. The half kernel packs rows of a
+ * multiple of 8 up to 2048 elements several a block (k_softmax8): 0 there,
+ * and along another axis. */
+static double softmax_waves_ms(const ir_graph *g, const ir_node *nd) {
+  const ir_tensor *x = &g->tensors[nd->in[0]];
+  int axis = nd->a.axis < 0 ? nd->a.axis + x->shape.rank : nd->a.axis;
+  if (axis != x->shape.rank - 1)
+    return 0;
+  int64_t len = x->shape.dim[axis];
+  if (len <= 0 ||
+      (ir_dtype_is_half((ir_dtype)x->dtype) && len % 8 == 0 && len <= 2048))
+    return 0;
+  return 1e-3 * (double)(ir_shape_numel(&x->shape) / len) / SMS;
+}
+
 /* The bytes (in ms at the device's bandwidth) node moves through an
  * irregular access path: a binary element-wise operator with an
  * operand broadcast in unaligned runs, a slice, transpose or concat whose
@@ -177,8 +214,11 @@ static double moved_bytes(const ir_graph *g, int node, const cd_work *w) {
 
 /* Features of node (of class cls, work w) on dev: launches (a concat's
  * times its inputs), memory time, compute time at peak (or the time of
- * the bytes beyond the L2) and the time of the bytes moved through an
- * irregular path, in ms (so coefficients are dimensionless multipliers). */
+ * the bytes beyond the L2), the time of the bytes moved through an
+ * irregular path (of a dense convolution whose channels are not 16-byte
+ * runs: its flops at the FP32 rate, in place of the TF32 term) and a
+ * softmax's waves of one block a row, in ms (so coefficients are
+ * dimensionless multipliers). */
 static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
                      const cd_work *w, double x[CD_NFEAT]) {
   double peak =
@@ -194,6 +234,14 @@ static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
   x[2] = w->matrix ? 1e3 * flops / peak
                    : 1e3 * fmax(0, bytes - L2_BYTES) / dev->mem_bw;
   x[3] = irregular_ms(dev, g, node, bytes);
+  x[4] = g->nodes[node].op == IR_OP_SOFTMAX
+             ? softmax_waves_ms(g, &g->nodes[node])
+             : 0;
+  if ((cls == IR_OP_CONV2D || cls == CD_CLASS_CONV_1X1) &&
+      dev->fp32_flops > 0 && unaligned_channels(g, &g->nodes[node])) {
+    x[2] = 0;
+    x[3] = 1e3 * w->flops / dev->fp32_flops;
+  }
 }
 
 /* The class a node is fitted in: its operator, except that grouped,
