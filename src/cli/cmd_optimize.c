@@ -322,9 +322,13 @@ static void print_search(const opt_report *r, const opt_args *a) {
            "activations fused into convolutions, is written unfused)\n",
            st->cost_after, basis,
            change(st->cost_before, st->cost_after, ch, sizeof ch));
-  else
-    printf("cost after:  %.2f us %s, %s\n", st->cost_after, basis,
-           change(st->cost_before, st->cost_after, ch, sizeof ch));
+  else /* before fusion and lowering: where that is dearer, say so */
+    printf("cost after:  %.2f us %s, %s%s\n", st->cost_after, basis,
+           change(st->cost_before, st->cost_after, ch, sizeof ch),
+           st->cost_after > st->cost_before
+               ? " (unfused; the fusion line below has the estimate once "
+                 "fused and lowered)"
+               : "");
   printf("passes: %d common subexpressions, %d batchnorm folded, %d "
          "scales folded, %d activations fused (%d by pass rules, %d taken "
          "back out by them), %d sibling groups merged (%d by pass rules), %d "
