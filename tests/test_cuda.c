@@ -3012,6 +3012,90 @@ Test(cuda, measure_fused_node) {
   ir_graph_free(g);
 }
 
+/* $SUPEROPT_MEASURE_LAYOUT=network (src/gpu/measure.c): a node measured
+ * alone runs in the layout the whole graph runs it. c2 runs channels-last
+ * in the network (its output feeds a relu, not a graph output); c3's
+ * output is read by a reshape, so the network runs c3 NCHW (reading r,
+ * channels-last, through a conversion). "@": "" (float32) or bf16. */
+static const char *const measlay_graph =
+    "input x: @[2,16,14,14]\nweight w1: @[32,16,3,3]\nweight b1: @[32]\n"
+    "weight w2: @[32,32,3,3]\nweight w3: @[32,32,3,3]\n"
+    "c1 = conv2d(x, w1, b1) pad=[1,1,1,1]\nr = relu(c1)\n"
+    "c2 = conv2d(r, w2) pad=[1,1,1,1]\ny = relu(c2)\n"
+    "c3 = conv2d(r, w3) pad=[1,1,1,1]\nf = reshape(c3) shape=[2,6272]\n"
+    "output y, f\n";
+
+/* The plan gpu_measure_plan makes for g's node computing `out`: whether
+ * its output and its input r are channels-last (-1 where the node is not
+ * a convolution), and its engine into eng. */
+static void measlay_probe(gpu_ctx *c, const ir_graph *g, const char *out,
+                          int *ycl, int *xcl, char *eng, size_t n) {
+  base_diag d;
+  ir_graph *h = NULL;
+  gpu_plan *p = NULL;
+  cr_assert_eq(gpu_measure_plan(c, g, node_of(g, out), &h, &p, &d), BASE_OK,
+               "%s: %s", out, d.msg);
+  cr_assert_eq(h->nnodes, 1);
+  cr_assert_eq(h->nodes[0].op, IR_OP_CONV2D);
+  *ycl = gpu_plan_channels_last(p, ir_find_tensor(h, out));
+  *xcl = gpu_plan_channels_last(p, ir_find_tensor(h, "r"));
+  snprintf(eng, n, "%s", gpu_plan_engine(p, 0));
+  gpu_plan_free(p);
+  ir_graph_free(h);
+}
+
+Test(cuda, measure_in_network_layout) {
+  need_gpu();
+  static const char *const types[] = {"", "bf16"};
+  base_diag d;
+  gpu_ctx *c;
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  for (int t = 0; t < 2; t++) {
+    const char *ty = *types[t] ? types[t] : "f32";
+    ir_graph *g = parse_typed(measlay_graph, types[t]);
+    gpu_plan *whole;
+    cr_assert_eq(gpu_plan_new(c, g, &whole, &d), BASE_OK, "%s", d.msg);
+    /* the network's layouts, which the test relies on */
+    cr_assert_eq(gpu_plan_channels_last(whole, ir_find_tensor(g, "c2")), 1,
+                 "%s", ty);
+    cr_assert_eq(gpu_plan_channels_last(whole, ir_find_tensor(g, "r")), 1, "%s",
+                 ty);
+    cr_assert_eq(gpu_plan_channels_last(whole, ir_find_tensor(g, "c3")), 0,
+                 "%s", ty);
+    char whole_eng[64], eng[64];
+    snprintf(whole_eng, sizeof whole_eng, "%s",
+             gpu_plan_engine(whole, node_of(g, "c2")));
+    gpu_plan_free(whole);
+    int ycl, xcl;
+    double on = 0, off = 0, nchw_on = 0;
+    setenv("SUPEROPT_MEASURE_LAYOUT", "network", 1);
+    measlay_probe(c, g, "c2", &ycl, &xcl, eng, sizeof eng);
+    cr_expect(ycl == 1 && xcl == 1, "%s on: c2 %d, r %d", ty, ycl, xcl);
+    cr_expect_str_eq(eng, whole_eng, "%s on: c2's engine", ty);
+    measlay_probe(c, g, "c3", &ycl, &xcl, eng, sizeof eng);
+    cr_expect(ycl == 0 && xcl == 1, "%s on: c3 %d, r %d", ty, ycl, xcl);
+    cr_assert_eq(gpu_measure_node(c, g, node_of(g, "c2"), 3, 10, &on, &d),
+                 BASE_OK, "%s", d.msg);
+    cr_assert_eq(gpu_measure_node(c, g, node_of(g, "c3"), 3, 10, &nchw_on, &d),
+                 BASE_OK, "%s", d.msg);
+    unsetenv("SUPEROPT_MEASURE_LAYOUT");
+    measlay_probe(c, g, "c2", &ycl, &xcl, eng, sizeof eng);
+    cr_expect(ycl == 0 && xcl == 0, "%s off: c2 %d, r %d", ty, ycl, xcl);
+    cr_assert_eq(gpu_measure_node(c, g, node_of(g, "c2"), 3, 10, &off, &d),
+                 BASE_OK, "%s", d.msg);
+    cr_expect(on > 0 && on < 1 && off > 0 && off < 1 && nchw_on > 0 &&
+                  nchw_on < 1,
+              "%s: c2 %g ms in the network's layout, %g alone; c3 %g", ty, on,
+              off, nchw_on);
+    fprintf(stderr,
+            "measure_in_network_layout %s: c2 %.4f ms (network), "
+            "%.4f ms (alone); c3 %.4f ms (network, NCHW)\n",
+            ty, on, off, nchw_on);
+    ir_graph_free(g);
+  }
+  gpu_ctx_free(c);
+}
+
 /* Removes dir and the files in it (a disk cache of the tests below). */
 static void remove_cache_dir(const char *dir) {
   DIR *d = opendir(dir);

@@ -162,10 +162,17 @@ const char *gpu_plan_engine(const gpu_plan *p, int i);
 /* Measures node `node` of g alone: a one-node graph with the node's inputs
  * as inputs/weights (seeded random, same init hints), the same algorithm
  * choices as run (c's cache), timed as a CUDA graph replay; median of reps
- * after warmup. */
+ * after warmup. Its layout: the one-node graph's own (inputs and outputs
+ * NCHW), or with $SUPEROPT_MEASURE_LAYOUT=network the layout the whole of
+ * g runs the node in (src/gpu/measure.c). */
 base_status gpu_measure_node(gpu_ctx *c, const ir_graph *g, int node,
                              int warmup, int reps, double *median_ms,
                              base_diag *d);
+/* The plan gpu_measure_node times for node `node` of g, planned, not
+ * uploaded: *h the one-node graph (ir_graph_free it after
+ * gpu_plan_free(*p)), *p its plan, in the layout gpu_measure_node uses. */
+base_status gpu_measure_plan(gpu_ctx *c, const ir_graph *g, int node,
+                             ir_graph **h, gpu_plan **p, base_diag *d);
 
 /* The memory planner (no GPU needed): block k of sizes[k] bytes is live
  * from step first[k] to step last[k] inclusive; off[k] gets a 256-aligned

@@ -270,8 +270,19 @@ typedef struct gpu_step {
   float **stage_keep;   /* the tensors' own pointers while swapped */
 } gpu_step;
 
+/* A layout handed to gpu_plan_new_given in place of the layout pass's
+ * own choice (measure.c: a node alone in the layout the whole graph runs
+ * it). */
+typedef struct gpu_layout_given {
+  const unsigned char *cl;   /* per tensor: its bytes channels-last (rank 4
+                                with H * W > 1 only; never a convolution's
+                                filter or a reshape's input) */
+  const unsigned char *mode; /* per node: it runs channels-last */
+} gpu_layout_given;
+
 struct gpu_plan {
   gpu_ctx *ctx;
+  const gpu_layout_given *given; /* during gpu_plan_new_given only */
   const ir_graph *g;
   float **ptr;   /* device pointer of every tensor */
   int32_t *root; /* the tensor whose bytes a tensor uses (views) */
@@ -513,8 +524,18 @@ base_status gpu_se_prepare(gpu_plan *p, int i, base_diag *d);
 cudaError_t gpu_se_enqueue(gpu_plan *p, int i);
 
 /* plan/layout.c: chooses each node's layout (channels-last or NCHW) and each
- * tensor's; called before the steps are prepared. */
+ * tensor's (or takes p->given's); called before the steps are prepared. */
 base_status gpu_layout_assign(gpu_plan *p, base_diag *d);
+/* plan/plan.c: gpu_plan_new with the layout l (NULL: the layout pass's
+ * own); l need not outlive the call. */
+base_status gpu_plan_new_given(gpu_ctx *c, const ir_graph *g,
+                               const gpu_layout_given *l, gpu_plan **out,
+                               base_diag *d);
+/* plan/plan.c: the layout gpu_plan_new would give g (the layout pass alone:
+ * no kernels prepared, nothing allocated on the device): cl[t] for each of
+ * g's tensors, mode[i] for each node, as gpu_layout_given has them. */
+base_status gpu_plan_layout(gpu_ctx *c, const ir_graph *g, unsigned char *cl,
+                            unsigned char *mode, base_diag *d);
 /* pin[t] = 1 for each tensor whose bytes stay NCHW whatever its
  * producer's layout: graph outputs, convolution filters (read as KCRS),
  * reshapes' inputs (but a folded shuffle's). The layout pass pins their

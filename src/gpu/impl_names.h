@@ -24,6 +24,7 @@
 #define gpu_plan_channels_last gpu_plan_channels_last_impl
 #define gpu_plan_engine gpu_plan_engine_impl
 #define gpu_measure_node gpu_measure_node_impl
+#define gpu_measure_plan gpu_measure_plan_impl
 #define gpu_kernel_stats gpu_kernel_stats_impl
 #define gpu_dnn_plan_stats gpu_dnn_plan_stats_impl
 #define gpu_tune_stats gpu_tune_stats_impl

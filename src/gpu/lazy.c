@@ -72,6 +72,10 @@
     (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,           \
      double *median_ms, base_diag *d),                                         \
     (c, g, node, warmup, reps, median_ms, d))                                  \
+  X(gpu_measure_plan, base_status,                                             \
+    (gpu_ctx * c, const ir_graph *g, int node, ir_graph **h, gpu_plan **p,     \
+     base_diag *d),                                                            \
+    (c, g, node, h, p, d))                                                     \
   X(gpu_kernel_stats, void,                                                    \
     (const gpu_ctx *c, int *compiled, int *from_disk, int *reused),            \
     (c, compiled, from_disk, reused))                                          \
@@ -252,6 +256,10 @@ FORWARD(gpu_measure_node, base_status,
         (gpu_ctx * c, const ir_graph *g, int node, int warmup, int reps,
          double *median_ms, base_diag *d),
         (c, g, node, warmup, reps, median_ms, d))
+FORWARD(gpu_measure_plan, base_status,
+        (gpu_ctx * c, const ir_graph *g, int node, ir_graph **h, gpu_plan **p,
+         base_diag *d),
+        (c, g, node, h, p, d))
 FORWARD(gpu_kernel_stats, void,
         (const gpu_ctx *c, int *compiled, int *from_disk, int *reused),
         (c, compiled, from_disk, reused))

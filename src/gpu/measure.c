@@ -7,6 +7,19 @@
  * as a CUDA graph that runs the node GPU_MEASURE_REPEAT times; one replay's
  * median time over that count is the node's cost, launch overhead
  * amortised as it is inside a whole-graph replay.
+ *
+ * Layout. By default the one-node graph is planned like any graph: its
+ * inputs and outputs are graph inputs and outputs, pinned NCHW
+ * (plan/layout.c), so every convolution measured alone runs NCHW, where
+ * the whole graph runs most of them channels-last (cuDNN's tensor-core
+ * engines, the cuBLASLt 1x1 GEMM, the fused epilogue plans, 16-byte bias
+ * kernels). With $SUPEROPT_MEASURE_LAYOUT=network the node runs in the
+ * layout the whole graph runs it: g's layout pass alone (gpu_plan_layout:
+ * no kernels, no device memory) gives the node's mode and each of its
+ * tensors' layouts, and the one-node graph is planned with those
+ * (gpu_plan_new_given): channels-last inputs hold channels-last bytes (the
+ * values are random either way), an input the node converts in the whole
+ * graph it converts here too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +67,57 @@ fail:
   return NULL;
 }
 
+/* $SUPEROPT_MEASURE_LAYOUT=network: the node in the whole graph's layout. */
+static int network_layout_on(void) {
+  const char *e = getenv("SUPEROPT_MEASURE_LAYOUT");
+  return e && !strcmp(e, "network");
+}
+
+/* h (isolate(g, node)) planned in the layout g's plan gives node `node`:
+ * its mode, and each tensor of h the layout of g's tensor of that name. */
+static base_status plan_as_in(gpu_ctx *c, const ir_graph *g, int node,
+                              const ir_graph *h, gpu_plan **out, base_diag *d) {
+  unsigned char *gcl = base_calloc((size_t)g->ntensors + 1, 1);
+  unsigned char *gmode = base_calloc((size_t)g->nnodes + 1, 1);
+  unsigned char *hcl = base_calloc((size_t)h->ntensors + 1, 1);
+  unsigned char *hmode = base_calloc((size_t)h->nnodes + 1, 1);
+  base_status st =
+      gcl && gmode && hcl && hmode
+          ? gpu_plan_layout(c, g, gcl, gmode, d)
+          : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int t = 0; !st && t < h->ntensors; t++) {
+    int gt = ir_find_tensor(g, h->tensors[t].name);
+    hcl[t] = gt >= 0 && gcl[gt];
+  }
+  for (int i = 0; !st && i < h->nnodes; i++)
+    hmode[i] = gmode[node];
+  gpu_layout_given l = {hcl, hmode};
+  if (!st)
+    st = gpu_plan_new_given(c, h, &l, out, d);
+  free(gcl), free(gmode), free(hcl), free(hmode);
+  return st;
+}
+
+base_status gpu_measure_plan(gpu_ctx *c, const ir_graph *g, int node,
+                             ir_graph **hout, gpu_plan **pout, base_diag *d) {
+  *hout = NULL;
+  *pout = NULL;
+  if (node < 0 || node >= g->nnodes)
+    return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
+                         "gpu_measure_plan: node %d of %d", node, g->nnodes);
+  ir_graph *h = isolate(g, node, d);
+  if (!h)
+    return d ? d->code : BASE_ERR_INTERNAL;
+  base_status st = network_layout_on() ? plan_as_in(c, g, node, h, pout, d)
+                                       : gpu_plan_new(c, h, pout, d);
+  if (st) {
+    ir_graph_free(h);
+    return st;
+  }
+  *hout = h;
+  return BASE_OK;
+}
+
 /* Times p's graph replayed with the node enqueued GPU_MEASURE_REPEAT times. */
 static base_status time_repeated(gpu_plan *p, int warmup, int reps, double *ms,
                                  base_diag *d) {
@@ -86,15 +150,14 @@ base_status gpu_measure_node(gpu_ctx *c, const ir_graph *g, int node,
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "gpu_measure_node: node %d of %d, reps %d", node,
                          g->nnodes, reps);
-  ir_graph *h = isolate(g, node, d);
-  if (!h)
-    return d ? d->code : BASE_ERR_INTERNAL;
+  ir_graph *h = NULL;
   gpu_plan *p = NULL;
+  base_status st = gpu_measure_plan(c, g, node, &h, &p, d);
+  if (st)
+    return st;
   ex_values *v = ex_values_new(h);
-  base_status st = v ? ex_fill_random(h, v, 1, d)
-                     : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  if (!st)
-    st = gpu_plan_new(c, h, &p, d);
+  st = v ? ex_fill_random(h, v, 1, d)
+         : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
     st = gpu_plan_upload(p, v, d);
   gpu_options saved = c->opt; /* graph replay, no poisoning */

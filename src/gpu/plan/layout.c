@@ -38,7 +38,10 @@
  * channels-last-capable node (move_mode: MaxViT's departitions before each
  * MBConv's first 1x1 convolution and its residual add; run/move.c appends
  * the transpose [0,2,3,1] to the program it runs). Not yet timed on a GPU.
- * opt.nchw turns all of this off.
+ * opt.nchw turns all of this off. gpu_plan_new_given (measure.c, under
+ * $SUPEROPT_MEASURE_LAYOUT=network) hands the layout in instead: a node
+ * measured alone runs in the layout the whole graph runs it, its graph
+ * inputs and outputs in the whole graph's layout of those tensors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -165,10 +168,11 @@ static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
   return 0;
 }
 
-void gpu_layout_pins(const gpu_plan *p, unsigned char *pin) {
+/* The tensors a kernel reads as NCHW whatever the layouts around it:
+ * convolution filters and reshapes' inputs (gpu_layout_pins less the
+ * graph outputs). */
+static void kernel_pins(const gpu_plan *p, unsigned char *pin) {
   const ir_graph *g = p->g;
-  for (int i = 0; i < g->noutputs; i++)
-    pin[g->outputs[i]] = 1;
   for (int i = 0; i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
     if (n->op == IR_OP_CONV2D && n->nin > 1) /* filters are read as KCRS */
@@ -176,6 +180,27 @@ void gpu_layout_pins(const gpu_plan *p, unsigned char *pin) {
     if (n->op == IR_OP_RESHAPE)
       pin[n->in[0]] = 1;
   }
+}
+
+void gpu_layout_pins(const gpu_plan *p, unsigned char *pin) {
+  for (int i = 0; i < p->g->noutputs; i++)
+    pin[p->g->outputs[i]] = 1;
+  kernel_pins(p, pin);
+}
+
+/* The layout handed in (gpu_plan_new_given): each node's mode and each
+ * spatial tensor's layout as given, graph inputs and outputs included and
+ * none pinned NCHW but what a kernel reads as NCHW (must: kernel_pins).
+ * A weight-only node takes its given mode too: measure.c's one-node graph
+ * holds its node's computed inputs as weights, which makes the node
+ * weight-only there and not in the whole graph. */
+static void assign_given(gpu_plan *p, const unsigned char *must) {
+  const ir_graph *g = p->g;
+  const gpu_layout_given *l = p->given;
+  for (int i = 0; i < g->nnodes; i++)
+    p->steps[i].cl = l->mode[i];
+  for (int t = 0; t < g->ntensors; t++)
+    p->cl[t] = l->cl[t] && !must[t] && spatial(shp(p, t));
 }
 
 base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
@@ -187,11 +212,14 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   if (!p->ctx->opt.nchw) {
-    gpu_layout_pins(p, must);
+    if (p->given) /* graph inputs and outputs as given */
+      kernel_pins(p, must);
+    else
+      gpu_layout_pins(p, must);
     for (int t = 0; t < g->ntensors; t++) /* a view pins its root */
       if (must[t])
         must[p->root[t]] = 1;
-    for (int i = 0; i < g->nnodes; i++) {
+    for (int i = 0; !p->given && i < g->nnodes; i++) {
       const ir_node *n = &g->nodes[i];
       int m = p->steps[i].cl = node_mode(p, i, must);
       for (int k = 0; k < n->nout; k++) {
@@ -199,6 +227,8 @@ base_status gpu_layout_assign(gpu_plan *p, base_diag *d) {
         p->cl[t] = m && output_follows(n->op) && spatial(shp(p, t));
       }
     }
+    if (p->given)
+      assign_given(p, must);
     for (int t = 0; t < g->ntensors; t++) /* views share their root's */
       p->cl[t] = p->cl[p->root[t]] && spatial(shp(p, t));
   }

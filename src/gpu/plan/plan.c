@@ -267,34 +267,79 @@ static base_status check_half(gpu_plan *p, base_diag *d) {
   return BASE_OK;
 }
 
-base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
-                         base_diag *d) {
+/* A plan's host arrays, zeroed (p->ctx and p->g set). */
+static base_status plan_alloc(gpu_plan *p, base_diag *d) {
+  const ir_graph *g = p->g;
+  p->ptr = base_calloc((size_t)g->ntensors + 1, sizeof *p->ptr);
+  p->last = base_calloc((size_t)g->ntensors + 1, sizeof *p->last);
+  p->root = base_calloc((size_t)g->ntensors + 1, sizeof *p->root);
+  p->steps = base_calloc((size_t)g->nnodes + 1, sizeof *p->steps);
+  p->wonly = base_calloc((size_t)g->nnodes + 1, 1);
+  return p->ptr && p->last && p->root && p->steps && p->wonly
+             ? BASE_OK
+             : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+}
+
+base_status gpu_plan_new_given(gpu_ctx *c, const ir_graph *g,
+                               const gpu_layout_given *l, gpu_plan **out,
+                               base_diag *d) {
   *out = NULL;
   gpu_plan *p = base_calloc(1, sizeof *p);
   if (!p)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   p->ctx = c;
   p->g = g;
+  p->given = l;
   base_status hs = check_half(p, d);
   if (hs) {
     free(p);
     return hs;
   }
-  p->ptr = base_calloc((size_t)g->ntensors + 1, sizeof *p->ptr);
-  p->last = base_calloc((size_t)g->ntensors + 1, sizeof *p->last);
-  p->root = base_calloc((size_t)g->ntensors + 1, sizeof *p->root);
-  p->steps = base_calloc((size_t)g->nnodes + 1, sizeof *p->steps);
-  p->wonly = base_calloc((size_t)g->nnodes + 1, 1);
-  base_status st =
-      p->ptr && p->last && p->root && p->steps && p->wonly
-          ? plan_build(p, d)
-          : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status st = plan_alloc(p, d);
+  if (!st)
+    st = plan_build(p, d);
+  p->given = NULL;
   if (st) {
     gpu_plan_free(p);
     return st;
   }
   *out = p;
   return BASE_OK;
+}
+
+base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
+                         base_diag *d) {
+  return gpu_plan_new_given(c, g, NULL, out, d);
+}
+
+/* plan_build's steps up to the layout: views, lifetimes, weight-only
+ * nodes, gpu_layout_assign (the transposes gpu_layout_views makes views
+ * later change no tensor's layout). */
+base_status gpu_plan_layout(gpu_ctx *c, const ir_graph *g, unsigned char *cl,
+                            unsigned char *mode, base_diag *d) {
+  gpu_plan *p = base_calloc(1, sizeof *p);
+  int32_t *first = base_calloc((size_t)g->ntensors + 1, sizeof *first);
+  base_status st =
+      p && first ? BASE_OK
+                 : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (!st) {
+    p->ctx = c;
+    p->g = g;
+    st = plan_alloc(p, d);
+  }
+  if (!st) {
+    plan_steps(p);
+    plan_lifetimes(p, first);
+    st = gpu_layout_assign(p, d);
+  }
+  for (int t = 0; !st && t < g->ntensors; t++)
+    cl[t] = (unsigned char)gpu_is_cl(p, t);
+  for (int i = 0; !st && i < g->nnodes; i++)
+    mode[i] = (unsigned char)p->steps[i].cl;
+  if (p)
+    gpu_plan_free(p);
+  free(first);
+  return st;
 }
 
 void gpu_plan_free(gpu_plan *p) {
