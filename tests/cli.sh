@@ -199,6 +199,14 @@ contains "are for 'optimize'"
 expect 0 "$bin" costdb fit --device h200
 contains "conv2d/1x1"
 contains "held out (5-fold"
+# costdb estimate's "model total:" is optimize's own price of the graph
+# (its "cost before:" on the same graph and device)
+m18=$src/models/resnet18.graph
+before=$("$bin" optimize "$m18" --device h200 --no-check --drop-weights -o "$tmp/r18.graph" |
+  sed -n 's/^cost before: \([0-9.]*\) us.*/\1/p')
+model=$("$bin" costdb estimate "$m18" --device h200 | sed -n 's/^model total: \([0-9.]*\) ms.*/\1/p')
+awk -v a="$before" -v b="$model" 'BEGIN { exit !(a > 0 && (a - 1000 * b) ^ 2 < 0.0001) }' ||
+  fail "costdb estimate's model total ($model ms) is not optimize's cost before ($before us)"
 # experiment search: progress on stderr; the figures' script names model
 # and device, draws the original's cost, tells series apart
 "$bin" experiment search "$tmp/two.graph" --depth 0,1 --alpha 1,1.1 --budget 5,50 -o "$tmp/exp" >"$tmp/out" 2>"$tmp/err"

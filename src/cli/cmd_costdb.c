@@ -160,6 +160,23 @@ static int node_line(cd_db *db, const cd_device *dev, const ir_graph *g, int i,
   return CLI_OK;
 }
 
+/* The "model total:" line: g priced as `optimize` prices it (cd_model:
+ * a node's row, else a lowered node's plain form, else the model fitted
+ * on dev's rows), beside "total:"'s rows-else-roofline sum. */
+static int model_total(cd_db *db, const cd_device *dev, const ir_graph *g) {
+  cd_model m;
+  base_diag d;
+  double us = 0;
+  int est = 0;
+  cd_model_init(&m, db, dev);
+  if (cd_model_fit(&m, &d) || cd_sum_cost(g, cd_model_cost, &m, &us, &est, &d))
+    return cli_report(&d);
+  printf("model total: %.6f ms (as optimize prices it: a row, else a lowered "
+         "node's plain form, else the model fitted on %s's rows)\n",
+         us / 1000, dev->name);
+  return CLI_OK;
+}
+
 static int estimate(cd_db *db, const cd_device *dev, const char *path) {
   int rc = CLI_OK;
   ir_graph *g = cli_load(path, &rc);
@@ -183,6 +200,8 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
     printf("total: %.6f ms (%d operators: %d measured, %d estimated, %d "
            "folded)\n",
            c.ms, g->nnodes, c.nmeasured, c.nestimated, c.nfolded);
+  if (!rc)
+    rc = model_total(db, dev, g);
   free(folded);
   ir_graph_free(g);
   return rc;
