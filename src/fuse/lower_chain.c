@@ -240,10 +240,9 @@ static int conv_side(const plan *p, int32_t x, int32_t y) {
   return 0;
 }
 
-/* $SUPEROPT_MOVE_CL=1 (read here and by the CUDA planner,
- * src/gpu/plan/layout.c; set it for `optimize` and `run` alike, so that
- * the graph written is the graph run): a group of one kernel and views
- * becomes a move node where a reshape among the members reads its source
+/* $SUPEROPT_MOVE_CL=1 (ir_move_cl; set it for `optimize` and `run`
+ * alike, so that the graph written is the graph run): a group of one kernel and
+ * views becomes a move node where a reshape among the members reads its source
  * x, a rank-4 tensor with H * W > 1, and a convolution writes x or reads
  * the group's result (an image either way: conv_side). The CUDA planner
  * keeps every tensor a reshape (a view) reads NCHW, and so its producer:
@@ -257,9 +256,8 @@ static int conv_side(const plan *p, int32_t x, int32_t y) {
  * matmul (one copy either way, and below 2^19 elements the move's strided
  * copy is the slower one, docs/cuda.md). */
 static int one_kernel_ok(const plan *p, int32_t x, int r) {
-  const char *e = getenv("SUPEROPT_MOVE_CL");
   const ir_shape *s = &p->g->tensors[x].shape;
-  if (!e || strcmp(e, "1") || s->rank != 4 || s->dim[2] * s->dim[3] <= 1)
+  if (!ir_move_cl() || s->rank != 4 || s->dim[2] * s->dim[3] <= 1)
     return 0;
   for (int m = 0; m < p->nmem; m++) {
     const ir_node *n = &p->g->nodes[p->mem[m]];

@@ -24,6 +24,11 @@ int ir_move_op_ok(ir_opcode op) {
          op == IR_OP_RESHAPE || op == IR_OP_CONCAT;
 }
 
+int ir_move_cl(void) {
+  const char *e = getenv("SUPEROPT_MOVE_CL");
+  return e && !strcmp(e, "1");
+}
+
 int ir_body_row_op(ir_opcode op) {
   return (unsigned)op < IR_NOPS && (ir_op(op)->flags & IR_OPF_BODY_ROW);
 }

@@ -392,6 +392,12 @@ const ir_body *ir_body_intern(int nin, int nops, const ir_body_op *ops,
  * operators (src/fuse/lower_chain.c). */
 #define IR_MOVE_MAX_OPS 16
 int ir_move_op_ok(ir_opcode op);
+/* $SUPEROPT_MOVE_CL=1 (off by default, not yet timed on a GPU): move nodes
+ * of one kernel where a reshape would pin a convolution's image NCHW
+ * (src/fuse/lower_chain.c), and moves writing channels-last
+ * (src/gpu/plan/layout.c). Both read it here, so that the graph `optimize`
+ * writes is the graph `run` runs when it is set for both. */
+int ir_move_cl(void);
 /* Checks and interns a move program of nops operators over one input:
  * like ir_body_intern, the operators those ir_move_op_ok allows (a concat
  * of at most IR_MAX_FIXED_IN parts, act=none). NULL with d set. */

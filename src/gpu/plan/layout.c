@@ -100,12 +100,6 @@ static int output_follows(ir_opcode op) {
          op != IR_OP_SE;
 }
 
-/* $SUPEROPT_MOVE_CL=1: move nodes may write channels-last (move_mode). */
-static int move_cl_on(void) {
-  const char *e = getenv("SUPEROPT_MOVE_CL");
-  return e && !strcmp(e, "1");
-}
-
 /* Does a convolution read tensor t (not as its filter), or, depth > 0, a
  * channels-last-capable node (not a reduction, not a move) whose spatial
  * output, not pinned, one does? */
@@ -149,7 +143,7 @@ static int move_mode(const gpu_plan *p, const ir_node *n,
 static int node_mode(const gpu_plan *p, int i, const unsigned char *must) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[i];
-  int move = n->op == IR_OP_MOVE && move_cl_on();
+  int move = n->op == IR_OP_MOVE && ir_move_cl(); /* moves channels-last */
   if (p->wonly[i] || !(cl_capable(n->op) || to_images(n) || move))
     return 0;
   for (int k = 0; k < n->nout; k++)
