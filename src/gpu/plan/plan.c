@@ -190,6 +190,14 @@ static base_status fused_prepare(gpu_plan *p, int i, base_diag *d) {
   return st;
 }
 
+/* plan_build's first stage, which gpu_plan_layout runs alone: steps,
+ * lifetimes (first: per tensor), weight-only nodes, and the layout. */
+static base_status plan_layout(gpu_plan *p, int32_t *first, base_diag *d) {
+  plan_steps(p);
+  plan_lifetimes(p, first);
+  return gpu_layout_assign(p, d);
+}
+
 static base_status plan_build(gpu_plan *p, base_diag *d) {
   const ir_graph *g = p->g;
   int32_t *root = p->root;
@@ -199,9 +207,7 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
     free(first), free(reads);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  plan_steps(p);
-  plan_lifetimes(p, first);
-  base_status st = gpu_layout_assign(p, d);
+  base_status st = plan_layout(p, first, d);
   if (!st) { /* transposes that only rename bytes, and reads through them */
     int views = gpu_layout_views(p); /* first: strided matmuls need these */
     if (!p->half)                    /* cuBLAS's float32 pointer arrays */
@@ -312,9 +318,8 @@ base_status gpu_plan_new(gpu_ctx *c, const ir_graph *g, gpu_plan **out,
   return gpu_plan_new_given(c, g, NULL, out, d);
 }
 
-/* plan_build's steps up to the layout: views, lifetimes, weight-only
- * nodes, gpu_layout_assign (the transposes gpu_layout_views makes views
- * later change no tensor's layout). */
+/* plan_build's steps up to the layout (plan_layout; the transposes
+ * gpu_layout_views makes views later change no tensor's layout). */
 base_status gpu_plan_layout(gpu_ctx *c, const ir_graph *g, unsigned char *cl,
                             unsigned char *mode, base_diag *d) {
   gpu_plan *p = base_calloc(1, sizeof *p);
@@ -327,11 +332,8 @@ base_status gpu_plan_layout(gpu_ctx *c, const ir_graph *g, unsigned char *cl,
     p->g = g;
     st = plan_alloc(p, d);
   }
-  if (!st) {
-    plan_steps(p);
-    plan_lifetimes(p, first);
-    st = gpu_layout_assign(p, d);
-  }
+  if (!st)
+    st = plan_layout(p, first, d);
   for (int t = 0; !st && t < g->ntensors; t++)
     cl[t] = (unsigned char)gpu_is_cl(p, t);
   for (int i = 0; !st && i < g->nnodes; i++)
