@@ -182,20 +182,22 @@ static double max_double(const double *v, int n) {
 
 /* A grid point's trajectory (trajectory.csv): the whole graph's cost
  * after each stage of srch_optimize, kept between stages as the running
- * sum of the regions' improvements as each region's search ends. */
+ * sum of the regions' improvements as each region's search ends. The time
+ * its own costing takes (over) is left out of the rows' times and of the
+ * search's time in results.csv. */
 typedef struct traj {
   base_buf *f; /* NULL: not recorded (the warm-up) */
   const srch_options *o;
   int run, depth, budget;
-  double alpha, t0, cost;
+  double alpha, t0, cost, over;
   const char *model;
   base_status st; /* the first costing error */
 } traj;
 
 static void traj_row(traj *t, const char *event) {
   base_buf_printf(t->f, "%d,%s,%d,%g,%d,%.4f,%.4f,%s\n", t->run, t->model,
-                  t->depth, t->alpha, t->budget, base_now() - t->t0, t->cost,
-                  event);
+                  t->depth, t->alpha, t->budget, base_now() - t->t0 - t->over,
+                  t->cost, event);
 }
 
 static double traj_cost(traj *t, const ir_graph *g) {
@@ -211,12 +213,15 @@ static double traj_cost(traj *t, const ir_graph *g) {
 static void traj_trace(void *u, const ir_graph *before, const ir_graph *after,
                        int whole) {
   traj *t = u;
+  double t1 = base_now();
   if (whole) {
     t->cost = traj_cost(t, after);
+    t->over += base_now() - t1;
     traj_row(t, "stage");
     return;
   }
   double delta = traj_cost(t, after) - traj_cost(t, before);
+  t->over += base_now() - t1;
   if (delta < 0) { /* a region that found nothing adds no point */
     t->cost += delta;
     traj_row(t, "region");
@@ -248,6 +253,7 @@ static int search_once(const exp_args *a, const ir_graph *g,
     return cli_report(&d);
   }
   int rc = CLI_OK;
+  st->seconds -= t->over; /* the search's own time */
   if (t->f && !t->st) {
     t->cost = st->cost_after;
     traj_row(t, "end");
