@@ -310,3 +310,19 @@ def test_bench_transformers_rows_and_table(tmp_path, monkeypatch):
         in text
     assert "- bert b1 f16 optimize: error: x" in text
     assert "beyond: bert/bf16/b1" in text
+
+
+def test_gpu_half_gpus_split(tmp_path):
+    """scripts/gpu-half GPUS=2: one gpu-half a dtype, each on a GPU of its
+    own, into OUT/<dtype> (DRY=1 prints the plan); more dtypes than GPUs
+    is refused."""
+    gh = os.path.join(ROOT, "scripts", "gpu-half")
+    env = dict(os.environ, DRY="1", GPUS="2", OUT=str(tmp_path))
+    r = subprocess.run([gh], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "+ GPU 0: DTYPES=bf16 OUT=%s/bf16 gpu-half" % tmp_path in r.stdout
+    assert "+ GPU 1: DTYPES=f16 OUT=%s/f16 gpu-half" % tmp_path in r.stdout
+    env["DTYPES"] = "bf16 f16 f32"
+    r = subprocess.run([gh], env=env, capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "3 dtypes (bf16 f16 f32) for GPUS=2: at most one a GPU" in r.stderr
