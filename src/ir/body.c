@@ -475,6 +475,10 @@ static int unlower_product(ir_graph *h, const ir_graph *g, const ir_node *nd,
   return y < 0 ? -1 : h->tensors[y].node;
 }
 
+static int32_t add_prim(ir_graph *h, const ir_node *nd, ir_opcode op,
+                        const int32_t *in, int nin, const ir_attrs *a,
+                        const char *name, base_diag *d);
+
 /* Adds layer norm nd with an xb input (its fourth) to h as an ewadd of
  * xb (broadcast over the rows) and the layer norm of the sum. */
 static int unlower_layernorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
@@ -485,8 +489,8 @@ static int unlower_layernorm(ir_graph *h, const ir_graph *g, const ir_node *nd,
   int32_t in[3] = {add_part(h, g, nd, IR_OP_EWADD, sum, 2, &none, NULL, 0, d),
                    map[nd->in[1]], map[nd->in[2]]};
   int32_t y = in[0] < 0 ? -1
-                        : add_part(h, g, nd, nd->op, in, 3, &nd->a,
-                                   g->tensors[nd->out[0]].name, 1, d);
+                        : add_prim(h, nd, nd->op, in, 3, &nd->a,
+                                   g->tensors[nd->out[0]].name, d);
   return y < 0 ? -1 : h->tensors[y].node;
 }
 
