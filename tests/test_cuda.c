@@ -2036,8 +2036,8 @@ Test(cuda, move_cl_maxvit_block) {
   plan_hook = NULL;
 }
 
-/* Without the switch the same graph (its moves made with it on) keeps every
- * move's output NCHW: the departition's is converted for the convolution
+/* With $SUPEROPT_MOVE_CL=0 the same graph (its moves made with it on) keeps
+ * every move's output NCHW: the departition's is converted for the convolution
  * after it, and the results hold. */
 static void mvcl_off_layouts(const ir_graph *g, const gpu_plan *p,
                              const char *what) {
@@ -2051,10 +2051,11 @@ Test(cuda, move_cl_switch_off) {
   need_gpu();
   setenv("SUPEROPT_MOVE_CL", "1", 1);
   ir_graph *h = mvcl_graph(0);
-  unsetenv("SUPEROPT_MOVE_CL");
+  setenv("SUPEROPT_MOVE_CL", "0", 1);
   plan_hook = mvcl_off_layouts;
   gpu_options strict = {.fp32_strict = 1};
   compare(h, &strict, 1e-5, "maxvit moves, switch off");
+  unsetenv("SUPEROPT_MOVE_CL");
   plan_hook = NULL;
   ir_graph_free(h);
 }
@@ -3078,7 +3079,7 @@ Test(cuda, measure_in_network_layout) {
                  BASE_OK, "%s", d.msg);
     cr_assert_eq(gpu_measure_node(c, g, node_of(g, "c3"), 3, 10, &nchw_on, &d),
                  BASE_OK, "%s", d.msg);
-    unsetenv("SUPEROPT_MEASURE_LAYOUT");
+    setenv("SUPEROPT_MEASURE_LAYOUT", "node", 1);
     measlay_probe(c, g, "c2", &ycl, &xcl, eng, sizeof eng);
     cr_expect(ycl == 0 && xcl == 0, "%s off: c2 %d, r %d", ty, ycl, xcl);
     cr_assert_eq(gpu_measure_node(c, g, node_of(g, "c2"), 3, 10, &off, &d),
@@ -3093,6 +3094,7 @@ Test(cuda, measure_in_network_layout) {
             ty, on, off, nchw_on);
     ir_graph_free(g);
   }
+  unsetenv("SUPEROPT_MEASURE_LAYOUT");
   gpu_ctx_free(c);
 }
 

@@ -416,15 +416,16 @@ Test(lower_chain, short_or_cut_chains_stay) {
   expect_no_chains(texts, sizeof texts / sizeof *texts);
 }
 
-/* $SUPEROPT_MOVE_CL=1: the window partition and departition, one kernel
- * each with a reshape reading a rank-4 image (or window rows), become move
- * nodes computing the same values bit for bit; without it they stay. */
+/* ir_move_cl() (the default): the window partition and departition, one
+ * kernel each with a reshape reading a rank-4 image (or window rows), become
+ * move nodes computing the same values bit for bit; with
+ * $SUPEROPT_MOVE_CL=0 they stay. */
 Test(lower_chain, move_cl_one_kernel_chains) {
   for (int on = 0; on < 2; on++) {
-    if (on)
-      setenv("SUPEROPT_MOVE_CL", "1", 1);
-    else
+    if (on) /* unset: on, the default */
       unsetenv("SUPEROPT_MOVE_CL");
+    else
+      setenv("SUPEROPT_MOVE_CL", "0", 1);
     lower_stats st;
     ir_graph *g, *h = lu_parse_lower(maxvit_block_text, &g, &st);
     cr_assert_eq(st.chains, on ? 2 : 0, "switch %d: %d chains", on, st.chains);
@@ -470,7 +471,7 @@ Test(lower_chain, move_cl_half_block) {
   unsetenv("SUPEROPT_MOVE_CL");
 }
 
-/* With $SUPEROPT_MOVE_CL=1 still left alone: a transpose reading the image
+/* With the switch on still left alone: a transpose reading the image
  * itself (ConvNeXt's permute, then a reshape to rows: the CUDA planner's
  * view of channels-last bytes), a chain of one kernel from a rank-3 tensor,
  * one from a rank-4 tensor of one pixel, one with no convolution on either
@@ -494,9 +495,13 @@ Test(lower_chain, move_cl_leaves_other_chains) {
   };
   setenv("SUPEROPT_MOVE_CL", "1", 1);
   expect_no_chains(texts, sizeof texts / sizeof *texts);
-  setenv("SUPEROPT_MOVE_CL", "yes", 1); /* only "1" turns it on */
+  setenv("SUPEROPT_MOVE_CL", "no", 1); /* only "0" turns it off */
   lower_stats st;
   ir_graph *g, *h = lu_parse_lower(maxvit_block_text, &g, &st);
+  cr_assert_eq(st.chains, 2);
+  ir_graph_free(g), ir_graph_free(h);
+  setenv("SUPEROPT_MOVE_CL", "0", 1);
+  h = lu_parse_lower(maxvit_block_text, &g, &st);
   cr_assert_eq(st.chains, 0);
   ir_graph_free(g), ir_graph_free(h);
   unsetenv("SUPEROPT_MOVE_CL");

@@ -16,7 +16,8 @@
  * reads one tensor from outside, has at most IR_MOVE_MAX_OPS members, and at
  * least two of them launch a kernel (a reshape, or a transpose that keeps the
  * order, is a view: a chain of one kernel and views stays as it is, priced the
- * same; but with $SUPEROPT_MOVE_CL=1 one kernel is enough where a reshape
+ * same; but with ir_move_cl() (on unless $SUPEROPT_MOVE_CL=0) one kernel is
+ * enough where a reshape
  * reads the group's source, a rank-4 image a convolution writes, or the
  * group's result is one a convolution reads: one_kernel_ok), and not all of
  * them are transposes: the CUDA planner runs a
@@ -240,11 +241,11 @@ static int conv_side(const plan *p, int32_t x, int32_t y) {
   return 0;
 }
 
-/* $SUPEROPT_MOVE_CL=1 (ir_move_cl; set it for `optimize` and `run`
- * alike, so that the graph written is the graph run): a group of one kernel and
- * views becomes a move node where a reshape among the members reads its source
- * x, a rank-4 tensor with H * W > 1, and a convolution writes x or reads
- * the group's result (an image either way: conv_side). The CUDA planner
+/* ir_move_cl() (on unless $SUPEROPT_MOVE_CL=0; set it for `optimize` and
+ * `run` alike, so that the graph written is the graph run): a group of one
+ * kernel and views becomes a move node where a reshape among the members reads
+ * its source x, a rank-4 tensor with H * W > 1, and a convolution writes x or
+ * reads the group's result (an image either way: conv_side). The CUDA planner
  * keeps every tensor a reshape (a view) reads NCHW, and so its producer:
  * MaxViT's window partition (reshape, transpose, reshape) of each MBConv's
  * output kept that 1x1 convolution and its residual add NCHW in cuDNN; a

@@ -162,9 +162,9 @@ const char *gpu_plan_engine(const gpu_plan *p, int i);
 /* Measures node `node` of g alone: a one-node graph with the node's inputs
  * as inputs/weights (seeded random, same init hints), the same algorithm
  * choices as run (c's cache), timed as a CUDA graph replay; median of reps
- * after warmup. Its layout: the one-node graph's own (inputs and outputs
- * NCHW), or with $SUPEROPT_MEASURE_LAYOUT=network the layout the whole of
- * g runs the node in (src/gpu/measure.c). */
+ * after warmup. Its layout: the layout the whole of g runs the node in
+ * (src/gpu/measure.c), or with $SUPEROPT_MEASURE_LAYOUT=node the one-node
+ * graph's own (inputs and outputs NCHW). */
 base_status gpu_measure_node(gpu_ctx *c, const ir_graph *g, int node,
                              int warmup, int reps, double *median_ms,
                              base_diag *d);

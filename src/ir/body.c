@@ -26,7 +26,7 @@ int ir_move_op_ok(ir_opcode op) {
 
 int ir_move_cl(void) {
   const char *e = getenv("SUPEROPT_MOVE_CL");
-  return e && !strcmp(e, "1");
+  return !e || strcmp(e, "0");
 }
 
 int ir_body_row_op(ir_opcode op) {

@@ -3,7 +3,7 @@
  * it, src/fuse/lower_chain.c): the program compiled into kern.h's
  * cxk_move_args, one kern/kmprog.cu kernel. The input is read through its
  * strides in its layout; the output is written contiguous: NCHW, or, where
- * the planner made it channels-last ($SUPEROPT_MOVE_CL=1, plan/layout.c),
+ * the planner made it channels-last (ir_move_cl(), plan/layout.c),
  * as the program followed by a transpose [0,2,3,1] (run_program): [N,H,W,C]
  * contiguous is the NHWC bytes of [N,C,H,W]. A
  * program that is one strided walk of its input (ir_move_walk: no pad, no
