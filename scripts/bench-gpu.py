@@ -329,10 +329,15 @@ def time_torch(fn, xs, warmup, iters, per_call=False):
     return statistics.median(ts)
 
 
+RUN_TIMEOUT = 300  # seconds for one `superopt run` (TimeoutExpired: the
+#                   row's error, and the bench goes on)
+
+
 def time_ours(superopt, graph, batch, iters, extra=()):
     cmd = [superopt, "run", graph, "--device", "cuda", "--batch", str(batch),
            "--iters", str(iters), "--warmup", "20"] + list(extra)
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT)
     m = re.search(r"^time: ([0-9.]+) ms", r.stdout, re.M)
     if r.returncode or not m:
         raise RuntimeError((r.stdout + r.stderr).strip()[-300:])
@@ -378,13 +383,47 @@ def calibrated_state(m, batches=2, batch=8):
     return {k: v.clone() for k, v in m.state_dict().items()}
 
 
+def export_tv(superopt, names, out):
+    """Each torchvision network of names (keys of TV) as tv_model gives it
+    in float32 (seeded weights, batch norms calibrated) exported with its
+    weights (legacy exporter, opset 17, input x, batch 1) and imported as
+    OUT/<name>.graph with its weights: the graph ours then runs is the
+    module the anchor and PyTorch's accuracy run, weight for weight (the
+    ONNX files of models/onnx hold no weights: the importer's seeded ones,
+    batch norms at mean 0 and variance 1, are another network's numbers).
+    Returns the names that failed, each reported on stderr."""
+    failed = []
+    os.makedirs(out, exist_ok=True)
+    for n in names:
+        onnx = os.path.join(out, n + ".onnx")
+        try:
+            m = tv_model(n, "cpu", "f32")
+            with torch.no_grad():
+                torch.onnx.export(m, (torch.rand(1, 3, 224, 224),), onnx,
+                                  opset_version=17, input_names=["x"],
+                                  dynamo=False)
+            r = subprocess.run([superopt, "import", onnx, "-o",
+                                os.path.join(out, n + ".graph")],
+                               capture_output=True, text=True)
+            if r.returncode:
+                raise RuntimeError((r.stdout + r.stderr).strip()[-300:])
+        except Exception as e:  # report and go on
+            print("export-tv %s: %s" % (n, e), file=sys.stderr, flush=True)
+            failed.append(n)
+        finally:
+            if os.path.exists(onnx):
+                os.remove(onnx)
+    return failed
+
+
 def superopt_outputs(superopt, graph, batch, inputs, out, extra=()):
     """Runs graph once on the GPU on the inputs file; its outputs (a list,
     in the file's order)."""
     cmd = [superopt, "run", graph, "--device", "cuda", "--batch", str(batch),
            "--iters", "1", "--warmup", "0", "--inputs", inputs,
            "--outputs", out] + list(extra)
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT)
     if r.returncode:
         raise RuntimeError((r.stdout + r.stderr).strip()[-300:])
     return list(BL.read_safetensors(out).values())
@@ -459,9 +498,19 @@ def optimized_path(a, path, batch, dtype, state=None):
     return None
 
 
+def step(state, row, what):
+    """A line on stderr as each step of a row starts (a row that never
+    ends shows where it stopped: 2026-11-30, NASNet-A bf16 b16)."""
+    print("[%4.0f s] %s b%d %s: %s" % (time.time() - state["t0"],
+                                       row["graph"], row["batch"],
+                                       row["dtype"], what),
+          file=sys.stderr, flush=True)
+
+
 def bench_one(a, path, batch, dev, state, dtype="f32"):
     name = os.path.basename(path)[:-6]
     row = {"graph": name, "batch": batch, "dtype": dtype}
+    step(state, row, "start")
     td = tdtype(dtype)
     if time.time() - state["t0"] >= a.budget:
         row["ours"] = "skipped (time budget)"
@@ -473,6 +522,7 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
     except Exception as e:  # report and go on
         row["ours"] = "error: " + str(e).splitlines()[-1]
     opt = optimized_path(a, path, batch, dtype, state)
+    step(state, row, "ours (optimized)" if opt else "no optimized graph")
     if opt:
         try:
             row["ours-opt"] = time_ours(a.superopt, opt, batch, a.iters)
@@ -500,6 +550,7 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
             row["graph-ro"] = "skipped (time budget)"
         else:
             try:
+                step(state, row, "torch.compile of the graph")
                 torch._dynamo.reset()
                 t = time.time()
                 cfn = compile_ro(fn, dtype)
@@ -522,6 +573,7 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
                 row[key] = "skipped (time budget)"
                 continue
             try:
+                step(state, row, "torch.compile (%s)" % mode)
                 torch._dynamo.reset()
                 t = time.time()
                 cm = compile_ro(m, dtype) if mode != "default" else \
@@ -537,6 +589,7 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
     if isinstance(row.get("ours-opt"), float) and isinstance(ro, float):
         row["opt/ro"] = row["ours-opt"] / ro
     if a.accuracy and dtype != "f32" and batch == a.accuracy_batch:
+        step(state, row, "accuracy")
         accuracy(a, row, path, opt, text, batch, dev)
     return row
 
@@ -633,12 +686,24 @@ def build_parser():
     ap.add_argument("--torch-profile", action="append", default=[],
                     help="NAME:BATCH: print PyTorch's kernel profile of a "
                     "tv_* network instead of benchmarking")
+    ap.add_argument("--export-tv", default=None, metavar="NAMES",
+                    help="comma list of tv_* networks: export each with "
+                    "its weights into --models as a .graph (export_tv) "
+                    "and exit; 1 when any failed")
     ap.add_argument("graphs", nargs="*", help="extra .graph files to time")
     return ap
 
 
 def main():
     a = build_parser().parse_args()
+    if a.export_tv:
+        names = [n for n in a.export_tv.split(",") if n]
+        bad = [n for n in names if n not in TV]
+        if bad:
+            print("--export-tv: not torchvision networks of the bench: %s" %
+                  ", ".join(bad), file=sys.stderr)
+            return 2
+        return 1 if export_tv(a.superopt, names, a.models) else 0
     os.makedirs(a.out, exist_ok=True)  # results are written after each row
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = True

@@ -283,6 +283,46 @@ def test_bench_gpu_args_and_table(tmp_path, monkeypatch):
         {"x": [16, 3, 8, 8], "p": [4]}
 
 
+def test_bench_gpu_export_tv(tmp_path, monkeypatch, capsys):
+    """--export-tv: only the bench's torchvision networks (exit 2 naming
+    the others); a network whose export fails is reported and the others
+    go on (exit 1), leaving no .onnx behind."""
+    bg = load("bench-gpu.py", "bench_gpu_x", monkeypatch)
+    monkeypatch.setattr(sys, "argv", [
+        "bench-gpu.py", "--superopt", "S", "--models", str(tmp_path),
+        "--export-tv", "tv_resnet50,resnet50"])
+    assert bg.main() == 2
+    assert "not torchvision networks of the bench: resnet50" in \
+        capsys.readouterr().err
+
+    def broken(name, dev, dtype="f32"):
+        raise RuntimeError("no torchvision here")
+    monkeypatch.setattr(bg, "tv_model", broken)
+    assert bg.export_tv("S", ["tv_vgg16", "tv_squeezenet"],
+                        str(tmp_path / "g")) == ["tv_vgg16", "tv_squeezenet"]
+    err = capsys.readouterr().err
+    assert "export-tv tv_vgg16: no torchvision here" in err
+    assert "export-tv tv_squeezenet:" in err
+    assert os.listdir(str(tmp_path / "g")) == []
+    monkeypatch.setattr(sys, "argv", [
+        "bench-gpu.py", "--superopt", "S", "--models", str(tmp_path / "g"),
+        "--export-tv", "tv_vgg16"])
+    assert bg.main() == 1
+
+
+def test_gpu_half_export_tv_plan(tmp_path):
+    """gpu-half exports the torchvision networks with their weights first
+    (EXPORT_TV=1, the default), not with EXPORT_TV=0 (DRY=1 prints the
+    plan)."""
+    gh = os.path.join(ROOT, "scripts", "gpu-half")
+    line = "+ export-tv: the tv_* networks of NETS with their weights"
+    for env, want in (({}, True), ({"EXPORT_TV": "0"}, False)):
+        e = dict(os.environ, DRY="1", OUT=str(tmp_path), **env)
+        r = subprocess.run([gh], env=e, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert (line in r.stdout) == want, r.stdout
+
+
 def test_bench_transformers_rows_and_table(tmp_path, monkeypatch):
     bt = load("bench-transformers.py", "bench_tf_t", monkeypatch)
     a = bt.build_parser().parse_args(
