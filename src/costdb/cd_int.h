@@ -35,6 +35,15 @@ int cd_cache_put(cd_cache *c, const void *key, size_t len, uint64_t hash,
 void cd_cache_clear(cd_cache *c);
 void cd_cache_free(cd_cache *c);
 
+/* A cost model's memo of a prediction for node of g under tag (negative:
+ * never a device index), kept in db's cache beside the rows' costs and
+ * cleared with them: cd_memo_get returns 1 and sets *ms when there is one
+ * (0 without db); cd_memo_put adds it (nothing without db). */
+int cd_memo_get(cd_db *db, const ir_graph *g, int node, int32_t tag,
+                double *ms);
+base_status cd_memo_put(cd_db *db, const ir_graph *g, int node, int32_t tag,
+                        double ms, base_diag *d);
+
 struct cd_db {
   sqlite3 *sql;
   char *path;

@@ -92,6 +92,36 @@ static base_status cached(cd_db *db, int32_t devi, const cd_device *dev,
   return BASE_OK;
 }
 
+int cd_memo_get(cd_db *db, const ir_graph *g, int node, int32_t tag,
+                double *ms) {
+  const ir_node *nd = &g->nodes[node];
+  unsigned char *key = db ? cd_scratch(db, key_max(nd)) : NULL;
+  if (!key)
+    return 0;
+  size_t len = node_key(g, nd, tag, (int32_t)IR_DT_F32, key);
+  const cd_centry *e =
+      cd_cache_get(&db->cache, key, len, XXH3_64bits(key, len));
+  if (e)
+    *ms = e->ms;
+  return e != NULL;
+}
+
+base_status cd_memo_put(cd_db *db, const ir_graph *g, int node, int32_t tag,
+                        double ms, base_diag *d) {
+  const ir_node *nd = &g->nodes[node];
+  unsigned char *key = db ? cd_scratch(db, key_max(nd)) : NULL;
+  if (!db)
+    return BASE_OK;
+  if (!key)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  size_t len = node_key(g, nd, tag, (int32_t)IR_DT_F32, key);
+  uint64_t h = XXH3_64bits(key, len);
+  if (!cd_cache_get(&db->cache, key, len, h) &&
+      cd_cache_put(&db->cache, key, len, h, ms, 1))
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  return BASE_OK;
+}
+
 base_status cd_node_cost(cd_db *db, const cd_device *dev, const ir_graph *g,
                          int node, double *ms, int *estimated, base_diag *d) {
   return cd_node_cost_as(db, dev, g, node, IR_DT_F32, ms, estimated, d);

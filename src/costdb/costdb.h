@@ -340,13 +340,20 @@ typedef struct cd_model {
    * half's device has no rows and the other's has (f16 priced by
    * h200-bf16's rows: one tensor-core rate, the same bytes moved) */
   ir_dtype half_as;
+  /* the model fitted on half_dev's rows (cd_model_fit, when half_dev has
+   * rows): a half node without a row is predicted by it, at half_dev's
+   * rates, not by dev's float32 fit (which priced BERT-base's bf16
+   * attention at 2.5x what the bf16 rows' fit does) */
+  cd_fit half_fit;
+  int half_fitted;
 } cd_model;
 
 /* db may be NULL; dev NULL: the first device (h100). Not fitted: the
  * roofline estimate for unmeasured nodes. */
 void cd_model_init(cd_model *m, cd_db *db, const cd_device *dev);
 /* Fits the model on dev's measured rows in db (cd_samples,
- * cd_fit_samples); without db or rows, every operator keeps the roofline
+ * cd_fit_samples), and on half_dev's when cd_model_set_half set one that
+ * has rows; without db or rows, every operator keeps the roofline
  * estimate. */
 base_status cd_model_fit(cd_model *m, base_diag *d);
 /* Prices m's nodes as the half type t first: half_dev = the device

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "costdb.h"
+#include "cd_int.h"
+
+static int has_rows(cd_db *db, const cd_device *dev);
 
 void cd_model_init(cd_model *m, cd_db *db, const cd_device *dev) {
   memset(m, 0, sizeof *m);
@@ -16,15 +18,81 @@ void cd_model_init(cd_model *m, cd_db *db, const cd_device *dev) {
   m->dev = dev ? dev : cd_device_at(0);
 }
 
-base_status cd_model_fit(cd_model *m, base_diag *d) {
+/* *f fitted on dev's rows in db; *fitted 1 where it is. */
+static base_status fit_device(cd_db *db, const cd_device *dev, cd_fit *f,
+                              int *fitted, base_diag *d) {
   cd_sample *s = NULL;
   int n = 0;
-  base_status st = m->db ? cd_samples(m->db, m->dev, &s, &n, NULL, d) : BASE_OK;
+  base_status st = db ? cd_samples(db, dev, &s, &n, NULL, d) : BASE_OK;
   if (!st)
-    st = cd_fit_samples(s, n, NULL, &m->fit, d);
+    st = cd_fit_samples(s, n, NULL, f, d);
   free(s);
-  m->fitted = st == BASE_OK;
+  *fitted = st == BASE_OK;
   return st;
+}
+
+base_status cd_model_fit(cd_model *m, base_diag *d) {
+  base_status st = fit_device(m->db, m->dev, &m->fit, &m->fitted, d);
+  m->half_fitted = 0;
+  if (!st && m->db && m->half_dev && has_rows(m->db, m->half_dev))
+    st = fit_device(m->db, m->half_dev, &m->half_fit, &m->half_fitted, d);
+  return st;
+}
+
+static base_status half_cost(const cd_model *m, const ir_graph *g, int node,
+                             double *cost, int *estimated, int *done,
+                             base_diag *d);
+
+/* Whether node's output is f16 or bf16. */
+static int half_node(const ir_graph *g, int node) {
+  const ir_node *nd = &g->nodes[node];
+  return nd->nout > 0 &&
+         ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype);
+}
+
+/* Node `node` of g (float32: a graph of the search) as the graph converted
+ * to the half type t holds it: a one-node graph of its inputs (kinds,
+ * shapes, types, known values) converted by ir_graph_to_dtype, the node's
+ * index there in *at. NULL where it cannot stand alone (its shape rule
+ * fails there) or out of memory: the caller prices it as it is. */
+static ir_graph *half_view(const ir_graph *g, int node, ir_dtype t, int *at) {
+  const ir_node *nd = &g->nodes[node];
+  ir_graph *h = ir_graph_new("half"), *c = NULL;
+  int32_t *in = base_malloc(sizeof *in * ((size_t)nd->nin + 1));
+  base_diag d = {0};
+  int ok = h && in, n = -1;
+  for (int k = 0; ok && k < nd->nin; k++) {
+    const ir_tensor *x = &g->tensors[nd->in[k]];
+    char name[16];
+    snprintf(name, sizeof name, "i%d", k);
+    in[k] = ir_add_tensor(h, name,
+                          x->kind == IR_T_WEIGHT ? IR_T_WEIGHT : IR_T_INPUT,
+                          &x->shape, &d);
+    if ((ok = in[k] >= 0)) {
+      h->tensors[in[k]].dtype = x->dtype;
+      h->tensors[in[k]].data = x->data;
+    }
+  }
+  if (ok && (n = ir_add_node(h, nd->op, in, nd->nin, &nd->a, NULL, &d)) < 0)
+    ok = 0;
+  for (int k = 0; ok && k < h->nodes[n].nout; k++)
+    ok = ir_add_output(h, h->nodes[n].out[k], &d) == BASE_OK;
+  if (ok && (c = ir_graph_to_dtype(h, t, &d)))
+    for (int i = 0; i < c->nnodes; i++)
+      if (c->nodes[i].op == nd->op)
+        *at = i;
+  free(in);
+  ir_graph_free(h);
+  return c;
+}
+
+/* The device whose rates price node's roofline: m's half device for a
+ * half node (tensor cores at the half rate), else m's. */
+static const cd_device *rate_device(const cd_model *m, const ir_graph *g,
+                                    int node) {
+  return m && m->half_dev && half_node(g, node) ? m->half_dev
+         : m                                    ? m->dev
+                                                : cd_device_at(0);
 }
 
 /* Node `node` of g, a lowered convolution or matmul (src/fuse/lower.h: a
@@ -78,9 +146,14 @@ static base_status lowered_cost(const cd_model *m, const ir_graph *g, int node,
     return d && d->code
                ? d->code
                : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  st = model_cost(m, h, 0, cost, estimated, d);
+  int half = 0; /* the plain form's row in the half type first */
+  if (m->half_dev)
+    st = half_cost(m, h, 0, cost, estimated, &half, d);
+  if (!st && !half)
+    st = model_cost(m, h, 0, cost, estimated, d);
   if (!st) {
-    double extra = cd_estimate(m->dev, g, node) - cd_estimate(m->dev, h, 0);
+    const cd_device *r = rate_device(m, g, node);
+    double extra = cd_estimate(r, g, node) - cd_estimate(r, h, 0);
     *cost += 1000 * (extra > 0 ? extra : 0);
     *done = 1;
   }
@@ -183,8 +256,26 @@ static base_status model_cost(const cd_model *m, const ir_graph *g, int node,
       ms = got;
     }
   }
-  if (est && m->fitted)
+  if (est && m->half_fitted && half_node(g, node)) {
+    ms = cd_fit_predict(&m->half_fit, m->half_dev, g, node);
+  } else if (est && m->half_fitted) { /* a float32 node of the search */
+    /* memo (building the view costs a graph), by type and device */
+    int32_t tag =
+        -2 - (int32_t)m->half * 256 - cd_device_index(m->half_dev, NULL) - 1;
+    if (!cd_memo_get(m->db, g, node, tag, &ms)) {
+      int at = -1;
+      ir_graph *c = half_view(g, node, m->half, &at);
+      if (c && at >= 0 && half_node(c, at))
+        ms = cd_fit_predict(&m->half_fit, m->half_dev, c, at);
+      else if (m->fitted)
+        ms = cd_fit_predict(&m->fit, m->dev, g, node);
+      ir_graph_free(c);
+      if ((st = cd_memo_put(m->db, g, node, tag, ms, d)))
+        return st;
+    }
+  } else if (est && m->fitted) {
     ms = cd_fit_predict(&m->fit, m->dev, g, node);
+  }
   if (estimated)
     *estimated = est;
   *cost = 1000 * ms;
@@ -200,7 +291,7 @@ base_status cd_model_cost_bound(void *u, const ir_graph *g, int node,
     *estimated = est;
   if (st || !est || g->nodes[node].op != IR_OP_FUSED)
     return st;
-  double roof = 1000 * cd_estimate(m ? m->dev : cd_device_at(0), g, node);
+  double roof = 1000 * cd_estimate(rate_device(m, g, node), g, node);
   if (roof > *cost)
     *cost = roof;
   return BASE_OK;
