@@ -156,7 +156,7 @@ base_status ex_ref_transpose(const ir_node *n, const ex_arg *in, ex_arg *out) {
     transpose_last2(in[0].data, out[0].data, ex_rows(os) / C, R, C);
     return BASE_OK;
   }
-  int64_t ist[IR_MAX_RANK], pst[IR_MAX_RANK];
+  int64_t ist[IR_MAX_RANK] = {0}, pst[IR_MAX_RANK];
   ex_strides(&in[0].shape, ist);
   for (int i = 0; i < r; i++)
     pst[i] = ist[n->a.list[i]];

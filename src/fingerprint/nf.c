@@ -186,8 +186,12 @@ static base_status nf_record(nf_branch *s, const en_graph *g) {
     for (int v = 0; v < EN_NINPUT_IDS; v++)
       map[v] = (uint8_t)v;
     for (int c = 0; c < EN_NCLASSES; c++)
-      for (int k = 0; k < used[c]; k++)
-        map[en_input_id(c, k)] = (uint8_t)en_input_id(c, arr[c][idx[c]][k]);
+      for (int k = 0; k < used[c]; k++) {
+        int id = en_input_id(c, k); /* below EN_NINPUT_IDS: the last class
+                                       has one copy (gcc -O3 cannot see it) */
+        if (id < EN_NINPUT_IDS)
+          map[id] = (uint8_t)en_input_id(c, arr[c][idx[c]][k]);
+      }
     for (int i = 0; i < g->nops; i++) {
       base_status st = fp_eval_node(s->e2, g, i, map);
       if (st)
