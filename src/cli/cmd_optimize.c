@@ -216,13 +216,18 @@ void cli_print_cost_model(const cd_model *m, const char *why) {
            m->dev->name, m->dev->name);
   if (m->half_dev)
     printf("cost model: %s graphs: a node's row of device %s (costdb/%s.tsv, "
-           "by its %s signature%s) comes first\n",
+           "by its %s signature%s) comes first",
            ir_dtype_name(m->half), m->half_dev->name, m->half_dev->name,
            ir_dtype_name(m->half_as),
            m->half_as != m->half
                ? ": no rows of the graph's own type; f16 and bf16 kernels "
                  "run at one tensor-core rate and move the same bytes"
                : "");
+  if (m->half_dev && m->half_fitted)
+    printf("; a node without one is priced as %s by the fit on %d %s rows\n",
+           ir_dtype_name(m->half), m->half_fit.rows, m->half_dev->name);
+  else if (m->half_dev)
+    printf("\n");
 }
 
 /* What a cost on a's device rests on, for the cost lines: "on cpu
