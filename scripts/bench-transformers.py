@@ -210,10 +210,22 @@ def accuracy(a, row, stem, names):
     BL.fill_accuracy(row, ours, theirs)
 
 
+T0 = time.time()
+
+
+def step(row, what):
+    """A line on stderr as each GPU step of a row starts (as bench-gpu.py's
+    step: a row that never ends shows where it stopped)."""
+    print("[%4.0f s] %s b%d %s: %s" % (time.time() - T0, row["net"],
+                                       row["batch"], row.get("dtype", "f32"),
+                                       what), file=sys.stderr, flush=True)
+
+
 def bench_one(a, row):
     """The GPU timings of a prepared row."""
     name, batch = row["net"], row["batch"]
     dt = row.get("dtype", "f32")
+    step(row, "start")
     stem = os.path.join(a.out, "%s.b%d" % (name, batch))
     if "import-s" not in row:
         return
@@ -229,6 +241,7 @@ def bench_one(a, row):
                                               batch, a.iters)
         except Exception as e:  # report and go on
             row["ours-opt"] = "error: " + str(e).splitlines()[-1][:300]
+    step(row, "PyTorch: eager, then torch.compile")
     m, args, names = module_and_inputs(name, batch, a.seq)
     dev = torch.device("cuda")
     m = m.to(dev).to(getattr(torch, BL.TORCH_NAME[dt]))
@@ -252,6 +265,7 @@ def bench_one(a, row):
             "optimize" not in row:
         del m, xs
         torch._dynamo.reset()
+        step(row, "accuracy")
         accuracy(a, row, stem, names)
 
 

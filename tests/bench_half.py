@@ -310,6 +310,18 @@ def test_bench_gpu_export_tv(tmp_path, monkeypatch, capsys):
     assert bg.main() == 1
 
 
+def test_step_lines(monkeypatch, capsys):
+    """Both benches name each step of a row on stderr as it starts."""
+    bg = load("bench-gpu.py", "bench_gpu_s", monkeypatch)
+    bg.step({"t0": 0}, {"graph": "nasnet_a", "batch": 16, "dtype": "bf16"},
+            "torch.compile of the graph")
+    assert "s] nasnet_a b16 bf16: torch.compile of the graph\n" in \
+        capsys.readouterr().err
+    bt = load("bench-transformers.py", "bench_tf_s", monkeypatch)
+    bt.step({"net": "bert", "batch": 1, "dtype": "f16"}, "accuracy")
+    assert "s] bert b1 f16: accuracy\n" in capsys.readouterr().err
+
+
 def test_gpu_half_export_tv_plan(tmp_path):
     """gpu-half exports the torchvision networks with their weights first
     (EXPORT_TV=1, the default), not with EXPORT_TV=0 (DRY=1 prints the
