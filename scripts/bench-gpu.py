@@ -553,10 +553,11 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
                 step(state, row, "torch.compile of the graph")
                 torch._dynamo.reset()
                 t = time.time()
-                cfn = compile_ro(fn, dtype)
-                with torch.no_grad():
-                    for _ in range(3):  # reduce-overhead records on run 2+
-                        cfn(*xs)
+                with BL.deadline(BL.COMPILE_TIMEOUT, "torch.compile"):
+                    cfn = compile_ro(fn, dtype)
+                    with torch.no_grad():
+                        for _ in range(3):  # reduce-overhead records on 2+
+                            cfn(*xs)
                 row["graph-ro-s"] = round(time.time() - t, 1)
                 row["graph-ro"] = time_torch(cfn, xs, 10, a.iters, a.per_call)
             except Exception as e:  # report and go on
@@ -576,11 +577,12 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
                 step(state, row, "torch.compile (%s)" % mode)
                 torch._dynamo.reset()
                 t = time.time()
-                cm = compile_ro(m, dtype) if mode != "default" else \
-                    torch.compile(m, mode=mode)
-                with torch.no_grad():
-                    for _ in range(3):  # reduce-overhead records on run 2+
-                        cm(x)
+                with BL.deadline(BL.COMPILE_TIMEOUT, "torch.compile"):
+                    cm = compile_ro(m, dtype) if mode != "default" else \
+                        torch.compile(m, mode=mode)
+                    with torch.no_grad():
+                        for _ in range(3):  # reduce-overhead records on 2+
+                            cm(x)
                 row[key + "-s"] = round(time.time() - t, 1)
                 row[key] = time_torch(cm, [x], 10, a.iters, a.per_call)
             except Exception as e:  # report and go on

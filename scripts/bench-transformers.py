@@ -250,10 +250,11 @@ def bench_one(a, row):
         row["eager"] = BENCH.time_torch(m, xs, 10, a.iters)
         torch._dynamo.reset()
         t = time.time()
-        cm = torch.compile(m, mode="reduce-overhead", dynamic=False)
-        with torch.no_grad():
-            for _ in range(3):  # reduce-overhead records on run 2+
-                cm(*xs)
+        with BL.deadline(BL.COMPILE_TIMEOUT, "torch.compile"):
+            cm = torch.compile(m, mode="reduce-overhead", dynamic=False)
+            with torch.no_grad():
+                for _ in range(3):  # reduce-overhead records on run 2+
+                    cm(*xs)
         row["ro-s"] = round(time.time() - t, 1)
         row["ro"] = BENCH.time_torch(cm, xs, 10, a.iters)
     except Exception as e:  # report and go on

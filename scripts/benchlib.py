@@ -15,8 +15,10 @@ that b has not, 0 when both are all zero. Ours is err(our half output,
 our float32 output), PyTorch's err(its half output, its float32 output),
 on the same inputs; the issue's target: ours <= 2 x PyTorch's.
 """
+import contextlib
 import json
 import math
+import signal
 import struct
 
 import numpy as np
@@ -26,6 +28,29 @@ TORCH_NAME = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
 TARGET_GEOMEAN = 0.8  # issue 42: geomean ours-opt / reduce-overhead
 TARGET_EACH = 0.95    # and no network above this
 ACCURACY_FACTOR = 2.0  # ours no worse than 2x PyTorch's error
+COMPILE_TIMEOUT = 300  # seconds for one torch.compile and its first runs
+
+
+class StepTimeout(Exception):
+    """A step of a row ran past its deadline (the row's error)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds, what="step"):
+    """Raises StepTimeout in the block after `seconds` (SIGALRM; the main
+    thread only, the signal's previous handler restored after): a
+    torch.compile that never returns ends its row, not the whole bench
+    (2026-11-30: NASNet-A's bf16 row at batch 16 ran 445 s without a word
+    until the device call's budget ended it)."""
+    def fire(signum, frame):
+        raise StepTimeout("%s: over %d s" % (what, seconds))
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(int(seconds))
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def parse_dtypes(s):

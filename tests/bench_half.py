@@ -160,6 +160,21 @@ def rows3():
     ]
 
 
+def test_deadline():
+    """BL.deadline ends a block that runs past it (StepTimeout, the row's
+    error) and leaves SIGALRM as it found it."""
+    import signal
+    import time
+    before = signal.getsignal(signal.SIGALRM)
+    with pytest.raises(BL.StepTimeout, match="torch.compile: over 1 s"):
+        with BL.deadline(1, "torch.compile"):
+            time.sleep(3)
+    assert signal.getsignal(signal.SIGALRM) is before
+    with BL.deadline(5):
+        x = sum(range(1000))
+    assert x == 499500 and signal.alarm(0) == 0  # no alarm left pending
+
+
 def test_geomean_and_summary():
     assert BL.geomean([0.5, 2.0]) == pytest.approx(1.0)
     assert BL.geomean([0.5, "error", None, 2.0]) == pytest.approx(1.0)
