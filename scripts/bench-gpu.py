@@ -51,6 +51,7 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -249,9 +250,10 @@ def tdtype(dtype):
     return getattr(torch, BL.TORCH_NAME[dtype])
 
 
-def build_graph_fn(text, batch, dev, dtype="f32"):
+def build_graph_fn(text, batch, dev, dtype="f32", values=None):
     """A function of the input tensors computing the graph's outputs, in
-    dtype (weights seeded: the same values, rounded, for every dtype)."""
+    dtype (weights seeded: the same values, rounded, for every dtype; or
+    values[name], float32 arrays, where given: superopt_weights)."""
     torch.manual_seed(0)
     inputs, weights, nodes, outputs = parse_graph(text)
     shapes = {n: s for n, s in inputs + weights}
@@ -261,6 +263,8 @@ def build_graph_fn(text, batch, dev, dtype="f32"):
     for name, shape in weights:
         w = torch.rand(shape, device=dev) * 0.1
         env[name] = w + 0.5 if len(shape) == 1 else w - 0.05
+        if values is not None and name in values:
+            env[name] = torch.from_numpy(values[name]).to(dev)
     consts = {}
     for op, ins, outs, p in nodes:
         if op.startswith("const_"):
@@ -429,6 +433,32 @@ def superopt_outputs(superopt, graph, batch, inputs, out, extra=()):
     return list(BL.read_safetensors(out).values())
 
 
+def superopt_weights(superopt, graph, out):
+    """graph's weights as `superopt run` gives them (its sidecar's, else
+    drawn by name, seed 1, as every run of the bench draws them), by name
+    (float32 arrays): `run --dump OUT` on the CPU, OUT removed after. What
+    the interpreter's side of a zoo graph's accuracy row runs, so that
+    both sides compute the same network (its own seeded weights, uniform
+    and small, had made BERT-base's f16 rows 0.0022 against 0.0011,
+    2026-11-30: another network)."""
+    try:
+        r = subprocess.run([superopt, "run", graph, "--dump", out],
+                           capture_output=True, text=True,
+                           timeout=RUN_TIMEOUT)
+        if r.returncode:
+            raise RuntimeError((r.stdout + r.stderr).strip()[-300:])
+        w = {}
+        with open(os.path.join(out, "manifest.tsv")) as f:
+            for line in f:
+                kind, name, file = line.rstrip("\n").split("\t")
+                if kind == "weight":
+                    w[name] = np.load(os.path.join(out, file)).astype(
+                        np.float32)
+        return w
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def torch_outputs(fn, xs):
     with torch.no_grad():
         y = fn(*xs)
@@ -460,11 +490,13 @@ def accuracy(a, row, path, opt, text, batch, dev):
     def theirs():
         tx = [torch.from_numpy(x).to(dev) for x in xs.values()]
         outs = {}
+        w = None if name in TV else \
+            superopt_weights(a.superopt, path, stem + ".weights")
         for t in ("f32", dt):
             if name in TV:
                 fn = tv_model(name, dev, t)
             else:
-                fn = build_graph_fn(text, batch, dev, t)[0]
+                fn = build_graph_fn(text, batch, dev, t, w)[0]
             outs[t] = torch_outputs(fn, [x.to(tdtype(t)) for x in tx])
         return outs[dt], outs["f32"]
 

@@ -337,6 +337,27 @@ def test_step_lines(monkeypatch, capsys):
     assert "s] bert b1 f16: accuracy\n" in capsys.readouterr().err
 
 
+def test_superopt_weights(tmp_path, monkeypatch):
+    """bench-gpu.py's superopt_weights: the weights `superopt run` draws,
+    by name (what a zoo graph's interpreter then runs), the dump folder
+    removed; the same values on a second call (seed 1)."""
+    need_bin()
+    bg = load("bench-gpu.py", "bench_gpu_w", monkeypatch)
+    g = tmp_path / "g.graph"
+    g.write_text("input x: [2,4]\nweight w: [4,3]\nweight b: [3]\n"
+                 "y = matmul(x, w, b)\noutput y\n")
+    w = bg.superopt_weights(BIN, str(g), str(tmp_path / "d"))
+    assert sorted(w) == ["b", "w"]
+    assert w["w"].shape == (4, 3) and w["b"].shape == (3,)
+    assert w["w"].dtype == np.float32 and np.any(w["w"] != 0)
+    assert not (tmp_path / "d").exists()
+    again = bg.superopt_weights(BIN, str(g), str(tmp_path / "d"))
+    assert np.array_equal(again["w"], w["w"])
+    with pytest.raises(RuntimeError):
+        bg.superopt_weights(BIN, str(tmp_path / "none.graph"),
+                            str(tmp_path / "d"))
+
+
 def test_gpu_half_export_tv_plan(tmp_path):
     """gpu-half exports the torchvision networks with their weights first
     (EXPORT_TV=1, the default), not with EXPORT_TV=0 (DRY=1 prints the
