@@ -41,6 +41,15 @@ static inline ir_graph *lu_lower(const ir_graph *g, lower_stats *st) {
   return h;
 }
 
+/* g converted to the half type k names (0: bf16, 1: f16) as run --dtype
+ * converts a model; the caller frees it. */
+static inline ir_graph *lu_to_half(const ir_graph *g, int k) {
+  base_diag d;
+  ir_graph *h = ir_graph_to_dtype(g, k ? IR_DT_F16 : IR_DT_BF16, &d);
+  cr_assert_not_null(h, "%s", d.msg);
+  return h;
+}
+
 /* text parsed into *g (the caller frees it) and lowered as lu_lower does,
  * its counts in *st: the result. */
 static inline ir_graph *lu_parse_lower(const char *text, ir_graph **g,

@@ -454,9 +454,7 @@ Test(lower_chain, move_cl_half_block) {
   setenv("SUPEROPT_MOVE_CL", "1", 1);
   ir_graph *g = lu_parse(maxvit_block_text);
   for (int ty = 0; ty < 2; ty++) {
-    base_diag d;
-    ir_graph *f = ir_graph_to_dtype(g, ty ? IR_DT_F16 : IR_DT_BF16, &d);
-    cr_assert_not_null(f, "%s", d.msg);
+    ir_graph *f = lu_to_half(g, ty);
     lower_stats st;
     ir_graph *h = lu_lower(f, &st);
     cr_assert_eq(st.chains, 2, "type %d", ty);

@@ -133,9 +133,7 @@ Test(lower_se, channel_shuffle) {
 Test(lower_se, channel_shuffle_half) {
   ir_graph *g = lu_parse(shuffle_text);
   for (int i = 0; i < 2; i++) {
-    base_diag d;
-    ir_graph *gh = ir_graph_to_dtype(g, i ? IR_DT_F16 : IR_DT_BF16, &d);
-    cr_assert_not_null(gh, "%s", d.msg);
+    ir_graph *gh = lu_to_half(g, i);
     lower_stats st;
     ir_graph *h = lu_lower(gh, &st);
     cr_expect_eq(st.shuffles, 3, "type %d", i);
