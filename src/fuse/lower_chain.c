@@ -17,11 +17,10 @@
  * least two of them launch a kernel (a reshape, or a transpose that keeps the
  * order, is a view: a chain of one kernel and views stays as it is, priced the
  * same; but with ir_move_cl() (on unless $SUPEROPT_MOVE_CL=0) one kernel is
- * enough where a reshape
- * reads the group's source, a rank-4 image a convolution writes, or the
- * group's result is one a convolution reads: one_kernel_ok), and not all of
- * them are transposes: the CUDA planner runs a
- * transpose between layouts as a view of a tensor it keeps channels-last
+ * enough where a reshape reads the group's source, a rank-4 image a
+ * convolution writes, or the group's result is one a convolution reads:
+ * one_kernel_ok), and not all of them are transposes: the CUDA planner runs
+ * a transpose between layouts as a view of a tensor it keeps channels-last
  * (ConvNeXt's permutes around each downsampling layer norm, a transpose
  * pair that composes to the identity, ran as two views; as a move node it
  * was a copy kernel, 0.16 ms of 1.84 at batch 16 on the H200). A group

@@ -34,14 +34,14 @@
  * inputs suggest, reads them and writes its outputs through strides. A
  * move node reads its input through strides and writes NCHW; with
  * ir_move_cl() (on unless $SUPEROPT_MOVE_CL=0) it writes channels-last where
- * its output is spatial,
- * not pinned, and read by a convolution, directly or through one
- * channels-last-capable node (move_mode: MaxViT's departitions before each
- * MBConv's first 1x1 convolution and its residual add; run/move.c appends
- * the transpose [0,2,3,1] to the program it runs): MaxViT-T bf16 on an H200
- * 3.10 -> 2.41 ms at batch 16 (2026-11-30, with lower_chain.c's moves).
- * opt.nchw turns all of this off. gpu_plan_new_given (measure.c, under
- * $SUPEROPT_MEASURE_LAYOUT=network) hands the layout in instead: a node
+ * its output is spatial, not pinned, and read by a convolution, directly or
+ * through one channels-last-capable node (move_mode: MaxViT's
+ * departitions before each MBConv's first 1x1 convolution and its residual
+ * add; run/move.c appends the transpose [0,2,3,1] to the program it runs):
+ * MaxViT-T bf16 on an H200 3.10 -> 2.41 ms at batch 16 (2026-11-30, with
+ * lower_chain.c's moves). opt.nchw turns all of this off.
+ * gpu_plan_new_given (measure.c, unless $SUPEROPT_MEASURE_LAYOUT=node)
+ * hands the layout in instead: a node
  * measured alone runs in the layout the whole graph runs it, its graph
  * inputs and outputs in the whole graph's layout of those tensors.
  */
@@ -127,14 +127,13 @@ static int conv_reads(const gpu_plan *p, int t, int depth,
   return 0;
 }
 
-/* A move node's layout (ir_move_cl(); its output not pinned,
- * node_mode): channels-last where its output is spatial and a convolution
- * reads it (conv_reads, one node between them at most), and its program has
- * room for the transpose run/move.c appends (the step walk's CXK_MSTEPS
- * steps); its input is read through
- * strides in either layout, so its mode follows its readers, not its
- * input (a window partition of a channels-last convolution's output, rows
- * for a layer norm, stays NCHW). */
+/* A move node's layout (ir_move_cl(); its output not pinned, node_mode):
+ * channels-last where its output is spatial and a convolution reads it
+ * (conv_reads, one node between them at most), and its program has room
+ * for the transpose run/move.c appends (the step walk's CXK_MSTEPS steps);
+ * its input is read through strides in either layout, so its mode follows
+ * its readers, not its input (a window partition of a channels-last
+ * convolution's output, rows for a layer norm, stays NCHW). */
 static int move_mode(const gpu_plan *p, const ir_node *n,
                      const unsigned char *must) {
   const ir_body *b = ir_body_get(n->a.body);
