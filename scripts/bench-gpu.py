@@ -531,12 +531,8 @@ def optimized_path(a, path, batch, dtype, state=None):
 
 
 def step(state, row, what):
-    """A line on stderr as each step of a row starts (a row that never
-    ends shows where it stopped: 2026-11-30, NASNet-A bf16 b16)."""
-    print("[%4.0f s] %s b%d %s: %s" % (time.time() - state["t0"],
-                                       row["graph"], row["batch"],
-                                       row["dtype"], what),
-          file=sys.stderr, flush=True)
+    """BL.step for a row of this bench."""
+    BL.step(state["t0"], row["graph"], row["batch"], row["dtype"], what)
 
 
 def bench_one(a, path, batch, dev, state, dtype="f32"):

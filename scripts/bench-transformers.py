@@ -214,11 +214,8 @@ T0 = time.time()
 
 
 def step(row, what):
-    """A line on stderr as each GPU step of a row starts (as bench-gpu.py's
-    step: a row that never ends shows where it stopped)."""
-    print("[%4.0f s] %s b%d %s: %s" % (time.time() - T0, row["net"],
-                                       row["batch"], row.get("dtype", "f32"),
-                                       what), file=sys.stderr, flush=True)
+    """BL.step for a row of this bench (its GPU steps)."""
+    BL.step(T0, row["net"], row["batch"], row.get("dtype", "f32"), what)
 
 
 def bench_one(a, row):

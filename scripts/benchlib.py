@@ -20,6 +20,8 @@ import json
 import math
 import signal
 import struct
+import sys
+import time
 
 import numpy as np
 
@@ -29,6 +31,14 @@ TARGET_GEOMEAN = 0.8  # issue 42: geomean ours-opt / reduce-overhead
 TARGET_EACH = 0.95    # and no network above this
 ACCURACY_FACTOR = 2.0  # ours no worse than 2x PyTorch's error
 COMPILE_TIMEOUT = 300  # seconds for one torch.compile and its first runs
+
+
+def step(t0, name, batch, dtype, what):
+    """A line on stderr as a step of a row starts (both benches): a row
+    that never ends shows where it stopped (2026-11-30, NASNet-A bf16
+    b16)."""
+    print("[%4.0f s] %s b%d %s: %s" % (time.time() - t0, name, batch, dtype,
+                                       what), file=sys.stderr, flush=True)
 
 
 class StepTimeout(Exception):
