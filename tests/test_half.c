@@ -408,6 +408,60 @@ Test(half, check_refuses_at_half_tolerance) {
   cr_expect_gt(reassoc_worst("bf16"), 1.0, "bf16 fails");
 }
 
+/* The check's second test (ex_check_half_second) on the three float32
+ * forms of x: (x + c) - c, x + (c - c) and the wrong x + c, c = 16: the
+ * model f, the result before its dtype stage (wide) and, converted to
+ * bf16, the model's half copy and the result. */
+static const char *forms[] = {
+    "input x: [64]\nweight c: [64]\ns = ewadd(x, c)\nt = ewsub(s, c)\n"
+    "output t\n",
+    "input x: [64]\nweight c: [64]\nz = ewsub(c, c)\nt = ewadd(x, z)\n"
+    "output t\n",
+    "input x: [64]\nweight c: [64]\nt = ewadd(x, c)\noutput t\n"};
+static float sixteen[64];
+
+static ir_graph *form(int k) {
+  ir_graph *g = parse(forms[k]);
+  for (int i = 0; i < 64; i++)
+    sixteen[i] = 16;
+  g->tensors[ir_find_tensor(g, "c")].data = sixteen;
+  return g;
+}
+
+static ex_half_second second_test(int model, int result) {
+  ir_graph *f = form(model), *wide = form(result);
+  ir_graph *ref = converted(f, IR_DT_BF16), *res = converted(wide, IR_DT_BF16);
+  ex_half_second h;
+  base_diag d;
+  cr_assert_eq(ex_check_half_second(f, wide, ref, res, NULL, &h, &d), BASE_OK,
+               "%s", d.msg);
+  ir_graph *all[] = {f, wide, ref, res};
+  for (int i = 0; i < 4; i++) {
+    ir_graph_free(all[i]);
+  }
+  return h;
+}
+
+/* A result more accurate in bf16 than the model's own copy, which the
+ * check refuses (check_refuses_at_half_tolerance), passes the second
+ * test; the other way round it does not; a wrong result fails its float32
+ * part. */
+Test(half, second_test_takes_what_rounds_no_worse) {
+  ex_half_second h = second_test(0, 1);
+  cr_expect(h.pass);
+  cr_expect_leq(h.wide.worst, 1.0);
+  cr_expect_lt(h.res.round_l2[0], h.ref.round_l2[0] / 4);
+  cr_expect_eq(h.round, -1);
+  h = second_test(1, 0);
+  cr_expect_not(h.pass, "the result rounds worse than the model's copy");
+  cr_expect_leq(h.wide.worst, 1.0);
+  cr_expect_eq(h.round, 0);
+  cr_expect_gt(h.res.round_l2[0], 2 * h.ref.round_l2[0]);
+  h = second_test(0, 2);
+  cr_expect_not(h.pass, "a wrong result");
+  cr_expect_gt(h.wide.worst, 1.0);
+}
+
 Test(half, graph_depth) {
   ir_graph *g = parse(f32_text);
   cr_expect_eq(ex_graph_depth(g), 5);

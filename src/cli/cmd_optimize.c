@@ -421,6 +421,21 @@ static void print_check_batch(const ex_check_result *c, int rounds) {
            c->late_refused, c->late_refused[0] ? ")" : "");
 }
 
+/* The half check's second test, taken (ex_check_half_second): the rounds'
+ * errors of the result and of the model's half copy against float32. */
+static void print_half_second(const opt_report *r) {
+  const ex_half_second *h = &r->half_second;
+  char e[200];
+  ex_half_second_rounds(h, e, sizeof e);
+  printf("check, second test: over the half tolerance, but the graph before "
+         "its dtype stage matches the float32 model at float32's tolerance "
+         "(at most %.3g of it), and its relative L2 error against the "
+         "float32 model per round is %s, the model's own half copy's in "
+         "brackets: within %g times the largest of those so far, or %.3g "
+         "(docs/half.md)\n",
+         h->wide.worst, e, EX_HALF_REF_K, h->tol);
+}
+
 /* The check's line: its error, its worst element against the tolerance,
  * its rounds. */
 static void print_check(const opt_report *r) {
@@ -445,6 +460,8 @@ static void print_check(const opt_report *r) {
          r->check.rounds, (unsigned long long)o->seed, sc,
          (long long)r->check.compared, (long long)r->check.products_reused);
   print_check_batch(&r->check, o->rounds);
+  if (r->half_second_ran && r->half_second.pass)
+    print_half_second(r);
 }
 
 /* The stage's lines on standard output. */

@@ -108,7 +108,7 @@ static void compare_output(const float *x, const float *y, int64_t n,
   for (int64_t i = 0; i < n; i++)
     if (isfinite(x[i]) && fabs(x[i]) > m)
       m = fabs(x[i]);
-  double atol = o->atol * m;
+  double atol = o->atol * m, se = 0, sx = 0;
   for (int64_t i = 0; i < n; i++) {
     if (!isfinite(x[i])) {
       r->skipped++;
@@ -116,6 +116,8 @@ static void compare_output(const float *x, const float *y, int64_t n,
     }
     r->compared++;
     double e = isfinite(y[i]) ? fabs((double)x[i] - (double)y[i]) : INFINITY;
+    se += e * e;
+    sx += (double)x[i] * x[i];
     double tol = atol + o->rtol * fabs(x[i]);
     double q = e == 0 ? 0 : tol > 0 ? e / tol : INFINITY;
     if (e > diff)
@@ -134,6 +136,11 @@ static void compare_output(const float *x, const float *y, int64_t n,
   double rel = diff == 0 ? 0 : m > 0 ? diff / m : INFINITY;
   if (rel > r->max_err)
     r->max_err = rel;
+  if (rel > r->round_err[round])
+    r->round_err[round] = rel;
+  double l2 = se == 0 ? 0 : sx > 0 ? sqrt(se / sx) : INFINITY;
+  if (l2 > r->round_l2[round])
+    r->round_l2[round] = l2;
 }
 
 static base_status compare(const ir_graph *a, const ex_values *va,
@@ -372,4 +379,47 @@ base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
   base_status st = ex_check_rounds(a, b, &o, &r, d);
   *max_err = r.max_err;
   return st;
+}
+
+base_status ex_check_half_second(const ir_graph *f, const ir_graph *wide,
+                                 const ir_graph *ref, const ir_graph *res,
+                                 const ex_check_opts *opts, ex_half_second *r,
+                                 base_diag *d) {
+  memset(r, 0, sizeof *r);
+  r->round = -1;
+  ir_dtype t = ir_graph_float_type(res);
+  if (ir_graph_float_type(f) != IR_DT_F32 ||
+      ir_graph_float_type(wide) != IR_DT_F32 || !ir_dtype_is_half(t))
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "the half check's second test compares a half "
+                         "result with a float32 model and its float32 form");
+  int dr = ex_graph_depth(ref), ds = ex_graph_depth(res);
+  if (dr < 0 || ds < 0)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  r->tol = ex_half_tolerance(t, dr > ds ? dr : ds);
+  base_status st = ex_check_rounds(f, wide, opts, &r->wide, d);
+  if (!st && r->wide.worst <= 1)
+    st = ex_check_rounds(f, ref, opts, &r->ref, d);
+  if (!st && r->wide.worst <= 1)
+    st = ex_check_rounds(f, res, opts, &r->res, d);
+  if (st || !(r->wide.worst <= 1))
+    return st;
+  double most = 0; /* the model's half copy's largest error so far */
+  for (int i = 0; i < r->res.rounds && r->round < 0; i++) {
+    double e = r->ref.round_l2[i];
+    most = e > most ? e : most; /* inf: the half copy overflowed */
+    double lim = EX_HALF_REF_K * most;
+    if (!(r->res.round_l2[i] <= (lim > r->tol ? lim : r->tol)))
+      r->round = i;
+  }
+  r->pass = r->round < 0 && r->res.rounds > 0;
+  return BASE_OK;
+}
+
+void ex_half_second_rounds(const ex_half_second *h, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int i = 0; i < h->res.rounds && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%.3g (%.3g)", i ? ", " : "",
+                          h->res.round_l2[i], h->ref.round_l2[i]);
 }

@@ -149,6 +149,10 @@ struct opt_report {
   double max_rel_error;     /* the check's; -1 when it did not run */
   ex_check_opts check_opts; /* the check's rounds, scales and tolerance */
   ex_check_result check;    /* the check's worst element */
+  /* A half result over the check's tolerance: its second test, whether it
+   * ran (the dtype stage ran in this call) and what it found */
+  int half_second_ran;
+  ex_half_second half_second;
   /* The re-proof of the applied rules, over every run of the search: a
    * rule labelled proven that the verifier does not prove is demoted
    * (reproof.demoted) and the stages from costs run again without it. */

@@ -148,6 +148,8 @@ typedef struct run {
   ir_graph *orig; /* g rebatched (NULL: g), in float32: where the search
                      starts (again) */
   ir_graph *ref;  /* the half reference the check compares to (NULL: orig) */
+  ir_graph *wide; /* a half result before its dtype stage, for the check's
+                     second test (NULL: the dtype stage did not run) */
   ir_dtype half;  /* the result's half type; IR_DT_F32: none */
   ir_graph *cur;  /* the graph as it stands (NULL: g) */
   int restart;    /* > 0: the next stage to run (a rule was demoted) */
@@ -218,7 +220,13 @@ static base_status do_dtype(run *p) {
   if (p->half == IR_DT_F32)
     return BASE_OK;
   p->r->ran[OPT_DTYPE] = 1;
-  return advance(p, ir_graph_to_dtype(current(p), p->half, p->d), 1, "dtype");
+  ir_graph *h = ir_graph_to_dtype(current(p), p->half, p->d);
+  if (h && p->o->check && p->cur) { /* kept for the check's second test */
+    ir_graph_free(p->wide);
+    p->wide = p->cur;
+    p->cur = NULL;
+  }
+  return advance(p, h, 1, "dtype");
 }
 
 static base_status do_costs(run *p) {
@@ -337,6 +345,20 @@ static base_status do_reprove(run *p) {
   return BASE_OK;
 }
 
+/* A half result that failed the check: its second test
+ * (ex_check_half_second), when the float32 model and the result before
+ * its dtype stage are at hand; r->half_second says what it found. */
+static base_status half_second(run *p, const ir_graph *ref) {
+  const ir_graph *f = p->orig ? p->orig : p->g;
+  if (!p->wide || ir_graph_float_type(f) != IR_DT_F32)
+    return BASE_OK;
+  ex_half_second *h = &p->r->half_second;
+  base_status s = ex_check_half_second(f, p->wide, ref, current(p),
+                                       &p->r->check_opts, h, p->d);
+  p->r->half_second_ran = !s;
+  return s;
+}
+
 static base_status do_check(run *p) {
   if (!p->o->check)
     return BASE_OK;
@@ -347,15 +369,33 @@ static base_status do_check(run *p) {
     return s;
   p->r->max_rel_error = c->max_err;
   p->r->ran[OPT_CHECK] = 1;
-  if (!(c->worst <= 1))
-    return base_diag_set(
-        p->d, BASE_ERR_INTERNAL, 0, 0,
-        "the optimized graph's outputs differ from the original's: output "
-        "%d element %lld is %.9g, not %.9g (seed %llu, scale %g: %.3g times "
-        "the tolerance)",
-        c->output + 1, (long long)c->index, c->vb, c->va,
-        (unsigned long long)c->seed, c->scale, c->worst);
-  return BASE_OK;
+  if (!(c->worst <= 1) && p->half != IR_DT_F32 && (s = half_second(p, ref)))
+    return s;
+  const ex_half_second *h = &p->r->half_second;
+  if (c->worst <= 1 || (p->r->half_second_ran && h->pass))
+    return BASE_OK;
+  char more[400] = "";
+  if (p->r->half_second_ran && !(h->wide.worst <= 1))
+    snprintf(more, sizeof more,
+             "; before its dtype stage, in float32, %.3g times float32's "
+             "tolerance (seed %llu, scale %g)",
+             h->wide.worst, (unsigned long long)h->wide.seed, h->wide.scale);
+  else if (p->r->half_second_ran) {
+    char e[200];
+    ex_half_second_rounds(h, e, sizeof e);
+    snprintf(more, sizeof more,
+             "; its relative L2 error against the float32 model per round %s "
+             "(the model's own %s copy's in brackets), in round %d over %g "
+             "times the largest of those so far and over %.3g",
+             e, ir_dtype_name(p->half), h->round + 1, EX_HALF_REF_K, h->tol);
+  }
+  return base_diag_set(
+      p->d, BASE_ERR_INTERNAL, 0, 0,
+      "the optimized graph's outputs differ from the original's: output "
+      "%d element %lld is %.9g, not %.9g (seed %llu, scale %g: %.3g times "
+      "the tolerance)%s",
+      c->output + 1, (long long)c->index, c->vb, c->va,
+      (unsigned long long)c->seed, c->scale, c->worst, more);
 }
 
 typedef base_status (*stage_fn)(run *p);
@@ -403,7 +443,8 @@ base_status opt_run_from(opt_stage from, const ir_graph *g,
                          "the pipeline begins at 'rules' or at a stage from "
                          "'splits' on, not at '%s'",
                          opt_stage_name(from) ? opt_stage_name(from) : "?");
-  run p = {o, r, o->so, {0}, g, NULL, NULL, IR_DT_F32, NULL, 0, base_now(), d};
+  run p = {o,    r,         o->so, {0}, g,          NULL, NULL,
+           NULL, IR_DT_F32, NULL,  0,   base_now(), d};
   p.half = ir_dtype_is_half((ir_dtype)o->dtype) ? (ir_dtype)o->dtype
                                                 : ir_graph_float_type(g);
   p.so.cost = cd_model_cost;
@@ -437,6 +478,7 @@ base_status opt_run_from(opt_stage from, const ir_graph *g,
   mutant_search_free(&p.ms);
   ir_graph_free(p.orig);
   ir_graph_free(p.ref);
+  ir_graph_free(p.wide);
   if (s) {
     ir_graph_free(p.cur);
     return s;
