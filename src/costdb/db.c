@@ -162,13 +162,31 @@ static base_status init_schema(cd_db *db, base_diag *d) {
   return cd_exec(db, "COMMIT", d);
 }
 
+/* WAL mode, once per file (it persists): a file already in it is left as
+ * is; the switch takes the file alone and SQLite answers SQLITE_BUSY at
+ * once, without the busy handler, while another process opens the new
+ * file too (optimize jobs in parallel on a fresh cache: "database is
+ * locked", 2026-11-30), so the switch is tried again for up to 10 s. */
+static int to_wal(cd_db *db, char *mode, size_t n) {
+  int rc = query1(db, "PRAGMA journal_mode", mode, n);
+  if (rc == SQLITE_ROW && !strcmp(mode, "wal"))
+    return rc;
+  for (int k = 0; k < 200; k++) {
+    rc = query1(db, "PRAGMA journal_mode = WAL", mode, n);
+    if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+      break;
+    sqlite3_sleep(50);
+  }
+  return rc;
+}
+
 static base_status configure(cd_db *db, base_diag *d) {
   char mode[32];
   sqlite3_busy_timeout(db->sql, 10000);
   base_status st = check_file(db, d);
   if (st)
     return st;
-  if (query1(db, "PRAGMA journal_mode = WAL", mode, sizeof mode) != SQLITE_ROW)
+  if (to_wal(db, mode, sizeof mode) != SQLITE_ROW)
     return cd_sql_err(db, "cannot switch to WAL mode", d);
   if (cd_exec(db, "PRAGMA synchronous = NORMAL", d))
     return BASE_ERR_IO;
