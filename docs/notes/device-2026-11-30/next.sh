@@ -1,28 +1,44 @@
 #!/usr/bin/env bash
 # next.sh CALL: issue 42's whole benchmark in one nvidia-h200-x2 loan
-# (docs/notes/benchmarks.md, "The whole of issue 42 in one loan"), written
-# 2026-11-30, not yet run. After `SKIP_OPTIMIZED=1 PACK=2 scripts/bundle-gpu`
-# here, copy env.sh and this file into .gpu-pack/bin/; on the device, the
-# libs call, then (carry [".gpu-pack/bin"]) the first call with
+# (docs/notes/benchmarks.md, "The whole of issue 42 in one loan"),
+# rewritten 2026-11-30 04:00 after the loan of 03:00 (results.md): each
+# type's 14 CNNs in one call balanced over the two GPUs (the zoo's four
+# graph-ro rows take about 450 s of one GPU: NASNet-A's interpreter
+# compiles for 80-100 s a row), then that type's transformers split over
+# the two GPUs. After `SKIP_OPTIMIZED=1 PACK=2 scripts/bundle-gpu` here,
+# copy env.sh and this file into .gpu-pack/bin/; on the device, the libs
+# call (carry [".gpu-pack/libs"]: tar xJf .gpu-pack/libs/libs.tar.xz -C /tmp),
+# then (carry [".gpu-pack/bin"]) the first call with
 #   tar xJf .gpu-pack/bin/bundle.tar.xz && cp -a /tmp/gpu-libs/. .gpu-bundle/lib/ && bash .gpu-pack/bin/next.sh 1
-# and the others with `bash .gpu-pack/bin/next.sh N`, each within 30 s of
-# the last. Results come back as $OUT/r.tgz (pack in env.sh).
+# and the others with `bash .gpu-pack/bin/next.sh N` (2: bf16
+# transformers, 3: f16 CNNs, 4: f16 transformers), each within 30 s of the
+# last. Results come back as $OUT/r.tgz (pack in env.sh).
 set -u
 . .gpu-pack/bin/env.sh
 B=.gpu-bundle
+# GPU 0 about 450 s, GPU 1 about 430 s by the 03:00 loan's rows
+A="nasnet_a bert_base tv_squeezenet tv_mobilenet_v2 tv_shufflenet_v2_x1_0 tv_vgg16"
+Z="resnet50 resnext50_taso tv_resnet50 tv_resnext50 tv_convnext_tiny tv_wide_resnet50_2 tv_mobilenet_v3_large tv_regnet_y_800mf"
+cnns() { # DTYPE
+  $B/superopt optimize models/resnet34_l4.graph -o /tmp/warm.graph >/dev/null 2>&1 # the cost cache made once
+  GPU_HALF_ONE=1 CUDA_VISIBLE_DEVICES=0 OUT=$W/c$1/a DTYPES=$1 STAGES="prep bench" \
+    NETS="$A" BUDGET=530 $B/gpu-half >$W/c$1.a.log 2>&1 &
+  GPU_HALF_ONE=1 CUDA_VISIBLE_DEVICES=1 OUT=$W/c$1/b DTYPES=$1 STAGES="prep bench" \
+    NETS="$Z" BUDGET=530 $B/gpu-half >$W/c$1.b.log 2>&1 &
+  wait
+}
+transformers() { # DTYPE
+  GPU_HALF_ONE=1 CUDA_VISIBLE_DEVICES=0 OUT=$W/t$1/a DTYPES=$1 STAGES=transformers \
+    TF_NETS=bert,t5_encoder,vit_b_16,swin_t BUDGET=300 $B/gpu-half >$W/t$1.a.log 2>&1 &
+  GPU_HALF_ONE=1 CUDA_VISIBLE_DEVICES=1 OUT=$W/t$1/b DTYPES=$1 STAGES=transformers \
+    TF_NETS=distilbert,llama,maxvit_t BUDGET=300 $B/gpu-half >$W/t$1.b.log 2>&1 &
+  wait
+}
 case ${1:-} in
-1) # the seven CNNs of G1, bf16 on GPU 0 and f16 on GPU 1
-  OUT=$W/c1 GPUS=2 STAGES="prep bench" NETS="$G1" BUDGET=540 $B/gpu-half >$W/c1.log 2>&1 ;;
-2) # G2, and whatever call 1 left without both batches
-  rest=$(missing $W "$G1")
-  OUT=$W/c2 GPUS=2 STAGES="prep bench" NETS="$G2 $rest" BUDGET=540 $B/gpu-half >$W/c2.log 2>&1 ;;
-3 | 4) # the seven transformers in one type, split over the two GPUs
-  dt=bf16; [ "$1" = 4 ] && dt=f16
-  GPU_HALF_ONE=1 CUDA_VISIBLE_DEVICES=0 OUT=$W/t$dt/a DTYPES=$dt STAGES=transformers \
-    TF_NETS=bert,t5_encoder,vit_b_16,swin_t BUDGET=520 $B/gpu-half >$W/t$dt.a.log 2>&1 &
-  GPU_HALF_ONE=1 CUDA_VISIBLE_DEVICES=1 OUT=$W/t$dt/b DTYPES=$dt STAGES=transformers \
-    TF_NETS=distilbert,llama,maxvit_t BUDGET=520 $B/gpu-half >$W/t$dt.b.log 2>&1 &
-  wait ;;
+1) cnns bf16 ;;
+2) transformers bf16 ;;
+3) cnns f16 ;;
+4) transformers f16 ;;
 *) echo "usage: next.sh 1|2|3|4" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
