@@ -546,12 +546,12 @@ static int att_scores(const ir_graph *g, const int *reads,
       g->tensors[mm->in[1]].shape.rank != r)
     return 0;
   a->mm = p, a->q = mm->in[0], a->k = mm->in[1];
-  /* half: q and k keep their scalars' nodes (each product rounded to the
-   * type as the chain rounds it; the scalars' product as the node's scale
-   * would round once for all and move the large scores of a sharp softmax
-   * past the type's tolerance: test fused/attention_chain_in_bf16) */
-  if (ir_dtype_is_half((ir_dtype)g->tensors[a->q].dtype))
-    return 1;
+  /* half too (until 2026-11-30 a half chain kept the scalars' nodes: the
+   * product rounds once where the chain rounds q and k each, and a sharp
+   * softmax's large scores moved past the half check's tolerance; the
+   * check's second test now holds such a node to float32 and to the
+   * model's own half copy, docs/half.md): Llama's two [B,H,S,D] products
+   * a layer, each a kernel of its own on the GPU */
   int32_t c;
   int qm = att_link(g, reads, wonly, a->q, 1);
   if (qm >= 0 && g->nodes[qm].op == IR_OP_EWMUL && att_scaled(g, qm, &x, &c))
