@@ -25,7 +25,7 @@ PY
 }
 pack() {
   nvidia-smi --query-gpu=index,name,clocks.sm,temperature.gpu --format=csv > $W/nvsmi.txt 2>&1
-  tar czf /tmp/r.tgz -C $W --exclude='*.graph' --exclude='*.safetensors' --exclude='*.onnx' --exclude='*.data' --exclude='*.sqlite' --exclude='graphs' . && rm -rf $OUT/* && mv /tmp/r.tgz $OUT/
+  tar czf /tmp/r.tgz -C $W --exclude='*.safetensors' --exclude='*.onnx' --exclude='*.data' --exclude='*.sqlite' --exclude='graphs' . && rm -rf $OUT/* && mv /tmp/r.tgz $OUT/
 }
 NETS14="$G1 $G2"
 # the 14 networks as graphs in $1 (zoo .graph copied, torchvision ONNX imported)
