@@ -278,9 +278,10 @@ static int half_concat_in_parts(const ir_graph *g, const ir_node *nd) {
  *     input is filled with zeros and copied in (two launches: the padded
  *     bytes written, the input read and written), a float32 one copied
  *     in one launch; the convolution then reads the padded input;
- *   - a half 1x1 convolution runs as a cuBLASLt GEMM, whose epilogue adds
- *     a bias and a relu but no other activation: a clip (ReLU6) or a
- *     sigmoid is a kernel of its own over the output;
+ *   - a half 1x1 convolution (stride 1, unpadded) runs as a cuBLASLt
+ *     GEMM, whose epilogue adds a bias and a relu but no other
+ *     activation: a clip (ReLU6) or a sigmoid is a kernel of its own over
+ *     the output;
  *   - a matmul's activation other than a relu (the graph's gelu is the
  *     exact erf, cuBLASLt's the tanh approximation), or a relu after a
  *     folded residual, is a pass of its own over the output (run/mm.c);
@@ -301,8 +302,9 @@ static void side_work(const ir_graph *g, const ir_node *nd, int cls,
       *launches += half ? 2 : 1;
       *bytes += 2 * padded + (half ? tbytes(g, nd->in[0]) : 0);
     }
-    if (cls == CD_CLASS_CONV_1X1 && half && nd->a.act != IR_ACT_NONE &&
-        nd->a.act != IR_ACT_RELU) {
+    int gemm = cls == CD_CLASS_CONV_1X1 && nd->a.stride[0] == 1 &&
+               nd->a.stride[1] == 1 && !pd[0] && !pd[1] && !pd[2] && !pd[3];
+    if (gemm && half && nd->a.act != IR_ACT_NONE && nd->a.act != IR_ACT_RELU) {
       *launches += 1;
       *bytes += 2 * out;
     }
