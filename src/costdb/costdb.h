@@ -245,7 +245,7 @@ typedef struct cd_sample {
                       irregular path / bandwidth (ms; inner broadcasts,
                       unaligned slices, transposes and concats, float32
                       batch norms over planes not a multiple of 4; a
-                      pool's window reads one element at a time; a dense
+                      half pool's window reads one at a time; a dense
                       conv2d's, or a half depthwise one's, flops / FP32
                       peak when its input channels are not 16-byte runs,
                       x[2] then 0), a softmax's waves of one block a row

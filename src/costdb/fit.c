@@ -15,7 +15,7 @@
  * wave's; other operators' third term is the bytes beyond the L2 cache;
  * a float32 concat's fixed cost is per input; a slice's and gather's
  * bytes what they show; irregular bytes those moved without 16-byte
- * accesses (a pool's window reads one element at a time), and a dense
+ * accesses (a half pool's window reads one element at a time), and a dense
  * (or half depthwise) convolution's flops at the FP32 rate where its
  * channels are not 16-byte runs; a softmax's waves of one block a row, or
  * a float32 scalar operand's bytes in the fifth term; added launches those
@@ -324,17 +324,19 @@ static void side_work(const ir_graph *g, const ir_node *nd, int cls,
   }
 }
 
-/* The window reads (in ms at the device's bandwidth) of a pooling kernel
- * that reads each window element of each output apart: kred.cu's scalar
- * kernel (k_pool), which runs every NCHW pool (the float32 tables were
- * timed NCHW) and a half channels-last one whose channels are not a
- * multiple of 8 (NASNet's 11, 22, 44; taken channels-last, as the network
- * runs it); the 16-byte kernels take 4 floats or 8 halves of channels a
- * thread. 0 for those. */
+/* The window reads (in ms at the device's bandwidth) of a half pooling
+ * kernel that reads each window element of each output apart: kred.cu's
+ * scalar kernel (k_pool) runs a half channels-last pool whose channels
+ * are not a multiple of 8 (NASNet's 11, 22, 44; taken channels-last, as
+ * the network runs it), where its 16-byte kernel takes 8 channels a
+ * thread. 0 otherwise. The same kernel runs every NCHW float32 pool, but
+ * the H200's float32 rows (batch 1, 2-3 us each) cannot price its window
+ * reads: fitted on them, 1046 GB/s priced Inception-v3's average pools at
+ * batch 16 at about 190 us each (the H100's rows, at batch 16: 4 TB/s). */
 static double pool_scalar_ms(const cd_device *dev, const ir_graph *g,
                              const ir_node *nd) {
   const ir_tensor *x = &g->tensors[nd->in[0]];
-  if (ir_dtype_is_half((ir_dtype)x->dtype) && x->shape.dim[1] % 8 == 0)
+  if (!ir_dtype_is_half((ir_dtype)x->dtype) || x->shape.dim[1] % 8 == 0)
     return 0;
   double win = (double)nd->a.kernel[0] * nd->a.kernel[1];
   return 1e3 * win * tbytes(g, nd->out[0]) / dev->mem_bw;
@@ -343,7 +345,7 @@ static double pool_scalar_ms(const cd_device *dev, const ir_graph *g,
 /* Features of node (of class cls, work w) on dev: launches (a float32
  * concat's times its inputs), memory time (with the added kernels'
  * bytes), compute time at peak (or the time of the bytes beyond the L2),
- * the time of the bytes moved through an irregular path (of a pool: its
+ * the time of the bytes moved through an irregular path (of a half pool: its
  * window reads through the scalar kernel; of a dense convolution, or a
  * half depthwise one, whose channels are not 16-byte runs: its flops at
  * the FP32 rate, in place of the TF32 term), a softmax's waves of one
