@@ -4,6 +4,7 @@
  * with its held-out error (src/costdb/, docs/costdb.md).
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,10 @@
 typedef struct opts {
   const char *db, *device, *tables, *out;
   int no_tables;
-  int sigs;  /* measure: the operands are signature lists */
-  int batch; /* measure: rebatch the graphs first (0: as they are) */
-  int dtype; /* measure --dtype: an ir_dtype (IR_DT_F32: as they are) */
+  int sigs;      /* measure: the operands are signature lists */
+  int batch;     /* measure: rebatch the graphs first (0: as they are) */
+  int dtype;     /* measure --dtype: an ir_dtype (IR_DT_F32: as they are) */
+  double beyond; /* fit --beyond R: list the rows missed by more than R */
 } opts;
 
 /* --dtype f16|bf16. */
@@ -66,6 +68,10 @@ static const cli_opt costdb_table[] = {
     CLI_FLAG(T, "signatures", sigs, 1,
              "measure: the operands are signature lists (optimize\n"
              "--emit-signatures), not graphs"),
+    CLI_DOUBLE(T, "beyond", beyond, "R", 1, 1e6,
+               "fit: also list the rows the model misses by more\n"
+               "than R times (predicted / measured or measured /\n"
+               "predicted), in signature order"),
     CLI_STR(T, "output", 'o', out, "OUT", "export to OUT"),
     CLI_END};
 #undef T
@@ -216,9 +222,32 @@ static const char *fit_from(cd_fit_from f) {
   return f == CD_FIT_OWN ? "own" : f == CD_FIT_KIND ? "kind" : "all";
 }
 
+/* One row the model misses (cd_fit_beyond). */
+static void print_miss(void *u, const char *sig, int cls, double ms, double p) {
+  (void)u;
+  printf("%-16s %6.2f %-5s %10.2f %10.2f  %s\n", cd_class_name(cls),
+         fmax(p / ms, ms / p), p < ms ? "under" : "over", 1000 * ms, 1000 * p,
+         sig);
+}
+
+/* The rows the model f misses by more than factor (--beyond). */
+static int misses(cd_db *db, const cd_device *dev, const cd_fit *f,
+                  double factor) {
+  base_diag d;
+  int n;
+  printf("rows beyond %gx of their measurement:\n%-16s %6s %-5s %10s %10s  "
+         "%s\n",
+         factor, "class", "ratio", "", "meas_us", "pred_us", "signature");
+  if (cd_fit_beyond(db, dev, f, factor, print_miss, NULL, &n, &d))
+    return cli_report(&d);
+  printf("%d rows beyond %gx\n", n, factor);
+  return CLI_OK;
+}
+
 /* The model fitted on all rows (its parameters), then its error and the
- * old single factor's on rows held out of the fit (cd_fit_crossval). */
-static int fit(cd_db *db, const cd_device *dev) {
+ * old single factor's on rows held out of the fit (cd_fit_crossval); with
+ * factor > 0, the rows it misses by more than that. */
+static int fit(cd_db *db, const cd_device *dev, double factor) {
   cd_sample *s = NULL;
   int n = 0, skipped = 0;
   base_diag d;
@@ -244,11 +273,15 @@ static int fit(cd_db *db, const cd_device *dev) {
          "operators); irregular_GB/s: the bandwidth of "
          "bytes moved through an irregular path (unaligned broadcasts, "
          "slices, transposes, concats; for conv2d: TFLOP/s on the CUDA "
-         "cores, input channels not 16-byte runs); wave_us: a softmax's "
-         "time per wave of one block a row on every SM\n");
-  printf("%-16s %5s %5s %9s %11s %11s %13s %7s %15s %15s\n", "operator", "rows",
-         "fit", "fixed_us", "GB/s", "TFLOP/s|L2", "irregular_GB/s", "wave_us",
-         "heldout_med", "heldout_p90");
+         "cores, input channels not 16-byte runs; for pools: GB/s of "
+         "window reads one element at a time); wave|scalar: a softmax's "
+         "time per wave of one block a row on every SM (us), or the GB/s of "
+         "a float32 binary operator with a scalar operand; side_us: each "
+         "launch of a kernel the executor adds (a convolution's asymmetric "
+         "pad, an activation pass)\n");
+  printf("%-16s %5s %5s %9s %11s %11s %14s %12s %8s %15s %15s\n", "operator",
+         "rows", "fit", "fixed_us", "GB/s", "TFLOP/s|L2", "irregular_GB/s",
+         "wave|scalar", "side_us", "heldout_med", "heldout_p90");
   for (int o = 0; o < CD_NCLASSES; o++) {
     const cd_fit_op *p = &f.op[o];
     if (p->from == CD_FIT_NONE || (!p->rows && o != IR_OP_FUSED))
@@ -265,28 +298,37 @@ static int fit(cd_db *db, const cd_device *dev) {
                    p->c[2] / 1e12);
     else if (p->c[2] > 0) /* beyond the L2: GB/s */
       snprintf(tf, sizeof tf, "%.0f GB/s", dev->mem_bw / p->c[2] / 1e9);
-    if (p->c[3] > 0 && (o == IR_OP_CONV2D || o == CD_CLASS_CONV_1X1))
+    int pool = o == IR_OP_AVGPOOL || o == IR_OP_MAXPOOL;
+    if (p->c[3] > 0 && (o == IR_OP_CONV2D || o == CD_CLASS_CONV_1X1 ||
+                        o == CD_CLASS_CONV_DEPTHWISE))
       snprintf(ir, sizeof ir, "%.1f TF/s", dev->fp32_flops / p->c[3] / 1e12);
+    else if (p->c[3] > 0 && pool) /* window reads, apart */
+      snprintf(ir, sizeof ir, "%.0f win", dev->mem_bw / p->c[3] / 1e9);
     else if (p->c[3] > 0) /* the whole bytes' rate on an irregular row */
       snprintf(ir, sizeof ir, "%.0f", dev->mem_bw / (p->c[1] + p->c[3]) / 1e9);
-    char wv[32] = "-";
-    if (p->c[4] > 0)
-      snprintf(wv, sizeof wv, "%.2f", p->c[4]);
+    char wv[32] = "-", sd[32] = "-";
+    if (p->c[4] > 0 && o == IR_OP_SOFTMAX)
+      snprintf(wv, sizeof wv, "%.2f us", p->c[4]);
+    else if (p->c[4] > 0) /* the whole bytes' rate on a scalar-operand row */
+      snprintf(wv, sizeof wv, "%.0f GB/s",
+               dev->mem_bw / (p->c[1] + p->c[4]) / 1e9);
+    if (p->c[5] > 0)
+      snprintf(sd, sizeof sd, "%.2f", 1000 * p->c[5]);
     if (e->n) {
       snprintf(med, sizeof med, "%.1f%% (%.1f%%)", 100 * e->median,
                100 * e1->median);
       snprintf(p90, sizeof p90, "%.1f%% (%.1f%%)", 100 * e->p90, 100 * e1->p90);
     }
-    printf("%-16s %5d %5s %9.2f %11s %11s %13s %7s %15s %15s\n",
+    printf("%-16s %5d %5s %9.2f %11s %11s %14s %12s %8s %15s %15s\n",
            cd_class_name(o), p->rows, fit_from(p->from), 1000 * p->c[0], bw, tf,
-           ir, wv, med, p90);
+           ir, wv, sd, med, p90);
   }
   printf("held out (%d-fold, %d rows): fitted model median %.1f%%, 90th "
          "percentile %.1f%%; single factor per operator median %.1f%%, "
          "90th percentile %.1f%%\n",
          FIT_FOLDS, r.fit.n, 100 * r.fit.median, 100 * r.fit.p90,
          100 * r.single.median, 100 * r.single.p90);
-  return CLI_OK;
+  return factor > 0 ? misses(db, dev, &f, factor) : CLI_OK;
 }
 
 /* ---- dispatch -------------------------------------------------------------
@@ -322,7 +364,7 @@ static int run_sub(const cli_command *c, const char *sub, int n, char **args,
   else if (!strcmp(sub, "export"))
     rc = export(db, o);
   else if (fitting)
-    rc = fit(db, dev);
+    rc = fit(db, dev, o->beyond);
   else if (measure)
     rc =
         cli_costdb_measure(db, o->device, o->batch, o->dtype, o->sigs, n, args);
@@ -362,7 +404,7 @@ const cli_command cli_cmd_costdb = {
     "--no-tables]\n"
     "       superopt costdb measure --signatures FILE... [--device D] "
     "[--db PATH]\n"
-    "       superopt costdb fit [--device D] [--db PATH]",
+    "       superopt costdb fit [--device D] [--db PATH] [--beyond R]",
     "Operator costs per device (docs/costdb.md). stats: rows per device\n"
     "(from checked-in tables vs measured locally) and an integrity check.\n"
     "import: TSV tables, all in one transaction (a bad line imports\n"
@@ -374,7 +416,8 @@ const cli_command cli_cmd_costdb = {
     "with --signatures, the signatures listed (optimize\n"
     "--emit-signatures). fit: the per-operator cost model fitted on D's\n"
     "measured rows, its parameters and its error on rows held out of the\n"
-    "fit (5-fold), next to the single scale factor it replaced.\n",
+    "fit (5-fold), next to the single scale factor it replaced; with\n"
+    "--beyond R, each row it misses by more than R times.\n",
     costdb_table,
     NULL,
     costdb};

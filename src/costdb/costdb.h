@@ -229,24 +229,31 @@ enum {
 /* "conv2d/1x1", "relu", ... */
 const char *cd_class_name(int cls);
 
-#define CD_NFEAT 5 /* features of the fitted model (cd_sample.x) */
+#define CD_NFEAT 6 /* features of the fitted model (cd_sample.x) */
 
 /* One measured row of a device's table, as the fit sees it. */
 typedef struct cd_sample {
   int op;             /* its class (an ir_opcode, or CD_CLASS_*) */
   double ms;          /* the measurement */
-  double x[CD_NFEAT]; /* features: launches (a concat's times its inputs),
-                      bytes / bandwidth (ms; a slice's what it shows),
-                      flops / peak (ms; conv2d/matmul at the TF32 rate, a
-                      dense k x k conv2d's at least one wave's) or, for
-                      other operators, bytes beyond the L2 / bandwidth
-                      (ms), the bytes moved through an irregular path
-                      / bandwidth (ms; inner broadcasts, unaligned
-                      slices, transposes of the innermost axis; a dense
-                      conv2d's flops / FP32 peak when its input channels
-                      are not 16-byte runs, x[2] then 0), and a
-                      softmax's waves of one block a row (rows / SMs,
-                      1 us a wave, in ms) */
+  double x[CD_NFEAT]; /* features: launches (a float32 concat's times its
+                      inputs), bytes / bandwidth (ms; a slice's what it
+                      shows; with the bytes of the kernels the executor
+                      adds, x[5]), flops / peak (ms; conv2d/matmul at the
+                      TF32 rate, a dense k x k conv2d's at least one
+                      wave's) or, for other operators, bytes beyond the L2
+                      / bandwidth (ms), the bytes moved through an
+                      irregular path / bandwidth (ms; inner broadcasts,
+                      unaligned slices, transposes and concats, float32
+                      batch norms over planes not a multiple of 4; a
+                      half pool's window reads one at a time; a dense
+                      conv2d's, or a half depthwise one's, flops / FP32
+                      peak when its input channels are not 16-byte runs,
+                      x[2] then 0), a softmax's waves of one block a row
+                      (rows / SMs, 1 us a wave, in ms) or the bytes of a
+                      float32 binary operator with a scalar operand (ms),
+                      and the launches of the kernels the executor adds
+                      beside the node's own (an asymmetric pad, an
+                      activation pass, a half concat's copy an input) */
   double roofline;    /* cd_estimate of the row */
   uint64_t hash;      /* XXH3-64 of the signature (the fold of a row) */
 } cd_sample;
@@ -265,10 +272,11 @@ typedef enum {
 } cd_fit_from;
 
 /* ms = c[0] * launches + c[1] * bytes / bandwidth + c[2] * flops / peak
- *      + c[3] * irregular bytes / bandwidth + c[4] * softmax waves
- *      (cd_sample.x):
+ *      + c[3] * irregular bytes / bandwidth + c[4] * softmax waves (or
+ *      scalar-operand bytes) + c[5] * added launches (cd_sample.x):
  * c[0] the fixed cost per launch (ms, > 0), c[1..4] (>= 0) how many
- * times slower than the peak bandwidth and peak rate the operator runs. */
+ * times slower than the peak bandwidth and peak rate the operator runs,
+ * c[5] (>= 0) the cost of each added launch (ms). */
 typedef struct cd_fit_op {
   double c[CD_NFEAT];
   int rows;         /* the operator's own rows in the fit */
@@ -291,6 +299,16 @@ base_status cd_fit_samples(const cd_sample *s, int n, const unsigned char *use,
  * roofline estimate for an operator without a fit. */
 double cd_fit_predict(const cd_fit *f, const cd_device *dev, const ir_graph *g,
                       int node);
+
+/* Calls fn(u, sig, cls, measured, predicted) for every measured row of
+ * dev in db that f (fitted on them) predicts beyond `factor` times its
+ * measurement either way (factor > 1), in signature order; *n the count
+ * (may be NULL). Rows cd_samples leaves out are left out here too. */
+base_status cd_fit_beyond(cd_db *db, const cd_device *dev, const cd_fit *f,
+                          double factor,
+                          void (*fn)(void *u, const char *sig, int cls,
+                                     double ms, double predicted),
+                          void *u, int *n, base_diag *d);
 
 /* Relative errors |predicted - measured| / measured on held-out rows. */
 typedef struct cd_fit_err {

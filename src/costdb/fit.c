@@ -8,15 +8,19 @@
  *
  *   ms = fixed * launches + mem * bytes / bandwidth + flop * flops / peak
  *        + irr * irregular bytes / bandwidth + rows * softmax waves
+ *        + side * added launches
  *
  * (peak: the TF32 rate for conv2d/matmul, which the CUDA executor runs in
  * TF32; the flops term only for those, a dense k x k conv2d's at least one
  * wave's; other operators' third term is the bytes beyond the L2 cache;
- * a concat's fixed cost is per input; a slice's and gather's bytes what
- * they show; irregular bytes those moved without 16-byte accesses, and a
- * dense convolution's flops at the FP32 rate where its channels are not
- * 16-byte runs; a softmax's waves of one block a row), with
- * fixed > 0 and mem, flop, irr, rows >= 0,
+ * a float32 concat's fixed cost is per input; a slice's and gather's
+ * bytes what they show; irregular bytes those moved without 16-byte
+ * accesses (a half pool's window reads one element at a time), and a dense
+ * (or half depthwise) convolution's flops at the FP32 rate where its
+ * channels are not 16-byte runs; a softmax's waves of one block a row, or
+ * a float32 scalar operand's bytes in the fifth term; added launches those
+ * of the kernels the executor runs beside the node's own, whose bytes the
+ * second term counts: side_work), with fixed > 0 and the rest >= 0,
  * fitted by iteratively reweighted least squares on the relative error
  * (an L1 fit: robust to the odd slow kernel). An operator with too few
  * rows borrows the fit of all rows of its kind (element-wise, movement,
@@ -120,20 +124,45 @@ static int unaligned_transpose(const ir_graph *g, const ir_node *nd) {
   return run % 4 != 0;
 }
 
-/* Whether one of a concat's inputs has a run (its axes from the concat's
- * axis in) that is not a multiple of 4 elements: [16,C,14,14] and
- * [16,C,14,14] along axis 3 copies runs of 14 floats. */
+/* The run of a concat's input k: its axes from the concat's in, in the
+ * order of its bytes. A half rank-4 concat along the channels is taken to
+ * run channels-last, as the network runs the convolutions' outputs it
+ * joins (the half tables of 2026-11-30 were timed in the network's
+ * layout): its run is the channels (NASNet's 11, 22, 44). */
+static int64_t concat_run(const ir_graph *g, const ir_node *nd, int k) {
+  const ir_tensor *t = &g->tensors[nd->in[k]];
+  const ir_shape *x = &t->shape;
+  int ax = nd->a.axis < 0 ? nd->a.axis + x->rank : nd->a.axis;
+  if (ir_dtype_is_half((ir_dtype)t->dtype) && x->rank == 4 && ax == 1 &&
+      x->dim[2] * x->dim[3] > 1)
+    return x->dim[1];
+  int64_t run = 1;
+  for (int d = ax; d < x->rank; d++)
+    run *= x->dim[d];
+  return run;
+}
+
+/* Whether one of a concat's inputs has a run that is not a multiple of 16
+ * bytes (4 floats, 8 halves): [16,C,14,14] and [16,C,14,14] along axis 3
+ * copies runs of 14 floats. */
 static int unaligned_concat(const ir_graph *g, const ir_node *nd) {
-  for (int k = 0; k < nd->nin; k++) {
-    const ir_shape *x = &g->tensors[nd->in[k]].shape;
-    int64_t run = 1;
-    for (int d = nd->a.axis < 0 ? nd->a.axis + x->rank : nd->a.axis;
-         d < x->rank; d++)
-      run *= x->dim[d];
-    if (run % 4 != 0)
+  int per16 = ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype) ? 8 : 4;
+  for (int k = 0; k < nd->nin; k++)
+    if (concat_run(g, nd, k) % per16 != 0)
       return 1;
-  }
   return 0;
+}
+
+/* Whether a float32 batch norm takes kew.cu's scalar kernel: timed NCHW
+ * (as the float32 tables were), its 16-byte kernel needs each channel's
+ * plane (H x W) a multiple of 4 floats; Inception's 147 x 147, NASNet's
+ * 111 x 111, ResNet's 7 x 7 are not. (Half rows: their vector kernel
+ * needs NCHW planes of 8, which channels-last never gives; not counted.) */
+static int unaligned_batchnorm(const ir_graph *g, const ir_node *nd) {
+  const ir_tensor *x = &g->tensors[nd->in[0]];
+  if (ir_dtype_is_half((ir_dtype)x->dtype) || x->shape.rank != 4)
+    return 0;
+  return x->shape.dim[2] * x->shape.dim[3] % 4 != 0;
 }
 
 /* Whether a dense convolution's input channels are not a multiple of 16
@@ -189,7 +218,22 @@ static double irregular_ms(const cd_device *dev, const ir_graph *g, int node,
     irr = unaligned_transpose(g, nd);
   else if (nd->op == IR_OP_CONCAT)
     irr = unaligned_concat(g, nd);
+  else if (nd->op == IR_OP_BATCHNORM)
+    irr = unaligned_batchnorm(g, nd);
   return irr ? 1e3 * bytes / dev->mem_bw : 0;
+}
+
+/* Whether a float32 binary element-wise node has a scalar operand (one
+ * value) and the other laid out like its output: kew.cu's k_binary_scalar,
+ * one float a thread, where the other paths move 16 bytes a thread. */
+static int scalar_operand(const ir_graph *g, const ir_node *nd) {
+  if (ir_op(nd->op)->kind != IR_OPK_EW || nd->nin != 2 ||
+      ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype))
+    return 0;
+  int64_t o = ir_shape_numel(&g->tensors[nd->out[0]].shape);
+  int64_t a = ir_shape_numel(&g->tensors[nd->in[0]].shape);
+  int64_t b = ir_shape_numel(&g->tensors[nd->in[1]].shape);
+  return o > 1 && ((a == 1 && b == o) || (b == 1 && a == o));
 }
 
 /* Bytes of tensor t (as cd_node_work counts them). */
@@ -212,13 +256,102 @@ static double moved_bytes(const ir_graph *g, int node, const cd_work *w) {
   return w->bytes;
 }
 
-/* Features of node (of class cls, work w) on dev: launches (a concat's
- * times its inputs), memory time, compute time at peak (or the time of
- * the bytes beyond the L2), the time of the bytes moved through an
- * irregular path (of a dense convolution whose channels are not 16-byte
- * runs: its flops at the FP32 rate, in place of the TF32 term) and a
- * softmax's waves of one block a row, in ms (so coefficients are
- * dimensionless multipliers). */
+/* Whether a half concat copies its inputs part by part, a launch each,
+ * in place of one launch for all (src/gpu/run/step.c, concat_half): the
+ * one-launch kernel moves pairs of halves, so every input's run
+ * (concat_run) must be even. */
+static int half_concat_in_parts(const ir_graph *g, const ir_node *nd) {
+  if (!ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype))
+    return 0;
+  for (int k = 0; k < nd->nin; k++)
+    if (concat_run(g, nd, k) % 2)
+      return 1;
+  return 0;
+}
+
+/* The launches and bytes of the kernels the CUDA executor runs for a node
+ * besides the one cd_node_work counts, added to *launches and *bytes
+ * (docs/costdb.md, "The fitted model"; src/gpu/run/conv.c, step.c):
+ *   - a convolution whose padding is asymmetric (NASNet's stride-2
+ *     "same" padding, [1,1,2,2]) pads its input into scratch first, as
+ *     cuDNN and the executor's own kernels pad symmetrically: a half
+ *     input is filled with zeros and copied in (two launches: the padded
+ *     bytes written, the input read and written), a float32 one copied
+ *     in one launch; the convolution then reads the padded input;
+ *   - a half 1x1 convolution (stride 1, unpadded) runs as a cuBLASLt
+ *     GEMM, whose epilogue adds a bias and a relu but no other
+ *     activation: a clip (ReLU6) or a sigmoid is a kernel of its own over
+ *     the output;
+ *   - a matmul's activation other than a relu (the graph's gelu is the
+ *     exact erf, cuBLASLt's the tanh approximation), or a relu after a
+ *     folded residual, is a pass of its own over the output (run/mm.c);
+ *   - a concat's activation (act=) is a pass of its own over the output,
+ *     but a float32 relu, which the copy applies; a half concat whose
+ *     halves do not pair copies each input in a launch of its own. */
+static void side_work(const ir_graph *g, const ir_node *nd, int cls,
+                      double *launches, double *bytes) {
+  int half = ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype);
+  double out = tbytes(g, nd->out[0]);
+  if (nd->op == IR_OP_CONV2D) {
+    const int32_t *pd = nd->a.pad;
+    if (pd[0] != pd[2] || pd[1] != pd[3]) {
+      const ir_shape *x = &g->tensors[nd->in[0]].shape;
+      double padded = (half ? 2 : 4) * (double)x->dim[0] * (double)x->dim[1] *
+                      (double)(x->dim[2] + pd[0] + pd[2]) *
+                      (double)(x->dim[3] + pd[1] + pd[3]);
+      *launches += half ? 2 : 1;
+      *bytes += 2 * padded + (half ? tbytes(g, nd->in[0]) : 0);
+    }
+    int gemm = cls == CD_CLASS_CONV_1X1 && nd->a.stride[0] == 1 &&
+               nd->a.stride[1] == 1 && !pd[0] && !pd[1] && !pd[2] && !pd[3];
+    if (gemm && half && nd->a.act != IR_ACT_NONE && nd->a.act != IR_ACT_RELU) {
+      *launches += 1;
+      *bytes += 2 * out;
+    }
+  } else if (nd->op == IR_OP_MATMUL) {
+    int res = nd->nin >= 4; /* a folded residual, cuBLASLt's C */
+    if (nd->a.act != IR_ACT_NONE && (nd->a.act != IR_ACT_RELU || res)) {
+      *launches += 1;
+      *bytes += 2 * out;
+    }
+  } else if (nd->op == IR_OP_CONCAT) {
+    if (nd->a.act != IR_ACT_NONE && (half || nd->a.act != IR_ACT_RELU)) {
+      *launches += 1;
+      *bytes += 2 * out;
+    }
+    if (half_concat_in_parts(g, nd))
+      *launches += nd->nin - 1;
+  }
+}
+
+/* The window reads (in ms at the device's bandwidth) of a half pooling
+ * kernel that reads each window element of each output apart: kred.cu's
+ * scalar kernel (k_pool) runs a half channels-last pool whose channels
+ * are not a multiple of 8 (NASNet's 11, 22, 44; taken channels-last, as
+ * the network runs it), where its 16-byte kernel takes 8 channels a
+ * thread. 0 otherwise. The same kernel runs every NCHW float32 pool, but
+ * the H200's float32 rows (batch 1, 2-3 us each) cannot price its window
+ * reads: fitted on them, 1046 GB/s priced Inception-v3's average pools at
+ * batch 16 at about 190 us each (the H100's rows, at batch 16: 4 TB/s). */
+static double pool_scalar_ms(const cd_device *dev, const ir_graph *g,
+                             const ir_node *nd) {
+  const ir_tensor *x = &g->tensors[nd->in[0]];
+  if (!ir_dtype_is_half((ir_dtype)x->dtype) || x->shape.dim[1] % 8 == 0)
+    return 0;
+  double win = (double)nd->a.kernel[0] * nd->a.kernel[1];
+  return 1e3 * win * tbytes(g, nd->out[0]) / dev->mem_bw;
+}
+
+/* Features of node (of class cls, work w) on dev: launches (a float32
+ * concat's times its inputs), memory time (with the added kernels'
+ * bytes), compute time at peak (or the time of the bytes beyond the L2),
+ * the time of the bytes moved through an irregular path (of a half pool: its
+ * window reads through the scalar kernel; of a dense convolution, or a
+ * half depthwise one, whose channels are not 16-byte runs: its flops at
+ * the FP32 rate, in place of the TF32 term), a softmax's waves of one
+ * block a row or a float32 scalar operand's bytes, in ms (so coefficients
+ * are dimensionless multipliers), and the added kernels' launches
+ * (side_work). */
 static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
                      const cd_work *w, double x[CD_NFEAT]) {
   double peak =
@@ -226,19 +359,31 @@ static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
   double flops = cls == IR_OP_CONV2D || cls == CD_CLASS_CONV_GROUPED
                      ? conv_flops(g, node, w)
                      : w->flops;
-  /* a concat pays per input: about 1.1 us each on both GPUs' tables,
-   * next to a fixed cost of about 0 (issue 43) */
-  x[0] = cls == IR_OP_CONCAT ? w->launches * g->nodes[node].nin : w->launches;
-  double bytes = moved_bytes(g, node, w);
-  x[1] = 1e3 * bytes / dev->mem_bw;
+  const ir_node *nd = &g->nodes[node];
+  int half = ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype);
+  /* a float32 concat pays per input: about 1.1 us each on both GPUs'
+   * tables, next to a fixed cost of about 0 (issue 43; rows of the
+   * executor's launch-an-input concat, which the one-launch kernel has
+   * replaced since, but for half concats whose halves do not pair:
+   * side_work) */
+  x[0] = cls == IR_OP_CONCAT && !half ? w->launches * nd->nin : w->launches;
+  x[5] = 0;
+  double bytes = moved_bytes(g, node, w), side = 0;
+  side_work(g, nd, cls, &x[5], &side);
+  x[1] = 1e3 * (bytes + side) / dev->mem_bw;
   x[2] = w->matrix ? 1e3 * flops / peak
                    : 1e3 * fmax(0, bytes - L2_BYTES) / dev->mem_bw;
-  x[3] = irregular_ms(dev, g, node, bytes);
-  x[4] = g->nodes[node].op == IR_OP_SOFTMAX
-             ? softmax_waves_ms(g, &g->nodes[node])
-             : 0;
-  if ((cls == IR_OP_CONV2D || cls == CD_CLASS_CONV_1X1) &&
-      dev->fp32_flops > 0 && unaligned_channels(g, &g->nodes[node])) {
+  x[3] = nd->op == IR_OP_AVGPOOL || nd->op == IR_OP_MAXPOOL
+             ? pool_scalar_ms(dev, g, nd)
+             : irregular_ms(dev, g, node, bytes);
+  x[4] = nd->op == IR_OP_SOFTMAX ? softmax_waves_ms(g, nd)
+         : scalar_operand(g, nd) ? x[1]
+                                 : 0;
+  /* half depthwise convolutions too: kdwt.cu's tiles need channels a
+   * multiple of 8 */
+  if ((cls == IR_OP_CONV2D || cls == CD_CLASS_CONV_1X1 ||
+       (cls == CD_CLASS_CONV_DEPTHWISE && half)) &&
+      dev->fp32_flops > 0 && unaligned_channels(g, nd)) {
     x[2] = 0;
     x[3] = 1e3 * w->flops / dev->fp32_flops;
   }
@@ -574,6 +719,46 @@ double cd_fit_predict(const cd_fit *f, const cd_device *dev, const ir_graph *g,
   double x[CD_NFEAT];
   features(dev, g, node, cls, &w, x);
   return predict(p->c, x);
+}
+
+base_status cd_fit_beyond(cd_db *db, const cd_device *dev, const cd_fit *f,
+                          double factor,
+                          void (*fn)(void *u, const char *sig, int cls,
+                                     double ms, double predicted),
+                          void *u, int *n, base_diag *d) {
+  if (n)
+    *n = 0;
+  base_status st = cd_sync_tables(db, dev, d);
+  if (st)
+    return st;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->sql,
+                         "SELECT sig, ms FROM costs WHERE device = ?1 "
+                         "ORDER BY sig",
+                         -1, &s, NULL))
+    return cd_sql_err(db, "cost database", d);
+  sqlite3_bind_text(s, 1, dev->name, -1, SQLITE_STATIC);
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const char *sig = (const char *)sqlite3_column_text(s, 0);
+    double ms = sqlite3_column_double(s, 1);
+    base_diag pd;
+    ir_graph *g = sig ? cd_sig_graph(sig, &pd) : NULL;
+    if (!g) /* a fused body, or a signature this build cannot parse */
+      continue;
+    double p = cd_fit_predict(f, dev, g, 0);
+    int cls = node_class(g, 0);
+    ir_graph_free(g);
+    if (!(ms > 0) || !(p > 0) || fmax(p / ms, ms / p) <= factor)
+      continue;
+    if (n)
+      (*n)++;
+    fn(u, sig, cls, ms, p);
+  }
+  if (rc != SQLITE_DONE)
+    st = cd_sql_err(db, "cannot read the costs", d);
+  sqlite3_finalize(s);
+  return st;
 }
 
 /* ---- held-out error --------------------------------------------------- */
