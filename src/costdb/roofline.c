@@ -141,7 +141,8 @@ static cd_work move(const ir_graph *g, const ir_node *nd) {
       int64_t q = x->dim[i] + (b < 0 ? b : 0) + (e < 0 ? e : 0);
       shown *= q > 0 ? (double)q : 0;
     }
-    w.bytes -= 4 * (numel(g, nd->in[0]) - shown);
+    double n = numel(g, nd->in[0]);
+    w.bytes -= n > 0 ? tensor_bytes(g, nd->in[0]) / n * (n - shown) : 0;
   }
   return w;
 }
