@@ -1296,6 +1296,38 @@ Test(gen, extended6_rules_in_file, .timeout = 60) {
   ir_ruleset_free(&rs);
 }
 
+/* Llama's rotate_half folded into its projection (the sixth tier's form,
+ * scripts/gen-extended-rules): rules/extended.rules holds it, proven again
+ * (the slice axioms and matmulr_rotate_half); with the upper half not
+ * negated (a relu in its place), or the weights' halves not swapped, it is
+ * refuted. */
+Test(gen, extended6_rotate_half_in_file, .timeout = 60) {
+  ir_ruleset rs;
+  read_extended(&rs);
+  const ir_rule *r = NULL;
+  for (int i = 0; i < rs.n && !r; i++) {
+    const ir_rule *x = &rs.rules[i];
+    int c[IR_NOPS];
+    ir_op_counts(x->src, c);
+    if (c[IR_OP_SLICE] == 2 && c[IR_OP_NEG] == 1 && c[IR_OP_CONCAT] == 1 &&
+        x->status == IR_RULE_PROVEN)
+      r = x;
+  }
+  cr_assert(r, "no rotate_half rule in %s", extended_rules);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_proven(c, r);
+  const char *t = rule_text(extended_rules, r->id);
+  expect_refuted(c, variant(t, "dst:", "= neg(t3)", "= relu(t3)"),
+                 "rotate_half without the negation proven");
+  t = rule_text(extended_rules, r->id);
+  expect_refuted(
+      c, variant(t, "dst:", "concat(t4, t2) axis=2", "concat(t2, t4) axis=2"),
+      "rotate_half with the halves not swapped proven");
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}
+
 /* The fifth tier's relu fused into a bias-free rank-3 matmul (T5's
  * feed-forward): --max-ops 2 over matmul and relu finds relu(matmul(t1,
  * q1)) == matmul(t1, q1) act=relu, proven (matmulr_act); fused as tanh it

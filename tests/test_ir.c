@@ -878,7 +878,8 @@ static int infer_node(const ir_graph *g, const ir_node *n, ir_attrs *a,
  * the node's output shapes or is rejected; a padding is resolved by shape
  * inference; '^' entries follow a rebatch and nothing else does; '!' marks
  * only what rule instances substitute (src/rewrite/inst.c: stride, groups,
- * act, and one trailing optional input, the bias). */
+ * act, and one trailing optional input, the bias; a reshape's shape and a
+ * slice's range, taken from the graph node). */
 /* ew.def's rows pair with ops.def rows: element-wise, one input, no
  * parameter, a body operator; the activations first, in ir_act order; the
  * ONNX names found back. */
@@ -952,7 +953,10 @@ Test(optable, shape_marks) {
       const char *pn = ir_param_name(p);
       if (t & IR_PT_INST)
         cr_expect(p == IR_P_STRIDE || p == IR_P_GROUPS || p == IR_P_ACT ||
-                      p == IR_P_PAD, /* explicit pads (inst.c) */
+                      p == IR_P_PAD || /* explicit pads (inst.c) */
+                      (op == IR_OP_RESHAPE && p == IR_P_SHAPE) ||
+                      (op == IR_OP_SLICE &&
+                       (p == IR_P_STARTS || p == IR_P_ENDS)),
                   "%s.%s: '!' on what rule instances do not substitute",
                   r->name, pn);
       if (!(t & (IR_PT_DERIVED | IR_PT_DIMS | IR_PT_BATCH)))

@@ -8,7 +8,9 @@
  * concatenated inputs and weights); the edge filter refusing a graph with
  * the pattern's node signatures but not its edge; a batch-norm fold typed
  * on a convolution whose input and output channels differ; explicit pads
- * (a rule over pads [1,1,1,1] at stride 2 on other pads and strides).
+ * (a rule over pads [1,1,1,1] at stride 2 on other pads and strides);
+ * rotate_half folded into a projection at other head counts and sizes
+ * (its slices and reshapes as instances), a false variant refused.
  * Rules:
  * tests/data/rules/instances.rules.
  */
@@ -300,6 +302,42 @@ Test(instances, planted_biased_smul_refused) {
             "xs = smul(x, s)\no = conv2d(xs, w)\noutput o\n");
   cr_assert_eq(matches("conv_smul_x", g, &ni), 1);
   cr_assert_eq(ni, 0);
+  ir_graph_free(g);
+}
+
+/* rotate_half of a head-split projection (Llama's q and k): the rule's
+ * slices and reshapes, written on [2,3,7,22] with halves of 11, bind other
+ * sizes only through instances proven at the graph's (HEADS heads of D,
+ * halves of LO and D - LO). */
+static ir_graph *rotate_half(int heads, int d, int lo) {
+  char text[1024];
+  int n = heads * d;
+  snprintf(text, sizeof text,
+           "input h: [1,16,64]\nweight w: [64,%d]\np = matmul(h, w)\n"
+           "v = reshape(p) shape=[1,16,%d,%d]\n"
+           "x = transpose(v) perm=[0,2,1,3]\n"
+           "hi = slice(x) starts=[0,0,0,%d] ends=[1,%d,16,%d]\n"
+           "n = neg(hi)\nlo = slice(x) starts=[0,0,0,0] ends=[1,%d,16,%d]\n"
+           "r = concat(n, lo) axis=3\noutput x, r\n",
+           n, heads, d, lo, heads, d, heads, lo);
+  return parse(text);
+}
+
+Test(instances, rotate_half_folds_at_other_sizes) {
+  int ni;
+  ir_graph *g = rotate_half(4, 16, 8); /* q: 4 heads of 16 */
+  cr_assert_eq(matches("rotate_half_fold", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  cr_assert_eq(matches("rotate_half_lower_negated", g, &ni), 0);
+  ir_graph_free(g);
+  g = rotate_half(2, 16, 8); /* k: 2 heads */
+  cr_assert_eq(matches("rotate_half_fold", g, &ni), 1);
+  ir_graph_free(g);
+  g = rotate_half(16, 4, 2); /* 16 heads of 4 */
+  cr_assert_eq(matches("rotate_half_fold", g, &ni), 1);
+  ir_graph_free(g);
+  g = rotate_half(4, 16, 6); /* not halves: another rotation, refused */
+  cr_assert_eq(matches("rotate_half_fold", g, &ni), 0);
   ir_graph_free(g);
 }
 

@@ -449,6 +449,130 @@ Test(verify, operators_without_axioms) {
   ir_ruleset_free(&rs);
 }
 
+/* Llama's rotate_half, concat(neg(x[..., 8:]), x[..., :8]), moved through
+ * the head transpose [0,2,1,3] in small steps (docs/notes/results.md,
+ * 2026-11-30): "ok" rules must be proven, "no" rules (halves not swapped,
+ * the other half, concat's inputs swapped, the moved axis's other range)
+ * must not. */
+#define RH_V "input v: [1,16,4,16]\n"
+#define RH_X "x = transpose(v) perm=[0,2,1,3]\n"
+#define RH_HI(o, t, r) o " = slice(" t ") starts=[0,0,0,8] ends=" r "\n"
+#define RH_LO(o, t, r) o " = slice(" t ") starts=[0,0,0,0] ends=" r "\n"
+#define RH_XR "[1,4,16,16]" /* x's whole range, last axis to the end */
+#define RH_XH "[1,4,16,8]"  /* x's lower half */
+#define RH_VR "[1,16,4,16]"
+#define RH_VH "[1,16,4,8]"
+/* The whole fold, pass_fold_rotate_half's: rotate_half of q =
+ * transpose(reshape(matmul(h, w))) is the projection by w's columns rotated
+ * per head. */
+#define RH_FOLD_IN "input a: [1,16,64]\ninput w: [64,64]\n"
+#define RH_FOLD_SRC                                                            \
+  RH_FOLD_IN "p = matmul(a, w)\nv = reshape(p) shape=[1,16,4,16]\n" RH_X       \
+      RH_HI("hi", "x", RH_XR) "n = neg(hi)\n" RH_LO(                           \
+          "lo", "x", RH_XH) "o = concat(n, lo) axis=3\noutput o\n"
+#define RH_FOLD_DST                                                            \
+  "p = matmul(a, w2)\nv = reshape(p) shape=[1,16,4,16]\n"                      \
+  "o = transpose(v) perm=[0,2,1,3]\noutput o\nend\n"
+static const char *rotate_half_rules =
+    "rule ok_slice_transpose unverified\nsrc:\n" RH_V RH_X RH_HI("o", "x", RH_XR) "output o\ndst:\n" RH_V RH_HI(
+        "s", "v",
+        RH_VR) "o = transpose(s) perm=[0,2,1,3]\noutput o\nend\n"
+               "rule ok_neg_transpose unverified\nsrc:\ninput a: [1,16,4,8]\n"
+               "t = transpose(a) perm=[0,2,1,3]\no = neg(t)\noutput o\n"
+               "dst:\ninput a: [1,16,4,8]\nn = neg(a)\no = transpose(n) "
+               "perm=[0,2,1,3]\n"
+               "output o\nend\n"
+               "rule ok_rotate_half_transpose unverified\nsrc:\n" RH_V RH_X
+                   RH_HI("h", "x", RH_XR) "n = neg(h)\n" RH_LO(
+                       "l", "x",
+                       RH_XH) "o = concat(n, l) axis=3\noutput o\ndst:\n" RH_V
+                       RH_HI("h", "v", RH_VR) "n = neg(h)\n" RH_LO(
+                           "l", "v",
+                           RH_VH) "c = concat(n, l) axis=3\no = transpose(c) "
+                                  "perm=[0,2,1,3]\noutput o\nend\n"
+                                  "rule ok_halves_split unverified\nsrc:\n" RH_V
+                                      RH_LO("l", "v", RH_VH) RH_HI(
+                                          "h", "v",
+                                          RH_VR) "output l\noutput "
+                                                 "h\ndst:\n" RH_V
+                                                 "l, h = split(v) axis=3 "
+                                                 "sizes=[8,8]\noutput "
+                                                 "l\noutput h\nend\n"
+                                                 "rule ok_moved_axis "
+                                                 "unverified\nsrc:\n" RH_V RH_X
+                                                 "o = slice(x) "
+                                                 "starts=[0,1,0,0] "
+                                                 "ends=[1,3,16,16]\noutput "
+                                                 "o\ndst:\n" RH_V
+                                                 "s = slice(v) "
+                                                 "starts=[0,0,1,0] "
+                                                 "ends=[1,16,3,16]\n"
+                                                 "o = transpose(s) "
+                                                 "perm=[0,2,1,3]\noutput "
+                                                 "o\nend\n"
+                                                 "rule no_halves_kept "
+                                                 "unverified\nsrc:\n" RH_V
+                                                     RH_X RH_HI("h", "x", RH_XR) "n = neg(h)\n" RH_LO(
+                                                         "l", "x",
+                                                         RH_XH) "o = concat(n, "
+                                                                "l) "
+                                                                "axis="
+                                                                "3\noutput o\n"
+                                                                "dst:\n" RH_V
+                                                                    RH_LO("l", "v", RH_VH) "n = neg(l)\n" RH_HI(
+                                                                        "h",
+                                                                        "v",
+                                                                        RH_VR) "c = concat(n, h) axis=3\no = transpose(c) perm=[0,2,1,3]\noutput o\nend\n"
+                                                                               "rule no_other_half unverified\nsrc:\n" RH_V RH_LO(
+                                                                                   "o",
+                                                                                   "v",
+                                                                                   RH_VH) "output o\ndst:\n" RH_V
+                                                                                          "l, h = split(v) axis=3 sizes=[8,8]\n"
+                                                                                          "output h\nend\n"
+                                                                                          "rule no_concat_swapped unverified\nsrc:\ninput a: [1,16,4,8]\n"
+                                                                                          "input b: [1,16,4,8]\nta = transpose(a) perm=[0,2,1,3]\n"
+                                                                                          "tb = transpose(b) perm=[0,2,1,3]\no = concat(ta, tb) axis=3\noutput o\n"
+                                                                                          "dst:\ninput a: [1,16,4,8]\ninput b: [1,16,4,8]\nc = concat(b, a) axis=3\n"
+                                                                                          "o = transpose(c) perm=[0,2,1,3]\noutput o\nend\n"
+                                                                                          "rule ok_fold_into_weights unverified\nsrc:\n" RH_FOLD_SRC
+                                                                                          "dst:\n" RH_FOLD_IN
+                                                                                          "w3 = reshape(w) shape=[64,4,16]\n"
+                                                                                          "l, u = split(w3) axis=2 sizes=[8,8]\nn = neg(u)\n"
+                                                                                          "c = concat(n, l) axis=2\nw2 = reshape(c) shape=[64,64]\n" RH_FOLD_DST
+                                                                                          "rule no_fold_lower_negated unverified\nsrc:\n" RH_FOLD_SRC
+                                                                                          "dst:\n" RH_FOLD_IN
+                                                                                          "w3 = reshape(w) shape=[64,4,16]\n"
+                                                                                          "l, u = split(w3) axis=2 sizes=[8,8]\nn = neg(l)\n"
+                                                                                          "c = concat(u, n) axis=2\nw2 = reshape(c) shape=[64,64]\n" RH_FOLD_DST
+                                                                                          "rule no_fold_other_heads unverified\nsrc:\n" RH_FOLD_SRC
+                                                                                          "dst:\n" RH_FOLD_IN
+                                                                                          "w3 = reshape(w) shape=[64,2,32]\n"
+                                                                                          "l, u = split(w3) axis=2 sizes=[16,16]\nn = neg(u)\n"
+                                                                                          "c = concat(n, l) axis=2\nw2 = reshape(c) shape=[64,64]\n" RH_FOLD_DST
+                                                                                          "rule no_moved_axis_range unverified\nsrc:\n" RH_V
+                                                                                              RH_X
+                                                                                          "o = slice(x) starts=[0,1,0,0] ends=[1,3,16,16]\noutput o\ndst:\n" RH_V
+                                                                                          "s = slice(v) starts=[0,0,2,0] ends=[1,16,4,16]\n"
+                                                                                          "o = transpose(s) perm=[0,2,1,3]\noutput o\nend\n";
+
+Test(verify, rotate_half_steps) {
+  ir_ruleset rs;
+  parse_rules(rotate_half_rules, &rs);
+  verify_opts o = {2000};
+  verify_ctx *c = verify_new(&o);
+  cr_assert(c);
+  for (int i = 0; i < rs.n; i++) {
+    verify_result res;
+    base_diag d;
+    int want = !strncmp(rs.rules[i].id, "ok_", 3);
+    cr_assert_eq(verify_prove(c, &rs.rules[i], &res, &d), BASE_OK, "%s", d.msg);
+    cr_expect_eq(res.status == IR_RULE_PROVEN, want, "%s: %s", rs.rules[i].id,
+                 want ? res.reason : "proven");
+  }
+  verify_free(c);
+  ir_ruleset_free(&rs);
+}
+
 typedef struct job {
   const ir_rule *r;
   int proven;

@@ -419,7 +419,53 @@ const verify_axiom verify_axioms_layernorm[] = {VERIFY_AXIOM_END};
 /* made by the fusion pass only (after the search): no rule uses it */
 const verify_axiom verify_axioms_attention[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_pad[] = {VERIFY_AXIOM_END};
-const verify_axiom verify_axioms_slice[] = {VERIFY_AXIOM_END};
+/* Slices (a per-axis symbol, docs/verify.md) and the moves of Llama's
+ * rotate_half through the head transpose (docs/notes/results.md,
+ * 2026-11-30): slices, element-wise functions and concats move through a
+ * transpose of rank 4 to 7 (rank 2 has the T10 axioms; code 12932 is
+ * [0,2,1,3]); the two halves of an axis are a split's parts. The right
+ * sides that compute an axis ((perm p a)) or write (+ n 0) fire from the
+ * left side only: from a slice or a concat of transposes, never from a
+ * split or a transpose of the enumerated rules, whose proofs are as
+ * before. */
+const verify_axiom verify_axioms_slice[] = {
+    {"slice_transpose", "slice",
+     "(=> (not (= (mod p 8) 0)) (= (slice a s e (transpose p x))"
+     " (transpose p (slice (perm p a) s e x))))",
+     "p=12932 a=1 s=1 e=3 x=[2,4,3,5]"},
+    {"act_transpose_n", "slice",
+     "(=> (>= (mod p 8) 4)"
+     " (= (transpose p (act k x)) (act k (transpose p x))))",
+     "p=12932 k=7 x=[2,4,3,5]"},
+    {"concat_transpose_n", "slice",
+     "(=> (>= (mod p 8) 4) (= (concat a n (transpose p x) (transpose p y))"
+     " (transpose p (concat (perm p a) n x y))))",
+     "p=12932 a=1 n=4 x=[2,3,4,2] y=[2,3,1,2]"},
+    {"slice_split0", "slice",
+     "(=> (< 0 n) (= (slice a 0 n x) (split0 a (+ n 0) x)))",
+     "a=1 n=2 x=[3,5,2]"},
+    {"slice_split1", "slice",
+     "(=> (= e (dim (sh x) a)) (= (slice a n e x) (split1 a n x)))",
+     "a=2 n=1 e=4 x=[2,3,4]"},
+    /* rotate_half of a head-split projection, v = reshape(x w) to c =
+     * [B,S,H,2n] (the last axis N = H 2n split, x [B,S,K]), is the
+     * projection by w with each head's columns rotated: w as r = [K,H,2n],
+     * halves swapped, the upper negated, back to [K,N] (a column
+     * permutation with signs; pass_fold_rotate_half's weight). Fires from
+     * the rotated weight's side (r is bound there). */
+    {"matmulr_rotate_half", "matmul",
+     "(=> (and (and (= (rank c) 4) (= (rank r) 3) (= (rank (sh x)) 3)"
+     " (= (rank (sh w)) 2)) (and (= (dim c 0) (dim (sh x) 0))"
+     " (= (dim c 1) (dim (sh x) 1)) (= (dim c 3) (* 2 n))"
+     " (= (* (dim c 2) (dim c 3)) (dim (sh w) 1))) (and"
+     " (= (dim r 0) (dim (sh w) 0)) (= (dim r 1) (dim c 2))"
+     " (= (dim r 2) (dim c 3))))"
+     " (= (concat 3 n (act NEG (split1 3 n (reshape c (matmulr 2 NONE x w))))"
+     " (split0 3 n (reshape c (matmulr 2 NONE x w))))"
+     " (reshape c (matmulr 2 NONE x (reshape (sh w) (concat 2 n"
+     " (act NEG (split1 2 n (reshape r w))) (split0 2 n (reshape r w))))))))",
+     "n=2 c=[2,3,5,4] r=[6,5,4] x=[2,3,6] w=[6,20]"},
+    VERIFY_AXIOM_END};
 /* int64 / bool operators: no laws (rules stay float-only, ir.h ir_dtype) */
 const verify_axiom verify_axioms_gather[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_where[] = {VERIFY_AXIOM_END};

@@ -149,6 +149,27 @@ static Z3_ast enc_concat(verify_ctx *c, const ir_graph *g, const ir_node *nd,
   return acc;
 }
 
+/* A slice as one (slice a s e ..) per axis it narrows, axis 0 innermost
+ * (an axis taken whole is no term; a slice of every axis whole is its
+ * input); 0 when a range is not 0 <= s < e <= dim (then generic). */
+static int enc_slice(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                     Z3_ast x, Z3_ast *out) {
+  const ir_shape *sh = shape_in(g, nd, 0);
+  const ir_attrs *a = &nd->a;
+  if (a->nlist != sh->rank || a->nlist2 != sh->rank)
+    return 0;
+  for (int k = 0; k < sh->rank; k++)
+    if (a->list[k] < 0 || a->list[k] >= a->list2[k] || a->list2[k] > sh->dim[k])
+      return 0;
+  for (int k = 0; k < sh->rank; k++)
+    if (a->list[k] != 0 || a->list2[k] != sh->dim[k]) {
+      int64_t iv[3] = {k, a->list[k], a->list2[k]};
+      x = apply(c, VERIFY_F_SLICE, iv, &x);
+    }
+  out[0] = x;
+  return 1;
+}
+
 static void enc_split(verify_ctx *c, const ir_node *nd, Z3_ast x, Z3_ast *out) {
   for (int k = 0; k + 1 < nd->nout; k++) {
     int64_t iv[2] = {nd->a.axis, nd->a.list[k]};
@@ -528,6 +549,8 @@ static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
     out[0] = enc_concat(c, g, nd, in);
   else if (nd->op == IR_OP_SPLIT)
     enc_split(c, nd, in[0], out);
+  else if (nd->op == IR_OP_SLICE && enc_slice(c, g, nd, in[0], out))
+    return;
   else if (nd->op == IR_OP_BATCHNORM && nd->nin == 5) {
     uint32_t bits;
     memcpy(&bits, &nd->a.eps, sizeof bits);

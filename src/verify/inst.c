@@ -163,6 +163,24 @@ static int code_shape(int64_t c, ir_shape *s) {
   return rest == 0;
 }
 
+static int decode_perm(int64_t code, ir_attrs *a);
+
+/* (perm p i) and (dim c i) on values: entry i of the permutation of code
+ * p, dimension i of the shape c (a shape, or its code); *ok = 0 when i is
+ * out of range. */
+static int64_t digit(verify_fn fn, const ival *a, int64_t i, int *ok) {
+  ir_attrs at;
+  ir_shape s = a->s;
+  if (fn == VERIFY_F_PERM && !a->is_shape && decode_perm(a->v, &at) && i >= 0 &&
+      i < at.nlist)
+    return at.list[i];
+  if (fn == VERIFY_F_DIM && (a->is_shape || code_shape(a->v, &s)) && i >= 0 &&
+      i < s.rank)
+    return s.dim[i];
+  *ok = 0;
+  return 0;
+}
+
 static ival eval_int(inst *in, const verify_term *e, int *ok) {
   if (e->kind == VERIFY_T_NUM)
     return num(e->num);
@@ -173,7 +191,13 @@ static ival eval_int(inst *in, const verify_term *e, int *ok) {
     r.is_shape = 1;
     return r;
   }
+  if (e->fn == VERIFY_F_RANK) {
+    ival a = eval_int(in, e->args[0], ok);
+    return num(a.is_shape ? a.s.rank : ((a.v % 8) + 8) % 8);
+  }
   ival a = eval_int(in, e->args[0], ok), b = eval_int(in, e->args[1], ok);
+  if (e->fn == VERIFY_F_PERM || e->fn == VERIFY_F_DIM)
+    return num(digit(e->fn, &a, b.v, ok));
   int64_t x = a.is_shape ? shape_code(&a.s, ok) : a.v;
   int64_t y = b.is_shape ? shape_code(&b.s, ok) : b.v;
   return num(arith(e->fn, x, y, ok));
@@ -338,6 +362,10 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
   case VERIFY_F_WHERE: g->op = IR_OP_WHERE; break;
   case VERIFY_F_EQUAL: g->op = IR_OP_EQUAL; break;
   case VERIFY_F_LNOT: g->op = IR_OP_NOT; break;
+  case VERIFY_F_SLICE:
+    g->op = IR_OP_SLICE;
+    ir_attrs_default(g->op, a);
+    return 1; /* starts and ends are filled once the input's shape is known */
   case VERIFY_F_ONES:
     g->op = IR_OP_CONST_ONES;
     ir_attrs_default(g->op, a);
@@ -369,6 +397,24 @@ static int carried_size(inst *in, const ir_graph *g, const verify_term *e,
     int64_t sz[2] = {n, dim - n};
     set_list(&gn->a, sz, 2);
   }
+  return 1;
+}
+
+/* (slice a s e x): starts and ends of x's whole range but on axis a,
+ * [s, e) there, strictly inside (the encoding never writes a whole axis). */
+static int slice_range(inst *in, const ir_graph *g, int x, const ival *iv,
+                       gnode *gn) {
+  const ir_shape *sh = &g->tensors[x].shape;
+  int64_t ax = iv[0].v, s = iv[1].v, e = iv[2].v;
+  if (ax < 0 || ax >= sh->rank || s < 0 || e > sh->dim[ax] || s >= e ||
+      (s == 0 && e == sh->dim[ax])) {
+    ierr(in, "axis or range disagrees with the shapes in", "slice");
+    return 0;
+  }
+  ir_attrs *a = &gn->a;
+  a->nlist = a->nlist2 = sh->rank;
+  for (int k = 0; k < sh->rank; k++)
+    a->list[k] = k == ax ? s : 0, a->list2[k] = k == ax ? e : sh->dim[k];
   return 1;
 }
 
@@ -458,6 +504,8 @@ static int build_app(inst *in, ir_graph *g, const verify_term *e) {
   if ((e->fn == VERIFY_F_CONCAT || e->fn == VERIFY_F_SPLIT0 ||
        e->fn == VERIFY_F_SPLIT1) &&
       !carried_size(in, g, e, ids[0], iv[1].v, &gn))
+    return -1;
+  if (e->fn == VERIFY_F_SLICE && !slice_range(in, g, ids[0], iv, &gn))
     return -1;
   if ((e->fn == VERIFY_F_MATMULB || e->fn == VERIFY_F_MATMULR) &&
       (g->tensors[ids[0]].shape.rank != iv[0].v + 1 ||

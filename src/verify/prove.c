@@ -26,9 +26,39 @@ static base_status z3_failed(verify_ctx *c, base_diag *d, const char *what) {
 static Z3_ast term(verify_ctx *c, const verify_form *f, const Z3_ast *vars,
                    const verify_term *e);
 
+/* Entry i of a code's mixed-radix digits: (code div (lo * r^i)) mod r for
+ * i = 0..IR_MAX_RANK-1, as an if-then-else chain on i (-1 past it):
+ * perm's digits (lo 8, r 8: verify_perm_code, rank below 8) and a shape
+ * code's dimensions (lo 8, r M = 2^36 + 1: verify_shape_code). */
+static Z3_ast digit(verify_ctx *c, Z3_ast code, Z3_ast i, const char *r) {
+  Z3_context z = c->z;
+  Z3_ast radix = Z3_mk_numeral(z, r, c->I);
+  Z3_ast w = verify_z3_bad() ? NULL : Z3_mk_int64(z, 8, c->I);
+  Z3_ast acc = verify_z3_bad() ? NULL : Z3_mk_int64(z, -1, c->I);
+  Z3_ast at[IR_MAX_RANK];
+  for (int k = 0; k < IR_MAX_RANK && !verify_z3_bad(); k++) {
+    Z3_ast q = Z3_mk_div(z, code, w);
+    at[k] = verify_z3_bad() ? NULL : Z3_mk_mod(z, q, radix);
+    Z3_ast m[2] = {w, radix};
+    w = verify_z3_bad() ? NULL : Z3_mk_mul(z, 2, m);
+  }
+  for (int k = IR_MAX_RANK - 1; k >= 0 && !verify_z3_bad(); k--) {
+    Z3_ast kk = Z3_mk_int64(z, k, c->I);
+    Z3_ast is_k = verify_z3_bad() ? NULL : Z3_mk_eq(z, i, kk);
+    acc = verify_z3_bad() ? NULL : Z3_mk_ite(z, is_k, at[k], acc);
+  }
+  return verify_z3_bad() ? NULL : acc;
+}
+
 static Z3_ast logic(verify_ctx *c, verify_fn fn, unsigned n, const Z3_ast *a) {
   Z3_context z = c->z;
   switch (fn) {
+  case VERIFY_F_PERM: return digit(c, a[0], a[1], "8");
+  case VERIFY_F_DIM: return digit(c, a[0], a[1], "68719476737");
+  case VERIFY_F_RANK: {
+    Z3_ast eight = Z3_mk_int64(z, 8, c->I);
+    return verify_z3_bad() ? NULL : Z3_mk_mod(z, a[0], eight);
+  }
   case VERIFY_F_EQ: return Z3_mk_eq(z, a[0], a[1]);
   case VERIFY_F_IMPLIES: return Z3_mk_implies(z, a[0], a[1]);
   case VERIFY_F_AND: return Z3_mk_and(z, n, a);

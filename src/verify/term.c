@@ -43,6 +43,7 @@ static const verify_fninfo fns[VERIFY_NFN] = {
     [VERIFY_F_WHERE] = {"where", 0, 3, VERIFY_S_TENSOR},
     [VERIFY_F_EQUAL] = {"equal", 0, 2, VERIFY_S_TENSOR},
     [VERIFY_F_LNOT] = {"lnot", 0, 1, VERIFY_S_TENSOR},
+    [VERIFY_F_SLICE] = {"slice", 3, 1, VERIFY_S_TENSOR},
     [VERIFY_F_EQ] = {"=", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_IMPLIES] = {"=>", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_AND] = {"and", 0, 0, VERIFY_S_BOOL},
@@ -56,6 +57,9 @@ static const verify_fninfo fns[VERIFY_NFN] = {
     [VERIFY_F_LE] = {"<=", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_GT] = {">", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_GE] = {">=", 0, 0, VERIFY_S_BOOL},
+    [VERIFY_F_PERM] = {"perm", 0, 0, VERIFY_S_INT},
+    [VERIFY_F_DIM] = {"dim", 0, 0, VERIFY_S_INT},
+    [VERIFY_F_RANK] = {"rank", 0, 0, VERIFY_S_INT},
 };
 
 const verify_fninfo *verify_fn_info(verify_fn f) {
@@ -299,10 +303,14 @@ static int check_app(tparser *t, verify_term *e) {
     return check_arity(t, e, 1, -1) && check_args(t, e, VERIFY_S_BOOL);
   case VERIFY_F_NOT:
     return check_arity(t, e, 1, 1) && check_args(t, e, VERIFY_S_BOOL);
+  case VERIFY_F_RANK:
+    return check_arity(t, e, 1, 1) && check_args(t, e, VERIFY_S_INT);
   case VERIFY_F_ADD:
   case VERIFY_F_SUB:
   case VERIFY_F_MUL:
   case VERIFY_F_MOD:
+  case VERIFY_F_PERM:
+  case VERIFY_F_DIM:
   case VERIFY_F_LT:
   case VERIFY_F_LE:
   case VERIFY_F_GT:

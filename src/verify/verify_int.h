@@ -47,8 +47,10 @@ typedef enum verify_fn {
                          of code c (`input k: [] value=0.5`) */
   VERIFY_F_WHERE,     /* (where cond a b) */
   VERIFY_F_EQUAL,     /* (equal a b): bool */
-  VERIFY_F_LNOT, /* (lnot x): a bool tensor negated; the term language's (not
-                    ...) is the Bool connective, so its name there is lnot */
+  VERIFY_F_LNOT,  /* (lnot x): a bool tensor negated; the term language's (not
+                     ...) is the Bool connective, so its name there is lnot */
+  VERIFY_F_SLICE, /* (slice a s e x): x[.., s:e, ..] on axis a alone
+                     (0 <= s < e <= x.dim[a], not the whole axis) */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
@@ -63,6 +65,10 @@ typedef enum verify_fn {
   VERIFY_F_LE,
   VERIFY_F_GT,
   VERIFY_F_GE,
+  VERIFY_F_PERM, /* (perm p i): entry i of the permutation of transpose
+                    code p (rank below 8) */
+  VERIFY_F_DIM,  /* (dim c i): dimension i of the shape of code c */
+  VERIFY_F_RANK, /* (rank c): the rank of the shape of code c (below 8) */
   VERIFY_NFN
 } verify_fn;
 
