@@ -1431,3 +1431,44 @@ Test(gen, extended6_finds_rank3_transpose, .timeout = 60) {
   unlink(out);
   unlink(out5);
 }
+
+/* Whether rule r is the transpose after an attention out_proj sunk into
+ * the one before it: transpose [2,0,1,3], reshape, matmul, reshape,
+ * transpose [1,0,2] == transpose [0,2,1,3], reshape, matmul, reshape. */
+static int rows_sink(const ir_rule *r) {
+  const ir_graph *a = r->src, *b = r->dst;
+  static const ir_opcode chain[5] = {IR_OP_TRANSPOSE, IR_OP_RESHAPE,
+                                     IR_OP_MATMUL, IR_OP_RESHAPE,
+                                     IR_OP_TRANSPOSE};
+  if (a->nnodes != 5 || b->nnodes != 4)
+    return 0;
+  for (int i = 0; i < 5; i++)
+    if (a->nodes[i].op != chain[i] || (i < 4 && b->nodes[i].op != chain[i]))
+      return 0;
+  const ir_attrs *p = &a->nodes[0].a, *q = &b->nodes[0].a;
+  return t102(a, 4) && p->nlist == 4 && p->list[0] == 2 && p->list[1] == 0 &&
+         q->nlist == 4 && q->list[0] == 0 && q->list[1] == 2;
+}
+
+/* rules/extended.rules holds the seventh tier's rows_sink rule (ViT-B/16's
+ * out_proj transposes; axiom rows_sink), proven again; with the rows made
+ * by another permutation (perm [0,2,3,1]) it is refuted. */
+Test(gen, extended6_rows_sink_in_file, .timeout = 60) {
+  ir_ruleset ext;
+  read_extended(&ext);
+  const ir_rule *r = NULL;
+  for (int i = 0; i < ext.n && !r; i++)
+    if (rows_sink(&ext.rules[i]) && ext.rules[i].status == IR_RULE_PROVEN)
+      r = &ext.rules[i];
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_all_proven(c, &r, 1, "rows_sink");
+  if (r)
+    expect_refuted(c,
+                   variant(rule_text(extended_rules, r->id),
+                           "dst:", "[2,4,3,5] = transpose(x1) perm=[0,2,1,3]",
+                           "[2,4,5,3] = transpose(x1) perm=[0,2,3,1]"),
+                   "the rows made by perm [0,2,3,1] proven");
+  verify_free(c);
+  ir_ruleset_free(&ext);
+}

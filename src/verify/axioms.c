@@ -369,6 +369,28 @@ const verify_axiom verify_axioms_transpose[] = {
      "(= (transpose 1035 (matmulb 2 a x w b))"
      " (matmulb 2 a (transpose 1035 x) w b))",
      "a=4 x=[2,3,4] w=[4,5] b=[5]"},
+    /* The rows of a 2-D product made in the order the transpose after it
+     * wants (torch's MultiheadAttention out_proj: SDPA's x [B,H,S,D]
+     * transposed [2,0,1,3] to [S,B,H,D], reshaped to r = [S B, H D] rows,
+     * multiplied by w, reshaped to c = [S,B,N], transposed [1,0,2] to
+     * [B,S,N]; code 12820 is perm [2,0,1,3], 12932 [0,2,1,3]): row s B + b
+     * is x[b, :, s, :], and the product maps each row alone, so
+     * transposing x [0,2,1,3] instead (row b S + s is the same x[b, :, s,
+     * :]), the same reshape and product, and a reshape to the left side's
+     * shape [B,S,N] give the same tensor. The guard reads the shapes
+     * through rankc and dimc (asserted for every tensor's code); the right
+     * side's reshape is to (sh) of the left side, so that the left side
+     * alone, naming every variable, is the pattern. */
+    {"rows_sink", "transpose",
+     "(=> (and (= (rankc (sh x)) 4) (= (rankc r) 2) (= (rankc c) 3)"
+     " (= (dimc 0 c) (dimc 2 (sh x))) (= (dimc 1 c) (dimc 0 (sh x)))"
+     " (= (dimc 0 r) (* (dimc 0 (sh x)) (dimc 2 (sh x)))))"
+     " (= (transpose 1035 (reshape c (matmul a (reshape r"
+     " (transpose 12820 x)) w)))"
+     " (reshape (sh (transpose 1035 (reshape c (matmul a (reshape r"
+     " (transpose 12820 x)) w))))"
+     " (matmul a (reshape r (transpose 12932 x)) w))))",
+     "a=0 x=[2,3,4,5] w=[15,6] r=[8,15] c=[4,2,6]"},
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_reshape[] = {VERIFY_AXIOM_END};

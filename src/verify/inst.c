@@ -163,6 +163,22 @@ static int code_shape(int64_t c, ir_shape *s) {
   return rest == 0;
 }
 
+static int build(inst *in, ir_graph *g, const verify_term *e);
+
+/* The shape of tensor term e (rows_sink's right side reshapes to its left
+ * side's shape): e built in a scratch graph. */
+static ival term_shape(inst *in, const verify_term *e, int *ok) {
+  ival r = {.is_shape = 1};
+  ir_graph *g = ir_graph_new("sh");
+  int t = g ? build(in, g, e) : -1;
+  if (t < 0)
+    *ok = 0;
+  else
+    r.s = g->tensors[t].shape;
+  ir_graph_free(g);
+  return r;
+}
+
 static ival eval_int(inst *in, const verify_term *e, int *ok) {
   if (e->kind == VERIFY_T_NUM)
     return num(e->num);
@@ -172,6 +188,19 @@ static ival eval_int(inst *in, const verify_term *e, int *ok) {
     ival r = in->val[e->args[0]->var];
     r.is_shape = 1;
     return r;
+  }
+  if (e->fn == VERIFY_F_SH) /* of a term: built apart, for its shape */
+    return term_shape(in, e->args[0], ok);
+  if (e->fn == VERIFY_F_RANKC || e->fn == VERIFY_F_DIMC) { /* of a shape */
+    int last = e->fn == VERIFY_F_DIMC;
+    ival c = eval_int(in, e->args[last], ok);
+    int64_t k = last ? eval_int(in, e->args[0], ok).v : -1;
+    ir_shape s = c.s;
+    if (!c.is_shape && !code_shape(c.v, &s))
+      *ok = 0;
+    if (*ok && last && (k < 0 || k >= s.rank))
+      *ok = 0;
+    return num(!*ok ? 0 : last ? s.dim[k] : s.rank);
   }
   ival a = eval_int(in, e->args[0], ok), b = eval_int(in, e->args[1], ok);
   int64_t x = a.is_shape ? shape_code(&a.s, ok) : a.v;
@@ -371,8 +400,6 @@ static int carried_size(inst *in, const ir_graph *g, const verify_term *e,
   }
   return 1;
 }
-
-static int build(inst *in, ir_graph *g, const verify_term *e);
 
 /* Whether variable var is a parameter of a (bn ...) term of e (scale,
  * bias, mean, var: a weight, drawn by its reader's hint, so that the

@@ -47,8 +47,14 @@ typedef enum verify_fn {
                          of code c (`input k: [] value=0.5`) */
   VERIFY_F_WHERE,     /* (where cond a b) */
   VERIFY_F_EQUAL,     /* (equal a b): bool */
-  VERIFY_F_LNOT, /* (lnot x): a bool tensor negated; the term language's (not
-                    ...) is the Bool connective, so its name there is lnot */
+  VERIFY_F_LNOT,  /* (lnot x): a bool tensor negated; the term language's (not
+                     ...) is the Bool connective, so its name there is lnot */
+  VERIFY_F_RANKC, /* (rankc c): the rank of the shape of code c (Int) */
+  VERIFY_F_DIMC,  /* (dimc k c): dimension k of the shape of code c (Int);
+                     both asserted for every tensor's shape code
+                     (verify_assert_shapes): guards that relate a
+                     reshape's shape to its input's, without the codes'
+                     arithmetic */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
