@@ -1373,3 +1373,134 @@ Test(gen, extended5_finds_bias_free_relu_fusion, .timeout = 60) {
   ir_ruleset_free(&ext);
   unlink(out);
 }
+
+/* Whether g's node i is a transpose of a rank-3 value by perm [1,0,2]. */
+static int t102(const ir_graph *g, int i) {
+  const ir_node *n = &g->nodes[i];
+  return n->op == IR_OP_TRANSPOSE && n->a.nlist == 3 && n->a.list[0] == 1 &&
+         n->a.list[1] == 0 && n->a.list[2] == 2;
+}
+
+/* Which seventh-tier rule r is (-1: none): 0 the rank-3 transpose undone
+ * by itself, 1..3 a transpose after a product or bias add moved before it
+ * (1 a bias-free rank-3 matmul, 2 a biased one without act or residual, 3
+ * an ewadd of a bias vector). */
+static int t7_kind(const ir_rule *r) {
+  const ir_graph *a = r->src, *b = r->dst;
+  if (a->nnodes == 2 && t102(a, 0) && t102(a, 1) && b->nnodes == 0)
+    return 0;
+  if (a->nnodes != 2 || b->nnodes != 2 || !t102(a, 1) || !t102(b, 0) ||
+      a->nodes[0].op != b->nodes[1].op || a->nodes[0].nin != b->nodes[1].nin)
+    return -1;
+  const ir_node *p = &a->nodes[0];
+  if (p->op == IR_OP_MATMUL && p->a.act == IR_ACT_NONE)
+    return p->nin == 2 ? 1 : p->nin == 3 ? 2 : -1;
+  if (p->op == IR_OP_EWADD && g_rank(a, p->in[1]) == 1)
+    return 3;
+  return -1;
+}
+
+/* The seventh tier (--opset extended6) enumerates the rank-3 transpose
+ * perm [1,0,2] (torch's sequence-first attention): --max-ops 2 over
+ * matmul, ewadd and transpose finds it undoing itself and moving through
+ * a rank-3 product (bias-free and biased) and a bias add, each proven
+ * (transpose102_*); the transpose moved onto the product's weight is
+ * refuted; --opset extended5 has no rank-3 transpose; rules/extended.rules
+ * holds the four, proven again. */
+Test(gen, extended6_finds_rank3_transpose, .timeout = 60) {
+  char out[32], out5[32];
+  scratch_file(out);
+  scratch_file(out5);
+  gen_options o = small(out);
+  o.ops = "matmul,ewadd,transpose";
+  o.extended = 6;
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  gen_options o5 = o;
+  o5.extended = 5, o5.output = out5;
+  cr_assert_eq(gen_rules(&o5, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  ir_ruleset rs, rs5, ext;
+  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(ir_rules_read_file(out5, &rs5, &d), BASE_OK, "%s", d.msg);
+  read_extended(&ext);
+  const ir_rule *r[4] = {NULL}, *e[4] = {NULL};
+  for (int i = 0; i < rs.n; i++) {
+    int k = t7_kind(&rs.rules[i]);
+    if (k >= 0 && !r[k] && rs.rules[i].status == IR_RULE_PROVEN)
+      r[k] = &rs.rules[i];
+  }
+  for (int i = 0; i < ext.n; i++) {
+    int k = t7_kind(&ext.rules[i]);
+    if (k >= 0 && !e[k] && ext.rules[i].status == IR_RULE_PROVEN)
+      e[k] = &ext.rules[i];
+  }
+  for (int k = 0; k < 4; k++)
+    cr_expect(r[k], "no seventh-tier rule of kind %d in %s", k, out);
+  for (int i = 0; i < rs5.n; i++)
+    cr_expect(t7_kind(&rs5.rules[i]) < 0, "--opset extended5 states %s",
+              rs5.rules[i].id);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_all_proven(c, e, 4, "seventh-tier");
+  if (r[1]) { /* dst: t2 = transpose(t1); t3 = matmul(t2, q1) -> the
+                 weight transposed instead: matmul(t1, transpose(q1)) */
+    static char moved[1 << 14];
+    snprintf(moved, sizeof moved, "%s",
+             variant(rule_text(out, r[1]->id),
+                     "dst:", "[2,2,4] = transpose(t1) perm=[1,0,2]",
+                     "[4,4] = transpose(q1) perm=[1,0]"));
+    expect_refuted(c,
+                   variant(moved, "dst:", "matmul(t2, q1)", "matmul(t1, t2)"),
+                   "a rank-3 transpose moved onto the product's weight proven");
+  }
+  verify_free(c);
+  ir_ruleset_free(&rs);
+  ir_ruleset_free(&rs5);
+  ir_ruleset_free(&ext);
+  unlink(out);
+  unlink(out5);
+}
+
+/* Whether rule r is the transpose after an attention out_proj sunk into
+ * the one before it: transpose [2,0,1,3], reshape, matmul, reshape,
+ * transpose [1,0,2] == transpose [0,2,1,3], reshape, matmul, reshape. */
+static int rows_sink(const ir_rule *r) {
+  const ir_graph *a = r->src, *b = r->dst;
+  static const ir_opcode chain[5] = {IR_OP_TRANSPOSE, IR_OP_RESHAPE,
+                                     IR_OP_MATMUL, IR_OP_RESHAPE,
+                                     IR_OP_TRANSPOSE};
+  if (a->nnodes != 5 || b->nnodes != 4)
+    return 0;
+  for (int i = 0; i < 5; i++)
+    if (a->nodes[i].op != chain[i] || (i < 4 && b->nodes[i].op != chain[i]))
+      return 0;
+  const ir_attrs *p = &a->nodes[0].a, *q = &b->nodes[0].a;
+  return t102(a, 4) && p->nlist == 4 && p->list[0] == 2 && p->list[1] == 0 &&
+         q->nlist == 4 && q->list[0] == 0 && q->list[1] == 2;
+}
+
+/* rules/extended.rules holds the seventh tier's rows_sink rule (ViT-B/16's
+ * out_proj transposes; axiom rows_sink), proven again; with the rows made
+ * by another permutation (perm [0,2,3,1]) it is refuted. */
+Test(gen, extended6_rows_sink_in_file, .timeout = 60) {
+  ir_ruleset ext;
+  read_extended(&ext);
+  const ir_rule *r = NULL;
+  for (int i = 0; i < ext.n && !r; i++)
+    if (rows_sink(&ext.rules[i]) && ext.rules[i].status == IR_RULE_PROVEN)
+      r = &ext.rules[i];
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_all_proven(c, &r, 1, "rows_sink");
+  if (r)
+    expect_refuted(c,
+                   variant(rule_text(extended_rules, r->id),
+                           "dst:", "[2,4,3,5] = transpose(x1) perm=[0,2,1,3]",
+                           "[2,4,5,3] = transpose(x1) perm=[0,2,3,1]"),
+                   "the rows made by perm [0,2,3,1] proven");
+  verify_free(c);
+  ir_ruleset_free(&ext);
+}

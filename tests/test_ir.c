@@ -952,13 +952,12 @@ Test(optable, shape_marks) {
       unsigned t = r->ptraits[i];
       const char *pn = ir_param_name(p);
       if (t & IR_PT_INST)
-        cr_expect(p == IR_P_STRIDE || p == IR_P_GROUPS || p == IR_P_ACT ||
-                      p == IR_P_PAD || /* explicit pads (inst.c) */
-                      (op == IR_OP_RESHAPE && p == IR_P_SHAPE) ||
-                      (op == IR_OP_SLICE &&
-                       (p == IR_P_STARTS || p == IR_P_ENDS)),
-                  "%s.%s: '!' on what rule instances do not substitute",
-                  r->name, pn);
+        cr_expect(
+            p == IR_P_STRIDE || p == IR_P_GROUPS || p == IR_P_ACT ||
+                p == IR_P_PAD || /* explicit pads (inst.c) */
+                (op == IR_OP_RESHAPE && p == IR_P_SHAPE) ||
+                (op == IR_OP_SLICE && (p == IR_P_STARTS || p == IR_P_ENDS)),
+            "%s.%s: '!' on what rule instances do not substitute", r->name, pn);
       if (!(t & (IR_PT_DERIVED | IR_PT_DIMS | IR_PT_BATCH)))
         continue;
       ir_param_kind k = ir_param_kind_of(p);

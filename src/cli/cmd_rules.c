@@ -239,7 +239,7 @@ typedef struct gen_args {
   int max_ops, threads, z3_timeout, keep, no_nf, split, node_mem, max_out;
   int pairs; /* index into "spanning|smallest|all" */
   int opset; /* index into
-                "default|extended|extended2|extended3|extended4|extended5" */
+                "default|extended|extended2|...|extended6" */
 } gen_args;
 
 #define T gen_args
@@ -252,7 +252,8 @@ static const cli_opt gen_table[] = {
             "comma-separated operators to use (default: all of\n"
             "docs/generation.md)"),
     CLI_CHOICE(T, "opset", opset, "SET",
-               "default|extended|extended2|extended3|extended4|extended5",
+               "default|extended|extended2|extended3|extended4|extended5|"
+               "extended6",
                "default: the operators of docs/generation.md;\n"
                "extended: also conv2d with a bias input, valid\n"
                "padding, batchnorm and its folds, matmul with a\n"
@@ -264,7 +265,9 @@ static const cli_opt gen_table[] = {
                "extended4: also softmax and attention (2-D, with\n"
                "and without a scale);\n"
                "extended5: also a bias vector added by its own\n"
-               "ewadd (broadcast along the last axis)"),
+               "ewadd (broadcast along the last axis);\n"
+               "extended6: also the transpose of a rank-3 value's\n"
+               "two leading axes (perm [1,0,2])"),
     CLI_INT(T, "max-outputs", max_out, "K", 1, 3,
             "most outputs of a graph (default 2; 3 with\n"
             "--opset extended adds the three-part split, split3)"),
@@ -312,7 +315,7 @@ static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
   gen_options o = {0};
   o.max_ops = a.max_ops;
   o.ops = a.ops;
-  o.extended = a.opset; /* 0..5 */
+  o.extended = a.opset; /* 0..6 */
   o.max_outputs = a.max_out;
   o.pairs = pairs[a.pairs];
   o.z3_timeout_ms = (unsigned)a.z3_timeout;

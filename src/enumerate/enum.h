@@ -171,15 +171,25 @@ typedef enum en_gop {
   /* and relu fused into a bias-free rank-3 matmul (T5's feed-forward:
    * relu(matmul(x, wi)) with no bias), enumerated only with relu */
   EN_MATMUL3_RELU,
+  /* The seventh tier (en_config.extended 6, gen-rules --opset extended6;
+   * the sixth tier added no operator): the transpose of a rank-3 value's
+   * two leading axes, perm [1,0,2] (torch's MultiheadAttention is
+   * sequence-first: ViT-B/16 transposes [B,S,E] to [S,B,E] before the
+   * in-projection and back after the out-projection), so that the
+   * enumeration states how it meets matmul (a row-wise product keeps it),
+   * the element-wise operators and itself; enumerated where --ops selects
+   * transpose */
+  EN_TRANSPOSE3,
   EN_NGOPS
 } en_gop;
 _Static_assert(EN_NGOPS <= 64, "a gop set is a 64-bit mask (enum.c)");
-#define EN_NBASE_GOPS EN_CONVB   /* the default set: gops before this */
-#define EN_NEXT_GOPS EN_MATMUL3  /* the extended set: gops before this */
-#define EN_TIER2_GOPS EN_CONVBR  /* and its second tier: gops before this */
-#define EN_TIER3_GOPS EN_SOFTMAX /* and its third tier: gops before this */
-#define EN_TIER4_GOPS EN_EWADD_B /* and its fourth tier: gops before this */
-#define EN_CLASS_B 8             /* the pool class of biases [4] */
+#define EN_NBASE_GOPS EN_CONVB      /* the default set: gops before this */
+#define EN_NEXT_GOPS EN_MATMUL3     /* the extended set: gops before this */
+#define EN_TIER2_GOPS EN_CONVBR     /* and its second tier: gops before this */
+#define EN_TIER3_GOPS EN_SOFTMAX    /* and its third tier: gops before this */
+#define EN_TIER4_GOPS EN_EWADD_B    /* and its fourth tier: gops before this */
+#define EN_TIER5_GOPS EN_TRANSPOSE3 /* and its fifth: gops before this */
+#define EN_CLASS_B 8                /* the pool class of biases [4] */
 #define EN_SCALAR_ID 21 /* the input id of s1, the pool's scalar (class 7) */
 
 /* Whether gop is the third tier's residual epilogue (four arguments). */
@@ -272,7 +282,7 @@ int en_node_split_axis(const en_node *n);
 /* Bit (1 << opcode) of every operator of the generation set (the
  * extended one's included); en_ops_of: of the default set (0) or the
  * extended one (1) or its second tier too (2), third (3), fourth (4),
- * fifth (5). */
+ * fifth (5), seventh (6: --opset extended6). */
 uint64_t en_ops_all(void);
 uint64_t en_ops_of(int extended);
 /* The operator of the activation the second tier's gop fuses (sigmoid,
@@ -281,7 +291,7 @@ uint64_t en_ops_of(int extended);
 int en_gop_act_op(int gop);
 /* Whether gop / class c is in the set (extended: 1 for the extended set,
  * 2 for it and the second tier, 3 and the third, 4 and the fourth, 5 and
- * the fifth). */
+ * the fifth, 6 and the seventh). */
 int en_gop_on(int gop, int extended);
 int en_class_on(int c, int extended);
 /* Parses a comma-separated list of operator names ("matmul,ewadd") into a
@@ -353,7 +363,8 @@ typedef struct en_config {
    * EN_NBASE_CLASSES join the default ones (docs/generation.md); 2: the
    * second tier's gops too (--opset extended2); 3: the third tier's too
    * (--opset extended3); 4: the fourth tier's too (--opset extended4); 5:
-   * the fifth tier's too (--opset extended5); 0: the default set alone */
+   * the fifth tier's too (--opset extended5); 6: the seventh tier's too
+   * (--opset extended6: the rank-3 transpose); 0: the default set alone */
   int extended;
 } en_config;
 

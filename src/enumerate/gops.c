@@ -43,7 +43,8 @@ int en_gop_on(int gop, int extended) {
   return gop < EN_NBASE_GOPS || (extended && gop < EN_NEXT_GOPS) ||
          (extended >= 2 && gop < EN_TIER2_GOPS) ||
          (extended >= 3 && gop < EN_TIER3_GOPS) ||
-         (extended >= 4 && gop < EN_TIER4_GOPS) || extended >= 5;
+         (extended >= 4 && gop < EN_TIER4_GOPS) ||
+         (extended >= 5 && gop < EN_TIER5_GOPS) || extended >= 6;
 }
 
 void en_input_name(int v, char *buf, size_t n) {
@@ -119,6 +120,7 @@ static const gop_row gops[EN_NGOPS] = {
     [EN_EWADD_B] = {"ewadd/bias", IR_OP_EWADD, 2, 1},
     [EN_MATMUL_ZR] = {"matmul+res", IR_OP_MATMUL, 3, 1},
     [EN_MATMUL3_RELU] = {"matmul/r3+relu", IR_OP_MATMUL, 2, 1},
+    [EN_TRANSPOSE3] = {"transpose/r3", IR_OP_TRANSPOSE, 1, 1},
 };
 
 /* The activation fused into gop (the second tier's sigmoid, tanh, gelu
@@ -175,7 +177,7 @@ uint64_t en_ops_of(int extended) {
   return m;
 }
 
-uint64_t en_ops_all(void) { return en_ops_of(5); }
+uint64_t en_ops_all(void) { return en_ops_of(6); }
 
 /* ---- --ops ----------------------------------------------------------------
  */
@@ -318,6 +320,7 @@ static int gen_restrict(const en_node *n, const ir_shape *const *in) {
   }
   case EN_TRANSPOSE:
   case EN_SOFTMAX: return in[0]->rank == 2;
+  case EN_TRANSPOSE3: return in[0]->rank == 3;
   case EN_ATT_S:
     if (in[3]->rank != 0)
       return 0; /* fall through */
@@ -406,6 +409,7 @@ static void gen_attrs(const en_node *n, const ir_shape *const *in,
     break;
   }
   case EN_TRANSPOSE: set_list(a, 2, (const int64_t[]){1, 0}); break;
+  case EN_TRANSPOSE3: set_list(a, 3, (const int64_t[]){1, 0, 2}); break;
   case EN_AVGPOOL: a->count_include_pad = 1; /* fall through */
   case EN_MAXPOOL: set_window(a); break;
   case EN_ENLARGE: a->kernel[0] = a->kernel[1] = 3; break;

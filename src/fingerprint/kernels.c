@@ -249,11 +249,14 @@ static void k_split(int axis, const ir_shape *s, const uint32_t *x,
   }
 }
 
+/* A transpose of the two leading axes: [r, c] -> [c, r] of rows of n
+ * elements (n = 1: the 2-D transpose; a rank-3 [r, c, n] with perm
+ * [1,0,2]: the seventh tier's). */
 static void k_transpose(const ir_shape *s, const uint32_t *x, uint32_t *y) {
-  int64_t r = s->dim[0], c = s->dim[1];
+  int64_t r = s->dim[0], c = s->dim[1], n = s->rank == 3 ? s->dim[2] : 1;
   for (int64_t i = 0; i < r; i++)
     for (int64_t j = 0; j < c; j++)
-      y[j * r + i] = x[i * c + j];
+      memcpy(y + (j * r + i) * n, x + (i * c + j) * n, (size_t)n * sizeof *y);
 }
 
 static void k_enlarge(const ir_shape *s, const ir_shape *os, const uint32_t *x,
@@ -522,8 +525,10 @@ base_status fp_kernel(ir_opcode op, const ir_attrs *a,
       return BASE_ERR_PARAM;
     k_split(a->axis, ins[0], in[0], outs, a->nlist, out);
     return BASE_OK;
-  case IR_OP_TRANSPOSE:
-    if (ins[0]->rank != 2)
+  case IR_OP_TRANSPOSE: /* perm [1,0], or [1,0,2] */
+    if (!(ins[0]->rank == 2 ||
+          (ins[0]->rank == 3 && a->nlist == 3 && a->list[0] == 1 &&
+           a->list[1] == 0 && a->list[2] == 2)))
       return BASE_ERR_PARAM;
     k_transpose(ins[0], in[0], out[0]);
     return BASE_OK;

@@ -43,7 +43,8 @@ typedef struct gen_options {
                                second tier (--opset extended2); 3: and
                                its third (--opset extended3); 4: and its
                                fourth (--opset extended4); 5: and its
-                               fifth (--opset extended5) */
+                               fifth (--opset extended5); 6: and its
+                               seventh (--opset extended6) */
   int max_outputs;          /* most outputs of a graph (1..3); 0: 2. 3
                                (extended set) enables split3 */
   fp_pairs pairs;           /* which pairs of a fingerprint bucket (fp.h) */

@@ -120,7 +120,8 @@ static void header_text(const gen_options *o, int n, char *buf, size_t len) {
            "# %d rules; proofs checked by Z3 against the axioms in "
            "docs/verify.md\n",
            o->max_ops, mo,
-           o->extended >= 5   ? " --opset extended5"
+           o->extended >= 6   ? " --opset extended6"
+           : o->extended >= 5 ? " --opset extended5"
            : o->extended >= 4 ? " --opset extended4"
            : o->extended >= 3 ? " --opset extended3"
            : o->extended >= 2 ? " --opset extended2"

@@ -11,7 +11,8 @@
  *   (matmulb ax act x w b): x (rank ax+1) times 2-D w, plus bias b
  *   (matmulr ax act x w): x (rank ax+1 >= 3) times 2-D w, no bias
  *   (concat axis n x y) n = x.dim[axis] (split0/split1 axis n x)
- *   (transpose permcode x), T10 = [1,0] (avgpool kh kw sh sw pad cip x)
+ *   (transpose permcode x), T10 = [1,0], 1035 = [1,0,2]
+ *   (avgpool kh kw sh sw pad cip x)
  *   (maxpool kh kw sh sw pad x)         (enlarge kh kw w)
  *   (iconv o i kh kw) (imm n) (ones shapecode) (cpool c kh kw)
  */
@@ -200,6 +201,9 @@ const verify_axiom verify_axioms_smul[] = {
 static const verify_axiom act_axioms[] = {
     {"act_transpose", "relu",
      "(= (transpose T10 (act k x)) (act k (transpose T10 x)))", "k=1 x=[2,3]"},
+    {"act_transpose102", "relu",
+     "(= (transpose 1035 (act k x)) (act k (transpose 1035 x)))",
+     "k=4 x=[2,3,4]"},
     {"act_concat", "relu",
      "(= (act k (concat a n x y)) (concat a n (act k x) (act k y)))",
      "k=1 a=1 n=3 x=[2,3] y=[2,2]"},
@@ -335,6 +339,58 @@ const verify_axiom verify_axioms_transpose[] = {
      "(=> (or (= a 0) (= a 1)) (= (concat a n (transpose T10 x)"
      " (transpose T10 y)) (transpose T10 (concat (- 1 a) n x y))))",
      "a=1 n=3 x=[3,2] y=[1,2]"},
+    /* The seventh tier's rank-3 transpose of the two leading axes, perm
+     * [1,0,2] (code 1035): an involution that commutes with the
+     * element-wise operators and, keeping the last axis, with a product
+     * over that axis by a 2-D weight (each row mapped alone), biased or
+     * not. The code names rank 3, so none of these meets a rule of the
+     * earlier tiers (no rank-3 transposes there). */
+    {"transpose102_inv", "transpose",
+     "(= (transpose 1035 (transpose 1035 x)) x)", "x=[2,3,4]"},
+    {"transpose102_ewadd", "transpose",
+     "(= (transpose 1035 (ewadd x y))"
+     " (ewadd (transpose 1035 x) (transpose 1035 y)))",
+     "x=[2,3,4] y=[2,3,4]"},
+    {"transpose102_ewmul", "transpose",
+     "(= (transpose 1035 (ewmul x y))"
+     " (ewmul (transpose 1035 x) (transpose 1035 y)))",
+     "x=[2,3,4] y=[2,3,4]"},
+    {"transpose102_smul", "transpose",
+     "(= (transpose 1035 (smul x s)) (smul (transpose 1035 x) s))",
+     "x=[2,3,4] s=[]"},
+    {"transpose102_bcadd", "transpose",
+     "(= (transpose 1035 (bcadd x b)) (bcadd (transpose 1035 x) b))",
+     "x=[2,3,4] b=[4]"},
+    {"transpose102_matmulr", "transpose",
+     "(= (transpose 1035 (matmulr 2 a x w)) (matmulr 2 a (transpose 1035 x)"
+     " w))",
+     "a=1 x=[2,3,4] w=[4,5]"},
+    {"transpose102_matmulb", "transpose",
+     "(= (transpose 1035 (matmulb 2 a x w b))"
+     " (matmulb 2 a (transpose 1035 x) w b))",
+     "a=4 x=[2,3,4] w=[4,5] b=[5]"},
+    /* The rows of a 2-D product made in the order the transpose after it
+     * wants (torch's MultiheadAttention out_proj: SDPA's x [B,H,S,D]
+     * transposed [2,0,1,3] to [S,B,H,D], reshaped to r = [S B, H D] rows,
+     * multiplied by w, reshaped to c = [S,B,N], transposed [1,0,2] to
+     * [B,S,N]; code 12820 is perm [2,0,1,3], 12932 [0,2,1,3]): row s B + b
+     * is x[b, :, s, :], and the product maps each row alone, so
+     * transposing x [0,2,1,3] instead (row b S + s is the same x[b, :, s,
+     * :]), the same reshape and product, and a reshape to the left side's
+     * shape [B,S,N] give the same tensor. The guard reads the shapes
+     * through rankc and dimc (asserted for every tensor's code); the right
+     * side's reshape is to (sh) of the left side, so that the left side
+     * alone, naming every variable, is the pattern. */
+    {"rows_sink", "transpose",
+     "(=> (and (= (rankc (sh x)) 4) (= (rankc r) 2) (= (rankc c) 3)"
+     " (= (dimc 0 c) (dimc 2 (sh x))) (= (dimc 1 c) (dimc 0 (sh x)))"
+     " (= (dimc 0 r) (* (dimc 0 (sh x)) (dimc 2 (sh x)))))"
+     " (= (transpose 1035 (reshape c (matmul a (reshape r"
+     " (transpose 12820 x)) w)))"
+     " (reshape (sh (transpose 1035 (reshape c (matmul a (reshape r"
+     " (transpose 12820 x)) w))))"
+     " (matmul a (reshape r (transpose 12932 x)) w))))",
+     "a=0 x=[2,3,4,5] w=[15,6] r=[8,15] c=[4,2,6]"},
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_reshape[] = {VERIFY_AXIOM_END};

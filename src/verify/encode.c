@@ -594,15 +594,39 @@ base_status verify_encode_graph(verify_ctx *c, verify_enc *e, const ir_graph *g,
   return verify_z3_bad() ? BASE_ERR_INTERNAL : BASE_OK;
 }
 
+static void assert_eq(verify_ctx *c, Z3_ast a, Z3_ast b) {
+  Z3_ast eq = verify_z3_bad() ? NULL : Z3_mk_eq(c->z, a, b);
+  if (!verify_z3_bad())
+    Z3_solver_assert(c->z, c->s, eq);
+}
+
+/* Asserts rankc(code) = rank and dimc(k, code) = dim[k] for shape s of
+ * code `code` (what guards relating a reshape to its input read). */
+static void assert_dims(verify_ctx *c, const ir_shape *s, Z3_ast code) {
+  Z3_ast r =
+      verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_RANKC], 1, &code);
+  if (!verify_z3_bad())
+    assert_eq(c, r, num(c, s->rank));
+  for (int k = 0; k < s->rank && !verify_z3_bad(); k++) {
+    Z3_ast a[2] = {num(c, k), code};
+    Z3_ast d =
+        verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_DIMC], 2, a);
+    if (!verify_z3_bad())
+      assert_eq(c, d, num(c, s->dim[k]));
+  }
+}
+
 /* Asserts sh(t) = code(shape) for every tensor of g (the shape facts that
- * guards such as the const_ones axiom's rely on). */
+ * guards such as the const_ones axiom's rely on), and its rank and
+ * dimensions (rankc, dimc). */
 void verify_assert_shapes(verify_ctx *c, const ir_graph *g, const Z3_ast *t) {
   for (int i = 0; i < g->ntensors && !verify_z3_bad(); i++) {
     Z3_ast s = Z3_mk_app(c->z, c->fn[VERIFY_F_SH], 1, &t[i]);
     Z3_ast code =
         verify_z3_bad() ? NULL : verify_shape_code(c, &g->tensors[i].shape);
-    Z3_ast eq = verify_z3_bad() ? NULL : Z3_mk_eq(c->z, s, code);
     if (!verify_z3_bad())
-      Z3_solver_assert(c->z, c->s, eq);
+      assert_eq(c, s, code);
+    if (!verify_z3_bad())
+      assert_dims(c, &g->tensors[i].shape, code);
   }
 }

@@ -181,6 +181,22 @@ static int64_t digit(verify_fn fn, const ival *a, int64_t i, int *ok) {
   return 0;
 }
 
+static int build(inst *in, ir_graph *g, const verify_term *e);
+
+/* The shape of tensor term e (rows_sink's right side reshapes to its left
+ * side's shape): e built in a scratch graph. */
+static ival term_shape(inst *in, const verify_term *e, int *ok) {
+  ival r = {.is_shape = 1};
+  ir_graph *g = ir_graph_new("sh");
+  int t = g ? build(in, g, e) : -1;
+  if (t < 0)
+    *ok = 0;
+  else
+    r.s = g->tensors[t].shape;
+  ir_graph_free(g);
+  return r;
+}
+
 static ival eval_int(inst *in, const verify_term *e, int *ok) {
   if (e->kind == VERIFY_T_NUM)
     return num(e->num);
@@ -194,6 +210,19 @@ static ival eval_int(inst *in, const verify_term *e, int *ok) {
   if (e->fn == VERIFY_F_RANK) {
     ival a = eval_int(in, e->args[0], ok);
     return num(a.is_shape ? a.s.rank : ((a.v % 8) + 8) % 8);
+  }
+  if (e->fn == VERIFY_F_SH) /* of a term: built apart, for its shape */
+    return term_shape(in, e->args[0], ok);
+  if (e->fn == VERIFY_F_RANKC || e->fn == VERIFY_F_DIMC) { /* of a shape */
+    int last = e->fn == VERIFY_F_DIMC;
+    ival c = eval_int(in, e->args[last], ok);
+    int64_t k = last ? eval_int(in, e->args[0], ok).v : -1;
+    ir_shape s = c.s;
+    if (!c.is_shape && !code_shape(c.v, &s))
+      *ok = 0;
+    if (*ok && last && (k < 0 || k >= s.rank))
+      *ok = 0;
+    return num(!*ok ? 0 : last ? s.dim[k] : s.rank);
   }
   ival a = eval_int(in, e->args[0], ok), b = eval_int(in, e->args[1], ok);
   if (e->fn == VERIFY_F_PERM || e->fn == VERIFY_F_DIM)
@@ -417,8 +446,6 @@ static int slice_range(inst *in, const ir_graph *g, int x, const ival *iv,
     a->list[k] = k == ax ? s : 0, a->list2[k] = k == ax ? e : sh->dim[k];
   return 1;
 }
-
-static int build(inst *in, ir_graph *g, const verify_term *e);
 
 /* Whether variable var is a parameter of a (bn ...) term of e (scale,
  * bias, mean, var: a weight, drawn by its reader's hint, so that the

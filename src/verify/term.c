@@ -44,6 +44,8 @@ static const verify_fninfo fns[VERIFY_NFN] = {
     [VERIFY_F_EQUAL] = {"equal", 0, 2, VERIFY_S_TENSOR},
     [VERIFY_F_LNOT] = {"lnot", 0, 1, VERIFY_S_TENSOR},
     [VERIFY_F_SLICE] = {"slice", 3, 1, VERIFY_S_TENSOR},
+    [VERIFY_F_RANKC] = {"rankc", 1, 0, VERIFY_S_INT},
+    [VERIFY_F_DIMC] = {"dimc", 2, 0, VERIFY_S_INT},
     [VERIFY_F_EQ] = {"=", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_IMPLIES] = {"=>", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_AND] = {"and", 0, 0, VERIFY_S_BOOL},

@@ -51,6 +51,12 @@ typedef enum verify_fn {
                      ...) is the Bool connective, so its name there is lnot */
   VERIFY_F_SLICE, /* (slice a s e x): x[.., s:e, ..] on axis a alone
                      (0 <= s < e <= x.dim[a], not the whole axis) */
+  VERIFY_F_RANKC, /* (rankc c): the rank of the shape of code c (Int) */
+  VERIFY_F_DIMC,  /* (dimc k c): dimension k of the shape of code c (Int);
+                     both asserted for every tensor's shape code
+                     (verify_assert_shapes): guards that relate a
+                     reshape's shape to its input's, without the codes'
+                     arithmetic */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
