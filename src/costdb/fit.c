@@ -416,15 +416,23 @@ static int class_op(int cls) { return cls >= IR_NOPS ? IR_OP_CONV2D : cls; }
 
 /* ---- the rows -------------------------------------------------------- */
 
+/* The statement reading dev's rows (sig, ms) in signature order; SQLite's
+ * status. */
+static int device_rows(cd_db *db, const cd_device *dev, sqlite3_stmt **s) {
+  int rc = sqlite3_prepare_v2(db->sql,
+                              "SELECT sig, ms FROM costs WHERE device = ?1 "
+                              "ORDER BY sig",
+                              -1, s, NULL);
+  if (!rc)
+    sqlite3_bind_text(*s, 1, dev->name, -1, SQLITE_STATIC);
+  return rc;
+}
+
 static base_status read_rows(cd_db *db, const cd_device *dev, cd_sample **out,
                              int *n, int *skipped, base_diag *d) {
   sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->sql,
-                         "SELECT sig, ms FROM costs WHERE device = ?1 "
-                         "ORDER BY sig",
-                         -1, &s, NULL))
+  if (device_rows(db, dev, &s))
     return cd_sql_err(db, "cost database", d);
-  sqlite3_bind_text(s, 1, dev->name, -1, SQLITE_STATIC);
   cd_sample *v = NULL;
   int cap = 0, rc;
   base_status st = BASE_OK;
@@ -732,12 +740,8 @@ base_status cd_fit_beyond(cd_db *db, const cd_device *dev, const cd_fit *f,
   if (st)
     return st;
   sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->sql,
-                         "SELECT sig, ms FROM costs WHERE device = ?1 "
-                         "ORDER BY sig",
-                         -1, &s, NULL))
+  if (device_rows(db, dev, &s))
     return cd_sql_err(db, "cost database", d);
-  sqlite3_bind_text(s, 1, dev->name, -1, SQLITE_STATIC);
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     const char *sig = (const char *)sqlite3_column_text(s, 0);
