@@ -361,7 +361,8 @@ static void print_search(const opt_report *r, const opt_args *a) {
   if (st->descents)
     printf("; %d second descents from a region's start", st->descents);
   printf("\n");
-  printf("rule instances (biased, strided, grouped, fused convs): %d "
+  printf("rule instances (biased, strided, grouped, fused convs; reshapes and "
+         "slices of other sizes): %d "
          "proven, %d refused\n",
          r->inst_proven, r->inst_refused);
 }
