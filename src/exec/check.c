@@ -136,8 +136,6 @@ static void compare_output(const float *x, const float *y, int64_t n,
   double rel = diff == 0 ? 0 : m > 0 ? diff / m : INFINITY;
   if (rel > r->max_err)
     r->max_err = rel;
-  if (rel > r->round_err[round])
-    r->round_err[round] = rel;
   double l2 = se == 0 ? 0 : sx > 0 ? sqrt(se / sx) : INFINITY;
   if (l2 > r->round_l2[round])
     r->round_l2[round] = l2;

@@ -164,7 +164,6 @@ typedef struct ex_check_result {
   double rtol, atol; /* the tolerance applied (opts', or a half type's) */
   double worst;      /* largest |a - b| / tolerance: the check passes if <= 1 */
   double max_err;    /* largest |a - b| / max|a| of an output (as ex_check) */
-  double round_err[EX_CHECK_MAX_ROUNDS]; /* max_err of each round */
   /* each round's largest relative L2 error of an output: ||a - b|| / ||a||
    * over the elements where a is finite */
   double round_l2[EX_CHECK_MAX_ROUNDS];
