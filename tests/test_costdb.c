@@ -925,6 +925,32 @@ Test(costdb, fit_within_2x_of_every_measured_row) {
     cd_close(db);
   }
 }
+/* One measured row of signature sig on device devname (a table of that
+ * row alone, in folder tag), as the fit sees it. */
+static cd_sample one_sample(const char *tag, const char *devname,
+                            const char *sig) {
+  char text[512], file[300];
+  const char *td = tmp(tag);
+  cr_assert_eq(mkdir(td, 0755), 0);
+  snprintf(file, sizeof file, "%s/%s.tsv", td, devname);
+  snprintf(text, sizeof text, HDR "%s\t%s\t0.01\t0\t9\tgpu\t2026-11-29\n",
+           devname, sig);
+  write_file(file, text);
+  char name[48];
+  snprintf(name, sizeof name, "%s.sqlite", tag);
+  cd_db *db = open_db(tmp(name));
+  base_diag d;
+  cr_assert_eq(cd_set_tables(db, td, &d), BASE_OK, "%s", d.msg);
+  cd_sample *s, r;
+  int n;
+  cr_assert_eq(cd_samples(db, dev(devname), &s, &n, NULL, &d), BASE_OK, "%s",
+               d.msg);
+  cr_assert_eq(n, 1, "%s", sig);
+  r = s[0];
+  free(s);
+  cd_close(db);
+  return r;
+}
 
 /* The fit's features on hand-computed rows (docs/costdb.md, "The fitted
  * model"): x[1] the bytes moved (a slice's or gather's only what it
@@ -977,33 +1003,18 @@ Test(costdb, fit_features_of_hand_computed_rows) {
   };
   const cd_device *h200 = dev("h200");
   for (size_t k = 0; k < sizeof row / sizeof *row; k++) {
-    char tdir[32], text[512], file[300];
-    snprintf(tdir, sizeof tdir, "feat%zu", k);
-    const char *td = tmp(tdir);
-    cr_assert_eq(mkdir(td, 0755), 0);
-    snprintf(file, sizeof file, "%s/h200.tsv", td);
-    snprintf(text, sizeof text, HDR "h200\t%s\t0.01\t0\t9\tgpu\t2026-11-29\n",
-             row[k].sig);
-    write_file(file, text);
-    snprintf(tdir, sizeof tdir, "feat%zu.sqlite", k);
-    cd_db *db = open_db(tmp(tdir));
-    base_diag d;
-    cr_assert_eq(cd_set_tables(db, td, &d), BASE_OK, "%s", d.msg);
-    cd_sample *s;
-    int n;
-    cr_assert_eq(cd_samples(db, h200, &s, &n, NULL, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(n, 1, "%s", row[k].sig);
-    cr_assert_eq(s[0].op, row[k].cls, "%s: class %s", row[k].sig,
-                 cd_class_name(s[0].op));
+    char tag[32];
+    snprintf(tag, sizeof tag, "feat%zu", k);
+    cd_sample s = one_sample(tag, "h200", row[k].sig);
+    cr_assert_eq(s.op, row[k].cls, "%s: class %s", row[k].sig,
+                 cd_class_name(s.op));
     if (row[k].bytes > 0) {
       double x1 = 1e3 * row[k].bytes / h200->mem_bw;
-      cr_assert_float_eq(s[0].x[1], x1, 1e-9 * x1, "%s: %g ms, want %g",
-                         row[k].sig, s[0].x[1], x1);
+      cr_assert_float_eq(s.x[1], x1, 1e-9 * x1, "%s: %g ms, want %g",
+                         row[k].sig, s.x[1], x1);
     }
-    cr_assert_eq(s[0].x[3], row[k].irregular ? s[0].x[1] : 0, "%s: x[3] %g",
-                 row[k].sig, s[0].x[3]);
-    free(s);
-    cd_close(db);
+    cr_assert_eq(s.x[3], row[k].irregular ? s.x[1] : 0, "%s: x[3] %g",
+                 row[k].sig, s.x[3]);
   }
 }
 
@@ -1103,23 +1114,10 @@ Test(costdb, fit_features_of_side_kernels) {
   };
   for (size_t k = 0; k < sizeof row / sizeof *row; k++) {
     const cd_device *v = dev(row[k].dev);
-    char tdir[32], text[600], file[300];
-    snprintf(tdir, sizeof tdir, "side%zu", k);
-    const char *td = tmp(tdir);
-    cr_assert_eq(mkdir(td, 0755), 0);
-    snprintf(file, sizeof file, "%s/%s.tsv", td, row[k].dev);
-    snprintf(text, sizeof text, HDR "%s\t%s\t0.01\t0\t9\tgpu\t2026-11-30\n",
-             row[k].dev, row[k].sig);
-    write_file(file, text);
-    snprintf(tdir, sizeof tdir, "side%zu.sqlite", k);
-    cd_db *db = open_db(tmp(tdir));
-    base_diag d;
-    cr_assert_eq(cd_set_tables(db, td, &d), BASE_OK, "%s", d.msg);
-    cd_sample *s;
-    int n;
-    cr_assert_eq(cd_samples(db, v, &s, &n, NULL, &d), BASE_OK, "%s", d.msg);
-    cr_assert_eq(n, 1, "%s", row[k].sig);
-    const double *x = s[0].x;
+    char tag[32];
+    snprintf(tag, sizeof tag, "side%zu", k);
+    cd_sample s = one_sample(tag, row[k].dev, row[k].sig);
+    const double *x = s.x;
     double x1 = 1e3 * row[k].bytes / v->mem_bw;
     cr_assert_float_eq(x[1], x1, 1e-9 * x1, "%s: x[1] %g, want %g", row[k].sig,
                        x[1], x1);
@@ -1136,35 +1134,7 @@ Test(costdb, fit_features_of_side_kernels) {
     if (row[k].x3 == 3)
       cr_assert_eq(x[2], 0, "%s: x[2] %g", row[k].sig, x[2]);
     cr_assert_eq(x[4], row[k].x4 ? x[1] : 0, "%s: x[4] %g", row[k].sig, x[4]);
-    free(s);
-    cd_close(db);
   }
-}
-
-/* One measured row of signature sig on the H200 (a table of that row
- * alone, in folder tag), as the fit sees it. */
-static cd_sample one_sample(const char *tag, const char *sig) {
-  char text[512], file[300];
-  const char *td = tmp(tag);
-  cr_assert_eq(mkdir(td, 0755), 0);
-  snprintf(file, sizeof file, "%s/h200.tsv", td);
-  snprintf(text, sizeof text, HDR "h200\t%s\t0.01\t0\t9\tgpu\t2026-11-29\n",
-           sig);
-  write_file(file, text);
-  char name[48];
-  snprintf(name, sizeof name, "%s.sqlite", tag);
-  cd_db *db = open_db(tmp(name));
-  base_diag d;
-  cr_assert_eq(cd_set_tables(db, td, &d), BASE_OK, "%s", d.msg);
-  cd_sample *s, r;
-  int n;
-  cr_assert_eq(cd_samples(db, dev("h200"), &s, &n, NULL, &d), BASE_OK, "%s",
-               d.msg);
-  cr_assert_eq(n, 1, "%s", sig);
-  r = s[0];
-  free(s);
-  cd_close(db);
-  return r;
 }
 
 /* The third round's features on hand-computed rows (docs/costdb.md, "The
@@ -1207,7 +1177,7 @@ Test(costdb, fit_features_cuda_cores_and_softmax_waves) {
   for (size_t k = 0; k < sizeof row / sizeof *row; k++) {
     char tag[32];
     snprintf(tag, sizeof tag, "feat5_%zu", k);
-    cd_sample s = one_sample(tag, row[k].sig);
+    cd_sample s = one_sample(tag, "h200", row[k].sig);
     cr_assert_eq(s.op, row[k].cls, "%s: class %s", row[k].sig,
                  cd_class_name(s.op));
     double x3 = 1e3 * row[k].fp32_flops / h200->fp32_flops;

@@ -38,6 +38,34 @@ static gen_options small(const char *out) {
   return o;
 }
 
+/* r[k]: the first proven rule of rs that kind() says is of kind k (0..n-1),
+ * NULL where none is. */
+static void first_of_kinds(const ir_ruleset *rs, int (*kind)(const ir_rule *),
+                           const ir_rule **r, int n) {
+  for (int k = 0; k < n; k++)
+    r[k] = NULL;
+  for (int i = 0; i < rs->n; i++) {
+    int k = kind(&rs->rules[i]);
+    if (k >= 0 && k < n && !r[k] && rs->rules[i].status == IR_RULE_PROVEN)
+      r[k] = &rs->rules[i];
+  }
+}
+
+/* o's rules at its tier into *rs and at the tier below (into the file
+ * below) into *prev: what the tier adds. */
+static void gen_tier_and_below(gen_options o, const char *below, ir_ruleset *rs,
+                               ir_ruleset *prev) {
+  gen_stats st;
+  base_diag d = {0};
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  cr_assert_eq(ir_rules_read_file(o.output, rs, &d), BASE_OK, "%s", d.msg);
+  o.extended--, o.output = below;
+  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
+  gen_stats_free(&st);
+  cr_assert_eq(ir_rules_read_file(below, prev, &d), BASE_OK, "%s", d.msg);
+}
+
 Test(gen, rules_written_as_counted) {
   char out[32];
   scratch_file(out);
@@ -1166,17 +1194,8 @@ Test(gen, extended5_finds_bias_fusions, .timeout = 60) {
   o.ops = "matmul,ewadd";
   o.extended = 5;
   o.threads = 2;
-  gen_stats st;
-  base_diag d = {0};
-  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
-  gen_stats_free(&st);
-  gen_options o4 = o;
-  o4.extended = 4, o4.output = out4;
-  cr_assert_eq(gen_rules(&o4, &st, &d), BASE_OK, "%s", d.msg);
-  gen_stats_free(&st);
   ir_ruleset rs, rs4;
-  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(ir_rules_read_file(out4, &rs4, &d), BASE_OK, "%s", d.msg);
+  gen_tier_and_below(o, out4, &rs, &rs4);
   const ir_rule *bias = find_bias_add(&rs, 3, 0),
                 *zres = find_zero_res(&rs, 2, 1);
   cr_assert(bias, "no rank-3 bias fusion in %s", out);
@@ -1268,12 +1287,8 @@ Test(gen, extended6_rules_in_file, .timeout = 60) {
   const char *ext = extended_rules;
   ir_ruleset rs;
   read_extended(&rs);
-  const ir_rule *r[9] = {NULL};
-  for (int i = 0; i < rs.n; i++) {
-    int k = t6_kind(&rs.rules[i]);
-    if (k >= 0 && !r[k] && rs.rules[i].status == IR_RULE_PROVEN)
-      r[k] = &rs.rules[i];
-  }
+  const ir_rule *r[9];
+  first_of_kinds(&rs, t6_kind, r, 9);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   expect_all_proven(c, r, 9, "sixth-tier");
@@ -1416,29 +1431,12 @@ Test(gen, extended6_finds_rank3_transpose, .timeout = 60) {
   gen_options o = small(out);
   o.ops = "matmul,ewadd,transpose";
   o.extended = 6;
-  gen_stats st;
-  base_diag d = {0};
-  cr_assert_eq(gen_rules(&o, &st, &d), BASE_OK, "%s", d.msg);
-  gen_stats_free(&st);
-  gen_options o5 = o;
-  o5.extended = 5, o5.output = out5;
-  cr_assert_eq(gen_rules(&o5, &st, &d), BASE_OK, "%s", d.msg);
-  gen_stats_free(&st);
   ir_ruleset rs, rs5, ext;
-  cr_assert_eq(ir_rules_read_file(out, &rs, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(ir_rules_read_file(out5, &rs5, &d), BASE_OK, "%s", d.msg);
+  gen_tier_and_below(o, out5, &rs, &rs5);
   read_extended(&ext);
-  const ir_rule *r[4] = {NULL}, *e[4] = {NULL};
-  for (int i = 0; i < rs.n; i++) {
-    int k = t7_kind(&rs.rules[i]);
-    if (k >= 0 && !r[k] && rs.rules[i].status == IR_RULE_PROVEN)
-      r[k] = &rs.rules[i];
-  }
-  for (int i = 0; i < ext.n; i++) {
-    int k = t7_kind(&ext.rules[i]);
-    if (k >= 0 && !e[k] && ext.rules[i].status == IR_RULE_PROVEN)
-      e[k] = &ext.rules[i];
-  }
+  const ir_rule *r[4], *e[4];
+  first_of_kinds(&rs, t7_kind, r, 4);
+  first_of_kinds(&ext, t7_kind, e, 4);
   for (int k = 0; k < 4; k++)
     cr_expect(r[k], "no seventh-tier rule of kind %d in %s", k, out);
   for (int i = 0; i < rs5.n; i++)
