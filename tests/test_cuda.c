@@ -1068,6 +1068,62 @@ static void compare_converted(const ir_graph *g, const char *what, int any) {
   }
 }
 
+/* Splits along the last axis that only fused nodes read, directly or
+ * through a reshape splitting the last dimension (Llama's merged
+ * projections: layout.c, gpu_layout_fused_splits): the split a view, each
+ * fused kernel reading its column block in place. Parts of 8 and 16
+ * columns (the vector forms), an unread part, odd widths (the scalar form,
+ * a row reduction reading a block); the same split runs where a part is an
+ * output ([1]) or a reshape merges rows ([2]). @: the type. */
+#define FSPLIT_BODY                                                            \
+  "input x: @[2,5,16]\nweight w: @[16,48]\nweight c: @[1,5,1,4]\n"             \
+  "weight wo: @[16,27]\n"                                                      \
+  "y = matmul(x, w)\na, b, q, r = split(y) axis=2 sizes=[8,8,16,16]\n"         \
+  "g = fused(a, b) { t0 = sigmoid($0); t1 = ewmul($0, t0); "                   \
+  "t2 = ewmul(t1, $1) }\nqs = reshape(q) shape=[2,5,4,4]\n"                    \
+  "h = fused(qs, c) { t0 = ewmul($0, $1); t1 = ewadd(t0, $0) }\n"              \
+  "z = matmul(x, wo)\nu, v, e = split(z) axis=2 sizes=[9,9,9]\n"               \
+  "n = fused(u, v) { t0 = ewadd($0, $1); t1 = softmax(t0) axis=2 }\n"          \
+  "m = fused(e) { t0 = relu($0) }\n"
+static const char *const fsplit_graph[3] = {
+    FSPLIT_BODY "output g, h, n, m\n", FSPLIT_BODY "output g, h, n, m, a, v\n",
+    FSPLIT_BODY "qm = reshape(q) shape=[10,16]\n"
+                "k = fused(qm) { t0 = relu($0) }\noutput g, h, n, m, k\n"};
+
+static int fsplit_case;
+static void fsplit_engines(const ir_graph *g, const gpu_plan *p,
+                           const char *what) {
+  int nsplit = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_SPLIT) {
+      const char *e = gpu_plan_engine(p, i);
+      int first = nsplit++ == 0; /* y's split; z's second */
+      int view = fsplit_case == 0 || (fsplit_case == 2 && !first);
+      cr_expect(view ? !strcmp(e, "view") : !!strcmp(e, "view"),
+                "%s: split %d runs on %s", what, nsplit, e);
+    }
+  cr_expect_eq(nsplit, 2, "%s", what);
+}
+
+Test(cuda, split_read_in_place_by_fused) {
+  need_gpu();
+  gpu_options tf32 = {0}, poison = {.poison = 1}, eager = {.no_graph = 1};
+  const gpu_options *runs[] = {&tf32, &poison, &eager};
+  plan_hook = fsplit_engines;
+  for (fsplit_case = 0; fsplit_case < 3; fsplit_case++) {
+    ir_graph *g = parse_typed(fsplit_graph[fsplit_case], "");
+    for (int r = 0; r < 3; r++) {
+      char what[64];
+      snprintf(what, sizeof what, "fused split graph %d, run %d", fsplit_case,
+               r);
+      compare(g, runs[r], 2e-3, what);
+    }
+    ir_graph_free(g);
+    compare_half_types(fsplit_graph[fsplit_case]);
+  }
+  plan_hook = NULL;
+}
+
 /* A node whose float operands are not of one type (which the IR's type
  * rule forbids: the graph is altered after parsing) is refused, named,
  * rather than run with its operands read as the wrong type. */

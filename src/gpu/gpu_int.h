@@ -280,6 +280,18 @@ typedef struct gpu_layout_given {
   const unsigned char *mode; /* per node: it runs channels-last */
 } gpu_layout_given;
 
+/* A tensor that is a column block of the rows of a split's input: an
+ * output of a split made a view, or a reshape of one that splits its last
+ * dimension alone (plan/layout.c, gpu_layout_fused_splits). Its element
+ * at (i_0, ..., i_r-1) lies in the input's bytes at off + the row index of
+ * its first lead dimensions times w + its offset within the block
+ * (row-major over the rest): gpu_strides gives those strides, and its
+ * pointer (plan/plan.c) points at off. w == 0: not a block. */
+typedef struct gpu_colblk {
+  int64_t w, off; /* the input's row width and the block's first column */
+  int lead;       /* the dimensions that index rows: the input's rank - 1 */
+} gpu_colblk;
+
 struct gpu_plan {
   gpu_ctx *ctx;
   const gpu_layout_given *given; /* during gpu_plan_new_given only */
@@ -300,6 +312,9 @@ struct gpu_plan {
                            run once by gpu_plan_upload, not in each replay */
   unsigned char *cl;    /* tensor stored channels-last (NHWC): rank 4 with
                            H * W > 1 only (plan/layout.c) */
+  gpu_colblk *blk;      /* per tensor: a column block of a split's input
+                           read in place (plan/layout.c,
+                           gpu_layout_fused_splits), or NULL: none */
   cudaGraphExec_t exec;
   int captured;
   int half; /* the graph has f16 or bf16 tensors (docs/half.md): each
@@ -556,6 +571,14 @@ int gpu_layout_views(gpu_plan *p);
  * becomes a view too. *views grows by the views made. */
 base_status gpu_layout_strided_matmuls(gpu_plan *p, const int *reads,
                                        int *views, base_diag *d);
+/* After gpu_layout_strided_matmuls: a split along the last axis whose
+ * every output is read only by fused nodes, directly or through reshapes
+ * (views) that split only its last dimension (Llama's merged projections
+ * read by the rotary sums and the SwiGLU product), becomes a view: its
+ * outputs and those reshapes column blocks of its input (p->blk), which
+ * the fused kernels read in place (run/fused.c reads any strides). *views
+ * grows by the splits made views. */
+base_status gpu_layout_fused_splits(gpu_plan *p, int *views, base_diag *d);
 /* How cuBLAS reads a rows x cols matrix of strides st[2], st[3] (run/mm.c):
  * 1 as is (cols contiguous, *ld = st[2] >= cols), 2 transposed (rows
  * contiguous, *ld = st[3] >= rows), 0 not at all (ld may be NULL). */

@@ -212,6 +212,8 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
     int views = gpu_layout_views(p); /* first: strided matmuls need these */
     if (!p->half)                    /* cuBLAS's float32 pointer arrays */
       st = gpu_layout_strided_matmuls(p, reads, &views, d);
+    if (!st) /* splits the fused kernels read in place */
+      st = gpu_layout_fused_splits(p, &views, d);
     if (!st && views)
       plan_lifetimes(p, first);
   }
@@ -240,6 +242,11 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   for (int t = 0; !st && t < g->ntensors; t++) /* views */
     if (root[t] != t)
       p->ptr[t] = p->ptr[root[t]];
+  for (int t = 0; !st && p->blk && t < g->ntensors; t++) /* column blocks */
+    if (p->blk[t].w)
+      p->ptr[t] =
+          (float *)((char *)p->ptr[t] +
+                    p->blk[t].off * (int64_t)cxk_dt_size(gpu_dt_of(g, t)));
   for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
     if (p->steps[i].smm)
       st = gpu_smm_bind(p, i, d);
@@ -356,7 +363,7 @@ void gpu_plan_free(gpu_plan *p) {
   gpu_streams_free_workspaces(p);
   gpu_sched_free(&p->sched);
   free(p->steps), free(p->ptr), free(p->last), free(p->root);
-  free(p->wonly), free(p->cl);
+  free(p->wonly), free(p->cl), free(p->blk);
   free(p);
 }
 

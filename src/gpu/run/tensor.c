@@ -17,6 +17,14 @@ void gpu_strides(const gpu_plan *p, int t, int64_t st[CXK_RANK]) {
     st[i] = acc;
     acc *= s->dim[i];
   }
+  if (p->blk && p->blk[t].w) { /* rows of the split's input, w apart */
+    int64_t rows = p->blk[t].w;
+    for (int i = p->blk[t].lead - 1; i >= 0; i--) {
+      st[i] = rows;
+      rows *= s->dim[i];
+    }
+    return;
+  }
   if (gpu_is_cl(p, t)) { /* (n, c, h, w) at n*HWC + c + h*WC + w*C */
     int64_t c = s->dim[1], w = s->dim[3];
     st[1] = 1;
