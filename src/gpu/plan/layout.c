@@ -594,7 +594,8 @@ static int fused_split(const gpu_plan *p, const unsigned char *isout, int i) {
 
 base_status gpu_layout_fused_splits(gpu_plan *p, int *views, base_diag *d) {
   const ir_graph *g = p->g;
-  if (p->ctx->opt.no_fold)
+  const char *env = getenv("SUPEROPT_SPLIT_VIEWS"); /* =0: off (A/B runs) */
+  if (p->ctx->opt.no_fold || (env && !strcmp(env, "0")))
     return BASE_OK;
   unsigned char *isout = base_calloc((size_t)g->ntensors + 1, 1);
   if (!isout)
