@@ -10,9 +10,13 @@
 # call (carry [".gpu-pack/libs"]: tar xJf .gpu-pack/libs/libs.tar.xz -C /tmp),
 # then (carry [".gpu-pack/bin"]) the first call with
 #   tar xJf .gpu-pack/bin/bundle.tar.xz && cp -a /tmp/gpu-libs/. .gpu-bundle/lib/ && bash .gpu-pack/bin/next.sh 1
-# and the others with `bash .gpu-pack/bin/next.sh N` (2: bf16
-# transformers, 3: f16 CNNs, 4: f16 transformers), each within 30 s of the
-# last. Results come back as $OUT/r.tgz (pack in env.sh).
+# and the others with `bash .gpu-pack/bin/next.sh N` (2: bf16 and f16
+# transformers in one bench-transformers run a GPU, one export for both
+# types, then Llama b16 bf16's split views A/B and profile; 3: f16 CNNs),
+# each within 30 s of the last. Revised 2026-11-30 06:40: the f16
+# transformers joined call 2 (a loan is 1,800 s with the machine's start;
+# four calls came to about 1,700 s), call 1 runs the CUDA tests of the
+# split views first. Results come back as $OUT/r.tgz (pack in env.sh).
 set -u
 . .gpu-pack/bin/env.sh
 B=.gpu-bundle
@@ -34,11 +38,30 @@ transformers() { # DTYPE
     TF_NETS=distilbert,llama,maxvit_t BUDGET=300 $B/gpu-half >$W/t$1.b.log 2>&1 &
   wait
 }
+splittests() { # the split views' CUDA tests (layout.c), before anything is timed
+  timeout 120 $B/test_cuda --filter='cuda/split_read_in_place*' >$W/splittests.log 2>&1
+  echo "split tests exit $?" >>$W/times.txt
+}
+both() { # bf16 and f16 transformers, one export a network for both types
+  CUDA_VISIBLE_DEVICES=0 timeout 585 python3 $B/bench-transformers.py --superopt $B/superopt \
+    --out $W/t/a --dtype bf16,f16 --accuracy --nets bert,t5_encoder,vit_b_16,swin_t \
+    --batches 1,16 --budget 530 >$W/t.a.log 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 timeout 585 python3 $B/bench-transformers.py --superopt $B/superopt \
+    --out $W/t/b --dtype bf16,f16 --accuracy --nets distilbert,llama,maxvit_t \
+    --batches 1,16 --budget 500 >$W/t.b.log 2>&1 &
+  wait
+  L=$W/t/b/llama.b16.bf16.opt.graph # the split views A/B, then the profile
+  for v in 0 1 0 1; do
+    SUPEROPT_SPLIT_VIEWS=$v timeout 30 $B/superopt run $L --device cuda --iters 200 2>&1 |
+      grep -E "^time|error" | sed "s/^/views=$v /" >>$W/llama-ab.txt
+  done
+  timeout 30 $B/superopt run $L --device cuda --iters 50 --profile >$W/llama-b16-bf16.profile.txt 2>&1
+}
 case ${1:-} in
-1) cnns bf16 ;;
-2) transformers bf16 ;;
+1) splittests; cnns bf16 ;;
+2) both ;;
 3) cnns f16 ;;
-4) transformers f16 ;;
+4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
 *) echo "usage: next.sh 1|2|3|4" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
