@@ -530,6 +530,18 @@ def optimized_path(a, path, batch, dtype, state=None):
     return None
 
 
+def fallback_note(a, opt, batch, dtype):
+    """Where the optimized graph timed at batch > 1 is the batch-1 one
+    because --optimized16 has none of the name (that optimize refused or
+    failed: the graph was checked at batch 1 only), a note saying so for
+    the row and the summary; else None."""
+    if not opt or batch == 1 or not a.optimized16:
+        return None
+    if os.path.dirname(opt) == BL.dir_for(a.optimized16, dtype):
+        return None
+    return "batch-1 graph (no batch-%d one)" % batch
+
+
 def step(state, row, what):
     """BL.step for a row of this bench."""
     BL.step(state["t0"], row["graph"], row["batch"], row["dtype"], what)
@@ -551,6 +563,9 @@ def bench_one(a, path, batch, dev, state, dtype="f32"):
         row["ours"] = "error: " + str(e).splitlines()[-1]
     opt = optimized_path(a, path, batch, dtype, state)
     step(state, row, "ours (optimized)" if opt else "no optimized graph")
+    note = fallback_note(a, opt, batch, dtype)
+    if note:
+        row["ours-opt-graph"] = note
     if opt:
         try:
             row["ours-opt"] = time_ours(a.superopt, opt, batch, a.iters)
@@ -672,6 +687,9 @@ def write(out, rows, ver):
                      " |")
     lines.append("")
     lines += BL.summary(rows) + BL.accuracy_lines(rows)
+    lines += ["%s batch %d %s: ours-opt timed the %s" % (
+        r["graph"], r["batch"], r.get("dtype", "f32"), r["ours-opt-graph"])
+        for r in rows if r.get("ours-opt-graph")]
     md = "\n".join(["%s: %s" % kv for kv in ver.items()] + [""] + lines)
     with open(os.path.join(out, "bench.md"), "w") as f:
         f.write(md + "\n")

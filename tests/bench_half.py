@@ -280,6 +280,18 @@ def test_bench_gpu_args_and_table(tmp_path, monkeypatch):
     assert bg.optimized_path(a, "models/n.graph", 1, "bf16") == \
         str(tmp_path / "o" / "bf16" / "b1" / "n.graph")
     assert bg.optimized_path(a, "models/n.graph", 1, "f16") is None
+    # batch 16 with no batch-16 graph: the batch-1 one, and a note says so
+    a.optimized16 = str(tmp_path / "o" / "{dtype}" / "b16")
+    o1 = bg.optimized_path(a, "models/n.graph", 16, "bf16")
+    assert o1 == str(tmp_path / "o" / "bf16" / "b1" / "n.graph")
+    assert bg.fallback_note(a, o1, 16, "bf16") == \
+        "batch-1 graph (no batch-16 one)"
+    assert bg.fallback_note(a, o1, 1, "bf16") is None
+    (tmp_path / "o" / "bf16" / "b16").mkdir(parents=True)
+    (tmp_path / "o" / "bf16" / "b16" / "n.graph").write_text("")
+    o16 = bg.optimized_path(a, "models/n.graph", 16, "bf16")
+    assert o16.endswith("b16/n.graph")
+    assert bg.fallback_note(a, o16, 16, "bf16") is None
     rows = rows3()
     rows[0].update({"acc-ours": 0.004, "acc-torch": 0.003, "acc": "ok"})
     rows[1].update({"acc-ours": 0.02, "acc-torch": 0.003, "acc": "MISS"})
@@ -291,6 +303,11 @@ def test_bench_gpu_args_and_table(tmp_path, monkeypatch):
     assert "bf16 batch 1: geomean opt/ro = 0.737 over 3" in text
     assert "accuracy: 1 of 2 rows within 2x PyTorch's error; beyond: " \
         "b/bf16/b1" in text
+    rows[3]["ours-opt-graph"] = "batch-1 graph (no batch-16 one)"
+    bg.write(str(tmp_path), rows, {})
+    assert "%s batch %d bf16: ours-opt timed the batch-1 graph (no " \
+        "batch-16 one)" % (rows[3]["graph"], rows[3]["batch"]) in \
+        (tmp_path / "bench.md").read_text()
     # float32 rows alone: the columns as before
     bg.write(str(tmp_path), [{"graph": "a", "batch": 1, "opt/ro": 0.5}], {})
     assert "| dtype |" not in (tmp_path / "bench.md").read_text()
