@@ -709,6 +709,42 @@ Test(rebatch, broadcasts_a_weight_concatenated_with_the_batch) {
   ir_graph_free(g);
 }
 
+/* A class token expanded to the batch and folded at import when the
+ * export fixed batch 4 ([4,1,8]): a smaller batch reads its first rows
+ * (the end-to-end check's later rounds at batch 2), whatever its values;
+ * a larger one its first row broadcast, only where every row is the same
+ * (known values: a drawn weight's rows differ). */
+Test(rebatch, slices_or_broadcasts_a_weight_folded_at_the_batch) {
+  ir_graph *g = parse_ok("input x: [4,3,8]\nweight cls: [4,1,8]\n"
+                         "t = concat(cls, x) axis=1\n"
+                         "output t\n"),
+           *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 2, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(dim_of(h, "t", 0), 2);
+  cr_assert_eq(dim_of(h, "t", 1), 4);
+  cr_assert_eq(dim_of(h, "cls", 0), 4);
+  int r = ir_find_tensor(h, "t.rows");
+  cr_assert(r >= 0 && h->nodes[h->tensors[r].node].op == IR_OP_SLICE);
+  cr_assert_eq(h->tensors[r].shape.dim[0], 2);
+  ir_graph_free(h);
+  cr_assert_eq(ir_rebatch(g, 8, &h, &d), BASE_ERR_SHAPE, "no values");
+  cr_assert(strstr(d.msg, "does not follow the batch"), "%s", d.msg);
+  int t = ir_find_tensor(g, "cls");
+  float *v = base_arena_alloc(g->arena, 32 * sizeof *v);
+  cr_assert(t >= 0 && v);
+  for (int i = 0; i < 32; i++)
+    v[i] = (float)(i % 8);
+  g->tensors[t].data = v;
+  cr_assert_eq(ir_rebatch(g, 8, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(dim_of(h, "t", 0), 8);
+  cr_assert(ir_find_tensor(h, "t.row0") >= 0);
+  ir_graph_free(h);
+  v[27] = 9; /* the fourth row differs */
+  cr_assert_eq(ir_rebatch(g, 8, &h, &d), BASE_ERR_SHAPE);
+  ir_graph_free(g);
+}
+
 /* The indices of the gather 'y' of rows_gather's graph h. */
 static const ir_tensor *gather_ix(const ir_graph *h) {
   int y = ir_find_tensor(h, "y");

@@ -26,8 +26,11 @@
  * and in the ends of slices that keep the whole batch; a weight
  * concatenated with batched values (ViT's class token, [1,1,768], folded
  * from an Expand to batch 1 at import) is broadcast to the new batch
- * (ewmul with const_ones). When no placement passes, the message names the
- * node the search reached furthest and why.
+ * (ewmul with const_ones); one folded at batch b0 ([16,1,768]) is sliced
+ * to its first rows for a smaller batch (the check's later rounds), or,
+ * every row the same, its first row broadcast for a larger one. When no
+ * placement passes, the message names the node the search reached
+ * furthest and why.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +154,33 @@ static int rb_matmul(rb_ctx *c, const ir_node *n, rb_place *out) {
   return RB_FAIL(c, "a and b carry the batch on axes that do not match");
 }
 
+/* Whether weight t, concatenated along another axis with values that
+ * carry the batch on axis a (the whole axis: b0 rows, in 1), holds one
+ * row per sample there: ViT's class token expanded to the batch and
+ * folded at import when the export fixed the batch ([16,1,768]). The new
+ * graph reads its first b1 rows where b1 <= b0 (what the old graph gives
+ * its first b1 samples, whatever the values), else its first row
+ * broadcast, which needs every row the same (known values). */
+static int batch_weight(const rb_ctx *c, int t, const ir_node *n, rb_place q) {
+  const ir_tensor *x = &c->g->tensors[t];
+  const ir_shape *s = &x->shape, *o = shp(c, n->out[0]);
+  if (x->kind != IR_T_WEIGHT || q.in != 1 || c->b0 < 2 || s->rank != o->rank ||
+      s->dim[q.axis] != c->b0 || o->dim[q.axis] != c->b0)
+    return 0;
+  if (c->b1 <= c->b0)
+    return 1;
+  if (!x->data)
+    return 0;
+  int64_t row = ir_shape_numel(s) / c->b0, outer = prod(s, 0, q.axis);
+  int64_t inner = row / outer; /* elements of one row in one outer block */
+  for (int64_t b = 0; b < outer; b++)
+    for (int64_t r = 1; r < c->b0; r++)
+      if (memcmp(x->data + (b * c->b0 + r) * inner, x->data + b * c->b0 * inner,
+                 sizeof(float) * (size_t)inner))
+        return 0;
+  return 1;
+}
+
 static int rb_concat(rb_ctx *c, const ir_node *n, rb_place *out) {
   rb_place q = {-1, 0};
   for (int k = 0; k < n->nin; k++) {
@@ -165,7 +195,8 @@ static int rb_concat(rb_ctx *c, const ir_node *n, rb_place *out) {
     return RB_FAIL(c, "it concatenates along the batch axis");
   for (int k = 0; k < n->nin; k++)
     if (c->p[n->in[k]].axis < 0 &&
-        (c->b0 != 1 || shp(c, n->in[k])->dim[q.axis] != 1))
+        (c->b0 != 1 || shp(c, n->in[k])->dim[q.axis] != 1) &&
+        !batch_weight(c, n->in[k], n, q))
       return RB_FAIL(c, "input %d does not follow the batch", k + 1);
   *out = q;
   return 0;
@@ -499,8 +530,13 @@ static int add_leaf(const rb_ctx *c, int t, ir_graph *h, base_diag *d) {
   return id;
 }
 
+static int32_t add_named(const rb_ctx *c, const ir_node *n, const char *sfx,
+                         ir_opcode op, const int32_t *in, int nin,
+                         const ir_attrs *a, ir_graph *h, base_diag *d);
+
 /* The new graph's tensor for input k of concat n: a tensor that does not
- * carry the batch broadcast to it (ewmul by ones). */
+ * carry the batch broadcast to it (ewmul by ones); a batch_weight sliced
+ * to its first b1 rows, or its first row broadcast. */
 static int32_t broadcast_in(const rb_ctx *c, const ir_node *n, int k,
                             const int32_t *map, ir_graph *h, base_diag *d) {
   int t = n->in[k], axis = c->p[n->out[0]].axis;
@@ -508,6 +544,19 @@ static int32_t broadcast_in(const rb_ctx *c, const ir_node *n, int k,
     return map[t];
   const ir_shape *s = shp(c, t);
   ir_attrs a;
+  int32_t src = map[t];
+  if (s->dim[axis] != 1) { /* batch_weight: its first rows, or first row */
+    int64_t keep = c->b1 <= c->b0 ? c->b1 : 1;
+    ir_attrs_default(IR_OP_SLICE, &a);
+    a.nlist = a.nlist2 = s->rank;
+    for (int i = 0; i < s->rank; i++)
+      a.list[i] = 0, a.list2[i] = i == axis ? keep : s->dim[i];
+    int32_t x[1] = {map[t]};
+    src = add_named(c, n, keep == 1 ? "row0" : "rows", IR_OP_SLICE, x, 1, &a, h,
+                    d);
+    if (src < 0 || keep == c->b1)
+      return src;
+  }
   ir_attrs_default(IR_OP_CONST_ONES, &a);
   a.nlist = s->rank;
   for (int i = 0; i < s->rank; i++)
@@ -519,7 +568,7 @@ static int32_t broadcast_in(const rb_ctx *c, const ir_node *n, int k,
   int one = ir_add_node(h, IR_OP_CONST_ONES, NULL, 0, &a, nm, d);
   if (one < 0)
     return -1;
-  int32_t in[2] = {map[t], h->nodes[one].out[0]};
+  int32_t in[2] = {src, h->nodes[one].out[0]};
   snprintf(name[1], sizeof name[1], "%s.batch%d", c->g->tensors[n->out[0]].name,
            k);
   nm[0] = name[1];
