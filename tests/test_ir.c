@@ -692,18 +692,32 @@ Test(rebatch, folds_the_batch_into_heads_and_tokens) {
   ir_graph_free(g);
 }
 
+/* A class token cls [b,1,8] concatenated with patches x [b,n,8]. */
+static ir_graph *class_token(int b, int n) {
+  char text[160];
+  snprintf(text, sizeof text,
+           "input x: [%d,%d,8]\nweight cls: [%d,1,8]\n"
+           "t = concat(cls, x) axis=1\noutput t\n",
+           b, n, b);
+  return parse_ok(text);
+}
+
+/* g rebatched to b: t [b, tokens, 8], cls keeping its dim 0 (cls0). */
+static ir_graph *rebatched_token(const ir_graph *g, int64_t b, int64_t tokens,
+                                 int64_t cls0) {
+  ir_graph *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, b, &h, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(dim_of(h, "t", 0), b);
+  cr_assert_eq(dim_of(h, "t", 1), tokens);
+  cr_assert_eq(dim_of(h, "cls", 0), cls0);
+  return h;
+}
+
 /* A class token folded at import to a [1,1,d] weight and concatenated
  * with the batched patches is broadcast to the new batch. */
 Test(rebatch, broadcasts_a_weight_concatenated_with_the_batch) {
-  ir_graph *g = parse_ok("input x: [1,4,8]\nweight cls: [1,1,8]\n"
-                         "t = concat(cls, x) axis=1\n"
-                         "output t\n"),
-           *h = NULL;
-  base_diag d;
-  cr_assert_eq(ir_rebatch(g, 16, &h, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(dim_of(h, "t", 0), 16);
-  cr_assert_eq(dim_of(h, "t", 1), 5);
-  cr_assert_eq(dim_of(h, "cls", 0), 1);
+  ir_graph *g = class_token(1, 4), *h = rebatched_token(g, 16, 5, 1);
   cr_assert_eq(h->nnodes, g->nnodes + 2);
   ir_graph_free(h);
   ir_graph_free(g);
@@ -715,15 +729,8 @@ Test(rebatch, broadcasts_a_weight_concatenated_with_the_batch) {
  * a larger one its first row broadcast, only where every row is the same
  * (known values: a drawn weight's rows differ). */
 Test(rebatch, slices_or_broadcasts_a_weight_folded_at_the_batch) {
-  ir_graph *g = parse_ok("input x: [4,3,8]\nweight cls: [4,1,8]\n"
-                         "t = concat(cls, x) axis=1\n"
-                         "output t\n"),
-           *h = NULL;
+  ir_graph *g = class_token(4, 3), *h = rebatched_token(g, 2, 4, 4);
   base_diag d;
-  cr_assert_eq(ir_rebatch(g, 2, &h, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(dim_of(h, "t", 0), 2);
-  cr_assert_eq(dim_of(h, "t", 1), 4);
-  cr_assert_eq(dim_of(h, "cls", 0), 4);
   int r = ir_find_tensor(h, "t.rows");
   cr_assert(r >= 0 && h->nodes[h->tensors[r].node].op == IR_OP_SLICE);
   cr_assert_eq(h->tensors[r].shape.dim[0], 2);
@@ -736,8 +743,7 @@ Test(rebatch, slices_or_broadcasts_a_weight_folded_at_the_batch) {
   for (int i = 0; i < 32; i++)
     v[i] = (float)(i % 8);
   g->tensors[t].data = v;
-  cr_assert_eq(ir_rebatch(g, 8, &h, &d), BASE_OK, "%s", d.msg);
-  cr_assert_eq(dim_of(h, "t", 0), 8);
+  h = rebatched_token(g, 8, 4, 4);
   cr_assert(ir_find_tensor(h, "t.row0") >= 0);
   ir_graph_free(h);
   v[27] = 9; /* the fourth row differs */
