@@ -275,6 +275,32 @@ Test(check, sees_clip_replaced_by_relu) {
   ir_graph_free(h);
 }
 
+/* A 1x1 filter enlarged to 3x3 with zeros (TASO's enlarge, r00041
+ * backward) runs as the 1x1 conv it equals (ref_conv.c, one_tap): the
+ * same bits in every round, where im2col over the nine taps had summed
+ * the non-zero terms in another order (RegNetY's half check refused
+ * rounding at 1.5 times float32's tolerance). */
+Test(check, enlarged_filter_runs_as_its_1x1) {
+  const char *head = "input x: [2,96,9,9]\nweight w: [48,96,1,1]\n";
+  char a[256], b[256];
+  snprintf(a, sizeof a, "%sy = conv2d(x, w) act=relu\noutput y\n", head);
+  snprintf(b, sizeof b,
+           "%se = enlarge(w) kernel=[3,3]\n"
+           "y = conv2d(x, e) pad=[1,1,1,1] act=relu\noutput y\n",
+           head);
+  ir_graph *g = parse(a), *h = parse(b);
+  base_diag d;
+  ex_check_opts o;
+  ex_check_opts_default(&o);
+  o.memo_bytes = 0; /* computed, not reused */
+  ex_check_result r;
+  cr_assert_eq(ex_check_rounds(g, h, &o, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(r.rounds, 3);
+  cr_assert_eq(r.max_err, 0, "max error %g", r.max_err);
+  ir_graph_free(g);
+  ir_graph_free(h);
+}
+
 /* An error of 3e-5 on every element: under 1e-4 of the largest value
  * (ex_check passes), over the tolerance of the small elements. */
 Test(check, per_element_tolerance) {

@@ -8,6 +8,8 @@
  * split either the gemm (one group) or the (batch, group) pairs (several
  * groups, each a small gemm); either way each output element is computed by
  * one thread in a fixed order, so results do not depend on the thread count.
+ * A filter zero but at the tap that reads each output's own pixel (a 1x1
+ * filter enlarged: one_tap) runs as that 1x1 conv, bit for bit.
  * A depthwise conv (one input channel per group) is computed directly
  * instead, a plane per thread: its gemms would be one row each.
  * Pooling sums run in double over one window at a time.
@@ -256,15 +258,53 @@ static void clamp(float *y, int64_t n, float lo, float hi) {
   }
 }
 
+/* A filter zero but at the one tap that reads each output position's own
+ * input pixel (stride 1, that tap's offset the padding, the output the
+ * input's size): TASO's enlarge of a 1x1 filter (r00041 and the merges
+ * that enlarge). Its [O, Cg] values at that tap in *out (the caller frees
+ * them), to run as the 1x1 conv it equals: the same gemm on the same
+ * operands, so the same bits as the conv before the enlarge, where im2col
+ * would sum the same non-zero terms in another order (the check's float32
+ * comparisons then saw rounding). 0 when the filter is no such one (or
+ * out of memory: the conv then runs as written). */
+static int one_tap(const conv_geom *g, const float *w, float **out) {
+  int64_t khw = g->kh * g->kw;
+  if (khw == 1 || g->sh != 1 || g->sw != 1 || g->oh != g->h || g->ow != g->w ||
+      g->pt % g->dh || g->pl % g->dw)
+    return 0;
+  int64_t ky = g->pt / g->dh, kx = g->pl / g->dw, at = ky * g->kw + kx;
+  if (ky >= g->kh || kx >= g->kw)
+    return 0;
+  int64_t rows = g->o * g->cg;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t t = 0; t < khw; t++)
+      if (t != at && w[r * khw + t] != 0.0f)
+        return 0;
+  float *c = base_malloc((size_t)rows * sizeof *c);
+  if (!c)
+    return 0;
+  for (int64_t r = 0; r < rows; r++)
+    c[r] = w[r * khw + at];
+  *out = c;
+  return 1;
+}
+
 base_status ex_ref_conv2d(const ir_node *n, const ex_arg *in, ex_arg *out) {
   conv_geom g = conv_geom_of(n, in, out);
   base_status st = BASE_OK;
+  const float *w = in[1].data;
+  float *w1 = NULL;
+  if (!(g.groups > 1 && g.cg == 1) && one_tap(&g, w, &w1)) {
+    g.kh = g.kw = 1, g.k = g.cg, g.pt = g.pl = 0, g.pointwise = 1;
+    w = w1;
+  }
   if (g.groups > 1 && g.cg == 1)
-    conv_depthwise(&g, in[0].data, in[1].data, out[0].data);
+    conv_depthwise(&g, in[0].data, w, out[0].data);
   else if (g.groups > 1)
-    st = conv_pairs_parallel(&g, in[0].data, in[1].data, out[0].data);
+    st = conv_pairs_parallel(&g, in[0].data, w, out[0].data);
   else
-    st = conv_serial(&g, in[0].data, in[1].data, out[0].data);
+    st = conv_serial(&g, in[0].data, w, out[0].data);
+  free(w1);
   if (st != BASE_OK)
     return st;
   if (n->nin > 2)
