@@ -209,6 +209,39 @@ Test(costdb, views_copies_and_unknown_device) {
   ir_graph_free(g);
 }
 
+/* A split along the last axis that only fused nodes read, directly or
+ * through a reshape of the last dimension (Llama's merged projections),
+ * runs no copy on the CUDA executor (gpu_layout_fused_splits) and costs 0
+ * in the roofline and the model; read by a plain operator, or an output,
+ * it copies. */
+Test(costdb, split_read_in_place_costs_nothing) {
+  const char *body =
+      "input x: [2,5,16]\nweight w: [16,32]\ny = matmul(x, w)\n"
+      "a, b = split(y) axis=2 sizes=[16,16]\nbs = reshape(b) shape=[2,5,4,4]\n"
+      "g = fused(a, a) { t0 = ewmul($0, $1) }\n"
+      "h = fused(bs) { t0 = sigmoid($0) }\n";
+  char text[3][512];
+  snprintf(text[0], sizeof text[0], "%soutput g, h\n", body);
+  snprintf(text[1], sizeof text[1], "%sr = relu(a)\noutput g, h, r\n", body);
+  snprintf(text[2], sizeof text[2], "%soutput g, h, b\n", body);
+  for (int k = 0; k < 3; k++) {
+    ir_graph *g = parse(text[k]);
+    double c = -1;
+    base_diag d;
+    cr_assert_eq(cd_model_cost(NULL, g, 1, &c, NULL, &d), BASE_OK, "%s", d.msg);
+    if (k == 0) {
+      cr_assert(ir_split_read_in_place(g, 1, NULL, NULL));
+      cr_assert_eq(cd_node_work(g, 1).launches, 0);
+      cr_assert_eq(c, 0);
+    } else {
+      cr_assert(!ir_split_read_in_place(g, 1, NULL, NULL), "graph %d", k);
+      cr_assert_eq(cd_node_work(g, 1).launches, 1, "graph %d", k);
+      cr_assert_gt(c, 0, "graph %d", k);
+    }
+    ir_graph_free(g);
+  }
+}
+
 /* ---- database ------------------------------------------------------------ */
 
 Test(costdb, put_lookup_round_trip_and_cache_invalidation) {

@@ -217,6 +217,13 @@ base_status cd_model_cost(void *u, const ir_graph *g, int node, double *cost,
                           int *estimated, base_diag *d) {
   const cd_model *m = u;
   int done = 0;
+  if (g->nodes[node].op == IR_OP_SPLIT &&
+      ir_split_read_in_place(g, node, NULL, NULL)) {
+    *cost = 0; /* no copy: the fused kernels read its input in place */
+    if (estimated)
+      *estimated = 0;
+    return BASE_OK;
+  }
   if (m && m->db && m->half_dev) {
     base_status st = half_cost(m, g, node, cost, estimated, &done, d);
     if (st || done)

@@ -8,7 +8,8 @@
  * element of the operator's row in ops.def. Views (ir_node_is_view:
  * reshape, and transposes that keep their input's order) and constants
  * launch nothing and cost 0; split and slice are copies even where the IR
- * calls their blocks views (the CUDA executor copies them). A
+ * calls their blocks views (the CUDA executor copies them), but for a
+ * split that fused nodes read in place (ir_split_read_in_place). A
  * concat_shuffle is one copy of its inputs into its outputs; a move
  * (a program of movement operators, one kernel) writes its output and
  * reads at most as many input elements; se is priced by se_work.
@@ -165,6 +166,8 @@ static cd_work window(const ir_graph *g, const ir_node *nd) {
 cd_work cd_node_work(const ir_graph *g, int node) {
   const ir_node *nd = &g->nodes[node];
   const ir_opinfo *r = ir_op(nd->op);
+  if (nd->op == IR_OP_SPLIT && ir_split_read_in_place(g, node, NULL, NULL))
+    return view; /* the fused kernels read its column blocks in place */
   switch (r->kind) {
   case IR_OPK_MATRIX: return matrix_work(g, nd);
   case IR_OPK_WINDOW: return window(g, nd);

@@ -627,6 +627,16 @@ void ir_weight_only(const ir_graph *g, unsigned char *mask);
  * (IR_OPF_VIEW_BLOCKS), or it keeps the order of the dimensions larger
  * than 1 (IR_OPF_VIEW_ORDER). */
 int ir_node_is_view(const ir_graph *g, const ir_node *n);
+/* Whether split node i of g along its input's last axis is read in place:
+ * every output read only by fused nodes (no batch norm in the body),
+ * directly or through reshapes that keep the input's leading dimensions
+ * (splitting only the last), none of them a graph output, the input no
+ * weight. The CUDA executor then runs no copy: each fused kernel reads
+ * its column block of the input's rows (src/gpu/plan/layout.c, which adds
+ * its own conditions through ok: each reader and reshape node j, 0 to
+ * refuse; NULL: none), and the cost model prices the split at 0. */
+int ir_split_read_in_place(const ir_graph *g, int i,
+                           int (*ok)(const void *u, int j), const void *u);
 /* Whether node n is a data-movement form of the lower stage
  * (src/fuse/lower_move.c) that ir_graph_unfuse writes back as plain
  * operators: a concat or split with an activation, a pad with a negative

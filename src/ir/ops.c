@@ -564,6 +564,66 @@ int ir_node_is_view(const ir_graph *g, const ir_node *n) {
   return 1;
 }
 
+static int graph_output(const ir_graph *g, int t) {
+  for (int i = 0; i < g->noutputs; i++)
+    if (g->outputs[i] == t)
+      return 1;
+  return 0;
+}
+
+/* Whether tensor t is read only by fused nodes (no batch norm: its
+ * parameters are read by channel), directly or, depth > 0, through
+ * reshapes keeping its first lead dimensions; none a graph output. */
+static int fused_reads_only(const ir_graph *g, int t, int lead, int depth,
+                            int (*ok)(const void *u, int j), const void *u) {
+  if (graph_output(g, t))
+    return 0;
+  const ir_shape *s = &g->tensors[t].shape;
+  for (int j = 0; j < g->nnodes; j++) {
+    const ir_node *n = &g->nodes[j];
+    int reads = 0;
+    for (int k = 0; k < n->nin; k++)
+      reads |= n->in[k] == t;
+    if (!reads)
+      continue;
+    if (ok && !ok(u, j))
+      return 0;
+    if (n->op == IR_OP_FUSED) {
+      const ir_body *b = ir_body_get(n->a.body);
+      for (int o = 0; b && o < b->nops; o++)
+        if (b->ops[o].op == IR_OP_BATCHNORM)
+          return 0;
+      if (!b)
+        return 0;
+      continue;
+    }
+    const ir_shape *y = &g->tensors[n->out[0]].shape;
+    if (n->op != IR_OP_RESHAPE || depth < 1 || y->rank < lead + 1)
+      return 0;
+    for (int k = 0; k < lead; k++)
+      if (y->dim[k] != s->dim[k])
+        return 0;
+    if (!fused_reads_only(g, n->out[0], lead, depth - 1, ok, u))
+      return 0;
+  }
+  return 1;
+}
+
+int ir_split_read_in_place(const ir_graph *g, int i,
+                           int (*ok)(const void *u, int j), const void *u) {
+  const ir_node *n = &g->nodes[i];
+  if (n->op != IR_OP_SPLIT || n->a.act != IR_ACT_NONE)
+    return 0;
+  const ir_tensor *x = &g->tensors[n->in[0]];
+  if (x->shape.rank < 2 || n->a.axis != x->shape.rank - 1 ||
+      x->kind == IR_T_WEIGHT)
+    return 0;
+  for (int k = 0; k < n->nout; k++)
+    if (!fused_reads_only(g, n->out[k], x->shape.rank - 1, 1, ok, u))
+      return 0;
+  return 1;
+}
+
 int ir_op_nout(ir_opcode op, const ir_attrs *a) {
   if (op == IR_OP_CONCAT_SHUFFLE)
     return a->nlist;

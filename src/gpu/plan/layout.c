@@ -519,45 +519,19 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
  * through its memory strides (run/fused.c), so a column block of the
  * input's rows serves as is. */
 
-/* Whether tensor t (plain, not a graph output) is read only by fused
- * nodes running in its type, directly or, depth > 0, through reshapes
- * (views) that keep its first lead dimensions and split only the rest. */
-static int fused_reads_only(const gpu_plan *p, const unsigned char *isout,
-                            int t, int lead, int depth) {
-  const ir_graph *g = p->g;
-  if (isout[t] || (p->cl && p->cl[t]))
+/* The executor's own conditions on a reader (or reshape) j of a split
+ * read in place (ir_split_read_in_place): a step run in each replay (not
+ * from weights alone), a fused node in its type, a reshape a view of a
+ * plain (not channels-last) result. */
+static int runs_in_place(const void *u, int j) {
+  const gpu_plan *p = u;
+  const ir_node *n = &p->g->nodes[j];
+  if (p->wonly[j])
     return 0;
-  const ir_shape *s = shp(p, t);
-  for (int j = 0; j < g->nnodes; j++) {
-    const ir_node *n = &g->nodes[j];
-    int reads = 0;
-    for (int k = 0; k < n->nin; k++)
-      reads |= n->in[k] == t;
-    if (!reads)
-      continue;
-    if (p->wonly[j])
-      return 0;
-    if (n->op == IR_OP_FUSED) {
-      const ir_body *b = ir_body_get(n->a.body);
-      if (!b || gpu_half_mode(p, j, NULL) != 1)
-        return 0;
-      for (int o = 0; o < b->nops; o++)
-        if (b->ops[o].op == IR_OP_BATCHNORM) /* parameters read by channel */
-          return 0;
-      continue;
-    }
-    if (n->op != IR_OP_RESHAPE || !p->steps[j].view || depth < 1)
-      return 0;
-    const ir_shape *y = shp(p, n->out[0]);
-    if (y->rank < lead + 1)
-      return 0;
-    for (int k = 0; k < lead; k++)
-      if (y->dim[k] != s->dim[k])
-        return 0;
-    if (!fused_reads_only(p, isout, n->out[0], lead, depth - 1))
-      return 0;
-  }
-  return 1;
+  if (n->op == IR_OP_FUSED)
+    return gpu_half_mode(p, j, NULL) == 1;
+  return n->op != IR_OP_RESHAPE ||
+         (p->steps[j].view && !(p->cl && p->cl[n->out[0]]));
 }
 
 /* Marks t and the reshapes of it that fused nodes read as the column block
@@ -571,25 +545,21 @@ static void mark_block(gpu_plan *p, int t, int64_t w, int64_t off, int lead,
       mark_block(p, g->nodes[j].out[0], w, off, lead, depth - 1);
 }
 
-/* Split node i, along the last axis of a plain tensor, every output of it
- * read only by fused nodes (fused_reads_only). */
-static int fused_split(const gpu_plan *p, const unsigned char *isout, int i) {
+/* Split node i read in place (ir_split_read_in_place) as this plan runs
+ * it: a step of its own, its input and outputs plain, in its type, x within
+ * the fused kernels' 32-bit indices. */
+static int fused_split(const gpu_plan *p, int i) {
   const ir_graph *g = p->g;
   const ir_node *n = &g->nodes[i];
   if (n->op != IR_OP_SPLIT || p->steps[i].view || p->wonly[i] ||
-      n->a.act != IR_ACT_NONE)
-    return 0;
-  const ir_shape *x = shp(p, n->in[0]);
-  if (x->rank < 2 || n->a.axis != x->rank - 1 || (p->cl && p->cl[n->in[0]]) ||
-      g->tensors[n->in[0]].kind == IR_T_WEIGHT ||
-      gpu_half_mode(p, i, NULL) != 1 ||
-      ir_shape_numel(x) * 8 >= ((int64_t)1 << 31)) /* the fused kernels'
-                                        32-bit indices reach all of x */
+      (p->cl && p->cl[n->in[0]]) || gpu_half_mode(p, i, NULL) != 1)
     return 0;
   for (int k = 0; k < n->nout; k++)
-    if (!fused_reads_only(p, isout, n->out[k], x->rank - 1, 1))
+    if (p->cl && p->cl[n->out[k]])
       return 0;
-  return 1;
+  if (ir_shape_numel(shp(p, n->in[0])) * 8 >= ((int64_t)1 << 31))
+    return 0; /* the fused kernels' 32-bit indices reach all of x */
+  return ir_split_read_in_place(g, i, runs_in_place, p);
 }
 
 base_status gpu_layout_fused_splits(gpu_plan *p, int *views, base_diag *d) {
@@ -597,14 +567,9 @@ base_status gpu_layout_fused_splits(gpu_plan *p, int *views, base_diag *d) {
   const char *env = getenv("SUPEROPT_SPLIT_VIEWS"); /* =0: off (A/B runs) */
   if (p->ctx->opt.no_fold || (env && !strcmp(env, "0")))
     return BASE_OK;
-  unsigned char *isout = base_calloc((size_t)g->ntensors + 1, 1);
-  if (!isout)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  for (int i = 0; i < g->noutputs; i++)
-    isout[g->outputs[i]] = 1;
   base_status st = BASE_OK;
   for (int i = 0; !st && i < g->nnodes; i++) {
-    if (!fused_split(p, isout, i))
+    if (!fused_split(p, i))
       continue;
     if (!p->blk &&
         !(p->blk = base_calloc((size_t)g->ntensors + 1, sizeof *p->blk))) {
@@ -621,6 +586,5 @@ base_status gpu_layout_fused_splits(gpu_plan *p, int *views, base_diag *d) {
     p->steps[i].view = 1; /* its outputs: x's bytes, read in place */
     ++*views;
   }
-  free(isout);
   return st;
 }
