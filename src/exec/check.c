@@ -160,45 +160,50 @@ static base_status compare(const ir_graph *a, const ex_values *va,
   return BASE_OK;
 }
 
-/* Runs a, then b, b reusing the products a computed on the same values
- * (memo.c; m NULL: none): the same results as without. */
-static base_status run_both(const ir_graph *a, ex_values *va, const ir_graph *b,
-                            ex_values *vb, ex_memo *m, base_diag *d) {
-  ex_options eo = {0, 0};
-  ex_memo_use(m, EX_MEMO_RECORD);
-  base_status st = ex_run(a, va, &eo, d);
-  ex_memo_use(m, EX_MEMO_REPLAY);
-  if (!st)
-    st = ex_run(b, vb, &eo, d);
-  ex_memo_use(NULL, EX_MEMO_OFF);
-  ex_memo_round_done(m);
-  return st;
-}
-
-/* One round: a's inputs and weights drawn with the round's seed and scale,
- * b's the same buffers (ex_share_leaves), both run and compared. */
-static base_status run_round(const ir_graph *a, const ir_graph *b,
+/* One round: a's inputs and weights drawn with the round's seed and scale
+ * and a run once, its products recorded in m (memo.c; NULL: none); then
+ * each b[k] (NULL: skipped) on the same buffers (ex_share_leaves), run
+ * reusing those products (the same results as without), and compared with
+ * a into r[k] at o[k]'s tolerance. */
+static base_status run_round(const ir_graph *a, const ir_graph *const *b, int n,
                              const ex_check_opts *o, int round, ex_memo *m,
-                             ex_check_result *r, base_diag *d) {
-  ex_values *va = ex_values_new(a), *vb = ex_values_new(b);
-  unsigned char *shared = base_calloc((size_t)b->ntensors + 1, 1);
-  uint64_t seed = o->seed + (uint64_t)round;
-  base_status st = va && vb && shared ? BASE_OK
-                                      : base_diag_set(d, BASE_ERR_NOMEM, 0, 0,
-                                                      "out of memory");
+                             ex_check_result *const *r, base_diag *d) {
+  ex_options eo = {0, 0};
+  ex_values *va = ex_values_new(a);
+  uint64_t seed = o[0].seed + (uint64_t)round;
+  base_status st =
+      va ? BASE_OK : base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   if (!st)
-    st = ex_fill_random_scaled(a, va, seed, o->scale[round], d);
-  if (!st)
-    st = ex_share_leaves(a, va, b, vb, shared, d);
-  if (!st)
-    st = ex_fill_random(b, vb, seed, d);
-  if (!st)
-    st = run_both(a, va, b, vb, m, d);
-  if (!st)
-    st = compare(a, va, b, vb, o, round, r, d);
-  ex_values_free_shared(vb, shared);
+    st = ex_fill_random_scaled(a, va, seed, o[0].scale[round], d);
+  if (!st) {
+    ex_memo_use(m, EX_MEMO_RECORD);
+    st = ex_run(a, va, &eo, d);
+    ex_memo_use(NULL, EX_MEMO_OFF);
+  }
+  for (int k = 0; !st && k < n; k++) {
+    if (!b[k])
+      continue;
+    ex_values *vb = ex_values_new(b[k]);
+    unsigned char *shared = base_calloc((size_t)b[k]->ntensors + 1, 1);
+    if (!vb || !shared)
+      st = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    if (!st)
+      st = ex_share_leaves(a, va, b[k], vb, shared, d);
+    if (!st)
+      st = ex_fill_random(b[k], vb, seed, d);
+    if (!st) {
+      ex_memo_use(m, EX_MEMO_REPLAY);
+      st = ex_run(b[k], vb, &eo, d);
+      ex_memo_use(NULL, EX_MEMO_OFF);
+    }
+    if (!st)
+      st = compare(a, va, b[k], vb, &o[k], round, r[k], d);
+    if (vb)
+      ex_values_free_shared(vb, shared);
+    free(shared);
+  }
+  ex_memo_round_done(m);
   ex_values_free(va);
-  free(shared);
   return st;
 }
 
@@ -214,32 +219,44 @@ static int64_t graph_batch(const ir_graph *g) {
   return 0;
 }
 
-/* The graphs of the rounds after the first: a and b rebatched to
- * o->late_batch (*la, *lb) when their batch is larger and both rebatch,
- * else NULL (r->late_refused says why, when a graph was refused). */
-static base_status late_graphs(const ir_graph *a, const ir_graph *b,
-                               const ex_check_opts *o, ir_graph **la,
-                               ir_graph **lb, ex_check_result *r,
+/* The graphs of the rounds after the first: a and each b[k] rebatched to
+ * o->late_batch (*la, lb[k]) when their batch is larger and all rebatch,
+ * else *la NULL (each r[k]->late_refused says why, when a graph was
+ * refused). b[k] NULL: skipped. */
+static base_status late_graphs(const ir_graph *a, const ir_graph *const *b,
+                               int n, const ex_check_opts *o, ir_graph **la,
+                               ir_graph **lb, ex_check_result *const *r,
                                base_diag *d) {
-  *la = *lb = NULL;
+  *la = NULL;
   int64_t batch = graph_batch(a);
-  r->batch = r->late_batch = batch > 0 ? batch : 0;
-  if (o->rounds < 2 || o->late_batch < 1 || batch <= o->late_batch ||
-      graph_batch(b) != batch)
+  for (int k = 0; k < n; k++) {
+    lb[k] = NULL;
+    r[k]->batch = r[k]->late_batch = batch > 0 ? batch : 0;
+  }
+  if (o->rounds < 2 || o->late_batch < 1 || batch <= o->late_batch)
     return BASE_OK;
+  for (int k = 0; k < n; k++)
+    if (b[k] && graph_batch(b[k]) != batch)
+      return BASE_OK;
   base_diag e = {0};
   base_status st = ir_rebatch(a, o->late_batch, la, &e);
-  if (!st)
-    st = ir_rebatch(b, o->late_batch, lb, &e);
+  for (int k = 0; !st && k < n; k++)
+    if (b[k])
+      st = ir_rebatch(b[k], o->late_batch, &lb[k], &e);
   if (st == BASE_ERR_NOMEM)
     return base_diag_set(d, st, 0, 0, "out of memory");
   if (st) { /* an operator computes across the rows: every round whole */
-    memcpy(r->late_refused, e.msg, sizeof r->late_refused);
+    for (int k = 0; k < n; k++) {
+      memcpy(r[k]->late_refused, e.msg, sizeof r[k]->late_refused);
+      ir_graph_free(lb[k]);
+      lb[k] = NULL;
+    }
     ir_graph_free(*la);
     *la = NULL;
     return BASE_OK;
   }
-  r->late_batch = o->late_batch;
+  for (int k = 0; k < n; k++)
+    r[k]->late_batch = o->late_batch;
   return BASE_OK;
 }
 
@@ -318,53 +335,81 @@ static base_status half_opts(const ir_graph *a, const ir_graph *b,
   return BASE_OK;
 }
 
-base_status ex_check_rounds(const ir_graph *a, const ir_graph *b,
-                            const ex_check_opts *opts, ex_check_result *r,
-                            base_diag *d) {
-  ex_check_opts def;
-  if (opts)
-    def = *opts;
-  else
-    ex_check_opts_default(&def);
-  const ex_check_opts *o = &def;
-  memset(r, 0, sizeof *r);
-  if (a->noutputs != b->noutputs)
-    return base_diag_set(d, BASE_ERR_SHAPE, 0, 0,
-                         "the original has %d outputs, the optimized graph %d",
-                         a->noutputs, b->noutputs);
-  if (o->rounds < 1 || o->rounds > EX_CHECK_MAX_ROUNDS)
-    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
-                         "the check runs 1 to %d rounds, not %d",
-                         EX_CHECK_MAX_ROUNDS, o->rounds);
-  base_status st = half_opts(a, b, &def, d);
-  r->rtol = o->rtol;
-  r->atol = o->atol;
-  int same = st || o->run_same ? 0 : same_graph(a, b);
-  if (same < 0)
-    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  if (same) {
-    r->same = 1;
-    return BASE_OK;
+#define CHECK_MAX_B 3 /* graphs compared with one original at once */
+
+/* The check of each b[k] against a (ex_check_rounds), a run once a round
+ * for all of them: r[k] as ex_check_rounds would fill it, but that where a
+ * graph refuses the late batch every pair runs whole. */
+static base_status check_n(const ir_graph *a, const ir_graph *const *bs, int n,
+                           const ex_check_opts *opts, ex_check_result *const *r,
+                           base_diag *d) {
+  ex_check_opts o[CHECK_MAX_B];
+  const ir_graph *b[CHECK_MAX_B];
+  base_status st = BASE_OK;
+  for (int k = 0; k < n; k++) {
+    if (opts)
+      o[k] = *opts;
+    else
+      ex_check_opts_default(&o[k]);
+    memset(r[k], 0, sizeof *r[k]);
+    b[k] = bs[k];
+    if (a->noutputs != b[k]->noutputs)
+      return base_diag_set(
+          d, BASE_ERR_SHAPE, 0, 0,
+          "the original has %d outputs, the optimized graph %d", a->noutputs,
+          b[k]->noutputs);
+    if (o[k].rounds < 1 || o[k].rounds > EX_CHECK_MAX_ROUNDS)
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "the check runs 1 to %d rounds, not %d",
+                           EX_CHECK_MAX_ROUNDS, o[k].rounds);
+    if ((st = half_opts(a, b[k], &o[k], d)))
+      return st;
+    r[k]->rtol = o[k].rtol;
+    r[k]->atol = o[k].atol;
+    int same = o[k].run_same ? 0 : same_graph(a, b[k]);
+    if (same < 0)
+      return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    if (same) { /* no round: the same bits */
+      r[k]->same = 1;
+      b[k] = NULL;
+    }
   }
-  ir_graph *la = NULL, *lb = NULL;
-  if (!st)
-    st = late_graphs(a, b, o, &la, &lb, r, d);
+  int any = 0;
+  for (int k = 0; k < n; k++)
+    any |= b[k] != NULL;
+  if (!any)
+    return BASE_OK;
+  ir_graph *la = NULL, *lb[CHECK_MAX_B] = {NULL};
+  st = late_graphs(a, b, n, &o[0], &la, lb, r, d);
   /* the copies' products come in another order: a memo of their own */
-  ex_memo *m = o->memo_bytes ? ex_memo_new(o->memo_bytes) : NULL;
-  ex_memo *lm = la && o->memo_bytes ? ex_memo_new(o->memo_bytes) : NULL;
-  for (int i = 0; !st && i < o->rounds; i++, r->rounds++)
-    st = i && la ? run_round(la, lb, o, i, lm, r, d)
-                 : run_round(a, b, o, i, m, r, d);
-  int64_t rec, reu;
-  ex_memo_stats(m, &r->products_recorded, &r->products_reused);
-  ex_memo_stats(lm, &rec, &reu);
-  r->products_recorded += rec;
-  r->products_reused += reu;
+  ex_memo *m = o[0].memo_bytes ? ex_memo_new(o[0].memo_bytes) : NULL;
+  ex_memo *lm = la && o[0].memo_bytes ? ex_memo_new(o[0].memo_bytes) : NULL;
+  for (int i = 0; !st && i < o[0].rounds; i++) {
+    st = i && la ? run_round(la, (const ir_graph *const *)lb, n, o, i, lm, r, d)
+                 : run_round(a, b, n, o, i, m, r, d);
+    for (int k = 0; k < n; k++)
+      r[k]->rounds += b[k] != NULL;
+  }
+  int64_t rec, reu, rec2, reu2;
+  ex_memo_stats(m, &rec, &reu);
+  ex_memo_stats(lm, &rec2, &reu2);
+  for (int k = 0; k < n; k++) {
+    r[k]->products_recorded = rec + rec2;
+    r[k]->products_reused = reu + reu2;
+  }
   ex_memo_free(m);
   ex_memo_free(lm);
   ir_graph_free(la);
-  ir_graph_free(lb);
+  for (int k = 0; k < n; k++)
+    ir_graph_free(lb[k]);
   return st;
+}
+
+base_status ex_check_rounds(const ir_graph *a, const ir_graph *b,
+                            const ex_check_opts *opts, ex_check_result *r,
+                            base_diag *d) {
+  ex_check_result *rs[1] = {r};
+  return check_n(a, &b, 1, opts, rs, d);
 }
 
 base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
@@ -395,11 +440,10 @@ base_status ex_check_half_second(const ir_graph *f, const ir_graph *wide,
   if (dr < 0 || ds < 0)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   r->tol = ex_half_tolerance(t, dr > ds ? dr : ds);
-  base_status st = ex_check_rounds(f, wide, opts, &r->wide, d);
-  if (!st && r->wide.worst <= 1)
-    st = ex_check_rounds(f, ref, opts, &r->ref, d);
-  if (!st && r->wide.worst <= 1)
-    st = ex_check_rounds(f, res, opts, &r->res, d);
+  /* the float32 model runs once a round for the three (check_n) */
+  const ir_graph *b[3] = {wide, ref, res};
+  ex_check_result *rs[3] = {&r->wide, &r->ref, &r->res};
+  base_status st = check_n(f, b, 3, opts, rs, d);
   if (st || !(r->wide.worst <= 1))
     return st;
   double most = 0; /* the model's half copy's largest error so far */
