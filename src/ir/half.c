@@ -264,14 +264,6 @@ static base_status conv_run(conv *c) {
   return st;
 }
 
-/* Whether g's tensor t is an output of g. */
-static int is_output(const ir_graph *g, int t) {
-  for (int i = 0; i < g->noutputs; i++)
-    if (g->outputs[i] == t)
-      return 1;
-  return 0;
-}
-
 /* Widens node n: a cast from a float type to a float type is dropped (its
  * readers read its input) unless it writes an output of g. */
 static base_status wide_node(conv *c, const ir_node *n) {
@@ -282,7 +274,7 @@ static base_status wide_node(conv *c, const ir_node *n) {
   ir_attrs a = n->a;
   if (n->op == IR_OP_CAST && ir_dtype_is_float((ir_dtype)a.groups) &&
       ir_dtype_is_float((ir_dtype)c->h->tensors[in[0]].dtype)) {
-    if (!is_output(c->g, n->out[0])) {
+    if (!ir_is_output(c->g, n->out[0])) {
       c->map[n->out[0]] = in[0];
       return BASE_OK;
     }

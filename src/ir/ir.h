@@ -627,6 +627,8 @@ void ir_weight_only(const ir_graph *g, unsigned char *mask);
  * (IR_OPF_VIEW_BLOCKS), or it keeps the order of the dimensions larger
  * than 1 (IR_OPF_VIEW_ORDER). */
 int ir_node_is_view(const ir_graph *g, const ir_node *n);
+/* Whether tensor t is one of g's outputs. */
+int ir_is_output(const ir_graph *g, int t);
 /* Whether split node i of g along its input's last axis is read in place:
  * every output read only by fused nodes (no batch norm in the body),
  * directly or through reshapes that keep the input's leading dimensions

@@ -564,7 +564,7 @@ int ir_node_is_view(const ir_graph *g, const ir_node *n) {
   return 1;
 }
 
-static int graph_output(const ir_graph *g, int t) {
+int ir_is_output(const ir_graph *g, int t) {
   for (int i = 0; i < g->noutputs; i++)
     if (g->outputs[i] == t)
       return 1;
@@ -576,7 +576,7 @@ static int graph_output(const ir_graph *g, int t) {
  * reshapes keeping its first lead dimensions; none a graph output. */
 static int fused_reads_only(const ir_graph *g, int t, int lead, int depth,
                             int (*ok)(const void *u, int j), const void *u) {
-  if (graph_output(g, t))
+  if (ir_is_output(g, t))
     return 0;
   const ir_shape *s = &g->tensors[t].shape;
   for (int j = 0; j < g->nnodes; j++) {
@@ -590,11 +590,11 @@ static int fused_reads_only(const ir_graph *g, int t, int lead, int depth,
       return 0;
     if (n->op == IR_OP_FUSED) {
       const ir_body *b = ir_body_get(n->a.body);
-      for (int o = 0; b && o < b->nops; o++)
-        if (b->ops[o].op == IR_OP_BATCHNORM)
-          return 0;
       if (!b)
         return 0;
+      for (int o = 0; o < b->nops; o++)
+        if (b->ops[o].op == IR_OP_BATCHNORM)
+          return 0;
       continue;
     }
     const ir_shape *y = &g->tensors[n->out[0]].shape;

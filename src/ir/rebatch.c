@@ -530,9 +530,16 @@ static int add_leaf(const rb_ctx *c, int t, ir_graph *h, base_diag *d) {
   return id;
 }
 
+/* A node named after n's output plus suffix k; its output, or -1. */
 static int32_t add_named(const rb_ctx *c, const ir_node *n, const char *sfx,
                          ir_opcode op, const int32_t *in, int nin,
-                         const ir_attrs *a, ir_graph *h, base_diag *d);
+                         const ir_attrs *a, ir_graph *h, base_diag *d) {
+  char name[300];
+  const char *nm[1] = {name};
+  snprintf(name, sizeof name, "%s.%s", c->g->tensors[n->out[0]].name, sfx);
+  int id = ir_add_node(h, op, in, nin, a, nm, d);
+  return id < 0 ? -1 : h->nodes[id].out[0];
+}
 
 /* The new graph's tensor for input k of concat n: a tensor that does not
  * carry the batch broadcast to it (ewmul by ones); a batch_weight sliced
@@ -561,31 +568,15 @@ static int32_t broadcast_in(const rb_ctx *c, const ir_node *n, int k,
   a.nlist = s->rank;
   for (int i = 0; i < s->rank; i++)
     a.list[i] = i == axis ? c->b1 : 1;
-  char name[2][300];
-  const char *nm[1] = {name[0]};
-  snprintf(name[0], sizeof name[0], "%s.ones%d", c->g->tensors[n->out[0]].name,
-           k);
-  int one = ir_add_node(h, IR_OP_CONST_ONES, NULL, 0, &a, nm, d);
-  if (one < 0)
+  char sfx[2][32];
+  snprintf(sfx[0], sizeof sfx[0], "ones%d", k);
+  snprintf(sfx[1], sizeof sfx[1], "batch%d", k);
+  int32_t in[2] = {
+      src, add_named(c, n, sfx[0], IR_OP_CONST_ONES, NULL, 0, &a, h, d)};
+  if (in[1] < 0)
     return -1;
-  int32_t in[2] = {src, h->nodes[one].out[0]};
-  snprintf(name[1], sizeof name[1], "%s.batch%d", c->g->tensors[n->out[0]].name,
-           k);
-  nm[0] = name[1];
   ir_attrs_default(IR_OP_EWMUL, &a);
-  int id = ir_add_node(h, IR_OP_EWMUL, in, 2, &a, nm, d);
-  return id < 0 ? -1 : h->nodes[id].out[0];
-}
-
-/* A node named after n's output plus suffix k; its output, or -1. */
-static int32_t add_named(const rb_ctx *c, const ir_node *n, const char *sfx,
-                         ir_opcode op, const int32_t *in, int nin,
-                         const ir_attrs *a, ir_graph *h, base_diag *d) {
-  char name[300];
-  const char *nm[1] = {name};
-  snprintf(name, sizeof name, "%s.%s", c->g->tensors[n->out[0]].name, sfx);
-  int id = ir_add_node(h, op, in, nin, a, nm, d);
-  return id < 0 ? -1 : h->nodes[id].out[0];
+  return add_named(c, n, sfx[1], IR_OP_EWMUL, in, 2, &a, h, d);
 }
 
 /* The bias of a row-layout attention n for the new batch: one that holds
