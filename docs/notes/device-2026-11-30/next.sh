@@ -76,13 +76,29 @@ rest() { # what issue 42 still lacks after the 06:12 loan (notes/benchmarks.md):
     NETS="tv_regnet_y_800mf" BUDGET=300 $B/gpu-half >$W/r.bf16.log 2>&1 &
   wait
 }
+f32() { # issue 41: the seven transformers in float32 (TF32 both sides), then
+  # the b16 graphs' profiles (where the time goes at b16)
+  CUDA_VISIBLE_DEVICES=0 timeout 520 python3 $B/bench-transformers.py --superopt $B/superopt \
+    --out $W/f/a --dtype f32 --nets bert,t5_encoder,vit_b_16,swin_t \
+    --batches 1,16 --budget 470 >$W/f.a.log 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 timeout 520 python3 $B/bench-transformers.py --superopt $B/superopt \
+    --out $W/f/b --dtype f32 --nets distilbert,llama,maxvit_t \
+    --batches 1,16 --budget 470 >$W/f.b.log 2>&1 &
+  wait
+  for g in $W/f/a/bert.b16.opt.graph $W/f/b/distilbert.b16.opt.graph \
+    $W/f/b/llama.b16.opt.graph $W/f/b/maxvit_t.b16.opt.graph; do
+    [ -f $g ] && timeout 20 $B/superopt run $g --device cuda --iters 50 --profile \
+      >$W/$(basename $g .opt.graph).f32.profile.txt 2>&1
+  done
+}
 case ${1:-} in
+6) f32 ;; # after 5, in the same loan (about 560 s)
 5) splittests; gate; rest ;; # a short loan: the libs call, then this (about 600 s)
 1) splittests; gate; cnns bf16 ;;
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
