@@ -417,14 +417,18 @@ static const char *forms[] = {
     "output t\n",
     "input x: [64]\nweight c: [64]\nz = ewsub(c, c)\nt = ewadd(x, z)\n"
     "output t\n",
-    "input x: [64]\nweight c: [64]\nt = ewadd(x, c)\noutput t\n"};
-static float sixteen[64];
+    "input x: [64]\nweight c: [64]\nt = ewadd(x, c)\noutput t\n",
+    "input x: [64]\nweight c: [64]\ns = ewadd(x, c)\nt = ewsub(s, c)\n"
+    "output t\n"};
+static float sixteen[64], sixty_four[64];
 
+/* Form 3 is form 0 with c = 64: in bf16 x + 64 rounds to steps of 1/2,
+ * four times x + 16's. */
 static ir_graph *form(int k) {
   ir_graph *g = parse(forms[k]);
   for (int i = 0; i < 64; i++)
-    sixteen[i] = 16;
-  g->tensors[ir_find_tensor(g, "c")].data = sixteen;
+    sixteen[i] = 16, sixty_four[i] = 64;
+  g->tensors[ir_find_tensor(g, "c")].data = k == 3 ? sixty_four : sixteen;
   return g;
 }
 
@@ -460,6 +464,26 @@ Test(half, second_test_takes_what_rounds_no_worse) {
   h = second_test(0, 2);
   cr_expect_not(h.pass, "a wrong result");
   cr_expect_gt(h.wide.worst, 1.0);
+  cr_expect_eq(h.more_round, -1, "no round judged again: its copy is exact");
+}
+
+/* A round over its bound where the model's own copy is over the tolerance
+ * too is judged again over more seeds (exec.h): (x + 64) - 64 rounds about
+ * four times worse than the model (x + 16) - 16 on every seed, and fails
+ * there too; the message names the round and the seeds. */
+Test(half, second_test_more_seeds_when_the_copy_is_noise) {
+  ex_half_second h = second_test(0, 3);
+  cr_expect_gt(h.ref.round_l2[0], h.tol, "the copy itself over the tolerance");
+  cr_expect_eq(h.more_round, 0);
+  cr_expect_eq(h.more_seeds, 1 + EX_HALF_MORE_SEEDS);
+  cr_expect_leq(h.more_wide, 1.0, "the float32 forms agree on the seeds");
+  cr_expect_gt(h.more_res, 3 * h.more_ref);
+  cr_expect_not(h.more_pass);
+  cr_expect_not(h.pass);
+  cr_expect_eq(h.round, 0);
+  char e[200];
+  ex_half_second_rounds(&h, e, sizeof e);
+  cr_expect(strstr(e, "; round 1 over 5 seeds: ") != NULL, "%s", e);
 }
 
 Test(half, graph_depth) {
