@@ -386,8 +386,9 @@ static base_status check_n(const ir_graph *a, const ir_graph *const *bs, int n,
   ex_memo *m = o[0].memo_bytes ? ex_memo_new(o[0].memo_bytes) : NULL;
   ex_memo *lm = la && o[0].memo_bytes ? ex_memo_new(o[0].memo_bytes) : NULL;
   for (int i = 0; !st && i < o[0].rounds; i++) {
-    st = (i || o[0].all_late) && la ? run_round(la, (const ir_graph *const *)lb, n, o, i, lm, r, d)
-                 : run_round(a, b, n, o, i, m, r, d);
+    st = (i || o[0].all_late) && la
+             ? run_round(la, (const ir_graph *const *)lb, n, o, i, lm, r, d)
+             : run_round(a, b, n, o, i, m, r, d);
     for (int k = 0; k < n; k++)
       r[k]->rounds += b[k] != NULL;
   }

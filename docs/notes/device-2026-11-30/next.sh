@@ -97,7 +97,28 @@ mb3() { # MobileNet-V3 f16 again (refused at b1 in call 5: the second test's
   GPU_HALF_ONE=1 CUDA_VISIBLE_DEVICES=0 OUT=$W/m/f16 DTYPES=f16 STAGES="prep bench" \
     NETS="tv_mobilenet_v3_large" BUDGET=300 $B/gpu-half >$W/m.f16.log 2>&1
 }
+sweep() { # issue 41: cuBLASLt's candidates per algorithm id (SUPEROPT_MM_SWEEP)
+  # against the heuristic's 24, fresh tuning both (exp/: call 6's float32
+  # graphs, weights drawn), alternately; GPU 0 and GPU 1 split the graphs
+  one() { # GPU graphs...
+    local gpu=$1; shift
+    for g in "$@"; do
+      n=$(basename $g .opt.graph)
+      vs="0 1 0 1"; case $n in maxvit*) vs="0 1" ;; esac
+      for v in $vs; do
+        if [ $v = 1 ]; then e="SUPEROPT_MM_SWEEP=1 SUPEROPT_TUNE_LOG=1"; else e="SUPEROPT_TUNE_CACHE=off"; fi
+        env CUDA_VISIBLE_DEVICES=$gpu $e timeout 100 $B/superopt run $g --device cuda --iters 200 \
+          >$W/sw.$n.$v.out 2>$W/sw.$n.$v.err
+        echo "$n sweep=$v $(grep -E '^time' $W/sw.$n.$v.out | head -1)" >>$W/sweep.$gpu.txt
+      done
+    done
+  }
+  one 0 exp/bert.b16.opt.graph exp/vit_b_16.b16.opt.graph exp/t5_encoder.b16.opt.graph exp/swin_t.b16.opt.graph &
+  one 1 exp/distilbert.b16.opt.graph exp/llama.b16.opt.graph exp/bert.b1.opt.graph exp/maxvit_t.b16.opt.graph &
+  wait
+}
 case ${1:-} in
+8) sweep ;; # after the libs call (about 200 s)
 7) mb3 ;; # a short loan: the libs call, then this (about 150 s)
 6) f32 ;; # after 5, in the same loan (about 560 s)
 5) splittests; gate; rest ;; # a short loan: the libs call, then this (about 600 s)
@@ -105,7 +126,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack

@@ -11,6 +11,11 @@
 #include "../gpu_int.h"
 
 #define GPU_MM_CANDIDATES 24
+/* $SUPEROPT_MM_SWEEP set: besides the heuristic's GPU_MM_CANDIDATES, each
+ * algorithm id's best GPU_MM_PER_ID configurations (the heuristic limited
+ * to that id), at most GPU_MM_WIDE candidates in all */
+#define GPU_MM_PER_ID 6
+#define GPU_MM_WIDE 320
 
 typedef struct mm_scratch {
   float *a, *b, *c, *bias;
@@ -116,6 +121,68 @@ static base_status remember(gpu_ctx *c, const gpu_mm_choice *ch, base_diag *d) {
   return BASE_OK;
 }
 
+/* Adds to r[0..*nr-1] (room for GPU_MM_WIDE) each of cuBLASLt's
+ * algorithm ids' best configurations for m (the heuristic limited to the
+ * id), those not already there; a failing query adds nothing. */
+static void wider(gpu_ctx *c, gpu_mm *m, cublasLtMatmulHeuristicResult_t *r,
+                  int *nr) {
+  int32_t ct = 0, st = 0;
+  uint32_t ta = 0, tb = 0, tc = 0;
+  size_t w;
+  if (cublasLtMatmulDescGetAttribute(m->desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE,
+                                     &ct, sizeof ct, &w) ||
+      cublasLtMatmulDescGetAttribute(m->desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE,
+                                     &st, sizeof st, &w) ||
+      cublasLtMatrixLayoutGetAttribute(m->la, CUBLASLT_MATRIX_LAYOUT_TYPE, &ta,
+                                       sizeof ta, &w) ||
+      cublasLtMatrixLayoutGetAttribute(m->lb, CUBLASLT_MATRIX_LAYOUT_TYPE, &tb,
+                                       sizeof tb, &w) ||
+      cublasLtMatrixLayoutGetAttribute(m->lc, CUBLASLT_MATRIX_LAYOUT_TYPE, &tc,
+                                       sizeof tc, &w))
+    return;
+  int ids[128], nids = 0;
+  if (cublasLtMatmulAlgoGetIds(c->lt, (cublasComputeType_t)ct,
+                               (cudaDataType_t)st, (cudaDataType_t)ta,
+                               (cudaDataType_t)tb, (cudaDataType_t)tc,
+                               (cudaDataType_t)tc, 128, ids, &nids))
+    return;
+  cublasLtMatmulPreference_t pref;
+  if (cublasLtMatmulPreferenceCreate(&pref))
+    return;
+  size_t ws = GPU_MM_WS;
+  uint32_t mode = CUBLASLT_SEARCH_LIMITED_BY_ALGO_ID;
+  if (cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) ||
+      cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_SEARCH_MODE, &mode, sizeof mode))
+    nids = 0;
+  for (int i = 0; i < nids && *nr < GPU_MM_WIDE; i++) {
+    cublasLtMatmulHeuristicResult_t h[GPU_MM_PER_ID];
+    memset(h, 0, sizeof h);
+    cublasLtMatmulAlgo_t a;
+    if (cublasLtMatmulAlgoInit(c->lt, (cublasComputeType_t)ct,
+                               (cudaDataType_t)st, (cudaDataType_t)ta,
+                               (cudaDataType_t)tb, (cudaDataType_t)tc,
+                               (cudaDataType_t)tc, ids[i], &a))
+      continue;
+    for (int j = 0; j < GPU_MM_PER_ID; j++)
+      h[j].algo = a;
+    int nh = 0;
+    if (cublasLtMatmulAlgoGetHeuristic(c->lt, m->desc, m->la, m->lb, m->lc,
+                                       m->lc, pref, GPU_MM_PER_ID, h, &nh))
+      continue;
+    for (int j = 0; j < nh && *nr < GPU_MM_WIDE; j++) {
+      int dup = h[j].state != CUBLAS_STATUS_SUCCESS;
+      for (int q = 0; q < *nr && !dup; q++)
+        dup = !memcmp(&r[q].algo, &h[j].algo, sizeof h[j].algo);
+      if (!dup)
+        r[(*nr)++] = h[j];
+    }
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cudaGetLastError();
+}
+
 base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
                           base_diag *d) {
   for (int i = 0; i < c->nmms; i++)
@@ -145,20 +212,36 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
   size_t ws = GPU_MM_WS;
   cublasStatus_t e = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  cublasLtMatmulHeuristicResult_t r[GPU_MM_CANDIDATES];
+  cublasLtMatmulHeuristicResult_t *r = base_malloc(GPU_MM_WIDE * sizeof *r);
   int nr = 0;
+  if (!r) {
+    cublasLtMatmulPreferenceDestroy(pref);
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  }
   if (e == CUBLAS_STATUS_SUCCESS)
     e = cublasLtMatmulAlgoGetHeuristic(c->lt, m->desc, m->la, m->lb, m->lc,
                                        m->lc, pref, GPU_MM_CANDIDATES, r, &nr);
   cublasLtMatmulPreferenceDestroy(pref);
+  if (e != CUBLAS_STATUS_SUCCESS || nr < 1)
+    free(r);
   if (e != CUBLAS_STATUS_SUCCESS)
     return gpu_blas_fail(d, e, "cublasLtMatmulAlgoGetHeuristic");
   if (nr < 1)
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "cuBLASLt has no algorithm for a matmul");
+  int nh = nr;
+  if (getenv("SUPEROPT_MM_SWEEP"))
+    wider(c, m, r, &nr);
   float ms;
   int i = fastest(c, k, m, r, nr, &ms);
+  if (c->tune_log && nr > nh)
+    fprintf(stderr,
+            "tune: matmul %lldx%lldx%lld: %d candidates (%d of the "
+            "heuristic's), the fastest %.4f ms is the %s's #%d\n",
+            (long long)k->m, (long long)k->n, (long long)k->k, nr, nh, ms,
+            i < nh ? "heuristic" : "sweep", i < nh ? i : i - nh);
   gpu_mm_choice ch = {*k, r[i].algo, r[i].workspaceSize, ms};
+  free(r);
   m->algo = ch.algo;
   m->ws = ch.ws;
   m->ms = ms;

@@ -220,7 +220,7 @@ static gpu_tune *tune_of(gpu_ctx *c) {
             c->opt.legacy_conv || env_set("SUPEROPT_CONV_FUSE") ||
             env_set("SUPEROPT_DW") || env_set("SUPEROPT_DW_EP") ||
             env_set("SUPEROPT_DNN_RTC") || env_set("SUPEROPT_SK") ||
-            env_set("SUPEROPT_DWT");
+            env_set("SUPEROPT_DWT") || env_set("SUPEROPT_MM_SWEEP");
   t->convs = kConvs, t->mms = kMms;
   if (t->off)
     return NULL;
