@@ -731,7 +731,7 @@ Test(rebatch, broadcasts_a_weight_concatenated_with_the_batch) {
 Test(rebatch, slices_or_broadcasts_a_weight_folded_at_the_batch) {
   ir_graph *g = class_token(4, 3), *h = rebatched_token(g, 2, 4, 4);
   base_diag d;
-  int r = ir_find_tensor(h, "t.rows");
+  int r = ir_find_tensor(h, "t.rows0");
   cr_assert(r >= 0 && h->nodes[h->tensors[r].node].op == IR_OP_SLICE);
   cr_assert_eq(h->tensors[r].shape.dim[0], 2);
   ir_graph_free(h);
@@ -744,10 +744,27 @@ Test(rebatch, slices_or_broadcasts_a_weight_folded_at_the_batch) {
     v[i] = (float)(i % 8);
   g->tensors[t].data = v;
   h = rebatched_token(g, 8, 4, 4);
-  cr_assert(ir_find_tensor(h, "t.row0") >= 0);
+  cr_assert(ir_find_tensor(h, "t.row0_0") >= 0);
   ir_graph_free(h);
   v[27] = 9; /* the fourth row differs */
   cr_assert_eq(ir_rebatch(g, 8, &h, &d), BASE_ERR_SHAPE);
+  ir_graph_free(g);
+}
+
+/* Two weights folded at the batch in one concat: each its own slice,
+ * named by its input (one name for both would be refused). */
+Test(rebatch, slices_two_weights_folded_at_the_batch) {
+  ir_graph *g = parse_ok("input x: [4,3,8]\nweight cls: [4,1,8]\n"
+                         "weight dist: [4,1,8]\n"
+                         "t = concat(cls, dist, x) axis=1\noutput t\n");
+  ir_graph *h = NULL;
+  base_diag d;
+  cr_assert_eq(ir_rebatch(g, 2, &h, &d), BASE_OK, "%s", d.msg);
+  cr_expect_eq(dim_of(h, "t", 0), 2);
+  cr_expect_eq(dim_of(h, "t", 1), 5);
+  cr_expect_eq(dim_of(h, "t.rows0", 0), 2);
+  cr_expect_eq(dim_of(h, "t.rows1", 0), 2);
+  ir_graph_free(h);
   ir_graph_free(g);
 }
 

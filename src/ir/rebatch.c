@@ -559,8 +559,9 @@ static int32_t broadcast_in(const rb_ctx *c, const ir_node *n, int k,
     for (int i = 0; i < s->rank; i++)
       a.list[i] = 0, a.list2[i] = i == axis ? keep : s->dim[i];
     int32_t x[1] = {map[t]};
-    src = add_named(c, n, keep == 1 ? "row0" : "rows", IR_OP_SLICE, x, 1, &a, h,
-                    d);
+    char sfx[32]; /* by the input's index, as the ones and products below */
+    snprintf(sfx, sizeof sfx, "%s%d", keep == 1 ? "row0_" : "rows", k);
+    src = add_named(c, n, sfx, IR_OP_SLICE, x, 1, &a, h, d);
     if (src < 0 || keep == c->b1)
       return src;
   }
