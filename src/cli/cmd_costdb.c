@@ -267,7 +267,8 @@ static int fit(cd_db *db, const cd_device *dev, double factor) {
     printf("no rows to fit: every operator keeps the roofline estimate\n");
     return CLI_OK;
   }
-  printf("ms = fixed (x inputs for concat) + bytes / bandwidth + flops / "
+  printf("ms = fixed (x launches of 8 inputs for concat) + bytes / bandwidth + "
+         "flops / "
          "rate (conv2d/matmul: TF32; conv2d/kxk: at least one wave's flops)"
          " or + bytes beyond the 50 MB L2 / the GB/s of TFLOP/s|L2 (other "
          "operators); irregular_GB/s: the bandwidth of "

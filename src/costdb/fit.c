@@ -13,8 +13,8 @@
  * (peak: the TF32 rate for conv2d/matmul, which the CUDA executor runs in
  * TF32; the flops term only for those, a dense k x k conv2d's at least one
  * wave's; other operators' third term is the bytes beyond the L2 cache;
- * a float32 concat's fixed cost is per input; a slice's and gather's
- * bytes what they show; irregular bytes those moved without 16-byte
+ * a float32 concat's fixed cost is one a CXK_PARTS (8) inputs; a slice's and
+ * gather's bytes what they show; irregular bytes those moved without 16-byte
  * accesses (a half pool's window reads one element at a time), and a dense
  * (or half depthwise) convolution's flops at the FP32 rate where its
  * channels are not 16-byte runs; a softmax's waves of one block a row, or
@@ -361,12 +361,13 @@ static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
                      : w->flops;
   const ir_node *nd = &g->nodes[node];
   int half = ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype);
-  /* a float32 concat pays per input: about 1.1 us each on both GPUs'
-   * tables, next to a fixed cost of about 0 (issue 43; rows of the
-   * executor's launch-an-input concat, which the one-launch kernel has
-   * replaced since, but for half concats whose halves do not pair:
-   * side_work) */
-  x[0] = cls == IR_OP_CONCAT && !half ? w->launches * nd->nin : w->launches;
+  /* a float32 concat is one launch a CXK_PARTS (8) inputs (kmove.cu's
+   * cxk_concat); the H200's float32 concat rows measured again with it on
+   * 2026-11-30 (those of 2026-11-22 timed a launch an input, about 1.1 us
+   * each); the H100's are still those (issue 43; docs/costdb.md). A half
+   * concat whose halves do not pair copies part by part: side_work. */
+  x[0] = cls == IR_OP_CONCAT && !half ? w->launches * ((nd->nin + 7) / 8)
+                                      : w->launches;
   x[5] = 0;
   double bytes = moved_bytes(g, node, w), side = 0;
   side_work(g, nd, cls, &x[5], &side);

@@ -117,7 +117,18 @@ sweep() { # issue 41: cuBLASLt's candidates per algorithm id (SUPEROPT_MM_SWEEP)
   one 1 exp/distilbert.b16.opt.graph exp/llama.b16.opt.graph exp/bert.b1.opt.graph exp/maxvit_t.b16.opt.graph &
   wait
 }
+concats() { # issue 43: the float32 concat rows of costdb/h200.tsv and
+  # costdb/mutants/h200.tsv measured again with today's executor (one launch
+  # for all inputs; the rows of 2026-11-22 and 11-28 timed a launch an input)
+  for f in h200 mut; do
+    rm -f /tmp/c$f.db
+    timeout 200 $B/superopt costdb measure --signatures exp/concat-$f.sigs --device h200 \
+      --db /tmp/c$f.db --no-tables >$W/concat-$f.log 2>&1
+    $B/superopt costdb export --db /tmp/c$f.db --device h200 -o $W/concat-$f.tsv >>$W/concat-$f.log 2>&1
+  done
+}
 case ${1:-} in
+9) concats ;; # after the libs call (about 60 s)
 8) sweep ;; # after the libs call (about 200 s)
 7) mb3 ;; # a short loan: the libs call, then this (about 150 s)
 6) f32 ;; # after 5, in the same loan (about 560 s)
@@ -126,7 +137,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
