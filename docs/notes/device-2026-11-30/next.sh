@@ -127,7 +127,16 @@ concats() { # issue 43: the float32 concat rows of costdb/h200.tsv and
     $B/superopt costdb export --db /tmp/c$f.db --device h200 -o $W/concat-$f.tsv >>$W/concat-$f.log 2>&1
   done
 }
+all32() { # issue 43: every row of costdb/h200.tsv measured again (the rows of
+  # 11-22 and 11-29 05:46 predate kernels changed since: flash trims, row
+  # kernels, one-launch concats)
+  rm -f /tmp/call.db
+  timeout 400 $B/superopt costdb measure --signatures exp/all-h200.sigs --device h200 \
+    --db /tmp/call.db --no-tables >$W/all-h200.log 2>&1
+  $B/superopt costdb export --db /tmp/call.db --device h200 -o $W/all-h200.tsv >>$W/all-h200.log 2>&1
+}
 case ${1:-} in
+10) all32 ;; # after the libs call (about 60 s)
 9) concats ;; # after the libs call (about 60 s)
 8) sweep ;; # after the libs call (about 200 s)
 7) mb3 ;; # a short loan: the libs call, then this (about 150 s)
@@ -137,7 +146,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
