@@ -3046,6 +3046,25 @@ Test(cuda, matmul_fast_gelu_epilogue) {
   ir_graph_free(g);
 }
 
+/* $SUPEROPT_MM_SWEEP (tune/blas.c, an experiment): the matmuls' kernels
+ * chosen among each algorithm id's configurations as well compute what
+ * the CPU does: float32 (TF32 and strict) with the folds of mm_fold_graph,
+ * f16 and bf16 with a bias, relu and a residual as C. */
+Test(cuda, matmul_sweep_candidates) {
+  need_gpu();
+  setenv("SUPEROPT_MM_SWEEP", "1", 1);
+  ir_graph *g0 = parse(mm_fold_graph), *g = lowered(g0, 3);
+  gpu_options tf = {0}, strict = {.fp32_strict = 1};
+  compare(g, &tf, 1e-3, "matmul folds, swept (tf32)");
+  compare(g, &strict, 1e-5, "matmul folds, swept (strict)");
+  compare_half_types("input x: @[4,40,64]\nweight w: @[64,48]\n"
+                     "weight b: @[48]\ny = matmul(x, w, b) act=relu\n"
+                     "u = matmul(x, w, b, y)\noutput y, u\n");
+  unsetenv("SUPEROPT_MM_SWEEP");
+  ir_graph_free(g);
+  ir_graph_free(g0);
+}
+
 /* costdb measure times fused nodes like any other (gpu_measure_node puts
  * the node alone in a graph): a fused epilogue after a convolution. */
 Test(cuda, measure_fused_node) {

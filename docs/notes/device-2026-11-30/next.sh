@@ -135,7 +135,12 @@ all32() { # issue 43: every row of costdb/h200.tsv measured again (the rows of
     --db /tmp/call.db --no-tables >$W/all-h200.log 2>&1
   $B/superopt costdb export --db /tmp/call.db --device h200 -o $W/all-h200.tsv >>$W/all-h200.log 2>&1
 }
+mmtests() { # the matmul tests, the sweep's among them (tests/test_cuda.c)
+  timeout 200 $B/test_cuda --filter='cuda/*matmul*' >$W/mmtests.log 2>&1
+  echo "matmul tests exit $?" >>$W/times.txt
+}
 case ${1:-} in
+11) mmtests ;; # after the libs call (about 30 s)
 10) all32 ;; # after the libs call (about 60 s)
 9) concats ;; # after the libs call (about 60 s)
 8) sweep ;; # after the libs call (about 200 s)
@@ -146,7 +151,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
