@@ -139,7 +139,12 @@ mmtests() { # the matmul tests, the sweep's among them (tests/test_cuda.c)
   timeout 200 $B/test_cuda --filter='cuda/*matmul*' >$W/mmtests.log 2>&1
   echo "matmul tests exit $?" >>$W/times.txt
 }
+share() { # issue 43: the measured shares (default, ro, none) of the 12 zoo
+  # graphs at b1 and b16 with the tree's h200 table (scripts/gpu-share)
+  OUT=$W/share BUDGET=390 timeout 420 scripts/gpu-share $B/superopt >$W/share.log 2>&1
+}
 case ${1:-} in
+12) share ;; # after the libs call (about 400 s)
 11) mmtests ;; # after the libs call (about 30 s)
 10) all32 ;; # after the libs call (about 60 s)
 9) concats ;; # after the libs call (about 60 s)
@@ -151,7 +156,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
