@@ -757,11 +757,7 @@ Test(rebatch, slices_two_weights_folded_at_the_batch) {
   ir_graph *g = parse_ok("input x: [4,3,8]\nweight cls: [4,1,8]\n"
                          "weight dist: [4,1,8]\n"
                          "t = concat(cls, dist, x) axis=1\noutput t\n");
-  ir_graph *h = NULL;
-  base_diag d;
-  cr_assert_eq(ir_rebatch(g, 2, &h, &d), BASE_OK, "%s", d.msg);
-  cr_expect_eq(dim_of(h, "t", 0), 2);
-  cr_expect_eq(dim_of(h, "t", 1), 5);
+  ir_graph *h = rebatched_token(g, 2, 5, 4);
   cr_expect_eq(dim_of(h, "t.rows0", 0), 2);
   cr_expect_eq(dim_of(h, "t.rows1", 0), 2);
   ir_graph_free(h);
