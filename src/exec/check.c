@@ -426,6 +426,13 @@ base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
   return st;
 }
 
+/* The second test's bound on a round's error of the result: EX_HALF_REF_K
+ * times most, the model's half copy's largest error so far, at least tol. */
+static double half_bound(double most, double tol) {
+  double lim = EX_HALF_REF_K * most;
+  return lim > tol ? lim : tol;
+}
+
 /* Round i of the second test again over EX_HALF_MORE_SEEDS more seeds at
  * its scale (exec.h): b = {wide, ref, res}; prev, the copy's largest
  * error before round i. Sets r->more_* and r->more_pass. */
@@ -460,9 +467,8 @@ static base_status more_seeds(const ir_graph *f, const ir_graph *const *b,
   r->more_res = sqrt(ss / r->more_seeds);
   r->more_wide = w.worst;
   double most = r->more_ref > prev ? r->more_ref : prev;
-  double lim = EX_HALF_REF_K * most;
-  r->more_pass = w.worst <= 1 && s.rounds > 0 &&
-                 r->more_res <= (lim > r->tol ? lim : r->tol);
+  r->more_pass =
+      w.worst <= 1 && s.rounds > 0 && r->more_res <= half_bound(most, r->tol);
   return BASE_OK;
 }
 
@@ -492,8 +498,7 @@ base_status ex_check_half_second(const ir_graph *f, const ir_graph *wide,
   for (int i = 0; !st && i < r->res.rounds && r->round < 0; i++) {
     double e = r->ref.round_l2[i], prev = most;
     most = e > most ? e : most; /* inf: the half copy overflowed */
-    double lim = EX_HALF_REF_K * most;
-    if (r->res.round_l2[i] <= (lim > r->tol ? lim : r->tol))
+    if (r->res.round_l2[i] <= half_bound(most, r->tol))
       continue;
     if (r->more_round < 0 && e > r->tol && isfinite(e))
       st = more_seeds(f, b, opts, i, prev, r, d);

@@ -230,7 +230,9 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
     return base_diag_set(d, BASE_ERR_INTERNAL, 0, 0,
                          "cuBLASLt has no algorithm for a matmul");
   int nh = nr;
-  if (getenv("SUPEROPT_MM_SWEEP"))
+  const char *sweep = getenv("SUPEROPT_MM_SWEEP"); /* set and not empty, as
+                                                     tune/store.c reads it */
+  if (sweep && *sweep)
     wider(c, m, r, &nr);
   float ms;
   int i = fastest(c, k, m, r, nr, &ms);
