@@ -148,39 +148,36 @@ static int export(cd_db *db, const opts *o) {
 /* ---- estimate -------------------------------------------------------------
  */
 
-static int node_line(cd_db *db, const cd_device *dev, const ir_graph *g, int i,
-                     int folded) {
+static int node_line(cd_db *db, const cd_device *dev, cd_model *m,
+                     const ir_graph *g, int i, int folded, double *sum) {
   const ir_node *nd = &g->nodes[i];
-  double ms = 0;
+  double ms = 0, us = 0;
   int est = 1;
   base_diag d;
-  if (!folded && cd_node_cost(db, dev, g, i, &ms, &est, &d))
+  if (!folded && (cd_node_cost(db, dev, g, i, &ms, &est, &d) ||
+                  cd_model_cost(m, g, i, &us, NULL, &d)))
     return cli_report(&d);
-  char measured[32] = "-";
+  char measured[32] = "-", model[32] = "folded";
   if (folded)
     snprintf(measured, sizeof measured, "folded");
   else if (!est)
     snprintf(measured, sizeof measured, "%.6f", ms);
-  printf("%5d  %-14s %-28s %12.6f %12s\n", i, ir_op(nd->op)->name,
-         g->tensors[nd->out[0]].name, cd_estimate(dev, g, i), measured);
+  if (!folded)
+    snprintf(model, sizeof model, "%.6f", us / 1000);
+  *sum += us;
+  printf("%5d  %-14s %-28s %12.6f %12s %12s\n", i, ir_op(nd->op)->name,
+         g->tensors[nd->out[0]].name, cd_estimate(dev, g, i), measured, model);
   return CLI_OK;
 }
 
 /* The "model total:" line: g priced as `optimize` prices it (cd_model:
  * a node's row, else a lowered node's plain form, else the model fitted
- * on dev's rows), beside "total:"'s rows-else-roofline sum. */
-static int model_total(cd_db *db, const cd_device *dev, const ir_graph *g) {
-  cd_model m;
-  base_diag d;
-  double us = 0;
-  int est = 0;
-  cd_model_init(&m, db, dev);
-  if (cd_model_fit(&m, &d) || cd_sum_cost(g, cd_model_cost, &m, &us, &est, &d))
-    return cli_report(&d);
+ * on dev's rows; the model_ms column), beside "total:"'s rows-else-roofline
+ * sum. us: the model_ms column's sum (weight-only nodes folded: free). */
+static void model_total(const cd_device *dev, double us) {
   printf("model total: %.6f ms (as optimize prices it: a row, else a lowered "
          "node's plain form, else the model fitted on %s's rows)\n",
          us / 1000, dev->name);
-  return CLI_OK;
 }
 
 static int estimate(cd_db *db, const cd_device *dev, const char *path) {
@@ -194,12 +191,19 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
     return cli_oom();
   }
   ir_weight_only(g, folded);
-  printf("%s on %s (%s)\n%5s  %-14s %-28s %12s %12s\n", g->name, dev->name,
-         dev->desc, "node", "operator", "output", "estimate_ms", "measured_ms");
-  for (int i = 0; i < g->nnodes && !rc; i++)
-    rc = node_line(db, dev, g, i, folded[i]);
-  cd_cost c;
+  cd_model m;
   base_diag d;
+  double us = 0;
+  cd_model_init(&m, db, dev);
+  if (cd_model_fit(&m, &d))
+    rc = cli_report(&d);
+  if (!rc)
+    printf("%s on %s (%s)\n%5s  %-14s %-28s %12s %12s %12s\n", g->name,
+           dev->name, dev->desc, "node", "operator", "output", "estimate_ms",
+           "measured_ms", "model_ms");
+  for (int i = 0; i < g->nnodes && !rc; i++)
+    rc = node_line(db, dev, &m, g, i, folded[i], &us);
+  cd_cost c;
   if (!rc && cd_graph_cost(db, dev, g, &c, &d))
     rc = cli_report(&d);
   if (!rc)
@@ -207,7 +211,7 @@ static int estimate(cd_db *db, const cd_device *dev, const char *path) {
            "folded)\n",
            c.ms, g->nnodes, c.nmeasured, c.nestimated, c.nfolded);
   if (!rc)
-    rc = model_total(db, dev, g);
+    model_total(dev, us);
   free(folded);
   ir_graph_free(g);
   return rc;
@@ -274,9 +278,11 @@ static int fit(cd_db *db, const cd_device *dev, double factor) {
          "operators); irregular_GB/s: the bandwidth of "
          "bytes moved through an irregular path (unaligned broadcasts, "
          "slices, transposes, concats; for conv2d: TFLOP/s on the CUDA "
-         "cores, input channels not 16-byte runs; for pools: GB/s of "
+         "cores, input channels not 16-byte runs; for attention: TFLOP/s "
+         "where q, k or v rows are not contiguous; for pools: GB/s of "
          "window reads one element at a time); wave|scalar: a softmax's "
-         "time per wave of one block a row on every SM (us), or the GB/s of "
+         "time per wave of one block a row on every SM (us), attention's "
+         "per block an SM and key tile (us), or the GB/s of "
          "a float32 binary operator with a scalar operand; side_us: each "
          "launch of a kernel the executor adds (a convolution's asymmetric "
          "pad, an activation pass)\n");
@@ -303,12 +309,16 @@ static int fit(cd_db *db, const cd_device *dev, double factor) {
     if (p->c[3] > 0 && (o == IR_OP_CONV2D || o == CD_CLASS_CONV_1X1 ||
                         o == CD_CLASS_CONV_DEPTHWISE))
       snprintf(ir, sizeof ir, "%.1f TF/s", dev->fp32_flops / p->c[3] / 1e12);
+    else if (p->c[3] > 0 && o == IR_OP_ATTENTION) /* rows gathered */
+      snprintf(ir, sizeof ir, "%.1f TF/s",
+               (dev->tf32_flops > 0 ? dev->tf32_flops : dev->fp32_flops) /
+                   (p->c[2] + p->c[3]) / 1e12);
     else if (p->c[3] > 0 && pool) /* window reads, apart */
       snprintf(ir, sizeof ir, "%.0f win", dev->mem_bw / p->c[3] / 1e9);
     else if (p->c[3] > 0) /* the whole bytes' rate on an irregular row */
       snprintf(ir, sizeof ir, "%.0f", dev->mem_bw / (p->c[1] + p->c[3]) / 1e9);
     char wv[32] = "-", sd[32] = "-";
-    if (p->c[4] > 0 && o == IR_OP_SOFTMAX)
+    if (p->c[4] > 0 && (o == IR_OP_SOFTMAX || o == IR_OP_ATTENTION))
       snprintf(wv, sizeof wv, "%.2f us", p->c[4]);
     else if (p->c[4] > 0) /* the whole bytes' rate on a scalar-operand row */
       snprintf(wv, sizeof wv, "%.0f GB/s",

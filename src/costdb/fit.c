@@ -18,7 +18,10 @@
  * accesses (a half pool's window reads one element at a time), and a dense
  * (or half depthwise) convolution's flops at the FP32 rate where its
  * channels are not 16-byte runs; a softmax's waves of one block a row, or
- * a float32 scalar operand's bytes in the fifth term; added launches those
+ * a float32 scalar operand's bytes in the fifth term; an attention's
+ * third term the flops of its padded tiles, its fourth those again where
+ * its rows are gathered, its fifth its blocks an SM times key tiles
+ * (attention_tiles); added launches those
  * of the kernels the executor runs beside the node's own, whose bytes the
  * second term counts: side_work), with fixed > 0 and the rest >= 0,
  * fitted by iteratively reweighted least squares on the relative error
@@ -197,6 +200,32 @@ static double softmax_waves_ms(const ir_graph *g, const ir_node *nd) {
       (ir_dtype_is_half((ir_dtype)x->dtype) && len % 8 == 0 && len <= 2048))
     return 0;
   return 1e-3 * (double)(ir_shape_numel(&x->shape) / len) / SMS;
+}
+
+/* Attention as kflash.cu runs it: blocks of 64 query rows, each
+ * streaming the keys in tiles of 64 (32 where d or e is 128 in float32).
+ * *flops gets the flops of the padded tiles (Swin's windows of 49 rows and
+ * keys fill 59% of a 64 x 64 tile); the result is the blocks an SM (up to
+ * 3 run at once, but each tile's latency is what a lone block pays) times
+ * the key tiles, in thousands (the coefficient reads as us a tile, as
+ * softmax's waves). *gather: whether a row of q, k or v is not contiguous
+ * (k as [b,h,d,t], the transposed keys of a head layout): staged by
+ * 4-byte copies instead of 16-byte ones. 0 where the geometry cannot be
+ * read. */
+static double attention_tiles(const ir_graph *g, const ir_node *nd,
+                              double *flops, int *gather) {
+  ir_att_geom a;
+  if (ir_att_geom_of(&nd->a, &g->tensors[nd->in[0]].shape,
+                     &g->tensors[nd->in[1]].shape, &g->tensors[nd->in[2]].shape,
+                     &a))
+    return 0;
+  int half = ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype);
+  int64_t kt = !half && (a.d == 128 || a.e == 128) ? 32 : 64;
+  int64_t qb = (a.s + 63) / 64, tiles = (a.t + kt - 1) / kt;
+  double blocks = (double)a.b * (double)a.h * (double)qb;
+  *flops = blocks * 64 * (double)(tiles * kt) * (double)(2 * a.d + 2 * a.e);
+  *gather = a.st[0][3] != 1 || a.st[1][2] != 1 || a.st[2][3] != 1;
+  return 1e-3 * ceil(blocks / SMS) * (double)tiles;
 }
 
 /* The bytes (in ms at the device's bandwidth) node moves through an
@@ -380,6 +409,13 @@ static void features(const cd_device *dev, const ir_graph *g, int node, int cls,
   x[4] = nd->op == IR_OP_SOFTMAX ? softmax_waves_ms(g, nd)
          : scalar_operand(g, nd) ? x[1]
                                  : 0;
+  if (nd->op == IR_OP_ATTENTION) { /* the padded tiles' flops, their waves */
+    double pf = flops;
+    int gather = 0;
+    x[4] = attention_tiles(g, nd, &pf, &gather);
+    x[2] = 1e3 * pf / peak;
+    x[3] = gather ? x[2] : 0;
+  }
   /* half depthwise convolutions too: kdwt.cu's tiles need channels a
    * multiple of 8 */
   if ((cls == IR_OP_CONV2D || cls == CD_CLASS_CONV_1X1 ||

@@ -143,7 +143,21 @@ share() { # issue 43: the measured shares (default, ro, none) of the 12 zoo
   # graphs at b1 and b16 with the tree's h200 table (scripts/gpu-share)
   OUT=$W/share BUDGET=390 timeout 420 scripts/gpu-share $B/superopt >$W/share.log 2>&1
 }
+fitatt() { # issue 43, evening: the shares again with attention priced by
+  # its padded tiles (BERT-base b16 --passes none: 50 matmuls, 68 before) on
+  # GPU 0; on GPU 1 every node's time of exp/*.graph (Inception-v3 b1 none
+  # and default, BERT-base b16 none and default, DeiT-tiny b1 with the old
+  # and the new fit)
+  CUDA_VISIBLE_DEVICES=0 OUT=$W/share BUDGET=390 timeout 420 scripts/gpu-share $B/superopt >$W/share.log 2>&1 &
+  for g in exp/*.graph; do
+    n=$(basename $g .graph)
+    CUDA_VISIBLE_DEVICES=1 timeout 60 $B/superopt run $g --device cuda --iters 50 \
+      --profile --profile-tsv $W/$n.profile.tsv >$W/$n.profile.txt 2>&1
+  done
+  wait
+}
 case ${1:-} in
+13) fitatt ;; # after the libs call (about 400 s)
 12) share ;; # after the libs call (about 400 s)
 11) mmtests ;; # after the libs call (about 30 s)
 10) all32 ;; # after the libs call (about 60 s)
@@ -156,7 +170,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
