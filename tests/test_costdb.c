@@ -868,11 +868,10 @@ static const struct {
      * flash trims, the broadcast kernels, one-launch concats): h200 11 ->
      * 2 rows beyond 2x, h200+mutants 36 -> 24 (its k x k 12 -> 13: the
      * 3x3 of a [1,2048,8,8] input at 2.1x over); attention priced by its
-     * padded tiles (fit_features_of_attention) 2 -> 0. Left: BERT's mask
-     * where over [16,1,128,128] with two scalars (2.3x under) */
-    {"h200", "where", 1},
+     * padded tiles (fit_features_of_attention) 2 -> 0; BERT's mask where
+     * with two scalars (kew.cu's four-a-thread path, measured again
+     * 2026-11-30 11:30: 4.5 -> 1.9 us) 1 -> 0. h200: none left */
     {"h200+mutants", "pad", 1},
-    {"h200+mutants", "where", 1},
     /* h200-bf16 and h200-f16: measured again 2026-11-30 00:31 UTC (tree
      * 345c2cb, every node in the whole graph's layout). Transposes
      * [1000,784] and [1000,768] perm [1,0] and ShuffleNet's

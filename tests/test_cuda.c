@@ -400,7 +400,12 @@ static const char *const op_graphs[] = {
     "e = gather(emb, ids)\neq = equal(ids, m)\nnt = not(eq)\n"
     "f = cast(nt) to=f32\ner: bool[2,7,1] = reshape(eq) shape=[2,7,1]\n"
     "w = where(er, s, e)\ni = cast(f) to=i64\nb = cast(s) to=bool\n"
-    "output w, f, i, b\n",
+    /* where with two scalars over a mask laid out like its output
+     * (BERT's mask): four elements a thread; true everywhere, then false */
+    "input i8: i64[2,1,2,8]\nweight sa: []\nweight sb: []\n"
+    "t8 = equal(i8, i8)\nf8 = not(t8)\n"
+    "wt = where(t8, sa, sb)\nwf = where(f8, sa, sb)\n"
+    "output w, f, i, b, wt, wf\n",
     /* conv: asymmetric same padding (stride 2), bias + sigmoid */
     "input x: [3,5,13,11]\nweight w: [7,5,3,3]\nweight b: [7]\n"
     "y = conv2d(x, w, b) stride=[2,2] act=sigmoid\noutput y\n",

@@ -156,7 +156,18 @@ fitatt() { # issue 43, evening: the shares again with attention priced by
   done
   wait
 }
+wheres() { # issue 43: test_cuda whole (k_where_scalar4 among the op
+  # graphs), then the two where rows of costdb/h200.tsv measured again and
+  # three attention signatures the fit prices (exp/where.sigs)
+  timeout 300 $B/test_cuda >$W/test_cuda.log 2>&1
+  echo "test_cuda exit $?" >>$W/times.txt
+  rm -f /tmp/cw.db
+  timeout 100 $B/superopt costdb measure --signatures exp/where.sigs --device h200 \
+    --db /tmp/cw.db --no-tables >$W/where.log 2>&1
+  $B/superopt costdb export --db /tmp/cw.db --device h200 -o $W/where.tsv >>$W/where.log 2>&1
+}
 case ${1:-} in
+14) wheres ;; # after the libs call (about 150 s)
 13) fitatt ;; # after the libs call (about 400 s)
 12) share ;; # after the libs call (about 400 s)
 11) mmtests ;; # after the libs call (about 30 s)
@@ -170,7 +181,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack

@@ -307,6 +307,30 @@ __global__ void k_where(const float *c, const float *a, const float *b,
   }
 }
 
+/* where with scalar a and b and c laid out like the output (BERT's mask,
+ * masked_fill's form): four elements a thread, no index arithmetic */
+__global__ void k_where_scalar4(const float4 *c, const float *a, const float *b,
+                                float4 *o, int64_t n4) {
+  float va = *a, vb = *b;
+  GRID_LOOP(i, n4) {
+    float4 x = c[i];
+    o[i] = make_float4(x.x != 0.0f ? va : vb, x.y != 0.0f ? va : vb,
+                       x.z != 0.0f ? va : vb, x.w != 0.0f ? va : vb);
+  }
+}
+
+/* Whether w's a and b are single values and c is contiguous like the
+ * output. */
+static int where_scalars(const cxk_where_args *w) {
+  int64_t st = 1;
+  for (int d = w->rank - 1; d >= 0; d--) {
+    if (w->sa[d] || w->sb[d] || (w->dim[d] != 1 && w->sc[d] != st))
+      return 0;
+    st *= w->dim[d];
+  }
+  return 1;
+}
+
 } // namespace
 
 extern "C" {
@@ -343,7 +367,11 @@ cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
 cudaError_t cxk_where(cudaStream_t s, const float *c, const float *a,
                       const float *b, float *o, int64_t n,
                       const cxk_where_args *w) {
-  k_where<<<blocks_for(n), kThreads, 0, s>>>(c, a, b, o, n, *w);
+  if (n % 4 == 0 && aligned16(c) && aligned16(o) && where_scalars(w))
+    k_where_scalar4<<<blocks_for(n / 4), kThreads, 0, s>>>(
+        (const float4 *)c, a, b, (float4 *)o, n / 4);
+  else
+    k_where<<<blocks_for(n), kThreads, 0, s>>>(c, a, b, o, n, *w);
   return cudaGetLastError();
 }
 
