@@ -1601,6 +1601,61 @@ Test(costdb, half_fit_prices_unmeasured_half_nodes) {
  * before h200's row of its own; exp, kept in float32 by the half policy,
  * is looked up with float32 inputs (layernorm, half, with bf16 ones);
  * without a bf16 row, h200's. */
+/* A table whose new version drops a row: the row goes with it (a cache
+ * database kept across updates fitted rows the table no longer had: 2,382
+ * h200-bf16 rows against the table's 2,045 on 2026-11-30), while a row
+ * measured here and one `costdb import` brought from a file of the same
+ * name stay. */
+Test(costdb, table_rows_dropped_with_the_table) {
+  ir_graph *g = resnet();
+  char sig[3][CD_SIG_MAX], text[3 * CD_SIG_MAX + 512];
+  for (int i = 0; i < 3; i++)
+    cd_node_sig(g, i, sig[i], sizeof sig[i]);
+  cr_assert(strcmp(sig[0], sig[1]) && strcmp(sig[0], sig[2]) &&
+            strcmp(sig[1], sig[2]));
+  const char *tdir = tmp("drop"), *idir = tmp("dropimp");
+  cr_assert_eq(mkdir(tdir, 0755), 0);
+  cr_assert_eq(mkdir(idir, 0755), 0);
+  snprintf(text, sizeof text,
+           HDR "h100\t%s\t0.5\t0\t9\tgpu\t2025-01-01\n"
+               "h100\t%s\t0.6\t0\t9\tgpu\t2025-01-01\n",
+           sig[0], sig[1]);
+  write_file(tmp("drop/h100.tsv"), text);
+  snprintf(text, sizeof text, HDR "h100\t%s\t0.8\t0\t9\tgpu\t2025-01-01\n",
+           sig[2]);
+  write_file(tmp("dropimp/h100.tsv"), text);
+  const char *imp = tmp("dropimp/h100.tsv");
+  base_diag d;
+  cd_db *db = open_db(tmp("drop.sqlite"));
+  cr_assert_eq(cd_set_tables(db, tdir, &d), BASE_OK);
+  double ms;
+  int est;
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 1, &ms, &est, &d), BASE_OK);
+  cr_assert(!est && ms == 0.6);
+  cr_assert_eq(cd_import_tsv(db, &imp, 1, NULL, &d), BASE_OK, "%s", d.msg);
+  cd_close(db);
+  /* the table's next version: row 1 dropped, row 0 measured again */
+  snprintf(text, sizeof text, HDR "h100\t%s\t0.4\t0\t9\tgpu\t2025-02-01\n",
+           sig[0]);
+  write_file(tmp("drop/h100.tsv"), text);
+  db = open_db(tmp("drop.sqlite"));
+  cr_assert_eq(cd_set_tables(db, tdir, &d), BASE_OK);
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 0, &ms, &est, &d), BASE_OK);
+  cr_assert(!est && ms == 0.4, "%g %d", ms, est);
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 1, &ms, &est, &d), BASE_OK);
+  cr_assert(est, "the dropped row stayed: %g", ms);
+  cr_assert_eq(cd_node_cost(db, dev("h100"), g, 2, &ms, &est, &d), BASE_OK);
+  cr_assert(!est && ms == 0.8, "the imported row went: %g %d", ms, est);
+  cd_stat st[4];
+  int n;
+  cr_assert_eq(cd_stats(db, st, 4, &n, &d), BASE_OK);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(st[0].rows, 2);
+  cr_assert_eq(st[0].imported, 2);
+  cd_close(db);
+  ir_graph_free(g);
+}
+
 Test(costdb, half_table_row_comes_first) {
   char tables[300];
   snprintf(tables, sizeof tables, "%s/tables", dir);

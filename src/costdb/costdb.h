@@ -90,7 +90,9 @@ typedef struct cd_entry {
   double ms;               /* median time, ms (> 0, finite) */
   double stddev_ms;        /* standard deviation of the samples (>= 0) */
   int samples;             /* number of timed runs (>= 1) */
-  const char *source;      /* who measured: "cuda-exec", "tsv:h100.tsv" */
+  const char *source;      /* who measured: "cuda-exec", "tsv:h100.tsv"
+                              (costdb import), "table:h100.tsv" (a
+                              checked-in table imported on use) */
   const char *gpu_name;    /* e.g. "NVIDIA H100 80GB HBM3"; may be "" */
   const char *measured_at; /* ISO 8601 date or time; NULL: now (UTC) */
 } cd_entry;
@@ -131,7 +133,8 @@ base_status cd_check(cd_db *db, base_diag *d);
 typedef struct cd_stat {
   char device[32];
   long rows;      /* measurements stored */
-  long imported;  /* of which came from TSV tables (source "tsv:...") */
+  long imported;  /* of which came from TSV files (source "tsv:..." or
+                     "table:...") */
   char table[64]; /* table file last imported for the device, or "" */
   char hash[17];  /* its XXH3-64 content hash (hex), or "" */
 } cd_stat;

@@ -80,7 +80,8 @@ base_status cd_stats(cd_db *db, cd_stat *out, int max, int *n, base_diag *d) {
       "WITH devs AS (SELECT device FROM costs UNION SELECT device FROM "
       "imports) SELECT devs.device, (SELECT count(*) FROM costs c WHERE "
       "c.device = devs.device), (SELECT count(*) FROM costs c WHERE c.device "
-      "= devs.device AND c.source LIKE 'tsv:%'), i.file, i.hash FROM devs "
+      "= devs.device AND (c.source LIKE 'tsv:%' OR c.source LIKE 'table:%')), "
+      "i.file, i.hash FROM devs "
       "LEFT JOIN imports i ON i.device = devs.device ORDER BY devs.device";
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(db->sql, sql, -1, &s, NULL))

@@ -310,12 +310,14 @@ static const char *base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
+/* Stores rs, each row's source "<kind>:<file name>" (kind "tsv" for
+ * `costdb import`, "table" for a checked-in table imported on use). */
 static base_status store(cd_db *db, const rows *rs, const char *const *paths,
-                         base_diag *d) {
+                         const char *kind, base_diag *d) {
   for (int i = 0; i < rs->n; i++) {
     row r = rs->r[i];
     char src[300];
-    snprintf(src, sizeof src, "tsv:%s", base_name(paths[r.file]));
+    snprintf(src, sizeof src, "%s:%s", kind, base_name(paths[r.file]));
     r.e.source = src;
     base_status st = cd_upsert(db, r.device, r.sig, &r.e, d);
     if (st)
@@ -324,14 +326,17 @@ static base_status store(cd_db *db, const rows *rs, const char *const *paths,
   return BASE_OK;
 }
 
-/* Stores rs and runs record in a savepoint (which nests inside cd_begin):
- * all or nothing. */
+/* Runs pre (SQL, or NULL), stores rs (a table's rows with record set, else
+ * an import's) and runs record in a savepoint (which nests inside
+ * cd_begin): all or nothing. */
 static base_status import_rows(cd_db *db, const rows *rs,
-                               const char *const *paths, const char *record,
-                               base_diag *d) {
+                               const char *const *paths, const char *pre,
+                               const char *record, base_diag *d) {
   if (cd_exec(db, "SAVEPOINT cd_import", d))
     return BASE_ERR_IO;
-  base_status st = store(db, rs, paths, d);
+  base_status st = pre ? cd_exec(db, pre, d) : BASE_OK;
+  if (!st)
+    st = store(db, rs, paths, record ? "table" : "tsv", d);
   if (!st && record)
     st = cd_exec(db, record, d);
   if (st) {
@@ -357,18 +362,18 @@ static base_status only_device(const rows *rs, const char *const *paths,
   return BASE_OK;
 }
 
-/* Imports paths[0..n-1] (rows of device only, unless NULL), running record
- * (SQL, or NULL) in the same transaction. */
+/* Imports paths[0..n-1] (rows of device only, unless NULL), running pre
+ * before and record after (SQL, or NULL) in the same transaction. */
 static base_status import_files(cd_db *db, const char *const *paths, int n,
-                                const char *device, const char *record,
-                                int *nrows, base_diag *d) {
+                                const char *device, const char *pre,
+                                const char *record, int *nrows, base_diag *d) {
   texts tx = {0};
   rows rs = {0};
   base_status st = read_all(paths, n, &tx, &rs, d);
   if (!st)
     st = only_device(&rs, paths, device, d);
   if (!st)
-    st = import_rows(db, &rs, paths, record, d);
+    st = import_rows(db, &rs, paths, pre, record, d);
   if (!st && nrows)
     *nrows = rs.n;
   free(rs.r);
@@ -378,7 +383,7 @@ static base_status import_files(cd_db *db, const char *const *paths, int n,
 
 base_status cd_import_tsv(cd_db *db, const char *const *paths, int n, int *rows,
                           base_diag *d) {
-  return import_files(db, paths, n, NULL, NULL, rows, d);
+  return import_files(db, paths, n, NULL, NULL, NULL, rows, d);
 }
 
 base_status cd_check_tsv(const char *text, size_t len, const char *file,
@@ -435,12 +440,23 @@ static base_status import_table(cd_db *db, const char *path, const char *device,
   const char *file = base_name(path);
   char *rec = sqlite3_mprintf(
       "INSERT OR REPLACE INTO imports VALUES (%Q, %Q, %Q, (SELECT count(*) "
-      "FROM costs WHERE device = %Q AND source = 'tsv:' || %Q), %Q)",
+      "FROM costs WHERE device = %Q AND source = 'table:' || %Q), %Q)",
       device, file, hash, device, file, now);
-  if (!rec)
+  /* the rows an earlier version of the table brought go first: a row the
+   * table no longer has would otherwise stay (and be fitted) for good;
+   * rows measured here, or brought by `costdb import` (source "tsv:..."),
+   * stay */
+  char *pre = sqlite3_mprintf(
+      "DELETE FROM costs WHERE device = %Q AND source = 'table:' || %Q", device,
+      file);
+  if (!rec || !pre) {
+    sqlite3_free(rec);
+    sqlite3_free(pre);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  base_status st = import_files(db, &path, 1, device, rec, NULL, d);
+  }
+  base_status st = import_files(db, &path, 1, device, pre, rec, NULL, d);
   sqlite3_free(rec);
+  sqlite3_free(pre);
   return st;
 }
 
