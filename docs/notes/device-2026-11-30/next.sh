@@ -166,7 +166,30 @@ wheres() { # issue 43: test_cuda whole (k_where_scalar4 among the op
     --db /tmp/cw.db --no-tables >$W/where.log 2>&1
   $B/superopt costdb export --db /tmp/cw.db --device h200 -o $W/where.tsv >>$W/where.log 2>&1
 }
+final() { # issue 43: the shares with today's tree (attention fit, the
+  # where rows and kernel, 12,288 instance proofs) on GPU 0; Inception-v3
+  # alone again on GPU 1 (ITERS 50: a second sample of its rows), after
+  # the first on a machine of one GPU
+  local g1=1
+  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || g1=0
+  CUDA_VISIBLE_DEVICES=0 OUT=$W/share BUDGET=390 timeout 420 scripts/gpu-share $B/superopt >$W/share.log 2>&1 &
+  [ $g1 = 1 ] || wait
+  CUDA_VISIBLE_DEVICES=$g1 MODELS=models/inception_v3.graph ITERS=50 OUT=$W/inc BUDGET=150 \
+    timeout 170 scripts/gpu-share $B/superopt >$W/inc.log 2>&1 &
+  wait
+}
+small() { # issue 43: the batch-1 rows that moved by 2-11 points between
+  # the 11:31 and 12:00 loans with byte-identical graphs (ResNet-34's
+  # layer 4, SqueezeNet, NASNet-A, Inception-v3), twice at ITERS 200
+  for k in 1 2; do
+    BATCHES=1 ITERS=200 OUT=$W/small$k BUDGET=200 MODELS="models/resnet34_l4.graph \
+      models/tv_squeezenet.graph models/nasnet_a.graph models/inception_v3.graph" \
+      timeout 220 scripts/gpu-share $B/superopt >$W/small$k.log 2>&1
+  done
+}
 case ${1:-} in
+16) small ;; # after the libs call (about 300 s)
+15) final ;; # after the libs call (about 300 s)
 14) wheres ;; # after the libs call (about 150 s)
 13) fitatt ;; # after the libs call (about 400 s)
 12) share ;; # after the libs call (about 400 s)
@@ -181,7 +204,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
