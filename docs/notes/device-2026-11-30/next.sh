@@ -187,7 +187,13 @@ small() { # issue 43: the batch-1 rows that moved by 2-11 points between
       timeout 220 scripts/gpu-share $B/superopt >$W/small$k.log 2>&1
   done
 }
+rounds() { # gpu-share's ROUNDS (7061879): NASNet-A and ResNet-34's layer 4
+  # at batch 1, three alternated rounds
+  BATCHES=1 ROUNDS=3 ITERS=100 OUT=$W/rounds BUDGET=250 MODELS="models/resnet34_l4.graph \
+    models/nasnet_a.graph" timeout 270 scripts/gpu-share $B/superopt >$W/rounds.log 2>&1
+}
 case ${1:-} in
+17) rounds ;; # after the libs call (about 150 s)
 16) small ;; # after the libs call (about 300 s)
 15) final ;; # after the libs call (about 300 s)
 14) wheres ;; # after the libs call (about 150 s)
@@ -204,7 +210,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
