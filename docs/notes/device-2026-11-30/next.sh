@@ -179,7 +179,7 @@ final() { # issue 43: the shares with today's tree (attention fit, the
   wait
 }
 small() { # issue 43: the batch-1 rows that moved by 2-11 points between
-  # the 11:31 and 12:00 loans with byte-identical graphs (ResNet-34's
+  # the 11:10 and 11:49 loans with byte-identical graphs (ResNet-34's
   # layer 4, SqueezeNet, NASNet-A, Inception-v3), twice at ITERS 200
   for k in 1 2; do
     BATCHES=1 ITERS=200 OUT=$W/small$k BUDGET=200 MODELS="models/resnet34_l4.graph \
