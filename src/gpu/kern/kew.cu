@@ -319,15 +319,23 @@ __global__ void k_where_scalar4(const float4 *c, const float *a, const float *b,
   }
 }
 
-/* Whether w's a and b are single values and c is contiguous like the
- * output. */
-static int where_scalars(const cxk_where_args *w) {
+/* Whether strides s over dims dim (rank r) lay an operand out like the
+ * output (contiguous; size-1 dimensions aside). */
+static int like_out(const int64_t *dim, const int64_t *s, int r) {
   int64_t st = 1;
-  for (int d = w->rank - 1; d >= 0; d--) {
-    if (w->sa[d] || w->sb[d] || (w->dim[d] != 1 && w->sc[d] != st))
+  for (int d = r - 1; d >= 0; d--) {
+    if (dim[d] != 1 && s[d] != st)
       return 0;
-    st *= w->dim[d];
+    st *= dim[d];
   }
+  return 1;
+}
+
+/* Whether strides s (rank r) make an operand a single value. */
+static int one_value(const int64_t *s, int r) {
+  for (int d = 0; d < r; d++)
+    if (s[d])
+      return 0;
   return 1;
 }
 
@@ -367,7 +375,8 @@ cudaError_t cxk_bias_act(cudaStream_t s, float *y, const float *bias, int64_t n,
 cudaError_t cxk_where(cudaStream_t s, const float *c, const float *a,
                       const float *b, float *o, int64_t n,
                       const cxk_where_args *w) {
-  if (n % 4 == 0 && aligned16(c) && aligned16(o) && where_scalars(w))
+  if (n % 4 == 0 && aligned16(c) && aligned16(o) && one_value(w->sa, w->rank) &&
+      one_value(w->sb, w->rank) && like_out(w->dim, w->sc, w->rank))
     k_where_scalar4<<<blocks_for(n / 4), kThreads, 0, s>>>(
         (const float4 *)c, a, b, (float4 *)o, n / 4);
   else
@@ -419,12 +428,9 @@ cudaError_t cxk_binary(cudaStream_t s, int op, const float *a, const float *b,
     bcast_simplify(&bcv);
     bc = &bcv;
   }
-  int scalar_b = bc != NULL; /* b one value, a laid out like o */
-  int64_t st = 1;
-  for (int d = bc ? bc->rank - 1 : -1; d >= 0; d--) {
-    scalar_b &= bc->sb[d] == 0 && (bc->dim[d] == 1 || bc->sa[d] == st);
-    st *= bc->dim[d];
-  }
+  /* b one value, a laid out like o */
+  int scalar_b =
+      bc && one_value(bc->sb, bc->rank) && like_out(bc->dim, bc->sa, bc->rank);
   int L = bc ? bc->rank - 1 : 0;
   if (!bc && n % 4 == 0 && aligned16(a) && aligned16(b) && aligned16(o))
     k_binary_flat4<<<blocks_for(n / 4), kThreads, 0, s>>>(

@@ -121,6 +121,25 @@ static base_status remember(gpu_ctx *c, const gpu_mm_choice *ch, base_diag *d) {
   return BASE_OK;
 }
 
+/* A heuristic query's preference: at most GPU_MM_WS of workspace, and
+ * with by_id the search limited to the algorithm id each result slot
+ * carries (wider); nothing to destroy on an error. */
+static cublasStatus_t mm_pref(int by_id, cublasLtMatmulPreference_t *p) {
+  cublasStatus_t e = cublasLtMatmulPreferenceCreate(p);
+  if (e != CUBLAS_STATUS_SUCCESS)
+    return e;
+  size_t ws = GPU_MM_WS;
+  uint32_t mode = CUBLASLT_SEARCH_LIMITED_BY_ALGO_ID;
+  e = cublasLtMatmulPreferenceSetAttribute(
+      *p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  if (e == CUBLAS_STATUS_SUCCESS && by_id)
+    e = cublasLtMatmulPreferenceSetAttribute(
+        *p, CUBLASLT_MATMUL_PREF_SEARCH_MODE, &mode, sizeof mode);
+  if (e != CUBLAS_STATUS_SUCCESS)
+    cublasLtMatmulPreferenceDestroy(*p);
+  return e;
+}
+
 /* Adds to r[0..*nr-1] (room for GPU_MM_WIDE) each of cuBLASLt's
  * algorithm ids' best configurations for m (the heuristic limited to the
  * id), those not already there; a failing query adds nothing. */
@@ -147,15 +166,8 @@ static void wider(gpu_ctx *c, gpu_mm *m, cublasLtMatmulHeuristicResult_t *r,
                                (cudaDataType_t)tc, 128, ids, &nids))
     return;
   cublasLtMatmulPreference_t pref;
-  if (cublasLtMatmulPreferenceCreate(&pref))
+  if (mm_pref(1, &pref) != CUBLAS_STATUS_SUCCESS)
     return;
-  size_t ws = GPU_MM_WS;
-  uint32_t mode = CUBLASLT_SEARCH_LIMITED_BY_ALGO_ID;
-  if (cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) ||
-      cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_SEARCH_MODE, &mode, sizeof mode))
-    nids = 0;
   for (int i = 0; i < nids && *nr < GPU_MM_WIDE; i++) {
     cublasLtMatmulHeuristicResult_t h[GPU_MM_PER_ID];
     memset(h, 0, sizeof h);
@@ -208,19 +220,16 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
     return remember(c, &tc, d);
   }
   cublasLtMatmulPreference_t pref;
-  GPU_BLAS(d, cublasLtMatmulPreferenceCreate(&pref));
-  size_t ws = GPU_MM_WS;
-  cublasStatus_t e = cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  GPU_BLAS(d, mm_pref(0, &pref));
   cublasLtMatmulHeuristicResult_t *r = base_malloc(GPU_MM_WIDE * sizeof *r);
   int nr = 0;
   if (!r) {
     cublasLtMatmulPreferenceDestroy(pref);
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
-  if (e == CUBLAS_STATUS_SUCCESS)
-    e = cublasLtMatmulAlgoGetHeuristic(c->lt, m->desc, m->la, m->lb, m->lc,
-                                       m->lc, pref, GPU_MM_CANDIDATES, r, &nr);
+  cublasStatus_t e =
+      cublasLtMatmulAlgoGetHeuristic(c->lt, m->desc, m->la, m->lb, m->lc, m->lc,
+                                     pref, GPU_MM_CANDIDATES, r, &nr);
   cublasLtMatmulPreferenceDestroy(pref);
   if (e != CUBLAS_STATUS_SUCCESS || nr < 1)
     free(r);
