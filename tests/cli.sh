@@ -207,6 +207,13 @@ before=$("$bin" optimize "$m18" --device h200 --no-check --drop-weights -o "$tmp
 model=$("$bin" costdb estimate "$m18" --device h200 | sed -n 's/^model total: \([0-9.]*\) ms.*/\1/p')
 awk -v a="$before" -v b="$model" 'BEGIN { exit !(a > 0 && (a - 1000 * b) ^ 2 < 0.0001) }' ||
   fail "costdb estimate's model total ($model ms) is not optimize's cost before ($before us)"
+# ... and its model_ms column (each node as optimize prices it, folded
+# weight-only nodes free) sums to it
+"$bin" costdb estimate "$m18" --device h200 >"$tmp/est"
+grep -q ' model_ms$' "$tmp/est" || fail "costdb estimate: no model_ms column"
+awk -v b="$model" '$1 ~ /^[0-9]+$/ && $NF != "folded" { s += $NF; n++ }
+  END { d = s - b; exit !(n > 0 && d * d <= (5e-7 * n) ^ 2) }' "$tmp/est" ||
+  fail "costdb estimate: the model_ms column does not sum to the model total ($model ms)"
 # experiment search: progress on stderr; the figures' script names model
 # and device, draws the original's cost, tells series apart
 "$bin" experiment search "$tmp/two.graph" --depth 0,1 --alpha 1,1.1 --budget 5,50 -o "$tmp/exp" >"$tmp/out" 2>"$tmp/err"
