@@ -1084,8 +1084,9 @@ Test(search, second_descent_folds_into_weights_first) {
 /* srch_optimize of g under --passes none (no_passes) with regions of
  * `size`, the rules of file, costs f, far_siblings and boundary_joins as
  * given. */
-static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
-                             int size, int far_siblings, int boundary_joins) {
+static ir_graph *region_runs_w(const ir_graph *g, const char *file,
+                               cd_cost_fn f, int size, int far_siblings,
+                               int boundary_joins, int wide_pass) {
   ir_ruleset rs;
   load_rules(file, &rs);
   rewrite_rules *rules = compile(&rs);
@@ -1097,6 +1098,7 @@ static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
   o.region_nodes = size;
   o.far_siblings = far_siblings;
   o.boundary_joins = boundary_joins;
+  o.wide_pass = wide_pass;
   srch_stats st = {0};
   base_diag d;
   ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
@@ -1105,6 +1107,12 @@ static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
   rewrite_rules_free(rules);
   ir_ruleset_free(&rs);
   return h;
+}
+
+/* region_runs_w without the wide last pass (srch_options.wide_pass 0). */
+static ir_graph *region_runs(const ir_graph *g, const char *file, cd_cost_fn f,
+                             int size, int far_siblings, int boundary_joins) {
+  return region_runs_w(g, file, f, size, far_siblings, boundary_joins, 0);
 }
 
 /* Far siblings in one region (srch_options.far_siblings): two 1x1
@@ -1534,5 +1542,50 @@ Test(regions, cut_where_fewest_tensors_cross) {
   cr_assert_eq(srch_regions_graph(r, 0)->nnodes, 3);
   cr_assert_eq(srch_regions_graph(r, 1)->nnodes, 4);
   srch_regions_free(r);
+  ir_graph_free(g);
+}
+
+/* A wider last pass (srch_options.wide_pass): a comb (two 1x1
+ * convolutions with their norms, added) whose branches lie four relus
+ * apart, regions of 8, foldmerge.rules, toy_comb's costs. The first pass's
+ * cuts and the second's (half a region later) each part the two
+ * convolutions from the add, so each norm is folded alone and the add
+ * stays (2 convolutions: 77); the third pass's regions of 9, cut from the
+ * start, hold the folded pair and the add, which merge into one
+ * convolution of the concatenated inputs and weights (65). */
+Test(regions, a_wider_last_pass_joins_what_both_cuts_part) {
+  char text[4096];
+  size_t z = (size_t)snprintf(
+      text, sizeof text,
+      "input x: [1,4,5,5]\nweight w1: [4,4,1,1]\nweight s1: [4]\n"
+      "weight b1: [4]\nweight m1: [4]\nweight v1: [4]\n"
+      "weight w2: [4,4,1,1]\nweight s2: [4]\nweight b2: [4]\n"
+      "weight m2: [4]\nweight v2: [4]\np = relu(x)\n"
+      "c1 = conv2d(p, w1)\nn1 = batchnorm(c1, s1, b1, m1, v1)\n"
+      "q0 = relu(p)\n");
+  for (int i = 1; i <= 4; i++)
+    z += (size_t)snprintf(text + z, sizeof text - z, "q%d = relu(q%d)\n", i,
+                          i - 1);
+  z += (size_t)snprintf(text + z, sizeof text - z,
+                        "c2 = conv2d(q4, w2)\n"
+                        "n2 = batchnorm(c2, s2, b2, m2, v2)\n"
+                        "y = ewadd(n1, n2)\nt0 = relu(y)\n");
+  for (int i = 1; i < 12; i++)
+    z += (size_t)snprintf(text + z, sizeof text - z, "t%d = relu(t%d)\n", i,
+                          i - 1);
+  snprintf(text + z, sizeof text - z, "output t11\n");
+  ir_graph *g = parse(text);
+  ir_graph *h0 =
+      region_runs_w(g, RULES "foldmerge.rules", toy_comb, 8, 1, 1, 0);
+  ir_graph *h1 =
+      region_runs_w(g, RULES "foldmerge.rules", toy_comb, 8, 1, 1, 1);
+  cr_assert_eq(count_op(h0, IR_OP_CONV2D), 2);
+  cr_assert_float_eq(sum_cost(h0, toy_comb, NULL, NULL), 77, 1e-9);
+  cr_assert_eq(count_op(h1, IR_OP_CONV2D), 1);
+  cr_assert_eq(count_op(h1, IR_OP_CONCAT), 2);
+  cr_assert_float_eq(sum_cost(h1, toy_comb, NULL, NULL), 65, 1e-9);
+  cr_assert_lt(check_err(g, h1), 1e-4);
+  ir_graph_free(h1);
+  ir_graph_free(h0);
   ir_graph_free(g);
 }

@@ -24,6 +24,12 @@
  * the next pass, seeing both, finds no way back. Under --passes none
  * (srch_options.boundary_joins) the passes before the last leave such
  * joins as they are.
+ *
+ * A join whose branches a cut of the first pass and a cut of the shifted
+ * second both part stays unmerged: under --passes none
+ * (srch_options.wide_pass) a third pass cuts regions a sixth larger from
+ * the graph's start, so its cuts fall away from both passes' (NASNet-A's
+ * cell 5 `left + right` pair of projections).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -478,9 +484,16 @@ static int search_passes(ir_graph **cur, const ir_graph *g,
   double deadline = o->time_limit > 0 ? base_now() + o->time_limit : 0;
   int half = o->region_nodes > 1 ? o->region_nodes / 2 : 0;
   int n = o->passes > 0 ? o->passes : 1;
+  int wide = o->no_passes && o->wide_pass && o->region_nodes > 0;
+  srch_options wo = *o; /* the wide pass's: regions a sixth larger */
+  wo.region_nodes =
+      o->region_nodes + (o->region_nodes / 6 > 1 ? o->region_nodes / 6 : 1);
+  n += wide;
   for (int k = 0; k < n; k++) {
-    pass p = {*cur, rules, o, deadline, st, d, NULL, NULL, 0, k == n - 1, k, n};
-    if (!step(cur, g, run_pass(&p, k % 2 ? half : 0), "a search pass", d))
+    int w = wide && k == n - 1;
+    pass p = {*cur, rules, w ? &wo : o, deadline,   st, d,
+              NULL, NULL,  0,           k == n - 1, k,  n};
+    if (!step(cur, g, run_pass(&p, k % 2 && !w ? half : 0), "a search pass", d))
       return 0;
   }
   return 1;

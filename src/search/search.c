@@ -45,6 +45,7 @@ void srch_options_default(srch_options *o) {
                       .descent = 1,
                       .far_siblings = 1,
                       .boundary_joins = 1,
+                      .wide_pass = 1,
                       .pass_rules = NULL,
                       .cost = cd_model_cost,
                       .cost_u = NULL};

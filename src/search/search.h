@@ -78,6 +78,13 @@ typedef struct srch_options {
    * fold and merge what this is for first, so it works under no_passes
    * only. (1) */
   int boundary_joins;
+  /* 1: under no_passes, one region pass more, the last, with regions a
+   * sixth larger (56 at 48) cut from the graph's start: a rewrite that
+   * the first pass's cuts and the second's (shifted half a region) both
+   * part gets a region holding it (NASNet-A's cell 5 `left + right`
+   * projections; regions.c; docs/search.md "A wider last pass"); 0: the
+   * passes alone. (1) */
+  int wide_pass;
   /* The inputs of the graph, by name, whose joins the search rewrites not
    * (set by the region passes under boundary_joins: a region's inputs that
    * other regions compute). (NULL, 0) */
