@@ -840,7 +840,11 @@ static const struct {
     {"h100", "conv2d/1x1", 7},
     {"h100", "conv2d/kxk", 1},
     {"h200+mutants", "conv2d/1x1", 3},
-    {"h200+mutants", "conv2d/kxk", 13},
+    /* 13 -> 14 (2026-11-30 13:38): the dilated mutants' 16 rows (CSRNet's
+     * 3x3 dilation-2 convolutions and their space-to-batch forms, 512
+     * channels at batch 16) tipped Inception's [1,128,17,17] 7x7 from
+     * 1.99x to 2.01x under */
+    {"h200+mutants", "conv2d/kxk", 14},
     {"h200-bf16", "conv2d/1x1", 10},
     {"h200-f16", "conv2d/1x1", 2},
     /* NASNet's 3x3 average pools over 11 and 44 channels at batch 16
