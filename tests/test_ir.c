@@ -412,6 +412,48 @@ Test(graph, clone_is_deep_and_equal) {
   ir_graph_free(b);
 }
 
+/* ir_graph_reordered: two branches of a relu, joined. Each seed's copy
+ * keeps g's tensors (indices, names, producers' outputs) and outputs, has
+ * every node after the producers of its inputs and passes the invariants;
+ * seeds give different orders (the two branches interleaved differently),
+ * and one seed the same order twice. */
+Test(graph, reordered_keeps_tensors_in_another_topological_order) {
+  ir_graph *g = parse_ok("graph g\ninput x: [4]\nr = relu(x)\n"
+                         "a0 = relu(r)\na1 = tanh(a0)\na2 = relu(a1)\n"
+                         "b0 = tanh(r)\nb1 = relu(b0)\nb2 = tanh(b1)\n"
+                         "y = ewadd(a2, b2)\noutput y\n");
+  int differs = 0;
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    ir_graph *h = ir_graph_reordered(g, seed);
+    cr_assert(h);
+    base_diag d;
+    cr_assert_eq(ir_check_invariants(h, "reordered", &d), BASE_OK, "%s", d.msg);
+    cr_assert_eq(h->nnodes, g->nnodes);
+    cr_assert_eq(h->ntensors, g->ntensors);
+    cr_assert_eq(h->noutputs, 1);
+    cr_assert_eq(h->outputs[0], g->outputs[0]);
+    for (int t = 0; t < g->ntensors; t++) {
+      cr_assert_str_eq(h->tensors[t].name, g->tensors[t].name);
+      int n = h->tensors[t].node;
+      if (n >= 0) /* its producer computes it, after its own inputs */
+        cr_assert_eq(h->nodes[n].out[h->tensors[t].slot], t);
+    }
+    for (int i = 0; i < h->nnodes; i++) {
+      for (int k = 0; k < h->nodes[i].nin; k++)
+        cr_assert_lt(h->tensors[h->nodes[i].in[k]].node, i);
+      differs |= h->nodes[i].op != g->nodes[i].op;
+    }
+    ir_graph *h2 = ir_graph_reordered(g, seed);
+    char *p1 = ir_print(h), *p2 = ir_print(h2);
+    cr_assert_str_eq(p1, p2);
+    free(p1), free(p2);
+    ir_graph_free(h2);
+    ir_graph_free(h);
+  }
+  cr_assert(differs, "every seed kept g's order");
+  ir_graph_free(g);
+}
+
 Test(graph, builder_rejects_and_leaves_graph_unchanged) {
   ir_graph *g = ir_graph_new("b");
   base_diag d;

@@ -24,10 +24,12 @@
 #define RUN_DEVICES "cpu"
 #endif
 
+#define RUN_ORDERS 8 /* node orders timed by default (--orders) */
+
 typedef struct run_opts {
   const char *path, *device, *dump, *profile_tsv, *inputs, *outputs;
   uint64_t seed;
-  int threads, iters, warmup, batch, streams;
+  int threads, iters, warmup, batch, streams, orders;
   int dtype; /* --dtype: an ir_dtype (IR_DT_F32: as the model is) */
   int check, strict, profile, poison, no_fold, legacy_conv, nchw, fast_gelu;
   ox_options ox; /* an .onnx model's import options */
@@ -99,6 +101,10 @@ static const cli_opt run_table[] = {
             "run independent branches side by side on up to N\n"
             "streams (1: one stream; default 0: up to 8 when the\n"
             "timed replay is faster than on one stream)"),
+    CLI_INT(T, "orders", orders, "N", 0, 64,
+            "where branches run side by side, time N orders of the\n"
+            "graph's nodes (its own and N - 1 random ones) and keep\n"
+            "the fastest (default 0: 8; 1: the graph's own order)"),
     CLI_FLAG(T, "fast-gelu", fast_gelu, 1,
              "a matmul's gelu in cuBLASLt's epilogue: its tanh\n"
              "approximation (at most 4.7e-4 from the exact gelu)"),
@@ -125,11 +131,12 @@ static int parse_opts(const cli_command *c, int argc, char **argv,
                            o->device, RUN_DEVICES);
   if (!cuda && (o->check || o->strict || o->profile || o->poison ||
                 o->no_fold || o->legacy_conv || o->nchw || o->fast_gelu ||
-                o->warmup >= 0 || o->streams))
+                o->warmup >= 0 || o->streams || o->orders))
     return cli_usage_error(c, "--check, --fp32-strict, --profile(-tsv), "
                               "--poison, "
                               "--no-fold, --legacy-conv, --nchw, --fast-gelu, "
-                              "--streams and --warmup need --device cuda");
+                              "--streams, --orders and --warmup need --device "
+                              "cuda");
   if (cuda && o->dump)
     return cli_usage_error(c, "--dump is for --device cpu");
   return CLI_OK;
@@ -442,8 +449,14 @@ static int write_profile_tsv(const char *path, const ir_graph *g,
   return st ? cli_report(&d) : CLI_OK;
 }
 
+/* Node orders gpu_plan_reorder timed (tried) and the seed of the one kept
+ * (0: the graph's own). */
+typedef struct run_orders {
+  int tried, kept;
+} run_orders;
+
 static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
-                                  double *med) {
+                                  const run_orders *ro, double *med) {
   base_diag d;
   if (gpu_plan_time(p, o->warmup < 0 ? 10 : o->warmup, o->iters, med, &d))
     return cli_report(&d);
@@ -480,6 +493,9 @@ static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
            ns, one, many);
   else
     printf("streams: %d\n", ns);
+  if (ns > 1 && ro->tried > 1)
+    printf("orders: %d of the nodes timed, %s kept\n", ro->tried,
+           ro->kept ? "a random one" : "the graph's own");
   printf("time: %.4f ms (median of %d run%s after %d warm-up; device cuda: "
          "%s; seed %" PRIu64 ")\n",
          *med, o->iters, o->iters == 1 ? "" : "s",
@@ -504,7 +520,7 @@ static int fetch_outputs(const ir_graph *g, gpu_plan *p, float **gpu) {
 }
 
 static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
-                      const run_opts *o) {
+                      const run_opts *o, const run_orders *ro) {
   base_diag d;
   if (gpu_plan_upload(p, v, &d) || gpu_plan_run(p, &d))
     return cli_report(&d);
@@ -514,7 +530,7 @@ static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
     rc = write_outputs(g, gpu, o->outputs);
   double med = 0;
   if (!rc)
-    rc = report_memory_and_time(cx, p, o, &med);
+    rc = report_memory_and_time(cx, p, o, ro, &med);
   double *ms =
       o->profile ? base_calloc((size_t)g->nnodes + 1, sizeof *ms) : NULL;
   if (!rc && o->profile && !ms)
@@ -556,8 +572,14 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
   if (ex_fill_random(g, v, o->seed, &d) || gpu_ctx_new(&co, &cx, &d) ||
       gpu_plan_new(cx, g, &p, &d))
     rc = cli_report(&d);
-  if (!rc)
-    rc = cuda_steps(g, cx, p, v, o);
+  /* the node order decides the streams: several timed, the fastest kept */
+  run_orders ro = {o->orders ? o->orders : RUN_ORDERS, 0};
+  if (!rc && ro.tried > 1 && o->streams == 0 &&
+      (gpu_plan_upload(p, v, &d) ||
+       gpu_plan_reorder(cx, g, v, ro.tried, &p, &ro.kept, &d)))
+    rc = cli_report(&d);
+  if (!rc) /* node indices (the profile) are those of the order kept */
+    rc = cuda_steps(gpu_plan_graph(p), cx, p, v, o, &ro);
   gpu_plan_free(p);
   gpu_ctx_free(cx);
   ex_values_free(v);

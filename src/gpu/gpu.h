@@ -135,6 +135,19 @@ base_status gpu_plan_profile(gpu_plan *p, int reps, double *node_ms,
  * replay's time on one stream and on several (ms; 0 when not timed). */
 void gpu_plan_streams(const gpu_plan *p, int *streams, double *ms_one,
                       double *ms_multi);
+/* Where *p (a plan of g, given v's values) runs branches side by side,
+ * the node order decides which stream each node takes and what runs
+ * beside what (plan/sched.c: greedy, in order): tries - 1 other orders
+ * of g (ir_graph_reordered, seeds 1, 2, ...) are planned, given v,
+ * captured and timed as *p was, and the fastest replay's plan is kept in
+ * *p (*kept: its seed, 0 for g's own order); the others are freed. A
+ * kept plan runs its own copy of g (gpu_plan_graph): the same tensors,
+ * node indices of its order. */
+base_status gpu_plan_reorder(gpu_ctx *c, const ir_graph *g, const ex_values *v,
+                             int tries, gpu_plan **p, int *kept, base_diag *d);
+/* The graph p runs: the one given to gpu_plan_new, or the order
+ * gpu_plan_reorder kept. */
+const ir_graph *gpu_plan_graph(const gpu_plan *p);
 /* Bytes of the activation arena, of inputs+weights and of workspace. */
 void gpu_plan_memory(const gpu_plan *p, size_t *arena, size_t *persist,
                      size_t *workspace);

@@ -296,11 +296,12 @@ struct gpu_plan {
   gpu_ctx *ctx;
   const gpu_layout_given *given; /* during gpu_plan_new_given only */
   const ir_graph *g;
-  float **ptr;   /* device pointer of every tensor */
-  int32_t *root; /* the tensor whose bytes a tensor uses (views) */
-  int32_t *last; /* last node reading a tensor's bytes (poison), -1 never */
-  char *arena;   /* activations */
-  char *persist; /* inputs and weights */
+  ir_graph *own_g; /* g when the plan owns it (gpu_plan_reorder's orders) */
+  float **ptr;     /* device pointer of every tensor */
+  int32_t *root;   /* the tensor whose bytes a tensor uses (views) */
+  int32_t *last;   /* last node reading a tensor's bytes (poison), -1 never */
+  char *arena;     /* activations */
+  char *persist;   /* inputs and weights */
   void *ws[GPU_STREAMS_MAX]; /* cuDNN / cuBLASLt workspace, one per stream
                                 (a node uses its stream's, gpu_step_ws) */
   size_t arena_bytes, persist_bytes, ws_bytes, unplanned_bytes;

@@ -20,6 +20,8 @@
 #define gpu_plan_memory gpu_plan_memory_impl
 #define gpu_plan_unplanned_bytes gpu_plan_unplanned_bytes_impl
 #define gpu_plan_streams gpu_plan_streams_impl
+#define gpu_plan_reorder gpu_plan_reorder_impl
+#define gpu_plan_graph gpu_plan_graph_impl
 #define gpu_plan_computed_by gpu_plan_computed_by_impl
 #define gpu_plan_channels_last gpu_plan_channels_last_impl
 #define gpu_plan_engine gpu_plan_engine_impl

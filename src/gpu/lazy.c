@@ -65,6 +65,11 @@
   X(gpu_plan_streams, void,                                                    \
     (const gpu_plan *p, int *streams, double *ms_one, double *ms_multi),       \
     (p, streams, ms_one, ms_multi))                                            \
+  X(gpu_plan_reorder, base_status,                                             \
+    (gpu_ctx * c, const ir_graph *g, const ex_values *v, int tries,            \
+     gpu_plan **p, int *kept, base_diag *d),                                   \
+    (c, g, v, tries, p, kept, d))                                              \
+  X(gpu_plan_graph, const ir_graph *, (const gpu_plan *p), (p))                \
   X(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))             \
   X(gpu_plan_channels_last, int, (const gpu_plan *p, int t), (p, t))           \
   X(gpu_plan_engine, const char *, (const gpu_plan *p, int i), (p, i))         \
@@ -249,6 +254,11 @@ FORWARD(gpu_plan_unplanned_bytes, size_t, (const gpu_plan *p), (p))
 FORWARD(gpu_plan_streams, void,
         (const gpu_plan *p, int *streams, double *ms_one, double *ms_multi),
         (p, streams, ms_one, ms_multi))
+FORWARD(gpu_plan_reorder, base_status,
+        (gpu_ctx * c, const ir_graph *g, const ex_values *v, int tries,
+         gpu_plan **p, int *kept, base_diag *d),
+        (c, g, v, tries, p, kept, d))
+FORWARD(gpu_plan_graph, const ir_graph *, (const gpu_plan *p), (p))
 FORWARD(gpu_plan_computed_by, int, (const gpu_plan *p, int i), (p, i))
 FORWARD(gpu_plan_channels_last, int, (const gpu_plan *p, int t), (p, t))
 FORWARD(gpu_plan_engine, const char *, (const gpu_plan *p, int i), (p, i))

@@ -450,6 +450,71 @@ ir_graph *ir_graph_clone_shared(const ir_graph *g) {
   return clone_in(g, base_arena_new());
 }
 
+/* A random topological order of g's nodes into ord (Kahn's algorithm, a
+ * ready node picked by a xorshift generator seeded with seed); 0, or -1
+ * on OOM. */
+static int random_order(const ir_graph *g, uint64_t seed, int32_t *ord) {
+  int n = g->nnodes;
+  int32_t *need = base_calloc((size_t)n + 1, sizeof *need);
+  int32_t *ready = base_malloc(sizeof *ready * ((size_t)n + 1));
+  int32_t *start = base_calloc((size_t)g->ntensors + 2, sizeof *start);
+  int32_t *use = NULL;
+  int nr = 0, m = 0, nuse = 0;
+  for (int i = 0; i < n; i++)
+    nuse += g->nodes[i].nin;
+  use = base_malloc(sizeof *use * ((size_t)nuse + 1));
+  if (!need || !ready || !start || !use) {
+    free(need), free(ready), free(start), free(use);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) /* readers of each tensor, and inputs to wait */
+    for (int k = 0; k < g->nodes[i].nin; k++) {
+      int t = g->nodes[i].in[k];
+      start[t + 2]++;
+      need[i] += g->tensors[t].node >= 0;
+    }
+  for (int t = 0; t < g->ntensors; t++)
+    start[t + 2] += start[t + 1];
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < g->nodes[i].nin; k++)
+      use[start[g->nodes[i].in[k] + 1]++] = i;
+  for (int i = 0; i < n; i++)
+    if (!need[i])
+      ready[nr++] = i;
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  while (nr) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int j = (int)(x % (uint64_t)nr), i = ready[j];
+    ready[j] = ready[--nr];
+    ord[m++] = i;
+    for (int o = 0; o < g->nodes[i].nout; o++) {
+      int t = g->nodes[i].out[o];
+      for (int u = start[t]; u < start[t + 1]; u++)
+        if (--need[use[u]] == 0)
+          ready[nr++] = use[u];
+    }
+  }
+  free(need), free(ready), free(start), free(use);
+  return m == n ? 0 : -1;
+}
+
+ir_graph *ir_graph_reordered(const ir_graph *g, uint64_t seed) {
+  int32_t *ord = base_malloc(sizeof *ord * ((size_t)g->nnodes + 1));
+  ir_node *nodes = base_malloc(sizeof *nodes * ((size_t)g->nnodes + 1));
+  ir_graph *c = ord && nodes && !random_order(g, seed, ord)
+                    ? ir_graph_clone_shared(g)
+                    : NULL;
+  for (int k = 0; c && k < c->nnodes; k++) {
+    nodes[k] = c->nodes[ord[k]];
+    for (int o = 0; o < nodes[k].nout; o++)
+      c->tensors[nodes[k].out[o]].node = k;
+  }
+  if (c)
+    memcpy(c->nodes, nodes, sizeof *nodes * (size_t)c->nnodes);
+  free(ord), free(nodes);
+  return c;
+}
+
 /* What an arena allocation of n bytes takes. */
 static size_t arena_size(size_t n) {
   n = (n + 15) & ~(size_t)15;

@@ -502,6 +502,11 @@ ir_graph *ir_graph_clone(const ir_graph *g);
  * derived inside one pass (the search's candidates), where g's values
  * outlive the copy. NULL on OOM. */
 ir_graph *ir_graph_clone_shared(const ir_graph *g);
+/* A copy of g (values shared, as ir_graph_clone_shared) with its nodes in a
+ * random topological order drawn from seed; tensors, their indices and the
+ * outputs as g's. The GPU executor times several such orders of a graph
+ * whose branches run side by side (gpu_plan_reorder). NULL on OOM. */
+ir_graph *ir_graph_reordered(const ir_graph *g, uint64_t seed);
 /* The loop of every rewrite that rebuilds a graph node by node without a
  * rule (the lower stage's families, ir_graph_unfuse): a new graph with g's
  * inputs and weights (values shared: it must not outlive g), then fn

@@ -364,6 +364,7 @@ void gpu_plan_free(gpu_plan *p) {
   gpu_sched_free(&p->sched);
   free(p->steps), free(p->ptr), free(p->last), free(p->root);
   free(p->wonly), free(p->cl), free(p->blk);
+  ir_graph_free(p->own_g);
   free(p);
 }
 
@@ -615,6 +616,57 @@ static base_status capture(gpu_plan *p, base_diag *d) {
   }
   return st;
 }
+
+/* The fastest replay of p's capture (ms), of the one-stream and the
+ * multi-stream graphs where both were timed. */
+static double best_ms(const gpu_plan *p) {
+  return p->multi ? p->ms_multi : p->ms_one;
+}
+
+/* One more order of g (seed): planned, given v, captured and timed; into
+ * *q when it ran on several streams and faster than ms, else freed. A
+ * plan that cannot be made (memory) is skipped, not an error. */
+static base_status try_order(gpu_ctx *c, const ir_graph *g, const ex_values *v,
+                             uint64_t seed, double ms, gpu_plan **q,
+                             base_diag *d) {
+  *q = NULL;
+  ir_graph *h = ir_graph_reordered(g, seed);
+  gpu_plan *p = NULL;
+  base_diag e;
+  if (!h)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (gpu_plan_new(c, h, &p, &e) || gpu_plan_upload(p, v, &e) ||
+      gpu_plan_run(p, &e)) {
+    cudaGetLastError(); /* clear it: the order is left out */
+    gpu_plan_free(p);
+    ir_graph_free(h);
+    return BASE_OK;
+  }
+  p->own_g = h;
+  if (p->multi && best_ms(p) < ms)
+    *q = p;
+  else
+    gpu_plan_free(p);
+  return BASE_OK;
+}
+
+base_status gpu_plan_reorder(gpu_ctx *c, const ir_graph *g, const ex_values *v,
+                             int tries, gpu_plan **p, int *kept, base_diag *d) {
+  *kept = 0;
+  base_status st = (*p)->captured ? BASE_OK : gpu_plan_run(*p, d);
+  for (int k = 1; !st && (*p)->multi && k < tries; k++) {
+    gpu_plan *q;
+    st = try_order(c, g, v, (uint64_t)k, best_ms(*p), &q, d);
+    if (q) {
+      gpu_plan_free(*p);
+      *p = q;
+      *kept = k;
+    }
+  }
+  return st;
+}
+
+const ir_graph *gpu_plan_graph(const gpu_plan *p) { return p->g; }
 
 void gpu_plan_streams(const gpu_plan *p, int *streams, double *ms_one,
                       double *ms_multi) {
