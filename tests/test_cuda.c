@@ -3381,6 +3381,50 @@ static void streams_used(const ir_graph *g, const gpu_options *o, int *ns,
   ex_values_free(v);
 }
 
+/* Node orders (ir_graph_reordered, gpu_plan_reorder): the branchy graph
+ * in five random orders on 4 streams (forced) matches the CPU; timed
+ * (streams 0), gpu_plan_reorder keeps a plan whose graph has g's tensors
+ * and whose outputs match the CPU's, whichever order won. */
+Test(cuda, node_orders_match_cpu) {
+  need_gpu();
+  ir_graph *g = parse(branchy_graph);
+  gpu_options o = {.fp32_strict = 1, .streams = 4};
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    ir_graph *h = ir_graph_reordered(g, seed);
+    cr_assert(h);
+    char what[64];
+    snprintf(what, sizeof what, "order %d on 4 streams", (int)seed);
+    compare(h, &o, 1e-5, what);
+    ir_graph_free(h);
+  }
+  gpu_options a = {.fp32_strict = 1};
+  gpu_ctx *c;
+  gpu_plan *p;
+  ex_values *v = run_both(g, &a, "timed orders", &c, &p);
+  base_diag d;
+  int kept = -1;
+  cr_assert_eq(gpu_plan_reorder(c, g, v, 6, &p, &kept, &d), BASE_OK, "%s",
+               d.msg);
+  cr_assert(kept >= 0 && kept < 6, "kept %d", kept);
+  const ir_graph *h = gpu_plan_graph(p);
+  cr_assert_eq(h->ntensors, g->ntensors);
+  cr_assert(kept || h == g, "the graph's own order kept, another graph run");
+  cr_assert_eq(gpu_plan_run(p, &d), BASE_OK, "%s", d.msg);
+  for (int i = 0; i < g->noutputs; i++) {
+    int t = g->outputs[i];
+    cr_assert_str_eq(h->tensors[t].name, g->tensors[t].name);
+    float *y = download(g, p, t);
+    double e = rel_error(y, v->v[t], ir_shape_numel(&g->tensors[t].shape));
+    cr_expect(e <= 1e-5, "order %d: output %s: rel error %.3e", kept,
+              g->tensors[t].name, e);
+    free(y);
+  }
+  gpu_plan_free(p);
+  gpu_ctx_free(c);
+  ex_values_free(v);
+  ir_graph_free(g);
+}
+
 /* Every test graph with its nodes on up to 4 streams (forced, untimed):
  * the reads and writes the folds move between nodes become the right
  * waits. A graph with independent branches really uses several streams. */

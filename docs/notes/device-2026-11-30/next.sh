@@ -192,7 +192,35 @@ rounds() { # gpu-share's ROUNDS (7061879): NASNet-A and ResNet-34's layer 4
   BATCHES=1 ROUNDS=3 ITERS=100 OUT=$W/rounds BUDGET=250 MODELS="models/resnet34_l4.graph \
     models/nasnet_a.graph" timeout 270 scripts/gpu-share $B/superopt >$W/rounds.log 2>&1
 }
+wide() { # issue 43 (e03b3ed, the wider last pass under --passes none):
+  # the dilated and matmul-batch mutants' signatures (exp/mut.sigs, CSRNet
+  # and BERT-base at batch 1 and 16), then NASNet-A's shares at batch 1 and
+  # 16 in five alternated rounds and BERT-base's at 16 in three
+  rm -f /tmp/cm.db
+  timeout 120 $B/superopt costdb measure --signatures exp/mut.sigs --device h200 \
+    --db /tmp/cm.db --no-tables >$W/mut.log 2>&1
+  $B/superopt costdb export --db /tmp/cm.db --device h200 -o $W/mut.tsv >>$W/mut.log 2>&1
+  echo "mut end $(($(date +%s) - t0)) s" >>$W/times.txt
+  BATCHES="1 16" ROUNDS=5 ITERS=100 OUT=$W/wide BUDGET=300 MODELS="models/nasnet_a.graph" \
+    timeout 320 scripts/gpu-share $B/superopt >$W/wide.log 2>&1
+  echo "nasnet end $(($(date +%s) - t0)) s" >>$W/times.txt
+  BATCHES=16 ROUNDS=3 ITERS=50 OUT=$W/wideb BUDGET=120 MODELS="models/bert_base.graph" \
+    timeout 140 scripts/gpu-share $B/superopt >$W/wideb.log 2>&1
+}
+orders() { # issue 43 (aed1345, run's node orders): the CUDA tests of node
+  # orders and streams, then the shares at batch 1 of the four networks
+  # whose rows moved between samples, three alternated rounds
+  timeout 200 $B/test_cuda --filter 'cuda/node_orders*' >$W/test_orders.log 2>&1
+  echo "test node_orders exit $?" >>$W/times.txt
+  timeout 200 $B/test_cuda --filter 'cuda/branches*' >>$W/test_orders.log 2>&1
+  echo "test branches exit $?" >>$W/times.txt
+  BATCHES=1 ROUNDS=3 ITERS=100 OUT=$W/orders BUDGET=330 MODELS="models/nasnet_a.graph \
+    models/inception_v3.graph models/resnet34_l4.graph models/tv_squeezenet.graph" \
+    timeout 350 scripts/gpu-share $B/superopt >$W/orders.log 2>&1
+}
 case ${1:-} in
+19) orders ;; # after the libs call (about 400 s)
+18) wide ;; # after the libs call (about 500 s)
 17) rounds ;; # after the libs call (about 150 s)
 16) small ;; # after the libs call (about 300 s)
 15) final ;; # after the libs call (about 300 s)
@@ -210,7 +238,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
