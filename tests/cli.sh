@@ -38,9 +38,13 @@ expect 1 "$bin" print "$src/models/resnet50.graph" -x
 contains "unknown option '-x'"
 # run --no-fold (the GPU executor's own fusion) is not optimize's --no-fuse
 expect 1 "$bin" run "$src/models/resnet50.graph" --no-fold
-contains "--no-fold, --legacy-conv, --nchw, --fast-gelu, --streams and --warmup need --device cuda"
+contains "--no-fold, --legacy-conv, --nchw, --fast-gelu, --streams, --orders and --warmup need --device cuda"
 expect 1 "$bin" run "$src/models/resnet50.graph" --streams 2
-contains "--streams and --warmup need --device cuda"
+contains "--streams, --orders and --warmup need --device cuda"
+expect 1 "$bin" run "$src/models/resnet50.graph" --orders 2
+contains "--orders and --warmup need --device cuda"
+expect 1 "$bin" run "$src/models/resnet50.graph" --device cuda --orders 65
+contains "--orders must be 0..64, not '65'"
 expect 1 "$bin" run "$src/models/resnet50.graph" --device cuda --streams 9
 contains "--streams must be 0..8, not '9'"
 expect 1 "$bin" run "$src/models/resnet50.graph" --no-fuse
