@@ -218,7 +218,12 @@ orders() { # issue 43 (aed1345, run's node orders): the CUDA tests of node
     models/inception_v3.graph models/resnet34_l4.graph models/tv_squeezenet.graph" \
     timeout 350 scripts/gpu-share $B/superopt >$W/orders.log 2>&1
 }
+whole() { # issue 43: the shares of all 12 networks at b1 and b16 with
+  # the tree of 14:13 (the wider pass, run's node orders), one round
+  ITERS=50 OUT=$W/whole BUDGET=230 timeout 260 scripts/gpu-share $B/superopt >$W/whole.log 2>&1
+}
 case ${1:-} in
+20) whole ;; # after the libs call (about 260 s: b1, then b16 as far as BUDGET goes)
 19) orders ;; # after the libs call (about 400 s)
 18) wide ;; # after the libs call (about 500 s)
 17) rounds ;; # after the libs call (about 150 s)
@@ -238,7 +243,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
