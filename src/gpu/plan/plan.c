@@ -654,6 +654,8 @@ base_status gpu_plan_reorder(gpu_ctx *c, const ir_graph *g, const ex_values *v,
                              int tries, gpu_plan **p, int *kept, base_diag *d) {
   *kept = 0;
   base_status st = (*p)->captured ? BASE_OK : gpu_plan_run(*p, d);
+  if (!st && best_ms(*p) <= 0) /* streams forced: nothing was timed */
+    return st;
   for (int k = 1; !st && (*p)->multi && k < tries; k++) {
     gpu_plan *q;
     st = try_order(c, g, v, (uint64_t)k, best_ms(*p), &q, d);
