@@ -522,7 +522,7 @@ static int fetch_outputs(const ir_graph *g, gpu_plan *p, float **gpu) {
 static int cuda_steps(const ir_graph *g, gpu_ctx *cx, gpu_plan *p, ex_values *v,
                       const run_opts *o, const run_orders *ro) {
   base_diag d;
-  if (gpu_plan_upload(p, v, &d) || gpu_plan_run(p, &d))
+  if (gpu_plan_run(p, &d)) /* p holds v's values (run_cuda) */
     return cli_report(&d);
   float **gpu = base_calloc((size_t)g->noutputs, sizeof *gpu);
   int rc = gpu ? fetch_outputs(g, p, gpu) : cli_oom();
@@ -570,13 +570,13 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
     return cli_oom();
   int rc = CLI_OK;
   if (ex_fill_random(g, v, o->seed, &d) || gpu_ctx_new(&co, &cx, &d) ||
-      gpu_plan_new(cx, g, &p, &d))
+      gpu_plan_new(cx, g, &p, &d) || gpu_plan_upload(p, v, &d))
     rc = cli_report(&d);
-  /* the node order decides the streams: several timed, the fastest kept */
+  /* the node order decides the streams: several timed, the fastest kept
+   * (each order's plan given v's values as it is made) */
   run_orders ro = {o->orders ? o->orders : RUN_ORDERS, 0};
   if (!rc && ro.tried > 1 && o->streams == 0 &&
-      (gpu_plan_upload(p, v, &d) ||
-       gpu_plan_reorder(cx, g, v, ro.tried, &p, &ro.kept, &d)))
+      gpu_plan_reorder(cx, g, v, ro.tried, &p, &ro.kept, &d))
     rc = cli_report(&d);
   if (!rc) /* node indices (the profile) are those of the order kept */
     rc = cuda_steps(gpu_plan_graph(p), cx, p, v, o, &ro);
