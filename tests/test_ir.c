@@ -454,6 +454,56 @@ Test(graph, reordered_keeps_tensors_in_another_topological_order) {
   ir_graph_free(g);
 }
 
+/* ir_graph_canonical: one program in two files (its branches listed the
+ * other way round, other names, a 1x1 convolution's pad written `valid`
+ * in one and left out in the other, a weight folded in one through a
+ * weight-only node) comes out in one node order: the same operator at
+ * each position, reading the same shapes; the order is topological and
+ * keeps the tensors. */
+Test(graph, canonical_order_is_the_same_for_two_files_of_one_program) {
+  ir_graph *g = parse_ok("graph g\ninput x: [1,4,8,8]\nweight wa: [4,4,1,1]\n"
+                         "weight wb: [4,4,3,3]\nweight s: [4,4,3,3]\n"
+                         "r = relu(x)\n"
+                         "a0 = conv2d(r, wa) pad=valid\na1 = tanh(a0)\n"
+                         "wf = ewmul(wb, s)\n"
+                         "b0 = conv2d(r, wf) pad=[1,1,1,1]\nb1 = sigmoid(b0)\n"
+                         "b2 = relu(b1)\ny = ewadd(a1, b2)\noutput y\n");
+  ir_graph *h = parse_ok("graph h\ninput in: [1,4,8,8]\n"
+                         "weight k3: [4,4,3,3]\nweight k1: [4,4,1,1]\n"
+                         "q = relu(in)\n"
+                         "p0 = conv2d(q, k3) pad=[1,1,1,1]\np1 = sigmoid(p0)\n"
+                         "p2 = relu(p1)\n"
+                         "m0 = conv2d(q, k1)\nm1 = tanh(m0)\n"
+                         "out = ewadd(m1, p2)\noutput out\n");
+  ir_graph *cg = ir_graph_canonical(g), *ch = ir_graph_canonical(h);
+  cr_assert(cg && ch);
+  base_diag d;
+  cr_assert_eq(ir_check_invariants(cg, "canonical", &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(cg->ntensors, g->ntensors);
+  cr_assert_eq(cg->outputs[0], g->outputs[0]);
+  for (int t = 0; t < g->ntensors; t++)
+    cr_assert_str_eq(cg->tensors[t].name, g->tensors[t].name);
+  /* g's weight-only ewmul aside, the running nodes in one order */
+  int i = 0, j = 0;
+  for (; i < cg->nnodes; i++) {
+    if (cg->nodes[i].op == IR_OP_EWMUL)
+      continue;
+    cr_assert_lt(j, ch->nnodes);
+    cr_assert_eq(cg->nodes[i].op, ch->nodes[j].op, "position %d: %s, %s", i,
+                 ir_op(cg->nodes[i].op)->name, ir_op(ch->nodes[j].op)->name);
+    const ir_tensor *a = &cg->tensors[cg->nodes[i].in[cg->nodes[i].nin - 1]],
+                    *b = &ch->tensors[ch->nodes[j].in[ch->nodes[j].nin - 1]];
+    cr_assert(ir_shape_eq(&a->shape, &b->shape), "position %d", i);
+    j++;
+  }
+  cr_assert_eq(j, ch->nnodes);
+  /* the two files' own orders differ: the test would pass by accident
+   * otherwise */
+  cr_assert_neq(g->nodes[2].op, h->nodes[2].op);
+  ir_graph_free(cg), ir_graph_free(ch);
+  ir_graph_free(g), ir_graph_free(h);
+}
+
 Test(graph, builder_rejects_and_leaves_graph_unchanged) {
   ir_graph *g = ir_graph_new("b");
   base_diag d;

@@ -103,8 +103,9 @@ static const cli_opt run_table[] = {
             "timed replay is faster than on one stream)"),
     CLI_INT(T, "orders", orders, "N", 0, 64,
             "where branches run side by side, time N orders of the\n"
-            "graph's nodes (its own and N - 1 random ones) and keep\n"
-            "the fastest (default 0: 8; 1: the graph's own order)"),
+            "graph's nodes (a canonical one, the same for every file\n"
+            "of one program, and N - 1 random ones drawn from it) and\n"
+            "keep the fastest (default 0: 8; 1: the file's own order)"),
     CLI_FLAG(T, "fast-gelu", fast_gelu, 1,
              "a matmul's gelu in cuBLASLt's epilogue: its tanh\n"
              "approximation (at most 4.7e-4 from the exact gelu)"),
@@ -450,7 +451,7 @@ static int write_profile_tsv(const char *path, const ir_graph *g,
 }
 
 /* Node orders gpu_plan_reorder timed (tried) and the seed of the one kept
- * (0: the graph's own). */
+ * (0: the canonical order, ir_graph_canonical). */
 typedef struct run_orders {
   int tried, kept;
 } run_orders;
@@ -495,7 +496,7 @@ static int report_memory_and_time(gpu_ctx *cx, gpu_plan *p, const run_opts *o,
     printf("streams: %d\n", ns);
   if (ns > 1 && ro->tried > 1)
     printf("orders: %d of the nodes timed, %s kept\n", ro->tried,
-           ro->kept ? "a random one" : "the graph's own");
+           ro->kept ? "a random one" : "the canonical one");
   printf("time: %.4f ms (median of %d run%s after %d warm-up; device cuda: "
          "%s; seed %" PRIu64 ")\n",
          *med, o->iters, o->iters == 1 ? "" : "s",
@@ -569,18 +570,25 @@ static int run_cuda(const ir_graph *g, const run_opts *o) {
   if (!v)
     return cli_oom();
   int rc = CLI_OK;
-  if (ex_fill_random(g, v, o->seed, &d) || gpu_ctx_new(&co, &cx, &d) ||
-      gpu_plan_new(cx, g, &p, &d) || gpu_plan_upload(p, v, &d))
-    rc = cli_report(&d);
-  /* the node order decides the streams: several timed, the fastest kept
-   * (each order's plan given v's values as it is made) */
+  /* the node order decides the streams: from the canonical order (one
+   * program, one schedule, however its file lists the nodes), several
+   * timed and the fastest kept, each order's plan given v's values as it
+   * is made; --orders 1: the file's own order alone */
   run_orders ro = {o->orders ? o->orders : RUN_ORDERS, 0};
-  if (!rc && ro.tried > 1 && o->streams == 0 &&
-      gpu_plan_reorder(cx, g, v, ro.tried, &p, &ro.kept, &d))
+  int tries = ro.tried > 1 && o->streams == 0;
+  ir_graph *canon = tries ? ir_graph_canonical(g) : NULL;
+  const ir_graph *rg = tries ? canon : g;
+  if (!rg)
+    rc = cli_oom();
+  else if (ex_fill_random(g, v, o->seed, &d) || gpu_ctx_new(&co, &cx, &d) ||
+           gpu_plan_new(cx, rg, &p, &d) || gpu_plan_upload(p, v, &d))
+    rc = cli_report(&d);
+  if (!rc && tries && gpu_plan_reorder(cx, rg, v, ro.tried, &p, &ro.kept, &d))
     rc = cli_report(&d);
   if (!rc) /* node indices (the profile) are those of the order kept */
     rc = cuda_steps(gpu_plan_graph(p), cx, p, v, o, &ro);
   gpu_plan_free(p);
+  ir_graph_free(canon);
   gpu_ctx_free(cx);
   ex_values_free(v);
   return rc;

@@ -143,7 +143,9 @@ void gpu_plan_streams(const gpu_plan *p, int *streams, double *ms_one,
  * *p (*kept: its seed, 0 for g's own order); the others are freed. A
  * kept plan runs its own copy of g (gpu_plan_graph): the same tensors,
  * node indices of its order. Nothing is tried where the plan's streams
- * were forced (gpu_options.streams > 0: its replay untimed). */
+ * were forced (gpu_options.streams > 0: its replay untimed). `run` plans
+ * g's canonical order (ir_graph_canonical) and tries orders of that, so
+ * one program's files are scheduled alike. */
 base_status gpu_plan_reorder(gpu_ctx *c, const ir_graph *g, const ex_values *v,
                              int tries, gpu_plan **p, int *kept, base_diag *d);
 /* The graph p runs: the one given to gpu_plan_new, or the order

@@ -450,10 +450,14 @@ ir_graph *ir_graph_clone_shared(const ir_graph *g) {
   return clone_in(g, base_arena_new());
 }
 
-/* A random topological order of g's nodes into ord (Kahn's algorithm, a
- * ready node picked by a xorshift generator seeded with seed); 0, or -1
- * on OOM. */
-static int random_order(const ir_graph *g, uint64_t seed, int32_t *ord) {
+/* How kahn_order picks the next node among the ready ones (ready[0..nr)):
+ * the index into ready. */
+typedef int (*kahn_pick)(const int32_t *ready, int nr, void *u);
+
+/* A topological order of g's nodes into ord (Kahn's algorithm, each next
+ * node of the ready ones chosen by pick); 0, or -1 on OOM. */
+static int kahn_order(const ir_graph *g, kahn_pick pick, void *u,
+                      int32_t *ord) {
   int n = g->nnodes;
   int32_t *need = base_calloc((size_t)n + 1, sizeof *need);
   int32_t *ready = base_malloc(sizeof *ready * ((size_t)n + 1));
@@ -481,29 +485,46 @@ static int random_order(const ir_graph *g, uint64_t seed, int32_t *ord) {
   for (int i = 0; i < n; i++)
     if (!need[i])
       ready[nr++] = i;
-  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
   while (nr) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    int j = (int)(x % (uint64_t)nr), i = ready[j];
+    int j = pick(ready, nr, u), i = ready[j];
     ready[j] = ready[--nr];
     ord[m++] = i;
     for (int o = 0; o < g->nodes[i].nout; o++) {
       int t = g->nodes[i].out[o];
-      for (int u = start[t]; u < start[t + 1]; u++)
-        if (--need[use[u]] == 0)
-          ready[nr++] = use[u];
+      for (int q = start[t]; q < start[t + 1]; q++)
+        if (--need[use[q]] == 0)
+          ready[nr++] = use[q];
     }
   }
   free(need), free(ready), free(start), free(use);
   return m == n ? 0 : -1;
 }
 
-ir_graph *ir_graph_reordered(const ir_graph *g, uint64_t seed) {
-  int32_t *ord = base_malloc(sizeof *ord * ((size_t)g->nnodes + 1));
+/* kahn_pick of a random order: a xorshift generator's state in u. */
+static int pick_random(const int32_t *ready, int nr, void *u) {
+  (void)ready;
+  uint64_t *x = u;
+  *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+  return (int)(*x % (uint64_t)nr);
+}
+
+/* kahn_pick of the canonical order: the ready node of the least key (u:
+ * the nodes' keys), of two alike the earlier in g. */
+static int pick_least(const int32_t *ready, int nr, void *u) {
+  const uint64_t *key = u;
+  int b = 0;
+  for (int j = 1; j < nr; j++) {
+    uint64_t x = key[ready[j]], y = key[ready[b]];
+    if (x < y || (x == y && ready[j] < ready[b]))
+      b = j;
+  }
+  return b;
+}
+
+/* A copy of g (values shared) with its nodes in order ord. */
+static ir_graph *in_order(const ir_graph *g, const int32_t *ord) {
   ir_node *nodes = base_malloc(sizeof *nodes * ((size_t)g->nnodes + 1));
-  ir_graph *c = ord && nodes && !random_order(g, seed, ord)
-                    ? ir_graph_clone_shared(g)
-                    : NULL;
+  ir_graph *c = nodes ? ir_graph_clone_shared(g) : NULL;
   for (int k = 0; c && k < c->nnodes; k++) {
     nodes[k] = c->nodes[ord[k]];
     for (int o = 0; o < nodes[k].nout; o++)
@@ -511,7 +532,86 @@ ir_graph *ir_graph_reordered(const ir_graph *g, uint64_t seed) {
   }
   if (c)
     memcpy(c->nodes, nodes, sizeof *nodes * (size_t)c->nnodes);
-  free(ord), free(nodes);
+  free(nodes);
+  return c;
+}
+
+ir_graph *ir_graph_reordered(const ir_graph *g, uint64_t seed) {
+  int32_t *ord = base_malloc(sizeof *ord * ((size_t)g->nnodes + 1));
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  ir_graph *c =
+      ord && !kahn_order(g, pick_random, &x, ord) ? in_order(g, ord) : NULL;
+  free(ord);
+  return c;
+}
+
+/* Key of a value no node computes at run time (an input, a weight, a
+ * weight-only node's output): kind and shape, not its name or position. */
+static uint64_t leaf_key(int32_t kind, const ir_tensor *t) {
+  XXH3_state_t s;
+  XXH3_64bits_reset(&s);
+  XXH3_64bits_update(&s, &kind, sizeof kind);
+  XXH3_64bits_update(&s, &t->shape.rank, sizeof t->shape.rank);
+  XXH3_64bits_update(&s, t->shape.dim, sizeof(int64_t) * (size_t)t->shape.rank);
+  XXH3_64bits_update(&s, &t->dtype, sizeof t->dtype);
+  return XXH3_64bits_digest(&s);
+}
+
+/* Each running node's key (key[i]) and each tensor's (tk[t]): what the
+ * node computes from what, without names: its operator, attributes (the
+ * pad mode left out: the pads are resolved) and its inputs' keys (a
+ * commutative operator's two in either order). A
+ * weight-only node's key is 0, so it goes first and never holds back a
+ * running node that reads it. */
+static void node_keys(const ir_graph *g, const unsigned char *wonly,
+                      uint64_t *tk, uint64_t *key) {
+  for (int t = 0; t < g->ntensors; t++) {
+    const ir_tensor *x = &g->tensors[t];
+    tk[t] = x->kind == IR_T_VALUE ? 0 : leaf_key(x->kind, x);
+  }
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    if (wonly[i]) { /* first (computed once, at upload): never delays */
+      key[i] = 0;
+      for (int o = 0; o < n->nout; o++)
+        tk[n->out[o]] = leaf_key(IR_T_WEIGHT, &g->tensors[n->out[o]]);
+      continue;
+    }
+    ir_attrs a = n->a;
+    a.padmode = 0;
+    XXH3_state_t s;
+    XXH3_64bits_reset(&s);
+    const char *name = ir_op(n->op)->name;
+    XXH3_64bits_update(&s, name, strlen(name));
+    XXH3_64bits_update(&s, &a, sizeof a);
+    uint64_t in0 = n->nin ? tk[n->in[0]] : 0,
+             in1 = n->nin > 1 ? tk[n->in[1]] : 0;
+    if ((ir_op(n->op)->flags & IR_OPF_COMM) && n->nin == 2 && in1 < in0) {
+      XXH3_64bits_update(&s, &in1, sizeof in1); /* either operand first */
+      XXH3_64bits_update(&s, &in0, sizeof in0);
+    } else
+      for (int k = 0; k < n->nin; k++)
+        XXH3_64bits_update(&s, &tk[n->in[k]], sizeof(uint64_t));
+    key[i] = XXH3_64bits_digest(&s);
+    for (int o = 0; o < n->nout; o++)
+      tk[n->out[o]] = key[i] + 0x9e3779b97f4a7c15ull * (uint64_t)(o + 1);
+  }
+}
+
+ir_graph *ir_graph_canonical(const ir_graph *g) {
+  size_t n = (size_t)g->nnodes + 1;
+  int32_t *ord = base_malloc(sizeof *ord * n);
+  uint64_t *key = base_malloc(sizeof *key * n);
+  uint64_t *tk = base_malloc(sizeof *tk * ((size_t)g->ntensors + 1));
+  unsigned char *wonly = base_calloc(n, 1);
+  ir_graph *c = NULL;
+  if (ord && key && tk && wonly) {
+    ir_weight_only(g, wonly);
+    node_keys(g, wonly, tk, key);
+    if (!kahn_order(g, pick_least, key, ord))
+      c = in_order(g, ord);
+  }
+  free(ord), free(key), free(tk), free(wonly);
   return c;
 }
 

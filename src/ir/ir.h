@@ -507,6 +507,14 @@ ir_graph *ir_graph_clone_shared(const ir_graph *g);
  * outputs as g's. The GPU executor times several such orders of a graph
  * whose branches run side by side (gpu_plan_reorder). NULL on OOM. */
 ir_graph *ir_graph_reordered(const ir_graph *g, uint64_t seed);
+/* A copy of g (values shared, as ir_graph_reordered) with its nodes in a
+ * canonical topological order: of the nodes ready, the one whose key
+ * (operator, attributes, its inputs' keys; inputs and weights by kind and
+ * shape, weight-only nodes as weights; no names, no positions) is least.
+ * Two files of one program, their nodes listed, named or their weights'
+ * folds written differently, come out in one order, so the executor's
+ * greedy streams (plan/sched.c) schedule them alike. NULL on OOM. */
+ir_graph *ir_graph_canonical(const ir_graph *g);
 /* The loop of every rewrite that rebuilds a graph node by node without a
  * rule (the lower stage's families, ir_graph_unfuse): a new graph with g's
  * inputs and weights (values shared: it must not outlive g), then fn

@@ -222,7 +222,24 @@ whole() { # issue 43: the shares of all 12 networks at b1 and b16 with
   # the tree of 14:13 (the wider pass, run's node orders), one round
   ITERS=50 OUT=$W/whole BUDGET=230 timeout 260 scripts/gpu-share $B/superopt >$W/whole.log 2>&1
 }
+canon1() { # issue 43 (the canonical node order, run's tries drawn from
+  # it): the CUDA tests of node orders and streams, the 12 networks'
+  # shares at batch 1 in three alternated rounds, then --check of NASNet-A's
+  # none graph (run plans its canonical order)
+  timeout 120 $B/test_cuda --filter 'cuda/node_orders*' >$W/test_orders.log 2>&1
+  echo "test node_orders exit $?" >>$W/times.txt
+  timeout 120 $B/test_cuda --filter 'cuda/branches*' >>$W/test_orders.log 2>&1
+  echo "test branches exit $?" >>$W/times.txt
+  BATCHES=1 ROUNDS=3 ITERS=50 OUT=$W/c1 BUDGET=480 timeout 500 scripts/gpu-share $B/superopt >$W/c1.log 2>&1
+  timeout 60 $B/superopt run $W/c1/nasnet_a.b1.none.graph --device cuda --check >$W/check.txt 2>&1
+  echo "check exit $?" >>$W/times.txt
+}
+canon16() { # issue 43: the 12 networks' shares at batch 16, two rounds
+  BATCHES=16 ROUNDS=2 ITERS=30 OUT=$W/c16 BUDGET=540 timeout 570 scripts/gpu-share $B/superopt >$W/c16.log 2>&1
+}
 case ${1:-} in
+21) canon1 ;; # after the libs call (about 560 s)
+22) canon16 ;; # after 21 (about 570 s)
 20) whole ;; # after the libs call (about 260 s: b1, then b16 as far as BUDGET goes)
 19) orders ;; # after the libs call (about 400 s)
 18) wide ;; # after the libs call (about 500 s)
@@ -243,7 +260,7 @@ case ${1:-} in
 2) both ;;
 3) cnns f16 ;;
 4) transformers f16 ;; # the old call 4, if call 2 ran bf16 alone
-*) echo "usage: next.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20" >&2; exit 2 ;;
+*) echo "usage: next.sh 1|2|...|22" >&2; exit 2 ;;
 esac
 echo "call $1 end $(($(date +%s) - t0)) s" >>$W/times.txt
 pack
