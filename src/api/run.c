@@ -121,10 +121,15 @@ api_code api_runner_new(const api_graph *g, const api_run_options *o,
     return api_fail(err, API_ERR_USAGE, "fp32_strict must be 0 or 1, not %d",
                     o->fp32_strict);
   api_runner *r = base_calloc(1, sizeof *r);
-  if (!r || !(r->g = ir_graph_clone(g->g))) {
+  /* the canonical node order (the tensors g's): the GPU's streams follow
+   * the order, so one program's files run alike (`run` tries more) */
+  ir_graph *canon = r ? ir_graph_canonical(g->g) : NULL;
+  if (!r || !canon || !(r->g = ir_graph_clone(canon))) {
+    ir_graph_free(canon);
     free(r);
     return api_fail(err, API_ERR_INTERNAL, "out of memory");
   }
+  ir_graph_free(canon);
   r->cuda = !strcmp(dev, "cuda");
   r->threads = o->threads;
   api_code rc = fill_weights(r, o->seed, err);

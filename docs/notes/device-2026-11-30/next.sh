@@ -237,7 +237,16 @@ canon1() { # issue 43 (the canonical node order, run's tries drawn from
 canon16() { # issue 43: the 12 networks' shares at batch 16, two rounds
   BATCHES=16 ROUNDS=2 ITERS=30 OUT=$W/c16 BUDGET=540 timeout 570 scripts/gpu-share $B/superopt >$W/c16.log 2>&1
 }
+rot1() { # issue 43: the 12 networks' shares at batch 1, four rounds, each
+  # starting one graph later (gpu-share's rotation)
+  BATCHES=1 ROUNDS=4 ITERS=40 OUT=$W/r1 BUDGET=480 timeout 500 scripts/gpu-share $B/superopt >$W/r1.log 2>&1
+}
+rot16() { # issue 43: the same at batch 16
+  BATCHES=16 ROUNDS=4 ITERS=20 OUT=$W/r16 BUDGET=545 timeout 570 scripts/gpu-share $B/superopt >$W/r16.log 2>&1
+}
 case ${1:-} in
+23) rot1 ;; # after the libs call (about 500 s)
+24) rot16 ;; # after 23 (about 570 s)
 21) canon1 ;; # after the libs call (about 560 s)
 22) canon16 ;; # after 21 (about 570 s)
 20) whole ;; # after the libs call (about 260 s: b1, then b16 as far as BUDGET goes)
