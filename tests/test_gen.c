@@ -1504,3 +1504,50 @@ Test(gen, extended6_rows_sink_in_file, .timeout = 60) {
   verify_free(c);
   ir_ruleset_free(&ext);
 }
+
+/* Whether rule r merges a convolution into the one whose residual it is:
+ * conv2d(x1, h1, b1), then conv2d(x2, h2, b2, that) == two concats, an
+ * ewadd and one conv2d, with act (IR_ACT_NONE or relu) on the last. */
+static int residual_merge(const ir_rule *r, ir_act act) {
+  const ir_graph *a = r->src, *b = r->dst;
+  if (a->nnodes != 2 || b->nnodes != 4 || a->nodes[0].op != IR_OP_CONV2D ||
+      a->nodes[1].op != IR_OP_CONV2D || a->nodes[1].nin != 4 ||
+      a->nodes[1].in[3] != a->nodes[0].out[0] ||
+      (ir_act)a->nodes[1].a.act != act)
+    return 0;
+  int concats = 0, adds = 0, convs = 0;
+  for (int i = 0; i < 4; i++) {
+    concats += b->nodes[i].op == IR_OP_CONCAT;
+    adds += b->nodes[i].op == IR_OP_EWADD;
+    convs += b->nodes[i].op == IR_OP_CONV2D && (ir_act)b->nodes[i].a.act == act;
+  }
+  return concats == 2 && adds == 1 && convs == 1;
+}
+
+/* rules/extended.rules holds the eighth tier's residual merges (a
+ * convolution merged into the one whose residual it is, with and
+ * without relu: ResNet-50's first bottleneck under --passes none),
+ * proven again; with the filters concatenated in the other order they
+ * are refuted. */
+Test(gen, extended8_residual_merge_in_file, .timeout = 60) {
+  ir_ruleset ext;
+  read_extended(&ext);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  const ir_act acts[2] = {IR_ACT_NONE, IR_ACT_RELU};
+  for (int k = 0; k < 2; k++) {
+    const ir_rule *r = NULL;
+    for (int i = 0; i < ext.n && !r; i++)
+      if (residual_merge(&ext.rules[i], acts[k]) &&
+          ext.rules[i].status == IR_RULE_PROVEN)
+        r = &ext.rules[i];
+    expect_all_proven(c, &r, 1, k ? "residual merge, relu" : "residual merge");
+    if (r)
+      expect_refuted(c,
+                     variant(rule_text(extended_rules, r->id),
+                             "dst:", "concat(h1, h2)", "concat(h2, h1)"),
+                     "the filters concatenated the other way proven");
+  }
+  verify_free(c);
+  ir_ruleset_free(&ext);
+}

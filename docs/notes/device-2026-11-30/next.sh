@@ -244,7 +244,13 @@ rot1() { # issue 43: the 12 networks' shares at batch 1, four rounds, each
 rot16() { # issue 43: the same at batch 16
   BATCHES=16 ROUNDS=4 ITERS=20 OUT=$W/r16 BUDGET=545 timeout 570 scripts/gpu-share $B/superopt >$W/r16.log 2>&1
 }
+resmerge() { # issue 43 (the eighth tier's residual merges e00770-1):
+  # ResNet-50 and ResNeXt-50 (TASO) at b1 and b16, four rotated rounds
+  BATCHES="1 16" ROUNDS=4 ITERS=30 OUT=$W/rm BUDGET=330 MODELS="models/resnet50.graph \
+    models/resnext50_taso.graph" timeout 350 scripts/gpu-share $B/superopt >$W/rm.log 2>&1
+}
 case ${1:-} in
+25) resmerge ;; # after the libs call (about 250 s)
 23) rot1 ;; # after the libs call (about 500 s)
 24) rot16 ;; # after 23 (about 570 s)
 21) canon1 ;; # after the libs call (about 560 s)
