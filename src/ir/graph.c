@@ -560,9 +560,9 @@ static uint64_t leaf_key(int32_t kind, const ir_tensor *t) {
 /* Each running node's key (key[i]) and each tensor's (tk[t]): what the
  * node computes from what, without names: its operator, attributes (the
  * pad mode left out: the pads are resolved) and its inputs' keys (a
- * commutative operator's two in either order). A
- * weight-only node's key is 0, so it goes first and never holds back a
- * running node that reads it. */
+ * commutative operator's two in either order). A weight-only node's key
+ * is 0, so it goes first and never holds back a running node that reads
+ * it. */
 static void node_keys(const ir_graph *g, const unsigned char *wonly,
                       uint64_t *tk, uint64_t *key) {
   for (int t = 0; t < g->ntensors; t++) {
