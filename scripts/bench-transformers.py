@@ -153,7 +153,8 @@ def prepare(a, name, batch):
     row["opt"] = {}
     for dt in a.dtype:
         r, s = sh([a.superopt, "optimize", stem + ".graph", "-o",
-                   opt_graph(stem, dt)] + BL.run_dtype_args(dt))
+                   opt_graph(stem, dt)] + BL.run_dtype_args(dt) +
+                  a.optimize_args.split())
         o = row["opt"][dt] = {"optimize-s": round(s, 1)}
         if r.returncode:
             o["optimize"] = "error: " + err(r)
@@ -324,6 +325,10 @@ def build_parser():
                     help="seconds; rows not timed by then are skipped")
     ap.add_argument("--dtype", type=BL.dtype_arg, default=["f32"],
                     help="comma list of f32, bf16, f16: rows per dtype")
+    ap.add_argument("--optimize-args", default="",
+                    help="more options of every optimize (words), e.g. "
+                    "'--passes none --rules both.rules': issue 43's "
+                    "generated-rules path on these rows")
     BL.add_accuracy_args(ap)
     return ap
 

@@ -249,7 +249,22 @@ resmerge() { # issue 43 (the eighth tier's residual merges e00770-1):
   BATCHES="1 16" ROUNDS=4 ITERS=30 OUT=$W/rm BUDGET=330 MODELS="models/resnet50.graph \
     models/resnext50_taso.graph" timeout 350 scripts/gpu-share $B/superopt >$W/rm.log 2>&1
 }
+tfnone() { # issue 43 (written 2026-11-30 16:45, not yet run; nvidia-h200-x2
+  # after a fresh bundle-gpu: bench-transformers.py --optimize-args): the
+  # seven transformers in float32 at b1 and b16, the default on GPU 0 and
+  # `--passes none` with the generated rules on GPU 1, to see whether the
+  # none path holds 98% of the default's gain where the search's model
+  # says it does not (Llama 92%, the small BERT and DistilBERT 95.8%)
+  cat rules/default.rules rules/extended.rules >$W/both.rules
+  CUDA_VISIBLE_DEVICES=0 timeout 560 python3 $B/bench-transformers.py --superopt $B/superopt \
+    --out $W/tn/default --dtype f32 --batches 1,16 --budget 500 >$W/tn.d.log 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 timeout 560 python3 $B/bench-transformers.py --superopt $B/superopt \
+    --out $W/tn/none --dtype f32 --batches 1,16 --budget 500 \
+    --optimize-args "--passes none --rules $W/both.rules" >$W/tn.n.log 2>&1 &
+  wait
+}
 case ${1:-} in
+26) tfnone ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 570 s)
 25) resmerge ;; # after the libs call (about 250 s)
 23) rot1 ;; # after the libs call (about 500 s)
 24) rot16 ;; # after 23 (about 570 s)
