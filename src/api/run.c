@@ -123,13 +123,13 @@ api_code api_runner_new(const api_graph *g, const api_run_options *o,
   api_runner *r = base_calloc(1, sizeof *r);
   /* the canonical node order (the tensors g's): the GPU's streams follow
    * the order, so one program's files run alike (`run` tries more) */
-  ir_graph *canon = r ? ir_graph_canonical(g->g) : NULL;
-  if (!r || !canon || !(r->g = ir_graph_clone(canon))) {
-    ir_graph_free(canon);
+  if (!r || !(r->g = ir_graph_canonical(g->g)) ||
+      ir_graph_own_data(r->g, NULL)) {
+    if (r)
+      ir_graph_free(r->g);
     free(r);
     return api_fail(err, API_ERR_INTERNAL, "out of memory");
   }
-  ir_graph_free(canon);
   r->cuda = !strcmp(dev, "cuda");
   r->threads = o->threads;
   api_code rc = fill_weights(r, o->seed, err);

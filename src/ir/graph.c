@@ -545,14 +545,18 @@ ir_graph *ir_graph_reordered(const ir_graph *g, uint64_t seed) {
   return c;
 }
 
+static void hash_shape(XXH3_state_t *s, const ir_shape *sh) {
+  XXH3_64bits_update(s, &sh->rank, sizeof sh->rank);
+  XXH3_64bits_update(s, sh->dim, sizeof(int64_t) * (size_t)sh->rank);
+}
+
 /* Key of a value no node computes at run time (an input, a weight, a
  * weight-only node's output): kind and shape, not its name or position. */
 static uint64_t leaf_key(int32_t kind, const ir_tensor *t) {
   XXH3_state_t s;
   XXH3_64bits_reset(&s);
   XXH3_64bits_update(&s, &kind, sizeof kind);
-  XXH3_64bits_update(&s, &t->shape.rank, sizeof t->shape.rank);
-  XXH3_64bits_update(&s, t->shape.dim, sizeof(int64_t) * (size_t)t->shape.rank);
+  hash_shape(&s, &t->shape);
   XXH3_64bits_update(&s, &t->dtype, sizeof t->dtype);
   return XXH3_64bits_digest(&s);
 }
@@ -698,11 +702,6 @@ int ir_critical_path(const ir_graph *g, const double *w, unsigned char *on,
     on[i] = 1;
   free(finish), free(via);
   return 0;
-}
-
-static void hash_shape(XXH3_state_t *s, const ir_shape *sh) {
-  XXH3_64bits_update(s, &sh->rank, sizeof sh->rank);
-  XXH3_64bits_update(s, sh->dim, sizeof(int64_t) * (size_t)sh->rank);
 }
 
 /* Hash of a graph input / weight: its kind, ordinal among its kind, shape. */
