@@ -1466,8 +1466,9 @@ Test(gen, extended6_finds_rank3_transpose, .timeout = 60) {
 
 /* Whether rule r is the transpose after an attention out_proj sunk into
  * the one before it: transpose [2,0,1,3], reshape, matmul, reshape,
- * transpose [1,0,2] == transpose [0,2,1,3], reshape, matmul, reshape. */
-static int rows_sink(const ir_rule *r) {
+ * transpose [1,0,2] == transpose [0,2,1,3], reshape, matmul, reshape; the
+ * matmul with a bias where biased (the ninth tier's), else without. */
+static int rows_sink(const ir_rule *r, int biased) {
   const ir_graph *a = r->src, *b = r->dst;
   static const ir_opcode chain[5] = {IR_OP_TRANSPOSE, IR_OP_RESHAPE,
                                      IR_OP_MATMUL, IR_OP_RESHAPE,
@@ -1477,6 +1478,8 @@ static int rows_sink(const ir_rule *r) {
   for (int i = 0; i < 5; i++)
     if (a->nodes[i].op != chain[i] || (i < 4 && b->nodes[i].op != chain[i]))
       return 0;
+  if (a->nodes[2].nin != 2 + biased || b->nodes[2].nin != 2 + biased)
+    return 0;
   const ir_attrs *p = &a->nodes[0].a, *q = &b->nodes[0].a;
   return t102(a, 4) && p->nlist == 4 && p->list[0] == 2 && p->list[1] == 0 &&
          q->nlist == 4 && q->list[0] == 0 && q->list[1] == 2;
@@ -1490,7 +1493,7 @@ Test(gen, extended6_rows_sink_in_file, .timeout = 60) {
   read_extended(&ext);
   const ir_rule *r = NULL;
   for (int i = 0; i < ext.n && !r; i++)
-    if (rows_sink(&ext.rules[i]) && ext.rules[i].status == IR_RULE_PROVEN)
+    if (rows_sink(&ext.rules[i], 0) && ext.rules[i].status == IR_RULE_PROVEN)
       r = &ext.rules[i];
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
@@ -1501,6 +1504,35 @@ Test(gen, extended6_rows_sink_in_file, .timeout = 60) {
                            "dst:", "[2,4,3,5] = transpose(x1) perm=[0,2,1,3]",
                            "[2,4,5,3] = transpose(x1) perm=[0,2,3,1]"),
                    "the rows made by perm [0,2,3,1] proven");
+  verify_free(c);
+  ir_ruleset_free(&ext);
+}
+
+/* rules/extended.rules holds the ninth tier's rows_sink with the
+ * product's bias (the legacy export's out_proj Gemm; axiom rows_sink_b),
+ * proven again; with the rows made by perm [0,2,3,1], or the bias left
+ * out of the right side, it is refuted. */
+Test(gen, extended9_rows_sink_bias_in_file, .timeout = 60) {
+  ir_ruleset ext;
+  read_extended(&ext);
+  const ir_rule *r = NULL;
+  for (int i = 0; i < ext.n && !r; i++)
+    if (rows_sink(&ext.rules[i], 1) && ext.rules[i].status == IR_RULE_PROVEN)
+      r = &ext.rules[i];
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_all_proven(c, &r, 1, "rows_sink with a bias");
+  if (r) {
+    const char *t = rule_text(extended_rules, r->id);
+    expect_refuted(c,
+                   variant(t,
+                           "dst:", "[2,4,3,5] = transpose(x1) perm=[0,2,1,3]",
+                           "[2,4,5,3] = transpose(x1) perm=[0,2,3,1]"),
+                   "the biased rows made by perm [0,2,3,1] proven");
+    expect_refuted(c,
+                   variant(t, "dst:", "matmul(t2, q1, b1)", "matmul(t2, q1)"),
+                   "the sink with the bias dropped proven");
+  }
   verify_free(c);
   ir_ruleset_free(&ext);
 }

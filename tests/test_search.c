@@ -493,6 +493,43 @@ Test(search, no_passes_merges_common_subexpressions) {
   ir_ruleset_free(&rs);
 }
 
+/* The canonical form under --passes none also makes small weights of
+ * equal values one (pass_dedupe_weights): BERT's every layer builds its
+ * mask where(m, 0, -inf) from its own two constants; the two wheres are
+ * one after it (pass_cse), where without the dedupe both stay. */
+Test(search, no_passes_dedupes_equal_constants) {
+  ir_ruleset rs;
+  load_rules(RULES "basic.rules", &rs);
+  rewrite_rules *rules = compile(&rs);
+  ir_graph *g = parse("input m: bool[2,4]\ninput x: [2,4]\n"
+                      "weight z1: []\nweight n1: []\nweight z2: []\n"
+                      "weight n2: []\n"
+                      "a = where(m, z1, n1)\nb = where(m, z2, n2)\n"
+                      "s1 = ewadd(a, x)\ns2 = ewmul(b, s1)\noutput s2\n");
+  static const float zero[1] = {0.0f}, ninf[1] = {-1e4f};
+  const char *zs[] = {"z1", "z2"}, *ns[] = {"n1", "n2"};
+  for (int k = 0; k < 2; k++) {
+    g->tensors[ir_find_tensor(g, zs[k])].data = zero;
+    g->tensors[ir_find_tensor(g, ns[k])].data = ninf;
+  }
+  srch_options o;
+  srch_options_default(&o);
+  o.no_passes = 1;
+  srch_stats st;
+  base_diag d;
+  ir_graph *h = srch_optimize(g, rules, &o, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  cr_assert_eq(st.cse, 1, "the second where, once its constants are one");
+  cr_assert_eq(count_op(h, IR_OP_WHERE), 1);
+  /* (no check_err: ex_check draws the weights afresh, so z1 and z2 would
+     differ in g and not in h) */
+  srch_stats_free(&st);
+  ir_graph_free(h);
+  ir_graph_free(g);
+  rewrite_rules_free(rules);
+  ir_ruleset_free(&rs);
+}
+
 /* Passes as rules (rules/passes.rules, o.pass_rules): the search fuses the
  * activations and merges the siblings the pass rules match, and the
  * hand-written passes only the forms no pass rule matches (here a grouped

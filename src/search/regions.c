@@ -596,10 +596,14 @@ base_status srch_begin(const ir_graph *g, const rewrite_rules *rules,
 ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
                           srch_stats *st, base_diag *d) {
   ir_graph *cur = (ir_graph *)g;
-  if (o->no_passes) /* the canonical form only: no node twice */
-    return stage_result(cur, g,
-                        step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d), d);
-  int dup = 0; /* equal small weights: then cse merges their readers */
+  int dup = 0;      /* equal small weights: then cse merges their readers */
+  if (o->no_passes) /* the canonical form only: no value twice (BERT's
+                       per-layer mask constants one weight, so one mask) */
+    return stage_result(
+        cur, g,
+        step(&cur, g, pass_dedupe_weights(cur, &dup, d), "dedupe", d) &&
+            step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d),
+        d);
   int ok = step(&cur, g, pass_simplify_moves(cur, &st->moves_removed, d),
                 "simplify moves", d) &&
            step(&cur, g, pass_dedupe_weights(cur, &dup, d), "dedupe", d) &&

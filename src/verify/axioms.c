@@ -391,6 +391,19 @@ const verify_axiom verify_axioms_transpose[] = {
      " (transpose 12820 x)) w))))"
      " (matmul a (reshape r (transpose 12932 x)) w))))",
      "a=0 x=[2,3,4,5] w=[15,6] r=[8,15] c=[4,2,6]"},
+    /* rows_sink with the product's bias (the export's Gemm of out_proj
+     * with its bias, a 2-D matmulb): a bias vector is added to each row
+     * alone too, so the rows' order moves through it the same way */
+    {"rows_sink_b", "transpose",
+     "(=> (and (= (rankc (sh x)) 4) (= (rankc r) 2) (= (rankc c) 3)"
+     " (= (dimc 0 c) (dimc 2 (sh x))) (= (dimc 1 c) (dimc 0 (sh x)))"
+     " (= (dimc 0 r) (* (dimc 0 (sh x)) (dimc 2 (sh x)))))"
+     " (= (transpose 1035 (reshape c (matmulb 1 a (reshape r"
+     " (transpose 12820 x)) w b)))"
+     " (reshape (sh (transpose 1035 (reshape c (matmulb 1 a (reshape r"
+     " (transpose 12820 x)) w b))))"
+     " (matmulb 1 a (reshape r (transpose 12932 x)) w b))))",
+     "a=0 x=[2,3,4,5] w=[15,6] b=[6] r=[8,15] c=[4,2,6]"},
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_reshape[] = {VERIFY_AXIOM_END};

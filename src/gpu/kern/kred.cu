@@ -432,14 +432,28 @@ __global__ void k_layernorm4(const float4 *x, const float4 *xb,
   }
 }
 
+/* Threads a block for n threads of a row kernel whose rows are few: 256,
+ * halved (to 32 at least) while that gives fewer than two blocks an SM of
+ * an H200 (132 SMs). The profile of BERT-base at batch 1 (128 rows of 768
+ * floats, 4,096 threads: 16 blocks of 256 on 16 SMs) timed this kernel at
+ * 3.3 us against 2.0 us for the NVRTC row kernel that adds a bias and a
+ * residual before the same layer norm. */
+inline int row_threads(int64_t n) {
+  int t = kThreads;
+  while (t > 32 && (n + t - 1) / t < 2 * 132)
+    t /= 2;
+  return t;
+}
+
 template <int LANES, int NV>
 void launch_ln4(cudaStream_t s, const float *x, const float *xb,
                 const float *gamma, const float *beta, float *y, int rows,
                 int len4, float eps, bool rms) {
-  k_layernorm4<LANES, NV>
-      <<<blocks_for((int64_t)rows * LANES), kThreads, 0, s>>>(
-          (const float4 *)x, (const float4 *)xb, (const float4 *)gamma,
-          (const float4 *)beta, (float4 *)y, rows, len4, eps, rms);
+  int64_t n = (int64_t)rows * LANES;
+  int tb = row_threads(n);
+  k_layernorm4<LANES, NV><<<blocks_for(n, tb), tb, 0, s>>>(
+      (const float4 *)x, (const float4 *)xb, (const float4 *)gamma,
+      (const float4 *)beta, (float4 *)y, rows, len4, eps, rms);
 }
 
 /* The float4 layer norm where it applies (len a multiple of 4 up to 1024,
@@ -712,10 +726,11 @@ template <typename T, int LANES, int NV>
 void launch_ln8(cudaStream_t s, const void *x, const void *xb,
                 const void *gamma, const void *beta, void *y, int rows,
                 int len8, float eps, bool rms) {
-  k_layernorm8<T, LANES, NV>
-      <<<blocks_for((int64_t)rows * LANES), kThreads, 0, s>>>(
-          (const uint4 *)x, (const uint4 *)xb, (const uint4 *)gamma,
-          (const uint4 *)beta, (uint4 *)y, rows, len8, eps, rms);
+  int64_t n = (int64_t)rows * LANES;
+  int tb = row_threads(n);
+  k_layernorm8<T, LANES, NV><<<blocks_for(n, tb), tb, 0, s>>>(
+      (const uint4 *)x, (const uint4 *)xb, (const uint4 *)gamma,
+      (const uint4 *)beta, (uint4 *)y, rows, len8, eps, rms);
 }
 
 /* The 16-byte layer norm where it applies (len a multiple of 8 up to
