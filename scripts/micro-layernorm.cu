@@ -23,7 +23,7 @@
 
 #include "../src/gpu/kern/kred.cu"
 
-static cudaStream_t st;
+static cudaStream_t strm;
 static float *X, *XB, *G, *BT, *Y;
 
 /* Largest |y - ref| relative to the reference's largest magnitude. */
@@ -64,14 +64,14 @@ static void variant(int rows, int len, bool bias, const char *name,
   int threads = 256;
   unsigned blocks = (unsigned)(((size_t)rows * LANES + threads - 1) / threads);
   auto go = [&] {
-    k_layernorm4<LANES, NV><<<blocks, threads, 0, st>>>(
+    k_layernorm4<LANES, NV><<<blocks, threads, 0, strm>>>(
         (const float4 *)X, bias ? (const float4 *)XB : nullptr,
         (const float4 *)G, (const float4 *)BT, (float4 *)Y, rows, len / 4,
         1e-6f, false);
     CK(cudaGetLastError());
   };
   CK(cudaMemset(Y, 0, (size_t)rows * len * 4));
-  float t = time_us(st, go);
+  float t = time_us(strm, go);
   double e = check(hx, hb, hg, ht, rows, len, bias);
   printf("  %s: %.2f%s", name, t, e > 1e-5 ? " BAD" : "");
   *bad |= e > 1e-5;
@@ -87,7 +87,7 @@ int main() {
                 {16 * 3136, 96, true}, {16 * 784, 192, true},
                 {16 * 196, 384, true}, {16 * 49, 768, true}};
   size_t most = 16 * 3136 * 96;
-  CK(cudaStreamCreate(&st));
+  CK(cudaStreamCreate(&strm));
   CK(cudaMalloc(&X, most * 4));
   CK(cudaMalloc(&Y, most * 4));
   for (float **p : {&XB, &G, &BT})
@@ -105,8 +105,8 @@ int main() {
   for (auto &s : shapes) {
     printf("rows %d, len %d%s:", s.rows, s.len, s.bias ? ", bias" : "");
     CK(cudaMemset(Y, 0, (size_t)s.rows * s.len * 4));
-    float t = time_us(st, [&] {
-      CK(cxk_layernorm(st, X, s.bias ? XB : nullptr, G, BT, Y, s.rows, s.len,
+    float t = time_us(strm, [&] {
+      CK(cxk_layernorm(strm, X, s.bias ? XB : nullptr, G, BT, Y, s.rows, s.len,
                        1e-6f, 0));
     });
     double e = check(hx, hb, hg, ht, s.rows, s.len, s.bias);
@@ -114,21 +114,21 @@ int main() {
     bad |= e > 1e-5;
     if (s.len <= 1024) {
       CK(cudaMemset(Y, 0, (size_t)s.rows * s.len * 4));
-      t = time_us(st, [&] {
+      t = time_us(strm, [&] {
         unsigned nb = blocks_for((int64_t)s.rows * 32);
         const float *b = s.bias ? XB : nullptr;
         if (s.len <= 128)
-          k_layernorm_warp<4><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
-                                                       s.len, 1e-6f, false);
+          k_layernorm_warp<4><<<nb, kThreads, 0, strm>>>(X, b, G, BT, Y, s.rows,
+                                                         s.len, 1e-6f, false);
         else if (s.len <= 256)
-          k_layernorm_warp<8><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
-                                                       s.len, 1e-6f, false);
+          k_layernorm_warp<8><<<nb, kThreads, 0, strm>>>(X, b, G, BT, Y, s.rows,
+                                                         s.len, 1e-6f, false);
         else if (s.len <= 512)
-          k_layernorm_warp<16><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
-                                                        s.len, 1e-6f, false);
+          k_layernorm_warp<16><<<nb, kThreads, 0, strm>>>(
+              X, b, G, BT, Y, s.rows, s.len, 1e-6f, false);
         else
-          k_layernorm_warp<32><<<nb, kThreads, 0, st>>>(X, b, G, BT, Y, s.rows,
-                                                        s.len, 1e-6f, false);
+          k_layernorm_warp<32><<<nb, kThreads, 0, strm>>>(
+              X, b, G, BT, Y, s.rows, s.len, 1e-6f, false);
         CK(cudaGetLastError());
       });
       e = check(hx, hb, hg, ht, s.rows, s.len, s.bias);
