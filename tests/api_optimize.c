@@ -76,7 +76,7 @@ static void print_counts(const api_report *r) {
   I(check_rounds), I(check_compared), I(moves_removed), I(rmsnorms);
   I(rotates_folded), I(identities_dropped), I(lower_epilogues);
   I(lower_moves), I(lower_se), I(lower_shuffles), I(row_attention);
-  I(move_nodes), I(move_node_ops), I(patch_embeddings);
+  I(move_nodes), I(move_node_ops), I(patch_embeddings), I(fuse_peeled);
   C(cost_before_us), C(cost_unfused_us), C(fuse_cost_before_us);
   C(fuse_cost_after_us);
 #undef I

@@ -46,7 +46,8 @@ COUNTS = ["nodes_before", "nodes_after", "rules", "rules_read",
           "rules_unproven", "rules_demoted", "check_rounds", "check_compared",
           "moves_removed", "rmsnorms", "rotates_folded", "identities_dropped",
           "lower_epilogues", "lower_moves", "lower_se", "lower_shuffles",
-          "row_attention", "move_nodes", "move_node_ops", "patch_embeddings"]
+          "row_attention", "move_nodes", "move_node_ops", "patch_embeddings",
+          "fuse_peeled"]
 # costs, compared as optimize prints them (%.2f)
 COSTS = ["cost_before_us", "cost_unfused_us", "fuse_cost_before_us",
          "fuse_cost_after_us"]
@@ -118,11 +119,12 @@ def cli_counts(out):
         r"cheaper, (\d+) not chosen, (\d+) refused, (\d+) cheaper by "
         r"estimates only\)", 6, "mutants")
     (c["attention_nodes"], c["fused_nodes"], c["fused_ops"],
-     c["fuse_recomputed"], c["fuse_rejected"], c["fuse_cost_before_us"],
-     c["fuse_cost_after_us"]) = groups(
+     c["fuse_recomputed"], c["fuse_rejected"], c["fuse_peeled"],
+     c["fuse_cost_before_us"], c["fuse_cost_after_us"]) = groups(
         out, r"^fusion: (\d+) attention nodes?, (\d+) fused nodes? replaces? "
         r"(\d+) operators \((\d+) recomputed, (\d+) groups? refused by "
-        r"cost\); estimated ([\d.]+) -> ([\d.]+) us", 7, "fusion")
+        r"cost; (\d+) product(?:'s|s') bias and residual moved into the layer "
+        r"norm after it\); estimated ([\d.]+) -> ([\d.]+) us", 8, "fusion")
     (c["lower_epilogues"], c["lower_moves"], c["lower_se"],
      c["lower_shuffles"], c["moved"], c["row_attention"], c["move_nodes"],
      c["move_node_ops"], c["patch_embeddings"]) = groups(

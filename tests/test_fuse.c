@@ -746,3 +746,77 @@ Test(fused, attention_refused_by_cost) {
   ir_graph_free(h);
   ir_graph_free(g);
 }
+
+/* fuse_peel: a product whose epilogue adds a bias and a residual, read by a
+ * layer norm alone (BERT's post-norm layers). */
+static const char peel_text[] = "input x: [2,3,8]\n"
+                                "input r: [2,3,8]\n"
+                                "weight w: [8,8]\n"
+                                "weight b: [8]\n"
+                                "weight g: [8]\n"
+                                "weight e: [8]\n"
+                                "y = matmul(x, w, b, r)\n"
+                                "z = layernorm(y, g, e) axis=2\n"
+                                "u = matmul(x, w, b)\n"
+                                "v = layernorm(u, g, e) axis=2\n"
+                                "s = ewadd(u, v)\n"
+                                "output z, s\n";
+
+/* Products with an epilogue dear, lone layer norms dear, fused nodes
+ * cheap: the peeled graph is priced lower. */
+static base_status rows_cheap(void *u, const ir_graph *g, int node,
+                              double *cost, int *estimated, base_diag *d) {
+  (void)u, (void)estimated, (void)d;
+  const ir_node *n = &g->nodes[node];
+  *cost = n->op == IR_OP_FUSED       ? 2
+          : n->op == IR_OP_MATMUL    ? (n->nin > 2 ? 10 : 5)
+          : n->op == IR_OP_LAYERNORM ? 10
+                                     : 3;
+  return BASE_OK;
+}
+
+static int count_nodes(const ir_graph *g, ir_opcode op, int nin) {
+  int c = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    c += g->nodes[i].op == op && (nin < 0 || g->nodes[i].nin == nin);
+  return c;
+}
+
+/* Only the product the layer norm alone reads is a site (u is read by the
+ * sum too); its bias and residual become adds, the same values. */
+Test(fused, peel_takes_the_epilogue_out_before_a_lone_layernorm) {
+  ir_graph *g = lu_parse(peel_text);
+  base_diag d;
+  int n = -1;
+  ir_graph *p = fuse_peel(g, &n, &d);
+  cr_assert(p, "%s", d.msg);
+  cr_assert_eq(n, 1, "y (u is read by the sum too)");
+  cr_assert_eq(count_nodes(p, IR_OP_MATMUL, 2), 1);
+  cr_assert_eq(count_nodes(p, IR_OP_MATMUL, 3), 1, "u keeps its bias");
+  cr_assert_eq(count_nodes(p, IR_OP_EWADD, -1), 3, "y's bias, residual; s");
+  close_outputs(g, p);
+  ir_graph_free(p);
+  ir_graph_free(g);
+}
+
+/* fuse_graph keeps the peeled graph where it is priced lower (y's adds and
+ * norm one fused node after a plain product), and the graph as given where
+ * fused nodes are dear. */
+Test(fused, peel_kept_only_where_cheaper) {
+  ir_graph *g = lu_parse(peel_text);
+  fuse_options o = {rows_cheap, NULL};
+  fuse_stats st;
+  ir_graph *h = fuse(g, &o, &st);
+  cr_assert_eq(st.peeled, 1);
+  cr_assert_eq(count_nodes(h, IR_OP_MATMUL, 2), 1);
+  cr_assert_eq(count_nodes(h, IR_OP_LAYERNORM, -1), 1, "v stays apart");
+  cr_assert_geq(count_nodes(h, IR_OP_FUSED, -1), 1);
+  close_outputs(g, h);
+  ir_graph_free(h);
+  fuse_options dear = {pricey, NULL};
+  h = fuse(g, &dear, &st);
+  cr_assert_eq(st.peeled, 0);
+  cr_assert_eq(count_nodes(h, IR_OP_MATMUL, 4), 1, "y as given");
+  ir_graph_free(h);
+  ir_graph_free(g);
+}

@@ -87,7 +87,7 @@ class Report(ctypes.Structure):
                         "identities_dropped", "lower_epilogues",
                         "lower_moves", "lower_se", "lower_shuffles",
                         "row_attention", "move_nodes", "move_node_ops",
-                        "patch_embeddings")]
+                        "patch_embeddings", "fuse_peeled")]
 
 
 # api_dtype

@@ -84,6 +84,7 @@ class OptimizeReport:
     move_nodes: int  # groups of movement operators made move nodes
     move_node_ops: int  # the movement operators they replace
     patch_embeddings: int  # patch embeddings made matmuls
+    fuse_peeled: int  # products' bias and residual moved into a layer norm
 
     @property
     def speedup(self):

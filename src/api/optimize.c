@@ -108,6 +108,7 @@ static void fill_more(api_report *r, const opt_report *x) {
   r->mutants_unmeasured = m->unmeasured;
   r->fuse_recomputed = x->fusion.recomputed;
   r->fuse_rejected = x->fusion.rejected;
+  r->fuse_peeled = x->fusion.peeled;
   r->fuse_cost_before_us = x->fusion.cost_before;
   r->fuse_cost_after_us = x->fusion.cost_after;
   r->rules_unproven = x->reproof.unproven;

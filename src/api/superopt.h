@@ -350,6 +350,9 @@ typedef struct api_report {
    * made matmuls */
   int lower_epilogues, lower_moves, lower_se, lower_shuffles;
   int row_attention, move_nodes, move_node_ops, patch_embeddings;
+  /* fusion: products whose bias and residual went into the layer norm's
+   * fused row after them (fuse_peel) */
+  int fuse_peeled;
 } api_report;
 
 /* Optimizes g into a new graph *out (g is unchanged). g, out: not NULL; o

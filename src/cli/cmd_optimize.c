@@ -369,12 +369,15 @@ static void print_search(const opt_report *r, const opt_args *a) {
 
 static void print_fusion(const fuse_stats *fs, const char *device) {
   printf("fusion: %d attention node%s, %d fused node%s %s %d operators "
-         "(%d recomputed, %d group%s refused by cost); estimated %.2f -> "
+         "(%d recomputed, %d group%s refused by cost; %d %s bias and "
+         "residual moved into the layer norm after it); estimated %.2f -> "
          "%.2f us on %s\n",
          fs->attention, fs->attention == 1 ? "" : "s", fs->groups,
          fs->groups == 1 ? "" : "s", fs->groups == 1 ? "replaces" : "replace",
          fs->fused_ops, fs->recomputed, fs->rejected,
-         fs->rejected == 1 ? "" : "s", fs->cost_before, fs->cost_after, device);
+         fs->rejected == 1 ? "" : "s", fs->peeled,
+         fs->peeled == 1 ? "product's" : "products'", fs->cost_before,
+         fs->cost_after, device);
 }
 
 /* The re-proof of the applied rules (rewrite_reprove): each rule demoted

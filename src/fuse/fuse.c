@@ -911,11 +911,8 @@ static void done(ctx *c) {
   free(c->map);
 }
 
-ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
-                     base_diag *d) {
-  fuse_stats local;
-  if (!st)
-    st = &local;
+static ir_graph *fuse_one(const ir_graph *g, const fuse_options *o,
+                          fuse_stats *st, base_diag *d) {
   memset(st, 0, sizeof *st);
   ctx c;
   memset(&c, 0, sizeof c);
@@ -960,4 +957,38 @@ fail:
   ir_graph_free(h);
   h = NULL;
   goto out;
+}
+
+/* g fused as it is, and (with a cost function) g with its products' bias
+ * and residual peeled before the layer norms that alone read them
+ * (fuse_peel) fused too: the one priced lower, the first on a tie. */
+ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
+                     base_diag *d) {
+  fuse_stats local, ps;
+  if (!st)
+    st = &local;
+  ir_graph *h = fuse_one(g, o, st, d);
+  if (!h || !o || !o->cost)
+    return h;
+  int n = 0;
+  ir_graph *p = fuse_peel(g, &n, d);
+  if (!p) {
+    ir_graph_free(h);
+    return NULL;
+  }
+  ir_graph *hp = n ? fuse_one(p, o, &ps, d) : NULL;
+  ir_graph_free(p);
+  if (n && !hp) {
+    ir_graph_free(h);
+    return NULL;
+  }
+  if (hp && ps.cost_after < st->cost_after) {
+    ps.cost_before = st->cost_before; /* the graph as given */
+    ps.peeled = n;
+    *st = ps;
+    ir_graph_free(h);
+    return hp;
+  }
+  ir_graph_free(hp);
+  return h;
 }

@@ -24,6 +24,10 @@
  * cheapest once fused of its cheapest graphs); `optimize` then runs it as
  * a pass on the whole result.
  *
+ * With a cost function, the graph whose products read by a lone layer
+ * norm have their bias and residual taken out of the epilogue (fuse_peel)
+ * is fused too, and the result priced lower kept.
+ *
  * Before grouping, each chain matmul(q, k) -> [smul(., s)] -> softmax over
  * the last axis -> matmul(., v) whose links are read by the next alone
  * becomes one attention node (q, k, v of one rank, no bias or activation,
@@ -52,11 +56,14 @@ typedef struct fuse_options {
 #define FUSE_ATT_MAX_DIM 128
 
 typedef struct fuse_stats {
-  int attention;                  /* attention nodes created */
-  int groups;                     /* fused nodes created */
-  int fused_ops;                  /* original nodes they replace */
-  int recomputed;                 /* nodes recomputed in several groups */
-  int rejected;                   /* groups the cost function refused */
+  int attention;  /* attention nodes created */
+  int groups;     /* fused nodes created */
+  int fused_ops;  /* original nodes they replace */
+  int recomputed; /* nodes recomputed in several groups */
+  int rejected;   /* groups the cost function refused */
+  int peeled;     /* products whose bias and residual went into the layer
+                     norm's fused row (fuse_peel; the peeled graph priced
+                     lower) */
   double cost_before, cost_after; /* sums of the cost function (if any)
                                      over the nodes that are not
                                      weight-only, as cd_sum_cost sums */
@@ -67,5 +74,12 @@ typedef struct fuse_stats {
  * of memory, the cost function's error). st may be NULL. */
 ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
                      base_diag *d);
+
+/* g with each product's bias and residual taken out of its epilogue into
+ * element-wise adds where a layer norm alone reads the product (peel.c);
+ * *count the products so peeled. fuse_graph fuses both g and this graph
+ * when it has a cost function, and keeps the one priced lower. NULL with d
+ * set on failure. */
+ir_graph *fuse_peel(const ir_graph *g, int *count, base_diag *d);
 
 #endif
