@@ -664,6 +664,19 @@ static int run_stage(ir_graph **cur, const ir_graph *g, ir_graph *next,
   return next != NULL;
 }
 
+/* h made to own its weight values (NULL on failure): a pass's result
+ * (pass_prune_dead's) shares them with the graph it read, which run_stage
+ * frees next. Without it the final clone copied them from freed memory
+ * (ASan, 2026-11-30: search.no_passes_dedupes_equal_constants, whose
+ * weights have values and whose deduplicated ones the prune drops). */
+static ir_graph *owning(ir_graph *h, base_diag *d) {
+  if (h && ir_graph_own_data(h, d)) {
+    ir_graph_free(h);
+    return NULL;
+  }
+  return h;
+}
+
 ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
                         const srch_options *o, srch_stats *st, base_diag *d) {
   double t0 = base_now();
@@ -674,7 +687,7 @@ ir_graph *srch_optimize(const ir_graph *g, const rewrite_rules *rules,
   int ok = run_stage(&cur, g, srch_run_passes(cur, o, st, d), o) &&
            run_stage(&cur, g, srch_run_regions(cur, rules, o, st, d), o) &&
            run_stage(&cur, g, srch_run_splits(cur, o, st, d), o) &&
-           run_stage(&cur, g, pass_prune_dead(cur, &dead, d), o);
+           run_stage(&cur, g, owning(pass_prune_dead(cur, &dead, d), d), o);
   ir_graph *r = ok ? ir_graph_clone(cur) : NULL;
   if (cur != g)
     ir_graph_free(cur);
