@@ -263,7 +263,29 @@ tfnone() { # issue 43 (written 2026-11-30 16:45, not yet run; nvidia-h200-x2
     --optimize-args "--passes none --rules $W/both.rules" >$W/tn.n.log 2>&1 &
   wait
 }
+tfall() { # issue 43 (written 2026-11-30 20:20, not yet run; nvidia-h200-x2
+  # after a fresh bundle-gpu): the seven transformers in float32 at b1 and
+  # b16 with their unoptimized times (shares per GPU), the default on GPU 0
+  # and --passes none on GPU 1; then the small sidecars of every graph
+  # (smallw.py, for `optimize --device h200` here on the same graphs with
+  # their constants) and the profiles of MaxViT-T b16's and Llama's
+  # optimized graphs, default and none (the two rows still short)
+  cat rules/default.rules rules/extended.rules >$W/both.rules
+  CUDA_VISIBLE_DEVICES=0 timeout 540 python3 $B/bench-transformers.py --superopt $B/superopt \
+    --out $W/tn/default --unoptimized --dtype f32 --batches 1,16 --budget 480 >$W/tn.d.log 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 timeout 540 python3 $B/bench-transformers.py --superopt $B/superopt \
+    --out $W/tn/none --unoptimized --dtype f32 --batches 1,16 --budget 480 \
+    --optimize-args "--passes none --rules $W/both.rules" >$W/tn.n.log 2>&1 &
+  wait
+  python3 docs/notes/device-2026-11-30/smallw.py $W/tn
+  mkdir -p $W/prof
+  for k in default none; do for g in maxvit_t.b16 llama.b1 llama.b16; do
+    [ -e $W/tn/$k/$g.opt.graph ] && timeout 60 $B/superopt run $W/tn/$k/$g.opt.graph \
+      --device cuda --iters 30 --profile --profile-tsv $W/prof/$k.$g.tsv >$W/prof/$k.$g.log 2>&1
+  done; done
+}
 case ${1:-} in
+32) tfall ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 600 s: the profiles may need a call of their own)
 26) tfnone ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 570 s)
 25) resmerge ;; # after the libs call (about 250 s)
 23) rot1 ;; # after the libs call (about 500 s)
