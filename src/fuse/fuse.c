@@ -971,17 +971,13 @@ ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
   if (!h || !o || !o->cost)
     return h;
   int n = 0;
-  ir_graph *p = fuse_peel(g, &n, d);
-  if (!p) {
+  ir_graph *p = NULL, *hp = NULL;
+  if (fuse_peel(g, &p, &n, d) || (p && !(hp = fuse_one(p, o, &ps, d)))) {
+    ir_graph_free(p);
     ir_graph_free(h);
     return NULL;
   }
-  ir_graph *hp = n ? fuse_one(p, o, &ps, d) : NULL;
   ir_graph_free(p);
-  if (n && !hp) {
-    ir_graph_free(h);
-    return NULL;
-  }
   if (hp && ps.cost_after < st->cost_after) {
     ps.cost_before = st->cost_before; /* the graph as given */
     ps.peeled = n;

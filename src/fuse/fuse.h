@@ -75,11 +75,13 @@ typedef struct fuse_stats {
 ir_graph *fuse_graph(const ir_graph *g, const fuse_options *o, fuse_stats *st,
                      base_diag *d);
 
-/* g with each product's bias and residual taken out of its epilogue into
- * element-wise adds where a layer norm alone reads the product (peel.c);
- * *count the products so peeled. fuse_graph fuses both g and this graph
- * when it has a cost function, and keeps the one priced lower. NULL with d
- * set on failure. */
-ir_graph *fuse_peel(const ir_graph *g, int *count, base_diag *d);
+/* *out: g with each product's bias and residual taken out of its epilogue
+ * into element-wise adds where a layer norm alone reads the product
+ * (peel.c), or NULL where there is no such product (nothing built: it
+ * runs on every graph fuse_graph prices); *count the products so peeled.
+ * fuse_graph fuses both g and this graph when it has a cost function, and
+ * keeps the one priced lower. Out of memory: BASE_ERR_NOMEM with d set. */
+base_status fuse_peel(const ir_graph *g, ir_graph **out, int *count,
+                      base_diag *d);
 
 #endif

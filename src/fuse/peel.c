@@ -28,14 +28,6 @@
 #include "../rewrite/rewrite_int.h"
 #include "fuse.h"
 
-/* Tensor t is read by one node alone and is no graph output: that node,
- * else -1. */
-static int sole(const rewrite_index *ix, int32_t t) {
-  return !ix->is_output[t] && ix->use_start[t + 1] - ix->use_start[t] == 1
-             ? ix->use_node[ix->use_start[t]]
-             : -1;
-}
-
 /* Whether tensor t is a zero bias: ewsub(o, o). */
 static int zero_bias(const ir_graph *g, int32_t t) {
   int p = g->tensors[t].node;
@@ -50,7 +42,7 @@ static int site(const ir_graph *g, const rewrite_index *ix,
   if (m->op != IR_OP_MATMUL || m->nin < 3 || m->a.act != IR_ACT_NONE ||
       wonly[i] || (m->nin == 3 && zero_bias(g, m->in[2])))
     return 0;
-  int l = sole(ix, m->out[0]);
+  int l = rewrite_sole_reader(ix, m->out[0]);
   if (l < 0)
     return 0;
   const ir_node *ln = &g->nodes[l];
@@ -93,16 +85,17 @@ static base_status emit(rewrite_builder *b, int i) {
   return BASE_OK;
 }
 
-ir_graph *fuse_peel(const ir_graph *g, int *count, base_diag *d) {
+base_status fuse_peel(const ir_graph *g, ir_graph **out, int *count,
+                      base_diag *d) {
   rewrite_index ix;
   uint8_t *peel = base_calloc((size_t)g->nnodes + 1, 1);
   uint8_t *wonly = base_calloc((size_t)g->nnodes + 1, 1);
   rewrite_builder b;
+  *out = NULL;
   *count = 0;
   if (!peel || !wonly || rewrite_index_build(g, &ix, d)) {
     free(peel), free(wonly);
-    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-    return NULL;
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
   }
   ir_weight_only(g, wonly);
   for (int i = 0; i < g->nnodes; i++)
@@ -110,13 +103,14 @@ ir_graph *fuse_peel(const ir_graph *g, int *count, base_diag *d) {
       peel[i] = 1, ++*count;
   rewrite_index_free(&ix);
   free(wonly);
-  base_status st = rewrite_build_begin(&b, g, NULL, d);
-  if (st) {
+  base_status st = *count ? rewrite_build_begin(&b, g, NULL, d) : BASE_OK;
+  if (st || !*count) { /* no site: no graph built */
     free(peel);
-    return NULL;
+    return st;
   }
   for (int i = 0; i < g->nnodes && !st; i++)
     st = peel[i] ? emit(&b, i) : rewrite_build_copy(&b, i, NULL);
   free(peel);
-  return rewrite_build_finish(&b, st);
+  *out = rewrite_build_finish(&b, st);
+  return *out ? BASE_OK : (d && d->code ? d->code : BASE_ERR_NOMEM);
 }

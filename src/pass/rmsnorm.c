@@ -21,14 +21,6 @@
 #include "../rewrite/rewrite_int.h"
 #include "pass.h"
 
-/* Tensor t is read by one node alone and is no graph output: that node,
- * else -1. */
-static int sole(const rewrite_index *ix, int32_t t) {
-  return !ix->is_output[t] && ix->use_start[t + 1] - ix->use_start[t] == 1
-             ? ix->use_node[ix->use_start[t]]
-             : -1;
-}
-
 /* The node computing tensor t with operator op and one output, else -1. */
 static int made_by(const ir_graph *g, int32_t t, ir_opcode op) {
   int n = g->tensors[t].kind == IR_T_VALUE ? g->tensors[t].node : -1;
@@ -67,27 +59,27 @@ static int chain(const ir_graph *g, const rewrite_index *ix, int i, int32_t *x,
     int32_t inv = y->in[side], xx = y->in[1 - side];
     int di = made_by(g, inv, IR_OP_EWDIV), s = -1, a = -1, m = -1, q = -1;
     float one = 0;
-    if (di < 0 || sole(ix, inv) != i ||
+    if (di < 0 || rewrite_sole_reader(ix, inv) != i ||
         !const_all(g, g->nodes[di].in[0], &one) || one != 1.0f)
       continue;
     if ((s = made_by(g, g->nodes[di].in[1], IR_OP_SQRT)) < 0 ||
-        sole(ix, g->nodes[s].out[0]) != di)
+        rewrite_sole_reader(ix, g->nodes[s].out[0]) != di)
       continue;
     if ((a = made_by(g, g->nodes[s].in[0], IR_OP_EWADD)) < 0 ||
-        sole(ix, g->nodes[a].out[0]) != s)
+        rewrite_sole_reader(ix, g->nodes[a].out[0]) != s)
       continue;
     const ir_node *an = &g->nodes[a];
     int ms = made_by(g, an->in[0], IR_OP_REDUCE_MEAN) >= 0 ? 0 : 1;
     int32_t e = an->in[1 - ms];
     if ((m = made_by(g, an->in[ms], IR_OP_REDUCE_MEAN)) < 0 ||
-        sole(ix, an->in[ms]) != a || !const_all(g, e, eps) || *eps < 0 ||
-        ir_shape_numel(&g->tensors[e].shape) != 1)
+        rewrite_sole_reader(ix, an->in[ms]) != a || !const_all(g, e, eps) ||
+        *eps < 0 || ir_shape_numel(&g->tensors[e].shape) != 1)
       continue;
     const ir_node *mn = &g->nodes[m];
     const ir_shape *xs = &g->tensors[xx].shape;
     if (mn->a.nlist != 1 || mn->a.list[0] != xs->rank - 1 || !mn->a.keepdims ||
         (q = made_by(g, mn->in[0], IR_OP_EWMUL)) < 0 ||
-        sole(ix, mn->in[0]) != m)
+        rewrite_sole_reader(ix, mn->in[0]) != m)
       continue;
     const ir_node *qn = &g->nodes[q];
     if (qn->in[0] != xx || qn->in[1] != xx ||
@@ -106,7 +98,7 @@ static int chain(const ir_graph *g, const rewrite_index *ix, int i, int32_t *x,
 static int scale(const ir_graph *g, const rewrite_index *ix, int i, int32_t x,
                  int32_t *w) {
   int32_t y = g->nodes[i].out[0];
-  int z = sole(ix, y);
+  int z = rewrite_sole_reader(ix, y);
   if (z < 0 || g->nodes[z].op != IR_OP_EWMUL || g->nodes[z].nin != 2 ||
       (*w = other(&g->nodes[z], y)) < 0)
     return -1;

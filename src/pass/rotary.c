@@ -46,12 +46,6 @@ typedef struct site {
                              add -1 (the concat alone replaced) */
 } site;
 
-static int sole(const rewrite_index *ix, int32_t t) {
-  return !ix->is_output[t] && ix->use_start[t + 1] - ix->use_start[t] == 1
-             ? ix->use_node[ix->use_start[t]]
-             : -1;
-}
-
 static int made_by(const ir_graph *g, int32_t t, ir_opcode op) {
   int n = g->tensors[t].kind == IR_T_VALUE ? g->tensors[t].node : -1;
   return n >= 0 && g->nodes[n].op == op && g->nodes[n].nout == 1 ? n : -1;
@@ -111,8 +105,9 @@ static int find(const ir_graph *g, const rewrite_index *ix,
   if (cn->a.axis != r - 1 || (c->neg = made_by(g, cn->in[0], IR_OP_NEG)) < 0 ||
       (c->slo = made_by(g, cn->in[1], IR_OP_SLICE)) < 0 ||
       (c->shi = made_by(g, g->nodes[c->neg].in[0], IR_OP_SLICE)) < 0 ||
-      sole(ix, cn->in[0]) != j || sole(ix, cn->in[1]) != j ||
-      sole(ix, g->nodes[c->neg].in[0]) != c->neg)
+      rewrite_sole_reader(ix, cn->in[0]) != j ||
+      rewrite_sole_reader(ix, cn->in[1]) != j ||
+      rewrite_sole_reader(ix, g->nodes[c->neg].in[0]) != c->neg)
     return 0;
   int32_t x = g->nodes[c->slo].in[0];
   int64_t d = g->tensors[x].shape.dim[r - 1];
@@ -130,7 +125,7 @@ static int32_t other(const ir_node *n, int32_t t) {
 static int scaled(const ir_graph *g, const rewrite_index *ix, int32_t t,
                   int32_t x, int y) {
   int m = made_by(g, t, IR_OP_EWMUL);
-  return m >= 0 && sole(ix, t) == y &&
+  return m >= 0 && rewrite_sole_reader(ix, t) == y &&
                  ir_shape_eq(&g->tensors[t].shape, &g->tensors[x].shape)
              ? m
              : -1;
@@ -143,10 +138,10 @@ static int rotary_sum(const ir_graph *g, const rewrite_index *ix, int j,
                       site *c) {
   int32_t r = g->nodes[j].out[0], x = g->nodes[c->tr].out[0];
   int rank = g->tensors[x].shape.rank;
-  int b = sole(ix, r);
+  int b = rewrite_sole_reader(ix, r);
   if (b < 0 || g->nodes[b].op != IR_OP_EWMUL || other(&g->nodes[b], r) < 0)
     return 0;
-  int y = sole(ix, g->nodes[b].out[0]);
+  int y = rewrite_sole_reader(ix, g->nodes[b].out[0]);
   if (y < 0 || g->nodes[y].op != IR_OP_EWADD)
     return 0;
   int32_t at = other(&g->nodes[y], g->nodes[b].out[0]);

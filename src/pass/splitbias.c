@@ -16,14 +16,6 @@
 #include "../rewrite/rewrite_int.h"
 #include "pass.h"
 
-/* Tensor t is read by one node alone and is no graph output: that node,
- * else -1. */
-static int sole(const rewrite_index *ix, int32_t t) {
-  return !ix->is_output[t] && ix->use_start[t + 1] - ix->use_start[t] == 1
-             ? ix->use_node[ix->use_start[t]]
-             : -1;
-}
-
 /* Split node j's site: its parts' bias adds into add[] (by part) and each
  * bias into bias[]; 1 when it folds. */
 static int site(const ir_graph *g, const rewrite_index *ix,
@@ -33,14 +25,15 @@ static int site(const ir_graph *g, const rewrite_index *ix,
     return 0;
   const ir_tensor *x = &g->tensors[s->in[0]];
   int r = x->shape.rank;
-  if (x->kind != IR_T_VALUE || s->a.axis != r - 1 || sole(ix, s->in[0]) != j)
+  if (x->kind != IR_T_VALUE || s->a.axis != r - 1 ||
+      rewrite_sole_reader(ix, s->in[0]) != j)
     return 0;
   const ir_node *m = &g->nodes[x->node];
   if (m->op != IR_OP_MATMUL || m->nin != 2 || m->a.act != IR_ACT_NONE ||
       wonly[x->node])
     return 0;
   for (int k = 0; k < s->nout; k++) {
-    int a = sole(ix, s->out[k]);
+    int a = rewrite_sole_reader(ix, s->out[k]);
     if (a < 0 || g->nodes[a].op != IR_OP_EWADD)
       return 0;
     const ir_node *an = &g->nodes[a];

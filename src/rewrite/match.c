@@ -97,6 +97,12 @@ static int sig_lower(const rewrite_index *ix, int n, uint64_t s) {
   return lo;
 }
 
+int rewrite_sole_reader(const rewrite_index *ix, int32_t t) {
+  return !ix->is_output[t] && ix->use_start[t + 1] - ix->use_start[t] == 1
+             ? ix->use_node[ix->use_start[t]]
+             : -1;
+}
+
 base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
                                 base_diag *d) {
   int64_t nuses = 0;

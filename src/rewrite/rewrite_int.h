@@ -48,6 +48,9 @@ void rewrite_edge_bits(const ir_graph *g, const uint64_t *sig,
 base_status rewrite_index_build(const ir_graph *g, rewrite_index *ix,
                                 base_diag *d);
 void rewrite_index_free(rewrite_index *ix);
+/* The node that alone reads tensor t (once), when t is no graph output;
+ * else -1. */
+int rewrite_sole_reader(const rewrite_index *ix, int32_t t);
 
 typedef struct rewrite_icache rewrite_icache;
 

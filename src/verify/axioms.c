@@ -18,6 +18,16 @@
  */
 #include "verify_int.h"
 
+/* rows_sink's text for the 2-D product (P X W) (below) */
+#define ROWS_SINK(P, W)                                                        \
+  "(=> (and (= (rankc (sh x)) 4) (= (rankc r) 2) (= (rankc c) 3)"              \
+  " (= (dimc 0 c) (dimc 2 (sh x))) (= (dimc 1 c) (dimc 0 (sh x)))"             \
+  " (= (dimc 0 r) (* (dimc 0 (sh x)) (dimc 2 (sh x)))))"                       \
+  " (= (transpose 1035 (reshape c (" P " (reshape r"                           \
+  " (transpose 12820 x)) " W ")))"                                             \
+  " (reshape (sh (transpose 1035 (reshape c (" P " (reshape r"                 \
+  " (transpose 12820 x)) " W "))))"                                            \
+  " (" P " (reshape r (transpose 12932 x)) " W "))))"
 #define X4 "x=[1,2,5,5]"
 #define W4 "w=[3,2,3,3]"
 #define CONVP "sh=1 sw=1 p=0 g=1"
@@ -380,29 +390,14 @@ const verify_axiom verify_axioms_transpose[] = {
      * shape [B,S,N] give the same tensor. The guard reads the shapes
      * through rankc and dimc (asserted for every tensor's code); the right
      * side's reshape is to (sh) of the left side, so that the left side
-     * alone, naming every variable, is the pattern. */
-    {"rows_sink", "transpose",
-     "(=> (and (= (rankc (sh x)) 4) (= (rankc r) 2) (= (rankc c) 3)"
-     " (= (dimc 0 c) (dimc 2 (sh x))) (= (dimc 1 c) (dimc 0 (sh x)))"
-     " (= (dimc 0 r) (* (dimc 0 (sh x)) (dimc 2 (sh x)))))"
-     " (= (transpose 1035 (reshape c (matmul a (reshape r"
-     " (transpose 12820 x)) w)))"
-     " (reshape (sh (transpose 1035 (reshape c (matmul a (reshape r"
-     " (transpose 12820 x)) w))))"
-     " (matmul a (reshape r (transpose 12932 x)) w))))",
+     * alone, naming every variable, is the pattern. ROWS_SINK(P, W): the
+     * axiom for the product (P X W), W its weight (and bias). */
+    {"rows_sink", "transpose", ROWS_SINK("matmul a", "w"),
      "a=0 x=[2,3,4,5] w=[15,6] r=[8,15] c=[4,2,6]"},
     /* rows_sink with the product's bias (the export's Gemm of out_proj
      * with its bias, a 2-D matmulb): a bias vector is added to each row
      * alone too, so the rows' order moves through it the same way */
-    {"rows_sink_b", "transpose",
-     "(=> (and (= (rankc (sh x)) 4) (= (rankc r) 2) (= (rankc c) 3)"
-     " (= (dimc 0 c) (dimc 2 (sh x))) (= (dimc 1 c) (dimc 0 (sh x)))"
-     " (= (dimc 0 r) (* (dimc 0 (sh x)) (dimc 2 (sh x)))))"
-     " (= (transpose 1035 (reshape c (matmulb 1 a (reshape r"
-     " (transpose 12820 x)) w b)))"
-     " (reshape (sh (transpose 1035 (reshape c (matmulb 1 a (reshape r"
-     " (transpose 12820 x)) w b))))"
-     " (matmulb 1 a (reshape r (transpose 12932 x)) w b))))",
+    {"rows_sink_b", "transpose", ROWS_SINK("matmulb 1 a", "w b"),
      "a=0 x=[2,3,4,5] w=[15,6] b=[6] r=[8,15] c=[4,2,6]"},
     VERIFY_AXIOM_END};
 
