@@ -1537,6 +1537,55 @@ Test(gen, extended9_rows_sink_bias_in_file, .timeout = 60) {
   ir_ruleset_free(&ext);
 }
 
+/* Whether rule r folds a batchnorm into the 1x1 convolution reading it
+ * (with the convolution's bias when bias): batchnorm then conv2d, eleven
+ * or twelve operators on the other side, one convolution. */
+static int prenorm_fold(const ir_rule *r, int bias) {
+  const ir_graph *a = r->src, *b = r->dst;
+  if (a->nnodes != 2 || a->nodes[0].op != IR_OP_BATCHNORM ||
+      a->nodes[1].op != IR_OP_CONV2D ||
+      a->nodes[1].in[0] != a->nodes[0].out[0] || a->nodes[1].nin != 2 + bias ||
+      b->nnodes != 10 + bias)
+    return 0;
+  int convs = 0;
+  for (int i = 0; i < b->nnodes; i++)
+    convs += b->nodes[i].op == IR_OP_CONV2D;
+  return convs == 1;
+}
+
+/* rules/extended.rules holds the tenth tier's pre-norm folds (a batchnorm
+ * before a 1x1 convolution, MaxViT's MBConv), with and without the
+ * convolution's bias, proven again; with the zeros' batchnorm given the
+ * mean for its bias, or the batchnorm before the convolution of another
+ * eps than the folded filter's, they are refuted. */
+Test(gen, extended10_prenorm_fold_in_file, .timeout = 60) {
+  ir_ruleset ext;
+  read_extended(&ext);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  for (int k = 0; k < 2; k++) {
+    const ir_rule *r = NULL;
+    for (int i = 0; i < ext.n && !r; i++)
+      if (prenorm_fold(&ext.rules[i], k) &&
+          ext.rules[i].status == IR_RULE_PROVEN)
+        r = &ext.rules[i];
+    expect_all_proven(c, &r, 1, k ? "pre-norm fold, biased" : "pre-norm fold");
+    if (!r)
+      continue;
+    const char *t = rule_text(extended_rules, r->id);
+    expect_refuted(
+        c,
+        variant(t, "dst:", "batchnorm(t6, n1_scale, n1_bias, n1_mean, n1_var)",
+                "batchnorm(t6, n1_scale, n1_mean, n1_mean, n1_var)"),
+        "the zeros' batchnorm with the mean for a bias proven");
+    expect_refuted(
+        c, variant(t, "src:", "n1_mean, n1_var)", "n1_mean, n1_var) eps=0.001"),
+        "the fold across two eps proven");
+  }
+  verify_free(c);
+  ir_ruleset_free(&ext);
+}
+
 /* Whether rule r merges a convolution into the one whose residual it is:
  * conv2d(x1, h1, b1), then conv2d(x2, h2, b2, that) == two concats, an
  * ewadd and one conv2d, with act (IR_ACT_NONE or relu) on the last. */

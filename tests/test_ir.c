@@ -1032,8 +1032,8 @@ static int infer_node(const ir_graph *g, const ir_node *n, ir_attrs *a,
  * the node's output shapes or is rejected; a padding is resolved by shape
  * inference; '^' entries follow a rebatch and nothing else does; '!' marks
  * only what rule instances substitute (src/rewrite/inst.c: stride, groups,
- * act, and one trailing optional input, the bias; a reshape's shape and a
- * slice's range, taken from the graph node). */
+ * act, a batchnorm's eps, and one trailing optional input, the bias; a
+ * reshape's shape and a slice's range, taken from the graph node). */
 /* ew.def's rows pair with ops.def rows: element-wise, one input, no
  * parameter, a body operator; the activations first, in ir_act order; the
  * ONNX names found back. */
@@ -1075,7 +1075,9 @@ Test(optable, shape_marks) {
                          "im = const_imm() shape=[4,4]\n"
                          "on = const_ones() shape=[2,4]\n"
                          "cp = const_pool() shape=[4,1,3,3]\n"
-                         "output c, ap, mp, s0, s1, r, sl, ic, im, on, cp\n");
+                         "bn = batchnorm(x, b, b, b, b) eps=0.001\n"
+                         "output c, ap, mp, s0, s1, r, sl, ic, im, on, cp, "
+                         "bn\n");
   ir_graph *h = NULL;
   base_diag d;
   cr_assert_eq(ir_rebatch(g, 3, &h, &d), BASE_OK, "%s", d.msg);
@@ -1110,6 +1112,7 @@ Test(optable, shape_marks) {
             p == IR_P_STRIDE || p == IR_P_GROUPS || p == IR_P_ACT ||
                 p == IR_P_PAD || /* explicit pads (inst.c) */
                 (op == IR_OP_RESHAPE && p == IR_P_SHAPE) ||
+                (op == IR_OP_BATCHNORM && p == IR_P_EPS) ||
                 (op == IR_OP_SLICE && (p == IR_P_STARTS || p == IR_P_ENDS)),
             "%s.%s: '!' on what rule instances do not substitute", r->name, pn);
       if (!(t & (IR_PT_DERIVED | IR_PT_DIMS | IR_PT_BATCH)))

@@ -12,7 +12,8 @@
  * rotate_half folded into a projection at other head counts and sizes
  * (its slices and reshapes as instances), a false variant refused;
  * reshape shapes (the attention out_proj's transpose sunk, on other sizes
- * only where proven). Rules:
+ * only where proven); batchnorms of another eps (the pre-norm fold on
+ * MaxViT's eps 1e-3). Rules:
  * tests/data/rules/instances.rules.
  */
 #include <criterion/criterion.h>
@@ -124,6 +125,64 @@ Test(instances, bn_fold_on_unequal_channels) {
                       "n = batchnorm(c, s, b, m, v)\nr = relu(n)\noutput r\n");
   cr_assert_eq(matches("bn_fold_relu", g, &ni), 1);
   cr_assert_eq(ni, 0);
+  ir_graph_free(g);
+}
+
+/* A batchnorm before a 1x1 convolution (MaxViT's MBConv pre-norm: eps
+ * 1e-3, a biased strided convolution with gelu) folds through the tenth
+ * tier's eps-1e-5 rule only as a proven instance whose batchnorms carry
+ * the graph's eps (checked on the executor by matches()); at eps 1e-5 and
+ * no stride, bias or act the rule itself; never into a padded 3x3
+ * convolution; the fold after a convolution at eps 1e-3 too. */
+static ir_graph *prenorm(const char *eps, const char *conv, int k) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "input x: [2,4,6,6]\nweight w: [6,4,%d,%d]\nweight c: [6]\n"
+           "weight s: [4]\nweight b: [4]\nweight m: [4]\nweight v: [4]\n"
+           "n = batchnorm(x, s, b, m, v) %s\ny = conv2d(n, w%s) %s\n"
+           "output y\n",
+           k, k, eps, strstr(conv, "bias") ? ", c" : "",
+           strstr(conv, "bias") ? conv + 4 : conv);
+  return parse(text);
+}
+
+Test(instances, prenorm_fold_at_other_eps) {
+  int ni;
+  ir_graph *g = prenorm("eps=0.001", "bias stride=[2,2] act=gelu", 1);
+  cr_assert_eq(matches("prenorm_fold_b", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  const rewrite_dir *dr = dir_of("prenorm_fold_b");
+  rewrite_index ix;
+  rewrite_matches ms = {0};
+  base_diag d;
+  cr_assert_eq(rewrite_index_build(g, &ix, &d), BASE_OK);
+  cr_assert_eq(rewrite_match_cpat(&dr->cp, g, &ix, &ms, &d), BASE_OK);
+  const ir_graph *r = rewrite_match_repl(dr, &ms.m[0]);
+  int bns = 0;
+  for (int i = 0; i < r->nnodes; i++)
+    if (r->nodes[i].op == IR_OP_BATCHNORM) {
+      cr_expect_float_eq(r->nodes[i].a.eps, 0.001f, 1e-9);
+      bns++;
+    }
+  cr_expect_eq(bns, 2);
+  rewrite_matches_free(&ms);
+  rewrite_index_free(&ix);
+  cr_assert_eq(matches("prenorm_fold", g, &ni), 0); /* a bias to place */
+  ir_graph_free(g);
+  g = prenorm("", "", 1);
+  cr_assert_eq(matches("prenorm_fold", g, &ni), 1);
+  cr_assert_eq(ni, 0);
+  ir_graph_free(g);
+  g = prenorm("eps=0.001", "pad=[1,1,1,1]", 3); /* border taps read 0 */
+  cr_assert_eq(matches("prenorm_fold", g, &ni), 0);
+  ir_graph_free(g);
+  g = parse("input x: [1,3,6,6]\nweight w: [5,3,1,1]\n"
+            "weight s: [5]\nweight b: [5]\nweight m: [5]\n"
+            "weight v: [5]\nc = conv2d(x, w)\n"
+            "n = batchnorm(c, s, b, m, v) eps=0.001\nr = relu(n)\n"
+            "output r\n");
+  cr_assert_eq(matches("bn_fold_relu", g, &ni), 1);
+  cr_assert_eq(ni, 1);
   ir_graph_free(g);
 }
 

@@ -3,13 +3,13 @@
  *
  * The matcher binds a pattern convolution without bias to a graph
  * convolution that differs only in stride, groups, explicit pads (where
- * the pattern's are explicit too), a bias or a fused activation
- * (REWRITE_INSTANCE). Such a match is used only through the rule
- * instance it needs, proven by the verifier:
+ * the pattern's are explicit too), a bias or a fused activation, and a
+ * pattern batchnorm to one of another eps (REWRITE_INSTANCE). Such a match is
+ * used only through the rule instance it needs, proven by the verifier:
  *   - src' is the pattern with every node's parameters the bound graph
  *     node's (its bias an extra input), typed on the bound tensors' shapes;
- *   - dst' is the replacement with the same strides, groups and explicit
- *     pads substituted
+ *   - dst' is the replacement with the same strides, groups, explicit
+ *     pads and batchnorm eps substituted
  *     (pattern value -> graph value, one value each), each activation of a
  *     pattern output applied to the matching replacement output (fused into
  *     its producer when that has act=), and the biases placed by trying,
@@ -276,8 +276,9 @@ static int pad_map_add(rewrite_edits *e, const ir_attrs *pa,
   return 1;
 }
 
-/* The edits every candidate shares: stride, groups and pads maps, activations
- * of outputs, the biases. 0 when the match cannot be an instance. */
+/* The edits every candidate shares: stride, groups, pads and batchnorm eps
+ * maps, activations of outputs, the biases. 0 when the match cannot be an
+ * instance. */
 static int base_edits(const rewrite_cpat *cp, const ir_graph *g,
                       const rewrite_match *m, const inst_entry *en,
                       rewrite_edits *e, int *bias_p, int *nbias) {
@@ -295,7 +296,10 @@ static int base_edits(const rewrite_cpat *cp, const ir_graph *g,
                  gn->a.stride[1]) ||
         !map_add(e->groups_from, e->groups_to, &e->ngroups, pn->a.groups,
                  gn->a.groups) ||
-        !pad_map_add(e, &pn->a, &gn->a))
+        !pad_map_add(e, &pn->a, &gn->a) ||
+        (pn->op == IR_OP_BATCHNORM && !map_add(e->eps_from, e->eps_to, &e->neps,
+                                               rewrite_float_bits(pn->a.eps),
+                                               rewrite_float_bits(gn->a.eps))))
       return 0;
     if (gn->a.act != pn->a.act) { /* only on a pattern output */
       int o = -1;

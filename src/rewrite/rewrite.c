@@ -222,7 +222,13 @@ static int32_t map_get(const int32_t *from, const int32_t *to, int n,
   return v;
 }
 
-static void edit_conv(const rewrite_edits *e, ir_attrs *a) {
+static void edit_conv(const rewrite_edits *e, ir_opcode op, ir_attrs *a) {
+  if (op == IR_OP_BATCHNORM) {
+    int32_t b =
+        map_get(e->eps_from, e->eps_to, e->neps, rewrite_float_bits(a->eps));
+    memcpy(&a->eps, &b, sizeof b);
+    return;
+  }
   a->stride[0] = map_get(e->sh_from, e->sh_to, e->nsh, a->stride[0]);
   a->stride[1] = map_get(e->sw_from, e->sw_to, e->nsw, a->stride[1]);
   a->groups = map_get(e->groups_from, e->groups_to, e->ngroups, a->groups);
@@ -298,7 +304,7 @@ static ir_graph *type_instance(rw *r, const rewrite_edits *e) {
       in[k] = map[n->in[k]];
     int nin = n->nin;
     if (ir_op(n->op)->traits & IR_PT_INST)
-      edit_conv(e, &a);
+      edit_conv(e, n->op, &a);
     if (i == e->bias_node) {
       if (ir_op(n->op)->inst_in != nin) {
         base_diag_set(r->d, BASE_ERR_PARAM, 0, 0, "no bias slot");

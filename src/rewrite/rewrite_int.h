@@ -6,6 +6,8 @@
 #ifndef SUPEROPT_REWRITE_INT_H
 #define SUPEROPT_REWRITE_INT_H
 
+#include <string.h>
+
 #include "../costdb/costdb.h"
 #include "rewrite.h"
 
@@ -196,6 +198,13 @@ rewrite_icache *rewrite_icache_new(int ndirs);
 int rewrite_icache_hopeless(const rewrite_icache *c, int dir);
 void rewrite_icache_free(rewrite_icache *c);
 
+/* A float's 32 bits (eps compared and mapped bit for bit). */
+static inline int32_t rewrite_float_bits(float f) {
+  int32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
 /* What an instance changes in the replacement (rewrite_type_instance). */
 typedef struct rewrite_edits {
   /* pattern value -> graph value of each convolution parameter */
@@ -206,6 +215,9 @@ typedef struct rewrite_edits {
   /* explicit pads [t,l,b,r] of the pattern -> the graph node's */
   int npad;
   int32_t pad_from[REWRITE_MAX_PNODES][4], pad_to[REWRITE_MAX_PNODES][4];
+  /* a batchnorm's eps of the pattern -> the graph node's (as float bits) */
+  int neps;
+  int32_t eps_from[REWRITE_MAX_PNODES], eps_to[REWRITE_MAX_PNODES];
   int bias_node; /* replacement conv given a bias; -1: none */
   int bias_kind; /* REWRITE_BIAS_* */
   char bias_name[2][32];

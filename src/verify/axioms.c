@@ -464,6 +464,26 @@ const verify_axiom verify_axioms_enlarge[] = {
 #define BN_W                                                                   \
   "(transpose 13324 (bn e (transpose 13324 w) s (ewsub m m) (ewsub m m) v))"
 #define BN_INST " e=925353388 x=[1,2,6,6] w=[3,2,3,3] s=[3] b=[3] m=[3] v=[3]"
+/* Batchnorm folded into the 1x1 convolution after it (MBConv's pre-norm:
+ * MaxViT), pads zero (SAME resolves to none at 1x1, VALID, explicit
+ * [0,0,0,0] of code 2), one group: every tap reads bn(x) = x f + z,
+ * f = s / sqrt(v + eps), z = b - m f, so the filter is w f per input
+ * channel (a batchnorm of w, channel axis 1, with zero mean and bias) and
+ * the bias w z: the product of w as [O,C] ((dimc k (sh w)): the shape of
+ * w; 68719476737 encode.c's modulus) and z as [C,1] (a batchnorm of zeros
+ * [1,C], R as above, transposed), reshaped to [O]. */
+#define PRE_GUARD                                                              \
+  "(and (= g 1) (= (dimc 2 (sh w)) 1) (= (dimc 3 (sh w)) 1)"                   \
+  " (or (= p 0) (= p 1) (= p 2)))"
+#define PRE_W "(bn e w s (ewsub m m) (ewsub m m) v)"
+#define PRE_Z                                                                  \
+  "(reshape (+ 1 (* 8 (dimc 0 (sh w))))"                                       \
+  " (matmul NONE (reshape (+ 2 (* 8 (+ (dimc 0 (sh w))"                        \
+  " (* 68719476737 (dimc 1 (sh w)))))) w)"                                     \
+  " (transpose T10 (bn e (ewsub (reshape " BN_R " m) (reshape " BN_R           \
+  " m)) s b m v))))"
+#define PRE_INST                                                               \
+  " g=1 e=981668463 x=[1,4,5,5] w=[3,4,1,1] s=[4] b=[4] m=[4] v=[4]"
 const verify_axiom verify_axioms_batchnorm[] = {
     {"bn_fold_conv", "batchnorm",
      "(= (bn e (conv2d sh sw p g NONE x w) s b m v)"
@@ -476,6 +496,14 @@ const verify_axiom verify_axioms_batchnorm[] = {
      " (conv2db sh sw p g NONE x " BN_W " (reshape (sh s) (bn e (reshape " BN_R
      " c) s b m v))))",
      "sh=1 sw=1 p=0 g=1 c=[3]" BN_INST},
+    {"bn_fold_pre", "batchnorm",
+     "(=> " PRE_GUARD " (= (conv2d sh sw p g NONE (bn e x s b m v) w)"
+     " (conv2db sh sw p g NONE x " PRE_W " " PRE_Z ")))",
+     "sh=2 sw=1 p=0" PRE_INST},
+    {"bn_fold_preb", "batchnorm",
+     "(=> " PRE_GUARD " (= (conv2db sh sw p g NONE (bn e x s b m v) w c)"
+     " (conv2db sh sw p g NONE x " PRE_W " (ewadd c " PRE_Z "))))",
+     "sh=1 sw=1 p=2 c=[3]" PRE_INST},
     VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_reduce_mean[] = {VERIFY_AXIOM_END};
 const verify_axiom verify_axioms_softmax[] = {VERIFY_AXIOM_END};

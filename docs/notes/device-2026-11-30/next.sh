@@ -277,6 +277,9 @@ tfall() { # issue 43 (written 2026-11-30 20:20, not yet run; nvidia-h200-x2
     --out $W/tn/none --unoptimized --dtype f32 --batches 1,16 --budget 480 \
     --optimize-args "--passes none --rules $W/both.rules" >$W/tn.n.log 2>&1 &
   wait
+}
+tfpost() { # after tfall in the same loan (2026-11-30 21:40: split from
+  # tfall, whose benchmark takes the call's 600 s): the sidecars, profiles
   python3 docs/notes/device-2026-11-30/smallw.py $W/tn
   mkdir -p $W/prof
   for k in default none; do for g in maxvit_t.b16 llama.b1 llama.b16; do
@@ -285,7 +288,8 @@ tfall() { # issue 43 (written 2026-11-30 20:20, not yet run; nvidia-h200-x2
   done; done
 }
 case ${1:-} in
-32) tfall ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 600 s: the profiles may need a call of their own)
+32) tfall ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 560 s)
+33) tfpost ;; # after 32, without removing /tmp/w10 (about 200 s)
 26) tfnone ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 570 s)
 25) resmerge ;; # after the libs call (about 250 s)
 23) rot1 ;; # after the libs call (about 500 s)
