@@ -876,6 +876,12 @@ static const struct {
      * with two scalars (kew.cu's four-a-thread path, measured again
      * 2026-11-30 11:30: 4.5 -> 1.9 us) 1 -> 0. h200: none left */
     {"h200+mutants", "pad", 1},
+    /* the seven transformers' 228 matmul and attention signatures measured
+     * 2026-11-30 21:35 (docs/notes/device-2026-11-30/tf-mm.sig): with the
+     * mutants' table the matmul fit puts [1,128]x[128,128] at 2.01x over
+     * (2.13 us measured; the executor's small-K kernel is not in the
+     * fit); the h200 table alone has none beyond */
+    {"h200+mutants", "matmul", 1},
     /* h200-bf16 and h200-f16: measured again 2026-11-30 00:31 UTC (tree
      * 345c2cb, every node in the whole graph's layout). Transposes
      * [1000,784] and [1000,768] perm [1,0] and ShuffleNet's

@@ -1586,6 +1586,45 @@ Test(gen, extended10_prenorm_fold_in_file, .timeout = 60) {
   ir_ruleset_free(&ext);
 }
 
+/* Whether rule r computes a rotary embedding before the head transpose:
+ * ten operators ending in an ewadd on the left, a transpose last on the
+ * right, a neg on each side. */
+static int rotary_rows(const ir_rule *r) {
+  const ir_graph *a = r->src, *b = r->dst;
+  if (a->nnodes != 10 || a->nodes[9].op != IR_OP_EWADD || b->nnodes < 2 ||
+      b->nodes[b->nnodes - 1].op != IR_OP_TRANSPOSE)
+    return 0;
+  int na = 0, nb = 0;
+  for (int i = 0; i < a->nnodes; i++)
+    na += a->nodes[i].op == IR_OP_NEG;
+  for (int i = 0; i < b->nnodes; i++)
+    nb += b->nodes[i].op == IR_OP_NEG;
+  return na == 1 && nb == 1;
+}
+
+/* rules/extended.rules holds the eleventh tier's rotary embedding before
+ * the head transpose (Llama), proven again; with cos and sin swapped on
+ * the right, refuted. */
+Test(gen, extended11_rotary_in_rows_in_file, .timeout = 60) {
+  ir_ruleset ext;
+  read_extended(&ext);
+  const ir_rule *r = NULL;
+  for (int i = 0; i < ext.n && !r; i++)
+    if (rotary_rows(&ext.rules[i]) && ext.rules[i].status == IR_RULE_PROVEN)
+      r = &ext.rules[i];
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_all_proven(c, &r, 1, "rotary before the head transpose");
+  if (r) {
+    const char *t = rule_text(extended_rules, r->id);
+    expect_refuted(c,
+                   variant(t, "dst:", "= ewmul(t11, t15)", "= ewmul(t11, t16)"),
+                   "the rotary sum with cos and sin swapped proven");
+  }
+  verify_free(c);
+  ir_ruleset_free(&ext);
+}
+
 /* Whether rule r merges a convolution into the one whose residual it is:
  * conv2d(x1, h1, b1), then conv2d(x2, h2, b2, that) == two concats, an
  * ewadd and one conv2d, with act (IR_ACT_NONE or relu) on the last. */

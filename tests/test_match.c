@@ -13,7 +13,8 @@
  * (its slices and reshapes as instances), a false variant refused;
  * reshape shapes (the attention out_proj's transpose sunk, on other sizes
  * only where proven); batchnorms of another eps (the pre-norm fold on
- * MaxViT's eps 1e-3). Rules:
+ * MaxViT's eps 1e-3); Llama's rotary embedding moved before the head
+ * transpose at other sizes. Rules:
  * tests/data/rules/instances.rules.
  */
 #include <criterion/criterion.h>
@@ -398,6 +399,41 @@ Test(instances, rotate_half_folds_at_other_sizes) {
   ir_graph_free(g);
   g = rotate_half(4, 16, 6); /* not halves: another rotation, refused */
   cr_assert_eq(matches("rotate_half_fold", g, &ni), 0);
+  ir_graph_free(g);
+}
+
+/* Llama's rotary embedding, x cos + rotate_half(x) sin of a head-split
+ * projection (cos and sin [1,1,S,D] broadcast over the heads), B = 2:
+ * the eleventh tier's rule binds it at other head counts, widths and
+ * sequence lengths as a proven instance (checked on the executor by
+ * matches()); with the rotation's halves not halves, refused. */
+static ir_graph *rotary(int heads, int d, int lo) {
+  char text[1400];
+  int n = heads * d;
+  snprintf(text, sizeof text,
+           "input h: [2,16,64]\nweight w: [64,%d]\nweight c: [1,1,16,%d]\n"
+           "weight s: [1,1,16,%d]\np = matmul(h, w)\n"
+           "v = reshape(p) shape=[2,16,%d,%d]\n"
+           "x = transpose(v) perm=[0,2,1,3]\nxc = ewmul(x, c)\n"
+           "lo = slice(x) starts=[0,0,0,0] ends=[2,%d,16,%d]\n"
+           "hi = slice(x) starts=[0,0,0,%d] ends=[2,%d,16,%d]\n"
+           "n = neg(hi)\nr = concat(n, lo) axis=3\nrs = ewmul(r, s)\n"
+           "y = ewadd(xc, rs)\noutput y\n",
+           n, d, d, heads, d, heads, lo, lo, heads, d);
+  return parse(text);
+}
+
+Test(instances, rotary_before_the_head_transpose) {
+  int ni;
+  ir_graph *g = rotary(4, 16, 8);
+  cr_assert_eq(matches("rotary_rows", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+  g = rotary(8, 8, 4);
+  cr_assert_eq(matches("rotary_rows", g, &ni), 1);
+  ir_graph_free(g);
+  g = rotary(4, 16, 6); /* not halves: refused */
+  cr_assert_eq(matches("rotary_rows", g, &ni), 0);
   ir_graph_free(g);
 }
 

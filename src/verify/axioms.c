@@ -379,6 +379,21 @@ const verify_axiom verify_axioms_transpose[] = {
      "(= (transpose 1035 (matmulb 2 a x w b))"
      " (matmulb 2 a (transpose 1035 x) w b))",
      "a=4 x=[2,3,4] w=[4,5] b=[5]"},
+    /* The head transpose of rank 4, perm [0,2,1,3] (code 12932): an
+     * involution that commutes with the element-wise operators, a
+     * broadcast operand (Llama's rotary cos and sin, [1,1,S,D]) included,
+     * whose axes it permutes alike. For the eleventh tier's rotary
+     * embedding computed before the head transpose (docs/generation.md). */
+    {"transpose0213_inv", "transpose",
+     "(= (transpose 12932 (transpose 12932 x)) x)", "x=[2,3,4,5]"},
+    {"transpose0213_ewadd", "transpose",
+     "(= (transpose 12932 (ewadd x y))"
+     " (ewadd (transpose 12932 x) (transpose 12932 y)))",
+     "x=[2,3,4,5] y=[2,3,4,5]"},
+    {"transpose0213_ewmul", "transpose",
+     "(= (transpose 12932 (ewmul x y))"
+     " (ewmul (transpose 12932 x) (transpose 12932 y)))",
+     "x=[2,3,4,5] y=[1,3,1,5]"},
     /* The rows of a 2-D product made in the order the transpose after it
      * wants (torch's MultiheadAttention out_proj: SDPA's x [B,H,S,D]
      * transposed [2,0,1,3] to [S,B,H,D], reshaped to r = [S B, H D] rows,

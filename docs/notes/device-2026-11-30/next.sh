@@ -287,8 +287,20 @@ tfpost() { # after tfall in the same loan (2026-11-30 21:40: split from
       --device cuda --iters 30 --profile --profile-tsv $W/prof/$k.$g.tsv >$W/prof/$k.$g.log 2>&1
   done; done
 }
+tfmm() { # issue 43 (2026-11-30 22:30): the matmul and attention
+  # signatures the seven transformers' searches priced by the fit alone
+  # (tf-mm.sig, optimize --emit-signatures here on the benchmark's own
+  # graphs, default and none; ViT-B/16 b1's out_proj with its residual was
+  # measured, 8.5 us, the plain one fitted at 5.6, so the search kept the
+  # transpose the ninth tier sinks), into a fresh database
+  rm -f /tmp/tfmm.db
+  timeout 400 $B/superopt costdb measure --signatures docs/notes/device-2026-11-30/tf-mm.sig \
+    --device h200 --db /tmp/tfmm.db --no-tables >$W/tfmm.log 2>&1
+  $B/superopt costdb export --db /tmp/tfmm.db --device h200 -o $W/tfmm.tsv >>$W/tfmm.log 2>&1
+}
 case ${1:-} in
 32) tfall ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 560 s)
+34) tfmm ;; # after the libs call (about 120 s)
 33) tfpost ;; # after 32, without removing /tmp/w10 (about 200 s)
 26) tfnone ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 570 s)
 25) resmerge ;; # after the libs call (about 250 s)
