@@ -222,7 +222,9 @@ static int32_t map_get(const int32_t *from, const int32_t *to, int n,
   return v;
 }
 
-static void edit_conv(const rewrite_edits *e, ir_opcode op, ir_attrs *a) {
+/* The instance's parameters on a replacement node of op (e's maps): a
+ * batchnorm's eps, else a convolution's stride, groups and explicit pads. */
+static void edit_params(const rewrite_edits *e, ir_opcode op, ir_attrs *a) {
   if (op == IR_OP_BATCHNORM) {
     int32_t b =
         map_get(e->eps_from, e->eps_to, e->neps, rewrite_float_bits(a->eps));
@@ -304,7 +306,7 @@ static ir_graph *type_instance(rw *r, const rewrite_edits *e) {
       in[k] = map[n->in[k]];
     int nin = n->nin;
     if (ir_op(n->op)->traits & IR_PT_INST)
-      edit_conv(e, n->op, &a);
+      edit_params(e, n->op, &a);
     if (i == e->bias_node) {
       if (ir_op(n->op)->inst_in != nin) {
         base_diag_set(r->d, BASE_ERR_PARAM, 0, 0, "no bias slot");
