@@ -307,12 +307,10 @@ int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes) {
   if (!differ)
     return REWRITE_EXACT;
   /* an instance: of an operator with '!' marks, the pattern without the
-   * inputs an instance may add (or with them where the node has them too:
-   * nothing to add), the node with no input after those (a residual,
-   * src/fuse/lower_epi.c: no rule's instance computes it) */
+   * inputs an instance may add, the node with no input after those (a
+   * residual, src/fuse/lower_epi.c: no rule's instance computes it) */
   if (!(r->traits & IR_PT_INST) ||
-      (r->inst_in >= 0 && ((p->nin > r->inst_in && n->nin != p->nin) ||
-                           n->nin > r->inst_in + 1)) ||
+      (r->inst_in >= 0 && (p->nin > r->inst_in || n->nin > r->inst_in + 1)) ||
       n->a.act == IR_ACT_CLIP) /* (nor its bounds) */
     return 0;
   return REWRITE_INSTANCE;
