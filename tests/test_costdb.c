@@ -242,6 +242,31 @@ Test(costdb, split_read_in_place_costs_nothing) {
   }
 }
 
+/* A split of a part read in place along the same last axis (the search's
+ * merge of three projections, two parts split in two again: Llama under
+ * --passes none) is read in place with its parts, and so is the outer
+ * split; one of the inner parts an output, neither is. */
+Test(costdb, nested_split_read_in_place) {
+  const char *body = "input x: [2,5,16]\nweight w: [16,48]\ny = matmul(x, w)\n"
+                     "v, p = split(y) axis=2 sizes=[16,32]\n"
+                     "q, r = split(p) axis=2 sizes=[16,16]\n"
+                     "qs = reshape(q) shape=[2,5,4,4]\n"
+                     "g = fused(r, v) { t0 = ewmul($0, $1) }\n"
+                     "h = fused(qs) { t0 = sigmoid($0) }\n";
+  char text[2][512];
+  snprintf(text[0], sizeof text[0], "%soutput g, h\n", body);
+  snprintf(text[1], sizeof text[1], "%soutput g, h, r\n", body);
+  for (int k = 0; k < 2; k++) {
+    ir_graph *g = parse(text[k]);
+    cr_assert_eq(g->nodes[1].op, IR_OP_SPLIT);
+    cr_assert_eq(g->nodes[2].op, IR_OP_SPLIT);
+    cr_assert_eq(ir_split_read_in_place(g, 1, NULL, NULL), !k, "graph %d", k);
+    cr_assert_eq(ir_split_read_in_place(g, 2, NULL, NULL), !k, "graph %d", k);
+    cr_assert_eq(cd_node_work(g, 1).launches, k, "graph %d", k);
+    ir_graph_free(g);
+  }
+}
+
 /* ---- database ------------------------------------------------------------ */
 
 Test(costdb, put_lookup_round_trip_and_cache_invalidation) {

@@ -1129,6 +1129,45 @@ Test(cuda, split_read_in_place_by_fused) {
   plan_hook = NULL;
 }
 
+/* A split of a part read in place (Llama's merged projection under
+ * --passes none: v and a wide part, the wide part split in two, one of
+ * them reshaped to heads): both splits run as views, each fused kernel
+ * reading its block at its offset in the product's rows; equal to the CPU
+ * executor, poisoned and eager too. */
+static void nsplit_engines(const ir_graph *g, const gpu_plan *p,
+                           const char *what) {
+  int nsplit = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op == IR_OP_SPLIT) {
+      nsplit++;
+      cr_expect(!strcmp(gpu_plan_engine(p, i), "view"), "%s: split %d runs",
+                what, nsplit);
+    }
+  cr_expect_eq(nsplit, 2, "%s", what);
+}
+
+Test(cuda, nested_split_read_in_place) {
+  need_gpu();
+  const char *text =
+      "input x: [2,5,16]\nweight w: [16,48]\nweight c: [1,5,1,4]\n"
+      "y = matmul(x, w)\nv, p = split(y) axis=2 sizes=[16,32]\n"
+      "q, r = split(p) axis=2 sizes=[16,16]\nqs = reshape(q) "
+      "shape=[2,5,4,4]\nh = fused(qs, c) { t0 = ewmul($0, $1); "
+      "t1 = ewadd(t0, $0) }\ng = fused(r, v) { t0 = ewmul($0, $1) }\n"
+      "output h, g\n";
+  gpu_options tf32 = {0}, poison = {.poison = 1}, eager = {.no_graph = 1};
+  const gpu_options *runs[] = {&tf32, &poison, &eager};
+  plan_hook = nsplit_engines;
+  ir_graph *g = parse(text);
+  for (int r = 0; r < 3; r++) {
+    char what[64];
+    snprintf(what, sizeof what, "nested split graph, run %d", r);
+    compare(g, runs[r], 2e-3, what);
+  }
+  ir_graph_free(g);
+  plan_hook = NULL;
+}
+
 /* A node whose float operands are not of one type (which the IR's type
  * rule forbids: the graph is altered after parsing) is refused, named,
  * rather than run with its operands read as the wrong type. */

@@ -645,8 +645,8 @@ int ir_is_output(const ir_graph *g, int t);
 /* Whether split node i of g along its input's last axis is read in place:
  * every output read only by fused nodes (no batch norm in the body),
  * directly or through reshapes that keep the input's leading dimensions
- * (splitting only the last), none of them a graph output, the input no
- * weight. The CUDA executor then runs no copy: each fused kernel reads
+ * (splitting only the last) or through splits of the last axis read so in
+ * turn, none of them a graph output, the input no weight. The CUDA executor then runs no copy: each fused kernel reads
  * its column block of the input's rows (src/gpu/plan/layout.c, which adds
  * its own conditions through ok: each reader and reshape node j, 0 to
  * refuse; NULL: none), and the cost model prices the split at 0. */

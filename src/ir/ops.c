@@ -573,7 +573,9 @@ int ir_is_output(const ir_graph *g, int t) {
 
 /* Whether tensor t is read only by fused nodes (no batch norm: its
  * parameters are read by channel), directly or, depth > 0, through
- * reshapes keeping its first lead dimensions; none a graph output. */
+ * reshapes keeping its first lead dimensions, or through splits of its
+ * last axis whose parts are read so (Llama's merged projection split in
+ * three and its two wide parts in two each); none a graph output. */
 static int fused_reads_only(const ir_graph *g, int t, int lead, int depth,
                             int (*ok)(const void *u, int j), const void *u) {
   if (ir_is_output(g, t))
@@ -594,6 +596,15 @@ static int fused_reads_only(const ir_graph *g, int t, int lead, int depth,
         return 0;
       for (int o = 0; o < b->nops; o++)
         if (b->ops[o].op == IR_OP_BATCHNORM)
+          return 0;
+      continue;
+    }
+    if (n->op == IR_OP_SPLIT) { /* a split of the block along the same last
+                                   axis: its parts are blocks of the rows */
+      if (n->a.act != IR_ACT_NONE || s->rank != lead + 1 || n->a.axis != lead)
+        return 0;
+      for (int k = 0; k < n->nout; k++)
+        if (!fused_reads_only(g, n->out[k], lead, 1, ok, u))
           return 0;
       continue;
     }

@@ -517,7 +517,10 @@ base_status gpu_layout_conversions(gpu_plan *p, base_diag *d) {
  * at batch 16 in bf16 on an H200 for q, k, v) writes what the fused kernel
  * could read where the matmul wrote it. The fused kernel reads each input
  * through its memory strides (run/fused.c), so a column block of the
- * input's rows serves as is. */
+ * input's rows serves as is. A split of such a part (the search's merge of
+ * three projections, two of them split in two again: `--passes none` on
+ * Llama) is read in place too, its blocks at the part's offset in the
+ * first split's rows. */
 
 /* The executor's own conditions on a reader (or reshape) j of a split
  * read in place (ir_split_read_in_place): a step run in each replay (not
@@ -579,6 +582,10 @@ base_status gpu_layout_fused_splits(gpu_plan *p, int *views, base_diag *d) {
     const ir_node *n = &g->nodes[i];
     const ir_shape *x = shp(p, n->in[0]);
     int64_t w = x->dim[x->rank - 1], off = 0;
+    const gpu_colblk *in = &p->blk[n->in[0]];
+    if (in->w) /* a part of a split read in place (node order: marked
+                  before): its parts are blocks of that split's rows */
+      w = in->w, off = in->off;
     for (int k = 0; k < n->nout; k++) {
       mark_block(p, n->out[k], w, off, x->rank - 1, 1);
       off += shp(p, n->out[k])->dim[x->rank - 1];
