@@ -136,7 +136,7 @@ static const cli_opt optimize_table[] = {
             "measurement to F, for 'costdb measure\n"
             "--signatures F' on a GPU machine"),
     CLI_INT(T, "region-size", oo.so.region_nodes, "N", 1, 100000,
-            "operators per search region (48)"),
+            "operators per search region (56)"),
     CLI_FLAG(T, "no-merge", oo.so.merge, 0,
              "do not merge sibling convolutions/matmuls by hand"),
     CLI_CALL("passes", "rules|hand|none", set_passes,

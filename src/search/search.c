@@ -37,7 +37,7 @@ void srch_options_default(srch_options *o) {
                       .max_depth = -1,
                       .time_limit = 0,
                       .directions = REWRITE_BOTH,
-                      .region_nodes = 48,
+                      .region_nodes = 56,
                       .queue_cap = 4096,
                       .passes = 2,
                       .merge = 1,

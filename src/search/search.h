@@ -40,7 +40,7 @@ typedef struct srch_options {
   int max_depth;     /* most rewrites from the input; < 0: unlimited */
   double time_limit; /* seconds for the whole search; <= 0: none */
   int directions;    /* REWRITE_FORWARD | REWRITE_BACKWARD (both) */
-  int region_nodes;  /* regions of at most this many operators (48) */
+  int region_nodes;  /* regions of at most this many operators (56) */
   int queue_cap;     /* most queued graphs per region (4096) */
   int passes;        /* 1 + extra passes with shifted regions (2) */
   int merge;         /* run pass_merge_siblings before the search (1) */
@@ -79,7 +79,7 @@ typedef struct srch_options {
    * only. (1) */
   int boundary_joins;
   /* 1: under no_passes, one region pass more, the last, with regions a
-   * sixth larger (56 at 48) cut from the graph's start: a rewrite that
+   * sixth larger (65 at 56) cut from the graph's start: a rewrite that
    * the first pass's cuts and the second's (shifted half a region) both
    * part gets a region holding it (NASNet-A's cell 5 `left + right`
    * projections; regions.c; docs/search.md "A wider last pass"); 0: the
