@@ -275,6 +275,16 @@ static void read_extended(ir_ruleset *rs) {
                d.msg);
 }
 
+/* The first rule of rs labelled proven for which pred(rule, arg) holds
+ * (the extended tiers' tests find their stated rules so); NULL: none. */
+static const ir_rule *first_proven(const ir_ruleset *rs,
+                                   int (*pred)(const ir_rule *, int), int arg) {
+  for (int i = 0; i < rs->n; i++)
+    if (rs->rules[i].status == IR_RULE_PROVEN && pred(&rs->rules[i], arg))
+      return &rs->rules[i];
+  return NULL;
+}
+
 /* Each of the n rules found (what: the family, named when one is missing)
  * proven again. */
 static void expect_all_proven(verify_ctx *c, const ir_rule *const *r, int n,
@@ -1491,10 +1501,7 @@ static int rows_sink(const ir_rule *r, int biased) {
 Test(gen, extended6_rows_sink_in_file, .timeout = 60) {
   ir_ruleset ext;
   read_extended(&ext);
-  const ir_rule *r = NULL;
-  for (int i = 0; i < ext.n && !r; i++)
-    if (rows_sink(&ext.rules[i], 0) && ext.rules[i].status == IR_RULE_PROVEN)
-      r = &ext.rules[i];
+  const ir_rule *r = first_proven(&ext, rows_sink, 0);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   expect_all_proven(c, &r, 1, "rows_sink");
@@ -1515,10 +1522,7 @@ Test(gen, extended6_rows_sink_in_file, .timeout = 60) {
 Test(gen, extended9_rows_sink_bias_in_file, .timeout = 60) {
   ir_ruleset ext;
   read_extended(&ext);
-  const ir_rule *r = NULL;
-  for (int i = 0; i < ext.n && !r; i++)
-    if (rows_sink(&ext.rules[i], 1) && ext.rules[i].status == IR_RULE_PROVEN)
-      r = &ext.rules[i];
+  const ir_rule *r = first_proven(&ext, rows_sink, 1);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   expect_all_proven(c, &r, 1, "rows_sink with a bias");
@@ -1564,11 +1568,7 @@ Test(gen, extended10_prenorm_fold_in_file, .timeout = 60) {
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   for (int k = 0; k < 2; k++) {
-    const ir_rule *r = NULL;
-    for (int i = 0; i < ext.n && !r; i++)
-      if (prenorm_fold(&ext.rules[i], k) &&
-          ext.rules[i].status == IR_RULE_PROVEN)
-        r = &ext.rules[i];
+    const ir_rule *r = first_proven(&ext, prenorm_fold, k);
     expect_all_proven(c, &r, 1, k ? "pre-norm fold, biased" : "pre-norm fold");
     if (!r)
       continue;
@@ -1588,8 +1588,8 @@ Test(gen, extended10_prenorm_fold_in_file, .timeout = 60) {
 
 /* Whether rule r computes a rotary embedding before the head transpose:
  * ten operators ending in an ewadd on the left, a transpose last on the
- * right, a neg on each side. */
-static int rotary_rows(const ir_rule *r) {
+ * right, nneg negs on each side. */
+static int rotary_rows(const ir_rule *r, int nneg) {
   const ir_graph *a = r->src, *b = r->dst;
   if (a->nnodes != 10 || a->nodes[9].op != IR_OP_EWADD || b->nnodes < 2 ||
       b->nodes[b->nnodes - 1].op != IR_OP_TRANSPOSE)
@@ -1599,7 +1599,7 @@ static int rotary_rows(const ir_rule *r) {
     na += a->nodes[i].op == IR_OP_NEG;
   for (int i = 0; i < b->nnodes; i++)
     nb += b->nodes[i].op == IR_OP_NEG;
-  return na == 1 && nb == 1;
+  return na == nneg && nb == nneg;
 }
 
 /* rules/extended.rules holds the eleventh tier's rotary embedding before
@@ -1608,10 +1608,7 @@ static int rotary_rows(const ir_rule *r) {
 Test(gen, extended11_rotary_in_rows_in_file, .timeout = 60) {
   ir_ruleset ext;
   read_extended(&ext);
-  const ir_rule *r = NULL;
-  for (int i = 0; i < ext.n && !r; i++)
-    if (rotary_rows(&ext.rules[i]) && ext.rules[i].status == IR_RULE_PROVEN)
-      r = &ext.rules[i];
+  const ir_rule *r = first_proven(&ext, rotary_rows, 1);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
   expect_all_proven(c, &r, 1, "rotary before the head transpose");
@@ -1628,18 +1625,17 @@ Test(gen, extended11_rotary_in_rows_in_file, .timeout = 60) {
 /* Whether rule r merges a convolution into the one whose residual it is:
  * conv2d(x1, h1, b1), then conv2d(x2, h2, b2, that) == two concats, an
  * ewadd and one conv2d, with act (IR_ACT_NONE or relu) on the last. */
-static int residual_merge(const ir_rule *r, ir_act act) {
+static int residual_merge(const ir_rule *r, int act) {
   const ir_graph *a = r->src, *b = r->dst;
   if (a->nnodes != 2 || b->nnodes != 4 || a->nodes[0].op != IR_OP_CONV2D ||
       a->nodes[1].op != IR_OP_CONV2D || a->nodes[1].nin != 4 ||
-      a->nodes[1].in[3] != a->nodes[0].out[0] ||
-      (ir_act)a->nodes[1].a.act != act)
+      a->nodes[1].in[3] != a->nodes[0].out[0] || a->nodes[1].a.act != act)
     return 0;
   int concats = 0, adds = 0, convs = 0;
   for (int i = 0; i < 4; i++) {
     concats += b->nodes[i].op == IR_OP_CONCAT;
     adds += b->nodes[i].op == IR_OP_EWADD;
-    convs += b->nodes[i].op == IR_OP_CONV2D && (ir_act)b->nodes[i].a.act == act;
+    convs += b->nodes[i].op == IR_OP_CONV2D && b->nodes[i].a.act == act;
   }
   return concats == 2 && adds == 1 && convs == 1;
 }
@@ -1656,11 +1652,7 @@ Test(gen, extended8_residual_merge_in_file, .timeout = 60) {
   cr_assert(c);
   const ir_act acts[2] = {IR_ACT_NONE, IR_ACT_RELU};
   for (int k = 0; k < 2; k++) {
-    const ir_rule *r = NULL;
-    for (int i = 0; i < ext.n && !r; i++)
-      if (residual_merge(&ext.rules[i], acts[k]) &&
-          ext.rules[i].status == IR_RULE_PROVEN)
-        r = &ext.rules[i];
+    const ir_rule *r = first_proven(&ext, residual_merge, (int)acts[k]);
     expect_all_proven(c, &r, 1, k ? "residual merge, relu" : "residual merge");
     if (r)
       expect_refuted(c,

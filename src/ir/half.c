@@ -10,7 +10,7 @@
 
 #include "ir.h"
 
-static uint32_t f32_bits(float x) {
+uint32_t ir_f32_bits(float x) {
   uint32_t u;
   memcpy(&u, &x, 4);
   return u;
@@ -23,7 +23,7 @@ static float bits_f32(uint32_t u) {
 }
 
 uint16_t ir_f16_bits(float x) {
-  uint32_t u = f32_bits(x), sign = (u >> 16) & 0x8000, ax = u & 0x7fffffff;
+  uint32_t u = ir_f32_bits(x), sign = (u >> 16) & 0x8000, ax = u & 0x7fffffff;
   if (ax > 0x7f800000) /* NaN: quiet, keeps the top of its payload */
     return (uint16_t)(sign | 0x7e00 | ((ax >> 13) & 0x3ff));
   if (ax >= 0x477ff000) /* 65520 and up (half-way past 65504, even) */
@@ -39,14 +39,14 @@ float ir_f16_value(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f,
            m = h & 0x3ff;
   if (e == 0) /* zero or subnormal: m * 2^-24, exact in float32 */
-    return bits_f32(sign | f32_bits((float)m * 0x1p-24f));
+    return bits_f32(sign | ir_f32_bits((float)m * 0x1p-24f));
   if (e == 31)
     return bits_f32(sign | 0x7f800000 | (m << 13));
   return bits_f32(sign | ((e + 112) << 23) | (m << 13));
 }
 
 uint16_t ir_bf16_bits(float x) {
-  uint32_t u = f32_bits(x);
+  uint32_t u = ir_f32_bits(x);
   if ((u & 0x7fffffff) > 0x7f800000) /* NaN: quiet */
     return (uint16_t)((u >> 16) | 0x40);
   return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);

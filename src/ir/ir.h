@@ -83,6 +83,9 @@ uint16_t ir_f16_bits(float x);
 float ir_f16_value(uint16_t h);
 uint16_t ir_bf16_bits(float x);
 float ir_bf16_value(uint16_t h);
+/* A float32's 32 bits (what compares and maps eps and constants bit for
+ * bit: rule instances, the verifier's terms). */
+uint32_t ir_f32_bits(float x);
 /* x rounded to type t (unchanged unless t is f16 or bf16). */
 float ir_dtype_round(float x, ir_dtype t);
 void ir_dtype_round_n(float *x, int64_t n, ir_dtype t);
@@ -646,10 +649,11 @@ int ir_is_output(const ir_graph *g, int t);
  * every output read only by fused nodes (no batch norm in the body),
  * directly or through reshapes that keep the input's leading dimensions
  * (splitting only the last) or through splits of the last axis read so in
- * turn, none of them a graph output, the input no weight. The CUDA executor then runs no copy: each fused kernel reads
- * its column block of the input's rows (src/gpu/plan/layout.c, which adds
- * its own conditions through ok: each reader and reshape node j, 0 to
- * refuse; NULL: none), and the cost model prices the split at 0. */
+ * turn, none of them a graph output, the input no weight. The CUDA
+ * executor then runs no copy: each fused kernel reads its column block of
+ * the input's rows (src/gpu/plan/layout.c, which adds its own conditions
+ * through ok: each reader and reshape node j, 0 to refuse; NULL: none),
+ * and the cost model prices the split at 0. */
 int ir_split_read_in_place(const ir_graph *g, int i,
                            int (*ok)(const void *u, int j), const void *u);
 /* Whether node n is a data-movement form of the lower stage

@@ -297,9 +297,10 @@ static int base_edits(const rewrite_cpat *cp, const ir_graph *g,
         !map_add(e->groups_from, e->groups_to, &e->ngroups, pn->a.groups,
                  gn->a.groups) ||
         !pad_map_add(e, &pn->a, &gn->a) ||
-        (pn->op == IR_OP_BATCHNORM && !map_add(e->eps_from, e->eps_to, &e->neps,
-                                               rewrite_float_bits(pn->a.eps),
-                                               rewrite_float_bits(gn->a.eps))))
+        (pn->op == IR_OP_BATCHNORM &&
+         !map_add(e->eps_from, e->eps_to, &e->neps,
+                  (int32_t)ir_f32_bits(pn->a.eps),
+                  (int32_t)ir_f32_bits(gn->a.eps))))
       return 0;
     if (gn->a.act != pn->a.act) { /* only on a pattern output */
       int o = -1;

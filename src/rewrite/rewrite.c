@@ -227,7 +227,7 @@ static int32_t map_get(const int32_t *from, const int32_t *to, int n,
 static void edit_params(const rewrite_edits *e, ir_opcode op, ir_attrs *a) {
   if (op == IR_OP_BATCHNORM) {
     int32_t b =
-        map_get(e->eps_from, e->eps_to, e->neps, rewrite_float_bits(a->eps));
+        map_get(e->eps_from, e->eps_to, e->neps, (int32_t)ir_f32_bits(a->eps));
     memcpy(&a->eps, &b, sizeof b);
     return;
   }

@@ -6,8 +6,6 @@
 #ifndef SUPEROPT_REWRITE_INT_H
 #define SUPEROPT_REWRITE_INT_H
 
-#include <string.h>
-
 #include "../costdb/costdb.h"
 #include "rewrite.h"
 
@@ -197,13 +195,6 @@ rewrite_icache *rewrite_icache_new(int ndirs);
  * without instances). */
 int rewrite_icache_hopeless(const rewrite_icache *c, int dir);
 void rewrite_icache_free(rewrite_icache *c);
-
-/* A float's 32 bits (eps compared and mapped bit for bit). */
-static inline int32_t rewrite_float_bits(float f) {
-  int32_t b;
-  memcpy(&b, &f, sizeof b);
-  return b;
-}
 
 /* What an instance changes in the replacement (rewrite_type_instance). */
 typedef struct rewrite_edits {

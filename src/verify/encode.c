@@ -469,9 +469,7 @@ static int enc_bias_ewadd(verify_ctx *c, const ir_graph *g, const ir_node *nd,
  * (cval bits code), so that inputs of one value and shape are one tensor
  * and axioms can speak of the constant (docs/verify.md). */
 static Z3_ast value_const(verify_ctx *c, const ir_tensor *t) {
-  uint32_t bits;
-  memcpy(&bits, &t->value, sizeof bits);
-  Z3_ast a[2] = {num(c, bits), NULL};
+  Z3_ast a[2] = {num(c, ir_f32_bits(t->value)), NULL};
   a[1] = verify_z3_bad() ? NULL : verify_shape_code(c, &t->shape);
   return verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_CVAL], 2, a);
 }
@@ -552,9 +550,7 @@ static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
   else if (nd->op == IR_OP_SLICE && enc_slice(c, g, nd, in[0], out))
     return;
   else if (nd->op == IR_OP_BATCHNORM && nd->nin == 5) {
-    uint32_t bits;
-    memcpy(&bits, &nd->a.eps, sizeof bits);
-    int64_t iv[1] = {bits};
+    int64_t iv[1] = {ir_f32_bits(nd->a.eps)};
     out[0] = apply(c, VERIFY_F_BN, iv, in);
   } else if (nd->op == IR_OP_RESHAPE) {
     Z3_ast a[2] = {verify_shape_code(c, &g->tensors[nd->out[0]].shape), in[0]};
