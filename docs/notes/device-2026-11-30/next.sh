@@ -298,7 +298,18 @@ tfmm() { # issue 43 (2026-11-30 22:30): the matmul and attention
     --device h200 --db /tmp/tfmm.db --no-tables >$W/tfmm.log 2>&1
   $B/superopt costdb export --db /tmp/tfmm.db --device h200 -o $W/tfmm.tsv >>$W/tfmm.log 2>&1
 }
+cnn56() { # issue 43 (2026-12-01 00:00, tree c83510a: regions of 56): the
+  # 12 graphs of models/ (default, ro, none; scripts/gpu-share), batch 1 in
+  # three rotated rounds on GPU 0, batch 16 in two on GPU 1, after tfall
+  # in the same loan: the whole benchmark at 56 before the flip
+  CUDA_VISIBLE_DEVICES=0 BATCHES=1 ROUNDS=3 ITERS=40 OUT=$W/s1 BUDGET=500 \
+    timeout 530 scripts/gpu-share $B/superopt >$W/s1.log 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 BATCHES=16 ROUNDS=2 ITERS=20 OUT=$W/s16 BUDGET=500 \
+    timeout 530 scripts/gpu-share $B/superopt >$W/s16.log 2>&1 &
+  wait
+}
 case ${1:-} in
+35) cnn56 ;; # after 32 in the same loan (about 540 s)
 32) tfall ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 560 s)
 34) tfmm ;; # after the libs call (about 120 s)
 33) tfpost ;; # after 32, without removing /tmp/w10 (about 200 s)
