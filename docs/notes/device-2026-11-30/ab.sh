@@ -17,6 +17,10 @@
 #              here at --region-size 48 and 64), TAG ab3
 #   loan-2305: NETS="llama.b1 llama.b16 bert.b16 distilbert.b16"
 #              KINDS="orig default none56" (tree 49f7e3d's default 56), TAG ab4
+#   loan-0015: NETS="t5_encoder.b16 maxvit_t.b1 resnet34_l4.b1"
+#              KINDS="orig default none" (loan-2356's graphs), TAG ab5; then
+#              ROUNDS=1 the 14 transformer rows' ro graphs (--passes none
+#              --no-fuse --no-mutants, optimized here), KINDS=ro, TAG ro
 . .gpu-pack/bin/env.sh
 tag=${1:-ab}
 mkdir -p $W/ab
@@ -26,7 +30,7 @@ if [ -n "${TESTS:-}" ]; then
   tail -3 $W/ab/tests.log >>$W/ab/$tag.txt
 fi
 for n in $NETS; do
-  for r in 1 2 3; do for k in $KINDS; do
+  for r in $(seq ${ROUNDS:-3}); do for k in $KINDS; do
     ms=$(timeout 60 $B/superopt run abtest/$n.$k.graph --device cuda --iters 200 2>&1 | grep -oE "^time: [0-9.]+ ms" | head -1)
     echo "$n $k $r $ms" >>$W/ab/$tag.txt
   done; done
