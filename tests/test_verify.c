@@ -399,6 +399,69 @@ static void expect_ok_proven(const char *text) {
 
 Test(verify, refuses_false_rules) { expect_ok_proven(false_rules); }
 
+/* Broadcasting (encode.c's enc_ew2): an element-wise operator of operands
+ * of different shapes is no equal-shape ewadd/ewmul, whose laws (a
+ * convolution or split of a sum is the sum of the parts) fail under
+ * broadcasting. conv_of_broadcast_sum is false (a padded 3x3 convolution
+ * of a per-channel constant is no convolution of the 1x1 constant; the
+ * verifier of 2026-11-30 proved it by conv_ewadd_x); the laws that do
+ * hold of broadcasts are proven. */
+static const char *broadcast_rules =
+    "rule conv_of_broadcast_sum unverified\n"
+    "src:\ninput x: [1,2,4,4]\ninput y: [1,2,1,1]\ninput w: [3,2,3,3]\n"
+    "s = ewadd(x, y)\no = conv2d(s, w) pad=[1,1,1,1]\noutput o\n"
+    "dst:\ninput x: [1,2,4,4]\ninput y: [1,2,1,1]\ninput w: [3,2,3,3]\n"
+    "a = conv2d(x, w) pad=[1,1,1,1]\nb = conv2d(y, w) pad=[1,1,1,1]\n"
+    "o = ewadd(a, b)\noutput o\n"
+    "end\n"
+    "rule scalar_sum_of_concat unverified\n"
+    "src:\ninput x: [2,3]\ninput z: [2,3]\ninput s: []\n"
+    "c = concat(x, z) axis=0\no = ewadd(c, s)\noutput o\n"
+    "dst:\ninput x: [2,3]\ninput z: [2,3]\ninput s: []\n"
+    "a = ewadd(x, s)\nc = concat(a, z) axis=0\noutput c\n"
+    "end\n"
+    "rule ok_broadcast_product_commutes unverified\n"
+    "src:\ninput x: [2,3]\ninput y: [1,3]\no = ewmul(x, y)\noutput o\n"
+    "dst:\ninput x: [2,3]\ninput y: [1,3]\no = ewmul(y, x)\noutput o\n"
+    "end\n"
+    "rule ok_head_transpose_of_broadcast_product unverified\n"
+    "src:\ninput x: [2,3,4,5]\ninput y: [1,3,1,5]\nm = ewmul(x, y)\n"
+    "o = transpose(m) perm=[0,2,1,3]\noutput o\n"
+    "dst:\ninput x: [2,3,4,5]\ninput y: [1,3,1,5]\n"
+    "a = transpose(x) perm=[0,2,1,3]\nb = transpose(y) perm=[0,2,1,3]\n"
+    "o = ewmul(a, b)\noutput o\n"
+    "end\n";
+
+/* Runs rule i's two sides on the same seeded inputs: their largest
+ * difference relative to the largest magnitude. */
+static double sides_differ(const ir_rule *r) {
+  int64_t n, m;
+  float *a = run1(r->src, &n), *b = run1(r->dst, &m);
+  cr_assert_eq(n, m);
+  double scale = 0, err = 0;
+  for (int64_t i = 0; i < n; i++) {
+    scale = fmax(scale, fmax(fabs(a[i]), fabs(b[i])));
+    err = fmax(err, fabs(a[i] - b[i]));
+  }
+  free(a);
+  free(b);
+  cr_assert_gt(scale, 0);
+  return err / scale;
+}
+
+Test(verify, broadcasts_keep_equal_shape_laws_out) {
+  expect_ok_proven(broadcast_rules);
+  ir_ruleset rs;
+  parse_rules(broadcast_rules, &rs);
+  for (int i = 0; i < rs.n; i++) { /* the refused are false, the proven true */
+    double e = sides_differ(&rs.rules[i]);
+    int ok = !strncmp(rs.rules[i].id, "ok_", 3);
+    cr_expect(ok ? e < 1e-5 : e > 1e-2, "%s: sides differ by %g",
+              rs.rules[i].id, e);
+  }
+  ir_ruleset_free(&rs);
+}
+
 Test(verify, planted_axiom_is_used_and_named) {
   ir_ruleset rs;
   parse_rules(false_rules, &rs);

@@ -159,6 +159,7 @@ const verify_axiom verify_axioms_matmul[] = {
 
 const verify_axiom verify_axioms_ewadd[] = {
     {"ewadd_comm", "ewadd", "(= (ewadd x y) (ewadd y x))", "x=[2,3] y=[2,3]"},
+    {"badd_comm", "ewadd", "(= (badd x y) (badd y x))", "x=[2,3] y=[1,3]"},
     {"ewadd_assoc", "ewadd", "(= (ewadd (ewadd x y) z) (ewadd x (ewadd y z)))",
      "x=[2,3] y=[2,3] z=[2,3]"},
     {"ewadd_concat", "ewadd",
@@ -167,8 +168,12 @@ const verify_axiom verify_axioms_ewadd[] = {
      "a=0 n=2 x=[2,3] y=[1,3] z=[2,3] w=[1,3]"},
     VERIFY_AXIOM_END};
 
+/* ewadd and ewmul are of equal shapes; their broadcasts (badd, bmul: one
+ * rank, different shapes, encode.c's enc_ew2) have the laws that hold
+ * under broadcasting only: commutativity here, the head transpose's below. */
 const verify_axiom verify_axioms_ewmul[] = {
     {"ewmul_comm", "ewmul", "(= (ewmul x y) (ewmul y x))", "x=[2,3] y=[2,3]"},
+    {"bmul_comm", "ewmul", "(= (bmul x y) (bmul y x))", "x=[2,3] y=[1,3]"},
     {"ewmul_assoc", "ewmul", "(= (ewmul (ewmul x y) z) (ewmul x (ewmul y z)))",
      "x=[2,3] y=[2,3] z=[2,3]"},
     {"ewmul_dist", "ewmul",
@@ -184,13 +189,16 @@ const verify_axiom verify_axioms_ewsub[] = {VERIFY_AXIOM_END};
 /* The exact (erf) GELU written out, as the ONNX exports of nn.GELU do:
  * gelu(x) = x (erf(x / sqrt 2) + 1) 0.5, the constants rule inputs bound
  * by value (cval: 1068827891 is sqrtf(2.0f), the executors' divisor,
- * 1065353216 is 1, 1056964608 is 0.5; code 0 is the shape []; an ewmul
- * by a scalar is smul, encode.c); both sides are patterns. */
+ * 1065353216 is 1, 1056964608 is 0.5; code 0 is the shape []). A scalar
+ * divisor and addend broadcast: each is reshaped to x's rank (r, the code
+ * of [1,..,1]) and the operators are bdiv and badd; an ewmul by a scalar
+ * is smul (encode.c's enc_ew2); both sides are patterns. */
 const verify_axiom verify_axioms_ewdiv[] = {
     {"gelu_erf", "ewdiv",
-     "(= (smul (ewmul x (ewadd (act ERF (ewdiv x (cval 1068827891 0))) (cval "
-     "1065353216 0))) (cval 1056964608 0)) (act GELU x))",
-     "x=[2,3]"},
+     "(= (smul (ewmul x (badd (act ERF (bdiv x (reshape r (cval 1068827891 "
+     "0)))) (reshape r (cval 1065353216 0)))) (cval 1056964608 0)) (act "
+     "GELU x))",
+     "x=[2,3] r=[1,1]"},
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_smul[] = {
@@ -380,10 +388,11 @@ const verify_axiom verify_axioms_transpose[] = {
      " (matmulb 2 a (transpose 1035 x) w b))",
      "a=4 x=[2,3,4] w=[4,5] b=[5]"},
     /* The head transpose of rank 4, perm [0,2,1,3] (code 12932): an
-     * involution that commutes with the element-wise operators, a
-     * broadcast operand (Llama's rotary cos and sin, [1,1,S,D]) included,
-     * whose axes it permutes alike. For the eleventh tier's rotary
-     * embedding computed before the head transpose (docs/generation.md). */
+     * involution that commutes with the element-wise operators, their
+     * broadcasts (badd, bmul: Llama's rotary cos and sin, [1,1,S,D])
+     * included, whose operands' axes it permutes alike. For the eleventh tier's
+     * rotary embedding computed before the head transpose (docs/generation.md).
+     */
     {"transpose0213_inv", "transpose",
      "(= (transpose 12932 (transpose 12932 x)) x)", "x=[2,3,4,5]"},
     {"transpose0213_ewadd", "transpose",
@@ -393,6 +402,14 @@ const verify_axiom verify_axioms_transpose[] = {
     {"transpose0213_ewmul", "transpose",
      "(= (transpose 12932 (ewmul x y))"
      " (ewmul (transpose 12932 x) (transpose 12932 y)))",
+     "x=[2,3,4,5] y=[2,3,4,5]"},
+    {"transpose0213_badd", "transpose",
+     "(= (transpose 12932 (badd x y))"
+     " (badd (transpose 12932 x) (transpose 12932 y)))",
+     "x=[2,3,4,5] y=[1,3,1,5]"},
+    {"transpose0213_bmul", "transpose",
+     "(= (transpose 12932 (bmul x y))"
+     " (bmul (transpose 12932 x) (transpose 12932 y)))",
      "x=[2,3,4,5] y=[1,3,1,5]"},
     /* The rows of a 2-D product made in the order the transpose after it
      * wants (torch's MultiheadAttention out_proj: SDPA's x [B,H,S,D]

@@ -136,6 +136,89 @@ static const ir_shape *shape_in(const ir_graph *g, const ir_node *nd, int i) {
   return &g->tensors[nd->in[i]].shape;
 }
 
+/* ---- element-wise operators of two operands ---------------------------- */
+
+/* Where a vector b [N] is added along the last axis of x [.., N] (rank >= 2):
+ * the slot of the vector (0 or 1), else -1. */
+static int bias_slot(const ir_shape *s0, const ir_shape *s1) {
+  if (s1->rank == 1 && s0->rank >= 2 && s1->dim[0] == s0->dim[s0->rank - 1])
+    return 1;
+  if (s0->rank == 1 && s1->rank >= 2 && s0->dim[0] == s1->dim[s1->rank - 1])
+    return 0;
+  return -1;
+}
+
+/* x of shape *s reshaped to rank r (ones prepended: numpy's broadcasting
+ * aligns the last axes); x itself when its rank is r or more. */
+static Z3_ast rank_up(verify_ctx *c, ir_shape *s, Z3_ast x, int r) {
+  if (s->rank >= r)
+    return x;
+  int64_t dims[IR_MAX_RANK];
+  for (int i = 0; i < r; i++)
+    dims[i] = i < r - s->rank ? 1 : s->dim[i - (r - s->rank)];
+  *s = ir_shape_make(r, dims);
+  Z3_ast a[2] = {verify_shape_code(c, s), x};
+  return verify_z3_bad() ? NULL
+                         : Z3_mk_app(c->z, c->fn[VERIFY_F_RESHAPE], 2, a);
+}
+
+/* a OP b, OP ewadd, ewmul, ewsub or ewdiv, of operands of shapes sa and sb
+ * (docs/verify.md, "Broadcasting"). Equal shapes: the operator's symbol,
+ * whose axioms are laws of equal shapes (a split, concat or convolution of
+ * a sum is the sum of the parts). A product with a scalar [] (either
+ * order) is smul; a vector [N] added along the last axis of a value of rank
+ * 2 or more (either order) is bcadd(x, b) (the ONNX projections' bias
+ * Add). Any other broadcast: the operand of lower rank reshaped up, then
+ * the operator's symbol if the shapes now agree, else its broadcast symbol
+ * (badd, bmul, bsub, bdiv), whose only axioms are laws that hold under
+ * broadcasting. Every encoder of an element-wise part (attention's mask,
+ * the residual epilogue, RMSNorm) comes here, so that a graph writing the
+ * part out encodes alike. */
+static Z3_ast enc_ew2(verify_ctx *c, ir_opcode op, const ir_shape *sa,
+                      const ir_shape *sb, Z3_ast a, Z3_ast b) {
+  static const struct {
+    ir_opcode op;
+    verify_fn same, bc;
+  } sym[] = {{IR_OP_EWADD, VERIFY_F_EWADD, VERIFY_F_BADD},
+             {IR_OP_EWMUL, VERIFY_F_EWMUL, VERIFY_F_BMUL},
+             {IR_OP_EWSUB, VERIFY_F_EWSUB, VERIFY_F_BSUB},
+             {IR_OP_EWDIV, VERIFY_F_EWDIV, VERIFY_F_BDIV}};
+  size_t k = 0;
+  while (sym[k].op != op)
+    k++;
+  int same = ir_shape_eq(sa, sb), v = bias_slot(sa, sb);
+  Z3_ast t[2] = {a, b};
+  if (!same && op == IR_OP_EWMUL && (sa->rank == 0) != (sb->rank == 0)) {
+    if (sa->rank == 0)
+      t[0] = b, t[1] = a;
+    return apply(c, VERIFY_F_SMUL, NULL, t);
+  }
+  if (!same && op == IR_OP_EWADD && v >= 0) {
+    t[0] = v ? a : b, t[1] = v ? b : a;
+    return apply(c, VERIFY_F_BCADD, NULL, t);
+  }
+  if (!same) {
+    ir_shape ua = *sa, ub = *sb;
+    t[0] = rank_up(c, &ua, a, sb->rank);
+    t[1] = verify_z3_bad() ? NULL : rank_up(c, &ub, b, sa->rank);
+    same = ir_shape_eq(&ua, &ub);
+  }
+  return verify_z3_bad() ? NULL
+                         : apply(c, same ? sym[k].same : sym[k].bc, NULL, t);
+}
+
+/* An ewadd, ewmul, ewsub or ewdiv node by enc_ew2; 0 for other nodes. */
+static int enc_ew_node(verify_ctx *c, const ir_graph *g, const ir_node *nd,
+                       const Z3_ast *in, Z3_ast *out) {
+  if ((nd->op != IR_OP_EWADD && nd->op != IR_OP_EWMUL &&
+       nd->op != IR_OP_EWSUB && nd->op != IR_OP_EWDIV) ||
+      nd->nin != 2)
+    return 0;
+  out[0] =
+      enc_ew2(c, nd->op, shape_in(g, nd, 0), shape_in(g, nd, 1), in[0], in[1]);
+  return 1;
+}
+
 static Z3_ast enc_concat(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                          const Z3_ast *in) {
   Z3_ast acc = in[0];
@@ -197,10 +280,10 @@ static int enc_simple(verify_ctx *c, const ir_node *nd, const Z3_ast *in,
   int64_t iv[6];
   int f = -1; /* a verify_fn */
   switch (nd->op) {
-  case IR_OP_EWADD: f = VERIFY_F_EWADD; break;
-  case IR_OP_EWMUL: f = VERIFY_F_EWMUL; break;
-  case IR_OP_EWSUB: f = VERIFY_F_EWSUB; break;
-  case IR_OP_EWDIV: f = VERIFY_F_EWDIV; break;
+  case IR_OP_EWADD: /* enc_ew_node, by the operands' shapes */
+  case IR_OP_EWMUL:
+  case IR_OP_EWSUB:
+  case IR_OP_EWDIV: return 0;
   case IR_OP_WHERE: f = VERIFY_F_WHERE; break;
   case IR_OP_EQUAL: f = VERIFY_F_EQUAL; break;
   case IR_OP_NOT: f = VERIFY_F_LNOT; break;
@@ -295,11 +378,11 @@ static int enc_residual(verify_ctx *c, const ir_graph *g, const ir_node *nd,
   ir_node p = *nd;
   p.nin = 3;
   p.a.act = IR_ACT_NONE;
-  Z3_ast y, sum[2];
+  Z3_ast y;
   if (nd->a.act == IR_ACT_CLIP || !enc_windowed(c, g, &p, in, &y))
     return 0;
-  sum[0] = y, sum[1] = in[3];
-  out[0] = apply(c, VERIFY_F_EWADD, NULL, sum);
+  out[0] = enc_ew2(c, IR_OP_EWADD, &g->tensors[nd->out[0]].shape,
+                   shape_in(g, nd, 3), y, in[3]);
   if (nd->a.act != IR_ACT_NONE) {
     int64_t iv[1] = {nd->a.act}; /* VERIFY_ACT_* follow ir_act */
     out[0] = apply(c, VERIFY_F_ACT, iv, out);
@@ -414,54 +497,18 @@ static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
     return 0;
   Z3_ast t[2] = {in[0], in[1]},
          x = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 1, t);
-  if (nd->nin >= 4 && !scalar_one(c, in[3])) {
-    t[0] = x, t[1] = in[3];
-    x = apply(c, VERIFY_F_SMUL, NULL, t);
-  }
-  if (nd->nin == 5) {
-    t[0] = x, t[1] = in[4];
-    x = apply(c, VERIFY_F_EWADD, NULL, t);
-  }
+  ir_shape sc = *shape_in(g, nd, 0); /* the scores' [.., Sq, Sk] */
+  const ir_shape *k = shape_in(g, nd, 1);
+  if (sc.rank >= 2 && k->rank >= 2)
+    sc.dim[sc.rank - 1] = k->dim[k->rank - 1];
+  if (nd->nin >= 4 && !scalar_one(c, in[3]))
+    x = enc_ew2(c, IR_OP_EWMUL, &sc, shape_in(g, nd, 3), x, in[3]);
+  if (nd->nin == 5)
+    x = enc_ew2(c, IR_OP_EWADD, &sc, shape_in(g, nd, 4), x, in[4]);
   t[0] = enc_part(c, e, g, nd, IR_OP_SOFTMAX, 0, 0, &x), t[1] = in[2];
   if (nd->a.keepdims) /* guard=1 */
     t[0] = enc_guard(c, t[0]);
   out[0] = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 2, t);
-  return 1;
-}
-
-/* ewmul of a value of rank >= 1 and a scalar [] (either order) is smul
- * by it (broadcasting a scalar: the ONNX transformers' scale of the
- * scores, a Mul by a constant); 0 for other ewmuls. */
-static int enc_scalar_ewmul(verify_ctx *c, const ir_graph *g, const ir_node *nd,
-                            const Z3_ast *in, Z3_ast *out) {
-  if (nd->op != IR_OP_EWMUL || nd->nin != 2)
-    return 0;
-  int r0 = shape_in(g, nd, 0)->rank, r1 = shape_in(g, nd, 1)->rank;
-  if ((r0 == 0) == (r1 == 0))
-    return 0;
-  Z3_ast t[2] = {r1 == 0 ? in[0] : in[1], r1 == 0 ? in[1] : in[0]};
-  out[0] = apply(c, VERIFY_F_SMUL, NULL, t);
-  return 1;
-}
-
-/* ewadd of a value x [.., N] (rank >= 2) and a vector b [N] (either
- * order) is bcadd(x, b): b broadcast along x's last axis (a bias added by
- * its own node, the ONNX projections' Add; docs/verify.md). Its own symbol,
- * so that no equal-shape ewadd axiom applies to it; 0 for other ewadds. */
-static int enc_bias_ewadd(verify_ctx *c, const ir_graph *g, const ir_node *nd,
-                          const Z3_ast *in, Z3_ast *out) {
-  if (nd->op != IR_OP_EWADD || nd->nin != 2)
-    return 0;
-  const ir_shape *s0 = shape_in(g, nd, 0), *s1 = shape_in(g, nd, 1);
-  int v =
-      s1->rank == 1 && s0->rank >= 2 && s1->dim[0] == s0->dim[s0->rank - 1] ? 1
-      : s0->rank == 1 && s1->rank >= 2 && s0->dim[0] == s1->dim[s1->rank - 1]
-          ? 0
-          : -1; /* the vector's slot */
-  if (v < 0)
-    return 0;
-  Z3_ast t[2] = {in[1 - v], in[v]};
-  out[0] = apply(c, VERIFY_F_BCADD, NULL, t);
   return 1;
 }
 
@@ -475,11 +522,11 @@ static Z3_ast value_const(verify_ctx *c, const ir_tensor *t) {
 }
 
 /* layernorm(x, gamma) rms=1 over the last axis (RMSNorm) by its
- * definition: ewmul(gamma, ewmul(x, ewdiv(1, sqrt(ewadd(mean(ewmul(x,
- * x)), eps))))), the mean the generic reduce_mean over the last axis
- * (keepdims), 1 and eps (cval ..) of shape [] as rule inputs bound to
- * them are (the exports write RMSNorm so; docs/verify.md). 0 for other
- * layernorms (generic). */
+ * definition: gamma * (x * (1 / sqrt(mean(x * x) + eps))), the mean the
+ * generic reduce_mean over the last axis (keepdims), 1 and eps (cval ..)
+ * of shape [] as rule inputs bound to them are, each operator by enc_ew2
+ * at the shapes the written-out graph has (the exports write RMSNorm so;
+ * docs/verify.md). 0 for other layernorms (generic). */
 static int enc_rmsnorm(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                        const Z3_ast *in, Z3_ast *out) {
   const ir_attrs *a = &nd->a;
@@ -498,19 +545,18 @@ static int enc_rmsnorm(verify_ctx *c, const ir_graph *g, const ir_node *nd,
   Z3_ast one = value_const(c, &k);
   k.value = a->eps;
   Z3_ast eps = value_const(c, &k);
-  Z3_ast t[2] = {in[0], in[0]}, y = apply(c, VERIFY_F_EWMUL, NULL, t);
+  const ir_shape *xs = shape_in(g, nd, 0);
+  ir_shape ms = *xs, ss = {0}; /* the mean's [.., 1], the constants' [] */
+  ms.dim[r - 1] = 1;
+  Z3_ast y = enc_ew2(c, IR_OP_EWMUL, xs, xs, in[0], in[0]);
   Z3_func_decl f = verify_z3_bad() ? NULL : generic_decl(c, &m, 0);
   y = verify_z3_bad() ? NULL : Z3_mk_app(c->z, f, 1, &y);
-  t[0] = y, t[1] = eps;
-  y = apply(c, VERIFY_F_EWADD, NULL, t);
+  y = enc_ew2(c, IR_OP_EWADD, &ms, &ss, y, eps);
   int64_t iv[1] = {VERIFY_ACT_SQRT};
   y = apply(c, VERIFY_F_ACT, iv, &y);
-  t[0] = one, t[1] = y;
-  y = apply(c, VERIFY_F_EWDIV, NULL, t);
-  t[0] = in[0], t[1] = y;
-  y = apply(c, VERIFY_F_EWMUL, NULL, t);
-  t[0] = in[1], t[1] = y;
-  out[0] = apply(c, VERIFY_F_EWMUL, NULL, t);
+  y = enc_ew2(c, IR_OP_EWDIV, &ss, &ms, one, y);
+  y = enc_ew2(c, IR_OP_EWMUL, xs, &ms, in[0], y);
+  out[0] = enc_ew2(c, IR_OP_EWMUL, shape_in(g, nd, 1), xs, in[1], y);
   return 1;
 }
 
@@ -538,7 +584,7 @@ static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
   if (enc_where_scalar(c, g, nd, in, out) || enc_rmsnorm(c, g, nd, in, out) ||
       (nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
-      enc_scalar_ewmul(c, g, nd, in, out) || enc_bias_ewadd(c, g, nd, in, out))
+      enc_ew_node(c, g, nd, in, out))
     return;
   if (nd->a.act != IR_ACT_NONE && /* the lower stage's forms: uninterpreted */
       (nd->op == IR_OP_CONCAT || nd->op == IR_OP_SPLIT))

@@ -328,8 +328,12 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
     return 1; /* matmulb's and matmulr's ax is checked against x's rank once
                  it is built */
   case VERIFY_F_EWADD:
+  case VERIFY_F_BADD:
   case VERIFY_F_BCADD: g->op = IR_OP_EWADD; break;
-  case VERIFY_F_EWMUL: g->op = IR_OP_EWMUL; break;
+  case VERIFY_F_EWMUL:
+  case VERIFY_F_BMUL: g->op = IR_OP_EWMUL; break;
+  case VERIFY_F_BSUB: g->op = IR_OP_EWSUB; break;
+  case VERIFY_F_BDIV: g->op = IR_OP_EWDIV; break;
   case VERIFY_F_SMUL: g->op = IR_OP_SMUL; break;
   case VERIFY_F_ACT:
     if (iv[0].v < 1 || iv[0].v >= VERIFY_ACT_END)
@@ -477,6 +481,25 @@ static int bias_vector(const ir_shape *x, const ir_shape *b) {
   return x->rank >= 2 && b->rank == 1 && b->dim[0] == x->dim[x->rank - 1];
 }
 
+/* Whether the operands' shapes x and y suit the element-wise symbol fn:
+ * equal shapes for ewadd, ewmul, ewsub and ewdiv; one rank and different
+ * shapes for their broadcasts badd, bmul, bsub, bdiv (the encoding's
+ * classes, encode.c's enc_ew2, so that no axiom of either is stated, or
+ * checked, on the other's operands); 1 for other symbols. */
+static int ew_shapes(verify_fn fn, const ir_shape *x, const ir_shape *y) {
+  switch (fn) {
+  case VERIFY_F_EWADD:
+  case VERIFY_F_EWMUL:
+  case VERIFY_F_EWSUB:
+  case VERIFY_F_EWDIV: return ir_shape_eq(x, y);
+  case VERIFY_F_BADD:
+  case VERIFY_F_BMUL:
+  case VERIFY_F_BSUB:
+  case VERIFY_F_BDIV: return x->rank == y->rank && !ir_shape_eq(x, y);
+  default: return 1;
+  }
+}
+
 /* (cval bits c): a weight of the shape of code c holding that float
  * everywhere, constrained to it as a rule's input is (has_value), so that
  * the instance as a rule encodes it as the axiom does. */
@@ -545,6 +568,11 @@ static int build_app(inst *in, ir_graph *g, const verify_term *e) {
   if (e->fn == VERIFY_F_BCADD &&
       !bias_vector(&g->tensors[ids[0]].shape, &g->tensors[ids[1]].shape)) {
     ierr(in, "operand shapes are no bias broadcast in", fi->name);
+    return -1;
+  }
+  if (fi->nten == 2 &&
+      !ew_shapes(e->fn, &g->tensors[ids[0]].shape, &g->tensors[ids[1]].shape)) {
+    ierr(in, "operand shapes are not of the class of", fi->name);
     return -1;
   }
   int nd = ir_add_node(g, gn.op, ids, fi->nten, &gn.a, NULL, in->d);

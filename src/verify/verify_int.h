@@ -13,8 +13,8 @@
 typedef enum verify_fn {
   VERIFY_F_CONV2D,    /* (conv2d sh sw pad groups act x w) */
   VERIFY_F_MATMUL,    /* (matmul act a b), 2-D, no bias */
-  VERIFY_F_EWADD,     /* (ewadd a b) */
-  VERIFY_F_EWMUL,     /* (ewmul a b) */
+  VERIFY_F_EWADD,     /* (ewadd a b), equal shapes (else badd) */
+  VERIFY_F_EWMUL,     /* (ewmul a b), equal shapes (else bmul, smul) */
   VERIFY_F_SMUL,      /* (smul a s) */
   VERIFY_F_ACT,       /* (act k x): k = VERIFY_ACT_* element-wise function */
   VERIFY_F_CONCAT,    /* (concat axis n x y), n = x.dim[axis] */
@@ -35,13 +35,13 @@ typedef enum verify_fn {
                          times a 2-D w [K,N], plus the bias b [N] */
   VERIFY_F_BN,        /* (bn e x s b m v): batchnorm, e = eps's float bits */
   VERIFY_F_RESHAPE,   /* (reshape c x): x reshaped to the shape of code c */
-  VERIFY_F_EWSUB,     /* (ewsub a b), equal shapes */
+  VERIFY_F_EWSUB,     /* (ewsub a b), equal shapes (else bsub) */
   VERIFY_F_MATMULR,   /* (matmulr ax act x w): x [..,M,K] (rank ax+1 >= 3)
                          times a 2-D w [K,N], no bias */
   VERIFY_F_BCADD,     /* (bcadd x b): x [..,N] (rank >= 2) plus b [N]
                          broadcast along x's last axis (an ewadd of a bias
                          vector: the ONNX projections' Add) */
-  VERIFY_F_EWDIV,     /* (ewdiv a b) */
+  VERIFY_F_EWDIV,     /* (ewdiv a b), equal shapes (else bdiv) */
   VERIFY_F_CVAL,      /* (cval bits c): a rule input constrained to hold
                          the float of those bits everywhere, of the shape
                          of code c (`input k: [] value=0.5`) */
@@ -57,6 +57,12 @@ typedef enum verify_fn {
                      (verify_assert_shapes): guards that relate a
                      reshape's shape to its input's, without the codes'
                      arithmetic */
+  VERIFY_F_BADD,  /* (badd a b), (bmul a b), (bsub a b), (bdiv a b): the */
+  VERIFY_F_BMUL,  /* element-wise operators on operands of one rank and */
+  VERIFY_F_BSUB,  /* different shapes, broadcast (numpy's rules; a lower */
+  VERIFY_F_BDIV,  /* rank is reshaped up first, encode.c): no equal-shape
+                     axiom (a split, concat or convolution of the sum)
+                     holds of them */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
