@@ -48,7 +48,7 @@ if(SUPEROPT_HAVE_CUDA)
   install(TARGETS superopt_gpu LIBRARY DESTINATION lib)
   add_dependencies(superopt superopt_gpu) # built with the CLI, which loads it
 endif()
-install(FILES rules/default.rules rules/passes.rules
+install(FILES rules/default.rules rules/extended.rules rules/passes.rules
         DESTINATION share/superopt/rules)
 install(DIRECTORY costdb/ DESTINATION share/superopt/costdb
         FILES_MATCHING PATTERN "*.tsv")

@@ -2,8 +2,9 @@
  * test: tests/optimize_parity.py runs it beside `superopt optimize` and the
  * Python package and compares what they write and count).
  *
- * usage: api_optimize MODEL OUT.graph|OUT.onnx [--budget N] [--rules F]
- *                     [--no-check] [--no-fuse] [--passes hand] [--batch N]
+ * usage: api_optimize MODEL OUT.graph|OUT.onnx [--budget N] [--rules F]...
+ *                     [--no-check] [--no-fuse] [--passes none|hand|rules]
+ *                     [--batch N]
  *                     [--input-shape N=DIMS]... [--dim NAME=SIZE]...
  *                     [--like ORIG.onnx]
  *
@@ -27,6 +28,23 @@ static void progress(void *u, const char *stage, int done, int total,
 static const char *shapes[16], *dims[16], *like;
 static int nshapes, ndims;
 
+/* --rules F, repeatable: the files so far, separated by ':' (the API's
+ * list of rules files). */
+static const char *add_rules(const char *f) {
+  static char list[8192];
+  size_t n = strlen(list);
+  snprintf(list + n, sizeof list - n, "%s%s", n ? ":" : "", f);
+  return list;
+}
+
+/* --passes none|hand|rules: an api_passes, or -1. */
+static int passes(const char *v) {
+  return !strcmp(v, "none")    ? API_PASSES_NONE
+         : !strcmp(v, "hand")  ? API_PASSES_HAND
+         : !strcmp(v, "rules") ? API_PASSES_RULES
+                               : -1;
+}
+
 static int options(int argc, char **argv, api_optimize_options *o) {
   api_optimize_options_default(o);
   o->progress = progress;
@@ -41,15 +59,15 @@ static int options(int argc, char **argv, api_optimize_options *o) {
     else if (!strcmp(a, "--batch") && v)
       o->batch = atoi(argv[++i]);
     else if (!strcmp(a, "--rules") && v)
-      o->rules = argv[++i];
+      o->rules = add_rules(argv[++i]);
     else if (!strcmp(a, "--input-shape") && v && nshapes < 16)
       shapes[nshapes++] = argv[++i];
     else if (!strcmp(a, "--dim") && v && ndims < 16)
       dims[ndims++] = argv[++i];
     else if (!strcmp(a, "--like") && v)
       like = argv[++i];
-    else if (!strcmp(a, "--passes") && v && !strcmp(v, "hand"))
-      o->hand_passes = 1, i++;
+    else if (!strcmp(a, "--passes") && v && passes(v) >= 0)
+      o->passes = passes(argv[++i]);
     else {
       fprintf(stderr, "api_optimize: unknown option '%s'\n", a);
       return 1;

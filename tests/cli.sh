@@ -138,8 +138,34 @@ contains "rule r1 not proven"
 # optimize: two biased 1x1 convs on one input merge; bad inputs refused
 export SUPEROPT_COSTDB="$tmp/costdb.sqlite"
 printf 'input x: [1,8,6,6]\nweight a: [8,8,1,1]\nweight ab: [8]\nweight b: [8,8,1,1]\nweight bb: [8]\nya = conv2d(x, a, ab)\nyb = conv2d(x, b, bb)\noutput ya, yb\n' >"$tmp/two.graph"
+# the default: no pass (--passes none), the rules of the data folder's
+# default.rules and extended.rules read in that order as one set (the log
+# names both, with their counts); a rule of them merges the two
+ndef=$(grep -c '^rule ' "$src/rules/default.rules")
+next=$(grep -c '^rule ' "$src/rules/extended.rules")
 expect 0 "$bin" optimize "$tmp/two.graph" -o "$tmp/two.opt.graph"
-# the bias-free merge rule through a proven biased instance, or the biased rule
+grep -qE "^rules read: $ndef from [^ ]*/rules/default\.rules, $next from [^ ]*/rules/extended\.rules \($((ndef + next)) in all\); passes: none \(the default" "$tmp/out" ||
+  fail "optimize's default: not the rules of default.rules and extended.rules, no pass"
+contains "; $((ndef + next)) rules (a rule's graphs"
+contains "0 sibling groups merged (0 by pass rules)"
+contains "rules applied in all: 1 (0 of them pass rules)"
+contains "check: max relative error"
+[ "$(grep -c '= conv2d(' "$tmp/two.opt.graph")" = 1 ] || fail "the two convs were not merged"
+# --rules twice: the same files read alike; in the other order, the same
+# set (the log says which files, in which order)
+expect 0 "$bin" optimize "$tmp/two.graph" --rules "$src/rules/default.rules" --rules "$src/rules/extended.rules" -o "$tmp/two.both.graph"
+cmp -s "$tmp/two.opt.graph" "$tmp/two.both.graph" || fail "--rules default.rules --rules extended.rules is not the default"
+expect 0 "$bin" optimize "$tmp/two.graph" --rules "$src/tests/data/rules/basic.rules" --rules "$src/tests/data/rules/foldmerge.rules"
+contains "rules read: 8 from $src/tests/data/rules/basic.rules, 3 from $src/tests/data/rules/foldmerge.rules (11 in all)"
+# an id in two files is refused, naming both; a missing file, naming it
+expect 2 "$bin" optimize "$tmp/two.graph" --rules "$src/tests/data/rules/basic.rules" --rules "$src/tests/data/rules/unproven.rules"
+contains "unproven.rules:1:1: error: rule id 'ewadd_comm' is already that of the rule at $src/tests/data/rules/basic.rules:53"
+expect 2 "$bin" optimize "$tmp/two.graph" --rules "$src/rules/default.rules" --rules "$tmp/missing.rules"
+contains "cannot open '$tmp/missing.rules'"
+# the ablation, the old default: --passes rules, the pass rule merges (the
+# bias-free merge rule through a proven biased instance, or the biased rule)
+expect 0 "$bin" optimize "$tmp/two.graph" --passes rules --rules "$src/rules/default.rules" -o "$tmp/two.rules.graph"
+contains "rules read: $ndef from $src/rules/default.rules; passes: rules (the ablation: the $(grep -c '^rule ' "$src/rules/passes.rules") pass rules of "
 contains "rules applied: pass.merge2.conv"
 # each with the change of estimated cost its uses made (a merge saves)
 grep -qE '^rules applied: pass\.merge2\.conv[^,]* x1 \(-[0-9]+\.[0-9]+ us\)' "$tmp/out" ||
@@ -147,12 +173,12 @@ grep -qE '^rules applied: pass\.merge2\.conv[^,]* x1 \(-[0-9]+\.[0-9]+ us\)' "$t
 # the counts say who merged: the pass rule (the hand pass counted 0 here)
 contains "1 sibling groups merged (1 by pass rules)"
 contains "rules applied in all: 1 (1 of them pass rules)"
-contains "check: max relative error"
-[ "$(grep -c '= conv2d(' "$tmp/two.opt.graph")" = 1 ] || fail "the two convs were not merged"
+[ "$(grep -c '= conv2d(' "$tmp/two.rules.graph")" = 1 ] || fail "--passes rules: the two convs were not merged"
 # the same by the hand-written pass; by the pass rules alone
-expect 0 "$bin" optimize "$tmp/two.graph" --passes hand
+expect 0 "$bin" optimize "$tmp/two.graph" --passes hand --no-rules
+contains "passes: hand (the ablation"
 contains "1 sibling groups merged (0 by pass rules)"
-expect 0 "$bin" optimize "$tmp/two.graph" --no-rules
+expect 0 "$bin" optimize "$tmp/two.graph" --passes rules --no-rules
 contains "pass.merge2.conv"
 # --passes none: no pass at all (and no rules here): nothing merges
 expect 0 "$bin" optimize "$tmp/two.graph" --passes none --no-rules -o "$tmp/two.none.graph"
@@ -178,6 +204,11 @@ contains "cannot rebatch softmax 'z': it normalises along the batch axis"
 # the default rules file missing: a message and exit 2, not a crash
 SUPEROPT_RULES="$tmp/none.rules" expect 2 "$bin" optimize "$tmp/two.graph"
 contains "no rules file: the default $tmp/none.rules does not exist"
+# $SUPEROPT_RULES replaces the default; several files separated by ':'
+SUPEROPT_RULES="$src/tests/data/rules/basic.rules:$tmp/none.rules" expect 2 "$bin" optimize "$tmp/two.graph"
+contains "no rules file: the default $tmp/none.rules does not exist"
+SUPEROPT_RULES="$src/tests/data/rules/basic.rules:$src/tests/data/rules/foldmerge.rules" expect 0 "$bin" optimize "$tmp/two.graph" --no-check
+contains "rules read: 8 from $src/tests/data/rules/basic.rules, 3 from $src/tests/data/rules/foldmerge.rules (11 in all); passes: none"
 expect 1 "$bin" costdb measure "$tmp/two.graph" --batch 0
 contains "--batch must be 1..1000000"
 # --dtype converts graphs (their signatures then carry the type); a

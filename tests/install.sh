@@ -60,7 +60,8 @@ for f in bin/superopt lib/libsuperopt.so lib/libsuperopt.a \
   include/superopt/superopt.h lib/pkgconfig/superopt.pc \
   lib/cmake/superopt/superoptConfig.cmake \
   lib/cmake/superopt/superoptTargets.cmake \
-  share/superopt/rules/default.rules share/superopt/costdb/h100.tsv; do
+  share/superopt/rules/default.rules share/superopt/rules/extended.rules \
+  share/superopt/rules/passes.rules share/superopt/costdb/h100.tsv; do
   [ -e "$p/$f" ] || fail "$f not installed"
 done
 # Nothing installed names the data of the build or the source tree (debug
@@ -101,13 +102,15 @@ mv "$p/share/superopt/costdb" "$tmp/costdb"
 expect 2 "$p/bin/superopt" optimize every_op.graph --db "$tmp/cost.sqlite"
 contains "data file 'costdb' not found; looked in: $p/bin/../share/superopt/costdb"
 mv "$tmp/costdb" "$p/share/superopt/costdb"
-# ... and SUPEROPT_DATA finds a copy elsewhere.
+# ... and SUPEROPT_DATA finds a copy elsewhere (the default's two rules
+# files; passes.rules for --passes rules).
 mkdir -p "$tmp/data/rules"
 mv "$tmp/default.rules" "$tmp/data/rules/"
-cp "$p/share/superopt/rules/passes.rules" "$tmp/data/rules/"
+cp "$p/share/superopt/rules/extended.rules" "$p/share/superopt/rules/passes.rules" "$tmp/data/rules/"
 cp -r "$p/share/superopt/costdb" "$tmp/data/"
 SUPEROPT_DATA=$tmp/data expect 0 "$p/bin/superopt" optimize every_op.graph \
   --budget 5 --db "$tmp/cost.sqlite"
+contains "rules read: $(grep -c '^rule ' "$tmp/data/rules/default.rules") from $tmp/data/rules/default.rules, $(grep -c '^rule ' "$tmp/data/rules/extended.rules") from $tmp/data/rules/extended.rules"
 mv "$tmp/data/rules/default.rules" "$p/share/superopt/rules/"
 
 # CUDA builds: the executor (libsuperopt_gpu.so) is loaded only when a

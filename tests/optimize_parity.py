@@ -4,9 +4,12 @@ options they write byte-identical graphs and report the same counts (rules
 applied, pass rules, activations fused, siblings merged, fused and
 attention nodes, node order, mutants, the passes' and the lower stage's
 counts). Zoo models resnet18, squeezenet and BERT-base at budget 20 with
-the first rules of default.rules (a short load; the pass rules, the
-search, mutants and fusion all run), a small ONNX model with an RMSNorm
-and movement chains, and the progress callback's stages.
+the first rules of default.rules (a short load; the search, mutants and
+fusion all run), under the default (no pass; resnet18 also with
+extended.rules after them, the default's pair of files, given as two) and
+the ablation (--passes rules: the pass rules; --passes hand), a small ONNX
+model with an RMSNorm and movement chains, and the progress callback's
+stages.
 
 The drop-in path too: a small BERT export with dynamic axes imported at
 fixed shapes (--input-shape; then --dim binding its named dimensions, the
@@ -27,11 +30,13 @@ import tempfile
 import superopt
 
 RULES = 4000  # the first rules of default.rules (sorted small first)
-CASES = [  # model, options (CLI spelling), whether the check runs
-    ("resnet18", ["--no-check"]),
-    ("tv_squeezenet", []),
-    ("bert_base", ["--no-check"]),
-    ("small.onnx", []),  # written by small_model
+CASES = [  # model, options (CLI spelling), with extended.rules too
+    ("resnet18", ["--no-check"], True),
+    ("tv_squeezenet", [], False),
+    ("tv_squeezenet", ["--passes", "rules"], False),
+    ("bert_base", ["--no-check", "--passes", "rules"], False),
+    ("small.onnx", [], False),  # written by small_model
+    ("small.onnx", ["--passes", "hand"], False),
 ]
 COUNTS = ["nodes_before", "nodes_after", "rules", "rules_read",
           "rules_applied", "pass_rules_applied", "acts_fused", "acts_unfused",
@@ -164,8 +169,9 @@ def run(cmd, **kw):
 def python_side(model, rules, opts, out):
     seen = []
     g = superopt.load(model)
+    passes = opts[opts.index("--passes") + 1] if "--passes" in opts else "none"
     h, rep = g.optimize(rules=rules, budget=20, check="--no-check" not in opts,
-                        progress=lambda *a: seen.append(a))
+                        passes=passes, progress=lambda *a: seen.append(a))
     h.save(out)
     c = {k: getattr(rep, k) for k in COUNTS}
     c.update({k: "%.2f" % getattr(rep, k) for k in COSTS})
@@ -210,11 +216,15 @@ def small_model(path):
 
 
 def one(case, tmp, rules, binary, driver, src):
-    name, opts = case
+    name, opts, ext = case
     model = (small_model(os.path.join(tmp, name)) if name == "small.onnx"
              else os.path.join(src, "models", name + ".graph"))
-    common = ["--rules", rules, "--budget", "20"] + opts
-    outs = {k: os.path.join(tmp, "%s.%s.graph" % (name, k))
+    if ext:  # the default's pair of files: --rules A --rules B, [A, B]
+        rules = [rules, superopt.data_path("rules/extended.rules")]
+    common = [a for r in ([rules] if isinstance(rules, str) else rules)
+              for a in ("--rules", r)] + ["--budget", "20"] + opts
+    tag = name + "".join(opts).replace("-", ".")
+    outs = {k: os.path.join(tmp, "%s.%s.graph" % (tag, k))
             for k in ("cli", "capi", "python")}
     cli = run([binary, "optimize", model, "-o", outs["cli"]] + common)
     capi = run([driver, model, outs["capi"]] + common)
@@ -227,9 +237,9 @@ def one(case, tmp, rules, binary, driver, src):
              for k, p in outs.items()}
     for k in ("capi", "python"):
         if texts[k] != texts["cli"] or not texts[k]:
-            fail("%s: the graph %s wrote differs from the CLI's" % (name, k))
+            fail("%s: the graph %s wrote differs from the CLI's" % (tag, k))
         if counts[k] != counts["cli"]:
-            fail("%s: %s counts %s, the CLI %s" % (name, k, counts[k],
+            fail("%s: %s counts %s, the CLI %s" % (tag, k, counts[k],
                                                     counts["cli"]))
     first = []  # the stages in the order progress first named them
     for s, _, _, _ in seen:
@@ -237,14 +247,14 @@ def one(case, tmp, rules, binary, driver, src):
     want = ["rules", "batch", "costs", "passes", "search", "splits", "prune",
             "reprove", "dtype", "fuse", "lower", "check"]
     if first != want:
-        fail("%s: progress named the stages %s" % (name, first))
+        fail("%s: progress named the stages %s" % (tag, first))
     regions = [(d, t) for s, d, t, _ in seen if s == "search" and t]
     if not regions or any(not 0 <= d < t for d, t in regions):
-        fail("%s: progress gave no regions of the search: %s" % (name, seen))
+        fail("%s: progress gave no regions of the search: %s" % (tag, seen))
     if "progress search 0 " not in capi.stderr:
-        fail("%s: the C API's progress callback saw no region" % name)
+        fail("%s: the C API's progress callback saw no region" % tag)
     print("%s: %d bytes alike from CLI, C API, Python; counts %s" %
-          (name, len(texts["cli"]), counts["cli"]))
+          (tag, len(texts["cli"]), counts["cli"]))
     return counts["cli"]
 
 
@@ -321,9 +331,18 @@ def main():
             fail("bert drop-in: --dim batch=2 --dim seq=16 is not "
                  "--input-shape's 2x16")
         rule_files(tmp, binary)
-    # the cases exercise what they are meant to: pass rules, fusion
+    # the cases exercise what they are meant to: the default's rules of
+    # both files, pass rules (the ablation), fusion
+    both = RULES + sum(1 for ln in open(superopt.data_path(
+        "rules/extended.rules")) if ln.startswith("rule "))
+    if got[0]["rules_read"] != both:
+        fail("resnet18 read %d rules, not the %d of both files" %
+             (got[0]["rules_read"], both))
     if not any(c["pass_rules_applied"] > 0 for c in got):
         fail("no case applied a pass rule")
+    if any(c["pass_rules_applied"] + c["bn_folded"] > 0
+           for c, (_, opts, _) in zip(got, CASES) if "--passes" not in opts):
+        fail("a case of the default ran a pass")
     if not any(c["attention_nodes"] + c["fused_nodes"] > 0 for c in got):
         fail("no case fused anything")
     for k in ("moves_removed", "rmsnorms", "lower_epilogues", "row_attention",

@@ -64,11 +64,12 @@ contains "the optimized graph's outputs differ from the original's: output 1 ele
 contains ", not 6 (seed"
 [ ! -e "$tmp/never.graph" ] || fail "optimize wrote a graph its check refused"
 
-# the pass rules the search applies are re-proven (and stay)
-expect 0 "$bin" optimize "$tmp/clip.graph" --no-rules
+# the pass rules the search applies (--passes rules, the ablation) are
+# re-proven (and stay)
+expect 0 "$bin" optimize "$tmp/clip.graph" --no-rules --passes rules
 contains "re-proof: re-proved 0 applied rules"
 printf 'input x: [1,8,16,16]\nweight w: [16,8,3,3]\nweight b: [16]\ny = conv2d(x, w, b)\nz = relu(y)\noutput z\n' >"$tmp/relu.graph"
-expect 0 "$bin" optimize "$tmp/relu.graph" --no-rules -o "$tmp/relu.opt.graph"
+expect 0 "$bin" optimize "$tmp/relu.graph" --no-rules --passes rules -o "$tmp/relu.opt.graph"
 contains "re-proof: re-proved 1 applied rule with the verifier"
 grep -q 'act=relu' "$tmp/relu.opt.graph" || fail "the proven pass rule was not applied"
 

@@ -5,11 +5,13 @@
  * are refused, never clamped. And what issue 44 added: typed buffers
  * (int64, int32, bool) with their checks, weight values set on a graph and
  * on a runner, `superopt import`'s options, `export --like`, gen-rules and
- * export-rules as calls.
+ * export-rules as calls. And optimize's default (no pass, the rules of
+ * default.rules and extended.rules) and its passes option.
  */
 #define _GNU_SOURCE /* mkstemps */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -157,6 +159,8 @@ static const char *bad_option(api_optimize_options *o, int i) {
   case 15: o->fuse_candidates = 1001; return "fuse_candidates";
   case 16: o->merge = 2; return "merge";
   case 17: o->no_rules = 1, o->rules = "x.rules"; return "no_rules";
+  case 18: o->passes = API_PASSES_RULES + 1; return "passes";
+  case 19: o->passes = -1; return "passes";
   default: return NULL;
   }
 }
@@ -172,6 +176,47 @@ Test(api, optimize_options_out_of_range) {
     expect_usage(api_optimize(g, &o, &out, NULL, &err), &err, field);
   cr_expect_null(out);
   api_graph_free(g);
+}
+
+/* The rules of a rules file of the source tree ("rule " lines). */
+static int rules_in(const char *rel) {
+  char path[4096], line[4096];
+  snprintf(path, sizeof path, "%s/%s", SUPEROPT_SOURCE_DIR, rel);
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "cannot open %s", path);
+  int n = 0;
+  while (fgets(line, sizeof line, f))
+    n += !strncmp(line, "rule ", 5);
+  fclose(f);
+  return n;
+}
+
+/* The default, as `superopt optimize`'s: no pass, the rules of the data
+ * folder's default.rules and extended.rules (rules_read counts both);
+ * API_PASSES_RULES, the ablation, reads the pass rules in front. */
+Test(api, optimize_default_reads_both_rules_files) {
+  api_graph *g = load(), *h = NULL;
+  api_error err;
+  api_report r;
+  api_optimize_options o;
+  char dir[] = "/tmp/superopt_api_XXXXXX", db[64];
+  cr_assert(mkdtemp(dir));
+  snprintf(db, sizeof db, "%s/costdb.sqlite", dir);
+  unsetenv("SUPEROPT_RULES");
+  api_optimize_options_default(&o);
+  cr_expect_eq(o.passes, API_PASSES_NONE);
+  o.device = "cpu", o.db = db, o.budget = 5;
+  int both = rules_in("rules/default.rules") + rules_in("rules/extended.rules");
+  cr_assert_eq(api_optimize(g, &o, &h, &r, &err), API_OK, "%s", err.message);
+  cr_expect_eq(r.rules_read, both);
+  api_graph_free(h);
+  o.passes = API_PASSES_RULES;
+  cr_assert_eq(api_optimize(g, &o, &h, &r, &err), API_OK, "%s", err.message);
+  cr_expect_eq(r.rules_read, both + rules_in("rules/passes.rules"));
+  api_graph_free(h);
+  api_graph_free(g);
+  remove(db);
+  rmdir(dir);
 }
 
 /* ---- typed buffers and weights (issue 44) ----------------------------- */

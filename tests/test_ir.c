@@ -1076,8 +1076,9 @@ Test(optable, shape_marks) {
                          "on = const_ones() shape=[2,4]\n"
                          "cp = const_pool() shape=[4,1,3,3]\n"
                          "bn = batchnorm(x, b, b, b, b) eps=0.001\n"
+                         "en = enlarge(w) kernel=[5,5]\n"
                          "output c, ap, mp, s0, s1, r, sl, ic, im, on, cp, "
-                         "bn\n");
+                         "bn, en\n");
   ir_graph *h = NULL;
   base_diag d;
   cr_assert_eq(ir_rebatch(g, 3, &h, &d), BASE_OK, "%s", d.msg);
@@ -1118,8 +1119,20 @@ Test(optable, shape_marks) {
       if (!(t & (IR_PT_DERIVED | IR_PT_DIMS | IR_PT_BATCH)))
         continue;
       ir_param_kind k = ir_param_kind_of(p);
+      if (k == IR_PK_PAIR) { /* sizes (enlarge's kernel): '#' alone */
+        cr_expect_eq(t & (IR_PT_DERIVED | IR_PT_BATCH), 0,
+                     "%s.%s: only lists take ~ and ^", r->name, pn);
+        ir_attrs b = n->a;
+        ((int32_t *)(void *)((char *)&b + r->poff[i]))[0] += 1;
+        cr_expect(!infer_node(g, n, &b, outs2) ||
+                      !ir_shape_eq(&outs[0], &outs2[0]),
+                  "%s.%s: marked '#', but shape inference neither uses nor "
+                  "checks it",
+                  r->name, pn);
+        continue;
+      }
       cr_assert(k == IR_PK_LIST || k == IR_PK_LIST2,
-                "%s.%s: only lists follow shapes", r->name, pn);
+                "%s.%s: only lists and pairs follow shapes", r->name, pn);
       int64_t *v = k == IR_PK_LIST ? a.list : a.list2;
       int64_t *w =
           k == IR_PK_LIST ? h->nodes[node].a.list : h->nodes[node].a.list2;

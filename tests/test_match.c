@@ -14,7 +14,9 @@
  * reshape shapes (the attention out_proj's transpose sunk, on other sizes
  * only where proven); batchnorms of another eps (the pre-norm fold on
  * MaxViT's eps 1e-3); Llama's rotary embedding moved before the head
- * transpose at other sizes. Rules:
+ * transpose at other sizes; a rule's enlarge on filters of another kernel,
+ * and on a kernel no pattern filter has.
+ * Rules:
  * tests/data/rules/instances.rules.
  */
 #include <criterion/criterion.h>
@@ -446,6 +448,51 @@ Test(instances, fused_activation_and_biases_on_outputs) {
                       "yb = conv2d(x, b, bb) act=relu\noutput ya, yb\n");
   cr_assert_eq(matches("merge_conv1x1", g, &ni), 2); /* both orders */
   cr_assert_eq(ni, 2);
+  ir_graph_free(g);
+}
+
+/* A rule's enlarge (r06449: a 3x3 and a 1x3 convolution of x added, one
+ * convolution with the 1x3 filter enlarged to 3x3 and added) takes the
+ * kernel of the graph's filter bound to the rule's 3x3 one: on two 1x1
+ * convolutions, kernel=[1,1] (ops.def's '#'; it kept the rule's [3,3],
+ * broadcast the 1x1 filter over a 3x3 window, and the end-to-end check
+ * refused the result); at the rule's own kernels on other channels, and
+ * on a 3x3 and a 1x1, [3,3] (each checked on the executor by matches()). */
+Test(instances, enlarge_takes_the_graphs_kernel) {
+  int ni;
+  ir_graph *g = parse("input x: [1,8,6,6]\nweight a: [8,8,1,1]\n"
+                      "weight b: [8,8,1,1]\nya = conv2d(x, a)\n"
+                      "yb = conv2d(x, b)\ns = ewadd(ya, yb)\nr = relu(s)\n"
+                      "output r\n");
+  cr_assert_eq(matches("enlarge_add_relu", g, &ni), 1);
+  ir_graph_free(g);
+  /* the rule's kernels, and a 3x3 with a 1x1 (the rule's 3x3 filter binds
+   * the 3x3, its 1x3 one the 1x1: the kernel is the 3x3's) */
+  for (int i = 0; i < 2; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "input x: [1,6,7,7]\nweight a: [6,6,3,3]\nweight b: [6,6,1,%d]\n"
+             "ya = conv2d(x, a) pad=same\nyb = conv2d(x, b) pad=same\n"
+             "s = ewadd(ya, yb)\nr = relu(s)\noutput r\n",
+             i ? 1 : 3);
+    g = parse(text);
+    cr_assert_eq(matches("enlarge_add_relu", g, &ni), 1, "1x%d", i ? 1 : 3);
+    ir_graph_free(g);
+  }
+}
+
+/* A kernel no pattern filter has stays: r07441 backward (a 1x3 and a 3x1
+ * convolution concatenated, both filters enlarged to 3x3 and one
+ * convolution) on SqueezeNet's fire module, a 1x1 and a 3x3 expand: both
+ * enlarged to 3x3 (checked on the executor by matches()). */
+Test(instances, enlarge_keeps_a_kernel_no_filter_has) {
+  int ni;
+  ir_graph *g = parse("input x: [1,16,7,7]\nweight a: [8,16,1,1]\n"
+                      "weight b: [8,16,3,3]\n"
+                      "ya = conv2d(x, a) pad=same act=relu\n"
+                      "yb = conv2d(x, b) pad=same act=relu\n"
+                      "c = concat(ya, yb) axis=1\noutput c\n");
+  cr_assert_eq(matches("enlarge_concat_relu", g, &ni), 1);
   ir_graph_free(g);
 }
 

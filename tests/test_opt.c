@@ -1,7 +1,8 @@
 /* test_opt.c: the optimize pipeline (src/opt, opt_run): its stages in
  * order, the graph after each, the counts with the pass rules, progress,
- * an error from the caller's callback, a failed rules file, a broken rule
- * read only when the search meets its operators; opt_run_from. */
+ * an error from the caller's callback, a failed rules file, several rules
+ * files read as one set, a broken rule read only when the search meets its
+ * operators; opt_run_from. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,71 @@ Test(opt, unproven_rules_refused_with_their_file) {
   cr_assert_eq(s.nafter, 0);
   opt_report_free(&r);
   ir_graph_free(g);
+}
+
+/* Several rules files (paths separated by ':', as `optimize --rules A
+ * --rules B` and the default pair default.rules and extended.rules give
+ * them): read in order into one set, the pass rules in front, each file's
+ * count kept; an unproven rule's error names its own file. */
+Test(opt, rules_files_read_in_order_as_one_set) {
+  opt_rules rl;
+  base_diag d;
+  cr_assert_eq(opt_rules_load(RULES "basic.rules:" RULES "foldmerge.rules",
+                              PASSES, 0, &rl, &d),
+               BASE_OK, "%s", d.msg);
+  cr_assert_eq(rl.nfiles, 2);
+  cr_assert_str_eq(rl.files[0], RULES "basic.rules");
+  cr_assert_str_eq(rl.files[1], RULES "foldmerge.rules");
+  cr_assert_eq(rl.file_rules[0], 8);
+  cr_assert_eq(rl.file_rules[1], 3);
+  cr_assert_eq(rl.rs.n, rl.npass + 11);
+  cr_assert_gt(rl.npass, 0);
+  cr_assert_str_eq(rl.rs.rules[rl.npass].id, "merge_conv1x1");
+  cr_assert_str_eq(rl.rs.rules[rl.npass + 8].id, "e00458");
+  cr_assert(rl.all && rl.pass);
+  opt_rules_free(&rl);
+  cr_assert_neq(opt_rules_load(RULES "foldmerge.rules:" RULES "unproven.rules",
+                               NULL, 0, &rl, &d),
+                BASE_OK);
+  cr_assert_str_eq(d.file, RULES "unproven.rules");
+  cr_assert(strstr(d.msg, "only proven rules are used"), "%s", d.msg);
+  opt_rules_free(&rl);
+}
+
+/* The files are one set, as if concatenated: an id in two of them is an
+ * error naming both (each file's own ids are unique already); a file given
+ * twice, an empty path and a missing file are errors naming them. */
+Test(opt, rules_files_refused_with_a_clear_message) {
+  size_t len;
+  base_diag d;
+  char *basic = base_read_file(RULES "basic.rules", &len, &d);
+  cr_assert(basic, "%s", d.msg);
+  char path[] = "/tmp/superopt_copy_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(basic, f);
+  fclose(f);
+  free(basic);
+  char list[256];
+  snprintf(list, sizeof list, "%s:%s", RULES "basic.rules", path);
+  opt_rules rl;
+  cr_assert_eq(opt_rules_load(list, NULL, 0, &rl, &d), BASE_ERR_SYNTAX);
+  cr_assert_str_eq(d.file, path);
+  cr_assert(strstr(d.msg, "rule id 'ewadd_comm' is already that of the rule "
+                          "at " RULES "basic.rules:"),
+            "%s", d.msg);
+  opt_rules_free(&rl);
+  remove(path);
+  const char *bad[][2] = {
+      {RULES "basic.rules:" RULES "basic.rules", "given twice"},
+      {RULES "basic.rules:", "an empty path in the rules files"},
+      {RULES "basic.rules:" RULES "missing.rules", "missing.rules"}};
+  for (int i = 0; i < 3; i++) {
+    cr_assert_neq(opt_rules_load(bad[i][0], NULL, 0, &rl, &d), BASE_OK);
+    cr_assert(strstr(d.msg, bad[i][1]), "'%s': %s", bad[i][0], d.msg);
+    opt_rules_free(&rl);
+  }
 }
 
 /* after: keeps a copy of the graph the search left */

@@ -35,7 +35,7 @@ class OptimizeOptions(ctypes.Structure):
                 ("max_depth", ctypes.c_int), ("time_limit", ctypes.c_double),
                 ("batch", ctypes.c_int), ("check", ctypes.c_int),
                 ("allow_unproven", ctypes.c_int), ("mutants", ctypes.c_int),
-                ("fuse", ctypes.c_int), ("hand_passes", ctypes.c_int),
+                ("fuse", ctypes.c_int), ("passes", ctypes.c_int),
                 ("progress", ProgressFn), ("progress_u", ctypes.c_void_p),
                 ("region_size", ctypes.c_int), ("merge", ctypes.c_int),
                 ("fuse_candidates", ctypes.c_int),
@@ -92,6 +92,8 @@ class Report(ctypes.Structure):
 
 # api_dtype
 F32, I64, BOOL, I32 = 0, 1, 2, 3
+# api_passes: optimize's passes= (none: the default; rules, hand: ablation)
+PASSES = {"none": 0, "hand": 1, "rules": 2}
 
 
 class Tensor(ctypes.Structure):

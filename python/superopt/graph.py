@@ -3,6 +3,7 @@ and Runner (a graph prepared for repeated runs on the CPU or a CUDA GPU)."""
 import ctypes
 import dataclasses
 import numbers
+import os
 
 import numpy as np
 
@@ -316,22 +317,26 @@ class Graph:
     def optimize(self, device="h100", rules=None, alpha=None, budget=None,
                  patience=None, max_depth=None, time_limit=None, batch=None,
                  check=True, allow_unproven=False, db=None, mutants=True,
-                 fuse=True, passes="rules", progress=None, region_size=None,
+                 fuse=True, passes="none", progress=None, region_size=None,
                  merge=True, fuse_candidates=None, mutants_estimated=False,
                  no_rules=False, dtype=None):
         """Optimizes with proven rules on device's cost model (h100, h200,
         h100-tf32, h200-tf32, cpu) through the same pipeline as `superopt
         optimize` (same graph, same counts); returns (graph,
-        OptimizeReport). rules: a rule file (default: $SUPEROPT_RULES, else
-        the installed default.rules). None keeps the CLI's default for the
+        OptimizeReport). rules: a rule file, or a list of them read in
+        order as one set (--rules F1 --rules F2; a str may also separate
+        paths by ':'; default: $SUPEROPT_RULES, else the installed
+        default.rules and extended.rules). None keeps the CLI's default for the
         other options. check: compare with the original on the CPU
         executor, raise if they differ. mutants: let partially equivalent
         mutants with corrections join the search (verified by the box
         argument, not proven); False: proven rules only. fuse: element-wise
         chains and attention into fused nodes (False for a graph to export
         as ONNX, which has no fused operator, as the CLI does for an .onnx
-        output). passes: "rules" (the pass rules) or "hand" (the
-        hand-written passes). progress: a callable(stage, done, total,
+        output). passes: "none" (the default: no pass before the search,
+        the rules alone), or the ablation: "rules" (the pass rules, the
+        old default) or "hand" (the hand-written passes). progress: a
+        callable(stage, done, total,
         elapsed_s) called at each stage and before each region searched
         (docs/python.md); an exception it raises is raised by optimize
         once the pipeline returns. region_size, merge, fuse_candidates,
@@ -339,9 +344,12 @@ class Graph:
         --fuse-candidates, --mutants-estimated, --no-rules. dtype: "f16"
         or "bf16", the result in that type (--dtype; docs/half.md); None:
         the model's own."""
-        if passes not in ("rules", "hand"):
-            raise SuperoptError(1, "passes must be 'rules' or 'hand', not %r"
-                                % (passes,))
+        if passes not in _lib.PASSES:
+            raise SuperoptError(
+                1, "passes must be 'none', 'rules' or 'hand', not %r"
+                % (passes,))
+        if isinstance(rules, (list, tuple)):
+            rules = ":".join(os.fsdecode(r) for r in rules)
         o = _lib.OptimizeOptions()
         self._lib.api_optimize_options_default(o)
         keep = []  # the encoded strings live until the call returns
@@ -361,7 +369,7 @@ class Graph:
                 setattr(o, name, _lib.cint(v, name))
         o.check, o.allow_unproven = int(bool(check)), int(bool(allow_unproven))
         o.mutants, o.fuse = int(bool(mutants)), int(bool(fuse))
-        o.hand_passes = int(passes == "hand")
+        o.passes = _lib.PASSES[passes]
         o.merge, o.no_rules = int(bool(merge)), int(bool(no_rules))
         o.mutants_estimated = int(bool(mutants_estimated))
         raised = []

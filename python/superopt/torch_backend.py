@@ -18,12 +18,14 @@ recompiles only on guards, not on new weight values), and no gradients flow.
 
 Options (torch.compile(..., options={...})): device (cost model; default from
 the GPU's name), budget (200), alpha (1.05), time_limit (60 s), check (True:
-compare with the original on the CPU executor), rules (default.rules),
+compare with the original on the CPU executor), rules (default.rules and
+extended.rules; a path, a ':'-separated list or a list of paths),
 fp32_strict (False: TF32 like PyTorch's cuDNN default), verbose (False, or the
 environment variable SUPEROPT_VERBOSE=1: also the optimizer's stages and
 regions on stderr), progress (None: a callable(stage, done, total, elapsed_s)
 as Graph.optimize takes). The graph is optimized by the same pipeline as
-`superopt optimize` with its defaults (pass rules, mutants, fusion, check).
+`superopt optimize` with its defaults (no pass before the search: the rules
+alone; mutants, fusion, check).
 """
 import os
 import sys

@@ -22,6 +22,12 @@ def close(a, b, tol=1e-4):
     return np.max(np.abs(a - b)) <= tol * max(1.0, np.max(np.abs(b)))
 
 
+def rules_in(rel):
+    """The rules of installed rules file rel ("rule " lines)."""
+    with open(superopt.data_path(rel)) as f:
+        return sum(line.startswith("rule ") for line in f)
+
+
 def test_build_info_and_data():
     assert superopt.version() == "0.1.0"
     info = superopt.build_info()
@@ -58,7 +64,11 @@ def test_optimize_roundtrip(small_model, x, tmp_path):
     assert isinstance(rep, superopt.OptimizeReport)
     assert rep.nodes_before == g.num_nodes
     assert rep.nodes_after == h.num_nodes
-    assert rep.bn_folded == 1
+    # the default: no pass (none folds the batchnorm by hand), the rules of
+    # the installed default.rules and extended.rules (a rule folds it)
+    assert rep.bn_folded == 0
+    assert rep.rules_read == (rules_in("rules/default.rules") +
+                              rules_in("rules/extended.rules"))
     assert rep.cost_after_us < rep.cost_before_us
     assert rep.max_rel_error is not None and rep.max_rel_error <= 1e-4
     assert rep.rules > 1000  # the installed default library
@@ -128,12 +138,24 @@ def test_gen_rules_then_optimize(small_model, tmp_path):
     text = open(out).read()
     assert text.startswith("# superopt rules v1") and "rule r" in text
     g = superopt.load_onnx(small_model)
-    # passes="hand": the rule count is the file's alone (no pass rules)
-    h, rep = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"),
-                        passes="hand")
-    assert 0 < rep.rules < 100
-    h, rep2 = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"))
-    assert rep2.rules > rep.rules  # the pass rules join by default
+    # the default (no pass) and passes="hand": the file's rules alone
+    h, rep = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"))
+    assert 0 < rep.rules < 100 and rep.rules_read == text.count("\nrule ")
+    h, rep1 = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"),
+                         passes="hand")
+    assert rep1.rules_read == rep.rules_read
+    # passes="rules", the ablation: the pass rules join
+    h, rep2 = g.optimize(rules=out, budget=20, db=str(tmp_path / "c.sqlite"),
+                         passes="rules")
+    assert rep2.rules > rep.rules
+    assert rep2.rules_read == rep.rules_read + rules_in("rules/passes.rules")
+    # a list of files: read in order as one set (as --rules A --rules B)
+    ext = superopt.data_path("rules/extended.rules")
+    h, rep3 = g.optimize(rules=[out, ext], budget=20,
+                         db=str(tmp_path / "c.sqlite"))
+    assert rep3.rules_read == rep.rules_read + rules_in("rules/extended.rules")
+    with pytest.raises(superopt.SuperoptError, match="given twice"):
+        g.optimize(rules=[out, out], db=str(tmp_path / "c.sqlite"))
 
 
 def test_optimize_progress(small_model, tmp_path):
@@ -160,7 +182,7 @@ def test_optimize_progress(small_model, tmp_path):
             raise KeyboardInterrupt("stop")
     with pytest.raises(KeyboardInterrupt):
         g.optimize(budget=20, db=str(tmp_path / "c.sqlite"), progress=stop)
-    with pytest.raises(superopt.SuperoptError):
+    with pytest.raises(superopt.SuperoptError, match="'none', 'rules' or"):
         g.optimize(passes="sometimes")
 
 

@@ -1,9 +1,10 @@
 /* optimize.c: api_optimize: the optimize pipeline of src/opt (opt_run), the
  * one `superopt optimize` runs, with the CLI's defaults: rules from
- * $SUPEROPT_RULES or the data folder, the pass rules, costs from the cost
- * database with the checked-in tables, mutants, fusion, the node order and
- * the end-to-end check. For the same graph and options both write the
- * same graph and report the same counts. */
+ * $SUPEROPT_RULES or the data folder's default.rules and extended.rules, no
+ * pass (API_PASSES_NONE), costs from the cost database with the checked-in
+ * tables, mutants, fusion, the node order and the end-to-end check. For the
+ * same graph and options both write the same graph and report the same
+ * counts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ void api_optimize_options_default(api_optimize_options *o) {
   o->check = 1;
   o->mutants = 1;
   o->fuse = 1;
+  o->passes = API_PASSES_NONE;
   o->region_size = so.region_nodes;
   o->merge = so.merge;
   o->fuse_candidates = so.fuse_k;
@@ -53,20 +55,42 @@ static api_code open_costs(const api_optimize_options *o, cd_db **db,
   return API_OK;
 }
 
+/* The data folder's default.rules and extended.rules, as one list of
+ * rules files (opt_rules_load's). */
+static api_code default_rules(char *rules, size_t n, api_error *err) {
+  char def[4096], ext[4096];
+  api_code rc = api_data_path("rules/default.rules", def, sizeof def, err);
+  if (!rc)
+    rc = api_data_path("rules/extended.rules", ext, sizeof ext, err);
+  if (!rc && (strchr(def, OPT_RULES_SEP) || strchr(ext, OPT_RULES_SEP)))
+    return api_fail(err, API_ERR_INPUT,
+                    "the data folder's path %s has a ':', which separates "
+                    "rules files; set rules, or $SUPEROPT_DATA",
+                    strchr(def, OPT_RULES_SEP) ? def : ext);
+  if (!rc && (size_t)snprintf(rules, n, "%s%c%s", def, OPT_RULES_SEP, ext) >= n)
+    return api_fail(err, API_ERR_INPUT, "the rules files' paths are too long");
+  return rc;
+}
+
 /* The files the pipeline reads: the rules (o->rules, else
- * $SUPEROPT_RULES, else the data folder's, as the CLI) and the pass rules
- * (unless hand_passes). */
+ * $SUPEROPT_RULES, else the data folder's two, as the CLI) and the pass
+ * rules (with API_PASSES_RULES). */
 static api_code rule_paths(const api_optimize_options *o, char *rules,
                            char *passes, size_t n, api_error *err) {
   const char *env = getenv("SUPEROPT_RULES");
+  const char *given = o->rules ? o->rules : env && *env ? env : NULL;
   api_code rc = API_OK;
+  passes[0] = '\0';
   if (o->no_rules)
     rules[0] = '\0';
-  else if (o->rules || (env && *env))
-    snprintf(rules, n, "%s", o->rules ? o->rules : env);
-  else
-    rc = api_data_path("rules/default.rules", rules, n, err);
-  if (!rc && !o->hand_passes)
+  else if (!given)
+    rc = default_rules(rules, n, err);
+  else if ((size_t)snprintf(rules, n, "%s", given) >= n)
+    rc = api_fail(err, API_ERR_USAGE,
+                  "api_optimize: the rules files' paths are longer than %zu "
+                  "bytes",
+                  n - 1);
+  if (!rc && o->passes == API_PASSES_RULES)
     rc = api_data_path("rules/passes.rules", passes, n, err);
   return rc;
 }
@@ -178,7 +202,8 @@ static void pipeline_options(const api_optimize_options *o, const char *rules,
   oo->so.merge = o->merge;
   oo->so.fuse_k = o->fuse_candidates;
   oo->rules = rules[0] ? rules : NULL;
-  oo->pass_rules = o->hand_passes ? NULL : passes;
+  oo->pass_rules = passes[0] ? passes : NULL;
+  oo->so.no_passes = o->passes == API_PASSES_NONE;
   oo->allow_unproven = o->allow_unproven;
   oo->mutants = o->mutants ? MUTANT_ALL : 0;
   if (oo->mutants && o->mutants_estimated)
@@ -213,11 +238,15 @@ static api_code check_options(const api_optimize_options *o, api_error *err) {
     bad = "region_size must be 1..100000";
   else if (o->fuse_candidates < 0 || o->fuse_candidates > 1000)
     bad = "fuse_candidates must be 0..1000";
-  else if ((o->check | o->allow_unproven | o->mutants | o->fuse |
-            o->hand_passes | o->merge | o->mutants_estimated | o->no_rules) &
+  else if ((o->check | o->allow_unproven | o->mutants | o->fuse | o->merge |
+            o->mutants_estimated | o->no_rules) &
            ~1)
-    bad = "check, allow_unproven, mutants, fuse, hand_passes, merge, "
-          "mutants_estimated and no_rules must be 0 or 1";
+    bad = "check, allow_unproven, mutants, fuse, merge, mutants_estimated "
+          "and no_rules must be 0 or 1";
+  else if (o->passes != API_PASSES_NONE && o->passes != API_PASSES_HAND &&
+           o->passes != API_PASSES_RULES)
+    bad = "passes must be API_PASSES_NONE, API_PASSES_HAND or "
+          "API_PASSES_RULES";
   else if (o->no_rules && o->rules)
     bad = "no_rules and rules conflict (as --no-rules and --rules)";
   else if (o->dtype && !ir_dtype_is_half((ir_dtype)ir_dtype_lookup(
@@ -238,7 +267,7 @@ api_code api_optimize(const api_graph *g, const api_optimize_options *o,
   api_code rc = check_options(o, err);
   if (rc)
     return rc;
-  char rules[4096], passes[4096];
+  char rules[8192], passes[8192];
   cd_db *db = NULL;
   const cd_device *dev = NULL;
   rc = open_costs(o, &db, &dev, err);

@@ -246,11 +246,25 @@ api_code api_graph_export_onnx_ex(const api_graph *g,
 typedef void (*api_progress_fn)(void *u, const char *stage, int done, int total,
                                 double elapsed_s);
 
+/* api_optimize_options.passes: what runs before the search. */
+typedef enum api_passes {
+  API_PASSES_NONE = 0,  /* the default: no pass (`--passes none`); the rules
+                           fold, fuse and merge */
+  API_PASSES_HAND = 1,  /* the ablation: the hand-written passes
+                           (`--passes hand`) */
+  API_PASSES_RULES = 2, /* the ablation, the old default: activation fusion
+                           and sibling merging as the pass rules
+                           (rules/passes.rules), the rest by hand
+                           (`--passes rules`) */
+} api_passes;
+
 typedef struct api_optimize_options {
   const char *device; /* cost model: h100 (default; also for NULL), h200,
                          h100-tf32, h200-tf32, cpu */
-  const char *rules;  /* rule file; NULL: $SUPEROPT_RULES when set, else
-                         the installed default.rules (as the CLI) */
+  const char *rules;  /* rule file, or several separated by ':' read in
+                         order as one set (a rule id once in all); NULL:
+                         $SUPEROPT_RULES when set, else the installed
+                         default.rules and extended.rules (as the CLI) */
   const char *db;     /* cost database; NULL: as `superopt costdb` */
   double alpha;       /* expand graphs costing <= alpha x the best (1.05);
                          0.5..100 */
@@ -271,9 +285,8 @@ typedef struct api_optimize_options {
                          into fused nodes where cheaper (the CLI's default;
                          0 as `optimize --no-fuse` or an .onnx output: ONNX
                          has no fused operator) */
-  int hand_passes;    /* 0 (default): activation fusion and sibling merging
-                         as the pass rules (rules/passes.rules); 1: the
-                         hand-written passes (`--passes hand`) */
+  int passes;         /* an api_passes: API_PASSES_NONE (default), or the
+                         ablation API_PASSES_HAND or API_PASSES_RULES */
   api_progress_fn progress; /* NULL (default): none */
   void *progress_u;         /* passed to progress */
   int region_size;          /* operators per search region (48); 1..100000 */
@@ -283,8 +296,9 @@ typedef struct api_optimize_options {
                                cheapest kept (8); 0..1000 */
   int mutants_estimated;    /* 1: also mutants whose saving rests on estimated
                                costs (`--mutants-estimated`); 0 */
-  int no_rules;             /* 1: no rules file, the pass rules only
-                               (`--no-rules`; rules must be NULL); 0 */
+  int no_rules;             /* 1: no rules file, the pass rules only (with
+                               API_PASSES_RULES) or none (`--no-rules`;
+                               rules must be NULL); 0 */
   const char *dtype; /* "f16" or "bf16": the result in that type (`--dtype`,
                         docs/half.md); NULL (default): the model's own */
 } api_optimize_options;

@@ -136,8 +136,9 @@ int cli_make_dir(const char *cmd, const char *opt, const char *dir);
 /* Parses a non-negative integer option value; -1 if malformed. */
 long long cli_parse_count(const char *s);
 /* Option values optimize and experiment share: --patience P (0..1e9) into
- * *out, --passes rules|hand|none into *rules (CLI_PASSES_*). 0, or -1 with
- * the message in msg. */
+ * *out, --passes rules|hand|none into *rules (CLI_PASSES_*: none is the
+ * default, rules and hand the ablation). 0, or -1 with the message in
+ * msg. */
 enum { CLI_PASSES_HAND, CLI_PASSES_RULES, CLI_PASSES_NONE };
 int cli_parse_patience(const char *s, int *out, char *msg, size_t n);
 int cli_parse_passes(const char *s, int *rules, char *msg, size_t n);
@@ -209,10 +210,28 @@ const char *cli_data_file(const char *rel, int *rc);
  * (cmd_mutants.c); costs are on device. */
 struct mutant_apply_stats;
 void cli_print_mutants(const struct mutant_apply_stats *st, const char *device);
-/* optimize and experiment (cmd_optimize.c): the rules file, given (--rules),
- * else $SUPEROPT_RULES, else the data folder's rules/default.rules; NULL
- * after printing why, *rc set. */
-const char *cli_rules_file(const char *given, int *rc);
+/* --rules F of optimize and experiment, repeatable: the files given, in
+ * order, as one list of paths separated by ':' (opt_rules_load's; F may be
+ * such a list itself). cli_add_rules (util.c) appends F to a cli_rules
+ * field; "" when none was given. */
+typedef struct cli_rules {
+  char list[8192];
+} cli_rules;
+int cli_add_rules(void *rules, const char *file, char *msg, size_t n);
+#define CLI_RULES_OPT(T, f, help)                                              \
+  CLI_CALL_AT(T, f, cli_rules, "rules", "F", cli_add_rules, help)
+/* optimize and experiment (cmd_optimize.c): the rules files, given
+ * (--rules, unless empty), else $SUPEROPT_RULES (one file or several
+ * separated by ':', each of which must exist), else the data folder's
+ * rules/default.rules and rules/extended.rules, in that order; NULL after
+ * printing why, *rc set. The string lives until the next call. */
+const char *cli_rules_files(const cli_rules *given, int *rc);
+/* Prints "rules read:" for rules read by opt_rules_load: each file's
+ * count, and the passes (CLI_PASSES_*; pass_rules the pass rules' file
+ * with CLI_PASSES_RULES). */
+struct opt_rules;
+void cli_print_rules_read(const struct opt_rules *rl, int passes,
+                          const char *pass_rules);
 /* Prints `cost model:` for a fitted model: its device, why that one (may
  * be NULL), the measured rows it was fitted on or roofline estimates. */
 void cli_print_cost_model(const struct cd_model *m, const char *why);

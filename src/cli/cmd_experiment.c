@@ -82,7 +82,7 @@ static int set_patience(void *u, const char *s, char *msg, size_t n) {
   return 0;
 }
 
-/* --passes rules|hand|none. */
+/* --passes none|rules|hand. */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   exp_args *a = u;
   return cli_parse_passes(s, &a->pass_rules, msg, n);
@@ -102,7 +102,9 @@ static const cli_opt experiment_table[] = {
     CLI_STR(T, "output", 'o', out, "DIR",
             "the results folder (default experiment-search,\n"
             "experiment-candidates)"),
-    CLI_STR(T, "rules", 0, rules, "F", "rule file (as in optimize)"),
+    CLI_RULES_OPT(T, rules,
+                  "a rule file, repeatable (as in optimize; default:\n"
+                  "rules/default.rules and rules/extended.rules)"),
     CLI_FLAG(T, "allow-unproven", allow_unproven, 1,
              "also use unproven and unverified rules"),
     CLI_CALL("patience", "P", set_patience,
@@ -119,11 +121,12 @@ static const cli_opt experiment_table[] = {
     CLI_STR(T, "db", 0, db_path, "PATH", "the cost database"),
     CLI_FLAG(T, "no-merge", so.merge, 0,
              "do not merge sibling convolutions/matmuls by hand"),
-    CLI_CALL("passes", "rules|hand|none", set_passes,
-             "the passes as rules (default), by hand or none\n"
-             "(as in optimize)"),
+    CLI_CALL("passes", "none|rules|hand", set_passes,
+             "no pass (default), or the ablation: the passes as\n"
+             "rules or by hand (as in optimize)"),
     CLI_FLAG(T, "no-rules", no_rules, 1,
-             "no rules file: the search has only the pass rules"),
+             "no rules file: the search has only the pass rules\n"
+             "(--passes rules), or none"),
     CLI_FLAG(T, "graphs", graphs, 1,
              "search: also write each grid point's graph (no weight\n"
              "values) to DIR/graphs/, listed in DIR/graphs.tsv\n"
@@ -431,8 +434,8 @@ static const char *bad_options(const exp_args *a, int nargs, int cands) {
          : strchr(a->out ? a->out : "", '\'') ? "DIR must not contain a quote"
          : a->measure || a->emit
              ? "--measure and --emit-signatures are for 'optimize'"
-         : a->no_rules && a->rules ? "--no-rules and --rules conflict"
-                                   : NULL;
+         : a->no_rules && a->rules.list[0] ? "--no-rules and --rules conflict"
+                                           : NULL;
 }
 
 /* The search's knobs from the options: search's grid searches without
@@ -461,7 +464,7 @@ static int setup(const cli_command *c, int argc, char **argv, int cands,
                  exp_args *a, opt_rules *rl, ir_graph **g) {
   memset(a, 0, sizeof *a);
   srch_options_default(&a->so);
-  a->pass_rules = CLI_PASSES_RULES;
+  a->pass_rules = CLI_PASSES_NONE;
   int rc = cli_parse_opts(c, argc, argv, a);
   if (rc)
     return rc;
@@ -477,7 +480,7 @@ static int setup(const cli_command *c, int argc, char **argv, int cands,
   if (!tables || !(a->db = cli_costdb_open(a->db_path, tables, &rc)))
     return rc;
   cd_model_init(&a->cost, a->db, dev);
-  const char *rules = a->no_rules ? NULL : cli_rules_file(a->rules, &rc);
+  const char *rules = a->no_rules ? NULL : cli_rules_files(&a->rules, &rc);
   int want = a->pass_rules == CLI_PASSES_RULES;
   const char *passes = want ? cli_data_file("rules/passes.rules", &rc) : NULL;
   if ((!a->no_rules && !rules) || (want && !passes))
@@ -485,6 +488,7 @@ static int setup(const cli_command *c, int argc, char **argv, int cands,
   a->so.no_passes = a->pass_rules == CLI_PASSES_NONE;
   if (opt_rules_load(rules, passes, a->allow_unproven, rl, &d))
     return cli_report(&d);
+  cli_print_rules_read(rl, a->pass_rules, passes);
   a->so.pass_rules = rl->pass;
   a->so.cost = cd_model_cost;
   a->so.cost_u = &a->cost;

@@ -20,7 +20,8 @@
 #include "cli.h"
 
 typedef struct opt_args {
-  const char *model, *rules, *out, *device, *db_path;
+  const char *model, *out, *device, *db_path;
+  cli_rules rules;  /* --rules F...: the files given ("": the default) */
   const char *like; /* --like: the original ONNX model of an .onnx output */
   const char *emit; /* --emit-signatures: where the unmeasured go */
   const char *dump_prefix;     /* --dump-prefix (else from -o) */
@@ -39,7 +40,7 @@ typedef struct opt_args {
   int drop_weights; /* --drop-weights: write a .graph without values */
   int no_fuse;      /* --no-fuse */
   int no_check;     /* --no-check */
-  int pass_rules;   /* --passes rules (default) | hand | none: CLI_PASSES_* */
+  int pass_rules;   /* --passes none (default) | rules | hand: CLI_PASSES_* */
   int no_rules;     /* --no-rules: no rules file (pass rules only) */
   ox_options ox;    /* an .onnx model's import options */
 } opt_args;
@@ -55,7 +56,7 @@ static int set_dtype(void *u, const char *s, char *msg, size_t n) {
   return cli_parse_dtype(s, &((opt_args *)u)->oo.dtype, msg, n);
 }
 
-/* --passes rules|hand|none (CLI_PASSES_*). */
+/* --passes none|rules|hand (CLI_PASSES_*). */
 static int set_passes(void *u, const char *s, char *msg, size_t n) {
   opt_args *a = u;
   return cli_parse_passes(s, &a->pass_rules, msg, n);
@@ -83,10 +84,12 @@ static int set_dump(void *u, const char *s, char *msg, size_t n) {
 
 #define T opt_args
 static const cli_opt optimize_table[] = {
-    CLI_STR(T, "rules", 0, rules, "F",
-            "rule file (default: rules/default.rules of the\n"
-            "data folder, see --version); every rule must be\n"
-            "proven"),
+    CLI_RULES_OPT(T, rules,
+                  "a rule file; repeatable (or F1:F2...): the files\n"
+                  "read in order as one set, a rule id once in all\n"
+                  "(default: $SUPEROPT_RULES, else rules/default.rules\n"
+                  "and rules/extended.rules of the data folder, see\n"
+                  "--version); every rule must be proven"),
     CLI_FLAG(T, "allow-unproven", allow_unproven, 1,
              "also use unproven and unverified rules (the\n"
              "end-to-end check still guards the result)"),
@@ -139,16 +142,19 @@ static const cli_opt optimize_table[] = {
             "operators per search region (56)"),
     CLI_FLAG(T, "no-merge", oo.so.merge, 0,
              "do not merge sibling convolutions/matmuls by hand"),
-    CLI_CALL("passes", "rules|hand|none", set_passes,
-             "rules (default): activation fusion and sibling\n"
-             "merging as the proven rules of rules/passes.rules,\n"
-             "applied by the search (by hand only where no such\n"
-             "rule matches); hand: the hand-written passes;\n"
-             "none: no pass (no batchnorm folding, no pass\n"
-             "rules; common subexpressions merged: the canonical\n"
-             "form): the rules file alone"),
+    CLI_CALL("passes", "none|rules|hand", set_passes,
+             "none (default): no pass before the search (common\n"
+             "subexpressions merged: the canonical form); the\n"
+             "rules fold batchnorms, fuse activations and merge\n"
+             "siblings. The ablation: rules: activation fusion\n"
+             "and sibling merging as the proven rules of\n"
+             "rules/passes.rules searched first, batchnorm\n"
+             "folding and the rest by hand (by hand too where no\n"
+             "pass rule matches), the old default; hand: the\n"
+             "hand-written passes"),
     CLI_FLAG(T, "no-rules", no_rules, 1,
-             "no rules file: the search has only the pass rules"),
+             "no rules file: the search has only the pass rules\n"
+             "(--passes rules), or none"),
     CLI_FLAG(T, "no-mutants", no_mutants, 1, "apply no mutants"),
     CLI_FLAG(T, "mutants-estimated", mutant_estimates, 1,
              "also take mutants whose saving rests on estimated\n"
@@ -183,20 +189,84 @@ static const cli_opt optimize_table[] = {
 
 /* ---- shared with experiment (cli.h) ---------------------------------- */
 
-const char *cli_rules_file(const char *given, int *rc) {
-  const char *def = getenv("SUPEROPT_RULES");
+/* $SUPEROPT_RULES, one file or several separated by ':': NULL after
+ * naming the first that does not exist. */
+static const char *env_rules(const char *env, int *rc) {
+  char path[4096];
   struct stat sb;
-  if (given)
-    return given;
-  if (def && *def && stat(def, &sb) != 0) {
+  for (const char *p = env;; p += strcspn(p, ":") + 1) {
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(p, ":"), p);
+    if (!*path) {
+      fprintf(stderr,
+              "superopt: an empty path in $SUPEROPT_RULES '%s' "
+              "(rules files separated by ':')\n",
+              env);
+      *rc = CLI_BAD_INPUT;
+      return NULL;
+    }
+    if (stat(path, &sb) != 0) {
+      fprintf(stderr,
+              "superopt: no rules file: the default %s does not exist "
+              "($SUPEROPT_RULES%s); generate it or pass --rules FILE\n",
+              path, strchr(env, ':') ? ", files separated by ':'" : "");
+      *rc = CLI_BAD_INPUT;
+      return NULL;
+    }
+    if (!p[strcspn(p, ":")])
+      return env;
+  }
+}
+
+/* The data folder's rules/default.rules and rules/extended.rules, as one
+ * list. */
+static const char *default_rules(int *rc) {
+  static char list[sizeof((cli_rules *)0)->list];
+  const char *def = cli_data_file("rules/default.rules", rc);
+  const char *ext = def ? cli_data_file("rules/extended.rules", rc) : NULL;
+  if (!ext)
+    return NULL;
+  if (strchr(def, ':') || strchr(ext, ':')) {
     fprintf(stderr,
-            "superopt: no rules file: the default %s does not exist "
-            "($SUPEROPT_RULES); generate it or pass --rules FILE\n",
-            def);
+            "superopt: the data folder's path %s has a ':', which separates "
+            "rules files; pass --rules FILE, or set $SUPEROPT_DATA\n",
+            strchr(def, ':') ? def : ext);
     *rc = CLI_BAD_INPUT;
     return NULL;
   }
-  return def && *def ? def : cli_data_file("rules/default.rules", rc);
+  snprintf(list, sizeof list, "%s:%s", def, ext);
+  return list;
+}
+
+const char *cli_rules_files(const cli_rules *given, int *rc) {
+  const char *env = getenv("SUPEROPT_RULES");
+  if (given && given->list[0])
+    return given->list;
+  if (env && *env)
+    return env_rules(env, rc);
+  return default_rules(rc);
+}
+
+void cli_print_rules_read(const opt_rules *rl, int passes,
+                          const char *pass_rules) {
+  int all = 0;
+  printf("rules read:");
+  for (int k = 0; k < rl->nfiles; k++) {
+    printf("%s %d from %s", k ? "," : "", rl->file_rules[k], rl->files[k]);
+    all += rl->file_rules[k];
+  }
+  if (!rl->nfiles)
+    printf(" none (--no-rules)");
+  else if (rl->nfiles > 1)
+    printf(" (%d in all)", all);
+  if (passes == CLI_PASSES_NONE)
+    printf("; passes: none (the default: no pass before the search, the "
+           "rules alone)\n");
+  else if (passes == CLI_PASSES_RULES)
+    printf("; passes: rules (the ablation: the %d pass rules of %s searched "
+           "first, the hand-written passes where none matches)\n",
+           rl->npass, pass_rules);
+  else
+    printf("; passes: hand (the ablation: the hand-written passes)\n");
 }
 
 void cli_print_cost_model(const cd_model *m, const char *why) {
@@ -476,6 +546,7 @@ static void print_stage(shown *s, opt_stage k, const opt_report *r) {
     printf("model: %s (%d operators); %d rules (a rule's graphs are read "
            "when the search meets its operators)\n",
            s->model, s->model_nodes, r->rules.rs.n);
+    cli_print_rules_read(&r->rules, a->pass_rules, a->oo.pass_rules);
     break;
   case OPT_COSTS:
     cli_print_cost_model(&a->cost, a->device_why);
@@ -574,12 +645,12 @@ static int parse_args(const cli_command *c, int argc, char **argv,
                       opt_args *a) {
   memset(a, 0, sizeof *a);
   opt_options_default(&a->oo);
-  a->pass_rules = CLI_PASSES_RULES;
+  a->pass_rules = CLI_PASSES_NONE;
   int rc = cli_parse_opts(c, argc, argv, a);
   if (rc || a->list_stages)
     return rc;
   a->device_given = a->device != NULL;
-  if (a->no_rules && a->rules)
+  if (a->no_rules && a->rules.list[0])
     return cli_usage_error(c, "--no-rules and --rules conflict");
   if (a->proven_only && a->allow_unproven)
     return cli_usage_error(c, "--proven-only and --allow-unproven conflict");
@@ -619,7 +690,7 @@ static int parse_args(const cli_command *c, int argc, char **argv,
 static int pipeline_options(opt_args *a, const char **rules, int *rc) {
   opt_options *o = &a->oo;
   *rules = NULL;
-  if (!a->no_rules && !(*rules = cli_rules_file(a->rules, rc)))
+  if (!a->no_rules && !(*rules = cli_rules_files(&a->rules, rc)))
     return 0;
   o->rules = *rules;
   if (a->pass_rules == CLI_PASSES_RULES &&
@@ -833,19 +904,21 @@ static int optimize(const cli_command *c, int argc, char **argv) {
 const cli_command cli_cmd_optimize = {
     "optimize",
     "rewrite a graph into a cheaper equivalent with proven rules",
-    "optimize MODEL.graph|MODEL.onnx [--rules F] [-o OUT.graph|OUT.onnx]\n"
-    "       [options]",
-    "Folds batchnorms into convolutions, fuses activations, merges sibling\n"
-    "convolutions/matmuls where cheaper, then runs a\n"
-    "cost-based backtracking search (TASO) with the rules and the\n"
+    "optimize MODEL.graph|MODEL.onnx [--rules F]...\n"
+    "       [-o OUT.graph|OUT.onnx] [options]",
+    "Runs a cost-based backtracking search (TASO) with the rules and the\n"
     "partially equivalent mutants (with their corrections, as candidates\n"
-    "beside the rule rewrites; docs/mutants.md), region by region,\n"
-    "groups element-wise chains into fused nodes where cheaper (one\n"
-    "kernel each, docs/search.md), and\n"
-    "checks the result against the original on the CPU executor (max\n"
-    "relative error 1e-4) before writing it atomically. The stages are\n"
-    "the library's (--list-stages; api_optimize runs the same ones); on a\n"
-    "terminal, standard error shows the stage and the region searched.\n",
+    "beside the rule rewrites; docs/mutants.md), region by region; the\n"
+    "rules (by default rules/default.rules and rules/extended.rules) also\n"
+    "fold batchnorms into convolutions, fuse activations and merge sibling\n"
+    "convolutions/matmuls where cheaper (--passes rules|hand, the\n"
+    "ablation: passes do that before the search). Then it groups\n"
+    "element-wise chains into fused nodes where cheaper (one kernel each,\n"
+    "docs/search.md), and checks the result against the original on the\n"
+    "CPU executor (max relative error 1e-4) before writing it atomically.\n"
+    "The stages are the library's (--list-stages; api_optimize runs the\n"
+    "same ones); on a terminal, standard error shows the stage and the\n"
+    "region searched.\n",
     optimize_table,
     NULL,
     optimize};

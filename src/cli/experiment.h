@@ -6,14 +6,16 @@
 
 #include "../costdb/costdb.h"
 #include "../opt/opt.h"
+#include "cli.h"
 
 #define MAX_GRID 16
 
 typedef struct exp_args {
-  const char *rules, *out, *device, *db_path, *emit;
+  const char *out, *device, *db_path, *emit;
+  cli_rules rules; /* --rules F...: the files given ("": the default) */
   int allow_unproven, measure, batch, no_rules, patience_given;
   int graphs; /* search --graphs: each grid point's graph into DIR/graphs/ */
-  int pass_rules; /* --passes rules (default) | hand | none: CLI_PASSES_* */
+  int pass_rules; /* --passes none (default) | rules | hand: CLI_PASSES_* */
   srch_options so;
   cd_db *db;
   cd_model cost; /* db + the device, fitted on its measured rows */

@@ -77,6 +77,23 @@ int cli_parse_passes(const char *s, int *rules, char *msg, size_t n) {
   return 0;
 }
 
+int cli_add_rules(void *rules, const char *file, char *msg, size_t n) {
+  cli_rules *r = rules;
+  size_t have = strlen(r->list), add = strlen(file);
+  if (!*file) {
+    snprintf(msg, n, "--rules needs a file, not ''");
+    return -1;
+  }
+  if (have + add + 2 > sizeof r->list) {
+    snprintf(msg, n, "--rules: the files given are longer than %zu bytes",
+             sizeof r->list - 1);
+    return -1;
+  }
+  snprintf(r->list + have, sizeof r->list - have, "%s%s", have ? ":" : "",
+           file);
+  return 0;
+}
+
 int cli_parse_dtype(const char *s, int *dtype, char *msg, size_t n) {
   int t = ir_dtype_lookup(s, strlen(s));
   if (!ir_dtype_is_half((ir_dtype)t)) {

@@ -64,21 +64,33 @@ typedef struct opt_progress {
 } opt_progress;
 
 /* The rules stage alone, for callers that search several times with one
- * rule set (`experiment search`): reads the rules file `rules` (NULL:
+ * rule set (`experiment search`): reads the rules files of `rules` (NULL:
  * none) lazily (ir_rules_read_file_lazy: a rule's graphs are parsed when
  * the search first meets a graph with every operator of one of its sides;
  * an error in them is the search's then, naming the file and line) and
  * pass_rules (NULL: none) in front of them, compiles them (both
  * directions, unproven ones refused unless allow_unproven; the pass rules
  * alone forward, for srch_options.pass_rules). A file's error names it.
- * Free with opt_rules_free (also after an error). */
+ * Free with opt_rules_free (also after an error).
+ *
+ * `rules` is one path or several separated by ':' (OPT_RULES_SEP; at most
+ * OPT_MAX_RULE_FILES, none empty), read in order into one set as if the
+ * files were concatenated: a rule id may appear once in all of them (the
+ * default pair, rules/default.rules and rules/extended.rules, number theirs
+ * r0... and e0...), and an id in two files is an error naming both. The
+ * pass rules' ids are checked against no other file's. */
+#define OPT_RULES_SEP ':'
+#define OPT_MAX_RULE_FILES 16
 typedef struct opt_rules {
-  ir_ruleset rs;       /* pass rules first */
+  ir_ruleset rs;       /* pass rules first, then each file's in order */
   int npass;           /* pass rules */
   rewrite_rules *all;  /* rs compiled */
   rewrite_rules *pass; /* the pass rules compiled forward; NULL: none */
   ir_ruleset passview; /* rs's first npass rules, what pass was compiled
                           from (it must outlive pass) */
+  int nfiles;          /* the rules files read, in order */
+  char *files[OPT_MAX_RULE_FILES];    /* their paths (owned) */
+  int file_rules[OPT_MAX_RULE_FILES]; /* the rules read from each */
 } opt_rules;
 base_status opt_rules_load(const char *rules, const char *pass_rules,
                            int allow_unproven, opt_rules *out, base_diag *d);
@@ -91,14 +103,19 @@ typedef struct opt_options {
    * cost_u, pass_rules, region_fn, move_fn and progress itself; fuse_k is 0
    * unless fuse. */
   srch_options so;
-  const char *rules;      /* rules file; NULL: none (pass rules only) */
-  const char *pass_rules; /* rules/passes.rules; NULL: hand-written passes */
-  int allow_unproven;     /* also unproven and unverified rules */
-  unsigned mutants;       /* MUTANT_ALL [| MUTANT_ESTIMATES] [| MUTANT_GREEDY];
-                             0: none */
-  int batch;              /* > 0: the model rebatched to this first */
-  int fuse;               /* the fusion stage (1) */
-  int check;              /* the end-to-end check (1) */
+  /* The rules files, one path or several separated by ':' (as
+   * opt_rules_load reads them); NULL: none (pass rules only). */
+  const char *rules;
+  /* rules/passes.rules (`--passes rules`, the ablation); NULL: the
+   * hand-written passes, or none at all with so.no_passes (the default of
+   * `superopt optimize`: the rules alone) */
+  const char *pass_rules;
+  int allow_unproven; /* also unproven and unverified rules */
+  unsigned mutants;   /* MUTANT_ALL [| MUTANT_ESTIMATES] [| MUTANT_GREEDY];
+                         0: none */
+  int batch;          /* > 0: the model rebatched to this first */
+  int fuse;           /* the fusion stage (1) */
+  int check;          /* the end-to-end check (1) */
   /* The result's float type: IR_DT_F16 or IR_DT_BF16 converts a float32
    * model (ir_graph_to_dtype); IR_DT_F32 (0) keeps the model's, and a half
    * model stays half. A half model is searched in float32 (ir_graph_to_f32:

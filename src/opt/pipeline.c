@@ -70,22 +70,24 @@ void opt_options_default(opt_options *o) {
 /* ---- rules
  * ------------------------------------------------------------------ */
 
-/* Moves the rules of `first` in front of rs's (both read from files: ids
- * are checked unique by neither, and need not be). */
-static base_status prepend_rules(ir_ruleset *rs, ir_ruleset *first,
-                                 base_diag *d) {
-  int n = rs->n + first->n;
+/* Moves the rules of `other` in front of rs's (front) or after them (both
+ * read from files: each file's ids are unique; across files opt_rules_load
+ * checks them). other is left empty. */
+static base_status splice_rules(ir_ruleset *rs, ir_ruleset *other, int front,
+                                base_diag *d) {
+  int n = rs->n + other->n;
   ir_rule *r = base_malloc(sizeof *r * ((size_t)n + 1));
   if (!r)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
-  if (first->n) /* an empty set may have no array (memcpy wants one) */
-    memcpy(r, first->rules, sizeof *r * (size_t)first->n);
-  if (rs->n)
-    memcpy(r + first->n, rs->rules, sizeof *r * (size_t)rs->n);
+  const ir_ruleset *a = front ? other : rs, *b = front ? rs : other;
+  if (a->n) /* an empty set may have no array (memcpy wants one) */
+    memcpy(r, a->rules, sizeof *r * (size_t)a->n);
+  if (b->n)
+    memcpy(r + a->n, b->rules, sizeof *r * (size_t)b->n);
   free(rs->rules);
   rs->rules = r;
   rs->n = rs->cap = n;
-  first->n = 0; /* its rules now belong to rs */
+  other->n = 0; /* its rules now belong to rs */
   return BASE_OK;
 }
 
@@ -97,7 +99,7 @@ static base_status load_pass_rules(const char *path, opt_rules *out,
   base_status s = ir_rules_read_file(path, &ps, d);
   int np = ps.n;
   if (!s)
-    s = prepend_rules(&out->rs, &ps, d);
+    s = splice_rules(&out->rs, &ps, 1, d);
   ir_ruleset_free(&ps);
   if (s)
     return s;
@@ -111,21 +113,121 @@ static base_status load_pass_rules(const char *path, opt_rules *out,
   return BASE_OK;
 }
 
+/* Reads the file path (of the list `list`) lazily after out->rs's rules
+ * and records it. */
+static base_status load_rule_file(const char *path, const char *list,
+                                  opt_rules *out, base_diag *d) {
+  if (!*path)
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "an empty path in the rules files '%s' (paths "
+                         "separated by '%c')",
+                         list, OPT_RULES_SEP);
+  if (out->nfiles == OPT_MAX_RULE_FILES)
+    return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                         "more than %d rules files in '%s'", OPT_MAX_RULE_FILES,
+                         list);
+  for (int k = 0; k < out->nfiles; k++)
+    if (!strcmp(out->files[k], path))
+      return base_diag_set(d, BASE_ERR_PARAM, 0, 0,
+                           "the rules file %s is given twice", path);
+  ir_ruleset one;
+  base_status s = ir_rules_read_file_lazy(path, &one, d);
+  if (!s && !(out->files[out->nfiles] = base_strdup(path)))
+    s = base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (!s) {
+    out->file_rules[out->nfiles++] = one.n;
+    s = splice_rules(&out->rs, &one, 0, d);
+  }
+  ir_ruleset_free(&one);
+  return s;
+}
+
+/* The file rule i of out->rs was read from (the pass rules': pass_rules). */
+static const char *file_of(const opt_rules *out, int i,
+                           const char *pass_rules) {
+  if (i < out->npass)
+    return pass_rules;
+  i -= out->npass;
+  for (int k = 0; k < out->nfiles; k++) {
+    if (i < out->file_rules[k])
+      return out->files[k];
+    i -= out->file_rules[k];
+  }
+  return "";
+}
+
+static int by_id(const void *a, const void *b) {
+  const ir_rule *x = *(ir_rule *const *)a, *y = *(ir_rule *const *)b;
+  int c = strcmp(x->id, y->id);
+  return c ? c : (x > y) - (x < y); /* ties: in reading order */
+}
+
+/* Ids unique across the files, as in one file (each file's own are): an
+ * id in two files is an error naming both. */
+static base_status unique_ids(const opt_rules *out, base_diag *d) {
+  int n = out->rs.n - out->npass;
+  if (out->nfiles < 2 || n < 2)
+    return BASE_OK;
+  ir_rule **v = base_malloc(sizeof *v * (size_t)n);
+  if (!v)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  for (int i = 0; i < n; i++)
+    v[i] = &out->rs.rules[out->npass + i];
+  qsort(v, (size_t)n, sizeof *v, by_id);
+  base_status s = BASE_OK;
+  for (int i = 1; i < n && !s; i++)
+    if (!strcmp(v[i - 1]->id, v[i]->id)) {
+      const ir_rule *a = v[i - 1], *b = v[i];
+      s = base_diag_set(
+          d, BASE_ERR_SYNTAX, b->line, 1,
+          "rule id '%s' is already that of the rule at %s:%d: an id may "
+          "appear once in all the rules files (they are read as one set)",
+          b->id, file_of(out, (int)(a - out->rs.rules), NULL), a->line);
+      snprintf(d->file, sizeof d->file, "%s",
+               file_of(out, (int)(b - out->rs.rules), NULL));
+    }
+  free(v);
+  return s;
+}
+
+/* Reads the rules files of list in order (the paths between its ':'). */
+static base_status load_rule_files(const char *list, opt_rules *out,
+                                   base_diag *d) {
+  char *copy = base_strdup(list);
+  if (!copy)
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status s = BASE_OK;
+  for (char *p = copy, *end; !s; p = end + 1) {
+    end = strchr(p, OPT_RULES_SEP);
+    if (end)
+      *end = '\0';
+    s = load_rule_file(p, list, out, d);
+    if (!end)
+      break;
+  }
+  free(copy);
+  return s ? s : unique_ids(out, d);
+}
+
 base_status opt_rules_load(const char *rules, const char *pass_rules,
                            int allow_unproven, opt_rules *out, base_diag *d) {
   memset(out, 0, sizeof *out);
   ir_ruleset_init(&out->rs);
   /* lazily: a rule is parsed when the search first meets its operators */
-  base_status s = rules ? ir_rules_read_file_lazy(rules, &out->rs, d) : BASE_OK;
+  base_status s = rules ? load_rule_files(rules, out, d) : BASE_OK;
   if (!s && pass_rules)
     s = load_pass_rules(pass_rules, out, d);
   if (s)
     return s;
   out->all = rewrite_rules_compile(&out->rs, REWRITE_BOTH, allow_unproven, d);
-  if (!out->all) { /* a rule not proven: the main file's (pass rules are) */
-    snprintf(d->file, sizeof d->file, "%s", rules ? rules : "");
-    return d->code;
+  if (!out->all && !allow_unproven) { /* a rule not proven: its file */
+    int i = 0;
+    while (i < out->rs.n && out->rs.rules[i].status == IR_RULE_PROVEN)
+      i++;
+    snprintf(d->file, sizeof d->file, "%s", file_of(out, i, pass_rules));
   }
+  if (!out->all)
+    return d->code;
   return BASE_OK;
 }
 
@@ -133,6 +235,8 @@ void opt_rules_free(opt_rules *r) {
   rewrite_rules_free(r->all);
   rewrite_rules_free(r->pass);
   ir_ruleset_free(&r->rs);
+  for (int k = 0; k < r->nfiles; k++)
+    free(r->files[k]);
   memset(r, 0, sizeof *r);
 }
 

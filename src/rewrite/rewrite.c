@@ -2,7 +2,8 @@
  *
  * The replacement is first typed on the graph's shapes: its inputs are the
  * tensors the match bound, shape-dependent parameters (those ops.def marks
- * '~' or '#': split sizes, const_* and reshape shapes) are translated
+ * '~' or '#': split sizes, const_* and reshape shapes, enlarge's kernel)
+ * are translated
  * through the "dimension map" from the pattern's dimensions to the bound
  * tensors' dimensions, and ir_infer must accept every node. Its outputs must
  * have the replaced tensors' exact shapes. The new graph is then the kept nodes
@@ -12,6 +13,7 @@
  * ordering, then computes the result's Merkle hash and cost from the parent's
  * instead of building it.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +94,46 @@ static base_status map_list(rw *r, int64_t *list, int n) {
   return BASE_OK;
 }
 
+/* Pattern conv2d node i's filter (input 1, rank 4) and the graph filter
+ * it binds: 1, else 0. */
+static int bound_filter(const rw *r, int i, const ir_shape **a,
+                        const ir_shape **b) {
+  const ir_node *n = &r->pat->nodes[i];
+  int t = n->op == IR_OP_CONV2D ? r->m->tensor[n->in[1]] : -1;
+  if (t < 0 || r->pat->tensors[n->in[1]].shape.rank != 4)
+    return 0;
+  *a = &r->pat->tensors[n->in[1]].shape;
+  *b = &r->g->tensors[t].shape;
+  return (*b)->rank == 4;
+}
+
+/* A kernel (enlarge's, ops.def's '#' on a pair) on the matched filters:
+ * a rule's enlarge to the kernel of its 3x3 filters (kernel=[3,3])
+ * enlarges to the kernel of the graph filters bound to those (kept [3,3]:
+ * r06449 on two 1x1 convolutions added a 1x1 filter to another enlarged to
+ * 3x3, by broadcasting: wrong). A kernel no pattern filter has stays (a
+ * merge of a 1x3 and a 3x1 filter enlarges both to 3x3); one whose filters
+ * bind several kernels is an error (the match is refused). */
+static base_status map_kernel(rw *r, int32_t *kernel) {
+  const ir_shape *a, *b;
+  int64_t got[2] = {kernel[0], kernel[1]};
+  int found = 0;
+  for (int i = 0; i < r->pat->nnodes; i++) {
+    if (!bound_filter(r, i, &a, &b) || a->dim[2] != kernel[0] ||
+        a->dim[3] != kernel[1])
+      continue;
+    if (found && (got[0] != b->dim[2] || got[1] != b->dim[3]))
+      return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0,
+                           "pattern kernel [%d,%d] binds several kernels",
+                           (int)kernel[0], (int)kernel[1]);
+    got[0] = b->dim[2], got[1] = b->dim[3], found = 1;
+  }
+  if (got[0] > INT32_MAX || got[1] > INT32_MAX)
+    return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0, "kernel too large");
+  kernel[0] = (int32_t)got[0], kernel[1] = (int32_t)got[1];
+  return BASE_OK;
+}
+
 /* A reshape's shape through the dimension map; one entry whose pattern
  * dimension binds several sizes becomes -1, which ir_infer derives from the
  * input's element count (the only size the other entries leave it). A rule
@@ -147,6 +189,8 @@ static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
       st = map_list(r, a->list, a->nlist);
     else if (ir_param_kind_of(p) == IR_PK_LIST2)
       st = map_list(r, a->list2, a->nlist2);
+    else if (ir_param_kind_of(p) == IR_PK_PAIR)
+      st = map_kernel(r, (int32_t *)(void *)((char *)a + ri->poff[i]));
     if (st)
       return st;
   }
