@@ -404,8 +404,11 @@ Test(verify, refuses_false_rules) { expect_ok_proven(false_rules); }
  * convolution or split of a sum is the sum of the parts) fail under
  * broadcasting. conv_of_broadcast_sum is false (a padded 3x3 convolution
  * of a per-channel constant is no convolution of the 1x1 constant; the
- * verifier of 2026-11-30 proved it by conv_ewadd_x); the laws that do
- * hold of broadcasts are proven. */
+ * verifier of 2026-11-30 proved it by conv_ewadd_x), and so is
+ * enlarged_filter_plus_broadcast_one (the 1x1 filter broadcast over the
+ * 3x3 window: r06449's instance on two 1x1 convolutions with its kernel
+ * written literally, proven then by conv_ewadd_w); the laws that do hold
+ * of broadcasts are proven. */
 static const char *broadcast_rules =
     "rule conv_of_broadcast_sum unverified\n"
     "src:\ninput x: [1,2,4,4]\ninput y: [1,2,1,1]\ninput w: [3,2,3,3]\n"
@@ -413,6 +416,14 @@ static const char *broadcast_rules =
     "dst:\ninput x: [1,2,4,4]\ninput y: [1,2,1,1]\ninput w: [3,2,3,3]\n"
     "a = conv2d(x, w) pad=[1,1,1,1]\nb = conv2d(y, w) pad=[1,1,1,1]\n"
     "o = ewadd(a, b)\noutput o\n"
+    "end\n"
+    "rule enlarged_filter_plus_broadcast_one unverified\n"
+    "src:\ninput x: [1,4,6,6]\ninput w: [4,4,1,1]\ninput h: [4,4,1,1]\n"
+    "a = conv2d(x, w) pad=same\nb = conv2d(x, h) pad=same\n"
+    "o = ewadd(a, b)\noutput o\n"
+    "dst:\ninput x: [1,4,6,6]\ninput w: [4,4,1,1]\ninput h: [4,4,1,1]\n"
+    "e = enlarge(h) kernel=[3,3]\ns = ewadd(w, e)\n"
+    "o = conv2d(x, s) pad=same\noutput o\n"
     "end\n"
     "rule scalar_sum_of_concat unverified\n"
     "src:\ninput x: [2,3]\ninput z: [2,3]\ninput s: []\n"
