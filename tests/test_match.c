@@ -496,6 +496,41 @@ Test(instances, enlarge_keeps_a_kernel_no_filter_has) {
   ir_graph_free(g);
 }
 
+/* An element-wise operator whose operands broadcast otherwise than the
+ * rule's binds only as an instance (match.c's rewrite_bcast_alike): the
+ * convolution of a sum, proven for operands of equal shapes, applies
+ * exactly at other equal shapes and not to a [1,C,1,1] operand, where it
+ * is false (the instance is refused: docs/verify.md, "Broadcasting"); the
+ * exact GELU written out, proven on [1,2,3,4] with a scalar divisor,
+ * addend and factor, binds a batch of 16 (the scalars broadcast over an
+ * axis the pattern's do not) as an instance proven with its constants
+ * still bound by value. matches() applies each and checks it. */
+Test(instances, broadcast_operand_is_an_instance) {
+  int ni;
+  for (int bc = 0; bc < 2; bc++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "input x: [1,3,5,5]\ninput y: [1,3,%s]\nweight w: [4,3,3,3]\n"
+             "s = ewadd(x, y)\no = conv2d(s, w) pad=[1,1,1,1]\noutput o\n",
+             bc ? "1,1" : "5,5");
+    ir_graph *g = parse(text);
+    cr_assert_eq(matches("conv_of_sum", g, &ni), !bc, "broadcast %d", bc);
+    cr_assert_eq(ni, 0);
+    ir_graph_free(g);
+  }
+  ir_graph *g = parse("input x: [16,2,3,4]\nweight s: []\nweight o: []\n"
+                      "weight h: []\na = ewdiv(x, s)\nb = erf(a)\n"
+                      "c = ewadd(b, o)\nd = ewmul(x, c)\ne = ewmul(d, h)\n"
+                      "output e\n");
+  static const float v[3] = {1.41421354f, 1.0f, 0.5f};
+  const char *names[3] = {"s", "o", "h"};
+  for (int k = 0; k < 3; k++)
+    g->tensors[ir_find_tensor(g, names[k])].data = &v[k];
+  cr_assert_eq(matches("gelu_written", g, &ni), 1);
+  cr_assert_eq(ni, 1);
+  ir_graph_free(g);
+}
+
 Test(instances, off_means_exact) {
   int ni;
   rewrite_rules_set_instances(rules, 0);

@@ -213,6 +213,10 @@ static int build_src(const rewrite_cpat *cp, const ir_graph *g,
                                  h, pat->tensors[t].name, pat->tensors[t].kind,
                                  &g->tensors[m->tensor[t]].shape, d)) < 0)
       goto fail;
+    /* an input bound by value stays so (the matcher checked the graph's
+     * holds it), so that the proof speaks of the constant */
+    h->tensors[e->tmap[t]].has_value = pat->tensors[t].has_value;
+    h->tensors[e->tmap[t]].value = pat->tensors[t].value;
   }
   for (int p = 0; p < pat->nnodes; p++) {
     const ir_node *pn = &pat->nodes[p], *gn = &g->nodes[m->node[p]];

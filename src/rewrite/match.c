@@ -411,6 +411,49 @@ static int same_dtypes(const ir_graph *pat, const ir_node *pn,
   return 1;
 }
 
+/* Dimension j from the last of s; 1 past its rank (numpy's rule). */
+static int64_t dim_from_last(const ir_shape *s, int j) {
+  return j < s->rank ? s->dim[s->rank - 1 - j] : 1;
+}
+
+/* Axis j (from the last) of operands a and b of an element-wise operator:
+ * 0 equal, 1 a broadcast (a 1, b not), 2 b broadcast. */
+static int bcast_rel(const ir_shape *a, const ir_shape *b, int j) {
+  int64_t x = dim_from_last(a, j), y = dim_from_last(b, j);
+  return x == y ? 0 : x == 1 ? 1 : 2;
+}
+
+int rewrite_bcast_alike(ir_opcode op, const ir_shape *const *p,
+                        const ir_shape *const *g, int n) {
+  if (op != IR_OP_EWADD && op != IR_OP_EWMUL && op != IR_OP_EWSUB &&
+      op != IR_OP_EWDIV && op != IR_OP_EQUAL && op != IR_OP_WHERE)
+    return 1;
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++) {
+      int r = p[a]->rank > p[b]->rank ? p[a]->rank : p[b]->rank;
+      for (int j = 0; j < r; j++) {
+        int rg = bcast_rel(g[a], g[b], j);
+        /* an axis of size 1 in both graph operands broadcasts nothing */
+        if (rg != bcast_rel(p[a], p[b], j) &&
+            !(rg == 0 && dim_from_last(g[a], j) == 1))
+          return 0;
+      }
+    }
+  return 1;
+}
+
+/* Whether graph node gn's operands broadcast as pattern node pn's do
+ * (rewrite_bcast_alike). */
+static int bcast_alike(const ir_graph *pat, const ir_node *pn,
+                       const ir_graph *g, const ir_node *gn) {
+  const ir_shape *ps[IR_MAX_IN], *gs[IR_MAX_IN];
+  int n = pn->nin < gn->nin ? pn->nin : gn->nin;
+  for (int k = 0; k < n; k++)
+    ps[k] = &pat->tensors[pn->in[k]].shape,
+    gs[k] = &g->tensors[gn->in[k]].shape;
+  return rewrite_bcast_alike(pn->op, ps, gs, n);
+}
+
 /* Tries pattern node p on graph node i, then the rest. */
 static void try_node(mstate *s, int k, int p, int i) {
   const ir_node *pn = &s->pat->nodes[p], *gn = &s->g->nodes[i];
@@ -426,6 +469,17 @@ static void try_node(mstate *s, int k, int p, int i) {
    * ir_dtype) */
   if (!same_dtypes(s->pat, pn, s->g, gn))
     return;
+  /* an element-wise operator whose operands broadcast otherwise than the
+   * pattern's (equal shapes there, a [1,C,1,1] operand here): the rule
+   * was proven for the pattern's class only (a convolution of a sum is the
+   * sum of the convolutions for equal shapes, not for a broadcast one), so
+   * the match is an instance the verifier proves at the graph's shapes
+   * (docs/verify.md, "Broadcasting") */
+  if (pm == REWRITE_EXACT && !bcast_alike(s->pat, pn, s->g, gn)) {
+    if (s->exact)
+      return;
+    pm = REWRITE_INSTANCE;
+  }
   int undo[2 * IR_MAX_IN + 2 * IR_MAX_LIST], nundo = 0, ok = 1;
   for (int o = 0; ok && o < pn->nout; o++)
     ok = bind(s, pn->out[o], gn->out[o], undo, &nundo);

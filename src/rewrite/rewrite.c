@@ -221,6 +221,14 @@ static base_status type_repl(rw *r) {
       st = ir_infer(n->op, &r->rattrs[i], ins, n->nin, outs, r->d);
     if (st)
       return st;
+    const ir_shape *rs[IR_MAX_IN]; /* the rule's own shapes */
+    for (int k = 0; k < n->nin; k++)
+      rs[k] = &repl->tensors[n->in[k]].shape;
+    if (!rewrite_bcast_alike(n->op, rs, ins, n->nin))
+      return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0,
+                           "%s's operands would broadcast otherwise than the "
+                           "rule's (not proven so)",
+                           ir_op(n->op)->name);
     if (ir_op_nout(n->op, &r->rattrs[i]) != n->nout)
       return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0, "split arity changed");
     for (int o = 0; o < n->nout; o++)
@@ -335,6 +343,8 @@ static ir_graph *type_instance(rw *r, const rewrite_edits *e) {
              ir_add_tensor(h, repl->tensors[t].name, r->pat->tensors[p].kind,
                            &r->g->tensors[gt].shape, r->d)) < 0)
       goto fail;
+    h->tensors[map[t]].has_value = r->pat->tensors[p].has_value; /* as src' */
+    h->tensors[map[t]].value = r->pat->tensors[p].value;
   }
   int bias = -1;
   if (e->bias_node >= 0 && (bias = inst_bias(h, e, r->d)) < 0)

@@ -174,6 +174,15 @@ uint8_t rewrite_pad_modes(const ir_graph *g, const ir_node *n);
  * conv2d's stride, groups, act and bias; only through a proven instance,
  * inst.c). */
 enum { REWRITE_EXACT = 1, REWRITE_INSTANCE = 2 };
+
+/* Whether the n operands of an element-wise operator op broadcast alike
+ * with the pattern's shapes p and the graph's g: on every axis (aligned
+ * from the last) equal in both, or the same operand of size 1 in both, or
+ * of size 1 in both graph operands; 1 for other operators. A match that
+ * differs so is a rule instance (match.c), a replacement that would is
+ * refused (rewrite.c). */
+int rewrite_bcast_alike(ir_opcode op, const ir_shape *const *p,
+                        const ir_shape *const *g, int n);
 int rewrite_params_match(const ir_node *p, const ir_node *n, uint8_t modes);
 
 /* ---- rule instances (inst.c) ----------------------------------------------
