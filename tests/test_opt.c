@@ -172,21 +172,30 @@ Test(opt, rules_files_read_in_order_as_one_set) {
   opt_rules_free(&rl);
 }
 
-/* The files are one set, as if concatenated: an id in two of them is an
- * error naming both (each file's own ids are unique already); a file given
- * twice, an empty path and a missing file are errors naming them. */
-Test(opt, rules_files_refused_with_a_clear_message) {
+/* Writes basic.rules, then more, to a new file named from the mkstemp
+ * template path (the caller removes it). */
+static void basic_copy(char *path, const char *more) {
   size_t len;
   base_diag d;
   char *basic = base_read_file(RULES "basic.rules", &len, &d);
   cr_assert(basic, "%s", d.msg);
-  char path[] = "/tmp/superopt_copy_XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
   FILE *f = fdopen(fd, "w");
+  cr_assert(f);
   fputs(basic, f);
+  fputs(more, f);
   fclose(f);
   free(basic);
+}
+
+/* The files are one set, as if concatenated: an id in two of them is an
+ * error naming both (each file's own ids are unique already); a file given
+ * twice, an empty path and a missing file are errors naming them. */
+Test(opt, rules_files_refused_with_a_clear_message) {
+  base_diag d;
+  char path[] = "/tmp/superopt_copy_XXXXXX";
+  basic_copy(path, "");
   char list[256];
   snprintf(list, sizeof list, "%s:%s", RULES "basic.rules", path);
   opt_rules rl;
@@ -298,18 +307,9 @@ Test(opt, a_broken_rule_is_read_when_the_search_meets_it) {
                                "input a: [1,8,6,6]\n"
                                "output a\n"
                                "end\n";
-  size_t len;
   base_diag d;
-  char *basic = base_read_file(RULES "basic.rules", &len, &d);
-  cr_assert(basic, "%s", d.msg);
   char path[] = "/tmp/superopt_broken_XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  fputs(basic, f);
-  fputs(broken, f);
-  fclose(f);
-  free(basic);
+  basic_copy(path, broken);
   ir_ruleset rs;
   cr_assert_neq(ir_rules_read_file(path, &rs, &d), BASE_OK);
   int line = d.line; /* where reading it whole fails: "t: [3] = erf(a)" */
