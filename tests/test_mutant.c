@@ -331,6 +331,30 @@ Test(mutant, batch_w_columns_between_images) {
 /* ---- generation ----------------------------------------------------------
  */
 
+/* A convolution with a residual input (conv2d(x, w, b, r): the epilogue
+ * the generated rules make, what the default --passes none hands the
+ * mutants) is no site: the classes rewrite x, w and the bias, and wrote
+ * past a three-input array (UBSan, 2026-12-01, `experiment candidates` on
+ * ResNet-34's layer 4). Its plain sibling still is one. */
+Test(mutant, residual_convolution_is_no_site) {
+  ir_graph *m = parse("input x: [1,8,8,8]\nweight w: [8,8,3,3]\n"
+                      "weight v: [8,8,3,3]\nweight b: [8]\n"
+                      "y = conv2d(x, w, b, x) pad=same act=relu\n"
+                      "z = conv2d(y, v, b) pad=same\noutput z\n");
+  mutant_list l = {0};
+  base_diag d;
+  cr_assert_eq(mutant_generate(m, ~0u, &l, &d), BASE_OK, "%s", d.msg);
+  int on_y = 0, on_z = 0;
+  for (int i = 0; i < l.n; i++)
+    for (int j = 0; j < 2; j++)
+      if (l.m[i].site[j] >= 0)
+        l.m[i].site[j] == 0 ? on_y++ : on_z++;
+  cr_assert_eq(on_y, 0, "%d mutants of the residual convolution", on_y);
+  cr_assert_gt(on_z, 0);
+  mutant_list_free(&l);
+  ir_graph_free(m);
+}
+
 Test(mutant, generation_is_deterministic) {
   ir_graph *m = parse(model_text);
   mutant_list l1 = {0}, l2 = {0};

@@ -115,7 +115,11 @@ static int op_layout(ir_graph *g, ir_opcode op, int x, int n,
 static int conv_of(ir_graph *dst, const ir_graph *m, int k, int x,
                    const ir_attrs *a, const char *name, base_diag *d) {
   const ir_node *nd = &m->nodes[k];
-  int32_t in[3] = {x, -1, -1};
+  int32_t in[IR_MAX_IN] = {x, -1, -1};
+  if (nd->nin > 3)
+    return base_diag_set(d, BASE_ERR_PARAM, nd->line, nd->col,
+                         "mutant: a convolution with a residual input"),
+           -1;
   for (int j = 1; j < nd->nin; j++)
     if ((in[j] = mutant_leaf(dst, m, nd->in[j], d)) < 0)
       return -1;
@@ -378,8 +382,12 @@ static int build_matmul_batch(const ir_graph *m, const int32_t *k, ir_graph *g,
 
 /* ---- applicability ------------------------------------------------------- */
 
+/* A convolution the classes rewrite: x, w and a bias; one with a residual
+ * input (the epilogue the generated rules make: e00770's merge, the third
+ * tier's fusions) is no site (the classes would drop the residual). */
 static int is_conv(const ir_graph *m, int k) {
-  return k >= 0 && k < m->nnodes && m->nodes[k].op == IR_OP_CONV2D;
+  return k >= 0 && k < m->nnodes && m->nodes[k].op == IR_OP_CONV2D &&
+         m->nodes[k].nin <= 3;
 }
 
 static base_status fits_split_h(const ir_graph *m, int k, int odd,
