@@ -308,7 +308,15 @@ cnn56() { # issue 43 (2026-12-01 00:00, tree c83510a: regions of 56): the
     timeout 530 scripts/gpu-share $B/superopt >$W/s16.log 2>&1 &
   wait
 }
+final2() { # issue 43 (2026-12-01 01:25, the final tree: the flip, the
+  # broadcast encoding and instances, the mutant site fix): the 12 graphs'
+  # shares at b1 and b16 in one round on one GPU (gpu-share: default = the
+  # old default, --passes rules; none = the new default's pipeline)
+  BATCHES="1 16" ROUNDS=1 ITERS=20 OUT=$W/f2 BUDGET=450 \
+    timeout 480 scripts/gpu-share $B/superopt >$W/f2.log 2>&1
+}
 case ${1:-} in
+36) final2 ;; # after the libs call on one nvidia-h200 (about 450 s)
 35) cnn56 ;; # after 32 in the same loan (about 540 s)
 32) tfall ;; # a fresh loan of nvidia-h200-x2: the libs call, then this (about 560 s)
 34) tfmm ;; # after the libs call (about 120 s)
