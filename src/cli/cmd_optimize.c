@@ -192,10 +192,11 @@ static const cli_opt optimize_table[] = {
 /* $SUPEROPT_RULES, one file or several separated by ':': NULL after
  * naming the first that does not exist. */
 static const char *env_rules(const char *env, int *rc) {
+  static const char sep[] = {OPT_RULES_SEP, '\0'};
   char path[4096];
   struct stat sb;
-  for (const char *p = env;; p += strcspn(p, ":") + 1) {
-    snprintf(path, sizeof path, "%.*s", (int)strcspn(p, ":"), p);
+  for (const char *p = env;; p += strcspn(p, sep) + 1) {
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(p, sep), p);
     if (!*path) {
       fprintf(stderr,
               "superopt: an empty path in $SUPEROPT_RULES '%s' "
@@ -208,11 +209,12 @@ static const char *env_rules(const char *env, int *rc) {
       fprintf(stderr,
               "superopt: no rules file: the default %s does not exist "
               "($SUPEROPT_RULES%s); generate it or pass --rules FILE\n",
-              path, strchr(env, ':') ? ", files separated by ':'" : "");
+              path,
+              strchr(env, OPT_RULES_SEP) ? ", files separated by ':'" : "");
       *rc = CLI_BAD_INPUT;
       return NULL;
     }
-    if (!p[strcspn(p, ":")])
+    if (!p[strcspn(p, sep)])
       return env;
   }
 }
@@ -225,15 +227,15 @@ static const char *default_rules(int *rc) {
   const char *ext = def ? cli_data_file("rules/extended.rules", rc) : NULL;
   if (!ext)
     return NULL;
-  if (strchr(def, ':') || strchr(ext, ':')) {
+  if (strchr(def, OPT_RULES_SEP) || strchr(ext, OPT_RULES_SEP)) {
     fprintf(stderr,
             "superopt: the data folder's path %s has a ':', which separates "
             "rules files; pass --rules FILE, or set $SUPEROPT_DATA\n",
-            strchr(def, ':') ? def : ext);
+            strchr(def, OPT_RULES_SEP) ? def : ext);
     *rc = CLI_BAD_INPUT;
     return NULL;
   }
-  snprintf(list, sizeof list, "%s:%s", def, ext);
+  snprintf(list, sizeof list, "%s%c%s", def, OPT_RULES_SEP, ext);
   return list;
 }
 

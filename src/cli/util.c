@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "../onnx/onnx.h"
+#include "../opt/opt.h"
 #include "cli.h"
 
 int cli_usage_error(const cli_command *c, const char *fmt, ...) {
@@ -89,8 +90,8 @@ int cli_add_rules(void *rules, const char *file, char *msg, size_t n) {
              sizeof r->list - 1);
     return -1;
   }
-  snprintf(r->list + have, sizeof r->list - have, "%s%s", have ? ":" : "",
-           file);
+  snprintf(r->list + have, sizeof r->list - have, "%s%s",
+           have ? (const char[]){OPT_RULES_SEP, '\0'} : "", file);
   return 0;
 }
 

@@ -138,14 +138,8 @@ static const ir_shape *shape_in(const ir_graph *g, const ir_node *nd, int i) {
 
 /* ---- element-wise operators of two operands ---------------------------- */
 
-/* Where a vector b [N] is added along the last axis of x [.., N] (rank >= 2):
- * the slot of the vector (0 or 1), else -1. */
-static int bias_slot(const ir_shape *s0, const ir_shape *s1) {
-  if (s1->rank == 1 && s0->rank >= 2 && s1->dim[0] == s0->dim[s0->rank - 1])
-    return 1;
-  if (s0->rank == 1 && s1->rank >= 2 && s0->dim[0] == s1->dim[s1->rank - 1])
-    return 0;
-  return -1;
+int verify_bias_vector(const ir_shape *x, const ir_shape *b) {
+  return x->rank >= 2 && b->rank == 1 && b->dim[0] == x->dim[x->rank - 1];
 }
 
 /* x of shape *s reshaped to rank r (ones prepended: numpy's broadcasting
@@ -186,7 +180,9 @@ static Z3_ast enc_ew2(verify_ctx *c, ir_opcode op, const ir_shape *sa,
   size_t k = 0;
   while (sym[k].op != op)
     k++;
-  int same = ir_shape_eq(sa, sb), v = bias_slot(sa, sb);
+  int same = ir_shape_eq(sa, sb), v = verify_bias_vector(sa, sb)   ? 1
+                                      : verify_bias_vector(sb, sa) ? 0
+                                                                   : -1;
   Z3_ast t[2] = {a, b};
   if (!same && op == IR_OP_EWMUL && (sa->rank == 0) != (sb->rank == 0)) {
     if (sa->rank == 0)

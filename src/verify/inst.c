@@ -475,17 +475,12 @@ static int build_var(inst *in, ir_graph *g, const verify_term *e) {
                        &in->val[e->var].s, in->d);
 }
 
-/* Whether b [N] broadcasts along the last axis of x [.., N] (rank >= 2):
- * bcadd's operands. */
-static int bias_vector(const ir_shape *x, const ir_shape *b) {
-  return x->rank >= 2 && b->rank == 1 && b->dim[0] == x->dim[x->rank - 1];
-}
-
 /* Whether the operands' shapes x and y suit the element-wise symbol fn:
  * equal shapes for ewadd, ewmul, ewsub and ewdiv; one rank and different
- * shapes for their broadcasts badd, bmul, bsub, bdiv (the encoding's
- * classes, encode.c's enc_ew2, so that no axiom of either is stated, or
- * checked, on the other's operands); 1 for other symbols. */
+ * shapes for their broadcasts badd, bmul, bsub, bdiv; a bias vector for
+ * bcadd (the encoding's classes, encode.c's enc_ew2, so that no axiom of
+ * one is stated, or checked, on another's operands); 1 for other
+ * symbols. */
 static int ew_shapes(verify_fn fn, const ir_shape *x, const ir_shape *y) {
   switch (fn) {
   case VERIFY_F_EWADD:
@@ -496,6 +491,7 @@ static int ew_shapes(verify_fn fn, const ir_shape *x, const ir_shape *y) {
   case VERIFY_F_BMUL:
   case VERIFY_F_BSUB:
   case VERIFY_F_BDIV: return x->rank == y->rank && !ir_shape_eq(x, y);
+  case VERIFY_F_BCADD: return verify_bias_vector(x, y);
   default: return 1;
   }
 }
@@ -563,11 +559,6 @@ static int build_app(inst *in, ir_graph *g, const verify_term *e) {
        (e->fn == VERIFY_F_MATMULB ? g->tensors[ids[2]].shape.rank != 1
                                   : iv[0].v < 2))) {
     ierr(in, "axis or ranks disagree with the shapes in", fi->name);
-    return -1;
-  }
-  if (e->fn == VERIFY_F_BCADD &&
-      !bias_vector(&g->tensors[ids[0]].shape, &g->tensors[ids[1]].shape)) {
-    ierr(in, "operand shapes are no bias broadcast in", fi->name);
     return -1;
   }
   if (fi->nten == 2 &&

@@ -144,6 +144,10 @@ typedef struct verify_form {
   verify_term *lhs, *rhs;
 } verify_form;
 
+/* Whether b [N] is added along the last axis of x [.., N] (rank >= 2):
+ * bcadd's operands (encode.c; the axioms' instances, inst.c). */
+int verify_bias_vector(const ir_shape *x, const ir_shape *b);
+
 /* Parses and sort-checks ax->text into f. */
 base_status verify_form_parse(const verify_axiom *ax, verify_form *f,
                               base_diag *d);
