@@ -1622,6 +1622,47 @@ Test(gen, extended11_rotary_in_rows_in_file, .timeout = 60) {
   ir_ruleset_free(&ext);
 }
 
+/* Whether rule r is the twelfth tier's: a default-layout attention with
+ * its moves on the left, one node in the row layout (heads=) last on the
+ * right, q and k read as rank-3 inputs (form 0) or as reshapes of rank-4
+ * ones (form 1). */
+static int row_attention(const ir_rule *r, int form) {
+  const ir_graph *a = r->src, *b = r->dst;
+  if (b->nnodes < 1 || a->nnodes < 7)
+    return 0;
+  const ir_node *n = &b->nodes[b->nnodes - 1];
+  if (n->op != IR_OP_ATTENTION || n->a.groups <= 0)
+    return 0;
+  return (b->tensors[0].shape.rank == 4) == form; /* x1, declared first */
+}
+
+/* rules/extended.rules holds the twelfth tier's row-layout attention (16:
+ * two forms, with and without the guard, the mask and the scale on q and
+ * k), proven again; with k and v swapped on the right, refuted. */
+Test(gen, extended12_row_attention_in_file, .timeout = 60) {
+  ir_ruleset ext;
+  read_extended(&ext);
+  const ir_rule *r[2] = {first_proven(&ext, row_attention, 0),
+                         first_proven(&ext, row_attention, 1)};
+  int n = 0;
+  for (int i = 0; i < ext.n; i++)
+    n += ext.rules[i].status == IR_RULE_PROVEN &&
+         (row_attention(&ext.rules[i], 0) || row_attention(&ext.rules[i], 1));
+  cr_expect_eq(n, 16, "%d row-layout attention rules", n);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_all_proven(c, r, 2, "row-layout attention");
+  if (r[1]) {
+    const char *t = rule_text(extended_rules, r[1]->id);
+    expect_refuted(
+        c,
+        variant(t, "dst:", "attention(t14, t15, x3", "attention(t14, x3, t15"),
+        "the row attention with k and v swapped proven");
+  }
+  verify_free(c);
+  ir_ruleset_free(&ext);
+}
+
 /* Whether rule r merges a convolution into the one whose residual it is:
  * conv2d(x1, h1, b1), then conv2d(x2, h2, b2, that) == two concats, an
  * ewadd and one conv2d, with act (IR_ACT_NONE or relu) on the last. */

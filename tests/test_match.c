@@ -496,6 +496,53 @@ Test(instances, enlarge_keeps_a_kernel_no_filter_has) {
   ir_graph_free(g);
 }
 
+/* The twelfth tier's row-layout attention (docs/generation.md), written on
+ * H 4, D 5, E 7, on BERT's head split at H 3, D = E 4, S = T 8: its
+ * reshapes bind as an instance, heads= and hdim= come through the
+ * dimension map, every move goes and the values stay (checked on the
+ * executor by matches()). */
+Test(instances, row_attention_takes_the_graphs_heads) {
+  int ni;
+  ir_graph *g = parse(
+      "input x: [2,8,12]\nweight wq: [12,12]\nweight wk: [12,12]\n"
+      "weight wv: [12,12]\ninput c: []\ninput s: []\ninput m: [1,1,8,8]\n"
+      "q = matmul(x, wq)\nk = matmul(x, wk)\nv = matmul(x, wv)\n"
+      "q4 = reshape(q) shape=[2,8,3,4]\nqt = transpose(q4) perm=[0,2,1,3]\n"
+      "qs = ewmul(qt, c)\nk4 = reshape(k) shape=[2,8,3,4]\n"
+      "kt = transpose(k4) perm=[0,2,3,1]\nks = ewmul(kt, c)\n"
+      "v4 = reshape(v) shape=[2,8,3,4]\nvt = transpose(v4) perm=[0,2,1,3]\n"
+      "a = attention(qs, ks, vt, s, m)\n"
+      "at = transpose(a) perm=[0,2,1,3]\ny = reshape(at) shape=[2,8,12]\n"
+      "output y\n");
+  cr_assert_eq(matches("rows_bert", g, &ni), 1);
+  cr_expect_eq(ni, 1);
+  const rewrite_dir *dr = dir_of("rows_bert");
+  rewrite_index ix;
+  rewrite_matches ms = {0};
+  base_diag d;
+  cr_assert_eq(rewrite_index_build(g, &ix, &d), BASE_OK);
+  cr_assert_eq(rewrite_match_cpat(&dr->cp, g, &ix, &ms, &d), BASE_OK);
+  ir_graph *h = rewrite_apply(g, rewrite_match_pat(dr, &ms.m[0]),
+                              rewrite_match_repl(dr, &ms.m[0]), &ms.m[0], &d);
+  cr_assert(h, "%s", d.msg);
+  int n = -1, moves = 0;
+  for (int i = 0; i < h->nnodes; i++) {
+    n = h->nodes[i].op == IR_OP_ATTENTION ? i : n;
+    moves +=
+        h->nodes[i].op == IR_OP_TRANSPOSE || h->nodes[i].op == IR_OP_RESHAPE;
+  }
+  cr_assert_geq(n, 0);
+  cr_expect_eq(moves, 0);
+  const ir_attrs *a = &h->nodes[n].a;
+  cr_expect_eq(a->groups, 3);
+  cr_expect(a->nlist2 == 2 && a->list2[0] == 4 && a->list2[1] == 4,
+            "hdim [%lld,%lld]", (long long)a->list2[0], (long long)a->list2[1]);
+  ir_graph_free(h);
+  rewrite_matches_free(&ms);
+  rewrite_index_free(&ix);
+  ir_graph_free(g);
+}
+
 /* An element-wise operator whose operands broadcast otherwise than the
  * rule's binds only as an instance (match.c's rewrite_bcast_alike): the
  * convolution of a sum, proven for operands of equal shapes, applies

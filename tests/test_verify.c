@@ -473,6 +473,64 @@ Test(verify, broadcasts_keep_equal_shape_laws_out) {
   ir_ruleset_free(&rs);
 }
 
+/* The row layout (heads=) by its definition (encode.c's enc_att_rows, the
+ * twelfth tier, docs/generation.md): BERT's head split around a
+ * default-layout attention, q and k scaled, is the row-layout node on the
+ * rows, the scales kept on the rows; Llama's, q and k already [B,S,H,D]
+ * and k transposed twice, is the node on their reshapes. With k and v
+ * swapped, or the scale on v, the sides differ and the verifier refuses
+ * them. */
+#define ROWS_IN                                                                \
+  "input x1: [2,3,20]\ninput x2: [2,6,20]\ninput x3: [2,6,20]\n"               \
+  "input c1: []\ninput c2: []\ninput s1: []\ninput m1: [1,1,3,6]\n"
+#define ROWS_SRC                                                               \
+  "src:\n" ROWS_IN "t1 = reshape(x1) shape=[2,3,4,5]\n"                        \
+  "t2 = transpose(t1) perm=[0,2,1,3]\nt3 = ewmul(t2, c1)\n"                    \
+  "t4 = reshape(x2) shape=[2,6,4,5]\nt5 = transpose(t4) perm=[0,2,3,1]\n"      \
+  "t6 = ewmul(t5, c2)\nt7 = reshape(x3) shape=[2,6,4,5]\n"                     \
+  "t8 = transpose(t7) perm=[0,2,1,3]\n"                                        \
+  "t9 = attention(t3, t6, t8, s1, m1) guard=1\n"                               \
+  "t10 = transpose(t9) perm=[0,2,1,3]\nt11 = reshape(t10) shape=[2,3,20]\n"    \
+  "output t11\n"
+#define ROWS_ATT " guard=1 heads=4 cols=[0,0,0] hdim=[5,5]\noutput o\nend\n"
+static const char *row_rules =
+    "rule ok_rows unverified\n" ROWS_SRC "dst:\n" ROWS_IN
+    "q = ewmul(x1, c1)\nk = ewmul(x2, c2)\n"
+    "o = attention(q, k, x3, s1, m1)" ROWS_ATT "rule ok_heads unverified\n"
+    "src:\ninput r1: [2,3,4,5]\ninput r2: [2,6,4,5]\ninput x3: [2,6,20]\n"
+    "input c1: []\ninput c2: []\ninput s1: []\ninput m1: [1,1,3,6]\n"
+    "t2 = transpose(r1) perm=[0,2,1,3]\nt3 = ewmul(t2, c1)\n"
+    "t4 = transpose(r2) perm=[0,2,1,3]\nt5 = transpose(t4) perm=[0,1,3,2]\n"
+    "t6 = ewmul(t5, c2)\nt7 = reshape(x3) shape=[2,6,4,5]\n"
+    "t8 = transpose(t7) perm=[0,2,1,3]\n"
+    "t9 = attention(t3, t6, t8, s1, m1) guard=1\n"
+    "t10 = transpose(t9) perm=[0,2,1,3]\nt11 = reshape(t10) shape=[2,3,20]\n"
+    "output t11\n"
+    "dst:\ninput r1: [2,3,4,5]\ninput r2: [2,6,4,5]\ninput x3: [2,6,20]\n"
+    "input c1: []\ninput c2: []\ninput s1: []\ninput m1: [1,1,3,6]\n"
+    "a = reshape(r1) shape=[2,3,20]\nb = reshape(r2) shape=[2,6,20]\n"
+    "q = ewmul(a, c1)\nk = ewmul(b, c2)\n"
+    "o = attention(q, k, x3, s1, m1)" ROWS_ATT
+    "rule rows_k_v_swapped unverified\n" ROWS_SRC "dst:\n" ROWS_IN
+    "q = ewmul(x1, c1)\nk = ewmul(x3, c2)\n"
+    "o = attention(q, k, x2, s1, m1)" ROWS_ATT
+    "rule rows_scale_on_v unverified\n" ROWS_SRC "dst:\n" ROWS_IN
+    "q = ewmul(x1, c1)\nv = ewmul(x3, c2)\n"
+    "o = attention(q, x2, v, s1, m1)" ROWS_ATT;
+
+Test(verify, row_attention_by_definition) {
+  expect_ok_proven(row_rules);
+  ir_ruleset rs;
+  parse_rules(row_rules, &rs);
+  for (int i = 0; i < rs.n; i++) {
+    double e = sides_differ(&rs.rules[i]);
+    int ok = !strncmp(rs.rules[i].id, "ok_", 3);
+    cr_expect(ok ? e < 1e-5 : e > 1e-2, "%s: sides differ by %g",
+              rs.rules[i].id, e);
+  }
+  ir_ruleset_free(&rs);
+}
+
 Test(verify, planted_axiom_is_used_and_named) {
   ir_ruleset rs;
   parse_rules(false_rules, &rs);

@@ -172,10 +172,30 @@ static base_status split_sizes(rw *r, const ir_node *n, ir_attrs *a) {
   return BASE_OK;
 }
 
+/* An attention's row layout (heads=, cols=, hdim=: sizes of the rows it
+ * reads, which shape inference checks but ops.def cannot mark, heads being
+ * an integer) through the dimension map: the twelfth tier's rules write
+ * it on their own small sizes (docs/generation.md). */
+static base_status map_rows(rw *r, ir_attrs *a) {
+  int64_t h = a->groups;
+  base_status st = map_list(r, &h, 1);
+  if (!st && h > INT32_MAX)
+    return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0, "heads too large");
+  a->groups = (int32_t)h;
+  if (!st)
+    st = map_list(r, a->list, a->nlist);
+  return st ? st : map_list(r, a->list2, a->nlist2);
+}
+
 /* Re-derives the parameters that follow shapes (ops.def's '~' and '#'
  * marks) on the matched shapes. */
 static base_status fix_params(rw *r, const ir_node *n, ir_attrs *a) {
   const ir_opinfo *ri = ir_op(n->op);
+  if (n->op == IR_OP_ATTENTION && a->groups > 0) {
+    base_status st = map_rows(r, a);
+    if (st)
+      return st;
+  }
   for (int i = 0; i < ri->nparams; i++) {
     ir_param_id p = ri->params[i];
     base_status st = BASE_OK;

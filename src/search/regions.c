@@ -598,11 +598,16 @@ ir_graph *srch_run_passes(const ir_graph *g, const srch_options *o,
   ir_graph *cur = (ir_graph *)g;
   int dup = 0;      /* equal small weights: then cse merges their readers */
   if (o->no_passes) /* the canonical form only: no value twice (BERT's
-                       per-layer mask constants one weight, so one mask) */
+                       per-layer mask constants one weight, so one mask),
+                       no node whose output is its input (Llama's concat
+                       of an empty cache to k and v, which would keep the
+                       rows rules from binding its attention) */
     return stage_result(
         cur, g,
         step(&cur, g, pass_dedupe_weights(cur, &dup, d), "dedupe", d) &&
-            step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d),
+            step(&cur, g, pass_cse(cur, &st->cse, d), "cse", d) &&
+            step(&cur, g, pass_drop_identities(cur, &st->moves_removed, d),
+                 "drop identities", d),
         d);
   int ok = step(&cur, g, pass_simplify_moves(cur, &st->moves_removed, d),
                 "simplify moves", d) &&

@@ -411,6 +411,21 @@ const verify_axiom verify_axioms_transpose[] = {
      "(= (transpose 12932 (bmul x y))"
      " (bmul (transpose 12932 x) (transpose 12932 y)))",
      "x=[2,3,4,5] y=[1,3,1,5]"},
+    /* The twelfth tier's attention in the projections' rows
+     * (docs/generation.md): q's and k's scale (an ewmul by a scalar, smul)
+     * moves through their head transposes, [0,2,1,3] and k's [0,2,3,1]
+     * (code 5764), and k's [0,2,3,1] is [0,2,1,3] then [0,1,3,2] (code
+     * 9796; Llama's k, transposed for the product after the head
+     * transpose). */
+    {"transpose0213_smul", "transpose",
+     "(= (transpose 12932 (smul x s)) (smul (transpose 12932 x) s))",
+     "x=[2,3,4,5] s=[]"},
+    {"transpose0231_smul", "transpose",
+     "(= (transpose 5764 (smul x s)) (smul (transpose 5764 x) s))",
+     "x=[2,3,4,5] s=[]"},
+    {"transpose0231_of_0213", "transpose",
+     "(= (transpose 9796 (transpose 12932 x)) (transpose 5764 x))",
+     "x=[2,3,4,5]"},
     /* The rows of a 2-D product made in the order the transpose after it
      * wants (torch's MultiheadAttention out_proj: SDPA's x [B,H,S,D]
      * transposed [2,0,1,3] to [S,B,H,D], reshaped to r = [S B, H D] rows,
@@ -433,7 +448,19 @@ const verify_axiom verify_axioms_transpose[] = {
      "a=0 x=[2,3,4,5] w=[15,6] b=[6] r=[8,15] c=[4,2,6]"},
     VERIFY_AXIOM_END};
 
-const verify_axiom verify_axioms_reshape[] = {VERIFY_AXIOM_END};
+/* The twelfth tier's (docs/generation.md): a scale (smul by a scalar)
+ * moves through any reshape, each element multiplied alone (q's and k's
+ * scales, read by the rows). */
+const verify_axiom verify_axioms_reshape[] = {
+    {"reshape_smul", "reshape",
+     "(= (reshape c (smul x s)) (smul (reshape c x) s))",
+     "c=[2,12] x=[2,3,4] s=[]"},
+    /* a reshape back to x's own shape undoes the one before it (Llama's
+     * rotary sums [B,S,H,D] read by the rows as [B,S,H*D]) */
+    {"reshape_reshape", "reshape",
+     "(=> (= c (sh x)) (= (reshape c (reshape d x)) x))",
+     "c=[2,3,4] d=[2,12] x=[2,3,4]"},
+    VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_avgpool[] = {
     {"avgpool_ewadd", "avgpool",

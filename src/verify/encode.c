@@ -485,12 +485,15 @@ static Z3_ast enc_guard(verify_ctx *c, Z3_ast p) {
  * (docs/verify.md): matmul(softmax(ewadd(smul(matmul(q, k), s), b)), v),
  * the smul left out where s is const_ones [] (times 1), with guard=1 the
  * probabilities guarded (enc_guard), each part encoded as that node of a
- * graph is (so a graph stating it proves equal by the encoding). 0 for
- * the row layout (uninterpreted). */
+ * graph is (so a graph stating it proves equal by the encoding); the row
+ * layout by its own definition (enc_att_rows). */
+static int enc_att_rows(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                        const ir_node *nd, const Z3_ast *in, Z3_ast *out);
+
 static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
                          const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
   if (nd->a.groups)
-    return 0;
+    return enc_att_rows(c, e, g, nd, in, out);
   Z3_ast t[2] = {in[0], in[1]},
          x = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 1, t);
   ir_shape sc = *shape_in(g, nd, 0); /* the scores' [.., Sq, Sk] */
@@ -506,6 +509,118 @@ static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
     t[0] = enc_guard(c, t[0]);
   out[0] = enc_part(c, e, g, nd, IR_OP_MATMUL, 0, 2, t);
   return 1;
+}
+
+/* Adds to h the node op(x) with attributes a; its output, or -1. */
+static int rows_node(ir_graph *h, ir_opcode op, const int32_t *x, int n,
+                     const ir_attrs *a) {
+  base_diag d;
+  int k = ir_add_node(h, op, x, n, a, NULL, &d);
+  return k < 0 ? -1 : h->nodes[k].out[0];
+}
+
+/* Operand j (0 q, 1 k, 2 v) of a row-layout attention as the default
+ * layout reads it: rows x [B,R,C] sliced to the heads' columns (where they
+ * are not all of C), reshaped to [B,R,H,w], transposed to [B,H,R,w] (k to
+ * [B,H,w,R]). */
+static int rows_operand(ir_graph *h, const ir_attrs *att, int x, int j) {
+  const ir_shape *s = &h->tensors[x].shape;
+  int64_t H = att->groups, w = att->list2[j == 2], col = att->list[j];
+  ir_attrs a;
+  if (col != 0 || s->dim[2] != H * w) {
+    ir_attrs_default(IR_OP_SLICE, &a);
+    a.nlist = a.nlist2 = 3;
+    for (int k = 0; k < 3; k++)
+      a.list[k] = 0, a.list2[k] = s->dim[k];
+    a.list[2] = col, a.list2[2] = col + H * w;
+    x = rows_node(h, IR_OP_SLICE, &x, 1, &a);
+    if (x < 0)
+      return -1;
+    s = &h->tensors[x].shape;
+  }
+  int64_t shp[4] = {s->dim[0], s->dim[1], H, w};
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = 4;
+  memcpy(a.list, shp, sizeof shp);
+  x = rows_node(h, IR_OP_RESHAPE, &x, 1, &a);
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  int64_t pq[4] = {0, 2, 1, 3}, pk[4] = {0, 2, 3, 1};
+  a.nlist = 4;
+  memcpy(a.list, j == 1 ? pk : pq, sizeof pq);
+  return x < 0 ? -1 : rows_node(h, IR_OP_TRANSPOSE, &x, 1, &a);
+}
+
+/* The graph of a row-layout attention's definition (docs/graph-format.md)
+ * on inputs of nd's shapes: each operand by rows_operand, the node in the
+ * default layout, its result transposed to [B,S,H,E] and reshaped to
+ * [B,S,H*E]. NULL where it does not build (seqfirst, rows not of rank 3,
+ * out of memory). */
+static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
+  const ir_attrs *att = &nd->a;
+  if (att->axis || att->nlist != 3 || att->nlist2 != 2)
+    return NULL;
+  ir_graph *h = ir_graph_new("rows");
+  int32_t x[5];
+  int ok = h != NULL;
+  for (int i = 0; ok && i < nd->nin; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "i%d", i);
+    const ir_shape *s = shape_in(g, nd, i);
+    base_diag d;
+    ok = (i >= 3 || s->rank == 3) &&
+         (x[i] = ir_add_tensor(h, name, IR_T_INPUT, s, &d)) >= 0;
+  }
+  for (int j = 0; ok && j < 3; j++)
+    ok = (x[j] = rows_operand(h, att, x[j], j)) >= 0;
+  ir_attrs a = *att;
+  a.groups = 0, a.nlist = a.nlist2 = 0, a.axis = 0;
+  int y = ok ? rows_node(h, IR_OP_ATTENTION, x, nd->nin, &a) : -1;
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  int64_t p[4] = {0, 2, 1, 3};
+  a.nlist = 4;
+  memcpy(a.list, p, sizeof p);
+  y = y < 0 ? -1 : rows_node(h, IR_OP_TRANSPOSE, &y, 1, &a);
+  const ir_shape *o = &g->tensors[nd->out[0]].shape;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  a.nlist = o->rank;
+  memcpy(a.list, o->dim, sizeof(int64_t) * (size_t)o->rank);
+  y = y < 0 ? -1 : rows_node(h, IR_OP_RESHAPE, &y, 1, &a);
+  if (y < 0 || !ir_shape_eq(&h->tensors[y].shape, o)) {
+    ir_graph_free(h);
+    return NULL;
+  }
+  return h;
+}
+
+/* attention in the row layout (heads > 0) by its definition: the graph of
+ * rows_definition encoded node by node on nd's input terms, its shape
+ * facts asserted, so that a graph of transposes and reshapes around a
+ * default-layout attention proves equal to it (the twelfth tier,
+ * docs/generation.md). 0 (uninterpreted) where that graph does not build
+ * (seqfirst rows). */
+static int enc_att_rows(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                        const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
+  ir_graph *h = rows_definition(g, nd);
+  if (!h)
+    return 0;
+  Z3_ast t[32]; /* at most 5 inputs and 4 nodes an operand, 3 more */
+  int ok = h->ntensors <= 32;
+  for (int i = 0; ok && i < nd->nin; i++)
+    t[i] = in[i]; /* h's inputs are its first tensors, in order */
+  for (int i = 0; ok && i < h->nnodes && !verify_z3_bad(); i++) {
+    const ir_node *n = &h->nodes[i];
+    Z3_ast a[IR_MAX_IN], o[IR_MAX_IN];
+    for (int k = 0; k < n->nin; k++)
+      a[k] = t[n->in[k]];
+    encode_node(c, e, h, n, a, o);
+    t[n->out[0]] = o[0];
+  }
+  if (ok && !verify_z3_bad()) {
+    verify_assert_shapes(c, h, t);
+    out[0] = t[h->nodes[h->nnodes - 1].out[0]];
+  }
+  ir_graph_free(h);
+  return ok && !verify_z3_bad();
 }
 
 /* A rule input constrained to a value (ir_tensor.has_value): the term
