@@ -1624,8 +1624,8 @@ Test(gen, extended11_rotary_in_rows_in_file, .timeout = 60) {
 
 /* Whether rule r is the twelfth tier's: a default-layout attention with
  * its moves on the left, one node in the row layout (heads=) last on the
- * right, q and k read as rank-3 inputs (form 0) or as reshapes of rank-4
- * ones (form 1). */
+ * right, q and k read as rank-3 inputs (form 0), as reshapes of rank-4
+ * ones (form 1) or as the parts of a split (form 2: packed). */
 static int row_attention(const ir_rule *r, int form) {
   const ir_graph *a = r->src, *b = r->dst;
   if (b->nnodes < 1 || a->nnodes < 7)
@@ -1633,30 +1633,41 @@ static int row_attention(const ir_rule *r, int form) {
   const ir_node *n = &b->nodes[b->nnodes - 1];
   if (n->op != IR_OP_ATTENTION || n->a.groups <= 0)
     return 0;
-  return (b->tensors[0].shape.rank == 4) == form; /* x1, declared first */
+  if (a->nodes[0].op == IR_OP_SPLIT)
+    return form == 2;
+  return form < 2 && (b->tensors[0].shape.rank == 4) == form; /* x1 first */
 }
 
-/* rules/extended.rules holds the twelfth tier's row-layout attention (16:
+/* rules/extended.rules holds the twelfth tier's row-layout attention (40:
  * two forms, with and without the guard, the mask and the scale on q and
- * k), proven again; with k and v swapped on the right, refuted. */
+ * k; the packed form's six orders of q, k and v, with and without the
+ * guard and the mask), proven again; with k and v swapped on the right,
+ * or the packed form's q and k columns swapped, refuted. */
 Test(gen, extended12_row_attention_in_file, .timeout = 60) {
   ir_ruleset ext;
   read_extended(&ext);
-  const ir_rule *r[2] = {first_proven(&ext, row_attention, 0),
-                         first_proven(&ext, row_attention, 1)};
+  const ir_rule *r[3] = {first_proven(&ext, row_attention, 0),
+                         first_proven(&ext, row_attention, 1),
+                         first_proven(&ext, row_attention, 2)};
   int n = 0;
   for (int i = 0; i < ext.n; i++)
-    n += ext.rules[i].status == IR_RULE_PROVEN &&
-         (row_attention(&ext.rules[i], 0) || row_attention(&ext.rules[i], 1));
-  cr_expect_eq(n, 16, "%d row-layout attention rules", n);
+    for (int f = 0; f < 3; f++)
+      n += ext.rules[i].status == IR_RULE_PROVEN &&
+           row_attention(&ext.rules[i], f);
+  cr_expect_eq(n, 40, "%d row-layout attention rules", n);
   verify_ctx *c = verify_new(NULL);
   cr_assert(c);
-  expect_all_proven(c, r, 2, "row-layout attention");
+  expect_all_proven(c, r, 3, "row-layout attention");
+  if (r[2]) { /* q at columns 0, k at 20 */
+    const char *t = rule_text(extended_rules, r[2]->id);
+    expect_refuted(c, variant(t, "dst:", "cols=[0,20,", "cols=[20,0,"),
+                   "the packed row attention with q and k swapped proven");
+  }
   if (r[1]) {
     const char *t = rule_text(extended_rules, r[1]->id);
     expect_refuted(
         c,
-        variant(t, "dst:", "attention(t14, t15, x3", "attention(t14, x3, t15"),
+        variant(t, "dst:", "attention(t12, t13, x3", "attention(t12, x3, t13"),
         "the row attention with k and v swapped proven");
   }
   verify_free(c);

@@ -137,6 +137,40 @@ Test(lower_att, bert_separate_projections) {
   ir_graph_free(h), ir_graph_free(g);
 }
 
+/* A node already in the row layout (the twelfth tier's rules make it)
+ * reading the parts of a split of one projection's rows (v, k, q: the
+ * sibling merges' order): it reads the projection in place at those
+ * columns and the split goes; another reader keeps the split. */
+static const char rows_split[] =
+    "input x: [2,5,8]\ninput m: [2,1,1,5]\n"
+    "weight w: [8,24]\nweight sc: []\nweight wo: [8,8]\n"
+    "p = matmul(x, w)\n"
+    "v, k, q = split(p) axis=2 sizes=[8,8,8]\n"
+    "y = attention(q, k, v, sc, m) guard=1 heads=2 cols=[0,0,0] hdim=[4,4]\n"
+    "out = matmul(y, wo)\n"
+    "output out\n";
+
+Test(lower_att, row_node_reads_split_parts_in_place) {
+  lower_stats st;
+  ir_graph *g, *h = lu_parse_lower(rows_split, &g, &st);
+  cr_assert_eq(lu_count_op(h, IR_OP_SPLIT), 0);
+  const ir_node *a = lu_producer(h, "y");
+  for (int k = 0; k < 3; k++)
+    cr_assert_eq(a->in[k], ir_find_tensor(h, "p"));
+  cr_assert(a->a.list[0] == 16 && a->a.list[1] == 8 && a->a.list[2] == 0);
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(h), ir_graph_free(g);
+  char text[1024];
+  snprintf(text, sizeof text, "%s", rows_split);
+  char *o = strstr(text, "output out");
+  snprintf(o, sizeof text - (size_t)(o - text), "output out, k\n");
+  h = lu_parse_lower(text, &g, &st);
+  cr_assert_eq(lu_count_op(h, IR_OP_SPLIT), 1, "k is read: the split stays");
+  cr_assert_eq(lu_producer(h, "y")->in[0], ir_find_tensor(h, "p"));
+  lu_same_outputs(g, h, 0);
+  ir_graph_free(h), ir_graph_free(g);
+}
+
 /* Llama as the rotary pass and fusion leave it ([B=2,S=5], 2 heads of 4):
  * one merged projection writes q, k, v and q and k rotated (rotate_half in
  * the weights), split; the rotary sum q * cos + rot(q) * sin is a fused

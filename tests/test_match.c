@@ -543,6 +543,51 @@ Test(instances, row_attention_takes_the_graphs_heads) {
   ir_graph_free(g);
 }
 
+/* Its packed form: v, k and q the parts of one split (as the sibling
+ * merges leave BERT's), written at H 4, D 5 with q at columns 40; at H 3,
+ * D 4 the columns are 24, 12 and 0 (multiples of the graph's H*D). */
+Test(instances, packed_row_attention_reads_in_place) {
+  int ni;
+  ir_graph *g = parse(
+      "input x: [2,8,12]\nweight w: [12,36]\ninput c: []\ninput s: []\n"
+      "input m: [1,1,8,8]\np = matmul(x, w)\n"
+      "v, k, q = split(p) axis=2 sizes=[12,12,12]\n"
+      "q4 = reshape(q) shape=[2,8,3,4]\nqt = transpose(q4) perm=[0,2,1,3]\n"
+      "qs = ewmul(qt, c)\nk4 = reshape(k) shape=[2,8,3,4]\n"
+      "kt = transpose(k4) perm=[0,2,3,1]\nks = ewmul(kt, c)\n"
+      "v4 = reshape(v) shape=[2,8,3,4]\nvt = transpose(v4) perm=[0,2,1,3]\n"
+      "a = attention(qs, ks, vt, s, m)\n"
+      "at = transpose(a) perm=[0,2,1,3]\ny = reshape(at) shape=[2,8,12]\n"
+      "output y\n");
+  cr_assert_eq(matches("rows_packed", g, &ni), 1);
+  const rewrite_dir *dr = dir_of("rows_packed");
+  rewrite_index ix;
+  rewrite_matches ms = {0};
+  base_diag d;
+  cr_assert_eq(rewrite_index_build(g, &ix, &d), BASE_OK);
+  cr_assert_eq(rewrite_match_cpat(&dr->cp, g, &ix, &ms, &d), BASE_OK);
+  ir_graph *h = rewrite_apply(g, rewrite_match_pat(dr, &ms.m[0]),
+                              rewrite_match_repl(dr, &ms.m[0]), &ms.m[0], &d);
+  cr_assert(h, "%s", d.msg);
+  int n = -1, splits = 0;
+  for (int i = 0; i < h->nnodes; i++) {
+    n = h->nodes[i].op == IR_OP_ATTENTION ? i : n;
+    splits += h->nodes[i].op == IR_OP_SPLIT;
+  }
+  cr_assert_geq(n, 0);
+  cr_expect_eq(splits, 0);
+  const ir_attrs *a = &h->nodes[n].a;
+  cr_expect_eq(a->groups, 3);
+  cr_expect(a->nlist == 3 && a->list[0] == 24 && a->list[1] == 12 &&
+                a->list[2] == 0,
+            "cols [%lld,%lld,%lld]", (long long)a->list[0],
+            (long long)a->list[1], (long long)a->list[2]);
+  ir_graph_free(h);
+  rewrite_matches_free(&ms);
+  rewrite_index_free(&ix);
+  ir_graph_free(g);
+}
+
 /* An element-wise operator whose operands broadcast otherwise than the
  * rule's binds only as an instance (match.c's rewrite_bcast_alike): the
  * convolution of a sum, proven for operands of equal shapes, applies

@@ -476,10 +476,10 @@ Test(verify, broadcasts_keep_equal_shape_laws_out) {
 /* The row layout (heads=) by its definition (encode.c's enc_att_rows, the
  * twelfth tier, docs/generation.md): BERT's head split around a
  * default-layout attention, q and k scaled, is the row-layout node on the
- * rows, the scales kept on the rows; Llama's, q and k already [B,S,H,D]
- * and k transposed twice, is the node on their reshapes. With k and v
- * swapped, or the scale on v, the sides differ and the verifier refuses
- * them. */
+ * rows with both scales moved into its s (bmatmul_smul_l, _r, smul_smul);
+ * Llama's, q and k already [B,S,H,D] and k transposed twice, is the node
+ * on their reshapes. With k and v swapped, or one scale left out, the
+ * sides differ and the verifier refuses them. */
 #define ROWS_IN                                                                \
   "input x1: [2,3,20]\ninput x2: [2,6,20]\ninput x3: [2,6,20]\n"               \
   "input c1: []\ninput c2: []\ninput s1: []\ninput m1: [1,1,3,6]\n"
@@ -493,10 +493,10 @@ Test(verify, broadcasts_keep_equal_shape_laws_out) {
   "t10 = transpose(t9) perm=[0,2,1,3]\nt11 = reshape(t10) shape=[2,3,20]\n"    \
   "output t11\n"
 #define ROWS_ATT " guard=1 heads=4 cols=[0,0,0] hdim=[5,5]\noutput o\nend\n"
+#define ROWS_S "p = ewmul(c1, c2)\nsc = ewmul(p, s1)\n"
 static const char *row_rules =
-    "rule ok_rows unverified\n" ROWS_SRC "dst:\n" ROWS_IN
-    "q = ewmul(x1, c1)\nk = ewmul(x2, c2)\n"
-    "o = attention(q, k, x3, s1, m1)" ROWS_ATT "rule ok_heads unverified\n"
+    "rule ok_rows unverified\n" ROWS_SRC "dst:\n" ROWS_IN ROWS_S
+    "o = attention(x1, x2, x3, sc, m1)" ROWS_ATT "rule ok_heads unverified\n"
     "src:\ninput r1: [2,3,4,5]\ninput r2: [2,6,4,5]\ninput x3: [2,6,20]\n"
     "input c1: []\ninput c2: []\ninput s1: []\ninput m1: [1,1,3,6]\n"
     "t2 = transpose(r1) perm=[0,2,1,3]\nt3 = ewmul(t2, c1)\n"
@@ -508,15 +508,13 @@ static const char *row_rules =
     "output t11\n"
     "dst:\ninput r1: [2,3,4,5]\ninput r2: [2,6,4,5]\ninput x3: [2,6,20]\n"
     "input c1: []\ninput c2: []\ninput s1: []\ninput m1: [1,1,3,6]\n"
-    "a = reshape(r1) shape=[2,3,20]\nb = reshape(r2) shape=[2,6,20]\n"
-    "q = ewmul(a, c1)\nk = ewmul(b, c2)\n"
-    "o = attention(q, k, x3, s1, m1)" ROWS_ATT
-    "rule rows_k_v_swapped unverified\n" ROWS_SRC "dst:\n" ROWS_IN
-    "q = ewmul(x1, c1)\nk = ewmul(x3, c2)\n"
-    "o = attention(q, k, x2, s1, m1)" ROWS_ATT
-    "rule rows_scale_on_v unverified\n" ROWS_SRC "dst:\n" ROWS_IN
-    "q = ewmul(x1, c1)\nv = ewmul(x3, c2)\n"
-    "o = attention(q, x2, v, s1, m1)" ROWS_ATT;
+    "a = reshape(r1) shape=[2,3,20]\nb = reshape(r2) shape=[2,6,20]\n" ROWS_S
+    "o = attention(a, b, x3, sc, m1)" ROWS_ATT
+    "rule rows_k_v_swapped unverified\n" ROWS_SRC "dst:\n" ROWS_IN ROWS_S
+    "o = attention(x1, x3, x2, sc, m1)" ROWS_ATT
+    "rule rows_one_scale_left_out unverified\n" ROWS_SRC "dst:\n" ROWS_IN
+    "sc = ewmul(c1, s1)\n"
+    "o = attention(x1, x2, x3, sc, m1)" ROWS_ATT;
 
 Test(verify, row_attention_by_definition) {
   expect_ok_proven(row_rules);

@@ -6,9 +6,9 @@
 
 typedef ir_graph *(*lower_fn)(const ir_graph *g, lower_stats *st, base_diag *d);
 
-static const lower_fn families[] = {lower_patch, lower_epi, lower_move,
-                                    lower_se,    lower_att, lower_seq,
-                                    lower_chain};
+static const lower_fn families[] = {lower_patch, lower_epi,  lower_move,
+                                    lower_se,    lower_att,  lower_rows,
+                                    lower_seq,   lower_chain};
 
 int lower_emit(ir_graph *h, const ir_graph *g, int n, ir_opcode op,
                const int32_t *in, int nin, const ir_attrs *a, int32_t *map,

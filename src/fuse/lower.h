@@ -26,6 +26,9 @@
  *   lower_att.c   attention reading q, k and v in the rows its
  *                 projections write and writing the rows the next matmul
  *                 reads (heads=), the moves between them gone;
+ *                 and a node already in that layout (the rules make it)
+ *                 reading a split's parts reads the split's input in place
+ *                 (lower_rows);
  *   lower_seq.c   the transpose to the sequence-first layout before a
  *                 projection only a seq-first attention reads, gone
  *                 (the attention reads the projection batch-first);

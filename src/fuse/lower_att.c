@@ -679,3 +679,92 @@ out:
   free(p.gone), free(p.cand);
   return h;
 }
+
+/* ---- row-layout nodes reading a split's parts ---------------------------
+ *
+ * A node already in the row layout (heads=: the twelfth tier's rules make
+ * them, docs/generation.md) may read q, k or v as a part of a split of its
+ * rows along their last axis (Llama's merged projection split in five,
+ * the rules' rows form on BERT's merged q, k and v): it reads the split's
+ * input in place instead, its column offset moved by the part's, and the
+ * split goes when nothing else reads its parts. */
+
+/* Split part t of g along the last axis of rows [B,S,C]: its split node,
+ * its column offset in *off; -1 otherwise. */
+static int split_part(const ir_graph *g, int32_t t, int64_t *off) {
+  int p = g->tensors[t].node;
+  if (p < 0 || g->nodes[p].op != IR_OP_SPLIT)
+    return -1;
+  const ir_node *s = &g->nodes[p];
+  const ir_shape *x = &g->tensors[s->in[0]].shape;
+  if (x->rank != 3 || (s->a.axis != 2 && s->a.axis != -1) || s->a.act)
+    return -1;
+  *off = 0;
+  for (int o = 0; o < s->nout && s->out[o] != t; o++)
+    *off += g->tensors[s->out[o]].shape.dim[2];
+  return p;
+}
+
+typedef struct rows_plan {
+  int *reads;          /* per tensor: readers left */
+  unsigned char *gone; /* per node: a split nothing reads any more */
+} rows_plan;
+
+static int rows_node(const ir_node *n) {
+  return n->op == IR_OP_ATTENTION && n->a.groups > 0 && !n->a.axis &&
+         n->a.nlist == 3;
+}
+
+static int rows_step(void *u, ir_graph *h, const ir_graph *g, int i,
+                     int32_t *map, base_diag *d) {
+  const rows_plan *pl = u;
+  const ir_node *n = &g->nodes[i];
+  if (pl->gone[i])
+    return 0;
+  if (!rows_node(n))
+    return ir_rebuild_copy(h, g, i, map, d) < 0 ? -1 : 0;
+  int32_t in[IR_MAX_IN];
+  ir_attrs a = n->a;
+  for (int k = 0; k < n->nin; k++) {
+    int64_t off;
+    int p = k < 3 ? split_part(g, n->in[k], &off) : -1;
+    in[k] = map[p >= 0 ? g->nodes[p].in[0] : n->in[k]];
+    if (p >= 0)
+      a.list[k] += off;
+  }
+  return lower_emit(h, g, i, n->op, in, n->nin, &a, map, d);
+}
+
+ir_graph *lower_rows(const ir_graph *g, lower_stats *st, base_diag *d) {
+  rows_plan p = {ir_read_counts(g), base_calloc((size_t)g->nnodes + 1, 1)};
+  ir_graph *h = NULL;
+  int moved = 0;
+  if (!p.reads || !p.gone) {
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+    goto out;
+  }
+  for (int i = 0; i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    for (int k = 0; rows_node(n) && k < 3; k++) {
+      int64_t off;
+      int s = split_part(g, n->in[k], &off);
+      if (s >= 0)
+        p.reads[n->in[k]]--, p.reads[g->nodes[s].in[0]]++, moved++;
+    }
+  }
+  for (int i = 0; moved && i < g->nnodes; i++) {
+    const ir_node *n = &g->nodes[i];
+    int dead = n->op == IR_OP_SPLIT;
+    for (int k = 0; dead && k < n->nout; k++)
+      dead = p.reads[n->out[k]] == 0;
+    p.gone[i] = (unsigned char)dead;
+  }
+  h = moved ? ir_rebuild(g, rows_step, &p, d) : ir_graph_clone_shared(g);
+  if (!h && !moved)
+    base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  if (h && st)
+    st->moves += moved;
+out:
+  free(p.reads), free(p.gone);
+  return h;
+}

@@ -13,6 +13,8 @@ ir_graph *lower_epi(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_move(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_se(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_att(const ir_graph *g, lower_stats *st, base_diag *d);
+/* (lower_att.c) row-layout nodes reading a split's parts in place */
+ir_graph *lower_rows(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_seq(const ir_graph *g, lower_stats *st, base_diag *d);
 ir_graph *lower_chain(const ir_graph *g, lower_stats *st, base_diag *d);
 

@@ -175,16 +175,27 @@ static base_status split_sizes(rw *r, const ir_node *n, ir_attrs *a) {
 /* An attention's row layout (heads=, cols=, hdim=: sizes of the rows it
  * reads, which shape inference checks but ops.def cannot mark, heads being
  * an integer) through the dimension map: the twelfth tier's rules write
- * it on their own small sizes (docs/generation.md). */
+ * it on their own small sizes (docs/generation.md). A column offset that
+ * is a multiple of H*D (q, k and v of a packed projection) stays that
+ * multiple of the graph's H*D. */
 static base_status map_rows(rw *r, ir_attrs *a) {
-  int64_t h = a->groups;
+  int64_t h = a->groups, unit = a->nlist2 ? a->groups * a->list2[0] : 0;
+  int64_t k[IR_MAX_LIST]; /* each column offset in units of H*D (a packed
+                             QKV's q, k and v), else -1 */
+  for (int i = 0; i < a->nlist; i++)
+    k[i] = unit > 0 && a->list[i] % unit == 0 ? a->list[i] / unit : -1;
   base_status st = map_list(r, &h, 1);
   if (!st && h > INT32_MAX)
     return base_diag_set(r->d, BASE_ERR_SHAPE, 0, 0, "heads too large");
   a->groups = (int32_t)h;
   if (!st)
-    st = map_list(r, a->list, a->nlist);
-  return st ? st : map_list(r, a->list2, a->nlist2);
+    st = map_list(r, a->list2, a->nlist2);
+  for (int i = 0; !st && i < a->nlist; i++)
+    if (k[i] >= 0)
+      a->list[i] = k[i] * a->groups * a->list2[0];
+    else
+      st = map_list(r, &a->list[i], 1);
+  return st;
 }
 
 /* Re-derives the parameters that follow shapes (ops.def's '~' and '#'

@@ -86,6 +86,14 @@ const verify_axiom verify_axioms_conv2d[] = {
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_matmul[] = {
+    /* the batched product (the attention's, bmatmul) takes a scale of
+     * either operand out (the twelfth tier's q and k scales) */
+    {"bmatmul_smul_l", "matmul",
+     "(= (bmatmul NONE (smul x s) y) (smul (bmatmul NONE x y) s))",
+     "x=[2,3,4,5] y=[2,3,5,6] s=[]"},
+    {"bmatmul_smul_r", "matmul",
+     "(= (bmatmul NONE x (smul y s)) (smul (bmatmul NONE x y) s))",
+     "x=[2,3,4,5] y=[2,3,5,6] s=[]"},
     {"matmul_assoc", "matmul",
      "(= (matmul NONE (matmul NONE x y) z) (matmul NONE x (matmul NONE y z)))",
      "x=[2,3] y=[3,4] z=[4,2]"},
@@ -202,6 +210,11 @@ const verify_axiom verify_axioms_ewdiv[] = {
     VERIFY_AXIOM_END};
 
 const verify_axiom verify_axioms_smul[] = {
+    /* two scales are one, their product (both scalars of one shape: the
+     * twelfth tier's q and k scales moved into the attention's s) */
+    {"smul_smul", "smul",
+     "(=> (= (sh s) (sh t)) (= (smul (smul x s) t) (smul x (ewmul s t))))",
+     "x=[2,3] s=[] t=[]"},
     {"smul_comm", "smul", "(= (smul (smul x s) t) (smul (smul x t) s))",
      "x=[2,3] s=[] t=[]"},
     {"smul_ewadd", "smul",
@@ -412,17 +425,9 @@ const verify_axiom verify_axioms_transpose[] = {
      " (bmul (transpose 12932 x) (transpose 12932 y)))",
      "x=[2,3,4,5] y=[1,3,1,5]"},
     /* The twelfth tier's attention in the projections' rows
-     * (docs/generation.md): q's and k's scale (an ewmul by a scalar, smul)
-     * moves through their head transposes, [0,2,1,3] and k's [0,2,3,1]
-     * (code 5764), and k's [0,2,3,1] is [0,2,1,3] then [0,1,3,2] (code
-     * 9796; Llama's k, transposed for the product after the head
-     * transpose). */
-    {"transpose0213_smul", "transpose",
-     "(= (transpose 12932 (smul x s)) (smul (transpose 12932 x) s))",
-     "x=[2,3,4,5] s=[]"},
-    {"transpose0231_smul", "transpose",
-     "(= (transpose 5764 (smul x s)) (smul (transpose 5764 x) s))",
-     "x=[2,3,4,5] s=[]"},
+     * (docs/generation.md): k's [0,2,3,1] (code 5764) is [0,2,1,3] then
+     * [0,1,3,2] (code 9796; Llama's k, transposed for the product after
+     * the head transpose). */
     {"transpose0231_of_0213", "transpose",
      "(= (transpose 9796 (transpose 12932 x)) (transpose 5764 x))",
      "x=[2,3,4,5]"},
@@ -448,13 +453,8 @@ const verify_axiom verify_axioms_transpose[] = {
      "a=0 x=[2,3,4,5] w=[15,6] b=[6] r=[8,15] c=[4,2,6]"},
     VERIFY_AXIOM_END};
 
-/* The twelfth tier's (docs/generation.md): a scale (smul by a scalar)
- * moves through any reshape, each element multiplied alone (q's and k's
- * scales, read by the rows). */
+/* The twelfth tier's (docs/generation.md). */
 const verify_axiom verify_axioms_reshape[] = {
-    {"reshape_smul", "reshape",
-     "(= (reshape c (smul x s)) (smul (reshape c x) s))",
-     "c=[2,12] x=[2,3,4] s=[]"},
     /* a reshape back to x's own shape undoes the one before it (Llama's
      * rotary sums [B,S,H,D] read by the rows as [B,S,H*D]) */
     {"reshape_reshape", "reshape",
@@ -598,6 +598,14 @@ const verify_axiom verify_axioms_slice[] = {
     {"slice_split1", "slice",
      "(=> (= e (dim (sh x) a)) (= (slice a n e x) (split1 a n x)))",
      "a=2 n=1 e=4 x=[2,3,4]"},
+    /* a slice inside the axis is a split's part of its rest (the middle
+     * part of a split into three: the twelfth tier's packed q, k and v,
+     * read by the row layout's slices) */
+    {"slice_mid", "slice",
+     "(=> (and (< 0 s) (< e (dim (sh x) a)))"
+     " (= (slice a s e x) (split0 a (- e s) (split1 a s x))))",
+     "a=2 s=1 e=3 x=[2,3,5]"},
+
     /* rotate_half of a head-split projection, v = reshape(x w) to c =
      * [B,S,H,2n] (the last axis N = H 2n split, x [B,S,K]), is the
      * projection by w with each head's columns rotated: w as r = [K,H,2n],

@@ -386,6 +386,17 @@ static int enc_residual(verify_ctx *c, const ir_graph *g, const ir_node *nd,
   return 1;
 }
 
+/* Whether a product of x and y is batched alike: one rank >= 3, the
+ * leading dimensions equal (no broadcast of the batch). */
+static int batched(const ir_shape *x, const ir_shape *y) {
+  if (x->rank < 3 || x->rank != y->rank)
+    return 0;
+  for (int k = 0; k + 2 < x->rank; k++)
+    if (x->dim[k] != y->dim[k])
+      return 0;
+  return 1;
+}
+
 /* Conv, matmul and pools: only their plain forms have axioms. */
 static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
                         const Z3_ast *in, Z3_ast *out) {
@@ -416,6 +427,12 @@ static int enc_windowed(verify_ctx *c, const ir_graph *g, const ir_node *nd,
       shape_in(g, nd, 1)->rank == 2) { /* batched rows, 2-D weights */
     int64_t iv[2] = {shape_in(g, nd, 0)->rank - 1, a->act};
     out[0] = apply(c, VERIFY_F_MATMULR, iv, in);
+    return 1;
+  }
+  if (nd->op == IR_OP_MATMUL && nd->nin == 2 &&
+      batched(shape_in(g, nd, 0), shape_in(g, nd, 1))) {
+    int64_t iv[1] = {a->act};
+    out[0] = apply(c, VERIFY_F_BMATMUL, iv, in);
     return 1;
   }
   if (nd->op == IR_OP_MATMUL && nd->nin == 3 && shape_in(g, nd, 1)->rank == 2 &&

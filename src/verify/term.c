@@ -50,6 +50,7 @@ static const verify_fninfo fns[VERIFY_NFN] = {
     [VERIFY_F_BMUL] = {"bmul", 0, 2, VERIFY_S_TENSOR},
     [VERIFY_F_BSUB] = {"bsub", 0, 2, VERIFY_S_TENSOR},
     [VERIFY_F_BDIV] = {"bdiv", 0, 2, VERIFY_S_TENSOR},
+    [VERIFY_F_BMATMUL] = {"bmatmul", 1, 2, VERIFY_S_TENSOR},
     [VERIFY_F_EQ] = {"=", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_IMPLIES] = {"=>", 0, 0, VERIFY_S_BOOL},
     [VERIFY_F_AND] = {"and", 0, 0, VERIFY_S_BOOL},

@@ -63,6 +63,9 @@ typedef enum verify_fn {
   VERIFY_F_BDIV,  /* rank is reshaped up first, encode.c): no equal-shape
                      axiom (a split, concat or convolution of the sum)
                      holds of them */
+  VERIFY_F_BMATMUL, /* (bmatmul act a b): a [..,M,K] times b [..,K,N], both
+                       of one rank >= 3 and their leading dimensions equal
+                       (the attention's batched products) */
   VERIFY_NOPFN,
   VERIFY_F_EQ = VERIFY_NOPFN,
   VERIFY_F_IMPLIES,
