@@ -325,7 +325,8 @@ static int describe(const verify_term *e, const ival *iv, gnode *g) {
   case VERIFY_F_BMATMUL:
     g->op = IR_OP_MATMUL;
     ir_attrs_default(g->op, a);
-    a->act = (int32_t)iv[e->fn == VERIFY_F_MATMULB || e->fn == VERIFY_F_MATMULR].v;
+    a->act =
+        (int32_t)iv[e->fn == VERIFY_F_MATMULB || e->fn == VERIFY_F_MATMULR].v;
     return 1; /* matmulb's and matmulr's ax is checked against x's rank once
                  it is built */
   case VERIFY_F_EWADD:
