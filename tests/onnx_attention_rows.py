@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """onnx_attention_rows.py: exported transformers optimize to attention in the
-row layout (heads=, src/fuse/lower_att.c), pass the end-to-end check, and
-export back to an ONNX model onnxruntime agrees with.
+row layout (heads=, made by the twelfth tier's rules or src/fuse/lower_att.c),
+pass the end-to-end check, and export back to an ONNX model onnxruntime
+agrees with.
 
 usage: onnx_attention_rows.py SUPEROPT ROOT
 
@@ -43,7 +44,9 @@ def optimize(superopt, model, out, extra, natt, max_transposes):
     tr = len(re.findall(r"^[^{\n]*= transpose\(", text, re.M))
     print(f"{os.path.basename(model)}: {rows} of {nodes} attention nodes in "
           f"row layout, {tr} transposes, check {check and check.group(1)}")
-    bad = not m or int(m.group(1)) != natt or rows != natt or nodes != natt
+    # made by the lower stage or, since the twelfth tier, by the rules
+    # (docs/generation.md): the graph is what counts
+    bad = not m or int(m.group(1)) > natt or rows != natt or nodes != natt
     bad |= not check or tr > max_transposes
     if bad:
         print("FAIL:\n" + log)
