@@ -496,27 +496,39 @@ Test(instances, enlarge_keeps_a_kernel_no_filter_has) {
   ir_graph_free(g);
 }
 
-/* The twelfth tier's row-layout attention (docs/generation.md), written on
- * H 4, D 5, E 7, on BERT's head split at H 3, D = E 4, S = T 8: its
- * reshapes bind as an instance, heads= and hdim= come through the
- * dimension map, every move goes and the values stay (checked on the
- * executor by matches()). */
-Test(instances, row_attention_takes_the_graphs_heads) {
-  int ni;
-  ir_graph *g = parse(
-      "input x: [2,8,12]\nweight wq: [12,12]\nweight wk: [12,12]\n"
-      "weight wv: [12,12]\ninput c: []\ninput s: []\ninput m: [1,1,8,8]\n"
-      "q = matmul(x, wq)\nk = matmul(x, wk)\nv = matmul(x, wv)\n"
+/* BERT's head split around a default-layout attention at H 3, D = E 4,
+ * S = T 8, q and k scaled; with PACKED its q, k and v the parts (v, k,
+ * q: the sibling merges' order) of one split of a merged projection. */
+static ir_graph *bert_heads(int packed) {
+  char text[1024];
+  snprintf(
+      text, sizeof text,
+      "input x: [2,8,12]\ninput c: []\ninput s: []\ninput m: [1,1,8,8]\n"
+      "%s"
       "q4 = reshape(q) shape=[2,8,3,4]\nqt = transpose(q4) perm=[0,2,1,3]\n"
       "qs = ewmul(qt, c)\nk4 = reshape(k) shape=[2,8,3,4]\n"
       "kt = transpose(k4) perm=[0,2,3,1]\nks = ewmul(kt, c)\n"
       "v4 = reshape(v) shape=[2,8,3,4]\nvt = transpose(v4) perm=[0,2,1,3]\n"
       "a = attention(qs, ks, vt, s, m)\n"
       "at = transpose(a) perm=[0,2,1,3]\ny = reshape(at) shape=[2,8,12]\n"
-      "output y\n");
-  cr_assert_eq(matches("rows_bert", g, &ni), 1);
+      "output y\n",
+      packed ? "weight w: [12,36]\np = matmul(x, w)\n"
+               "v, k, q = split(p) axis=2 sizes=[12,12,12]\n"
+             : "weight wq: [12,12]\nweight wk: [12,12]\n"
+               "weight wv: [12,12]\nq = matmul(x, wq)\n"
+               "k = matmul(x, wk)\nv = matmul(x, wv)\n");
+  return parse(text);
+}
+
+/* Rule id applied to g at its one match (checked by matches(): one match,
+ * an instance, the values kept): the new graph, its attention node in
+ * *n, and in *left the nodes of operator op it still has. */
+static ir_graph *rows_applied(const char *id, const ir_graph *g, ir_opcode op,
+                              int *n, int *left) {
+  int ni;
+  cr_assert_eq(matches(id, g, &ni), 1);
   cr_expect_eq(ni, 1);
-  const rewrite_dir *dr = dir_of("rows_bert");
+  const rewrite_dir *dr = dir_of(id);
   rewrite_index ix;
   rewrite_matches ms = {0};
   base_diag d;
@@ -525,56 +537,41 @@ Test(instances, row_attention_takes_the_graphs_heads) {
   ir_graph *h = rewrite_apply(g, rewrite_match_pat(dr, &ms.m[0]),
                               rewrite_match_repl(dr, &ms.m[0]), &ms.m[0], &d);
   cr_assert(h, "%s", d.msg);
-  int n = -1, moves = 0;
+  *n = -1, *left = 0;
   for (int i = 0; i < h->nnodes; i++) {
-    n = h->nodes[i].op == IR_OP_ATTENTION ? i : n;
-    moves +=
-        h->nodes[i].op == IR_OP_TRANSPOSE || h->nodes[i].op == IR_OP_RESHAPE;
+    *n = h->nodes[i].op == IR_OP_ATTENTION ? i : *n;
+    *left += h->nodes[i].op == op;
   }
-  cr_assert_geq(n, 0);
-  cr_expect_eq(moves, 0);
+  cr_assert_geq(*n, 0);
+  rewrite_matches_free(&ms);
+  rewrite_index_free(&ix);
+  return h;
+}
+
+/* The twelfth tier's row-layout attention (docs/generation.md), written on
+ * H 4, D 5, E 7, on BERT's head split at H 3, D = E 4, S = T 8: its
+ * reshapes bind as an instance, heads= and hdim= come through the
+ * dimension map, every move goes and the values stay. */
+Test(instances, row_attention_takes_the_graphs_heads) {
+  ir_graph *g = bert_heads(0);
+  int n, transposes;
+  ir_graph *h = rows_applied("rows_bert", g, IR_OP_TRANSPOSE, &n, &transposes);
+  cr_expect_eq(transposes, 0);
   const ir_attrs *a = &h->nodes[n].a;
   cr_expect_eq(a->groups, 3);
   cr_expect(a->nlist2 == 2 && a->list2[0] == 4 && a->list2[1] == 4,
             "hdim [%lld,%lld]", (long long)a->list2[0], (long long)a->list2[1]);
   ir_graph_free(h);
-  rewrite_matches_free(&ms);
-  rewrite_index_free(&ix);
   ir_graph_free(g);
 }
 
-/* Its packed form: v, k and q the parts of one split (as the sibling
- * merges leave BERT's), written at H 4, D 5 with q at columns 40; at H 3,
- * D 4 the columns are 24, 12 and 0 (multiples of the graph's H*D). */
+/* Its packed form, written at H 4, D 5 with q at columns 40: at H 3, D 4
+ * the columns are 24, 12 and 0 (multiples of the graph's H*D), no split
+ * left. */
 Test(instances, packed_row_attention_reads_in_place) {
-  int ni;
-  ir_graph *g = parse(
-      "input x: [2,8,12]\nweight w: [12,36]\ninput c: []\ninput s: []\n"
-      "input m: [1,1,8,8]\np = matmul(x, w)\n"
-      "v, k, q = split(p) axis=2 sizes=[12,12,12]\n"
-      "q4 = reshape(q) shape=[2,8,3,4]\nqt = transpose(q4) perm=[0,2,1,3]\n"
-      "qs = ewmul(qt, c)\nk4 = reshape(k) shape=[2,8,3,4]\n"
-      "kt = transpose(k4) perm=[0,2,3,1]\nks = ewmul(kt, c)\n"
-      "v4 = reshape(v) shape=[2,8,3,4]\nvt = transpose(v4) perm=[0,2,1,3]\n"
-      "a = attention(qs, ks, vt, s, m)\n"
-      "at = transpose(a) perm=[0,2,1,3]\ny = reshape(at) shape=[2,8,12]\n"
-      "output y\n");
-  cr_assert_eq(matches("rows_packed", g, &ni), 1);
-  const rewrite_dir *dr = dir_of("rows_packed");
-  rewrite_index ix;
-  rewrite_matches ms = {0};
-  base_diag d;
-  cr_assert_eq(rewrite_index_build(g, &ix, &d), BASE_OK);
-  cr_assert_eq(rewrite_match_cpat(&dr->cp, g, &ix, &ms, &d), BASE_OK);
-  ir_graph *h = rewrite_apply(g, rewrite_match_pat(dr, &ms.m[0]),
-                              rewrite_match_repl(dr, &ms.m[0]), &ms.m[0], &d);
-  cr_assert(h, "%s", d.msg);
-  int n = -1, splits = 0;
-  for (int i = 0; i < h->nnodes; i++) {
-    n = h->nodes[i].op == IR_OP_ATTENTION ? i : n;
-    splits += h->nodes[i].op == IR_OP_SPLIT;
-  }
-  cr_assert_geq(n, 0);
+  ir_graph *g = bert_heads(1);
+  int n, splits;
+  ir_graph *h = rows_applied("rows_packed", g, IR_OP_SPLIT, &n, &splits);
   cr_expect_eq(splits, 0);
   const ir_attrs *a = &h->nodes[n].a;
   cr_expect_eq(a->groups, 3);
@@ -583,8 +580,6 @@ Test(instances, packed_row_attention_reads_in_place) {
             "cols [%lld,%lld,%lld]", (long long)a->list[0],
             (long long)a->list[1], (long long)a->list[2]);
   ir_graph_free(h);
-  rewrite_matches_free(&ms);
-  rewrite_index_free(&ix);
   ir_graph_free(g);
 }
 
