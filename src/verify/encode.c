@@ -580,7 +580,7 @@ static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
   int32_t x[5];
   int ok = h != NULL;
   for (int i = 0; ok && i < nd->nin; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "i%d", i);
     const ir_shape *s = shape_in(g, nd, i);
     base_diag d;
