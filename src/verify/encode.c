@@ -528,12 +528,26 @@ static int enc_attention(verify_ctx *c, verify_enc *e, const ir_graph *g,
   return 1;
 }
 
-/* Adds to h the node op(x) with attributes a; its output, or -1. */
-static int rows_node(ir_graph *h, ir_opcode op, const int32_t *x, int n,
-                     const ir_attrs *a) {
+/* Adds to h the node op(x) with attributes a; its output, or -1 (also
+ * where x is -1: a step before failed). */
+static int def_node(ir_graph *h, ir_opcode op, const int32_t *x, int n,
+                    const ir_attrs *a) {
   base_diag d;
-  int k = ir_add_node(h, op, x, n, a, NULL, &d);
-  return k < 0 ? -1 : h->nodes[k].out[0];
+  for (int k = 0; k < n; k++)
+    if (x[k] < 0)
+      return -1;
+  int m = ir_add_node(h, op, x, n, a, NULL, &d);
+  return m < 0 ? -1 : h->nodes[m].out[0];
+}
+
+/* Adds to h the reshape or transpose of x whose shape or perm is list[0..n). */
+static int def_move(ir_graph *h, ir_opcode op, int x, const int64_t *list,
+                    int n) {
+  ir_attrs a;
+  ir_attrs_default(op, &a);
+  a.nlist = n;
+  memcpy(a.list, list, sizeof(int64_t) * (size_t)n);
+  return def_node(h, op, (int32_t[]){x}, 1, &a);
 }
 
 /* Operand j (0 q, 1 k, 2 v) of a row-layout attention as the default
@@ -543,28 +557,19 @@ static int rows_node(ir_graph *h, ir_opcode op, const int32_t *x, int n,
 static int rows_operand(ir_graph *h, const ir_attrs *att, int x, int j) {
   const ir_shape *s = &h->tensors[x].shape;
   int64_t H = att->groups, w = att->list2[j == 2], col = att->list[j];
-  ir_attrs a;
+  int64_t shp[4] = {s->dim[0], s->dim[1], H, w};
+  static const int64_t pq[4] = {0, 2, 1, 3}, pk[4] = {0, 2, 3, 1};
   if (col != 0 || s->dim[2] != H * w) {
+    ir_attrs a;
     ir_attrs_default(IR_OP_SLICE, &a);
     a.nlist = a.nlist2 = 3;
     for (int k = 0; k < 3; k++)
       a.list[k] = 0, a.list2[k] = s->dim[k];
     a.list[2] = col, a.list2[2] = col + H * w;
-    x = rows_node(h, IR_OP_SLICE, &x, 1, &a);
-    if (x < 0)
-      return -1;
-    s = &h->tensors[x].shape;
+    x = def_node(h, IR_OP_SLICE, &x, 1, &a);
   }
-  int64_t shp[4] = {s->dim[0], s->dim[1], H, w};
-  ir_attrs_default(IR_OP_RESHAPE, &a);
-  a.nlist = 4;
-  memcpy(a.list, shp, sizeof shp);
-  x = rows_node(h, IR_OP_RESHAPE, &x, 1, &a);
-  ir_attrs_default(IR_OP_TRANSPOSE, &a);
-  int64_t pq[4] = {0, 2, 1, 3}, pk[4] = {0, 2, 3, 1};
-  a.nlist = 4;
-  memcpy(a.list, j == 1 ? pk : pq, sizeof pq);
-  return x < 0 ? -1 : rows_node(h, IR_OP_TRANSPOSE, &x, 1, &a);
+  x = def_move(h, IR_OP_RESHAPE, x, shp, 4);
+  return def_move(h, IR_OP_TRANSPOSE, x, j == 1 ? pk : pq, 4);
 }
 
 /* The graph of a row-layout attention's definition (docs/graph-format.md)
@@ -591,17 +596,11 @@ static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
     ok = (x[j] = rows_operand(h, att, x[j], j)) >= 0;
   ir_attrs a = *att;
   a.groups = 0, a.nlist = a.nlist2 = 0, a.axis = 0;
-  int y = ok ? rows_node(h, IR_OP_ATTENTION, x, nd->nin, &a) : -1;
-  ir_attrs_default(IR_OP_TRANSPOSE, &a);
-  int64_t p[4] = {0, 2, 1, 3};
-  a.nlist = 4;
-  memcpy(a.list, p, sizeof p);
-  y = y < 0 ? -1 : rows_node(h, IR_OP_TRANSPOSE, &y, 1, &a);
+  static const int64_t back[4] = {0, 2, 1, 3};
   const ir_shape *o = &g->tensors[nd->out[0]].shape;
-  ir_attrs_default(IR_OP_RESHAPE, &a);
-  a.nlist = o->rank;
-  memcpy(a.list, o->dim, sizeof(int64_t) * (size_t)o->rank);
-  y = y < 0 ? -1 : rows_node(h, IR_OP_RESHAPE, &y, 1, &a);
+  int y = ok ? def_node(h, IR_OP_ATTENTION, x, nd->nin, &a) : -1;
+  y = def_move(h, IR_OP_TRANSPOSE, y, back, 4);
+  y = def_move(h, IR_OP_RESHAPE, y, o->dim, o->rank);
   if (y < 0 || !ir_shape_eq(&h->tensors[y].shape, o)) {
     ir_graph_free(h);
     return NULL;
