@@ -1631,7 +1631,8 @@ static int row_attention(const ir_rule *r, int form) {
   if (b->nnodes < 1 || a->nnodes < 7)
     return 0;
   const ir_node *n = &b->nodes[b->nnodes - 1];
-  if (n->op != IR_OP_ATTENTION || n->a.groups <= 0)
+  if (n->op != IR_OP_ATTENTION || n->a.groups <= 0 ||
+      a->nodes[0].op == IR_OP_SLICE) /* (the thirteenth tier's) */
     return 0;
   if (a->nodes[0].op == IR_OP_SPLIT)
     return form == 2;
@@ -1669,6 +1670,54 @@ Test(gen, extended12_row_attention_in_file, .timeout = 60) {
         c,
         variant(t, "dst:", "attention(t12, t13, x3", "attention(t12, x3, t13"),
         "the row attention with k and v swapped proven");
+  }
+  verify_free(c);
+  ir_ruleset_free(&ext);
+}
+
+/* Whether rule r is the thirteenth tier's (MaxViT): form 0, a rank-5
+ * scores matmul, softmax and product == one default-layout attention;
+ * form 1, that attention on the heads of packed rank-4 rows sliced to q, k
+ * and v == one row-layout node (heads=) on those rows. */
+static int maxvit_attention(const ir_rule *r, int form) {
+  const ir_graph *a = r->src, *b = r->dst;
+  if (b->nnodes < 1 || a->nnodes < 3)
+    return 0;
+  const ir_node *n = &b->nodes[b->nnodes - 1];
+  if (n->op != IR_OP_ATTENTION)
+    return 0;
+  if (form == 0)
+    return n->a.groups == 0 && a->nodes[0].op == IR_OP_MATMUL &&
+           b->tensors[n->in[0]].shape.rank == 5;
+  return n->a.groups > 0 && a->nodes[0].op == IR_OP_SLICE &&
+         b->tensors[n->in[0]].shape.rank == 4;
+}
+
+/* rules/extended.rules holds the thirteenth tier's MaxViT attention (14:
+ * six rank-5 definitions, with and without the scale and the bias, the
+ * bias added either way round; eight row forms on rank-4 rows, q and k
+ * scaled or not, with and without the bias), proven again; with the
+ * probabilities' product reading k, or the packed form's q and k columns
+ * swapped, refuted. */
+Test(gen, extended13_maxvit_attention_in_file, .timeout = 60) {
+  ir_ruleset ext;
+  read_extended(&ext);
+  const ir_rule *r[2] = {first_proven(&ext, maxvit_attention, 0),
+                         first_proven(&ext, maxvit_attention, 1)};
+  int n[2] = {0, 0};
+  for (int i = 0; i < ext.n; i++)
+    for (int f = 0; f < 2; f++)
+      n[f] += ext.rules[i].status == IR_RULE_PROVEN &&
+              maxvit_attention(&ext.rules[i], f);
+  cr_expect_eq(n[0], 6, "%d rank-5 attention definitions", n[0]);
+  cr_expect_eq(n[1], 8, "%d rank-4 row-layout attention rules", n[1]);
+  verify_ctx *c = verify_new(NULL);
+  cr_assert(c);
+  expect_all_proven(c, r, 2, "MaxViT's attention");
+  if (r[1]) {
+    const char *t = rule_text(extended_rules, r[1]->id);
+    expect_refuted(c, variant(t, "dst:", "cols=[0,20,", "cols=[20,0,"),
+                   "MaxViT's row attention with q and k swapped proven");
   }
   verify_free(c);
   ir_ruleset_free(&ext);

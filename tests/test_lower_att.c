@@ -284,7 +284,8 @@ Test(lower_att, result_read_directly_stays) {
 }
 
 Test(lower_att, malformed_row_layouts_refused) {
-  static const char head[] = "input a: [2,5,24]\ninput b: [2,2,5,4]\n";
+  static const char head[] = "input a: [2,5,24]\ninput b: [2,2,5,4]\n"
+                             "input c: [5,24]\ninput m: [2,2,5,5]\ninput s: []\n";
   char t[512];
   snprintf(t, sizeof t,
            "%sy = attention(a, a, a) heads=2 cols=[0,8,20] hdim=[4,4]\n"
@@ -295,10 +296,17 @@ Test(lower_att, malformed_row_layouts_refused) {
            "%sy = attention(a, a, a) heads=2 hdim=[4,4]\noutput y\n", head);
   lu_refused(t, "cols=[q,k,v]");
   snprintf(t, sizeof t,
-           "%sy = attention(b, b, b) heads=2 cols=[0,0,0] hdim=[2,2]\n"
+           "%sy = attention(c, c, c) heads=2 cols=[0,8,16] hdim=[4,4]\n"
            "output y\n",
            head);
   lu_refused(t, "rows [B,S,C]");
+  /* rows of rank 4 ([2,2,5,4]: one batch of 4) are rows; a bias that does
+   * not broadcast along their leading dimensions is refused */
+  snprintf(t, sizeof t,
+           "%sy = attention(b, b, b, s, m) heads=2 cols=[0,0,0] hdim=[2,2]\n"
+           "output y\n",
+           head);
+  lu_refused(t, "leading dimensions");
   snprintf(t, sizeof t, "%sy = attention(b, b, b) seqfirst=1\noutput y\n",
            head);
   lu_refused(t, "need heads");

@@ -529,6 +529,47 @@ Test(verify, row_attention_by_definition) {
   ir_ruleset_free(&rs);
 }
 
+/* MaxViT's (the thirteenth tier): q, k and v sliced out of packed rows of
+ * rank 4 [1,W,N,3C], split into heads at rank 5, k scaled between its two
+ * transposes (transpose01342_of_01324, transpose_smul_any), a rank-5
+ * default-layout attention with the relative-position bias, merged back:
+ * the row-layout node on the rank-4 rows (their leading dimensions one
+ * batch), k's scale in its s. With q and k's columns swapped, or the
+ * scale left out, the sides differ and the verifier refuses them. */
+#define MXV_IN                                                                 \
+  "input x0: [1,2,3,60]\ninput s1: []\ninput c2: []\ninput m1: [1,4,3,3]\n"
+#define MXV_SRC                                                                \
+  "src:\n" MXV_IN "q0 = slice(x0) starts=[0,0,0,0] ends=[1,2,3,20]\n"          \
+  "q1 = reshape(q0) shape=[1,2,3,4,5]\nq2 = transpose(q1) perm=[0,1,3,2,4]\n"  \
+  "k0 = slice(x0) starts=[0,0,0,20] ends=[1,2,3,40]\n"                         \
+  "k1 = reshape(k0) shape=[1,2,3,4,5]\nk2 = transpose(k1) perm=[0,1,3,2,4]\n"  \
+  "k3 = ewmul(k2, c2)\nk4 = transpose(k3) perm=[0,1,2,4,3]\n"                  \
+  "v0 = slice(x0) starts=[0,0,0,40] ends=[1,2,3,60]\n"                         \
+  "v1 = reshape(v0) shape=[1,2,3,4,5]\nv2 = transpose(v1) perm=[0,1,3,2,4]\n"  \
+  "a1 = attention(q2, k4, v2, s1, m1)\na2 = transpose(a1) perm=[0,1,3,2,4]\n"  \
+  "a3 = reshape(a2) shape=[1,2,3,20]\noutput a3\n"
+#define MXV_ATT(cols) " heads=4 cols=" cols " hdim=[5,5]\noutput o\nend\n"
+static const char *maxvit_rules =
+    "rule ok_maxvit unverified\n" MXV_SRC "dst:\n" MXV_IN
+    "sc = ewmul(c2, s1)\no = attention(x0, x0, x0, sc, m1)" MXV_ATT("[0,20,40]")
+    "rule maxvit_q_k_swapped unverified\n" MXV_SRC "dst:\n" MXV_IN
+    "sc = ewmul(c2, s1)\no = attention(x0, x0, x0, sc, m1)" MXV_ATT("[20,0,40]")
+    "rule maxvit_scale_left_out unverified\n" MXV_SRC "dst:\n" MXV_IN
+    "o = attention(x0, x0, x0, s1, m1)" MXV_ATT("[0,20,40]");
+
+Test(verify, rank4_row_attention_by_definition) {
+  expect_ok_proven(maxvit_rules);
+  ir_ruleset rs;
+  parse_rules(maxvit_rules, &rs);
+  for (int i = 0; i < rs.n; i++) {
+    double e = sides_differ(&rs.rules[i]);
+    int ok = !strncmp(rs.rules[i].id, "ok_", 3);
+    cr_expect(ok ? e < 1e-5 : e > 1e-2, "%s: sides differ by %g",
+              rs.rules[i].id, e);
+  }
+  ir_ruleset_free(&rs);
+}
+
 Test(verify, planted_axiom_is_used_and_named) {
   ir_ruleset rs;
   parse_rules(false_rules, &rs);

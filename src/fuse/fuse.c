@@ -454,9 +454,9 @@ static int att_guard(const ir_graph *g, const int *reads,
 }
 
 /* Whether b broadcasts to the scores [..., S, T] without growing them and
- * (gpu) the GPU reads it (plan: the leading dimensions before the last
- * two, folded into one unless the rank is 4, broadcast along all or
- * none). */
+ * (gpu) the GPU reads it (src/gpu/run/att.c: the dimensions before the
+ * last three folded into one, along which b broadcasts along all or none;
+ * a dimension b lacks broadcasts). */
 static int att_bias_ok(const ir_shape *b, const ir_shape *sc, int gpu) {
   int r = sc->rank, lead_b = 0, lead_full = 0;
   if (b->rank > r)
@@ -465,10 +465,13 @@ static int att_bias_ok(const ir_shape *b, const ir_shape *sc, int gpu) {
     int j = r - b->rank + i;
     if (b->dim[i] != 1 && b->dim[i] != sc->dim[j])
       return 0;
-    if (j < r - 2 && sc->dim[j] > 1)
-      b->dim[i] == 1 ? lead_b++ : lead_full++;
   }
-  return !gpu || r == 4 || !lead_b || !lead_full;
+  for (int j = 0; j < r - 3; j++) {
+    int i = j - (r - b->rank);
+    if (sc->dim[j] > 1)
+      i < 0 || b->dim[i] == 1 ? lead_b++ : lead_full++;
+  }
+  return !gpu || !lead_b || !lead_full;
 }
 
 /* Swin's shifted windows between the bias and the softmax (t, its

@@ -581,19 +581,37 @@ int ir_att_geom_of(const ir_attrs *a, const ir_shape *q, const ir_shape *k,
     att_packed(g->h, g->s, g->e, g->st[3]);
     return 0;
   }
-  if (r != 3 || k->rank != 3 || v->rank != 3 || a->nlist != 3 || a->nlist2 != 2)
+  if (r < 3 || (sf && r != 3) || k->rank != r || v->rank != r ||
+      a->nlist != 3 || a->nlist2 != 2)
     return -1;
-  g->b = q->dim[sf], g->s = q->dim[!sf], g->t = k->dim[!sf];
+  /* rows of rank > 3: [lead..., R, C], the leading dimensions one batch */
+  g->b = sf ? q->dim[1] : 1;
+  for (int i = 0; !sf && i < r - 2; i++)
+    g->b *= q->dim[i];
+  g->s = q->dim[sf ? 0 : r - 2], g->t = k->dim[sf ? 0 : r - 2];
   g->h = a->groups, g->d = a->list2[0], g->e = a->list2[1];
   for (int i = 0; i < 3; i++)
     g->off[i] = a->list[i];
-  att_rows(sf, g->b, g->s, q->dim[2], g->d, g->st[0]);
-  att_rows(sf, g->b, g->t, k->dim[2], g->d, g->st[1]);
+  att_rows(sf, g->b, g->s, q->dim[r - 1], g->d, g->st[0]);
+  att_rows(sf, g->b, g->t, k->dim[r - 1], g->d, g->st[1]);
   int64_t c = g->st[1][2]; /* k as [b, h, d, t]: rows are t */
   g->st[1][2] = 1, g->st[1][3] = c;
-  att_rows(sf, g->b, g->t, v->dim[2], g->e, g->st[2]);
+  att_rows(sf, g->b, g->t, v->dim[r - 1], g->e, g->st[2]);
   att_rows(0, g->b, g->s, g->h * g->e, g->e, g->st[3]);
   return 0;
+}
+
+/* Whether a row-layout attention's bias b, on rows of rank r > 3, leaves
+ * the rows' leading dimensions (all but the last two) to broadcast: rank
+ * at most 4 ([.., H, S, T]), and a 1 wherever it reaches them, so that
+ * the kernels' folded batch reads it as [1, H, S, T]. */
+static int att_rows_bias_lead(const ir_shape *b) {
+  if (b->rank > 4)
+    return 0;
+  for (int i = 0; i + 3 < b->rank; i++)
+    if (b->dim[i] != 1)
+      return 0;
+  return 1;
 }
 
 /* Shape inference of the row layout (heads > 0). */
@@ -601,12 +619,40 @@ static base_status att_rows_shape(ir_attrs *a, const ir_shape *const *in,
                                   int nin, ir_shape *out, base_diag *d) {
   sbuf b0, b1, b2;
   const ir_shape *q = in[0], *k = in[1], *v = in[2];
-  int sf = a->axis;
-  if (q->rank != 3 || k->rank != 3 || v->rank != 3)
+  int sf = a->axis, r = q->rank, lead = 1;
+  if (r < 3 || (sf && r != 3) || k->rank != r || v->rank != r)
     return shape_err(d,
                      "attention: heads=%d takes q, k and v as rows [B,S,C] "
-                     "(seqfirst: [S,B,C]), got %s, %s and %s",
+                     "or [..., S, C] (seqfirst: [S,B,C]), got %s, %s and %s",
                      (int)a->groups, S(q, b0), S(k, b1), S(v, b2));
+  for (int i = 0; i < r - 3; i++) /* rows of rank > 3: one batch */
+    lead &= q->dim[i] == k->dim[i] && q->dim[i] == v->dim[i];
+  if (!lead)
+    return shape_err(d,
+                     "attention: q %s, k %s and v %s differ in their leading "
+                     "dimensions",
+                     S(q, b0), S(k, b1), S(v, b2));
+  if (r > 3) { /* as rank 3, [prod(lead), S, C] */
+    ir_shape f[3];
+    const ir_shape *fp[5] = {&f[0], &f[1], &f[2], nin > 3 ? in[3] : NULL,
+                             nin > 4 ? in[4] : NULL};
+    for (int j = 0; j < 3; j++) {
+      f[j] = (ir_shape){3, {1, in[j]->dim[r - 2], in[j]->dim[r - 1]}};
+      for (int i = 0; i < r - 2; i++)
+        f[j].dim[0] *= in[j]->dim[i];
+    }
+    if (nin == 5 && !att_rows_bias_lead(in[4]))
+      return shape_err(d,
+                       "attention: b %s must broadcast along the rows' "
+                       "leading dimensions (rows %s)",
+                       S(in[4], b0), S(q, b1));
+    base_status st = att_rows_shape(a, fp, nin, out, d);
+    if (st)
+      return st;
+    *out = *q;
+    out->dim[r - 1] = a->groups * a->list2[1];
+    return BASE_OK;
+  }
   if (a->nlist != 3 || a->nlist2 != 2 || a->list2[0] < 1 || a->list2[1] < 1)
     return param_err(d,
                      "attention: heads=%d needs cols=[q,k,v] (three "

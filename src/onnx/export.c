@@ -354,12 +354,26 @@ static void ex_matmul(exporter *E, const ir_node *n, const char *out) {
     activation(E, n->a.act, y, out);
 }
 
+/* Into p, the permutation of rank n that swaps axes i and j, or with
+ * last, moves axis i to the end. */
+static void att_perm(int64_t *p, int n, int i, int j, int last) {
+  for (int k = 0; k < n; k++)
+    p[k] = k;
+  if (last) { /* axis i to the end */
+    for (int k = i; k < n - 1; k++)
+      p[k] = k + 1;
+    p[n - 1] = i;
+  } else
+    p[i] = j, p[j] = i;
+}
+
 /* attention: MatMul, Mul by s (where given), Add b (where given), Softmax
  * over the last axis, IsNaN and Where (guard=1), MatMul (ONNX's own Attention
  * is opset 23 and takes k untransposed). */
 /* Operand i (q, k, v) of an attention node in the row layout as the
  * default layout reads it: its heads' columns sliced, split into heads and
- * transposed to [B,H,S,D] (k: [B,H,D,T]); 0 in the shapes keeps a
+ * transposed to [.., H, S, D] (k: [.., H, D, T]) for rows [.., S, C] of
+ * any rank (seqfirst [S,B,C]: [B,H,S,D]); 0 in the shapes keeps a
  * dimension as it is (dynamic axes). */
 static const char *ex_att_operand(exporter *E, const ir_node *n, int i,
                                   const char *out) {
@@ -367,29 +381,37 @@ static const char *ex_att_operand(exporter *E, const ir_node *n, int i,
                                    {"k_cols", "k_heads", "k"},
                                    {"v_cols", "v_heads", "v"}};
   const ir_attrs *a = &n->a;
+  int r = E->g->tensors[n->in[i]].shape.rank;
   int64_t w = a->list2[i == 2], sf = a->axis;
-  int64_t st = a->list[i], en = a->list[i] + a->groups * w, ax = 2;
+  int64_t st = a->list[i], en = a->list[i] + a->groups * w, ax = r - 1;
   const char *cols = helper_name(E, out, what[i][0]);
   node(E, "Slice", cols,
        (const char *[]){tname(E, n->in[i]),
                         init_ints(E, cols, "starts", &st, 1),
                         init_ints(E, cols, "ends", &en, 1),
                         init_ints(E, cols, "axes", &ax, 1), NULL});
-  int64_t shp[4] = {0, 0, a->groups, w};
+  int64_t shp[IR_MAX_RANK + 1] = {0}, perm[IR_MAX_RANK + 1];
+  shp[r - 1] = a->groups, shp[r] = w;
   const char *heads = helper_name(E, out, what[i][1]);
   node(E, "Reshape", heads,
-       (const char *[]){cols, init_ints(E, heads, "shape", shp, 4), NULL});
-  static const int64_t perm[2][2][4] = {{{0, 2, 1, 3}, {0, 2, 3, 1}},
-                                        {{1, 2, 0, 3}, {1, 2, 3, 0}}};
+       (const char *[]){cols, init_ints(E, heads, "shape", shp, r + 1),
+                        NULL});
+  static const int64_t sfp[2][4] = {{1, 2, 0, 3}, {1, 2, 3, 0}};
+  if (sf)
+    memcpy(perm, sfp[i == 1], sizeof sfp[0]);
+  else if (i == 1) { /* [.., T, H, D] -> [.., H, D, T] */
+    att_perm(perm, r + 1, r - 2, 0, 1);
+  } else /* [.., S, H, D] -> [.., H, S, D] */
+    att_perm(perm, r + 1, r - 2, r - 1, 0);
   const char *t = helper_name(E, out, what[i][2]);
   Onnx__NodeProto *o = node(E, "Transpose", t, (const char *[]){heads, NULL});
   if (o)
-    attr_ints(E, o, "perm", perm[sf][i == 1], 4);
+    attr_ints(E, o, "perm", perm, r + 1);
   return t;
 }
 
 static void ex_attention(exporter *E, const ir_node *n, const char *out) {
-  int rows = n->a.groups > 0;
+  int rows = n->a.groups > 0, r = E->g->tensors[n->in[0]].shape.rank;
   const char *opnd[3], *res = out;
   for (int i = 0; i < 3; i++)
     opnd[i] = rows ? ex_att_operand(E, n, i, out) : tname(E, n->in[i]);
@@ -409,8 +431,8 @@ static void ex_attention(exporter *E, const ir_node *n, const char *out) {
   }
   const char *pr = helper_name(E, out, "probs");
   Onnx__NodeProto *o = node(E, "Softmax", pr, (const char *[]){sc, NULL});
-  if (o)
-    attr_int(E, o, "axis", rows ? 3 : E->g->tensors[n->out[0]].shape.rank - 1);
+  if (o) /* the heads' scores have rank r + 1 */
+    attr_int(E, o, "axis", rows ? r : r - 1);
   if (n->a.keepdims) { /* guard: NaN probabilities (rows all -inf) 0 */
     const char *nan = helper_name(E, out, "nan");
     const char *kept = helper_name(E, out, "guarded");
@@ -422,13 +444,15 @@ static void ex_attention(exporter *E, const ir_node *n, const char *out) {
   node(E, "MatMul", out, (const char *[]){pr, opnd[2], NULL});
   if (!rows)
     return;
-  const char *bshe = helper_name(E, res, "bshe"); /* [B,S,H,E] */
+  const char *bshe = helper_name(E, res, "bshe"); /* [.., S, H, E] */
+  int64_t perm[IR_MAX_RANK + 1], shp[IR_MAX_RANK] = {0};
+  att_perm(perm, r + 1, r - 2, r - 1, 0);
   o = node(E, "Transpose", bshe, (const char *[]){out, NULL});
   if (o)
-    attr_ints(E, o, "perm", (const int64_t[]){0, 2, 1, 3}, 4);
-  int64_t shp[3] = {0, 0, n->a.groups * n->a.list2[1]};
+    attr_ints(E, o, "perm", perm, r + 1);
+  shp[r - 1] = n->a.groups * n->a.list2[1];
   node(E, "Reshape", res,
-       (const char *[]){bshe, init_ints(E, res, "shape", shp, 3), NULL});
+       (const char *[]){bshe, init_ints(E, res, "shape", shp, r), NULL});
 }
 
 static void ex_pool(exporter *E, const ir_node *n, const char *out,

@@ -1463,6 +1463,56 @@ static int32_t perm_reshape(imp *I, int32_t x, const int *perm, int r,
       I, emit(I, IR_OP_RESHAPE, &x, 1, &a, aux(I, nm, buf, sizeof buf), 0));
 }
 
+/* x transposed by perm[0..r) (x itself where perm is the identity); -1
+ * with the error set. */
+static int32_t einsum_move(imp *I, int32_t x, const int *perm, int r,
+                           const char *what) {
+  ir_attrs a;
+  char buf[256];
+  int moved = 0;
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  a.nlist = r;
+  for (int k = 0; k < r; k++)
+    moved |= (a.list[k] = perm[k]) != k;
+  return moved ? out0(I, emit(I, IR_OP_TRANSPOSE, &x, 1, &a,
+                              aux(I, what, buf, sizeof buf), 0))
+               : x;
+}
+
+/* The einsum whose rows, contracted and columns are one letter each: A
+ * transposed to [batch..., M, K], B to [batch..., K, N] (pa, pb; each
+ * only where it moves), one batched matmul of their rank (batch letters
+ * as its leading dimensions, equal in both: docs/onnx.md), its result
+ * [batch..., M, N] (letters mid) transposed to the output's order. No
+ * reshape: MaxViT's rank-5 products stay rank-5, the heads and windows
+ * the batch, as the rules' attention patterns read them. */
+static base_status einsum_full(imp *I, const int32_t *x, const int *pa,
+                               const int *pb, int r, const char *mid,
+                               const eterm *out) {
+  int32_t in[2] = {einsum_move(I, x[0], pa, r, "a_t"), -1};
+  if (in[0] < 0 || (in[1] = einsum_move(I, x[1], pb, r, "b_t")) < 0)
+    return I->d->code;
+  ir_attrs a;
+  char buf[256];
+  int po[IR_MAX_RANK], moved = 0;
+  for (int k = 0; k < r; k++) {
+    po[k] = (int)((const char *)memchr(mid, out->c[k], (size_t)r) - mid);
+    moved |= po[k] != k;
+  }
+  ir_attrs_default(IR_OP_MATMUL, &a);
+  if (!moved)
+    return emit1(I, IR_OP_MATMUL, in, 2, &a);
+  int32_t y = out0(
+      I, emit(I, IR_OP_MATMUL, in, 2, &a, aux(I, "mm", buf, sizeof buf), 0));
+  if (y < 0)
+    return I->d->code;
+  ir_attrs_default(IR_OP_TRANSPOSE, &a);
+  a.nlist = r;
+  for (int k = 0; k < r; k++)
+    a.list[k] = po[k];
+  return emit1(I, IR_OP_TRANSPOSE, &y, 1, &a);
+}
+
 /* Einsum of two operands that is one (batched) matrix product: letters in
  * both inputs and the output are batch dimensions, in both inputs only
  * contracted, in one input and the output kept (A's rows, B's columns).
@@ -1498,6 +1548,7 @@ static base_status h_einsum(imp *I) {
       pa[na++] = i, pb[nb++] = j, B *= s[0]->dim[i], mid[nmid++] = c;
     }
   }
+  int nbatch = na;
   for (int i = 0; i < t[0].n; i++) /* A's rows */
     if (epos(&t[1], t[0].c[i]) < 0) {
       if (epos(&t[2], t[0].c[i]) < 0)
@@ -1506,6 +1557,7 @@ static base_status h_einsum(imp *I) {
                     t[0].c[i]);
       pa[na++] = i, M *= s[0]->dim[i], mid[nmid++] = t[0].c[i];
     }
+  int nrows = na - nbatch;
   for (int i = 0; i < t[0].n; i++) { /* contracted, in A's order */
     char c = t[0].c[i];
     int j = epos(&t[1], c);
@@ -1525,6 +1577,10 @@ static base_status h_einsum(imp *I) {
     }
   if (nmid != t[2].n)
     return fail(I, BASE_ERR_PARAM, "Einsum '%s': bad output letters", eq);
+  /* one letter each of rows, contracted and columns: the product at full
+   * rank, the batch letters its leading dimensions (no reshape) */
+  if (na == nb && nmid == na && na - nbatch == 2 && nrows == 1)
+    return einsum_full(I, x, pa, pb, na, mid, &t[2]);
   int64_t da[3] = {B, M, K}, db[3] = {B, K, N}, dm[IR_MAX_RANK];
   int32_t in[2] = {perm_reshape(I, x[0], pa, na, da, 3, "a"), -1};
   if (in[0] < 0 || (in[1] = perm_reshape(I, x[1], pb, nb, db, 3, "b")) < 0)

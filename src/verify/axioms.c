@@ -431,6 +431,18 @@ const verify_axiom verify_axioms_transpose[] = {
     {"transpose0231_of_0213", "transpose",
      "(= (transpose 9796 (transpose 12932 x)) (transpose 5764 x))",
      "x=[2,3,4,5]"},
+    /* The thirteenth tier's (MaxViT's heads at rank 5, [1, windows, heads,
+     * tokens, dim]): k's [0,1,3,4,2] (code 83525) is [0,1,3,2,4] (140869)
+     * then [0,1,2,4,3] (115781); and a scalar scale passes any transpose
+     * (MaxViT scales k between the two; T10's is transpose_smul, whose
+     * proofs of the default enumeration keep naming it). */
+    {"transpose01342_of_01324", "transpose",
+     "(= (transpose 115781 (transpose 140869 x)) (transpose 83525 x))",
+     "x=[1,2,3,4,5]"},
+    {"transpose_smul_any", "transpose",
+     "(=> (not (= p T10)) (= (transpose p (smul x s))"
+     " (smul (transpose p x) s)))",
+     "p=115781 x=[1,2,3,4,5] s=[]"},
     /* The rows of a 2-D product made in the order the transpose after it
      * wants (torch's MultiheadAttention out_proj: SDPA's x [B,H,S,D]
      * transposed [2,0,1,3] to [S,B,H,D], reshaped to r = [S B, H D] rows,

@@ -551,35 +551,48 @@ static int def_move(ir_graph *h, ir_opcode op, int x, const int64_t *list,
 }
 
 /* Operand j (0 q, 1 k, 2 v) of a row-layout attention as the default
- * layout reads it: rows x [B,R,C] sliced to the heads' columns (where they
- * are not all of C), reshaped to [B,R,H,w], transposed to [B,H,R,w] (k to
- * [B,H,w,R]). */
+ * layout reads it: rows x [.., R, C] (rank r >= 3) sliced to the heads'
+ * columns (where they are not all of C), reshaped to [.., R, H, w],
+ * transposed to [.., H, R, w] (k to [.., H, w, R]). */
 static int rows_operand(ir_graph *h, const ir_attrs *att, int x, int j) {
   const ir_shape *s = &h->tensors[x].shape;
+  int r = s->rank;
   int64_t H = att->groups, w = att->list2[j == 2], col = att->list[j];
-  int64_t shp[4] = {s->dim[0], s->dim[1], H, w};
-  static const int64_t pq[4] = {0, 2, 1, 3}, pk[4] = {0, 2, 3, 1};
-  if (col != 0 || s->dim[2] != H * w) {
+  int64_t shp[IR_MAX_RANK], perm[IR_MAX_RANK];
+  if (r + 1 > IR_MAX_RANK)
+    return -1;
+  for (int k = 0; k < r - 1; k++)
+    shp[k] = s->dim[k];
+  shp[r - 1] = H, shp[r] = w;
+  for (int k = 0; k <= r; k++)
+    perm[k] = k;
+  if (j == 1) /* [.., R, H, w] -> [.., H, w, R] */
+    perm[r - 2] = r - 1, perm[r - 1] = r, perm[r] = r - 2;
+  else /* -> [.., H, R, w] */
+    perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+  if (col != 0 || s->dim[r - 1] != H * w) {
     ir_attrs a;
     ir_attrs_default(IR_OP_SLICE, &a);
-    a.nlist = a.nlist2 = 3;
-    for (int k = 0; k < 3; k++)
+    a.nlist = a.nlist2 = r;
+    for (int k = 0; k < r; k++)
       a.list[k] = 0, a.list2[k] = s->dim[k];
-    a.list[2] = col, a.list2[2] = col + H * w;
+    a.list[r - 1] = col, a.list2[r - 1] = col + H * w;
     x = def_node(h, IR_OP_SLICE, &x, 1, &a);
   }
-  x = def_move(h, IR_OP_RESHAPE, x, shp, 4);
-  return def_move(h, IR_OP_TRANSPOSE, x, j == 1 ? pk : pq, 4);
+  x = def_move(h, IR_OP_RESHAPE, x, shp, r + 1);
+  return def_move(h, IR_OP_TRANSPOSE, x, perm, r + 1);
 }
 
 /* The graph of a row-layout attention's definition (docs/graph-format.md)
  * on inputs of nd's shapes: each operand by rows_operand, the node in the
- * default layout, its result transposed to [B,S,H,E] and reshaped to
- * [B,S,H*E]. NULL where it does not build (seqfirst, rows not of rank 3,
+ * default layout, its result transposed to [.., S, H, E] and reshaped to
+ * [.., S, H*E]. NULL where it does not build (seqfirst, rows of rank < 3,
  * out of memory). */
 static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
   const ir_attrs *att = &nd->a;
-  if (att->axis || att->nlist != 3 || att->nlist2 != 2)
+  int r = shape_in(g, nd, 0)->rank;
+  if (att->axis || att->nlist != 3 || att->nlist2 != 2 || r < 3 ||
+      r + 1 > IR_MAX_RANK)
     return NULL;
   ir_graph *h = ir_graph_new("rows");
   int32_t x[5];
@@ -589,17 +602,20 @@ static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
     snprintf(name, sizeof name, "i%d", i);
     const ir_shape *s = shape_in(g, nd, i);
     base_diag d;
-    ok = (i >= 3 || s->rank == 3) &&
+    ok = (i >= 3 || s->rank == r) &&
          (x[i] = ir_add_tensor(h, name, IR_T_INPUT, s, &d)) >= 0;
   }
   for (int j = 0; ok && j < 3; j++)
     ok = (x[j] = rows_operand(h, att, x[j], j)) >= 0;
   ir_attrs a = *att;
   a.groups = 0, a.nlist = a.nlist2 = 0, a.axis = 0;
-  static const int64_t back[4] = {0, 2, 1, 3};
+  int64_t back[IR_MAX_RANK];
+  for (int k = 0; k <= r; k++)
+    back[k] = k;
+  back[r - 2] = r - 1, back[r - 1] = r - 2;
   const ir_shape *o = &g->tensors[nd->out[0]].shape;
   int y = ok ? def_node(h, IR_OP_ATTENTION, x, nd->nin, &a) : -1;
-  y = def_move(h, IR_OP_TRANSPOSE, y, back, 4);
+  y = def_move(h, IR_OP_TRANSPOSE, y, back, r + 1);
   y = def_move(h, IR_OP_RESHAPE, y, o->dim, o->rank);
   if (y < 0 || !ir_shape_eq(&h->tensors[y].shape, o)) {
     ir_graph_free(h);

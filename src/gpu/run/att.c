@@ -11,21 +11,30 @@
 #include "run.h"
 
 /* The packed strides of a rank >= 2 tensor of shape s as cxk_att takes
- * them ([d0, d1, rows, cols]: rank 4 as it is, other ranks with their
- * leading dimensions folded into d1). */
+ * them ([d0, d1, rows, cols]: rank 4 as it is; rank 3 and 2 with their
+ * leading dimension in d1; rank 5 and more with the dimension before the
+ * last two in d1 and the ones before it folded into d0: MaxViT's
+ * [1, windows, heads, ..] scores, whose bias varies along the heads
+ * alone, 2026-12-01). */
 static void att_strides(const ir_shape *s, int64_t st[4]) {
   int r = s->rank;
   st[3] = 1, st[2] = s->dim[r - 1];
   st[1] = st[2] * s->dim[r - 2];
-  st[0] = st[1] * (r == 4 ? s->dim[1] : 1);
-  for (int i = 0; r != 4 && i < r - 2; i++)
-    st[0] *= s->dim[i];
+  st[0] = st[1] * (r > 2 ? s->dim[r - 3] : 1);
+}
+
+/* cxk_att's d0 and d1 for q's shape (att_strides' folding). */
+static void att_lead(const ir_shape *q, int64_t *d0, int64_t *d1) {
+  int r = q->rank;
+  *d0 = 1, *d1 = r > 2 ? q->dim[r - 3] : 1;
+  for (int i = 0; i < r - 3; i++)
+    *d0 *= q->dim[i];
 }
 
 /* The strides over [d0, d1, rows, cols] (att_strides' folding) of
  * attention's bias b (rank <= r, aligned from the last dimension, 0 where
- * it broadcasts) for scores of shape sc; 0 where the folded leading
- * dimensions have no one stride (a bias broadcast along some of several
+ * it broadcasts) for scores of shape sc; 0 where the dimensions folded
+ * into d0 have no one stride (a bias broadcast along some of several
  * folded ones). */
 static int att_bias_strides(const ir_shape *b, const ir_shape *sc,
                             int64_t bst[4]) {
@@ -37,14 +46,10 @@ static int att_bias_strides(const ir_shape *b, const ir_shape *sc,
     s *= j >= 0 ? b->dim[j] : 1;
   }
   bst[2] = full[r - 2], bst[3] = full[r - 1];
-  if (r == 4) {
-    bst[0] = full[0], bst[1] = full[1];
-    return 1;
-  }
-  bst[0] = 0, bst[1] = r > 2 ? full[r - 3] : 0;
+  bst[1] = r > 2 ? full[r - 3] : 0, bst[0] = r > 3 ? full[r - 4] : 0;
   int64_t span = 1; /* the folded index's step at dimension i */
-  for (int i = r - 3; i >= 0; i--) {
-    if (sc->dim[i] > 1 && full[i] != bst[1] * span)
+  for (int i = r - 4; i >= 0; i--) {
+    if (sc->dim[i] > 1 && full[i] != bst[0] * span)
       return 0;
     span *= sc->dim[i];
   }
@@ -78,9 +83,7 @@ base_status gpu_att_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
     q = &rq, r = 4;
     a->d0 = g.b, a->d1 = g.h, a->s = g.s, a->d = g.d, a->t = g.t, a->e = g.e;
   } else {
-    a->d0 = r == 4 ? q->dim[0] : 1, a->d1 = r == 4 ? q->dim[1] : 1;
-    for (int i = 0; r != 4 && i < r - 2; i++)
-      a->d1 *= q->dim[i];
+    att_lead(q, &a->d0, &a->d1);
     a->s = q->dim[r - 2], a->d = q->dim[r - 1];
     a->t = shp(p, n->in[1])->dim[r - 1], a->e = y->dim[r - 1];
   }
