@@ -284,8 +284,9 @@ Test(lower_att, result_read_directly_stays) {
 }
 
 Test(lower_att, malformed_row_layouts_refused) {
-  static const char head[] = "input a: [2,5,24]\ninput b: [2,2,5,4]\n"
-                             "input c: [5,24]\ninput m: [2,2,5,5]\ninput s: []\n";
+  static const char head[] =
+      "input a: [2,5,24]\ninput b: [2,2,5,4]\n"
+      "input c: [5,24]\ninput m: [2,2,5,5]\ninput s: []\n";
   char t[512];
   snprintf(t, sizeof t,
            "%sy = attention(a, a, a) heads=2 cols=[0,8,20] hdim=[4,4]\n"

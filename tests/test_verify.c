@@ -460,17 +460,24 @@ static double sides_differ(const ir_rule *r) {
   return err / scale;
 }
 
-Test(verify, broadcasts_keep_equal_shape_laws_out) {
-  expect_ok_proven(broadcast_rules);
+/* expect_ok_proven on text, and each rule's sides run on the CPU
+ * executor: the "ok_" ones equal, the others different (the refused are
+ * false, the proven true). */
+static void expect_proven_and_equal(const char *text) {
+  expect_ok_proven(text);
   ir_ruleset rs;
-  parse_rules(broadcast_rules, &rs);
-  for (int i = 0; i < rs.n; i++) { /* the refused are false, the proven true */
+  parse_rules(text, &rs);
+  for (int i = 0; i < rs.n; i++) {
     double e = sides_differ(&rs.rules[i]);
     int ok = !strncmp(rs.rules[i].id, "ok_", 3);
     cr_expect(ok ? e < 1e-5 : e > 1e-2, "%s: sides differ by %g",
               rs.rules[i].id, e);
   }
   ir_ruleset_free(&rs);
+}
+
+Test(verify, broadcasts_keep_equal_shape_laws_out) {
+  expect_proven_and_equal(broadcast_rules);
 }
 
 /* The row layout (heads=) by its definition (encode.c's enc_att_rows, the
@@ -517,16 +524,7 @@ static const char *row_rules =
     "o = attention(x1, x2, x3, sc, m1)" ROWS_ATT;
 
 Test(verify, row_attention_by_definition) {
-  expect_ok_proven(row_rules);
-  ir_ruleset rs;
-  parse_rules(row_rules, &rs);
-  for (int i = 0; i < rs.n; i++) {
-    double e = sides_differ(&rs.rules[i]);
-    int ok = !strncmp(rs.rules[i].id, "ok_", 3);
-    cr_expect(ok ? e < 1e-5 : e > 1e-2, "%s: sides differ by %g",
-              rs.rules[i].id, e);
-  }
-  ir_ruleset_free(&rs);
+  expect_proven_and_equal(row_rules);
 }
 
 /* MaxViT's (the thirteenth tier): q, k and v sliced out of packed rows of
@@ -548,26 +546,18 @@ Test(verify, row_attention_by_definition) {
   "v1 = reshape(v0) shape=[1,2,3,4,5]\nv2 = transpose(v1) perm=[0,1,3,2,4]\n"  \
   "a1 = attention(q2, k4, v2, s1, m1)\na2 = transpose(a1) perm=[0,1,3,2,4]\n"  \
   "a3 = reshape(a2) shape=[1,2,3,20]\noutput a3\n"
-#define MXV_ATT(cols) " heads=4 cols=" cols " hdim=[5,5]\noutput o\nend\n"
+#define MXV_ATT " hdim=[5,5]\noutput o\nend\n"
+#define MXV_SC "sc = ewmul(c2, s1)\n"
 static const char *maxvit_rules =
-    "rule ok_maxvit unverified\n" MXV_SRC "dst:\n" MXV_IN
-    "sc = ewmul(c2, s1)\no = attention(x0, x0, x0, sc, m1)" MXV_ATT("[0,20,40]")
-    "rule maxvit_q_k_swapped unverified\n" MXV_SRC "dst:\n" MXV_IN
-    "sc = ewmul(c2, s1)\no = attention(x0, x0, x0, sc, m1)" MXV_ATT("[20,0,40]")
+    "rule ok_maxvit unverified\n" MXV_SRC "dst:\n" MXV_IN MXV_SC
+    "o = attention(x0, x0, x0, sc, m1) heads=4 cols=[0,20,40]" MXV_ATT
+    "rule maxvit_q_k_swapped unverified\n" MXV_SRC "dst:\n" MXV_IN MXV_SC
+    "o = attention(x0, x0, x0, sc, m1) heads=4 cols=[20,0,40]" MXV_ATT
     "rule maxvit_scale_left_out unverified\n" MXV_SRC "dst:\n" MXV_IN
-    "o = attention(x0, x0, x0, s1, m1)" MXV_ATT("[0,20,40]");
+    "o = attention(x0, x0, x0, s1, m1) heads=4 cols=[0,20,40]" MXV_ATT;
 
 Test(verify, rank4_row_attention_by_definition) {
-  expect_ok_proven(maxvit_rules);
-  ir_ruleset rs;
-  parse_rules(maxvit_rules, &rs);
-  for (int i = 0; i < rs.n; i++) {
-    double e = sides_differ(&rs.rules[i]);
-    int ok = !strncmp(rs.rules[i].id, "ok_", 3);
-    cr_expect(ok ? e < 1e-5 : e > 1e-2, "%s: sides differ by %g",
-              rs.rules[i].id, e);
-  }
-  ir_ruleset_free(&rs);
+  expect_proven_and_equal(maxvit_rules);
 }
 
 Test(verify, planted_axiom_is_used_and_named) {

@@ -37,10 +37,9 @@ static void add_inputs(const ir_graph *g, const ir_node *nd, ir_dtype as,
     ir_shape fs = t->shape; /* rows of rank > 3 (MaxViT's [1,W,N,C]) as
                                the rank-3 rows of the same kernel: their
                                leading dimensions one batch (ir_att_geom_of) */
-    if (nd->op == IR_OP_ATTENTION && nd->a.groups > 0 && i < 3 &&
-        fs.rank > 3) {
-      fs = (ir_shape){3, {1, t->shape.dim[fs.rank - 2],
-                          t->shape.dim[fs.rank - 1]}};
+    if (nd->op == IR_OP_ATTENTION && nd->a.groups > 0 && i < 3 && fs.rank > 3) {
+      fs = (ir_shape){
+          3, {1, t->shape.dim[fs.rank - 2], t->shape.dim[fs.rank - 1]}};
       for (int j = 0; j < t->shape.rank - 2; j++)
         fs.dim[0] *= t->shape.dim[j];
     }

@@ -394,8 +394,7 @@ static const char *ex_att_operand(exporter *E, const ir_node *n, int i,
   shp[r - 1] = a->groups, shp[r] = w;
   const char *heads = helper_name(E, out, what[i][1]);
   node(E, "Reshape", heads,
-       (const char *[]){cols, init_ints(E, heads, "shape", shp, r + 1),
-                        NULL});
+       (const char *[]){cols, init_ints(E, heads, "shape", shp, r + 1), NULL});
   static const int64_t sfp[2][4] = {{1, 2, 0, 3}, {1, 2, 3, 0}};
   if (sf)
     memcpy(perm, sfp[i == 1], sizeof sfp[0]);
