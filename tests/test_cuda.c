@@ -405,7 +405,12 @@ static const char *const op_graphs[] = {
     "input i8: i64[2,1,2,8]\nweight sa: []\nweight sb: []\n"
     "t8 = equal(i8, i8)\nf8 = not(t8)\n"
     "wt = where(t8, sa, sb)\nwf = where(f8, sa, sb)\n"
-    "output w, f, i, b, wt, wf\n",
+    /* T5's: a position bias [1,H,S,S] under a padding mask [B,1,S,S] (about
+     * half true), a scalar the other value: four outputs of a row a
+     * thread */
+    "input x9: [2,1,8,8]\ninput pb: [1,3,8,8]\nweight s9: []\n"
+    "r9 = relu(x9)\nc9 = cast(r9) to=bool\nw9 = where(c9, pb, s9)\n"
+    "output w, f, i, b, wt, wf, w9\n",
     /* conv: asymmetric same padding (stride 2), bias + sigmoid */
     "input x: [3,5,13,11]\nweight w: [7,5,3,3]\nweight b: [7]\n"
     "y = conv2d(x, w, b) stride=[2,2] act=sigmoid\noutput y\n",

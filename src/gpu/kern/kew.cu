@@ -307,6 +307,33 @@ __global__ void k_where(const float *c, const float *a, const float *b,
   }
 }
 
+/* where with each operand contiguous or broadcast along the last
+ * dimension (stride 1 or 0 there; T5's position bias [1,H,S,S] under its
+ * padding mask [B,1,S,S], the other value a scalar): four outputs of one
+ * row a thread, 32-bit index arithmetic once for the four (the generic
+ * kernel's 64-bit divisions per element took T5's b16 where 23 us,
+ * 2026-12-01). */
+__global__ void k_where_row4(const float *c, const float *a, const float *b,
+                             float4 *o, int32_t n4,
+                             const __grid_constant__ cxk_where_args w) {
+  int r = w.rank;
+  int32_t lc = (int32_t)w.sc[r - 1], la = (int32_t)w.sa[r - 1],
+          lb = (int32_t)w.sb[r - 1];
+  GRID_LOOP_T(int32_t, i, n4) {
+    int32_t rem = i * 4, oc = 0, oa = 0, ob = 0;
+    for (int d = r - 1; d >= 0; d--) {
+      int32_t dd = (int32_t)w.dim[d], k = rem % dd;
+      rem /= dd;
+      oc += k * (int32_t)w.sc[d], oa += k * (int32_t)w.sa[d],
+          ob += k * (int32_t)w.sb[d];
+    }
+    float v[4];
+    for (int j = 0; j < 4; j++)
+      v[j] = c[oc + j * lc] != 0.0f ? a[oa + j * la] : b[ob + j * lb];
+    o[i] = make_float4(v[0], v[1], v[2], v[3]);
+  }
+}
+
 /* where with scalar a and b and c laid out like the output (BERT's mask,
  * masked_fill's form): four elements a thread, no index arithmetic */
 __global__ void k_where_scalar4(const float4 *c, const float *a, const float *b,
@@ -329,6 +356,11 @@ static int like_out(const int64_t *dim, const int64_t *s, int r) {
     st *= dim[d];
   }
   return 1;
+}
+
+/* Whether strides s (rank r) step 0 or 1 along the last dimension. */
+static int row_step(const int64_t *s, int r) {
+  return s[r - 1] == 0 || s[r - 1] == 1;
 }
 
 /* Whether strides s (rank r) make an operand a single value. */
@@ -379,6 +411,11 @@ cudaError_t cxk_where(cudaStream_t s, const float *c, const float *a,
       one_value(w->sb, w->rank) && like_out(w->dim, w->sc, w->rank))
     k_where_scalar4<<<blocks_for(n / 4), kThreads, 0, s>>>(
         (const float4 *)c, a, b, (float4 *)o, n / 4);
+  else if (w->rank >= 1 && w->dim[w->rank - 1] % 4 == 0 && fits32(n) &&
+           aligned16(o) && row_step(w->sc, w->rank) &&
+           row_step(w->sa, w->rank) && row_step(w->sb, w->rank))
+    k_where_row4<<<blocks_for(n / 4), kThreads, 0, s>>>(c, a, b, (float4 *)o,
+                                                        (int32_t)(n / 4), *w);
   else
     k_where<<<blocks_for(n), kThreads, 0, s>>>(c, a, b, o, n, *w);
   return cudaGetLastError();
