@@ -397,6 +397,7 @@ static const char *const op_graphs[] = {
     /* int64 and bool: embedding gather, mask equal / not / where, casts */
     "input ids: i64[2,7]\ninput m: i64[2,7]\nweight emb: [11,33]\n"
     "input s: [2,7,33]\n"
+    "weight emb4: [11,32]\ne4 = gather(emb4, ids)\n" /* rows of 4s */
     "e = gather(emb, ids)\neq = equal(ids, m)\nnt = not(eq)\n"
     "f = cast(nt) to=f32\ner: bool[2,7,1] = reshape(eq) shape=[2,7,1]\n"
     "w = where(er, s, e)\ni = cast(f) to=i64\nb = cast(s) to=bool\n"
@@ -410,7 +411,7 @@ static const char *const op_graphs[] = {
      * thread */
     "input x9: [2,1,8,8]\ninput pb: [1,3,8,8]\nweight s9: []\n"
     "r9 = relu(x9)\nc9 = cast(r9) to=bool\nw9 = where(c9, pb, s9)\n"
-    "output w, f, i, b, wt, wf, w9\n",
+    "output w, f, i, b, wt, wf, w9, e4\n",
     /* conv: asymmetric same padding (stride 2), bias + sigmoid */
     "input x: [3,5,13,11]\nweight w: [7,5,3,3]\nweight b: [7]\n"
     "y = conv2d(x, w, b) stride=[2,2] act=sigmoid\noutput y\n",
