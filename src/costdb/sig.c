@@ -34,15 +34,12 @@ static void add_inputs(const ir_graph *g, const ir_node *nd, ir_dtype as,
   for (int i = 0; i < nd->nin; i++) {
     const ir_tensor *t = &g->tensors[nd->in[i]];
     char shape[96];
-    ir_shape fs = t->shape; /* rows of rank > 3 (MaxViT's [1,W,N,C]) as
-                               the rank-3 rows of the same kernel: their
-                               leading dimensions one batch (ir_att_geom_of) */
-    if (nd->op == IR_OP_ATTENTION && nd->a.groups > 0 && i < 3 && fs.rank > 3) {
-      fs = (ir_shape){
-          3, {1, t->shape.dim[fs.rank - 2], t->shape.dim[fs.rank - 1]}};
-      for (int j = 0; j < t->shape.rank - 2; j++)
-        fs.dim[0] *= t->shape.dim[j];
-    }
+    /* rows of rank > 3 (MaxViT's [1,W,N,C]) as the rank-3 rows of the
+     * same kernel */
+    ir_shape fs = nd->op == IR_OP_ATTENTION && nd->a.groups > 0 && i < 3 &&
+                          t->shape.rank > 3
+                      ? ir_att_rows3(&t->shape)
+                      : t->shape;
     ir_shape_str(&fs, shape, sizeof shape);
     ir_dtype ty = (ir_dtype)t->dtype;
     if (ty == IR_DT_F32 && ir_dtype_is_half(as))

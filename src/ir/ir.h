@@ -255,6 +255,15 @@ typedef struct ir_att_geom {
  * whose default-layout rank is not 4 or whose row layout is malformed. */
 int ir_att_geom_of(const ir_attrs *a, const ir_shape *q, const ir_shape *k,
                    const ir_shape *v, ir_att_geom *g);
+/* Rows [.., R, C] of a row-layout attention (rank >= 3, batch-first) as
+ * the rank-3 rows [B, R, C] of the same kernel: the leading dimensions
+ * one batch B (the executors' geometry, the cost keys). */
+ir_shape ir_att_rows3(const ir_shape *x);
+/* A permutation of the row layout's definition (docs/graph-format.md) on
+ * rows of rank r, into perm[0..r]: an operand's [.., R, H, w] to [.., H, R,
+ * w] (q and v; the same swap takes the result's [.., H, S, E] back to
+ * [.., S, H, E]), or with k set, k's to [.., H, w, R]. */
+void ir_att_rows_perm(int r, int k, int64_t *perm);
 /* Operator by name; -1 if none. */
 int ir_op_lookup(const char *name, size_t len);
 const char *ir_param_name(ir_param_id p);

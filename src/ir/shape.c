@@ -585,9 +585,7 @@ int ir_att_geom_of(const ir_attrs *a, const ir_shape *q, const ir_shape *k,
       a->nlist != 3 || a->nlist2 != 2)
     return -1;
   /* rows of rank > 3: [lead..., R, C], the leading dimensions one batch */
-  g->b = sf ? q->dim[1] : 1;
-  for (int i = 0; !sf && i < r - 2; i++)
-    g->b *= q->dim[i];
+  g->b = sf ? q->dim[1] : ir_att_rows3(q).dim[0];
   g->s = q->dim[sf ? 0 : r - 2], g->t = k->dim[sf ? 0 : r - 2];
   g->h = a->groups, g->d = a->list2[0], g->e = a->list2[1];
   for (int i = 0; i < 3; i++)
@@ -599,6 +597,22 @@ int ir_att_geom_of(const ir_attrs *a, const ir_shape *q, const ir_shape *k,
   att_rows(sf, g->b, g->t, v->dim[r - 1], g->e, g->st[2]);
   att_rows(0, g->b, g->s, g->h * g->e, g->e, g->st[3]);
   return 0;
+}
+
+ir_shape ir_att_rows3(const ir_shape *x) {
+  int r = x->rank;
+  ir_shape f = {3, {1, x->dim[r - 2], x->dim[r - 1]}};
+  for (int i = 0; i < r - 2; i++)
+    f.dim[0] *= x->dim[i];
+  return f;
+}
+
+void ir_att_rows_perm(int r, int k, int64_t *perm) {
+  for (int i = 0; i <= r; i++)
+    perm[i] = i;
+  perm[r - 2] = r - 1, perm[r - 1] = k ? r : r - 2;
+  if (k)
+    perm[r] = r - 2;
 }
 
 /* Whether a row-layout attention's bias b, on rows of rank r > 3, leaves
@@ -633,14 +647,9 @@ static base_status att_rows_shape(ir_attrs *a, const ir_shape *const *in,
                      "dimensions",
                      S(q, b0), S(k, b1), S(v, b2));
   if (r > 3) { /* as rank 3, [prod(lead), S, C] */
-    ir_shape f[3];
+    ir_shape f[3] = {ir_att_rows3(q), ir_att_rows3(k), ir_att_rows3(v)};
     const ir_shape *fp[5] = {&f[0], &f[1], &f[2], nin > 3 ? in[3] : NULL,
                              nin > 4 ? in[4] : NULL};
-    for (int j = 0; j < 3; j++) {
-      f[j] = (ir_shape){3, {1, in[j]->dim[r - 2], in[j]->dim[r - 1]}};
-      for (int i = 0; i < r - 2; i++)
-        f[j].dim[0] *= in[j]->dim[i];
-    }
     if (nin == 5 && !att_rows_bias_lead(in[4]))
       return shape_err(d,
                        "attention: b %s must broadcast along the rows' "

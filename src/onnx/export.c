@@ -354,19 +354,6 @@ static void ex_matmul(exporter *E, const ir_node *n, const char *out) {
     activation(E, n->a.act, y, out);
 }
 
-/* Into p, the permutation of rank n that swaps axes i and j, or with
- * last, moves axis i to the end. */
-static void att_perm(int64_t *p, int n, int i, int j, int last) {
-  for (int k = 0; k < n; k++)
-    p[k] = k;
-  if (last) { /* axis i to the end */
-    for (int k = i; k < n - 1; k++)
-      p[k] = k + 1;
-    p[n - 1] = i;
-  } else
-    p[i] = j, p[j] = i;
-}
-
 /* attention: MatMul, Mul by s (where given), Add b (where given), Softmax
  * over the last axis, IsNaN and Where (guard=1), MatMul (ONNX's own Attention
  * is opset 23 and takes k untransposed). */
@@ -398,10 +385,8 @@ static const char *ex_att_operand(exporter *E, const ir_node *n, int i,
   static const int64_t sfp[2][4] = {{1, 2, 0, 3}, {1, 2, 3, 0}};
   if (sf)
     memcpy(perm, sfp[i == 1], sizeof sfp[0]);
-  else if (i == 1) { /* [.., T, H, D] -> [.., H, D, T] */
-    att_perm(perm, r + 1, r - 2, 0, 1);
-  } else /* [.., S, H, D] -> [.., H, S, D] */
-    att_perm(perm, r + 1, r - 2, r - 1, 0);
+  else
+    ir_att_rows_perm(r, i == 1, perm);
   const char *t = helper_name(E, out, what[i][2]);
   Onnx__NodeProto *o = node(E, "Transpose", t, (const char *[]){heads, NULL});
   if (o)
@@ -445,7 +430,7 @@ static void ex_attention(exporter *E, const ir_node *n, const char *out) {
     return;
   const char *bshe = helper_name(E, res, "bshe"); /* [.., S, H, E] */
   int64_t perm[IR_MAX_RANK + 1], shp[IR_MAX_RANK] = {0};
-  att_perm(perm, r + 1, r - 2, r - 1, 0);
+  ir_att_rows_perm(r, 0, perm);
   o = node(E, "Transpose", bshe, (const char *[]){out, NULL});
   if (o)
     attr_ints(E, o, "perm", perm, r + 1);

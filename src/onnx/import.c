@@ -1479,6 +1479,39 @@ static int32_t einsum_move(imp *I, int32_t x, const int *perm, int r,
                : x;
 }
 
+/* The output's order as a permutation of mid[0..n) (the letters the
+ * matmul gives) into po; whether it moves any. */
+static int einsum_out_perm(const char *mid, int n, const eterm *out, int *po) {
+  int moved = 0;
+  for (int k = 0; k < n; k++) {
+    po[k] = (int)((const char *)memchr(mid, out->c[k], (size_t)n) - mid);
+    moved |= po[k] != k;
+  }
+  return moved;
+}
+
+/* op(in) with attributes a, the product in the letters mid[0..n), then
+ * transposed to the output's order where that moves (op's output named
+ * by what then): the node's result. */
+static base_status einsum_last(imp *I, ir_opcode op, const int32_t *in, int nin,
+                               const ir_attrs *a, const char *what,
+                               const char *mid, int n, const eterm *out) {
+  int po[IR_MAX_RANK];
+  if (!einsum_out_perm(mid, n, out, po))
+    return emit1(I, op, in, nin, a);
+  char buf[256];
+  int32_t y =
+      out0(I, emit(I, op, in, nin, a, aux(I, what, buf, sizeof buf), 0));
+  if (y < 0)
+    return I->d->code;
+  ir_attrs t;
+  ir_attrs_default(IR_OP_TRANSPOSE, &t);
+  t.nlist = n;
+  for (int k = 0; k < n; k++)
+    t.list[k] = po[k];
+  return emit1(I, IR_OP_TRANSPOSE, &y, 1, &t);
+}
+
 /* The einsum whose rows, contracted and columns are one letter each: A
  * transposed to [batch..., M, K], B to [batch..., K, N] (pa, pb; each
  * only where it moves), one batched matmul of their rank (batch letters
@@ -1493,24 +1526,8 @@ static base_status einsum_full(imp *I, const int32_t *x, const int *pa,
   if (in[0] < 0 || (in[1] = einsum_move(I, x[1], pb, r, "b_t")) < 0)
     return I->d->code;
   ir_attrs a;
-  char buf[256];
-  int po[IR_MAX_RANK], moved = 0;
-  for (int k = 0; k < r; k++) {
-    po[k] = (int)((const char *)memchr(mid, out->c[k], (size_t)r) - mid);
-    moved |= po[k] != k;
-  }
   ir_attrs_default(IR_OP_MATMUL, &a);
-  if (!moved)
-    return emit1(I, IR_OP_MATMUL, in, 2, &a);
-  int32_t y = out0(
-      I, emit(I, IR_OP_MATMUL, in, 2, &a, aux(I, "mm", buf, sizeof buf), 0));
-  if (y < 0)
-    return I->d->code;
-  ir_attrs_default(IR_OP_TRANSPOSE, &a);
-  a.nlist = r;
-  for (int k = 0; k < r; k++)
-    a.list[k] = po[k];
-  return emit1(I, IR_OP_TRANSPOSE, &y, 1, &a);
+  return einsum_last(I, IR_OP_MATMUL, in, 2, &a, "mm", mid, r, out);
 }
 
 /* Einsum of two operands that is one (batched) matrix product: letters in
@@ -1535,7 +1552,7 @@ static base_status h_einsum(imp *I) {
   if (s[0]->rank != t[0].n || s[1]->rank != t[1].n)
     return fail(I, BASE_ERR_SHAPE, "Einsum '%s': operand ranks differ", eq);
   /* order of A: batch, rows, contracted; of B: batch, contracted, cols */
-  int pa[IR_MAX_RANK], pb[IR_MAX_RANK], na = 0, nb = 0, po[IR_MAX_RANK];
+  int pa[IR_MAX_RANK], pb[IR_MAX_RANK], na = 0, nb = 0;
   int64_t B = 1, M = 1, K = 1, N = 1;
   char mid[2 * IR_MAX_RANK + 1]; /* output letters as the matmul gives them */
   int nmid = 0;
@@ -1593,30 +1610,15 @@ static base_status h_einsum(imp *I) {
   if (y < 0)
     return I->d->code;
   /* [B, M, N] -> the letters of mid, then transposed to the output */
-  int moved = 0;
   for (int k = 0; k < nmid; k++) {
     char c = mid[k];
     int i = epos(&t[0], c);
     dm[k] = i >= 0 ? s[0]->dim[i] : s[1]->dim[epos(&t[1], c)];
   }
-  for (int k = 0; k < t[2].n; k++) {
-    po[k] = (int)((const char *)memchr(mid, t[2].c[k], (size_t)nmid) - mid);
-    moved |= po[k] != k;
-  }
   ir_attrs_default(IR_OP_RESHAPE, &a);
   a.nlist = nmid;
   memcpy(a.list, dm, sizeof(int64_t) * (size_t)nmid);
-  if (!moved)
-    return emit1(I, IR_OP_RESHAPE, &y, 1, &a);
-  y = out0(
-      I, emit(I, IR_OP_RESHAPE, &y, 1, &a, aux(I, "mid", buf, sizeof buf), 0));
-  if (y < 0)
-    return I->d->code;
-  ir_attrs_default(IR_OP_TRANSPOSE, &a);
-  a.nlist = t[2].n;
-  for (int k = 0; k < t[2].n; k++)
-    a.list[k] = po[k];
-  return emit1(I, IR_OP_TRANSPOSE, &y, 1, &a);
+  return einsum_last(I, IR_OP_RESHAPE, &y, 1, &a, "mid", mid, nmid, &t[2]);
 }
 
 /* IsNaN: not(x == x), which holds for NaN alone. */

@@ -564,12 +564,7 @@ static int rows_operand(ir_graph *h, const ir_attrs *att, int x, int j) {
   for (int k = 0; k < r - 1; k++)
     shp[k] = s->dim[k];
   shp[r - 1] = H, shp[r] = w;
-  for (int k = 0; k <= r; k++)
-    perm[k] = k;
-  if (j == 1) /* [.., R, H, w] -> [.., H, w, R] */
-    perm[r - 2] = r - 1, perm[r - 1] = r, perm[r] = r - 2;
-  else /* -> [.., H, R, w] */
-    perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+  ir_att_rows_perm(r, j == 1, perm);
   if (col != 0 || s->dim[r - 1] != H * w) {
     ir_attrs a;
     ir_attrs_default(IR_OP_SLICE, &a);
@@ -610,9 +605,7 @@ static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
   ir_attrs a = *att;
   a.groups = 0, a.nlist = a.nlist2 = 0, a.axis = 0;
   int64_t back[IR_MAX_RANK];
-  for (int k = 0; k <= r; k++)
-    back[k] = k;
-  back[r - 2] = r - 1, back[r - 1] = r - 2;
+  ir_att_rows_perm(r, 0, back);
   const ir_shape *o = &g->tensors[nd->out[0]].shape;
   int y = ok ? def_node(h, IR_OP_ATTENTION, x, nd->nin, &a) : -1;
   y = def_move(h, IR_OP_TRANSPOSE, y, back, r + 1);
