@@ -116,6 +116,21 @@ expect 1 "$bin" gen-rules --max-ops 2 --ops conv2d,batchnorm
 contains "extended set only (--opset extended)"
 expect 1 "$bin" gen-rules --opset frob
 contains "--opset must be default, extended, extended2, extended3, extended4, extended5 or extended6"
+# gen-rules --mine (docs/generation.md, "Mined rules"): a small BERT as
+# the legacy exporter writes it gives the exact GELU and the guarded
+# attention, proven; a missing model writes nothing
+expect 0 "$bin" gen-rules --mine "$src/models/onnx/exports/bert.legacy.onnx" \
+  --dim batch=1 --dim seq=13 -o "$tmp/mined.rules" --threads 1
+contains "proven"
+grep -q "= gelu(x)" "$tmp/mined.rules" &&
+  grep -q "= attention(q, k, v, one, m) guard=1" "$tmp/mined.rules" ||
+  fail "gen-rules --mine found no gelu or guarded attention in bert.legacy"
+expect 1 "$bin" gen-rules --mine
+contains "--mine needs one or more graphs or models"
+expect 1 "$bin" gen-rules --depth 4
+contains "--depth is an option of --mine"
+expect 2 "$bin" gen-rules --mine "$tmp/none.graph" -o "$tmp/m2.rules"
+[ ! -e "$tmp/m2.rules" ] || fail "gen-rules --mine of a missing graph wrote a file"
 expect 1 "$bin" compare-rules "$tmp/g1.rules" "$tmp/g1.rules" --depth 99
 contains "--depth must be 0..8"
 # a rule the library derives (associativity twice) but does not contain

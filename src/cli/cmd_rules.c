@@ -237,9 +237,11 @@ static int run_gen(gen_options *o, int threads) {
 typedef struct gen_args {
   const char *ops, *out, *ckpt;
   int max_ops, threads, z3_timeout, keep, no_nf, split, node_mem, max_out;
-  int pairs; /* index into "spanning|smallest|all" */
-  int opset; /* index into
-                "default|extended|extended2|...|extended6" */
+  int mine, depth;
+  ox_options ox; /* --mine's .onnx models' import options */
+  int pairs;     /* index into "spanning|smallest|all" */
+  int opset;     /* index into
+                    "default|extended|extended2|...|extended6" */
 } gen_args;
 
 #define T gen_args
@@ -300,8 +302,63 @@ static const cli_opt gen_table[] = {
             "save each finished enumeration branch in DIR; a\n"
             "rerun with the same arguments (any rank count)\n"
             "loads them instead and writes the same file"),
+    CLI_FLAG(T, "mine", mine, 1,
+             "mine the graphs or ONNX models named after the\n"
+             "options instead of enumerating: rules whose one\n"
+             "side is a node of a fused operator and whose\n"
+             "other a subgraph they contain (docs/generation.md,\n"
+             "\"Mined rules\")"),
+    CLI_INT(T, "depth", depth, "N", 1, GEN_MINE_MAX_DEPTH,
+            "with --mine: how many operators above a value its\n"
+            "operands may be (default 10)"),
+    CLI_IMPORT_OPTS(T, ox),
     CLI_END};
 #undef T
+
+/* gen-rules --mine G...: loads every graph first (a bad one names
+ * itself, nothing written), then gen_mine. */
+static int run_mine(const cli_command *c, const gen_args *a, int argc,
+                    char **argv) {
+  if (optind == argc)
+    return cli_usage_error(c, "--mine needs one or more graphs or models");
+  int n = argc - optind, rc = CLI_OK;
+  ir_graph **g = base_calloc((size_t)n, sizeof *g);
+  if (!g) {
+    base_diag d = {0};
+    return cli_report(
+        (base_diag_set(&d, BASE_ERR_NOMEM, 0, 0, "out of memory"), &d));
+  }
+  for (int i = 0; i < n && rc == CLI_OK; i++)
+    if (!(g[i] =
+              cli_load_ex(argv[optind + i],
+                          cli_is_onnx(argv[optind + i]) ? &a->ox : NULL, &rc)))
+      rc = rc ? rc : CLI_BAD_INPUT;
+  gen_mine_options o = {.depth = a->depth ? a->depth : GEN_MINE_DEPTH,
+                        .threads =
+                            a->threads ? a->threads : omp_get_num_procs(),
+                        .z3_timeout_ms = (unsigned)a->z3_timeout,
+                        .output = a->out};
+  progress pg;
+  gen_mine_stats st;
+  base_diag d = {0};
+  if (rc == CLI_OK) {
+    progress_begin(&pg, "mine");
+    o.progress = progress_cb, o.u = &pg;
+    base_status s = gen_mine(&o, (const ir_graph *const *)g, n, &st, &d);
+    progress_end(&pg);
+    rc = s ? cli_report(&d) : CLI_OK;
+    if (!s)
+      fprintf(stderr,
+              "mined %lld values: %lld candidate pairs, %lld distinct pairs "
+              "agree, %lld proven\nwrote %lld rules to %s\n",
+              st.targets, st.candidates, st.agreed, st.proven, st.written,
+              a->out);
+  }
+  for (int i = 0; i < n; i++)
+    ir_graph_free(g[i]);
+  free(g);
+  return rc;
+}
 
 static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
   static const fp_pairs pairs[] = {FP_PAIRS_SPANNING, FP_PAIRS_SMALLEST,
@@ -310,6 +367,10 @@ static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
   int rc = cli_parse_opts(c, argc, argv, &a);
   if (rc)
     return rc;
+  if (a.mine)
+    return run_mine(c, &a, argc, argv);
+  if (a.depth)
+    return cli_usage_error(c, "--depth is an option of --mine");
   if (optind != argc)
     return cli_usage_error(c, "unexpected argument '%s'", argv[optind]);
   gen_options o = {0};
@@ -343,7 +404,8 @@ static int gen_rules_cmd(const cli_command *c, int argc, char **argv) {
 const cli_command cli_cmd_gen_rules = {
     "gen-rules",
     "discover and prove graph substitutions (a .rules file)",
-    "gen-rules [--max-ops N] [--ops LIST] [-o OUT.rules] [options]",
+    "gen-rules [--max-ops N] [--ops LIST] [-o OUT.rules] [options]\n"
+    "       superopt gen-rules --mine [--depth N] [-o OUT.rules] GRAPH...",
     "Enumerates every graph of 1..N operators over the generation operator\n"
     "set and TASO's input pool, fingerprints them, pairs equal ones, prunes\n"
     "redundant pairs and proves the rest with Z3; writes the proven rules\n"

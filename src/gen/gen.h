@@ -128,6 +128,39 @@ base_status gen_verify_all(ir_ruleset *rs, unsigned timeout_ms, int threads,
                            gen_progress_fn progress, void *u, long long *proven,
                            long long *unproven, base_diag *d);
 
+/* ---- mined rules (`gen-rules --mine`, mine.c) ---------------------------- */
+
+#define GEN_MINE_DEPTH 10 /* default: operators above a target searched */
+#define GEN_MINE_MAX_DEPTH 24
+
+typedef struct gen_mine_options {
+  int depth;                /* 1..GEN_MINE_MAX_DEPTH: how far above a
+                               target its operands may be */
+  int threads;              /* Z3 contexts; 0: all cores */
+  unsigned z3_timeout_ms;   /* per proof */
+  const char *output;       /* the .rules file, written atomically */
+  gen_progress_fn progress; /* may be NULL; stages "mine", "verify" */
+  void *u;
+  const volatile sig_atomic_t *interrupt; /* may be NULL */
+} gen_mine_options;
+
+typedef struct gen_mine_stats {
+  long long targets;    /* values whose producers were searched */
+  long long candidates; /* pairs built (a cut and a node that type-check) */
+  long long agreed;     /* distinct pairs whose sides agree on random data */
+  long long proven;     /* of those, proven by Z3 */
+  long long written;
+} gen_mine_stats;
+
+/* Mines the graphs g[0..ng-1] for rules whose one side is a node of a
+ * fused operator (a unary element-wise operator, layernorm, attention) and
+ * whose other is a subgraph the graphs contain, proves them and writes the
+ * proven ones (named by their hash: m4f0c...) to o->output atomically;
+ * nothing is written on
+ * error. Details: docs/generation.md, "Mined rules". */
+base_status gen_mine(const gen_mine_options *o, const ir_graph *const *g,
+                     int ng, gen_mine_stats *st, base_diag *d);
+
 /* ---- comparison (`compare-rules`) --------------------------------------- */
 
 typedef struct gen_compare_options {

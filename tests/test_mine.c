@@ -1,0 +1,252 @@
+/* test_mine.c: rules mined from graphs (gen_mine, `gen-rules --mine`).
+ * From a block written as an exporter writes it, the miner finds and
+ * proves the exact GELU written out == gelu, RMSNorm written out ==
+ * layernorm rms=1 with the block's eps, the guarded attention == one
+ * attention node guard=1, and, over a default-layout attention between
+ * head splits, the row layout with the heads' scale made a free input;
+ * from the same blocks with a wrong constant (GELU's 0.5 as 0.6, the
+ * heads split into the wrong order) it finds none of them; bad options
+ * write nothing. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gen/gen.h"
+
+static void scratch_file(char *out) {
+  strcpy(out, "/tmp/test_mine_XXXXXX");
+  int fd = mkstemp(out);
+  cr_assert(fd >= 0);
+  close(fd);
+}
+
+/* The graph of text with each weight named in names[i] holding vals[i]
+ * (scalar constants, as an import leaves them). */
+static ir_graph *graph_with(const char *text, const char *const *names,
+                            const float *vals, int n) {
+  base_diag d = {0};
+  ir_graph *g = ir_parse(text, strlen(text), "test", &d);
+  cr_assert(g, "%s", d.msg);
+  for (int i = 0; i < n; i++) {
+    int t = ir_find_tensor(g, names[i]);
+    cr_assert(t >= 0, "no %s", names[i]);
+    g->tensors[t].data = &vals[i];
+  }
+  return g;
+}
+
+/* A matmul, the exact GELU as five operators and three constants, then
+ * RMSNorm as seven (eps 1e-6). k3 is GELU's 0.5. */
+static const char *const block = "graph block\n"
+                                 "input x: [2,5,8]\n"
+                                 "input g1: [8]\n"
+                                 "weight w: [8,8]\n"
+                                 "weight k1: []\n"
+                                 "weight k2: []\n"
+                                 "weight k3: []\n"
+                                 "weight e1: []\n"
+                                 "weight one1: []\n"
+                                 "h: [2,5,8] = matmul(x, w)\n"
+                                 "d: [2,5,8] = ewdiv(h, k1)\n"
+                                 "e: [2,5,8] = erf(d)\n"
+                                 "a: [2,5,8] = ewadd(e, k2)\n"
+                                 "m: [2,5,8] = ewmul(h, a)\n"
+                                 "y: [2,5,8] = ewmul(m, k3)\n"
+                                 "s2: [2,5,8] = ewmul(y, y)\n"
+                                 "mu: [2,5,1] = reduce_mean(s2) axes=[2]\n"
+                                 "me: [2,5,1] = ewadd(mu, e1)\n"
+                                 "sq: [2,5,1] = sqrt(me)\n"
+                                 "iv: [2,5,1] = ewdiv(one1, sq)\n"
+                                 "n1: [2,5,8] = ewmul(y, iv)\n"
+                                 "n2: [2,5,8] = ewmul(g1, n1)\n"
+                                 "output n2\n";
+static const char *const block_names[] = {"k1", "k2", "k3", "e1", "one1"};
+
+/* BERT's attention core: scores, mask, softmax, the NaN guard, values. */
+static const char *const guarded = "graph guarded\n"
+                                   "input q: [1,3,5,4]\n"
+                                   "input k: [1,3,4,6]\n"
+                                   "input v: [1,3,6,4]\n"
+                                   "input mask: [1,1,5,6]\n"
+                                   "weight z: []\n"
+                                   "s: [1,3,5,6] = matmul(q, k)\n"
+                                   "b: [1,3,5,6] = ewadd(s, mask)\n"
+                                   "p: [1,3,5,6] = softmax(b) axis=3\n"
+                                   "eq: bool[1,3,5,6] = equal(p, p)\n"
+                                   "nn: bool[1,3,5,6] = not(eq)\n"
+                                   "pg: [1,3,5,6] = where(nn, z, p)\n"
+                                   "o: [1,3,5,4] = matmul(pg, v)\n"
+                                   "output o\n";
+
+/* Three rows [1,5,12] split into 3 heads of 4, q scaled by c, a
+ * default-layout attention scaled by c again, merged back (what the first
+ * round's rules leave of BERT's self-attention). */
+static const char *const rows = "graph rows\n"
+                                "input xq: [1,5,12]\n"
+                                "input xk: [1,5,12]\n"
+                                "input xv: [1,5,12]\n"
+                                "weight c: []\n"
+                                "q1: [1,5,3,4] = reshape(xq) shape=[1,5,3,4]\n"
+                                "q2: [1,3,5,4] = transpose(q1) perm=[0,2,1,3]\n"
+                                "q3: [1,3,5,4] = ewmul(q2, c)\n"
+                                "k1: [1,5,3,4] = reshape(xk) shape=[1,5,3,4]\n"
+                                "k2: [1,3,4,5] = transpose(k1) perm=[0,2,3,1]\n"
+                                "v1: [1,5,3,4] = reshape(xv) shape=[1,5,3,4]\n"
+                                "v2: [1,3,5,4] = transpose(v1) perm=[0,2,1,3]\n"
+                                "a: [1,3,5,4] = attention(q3, k2, v2, c)\n"
+                                "a2: [1,5,3,4] = transpose(a) perm=[0,2,1,3]\n"
+                                "y: [1,5,12] = reshape(a2) shape=[1,5,12]\n"
+                                "output y\n";
+
+/* Mines g[0..n-1] into a scratch file and reads it into rs. */
+static void mine(ir_graph **g, int n, ir_ruleset *rs, gen_mine_stats *st) {
+  char out[32];
+  scratch_file(out);
+  gen_mine_options o = {.depth = GEN_MINE_DEPTH,
+                        .threads = 1,
+                        .z3_timeout_ms = 10000,
+                        .output = out};
+  base_diag d = {0};
+  cr_assert_eq(gen_mine(&o, (const ir_graph *const *)g, n, st, &d), BASE_OK,
+               "%s", d.msg);
+  cr_assert_eq(ir_rules_read_file(out, rs, &d), BASE_OK, "%s", d.msg);
+  cr_expect_eq(st->written, rs->n);
+  unlink(out);
+}
+
+/* The proven rule whose dst's last node is op (with rms or heads as
+ * asked: -1 any), or NULL. */
+static const ir_rule *with_dst(const ir_ruleset *rs, ir_opcode op, int param) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_graph *g = rs->rules[i].dst;
+    const ir_node *n = &g->nodes[g->nnodes - 1];
+    int p = op == IR_OP_LAYERNORM   ? n->a.count_include_pad
+            : op == IR_OP_ATTENTION ? n->a.groups
+                                    : -1;
+    if (rs->rules[i].status == IR_RULE_PROVEN && n->op == op &&
+        (param < 0 || p == param))
+      return &rs->rules[i];
+  }
+  return NULL;
+}
+
+/* Whether input name of r's src is bound by value (to v). */
+static int bound(const ir_rule *r, const char *name, float *v) {
+  int t = ir_find_tensor(r->src, name);
+  cr_assert(t >= 0, "rule %s has no input %s", r->id, name);
+  *v = r->src->tensors[t].value;
+  return r->src->tensors[t].has_value;
+}
+
+Test(mine, finds_gelu_rmsnorm_and_the_guarded_attention, .timeout = 120) {
+  static const float kv[] = {1.41421354f, 1.0f, 0.5f, 1e-6f, 1.0f};
+  static const float zero = 0.0f;
+  static const char *const zn[] = {"z"};
+  ir_graph *g[2] = {graph_with(block, block_names, kv, 5),
+                    graph_with(guarded, zn, &zero, 1)};
+  ir_ruleset rs;
+  gen_mine_stats st;
+  mine(g, 2, &rs, &st);
+  const ir_rule *gelu = with_dst(&rs, IR_OP_GELU, -1);
+  const ir_rule *rms = with_dst(&rs, IR_OP_LAYERNORM, 1);
+  const ir_rule *att = with_dst(&rs, IR_OP_ATTENTION, 0);
+  cr_assert(gelu, "no gelu rule among %d", rs.n);
+  cr_expect_eq(gelu->src->nnodes, 5, "gelu's src: %d nodes", gelu->src->nnodes);
+  float v;
+  cr_expect(bound(gelu, "c1", &v) || bound(gelu, "c3", &v),
+            "GELU's constants must stay bound by value");
+  cr_assert(rms, "no RMSNorm rule");
+  const ir_node *ln = &rms->dst->nodes[rms->dst->nnodes - 1];
+  cr_expect_float_eq(ln->a.eps, 1e-6f, 1e-12, "eps %g", ln->a.eps);
+  cr_assert(att, "no attention rule");
+  cr_expect_eq(att->dst->nodes[att->dst->nnodes - 1].a.keepdims, 1,
+               "the guarded form must be guard=1");
+  for (int i = 0; i < rs.n; i++) /* guard=0 for the guarded form: refused */
+    cr_expect(
+        !(rs.rules[i].dst->nodes[rs.rules[i].dst->nnodes - 1].op ==
+              IR_OP_ATTENTION &&
+          rs.rules[i].src->nnodes == 7 &&
+          !rs.rules[i].dst->nodes[rs.rules[i].dst->nnodes - 1].a.keepdims),
+        "rule %s: the guarded scores as guard=0", rs.rules[i].id);
+  cr_expect_geq(st.candidates, st.agreed);
+  cr_expect_geq(st.agreed, st.proven);
+  ir_ruleset_free(&rs);
+  ir_graph_free(g[0]), ir_graph_free(g[1]);
+}
+
+Test(mine, wrong_constant_gives_no_gelu, .timeout = 60) {
+  static const float kv[] = {1.41421354f, 1.0f, 0.6f, 1e-6f, 1.0f};
+  ir_graph *g = graph_with(block, block_names, kv, 5);
+  ir_ruleset rs;
+  gen_mine_stats st;
+  mine(&g, 1, &rs, &st);
+  cr_expect_null(with_dst(&rs, IR_OP_GELU, -1), "a gelu rule from 0.6");
+  ir_ruleset_free(&rs);
+  ir_graph_free(g);
+}
+
+Test(mine, row_layout_with_a_free_scale, .timeout = 120) {
+  static const float c = 0.5f;
+  static const char *const cn[] = {"c"};
+  ir_graph *g = graph_with(rows, cn, &c, 1);
+  ir_ruleset rs;
+  gen_mine_stats st;
+  mine(&g, 1, &rs, &st);
+  const ir_rule *r = with_dst(&rs, IR_OP_ATTENTION, 3);
+  cr_assert(r, "no row-layout rule (heads=3) among %d", rs.n);
+  const ir_node *n = &r->dst->nodes[r->dst->nnodes - 1];
+  cr_expect(n->a.nlist2 == 2 && n->a.list2[0] == 4 && n->a.list2[1] == 4,
+            "hdim [%lld,%lld]", (long long)n->a.list2[0],
+            (long long)n->a.list2[1]);
+  float v;
+  cr_expect(!bound(r, "c1", &v), "the heads' scale must be a free input");
+  ir_ruleset_free(&rs);
+  ir_graph_free(g);
+
+  /* v's heads scrambled (split 4 x 3, then read as 3 x 4): not a row
+   * layout */
+  static const char *const swapped =
+      "graph rows\n"
+      "input xq: [1,5,12]\n"
+      "input xk: [1,5,12]\n"
+      "input xv: [1,5,12]\n"
+      "weight c: []\n"
+      "q1: [1,5,3,4] = reshape(xq) shape=[1,5,3,4]\n"
+      "q2: [1,3,5,4] = transpose(q1) perm=[0,2,1,3]\n"
+      "q3: [1,3,5,4] = ewmul(q2, c)\n"
+      "k1: [1,5,3,4] = reshape(xk) shape=[1,5,3,4]\n"
+      "k2: [1,3,4,5] = transpose(k1) perm=[0,2,3,1]\n"
+      "v1: [1,5,4,3] = reshape(xv) shape=[1,5,4,3]\n"
+      "v2: [1,4,5,3] = transpose(v1) perm=[0,2,1,3]\n"
+      "v3: [1,3,5,4] = reshape(v2) shape=[1,3,5,4]\n"
+      "a: [1,3,5,4] = attention(q3, k2, v3, c)\n"
+      "a2: [1,5,3,4] = transpose(a) perm=[0,2,1,3]\n"
+      "y: [1,5,12] = reshape(a2) shape=[1,5,12]\n"
+      "output y\n";
+  g = graph_with(swapped, cn, &c, 1);
+  mine(&g, 1, &rs, &st);
+  cr_expect_null(with_dst(&rs, IR_OP_ATTENTION, 3),
+                 "a row-layout rule from v's heads read in the wrong order");
+  ir_ruleset_free(&rs);
+  ir_graph_free(g);
+}
+
+Test(mine, bad_options_write_nothing) {
+  char out[32];
+  scratch_file(out);
+  unlink(out);
+  ir_graph *g = graph_with(guarded, NULL, NULL, 0);
+  gen_mine_options o = {.depth = 0, .threads = 1, .output = out};
+  gen_mine_stats st;
+  base_diag d = {0};
+  cr_expect_eq(gen_mine(&o, (const ir_graph *const *)&g, 1, &st, &d),
+               BASE_ERR_PARAM);
+  cr_expect(strstr(d.msg, "depth"), "%s", d.msg);
+  cr_expect_neq(access(out, F_OK), 0, "%s written", out);
+  o.depth = GEN_MINE_DEPTH, o.output = NULL;
+  cr_expect_eq(gen_mine(&o, (const ir_graph *const *)&g, 1, &st, &d),
+               BASE_ERR_PARAM);
+  ir_graph_free(g);
+}
