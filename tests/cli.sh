@@ -127,6 +127,9 @@ grep -q "= gelu(x)" "$tmp/mined.rules" &&
   fail "gen-rules --mine found no gelu or guarded attention in bert.legacy"
 expect 1 "$bin" gen-rules --mine
 contains "--mine needs one or more graphs or models"
+# the checked-in mined rules (scripts/mine-rules) all prove
+expect 0 "$bin" verify-rules "$src/rules/mined.rules"
+contains "rules proven"
 expect 1 "$bin" gen-rules --depth 4
 contains "--depth is an option of --mine"
 expect 2 "$bin" gen-rules --mine "$tmp/none.graph" -o "$tmp/m2.rules"
