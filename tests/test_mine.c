@@ -5,8 +5,8 @@
  * attention node guard=1, and, over a default-layout attention between
  * head splits, the row layout with the heads' scale made a free input;
  * from the same blocks with a wrong constant (GELU's 0.5 as 0.6, the
- * heads split into the wrong order) it finds none of them; bad options
- * write nothing. */
+ * heads split into the wrong order) it finds none of them; a masked
+ * row layout also gives its mask-free twin; bad options write nothing. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,10 +81,10 @@ static const char *const guarded = "graph guarded\n"
                                    "output o\n";
 
 /* Three rows [1,5,12] split into 3 heads of 4, q scaled by c, a
- * default-layout attention scaled by c again, merged back (what the first
- * round's rules leave of BERT's self-attention); V: v's heads, ending in
- * the tensor named vh. */
-#define ROWS(V)                                                                \
+ * default-layout attention scaled by c again (and biased by X), merged
+ * back (what the first round's rules leave of BERT's self-attention); V:
+ * v's heads, ending in the tensor named vh. */
+#define ROWS(V, X)                                                             \
   "graph rows\n"                                                               \
   "input xq: [1,5,12]\n"                                                       \
   "input xk: [1,5,12]\n"                                                       \
@@ -95,19 +95,23 @@ static const char *const guarded = "graph guarded\n"
   "q3: [1,3,5,4] = ewmul(q2, c)\n"                                             \
   "k1: [1,5,3,4] = reshape(xk) shape=[1,5,3,4]\n"                              \
   "k2: [1,3,4,5] = transpose(k1) perm=[0,2,3,1]\n" V                           \
-  "a: [1,3,5,4] = attention(q3, k2, vh, c)\n"                                  \
+  "a: [1,3,5,4] = attention(q3, k2, vh, c" X ")\n"                             \
   "a2: [1,5,3,4] = transpose(a) perm=[0,2,1,3]\n"                              \
   "y: [1,5,12] = reshape(a2) shape=[1,5,12]\n"                                 \
   "output y\n"
-static const char *const rows =
-    ROWS("v1: [1,5,3,4] = reshape(xv) shape=[1,5,3,4]\n"
-         "vh: [1,3,5,4] = transpose(v1) perm=[0,2,1,3]\n");
+#define VHEADS                                                                 \
+  "v1: [1,5,3,4] = reshape(xv) shape=[1,5,3,4]\n"                              \
+  "vh: [1,3,5,4] = transpose(v1) perm=[0,2,1,3]\n"
+static const char *const rows = ROWS(VHEADS, "");
+/* the same with a mask [1,1,5,5] added to the scores */
+static const char *const masked = ROWS(VHEADS "input m: [1,1,5,5]\n", ", m");
 /* v's heads scrambled (split 4 x 3, then read as 3 x 4): not a row
  * layout */
 static const char *const scrambled =
     ROWS("v1: [1,5,4,3] = reshape(xv) shape=[1,5,4,3]\n"
          "v2: [1,4,5,3] = transpose(v1) perm=[0,2,1,3]\n"
-         "vh: [1,3,5,4] = reshape(v2) shape=[1,3,5,4]\n");
+         "vh: [1,3,5,4] = reshape(v2) shape=[1,3,5,4]\n",
+         "");
 
 /* Mines g[0..n-1] into a scratch file and reads it into rs. */
 static void mine(ir_graph **g, int n, ir_ruleset *rs, gen_mine_stats *st) {
@@ -218,6 +222,35 @@ Test(mine, row_layout_with_a_free_scale, .timeout = 120) {
   mine(&g, 1, &rs, &st);
   cr_expect_null(with_dst(&rs, IR_OP_ATTENTION, 3),
                  "a row-layout rule from v's heads read in the wrong order");
+  ir_ruleset_free(&rs);
+  ir_graph_free(g);
+}
+
+/* Whether rs has a proven row-layout rule (heads=3) whose dst attention
+ * has nin inputs. */
+static int rows_rule_of_arity(const ir_ruleset *rs, int nin) {
+  for (int i = 0; i < rs->n; i++) {
+    const ir_graph *g = rs->rules[i].dst;
+    const ir_node *n = &g->nodes[g->nnodes - 1];
+    if (rs->rules[i].status == IR_RULE_PROVEN && n->op == IR_OP_ATTENTION &&
+        n->a.groups == 3 && n->nin == nin)
+      return 1;
+  }
+  return 0;
+}
+
+/* A row layout mined with a mask also gives its mask-free twin (the mask
+ * dropped from both sides, proven again): a network without a mask binds
+ * that one. */
+Test(mine, masked_row_layout_and_its_mask_free_twin, .timeout = 120) {
+  static const float c = 0.5f;
+  static const char *const cn[] = {"c"};
+  ir_graph *g = graph_with(masked, cn, &c, 1);
+  ir_ruleset rs;
+  gen_mine_stats st;
+  mine(&g, 1, &rs, &st);
+  cr_expect(rows_rule_of_arity(&rs, 5), "no masked row-layout rule");
+  cr_expect(rows_rule_of_arity(&rs, 4), "no mask-free twin");
   ir_ruleset_free(&rs);
   ir_graph_free(g);
 }

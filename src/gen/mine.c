@@ -973,6 +973,83 @@ static int generalise(verify_ctx *vc, ir_rule *r, base_diag *d) {
   return 0;
 }
 
+/* g without input t, which only attention nodes read, as their last
+ * operand (a bias, or a scale with no bias after it): NULL where another
+ * node reads it, or on failure. */
+static ir_graph *without_input(const ir_graph *g, int32_t t) {
+  ir_graph *h = ir_graph_new(g->name);
+  int32_t *map = base_calloc((size_t)g->ntensors, sizeof *map);
+  int ok = h && map;
+  base_diag d = {0};
+  for (int i = 0; ok && i < g->ntensors; i++) {
+    const ir_tensor *x = &g->tensors[i];
+    map[i] = -1;
+    if (x->node >= 0 || i == t)
+      continue;
+    ok = (map[i] = ir_add_tensor(h, x->name, x->kind, &x->shape, &d)) >= 0;
+    if (ok)
+      h->tensors[map[i]].has_value = x->has_value,
+      h->tensors[map[i]].value = x->value;
+  }
+  for (int j = 0; ok && j < g->nnodes; j++) {
+    const ir_node *n = &g->nodes[j];
+    int32_t in[IR_MAX_FIXED_IN + 8];
+    const char *outs[4];
+    int nin = n->nin;
+    if (nin > 0 && n->in[nin - 1] == t)
+      ok = n->op == IR_OP_ATTENTION, nin--;
+    for (int i = 0; ok && i < nin; i++)
+      ok = n->in[i] != t && (in[i] = map[n->in[i]]) >= 0;
+    ok = ok && n->nout <= 4 && nin <= (int)(sizeof in / sizeof *in);
+    for (int o = 0; ok && o < n->nout; o++)
+      outs[o] = g->tensors[n->out[o]].name;
+    ir_attrs a = n->a;
+    int k = ok ? ir_add_node(h, n->op, in, nin, &a, outs, &d) : -1;
+    for (int o = 0; k >= 0 && o < n->nout; o++)
+      map[n->out[o]] = h->nodes[k].out[o];
+    ok &= k >= 0;
+  }
+  for (int i = 0; ok && i < g->noutputs; i++)
+    ok = ir_add_output(h, map[g->outputs[i]], &d) == BASE_OK;
+  free(map);
+  if (!ok)
+    ir_graph_free(h);
+  return ok ? h : NULL;
+}
+
+/* Adds to rs, for each proven rule and each input its attention nodes
+ * alone read as their last operand (the bias m), the rule without it,
+ * proven (a mask-free network's attention is another arity: the matcher
+ * binds operators with their inputs). -1 on OOM or a Z3 failure. */
+static int drop_optional(verify_ctx *vc, ir_ruleset *rs, base_diag *d) {
+  int n = rs->n;
+  for (int i = 0; i < n; i++) {
+    for (int t = 0; rs->rules[i].status == IR_RULE_PROVEN &&
+                    t < rs->rules[i].src->ntensors;
+         t++) {
+      const ir_rule *r = &rs->rules[i];
+      if (r->src->tensors[t].kind != IR_T_INPUT || r->src->tensors[t].has_value)
+        continue;
+      int td = ir_find_tensor(r->dst, r->src->tensors[t].name);
+      ir_graph *src = without_input(r->src, t);
+      ir_graph *dst = src && td >= 0 ? without_input(r->dst, td) : NULL;
+      char id[32];
+      snprintf(id, sizeof id, "m%d", rs->n + 1);
+      if (!dst) {
+        ir_graph_free(src);
+        continue;
+      }
+      ir_rule *tw = ir_ruleset_add(rs, id, src, dst, d);
+      if (!tw)
+        continue;
+      int p = prove(vc, tw, d);
+      if (p < 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
 static base_status generalise_all(ir_ruleset *rs, const gen_mine_options *o,
                                   base_diag *d) {
   verify_ctx *vc = verify_new(&(verify_opts){.timeout_ms = o->z3_timeout_ms});
@@ -986,6 +1063,8 @@ static base_status generalise_all(ir_ruleset *rs, const gen_mine_options *o,
     if (o->progress)
       o->progress(o->u, "generalise", i + 1, rs->n);
   }
+  if (!s && drop_optional(vc, rs, d) < 0)
+    s = d->code ? d->code : BASE_ERR_INTERNAL;
   verify_free(vc);
   return s;
 }
