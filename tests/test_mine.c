@@ -200,13 +200,19 @@ Test(mine, wrong_constant_gives_no_gelu, .timeout = 60) {
   ir_graph_free(g);
 }
 
-Test(mine, row_layout_with_a_free_scale, .timeout = 120) {
+/* The rules mined from a rows graph (its c 0.5) into rs. */
+static void mine_rows(const char *text, ir_ruleset *rs) {
   static const float c = 0.5f;
   static const char *const cn[] = {"c"};
-  ir_graph *g = graph_with(rows, cn, &c, 1);
-  ir_ruleset rs;
+  ir_graph *g = graph_with(text, cn, &c, 1);
   gen_mine_stats st;
-  mine(&g, 1, &rs, &st);
+  mine(&g, 1, rs, &st);
+  ir_graph_free(g);
+}
+
+Test(mine, row_layout_with_a_free_scale, .timeout = 120) {
+  ir_ruleset rs;
+  mine_rows(rows, &rs);
   const ir_rule *r = with_dst(&rs, IR_OP_ATTENTION, 3);
   cr_assert(r, "no row-layout rule (heads=3) among %d", rs.n);
   const ir_node *n = &r->dst->nodes[r->dst->nnodes - 1];
@@ -216,14 +222,11 @@ Test(mine, row_layout_with_a_free_scale, .timeout = 120) {
   float v;
   cr_expect(!bound(r, "c1", &v), "the heads' scale must be a free input");
   ir_ruleset_free(&rs);
-  ir_graph_free(g);
 
-  g = graph_with(scrambled, cn, &c, 1);
-  mine(&g, 1, &rs, &st);
+  mine_rows(scrambled, &rs);
   cr_expect_null(with_dst(&rs, IR_OP_ATTENTION, 3),
                  "a row-layout rule from v's heads read in the wrong order");
   ir_ruleset_free(&rs);
-  ir_graph_free(g);
 }
 
 /* Whether rs has a proven row-layout rule (heads=3) whose dst attention
@@ -243,16 +246,11 @@ static int rows_rule_of_arity(const ir_ruleset *rs, int nin) {
  * dropped from both sides, proven again): a network without a mask binds
  * that one. */
 Test(mine, masked_row_layout_and_its_mask_free_twin, .timeout = 120) {
-  static const float c = 0.5f;
-  static const char *const cn[] = {"c"};
-  ir_graph *g = graph_with(masked, cn, &c, 1);
   ir_ruleset rs;
-  gen_mine_stats st;
-  mine(&g, 1, &rs, &st);
+  mine_rows(masked, &rs);
   cr_expect(rows_rule_of_arity(&rs, 5), "no masked row-layout rule");
   cr_expect(rows_rule_of_arity(&rs, 4), "no mask-free twin");
   ir_ruleset_free(&rs);
-  ir_graph_free(g);
 }
 
 Test(mine, bad_options_write_nothing) {
