@@ -73,15 +73,29 @@ static int is_scalar(const mn_ctx *c, int32_t t) {
          ir_shape_numel(&x->shape) == 1;
 }
 
-/* ---- the target's ancestors ---------------------------------------------- */
-
-static void add_anc(mn_ctx *c, int32_t t) {
-  for (int i = 0; i < c->nanc; i++)
-    if (c->anc[i] == t)
-      return;
-  if (c->nanc < MN_MAXA)
-    c->anc[c->nanc++] = t;
+/* Appends x to v[0..*n-1] unless there; 0 when it is not there and v
+ * holds cap already. */
+static int add_i32(int32_t *v, int *n, int cap, int32_t x) {
+  for (int i = 0; i < *n; i++)
+    if (v[i] == x)
+      return 1;
+  if (*n == cap)
+    return 0;
+  v[(*n)++] = x;
+  return 1;
 }
+
+static int add_i64(int64_t *v, int *n, int cap, int64_t x) {
+  for (int i = 0; i < *n; i++)
+    if (v[i] == x)
+      return 1;
+  if (*n == cap)
+    return 0;
+  v[(*n)++] = x;
+  return 1;
+}
+
+/* ---- the target's ancestors ---------------------------------------------- */
 
 /* The tensors read by the nodes at most o->depth steps above t. */
 static void ancestors(mn_ctx *c, int32_t t) {
@@ -94,7 +108,7 @@ static void ancestors(mn_ctx *c, int32_t t) {
     const ir_node *n = &c->g->nodes[q[h]];
     for (int i = 0; i < n->nin; i++) {
       int32_t u = n->in[i], p = c->g->tensors[u].node;
-      add_anc(c, u);
+      add_i32(c->anc, &c->nanc, MN_MAXA, u);
       if (p >= 0 && lvl[h] < c->o->depth && nq < MN_MAXA &&
           c->mark[p] != c->stamp) {
         c->mark[p] = c->stamp;
@@ -215,15 +229,7 @@ typedef struct mn_sizes {
 } mn_sizes;
 
 static int add_size(mn_sizes *z, int64_t v) {
-  if (v <= 1)
-    return 1;
-  for (int i = 0; i < z->n; i++)
-    if (z->v[i] == v)
-      return 1;
-  if (z->n == MN_SIZES)
-    return 0;
-  z->v[z->n++] = v;
-  return 1;
+  return v <= 1 || add_i64(z->v, &z->n, MN_SIZES, v);
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -498,21 +504,20 @@ static void bind_values(ir_graph *g) {
   }
 }
 
-/* The hash of r's text without its name; 0 when out of memory. */
-static uint64_t text_hash(ir_rule *r) {
-  ir_ruleset one = {r, 1, 1};
-  char *id = r->id;
-  r->id = (char *)"x";
-  char *text = ir_rules_print(&one, NULL);
-  r->id = id;
-  uint64_t h = text ? XXH3_64bits(text, strlen(text)) | 1 : 0;
-  free(text);
+/* The hash of r's two graphs as text (not its name, status or proof: a
+ * rule's name follows what it says); 0 when out of memory. */
+static uint64_t text_hash(const ir_rule *r) {
+  char *a = ir_print(r->src), *b = ir_print(r->dst);
+  uint64_t h =
+      a && b ? XXH3_64bits_withSeed(b, strlen(b), XXH3_64bits(a, strlen(a))) | 1
+             : 0;
+  free(a), free(b);
   return h;
 }
 
-/* Whether the rule's text was tried before (else remembers it); -1 when
- * out of memory. */
-static int tried(mn_ctx *c, ir_rule *r) {
+/* Whether the rule's graphs were tried before (else remembers them); -1
+ * when out of memory. */
+static int tried(mn_ctx *c, const ir_rule *r) {
   uint64_t h = text_hash(r);
   if (!h)
     return -1;
@@ -643,8 +648,8 @@ static int form_norm(mn_ctx *c, int32_t t) {
   return 0;
 }
 
-/* Whether a [.., r, c] can be an attention operand for t: rank and batch
- * dimensions of t, rows r (or any: -1), columns c (or any). */
+/* Whether a [.., r, c] can be an attention operand for t: float, rank
+ * and batch dimensions of t, rows r (or any: -1), columns c (or any). */
 static int att_fit(const mn_ctx *c, int32_t a, int32_t t, int64_t r,
                    int64_t cols) {
   const ir_shape *x = shp(c, a), *y = shp(c, t);
@@ -736,11 +741,7 @@ typedef struct mn_pool {
 } mn_pool;
 
 static void pool_add(mn_pool *p, int32_t t) {
-  for (int i = 0; i < p->n; i++)
-    if (p->t[i] == t)
-      return;
-  if (p->n < (int)(sizeof p->t / sizeof *p->t))
-    p->t[p->n++] = t;
+  add_i32(p->t, &p->n, (int)(sizeof p->t / sizeof *p->t), t);
 }
 
 /* The other operand of a product by a scalar constant, or -1. */
@@ -782,13 +783,7 @@ static void rows_pools(mn_ctx *c, int32_t t, mn_pool *rows, mn_pool *sm) {
 /* Rows for t: its rank (3 or more), its leading dimensions, n rows (or
  * any: -1). */
 static int rows_fit(const mn_ctx *c, int32_t a, int32_t t, int64_t n) {
-  const ir_shape *x = shp(c, a), *y = shp(c, t);
-  if (x->rank != y->rank || x->rank < 3)
-    return 0;
-  for (int i = 0; i < x->rank - 2; i++)
-    if (x->dim[i] != y->dim[i])
-      return 0;
-  return n < 0 || x->dim[x->rank - 2] == n;
+  return shp(c, t)->rank >= 3 && att_fit(c, a, t, n, -1);
 }
 
 /* The cut's sizes dividing cols (head counts), slice starts on the last
@@ -797,14 +792,6 @@ typedef struct mn_dom {
   int64_t heads[16], offs[8];
   int nheads, noffs, guard[2], nguard;
 } mn_dom;
-
-static void add64(int64_t *v, int *n, int cap, int64_t x) {
-  for (int i = 0; i < *n; i++)
-    if (v[i] == x)
-      return;
-  if (*n < cap)
-    v[(*n)++] = x;
-}
 
 static void rows_domain(const mn_ctx *c, int64_t cols, mn_dom *m) {
   m->nheads = m->nguard = 0;
@@ -815,10 +802,10 @@ static void rows_domain(const mn_ctx *c, int64_t cols, mn_dom *m) {
       for (int k = 0; k < shp(c, n->out[o])->rank; k++) {
         int64_t h = shp(c, n->out[o])->dim[k];
         if (h > 1 && h < cols && cols % h == 0)
-          add64(m->heads, &m->nheads, 16, h);
+          add_i64(m->heads, &m->nheads, 16, h);
       }
     if (n->op == IR_OP_SLICE && n->a.nlist > 0)
-      add64(m->offs, &m->noffs, 8, n->a.list[n->a.nlist - 1]);
+      add_i64(m->offs, &m->noffs, 8, n->a.list[n->a.nlist - 1]);
     if (n->op == IR_OP_ATTENTION && m->nguard < 2 &&
         (m->nguard == 0 || m->guard[0] != n->a.keepdims))
       m->guard[m->nguard++] = n->a.keepdims;
@@ -993,21 +980,21 @@ static ir_graph *without_input(const ir_graph *g, int32_t t) {
   }
   for (int j = 0; ok && j < g->nnodes; j++) {
     const ir_node *n = &g->nodes[j];
-    int32_t in[IR_MAX_FIXED_IN + 8];
-    const char *outs[4];
-    int nin = n->nin;
-    if (nin > 0 && n->in[nin - 1] == t)
-      ok = n->op == IR_OP_ATTENTION, nin--;
-    for (int i = 0; ok && i < nin; i++)
-      ok = n->in[i] != t && (in[i] = map[n->in[i]]) >= 0;
-    ok = ok && n->nout <= 4 && nin <= (int)(sizeof in / sizeof *in);
-    for (int o = 0; ok && o < n->nout; o++)
-      outs[o] = g->tensors[n->out[o]].name;
-    ir_attrs a = n->a;
-    int k = ok ? ir_add_node(h, n->op, in, nin, &a, outs, &d) : -1;
-    for (int o = 0; k >= 0 && o < n->nout; o++)
-      map[n->out[o]] = h->nodes[k].out[o];
-    ok &= k >= 0;
+    int last = n->nin > 0 && n->in[n->nin - 1] == t;
+    for (int i = 0; ok && i < n->nin - last; i++)
+      ok = n->in[i] != t;
+    if (ok && !last) {
+      ok = ir_rebuild_copy(h, g, j, map, &d) >= 0;
+    } else if (ok) { /* the attention without its last operand */
+      int32_t in[IR_MAX_FIXED_IN];
+      for (int i = 0; i < n->nin - 1; i++)
+        in[i] = map[n->in[i]];
+      int32_t y = n->op == IR_OP_ATTENTION
+                      ? add1(h, n->op, in, n->nin - 1, &n->a,
+                             g->tensors[n->out[0]].name, &d)
+                      : -1;
+      ok = (map[n->out[0]] = y) >= 0;
+    }
   }
   for (int i = 0; ok && i < g->noutputs; i++)
     ok = ir_add_output(h, map[g->outputs[i]], &d) == BASE_OK;
@@ -1070,9 +1057,10 @@ static base_status generalise_all(ir_ruleset *rs, const gen_mine_options *o,
 }
 
 /* The rules proven, in the order mined, each named m and 10 hex digits of
- * its text's hash: the same rule has the same name in every file, so the
- * files of several runs (mining rewritten graphs again) are read together,
- * and a rule found twice (generalised from two constants) is kept once. */
+ * its graphs' hash (text_hash): the same rule has the same name in every file,
+ * so the files of several runs (mining rewritten graphs again) are read
+ * together, and a rule found twice (generalised from two constants) is kept
+ * once. */
 static base_status keep_proven(ir_ruleset *rs, base_diag *d) {
   int w = 0;
   for (int i = 0; i < rs->n; i++) {
