@@ -72,6 +72,13 @@ else()
   target_compile_options(superopt_cuda PRIVATE
     --Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror -lineinfo)
   target_include_directories(superopt_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  # kwg.cu's warpgroup matmul needs sm_90a's wgmma (arch-specific: the
+  # plain sm_90 image compiles it out, and cxk_wg_runs_here says which
+  # image the device loaded).
+  if(SUPEROPT_SM90)
+    set_source_files_properties(${PROJECT_SOURCE_DIR}/src/gpu/kern/kwg.cu
+      PROPERTIES COMPILE_OPTIONS "-gencode=arch=compute_90a,code=sm_90a")
+  endif()
   target_link_libraries(superopt_cuda PUBLIC CUDA::cudart)
 endif()
 

@@ -807,6 +807,53 @@ Test(cuda, every_operator_own_depthwise) {
   unsetenv("SUPEROPT_DW");
 }
 
+/* kwg.cu's warpgroup matmul wherever it runs ($SUPEROPT_WG=1: not only
+ * where it beats cuBLASLt and its epilogue kernel): bias with gelu, relu
+ * alone, bias alone and a residual folded in by the lowering (q), rows
+ * past a 128-row tile (m 150), a partial n-tile (n 200); h's k (200) is
+ * not a multiple of 32: cuBLASLt. On an sm_90 device x, y and z run it. */
+static int wg_sm90;
+static void wg_engines(const ir_graph *g, const gpu_plan *p, const char *what) {
+  for (int i = 0; i < g->nnodes; i++) {
+    const char *name = g->tensors[g->nodes[i].out[0]].name, *e;
+    e = gpu_plan_engine(p, i);
+    if (strchr("xyz", name[0]) && !name[1] && g->nodes[i].op == IR_OP_MATMUL)
+      cr_expect(!wg_sm90 || !strcmp(e, "wgmma kernel"), "%s: %s runs on %s",
+                what, name, e);
+    if (!strcmp(name, "h"))
+      cr_expect_str_eq(e, "cuBLASLt", "%s: h", what);
+  }
+}
+
+Test(cuda, matmul_wgmma_epilogues) {
+  need_gpu();
+  setenv("SUPEROPT_WG", "1", 1);
+  base_diag d;
+  gpu_ctx *c;
+  char desc[256];
+  cr_assert_eq(gpu_ctx_new(NULL, &c, &d), BASE_OK, "%s", d.msg);
+  gpu_ctx_describe(c, desc, sizeof desc);
+  wg_sm90 = strstr(desc, "(sm_90)") != NULL;
+  gpu_ctx_free(c);
+  ir_graph *g = parse("input a: [3,50,96]\nweight b: [96,200]\n"
+                      "weight bias: [200]\ninput r: [3,50,200]\n"
+                      "weight w2: [200,64]\n"
+                      "x = matmul(a, b, bias) act=gelu\ny = matmul(a, b) "
+                      "act=relu\nz = matmul(a, b, bias)\nq = ewadd(z, r)\n"
+                      "h = matmul(x, w2)\noutput x, y, q, h\n");
+  gpu_options o = {.fp32_strict = 0};
+  plan_hook = wg_engines;
+  compare(g, &o, 2e-3, "wgmma");
+  lower_stats st;
+  ir_graph *h = lower_graph(g, &st, &d);
+  cr_assert(h, "%s", d.msg);
+  compare(h, &o, 2e-3, "wgmma, lowered");
+  plan_hook = NULL;
+  ir_graph_free(h);
+  ir_graph_free(g);
+  unsetenv("SUPEROPT_WG");
+}
+
 /* The same graphs with every channels-last convolution of groups 1 run as
  * a cuBLASLt GEMM (ops.c: over its patches unless 1x1, stride 1 and
  * unpadded), not only where it beats cuDNN: bias, relu and a channels-last

@@ -73,6 +73,7 @@ void gpu_ctx_free(gpu_ctx *c) {
   gpu_tune_save(c);
   free(c->convs);
   free(c->mms);
+  free(c->wgs);
   gpu_fused_ctx_free(c);
   free(c);
 }

@@ -137,6 +137,8 @@ struct gpu_ctx {
   int nconvs, capconvs;
   gpu_mm_choice *mms; /* matmul algorithm cache */
   int nmms, capmms;
+  struct gpu_wg_choice *wgs; /* kwg.cu's choices (gpu_wg_choose) */
+  int nwgs, capwgs;
   gpu_fk *fks; /* generated kernels (run/fused.c) */
   int nfks, capfks;
   int fk_compiled, fk_disk, fk_reused; /* NVRTC runs, disk and memory hits */
@@ -199,6 +201,13 @@ struct gpu_mm {
   int dt;           /* the operands' element type (CXK_*; set before
                        gpu_mm_setup) */
   float ms;         /* the chosen algorithm's median time (0: not timed) */
+  /* kwg.cu's matmul in place of cuBLASLt and the epilogue kernel
+   * (gpu_wg_choose): wg_var its tiling (-1: not taken), wt the weight
+   * transposed ([n, k], filled at upload), wg its TMA descriptors (bound
+   * once the pointers are placed), wg_fn the whole epilogue's function. */
+  int wg_var, wg_fn;
+  float *wt;
+  cxk_wg wg;
 };
 
 /* A rank-4 batched matmul that reads an operand through a transpose, or
@@ -514,6 +523,21 @@ base_status gpu_dnn_execute(gpu_ctx *c, cudnnBackendDescriptor_t plan,
 /* Looks up or times cuBLASLt's candidates for m (descriptors set up). */
 base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
                           base_diag *d);
+/* kwg.cu's tiling for the float32 product of key k with the epilogue
+ * function fn (CXK_ID, CXK_RELU, CXK_GELU; bias and residual as k says)
+ * where, timed on scratch buffers, it beats cuBLASLt's chosen algorithm
+ * (m's, key k) plus the epilogue kernel the executor would add, and its
+ * result agrees with theirs (relative L2 within GPU_WG_VERIFY_TOL); else
+ * -1, also where the device or the build lacks it. $SUPEROPT_WG: 0 never,
+ * 1 always where it runs (tiling 0, untimed: tests), unset by time. Kept
+ * per key and fn in the context. */
+#define GPU_WG_VERIFY_TOL 1e-2
+int gpu_wg_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m, int fn);
+/* tune/dnn.c: deterministic values in [-1, 1) of type dt, complete on
+ * return; the relative L2 distance between two device arrays. */
+int gpu_fill_random(cudaStream_t st, float *d, int64_t n, uint32_t seed,
+                    int dt);
+double gpu_rel_l2(const float *a, const float *b, int64_t n, int dt);
 
 /* run/shuffle.c: enqueues concat_shuffle node j's kernel (kmove.cu). */
 cudaError_t gpu_shuffle_enqueue(gpu_plan *p, int j);
@@ -590,6 +614,11 @@ int gpu_smm_layout(const int64_t *st, int64_t rows, int64_t cols, int *ld);
 base_status gpu_att_bind(gpu_plan *p, int i, base_diag *d);
 /* run/mm.c: node i's gpu_smm pointer arrays, once p->ptr is final. */
 base_status gpu_smm_bind(gpu_plan *p, int i, base_diag *d);
+/* run/mm.c: node i's kwg.cu descriptors once p->ptr is final (cuBLASLt
+ * after all where its pointers do not suit); its weight's transposed copy
+ * filled (at upload, after the weight-only nodes). */
+base_status gpu_mm_bind(gpu_plan *p, int i, base_diag *d);
+cudaError_t gpu_mm_fill_wt(gpu_plan *p, int i);
 /* run/tensor.c: float32 values (host memory, or device memory when
  * on_device) written into tensor t's bytes, converted to its type (f16,
  * bf16), or read back as float32. async: a float32 tensor's copy is

@@ -316,6 +316,29 @@ int cxk_smallk_variants(void);
 cudaError_t cxk_smallk(cudaStream_t s, const void *x, const void *w,
                        const void *bias, const void *res, void *y,
                        const cxk_sk *p);
+/* A float32 matmul with its epilogue on sm_90a's warpgroup tensor cores
+ * (kwg.cu): y [m, n] = fn(a b + bias + res) with TF32 operands and float32
+ * sums, a [m, k] row-major, b given transposed (bt [n, k] row-major), bias
+ * [n] and res [m, n] optional (NULL), fn CXK_ID, CXK_RELU or CXK_GELU
+ * (cxk_wg_fn_ok) applied before the only store. cxk_wg_ok: the shapes it
+ * takes (n a multiple of 4, k of 32; pointers 16-byte aligned, the
+ * caller's part); cxk_wg_runs_here: 1 where the device is sm_90 and the
+ * loaded machine code has the wgmma path. cxk_wg_prepare (0: not taken)
+ * fixes a's and bt's addresses and the tiling var (one of
+ * cxk_wg_variants()) into w's TMA descriptors; cxk_wg_mm runs it. */
+typedef struct cxk_wg {
+  uint64_t map[2][16]; /* the CUtensorMap of a, of bt (copied) */
+  int64_t m, n, k;
+  int var, sms; /* sms: the device's multiprocessors (the grid) */
+} cxk_wg;
+int cxk_wg_variants(void);
+int cxk_wg_ok(int64_t m, int64_t n, int64_t k);
+int cxk_wg_fn_ok(int fn);
+int cxk_wg_runs_here(void);
+int cxk_wg_prepare(cxk_wg *w, const float *a, const float *bt, int64_t m,
+                   int64_t n, int64_t k, int var);
+cudaError_t cxk_wg_mm(cudaStream_t s, const cxk_wg *w, const float *bias,
+                      const float *res, float *y, int fn);
 /* Squeeze-and-excitation's squeeze in one kernel (kse.cu): pooled[n, c]
  * = mean over the hw pixels of x (NCHW [n, c, hw], or channels-last [n,
  * hw, c] when cl); h[n, r] = act1(b1[r] + sum_c w1[r, c] pooled[n, c]);

@@ -250,6 +250,8 @@ static base_status plan_build(gpu_plan *p, base_diag *d) {
   for (int i = 0; !st && i < g->nnodes; i++) /* needs the pointers */
     if (p->steps[i].smm)
       st = gpu_smm_bind(p, i, d);
+    else if (p->steps[i].mm && p->steps[i].mm->wg_var >= 0)
+      st = gpu_mm_bind(p, i, d);
     else if (p->steps[i].att) { /* a staged one on its float32 copies */
       gpu_half_swap(p, i);
       st = gpu_att_bind(p, i, d);
@@ -400,7 +402,7 @@ const char *gpu_plan_engine(const gpu_plan *p, int i) {
            : s->att->form == GPU_ATT_FLASH ? "flash attention kernel"
                                            : "attention kernel";
   if (s->mm)
-    return "cuBLASLt";
+    return s->mm->wg_var >= 0 ? "wgmma kernel" : "cuBLASLt";
   if (p->g->nodes[i].op == IR_OP_MOVE)
     return gpu_move_engine(p, i);
   return s->fused ? "NVRTC" : "kernel";
@@ -424,6 +426,9 @@ base_status gpu_plan_upload(gpu_plan *p, const ex_values *v, base_diag *d) {
       if (st)
         return st;
     }
+  for (int i = 0; i < g->nnodes; i++) /* transposed weights, once */
+    if (p->steps[i].mm && p->steps[i].mm->wt)
+      GPU_CUDA(d, gpu_mm_fill_wt(p, i));
   for (int i = 0; i < g->nnodes; i++) { /* channels-last filters, once */
     const gpu_conv *cv = p->steps[i].conv;
     if (cv && cv->wcl && cv->wcl_static) {

@@ -21,6 +21,7 @@ void gpu_mm_free(gpu_mm *m) {
     cublasLtMatrixLayoutDestroy(m->lc);
   if (m->desc)
     cublasLtMatmulDescDestroy(m->desc);
+  cudaFree(m->wt);
   free(m);
 }
 
@@ -225,6 +226,49 @@ static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
   return gpu_smm_run(p->ctx, s->smm, d);
 }
 
+/* kwg.cu in place of cuBLASLt and the epilogue kernel (gpu_wg_choose)
+ * for a product by a constant rank-2 weight: its transposed copy made
+ * here and filled at upload (gpu_mm_fill_wt), the descriptors bound with
+ * the pointers (gpu_mm_bind). */
+static base_status mm_wg(gpu_plan *p, const ir_node *n, gpu_mm *m,
+                         const gpu_mm_key *key, base_diag *d) {
+  if (!gpu_weight_like(p->g, p->wonly, n->in[1]) ||
+      p->g->tensors[n->in[1]].shape.rank != 2)
+    return BASE_OK;
+  int fn = act_fn(m->act), var = gpu_wg_choose(p->ctx, key, m, fn);
+  if (var < 0)
+    return BASE_OK;
+  GPU_CUDA(d, cudaMalloc((void **)&m->wt,
+                         sizeof(float) * (size_t)(key->n * key->k)));
+  m->wg_var = var, m->wg_fn = fn;
+  m->wg.m = key->m, m->wg.n = key->n, m->wg.k = key->k;
+  return BASE_OK;
+}
+
+base_status gpu_mm_bind(gpu_plan *p, int i, base_diag *d) {
+  (void)d;
+  gpu_mm *m = p->steps[i].mm;
+  const ir_node *n = &p->g->nodes[i];
+  const gpu_step *s = &p->steps[i];
+  uintptr_t at = (uintptr_t)IN(p, n, 0) | (uintptr_t)p->ptr[n->out[0]] |
+                 (uintptr_t)mm_bias_ptr(p, n) |
+                 (uintptr_t)(s->res ? p->ptr[s->res - 1] : NULL);
+  if ((at & 15) || !cxk_wg_prepare(&m->wg, IN(p, n, 0), m->wt, m->wg.m, m->wg.n,
+                                   m->wg.k, m->wg_var))
+    m->wg_var = -1; /* cuBLASLt after all: its algorithm is chosen */
+  return BASE_OK;
+}
+
+cudaError_t gpu_mm_fill_wt(gpu_plan *p, int i) {
+  const gpu_mm *m = p->steps[i].mm;
+  int64_t kk = m->wg.k, nn = m->wg.n;
+  cxk_walk t = {.rank = 2, .extent = kk * nn};
+  int64_t dim[2] = {nn, kk}, sst[2] = {1, nn}, dst[2] = {kk, 1};
+  memcpy(t.dim, dim, sizeof dim), memcpy(t.sst, sst, sizeof sst);
+  memcpy(t.dst, dst, sizeof dst);
+  return cxk_copy(p->ctx->stream, p->ptr[p->g->nodes[i].in[1]], m->wt, &t);
+}
+
 base_status gpu_mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
                            base_diag *d) {
   if (s->smm)
@@ -232,6 +276,7 @@ base_status gpu_mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   gpu_mm *m = s->mm = base_calloc(1, sizeof *m);
   if (!m)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  m->wg_var = -1;
   const ir_shape *a = shp(p, n->in[0]), *b = shp(p, n->in[1]);
   int64_t kk = a->dim[a->rank - 1], nn = b->dim[b->rank - 1];
   int64_t mm = a->dim[a->rank - 2], batch = 1;
@@ -248,7 +293,9 @@ base_status gpu_mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,
   /* a folded residual is read as C */
   base_status st =
       gpu_mm_setup(p, m, ep, mm, nn, kk, batch, 0, s->res != 0, &key, d);
-  return st ? st : gpu_mm_choose(p->ctx, &key, m, d);
+  if (!st)
+    st = gpu_mm_choose(p->ctx, &key, m, d);
+  return st ? st : mm_wg(p, n, m, &key, d);
 }
 
 base_status gpu_mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
@@ -259,6 +306,11 @@ base_status gpu_mm_enqueue(gpu_plan *p, const ir_node *n, gpu_step *s,
   gpu_ctx *c = p->ctx;
   const float *bias = mm_bias_ptr(p, n);
   float *y = p->ptr[n->out[0]];
+  if (m->wg_var >= 0) {
+    GPU_CUDA(d, cxk_wg_mm(c->stream, &m->wg, bias,
+                          s->res ? p->ptr[s->res - 1] : NULL, y, m->wg_fn));
+    return BASE_OK;
+  }
   if (bias && !m->post_bias)
     GPU_BLAS(
         d, cublasLtMatmulDescSetAttribute(

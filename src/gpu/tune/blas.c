@@ -261,3 +261,127 @@ base_status gpu_mm_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m,
     gpu_tune_mm_add(c, &ch);
   return st;
 }
+
+/* ---- kwg.cu's matmul against cuBLASLt's (gpu_wg_choose) ------------------
+ * Both on the same scratch operands: cuBLASLt's chosen algorithm and the
+ * epilogue kernel the executor adds after it (gpu_mm_enqueue), against
+ * each of kwg.cu's tilings with the whole epilogue in its stores. */
+
+struct gpu_wg_choice {
+  gpu_mm_key key;
+  int fn, var;
+};
+
+typedef struct wg_run {
+  const cxk_wg *w;
+  const float *bias, *res;
+  float *y;
+  int fn;
+} wg_run;
+
+static int run_wg(gpu_ctx *c, const void *u) {
+  const wg_run *r = u;
+  return cxk_wg_mm(c->stream, r->w, r->bias, r->res, r->y, r->fn) !=
+         cudaSuccess;
+}
+
+typedef struct lt_run {
+  gpu_mm *m;
+  mm_scratch *s;
+  int fn;
+} lt_run;
+
+static int run_lt(gpu_ctx *c, const void *u) {
+  const lt_run *r = u;
+  if (run_mm(c, &(mm_run){r->m, &r->m->algo, r->m->ws, r->s}))
+    return 1;
+  return r->m->post_act && cxk_bias_act(c->stream, r->s->c, NULL, r->m->count,
+                                        r->m->n, 1, r->fn, 0.0f, 0.0f);
+}
+
+/* The fastest tiling of kwg.cu for k on s (bt: s's b transposed, y its
+ * output), checked against cuBLASLt's result; -1 where none beats
+ * lt_ms or agrees. */
+static int wg_fastest(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m, int fn,
+                      mm_scratch *s, float *bt, float *y) {
+  lt_run lr = {m, s, fn};
+  float lt_ms = gpu_tune_time(c, run_lt, &lr, s->e0, s->e1), best = 1e30f;
+  int var = -1;
+  cxk_wg w;
+  wg_run r = {&w, k->bias ? s->bias : NULL, s->cin, y, fn};
+  for (int v = 0; v < cxk_wg_variants(); v++) {
+    if (!cxk_wg_prepare(&w, s->b, bt, k->m, k->n, k->k, v))
+      continue;
+    float t = gpu_tune_time(c, run_wg, &r, s->e0, s->e1);
+    if (t < best)
+      best = t, var = v;
+  }
+  double dist = 1e30;
+  if (var >= 0 && best < 0.98f * lt_ms &&
+      cxk_wg_prepare(&w, s->b, bt, k->m, k->n, k->k, var) && !run_lt(c, &lr) &&
+      !run_wg(c, &r) && cudaStreamSynchronize(c->stream) == cudaSuccess)
+    dist = gpu_rel_l2(s->c, y, k->m * k->n, CXK_F32);
+  if (c->tune_log)
+    fprintf(stderr,
+            "tune: matmul %lldx%lldx%lld fn %d: kwg tiling %d %.4f ms, "
+            "cuBLASLt and epilogue %.4f ms, relative L2 %.2g: %s\n",
+            (long long)k->m, (long long)k->n, (long long)k->k, fn, var, best,
+            lt_ms, dist, dist <= GPU_WG_VERIFY_TOL ? "kwg" : "cuBLASLt");
+  cudaGetLastError();
+  return dist <= GPU_WG_VERIFY_TOL ? var : -1;
+}
+
+/* s's b (our a, [m, k]) and a (our b, [k, n]) drawn at random, and bt
+ * ([n, k]) a's transpose. */
+static int wg_operands(gpu_ctx *c, const gpu_mm_key *k, mm_scratch *s,
+                       float *bt) {
+  cxk_walk t = {.rank = 2, .extent = k->k * k->n};
+  int64_t dim[2] = {k->n, k->k}, sst[2] = {1, k->n}, dst[2] = {k->k, 1};
+  memcpy(t.dim, dim, sizeof dim), memcpy(t.sst, sst, sizeof sst);
+  memcpy(t.dst, dst, sizeof dst);
+  return gpu_fill_random(c->stream, s->a, k->k * k->n, 7, CXK_F32) ||
+         gpu_fill_random(c->stream, s->b, k->m * k->k, 8, CXK_F32) ||
+         gpu_fill_random(c->stream, s->bias, k->n, 9, CXK_F32) ||
+         cxk_copy(c->stream, s->a, bt, &t) != cudaSuccess;
+}
+
+static int wg_remember(gpu_ctx *c, const gpu_mm_key *k, int fn, int var) {
+  if (c->nwgs == c->capwgs) {
+    int cap = c->capwgs ? 2 * c->capwgs : 16;
+    struct gpu_wg_choice *n = base_realloc(c->wgs, (size_t)cap * sizeof *n);
+    if (!n)
+      return var; /* not kept: timed again next time */
+    c->wgs = n, c->capwgs = cap;
+  }
+  c->wgs[c->nwgs++] = (struct gpu_wg_choice){*k, fn, var};
+  return var;
+}
+
+int gpu_wg_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m, int fn) {
+  const char *env = getenv("SUPEROPT_WG");
+  if ((env && !strcmp(env, "0")) || k->dtype != CXK_F32 || k->strict ||
+      k->transa || k->batch != 1 || m->post_bias || !cxk_wg_fn_ok(fn) ||
+      !cxk_wg_ok(k->m, k->n, k->k) || !cxk_wg_runs_here())
+    return -1;
+  if (env && !strcmp(env, "1"))
+    return 0;
+  for (int i = 0; i < c->nwgs; i++)
+    if (c->wgs[i].fn == fn && !memcmp(&c->wgs[i].key, k, sizeof *k))
+      return c->wgs[i].var;
+  mm_scratch s;
+  float *bt = NULL, *y = NULL;
+  int var = -1;
+  if (scratch_new(c, k, m->ws, &s) == 0 &&
+      cudaMalloc((void **)&bt, (size_t)(k->n * k->k) * 4) == cudaSuccess &&
+      cudaMalloc((void **)&y, (size_t)(k->m * k->n) * 4) == cudaSuccess &&
+      !wg_operands(c, k, &s, bt)) {
+    if (k->bias)
+      cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                     &s.bias, sizeof s.bias);
+    var = wg_fastest(c, k, m, fn, &s, bt, y);
+  }
+  scratch_free(&s);
+  cudaFree(bt), cudaFree(y);
+  cudaGetLastError();
+  return wg_remember(c, k, fn, var);
+}

@@ -942,8 +942,8 @@ static void host_put(void *h, int dt, int64_t i, float v) {
  * verification input, copied on stream st and complete on return (st is
  * non-blocking: a plain cudaMemcpy from pageable memory may return before
  * the copy lands). */
-static int fill_random(cudaStream_t st, float *d, int64_t n, uint32_t seed,
-                       int dt) {
+int gpu_fill_random(cudaStream_t st, float *d, int64_t n, uint32_t seed,
+                    int dt) {
   size_t es = cxk_dt_size(dt);
   void *h = base_malloc((size_t)n * es);
   if (!h)
@@ -961,7 +961,7 @@ static int fill_random(cudaStream_t st, float *d, int64_t n, uint32_t seed,
 
 /* Relative L2 distance between n elements of type dt at a and b
  * (device), huge where they cannot be read. */
-static double rel_l2(const float *a, const float *b, int64_t n, int dt) {
+double gpu_rel_l2(const float *a, const float *b, int64_t n, int dt) {
   size_t es = cxk_dt_size(dt);
   char *h = base_malloc(2 * (size_t)n * es);
   double num = 0, den = 0;
@@ -1004,10 +1004,10 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
       cudaMalloc((void **)&y1, (size_t)ny * 4) ||
       cudaMalloc((void **)&y2, (size_t)ny * 4) ||
       cudaMalloc(&wsp, ws > 0 ? ws : 256) ||
-      fill_random(c->stream, x, nx, 1, dt) ||
-      fill_random(c->stream, w, nw, 2, dt) ||
-      fill_random(c->stream, b, k->o, 3, dt) ||
-      fill_random(c->stream, r, ny, 4, dt) ||
+      gpu_fill_random(c->stream, x, nx, 1, dt) ||
+      gpu_fill_random(c->stream, w, nw, 2, dt) ||
+      gpu_fill_random(c->stream, b, k->o, 3, dt) ||
+      gpu_fill_random(c->stream, r, ny, 4, dt) ||
       cxk_fill_dt(c->stream, dt, y1, ny, 0.0f) ||
       cxk_fill_dt(c->stream, dt, y2, ny, 0.0f))
     goto done;
@@ -1021,7 +1021,7 @@ double gpu_dnn_verify(gpu_ctx *c, const gpu_conv_key *k,
       cudnnBackendExecute(c->dnn, fused, vp2) != CUDNN_STATUS_SUCCESS ||
       cudaStreamSynchronize(c->stream) != cudaSuccess)
     goto done;
-  err = rel_l2(y1, y2, ny, dt);
+  err = gpu_rel_l2(y1, y2, ny, dt);
 done:
   if (vp1)
     cudnnBackendDestroyDescriptor(vp1);
@@ -1060,10 +1060,10 @@ double gpu_sk_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
       cudaMalloc((void **)&y1, (size_t)ny * 4) ||
       cudaMalloc((void **)&y2, (size_t)ny * 4) ||
       cudaMalloc(&wsp, plain_ws > 0 ? plain_ws : 256) ||
-      fill_random(c->stream, x, nx, 1, dt) ||
-      fill_random(c->stream, w, nw, 2, dt) ||
-      fill_random(c->stream, b, k->o, 3, dt) ||
-      fill_random(c->stream, r, ny, 4, dt) ||
+      gpu_fill_random(c->stream, x, nx, 1, dt) ||
+      gpu_fill_random(c->stream, w, nw, 2, dt) ||
+      gpu_fill_random(c->stream, b, k->o, 3, dt) ||
+      gpu_fill_random(c->stream, r, ny, 4, dt) ||
       cxk_fill_dt(c->stream, dt, y1, ny, 0.0f) ||
       cxk_fill_dt(c->stream, dt, y2, ny, 0.0f))
     goto done;
@@ -1083,7 +1083,7 @@ double gpu_sk_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
           cudaSuccess ||
       cudaStreamSynchronize(c->stream) != cudaSuccess)
     goto done;
-  err = rel_l2(y1, y2, ny, dt);
+  err = gpu_rel_l2(y1, y2, ny, dt);
 done:
   if (vp)
     cudnnBackendDestroyDescriptor(vp);
@@ -1117,8 +1117,8 @@ double gpu_dw_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
       cudaMalloc((void **)&y1, (size_t)ny * 4) ||
       cudaMalloc((void **)&y2, (size_t)ny * 4) ||
       cudaMalloc(&wsp, plain_ws > 0 ? plain_ws : 256) ||
-      fill_random(c->stream, x, nx, 1, dt) ||
-      fill_random(c->stream, w, nw, 2, dt) ||
+      gpu_fill_random(c->stream, x, nx, 1, dt) ||
+      gpu_fill_random(c->stream, w, nw, 2, dt) ||
       cxk_fill_dt(c->stream, dt, y1, ny, 0.0f) ||
       cxk_fill_dt(c->stream, dt, y2, ny, 0.0f) ||
       gpu_convert_dt(c->stream, &ws, w, wt, 1, dt) != cudaSuccess)
@@ -1129,7 +1129,7 @@ double gpu_dw_verify(gpu_ctx *c, const gpu_conv_key *k, int var,
       gpu_dw_run(c->stream, x, wt, NULL, y2, &a) != cudaSuccess ||
       cudaStreamSynchronize(c->stream) != cudaSuccess)
     goto done;
-  err = rel_l2(y1, y2, ny, dt);
+  err = gpu_rel_l2(y1, y2, ny, dt);
 done:
   if (vp)
     cudnnBackendDestroyDescriptor(vp);
