@@ -842,8 +842,10 @@ static const struct {
      * row, a half transpose to or from channels-last a copy). Before:
      * h100 13 rows, worst 2.75; h200 0, 1.99; h200+mutants 24, 2.76;
      * h200-bf16 20, 3.89; h200-f16 12, 3.86; after: 8 (2.75), 0 (1.95), 7
-     * (2.61), 8 (3.89), 9 (3.86). Earlier rounds: 20, 16, 54, 55, 46; 23,
-     * 22, 61, 126 (the old bf16 table); 38, 54, 230.
+     * (2.61), 8 (3.89), 9 (3.86); after the sixth round's pad steps (a
+     * float32 pad's warp a row, 32 elements a step): 8 (2.75), 0 (1.92),
+     * 6 (2.56), 8 (3.89), 9 (3.86). Earlier rounds: 20, 16, 54, 55, 46;
+     * 23, 22, 61, 126 (the old bf16 table); 38, 54, 230.
      *
      * h100 (rows of 2026-11-22, no H100 since to measure them again):
      * 1x1 convolutions of SqueezeNet's [16,128,55,55] to 16 channels
@@ -854,8 +856,9 @@ static const struct {
      * 3x3 ones of as many steps take a quarter of their time: another
      * cuDNN kernel), the RGB stems at batch 1 without bias (2.2x over: the
      * class's fixed cost, 7.5 us with the mutants' rows, the stems 5-6
-     * us) and a 3x1 over [1,44,28,28] (2.1x under; its 1x3 twin is 2.9x
-     * faster) */
+     * us; a class of their own for the CUDA-core kernels fixed them but
+     * put ConvNeXt's stem at batch 16 2.00x over on the h200) and a 3x1
+     * over [1,44,28,28] (2.1x under; its 1x3 twin is 2.9x faster) */
     {"h200+mutants", "conv2d/kxk", 6},
     /* NASNet's float32 3x3 average pools over 11 and 44 channels at batch 16
      * (2.0-2.1x under): kred.cu's scalar kernel reads each window element
@@ -874,18 +877,20 @@ static const struct {
     {"h100", "concat", 3},
     {"h200-bf16", "concat", 5},
     {"h200-f16", "concat", 5},
-    /* a pad of the mutants that pads nothing, [1,7,7,768] (2.6x under:
-     * 6.2 us where [1,14,14,384]'s takes 4.4) */
-    {"h200+mutants", "pad", 1},
     /* half tables (measured 2026-11-30 00:31 UTC, tree 345c2cb, every node
      * in the whole graph's layout): ShuffleNet's 1x1 convolutions after
      * its channel shuffle, [16,232,14,14] (both, 2.2x under) and f16's
      * [16,116,28,28] (2.1x), whose input the shuffle's reshape leaves NCHW
      * (a conversion the signature does not show, as the concats'),
      * MobileNet-V2's [16,32,28,28] -> 192 with its clip (2.2x under; its
-     * batch-16 clips are all 1.4-2.2x under) and a 1x1 average pool of
-     * [16,512,7,7] (2.2-2.4x under; the strided 1x1 pools of channels-last
-     * tensors run 3x faster a byte) */
+     * batch-16 clips are all 1.4-2.2x under: the executor times cuBLASLt
+     * with a clip pass against cuDNN's fused engines, and what it took is
+     * not in the row) and VGG-16's 1x1 average pool of [16,512,7,7]
+     * (2.2-2.4x under: the flatten's reshape reads its output NCHW, so it
+     * converts its channels-last input; the strided 1x1 pools of
+     * channels-last tensors run 3x faster a byte). The layout rows need
+     * the conversion in the key or a measurement without it
+     * (docs/costdb.md, "The fitted model") */
     {"h200-bf16", "conv2d/1x1", 2},
     {"h200-f16", "conv2d/1x1", 3},
     {"h200-bf16", "avgpool", 1},
@@ -1300,7 +1305,9 @@ Test(costdb, fit_features_cuda_cores_and_softmax_waves) {
  * convolution's flops those of whole waves of tiles (x[2]); a float32
  * convolution's bias or activation a launch of its own (x[5]; its bytes
  * but for a k x k); a half 1x1 whose rows are not 16 bytes its bytes
- * irregular; a half transpose to or from channels-last a copy. */
+ * irregular; a half transpose to or from channels-last a copy; a float32
+ * pad's serial steps (waves of a warp a row x 32-element steps of its
+ * rows, in thousands). */
 Test(costdb, fit_features_fifth_round) {
   enum { F = 4, H = 2 }; /* bytes an element */
   static const struct {
@@ -1385,6 +1392,18 @@ Test(costdb, fit_features_fifth_round) {
        IR_OP_TRANSPOSE, 0, -1, 0, 0, 1},
       {"h200", "transpose x=[16,2,116,14,14] perm=[0,2,1,3,4]", IR_OP_TRANSPOSE,
        0, -1, 0, 0, 0},
+      /* a float32 pad's rows a warp each, 32 elements a step: 49 rows of
+       * 768 (one wave of warps) take 24 steps */
+      {"h200", "pad x=[1,7,7,768] pads=[0,0,0,0,0,0,0,0] value=0", IR_OP_PAD,
+       24, -1, 0, F * 2.0 * 49 * 768, 0},
+      /* 36,864 rows of 35: five waves of 8448 warps, two steps each */
+      {"h200", "pad x=[16,64,35,35] pads=[0,0,0,0,0,0,1,0] value=0", IR_OP_PAD,
+       10, -1, 0, 0, 0},
+      /* rows of 14: an element a thread; a half pad: fill, then copy */
+      {"h200", "pad x=[1,64,13,13] pads=[0,0,0,0,0,0,1,0] value=0", IR_OP_PAD,
+       0, -1, 0, 0, 0},
+      {"h200-bf16", "pad x=bf16[1,7,7,768] pads=[0,0,0,0,0,0,0,0] value=0",
+       IR_OP_PAD, 0, -1, 0, 0, 0},
   };
   for (size_t k = 0; k < sizeof row / sizeof *row; k++) {
     const cd_device *v = dev(row[k].dev);

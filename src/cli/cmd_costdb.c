@@ -295,7 +295,8 @@ static int fit(cd_db *db, const cd_device *dev, double factor) {
          "per block an SM and key tile (us), conv2d/kxk's per main-loop "
          "step (us), conv2d/depthwise's per tap (us), the fixed cost of a "
          "conv2d/1x1 that is no plain GEMM and of a matmul of more than "
-         "one row (us), or the GB/s of "
+         "one row (us), a float32 pad's per step of its rows' warps (us), "
+         "or the GB/s of "
          "a float32 binary operator with a scalar operand; side_us: each "
          "launch of a kernel the executor adds (a convolution's asymmetric "
          "pad or float32 epilogue, an activation pass)\n");
@@ -333,8 +334,10 @@ static int fit(cd_db *db, const cd_device *dev, double factor) {
     else if (p->c[3] > 0) /* the whole bytes' rate on an irregular row */
       snprintf(ir, sizeof ir, "%.0f", dev->mem_bw / (p->c[1] + p->c[3]) / 1e9);
     char wv[32] = "-", sd[32] = "-";
-    if (p->c[4] > 0 && (o == IR_OP_SOFTMAX || o == IR_OP_ATTENTION ||
-                        o == IR_OP_MATMUL || o >= IR_NOPS || o == IR_OP_CONV2D))
+    if (p->c[4] > 0 &&
+        (o == IR_OP_SOFTMAX || o == IR_OP_ATTENTION || o == IR_OP_MATMUL ||
+         o >= IR_NOPS || o == IR_OP_CONV2D || o == IR_OP_PAD ||
+         o == IR_OP_ENLARGE))
       snprintf(wv, sizeof wv, "%.2f us", p->c[4]);
     else if (p->c[4] > 0) /* the whole bytes' rate on a scalar-operand row */
       snprintf(wv, sizeof wv, "%.0f GB/s",
