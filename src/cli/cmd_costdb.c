@@ -226,6 +226,14 @@ static const char *fit_from(cd_fit_from f) {
   return f == CD_FIT_OWN ? "own" : f == CD_FIT_KIND ? "kind" : "all";
 }
 
+/* Whether dev's rows are of half graphs (h200-bf16, h200-f16), whose
+ * conv2d/1x1 irregular term is bytes (fit.c, unaligned_rows). */
+static int half_device(const cd_device *dev) {
+  size_t n = strlen(dev->name);
+  return (n > 5 && !strcmp(dev->name + n - 5, "-bf16")) ||
+         (n > 4 && !strcmp(dev->name + n - 4, "-f16"));
+}
+
 /* One row the model misses (cd_fit_beyond). */
 static void print_miss(void *u, const char *sig, int cls, double ms, double p) {
   (void)u;
@@ -273,19 +281,25 @@ static int fit(cd_db *db, const cd_device *dev, double factor) {
   }
   printf("ms = fixed (x launches of 8 inputs for concat) + bytes / bandwidth + "
          "flops / "
-         "rate (conv2d/matmul: TF32; conv2d/kxk: at least one wave's flops)"
+         "rate (conv2d/matmul: TF32; conv2d: the flops of whole waves of "
+         "output tiles)"
          " or + bytes beyond the 50 MB L2 / the GB/s of TFLOP/s|L2 (other "
          "operators); irregular_GB/s: the bandwidth of "
          "bytes moved through an irregular path (unaligned broadcasts, "
          "slices, transposes, concats; for conv2d: TFLOP/s on the CUDA "
          "cores, input channels not 16-byte runs; for attention: TFLOP/s "
          "where q, k or v rows are not contiguous; for pools: GB/s of "
-         "window reads one element at a time); wave|scalar: a softmax's "
+         "window reads one element at a time; for a half conv2d/1x1: GB/s "
+         "of rows not 16 bytes long); wave|scalar: a softmax's "
          "time per wave of one block a row on every SM (us), attention's "
-         "per block an SM and key tile (us), or the GB/s of "
+         "per block an SM and key tile (us), conv2d/kxk's per main-loop "
+         "step (us), conv2d/depthwise's per tap (us), the fixed cost of a "
+         "conv2d/1x1 that is no plain GEMM and of a matmul of more than "
+         "one row (us), a float32 pad's per step of its rows' warps (us), "
+         "or the GB/s of "
          "a float32 binary operator with a scalar operand; side_us: each "
          "launch of a kernel the executor adds (a convolution's asymmetric "
-         "pad, an activation pass)\n");
+         "pad or float32 epilogue, an activation pass)\n");
   printf("%-16s %5s %5s %9s %11s %11s %14s %12s %8s %15s %15s\n", "operator",
          "rows", "fit", "fixed_us", "GB/s", "TFLOP/s|L2", "irregular_GB/s",
          "wave|scalar", "side_us", "heldout_med", "heldout_p90");
@@ -306,8 +320,10 @@ static int fit(cd_db *db, const cd_device *dev, double factor) {
     else if (p->c[2] > 0) /* beyond the L2: GB/s */
       snprintf(tf, sizeof tf, "%.0f GB/s", dev->mem_bw / p->c[2] / 1e9);
     int pool = o == IR_OP_AVGPOOL || o == IR_OP_MAXPOOL;
-    if (p->c[3] > 0 && (o == IR_OP_CONV2D || o == CD_CLASS_CONV_1X1 ||
-                        o == CD_CLASS_CONV_DEPTHWISE))
+    if (p->c[3] > 0 && o == CD_CLASS_CONV_1X1 && half_device(dev))
+      snprintf(ir, sizeof ir, "%.0f", dev->mem_bw / (p->c[1] + p->c[3]) / 1e9);
+    else if (p->c[3] > 0 && (o == IR_OP_CONV2D || o == CD_CLASS_CONV_1X1 ||
+                             o == CD_CLASS_CONV_DEPTHWISE))
       snprintf(ir, sizeof ir, "%.1f TF/s", dev->fp32_flops / p->c[3] / 1e12);
     else if (p->c[3] > 0 && o == IR_OP_ATTENTION) /* rows gathered */
       snprintf(ir, sizeof ir, "%.1f TF/s",
@@ -318,7 +334,10 @@ static int fit(cd_db *db, const cd_device *dev, double factor) {
     else if (p->c[3] > 0) /* the whole bytes' rate on an irregular row */
       snprintf(ir, sizeof ir, "%.0f", dev->mem_bw / (p->c[1] + p->c[3]) / 1e9);
     char wv[32] = "-", sd[32] = "-";
-    if (p->c[4] > 0 && (o == IR_OP_SOFTMAX || o == IR_OP_ATTENTION))
+    if (p->c[4] > 0 &&
+        (o == IR_OP_SOFTMAX || o == IR_OP_ATTENTION || o == IR_OP_MATMUL ||
+         o >= IR_NOPS || o == IR_OP_CONV2D || o == IR_OP_PAD ||
+         o == IR_OP_ENLARGE))
       snprintf(wv, sizeof wv, "%.2f us", p->c[4]);
     else if (p->c[4] > 0) /* the whole bytes' rate on a scalar-operand row */
       snprintf(wv, sizeof wv, "%.0f GB/s",
