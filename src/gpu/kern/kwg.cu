@@ -337,6 +337,8 @@ cudaError_t wg_go(cudaStream_t s, const cxk_wg *w, const float *bias,
   memcpy(&ta, w->map[0], sizeof ta);
   memcpy(&tb, w->map[1], sizeof tb);
   int64_t tiles = ((w->m + BM - 1) / BM) * ((w->n + BN - 1) / BN);
+  /* persistent: a block an SM at most (a block a tile ran BERT-base's
+   * default graph at b16 1% slower: 1.898 against 1.879 ms, loan-1218) */
   unsigned grid = (unsigned)(tiles < w->sms ? tiles : w->sms);
   k_wg<BM, BN, ST, EP, MODE><<<grid, WG_THREADS, C::SMEM, s>>>(
       ta, tb, bias, res, y, (int)w->m, (int)w->n, (int)w->k);
