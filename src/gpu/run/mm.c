@@ -232,8 +232,10 @@ static base_status smm_enqueue(gpu_plan *p, const gpu_step *s, base_diag *d) {
  * the pointers (gpu_mm_bind). */
 static base_status mm_wg(gpu_plan *p, const ir_node *n, gpu_mm *m,
                          const gpu_mm_key *key, base_diag *d) {
-  if (!gpu_weight_like(p->g, p->wonly, n->in[1]) ||
-      p->g->tensors[n->in[1]].shape.rank != 2)
+  const ir_tensor *w = &p->g->tensors[n->in[1]]; /* as conv.c's filter */
+  int fixed =
+      w->kind == IR_T_WEIGHT || (w->kind == IR_T_VALUE && p->wonly[w->node]);
+  if (!fixed || w->shape.rank != 2)
     return BASE_OK;
   int fn = act_fn(m->act), var = gpu_wg_choose(p->ctx, key, m, fn);
   if (var < 0)
