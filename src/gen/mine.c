@@ -959,6 +959,7 @@ static int form_rows(mn_ctx *c, int32_t t) {
 #define MN_FLEAF 10     /* leaves of a fold cut */
 #define MN_FCAND 32     /* candidates of one cut */
 #define MN_FNUMEL 65536 /* elements of a weight term (not a leaf) */
+#define MN_FROWS 16     /* rows of a product tested first */
 
 typedef struct mn_term {
   int32_t t;    /* its tensor in the pool graph */
@@ -1407,6 +1408,35 @@ static void find_bias(const mn_fpool *p, const float *rv, int64_t ch,
   free(want);
 }
 
+/* For a product without a residual among the leaves, whether its first
+ * MN_FROWS rows alone make the cut's change there (each row of a product
+ * is its own): a cheap test before the whole product; 1 for a conv2d
+ * (buf: room for MN_FROWS rows). */
+static int rows_first(const mn_fsrc *s, const mn_fpool *p, int x, int w,
+                      const float *dy, double scale, float *buf) {
+  const ir_shape *a = tshp(p, x), *b = tshp(p, w);
+  int64_t k = a->dim[a->rank - 1], m = ir_shape_numel(a) / k;
+  int64_t nn = b->dim[1], r = m < MN_FROWS ? m : MN_FROWS;
+  if (s->root.op != IR_OP_MATMUL || r == m)
+    return 1;
+  for (int i = 0; i < p->n; i++)
+    if (p->tm[i].data && p->tm[i].size == 0 && ir_shape_eq(tshp(p, i), &s->ys))
+      return 1; /* a residual may make the change */
+  ir_shape rs = {.rank = 2, .dim = {r, k}}, os = {.rank = 2, .dim = {r, nn}};
+  ex_arg in[2] = {{rs, p->v[0][p->tm[x].t]}, {*b, p->v[0][p->tm[w].t]}};
+  ex_arg o = {os, buf};
+  ir_node nd = s->root;
+  float *d = base_malloc((size_t)(r * k) * sizeof *d);
+  int ok = d != NULL;
+  for (int64_t i = 0; ok && i < r * k; i++)
+    d[i] = p->v[0][p->tm[x].t][i] - p->v[1][p->tm[x].t][i];
+  in[0].data = d;
+  ok = ok && ex_kernel_of(nd.op)(&nd, in, &o) == BASE_OK &&
+       near(dy, buf, r * nn, scale);
+  free(d);
+  return ok;
+}
+
 /* The candidates: X, W (and R) that make the cut's change between the
  * draws, then the biases that make the rest. */
 static int fold_search(const mn_fsrc *s, const mn_fpool *p, mn_fcand *k) {
@@ -1423,8 +1453,8 @@ static int fold_search(const mn_fsrc *s, const mn_fpool *p, mn_fcand *k) {
   for (int x = 0; q[0] && q[1] && dy && rest && rv && x < p->n && nk < MN_FCAND;
        x++)
     for (int w = 0; x_fits(s, p, x) && w < p->n && nk < MN_FCAND; w++) {
-      if (!w_fits(s, p, x, w) || !root_on(s, p, x, w, 0, q[0]) ||
-          !root_on(s, p, x, w, 1, q[1]))
+      if (!w_fits(s, p, x, w) || !rows_first(s, p, x, w, dy, scale, q[0]) ||
+          !root_on(s, p, x, w, 0, q[0]) || !root_on(s, p, x, w, 1, q[1]))
         continue;
       for (int r = -1; r < p->n && nk < MN_FCAND; r++) {
         if (r >= 0 && (p->tm[r].size || !p->tm[r].data ||
