@@ -1065,12 +1065,15 @@ static int vals_room(mn_fpool *p) {
   return 1;
 }
 
-/* Computes node k of p->g on both draws (its reference kernel). */
+/* Computes node k of p->g on both draws (its reference kernel): 1, 0 for
+ * a node it does not compute (several outputs), -1 out of memory. */
 static int eval_node(mn_fpool *p, int k) {
   const ir_node *nd = &p->g->nodes[k];
   ex_arg in[IR_MAX_FIXED_IN], out;
-  if (!vals_room(p) || nd->nin > IR_MAX_FIXED_IN || nd->nout != 1)
+  if (nd->nin > IR_MAX_FIXED_IN || nd->nout != 1)
     return 0;
+  if (!vals_room(p))
+    return -1;
   for (int dr = 0; dr < 2; dr++) {
     for (int i = 0; i < nd->nin; i++)
       in[i].shape = p->g->tensors[nd->in[i]].shape,
@@ -1079,15 +1082,15 @@ static int eval_node(mn_fpool *p, int k) {
     int64_t n = ir_shape_numel(&out.shape);
     out.data = base_malloc((size_t)(n ? n : 1) * sizeof(float));
     if (!out.data)
-      return 0;
+      return -1;
     p->v[dr][nd->out[0]] = out.data;
     if (ex_kernel_of(nd->op)(nd, in, &out) != BASE_OK)
-      return 0;
+      return -1; /* a kernel fails only for scratch memory (exec.h) */
   }
   return 1;
 }
 
-/* Whether term i's values are finite and not all zero (a zero's are). */
+/* Whether term i's values are finite (a zero's all zero are). */
 static int finite_vals(const mn_fpool *p, int i) {
   for (int k = 0; k < 2; k++)
     for (int64_t j = 0; j < tnum(p, i); j++)
@@ -1123,8 +1126,9 @@ static int term_add(mn_fpool *p, ir_opcode op, const int *kid, int nk,
                 .small = (int8_t)small,
                 .data = (int8_t)data,
                 .zero = op == IR_OP_EWSUB && nk == 2 && kid[0] == kid[1]};
-  if (!eval_node(p, k))
-    return -1;
+  int ev = eval_node(p, k);
+  if (ev <= 0)
+    return ev;
   p->tm[p->n] = tm;
   int fresh = finite_vals(p, p->n);
   if (fresh) {
