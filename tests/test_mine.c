@@ -6,7 +6,11 @@
  * head splits, the row layout with the heads' scale made a free input;
  * from the same blocks with a wrong constant (GELU's 0.5 as 0.6, the
  * heads split into the wrong order) it finds none of them; a masked
- * row layout also gives its mask-free twin; bad options write nothing. */
+ * row layout also gives its mask-free twin; the fold form merges a
+ * convolution into the one whose residual it is and folds a batchnorm
+ * into the 1x1 convolution after it (not through a relu, not into a
+ * padded 3x3 one) and sinks the transpose after a product into the one
+ * before it (not one that moves its columns); bad options write nothing. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +255,133 @@ Test(mine, masked_row_layout_and_its_mask_free_twin, .timeout = 120) {
   cr_expect(rows_rule_of_arity(&rs, 5), "no masked row-layout rule");
   cr_expect(rows_rule_of_arity(&rs, 4), "no mask-free twin");
   ir_ruleset_free(&rs);
+}
+
+/* Two convolutions, the first the second's residual (NASNet-A's summed
+ * branches once the sum is the residual), the second with a relu; ACT1:
+ * the first's activation. */
+#define MERGE(ACT1)                                                            \
+  "graph merge\n"                                                              \
+  "input x1: [1,4,5,5]\n"                                                      \
+  "input x2: [1,4,5,5]\n"                                                      \
+  "weight h1: [6,4,3,3]\n"                                                     \
+  "weight h2: [6,4,3,3]\n"                                                     \
+  "weight b1: [6]\n"                                                           \
+  "weight b2: [6]\n"                                                           \
+  "a: [1,6,5,5] = conv2d(x1, h1, b1)" ACT1 "\n"                                \
+  "y: [1,6,5,5] = conv2d(x2, h2, b2, a) act=relu\n"                            \
+  "output y\n"
+
+/* A batchnorm before a convolution of kernel K (MBConv's pre-norm where
+ * K is 1), B: its bias (", c") or none. */
+#define PRENORM(K, B)                                                          \
+  "graph prenorm\n"                                                            \
+  "input x: [1,5,6,7]\n"                                                       \
+  "weight s: [5]\n"                                                            \
+  "weight b: [5]\n"                                                            \
+  "weight m: [5]\n"                                                            \
+  "weight v: [5]\n"                                                            \
+  "weight w: [3,5," K "," K "]\n"                                              \
+  "weight c: [3]\n"                                                            \
+  "n: [1,5,6,7] = batchnorm(x, s, b, m, v)\n"                                  \
+  "y: [1,3,6,7] = conv2d(n, w" B ")\n"                                         \
+  "output y\n"
+
+/* The number of nodes of op in g. */
+static int count_op(const ir_graph *g, ir_opcode op) {
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    n += g->nodes[i].op == op;
+  return n;
+}
+
+/* The proven rules of g's mining whose src has two nodes of src_op and
+ * whose dst ends in a conv2d reading a node of dst_op. */
+static int folds(const char *text, ir_opcode src_op, ir_opcode dst_op) {
+  ir_graph *g = graph_with(text, NULL, NULL, 0);
+  ir_ruleset rs;
+  gen_mine_stats st;
+  mine(&g, 1, &rs, &st);
+  int n = 0;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_rule *r = &rs.rules[i];
+    const ir_graph *d = r->dst;
+    n += r->status == IR_RULE_PROVEN &&
+         d->nodes[d->nnodes - 1].op == IR_OP_CONV2D &&
+         count_op(d, IR_OP_CONV2D) == 1 && count_op(d, dst_op) > 0 &&
+         count_op(r->src, src_op) == (src_op == IR_OP_CONV2D ? 2 : 1);
+  }
+  ir_ruleset_free(&rs);
+  ir_graph_free(g);
+  return n;
+}
+
+/* The fold form finds the merge of a convolution into the one whose
+ * residual it is (one convolution over the inputs and filters
+ * concatenated, the biases added: e00771), and none where the first has a
+ * relu (not linear). */
+Test(mine, fold_merges_a_residual_convolution, .timeout = 120) {
+  cr_expect_gt(folds(MERGE(""), IR_OP_CONV2D, IR_OP_CONCAT), 0,
+               "no merge of the two convolutions");
+  cr_expect_eq(folds(MERGE(" act=relu"), IR_OP_CONV2D, IR_OP_CONCAT), 0,
+               "a merge through the first one's relu");
+}
+
+/* The fold form finds the batchnorm before a 1x1 convolution folded into
+ * its filter and bias, with and without the convolution's own bias (e00774,
+ * e00773), and not before a 3x3 one (same padding: the border reads the
+ * pads, not the batchnorm's shift). */
+Test(mine, fold_prenorm_into_a_1x1_convolution, .timeout = 300) {
+  cr_expect_gt(folds(PRENORM("1", ", c"), IR_OP_BATCHNORM, IR_OP_BATCHNORM), 0,
+               "no batchnorm folded into the 1x1 convolution");
+  cr_expect_gt(folds(PRENORM("1", ""), IR_OP_BATCHNORM, IR_OP_BATCHNORM), 0,
+               "no batchnorm folded into the bias-free 1x1 convolution");
+  cr_expect_eq(folds(PRENORM("3", ", c"), IR_OP_BATCHNORM, IR_OP_BATCHNORM), 0,
+               "a batchnorm folded into a padded 3x3 convolution");
+}
+
+/* torch's MultiheadAttention out_proj: the heads [B,H,S,D] transposed to
+ * [S,B,H,D], rows [S B, H D] times a weight, reshaped to [S,B,N] and
+ * transposed to [B,S,N] (PERM: that last transpose). */
+#define SINK(PERM, YSHAPE)                                                     \
+  "graph sink\n"                                                               \
+  "input x: [2,3,4,5]\n"                                                       \
+  "weight q: [15,6]\n"                                                         \
+  "weight b: [6]\n"                                                            \
+  "a: [4,2,3,5] = transpose(x) perm=[2,0,1,3]\n"                               \
+  "r: [8,15] = reshape(a) shape=[8,15]\n"                                      \
+  "m: [8,6] = matmul(r, q, b)\n"                                               \
+  "c: [4,2,6] = reshape(m) shape=[4,2,6]\n"                                    \
+  "y: " YSHAPE " = transpose(c) perm=" PERM "\n"                               \
+  "output y\n"
+
+/* The proven rules of g's mining whose dst has one matmul and no transpose
+ * after it (the rows made in the order the transpose wanted). */
+static int sinks(const char *text) {
+  ir_graph *g = graph_with(text, NULL, NULL, 0);
+  ir_ruleset rs;
+  gen_mine_stats st;
+  mine(&g, 1, &rs, &st);
+  int n = 0;
+  for (int i = 0; i < rs.n; i++) {
+    const ir_graph *d = rs.rules[i].dst;
+    int last = d->nodes[d->nnodes - 1].op;
+    n += rs.rules[i].status == IR_RULE_PROVEN &&
+         count_op(d, IR_OP_MATMUL) == 1 && last != IR_OP_TRANSPOSE &&
+         count_op(rs.rules[i].src, IR_OP_TRANSPOSE) == 2;
+  }
+  ir_ruleset_free(&rs);
+  ir_graph_free(g);
+  return n;
+}
+
+/* The fold form with moves after its root sinks the transpose after the
+ * product into the one before it (e00772), and finds nothing where the
+ * transpose after moves the product's columns (no rows' order does). */
+Test(mine, fold_sinks_the_rows_transpose, .timeout = 120) {
+  cr_expect_gt(sinks(SINK("[1,0,2]", "[2,4,6]")), 0, "no sink");
+  cr_expect_eq(sinks(SINK("[2,1,0]", "[6,2,4]")), 0,
+               "a sink of a transpose that moves the columns");
 }
 
 Test(mine, bad_options_write_nothing) {

@@ -1,7 +1,9 @@
 /* mine.c: gen_mine, rules mined from workloads (`gen-rules --mine G...`).
  *
  *   for each value t of each graph (the target):
- *     for each form (unary, norm, attention): one node over t's ancestors
+ *     for each form (unary, norm, attention, rows): one node over t's
+ *     ancestors, or (fold) the cut's conv2d or matmul over terms of a
+ *     small grammar of its leaves
  *       cut    = t's producers back to the node's operands
  *       check  = the cut and the node on random operands, shrunk shapes
  *   dedupe -> verify -> write
@@ -45,7 +47,13 @@ typedef struct mn_ctx {
   int32_t cut[MN_MAXC], ncut;   /* the current cut's nodes, in order */
   int32_t side[MN_MAXS], nside; /* its scalar constants */
   int uses[MN_MAXS];            /* how often the cut reads each */
-  uint64_t *seen;               /* hashes of the pairs tried */
+  int32_t noact;                /* build_src: this node without its act */
+  int fold;                     /* the fold form: weights kept, 1x1 pads */
+  int32_t root;                 /* the fold form's root node */
+  int sink;                     /* its cut has moves after the root */
+  uint64_t *lins;               /* the fold cuts searched (their hashes) */
+  int nlins, caplins;
+  uint64_t *seen; /* hashes of the pairs tried */
   int nseen, capseen;
   ir_ruleset *rs;
   gen_mine_stats *st;
@@ -290,7 +298,12 @@ static int add_opnds(const mn_ctx *c, ir_graph *h, const mn_opnd *ops, int n,
   for (int i = 0; i < n; i++) {
     ir_shape s = shrunk(z, shp(c, ops[i].t));
     if (map[ops[i].t] < 0 && /* q, k and v may be one tensor */
-        (map[ops[i].t] = ir_add_tensor(h, ops[i].name, IR_T_INPUT, &s, d)) < 0)
+        (map[ops[i].t] = ir_add_tensor(
+             h, ops[i].name,
+             c->fold && c->g->tensors[ops[i].t].kind == IR_T_WEIGHT
+                 ? IR_T_WEIGHT
+                 : IR_T_INPUT,
+             &s, d)) < 0)
       return -1;
   }
   return 0;
@@ -309,6 +322,15 @@ static int add_sides(const mn_ctx *c, ir_graph *h, int32_t *map, base_diag *d) {
     map[c->side[i]] = k, h->tensors[k].data = x->data;
   }
   return 0;
+}
+
+/* A conv2d of 1x1 filters without pads (pad=same, valid or [0,0,0,0]
+ * alike: the fold form writes them as same, so that the axioms read one
+ * padding on both sides). */
+static int is_1x1(const mn_ctx *c, const ir_node *n) {
+  const ir_shape *w = n->op == IR_OP_CONV2D ? shp(c, n->in[1]) : NULL;
+  return w && w->rank == 4 && w->dim[2] == 1 && w->dim[3] == 1 &&
+         !n->a.pad[0] && !n->a.pad[1] && !n->a.pad[2] && !n->a.pad[3];
 }
 
 /* src: the operands, the cut's constants (weights holding their values,
@@ -334,6 +356,10 @@ static ir_graph *build_src(const mn_ctx *c, int32_t t, const mn_opnd *ops,
     if (ok && nd->op == IR_OP_CONST_ONES)
       for (int i = 0; i < a.nlist; i++)
         a.list[i] = small(z, a.list[i]);
+    if (c->cut[j] == c->noact)
+      a.act = IR_ACT_NONE;
+    if (ok && c->fold && is_1x1(c, nd)) /* no pads: written as same */
+      a.padmode = IR_PAD_SAME;
     int k = ok ? ir_add_node(h, nd->op, in, nd->nin, &a, outs, d) : -1;
     for (int o = 0; k >= 0 && o < nd->nout; o++) {
       int32_t u = h->nodes[k].out[o];
@@ -544,6 +570,8 @@ static int is_itself(const mn_ctx *c, const mn_rhs *r) {
   return n == 1 && c->g->nodes[k].op == r->op;
 }
 
+static int keep_pair(mn_ctx *c, ir_graph *src, ir_graph *dst);
+
 /* Tries one candidate: r over ops against the cut that ends at t. -1 on
  * OOM. */
 static int try_pair(mn_ctx *c, int32_t t, const mn_opnd *ops, int n,
@@ -554,6 +582,13 @@ static int try_pair(mn_ctx *c, int32_t t, const mn_opnd *ops, int n,
   base_diag d = {0};
   ir_graph *src = build_src(c, t, ops, n, &z, &d);
   ir_graph *dst = src ? build_dst(c, ops, n, &z, r, &d) : NULL;
+  return keep_pair(c, src, dst);
+}
+
+/* Checks the pair (src, dst) (both freed or kept): kept in c->rs when both
+ * sides agree and it was not tried before. -1 on OOM. */
+static int keep_pair(mn_ctx *c, ir_graph *src, ir_graph *dst) {
+  base_diag d = {0};
   if (!dst) {
     ir_graph_free(src);
     return 0;
@@ -884,9 +919,920 @@ static int form_rows(mn_ctx *c, int32_t t) {
   return 0;
 }
 
+/* ---- the fold form -------------------------------------------------------
+ *
+ * op(X, W[, B[, R]]) (reshaped to t's shape), op the cut's root (a conv2d
+ * or matmul, its parameters kept), over operands built from the cut's
+ * leaves by a small grammar. The cut is the root and the producers
+ * (conv2d, matmul, batchnorm) of its x and r, or, where a chain of
+ * reshapes and transposes holding a transpose makes t from the root (the
+ * sink), that chain, the root and the moves before its x. The leaves a cut
+ * node reads as its x or r and the graph does not hold as weights are the
+ * data side (x1..), the others the weight side (w1..). Terms are enumerated
+ * bottom-up up to MN_FSIZE operators, one kept per value on the draws (the
+ * first made: observational equivalence):
+ *
+ *   data:   leaf | concat(leaf, leaf) on any axis
+ *         | transpose(leaf) by any permutation | reshape(data) to x's shape
+ *           (the last two in a sink only)
+ *   weight: leaf | view(t) | transpose(t) | zero(s) = ewsub(s, s)
+ *         | ewadd(s, s) | concat(leaf, leaf) on any axis | matmul(t, s)
+ *         | matmul(s, t) | batchnorm(s or zero(s), p, p, p, p)
+ *
+ * s a small term (a leaf or a leaf's view), p a weight-side vector leaf or
+ * its zero, view the reshape of a vector to a row [1, n], of rank 3 or more
+ * to a matrix [d0, rest], of a row or column back to a vector, eps each of
+ * the cut's batchnorms'. The search is goal-directed: X and W (and R) are
+ * kept where op(X1 - X2, W) + R1 - R2 equals the cut's y1 - y2 on two draws
+ * of the data side (the weight side shared; the root's activation taken
+ * off, put back on the node); the rest, y1 - op(X1, W) - R1, must be one
+ * vector over the output's channels, the bias B: none, a term of that
+ * value, or ewadd(u, b) for a weight leaf u and a term b of the value less
+ * u. Each (X, W, B, R) is then checked as the other forms' pairs are
+ * (agree, on the cut with its activation) and proven by Z3. A zero's
+ * operand does not change its value, but the axioms name one (the
+ * batchnorm's mean): each candidate is also tried with every zero reading
+ * each leaf of its operand's shape. */
+
+#define MN_FTERMS 65536 /* terms of a fold pool */
+#define MN_FSIZE 7      /* operators of a term */
+#define MN_FLEAF 10     /* leaves of a fold cut */
+#define MN_FCAND 32     /* candidates of one cut */
+#define MN_FNUMEL 65536 /* elements of a weight term (not a leaf) */
+#define MN_FROWS 16     /* rows of a product tested first */
+
+typedef struct mn_term {
+  int32_t t;    /* its tensor in the pool graph */
+  int8_t size;  /* operators */
+  int8_t small; /* a leaf or a leaf's view */
+  int8_t data;  /* on the data side */
+  int8_t zero;  /* ewsub(s, s) */
+} mn_term;
+
+typedef struct mn_fpool {
+  ir_graph *g;   /* leaves, then every term's node */
+  float **v[2];  /* per tensor of g: values on draw 1 and 2 */
+  int capv;      /* room of v[0] and v[1] */
+  mn_term *tm;   /* terms */
+  int n;         /* terms */
+  uint64_t *key; /* open-addressed set of value keys */
+  int32_t *slot; /* the term of each key */
+  int capk;      /* room of key (a power of 2) */
+  float eps[4];  /* the cut's batchnorms' eps */
+  int neps;
+} mn_fpool;
+
+static void fpool_free(mn_fpool *p) {
+  for (int k = 0; k < 2; k++) {
+    for (int i = 0; p->v[k] && i < p->g->ntensors; i++)
+      free(p->v[k][i]);
+    free(p->v[k]);
+  }
+  ir_graph_free(p->g);
+  free(p->tm), free(p->key), free(p->slot);
+}
+
+static const ir_shape *tshp(const mn_fpool *p, int i) {
+  return &p->g->tensors[p->tm[i].t].shape;
+}
+
+static int64_t tnum(const mn_fpool *p, int i) {
+  return ir_shape_numel(tshp(p, i));
+}
+
+/* The key of tensor t's values: its shape and values rounded to 15 bits
+ * of mantissa (equal values computed in another order hash alike but at a
+ * rounding boundary, which only keeps a duplicate). */
+static uint64_t value_key(const mn_fpool *p, int32_t t) {
+  const ir_shape *s = &p->g->tensors[t].shape;
+  int64_t n = ir_shape_numel(s);
+  uint64_t h = XXH3_64bits(s->dim, (size_t)s->rank * sizeof *s->dim);
+  for (int k = 0; k < 2; k++)
+    for (int64_t i = 0; i < n; i++) { /* 15 bits of mantissa */
+      float f = p->v[k][t][i] == 0 ? 0.0f : p->v[k][t][i]; /* -0 is 0 */
+      uint32_t q;
+      memcpy(&q, &f, sizeof q);
+      q = (q + 0x80u) & ~0xffu;
+      h = XXH3_64bits_withSeed(&q, sizeof q, h);
+    }
+  return h | 1;
+}
+
+/* Inserts key -> term i unless there; 1 when new, 0 when there, -1 OOM. */
+static int key_add(mn_fpool *p, uint64_t key, int i) {
+  if (2 * (p->n + 1) > p->capk) {
+    int cap = p->capk ? 2 * p->capk : 1024;
+    uint64_t *k = base_calloc((size_t)cap, sizeof *k);
+    int32_t *s = base_calloc((size_t)cap, sizeof *s);
+    if (!k || !s)
+      return free(k), free(s), -1;
+    for (int j = 0; j < p->capk; j++)
+      if (p->key[j]) {
+        int h = (int)(p->key[j] & (uint64_t)(cap - 1));
+        while (k[h])
+          h = (h + 1) & (cap - 1);
+        k[h] = p->key[j], s[h] = p->slot[j];
+      }
+    free(p->key), free(p->slot);
+    p->key = k, p->slot = s, p->capk = cap;
+  }
+  int h = (int)(key & (uint64_t)(p->capk - 1));
+  while (p->key[h]) {
+    if (p->key[h] == key)
+      return 0;
+    h = (h + 1) & (p->capk - 1);
+  }
+  p->key[h] = key, p->slot[h] = i;
+  return 1;
+}
+
+/* Room for the values of every tensor of p->g. */
+static int vals_room(mn_fpool *p) {
+  if (p->g->ntensors <= p->capv)
+    return 1;
+  int cap = p->capv ? 2 * p->capv : 64;
+  while (cap < p->g->ntensors)
+    cap *= 2;
+  for (int k = 0; k < 2; k++) {
+    float **v = base_realloc(p->v[k], (size_t)cap * sizeof *v);
+    if (!v)
+      return 0;
+    for (int i = p->capv; i < cap; i++)
+      v[i] = NULL;
+    p->v[k] = v;
+  }
+  p->capv = cap;
+  return 1;
+}
+
+/* Computes node k of p->g on both draws (its reference kernel): 1, 0 for
+ * a node it does not compute (several outputs), -1 out of memory. */
+static int eval_node(mn_fpool *p, int k) {
+  const ir_node *nd = &p->g->nodes[k];
+  ex_arg in[IR_MAX_FIXED_IN], out;
+  if (nd->nin > IR_MAX_FIXED_IN || nd->nout != 1)
+    return 0;
+  if (!vals_room(p))
+    return -1;
+  for (int dr = 0; dr < 2; dr++) {
+    for (int i = 0; i < nd->nin; i++)
+      in[i].shape = p->g->tensors[nd->in[i]].shape,
+      in[i].data = p->v[dr][nd->in[i]];
+    out.shape = p->g->tensors[nd->out[0]].shape;
+    int64_t n = ir_shape_numel(&out.shape);
+    out.data = base_malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!out.data)
+      return -1;
+    p->v[dr][nd->out[0]] = out.data;
+    if (ex_kernel_of(nd->op)(nd, in, &out) != BASE_OK)
+      return -1; /* a kernel fails only for scratch memory (exec.h) */
+  }
+  return 1;
+}
+
+/* Whether term i's values are finite (a zero's all zero are). */
+static int finite_vals(const mn_fpool *p, int i) {
+  for (int k = 0; k < 2; k++)
+    for (int64_t j = 0; j < tnum(p, i); j++)
+      if (!isfinite(p->v[k][p->tm[i].t][j]))
+        return 0;
+  return 1;
+}
+
+/* Adds term op(kids) unless one of its value is there (or it does not
+ * type, or is not finite): 1 added, 0 not, -1 OOM. */
+static int term_add(mn_fpool *p, ir_opcode op, const int *kid, int nk,
+                    const ir_attrs *a) {
+  if (p->n == MN_FTERMS)
+    return 0;
+  int32_t in[5];
+  int size = 1, data = 0, small = op == IR_OP_RESHAPE;
+  for (int i = 0; i < nk; i++) {
+    in[i] = p->tm[kid[i]].t;
+    size += i && kid[i] == kid[0] ? 0 : p->tm[kid[i]].size; /* a zero */
+    data |= p->tm[kid[i]].data;
+    small &= p->tm[kid[i]].size == 0;
+  }
+  if (size > MN_FSIZE)
+    return 0;
+  base_diag d = {0};
+  int k = ir_add_node(p->g, op, in, nk, a, NULL, &d);
+  if (k < 0 ||
+      (!data &&
+       ir_shape_numel(&p->g->tensors[p->g->nodes[k].out[0]].shape) > MN_FNUMEL))
+    return 0;
+  mn_term tm = {.t = p->g->nodes[k].out[0],
+                .size = (int8_t)size,
+                .small = (int8_t)small,
+                .data = (int8_t)data,
+                .zero = op == IR_OP_EWSUB && nk == 2 && kid[0] == kid[1]};
+  int ev = eval_node(p, k);
+  if (ev <= 0)
+    return ev;
+  p->tm[p->n] = tm;
+  int fresh = finite_vals(p, p->n);
+  if (fresh) {
+    fresh = key_add(p, value_key(p, tm.t), p->n);
+    if (fresh < 0)
+      return -1;
+  }
+  if (!fresh) { /* a dead node of the pool graph */
+    for (int dr = 0; dr < 2; dr++)
+      free(p->v[dr][tm.t]), p->v[dr][tm.t] = NULL;
+    return 0;
+  }
+  p->n++;
+  return 1;
+}
+
+/* The views of term i (reshapes): vector -> row [1, n], rank >= 3 ->
+ * matrix [d0, rest], a row or column -> vector. */
+static int add_views(mn_fpool *p, int i) {
+  const ir_shape *s = tshp(p, i);
+  ir_attrs a;
+  ir_attrs_default(IR_OP_RESHAPE, &a);
+  if (s->rank == 1)
+    a.nlist = 2, a.list[0] = 1, a.list[1] = s->dim[0];
+  else if (s->rank >= 3)
+    a.nlist = 2, a.list[0] = s->dim[0], a.list[1] = tnum(p, i) / s->dim[0];
+  else if (s->rank == 2 && (s->dim[0] == 1 || s->dim[1] == 1))
+    a.nlist = 1, a.list[0] = tnum(p, i);
+  else
+    return 0;
+  return term_add(p, IR_OP_RESHAPE, &i, 1, &a) < 0 ? -1 : 0;
+}
+
+/* batchnorm(i, p1..p4) with p each weight leaf or zero of i's channels. */
+static int add_bns(mn_fpool *p, int i) {
+  const ir_shape *s = tshp(p, i);
+  int par[16], np = 0;
+  if (s->rank < 2 || !p->neps || p->tm[i].data ||
+      !(p->tm[i].small || p->tm[i].zero))
+    return 0;
+  for (int j = 0; j < p->n && np < 16; j++) {
+    const ir_shape *x = tshp(p, j);
+    if (!p->tm[j].data && x->rank == 1 && x->dim[0] == s->dim[1] &&
+        (p->tm[j].size == 0 || (p->tm[j].zero && p->tm[j].size == 1)))
+      par[np++] = j;
+  }
+  for (int e = 0; e < p->neps; e++)
+    for (int q = 0; q < np * np * np * np; q++) {
+      int kid[5] = {i, par[q / np / np / np], par[q / np / np % np],
+                    par[q / np % np], par[q % np]}; /* the first slot
+                                                      slowest */
+      ir_attrs a;
+      ir_attrs_default(IR_OP_BATCHNORM, &a);
+      a.eps = p->eps[e];
+      if (term_add(p, IR_OP_BATCHNORM, kid, 5, &a) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* The binary productions of term i with the small terms and leaves. */
+static int add_pairs(mn_fpool *p, int i) {
+  const ir_shape *s = tshp(p, i);
+  for (int j = 0; j < p->n; j++) {
+    const ir_shape *x = tshp(p, j);
+    if (p->tm[j].data != p->tm[i].data)
+      continue;
+    ir_attrs a;
+    if (p->tm[j].small && p->tm[i].small && !p->tm[i].data &&
+        ir_shape_eq(s, x) && j < i) {
+      int kid[2] = {j, i};
+      ir_attrs_default(IR_OP_EWADD, &a);
+      if (term_add(p, IR_OP_EWADD, kid, 2, &a) < 0)
+        return -1;
+    }
+    if (p->tm[j].small && !p->tm[i].data && s->rank == 2 && x->rank == 2 &&
+        !p->tm[i].zero && !p->tm[j].zero)
+      for (int o = 0; o < 2; o++) {
+        int kid[2] = {o ? i : j, o ? j : i};
+        if (tshp(p, kid[0])->dim[1] != tshp(p, kid[1])->dim[0])
+          continue;
+        ir_attrs_default(IR_OP_MATMUL, &a);
+        if (term_add(p, IR_OP_MATMUL, kid, 2, &a) < 0)
+          return -1;
+      }
+    if (p->tm[i].size == 0 && p->tm[j].size == 0 && j != i &&
+        s->rank == x->rank)
+      for (int ax = 0; ax < s->rank; ax++) {
+        int fits = 1;
+        for (int k = 0; k < s->rank; k++)
+          fits &= k == ax || s->dim[k] == x->dim[k];
+        int kid[2] = {i, j};
+        ir_attrs_default(IR_OP_CONCAT, &a);
+        a.axis = ax;
+        if (fits && term_add(p, IR_OP_CONCAT, kid, 2, &a) < 0)
+          return -1;
+      }
+  }
+  return 0;
+}
+
+/* The data side's moves where the cut has moves (xs: the root's x):
+ * transpose(leaf) by each permutation but the identity, and each data
+ * term of xs's size but another shape reshaped to xs. */
+static int data_moves(mn_fpool *p, const ir_shape *xs) {
+  int nleaf = p->n;
+  for (int i = 0; i < nleaf; i++) {
+    int r = tshp(p, i)->rank, perm[IR_MAX_RANK];
+    if (!p->tm[i].data || r > 4)
+      continue;
+    int64_t nperm = 1;
+    for (int k = 2; k <= r; k++)
+      nperm *= k;
+    for (int64_t q = 1; q < nperm; q++) { /* q-th permutation, q = 0 id */
+      int used[IR_MAX_RANK] = {0};
+      int64_t f = nperm, rem = q;
+      for (int k = 0; k < r; k++) {
+        f /= r - k;
+        int pick = (int)(rem / f), m = -1;
+        rem %= f;
+        while (pick >= 0)
+          pick -= !used[++m];
+        used[m] = 1, perm[k] = m;
+      }
+      ir_attrs a;
+      ir_attrs_default(IR_OP_TRANSPOSE, &a);
+      a.nlist = r;
+      for (int k = 0; k < r; k++)
+        a.list[k] = perm[k];
+      if (term_add(p, IR_OP_TRANSPOSE, &i, 1, &a) < 0)
+        return -1;
+    }
+  }
+  for (int i = 0, n = p->n; i < n; i++) {
+    if (!p->tm[i].data || tnum(p, i) != ir_shape_numel(xs) ||
+        ir_shape_eq(tshp(p, i), xs))
+      continue;
+    ir_attrs a;
+    ir_attrs_default(IR_OP_RESHAPE, &a);
+    a.nlist = xs->rank;
+    for (int k = 0; k < xs->rank; k++)
+      a.list[k] = xs->dim[k];
+    if (term_add(p, IR_OP_RESHAPE, &i, 1, &a) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Every term, bottom-up: each term in the order made gets the productions
+ * above (the small terms first, made before any other). */
+static int grow(mn_fpool *p) {
+  int nleaf = p->n;
+  for (int i = 0; i < nleaf; i++)
+    if (!p->tm[i].data && add_views(p, i) < 0)
+      return -1;
+  for (int i = 0; i < p->n; i++) {
+    const mn_term *u = &p->tm[i];
+    int kid[2] = {i, i};
+    ir_attrs a;
+    if (!u->data && (u->size == 0 || u->small)) {
+      ir_attrs_default(IR_OP_EWSUB, &a);
+      if (term_add(p, IR_OP_EWSUB, kid, 2, &a) < 0)
+        return -1;
+    }
+    if (!u->data && i >= nleaf && add_views(p, i) < 0)
+      return -1;
+    int pn = p->g->tensors[u->t].node;
+    if (!u->data && tshp(p, i)->rank == 2 &&
+        (pn < 0 || p->g->nodes[pn].op != IR_OP_TRANSPOSE)) {
+      ir_attrs_default(IR_OP_TRANSPOSE, &a);
+      a.nlist = 2, a.list[0] = 1, a.list[1] = 0;
+      if (term_add(p, IR_OP_TRANSPOSE, kid, 1, &a) < 0)
+        return -1;
+    }
+    if (add_bns(p, i) < 0 || add_pairs(p, i) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* A candidate: op(X, W[, B][, R]), B = ewadd(U, B0) where U >= 0. */
+typedef struct mn_fcand {
+  int x, w, b, u, r; /* terms, or -1 */
+} mn_fcand;
+
+/* Whether |a - b| <= MN_TOL * scale everywhere. */
+static int near(const float *a, const float *b, int64_t n, double scale) {
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabs((double)a[i] - b[i]) <= MN_TOL * scale))
+      return 0;
+  return 1;
+}
+
+static double most_abs(const float *a, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < n; i++)
+    m = fmax(m, fabs(a[i]));
+  return m;
+}
+
+/* What the search reads: the cut on two draws (y1, y2 its outputs), its
+ * root without bias and activation, the channel axis. */
+typedef struct mn_fsrc {
+  const ir_graph *g;
+  ir_node root; /* op(x, w), the root's parameters but act */
+  int32_t x, w; /* the root's x and w in g */
+  const float *y[2];
+  ir_shape ys;
+  int ch;
+} mn_fsrc;
+
+/* op(X, W) of the root on draw dr into out (ys elements). */
+static int root_on(const mn_fsrc *s, const mn_fpool *p, int x, int w, int dr,
+                   float *out) {
+  ex_arg in[2] = {{*tshp(p, x), p->v[dr][p->tm[x].t]},
+                  {*tshp(p, w), p->v[dr][p->tm[w].t]}};
+  ex_arg o = {s->ys, out};
+  return ex_kernel_of(s->root.op)(&s->root, in, &o) == BASE_OK;
+}
+
+/* Whether term x fits the root's x (and w then the root's w for that x). */
+static int x_fits(const mn_fsrc *s, const mn_fpool *p, int x) {
+  const ir_shape *a = tshp(p, x), *rx = &s->g->tensors[s->x].shape;
+  if (!p->tm[x].data || a->rank != rx->rank)
+    return 0;
+  for (int k = 0; k < a->rank; k++)
+    if (k != (s->root.op == IR_OP_CONV2D ? 1 : a->rank - 1) &&
+        a->dim[k] != rx->dim[k])
+      return 0;
+  return 1;
+}
+
+static int w_fits(const mn_fsrc *s, const mn_fpool *p, int x, int w) {
+  const ir_shape *a = tshp(p, x), *b = tshp(p, w),
+                 *rw = &s->g->tensors[s->w].shape;
+  if (p->tm[w].data || b->rank != rw->rank)
+    return 0;
+  if (s->root.op == IR_OP_CONV2D)
+    return b->rank == 4 && b->dim[0] == s->ys.dim[1] &&
+           b->dim[1] * s->root.a.groups == a->dim[1] &&
+           b->dim[2] == rw->dim[2] && b->dim[3] == rw->dim[3];
+  return b->rank == 2 && b->dim[0] == a->dim[a->rank - 1] &&
+         b->dim[1] == s->ys.dim[s->ch];
+}
+
+/* The rest r = y1 - op(X1, W) - R1 as one value per channel (rv), or 0
+ * where it varies along another axis. */
+static int per_channel(const mn_fsrc *s, const float *r, float *rv,
+                       double scale) {
+  int64_t n = ir_shape_numel(&s->ys), inner = 1, ch = s->ys.dim[s->ch];
+  for (int k = s->ch + 1; k < s->ys.rank; k++)
+    inner *= s->ys.dim[k];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t c = i / inner % ch;
+    if (i < inner * ch && i % inner == 0)
+      rv[c] = r[i];
+    else if (!(fabs((double)r[i] - rv[c]) <= MN_TOL * scale))
+      return 0;
+  }
+  return 1;
+}
+
+/* The biases of value rv: terms b of it (u -1) and ewadd(u, b) for the
+ * small terms u; appended to k[*nk]. */
+static void find_bias(const mn_fpool *p, const float *rv, int64_t ch,
+                      double scale, mn_fcand base, mn_fcand *k, int *nk) {
+  float *want = base_malloc((size_t)ch * sizeof *want);
+  if (!want)
+    return;
+  for (int u = -1; u < p->n && *nk < MN_FCAND; u++) {
+    if (u >= 0 && (p->tm[u].data || p->tm[u].size || tshp(p, u)->rank != 1 ||
+                   tnum(p, u) != ch))
+      continue;
+    for (int64_t i = 0; i < ch; i++)
+      want[i] = rv[i] - (u >= 0 ? p->v[0][p->tm[u].t][i] : 0.0f);
+    for (int b = 0; b < p->n && *nk < MN_FCAND; b++)
+      if (b != u && !p->tm[b].data && !p->tm[b].zero && tshp(p, b)->rank == 1 &&
+          tnum(p, b) == ch && near(want, p->v[0][p->tm[b].t], ch, scale))
+        base.b = b, base.u = u, k[(*nk)++] = base;
+  }
+  free(want);
+}
+
+/* For a product without a residual among the leaves, whether its first
+ * MN_FROWS rows alone make the cut's change there (each row of a product
+ * is its own): a cheap test before the whole product; 1 for a conv2d
+ * (buf: room for MN_FROWS rows). */
+static int rows_first(const mn_fsrc *s, const mn_fpool *p, int x, int w,
+                      const float *dy, double scale, float *buf) {
+  const ir_shape *a = tshp(p, x), *b = tshp(p, w);
+  int64_t k = a->dim[a->rank - 1], m = ir_shape_numel(a) / k;
+  int64_t nn = b->dim[1], r = m < MN_FROWS ? m : MN_FROWS;
+  if (s->root.op != IR_OP_MATMUL || r == m)
+    return 1;
+  for (int i = 0; i < p->n; i++)
+    if (p->tm[i].data && p->tm[i].size == 0 && ir_shape_eq(tshp(p, i), &s->ys))
+      return 1; /* a residual may make the change */
+  ir_shape rs = {.rank = 2, .dim = {r, k}}, os = {.rank = 2, .dim = {r, nn}};
+  ex_arg in[2] = {{rs, p->v[0][p->tm[x].t]}, {*b, p->v[0][p->tm[w].t]}};
+  ex_arg o = {os, buf};
+  ir_node nd = s->root;
+  float *d = base_malloc((size_t)(r * k) * sizeof *d);
+  int ok = d != NULL;
+  for (int64_t i = 0; ok && i < r * k; i++)
+    d[i] = p->v[0][p->tm[x].t][i] - p->v[1][p->tm[x].t][i];
+  in[0].data = d;
+  ok = ok && ex_kernel_of(nd.op)(&nd, in, &o) == BASE_OK &&
+       near(dy, buf, r * nn, scale);
+  free(d);
+  return ok;
+}
+
+/* The candidates: X, W (and R) that make the cut's change between the
+ * draws, then the biases that make the rest. */
+static int fold_search(const mn_fsrc *s, const mn_fpool *p, mn_fcand *k) {
+  int64_t n = ir_shape_numel(&s->ys), ch = s->ys.dim[s->ch];
+  int nk = 0;
+  float *q[2] = {base_malloc((size_t)n * sizeof(float)),
+                 base_malloc((size_t)n * sizeof(float))};
+  float *dy = base_malloc((size_t)n * sizeof(float)),
+        *rest = base_malloc((size_t)n * sizeof(float)),
+        *rv = base_malloc((size_t)ch * sizeof(float));
+  double scale = most_abs(s->y[0], n);
+  for (int64_t i = 0; dy && i < n; i++)
+    dy[i] = s->y[0][i] - s->y[1][i];
+  for (int x = 0; q[0] && q[1] && dy && rest && rv && x < p->n && nk < MN_FCAND;
+       x++)
+    for (int w = 0; x_fits(s, p, x) && w < p->n && nk < MN_FCAND; w++) {
+      if (!w_fits(s, p, x, w) || !rows_first(s, p, x, w, dy, scale, q[0]) ||
+          !root_on(s, p, x, w, 0, q[0]) || !root_on(s, p, x, w, 1, q[1]))
+        continue;
+      for (int r = -1; r < p->n && nk < MN_FCAND; r++) {
+        if (r >= 0 && (p->tm[r].size || !p->tm[r].data ||
+                       !ir_shape_eq(tshp(p, r), &s->ys)))
+          continue;
+        const float *r1 = r >= 0 ? p->v[0][p->tm[r].t] : NULL,
+                    *r2 = r >= 0 ? p->v[1][p->tm[r].t] : NULL;
+        int ok = 1;
+        for (int64_t i = 0; ok && i < n; i++)
+          ok = fabs((double)dy[i] - (q[0][i] - q[1][i]) -
+                    (r1 ? r1[i] - r2[i] : 0)) <= MN_TOL * scale;
+        for (int64_t i = 0; ok && i < n; i++)
+          rest[i] = s->y[0][i] - q[0][i] - (r1 ? r1[i] : 0);
+        if (!ok || !per_channel(s, rest, rv, scale))
+          continue;
+        mn_fcand base = {x, w, -1, -1, r};
+        if (most_abs(rv, ch) <= MN_TOL * scale && r < 0)
+          k[nk++] = base;
+        find_bias(p, rv, ch, scale, base, k, &nk);
+      }
+    }
+  free(q[0]), free(q[1]), free(dy), free(rest), free(rv);
+  return nk;
+}
+
+/* Copies pool tensor t (and what it reads) into h through map; a zero
+ * whose operand reads a leaf of zl's shape reads zl instead (zl >= 0). -1
+ * on failure. */
+static int32_t copy_term(ir_graph *h, const mn_fpool *p, int32_t t, int32_t zl,
+                         int32_t *map, base_diag *d) {
+  if (map[t] >= 0)
+    return map[t];
+  int k = p->g->tensors[t].node;
+  const ir_node *nd = &p->g->nodes[k];
+  int32_t in[5];
+  for (int i = 0; i < nd->nin; i++) {
+    int32_t u = nd->in[i], v = u;
+    if (i == 1 && nd->op == IR_OP_EWSUB && nd->in[0] == nd->in[1]) {
+      in[1] = in[0]; /* a zero: one operand */
+      continue;
+    }
+    int pu = p->g->tensors[u].node;
+    int32_t leaf = pu < 0 ? u : p->g->nodes[pu].in[0];
+    int zero = nd->op == IR_OP_EWSUB && nd->in[0] == nd->in[1];
+    if (zero && zl >= 0 && (pu < 0 || p->g->nodes[pu].op == IR_OP_RESHAPE) &&
+        p->g->tensors[leaf].node < 0 &&
+        ir_shape_eq(&p->g->tensors[leaf].shape, &p->g->tensors[zl].shape)) {
+      if (pu < 0) {
+        v = zl;
+      } else { /* the same view of zl */
+        char nm[16];
+        snprintf(nm, sizeof nm, "z%d", h->ntensors);
+        in[i] = add1(h, IR_OP_RESHAPE, &map[zl], 1, &p->g->nodes[pu].a, nm, d);
+        if (in[i] < 0)
+          return -1;
+        continue;
+      }
+    }
+    if ((in[i] = copy_term(h, p, v, zl, map, d)) < 0)
+      return -1;
+  }
+  char nm[16];
+  snprintf(nm, sizeof nm, "t%d", h->ntensors);
+  return map[t] = add1(h, nd->op, in, nd->nin, &nd->a, nm, d);
+}
+
+/* dst for candidate k: the pool's leaves, the terms it reads and the
+ * root's operator (with its parameters: the activation back) over them. */
+static ir_graph *fold_dst(const mn_fpool *p, const ir_node *root,
+                          const mn_fcand *k, int32_t zl, const ir_shape *ts,
+                          base_diag *d) {
+  ir_graph *h = ir_graph_new("dst");
+  int32_t *map = base_calloc((size_t)p->g->ntensors, sizeof *map);
+  int ok = h && map;
+  for (int i = 0; ok && i < p->g->ntensors; i++) {
+    const ir_tensor *x = &p->g->tensors[i];
+    map[i] =
+        x->node < 0 ? ir_add_tensor(h, x->name, x->kind, &x->shape, d) : -1;
+    ok = x->node >= 0 || map[i] >= 0;
+  }
+  int32_t in[4];
+  int nin = 0;
+  int terms[3] = {k->x, k->w, k->b};
+  for (int i = 0; ok && i < 3; i++)
+    if (terms[i] >= 0)
+      ok = (in[nin++] = copy_term(h, p, p->tm[terms[i]].t, zl, map, d)) >= 0;
+  if (ok && k->u >= 0) {
+    int32_t ub[2] = {copy_term(h, p, p->tm[k->u].t, zl, map, d), in[2]};
+    ok = ub[0] >= 0 &&
+         (in[2] = add1(h, IR_OP_EWADD, ub, 2, NULL, "bias", d)) >= 0;
+  }
+  if (ok && k->r >= 0)
+    ok = (in[nin++] = map[p->tm[k->r].t]) >= 0;
+  int32_t y = ok ? add1(h, root->op, in, nin, &root->a, "y", d) : -1;
+  if (y >= 0 && !ir_shape_eq(&h->tensors[y].shape, ts)) { /* t's shape */
+    ir_attrs a;
+    ir_attrs_default(IR_OP_RESHAPE, &a);
+    a.nlist = ts->rank;
+    for (int i = 0; i < ts->rank; i++)
+      a.list[i] = ts->dim[i];
+    y = add1(h, IR_OP_RESHAPE, &y, 1, &a, "yr", d);
+  }
+  ok = y >= 0 && ir_add_output(h, y, d) == BASE_OK;
+  free(map);
+  if (!ok)
+    ir_graph_free(h);
+  return ok ? h : NULL;
+}
+
+/* Names of the fold form's operands: data x1.., weights w1.. */
+static const char *const mn_xname[MN_FLEAF] = {"x1", "x2", "x3", "x4", "x5",
+                                               "x6", "x7", "x8", "x9", "x10"};
+static const char *const mn_wname[MN_FLEAF] = {"w1", "w2", "w3", "w4", "w5",
+                                               "w6", "w7", "w8", "w9", "w10"};
+
+/* Whether operand i is read as a conv2d's filter by the cut. */
+static int is_filter(const mn_ctx *c, int32_t t) {
+  for (int j = 0; j < c->ncut; j++) {
+    const ir_node *n = &c->g->nodes[c->cut[j]];
+    if (n->op == IR_OP_CONV2D && n->nin > 1 && n->in[1] == t)
+      return 1;
+  }
+  return 0;
+}
+
+/* The sizes to shrink: every size above 1 of the operands and the cut's
+ * outputs but the filters' kernel sizes (kept). */
+static int fold_sizes(const mn_ctx *c, const mn_opnd *ops, int n, mn_sizes *z) {
+  int ok = 1;
+  z->n = 0;
+  for (int j = 0; j < c->ncut; j++)
+    if (names_sizes(c->g->nodes[c->cut[j]].op))
+      return 1;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < shp(c, ops[i].t)->rank; k++)
+      if (k < 2 || !is_filter(c, ops[i].t))
+        ok &= add_size(z, shp(c, ops[i].t)->dim[k]);
+  for (int j = 0; j < c->ncut; j++) {
+    const ir_node *nd = &c->g->nodes[c->cut[j]];
+    for (int k = 0; k < shp(c, nd->out[0])->rank; k++)
+      ok &= add_size(z, shp(c, nd->out[0])->dim[k]);
+  }
+  qsort(z->v, (size_t)z->n, sizeof *z->v, cmp_i64);
+  return ok;
+}
+
+/* Whether leaf t is on the data side: not a weight of the graph, and read
+ * by a node of the cut as its x (or a residual r). */
+static int reads_as_data(const mn_ctx *c, int32_t t) {
+  if (c->g->tensors[t].kind == IR_T_WEIGHT)
+    return 0;
+  for (int j = 0; j < c->ncut; j++) {
+    const ir_node *n = &c->g->nodes[c->cut[j]];
+    if (n->in[0] == t || (n->nin > 3 && n->in[3] == t))
+      return 1;
+  }
+  return 0;
+}
+
+/* The cut's leaves as operands, the data side named x1.., the weight side
+ * w1..: 0 when more than MN_FLEAF, one not float, or no weight side. */
+static int fold_opnds(const mn_ctx *c, mn_opnd *ops) {
+  int n = 0, nx = 0, nw = 0;
+  for (int j = 0; j < c->ncut; j++) {
+    const ir_node *nd = &c->g->nodes[c->cut[j]];
+    for (int i = 0; i < nd->nin; i++) {
+      int32_t u = nd->in[i], p = c->g->tensors[u].node, inside = 0;
+      for (int k = 0; k < c->ncut; k++)
+        inside |= c->cut[k] == p;
+      if (inside || is_opnd(ops, n, u))
+        continue;
+      if (n == MN_FLEAF || !is_f32(c, u))
+        return 0;
+      int w = !reads_as_data(c, u);
+      ops[n].t = u;
+      ops[n++].name = w ? mn_wname[nw++] : mn_xname[nx++];
+    }
+  }
+  return nw ? n : 0;
+}
+
+/* The pool of c's fold cut: its leaves (values of the two draws), then
+ * every term (grow). */
+static int fold_pool(const mn_ctx *c, const ir_graph *src, ex_values *const *dv,
+                     const ir_shape *xs, mn_fpool *p) {
+  memset(p, 0, sizeof *p);
+  base_diag d = {0};
+  if (!(p->g = ir_graph_new("pool")) ||
+      !(p->tm = base_malloc(MN_FTERMS * sizeof *p->tm)))
+    return -1;
+  for (int j = 0; j < c->ncut; j++) {
+    const ir_node *n = &c->g->nodes[c->cut[j]];
+    if (n->op == IR_OP_BATCHNORM && p->neps < 4)
+      p->eps[p->neps++] = n->a.eps;
+  }
+  for (int i = 0; i < src->ntensors; i++) {
+    const ir_tensor *x = &src->tensors[i];
+    if (x->node >= 0)
+      continue;
+    int32_t t = ir_add_tensor(p->g, x->name, x->kind, &x->shape, &d);
+    if (t < 0 || !vals_room(p))
+      return -1;
+    int64_t n = ir_shape_numel(&x->shape);
+    for (int k = 0; k < 2; k++) {
+      if (!(p->v[k][t] = base_malloc((size_t)(n ? n : 1) * sizeof(float))))
+        return -1;
+      memcpy(p->v[k][t], dv[k]->v[i], (size_t)n * sizeof(float));
+    }
+    int data = x->name[0] == 'x'; /* fold_opnds' names */
+    p->tm[p->n++] = (mn_term){.t = t, .small = !data, .data = data};
+    if (key_add(p, value_key(p, t), p->n - 1) < 0)
+      return -1;
+  }
+  return c->sink && data_moves(p, xs) < 0 ? -1 : grow(p);
+}
+
+/* Whether a cut of this text (and root activation act) was searched
+ * before (else remembers it): the blocks of a network repeat their cuts.
+ * -1 on OOM. */
+static int lin_seen(mn_ctx *c, const ir_graph *lin, int act) {
+  char *a = ir_print(lin);
+  if (!a)
+    return -1;
+  uint64_t h = XXH3_64bits_withSeed(a, strlen(a), (uint64_t)act + 1);
+  free(a);
+  for (int i = 0; i < c->nlins; i++)
+    if (c->lins[i] == h)
+      return 1;
+  if (c->nlins == c->caplins) {
+    int cap = c->caplins ? 2 * c->caplins : 64;
+    uint64_t *l = base_realloc(c->lins, (size_t)cap * sizeof *l);
+    if (!l)
+      return -1;
+    c->lins = l, c->caplins = cap;
+  }
+  c->lins[c->nlins++] = h;
+  return 0;
+}
+
+/* Runs src on two draws (dv[0], dv[1]): the data side (x1..) drawn anew
+ * in the second, the weight side (w1..) shared (sh: dv[1]'s shared
+ * buffers). 0 on failure. */
+static int two_draws(const ir_graph *src, ex_values **dv, unsigned char **sh) {
+  *sh = base_calloc((size_t)src->ntensors + 1, 1);
+  dv[0] = ex_values_new(src), dv[1] = ex_values_new(src);
+  int ok = *sh && dv[0] && dv[1] && run_on(src, dv[0], NULL, 1);
+  for (int i = 0; ok && i < src->ntensors; i++)
+    if (src->tensors[i].node < 0 && src->tensors[i].name[0] == 'w')
+      dv[1]->v[i] = dv[0]->v[i], (*sh)[i] = 1;
+  return ok && run_on(src, dv[1], *sh, 2);
+}
+
+/* Tries every candidate of the cut in c (c->cut) ending at t. -1 on OOM. */
+static int fold_cut(mn_ctx *c, int32_t t) {
+  mn_opnd ops[MN_FLEAF];
+  mn_sizes z;
+  base_diag d = {0};
+  int n = fold_opnds(c, ops), ri = 0;
+  if (!n || !fold_sizes(c, ops, n, &z))
+    return 0;
+  c->noact = c->root, c->fold = 1;
+  ir_graph *lin = build_src(c, t, ops, n, &z, &d);
+  c->noact = -1;
+  while (c->cut[ri] != c->root)
+    ri++;
+  int seen = lin ? lin_seen(c, lin, c->g->nodes[c->root].a.act) : 0;
+  if (!lin || seen) {
+    ir_graph_free(lin);
+    return c->fold = 0, seen < 0 ? -1 : 0;
+  }
+  ex_values *dv[2] = {NULL, NULL};
+  unsigned char *sh = NULL;
+  mn_fpool p = {0};
+  mn_fsrc s = {.g = lin, .root = lin->nodes[ri]};
+  s.root.nin = 2, s.x = s.root.in[0], s.w = s.root.in[1];
+  int rc = 0;
+  if (two_draws(lin, dv, &sh) &&
+      !(rc = fold_pool(c, lin, dv, &lin->tensors[s.x].shape, &p))) {
+    int32_t y = lin->outputs[0];
+    s.y[0] = dv[0]->v[y], s.y[1] = dv[1]->v[y];
+    s.ys = lin->tensors[s.root.out[0]].shape; /* y read in this shape */
+    s.ch = s.root.op == IR_OP_CONV2D ? 1 : s.ys.rank - 1;
+    ir_node full = s.root; /* the root's parameters, its act back */
+    full.a.act = c->g->nodes[c->root].a.act;
+    mn_fcand k[MN_FCAND];
+    int nk = fold_search(&s, &p, k);
+    if (getenv("SUPEROPT_MINE_DEBUG"))
+      fprintf(stderr, "fold: %d terms, %d pool nodes, %d candidates\n", p.n,
+              p.g->nnodes, nk);
+    for (int i = 0; rc >= 0 && i < nk; i++)
+      for (int zl = -1; rc >= 0 && zl < p.n; zl++) {
+        if (zl >= 0 && (p.tm[zl].size || p.tm[zl].data))
+          continue;
+        ir_graph *src = build_src(c, t, ops, n, &z, &d);
+        ir_graph *dst =
+            src ? fold_dst(&p, &full, &k[i], zl < 0 ? -1 : p.tm[zl].t,
+                           &lin->tensors[y].shape, &d)
+                : NULL;
+        rc = keep_pair(c, src, dst);
+      }
+  }
+  c->fold = 0;
+  if (p.g)
+    fpool_free(&p);
+  if (dv[1])
+    ex_values_free_shared(dv[1], sh);
+  ex_values_free(dv[0]);
+  free(sh);
+  ir_graph_free(lin);
+  return rc < 0 ? -1 : 0;
+}
+
+static int is_move(const mn_ctx *c, int32_t t) {
+  int32_t p = c->g->tensors[t].node;
+  return p >= 0 && (c->g->nodes[p].op == IR_OP_RESHAPE ||
+                    c->g->nodes[p].op == IR_OP_TRANSPOSE);
+}
+
+/* Adds to the cut the moves that make t, back from t: the last one's
+ * input. 0 when the cut is full. */
+static int32_t add_moves(mn_ctx *c, int32_t t, int *transposes) {
+  for (; is_move(c, t); t = c->g->nodes[c->g->tensors[t].node].in[0]) {
+    if (c->ncut == MN_MAXC)
+      return -1;
+    c->cut[c->ncut++] = c->g->tensors[t].node;
+    *transposes += c->g->nodes[c->g->tensors[t].node].op == IR_OP_TRANSPOSE;
+  }
+  return t;
+}
+
+/* op(X, W[, B[, R]]) (reshaped to t's shape) for t = conv2d(..) or
+ * matmul(..), or the moves (reshape, transpose) after one where they hold a
+ * transpose (then with the moves before its x): the cuts of that root and
+ * the producers of its x and r that are conv2d, matmul or batchnorm. */
+static int form_fold(mn_ctx *c, int32_t t) {
+  int transposes = 0;
+  c->ncut = c->nside = 0;
+  int32_t u = add_moves(c, t, &transposes), k = c->g->tensors[u].node, pr[2];
+  int np = 0, nmoves = c->ncut;
+  if (u < 0 || k < 0 || (nmoves && !transposes) ||
+      (c->g->nodes[k].op != IR_OP_CONV2D && c->g->nodes[k].op != IR_OP_MATMUL))
+    return 0;
+  const ir_node *nd = &c->g->nodes[k];
+  c->root = k, c->sink = nmoves > 0;
+  c->cut[c->ncut++] = k;
+  if (c->sink && add_moves(c, nd->in[0], &transposes) < 0)
+    return 0;
+  int base = c->ncut;
+  for (int s = 0; s < nd->nin && !c->sink; s += 3) {
+    int32_t p = c->g->tensors[nd->in[s]].node;
+    ir_opcode op = p >= 0 ? c->g->nodes[p].op : IR_OP_MOVE;
+    if ((op == IR_OP_CONV2D || op == IR_OP_MATMUL || op == IR_OP_BATCHNORM) &&
+        c->g->nodes[p].nout == 1 && (np == 0 || pr[0] != p))
+      pr[np++] = p;
+  }
+  int32_t fixed[MN_MAXC];
+  memcpy(fixed, c->cut, (size_t)base * sizeof *fixed);
+  for (int m = c->sink ? 0 : 1; m < 1 << np; m++) {
+    c->ncut = base, c->nside = 0;
+    memcpy(c->cut, fixed, (size_t)base * sizeof *fixed);
+    for (int i = 0; i < np; i++)
+      if (m >> i & 1)
+        c->cut[c->ncut++] = pr[i];
+    qsort(c->cut, (size_t)c->ncut, sizeof *c->cut, cmp_i32);
+    if (fold_cut(c, t) < 0)
+      return -1;
+  }
+  c->sink = 0;
+  return 0;
+}
+
 typedef int (*mn_form)(mn_ctx *c, int32_t t);
 static const mn_form mn_forms[] = {form_unary, form_norm, form_attention,
-                                   form_rows};
+                                   form_rows, form_fold};
 
 /* ---- the pipeline
  * ------------------------------------------------------------ */
@@ -1101,7 +2047,7 @@ base_status gen_mine(const gen_mine_options *o, const ir_graph *const *g,
                          GEN_MINE_MAX_DEPTH, o->depth);
   ir_ruleset rs;
   ir_ruleset_init(&rs);
-  mn_ctx c = {.o = o, .rs = &rs, .st = st, .d = d};
+  mn_ctx c = {.o = o, .rs = &rs, .st = st, .d = d, .noact = -1};
   base_status s = BASE_OK;
   for (int i = 0; !s && i < ng; i++)
     s = mine_graph(&c, g[i]);
@@ -1113,7 +2059,7 @@ base_status gen_mine(const gen_mine_options *o, const ir_graph *const *g,
     s = generalise_all(&rs, o, d);
   if (!s)
     s = keep_proven(&rs, d);
-  free(c.seen);
+  free(c.seen), free(c.lins);
   if (!s && o->interrupt && *o->interrupt)
     s = base_diag_set(d, BASE_ERR_INTERRUPTED, 0, 0, "interrupted");
   if (!s) {
