@@ -295,25 +295,33 @@ static int count_op(const ir_graph *g, ir_opcode op) {
   return n;
 }
 
-/* The proven rules of g's mining whose src has two nodes of src_op and
- * whose dst ends in a conv2d reading a node of dst_op. */
-static int folds(const char *text, ir_opcode src_op, ir_opcode dst_op) {
+/* The proven rules of text's mining that pass want(rule, a, b). */
+static int mined_where(const char *text, int (*want)(const ir_rule *, int, int),
+                       int a, int b) {
   ir_graph *g = graph_with(text, NULL, NULL, 0);
   ir_ruleset rs;
   gen_mine_stats st;
   mine(&g, 1, &rs, &st);
   int n = 0;
-  for (int i = 0; i < rs.n; i++) {
-    const ir_rule *r = &rs.rules[i];
-    const ir_graph *d = r->dst;
-    n += r->status == IR_RULE_PROVEN &&
-         d->nodes[d->nnodes - 1].op == IR_OP_CONV2D &&
-         count_op(d, IR_OP_CONV2D) == 1 && count_op(d, dst_op) > 0 &&
-         count_op(r->src, src_op) == (src_op == IR_OP_CONV2D ? 2 : 1);
-  }
+  for (int i = 0; i < rs.n; i++)
+    n += rs.rules[i].status == IR_RULE_PROVEN && want(&rs.rules[i], a, b);
   ir_ruleset_free(&rs);
   ir_graph_free(g);
   return n;
+}
+
+/* A rule whose src has two nodes of src_op (one where src_op is not
+ * conv2d) and whose dst ends in its only conv2d, reading a node of
+ * dst_op. */
+static int is_fold(const ir_rule *r, int src_op, int dst_op) {
+  const ir_graph *d = r->dst;
+  return d->nodes[d->nnodes - 1].op == IR_OP_CONV2D &&
+         count_op(d, IR_OP_CONV2D) == 1 && count_op(d, dst_op) > 0 &&
+         count_op(r->src, src_op) == (src_op == IR_OP_CONV2D ? 2 : 1);
+}
+
+static int folds(const char *text, ir_opcode src_op, ir_opcode dst_op) {
+  return mined_where(text, is_fold, (int)src_op, (int)dst_op);
 }
 
 /* The fold form finds the merge of a convolution into the one whose
@@ -355,25 +363,17 @@ Test(mine, fold_prenorm_into_a_1x1_convolution, .timeout = 300) {
   "y: " YSHAPE " = transpose(c) perm=" PERM "\n"                               \
   "output y\n"
 
-/* The proven rules of g's mining whose dst has one matmul and no transpose
- * after it (the rows made in the order the transpose wanted). */
-static int sinks(const char *text) {
-  ir_graph *g = graph_with(text, NULL, NULL, 0);
-  ir_ruleset rs;
-  gen_mine_stats st;
-  mine(&g, 1, &rs, &st);
-  int n = 0;
-  for (int i = 0; i < rs.n; i++) {
-    const ir_graph *d = rs.rules[i].dst;
-    int last = d->nodes[d->nnodes - 1].op;
-    n += rs.rules[i].status == IR_RULE_PROVEN &&
-         count_op(d, IR_OP_MATMUL) == 1 && last != IR_OP_TRANSPOSE &&
-         count_op(rs.rules[i].src, IR_OP_TRANSPOSE) == 2;
-  }
-  ir_ruleset_free(&rs);
-  ir_graph_free(g);
-  return n;
+/* A rule whose dst has one matmul and no transpose after it (the rows
+ * made in the order the transpose wanted), from a src of two. */
+static int is_sink(const ir_rule *r, int a, int b) {
+  (void)a, (void)b;
+  const ir_graph *d = r->dst;
+  return count_op(d, IR_OP_MATMUL) == 1 &&
+         d->nodes[d->nnodes - 1].op != IR_OP_TRANSPOSE &&
+         count_op(r->src, IR_OP_TRANSPOSE) == 2;
 }
+
+static int sinks(const char *text) { return mined_where(text, is_sink, 0, 0); }
 
 /* The fold form with moves after its root sinks the transpose after the
  * product into the one before it (e00772), and finds nothing where the

@@ -541,24 +541,28 @@ static uint64_t text_hash(const ir_rule *r) {
   return h;
 }
 
+/* 1 when h is in v[0..*n-1]; else appends it (growing v) and 0; -1 when
+ * out of memory. */
+static int hash_seen(uint64_t **v, int *n, int *cap, uint64_t h) {
+  for (int i = 0; i < *n; i++)
+    if ((*v)[i] == h)
+      return 1;
+  if (*n == *cap) {
+    int nc = *cap ? 2 * *cap : 64;
+    uint64_t *g = base_realloc(*v, (size_t)nc * sizeof *g);
+    if (!g)
+      return -1;
+    *v = g, *cap = nc;
+  }
+  (*v)[(*n)++] = h;
+  return 0;
+}
+
 /* Whether the rule's graphs were tried before (else remembers them); -1
  * when out of memory. */
 static int tried(mn_ctx *c, const ir_rule *r) {
   uint64_t h = text_hash(r);
-  if (!h)
-    return -1;
-  for (int i = 0; i < c->nseen; i++)
-    if (c->seen[i] == h)
-      return 1;
-  if (c->nseen == c->capseen) {
-    int cap = c->capseen ? 2 * c->capseen : 64;
-    uint64_t *s = base_realloc(c->seen, (size_t)cap * sizeof *s);
-    if (!s)
-      return -1;
-    c->seen = s, c->capseen = cap;
-  }
-  c->seen[c->nseen++] = h;
-  return 0;
+  return h ? hash_seen(&c->seen, &c->nseen, &c->capseen, h) : -1;
 }
 
 /* Whether the cut is r's node itself (and constants). */
@@ -1684,18 +1688,7 @@ static int lin_seen(mn_ctx *c, const ir_graph *lin, int act) {
     return -1;
   uint64_t h = XXH3_64bits_withSeed(a, strlen(a), (uint64_t)act + 1);
   free(a);
-  for (int i = 0; i < c->nlins; i++)
-    if (c->lins[i] == h)
-      return 1;
-  if (c->nlins == c->caplins) {
-    int cap = c->caplins ? 2 * c->caplins : 64;
-    uint64_t *l = base_realloc(c->lins, (size_t)cap * sizeof *l);
-    if (!l)
-      return -1;
-    c->lins = l, c->caplins = cap;
-  }
-  c->lins[c->nlins++] = h;
-  return 0;
+  return hash_seen(&c->lins, &c->nlins, &c->caplins, h);
 }
 
 /* Runs src on two draws (dv[0], dv[1]): the data side (x1..) drawn anew
