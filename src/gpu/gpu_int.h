@@ -640,6 +640,10 @@ cudaError_t gpu_convert(cudaStream_t st, const ir_shape *s, const float *src,
 /* The same for elements of type dt (CXK_*). */
 cudaError_t gpu_convert_dt(cudaStream_t st, const ir_shape *s, const void *src,
                            void *dst, int to_cl, int dt);
+/* Enqueues dst [cols, rows] = the transpose of src [rows, cols] (float32,
+ * both row-major). */
+cudaError_t gpu_transpose2(cudaStream_t st, const float *src, float *dst,
+                           int64_t rows, int64_t cols);
 /* The pointer node i reads its input k from (converted copy or tensor). */
 const float *gpu_in(const gpu_plan *p, int i, int k);
 

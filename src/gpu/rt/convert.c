@@ -1,7 +1,9 @@
 /* convert.c: a 4-D tensor's bytes from one layout to the other (NCHW to
- * channels-last NHWC and back) as one strided copy kernel (kern/): below
- * the tuning and run layers, which both convert (tune/dnn.c times
- * convolutions on converted copies; run/ converts inputs and filters).
+ * channels-last NHWC and back), and a float32 matrix transposed, each as
+ * one strided copy kernel (kern/): below the tuning and run layers, which
+ * both convert (tune/dnn.c times convolutions on converted copies; run/
+ * converts inputs and filters; tune/blas.c and run/mm.c transpose kwg.cu's
+ * weights).
  */
 #include <string.h>
 
@@ -30,4 +32,13 @@ cudaError_t gpu_convert_dt(cudaStream_t st, const ir_shape *s, const void *src,
   if (dt != CXK_F32) /* half: 2-byte elements */
     return cxk_copy16(st, src, dst, &k);
   return cxk_copy(st, src, dst, &k);
+}
+
+cudaError_t gpu_transpose2(cudaStream_t st, const float *src, float *dst,
+                           int64_t rows, int64_t cols) {
+  cxk_walk t = {.rank = 2, .extent = rows * cols};
+  int64_t dim[2] = {cols, rows}, sst[2] = {1, cols}, dst_st[2] = {rows, 1};
+  memcpy(t.dim, dim, sizeof dim), memcpy(t.sst, sst, sizeof sst);
+  memcpy(t.dst, dst_st, sizeof dst_st);
+  return cxk_copy(st, src, dst, &t);
 }

@@ -263,12 +263,8 @@ base_status gpu_mm_bind(gpu_plan *p, int i, base_diag *d) {
 
 cudaError_t gpu_mm_fill_wt(gpu_plan *p, int i) {
   const gpu_mm *m = p->steps[i].mm;
-  int64_t kk = m->wg.k, nn = m->wg.n;
-  cxk_walk t = {.rank = 2, .extent = kk * nn};
-  int64_t dim[2] = {nn, kk}, sst[2] = {1, nn}, dst[2] = {kk, 1};
-  memcpy(t.dim, dim, sizeof dim), memcpy(t.sst, sst, sizeof sst);
-  memcpy(t.dst, dst, sizeof dst);
-  return cxk_copy(p->ctx->stream, p->ptr[p->g->nodes[i].in[1]], m->wt, &t);
+  return gpu_transpose2(p->ctx->stream, p->ptr[p->g->nodes[i].in[1]], m->wt,
+                        m->wg.k, m->wg.n);
 }
 
 base_status gpu_mm_prepare(gpu_plan *p, const ir_node *n, gpu_step *s,

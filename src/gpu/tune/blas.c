@@ -335,14 +335,10 @@ static int wg_fastest(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m, int fn,
  * ([n, k]) a's transpose. */
 static int wg_operands(gpu_ctx *c, const gpu_mm_key *k, mm_scratch *s,
                        float *bt) {
-  cxk_walk t = {.rank = 2, .extent = k->k * k->n};
-  int64_t dim[2] = {k->n, k->k}, sst[2] = {1, k->n}, dst[2] = {k->k, 1};
-  memcpy(t.dim, dim, sizeof dim), memcpy(t.sst, sst, sizeof sst);
-  memcpy(t.dst, dst, sizeof dst);
   return gpu_fill_random(c->stream, s->a, k->k * k->n, 7, CXK_F32) ||
          gpu_fill_random(c->stream, s->b, k->m * k->k, 8, CXK_F32) ||
          gpu_fill_random(c->stream, s->bias, k->n, 9, CXK_F32) ||
-         cxk_copy(c->stream, s->a, bt, &t) != cudaSuccess;
+         gpu_transpose2(c->stream, s->a, bt, k->k, k->n) != cudaSuccess;
 }
 
 static int wg_remember(gpu_ctx *c, const gpu_mm_key *k, int fn, int var) {
@@ -360,7 +356,7 @@ static int wg_remember(gpu_ctx *c, const gpu_mm_key *k, int fn, int var) {
 int gpu_wg_choose(gpu_ctx *c, const gpu_mm_key *k, gpu_mm *m, int fn) {
   const char *env = getenv("SUPEROPT_WG");
   if ((env && !strcmp(env, "0")) || k->dtype != CXK_F32 || k->strict ||
-      k->transa || k->batch != 1 || m->post_bias || !cxk_wg_fn_ok(fn) ||
+      k->transa || k->batch != 1 || !cxk_wg_fn_ok(fn) ||
       !cxk_wg_ok(k->m, k->n, k->k) || !cxk_wg_runs_here())
     return -1;
   if (env && !strcmp(env, "1"))
