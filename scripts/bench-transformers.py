@@ -78,30 +78,11 @@ NETS = ["vit_b_16", "swin_t", "maxvit_t", "bert", "distilbert", "t5_encoder",
         "llama"]
 
 
-def no_zero_weights(m):
-    """Weight matrices left all zero by the module's initialisation drawn
-    from N(0, 0.02) instead (torchvision's ViT zeroes its classifier head,
-    so without this its output, and the accuracy measured on it, is all
-    zero); the names of those redrawn."""
-    out = []
-    with torch.no_grad():
-        for name, p in m.named_parameters():
-            if p.dim() >= 2 and not p.any():
-                p.normal_(0.0, 0.02)
-                out.append(name)
-    return out
-
-
 def module_and_inputs(name, batch, seq):
     """The PyTorch module (eval, CPU) and its example inputs."""
     torch.manual_seed(0)
     if name in EXP.TV:
-        import torchvision
-        # ViT's nn.MultiheadAttention fast path exports as an operator the
-        # legacy exporter lacks (aten::_native_multi_head_attention)
-        torch.backends.mha.set_fastpath_enabled(False)
-        m = getattr(torchvision.models, name)(weights=None).eval()
-        no_zero_weights(m)
+        m = EXP.tv_model(name)
         return m, (torch.rand(batch, 3, 224, 224),), ["x"]
     base, with_mask = EXP.hf_model(name, True)
     m = EXP.Outputs0(base.eval())

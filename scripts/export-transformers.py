@@ -16,10 +16,11 @@ benchmark sizes of issue 41) with their default attention implementation
 (SDPA), inputs input_ids [and attention_mask] int64 of batch 1 and --seq
 tokens, and batch and sequence exported as dynamic axes (dynamic=True /
 dynamic_axes). The torchvision ones (vit_b_16, swin_t, maxvit_t; 1x3x224x224)
-are full size: their weights are turned into graph inputs after export
-(--strip-weights, the default for them) so the files stay small.
+are full size: their weights are turned into graph inputs after export so
+the files stay small (unless --keep-weights: the files as torch writes them).
 
 Usage: export-transformers.py --out DIR [--nets a,b] [--seq 16] [--full]
+                              [--keep-weights]
 One line per network and exporter: file, size, nodes, op types (or the
 exception); a JSON summary in DIR/summary.json; exit 1 when any failed.
 """
@@ -87,12 +88,38 @@ class Outputs0:
         return W().eval()
 
 
+def no_zero_weights(m):
+    """Weight matrices left all zero by the module's initialisation drawn
+    from N(0, 0.02) instead (torchvision's ViT zeroes its classifier head,
+    so without this its output, and the accuracy measured on it, is all
+    zero); the names of those redrawn."""
+    import torch
+    out = []
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0.0, 0.02)
+                out.append(name)
+    return out
+
+
+def tv_model(name):
+    """The torchvision module (eval, CPU) with no all-zero weight matrix
+    and nn.MultiheadAttention's fast path off: ViT's exports as an operator
+    the legacy exporter lacks (aten::_native_multi_head_attention)."""
+    import torch
+    import torchvision
+    torch.backends.mha.set_fastpath_enabled(False)
+    m = getattr(torchvision.models, name)(weights=None).eval()
+    no_zero_weights(m)
+    return m
+
+
 def export(name, how, out, seq, full):
     import torch
     torch.manual_seed(0)
     if name in TV:
-        import torchvision
-        m = getattr(torchvision.models, name)(weights=None).eval()
+        m = tv_model(name)
         args, names, dyn = (torch.rand(1, 3, 224, 224),), ["x"], None
     else:
         base, with_mask = hf_model(name, full)
@@ -122,15 +149,18 @@ def strip_weights(path):
     """The model with every float initializer of more than 64 values (the
     weights) made a graph input, its external data file removed: the
     structure, small. Integer initializers (index tables such as Swin's
-    relative positions) stay: they are constants, not weights."""
+    relative positions) stay: they are constants, not weights; so do float
+    ones a ScatterND writes with (the dynamo export's Swin-T builds its
+    shifted windows' masks so)."""
     import onnx
     m = onnx.load(path, load_external_data=False)
+    masks = {x for n in m.graph.node if n.op_type == "ScatterND" for x in n.input}
     keep = []
     for t in m.graph.initializer:
         n = 1
         for d in t.dims:
             n *= d
-        if t.data_type != onnx.TensorProto.FLOAT or n <= 64:
+        if t.data_type != onnx.TensorProto.FLOAT or n <= 64 or t.name in masks:
             if t.data_location == onnx.TensorProto.EXTERNAL:
                 onnx.external_data_helper.load_external_data_for_tensor(
                     t, os.path.dirname(path))
@@ -167,6 +197,7 @@ def main():
     ap.add_argument("--nets", default=",".join(HF + TV))
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--keep-weights", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     summary, failed = {}, 0
@@ -175,7 +206,7 @@ def main():
             key = f"{name}.{how}"
             try:
                 p = export(name, how, a.out, a.seq, a.full)
-                if name in TV:
+                if name in TV and not a.keep_weights:
                     strip_weights(p)
                 summary[key] = describe(p)
                 d = summary[key]

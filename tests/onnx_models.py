@@ -4,7 +4,7 @@ token ids and attention masks, vision transformers, torchvision CNNs)
 checked end to end against onnxruntime.
 
 usage: onnx_models.py SUPEROPT [MODEL.onnx ...] [--tiny] [--optimize]
-                      [--budget N]
+                      [--dropin] [--budget N]
 
 For each model: `superopt import` (int64 / bool inputs, constant folding of
 shape and mask subgraphs), `superopt run --dump` with seeded random inputs
@@ -12,7 +12,12 @@ and weights (token ids in range of their embedding table, masks 0 / 1),
 and onnxruntime on the ORIGINAL file fed the very same values (the files
 carry no weights: every weight is a graph input). With --optimize the
 imported graph is also optimized (its end-to-end check included) and the
-optimized graph's outputs compared with onnxruntime's too. --tiny adds
+optimized graph's outputs compared with onnxruntime's too. --dropin (with
+--optimize) also makes the drop-in ONNX in one step (`superopt optimize
+MODEL.onnx -o OPT.onnx`, its check included) and runs it in onnxruntime on
+the same values, and optimizes the imported graph at batch 16 (`optimize
+--batch 16`, rebatched where the file fixes batch 1; the tool's end-to-end
+check decides). --tiny adds
 small generated models (BERT-like, GPT-2-like causal mask, ViT-like class
 token, a Swin-like window partition) that exercise Gather, Equal, Not,
 Where, Cast, Expand, ConstantOfShape, Range, Trilu, CumSum, And, Shape,
@@ -100,8 +105,10 @@ def rel_err(refs, ours):
 DYN = {"batch": 2, "seq": 16}
 
 
-def shape_args(path):
-    """--input-shape for each graph input with a dynamic dimension."""
+def shape_args(path, dyn=None):
+    """--input-shape for each graph input with a dynamic dimension (sizes
+    from dyn, default DYN)."""
+    dyn = dyn or DYN
     m = onnx.load(path, load_external_data=False)
     inits = {i.name for i in m.graph.initializer}
     args = []
@@ -109,13 +116,38 @@ def shape_args(path):
         dims = i.type.tensor_type.shape.dim
         if i.name in inits or all(d.HasField("dim_value") for d in dims):
             continue
-        sizes = [d.dim_value if d.HasField("dim_value") else DYN.get(d.dim_param, 1)
+        sizes = [d.dim_value if d.HasField("dim_value") else dyn.get(d.dim_param, 1)
                  for d in dims]
         args += ["--input-shape", f"{i.name}={'x'.join(map(str, sizes))}"]
     return args
 
 
-def check(superopt, path, tmp, optimize, budget):
+def dropin(superopt, path, tmp, g, vals, refs, budget):
+    """The drop-in ONNX of path (one step) run by onnxruntime on vals, and
+    path optimized at batch 16 (a dynamic batch imported at 16, a batch
+    fixed at 1 rebatched from the imported graph g): (ok, text)."""
+    label = os.path.basename(path)[:-5]
+    o = os.path.join(tmp, label + ".dropin.onnx")
+    lim = ["--budget", str(budget), "--patience", "20", "--time-limit", "60"]
+    try:
+        run([superopt, "optimize", path, "-o", o, *shape_args(path), *lim])
+        derr = rel_err(refs, ort_outputs(o, vals))
+        text = f", drop-in ONNX error {derr:.2e}"
+        ok = derr <= TOL
+    except (RuntimeError, AssertionError) as e:
+        return False, f"; drop-in: no ({e})"
+    try:
+        b16 = shape_args(path, dict(DYN, batch=16))
+        src = [path, *b16] if b16 != shape_args(path) else [g, "--batch", "16"]
+        run([superopt, "optimize", *src, *lim,
+             "-o", os.path.join(tmp, label + ".b16.opt.graph")])
+        text += ", batch 16 optimizes"
+    except RuntimeError as e:
+        return False, text + f"; batch 16: no ({e})"
+    return ok, text
+
+
+def check(superopt, path, tmp, optimize, budget, drop=False):
     """One model: returns (ok, line)."""
     label = os.path.basename(path)[:-5]
     g = os.path.join(tmp, label + ".graph")
@@ -145,6 +177,10 @@ def check(superopt, path, tmp, optimize, budget):
             line += (f"; optimizes: yes ({m.group(1)} -> {m.group(2)})"
                      if m else "; optimizes: yes")
             line += f", optimized error {oerr:.2e}"
+            if drop:
+                good, text = dropin(superopt, path, tmp, g, vals, refs, budget)
+                ok &= good
+                line += text
         except RuntimeError as e:
             ok = False
             line += f"; optimizes: no ({e})"
@@ -330,6 +366,7 @@ def main():
     superopt = args.pop(0)
     optimize = "--optimize" in args
     tiny = "--tiny" in args
+    drop = "--dropin" in args
     budget = 50
     if "--budget" in args:
         budget = int(args[args.index("--budget") + 1])
@@ -343,7 +380,7 @@ def main():
                 make(p)
                 models.insert(0, p)
         for p in models:
-            good, line = check(superopt, p, tmp, optimize, budget)
+            good, line = check(superopt, p, tmp, optimize, budget, drop)
             ok &= good
             print(line, flush=True)
     if not ok:

@@ -586,6 +586,48 @@ Test(check, runs_the_optimized_graphs_own_weight_values) {
   ir_graph_free(f);
 }
 
+/* A head whose weight values are all zero (torchvision's ViT) makes every
+ * output zero on the graph's own values, whatever the body computes: a
+ * tanh replaced by a sigmoid is seen only because the rounds run again
+ * with the matmul weights drawn (ex_check_result.redrawn). An equal graph
+ * (tanh is odd) passes that way, and a head with values of its own in b is not
+ * drawn (b would not read a's values): the rounds stay blind. */
+Test(check, redraws_weights_where_every_output_is_zero) {
+#define HEAD "input x: [4,8]\nweight w: [8,8]\nweight h: [8,8]\n"
+  ir_graph *a = parse(HEAD "y = matmul(x, w)\nt = tanh(y)\n"
+                           "z = matmul(t, h)\noutput z\n");
+  ir_graph *b = parse(HEAD "y = matmul(x, w)\nt = sigmoid(y)\n"
+                           "z = matmul(t, h)\noutput z\n");
+  ir_graph *c = parse(HEAD "y = matmul(x, w)\nn = neg(y)\nm = tanh(n)\n"
+                           "t = neg(m)\nz = matmul(t, h)\noutput z\n");
+#undef HEAD
+  static float w[64], zero[64], other[64];
+  for (int i = 0; i < 64; i++)
+    w[i] = sinf(0.7f * (float)i + 0.3f), other[i] = 0.5f;
+  ir_graph *gs[3] = {a, b, c};
+  for (int k = 0; k < 3; k++)
+    set_values(gs[k], "w", w), set_values(gs[k], "h", zero);
+  ex_check_result r;
+  base_diag d;
+  cr_assert_eq(ex_check_rounds(a, b, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(r.redrawn, 1);
+  cr_assert_eq(r.blind, 0);
+  cr_assert_gt(r.worst, 1, "tanh -> sigmoid passed: worst %g", r.worst);
+  cr_assert_eq(ex_check_rounds(a, c, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(r.redrawn, 1);
+  cr_assert_leq(r.worst, 1, "an equal graph failed: worst %g", r.worst);
+  cr_assert_gt(r.compared, 0);
+  set_values(c, "h", other); /* c's own head values: not a's */
+  cr_assert_eq(ex_check_rounds(a, c, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(r.redrawn, 0);
+  cr_assert_eq(r.blind, r.rounds);
+  for (int k = 0; k < 3; k++)
+    set_values(gs[k], "w", NULL), set_values(gs[k], "h", NULL);
+  ir_graph_free(a);
+  ir_graph_free(b);
+  ir_graph_free(c);
+}
+
 /* The same for a half weight (optimize --dtype bf16 rounds the values it
  * writes): a bf16 w holding the original's values rounded passes; one
  * holding other values fails. Before, the check gave the half w its own

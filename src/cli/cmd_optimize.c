@@ -536,6 +536,20 @@ static void print_check(const opt_report *r) {
          r->check.rounds, (unsigned long long)o->seed, sc,
          (long long)r->check.compared, (long long)r->check.products_reused);
   print_check_batch(&r->check, o->rounds);
+  if (r->check.redrawn)
+    printf("check: on the graph's own weight values every output of the "
+           "original was zero in every round (it would show no error), so "
+           "these rounds drew the convolution kernels' and matmul weights' "
+           "values too (seeded)%s\n",
+           r->check.blind == r->check.rounds ? ": still all zero" : "");
+  if (r->check.rounds && r->check.blind == r->check.rounds)
+    fprintf(stderr,
+            "superopt: warning: every output of the original was zero in "
+            "every round of the check: it could show no error%s\n",
+            r->check.redrawn ? ""
+                             : " (the optimized graph has weight "
+                               "values of its own, so they were not "
+                               "drawn instead)");
   if (r->half_second_ran && r->half_second.pass)
     print_half_second(r);
 }

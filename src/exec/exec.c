@@ -80,14 +80,17 @@ static float fan_in(ir_opcode op, const ir_shape *s) {
 /* How a weight is drawn: the hint of the first hinted input slot among its
  * readers, in node order. A reader that is a weight-only node with an
  * unhinted slot and an output of the weight's rank (w * folded scale,
- * weights concatenated for a merged matmul, an enlarged kernel) passes on
- * the hint of the slots its result feeds, followed up to 8 such steps; *op
- * is the operator whose slot decided. All readers are asked, not only the
- * first, so that a rewrite that puts a view or a fused node before a
- * weight's convolution (an optimized graph) draws the values the original
- * drew. The fan-in comes from the weight's own shape. */
+ * weights concatenated for a merged matmul, an enlarged kernel), or a
+ * weight-only reshape (a kernel [O,I,kh,kw] read by a product as
+ * [O,I*kh*kw]: ViT's patch embedding as a matmul), passes on the hint of
+ * the slots its result feeds, followed up to 8 such steps; *op is the
+ * operator whose slot decided, *at the shape it reads there, and *viewed
+ * says a reshape was passed. All readers are asked, not only the first, so
+ * that a rewrite that puts a view or a fused node before a weight's
+ * convolution (an optimized graph) draws the values the original drew. */
 static ir_init_hint weight_hint_at(const ir_graph *g, int t, int rank,
                                    const unsigned char *wonly, ir_opcode *op,
+                                   const ir_shape **at, int *viewed,
                                    int depth) {
   for (int i = 0; depth < 8 && i < g->nnodes; i++) {
     const ir_node *n = &g->nodes[i];
@@ -95,20 +98,39 @@ static ir_init_hint weight_hint_at(const ir_graph *g, int t, int rank,
       if (n->in[k] != t)
         continue;
       ir_init_hint h = ir_node_in_hint(n, k, op);
-      if (h == IR_INIT_UNIFORM && wonly && n->nout == 1 && wonly[i] &&
-          g->tensors[n->out[0]].shape.rank == rank)
-        h = weight_hint_at(g, n->out[0], rank, wonly, op, depth + 1);
+      if (h != IR_INIT_UNIFORM) {
+        *at = &g->tensors[t].shape;
+        return h;
+      }
+      int view = n->op == IR_OP_RESHAPE, out = n->out[0];
+      if (!wonly || n->nout != 1 || !wonly[i] ||
+          (!view && g->tensors[out].shape.rank != rank))
+        continue;
+      int seen = *viewed;
+      *viewed |= view;
+      h = weight_hint_at(g, out, g->tensors[out].shape.rank, wonly, op, at,
+                         viewed, depth + 1);
       if (h != IR_INIT_UNIFORM)
         return h;
+      *viewed = seen;
     }
   }
   *op = IR_OP_RELU;
   return IR_INIT_UNIFORM;
 }
 
+/* The hint of weight t, its deciding operator in *op and in *fan the shape
+ * whose fan-in counts: the weight's own, or, past a reshape, the one its
+ * deciding reader reads. */
 static ir_init_hint weight_hint(const ir_graph *g, int t,
-                                const unsigned char *wonly, ir_opcode *op) {
-  return weight_hint_at(g, t, g->tensors[t].shape.rank, wonly, op, 0);
+                                const unsigned char *wonly, ir_opcode *op,
+                                const ir_shape **fan) {
+  const ir_shape *at = NULL;
+  int viewed = 0;
+  ir_init_hint h = weight_hint_at(g, t, g->tensors[t].shape.rank, wonly, op,
+                                  &at, &viewed, 0);
+  *fan = viewed && at ? at : &g->tensors[t].shape;
+  return h;
 }
 
 /* Seeded random integers for an int64 or bool tensor: indices in range of
@@ -151,9 +173,10 @@ static void fill_tensor(const ir_graph *g, int t, float *dst, uint64_t seed,
     return;
   }
   ir_opcode op = IR_OP_RELU;
-  ir_init_hint h =
-      x->kind == IR_T_WEIGHT ? weight_hint(g, t, wonly, &op) : IR_INIT_UNIFORM;
-  float s = h == IR_INIT_FAN ? 1.0f / sqrtf(fan_in(op, &x->shape)) : 1.0f;
+  const ir_shape *fan = &x->shape;
+  ir_init_hint h = x->kind == IR_T_WEIGHT ? weight_hint(g, t, wonly, &op, &fan)
+                                          : IR_INIT_UNIFORM;
+  float s = h == IR_INIT_FAN ? 1.0f / sqrtf(fan_in(op, fan)) : 1.0f;
   switch (h) {
   case IR_INIT_POS: ex_random_fill(dst, n, seed, key, 0.5f, 1.5f); break;
   case IR_INIT_SMALL: ex_random_fill(dst, n, seed, key, -0.1f, 0.1f); break;
@@ -171,6 +194,20 @@ base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
 
 base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
                                   uint64_t seed, float scale, base_diag *d) {
+  return ex_fill_random_as(g, v, seed, scale, 0, d);
+}
+
+int ex_redraws(const ir_graph *g, int t, const unsigned char *wonly) {
+  const ir_tensor *x = &g->tensors[t];
+  ir_opcode op;
+  const ir_shape *fan;
+  return x->kind == IR_T_WEIGHT && x->data &&
+         ir_dtype_is_float((ir_dtype)x->dtype) &&
+         weight_hint(g, t, wonly, &op, &fan) == IR_INIT_FAN;
+}
+
+base_status ex_fill_random_as(const ir_graph *g, ex_values *v, uint64_t seed,
+                              float scale, int redraw, base_diag *d) {
   unsigned char *wonly = base_malloc((size_t)g->nnodes + 1);
   if (!wonly)
     return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
@@ -186,7 +223,7 @@ base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory for '%s'",
                            x->name);
     }
-    if (x->data)
+    if (x->data && !(redraw && ex_redraws(g, t, wonly)))
       memcpy(v->v[t], x->data, sizeof(float) * n);
     else
       fill_tensor(g, t, v->v[t], seed, scale, wonly);

@@ -69,6 +69,15 @@ base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
  * activations do not grow by the scale at every layer. */
 base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
                                   uint64_t seed, float scale, base_diag *d);
+/* The same, but that with redraw the fan-in weights with known data
+ * (convolution kernels and matmul weights, ex_redraws) are drawn as if they
+ * had none: the check's rounds where the values given make every output
+ * zero (torchvision's ViT zeroes its classifier head). */
+base_status ex_fill_random_as(const ir_graph *g, ex_values *v, uint64_t seed,
+                              float scale, int redraw, base_diag *d);
+/* Whether weight t of g is one ex_fill_random_as draws with redraw: known
+ * float data read as a fan-in weight (wonly: ir_weight_only's marks). */
+int ex_redraws(const ir_graph *g, int t, const unsigned char *wonly);
 
 typedef struct ex_options {
   int threads;  /* 0 = all cores */
@@ -132,8 +141,10 @@ base_status ex_check(const ir_graph *a, const ir_graph *b, uint64_t seed,
  * max|a| the largest finite |a| of that output in that round. Elements where
  * a is not finite are not compared (the original itself overflowed); b not
  * finite where a is fails. At a batch over late_batch the rounds after the
- * first run on both graphs rebatched (EX_CHECK_LATE_BATCH). A test on a few
- * points, not a proof. */
+ * first run on both graphs rebatched (EX_CHECK_LATE_BATCH). Where the
+ * original's outputs are all zero in every round on the weights' known
+ * values, the rounds run again with the fan-in weights drawn
+ * (ex_check_result.redrawn). A test on a few points, not a proof. */
 #define EX_CHECK_MAX_ROUNDS 8
 /* The memo of a round's products (the optimized graph reuses the results of
  * products the original computed on the same values: memo.c), at most this
@@ -187,6 +198,12 @@ typedef struct ex_check_result {
    * executor being deterministic, their outputs are the same bits, so no
    * round ran (rounds 0, worst and max_err 0) */
   int same;
+  /* rounds whose original gave all-zero outputs (it could show no error);
+   * redrawn: every round was, so they ran again with the fan-in weights'
+   * values drawn (ex_fill_random_as), and these are those rounds' figures;
+   * blind == rounds after that: no round could be redrawn (the optimized
+   * graph has a fan-in weight's values of its own) or none showed more */
+  int blind, redrawn;
   char late_refused[512]; /* ir_rebatch's message */
 } ex_check_result;
 
