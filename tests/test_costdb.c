@@ -1351,6 +1351,28 @@ Test(costdb, fit_features_fifth_round) {
        "conv2d x=[16,512,7,7] w=[2048,512,1,1] stride=[1,1] pad=[0,0,0,0] "
        "dilation=[1,1] groups=1 act=none",
        CD_CLASS_CONV_1X1, 0, 2.0 * 512 * 2 * 132 * 128 * 64, 0, 0, 0},
+      /* the seventh round's split-K: 49 x 512 outputs, 8 tiles; 16 copies
+       * fit on the SMs, 2048 channels in 4 slices of 512: a wave's flops
+       * over 4 */
+      {"h200",
+       "conv2d x=[1,2048,7,7] w=[512,2048,1,1] stride=[1,1] pad=[0,0,0,0] "
+       "dilation=[1,1] groups=1 act=none",
+       CD_CLASS_CONV_1X1, 0, 2.0 * 2048 * 132 * 128 * 64 / 4, 0, 0, 0},
+      /* 784 x 512 outputs: 56 tiles, two copies: 2 slices */
+      {"h200",
+       "conv2d x=[16,2048,7,7] w=[512,2048,1,1] stride=[1,1] pad=[0,0,0,0] "
+       "dilation=[1,1] groups=1 act=none",
+       CD_CLASS_CONV_1X1, 0, 2.0 * 2048 * 132 * 128 * 64 / 2, 0, 0, 0},
+      /* 512 channels: one slice, a whole wave */
+      {"h200",
+       "conv2d x=[1,512,7,7] w=[2048,512,1,1] stride=[1,1] pad=[0,0,0,0] "
+       "dilation=[1,1] groups=1 act=none",
+       CD_CLASS_CONV_1X1, 0, 2.0 * 512 * 132 * 128 * 64, 0, 0, 0},
+      /* half: not split */
+      {"h200-bf16",
+       "conv2d x=bf16[1,2048,7,7] w=bf16[512,2048,1,1] stride=[1,1] "
+       "pad=[0,0,0,0] dilation=[1,1] groups=1 act=none",
+       CD_CLASS_CONV_1X1, 0, 2.0 * 2048 * 132 * 128 * 64, 0, 0, 0},
       /* strided: cuDNN's engines, no plain GEMM */
       {"h200",
        "conv2d x=[1,256,56,56] w=[512,256,1,1] stride=[2,2] pad=[0,0,0,0] "

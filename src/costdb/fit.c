@@ -49,7 +49,10 @@
  * and the sixth round's:
  *   - a float32 pad's fifth term its serial steps, a warp a row walking it
  *     32 elements a step (pad_steps_ms): a few long rows cost by their
- *     length,
+ *     length;
+ * and the seventh's:
+ *   - a float32 1x1 conv2d of fewer output tiles than SMs split along its
+ *     reduction (conv_splits): its flops a wave's over its slices,
  * fitted by iteratively reweighted least squares on the relative error
  * (an L1 fit: robust to the odd slow kernel). An operator with too few
  * rows borrows the fit of all rows of its kind (element-wise, movement,
@@ -74,13 +77,42 @@
  * on every SM. */
 #define WAVE_OUTPUTS (SMS * 128 * 64)
 
-/* Waves of a convolution's output tiles (128 pixels x 64 channels), one
- * tile an SM at a time, as cuDNN's implicit GEMMs and cuBLASLt tile it. */
-static double conv_waves(const ir_graph *g, const ir_node *nd) {
+/* A float32 GEMM's reduction slices (split-K) of at least SPLIT_K input
+ * channels: conv_splits. */
+#define SPLIT_K 512.0
+
+/* A convolution's output tiles (128 pixels x 64 channels), as cuDNN's
+ * implicit GEMMs and cuBLASLt tile it. */
+static double conv_tiles(const ir_graph *g, const ir_node *nd) {
   const ir_shape *y = &g->tensors[nd->out[0]].shape;
-  double tiles = ceil((double)(y->dim[0] * y->dim[2] * y->dim[3]) / 128) *
-                 ceil((double)y->dim[1] / 64);
-  return ceil(tiles / SMS);
+  return ceil((double)(y->dim[0] * y->dim[2] * y->dim[3]) / 128) *
+         ceil((double)y->dim[1] / 64);
+}
+
+/* Waves of a convolution's output tiles, one tile an SM at a time. */
+static double conv_waves(const ir_graph *g, const ir_node *nd) {
+  return ceil(conv_tiles(g, nd) / SMS);
+}
+
+/* The slices a float32 1x1 convolution's reduction is split into
+ * (split-K): a GEMM of fewer output tiles than SMs leaves SMs idle, and
+ * cuBLASLt (or cuDNN) splits its reduction over them, as many slices as
+ * whole copies of its tiles fit on the SMs, none of fewer than about
+ * SPLIT_K channels; 1 where it has a wave of tiles or more, or few
+ * channels. Priced by a whole wave of its reduction depth, the H200's
+ * 1x1s of 2048 channels over 7 x 7 at batch 1 (8-16 tiles; 8.7-11.5 us
+ * measured) were 1.44-1.61x over, which made Inception-v3's unmerged
+ * 1x1s of 1280-2048 channels over 8 x 8 dear enough that the search
+ * merged them before folding their batch norms (docs/notes/results.md,
+ * "The fitted model's seventh round"). Not for half 1x1s: their tables'
+ * held-out median of the class 5.9% -> 7.8% (bf16) with it. */
+static double conv_splits(const ir_graph *g, const ir_node *nd, int cls) {
+  if (cls != CD_CLASS_CONV_1X1 ||
+      ir_dtype_is_half((ir_dtype)g->tensors[nd->out[0]].dtype))
+    return 1;
+  double c = (double)g->tensors[nd->in[1]].shape.dim[1];
+  double s = fmin(floor(SMS / conv_tiles(g, nd)), ceil(c / SPLIT_K));
+  return s > 1 ? s : 1;
 }
 
 /* The compute feature of a dense or grouped (not depthwise) convolution:
@@ -93,7 +125,8 @@ static double conv_waves(const ir_graph *g, const ir_node *nd) {
  * ResNeXt's at batch 1, all take 12-14 us and fitted on plain flops gave
  * a constant 13.5 us for any size), and one a tile past a wave takes a
  * second (the mutants' 1x1s of 140-224 tiles at batch 16 were 2.0-2.1x
- * under). */
+ * under); a float32 1x1 of less than a wave, split along its reduction,
+ * a wave's over its slices (conv_splits). */
 static double conv_flops(const ir_graph *g, int node, int cls,
                          const cd_work *w) {
   const ir_node *nd = &g->nodes[node];
@@ -101,8 +134,11 @@ static double conv_flops(const ir_graph *g, int node, int cls,
   if (!(out > 0))
     return w->flops;
   double per = w->flops / out;
-  return cls == CD_CLASS_CONV_GROUPED ? fmax(w->flops, per * WAVE_OUTPUTS)
-                                      : per * conv_waves(g, nd) * WAVE_OUTPUTS;
+  if (cls == CD_CLASS_CONV_GROUPED)
+    return fmax(w->flops, per * WAVE_OUTPUTS);
+  double splits = conv_splits(g, nd, cls);
+  return splits > 1 ? per * WAVE_OUTPUTS / splits
+                    : per * conv_waves(g, nd) * WAVE_OUTPUTS;
 }
 
 /* Whether operand shape b, broadcast to the output shape o (aligned on
