@@ -122,10 +122,21 @@ def shape_args(path, dyn=None):
     return args
 
 
-def dropin(superopt, path, tmp, g, vals, refs, budget):
+def weights_made_inputs(path):
+    """--data-input FIRST where the file's weights are graph inputs (the
+    torchvision exports, stripped): its first input is the data, so that a
+    rebatch does not take the weights for batched inputs."""
+    m = onnx.load(path, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    ins = [i for i in m.graph.input if i.name not in inits]
+    floats = [i for i in ins if i.type.tensor_type.elem_type == T.FLOAT]
+    return ["--data-input", ins[0].name] if len(floats) > 1 else []
+
+
+def dropin(superopt, path, tmp, vals, refs, budget):
     """The drop-in ONNX of path (one step) run by onnxruntime on vals, and
     path optimized at batch 16 (a dynamic batch imported at 16, a batch
-    fixed at 1 rebatched from the imported graph g): (ok, text)."""
+    fixed at 1 rebatched: weights_made_inputs): (ok, text)."""
     label = os.path.basename(path)[:-5]
     o = os.path.join(tmp, label + ".dropin.onnx")
     lim = ["--budget", str(budget), "--patience", "20", "--time-limit", "60"]
@@ -138,7 +149,8 @@ def dropin(superopt, path, tmp, g, vals, refs, budget):
         return False, f"; drop-in: no ({e})"
     try:
         b16 = shape_args(path, dict(DYN, batch=16))
-        src = [path, *b16] if b16 != shape_args(path) else [g, "--batch", "16"]
+        src = [path, *b16] if b16 != shape_args(path) else [
+            path, *b16, *weights_made_inputs(path), "--batch", "16"]
         run([superopt, "optimize", *src, *lim,
              "-o", os.path.join(tmp, label + ".b16.opt.graph")])
         text += ", batch 16 optimizes"
@@ -178,7 +190,7 @@ def check(superopt, path, tmp, optimize, budget, drop=False):
                      if m else "; optimizes: yes")
             line += f", optimized error {oerr:.2e}"
             if drop:
-                good, text = dropin(superopt, path, tmp, g, vals, refs, budget)
+                good, text = dropin(superopt, path, tmp, vals, refs, budget)
                 ok &= good
                 line += text
         except RuntimeError as e:
