@@ -858,7 +858,10 @@ static const struct {
      * class's fixed cost, 7.5 us with the mutants' rows, the stems 5-6
      * us; a class of their own for the CUDA-core kernels fixed them but
      * put ConvNeXt's stem at batch 16 2.00x over on the h200) and a 3x1
-     * over [1,44,28,28] (2.1x under; its 1x3 twin is 2.9x faster) */
+     * over [1,44,28,28] (2.1x under; its 1x3 twin is 2.9x faster, every
+     * other 3x1 / 1x3 pair of the table alike: one slow timing). The
+     * eighth round's epilogue bytes for a k x k (the stems with bias
+     * 2.6-21.6 us dearer than without) put this class at 9 */
     {"h200+mutants", "conv2d/kxk", 6},
     /* NASNet's float32 3x3 average pools over 11 and 44 channels at batch 16
      * (2.0-2.1x under): kred.cu's scalar kernel reads each window element
@@ -873,7 +876,8 @@ static const struct {
      * under (no H100 since to measure them again). Half: ShuffleNet's,
      * whose output the channel shuffle's reshape needs NCHW while its
      * inputs are channels-last: a layout conversion the signature does not
-     * show (2.3-3.9x under) */
+     * show (2.3-3.9x under; the concat_shuffle of the same inputs, more
+     * work, takes 2.1-4.5 us against 6.5-8.2) */
     {"h100", "concat", 3},
     {"h200-bf16", "concat", 5},
     {"h200-f16", "concat", 5},
@@ -881,7 +885,9 @@ static const struct {
      * in the whole graph's layout): ShuffleNet's 1x1 convolutions after
      * its channel shuffle, [16,232,14,14] (both, 2.2x under) and f16's
      * [16,116,28,28] (2.1x), whose input the shuffle's reshape leaves NCHW
-     * (a conversion the signature does not show, as the concats'),
+     * (a conversion the signature does not show, as the concats'; with
+     * a relu the same convolutions take 4.5 and 8.0-8.6 us, not 8.3 and
+     * 13.5-13.8),
      * MobileNet-V2's [16,32,28,28] -> 192 with its clip (2.2x under; its
      * batch-16 clips are all 1.4-2.2x under: the executor times cuBLASLt
      * with a clip pass against cuDNN's fused engines, and what it took is
