@@ -590,8 +590,9 @@ Test(check, runs_the_optimized_graphs_own_weight_values) {
  * output zero on the graph's own values, whatever the body computes: a
  * tanh replaced by a sigmoid is seen only because the rounds run again
  * with the matmul weights drawn (ex_check_result.redrawn). An equal graph
- * (tanh is odd) passes that way, and a head with values of its own in b is not
- * drawn (b would not read a's values): the rounds stay blind. */
+ * (tanh is odd) passes that way, a failure seen behind the zero head
+ * stands, and a head with values of its own in b is not drawn (b would not
+ * read a's values): the rounds stay blind. */
 Test(check, redraws_weights_where_every_output_is_zero) {
 #define HEAD "input x: [4,8]\nweight w: [8,8]\nweight h: [8,8]\n"
   ir_graph *a = parse(HEAD "y = matmul(x, w)\nt = tanh(y)\n"
@@ -617,6 +618,17 @@ Test(check, redraws_weights_where_every_output_is_zero) {
   cr_assert_eq(r.redrawn, 1);
   cr_assert_leq(r.worst, 1, "an equal graph failed: worst %g", r.worst);
   cr_assert_gt(r.compared, 0);
+  /* q / q * q is q where q is not 0: behind the zero head it is not
+   * finite, a failure the drawn rounds (where it matches) must not erase */
+  ir_graph *e = parse("input x: [4,8]\nweight w: [8,8]\nweight h: [8,8]\n"
+                      "y = matmul(x, w)\nt = tanh(y)\nq = matmul(t, h)\n"
+                      "u = ewdiv(q, q)\nz = ewmul(u, q)\noutput z\n");
+  set_values(e, "w", w), set_values(e, "h", zero);
+  cr_assert_eq(ex_check_rounds(a, e, NULL, &r, &d), BASE_OK, "%s", d.msg);
+  cr_assert_eq(r.redrawn, 0);
+  cr_assert_gt(r.worst, 1, "a failure on the zero head was redrawn away");
+  set_values(e, "w", NULL), set_values(e, "h", NULL);
+  ir_graph_free(e);
   set_values(c, "h", other); /* c's own head values: not a's */
   cr_assert_eq(ex_check_rounds(a, c, NULL, &r, &d), BASE_OK, "%s", d.msg);
   cr_assert_eq(r.redrawn, 0);

@@ -343,6 +343,25 @@ static base_status half_opts(const ir_graph *a, const ir_graph *b,
 
 #define CHECK_MAX_B 3 /* graphs compared with one original at once */
 
+/* o[0].rounds rounds of each b[k] against a (run_round), the rounds after
+ * the first (all with all_late) on the late copies la and lb[k] where la is
+ * not NULL; each b[k] that is not NULL counts its rounds in r[k]. */
+static base_status run_rounds(const ir_graph *a, const ir_graph *const *b,
+                              const ir_graph *la, const ir_graph *const *lb,
+                              int n, const ex_check_opts *o, int redraw,
+                              ex_memo *m, ex_memo *lm,
+                              ex_check_result *const *r, base_diag *d) {
+  base_status st = BASE_OK;
+  for (int i = 0; !st && i < o[0].rounds; i++) {
+    st = (i || o[0].all_late) && la
+             ? run_round(la, lb, n, o, i, redraw, lm, r, d)
+             : run_round(a, b, n, o, i, redraw, m, r, d);
+    for (int k = 0; k < n; k++)
+      r[k]->rounds += b[k] != NULL;
+  }
+  return st;
+}
+
 /* Whether the fan-in weights of a can be drawn for b too: every leaf of b
  * with known values that it reads is a's namesake's (ex_share_leaves
  * shares it), so b reads what a is given. */
@@ -360,8 +379,9 @@ static int redrawable(const ir_graph *a, const ir_graph *b) {
 }
 
 /* The rounds again, the fan-in weights drawn, for each b[k] whose every
- * round saw the original's outputs all zero (ex_check_result.blind), where
- * b[k] reads a's weights as they are (redrawable). */
+ * round saw the original's outputs all zero (ex_check_result.blind) and
+ * passed (a failure stands: b[k] not finite or not zero where a is zero),
+ * where b[k] reads a's weights as they are (redrawable). */
 static base_status redraw_blind(const ir_graph *a, const ir_graph *const *b,
                                 const ir_graph *la, ir_graph *const *lb, int n,
                                 const ex_check_opts *o,
@@ -370,7 +390,7 @@ static base_status redraw_blind(const ir_graph *a, const ir_graph *const *b,
   int any = 0;
   for (int k = 0; k < n; k++) {
     int redo = b[k] && r[k]->rounds && r[k]->blind == r[k]->rounds &&
-               redrawable(a, b[k]);
+               r[k]->worst <= 1 && redrawable(a, b[k]);
     rb[k] = redo ? b[k] : NULL;
     rlb[k] = redo && la ? lb[k] : NULL;
     if (!redo)
@@ -382,14 +402,7 @@ static base_status redraw_blind(const ir_graph *a, const ir_graph *const *b,
     r[k]->compared = r[k]->skipped = 0;
     r[k]->redrawn = 1;
   }
-  base_status st = BASE_OK;
-  for (int i = 0; any && !st && i < o[0].rounds; i++) {
-    st = (i || o[0].all_late) && la ? run_round(la, rlb, n, o, i, 1, NULL, r, d)
-                                    : run_round(a, rb, n, o, i, 1, NULL, r, d);
-    for (int k = 0; k < n; k++)
-      r[k]->rounds += rb[k] != NULL;
-  }
-  return st;
+  return any ? run_rounds(a, rb, la, rlb, n, o, 1, NULL, NULL, r, d) : BASE_OK;
 }
 
 /* The check of each b[k] against a (ex_check_rounds), a run once a round
@@ -439,13 +452,9 @@ static base_status check_n(const ir_graph *a, const ir_graph *const *bs, int n,
   /* the copies' products come in another order: a memo of their own */
   ex_memo *m = o[0].memo_bytes ? ex_memo_new(o[0].memo_bytes) : NULL;
   ex_memo *lm = la && o[0].memo_bytes ? ex_memo_new(o[0].memo_bytes) : NULL;
-  for (int i = 0; !st && i < o[0].rounds; i++) {
-    st = (i || o[0].all_late) && la
-             ? run_round(la, (const ir_graph *const *)lb, n, o, i, 0, lm, r, d)
-             : run_round(a, b, n, o, i, 0, m, r, d);
-    for (int k = 0; k < n; k++)
-      r[k]->rounds += b[k] != NULL;
-  }
+  if (!st)
+    st =
+        run_rounds(a, b, la, (const ir_graph *const *)lb, n, o, 0, m, lm, r, d);
   if (!st)
     st = redraw_blind(a, b, la, lb, n, o, r, d);
   int64_t rec, reu, rec2, reu2;

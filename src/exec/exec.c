@@ -197,7 +197,9 @@ base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
   return ex_fill_random_as(g, v, seed, scale, 0, d);
 }
 
-int ex_redraws(const ir_graph *g, int t, const unsigned char *wonly) {
+/* Whether weight t of g is one ex_fill_random_as draws with redraw: known
+ * float data read as a fan-in weight (wonly: ir_weight_only's marks). */
+static int redraws(const ir_graph *g, int t, const unsigned char *wonly) {
   const ir_tensor *x = &g->tensors[t];
   ir_opcode op;
   const ir_shape *fan;
@@ -223,7 +225,7 @@ base_status ex_fill_random_as(const ir_graph *g, ex_values *v, uint64_t seed,
       return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory for '%s'",
                            x->name);
     }
-    if (x->data && !(redraw && ex_redraws(g, t, wonly)))
+    if (x->data && !(redraw && redraws(g, t, wonly)))
       memcpy(v->v[t], x->data, sizeof(float) * n);
     else
       fill_tensor(g, t, v->v[t], seed, scale, wonly);

@@ -70,14 +70,11 @@ base_status ex_fill_random(const ir_graph *g, ex_values *v, uint64_t seed,
 base_status ex_fill_random_scaled(const ir_graph *g, ex_values *v,
                                   uint64_t seed, float scale, base_diag *d);
 /* The same, but that with redraw the fan-in weights with known data
- * (convolution kernels and matmul weights, ex_redraws) are drawn as if they
+ * (convolution kernels and matmul weights) are drawn as if they
  * had none: the check's rounds where the values given make every output
  * zero (torchvision's ViT zeroes its classifier head). */
 base_status ex_fill_random_as(const ir_graph *g, ex_values *v, uint64_t seed,
                               float scale, int redraw, base_diag *d);
-/* Whether weight t of g is one ex_fill_random_as draws with redraw: known
- * float data read as a fan-in weight (wonly: ir_weight_only's marks). */
-int ex_redraws(const ir_graph *g, int t, const unsigned char *wonly);
 
 typedef struct ex_options {
   int threads;  /* 0 = all cores */
