@@ -15,9 +15,9 @@ imported graph is also optimized (its end-to-end check included) and the
 optimized graph's outputs compared with onnxruntime's too. --dropin (with
 --optimize) also makes the drop-in ONNX in one step (`superopt optimize
 MODEL.onnx -o OPT.onnx`, its check included) and runs it in onnxruntime on
-the same values, and optimizes the imported graph at batch 16 (`optimize
---batch 16`, rebatched where the file fixes batch 1; the tool's end-to-end
-check decides). --tiny adds
+the same values, and optimizes the file at batch 16 (a dynamic batch bound
+at 16, a batch the file fixes at 1 rebatched with `--batch 16`; the tool's
+end-to-end check decides). --tiny adds
 small generated models (BERT-like, GPT-2-like causal mask, ViT-like class
 token, a Swin-like window partition) that exercise Gather, Equal, Not,
 Where, Cast, Expand, ConstantOfShape, Range, Trilu, CumSum, And, Shape,
