@@ -240,6 +240,20 @@ Test(exec, hints_from_a_later_reader) {
   free(b);
 }
 
+/* A kernel that a product reads through a reshape and a transpose (ViT's
+ * patch embedding as optimize writes it: [O,I,kh,kw] -> [O,I*kh*kw] ->
+ * [I*kh*kw,O]) is drawn as the convolution draws it: its fan-in is the
+ * product's K (12), not the weight's own shape read as a matmul operand. */
+Test(exec, hints_follow_a_kernel_reshaped_for_a_product) {
+  static const char direct[] = "input x: [1,3,4,4]\nweight w: [8,3,2,2]\n"
+                               "y = conv2d(x, w) stride=[2,2]\noutput y\n";
+  static const char viewed[] = "input p: [4,12]\nweight w: [8,3,2,2]\n"
+                               "w2 = reshape(w) shape=[8,12]\n"
+                               "wt = transpose(w2) perm=[1,0]\n"
+                               "y = matmul(p, wt)\noutput y\n";
+  free(same_draw(direct, viewed, "w", 96));
+}
+
 /* ---- the end-to-end check (check.c) ------------------------------------ */
 
 static ir_graph *parse(const char *text) {
