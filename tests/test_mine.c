@@ -257,6 +257,67 @@ Test(mine, masked_row_layout_and_its_mask_free_twin, .timeout = 120) {
   ir_ruleset_free(&rs);
 }
 
+/* torch's MultiheadAttention as ViT-B/16 exports it at batch 2:
+ * sequence-first rows [S,B,3E] of one packed projection, the head split
+ * through a rank-5 transpose and slices of its first axis, q and k scaled
+ * by a [1] constant, the heads merged back to [B*S,E] (OUT: the merge's
+ * transpose). */
+#define MHA(OUT)                                                               \
+  "graph mha\ninput x: [5,2,36]\nweight c: [1]\n"                              \
+  "t1 = reshape(x) shape=[5,2,3,12]\nt2 = reshape(t1) shape=[1,5,2,3,12]\n"    \
+  "t3 = transpose(t2) perm=[3,1,2,0,4]\nt4 = reshape(t3) shape=[3,5,2,12]\n"   \
+  "q0 = slice(t4) starts=[0,0,0,0] ends=[1,5,2,12]\n"                          \
+  "q1 = reshape(q0) shape=[5,6,4]\nq2 = transpose(q1) perm=[1,0,2]\n"          \
+  "q3 = reshape(q2) shape=[2,3,5,4]\nq4 = ewmul(q3, c)\n"                      \
+  "k0 = slice(t4) starts=[1,0,0,0] ends=[2,5,2,12]\n"                          \
+  "k1 = reshape(k0) shape=[5,6,4]\nk2 = transpose(k1) perm=[1,0,2]\n"          \
+  "k3 = transpose(k2) perm=[0,2,1]\nk4 = reshape(k3) shape=[2,3,4,5]\n"        \
+  "k5 = ewmul(k4, c)\nv0 = slice(t4) starts=[2,0,0,0] ends=[3,5,2,12]\n"       \
+  "v1 = reshape(v0) shape=[5,6,4]\nv2 = transpose(v1) perm=[1,0,2]\n"          \
+  "v3 = reshape(v2) shape=[2,3,5,4]\na = attention(q4, k5, v3)\n"              \
+  "a2 = transpose(a) perm=" OUT "\ny = reshape(a2) shape=[10,12]\noutput y\n"
+
+/* The proven rule whose dst has a sequence-first row-layout attention
+ * (heads=3) over the packed rows, or NULL. */
+static const ir_rule *seqfirst_rows(const ir_ruleset *rs) {
+  for (int i = 0; i < rs->n; i++)
+    for (int k = 0; k < rs->rules[i].dst->nnodes; k++) {
+      const ir_node *n = &rs->rules[i].dst->nodes[k];
+      if (rs->rules[i].status == IR_RULE_PROVEN && n->op == IR_OP_ATTENTION &&
+          n->a.groups == 3 && n->a.axis == 1 && n->a.nlist == 3 &&
+          n->a.list[0] == 0 && n->a.list[1] == 12 && n->a.list[2] == 24)
+        return &rs->rules[i];
+    }
+  return NULL;
+}
+
+/* The rows form over ViT's head split: the node sequence-first on the
+ * packed rows (column offsets each part's), the [1] scale made a scalar,
+ * its [B,S,E] result reshaped to the target's [B*S,E]. With the merged
+ * rows in sequence order ([S,B,E]'s, which no row-layout node writes),
+ * none. */
+Test(mine, seqfirst_row_layout_of_a_packed_projection, .timeout = 120) {
+  static const float c = 0.5f;
+  static const char *const cn[] = {"c"};
+  ir_ruleset rs;
+  gen_mine_stats st;
+  ir_graph *g = graph_with(MHA("[0,2,1,3]"), cn, &c, 1);
+  mine(&g, 1, &rs, &st);
+  ir_graph_free(g);
+  const ir_rule *r = seqfirst_rows(&rs);
+  cr_assert(r, "no sequence-first row-layout rule among %d", rs.n);
+  const ir_graph *d = r->dst;
+  cr_expect_eq(d->nodes[d->nnodes - 1].op, IR_OP_RESHAPE,
+               "the [B,S,E] result reshaped to the target's shape");
+  ir_ruleset_free(&rs);
+
+  g = graph_with(MHA("[2,0,1,3]"), cn, &c, 1);
+  mine(&g, 1, &rs, &st);
+  ir_graph_free(g);
+  cr_expect_null(seqfirst_rows(&rs), "a row layout of rows in sequence order");
+  ir_ruleset_free(&rs);
+}
+
 /* Two convolutions, the first the second's residual (NASNet-A's summed
  * branches once the sum is the residual), the second with a relu; ACT1:
  * the first's activation. */

@@ -560,6 +560,64 @@ Test(verify, rank4_row_attention_by_definition) {
   expect_proven_and_equal(maxvit_rules);
 }
 
+/* ViT's (torch's MultiheadAttention, sequence-first, one packed
+ * projection [S,B,3E]): the head split as the export writes it (a rank-5
+ * transpose, slices on the first axis, reshapes to [S,B*H,D] and back),
+ * q and k scaled by a [1] constant, is the sequence-first row-layout node
+ * on the packed rows, reshaped: proven by the move chains' index maps
+ * (moves.c) and the one-element scale as a scalar (encode.c's one_scale).
+ * With q and k's columns swapped, v read from k's, the output's rows in
+ * sequence order, or a scale left out, the sides differ and the verifier
+ * refuses them. */
+#define VIT_IN "input x: [5,2,36]\ninput c1: [1]\n"
+#define VIT_SRC(QS, OUTPERM)                                                   \
+  "src:\n" VIT_IN "t1 = reshape(x) shape=[5,2,3,12]\n"                         \
+  "t2 = reshape(t1) shape=[1,5,2,3,12]\n"                                      \
+  "t3 = transpose(t2) perm=[3,1,2,0,4]\nt4 = reshape(t3) shape=[3,5,2,12]\n"   \
+  "q0 = slice(t4) starts=[0,0,0,0] ends=[1,5,2,12]\n"                          \
+  "q1 = reshape(q0) shape=[5,6,4]\nq2 = transpose(q1) perm=[1,0,2]\n"          \
+  "q3 = reshape(q2) shape=[2,3,5,4]\n" QS                                      \
+  "k0 = slice(t4) starts=[1,0,0,0] ends=[2,5,2,12]\n"                          \
+  "k1 = reshape(k0) shape=[5,6,4]\nk2 = transpose(k1) perm=[1,0,2]\n"          \
+  "k3 = transpose(k2) perm=[0,2,1]\nk4 = reshape(k3) shape=[2,3,4,5]\n"        \
+  "k5 = ewmul(k4, c1)\n"                                                       \
+  "v0 = slice(t4) starts=[2,0,0,0] ends=[3,5,2,12]\n"                          \
+  "v1 = reshape(v0) shape=[5,6,4]\nv2 = transpose(v1) perm=[1,0,2]\n"          \
+  "v3 = reshape(v2) shape=[2,3,5,4]\na = attention(q4, k5, v3)\n"              \
+  "a2 = transpose(a) perm=" OUTPERM "\ny = reshape(a2) shape=[10,12]\n"        \
+  "output y\n"
+#define VIT_Q "q4 = ewmul(q3, c1)\n"
+#define VIT_OK VIT_SRC(VIT_Q, "[0,2,1,3]")
+#define VIT_DST(SC, COLS)                                                      \
+  "dst:\n" VIT_IN "s = reshape(c1) shape=[]\n" SC                              \
+  "o = attention(x, x, x, sc) heads=3 cols=" COLS " hdim=[4,4] seqfirst=1\n"   \
+  "y = reshape(o) shape=[10,12]\noutput y\nend\n"
+#define VIT_SC "sc = ewmul(s, s)\n"
+static const char *vit_rules = "rule ok_vit unverified\n" VIT_OK VIT_DST(
+    VIT_SC, "[0,12,24]") "rule vit_q_k_swapped unverified\n" VIT_OK
+    VIT_DST(VIT_SC, "[12,0,24]") "rule vit_v_read_from_k unverified\n" VIT_OK
+        VIT_DST(VIT_SC,
+                "[0,12,12]") "rule vit_rows_in_sequence_order "
+                             "unverified\n" VIT_SRC(VIT_Q, "[2,0,1,3]")
+                                 VIT_DST(VIT_SC, "[0,12,24]") "rule "
+                                                              "vit_one_scale_"
+                                                              "left_out "
+                                                              "unverified"
+                                                              "\n" VIT_SRC(
+                                                                  "q4 = "
+                                                                  "reshape(q3) "
+                                                                  "shape=[2,3,"
+                                                                  "5,4]\n",
+                                                                  "[0,2,1,3]")
+                                                                  VIT_DST(
+                                                                      VIT_SC,
+                                                                      "[0,12,"
+                                                                      "24]");
+
+Test(verify, seqfirst_row_attention_by_move_maps) {
+  expect_proven_and_equal(vit_rules);
+}
+
 Test(verify, planted_axiom_is_used_and_named) {
   ir_ruleset rs;
   parse_rules(false_rules, &rs);

@@ -412,15 +412,25 @@ static int32_t dst_scale(const mn_ctx *c, ir_graph *h, const int32_t *map,
                          base_diag *d) {
   int si = find_opnd(ops, n, "s");
   int32_t sc = si >= 0 ? map[ops[si].t] : -1;
-  for (int i = 0, k = 0; r->prod_sides && i < c->nside; i++)
+  for (int i = 0, k = 0; r->prod_sides && i < c->nside; i++) {
+    int32_t x = map[c->side[i]];
+    if (h->tensors[x].shape.rank != 0) { /* a [1] constant: as [] */
+      ir_attrs a;
+      char nm[16];
+      ir_attrs_default(IR_OP_RESHAPE, &a);
+      snprintf(nm, sizeof nm, "s%d", i + 1);
+      if ((x = add1(h, IR_OP_RESHAPE, &x, 1, &a, nm, d)) < 0)
+        return -2;
+    }
     for (int u = 0; u < c->uses[i]; u++) {
       char nm[16];
-      int32_t in[2] = {map[c->side[i]], sc};
+      int32_t in[2] = {x, sc};
       snprintf(nm, sizeof nm, "sc%d", ++k);
       sc = sc < 0 ? in[0] : add1(h, IR_OP_EWMUL, in, 2, NULL, nm, d);
       if (sc < 0)
         return -2;
     }
+  }
   if (sc < 0 && find_opnd(ops, n, "m") >= 0) {
     ir_attrs one;
     ir_attrs_default(IR_OP_CONST_ONES, &one);
@@ -433,8 +443,9 @@ static int32_t dst_scale(const mn_ctx *c, ir_graph *h, const int32_t *map,
 
 /* dst: the operands (and the cut's constants where the scale takes them)
  * and the form's node. */
-static ir_graph *build_dst(const mn_ctx *c, const mn_opnd *ops, int n,
-                           const mn_sizes *z, const mn_rhs *r, base_diag *d) {
+static ir_graph *build_dst(const mn_ctx *c, int32_t t, const mn_opnd *ops,
+                           int n, const mn_sizes *z, const mn_rhs *r,
+                           base_diag *d) {
   ir_graph *h = ir_graph_new("dst");
   int32_t *map = new_map(c), in[MN_MAXO + 1];
   int ok = h && map && !add_opnds(c, h, ops, n, z, map, d) &&
@@ -455,6 +466,18 @@ static ir_graph *build_dst(const mn_ctx *c, const mn_opnd *ops, int n,
       in[nin++] = map[ops[i].t];
   }
   int32_t y = ok ? add1(h, r->op, in, nin, &r->a, "y", d) : -1;
+  ir_shape want = shrunk(z, shp(c, t));
+  if (y >= 0 && !ir_shape_eq(&h->tensors[y].shape, &want)) {
+    /* the row layout's [B,S,C] where t holds the same elements in
+     * another shape (ViT's [S,C] at batch 1, [B*S,C] at 16) */
+    ir_attrs a;
+    ir_attrs_default(IR_OP_RESHAPE, &a);
+    a.nlist = want.rank;
+    memcpy(a.list, want.dim, sizeof(int64_t) * (size_t)want.rank);
+    y = ir_shape_numel(&h->tensors[y].shape) == ir_shape_numel(&want)
+            ? add1(h, IR_OP_RESHAPE, &y, 1, &a, "yr", d)
+            : -1;
+  }
   ok = y >= 0 && ir_add_output(h, y, d) == BASE_OK;
   free(map);
   if (!ok)
@@ -585,7 +608,7 @@ static int try_pair(mn_ctx *c, int32_t t, const mn_opnd *ops, int n,
     return 0;
   base_diag d = {0};
   ir_graph *src = build_src(c, t, ops, n, &z, &d);
-  ir_graph *dst = src ? build_dst(c, ops, n, &z, r, &d) : NULL;
+  ir_graph *dst = src ? build_dst(c, t, ops, n, &z, r, &d) : NULL;
   return keep_pair(c, src, dst);
 }
 
@@ -813,7 +836,7 @@ static void rows_pools(mn_ctx *c, int32_t t, mn_pool *rows, mn_pool *sm) {
           st[sp++] = n->in[i];
         else if (i >= 3)
           pool_add(sm, n->in[i]);
-    } else if (u != t && shp(c, u)->rank == shp(c, t)->rank && is_f32(c, u)) {
+    } else if (u != t && shp(c, u)->rank >= 3 && is_f32(c, u)) {
       pool_add(rows, u);
     }
   }
@@ -823,6 +846,31 @@ static void rows_pools(mn_ctx *c, int32_t t, mn_pool *rows, mn_pool *sm) {
  * any: -1). */
 static int rows_fit(const mn_ctx *c, int32_t a, int32_t t, int64_t n) {
   return shp(c, t)->rank >= 3 && att_fit(c, a, t, n, -1);
+}
+
+/* The rows q, k, v in layout sf (1: seqfirst [S,B,C]) for t [.., C]: as
+ * rows_fit where sf is 0 and q has t's rank; else (t of another rank,
+ * ViT's [S,C] or [B*S,C]; or seqfirst) q, k and v of one rank r >= 3 (3
+ * seqfirst) and one batch, k and v of one length, and t holding [B,S,C]'s
+ * elements. */
+static int rows_fit3(const mn_ctx *c, int32_t q, int32_t k, int32_t v,
+                     int32_t t, int sf) {
+  const ir_shape *y = shp(c, t), *a = shp(c, q), *b = shp(c, k), *e = shp(c, v);
+  int r = a->rank;
+  if (!sf && r == y->rank)
+    return rows_fit(c, q, t, y->dim[r - 2]) && rows_fit(c, k, t, -1) &&
+           rows_fit(c, v, t, b->dim[r - 2]);
+  if (r < 3 || (sf && r != 3) || b->rank != r || e->rank != r ||
+      !is_f32(c, q) || !is_f32(c, k) || !is_f32(c, v))
+    return 0;
+  int len = sf ? 0 : r - 2; /* the rows' axis; the rest is the batch */
+  for (int i = 0; i < r - 1; i++)
+    if (i != len && (a->dim[i] != b->dim[i] || a->dim[i] != e->dim[i]))
+      return 0;
+  if (b->dim[len] != e->dim[len])
+    return 0;
+  int64_t cols = y->dim[y->rank - 1];
+  return ir_shape_numel(a) / a->dim[r - 1] * cols == ir_shape_numel(y);
 }
 
 /* The cut's sizes dividing cols (head counts), slice starts on the last
@@ -859,20 +907,55 @@ static int off_ok(int64_t off, int64_t width, int64_t cols) {
 }
 
 /* Every head count, head width, column offsets and guard for ops. */
-static int rows_params(mn_ctx *c, int32_t t, const mn_opnd *ops, int n) {
-  const ir_shape *y = shp(c, t);
-  int64_t cols = y->dim[y->rank - 1], w[3];
-  for (int i = 0; i < 3; i++)
-    w[i] = shp(c, ops[i].t)->dim[y->rank - 1];
+/* The head width E of the cut's attention in the default layout (its
+ * output's last dimension), or 0 without one. */
+static int64_t cut_att_e(const mn_ctx *c) {
+  for (int j = 0; j < c->ncut; j++) {
+    const ir_node *n = &c->g->nodes[c->cut[j]];
+    if (n->op == IR_OP_ATTENTION && n->a.groups == 0) {
+      const ir_shape *s = shp(c, n->out[0]);
+      return s->dim[s->rank - 1];
+    }
+  }
+  return 0;
+}
+
+/* The column offsets of operand i: the cut's slice starts, and, where its
+ * rows are wider than two head blocks of width bw (a packed projection,
+ * ViT's in_proj read as q, k and v), each block's start. */
+static int rows_offs(const mn_dom *m, int64_t w, int64_t bw, int64_t *o) {
+  int n = 0;
+  for (int k = 0; k < m->noffs; k++)
+    add_i64(o, &n, 8, m->offs[k]);
+  for (int64_t x = bw; w >= 3 * bw && x + bw <= w; x += bw)
+    add_i64(o, &n, 8, x);
+  return n;
+}
+
+static int rows_params(mn_ctx *c, int32_t t, const mn_opnd *ops, int n,
+                       int sf) {
+  const ir_shape *y = shp(c, t), *ks = shp(c, ops[1].t);
+  int64_t cols = y->dim[y->rank - 1], w[3], ce = cut_att_e(c);
+  int relaxed = sf || ks->rank != y->rank;
+  if (ks->dim[sf ? 0 : ks->rank - 2] < 2 || (relaxed && !ce))
+    return 0; /* one key (the identity on v); no attention to re-lay */
+  for (int i = 0; i < 3; i++) {
+    const ir_shape *x = shp(c, ops[i].t);
+    w[i] = x->dim[x->rank - 1];
+  }
   mn_dom m;
   rows_domain(c, cols, &m);
   for (int h = 0; h < m.nheads; h++) {
     int64_t e = cols / m.heads[h], dd[2] = {e, w[0] / m.heads[h]};
-    for (int di = 0; di < (dd[1] == e || w[0] % m.heads[h] ? 1 : 2); di++)
-      for (int a = 0; a < m.noffs * m.noffs * m.noffs; a++) {
-        int64_t off[3] = {m.offs[a % m.noffs], m.offs[a / m.noffs % m.noffs],
-                          m.offs[a / m.noffs / m.noffs]};
-        int64_t hd = m.heads[h] * dd[di], he = m.heads[h] * e;
+    if (ce && e != ce) /* not the cut's heads */
+      continue;
+    for (int di = 0; di < (dd[1] == e || w[0] % m.heads[h] ? 1 : 2); di++) {
+      int64_t hd = m.heads[h] * dd[di], he = m.heads[h] * e;
+      int64_t oq[8], ok[8], ov[8];
+      int nq = rows_offs(&m, w[0], hd, oq), nk = rows_offs(&m, w[1], hd, ok),
+          nv = rows_offs(&m, w[2], he, ov);
+      for (int a = 0; a < nq * nk * nv; a++) {
+        int64_t off[3] = {oq[a % nq], ok[a / nq % nk], ov[a / nq / nk]};
         if (!off_ok(off[0], hd, w[0]) || !off_ok(off[1], hd, w[1]) ||
             !off_ok(off[2], he, w[2]))
           continue;
@@ -884,26 +967,27 @@ static int rows_params(mn_ctx *c, int32_t t, const mn_opnd *ops, int n) {
           memcpy(r.a.list, off, sizeof off);
           r.a.list2[0] = dd[di], r.a.list2[1] = e;
           r.a.keepdims = m.guard[g];
+          r.a.axis = sf;
           if (try_pair(c, t, ops, n, &r) < 0)
             return -1;
         }
       }
+    }
   }
   return 0;
 }
 
 static int form_rows(mn_ctx *c, int32_t t) {
-  if (shp(c, t)->rank < 3)
+  if (shp(c, t)->rank < 2)
     return 0;
   mn_pool rows, sm;
   rows_pools(c, t, &rows, &sm);
-  int64_t s = shp(c, t)->dim[shp(c, t)->rank - 2];
   for (int qi = 0; qi < rows.n; qi++)
     for (int ki = 0; ki < rows.n; ki++)
-      for (int vi = 0; vi < rows.n; vi++) {
-        int32_t q = rows.t[qi], k = rows.t[ki], v = rows.t[vi];
-        if (!rows_fit(c, q, t, s) || !rows_fit(c, k, t, -1) ||
-            !rows_fit(c, v, t, shp(c, k)->dim[shp(c, k)->rank - 2]))
+      for (int vi = 0; vi < rows.n * 2; vi++) {
+        int32_t q = rows.t[qi], k = rows.t[ki], v = rows.t[vi / 2];
+        int sf = vi % 2;
+        if (!rows_fit3(c, q, k, v, t, sf))
           continue;
         for (int si = -1; si < sm.n; si++)
           for (int mi = -1; mi < sm.n; mi++) {
@@ -916,7 +1000,7 @@ static int form_rows(mn_ctx *c, int32_t t) {
               ops[n].t = sm.t[si], ops[n++].name = "s";
             if (mi >= 0)
               ops[n].t = sm.t[mi], ops[n++].name = "m";
-            if (cut(c, t, ops, n) && rows_params(c, t, ops, n) < 0)
+            if (cut(c, t, ops, n) && rows_params(c, t, ops, n, sf) < 0)
               return -1;
           }
       }

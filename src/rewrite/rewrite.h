@@ -19,7 +19,8 @@
 #include "../base/base.h"
 #include "../ir/ir.h"
 
-#define REWRITE_MAX_PNODES 16   /* most nodes of one pattern */
+/* most nodes of one pattern (ViT's head split around an attention: 25) */
+#define REWRITE_MAX_PNODES 32
 #define REWRITE_MAX_PTENSORS 64 /* most tensors of one pattern */
 
 /* ---- matching -------------------------------------------------------------

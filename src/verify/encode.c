@@ -168,6 +168,19 @@ static Z3_ast rank_up(verify_ctx *c, ir_shape *s, Z3_ast x, int r) {
  * broadcasting. Every encoder of an element-wise part (attention's mask,
  * the residual epilogue, RMSNorm) comes here, so that a graph writing the
  * part out encodes alike. */
+/* Which operand of a product is a scale of one element and rank 1 or more
+ * no higher than the other's (which has more elements, so the product has
+ * its shape): 1 for b, 0 for a, -1 neither. Such a product is smul by the
+ * element reshaped to [] (ViT's q and k scaled by a [1] constant). */
+static int one_scale(const ir_shape *sa, const ir_shape *sb) {
+  int64_t na = ir_shape_numel(sa), nb = ir_shape_numel(sb);
+  if (nb == 1 && sb->rank >= 1 && sa->rank >= sb->rank && na > 1)
+    return 1;
+  if (na == 1 && sa->rank >= 1 && sb->rank >= sa->rank && nb > 1)
+    return 0;
+  return -1;
+}
+
 static Z3_ast enc_ew2(verify_ctx *c, ir_opcode op, const ir_shape *sa,
                       const ir_shape *sb, Z3_ast a, Z3_ast b) {
   static const struct {
@@ -184,6 +197,15 @@ static Z3_ast enc_ew2(verify_ctx *c, ir_opcode op, const ir_shape *sa,
                                       : verify_bias_vector(sb, sa) ? 0
                                                                    : -1;
   Z3_ast t[2] = {a, b};
+  int one = !same && op == IR_OP_EWMUL ? one_scale(sa, sb) : -1;
+  if (one >= 0) { /* a scale of one element, [1] or [1,1]: as a scalar */
+    static const ir_shape scalar = {0, {0}};
+    Z3_ast k[2] = {verify_shape_code(c, &scalar), one ? b : a};
+    t[0] = one ? a : b;
+    t[1] =
+        verify_z3_bad() ? NULL : Z3_mk_app(c->z, c->fn[VERIFY_F_RESHAPE], 2, k);
+    return verify_z3_bad() ? NULL : apply(c, VERIFY_F_SMUL, NULL, t);
+  }
   if (!same && op == IR_OP_EWMUL && (sa->rank == 0) != (sb->rank == 0)) {
     if (sa->rank == 0)
       t[0] = b, t[1] = a;
@@ -579,14 +601,15 @@ static int rows_operand(ir_graph *h, const ir_attrs *att, int x, int j) {
 }
 
 /* The graph of a row-layout attention's definition (docs/graph-format.md)
- * on inputs of nd's shapes: each operand by rows_operand, the node in the
- * default layout, its result transposed to [.., S, H, E] and reshaped to
- * [.., S, H*E]. NULL where it does not build (seqfirst, rows of rank < 3,
- * out of memory). */
+ * on inputs of nd's shapes: each operand (seqfirst: first transposed from
+ * [S,B,C] to [B,S,C]) by rows_operand, the node in the default layout, its
+ * result transposed to [.., S, H, E] and reshaped to [.., S, H*E]. NULL
+ * where it does not build (rows of rank < 3, seqfirst rows of rank other
+ * than 3, out of memory). */
 static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
   const ir_attrs *att = &nd->a;
   int r = shape_in(g, nd, 0)->rank;
-  if (att->axis || att->nlist != 3 || att->nlist2 != 2 || r < 3 ||
+  if ((att->axis && r != 3) || att->nlist != 3 || att->nlist2 != 2 || r < 3 ||
       r + 1 > IR_MAX_RANK)
     return NULL;
   ir_graph *h = ir_graph_new("rows");
@@ -600,8 +623,12 @@ static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
     ok = (i >= 3 || s->rank == r) &&
          (x[i] = ir_add_tensor(h, name, IR_T_INPUT, s, &d)) >= 0;
   }
-  for (int j = 0; ok && j < 3; j++)
-    ok = (x[j] = rows_operand(h, att, x[j], j)) >= 0;
+  static const int64_t bsc[3] = {1, 0, 2};
+  for (int j = 0; ok && j < 3; j++) {
+    if (att->axis) /* seqfirst */
+      x[j] = def_move(h, IR_OP_TRANSPOSE, x[j], bsc, 3);
+    ok = x[j] >= 0 && (x[j] = rows_operand(h, att, x[j], j)) >= 0;
+  }
   ir_attrs a = *att;
   a.groups = 0, a.nlist = a.nlist2 = 0, a.axis = 0;
   int64_t back[IR_MAX_RANK];
@@ -621,14 +648,13 @@ static ir_graph *rows_definition(const ir_graph *g, const ir_node *nd) {
  * rows_definition encoded node by node on nd's input terms, its shape
  * facts asserted, so that a graph of transposes and reshapes around a
  * default-layout attention proves equal to it (the twelfth tier,
- * docs/generation.md). 0 (uninterpreted) where that graph does not build
- * (seqfirst rows). */
+ * docs/generation.md). 0 (uninterpreted) where that graph does not build. */
 static int enc_att_rows(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
   ir_graph *h = rows_definition(g, nd);
   if (!h)
     return 0;
-  Z3_ast t[32]; /* at most 5 inputs and 4 nodes an operand, 3 more */
+  Z3_ast t[32]; /* at most 5 inputs, 5 nodes an operand (seqfirst), 3 more */
   int ok = h->ntensors <= 32;
   for (int i = 0; ok && i < nd->nin; i++)
     t[i] = in[i]; /* h's inputs are its first tensors, in order */
@@ -716,8 +742,18 @@ static int enc_where_scalar(verify_ctx *c, const ir_graph *g, const ir_node *nd,
   return 1;
 }
 
+static void encode_node1(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                         const ir_node *nd, const Z3_ast *in, Z3_ast *out);
+
 static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
+  encode_node1(c, e, g, nd, in, out);
+  if (e->moves && nd->nin >= 1 && nd->nout == 1)
+    verify_moves_note(c, e->moves, g, nd, in[0], out[0]);
+}
+
+static void encode_node1(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
   if (enc_where_scalar(c, g, nd, in, out) || enc_rmsnorm(c, g, nd, in, out) ||
       (nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
       enc_ew_node(c, g, nd, in, out))

@@ -410,8 +410,13 @@ static base_status prove_outputs(verify_ctx *c, const ir_rule *r, Z3_ast *ts,
                                  Z3_ast *td, verify_result *res, base_diag *d) {
   verify_enc e;
   memset(&e, 0, sizeof e);
-  if (verify_encode_graph(c, &e, r->src, ts) != BASE_OK ||
-      verify_encode_graph(c, &e, r->dst, td) != BASE_OK)
+  if (verify_moves_wanted(r->src, r->dst) && !(e.moves = verify_moves_new()))
+    return base_diag_set(d, BASE_ERR_NOMEM, 0, 0, "out of memory");
+  base_status se = verify_encode_graph(c, &e, r->src, ts);
+  if (se == BASE_OK)
+    se = verify_encode_graph(c, &e, r->dst, td);
+  verify_moves_free(e.moves); /* its facts are asserted */
+  if (se != BASE_OK)
     return z3_failed(c, d, "encoding a rule");
   verify_assert_shapes(c, r->src, ts);
   verify_assert_shapes(c, r->dst, td);
