@@ -787,15 +787,19 @@ static int form_attention(mn_ctx *c, int32_t t) {
 /* ---- the row layout ---------------------------------------------------
  *
  * attention(q, k, v[, s[, m]]) heads=H cols=[cq,ck,cv] hdim=[D,E]: rows
- * q [.., S, Cq], k and v [.., T, Ck|Cv] (one tensor or three) for t [.., S,
- * H*E]. Its operands are pooled by a walk back from t through moves
- * (reshape, transpose, slice), scalings by a constant and an attention's q,
- * k and v: where the walk stops on a value of t's rank, a row; an
- * attention's scale and bias, a scale and a bias. H is a size of the cut
- * dividing t's columns, D is E or a row's columns over H, the column
- * offsets 0 or the starts of the cut's slices, the guard the cut's
- * attention's (0 and 1 without one); the scale is the cut's constants times
- * s (the heads' scalings moved in). */
+ * q [.., S, Cq], k and v [.., T, Ck|Cv] (one tensor or three; seqfirst=1:
+ * [S, B, C]) for t [.., S, H*E], or for a t of another shape holding its
+ * [B, S, H*E] elements (ViT's [S, C] at batch 1, [B*S, C] above: the node
+ * reshaped to t's shape). Its operands are pooled by a walk back from t
+ * through moves (reshape, transpose, slice), scalings by a constant and an
+ * attention's q, k and v: where the walk stops on a value of rank 3 or
+ * more, a row; an attention's scale and bias, a scale and a bias. H is a
+ * size of the cut dividing t's columns (E the cut's attention's head width
+ * where it has one), D is E or a row's columns over H, the column offsets
+ * 0, the starts of the cut's slices or each head block's in a packed row,
+ * the guard the cut's attention's (0 and 1 without one); the scale is the
+ * cut's constants (a [1] one reshaped to []) times s (the heads' scalings
+ * moved in). */
 
 typedef struct mn_pool {
   int32_t t[MN_MAXO * 4];
@@ -906,7 +910,6 @@ static int off_ok(int64_t off, int64_t width, int64_t cols) {
   return off + width <= cols;
 }
 
-/* Every head count, head width, column offsets and guard for ops. */
 /* The head width E of the cut's attention in the default layout (its
  * output's last dimension), or 0 without one. */
 static int64_t cut_att_e(const mn_ctx *c) {
@@ -920,9 +923,9 @@ static int64_t cut_att_e(const mn_ctx *c) {
   return 0;
 }
 
-/* The column offsets of operand i: the cut's slice starts, and, where its
- * rows are wider than two head blocks of width bw (a packed projection,
- * ViT's in_proj read as q, k and v), each block's start. */
+/* The column offsets of an operand of w columns: the cut's slice starts,
+ * and, where its rows hold three head blocks of width bw or more (a packed
+ * projection, ViT's in_proj read as q, k and v), each block's start. */
 static int rows_offs(const mn_dom *m, int64_t w, int64_t bw, int64_t *o) {
   int n = 0;
   for (int k = 0; k < m->noffs; k++)
@@ -932,6 +935,9 @@ static int rows_offs(const mn_dom *m, int64_t w, int64_t bw, int64_t *o) {
   return n;
 }
 
+/* Every head count, head width, column offsets and guard for ops in
+ * layout sf; none over one key, or where rows of another rank than t's (or
+ * seqfirst) have no attention in the cut to lay out again. */
 static int rows_params(mn_ctx *c, int32_t t, const mn_opnd *ops, int n,
                        int sf) {
   const ir_shape *y = shp(c, t), *ks = shp(c, ops[1].t);

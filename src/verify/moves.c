@@ -131,6 +131,19 @@ static void fill_map(const mv_chain *ch, int64_t *map) {
   }
 }
 
+/* Room for one more element of size sz in *v (n used of *cap); -1 on
+ * OOM. */
+static int grow(void **v, int *cap, int n, size_t sz) {
+  if (n < *cap)
+    return 0;
+  int c = *cap ? 2 * *cap : 16;
+  void *p = base_realloc(*v, (size_t)c * sz);
+  if (!p)
+    return -1;
+  *v = p, *cap = c;
+  return 0;
+}
+
 /* The id of ch's map: an interned one with the same shape and elements,
  * or a new one; -1 on OOM or a map too large. */
 static int intern(verify_moves *m, mv_chain *ch) {
@@ -138,7 +151,7 @@ static int intern(verify_moves *m, mv_chain *ch) {
   int64_t n = ir_shape_numel(o);
   if (n <= 0 || n > MV_MAXNUMEL)
     return -1;
-  int64_t *a = malloc((size_t)n * sizeof *a), *b = NULL;
+  int64_t *a = base_malloc((size_t)n * sizeof *a), *b = NULL;
   if (!a)
     return -1;
   fill_map(ch, a);
@@ -149,7 +162,7 @@ static int intern(verify_moves *m, mv_chain *ch) {
     if (!XXH128_isEqual(e->h, h) || !ir_shape_eq(&e->out, o) ||
         !ir_shape_eq(&e->ch->bshape, &ch->bshape))
       continue;
-    if (!b && !(b = malloc((size_t)n * sizeof *b)))
+    if (!b && !(b = base_malloc((size_t)n * sizeof *b)))
       break;
     fill_map(e->ch, b); /* exact: equal hashes, then every element */
     if (!memcmp(a, b, (size_t)n * sizeof *a))
@@ -159,25 +172,15 @@ static int intern(verify_moves *m, mv_chain *ch) {
   free(b);
   if (id >= 0)
     return id;
-  if (m->nids == m->capids) {
-    int cap = m->capids ? 2 * m->capids : 16;
-    mv_id *v = realloc(m->ids, (size_t)cap * sizeof *v);
-    if (!v)
-      return -1;
-    m->ids = v, m->capids = cap;
-  }
+  if (grow((void **)&m->ids, &m->capids, m->nids, sizeof *m->ids))
+    return -1;
   m->ids[m->nids] = (mv_id){*o, h, ch};
   return m->nids++;
 }
 
 static int add_rec(verify_moves *m, Z3_ast t, mv_chain *ch) {
-  if (m->nrec == m->caprec) {
-    int cap = m->caprec ? 2 * m->caprec : 32;
-    mv_rec *v = realloc(m->rec, (size_t)cap * sizeof *v);
-    if (!v)
-      return -1;
-    m->rec = v, m->caprec = cap;
-  }
+  if (grow((void **)&m->rec, &m->caprec, m->nrec, sizeof *m->rec))
+    return -1;
   m->rec[m->nrec++] = (mv_rec){t, ch};
   return 0;
 }
@@ -195,7 +198,7 @@ void verify_moves_note(verify_ctx *c, verify_moves *m, const ir_graph *g,
   const mv_chain *prev = chain_of(m, in);
   if (prev && prev->n == MV_MAXCHAIN)
     return;
-  mv_chain *ch = malloc(sizeof *ch);
+  mv_chain *ch = base_malloc(sizeof *ch);
   if (!ch)
     return;
   if (prev)
