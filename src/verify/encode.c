@@ -156,18 +156,6 @@ static Z3_ast rank_up(verify_ctx *c, ir_shape *s, Z3_ast x, int r) {
                          : Z3_mk_app(c->z, c->fn[VERIFY_F_RESHAPE], 2, a);
 }
 
-/* a OP b, OP ewadd, ewmul, ewsub or ewdiv, of operands of shapes sa and sb
- * (docs/verify.md, "Broadcasting"). Equal shapes: the operator's symbol,
- * whose axioms are laws of equal shapes (a split, concat or convolution of
- * a sum is the sum of the parts). A product with a scalar [] (either
- * order) is smul; a vector [N] added along the last axis of a value of rank
- * 2 or more (either order) is bcadd(x, b) (the ONNX projections' bias
- * Add). Any other broadcast: the operand of lower rank reshaped up, then
- * the operator's symbol if the shapes now agree, else its broadcast symbol
- * (badd, bmul, bsub, bdiv), whose only axioms are laws that hold under
- * broadcasting. Every encoder of an element-wise part (attention's mask,
- * the residual epilogue, RMSNorm) comes here, so that a graph writing the
- * part out encodes alike. */
 /* Which operand of a product is a scale of one element and rank 1 or more
  * no higher than the other's (which has more elements, so the product has
  * its shape): 1 for b, 0 for a, -1 neither. Such a product is smul by the
@@ -181,6 +169,19 @@ static int one_scale(const ir_shape *sa, const ir_shape *sb) {
   return -1;
 }
 
+/* a OP b, OP ewadd, ewmul, ewsub or ewdiv, of operands of shapes sa and sb
+ * (docs/verify.md, "Broadcasting"). Equal shapes: the operator's symbol,
+ * whose axioms are laws of equal shapes (a split, concat or convolution of
+ * a sum is the sum of the parts). A product with a scalar [] (either
+ * order) is smul, and so is one with an operand of one element (one_scale:
+ * that element as []); a vector [N] added along the last axis of a value of
+ * rank 2 or more (either order) is bcadd(x, b) (the ONNX projections' bias
+ * Add). Any other broadcast: the operand of lower rank reshaped up, then
+ * the operator's symbol if the shapes now agree, else its broadcast symbol
+ * (badd, bmul, bsub, bdiv), whose only axioms are laws that hold under
+ * broadcasting. Every encoder of an element-wise part (attention's mask,
+ * the residual epilogue, RMSNorm) comes here, so that a graph writing the
+ * part out encodes alike. */
 static Z3_ast enc_ew2(verify_ctx *c, ir_opcode op, const ir_shape *sa,
                       const ir_shape *sb, Z3_ast a, Z3_ast b) {
   static const struct {
