@@ -1,4 +1,4 @@
-/* moves.c: movement chains by their index maps (verify_moves_*).
+/* moves.c: movement chains by their strided walks (verify_moves_*).
  *
  * A chain of reshapes, transposes and slices re-indexes its base tensor:
  * output element i is base element map[i]. Two chains over one base with
@@ -11,34 +11,29 @@
  *
  * While a rule is encoded (verify_encode_graph, with e->moves set), each
  * move node's output term t gets a record: its base term b (the nearest
- * term that is not a move's output) and its chain from b. Its map is
- * computed (the moves walked back per element), hashed (XXH3 128) and
- * interned with its output shape: an equal hash is checked element by
- * element against the first chain that had it, so ids are equal only where
- * maps are. The fact asserted is t = (movemap id b), movemap an
- * uninterpreted function: congruence makes two chains with one map equal,
- * and nothing else follows from it. Sound because the map is computed from
- * the moves' definitions on the rule's concrete shapes (docs/verify.md).
+ * term that is not a move's output) and its chain from b, a move program
+ * (ir_move_intern, as the lower stage writes one). The map is the
+ * program's strided walk of b laid out contiguously (ir_move_walk, the
+ * executor's own view of a move node: size-1 dimensions dropped,
+ * contiguous neighbours merged): the chain's id is interned by (b's
+ * shape, the output shape, the walk), compared exactly, so ids are equal
+ * only where maps are. The fact asserted is t = (movemap id b), movemap
+ * an uninterpreted function: congruence makes two chains with one walk
+ * equal, and nothing else follows from it. A chain that is no walk (a
+ * slice inside merged dimensions, a reshape whose sizes do not divide)
+ * or longer than IR_MOVE_MAX_OPS gets no fact. Sound because the walk is
+ * computed from the moves' definitions on the rule's concrete shapes
+ * (docs/verify.md).
  */
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "encode.h"
-
-#define MV_MAXCHAIN 24        /* moves of a chain */
-#define MV_MAXNUMEL (1 << 25) /* elements of a mapped tensor */
-
-typedef struct mv_step {
-  ir_opcode op;
-  ir_shape in, out; /* the move's input and output shapes */
-  int64_t list[IR_MAX_RANK];
-} mv_step;
 
 typedef struct mv_chain {
   Z3_ast base;
   ir_shape bshape;
-  mv_step st[MV_MAXCHAIN];
+  ir_body_op ops[IR_MOVE_MAX_OPS];
   int n;
 } mv_chain;
 
@@ -47,10 +42,10 @@ typedef struct mv_rec { /* a move's output term and its chain */
   mv_chain *ch;
 } mv_rec;
 
-typedef struct mv_id { /* an interned map: its shape, hash, first chain */
-  ir_shape out;
-  XXH128_hash_t h;
-  mv_chain *ch;
+typedef struct mv_id { /* an interned walk: its base's and output's shapes */
+  ir_shape base, out;
+  int rank;
+  int64_t dim[IR_MAX_RANK], st[IR_MAX_RANK], off;
 } mv_id;
 
 struct verify_moves {
@@ -92,45 +87,6 @@ static const mv_chain *chain_of(const verify_moves *m, Z3_ast t) {
   return NULL;
 }
 
-/* Coordinates of flat index f in shape s (row-major). */
-static void unflat(const ir_shape *s, int64_t f, int64_t *x) {
-  for (int k = s->rank - 1; k >= 0; k--) {
-    int64_t d = s->dim[k] > 0 ? s->dim[k] : 1;
-    x[k] = f % d, f /= d;
-  }
-}
-
-static int64_t flat(const ir_shape *s, const int64_t *x) {
-  int64_t f = 0;
-  for (int k = 0; k < s->rank; k++)
-    f = f * s->dim[k] + x[k];
-  return f;
-}
-
-/* The map of ch into map[0..numel(out)): each output element's base
- * index, the moves walked back from the last. */
-static void fill_map(const mv_chain *ch, int64_t *map) {
-  const ir_shape *o = &ch->st[ch->n - 1].out;
-  int64_t n = ir_shape_numel(o), x[IR_MAX_RANK], y[IR_MAX_RANK];
-  for (int64_t i = 0; i < n; i++) {
-    int64_t f = i;
-    for (int s = ch->n - 1; s >= 0; s--) {
-      const mv_step *p = &ch->st[s];
-      if (p->op == IR_OP_RESHAPE)
-        continue; /* row-major: the flat index stays */
-      unflat(&p->out, f, x);
-      if (p->op == IR_OP_TRANSPOSE) /* out[k] = in[perm[k]] */
-        for (int k = 0; k < p->out.rank; k++)
-          y[p->list[k]] = x[k];
-      else /* slice: starts added */
-        for (int k = 0; k < p->out.rank; k++)
-          y[k] = x[k] + p->list[k];
-      f = flat(&p->in, y);
-    }
-    map[i] = f;
-  }
-}
-
 /* Room for one more element of size sz in *v (n used of *cap); -1 on
  * OOM. */
 static int grow(void **v, int *cap, int n, size_t sz) {
@@ -144,37 +100,31 @@ static int grow(void **v, int *cap, int n, size_t sz) {
   return 0;
 }
 
-/* The id of ch's map: an interned one with the same shape and elements,
- * or a new one; -1 on OOM or a map too large. */
-static int intern(verify_moves *m, mv_chain *ch) {
-  const ir_shape *o = &ch->st[ch->n - 1].out;
-  int64_t n = ir_shape_numel(o);
-  if (n <= 0 || n > MV_MAXNUMEL)
+static int same_walk(const mv_id *a, const mv_id *b) {
+  size_t r = sizeof(int64_t) * (size_t)a->rank;
+  return ir_shape_eq(&a->base, &b->base) && ir_shape_eq(&a->out, &b->out) &&
+         a->rank == b->rank && a->off == b->off && !memcmp(a->dim, b->dim, r) &&
+         !memcmp(a->st, b->st, r);
+}
+
+/* The id of ch's walk (output shape out): an interned one equal to it, or
+ * a new one; -1 where ch is no walk, or on OOM. */
+static int intern(verify_moves *m, const mv_chain *ch, const ir_shape *out) {
+  base_diag d = {0};
+  const ir_body *b = ir_move_intern(ch->n, ch->ops, &d);
+  mv_id w = {.base = ch->bshape, .out = *out};
+  int64_t xst[IR_MAX_RANK], s = 1;
+  for (int k = ch->bshape.rank - 1; k >= 0; k--)
+    xst[k] = s, s *= ch->bshape.dim[k];
+  if (!b ||
+      !ir_move_walk(b, &ch->bshape, xst, &w.rank, w.dim, w.st, NULL, &w.off))
     return -1;
-  int64_t *a = base_malloc((size_t)n * sizeof *a), *b = NULL;
-  if (!a)
-    return -1;
-  fill_map(ch, a);
-  XXH128_hash_t h = XXH3_128bits(a, (size_t)n * sizeof *a);
-  int id = -1;
-  for (int i = 0; i < m->nids && id < 0; i++) {
-    mv_id *e = &m->ids[i];
-    if (!XXH128_isEqual(e->h, h) || !ir_shape_eq(&e->out, o) ||
-        !ir_shape_eq(&e->ch->bshape, &ch->bshape))
-      continue;
-    if (!b && !(b = base_malloc((size_t)n * sizeof *b)))
-      break;
-    fill_map(e->ch, b); /* exact: equal hashes, then every element */
-    if (!memcmp(a, b, (size_t)n * sizeof *a))
-      id = i;
-  }
-  free(a);
-  free(b);
-  if (id >= 0)
-    return id;
+  for (int i = 0; i < m->nids; i++)
+    if (same_walk(&m->ids[i], &w))
+      return i;
   if (grow((void **)&m->ids, &m->capids, m->nids, sizeof *m->ids))
     return -1;
-  m->ids[m->nids] = (mv_id){*o, h, ch};
+  m->ids[m->nids] = w;
   return m->nids++;
 }
 
@@ -196,7 +146,7 @@ void verify_moves_note(verify_ctx *c, verify_moves *m, const ir_graph *g,
       ir_shape_numel(is) <= 0)
     return;
   const mv_chain *prev = chain_of(m, in);
-  if (prev && prev->n == MV_MAXCHAIN)
+  if (prev && prev->n == IR_MOVE_MAX_OPS)
     return;
   mv_chain *ch = base_malloc(sizeof *ch);
   if (!ch)
@@ -205,16 +155,17 @@ void verify_moves_note(verify_ctx *c, verify_moves *m, const ir_graph *g,
     *ch = *prev;
   else
     ch->base = in, ch->bshape = *is, ch->n = 0;
-  mv_step *p = &ch->st[ch->n++];
-  p->op = nd->op, p->in = *is, p->out = *os;
-  memset(p->list, 0, sizeof p->list);
-  if (nd->op != IR_OP_RESHAPE)
-    memcpy(p->list, nd->a.list, sizeof(int64_t) * (size_t)is->rank);
+  ir_body_op *o = &ch->ops[ch->n];
+  memset(o, 0, sizeof *o);
+  o->op = nd->op, o->nin = 1, o->a = nd->a;
+  o->a.body = 0;
+  o->in[0] = ch->n - 1; /* the move before, or $0 (-1) */
+  ch->n++;
   if (add_rec(m, out, ch)) {
     free(ch);
     return;
   }
-  int id = intern(m, ch);
+  int id = intern(m, ch, os);
   if (id < 0)
     return;
   if (!m->f) {
