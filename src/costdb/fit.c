@@ -794,23 +794,42 @@ typedef struct group {
   double *w; /* weights per row of the group */
 } group;
 
+/* The weighted normal equations of every feature over the group (weights
+ * on relative error): g[p][q] = sum w x_p x_q / ms^2, h[p] = sum w x_p ms /
+ * ms^2, each entry summed over the rows in order as one subset's system
+ * would be, so that a subset's system (wls) is bit for bit the one it
+ * would sum itself: one pass over the rows for all 32 subsets (the fit
+ * was most of `costdb estimate`'s and optimize's start-up). */
+typedef struct normal {
+  double g[CD_NFEAT][CD_NFEAT], h[CD_NFEAT];
+} normal;
+
+static void normal_of(const group *gr, normal *ne) {
+  memset(ne, 0, sizeof *ne);
+  for (int i = 0; i < gr->n; i++) {
+    const cd_sample *s = &gr->s[gr->idx[i]];
+    double wt = gr->w[i] / (s->ms * s->ms);
+    for (int p = 0; p < CD_NFEAT; p++) {
+      for (int q = 0; q < CD_NFEAT; q++)
+        ne->g[p][q] += wt * s->x[p] * s->x[q];
+      ne->h[p] += wt * s->x[p] * s->ms;
+    }
+  }
+}
+
 /* Fits the coefficients of the features in mask (bit j: feature j; bit 0
  * always) by weighted least squares on relative error; 0 unless every
  * coefficient comes out positive. */
-static int wls(const group *gr, unsigned mask, double c[CD_NFEAT]) {
+static int wls(const normal *ne, unsigned mask, double c[CD_NFEAT]) {
   int f[CD_NFEAT], k = 0;
   for (int j = 0; j < CD_NFEAT; j++)
     if (mask >> j & 1)
       f[k++] = j;
   double a[CD_NFEAT][CD_NFEAT] = {{0}}, b[CD_NFEAT] = {0}, x[CD_NFEAT] = {0};
-  for (int i = 0; i < gr->n; i++) {
-    const cd_sample *s = &gr->s[gr->idx[i]];
-    double wt = gr->w[i] / (s->ms * s->ms);
-    for (int p = 0; p < k; p++) {
-      for (int q = 0; q < k; q++)
-        a[p][q] += wt * s->x[f[p]] * s->x[f[q]];
-      b[p] += wt * s->x[f[p]] * s->ms;
-    }
+  for (int p = 0; p < k; p++) {
+    for (int q = 0; q < k; q++)
+      a[p][q] = ne->g[f[p]][f[q]];
+    b[p] = ne->h[f[p]];
   }
   if (!solve(k, a, b, x))
     return 0;
@@ -845,9 +864,11 @@ static double objective(const group *gr, const double c[CD_NFEAT]) {
 static int best_subset(const group *gr, unsigned full, double c[CD_NFEAT]) {
   double best = INFINITY;
   int ok = 0;
+  normal ne;
+  normal_of(gr, &ne);
   for (unsigned m = 1; m <= full; m += 2) { /* bit 0 (fixed cost) always */
     double t[CD_NFEAT];
-    if ((m & full) != m || !wls(gr, m, t))
+    if ((m & full) != m || !wls(&ne, m, t))
       continue;
     double e = objective(gr, t);
     if (e < best) {
