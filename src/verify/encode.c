@@ -743,18 +743,10 @@ static int enc_where_scalar(verify_ctx *c, const ir_graph *g, const ir_node *nd,
   return 1;
 }
 
-static void encode_node1(verify_ctx *c, verify_enc *e, const ir_graph *g,
-                         const ir_node *nd, const Z3_ast *in, Z3_ast *out);
-
-static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
-                        const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
-  encode_node1(c, e, g, nd, in, out);
-  if (e->moves && nd->nin >= 1 && nd->nout == 1)
-    verify_moves_note(c, e->moves, g, nd, in[0], out[0]);
-}
-
-static void encode_node1(verify_ctx *c, verify_enc *e, const ir_graph *g,
-                         const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
+/* Node nd's output terms from its input terms (encode_node adds the move
+ * chains' facts). */
+static void encode_op(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                      const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
   if (enc_where_scalar(c, g, nd, in, out) || enc_rmsnorm(c, g, nd, in, out) ||
       (nd->op == IR_OP_ATTENTION && enc_attention(c, e, g, nd, in, out)) ||
       enc_ew_node(c, g, nd, in, out))
@@ -781,6 +773,13 @@ static void encode_node1(verify_ctx *c, verify_enc *e, const ir_graph *g,
                              : Z3_mk_app(c->z, c->fn[VERIFY_F_ONES], 1, &code);
   } else if (!enc_simple(c, nd, in, out) && !enc_windowed(c, g, nd, in, out))
     encode_generic(c, e, nd, in, out);
+}
+
+static void encode_node(verify_ctx *c, verify_enc *e, const ir_graph *g,
+                        const ir_node *nd, const Z3_ast *in, Z3_ast *out) {
+  encode_op(c, e, g, nd, in, out);
+  if (e->moves && nd->nin >= 1 && nd->nout == 1)
+    verify_moves_note(c, e->moves, g, nd, in[0], out[0]);
 }
 
 Z3_ast verify_input_const(verify_ctx *c, const char *name) {

@@ -49,8 +49,7 @@ void verify_watch_arm(verify_watch *w, unsigned ms);
 void verify_watch_disarm(verify_watch *w);
 void verify_watch_stop(verify_watch *w);
 
-/* State of one graph encoding. */
-/* moves.c: movement chains by their index maps (see there). */
+/* moves.c: movement chains by their strided walks (see there). */
 typedef struct verify_moves verify_moves;
 verify_moves *verify_moves_new(void); /* NULL on OOM */
 void verify_moves_free(verify_moves *m);
@@ -60,9 +59,10 @@ int verify_moves_wanted(const ir_graph *a, const ir_graph *b);
 void verify_moves_note(verify_ctx *c, verify_moves *m, const ir_graph *g,
                        const ir_node *nd, Z3_ast in, Z3_ast out);
 
+/* State of one graph encoding. */
 typedef struct verify_enc {
   char generic[200];   /* operators encoded without axioms, ", "-separated */
-  verify_moves *moves; /* where set, move chains by their maps (moves.c) */
+  verify_moves *moves; /* where set, move chains by their walks (moves.c) */
 } verify_enc;
 
 Z3_ast verify_shape_code(verify_ctx *c, const ir_shape *s);

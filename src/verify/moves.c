@@ -30,16 +30,10 @@
 
 #include "encode.h"
 
-typedef struct mv_chain {
-  Z3_ast base;
+typedef struct mv_rec { /* a move's output term and its chain from base */
+  Z3_ast t, base;
   ir_shape bshape;
-  ir_body_op ops[IR_MOVE_MAX_OPS];
-  int n;
-} mv_chain;
-
-typedef struct mv_rec { /* a move's output term and its chain */
-  Z3_ast t;
-  mv_chain *ch;
+  const ir_body *chain; /* interned (ir_move_intern): never freed */
 } mv_rec;
 
 typedef struct mv_id { /* an interned walk: its base's and output's shapes */
@@ -63,8 +57,6 @@ verify_moves *verify_moves_new(void) {
 void verify_moves_free(verify_moves *m) {
   if (!m)
     return;
-  for (int i = 0; i < m->nrec; i++)
-    free(m->rec[i].ch);
   free(m->rec);
   free(m->ids);
   free(m);
@@ -80,10 +72,10 @@ int verify_moves_wanted(const ir_graph *a, const ir_graph *b) {
   return 0;
 }
 
-static const mv_chain *chain_of(const verify_moves *m, Z3_ast t) {
+static const mv_rec *rec_of(const verify_moves *m, Z3_ast t) {
   for (int i = m->nrec - 1; i >= 0; i--)
     if (m->rec[i].t == t)
-      return m->rec[i].ch;
+      return &m->rec[i];
   return NULL;
 }
 
@@ -107,17 +99,15 @@ static int same_walk(const mv_id *a, const mv_id *b) {
          !memcmp(a->st, b->st, r);
 }
 
-/* The id of ch's walk (output shape out): an interned one equal to it, or
- * a new one; -1 where ch is no walk, or on OOM. */
-static int intern(verify_moves *m, const mv_chain *ch, const ir_shape *out) {
-  base_diag d = {0};
-  const ir_body *b = ir_move_intern(ch->n, ch->ops, &d);
-  mv_id w = {.base = ch->bshape, .out = *out};
+/* The id of r's walk (output shape out): an interned one equal to it, or
+ * a new one; -1 where the chain is no walk, or on OOM. */
+static int intern(verify_moves *m, const mv_rec *r, const ir_shape *out) {
+  mv_id w = {.base = r->bshape, .out = *out};
   int64_t xst[IR_MAX_RANK], s = 1;
-  for (int k = ch->bshape.rank - 1; k >= 0; k--)
-    xst[k] = s, s *= ch->bshape.dim[k];
-  if (!b ||
-      !ir_move_walk(b, &ch->bshape, xst, &w.rank, w.dim, w.st, NULL, &w.off))
+  for (int k = r->bshape.rank - 1; k >= 0; k--)
+    xst[k] = s, s *= r->bshape.dim[k];
+  if (!ir_move_walk(r->chain, &r->bshape, xst, &w.rank, w.dim, w.st, NULL,
+                    &w.off))
     return -1;
   for (int i = 0; i < m->nids; i++)
     if (same_walk(&m->ids[i], &w))
@@ -128,11 +118,29 @@ static int intern(verify_moves *m, const mv_chain *ch, const ir_shape *out) {
   return m->nids++;
 }
 
-static int add_rec(verify_moves *m, Z3_ast t, mv_chain *ch) {
-  if (grow((void **)&m->rec, &m->caprec, m->nrec, sizeof *m->rec))
-    return -1;
-  m->rec[m->nrec++] = (mv_rec){t, ch};
-  return 0;
+/* Records out as the chain of in's record (or of in, a base) with nd
+ * appended; NULL where it is full (IR_MOVE_MAX_OPS) or on OOM. */
+static const mv_rec *add_rec(verify_moves *m, const ir_node *nd,
+                             const ir_shape *is, Z3_ast in, Z3_ast out) {
+  const mv_rec *prev = rec_of(m, in);
+  int n = prev ? prev->chain->nops : 0;
+  if (n == IR_MOVE_MAX_OPS)
+    return NULL;
+  ir_body_op ops[IR_MOVE_MAX_OPS];
+  if (n)
+    memcpy(ops, prev->chain->ops, sizeof(ir_body_op) * (size_t)n);
+  ir_body_op *o = &ops[n];
+  memset(o, 0, sizeof *o);
+  o->op = nd->op, o->nin = 1, o->a = nd->a;
+  o->a.body = 0;
+  o->in[0] = n - 1; /* the move before, or $0 (-1) */
+  base_diag d = {0};
+  mv_rec r = {out, prev ? prev->base : in, prev ? prev->bshape : *is,
+              ir_move_intern(n + 1, ops, &d)};
+  if (!r.chain || grow((void **)&m->rec, &m->caprec, m->nrec, sizeof *m->rec))
+    return NULL;
+  m->rec[m->nrec] = r;
+  return &m->rec[m->nrec++];
 }
 
 void verify_moves_note(verify_ctx *c, verify_moves *m, const ir_graph *g,
@@ -145,27 +153,8 @@ void verify_moves_note(verify_ctx *c, verify_moves *m, const ir_graph *g,
       (nd->op != IR_OP_RESHAPE && nd->a.nlist != is->rank) ||
       ir_shape_numel(is) <= 0)
     return;
-  const mv_chain *prev = chain_of(m, in);
-  if (prev && prev->n == IR_MOVE_MAX_OPS)
-    return;
-  mv_chain *ch = base_malloc(sizeof *ch);
-  if (!ch)
-    return;
-  if (prev)
-    *ch = *prev;
-  else
-    ch->base = in, ch->bshape = *is, ch->n = 0;
-  ir_body_op *o = &ch->ops[ch->n];
-  memset(o, 0, sizeof *o);
-  o->op = nd->op, o->nin = 1, o->a = nd->a;
-  o->a.body = 0;
-  o->in[0] = ch->n - 1; /* the move before, or $0 (-1) */
-  ch->n++;
-  if (add_rec(m, out, ch)) {
-    free(ch);
-    return;
-  }
-  int id = intern(m, ch, os);
+  const mv_rec *r = add_rec(m, nd, is, in, out);
+  int id = r ? intern(m, r, os) : -1;
   if (id < 0)
     return;
   if (!m->f) {
@@ -173,8 +162,7 @@ void verify_moves_note(verify_ctx *c, verify_moves *m, const ir_graph *g,
     Z3_symbol s = Z3_mk_string_symbol(c->z, "movemap");
     m->f = verify_z3_bad() ? NULL : Z3_mk_func_decl(c->z, s, 2, dom, c->T);
   }
-  Z3_ast a[2] = {verify_z3_bad() ? NULL : Z3_mk_int64(c->z, id, c->I),
-                 ch->base};
+  Z3_ast a[2] = {verify_z3_bad() ? NULL : Z3_mk_int64(c->z, id, c->I), r->base};
   Z3_ast t = verify_z3_bad() ? NULL : Z3_mk_app(c->z, m->f, 2, a);
   Z3_ast eq = verify_z3_bad() ? NULL : Z3_mk_eq(c->z, out, t);
   if (!verify_z3_bad())
